@@ -1,0 +1,63 @@
+# opara.h build. The README's two commands: `make demo` and `make test`.
+# SAN=1 builds everything with AddressSanitizer + UndefinedBehaviorSanitizer.
+
+CC      ?= cc
+CXX     ?= c++
+BUILD   := build
+WARN    := -Wall -Wextra -Wpedantic -Werror
+OPT     ?= -O2 -g
+CFLAGS  := -std=c99 $(WARN) $(OPT)
+CXXFLAGS:= -std=c++11 $(WARN) $(OPT)
+LDLIBS  := -lm -ldl -lpthread
+ifeq ($(SAN),1)
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  CFLAGS   += $(SANFLAGS)
+  CXXFLAGS += $(SANFLAGS)
+  LDFLAGS  += $(SANFLAGS)
+  BUILD    := build/san
+endif
+
+SRC_FILES := $(wildcard src/*.h src/*.c src/kernels/*) opara_cuda.h tools/gen_header.c LICENSE
+TEST_SRCS := $(sort $(wildcard tests/test_*.c))
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+GEN_HEADER := build/tools/gen_header
+
+.PHONY: all header check-header test demo clean tools compile-matrix
+all: opara.h $(BUILD)/opara
+
+# ---- the single header ---------------------------------------------------------------------------
+$(GEN_HEADER): tools/gen_header.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c99 $(WARN) -O2 $< -o $@
+
+header: $(GEN_HEADER)
+	$(GEN_HEADER) --out opara.h
+
+check-header: $(GEN_HEADER)
+	$(GEN_HEADER) --check --out opara.h
+
+# ---- tests ---------------------------------------------------------------------------------------
+$(BUILD)/tests/%: tests/%.c opara.h tests/opara_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I. -Itests $< -o $@ $(LDFLAGS) $(LDLIBS)
+
+# Fragments of other areas append to TEST_BINS and TEST_SCRIPTS and add their own rules.
+TEST_SCRIPTS := tests/compile_matrix.sh
+include $(sort $(wildcard mk/*.mk))
+
+test: check-header $(TEST_BINS)
+	@BUILD=$(BUILD) SAN=$(SAN) sh tools/run_tests.sh $(TEST_BINS) $(TEST_SCRIPTS)
+
+compile-matrix:
+	@BUILD=$(BUILD) sh tests/compile_matrix.sh
+
+# ---- programs ------------------------------------------------------------------------------------
+$(BUILD)/examples/%: examples/%.c opara.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)
+
+demo: check-header $(BUILD)/examples/demo
+	$(BUILD)/examples/demo
+
+clean:
+	rm -rf build

@@ -1,0 +1,198 @@
+/* opara.h - embeddable DNN inference runtime with inter-operator parallelism.
+
+   Do this:
+       #define OPARA_IMPLEMENTATION
+   before you include this file in *one* C or C++ file to create the implementation.
+   Every other file includes it without the define. Link with -lm -ldl -lpthread.
+
+   CONFIGURATION MACROS (define before including)
+   | macro                  | default          | effect                                                      |
+   |------------------------|------------------|-------------------------------------------------------------|
+   | OPARA_IMPLEMENTATION   | -                | emit the implementation in this translation unit            |
+   | OPARA_STATIC           | off              | make every public function static (one TU, or several each  |
+   |                        |                  | with their own private copy)                                |
+   | OPARADEF               | extern           | storage class of public functions (overrides OPARA_STATIC)  |
+   | OPARA_MALLOC(sz,al)    | aligned malloc   | default allocator, aligned (define OPARA_MALLOC and         |
+   | OPARA_FREE(p)          | free             | OPARA_FREE together, or neither)                            |
+   | OPARA_NO_STDIO         | off              | drop the functions that read or write files                 |
+   | OPARA_MAX_DIMS         | 8                | maximum tensor rank                                         |
+
+   ENVIRONMENT VARIABLES (read at session creation; override the desc's library paths)
+   OPARA_CUDA_DRIVER, OPARA_CUBLAS, OPARA_CUDNN, OPARA_NVRTC: path of the library to dlopen
+   instead of the default search list.
+
+   ERRORS
+   Every fallible call returns an opara_result: OPARA_OK (0) or a negative code grouped by area
+   (-1.. general, -100.. model format, -200.. ONNX import, -300.. planning, -400.. backends).
+   opara_result_string() names any code. The object the call worked on keeps a detail string
+   (opara_runtime_last_error) that says what was wrong and where. Malformed input never
+   aborts: it returns an error.
+
+   MEMORY AND LOGGING
+   All allocations go through the opara_allocator of the runtime desc (zero = OPARA_MALLOC).
+   The library is silent unless a logger is set; opara_log_stderr is a ready-made one.
+
+   See README.md and docs/ARCHITECTURE.md for the data flow, docs/FORMAT.md for the model format.
+*/
+/* POSIX declarations (clock_gettime, mmap, dlopen) even under strict -std=c99: effective when
+   opara.h is the first header of the implementation file. */
+#if defined(OPARA_IMPLEMENTATION) && !defined(_WIN32) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && \
+    !defined(_XOPEN_SOURCE)
+#  define _POSIX_C_SOURCE 200809L
+#endif
+
+#ifndef OPARA_H_INCLUDED
+#define OPARA_H_INCLUDED
+
+#define OPARA_VERSION_MAJOR 0
+#define OPARA_VERSION_MINOR 1
+#define OPARA_VERSION_PATCH 0
+#define OPARA_VERSION_STRING "0.1.0"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef OPARADEF
+#  if defined(OPARA_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#    define OPARADEF static __attribute__((unused))
+#  elif defined(OPARA_STATIC)
+#    define OPARADEF static
+#  else
+#    define OPARADEF extern
+#  endif
+#endif
+
+#ifndef OPARA_MAX_DIMS
+#  define OPARA_MAX_DIMS 8
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(name, value, description): the one list behind the enum and opara_result_string(). */
+#define OPARA_RESULTS(X) \
+    X(OPARA_OK,                     0, "success") \
+    X(OPARA_ERR_INVALID_ARGS,      -1, "invalid argument") \
+    X(OPARA_ERR_OUT_OF_MEMORY,     -2, "out of memory") \
+    X(OPARA_ERR_INVALID_STATE,     -3, "call not valid in the object's current state") \
+    X(OPARA_ERR_BUSY,              -4, "object is in use by another call") \
+    X(OPARA_ERR_IO,                -5, "file could not be read or written") \
+    X(OPARA_ERR_LIMIT_EXCEEDED,    -6, "a size or count exceeds a limit") \
+    X(OPARA_ERR_NOT_FOUND,         -7, "no such name or index") \
+    X(OPARA_ERR_UNSUPPORTED,       -8, "feature not supported") \
+    X(OPARA_ERR_SHAPE,             -9, "tensor shapes are inconsistent") \
+    X(OPARA_ERR_INTERNAL,         -10, "internal error") \
+    X(OPARA_ERR_TRUNCATED,       -100, "model data is truncated") \
+    X(OPARA_ERR_BAD_MAGIC,       -101, "not an opara model (bad magic)") \
+    X(OPARA_ERR_VERSION_TOO_NEW, -102, "model format version is newer than this library") \
+    X(OPARA_ERR_VERSION_TOO_OLD, -103, "model format version is older than this library supports") \
+    X(OPARA_ERR_UNKNOWN_FLAGS,   -104, "model uses must-understand flags this library does not know") \
+    X(OPARA_ERR_BAD_ALIGNMENT,   -105, "model data is misaligned") \
+    X(OPARA_ERR_OUT_OF_BOUNDS,   -106, "an offset or size points outside the model data") \
+    X(OPARA_ERR_BAD_INDEX,       -107, "an index is out of range") \
+    X(OPARA_ERR_BAD_ENUM,        -108, "an enumerated value is out of range") \
+    X(OPARA_ERR_BAD_DTYPE,       -109, "a data type is invalid or inconsistent") \
+    X(OPARA_ERR_CYCLE,           -110, "the graph has a cycle") \
+    X(OPARA_ERR_CORRUPT,         -111, "model data is inconsistent") \
+    X(OPARA_ERR_ONNX_DECODE,     -200, "ONNX protobuf could not be decoded") \
+    X(OPARA_ERR_ONNX_INVALID,    -201, "ONNX model is invalid") \
+    X(OPARA_ERR_UNSUPPORTED_OP,  -202, "model uses unsupported operators") \
+    X(OPARA_ERR_EXTERNAL_DATA,   -203, "external tensor data could not be read") \
+    X(OPARA_ERR_PLAN_INVALID,    -300, "execution plan failed verification") \
+    X(OPARA_ERR_NO_BACKEND,      -400, "no usable backend") \
+    X(OPARA_ERR_LIB_NOT_FOUND,   -401, "a shared library could not be loaded") \
+    X(OPARA_ERR_SYMBOL_NOT_FOUND,-402, "a library lacks a required entry point (too old?)") \
+    X(OPARA_ERR_CUDA,            -403, "CUDA driver call failed") \
+    X(OPARA_ERR_CUBLAS,          -404, "cuBLAS call failed") \
+    X(OPARA_ERR_CUDNN,           -405, "cuDNN call failed") \
+    X(OPARA_ERR_NVRTC,           -406, "NVRTC compilation failed") \
+    X(OPARA_ERR_GRAPH_CAPTURE,   -407, "CUDA graph capture or instantiation failed") \
+    X(OPARA_ERR_DEVICE_MEMORY,   -408, "out of device memory")
+
+#define OPARA__RESULT_ENUM(name, value, text) name = value,
+typedef enum opara_result { OPARA_RESULTS(OPARA__RESULT_ENUM) OPARA_RESULT_FORCE_I32 = -0x7fffffff } opara_result;
+#undef OPARA__RESULT_ENUM
+
+/* Name and meaning of a result code, e.g. "OPARA_ERR_TRUNCATED: model data is truncated".
+   Never NULL; unknown codes give "unknown opara_result". */
+OPARADEF const char* opara_result_string(opara_result result);
+OPARADEF const char* opara_version_string(void);
+
+/* Element types. The values are ONNX's TensorProto.DataType numbers. */
+typedef enum opara_dtype {
+    OPARA_DTYPE_UNDEFINED = 0,
+    OPARA_DTYPE_F32 = 1,
+    OPARA_DTYPE_U8 = 2,
+    OPARA_DTYPE_I8 = 3,
+    OPARA_DTYPE_I32 = 6,
+    OPARA_DTYPE_I64 = 7,
+    OPARA_DTYPE_BOOL = 9,
+    OPARA_DTYPE_F16 = 10,
+    OPARA_DTYPE_F64 = 11,
+    OPARA_DTYPE_FORCE_U32 = 0x7fffffff
+} opara_dtype;
+
+/* Size in bytes of one element, 0 for an unknown type. */
+OPARADEF size_t opara_dtype_size(opara_dtype dtype);
+/* "f32", "i64", ...; "?" for an unknown type. */
+OPARADEF const char* opara_dtype_name(opara_dtype dtype);
+
+/* Allocator hook. alloc_fn gets a power-of-two alignment >= 16; set both functions or neither. */
+typedef struct opara_allocator {
+    void* (*alloc_fn)(size_t size, size_t alignment, void* user_data);
+    void (*free_fn)(void* ptr, void* user_data);
+    void* user_data;
+} opara_allocator;
+
+typedef enum opara_log_level {
+    OPARA_LOG_ERROR = 1,
+    OPARA_LOG_WARN = 2,
+    OPARA_LOG_INFO = 3,
+    OPARA_LOG_DEBUG = 4
+} opara_log_level;
+
+/* X(id, description): stable message ids, so a program can react to a message without parsing text. */
+#define OPARA_LOG_ITEMS(X) \
+    X(OPARA_LOGITEM_ERROR_DETAIL,     "a call failed; the text says why") \
+    X(OPARA_LOGITEM_BACKEND_FALLBACK, "the requested backend is unusable; another is used") \
+    X(OPARA_LOGITEM_LIBRARY_LOADED,   "a shared library was loaded") \
+    X(OPARA_LOGITEM_GRAPH_FALLBACK,   "CUDA graph capture failed; eager launch is used") \
+    X(OPARA_LOGITEM_PLAN_SUMMARY,     "summary of an execution plan") \
+    X(OPARA_LOGITEM_MODEL_LOADED,     "a model was loaded")
+
+#define OPARA__LOGITEM_ENUM(id, text) id,
+typedef enum opara_log_item { OPARA_LOG_ITEMS(OPARA__LOGITEM_ENUM) OPARA_LOGITEM_COUNT } opara_log_item;
+#undef OPARA__LOGITEM_ENUM
+
+/* Logger hook. `message` is always a complete line without the newline. */
+typedef struct opara_logger {
+    void (*func)(opara_log_level level, opara_log_item item, const char* message, void* user_data);
+    void* user_data;
+    opara_log_level max_level; /* 0 means OPARA_LOG_INFO */
+} opara_logger;
+
+/* A logger function that prints "opara: <level>: <message>" to stderr (absent with OPARA_NO_STDIO). */
+OPARADEF void opara_log_stderr(opara_log_level level, opara_log_item item, const char* message, void* user_data);
+
+/* The runtime holds the allocator, the logger and the detail of the last failing call made
+   through it. Use one runtime from one thread at a time (make one per thread if several threads
+   load models or create sessions). Models are immutable once loaded and may be shared by sessions
+   on any thread. Destroy models and sessions before the runtime they came from. */
+typedef struct opara_runtime opara_runtime;
+
+typedef struct opara_runtime_desc {
+    opara_allocator allocator; /* zero: OPARA_MALLOC/OPARA_FREE */
+    opara_logger logger;       /* zero: silent */
+} opara_runtime_desc;
+
+/* desc may be NULL for defaults. On failure *out is NULL. */
+OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara_runtime** out);
+OPARADEF void opara_runtime_destroy(opara_runtime* runtime);
+/* Detail of the last failing call made through this runtime ("" if none). Valid until the next call. */
+OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPARA_H_INCLUDED */

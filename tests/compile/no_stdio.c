@@ -1,0 +1,5 @@
+#define OPARA_NO_STDIO
+#define OPARA_IMPLEMENTATION
+#include "opara.h"
+#include "use_api.h"
+int main(void) { return use_api(); }

@@ -1,0 +1,5 @@
+#define OPARA_STATIC
+#define OPARA_IMPLEMENTATION
+#include "opara.h"
+#include "use_api.h"
+int use_api_b(void) { return use_api(); }

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Compile matrix: opara.h with OPARA_IMPLEMENTATION must build warning-free as C99/C11 with gcc
+# and clang, as C++11 with g++ and clang++, with OPARA_STATIC in two translation units, with
+# OPARA_NO_STDIO, after other system headers, and src/ must build as separate files. Each
+# program also runs. A compiler that is not installed is a skip with its name.
+BUILD=${BUILD:-build}
+out="$BUILD/compile"
+mkdir -p "$out"
+W="-Wall -Wextra -Wpedantic -Werror"
+pass=0 fail=0 skip=0
+
+run_case() { # name compiler args...
+    name=$1; cc=$2; shift 2
+    if ! command -v "$cc" >/dev/null 2>&1; then
+        echo "SKIP $name: $cc is not installed"; skip=$((skip + 1)); return
+    fi
+    if "$cc" "$@" -o "$out/$name" >"$out/$name.log" 2>&1 && "$out/$name" >>"$out/$name.log" 2>&1; then
+        echo "ok   $name"; pass=$((pass + 1))
+    else
+        echo "FAIL $name: $cc $*"; sed 's/^/  /' "$out/$name.log" | head -n 20; fail=$((fail + 1))
+    fi
+}
+
+INC="-I. -Itests/compile"
+for cc in gcc clang; do
+    for std in c99 c11; do
+        run_case "$cc-$std" $cc -std=$std $W $INC tests/compile/impl.c -lm -ldl -lpthread
+    done
+    run_case "$cc-c99-late-include" $cc -std=c99 $W $INC tests/compile/late_include.c -lm -ldl -lpthread
+    run_case "$cc-static-two-tu" $cc -std=c99 $W $INC tests/compile/static_a.c tests/compile/static_b.c -lm -ldl -lpthread
+    run_case "$cc-no-stdio" $cc -std=c99 $W $INC tests/compile/no_stdio.c -lm -ldl -lpthread
+    run_case "$cc-split-src" $cc -std=c99 $W $INC -Isrc src/*.c tests/compile/split_main.c -lm -ldl -lpthread
+done
+for cxx in g++ clang++; do
+    run_case "$cxx-c++11" $cxx -std=c++11 $W $INC tests/compile/impl.cpp -lm -ldl -lpthread
+done
+echo "compile-matrix: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,270 @@
+/* gen_header: builds the single header opara.h from src/.
+
+   usage: gen_header [--root DIR] [--out FILE] [--check]
+
+   The manifest below is the whole recipe: an ordered list of files, each placed either in the
+   public part (outside the implementation guard) or in the implementation part. Each local
+   header is inlined once, at its first #include; later includes of it become comments. A local
+   include that is not in the manifest is an error. The output is LF-only and has nothing that
+   depends on time or machine, so regenerating gives identical bytes. --check compares with the
+   existing file instead of writing it and names the first line that differs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PART_PUBLIC, PART_IMPL };
+
+typedef struct manifest_entry {
+    const char* path; /* relative to the repository root */
+    int part;
+} manifest_entry;
+
+static const manifest_entry manifest[] = {
+    {"src/opara_api.h", PART_PUBLIC},
+    {"src/opara_internal.h", PART_IMPL},
+    {"opara_cuda.h", PART_IMPL},
+    {"src/opara_util.c", PART_IMPL},
+    {"src/opara_log.c", PART_IMPL},
+    {"src/opara_thread.c", PART_IMPL},
+    {"src/opara_runtime.c", PART_IMPL},
+    {"src/opara_ir.h", PART_IMPL},
+    {"src/opara_graph.c", PART_IMPL},
+};
+
+/* Headers that may be included locally; inlined where first included. */
+static const char* const known_headers[] = {
+    "src/opara_api.h",
+    "src/opara_internal.h",
+    "opara_cuda.h",
+    "src/opara_ir.h",
+};
+
+#define N_MANIFEST (sizeof manifest / sizeof manifest[0])
+#define N_HEADERS (sizeof known_headers / sizeof known_headers[0])
+
+typedef struct buffer {
+    char* data;
+    size_t size, cap;
+} buffer;
+
+static const char* root = ".";
+static int header_done[N_HEADERS];
+
+static void die(const char* what, const char* detail) {
+    fprintf(stderr, "gen_header: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    exit(2);
+}
+
+static void put_bytes(buffer* b, const char* s, size_t n) {
+    if (b->size + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->size + n + 1) cap *= 2;
+        b->data = (char*)realloc(b->data, cap);
+        if (!b->data) die("out of memory", NULL);
+        b->cap = cap;
+    }
+    memcpy(b->data + b->size, s, n);
+    b->size += n;
+    b->data[b->size] = 0;
+}
+
+static void put(buffer* b, const char* s) { put_bytes(b, s, strlen(s)); }
+
+static char* read_file(const char* rel, size_t* size) {
+    char path[4096];
+    FILE* f;
+    char* data;
+    long n;
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    f = fopen(path, "rb");
+    if (!f) die("cannot open", path);
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) die("cannot size", path);
+    data = (char*)malloc((size_t)n + 1);
+    if (!data) die("out of memory", NULL);
+    if (fread(data, 1, (size_t)n, f) != (size_t)n) die("cannot read", path);
+    fclose(f);
+    data[n] = 0;
+    *size = (size_t)n;
+    return data;
+}
+
+/* Index in known_headers of the header an #include "name" in file `from` refers to, or -1. */
+static int find_header(const char* from, const char* name) {
+    char candidate[1024];
+    const char* slash = strrchr(from, '/');
+    size_t dir_len = slash ? (size_t)(slash - from + 1) : 0;
+    size_t i;
+    snprintf(candidate, sizeof candidate, "%.*s%s", (int)dir_len, from, name);
+    for (i = 0; i < N_HEADERS; ++i) {
+        if (strcmp(known_headers[i], candidate) == 0 || strcmp(known_headers[i], name) == 0) return (int)i;
+    }
+    /* "../opara_cuda.h" from src/ */
+    if (strncmp(name, "../", 3) == 0) {
+        for (i = 0; i < N_HEADERS; ++i)
+            if (strcmp(known_headers[i], name + 3) == 0) return (int)i;
+    }
+    return -1;
+}
+
+/* Returns the quoted name of a local include line, or NULL. */
+static int local_include(const char* line, size_t len, char* name, size_t cap) {
+    const char* p = line;
+    const char* end = line + len;
+    const char* q;
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    if (p >= end || *p != '#') return 0;
+    ++p;
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    if ((size_t)(end - p) < 7 || strncmp(p, "include", 7) != 0) return 0;
+    p += 7;
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    if (p >= end || *p != '"') return 0;
+    q = memchr(p + 1, '"', (size_t)(end - p - 1));
+    if (!q || (size_t)(q - p - 1) >= cap) die("malformed include", NULL);
+    memcpy(name, p + 1, (size_t)(q - p - 1));
+    name[q - p - 1] = 0;
+    return 1;
+}
+
+static void emit_file(buffer* out, const char* rel);
+
+static void emit_line(buffer* out, const char* rel, const char* line, size_t len) {
+    char name[512];
+    int h;
+    if (!local_include(line, len, name, sizeof name)) {
+        put_bytes(out, line, len);
+        put(out, "\n");
+        return;
+    }
+    h = find_header(rel, name);
+    if (h < 0) {
+        fprintf(stderr, "gen_header: %s includes \"%s\", which is not in the manifest of tools/gen_header.c\n", rel,
+                name);
+        exit(2);
+    }
+    if (header_done[h]) {
+        put(out, "/* #include \"");
+        put(out, name);
+        put(out, "\" (inlined above) */\n");
+        return;
+    }
+    emit_file(out, known_headers[h]);
+}
+
+static void emit_file(buffer* out, const char* rel) {
+    size_t size, i, start = 0;
+    char* text = read_file(rel, &size);
+    size_t h;
+    for (h = 0; h < N_HEADERS; ++h)
+        if (strcmp(known_headers[h], rel) == 0) header_done[h] = 1;
+    put(out, "/* ==== BEGIN ");
+    put(out, rel);
+    put(out, " ==== */\n");
+    for (i = 0; i <= size; ++i) {
+        if (i == size || text[i] == '\n') {
+            size_t len = i - start;
+            if (len > 0 && text[start + len - 1] == '\r') --len;
+            if (i < size || len > 0) emit_line(out, rel, text + start, len);
+            start = i + 1;
+        }
+    }
+    put(out, "/* ==== END ");
+    put(out, rel);
+    put(out, " ==== */\n");
+    free(text);
+}
+
+static void generate(buffer* out) {
+    size_t i;
+    put(out, "/* opara.h - GENERATED FILE, DO NOT EDIT.\n"
+             "   Built from src/ by tools/gen_header.c; edit the sources and run `make header`. */\n");
+    for (i = 0; i < N_MANIFEST; ++i)
+        if (manifest[i].part == PART_PUBLIC) emit_file(out, manifest[i].path);
+    put(out, "\n#if defined(OPARA_IMPLEMENTATION) && !defined(OPARA_IMPLEMENTATION_INCLUDED)\n"
+             "#define OPARA_IMPLEMENTATION_INCLUDED\n"
+             "#define OPARA__AMALGAMATED 1\n\n");
+    for (i = 0; i < N_MANIFEST; ++i) {
+        size_t h;
+        int done = 0;
+        if (manifest[i].part != PART_IMPL) continue;
+        for (h = 0; h < N_HEADERS; ++h)
+            if (strcmp(known_headers[h], manifest[i].path) == 0 && header_done[h]) done = 1;
+        if (!done) emit_file(out, manifest[i].path);
+    }
+    put(out, "\n#endif /* OPARA_IMPLEMENTATION */\n\n");
+    {
+        size_t n;
+        char* license = read_file("LICENSE", &n);
+        char* p;
+        put(out, "/*\n");
+        for (p = license; *p; ++p)
+            if (*p != '\r') put_bytes(out, p, 1);
+        put(out, "*/\n");
+        free(license);
+    }
+}
+
+static int check(const buffer* fresh, const char* out_path) {
+    size_t size, line = 1, i = 0, a_start = 0;
+    char* old;
+    FILE* f = fopen(out_path, "rb");
+    if (!f) {
+        fprintf(stderr, "%s is missing: run `make header`\n", out_path);
+        return 1;
+    }
+    fclose(f);
+    {
+        const char* saved_root = root;
+        root = ".";
+        old = read_file(out_path, &size);
+        root = saved_root;
+    }
+    if (size == fresh->size && memcmp(old, fresh->data, size) == 0) {
+        free(old);
+        return 0;
+    }
+    while (i < size && i < fresh->size && old[i] == fresh->data[i]) {
+        if (old[i] == '\n') {
+            ++line;
+            a_start = i + 1;
+        }
+        ++i;
+    }
+    {
+        const char* o = old + a_start;
+        const char* n = fresh->data + a_start;
+        int ol = (int)strcspn(o, "\n"), nl = (int)strcspn(n, "\n");
+        fprintf(stderr,
+                "%s is stale: run `make header`.\nfirst difference at line %lu:\n  committed: %.*s\n  generated: %.*s\n",
+                out_path, (unsigned long)line, ol, o, nl, n);
+    }
+    free(old);
+    return 1;
+}
+
+int main(int argc, char** argv) {
+    const char* out_path = "opara.h";
+    int check_only = 0, i;
+    buffer out = {NULL, 0, 0};
+    for (i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--check") == 0) check_only = 1;
+        else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) root = argv[++i];
+        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) out_path = argv[++i];
+        else {
+            fprintf(stderr, "usage: gen_header [--root DIR] [--out FILE] [--check]\n");
+            return 2;
+        }
+    }
+    generate(&out);
+    if (check_only) return check(&out, out_path);
+    {
+        char tmp[4096];
+        FILE* f;
+        snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+        f = fopen(tmp, "wb");
+        if (!f || fwrite(out.data, 1, out.size, f) != out.size || fclose(f) != 0) die("cannot write", tmp);
+        if (rename(tmp, out_path) != 0) die("cannot rename", tmp);
+    }
+    free(out.data);
+    return 0;
+}
