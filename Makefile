@@ -52,6 +52,10 @@ compile-matrix:
 	@BUILD=$(BUILD) sh tests/compile_matrix.sh
 
 # ---- programs ------------------------------------------------------------------------------------
+$(BUILD)/opara: tools/opara.c $(wildcard tools/cli_*.c) opara.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)
+
 $(BUILD)/examples/%: examples/%.c opara.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)

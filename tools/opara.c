@@ -1,0 +1,37 @@
+/* opara: the command-line front of opara.h. One file per subcommand (tools/cli_<cmd>.c). */
+#define OPARA_IMPLEMENTATION
+#include "../opara.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_version.c"
+
+typedef struct cli_command {
+    const char* name;
+    int (*run)(int argc, char** argv);
+    const char* usage;
+} cli_command;
+
+static const cli_command cli_commands[] = {
+    {"version", cli_version, "version                      print the library version"},
+};
+
+static int cli_usage(FILE* out) {
+    size_t i;
+    fprintf(out, "usage: opara <command> [options]\ncommands:\n");
+    for (i = 0; i < sizeof cli_commands / sizeof cli_commands[0]; ++i) fprintf(out, "  %s\n", cli_commands[i].usage);
+    return out == stderr ? 2 : 0;
+}
+
+int main(int argc, char** argv) {
+    size_t i;
+    if (argc < 2) return cli_usage(stderr);
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return cli_usage(stdout);
+    for (i = 0; i < sizeof cli_commands / sizeof cli_commands[0]; ++i)
+        if (strcmp(argv[1], cli_commands[i].name) == 0) return cli_commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "opara: unknown command '%s'\n", argv[1]);
+    return cli_usage(stderr);
+}
