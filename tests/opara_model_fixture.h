@@ -12,6 +12,12 @@
 
 #include <string.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#  define FIXTURE_UNUSED __attribute__((unused))
+#else
+#  define FIXTURE_UNUSED
+#endif
+
 static void fixture_fill(float* p, size_t n, float scale) {
     size_t i;
     for (i = 0; i < n; ++i) p[i] = scale * (float)((int)(i % 17) - 8);
@@ -92,7 +98,7 @@ static opara_result fixture_build(opara_builder* b) {
 }
 
 /* The fixture's .opara image in a buffer from opara_builder_save_memory (free with opara_free). */
-static opara_result fixture_image(opara_runtime* rt, void** data, size_t* size) {
+FIXTURE_UNUSED static opara_result fixture_image(opara_runtime* rt, void** data, size_t* size) {
     opara_builder* b = NULL;
     opara_result r = opara_builder_create(rt, &b);
     if (r != OPARA_OK) return r;
