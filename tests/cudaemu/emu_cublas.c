@@ -1,0 +1,2 @@
+/* placeholder */
+typedef int emu_cublas_placeholder;
