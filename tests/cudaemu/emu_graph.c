@@ -76,7 +76,7 @@ static emu_node* emu_graph_add(emu_graph* g, int type, emu_work* w, emu_node* co
     node->type = type;
     node->work = *w;
     memset(w, 0, sizeof(*w));
-    memcpy(node->deps, deps, n * sizeof(emu_node*));
+    if (n) memcpy(node->deps, deps, n * sizeof(emu_node*));
     node->ndeps = n;
     node->cap_deps = n;
     node->index = g->n;
@@ -128,7 +128,7 @@ emu_result emu_unsafe_call(void) {
 
 static int emu_set_deps(emu_stream* s, emu_node* const* deps, size_t n) {
     if (emu_grow((void**)&s->cap_deps, &s->cap_cap_deps, n, sizeof(emu_node*)) != 0) return -1;
-    memmove(s->cap_deps, deps, n * sizeof(emu_node*));
+    if (n) memmove(s->cap_deps, deps, n * sizeof(emu_node*));
     s->n_cap_deps = n;
     return 0;
 }
@@ -324,7 +324,7 @@ emu_result emu_capture_record(emu_stream* s, emu_event* e, unsigned int flags) {
     }
     if (emu_grow((void**)&e->cap_nodes, &e->n_cap_nodes, s->n_cap_deps + 1, sizeof(emu_node*)) != 0)
         return E_OUT_OF_MEMORY;
-    memcpy(e->cap_nodes, s->cap_deps, s->n_cap_deps * sizeof(emu_node*));
+    if (s->n_cap_deps) memcpy(e->cap_nodes, s->cap_deps, s->n_cap_deps * sizeof(emu_node*));
     e->n_cap_nodes = s->n_cap_deps;
     e->captured = 1;
     e->cap_id = s->cap->id;
