@@ -82,3 +82,8 @@ else
 check-ptx: $(PTX_DIR)/embed_kernels $(addprefix $(PTX_DIR)/,$(addsuffix .ptx,$(KERNEL_NAMES)))
 	$(PTX_DIR)/embed_kernels $(PTX_DIR)/opara_ptx.h --check src/kernels/opara_ptx.h $(PTX_EMBED_ARGS)
 endif
+
+# ---- the same tests on a real GPU: NVIDIA's driver instead of the emulator (emulator-only checks skip)
+.PHONY: test-gpu
+test-gpu: $(CUDAEMU_TESTS)
+	@OPARA_CUDA_DRIVER=$${OPARA_CUDA_DRIVER:-libcuda.so.1} BUILD=$(BUILD) sh tools/run_tests.sh $(CUDAEMU_TESTS)

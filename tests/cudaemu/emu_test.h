@@ -124,7 +124,7 @@ static tcu_driver tcu_the_driver;
 
 /* One driver for the whole test binary, with the primary context current. */
 #define d tcu_the_driver
-static tcu_driver* tcu_get(void) {
+static inline tcu_driver* tcu_get(void) {
     static int state; /* 0 untried, 1 ready, -1 failed */
     const char* env = getenv("OPARA_CUDA_DRIVER");
     union { void* p; int (*f)(const char*, long long); } cfg;
@@ -176,7 +176,7 @@ static tcu_driver* tcu_get(void) {
     if (!d->emu_config) SKIP("emulator-only check (fault injection or emulator diagnostics)")
 
 /* The PTX of one kernel file from opara_ptx.h as one string (caller frees). */
-static char* tcu_join_lines(const char* const* lines) {
+static inline char* tcu_join_lines(const char* const* lines) {
     size_t n = 1, i;
     char* s;
     for (i = 0; lines[i]; i++) n += strlen(lines[i]);
@@ -187,7 +187,7 @@ static char* tcu_join_lines(const char* const* lines) {
     return s;
 }
 
-static tcu_module tcu_sample_module(tcu_driver* d) {
+static inline tcu_module tcu_sample_module(tcu_driver* d) {
     static tcu_module m;
     size_t i;
     if (m) return m;
