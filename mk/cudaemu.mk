@@ -39,8 +39,9 @@ $(CUDAEMU_OBJ)/emukernel_%.o: tests/cudaemu/%.cu src/kernels/opara_kernel.h
 	@mkdir -p $(@D)
 	$(CC) $(CUDAEMU_CFLAGS) -x c -c $< -o $@
 
+# nodelete: its worker threads and state outlive a dlclose (as a driver's do)
 $(CUDAEMU_DIR)/libcuda.so.1: $(CUDAEMU_DRIVER_OBJ)
-	$(CC) $(CFLAGS) -shared -Wl,-soname,libcuda.so.1 -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,nodelete -o $@ $^ $(LDLIBS)
 
 $(CUDAEMU_DIR)/libcublas.so: $(CUDAEMU_OBJ)/emu_cublas.o $(CUDAEMU_DIR)/libcuda.so.1
 	$(CC) $(CFLAGS) -shared -Wl,-soname,libcublas.so.13 -Wl,-rpath,'$$ORIGIN' -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)

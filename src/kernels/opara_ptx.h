@@ -193,7 +193,7 @@ static const char* const opara__source_sample[] = {
     "/* ---- parameter-list plumbing: OPARA__MAP(M, (T,a), (T,b), ...) -> M(0,(T,a)), M(1,(T,b)), ... ---- */\n",
     "#define OPARA__CAT_(a, b) a##b\n",
     "#define OPARA__CAT(a, b) OPARA__CAT_(a, b)\n",
-    "#define OPARA__NARGS(...) OPARA__NARGS_((__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1))\n",
+    "#define OPARA__NARGS(...) OPARA__NARGS_((__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0))\n",
     "#define OPARA__NARGS_(t) OPARA__NARGS_N t\n",
     "#define OPARA__NARGS_N(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, n, ...) n\n",
     "#define OPARA__MAP_1(M, p1) M(0, p1)\n",
