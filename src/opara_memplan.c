@@ -30,6 +30,9 @@ typedef struct opara__mem {
     uint32_t* member_head;  /* [V] by root */
     uint32_t* seg_of;       /* [V] by root: its segment while busy, UINT32_MAX when never allocated */
     uint64_t* root_offset;  /* [V] by root: arena offset, fixed at allocation */
+    uint32_t* prior_start;  /* [V] by root: facts of the block's previous occupants (in `facts`) */
+    uint32_t* prior_count;
+    uint8_t* is_output;     /* [V] graph output */
     uint8_t* pinned;        /* [V] by root */
     uint8_t* retired;       /* [V] by root */
     opara__seg* segs;
@@ -110,8 +113,15 @@ static int opara__concat_part_ok(const opara__mem* m, const opara__node* n, uint
     const opara__graph* g = m->g;
     int32_t x = n->inputs[i];
     uint32_t j;
+    const opara__node* prod;
     if (!opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) return 0;
-    if (opara__op_is_view(g->nodes[g->values[x].producer].op)) return 0;
+    prod = &g->nodes[g->values[x].producer];
+    if (opara__op_is_view(prod->op)) return 0;
+    /* a Concat output that already holds in-place inputs stays a root: if its Concat later found the
+       outer block unsafe, those inputs would already have been written there */
+    if (prod->op == OPARA__OP_CONCAT)
+        for (j = 0; j < prod->n_inputs; ++j)
+            if (prod->inputs[j] >= 0 && m->parent[prod->inputs[j]] == x) return 0;
     for (j = 0; j < n->n_inputs; ++j)
         if (j != i && n->inputs[j] == x) return 0;
     return 1;
@@ -153,7 +163,45 @@ static void opara__mem_roots(opara__mem* m) {
         m->pending[v] = 0;
     }
     for (v = 0; v < g->n_values; ++v) opara__mem_add_member(m, v);
-    for (v = 0; v < g->n_outputs; ++v) m->pinned[opara__value_root(m, (uint32_t)g->outputs[v])] = 1;
+    for (v = 0; v < g->n_outputs; ++v) {
+        m->pinned[opara__value_root(m, (uint32_t)g->outputs[v])] = 1;
+        m->is_output[g->outputs[v]] = 1;
+    }
+}
+
+/* ---- facts: (stream, rank) pairs, one per stream, appended to m->facts ------------------------- */
+
+static int opara__mem_reserve_facts(opara__mem* m, size_t more) {
+    return m->n_facts + more <= m->facts_cap ||
+           opara__grow(m->g->rt, (void**)&m->facts, &m->facts_cap, m->n_facts + more, sizeof(opara__vc_slot)) == OPARA_OK;
+}
+
+/* Starts a new fact list at m->n_facts; the caller has reserved room. */
+static uint32_t opara__mem_facts_begin(opara__mem* m) {
+    m->stamp++;
+    return (uint32_t)m->n_facts;
+}
+
+static void opara__mem_add_fact(opara__mem* m, uint32_t s, uint32_t q) {
+    if (m->stream_stamp[s] != m->stamp) {
+        m->stream_stamp[s] = m->stamp;
+        m->stream_fact[s] = (uint32_t)m->n_facts;
+        m->facts[m->n_facts].stream = s;
+        m->facts[m->n_facts++].seq = q;
+    } else if (m->facts[m->stream_fact[s]].seq < q) {
+        m->facts[m->stream_fact[s]].seq = q;
+    }
+}
+
+static void opara__mem_fact(opara__mem* m, uint32_t node) {
+    opara__mem_add_fact(m, m->p->stream[node], m->p->stream_seq[node]);
+}
+
+static int opara__mem_knows_all(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
+    uint32_t i;
+    for (i = 0; i < count; ++i)
+        if (!opara__vc_knows(c, m->walk.k, m->facts[start + i].stream, m->facts[start + i].seq)) return 0;
+    return 1;
 }
 
 /* ---- segments -------------------------------------------------------------------------------- */
@@ -197,13 +245,8 @@ static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
 
 static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
     const opara__seg* s = &m->segs[id];
-    uint32_t i;
     if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
-    for (i = 0; i < s->n_facts; ++i) {
-        const opara__vc_slot* f = &m->facts[s->facts + i];
-        if (!opara__vc_knows(c, m->walk.k, f->stream, f->seq)) return 0;
-    }
-    return 1;
+    return opara__mem_knows_all(m, s->facts, s->n_facts, c);
 }
 
 /* Best run of adjacent usable segments for `size`: the smallest run prefix that fits, else the
@@ -229,6 +272,25 @@ static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara_
 
 /* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
    segment it covers, or growing the arena). */
+/* The previous occupants' facts of the segments a run's first `size` bytes cover, so later writers
+   into the same block (other inputs of an in-place Concat) can be checked too. */
+static int opara__seg_prior_facts(opara__mem* m, uint32_t first, uint64_t size, uint32_t* start, uint32_t* count) {
+    uint32_t id;
+    uint64_t have = 0;
+    size_t need = 0;
+    for (id = first; id != UINT32_MAX && have < size; id = m->segs[id].next) need += m->segs[id].n_facts, have += m->segs[id].size;
+    if (!opara__mem_reserve_facts(m, need)) return 0;
+    *start = opara__mem_facts_begin(m);
+    for (id = first, have = 0; id != UINT32_MAX && have < size; id = m->segs[id].next) {
+        uint32_t i;
+        for (i = 0; i < m->segs[id].n_facts; ++i)
+            opara__mem_add_fact(m, m->facts[m->segs[id].facts + i].stream, m->facts[m->segs[id].facts + i].seq);
+        have += m->segs[id].size;
+    }
+    *count = (uint32_t)m->n_facts - *start;
+    return 1;
+}
+
 static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
     opara__seg* head = &m->segs[first];
     uint64_t have = head->size;
@@ -266,9 +328,14 @@ static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
     return first;
 }
 
-static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_slot* c, uint32_t* prior_start,
+                                 uint32_t* prior_count) {
     uint32_t run = opara__seg_find(m, size, c), id;
-    if (run != UINT32_MAX) return opara__seg_take(m, run, size);
+    *prior_start = *prior_count = 0;
+    if (run != UINT32_MAX) {
+        if (!opara__seg_prior_facts(m, run, size, prior_start, prior_count)) return UINT32_MAX;
+        return opara__seg_take(m, run, size);
+    }
     id = opara__seg_new(m);
     if (id == UINT32_MAX) return id;
     m->segs[id].offset = m->top;
@@ -281,30 +348,15 @@ static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_s
 
 /* ---- the walk -------------------------------------------------------------------------------- */
 
-static void opara__mem_fact(opara__mem* m, uint32_t node) {
-    uint32_t s = m->p->stream[node], q = m->p->stream_seq[node];
-    if (m->stream_stamp[s] != m->stamp) {
-        m->stream_stamp[s] = m->stamp;
-        m->stream_fact[s] = (uint32_t)m->n_facts;
-        m->facts[m->n_facts].stream = s;
-        m->facts[m->n_facts++].seq = q;
-    } else if (m->facts[m->stream_fact[s]].seq < q) {
-        m->facts[m->stream_fact[s]].seq = q;
-    }
-}
-
 /* Retires root r: its block keeps one fact per stream that touched any member. */
 static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
     const opara__graph* g = m->g;
     uint32_t v, k, start;
     opara__seg* s;
-    size_t need = m->n_facts + 1;
+    size_t need = 1;
     for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) need += opara__consumer_count(g, v) + 1;
-    if (need > m->facts_cap &&
-        opara__grow(g->rt, (void**)&m->facts, &m->facts_cap, need, sizeof(opara__vc_slot)) != OPARA_OK)
-        return OPARA_ERR_OUT_OF_MEMORY;
-    m->stamp++;
-    start = (uint32_t)m->n_facts;
+    if (!opara__mem_reserve_facts(m, need)) return OPARA_ERR_OUT_OF_MEMORY;
+    start = opara__mem_facts_begin(m);
     for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) {
         if (g->values[v].producer >= 0) opara__mem_fact(m, (uint32_t)g->values[v].producer);
         for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k) opara__mem_fact(m, g->consumer_nodes[k]);
@@ -344,24 +396,81 @@ static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, co
     return 1;
 }
 
+/* Every input of n that lives in root x covers exactly x's bytes (an elementwise op may write over
+   an input it reads element by element, not over a different slice); counts those reads. */
+static int opara__mem_same_bytes_only(const opara__mem* m, const opara__node* n, uint32_t x, uint32_t* reads) {
+    uint32_t j;
+    *reads = 0;
+    for (j = 0; j < n->n_inputs; ++j) {
+        uint32_t u = (uint32_t)n->inputs[j], w;
+        uint64_t off = 0;
+        if (n->inputs[j] < 0) continue;
+        for (w = u; m->parent[w] >= 0; w = (uint32_t)m->parent[w]) off += m->parent_off[w];
+        if (w != x) continue;
+        if (off != 0 || m->p->value_bytes[u] != m->p->value_bytes[x]) return 0;
+        ++*reads;
+    }
+    return 1;
+}
+
 /* The input whose block output y of node v can take, or -1. */
 static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32_t y, const opara__vc_slot* c) {
     const opara__graph* g = m->g;
     const opara__node* n = &g->nodes[v];
-    uint32_t i, j;
+    uint32_t i;
     if (m->p->desc.no_inplace || m->p->desc.no_memory_reuse || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
-    if (m->parent[y] >= 0 || m->pinned[y] || m->member_head[y] != y || m->member_next[y] != UINT32_MAX) return -1;
+    if (m->parent[y] >= 0 || m->pinned[y] || m->seg_of[y] != UINT32_MAX) return -1;
     for (i = 0; i < n->n_inputs; ++i) {
         int32_t x = n->inputs[i];
         uint32_t reads = 0;
         if (x < 0 || !opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) continue;
         if (m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
         if (m->p->value_bytes[x] != m->p->value_bytes[y]) continue;
-        for (j = 0; j < n->n_inputs; ++j) reads += n->inputs[j] >= 0 && opara__value_root(m, (uint32_t)n->inputs[j]) == (uint32_t)x;
+        if (!opara__mem_same_bytes_only(m, n, (uint32_t)x, &reads)) continue;
         if (m->pending[x] != reads || !opara__mem_all_before(m, (uint32_t)x, v, c)) continue;
         return x;
     }
     return -1;
+}
+
+/* Concat input y goes back to owning its bytes (the Concat will copy it), with the members that
+   reach their root through it (its views). */
+static void opara__mem_unfuse(opara__mem* m, uint32_t y) {
+    uint32_t r = opara__value_root(m, y), u, prev = UINT32_MAX, next;
+    m->parent[y] = -1;
+    m->parent_off[y] = 0;
+    m->p->alias_kind[y] = OPARA__ALIAS_NONE;
+    m->p->stats.n_concat_in_place--;
+    m->member_head[y] = UINT32_MAX;
+    for (u = m->member_head[r]; u != UINT32_MAX; u = next) {
+        next = m->member_next[u];
+        if (opara__value_root(m, u) != y) {
+            prev = u;
+            continue;
+        }
+        if (prev == UINT32_MAX) m->member_head[r] = next;
+        else m->member_next[prev] = next;
+        m->member_next[u] = m->member_head[y];
+        m->member_head[y] = u;
+        m->pending[r] -= opara__consumer_count(m->g, u);
+        m->pending[y] += opara__consumer_count(m->g, u);
+        if (m->is_output[u]) m->pinned[y] = 1;
+    }
+}
+
+/* Root y (with its views) becomes a member of root x: y is written in place over x. */
+static void opara__mem_move_root(opara__mem* m, uint32_t y, uint32_t x) {
+    uint32_t tail = m->member_head[y];
+    while (m->member_next[tail] != UINT32_MAX) tail = m->member_next[tail];
+    m->member_next[tail] = m->member_head[x];
+    m->member_head[x] = m->member_head[y];
+    m->member_head[y] = UINT32_MAX;
+    m->pending[x] += m->pending[y];
+    m->pending[y] = 0;
+    m->parent[y] = (int32_t)x;
+    m->parent_off[y] = 0;
+    m->p->alias_kind[y] = OPARA__ALIAS_INPLACE;
+    m->p->stats.n_inplace++;
 }
 
 static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__vc_slot* c) {
@@ -374,19 +483,20 @@ static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__v
         if (n->outputs[i] < 0 || m->p->alias_kind[y] == OPARA__ALIAS_VIEW) continue;
         src = opara__mem_inplace_source(m, v, y, c);
         if (src >= 0) {
-            /* move y from its own root into x's */
-            m->member_head[y] = UINT32_MAX;
-            m->pending[y] = 0;
-            m->parent[y] = src;
-            m->parent_off[y] = 0;
-            m->p->alias_kind[y] = OPARA__ALIAS_INPLACE;
-            m->p->stats.n_inplace++;
-            opara__mem_add_member(m, y);
+            opara__mem_move_root(m, y, (uint32_t)src);
             continue;
         }
         r = opara__value_root(m, y);
-        if (m->seg_of[r] != UINT32_MAX) continue; /* a Concat output allocated by an earlier part */
-        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c);
+        if (m->seg_of[r] != UINT32_MAX) {
+            /* a Concat output allocated by an earlier input's producer: writing into it is safe only
+               if the block's previous occupants are done for this producer too. (The Concat itself
+               comes after all its inputs' producers, so after the one that allocated the block.) */
+            if (r == y || opara__mem_knows_all(m, m->prior_start[r], m->prior_count[r], c)) continue;
+            opara__mem_unfuse(m, y);
+            r = y;
+        }
+        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c, &m->prior_start[r],
+                                        &m->prior_count[r]);
         if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
         m->root_offset[r] = m->segs[m->seg_of[r]].offset;
         m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
@@ -483,11 +593,14 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.member_head = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
     m.seg_of = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
     m.root_offset = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
+    m.prior_start = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.prior_count = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.is_output = (uint8_t*)opara__calloc(rt, nv, 1);
     m.pinned = (uint8_t*)opara__calloc(rt, nv, 1);
     m.retired = (uint8_t*)opara__calloc(rt, nv, 1);
     m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
     m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset ||
+    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset || !m.prior_start || !m.prior_count || !m.is_output ||
                           !m.pinned || !m.retired || !m.stream_stamp || !m.stream_fact))
         r = OPARA_ERR_OUT_OF_MEMORY;
     if (r == OPARA_OK) {
@@ -503,6 +616,9 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     opara__free(rt, m.member_head);
     opara__free(rt, m.seg_of);
     opara__free(rt, m.root_offset);
+    opara__free(rt, m.prior_start);
+    opara__free(rt, m.prior_count);
+    opara__free(rt, m.is_output);
     opara__free(rt, m.pinned);
     opara__free(rt, m.retired);
     opara__free(rt, m.segs);
