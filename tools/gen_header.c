@@ -29,6 +29,10 @@ static const manifest_entry manifest[] = {
     {"src/opara_runtime.c", PART_IMPL},
     {"src/opara_ir.h", PART_IMPL},
     {"src/opara_graph.c", PART_IMPL},
+    {"src/opara_pb.h", PART_IMPL},
+    {"src/opara_pb.c", PART_IMPL},
+    {"src/opara_onnx.h", PART_IMPL},
+    {"src/opara_onnx.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -37,6 +41,8 @@ static const char* const known_headers[] = {
     "src/opara_internal.h",
     "opara_cuda.h",
     "src/opara_ir.h",
+    "src/opara_pb.h",
+    "src/opara_onnx.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
