@@ -10,6 +10,7 @@
    into the preceding Conv and a Relu fuses into its Conv/Gemm, and the graph is rebuilt
    in topological order with only what the outputs need. */
 #include "opara_onnx.h"
+#include "opara_model.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -2243,5 +2244,37 @@ OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const cha
                            flags, out);
     opara__free(rt, data);
     return r;
+}
+#endif
+
+/* ---- public API ------------------------------------------------------------------------------- */
+
+static opara_result opara__model_from_onnx_graph(opara_runtime* rt, opara_result r, opara__graph* g, opara_model** out) {
+    if (r == OPARA_OK) return opara__model_from_graph(rt, g, out);
+    opara__graph_free(g);
+    return r;
+}
+
+OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const void* data, size_t size,
+                                                   const opara_onnx_options* options, opara_model** out) {
+    opara__graph g;
+    if (!out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "opara_model_load_onnx_memory: out is NULL")
+                             : OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    if (!runtime || (!data && size)) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
+                                                                  "opara_model_load_onnx_memory: no data") : OPARA_ERR_INVALID_ARGS;
+    return opara__model_from_onnx_graph(runtime, opara__onnx_import(runtime, data, size, options, NULL, 0, &g), &g, out);
+}
+
+#ifndef OPARA_NO_STDIO
+OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const char* path,
+                                                 const opara_onnx_options* options, opara_model** out) {
+    opara__graph g;
+    if (!out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "opara_model_load_onnx_file: out is NULL")
+                             : OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    if (!runtime || !path) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
+                                                        "opara_model_load_onnx_file: no path") : OPARA_ERR_INVALID_ARGS;
+    return opara__model_from_onnx_graph(runtime, opara__onnx_import_file(runtime, path, options, 0, &g), &g, out);
 }
 #endif
