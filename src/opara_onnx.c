@@ -369,7 +369,7 @@ static int opara__cv_ints(const opara__cv* cv, int64_t* out, uint32_t cap, uint3
     return 1;
 }
 
-static int64_t opara__norm_axis(int64_t axis, int32_t rank) {
+static int64_t opara__onnx_axis(int64_t axis, int32_t rank) {
     return axis < 0 ? axis + rank : axis;
 }
 
@@ -597,7 +597,7 @@ static int opara__slice_box(const opara__shape* in, const int64_t* starts, const
     *out = *in;
     for (d = 0; d < in->ndim; ++d) start[d] = 0, step[d] = 1;
     for (i = 0; i < k; ++i) {
-        int64_t axis = axes ? opara__norm_axis(axes[i], in->ndim) : (int64_t)i;
+        int64_t axis = axes ? opara__onnx_axis(axes[i], in->ndim) : (int64_t)i;
         int64_t dim, s, e, st = steps ? steps[i] : 1, len;
         if (axis < 0 || axis >= in->ndim || st == 0) return 0;
         dim = in->dims[axis];
@@ -643,7 +643,7 @@ static int opara__eval_gather(opara__imp* im, const opara__cv* x, const opara__c
     int32_t d;
     size_t es = opara_dtype_size(x->dtype);
     int r;
-    axis = opara__norm_axis(axis, x->shape.ndim);
+    axis = opara__onnx_axis(axis, x->shape.ndim);
     if (axis < 0 || axis >= x->shape.ndim || !opara__dtype_is_int(idx->dtype) || idx->coef ||
         x->shape.ndim + idx->shape.ndim - 1 > OPARA_MAX_DIMS)
         return OPARA__NOFOLD;
@@ -678,7 +678,7 @@ static int opara__eval_concat(opara__imp* im, const opara__cv* in, uint32_t n, i
     int32_t d;
     int any_coef = 0, r;
     size_t es = opara_dtype_size(in[0].dtype);
-    axis = opara__norm_axis(axis, shape.ndim);
+    axis = opara__onnx_axis(axis, shape.ndim);
     if (axis < 0 || axis >= shape.ndim) return OPARA__NOFOLD;
     shape.dims[axis] = 0;
     for (k = 0; k < n; ++k) {
@@ -764,7 +764,7 @@ static int opara__squeeze_shape(const opara__shape* in, const int64_t* axes, uin
     for (d = 0; d < in->ndim; ++d) {
         int drop = 0;
         if (!axes) drop = in->dims[d] == 1;
-        for (i = 0; axes && i < n; ++i) drop |= opara__norm_axis(axes[i], in->ndim) == d;
+        for (i = 0; axes && i < n; ++i) drop |= opara__onnx_axis(axes[i], in->ndim) == d;
         if (drop && in->dims[d] != 1 && in->dims[d] != -1) return 0;
         if (!drop) out->dims[out->ndim++] = in->dims[d];
     }
@@ -778,7 +778,7 @@ static int opara__unsqueeze_shape(const opara__shape* in, const int64_t* axes, u
     out->ndim = rank;
     for (d = 0; d < rank; ++d) out->dims[d] = -2;
     for (i = 0; i < n; ++i) {
-        int64_t a = opara__norm_axis(axes[i], rank);
+        int64_t a = opara__onnx_axis(axes[i], rank);
         if (a < 0 || a >= rank || out->dims[a] == 1) return 0;
         out->dims[a] = 1;
     }
@@ -788,7 +788,7 @@ static int opara__unsqueeze_shape(const opara__shape* in, const int64_t* axes, u
 }
 
 static int opara__flatten_shape(const opara__shape* in, int64_t axis, opara__shape* out) {
-    int64_t a = opara__norm_axis(axis, in->ndim), outer = 1, inner = 1;
+    int64_t a = opara__onnx_axis(axis, in->ndim), outer = 1, inner = 1;
     int32_t d;
     if (a < 0 || a > in->ndim) return 0;
     for (d = 0; d < in->ndim; ++d) {
@@ -1102,7 +1102,7 @@ static void opara__bcast_shapes(const opara__shape* const* in, uint32_t n, opara
 }
 
 /* Spatial output size of a convolution or pooling window. */
-static int64_t opara__window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad, const char* auto_pad,
+static int64_t opara__onnx_window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad, const char* auto_pad,
                                  int ceil_mode) {
     int64_t eff = (k - 1) * dil + 1, span;
     if (in < 0 || stride <= 0) return -1;
@@ -1147,7 +1147,7 @@ static void opara__infer_window(const opara__node* n, const opara__shape* x, con
             else if (strncmp(auto_pad, "SAME", 4) == 0) out->dims[i + 2] = in * s;
             else out->dims[i + 2] = s * (in - 1) + (op && i < nop ? op[i] : 0) + (k - 1) * d + 1 - pad;
         } else
-            out->dims[i + 2] = opara__window_out(in, k, s, d, pad, auto_pad, ceil_mode);
+            out->dims[i + 2] = opara__onnx_window_out(in, k, s, d, pad, auto_pad, ceil_mode);
     }
 }
 
@@ -1238,7 +1238,7 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
     case OPARA__OP_CONCAT: {
         uint32_t k;
         out = *x;
-        axis = opara__norm_axis(opara__attr_int(n, "axis", 0), x->ndim);
+        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
         if (axis < 0 || axis >= out.ndim) return;
         for (k = 1; k < n->n_inputs; ++k) {
             const opara__shape* s = opara__imp_shape(im, n->inputs[k]);
@@ -1248,7 +1248,7 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         break;
     }
     case OPARA__OP_SPLIT: {
-        axis = opara__norm_axis(opara__attr_int(n, "axis", 0), x->ndim);
+        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
         ints = opara__attr_ints(n, "split", &cnt);
         for (o = 0; o < n->n_outputs && axis >= 0 && axis < x->ndim; ++o) {
             opara__imp_side* s = opara__side(im, n->outputs[o]);
@@ -1273,7 +1273,7 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         break;
     }
     case OPARA__OP_GATHER:
-        axis = opara__norm_axis(opara__attr_int(n, "axis", 0), x->ndim);
+        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
         if (!w || w->ndim < 0 || axis < 0 || axis >= x->ndim || x->ndim + w->ndim - 1 > OPARA_MAX_DIMS) return;
         out.ndim = 0;
         for (d = 0; d < x->ndim; ++d) {
@@ -1333,7 +1333,7 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         out.ndim = 0;
         for (d = 0; d < x->ndim; ++d) {
             int reduce = !ints;
-            for (o = 0; ints && o < cnt; ++o) reduce |= opara__norm_axis(ints[o], x->ndim) == d;
+            for (o = 0; ints && o < cnt; ++o) reduce |= opara__onnx_axis(ints[o], x->ndim) == d;
             if (!reduce) out.dims[out.ndim++] = x->dims[d];
             else if (keep) out.dims[out.ndim++] = 1;
         }
@@ -1503,7 +1503,7 @@ static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t
 static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int32_t* in) {
     const opara__shape* x = opara__imp_shape(im, in[0]);
     int64_t axis = opara__oattr_int(im->node, "axis", im->opset < 13 ? 1 : -1);
-    if (im->opset < 13 && x->ndim >= 0 && opara__norm_axis(axis, x->ndim) != x->ndim - 1)
+    if (im->opset < 13 && x->ndim >= 0 && opara__onnx_axis(axis, x->ndim) != x->ndim - 1)
         return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
                            "node '%s' (Softmax, opset %lld): axis %lld of a rank-%d input flattens the trailing dims; "
                            "only the last axis is supported before opset 13",
@@ -1624,6 +1624,13 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     im->node_name = n->name[0] ? n->name : n->n_outputs ? n->outputs[0] : n->op_type;
     for (i = 0; i < n->n_inputs; ++i) in[i] = n->inputs[i][0] ? opara__imp_find(im, n->inputs[i]) : -1;
     if (opara__op_is(n, "Constant")) return opara__import_constant(im);
+    if (opara__op_is(n, "Dropout") && n->n_inputs >= 3 && in[2] >= 0) {
+        opara__cv mode;
+        if (opara__is_const(im, in[2])) opara__cv_of(im, in[2], &mode);
+        if (!opara__is_const(im, in[2]) || mode.count != 1 || opara__get_i64(mode.dtype, mode.data, 0) != 0)
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Dropout): training mode is not supported",
+                               im->node_name);
+    }
     if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
     r = opara__try_fold(im, in, n->n_inputs, &folded);
@@ -1653,7 +1660,8 @@ static int opara__node_supported(const opara__onnx_node* n) {
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) return 0;
     for (i = 1; i < n->n_outputs; ++i) extra_outputs += n->outputs[i][0] != 0;
     op = opara__op_from_name(n->op_type);
-    if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM) && extra_outputs) return 0;
+    if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
+        return 0;
     if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;
     if (op != OPARA__OP_COUNT) return 1;
     for (i = 0; i < OPARA__ARRAY_COUNT(fold_only); ++i)
@@ -1663,7 +1671,8 @@ static int opara__node_supported(const opara__onnx_node* n) {
 
 static void opara__unsupported_label(const opara__onnx_node* n, char* buf, size_t cap) {
     opara__op op = opara__op_from_name(n->op_type);
-    const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : op == OPARA__OP_MAX_POOL ? " (with Indices)" : "";
+    const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : op == OPARA__OP_MAX_POOL ? " (with Indices)" :
+                       strcmp(n->op_type, "Dropout") == 0 ? " (with mask)" : "";
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) opara__format(buf, cap, "%s.%s", n->domain, n->op_type);
     else opara__format(buf, cap, "%s%s", n->op_type, what);
 }
@@ -2186,7 +2195,7 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 }
 
 #ifndef OPARA_NO_STDIO
-OPARA__PRIVATE opara_result opara__read_whole_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size) {
+OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size) {
     FILE* f = fopen(path, "rb");
     long n;
     *data = NULL;
@@ -2215,7 +2224,7 @@ OPARA__PRIVATE opara_result opara__read_whole_file(opara_runtime* rt, const char
 OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
     uint8_t* data;
     size_t size;
-    opara_result r = opara__read_whole_file(rt, path, &data, &size);
+    opara_result r = opara__onnx_read_file(rt, path, &data, &size);
     memset(out, 0, sizeof *out);
     if (r != OPARA_OK) return r;
     r = opara__onnx_read_tensor(rt, data, size, out);
@@ -2238,7 +2247,7 @@ OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const cha
     if (slash) opara__format(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     else opara__format(dir, sizeof dir, ".");
     if (slash == path) opara__format(dir, sizeof dir, "/");
-    r = opara__read_whole_file(rt, path, &data, &size);
+    r = opara__onnx_read_file(rt, path, &data, &size);
     if (r != OPARA_OK) return r;
     r = opara__onnx_import(rt, data, size, options, options && options->external_data_dir ? options->external_data_dir : dir,
                            flags, out);

@@ -38,7 +38,7 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 
 #ifndef OPARA_NO_STDIO
 /* Whole file into a buffer from the runtime's allocator. */
-OPARA__PRIVATE opara_result opara__read_whole_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size);
+OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size);
 OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out);
 OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const char* path,
                                                    const opara_onnx_options* options, int flags, opara__graph* out);
