@@ -217,6 +217,7 @@ typedef struct opara__imp {
     size_t side_cap;
     const opara__onnx_node* node; /* node being imported, for messages */
     const char* node_name;
+    const opara__onnx_extra* extra;
 } opara__imp;
 
 /* A constant tensor seen by the evaluator. */
@@ -1816,8 +1817,13 @@ static opara_result opara__add_initializers(opara__imp* im) {
     }
     for (i = 0; i < g->n_inputs; ++i) {
         opara_result r;
+        uint32_t k;
+        const opara__tensor_data* frozen = NULL;
         if (opara__graph_find_value(im->g, g->inputs[i].name) >= 0) continue; /* IR < 4: an initializer */
-        r = opara__add_graph_input(im, &g->inputs[i]);
+        for (k = 0; im->extra && k < im->extra->n_frozen; ++k)
+            if (strcmp(im->extra->frozen[k].name, g->inputs[i].name) == 0) frozen = &im->extra->frozen[k];
+        if (frozen) r = opara__imp_const(im, g->inputs[i].name, frozen->dtype, &frozen->shape, frozen->data, NULL, 1);
+        else r = opara__add_graph_input(im, &g->inputs[i]);
         if (r != OPARA_OK) return r;
     }
     return OPARA_OK;
@@ -2144,7 +2150,8 @@ static int64_t opara__default_opset(const opara__onnx_model* m) {
     return m->n_opsets ? 0 : 1; /* no opset_import at all: very old files mean opset 1 */
 }
 
-static opara_result opara__import_model(opara__imp* im, int flags, opara__graph* out) {
+static opara_result opara__import_model(opara__imp* im, opara__graph* out) {
+    int flags = im->extra ? im->extra->flags : 0;
     opara__graph work;
     uint8_t* dead;
     opara_result r;
@@ -2166,8 +2173,8 @@ static opara_result opara__import_model(opara__imp* im, int flags, opara__graph*
 }
 
 OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* data, size_t size,
-                                              const opara_onnx_options* options, const char* base_dir, int flags,
-                                              opara__graph* out) {
+                                              const opara_onnx_options* options, const char* base_dir,
+                                              const opara__onnx_extra* extra, opara__graph* out) {
     opara__pool pool;
     opara__onnx_model model;
     opara__imp im;
@@ -2187,7 +2194,8 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
         im.opt = options;
         im.base_dir = base_dir ? base_dir : options ? options->external_data_dir : NULL;
         im.opset = opara__default_opset(&model);
-        r = opara__import_model(&im, flags, out);
+        im.extra = extra;
+        r = opara__import_model(&im, out);
     }
     opara__free(rt, im.side);
     opara__pool_free(rt, &pool);
@@ -2233,7 +2241,8 @@ OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, cons
 }
 
 OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const char* path,
-                                                   const opara_onnx_options* options, int flags, opara__graph* out) {
+                                                   const opara_onnx_options* options, const opara__onnx_extra* extra,
+                                                   opara__graph* out) {
     char dir[4096];
     const char* slash = strrchr(path, '/');
     uint8_t* data;
@@ -2250,7 +2259,7 @@ OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const cha
     r = opara__onnx_read_file(rt, path, &data, &size);
     if (r != OPARA_OK) return r;
     r = opara__onnx_import(rt, data, size, options, options && options->external_data_dir ? options->external_data_dir : dir,
-                           flags, out);
+                           extra, out);
     opara__free(rt, data);
     return r;
 }
@@ -2272,7 +2281,7 @@ OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const
     *out = NULL;
     if (!runtime || (!data && size)) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
                                                                   "opara_model_load_onnx_memory: no data") : OPARA_ERR_INVALID_ARGS;
-    return opara__model_from_onnx_graph(runtime, opara__onnx_import(runtime, data, size, options, NULL, 0, &g), &g, out);
+    return opara__model_from_onnx_graph(runtime, opara__onnx_import(runtime, data, size, options, NULL, NULL, &g), &g, out);
 }
 
 #ifndef OPARA_NO_STDIO
@@ -2284,6 +2293,6 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
     *out = NULL;
     if (!runtime || !path) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
                                                         "opara_model_load_onnx_file: no path") : OPARA_ERR_INVALID_ARGS;
-    return opara__model_from_onnx_graph(runtime, opara__onnx_import_file(runtime, path, options, 0, &g), &g, out);
+    return opara__model_from_onnx_graph(runtime, opara__onnx_import_file(runtime, path, options, NULL, &g), &g, out);
 }
 #endif

@@ -27,21 +27,31 @@ OPARA__PRIVATE opara_result opara__onnx_read_tensor(opara_runtime* rt, const voi
                                                    opara__tensor_data* out);
 OPARA__PRIVATE void opara__tensor_data_free(opara_runtime* rt, opara__tensor_data* t);
 
-/* Import flags for tests (the public options have no way to turn these off). */
+/* Import flags for tests and tools (the public options cannot turn these off). */
 enum { OPARA__ONNX_NO_FUSION = 1 };
 
+/* Private import knobs: flags, and graph inputs frozen to constant values (ONNX node tests pass
+   parameters such as Reshape's shape as graph inputs; freezing them makes the model importable). */
+typedef struct opara__onnx_extra {
+    int flags;
+    const opara__tensor_data* frozen;
+    uint32_t n_frozen;
+} opara__onnx_extra;
+
 /* Imports a serialized ModelProto into out (initialised here; the caller frees it with
-   opara__graph_free, also on failure). base_dir: directory for external data, or NULL. */
+   opara__graph_free, also on failure). base_dir: directory for external data, or NULL.
+   extra may be NULL. */
 OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* data, size_t size,
-                                              const opara_onnx_options* options, const char* base_dir, int flags,
-                                              opara__graph* out);
+                                              const opara_onnx_options* options, const char* base_dir,
+                                              const opara__onnx_extra* extra, opara__graph* out);
 
 #ifndef OPARA_NO_STDIO
 /* Whole file into a buffer from the runtime's allocator. */
 OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size);
 OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out);
 OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const char* path,
-                                                   const opara_onnx_options* options, int flags, opara__graph* out);
+                                                   const opara_onnx_options* options, const opara__onnx_extra* extra,
+                                                   opara__graph* out);
 #endif
 
 #endif /* OPARA_ONNX_H */
