@@ -41,6 +41,10 @@ static const manifest_entry manifest[] = {
     {"src/opara_sync.c", PART_IMPL},
     {"src/opara_memplan.c", PART_IMPL},
     {"src/opara_verify.c", PART_IMPL},
+    {"src/opara_pb.h", PART_IMPL},
+    {"src/opara_pb.c", PART_IMPL},
+    {"src/opara_onnx.h", PART_IMPL},
+    {"src/opara_onnx.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -51,6 +55,8 @@ static const char* const known_headers[] = {
     "src/opara_ir.h",
     "src/opara_model.h",
     "src/opara_sched.h",
+    "src/opara_pb.h",
+    "src/opara_onnx.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
