@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_version.c"
+#include "cli_info.c"
 
 typedef struct cli_command {
     const char* name;
@@ -16,6 +17,7 @@ typedef struct cli_command {
 
 static const cli_command cli_commands[] = {
     {"version", cli_version, "version                      print the library version"},
+    {"info", cli_info, "info FILE [--json]           operators, parameters, inputs/outputs and DAG width of a model"},
 };
 
 static int cli_usage(FILE* out) {
