@@ -8,6 +8,7 @@
 
 #include "cli_version.c"
 #include "cli_convert.c"
+#include "cli_info.c"
 
 typedef struct cli_command {
     const char* name;
@@ -18,6 +19,7 @@ typedef struct cli_command {
 static const cli_command cli_commands[] = {
     {"version", cli_version, "version                      print the library version"},
     {"convert", cli_convert, "convert IN.onnx OUT.opara [--shape NAME=d0,d1,...] [--c-header OUT.h]"},
+    {"info", cli_info, "info FILE [--json]           operators, parameters, inputs/outputs and DAG width of a model"},
 };
 
 static int cli_usage(FILE* out) {
