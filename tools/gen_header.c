@@ -29,6 +29,11 @@ static const manifest_entry manifest[] = {
     {"src/opara_runtime.c", PART_IMPL},
     {"src/opara_ir.h", PART_IMPL},
     {"src/opara_graph.c", PART_IMPL},
+    {"src/opara_cpu.h", PART_IMPL},
+    {"src/opara_blas.c", PART_IMPL},
+    {"src/opara_cpu_gemm.c", PART_IMPL},
+    {"src/opara_cpu_kernels.c", PART_IMPL},
+    {"src/opara_cpu_conv.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -37,6 +42,7 @@ static const char* const known_headers[] = {
     "src/opara_internal.h",
     "opara_cuda.h",
     "src/opara_ir.h",
+    "src/opara_cpu.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
