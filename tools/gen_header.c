@@ -29,6 +29,12 @@ static const manifest_entry manifest[] = {
     {"src/opara_runtime.c", PART_IMPL},
     {"src/opara_ir.h", PART_IMPL},
     {"src/opara_graph.c", PART_IMPL},
+    {"src/opara_model.h", PART_IMPL},
+    {"src/opara_shape.c", PART_IMPL},
+    {"src/opara_reach.c", PART_IMPL},
+    {"src/opara_format.c", PART_IMPL},
+    {"src/opara_model.c", PART_IMPL},
+    {"src/opara_builder.c", PART_IMPL},
     {"src/opara_cpu.h", PART_IMPL},
     {"src/opara_blas.c", PART_IMPL},
     {"src/opara_cpu_gemm.c", PART_IMPL},
@@ -42,6 +48,7 @@ static const char* const known_headers[] = {
     "src/opara_internal.h",
     "opara_cuda.h",
     "src/opara_ir.h",
+    "src/opara_model.h",
     "src/opara_cpu.h",
 };
 
