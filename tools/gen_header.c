@@ -40,6 +40,12 @@ static const manifest_entry manifest[] = {
     {"src/opara_cpu_gemm.c", PART_IMPL},
     {"src/opara_cpu_kernels.c", PART_IMPL},
     {"src/opara_cpu_conv.c", PART_IMPL},
+    {"src/opara_sched.h", PART_IMPL},
+    {"src/opara_desc.c", PART_IMPL},
+    {"src/opara_sched.c", PART_IMPL},
+    {"src/opara_sync.c", PART_IMPL},
+    {"src/opara_memplan.c", PART_IMPL},
+    {"src/opara_verify.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -50,6 +56,7 @@ static const char* const known_headers[] = {
     "src/opara_ir.h",
     "src/opara_model.h",
     "src/opara_cpu.h",
+    "src/opara_sched.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
