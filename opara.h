@@ -364,6 +364,87 @@ typedef enum opara_launch_order {
 /* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
 OPARADEF const char* opara_strategy_name(opara_strategy strategy);
 
+/* ---- sessions: running a model ----------------------------------------------------------------
+   A session runs one model on one backend with one execution plan. The model stays immutable and
+   may be shared by any number of sessions on any threads. A session runs one inference at a time:
+   a call that arrives while another call on the same session is running returns OPARA_ERR_BUSY
+   (it never waits and never races). Use one session per thread for concurrent inferences. */
+typedef struct opara_session opara_session;
+
+typedef enum opara_backend {
+    OPARA_BACKEND_AUTO = 0, /* CUDA when usable, else CPU (with an INFO log saying why) */
+    OPARA_BACKEND_CPU = 1,
+    OPARA_BACKEND_CUDA = 2,
+    OPARA_BACKEND_FORCE_U32 = 0x7fffffff
+} opara_backend;
+
+/* Zero means default everywhere. */
+typedef struct opara_session_desc {
+    opara_backend backend;           /* AUTO */
+    opara_strategy strategy;         /* OPARA */
+    opara_launch_order launch_order; /* the strategy's own */
+    int64_t batch_size;              /* value of the symbolic batch dimension; 0: 1 */
+    uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
+    int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
+    int verify_plan;                 /* 1: prove the plan safe at creation (slower) */
+    opara_logger logger;             /* zero: the runtime's logger */
+} opara_session_desc;
+
+/* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
+   or by position when name is NULL. rank/dims must equal the session's shape for the tensor
+   (see opara_session_input_info / opara_session_output_info); data holds dims' product elements
+   of dtype, row-major. */
+typedef struct opara_tensor {
+    const char* name;
+    opara_dtype dtype;
+    int32_t rank;
+    int64_t dims[OPARA_MAX_DIMS];
+    void* data;
+} opara_tensor;
+
+typedef struct opara_plan_info {
+    const char* backend;        /* "cpu" */
+    const char* strategy;       /* "opara", "sequential", ... */
+    const char* gemm;           /* which SGEMM the CPU backend uses, e.g. "OpenBLAS (libopenblas.so.0)" */
+    uint32_t n_nodes, n_streams, n_events, n_waits, n_workers;
+    uint64_t peak_memory_bytes; /* the arena: all intermediate tensors at their peak */
+    uint64_t no_reuse_bytes;    /* what the arena would need without reuse */
+} opara_plan_info;
+
+typedef struct opara_run_stats {
+    uint64_t runs;              /* completed runs */
+    uint64_t last_ns, min_ns, total_ns;
+} opara_run_stats;
+
+/* Per-node timing of the last run: start/end in ns since the run began, and the worker. */
+typedef struct opara_node_time {
+    uint64_t start_ns, end_ns;
+    uint32_t worker;
+    uint32_t node;
+} opara_node_time;
+
+/* desc may be NULL. On failure *out is NULL and opara_runtime_last_error says why. */
+OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
+                                           const opara_session_desc* desc, opara_session** out);
+OPARADEF void opara_session_destroy(opara_session* session);
+OPARADEF uint32_t opara_session_input_count(const opara_session* session);
+OPARADEF uint32_t opara_session_output_count(const opara_session* session);
+/* Name, dtype and concrete shape (batch resolved) of input/output `index`. */
+OPARADEF opara_result opara_session_input_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
+OPARADEF opara_result opara_session_output_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
+/* Runs one inference: copies the inputs in, runs, copies the requested outputs out (outputs may
+   be NULL/0 and read with opara_session_output_data instead). Every model input must be given. */
+OPARADEF opara_result opara_session_run(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs);
+/* Output `index` of the last run, inside the session (valid until the next run or destroy). */
+OPARADEF const void* opara_session_output_data(const opara_session* session, uint32_t index);
+OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, opara_plan_info* out);
+OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);
+/* Fills up to cap entries (one per node, in launch order); returns the node count. */
+OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
+/* Detail of the session's last failing call ("" if none). */
+OPARADEF const char* opara_session_last_error(const opara_session* session);
+
 #ifdef __cplusplus
 }
 #endif
@@ -5914,6 +5995,305 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
 #define OPARA_CPU_H
 
 /* #include "opara_ir.h" (inlined above) */
+/* ==== BEGIN src/opara_sched.h ==== */
+/* The execution plan: which operators run at the same time (streams), in which order they are
+   launched, where the synchronisations go (events, fork/join), and where every tensor lives
+   (arena offsets, aliases). Pure, deterministic, backend-independent; every backend and the
+   simulator consume the same opara__plan.
+
+   Inputs of planning: a finalized graph, the byte size of every value, one descriptor per node
+   (grid, block, registers, shared memory, FLOPs, bytes, class; src/opara_desc.c gives an analytic
+   default) and the device limits.
+
+   Memory conventions:
+   - Graph inputs and constants are not in the arena (storage EXTERNAL): the backend keeps a static
+     buffer per input (CUDA: copied into before the graph launch) and the model's weights.
+   - Every other value produced by a node lives in the arena, including graph outputs. Outputs are
+     pinned: their bytes are never reused, so after the run the backend copies them out (or hands
+     out pointers into the arena) from alias_root/offset.
+   - Aliases: a view (Reshape, Flatten, Squeeze, Unsqueeze) is kernel-less and its output shares its
+     input's bytes (ALIAS_VIEW, also when the input is EXTERNAL); an in-place operator's output takes
+     its input's block (ALIAS_INPLACE); a Concat's input can be written straight into its slice of the
+     Concat's output (ALIAS_CONCAT, the input's alias_root is the Concat output's root). A Concat
+     copies only the inputs that are not already in place (opara__plan_concat_input_in_place). */
+#ifndef OPARA_SCHED_H
+#define OPARA_SCHED_H
+
+/* #include "opara_ir.h" (inlined above) */
+
+/* ---- per-operator descriptors and device limits ---------------------------------------------- */
+
+typedef enum opara__op_class {
+    OPARA__CLASS_COMPUTE = 0, /* compute-intensive (Alg. 2's L_comp) */
+    OPARA__CLASS_MEMORY = 1   /* memory-intensive (Alg. 2's L_mem) */
+} opara__op_class;
+
+/* What a backend knows about the (main) kernel of one node. Estimates are fine; the scheduler
+   only compares them. */
+typedef struct opara__op_desc {
+    uint32_t grid;            /* thread blocks of the kernel */
+    uint32_t block_threads;   /* threads per block */
+    uint32_t regs_per_thread;
+    uint32_t smem_per_block;  /* bytes of shared memory per block */
+    double flops;
+    double bytes;             /* bytes moved: inputs + outputs + weights */
+    uint8_t op_class;         /* opara__op_class */
+    uint8_t kernel_less;      /* no kernel at all (views): never delays anything */
+    uint8_t has_info;         /* 0: no kernel data; Alg. 2 defers it like the reference code */
+    uint8_t reserved;
+} opara__op_desc;
+
+typedef struct opara__device {
+    const char* name;
+    uint32_t sms;
+    uint32_t max_threads_per_block, max_threads_per_sm;
+    uint32_t max_regs_per_block, max_regs_per_sm;
+    uint32_t max_smem_per_block, max_smem_per_sm; /* bytes */
+    uint32_t max_blocks_per_sm;
+    double peak_flops; /* FP32 FLOP/s */
+    double bandwidth;  /* DRAM bytes/s */
+} opara__device;
+
+/* Presets from public specifications: "rtx2080s", "v100", "a100", "h100", "orin". NULL if unknown. */
+OPARA__PRIVATE const opara__device* opara__device_preset(const char* name);
+/* The device used when none is given (rtx2080s, the paper's RTX 2080 SUPER). */
+OPARA__PRIVATE const opara__device* opara__device_default(void);
+/* FLOPs per byte at which the device turns from memory- to compute-bound (peak_flops/bandwidth). */
+OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
+
+/* The default analytic descriptor model: formulas per operator (conv FLOPs = 2*N*K*C/g*R*S*P*Q,
+   GEMM 2*M*N*K, ...; bytes = inputs + outputs + weights) and plausible per-kernel-family launch
+   shapes (documented as estimates in opara_desc.c). shapes[v] for every value (ndim < 0 = unknown).
+   dev may be NULL (default device). */
+OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
+                                               const opara__device* dev, opara__op_desc* out);
+/* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
+OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
+                                                          uint64_t* out);
+/* 1 for the kernel-less views whose output may alias the input (Reshape, Flatten, Squeeze, Unsqueeze). */
+OPARA__PRIVATE int opara__op_is_view(opara__op op);
+/* Per-op-type class default (the paper's table, corrected); used when a node has no FLOPs/bytes. */
+OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op);
+
+/* ---- knobs ----------------------------------------------------------------------------------- */
+
+/* How Alg. 2 measures "least amount of GPU resources". */
+typedef enum opara__metric {
+    OPARA__METRIC_DEFAULT = 0,
+    OPARA__METRIC_SMEM_FRAC = 1, /* shared memory per block / per-block limit (the reference code) */
+    OPARA__METRIC_DOMINANT = 2   /* max of the block's share of an SM's threads, registers, shared memory */
+} opara__metric;
+
+/* Alg. 2's "alternately choose a non-empty list". */
+typedef enum opara__alternation {
+    OPARA__ALT_DEFAULT = 0,
+    OPARA__ALT_PARITY = 1,   /* reference code: iteration parity, compute list first, toggles even when one list is empty */
+    OPARA__ALT_LAST_PICK = 2 /* the list opposite to the one picked last */
+} opara__alternation;
+
+/* Order in which Alg. 1 visits a node's predecessors. */
+typedef enum opara__pred_order {
+    OPARA__PRED_DEFAULT = 0,
+    OPARA__PRED_INPUT = 1,     /* argument order (the reference code) */
+    OPARA__PRED_ASC_ID = 2,    /* ascending node index (the TC appendix wording) */
+    OPARA__PRED_DESC_ID = 3,   /* descending node index */
+    OPARA__PRED_ASC_STREAM = 4 /* ascending stream index, oldest stream first (reproduces the CCFSys listing) */
+} opara__pred_order;
+
+/* Alg. 1's condition for inheriting a predecessor's stream. */
+typedef enum opara__inherit {
+    OPARA__INHERIT_DEFAULT = 0,
+    OPARA__INHERIT_FLAG = 1,           /* TC version: the first successor to claim an unflagged predecessor */
+    OPARA__INHERIT_FIRST_SUCCESSOR = 2 /* arXiv/CCFSys wording: only the predecessor's first successor */
+} opara__inherit;
+
+/* Zero means defaults everywhere. */
+typedef struct opara__plan_desc {
+    opara_strategy strategy;         /* OPARA */
+    opara_launch_order launch_order; /* DEFAULT: the strategy's own */
+    opara__metric metric;            /* SMEM_FRAC (the reference), until the simulator's evidence says otherwise */
+    opara__alternation alternation;  /* PARITY */
+    opara__pred_order pred_order;    /* INPUT */
+    opara__inherit inherit;          /* FLAG */
+    uint32_t stream_cap;             /* 0: unlimited. Else a new stream is opened only when no stream is
+                                        provably idle (its last op happens-before the new op) */
+    int stream_cap_hard;             /* with stream_cap: never exceed it; when no stream is idle, reuse the
+                                        one whose last op was launched earliest (adds false dependencies) */
+    int no_wait_pruning;             /* keep waits implied by earlier ones (the reference code's behaviour) */
+    int no_memory_reuse;             /* never reuse a block (what the Opara and Nimble prototypes do) */
+    int no_inplace;                  /* disable in-place outputs */
+    int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
+    int no_view_alias;               /* views get their own block (they still launch no kernel) */
+    uint32_t alignment;              /* arena alignment of every block; 0: 256 */
+    const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
+                                        when the shapes prove each input is one contiguous slice */
+    int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
+} opara__plan_desc;
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+#define OPARA__NO_ARENA UINT64_MAX
+
+typedef enum opara__storage {
+    OPARA__STORAGE_NONE = 0,     /* no bytes (value without producer or size) */
+    OPARA__STORAGE_ARENA = 1,    /* lives in the session arena at offset[v] */
+    OPARA__STORAGE_EXTERNAL = 2  /* root is a graph input or a constant: storage owned by the backend/model */
+} opara__storage;
+
+typedef enum opara__alias_kind {
+    OPARA__ALIAS_NONE = 0,    /* owns its bytes */
+    OPARA__ALIAS_INPLACE = 1, /* written by its producer over the bytes of the producer's input */
+    OPARA__ALIAS_CONCAT = 2,  /* a Concat input placed inside the Concat's output */
+    OPARA__ALIAS_VIEW = 3     /* kernel-less view of its input */
+} opara__alias_kind;
+
+typedef struct opara__plan_stats {
+    uint32_t n_streams;
+    uint32_t n_events;       /* nodes that record an event (fork/join events not included) */
+    uint32_t n_waits;        /* cross-stream waits of nodes (fork/join waits not included) */
+    uint32_t n_cross_edges;  /* data edges between nodes on different streams */
+    uint32_t n_pruned_waits; /* waits dropped because earlier waits imply them */
+    uint32_t n_forks, n_joins;
+    uint32_t n_inplace, n_concat_in_place, n_views;
+    uint64_t arena_bytes;      /* peak memory of the plan = arena size */
+    uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
+    uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
+} opara__plan_stats;
+
+typedef struct opara__plan {
+    opara__plan_desc desc; /* the knobs actually used (defaults resolved) */
+    uint32_t n_nodes, n_values, n_streams;
+
+    /* launch order and streams */
+    uint32_t* order;      /* [n_nodes] node indices in launch order (topological) */
+    uint32_t* position;   /* [n_nodes] node -> its index in order */
+    uint32_t* stream;     /* [n_nodes] stream of each node; streams are numbered by first use in launch order */
+    uint32_t* stream_seq; /* [n_nodes] 1-based rank of the node on its stream */
+    uint32_t* level;      /* [n_nodes] longest-path depth from a source (wavefront levels); for every strategy */
+
+    /* synchronisation: before launching node n on its stream, wait on the events recorded after
+       nodes wait_nodes[wait_start[n] .. wait_start[n+1]) (all on other streams, in ascending launch
+       position); a node with records_event[n] records its event right after its launch. */
+    uint8_t* records_event; /* [n_nodes] */
+    uint32_t* wait_start;   /* [n_nodes + 1] */
+    uint32_t* wait_nodes;   /* [stats.n_waits] */
+
+    /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
+       event before its first op; a stream with stream_fork[s] waits on it before its first op (the
+       streams without it start by waiting on another stream's event, which already orders them
+       after the fork). After all ops, the origin waits on an event recorded after the last op of
+       each stream with stream_join[s] (the others end with an op another stream waited on). */
+    uint8_t* stream_fork;   /* [n_streams] */
+    uint8_t* stream_join;   /* [n_streams] */
+    uint32_t* stream_first; /* [n_streams] first node of each stream */
+    uint32_t* stream_last;  /* [n_streams] last node of each stream */
+
+    /* memory */
+    uint64_t arena_bytes;
+    uint32_t alignment;
+    uint8_t* storage;       /* [n_values] opara__storage of the value's root */
+    uint64_t* offset;       /* [n_values] arena offset of the value's first byte, or OPARA__NO_ARENA */
+    int32_t* alias_root;    /* [n_values] value that owns the bytes (itself when not an alias), resolved to the end */
+    uint64_t* alias_offset; /* [n_values] byte offset of the value inside its root */
+    uint8_t* alias_kind;    /* [n_values] opara__alias_kind */
+    uint64_t* value_bytes;  /* [n_values] the sizes the plan was made for */
+
+    opara__plan_stats stats;
+} opara__plan;
+
+/* Builds the plan for a finalized graph. value_bytes[v]: size of every value. descs: one per node
+   (NULL: every node has no kernel info, so Alg. 2 keeps ready order). dev: NULL = default device.
+   desc: NULL = defaults. On failure *out is NULL and the runtime's error says why. */
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out);
+OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* plan);
+
+/* Proves that the plan is safe for the graph: the order is a topological permutation, streams
+   and ranks are consistent, every wait names an earlier recorded event on another stream, every
+   data dependency is enforced (same-stream order or an event path), every value fits its storage,
+   no two unordered operators touch overlapping arena bytes with at least one write, no byte is
+   overwritten between its write and a later read, and outputs survive to the end. Returns
+   OPARA_ERR_PLAN_INVALID with the first violation in the runtime's error detail. */
+OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan);
+
+/* 1 when input `input_index` of Concat node `node` already sits in its slice of the output (the
+   Concat does not copy it). */
+OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
+                                                    uint32_t input_index);
+
+/* ---- the pieces, for tests and the simulator ------------------------------------------------- */
+
+/* Resource demand of one kernel under a metric, in [0, +inf); nodes without info get +inf. */
+OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric);
+
+/* Launch order of the strategy's default or an explicit one into order[n_nodes]. */
+OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
+                                              const opara__device* dev, const opara__plan_desc* desc,
+                                              uint32_t* order);
+
+/* Opara Alg. 1 over `order`: stream[n_nodes], returns the stream count in *n_streams. Streams are
+   numbered in creation order. */
+OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
+                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams);
+
+/* ---- between the planning modules ------------------------------------------------------------ */
+
+/* Bounded vector clocks: k slots (a power of two), stream s lives in slot s & (k-1). A slot holds
+   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me". When two
+   streams compete for a slot, the merge keeps one fact and forgets the other: a clock only ever
+   under-approximates the happens-before relation, so a wait it cannot prove redundant is kept and
+   a block it cannot prove free is not reused. Exact whenever the stream count is at most k. */
+typedef struct opara__vc_slot {
+    uint32_t stream, seq; /* seq 0: empty */
+} opara__vc_slot;
+
+#define OPARA__VC_MAX_SLOTS 64u
+/* Slot count for a plan with n_streams streams: the next power of two, at most OPARA__VC_MAX_SLOTS. */
+OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams);
+OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k);
+OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
+OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
+
+/* Walks a plan in launch order keeping one clock per live stream and one snapshot per node that
+   others still have to read (refs[v] of them); clocks live in a pool that recycles freed slots, so
+   memory follows the live frontier, not V * streams. */
+typedef struct opara__vc_walk {
+    opara_runtime* rt;
+    uint32_t k;
+    opara__vc_slot* pool;
+    size_t pool_cap;        /* in clocks */
+    uint32_t pool_used;
+    uint32_t* free_list;
+    uint32_t n_free;
+    size_t free_cap;
+    uint32_t* stream_clock; /* [n_streams] pool index or UINT32_MAX */
+    uint32_t* node_clock;   /* [n_nodes] pool index or UINT32_MAX */
+    uint32_t* refs;         /* [n_nodes] readers of the node's snapshot still to come */
+} opara__vc_walk;
+
+OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
+                                               uint32_t n_streams);
+OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w);
+/* The clock of stream s (created empty on first use); NULL when out of memory. Valid until the next
+   call that may allocate (opara__vc_walk_snapshot, opara__vc_walk_stream). */
+OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s);
+/* Copies stream s's clock as node v's snapshot; 0 when out of memory. */
+OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s);
+/* Merges node p's snapshot into stream s's clock and drops one reference to the snapshot. */
+OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p);
+OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s);
+
+/* Sync plan (opara_sync.c): fills records_event, wait_start/wait_nodes, stream_fork/join and the
+   sync statistics from order/stream/stream_seq. extra_start/extra (CSR by node, may be NULL) are
+   dependencies beyond the data edges (the wavefront barriers). */
+OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
+                                            const uint32_t* extra);
+/* Memory plan (opara_memplan.c): fills storage, offset, alias_*, arena_bytes from the sync plan. */
+OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
+
+#endif /* OPARA_SCHED_H */
+/* ==== END src/opara_sched.h ==== */
 
 typedef struct opara__cpu_tensor {
     opara_dtype dtype;
@@ -6030,6 +6410,35 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+
+/* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
+
+/* A session's CPU side: one prepared operator per node, the arena (one 64-byte aligned block),
+   static input buffers, per-worker scratch and the worker threads. Thread w runs, in the plan's
+   launch order, the nodes of the streams s with s % n_workers == w; a node first waits for the
+   events the plan lists (per-node completion marks: spin, then mutex + condition variable). A
+   worker that is waiting or has nothing left helps the operator another worker has published
+   for splitting (intra-op parallelism over its work items). */
+typedef struct opara__cpu_exec opara__cpu_exec;
+
+/* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
+   outlive the executor). threads: worker count (>= 1, the caller is worker 0). On failure the
+   detail is written to err. */
+OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
+                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
+                                                   opara__cpu_exec** out);
+OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);
+/* Where value v lives during a run (graph inputs: their static buffer; outputs: in the arena). */
+OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v);
+/* One inference; kernel errors (e.g. a Gather index out of range) are reported after the run. */
+OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap);
+/* Name of the GEMM in use, worker count, and the last run's per-node times (ns since run start)
+   and the worker that ran each node; arrays have one entry per node. */
+OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
+OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);
+OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
+                                               const uint32_t** worker);
 
 #endif /* OPARA_CPU_H */
 /* ==== END src/opara_cpu.h ==== */
@@ -7058,7 +7467,8 @@ static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, 
         uint8_t* dst = (uint8_t*)op->out[0].data + o * row_bytes;
         for (k = 0; k < op->n_in; ++k) {
             size_t chunk = (size_t)op->in[k].dims[op->p.axis] * inner * e;
-            memcpy(dst, (const uint8_t*)op->in[k].data + o * chunk, chunk);
+            const uint8_t* src = (const uint8_t*)op->in[k].data + o * chunk;
+            if (src != dst) memcpy(dst, src, chunk); /* else the producer wrote it in place */
             dst += chunk;
         }
     }
@@ -7841,7 +8251,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s needs %u inputs and %u outputs",
                                  opara__op_name(kind), min_in, min_out);
     for (k = 0; k < min_in; ++k)
-        if (!op->in[k].data && kind != OPARA__OP_CONV_TRANSPOSE)
+        if (!op->in[k].data)
             return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
     if (!op->out[0].data && opara__cpu_numel(&op->out[0]) > 0)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: output 0 has no buffer", opara__op_name(kind));
@@ -8336,305 +8746,6 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     return OPARA_OK;
 }
 /* ==== END src/opara_cpu_conv.c ==== */
-/* ==== BEGIN src/opara_sched.h ==== */
-/* The execution plan: which operators run at the same time (streams), in which order they are
-   launched, where the synchronisations go (events, fork/join), and where every tensor lives
-   (arena offsets, aliases). Pure, deterministic, backend-independent; every backend and the
-   simulator consume the same opara__plan.
-
-   Inputs of planning: a finalized graph, the byte size of every value, one descriptor per node
-   (grid, block, registers, shared memory, FLOPs, bytes, class; src/opara_desc.c gives an analytic
-   default) and the device limits.
-
-   Memory conventions:
-   - Graph inputs and constants are not in the arena (storage EXTERNAL): the backend keeps a static
-     buffer per input (CUDA: copied into before the graph launch) and the model's weights.
-   - Every other value produced by a node lives in the arena, including graph outputs. Outputs are
-     pinned: their bytes are never reused, so after the run the backend copies them out (or hands
-     out pointers into the arena) from alias_root/offset.
-   - Aliases: a view (Reshape, Flatten, Squeeze, Unsqueeze) is kernel-less and its output shares its
-     input's bytes (ALIAS_VIEW, also when the input is EXTERNAL); an in-place operator's output takes
-     its input's block (ALIAS_INPLACE); a Concat's input can be written straight into its slice of the
-     Concat's output (ALIAS_CONCAT, the input's alias_root is the Concat output's root). A Concat
-     copies only the inputs that are not already in place (opara__plan_concat_input_in_place). */
-#ifndef OPARA_SCHED_H
-#define OPARA_SCHED_H
-
-/* #include "opara_ir.h" (inlined above) */
-
-/* ---- per-operator descriptors and device limits ---------------------------------------------- */
-
-typedef enum opara__op_class {
-    OPARA__CLASS_COMPUTE = 0, /* compute-intensive (Alg. 2's L_comp) */
-    OPARA__CLASS_MEMORY = 1   /* memory-intensive (Alg. 2's L_mem) */
-} opara__op_class;
-
-/* What a backend knows about the (main) kernel of one node. Estimates are fine; the scheduler
-   only compares them. */
-typedef struct opara__op_desc {
-    uint32_t grid;            /* thread blocks of the kernel */
-    uint32_t block_threads;   /* threads per block */
-    uint32_t regs_per_thread;
-    uint32_t smem_per_block;  /* bytes of shared memory per block */
-    double flops;
-    double bytes;             /* bytes moved: inputs + outputs + weights */
-    uint8_t op_class;         /* opara__op_class */
-    uint8_t kernel_less;      /* no kernel at all (views): never delays anything */
-    uint8_t has_info;         /* 0: no kernel data; Alg. 2 defers it like the reference code */
-    uint8_t reserved;
-} opara__op_desc;
-
-typedef struct opara__device {
-    const char* name;
-    uint32_t sms;
-    uint32_t max_threads_per_block, max_threads_per_sm;
-    uint32_t max_regs_per_block, max_regs_per_sm;
-    uint32_t max_smem_per_block, max_smem_per_sm; /* bytes */
-    uint32_t max_blocks_per_sm;
-    double peak_flops; /* FP32 FLOP/s */
-    double bandwidth;  /* DRAM bytes/s */
-} opara__device;
-
-/* Presets from public specifications: "rtx2080s", "v100", "a100", "h100", "orin". NULL if unknown. */
-OPARA__PRIVATE const opara__device* opara__device_preset(const char* name);
-/* The device used when none is given (rtx2080s, the paper's RTX 2080 SUPER). */
-OPARA__PRIVATE const opara__device* opara__device_default(void);
-/* FLOPs per byte at which the device turns from memory- to compute-bound (peak_flops/bandwidth). */
-OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
-
-/* The default analytic descriptor model: formulas per operator (conv FLOPs = 2*N*K*C/g*R*S*P*Q,
-   GEMM 2*M*N*K, ...; bytes = inputs + outputs + weights) and plausible per-kernel-family launch
-   shapes (documented as estimates in opara_desc.c). shapes[v] for every value (ndim < 0 = unknown).
-   dev may be NULL (default device). */
-OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
-                                               const opara__device* dev, opara__op_desc* out);
-/* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
-OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
-                                                          uint64_t* out);
-/* 1 for the kernel-less views whose output may alias the input (Reshape, Flatten, Squeeze, Unsqueeze). */
-OPARA__PRIVATE int opara__op_is_view(opara__op op);
-/* Per-op-type class default (the paper's table, corrected); used when a node has no FLOPs/bytes. */
-OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op);
-
-/* ---- knobs ----------------------------------------------------------------------------------- */
-
-/* How Alg. 2 measures "least amount of GPU resources". */
-typedef enum opara__metric {
-    OPARA__METRIC_DEFAULT = 0,
-    OPARA__METRIC_SMEM_FRAC = 1, /* shared memory per block / per-block limit (the reference code) */
-    OPARA__METRIC_DOMINANT = 2   /* max of the block's share of an SM's threads, registers, shared memory */
-} opara__metric;
-
-/* Alg. 2's "alternately choose a non-empty list". */
-typedef enum opara__alternation {
-    OPARA__ALT_DEFAULT = 0,
-    OPARA__ALT_PARITY = 1,   /* reference code: iteration parity, compute list first, toggles even when one list is empty */
-    OPARA__ALT_LAST_PICK = 2 /* the list opposite to the one picked last */
-} opara__alternation;
-
-/* Order in which Alg. 1 visits a node's predecessors. */
-typedef enum opara__pred_order {
-    OPARA__PRED_DEFAULT = 0,
-    OPARA__PRED_INPUT = 1,     /* argument order (the reference code) */
-    OPARA__PRED_ASC_ID = 2,    /* ascending node index (the TC appendix wording) */
-    OPARA__PRED_DESC_ID = 3,   /* descending node index */
-    OPARA__PRED_ASC_STREAM = 4 /* ascending stream index, oldest stream first (reproduces the CCFSys listing) */
-} opara__pred_order;
-
-/* Alg. 1's condition for inheriting a predecessor's stream. */
-typedef enum opara__inherit {
-    OPARA__INHERIT_DEFAULT = 0,
-    OPARA__INHERIT_FLAG = 1,           /* TC version: the first successor to claim an unflagged predecessor */
-    OPARA__INHERIT_FIRST_SUCCESSOR = 2 /* arXiv/CCFSys wording: only the predecessor's first successor */
-} opara__inherit;
-
-/* Zero means defaults everywhere. */
-typedef struct opara__plan_desc {
-    opara_strategy strategy;         /* OPARA */
-    opara_launch_order launch_order; /* DEFAULT: the strategy's own */
-    opara__metric metric;            /* SMEM_FRAC (the reference), until the simulator's evidence says otherwise */
-    opara__alternation alternation;  /* PARITY */
-    opara__pred_order pred_order;    /* INPUT */
-    opara__inherit inherit;          /* FLAG */
-    uint32_t stream_cap;             /* 0: unlimited. Else a new stream is opened only when no stream is
-                                        provably idle (its last op happens-before the new op) */
-    int stream_cap_hard;             /* with stream_cap: never exceed it; when no stream is idle, reuse the
-                                        one whose last op was launched earliest (adds false dependencies) */
-    int no_wait_pruning;             /* keep waits implied by earlier ones (the reference code's behaviour) */
-    int no_memory_reuse;             /* never reuse a block (what the Opara and Nimble prototypes do) */
-    int no_inplace;                  /* disable in-place outputs */
-    int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
-    int no_view_alias;               /* views get their own block (they still launch no kernel) */
-    uint32_t alignment;              /* arena alignment of every block; 0: 256 */
-    const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
-                                        when the shapes prove each input is one contiguous slice */
-    int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
-} opara__plan_desc;
-
-/* ---- the plan -------------------------------------------------------------------------------- */
-
-#define OPARA__NO_ARENA UINT64_MAX
-
-typedef enum opara__storage {
-    OPARA__STORAGE_NONE = 0,     /* no bytes (value without producer or size) */
-    OPARA__STORAGE_ARENA = 1,    /* lives in the session arena at offset[v] */
-    OPARA__STORAGE_EXTERNAL = 2  /* root is a graph input or a constant: storage owned by the backend/model */
-} opara__storage;
-
-typedef enum opara__alias_kind {
-    OPARA__ALIAS_NONE = 0,    /* owns its bytes */
-    OPARA__ALIAS_INPLACE = 1, /* written by its producer over the bytes of the producer's input */
-    OPARA__ALIAS_CONCAT = 2,  /* a Concat input placed inside the Concat's output */
-    OPARA__ALIAS_VIEW = 3     /* kernel-less view of its input */
-} opara__alias_kind;
-
-typedef struct opara__plan_stats {
-    uint32_t n_streams;
-    uint32_t n_events;       /* nodes that record an event (fork/join events not included) */
-    uint32_t n_waits;        /* cross-stream waits of nodes (fork/join waits not included) */
-    uint32_t n_cross_edges;  /* data edges between nodes on different streams */
-    uint32_t n_pruned_waits; /* waits dropped because earlier waits imply them */
-    uint32_t n_forks, n_joins;
-    uint32_t n_inplace, n_concat_in_place, n_views;
-    uint64_t arena_bytes;      /* peak memory of the plan = arena size */
-    uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
-    uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
-} opara__plan_stats;
-
-typedef struct opara__plan {
-    opara__plan_desc desc; /* the knobs actually used (defaults resolved) */
-    uint32_t n_nodes, n_values, n_streams;
-
-    /* launch order and streams */
-    uint32_t* order;      /* [n_nodes] node indices in launch order (topological) */
-    uint32_t* position;   /* [n_nodes] node -> its index in order */
-    uint32_t* stream;     /* [n_nodes] stream of each node; streams are numbered by first use in launch order */
-    uint32_t* stream_seq; /* [n_nodes] 1-based rank of the node on its stream */
-    uint32_t* level;      /* [n_nodes] longest-path depth from a source (wavefront levels); for every strategy */
-
-    /* synchronisation: before launching node n on its stream, wait on the events recorded after
-       nodes wait_nodes[wait_start[n] .. wait_start[n+1]) (all on other streams, in ascending launch
-       position); a node with records_event[n] records its event right after its launch. */
-    uint8_t* records_event; /* [n_nodes] */
-    uint32_t* wait_start;   /* [n_nodes + 1] */
-    uint32_t* wait_nodes;   /* [stats.n_waits] */
-
-    /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
-       event before its first op; a stream with stream_fork[s] waits on it before its first op (the
-       streams without it start by waiting on another stream's event, which already orders them
-       after the fork). After all ops, the origin waits on an event recorded after the last op of
-       each stream with stream_join[s] (the others end with an op another stream waited on). */
-    uint8_t* stream_fork;   /* [n_streams] */
-    uint8_t* stream_join;   /* [n_streams] */
-    uint32_t* stream_first; /* [n_streams] first node of each stream */
-    uint32_t* stream_last;  /* [n_streams] last node of each stream */
-
-    /* memory */
-    uint64_t arena_bytes;
-    uint32_t alignment;
-    uint8_t* storage;       /* [n_values] opara__storage of the value's root */
-    uint64_t* offset;       /* [n_values] arena offset of the value's first byte, or OPARA__NO_ARENA */
-    int32_t* alias_root;    /* [n_values] value that owns the bytes (itself when not an alias), resolved to the end */
-    uint64_t* alias_offset; /* [n_values] byte offset of the value inside its root */
-    uint8_t* alias_kind;    /* [n_values] opara__alias_kind */
-    uint64_t* value_bytes;  /* [n_values] the sizes the plan was made for */
-
-    opara__plan_stats stats;
-} opara__plan;
-
-/* Builds the plan for a finalized graph. value_bytes[v]: size of every value. descs: one per node
-   (NULL: every node has no kernel info, so Alg. 2 keeps ready order). dev: NULL = default device.
-   desc: NULL = defaults. On failure *out is NULL and the runtime's error says why. */
-OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
-                                              const opara__op_desc* descs, const opara__device* dev,
-                                              const opara__plan_desc* desc, opara__plan** out);
-OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* plan);
-
-/* Proves that the plan is safe for the graph: the order is a topological permutation, streams
-   and ranks are consistent, every wait names an earlier recorded event on another stream, every
-   data dependency is enforced (same-stream order or an event path), every value fits its storage,
-   no two unordered operators touch overlapping arena bytes with at least one write, no byte is
-   overwritten between its write and a later read, and outputs survive to the end. Returns
-   OPARA_ERR_PLAN_INVALID with the first violation in the runtime's error detail. */
-OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan);
-
-/* 1 when input `input_index` of Concat node `node` already sits in its slice of the output (the
-   Concat does not copy it). */
-OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
-                                                    uint32_t input_index);
-
-/* ---- the pieces, for tests and the simulator ------------------------------------------------- */
-
-/* Resource demand of one kernel under a metric, in [0, +inf); nodes without info get +inf. */
-OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric);
-
-/* Launch order of the strategy's default or an explicit one into order[n_nodes]. */
-OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
-                                              const opara__device* dev, const opara__plan_desc* desc,
-                                              uint32_t* order);
-
-/* Opara Alg. 1 over `order`: stream[n_nodes], returns the stream count in *n_streams. Streams are
-   numbered in creation order. */
-OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
-                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams);
-
-/* ---- between the planning modules ------------------------------------------------------------ */
-
-/* Bounded vector clocks: k slots (a power of two), stream s lives in slot s & (k-1). A slot holds
-   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me". When two
-   streams compete for a slot, the merge keeps one fact and forgets the other: a clock only ever
-   under-approximates the happens-before relation, so a wait it cannot prove redundant is kept and
-   a block it cannot prove free is not reused. Exact whenever the stream count is at most k. */
-typedef struct opara__vc_slot {
-    uint32_t stream, seq; /* seq 0: empty */
-} opara__vc_slot;
-
-#define OPARA__VC_MAX_SLOTS 64u
-/* Slot count for a plan with n_streams streams: the next power of two, at most OPARA__VC_MAX_SLOTS. */
-OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams);
-OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k);
-OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
-OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
-
-/* Walks a plan in launch order keeping one clock per live stream and one snapshot per node that
-   others still have to read (refs[v] of them); clocks live in a pool that recycles freed slots, so
-   memory follows the live frontier, not V * streams. */
-typedef struct opara__vc_walk {
-    opara_runtime* rt;
-    uint32_t k;
-    opara__vc_slot* pool;
-    size_t pool_cap;        /* in clocks */
-    uint32_t pool_used;
-    uint32_t* free_list;
-    uint32_t n_free;
-    size_t free_cap;
-    uint32_t* stream_clock; /* [n_streams] pool index or UINT32_MAX */
-    uint32_t* node_clock;   /* [n_nodes] pool index or UINT32_MAX */
-    uint32_t* refs;         /* [n_nodes] readers of the node's snapshot still to come */
-} opara__vc_walk;
-
-OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
-                                               uint32_t n_streams);
-OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w);
-/* The clock of stream s (created empty on first use); NULL when out of memory. Valid until the next
-   call that may allocate (opara__vc_walk_snapshot, opara__vc_walk_stream). */
-OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s);
-/* Copies stream s's clock as node v's snapshot; 0 when out of memory. */
-OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s);
-/* Merges node p's snapshot into stream s's clock and drops one reference to the snapshot. */
-OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p);
-OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s);
-
-/* Sync plan (opara_sync.c): fills records_event, wait_start/wait_nodes, stream_fork/join and the
-   sync statistics from order/stream/stream_seq. extra_start/extra (CSR by node, may be NULL) are
-   dependencies beyond the data edges (the wavefront barriers). */
-OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
-                                            const uint32_t* extra);
-/* Memory plan (opara_memplan.c): fills storage, offset, alias_*, arena_bytes from the sync plan. */
-OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
-
-#endif /* OPARA_SCHED_H */
-/* ==== END src/opara_sched.h ==== */
 /* ==== BEGIN src/opara_desc.c ==== */
 /* Device presets and the default analytic operator descriptors.
 
@@ -10979,6 +11090,708 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     return r;
 }
 /* ==== END src/opara_verify.c ==== */
+/* ==== BEGIN src/opara_backend_cpu.c ==== */
+/* The CPU executor: the plan's streams become worker threads, its events per-node completion
+   marks, its arena one allocation; large operators are split across idle workers. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#define OPARA__SPIN_ROUNDS 256
+
+typedef struct opara__cpu_worker_arg {
+    opara__cpu_exec* ex;
+    uint32_t index;
+} opara__cpu_worker_arg;
+
+struct opara__cpu_exec {
+    opara_runtime* rt;
+    const opara__graph* g;
+    const opara__plan* plan;
+    opara__blas blas;
+    opara__cpu_op* ops;          /* [n_nodes] */
+    opara__cpu_tensor* tensors;  /* every node's inputs then outputs */
+    uint8_t* arena;
+    uint8_t* inputs_block;       /* static buffers of the graph inputs */
+    void** value_ptr;            /* [n_values] */
+    uint8_t* skip;               /* [n_nodes] kernel-less views */
+    float* scratch;              /* n_workers slices of scratch_floats */
+    size_t scratch_floats;
+    uint32_t n_workers;
+    uint32_t* list;              /* nodes of each worker in launch order (CSR by worker) */
+    uint32_t* list_start;        /* [n_workers + 1] */
+    opara__thread* threads;      /* [n_workers - 1] */
+    opara__cpu_worker_arg* args; /* [n_workers - 1] */
+    int threads_started;
+    /* run state */
+    opara__mutex mu;
+    opara__cond cv;
+    volatile int32_t generation; /* number of the current run */
+    volatile int32_t* done;      /* [n_nodes] generation in which the node finished */
+    volatile int32_t finished;   /* worker lists completed, over all runs */
+    volatile int32_t shutdown;
+    volatile int32_t error;      /* first kernel error of the run */
+    volatile int32_t sleepers;   /* threads inside cond_wait (or about to be) */
+    volatile int32_t idle;       /* workers in a wait loop, able to help */
+    /* the one operator published for splitting */
+    volatile int32_t job_busy, job_posted, job_helpers, job_next, job_done;
+    const opara__cpu_op* job_op;
+    size_t job_chunk, job_items;
+    volatile int32_t job_chunks; /* atomic: also read by waiters outside the helper count */
+    uint64_t run_start;
+    uint64_t *t_start, *t_end;
+    uint32_t* t_worker;
+};
+
+/* ---- synchronisation ----------------------------------------------------------------------- */
+
+static void opara__exec_wake(opara__cpu_exec* ex) {
+    if (opara__atomic_load(&ex->sleepers) == 0) return;
+    opara__mutex_lock(&ex->mu);
+    opara__cond_broadcast(&ex->cv);
+    opara__mutex_unlock(&ex->mu);
+}
+
+static void opara__exec_note_error(opara__cpu_exec* ex, opara_result r) {
+    if (r != OPARA_OK) opara__atomic_cas(&ex->error, 0, (int32_t)r);
+}
+
+/* Runs chunks of the published job, if any; returns 1 when it did some work. */
+static int opara__exec_help(opara__cpu_exec* ex, uint32_t w) {
+    int worked = 0;
+    if (!opara__atomic_load(&ex->job_posted)) return 0;
+    opara__atomic_add(&ex->job_helpers, 1);
+    if (opara__atomic_load(&ex->job_posted)) {
+        const opara__cpu_op* op = ex->job_op;
+        float* scratch = ex->scratch + (size_t)w * ex->scratch_floats;
+        for (;;) {
+            int32_t c = opara__atomic_add(&ex->job_next, 1) - 1;
+            size_t b, e;
+            if (c >= opara__atomic_load(&ex->job_chunks)) break;
+            b = (size_t)c * ex->job_chunk;
+            e = OPARA__MIN(ex->job_items, b + ex->job_chunk);
+            opara__exec_note_error(ex, op->fn(op, b, e, scratch));
+            opara__atomic_add(&ex->job_done, 1);
+            worked = 1;
+        }
+    }
+    opara__atomic_add(&ex->job_helpers, -1);
+    return worked;
+}
+
+static int opara__exec_job_ready(opara__cpu_exec* ex) {
+    return opara__atomic_load(&ex->job_posted) && opara__atomic_load(&ex->job_next) < opara__atomic_load(&ex->job_chunks);
+}
+
+/* Waits until *flag reaches target (signed difference), helping with split operators meanwhile. */
+static void opara__exec_wait(opara__cpu_exec* ex, uint32_t w, volatile int32_t* flag, int32_t target) {
+    int spins = 0;
+    if (opara__atomic_load(flag) - target >= 0) return;
+    opara__atomic_add(&ex->idle, 1);
+    while (opara__atomic_load(flag) - target < 0) {
+        if (opara__exec_help(ex, w)) {
+            spins = 0;
+            continue;
+        }
+        if (++spins < OPARA__SPIN_ROUNDS) continue;
+        opara__mutex_lock(&ex->mu);
+        opara__atomic_add(&ex->sleepers, 1);
+        while (opara__atomic_load(flag) - target < 0 && !opara__exec_job_ready(ex)) opara__cond_wait(&ex->cv, &ex->mu);
+        opara__atomic_add(&ex->sleepers, -1);
+        opara__mutex_unlock(&ex->mu);
+        spins = 0;
+    }
+    opara__atomic_add(&ex->idle, -1);
+}
+
+/* Runs one operator, split across idle workers when it is large enough. */
+static void opara__exec_op(opara__cpu_exec* ex, uint32_t w, const opara__cpu_op* op) {
+    float* scratch = ex->scratch + (size_t)w * ex->scratch_floats;
+    size_t items = op->work_items, min = op->min_items_per_task ? op->min_items_per_task : 1, chunk;
+    int32_t chunks;
+    if (!items) return;
+    if (ex->n_workers < 2 || items < 2 * min || opara__atomic_load(&ex->idle) == 0 ||
+        !opara__atomic_cas(&ex->job_busy, 0, 1)) {
+        opara__exec_note_error(ex, op->fn(op, 0, items, scratch));
+        return;
+    }
+    chunk = OPARA__MAX(min, items / ((size_t)ex->n_workers * 4));
+    chunks = (int32_t)((items + chunk - 1) / chunk);
+    ex->job_op = op;
+    ex->job_items = items;
+    ex->job_chunk = chunk;
+    opara__atomic_store(&ex->job_chunks, chunks);
+    opara__atomic_store(&ex->job_next, 0);
+    opara__atomic_store(&ex->job_done, 0);
+    opara__atomic_store(&ex->job_posted, 1);
+    opara__exec_wake(ex);
+    opara__exec_help(ex, w);
+    while (opara__atomic_load(&ex->job_done) < chunks) { /* the last chunks are running elsewhere */
+    }
+    opara__atomic_store(&ex->job_posted, 0);
+    while (opara__atomic_load(&ex->job_helpers) != 0) {
+    }
+    opara__atomic_store(&ex->job_busy, 0);
+}
+
+/* Worker w's share of one run: its nodes in launch order, each after the events it waits on. */
+static void opara__exec_list(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
+    const opara__plan* plan = ex->plan;
+    uint32_t i, k;
+    for (i = ex->list_start[w]; i < ex->list_start[w + 1]; ++i) {
+        uint32_t n = ex->list[i];
+        for (k = plan->wait_start[n]; k < plan->wait_start[n + 1]; ++k)
+            opara__exec_wait(ex, w, &ex->done[plan->wait_nodes[k]], gen);
+        ex->t_start[n] = opara__now_ns() - ex->run_start;
+        if (!ex->skip[n]) opara__exec_op(ex, w, &ex->ops[n]);
+        ex->t_end[n] = opara__now_ns() - ex->run_start;
+        ex->t_worker[n] = w;
+        opara__atomic_store(&ex->done[n], gen);
+        if (plan->records_event[n]) opara__exec_wake(ex);
+    }
+    opara__atomic_add(&ex->finished, 1);
+    opara__exec_wake(ex);
+    opara__exec_wait(ex, w, &ex->finished, gen * (int32_t)ex->n_workers);
+}
+
+static void opara__exec_worker_main(void* p) {
+    opara__cpu_worker_arg* arg = (opara__cpu_worker_arg*)p;
+    opara__cpu_exec* ex = arg->ex;
+    int32_t last = 0;
+    for (;;) {
+        int32_t gen;
+        opara__mutex_lock(&ex->mu);
+        opara__atomic_add(&ex->sleepers, 1);
+        while (opara__atomic_load(&ex->generation) == last && !opara__atomic_load(&ex->shutdown))
+            opara__cond_wait(&ex->cv, &ex->mu);
+        opara__atomic_add(&ex->sleepers, -1);
+        gen = opara__atomic_load(&ex->generation);
+        opara__mutex_unlock(&ex->mu);
+        if (opara__atomic_load(&ex->shutdown)) return;
+        last = gen;
+        opara__exec_list(ex, arg->index, gen);
+    }
+}
+
+OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap) {
+    int32_t gen, e;
+    ex->run_start = opara__now_ns();
+    opara__atomic_store(&ex->error, 0);
+    opara__mutex_lock(&ex->mu);
+    gen = opara__atomic_add(&ex->generation, 1);
+    opara__cond_broadcast(&ex->cv);
+    opara__mutex_unlock(&ex->mu);
+    opara__exec_list(ex, 0, gen);
+    e = opara__atomic_load(&ex->error);
+    if (e != 0)
+        return opara__cpu_reject(err, err_cap, (opara_result)e, "a kernel failed during the run: %s",
+                                 opara_result_string((opara_result)e));
+    return OPARA_OK;
+}
+
+/* ---- creation ------------------------------------------------------------------------------ */
+
+static void opara__exec_fill_tensor(const opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
+                                    int32_t v, opara__cpu_tensor* t) {
+    memset(t, 0, sizeof *t);
+    if (v < 0) return;
+    t->dtype = dtypes[v];
+    t->ndim = shapes[v].ndim < 0 ? 0 : shapes[v].ndim;
+    memcpy(t->dims, shapes[v].dims, sizeof t->dims);
+    t->data = ex->value_ptr[v];
+}
+
+static opara_result opara__exec_memory(opara__cpu_exec* ex, char* err, size_t cap) {
+    const opara__graph* g = ex->g;
+    const opara__plan* plan = ex->plan;
+    size_t in_bytes = 0, off = 0;
+    uint32_t i, v;
+    ex->value_ptr = (void**)opara__calloc(ex->rt, g->n_values ? g->n_values : 1, sizeof(void*));
+    if (!ex->value_ptr) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    if (plan->arena_bytes > (uint64_t)(size_t)-1) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "arena too large");
+    if (plan->arena_bytes) {
+        ex->arena = (uint8_t*)opara__alloc_aligned(&ex->rt->allocator, (size_t)plan->arena_bytes, OPARA__DEFAULT_ALIGN);
+        if (!ex->arena)
+            return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "cannot allocate the %llu-byte arena",
+                                     (unsigned long long)plan->arena_bytes);
+    }
+    for (i = 0; i < g->n_inputs; ++i) in_bytes += opara__align_up((size_t)plan->value_bytes[g->inputs[i]], 64);
+    ex->inputs_block = (uint8_t*)opara__alloc_aligned(&ex->rt->allocator, in_bytes ? in_bytes : 64, OPARA__DEFAULT_ALIGN);
+    if (!ex->inputs_block) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory for inputs");
+    for (i = 0; i < g->n_inputs; ++i) {
+        ex->value_ptr[g->inputs[i]] = ex->inputs_block + off;
+        off += opara__align_up((size_t)plan->value_bytes[g->inputs[i]], 64);
+    }
+    for (v = 0; v < g->n_values; ++v) {
+        const opara__value* val = &g->values[v];
+        int32_t root = plan->alias_root[v];
+        if (val->kind == OPARA__VALUE_INPUT) continue;
+        if (val->kind == OPARA__VALUE_CONST) {
+            ex->value_ptr[v] = (void*)(uintptr_t)val->data;
+        } else if (plan->storage[v] == OPARA__STORAGE_ARENA && plan->offset[v] != OPARA__NO_ARENA) {
+            ex->value_ptr[v] = ex->arena + plan->offset[v];
+        } else if (plan->storage[v] == OPARA__STORAGE_EXTERNAL && root >= 0) {
+            uint8_t* base = g->values[root].kind == OPARA__VALUE_CONST ? (uint8_t*)(uintptr_t)g->values[root].data
+                                                                       : (uint8_t*)ex->value_ptr[root];
+            ex->value_ptr[v] = base ? base + plan->alias_offset[v] : NULL;
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
+                                            char* err, size_t cap) {
+    const opara__graph* g = ex->g;
+    size_t n_tensors = 0, at = 0;
+    uint32_t n, i;
+    for (n = 0; n < g->n_nodes; ++n) n_tensors += g->nodes[n].n_inputs + g->nodes[n].n_outputs;
+    ex->ops = (opara__cpu_op*)opara__calloc(ex->rt, g->n_nodes ? g->n_nodes : 1, sizeof *ex->ops);
+    ex->tensors = (opara__cpu_tensor*)opara__calloc(ex->rt, n_tensors ? n_tensors : 1, sizeof *ex->tensors);
+    ex->skip = (uint8_t*)opara__calloc(ex->rt, g->n_nodes ? g->n_nodes : 1, 1);
+    if (!ex->ops || !ex->tensors || !ex->skip) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__node* node = &g->nodes[n];
+        opara__cpu_op* op = &ex->ops[n];
+        opara_result r;
+        char detail[256];
+        op->node = node;
+        op->n_in = node->n_inputs;
+        op->n_out = node->n_outputs;
+        op->in = ex->tensors + at;
+        at += node->n_inputs;
+        op->out = ex->tensors + at;
+        at += node->n_outputs;
+        op->blas = &ex->blas;
+        for (i = 0; i < node->n_inputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->inputs[i], &op->in[i]);
+        for (i = 0; i < node->n_outputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->outputs[i], &op->out[i]);
+        ex->skip[n] = node->n_outputs == 1 && ex->plan->alias_kind[node->outputs[0]] == OPARA__ALIAS_VIEW;
+        r = opara__cpu_prepare(op, detail, sizeof detail);
+        if (r != OPARA_OK)
+            return opara__cpu_reject(err, cap, r, "node %u '%s' (%s): %s", n, node->name ? node->name : "",
+                                     opara__op_name(node->op), detail);
+        ex->scratch_floats = OPARA__MAX(ex->scratch_floats, op->scratch_floats);
+    }
+    ex->scratch_floats = opara__align_up(ex->scratch_floats, 16);
+    return OPARA_OK;
+}
+
+static opara_result opara__exec_lists(opara__cpu_exec* ex, char* err, size_t cap) {
+    const opara__plan* plan = ex->plan;
+    uint32_t n_nodes = ex->g->n_nodes, w, i, at = 0;
+    ex->list = (uint32_t*)opara__calloc(ex->rt, n_nodes ? n_nodes : 1, sizeof(uint32_t));
+    ex->list_start = (uint32_t*)opara__calloc(ex->rt, ex->n_workers + 1, sizeof(uint32_t));
+    if (!ex->list || !ex->list_start) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (w = 0; w < ex->n_workers; ++w) {
+        ex->list_start[w] = at;
+        for (i = 0; i < n_nodes; ++i)
+            if (plan->stream[plan->order[i]] % ex->n_workers == w) ex->list[at++] = plan->order[i];
+    }
+    ex->list_start[ex->n_workers] = at;
+    return OPARA_OK;
+}
+
+static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t cap) {
+    uint32_t w, n_nodes = ex->g->n_nodes ? ex->g->n_nodes : 1;
+    ex->done = (volatile int32_t*)opara__calloc(ex->rt, n_nodes, sizeof(int32_t));
+    ex->t_start = (uint64_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint64_t));
+    ex->t_end = (uint64_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint64_t));
+    ex->t_worker = (uint32_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint32_t));
+    ex->scratch = (float*)opara__alloc_aligned(&ex->rt->allocator,
+                                               (ex->scratch_floats ? ex->scratch_floats : 16) * ex->n_workers * sizeof(float),
+                                               OPARA__DEFAULT_ALIGN);
+    ex->threads = (opara__thread*)opara__calloc(ex->rt, ex->n_workers, sizeof(opara__thread));
+    ex->args = (opara__cpu_worker_arg*)opara__calloc(ex->rt, ex->n_workers, sizeof(opara__cpu_worker_arg));
+    if (!ex->done || !ex->t_start || !ex->t_end || !ex->t_worker || !ex->scratch || !ex->threads || !ex->args)
+        return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory (scratch %zu floats per worker)",
+                                 ex->scratch_floats);
+    if (!opara__mutex_init(&ex->mu) || !opara__cond_init(&ex->cv))
+        return opara__cpu_reject(err, cap, OPARA_ERR_INTERNAL, "cannot create a mutex");
+    ex->threads_started = 0;
+    for (w = 1; w < ex->n_workers; ++w) {
+        ex->args[w].ex = ex;
+        ex->args[w].index = w;
+        if (!opara__thread_start(&ex->threads[w], opara__exec_worker_main, &ex->args[w]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_INTERNAL, "cannot start worker thread %u", w);
+        ex->threads_started = (int)w;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
+                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
+                                                   opara__cpu_exec** out) {
+    opara__cpu_exec* ex = (opara__cpu_exec*)opara__calloc(rt, 1, sizeof *ex);
+    opara_result r;
+    *out = NULL;
+    if (!ex) return opara__cpu_reject(err, err_cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    ex->rt = rt;
+    ex->g = g;
+    ex->plan = plan;
+    ex->n_workers = threads ? threads : 1;
+    ex->threads_started = -1;
+    opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
+    r = opara__exec_memory(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_lists(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);
+    if (r != OPARA_OK) {
+        opara__cpu_exec_destroy(ex);
+        return r;
+    }
+    *out = ex;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
+    opara_runtime* rt;
+    int w;
+    if (!ex) return;
+    rt = ex->rt;
+    if (ex->threads_started >= 0) {
+        opara__mutex_lock(&ex->mu);
+        opara__atomic_store(&ex->shutdown, 1);
+        opara__cond_broadcast(&ex->cv);
+        opara__mutex_unlock(&ex->mu);
+        for (w = 1; w <= ex->threads_started; ++w) opara__thread_join(&ex->threads[w]);
+        opara__cond_destroy(&ex->cv);
+        opara__mutex_destroy(&ex->mu);
+    }
+    opara__blas_unload(&ex->blas);
+    opara__free_aligned(&rt->allocator, ex->arena);
+    opara__free_aligned(&rt->allocator, ex->inputs_block);
+    opara__free_aligned(&rt->allocator, ex->scratch);
+    opara__free(rt, ex->value_ptr);
+    opara__free(rt, ex->ops);
+    opara__free(rt, ex->tensors);
+    opara__free(rt, ex->skip);
+    opara__free(rt, ex->list);
+    opara__free(rt, ex->list_start);
+    opara__free(rt, (void*)(uintptr_t)ex->done);
+    opara__free(rt, ex->t_start);
+    opara__free(rt, ex->t_end);
+    opara__free(rt, ex->t_worker);
+    opara__free(rt, ex->threads);
+    opara__free(rt, ex->args);
+    opara__free(rt, ex);
+}
+
+OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v) {
+    return v >= 0 && (uint32_t)v < ex->g->n_values ? ex->value_ptr[v] : NULL;
+}
+
+OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) { return ex->blas.name; }
+OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex) { return ex->n_workers; }
+
+OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
+                                               const uint32_t** worker) {
+    *start = ex->t_start;
+    *end = ex->t_end;
+    *worker = ex->t_worker;
+}
+/* ==== END src/opara_backend_cpu.c ==== */
+/* ==== BEGIN src/opara_session.c ==== */
+/* The public session API: shapes for the batch size, the plan, the backend (CPU for now), runs
+   with caller tensors, plan queries and run statistics. */
+/* #include "opara_cpu.h" (inlined above) */
+/* #include "opara_model.h" (inlined above) */
+
+#if !defined(_WIN32)
+#  include <dlfcn.h>
+#endif
+
+struct opara_session {
+    opara_runtime* rt;
+    const opara__graph* g;
+    opara_logger logger;
+    opara__errbuf error;
+    opara_strategy strategy;
+    opara__shape* shapes;
+    opara_dtype* dtypes;
+    uint64_t* value_bytes;
+    opara__op_desc* descs;
+    opara__plan* plan;
+    opara__cpu_exec* exec;
+    uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
+    volatile int32_t busy;
+    opara_run_stats stats;
+};
+
+static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) {
+    va_list args;
+    opara_result r;
+    va_start(args, fmt);
+    r = opara__fail_into(&s->error, &s->logger, code, fmt, args);
+    va_end(args);
+    return r;
+}
+
+/* Why the CUDA backend cannot be used on this machine. */
+static void opara__cuda_unavailable_reason(char* buf, size_t cap) {
+#if defined(_WIN32)
+    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
+#else
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        opara__format(buf, cap, "libcuda.so.1 could not be loaded (no NVIDIA driver)");
+        return;
+    }
+    dlclose(lib);
+    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
+#endif
+}
+
+static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d) {
+    char reason[256];
+    if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
+    if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
+    opara__cuda_unavailable_reason(reason, sizeof reason);
+    if (d->backend == OPARA_BACKEND_CUDA)
+        return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
+    opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "CUDA backend unavailable: %s; using the CPU backend", reason);
+    return OPARA_OK;
+}
+
+static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
+    const opara__graph* g = s->g;
+    opara__plan_desc pd;
+    opara_result r;
+    int64_t batch = d->batch_size > 0 ? d->batch_size : 1;
+    size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
+    s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof *s->shapes);
+    s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
+    s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof *s->value_bytes);
+    s->descs = (opara__op_desc*)opara__calloc(s->rt, nn, sizeof *s->descs);
+    s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
+        return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    if (d->batch_size < 0) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
+    r = opara__infer_shapes(s->rt, g, batch, s->shapes);
+    if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
+    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
+    if (r == OPARA_OK) r = opara__describe_ops(g, s->shapes, NULL, s->descs);
+    if (r != OPARA_OK) return r;
+    memset(&pd, 0, sizeof pd);
+    pd.strategy = d->strategy;
+    pd.launch_order = d->launch_order;
+    pd.shapes = s->shapes;
+    pd.verify = d->verify_plan;
+    s->strategy = d->strategy;
+    return opara__plan_create(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+}
+
+OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
+                                           const opara_session_desc* desc, opara_session** out) {
+    opara_session_desc d;
+    opara_session* s;
+    opara_result r;
+    char err[OPARA__DETAIL_MAX];
+    uint32_t threads;
+    if (out) *out = NULL;
+    if (!runtime || !model || !out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: NULL argument")
+                                                   : OPARA_ERR_INVALID_ARGS;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
+        return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
+    r = opara__session_pick_backend(runtime, &d);
+    if (r != OPARA_OK) return r;
+    s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
+    if (!s) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    s->rt = runtime;
+    s->g = opara__model_graph(model);
+    s->logger = d.logger.func ? d.logger : runtime->logger;
+    r = opara__session_plan(s, &d);
+    threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
+    if (r == OPARA_OK) {
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
+                                   sizeof err, &s->exec);
+        if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
+    }
+    if (r != OPARA_OK) {
+        opara_session_destroy(s);
+        return r;
+    }
+    *out = s;
+    return OPARA_OK;
+}
+
+OPARADEF void opara_session_destroy(opara_session* s) {
+    if (!s) return;
+    opara__cpu_exec_destroy(s->exec);
+    if (s->plan) opara__plan_free(s->rt, s->plan);
+    opara__free(s->rt, s->shapes);
+    opara__free(s->rt, s->dtypes);
+    opara__free(s->rt, s->value_bytes);
+    opara__free(s->rt, s->descs);
+    opara__free(s->rt, s->given);
+    opara__free(s->rt, s);
+}
+
+OPARADEF uint32_t opara_session_input_count(const opara_session* s) { return s ? s->g->n_inputs : 0; }
+OPARADEF uint32_t opara_session_output_count(const opara_session* s) { return s ? s->g->n_outputs : 0; }
+
+static void opara__session_info(const opara_session* s, int32_t v, opara_tensor_info* out) {
+    int32_t i;
+    memset(out, 0, sizeof *out);
+    out->name = s->g->values[v].name;
+    out->dtype = s->dtypes[v];
+    out->rank = s->shapes[v].ndim;
+    for (i = 0; i < s->shapes[v].ndim; ++i) out->dims[i] = s->shapes[v].dims[i];
+}
+
+OPARADEF opara_result opara_session_input_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
+    if (!s || !out || index >= s->g->n_inputs) return OPARA_ERR_NOT_FOUND;
+    opara__session_info(s, s->g->inputs[index], out);
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_output_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
+    if (!s || !out || index >= s->g->n_outputs) return OPARA_ERR_NOT_FOUND;
+    opara__session_info(s, s->g->outputs[index], out);
+    return OPARA_OK;
+}
+
+/* Position of the tensor in list (graph inputs or outputs) by name, or by `fallback` index. */
+static int32_t opara__session_match(const opara_session* s, const int32_t* list, uint32_t n, const char* name,
+                                    uint32_t fallback) {
+    uint32_t i;
+    if (!name) return fallback < n ? (int32_t)fallback : -1;
+    for (i = 0; i < n; ++i)
+        if (strcmp(s->g->values[list[i]].name, name) == 0) return (int32_t)i;
+    return -1;
+}
+
+static opara_result opara__session_check_tensor(opara_session* s, const opara_tensor* t, int32_t v, const char* what) {
+    const opara__shape* sh = &s->shapes[v];
+    int32_t i;
+    if (t->dtype != s->dtypes[v])
+        return opara__session_fail(s, OPARA_ERR_BAD_DTYPE, "%s '%s' is %s, the model wants %s", what, s->g->values[v].name,
+                                   opara_dtype_name(t->dtype), opara_dtype_name(s->dtypes[v]));
+    if (t->rank != sh->ndim) goto bad_shape;
+    for (i = 0; i < sh->ndim; ++i)
+        if (t->dims[i] != sh->dims[i]) goto bad_shape;
+    if (!t->data && s->value_bytes[v])
+        return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s '%s' has no data", what, s->g->values[v].name);
+    return OPARA_OK;
+bad_shape: {
+        char want[160];
+        return opara__session_fail(s, OPARA_ERR_SHAPE, "%s '%s' has the wrong shape: the session wants %s", what,
+                                   s->g->values[v].name, opara__shape_str(sh, want, sizeof want));
+    }
+}
+
+static opara_result opara__session_inputs(opara_session* s, const opara_tensor* inputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    opara_result r;
+    memset(s->given, 0, g->n_inputs ? g->n_inputs : 1);
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_match(s, g->inputs, g->n_inputs, inputs[i].name, i), v;
+        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no input '%s'",
+                                               inputs[i].name ? inputs[i].name : "(by index)");
+        v = g->inputs[at];
+        r = opara__session_check_tensor(s, &inputs[i], v, "input");
+        if (r != OPARA_OK) return r;
+        if (s->given[at]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' given twice", g->values[v].name);
+        s->given[at] = 1;
+        if (s->value_bytes[v]) memcpy(opara__cpu_exec_value_data(s->exec, v), inputs[i].data, (size_t)s->value_bytes[v]);
+    }
+    for (i = 0; i < g->n_inputs; ++i)
+        if (!s->given[i]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' is missing",
+                                                     g->values[g->inputs[i]].name);
+    return OPARA_OK;
+}
+
+static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_match(s, g->outputs, g->n_outputs, outputs[i].name, i), v;
+        opara_result r;
+        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no output '%s'",
+                                               outputs[i].name ? outputs[i].name : "(by index)");
+        v = g->outputs[at];
+        r = opara__session_check_tensor(s, &outputs[i], v, "output");
+        if (r != OPARA_OK) return r;
+        if (s->value_bytes[v]) memcpy(outputs[i].data, opara__cpu_exec_value_data(s->exec, v), (size_t)s->value_bytes[v]);
+    }
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs) {
+    opara_result r;
+    uint64_t t0;
+    char err[OPARA__DETAIL_MAX];
+    if (!s) return OPARA_ERR_INVALID_ARGS;
+    if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
+    t0 = opara__now_ns();
+    if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run: NULL tensors");
+    else r = opara__session_inputs(s, inputs, n_inputs);
+    if (r == OPARA_OK) {
+        r = opara__cpu_exec_run(s->exec, err, sizeof err);
+        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
+    }
+    if (r == OPARA_OK) r = opara__session_outputs(s, outputs, n_outputs);
+    if (r == OPARA_OK) {
+        uint64_t dt = opara__now_ns() - t0;
+        s->stats.last_ns = dt;
+        s->stats.min_ns = s->stats.runs == 0 || dt < s->stats.min_ns ? dt : s->stats.min_ns;
+        s->stats.total_ns += dt;
+        s->stats.runs++;
+        s->error.text[0] = 0;
+    }
+    opara__atomic_store(&s->busy, 0);
+    return r;
+}
+
+OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
+    if (!s || index >= s->g->n_outputs) return NULL;
+    return opara__cpu_exec_value_data(s->exec, s->g->outputs[index]);
+}
+
+OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_plan_info* out) {
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS;
+    memset(out, 0, sizeof *out);
+    out->backend = "cpu";
+    out->strategy = opara_strategy_name(s->strategy);
+    out->gemm = opara__cpu_exec_gemm_name(s->exec);
+    out->n_nodes = s->plan->n_nodes;
+    out->n_streams = s->plan->n_streams;
+    out->n_events = s->plan->stats.n_events;
+    out->n_waits = s->plan->stats.n_waits;
+    out->n_workers = opara__cpu_exec_workers(s->exec);
+    out->peak_memory_bytes = s->plan->arena_bytes;
+    out->no_reuse_bytes = s->plan->stats.no_reuse_bytes;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_get_run_stats(const opara_session* s, opara_run_stats* out) {
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS;
+    *out = s->stats;
+    return OPARA_OK;
+}
+
+OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_node_time* out, uint32_t cap) {
+    const uint64_t *start, *end;
+    const uint32_t* worker;
+    uint32_t i;
+    if (!s) return 0;
+    opara__cpu_exec_node_times(s->exec, &start, &end, &worker);
+    for (i = 0; out && i < cap && i < s->plan->n_nodes; ++i) {
+        uint32_t n = s->plan->order[i];
+        out[i].start_ns = start[n];
+        out[i].end_ns = end[n];
+        out[i].worker = worker[n];
+        out[i].node = n;
+    }
+    return s->plan->n_nodes;
+}
+
+OPARADEF const char* opara_session_last_error(const opara_session* s) { return s ? s->error.text : ""; }
+/* ==== END src/opara_session.c ==== */
 
 #endif /* OPARA_IMPLEMENTATION */
 

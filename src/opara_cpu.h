@@ -13,6 +13,7 @@
 #define OPARA_CPU_H
 
 #include "opara_ir.h"
+#include "opara_sched.h"
 
 typedef struct opara__cpu_tensor {
     opara_dtype dtype;
@@ -129,5 +130,34 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+
+/* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
+
+/* A session's CPU side: one prepared operator per node, the arena (one 64-byte aligned block),
+   static input buffers, per-worker scratch and the worker threads. Thread w runs, in the plan's
+   launch order, the nodes of the streams s with s % n_workers == w; a node first waits for the
+   events the plan lists (per-node completion marks: spin, then mutex + condition variable). A
+   worker that is waiting or has nothing left helps the operator another worker has published
+   for splitting (intra-op parallelism over its work items). */
+typedef struct opara__cpu_exec opara__cpu_exec;
+
+/* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
+   outlive the executor). threads: worker count (>= 1, the caller is worker 0). On failure the
+   detail is written to err. */
+OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
+                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
+                                                   opara__cpu_exec** out);
+OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);
+/* Where value v lives during a run (graph inputs: their static buffer; outputs: in the arena). */
+OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v);
+/* One inference; kernel errors (e.g. a Gather index out of range) are reported after the run. */
+OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap);
+/* Name of the GEMM in use, worker count, and the last run's per-node times (ns since run start)
+   and the worker that ran each node; arrays have one entry per node. */
+OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
+OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);
+OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
+                                               const uint32_t** worker);
 
 #endif /* OPARA_CPU_H */

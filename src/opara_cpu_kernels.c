@@ -562,7 +562,8 @@ static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, 
         uint8_t* dst = (uint8_t*)op->out[0].data + o * row_bytes;
         for (k = 0; k < op->n_in; ++k) {
             size_t chunk = (size_t)op->in[k].dims[op->p.axis] * inner * e;
-            memcpy(dst, (const uint8_t*)op->in[k].data + o * chunk, chunk);
+            const uint8_t* src = (const uint8_t*)op->in[k].data + o * chunk;
+            if (src != dst) memcpy(dst, src, chunk); /* else the producer wrote it in place */
             dst += chunk;
         }
     }
@@ -1345,7 +1346,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s needs %u inputs and %u outputs",
                                  opara__op_name(kind), min_in, min_out);
     for (k = 0; k < min_in; ++k)
-        if (!op->in[k].data && kind != OPARA__OP_CONV_TRANSPOSE)
+        if (!op->in[k].data)
             return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
     if (!op->out[0].data && opara__cpu_numel(&op->out[0]) > 0)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: output 0 has no buffer", opara__op_name(kind));

@@ -46,6 +46,8 @@ static const manifest_entry manifest[] = {
     {"src/opara_sync.c", PART_IMPL},
     {"src/opara_memplan.c", PART_IMPL},
     {"src/opara_verify.c", PART_IMPL},
+    {"src/opara_backend_cpu.c", PART_IMPL},
+    {"src/opara_session.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
