@@ -48,6 +48,10 @@ static const manifest_entry manifest[] = {
     {"src/opara_verify.c", PART_IMPL},
     {"src/opara_backend_cpu.c", PART_IMPL},
     {"src/opara_session.c", PART_IMPL},
+    {"src/opara_pb.h", PART_IMPL},
+    {"src/opara_pb.c", PART_IMPL},
+    {"src/opara_onnx.h", PART_IMPL},
+    {"src/opara_onnx.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -59,6 +63,8 @@ static const char* const known_headers[] = {
     "src/opara_model.h",
     "src/opara_cpu.h",
     "src/opara_sched.h",
+    "src/opara_pb.h",
+    "src/opara_onnx.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
