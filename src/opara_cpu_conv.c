@@ -384,70 +384,79 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
 
 /* ---- MaxPool / AveragePool -------------------------------------------------------------------- */
 
+/* Taps [lo, hi) of a window starting at s (dilation d, k taps) that fall inside [0, in). */
+static void opara__pool_taps(int64_t s, int64_t d, int64_t k, int64_t in, int64_t* lo, int64_t* hi) {
+    int64_t a = s >= 0 ? 0 : (-s + d - 1) / d;
+    int64_t b = s >= in ? 0 : (in - 1 - s) / d + 1;
+    *lo = a;
+    *hi = b < k ? b : k;
+    if (*lo > *hi) *lo = *hi;
+}
+
+/* Taps of the window inside the padded input [-pad_b, in + pad_e) (count_include_pad). */
+static int64_t opara__pool_padded_taps(const opara__cpu_params* p, int d, int64_t s) {
+    int64_t lo, hi;
+    opara__pool_taps(s + p->pad_b[d], p->dil[d], p->kernel[d], p->in_sp[d] + p->pad_b[d] + p->pad_e[d], &lo, &hi);
+    return hi - lo;
+}
+
 static opara_result opara__pool_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int is_max = op->node->op == OPARA__OP_MAX_POOL;
-    int64_t Pin = opara__prod3(p->in_sp), P = opara__prod3(p->out_sp);
+    int64_t Pin = opara__prod3(p->in_sp), P = opara__prod3(p->out_sp), ihw = p->in_sp[1] * p->in_sp[2];
     int64_t* indices = op->n_out > 1 ? (int64_t*)op->out[1].data : NULL;
     size_t item;
     (void)scratch;
     for (item = begin; item < end; ++item) {
         const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
         float* y = (float*)op->out[0].data + (int64_t)item * P;
-        int64_t o[3], k[3];
-        for (o[0] = 0; o[0] < p->out_sp[0]; ++o[0])
-            for (o[1] = 0; o[1] < p->out_sp[1]; ++o[1])
-                for (o[2] = 0; o[2] < p->out_sp[2]; ++o[2]) {
+        int64_t o0, o1, o2, at_out = 0;
+        for (o0 = 0; o0 < p->out_sp[0]; ++o0) {
+            int64_t s0 = o0 * p->stride[0] - p->pad_b[0], a0, b0;
+            opara__pool_taps(s0, p->dil[0], p->kernel[0], p->in_sp[0], &a0, &b0);
+            for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+                int64_t s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
+                opara__pool_taps(s1, p->dil[1], p->kernel[1], p->in_sp[1], &a1, &b1);
+                for (o2 = 0; o2 < p->out_sp[2]; ++o2, ++at_out) {
+                    int64_t s2 = o2 * p->stride[2] - p->pad_b[2], a2, b2, k0, k1, k2, arg = -1;
                     float best = -HUGE_VALF, sum = 0.0f;
-                    int64_t valid = 0, padded = 1, arg = -1, d, s[3];
-                    for (d = 0; d < 3; ++d) {
-                        /* taps inside the padded input [-pad_b, in + pad_e) count for count_include_pad */
-                        int64_t cnt = 0, t;
-                        s[d] = o[d] * p->stride[d] - p->pad_b[d];
-                        for (t = 0; t < p->kernel[d]; ++t) {
-                            int64_t i = s[d] + t * p->dil[d];
-                            if (i < p->in_sp[d] + p->pad_e[d]) ++cnt;
-                        }
-                        padded *= cnt;
-                    }
-                    for (k[0] = 0; k[0] < p->kernel[0]; ++k[0]) {
-                        int64_t iz = s[0] + k[0] * p->dil[0];
-                        if (iz < 0 || iz >= p->in_sp[0]) continue;
-                        for (k[1] = 0; k[1] < p->kernel[1]; ++k[1]) {
-                            int64_t iy = s[1] + k[1] * p->dil[1];
-                            if (iy < 0 || iy >= p->in_sp[1]) continue;
-                            for (k[2] = 0; k[2] < p->kernel[2]; ++k[2]) {
-                                int64_t ix = s[2] + k[2] * p->dil[2], at;
-                                float v;
-                                if (ix < 0 || ix >= p->in_sp[2]) continue;
-                                at = (iz * p->in_sp[1] + iy) * p->in_sp[2] + ix;
-                                v = x[at];
-                                ++valid;
-                                sum += v;
-                                if (v > best || arg < 0) {
-                                    best = v;
-                                    arg = at;
+                    opara__pool_taps(s2, p->dil[2], p->kernel[2], p->in_sp[2], &a2, &b2);
+                    for (k0 = a0; k0 < b0; ++k0)
+                        for (k1 = a1; k1 < b1; ++k1) {
+                            int64_t row = (s0 + k0 * p->dil[0]) * ihw + (s1 + k1 * p->dil[1]) * p->in_sp[2] + s2;
+                            const float* xr = x + row;
+                            if (is_max) {
+                                for (k2 = a2; k2 < b2; ++k2) {
+                                    float v = xr[k2 * p->dil[2]];
+                                    if (v > best || arg < 0) {
+                                        best = v;
+                                        arg = row + k2 * p->dil[2];
+                                    }
                                 }
+                            } else {
+                                for (k2 = a2; k2 < b2; ++k2) sum += xr[k2 * p->dil[2]];
                             }
                         }
-                    }
-                    d = (o[0] * p->out_sp[1] + o[1]) * p->out_sp[2] + o[2];
                     if (is_max) {
-                        y[d] = valid ? best : 0.0f;
+                        y[at_out] = arg >= 0 ? best : 0.0f;
                         if (indices) {
                             int64_t at = arg < 0 ? 0 : arg;
                             if (p->storage_order) { /* column-major over the spatial dims */
-                                int64_t iz = at / (p->in_sp[1] * p->in_sp[2]), iy = (at / p->in_sp[2]) % p->in_sp[1];
-                                int64_t ix = at % p->in_sp[2];
+                                int64_t iz = at / ihw, iy = (at / p->in_sp[2]) % p->in_sp[1], ix = at % p->in_sp[2];
                                 at = (ix * p->in_sp[1] + iy) * p->in_sp[0] + iz;
                             }
-                            indices[(int64_t)item * P + d] = (int64_t)item * Pin + at;
+                            indices[(int64_t)item * P + at_out] = (int64_t)item * Pin + at;
                         }
                     } else {
-                        int64_t div = p->count_include_pad ? padded : valid;
-                        y[d] = div ? sum / (float)div : 0.0f;
+                        int64_t div = p->count_include_pad ? opara__pool_padded_taps(p, 0, s0) *
+                                                                 opara__pool_padded_taps(p, 1, s1) *
+                                                                 opara__pool_padded_taps(p, 2, s2)
+                                                           : (b0 - a0) * (b1 - a1) * (b2 - a2);
+                        y[at_out] = div > 0 ? sum / (float)div : 0.0f;
                     }
                 }
+            }
+        }
     }
     return OPARA_OK;
 }
