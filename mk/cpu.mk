@@ -16,5 +16,8 @@ $(BUILD)/bench/bench_cpu: tools/bench_cpu.c opara.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)
 
+# Models from the zoo branch's `make zoo` (override: make bench-cpu BENCH_MODELS="a.onnx b.onnx").
+BENCH_MODELS ?= $(wildcard build/zoo/*.onnx)
+
 bench-cpu: check-header $(BUILD)/bench/bench_cpu
-	$(BUILD)/bench/bench_cpu --out $(BUILD)/bench/cpu.json build/zoo/*.onnx
+	$(BUILD)/bench/bench_cpu --out $(BUILD)/bench/cpu.json $(BENCH_MODELS)
