@@ -363,6 +363,87 @@ typedef enum opara_launch_order {
 /* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
 OPARADEF const char* opara_strategy_name(opara_strategy strategy);
 
+/* ---- sessions: running a model ----------------------------------------------------------------
+   A session runs one model on one backend with one execution plan. The model stays immutable and
+   may be shared by any number of sessions on any threads. A session runs one inference at a time:
+   a call that arrives while another call on the same session is running returns OPARA_ERR_BUSY
+   (it never waits and never races). Use one session per thread for concurrent inferences. */
+typedef struct opara_session opara_session;
+
+typedef enum opara_backend {
+    OPARA_BACKEND_AUTO = 0, /* CUDA when usable, else CPU (with an INFO log saying why) */
+    OPARA_BACKEND_CPU = 1,
+    OPARA_BACKEND_CUDA = 2,
+    OPARA_BACKEND_FORCE_U32 = 0x7fffffff
+} opara_backend;
+
+/* Zero means default everywhere. */
+typedef struct opara_session_desc {
+    opara_backend backend;           /* AUTO */
+    opara_strategy strategy;         /* OPARA */
+    opara_launch_order launch_order; /* the strategy's own */
+    int64_t batch_size;              /* value of the symbolic batch dimension; 0: 1 */
+    uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
+    int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
+    int verify_plan;                 /* 1: prove the plan safe at creation (slower) */
+    opara_logger logger;             /* zero: the runtime's logger */
+} opara_session_desc;
+
+/* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
+   or by position when name is NULL. rank/dims must equal the session's shape for the tensor
+   (see opara_session_input_info / opara_session_output_info); data holds dims' product elements
+   of dtype, row-major. */
+typedef struct opara_tensor {
+    const char* name;
+    opara_dtype dtype;
+    int32_t rank;
+    int64_t dims[OPARA_MAX_DIMS];
+    void* data;
+} opara_tensor;
+
+typedef struct opara_plan_info {
+    const char* backend;        /* "cpu" */
+    const char* strategy;       /* "opara", "sequential", ... */
+    const char* gemm;           /* which SGEMM the CPU backend uses, e.g. "OpenBLAS (libopenblas.so.0)" */
+    uint32_t n_nodes, n_streams, n_events, n_waits, n_workers;
+    uint64_t peak_memory_bytes; /* the arena: all intermediate tensors at their peak */
+    uint64_t no_reuse_bytes;    /* what the arena would need without reuse */
+} opara_plan_info;
+
+typedef struct opara_run_stats {
+    uint64_t runs;              /* completed runs */
+    uint64_t last_ns, min_ns, total_ns;
+} opara_run_stats;
+
+/* Per-node timing of the last run: start/end in ns since the run began, and the worker. */
+typedef struct opara_node_time {
+    uint64_t start_ns, end_ns;
+    uint32_t worker;
+    uint32_t node;
+} opara_node_time;
+
+/* desc may be NULL. On failure *out is NULL and opara_runtime_last_error says why. */
+OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
+                                           const opara_session_desc* desc, opara_session** out);
+OPARADEF void opara_session_destroy(opara_session* session);
+OPARADEF uint32_t opara_session_input_count(const opara_session* session);
+OPARADEF uint32_t opara_session_output_count(const opara_session* session);
+/* Name, dtype and concrete shape (batch resolved) of input/output `index`. */
+OPARADEF opara_result opara_session_input_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
+OPARADEF opara_result opara_session_output_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
+/* Runs one inference: copies the inputs in, runs, copies the requested outputs out (outputs may
+   be NULL/0 and read with opara_session_output_data instead). Every model input must be given. */
+OPARADEF opara_result opara_session_run(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs);
+/* Output `index` of the last run, inside the session (valid until the next run or destroy). */
+OPARADEF const void* opara_session_output_data(const opara_session* session, uint32_t index);
+OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, opara_plan_info* out);
+OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);
+/* Fills up to cap entries (one per node, in launch order); returns the node count. */
+OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
+/* Detail of the session's last failing call ("" if none). */
+OPARADEF const char* opara_session_last_error(const opara_session* session);
+
 /* ---- ONNX import ----------------------------------------------------------------------------------
    A .onnx file converts into the same immutable model a .opara file loads into. Supported: the
    operators of docs/FORMAT.md (Conv, Gemm, MatMul, pooling, elementwise, shape ops, Resize, ...),
@@ -5929,6 +6010,22 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
 }
 #endif
 /* ==== END src/opara_builder.c ==== */
+/* ==== BEGIN src/opara_cpu.h ==== */
+/* The CPU backend's kernels: one prepared operator (opara__cpu_op) per graph node, a kernel
+   function that runs a range of the operator's work items, and the SGEMM used by Conv, Gemm
+   and MatMul (BLAS loaded at run time, or the built-in one).
+
+   Life of an operator: the executor fills node, in/out tensors (shapes from shape inference,
+   data pointers into the arena, constants or caller buffers) and blas, then calls
+   opara__cpu_prepare once; prepare validates shapes and attributes, fills the parameters, the
+   kernel, the number of independent work items and the per-worker scratch the kernel needs.
+   At run time any worker may call op->fn(op, begin, end, scratch) on any sub-range of
+   [0, work_items); disjoint ranges write disjoint output elements, so several workers can
+   share one operator. Kernels never allocate. */
+#ifndef OPARA_CPU_H
+#define OPARA_CPU_H
+
+/* #include "opara_ir.h" (inlined above) */
 /* ==== BEGIN src/opara_sched.h ==== */
 /* The execution plan: which operators run at the same time (streams), in which order they are
    launched, where the synchronisations go (events, fork/join), and where every tensor lives
@@ -6228,6 +6325,2467 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
 
 #endif /* OPARA_SCHED_H */
 /* ==== END src/opara_sched.h ==== */
+
+typedef struct opara__cpu_tensor {
+    opara_dtype dtype;
+    int32_t ndim;
+    int64_t dims[OPARA_MAX_DIMS];
+    void* data; /* NULL for an omitted optional input or output */
+} opara__cpu_tensor;
+
+/* ---- SGEMM ----------------------------------------------------------------------------------- */
+
+typedef void (*opara__cblas_sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                                      const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                                      int ldc);
+
+typedef struct opara__blas {
+    void* lib;                    /* dlopen handle; NULL: the built-in GEMM */
+    opara__cblas_sgemm_fn sgemm;  /* cblas_sgemm, or NULL */
+    char name[96];                /* "OpenBLAS (libopenblas.so.0)", "built-in", ... */
+} opara__blas;
+
+/* Scratch floats the built-in GEMM needs per call (packing buffers). */
+#define OPARA__GEMM_MC 120
+#define OPARA__GEMM_KC 256
+#define OPARA__GEMM_NC 1024
+#define OPARA__GEMM_SCRATCH ((size_t)OPARA__GEMM_MC * OPARA__GEMM_KC + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC + 64)
+
+/* Loads a BLAS (OpenBLAS first, then any libblas with cblas_sgemm) unless use_builtin is set;
+   without one the built-in GEMM is used. Never fails: the name says what was chosen, and
+   `tried` (may be NULL) receives the paths tried. OpenBLAS is set to one thread, because the
+   executor owns the parallelism. */
+OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap);
+OPARA__PRIVATE void opara__blas_unload(opara__blas* blas);
+
+/* Row-major C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C (beta 0: C is not read).
+   op(A) = A when trans_a is 0 (A is m x k, row stride lda), else A^T (A is k x m). Uses the
+   BLAS when loaded (and sizes fit an int), else opara__sgemm_builtin with `scratch`
+   (OPARA__GEMM_SCRATCH floats). */
+OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                 float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
+                                 float* c, size_t ldc, float* scratch);
+OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                         size_t ldc, float* scratch);
+/* Which micro-kernel the built-in GEMM uses on this CPU ("avx2+fma" or "portable"). */
+OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
+
+/* ---- prepared operators ---------------------------------------------------------------------- */
+
+typedef struct opara__cpu_op opara__cpu_op;
+
+/* Runs work items [begin, end). Returns OPARA_OK or an error (e.g. an index out of range). */
+typedef opara_result (*opara__cpu_kernel_fn)(const opara__cpu_op* op, size_t begin, size_t end, float* scratch);
+
+#define OPARA__BCAST_MAX_IN 3
+
+/* Parameters derived at prepare time; each kernel uses the fields it needs. */
+typedef struct opara__cpu_params {
+    /* Conv, ConvTranspose, pools: spatial dims normalized to 3 (leading dims of size 1). */
+    int64_t batch, cin, cout, group;
+    int64_t in_sp[3], out_sp[3], kernel[3], stride[3], dil[3], pad_b[3], pad_e[3];
+    int64_t col_block, n_col_blocks;
+    int relu, depthwise, pointwise, count_include_pad, storage_order;
+    /* scalars */
+    float alpha, beta, lo, hi, eps, value;
+    int64_t axis, outer, mid, inner, tail;
+    int trans_a, trans_b, approx;
+    /* broadcasting (collapsed): out dims and per-input element strides (0 = broadcast) */
+    int32_t bc_ndim;
+    int64_t bc_dims[OPARA_MAX_DIMS];
+    int64_t bc_strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
+    /* generic per-dimension tables (Slice, Transpose, Pad, Resize, Gemm/MatMul blocking) */
+    int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], src_stride[OPARA_MAX_DIMS];
+    float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
+    int mode, coord_mode, nearest_mode;
+    int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
+    int64_t base;          /* element offset of the first source element (Slice) */
+    uint8_t fill[8];       /* Pad's constant in the output dtype */
+    int32_t kept_n, red_n; /* ReduceMean: kept and reduced input dims with their input strides */
+    int64_t kept_dims[OPARA_MAX_DIMS], kept_strides[OPARA_MAX_DIMS];
+    int64_t red_dims[OPARA_MAX_DIMS], red_strides[OPARA_MAX_DIMS];
+    size_t elem;           /* element size in bytes for dtype-generic kernels */
+} opara__cpu_params;
+
+struct opara__cpu_op {
+    const opara__node* node;
+    uint32_t n_in, n_out;
+    opara__cpu_tensor* in;
+    opara__cpu_tensor* out;
+    const opara__blas* blas;
+    /* filled by opara__cpu_prepare */
+    opara__cpu_kernel_fn fn;
+    size_t work_items;
+    size_t scratch_floats; /* per worker */
+    size_t min_items_per_task; /* how many items make a task worth handing to another worker */
+    opara__cpu_params p;
+};
+
+OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap);
+/* Runs the whole operator on the calling thread. */
+OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch);
+
+/* Shared helpers of the kernel files. */
+OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...)
+    OPARA__PRINTF(4, 5);
+OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t);
+OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out);
+OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b);
+/* Element strides of an input (in_ndim dims) broadcast numpy-style to out dims; 0 where it is
+   broadcast. Returns 0 when the shapes are not broadcast-compatible. */
+OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
+                                            const int64_t* in_dims, int64_t* strides);
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+
+/* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
+
+/* A session's CPU side: one prepared operator per node, the arena (one 64-byte aligned block),
+   static input buffers, per-worker scratch and the worker threads. Thread w runs, in the plan's
+   launch order, the nodes of the streams s with s % n_workers == w; a node first waits for the
+   events the plan lists (per-node completion marks: spin, then mutex + condition variable). A
+   worker that is waiting or has nothing left helps the operator another worker has published
+   for splitting (intra-op parallelism over its work items). */
+typedef struct opara__cpu_exec opara__cpu_exec;
+
+/* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
+   outlive the executor). threads: worker count (>= 1, the caller is worker 0). On failure the
+   detail is written to err. */
+OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
+                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
+                                                   opara__cpu_exec** out);
+OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);
+/* Where value v lives during a run (graph inputs: their static buffer; outputs: in the arena). */
+OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v);
+/* One inference; kernel errors (e.g. a Gather index out of range) are reported after the run. */
+OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap);
+/* Name of the GEMM in use, worker count, and the last run's per-node times (ns since run start)
+   and the worker that ran each node; arrays have one entry per node. */
+OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
+OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);
+OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
+                                               const uint32_t** worker);
+
+#endif /* OPARA_CPU_H */
+/* ==== END src/opara_cpu.h ==== */
+/* ==== BEGIN src/opara_blas.c ==== */
+/* Run-time BLAS: OpenBLAS (set to one thread) or any libblas that exports cblas_sgemm, by dlopen. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#if !defined(_WIN32)
+#  include <dlfcn.h>
+#endif
+
+typedef void (*opara__blas_set_threads_fn)(int n);
+
+#if defined(_WIN32)
+static void* opara__blas_open(const char* path) { (void)path; return NULL; }
+static void* opara__blas_sym(void* lib, const char* name) { (void)lib; (void)name; return NULL; }
+static void opara__blas_close(void* lib) { (void)lib; }
+#else
+static void* opara__blas_open(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
+static void* opara__blas_sym(void* lib, const char* name) { return dlsym(lib, name); }
+static void opara__blas_close(void* lib) { dlclose(lib); }
+#endif
+
+/* Function pointers from dlsym come as void*; memcpy keeps ISO C quiet about the conversion. */
+static void opara__blas_fnptr(void* sym, void* dst, size_t size) { memcpy(dst, &sym, size); }
+
+OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap) {
+    static const char* const paths[] = {"libopenblas.so.0", "libopenblasp.so.0", "libopenblas.so",
+                                        "libblas.so.3",     "libcblas.so.3",     "libblas.so"};
+    size_t i, used = 0;
+    memset(blas, 0, sizeof *blas);
+    if (tried && tried_cap) tried[0] = 0;
+    if (!use_builtin) {
+        for (i = 0; i < OPARA__ARRAY_COUNT(paths); ++i) {
+            void* lib = opara__blas_open(paths[i]);
+            void *sgemm, *threads;
+            if (tried && used < tried_cap)
+                used += opara__format(tried + used, tried_cap - used, "%s%s", used ? ", " : "", paths[i]);
+            if (!lib) continue;
+            sgemm = opara__blas_sym(lib, "cblas_sgemm");
+            if (!sgemm) {
+                opara__blas_close(lib);
+                continue;
+            }
+            blas->lib = lib;
+            opara__blas_fnptr(sgemm, &blas->sgemm, sizeof blas->sgemm);
+            threads = opara__blas_sym(lib, "openblas_set_num_threads");
+            if (threads) {
+                opara__blas_set_threads_fn set_threads;
+                opara__blas_fnptr(threads, &set_threads, sizeof set_threads);
+                set_threads(1);
+                opara__format(blas->name, sizeof blas->name, "OpenBLAS (%s)", paths[i]);
+            } else {
+                opara__format(blas->name, sizeof blas->name, "BLAS (%s)", paths[i]);
+            }
+            return;
+        }
+    }
+    opara__format(blas->name, sizeof blas->name, "built-in (%s)", opara__sgemm_builtin_kind());
+}
+
+OPARA__PRIVATE void opara__blas_unload(opara__blas* blas) {
+    if (blas->lib) opara__blas_close(blas->lib);
+    memset(blas, 0, sizeof *blas);
+}
+/* ==== END src/opara_blas.c ==== */
+/* ==== BEGIN src/opara_cpu_gemm.c ==== */
+/* SGEMM: the built-in cache-blocked, register-tiled GEMM (AVX2+FMA micro-kernel chosen at run
+   time on x86 with GCC/Clang, portable C elsewhere), dispatch to a loaded BLAS, and the Gemm and
+   MatMul operators. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#  define OPARA__GEMM_AVX2 1
+#  include <immintrin.h>
+#else
+#  define OPARA__GEMM_AVX2 0
+#endif
+
+#define OPARA__MR 6
+#define OPARA__NR 16
+
+/* ---- packing --------------------------------------------------------------------------------- */
+
+/* Packs op(A)[i0:i0+mc, p0:p0+kc] into strips of MR rows: strip s holds, for each p, MR values.
+   Rows past mc are zero. */
+static void opara__gemm_pack_a(int trans_a, const float* a, size_t lda, size_t i0, size_t mc, size_t p0, size_t kc,
+                               float* dst) {
+    size_t s, r, p;
+    for (s = 0; s < mc; s += OPARA__MR) {
+        size_t rows = OPARA__MIN((size_t)OPARA__MR, mc - s);
+        for (r = 0; r < OPARA__MR; ++r) {
+            float* d = dst + r;
+            if (r >= rows) {
+                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = 0.0f;
+            } else if (!trans_a) {
+                const float* src = a + (i0 + s + r) * lda + p0;
+                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = src[p];
+            } else {
+                const float* src = a + p0 * lda + i0 + s + r;
+                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = src[p * lda];
+            }
+        }
+        dst += (size_t)OPARA__MR * kc;
+    }
+}
+
+/* Packs op(B)[p0:p0+kc, j0:j0+nc] into strips of NR columns: strip holds, for each p, NR values. */
+static void opara__gemm_pack_b(int trans_b, const float* b, size_t ldb, size_t p0, size_t kc, size_t j0, size_t nc,
+                               float* dst) {
+    size_t s, c, p;
+    for (s = 0; s < nc; s += OPARA__NR) {
+        size_t cols = OPARA__MIN((size_t)OPARA__NR, nc - s);
+        if (!trans_b) {
+            for (p = 0; p < kc; ++p) {
+                const float* src = b + (p0 + p) * ldb + j0 + s;
+                float* d = dst + p * OPARA__NR;
+                if (cols == OPARA__NR) {
+                    memcpy(d, src, OPARA__NR * sizeof(float));
+                } else {
+                    for (c = 0; c < cols; ++c) d[c] = src[c];
+                    for (; c < OPARA__NR; ++c) d[c] = 0.0f;
+                }
+            }
+        } else {
+            for (c = 0; c < OPARA__NR; ++c) {
+                float* d = dst + c;
+                if (c >= cols) {
+                    for (p = 0; p < kc; ++p) d[p * OPARA__NR] = 0.0f;
+                } else {
+                    const float* src = b + (j0 + s + c) * ldb + p0;
+                    for (p = 0; p < kc; ++p) d[p * OPARA__NR] = src[p];
+                }
+            }
+        }
+        dst += (size_t)OPARA__NR * kc;
+    }
+}
+
+/* ---- micro-kernels: tile[MR][NR] = sum over kc of a-strip x b-strip ---------------------------- */
+
+static void opara__gemm_micro_c(size_t kc, const float* ap, const float* bp, float* tile) {
+    float acc[OPARA__MR * OPARA__NR];
+    size_t p;
+    int r, c;
+    for (c = 0; c < OPARA__MR * OPARA__NR; ++c) acc[c] = 0.0f;
+    for (p = 0; p < kc; ++p) {
+        const float* bv = bp + p * OPARA__NR;
+        const float* av = ap + p * OPARA__MR;
+        for (r = 0; r < OPARA__MR; ++r) {
+            float x = av[r];
+            float* row = acc + r * OPARA__NR;
+            for (c = 0; c < OPARA__NR; ++c) row[c] += x * bv[c];
+        }
+    }
+    memcpy(tile, acc, sizeof acc);
+}
+
+#if OPARA__GEMM_AVX2
+#  define OPARA__FMA_ROW(r, c0, c1)                        \
+      do {                                                 \
+          __m256 av_ = _mm256_broadcast_ss(ap + (r));      \
+          c0 = _mm256_fmadd_ps(av_, b0, c0);               \
+          c1 = _mm256_fmadd_ps(av_, b1, c1);               \
+      } while (0)
+
+__attribute__((target("avx2,fma"))) static void opara__gemm_micro_avx2(size_t kc, const float* ap, const float* bp,
+                                                                       float* tile) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps();
+    __m256 c11 = _mm256_setzero_ps(), c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps(), c40 = _mm256_setzero_ps();
+    __m256 c41 = _mm256_setzero_ps(), c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+    size_t p;
+    for (p = 0; p < kc; ++p) {
+        __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+        OPARA__FMA_ROW(0, c00, c01);
+        OPARA__FMA_ROW(1, c10, c11);
+        OPARA__FMA_ROW(2, c20, c21);
+        OPARA__FMA_ROW(3, c30, c31);
+        OPARA__FMA_ROW(4, c40, c41);
+        OPARA__FMA_ROW(5, c50, c51);
+        ap += OPARA__MR;
+        bp += OPARA__NR;
+    }
+    _mm256_storeu_ps(tile + 0, c00);
+    _mm256_storeu_ps(tile + 8, c01);
+    _mm256_storeu_ps(tile + 16, c10);
+    _mm256_storeu_ps(tile + 24, c11);
+    _mm256_storeu_ps(tile + 32, c20);
+    _mm256_storeu_ps(tile + 40, c21);
+    _mm256_storeu_ps(tile + 48, c30);
+    _mm256_storeu_ps(tile + 56, c31);
+    _mm256_storeu_ps(tile + 64, c40);
+    _mm256_storeu_ps(tile + 72, c41);
+    _mm256_storeu_ps(tile + 80, c50);
+    _mm256_storeu_ps(tile + 88, c51);
+}
+#  undef OPARA__FMA_ROW
+
+static int opara__gemm_have_avx2(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+static int opara__gemm_have_avx2(void) { return 0; }
+#endif
+
+typedef void (*opara__gemm_micro_fn)(size_t kc, const float* ap, const float* bp, float* tile);
+
+static opara__gemm_micro_fn opara__gemm_pick_micro(void) {
+#if OPARA__GEMM_AVX2
+    if (opara__gemm_have_avx2()) return opara__gemm_micro_avx2;
+#endif
+    return opara__gemm_micro_c;
+}
+
+OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void) {
+    return opara__gemm_have_avx2() ? "avx2+fma" : "portable";
+}
+
+/* C[rows, cols] = alpha * tile + beta * C (beta 0: C not read). */
+static void opara__gemm_store(const float* tile, size_t rows, size_t cols, float alpha, float beta, float* c,
+                              size_t ldc) {
+    size_t i, j;
+    for (i = 0; i < rows; ++i) {
+        const float* t = tile + i * OPARA__NR;
+        float* ci = c + i * ldc;
+        if (beta == 0.0f) {
+            for (j = 0; j < cols; ++j) ci[j] = alpha * t[j];
+        } else if (beta == 1.0f && alpha == 1.0f) {
+            for (j = 0; j < cols; ++j) ci[j] += t[j];
+        } else {
+            for (j = 0; j < cols; ++j) ci[j] = alpha * t[j] + beta * ci[j];
+        }
+    }
+}
+
+static void opara__gemm_scale(size_t m, size_t n, float beta, float* c, size_t ldc) {
+    size_t i, j;
+    for (i = 0; i < m; ++i)
+        for (j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+}
+
+OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                         size_t ldc, float* scratch) {
+    opara__gemm_micro_fn micro = opara__gemm_pick_micro();
+    float* pack_b = scratch;
+    float* pack_a = scratch + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC;
+    float tile[OPARA__MR * OPARA__NR];
+    size_t jc, pc, ic, jr, ir;
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+        opara__gemm_scale(m, n, beta, c, ldc);
+        return;
+    }
+    for (jc = 0; jc < n; jc += OPARA__GEMM_NC) {
+        size_t nc = OPARA__MIN((size_t)OPARA__GEMM_NC, n - jc);
+        for (pc = 0; pc < k; pc += OPARA__GEMM_KC) {
+            size_t kc = OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc);
+            float beta_eff = pc == 0 ? beta : 1.0f;
+            opara__gemm_pack_b(trans_b, b, ldb, pc, kc, jc, nc, pack_b);
+            for (ic = 0; ic < m; ic += OPARA__GEMM_MC) {
+                size_t mc = OPARA__MIN((size_t)OPARA__GEMM_MC, m - ic);
+                opara__gemm_pack_a(trans_a, a, lda, ic, mc, pc, kc, pack_a);
+                for (jr = 0; jr < nc; jr += OPARA__NR) {
+                    size_t cols = OPARA__MIN((size_t)OPARA__NR, nc - jr);
+                    for (ir = 0; ir < mc; ir += OPARA__MR) {
+                        size_t rows = OPARA__MIN((size_t)OPARA__MR, mc - ir);
+                        micro(kc, pack_a + ir * kc, pack_b + jr * kc, tile);
+                        opara__gemm_store(tile, rows, cols, alpha, beta_eff, c + (ic + ir) * ldc + jc + jr, ldc);
+                    }
+                }
+            }
+        }
+    }
+}
+
+OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                 float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
+                                 float* c, size_t ldc, float* scratch) {
+    const size_t lim = (size_t)INT_MAX;
+    if (m == 0 || n == 0) return;
+    if (blas && blas->sgemm && k > 0 && m <= lim && n <= lim && k <= lim && lda <= lim && ldb <= lim && ldc <= lim) {
+        /* CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 */
+        blas->sgemm(101, trans_a ? 112 : 111, trans_b ? 112 : 111, (int)m, (int)n, (int)k, alpha, a, (int)lda, b,
+                    (int)ldb, beta, c, (int)ldc);
+        return;
+    }
+    opara__sgemm_builtin(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch);
+}
+
+/* ---- Gemm and MatMul operators ----------------------------------------------------------------- */
+
+static size_t opara__gemm_scratch(const opara__cpu_op* op) {
+    return op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH;
+}
+
+/* Splits an m x n output into blocks: rows in blocks of 128, columns in blocks of 512 (128 for
+   short matrices, so a matrix-vector product still splits). */
+static void opara__gemm_blocking(opara__cpu_params* p, int64_t batch) {
+    int64_t bm = 128, bn = p->m <= 32 ? 128 : 512;
+    p->m_blocks = p->m > 0 ? (p->m + bm - 1) / bm : 0;
+    p->n_blocks = p->n > 0 ? (p->n + bn - 1) / bn : 0;
+    p->outer = batch;
+    p->tail = bn; /* column block */
+}
+
+static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* a = (const float*)op->in[0].data;
+    const float* b = (const float*)op->in[1].data;
+    const float* cc = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* y = (float*)op->out[0].data;
+    size_t lda = (size_t)(p->trans_a ? p->m : p->k), ldb = (size_t)(p->trans_b ? p->k : p->n), ldy = (size_t)p->n;
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        size_t i0 = (size_t)(item / (size_t)p->n_blocks) * 128, j0 = (item % (size_t)p->n_blocks) * (size_t)p->tail;
+        size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
+        const float* ab = p->trans_a ? a + i0 : a + i0 * lda;
+        const float* bb = p->trans_b ? b + j0 * ldb : b + j0;
+        float beta = 0.0f;
+        size_t i, j;
+        if (cc && p->beta != 0.0f) {
+            for (i = 0; i < mb; ++i)
+                for (j = 0; j < nb; ++j)
+                    y[(i0 + i) * ldy + j0 + j] =
+                        p->beta * cc[(int64_t)(i0 + i) * p->bc_strides[0][0] + (int64_t)(j0 + j) * p->bc_strides[0][1]];
+            beta = 1.0f;
+        }
+        opara__sgemm(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
+                     y + i0 * ldy + j0, ldy, scratch);
+        if (p->relu)
+            for (i = 0; i < mb; ++i)
+                for (j = 0; j < nb; ++j) {
+                    float* v = &y[(i0 + i) * ldy + j0 + j];
+                    *v = *v > 0.0f ? *v : 0.0f;
+                }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+    int64_t ka, kb, cm, cn;
+    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm needs 2-D A, B and Y");
+    p->trans_a = opara__attr_int(op->node, "transA", 0) != 0;
+    p->trans_b = opara__attr_int(op->node, "transB", 0) != 0;
+    p->alpha = opara__attr_float(op->node, "alpha", 1.0f);
+    p->beta = opara__attr_float(op->node, "beta", 1.0f);
+    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    p->m = p->trans_a ? a->dims[1] : a->dims[0];
+    ka = p->trans_a ? a->dims[0] : a->dims[1];
+    kb = p->trans_b ? b->dims[1] : b->dims[0];
+    p->n = p->trans_b ? b->dims[0] : b->dims[1];
+    p->k = ka;
+    if (ka != kb || y->dims[0] != p->m || y->dims[1] != p->n)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm: A, B and Y shapes disagree");
+    if (op->n_in > 2 && op->in[2].data) {
+        const opara__cpu_tensor* c = &op->in[2];
+        if (c->ndim > 2) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm: C has rank %d", (int)c->ndim);
+        cn = c->ndim >= 1 ? c->dims[c->ndim - 1] : 1;
+        cm = c->ndim == 2 ? c->dims[0] : 1;
+        if ((cn != 1 && cn != p->n) || (cm != 1 && cm != p->m))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm: C does not broadcast to [M, N]");
+        p->bc_strides[0][0] = cm == 1 ? 0 : cn;
+        p->bc_strides[0][1] = cn == 1 ? 0 : 1;
+    }
+    opara__gemm_blocking(p, 1);
+    op->work_items = (size_t)(p->m_blocks * p->n_blocks);
+    op->scratch_floats = opara__gemm_scratch(op);
+    op->min_items_per_task = 1;
+    op->fn = opara__gemm_kernel;
+    return OPARA_OK;
+}
+
+/* Batched, broadcasting MatMul: p->bc_ndim batch dims with A/B element offsets per batch index
+   in a_batch_stride/b_batch_stride. */
+static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* a = (const float*)op->in[0].data;
+    const float* b = (const float*)op->in[1].data;
+    float* y = (float*)op->out[0].data;
+    size_t per_batch = (size_t)(p->m_blocks * p->n_blocks), item;
+    for (item = begin; item < end; ++item) {
+        size_t batch = item / per_batch, blk = item % per_batch, rem = batch;
+        size_t i0 = (blk / (size_t)p->n_blocks) * 128, j0 = (blk % (size_t)p->n_blocks) * (size_t)p->tail;
+        size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
+        int64_t aoff = 0, boff = 0;
+        int d;
+        for (d = p->bc_ndim - 1; d >= 0; --d) {
+            size_t idx = rem % (size_t)p->bc_dims[d];
+            rem /= (size_t)p->bc_dims[d];
+            aoff += (int64_t)idx * p->a_batch_stride[d];
+            boff += (int64_t)idx * p->b_batch_stride[d];
+        }
+        opara__sgemm(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
+                     b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
+                     (size_t)p->n, scratch);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+    int64_t adims[OPARA_MAX_DIMS], bdims[OPARA_MAX_DIMS], astr[OPARA_MAX_DIMS], bstr[OPARA_MAX_DIMS];
+    int32_t ab = a->ndim >= 2 ? a->ndim - 2 : 0, bb = b->ndim >= 2 ? b->ndim - 2 : 0, nb, i, expect;
+    int64_t batch = 1, ka, acc;
+    if (a->ndim < 1 || b->ndim < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul of a scalar");
+    p->m = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1;
+    ka = a->dims[a->ndim - 1];
+    p->k = b->ndim >= 2 ? b->dims[b->ndim - 2] : b->dims[0];
+    p->n = b->ndim >= 2 ? b->dims[b->ndim - 1] : 1;
+    if (ka != p->k) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: inner dimensions %lld and %lld differ",
+                                             (long long)ka, (long long)p->k);
+    nb = OPARA__MAX(ab, bb);
+    expect = nb + (a->ndim >= 2) + (b->ndim >= 2);
+    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output rank %d, expected %d",
+                                                    (int)y->ndim, (int)expect);
+    for (i = 0; i < nb; ++i) {
+        int64_t da = i - (nb - ab) >= 0 ? a->dims[i - (nb - ab)] : 1;
+        int64_t db = i - (nb - bb) >= 0 ? b->dims[i - (nb - bb)] : 1;
+        if (da != db && da != 1 && db != 1)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: batch dimensions do not broadcast");
+        p->bc_dims[i] = da == 1 ? db : da;
+        if (y->dims[i] != p->bc_dims[i]) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
+        batch *= p->bc_dims[i];
+    }
+    if ((a->ndim >= 2 && y->dims[nb] != p->m) || (b->ndim >= 2 && y->dims[y->ndim - 1] != p->n))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
+    for (i = 0; i < ab; ++i) adims[i] = a->dims[i];
+    for (i = 0; i < bb; ++i) bdims[i] = b->dims[i];
+    opara__cpu_bcast_strides(nb, p->bc_dims, ab, adims, astr);
+    opara__cpu_bcast_strides(nb, p->bc_dims, bb, bdims, bstr);
+    p->bc_ndim = nb;
+    /* element strides of one batch step */
+    {
+        int all_b_bcast = 1, a_full = 1;
+        for (i = 0; i < nb; ++i) {
+            p->a_batch_stride[i] = astr[i] * p->m * p->k;
+            p->b_batch_stride[i] = bstr[i] * p->k * p->n;
+            if (bstr[i] != 0 && p->bc_dims[i] != 1) all_b_bcast = 0;
+        }
+        for (i = 0, acc = 1; i < nb; ++i) acc *= p->bc_dims[i];
+        a_full = ab == nb;
+        for (i = 0; i < ab; ++i) if (a->dims[i] != p->bc_dims[i]) a_full = 0;
+        /* [batch..., M, K] x [K, N]: one GEMM with batch*M rows */
+        if (all_b_bcast && a_full && nb > 0) {
+            p->m *= acc;
+            p->bc_ndim = 0;
+            batch = 1;
+        }
+    }
+    opara__gemm_blocking(p, batch);
+    op->work_items = (size_t)(batch * p->m_blocks * p->n_blocks);
+    op->scratch_floats = opara__gemm_scratch(op);
+    op->min_items_per_task = 1;
+    op->fn = opara__matmul_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/opara_cpu_gemm.c ==== */
+/* ==== BEGIN src/opara_cpu_kernels.c ==== */
+/* CPU kernels for the element-wise, data-movement, normalization and reduction operators, the
+   shared broadcasting machinery, and opara__cpu_prepare (validation + dispatch). Conv, pools and
+   GEMM-based operators are in opara_cpu_conv.c and opara_cpu_gemm.c. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+#include <stdio.h>
+
+#define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...) {
+    va_list args;
+    if (err && cap) {
+        va_start(args, fmt);
+        vsnprintf(err, cap, fmt, args);
+        va_end(args);
+    }
+    return code;
+}
+
+OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t) {
+    size_t n = 1;
+    int32_t i;
+    for (i = 0; i < t->ndim; ++i) n *= (size_t)t->dims[i];
+    return n;
+}
+
+OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out) {
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return 0;
+    *out = axis;
+    return 1;
+}
+
+OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b) {
+    int32_t i;
+    if (a->ndim != b->ndim) return 0;
+    for (i = 0; i < a->ndim; ++i)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
+                                            const int64_t* in_dims, int64_t* strides) {
+    int32_t i;
+    int64_t s = 1;
+    if (in_ndim > out_ndim) return 0;
+    for (i = out_ndim - 1; i >= 0; --i) {
+        int32_t j = i - (out_ndim - in_ndim);
+        int64_t d = j >= 0 ? in_dims[j] : 1;
+        if (d != out_dims[i] && d != 1) return 0;
+        strides[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    return 1;
+}
+
+static int64_t opara__dims_prod(const int64_t* dims, int32_t from, int32_t to) {
+    int64_t n = 1;
+    int32_t i;
+    for (i = from; i < to; ++i) n *= dims[i];
+    return n;
+}
+
+/* Drops unit dims and merges neighbours that are contiguous for every input; fills
+   p->bc_ndim/bc_dims/bc_strides. strides[k] are the uncollapsed element strides of input k. */
+static void opara__bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, const int64_t* dims,
+                               int64_t strides[][OPARA_MAX_DIMS]) {
+    int32_t i, nd = 0;
+    int k;
+    for (i = 0; i < ndim; ++i) {
+        if (dims[i] == 1) continue;
+        if (nd > 0) {
+            int merge = 1;
+            for (k = 0; k < n_in; ++k)
+                if (p->bc_strides[k][nd - 1] != strides[k][i] * dims[i]) merge = 0;
+            if (merge) {
+                p->bc_dims[nd - 1] *= dims[i];
+                for (k = 0; k < n_in; ++k) p->bc_strides[k][nd - 1] = strides[k][i];
+                continue;
+            }
+        }
+        p->bc_dims[nd] = dims[i];
+        for (k = 0; k < n_in; ++k) p->bc_strides[k][nd] = strides[k][i];
+        ++nd;
+    }
+    if (nd == 0) {
+        p->bc_dims[0] = 1;
+        for (k = 0; k < n_in; ++k) p->bc_strides[k][0] = 0;
+        nd = 1;
+    }
+    p->bc_ndim = nd;
+    /* work items: rows (all but the innermost dim) x chunks of the innermost dim */
+    p->inner = p->bc_dims[nd - 1];
+    p->tail = p->inner > 0 ? (p->inner + OPARA__CHUNK - 1) / OPARA__CHUNK : 0;
+    p->outer = opara__dims_prod(p->bc_dims, 0, nd - 1);
+}
+
+/* Sets up broadcasting of n_in inputs to the output; checks the output is their broadcast. */
+static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                      size_t cap) {
+    const opara__cpu_tensor* y = &op->out[0];
+    int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
+    int32_t i;
+    int k;
+    for (k = 0; k < n_in; ++k)
+        if (!opara__cpu_bcast_strides(y->ndim, y->dims, ins[k]->ndim, ins[k]->dims, strides[k]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %d does not broadcast to the output",
+                                     opara__op_name(op->node->op), k);
+    for (i = 0; i < y->ndim; ++i) {
+        int64_t want = 1;
+        for (k = 0; k < n_in; ++k) {
+            int32_t j = i - (y->ndim - ins[k]->ndim);
+            if (j >= 0 && ins[k]->dims[j] != 1) want = ins[k]->dims[j];
+        }
+        if (want != y->dims[i])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
+                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)want);
+    }
+    opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    return OPARA_OK;
+}
+
+/* Element offsets of each input for row `row` of the collapsed iteration space. */
+static void opara__bc_offsets(const opara__cpu_params* p, int n_in, size_t row, int64_t* off) {
+    int32_t d;
+    int k;
+    for (k = 0; k < n_in; ++k) off[k] = 0;
+    for (d = p->bc_ndim - 2; d >= 0; --d) {
+        int64_t idx = (int64_t)(row % (size_t)p->bc_dims[d]);
+        row /= (size_t)p->bc_dims[d];
+        for (k = 0; k < n_in; ++k) off[k] += idx * p->bc_strides[k][d];
+    }
+}
+
+/* Decodes item -> (row, first element, count) of the innermost dim. */
+static void opara__bc_item(const opara__cpu_params* p, size_t item, size_t* row, size_t* j0, size_t* n) {
+    size_t chunk = item % (size_t)p->tail;
+    *row = item / (size_t)p->tail;
+    *j0 = chunk * OPARA__CHUNK;
+    *n = OPARA__MIN((size_t)OPARA__CHUNK, (size_t)p->inner - *j0);
+}
+
+static void opara__copy_elems(uint8_t* dst, const uint8_t* src, int64_t src_stride, size_t n, size_t elem) {
+    size_t i;
+    if (src_stride == 1) {
+        memcpy(dst, src, n * elem);
+    } else if (elem == 4) {
+        for (i = 0; i < n; ++i) memcpy(dst + 4 * i, src + (int64_t)i * src_stride * 4, 4);
+    } else if (elem == 8) {
+        for (i = 0; i < n; ++i) memcpy(dst + 8 * i, src + (int64_t)i * src_stride * 8, 8);
+    } else {
+        for (i = 0; i < n; ++i) memcpy(dst + elem * i, src + (int64_t)i * src_stride * (int64_t)elem, elem);
+    }
+}
+
+/* ---- unary element-wise (f32) ---------------------------------------------------------------- */
+
+static float opara__gelu(float x, int approx) {
+    if (approx) {
+        float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+        return 0.5f * x * (1.0f + tanhf(u));
+    }
+    return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+}
+
+static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    size_t total = opara__cpu_numel(&op->out[0]);
+    size_t i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    switch (op->node->op) {
+    case OPARA__OP_RELU:
+        for (i = i0; i < i1; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        break;
+    case OPARA__OP_LEAKY_RELU:
+        for (i = i0; i < i1; ++i) y[i] = x[i] >= 0.0f ? x[i] : p->alpha * x[i];
+        break;
+    case OPARA__OP_SIGMOID:
+        for (i = i0; i < i1; ++i) y[i] = 1.0f / (1.0f + expf(-x[i]));
+        break;
+    case OPARA__OP_TANH:
+        for (i = i0; i < i1; ++i) y[i] = tanhf(x[i]);
+        break;
+    case OPARA__OP_HARD_SIGMOID:
+        for (i = i0; i < i1; ++i) {
+            float v = p->alpha * x[i] + p->beta;
+            y[i] = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+        }
+        break;
+    case OPARA__OP_HARD_SWISH:
+        for (i = i0; i < i1; ++i) {
+            float v = x[i] * (1.0f / 6.0f) + 0.5f;
+            y[i] = x[i] * (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v));
+        }
+        break;
+    case OPARA__OP_CLIP:
+        for (i = i0; i < i1; ++i) {
+            float v = x[i] < p->lo ? p->lo : x[i];
+            y[i] = v > p->hi ? p->hi : v;
+        }
+        break;
+    case OPARA__OP_SQRT:
+        for (i = i0; i < i1; ++i) y[i] = sqrtf(x[i]);
+        break;
+    case OPARA__OP_ERF:
+        for (i = i0; i < i1; ++i) y[i] = erff(x[i]);
+        break;
+    case OPARA__OP_GELU:
+        for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], p->approx);
+        break;
+    default:
+        return OPARA_ERR_INTERNAL;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_unary(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__node* n = op->node;
+    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(n->op));
+    switch (n->op) {
+    case OPARA__OP_LEAKY_RELU: p->alpha = opara__attr_float(n, "alpha", 0.01f); break;
+    case OPARA__OP_HARD_SIGMOID:
+        p->alpha = opara__attr_float(n, "alpha", 0.2f);
+        p->beta = opara__attr_float(n, "beta", 0.5f);
+        break;
+    case OPARA__OP_CLIP:
+        p->lo = opara__attr_float(n, "min", -HUGE_VALF);
+        p->hi = opara__attr_float(n, "max", HUGE_VALF);
+        break;
+    case OPARA__OP_GELU: p->approx = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0; break;
+    default: break;
+    }
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__unary_kernel;
+    return OPARA_OK;
+}
+
+/* ---- binary element-wise with broadcasting ----------------------------------------------------- */
+
+#define OPARA__BIN_ROW(T, EXPR)                                                             \
+    do {                                                                                    \
+        if (sa == 1 && sb == 1) {                                                           \
+            for (i = 0; i < n; ++i) { T x = a[i], z = b[i]; y[i] = (EXPR); }                \
+        } else if (sa == 1 && sb == 0) {                                                    \
+            T z = b[0];                                                                     \
+            for (i = 0; i < n; ++i) { T x = a[i]; y[i] = (EXPR); }                          \
+        } else if (sa == 0 && sb == 1) {                                                    \
+            T x = a[0];                                                                     \
+            for (i = 0; i < n; ++i) { T z = b[i]; y[i] = (EXPR); }                          \
+        } else {                                                                            \
+            for (i = 0; i < n; ++i) { T x = a[(int64_t)i * sa], z = b[(int64_t)i * sb]; y[i] = (EXPR); } \
+        }                                                                                   \
+    } while (0)
+
+static void opara__bin_row_f32(opara__op kind, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
+                               size_t n) {
+    size_t i;
+    switch (kind) {
+    case OPARA__OP_ADD: OPARA__BIN_ROW(float, x + z); break;
+    case OPARA__OP_SUB: OPARA__BIN_ROW(float, x - z); break;
+    case OPARA__OP_MUL: OPARA__BIN_ROW(float, x * z); break;
+    case OPARA__OP_DIV: OPARA__BIN_ROW(float, x / z); break;
+    default: OPARA__BIN_ROW(float, powf(x, z)); break;
+    }
+}
+
+/* Integer division by zero (and INT_MIN / -1) give 0 instead of trapping. */
+static int64_t opara__idiv(int64_t x, int64_t z) {
+    if (z == 0 || (z == -1 && x == INT64_MIN)) return 0;
+    return x / z;
+}
+
+static int64_t opara__ipow(int64_t x, int64_t e) {
+    uint64_t r = 1, b = (uint64_t)x;
+    if (e < 0) return x == 1 ? 1 : (x == -1 ? ((e & 1) ? -1 : 1) : 0);
+    while (e) {
+        if (e & 1) r *= b;
+        b *= b;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+/* Wrapping arithmetic through uint64 so overflow is defined. */
+#define OPARA__IBIN(kind, x, z)                                                                      \
+    ((kind) == OPARA__OP_ADD   ? (int64_t)((uint64_t)(x) + (uint64_t)(z))                           \
+     : (kind) == OPARA__OP_SUB ? (int64_t)((uint64_t)(x) - (uint64_t)(z))                           \
+     : (kind) == OPARA__OP_MUL ? (int64_t)((uint64_t)(x) * (uint64_t)(z))                           \
+     : (kind) == OPARA__OP_DIV ? opara__idiv((x), (z))                                              \
+                               : opara__ipow((x), (z)))
+
+static void opara__bin_row_i64(opara__op kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb, int64_t* y,
+                               size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i) y[i] = OPARA__IBIN(kind, a[(int64_t)i * sa], b[(int64_t)i * sb]);
+}
+
+static void opara__bin_row_i32(opara__op kind, const int32_t* a, int64_t sa, const int32_t* b, int64_t sb, int32_t* y,
+                               size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        int64_t x = a[(int64_t)i * sa], z = b[(int64_t)i * sb];
+        y[i] = (int32_t)(uint32_t)(uint64_t)OPARA__IBIN(kind, x, z);
+    }
+}
+
+static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
+    opara_dtype dt = op->out[0].dtype;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off[2], ao, bo, yo;
+        opara__bc_item(p, item, &row, &j0, &n);
+        opara__bc_offsets(p, 2, row, off);
+        ao = off[0] + (int64_t)j0 * sa;
+        bo = off[1] + (int64_t)j0 * sb;
+        yo = (int64_t)(row * (size_t)p->inner + j0);
+        if (dt == OPARA_DTYPE_F32)
+            opara__bin_row_f32(op->node->op, (const float*)op->in[0].data + ao, sa, (const float*)op->in[1].data + bo,
+                               sb, (float*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_I64)
+            opara__bin_row_i64(op->node->op, (const int64_t*)op->in[0].data + ao, sa,
+                               (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
+        else
+            opara__bin_row_i32(op->node->op, (const int32_t*)op->in[0].data + ao, sa,
+                               (const int32_t*)op->in[1].data + bo, sb, (int32_t*)op->out[0].data + yo, n);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_binary(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* ins[2];
+    opara_dtype dt = op->out[0].dtype;
+    ins[0] = &op->in[0];
+    ins[1] = &op->in[1];
+    if (op->in[0].dtype != dt || op->in[1].dtype != dt ||
+        (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, i64 or i32 operands of one type",
+                                 opara__op_name(op->node->op));
+    op->fn = opara__binary_kernel;
+    return opara__bc_prepare(op, 2, ins, err, cap);
+}
+
+/* ---- Where, Expand, Slice, Transpose: strided copies ------------------------------------------- */
+
+static opara_result opara__where_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const uint8_t* c = (const uint8_t*)op->in[0].data;
+    const uint8_t* x = (const uint8_t*)op->in[1].data;
+    const uint8_t* z = (const uint8_t*)op->in[2].data;
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    int64_t sc = p->bc_strides[0][p->bc_ndim - 1], sx = p->bc_strides[1][p->bc_ndim - 1];
+    int64_t sz = p->bc_strides[2][p->bc_ndim - 1];
+    size_t e = p->elem, item, i;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off[3];
+        uint8_t* yr;
+        opara__bc_item(p, item, &row, &j0, &n);
+        opara__bc_offsets(p, 3, row, off);
+        yr = y + (row * (size_t)p->inner + j0) * e;
+        for (i = 0; i < n; ++i) {
+            int64_t j = (int64_t)(j0 + i);
+            const uint8_t* src = c[off[0] + j * sc] ? x + (off[1] + j * sx) * (int64_t)e : z + (off[2] + j * sz) * (int64_t)e;
+            memcpy(yr + i * e, src, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_where(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* ins[3];
+    ins[0] = &op->in[0];
+    ins[1] = &op->in[1];
+    ins[2] = &op->in[2];
+    if (op->in[0].dtype != OPARA_DTYPE_BOOL || op->in[1].dtype != op->out[0].dtype ||
+        op->in[2].dtype != op->out[0].dtype || !opara_dtype_size(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Where: condition must be bool, X and Y the output type");
+    op->p.elem = opara_dtype_size(op->out[0].dtype);
+    op->fn = opara__where_kernel;
+    return opara__bc_prepare(op, 3, ins, err, cap);
+}
+
+/* out[i] = in[base + sum_d idx_d * stride_d] over the collapsed dims (stride table of input 0). */
+static opara_result opara__strided_copy_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const uint8_t* x = (const uint8_t*)op->in[0].data;
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    int64_t s = p->bc_strides[0][p->bc_ndim - 1];
+    size_t e = p->elem, item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off;
+        opara__bc_item(p, item, &row, &j0, &n);
+        opara__bc_offsets(p, 1, row, &off);
+        off += p->base + (int64_t)j0 * s;
+        opara__copy_elems(y + (row * (size_t)p->inner + j0) * e, x + off * (int64_t)e, s, n, e);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__finish_strided_copy(opara__cpu_op* op, int64_t strides[][OPARA_MAX_DIMS]) {
+    const opara__cpu_tensor* y = &op->out[0];
+    op->p.elem = opara_dtype_size(y->dtype);
+    opara__bc_collapse(&op->p, 1, y->ndim, y->dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    op->fn = opara__strided_copy_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_expand(opara__cpu_op* op, char* err, size_t cap) {
+    if (op->in[0].dtype != op->out[0].dtype || !opara_dtype_size(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Expand: input and output types differ");
+    op->p.elem = opara_dtype_size(op->out[0].dtype);
+    op->fn = opara__strided_copy_kernel;
+    /* the output of Expand is the broadcast of the input and the shape: ok when input broadcasts */
+    {
+        int64_t strides[1][OPARA_MAX_DIMS];
+        if (!opara__cpu_bcast_strides(op->out[0].ndim, op->out[0].dims, op->in[0].ndim, op->in[0].dims, strides[0]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Expand: input does not broadcast to the output");
+        op->p.base = 0;
+        return opara__finish_strided_copy(op, strides);
+    }
+}
+
+static void opara__natural_strides(const opara__cpu_tensor* t, int64_t* strides) {
+    int32_t i;
+    int64_t s = 1;
+    for (i = t->ndim - 1; i >= 0; --i) {
+        strides[i] = s;
+        s *= t->dims[i];
+    }
+}
+
+static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], perm[OPARA_MAX_DIMS];
+    uint32_t count = 0;
+    const int64_t* attr = opara__attr_ints(op->node, "perm", &count);
+    int seen[OPARA_MAX_DIMS];
+    int32_t i;
+    if (x->ndim != y->ndim || x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: input and output ranks or types differ");
+    if (attr && count != (uint32_t)x->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: perm has %u entries for rank %d", count,
+                                 (int)x->ndim);
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < x->ndim; ++i) {
+        int64_t a = attr ? attr[i] : x->ndim - 1 - i;
+        if (!opara__cpu_norm_axis(a, x->ndim, &perm[i]) || seen[perm[i]])
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Transpose: perm is not a permutation");
+        seen[perm[i]] = 1;
+    }
+    opara__natural_strides(x, in_str);
+    for (i = 0; i < y->ndim; ++i) {
+        if (y->dims[i] != x->dims[perm[i]])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: output dim %d is wrong", (int)i);
+        strides[0][i] = in_str[perm[i]];
+    }
+    op->p.base = 0;
+    return opara__finish_strided_copy(op, strides);
+}
+
+/* ONNX Slice clamping of one axis; returns the number of elements taken. */
+static int64_t opara__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* first) {
+    if (start < 0) start += dim;
+    if (end < 0) end += dim;
+    if (step > 0) {
+        start = start < 0 ? 0 : (start > dim ? dim : start);
+        end = end < 0 ? 0 : (end > dim ? dim : end);
+        *first = start;
+        return end > start ? (end - start + step - 1) / step : 0;
+    }
+    start = start < 0 ? 0 : (start > dim - 1 ? dim - 1 : start);
+    end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
+    *first = start;
+    return start > end ? (start - end + (-step) - 1) / (-step) : 0;
+}
+
+static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    uint32_t ns = 0, ne = 0, na = 0, nst = 0, i;
+    const int64_t* starts = opara__attr_ints(op->node, "starts", &ns);
+    const int64_t* ends = opara__attr_ints(op->node, "ends", &ne);
+    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
+    const int64_t* steps = opara__attr_ints(op->node, "steps", &nst);
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], first[OPARA_MAX_DIMS], stp[OPARA_MAX_DIMS];
+    int64_t cnt[OPARA_MAX_DIMS];
+    int32_t d;
+    if (!starts || !ends || ns != ne || (axes && na != ns) || (steps && nst != ns) || x->ndim != y->ndim ||
+        x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Slice: starts/ends/axes/steps are inconsistent");
+    for (d = 0; d < x->ndim; ++d) {
+        first[d] = 0;
+        stp[d] = 1;
+        cnt[d] = x->dims[d];
+    }
+    for (i = 0; i < ns; ++i) {
+        int64_t ax = axes ? axes[i] : (int64_t)i, step = steps ? steps[i] : 1;
+        if (!opara__cpu_norm_axis(ax, x->ndim, &ax) || step == 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Slice: bad axis or zero step");
+        stp[ax] = step;
+        cnt[ax] = opara__slice_axis(x->dims[ax], starts[i], ends[i], step, &first[ax]);
+    }
+    opara__natural_strides(x, in_str);
+    op->p.base = 0;
+    for (d = 0; d < x->ndim; ++d) {
+        if (cnt[d] != y->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Slice: output dim %d is %lld, slice gives %lld", (int)d,
+                                     (long long)y->dims[d], (long long)cnt[d]);
+        strides[0][d] = stp[d] * in_str[d];
+        if (cnt[d] > 0) op->p.base += first[d] * in_str[d];
+    }
+    return opara__finish_strided_copy(op, strides);
+}
+
+/* ---- Reshape family: plain copies ------------------------------------------------------------- */
+
+static opara_result opara__copy_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t bytes = opara__cpu_numel(&op->out[0]) * op->p.elem, b0 = begin * 65536, b1 = OPARA__MIN(bytes, end * 65536);
+    (void)scratch;
+    if (op->in[0].data != op->out[0].data && b1 > b0)
+        memcpy((uint8_t*)op->out[0].data + b0, (const uint8_t*)op->in[0].data + b0, b1 - b0);
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_reshape(opara__cpu_op* op, char* err, size_t cap) {
+    if (opara__cpu_numel(&op->in[0]) != opara__cpu_numel(&op->out[0]) || op->in[0].dtype != op->out[0].dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: element counts or types differ",
+                                 opara__op_name(op->node->op));
+    op->p.elem = opara_dtype_size(op->out[0].dtype);
+    op->work_items = (opara__cpu_numel(&op->out[0]) * op->p.elem + 65535) / 65536;
+    op->min_items_per_task = 4;
+    op->fn = opara__copy_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Concat and Split ------------------------------------------------------------------------- */
+
+static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t e = op->p.elem, inner = (size_t)op->p.inner, row_bytes = (size_t)op->out[0].dims[op->p.axis] * inner * e;
+    size_t o;
+    uint32_t k;
+    (void)scratch;
+    for (o = begin; o < end; ++o) {
+        uint8_t* dst = (uint8_t*)op->out[0].data + o * row_bytes;
+        for (k = 0; k < op->n_in; ++k) {
+            size_t chunk = (size_t)op->in[k].dims[op->p.axis] * inner * e;
+            const uint8_t* src = (const uint8_t*)op->in[k].data + o * chunk;
+            if (src != dst) memcpy(dst, src, chunk); /* else the producer wrote it in place */
+            dst += chunk;
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__split_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t e = op->p.elem, inner = (size_t)op->p.inner, row_bytes = (size_t)op->in[0].dims[op->p.axis] * inner * e;
+    size_t o;
+    uint32_t k;
+    (void)scratch;
+    for (o = begin; o < end; ++o) {
+        const uint8_t* src = (const uint8_t*)op->in[0].data + o * row_bytes;
+        for (k = 0; k < op->n_out; ++k) {
+            size_t chunk = (size_t)op->out[k].dims[op->p.axis] * inner * e;
+            if (op->out[k].data) memcpy((uint8_t*)op->out[k].data + o * chunk, src, chunk);
+            src += chunk;
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Checks that `t` equals `ref` except on `axis`. */
+static int opara__same_except(const opara__cpu_tensor* t, const opara__cpu_tensor* ref, int64_t axis) {
+    int32_t i;
+    if (t->ndim != ref->ndim || t->dtype != ref->dtype) return 0;
+    for (i = 0; i < t->ndim; ++i)
+        if (i != axis && t->dims[i] != ref->dims[i]) return 0;
+    return 1;
+}
+
+static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, size_t cap) {
+    int is_concat = op->node->op == OPARA__OP_CONCAT;
+    const opara__cpu_tensor* whole = is_concat ? &op->out[0] : &op->in[0];
+    const opara__cpu_tensor* parts = is_concat ? op->in : op->out;
+    uint32_t n_parts = is_concat ? op->n_in : op->n_out, k, n_split = 0;
+    const int64_t* split = is_concat ? NULL : opara__attr_ints(op->node, "split", &n_split);
+    int64_t axis, sum = 0;
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), whole->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
+    if (split && n_split != n_parts)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Split: %u sizes for %u outputs", n_split, n_parts);
+    for (k = 0; k < n_parts; ++k) {
+        if (!opara__same_except(&parts[k], whole, axis) || (split && split[k] != parts[k].dims[axis]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: part %u has the wrong shape or type",
+                                     opara__op_name(op->node->op), k);
+        sum += parts[k].dims[axis];
+    }
+    if (sum != whole->dims[axis])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: parts add up to %lld along the axis, not %lld",
+                                 opara__op_name(op->node->op), (long long)sum, (long long)whole->dims[axis]);
+    op->p.axis = axis;
+    op->p.elem = opara_dtype_size(whole->dtype);
+    op->p.inner = opara__dims_prod(whole->dims, (int32_t)axis + 1, whole->ndim);
+    op->work_items = (size_t)opara__dims_prod(whole->dims, 0, (int32_t)axis);
+    if (opara__cpu_numel(whole) == 0) op->work_items = 0;
+    op->min_items_per_task = 16;
+    op->fn = is_concat ? opara__concat_kernel : opara__split_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Gather ----------------------------------------------------------------------------------- */
+
+static opara_result opara__gather_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor* idx = &op->in[1];
+    size_t nidx = opara__cpu_numel(idx), block = (size_t)p->inner * p->elem, item;
+    int64_t dim = op->in[0].dims[p->axis];
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t o = item / nidx, j = item % nidx;
+        int64_t v = idx->dtype == OPARA_DTYPE_I64 ? ((const int64_t*)idx->data)[j] : ((const int32_t*)idx->data)[j];
+        if (v < 0) v += dim;
+        if (v < 0 || v >= dim) return OPARA_ERR_BAD_INDEX;
+        memcpy((uint8_t*)op->out[0].data + item * block,
+               (const uint8_t*)op->in[0].data + (o * (size_t)dim + (size_t)v) * block, block);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
+    int64_t axis;
+    int32_t i, expect = x->ndim - 1 + idx->ndim;
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: axis out of range");
+    if ((idx->dtype != OPARA_DTYPE_I64 && idx->dtype != OPARA_DTYPE_I32) || y->dtype != x->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Gather: indices must be i32/i64");
+    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gather: output rank");
+    for (i = 0; i < y->ndim; ++i) {
+        int64_t want = i < axis ? x->dims[i] : (i < axis + idx->ndim ? idx->dims[i - axis] : x->dims[i - idx->ndim + 1]);
+        if (y->dims[i] != want) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gather: output dim %d", (int)i);
+    }
+    op->p.axis = axis;
+    op->p.elem = opara_dtype_size(x->dtype);
+    op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->work_items = x->dims[axis] == 0 && opara__cpu_numel(idx) ? 0 : opara__cpu_numel(y) / (op->p.inner ? (size_t)op->p.inner : 1);
+    if (opara__cpu_numel(y) == 0) op->work_items = 0;
+    if (x->dims[axis] == 0 && opara__cpu_numel(idx) > 0 && opara__cpu_numel(y) > 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: indexing an empty axis");
+    op->min_items_per_task = 256;
+    op->fn = opara__gather_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Cast ------------------------------------------------------------------------------------- */
+
+static int opara__is_float_type(opara_dtype t) { return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64; }
+
+static double opara__load_f(const void* base, opara_dtype t, size_t i) {
+    return t == OPARA_DTYPE_F32 ? (double)((const float*)base)[i] : ((const double*)base)[i];
+}
+
+static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
+    switch (t) {
+    case OPARA_DTYPE_I64: return ((const int64_t*)base)[i];
+    case OPARA_DTYPE_I32: return ((const int32_t*)base)[i];
+    case OPARA_DTYPE_I8: return ((const int8_t*)base)[i];
+    case OPARA_DTYPE_BOOL: return ((const uint8_t*)base)[i] != 0;
+    default: return ((const uint8_t*)base)[i];
+    }
+}
+
+static void opara__store_i(void* base, opara_dtype t, size_t i, int64_t v) {
+    switch (t) {
+    case OPARA_DTYPE_I64: ((int64_t*)base)[i] = v; break;
+    case OPARA_DTYPE_I32: ((int32_t*)base)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case OPARA_DTYPE_I8: ((int8_t*)base)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case OPARA_DTYPE_BOOL: ((uint8_t*)base)[i] = v != 0; break;
+    default: ((uint8_t*)base)[i] = (uint8_t)(uint64_t)v; break;
+    }
+}
+
+/* Float to integer: truncation toward zero, saturated to the int64 range, NaN gives 0. */
+static int64_t opara__f_to_i(double v) {
+    if (v != v) return 0;
+    if (v >= 9.2233720368547758e18) return INT64_MAX;
+    if (v <= -9.2233720368547758e18) return INT64_MIN;
+    return (int64_t)v;
+}
+
+static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    opara_dtype from = op->in[0].dtype, to = op->out[0].dtype;
+    const void* x = op->in[0].data;
+    void* y = op->out[0].data;
+    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    for (i = i0; i < i1; ++i) {
+        if (opara__is_float_type(to)) {
+            double v = opara__is_float_type(from) ? opara__load_f(x, from, i) : (double)opara__load_i(x, from, i);
+            if (to == OPARA_DTYPE_F32) ((float*)y)[i] = (float)v;
+            else ((double*)y)[i] = v;
+        } else if (opara__is_float_type(from)) {
+            double v = opara__load_f(x, from, i);
+            if (to == OPARA_DTYPE_BOOL) opara__store_i(y, to, i, v != 0.0);
+            else opara__store_i(y, to, i, opara__f_to_i(v));
+        } else {
+            opara__store_i(y, to, i, opara__load_i(x, from, i));
+        }
+    }
+    return OPARA_OK;
+}
+
+static int opara__cast_type_ok(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32 ||
+           t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_BOOL;
+}
+
+static opara_result opara__prepare_cast(opara__cpu_op* op, char* err, size_t cap) {
+    int64_t to = opara__attr_int(op->node, "to", (int64_t)op->out[0].dtype);
+    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
+    if (to != (int64_t)op->out[0].dtype || !opara__cast_type_ok(op->in[0].dtype) || !opara__cast_type_ok(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
+                                 opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__cast_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Softmax, LayerNormalization, BatchNormalization, GlobalAveragePool ------------------------ */
+
+static opara_result opara__softmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, in = (size_t)p->inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t base = (item / in) * L * in + item % in;
+        const float* x = (const float*)op->in[0].data + base;
+        float* y = (float*)op->out[0].data + base;
+        float mx = -HUGE_VALF, sum = 0.0f;
+        for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
+        for (j = 0; j < L; ++j) {
+            y[j * in] = expf(x[j * in] - mx);
+            sum += y[j * in];
+        }
+        for (j = 0; j < L; ++j) y[j * in] /= sum;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_softmax(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
+    op->p.mid = x->dims[axis];
+    op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->work_items = (size_t)(opara__dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner);
+    if (op->p.mid == 0) op->work_items = 0;
+    op->min_items_per_task = 16;
+    op->fn = opara__softmax_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__layer_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, item, j;
+    const float* sc = (const float*)op->in[1].data;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* mean_out = op->n_out > 1 ? (float*)op->out[1].data : NULL;
+    float* inv_out = op->n_out > 2 ? (float*)op->out[2].data : NULL;
+    size_t ss = (size_t)p->bc_strides[0][0], bs = (size_t)p->bc_strides[1][0];
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * L;
+        float* y = (float*)op->out[0].data + item * L;
+        double sum = 0.0, var = 0.0;
+        float mean, inv;
+        for (j = 0; j < L; ++j) sum += x[j];
+        mean = (float)(sum / (double)L);
+        for (j = 0; j < L; ++j) var += (double)(x[j] - mean) * (double)(x[j] - mean);
+        inv = (float)(1.0 / sqrt(var / (double)L + (double)p->eps));
+        for (j = 0; j < L; ++j) y[j] = (x[j] - mean) * inv * sc[j * ss] + (bias ? bias[j * bs] : 0.0f);
+        if (mean_out) mean_out[item] = mean;
+        if (inv_out) inv_out[item] = inv;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis, outer;
+    size_t L;
+    uint32_t k;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
+    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.mid = opara__dims_prod(x->dims, (int32_t)axis, x->ndim);
+    outer = opara__dims_prod(x->dims, 0, (int32_t)axis);
+    L = (size_t)op->p.mid;
+    for (k = 1; k < 3 && k < op->n_in; ++k) {
+        size_t n = opara__cpu_numel(&op->in[k]);
+        if (!op->in[k].data) continue;
+        if (n != L && n != 1)
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "LayerNormalization: scale/bias of %zu elements", n);
+        op->p.bc_strides[k - 1][0] = n == 1 ? 0 : 1;
+    }
+    for (k = 1; k < op->n_out; ++k)
+        if (op->out[k].data && opara__cpu_numel(&op->out[k]) != (size_t)outer)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: Mean/InvStdDev shape");
+    if (op->n_in < 2 || !op->in[1].data) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "LayerNormalization needs Scale");
+    op->work_items = L ? (size_t)outer : 0;
+    op->min_items_per_task = 4;
+    op->fn = opara__layer_norm_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__batch_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t C = (size_t)op->p.cin, HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t c = item % C;
+        float s = ((const float*)op->in[1].data)[c], b = ((const float*)op->in[2].data)[c];
+        float m = ((const float*)op->in[3].data)[c], v = ((const float*)op->in[4].data)[c];
+        float k = s / sqrtf(v + op->p.eps), off = b - m * k;
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float* y = (float*)op->out[0].data + item * HW;
+        for (j = 0; j < HW; ++j) y[j] = x[j] * k + off;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    uint32_t k;
+    if (op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: needs 5 inputs and X/Y of rank >= 2");
+    for (k = 1; k < 5; ++k)
+        if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: input %u must have C elements", k);
+    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.cin = x->dims[1];
+    op->p.inner = opara__dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__batch_norm_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float sum = 0.0f;
+        for (j = 0; j < HW; ++j) sum += x[j];
+        ((float*)op->out[0].data)[item] = HW ? sum / (float)HW : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t i;
+    if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    for (i = 2; i < y->ndim; ++i)
+        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    op->p.inner = opara__dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 4;
+    op->fn = opara__global_avg_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ReduceMean ------------------------------------------------------------------------------- */
+
+static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    int64_t count = opara__dims_prod(p->red_dims, 0, p->red_n);
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
+        int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
+        size_t rem = item;
+        double sum = 0.0;
+        int32_t d;
+        for (d = p->kept_n - 1; d >= 0; --d) {
+            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
+            rem /= (size_t)p->kept_dims[d];
+        }
+        for (d = 0; d < p->red_n; ++d) idx[d] = 0;
+        for (r = 0; r < count; r += inner) {
+            int64_t off = base, j;
+            float part = 0.0f;
+            for (d = 0; d < p->red_n - 1; ++d) off += idx[d] * p->red_strides[d];
+            for (j = 0; j < inner; ++j) part += x[off + j * is];
+            sum += part;
+            for (d = p->red_n - 2; d >= 0; --d) {
+                if (++idx[d] < p->red_dims[d]) break;
+                idx[d] = 0;
+            }
+        }
+        y[item] = count ? (float)(sum / (double)count) : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    uint32_t na = 0, i;
+    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
+    int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
+    int64_t str[OPARA_MAX_DIMS];
+    int32_t d, yd = 0;
+    if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = (!axes || na == 0) && !opara__attr_int(op->node, "noop_with_empty_axes", 0);
+    for (i = 0; axes && i < na; ++i) {
+        int64_t a;
+        if (!opara__cpu_norm_axis(axes[i], x->ndim, &a)) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
+        reduce[a] = 1;
+    }
+    opara__natural_strides(x, str);
+    p->kept_n = p->red_n = 0;
+    for (d = 0; d < x->ndim; ++d) {
+        if (reduce[d]) {
+            p->red_dims[p->red_n] = x->dims[d];
+            p->red_strides[p->red_n++] = str[d];
+            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
+        } else {
+            p->kept_dims[p->kept_n] = x->dims[d];
+            p->kept_strides[p->kept_n++] = str[d];
+            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
+        }
+    }
+    if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
+    op->work_items = opara__cpu_numel(y);
+    op->min_items_per_task = 64;
+    op->fn = opara__reduce_mean_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Pad -------------------------------------------------------------------------------------- */
+
+enum { OPARA__PAD_CONSTANT, OPARA__PAD_REFLECT, OPARA__PAD_EDGE };
+
+/* Source index for output index o of a dim of size n padded by `before`; -1 for the constant. */
+static int64_t opara__pad_src(int mode, int64_t o, int64_t before, int64_t n) {
+    int64_t s = o - before;
+    if (s >= 0 && s < n) return s;
+    if (mode == OPARA__PAD_CONSTANT || n == 0) return -1;
+    if (mode == OPARA__PAD_EDGE) return s < 0 ? 0 : n - 1;
+    if (n == 1) return 0;
+    {
+        int64_t period = 2 * (n - 1);
+        s %= period;
+        if (s < 0) s += period;
+        return s >= n ? period - s : s;
+    }
+}
+
+static opara_result opara__pad_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim, d;
+    size_t e = p->elem, W = nd ? (size_t)y->dims[nd - 1] : 1, row, j;
+    int64_t xw = nd ? x->dims[nd - 1] : 1, before = nd ? p->start[nd - 1] : 0;
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        uint8_t* dst = (uint8_t*)y->data + row * W * e;
+        size_t rem = row;
+        int64_t off = 0;
+        int constant_row = 0;
+        for (d = nd - 2; d >= 0; --d) {
+            int64_t o = (int64_t)(rem % (size_t)y->dims[d]), s;
+            rem /= (size_t)y->dims[d];
+            s = opara__pad_src(p->mode, o, p->start[d], x->dims[d]);
+            if (s < 0) constant_row = 1;
+            else off += s * p->src_stride[d];
+        }
+        for (j = 0; j < W; ++j) {
+            int64_t s = constant_row ? -1 : opara__pad_src(p->mode, (int64_t)j, before, xw);
+            if (s < 0) memcpy(dst + j * e, p->fill, e);
+            else memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    uint32_t np = 0, na = 0, i;
+    const int64_t* pads = opara__attr_ints(op->node, "pads", &np);
+    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
+    const char* mode = opara__attr_string(op->node, "mode", "constant");
+    int64_t before[OPARA_MAX_DIMS], after[OPARA_MAX_DIMS];
+    uint32_t n_ax = axes ? na : (uint32_t)x->ndim;
+    float value = opara__attr_float(op->node, "value", opara__attr_float(op->node, "constant_value", 0.0f));
+    int32_t d;
+    if (x->ndim != y->ndim || x->dtype != y->dtype || !opara__cast_type_ok(x->dtype) || !pads || np != 2 * n_ax)
+        return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Pad: pads/axes do not match the input rank or type");
+    p->mode = strcmp(mode, "constant") == 0 ? OPARA__PAD_CONSTANT
+              : strcmp(mode, "reflect") == 0 ? OPARA__PAD_REFLECT
+              : strcmp(mode, "edge") == 0   ? OPARA__PAD_EDGE
+                                            : -1;
+    if (p->mode < 0) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Pad: mode '%s'", mode);
+    for (d = 0; d < x->ndim; ++d) before[d] = after[d] = 0;
+    for (i = 0; i < n_ax; ++i) {
+        int64_t a = (int64_t)i;
+        if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Pad: axis out of range");
+        before[a] = pads[i];
+        after[a] = pads[i + n_ax];
+    }
+    opara__natural_strides(x, p->src_stride);
+    for (d = 0; d < x->ndim; ++d) {
+        if (x->dims[d] + before[d] + after[d] != y->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: output dim %d is wrong", (int)d);
+        if (p->mode != OPARA__PAD_CONSTANT && x->dims[d] == 0 && y->dims[d] > 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: cannot %s-pad an empty dim", mode);
+        p->start[d] = before[d];
+    }
+    p->elem = opara_dtype_size(y->dtype);
+    memset(p->fill, 0, sizeof p->fill);
+    if (y->dtype == OPARA_DTYPE_F32) memcpy(p->fill, &value, 4);
+    else if (y->dtype == OPARA_DTYPE_F64) {
+        double v = value;
+        memcpy(p->fill, &v, 8);
+    } else {
+        opara__store_i(p->fill, y->dtype, 0, opara__f_to_i(value));
+    }
+    op->work_items = y->ndim && y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : (opara__cpu_numel(y) ? 1 : 0);
+    op->min_items_per_task = 16;
+    op->fn = opara__pad_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Resize ----------------------------------------------------------------------------------- */
+
+enum { OPARA__RESIZE_NEAREST, OPARA__RESIZE_LINEAR };
+enum {
+    OPARA__CT_HALF_PIXEL, OPARA__CT_PYTORCH_HALF_PIXEL, OPARA__CT_ALIGN_CORNERS, OPARA__CT_ASYMMETRIC,
+    OPARA__CT_TF_HALF_PIXEL_NN, OPARA__CT_TF_CROP, OPARA__CT_HALF_PIXEL_SYMMETRIC
+};
+enum { OPARA__NM_ROUND_PREFER_FLOOR, OPARA__NM_ROUND_PREFER_CEIL, OPARA__NM_FLOOR, OPARA__NM_CEIL };
+
+/* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
+static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
+    double s = p->scale[d];
+    switch (p->coord_mode) {
+    case OPARA__CT_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
+    case OPARA__CT_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
+    case OPARA__CT_ASYMMETRIC: return (double)x / s;
+    case OPARA__CT_TF_HALF_PIXEL_NN: return ((double)x + 0.5) / s;
+    case OPARA__CT_TF_CROP:
+        return out > 1 ? p->roi_lo[d] * (double)(in - 1) + (double)x * (p->roi_hi[d] - p->roi_lo[d]) * (double)(in - 1) / (double)(out - 1)
+                       : 0.5 * (p->roi_lo[d] + p->roi_hi[d]) * (double)(in - 1);
+    case OPARA__CT_HALF_PIXEL_SYMMETRIC: {
+        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
+        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
+    }
+    default: return ((double)x + 0.5) / s - 0.5;
+    }
+}
+
+/* Nearest source index, or -1 when tf_crop_and_resize extrapolates. */
+static int64_t opara__resize_nearest(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
+    double c, f;
+    int64_t i;
+    c = opara__resize_coord(p, d, x, in, out);
+    f = floor(c);
+    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return -1;
+    switch (p->nearest_mode) {
+    case OPARA__NM_ROUND_PREFER_CEIL: i = (int64_t)(c - f >= 0.5 ? f + 1.0 : f); break;
+    case OPARA__NM_FLOOR: i = (int64_t)f; break;
+    case OPARA__NM_CEIL: i = (int64_t)ceil(c); break;
+    default: i = (int64_t)(c - f > 0.5 ? f + 1.0 : f); break;
+    }
+    return i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
+}
+
+static opara_result opara__resize_nearest_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim, d;
+    size_t e = p->elem, W = (size_t)y->dims[nd - 1], row, j;
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        uint8_t* dst = (uint8_t*)y->data + row * W * e;
+        size_t rem = row;
+        int64_t off = 0;
+        int outside = 0;
+        for (d = nd - 2; d >= 0; --d) {
+            int64_t o = (int64_t)(rem % (size_t)y->dims[d]), s;
+            rem /= (size_t)y->dims[d];
+            s = opara__resize_nearest(p, d, o, x->dims[d], y->dims[d]);
+            if (s < 0) outside = 1;
+            else off += s * p->src_stride[d];
+        }
+        for (j = 0; j < W; ++j) {
+            int64_t s = outside ? -1 : opara__resize_nearest(p, nd - 1, (int64_t)j, x->dims[nd - 1], (int64_t)W);
+            if (s < 0) memcpy(dst + j * e, p->fill, e);
+            else memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Linear taps of one output index: i0, i1 and the weight of i1; 0 if extrapolated. */
+static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out, int64_t* i0,
+                              int64_t* i1, float* w) {
+    double c = opara__resize_coord(p, d, x, in, out), f;
+    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return 0;
+    if (c < 0.0) c = 0.0;
+    if (c > (double)(in - 1)) c = (double)(in - 1);
+    f = floor(c);
+    *i0 = (int64_t)f;
+    *i1 = *i0 + 1 < in ? *i0 + 1 : in - 1;
+    *w = (float)(c - f);
+    return 1;
+}
+
+/* Bilinear over the last two dims (the others are not resized). */
+static opara_result opara__resize_linear_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim;
+    int64_t H = x->dims[nd - 2], Wi = x->dims[nd - 1], OH = y->dims[nd - 2], OW = y->dims[nd - 1];
+    size_t row, j;
+    float fill;
+    memcpy(&fill, p->fill, 4);
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        size_t plane = row / (size_t)OH;
+        int64_t oh = (int64_t)(row % (size_t)OH), h0 = 0, h1 = 0;
+        float wh = 0.0f;
+        const float* src = (const float*)x->data + plane * (size_t)(H * Wi);
+        float* dst = (float*)y->data + row * (size_t)OW;
+        int row_ok = opara__resize_taps(p, nd - 2, oh, H, OH, &h0, &h1, &wh);
+        for (j = 0; j < (size_t)OW; ++j) {
+            int64_t w0 = 0, w1 = 0;
+            float ww = 0.0f, top, bot;
+            if (!row_ok || !opara__resize_taps(p, nd - 1, (int64_t)j, Wi, OW, &w0, &w1, &ww)) {
+                dst[j] = fill;
+                continue;
+            }
+            top = src[h0 * Wi + w0] * (1.0f - ww) + src[h0 * Wi + w1] * ww;
+            bot = src[h1 * Wi + w0] * (1.0f - ww) + src[h1 * Wi + w1] * ww;
+            dst[j] = top * (1.0f - wh) + bot * wh;
+        }
+    }
+    return OPARA_OK;
+}
+
+static int opara__resize_enum(const char* s, const char* const* names, int count) {
+    int i;
+    for (i = 0; i < count; ++i)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
+    static const char* const ct_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                           "tf_half_pixel_for_nearest", "tf_crop_and_resize", "half_pixel_symmetric"};
+    static const char* const nm_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    const opara__node* n = op->node;
+    const char* mode = opara__attr_string(n, "mode", "nearest");
+    uint32_t ns = 0, nz = 0, na = 0, nr = 0, i;
+    const float* scales = NULL;
+    const int64_t* axes = opara__attr_ints(n, "axes", &na);
+    const opara__attr* sa = opara__node_attr(n, "scales");
+    const opara__attr* ra = opara__node_attr(n, "roi");
+    float extrap = opara__attr_float(n, "extrapolation_value", 0.0f);
+    int32_t d;
+    (void)opara__attr_ints(n, "sizes", &nz);
+    if (sa && sa->type == OPARA__ATTR_FLOATS && sa->count > 0) {
+        scales = sa->v.floats;
+        ns = sa->count;
+    }
+    if (x->ndim != y->ndim || x->ndim < 1 || x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: input and output ranks or types differ");
+    if (opara__attr_int(n, "antialias", 0))
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
+    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names, 7);
+    p->nearest_mode = opara__resize_enum(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nm_names, 4);
+    if (p->coord_mode < 0 || p->nearest_mode < 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: unknown coordinate or nearest mode");
+    for (d = 0; d < x->ndim; ++d) {
+        p->scale[d] = x->dims[d] ? (float)((double)y->dims[d] / (double)x->dims[d]) : 1.0f;
+        p->roi_lo[d] = 0.0f;
+        p->roi_hi[d] = 1.0f;
+    }
+    if (scales) {
+        if (ns != (axes ? na : (uint32_t)x->ndim))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: %u scales for rank %d", ns, (int)x->ndim);
+        for (i = 0; i < ns; ++i) {
+            int64_t a = (int64_t)i;
+            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
+                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
+            if (!(scales[i] > 0.0f)) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Resize: scale <= 0");
+            p->scale[a] = scales[i];
+        }
+    }
+    if (ra && ra->type == OPARA__ATTR_FLOATS && ra->count > 0) {
+        nr = axes ? na : (uint32_t)x->ndim;
+        if (ra->count != 2 * nr) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: roi size");
+        for (i = 0; i < nr; ++i) {
+            int64_t a = (int64_t)i;
+            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
+                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
+            p->roi_lo[a] = ra->v.floats[i];
+            p->roi_hi[a] = ra->v.floats[i + nr];
+        }
+    }
+    for (d = 0; d < x->ndim; ++d)
+        if (x->dims[d] == 0 && y->dims[d] > 0) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: empty input");
+    opara__natural_strides(x, p->src_stride);
+    p->elem = opara_dtype_size(y->dtype);
+    memset(p->fill, 0, sizeof p->fill);
+    if (y->dtype == OPARA_DTYPE_F32) memcpy(p->fill, &extrap, 4);
+    op->work_items = y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : 0;
+    op->min_items_per_task = 8;
+    if (strcmp(mode, "nearest") == 0) {
+        p->mode = OPARA__RESIZE_NEAREST;
+        op->fn = opara__resize_nearest_kernel;
+        return OPARA_OK;
+    }
+    if (strcmp(mode, "linear") != 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode '%s' is not supported", mode);
+    if (y->dtype != OPARA_DTYPE_F32 || x->ndim < 2)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear needs f32 of rank >= 2");
+    for (d = 0; d < x->ndim - 2; ++d)
+        if (x->dims[d] != y->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear only over the last two dims");
+    p->mode = OPARA__RESIZE_LINEAR;
+    op->fn = opara__resize_linear_kernel;
+    return OPARA_OK;
+}
+
+/* ---- dispatch --------------------------------------------------------------------------------- */
+
+/* Minimum inputs/outputs per operator (0 = checked by the operator itself). */
+static void opara__io_minimum(opara__op kind, uint32_t* n_in, uint32_t* n_out) {
+    *n_in = 1;
+    *n_out = 1;
+    switch (kind) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL:
+    case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_GATHER: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
+    case OPARA__OP_LAYER_NORM:
+        *n_in = 2;
+        break;
+    case OPARA__OP_WHERE: *n_in = 3; break;
+    case OPARA__OP_BATCH_NORM: *n_in = 5; break;
+    default: break;
+    }
+}
+
+static int opara__needs_f32(opara__op kind) {
+    switch (kind) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
+    case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_GEMM:
+    case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: case OPARA__OP_REDUCE_MEAN:
+        return 1;
+    default: return 0;
+    }
+}
+
+static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t cap) {
+    switch (op->node->op) {
+    case OPARA__OP_CONV: return opara__cpu_prepare_conv(op, err, cap);
+    case OPARA__OP_CONV_TRANSPOSE: return opara__cpu_prepare_conv_transpose(op, err, cap);
+    case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__prepare_global_avg(op, err, cap);
+    case OPARA__OP_BATCH_NORM: return opara__prepare_batch_norm(op, err, cap);
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
+    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT:
+    case OPARA__OP_ERF: case OPARA__OP_GELU:
+        return opara__prepare_unary(op, err, cap);
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+        return opara__prepare_binary(op, err, cap);
+    case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__prepare_concat_split(op, err, cap);
+    case OPARA__OP_SLICE: return opara__prepare_slice(op, err, cap);
+    case OPARA__OP_GATHER: return opara__prepare_gather(op, err, cap);
+    case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
+        return opara__prepare_reshape(op, err, cap);
+    case OPARA__OP_TRANSPOSE: return opara__prepare_transpose(op, err, cap);
+    case OPARA__OP_EXPAND: return opara__prepare_expand(op, err, cap);
+    case OPARA__OP_GEMM: return opara__cpu_prepare_gemm(op, err, cap);
+    case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
+    case OPARA__OP_SOFTMAX: return opara__prepare_softmax(op, err, cap);
+    case OPARA__OP_LAYER_NORM: return opara__prepare_layer_norm(op, err, cap);
+    case OPARA__OP_REDUCE_MEAN: return opara__prepare_reduce_mean(op, err, cap);
+    case OPARA__OP_WHERE: return opara__prepare_where(op, err, cap);
+    case OPARA__OP_CAST: return opara__prepare_cast(op, err, cap);
+    case OPARA__OP_PAD: return opara__prepare_pad(op, err, cap);
+    case OPARA__OP_RESIZE: return opara__prepare_resize(op, err, cap);
+    default: break;
+    }
+    return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED_OP, "operator %s has no CPU kernel",
+                             opara__op_name(op->node->op));
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap) {
+    uint32_t min_in, min_out, k;
+    opara__op kind = op->node->op;
+    opara_result r;
+    op->fn = NULL;
+    op->work_items = 0;
+    op->scratch_floats = 0;
+    op->min_items_per_task = 1;
+    memset(&op->p, 0, sizeof op->p);
+    opara__io_minimum(kind, &min_in, &min_out);
+    if (op->n_in < min_in || op->n_out < min_out)
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s needs %u inputs and %u outputs",
+                                 opara__op_name(kind), min_in, min_out);
+    for (k = 0; k < min_in; ++k)
+        if (!op->in[k].data)
+            return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
+    if (!op->out[0].data && opara__cpu_numel(&op->out[0]) > 0)
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: output 0 has no buffer", opara__op_name(kind));
+    if (opara__needs_f32(kind) && (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32))
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_BAD_DTYPE, "%s: only f32 is supported", opara__op_name(kind));
+    r = opara__prepare_dispatch(op, err, err_cap);
+    for (k = 0; k < op->n_out; ++k)
+        if (opara__cpu_numel(&op->out[k]) > 0) return r;
+    op->work_items = 0; /* every output is empty */
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch) {
+    if (!op->work_items) return OPARA_OK;
+    return op->fn(op, 0, op->work_items, scratch);
+}
+/* ==== END src/opara_cpu_kernels.c ==== */
+/* ==== BEGIN src/opara_cpu_conv.c ==== */
+/* Conv (depthwise direct, 1x1 as a direct GEMM, else im2col + SGEMM), ConvTranspose (GEMM +
+   col2im) and MaxPool/AveragePool. Spatial dims (1 to 3) are normalized to 3 with leading dims
+   of size 1, so one code path serves 1-D, 2-D and 3-D. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+#define OPARA__IM2COL_BUDGET ((size_t)1 << 19) /* floats of im2col scratch per worker (2 MB) */
+
+/* ---- geometry ---------------------------------------------------------------------------------- */
+
+typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_CONV_T } opara__geom_kind;
+
+/* Reads kernel/strides/dilations/pads/auto_pad into p (normalized to 3 dims) for an input with
+   spatial dims x->dims[2..]; kernel from `kernel` when given (the weights), else the attribute. */
+static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
+                                         char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__node* n = op->node;
+    int32_t nsp = x->ndim - 2, off, i;
+    uint32_t nk = 0, ns = 0, nd = 0, np = 0;
+    const int64_t* ks = opara__attr_ints(n, "kernel_shape", &nk);
+    const int64_t* st = opara__attr_ints(n, "strides", &ns);
+    const int64_t* dl = opara__attr_ints(n, "dilations", &nd);
+    const int64_t* pd = opara__attr_ints(n, "pads", &np);
+    const char* name = opara__op_name(n->op);
+    if (nsp < 1 || nsp > 3) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %d spatial dims", name, (int)nsp);
+    if ((ks && nk != (uint32_t)nsp) || (st && ns != (uint32_t)nsp) || (dl && nd != (uint32_t)nsp) ||
+        (pd && np != 2 * (uint32_t)nsp))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: attribute lengths do not match %d spatial dims", name,
+                                 (int)nsp);
+    if (!kernel && !ks) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s needs kernel_shape", name);
+    off = 3 - nsp;
+    for (i = 0; i < 3; ++i) {
+        int32_t j = i - off;
+        p->in_sp[i] = j >= 0 ? x->dims[2 + j] : 1;
+        p->kernel[i] = j < 0 ? 1 : (kernel ? kernel[j] : ks[j]);
+        p->stride[i] = j >= 0 && st ? st[j] : 1;
+        p->dil[i] = j >= 0 && dl ? dl[j] : 1;
+        p->pad_b[i] = j >= 0 && pd ? pd[j] : 0;
+        p->pad_e[i] = j >= 0 && pd ? pd[j + nsp] : 0;
+        if (kernel && ks && j >= 0 && ks[j] != kernel[j])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: kernel_shape disagrees with the weights", name);
+        if (p->kernel[i] < 1 || p->stride[i] < 1 || p->dil[i] < 1 || p->pad_b[i] < 0 || p->pad_e[i] < 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s: kernel, strides, dilations must be >= 1, pads >= 0",
+                                     name);
+    }
+    return OPARA_OK;
+}
+
+/* Output size of one dim for Conv/pools, after resolving auto_pad into pads. */
+static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto_pad, int ceil_mode) {
+    int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, in = p->in_sp[i], span;
+    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
+        int64_t out = (in + p->stride[i] - 1) / p->stride[i];
+        int64_t total = (out - 1) * p->stride[i] + eff - in;
+        if (total < 0) total = 0;
+        p->pad_b[i] = auto_pad[5] == 'U' ? total / 2 : total - total / 2;
+        p->pad_e[i] = total - p->pad_b[i];
+        return out;
+    }
+    if (strcmp(auto_pad, "VALID") == 0) p->pad_b[i] = p->pad_e[i] = 0;
+    span = in + p->pad_b[i] + p->pad_e[i] - eff;
+    if (span < 0) return 0;
+    return (ceil_mode ? (span + p->stride[i] - 1) / p->stride[i] : span / p->stride[i]) + 1;
+}
+
+/* Checks y's spatial dims; pools in ceil mode also accept one less (the window that would start
+   in the end padding is dropped, as PyTorch and ONNX's reference do). */
+static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
+                                          size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
+    for (i = 0; i < 3; ++i) {
+        int64_t want = opara__conv_out_dim(p, i, auto_pad, ceil_mode);
+        int64_t got = i >= off ? y->dims[2 + i - off] : 1;
+        if (got != want && !(ceil_mode && got == want - 1 && got >= 1))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output spatial dim %d is %lld, expected %lld",
+                                     opara__op_name(op->node->op), (int)(i - off), (long long)got, (long long)want);
+        p->out_sp[i] = got;
+    }
+    return OPARA_OK;
+}
+
+static int64_t opara__prod3(const int64_t* v) { return v[0] * v[1] * v[2]; }
+
+/* ---- Conv ------------------------------------------------------------------------------------- */
+
+/* First t in [0, len) with 0 <= base + t*s, and one past the last with base + t*s < limit. */
+static void opara__valid_range(int64_t base, int64_t s, int64_t len, int64_t limit, int64_t* lo, int64_t* hi) {
+    int64_t a = base >= 0 ? 0 : (-base + s - 1) / s;
+    int64_t b = base >= limit ? 0 : (limit - 1 - base) / s + 1;
+    if (b > len) b = len;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+/* Writes im2col rows for output columns [p0, p1) of image x (cin_g channels) into col (row
+   stride p1 - p0). */
+static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t cin_g, int64_t p0, int64_t p1,
+                          float* col) {
+    int64_t K3 = opara__prod3(p->kernel), ohw = p->out_sp[1] * p->out_sp[2], ow = p->out_sp[2];
+    int64_t ihw = p->in_sp[1] * p->in_sp[2], cb = p1 - p0, r;
+    for (r = 0; r < cin_g * K3; ++r) {
+        int64_t c = r / K3, kk = r % K3, ka = kk / (p->kernel[1] * p->kernel[2]);
+        int64_t kb = (kk / p->kernel[2]) % p->kernel[1], kc = kk % p->kernel[2], pp = p0;
+        const float* xc = x + c * p->in_sp[0] * ihw;
+        float* dst = col + r * cb;
+        while (pp < p1) {
+            int64_t z = pp / ohw, rem = pp % ohw, yy = rem / ow, xx0 = rem % ow, len = OPARA__MIN(ow - xx0, p1 - pp);
+            int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+            int64_t iy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+            int64_t base = xx0 * p->stride[2] - p->pad_b[2] + kc * p->dil[2], lo = 0, hi = 0, t;
+            if (iz >= 0 && iz < p->in_sp[0] && iy >= 0 && iy < p->in_sp[1])
+                opara__valid_range(base, p->stride[2], len, p->in_sp[2], &lo, &hi);
+            for (t = 0; t < lo; ++t) dst[t] = 0.0f;
+            if (hi > lo) {
+                const float* row = xc + (iz * p->in_sp[1] + iy) * p->in_sp[2] + base;
+                if (p->stride[2] == 1) memcpy(dst + lo, row + lo, (size_t)(hi - lo) * sizeof(float));
+                else
+                    for (t = lo; t < hi; ++t) dst[t] = row[t * p->stride[2]];
+            }
+            for (t = hi; t < len; ++t) dst[t] = 0.0f;
+            dst += len;
+            pp += len;
+        }
+    }
+}
+
+static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld, const float* bias, int relu, int init) {
+    size_t i, j;
+    for (i = 0; i < rows; ++i) {
+        float* r = y + i * ld;
+        if (init) {
+            float b = bias ? bias[i] : 0.0f;
+            for (j = 0; j < cols; ++j) r[j] = b;
+        } else if (relu) {
+            for (j = 0; j < cols; ++j) r[j] = r[j] > 0.0f ? r[j] : 0.0f;
+        }
+    }
+}
+
+static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K = cin_g * opara__prod3(p->kernel);
+    int64_t P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* col = scratch;
+    float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(K * p->col_block));
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        int64_t blk = (int64_t)item % p->n_col_blocks, ng = (int64_t)item / p->n_col_blocks;
+        int64_t n = ng / p->group, g = ng % p->group, p0 = blk * p->col_block, p1 = OPARA__MIN(P, p0 + p->col_block);
+        const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
+        const float* w = (const float*)op->in[1].data + g * cout_g * K;
+        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P + p0;
+        const float* b;
+        size_t ldb;
+        if (p->pointwise) {
+            b = x + p0;
+            ldb = (size_t)P;
+        } else {
+            opara__im2col(p, x, cin_g, p0, p1, col);
+            b = col;
+            ldb = (size_t)(p1 - p0);
+        }
+        if (bias) opara__bias_relu_rows(y, (size_t)cout_g, (size_t)(p1 - p0), (size_t)P, bias + g * cout_g, 0, 1);
+        opara__sgemm(op->blas, 0, 0, (size_t)cout_g, (size_t)(p1 - p0), (size_t)K, 1.0f, w, (size_t)K, b, ldb,
+                     bias ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
+        if (p->relu) opara__bias_relu_rows(y, (size_t)cout_g, (size_t)(p1 - p0), (size_t)P, NULL, 1, 0);
+    }
+    return OPARA_OK;
+}
+
+/* Depthwise (one input and one output channel per group): direct accumulation per output row. */
+static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t K3 = opara__prod3(p->kernel), P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
+    int64_t ow = p->out_sp[2], sw = p->stride[2];
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t c = (int64_t)item % p->cout, z, yy, ka, kb, kc, t;
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        const float* w = (const float*)op->in[1].data + c * K3;
+        float* y = (float*)op->out[0].data + (int64_t)item * P;
+        for (z = 0; z < p->out_sp[0]; ++z)
+            for (yy = 0; yy < p->out_sp[1]; ++yy) {
+                float* yr = y + (z * p->out_sp[1] + yy) * ow;
+                float b0 = bias ? bias[c] : 0.0f;
+                for (t = 0; t < ow; ++t) yr[t] = b0;
+                for (ka = 0; ka < p->kernel[0]; ++ka) {
+                    int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+                    if (iz < 0 || iz >= p->in_sp[0]) continue;
+                    for (kb = 0; kb < p->kernel[1]; ++kb) {
+                        int64_t iy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+                        const float* xr;
+                        if (iy < 0 || iy >= p->in_sp[1]) continue;
+                        xr = x + (iz * p->in_sp[1] + iy) * p->in_sp[2];
+                        for (kc = 0; kc < p->kernel[2]; ++kc) {
+                            int64_t base = kc * p->dil[2] - p->pad_b[2], lo, hi;
+                            float wv = w[(ka * p->kernel[1] + kb) * p->kernel[2] + kc];
+                            opara__valid_range(base, sw, ow, p->in_sp[2], &lo, &hi);
+                            if (sw == 1) {
+                                const float* xs = xr + base;
+                                for (t = lo; t < hi; ++t) yr[t] += wv * xs[t];
+                            } else {
+                                for (t = lo; t < hi; ++t) yr[t] += wv * xr[base + t * sw];
+                            }
+                        }
+                    }
+                }
+                if (p->relu)
+                    for (t = 0; t < ow; ++t) yr[t] = yr[t] > 0.0f ? yr[t] : 0.0f;
+            }
+    }
+    return OPARA_OK;
+}
+
+static void opara__conv_pick_block(opara__cpu_params* p, int64_t K, int64_t P) {
+    int64_t cb = (int64_t)(OPARA__IM2COL_BUDGET / (size_t)(K > 0 ? K : 1)) / 16 * 16;
+    if (cb < 64) cb = 64;
+    if (p->batch * p->group < 4 && P >= 256) { /* leave work to share between workers */
+        int64_t quarter = ((P + 3) / 4 + 15) / 16 * 16;
+        if (quarter < cb) cb = quarter;
+    }
+    if (cb > P) cb = P;
+    p->col_block = cb > 0 ? cb : 1;
+    p->n_col_blocks = P > 0 ? (P + p->col_block - 1) / p->col_block : 0;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
+    int64_t K, P;
+    opara_result r;
+    int32_t i;
+    if (x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim || w->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: X, W and Y need the same rank >= 3");
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    if (r != OPARA_OK) return r;
+    p->group = opara__attr_int(op->node, "group", 1);
+    p->batch = x->dims[0];
+    p->cin = x->dims[1];
+    p->cout = w->dims[0];
+    if (p->group < 1 || p->cin % p->group || p->cout % p->group || w->dims[1] != p->cin / p->group ||
+        y->dims[0] != p->batch || y->dims[1] != p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: channels/groups of X, W, Y disagree");
+    if (op->n_in > 2 && op->in[2].data && opara__cpu_numel(&op->in[2]) != (size_t)p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: bias must have M elements");
+    r = opara__conv_check_out(op, y, 0, err, cap);
+    if (r != OPARA_OK) return r;
+    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    K = (p->cin / p->group) * opara__prod3(p->kernel);
+    P = opara__prod3(p->out_sp);
+    p->depthwise = p->group == p->cin && p->group == p->cout;
+    p->pointwise = opara__prod3(p->kernel) == 1;
+    for (i = 0; i < 3; ++i)
+        if (p->stride[i] != 1 || p->pad_b[i] != 0 || p->pad_e[i] != 0) p->pointwise = 0;
+    op->min_items_per_task = 1;
+    if (p->depthwise) {
+        op->work_items = (size_t)(p->batch * p->cout);
+        op->fn = opara__conv_depthwise_kernel;
+        return OPARA_OK;
+    }
+    opara__conv_pick_block(p, K, P);
+    op->work_items = (size_t)(p->batch * p->group * p->n_col_blocks);
+    op->scratch_floats = (p->pointwise ? 0 : (size_t)(K * p->col_block)) +
+                         (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
+    op->fn = opara__conv_gemm_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ConvTranspose ---------------------------------------------------------------------------- */
+
+/* Adds columns [p0, p1) of col (rows: cout_g x K3, row stride p1 - p0) into y (cout_g planes). */
+static void opara__col2im(const opara__cpu_params* p, const float* col, int64_t cout_g, int64_t p0, int64_t p1, float* y) {
+    int64_t K3 = opara__prod3(p->kernel), ihw = p->in_sp[1] * p->in_sp[2], P = opara__prod3(p->out_sp);
+    int64_t cb = p1 - p0, r, pp;
+    for (r = 0; r < cout_g * K3; ++r) {
+        int64_t m = r / K3, kk = r % K3, ka = kk / (p->kernel[1] * p->kernel[2]);
+        int64_t kb = (kk / p->kernel[2]) % p->kernel[1], kc = kk % p->kernel[2];
+        const float* src = col + r * cb;
+        float* ym = y + m * P;
+        for (pp = p0; pp < p1; ++pp) {
+            int64_t z = pp / ihw, rem = pp % ihw, yy = rem / p->in_sp[2], xx = rem % p->in_sp[2];
+            int64_t oz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+            int64_t oy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+            int64_t ox = xx * p->stride[2] - p->pad_b[2] + kc * p->dil[2];
+            if (oz < 0 || oz >= p->out_sp[0] || oy < 0 || oy >= p->out_sp[1] || ox < 0 || ox >= p->out_sp[2]) continue;
+            ym[(oz * p->out_sp[1] + oy) * p->out_sp[2] + ox] += src[pp - p0];
+        }
+    }
+}
+
+static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K3 = opara__prod3(p->kernel);
+    int64_t Pin = opara__prod3(p->in_sp), P = opara__prod3(p->out_sp), rows = cout_g * K3;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* gemm_scratch = scratch + (size_t)(rows * p->col_block);
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        int64_t n = (int64_t)item / p->group, g = (int64_t)item % p->group, p0;
+        const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
+        const float* w = (const float*)op->in[1].data + g * cin_g * rows;
+        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P;
+        opara__bias_relu_rows(y, (size_t)cout_g, (size_t)P, (size_t)P, bias ? bias + g * cout_g : NULL, 0, 1);
+        for (p0 = 0; p0 < Pin; p0 += p->col_block) {
+            int64_t p1 = OPARA__MIN(Pin, p0 + p->col_block);
+            opara__sgemm(op->blas, 1, 0, (size_t)rows, (size_t)(p1 - p0), (size_t)cin_g, 1.0f, w, (size_t)rows, x + p0,
+                         (size_t)Pin, 0.0f, scratch, (size_t)(p1 - p0), gemm_scratch);
+            opara__col2im(p, scratch, cout_g, p0, p1, y);
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
+    uint32_t nop = 0, nos = 0;
+    const int64_t* out_pad = opara__attr_ints(op->node, "output_padding", &nop);
+    const int64_t* out_shape = opara__attr_ints(op->node, "output_shape", &nos);
+    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    int32_t nsp = x->ndim - 2, off, i;
+    int64_t rows, cb;
+    opara_result r;
+    if (!x->data || !w->data || x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim || w->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: X, W and Y need the same rank >= 3");
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    if (r != OPARA_OK) return r;
+    if ((out_pad && nop != (uint32_t)nsp) || (out_shape && nos != (uint32_t)nsp && nos != (uint32_t)x->ndim))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output_padding/output_shape length");
+    p->group = opara__attr_int(op->node, "group", 1);
+    p->batch = x->dims[0];
+    p->cin = x->dims[1];
+    if (p->group < 1 || w->dims[0] != p->cin || p->cin % p->group)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: W must be [C, M/group, k...]");
+    p->cout = w->dims[1] * p->group;
+    if (y->dims[0] != p->batch || y->dims[1] != p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output channels");
+    if (op->n_in > 2 && op->in[2].data && opara__cpu_numel(&op->in[2]) != (size_t)p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: bias must have M elements");
+    off = 3 - nsp;
+    for (i = 0; i < 3; ++i) {
+        int32_t j = i - off;
+        int64_t op_ = j >= 0 && out_pad ? out_pad[j] : 0;
+        int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1, want;
+        if (j >= 0 && (out_shape || strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0)) {
+            int64_t target = out_shape ? out_shape[nos == (uint32_t)nsp ? j : j + 2] : p->in_sp[i] * p->stride[i];
+            int64_t total = full - target;
+            if (total < 0) total = 0;
+            if (strcmp(auto_pad, "SAME_UPPER") == 0) {
+                p->pad_b[i] = total / 2;
+                p->pad_e[i] = total - total / 2;
+            } else {
+                p->pad_b[i] = total - total / 2;
+                p->pad_e[i] = total / 2;
+            }
+        } else if (strcmp(auto_pad, "VALID") == 0) {
+            p->pad_b[i] = p->pad_e[i] = 0;
+        }
+        want = full - p->pad_b[i] - p->pad_e[i];
+        p->out_sp[i] = j >= 0 ? y->dims[2 + j] : 1;
+        if (p->out_sp[i] != want)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output dim %d is %lld, expected %lld",
+                                     (int)j, (long long)p->out_sp[i], (long long)want);
+    }
+    rows = (p->cout / p->group) * opara__prod3(p->kernel);
+    cb = (int64_t)(OPARA__IM2COL_BUDGET / (size_t)(rows > 0 ? rows : 1));
+    if (cb < 16) cb = 16;
+    if (cb > opara__prod3(p->in_sp)) cb = opara__prod3(p->in_sp);
+    p->col_block = cb > 0 ? cb : 1;
+    op->work_items = (size_t)(p->batch * p->group);
+    op->scratch_floats = (size_t)(rows * p->col_block) + (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
+    op->min_items_per_task = 1;
+    op->fn = opara__conv_transpose_kernel;
+    return OPARA_OK;
+}
+
+/* ---- MaxPool / AveragePool -------------------------------------------------------------------- */
+
+/* Taps [lo, hi) of a window starting at s (dilation d, k taps) that fall inside [0, in). */
+static void opara__pool_taps(int64_t s, int64_t d, int64_t k, int64_t in, int64_t* lo, int64_t* hi) {
+    int64_t a = s >= 0 ? 0 : (-s + d - 1) / d;
+    int64_t b = s >= in ? 0 : (in - 1 - s) / d + 1;
+    *lo = a;
+    *hi = b < k ? b : k;
+    if (*lo > *hi) *lo = *hi;
+}
+
+/* Taps of the window inside the padded input [-pad_b, in + pad_e) (count_include_pad). */
+static int64_t opara__pool_padded_taps(const opara__cpu_params* p, int d, int64_t s) {
+    int64_t lo, hi;
+    opara__pool_taps(s + p->pad_b[d], p->dil[d], p->kernel[d], p->in_sp[d] + p->pad_b[d] + p->pad_e[d], &lo, &hi);
+    return hi - lo;
+}
+
+static opara_result opara__pool_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int is_max = op->node->op == OPARA__OP_MAX_POOL;
+    int64_t Pin = opara__prod3(p->in_sp), P = opara__prod3(p->out_sp), ihw = p->in_sp[1] * p->in_sp[2];
+    int64_t* indices = op->n_out > 1 ? (int64_t*)op->out[1].data : NULL;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        float* y = (float*)op->out[0].data + (int64_t)item * P;
+        int64_t o0, o1, o2, at_out = 0;
+        for (o0 = 0; o0 < p->out_sp[0]; ++o0) {
+            int64_t s0 = o0 * p->stride[0] - p->pad_b[0], a0, b0;
+            opara__pool_taps(s0, p->dil[0], p->kernel[0], p->in_sp[0], &a0, &b0);
+            for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+                int64_t s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
+                opara__pool_taps(s1, p->dil[1], p->kernel[1], p->in_sp[1], &a1, &b1);
+                for (o2 = 0; o2 < p->out_sp[2]; ++o2, ++at_out) {
+                    int64_t s2 = o2 * p->stride[2] - p->pad_b[2], a2, b2, k0, k1, k2, arg = -1;
+                    float best = -HUGE_VALF, sum = 0.0f;
+                    opara__pool_taps(s2, p->dil[2], p->kernel[2], p->in_sp[2], &a2, &b2);
+                    for (k0 = a0; k0 < b0; ++k0)
+                        for (k1 = a1; k1 < b1; ++k1) {
+                            int64_t row = (s0 + k0 * p->dil[0]) * ihw + (s1 + k1 * p->dil[1]) * p->in_sp[2] + s2;
+                            const float* xr = x + row;
+                            if (is_max) {
+                                for (k2 = a2; k2 < b2; ++k2) {
+                                    float v = xr[k2 * p->dil[2]];
+                                    if (v > best || arg < 0) {
+                                        best = v;
+                                        arg = row + k2 * p->dil[2];
+                                    }
+                                }
+                            } else {
+                                for (k2 = a2; k2 < b2; ++k2) sum += xr[k2 * p->dil[2]];
+                            }
+                        }
+                    if (is_max) {
+                        y[at_out] = arg >= 0 ? best : 0.0f;
+                        if (indices) {
+                            int64_t at = arg < 0 ? 0 : arg;
+                            if (p->storage_order) { /* column-major over the spatial dims */
+                                int64_t iz = at / ihw, iy = (at / p->in_sp[2]) % p->in_sp[1], ix = at % p->in_sp[2];
+                                at = (ix * p->in_sp[1] + iy) * p->in_sp[0] + iz;
+                            }
+                            indices[(int64_t)item * P + at_out] = (int64_t)item * Pin + at;
+                        }
+                    } else {
+                        int64_t div = p->count_include_pad ? opara__pool_padded_taps(p, 0, s0) *
+                                                                 opara__pool_padded_taps(p, 1, s1) *
+                                                                 opara__pool_padded_taps(p, 2, s2)
+                                                           : (b0 - a0) * (b1 - a1) * (b2 - a2);
+                        y[at_out] = div > 0 ? sum / (float)div : 0.0f;
+                    }
+                }
+            }
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara_result r;
+    if (x->ndim < 3 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: X and Y must be [N, C, spatial...] alike",
+                                 opara__op_name(op->node->op));
+    r = opara__conv_geometry(op, x, NULL, err, cap);
+    if (r != OPARA_OK) return r;
+    r = opara__conv_check_out(op, y, opara__attr_int(op->node, "ceil_mode", 0) != 0, err, cap);
+    if (r != OPARA_OK) return r;
+    if (op->n_out > 1 && op->out[1].data &&
+        (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxPool: Indices must be i64 shaped like Y");
+    p->count_include_pad = opara__attr_int(op->node, "count_include_pad", 0) != 0;
+    p->storage_order = opara__attr_int(op->node, "storage_order", 0) != 0;
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__pool_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/opara_cpu_conv.c ==== */
 /* ==== BEGIN src/opara_desc.c ==== */
 /* Device presets and the default analytic operator descriptors.
 
@@ -8688,6 +11246,708 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     return r;
 }
 /* ==== END src/opara_verify.c ==== */
+/* ==== BEGIN src/opara_backend_cpu.c ==== */
+/* The CPU executor: the plan's streams become worker threads, its events per-node completion
+   marks, its arena one allocation; large operators are split across idle workers. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#define OPARA__SPIN_ROUNDS 256
+
+typedef struct opara__cpu_worker_arg {
+    opara__cpu_exec* ex;
+    uint32_t index;
+} opara__cpu_worker_arg;
+
+struct opara__cpu_exec {
+    opara_runtime* rt;
+    const opara__graph* g;
+    const opara__plan* plan;
+    opara__blas blas;
+    opara__cpu_op* ops;          /* [n_nodes] */
+    opara__cpu_tensor* tensors;  /* every node's inputs then outputs */
+    uint8_t* arena;
+    uint8_t* inputs_block;       /* static buffers of the graph inputs */
+    void** value_ptr;            /* [n_values] */
+    uint8_t* skip;               /* [n_nodes] kernel-less views */
+    float* scratch;              /* n_workers slices of scratch_floats */
+    size_t scratch_floats;
+    uint32_t n_workers;
+    uint32_t* list;              /* nodes of each worker in launch order (CSR by worker) */
+    uint32_t* list_start;        /* [n_workers + 1] */
+    opara__thread* threads;      /* [n_workers - 1] */
+    opara__cpu_worker_arg* args; /* [n_workers - 1] */
+    int threads_started;
+    /* run state */
+    opara__mutex mu;
+    opara__cond cv;
+    volatile int32_t generation; /* number of the current run */
+    volatile int32_t* done;      /* [n_nodes] generation in which the node finished */
+    volatile int32_t finished;   /* worker lists completed, over all runs */
+    volatile int32_t shutdown;
+    volatile int32_t error;      /* first kernel error of the run */
+    volatile int32_t sleepers;   /* threads inside cond_wait (or about to be) */
+    volatile int32_t idle;       /* workers in a wait loop, able to help */
+    /* the one operator published for splitting */
+    volatile int32_t job_busy, job_posted, job_helpers, job_next, job_done;
+    const opara__cpu_op* job_op;
+    size_t job_chunk, job_items;
+    volatile int32_t job_chunks; /* atomic: also read by waiters outside the helper count */
+    uint64_t run_start;
+    uint64_t *t_start, *t_end;
+    uint32_t* t_worker;
+};
+
+/* ---- synchronisation ----------------------------------------------------------------------- */
+
+static void opara__exec_wake(opara__cpu_exec* ex) {
+    if (opara__atomic_load(&ex->sleepers) == 0) return;
+    opara__mutex_lock(&ex->mu);
+    opara__cond_broadcast(&ex->cv);
+    opara__mutex_unlock(&ex->mu);
+}
+
+static void opara__exec_note_error(opara__cpu_exec* ex, opara_result r) {
+    if (r != OPARA_OK) opara__atomic_cas(&ex->error, 0, (int32_t)r);
+}
+
+/* Runs chunks of the published job, if any; returns 1 when it did some work. */
+static int opara__exec_help(opara__cpu_exec* ex, uint32_t w) {
+    int worked = 0;
+    if (!opara__atomic_load(&ex->job_posted)) return 0;
+    opara__atomic_add(&ex->job_helpers, 1);
+    if (opara__atomic_load(&ex->job_posted)) {
+        const opara__cpu_op* op = ex->job_op;
+        float* scratch = ex->scratch + (size_t)w * ex->scratch_floats;
+        for (;;) {
+            int32_t c = opara__atomic_add(&ex->job_next, 1) - 1;
+            size_t b, e;
+            if (c >= opara__atomic_load(&ex->job_chunks)) break;
+            b = (size_t)c * ex->job_chunk;
+            e = OPARA__MIN(ex->job_items, b + ex->job_chunk);
+            opara__exec_note_error(ex, op->fn(op, b, e, scratch));
+            opara__atomic_add(&ex->job_done, 1);
+            worked = 1;
+        }
+    }
+    opara__atomic_add(&ex->job_helpers, -1);
+    return worked;
+}
+
+static int opara__exec_job_ready(opara__cpu_exec* ex) {
+    return opara__atomic_load(&ex->job_posted) && opara__atomic_load(&ex->job_next) < opara__atomic_load(&ex->job_chunks);
+}
+
+/* Waits until *flag reaches target (signed difference), helping with split operators meanwhile. */
+static void opara__exec_wait(opara__cpu_exec* ex, uint32_t w, volatile int32_t* flag, int32_t target) {
+    int spins = 0;
+    if (opara__atomic_load(flag) - target >= 0) return;
+    opara__atomic_add(&ex->idle, 1);
+    while (opara__atomic_load(flag) - target < 0) {
+        if (opara__exec_help(ex, w)) {
+            spins = 0;
+            continue;
+        }
+        if (++spins < OPARA__SPIN_ROUNDS) continue;
+        opara__mutex_lock(&ex->mu);
+        opara__atomic_add(&ex->sleepers, 1);
+        while (opara__atomic_load(flag) - target < 0 && !opara__exec_job_ready(ex)) opara__cond_wait(&ex->cv, &ex->mu);
+        opara__atomic_add(&ex->sleepers, -1);
+        opara__mutex_unlock(&ex->mu);
+        spins = 0;
+    }
+    opara__atomic_add(&ex->idle, -1);
+}
+
+/* Runs one operator, split across idle workers when it is large enough. */
+static void opara__exec_op(opara__cpu_exec* ex, uint32_t w, const opara__cpu_op* op) {
+    float* scratch = ex->scratch + (size_t)w * ex->scratch_floats;
+    size_t items = op->work_items, min = op->min_items_per_task ? op->min_items_per_task : 1, chunk;
+    int32_t chunks;
+    if (!items) return;
+    if (ex->n_workers < 2 || items < 2 * min || opara__atomic_load(&ex->idle) == 0 ||
+        !opara__atomic_cas(&ex->job_busy, 0, 1)) {
+        opara__exec_note_error(ex, op->fn(op, 0, items, scratch));
+        return;
+    }
+    chunk = OPARA__MAX(min, items / ((size_t)ex->n_workers * 4));
+    chunks = (int32_t)((items + chunk - 1) / chunk);
+    ex->job_op = op;
+    ex->job_items = items;
+    ex->job_chunk = chunk;
+    opara__atomic_store(&ex->job_chunks, chunks);
+    opara__atomic_store(&ex->job_next, 0);
+    opara__atomic_store(&ex->job_done, 0);
+    opara__atomic_store(&ex->job_posted, 1);
+    opara__exec_wake(ex);
+    opara__exec_help(ex, w);
+    while (opara__atomic_load(&ex->job_done) < chunks) { /* the last chunks are running elsewhere */
+    }
+    opara__atomic_store(&ex->job_posted, 0);
+    while (opara__atomic_load(&ex->job_helpers) != 0) {
+    }
+    opara__atomic_store(&ex->job_busy, 0);
+}
+
+/* Worker w's share of one run: its nodes in launch order, each after the events it waits on. */
+static void opara__exec_list(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
+    const opara__plan* plan = ex->plan;
+    uint32_t i, k;
+    for (i = ex->list_start[w]; i < ex->list_start[w + 1]; ++i) {
+        uint32_t n = ex->list[i];
+        for (k = plan->wait_start[n]; k < plan->wait_start[n + 1]; ++k)
+            opara__exec_wait(ex, w, &ex->done[plan->wait_nodes[k]], gen);
+        ex->t_start[n] = opara__now_ns() - ex->run_start;
+        if (!ex->skip[n]) opara__exec_op(ex, w, &ex->ops[n]);
+        ex->t_end[n] = opara__now_ns() - ex->run_start;
+        ex->t_worker[n] = w;
+        opara__atomic_store(&ex->done[n], gen);
+        if (plan->records_event[n]) opara__exec_wake(ex);
+    }
+    opara__atomic_add(&ex->finished, 1);
+    opara__exec_wake(ex);
+    opara__exec_wait(ex, w, &ex->finished, gen * (int32_t)ex->n_workers);
+}
+
+static void opara__exec_worker_main(void* p) {
+    opara__cpu_worker_arg* arg = (opara__cpu_worker_arg*)p;
+    opara__cpu_exec* ex = arg->ex;
+    int32_t last = 0;
+    for (;;) {
+        int32_t gen;
+        opara__mutex_lock(&ex->mu);
+        opara__atomic_add(&ex->sleepers, 1);
+        while (opara__atomic_load(&ex->generation) == last && !opara__atomic_load(&ex->shutdown))
+            opara__cond_wait(&ex->cv, &ex->mu);
+        opara__atomic_add(&ex->sleepers, -1);
+        gen = opara__atomic_load(&ex->generation);
+        opara__mutex_unlock(&ex->mu);
+        if (opara__atomic_load(&ex->shutdown)) return;
+        last = gen;
+        opara__exec_list(ex, arg->index, gen);
+    }
+}
+
+OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap) {
+    int32_t gen, e;
+    ex->run_start = opara__now_ns();
+    opara__atomic_store(&ex->error, 0);
+    opara__mutex_lock(&ex->mu);
+    gen = opara__atomic_add(&ex->generation, 1);
+    opara__cond_broadcast(&ex->cv);
+    opara__mutex_unlock(&ex->mu);
+    opara__exec_list(ex, 0, gen);
+    e = opara__atomic_load(&ex->error);
+    if (e != 0)
+        return opara__cpu_reject(err, err_cap, (opara_result)e, "a kernel failed during the run: %s",
+                                 opara_result_string((opara_result)e));
+    return OPARA_OK;
+}
+
+/* ---- creation ------------------------------------------------------------------------------ */
+
+static void opara__exec_fill_tensor(const opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
+                                    int32_t v, opara__cpu_tensor* t) {
+    memset(t, 0, sizeof *t);
+    if (v < 0) return;
+    t->dtype = dtypes[v];
+    t->ndim = shapes[v].ndim < 0 ? 0 : shapes[v].ndim;
+    memcpy(t->dims, shapes[v].dims, sizeof t->dims);
+    t->data = ex->value_ptr[v];
+}
+
+static opara_result opara__exec_memory(opara__cpu_exec* ex, char* err, size_t cap) {
+    const opara__graph* g = ex->g;
+    const opara__plan* plan = ex->plan;
+    size_t in_bytes = 0, off = 0;
+    uint32_t i, v;
+    ex->value_ptr = (void**)opara__calloc(ex->rt, g->n_values ? g->n_values : 1, sizeof(void*));
+    if (!ex->value_ptr) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    if (plan->arena_bytes > (uint64_t)(size_t)-1) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "arena too large");
+    if (plan->arena_bytes) {
+        ex->arena = (uint8_t*)opara__alloc_aligned(&ex->rt->allocator, (size_t)plan->arena_bytes, OPARA__DEFAULT_ALIGN);
+        if (!ex->arena)
+            return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "cannot allocate the %llu-byte arena",
+                                     (unsigned long long)plan->arena_bytes);
+    }
+    for (i = 0; i < g->n_inputs; ++i) in_bytes += opara__align_up((size_t)plan->value_bytes[g->inputs[i]], 64);
+    ex->inputs_block = (uint8_t*)opara__alloc_aligned(&ex->rt->allocator, in_bytes ? in_bytes : 64, OPARA__DEFAULT_ALIGN);
+    if (!ex->inputs_block) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory for inputs");
+    for (i = 0; i < g->n_inputs; ++i) {
+        ex->value_ptr[g->inputs[i]] = ex->inputs_block + off;
+        off += opara__align_up((size_t)plan->value_bytes[g->inputs[i]], 64);
+    }
+    for (v = 0; v < g->n_values; ++v) {
+        const opara__value* val = &g->values[v];
+        int32_t root = plan->alias_root[v];
+        if (val->kind == OPARA__VALUE_INPUT) continue;
+        if (val->kind == OPARA__VALUE_CONST) {
+            ex->value_ptr[v] = (void*)(uintptr_t)val->data;
+        } else if (plan->storage[v] == OPARA__STORAGE_ARENA && plan->offset[v] != OPARA__NO_ARENA) {
+            ex->value_ptr[v] = ex->arena + plan->offset[v];
+        } else if (plan->storage[v] == OPARA__STORAGE_EXTERNAL && root >= 0) {
+            uint8_t* base = g->values[root].kind == OPARA__VALUE_CONST ? (uint8_t*)(uintptr_t)g->values[root].data
+                                                                       : (uint8_t*)ex->value_ptr[root];
+            ex->value_ptr[v] = base ? base + plan->alias_offset[v] : NULL;
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
+                                            char* err, size_t cap) {
+    const opara__graph* g = ex->g;
+    size_t n_tensors = 0, at = 0;
+    uint32_t n, i;
+    for (n = 0; n < g->n_nodes; ++n) n_tensors += g->nodes[n].n_inputs + g->nodes[n].n_outputs;
+    ex->ops = (opara__cpu_op*)opara__calloc(ex->rt, g->n_nodes ? g->n_nodes : 1, sizeof *ex->ops);
+    ex->tensors = (opara__cpu_tensor*)opara__calloc(ex->rt, n_tensors ? n_tensors : 1, sizeof *ex->tensors);
+    ex->skip = (uint8_t*)opara__calloc(ex->rt, g->n_nodes ? g->n_nodes : 1, 1);
+    if (!ex->ops || !ex->tensors || !ex->skip) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__node* node = &g->nodes[n];
+        opara__cpu_op* op = &ex->ops[n];
+        opara_result r;
+        char detail[256];
+        op->node = node;
+        op->n_in = node->n_inputs;
+        op->n_out = node->n_outputs;
+        op->in = ex->tensors + at;
+        at += node->n_inputs;
+        op->out = ex->tensors + at;
+        at += node->n_outputs;
+        op->blas = &ex->blas;
+        for (i = 0; i < node->n_inputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->inputs[i], &op->in[i]);
+        for (i = 0; i < node->n_outputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->outputs[i], &op->out[i]);
+        ex->skip[n] = node->n_outputs == 1 && ex->plan->alias_kind[node->outputs[0]] == OPARA__ALIAS_VIEW;
+        r = opara__cpu_prepare(op, detail, sizeof detail);
+        if (r != OPARA_OK)
+            return opara__cpu_reject(err, cap, r, "node %u '%s' (%s): %s", n, node->name ? node->name : "",
+                                     opara__op_name(node->op), detail);
+        ex->scratch_floats = OPARA__MAX(ex->scratch_floats, op->scratch_floats);
+    }
+    ex->scratch_floats = opara__align_up(ex->scratch_floats, 16);
+    return OPARA_OK;
+}
+
+static opara_result opara__exec_lists(opara__cpu_exec* ex, char* err, size_t cap) {
+    const opara__plan* plan = ex->plan;
+    uint32_t n_nodes = ex->g->n_nodes, w, i, at = 0;
+    ex->list = (uint32_t*)opara__calloc(ex->rt, n_nodes ? n_nodes : 1, sizeof(uint32_t));
+    ex->list_start = (uint32_t*)opara__calloc(ex->rt, ex->n_workers + 1, sizeof(uint32_t));
+    if (!ex->list || !ex->list_start) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (w = 0; w < ex->n_workers; ++w) {
+        ex->list_start[w] = at;
+        for (i = 0; i < n_nodes; ++i)
+            if (plan->stream[plan->order[i]] % ex->n_workers == w) ex->list[at++] = plan->order[i];
+    }
+    ex->list_start[ex->n_workers] = at;
+    return OPARA_OK;
+}
+
+static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t cap) {
+    uint32_t w, n_nodes = ex->g->n_nodes ? ex->g->n_nodes : 1;
+    ex->done = (volatile int32_t*)opara__calloc(ex->rt, n_nodes, sizeof(int32_t));
+    ex->t_start = (uint64_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint64_t));
+    ex->t_end = (uint64_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint64_t));
+    ex->t_worker = (uint32_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint32_t));
+    ex->scratch = (float*)opara__alloc_aligned(&ex->rt->allocator,
+                                               (ex->scratch_floats ? ex->scratch_floats : 16) * ex->n_workers * sizeof(float),
+                                               OPARA__DEFAULT_ALIGN);
+    ex->threads = (opara__thread*)opara__calloc(ex->rt, ex->n_workers, sizeof(opara__thread));
+    ex->args = (opara__cpu_worker_arg*)opara__calloc(ex->rt, ex->n_workers, sizeof(opara__cpu_worker_arg));
+    if (!ex->done || !ex->t_start || !ex->t_end || !ex->t_worker || !ex->scratch || !ex->threads || !ex->args)
+        return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory (scratch %zu floats per worker)",
+                                 ex->scratch_floats);
+    if (!opara__mutex_init(&ex->mu) || !opara__cond_init(&ex->cv))
+        return opara__cpu_reject(err, cap, OPARA_ERR_INTERNAL, "cannot create a mutex");
+    ex->threads_started = 0;
+    for (w = 1; w < ex->n_workers; ++w) {
+        ex->args[w].ex = ex;
+        ex->args[w].index = w;
+        if (!opara__thread_start(&ex->threads[w], opara__exec_worker_main, &ex->args[w]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_INTERNAL, "cannot start worker thread %u", w);
+        ex->threads_started = (int)w;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
+                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
+                                                   opara__cpu_exec** out) {
+    opara__cpu_exec* ex = (opara__cpu_exec*)opara__calloc(rt, 1, sizeof *ex);
+    opara_result r;
+    *out = NULL;
+    if (!ex) return opara__cpu_reject(err, err_cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    ex->rt = rt;
+    ex->g = g;
+    ex->plan = plan;
+    ex->n_workers = threads ? threads : 1;
+    ex->threads_started = -1;
+    opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
+    r = opara__exec_memory(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_lists(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);
+    if (r != OPARA_OK) {
+        opara__cpu_exec_destroy(ex);
+        return r;
+    }
+    *out = ex;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
+    opara_runtime* rt;
+    int w;
+    if (!ex) return;
+    rt = ex->rt;
+    if (ex->threads_started >= 0) {
+        opara__mutex_lock(&ex->mu);
+        opara__atomic_store(&ex->shutdown, 1);
+        opara__cond_broadcast(&ex->cv);
+        opara__mutex_unlock(&ex->mu);
+        for (w = 1; w <= ex->threads_started; ++w) opara__thread_join(&ex->threads[w]);
+        opara__cond_destroy(&ex->cv);
+        opara__mutex_destroy(&ex->mu);
+    }
+    opara__blas_unload(&ex->blas);
+    opara__free_aligned(&rt->allocator, ex->arena);
+    opara__free_aligned(&rt->allocator, ex->inputs_block);
+    opara__free_aligned(&rt->allocator, ex->scratch);
+    opara__free(rt, ex->value_ptr);
+    opara__free(rt, ex->ops);
+    opara__free(rt, ex->tensors);
+    opara__free(rt, ex->skip);
+    opara__free(rt, ex->list);
+    opara__free(rt, ex->list_start);
+    opara__free(rt, (void*)(uintptr_t)ex->done);
+    opara__free(rt, ex->t_start);
+    opara__free(rt, ex->t_end);
+    opara__free(rt, ex->t_worker);
+    opara__free(rt, ex->threads);
+    opara__free(rt, ex->args);
+    opara__free(rt, ex);
+}
+
+OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v) {
+    return v >= 0 && (uint32_t)v < ex->g->n_values ? ex->value_ptr[v] : NULL;
+}
+
+OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) { return ex->blas.name; }
+OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex) { return ex->n_workers; }
+
+OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
+                                               const uint32_t** worker) {
+    *start = ex->t_start;
+    *end = ex->t_end;
+    *worker = ex->t_worker;
+}
+/* ==== END src/opara_backend_cpu.c ==== */
+/* ==== BEGIN src/opara_session.c ==== */
+/* The public session API: shapes for the batch size, the plan, the backend (CPU for now), runs
+   with caller tensors, plan queries and run statistics. */
+/* #include "opara_cpu.h" (inlined above) */
+/* #include "opara_model.h" (inlined above) */
+
+#if !defined(_WIN32)
+#  include <dlfcn.h>
+#endif
+
+struct opara_session {
+    opara_runtime* rt;
+    const opara__graph* g;
+    opara_logger logger;
+    opara__errbuf error;
+    opara_strategy strategy;
+    opara__shape* shapes;
+    opara_dtype* dtypes;
+    uint64_t* value_bytes;
+    opara__op_desc* descs;
+    opara__plan* plan;
+    opara__cpu_exec* exec;
+    uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
+    volatile int32_t busy;
+    opara_run_stats stats;
+};
+
+static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) {
+    va_list args;
+    opara_result r;
+    va_start(args, fmt);
+    r = opara__fail_into(&s->error, &s->logger, code, fmt, args);
+    va_end(args);
+    return r;
+}
+
+/* Why the CUDA backend cannot be used on this machine. */
+static void opara__cuda_unavailable_reason(char* buf, size_t cap) {
+#if defined(_WIN32)
+    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
+#else
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        opara__format(buf, cap, "libcuda.so.1 could not be loaded (no NVIDIA driver)");
+        return;
+    }
+    dlclose(lib);
+    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
+#endif
+}
+
+static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d) {
+    char reason[256];
+    if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
+    if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
+    opara__cuda_unavailable_reason(reason, sizeof reason);
+    if (d->backend == OPARA_BACKEND_CUDA)
+        return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
+    opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "CUDA backend unavailable: %s; using the CPU backend", reason);
+    return OPARA_OK;
+}
+
+static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
+    const opara__graph* g = s->g;
+    opara__plan_desc pd;
+    opara_result r;
+    int64_t batch = d->batch_size > 0 ? d->batch_size : 1;
+    size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
+    s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof *s->shapes);
+    s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
+    s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof *s->value_bytes);
+    s->descs = (opara__op_desc*)opara__calloc(s->rt, nn, sizeof *s->descs);
+    s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
+        return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    if (d->batch_size < 0) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
+    r = opara__infer_shapes(s->rt, g, batch, s->shapes);
+    if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
+    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
+    if (r == OPARA_OK) r = opara__describe_ops(g, s->shapes, NULL, s->descs);
+    if (r != OPARA_OK) return r;
+    memset(&pd, 0, sizeof pd);
+    pd.strategy = d->strategy;
+    pd.launch_order = d->launch_order;
+    pd.shapes = s->shapes;
+    pd.verify = d->verify_plan;
+    s->strategy = d->strategy;
+    return opara__plan_create(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+}
+
+OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
+                                           const opara_session_desc* desc, opara_session** out) {
+    opara_session_desc d;
+    opara_session* s;
+    opara_result r;
+    char err[OPARA__DETAIL_MAX];
+    uint32_t threads;
+    if (out) *out = NULL;
+    if (!runtime || !model || !out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: NULL argument")
+                                                   : OPARA_ERR_INVALID_ARGS;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
+        return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
+    r = opara__session_pick_backend(runtime, &d);
+    if (r != OPARA_OK) return r;
+    s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
+    if (!s) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    s->rt = runtime;
+    s->g = opara__model_graph(model);
+    s->logger = d.logger.func ? d.logger : runtime->logger;
+    r = opara__session_plan(s, &d);
+    threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
+    if (r == OPARA_OK) {
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
+                                   sizeof err, &s->exec);
+        if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
+    }
+    if (r != OPARA_OK) {
+        opara_session_destroy(s);
+        return r;
+    }
+    *out = s;
+    return OPARA_OK;
+}
+
+OPARADEF void opara_session_destroy(opara_session* s) {
+    if (!s) return;
+    opara__cpu_exec_destroy(s->exec);
+    if (s->plan) opara__plan_free(s->rt, s->plan);
+    opara__free(s->rt, s->shapes);
+    opara__free(s->rt, s->dtypes);
+    opara__free(s->rt, s->value_bytes);
+    opara__free(s->rt, s->descs);
+    opara__free(s->rt, s->given);
+    opara__free(s->rt, s);
+}
+
+OPARADEF uint32_t opara_session_input_count(const opara_session* s) { return s ? s->g->n_inputs : 0; }
+OPARADEF uint32_t opara_session_output_count(const opara_session* s) { return s ? s->g->n_outputs : 0; }
+
+static void opara__session_info(const opara_session* s, int32_t v, opara_tensor_info* out) {
+    int32_t i;
+    memset(out, 0, sizeof *out);
+    out->name = s->g->values[v].name;
+    out->dtype = s->dtypes[v];
+    out->rank = s->shapes[v].ndim;
+    for (i = 0; i < s->shapes[v].ndim; ++i) out->dims[i] = s->shapes[v].dims[i];
+}
+
+OPARADEF opara_result opara_session_input_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
+    if (!s || !out || index >= s->g->n_inputs) return OPARA_ERR_NOT_FOUND;
+    opara__session_info(s, s->g->inputs[index], out);
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_output_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
+    if (!s || !out || index >= s->g->n_outputs) return OPARA_ERR_NOT_FOUND;
+    opara__session_info(s, s->g->outputs[index], out);
+    return OPARA_OK;
+}
+
+/* Position of the tensor in list (graph inputs or outputs) by name, or by `fallback` index. */
+static int32_t opara__session_match(const opara_session* s, const int32_t* list, uint32_t n, const char* name,
+                                    uint32_t fallback) {
+    uint32_t i;
+    if (!name) return fallback < n ? (int32_t)fallback : -1;
+    for (i = 0; i < n; ++i)
+        if (strcmp(s->g->values[list[i]].name, name) == 0) return (int32_t)i;
+    return -1;
+}
+
+static opara_result opara__session_check_tensor(opara_session* s, const opara_tensor* t, int32_t v, const char* what) {
+    const opara__shape* sh = &s->shapes[v];
+    int32_t i;
+    if (t->dtype != s->dtypes[v])
+        return opara__session_fail(s, OPARA_ERR_BAD_DTYPE, "%s '%s' is %s, the model wants %s", what, s->g->values[v].name,
+                                   opara_dtype_name(t->dtype), opara_dtype_name(s->dtypes[v]));
+    if (t->rank != sh->ndim) goto bad_shape;
+    for (i = 0; i < sh->ndim; ++i)
+        if (t->dims[i] != sh->dims[i]) goto bad_shape;
+    if (!t->data && s->value_bytes[v])
+        return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s '%s' has no data", what, s->g->values[v].name);
+    return OPARA_OK;
+bad_shape: {
+        char want[160];
+        return opara__session_fail(s, OPARA_ERR_SHAPE, "%s '%s' has the wrong shape: the session wants %s", what,
+                                   s->g->values[v].name, opara__shape_str(sh, want, sizeof want));
+    }
+}
+
+static opara_result opara__session_inputs(opara_session* s, const opara_tensor* inputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    opara_result r;
+    memset(s->given, 0, g->n_inputs ? g->n_inputs : 1);
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_match(s, g->inputs, g->n_inputs, inputs[i].name, i), v;
+        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no input '%s'",
+                                               inputs[i].name ? inputs[i].name : "(by index)");
+        v = g->inputs[at];
+        r = opara__session_check_tensor(s, &inputs[i], v, "input");
+        if (r != OPARA_OK) return r;
+        if (s->given[at]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' given twice", g->values[v].name);
+        s->given[at] = 1;
+        if (s->value_bytes[v]) memcpy(opara__cpu_exec_value_data(s->exec, v), inputs[i].data, (size_t)s->value_bytes[v]);
+    }
+    for (i = 0; i < g->n_inputs; ++i)
+        if (!s->given[i]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' is missing",
+                                                     g->values[g->inputs[i]].name);
+    return OPARA_OK;
+}
+
+static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_match(s, g->outputs, g->n_outputs, outputs[i].name, i), v;
+        opara_result r;
+        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no output '%s'",
+                                               outputs[i].name ? outputs[i].name : "(by index)");
+        v = g->outputs[at];
+        r = opara__session_check_tensor(s, &outputs[i], v, "output");
+        if (r != OPARA_OK) return r;
+        if (s->value_bytes[v]) memcpy(outputs[i].data, opara__cpu_exec_value_data(s->exec, v), (size_t)s->value_bytes[v]);
+    }
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs) {
+    opara_result r;
+    uint64_t t0;
+    char err[OPARA__DETAIL_MAX];
+    if (!s) return OPARA_ERR_INVALID_ARGS;
+    if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
+    t0 = opara__now_ns();
+    if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run: NULL tensors");
+    else r = opara__session_inputs(s, inputs, n_inputs);
+    if (r == OPARA_OK) {
+        r = opara__cpu_exec_run(s->exec, err, sizeof err);
+        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
+    }
+    if (r == OPARA_OK) r = opara__session_outputs(s, outputs, n_outputs);
+    if (r == OPARA_OK) {
+        uint64_t dt = opara__now_ns() - t0;
+        s->stats.last_ns = dt;
+        s->stats.min_ns = s->stats.runs == 0 || dt < s->stats.min_ns ? dt : s->stats.min_ns;
+        s->stats.total_ns += dt;
+        s->stats.runs++;
+        s->error.text[0] = 0;
+    }
+    opara__atomic_store(&s->busy, 0);
+    return r;
+}
+
+OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
+    if (!s || index >= s->g->n_outputs) return NULL;
+    return opara__cpu_exec_value_data(s->exec, s->g->outputs[index]);
+}
+
+OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_plan_info* out) {
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS;
+    memset(out, 0, sizeof *out);
+    out->backend = "cpu";
+    out->strategy = opara_strategy_name(s->strategy);
+    out->gemm = opara__cpu_exec_gemm_name(s->exec);
+    out->n_nodes = s->plan->n_nodes;
+    out->n_streams = s->plan->n_streams;
+    out->n_events = s->plan->stats.n_events;
+    out->n_waits = s->plan->stats.n_waits;
+    out->n_workers = opara__cpu_exec_workers(s->exec);
+    out->peak_memory_bytes = s->plan->arena_bytes;
+    out->no_reuse_bytes = s->plan->stats.no_reuse_bytes;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_get_run_stats(const opara_session* s, opara_run_stats* out) {
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS;
+    *out = s->stats;
+    return OPARA_OK;
+}
+
+OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_node_time* out, uint32_t cap) {
+    const uint64_t *start, *end;
+    const uint32_t* worker;
+    uint32_t i;
+    if (!s) return 0;
+    opara__cpu_exec_node_times(s->exec, &start, &end, &worker);
+    for (i = 0; out && i < cap && i < s->plan->n_nodes; ++i) {
+        uint32_t n = s->plan->order[i];
+        out[i].start_ns = start[n];
+        out[i].end_ns = end[n];
+        out[i].worker = worker[n];
+        out[i].node = n;
+    }
+    return s->plan->n_nodes;
+}
+
+OPARADEF const char* opara_session_last_error(const opara_session* s) { return s ? s->error.text : ""; }
+/* ==== END src/opara_session.c ==== */
 /* ==== BEGIN src/opara_pb.h ==== */
 /* Protobuf wire-format reader and the decoder of the ONNX messages the importer needs
    (ModelProto, GraphProto, NodeProto, TensorProto, AttributeProto, ValueInfoProto, TypeProto,
