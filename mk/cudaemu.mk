@@ -15,7 +15,7 @@ KERNEL_NAMES := $(basename $(notdir $(KERNEL_CU)))
 CUDAEMU_KERNEL_CU := $(sort $(wildcard tests/cudaemu/*.cu))
 CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h opara_cuda.h
 CUDAEMU_CFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -D_GNU_SOURCE -Isrc/kernels -Itests/cudaemu
-CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx
+CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx emu_abi
 CUDAEMU_DRIVER_OBJ := $(addprefix $(CUDAEMU_OBJ)/,$(addsuffix .o,$(CUDAEMU_DRIVER_SRC))) \
     $(patsubst src/kernels/%.cu,$(CUDAEMU_OBJ)/kernel_%.o,$(KERNEL_CU)) \
     $(patsubst tests/cudaemu/%.cu,$(CUDAEMU_OBJ)/emukernel_%.o,$(CUDAEMU_KERNEL_CU))
@@ -39,9 +39,10 @@ $(CUDAEMU_OBJ)/emukernel_%.o: tests/cudaemu/%.cu src/kernels/opara_kernel.h
 	@mkdir -p $(@D)
 	$(CC) $(CUDAEMU_CFLAGS) -x c -c $< -o $@
 
+# --no-undefined: every driver function of opara_cuda.h is exported (emu_abi.c takes their addresses).
 # nodelete: its worker threads and state outlive a dlclose (as a driver's do)
 $(CUDAEMU_DIR)/libcuda.so.1: $(CUDAEMU_DRIVER_OBJ)
-	$(CC) $(CFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,nodelete -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -shared -Wl,--no-undefined -Wl,-soname,libcuda.so.1 -Wl,-z,nodelete -o $@ $^ $(LDLIBS)
 
 # The fakes run on the emulated driver (linked by soname, found next to them). --no-undefined: every function
 # of opara_cuda.h's table must be defined (emu_lib.h); -Bsymbolic: NVIDIA's library in the same process (the

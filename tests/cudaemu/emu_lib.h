@@ -83,6 +83,11 @@ static inline int emu_lib_registry_remove(emu_lib_registry* r, const void* p) {
             found = 1;
             break;
         }
+    if (r->n == 0) { /* the library may be unloaded once its last object is gone: leave nothing behind */
+        free((void*)r->items);
+        r->items = NULL;
+        r->cap = 0;
+    }
     pthread_mutex_unlock(&r->mu);
     return found;
 }

@@ -361,7 +361,7 @@ static void add_case(opara_test* T, dnn* N, int nb, const int* cdims, const int*
     REQUIRE(N->lib.cudnnCreateTensorDescriptor(&a_d) == 0 && N->lib.cudnnCreateTensorDescriptor(&c_d) == 0);
     CHECK_EQ(N->lib.cudnnSetTensorNdDescriptor(a_d, OPARA_CUDNN_DATA_FLOAT, nb, adims, as), 0);
     CHECK_EQ(N->lib.cudnnSetTensorNdDescriptor(c_d, OPARA_CUDNN_DATA_FLOAT, nb, cdims, cs), 0);
-    for (e = 0; e < nc; e++) {
+    for (e = 0; e < nc && expect == OPARA_CUDNN_STATUS_SUCCESS; e++) {
         size_t rest = e, ai = 0;
         for (i = nb - 1; i >= 0; i--) {
             idx[i] = (int)(rest % (size_t)cdims[i]);
