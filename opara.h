@@ -18,7 +18,15 @@
    | OPARA_MALLOC(sz,al)    | aligned malloc   | default allocator, aligned (define OPARA_MALLOC and         |
    | OPARA_FREE(p)          | free             | OPARA_FREE together, or neither)                            |
    | OPARA_NO_STDIO         | off              | drop the functions that read or write files                 |
-   | OPARA_MAX_DIMS         | 8                | maximum tensor rank                                         |
+   | OPARA_MAX_DIMS         | 8                | maximum tensor rank (the .opara format stores at most 8)    |
+   | OPARA_MAX_TENSORS      | 1048576          | limits a model file may not exceed (hostile-input guards);  |
+   | OPARA_MAX_NODES        | 1048576          | exceeding one gives OPARA_ERR_LIMIT_EXCEEDED                |
+   | OPARA_MAX_ATTRS        | 64               |   attributes per node                                       |
+   | OPARA_MAX_NODE_IO      | 4096             |   inputs (and outputs) per node                             |
+   | OPARA_MAX_ATTR_ELEMS   | 65536            |   elements of one INTS/FLOATS attribute                     |
+   | OPARA_MAX_NAME         | 4096             |   bytes of one name or string attribute                     |
+   | OPARA_MAX_STRINGS      | 4194304          |   entries of the string table                               |
+   | OPARA_MAX_MODEL_BYTES  | 2^40 (64-bit)    |   bytes of one model file                                   |
 
    ENVIRONMENT VARIABLES (read at session creation; override the desc's library paths)
    OPARA_CUDA_DRIVER, OPARA_CUBLAS, OPARA_CUDNN, OPARA_NVRTC: path of the library to dlopen
@@ -67,6 +75,30 @@
 
 #ifndef OPARA_MAX_DIMS
 #  define OPARA_MAX_DIMS 8
+#endif
+#ifndef OPARA_MAX_TENSORS
+#  define OPARA_MAX_TENSORS 1048576u
+#endif
+#ifndef OPARA_MAX_NODES
+#  define OPARA_MAX_NODES 1048576u
+#endif
+#ifndef OPARA_MAX_ATTRS
+#  define OPARA_MAX_ATTRS 64u
+#endif
+#ifndef OPARA_MAX_NODE_IO
+#  define OPARA_MAX_NODE_IO 4096u
+#endif
+#ifndef OPARA_MAX_ATTR_ELEMS
+#  define OPARA_MAX_ATTR_ELEMS 65536u
+#endif
+#ifndef OPARA_MAX_NAME
+#  define OPARA_MAX_NAME 4096u
+#endif
+#ifndef OPARA_MAX_STRINGS
+#  define OPARA_MAX_STRINGS 4194304u
+#endif
+#ifndef OPARA_MAX_MODEL_BYTES
+#  define OPARA_MAX_MODEL_BYTES ((uint64_t)(sizeof(size_t) >= 8 ? (uint64_t)1 << 40 : (uint64_t)0x7fffffff))
 #endif
 
 #ifdef __cplusplus
@@ -194,6 +226,142 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
 OPARADEF void opara_runtime_destroy(opara_runtime* runtime);
 /* Detail of the last failing call made through this runtime ("" if none). Valid until the next call. */
 OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
+
+/* ---- models ------------------------------------------------------------------------------------
+   A model is the immutable graph of a .opara file (docs/FORMAT.md): tensors, operator nodes,
+   graph inputs and outputs, and the constant weights. Loading validates everything (offsets,
+   sizes, indices, enums, data types against shapes, alignment, names, acyclicity, attribute
+   types, data types and shapes through the graph) and fails with a specific code and a
+   detail string (opara_runtime_last_error) naming what is wrong and where. */
+typedef struct opara_model opara_model;
+
+/* In opara_tensor_info.dims (and builder dims): the symbolic batch dimension. */
+#define OPARA_DIM_BATCH (-1)
+
+typedef struct opara_tensor_info {
+    const char* name;                /* valid while the model lives */
+    opara_dtype dtype;
+    int32_t rank;                    /* -1 when the shape is not declared */
+    int64_t dims[OPARA_MAX_DIMS];    /* OPARA_DIM_BATCH marks the symbolic batch */
+} opara_tensor_info;
+
+/* Summary numbers of a model (what `opara info` prints). */
+typedef struct opara_model_stats {
+    uint32_t n_tensors, n_nodes, n_inputs, n_outputs;
+    uint32_t n_constants;
+    uint64_t n_params;       /* elements of all constants */
+    uint64_t param_bytes;    /* bytes of all constants */
+    uint64_t file_bytes;     /* size of the .opara image (0 for a model built in memory) */
+    uint64_t content_hash;   /* FNV-1a 64 of the image after the header (0 for a model not from a file) */
+    int zero_copy;           /* 1: constants point into the caller's buffer or the file mapping */
+    int64_t source_opset;    /* ONNX opset the model was converted from, 0 if unknown */
+    const char* producer;    /* "" if unknown */
+} opara_model_stats;
+
+#ifndef OPARA_NO_STDIO
+/* Loads a .opara file. The file is memory-mapped where the OS allows (POSIX mmap, Win32
+   MapViewOfFile) and the weights are used in place; otherwise it is read into an aligned buffer. */
+OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out);
+#endif
+/* Loads a .opara image from memory without copying: constants point into `data`, which must
+   stay alive and unchanged until opara_model_destroy. If `data` is not aligned to the file's
+   alignment (64 by default), the image is copied into an aligned buffer owned by the model. */
+OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void* data, size_t size,
+                                              opara_model** out);
+OPARADEF void opara_model_destroy(opara_model* model);
+
+OPARADEF uint32_t opara_model_input_count(const opara_model* model);
+OPARADEF uint32_t opara_model_output_count(const opara_model* model);
+/* OPARA_ERR_NOT_FOUND when index is out of range. */
+OPARADEF opara_result opara_model_input_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
+OPARADEF opara_result opara_model_output_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
+OPARADEF uint32_t opara_model_node_count(const opara_model* model);
+/* ONNX operator type of node `index` ("Conv"), NULL when out of range. */
+OPARADEF const char* opara_model_node_op(const opara_model* model, uint32_t index);
+/* Name of node `index` (may be ""), NULL when out of range. */
+OPARADEF const char* opara_model_node_name(const opara_model* model, uint32_t index);
+OPARADEF opara_result opara_model_get_stats(const opara_model* model, opara_model_stats* out);
+
+/* ---- building models in C --------------------------------------------------------------------
+   Add inputs, constants, nodes and outputs by name in any order, then finish (which validates
+   like the loader) or save. Errors are sticky: the first failing call's code is returned again
+   by finish/save, so checking only those is enough. Node inputs may name tensors defined later. */
+typedef struct opara_builder opara_builder;
+
+typedef enum opara_attr_type {
+    OPARA_ATTR_INT = 1,
+    OPARA_ATTR_FLOAT = 2,
+    OPARA_ATTR_INTS = 3,
+    OPARA_ATTR_FLOATS = 4,
+    OPARA_ATTR_STRING = 5
+} opara_attr_type;
+
+/* A node attribute. count: elements of INTS/FLOATS (ignored for INT, FLOAT and STRING, which
+   is NUL-terminated). The builder copies everything. */
+typedef struct opara_attr {
+    const char* name;
+    opara_attr_type type;
+    uint32_t count;
+    union {
+        int64_t i;
+        float f;
+        const int64_t* ints;
+        const float* floats;
+        const char* s;
+    } v;
+} opara_attr;
+
+OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder** out);
+OPARADEF void opara_builder_destroy(opara_builder* builder);
+/* dims may hold OPARA_DIM_BATCH; rank 0 is a scalar. */
+OPARADEF opara_result opara_builder_add_input(opara_builder* builder, const char* name, opara_dtype dtype,
+                                              int32_t rank, const int64_t* dims);
+/* Copies `size` bytes, which must equal product(dims) * opara_dtype_size(dtype). */
+OPARADEF opara_result opara_builder_add_constant(opara_builder* builder, const char* name, opara_dtype dtype,
+                                                 int32_t rank, const int64_t* dims, const void* data, size_t size);
+/* op_type is the ONNX operator name ("Conv"); an input name NULL or "" is an omitted optional
+   input. Output tensors are created by the node. */
+OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char* op_type, const char* name,
+                                             uint32_t n_inputs, const char* const* inputs, uint32_t n_outputs,
+                                             const char* const* outputs, uint32_t n_attrs, const opara_attr* attrs);
+OPARADEF opara_result opara_builder_add_output(opara_builder* builder, const char* name);
+/* Validates and creates the model (weights are copied into it). The builder stays usable. */
+OPARADEF opara_result opara_builder_finish(opara_builder* builder, opara_model** out);
+/* The .opara image in a buffer allocated with the runtime's allocator; free it with opara_free. */
+OPARADEF opara_result opara_builder_save_memory(opara_builder* builder, void** data, size_t* size);
+#ifndef OPARA_NO_STDIO
+OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char* path);
+#endif
+/* Frees a buffer the library returned (opara_builder_save_memory). NULL is ignored. */
+OPARADEF void opara_free(opara_runtime* runtime, void* ptr);
+/* ---- scheduling strategies (the plan: launch order, streams, events, memory) ----------------- */
+
+/* Which scheduler builds the execution plan. Every strategy yields the same kind of plan, so the
+   backends and the simulator treat them alike. */
+typedef enum opara_strategy {
+    OPARA_STRATEGY_OPARA = 0,      /* Opara: Alg. 2 launch order, Alg. 1 streams (the default) */
+    OPARA_STRATEGY_SEQUENTIAL = 1, /* one stream, topological order ("sequential CUDA Graph") */
+    OPARA_STRATEGY_WAVEFRONT = 2,  /* Rammer-style: BFS levels separated by barriers */
+    OPARA_STRATEGY_NIMBLE = 3,     /* Nimble: transitive reduction + matchings (minimum chain cover) */
+    OPARA_STRATEGY_OPARA_TOPO = 4, /* Alg. 1 streams over a plain topological order (no Alg. 2) */
+    OPARA_STRATEGY_COUNT,
+    OPARA_STRATEGY_FORCE_U32 = 0x7fffffff
+} opara_strategy;
+
+/* The order in which operators are launched. DEFAULT is the strategy's own: Alg. 2 for OPARA,
+   the graph's topological order (Kahn, lowest node index first) for the others. */
+typedef enum opara_launch_order {
+    OPARA_LAUNCH_DEFAULT = 0,
+    OPARA_LAUNCH_ALG2 = 1, /* Opara Alg. 2: two ready lists, alternate, least resource demand first */
+    OPARA_LAUNCH_TOPO = 2, /* Kahn, lowest node index first */
+    OPARA_LAUNCH_DFS = 3,  /* depth-first topological order (what PyTorch's eager execution produces) */
+    OPARA_LAUNCH_BFS = 4,  /* breadth-first: Kahn with a FIFO ready queue */
+    OPARA_LAUNCH_COUNT,
+    OPARA_LAUNCH_FORCE_U32 = 0x7fffffff
+} opara_launch_order;
+
+/* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
+OPARADEF const char* opara_strategy_name(opara_strategy strategy);
 
 #ifdef __cplusplus
 }
@@ -2729,6 +2897,5765 @@ OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g) {
     return OPARA_OK;
 }
 /* ==== END src/opara_graph.c ==== */
+/* ==== BEGIN src/opara_model.h ==== */
+/* The model object, the .opara reader and writer, shape and dtype inference, and reachability
+   queries on the DAG. Private; the public side is the model/builder section of opara_api.h. */
+#ifndef OPARA_MODEL_H
+#define OPARA_MODEL_H
+
+/* #include "opara_ir.h" (inlined above) */
+
+/* ---- the .opara format (docs/FORMAT.md is the specification) --------------------------------- */
+
+#define OPARA__FORMAT_MAGIC "\x89OPR\r\n\x1a\n"
+#define OPARA__FORMAT_MAGIC_SIZE 8
+#define OPARA__FORMAT_MAJOR 1
+#define OPARA__FORMAT_MINOR 0
+#define OPARA__FORMAT_MIN_MAJOR 1
+#define OPARA__FORMAT_HEADER_SIZE 192
+#define OPARA__FORMAT_TENSOR_SIZE 96
+#define OPARA__FORMAT_NODE_SIZE 32
+#define OPARA__FORMAT_ATTR_SIZE 24
+#define OPARA__FORMAT_STRING_SIZE 8
+#define OPARA__FORMAT_MAX_RANK 8
+#define OPARA__FORMAT_RANK_UNKNOWN 0xFFu
+#define OPARA__FORMAT_NONE 0xFFFFFFFFu       /* "no string" / omitted input */
+#define OPARA__FORMAT_DIM_BATCH (-1)         /* the symbolic batch dimension in the file */
+#define OPARA__FORMAT_MIN_ALIGN 16u
+#define OPARA__FORMAT_MAX_ALIGN 65536u
+/* Must-understand flags (bits 0..15) this reader knows; none are defined in 1.0. */
+#define OPARA__FORMAT_KNOWN_REQUIRED_FLAGS 0x0000u
+#define OPARA__FORMAT_REQUIRED_MASK 0xFFFFu
+
+/* Header byte offsets. */
+#define OPARA__HDR_VER_MAJOR 8
+#define OPARA__HDR_VER_MINOR 10
+#define OPARA__HDR_HEADER_SIZE 12
+#define OPARA__HDR_FLAGS 16
+#define OPARA__HDR_ALIGNMENT 20
+#define OPARA__HDR_N_STRINGS 24
+#define OPARA__HDR_N_TENSORS 28
+#define OPARA__HDR_N_NODES 32
+#define OPARA__HDR_N_ATTRS 36
+#define OPARA__HDR_N_REFS 40
+#define OPARA__HDR_N_INPUTS 44
+#define OPARA__HDR_N_OUTPUTS 48
+#define OPARA__HDR_IO_REF 52
+#define OPARA__HDR_PRODUCER 56
+#define OPARA__HDR_RESERVED 60
+#define OPARA__HDR_OPSET 64
+#define OPARA__HDR_HASH 72
+#define OPARA__HDR_STRINGS_OFF 80
+#define OPARA__HDR_STRBYTES_OFF 88
+#define OPARA__HDR_STRBYTES_SIZE 96
+#define OPARA__HDR_TENSORS_OFF 104
+#define OPARA__HDR_NODES_OFF 112
+#define OPARA__HDR_ATTRS_OFF 120
+#define OPARA__HDR_REFS_OFF 128
+#define OPARA__HDR_PAYLOAD_OFF 136
+#define OPARA__HDR_PAYLOAD_SIZE 144
+#define OPARA__HDR_DATA_OFF 152
+#define OPARA__HDR_DATA_SIZE 160
+#define OPARA__HDR_TOTAL_SIZE 168
+
+/* A byte buffer owned by the runtime's allocator (aligned to `alignment`). */
+typedef struct opara__bytes {
+    uint8_t* data;
+    size_t size;
+} opara__bytes;
+
+/* Serializes g (which must pass opara__graph_validate; dtypes of activations must be known)
+   into a new buffer: deterministic, the same graph gives the same bytes. alignment 0 means 64. */
+OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__graph* g, uint32_t alignment,
+                                               opara__bytes* out);
+/* Parses and validates an image into g (initialised by the caller). Names and constants point
+   into `data`, which must outlive g and be aligned to the file's alignment (else BAD_ALIGNMENT).
+   Fills *alignment and *hash from the header. */
+OPARA__PRIVATE opara_result opara__format_read(opara_runtime* rt, const uint8_t* data, size_t size, opara__graph* g,
+                                              uint32_t* alignment, uint64_t* hash);
+/* Reads only the header's alignment field (0 when the header is unusable). */
+OPARA__PRIVATE uint32_t opara__format_peek_alignment(const uint8_t* data, size_t size);
+
+/* Semantic checks shared by the loader, the builder and the converter: names, kinds, constant
+   sizes against dtype and shape, producers, graph inputs/outputs, per-op attribute types,
+   acyclicity (finalizes g), data types (activations with OPARA_DTYPE_UNDEFINED are filled in;
+   a declared dtype that disagrees is OPARA_ERR_BAD_DTYPE) and shapes at batch 1. */
+OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g);
+
+/* ---- the model object ------------------------------------------------------------------------ */
+
+struct opara_model {
+    opara_runtime* rt;
+    opara__graph graph;      /* finalized and validated */
+    uint8_t* owned;          /* aligned copy of the image (or NULL) */
+    void* map_base;          /* file mapping (or NULL) */
+    size_t map_size;
+    void* map_handle;        /* Win32 mapping handle */
+    const uint8_t* image;    /* the .opara bytes the graph points into (NULL when built in memory) */
+    size_t image_size;
+    uint32_t alignment;
+    uint64_t content_hash;
+    int zero_copy;
+};
+
+/* Makes a model from g, which is moved into it (g is left empty, also on failure, when it is
+   freed). Validates with opara__graph_validate. */
+OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out);
+OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model);
+
+/* ---- shapes and data types ------------------------------------------------------------------- */
+
+/* Output dtype of every value (inputs and constants as declared) following each op's ONNX
+   rule (Cast: attr "to"; Where: input 1; Gather: input 0; comparison-free IR, so most ops keep
+   input 0's type). g must be finalized. dtypes has g->n_values entries. */
+OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__graph* g, opara_dtype* dtypes);
+/* Shape of every value for the given batch size (OPARA__DIM_BATCH in declared shapes and in
+   Reshape/Expand shape attributes becomes `batch`), with ONNX semantics. g must be finalized.
+   Errors (OPARA_ERR_SHAPE, ...) name the node, its op and the offending shapes. */
+OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                               opara__shape* shapes);
+/* Number of elements (1 for a scalar); -1 on overflow or a negative dim. */
+OPARA__PRIVATE int64_t opara__shape_numel(const opara__shape* s);
+/* "[1, 3, 224, 224]" (or "[?]" for an unknown shape) into buf. */
+OPARA__PRIVATE const char* opara__shape_str(const opara__shape* s, char* buf, size_t cap);
+
+/* ---- reachability on the DAG of a finalized graph -------------------------------------------- */
+
+/* Transitive closure as one bitset row per node: bit b of row a is set when a path of one or
+   more edges leads from node a to node b. */
+typedef struct opara__closure {
+    uint32_t n;
+    uint32_t words;   /* 64-bit words per row */
+    uint64_t* bits;
+} opara__closure;
+
+#define OPARA__CLOSURE_MAX_NODES 65536u
+
+OPARA__PRIVATE opara_result opara__closure_build(opara_runtime* rt, const opara__graph* g, opara__closure* out);
+OPARA__PRIVATE void opara__closure_free(opara_runtime* rt, opara__closure* c);
+OPARA__PRIVATE int opara__closure_reaches(const opara__closure* c, uint32_t a, uint32_t b);
+/* One query by depth-first search (no closure needed): 1 if a path leads from node a to node b
+   (a != b), 0 if not, negative opara_result on failure. */
+OPARA__PRIVATE int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b);
+/* Maximum antichain of the DAG (largest set of nodes no two of which are ordered): the
+   parallelism available. Exact, by Dilworth's theorem (= minimum chain cover of the closure =
+   n - maximum bipartite matching, Hopcroft-Karp). If antichain is not NULL it receives the
+   nodes of one maximum antichain (g->n_nodes entries of room), *width their count. */
+OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
+                                                  uint32_t* antichain);
+
+#endif /* OPARA_MODEL_H */
+/* ==== END src/opara_model.h ==== */
+/* ==== BEGIN src/opara_shape.c ==== */
+/* Shape and data-type inference for every IR operator, following the ONNX operator specs.
+   Every attribute and shape is hostile until checked: arithmetic is overflow-checked and dims
+   are bounded by OPARA__SHAPE_DIM_MAX, so no input can crash it. */
+/* #include "opara_model.h" (inlined above) */
+
+#include <stdio.h>
+
+#define OPARA__SHAPE_DIM_MAX (INT64_C(1) << 40)
+#define OPARA__SHAPE_NUMEL_MAX (INT64_C(1) << 56)
+
+OPARA__PRIVATE int64_t opara__shape_numel(const opara__shape* s) {
+    int64_t n = 1;
+    int32_t i;
+    if (s->ndim < 0) return -1;
+    for (i = 0; i < s->ndim; ++i)
+        if (!opara__mul_i64(n, s->dims[i], &n)) return -1;
+    return n;
+}
+
+OPARA__PRIVATE const char* opara__shape_str(const opara__shape* s, char* buf, size_t cap) {
+    size_t len;
+    int32_t i;
+    if (s->ndim < 0) {
+        opara__format(buf, cap, "[?]");
+        return buf;
+    }
+    len = opara__format(buf, cap, "[");
+    for (i = 0; i < s->ndim && len < cap; ++i) {
+        if (s->dims[i] == OPARA__DIM_BATCH) len += opara__format(buf + len, cap - len, "%sN", i ? ", " : "");
+        else len += opara__format(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)s->dims[i]);
+    }
+    if (len < cap) opara__format(buf + len, cap - len, "]");
+    return buf;
+}
+
+/* ---- context and failures -------------------------------------------------------------------- */
+
+typedef struct opara__shape_ctx {
+    opara_runtime* rt;
+    const opara__graph* g;
+    uint32_t node_index;
+    const opara__node* n;
+    int64_t batch;
+    const opara__shape* in[OPARA_MAX_NODE_IO]; /* NULL for an omitted input */
+    opara__shape* out[OPARA_MAX_NODE_IO];
+} opara__shape_ctx;
+
+static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) {
+    char detail[OPARA__DETAIL_MAX];
+    va_list args;
+    va_start(args, fmt);
+    if (vsnprintf(detail, sizeof detail, fmt, args) < 0) detail[0] = 0;
+    va_end(args);
+    return opara__fail(c->rt, code, "node %u '%s' (%s): %s", c->node_index, c->n->name ? c->n->name : "",
+                       opara__op_name(c->n->op), detail);
+}
+
+/* "input 0 [1, 3, 224, 224]" style fragments need a buffer per shape. */
+typedef struct opara__sbuf {
+    char s[4][160];
+} opara__sbuf;
+
+static const char* opara__sh(opara__sbuf* b, int slot, const opara__shape* s) {
+    return opara__shape_str(s, b->s[slot], sizeof b->s[slot]);
+}
+
+static int opara__norm_axis(int64_t axis, int64_t rank, int64_t* out) {
+    if (axis < -rank || axis >= rank) return 0;
+    *out = axis < 0 ? axis + rank : axis;
+    return 1;
+}
+
+static opara_result opara__axis_arg(opara__shape_ctx* c, const char* attr, int64_t fallback, int64_t rank,
+                                    int64_t* axis) {
+    int64_t a = opara__attr_int(c->n, attr, fallback);
+    if (!opara__norm_axis(a, rank, axis))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s %lld is out of range for rank %lld", attr, (long long)a,
+                                 (long long)rank);
+    return OPARA_OK;
+}
+
+/* Checks an output shape's dims and element count and stores it. */
+static opara_result opara__set_out(opara__shape_ctx* c, uint32_t k, const opara__shape* s) {
+    int32_t i;
+    int64_t numel;
+    char buf[160];
+    if (s->ndim > OPARA_MAX_DIMS)
+        return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output %u would have rank %d (max %d)", k, (int)s->ndim,
+                                 OPARA_MAX_DIMS);
+    for (i = 0; i < s->ndim; ++i)
+        if (s->dims[i] < 0 || s->dims[i] > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, s->dims[i] < 0 ? OPARA_ERR_SHAPE : OPARA_ERR_LIMIT_EXCEEDED,
+                                     "output %u would have shape %s", k, opara__shape_str(s, buf, sizeof buf));
+    numel = opara__shape_numel(s);
+    if (numel < 0 || numel > OPARA__SHAPE_NUMEL_MAX)
+        return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output %u shape %s has too many elements", k,
+                                 opara__shape_str(s, buf, sizeof buf));
+    *c->out[k] = *s;
+    return OPARA_OK;
+}
+
+/* ---- broadcasting ---------------------------------------------------------------------------- */
+
+/* Multidirectional (numpy) broadcasting of a and b into out; 0 when incompatible. */
+static int opara__broadcast(const opara__shape* a, const opara__shape* b, opara__shape* out) {
+    int32_t r = OPARA__MAX(a->ndim, b->ndim), i;
+    out->ndim = r;
+    for (i = 0; i < r; ++i) {
+        int32_t ia = i - (r - a->ndim), ib = i - (r - b->ndim);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da == db || db == 1) out->dims[i] = da;
+        else if (da == 1) out->dims[i] = db;
+        else return 0;
+    }
+    return 1;
+}
+
+static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
+    opara__shape acc = *c->in[0], next;
+    opara__sbuf b;
+    uint32_t k;
+    for (k = 1; k < c->n->n_inputs; ++k) {
+        if (!opara__broadcast(&acc, c->in[k], &next))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "shapes %s and %s (input %u) do not broadcast", opara__sh(&b, 0, &acc),
+                                     opara__sh(&b, 1, c->in[k]), k);
+        acc = next;
+    }
+    return opara__set_out(c, 0, &acc);
+}
+
+/* ---- convolution and pooling ----------------------------------------------------------------- */
+
+typedef struct opara__window {
+    int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
+    int64_t pads[2 * OPARA_MAX_DIMS], out_pad[OPARA_MAX_DIMS];
+    int auto_pad; /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+} opara__window;
+
+/* Reads an INTS attribute of exactly `count` values in [lo, hi], or fills `fallback`. */
+static opara_result opara__ints_arg(opara__shape_ctx* c, const char* name, uint32_t count, int64_t lo, int64_t hi,
+                                    int64_t fallback, int required, int64_t* dst) {
+    uint32_t n, i;
+    const int64_t* v = opara__attr_ints(c->n, name, &n);
+    if (!v) {
+        if (required) return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute '%s' is required", name);
+        for (i = 0; i < count; ++i) dst[i] = fallback;
+        return OPARA_OK;
+    }
+    if (n != count)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute '%s' has %u values, expected %u", name, n, count);
+    for (i = 0; i < n; ++i) {
+        if (v[i] < lo || v[i] > hi)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute '%s'[%u] = %lld is outside [%lld, %lld]", name, i,
+                                     (long long)v[i], (long long)lo, (long long)hi);
+        dst[i] = v[i];
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__read_window(opara__shape_ctx* c, uint32_t k, int kernel_required, opara__window* w) {
+    const char* ap = opara__attr_string(c->n, "auto_pad", "NOTSET");
+    opara_result r;
+    if (strcmp(ap, "NOTSET") == 0) w->auto_pad = 0;
+    else if (strcmp(ap, "SAME_UPPER") == 0) w->auto_pad = 1;
+    else if (strcmp(ap, "SAME_LOWER") == 0) w->auto_pad = 2;
+    else if (strcmp(ap, "VALID") == 0) w->auto_pad = 3;
+    else return opara__shape_fail(c, OPARA_ERR_SHAPE, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+    r = opara__ints_arg(c, "kernel_shape", k, 1, OPARA__SHAPE_DIM_MAX, 1, kernel_required, w->kernel);
+    if (r == OPARA_OK) r = opara__ints_arg(c, "strides", k, 1, OPARA__SHAPE_DIM_MAX, 1, 0, w->strides);
+    if (r == OPARA_OK) r = opara__ints_arg(c, "dilations", k, 1, OPARA__SHAPE_DIM_MAX, 1, 0, w->dilations);
+    if (r == OPARA_OK) r = opara__ints_arg(c, "pads", 2 * k, 0, OPARA__SHAPE_DIM_MAX, 0, 0, w->pads);
+    if (r == OPARA_OK) r = opara__ints_arg(c, "output_padding", k, 0, OPARA__SHAPE_DIM_MAX, 0, 0, w->out_pad);
+    return r;
+}
+
+/* Spatial output size of a convolution/pool window (ONNX Conv/MaxPool/AveragePool). k is the
+   number of spatial dims (pads holds k begins then k ends). With ceil_mode a last window that
+   would start inside the end padding is dropped (ONNX >= 1.16, PyTorch, ONNX Runtime). */
+static opara_result opara__window_out(opara__shape_ctx* c, const opara__window* w, uint32_t k, uint32_t i, int64_t in,
+                                      int ceil_mode, int64_t* out) {
+    int64_t eff, pb = w->pads[i], pe = w->pads[k + i], s = w->strides[i], padded;
+    if (!opara__mul_i64(w->kernel[i] - 1, w->dilations[i], &eff) || eff >= OPARA__SHAPE_DIM_MAX)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "kernel %lld with dilation %lld is too large", (long long)w->kernel[i],
+                                 (long long)w->dilations[i]);
+    eff += 1;
+    if (w->auto_pad == 1 || w->auto_pad == 2) {
+        *out = (in + s - 1) / s;
+        return OPARA_OK;
+    }
+    if (w->auto_pad == 3) pb = 0, pe = 0;
+    padded = in + pb + pe;
+    if (padded < eff)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u: input %lld (padded %lld) is smaller than the kernel extent %lld",
+                                 i, (long long)in, (long long)padded, (long long)eff);
+    if (ceil_mode) {
+        *out = (padded - eff + s - 1) / s + 1;
+        if (*out > 1 && *out - 1 >= (in + pb + s - 1) / s) --*out;
+    } else {
+        *out = (padded - eff) / s + 1;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__spatial_rank(opara__shape_ctx* c, const opara__shape* x, uint32_t* k) {
+    opara__sbuf b;
+    if (x->ndim < 3)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 3 (N, C, spatial...)", opara__sh(&b, 0, x));
+    *k = (uint32_t)x->ndim - 2;
+    return OPARA_OK;
+}
+
+static opara_result opara__shape_pool(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__window w;
+    opara__shape y;
+    uint32_t k = 0, i;
+    opara_result r = opara__spatial_rank(c, x, &k);
+    int64_t ceil_mode = opara__attr_int(c->n, "ceil_mode", 0);
+    if (r == OPARA_OK) r = opara__read_window(c, k, 1, &w);
+    if (r != OPARA_OK) return r;
+    y = *x;
+    for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], ceil_mode != 0, &y.dims[2 + i]);
+    if (r != OPARA_OK) return r;
+    for (i = 0; i < c->n->n_outputs && r == OPARA_OK; ++i) r = opara__set_out(c, i, &y); /* MaxPool Indices: same shape */
+    return r;
+}
+
+static opara_result opara__shape_conv(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *wt = c->in[1], *bias = c->n->n_inputs > 2 ? c->in[2] : NULL;
+    int64_t group = opara__attr_int(c->n, "group", 1);
+    opara__window w;
+    opara__shape y;
+    opara__sbuf b;
+    uint32_t k = 0, i;
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r != OPARA_OK) return r;
+    if (wt->ndim != x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s and input %s differ in rank", opara__sh(&b, 0, wt),
+                                 opara__sh(&b, 1, x));
+    if (group < 1 || group > x->dims[1] || x->dims[1] % group || wt->dims[0] % group || x->dims[1] / group != wt->dims[1])
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s, weight %s and group %lld do not agree on channels",
+                                 opara__sh(&b, 0, x), opara__sh(&b, 1, wt), (long long)group);
+    if (bias && (bias->ndim != 1 || bias->dims[0] != wt->dims[0]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "bias %s is not [%lld]", opara__sh(&b, 0, bias), (long long)wt->dims[0]);
+    r = opara__read_window(c, k, 0, &w);
+    if (r != OPARA_OK) return r;
+    for (i = 0; i < k; ++i) {
+        if (opara__node_attr(c->n, "kernel_shape") && w.kernel[i] != wt->dims[2 + i])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "kernel_shape[%u] = %lld but the weight is %s", i,
+                                     (long long)w.kernel[i], opara__sh(&b, 0, wt));
+        w.kernel[i] = wt->dims[2 + i];
+        if (w.kernel[i] < 1) return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s has an empty kernel", opara__sh(&b, 0, wt));
+    }
+    y.ndim = x->ndim;
+    y.dims[0] = x->dims[0];
+    y.dims[1] = wt->dims[0];
+    for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], 0, &y.dims[2 + i]);
+    return r == OPARA_OK ? opara__set_out(c, 0, &y) : r;
+}
+
+/* ConvTranspose: out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end,
+   or output_shape when given, or in*stride with SAME_* auto_pad. */
+static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *wt = c->in[1], *bias = c->n->n_inputs > 2 ? c->in[2] : NULL;
+    int64_t group = opara__attr_int(c->n, "group", 1), t;
+    uint32_t k = 0, i, n_os;
+    const int64_t* os = opara__attr_ints(c->n, "output_shape", &n_os);
+    opara__window w;
+    opara__shape y;
+    opara__sbuf b;
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r != OPARA_OK) return r;
+    if (wt->ndim != x->ndim || group < 1 || wt->dims[0] != x->dims[1] || x->dims[1] % group)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s, weight %s and group %lld do not agree", opara__sh(&b, 0, x),
+                                 opara__sh(&b, 1, wt), (long long)group);
+    r = opara__read_window(c, k, 0, &w);
+    if (r != OPARA_OK) return r;
+    y.ndim = x->ndim;
+    y.dims[0] = x->dims[0];
+    if (!opara__mul_i64(wt->dims[1], group, &y.dims[1]) || y.dims[1] > OPARA__SHAPE_DIM_MAX)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s with group %lld", opara__sh(&b, 0, wt), (long long)group);
+    if (bias && (bias->ndim != 1 || bias->dims[0] != y.dims[1]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "bias %s is not [%lld]", opara__sh(&b, 0, bias), (long long)y.dims[1]);
+    if (os && n_os != k && n_os != k + 2)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape has %u values for %u spatial dims", n_os, k);
+    for (i = 0; i < k; ++i) {
+        int64_t eff;
+        w.kernel[i] = wt->dims[2 + i];
+        if (os) {
+            y.dims[2 + i] = os[n_os - k + i];
+            continue;
+        }
+        if (w.auto_pad == 1 || w.auto_pad == 2) {
+            if (!opara__mul_i64(x->dims[2 + i], w.strides[i], &y.dims[2 + i])) y.dims[2 + i] = -1;
+            continue;
+        }
+        if (w.auto_pad == 3) w.pads[i] = w.pads[k + i] = 0;
+        if (x->dims[2 + i] < 1 || w.kernel[i] < 1 || !opara__mul_i64(w.strides[i], x->dims[2 + i] - 1, &t) ||
+            !opara__mul_i64(w.kernel[i] - 1, w.dilations[i], &eff) || t > OPARA__SHAPE_DIM_MAX || eff > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u: input %s and weight %s", i, opara__sh(&b, 0, x),
+                                     opara__sh(&b, 1, wt));
+        y.dims[2 + i] = t + w.out_pad[i] + eff + 1 - w.pads[i] - w.pads[k + i];
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_global_pool(opara__shape_ctx* c) {
+    opara__shape y = *c->in[0];
+    uint32_t k = 0, i;
+    opara_result r = opara__spatial_rank(c, c->in[0], &k);
+    if (r != OPARA_OK) return r;
+    for (i = 0; i < k; ++i) y.dims[2 + i] = 1;
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_batch_norm(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__sbuf b;
+    uint32_t k;
+    if (x->ndim < 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 2", opara__sh(&b, 0, x));
+    for (k = 1; k < 5; ++k)
+        if (c->in[k]->ndim != 1 || c->in[k]->dims[0] != x->dims[1])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is %s, expected [%lld] for input %s", k,
+                                     opara__sh(&b, 0, c->in[k]), (long long)x->dims[1], opara__sh(&b, 1, x));
+    for (k = 0; k < c->n->n_outputs; ++k) {
+        opara_result r = opara__set_out(c, k, k == 0 ? x : c->in[1]);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+/* ---- data movement --------------------------------------------------------------------------- */
+
+static opara_result opara__shape_concat(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__shape y = *x;
+    int64_t axis;
+    uint32_t k;
+    int32_t d;
+    opara__sbuf b;
+    opara_result r;
+    if (!opara__node_attr(c->n, "axis")) return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'axis' is required");
+    r = opara__axis_arg(c, "axis", 0, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    for (k = 1; k < c->n->n_inputs; ++k) {
+        const opara__shape* s = c->in[k];
+        int ok = s->ndim == x->ndim;
+        for (d = 0; ok && d < x->ndim; ++d) ok = d == axis || s->dims[d] == x->dims[d];
+        if (!ok)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not match input 0 %s outside axis %lld", k,
+                                     opara__sh(&b, 0, s), opara__sh(&b, 1, x), (long long)axis);
+        y.dims[axis] += s->dims[axis];
+        if (y.dims[axis] > OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "concatenation too long");
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_split(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n_split, k, n_out = c->n->n_outputs;
+    const int64_t* split = opara__attr_ints(c->n, "split", &n_split);
+    int64_t axis, total = 0;
+    opara__sbuf b;
+    opara_result r = opara__axis_arg(c, "axis", 0, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    if (split) {
+        if (n_split != n_out)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "'split' has %u values for %u outputs", n_split, n_out);
+        for (k = 0; k < n_split; ++k) {
+            if (split[k] < 0 || split[k] > OPARA__SHAPE_DIM_MAX)
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "split[%u] = %lld", k, (long long)split[k]);
+            total += split[k];
+        }
+        if (total != x->dims[axis])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "'split' sums to %lld but input %s has %lld along axis %lld",
+                                     (long long)total, opara__sh(&b, 0, x), (long long)x->dims[axis], (long long)axis);
+    } else if (x->dims[axis] % n_out) {
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s: axis %lld (%lld) does not split into %u equal parts",
+                                 opara__sh(&b, 0, x), (long long)axis, (long long)x->dims[axis], n_out);
+    }
+    for (k = 0; k < n_out && r == OPARA_OK; ++k) {
+        opara__shape y = *x;
+        y.dims[axis] = split ? split[k] : x->dims[axis] / n_out;
+        r = opara__set_out(c, k, &y);
+    }
+    return r;
+}
+
+/* Number of elements a slice start:end:step selects in a dim of size d (ONNX Slice clamping). */
+static int64_t opara__slice_count(int64_t start, int64_t end, int64_t step, int64_t d) {
+    int64_t diff, mag;
+    if (start < 0) start += d;
+    if (end < 0) end += d;
+    if (step > 0) {
+        start = start < 0 ? 0 : start > d ? d : start;
+        end = end < 0 ? 0 : end > d ? d : end;
+        diff = end - start;
+        mag = step;
+    } else {
+        start = start < 0 ? 0 : start > d - 1 ? d - 1 : start;
+        end = end < -1 ? -1 : end > d - 1 ? d - 1 : end;
+        diff = start - end;
+        mag = step == INT64_MIN ? INT64_MAX : -step;
+    }
+    return diff <= 0 ? 0 : 1 + (diff - 1) / mag;
+}
+
+static opara_result opara__shape_slice(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t ns, ne, na, nst, k;
+    const int64_t* starts = opara__attr_ints(c->n, "starts", &ns);
+    const int64_t* ends = opara__attr_ints(c->n, "ends", &ne);
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &na);
+    const int64_t* steps = opara__attr_ints(c->n, "steps", &nst);
+    opara__shape y = *x;
+    int seen[OPARA_MAX_DIMS];
+    opara__sbuf b;
+    if (!starts || !ends || ns != ne || (axes && na != ns) || (steps && nst != ns) || ns > (uint32_t)x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs 'starts' and 'ends' (and optional 'axes', 'steps') of one length <= rank %d",
+                                 (int)x->ndim);
+    memset(seen, 0, sizeof seen);
+    for (k = 0; k < ns; ++k) {
+        int64_t axis, step = steps ? steps[k] : 1;
+        if (!opara__norm_axis(axes ? axes[k] : (int64_t)k, x->ndim, &axis) || seen[axis])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "axes[%u] = %lld is out of range or repeated for input %s", k,
+                                     (long long)(axes ? axes[k] : (int64_t)k), opara__sh(&b, 0, x));
+        if (step == 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "steps[%u] is 0", k);
+        seen[axis] = 1;
+        y.dims[axis] = opara__slice_count(starts[k], ends[k], step, x->dims[axis]);
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_gather(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *idx = c->in[1];
+    opara__shape y;
+    int64_t axis;
+    int32_t i;
+    opara_result r = opara__axis_arg(c, "axis", 0, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    if (x->ndim + idx->ndim - 1 > OPARA_MAX_DIMS)
+        return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output rank %d exceeds %d", (int)(x->ndim + idx->ndim - 1),
+                                 OPARA_MAX_DIMS);
+    if (x->dims[axis] == 0 && opara__shape_numel(idx) > 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "gathers from an empty axis");
+    y.ndim = 0;
+    for (i = 0; i < axis; ++i) y.dims[y.ndim++] = x->dims[i];
+    for (i = 0; i < idx->ndim; ++i) y.dims[y.ndim++] = idx->dims[i];
+    for (i = (int32_t)axis + 1; i < x->ndim; ++i) y.dims[y.ndim++] = x->dims[i];
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_reshape(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n, k;
+    const int64_t* shape = opara__attr_ints(c->n, "shape", &n);
+    int64_t allowzero = opara__attr_int(c->n, "allowzero", 0), known = 1, numel = opara__shape_numel(x);
+    int infer = -1;
+    opara__shape y;
+    opara__sbuf b;
+    if (!shape) return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'shape' is required");
+    if (n > OPARA_MAX_DIMS) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "'shape' has %u dims", n);
+    y.ndim = (int32_t)n;
+    for (k = 0; k < n; ++k) {
+        int64_t d = shape[k];
+        if (d == OPARA__DIM_BATCH) d = c->batch;
+        else if (d == 0 && !allowzero) {
+            if ((int32_t)k >= x->ndim)
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = 0 copies a dim input %s does not have", k,
+                                         opara__sh(&b, 0, x));
+            d = x->dims[k];
+        } else if (d == -1) {
+            if (infer >= 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "'shape' has more than one -1");
+            infer = (int)k;
+            continue;
+        } else if (d < 0 || d > OPARA__SHAPE_DIM_MAX) {
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = %lld", k, (long long)shape[k]);
+        }
+        y.dims[k] = d;
+        if (!opara__mul_i64(known, d, &known) || known > OPARA__SHAPE_NUMEL_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "'shape' has too many elements");
+    }
+    if (infer >= 0) {
+        if (known == 0 || numel % known)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "cannot infer the -1 of 'shape' for input %s (%lld elements)",
+                                     opara__sh(&b, 0, x), (long long)numel);
+        y.dims[infer] = numel / known;
+    } else if (known != numel) {
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s has %lld elements, the target %s has %lld", opara__sh(&b, 0, x),
+                                 (long long)numel, opara__sh(&b, 1, &y), (long long)known);
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_flatten(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t axis = opara__attr_int(c->n, "axis", 1), outer = 1, inner = 1;
+    int32_t i;
+    opara__shape y;
+    if (axis < -(int64_t)x->ndim || axis > x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis, (int)x->ndim);
+    if (axis < 0) axis += x->ndim;
+    for (i = 0; i < x->ndim; ++i) {
+        if (i < axis) (void)opara__mul_i64(outer, x->dims[i], &outer);
+        else (void)opara__mul_i64(inner, x->dims[i], &inner);
+    }
+    y.ndim = 2;
+    y.dims[0] = outer;
+    y.dims[1] = inner;
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_transpose(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n, k;
+    const int64_t* perm = opara__attr_ints(c->n, "perm", &n);
+    int seen[OPARA_MAX_DIMS];
+    opara__shape y;
+    opara__sbuf b;
+    memset(seen, 0, sizeof seen);
+    if (perm && n != (uint32_t)x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'perm' has %u values for input %s", n, opara__sh(&b, 0, x));
+    y.ndim = x->ndim;
+    for (k = 0; k < (uint32_t)x->ndim; ++k) {
+        int64_t p = perm ? perm[k] : x->ndim - 1 - (int64_t)k;
+        if (p < 0 || p >= x->ndim || seen[p])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "'perm' is not a permutation of 0..%d", (int)x->ndim - 1);
+        seen[p] = 1;
+        y.dims[k] = x->dims[p];
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* Marks normalized axes (against rank) in flags; 0 when out of range or repeated. */
+static int opara__axes_flags(const int64_t* axes, uint32_t n, int64_t rank, int* flags) {
+    uint32_t k;
+    memset(flags, 0, sizeof(int) * OPARA_MAX_DIMS);
+    for (k = 0; k < n; ++k) {
+        int64_t a;
+        if (!opara__norm_axis(axes[k], rank, &a) || flags[a]) return 0;
+        flags[a] = 1;
+    }
+    return 1;
+}
+
+static opara_result opara__shape_squeeze(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
+    int flags[OPARA_MAX_DIMS];
+    int32_t i;
+    opara__shape y;
+    opara__sbuf b;
+    if (axes && !opara__axes_flags(axes, n, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    y.ndim = 0;
+    for (i = 0; i < x->ndim; ++i) {
+        int drop = axes ? flags[i] : x->dims[i] == 1;
+        if (drop && x->dims[i] != 1)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %d of input %s is not 1", (int)i, opara__sh(&b, 0, x));
+        if (!drop) y.dims[y.ndim++] = x->dims[i];
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_unsqueeze(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
+    int flags[OPARA_MAX_DIMS];
+    int32_t i, src = 0;
+    opara__shape y;
+    opara__sbuf b;
+    if (!axes) return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'axes' is required");
+    if ((int64_t)x->ndim + n > OPARA_MAX_DIMS)
+        return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output rank %d exceeds %d", (int)(x->ndim + (int32_t)n),
+                                 OPARA_MAX_DIMS);
+    y.ndim = x->ndim + (int32_t)n;
+    if (!opara__axes_flags(axes, n, y.ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    for (i = 0; i < y.ndim; ++i) y.dims[i] = flags[i] ? 1 : x->dims[src++];
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_expand(opara__shape_ctx* c) {
+    uint32_t n, k;
+    const int64_t* shape = opara__attr_ints(c->n, "shape", &n);
+    opara__shape target, y;
+    opara__sbuf b;
+    if (!shape) return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'shape' is required");
+    if (n > OPARA_MAX_DIMS) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "'shape' has %u dims", n);
+    target.ndim = (int32_t)n;
+    for (k = 0; k < n; ++k) {
+        target.dims[k] = shape[k] == OPARA__DIM_BATCH ? c->batch : shape[k];
+        if (target.dims[k] < 0 || target.dims[k] > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = %lld", k, (long long)shape[k]);
+    }
+    if (!opara__broadcast(c->in[0], &target, &y))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s does not broadcast with %s", opara__sh(&b, 0, c->in[0]),
+                                 opara__sh(&b, 1, &target));
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_pad(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n, na = 0, k;
+    const int64_t* pads = opara__attr_ints(c->n, "pads", &n);
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &na);
+    const char* mode = opara__attr_string(c->n, "mode", "constant");
+    int flags[OPARA_MAX_DIMS];
+    opara__shape y = *x;
+    opara__sbuf b;
+    if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not constant, reflect, edge or wrap", mode);
+    if (!axes) na = (uint32_t)x->ndim;
+    else if (!opara__axes_flags(axes, na, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    if (!pads || n != 2 * na)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'pads' needs %u values for input %s", 2 * na, opara__sh(&b, 0, x));
+    for (k = 0; k < na; ++k) {
+        int64_t axis = axes ? (axes[k] < 0 ? axes[k] + x->ndim : axes[k]) : (int64_t)k;
+        int64_t pb = pads[k], pe = pads[na + k];
+        if (pb < -OPARA__SHAPE_DIM_MAX || pb > OPARA__SHAPE_DIM_MAX || pe < -OPARA__SHAPE_DIM_MAX || pe > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "pads for axis %lld are out of range", (long long)axis);
+        y.dims[axis] = x->dims[axis] + pb + pe;
+        if (strcmp(mode, "reflect") == 0 && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "reflect pads %lld/%lld need a dim larger than %lld", (long long)pb,
+                                     (long long)pe, (long long)x->dims[axis]);
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_resize(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    const opara__attr* scales = opara__node_attr(c->n, "scales");
+    uint32_t ns = 0, k;
+    const int64_t* sizes = opara__attr_ints(c->n, "sizes", &ns);
+    const char* mode = opara__attr_string(c->n, "mode", "nearest");
+    opara__shape y = *x;
+    opara__sbuf b;
+    if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "cubic"))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not nearest, linear or cubic", mode);
+    if (scales && scales->type != OPARA__ATTR_FLOATS) scales = NULL;
+    if (!scales == !sizes)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "exactly one of 'scales' and 'sizes' is needed");
+    if ((scales ? scales->count : ns) != (uint32_t)x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'%s' has %u values for input %s", scales ? "scales" : "sizes",
+                                 scales ? scales->count : ns, opara__sh(&b, 0, x));
+    for (k = 0; k < (uint32_t)x->ndim; ++k) {
+        if (sizes) {
+            y.dims[k] = sizes[k];
+            continue;
+        }
+        {
+            double s = (double)scales->v.floats[k], d;
+            if (!(s > 0.0) || s > 1e9) return opara__shape_fail(c, OPARA_ERR_SHAPE, "scales[%u] = %g", k, s);
+            d = (double)x->dims[k] * s;
+            if (d > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
+            y.dims[k] = (int64_t)d; /* floor: d >= 0 */
+        }
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* ---- linear algebra and normalization -------------------------------------------------------- */
+
+static opara_result opara__shape_gemm(opara__shape_ctx* c) {
+    const opara__shape *a = c->in[0], *bm = c->in[1], *cc = c->n->n_inputs > 2 ? c->in[2] : NULL;
+    int ta = opara__attr_int(c->n, "transA", 0) != 0, tb = opara__attr_int(c->n, "transB", 0) != 0;
+    opara__shape y, tmp;
+    opara__sbuf b;
+    int64_t k1, k2;
+    if (a->ndim != 2 || bm->ndim != 2)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "A %s and B %s must be matrices", opara__sh(&b, 0, a), opara__sh(&b, 1, bm));
+    y.ndim = 2;
+    y.dims[0] = ta ? a->dims[1] : a->dims[0];
+    k1 = ta ? a->dims[0] : a->dims[1];
+    k2 = tb ? bm->dims[1] : bm->dims[0];
+    y.dims[1] = tb ? bm->dims[0] : bm->dims[1];
+    if (k1 != k2)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "A %s (transA %d) and B %s (transB %d) disagree on K", opara__sh(&b, 0, a),
+                                 ta, opara__sh(&b, 1, bm), tb);
+    if (cc && (!opara__broadcast(&y, cc, &tmp) || tmp.ndim != 2 || tmp.dims[0] != y.dims[0] || tmp.dims[1] != y.dims[1]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "C %s does not broadcast to %s", opara__sh(&b, 0, cc), opara__sh(&b, 1, &y));
+    return opara__set_out(c, 0, &y);
+}
+
+/* numpy matmul: 1-D operands get a dim prepended (A) / appended (B) that is removed again. */
+static opara_result opara__shape_matmul(opara__shape_ctx* c) {
+    opara__shape a = *c->in[0], bm = *c->in[1], ba, bb, batch, y;
+    opara__sbuf b;
+    int a1 = a.ndim == 1, b1 = bm.ndim == 1;
+    if (a.ndim < 1 || bm.ndim < 1)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "operands %s and %s must not be scalars", opara__sh(&b, 0, c->in[0]),
+                                 opara__sh(&b, 1, c->in[1]));
+    if (a1) a.ndim = 2, a.dims[1] = a.dims[0], a.dims[0] = 1;
+    if (b1) bm.ndim = 2, bm.dims[1] = 1;
+    if (a.dims[a.ndim - 1] != bm.dims[bm.ndim - 2])
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, c->in[0]),
+                                 opara__sh(&b, 1, c->in[1]));
+    ba = a, bb = bm;
+    ba.ndim -= 2, bb.ndim -= 2;
+    if (!opara__broadcast(&ba, &bb, &batch))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, c->in[0]),
+                                 opara__sh(&b, 1, c->in[1]));
+    y = batch;
+    if (!a1) y.dims[y.ndim++] = a.dims[a.ndim - 2];
+    if (!b1) y.dims[y.ndim++] = bm.dims[bm.ndim - 1];
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_softmax(opara__shape_ctx* c) {
+    int64_t axis;
+    opara_result r = opara__axis_arg(c, "axis", -1, c->in[0]->ndim, &axis);
+    return r == OPARA_OK ? opara__set_out(c, 0, c->in[0]) : r;
+}
+
+static opara_result opara__shape_layer_norm(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t axis;
+    uint32_t k;
+    int32_t i;
+    opara__shape stat = *x;
+    opara__sbuf b;
+    opara_result r = opara__axis_arg(c, "axis", -1, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    for (k = 1; k < c->n->n_inputs; ++k) {
+        opara__shape tmp, tail;
+        if (!c->in[k]) continue;
+        tail.ndim = x->ndim - (int32_t)axis;
+        for (i = 0; i < tail.ndim; ++i) tail.dims[i] = x->dims[axis + i];
+        if (!opara__broadcast(&tail, c->in[k], &tmp) || tmp.ndim != tail.ndim || opara__shape_numel(&tmp) != opara__shape_numel(&tail))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not broadcast to the normalized dims %s", k,
+                                     opara__sh(&b, 0, c->in[k]), opara__sh(&b, 1, &tail));
+    }
+    for (i = (int32_t)axis; i < stat.ndim; ++i) stat.dims[i] = 1;
+    r = opara__set_out(c, 0, x);
+    for (k = 1; k < c->n->n_outputs && r == OPARA_OK; ++k) r = opara__set_out(c, k, &stat);
+    return r;
+}
+
+static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
+    int keep = opara__attr_int(c->n, "keepdims", 1) != 0, flags[OPARA_MAX_DIMS];
+    int32_t i;
+    opara__shape y;
+    opara__sbuf b;
+    if (!axes || n == 0) {
+        if (opara__attr_int(c->n, "noop_with_empty_axes", 0)) return opara__set_out(c, 0, x);
+        for (i = 0; i < OPARA_MAX_DIMS; ++i) flags[i] = 1;
+    } else if (!opara__axes_flags(axes, n, x->ndim, flags)) {
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    }
+    y.ndim = 0;
+    for (i = 0; i < x->ndim; ++i) {
+        if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
+        else if (keep) y.dims[y.ndim++] = 1;
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* ---- dispatch -------------------------------------------------------------------------------- */
+
+typedef struct opara__arity {
+    uint16_t min_in, max_in, min_out, max_out;
+} opara__arity;
+
+#define OPARA__ANY 0xFFFFu
+
+static opara__arity opara__op_arity(opara__op op) {
+    opara__arity a;
+    a.min_in = a.max_in = a.min_out = a.max_out = 1;
+    switch (op) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: a.min_in = 2, a.max_in = 3; break;
+    case OPARA__OP_MAX_POOL: a.max_out = 2; break;
+    case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
+    case OPARA__OP_CONCAT: a.max_in = OPARA__ANY; break;
+    case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
+    case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
+    case OPARA__OP_WHERE: a.min_in = a.max_in = 3; break;
+    default: break;
+    }
+    return a;
+}
+
+/* Arity: the first min_in inputs are present, inputs past max_in are omitted (-1). */
+static opara_result opara__check_arity(opara__shape_ctx* c) {
+    opara__arity a = opara__op_arity(c->n->op);
+    uint32_t k;
+    if (c->n->n_inputs < a.min_in || c->n->n_outputs < a.min_out || c->n->n_outputs > a.max_out)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%u inputs and %u outputs (needs at least %u inputs and %u to %u outputs)",
+                                 c->n->n_inputs, c->n->n_outputs, a.min_in, a.min_out, a.max_out);
+    for (k = 0; k < c->n->n_inputs; ++k) {
+        if (k < a.min_in && !c->in[k]) return opara__shape_fail(c, OPARA_ERR_SHAPE, "required input %u is omitted", k);
+        if (k >= a.max_in && c->in[k])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is not supported (the IR takes at most %u; constant "
+                                     "inputs belong in attributes)", k, a.max_in);
+        if (c->in[k] && c->in[k]->ndim < 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u has no shape", k);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__shape_node(opara__shape_ctx* c) {
+    opara_result r = opara__check_arity(c);
+    if (r != OPARA_OK) return r;
+    switch (c->n->op) {
+    case OPARA__OP_CONV: return opara__shape_conv(c);
+    case OPARA__OP_CONV_TRANSPOSE: return opara__shape_conv_transpose(c);
+    case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__shape_pool(c);
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
+    case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    case OPARA__OP_WHERE: return opara__shape_broadcast(c);
+    case OPARA__OP_CONCAT: return opara__shape_concat(c);
+    case OPARA__OP_SPLIT: return opara__shape_split(c);
+    case OPARA__OP_SLICE: return opara__shape_slice(c);
+    case OPARA__OP_GATHER: return opara__shape_gather(c);
+    case OPARA__OP_RESHAPE: return opara__shape_reshape(c);
+    case OPARA__OP_FLATTEN: return opara__shape_flatten(c);
+    case OPARA__OP_TRANSPOSE: return opara__shape_transpose(c);
+    case OPARA__OP_SQUEEZE: return opara__shape_squeeze(c);
+    case OPARA__OP_UNSQUEEZE: return opara__shape_unsqueeze(c);
+    case OPARA__OP_EXPAND: return opara__shape_expand(c);
+    case OPARA__OP_GEMM: return opara__shape_gemm(c);
+    case OPARA__OP_MATMUL: return opara__shape_matmul(c);
+    case OPARA__OP_SOFTMAX: return opara__shape_softmax(c);
+    case OPARA__OP_LAYER_NORM: return opara__shape_layer_norm(c);
+    case OPARA__OP_REDUCE_MEAN: return opara__shape_reduce_mean(c);
+    case OPARA__OP_PAD: return opara__shape_pad(c);
+    case OPARA__OP_RESIZE: return opara__shape_resize(c);
+    default: return opara__set_out(c, 0, c->in[0]); /* elementwise unary ops, Clip, Cast */
+    }
+}
+
+static opara_result opara__declared_shape(opara_runtime* rt, const opara__value* v, int64_t batch, opara__shape* s) {
+    int32_t i;
+    char buf[160];
+    *s = v->shape;
+    for (i = 0; i < s->ndim; ++i) {
+        if (s->dims[i] == OPARA__DIM_BATCH) s->dims[i] = batch;
+        if (s->dims[i] < 0 || s->dims[i] > OPARA__SHAPE_DIM_MAX)
+            return opara__fail(rt, OPARA_ERR_SHAPE, "tensor '%s' has shape %s", v->name, opara__shape_str(&v->shape, buf, sizeof buf));
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                               opara__shape* shapes) {
+    opara__shape_ctx* c;
+    uint32_t i, k;
+    opara_result r = OPARA_OK;
+    if (!g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_STATE, "shape inference needs a finalized graph");
+    if (batch < 1 || batch > OPARA__SHAPE_DIM_MAX)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "batch size %lld", (long long)batch);
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) {
+        if (g->values[i].kind == OPARA__VALUE_ACTIVATION) shapes[i].ndim = -1;
+        else r = opara__declared_shape(rt, &g->values[i], batch, &shapes[i]);
+    }
+    if (r != OPARA_OK) return r;
+    c = (opara__shape_ctx*)opara__calloc(rt, 1, sizeof *c);
+    if (!c) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory inferring shapes");
+    c->rt = rt;
+    c->g = g;
+    c->batch = batch;
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        const opara__node* n = &g->nodes[g->topo[i]];
+        c->node_index = g->topo[i];
+        c->n = n;
+        if (n->n_inputs > OPARA_MAX_NODE_IO || n->n_outputs > OPARA_MAX_NODE_IO) {
+            r = opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "too many inputs or outputs");
+            break;
+        }
+        for (k = 0; k < n->n_inputs; ++k) c->in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
+        for (k = 0; k < n->n_outputs; ++k) c->out[k] = &shapes[n->outputs[k]];
+        r = opara__shape_node(c);
+    }
+    opara__free(rt, c);
+    return r;
+}
+
+/* ---- data types ------------------------------------------------------------------------------ */
+
+static opara_result opara__dtype_fail(opara_runtime* rt, const opara__graph* g, uint32_t node, const char* what) {
+    const opara__node* n = &g->nodes[node];
+    return opara__fail(rt, OPARA_ERR_BAD_DTYPE, "node %u '%s' (%s): %s", node, n->name ? n->name : "", opara__op_name(n->op),
+                       what);
+}
+
+static int opara__is_index_type(opara_dtype t) {
+    return t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64;
+}
+
+/* Output dtypes of one node from its input dtypes (0 = omitted input). */
+static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
+    const opara__node* n = &g->nodes[node];
+    opara_dtype in0 = n->n_inputs && n->inputs[0] >= 0 ? dt[n->inputs[0]] : OPARA_DTYPE_UNDEFINED, out = in0;
+    uint32_t k;
+    if (n->n_inputs == 0 || n->inputs[0] < 0) return opara__dtype_fail(rt, g, node, "input 0 is missing");
+    switch (n->op) {
+    case OPARA__OP_CAST:
+    {
+        int64_t to = opara__attr_int(n, "to", 0);
+        if (to < 1 || to > 64 || opara_dtype_size((opara_dtype)to) == 0)
+            return opara__dtype_fail(rt, g, node, "attribute 'to' is not a supported data type");
+        out = (opara_dtype)to;
+    }
+        break;
+    case OPARA__OP_WHERE:
+        if (n->n_inputs < 3 || n->inputs[1] < 0 || n->inputs[2] < 0) return opara__dtype_fail(rt, g, node, "needs 3 inputs");
+        if (in0 != OPARA_DTYPE_BOOL) return opara__dtype_fail(rt, g, node, "the condition is not bool");
+        out = dt[n->inputs[1]];
+        if (dt[n->inputs[2]] != out) return opara__dtype_fail(rt, g, node, "inputs 1 and 2 have different types");
+        break;
+    case OPARA__OP_GATHER:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
+            return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
+        break;
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
+        for (k = 1; k < n->n_inputs; ++k)
+            if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
+                return opara__dtype_fail(rt, g, node, "inputs have different data types");
+        break;
+    default: break;
+    }
+    for (k = 0; k < n->n_outputs; ++k) {
+        opara_dtype t = out;
+        if (n->op == OPARA__OP_MAX_POOL && k == 1) t = OPARA_DTYPE_I64;
+        if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
+        dt[n->outputs[k]] = t;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__graph* g, opara_dtype* dtypes) {
+    uint32_t i;
+    if (!g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_STATE, "dtype inference needs a finalized graph");
+    for (i = 0; i < g->n_values; ++i)
+        dtypes[i] = g->values[i].kind == OPARA__VALUE_ACTIVATION ? OPARA_DTYPE_UNDEFINED : g->values[i].dtype;
+    for (i = 0; i < g->n_nodes; ++i) {
+        opara_result r = opara__dtype_node(rt, g, g->topo[i], dtypes);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+/* ==== END src/opara_shape.c ==== */
+/* ==== BEGIN src/opara_reach.c ==== */
+/* Reachability on the DAG of a finalized graph: the transitive closure as bitsets, single
+   queries, and the exact maximum antichain (the parallelism a schedule can exploit). */
+/* #include "opara_model.h" (inlined above) */
+
+OPARA__PRIVATE opara_result opara__closure_build(opara_runtime* rt, const opara__graph* g, opara__closure* out) {
+    uint32_t i, k, words;
+    size_t cells;
+    memset(out, 0, sizeof *out);
+    if (!g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_STATE, "closure: the graph is not finalized");
+    if (g->n_nodes > OPARA__CLOSURE_MAX_NODES)
+        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "closure: %u nodes (at most %u)", g->n_nodes,
+                           OPARA__CLOSURE_MAX_NODES);
+    words = (g->n_nodes + 63) / 64;
+    if (!opara__mul_size(g->n_nodes, words, &cells)) return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "closure too big");
+    out->bits = (uint64_t*)opara__calloc(rt, cells ? cells : 1, sizeof(uint64_t));
+    if (!out->bits) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for a %u-node closure", g->n_nodes);
+    out->n = g->n_nodes;
+    out->words = words;
+    /* Reverse topological order: every successor's row is complete before it is merged. */
+    for (i = g->n_nodes; i-- > 0;) {
+        uint32_t u = g->topo[i];
+        uint64_t* row = out->bits + (size_t)u * words;
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            uint32_t s = g->succs[k], w;
+            const uint64_t* srow = out->bits + (size_t)s * words;
+            row[s / 64] |= (uint64_t)1 << (s % 64);
+            for (w = 0; w < words; ++w) row[w] |= srow[w];
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__closure_free(opara_runtime* rt, opara__closure* c) {
+    opara__free(rt, c->bits);
+    memset(c, 0, sizeof *c);
+}
+
+OPARA__PRIVATE int opara__closure_reaches(const opara__closure* c, uint32_t a, uint32_t b) {
+    if (a >= c->n || b >= c->n) return 0;
+    return (int)((c->bits[(size_t)a * c->words + b / 64] >> (b % 64)) & 1u);
+}
+
+OPARA__PRIVATE int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b) {
+    uint32_t *stack, *seen, top = 0, k;
+    int found = 0;
+    if (!g->finalized) return OPARA_ERR_INVALID_STATE;
+    if (a >= g->n_nodes || b >= g->n_nodes) return OPARA_ERR_BAD_INDEX;
+    stack = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    seen = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes / 32 + 1, sizeof(uint32_t));
+    if (!stack || !seen) {
+        opara__free(g->rt, stack);
+        opara__free(g->rt, seen);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    stack[top++] = a;
+    while (top && !found) {
+        uint32_t u = stack[--top];
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            uint32_t s = g->succs[k];
+            if (s == b) found = 1;
+            if (seen[s / 32] & (1u << (s % 32))) continue;
+            seen[s / 32] |= 1u << (s % 32);
+            stack[top++] = s;
+        }
+    }
+    opara__free(g->rt, stack);
+    opara__free(g->rt, seen);
+    return found;
+}
+
+/* ---- maximum antichain ----------------------------------------------------------------------
+   Dilworth: in a finite poset the largest antichain equals the smallest number of chains
+   covering it. With the poset's comparability (the closure) as a bipartite graph L -> R
+   (u_L -> v_R when u reaches v), a minimum chain cover has n - |maximum matching| chains.
+   The matching is found with Hopcroft-Karp; one antichain of that size is read off the König
+   vertex cover: with Z = the vertices reachable from unmatched left vertices by alternating
+   paths, the minimum cover is (L \ Z) + (R & Z), and the nodes v with v_L in Z and v_R not in
+   Z form a maximum antichain. */
+
+typedef struct opara__matching {
+    uint32_t n;
+    const uint32_t* adj_start;
+    const uint32_t* adj;
+    uint32_t* match_l; /* right partner of each left vertex, n when free */
+    uint32_t* match_r;
+    uint32_t* dist;
+    uint32_t* queue;
+    uint32_t* iter;    /* next adjacency position per left vertex (iterative DFS) */
+    uint32_t* stack;
+} opara__matching;
+
+#define OPARA__INF 0xFFFFFFFFu
+
+static int opara__hk_bfs(opara__matching* m) {
+    uint32_t head = 0, tail = 0, u, k;
+    int found = 0;
+    for (u = 0; u < m->n; ++u) {
+        if (m->match_l[u] == m->n) {
+            m->dist[u] = 0;
+            m->queue[tail++] = u;
+        } else {
+            m->dist[u] = OPARA__INF;
+        }
+    }
+    while (head < tail) {
+        u = m->queue[head++];
+        for (k = m->adj_start[u]; k < m->adj_start[u + 1]; ++k) {
+            uint32_t w = m->match_r[m->adj[k]];
+            if (w == m->n) found = 1;
+            else if (m->dist[w] == OPARA__INF) {
+                m->dist[w] = m->dist[u] + 1;
+                m->queue[tail++] = w;
+            }
+        }
+    }
+    return found;
+}
+
+/* Iterative DFS along the BFS layers from free left vertex root; augments on success. */
+static int opara__hk_dfs(opara__matching* m, uint32_t root) {
+    uint32_t depth = 0;
+    m->stack[depth++] = root;
+    while (depth) {
+        uint32_t u = m->stack[depth - 1];
+        if (m->iter[u] == m->adj_start[u + 1]) {
+            m->dist[u] = OPARA__INF;
+            --depth;
+            continue;
+        }
+        {
+            uint32_t v = m->adj[m->iter[u]];
+            uint32_t w = m->match_r[v];
+            if (w == m->n) { /* augment along the stack */
+                uint32_t i;
+                for (i = depth; i-- > 0;) {
+                    uint32_t x = m->stack[i];
+                    uint32_t vx = m->adj[m->iter[x]];
+                    m->match_l[x] = vx;
+                    m->match_r[vx] = x;
+                }
+                return 1;
+            }
+            if (m->dist[w] == m->dist[u] + 1) {
+                m->stack[depth++] = w;
+                continue;
+            }
+            m->iter[u]++;
+        }
+    }
+    return 0;
+}
+
+static uint32_t opara__hk_run(opara__matching* m) {
+    uint32_t size = 0, u;
+    while (opara__hk_bfs(m)) {
+        for (u = 0; u < m->n; ++u) m->iter[u] = m->adj_start[u];
+        for (u = 0; u < m->n; ++u)
+            if (m->match_l[u] == m->n && opara__hk_dfs(m, u)) ++size;
+    }
+    return size;
+}
+
+/* Marks Z (alternating reachability from free left vertices): zl/zr flags. */
+static void opara__konig(const opara__matching* m, uint8_t* zl, uint8_t* zr) {
+    uint32_t head = 0, tail = 0, u, k;
+    for (u = 0; u < m->n; ++u)
+        if (m->match_l[u] == m->n) {
+            zl[u] = 1;
+            m->queue[tail++] = u;
+        }
+    while (head < tail) {
+        u = m->queue[head++];
+        for (k = m->adj_start[u]; k < m->adj_start[u + 1]; ++k) {
+            uint32_t v = m->adj[k], w = m->match_r[v];
+            if (zr[v]) continue;
+            zr[v] = 1;
+            if (w != m->n && !zl[w]) {
+                zl[w] = 1;
+                m->queue[tail++] = w;
+            }
+        }
+    }
+}
+
+static opara_result opara__adjacency_from_closure(opara_runtime* rt, const opara__closure* c, uint32_t** start,
+                                                  uint32_t** adj) {
+    uint32_t u, v;
+    size_t total = 0;
+    *start = (uint32_t*)opara__calloc(rt, (size_t)c->n + 1, sizeof(uint32_t));
+    if (!*start) return OPARA_ERR_OUT_OF_MEMORY;
+    for (u = 0; u < c->n; ++u)
+        for (v = 0; v < c->n; ++v) total += (size_t)opara__closure_reaches(c, u, v);
+    if (total > 0xFFFFFFF0u) return OPARA_ERR_LIMIT_EXCEEDED;
+    *adj = (uint32_t*)opara__calloc(rt, total + 1, sizeof(uint32_t));
+    if (!*adj) return OPARA_ERR_OUT_OF_MEMORY;
+    total = 0;
+    for (u = 0; u < c->n; ++u) {
+        (*start)[u] = (uint32_t)total;
+        for (v = 0; v < c->n; ++v)
+            if (opara__closure_reaches(c, u, v)) (*adj)[total++] = v;
+    }
+    (*start)[c->n] = (uint32_t)total;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
+                                                  uint32_t* antichain) {
+    opara__closure c;
+    opara__matching m;
+    uint32_t *start = NULL, *adj = NULL, *scratch = NULL, n = g->n_nodes, u, count = 0;
+    uint8_t* z = NULL;
+    opara_result r;
+    *width = 0;
+    r = opara__closure_build(rt, g, &c);
+    if (r != OPARA_OK) return r;
+    r = opara__adjacency_from_closure(rt, &c, &start, &adj);
+    opara__closure_free(rt, &c);
+    scratch = (uint32_t*)opara__calloc(rt, (size_t)n * 6 + 1, sizeof(uint32_t));
+    z = (uint8_t*)opara__calloc(rt, (size_t)n * 2 + 1, 1);
+    if (r == OPARA_OK && (!scratch || !z)) r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r == OPARA_OK) {
+        memset(&m, 0, sizeof m);
+        m.n = n;
+        m.adj_start = start;
+        m.adj = adj;
+        m.match_l = scratch;
+        m.match_r = scratch + n;
+        m.dist = scratch + 2 * (size_t)n;
+        m.queue = scratch + 3 * (size_t)n;
+        m.iter = scratch + 4 * (size_t)n;
+        m.stack = scratch + 5 * (size_t)n;
+        for (u = 0; u < 2 * n; ++u) scratch[u] = n;
+        *width = n - opara__hk_run(&m);
+        opara__konig(&m, z, z + n);
+        for (u = 0; u < n; ++u)
+            if (z[u] && !z[n + u]) {
+                if (antichain) antichain[count] = u;
+                ++count;
+            }
+        if (count != *width) r = opara__fail(rt, OPARA_ERR_INTERNAL, "antichain size %u != width %u", count, *width);
+    } else {
+        r = opara__fail(rt, r, "out of memory computing the width of a %u-node graph", n);
+    }
+    opara__free(rt, start);
+    opara__free(rt, adj);
+    opara__free(rt, scratch);
+    opara__free(rt, z);
+    return r;
+}
+/* ==== END src/opara_reach.c ==== */
+/* ==== BEGIN src/opara_format.c ==== */
+/* The .opara reader (hardened: every offset, size, index and enum is checked before use) and
+   the deterministic writer. docs/FORMAT.md is the specification; both sides share the
+   constants of opara_model.h. */
+/* #include "opara_model.h" (inlined above) */
+
+/* ---- reader ---------------------------------------------------------------------------------- */
+
+typedef struct opara__reader {
+    opara_runtime* rt;
+    const uint8_t* data;
+    uint64_t total;
+    uint32_t alignment;
+    uint32_t n_strings, n_tensors, n_nodes, n_attrs, n_refs;
+    uint64_t strings_off, strbytes_off, strbytes_size, tensors_off, nodes_off, attrs_off, refs_off;
+    uint64_t payload_off, payload_size, data_off, data_size;
+} opara__reader;
+
+static const char* opara__hdr_magic_prefix_ok(const uint8_t* data, size_t size) {
+    size_t n = OPARA__MIN(size, (size_t)OPARA__FORMAT_MAGIC_SIZE);
+    return memcmp(data, OPARA__FORMAT_MAGIC, n) == 0 ? "" : NULL;
+}
+
+OPARA__PRIVATE uint32_t opara__format_peek_alignment(const uint8_t* data, size_t size) {
+    if (size < OPARA__FORMAT_HEADER_SIZE || memcmp(data, OPARA__FORMAT_MAGIC, OPARA__FORMAT_MAGIC_SIZE) != 0) return 0;
+    return opara__rd_u32(data + OPARA__HDR_ALIGNMENT);
+}
+
+static opara_result opara__read_preamble(opara__reader* r, size_t size, uint64_t* hash) {
+    const uint8_t* d = r->data;
+    uint32_t major, minor, header_size, flags, unknown;
+    if (!opara__hdr_magic_prefix_ok(d, size))
+        return opara__fail(r->rt, OPARA_ERR_BAD_MAGIC, "not a .opara model: the first bytes are not the magic");
+    if (size < OPARA__FORMAT_MAGIC_SIZE)
+        return opara__fail(r->rt, OPARA_ERR_TRUNCATED, "model is %zu bytes, shorter than the magic", size);
+    if (size < OPARA__HDR_HEADER_SIZE + 4)
+        return opara__fail(r->rt, OPARA_ERR_TRUNCATED, "model is %zu bytes: the header is cut off", size);
+    major = opara__rd_u16(d + OPARA__HDR_VER_MAJOR);
+    minor = opara__rd_u16(d + OPARA__HDR_VER_MINOR);
+    if (major > OPARA__FORMAT_MAJOR)
+        return opara__fail(r->rt, OPARA_ERR_VERSION_TOO_NEW, "format version %u.%u is newer than this library's %d.%d",
+                           major, minor, OPARA__FORMAT_MAJOR, OPARA__FORMAT_MINOR);
+    if (major < OPARA__FORMAT_MIN_MAJOR)
+        return opara__fail(r->rt, OPARA_ERR_VERSION_TOO_OLD, "format version %u.%u is older than the oldest supported %d.0",
+                           major, minor, OPARA__FORMAT_MIN_MAJOR);
+    header_size = opara__rd_u32(d + OPARA__HDR_HEADER_SIZE);
+    if (size < OPARA__FORMAT_HEADER_SIZE || size < header_size)
+        return opara__fail(r->rt, OPARA_ERR_TRUNCATED, "model is %zu bytes: the %u-byte header is cut off", size,
+                           OPARA__MAX(header_size, (uint32_t)OPARA__FORMAT_HEADER_SIZE));
+    if (header_size < OPARA__FORMAT_HEADER_SIZE || header_size % 8)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "header size %u (must be a multiple of 8, at least %d)",
+                           header_size, OPARA__FORMAT_HEADER_SIZE);
+    r->total = opara__rd_u64(d + OPARA__HDR_TOTAL_SIZE);
+    if (r->total > (uint64_t)OPARA_MAX_MODEL_BYTES)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "model is %llu bytes (limit OPARA_MAX_MODEL_BYTES %llu)",
+                           (unsigned long long)r->total, (unsigned long long)OPARA_MAX_MODEL_BYTES);
+    if (r->total > size)
+        return opara__fail(r->rt, OPARA_ERR_TRUNCATED, "model header says %llu bytes, only %zu are present",
+                           (unsigned long long)r->total, size);
+    if (r->total < header_size)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "total size %llu is smaller than the header",
+                           (unsigned long long)r->total);
+    flags = opara__rd_u32(d + OPARA__HDR_FLAGS);
+    unknown = flags & OPARA__FORMAT_REQUIRED_MASK & ~(uint32_t)OPARA__FORMAT_KNOWN_REQUIRED_FLAGS;
+    if (unknown)
+        return opara__fail(r->rt, OPARA_ERR_UNKNOWN_FLAGS, "must-understand flags 0x%04x are not known to this library",
+                           unknown);
+    r->alignment = opara__rd_u32(d + OPARA__HDR_ALIGNMENT);
+    if (!opara__is_pow2(r->alignment) || r->alignment < OPARA__FORMAT_MIN_ALIGN || r->alignment > OPARA__FORMAT_MAX_ALIGN)
+        return opara__fail(r->rt, OPARA_ERR_BAD_ALIGNMENT, "alignment %u is not a power of two in [%u, %u]",
+                           r->alignment, OPARA__FORMAT_MIN_ALIGN, OPARA__FORMAT_MAX_ALIGN);
+    if ((uintptr_t)d % r->alignment)
+        return opara__fail(r->rt, OPARA_ERR_BAD_ALIGNMENT, "model buffer %p is not aligned to %u bytes", (const void*)d,
+                           r->alignment);
+    *hash = opara__rd_u64(d + OPARA__HDR_HASH);
+    r->strings_off = header_size; /* the first section may not start inside the header */
+    return OPARA_OK;
+}
+
+static opara_result opara__read_counts(opara__reader* r) {
+    const uint8_t* d = r->data;
+    r->n_strings = opara__rd_u32(d + OPARA__HDR_N_STRINGS);
+    r->n_tensors = opara__rd_u32(d + OPARA__HDR_N_TENSORS);
+    r->n_nodes = opara__rd_u32(d + OPARA__HDR_N_NODES);
+    r->n_attrs = opara__rd_u32(d + OPARA__HDR_N_ATTRS);
+    r->n_refs = opara__rd_u32(d + OPARA__HDR_N_REFS);
+    if (r->n_strings > OPARA_MAX_STRINGS)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u strings (limit OPARA_MAX_STRINGS %u)", r->n_strings,
+                           (unsigned)OPARA_MAX_STRINGS);
+    if (r->n_tensors > OPARA_MAX_TENSORS)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u tensors (limit OPARA_MAX_TENSORS %u)", r->n_tensors,
+                           (unsigned)OPARA_MAX_TENSORS);
+    if (r->n_nodes > OPARA_MAX_NODES)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u nodes (limit OPARA_MAX_NODES %u)", r->n_nodes,
+                           (unsigned)OPARA_MAX_NODES);
+    if ((uint64_t)r->n_attrs > (uint64_t)r->n_nodes * OPARA_MAX_ATTRS + 0)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u attributes for %u nodes (limit OPARA_MAX_ATTRS %u each)",
+                           r->n_attrs, r->n_nodes, (unsigned)OPARA_MAX_ATTRS);
+    return OPARA_OK;
+}
+
+typedef struct opara__section {
+    const char* name;
+    uint64_t off, size;
+} opara__section;
+
+/* Sections must lie inside the file, after the header, in the order of the spec, without overlap. */
+static opara_result opara__read_sections(opara__reader* r) {
+    const uint8_t* d = r->data;
+    opara__section s[8];
+    uint64_t prev_end = r->strings_off;
+    int i;
+    r->strings_off = opara__rd_u64(d + OPARA__HDR_STRINGS_OFF);
+    r->strbytes_off = opara__rd_u64(d + OPARA__HDR_STRBYTES_OFF);
+    r->strbytes_size = opara__rd_u64(d + OPARA__HDR_STRBYTES_SIZE);
+    r->tensors_off = opara__rd_u64(d + OPARA__HDR_TENSORS_OFF);
+    r->nodes_off = opara__rd_u64(d + OPARA__HDR_NODES_OFF);
+    r->attrs_off = opara__rd_u64(d + OPARA__HDR_ATTRS_OFF);
+    r->refs_off = opara__rd_u64(d + OPARA__HDR_REFS_OFF);
+    r->payload_off = opara__rd_u64(d + OPARA__HDR_PAYLOAD_OFF);
+    r->payload_size = opara__rd_u64(d + OPARA__HDR_PAYLOAD_SIZE);
+    r->data_off = opara__rd_u64(d + OPARA__HDR_DATA_OFF);
+    r->data_size = opara__rd_u64(d + OPARA__HDR_DATA_SIZE);
+    s[0].name = "string index", s[0].off = r->strings_off, s[0].size = (uint64_t)r->n_strings * OPARA__FORMAT_STRING_SIZE;
+    s[1].name = "string bytes", s[1].off = r->strbytes_off, s[1].size = r->strbytes_size;
+    s[2].name = "tensor table", s[2].off = r->tensors_off, s[2].size = (uint64_t)r->n_tensors * OPARA__FORMAT_TENSOR_SIZE;
+    s[3].name = "node table", s[3].off = r->nodes_off, s[3].size = (uint64_t)r->n_nodes * OPARA__FORMAT_NODE_SIZE;
+    s[4].name = "attribute table", s[4].off = r->attrs_off, s[4].size = (uint64_t)r->n_attrs * OPARA__FORMAT_ATTR_SIZE;
+    s[5].name = "reference table", s[5].off = r->refs_off, s[5].size = (uint64_t)r->n_refs * 4;
+    s[6].name = "attribute payload", s[6].off = r->payload_off, s[6].size = r->payload_size;
+    s[7].name = "data section", s[7].off = r->data_off, s[7].size = r->data_size;
+    for (i = 0; i < 8; ++i) {
+        if (!opara__range_ok(s[i].off, s[i].size, r->total))
+            return opara__fail(r->rt, OPARA_ERR_OUT_OF_BOUNDS, "%s at offset %llu, %llu bytes, ends outside the %llu-byte model",
+                               s[i].name, (unsigned long long)s[i].off, (unsigned long long)s[i].size,
+                               (unsigned long long)r->total);
+        if (s[i].off < prev_end)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "%s at offset %llu overlaps what precedes it (ends at %llu)",
+                               s[i].name, (unsigned long long)s[i].off, (unsigned long long)prev_end);
+        prev_end = s[i].off + s[i].size;
+    }
+    if (r->data_off % r->alignment)
+        return opara__fail(r->rt, OPARA_ERR_BAD_ALIGNMENT, "data section offset %llu is not a multiple of the alignment %u",
+                           (unsigned long long)r->data_off, r->alignment);
+    return OPARA_OK;
+}
+
+/* ---- strings: index entries {u32 offset, u32 length} into the string bytes, each NUL-terminated */
+
+static opara_result opara__check_strings(opara__reader* r) {
+    uint32_t i;
+    const uint8_t* bytes = r->data + r->strbytes_off;
+    for (i = 0; i < r->n_strings; ++i) {
+        const uint8_t* e = r->data + r->strings_off + (size_t)i * OPARA__FORMAT_STRING_SIZE;
+        uint32_t off = opara__rd_u32(e), len = opara__rd_u32(e + 4);
+        if (len > OPARA_MAX_NAME)
+            return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "string %u is %u bytes (limit OPARA_MAX_NAME %u)", i, len,
+                               (unsigned)OPARA_MAX_NAME);
+        if (!opara__range_ok(off, (uint64_t)len + 1, r->strbytes_size))
+            return opara__fail(r->rt, OPARA_ERR_OUT_OF_BOUNDS, "string %u: bytes [%u, %llu) outside the string bytes [0, %llu)",
+                               i, off, (unsigned long long)off + len + 1, (unsigned long long)r->strbytes_size);
+        if (bytes[(size_t)off + len] != 0 || memchr(bytes + off, 0, len) != NULL)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "string %u is not a %u-byte NUL-terminated string", i, len);
+    }
+    return OPARA_OK;
+}
+
+/* The string with index idx (checked by opara__check_strings), or NULL with BAD_INDEX reported. */
+static const char* opara__string(opara__reader* r, uint32_t idx, const char* what, uint32_t owner) {
+    if (idx >= r->n_strings) {
+        opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "%s %u: string index %u out of range (%u strings)", what, owner, idx,
+                    r->n_strings);
+        return NULL;
+    }
+    return (const char*)r->data + r->strbytes_off +
+           opara__rd_u32(r->data + r->strings_off + (size_t)idx * OPARA__FORMAT_STRING_SIZE);
+}
+
+/* ---- tensors --------------------------------------------------------------------------------- */
+
+static opara_result opara__read_shape(opara__reader* r, uint32_t t, const char* name, const uint8_t* rec,
+                                      opara__shape* shape) {
+    uint32_t rank = rec[6], k;
+    if (rank == OPARA__FORMAT_RANK_UNKNOWN) {
+        shape->ndim = -1;
+        return OPARA_OK;
+    }
+    if (rank > OPARA__FORMAT_MAX_RANK)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': rank %u (the format allows %d)", t, name, rank,
+                           OPARA__FORMAT_MAX_RANK);
+    if (rank > OPARA_MAX_DIMS)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "tensor %u '%s': rank %u (limit OPARA_MAX_DIMS %d)", t, name,
+                           rank, OPARA_MAX_DIMS);
+    shape->ndim = (int32_t)rank;
+    for (k = 0; k < OPARA__FORMAT_MAX_RANK; ++k) {
+        int64_t dim = (int64_t)opara__rd_u64(rec + 16 + 8 * k);
+        if (k >= rank) {
+            if (dim != 0)
+                return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': unused dimension %u is %lld, not 0", t, name,
+                                   k, (long long)dim);
+            continue;
+        }
+        if (dim < OPARA__FORMAT_DIM_BATCH)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': dimension %u is %lld", t, name, k, (long long)dim);
+        shape->dims[k] = dim == OPARA__FORMAT_DIM_BATCH ? OPARA__DIM_BATCH : dim;
+    }
+    return OPARA_OK;
+}
+
+typedef struct opara__extent {
+    uint64_t off, size;
+    uint32_t tensor;
+} opara__extent;
+
+static opara_result opara__read_tensor(opara__reader* r, opara__graph* g, uint32_t t, opara__extent* ext, uint32_t* n_ext) {
+    const uint8_t* rec = r->data + r->tensors_off + (size_t)t * OPARA__FORMAT_TENSOR_SIZE;
+    const char* name = opara__string(r, opara__rd_u32(rec), "tensor", t);
+    uint32_t dtype = opara__rd_u16(rec + 4), kind = rec[7];
+    uint64_t off = opara__rd_u64(rec + 80), size = opara__rd_u64(rec + 88);
+    opara__shape shape;
+    opara_result res;
+    if (!name) return OPARA_ERR_BAD_INDEX;
+    if (!name[0]) return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u has an empty name", t);
+    if (opara__graph_find_value(g, name) >= 0)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u: duplicate name '%s' (also tensor %d)", t, name,
+                           opara__graph_find_value(g, name));
+    if (opara_dtype_size((opara_dtype)dtype) == 0)
+        return opara__fail(r->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': unknown data type %u", t, name, dtype);
+    if (kind > OPARA__VALUE_CONST)
+        return opara__fail(r->rt, OPARA_ERR_BAD_ENUM, "tensor %u '%s': unknown kind %u", t, name, kind);
+    if (opara__rd_u32(rec + 8) != 0 || opara__rd_u32(rec + 12) != 0)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': reserved fields are not zero", t, name);
+    memset(&shape, 0, sizeof shape);
+    res = opara__read_shape(r, t, name, rec, &shape);
+    if (res != OPARA_OK) return res;
+    if (opara__graph_add_value(g, name, (opara_dtype)dtype, &shape) < 0) return OPARA_ERR_OUT_OF_MEMORY;
+    if (kind != OPARA__VALUE_CONST) {
+        if (off || size)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' is not a constant but has data [%llu, +%llu)", t,
+                               name, (unsigned long long)off, (unsigned long long)size);
+        if (kind == OPARA__VALUE_INPUT) g->values[t].kind = OPARA__VALUE_INPUT; /* checked against the input list */
+        return OPARA_OK;
+    }
+    if (off % r->alignment)
+        return opara__fail(r->rt, OPARA_ERR_BAD_ALIGNMENT, "tensor %u '%s': data offset %llu is not a multiple of %u", t,
+                           name, (unsigned long long)off, r->alignment);
+    if (!opara__range_ok(off, size, r->data_size))
+        return opara__fail(r->rt, OPARA_ERR_OUT_OF_BOUNDS,
+                           "tensor %u '%s': data [%llu, %llu) outside the data section [%llu, %llu)", t, name,
+                           (unsigned long long)(r->data_off + off), (unsigned long long)(r->data_off + off + size),
+                           (unsigned long long)r->data_off, (unsigned long long)(r->data_off + r->data_size));
+    if (size > (uint64_t)(size_t)-1)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "tensor %u '%s': %llu bytes", t, name, (unsigned long long)size);
+    if (size) {
+        ext[*n_ext].off = off;
+        ext[*n_ext].size = size;
+        ext[*n_ext].tensor = t;
+        ++*n_ext;
+    }
+    return opara__graph_set_const(g, (int32_t)t, r->data + r->data_off + off, size, 0);
+}
+
+static int opara__extent_cmp(const opara__extent* a, const opara__extent* b) {
+    if (a->off != b->off) return a->off < b->off ? -1 : 1;
+    return a->tensor < b->tensor ? -1 : a->tensor > b->tensor;
+}
+
+/* Heap sort (no recursion, no qsort callback casts). */
+static void opara__extent_sift(opara__extent* e, size_t start, size_t n) {
+    size_t root = start;
+    while (2 * root + 1 < n) {
+        size_t child = 2 * root + 1;
+        opara__extent tmp;
+        if (child + 1 < n && opara__extent_cmp(&e[child], &e[child + 1]) < 0) ++child;
+        if (opara__extent_cmp(&e[root], &e[child]) >= 0) return;
+        tmp = e[root], e[root] = e[child], e[child] = tmp;
+        root = child;
+    }
+}
+
+static void opara__extent_sort(opara__extent* e, size_t n) {
+    size_t i;
+    for (i = n / 2; i-- > 0;) opara__extent_sift(e, i, n);
+    for (i = n; i-- > 1;) {
+        opara__extent tmp = e[0];
+        e[0] = e[i], e[i] = tmp;
+        opara__extent_sift(e, 0, i);
+    }
+}
+
+static opara_result opara__check_overlap(opara__reader* r, const opara__graph* g, opara__extent* ext, uint32_t n) {
+    uint32_t i;
+    opara__extent_sort(ext, n);
+    for (i = 1; i < n; ++i)
+        if (ext[i].off - ext[i - 1].off < ext[i - 1].size)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' data [%llu, %llu) overlaps tensor %u '%s' [%llu, %llu)",
+                               ext[i].tensor, g->values[ext[i].tensor].name, (unsigned long long)ext[i].off,
+                               (unsigned long long)(ext[i].off + ext[i].size), ext[i - 1].tensor,
+                               g->values[ext[i - 1].tensor].name, (unsigned long long)ext[i - 1].off,
+                               (unsigned long long)(ext[i - 1].off + ext[i - 1].size));
+    return OPARA_OK;
+}
+
+static opara_result opara__read_tensors(opara__reader* r, opara__graph* g) {
+    opara__extent* ext = (opara__extent*)opara__calloc(r->rt, (size_t)r->n_tensors + 1, sizeof(opara__extent));
+    uint32_t t, n_ext = 0;
+    opara_result res = OPARA_OK;
+    if (!ext) return opara__fail(r->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading %u tensors", r->n_tensors);
+    for (t = 0; t < r->n_tensors && res == OPARA_OK; ++t) res = opara__read_tensor(r, g, t, ext, &n_ext);
+    if (res == OPARA_OK) res = opara__check_overlap(r, g, ext, n_ext);
+    opara__free(r->rt, ext);
+    return res;
+}
+
+/* ---- nodes and attributes -------------------------------------------------------------------- */
+
+static int32_t opara__ref(opara__reader* r, uint32_t k) {
+    return (int32_t)opara__rd_u32(r->data + r->refs_off + (size_t)k * 4);
+}
+
+static opara_result opara__read_attr(opara__reader* r, opara__graph* g, uint32_t node, const char* node_name,
+                                     uint32_t a) {
+    const uint8_t* rec = r->data + r->attrs_off + (size_t)a * OPARA__FORMAT_ATTR_SIZE;
+    const char* name = opara__string(r, opara__rd_u32(rec), "attribute", a);
+    uint32_t type = rec[4], count = opara__rd_u32(rec + 8);
+    uint64_t value = opara__rd_u64(rec + 16);
+    const opara__node* n = &g->nodes[node];
+    if (!name) return OPARA_ERR_BAD_INDEX;
+    if (!name[0]) return opara__fail(r->rt, OPARA_ERR_CORRUPT, "node %u '%s': attribute %u has an empty name", node, node_name, a);
+    if (opara__node_attr(n, name))
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "node %u '%s': attribute '%s' appears twice", node, node_name, name);
+    if (rec[5] || rec[6] || rec[7] || opara__rd_u32(rec + 12))
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "node %u '%s' attribute '%s': reserved fields are not zero", node,
+                           node_name, name);
+    switch (type) {
+    case OPARA__ATTR_INT: return opara__node_set_int(g, (int32_t)node, name, (int64_t)value);
+    case OPARA__ATTR_FLOAT: {
+        uint32_t bits = (uint32_t)value;
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        return opara__node_set_float(g, (int32_t)node, name, f);
+    }
+    case OPARA__ATTR_STRING: {
+        const char* s;
+        if (value > 0xFFFFFFFFu) return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "node %u '%s' attribute '%s': string index %llu",
+                                                    node, node_name, name, (unsigned long long)value);
+        s = opara__string(r, (uint32_t)value, "attribute", a);
+        return s ? opara__node_set_string(g, (int32_t)node, name, s) : OPARA_ERR_BAD_INDEX;
+    }
+    case OPARA__ATTR_INTS:
+    case OPARA__ATTR_FLOATS: {
+        size_t elem = type == OPARA__ATTR_INTS ? 8 : 4, i;
+        const uint8_t* p;
+        opara_result res;
+        void* tmp;
+        if (count > OPARA_MAX_ATTR_ELEMS)
+            return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s' attribute '%s': %u elements (limit %u)", node,
+                               node_name, name, count, (unsigned)OPARA_MAX_ATTR_ELEMS);
+        if (!opara__range_ok(value, (uint64_t)count * elem, r->payload_size))
+            return opara__fail(r->rt, OPARA_ERR_OUT_OF_BOUNDS,
+                               "node %u '%s' attribute '%s': values [%llu, %llu) outside the payload [0, %llu)", node,
+                               node_name, name, (unsigned long long)value, (unsigned long long)(value + count * elem),
+                               (unsigned long long)r->payload_size);
+        if (value % elem)
+            return opara__fail(r->rt, OPARA_ERR_BAD_ALIGNMENT, "node %u '%s' attribute '%s': payload offset %llu is not a multiple of %u",
+                               node, node_name, name, (unsigned long long)value, (unsigned)elem);
+        p = r->data + r->payload_off + value;
+        tmp = opara__calloc(r->rt, (size_t)count + 1, elem);
+        if (!tmp) return opara__fail(r->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading attribute '%s'", name);
+        for (i = 0; i < count; ++i) {
+            if (elem == 8) ((int64_t*)tmp)[i] = (int64_t)opara__rd_u64(p + 8 * i);
+            else {
+                uint32_t bits = opara__rd_u32(p + 4 * i);
+                memcpy((float*)tmp + i, &bits, 4);
+            }
+        }
+        res = elem == 8 ? opara__node_set_ints(g, (int32_t)node, name, (const int64_t*)tmp, count)
+                        : opara__node_set_floats(g, (int32_t)node, name, (const float*)tmp, count);
+        opara__free(r->rt, tmp);
+        return res;
+    }
+    default:
+        return opara__fail(r->rt, OPARA_ERR_BAD_ENUM, "node %u '%s' attribute '%s': unknown type %u", node, node_name, name,
+                           type);
+    }
+}
+
+static opara_result opara__check_refs(opara__reader* r, uint32_t node, const char* node_name, uint32_t first,
+                                      uint32_t n_in, uint32_t n_out, int32_t* idx) {
+    uint32_t k;
+    if (!opara__range_ok(first, (uint64_t)n_in + n_out, r->n_refs))
+        return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "node %u '%s': references [%u, %llu) outside the %u references", node,
+                           node_name, first, (unsigned long long)first + n_in + n_out, r->n_refs);
+    for (k = 0; k < n_in + n_out; ++k) {
+        int32_t v = opara__ref(r, first + k);
+        int omitted = (uint32_t)v == OPARA__FORMAT_NONE && k < n_in;
+        if (!omitted && (v < 0 || (uint32_t)v >= r->n_tensors))
+            return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "node %u '%s' %s %u: tensor index %u out of range (%u tensors)",
+                               node, node_name, k < n_in ? "input" : "output", k < n_in ? k : k - n_in, (uint32_t)v,
+                               r->n_tensors);
+        idx[k] = omitted ? -1 : v;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__read_node(opara__reader* r, opara__graph* g, uint32_t node, int32_t* idx) {
+    const uint8_t* rec = r->data + r->nodes_off + (size_t)node * OPARA__FORMAT_NODE_SIZE;
+    const char* op_name = opara__string(r, opara__rd_u32(rec), "node", node);
+    const char* name = opara__string(r, opara__rd_u32(rec + 4), "node", node);
+    uint32_t first = opara__rd_u32(rec + 8), n_in = opara__rd_u32(rec + 12), n_out = opara__rd_u32(rec + 16);
+    uint32_t first_attr = opara__rd_u32(rec + 20), n_attrs = opara__rd_u32(rec + 24), a;
+    opara__op op;
+    opara_result res;
+    if (!op_name || !name) return OPARA_ERR_BAD_INDEX;
+    op = opara__op_from_name(op_name);
+    if (op == OPARA__OP_COUNT)
+        return opara__fail(r->rt, OPARA_ERR_UNSUPPORTED_OP, "node %u '%s': operator '%s' is not supported", node, name,
+                           op_name);
+    if (opara__rd_u32(rec + 28))
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "node %u '%s': reserved field is not zero", node, name);
+    if (n_in > OPARA_MAX_NODE_IO || n_out > OPARA_MAX_NODE_IO || n_attrs > OPARA_MAX_ATTRS)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': %u inputs, %u outputs, %u attributes (limits %u, %u)",
+                           node, name, n_in, n_out, n_attrs, (unsigned)OPARA_MAX_NODE_IO, (unsigned)OPARA_MAX_ATTRS);
+    if (n_out == 0) return opara__fail(r->rt, OPARA_ERR_CORRUPT, "node %u '%s' has no outputs", node, name);
+    if (!opara__range_ok(first_attr, n_attrs, r->n_attrs))
+        return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "node %u '%s': attributes [%u, %llu) outside the %u attributes", node,
+                           name, first_attr, (unsigned long long)first_attr + n_attrs, r->n_attrs);
+    res = opara__check_refs(r, node, name, first, n_in, n_out, idx);
+    if (res != OPARA_OK) return res;
+    if (opara__graph_add_node(g, op, name, n_in, idx, n_out, idx + n_in) < 0) return OPARA_ERR_CORRUPT;
+    for (a = 0; a < n_attrs; ++a) {
+        res = opara__read_attr(r, g, node, name, first_attr + a);
+        if (res != OPARA_OK) return res;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__read_nodes(opara__reader* r, opara__graph* g) {
+    int32_t* idx = (int32_t*)opara__calloc(r->rt, 2 * (size_t)OPARA_MAX_NODE_IO + 1, sizeof(int32_t));
+    uint32_t node;
+    opara_result res = OPARA_OK;
+    if (!idx) return opara__fail(r->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading nodes");
+    for (node = 0; node < r->n_nodes && res == OPARA_OK; ++node) res = opara__read_node(r, g, node, idx);
+    opara__free(r->rt, idx);
+    return res;
+}
+
+static opara_result opara__read_io(opara__reader* r, opara__graph* g) {
+    uint32_t n_in = opara__rd_u32(r->data + OPARA__HDR_N_INPUTS), n_out = opara__rd_u32(r->data + OPARA__HDR_N_OUTPUTS);
+    uint32_t first = opara__rd_u32(r->data + OPARA__HDR_IO_REF), k;
+    if (!opara__range_ok(first, (uint64_t)n_in + n_out, r->n_refs))
+        return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "graph inputs/outputs: references [%u, %llu) outside the %u references",
+                           first, (unsigned long long)first + n_in + n_out, r->n_refs);
+    for (k = 0; k < n_in + n_out; ++k) {
+        int32_t v = opara__ref(r, first + k);
+        opara_result res;
+        if (v < 0 || (uint32_t)v >= r->n_tensors)
+            return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "graph %s %u: tensor index %u out of range (%u tensors)",
+                               k < n_in ? "input" : "output", k < n_in ? k : k - n_in, (uint32_t)v, r->n_tensors);
+        if (k < n_in && g->values[v].kind != OPARA__VALUE_INPUT)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "graph input %u: tensor %d '%s' is not of kind input", k, v,
+                               g->values[v].name);
+        res = k < n_in ? opara__graph_add_input(g, v) : opara__graph_add_output(g, v);
+        if (res != OPARA_OK) return res;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__read_metadata(opara__reader* r, opara__graph* g) {
+    uint32_t producer = opara__rd_u32(r->data + OPARA__HDR_PRODUCER);
+    g->source_opset = (int64_t)opara__rd_u64(r->data + OPARA__HDR_OPSET);
+    if (opara__rd_u32(r->data + OPARA__HDR_RESERVED) != 0)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "header: reserved field is not zero");
+    if (producer != OPARA__FORMAT_NONE) {
+        const char* s = opara__string(r, producer, "producer", 0);
+        if (!s) return OPARA_ERR_BAD_INDEX;
+        g->producer_name = opara__pool_strdup(r->rt, &g->pool, s);
+        if (!g->producer_name) return opara__fail(r->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__format_read(opara_runtime* rt, const uint8_t* data, size_t size, opara__graph* g,
+                                              uint32_t* alignment, uint64_t* hash) {
+    opara__reader r;
+    opara_result res;
+    memset(&r, 0, sizeof r);
+    r.rt = rt;
+    r.data = data;
+    *alignment = 0;
+    *hash = 0;
+    if (!data && size) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "model data is NULL");
+    if (size == 0) return opara__fail(rt, OPARA_ERR_TRUNCATED, "model is empty (0 bytes)");
+    res = opara__read_preamble(&r, size, hash);
+    if (res == OPARA_OK) res = opara__read_counts(&r);
+    if (res == OPARA_OK) res = opara__read_sections(&r);
+    if (res == OPARA_OK) res = opara__check_strings(&r);
+    if (res == OPARA_OK) res = opara__read_metadata(&r, g);
+    if (res == OPARA_OK) res = opara__read_tensors(&r, g);
+    if (res == OPARA_OK) res = opara__read_nodes(&r, g);
+    if (res == OPARA_OK) res = opara__read_io(&r, g);
+    if (res == OPARA_OK) res = opara__graph_validate(g);
+    *alignment = r.alignment;
+    return res;
+}
+
+/* ---- writer ---------------------------------------------------------------------------------- */
+
+typedef struct opara__strtab {
+    opara_runtime* rt;
+    const char** items;
+    size_t n, cap;
+    uint32_t* slots; /* open addressing: index + 1 */
+    uint32_t n_slots;
+    uint64_t bytes;
+} opara__strtab;
+
+static opara_result opara__strtab_rehash(opara__strtab* t) {
+    uint32_t cap = t->n_slots ? t->n_slots * 2 : 256, i;
+    uint32_t* slots = (uint32_t*)opara__calloc(t->rt, cap, sizeof(uint32_t));
+    if (!slots) return OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < t->n; ++i) {
+        uint32_t s = (uint32_t)opara__hash64(t->items[i], strlen(t->items[i]), 0) & (cap - 1);
+        while (slots[s]) s = (s + 1) & (cap - 1);
+        slots[s] = i + 1;
+    }
+    opara__free(t->rt, t->slots);
+    t->slots = slots;
+    t->n_slots = cap;
+    return OPARA_OK;
+}
+
+/* Index of s, added at the end on first use (so the order is deterministic). */
+static opara_result opara__strtab_intern(opara__strtab* t, const char* s, uint32_t* index) {
+    uint32_t slot;
+    size_t len = strlen(s);
+    if (len > OPARA_MAX_NAME) return opara__fail(t->rt, OPARA_ERR_LIMIT_EXCEEDED, "string '%.40s...' is %zu bytes (limit %u)",
+                                                 s, len, (unsigned)OPARA_MAX_NAME);
+    if ((t->n + 1) * 2 > t->n_slots && opara__strtab_rehash(t) != OPARA_OK)
+        return opara__fail(t->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory writing the string table");
+    for (slot = (uint32_t)opara__hash64(s, len, 0) & (t->n_slots - 1); t->slots[slot]; slot = (slot + 1) & (t->n_slots - 1))
+        if (strcmp(t->items[t->slots[slot] - 1], s) == 0) {
+            *index = t->slots[slot] - 1;
+            return OPARA_OK;
+        }
+    if (opara__grow(t->rt, (void**)&t->items, &t->cap, t->n + 1, sizeof(const char*)) != OPARA_OK)
+        return opara__fail(t->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory writing the string table");
+    t->items[t->n] = s;
+    t->slots[slot] = (uint32_t)t->n + 1;
+    *index = (uint32_t)t->n++;
+    t->bytes += len + 1;
+    return OPARA_OK;
+}
+
+typedef struct opara__layout {
+    uint32_t n_attrs, n_refs, io_ref;
+    uint64_t payload_size, strings_off, strbytes_off, strbytes_size, tensors_off, nodes_off, attrs_off, refs_off;
+    uint64_t payload_off, data_off, data_size, total;
+    uint64_t* tensor_data_off; /* per value */
+} opara__layout;
+
+static opara_result opara__intern_all(opara__strtab* t, const opara__graph* g) {
+    uint32_t i, a;
+    opara_result res = OPARA_OK;
+    uint32_t dummy;
+    for (i = 0; i < g->n_values && res == OPARA_OK; ++i) res = opara__strtab_intern(t, g->values[i].name, &dummy);
+    for (i = 0; i < g->n_nodes && res == OPARA_OK; ++i) {
+        const opara__node* n = &g->nodes[i];
+        res = opara__strtab_intern(t, opara__op_name(n->op), &dummy);
+        if (res == OPARA_OK) res = opara__strtab_intern(t, n->name ? n->name : "", &dummy);
+        for (a = 0; a < n->n_attrs && res == OPARA_OK; ++a) {
+            res = opara__strtab_intern(t, n->attrs[a].name, &dummy);
+            if (res == OPARA_OK && n->attrs[a].type == OPARA__ATTR_STRING) res = opara__strtab_intern(t, n->attrs[a].v.s, &dummy);
+        }
+    }
+    if (res == OPARA_OK && g->producer_name) res = opara__strtab_intern(t, g->producer_name, &dummy);
+    return res;
+}
+
+static uint64_t opara__align64(uint64_t x, uint64_t a) {
+    return (x + a - 1) & ~(a - 1);
+}
+
+static opara_result opara__plan_layout(opara_runtime* rt, const opara__graph* g, const opara__strtab* t,
+                                       uint32_t alignment, opara__layout* L) {
+    uint32_t i, a;
+    uint64_t refs = 0, attrs = 0, payload = 0, data = 0;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[i];
+        refs += (uint64_t)n->n_inputs + n->n_outputs;
+        attrs += n->n_attrs;
+        for (a = 0; a < n->n_attrs; ++a) {
+            if (n->attrs[a].type == OPARA__ATTR_INTS) payload = opara__align64(payload, 8) + 8 * (uint64_t)n->attrs[a].count;
+            if (n->attrs[a].type == OPARA__ATTR_FLOATS) payload = opara__align64(payload, 4) + 4 * (uint64_t)n->attrs[a].count;
+        }
+    }
+    L->io_ref = (uint32_t)refs;
+    refs += (uint64_t)g->n_inputs + g->n_outputs;
+    if (refs > 0xFFFFFFF0u || attrs > 0xFFFFFFF0u) return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "graph too big to write");
+    L->n_refs = (uint32_t)refs;
+    L->n_attrs = (uint32_t)attrs;
+    L->payload_size = payload;
+    L->tensor_data_off = (uint64_t*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(uint64_t));
+    if (!L->tensor_data_off) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory writing the model");
+    for (i = 0; i < g->n_values; ++i)
+        if (g->values[i].kind == OPARA__VALUE_CONST) {
+            data = opara__align64(data, alignment);
+            L->tensor_data_off[i] = data;
+            data += g->values[i].nbytes;
+        }
+    L->data_size = data;
+    L->strings_off = OPARA__FORMAT_HEADER_SIZE;
+    L->strbytes_off = L->strings_off + (uint64_t)t->n * OPARA__FORMAT_STRING_SIZE;
+    L->strbytes_size = t->bytes;
+    L->tensors_off = opara__align64(L->strbytes_off + L->strbytes_size, 8);
+    L->nodes_off = L->tensors_off + (uint64_t)g->n_values * OPARA__FORMAT_TENSOR_SIZE;
+    L->attrs_off = L->nodes_off + (uint64_t)g->n_nodes * OPARA__FORMAT_NODE_SIZE;
+    L->refs_off = L->attrs_off + attrs * OPARA__FORMAT_ATTR_SIZE;
+    L->payload_off = opara__align64(L->refs_off + refs * 4, 8);
+    L->data_off = opara__align64(L->payload_off + payload, alignment);
+    L->total = L->data_off + L->data_size;
+    if (L->total > (uint64_t)OPARA_MAX_MODEL_BYTES || L->total > (uint64_t)(size_t)-1)
+        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "model would be %llu bytes", (unsigned long long)L->total);
+    return OPARA_OK;
+}
+
+static void opara__write_header(uint8_t* o, const opara__graph* g, const opara__strtab* t, const opara__layout* L,
+                                uint32_t alignment, uint32_t producer) {
+    memcpy(o, OPARA__FORMAT_MAGIC, OPARA__FORMAT_MAGIC_SIZE);
+    opara__wr_u16(o + OPARA__HDR_VER_MAJOR, OPARA__FORMAT_MAJOR);
+    opara__wr_u16(o + OPARA__HDR_VER_MINOR, OPARA__FORMAT_MINOR);
+    opara__wr_u32(o + OPARA__HDR_HEADER_SIZE, OPARA__FORMAT_HEADER_SIZE);
+    opara__wr_u32(o + OPARA__HDR_FLAGS, 0);
+    opara__wr_u32(o + OPARA__HDR_ALIGNMENT, alignment);
+    opara__wr_u32(o + OPARA__HDR_N_STRINGS, (uint32_t)t->n);
+    opara__wr_u32(o + OPARA__HDR_N_TENSORS, g->n_values);
+    opara__wr_u32(o + OPARA__HDR_N_NODES, g->n_nodes);
+    opara__wr_u32(o + OPARA__HDR_N_ATTRS, L->n_attrs);
+    opara__wr_u32(o + OPARA__HDR_N_REFS, L->n_refs);
+    opara__wr_u32(o + OPARA__HDR_N_INPUTS, g->n_inputs);
+    opara__wr_u32(o + OPARA__HDR_N_OUTPUTS, g->n_outputs);
+    opara__wr_u32(o + OPARA__HDR_IO_REF, L->io_ref);
+    opara__wr_u32(o + OPARA__HDR_PRODUCER, producer);
+    opara__wr_u64(o + OPARA__HDR_OPSET, (uint64_t)g->source_opset);
+    opara__wr_u64(o + OPARA__HDR_STRINGS_OFF, L->strings_off);
+    opara__wr_u64(o + OPARA__HDR_STRBYTES_OFF, L->strbytes_off);
+    opara__wr_u64(o + OPARA__HDR_STRBYTES_SIZE, L->strbytes_size);
+    opara__wr_u64(o + OPARA__HDR_TENSORS_OFF, L->tensors_off);
+    opara__wr_u64(o + OPARA__HDR_NODES_OFF, L->nodes_off);
+    opara__wr_u64(o + OPARA__HDR_ATTRS_OFF, L->attrs_off);
+    opara__wr_u64(o + OPARA__HDR_REFS_OFF, L->refs_off);
+    opara__wr_u64(o + OPARA__HDR_PAYLOAD_OFF, L->payload_off);
+    opara__wr_u64(o + OPARA__HDR_PAYLOAD_SIZE, L->payload_size);
+    opara__wr_u64(o + OPARA__HDR_DATA_OFF, L->data_off);
+    opara__wr_u64(o + OPARA__HDR_DATA_SIZE, L->data_size);
+    opara__wr_u64(o + OPARA__HDR_TOTAL_SIZE, L->total);
+}
+
+static void opara__write_strings(uint8_t* o, const opara__strtab* t, const opara__layout* L) {
+    uint64_t pos = 0;
+    size_t i;
+    for (i = 0; i < t->n; ++i) {
+        size_t len = strlen(t->items[i]);
+        uint8_t* e = o + L->strings_off + i * OPARA__FORMAT_STRING_SIZE;
+        opara__wr_u32(e, (uint32_t)pos);
+        opara__wr_u32(e + 4, (uint32_t)len);
+        memcpy(o + L->strbytes_off + pos, t->items[i], len + 1);
+        pos += len + 1;
+    }
+}
+
+static uint32_t opara__str_index(opara__strtab* t, const char* s) {
+    uint32_t index = 0;
+    opara__strtab_intern(t, s, &index); /* already present: cannot fail */
+    return index;
+}
+
+static void opara__write_tensors(uint8_t* o, const opara__graph* g, opara__strtab* t, const opara__layout* L) {
+    uint32_t i;
+    int k;
+    for (i = 0; i < g->n_values; ++i) {
+        const opara__value* v = &g->values[i];
+        uint8_t* rec = o + L->tensors_off + (size_t)i * OPARA__FORMAT_TENSOR_SIZE;
+        opara__wr_u32(rec, opara__str_index(t, v->name));
+        opara__wr_u16(rec + 4, (uint16_t)v->dtype);
+        rec[6] = (uint8_t)(v->shape.ndim < 0 ? OPARA__FORMAT_RANK_UNKNOWN : (uint32_t)v->shape.ndim);
+        rec[7] = (uint8_t)v->kind;
+        for (k = 0; k < v->shape.ndim; ++k)
+            opara__wr_u64(rec + 16 + 8 * k,
+                          (uint64_t)(v->shape.dims[k] == OPARA__DIM_BATCH ? OPARA__FORMAT_DIM_BATCH : v->shape.dims[k]));
+        if (v->kind == OPARA__VALUE_CONST) {
+            opara__wr_u64(rec + 80, L->tensor_data_off[i]);
+            opara__wr_u64(rec + 88, v->nbytes);
+            if (v->nbytes) memcpy(o + L->data_off + L->tensor_data_off[i], v->data, (size_t)v->nbytes);
+        }
+    }
+}
+
+static void opara__write_nodes(uint8_t* o, const opara__graph* g, opara__strtab* t, const opara__layout* L) {
+    uint32_t i, k, ref = 0, attr = 0;
+    uint64_t payload = 0;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[i];
+        uint8_t* rec = o + L->nodes_off + (size_t)i * OPARA__FORMAT_NODE_SIZE;
+        opara__wr_u32(rec, opara__str_index(t, opara__op_name(n->op)));
+        opara__wr_u32(rec + 4, opara__str_index(t, n->name ? n->name : ""));
+        opara__wr_u32(rec + 8, ref);
+        opara__wr_u32(rec + 12, n->n_inputs);
+        opara__wr_u32(rec + 16, n->n_outputs);
+        opara__wr_u32(rec + 20, attr);
+        opara__wr_u32(rec + 24, n->n_attrs);
+        for (k = 0; k < n->n_inputs; ++k) opara__wr_u32(o + L->refs_off + 4 * (size_t)ref++, (uint32_t)n->inputs[k]);
+        for (k = 0; k < n->n_outputs; ++k) opara__wr_u32(o + L->refs_off + 4 * (size_t)ref++, (uint32_t)n->outputs[k]);
+        for (k = 0; k < n->n_attrs; ++k) {
+            const opara__attr* a = &n->attrs[k];
+            uint8_t* ar = o + L->attrs_off + (size_t)attr++ * OPARA__FORMAT_ATTR_SIZE;
+            uint32_t e;
+            opara__wr_u32(ar, opara__str_index(t, a->name));
+            ar[4] = (uint8_t)a->type;
+            switch (a->type) {
+            case OPARA__ATTR_INT: opara__wr_u32(ar + 8, 1), opara__wr_u64(ar + 16, (uint64_t)a->v.i); break;
+            case OPARA__ATTR_FLOAT: {
+                uint32_t bits;
+                memcpy(&bits, &a->v.f, 4);
+                opara__wr_u32(ar + 8, 1);
+                opara__wr_u64(ar + 16, bits);
+                break;
+            }
+            case OPARA__ATTR_STRING: opara__wr_u64(ar + 16, opara__str_index(t, a->v.s)); break;
+            case OPARA__ATTR_INTS:
+                payload = opara__align64(payload, 8);
+                opara__wr_u32(ar + 8, a->count);
+                opara__wr_u64(ar + 16, payload);
+                for (e = 0; e < a->count; ++e, payload += 8) opara__wr_u64(o + L->payload_off + payload, (uint64_t)a->v.ints[e]);
+                break;
+            case OPARA__ATTR_FLOATS:
+                payload = opara__align64(payload, 4);
+                opara__wr_u32(ar + 8, a->count);
+                opara__wr_u64(ar + 16, payload);
+                for (e = 0; e < a->count; ++e, payload += 4) {
+                    uint32_t bits;
+                    memcpy(&bits, &a->v.floats[e], 4);
+                    opara__wr_u32(o + L->payload_off + payload, bits);
+                }
+                break;
+            }
+        }
+    }
+    for (i = 0; i < g->n_inputs; ++i) opara__wr_u32(o + L->refs_off + 4 * (size_t)ref++, (uint32_t)g->inputs[i]);
+    for (i = 0; i < g->n_outputs; ++i) opara__wr_u32(o + L->refs_off + 4 * (size_t)ref++, (uint32_t)g->outputs[i]);
+}
+
+static opara_result opara__check_writable(opara_runtime* rt, const opara__graph* g) {
+    uint32_t i;
+    for (i = 0; i < g->n_values; ++i) {
+        const opara__value* v = &g->values[i];
+        if (opara_dtype_size(v->dtype) == 0)
+            return opara__fail(rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d cannot be written", i, v->name,
+                               (int)v->dtype);
+        if (v->shape.ndim > OPARA__FORMAT_MAX_RANK)
+            return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "tensor %u '%s': rank %d (the format allows %d)", i, v->name,
+                               (int)v->shape.ndim, OPARA__FORMAT_MAX_RANK);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__graph* g, uint32_t alignment,
+                                               opara__bytes* out) {
+    opara__strtab t;
+    opara__layout L;
+    opara_result res;
+    uint8_t* o = NULL;
+    out->data = NULL;
+    out->size = 0;
+    if (!alignment) alignment = OPARA__DEFAULT_ALIGN;
+    if (!opara__is_pow2(alignment) || alignment < OPARA__FORMAT_MIN_ALIGN || alignment > OPARA__FORMAT_MAX_ALIGN)
+        return opara__fail(rt, OPARA_ERR_BAD_ALIGNMENT, "alignment %u is not a power of two in [%u, %u]", alignment,
+                           OPARA__FORMAT_MIN_ALIGN, OPARA__FORMAT_MAX_ALIGN);
+    memset(&t, 0, sizeof t);
+    memset(&L, 0, sizeof L);
+    t.rt = rt;
+    res = opara__check_writable(rt, g);
+    if (res == OPARA_OK) res = opara__intern_all(&t, g);
+    if (res == OPARA_OK) res = opara__plan_layout(rt, g, &t, alignment, &L);
+    if (res == OPARA_OK) {
+        o = (uint8_t*)opara__alloc_aligned(&rt->allocator, (size_t)L.total, alignment);
+        if (!o) res = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte model", (unsigned long long)L.total);
+    }
+    if (res == OPARA_OK) {
+        memset(o, 0, (size_t)L.total);
+        opara__write_header(o, g, &t, &L, alignment,
+                            g->producer_name ? opara__str_index(&t, g->producer_name) : OPARA__FORMAT_NONE);
+        opara__write_strings(o, &t, &L);
+        opara__write_tensors(o, g, &t, &L);
+        opara__write_nodes(o, g, &t, &L);
+        opara__wr_u64(o + OPARA__HDR_HASH, opara__hash64(o + OPARA__FORMAT_HEADER_SIZE,
+                                                         (size_t)L.total - OPARA__FORMAT_HEADER_SIZE, 0));
+        out->data = o;
+        out->size = (size_t)L.total;
+    }
+    opara__free(rt, L.tensor_data_off);
+    opara__free(rt, (void*)t.items);
+    opara__free(rt, t.slots);
+    return res;
+}
+/* ==== END src/opara_format.c ==== */
+/* ==== BEGIN src/opara_model.c ==== */
+/* The model object: semantic validation shared by every way a model is made, loading from
+   memory and from files (mmap / MapViewOfFile / read), the public queries, and the builder. */
+/* #include "opara_model.h" (inlined above) */
+
+#if !defined(OPARA_NO_STDIO)
+#  include <stdio.h>
+#  if defined(_WIN32)
+#    define WIN32_LEAN_AND_MEAN
+#    include <windows.h>
+#  elif defined(__unix__) || defined(__APPLE__)
+#    include <fcntl.h>
+#    include <sys/mman.h>
+#    include <sys/stat.h>
+#    include <unistd.h>
+#    define OPARA__HAVE_MMAP 1
+#  endif
+#endif
+
+/* ---- semantic validation --------------------------------------------------------------------- */
+
+/* Types of the attributes the IR knows (ONNX names mean the same thing on every operator that
+   has them). An attribute with a known name and another type is rejected: kernels and shape
+   inference read them by type. Unknown names are kept and ignored. */
+typedef struct opara__attr_rule {
+    const char* name;
+    opara__attr_type type;
+} opara__attr_rule;
+
+static const opara__attr_rule opara__attr_rules[] = {
+    {"kernel_shape", OPARA__ATTR_INTS}, {"strides", OPARA__ATTR_INTS}, {"pads", OPARA__ATTR_INTS},
+    {"dilations", OPARA__ATTR_INTS}, {"group", OPARA__ATTR_INT}, {"auto_pad", OPARA__ATTR_STRING},
+    {"ceil_mode", OPARA__ATTR_INT}, {"count_include_pad", OPARA__ATTR_INT}, {"storage_order", OPARA__ATTR_INT},
+    {"output_padding", OPARA__ATTR_INTS}, {"output_shape", OPARA__ATTR_INTS}, {"epsilon", OPARA__ATTR_FLOAT},
+    {"momentum", OPARA__ATTR_FLOAT}, {"alpha", OPARA__ATTR_FLOAT}, {"beta", OPARA__ATTR_FLOAT},
+    {"axis", OPARA__ATTR_INT}, {"axes", OPARA__ATTR_INTS}, {"split", OPARA__ATTR_INTS}, {"starts", OPARA__ATTR_INTS},
+    {"ends", OPARA__ATTR_INTS}, {"steps", OPARA__ATTR_INTS}, {"shape", OPARA__ATTR_INTS}, {"allowzero", OPARA__ATTR_INT},
+    {"perm", OPARA__ATTR_INTS}, {"transA", OPARA__ATTR_INT}, {"transB", OPARA__ATTR_INT}, {"keepdims", OPARA__ATTR_INT},
+    {"noop_with_empty_axes", OPARA__ATTR_INT}, {"to", OPARA__ATTR_INT}, {"mode", OPARA__ATTR_STRING},
+    {"min", OPARA__ATTR_FLOAT}, {"max", OPARA__ATTR_FLOAT}, {"value", OPARA__ATTR_FLOAT},
+    {"constant_value", OPARA__ATTR_FLOAT}, {"scales", OPARA__ATTR_FLOATS}, {"sizes", OPARA__ATTR_INTS},
+    {"approximate", OPARA__ATTR_STRING}, {"coordinate_transformation_mode", OPARA__ATTR_STRING},
+    {"nearest_mode", OPARA__ATTR_STRING}, {"cubic_coeff_a", OPARA__ATTR_FLOAT}, {"exclude_outside", OPARA__ATTR_INT},
+    {"extrapolation_value", OPARA__ATTR_FLOAT}, {"stash_type", OPARA__ATTR_INT}, {"training_mode", OPARA__ATTR_INT},
+};
+
+static const char* opara__attr_type_name(opara__attr_type t) {
+    switch (t) {
+    case OPARA__ATTR_INT: return "INT";
+    case OPARA__ATTR_FLOAT: return "FLOAT";
+    case OPARA__ATTR_INTS: return "INTS";
+    case OPARA__ATTR_FLOATS: return "FLOATS";
+    case OPARA__ATTR_STRING: return "STRING";
+    default: return "?";
+    }
+}
+
+static opara_result opara__validate_attrs(opara__graph* g, uint32_t i) {
+    const opara__node* n = &g->nodes[i];
+    uint32_t a, k;
+    if (n->n_attrs > OPARA_MAX_ATTRS)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': %u attributes (limit %u)", i, n->name, n->n_attrs,
+                           (unsigned)OPARA_MAX_ATTRS);
+    for (a = 0; a < n->n_attrs; ++a) {
+        const opara__attr* at = &n->attrs[a];
+        if ((at->type == OPARA__ATTR_INTS || at->type == OPARA__ATTR_FLOATS) && at->count > OPARA_MAX_ATTR_ELEMS)
+            return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s' attribute '%s': %u elements (limit %u)", i,
+                               n->name, at->name, at->count, (unsigned)OPARA_MAX_ATTR_ELEMS);
+        for (k = 0; k < OPARA__ARRAY_COUNT(opara__attr_rules); ++k)
+            if (strcmp(opara__attr_rules[k].name, at->name) == 0 && opara__attr_rules[k].type != at->type)
+                return opara__fail(g->rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): attribute '%s' is %s, expected %s", i,
+                                   n->name, opara__op_name(n->op), at->name, opara__attr_type_name(at->type),
+                                   opara__attr_type_name(opara__attr_rules[k].type));
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__validate_value(opara__graph* g, uint32_t i) {
+    const opara__value* v = &g->values[i];
+    int32_t k;
+    size_t esize = opara_dtype_size(v->dtype);
+    if (v->kind != OPARA__VALUE_ACTIVATION && esize == 0)
+        return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d is not supported", i, v->name,
+                           (int)v->dtype);
+    if (v->kind == OPARA__VALUE_ACTIVATION && v->dtype != OPARA_DTYPE_UNDEFINED && esize == 0)
+        return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d is not supported", i, v->name,
+                           (int)v->dtype);
+    if (v->kind == OPARA__VALUE_ACTIVATION && v->producer < 0)
+        return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' is neither an input, a constant nor produced by a node", i,
+                           v->name);
+    if (v->kind != OPARA__VALUE_ACTIVATION && v->shape.ndim < 0)
+        return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' (%s) has no declared shape", i, v->name,
+                           v->kind == OPARA__VALUE_INPUT ? "input" : "constant");
+    for (k = 0; k < v->shape.ndim; ++k) {
+        int64_t d = v->shape.dims[k];
+        if (d < 0 && !(d == OPARA__DIM_BATCH && v->kind != OPARA__VALUE_CONST))
+            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': dimension %d is %lld", i, v->name, (int)k,
+                               (long long)d);
+    }
+    if (v->kind == OPARA__VALUE_CONST) {
+        int64_t numel = opara__shape_numel(&v->shape);
+        uint64_t expect;
+        if (numel < 0 || (uint64_t)numel > UINT64_MAX / 8)
+            return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "constant %u '%s': too many elements", i, v->name);
+        expect = (uint64_t)numel * esize;
+        if (v->nbytes != expect)
+            return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "constant %u '%s': %llu bytes of data, but %lld %s elements need %llu",
+                               i, v->name, (unsigned long long)v->nbytes, (long long)numel, opara_dtype_name(v->dtype),
+                               (unsigned long long)expect);
+        if (v->nbytes && !v->data)
+            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "constant %u '%s' has no data", i, v->name);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__validate_io(opara__graph* g) {
+    uint8_t* seen = (uint8_t*)opara__calloc(g->rt, (size_t)g->n_values + 1, 1);
+    uint32_t i, n_input_values = 0;
+    opara_result r = OPARA_OK;
+    if (!seen) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (i = 0; i < g->n_inputs && r == OPARA_OK; ++i) {
+        int32_t v = g->inputs[i];
+        if (g->values[v].kind != OPARA__VALUE_INPUT || (seen[v] & 1))
+            r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "graph input %u: tensor '%s' is %s", i, g->values[v].name,
+                            (seen[v] & 1) ? "listed twice" : "not an input");
+        seen[v] |= 1;
+    }
+    for (i = 0; i < g->n_outputs && r == OPARA_OK; ++i) {
+        int32_t v = g->outputs[i];
+        if (seen[v] & 2) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "graph output %u: tensor '%s' is listed twice", i, g->values[v].name);
+        seen[v] |= 2;
+    }
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i)
+        if (g->values[i].kind == OPARA__VALUE_INPUT) ++n_input_values;
+    if (r == OPARA_OK && n_input_values != g->n_inputs)
+        r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "%u tensors are inputs but the graph lists %u", n_input_values, g->n_inputs);
+    if (r == OPARA_OK && g->n_outputs == 0) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "the graph has no outputs");
+    opara__free(g->rt, seen);
+    return r;
+}
+
+/* Infers dtypes, checks declared activation dtypes against them, fills in unknown ones, and
+   checks that shapes infer at batch 1. */
+static opara_result opara__validate_flow(opara__graph* g) {
+    opara_dtype* dt = (opara_dtype*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(opara_dtype));
+    opara__shape* shapes = (opara__shape*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(opara__shape));
+    opara_result r = OPARA_OK;
+    uint32_t i;
+    if (!dt || !shapes) r = opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory validating the graph");
+    if (r == OPARA_OK) r = opara__infer_dtypes(g->rt, g, dt);
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) {
+        opara__value* v = &g->values[i];
+        if (v->kind != OPARA__VALUE_ACTIVATION) continue;
+        if (v->dtype != OPARA_DTYPE_UNDEFINED && v->dtype != dt[i])
+            r = opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s' is declared %s but node %d '%s' (%s) produces %s", i,
+                            v->name, opara_dtype_name(v->dtype), v->producer, g->nodes[v->producer].name,
+                            opara__op_name(g->nodes[v->producer].op), opara_dtype_name(dt[i]));
+        v->dtype = dt[i];
+    }
+    if (r == OPARA_OK) r = opara__infer_shapes(g->rt, g, 1, shapes);
+    opara__free(g->rt, dt);
+    opara__free(g->rt, shapes);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g) {
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    if (g->n_values > OPARA_MAX_TENSORS || g->n_nodes > OPARA_MAX_NODES)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u tensors, %u nodes (limits %u, %u)", g->n_values, g->n_nodes,
+                           (unsigned)OPARA_MAX_TENSORS, (unsigned)OPARA_MAX_NODES);
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) r = opara__validate_value(g, i);
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        if (g->nodes[i].n_outputs == 0) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "node %u '%s' has no outputs", i, g->nodes[i].name);
+        else if (g->nodes[i].n_inputs > OPARA_MAX_NODE_IO || g->nodes[i].n_outputs > OPARA_MAX_NODE_IO)
+            r = opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': too many inputs or outputs", i, g->nodes[i].name);
+        else r = opara__validate_attrs(g, i);
+    }
+    if (r == OPARA_OK) r = opara__validate_io(g);
+    if (r == OPARA_OK) r = opara__graph_finalize(g);
+    if (r == OPARA_OK) r = opara__validate_flow(g);
+    return r;
+}
+
+/* ---- the model object ------------------------------------------------------------------------ */
+
+static opara_model* opara__model_new(opara_runtime* rt) {
+    opara_model* m = (opara_model*)opara__calloc(rt, 1, sizeof *m);
+    if (!m) return NULL;
+    m->rt = rt;
+    opara__graph_init(&m->graph, rt);
+    return m;
+}
+
+static void opara__unmap(opara_model* m) {
+#if defined(OPARA__HAVE_MMAP)
+    if (m->map_base) munmap(m->map_base, m->map_size);
+#elif defined(_WIN32) && !defined(OPARA_NO_STDIO)
+    if (m->map_base) UnmapViewOfFile(m->map_base);
+    if (m->map_handle) CloseHandle((HANDLE)m->map_handle);
+#endif
+    m->map_base = NULL;
+    m->map_handle = NULL;
+}
+
+OPARADEF void opara_model_destroy(opara_model* model) {
+    opara_runtime* rt;
+    if (!model) return;
+    rt = model->rt;
+    opara__graph_free(&model->graph);
+    opara__free(rt, model->owned);
+    opara__unmap(model);
+    opara__free(rt, model);
+}
+
+OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out) {
+    opara_model* m;
+    opara_result r;
+    *out = NULL;
+    r = opara__graph_validate(g);
+    if (r != OPARA_OK) {
+        opara__graph_free(g);
+        return r;
+    }
+    m = opara__model_new(rt);
+    if (!m) {
+        opara__graph_free(g);
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a model");
+    }
+    m->graph = *g;
+    memset(g, 0, sizeof *g);
+    *out = m;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model) {
+    return &model->graph;
+}
+
+/* Parses m->image into m->graph; destroys m on failure. */
+static opara_result opara__model_parse(opara_model* m, opara_model** out) {
+    opara_result r = opara__format_read(m->rt, m->image, m->image_size, &m->graph, &m->alignment, &m->content_hash);
+    if (r != OPARA_OK) {
+        opara_model_destroy(m);
+        return r;
+    }
+    opara__log(&m->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_MODEL_LOADED, "model loaded: %u tensors, %u nodes, %s",
+               m->graph.n_values, m->graph.n_nodes, m->zero_copy ? "weights used in place" : "weights copied");
+    *out = m;
+    return OPARA_OK;
+}
+
+static int opara__host_is_little_endian(void) {
+    const uint16_t probe = 1;
+    uint8_t first;
+    memcpy(&first, &probe, 1);
+    return first == 1;
+}
+
+static opara_result opara__load_checks(opara_runtime* rt, opara_model** out) {
+    if (!out) return rt ? opara__fail(rt, OPARA_ERR_INVALID_ARGS, "out is NULL") : OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    if (!rt) return OPARA_ERR_INVALID_ARGS;
+    if (!opara__host_is_little_endian())
+        return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "big-endian hosts cannot use .opara weights in place");
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void* data, size_t size, opara_model** out) {
+    const uint8_t* bytes = (const uint8_t*)data;
+    uint32_t alignment;
+    opara_model* m;
+    opara_result r = opara__load_checks(runtime, out);
+    if (r != OPARA_OK) return r;
+    if (!data && size) return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "data is NULL");
+    m = opara__model_new(runtime);
+    if (!m) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a model");
+    alignment = opara__format_peek_alignment(bytes, size);
+    m->image = bytes;
+    m->image_size = size;
+    m->zero_copy = 1;
+    if (alignment && opara__is_pow2(alignment) && alignment <= OPARA__FORMAT_MAX_ALIGN && (uintptr_t)bytes % alignment) {
+        m->owned = (uint8_t*)opara__alloc_aligned(&runtime->allocator, size, alignment);
+        if (!m->owned) {
+            opara_model_destroy(m);
+            return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory copying a misaligned %zu-byte model", size);
+        }
+        memcpy(m->owned, bytes, size);
+        m->image = m->owned;
+        m->zero_copy = 0;
+    }
+    return opara__model_parse(m, out);
+}
+
+#if !defined(OPARA_NO_STDIO)
+/* Reads the whole file into an aligned buffer (the portable path). */
+static opara_result opara__read_whole_file(opara_model* m, const char* path) {
+    FILE* f = fopen(path, "rb");
+    uint8_t head[OPARA__FORMAT_HEADER_SIZE];
+    size_t got, alignment;
+    long n;
+    if (!f) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return opara__fail(m->rt, OPARA_ERR_IO, "cannot determine the size of '%s'", path);
+    }
+    got = fread(head, 1, sizeof head, f);
+    alignment = opara__format_peek_alignment(head, got);
+    if (!opara__is_pow2(alignment) || alignment > OPARA__FORMAT_MAX_ALIGN) alignment = OPARA__DEFAULT_ALIGN;
+    m->owned = (uint8_t*)opara__alloc_aligned(&m->rt->allocator, (size_t)n + 1, alignment);
+    if (!m->owned) {
+        fclose(f);
+        return opara__fail(m->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%ld bytes)", path, n);
+    }
+    memcpy(m->owned, head, got);
+    if (got < (size_t)n && fread(m->owned + got, 1, (size_t)n - got, f) != (size_t)n - got) {
+        fclose(f);
+        return opara__fail(m->rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    }
+    fclose(f);
+    m->image = m->owned;
+    m->image_size = (size_t)n;
+    return OPARA_OK;
+}
+
+/* Maps the file read-only; returns OPARA_ERR_UNSUPPORTED when mapping is not possible here. */
+static opara_result opara__map_file(opara_model* m, const char* path) {
+#if defined(OPARA__HAVE_MMAP)
+    struct stat st;
+    void* base;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
+    if (fstat(fd, &st) != 0 || st.st_size <= 0 || (uint64_t)st.st_size > (uint64_t)(size_t)-1) {
+        close(fd);
+        return OPARA_ERR_UNSUPPORTED; /* empty or odd files take the read path and its messages */
+    }
+    base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) return OPARA_ERR_UNSUPPORTED;
+    m->map_base = base;
+    m->map_size = (size_t)st.st_size;
+#elif defined(_WIN32)
+    HANDLE file = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    LARGE_INTEGER size;
+    HANDLE mapping;
+    void* base;
+    if (file == INVALID_HANDLE_VALUE) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
+    if (!GetFileSizeEx(file, &size) || size.QuadPart <= 0 || (uint64_t)size.QuadPart > (uint64_t)(size_t)-1) {
+        CloseHandle(file);
+        return OPARA_ERR_UNSUPPORTED;
+    }
+    mapping = CreateFileMappingA(file, NULL, PAGE_READONLY, 0, 0, NULL);
+    CloseHandle(file);
+    if (!mapping) return OPARA_ERR_UNSUPPORTED;
+    base = MapViewOfFile(mapping, FILE_MAP_READ, 0, 0, 0);
+    if (!base) {
+        CloseHandle(mapping);
+        return OPARA_ERR_UNSUPPORTED;
+    }
+    m->map_base = base;
+    m->map_handle = mapping;
+    m->map_size = (size_t)size.QuadPart;
+#else
+    (void)m;
+    (void)path;
+    return OPARA_ERR_UNSUPPORTED;
+#endif
+    m->image = (const uint8_t*)m->map_base;
+    m->image_size = m->map_size;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out) {
+    opara_model* m;
+    opara_result r = opara__load_checks(runtime, out);
+    if (r != OPARA_OK) return r;
+    if (!path) return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "path is NULL");
+    m = opara__model_new(runtime);
+    if (!m) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a model");
+    r = opara__map_file(m, path);
+    if (r == OPARA_OK) {
+        uint32_t alignment = opara__format_peek_alignment(m->image, m->image_size);
+        m->zero_copy = 1;
+        if (alignment && (uintptr_t)m->image % alignment) { /* alignment above the page size */
+            opara__unmap(m);
+            r = OPARA_ERR_UNSUPPORTED;
+        }
+    }
+    if (r == OPARA_ERR_UNSUPPORTED) {
+        m->zero_copy = 0;
+        r = opara__read_whole_file(m, path);
+    }
+    if (r != OPARA_OK) {
+        opara_model_destroy(m);
+        return r;
+    }
+    return opara__model_parse(m, out);
+}
+#endif
+
+/* ---- queries --------------------------------------------------------------------------------- */
+
+static void opara__tensor_info(const opara__value* v, opara_tensor_info* out) {
+    int32_t k;
+    memset(out, 0, sizeof *out);
+    out->name = v->name;
+    out->dtype = v->dtype;
+    out->rank = v->shape.ndim;
+    for (k = 0; k < v->shape.ndim && k < OPARA_MAX_DIMS; ++k)
+        out->dims[k] = v->shape.dims[k] == OPARA__DIM_BATCH ? OPARA_DIM_BATCH : v->shape.dims[k];
+}
+
+OPARADEF uint32_t opara_model_input_count(const opara_model* model) {
+    return model ? model->graph.n_inputs : 0;
+}
+
+OPARADEF uint32_t opara_model_output_count(const opara_model* model) {
+    return model ? model->graph.n_outputs : 0;
+}
+
+OPARADEF opara_result opara_model_input_info(const opara_model* model, uint32_t index, opara_tensor_info* out) {
+    if (!model || !out) return OPARA_ERR_INVALID_ARGS;
+    if (index >= model->graph.n_inputs) return OPARA_ERR_NOT_FOUND;
+    opara__tensor_info(&model->graph.values[model->graph.inputs[index]], out);
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_model_output_info(const opara_model* model, uint32_t index, opara_tensor_info* out) {
+    if (!model || !out) return OPARA_ERR_INVALID_ARGS;
+    if (index >= model->graph.n_outputs) return OPARA_ERR_NOT_FOUND;
+    opara__tensor_info(&model->graph.values[model->graph.outputs[index]], out);
+    return OPARA_OK;
+}
+
+OPARADEF uint32_t opara_model_node_count(const opara_model* model) {
+    return model ? model->graph.n_nodes : 0;
+}
+
+OPARADEF const char* opara_model_node_op(const opara_model* model, uint32_t index) {
+    if (!model || index >= model->graph.n_nodes) return NULL;
+    return opara__op_name(model->graph.nodes[index].op);
+}
+
+OPARADEF const char* opara_model_node_name(const opara_model* model, uint32_t index) {
+    if (!model || index >= model->graph.n_nodes) return NULL;
+    return model->graph.nodes[index].name ? model->graph.nodes[index].name : "";
+}
+
+OPARADEF opara_result opara_model_get_stats(const opara_model* model, opara_model_stats* out) {
+    const opara__graph* g;
+    uint32_t i;
+    if (!model || !out) return OPARA_ERR_INVALID_ARGS;
+    g = &model->graph;
+    memset(out, 0, sizeof *out);
+    out->n_tensors = g->n_values;
+    out->n_nodes = g->n_nodes;
+    out->n_inputs = g->n_inputs;
+    out->n_outputs = g->n_outputs;
+    for (i = 0; i < g->n_values; ++i)
+        if (g->values[i].kind == OPARA__VALUE_CONST) {
+            out->n_constants++;
+            out->n_params += (uint64_t)opara__shape_numel(&g->values[i].shape);
+            out->param_bytes += g->values[i].nbytes;
+        }
+    out->file_bytes = model->image ? model->image_size : 0;
+    out->content_hash = model->content_hash;
+    out->zero_copy = model->zero_copy;
+    out->source_opset = g->source_opset;
+    out->producer = g->producer_name ? g->producer_name : "";
+    return OPARA_OK;
+}
+
+OPARADEF void opara_free(opara_runtime* runtime, void* ptr) {
+    if (runtime) opara__free(runtime, ptr);
+}
+/* ==== END src/opara_model.c ==== */
+/* ==== BEGIN src/opara_builder.c ==== */
+/* The public graph builder: records tensors, nodes and outputs by name (any order), and turns
+   them into a fresh graph on finish/save, which validates like the loader. */
+/* #include "opara_model.h" (inlined above) */
+
+#if !defined(OPARA_NO_STDIO)
+#  include <stdio.h>
+#endif
+
+typedef struct opara__btensor {
+    const char* name;
+    opara_dtype dtype;
+    opara__value_kind kind;
+    opara__shape shape;
+    const void* data; /* in the builder's pool */
+    uint64_t nbytes;
+} opara__btensor;
+
+typedef struct opara__bnode {
+    const char* op_type;
+    const char* name;
+    uint32_t n_inputs, n_outputs, n_attrs;
+    const char** inputs; /* NULL entries: omitted */
+    const char** outputs;
+    opara_attr* attrs;   /* deep copies in the pool */
+} opara__bnode;
+
+struct opara_builder {
+    opara_runtime* rt;
+    opara__pool pool;
+    opara__btensor* tensors;
+    size_t n_tensors, cap_tensors;
+    opara__bnode* nodes;
+    size_t n_nodes, cap_nodes;
+    const char** outputs;
+    size_t n_outputs, cap_outputs;
+    opara_result error;             /* first failure, returned again by finish/save */
+    char error_text[OPARA__DETAIL_MAX];
+};
+
+/* Records the first failure of the builder (its detail is in the runtime's error buffer). */
+static opara_result opara__bfail(opara_builder* b, opara_result code) {
+    if (b->error == OPARA_OK) {
+        b->error = code;
+        opara__format(b->error_text, sizeof b->error_text, "%s", b->rt->error.text);
+    }
+    return code;
+}
+
+static const char* opara__bstrdup(opara_builder* b, const char* s) {
+    return opara__pool_strdup(b->rt, &b->pool, s ? s : "");
+}
+
+OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder** out) {
+    opara_builder* b;
+    if (!out) return OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    if (!runtime) return OPARA_ERR_INVALID_ARGS;
+    b = (opara_builder*)opara__calloc(runtime, 1, sizeof *b);
+    if (!b) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a builder");
+    b->rt = runtime;
+    *out = b;
+    return OPARA_OK;
+}
+
+OPARADEF void opara_builder_destroy(opara_builder* builder) {
+    opara_runtime* rt;
+    if (!builder) return;
+    rt = builder->rt;
+    opara__free(rt, builder->tensors);
+    opara__free(rt, builder->nodes);
+    opara__free(rt, (void*)builder->outputs);
+    opara__pool_free(rt, &builder->pool);
+    opara__free(rt, builder);
+}
+
+static opara_result opara__bshape(opara_builder* b, const char* name, int32_t rank, const int64_t* dims, int is_const,
+                                  opara__shape* shape) {
+    int32_t k;
+    if (rank < 0 || rank > OPARA_MAX_DIMS || (rank > 0 && !dims))
+        return opara__bfail(b, opara__fail(b->rt, rank > OPARA_MAX_DIMS ? OPARA_ERR_LIMIT_EXCEEDED : OPARA_ERR_INVALID_ARGS,
+                                           "tensor '%s': rank %d (0..%d with dims)", name, (int)rank, OPARA_MAX_DIMS));
+    memset(shape, 0, sizeof *shape);
+    shape->ndim = rank;
+    for (k = 0; k < rank; ++k) {
+        if (dims[k] == OPARA_DIM_BATCH && !is_const) shape->dims[k] = OPARA__DIM_BATCH;
+        else if (dims[k] >= 0) shape->dims[k] = dims[k];
+        else
+            return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "tensor '%s': dimension %d is %lld", name,
+                                               (int)k, (long long)dims[k]));
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__badd_tensor(opara_builder* b, const char* name, opara_dtype dtype, int32_t rank,
+                                       const int64_t* dims, opara__value_kind kind, const void* data, size_t size) {
+    opara__btensor* t;
+    opara__shape shape;
+    opara_result r;
+    if (!name || !name[0]) return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name"));
+    r = opara__bshape(b, name, rank, dims, kind == OPARA__VALUE_CONST, &shape);
+    if (r != OPARA_OK) return r;
+    if (opara__grow(b->rt, (void**)&b->tensors, &b->cap_tensors, b->n_tensors + 1, sizeof *b->tensors) != OPARA_OK)
+        return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name));
+    t = &b->tensors[b->n_tensors];
+    memset(t, 0, sizeof *t);
+    t->name = opara__bstrdup(b, name);
+    t->dtype = dtype;
+    t->kind = kind;
+    t->shape = shape;
+    t->nbytes = size;
+    if (size) {
+        void* copy = opara__pool_alloc(b->rt, &b->pool, size, 64);
+        if (copy) memcpy(copy, data, size);
+        t->data = copy;
+    }
+    if (!t->name || (size && !t->data))
+        return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name));
+    b->n_tensors++;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_builder_add_input(opara_builder* builder, const char* name, opara_dtype dtype, int32_t rank,
+                                              const int64_t* dims) {
+    if (!builder) return OPARA_ERR_INVALID_ARGS;
+    return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_INPUT, NULL, 0);
+}
+
+OPARADEF opara_result opara_builder_add_constant(opara_builder* builder, const char* name, opara_dtype dtype,
+                                                 int32_t rank, const int64_t* dims, const void* data, size_t size) {
+    if (!builder) return OPARA_ERR_INVALID_ARGS;
+    if (size && !data)
+        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_INVALID_ARGS, "constant '%s': data is NULL",
+                                                 name ? name : ""));
+    return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_CONST, data, size);
+}
+
+static const char** opara__bnames(opara_builder* b, uint32_t n, const char* const* names) {
+    const char** copy = (const char**)opara__pool_alloc(b->rt, &b->pool, sizeof(char*) * ((size_t)n + 1), 8);
+    uint32_t i;
+    if (!copy) return NULL;
+    for (i = 0; i < n; ++i) {
+        copy[i] = names[i] && names[i][0] ? opara__bstrdup(b, names[i]) : NULL;
+        if (names[i] && names[i][0] && !copy[i]) return NULL;
+    }
+    return copy;
+}
+
+static int opara__bcopy_attr(opara_builder* b, const opara_attr* src, opara_attr* dst) {
+    size_t elem = src->type == OPARA_ATTR_INTS ? 8 : 4;
+    *dst = *src;
+    dst->name = opara__bstrdup(b, src->name);
+    if (!dst->name) return 0;
+    if (src->type == OPARA_ATTR_STRING) {
+        dst->v.s = opara__bstrdup(b, src->v.s);
+        return dst->v.s != NULL;
+    }
+    if (src->type == OPARA_ATTR_INTS || src->type == OPARA_ATTR_FLOATS) {
+        void* copy = opara__pool_alloc(b->rt, &b->pool, elem * src->count + 1, 8);
+        if (!copy) return 0;
+        if (src->count) memcpy(copy, src->v.ints, elem * src->count);
+        dst->v.ints = (const int64_t*)copy;
+    }
+    return 1;
+}
+
+static opara_result opara__bcheck_node_args(opara_builder* b, const char* op_type, const char* name, uint32_t n_inputs,
+                                            const char* const* inputs, uint32_t n_outputs, const char* const* outputs,
+                                            uint32_t n_attrs, const opara_attr* attrs) {
+    uint32_t i;
+    const char* label = name ? name : "";
+    if (!op_type || (n_inputs && !inputs) || !n_outputs || !outputs || (n_attrs && !attrs))
+        return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': needs an op type, outputs, and arrays for the counts",
+                           label);
+    if (n_inputs > OPARA_MAX_NODE_IO || n_outputs > OPARA_MAX_NODE_IO || n_attrs > OPARA_MAX_ATTRS)
+        return opara__fail(b->rt, OPARA_ERR_LIMIT_EXCEEDED, "node '%s': too many inputs, outputs or attributes", label);
+    for (i = 0; i < n_outputs; ++i)
+        if (!outputs[i] || !outputs[i][0])
+            return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': output %u has no name", label, i);
+    for (i = 0; i < n_attrs; ++i) {
+        const opara_attr* a = &attrs[i];
+        int array = a->type == OPARA_ATTR_INTS || a->type == OPARA_ATTR_FLOATS;
+        if (!a->name || !a->name[0] || a->type < OPARA_ATTR_INT || a->type > OPARA_ATTR_STRING ||
+            (array && a->count && !a->v.ints) || (a->type == OPARA_ATTR_STRING && !a->v.s))
+            return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': attribute %u is malformed", label, i);
+    }
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char* op_type, const char* name,
+                                             uint32_t n_inputs, const char* const* inputs, uint32_t n_outputs,
+                                             const char* const* outputs, uint32_t n_attrs, const opara_attr* attrs) {
+    opara__bnode* n;
+    uint32_t i;
+    opara_result r;
+    if (!builder) return OPARA_ERR_INVALID_ARGS;
+    r = opara__bcheck_node_args(builder, op_type, name, n_inputs, inputs, n_outputs, outputs, n_attrs, attrs);
+    if (r != OPARA_OK) return opara__bfail(builder, r);
+    if (opara__op_from_name(op_type) == OPARA__OP_COUNT)
+        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_UNSUPPORTED_OP,
+                                                 "node '%s': operator '%s' is not supported", name ? name : "", op_type));
+    if (opara__grow(builder->rt, (void**)&builder->nodes, &builder->cap_nodes, builder->n_nodes + 1, sizeof *builder->nodes) !=
+        OPARA_OK)
+        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node"));
+    n = &builder->nodes[builder->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->op_type = opara__bstrdup(builder, op_type);
+    n->name = opara__bstrdup(builder, name);
+    n->inputs = opara__bnames(builder, n_inputs, inputs);
+    n->outputs = opara__bnames(builder, n_outputs, outputs);
+    n->attrs = (opara_attr*)opara__pool_alloc(builder->rt, &builder->pool, sizeof(opara_attr) * ((size_t)n_attrs + 1), 8);
+    r = n->op_type && n->name && n->inputs && n->outputs && n->attrs ? OPARA_OK : OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n_attrs && r == OPARA_OK; ++i)
+        if (!opara__bcopy_attr(builder, &attrs[i], &n->attrs[i])) r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r != OPARA_OK) return opara__bfail(builder, opara__fail(builder->rt, r, "out of memory adding a node"));
+    n->n_inputs = n_inputs;
+    n->n_outputs = n_outputs;
+    n->n_attrs = n_attrs;
+    builder->n_nodes++;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_builder_add_output(opara_builder* builder, const char* name) {
+    const char* copy;
+    if (!builder) return OPARA_ERR_INVALID_ARGS;
+    if (!name || !name[0]) return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_INVALID_ARGS, "output needs a name"));
+    copy = opara__bstrdup(builder, name);
+    if (!copy || opara__grow(builder->rt, (void**)&builder->outputs, &builder->cap_outputs, builder->n_outputs + 1,
+                             sizeof(char*)) != OPARA_OK)
+        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding an output"));
+    builder->outputs[builder->n_outputs++] = copy;
+    return OPARA_OK;
+}
+
+/* ---- builder -> graph ------------------------------------------------------------------------ */
+
+static opara_result opara__bgraph_tensors(opara_builder* b, opara__graph* g) {
+    size_t i;
+    for (i = 0; i < b->n_tensors; ++i) {
+        const opara__btensor* t = &b->tensors[i];
+        int32_t v = opara__graph_add_value(g, t->name, t->dtype, &t->shape);
+        opara_result r;
+        if (v < 0) return OPARA_ERR_INVALID_ARGS;
+        r = t->kind == OPARA__VALUE_INPUT ? opara__graph_add_input(g, v) : opara__graph_set_const(g, v, t->data, t->nbytes, 1);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__bgraph_attr(opara__graph* g, int32_t node, const opara_attr* a) {
+    switch (a->type) {
+    case OPARA_ATTR_INT: return opara__node_set_int(g, node, a->name, a->v.i);
+    case OPARA_ATTR_FLOAT: return opara__node_set_float(g, node, a->name, a->v.f);
+    case OPARA_ATTR_INTS: return opara__node_set_ints(g, node, a->name, a->v.ints, a->count);
+    case OPARA_ATTR_FLOATS: return opara__node_set_floats(g, node, a->name, a->v.floats, a->count);
+    default: return opara__node_set_string(g, node, a->name, a->v.s);
+    }
+}
+
+static opara_result opara__bgraph_node(opara_builder* b, opara__graph* g, const opara__bnode* n, int32_t* idx) {
+    uint32_t k;
+    int32_t node;
+    for (k = 0; k < n->n_inputs; ++k) {
+        idx[k] = n->inputs[k] ? opara__graph_find_value(g, n->inputs[k]) : -1;
+        if (n->inputs[k] && idx[k] < 0)
+            return opara__fail(b->rt, OPARA_ERR_NOT_FOUND, "node '%s' (%s) input %u: no tensor is named '%s'", n->name,
+                               n->op_type, k, n->inputs[k]);
+    }
+    for (k = 0; k < n->n_outputs; ++k) idx[n->n_inputs + k] = opara__graph_find_value(g, n->outputs[k]);
+    node = opara__graph_add_node(g, opara__op_from_name(n->op_type), n->name, n->n_inputs, idx, n->n_outputs,
+                                 idx + n->n_inputs);
+    if (node < 0) return OPARA_ERR_CORRUPT;
+    for (k = 0; k < n->n_attrs; ++k) {
+        opara_result r = opara__bgraph_attr(g, node, &n->attrs[k]);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__bgraph_nodes(opara_builder* b, opara__graph* g) {
+    size_t i, k;
+    int32_t* idx = (int32_t*)opara__calloc(b->rt, 2 * (size_t)OPARA_MAX_NODE_IO + 1, sizeof(int32_t));
+    opara_result r = idx ? OPARA_OK : opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (i = 0; i < b->n_nodes && r == OPARA_OK; ++i) /* outputs first, so inputs may name later nodes' outputs */
+        for (k = 0; k < b->nodes[i].n_outputs && r == OPARA_OK; ++k)
+            if (opara__graph_add_value(g, b->nodes[i].outputs[k], OPARA_DTYPE_UNDEFINED, NULL) < 0) r = OPARA_ERR_INVALID_ARGS;
+    for (i = 0; i < b->n_nodes && r == OPARA_OK; ++i) r = opara__bgraph_node(b, g, &b->nodes[i], idx);
+    opara__free(b->rt, idx);
+    return r;
+}
+
+static opara_result opara__bgraph_outputs(opara_builder* b, opara__graph* g) {
+    size_t i;
+    for (i = 0; i < b->n_outputs; ++i) {
+        int32_t v = opara__graph_find_value(g, b->outputs[i]);
+        opara_result r;
+        if (v < 0) return opara__fail(b->rt, OPARA_ERR_NOT_FOUND, "graph output %u: no tensor is named '%s'", (unsigned)i,
+                                      b->outputs[i]);
+        r = opara__graph_add_output(g, v);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+/* Builds a fresh, validated graph from the records. */
+static opara_result opara__builder_graph(opara_builder* b, opara__graph* g) {
+    opara_result r;
+    opara__graph_init(g, b->rt);
+    if (b->error != OPARA_OK) {
+        opara__fail(b->rt, b->error, "%s", b->error_text);
+        return b->error;
+    }
+    g->producer_name = opara__pool_strdup(b->rt, &g->pool, "opara.h builder " OPARA_VERSION_STRING);
+    r = g->producer_name ? OPARA_OK : opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    if (r == OPARA_OK) r = opara__bgraph_tensors(b, g);
+    if (r == OPARA_OK) r = opara__bgraph_nodes(b, g);
+    if (r == OPARA_OK) r = opara__bgraph_outputs(b, g);
+    return r;
+}
+
+OPARADEF opara_result opara_builder_finish(opara_builder* builder, opara_model** out) {
+    opara__graph g;
+    opara_result r;
+    if (!builder || !out) return OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    r = opara__builder_graph(builder, &g);
+    if (r != OPARA_OK) {
+        opara__graph_free(&g);
+        return r;
+    }
+    return opara__model_from_graph(builder->rt, &g, out);
+}
+
+OPARADEF opara_result opara_builder_save_memory(opara_builder* builder, void** data, size_t* size) {
+    opara__graph g;
+    opara__bytes bytes;
+    opara_result r;
+    if (!builder || !data || !size) return OPARA_ERR_INVALID_ARGS;
+    *data = NULL;
+    *size = 0;
+    r = opara__builder_graph(builder, &g);
+    if (r == OPARA_OK) r = opara__graph_validate(&g);
+    if (r == OPARA_OK) r = opara__format_write(builder->rt, &g, 0, &bytes);
+    opara__graph_free(&g);
+    if (r != OPARA_OK) return r;
+    *data = bytes.data;
+    *size = bytes.size;
+    return OPARA_OK;
+}
+
+#if !defined(OPARA_NO_STDIO)
+OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char* path) {
+    void* data;
+    size_t size;
+    FILE* f;
+    opara_result r;
+    if (!builder || !path) return OPARA_ERR_INVALID_ARGS;
+    r = opara_builder_save_memory(builder, &data, &size);
+    if (r != OPARA_OK) return r;
+    f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size) r = opara__fail(builder->rt, OPARA_ERR_IO, "cannot write '%s'", path);
+    if (f && fclose(f) != 0 && r == OPARA_OK) r = opara__fail(builder->rt, OPARA_ERR_IO, "cannot write '%s'", path);
+    opara_free(builder->rt, data);
+    return r;
+}
+#endif
+/* ==== END src/opara_builder.c ==== */
+/* ==== BEGIN src/opara_sched.h ==== */
+/* The execution plan: which operators run at the same time (streams), in which order they are
+   launched, where the synchronisations go (events, fork/join), and where every tensor lives
+   (arena offsets, aliases). Pure, deterministic, backend-independent; every backend and the
+   simulator consume the same opara__plan.
+
+   Inputs of planning: a finalized graph, the byte size of every value, one descriptor per node
+   (grid, block, registers, shared memory, FLOPs, bytes, class; src/opara_desc.c gives an analytic
+   default) and the device limits.
+
+   Memory conventions:
+   - Graph inputs and constants are not in the arena (storage EXTERNAL): the backend keeps a static
+     buffer per input (CUDA: copied into before the graph launch) and the model's weights.
+   - Every other value produced by a node lives in the arena, including graph outputs. Outputs are
+     pinned: their bytes are never reused, so after the run the backend copies them out (or hands
+     out pointers into the arena) from alias_root/offset.
+   - Aliases: a view (Reshape, Flatten, Squeeze, Unsqueeze) is kernel-less and its output shares its
+     input's bytes (ALIAS_VIEW, also when the input is EXTERNAL); an in-place operator's output takes
+     its input's block (ALIAS_INPLACE); a Concat's input can be written straight into its slice of the
+     Concat's output (ALIAS_CONCAT, the input's alias_root is the Concat output's root). A Concat
+     copies only the inputs that are not already in place (opara__plan_concat_input_in_place). */
+#ifndef OPARA_SCHED_H
+#define OPARA_SCHED_H
+
+/* #include "opara_ir.h" (inlined above) */
+
+/* ---- per-operator descriptors and device limits ---------------------------------------------- */
+
+typedef enum opara__op_class {
+    OPARA__CLASS_COMPUTE = 0, /* compute-intensive (Alg. 2's L_comp) */
+    OPARA__CLASS_MEMORY = 1   /* memory-intensive (Alg. 2's L_mem) */
+} opara__op_class;
+
+/* What a backend knows about the (main) kernel of one node. Estimates are fine; the scheduler
+   only compares them. */
+typedef struct opara__op_desc {
+    uint32_t grid;            /* thread blocks of the kernel */
+    uint32_t block_threads;   /* threads per block */
+    uint32_t regs_per_thread;
+    uint32_t smem_per_block;  /* bytes of shared memory per block */
+    double flops;
+    double bytes;             /* bytes moved: inputs + outputs + weights */
+    uint8_t op_class;         /* opara__op_class */
+    uint8_t kernel_less;      /* no kernel at all (views): never delays anything */
+    uint8_t has_info;         /* 0: no kernel data; Alg. 2 defers it like the reference code */
+    uint8_t reserved;
+} opara__op_desc;
+
+typedef struct opara__device {
+    const char* name;
+    uint32_t sms;
+    uint32_t max_threads_per_block, max_threads_per_sm;
+    uint32_t max_regs_per_block, max_regs_per_sm;
+    uint32_t max_smem_per_block, max_smem_per_sm; /* bytes */
+    uint32_t max_blocks_per_sm;
+    double peak_flops; /* FP32 FLOP/s */
+    double bandwidth;  /* DRAM bytes/s */
+} opara__device;
+
+/* Presets from public specifications: "rtx2080s", "v100", "a100", "h100", "orin". NULL if unknown. */
+OPARA__PRIVATE const opara__device* opara__device_preset(const char* name);
+/* The device used when none is given (rtx2080s, the paper's RTX 2080 SUPER). */
+OPARA__PRIVATE const opara__device* opara__device_default(void);
+/* FLOPs per byte at which the device turns from memory- to compute-bound (peak_flops/bandwidth). */
+OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
+
+/* The default analytic descriptor model: formulas per operator (conv FLOPs = 2*N*K*C/g*R*S*P*Q,
+   GEMM 2*M*N*K, ...; bytes = inputs + outputs + weights) and plausible per-kernel-family launch
+   shapes (documented as estimates in opara_desc.c). shapes[v] for every value (ndim < 0 = unknown).
+   dev may be NULL (default device). */
+OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
+                                               const opara__device* dev, opara__op_desc* out);
+/* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
+OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
+                                                          uint64_t* out);
+/* 1 for the kernel-less views whose output may alias the input (Reshape, Flatten, Squeeze, Unsqueeze). */
+OPARA__PRIVATE int opara__op_is_view(opara__op op);
+/* Per-op-type class default (the paper's table, corrected); used when a node has no FLOPs/bytes. */
+OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op);
+
+/* ---- knobs ----------------------------------------------------------------------------------- */
+
+/* How Alg. 2 measures "least amount of GPU resources". */
+typedef enum opara__metric {
+    OPARA__METRIC_DEFAULT = 0,
+    OPARA__METRIC_SMEM_FRAC = 1, /* shared memory per block / per-block limit (the reference code) */
+    OPARA__METRIC_DOMINANT = 2   /* max of the block's share of an SM's threads, registers, shared memory */
+} opara__metric;
+
+/* Alg. 2's "alternately choose a non-empty list". */
+typedef enum opara__alternation {
+    OPARA__ALT_DEFAULT = 0,
+    OPARA__ALT_PARITY = 1,   /* reference code: iteration parity, compute list first, toggles even when one list is empty */
+    OPARA__ALT_LAST_PICK = 2 /* the list opposite to the one picked last */
+} opara__alternation;
+
+/* Order in which Alg. 1 visits a node's predecessors. */
+typedef enum opara__pred_order {
+    OPARA__PRED_DEFAULT = 0,
+    OPARA__PRED_INPUT = 1,     /* argument order (the reference code) */
+    OPARA__PRED_ASC_ID = 2,    /* ascending node index (the TC appendix wording) */
+    OPARA__PRED_DESC_ID = 3,   /* descending node index */
+    OPARA__PRED_ASC_STREAM = 4 /* ascending stream index, oldest stream first (reproduces the CCFSys listing) */
+} opara__pred_order;
+
+/* Alg. 1's condition for inheriting a predecessor's stream. */
+typedef enum opara__inherit {
+    OPARA__INHERIT_DEFAULT = 0,
+    OPARA__INHERIT_FLAG = 1,           /* TC version: the first successor to claim an unflagged predecessor */
+    OPARA__INHERIT_FIRST_SUCCESSOR = 2 /* arXiv/CCFSys wording: only the predecessor's first successor */
+} opara__inherit;
+
+/* Zero means defaults everywhere. */
+typedef struct opara__plan_desc {
+    opara_strategy strategy;         /* OPARA */
+    opara_launch_order launch_order; /* DEFAULT: the strategy's own */
+    opara__metric metric;            /* SMEM_FRAC (the reference), until the simulator's evidence says otherwise */
+    opara__alternation alternation;  /* PARITY */
+    opara__pred_order pred_order;    /* INPUT */
+    opara__inherit inherit;          /* FLAG */
+    uint32_t stream_cap;             /* 0: unlimited. Else a new stream is opened only when no stream is
+                                        provably idle (its last op happens-before the new op) */
+    int stream_cap_hard;             /* with stream_cap: never exceed it; when no stream is idle, reuse the
+                                        one whose last op was launched earliest (adds false dependencies) */
+    int no_wait_pruning;             /* keep waits implied by earlier ones (the reference code's behaviour) */
+    int no_memory_reuse;             /* never reuse a block (what the Opara and Nimble prototypes do) */
+    int no_inplace;                  /* disable in-place outputs */
+    int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
+    int no_view_alias;               /* views get their own block (they still launch no kernel) */
+    uint32_t alignment;              /* arena alignment of every block; 0: 256 */
+    const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
+                                        when the shapes prove each input is one contiguous slice */
+    int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
+} opara__plan_desc;
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+#define OPARA__NO_ARENA UINT64_MAX
+
+typedef enum opara__storage {
+    OPARA__STORAGE_NONE = 0,     /* no bytes (value without producer or size) */
+    OPARA__STORAGE_ARENA = 1,    /* lives in the session arena at offset[v] */
+    OPARA__STORAGE_EXTERNAL = 2  /* root is a graph input or a constant: storage owned by the backend/model */
+} opara__storage;
+
+typedef enum opara__alias_kind {
+    OPARA__ALIAS_NONE = 0,    /* owns its bytes */
+    OPARA__ALIAS_INPLACE = 1, /* written by its producer over the bytes of the producer's input */
+    OPARA__ALIAS_CONCAT = 2,  /* a Concat input placed inside the Concat's output */
+    OPARA__ALIAS_VIEW = 3     /* kernel-less view of its input */
+} opara__alias_kind;
+
+typedef struct opara__plan_stats {
+    uint32_t n_streams;
+    uint32_t n_events;       /* nodes that record an event (fork/join events not included) */
+    uint32_t n_waits;        /* cross-stream waits of nodes (fork/join waits not included) */
+    uint32_t n_cross_edges;  /* data edges between nodes on different streams */
+    uint32_t n_pruned_waits; /* waits dropped because earlier waits imply them */
+    uint32_t n_forks, n_joins;
+    uint32_t n_inplace, n_concat_in_place, n_views;
+    uint64_t arena_bytes;      /* peak memory of the plan = arena size */
+    uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
+    uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
+} opara__plan_stats;
+
+typedef struct opara__plan {
+    opara__plan_desc desc; /* the knobs actually used (defaults resolved) */
+    uint32_t n_nodes, n_values, n_streams;
+
+    /* launch order and streams */
+    uint32_t* order;      /* [n_nodes] node indices in launch order (topological) */
+    uint32_t* position;   /* [n_nodes] node -> its index in order */
+    uint32_t* stream;     /* [n_nodes] stream of each node; streams are numbered by first use in launch order */
+    uint32_t* stream_seq; /* [n_nodes] 1-based rank of the node on its stream */
+    uint32_t* level;      /* [n_nodes] longest-path depth from a source (wavefront levels); for every strategy */
+
+    /* synchronisation: before launching node n on its stream, wait on the events recorded after
+       nodes wait_nodes[wait_start[n] .. wait_start[n+1]) (all on other streams, in ascending launch
+       position); a node with records_event[n] records its event right after its launch. */
+    uint8_t* records_event; /* [n_nodes] */
+    uint32_t* wait_start;   /* [n_nodes + 1] */
+    uint32_t* wait_nodes;   /* [stats.n_waits] */
+
+    /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
+       event before its first op; a stream with stream_fork[s] waits on it before its first op (the
+       streams without it start by waiting on another stream's event, which already orders them
+       after the fork). After all ops, the origin waits on an event recorded after the last op of
+       each stream with stream_join[s] (the others end with an op another stream waited on). */
+    uint8_t* stream_fork;   /* [n_streams] */
+    uint8_t* stream_join;   /* [n_streams] */
+    uint32_t* stream_first; /* [n_streams] first node of each stream */
+    uint32_t* stream_last;  /* [n_streams] last node of each stream */
+
+    /* memory */
+    uint64_t arena_bytes;
+    uint32_t alignment;
+    uint8_t* storage;       /* [n_values] opara__storage of the value's root */
+    uint64_t* offset;       /* [n_values] arena offset of the value's first byte, or OPARA__NO_ARENA */
+    int32_t* alias_root;    /* [n_values] value that owns the bytes (itself when not an alias), resolved to the end */
+    uint64_t* alias_offset; /* [n_values] byte offset of the value inside its root */
+    uint8_t* alias_kind;    /* [n_values] opara__alias_kind */
+    uint64_t* value_bytes;  /* [n_values] the sizes the plan was made for */
+
+    opara__plan_stats stats;
+} opara__plan;
+
+/* Builds the plan for a finalized graph. value_bytes[v]: size of every value. descs: one per node
+   (NULL: every node has no kernel info, so Alg. 2 keeps ready order). dev: NULL = default device.
+   desc: NULL = defaults. On failure *out is NULL and the runtime's error says why. */
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out);
+OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* plan);
+
+/* Proves that the plan is safe for the graph: the order is a topological permutation, streams
+   and ranks are consistent, every wait names an earlier recorded event on another stream, every
+   data dependency is enforced (same-stream order or an event path), every value fits its storage,
+   no two unordered operators touch overlapping arena bytes with at least one write, no byte is
+   overwritten between its write and a later read, and outputs survive to the end. Returns
+   OPARA_ERR_PLAN_INVALID with the first violation in the runtime's error detail. */
+OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan);
+
+/* 1 when input `input_index` of Concat node `node` already sits in its slice of the output (the
+   Concat does not copy it). */
+OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
+                                                    uint32_t input_index);
+
+/* ---- the pieces, for tests and the simulator ------------------------------------------------- */
+
+/* Resource demand of one kernel under a metric, in [0, +inf); nodes without info get +inf. */
+OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric);
+
+/* Launch order of the strategy's default or an explicit one into order[n_nodes]. */
+OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
+                                              const opara__device* dev, const opara__plan_desc* desc,
+                                              uint32_t* order);
+
+/* Opara Alg. 1 over `order`: stream[n_nodes], returns the stream count in *n_streams. Streams are
+   numbered in creation order. */
+OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
+                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams);
+
+/* ---- between the planning modules ------------------------------------------------------------ */
+
+/* Bounded vector clocks: k slots (a power of two), stream s lives in slot s & (k-1). A slot holds
+   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me". When two
+   streams compete for a slot, the merge keeps one fact and forgets the other: a clock only ever
+   under-approximates the happens-before relation, so a wait it cannot prove redundant is kept and
+   a block it cannot prove free is not reused. Exact whenever the stream count is at most k. */
+typedef struct opara__vc_slot {
+    uint32_t stream, seq; /* seq 0: empty */
+} opara__vc_slot;
+
+#define OPARA__VC_MAX_SLOTS 64u
+/* Slot count for a plan with n_streams streams: the next power of two, at most OPARA__VC_MAX_SLOTS. */
+OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams);
+OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k);
+OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
+OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
+
+/* Walks a plan in launch order keeping one clock per live stream and one snapshot per node that
+   others still have to read (refs[v] of them); clocks live in a pool that recycles freed slots, so
+   memory follows the live frontier, not V * streams. */
+typedef struct opara__vc_walk {
+    opara_runtime* rt;
+    uint32_t k;
+    opara__vc_slot* pool;
+    size_t pool_cap;        /* in clocks */
+    uint32_t pool_used;
+    uint32_t* free_list;
+    uint32_t n_free;
+    size_t free_cap;
+    uint32_t* stream_clock; /* [n_streams] pool index or UINT32_MAX */
+    uint32_t* node_clock;   /* [n_nodes] pool index or UINT32_MAX */
+    uint32_t* refs;         /* [n_nodes] readers of the node's snapshot still to come */
+} opara__vc_walk;
+
+OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
+                                               uint32_t n_streams);
+OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w);
+/* The clock of stream s (created empty on first use); NULL when out of memory. Valid until the next
+   call that may allocate (opara__vc_walk_snapshot, opara__vc_walk_stream). */
+OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s);
+/* Copies stream s's clock as node v's snapshot; 0 when out of memory. */
+OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s);
+/* Merges node p's snapshot into stream s's clock and drops one reference to the snapshot. */
+OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p);
+OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s);
+
+/* Sync plan (opara_sync.c): fills records_event, wait_start/wait_nodes, stream_fork/join and the
+   sync statistics from order/stream/stream_seq. extra_start/extra (CSR by node, may be NULL) are
+   dependencies beyond the data edges (the wavefront barriers). */
+OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
+                                            const uint32_t* extra);
+/* Memory plan (opara_memplan.c): fills storage, offset, alias_*, arena_bytes from the sync plan. */
+OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
+
+#endif /* OPARA_SCHED_H */
+/* ==== END src/opara_sched.h ==== */
+/* ==== BEGIN src/opara_desc.c ==== */
+/* Device presets and the default analytic operator descriptors.
+
+   The descriptors are ESTIMATES for planning when no backend has measured anything: FLOPs and
+   bytes follow from the shapes (exact arithmetic), the launch shapes are plausible values for
+   each kernel family, chosen to resemble what cuDNN/cuBLAS and simple elementwise kernels use:
+     family          block  regs  smem/block  grid
+     conv (GEMM)      256    96   16 KiB      ceil(N*P*Q/128) * ceil(K/64) tiles
+     depthwise conv   256    32   0           ceil(outputs/256)
+     GEMM/MatMul      256   128   24 KiB      batch * ceil(M/128) * ceil(N/128) tiles
+     reductions       256    32   2 KiB       one block per reduced row (Softmax, LayerNorm, ReduceMean,
+                                              GlobalAveragePool)
+     transpose        256    24   4224 B      ceil(outputs/256) (a 32x33 float tile)
+     pooling          256    32   0           ceil(outputs/256)
+     elementwise/copy 256    16   0           ceil(outputs/256)
+     views            no kernel (kernel_less)
+   The class is compute when FLOPs/bytes reaches the device's balance point (peak FLOP/s over
+   bandwidth), memory otherwise; ops without FLOPs (copies) are memory; without shapes, the op
+   type's default (convolutions and matrix products compute, everything else memory). */
+/* #include "opara_sched.h" (inlined above) */
+
+/* Public specifications: SM count, per-block/per-SM limits (compute capability tables), FP32 peak
+   at boost clock, DRAM bandwidth. max_smem_per_block is the default 48 KiB (cudaDeviceProp
+   sharedMemPerBlock), not the opt-in maximum. */
+static const opara__device opara__devices[] = {
+    /* GeForce RTX 2080 SUPER: TU104, 48 SMs, sm_75, 3072 cores at 1815 MHz, 496 GB/s */
+    {"rtx2080s", 48, 1024, 1024, 65536, 65536, 49152, 65536, 16, 11.15e12, 496e9},
+    /* Tesla V100 SXM2: 80 SMs, sm_70, 15.7 TFLOP/s, 900 GB/s */
+    {"v100", 80, 1024, 2048, 65536, 65536, 49152, 98304, 32, 15.7e12, 900e9},
+    /* A100 PCIe 40 GB: 108 SMs, sm_80, 19.5 TFLOP/s, 1555 GB/s */
+    {"a100", 108, 1024, 2048, 65536, 65536, 49152, 167936, 32, 19.5e12, 1555e9},
+    /* H100 SXM5: 132 SMs, sm_90, 67 TFLOP/s, 3.35 TB/s */
+    {"h100", 132, 1024, 2048, 65536, 65536, 49152, 233472, 32, 67e12, 3.35e12},
+    /* Jetson AGX Orin 64 GB: 16 SMs, sm_87, 5.3 TFLOP/s, 204.8 GB/s */
+    {"orin", 16, 1024, 1536, 65536, 65536, 49152, 167936, 16, 5.3e12, 204.8e9},
+};
+
+OPARA__PRIVATE const opara__device* opara__device_preset(const char* name) {
+    size_t i;
+    if (!name) return NULL;
+    for (i = 0; i < OPARA__ARRAY_COUNT(opara__devices); ++i)
+        if (strcmp(opara__devices[i].name, name) == 0) return &opara__devices[i];
+    return NULL;
+}
+
+OPARA__PRIVATE const opara__device* opara__device_default(void) { return &opara__devices[0]; }
+
+OPARA__PRIVATE double opara__device_balance(const opara__device* dev) {
+    if (!dev) dev = opara__device_default();
+    return dev->bandwidth > 0 ? dev->peak_flops / dev->bandwidth : 0.0;
+}
+
+OPARA__PRIVATE int opara__op_is_view(opara__op op) {
+    return op == OPARA__OP_RESHAPE || op == OPARA__OP_FLATTEN || op == OPARA__OP_SQUEEZE || op == OPARA__OP_UNSQUEEZE;
+}
+
+OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op) {
+    switch (op) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
+        return OPARA__CLASS_COMPUTE;
+    default: return OPARA__CLASS_MEMORY;
+    }
+}
+
+/* ---- sizes ----------------------------------------------------------------------------------- */
+
+static double opara__elems(const opara__shape* s) {
+    double n = 1;
+    int32_t i;
+    if (!s || s->ndim < 0) return 0;
+    for (i = 0; i < s->ndim; ++i) n *= (double)(s->dims[i] > 0 ? s->dims[i] : 0);
+    return n;
+}
+
+OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
+                                                          uint64_t* out) {
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        const opara__shape* s = &shapes[v];
+        int64_t n = (int64_t)opara_dtype_size(g->values[v].dtype);
+        int32_t d;
+        out[v] = 0;
+        if (s->ndim < 0) continue;
+        if (s->ndim > OPARA_MAX_DIMS)
+            return opara__fail(g->rt, OPARA_ERR_SHAPE, "value '%s' has rank %d", g->values[v].name, (int)s->ndim);
+        for (d = 0; d < s->ndim; ++d) {
+            if (s->dims[d] < 0)
+                return opara__fail(g->rt, OPARA_ERR_SHAPE, "value '%s' has an unresolved dimension %d",
+                                   g->values[v].name, (int)d);
+            if (!opara__mul_i64(n, s->dims[d], &n))
+                return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "value '%s' is too large", g->values[v].name);
+        }
+        out[v] = (uint64_t)n;
+    }
+    return OPARA_OK;
+}
+
+/* ---- descriptors ----------------------------------------------------------------------------- */
+
+typedef struct opara__desc_ctx {
+    const opara__graph* g;
+    const opara__shape* shapes;
+    const opara__node* n;
+} opara__desc_ctx;
+
+static const opara__shape* opara__in_shape(const opara__desc_ctx* c, uint32_t i) {
+    return i < c->n->n_inputs && c->n->inputs[i] >= 0 ? &c->shapes[c->n->inputs[i]] : NULL;
+}
+
+static const opara__shape* opara__out_shape(const opara__desc_ctx* c, uint32_t i) {
+    return i < c->n->n_outputs && c->n->outputs[i] >= 0 ? &c->shapes[c->n->outputs[i]] : NULL;
+}
+
+static double opara__value_nbytes(const opara__desc_ctx* c, int32_t v) {
+    return v < 0 ? 0 : opara__elems(&c->shapes[v]) * (double)opara_dtype_size(c->g->values[v].dtype);
+}
+
+static double opara__node_bytes(const opara__desc_ctx* c) {
+    double b = 0;
+    uint32_t i;
+    for (i = 0; i < c->n->n_inputs; ++i) b += opara__value_nbytes(c, c->n->inputs[i]);
+    for (i = 0; i < c->n->n_outputs; ++i) b += opara__value_nbytes(c, c->n->outputs[i]);
+    return b;
+}
+
+static uint32_t opara__blocks(double work, double per_block) {
+    double b = work / per_block;
+    if (b < 1) return 1;
+    if (b > 2147483647.0) return 2147483647u;
+    return (uint32_t)(b + 0.999999);
+}
+
+static void opara__set_launch(opara__op_desc* d, uint32_t grid, uint32_t threads, uint32_t regs, uint32_t smem) {
+    d->grid = grid;
+    d->block_threads = threads;
+    d->regs_per_thread = regs;
+    d->smem_per_block = smem;
+    d->has_info = 1;
+}
+
+static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
+    const opara__shape* x = opara__in_shape(c, 0);
+    const opara__shape* w = opara__in_shape(c, 1);
+    const opara__shape* y = opara__out_shape(c, 0);
+    double out = opara__elems(y), taps = 1, group = (double)opara__attr_int(c->n, "group", 1);
+    int32_t i;
+    if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
+        opara__set_launch(d, opara__blocks(out, 256), 256, 96, 16384);
+        return;
+    }
+    for (i = 1; i < w->ndim; ++i) taps *= (double)w->dims[i]; /* C/g * R * S */
+    /* Conv: 2*N*K*(C/g)*R*S*P*Q = 2*outputs*taps; ConvTranspose (W is [C, K/g, R, S]): 2*inputs*taps */
+    d->flops = 2.0 * (c->n->op == OPARA__OP_CONV_TRANSPOSE ? opara__elems(x) : out) * taps;
+    if (group > 1 && (double)x->dims[1] == group) {
+        opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
+        return;
+    }
+    {
+        double npq = out / (double)(y->dims[1] > 0 ? y->dims[1] : 1);
+        double tiles = (double)opara__blocks(npq, 128) * (double)opara__blocks((double)y->dims[1], 64);
+        opara__set_launch(d, opara__blocks(tiles, 1), 256, 96, 16384);
+    }
+}
+
+static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) {
+    const opara__shape* a = opara__in_shape(c, 0);
+    const opara__shape* y = opara__out_shape(c, 0);
+    double m, n, k, batch;
+    if (!a || !y || a->ndim < 1 || y->ndim < 1) {
+        opara__set_launch(d, 1, 256, 128, 24576);
+        return;
+    }
+    n = (double)y->dims[y->ndim - 1];
+    m = y->ndim >= 2 ? (double)y->dims[y->ndim - 2] : 1;
+    batch = n * m > 0 ? opara__elems(y) / (m * n) : 0;
+    if (c->n->op == OPARA__OP_GEMM && opara__attr_int(c->n, "transA", 0)) k = a->ndim >= 2 ? (double)a->dims[0] : 1;
+    else k = (double)a->dims[a->ndim - 1];
+    d->flops = 2.0 * batch * m * n * k;
+    opara__set_launch(d, opara__blocks(batch * (double)opara__blocks(m, 128) * (double)opara__blocks(n, 128), 1), 256,
+                      128, 24576);
+}
+
+static double opara__flops_per_elem(opara__op op) {
+    switch (op) {
+    case OPARA__OP_GELU: case OPARA__OP_ERF: case OPARA__OP_TANH: case OPARA__OP_SIGMOID: return 8;
+    case OPARA__OP_HARD_SWISH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_POW: return 4;
+    case OPARA__OP_BATCH_NORM: case OPARA__OP_LEAKY_RELU: case OPARA__OP_CLIP: return 2;
+    case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: return 5;
+    case OPARA__OP_RELU: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV:
+    case OPARA__OP_SQRT: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_WHERE:
+        return 1;
+    default: return 0;
+    }
+}
+
+static void opara__describe_other(const opara__desc_ctx* c, opara__op_desc* d) {
+    opara__op op = c->n->op;
+    const opara__shape* y = opara__out_shape(c, 0);
+    const opara__shape* x = opara__in_shape(c, 0);
+    double out = opara__elems(y);
+    switch (op) {
+    case OPARA__OP_MAX_POOL:
+    case OPARA__OP_AVERAGE_POOL: {
+        uint32_t nk = 0, i;
+        const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
+        double taps = 1;
+        for (i = 0; i < nk; ++i) taps *= (double)k[i];
+        d->flops = out * taps;
+        opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
+        return;
+    }
+    case OPARA__OP_SOFTMAX:
+    case OPARA__OP_LAYER_NORM:
+    case OPARA__OP_REDUCE_MEAN:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: {
+        double in = opara__elems(x), rows = 1;
+        if (op == OPARA__OP_GLOBAL_AVERAGE_POOL && x && x->ndim >= 2) rows = (double)x->dims[0] * (double)x->dims[1];
+        else if (op == OPARA__OP_REDUCE_MEAN) rows = out;
+        else if (x && x->ndim >= 1) rows = in / (double)(x->dims[x->ndim - 1] > 0 ? x->dims[x->ndim - 1] : 1);
+        d->flops = in * opara__flops_per_elem(op);
+        opara__set_launch(d, opara__blocks(rows, 1), 256, 32, 2048);
+        return;
+    }
+    case OPARA__OP_TRANSPOSE: opara__set_launch(d, opara__blocks(out, 256), 256, 24, 4224); return;
+    default:
+        d->flops = out * opara__flops_per_elem(op);
+        opara__set_launch(d, opara__blocks(out, 256), 256, 16, 0);
+        return;
+    }
+}
+
+static void opara__describe_node(const opara__desc_ctx* c, const opara__device* dev, opara__op_desc* d) {
+    opara__op op = c->n->op;
+    memset(d, 0, sizeof *d);
+    d->bytes = opara__node_bytes(c);
+    if (opara__op_is_view(op)) {
+        d->kernel_less = 1;
+        d->op_class = OPARA__CLASS_MEMORY;
+        return;
+    }
+    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) opara__describe_conv(c, d);
+    else if (op == OPARA__OP_GEMM || op == OPARA__OP_MATMUL) opara__describe_matmul(c, d);
+    else opara__describe_other(c, d);
+    if (d->flops <= 0 && d->bytes <= 0) d->op_class = (uint8_t)opara__op_default_class(op);
+    else if (d->flops <= 0) d->op_class = OPARA__CLASS_MEMORY;
+    else d->op_class = (uint8_t)(d->flops >= opara__device_balance(dev) * d->bytes ? OPARA__CLASS_COMPUTE
+                                                                                   : OPARA__CLASS_MEMORY);
+}
+
+OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
+                                               const opara__device* dev, opara__op_desc* out) {
+    opara__desc_ctx c;
+    uint32_t i;
+    if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
+                                        : OPARA_ERR_INVALID_ARGS;
+    if (!dev) dev = opara__device_default();
+    c.g = g;
+    c.shapes = shapes;
+    for (i = 0; i < g->n_nodes; ++i) {
+        c.n = &g->nodes[i];
+        opara__describe_node(&c, dev, &out[i]);
+    }
+    return OPARA_OK;
+}
+/* ==== END src/opara_desc.c ==== */
+/* ==== BEGIN src/opara_sched.c ==== */
+/* Strategies: launch orders (Opara Alg. 2, topological, DFS, BFS), stream allocation (Opara Alg. 1,
+   sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans.
+   Everything is O(V + E) except Nimble (O(V^2/64) bitsets plus matchings, as in the original). */
+/* #include "opara_sched.h" (inlined above) */
+
+#include <math.h>
+
+OPARADEF const char* opara_strategy_name(opara_strategy strategy) {
+    switch (strategy) {
+    case OPARA_STRATEGY_OPARA: return "opara";
+    case OPARA_STRATEGY_SEQUENTIAL: return "sequential";
+    case OPARA_STRATEGY_WAVEFRONT: return "wavefront";
+    case OPARA_STRATEGY_NIMBLE: return "nimble";
+    case OPARA_STRATEGY_OPARA_TOPO: return "opara-topo";
+    default: return "?";
+    }
+}
+
+/* ---- resource demand ------------------------------------------------------------------------- */
+
+static double opara__ratio(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
+
+OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric) {
+    double threads, regs, smem;
+    if (!d || !d->has_info || d->kernel_less) return HUGE_VAL;
+    if (!dev) dev = opara__device_default();
+    if (metric != OPARA__METRIC_DOMINANT) return opara__ratio(d->smem_per_block, dev->max_smem_per_block);
+    threads = opara__ratio(d->block_threads, dev->max_threads_per_sm);
+    regs = opara__ratio((double)d->block_threads * d->regs_per_thread, dev->max_regs_per_sm);
+    smem = opara__ratio(d->smem_per_block, dev->max_smem_per_sm);
+    return OPARA__MAX(threads, OPARA__MAX(regs, smem));
+}
+
+/* ---- launch orders --------------------------------------------------------------------------- */
+
+static void opara__indegrees(const opara__graph* g, uint32_t* indeg) {
+    uint32_t n;
+    for (n = 0; n < g->n_nodes; ++n) indeg[n] = g->pred_start[n + 1] - g->pred_start[n];
+}
+
+/* Kahn with a FIFO queue: sources in index order, successors in list order. */
+static void opara__order_bfs(const opara__graph* g, uint32_t* indeg, uint32_t* order) {
+    uint32_t n, k, head = 0, tail = 0;
+    opara__indegrees(g, indeg);
+    for (n = 0; n < g->n_nodes; ++n)
+        if (!indeg[n]) order[tail++] = n;
+    while (head < tail) {
+        uint32_t u = order[head++];
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
+            if (--indeg[g->succs[k]] == 0) order[tail++] = g->succs[k];
+    }
+}
+
+/* Kahn with a LIFO stack: after an op, its first successor that became ready runs next, so each
+   branch is followed to its end before the next one starts (eager PyTorch's program order). */
+static void opara__order_dfs(const opara__graph* g, uint32_t* indeg, uint32_t* stack, uint32_t* order) {
+    uint32_t n, k, top = 0, emitted = 0;
+    opara__indegrees(g, indeg);
+    for (n = g->n_nodes; n-- > 0;)
+        if (!indeg[n]) stack[top++] = n;
+    while (top) {
+        uint32_t u = stack[--top];
+        order[emitted++] = u;
+        for (k = g->succ_start[u + 1]; k-- > g->succ_start[u];)
+            if (--indeg[g->succs[k]] == 0) stack[top++] = g->succs[k];
+    }
+}
+
+/* Alg. 2's ready lists: a binary heap on (demand, ready sequence), which picks exactly what the
+   reference's linear scan picks (least demand, earliest ready on ties, no-info ops last). */
+typedef struct opara__ready {
+    double key;
+    uint32_t seq, node;
+} opara__ready;
+
+typedef struct opara__ready_heap {
+    opara__ready* items;
+    uint32_t size;
+} opara__ready_heap;
+
+static int opara__ready_less(const opara__ready* a, const opara__ready* b) {
+    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
+}
+
+static void opara__ready_push(opara__ready_heap* h, opara__ready x) {
+    uint32_t i = h->size++;
+    while (i > 0 && opara__ready_less(&x, &h->items[(i - 1) / 2])) {
+        h->items[i] = h->items[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->items[i] = x;
+}
+
+static uint32_t opara__ready_pop(opara__ready_heap* h) {
+    uint32_t top = h->items[0].node, i = 0;
+    opara__ready x = h->items[--h->size];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= h->size) break;
+        if (c + 1 < h->size && opara__ready_less(&h->items[c + 1], &h->items[c])) ++c;
+        if (!opara__ready_less(&h->items[c], &x)) break;
+        h->items[i] = h->items[c];
+        i = c;
+    }
+    if (h->size) h->items[i] = x;
+    return top;
+}
+
+typedef struct opara__alg2 {
+    const opara__graph* g;
+    const opara__op_desc* descs;
+    const opara__device* dev;
+    opara__metric metric;
+    opara__ready_heap lists[2]; /* indexed by opara__op_class */
+    uint32_t seq;
+} opara__alg2;
+
+static void opara__alg2_make_ready(opara__alg2* a, uint32_t node) {
+    opara__ready r;
+    const opara__op_desc* d = a->descs ? &a->descs[node] : NULL;
+    int cls = d && d->op_class == OPARA__CLASS_MEMORY ? 1 : 0;
+    r.key = opara__op_demand(d, a->dev, a->metric);
+    r.seq = a->seq++;
+    r.node = node;
+    opara__ready_push(&a->lists[cls], r);
+}
+
+/* Which list to take from. PARITY: a flag that starts true and toggles at the start of every
+   iteration; false takes the compute list, true the memory list, a lone non-empty list is taken
+   regardless (the flag still toggles). LAST_PICK: the list opposite the last one picked. */
+static int opara__alg2_choose(const opara__alg2* a, opara__alternation mode, int* state) {
+    int mem_ok = a->lists[OPARA__CLASS_MEMORY].size > 0, comp_ok = a->lists[OPARA__CLASS_COMPUTE].size > 0;
+    int want;
+    if (mode == OPARA__ALT_LAST_PICK) {
+        want = *state; /* state: the list to prefer now */
+    } else {
+        *state = !*state;
+        want = *state ? OPARA__CLASS_MEMORY : OPARA__CLASS_COMPUTE;
+    }
+    if (want == OPARA__CLASS_MEMORY && !mem_ok) want = OPARA__CLASS_COMPUTE;
+    if (want == OPARA__CLASS_COMPUTE && !comp_ok) want = OPARA__CLASS_MEMORY;
+    if (mode == OPARA__ALT_LAST_PICK) *state = want == OPARA__CLASS_MEMORY ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
+    return want;
+}
+
+static void opara__order_alg2(opara__alg2* a, opara__alternation mode, uint32_t* indeg, uint32_t* order) {
+    const opara__graph* g = a->g;
+    uint32_t n, k, emitted = 0;
+    int state = mode == OPARA__ALT_LAST_PICK ? OPARA__CLASS_COMPUTE : 1;
+    opara__indegrees(g, indeg);
+    for (n = 0; n < g->n_nodes; ++n)
+        if (!indeg[n]) opara__alg2_make_ready(a, n);
+    while (a->lists[0].size || a->lists[1].size) {
+        int which = opara__alg2_choose(a, mode, &state);
+        uint32_t u = opara__ready_pop(&a->lists[which]);
+        order[emitted++] = u;
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
+            if (--indeg[g->succs[k]] == 0) opara__alg2_make_ready(a, g->succs[k]);
+    }
+}
+
+static opara_launch_order opara__resolve_order(const opara__plan_desc* d) {
+    if (d->launch_order != OPARA_LAUNCH_DEFAULT) return d->launch_order;
+    return d->strategy == OPARA_STRATEGY_OPARA ? OPARA_LAUNCH_ALG2 : OPARA_LAUNCH_TOPO;
+}
+
+OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
+                                              const opara__device* dev, const opara__plan_desc* desc,
+                                              uint32_t* order) {
+    opara_launch_order which = opara__resolve_order(desc);
+    uint32_t* scratch;
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
+    if (which == OPARA_LAUNCH_TOPO) {
+        if (g->n_nodes) memcpy(order, g->topo, (size_t)g->n_nodes * sizeof(uint32_t));
+        return OPARA_OK;
+    }
+    if ((int)which < 0 || which >= OPARA_LAUNCH_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)which);
+    scratch = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes * 2 + 1, sizeof(uint32_t));
+    if (!scratch) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory ordering %u nodes", g->n_nodes);
+    if (which == OPARA_LAUNCH_BFS) {
+        opara__order_bfs(g, scratch, order);
+    } else if (which == OPARA_LAUNCH_DFS) {
+        opara__order_dfs(g, scratch, scratch + g->n_nodes, order);
+    } else {
+        opara__alg2 a;
+        memset(&a, 0, sizeof a);
+        a.g = g;
+        a.descs = descs;
+        a.dev = dev ? dev : opara__device_default();
+        a.metric = desc->metric;
+        a.lists[0].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
+        a.lists[1].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
+        if (a.lists[0].items && a.lists[1].items) opara__order_alg2(&a, desc->alternation, scratch, order);
+        opara__free(g->rt, a.lists[0].items);
+        opara__free(g->rt, a.lists[1].items);
+        if (!a.lists[0].items || !a.lists[1].items) {
+            opara__free(g->rt, scratch);
+            return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory ordering %u nodes", g->n_nodes);
+        }
+    }
+    opara__free(g->rt, scratch);
+    return OPARA_OK;
+}
+
+/* ---- Opara Alg. 1 ---------------------------------------------------------------------------- */
+
+typedef struct opara__alg1 {
+    const opara__graph* g;
+    const opara__plan_desc* desc;
+    uint32_t* stream;    /* output */
+    uint32_t* position;  /* node -> launch position */
+    uint8_t* flag;       /* SYNC flag per node */
+    uint32_t* first_succ;/* FIRST_SUCCESSOR: the successor launched first, per node */
+    uint32_t* preds;     /* scratch: one node's predecessors in visiting order */
+    uint32_t n_streams;
+    /* stream cap: tails and bounded clocks */
+    uint32_t* tail;      /* per stream: last node */
+    uint32_t* tail_seq;  /* per stream: its rank */
+    opara__vc_slot* node_clock;   /* [n_nodes * k] clock right after each node */
+    opara__vc_slot* stream_clock; /* [cap_streams * k] */
+    opara__vc_slot* pred_clock;   /* [k] */
+    uint32_t k, cap_streams;
+} opara__alg1;
+
+/* Visiting order of v's predecessors; insertion sort (in-degrees are small). */
+static uint32_t opara__alg1_preds(opara__alg1* a, uint32_t v) {
+    const opara__graph* g = a->g;
+    uint32_t n = g->pred_start[v + 1] - g->pred_start[v], i, j;
+    opara__pred_order how = a->desc->pred_order;
+    memcpy(a->preds, g->preds + g->pred_start[v], (size_t)n * sizeof(uint32_t));
+    if (how == OPARA__PRED_INPUT) return n;
+    for (i = 1; i < n; ++i) {
+        uint32_t x = a->preds[i];
+        for (j = i; j > 0; --j) {
+            uint32_t y = a->preds[j - 1];
+            int before = how == OPARA__PRED_ASC_ID    ? x < y
+                         : how == OPARA__PRED_DESC_ID ? x > y
+                                                      : (a->stream[x] < a->stream[y] ||
+                                                         (a->stream[x] == a->stream[y] && x < y));
+            if (!before) break;
+            a->preds[j] = y;
+        }
+        a->preds[j] = x;
+    }
+    return n;
+}
+
+static int opara__alg1_inherit(opara__alg1* a, uint32_t v) {
+    uint32_t n = opara__alg1_preds(a, v), i;
+    for (i = 0; i < n; ++i) {
+        uint32_t p = a->preds[i];
+        int ok = a->desc->inherit == OPARA__INHERIT_FIRST_SUCCESSOR ? a->first_succ[p] == v : !a->flag[p];
+        if (ok) {
+            a->stream[v] = a->stream[p];
+            a->flag[p] = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Clock of what happens-before v through its data predecessors (stream cap only). */
+static void opara__alg1_pred_clock(opara__alg1* a, uint32_t v) {
+    const opara__graph* g = a->g;
+    uint32_t k;
+    memset(a->pred_clock, 0, a->k * sizeof(opara__vc_slot));
+    for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k)
+        opara__vc_merge(a->pred_clock, a->node_clock + (size_t)g->preds[k] * a->k, a->k);
+}
+
+/* A new stream, or under the cap an idle one (its last op happens-before v), or with a hard cap
+   the stream whose last op was launched earliest. */
+static uint32_t opara__alg1_new_stream(opara__alg1* a, uint32_t v) {
+    uint32_t cap = a->desc->stream_cap, s, best = UINT32_MAX;
+    if (!cap || a->n_streams < cap) return a->n_streams++;
+    for (s = 0; s < a->n_streams; ++s)
+        if (opara__vc_knows(a->pred_clock, a->k, s, a->tail_seq[s])) return s;
+    if (!a->desc->stream_cap_hard) return a->n_streams++;
+    for (s = 0; s < a->n_streams; ++s)
+        if (best == UINT32_MAX || a->position[a->tail[s]] < a->position[a->tail[best]]) best = s;
+    (void)v;
+    return best;
+}
+
+static void opara__alg1_track(opara__alg1* a, uint32_t v) {
+    uint32_t s = a->stream[v];
+    opara__vc_slot* sc = a->stream_clock + (size_t)s * a->k;
+    a->tail[s] = v;
+    a->tail_seq[s]++;
+    opara__vc_merge(sc, a->pred_clock, a->k);
+    opara__vc_set(sc, a->k, s, a->tail_seq[s]);
+    memcpy(a->node_clock + (size_t)v * a->k, sc, a->k * sizeof(opara__vc_slot));
+}
+
+static void opara__alg1_run(opara__alg1* a, const uint32_t* order) {
+    const opara__graph* g = a->g;
+    uint32_t i, k;
+    int capped = a->desc->stream_cap != 0;
+    for (i = 0; i < g->n_nodes; ++i) a->position[order[i]] = i;
+    if (a->desc->inherit == OPARA__INHERIT_FIRST_SUCCESSOR)
+        for (i = 0; i < g->n_nodes; ++i) {
+            uint32_t best = UINT32_MAX;
+            for (k = g->succ_start[i]; k < g->succ_start[i + 1]; ++k)
+                if (best == UINT32_MAX || a->position[g->succs[k]] < a->position[best]) best = g->succs[k];
+            a->first_succ[i] = best;
+        }
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t v = order[i];
+        if (capped) opara__alg1_pred_clock(a, v);
+        if (!opara__alg1_inherit(a, v)) a->stream[v] = opara__alg1_new_stream(a, v);
+        if (capped) opara__alg1_track(a, v);
+    }
+}
+
+OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
+                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams) {
+    opara__alg1 a;
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1;
+    int ok;
+    memset(&a, 0, sizeof a);
+    a.g = g;
+    a.desc = desc;
+    a.stream = stream;
+    a.position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    a.flag = (uint8_t*)opara__calloc(rt, n, 1);
+    a.first_succ = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    a.preds = (uint32_t*)opara__calloc(rt, (size_t)g->pred_start[g->n_nodes] + 1, sizeof(uint32_t));
+    ok = a.position && a.flag && a.first_succ && a.preds;
+    if (ok && desc->stream_cap) {
+        a.cap_streams = desc->stream_cap_hard ? desc->stream_cap : g->n_nodes + 1;
+        a.k = opara__vc_slots(desc->stream_cap);
+        a.tail = (uint32_t*)opara__calloc(rt, (size_t)a.cap_streams + 1, sizeof(uint32_t));
+        a.tail_seq = (uint32_t*)opara__calloc(rt, (size_t)a.cap_streams + 1, sizeof(uint32_t));
+        a.node_clock = (opara__vc_slot*)opara__calloc(rt, n * a.k, sizeof(opara__vc_slot));
+        a.stream_clock = (opara__vc_slot*)opara__calloc(rt, ((size_t)a.cap_streams + 1) * a.k, sizeof(opara__vc_slot));
+        a.pred_clock = (opara__vc_slot*)opara__calloc(rt, a.k, sizeof(opara__vc_slot));
+        ok = a.tail && a.tail_seq && a.node_clock && a.stream_clock && a.pred_clock;
+    }
+    if (ok) opara__alg1_run(&a, order);
+    opara__free(rt, a.position);
+    opara__free(rt, a.flag);
+    opara__free(rt, a.first_succ);
+    opara__free(rt, a.preds);
+    opara__free(rt, a.tail);
+    opara__free(rt, a.tail_seq);
+    opara__free(rt, a.node_clock);
+    opara__free(rt, a.stream_clock);
+    opara__free(rt, a.pred_clock);
+    if (!ok) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory allocating streams for %u nodes", g->n_nodes);
+    *n_streams = a.n_streams;
+    return OPARA_OK;
+}
+
+/* ---- Nimble: transitive reduction, then two maximum matchings (minimum chain cover) ---------- */
+
+#define OPARA__NIMBLE_MAX_NODES 40000u /* the descendant bitsets take V*V/8 bytes */
+
+typedef struct opara__bits {
+    uint64_t* w;
+    size_t words; /* per row */
+} opara__bits;
+
+static int opara__bit(const opara__bits* b, uint32_t row, uint32_t col) {
+    return (int)((b->w[(size_t)row * b->words + col / 64] >> (col % 64)) & 1u);
+}
+
+static void opara__bit_set(opara__bits* b, uint32_t row, uint32_t col) {
+    b->w[(size_t)row * b->words + col / 64] |= (uint64_t)1 << (col % 64);
+}
+
+static void opara__bits_or_row(opara__bits* b, uint32_t dst, uint32_t src) {
+    size_t i;
+    uint64_t* d = b->w + (size_t)dst * b->words;
+    const uint64_t* s = b->w + (size_t)src * b->words;
+    for (i = 0; i < b->words; ++i) d[i] |= s[i];
+}
+
+/* Kuhn's augmenting paths, iteratively. adj: CSR left -> right. match_r[right] = left or UINT32_MAX.
+   Returns the matching size. scratch: visit stamps [n_right], stack [2 * n_left], edge cursors [n_left]. */
+typedef struct opara__bipartite {
+    uint32_t n_left, n_right;
+    const uint32_t* start;
+    const uint32_t* adj;
+    uint32_t* match_l;
+    uint32_t* match_r;
+    uint32_t* stamp;  /* [n_right] */
+    uint32_t* stack;  /* [n_left] left vertices on the path */
+    uint32_t* cursor; /* [n_left] */
+} opara__bipartite;
+
+static int opara__augment(opara__bipartite* b, uint32_t root, uint32_t round) {
+    uint32_t top = 0;
+    b->stack[top++] = root;
+    b->cursor[root] = b->start[root];
+    while (top) {
+        uint32_t u = b->stack[top - 1];
+        if (b->cursor[u] == b->start[u + 1]) {
+            --top;
+            continue;
+        }
+        {
+            uint32_t r = b->adj[b->cursor[u]++];
+            if (b->stamp[r] == round) continue;
+            b->stamp[r] = round;
+            if (b->match_r[r] == UINT32_MAX) {
+                /* flip the path: stack[i] takes the right vertex stack[i+1] held */
+                while (top) {
+                    uint32_t l = b->stack[--top];
+                    uint32_t prev = b->match_l[l];
+                    b->match_l[l] = r;
+                    b->match_r[r] = l;
+                    r = prev;
+                }
+                return 1;
+            }
+            b->stack[top++] = b->match_r[r];
+            b->cursor[b->match_r[r]] = b->start[b->match_r[r]];
+        }
+    }
+    return 0;
+}
+
+static void opara__max_matching(opara__bipartite* b) {
+    uint32_t u;
+    for (u = 0; u < b->n_left; ++u) b->match_l[u] = UINT32_MAX;
+    for (u = 0; u < b->n_right; ++u) b->match_r[u] = UINT32_MAX, b->stamp[u] = 0;
+    for (u = 0; u < b->n_left; ++u) opara__augment(b, u, u + 1);
+}
+
+typedef struct opara__nimble {
+    const opara__graph* g;
+    opara__bits reach;    /* reach[u]: strict descendants of u */
+    uint64_t* row;        /* scratch row */
+    uint32_t* start;      /* CSR of the reduced graph / chain graph */
+    uint32_t* adj;
+    uint32_t* match_l, *match_r, *stamp, *stack, *cursor;
+    uint32_t* chain;      /* node -> chain */
+    uint32_t* chain_head; /* chain -> first node */
+    uint32_t* chain_tail; /* chain -> last node */
+} opara__nimble;
+
+static void opara__nimble_reach(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t i, k;
+    for (i = g->n_nodes; i-- > 0;) {
+        uint32_t u = g->topo[i];
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            opara__bit_set(&m->reach, u, g->succs[k]);
+            opara__bits_or_row(&m->reach, u, g->succs[k]);
+        }
+    }
+}
+
+/* Edge u->c of the transitive reduction iff no other child of u reaches c. */
+static uint32_t opara__nimble_reduce(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t u, k, total = 0;
+    size_t w, words = m->reach.words;
+    for (u = 0; u < g->n_nodes; ++u) {
+        memset(m->row, 0, words * sizeof(uint64_t));
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            const uint64_t* s = m->reach.w + (size_t)g->succs[k] * words;
+            for (w = 0; w < words; ++w) m->row[w] |= s[w];
+        }
+        m->start[u] = total;
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            uint32_t c = g->succs[k];
+            if (!((m->row[c / 64] >> (c % 64)) & 1u)) m->adj[total++] = c;
+        }
+    }
+    m->start[g->n_nodes] = total;
+    return total;
+}
+
+static opara__bipartite opara__nimble_bipartite(opara__nimble* m, uint32_t n) {
+    opara__bipartite b;
+    b.n_left = b.n_right = n;
+    b.start = m->start;
+    b.adj = m->adj;
+    b.match_l = m->match_l;
+    b.match_r = m->match_r;
+    b.stamp = m->stamp;
+    b.stack = m->stack;
+    b.cursor = m->cursor;
+    return b;
+}
+
+/* Chains from the first matching: a node without a matched predecessor starts one. */
+static uint32_t opara__nimble_chains(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t n, chains = 0;
+    for (n = 0; n < g->n_nodes; ++n) {
+        uint32_t v = g->topo[n], u;
+        if (m->match_r[v] != UINT32_MAX) continue;
+        m->chain_head[chains] = v;
+        for (u = v;; u = m->match_l[u]) {
+            m->chain[u] = chains;
+            m->chain_tail[chains] = u;
+            if (m->match_l[u] == UINT32_MAX) break;
+        }
+        chains++;
+    }
+    return chains;
+}
+
+/* Chain i precedes chain j when i's tail reaches j's head; a second matching on that (already
+   transitive) relation merges chains into streams. Returns 0 when out of memory. */
+static int opara__nimble_streams(opara__nimble* m, uint32_t chains, uint32_t* stream, uint32_t* n_streams) {
+    const opara__graph* g = m->g;
+    uint32_t i, j, streams = 0;
+    size_t total = 0;
+    opara__bipartite b;
+    for (i = 0; i < chains; ++i)
+        for (j = 0; j < chains; ++j)
+            if (i != j && opara__bit(&m->reach, m->chain_tail[i], m->chain_head[j])) total++;
+    opara__free(g->rt, m->adj);
+    m->adj = total > UINT32_MAX ? NULL : (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    if (!m->adj) return 0;
+    total = 0;
+    for (i = 0; i < chains; ++i) {
+        m->start[i] = (uint32_t)total;
+        for (j = 0; j < chains; ++j)
+            if (i != j && opara__bit(&m->reach, m->chain_tail[i], m->chain_head[j])) m->adj[total++] = j;
+    }
+    m->start[chains] = (uint32_t)total;
+    b = opara__nimble_bipartite(m, chains);
+    opara__max_matching(&b);
+    /* group id per chain: follow matched successors from each chain without a matched predecessor */
+    for (i = 0; i < chains; ++i) {
+        if (m->match_r[i] != UINT32_MAX) continue;
+        for (j = i;; j = m->match_l[j]) {
+            m->stamp[j] = streams;
+            if (m->match_l[j] == UINT32_MAX) break;
+        }
+        streams++;
+    }
+    for (i = 0; i < g->n_nodes; ++i) stream[i] = m->stamp[m->chain[i]];
+    *n_streams = streams;
+    return 1;
+}
+
+static opara_result opara__sched_nimble(const opara__graph* g, uint32_t* stream, uint32_t* n_streams) {
+    opara__nimble m;
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1, edges = (size_t)g->pred_start[g->n_nodes] + 1;
+    int ok;
+    if (g->n_nodes > OPARA__NIMBLE_MAX_NODES)
+        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED,
+                           "nimble: %u nodes exceed %u (its transitive closure needs V*V/8 bytes)", g->n_nodes,
+                           OPARA__NIMBLE_MAX_NODES);
+    memset(&m, 0, sizeof m);
+    m.g = g;
+    m.reach.words = (n + 63) / 64;
+    m.reach.w = (uint64_t*)opara__calloc(rt, n * m.reach.words, sizeof(uint64_t));
+    m.row = (uint64_t*)opara__calloc(rt, m.reach.words, sizeof(uint64_t));
+    m.start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
+    m.adj = (uint32_t*)opara__calloc(rt, edges, sizeof(uint32_t));
+    m.match_l = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.match_r = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.stamp = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.stack = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.cursor = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain_head = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain_tail = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    ok = m.reach.w && m.row && m.start && m.adj && m.match_l && m.match_r && m.stamp && m.stack && m.cursor &&
+         m.chain && m.chain_head && m.chain_tail;
+    if (ok) {
+        opara__bipartite b;
+        uint32_t chains;
+        opara__nimble_reach(&m);
+        opara__nimble_reduce(&m);
+        b = opara__nimble_bipartite(&m, g->n_nodes);
+        opara__max_matching(&b);
+        chains = opara__nimble_chains(&m);
+        ok = opara__nimble_streams(&m, chains, stream, n_streams);
+    }
+    opara__free(rt, m.reach.w);
+    opara__free(rt, m.row);
+    opara__free(rt, m.start);
+    opara__free(rt, m.adj);
+    opara__free(rt, m.match_l);
+    opara__free(rt, m.match_r);
+    opara__free(rt, m.stamp);
+    opara__free(rt, m.stack);
+    opara__free(rt, m.cursor);
+    opara__free(rt, m.chain);
+    opara__free(rt, m.chain_head);
+    opara__free(rt, m.chain_tail);
+    return ok ? OPARA_OK : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "nimble: out of memory for %u nodes", g->n_nodes);
+}
+
+/* ---- wavefront: levels with barriers --------------------------------------------------------- */
+
+/* Reorders `order` by level (stable), puts the i-th op of each level on stream i, and makes every
+   op of level k+1 depend on every op of level k (the barrier, expressed as ordinary waits so the
+   backends need nothing special; the sync plan drops the waits a barrier makes redundant). */
+static opara_result opara__sched_wavefront(const opara__graph* g, opara__plan* p, uint32_t** extra_start,
+                                           uint32_t** extra) {
+    uint32_t n = g->n_nodes, i, v, max_level = 0, streams = 0;
+    uint32_t* start = NULL; /* start[l]: first index of level l in `sorted` */
+    uint32_t* fill = NULL;
+    uint32_t* sorted = NULL;
+    size_t total = 0;
+    for (i = 0; i < n; ++i) max_level = OPARA__MAX(max_level, p->level[i]);
+    start = (uint32_t*)opara__calloc(g->rt, (size_t)max_level + 3, sizeof(uint32_t));
+    fill = (uint32_t*)opara__calloc(g->rt, (size_t)max_level + 3, sizeof(uint32_t));
+    sorted = (uint32_t*)opara__calloc(g->rt, (size_t)n + 1, sizeof(uint32_t));
+    *extra_start = (uint32_t*)opara__calloc(g->rt, (size_t)n + 1, sizeof(uint32_t));
+    if (!start || !fill || !sorted || !*extra_start) goto oom;
+    for (i = 0; i < n; ++i) start[p->level[i] + 1]++;
+    for (i = 0; i < n; ++i)
+        if (p->level[i] > 0) total += start[p->level[i]]; /* start[l] still holds the size of level l-1 */
+    for (i = 1; i <= max_level + 1; ++i) {
+        streams = OPARA__MAX(streams, start[i]);
+        start[i] += start[i - 1];
+    }
+    *extra = (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    if (!*extra) goto oom;
+    for (i = 0; i < n; ++i) {
+        uint32_t u = p->order[i], lv = p->level[u];
+        sorted[start[lv] + fill[lv]] = u;
+        p->stream[u] = fill[lv]++;
+    }
+    memcpy(p->order, sorted, (size_t)n * sizeof(uint32_t));
+    total = 0;
+    for (v = 0; v < n; ++v) {
+        uint32_t lv = p->level[v], k;
+        (*extra_start)[v] = (uint32_t)total;
+        if (lv > 0)
+            for (k = start[lv - 1]; k < start[lv]; ++k) (*extra)[total++] = sorted[k];
+    }
+    (*extra_start)[n] = (uint32_t)total;
+    p->n_streams = streams;
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    opara__free(g->rt, sorted);
+    return OPARA_OK;
+oom:
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    opara__free(g->rt, sorted);
+    opara__free(g->rt, *extra_start);
+    *extra_start = NULL;
+    return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "wavefront: out of memory for %u nodes", n);
+}
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+static void opara__resolve_desc(opara__plan_desc* d, const opara__plan_desc* in) {
+    if (in) *d = *in;
+    else memset(d, 0, sizeof *d);
+    if (d->metric == OPARA__METRIC_DEFAULT) d->metric = OPARA__METRIC_SMEM_FRAC;
+    if (d->alternation == OPARA__ALT_DEFAULT) d->alternation = OPARA__ALT_PARITY;
+    if (d->pred_order == OPARA__PRED_DEFAULT) d->pred_order = OPARA__PRED_INPUT;
+    if (d->inherit == OPARA__INHERIT_DEFAULT) d->inherit = OPARA__INHERIT_FLAG;
+    if (d->alignment == 0) d->alignment = 256;
+    d->launch_order = opara__resolve_order(d);
+}
+
+static opara_result opara__check_desc(const opara__graph* g, const opara__plan_desc* d) {
+    if ((int)d->strategy < 0 || d->strategy >= OPARA_STRATEGY_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy %d", (int)d->strategy);
+    if ((int)d->launch_order < 0 || d->launch_order >= OPARA_LAUNCH_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)d->launch_order);
+    if (d->metric > OPARA__METRIC_DOMINANT || d->alternation > OPARA__ALT_LAST_PICK ||
+        d->pred_order > OPARA__PRED_ASC_STREAM || d->inherit > OPARA__INHERIT_FIRST_SUCCESSOR)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a plan knob is out of range");
+    if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "alignment %u is not a power of two <= 1 MiB", d->alignment);
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
+    if (!p) return;
+    opara__free(rt, p->order);
+    opara__free(rt, p->position);
+    opara__free(rt, p->stream);
+    opara__free(rt, p->stream_seq);
+    opara__free(rt, p->level);
+    opara__free(rt, p->records_event);
+    opara__free(rt, p->wait_start);
+    opara__free(rt, p->wait_nodes);
+    opara__free(rt, p->stream_fork);
+    opara__free(rt, p->stream_join);
+    opara__free(rt, p->stream_first);
+    opara__free(rt, p->stream_last);
+    opara__free(rt, p->storage);
+    opara__free(rt, p->offset);
+    opara__free(rt, p->alias_root);
+    opara__free(rt, p->alias_offset);
+    opara__free(rt, p->alias_kind);
+    opara__free(rt, p->value_bytes);
+    opara__free(rt, p);
+}
+
+static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1, v = (size_t)g->n_values + 1;
+    p->n_nodes = g->n_nodes;
+    p->n_values = g->n_values;
+    p->order = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->stream = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->stream_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->level = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->records_event = (uint8_t*)opara__calloc(rt, n, 1);
+    p->wait_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
+    p->storage = (uint8_t*)opara__calloc(rt, v, 1);
+    p->offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    p->alias_root = (int32_t*)opara__calloc(rt, v, sizeof(int32_t));
+    p->alias_offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    p->alias_kind = (uint8_t*)opara__calloc(rt, v, 1);
+    p->value_bytes = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    if (p->order && p->position && p->stream && p->stream_seq && p->level && p->records_event && p->wait_start &&
+        p->storage && p->offset && p->alias_root && p->alias_offset && p->alias_kind && p->value_bytes)
+        return OPARA_OK;
+    return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan of %u nodes", g->n_nodes);
+}
+
+static void opara__compute_levels(const opara__graph* g, uint32_t* level) {
+    uint32_t i, k;
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t v = g->topo[i], lv = 0;
+        for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k) lv = OPARA__MAX(lv, level[g->preds[k]] + 1);
+        level[v] = lv;
+    }
+}
+
+/* Renumbers streams by first use in launch order (stream 0 = the origin, the stream of order[0])
+   and fills position, stream_seq, stream_first/last. */
+static opara_result opara__finish_streams(const opara__graph* g, opara__plan* p, uint32_t raw_streams) {
+    uint32_t* remap = (uint32_t*)opara__calloc(g->rt, (size_t)raw_streams + 1, sizeof(uint32_t));
+    uint32_t* count;
+    uint32_t i, used = 0;
+    if (!remap) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
+    for (i = 0; i < raw_streams; ++i) remap[i] = UINT32_MAX;
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t v = p->order[i];
+        p->position[v] = i;
+        if (remap[p->stream[v]] == UINT32_MAX) remap[p->stream[v]] = used++;
+        p->stream[v] = remap[p->stream[v]];
+    }
+    opara__free(g->rt, remap);
+    p->n_streams = used;
+    p->stream_fork = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
+    p->stream_join = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
+    p->stream_first = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    p->stream_last = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    count = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    if (!p->stream_fork || !p->stream_join || !p->stream_first || !p->stream_last || !count) {
+        opara__free(g->rt, count);
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
+    }
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t v = p->order[i], s = p->stream[v];
+        if (!count[s]) p->stream_first[s] = v;
+        p->stream_seq[v] = ++count[s];
+        p->stream_last[s] = v;
+    }
+    opara__free(g->rt, count);
+    p->stats.n_streams = used;
+    return OPARA_OK;
+}
+
+static opara_result opara__assign_streams(const opara__graph* g, opara__plan* p, uint32_t** extra_start,
+                                          uint32_t** extra) {
+    uint32_t raw = 0, i;
+    opara_result r = OPARA_OK;
+    switch (p->desc.strategy) {
+    case OPARA_STRATEGY_OPARA:
+    case OPARA_STRATEGY_OPARA_TOPO: r = opara__sched_alg1(g, p->order, &p->desc, p->stream, &raw); break;
+    case OPARA_STRATEGY_SEQUENTIAL:
+        for (i = 0; i < g->n_nodes; ++i) p->stream[i] = 0;
+        raw = g->n_nodes ? 1 : 0;
+        break;
+    case OPARA_STRATEGY_NIMBLE: r = opara__sched_nimble(g, p->stream, &raw); break;
+    case OPARA_STRATEGY_WAVEFRONT:
+        r = opara__sched_wavefront(g, p, extra_start, extra);
+        raw = p->n_streams;
+        break;
+    default: r = opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy"); break;
+    }
+    if (r != OPARA_OK) return r;
+    return opara__finish_streams(g, p, raw);
+}
+
+static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, const opara__op_desc* descs,
+                                      const opara__device* dev) {
+    uint32_t* extra_start = NULL;
+    uint32_t* extra = NULL;
+    uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
+    opara_result r = opara__sched_order(g, descs, dev, &p->desc, p->order);
+    opara__compute_levels(g, p->level);
+    t1 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
+    t2 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__sync_plan(g, p, extra_start, extra);
+    opara__free(g->rt, extra_start);
+    opara__free(g->rt, extra);
+    t3 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__memory_plan(g, p);
+    t4 = opara__now_ns();
+    p->stats.order_ns = t1 - t0;
+    p->stats.streams_ns = t2 - t1;
+    p->stats.sync_ns = t3 - t2;
+    p->stats.memory_ns = t4 - t3;
+    p->stats.total_ns = t4 - t0;
+    if (r == OPARA_OK && p->desc.verify) {
+        r = opara__plan_verify(g, p);
+        p->stats.verify_ns = opara__now_ns() - t4;
+    }
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out) {
+    opara__plan* p;
+    opara_result r;
+    *out = NULL;
+    if (!g || !value_bytes) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "value sizes are required")
+                                     : OPARA_ERR_INVALID_ARGS;
+    p = (opara__plan*)opara__calloc(g->rt, 1, sizeof(opara__plan));
+    if (!p) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan");
+    opara__resolve_desc(&p->desc, desc);
+    r = opara__check_desc(g, &p->desc);
+    if (r == OPARA_OK) r = opara__plan_alloc(g, p);
+    if (r == OPARA_OK) {
+        memcpy(p->value_bytes, value_bytes, (size_t)g->n_values * sizeof(uint64_t));
+        r = opara__plan_build(g, p, descs, dev);
+    }
+    if (r != OPARA_OK) {
+        opara__plan_free(g->rt, p);
+        return r;
+    }
+    *out = p;
+    return OPARA_OK;
+}
+/* ==== END src/opara_sched.c ==== */
+/* ==== BEGIN src/opara_sync.c ==== */
+/* The sync plan: an event is recorded only after a node some other stream has to wait for, a
+   wait is dropped when the waiting stream's vector clock already covers it (implied by earlier
+   waits), and fork/join through the origin stream is added only where no event already orders a
+   stream's first op after the fork or its last op before the join. */
+/* #include "opara_sched.h" (inlined above) */
+
+/* ---- bounded vector clocks ------------------------------------------------------------------- */
+
+OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams) {
+    uint32_t k = 1;
+    while (k < n_streams && k < OPARA__VC_MAX_SLOTS) k *= 2;
+    return k;
+}
+
+OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k) {
+    uint32_t i;
+    for (i = 0; i < k; ++i) {
+        if (!src[i].seq) continue;
+        if (dst[i].stream == src[i].stream || !dst[i].seq) {
+            if (!dst[i].seq || src[i].seq > dst[i].seq) dst[i] = src[i];
+        } else if (src[i].stream > dst[i].stream) {
+            dst[i] = src[i]; /* two streams share the slot: keep the newer stream, forget the other */
+        }
+    }
+}
+
+OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
+    const opara__vc_slot* e = &c[stream & (k - 1)];
+    return e->seq && e->stream == stream && e->seq >= seq;
+}
+
+OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
+    opara__vc_slot* e = &c[stream & (k - 1)];
+    e->stream = stream;
+    e->seq = seq;
+}
+
+/* ---- the walk -------------------------------------------------------------------------------- */
+
+OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
+                                               uint32_t n_streams) {
+    uint32_t i;
+    memset(w, 0, sizeof *w);
+    w->rt = rt;
+    w->k = opara__vc_slots(n_streams);
+    w->stream_clock = (uint32_t*)opara__calloc(rt, (size_t)n_streams + 1, sizeof(uint32_t));
+    w->node_clock = (uint32_t*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(uint32_t));
+    w->refs = (uint32_t*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(uint32_t));
+    if (!w->stream_clock || !w->node_clock || !w->refs) {
+        opara__vc_walk_free(w);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < n_streams; ++i) w->stream_clock[i] = UINT32_MAX;
+    for (i = 0; i < n_nodes; ++i) w->node_clock[i] = UINT32_MAX;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w) {
+    opara__free(w->rt, w->pool);
+    opara__free(w->rt, w->free_list);
+    opara__free(w->rt, w->stream_clock);
+    opara__free(w->rt, w->node_clock);
+    opara__free(w->rt, w->refs);
+    memset(w, 0, sizeof *w);
+}
+
+static uint32_t opara__vc_walk_new(opara__vc_walk* w) {
+    uint32_t id;
+    if (w->n_free) {
+        id = w->free_list[--w->n_free];
+    } else {
+        size_t cap_slots = w->pool_cap * w->k;
+        if (w->pool_used == w->pool_cap) {
+            if (opara__grow(w->rt, (void**)&w->pool, &cap_slots, ((size_t)w->pool_used + 1) * w->k,
+                            sizeof(opara__vc_slot)) != OPARA_OK)
+                return UINT32_MAX;
+            w->pool_cap = cap_slots / w->k;
+        }
+        id = w->pool_used++;
+    }
+    memset(w->pool + (size_t)id * w->k, 0, w->k * sizeof(opara__vc_slot));
+    return id;
+}
+
+static void opara__vc_walk_release(opara__vc_walk* w, uint32_t id) {
+    if (w->n_free == w->free_cap &&
+        opara__grow(w->rt, (void**)&w->free_list, &w->free_cap, (size_t)w->n_free + 1, sizeof(uint32_t)) != OPARA_OK)
+        return; /* the slot leaks into the pool until the walk ends: harmless */
+    w->free_list[w->n_free++] = id;
+}
+
+OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s) {
+    if (w->stream_clock[s] == UINT32_MAX) {
+        uint32_t id = opara__vc_walk_new(w);
+        if (id == UINT32_MAX) return NULL;
+        w->stream_clock[s] = id;
+    }
+    return w->pool + (size_t)w->stream_clock[s] * w->k;
+}
+
+OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s) {
+    uint32_t id = opara__vc_walk_new(w);
+    if (id == UINT32_MAX || !opara__vc_walk_stream(w, s)) return 0;
+    memcpy(w->pool + (size_t)id * w->k, w->pool + (size_t)w->stream_clock[s] * w->k, w->k * sizeof(opara__vc_slot));
+    w->node_clock[v] = id;
+    return 1;
+}
+
+OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p) {
+    uint32_t id = w->node_clock[p];
+    if (id == UINT32_MAX || w->stream_clock[s] == UINT32_MAX) return;
+    opara__vc_merge(w->pool + (size_t)w->stream_clock[s] * w->k, w->pool + (size_t)id * w->k, w->k);
+    if (w->refs[p] && --w->refs[p] == 0) {
+        opara__vc_walk_release(w, id);
+        w->node_clock[p] = UINT32_MAX;
+    }
+}
+
+OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s) {
+    if (w->stream_clock[s] == UINT32_MAX) return;
+    opara__vc_walk_release(w, w->stream_clock[s]);
+    w->stream_clock[s] = UINT32_MAX;
+}
+
+/* ---- sync plan ------------------------------------------------------------------------------- */
+
+typedef struct opara__sync {
+    const opara__graph* g;
+    opara__plan* p;
+    const uint32_t* extra_start;
+    const uint32_t* extra;
+    opara__vc_walk walk;
+    uint32_t* deps;   /* scratch: one node's cross-stream dependencies */
+    uint32_t* stamp;  /* dedup: stamp[u] == gen when u is already listed */
+    uint32_t gen;
+    uint32_t* dependents; /* per node: cross-stream dependents (before pruning) */
+} opara__sync;
+
+/* Cross-stream dependencies of v (data + extra), deduplicated, latest launched first: the latest
+   one's clock usually covers the rest. */
+static uint32_t opara__sync_deps(opara__sync* s, uint32_t v) {
+    const opara__graph* g = s->g;
+    const opara__plan* p = s->p;
+    uint32_t n = 0, k, i, j, gen = ++s->gen;
+    for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k) {
+        uint32_t u = g->preds[k];
+        if (p->stream[u] != p->stream[v] && s->stamp[u] != gen) s->stamp[u] = gen, s->deps[n++] = u;
+    }
+    if (s->extra)
+        for (k = s->extra_start[v]; k < s->extra_start[v + 1]; ++k) {
+            uint32_t u = s->extra[k];
+            if (p->stream[u] != p->stream[v] && s->stamp[u] != gen) s->stamp[u] = gen, s->deps[n++] = u;
+        }
+    for (i = 1; i < n; ++i) {
+        uint32_t x = s->deps[i];
+        for (j = i; j > 0 && p->position[s->deps[j - 1]] < p->position[x]; --j) s->deps[j] = s->deps[j - 1];
+        s->deps[j] = x;
+    }
+    return n;
+}
+
+static uint32_t opara__sync_count(opara__sync* s) {
+    uint32_t v, i, total = 0;
+    for (v = 0; v < s->g->n_nodes; ++v) {
+        uint32_t n = opara__sync_deps(s, v);
+        for (i = 0; i < n; ++i) s->dependents[s->deps[i]]++;
+        total += n;
+    }
+    for (v = 0; v < s->g->n_nodes; ++v) s->walk.refs[v] = s->dependents[v];
+    return total;
+}
+
+/* One node: keep the waits its stream's clock does not cover, in ascending launch position. */
+static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_waits) {
+    opara__plan* p = s->p;
+    uint32_t sv = p->stream[v], n = opara__sync_deps(s, v), i, first = *n_waits;
+    opara__vc_slot* c = opara__vc_walk_stream(&s->walk, sv);
+    if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n; ++i) {
+        uint32_t u = s->deps[i];
+        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->stream[u], p->stream_seq[u])) {
+            p->stats.n_pruned_waits++;
+        } else {
+            p->wait_nodes[(*n_waits)++] = u;
+            p->records_event[u] = 1;
+        }
+        opara__vc_walk_acquire(&s->walk, sv, u);
+    }
+    {
+        uint32_t a = first, b = *n_waits;
+        while (b > a + 1) {
+            uint32_t t = p->wait_nodes[a];
+            p->wait_nodes[a++] = p->wait_nodes[--b];
+            p->wait_nodes[b] = t;
+        }
+    }
+    opara__vc_set(c, s->walk.k, sv, p->stream_seq[v]);
+    if (s->walk.refs[v] && !opara__vc_walk_snapshot(&s->walk, v, sv)) return OPARA_ERR_OUT_OF_MEMORY;
+    if (p->stream_last[sv] == v) opara__vc_walk_end_stream(&s->walk, sv);
+    return OPARA_OK;
+}
+
+static void opara__sync_fork_join(opara__sync* s) {
+    opara__plan* p = s->p;
+    uint32_t st;
+    for (st = 1; st < p->n_streams; ++st) {
+        uint32_t first = p->stream_first[st], last = p->stream_last[st];
+        p->stream_fork[st] = p->wait_start[first] == p->wait_start[first + 1];
+        p->stream_join[st] = s->dependents[last] == 0;
+        p->stats.n_forks += p->stream_fork[st];
+        p->stats.n_joins += p->stream_join[st];
+    }
+}
+
+/* The wait lists come out in launch order; the plan indexes them by node. */
+static opara_result opara__sync_by_node(opara__sync* s, const uint32_t* begin, uint32_t n_waits) {
+    const opara__graph* g = s->g;
+    opara__plan* p = s->p;
+    uint32_t* data = (uint32_t*)opara__calloc(g->rt, (size_t)n_waits + 1, sizeof(uint32_t));
+    uint32_t v, at = 0, k;
+    if (!data) return OPARA_ERR_OUT_OF_MEMORY;
+    for (v = 0; v < g->n_nodes; ++v) {
+        uint32_t i = p->position[v];
+        uint32_t end = i + 1 < g->n_nodes ? begin[p->order[i + 1]] : n_waits;
+        p->wait_start[v] = at;
+        for (k = begin[v]; k < end; ++k) data[at++] = p->wait_nodes[k];
+    }
+    p->wait_start[g->n_nodes] = at;
+    opara__free(g->rt, p->wait_nodes);
+    p->wait_nodes = data;
+    return OPARA_OK;
+}
+
+static opara_result opara__sync_run(opara__sync* s) {
+    const opara__graph* g = s->g;
+    opara__plan* p = s->p;
+    uint32_t total = opara__sync_count(s), i, n_waits = 0, v, k;
+    opara_result r = OPARA_OK;
+    uint32_t* begin;
+    p->wait_nodes = (uint32_t*)opara__calloc(g->rt, (size_t)total + 1, sizeof(uint32_t));
+    begin = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    if (!p->wait_nodes || !begin) {
+        opara__free(g->rt, begin);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        begin[p->order[i]] = n_waits;
+        r = opara__sync_node(s, p->order[i], &n_waits);
+    }
+    if (r == OPARA_OK) r = opara__sync_by_node(s, begin, n_waits);
+    opara__free(g->rt, begin);
+    if (r != OPARA_OK) return r;
+    p->stats.n_waits = n_waits;
+    for (v = 0; v < g->n_nodes; ++v) {
+        p->stats.n_events += p->records_event[v];
+        for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k)
+            p->stats.n_cross_edges += p->stream[g->preds[k]] != p->stream[v];
+    }
+    opara__sync_fork_join(s);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
+                                            const uint32_t* extra) {
+    opara__sync s;
+    opara_result r;
+    size_t max_deps = (size_t)g->pred_start[g->n_nodes] + 1;
+    memset(&s, 0, sizeof s);
+    s.g = g;
+    s.p = plan;
+    s.extra_start = extra_start;
+    s.extra = extra;
+    if (extra) max_deps += extra_start[g->n_nodes];
+    r = opara__vc_walk_init(&s.walk, g->rt, g->n_nodes, plan->n_streams);
+    s.deps = (uint32_t*)opara__calloc(g->rt, max_deps, sizeof(uint32_t));
+    s.stamp = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    s.dependents = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents)) r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r == OPARA_OK) r = opara__sync_run(&s);
+    opara__vc_walk_free(&s.walk);
+    opara__free(g->rt, s.deps);
+    opara__free(g->rt, s.stamp);
+    opara__free(g->rt, s.dependents);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
+    return r;
+}
+/* ==== END src/opara_sync.c ==== */
+/* ==== BEGIN src/opara_memplan.c ==== */
+/* The memory plan: one arena, a block per storage root, reused only when it is provably free.
+
+   A storage root is a value that owns bytes; views, in-place outputs and in-place Concat inputs
+   are members of another value's root. Walking the plan in launch order with the same bounded
+   vector clocks as the sync plan, a root retires when its last reader has been launched; it keeps
+   the (stream, rank) of every op that touched it (producers and readers of all its members, one
+   fact per stream). A retired block is reused by op v only when v's clock covers every fact, i.e.
+   every old reader happens-before v along stream order and event edges, whichever streams they
+   ran on. Blocks tile the arena; adjacent reusable blocks are combined, best fit first, and the
+   last block can grow the arena. Graph outputs are pinned (never reused). */
+/* #include "opara_sched.h" (inlined above) */
+
+enum { OPARA__SEG_BUSY = 0, OPARA__SEG_RETIRED = 1 };
+
+typedef struct opara__seg {
+    uint64_t offset, size;
+    uint32_t prev, next; /* UINT32_MAX at the ends */
+    uint32_t facts, n_facts;
+    uint8_t state;
+} opara__seg;
+
+typedef struct opara__mem {
+    const opara__graph* g;
+    opara__plan* p;
+    opara__vc_walk walk;
+    int32_t* parent;        /* [V] alias parent, -1 for a root */
+    uint64_t* parent_off;   /* [V] byte offset inside the parent */
+    uint32_t* pending;      /* [V] by root: reads still to come */
+    uint32_t* member_next;  /* [V] singly linked members of a root, UINT32_MAX ends */
+    uint32_t* member_head;  /* [V] by root */
+    uint32_t* seg_of;       /* [V] by root: its segment while busy, UINT32_MAX when never allocated */
+    uint64_t* root_offset;  /* [V] by root: arena offset, fixed at allocation */
+    uint32_t* prior_start;  /* [V] by root: facts of the block's previous occupants (in `facts`) */
+    uint32_t* prior_count;
+    uint8_t* is_output;     /* [V] graph output */
+    uint8_t* pinned;        /* [V] by root */
+    uint8_t* retired;       /* [V] by root */
+    opara__seg* segs;
+    size_t seg_cap;
+    uint32_t n_segs, seg_head, seg_tail, seg_free;
+    opara__vc_slot* facts;  /* (stream, seq) facts of retired blocks */
+    size_t facts_cap, n_facts;
+    uint32_t* stream_stamp; /* [n_streams] dedup while gathering facts */
+    uint32_t* stream_fact;  /* [n_streams] index of the stream's fact */
+    uint32_t stamp;
+    uint64_t top;
+} opara__mem;
+
+static uint64_t opara__mem_align(const opara__mem* m, uint64_t size) {
+    uint64_t a = m->p->desc.alignment;
+    size = size ? size : 1;
+    return size + (a - size % a) % a;
+}
+
+static uint32_t opara__value_root(const opara__mem* m, uint32_t v) {
+    while (m->parent[v] >= 0) v = (uint32_t)m->parent[v];
+    return v;
+}
+
+static int opara__is_arena_value(const opara__graph* g, uint32_t v) {
+    return g->values[v].kind == OPARA__VALUE_ACTIVATION && g->values[v].producer >= 0;
+}
+
+static uint32_t opara__consumer_count(const opara__graph* g, uint32_t v) {
+    return g->consumer_start[v + 1] - g->consumer_start[v];
+}
+
+/* ---- static aliases: views and Concat inputs ------------------------------------------------- */
+
+static void opara__mem_views(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t i;
+    if (m->p->desc.no_view_alias) return;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[m->p->order[i]];
+        int32_t x, y;
+        if (!opara__op_is_view(n->op) || n->n_inputs < 1 || n->n_outputs != 1) continue;
+        x = n->inputs[0];
+        y = n->outputs[0];
+        if (x < 0 || y < 0 || m->p->value_bytes[y] != m->p->value_bytes[x]) continue;
+        if (g->values[x].kind == OPARA__VALUE_ACTIVATION && g->values[x].producer < 0) continue;
+        m->parent[y] = x;
+        m->parent_off[y] = 0;
+        m->p->alias_kind[y] = OPARA__ALIAS_VIEW;
+        m->p->stats.n_views++;
+    }
+}
+
+/* Byte offsets of a Concat's inputs inside its output when every input is one contiguous slice
+   (the dimensions before the axis multiply to 1); 0 when not provable. */
+static int opara__concat_layout(const opara__mem* m, const opara__node* n) {
+    const opara__shape* shapes = m->p->desc.shapes;
+    const opara__shape* ys;
+    int64_t axis, outer = 1, d;
+    uint64_t sum = 0;
+    uint32_t i;
+    if (!shapes || n->n_outputs != 1 || n->outputs[0] < 0) return 0;
+    ys = &shapes[n->outputs[0]];
+    if (ys->ndim <= 0) return 0;
+    axis = opara__attr_int(n, "axis", 0);
+    if (axis < 0) axis += ys->ndim;
+    if (axis < 0 || axis >= ys->ndim) return 0;
+    for (d = 0; d < axis; ++d) outer *= ys->dims[d];
+    if (outer != 1) return 0;
+    for (i = 0; i < n->n_inputs; ++i) {
+        if (n->inputs[i] < 0) return 0;
+        sum += m->p->value_bytes[n->inputs[i]];
+    }
+    return sum == m->p->value_bytes[n->outputs[0]];
+}
+
+static int opara__concat_part_ok(const opara__mem* m, const opara__node* n, uint32_t i) {
+    const opara__graph* g = m->g;
+    int32_t x = n->inputs[i];
+    uint32_t j;
+    const opara__node* prod;
+    if (!opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) return 0;
+    prod = &g->nodes[g->values[x].producer];
+    if (opara__op_is_view(prod->op)) return 0;
+    /* a Concat output that already holds in-place inputs stays a root: if its Concat later found the
+       outer block unsafe, those inputs would already have been written there */
+    if (prod->op == OPARA__OP_CONCAT)
+        for (j = 0; j < prod->n_inputs; ++j)
+            if (prod->inputs[j] >= 0 && m->parent[prod->inputs[j]] == x) return 0;
+    for (j = 0; j < n->n_inputs; ++j)
+        if (j != i && n->inputs[j] == x) return 0;
+    return 1;
+}
+
+static void opara__mem_concats(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t i, k;
+    if (m->p->desc.no_concat_in_place) return;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[m->p->order[i]];
+        uint64_t off = 0;
+        if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, n)) continue;
+        for (k = 0; k < n->n_inputs; ++k) {
+            int32_t x = n->inputs[k];
+            if (opara__concat_part_ok(m, n, k)) {
+                m->parent[x] = n->outputs[0];
+                m->parent_off[x] = off;
+                m->p->alias_kind[x] = OPARA__ALIAS_CONCAT;
+                m->p->stats.n_concat_in_place++;
+            }
+            off += m->p->value_bytes[x];
+        }
+    }
+}
+
+static void opara__mem_add_member(opara__mem* m, uint32_t v) {
+    uint32_t r = opara__value_root(m, v);
+    m->member_next[v] = m->member_head[r];
+    m->member_head[r] = v;
+    m->pending[r] += opara__consumer_count(m->g, v);
+}
+
+static void opara__mem_roots(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        m->member_head[v] = m->member_next[v] = m->seg_of[v] = UINT32_MAX;
+        m->pending[v] = 0;
+    }
+    for (v = 0; v < g->n_values; ++v) opara__mem_add_member(m, v);
+    for (v = 0; v < g->n_outputs; ++v) {
+        m->pinned[opara__value_root(m, (uint32_t)g->outputs[v])] = 1;
+        m->is_output[g->outputs[v]] = 1;
+    }
+}
+
+/* ---- facts: (stream, rank) pairs, one per stream, appended to m->facts ------------------------- */
+
+static int opara__mem_reserve_facts(opara__mem* m, size_t more) {
+    return m->n_facts + more <= m->facts_cap ||
+           opara__grow(m->g->rt, (void**)&m->facts, &m->facts_cap, m->n_facts + more, sizeof(opara__vc_slot)) == OPARA_OK;
+}
+
+/* Starts a new fact list at m->n_facts; the caller has reserved room. */
+static uint32_t opara__mem_facts_begin(opara__mem* m) {
+    m->stamp++;
+    return (uint32_t)m->n_facts;
+}
+
+static void opara__mem_add_fact(opara__mem* m, uint32_t s, uint32_t q) {
+    if (m->stream_stamp[s] != m->stamp) {
+        m->stream_stamp[s] = m->stamp;
+        m->stream_fact[s] = (uint32_t)m->n_facts;
+        m->facts[m->n_facts].stream = s;
+        m->facts[m->n_facts++].seq = q;
+    } else if (m->facts[m->stream_fact[s]].seq < q) {
+        m->facts[m->stream_fact[s]].seq = q;
+    }
+}
+
+static void opara__mem_fact(opara__mem* m, uint32_t node) {
+    opara__mem_add_fact(m, m->p->stream[node], m->p->stream_seq[node]);
+}
+
+static int opara__mem_knows_all(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
+    uint32_t i;
+    for (i = 0; i < count; ++i)
+        if (!opara__vc_knows(c, m->walk.k, m->facts[start + i].stream, m->facts[start + i].seq)) return 0;
+    return 1;
+}
+
+/* ---- segments -------------------------------------------------------------------------------- */
+
+static uint32_t opara__seg_new(opara__mem* m) {
+    uint32_t id;
+    if (m->seg_free != UINT32_MAX) {
+        id = m->seg_free;
+        m->seg_free = m->segs[id].next;
+    } else {
+        if (m->n_segs == m->seg_cap &&
+            opara__grow(m->g->rt, (void**)&m->segs, &m->seg_cap, (size_t)m->n_segs + 1, sizeof(opara__seg)) != OPARA_OK)
+            return UINT32_MAX;
+        id = m->n_segs++;
+    }
+    memset(&m->segs[id], 0, sizeof(opara__seg));
+    m->segs[id].prev = m->segs[id].next = UINT32_MAX;
+    return id;
+}
+
+static void opara__seg_unlink(opara__mem* m, uint32_t id) {
+    opara__seg* s = &m->segs[id];
+    if (s->prev != UINT32_MAX) m->segs[s->prev].next = s->next;
+    else m->seg_head = s->next;
+    if (s->next != UINT32_MAX) m->segs[s->next].prev = s->prev;
+    else m->seg_tail = s->prev;
+    s->next = m->seg_free;
+    m->seg_free = id;
+}
+
+/* Inserts `id` after `at` (UINT32_MAX: at the front). */
+static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
+    opara__seg* s = &m->segs[id];
+    s->prev = at;
+    s->next = at == UINT32_MAX ? m->seg_head : m->segs[at].next;
+    if (s->next != UINT32_MAX) m->segs[s->next].prev = id;
+    else m->seg_tail = id;
+    if (at == UINT32_MAX) m->seg_head = id;
+    else m->segs[at].next = id;
+}
+
+static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
+    const opara__seg* s = &m->segs[id];
+    if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
+    return opara__mem_knows_all(m, s->facts, s->n_facts, c);
+}
+
+/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits, else the
+   run that ends at the arena's top (it grows). Returns the run's first segment or UINT32_MAX. */
+static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+    uint32_t id, best = UINT32_MAX, run = UINT32_MAX, tail_run = UINT32_MAX;
+    uint64_t best_size = 0, run_size = 0;
+    for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
+        uint64_t before;
+        if (!opara__seg_usable(m, id, c)) {
+            run = UINT32_MAX;
+            continue;
+        }
+        if (run == UINT32_MAX) run = id, run_size = 0;
+        before = run_size;
+        run_size += m->segs[id].size;
+        if (before < size && run_size >= size && (best == UINT32_MAX || run_size < best_size))
+            best = run, best_size = run_size;
+        if (m->segs[id].next == UINT32_MAX) tail_run = run;
+    }
+    return best != UINT32_MAX ? best : tail_run;
+}
+
+/* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
+   segment it covers, or growing the arena). */
+/* The previous occupants' facts of the segments a run's first `size` bytes cover, so later writers
+   into the same block (other inputs of an in-place Concat) can be checked too. */
+static int opara__seg_prior_facts(opara__mem* m, uint32_t first, uint64_t size, uint32_t* start, uint32_t* count) {
+    uint32_t id;
+    uint64_t have = 0;
+    size_t need = 0;
+    for (id = first; id != UINT32_MAX && have < size; id = m->segs[id].next) need += m->segs[id].n_facts, have += m->segs[id].size;
+    if (!opara__mem_reserve_facts(m, need)) return 0;
+    *start = opara__mem_facts_begin(m);
+    for (id = first, have = 0; id != UINT32_MAX && have < size; id = m->segs[id].next) {
+        uint32_t i;
+        for (i = 0; i < m->segs[id].n_facts; ++i)
+            opara__mem_add_fact(m, m->facts[m->segs[id].facts + i].stream, m->facts[m->segs[id].facts + i].seq);
+        have += m->segs[id].size;
+    }
+    *count = (uint32_t)m->n_facts - *start;
+    return 1;
+}
+
+static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
+    opara__seg* head = &m->segs[first];
+    uint64_t have = head->size;
+    while (have < size && head->next != UINT32_MAX) {
+        uint32_t nx = head->next;
+        opara__seg* n = &m->segs[nx];
+        if (have + n->size > size) {
+            uint64_t used = size - have;
+            n->offset += used;
+            n->size -= used;
+            have = size;
+            break;
+        }
+        have += n->size;
+        opara__seg_unlink(m, nx);
+        head = &m->segs[first];
+    }
+    head = &m->segs[first];
+    if (have > size) {
+        uint32_t rest = opara__seg_new(m);
+        head = &m->segs[first];
+        if (rest != UINT32_MAX) {
+            m->segs[rest] = *head;
+            m->segs[rest].offset = head->offset + size;
+            m->segs[rest].size = have - size;
+            opara__seg_link_after(m, first, rest);
+            head = &m->segs[first];
+            have = size;
+        }
+    }
+    if (have < size) m->top += size - have; /* the run ended at the top: grow */
+    head->size = OPARA__MAX(have, size);
+    head->state = OPARA__SEG_BUSY;
+    head->n_facts = 0;
+    return first;
+}
+
+static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_slot* c, uint32_t* prior_start,
+                                 uint32_t* prior_count) {
+    uint32_t run = opara__seg_find(m, size, c), id;
+    *prior_start = *prior_count = 0;
+    if (run != UINT32_MAX) {
+        if (!opara__seg_prior_facts(m, run, size, prior_start, prior_count)) return UINT32_MAX;
+        return opara__seg_take(m, run, size);
+    }
+    id = opara__seg_new(m);
+    if (id == UINT32_MAX) return id;
+    m->segs[id].offset = m->top;
+    m->segs[id].size = size;
+    m->segs[id].state = OPARA__SEG_BUSY;
+    opara__seg_link_after(m, m->seg_tail, id);
+    m->top += size;
+    return id;
+}
+
+/* ---- the walk -------------------------------------------------------------------------------- */
+
+/* Retires root r: its block keeps one fact per stream that touched any member. */
+static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
+    const opara__graph* g = m->g;
+    uint32_t v, k, start;
+    opara__seg* s;
+    size_t need = 1;
+    for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) need += opara__consumer_count(g, v) + 1;
+    if (!opara__mem_reserve_facts(m, need)) return OPARA_ERR_OUT_OF_MEMORY;
+    start = opara__mem_facts_begin(m);
+    for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) {
+        if (g->values[v].producer >= 0) opara__mem_fact(m, (uint32_t)g->values[v].producer);
+        for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k) opara__mem_fact(m, g->consumer_nodes[k]);
+    }
+    s = &m->segs[m->seg_of[r]];
+    s->state = OPARA__SEG_RETIRED;
+    s->facts = start;
+    s->n_facts = (uint32_t)m->n_facts - start;
+    m->retired[r] = 1;
+    return OPARA_OK;
+}
+
+static int opara__inplace_op(opara__op op) {
+    switch (op) {
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
+    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_ADD:
+    case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_SQRT:
+    case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_BATCH_NORM:
+        return 1;
+    default: return 0;
+    }
+}
+
+/* Every earlier reader and writer of root r other than v happens-before v. */
+static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__plan* p = m->p;
+    uint32_t x, k;
+    for (x = m->member_head[r]; x != UINT32_MAX; x = m->member_next[x]) {
+        int32_t w = g->values[x].producer;
+        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->stream[w], p->stream_seq[w])) return 0;
+        for (k = g->consumer_start[x]; k < g->consumer_start[x + 1]; ++k) {
+            uint32_t u = g->consumer_nodes[k];
+            if (u != v && !opara__vc_knows(c, m->walk.k, p->stream[u], p->stream_seq[u])) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every input of n that lives in root x covers exactly x's bytes (an elementwise op may write over
+   an input it reads element by element, not over a different slice); counts those reads. */
+static int opara__mem_same_bytes_only(const opara__mem* m, const opara__node* n, uint32_t x, uint32_t* reads) {
+    uint32_t j;
+    *reads = 0;
+    for (j = 0; j < n->n_inputs; ++j) {
+        uint32_t u = (uint32_t)n->inputs[j], w;
+        uint64_t off = 0;
+        if (n->inputs[j] < 0) continue;
+        for (w = u; m->parent[w] >= 0; w = (uint32_t)m->parent[w]) off += m->parent_off[w];
+        if (w != x) continue;
+        if (off != 0 || m->p->value_bytes[u] != m->p->value_bytes[x]) return 0;
+        ++*reads;
+    }
+    return 1;
+}
+
+/* The input whose block output y of node v can take, or -1. */
+static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32_t y, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    uint32_t i;
+    if (m->p->desc.no_inplace || m->p->desc.no_memory_reuse || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
+    if (m->parent[y] >= 0 || m->pinned[y] || m->seg_of[y] != UINT32_MAX) return -1;
+    for (i = 0; i < n->n_inputs; ++i) {
+        int32_t x = n->inputs[i];
+        uint32_t reads = 0;
+        if (x < 0 || !opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) continue;
+        if (m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
+        if (m->p->value_bytes[x] != m->p->value_bytes[y]) continue;
+        if (!opara__mem_same_bytes_only(m, n, (uint32_t)x, &reads)) continue;
+        if (m->pending[x] != reads || !opara__mem_all_before(m, (uint32_t)x, v, c)) continue;
+        return x;
+    }
+    return -1;
+}
+
+/* Concat input y goes back to owning its bytes (the Concat will copy it), with the members that
+   reach their root through it (its views). */
+static void opara__mem_unfuse(opara__mem* m, uint32_t y) {
+    uint32_t r = opara__value_root(m, y), u, prev = UINT32_MAX, next;
+    m->parent[y] = -1;
+    m->parent_off[y] = 0;
+    m->p->alias_kind[y] = OPARA__ALIAS_NONE;
+    m->p->stats.n_concat_in_place--;
+    m->member_head[y] = UINT32_MAX;
+    for (u = m->member_head[r]; u != UINT32_MAX; u = next) {
+        next = m->member_next[u];
+        if (opara__value_root(m, u) != y) {
+            prev = u;
+            continue;
+        }
+        if (prev == UINT32_MAX) m->member_head[r] = next;
+        else m->member_next[prev] = next;
+        m->member_next[u] = m->member_head[y];
+        m->member_head[y] = u;
+        m->pending[r] -= opara__consumer_count(m->g, u);
+        m->pending[y] += opara__consumer_count(m->g, u);
+        if (m->is_output[u]) m->pinned[y] = 1;
+    }
+}
+
+/* Root y (with its views) becomes a member of root x: y is written in place over x. */
+static void opara__mem_move_root(opara__mem* m, uint32_t y, uint32_t x) {
+    uint32_t tail = m->member_head[y];
+    while (m->member_next[tail] != UINT32_MAX) tail = m->member_next[tail];
+    m->member_next[tail] = m->member_head[x];
+    m->member_head[x] = m->member_head[y];
+    m->member_head[y] = UINT32_MAX;
+    m->pending[x] += m->pending[y];
+    m->pending[y] = 0;
+    m->parent[y] = (int32_t)x;
+    m->parent_off[y] = 0;
+    m->p->alias_kind[y] = OPARA__ALIAS_INPLACE;
+    m->p->stats.n_inplace++;
+}
+
+static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    uint32_t i;
+    for (i = 0; i < n->n_outputs; ++i) {
+        uint32_t y = (uint32_t)n->outputs[i], r;
+        int32_t src;
+        if (n->outputs[i] < 0 || m->p->alias_kind[y] == OPARA__ALIAS_VIEW) continue;
+        src = opara__mem_inplace_source(m, v, y, c);
+        if (src >= 0) {
+            opara__mem_move_root(m, y, (uint32_t)src);
+            continue;
+        }
+        r = opara__value_root(m, y);
+        if (m->seg_of[r] != UINT32_MAX) {
+            /* a Concat output allocated by an earlier input's producer: writing into it is safe only
+               if the block's previous occupants are done for this producer too. (The Concat itself
+               comes after all its inputs' producers, so after the one that allocated the block.) */
+            if (r == y || opara__mem_knows_all(m, m->prior_start[r], m->prior_count[r], c)) continue;
+            opara__mem_unfuse(m, y);
+            r = y;
+        }
+        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c, &m->prior_start[r],
+                                        &m->prior_count[r]);
+        if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
+        m->root_offset[r] = m->segs[m->seg_of[r]].offset;
+        m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
+    }
+    return OPARA_OK;
+}
+
+static int opara__mem_retirable(const opara__mem* m, uint32_t r) {
+    return m->pending[r] == 0 && !m->pinned[r] && !m->retired[r] && m->seg_of[r] != UINT32_MAX;
+}
+
+static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    opara__plan* p = m->p;
+    uint32_t s = p->stream[v], k;
+    opara__vc_slot* c = opara__vc_walk_stream(&m->walk, s);
+    opara_result r;
+    if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) opara__vc_walk_acquire(&m->walk, s, p->wait_nodes[k]);
+    r = opara__mem_outputs(m, v, c);
+    if (r != OPARA_OK) return r;
+    for (k = 0; k < n->n_inputs; ++k)
+        if (n->inputs[k] >= 0) m->pending[opara__value_root(m, (uint32_t)n->inputs[k])]--;
+    for (k = 0; k < n->n_inputs && r == OPARA_OK; ++k)
+        if (n->inputs[k] >= 0 && opara__mem_retirable(m, opara__value_root(m, (uint32_t)n->inputs[k])))
+            r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->inputs[k]));
+    for (k = 0; k < n->n_outputs && r == OPARA_OK; ++k)
+        if (n->outputs[k] >= 0 && opara__mem_retirable(m, opara__value_root(m, (uint32_t)n->outputs[k])))
+            r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->outputs[k]));
+    if (r != OPARA_OK) return r;
+    c = opara__vc_walk_stream(&m->walk, s);
+    opara__vc_set(c, m->walk.k, s, p->stream_seq[v]);
+    if (m->walk.refs[v] && !opara__vc_walk_snapshot(&m->walk, v, s)) return OPARA_ERR_OUT_OF_MEMORY;
+    if (p->stream_last[s] == v) opara__vc_walk_end_stream(&m->walk, s);
+    return OPARA_OK;
+}
+
+static void opara__mem_publish(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        uint32_t r = v;
+        uint64_t off = 0;
+        while (m->parent[r] >= 0) off += m->parent_off[r], r = (uint32_t)m->parent[r];
+        p->alias_root[v] = (int32_t)r;
+        p->alias_offset[v] = off;
+        p->offset[v] = OPARA__NO_ARENA;
+        if (g->values[r].kind != OPARA__VALUE_ACTIVATION) {
+            p->storage[v] = OPARA__STORAGE_EXTERNAL;
+        } else if (m->seg_of[r] != UINT32_MAX) {
+            p->storage[v] = OPARA__STORAGE_ARENA;
+            p->offset[v] = m->root_offset[r] + off;
+        } else {
+            p->storage[v] = OPARA__STORAGE_NONE;
+        }
+    }
+    p->arena_bytes = m->top;
+    p->alignment = p->desc.alignment;
+    p->stats.arena_bytes = m->top;
+}
+
+static opara_result opara__mem_run(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    uint32_t i, v, k;
+    opara_result r = OPARA_OK;
+    for (v = 0; v < g->n_nodes; ++v)
+        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) m->walk.refs[p->wait_nodes[k]]++;
+    opara__mem_views(m);
+    opara__mem_concats(m);
+    opara__mem_roots(m);
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) r = opara__mem_node(m, p->order[i]);
+    if (r == OPARA_OK) opara__mem_publish(m);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan) {
+    opara__mem m;
+    opara_runtime* rt = g->rt;
+    size_t nv = (size_t)g->n_values + 1;
+    opara_result r;
+    uint32_t v;
+    memset(&m, 0, sizeof m);
+    m.g = g;
+    m.p = plan;
+    m.seg_head = m.seg_tail = m.seg_free = UINT32_MAX;
+    r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
+    m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
+    m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
+    m.pending = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.member_next = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.member_head = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.seg_of = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.root_offset = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
+    m.prior_start = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.prior_count = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.is_output = (uint8_t*)opara__calloc(rt, nv, 1);
+    m.pinned = (uint8_t*)opara__calloc(rt, nv, 1);
+    m.retired = (uint8_t*)opara__calloc(rt, nv, 1);
+    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset || !m.prior_start || !m.prior_count || !m.is_output ||
+                          !m.pinned || !m.retired || !m.stream_stamp || !m.stream_fact))
+        r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r == OPARA_OK) {
+        for (v = 0; v < g->n_values; ++v) m.parent[v] = -1;
+        memset(plan->alias_kind, 0, nv);
+        r = opara__mem_run(&m);
+    }
+    opara__vc_walk_free(&m.walk);
+    opara__free(rt, m.parent);
+    opara__free(rt, m.parent_off);
+    opara__free(rt, m.pending);
+    opara__free(rt, m.member_next);
+    opara__free(rt, m.member_head);
+    opara__free(rt, m.seg_of);
+    opara__free(rt, m.root_offset);
+    opara__free(rt, m.prior_start);
+    opara__free(rt, m.prior_count);
+    opara__free(rt, m.is_output);
+    opara__free(rt, m.pinned);
+    opara__free(rt, m.retired);
+    opara__free(rt, m.segs);
+    opara__free(rt, m.facts);
+    opara__free(rt, m.stream_stamp);
+    opara__free(rt, m.stream_fact);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "out of memory planning memory for %u values", g->n_values);
+    return r;
+}
+/* ==== END src/opara_memplan.c ==== */
+/* ==== BEGIN src/opara_verify.c ==== */
+/* The plan verifier. Independent of how the plan was made: it rebuilds the happens-before
+   relation from the plan alone (stream order + waits, exact vector clocks of size n_streams per
+   node) and checks every claim against the graph. O(V * streams + accesses * overlaps). */
+/* #include "opara_sched.h" (inlined above) */
+
+#include <stdlib.h>
+
+#define OPARA__VERIFY_MAX_CLOCK_ENTRIES ((size_t)1 << 27)
+
+typedef struct opara__access {
+    uint64_t start, end; /* arena bytes [start, end) */
+    uint32_t node;
+} opara__access;
+
+typedef struct opara__verify {
+    const opara__graph* g;
+    const opara__plan* p;
+    uint32_t* vc;          /* [n_nodes * n_streams] */
+    opara__access* writes; /* sorted by start */
+    size_t n_writes;
+    uint64_t max_len;
+} opara__verify;
+
+static const char* opara__vname(const opara__graph* g, uint32_t node) {
+    return g->nodes[node].name && g->nodes[node].name[0] ? g->nodes[node].name : "(unnamed)";
+}
+
+#define OPARA__BAD(v, ...) opara__fail((v)->g->rt, OPARA_ERR_PLAN_INVALID, __VA_ARGS__)
+
+/* a happens-before b (a != b). */
+static int opara__hb(const opara__verify* v, uint32_t a, uint32_t b) {
+    const opara__plan* p = v->p;
+    return a != b && v->vc[(size_t)b * p->n_streams + p->stream[a]] >= p->stream_seq[a];
+}
+
+/* ---- structure ------------------------------------------------------------------------------- */
+
+static opara_result opara__verify_order(opara__verify* v, uint32_t* seen) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t i, k;
+    if (p->n_nodes != g->n_nodes || p->n_values != g->n_values)
+        return OPARA__BAD(v, "plan is for %u nodes/%u values, graph has %u/%u", p->n_nodes, p->n_values, g->n_nodes,
+                          g->n_values);
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t n = p->order[i];
+        if (n >= g->n_nodes || seen[n]) return OPARA__BAD(v, "launch order: entry %u (node %u) is invalid or repeated", i, n);
+        seen[n] = 1;
+        if (p->position[n] != i) return OPARA__BAD(v, "position of node %u is %u, launch order has it at %u", n, p->position[n], i);
+    }
+    for (i = 0; i < g->n_nodes; ++i)
+        for (k = g->pred_start[i]; k < g->pred_start[i + 1]; ++k)
+            if (p->position[g->preds[k]] >= p->position[i])
+                return OPARA__BAD(v, "launch order is not topological: node %u '%s' is launched before its input's producer %u '%s'",
+                                  i, opara__vname(g, i), g->preds[k], opara__vname(g, g->preds[k]));
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_streams(opara__verify* v, uint32_t* count) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t i, s;
+    for (s = 0; s < p->n_streams; ++s) count[s] = 0;
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t n = p->order[i], st = p->stream[n];
+        if (st >= p->n_streams) return OPARA__BAD(v, "node %u '%s' is on stream %u of %u", n, opara__vname(g, n), st, p->n_streams);
+        if (!count[st] && p->stream_first[st] != n) return OPARA__BAD(v, "stream %u: first node is %u, plan says %u", st, n, p->stream_first[st]);
+        if (p->stream_seq[n] != ++count[st]) return OPARA__BAD(v, "node %u '%s' has rank %u on stream %u, expected %u", n, opara__vname(g, n), p->stream_seq[n], st, count[st]);
+    }
+    for (s = 0; s < p->n_streams; ++s) {
+        if (!count[s]) return OPARA__BAD(v, "stream %u has no node", s);
+        if (p->stream_seq[p->stream_last[s]] != count[s] || p->stream[p->stream_last[s]] != s)
+            return OPARA__BAD(v, "stream %u: last node %u is not its last", s, p->stream_last[s]);
+    }
+    if (g->n_nodes && p->stream[p->order[0]] != 0) return OPARA__BAD(v, "the first launched node is not on the origin stream 0");
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_waits(opara__verify* v) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t n, k;
+    if (p->wait_start[0] != 0) return OPARA__BAD(v, "wait lists do not start at 0");
+    for (n = 0; n < g->n_nodes; ++n) {
+        if (p->wait_start[n + 1] < p->wait_start[n] || p->wait_start[n + 1] > p->stats.n_waits)
+            return OPARA__BAD(v, "wait list of node %u is out of range", n);
+        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) {
+            uint32_t u = p->wait_nodes[k];
+            if (u >= g->n_nodes) return OPARA__BAD(v, "node %u waits on node %u, which does not exist", n, u);
+            if (p->position[u] >= p->position[n])
+                return OPARA__BAD(v, "node %u '%s' waits on node %u '%s', which is launched later", n, opara__vname(g, n), u, opara__vname(g, u));
+            if (p->stream[u] == p->stream[n]) return OPARA__BAD(v, "node %u '%s' waits on node %u on its own stream %u", n, opara__vname(g, n), u, p->stream[n]);
+            if (!p->records_event[u]) return OPARA__BAD(v, "node %u '%s' waits on node %u '%s', which records no event", n, opara__vname(g, n), u, opara__vname(g, u));
+        }
+    }
+    return OPARA_OK;
+}
+
+static void opara__vc_max(uint32_t* dst, const uint32_t* src, uint32_t n) {
+    uint32_t i;
+    for (i = 0; i < n; ++i)
+        if (src[i] > dst[i]) dst[i] = src[i];
+}
+
+static void opara__verify_clocks(opara__verify* v, uint32_t* last) {
+    const opara__plan* p = v->p;
+    uint32_t i, k, S = p->n_streams;
+    for (i = 0; i < S; ++i) last[i] = UINT32_MAX;
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t n = p->order[i], s = p->stream[n];
+        uint32_t* c = v->vc + (size_t)n * S;
+        if (last[s] != UINT32_MAX) memcpy(c, v->vc + (size_t)last[s] * S, S * sizeof(uint32_t));
+        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) opara__vc_max(c, v->vc + (size_t)p->wait_nodes[k] * S, S);
+        c[s] = p->stream_seq[n];
+        last[s] = n;
+    }
+}
+
+/* Every stream starts after the fork (its first op waits on the fork event or on another stream's
+   event) and the origin's end covers every stream's last op through the join waits. */
+static opara_result opara__verify_fork_join(opara__verify* v, uint32_t* end) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t s, S = p->n_streams;
+    if (!g->n_nodes) return OPARA_OK;
+    memcpy(end, v->vc + (size_t)p->stream_last[0] * S, S * sizeof(uint32_t));
+    for (s = 1; s < S; ++s) {
+        uint32_t first = p->stream_first[s];
+        if (!p->stream_fork[s] && p->wait_start[first] == p->wait_start[first + 1])
+            return OPARA__BAD(v, "stream %u neither waits on the fork event nor starts with a wait", s);
+        if (p->stream_join[s]) opara__vc_max(end, v->vc + (size_t)p->stream_last[s] * S, S);
+    }
+    for (s = 0; s < S; ++s)
+        if (end[s] < p->stream_seq[p->stream_last[s]])
+            return OPARA__BAD(v, "stream %u is not joined back into the origin stream", s);
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_deps(opara__verify* v) {
+    const opara__graph* g = v->g;
+    uint32_t n, k;
+    for (n = 0; n < g->n_nodes; ++n)
+        for (k = g->pred_start[n]; k < g->pred_start[n + 1]; ++k)
+            if (!opara__hb(v, g->preds[k], n))
+                return OPARA__BAD(v, "dependency %u '%s' -> %u '%s' is not enforced (streams %u -> %u, no event path)",
+                                  g->preds[k], opara__vname(g, g->preds[k]), n, opara__vname(g, n),
+                                  v->p->stream[g->preds[k]], v->p->stream[n]);
+    return OPARA_OK;
+}
+
+/* ---- storage --------------------------------------------------------------------------------- */
+
+static opara_result opara__verify_value(opara__verify* v, uint32_t x) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    const opara__value* val = &g->values[x];
+    int32_t r = p->alias_root[x];
+    if (r < 0 || (uint32_t)r >= g->n_values || p->alias_root[r] != r)
+        return OPARA__BAD(v, "value %u '%s': alias root %d is not a root", x, val->name, (int)r);
+    if (p->storage[x] != p->storage[r]) return OPARA__BAD(v, "value %u '%s': storage differs from its root's", x, val->name);
+    if (val->kind != OPARA__VALUE_ACTIVATION && r != (int32_t)x)
+        return OPARA__BAD(v, "graph input or constant %u '%s' is aliased into value %d", x, val->name, (int)r);
+    if (val->kind == OPARA__VALUE_ACTIVATION && val->producer >= 0 && p->storage[x] != OPARA__STORAGE_ARENA &&
+        p->storage[x] != OPARA__STORAGE_EXTERNAL)
+        return OPARA__BAD(v, "value %u '%s' has no storage", x, val->name);
+    if (p->storage[x] == OPARA__STORAGE_EXTERNAL && g->values[r].kind == OPARA__VALUE_ACTIVATION)
+        return OPARA__BAD(v, "value %u '%s' is external but its root %d is an activation", x, val->name, (int)r);
+    if (p->value_bytes[x] > 0 && !opara__range_ok(p->alias_offset[x], p->value_bytes[x], p->value_bytes[r]))
+        return OPARA__BAD(v, "value %u '%s' (%llu bytes at +%llu) does not fit its root '%s' (%llu bytes)", x, val->name,
+                          (unsigned long long)p->value_bytes[x], (unsigned long long)p->alias_offset[x],
+                          g->values[r].name, (unsigned long long)p->value_bytes[r]);
+    if (p->storage[x] == OPARA__STORAGE_ARENA) {
+        if (p->offset[x] != p->offset[r] + p->alias_offset[x])
+            return OPARA__BAD(v, "value %u '%s': offset is not its root's plus its alias offset", x, val->name);
+        if (p->offset[x] % p->alignment && r == (int32_t)x)
+            return OPARA__BAD(v, "value %u '%s' is misaligned", x, val->name);
+        if (!opara__range_ok(p->offset[x], p->value_bytes[x], p->arena_bytes))
+            return OPARA__BAD(v, "value %u '%s' (%llu bytes at %llu) lies outside the arena of %llu bytes", x, val->name,
+                              (unsigned long long)p->value_bytes[x], (unsigned long long)p->offset[x],
+                              (unsigned long long)p->arena_bytes);
+    }
+    return OPARA_OK;
+}
+
+static uint64_t opara__concat_slice(const opara__plan* p, const opara__node* n, uint32_t input_index) {
+    uint64_t off = 0;
+    uint32_t i;
+    for (i = 0; i < input_index; ++i) off += n->inputs[i] >= 0 ? p->value_bytes[n->inputs[i]] : 0;
+    return off;
+}
+
+OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
+                                                    uint32_t input_index) {
+    const opara__node* n;
+    int32_t x, y;
+    if (node >= g->n_nodes) return 0;
+    n = &g->nodes[node];
+    if (n->op != OPARA__OP_CONCAT || input_index >= n->n_inputs || n->n_outputs < 1) return 0;
+    x = n->inputs[input_index];
+    y = n->outputs[0];
+    if (x < 0 || y < 0 || plan->storage[x] != OPARA__STORAGE_ARENA || plan->storage[y] != OPARA__STORAGE_ARENA) return 0;
+    return plan->alias_kind[x] == OPARA__ALIAS_CONCAT && plan->alias_root[x] == plan->alias_root[y] &&
+           plan->offset[x] == plan->offset[y] + opara__concat_slice(plan, n, input_index);
+}
+
+static int opara__concat_any_in_place(const opara__verify* v, uint32_t node) {
+    uint32_t i;
+    for (i = 0; i < v->g->nodes[node].n_inputs; ++i)
+        if (opara__plan_concat_input_in_place(v->g, v->p, node, i)) return 1;
+    return 0;
+}
+
+static int opara__is_view_alias(const opara__verify* v, uint32_t x) {
+    int32_t prod = v->g->values[x].producer;
+    return prod >= 0 && v->p->alias_kind[x] == OPARA__ALIAS_VIEW && opara__op_is_view(v->g->nodes[prod].op) &&
+           v->g->nodes[prod].n_inputs >= 1 && v->g->nodes[prod].inputs[0] >= 0 &&
+           v->p->alias_root[x] == v->p->alias_root[v->g->nodes[prod].inputs[0]] &&
+           v->p->alias_offset[x] == v->p->alias_offset[v->g->nodes[prod].inputs[0]];
+}
+
+static opara_result opara__add_write(opara__verify* v, uint32_t node, uint64_t start, uint64_t len) {
+    if (!len) return OPARA_OK;
+    v->writes[v->n_writes].start = start;
+    v->writes[v->n_writes].end = start + len;
+    v->writes[v->n_writes++].node = node;
+    if (len > v->max_len) v->max_len = len;
+    return OPARA_OK;
+}
+
+/* The bytes each node writes: outputs, except views (none) and a Concat's in-place inputs. */
+static void opara__collect_writes(opara__verify* v) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t n, i;
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__node* nd = &g->nodes[n];
+        for (i = 0; i < nd->n_outputs; ++i) {
+            int32_t y = nd->outputs[i];
+            if (y < 0 || p->storage[y] != OPARA__STORAGE_ARENA || opara__is_view_alias(v, (uint32_t)y)) continue;
+            if (nd->op == OPARA__OP_CONCAT && i == 0 && opara__concat_any_in_place(v, n)) {
+                uint32_t k;
+                for (k = 0; k < nd->n_inputs; ++k)
+                    if (nd->inputs[k] >= 0 && !opara__plan_concat_input_in_place(g, p, n, k))
+                        opara__add_write(v, n, p->offset[y] + opara__concat_slice(p, nd, k), p->value_bytes[nd->inputs[k]]);
+                continue;
+            }
+            opara__add_write(v, n, p->offset[y], p->value_bytes[y]);
+        }
+    }
+}
+
+static int opara__access_cmp(const void* a, const void* b) {
+    const opara__access* x = (const opara__access*)a;
+    const opara__access* y = (const opara__access*)b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* First write whose start could overlap [start, ...): writes are sorted, none is longer than max_len. */
+static size_t opara__first_write(const opara__verify* v, uint64_t start) {
+    uint64_t from = start > v->max_len ? start - v->max_len : 0;
+    size_t lo = 0, hi = v->n_writes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->writes[mid].start < from) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static opara_result opara__verify_races(opara__verify* v) {
+    const opara__graph* g = v->g;
+    size_t i, j;
+    for (i = 0; i < v->n_writes; ++i) {
+        const opara__access* a = &v->writes[i];
+        for (j = i + 1; j < v->n_writes && v->writes[j].start < a->end; ++j) {
+            const opara__access* b = &v->writes[j];
+            if (b->node == a->node || opara__hb(v, a->node, b->node) || opara__hb(v, b->node, a->node)) continue;
+            return OPARA__BAD(v, "nodes %u '%s' and %u '%s' run unordered and both write arena bytes [%llu, %llu)", a->node,
+                              opara__vname(g, a->node), b->node, opara__vname(g, b->node),
+                              (unsigned long long)OPARA__MAX(a->start, b->start),
+                              (unsigned long long)OPARA__MIN(a->end, b->end));
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Node r (or the end of the run, r = UINT32_MAX) reads bytes [start, start+len) written by w:
+   every other write to them must come before w or after r. */
+static opara_result opara__verify_piece(opara__verify* v, uint32_t r, uint32_t w, uint64_t start, uint64_t len,
+                                        int r_writes_in_place) {
+    const opara__graph* g = v->g;
+    size_t i;
+    uint64_t end = start + len;
+    if (!len) return OPARA_OK;
+    for (i = opara__first_write(v, start); i < v->n_writes && v->writes[i].start < end; ++i) {
+        const opara__access* a = &v->writes[i];
+        if (a->end <= start || a->node == w) continue;
+        if (a->node == r && r_writes_in_place) continue;
+        if (opara__hb(v, a->node, w)) continue;
+        if (r != UINT32_MAX && opara__hb(v, r, a->node)) continue;
+        if (r == UINT32_MAX)
+            return OPARA__BAD(v, "graph output bytes [%llu, %llu) written by node %u '%s' are overwritten by node %u '%s' before the end",
+                              (unsigned long long)OPARA__MAX(start, a->start), (unsigned long long)OPARA__MIN(end, a->end),
+                              w, opara__vname(g, w), a->node, opara__vname(g, a->node));
+        return OPARA__BAD(v, "node %u '%s' reads arena bytes [%llu, %llu) written by node %u '%s', but node %u '%s' may overwrite them in between",
+                          r, opara__vname(g, r), (unsigned long long)OPARA__MAX(start, a->start),
+                          (unsigned long long)OPARA__MIN(end, a->end), w, opara__vname(g, w), a->node,
+                          opara__vname(g, a->node));
+    }
+    return OPARA_OK;
+}
+
+/* The pieces of value x's bytes and who wrote them; checks the read of each by r. */
+static opara_result opara__verify_read(opara__verify* v, uint32_t r, uint32_t x, int in_place, uint32_t depth) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    int32_t prod = g->values[x].producer;
+    const opara__node* pn;
+    uint32_t i;
+    if (p->storage[x] != OPARA__STORAGE_ARENA || prod < 0) return OPARA_OK;
+    if (depth > g->n_values) return OPARA__BAD(v, "value %u '%s': alias chain has a cycle", x, g->values[x].name);
+    pn = &g->nodes[prod];
+    if (opara__is_view_alias(v, x)) return opara__verify_read(v, r, (uint32_t)pn->inputs[0], in_place, depth + 1);
+    if (pn->op == OPARA__OP_CONCAT && opara__concat_any_in_place(v, (uint32_t)prod)) {
+        for (i = 0; i < pn->n_inputs; ++i) {
+            opara_result res;
+            if (pn->inputs[i] < 0) continue;
+            if (opara__plan_concat_input_in_place(g, p, (uint32_t)prod, i))
+                res = opara__verify_read(v, r, (uint32_t)pn->inputs[i], in_place, depth + 1);
+            else
+                res = opara__verify_piece(v, r, (uint32_t)prod, p->offset[x] + opara__concat_slice(p, pn, i),
+                                          p->value_bytes[pn->inputs[i]], in_place);
+            if (res != OPARA_OK) return res;
+        }
+        return OPARA_OK;
+    }
+    return opara__verify_piece(v, r, (uint32_t)prod, p->offset[x], p->value_bytes[x], in_place);
+}
+
+/* Node n overwrites its input x in place (its output shares x's root). */
+static int opara__writes_over_input(const opara__verify* v, uint32_t n, uint32_t x) {
+    const opara__node* nd = &v->g->nodes[n];
+    uint32_t i;
+    for (i = 0; i < nd->n_outputs; ++i) {
+        int32_t y = nd->outputs[i];
+        if (y >= 0 && v->p->alias_kind[y] == OPARA__ALIAS_INPLACE && v->p->alias_root[y] == v->p->alias_root[x] &&
+            v->p->offset[y] == v->p->offset[x])
+            return 1;
+    }
+    return 0;
+}
+
+static opara_result opara__verify_reads(opara__verify* v) {
+    const opara__graph* g = v->g;
+    uint32_t n, i;
+    opara_result r;
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__node* nd = &g->nodes[n];
+        if (opara__op_is_view(nd->op) && nd->n_outputs >= 1 && nd->outputs[0] >= 0 &&
+            opara__is_view_alias(v, (uint32_t)nd->outputs[0]))
+            continue; /* a view reads nothing */
+        for (i = 0; i < nd->n_inputs; ++i) {
+            int32_t x = nd->inputs[i];
+            if (x < 0 || (nd->op == OPARA__OP_CONCAT && opara__plan_concat_input_in_place(g, v->p, n, i))) continue;
+            r = opara__verify_read(v, n, (uint32_t)x, opara__writes_over_input(v, n, (uint32_t)x), 0);
+            if (r != OPARA_OK) return r;
+        }
+    }
+    for (i = 0; i < g->n_outputs; ++i) {
+        r = opara__verify_read(v, UINT32_MAX, (uint32_t)g->outputs[i], 0, 0);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_memory(opara__verify* v) {
+    const opara__graph* g = v->g;
+    uint32_t x;
+    size_t max_writes = 0;
+    opara_result r;
+    for (x = 0; x < g->n_values; ++x) {
+        r = opara__verify_value(v, x);
+        if (r != OPARA_OK) return r;
+    }
+    for (x = 0; x < g->n_nodes; ++x) max_writes += (size_t)g->nodes[x].n_outputs + g->nodes[x].n_inputs;
+    v->writes = (opara__access*)opara__calloc(g->rt, max_writes + 1, sizeof(opara__access));
+    if (!v->writes) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "verifier: out of memory");
+    opara__collect_writes(v);
+    if (v->n_writes > 1) qsort(v->writes, v->n_writes, sizeof(opara__access), opara__access_cmp);
+    r = opara__verify_races(v);
+    if (r == OPARA_OK) r = opara__verify_reads(v);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan) {
+    opara__verify v;
+    uint32_t* scratch;
+    size_t entries;
+    opara_result r;
+    if (!g || !plan) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "verify: NULL plan") : OPARA_ERR_INVALID_ARGS;
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "verify: the graph is not finalized");
+    memset(&v, 0, sizeof v);
+    v.g = g;
+    v.p = plan;
+    if (!opara__mul_size(g->n_nodes, plan->n_streams, &entries) || entries > OPARA__VERIFY_MAX_CLOCK_ENTRIES)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "verify: %u nodes x %u streams is too many clock entries",
+                           g->n_nodes, plan->n_streams);
+    scratch = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + plan->n_streams + 1, sizeof(uint32_t));
+    v.vc = (uint32_t*)opara__calloc(g->rt, entries + 1, sizeof(uint32_t));
+    if (!scratch || !v.vc) {
+        opara__free(g->rt, scratch);
+        opara__free(g->rt, v.vc);
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "verify: out of memory");
+    }
+    r = opara__verify_order(&v, scratch);
+    if (r == OPARA_OK) r = opara__verify_streams(&v, scratch);
+    if (r == OPARA_OK) r = opara__verify_waits(&v);
+    if (r == OPARA_OK) {
+        opara__verify_clocks(&v, scratch);
+        r = opara__verify_fork_join(&v, scratch);
+    }
+    if (r == OPARA_OK) r = opara__verify_deps(&v);
+    if (r == OPARA_OK) r = opara__verify_memory(&v);
+    opara__free(g->rt, scratch);
+    opara__free(g->rt, v.vc);
+    opara__free(g->rt, v.writes);
+    return r;
+}
+/* ==== END src/opara_verify.c ==== */
 
 #endif /* OPARA_IMPLEMENTATION */
 
