@@ -21,6 +21,7 @@ typedef struct manifest_entry {
 
 static const manifest_entry manifest[] = {
     {"src/opara_api.h", PART_PUBLIC},
+    {"src/opara_sim.h", PART_PUBLIC},
     {"src/opara_internal.h", PART_IMPL},
     {"opara_cuda.h", PART_IMPL},
     {"src/opara_util.c", PART_IMPL},
@@ -35,6 +36,7 @@ static const manifest_entry manifest[] = {
     {"src/opara_sync.c", PART_IMPL},
     {"src/opara_memplan.c", PART_IMPL},
     {"src/opara_verify.c", PART_IMPL},
+    {"src/opara_sim.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -44,6 +46,7 @@ static const char* const known_headers[] = {
     "opara_cuda.h",
     "src/opara_ir.h",
     "src/opara_sched.h",
+    "src/opara_sim.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
