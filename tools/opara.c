@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_version.c"
+#include "cli_bench.c"
 
 typedef struct cli_command {
     const char* name;
@@ -16,6 +17,7 @@ typedef struct cli_command {
 
 static const cli_command cli_commands[] = {
     {"version", cli_version, "version                      print the library version"},
+    {"bench", cli_bench, "bench FILE --sim DEVICE      every strategy side by side on the GPU simulator (simulated)"},
 };
 
 static int cli_usage(FILE* out) {
