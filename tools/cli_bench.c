@@ -1,4 +1,5 @@
 /* opara bench FILE... --sim DEVICE[,DEVICE...] [--batch 1,2,4] [--json OUT] [--trace OUT] [--svg OUT]
+               [--metric smem|dominant] [--stream-cap N]
 
    Puts every strategy side by side on the GPU timing simulator: for each device, batch size,
    strategy and launch mode, the simulated latency, the speedup over the sequential graph, the
@@ -166,6 +167,8 @@ typedef struct bench_ctx {
     opara__shape* shapes; /* at the current batch */
     uint64_t* value_bytes;
     opara__op_desc* descs;
+    opara__metric metric;
+    uint32_t stream_cap;
 } bench_ctx;
 
 static opara_result bench_prepare(bench_ctx* c, const opara_sim_device* dev, int64_t batch) {
@@ -185,6 +188,7 @@ static opara_result bench_prepare(bench_ctx* c, const opara_sim_device* dev, int
 
 static opara_result bench_simulate(bench_ctx* c, const opara_sim_device* dev, const bench_variant* v, bench_row* row,
                                    opara_sim_result* keep) {
+    int is_opara = v->strategy == OPARA_STRATEGY_OPARA || v->strategy == OPARA_STRATEGY_OPARA_TOPO;
     opara__plan_desc pd;
     opara__plan* plan = NULL;
     opara__device limits;
@@ -193,6 +197,10 @@ static opara_result bench_simulate(bench_ctx* c, const opara_sim_device* dev, co
     opara_result r;
     memset(&pd, 0, sizeof pd);
     pd.strategy = v->strategy;
+    if (is_opara) {
+        pd.metric = c->metric;
+        pd.stream_cap = c->stream_cap;
+    }
     opara__sim_device_limits(dev, &limits);
     t0 = opara__now_ns();
     r = opara__plan_create(&c->model->graph, c->value_bytes, c->descs, &limits, &pd, &plan);
@@ -296,6 +304,8 @@ typedef struct bench_args {
     const char* json;
     const char* trace;
     const char* svg;
+    opara__metric metric;  /* Alg. 2's metric for the Opara variants (0: the scheduler's default) */
+    uint32_t stream_cap;   /* Alg. 1's stream cap for the Opara variants (0: unlimited) */
 } bench_args;
 
 static int bench_parse_args(int argc, char** argv, bench_args* a) {
@@ -310,6 +320,9 @@ static int bench_parse_args(int argc, char** argv, bench_args* a) {
         else if (strcmp(argv[i], "--json") == 0 && v) a->json = argv[++i];
         else if (strcmp(argv[i], "--trace") == 0 && v) a->trace = argv[++i];
         else if (strcmp(argv[i], "--svg") == 0 && v) a->svg = argv[++i];
+        else if (strcmp(argv[i], "--stream-cap") == 0 && v) a->stream_cap = (uint32_t)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--metric") == 0 && v && strcmp(v, "smem") == 0) a->metric = OPARA__METRIC_SMEM_FRAC, ++i;
+        else if (strcmp(argv[i], "--metric") == 0 && v && strcmp(v, "dominant") == 0) a->metric = OPARA__METRIC_DOMINANT, ++i;
         else if (argv[i][0] != '-' && a->n_files < BENCH_MAX_FILES) a->files[a->n_files++] = argv[i];
         else {
             fprintf(stderr, "opara bench: unexpected argument '%s'\n", argv[i]);
@@ -317,7 +330,8 @@ static int bench_parse_args(int argc, char** argv, bench_args* a) {
         }
     }
     if (!a->n_files) fprintf(stderr, "usage: opara bench FILE... --sim DEVICE[,DEVICE] [--batch 1,2,4] [--json OUT] "
-                                  "[--trace OUT] [--svg OUT]\n");
+                                  "[--trace OUT] [--svg OUT]\n"
+                                  "       [--metric smem|dominant] [--stream-cap N]\n");
     return a->n_files > 0;
 }
 
@@ -396,6 +410,8 @@ static int bench_model_file(opara_runtime* rt, const bench_args* a, const char* 
     }
     c.rt = rt;
     c.model = &model;
+    c.metric = a->metric;
+    c.stream_cap = a->stream_cap;
     c.shapes = (opara__shape*)calloc(model.graph.n_values + 1, sizeof *c.shapes);
     c.value_bytes = (uint64_t*)calloc(model.graph.n_values + 1, sizeof *c.value_bytes);
     c.descs = (opara__op_desc*)calloc(model.graph.n_nodes + 1, sizeof *c.descs);
