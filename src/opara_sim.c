@@ -3,14 +3,13 @@
    Blocks: a kernel's blocks are dispatched breadth-first over the SMs that have room (threads,
    registers, shared memory, block slots), oldest ready kernel first; a kernel whose next block
    fits nowhere blocks every younger kernel (head-of-line blocking).
-   Block time (roofline): an SM computes at peak/sm_count when all its thread slots are resident,
-   so a block of t threads computes at that rate times t/max_threads_per_sm; DRAM saturates once
-   mem_saturation of the device's thread slots load, so a block pulls
+   Block time (roofline): an SM reaches peak/sm_count with sm_saturation_threads resident threads,
+   so a block of t threads alone computes at that rate times min(1, t/sm_saturation_threads); DRAM
+   saturates once mem_saturation of the device's thread slots load, so a block pulls
    bandwidth/(sm_count*max_threads_per_sm*mem_saturation)*t. Its uncontended time is the larger
-   of its FLOP time and its byte time. Memory-bound blocks share the bandwidth: when their
-   uncontended demand D exceeds it, all of them slow down by bandwidth/D (processor sharing on one
-   virtual clock, so a rate change costs O(1)). Compute-bound blocks keep their time: the thread
-   limit already caps an SM at its peak.
+   of its FLOP time and its byte time. Contention is processor sharing on virtual clocks (a rate
+   change costs O(1)): memory-bound blocks share the bandwidth (when their uncontended demand D
+   exceeds it, all slow down by bandwidth/D); compute-bound blocks share their SM's peak likewise.
    Launch: eager mode issues kernels from one host thread in launch order (launch_us each, event_us
    per event), streams map onto hw_queues queues (stream % hw_queues) that run in issue order;
    graph mode has one replay call and a front end that reaches node i after (i+1)*graph_node_us.
@@ -48,7 +47,7 @@ OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara_
 
 typedef struct opara__sim_group { /* blocks of one kernel started together on one SM */
     uint32_t kernel, sm, count, seq;
-    double finish; /* real time (compute-bound) or virtual time (memory-bound) */
+    double finish; /* virtual finish time on its SM's clock (compute-bound) or the memory clock */
 } opara__sim_group;
 
 typedef struct opara__sim_heap { /* min-heap of group indices by (finish, seq) */
@@ -61,6 +60,10 @@ typedef struct opara__sim_ready { double time; uint32_t kernel; } opara__sim_rea
 typedef struct opara__sim_sm {
     int64_t threads, regs, smem, blocks; /* in use */
     double busy_since;
+    /* compute-bound groups share the SM: its virtual clock runs at rate = 1/max(1, share) */
+    double vclock, updated, rate, share;
+    double next_finish;  /* real time the next compute group ends, or OPARA__SIM_INF */
+    uint32_t n_compute;  /* compute groups, in s->sm_groups[sm * max_blocks_per_sm ...] */
 } opara__sim_sm;
 
 typedef struct opara__sim_kstate {
@@ -68,6 +71,7 @@ typedef struct opara__sim_kstate {
     int64_t threads, regs, smem; /* per block */
     double block_us;             /* uncontended block time */
     double demand;               /* memory-bound: bytes/us one block pulls uncontended; else 0 */
+    double share;                /* compute-bound: fraction of its SM's peak one block uses alone */
     double arrival, dep_done;
 } opara__sim_kstate;
 
@@ -84,7 +88,9 @@ typedef struct opara__sim {
     size_t n_groups, cap_groups;
     uint32_t* free_groups;
     size_t n_free, cap_free;
-    opara__sim_heap compute, memory;
+    opara__sim_heap memory;
+    uint32_t* sm_groups; /* compute groups per SM, max_blocks_per_sm slots each */
+    uint32_t n_running;  /* compute groups on all SMs */
     opara__sim_ready* ready; /* min-heap by (time, kernel) */
     uint32_t n_ready;
     uint32_t* fifo; /* ready kernels with blocks left, in the order they became ready */
@@ -223,6 +229,52 @@ static void opara__sim_kernel_ready(opara__sim* s, uint32_t k) {
     s->fifo[s->fifo_tail++] = k;
 }
 
+/* Brings SM i's virtual clock to now. */
+static void opara__sim_sm_advance(opara__sim* s, uint32_t i) {
+    opara__sim_sm* sm = &s->sms[i];
+    sm->vclock += sm->rate * (s->now - sm->updated);
+    sm->updated = s->now;
+}
+
+/* After SM i's compute groups or share changed (clock advanced to now): new rate and next end. */
+static void opara__sim_sm_reschedule(opara__sim* s, uint32_t i) {
+    opara__sim_sm* sm = &s->sms[i];
+    const uint32_t* gs = s->sm_groups + (size_t)i * (size_t)s->dev->max_blocks_per_sm;
+    double first = OPARA__SIM_INF;
+    uint32_t j;
+    if (sm->n_compute == 0) sm->share = 0; /* no drift from repeated sums */
+    sm->rate = sm->share > 1.0 ? 1.0 / sm->share : 1.0;
+    for (j = 0; j < sm->n_compute; ++j) first = OPARA__MIN(first, s->groups[gs[j]].finish);
+    sm->next_finish = sm->n_compute ? s->now + OPARA__MAX(first - sm->vclock, 0.0) / sm->rate : OPARA__SIM_INF;
+}
+
+static opara_result opara__sim_group_finish(opara__sim* s, uint32_t g);
+
+/* Ends the compute groups of SM i due at now (the earliest one even if rounding left its clock short). */
+static opara_result opara__sim_sm_finish_due(opara__sim* s, uint32_t i) {
+    opara__sim_sm* sm = &s->sms[i];
+    uint32_t* gs = s->sm_groups + (size_t)i * (size_t)s->dev->max_blocks_per_sm;
+    double first = OPARA__SIM_INF;
+    uint32_t j;
+    opara__sim_sm_advance(s, i);
+    for (j = 0; j < sm->n_compute; ++j) first = OPARA__MIN(first, s->groups[gs[j]].finish);
+    sm->vclock = OPARA__MAX(sm->vclock, first);
+    for (j = 0; j < sm->n_compute;) {
+        uint32_t g = gs[j];
+        if (s->groups[g].finish <= sm->vclock) {
+            opara_result r;
+            memmove(gs + j, gs + j + 1, (sm->n_compute - j - 1) * sizeof *gs); /* keep start order */
+            sm->n_compute--;
+            s->n_running--;
+            if ((r = opara__sim_group_finish(s, g)) != OPARA_OK) return r;
+        } else {
+            ++j;
+        }
+    }
+    opara__sim_sm_reschedule(s, i);
+    return OPARA_OK;
+}
+
 static opara_result opara__sim_group_finish(opara__sim* s, uint32_t g) {
     opara__sim_group* gr = &s->groups[g];
     opara__sim_kstate* k = &s->ks[gr->kernel];
@@ -233,6 +285,7 @@ static opara_result opara__sim_group_finish(opara__sim* s, uint32_t g) {
     sm->smem -= k->smem * gr->count;
     sm->blocks -= gr->count;
     if (k->demand > 0) s->demand -= k->demand * gr->count;
+    else sm->share -= k->share * gr->count;
     if (sm->blocks == 0) {
         s->busy_total += s->now - sm->busy_since;
         s->busy_sms--;
@@ -259,9 +312,8 @@ static opara_result opara__sim_group_start(opara__sim* s, uint32_t kernel, uint3
             return OPARA_ERR_OUT_OF_MEMORY;
         g = (uint32_t)s->n_groups++;
         if (s->n_groups > s->cap_free) {
-            size_t cap_c = s->cap_free, cap_m = s->cap_free;
+            size_t cap_m = s->cap_free;
             if (opara__grow(s->rt, (void**)&s->free_groups, &s->cap_free, s->n_groups, sizeof(uint32_t)) != OPARA_OK ||
-                opara__grow(s->rt, (void**)&s->compute.items, &cap_c, s->n_groups, sizeof(uint32_t)) != OPARA_OK ||
                 opara__grow(s->rt, (void**)&s->memory.items, &cap_m, s->n_groups, sizeof(uint32_t)) != OPARA_OK)
                 return OPARA_ERR_OUT_OF_MEMORY;
         }
@@ -287,8 +339,12 @@ static opara_result opara__sim_group_start(opara__sim* s, uint32_t kernel, uint3
         s->demand += k->demand * count;
         opara__sim_heap_push(s, &s->memory, g);
     } else {
-        gr->finish = s->now + k->block_us;
-        opara__sim_heap_push(s, &s->compute, g);
+        opara__sim_sm_advance(s, smi);
+        gr->finish = sm->vclock + k->block_us;
+        sm->share += k->share * count;
+        s->sm_groups[(size_t)smi * (size_t)s->dev->max_blocks_per_sm + sm->n_compute++] = g;
+        s->n_running++;
+        opara__sim_sm_reschedule(s, smi);
     }
     return OPARA_OK;
 }
@@ -364,7 +420,7 @@ static opara_result opara__sim_dispatch(opara__sim* s) {
 
 static opara_result opara__sim_check_device(opara_runtime* rt, const opara_sim_device* d) {
     if (d->sm_count <= 0 || d->max_threads_per_sm <= 0 || d->max_regs_per_sm <= 0 || d->max_smem_per_sm < 0 ||
-        d->max_blocks_per_sm <= 0 || d->hw_queues <= 0)
+        d->max_blocks_per_sm <= 0 || d->sm_saturation_threads <= 0 || d->hw_queues <= 0)
         return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "sim device '%s': SM counts and limits must be positive",
                            d->name);
     if (!(d->peak_gflops > 0) || !(d->mem_gbps > 0) || !(d->mem_saturation > 0) || d->mem_saturation > 1)
@@ -398,7 +454,8 @@ static opara_result opara__sim_kernel_setup(opara__sim* s, uint32_t i) {
                            i, desc->block_threads, desc->regs_per_thread, desc->smem_per_block, d->name);
     per_block_flops = (desc->flops > 0 ? desc->flops : 0) / grid;
     per_block_bytes = (desc->bytes > 0 ? desc->bytes : 0) / grid;
-    t_compute = per_block_flops / (sm_flops_us * (double)k->threads / d->max_threads_per_sm);
+    k->share = OPARA__MIN(1.0, (double)k->threads / d->sm_saturation_threads);
+    t_compute = per_block_flops / (sm_flops_us * k->share);
     t_memory = per_block_bytes / (thread_bytes_us * (double)k->threads);
     k->block_us = OPARA__MAX(t_compute, t_memory);
     k->demand = (t_memory > t_compute) ? per_block_bytes / t_memory : 0.0;
@@ -466,7 +523,7 @@ static void opara__sim_free_state(opara__sim* s) {
     opara__free(s->rt, s->sms);
     opara__free(s->rt, s->groups);
     opara__free(s->rt, s->free_groups);
-    opara__free(s->rt, s->compute.items);
+    opara__free(s->rt, s->sm_groups);
     opara__free(s->rt, s->memory.items);
     opara__free(s->rt, s->ready);
     opara__free(s->rt, s->fifo);
@@ -477,7 +534,7 @@ static void opara__sim_free_state(opara__sim* s) {
 }
 
 static opara_result opara__sim_alloc_state(opara__sim* s) {
-    size_t n = s->n ? s->n : 1, n_sm = (size_t)s->dev->sm_count;
+    size_t n = s->n ? s->n : 1, n_sm = (size_t)s->dev->sm_count, i;
     opara_runtime* rt = s->rt;
     s->ks = (opara__sim_kstate*)opara__calloc(rt, n, sizeof *s->ks);
     s->succ_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
@@ -488,9 +545,14 @@ static opara_result opara__sim_alloc_state(opara__sim* s) {
     s->is_dirty = (uint8_t*)opara__calloc(rt, n_sm, 1);
     s->fit = (uint32_t*)opara__calloc(rt, n_sm, sizeof(uint32_t));
     s->take = (uint32_t*)opara__calloc(rt, n_sm, sizeof(uint32_t));
+    s->sm_groups = (uint32_t*)opara__calloc(rt, n_sm * (size_t)s->dev->max_blocks_per_sm, sizeof(uint32_t));
     s->res->ops = (opara_sim_op_time*)opara__calloc(rt, n, sizeof *s->res->ops);
+    for (i = 0; s->sms && i < n_sm; ++i) {
+        s->sms[i].rate = 1.0;
+        s->sms[i].next_finish = OPARA__SIM_INF;
+    }
     if (!s->ks || !s->succ_start || !s->sms || !s->ready || !s->fifo || !s->dirty || !s->is_dirty || !s->fit ||
-        !s->take || !s->res->ops)
+        !s->take || !s->sm_groups || !s->res->ops)
         return OPARA_ERR_OUT_OF_MEMORY;
     return OPARA_OK;
 }
@@ -504,16 +566,19 @@ static double opara__sim_next_memory_time(const opara__sim* s) {
 
 static opara_result opara__sim_step(opara__sim* s) {
     double t_ready = s->n_ready ? s->ready[0].time : OPARA__SIM_INF;
-    double t_compute = s->compute.size ? s->groups[s->compute.items[0]].finish : OPARA__SIM_INF;
+    double t_compute = OPARA__SIM_INF;
     double t_memory = opara__sim_next_memory_time(s);
-    double t = OPARA__MIN(t_ready, OPARA__MIN(t_compute, t_memory));
+    double t;
+    uint32_t i, n_sm = (uint32_t)s->dev->sm_count;
     opara_result r;
+    for (i = 0; i < n_sm; ++i) t_compute = OPARA__MIN(t_compute, s->sms[i].next_finish);
+    t = OPARA__MIN(t_ready, OPARA__MIN(t_compute, t_memory));
     if (t < s->now) t = s->now;
     s->vclock += s->rate * (t - s->now);
     if (t_memory <= t) s->vclock = OPARA__MAX(s->vclock, s->groups[s->memory.items[0]].finish);
     s->now = t;
-    while (s->compute.size && s->groups[s->compute.items[0]].finish <= s->now)
-        if ((r = opara__sim_group_finish(s, opara__sim_heap_pop(s, &s->compute))) != OPARA_OK) return r;
+    for (i = 0; t_compute <= t && i < n_sm; ++i)
+        if (s->sms[i].next_finish <= t && (r = opara__sim_sm_finish_due(s, i)) != OPARA_OK) return r;
     while (s->memory.size && s->groups[s->memory.items[0]].finish <= s->vclock)
         if ((r = opara__sim_group_finish(s, opara__sim_heap_pop(s, &s->memory))) != OPARA_OK) return r;
     if (s->memory.size == 0) s->demand = 0; /* no drift from repeated sums */
@@ -528,7 +593,7 @@ static opara_result opara__sim_loop(opara__sim* s) {
     opara_result r;
     for (i = 0; i < s->n; ++i)
         if (s->ks[i].unmet == 0) opara__sim_ready_later(s, i);
-    while (s->n_ready || s->compute.size || s->memory.size) {
+    while (s->n_ready || s->n_running || s->memory.size) {
         if ((r = opara__sim_step(s)) != OPARA_OK) return r;
     }
     if (s->fifo_head != s->fifo_tail) return opara__fail(s->rt, OPARA_ERR_INTERNAL, "sim: kernels left undispatched");
@@ -670,15 +735,16 @@ OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara_
    scheduler's specification presets). See docs/SIMULATOR.md for where each number comes from. */
 typedef struct opara__sim_calibration {
     const char* name;
+    int32_t sm_saturation_threads;
     double mem_saturation, launch_us, event_us, graph_launch_us, graph_node_us, kernel_gap_us;
 } opara__sim_calibration;
 
 static const opara__sim_calibration opara__sim_calibrations[] = {
-    {"rtx2080s", 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
-    {"v100", 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
-    {"a100", 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
-    {"h100", 0.25, 3.0, 1.0, 3.0, 0.4, 0.8},
-    {"orin", 0.25, 8.0, 3.0, 8.0, 1.0, 2.0},
+    {"rtx2080s", 512, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
+    {"v100", 512, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
+    {"a100", 512, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
+    {"h100", 1024, 0.25, 3.0, 1.0, 3.0, 0.4, 0.8},
+    {"orin", 512, 0.25, 8.0, 3.0, 8.0, 1.0, 2.0},
 };
 
 OPARADEF const char* opara_sim_device_preset_name(uint32_t index) {
@@ -705,6 +771,7 @@ OPARADEF opara_result opara_sim_device_preset(const char* name, opara_sim_device
         out->max_smem_per_block = (int32_t)spec->max_smem_per_block;
         out->peak_gflops = spec->peak_flops / 1e9;
         out->mem_gbps = spec->bandwidth / 1e9;
+        out->sm_saturation_threads = c->sm_saturation_threads;
         out->mem_saturation = c->mem_saturation;
         out->launch_us = c->launch_us;
         out->event_us = c->event_us;
@@ -728,7 +795,7 @@ typedef struct opara__sim_field {
 static const opara__sim_field opara__sim_fields[] = {
     OPARA__SIM_INT(sm_count), OPARA__SIM_INT(max_threads_per_sm), OPARA__SIM_INT(max_regs_per_sm),
     OPARA__SIM_INT(max_smem_per_sm), OPARA__SIM_INT(max_blocks_per_sm), OPARA__SIM_INT(max_threads_per_block),
-    OPARA__SIM_INT(max_smem_per_block), OPARA__SIM_DBL(peak_gflops), OPARA__SIM_DBL(mem_gbps),
+    OPARA__SIM_INT(max_smem_per_block), OPARA__SIM_INT(sm_saturation_threads), OPARA__SIM_DBL(peak_gflops), OPARA__SIM_DBL(mem_gbps),
     OPARA__SIM_DBL(mem_saturation), OPARA__SIM_DBL(launch_us), OPARA__SIM_DBL(event_us),
     OPARA__SIM_DBL(graph_launch_us), OPARA__SIM_DBL(graph_node_us), OPARA__SIM_DBL(kernel_gap_us),
     OPARA__SIM_INT(hw_queues),

@@ -23,8 +23,10 @@ typedef struct opara_sim_device {
     int32_t max_blocks_per_sm;
     int32_t max_threads_per_block;
     int32_t max_smem_per_block;   /* bytes */
-    /* throughput: an SM reaches peak_gflops/sm_count when all its thread slots are resident;
-       DRAM saturates at mem_gbps once mem_saturation of the device's thread slots issue loads */
+    /* throughput: an SM reaches peak_gflops/sm_count with sm_saturation_threads resident threads
+       (fewer: proportionally less); DRAM saturates at mem_gbps once mem_saturation of the device's
+       thread slots issue loads */
+    int32_t sm_saturation_threads;
     double peak_gflops;           /* FP32, GFLOP/s */
     double mem_gbps;              /* DRAM bandwidth, GB/s */
     double mem_saturation;        /* (0, 1] */

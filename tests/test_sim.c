@@ -28,6 +28,7 @@ static opara_sim_device test_device(int sms) {
     d.max_blocks_per_sm = 16;
     d.max_threads_per_block = 1024;
     d.max_smem_per_block = 100000;
+    d.sm_saturation_threads = 1024; /* a block's compute rate is proportional to its threads */
     d.peak_gflops = sms * 1.024;     /* 1024 FLOP/us per SM */
     d.mem_saturation = 0.25;
     d.mem_gbps = sms * 1024 * 0.25 / 1e3; /* 1 B/us per thread, 256 B/us per SM */
@@ -55,6 +56,34 @@ static double run_makespan(opara_runtime* rt, const opara_sim_device* d, opara_s
     t = r.makespan_us;
     opara_sim_result_free(rt, &r);
     return t;
+}
+
+/* 1 SM reaching its 1024 FLOP/us peak with 256 threads. X: one 256-thread block of 10240 FLOPs,
+   10 us alone. Two X at once want 2x the SM: both at half speed, both end at 20 us. Y: one
+   128-thread block of 5120 FLOPs, alone at half the peak: 10 us. X beside Y want 1.5x the SM:
+   each runs at 2/3 of its own speed and both end at 15 us. */
+OT_TEST(sm_compute_sharing) {
+    opara_runtime* rt = new_runtime();
+    opara_sim_device d = test_device(1);
+    opara__sim_kernel k[2];
+    opara_sim_result r;
+    d.sm_saturation_threads = 256;
+    memset(k, 0, sizeof k);
+    k[0].desc.grid = 1;
+    k[0].desc.block_threads = 256;
+    k[0].desc.flops = 10240;
+    k[1] = k[0];
+    k[1].stream = 1;
+    CHECK_NEAR(run_makespan(rt, &d, OPARA_SIM_GRAPH, k, 1, NULL), 10.0, 1e-9);
+    CHECK_NEAR(run_makespan(rt, &d, OPARA_SIM_GRAPH, k, 2, NULL), 20.0, 1e-9);
+    k[1].desc.block_threads = 128;
+    k[1].desc.flops = 5120;
+    CHECK_NEAR(run_makespan(rt, &d, OPARA_SIM_GRAPH, k + 1, 1, NULL), 10.0, 1e-9);
+    REQUIRE(opara__sim_run(rt, &d, OPARA_SIM_GRAPH, k, 2, NULL, &r) == OPARA_OK);
+    CHECK_NEAR(r.ops[0].end_us, 15.0, 1e-9);
+    CHECK_NEAR(r.ops[1].end_us, 15.0, 1e-9);
+    opara_sim_result_free(rt, &r);
+    opara_runtime_destroy(rt);
 }
 
 /* CCFSys example: one SM, blocks of A, B, C need 50%, 60%, 40% of its shared memory; A and B
@@ -288,8 +317,8 @@ OT_TEST(deterministic_and_consistent) {
 }
 
 /* The RTX 2080 SUPER written out by hand from NVIDIA's specification (TU104: 48 SMs, 1024
-   threads, 64K registers, 64 KB shared memory and 16 blocks per SM; 3072 cores at 1815 MHz boost
-   = 11.15 TFLOP/s; 496 GB/s) and the calibration in docs/SIMULATOR.md. */
+   threads, 64K registers, 64 KB shared memory and 16 blocks per SM, 48 KB per block; NVIDIA lists
+   11.15 TFLOP/s FP32 and 496 GB/s) and the calibration in docs/SIMULATOR.md. */
 static const char rtx2080s_text[] =
     "# RTX 2080 SUPER, from the public specification\n"
     "name = rtx2080s\n"
@@ -300,7 +329,8 @@ static const char rtx2080s_text[] =
     "max_blocks_per_sm = 16\n"
     "max_threads_per_block = 1024\n"
     "max_smem_per_block = 49152\n"
-    "peak_gflops = 11151.36\n"
+    "sm_saturation_threads = 512\n"
+    "peak_gflops = 11150\n"
     "mem_gbps = 496\n"
     "mem_saturation = 0.25\n"
     "launch_us = 4\n"
@@ -314,7 +344,8 @@ static int device_equal(const opara_sim_device* a, const opara_sim_device* b) {
     return strcmp(a->name, b->name) == 0 && a->sm_count == b->sm_count && a->max_threads_per_sm == b->max_threads_per_sm &&
            a->max_regs_per_sm == b->max_regs_per_sm && a->max_smem_per_sm == b->max_smem_per_sm &&
            a->max_blocks_per_sm == b->max_blocks_per_sm && a->max_threads_per_block == b->max_threads_per_block &&
-           a->max_smem_per_block == b->max_smem_per_block && fabs(a->peak_gflops - b->peak_gflops) < 1e-6 &&
+           a->max_smem_per_block == b->max_smem_per_block &&
+           a->sm_saturation_threads == b->sm_saturation_threads && fabs(a->peak_gflops - b->peak_gflops) < 1e-6 &&
            fabs(a->mem_gbps - b->mem_gbps) < 1e-9 && a->mem_saturation == b->mem_saturation &&
            a->launch_us == b->launch_us && a->event_us == b->event_us && a->graph_launch_us == b->graph_launch_us &&
            a->graph_node_us == b->graph_node_us && a->kernel_gap_us == b->kernel_gap_us && a->hw_queues == b->hw_queues;
@@ -345,7 +376,7 @@ OT_TEST(device_text_file_equals_preset) {
     REQUIRE(need < sizeof text);
     REQUIRE(opara_sim_device_parse(rt, text, need, &again) == OPARA_OK);
     CHECK(device_equal(&again, &preset));
-    REQUIRE(opara_sim_device_parse(rt, "base = a100\nhw_queues = 32\n", 28, &again) == OPARA_OK);
+    REQUIRE(opara_sim_device_parse(rt, "base = a100\nhw_queues = 32\n", 27, &again) == OPARA_OK);
     CHECK_EQ(again.hw_queues, 32);
     CHECK_STR(again.name, "a100");
     opara_runtime_destroy(rt);
@@ -557,6 +588,7 @@ static const opara_test_case tests[] = {
     OT_CASE(graph_mode_removes_launch_overhead),
     OT_CASE(hardware_queue_aliasing),
     OT_CASE(sm_busy_fraction),
+    OT_CASE(sm_compute_sharing),
     OT_CASE(deterministic_and_consistent),
     OT_CASE(device_text_file_equals_preset),
     OT_CASE(device_text_errors),
