@@ -13,6 +13,7 @@ typedef struct bench_model {
     opara__graph graph;
     opara__shape* shapes; /* per value, dim 0 may be OPARA__DIM_BATCH */
     size_t cap_shapes;
+    int imported; /* shapes come from the library's shape inference */
     char name[128];
 } bench_model;
 
@@ -144,14 +145,33 @@ static opara_result bench_synthetic_inception(bench_model* m) {
     return opara__graph_finalize(&m->graph);
 }
 
-/* Model files: wired to the library's loader once it exists (ONNX importer / .opara format with
-   shape inference); until then only the built-in synthetic models load. */
+/* Model files go through the ONNX importer and shape inference when the build has them (their
+   headers' guards say so); otherwise only the built-in synthetic model loads. */
+#if defined(OPARA_ONNX_H) && defined(OPARA_MODEL_H) && !defined(OPARA_NO_STDIO)
+#  define BENCH_HAVE_IMPORT 1
+#else
+#  define BENCH_HAVE_IMPORT 0
+#endif
+
 static opara_result bench_load(opara_runtime* rt, const char* path, bench_model* m) {
+    const char* slash = strrchr(path, '/');
+    snprintf(m->name, sizeof m->name, "%s", slash ? slash + 1 : path);
+    if (strcmp(path, "synthetic:inception") == 0) {
+        opara__graph_init(&m->graph, rt);
+        return bench_synthetic_inception(m);
+    }
+#if BENCH_HAVE_IMPORT
+    {
+        opara_result r = opara__onnx_import_file(rt, path, NULL, NULL, &m->graph);
+        if (r == OPARA_OK) r = opara__graph_finalize(&m->graph);
+        m->imported = 1;
+        return r;
+    }
+#else
     opara__graph_init(&m->graph, rt);
-    snprintf(m->name, sizeof m->name, "%s", path);
-    if (strcmp(path, "synthetic:inception") == 0) return bench_synthetic_inception(m);
     return opara__fail(rt, OPARA_ERR_UNSUPPORTED,
-                       "%s: this build has no model loader for the bench yet (use synthetic:inception)", path);
+                       "%s: this build has no ONNX importer (use synthetic:inception)", path);
+#endif
 }
 
 static void bench_model_free(opara_runtime* rt, bench_model* m) {
@@ -176,7 +196,13 @@ static opara_result bench_prepare(bench_ctx* c, const opara_sim_device* dev, int
     opara__device limits;
     uint32_t v;
     int d;
-    for (v = 0; v < g->n_values; ++v) {
+#if BENCH_HAVE_IMPORT
+    if (c->model->imported) {
+        opara_result r = opara__infer_shapes(c->rt, g, batch, c->shapes);
+        if (r != OPARA_OK) return r;
+    }
+#endif
+    for (v = 0; !c->model->imported && v < g->n_values; ++v) {
         c->shapes[v] = c->model->shapes[v];
         for (d = 0; d < c->shapes[v].ndim; ++d)
             if (c->shapes[v].dims[d] == OPARA__DIM_BATCH) c->shapes[v].dims[d] = batch;
