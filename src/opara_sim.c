@@ -740,10 +740,12 @@ typedef struct opara__sim_calibration {
 } opara__sim_calibration;
 
 static const opara__sim_calibration opara__sim_calibrations[] = {
-    {"rtx2080s", 512, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
-    {"v100", 512, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
-    {"a100", 512, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
-    {"h100", 1024, 0.25, 3.0, 1.0, 3.0, 0.4, 0.8},
+    /* sm_saturation_threads = 4 x FP32 lanes per SM (Little's law for a 4-cycle FMA pipe):
+       64 lanes on Turing, Volta, GA100; 128 on Hopper and GA10B (Orin) */
+    {"rtx2080s", 256, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
+    {"v100", 256, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
+    {"a100", 256, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
+    {"h100", 512, 0.25, 3.0, 1.0, 3.0, 0.4, 0.8},
     {"orin", 512, 0.25, 8.0, 3.0, 8.0, 1.0, 2.0},
 };
 

@@ -1,5 +1,5 @@
 /* opara bench FILE... --sim DEVICE[,DEVICE...] [--batch 1,2,4] [--json OUT] [--trace OUT] [--svg OUT]
-               [--metric smem|dominant] [--stream-cap N]
+               [--metric smem|dominant] [--stream-cap N] [--default-dim N]
 
    Puts every strategy side by side on the GPU timing simulator: for each device, batch size,
    strategy and launch mode, the simulated latency, the speedup over the sequential graph, the
@@ -153,7 +153,7 @@ static opara_result bench_synthetic_inception(bench_model* m) {
 #  define BENCH_HAVE_IMPORT 0
 #endif
 
-static opara_result bench_load(opara_runtime* rt, const char* path, bench_model* m) {
+static opara_result bench_load(opara_runtime* rt, const char* path, int64_t default_dim, bench_model* m) {
     const char* slash = strrchr(path, '/');
     snprintf(m->name, sizeof m->name, "%s", slash ? slash + 1 : path);
     if (strcmp(path, "synthetic:inception") == 0) {
@@ -162,12 +162,17 @@ static opara_result bench_load(opara_runtime* rt, const char* path, bench_model*
     }
 #if BENCH_HAVE_IMPORT
     {
-        opara_result r = opara__onnx_import_file(rt, path, NULL, NULL, &m->graph);
+        opara_onnx_options options;
+        opara_result r;
+        memset(&options, 0, sizeof options);
+        options.default_dim = default_dim;
+        r = opara__onnx_import_file(rt, path, &options, NULL, &m->graph);
         if (r == OPARA_OK) r = opara__graph_finalize(&m->graph);
         m->imported = 1;
         return r;
     }
 #else
+    (void)default_dim;
     opara__graph_init(&m->graph, rt);
     return opara__fail(rt, OPARA_ERR_UNSUPPORTED,
                        "%s: this build has no ONNX importer (use synthetic:inception)", path);
@@ -332,6 +337,7 @@ typedef struct bench_args {
     const char* svg;
     opara__metric metric;  /* Alg. 2's metric for the Opara variants (0: the scheduler's default) */
     uint32_t stream_cap;   /* Alg. 1's stream cap for the Opara variants (0: unlimited) */
+    int64_t default_dim;   /* size of symbolic non-batch input dims (0: they are an error) */
 } bench_args;
 
 static int bench_parse_args(int argc, char** argv, bench_args* a) {
@@ -346,6 +352,7 @@ static int bench_parse_args(int argc, char** argv, bench_args* a) {
         else if (strcmp(argv[i], "--json") == 0 && v) a->json = argv[++i];
         else if (strcmp(argv[i], "--trace") == 0 && v) a->trace = argv[++i];
         else if (strcmp(argv[i], "--svg") == 0 && v) a->svg = argv[++i];
+        else if (strcmp(argv[i], "--default-dim") == 0 && v) a->default_dim = (int64_t)strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--stream-cap") == 0 && v) a->stream_cap = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--metric") == 0 && v && strcmp(v, "smem") == 0) a->metric = OPARA__METRIC_SMEM_FRAC, ++i;
         else if (strcmp(argv[i], "--metric") == 0 && v && strcmp(v, "dominant") == 0) a->metric = OPARA__METRIC_DOMINANT, ++i;
@@ -357,7 +364,7 @@ static int bench_parse_args(int argc, char** argv, bench_args* a) {
     }
     if (!a->n_files) fprintf(stderr, "usage: opara bench FILE... --sim DEVICE[,DEVICE] [--batch 1,2,4] [--json OUT] "
                                   "[--trace OUT] [--svg OUT]\n"
-                                  "       [--metric smem|dominant] [--stream-cap N]\n");
+                                  "       [--metric smem|dominant] [--stream-cap N] [--default-dim N]\n");
     return a->n_files > 0;
 }
 
@@ -429,7 +436,7 @@ static int bench_model_file(opara_runtime* rt, const bench_args* a, const char* 
     int ok = 1;
     memset(&model, 0, sizeof model);
     memset(&c, 0, sizeof c);
-    if (bench_load(rt, file, &model) != OPARA_OK) {
+    if (bench_load(rt, file, a->default_dim, &model) != OPARA_OK) {
         fprintf(stderr, "opara bench: %s\n", opara_runtime_last_error(rt));
         bench_model_free(rt, &model);
         return 0;
