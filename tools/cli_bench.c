@@ -194,6 +194,7 @@ typedef struct bench_ctx {
     opara__op_desc* descs;
     opara__metric metric;
     uint32_t stream_cap;
+    const char** kept_names; /* op names of the kept result, in launch order */
 } bench_ctx;
 
 static opara_result bench_prepare(bench_ctx* c, const opara_sim_device* dev, int64_t batch) {
@@ -245,8 +246,13 @@ static opara_result bench_simulate(bench_ctx* c, const opara_sim_device* dev, co
         row->streams = plan->n_streams;
         row->events = plan->stats.n_events;
         row->peak_bytes = plan->arena_bytes;
-        if (keep) *keep = res;
-        else opara_sim_result_free(c->rt, &res);
+        if (keep && (c->kept_names = (const char**)calloc(plan->n_nodes + 1, sizeof(char*))) != NULL) {
+            uint32_t p;
+            for (p = 0; p < plan->n_nodes; ++p) c->kept_names[p] = c->model->graph.nodes[plan->order[p]].name;
+            *keep = res;
+        } else {
+            opara_sim_result_free(c->rt, &res);
+        }
     }
     opara__plan_free(c->rt, plan);
     return r;
@@ -379,10 +385,9 @@ static int bench_next_item(const char** list, char* buf, size_t cap) {
     return 1;
 }
 
-static void bench_save_views(const bench_args* a, const opara_sim_result* res, const bench_model* m,
-                             const opara_sim_device* dev, int64_t batch) {
+static void bench_save_views(const bench_args* a, const opara_sim_result* res, const char* const* names,
+                             const bench_model* m, const opara_sim_device* dev, int64_t batch) {
     char title[256];
-    const char** names = (const char**)calloc(res->n_ops ? res->n_ops : 1, sizeof(char*));
     FILE* f;
     snprintf(title, sizeof title, "%s, opara graph, %s, batch %lld", m->name, dev->name, (long long)batch);
     if (a->trace && (f = fopen(a->trace, "wb")) != NULL) {
@@ -393,7 +398,6 @@ static void bench_save_views(const bench_args* a, const opara_sim_result* res, c
         bench_write_svg(f, res, title);
         fclose(f);
     }
-    free((void*)names);
 }
 
 static int bench_one(bench_ctx* c, const bench_args* a, const opara_sim_device* dev, int64_t batch, FILE* json,
@@ -420,8 +424,10 @@ static int bench_one(bench_ctx* c, const bench_args* a, const opara_sim_device* 
     bench_print_rows(c->model->name, dev, batch, rows, n);
     if (json) bench_json_rows(json, first, c->model->name, dev, batch, rows, n);
     if (want_views && keep.ops) {
-        bench_save_views(a, &keep, c->model, dev, batch);
+        bench_save_views(a, &keep, c->kept_names, c->model, dev, batch);
         opara_sim_result_free(c->rt, &keep);
+        free((void*)c->kept_names);
+        c->kept_names = NULL;
     }
     return 1;
 }
