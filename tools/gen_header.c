@@ -21,6 +21,7 @@ typedef struct manifest_entry {
 
 static const manifest_entry manifest[] = {
     {"src/opara_api.h", PART_PUBLIC},
+    {"src/opara_sim.h", PART_PUBLIC},
     {"src/opara_internal.h", PART_IMPL},
     {"opara_cuda.h", PART_IMPL},
     {"src/opara_util.c", PART_IMPL},
@@ -52,6 +53,7 @@ static const manifest_entry manifest[] = {
     {"src/opara_pb.c", PART_IMPL},
     {"src/opara_onnx.h", PART_IMPL},
     {"src/opara_onnx.c", PART_IMPL},
+    {"src/opara_sim.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -65,6 +67,7 @@ static const char* const known_headers[] = {
     "src/opara_sched.h",
     "src/opara_pb.h",
     "src/opara_onnx.h",
+    "src/opara_sim.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
