@@ -401,6 +401,7 @@ typedef struct opara_tensor {
     void* data;
 } opara_tensor;
 
+/* The strings point into the session and stay valid until it is destroyed. */
 typedef struct opara_plan_info {
     const char* backend;        /* "cpu" */
     const char* strategy;       /* "opara", "sequential", ... */
@@ -443,6 +444,12 @@ OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, 
 OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
 /* Detail of the session's last failing call ("" if none). */
 OPARADEF const char* opara_session_last_error(const opara_session* session);
+#ifndef OPARA_NO_STDIO
+/* The session's plan as Graphviz DOT: ops coloured by stream, data edges solid, event waits dashed. */
+OPARADEF opara_result opara_session_write_plan_dot(const opara_session* session, const char* path);
+/* The last run as a Chrome-trace/Perfetto JSON timeline, one track per worker (CPU) or stream. */
+OPARADEF opara_result opara_session_write_trace(const opara_session* session, const char* path);
+#endif
 
 /* ---- ONNX import ----------------------------------------------------------------------------------
    A .onnx file converts into the same immutable model a .opara file loads into. Supported: the
@@ -11345,6 +11352,97 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     return r;
 }
 /* ==== END src/opara_verify.c ==== */
+/* ==== BEGIN src/opara_export.h ==== */
+/* Exports of a plan and of a run's timeline for people to look at: Graphviz DOT and Chrome-trace
+   (Perfetto) JSON. Shared by the session API and the command-line tools. */
+#ifndef OPARA_EXPORT_H
+#define OPARA_EXPORT_H
+
+/* #include "opara_sched.h" (inlined above) */
+
+#ifndef OPARA_NO_STDIO
+#include <stdio.h>
+
+/* The plan's DAG: ops labelled "position: name / op sN" and coloured by stream, data edges solid,
+   cross-stream event waits dashed red. Returns 1 when everything was written. */
+OPARA__PRIVATE int opara__plan_write_dot(FILE* f, const opara__graph* g, const opara__plan* p);
+/* One complete event per op on track `tid` = its worker (CPU) or stream, in microseconds. */
+OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opara_node_time* times, uint32_t n,
+                                     const char* track_kind);
+/* A JSON string literal (quotes included) with ", \ and control characters escaped. */
+OPARA__PRIVATE void opara__write_json_string(FILE* f, const char* s);
+#endif
+
+#endif /* OPARA_EXPORT_H */
+/* ==== END src/opara_export.h ==== */
+/* ==== BEGIN src/opara_export.c ==== */
+/* Graphviz DOT of a plan and Chrome-trace JSON of a run. */
+/* #include "opara_export.h" (inlined above) */
+
+#ifndef OPARA_NO_STDIO
+
+OPARA__PRIVATE void opara__write_json_string(FILE* f, const char* s) {
+    fputc('"', f);
+    for (; s && *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static const char* opara__node_label(const opara__graph* g, uint32_t n) {
+    return g->nodes[n].name && g->nodes[n].name[0] ? g->nodes[n].name : opara__op_name(g->nodes[n].op);
+}
+
+OPARA__PRIVATE int opara__plan_write_dot(FILE* f, const opara__graph* g, const opara__plan* p) {
+    static const char* const colors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+                                         "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+    uint32_t n, k;
+    fprintf(f, "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"Helvetica\"];\n");
+    for (n = 0; n < g->n_nodes; ++n) {
+        char label[512];
+        opara__format(label, sizeof label, "%u: %s\n%s s%u", p->position[n], opara__node_label(g, n),
+                      opara__op_name(g->nodes[n].op), p->stream[n]);
+        fprintf(f, "  n%u [label=", n);
+        opara__write_json_string(f, label); /* DOT strings escape like JSON's for these characters */
+        fprintf(f, ", fillcolor=\"%s\"];\n", colors[p->stream[n] % OPARA__ARRAY_COUNT(colors)]);
+    }
+    for (n = 0; n < g->n_nodes; ++n)
+        for (k = g->pred_start[n]; k < g->pred_start[n + 1]; ++k) fprintf(f, "  n%u -> n%u;\n", g->preds[k], n);
+    for (n = 0; n < g->n_nodes; ++n)
+        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k)
+            fprintf(f, "  n%u -> n%u [style=dashed, color=\"#d62728\", constraint=false];\n", p->wait_nodes[k], n);
+    fprintf(f, "}\n");
+    return !ferror(f);
+}
+
+OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opara_node_time* times, uint32_t n,
+                                     const char* track_kind) {
+    uint32_t i, tracks = 0;
+    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+    for (i = 0; i < n; ++i) {
+        uint32_t node = times[i].node;
+        fprintf(f, "  {\"name\": ");
+        opara__write_json_string(f, opara__op_name(g->nodes[node].op));
+        fprintf(f, ", \"cat\": \"op\", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
+                   "\"args\": {\"node\": %u, \"name\": ",
+                times[i].worker, (double)times[i].start_ns / 1000.0,
+                (double)(times[i].end_ns - times[i].start_ns) / 1000.0, node);
+        opara__write_json_string(f, g->nodes[node].name);
+        fprintf(f, "}},\n");
+        if (times[i].worker + 1 > tracks) tracks = times[i].worker + 1;
+    }
+    for (i = 0; i < tracks; ++i)
+        fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"args\": {\"name\": \"%s %u\"}},\n",
+                i, track_kind, i);
+    fprintf(f, "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"opara\"}}\n]}\n");
+    return !ferror(f);
+}
+
+#endif /* OPARA_NO_STDIO */
+/* ==== END src/opara_export.c ==== */
 /* ==== BEGIN src/opara_backend_cpu.c ==== */
 /* The CPU executor: the plan's streams become worker threads, its events per-node completion
    marks, its arena one allocation; large operators are split across idle workers. */
@@ -11748,6 +11846,7 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
    with caller tensors, plan queries and run statistics. */
 /* #include "opara_cpu.h" (inlined above) */
 /* #include "opara_model.h" (inlined above) */
+/* #include "opara_export.h" (inlined above) */
 
 #if !defined(_WIN32)
 #  include <dlfcn.h>
@@ -12046,6 +12145,42 @@ OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_nod
 }
 
 OPARADEF const char* opara_session_last_error(const opara_session* s) { return s ? s->error.text : ""; }
+
+#ifndef OPARA_NO_STDIO
+typedef int (*opara__session_writer)(FILE* f, const opara_session* s);
+
+static opara_result opara__session_write_file(const opara_session* s, const char* path, opara__session_writer write) {
+    FILE* f;
+    int ok;
+    if (!s || !path) return OPARA_ERR_INVALID_ARGS;
+    f = fopen(path, "w");
+    if (!f) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot open '%s' for writing", path);
+    ok = write(f, s);
+    if (fclose(f) != 0 || !ok) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot write '%s'", path);
+    return OPARA_OK;
+}
+
+static int opara__session_dot(FILE* f, const opara_session* s) { return opara__plan_write_dot(f, s->g, s->plan); }
+
+static int opara__session_trace(FILE* f, const opara_session* s) {
+    uint32_t n = opara_session_get_node_times(s, NULL, 0);
+    opara_node_time* times = (opara_node_time*)opara__calloc(s->rt, n ? n : 1, sizeof *times);
+    int ok;
+    if (!times) return 0;
+    opara_session_get_node_times(s, times, n);
+    ok = opara__write_trace(f, s->g, times, n, "worker");
+    opara__free(s->rt, times);
+    return ok;
+}
+
+OPARADEF opara_result opara_session_write_plan_dot(const opara_session* s, const char* path) {
+    return opara__session_write_file(s, path, opara__session_dot);
+}
+
+OPARADEF opara_result opara_session_write_trace(const opara_session* s, const char* path) {
+    return opara__session_write_file(s, path, opara__session_trace);
+}
+#endif
 /* ==== END src/opara_session.c ==== */
 /* ==== BEGIN src/opara_pb.h ==== */
 /* Protobuf wire-format reader and the decoder of the ONNX messages the importer needs
