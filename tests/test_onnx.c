@@ -689,6 +689,25 @@ OT_TEST(testdata_conversion_coverage) {
     opara_runtime_destroy(rt);
 }
 
+/* The converted model written, loaded back and written again gives the same bytes. */
+static void check_save_load_save_identical(opara_test* T, opara_runtime* rt, const opara_model* model) {
+    opara__bytes first, second;
+    opara_model* reloaded = NULL;
+    memset(&first, 0, sizeof first);
+    memset(&second, 0, sizeof second);
+    REQUIRE(opara__format_write(rt, opara__model_graph(model), 0, &first) == OPARA_OK);
+    if (opara_model_load_memory(rt, first.data, first.size, &reloaded) == OPARA_OK &&
+        opara__format_write(rt, opara__model_graph(reloaded), 0, &second) == OPARA_OK) {
+        CHECK_EQ(second.size, first.size);
+        CHECK(second.size == first.size && memcmp(first.data, second.data, first.size) == 0);
+    } else {
+        CHECK_STR(opara_runtime_last_error(rt), "");
+    }
+    opara_model_destroy(reloaded);
+    opara__free(rt, first.data);
+    opara__free(rt, second.data);
+}
+
 OT_TEST(zoo_models_convert_with_expected_node_counts) {
     FILE* f = fopen("build/onnx/zoo_expected.txt", "r");
     opara_runtime* rt = new_rt();
@@ -713,6 +732,7 @@ OT_TEST(zoo_models_convert_with_expected_node_counts) {
         } else {
             printf("zoo %s: %d ONNX nodes -> %u (expected %d)\n", name, onnx_nodes, opara_model_node_count(model), expected);
             CHECK_EQ(opara_model_node_count(model), expected);
+            check_save_load_save_identical(T, rt, model);
         }
         opara_model_destroy(model);
         models++;
