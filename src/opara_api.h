@@ -249,7 +249,7 @@ typedef struct opara_model_stats {
     uint64_t n_params;       /* elements of all constants */
     uint64_t param_bytes;    /* bytes of all constants */
     uint64_t file_bytes;     /* size of the .opara image (0 for a model built in memory) */
-    uint64_t content_hash;   /* FNV-1a 64 of the image after the header (0 for a model not from a file) */
+    uint64_t content_hash;   /* FNV-1a 64 over the words of the image after the header (docs/FORMAT.md); 0 if not from a file */
     int zero_copy;           /* 1: constants point into the caller's buffer or the file mapping */
     int64_t source_opset;    /* ONNX opset the model was converted from, 0 if unknown */
     const char* producer;    /* "" if unknown */
