@@ -360,6 +360,38 @@ typedef enum opara_launch_order {
 /* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
 OPARADEF const char* opara_strategy_name(opara_strategy strategy);
 
+/* ---- ONNX import ----------------------------------------------------------------------------------
+   A .onnx file converts into the same immutable model a .opara file loads into. Supported: the
+   operators of docs/FORMAT.md (Conv, Gemm, MatMul, pooling, elementwise, shape ops, Resize, ...),
+   opsets 7-17, IR versions 3-8, weights in initializers or Constant nodes, external data files
+   beside the model. Import folds constant subgraphs (shape arithmetic included), drops
+   Identity/Dropout, folds BatchNormalization into the preceding Conv and fuses a Relu into its
+   Conv/Gemm. A symbolic first dim of a graph input becomes the batch size chosen per session;
+   other symbolic dims need a value from the options. A model with unsupported operators fails
+   with OPARA_ERR_UNSUPPORTED_OP and a detail that lists every one (type, count, first node). */
+typedef struct opara_onnx_options {
+    /* Input shape overrides, each "NAME=d0,d1,..."; a dim written N (or ?) is the symbolic batch.
+       An override replaces the input's declared shape entirely. */
+    const char* const* input_shapes;
+    uint32_t n_input_shapes;
+    /* Size for symbolic dims other than the leading one that no override fixes; 0: such a dim is
+       an error (OPARA_ERR_SHAPE naming the input and dim). */
+    int64_t default_dim;
+    /* Directory that external tensor data paths are relative to. Default: the model file's
+       directory (_file), none (_memory: external data is then an error). Paths in the model must
+       stay inside it (no "..", not absolute): OPARA_ERR_EXTERNAL_DATA otherwise. */
+    const char* external_data_dir;
+} opara_onnx_options;
+
+/* options may be NULL for defaults. On failure *out is NULL and the runtime's detail names the
+   problem (field path for malformed files, e.g. "graph.node[12].attribute[2]: truncated varint"). */
+OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const void* data, size_t size,
+                                                   const opara_onnx_options* options, opara_model** out);
+#ifndef OPARA_NO_STDIO
+OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const char* path,
+                                                 const opara_onnx_options* options, opara_model** out);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,10 @@ static const manifest_entry manifest[] = {
     {"src/opara_format.c", PART_IMPL},
     {"src/opara_model.c", PART_IMPL},
     {"src/opara_builder.c", PART_IMPL},
+    {"src/opara_pb.h", PART_IMPL},
+    {"src/opara_pb.c", PART_IMPL},
+    {"src/opara_onnx.h", PART_IMPL},
+    {"src/opara_onnx.c", PART_IMPL},
     {"src/opara_sched.h", PART_IMPL},
     {"src/opara_desc.c", PART_IMPL},
     {"src/opara_sched.c", PART_IMPL},
@@ -50,6 +54,8 @@ static const char* const known_headers[] = {
     "opara_cuda.h",
     "src/opara_ir.h",
     "src/opara_model.h",
+    "src/opara_pb.h",
+    "src/opara_onnx.h",
     "src/opara_sched.h",
 };
 

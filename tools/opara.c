@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_version.c"
+#include "cli_convert.c"
 
 typedef struct cli_command {
     const char* name;
@@ -16,6 +17,7 @@ typedef struct cli_command {
 
 static const cli_command cli_commands[] = {
     {"version", cli_version, "version                      print the library version"},
+    {"convert", cli_convert, "convert IN.onnx OUT.opara [--shape NAME=d0,d1,...] [--c-header OUT.h]"},
 };
 
 static int cli_usage(FILE* out) {
