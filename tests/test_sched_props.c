@@ -158,8 +158,10 @@ OT_TEST(removed_wait_is_caught) {
             CHECK(r == OPARA_ERR_PLAN_INVALID);
             if (r == OPARA_ERR_PLAN_INVALID) {
                 caught++;
-                if (!strstr(opara_runtime_last_error(t.rt), "is not enforced")) OT_LOG("%s", opara_runtime_last_error(t.rt));
-                CHECK(strstr(opara_runtime_last_error(t.rt), "is not enforced") != NULL);
+                /* a data dependency, or a block reused behind that event */
+                const char* why = opara_runtime_last_error(t.rt);
+                if (!strstr(why, "is not enforced") && !strstr(why, "arena bytes")) OT_LOG("%s", why);
+                CHECK(strstr(why, "is not enforced") != NULL || strstr(why, "arena bytes") != NULL);
             }
         }
         opara__plan_free(t.rt, p);
