@@ -215,13 +215,16 @@ static int bench_zoo(FILE* f, const char* dir, const opara__device* dev, int fir
         char path[1024];
         opara_runtime* rt = NULL;
         opara_model* m = NULL;
+        opara_onnx_options onnx;
         bench_input in;
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         names[i][strlen(names[i]) - 5] = 0;
         memset(&in, 0, sizeof in);
         in.name = names[i];
         opara_runtime_create(NULL, &rt);
-        if (opara_model_load_onnx_file(rt, path, NULL, &m) != OPARA_OK) {
+        memset(&onnx, 0, sizeof onnx);
+        onnx.default_dim = 320; /* PP-OCR's symbolic image height and width */
+        if (opara_model_load_onnx_file(rt, path, &onnx, &m) != OPARA_OK) {
             fprintf(stderr, "  %-22s load failed: %s\n", names[i], opara_runtime_last_error(rt));
         } else {
             in.g = (opara__graph*)opara__model_graph(m);

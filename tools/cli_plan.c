@@ -1,5 +1,6 @@
 /* opara plan FILE [--strategy opara|opara-topo|sequential|wavefront|nimble|all] [--batch N]
-                   [--device NAME] [--dot OUT.dot] [--json] [--verify]
+                   [--default-dim N] [--device NAME] [--dot OUT.dot] [--json] [--verify]
+   FILE is a .opara model or an .onnx file (--default-dim sizes its symbolic non-batch dims).
    Prints the execution plan: per op its launch position, stream, event and waits, then the
    totals; with `all`, one line of totals per strategy. --dot writes Graphviz (ops coloured by
    stream, data edges solid, event waits dashed), --json the whole plan as JSON on stdout. */
@@ -9,7 +10,7 @@ typedef struct plan_cli {
     const char* strategy;
     const char* device;
     const char* dot;
-    int64_t batch;
+    int64_t batch, default_dim;
     int json, verify;
 } plan_cli;
 
@@ -26,6 +27,7 @@ static int plan_parse_args(int argc, char** argv, plan_cli* o) {
         else if (strcmp(a, "--device") == 0 && has_value) o->device = argv[++i];
         else if (strcmp(a, "--dot") == 0 && has_value) o->dot = argv[++i];
         else if (strcmp(a, "--batch") == 0 && has_value) o->batch = strtoll(argv[++i], NULL, 10);
+        else if (strcmp(a, "--default-dim") == 0 && has_value) o->default_dim = strtoll(argv[++i], NULL, 10);
         else if (strcmp(a, "--json") == 0) o->json = 1;
         else if (strcmp(a, "--verify") == 0) o->verify = 1;
         else if (a[0] != '-' && !o->path) o->path = a;
@@ -35,7 +37,7 @@ static int plan_parse_args(int argc, char** argv, plan_cli* o) {
         }
     }
     if (!o->path) fprintf(stderr, "usage: opara plan FILE [--strategy opara|opara-topo|sequential|wavefront|nimble|all] "
-                                  "[--batch N] [--device NAME] [--dot OUT.dot] [--json] [--verify]\n");
+                                  "[--batch N] [--default-dim N] [--device NAME] [--dot OUT.dot] [--json] [--verify]\n");
     if (o->batch < 1) {
         fprintf(stderr, "plan: --batch must be at least 1\n");
         return 0;
@@ -147,9 +149,13 @@ static void plan_print_json(const opara__graph* g, const opara__plan* p, int fir
     printf("]}");
 }
 
-static int plan_load(opara_runtime* rt, const char* path, opara_model** model) {
-    opara_result r = plan_has_suffix(path, ".onnx") ? opara_model_load_onnx_file(rt, path, NULL, model)
-                                                    : opara_model_load_file(rt, path, model);
+static int plan_load(opara_runtime* rt, const char* path, int64_t default_dim, opara_model** model) {
+    opara_onnx_options onnx;
+    opara_result r;
+    memset(&onnx, 0, sizeof onnx);
+    onnx.default_dim = default_dim;
+    r = plan_has_suffix(path, ".onnx") ? opara_model_load_onnx_file(rt, path, &onnx, model)
+                                       : opara_model_load_file(rt, path, model);
     if (r != OPARA_OK) fprintf(stderr, "plan: %s: %s\n", path, opara_runtime_last_error(rt));
     return r == OPARA_OK;
 }
@@ -201,7 +207,7 @@ static int cli_plan(int argc, char** argv) {
         return 2;
     }
     if (opara_runtime_create(NULL, &rt) != OPARA_OK) return 1;
-    ok = plan_load(rt, o.path, &model) && plan_run(&o, rt, opara__model_graph(model), dev);
+    ok = plan_load(rt, o.path, o.default_dim, &model) && plan_run(&o, rt, opara__model_graph(model), dev);
     opara_model_destroy(model);
     opara_runtime_destroy(rt);
     return ok ? 0 : 1;

@@ -20,7 +20,7 @@ static const cli_command cli_commands[] = {
     {"version", cli_version, "version                      print the library version"},
     {"convert", cli_convert, "convert IN.onnx OUT.opara [--shape NAME=d0,d1,...] [--c-header OUT.h]"},
     {"plan", cli_plan, "plan FILE [--strategy opara|opara-topo|sequential|wavefront|nimble|all] [--batch N] "
-                       "[--device NAME] [--dot OUT.dot] [--json] [--verify]"},
+                       "[--default-dim N] [--device NAME] [--dot OUT.dot] [--json] [--verify]"},
 };
 
 static int cli_usage(FILE* out) {
