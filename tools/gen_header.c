@@ -21,6 +21,7 @@ typedef struct manifest_entry {
 
 static const manifest_entry manifest[] = {
     {"src/opara_api.h", PART_PUBLIC},
+    {"src/opara_sim.h", PART_PUBLIC},
     {"src/opara_internal.h", PART_IMPL},
     {"opara_cuda.h", PART_IMPL},
     {"src/opara_util.c", PART_IMPL},
@@ -35,16 +36,26 @@ static const manifest_entry manifest[] = {
     {"src/opara_format.c", PART_IMPL},
     {"src/opara_model.c", PART_IMPL},
     {"src/opara_builder.c", PART_IMPL},
-    {"src/opara_pb.h", PART_IMPL},
-    {"src/opara_pb.c", PART_IMPL},
-    {"src/opara_onnx.h", PART_IMPL},
-    {"src/opara_onnx.c", PART_IMPL},
+    {"src/opara_cpu.h", PART_IMPL},
+    {"src/opara_blas.c", PART_IMPL},
+    {"src/opara_cpu_gemm.c", PART_IMPL},
+    {"src/opara_cpu_kernels.c", PART_IMPL},
+    {"src/opara_cpu_conv.c", PART_IMPL},
     {"src/opara_sched.h", PART_IMPL},
     {"src/opara_desc.c", PART_IMPL},
     {"src/opara_sched.c", PART_IMPL},
     {"src/opara_sync.c", PART_IMPL},
     {"src/opara_memplan.c", PART_IMPL},
     {"src/opara_verify.c", PART_IMPL},
+    {"src/opara_export.h", PART_IMPL},
+    {"src/opara_export.c", PART_IMPL},
+    {"src/opara_backend_cpu.c", PART_IMPL},
+    {"src/opara_session.c", PART_IMPL},
+    {"src/opara_pb.h", PART_IMPL},
+    {"src/opara_pb.c", PART_IMPL},
+    {"src/opara_onnx.h", PART_IMPL},
+    {"src/opara_onnx.c", PART_IMPL},
+    {"src/opara_sim.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -54,9 +65,12 @@ static const char* const known_headers[] = {
     "opara_cuda.h",
     "src/opara_ir.h",
     "src/opara_model.h",
+    "src/opara_cpu.h",
+    "src/opara_sched.h",
+    "src/opara_export.h",
     "src/opara_pb.h",
     "src/opara_onnx.h",
-    "src/opara_sched.h",
+    "src/opara_sim.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
