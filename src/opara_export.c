@@ -14,6 +14,15 @@ OPARA__PRIVATE void opara__write_json_string(FILE* f, const char* s) {
     fputc('"', f);
 }
 
+/* Text inside a DOT string: quotes and backslashes escaped, control characters as spaces. */
+static void opara__write_dot_text(FILE* f, const char* s) {
+    for (; s && *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else fputc(c < 0x20 ? ' ' : c, f);
+    }
+}
+
 static const char* opara__node_label(const opara__graph* g, uint32_t n) {
     return g->nodes[n].name && g->nodes[n].name[0] ? g->nodes[n].name : opara__op_name(g->nodes[n].op);
 }
@@ -24,12 +33,10 @@ OPARA__PRIVATE int opara__plan_write_dot(FILE* f, const opara__graph* g, const o
     uint32_t n, k;
     fprintf(f, "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"Helvetica\"];\n");
     for (n = 0; n < g->n_nodes; ++n) {
-        char label[512];
-        opara__format(label, sizeof label, "%u: %s\n%s s%u", p->position[n], opara__node_label(g, n),
-                      opara__op_name(g->nodes[n].op), p->stream[n]);
-        fprintf(f, "  n%u [label=", n);
-        opara__write_json_string(f, label); /* DOT strings escape like JSON's for these characters */
-        fprintf(f, ", fillcolor=\"%s\"];\n", colors[p->stream[n] % OPARA__ARRAY_COUNT(colors)]);
+        fprintf(f, "  n%u [label=\"%u: ", n, p->position[n]);
+        opara__write_dot_text(f, opara__node_label(g, n));
+        fprintf(f, "\\n%s s%u\", fillcolor=\"%s\"];\n", opara__op_name(g->nodes[n].op), p->stream[n],
+                colors[p->stream[n] % OPARA__ARRAY_COUNT(colors)]);
     }
     for (n = 0; n < g->n_nodes; ++n)
         for (k = g->pred_start[n]; k < g->pred_start[n + 1]; ++k) fprintf(f, "  n%u -> n%u;\n", g->preds[k], n);

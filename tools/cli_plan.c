@@ -60,16 +60,6 @@ static int plan_has_suffix(const char* s, const char* suffix) {
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static void plan_json_string(const char* s) {
-    putchar('"');
-    for (; s && *s; ++s) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
-}
 
 static const char* plan_node_name(const opara__graph* g, uint32_t n) {
     return g->nodes[n].name && g->nodes[n].name[0] ? g->nodes[n].name : "(unnamed)";
@@ -97,25 +87,14 @@ static void plan_print_table(const opara__graph* g, const opara__plan* p) {
 }
 
 static int plan_write_dot(const char* path, const opara__graph* g, const opara__plan* p) {
-    static const char* colors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
-                                   "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
     FILE* f = fopen(path, "w");
-    uint32_t n, k;
+    int ok;
     if (!f) {
         fprintf(stderr, "plan: cannot write %s\n", path);
         return 0;
     }
-    fprintf(f, "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"Helvetica\"];\n");
-    for (n = 0; n < g->n_nodes; ++n)
-        fprintf(f, "  n%u [label=\"%u: %s\\n%s s%u\", fillcolor=\"%s\"];\n", n, p->position[n], plan_node_name(g, n),
-                opara__op_name(g->nodes[n].op), p->stream[n], colors[p->stream[n] % 12]);
-    for (n = 0; n < g->n_nodes; ++n)
-        for (k = g->pred_start[n]; k < g->pred_start[n + 1]; ++k) fprintf(f, "  n%u -> n%u;\n", g->preds[k], n);
-    for (n = 0; n < g->n_nodes; ++n)
-        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k)
-            fprintf(f, "  n%u -> n%u [style=dashed, color=\"#d62728\", constraint=false];\n", p->wait_nodes[k], n);
-    fprintf(f, "}\n");
-    return fclose(f) == 0;
+    ok = opara__plan_write_dot(f, g, p);
+    return (fclose(f) == 0) & ok;
 }
 
 static void plan_print_json(const opara__graph* g, const opara__plan* p, int first) {
@@ -129,7 +108,7 @@ static void plan_print_json(const opara__graph* g, const opara__plan* p, int fir
            p->stats.n_concat_in_place, p->stats.n_views, (unsigned long long)p->stats.total_ns);
     for (n = 0; n < g->n_nodes; ++n) {
         printf("%s{\"name\":", n ? "," : "");
-        plan_json_string(plan_node_name(g, n));
+        opara__write_json_string(stdout, plan_node_name(g, n));
         printf(",\"op\":\"%s\",\"order\":%u,\"stream\":%u,\"event\":%s,\"waits\":[", opara__op_name(g->nodes[n].op),
                p->position[n], p->stream[n], p->records_event[n] ? "true" : "false");
         for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) printf("%s%u", k > p->wait_start[n] ? "," : "", p->wait_nodes[k]);
@@ -138,7 +117,7 @@ static void plan_print_json(const opara__graph* g, const opara__plan* p, int fir
     printf("],\"values\":[");
     for (n = 0; n < g->n_values; ++n) {
         printf("%s{\"name\":", n ? "," : "");
-        plan_json_string(g->values[n].name);
+        opara__write_json_string(stdout, g->values[n].name);
         printf(",\"bytes\":%llu,\"storage\":\"%s\"", (unsigned long long)p->value_bytes[n],
                p->storage[n] == OPARA__STORAGE_ARENA ? "arena" : p->storage[n] == OPARA__STORAGE_EXTERNAL ? "external" : "none");
         if (p->storage[n] == OPARA__STORAGE_ARENA) printf(",\"offset\":%llu", (unsigned long long)p->offset[n]);
@@ -168,7 +147,7 @@ static int plan_run(const plan_cli* o, opara_runtime* rt, const opara__graph* g,
         return 0;
     }
     if (o->json) printf("{\"model\":");
-    if (o->json) plan_json_string(o->path);
+    if (o->json) opara__write_json_string(stdout, o->path);
     if (o->json) printf(",\"batch\":%lld,\"device\":\"%s\",\"plans\":[", (long long)o->batch, dev->name);
     for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
         opara__plan_desc d;
