@@ -192,6 +192,35 @@ OPARADEF void opara_runtime_destroy(opara_runtime* runtime);
 /* Detail of the last failing call made through this runtime ("" if none). Valid until the next call. */
 OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
 
+/* ---- scheduling strategies (the plan: launch order, streams, events, memory) ----------------- */
+
+/* Which scheduler builds the execution plan. Every strategy yields the same kind of plan, so the
+   backends and the simulator treat them alike. */
+typedef enum opara_strategy {
+    OPARA_STRATEGY_OPARA = 0,      /* Opara: Alg. 2 launch order, Alg. 1 streams (the default) */
+    OPARA_STRATEGY_SEQUENTIAL = 1, /* one stream, topological order ("sequential CUDA Graph") */
+    OPARA_STRATEGY_WAVEFRONT = 2,  /* Rammer-style: BFS levels separated by barriers */
+    OPARA_STRATEGY_NIMBLE = 3,     /* Nimble: transitive reduction + matchings (minimum chain cover) */
+    OPARA_STRATEGY_OPARA_TOPO = 4, /* Alg. 1 streams over a plain topological order (no Alg. 2) */
+    OPARA_STRATEGY_COUNT,
+    OPARA_STRATEGY_FORCE_U32 = 0x7fffffff
+} opara_strategy;
+
+/* The order in which operators are launched. DEFAULT is the strategy's own: Alg. 2 for OPARA,
+   the graph's topological order (Kahn, lowest node index first) for the others. */
+typedef enum opara_launch_order {
+    OPARA_LAUNCH_DEFAULT = 0,
+    OPARA_LAUNCH_ALG2 = 1, /* Opara Alg. 2: two ready lists, alternate, least resource demand first */
+    OPARA_LAUNCH_TOPO = 2, /* Kahn, lowest node index first */
+    OPARA_LAUNCH_DFS = 3,  /* depth-first topological order (what PyTorch's eager execution produces) */
+    OPARA_LAUNCH_BFS = 4,  /* breadth-first: Kahn with a FIFO ready queue */
+    OPARA_LAUNCH_COUNT,
+    OPARA_LAUNCH_FORCE_U32 = 0x7fffffff
+} opara_launch_order;
+
+/* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
+OPARADEF const char* opara_strategy_name(opara_strategy strategy);
+
 #ifdef __cplusplus
 }
 #endif

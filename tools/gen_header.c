@@ -29,6 +29,12 @@ static const manifest_entry manifest[] = {
     {"src/opara_runtime.c", PART_IMPL},
     {"src/opara_ir.h", PART_IMPL},
     {"src/opara_graph.c", PART_IMPL},
+    {"src/opara_sched.h", PART_IMPL},
+    {"src/opara_desc.c", PART_IMPL},
+    {"src/opara_sched.c", PART_IMPL},
+    {"src/opara_sync.c", PART_IMPL},
+    {"src/opara_memplan.c", PART_IMPL},
+    {"src/opara_verify.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -37,6 +43,7 @@ static const char* const known_headers[] = {
     "src/opara_internal.h",
     "opara_cuda.h",
     "src/opara_ir.h",
+    "src/opara_sched.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])

@@ -1,0 +1,240 @@
+/* The execution plan: which operators run at the same time (streams), in which order they are
+   launched, where the synchronisations go (events, fork/join), and where every tensor lives
+   (arena offsets, aliases). Pure, deterministic, backend-independent; every backend and the
+   simulator consume the same opara__plan.
+
+   Inputs of planning: a finalized graph, the byte size of every value, one descriptor per node
+   (grid, block, registers, shared memory, FLOPs, bytes, class; src/opara_desc.c gives an analytic
+   default) and the device limits.
+
+   Memory conventions:
+   - Graph inputs and constants are not in the arena (storage EXTERNAL): the backend keeps a static
+     buffer per input (CUDA: copied into before the graph launch) and the model's weights.
+   - Every other value produced by a node lives in the arena, including graph outputs. Outputs are
+     pinned: their bytes are never reused, so after the run the backend copies them out (or hands
+     out pointers into the arena) from alias_root/offset.
+   - Aliases: a view (Reshape, Flatten, Squeeze, Unsqueeze) is kernel-less and its output shares its
+     input's bytes (ALIAS_VIEW, also when the input is EXTERNAL); an in-place operator's output takes
+     its input's block (ALIAS_INPLACE); a Concat's input can be written straight into its slice of the
+     Concat's output (ALIAS_CONCAT, the input's alias_root is the Concat output's root). A Concat
+     copies only the inputs that are not already in place (opara__plan_concat_input_in_place). */
+#ifndef OPARA_SCHED_H
+#define OPARA_SCHED_H
+
+#include "opara_ir.h"
+
+/* ---- per-operator descriptors and device limits ---------------------------------------------- */
+
+typedef enum opara__op_class {
+    OPARA__CLASS_COMPUTE = 0, /* compute-intensive (Alg. 2's L_comp) */
+    OPARA__CLASS_MEMORY = 1   /* memory-intensive (Alg. 2's L_mem) */
+} opara__op_class;
+
+/* What a backend knows about the (main) kernel of one node. Estimates are fine; the scheduler
+   only compares them. */
+typedef struct opara__op_desc {
+    uint32_t grid;            /* thread blocks of the kernel */
+    uint32_t block_threads;   /* threads per block */
+    uint32_t regs_per_thread;
+    uint32_t smem_per_block;  /* bytes of shared memory per block */
+    double flops;
+    double bytes;             /* bytes moved: inputs + outputs + weights */
+    uint8_t op_class;         /* opara__op_class */
+    uint8_t kernel_less;      /* no kernel at all (views): never delays anything */
+    uint8_t has_info;         /* 0: no kernel data; Alg. 2 defers it like the reference code */
+    uint8_t reserved;
+} opara__op_desc;
+
+typedef struct opara__device {
+    const char* name;
+    uint32_t sms;
+    uint32_t max_threads_per_block, max_threads_per_sm;
+    uint32_t max_regs_per_block, max_regs_per_sm;
+    uint32_t max_smem_per_block, max_smem_per_sm; /* bytes */
+    uint32_t max_blocks_per_sm;
+    double peak_flops; /* FP32 FLOP/s */
+    double bandwidth;  /* DRAM bytes/s */
+} opara__device;
+
+/* Presets from public specifications: "rtx2080s", "v100", "a100", "h100", "orin". NULL if unknown. */
+OPARA__PRIVATE const opara__device* opara__device_preset(const char* name);
+/* The device used when none is given (rtx2080s, the paper's RTX 2080 SUPER). */
+OPARA__PRIVATE const opara__device* opara__device_default(void);
+/* FLOPs per byte at which the device turns from memory- to compute-bound (peak_flops/bandwidth). */
+OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
+
+/* The default analytic descriptor model: formulas per operator (conv FLOPs = 2*N*K*C/g*R*S*P*Q,
+   GEMM 2*M*N*K, ...; bytes = inputs + outputs + weights) and plausible per-kernel-family launch
+   shapes (documented as estimates in opara_desc.c). shapes[v] for every value (ndim < 0 = unknown).
+   dev may be NULL (default device). */
+OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
+                                               const opara__device* dev, opara__op_desc* out);
+/* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
+OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
+                                                          uint64_t* out);
+/* 1 for the kernel-less views whose output may alias the input (Reshape, Flatten, Squeeze, Unsqueeze). */
+OPARA__PRIVATE int opara__op_is_view(opara__op op);
+/* Per-op-type class default (the paper's table, corrected); used when a node has no FLOPs/bytes. */
+OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op);
+
+/* ---- knobs ----------------------------------------------------------------------------------- */
+
+/* How Alg. 2 measures "least amount of GPU resources". */
+typedef enum opara__metric {
+    OPARA__METRIC_DEFAULT = 0,
+    OPARA__METRIC_SMEM_FRAC = 1, /* shared memory per block / per-block limit (the reference code) */
+    OPARA__METRIC_DOMINANT = 2   /* max of the block's share of an SM's threads, registers, shared memory */
+} opara__metric;
+
+/* Alg. 2's "alternately choose a non-empty list". */
+typedef enum opara__alternation {
+    OPARA__ALT_DEFAULT = 0,
+    OPARA__ALT_PARITY = 1,   /* reference code: iteration parity, compute list first, toggles even when one list is empty */
+    OPARA__ALT_LAST_PICK = 2 /* the list opposite to the one picked last */
+} opara__alternation;
+
+/* Order in which Alg. 1 visits a node's predecessors. */
+typedef enum opara__pred_order {
+    OPARA__PRED_DEFAULT = 0,
+    OPARA__PRED_INPUT = 1,     /* argument order (the reference code) */
+    OPARA__PRED_ASC_ID = 2,    /* ascending node index (the TC appendix wording) */
+    OPARA__PRED_DESC_ID = 3,   /* descending node index */
+    OPARA__PRED_ASC_STREAM = 4 /* ascending stream index, oldest stream first (reproduces the CCFSys listing) */
+} opara__pred_order;
+
+/* Alg. 1's condition for inheriting a predecessor's stream. */
+typedef enum opara__inherit {
+    OPARA__INHERIT_DEFAULT = 0,
+    OPARA__INHERIT_FLAG = 1,           /* TC version: the first successor to claim an unflagged predecessor */
+    OPARA__INHERIT_FIRST_SUCCESSOR = 2 /* arXiv/CCFSys wording: only the predecessor's first successor */
+} opara__inherit;
+
+/* Zero means defaults everywhere. */
+typedef struct opara__plan_desc {
+    opara_strategy strategy;         /* OPARA */
+    opara_launch_order launch_order; /* DEFAULT: the strategy's own */
+    opara__metric metric;            /* SMEM_FRAC (the reference), until the simulator's evidence says otherwise */
+    opara__alternation alternation;  /* PARITY */
+    opara__pred_order pred_order;    /* INPUT */
+    opara__inherit inherit;          /* FLAG */
+    uint32_t stream_cap;             /* 0: unlimited. Else a new stream is opened only when no stream is
+                                        provably idle (its last op happens-before the new op) */
+    int stream_cap_hard;             /* with stream_cap: never exceed it; when no stream is idle, reuse the
+                                        one whose last op was launched earliest (adds false dependencies) */
+    int no_wait_pruning;             /* keep waits implied by earlier ones (the reference code's behaviour) */
+    int no_memory_reuse;             /* never reuse a block (what the Opara and Nimble prototypes do) */
+    int no_inplace;                  /* disable in-place outputs */
+    int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
+    int no_view_alias;               /* views get their own block (they still launch no kernel) */
+    uint32_t alignment;              /* arena alignment of every block; 0: 256 */
+    int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
+} opara__plan_desc;
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+#define OPARA__NO_ARENA UINT64_MAX
+
+typedef enum opara__storage {
+    OPARA__STORAGE_NONE = 0,     /* no bytes (value without producer or size) */
+    OPARA__STORAGE_ARENA = 1,    /* lives in the session arena at offset[v] */
+    OPARA__STORAGE_EXTERNAL = 2  /* root is a graph input or a constant: storage owned by the backend/model */
+} opara__storage;
+
+typedef enum opara__alias_kind {
+    OPARA__ALIAS_NONE = 0,    /* owns its bytes */
+    OPARA__ALIAS_INPLACE = 1, /* written by its producer over the bytes of the producer's input */
+    OPARA__ALIAS_CONCAT = 2,  /* a Concat input placed inside the Concat's output */
+    OPARA__ALIAS_VIEW = 3     /* kernel-less view of its input */
+} opara__alias_kind;
+
+typedef struct opara__plan_stats {
+    uint32_t n_streams;
+    uint32_t n_events;       /* nodes that record an event (fork/join events not included) */
+    uint32_t n_waits;        /* cross-stream waits of nodes (fork/join waits not included) */
+    uint32_t n_cross_edges;  /* data edges between nodes on different streams */
+    uint32_t n_pruned_waits; /* waits dropped because earlier waits imply them */
+    uint32_t n_forks, n_joins;
+    uint32_t n_inplace, n_concat_in_place, n_views;
+    uint64_t arena_bytes;      /* peak memory of the plan = arena size */
+    uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
+    uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
+} opara__plan_stats;
+
+typedef struct opara__plan {
+    opara__plan_desc desc; /* the knobs actually used (defaults resolved) */
+    uint32_t n_nodes, n_values, n_streams;
+
+    /* launch order and streams */
+    uint32_t* order;      /* [n_nodes] node indices in launch order (topological) */
+    uint32_t* position;   /* [n_nodes] node -> its index in order */
+    uint32_t* stream;     /* [n_nodes] stream of each node; streams are numbered by first use in launch order */
+    uint32_t* stream_seq; /* [n_nodes] 1-based rank of the node on its stream */
+    uint32_t* level;      /* [n_nodes] longest-path depth from a source (wavefront levels); for every strategy */
+
+    /* synchronisation: before launching node n on its stream, wait on the events recorded after
+       nodes wait_nodes[wait_start[n] .. wait_start[n+1]) (all on other streams, in ascending launch
+       position); a node with records_event[n] records its event right after its launch. */
+    uint8_t* records_event; /* [n_nodes] */
+    uint32_t* wait_start;   /* [n_nodes + 1] */
+    uint32_t* wait_nodes;   /* [stats.n_waits] */
+
+    /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
+       event before its first op; a stream with stream_fork[s] waits on it before its first op (the
+       streams without it start by waiting on another stream's event, which already orders them
+       after the fork). After all ops, the origin waits on an event recorded after the last op of
+       each stream with stream_join[s] (the others end with an op another stream waited on). */
+    uint8_t* stream_fork;   /* [n_streams] */
+    uint8_t* stream_join;   /* [n_streams] */
+    uint32_t* stream_first; /* [n_streams] first node of each stream */
+    uint32_t* stream_last;  /* [n_streams] last node of each stream */
+
+    /* memory */
+    uint64_t arena_bytes;
+    uint32_t alignment;
+    uint8_t* storage;       /* [n_values] opara__storage of the value's root */
+    uint64_t* offset;       /* [n_values] arena offset of the value's first byte, or OPARA__NO_ARENA */
+    int32_t* alias_root;    /* [n_values] value that owns the bytes (itself when not an alias), resolved to the end */
+    uint64_t* alias_offset; /* [n_values] byte offset of the value inside its root */
+    uint8_t* alias_kind;    /* [n_values] opara__alias_kind */
+    uint64_t* value_bytes;  /* [n_values] the sizes the plan was made for */
+
+    opara__plan_stats stats;
+} opara__plan;
+
+/* Builds the plan for a finalized graph. value_bytes[v]: size of every value. descs: one per node
+   (NULL: every node has no kernel info, so Alg. 2 keeps ready order). dev: NULL = default device.
+   desc: NULL = defaults. On failure *out is NULL and the runtime's error says why. */
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out);
+OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* plan);
+
+/* Proves that the plan is safe for the graph: the order is a topological permutation, streams
+   and ranks are consistent, every wait names an earlier recorded event on another stream, every
+   data dependency is enforced (same-stream order or an event path), every value fits its storage,
+   no two unordered operators touch overlapping arena bytes with at least one write, no byte is
+   overwritten between its write and a later read, and outputs survive to the end. Returns
+   OPARA_ERR_PLAN_INVALID with the first violation in the runtime's error detail. */
+OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan);
+
+/* 1 when input `input_index` of Concat node `node` already sits in its slice of the output (the
+   Concat does not copy it). */
+OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
+                                                    uint32_t input_index);
+
+/* ---- the pieces, for tests and the simulator ------------------------------------------------- */
+
+/* Resource demand of one kernel under a metric, in [0, +inf); nodes without info get +inf. */
+OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric);
+
+/* Launch order of the strategy's default or an explicit one into order[n_nodes]. */
+OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
+                                              const opara__device* dev, const opara__plan_desc* desc,
+                                              uint32_t* order);
+
+/* Opara Alg. 1 over `order`: stream[n_nodes], returns the stream count in *n_streams. Streams are
+   numbered in creation order. */
+OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
+                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams);
+
+#endif /* OPARA_SCHED_H */

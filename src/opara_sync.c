@@ -1,0 +1,2 @@
+/* placeholder */
+#include "opara_sched.h"
