@@ -42,10 +42,10 @@ $(BUILD)/tests/%: tests/%.c opara.h tests/opara_test.h
 	$(CC) $(CFLAGS) -I. -Itests $< -o $@ $(LDFLAGS) $(LDLIBS)
 
 # Fragments of other areas append to TEST_BINS and TEST_SCRIPTS and add their own rules.
-TEST_SCRIPTS := tests/compile_matrix.sh
+TEST_SCRIPTS := tests/compile_matrix.sh tests/gen_header_test.sh
 include $(sort $(wildcard mk/*.mk))
 
-test: check-header $(TEST_BINS)
+test: check-header $(GEN_HEADER) $(TEST_BINS)
 	@BUILD=$(BUILD) SAN=$(SAN) sh tools/run_tests.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
 compile-matrix:

@@ -18,7 +18,15 @@
    | OPARA_MALLOC(sz,al)    | aligned malloc   | default allocator, aligned (define OPARA_MALLOC and         |
    | OPARA_FREE(p)          | free             | OPARA_FREE together, or neither)                            |
    | OPARA_NO_STDIO         | off              | drop the functions that read or write files                 |
-   | OPARA_MAX_DIMS         | 8                | maximum tensor rank                                         |
+   | OPARA_MAX_DIMS         | 8                | maximum tensor rank (the .opara format stores at most 8)    |
+   | OPARA_MAX_TENSORS      | 1048576          | limits a model file may not exceed (hostile-input guards);  |
+   | OPARA_MAX_NODES        | 1048576          | exceeding one gives OPARA_ERR_LIMIT_EXCEEDED                |
+   | OPARA_MAX_ATTRS        | 64               |   attributes per node                                       |
+   | OPARA_MAX_NODE_IO      | 4096             |   inputs (and outputs) per node                             |
+   | OPARA_MAX_ATTR_ELEMS   | 65536            |   elements of one INTS/FLOATS attribute                     |
+   | OPARA_MAX_NAME         | 4096             |   bytes of one name or string attribute                     |
+   | OPARA_MAX_STRINGS      | 4194304          |   entries of the string table                               |
+   | OPARA_MAX_MODEL_BYTES  | 2^40 (64-bit)    |   bytes of one model file                                   |
 
    ENVIRONMENT VARIABLES (read at session creation; override the desc's library paths)
    OPARA_CUDA_DRIVER, OPARA_CUBLAS, OPARA_CUDNN, OPARA_NVRTC: path of the library to dlopen
@@ -67,6 +75,30 @@
 
 #ifndef OPARA_MAX_DIMS
 #  define OPARA_MAX_DIMS 8
+#endif
+#ifndef OPARA_MAX_TENSORS
+#  define OPARA_MAX_TENSORS 1048576u
+#endif
+#ifndef OPARA_MAX_NODES
+#  define OPARA_MAX_NODES 1048576u
+#endif
+#ifndef OPARA_MAX_ATTRS
+#  define OPARA_MAX_ATTRS 64u
+#endif
+#ifndef OPARA_MAX_NODE_IO
+#  define OPARA_MAX_NODE_IO 4096u
+#endif
+#ifndef OPARA_MAX_ATTR_ELEMS
+#  define OPARA_MAX_ATTR_ELEMS 65536u
+#endif
+#ifndef OPARA_MAX_NAME
+#  define OPARA_MAX_NAME 4096u
+#endif
+#ifndef OPARA_MAX_STRINGS
+#  define OPARA_MAX_STRINGS 4194304u
+#endif
+#ifndef OPARA_MAX_MODEL_BYTES
+#  define OPARA_MAX_MODEL_BYTES ((uint64_t)(sizeof(size_t) >= 8 ? (uint64_t)1 << 40 : (uint64_t)0x7fffffff))
 #endif
 
 #ifdef __cplusplus
@@ -194,6 +226,114 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
 OPARADEF void opara_runtime_destroy(opara_runtime* runtime);
 /* Detail of the last failing call made through this runtime ("" if none). Valid until the next call. */
 OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
+
+/* ---- models ------------------------------------------------------------------------------------
+   A model is the immutable graph of a .opara file (docs/FORMAT.md): tensors, operator nodes,
+   graph inputs and outputs, and the constant weights. Loading validates everything (offsets,
+   sizes, indices, enums, data types against shapes, alignment, names, acyclicity, attribute
+   types, data types and shapes through the graph) and fails with a specific code and a
+   detail string (opara_runtime_last_error) naming what is wrong and where. */
+typedef struct opara_model opara_model;
+
+/* In opara_tensor_info.dims (and builder dims): the symbolic batch dimension. */
+#define OPARA_DIM_BATCH (-1)
+
+typedef struct opara_tensor_info {
+    const char* name;                /* valid while the model lives */
+    opara_dtype dtype;
+    int32_t rank;                    /* -1 when the shape is not declared */
+    int64_t dims[OPARA_MAX_DIMS];    /* OPARA_DIM_BATCH marks the symbolic batch */
+} opara_tensor_info;
+
+/* Summary numbers of a model (what `opara info` prints). */
+typedef struct opara_model_stats {
+    uint32_t n_tensors, n_nodes, n_inputs, n_outputs;
+    uint32_t n_constants;
+    uint64_t n_params;       /* elements of all constants */
+    uint64_t param_bytes;    /* bytes of all constants */
+    uint64_t file_bytes;     /* size of the .opara image (0 for a model built in memory) */
+    uint64_t content_hash;   /* FNV-1a 64 of the image after the header (0 for a model not from a file) */
+    int zero_copy;           /* 1: constants point into the caller's buffer or the file mapping */
+    int64_t source_opset;    /* ONNX opset the model was converted from, 0 if unknown */
+    const char* producer;    /* "" if unknown */
+} opara_model_stats;
+
+#ifndef OPARA_NO_STDIO
+/* Loads a .opara file. The file is memory-mapped where the OS allows (POSIX mmap, Win32
+   MapViewOfFile) and the weights are used in place; otherwise it is read into an aligned buffer. */
+OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out);
+#endif
+/* Loads a .opara image from memory without copying: constants point into `data`, which must
+   stay alive and unchanged until opara_model_destroy. If `data` is not aligned to the file's
+   alignment (64 by default), the image is copied into an aligned buffer owned by the model. */
+OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void* data, size_t size,
+                                              opara_model** out);
+OPARADEF void opara_model_destroy(opara_model* model);
+
+OPARADEF uint32_t opara_model_input_count(const opara_model* model);
+OPARADEF uint32_t opara_model_output_count(const opara_model* model);
+/* OPARA_ERR_NOT_FOUND when index is out of range. */
+OPARADEF opara_result opara_model_input_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
+OPARADEF opara_result opara_model_output_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
+OPARADEF uint32_t opara_model_node_count(const opara_model* model);
+/* ONNX operator type of node `index` ("Conv"), NULL when out of range. */
+OPARADEF const char* opara_model_node_op(const opara_model* model, uint32_t index);
+/* Name of node `index` (may be ""), NULL when out of range. */
+OPARADEF const char* opara_model_node_name(const opara_model* model, uint32_t index);
+OPARADEF opara_result opara_model_get_stats(const opara_model* model, opara_model_stats* out);
+
+/* ---- building models in C --------------------------------------------------------------------
+   Add inputs, constants, nodes and outputs by name in any order, then finish (which validates
+   like the loader) or save. Errors are sticky: the first failing call's code is returned again
+   by finish/save, so checking only those is enough. Node inputs may name tensors defined later. */
+typedef struct opara_builder opara_builder;
+
+typedef enum opara_attr_type {
+    OPARA_ATTR_INT = 1,
+    OPARA_ATTR_FLOAT = 2,
+    OPARA_ATTR_INTS = 3,
+    OPARA_ATTR_FLOATS = 4,
+    OPARA_ATTR_STRING = 5
+} opara_attr_type;
+
+/* A node attribute. count: elements of INTS/FLOATS (ignored for INT, FLOAT and STRING, which
+   is NUL-terminated). The builder copies everything. */
+typedef struct opara_attr {
+    const char* name;
+    opara_attr_type type;
+    uint32_t count;
+    union {
+        int64_t i;
+        float f;
+        const int64_t* ints;
+        const float* floats;
+        const char* s;
+    } v;
+} opara_attr;
+
+OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder** out);
+OPARADEF void opara_builder_destroy(opara_builder* builder);
+/* dims may hold OPARA_DIM_BATCH; rank 0 is a scalar. */
+OPARADEF opara_result opara_builder_add_input(opara_builder* builder, const char* name, opara_dtype dtype,
+                                              int32_t rank, const int64_t* dims);
+/* Copies `size` bytes, which must equal product(dims) * opara_dtype_size(dtype). */
+OPARADEF opara_result opara_builder_add_constant(opara_builder* builder, const char* name, opara_dtype dtype,
+                                                 int32_t rank, const int64_t* dims, const void* data, size_t size);
+/* op_type is the ONNX operator name ("Conv"); an input name NULL or "" is an omitted optional
+   input. Output tensors are created by the node. */
+OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char* op_type, const char* name,
+                                             uint32_t n_inputs, const char* const* inputs, uint32_t n_outputs,
+                                             const char* const* outputs, uint32_t n_attrs, const opara_attr* attrs);
+OPARADEF opara_result opara_builder_add_output(opara_builder* builder, const char* name);
+/* Validates and creates the model (weights are copied into it). The builder stays usable. */
+OPARADEF opara_result opara_builder_finish(opara_builder* builder, opara_model** out);
+/* The .opara image in a buffer allocated with the runtime's allocator; free it with opara_free. */
+OPARADEF opara_result opara_builder_save_memory(opara_builder* builder, void** data, size_t* size);
+#ifndef OPARA_NO_STDIO
+OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char* path);
+#endif
+/* Frees a buffer the library returned (opara_builder_save_memory). NULL is ignored. */
+OPARADEF void opara_free(opara_runtime* runtime, void* ptr);
 
 #ifdef __cplusplus
 }
@@ -356,12 +496,1263 @@ OPARA__PRIVATE int opara__atomic_cas(volatile int32_t* p, int32_t expected, int3
 #endif /* OPARA_INTERNAL_H */
 /* ==== END src/opara_internal.h ==== */
 /* ==== BEGIN opara_cuda.h ==== */
-/* opara_cuda.h - standalone declarations and run-time loader for the CUDA driver, NVRTC, cuBLAS
-   and cuDNN subset used by opara.h. No CUDA SDK is needed to compile it. */
+/* opara_cuda.h - standalone declarations and run-time loader for the subset of the CUDA driver API,
+   NVRTC, cuBLAS and cuDNN that opara.h uses. No CUDA SDK is needed to compile it, nothing is
+   linked: the libraries are found with dlopen (LoadLibraryA on Windows) when a program asks.
+
+   USE: in exactly one C or C++ file define OPARA_CUDA_IMPLEMENTATION before including this header.
+
+       opara_cuda_driver cu;
+       char err[1024];
+       if (opara_cuda_driver_load(&cu, NULL, err, sizeof err) != OPARA_CUDA_LOAD_OK) puts(err);
+       else if (cu.cuInit(0) == OPARA_CUDA_SUCCESS) ...
+       opara_cuda_driver_unload(&cu);
+
+   Link with -ldl. Configuration macros (define before including):
+       OPARA_CUDA_IMPLEMENTATION  emit the loader in this translation unit
+       OPARA_CUDA_STATIC          make the loader functions static
+       OPARA_CUDA_DEF             storage class of the loader functions (overrides OPARA_CUDA_STATIC)
+   Inside the amalgamated opara.h the loader is emitted with the implementation and is static.
+
+   NAMING: every name is NVIDIA's name with an opara prefix, so this header and NVIDIA's headers
+   can be included in the same translation unit.
+       types, struct tags      opara_ + NVIDIA's name        opara_CUresult, opara_CUstream,
+                                                              struct opara_CUstream_st, opara_cudnnHandle_t
+       enum values, macros     OPARA_ + NVIDIA's name        OPARA_CUDA_SUCCESS, OPARA_CUBLAS_OP_N,
+                                                              OPARA_CU_DEVICE_ATTRIBUTE_WARP_SIZE
+       function pointer types  opara_PFN_ + exported symbol  opara_PFN_cuMemAlloc_v2
+       table members           the exported symbol           cu.cuMemAlloc_v2(&ptr, bytes)
+   Table members carry the ABI version suffix of the symbol they bind to (cuMemAlloc_v2,
+   cuStreamDestroy_v2, cublasCreate_v2, ...), which is what NVIDIA's headers map the plain names to.
+   Each library's functions are one X-macro list, OPARA_CUDA_<LIB>_FUNCS(X), that generates the
+   typedefs, the table members and the loader's symbol table; enum values are X-macro lists too.
+   tests/cuda_headers_check.c checks every value, struct layout and function type against NVIDIA's
+   headers (CUDA 13.0, cuDNN 9).
+
+   LOADING
+   opara_cuda_<lib>_load(table, path, err, err_size) opens one library and fills its table.
+   - path (else the environment variable below) names one library to load. When it is given only
+     that library is tried: an explicit choice that fails is an error, never silently replaced.
+   - otherwise the search list is tried in order, versioned names first:
+       lib      env variable        Linux                                     Windows
+       driver   OPARA_CUDA_DRIVER   libcuda.so.1 libcuda.so                   nvcuda.dll
+       NVRTC    OPARA_NVRTC         libnvrtc.so.13 .12 .11.2 libnvrtc.so      nvrtc64_130_0.dll nvrtc64_120_0.dll nvrtc64_112_0.dll
+       cuBLAS   OPARA_CUBLAS        libcublas.so.13 .12 .11 libcublas.so      cublas64_13.dll cublas64_12.dll cublas64_11.dll
+       cuDNN    OPARA_CUDNN         libcudnn.so.9 .8 libcudnn.so              cudnn64_9.dll cudnn64_8.dll
+   - driver entry points are resolved with cuGetProcAddress_v2, asking for each symbol the CUDA
+     version that introduced the ABI of our prototype, with CU_GET_PROC_ADDRESS_LEGACY_STREAM, when the
+     driver exports it and cuDriverGetVersion answers; otherwise (and for any symbol it does not
+     return) with dlsym of the versioned name. Other libraries use dlsym.
+   - a library that cannot be opened gives OPARA_CUDA_LOAD_NOT_FOUND and a message that names
+     every path tried with the system's reason; a required entry point that is missing gives
+     OPARA_CUDA_LOAD_SYMBOL_MISSING and names it. Optional entry points are left NULL.
+   - the minimum driver is CUDA 12.0 (cuGraphExecUpdate_v2, cuGetProcAddress_v2); the entry points
+     introduced in 12.3 (cuStreamGetCaptureInfo_v3, cuGraphGetEdges_v2) are optional.
+   No function here keeps global state: each table owns its library handle. */
 #ifndef OPARA_CUDA_H_INCLUDED
 #define OPARA_CUDA_H_INCLUDED
 #define OPARA_CUDA_H_VERSION 1
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define OPARA__CUDA_UNUSED __attribute__((unused))
+#else
+#  define OPARA__CUDA_UNUSED
+#endif
+
+#ifndef OPARA_CUDA_DEF
+#  if defined(OPARA_CUDA_STATIC) || defined(OPARA__AMALGAMATED)
+#    define OPARA_CUDA_DEF static OPARA__CUDA_UNUSED
+#  else
+#    define OPARA_CUDA_DEF extern
+#  endif
+#endif
+
+/* Calling conventions of NVIDIA's exports (they matter only on 32-bit Windows). */
+#ifdef _WIN32
+#  define OPARA__CUDA_STDCALL __stdcall
+#else
+#  define OPARA__CUDA_STDCALL
+#endif
+#ifndef OPARA_CUDAAPI
+#  define OPARA_CUDAAPI OPARA__CUDA_STDCALL
+#endif
+#ifndef OPARA_CUBLASAPI
+#  define OPARA_CUBLASAPI OPARA__CUDA_STDCALL
+#endif
+#ifndef OPARA_CUDNNAPI
+#  define OPARA_CUDNNAPI OPARA__CUDA_STDCALL
+#endif
+#ifndef OPARA_NVRTCAPI
+#  define OPARA_NVRTCAPI
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ============================================================================================== */
+/* CUDA driver API types                                                                          */
+/* ============================================================================================== */
+
+typedef uint64_t opara_cuuint64_t;
+#if defined(_WIN64) || defined(__LP64__)
+typedef unsigned long long opara_CUdeviceptr;
+#else
+typedef unsigned int opara_CUdeviceptr;
+#endif
+typedef int opara_CUdevice;
+typedef struct opara_CUctx_st* opara_CUcontext;
+typedef struct opara_CUmod_st* opara_CUmodule;
+typedef struct opara_CUfunc_st* opara_CUfunction;
+typedef struct opara_CUkern_st* opara_CUkernel;
+typedef struct opara_CUevent_st* opara_CUevent;
+typedef struct opara_CUstream_st* opara_CUstream;
+typedef struct opara_CUgraph_st* opara_CUgraph;
+typedef struct opara_CUgraphNode_st* opara_CUgraphNode;
+typedef struct opara_CUgraphExec_st* opara_CUgraphExec;
+
+/* The special stream handles (cuda.h CU_STREAM_LEGACY, CU_STREAM_PER_THREAD). */
+#define OPARA_CU_STREAM_LEGACY ((opara_CUstream)0x1)
+#define OPARA_CU_STREAM_PER_THREAD ((opara_CUstream)0x2)
+
+/* X(NVIDIA_NAME, value) lists; each becomes enum constants OPARA_<NVIDIA_NAME>. */
+#define OPARA__CUDA_ENUM_ITEM(name, value) OPARA_##name = value,
+
+#define OPARA_CUDA_RESULT_LIST(X) \
+    X(CUDA_SUCCESS, 0) \
+    X(CUDA_ERROR_INVALID_VALUE, 1) \
+    X(CUDA_ERROR_OUT_OF_MEMORY, 2) \
+    X(CUDA_ERROR_NOT_INITIALIZED, 3) \
+    X(CUDA_ERROR_DEINITIALIZED, 4) \
+    X(CUDA_ERROR_PROFILER_DISABLED, 5) \
+    X(CUDA_ERROR_PROFILER_NOT_INITIALIZED, 6) \
+    X(CUDA_ERROR_PROFILER_ALREADY_STARTED, 7) \
+    X(CUDA_ERROR_PROFILER_ALREADY_STOPPED, 8) \
+    X(CUDA_ERROR_STUB_LIBRARY, 34) \
+    X(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, 36) \
+    X(CUDA_ERROR_DEVICE_UNAVAILABLE, 46) \
+    X(CUDA_ERROR_NO_DEVICE, 100) \
+    X(CUDA_ERROR_INVALID_DEVICE, 101) \
+    X(CUDA_ERROR_DEVICE_NOT_LICENSED, 102) \
+    X(CUDA_ERROR_INVALID_IMAGE, 200) \
+    X(CUDA_ERROR_INVALID_CONTEXT, 201) \
+    X(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, 202) \
+    X(CUDA_ERROR_MAP_FAILED, 205) \
+    X(CUDA_ERROR_UNMAP_FAILED, 206) \
+    X(CUDA_ERROR_ARRAY_IS_MAPPED, 207) \
+    X(CUDA_ERROR_ALREADY_MAPPED, 208) \
+    X(CUDA_ERROR_NO_BINARY_FOR_GPU, 209) \
+    X(CUDA_ERROR_ALREADY_ACQUIRED, 210) \
+    X(CUDA_ERROR_NOT_MAPPED, 211) \
+    X(CUDA_ERROR_NOT_MAPPED_AS_ARRAY, 212) \
+    X(CUDA_ERROR_NOT_MAPPED_AS_POINTER, 213) \
+    X(CUDA_ERROR_ECC_UNCORRECTABLE, 214) \
+    X(CUDA_ERROR_UNSUPPORTED_LIMIT, 215) \
+    X(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, 216) \
+    X(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 217) \
+    X(CUDA_ERROR_INVALID_PTX, 218) \
+    X(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, 219) \
+    X(CUDA_ERROR_NVLINK_UNCORRECTABLE, 220) \
+    X(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, 221) \
+    X(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, 222) \
+    X(CUDA_ERROR_JIT_COMPILATION_DISABLED, 223) \
+    X(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, 224) \
+    X(CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC, 225) \
+    X(CUDA_ERROR_CONTAINED, 226) \
+    X(CUDA_ERROR_INVALID_SOURCE, 300) \
+    X(CUDA_ERROR_FILE_NOT_FOUND, 301) \
+    X(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, 302) \
+    X(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, 303) \
+    X(CUDA_ERROR_OPERATING_SYSTEM, 304) \
+    X(CUDA_ERROR_INVALID_HANDLE, 400) \
+    X(CUDA_ERROR_ILLEGAL_STATE, 401) \
+    X(CUDA_ERROR_LOSSY_QUERY, 402) \
+    X(CUDA_ERROR_NOT_FOUND, 500) \
+    X(CUDA_ERROR_NOT_READY, 600) \
+    X(CUDA_ERROR_ILLEGAL_ADDRESS, 700) \
+    X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701) \
+    X(CUDA_ERROR_LAUNCH_TIMEOUT, 702) \
+    X(CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, 703) \
+    X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704) \
+    X(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, 705) \
+    X(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, 708) \
+    X(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709) \
+    X(CUDA_ERROR_ASSERT, 710) \
+    X(CUDA_ERROR_TOO_MANY_PEERS, 711) \
+    X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712) \
+    X(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, 713) \
+    X(CUDA_ERROR_HARDWARE_STACK_ERROR, 714) \
+    X(CUDA_ERROR_ILLEGAL_INSTRUCTION, 715) \
+    X(CUDA_ERROR_MISALIGNED_ADDRESS, 716) \
+    X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717) \
+    X(CUDA_ERROR_INVALID_PC, 718) \
+    X(CUDA_ERROR_LAUNCH_FAILED, 719) \
+    X(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720) \
+    X(CUDA_ERROR_TENSOR_MEMORY_LEAK, 721) \
+    X(CUDA_ERROR_NOT_PERMITTED, 800) \
+    X(CUDA_ERROR_NOT_SUPPORTED, 801) \
+    X(CUDA_ERROR_SYSTEM_NOT_READY, 802) \
+    X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803) \
+    X(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804) \
+    X(CUDA_ERROR_MPS_CONNECTION_FAILED, 805) \
+    X(CUDA_ERROR_MPS_RPC_FAILURE, 806) \
+    X(CUDA_ERROR_MPS_SERVER_NOT_READY, 807) \
+    X(CUDA_ERROR_MPS_MAX_CLIENTS_REACHED, 808) \
+    X(CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED, 809) \
+    X(CUDA_ERROR_MPS_CLIENT_TERMINATED, 810) \
+    X(CUDA_ERROR_CDP_NOT_SUPPORTED, 811) \
+    X(CUDA_ERROR_CDP_VERSION_MISMATCH, 812) \
+    X(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900) \
+    X(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, 901) \
+    X(CUDA_ERROR_STREAM_CAPTURE_MERGE, 902) \
+    X(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, 903) \
+    X(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, 904) \
+    X(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, 905) \
+    X(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, 906) \
+    X(CUDA_ERROR_CAPTURED_EVENT, 907) \
+    X(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, 908) \
+    X(CUDA_ERROR_TIMEOUT, 909) \
+    X(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, 910) \
+    X(CUDA_ERROR_EXTERNAL_DEVICE, 911) \
+    X(CUDA_ERROR_INVALID_CLUSTER_SIZE, 912) \
+    X(CUDA_ERROR_FUNCTION_NOT_LOADED, 913) \
+    X(CUDA_ERROR_INVALID_RESOURCE_TYPE, 914) \
+    X(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, 915) \
+    X(CUDA_ERROR_KEY_ROTATION, 916) \
+    X(CUDA_ERROR_UNKNOWN, 999)
+typedef enum opara_cudaError_enum { OPARA_CUDA_RESULT_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUresult;
+
+#define OPARA_CU_DEVICE_ATTRIBUTE_LIST(X) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 2) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 3) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 4) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 5) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 6) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 7) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 8) \
+    X(CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, 9) \
+    X(CU_DEVICE_ATTRIBUTE_WARP_SIZE, 10) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 12) \
+    X(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 13) \
+    X(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 16) \
+    X(CU_DEVICE_ATTRIBUTE_INTEGRATED, 18) \
+    X(CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, 31) \
+    X(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 33) \
+    X(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 36) \
+    X(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 37) \
+    X(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 38) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 39) \
+    X(CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, 40) \
+    X(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 41) \
+    X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 75) \
+    X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 76) \
+    X(CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED, 78) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 81) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 82) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 97) \
+    X(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 106)
+typedef enum opara_CUdevice_attribute_enum { OPARA_CU_DEVICE_ATTRIBUTE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUdevice_attribute;
+
+#define OPARA_CU_FUNCTION_ATTRIBUTE_LIST(X) \
+    X(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0) \
+    X(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 1) \
+    X(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, 2) \
+    X(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, 3) \
+    X(CU_FUNC_ATTRIBUTE_NUM_REGS, 4) \
+    X(CU_FUNC_ATTRIBUTE_PTX_VERSION, 5) \
+    X(CU_FUNC_ATTRIBUTE_BINARY_VERSION, 6) \
+    X(CU_FUNC_ATTRIBUTE_CACHE_MODE_CA, 7) \
+    X(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8) \
+    X(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 9)
+typedef enum opara_CUfunction_attribute_enum { OPARA_CU_FUNCTION_ATTRIBUTE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUfunction_attribute;
+
+#define OPARA_CU_JIT_OPTION_LIST(X) \
+    X(CU_JIT_MAX_REGISTERS, 0) \
+    X(CU_JIT_THREADS_PER_BLOCK, 1) \
+    X(CU_JIT_WALL_TIME, 2) \
+    X(CU_JIT_INFO_LOG_BUFFER, 3) \
+    X(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, 4) \
+    X(CU_JIT_ERROR_LOG_BUFFER, 5) \
+    X(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 6) \
+    X(CU_JIT_OPTIMIZATION_LEVEL, 7) \
+    X(CU_JIT_TARGET_FROM_CUCONTEXT, 8) \
+    X(CU_JIT_TARGET, 9) \
+    X(CU_JIT_FALLBACK_STRATEGY, 10) \
+    X(CU_JIT_GENERATE_DEBUG_INFO, 11) \
+    X(CU_JIT_LOG_VERBOSE, 12) \
+    X(CU_JIT_GENERATE_LINE_INFO, 13) \
+    X(CU_JIT_CACHE_MODE, 14)
+typedef enum opara_CUjit_option_enum { OPARA_CU_JIT_OPTION_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUjit_option;
+
+#define OPARA_CU_STREAM_CAPTURE_MODE_LIST(X) \
+    X(CU_STREAM_CAPTURE_MODE_GLOBAL, 0) \
+    X(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, 1) \
+    X(CU_STREAM_CAPTURE_MODE_RELAXED, 2)
+typedef enum opara_CUstreamCaptureMode_enum { OPARA_CU_STREAM_CAPTURE_MODE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUstreamCaptureMode;
+
+#define OPARA_CU_STREAM_CAPTURE_STATUS_LIST(X) \
+    X(CU_STREAM_CAPTURE_STATUS_NONE, 0) \
+    X(CU_STREAM_CAPTURE_STATUS_ACTIVE, 1) \
+    X(CU_STREAM_CAPTURE_STATUS_INVALIDATED, 2)
+typedef enum opara_CUstreamCaptureStatus_enum { OPARA_CU_STREAM_CAPTURE_STATUS_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUstreamCaptureStatus;
+
+#define OPARA_CU_GRAPH_NODE_TYPE_LIST(X) \
+    X(CU_GRAPH_NODE_TYPE_KERNEL, 0) \
+    X(CU_GRAPH_NODE_TYPE_MEMCPY, 1) \
+    X(CU_GRAPH_NODE_TYPE_MEMSET, 2) \
+    X(CU_GRAPH_NODE_TYPE_HOST, 3) \
+    X(CU_GRAPH_NODE_TYPE_GRAPH, 4) \
+    X(CU_GRAPH_NODE_TYPE_EMPTY, 5) \
+    X(CU_GRAPH_NODE_TYPE_WAIT_EVENT, 6) \
+    X(CU_GRAPH_NODE_TYPE_EVENT_RECORD, 7) \
+    X(CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL, 8) \
+    X(CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT, 9) \
+    X(CU_GRAPH_NODE_TYPE_MEM_ALLOC, 10) \
+    X(CU_GRAPH_NODE_TYPE_MEM_FREE, 11) \
+    X(CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, 12) \
+    X(CU_GRAPH_NODE_TYPE_CONDITIONAL, 13)
+typedef enum opara_CUgraphNodeType_enum { OPARA_CU_GRAPH_NODE_TYPE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUgraphNodeType;
+
+#define OPARA_CU_GRAPH_EXEC_UPDATE_RESULT_LIST(X) \
+    X(CU_GRAPH_EXEC_UPDATE_SUCCESS, 0) \
+    X(CU_GRAPH_EXEC_UPDATE_ERROR, 1) \
+    X(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, 2) \
+    X(CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED, 3) \
+    X(CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED, 4) \
+    X(CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, 5) \
+    X(CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED, 6) \
+    X(CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE, 7) \
+    X(CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED, 8)
+typedef enum opara_CUgraphExecUpdateResult_enum { OPARA_CU_GRAPH_EXEC_UPDATE_RESULT_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUgraphExecUpdateResult;
+
+#define OPARA_CU_GRAPH_DEPENDENCY_TYPE_LIST(X) \
+    X(CU_GRAPH_DEPENDENCY_TYPE_DEFAULT, 0) \
+    X(CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC, 1)
+typedef enum opara_CUgraphDependencyType_enum { OPARA_CU_GRAPH_DEPENDENCY_TYPE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUgraphDependencyType;
+
+#define OPARA_CU_GRAPH_INSTANTIATE_FLAGS_LIST(X) \
+    X(CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, 1) \
+    X(CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, 2) \
+    X(CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH, 4) \
+    X(CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, 8)
+typedef enum opara_CUgraphInstantiate_flags_enum { OPARA_CU_GRAPH_INSTANTIATE_FLAGS_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUgraphInstantiate_flags;
+
+#define OPARA_CU_PROC_ADDRESS_FLAGS_LIST(X) \
+    X(CU_GET_PROC_ADDRESS_DEFAULT, 0) \
+    X(CU_GET_PROC_ADDRESS_LEGACY_STREAM, 1) \
+    X(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 2)
+typedef enum opara_CUdriverProcAddress_flags_enum { OPARA_CU_PROC_ADDRESS_FLAGS_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUdriverProcAddress_flags;
+
+#define OPARA_CU_PROC_ADDRESS_RESULT_LIST(X) \
+    X(CU_GET_PROC_ADDRESS_SUCCESS, 0) \
+    X(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND, 1) \
+    X(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT, 2)
+typedef enum opara_CUdriverProcAddressQueryResult_enum { OPARA_CU_PROC_ADDRESS_RESULT_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUdriverProcAddressQueryResult;
+
+#define OPARA_CU_EVENT_FLAGS_LIST(X) \
+    X(CU_EVENT_DEFAULT, 0) \
+    X(CU_EVENT_BLOCKING_SYNC, 1) \
+    X(CU_EVENT_DISABLE_TIMING, 2) \
+    X(CU_EVENT_INTERPROCESS, 4)
+typedef enum opara_CUevent_flags_enum { OPARA_CU_EVENT_FLAGS_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUevent_flags;
+
+#define OPARA_CU_EVENT_WAIT_FLAGS_LIST(X) \
+    X(CU_EVENT_WAIT_DEFAULT, 0) \
+    X(CU_EVENT_WAIT_EXTERNAL, 1)
+typedef enum opara_CUevent_wait_flags_enum { OPARA_CU_EVENT_WAIT_FLAGS_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUevent_wait_flags;
+
+#define OPARA_CU_STREAM_FLAGS_LIST(X) \
+    X(CU_STREAM_DEFAULT, 0) \
+    X(CU_STREAM_NON_BLOCKING, 1)
+typedef enum opara_CUstream_flags_enum { OPARA_CU_STREAM_FLAGS_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUstream_flags;
+
+/* cuda.h CUgraphEdgeData (8 bytes): from_port 0 = full completion of the upstream node. */
+typedef struct opara_CUgraphEdgeData_st {
+    unsigned char from_port;
+    unsigned char to_port;
+    unsigned char type; /* opara_CUgraphDependencyType */
+    unsigned char reserved[5];
+} opara_CUgraphEdgeData;
+
+typedef struct opara_CUgraphExecUpdateResultInfo_st {
+    opara_CUgraphExecUpdateResult result;
+    opara_CUgraphNode errorNode;
+    opara_CUgraphNode errorFromNode;
+} opara_CUgraphExecUpdateResultInfo;
+
+/* CUDA_KERNEL_NODE_PARAMS, which cuda.h 12.0+ defines as the _v2 layout. */
+typedef struct opara_CUDA_KERNEL_NODE_PARAMS_v2_st {
+    opara_CUfunction func;
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    void** kernelParams;
+    void** extra;
+    opara_CUkernel kern; /* used only when func is NULL */
+    opara_CUcontext ctx; /* NULL = current context; ignored when func is set */
+} opara_CUDA_KERNEL_NODE_PARAMS_v2;
+typedef opara_CUDA_KERNEL_NODE_PARAMS_v2 opara_CUDA_KERNEL_NODE_PARAMS;
+
+/* ============================================================================================== */
+/* NVRTC types                                                                                    */
+/* ============================================================================================== */
+
+#define OPARA_NVRTC_RESULT_LIST(X) \
+    X(NVRTC_SUCCESS, 0) \
+    X(NVRTC_ERROR_OUT_OF_MEMORY, 1) \
+    X(NVRTC_ERROR_PROGRAM_CREATION_FAILURE, 2) \
+    X(NVRTC_ERROR_INVALID_INPUT, 3) \
+    X(NVRTC_ERROR_INVALID_PROGRAM, 4) \
+    X(NVRTC_ERROR_INVALID_OPTION, 5) \
+    X(NVRTC_ERROR_COMPILATION, 6) \
+    X(NVRTC_ERROR_BUILTIN_OPERATION_FAILURE, 7) \
+    X(NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION, 8) \
+    X(NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION, 9) \
+    X(NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID, 10) \
+    X(NVRTC_ERROR_INTERNAL_ERROR, 11) \
+    X(NVRTC_ERROR_TIME_FILE_WRITE_FAILED, 12) \
+    X(NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED, 13) \
+    X(NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED, 14) \
+    X(NVRTC_ERROR_PCH_CREATE, 15) \
+    X(NVRTC_ERROR_CANCELLED, 16) \
+    X(NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED, 17)
+typedef enum opara_nvrtcResult_enum { OPARA_NVRTC_RESULT_LIST(OPARA__CUDA_ENUM_ITEM) } opara_nvrtcResult;
+typedef struct opara__nvrtcProgram* opara_nvrtcProgram;
+
+/* ============================================================================================== */
+/* cuBLAS types (v2 API)                                                                          */
+/* ============================================================================================== */
+
+typedef struct opara_cublasContext* opara_cublasHandle_t;
+
+#define OPARA_CUBLAS_STATUS_LIST(X) \
+    X(CUBLAS_STATUS_SUCCESS, 0) \
+    X(CUBLAS_STATUS_NOT_INITIALIZED, 1) \
+    X(CUBLAS_STATUS_ALLOC_FAILED, 3) \
+    X(CUBLAS_STATUS_INVALID_VALUE, 7) \
+    X(CUBLAS_STATUS_ARCH_MISMATCH, 8) \
+    X(CUBLAS_STATUS_MAPPING_ERROR, 11) \
+    X(CUBLAS_STATUS_EXECUTION_FAILED, 13) \
+    X(CUBLAS_STATUS_INTERNAL_ERROR, 14) \
+    X(CUBLAS_STATUS_NOT_SUPPORTED, 15) \
+    X(CUBLAS_STATUS_LICENSE_ERROR, 16)
+typedef enum opara_cublasStatus_enum { OPARA_CUBLAS_STATUS_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cublasStatus_t;
+
+#define OPARA_CUBLAS_OPERATION_LIST(X) \
+    X(CUBLAS_OP_N, 0) \
+    X(CUBLAS_OP_T, 1) \
+    X(CUBLAS_OP_C, 2)
+typedef enum opara_cublasOperation_enum { OPARA_CUBLAS_OPERATION_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cublasOperation_t;
+
+#define OPARA_CUBLAS_MATH_LIST(X) \
+    X(CUBLAS_DEFAULT_MATH, 0) \
+    X(CUBLAS_TENSOR_OP_MATH, 1) \
+    X(CUBLAS_PEDANTIC_MATH, 2) \
+    X(CUBLAS_TF32_TENSOR_OP_MATH, 3) \
+    X(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, 16)
+typedef enum opara_cublasMath_enum { OPARA_CUBLAS_MATH_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cublasMath_t;
+
+#define OPARA_CUBLAS_COMPUTE_TYPE_LIST(X) \
+    X(CUBLAS_COMPUTE_16F, 64) \
+    X(CUBLAS_COMPUTE_16F_PEDANTIC, 65) \
+    X(CUBLAS_COMPUTE_32F, 68) \
+    X(CUBLAS_COMPUTE_32F_PEDANTIC, 69) \
+    X(CUBLAS_COMPUTE_64F, 70) \
+    X(CUBLAS_COMPUTE_64F_PEDANTIC, 71) \
+    X(CUBLAS_COMPUTE_32I, 72) \
+    X(CUBLAS_COMPUTE_32I_PEDANTIC, 73) \
+    X(CUBLAS_COMPUTE_32F_FAST_16F, 74) \
+    X(CUBLAS_COMPUTE_32F_FAST_16BF, 75) \
+    X(CUBLAS_COMPUTE_32F_FAST_TF32, 77)
+typedef enum opara_cublasComputeType_enum { OPARA_CUBLAS_COMPUTE_TYPE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cublasComputeType_t;
+
+#define OPARA_CUBLAS_GEMM_ALGO_LIST(X) \
+    X(CUBLAS_GEMM_DEFAULT, -1) \
+    X(CUBLAS_GEMM_DEFAULT_TENSOR_OP, 99)
+typedef enum opara_cublasGemmAlgo_enum { OPARA_CUBLAS_GEMM_ALGO_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cublasGemmAlgo_t;
+
+/* library_types.h cudaDataType (cublasGemmEx operand types). */
+#define OPARA_CUDA_DATA_TYPE_LIST(X) \
+    X(CUDA_R_32F, 0) \
+    X(CUDA_R_64F, 1) \
+    X(CUDA_R_16F, 2) \
+    X(CUDA_R_8I, 3) \
+    X(CUDA_C_32F, 4) \
+    X(CUDA_C_64F, 5) \
+    X(CUDA_C_16F, 6) \
+    X(CUDA_C_8I, 7) \
+    X(CUDA_R_8U, 8) \
+    X(CUDA_C_8U, 9) \
+    X(CUDA_R_32I, 10) \
+    X(CUDA_C_32I, 11) \
+    X(CUDA_R_16BF, 14) \
+    X(CUDA_C_16BF, 15) \
+    X(CUDA_R_8F_E4M3, 28) \
+    X(CUDA_R_8F_E5M2, 29)
+typedef enum opara_cudaDataType_t { OPARA_CUDA_DATA_TYPE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cudaDataType;
+
+/* library_types.h libraryPropertyType (cublasGetProperty). */
+#define OPARA_LIBRARY_PROPERTY_TYPE_LIST(X) \
+    X(MAJOR_VERSION, 0) \
+    X(MINOR_VERSION, 1) \
+    X(PATCH_LEVEL, 2)
+typedef enum opara_libraryPropertyType_t { OPARA_LIBRARY_PROPERTY_TYPE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_libraryPropertyType;
+
+/* ============================================================================================== */
+/* cuDNN types (the legacy imperative API, same prototypes in cuDNN 8 and 9)                      */
+/* ============================================================================================== */
+
+typedef struct opara_cudnnContext* opara_cudnnHandle_t;
+typedef struct opara_cudnnTensorStruct* opara_cudnnTensorDescriptor_t;
+typedef struct opara_cudnnFilterStruct* opara_cudnnFilterDescriptor_t;
+typedef struct opara_cudnnConvolutionStruct* opara_cudnnConvolutionDescriptor_t;
+typedef struct opara_cudnnActivationStruct* opara_cudnnActivationDescriptor_t;
+
+/* cuDNN 9 status codes (category * 1000 + detail). cuDNN 8 used 0..14 instead;
+   opara_cudnn_status_name() names both, their ranges do not overlap. */
+#define OPARA_CUDNN_STATUS_LIST(X) \
+    X(CUDNN_STATUS_SUCCESS, 0) \
+    X(CUDNN_STATUS_NOT_INITIALIZED, 1001) \
+    X(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, 1002) \
+    X(CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH, 1003) \
+    X(CUDNN_STATUS_DEPRECATED, 1004) \
+    X(CUDNN_STATUS_LICENSE_ERROR, 1005) \
+    X(CUDNN_STATUS_RUNTIME_IN_PROGRESS, 1006) \
+    X(CUDNN_STATUS_RUNTIME_FP_OVERFLOW, 1007) \
+    X(CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, 1008) \
+    X(CUDNN_STATUS_BAD_PARAM, 2000) \
+    X(CUDNN_STATUS_INVALID_VALUE, 2001) \
+    X(CUDNN_STATUS_BAD_PARAM_NULL_POINTER, 2002) \
+    X(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, 2003) \
+    X(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED, 2004) \
+    X(CUDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, 2005) \
+    X(CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, 2006) \
+    X(CUDNN_STATUS_BAD_PARAM_STREAM_MISMATCH, 2007) \
+    X(CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH, 2008) \
+    X(CUDNN_STATUS_BAD_PARAM_DUPLICATED_ENTRIES, 2009) \
+    X(CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE, 2010) \
+    X(CUDNN_STATUS_BAD_PARAM_CUDA_GRAPH_MISMATCH, 2011) \
+    X(CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE, 2012) \
+    X(CUDNN_STATUS_NOT_SUPPORTED, 3000) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN, 3001) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_SHAPE, 3002) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, 3003) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_LAYOUT, 3004) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER, 3005) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART, 3006) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH, 3007) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING, 3008) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE, 3009) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT, 3010) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_PADDING, 3011) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_BAD_LAUNCH_PARAM, 3012) \
+    X(CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API, 3013) \
+    X(CUDNN_STATUS_INTERNAL_ERROR, 4000) \
+    X(CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED, 4001) \
+    X(CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE, 4002) \
+    X(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED, 4003) \
+    X(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED, 4004) \
+    X(CUDNN_STATUS_INTERNAL_ERROR_BAD_LAUNCH_PARAM, 4005) \
+    X(CUDNN_STATUS_INTERNAL_ERROR_TEXTURE_CREATION_FAILED, 4006) \
+    X(CUDNN_STATUS_EXECUTION_FAILED, 5000) \
+    X(CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER, 5001) \
+    X(CUDNN_STATUS_EXECUTION_FAILED_CUBLAS, 5002) \
+    X(CUDNN_STATUS_EXECUTION_FAILED_CUDART, 5003) \
+    X(CUDNN_STATUS_EXECUTION_FAILED_CURAND, 5004)
+typedef enum opara_cudnnStatus_enum { OPARA_CUDNN_STATUS_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cudnnStatus_t;
+
+#define OPARA_CUDNN_DATA_TYPE_LIST(X) \
+    X(CUDNN_DATA_FLOAT, 0) \
+    X(CUDNN_DATA_DOUBLE, 1) \
+    X(CUDNN_DATA_HALF, 2) \
+    X(CUDNN_DATA_INT8, 3) \
+    X(CUDNN_DATA_INT32, 4) \
+    X(CUDNN_DATA_UINT8, 6) \
+    X(CUDNN_DATA_BFLOAT16, 9) \
+    X(CUDNN_DATA_INT64, 10)
+typedef enum opara_cudnnDataType_enum { OPARA_CUDNN_DATA_TYPE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cudnnDataType_t;
+
+#define OPARA_CUDNN_MATH_TYPE_LIST(X) \
+    X(CUDNN_DEFAULT_MATH, 0) \
+    X(CUDNN_TENSOR_OP_MATH, 1) \
+    X(CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, 2) \
+    X(CUDNN_FMA_MATH, 3)
+typedef enum opara_cudnnMathType_enum { OPARA_CUDNN_MATH_TYPE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cudnnMathType_t;
+
+#define OPARA_CUDNN_NAN_PROPAGATION_LIST(X) \
+    X(CUDNN_NOT_PROPAGATE_NAN, 0) \
+    X(CUDNN_PROPAGATE_NAN, 1)
+typedef enum opara_cudnnNanPropagation_enum { OPARA_CUDNN_NAN_PROPAGATION_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cudnnNanPropagation_t;
+
+#define OPARA_CUDNN_TENSOR_FORMAT_LIST(X) \
+    X(CUDNN_TENSOR_NCHW, 0) \
+    X(CUDNN_TENSOR_NHWC, 1) \
+    X(CUDNN_TENSOR_NCHW_VECT_C, 2)
+typedef enum opara_cudnnTensorFormat_enum { OPARA_CUDNN_TENSOR_FORMAT_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cudnnTensorFormat_t;
+
+#define OPARA_CUDNN_ACTIVATION_MODE_LIST(X) \
+    X(CUDNN_ACTIVATION_SIGMOID, 0) \
+    X(CUDNN_ACTIVATION_RELU, 1) \
+    X(CUDNN_ACTIVATION_TANH, 2) \
+    X(CUDNN_ACTIVATION_CLIPPED_RELU, 3) \
+    X(CUDNN_ACTIVATION_ELU, 4) \
+    X(CUDNN_ACTIVATION_IDENTITY, 5) \
+    X(CUDNN_ACTIVATION_SWISH, 6)
+typedef enum opara_cudnnActivationMode_enum { OPARA_CUDNN_ACTIVATION_MODE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cudnnActivationMode_t;
+
+#define OPARA_CUDNN_CONVOLUTION_MODE_LIST(X) \
+    X(CUDNN_CONVOLUTION, 0) \
+    X(CUDNN_CROSS_CORRELATION, 1)
+typedef enum opara_cudnnConvolutionMode_enum { OPARA_CUDNN_CONVOLUTION_MODE_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cudnnConvolutionMode_t;
+
+#define OPARA_CUDNN_CONVOLUTION_FWD_ALGO_LIST(X) \
+    X(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 0) \
+    X(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1) \
+    X(CUDNN_CONVOLUTION_FWD_ALGO_GEMM, 2) \
+    X(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, 3) \
+    X(CUDNN_CONVOLUTION_FWD_ALGO_FFT, 4) \
+    X(CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, 5) \
+    X(CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, 6) \
+    X(CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, 7) \
+    X(CUDNN_CONVOLUTION_FWD_ALGO_COUNT, 8)
+typedef enum opara_cudnnConvolutionFwdAlgo_enum { OPARA_CUDNN_CONVOLUTION_FWD_ALGO_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cudnnConvolutionFwdAlgo_t;
+
+#define OPARA_CUDNN_DETERMINISM_LIST(X) \
+    X(CUDNN_NON_DETERMINISTIC, 0) \
+    X(CUDNN_DETERMINISTIC, 1)
+typedef enum opara_cudnnDeterminism_enum { OPARA_CUDNN_DETERMINISM_LIST(OPARA__CUDA_ENUM_ITEM) } opara_cudnnDeterminism_t;
+
+typedef struct opara_cudnnConvolutionFwdAlgoPerfStruct {
+    opara_cudnnConvolutionFwdAlgo_t algo;
+    opara_cudnnStatus_t status;
+    float time;    /* milliseconds */
+    size_t memory; /* workspace bytes */
+    opara_cudnnDeterminism_t determinism;
+    opara_cudnnMathType_t mathType;
+    int reserved[3];
+} opara_cudnnConvolutionFwdAlgoPerf_t;
+
+/* ============================================================================================== */
+/* Function lists                                                                                 */
+/* ============================================================================================== */
+
+#define OPARA_CUDA_REQUIRED 1
+#define OPARA_CUDA_OPTIONAL 0
+
+/* X(return type, exported symbol = table member, (parameters), required, cuGetProcAddress name,
+     CUDA version of the ABI to ask for, older symbol with the same prototype (none: no fallback),
+     its version). The name and version pair is NVIDIA's cudaTypedefs.h PFN_<name>_v<version> of the
+     same prototype (tests/cuda_headers_check.c verifies it). */
+#define OPARA_CUDA_DRIVER_FUNCS(X) \
+    X(opara_CUresult, cuGetErrorName, (opara_CUresult error, const char** pStr), OPARA_CUDA_REQUIRED, cuGetErrorName, 6000, none, 0) \
+    X(opara_CUresult, cuGetErrorString, (opara_CUresult error, const char** pStr), OPARA_CUDA_REQUIRED, cuGetErrorString, 6000, none, 0) \
+    X(opara_CUresult, cuInit, (unsigned int Flags), OPARA_CUDA_REQUIRED, cuInit, 2000, none, 0) \
+    X(opara_CUresult, cuDriverGetVersion, (int* driverVersion), OPARA_CUDA_REQUIRED, cuDriverGetVersion, 2020, none, 0) \
+    X(opara_CUresult, cuDeviceGet, (opara_CUdevice* device, int ordinal), OPARA_CUDA_REQUIRED, cuDeviceGet, 2000, none, 0) \
+    X(opara_CUresult, cuDeviceGetCount, (int* count), OPARA_CUDA_REQUIRED, cuDeviceGetCount, 2000, none, 0) \
+    X(opara_CUresult, cuDeviceGetName, (char* name, int len, opara_CUdevice dev), OPARA_CUDA_REQUIRED, cuDeviceGetName, 2000, none, 0) \
+    X(opara_CUresult, cuDeviceGetAttribute, (int* pi, opara_CUdevice_attribute attrib, opara_CUdevice dev), OPARA_CUDA_REQUIRED, cuDeviceGetAttribute, 2000, none, 0) \
+    X(opara_CUresult, cuDeviceTotalMem_v2, (size_t* bytes, opara_CUdevice dev), OPARA_CUDA_REQUIRED, cuDeviceTotalMem, 3020, none, 0) \
+    X(opara_CUresult, cuDevicePrimaryCtxRetain, (opara_CUcontext* pctx, opara_CUdevice dev), OPARA_CUDA_REQUIRED, cuDevicePrimaryCtxRetain, 7000, none, 0) \
+    X(opara_CUresult, cuDevicePrimaryCtxRelease_v2, (opara_CUdevice dev), OPARA_CUDA_REQUIRED, cuDevicePrimaryCtxRelease, 11000, none, 0) \
+    X(opara_CUresult, cuCtxSetCurrent, (opara_CUcontext ctx), OPARA_CUDA_REQUIRED, cuCtxSetCurrent, 4000, none, 0) \
+    X(opara_CUresult, cuCtxGetCurrent, (opara_CUcontext* pctx), OPARA_CUDA_REQUIRED, cuCtxGetCurrent, 4000, none, 0) \
+    X(opara_CUresult, cuCtxSynchronize, (void), OPARA_CUDA_REQUIRED, cuCtxSynchronize, 2000, none, 0) \
+    X(opara_CUresult, cuMemAlloc_v2, (opara_CUdeviceptr* dptr, size_t bytesize), OPARA_CUDA_REQUIRED, cuMemAlloc, 3020, none, 0) \
+    X(opara_CUresult, cuMemFree_v2, (opara_CUdeviceptr dptr), OPARA_CUDA_REQUIRED, cuMemFree, 3020, none, 0) \
+    X(opara_CUresult, cuMemAllocHost_v2, (void** pp, size_t bytesize), OPARA_CUDA_REQUIRED, cuMemAllocHost, 3020, none, 0) \
+    X(opara_CUresult, cuMemFreeHost, (void* p), OPARA_CUDA_REQUIRED, cuMemFreeHost, 2000, none, 0) \
+    X(opara_CUresult, cuMemcpyHtoD_v2, (opara_CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount), OPARA_CUDA_REQUIRED, cuMemcpyHtoD, 3020, none, 0) \
+    X(opara_CUresult, cuMemcpyDtoH_v2, (void* dstHost, opara_CUdeviceptr srcDevice, size_t ByteCount), OPARA_CUDA_REQUIRED, cuMemcpyDtoH, 3020, none, 0) \
+    X(opara_CUresult, cuMemcpyDtoD_v2, (opara_CUdeviceptr dstDevice, opara_CUdeviceptr srcDevice, size_t ByteCount), OPARA_CUDA_REQUIRED, cuMemcpyDtoD, 3020, none, 0) \
+    X(opara_CUresult, cuMemcpyHtoDAsync_v2, (opara_CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, opara_CUstream hStream), OPARA_CUDA_REQUIRED, cuMemcpyHtoDAsync, 3020, none, 0) \
+    X(opara_CUresult, cuMemcpyDtoHAsync_v2, (void* dstHost, opara_CUdeviceptr srcDevice, size_t ByteCount, opara_CUstream hStream), OPARA_CUDA_REQUIRED, cuMemcpyDtoHAsync, 3020, none, 0) \
+    X(opara_CUresult, cuMemcpyDtoDAsync_v2, (opara_CUdeviceptr dstDevice, opara_CUdeviceptr srcDevice, size_t ByteCount, opara_CUstream hStream), OPARA_CUDA_REQUIRED, cuMemcpyDtoDAsync, 3020, none, 0) \
+    X(opara_CUresult, cuMemsetD8_v2, (opara_CUdeviceptr dstDevice, unsigned char uc, size_t N), OPARA_CUDA_REQUIRED, cuMemsetD8, 3020, none, 0) \
+    X(opara_CUresult, cuMemsetD32Async, (opara_CUdeviceptr dstDevice, unsigned int ui, size_t N, opara_CUstream hStream), OPARA_CUDA_REQUIRED, cuMemsetD32Async, 3020, none, 0) \
+    X(opara_CUresult, cuMemGetInfo_v2, (size_t* freeBytes, size_t* totalBytes), OPARA_CUDA_REQUIRED, cuMemGetInfo, 3020, none, 0) \
+    X(opara_CUresult, cuModuleLoadData, (opara_CUmodule* module, const void* image), OPARA_CUDA_REQUIRED, cuModuleLoadData, 2000, none, 0) \
+    X(opara_CUresult, cuModuleLoadDataEx, (opara_CUmodule* module, const void* image, unsigned int numOptions, opara_CUjit_option* options, void** optionValues), OPARA_CUDA_REQUIRED, cuModuleLoadDataEx, 2010, none, 0) \
+    X(opara_CUresult, cuModuleUnload, (opara_CUmodule hmod), OPARA_CUDA_REQUIRED, cuModuleUnload, 2000, none, 0) \
+    X(opara_CUresult, cuModuleGetFunction, (opara_CUfunction* hfunc, opara_CUmodule hmod, const char* name), OPARA_CUDA_REQUIRED, cuModuleGetFunction, 2000, none, 0) \
+    X(opara_CUresult, cuFuncGetAttribute, (int* pi, opara_CUfunction_attribute attrib, opara_CUfunction hfunc), OPARA_CUDA_REQUIRED, cuFuncGetAttribute, 2020, none, 0) \
+    X(opara_CUresult, cuLaunchKernel, (opara_CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, opara_CUstream hStream, void** kernelParams, void** extra), OPARA_CUDA_REQUIRED, cuLaunchKernel, 4000, none, 0) \
+    X(opara_CUresult, cuStreamCreate, (opara_CUstream* phStream, unsigned int Flags), OPARA_CUDA_REQUIRED, cuStreamCreate, 2000, none, 0) \
+    X(opara_CUresult, cuStreamCreateWithPriority, (opara_CUstream* phStream, unsigned int flags, int priority), OPARA_CUDA_REQUIRED, cuStreamCreateWithPriority, 5050, none, 0) \
+    X(opara_CUresult, cuStreamDestroy_v2, (opara_CUstream hStream), OPARA_CUDA_REQUIRED, cuStreamDestroy, 4000, none, 0) \
+    X(opara_CUresult, cuStreamSynchronize, (opara_CUstream hStream), OPARA_CUDA_REQUIRED, cuStreamSynchronize, 2000, none, 0) \
+    X(opara_CUresult, cuStreamQuery, (opara_CUstream hStream), OPARA_CUDA_REQUIRED, cuStreamQuery, 2000, none, 0) \
+    X(opara_CUresult, cuStreamWaitEvent, (opara_CUstream hStream, opara_CUevent hEvent, unsigned int Flags), OPARA_CUDA_REQUIRED, cuStreamWaitEvent, 3020, none, 0) \
+    X(opara_CUresult, cuEventCreate, (opara_CUevent* phEvent, unsigned int Flags), OPARA_CUDA_REQUIRED, cuEventCreate, 2000, none, 0) \
+    X(opara_CUresult, cuEventDestroy_v2, (opara_CUevent hEvent), OPARA_CUDA_REQUIRED, cuEventDestroy, 4000, none, 0) \
+    X(opara_CUresult, cuEventRecord, (opara_CUevent hEvent, opara_CUstream hStream), OPARA_CUDA_REQUIRED, cuEventRecord, 2000, none, 0) \
+    X(opara_CUresult, cuEventSynchronize, (opara_CUevent hEvent), OPARA_CUDA_REQUIRED, cuEventSynchronize, 2000, none, 0) \
+    X(opara_CUresult, cuEventQuery, (opara_CUevent hEvent), OPARA_CUDA_REQUIRED, cuEventQuery, 2000, none, 0) \
+    X(opara_CUresult, cuEventElapsedTime_v2, (float* pMilliseconds, opara_CUevent hStart, opara_CUevent hEnd), OPARA_CUDA_REQUIRED, cuEventElapsedTime, 12080, cuEventElapsedTime, 2000) \
+    X(opara_CUresult, cuStreamBeginCapture_v2, (opara_CUstream hStream, opara_CUstreamCaptureMode mode), OPARA_CUDA_REQUIRED, cuStreamBeginCapture, 10010, none, 0) \
+    X(opara_CUresult, cuStreamEndCapture, (opara_CUstream hStream, opara_CUgraph* phGraph), OPARA_CUDA_REQUIRED, cuStreamEndCapture, 10000, none, 0) \
+    X(opara_CUresult, cuStreamIsCapturing, (opara_CUstream hStream, opara_CUstreamCaptureStatus* captureStatus), OPARA_CUDA_REQUIRED, cuStreamIsCapturing, 10000, none, 0) \
+    X(opara_CUresult, cuStreamGetCaptureInfo_v3, (opara_CUstream hStream, opara_CUstreamCaptureStatus* captureStatus_out, opara_cuuint64_t* id_out, opara_CUgraph* graph_out, const opara_CUgraphNode** dependencies_out, const opara_CUgraphEdgeData** edgeData_out, size_t* numDependencies_out), OPARA_CUDA_OPTIONAL, cuStreamGetCaptureInfo, 12030, none, 0) \
+    X(opara_CUresult, cuGraphInstantiateWithFlags, (opara_CUgraphExec* phGraphExec, opara_CUgraph hGraph, unsigned long long flags), OPARA_CUDA_REQUIRED, cuGraphInstantiateWithFlags, 11040, none, 0) \
+    X(opara_CUresult, cuGraphLaunch, (opara_CUgraphExec hGraphExec, opara_CUstream hStream), OPARA_CUDA_REQUIRED, cuGraphLaunch, 10000, none, 0) \
+    X(opara_CUresult, cuGraphExecUpdate_v2, (opara_CUgraphExec hGraphExec, opara_CUgraph hGraph, opara_CUgraphExecUpdateResultInfo* resultInfo), OPARA_CUDA_REQUIRED, cuGraphExecUpdate, 12000, none, 0) \
+    X(opara_CUresult, cuGraphExecDestroy, (opara_CUgraphExec hGraphExec), OPARA_CUDA_REQUIRED, cuGraphExecDestroy, 10000, none, 0) \
+    X(opara_CUresult, cuGraphDestroy, (opara_CUgraph hGraph), OPARA_CUDA_REQUIRED, cuGraphDestroy, 10000, none, 0) \
+    X(opara_CUresult, cuGraphGetNodes, (opara_CUgraph hGraph, opara_CUgraphNode* nodes, size_t* numNodes), OPARA_CUDA_REQUIRED, cuGraphGetNodes, 10000, none, 0) \
+    X(opara_CUresult, cuGraphGetEdges_v2, (opara_CUgraph hGraph, opara_CUgraphNode* from, opara_CUgraphNode* to, opara_CUgraphEdgeData* edgeData, size_t* numEdges), OPARA_CUDA_OPTIONAL, cuGraphGetEdges, 12030, none, 0) \
+    X(opara_CUresult, cuGraphNodeGetType, (opara_CUgraphNode hNode, opara_CUgraphNodeType* type), OPARA_CUDA_REQUIRED, cuGraphNodeGetType, 10000, none, 0) \
+    X(opara_CUresult, cuGraphKernelNodeGetParams_v2, (opara_CUgraphNode hNode, opara_CUDA_KERNEL_NODE_PARAMS* nodeParams), OPARA_CUDA_REQUIRED, cuGraphKernelNodeGetParams, 12000, none, 0) \
+    X(opara_CUresult, cuGetProcAddress_v2, (const char* symbol, void** pfn, int cudaVersion, opara_cuuint64_t flags, opara_CUdriverProcAddressQueryResult* symbolStatus), OPARA_CUDA_OPTIONAL, cuGetProcAddress, 12000, none, 0)
+
+/* X(return type, exported symbol = table member, (parameters), required) */
+#define OPARA_CUDA_NVRTC_FUNCS(X) \
+    X(const char*, nvrtcGetErrorString, (opara_nvrtcResult result), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcVersion, (int* major, int* minor), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcGetNumSupportedArchs, (int* numArchs), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcGetSupportedArchs, (int* supportedArchs), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcCreateProgram, (opara_nvrtcProgram* prog, const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcDestroyProgram, (opara_nvrtcProgram* prog), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcCompileProgram, (opara_nvrtcProgram prog, int numOptions, const char* const* options), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcGetPTXSize, (opara_nvrtcProgram prog, size_t* ptxSizeRet), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcGetPTX, (opara_nvrtcProgram prog, char* ptx), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcGetCUBINSize, (opara_nvrtcProgram prog, size_t* cubinSizeRet), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcGetCUBIN, (opara_nvrtcProgram prog, char* cubin), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcGetProgramLogSize, (opara_nvrtcProgram prog, size_t* logSizeRet), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcGetProgramLog, (opara_nvrtcProgram prog, char* log), OPARA_CUDA_REQUIRED)
+
+#define OPARA_CUDA_CUBLAS_FUNCS(X) \
+    X(opara_cublasStatus_t, cublasCreate_v2, (opara_cublasHandle_t* handle), OPARA_CUDA_REQUIRED) \
+    X(opara_cublasStatus_t, cublasDestroy_v2, (opara_cublasHandle_t handle), OPARA_CUDA_REQUIRED) \
+    X(opara_cublasStatus_t, cublasGetVersion_v2, (opara_cublasHandle_t handle, int* version), OPARA_CUDA_REQUIRED) \
+    X(opara_cublasStatus_t, cublasGetProperty, (opara_libraryPropertyType type, int* value), OPARA_CUDA_REQUIRED) \
+    X(opara_cublasStatus_t, cublasSetStream_v2, (opara_cublasHandle_t handle, opara_CUstream streamId), OPARA_CUDA_REQUIRED) \
+    X(opara_cublasStatus_t, cublasSetWorkspace_v2, (opara_cublasHandle_t handle, void* workspace, size_t workspaceSizeInBytes), OPARA_CUDA_REQUIRED) \
+    X(opara_cublasStatus_t, cublasSetMathMode, (opara_cublasHandle_t handle, opara_cublasMath_t mode), OPARA_CUDA_REQUIRED) \
+    X(opara_cublasStatus_t, cublasSgemm_v2, (opara_cublasHandle_t handle, opara_cublasOperation_t transa, opara_cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A, int lda, const float* B, int ldb, const float* beta, float* C, int ldc), OPARA_CUDA_REQUIRED) \
+    X(opara_cublasStatus_t, cublasSgemmStridedBatched, (opara_cublasHandle_t handle, opara_cublasOperation_t transa, opara_cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A, int lda, long long int strideA, const float* B, int ldb, long long int strideB, const float* beta, float* C, int ldc, long long int strideC, int batchCount), OPARA_CUDA_REQUIRED) \
+    X(opara_cublasStatus_t, cublasGemmEx, (opara_cublasHandle_t handle, opara_cublasOperation_t transa, opara_cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, opara_cudaDataType Atype, int lda, const void* B, opara_cudaDataType Btype, int ldb, const void* beta, void* C, opara_cudaDataType Ctype, int ldc, opara_cublasComputeType_t computeType, opara_cublasGemmAlgo_t algo), OPARA_CUDA_REQUIRED) \
+    X(const char*, cublasGetStatusName, (opara_cublasStatus_t status), OPARA_CUDA_OPTIONAL) \
+    X(const char*, cublasGetStatusString, (opara_cublasStatus_t status), OPARA_CUDA_OPTIONAL)
+
+#define OPARA_CUDA_CUDNN_FUNCS(X) \
+    X(size_t, cudnnGetVersion, (void), OPARA_CUDA_REQUIRED) \
+    X(const char*, cudnnGetErrorString, (opara_cudnnStatus_t status), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnCreate, (opara_cudnnHandle_t* handle), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnDestroy, (opara_cudnnHandle_t handle), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnSetStream, (opara_cudnnHandle_t handle, opara_CUstream streamId), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnCreateTensorDescriptor, (opara_cudnnTensorDescriptor_t* tensorDesc), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnDestroyTensorDescriptor, (opara_cudnnTensorDescriptor_t tensorDesc), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnSetTensor4dDescriptor, (opara_cudnnTensorDescriptor_t tensorDesc, opara_cudnnTensorFormat_t format, opara_cudnnDataType_t dataType, int n, int c, int h, int w), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnSetTensorNdDescriptor, (opara_cudnnTensorDescriptor_t tensorDesc, opara_cudnnDataType_t dataType, int nbDims, const int* dimA, const int* strideA), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnCreateFilterDescriptor, (opara_cudnnFilterDescriptor_t* filterDesc), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnDestroyFilterDescriptor, (opara_cudnnFilterDescriptor_t filterDesc), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnSetFilter4dDescriptor, (opara_cudnnFilterDescriptor_t filterDesc, opara_cudnnDataType_t dataType, opara_cudnnTensorFormat_t format, int k, int c, int h, int w), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnCreateConvolutionDescriptor, (opara_cudnnConvolutionDescriptor_t* convDesc), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnDestroyConvolutionDescriptor, (opara_cudnnConvolutionDescriptor_t convDesc), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnSetConvolution2dDescriptor, (opara_cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w, int u, int v, int dilation_h, int dilation_w, opara_cudnnConvolutionMode_t mode, opara_cudnnDataType_t computeType), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnSetConvolutionGroupCount, (opara_cudnnConvolutionDescriptor_t convDesc, int groupCount), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnSetConvolutionMathType, (opara_cudnnConvolutionDescriptor_t convDesc, opara_cudnnMathType_t mathType), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnGetConvolution2dForwardOutputDim, (opara_cudnnConvolutionDescriptor_t convDesc, opara_cudnnTensorDescriptor_t inputTensorDesc, opara_cudnnFilterDescriptor_t filterDesc, int* n, int* c, int* h, int* w), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnGetConvolutionForwardAlgorithm_v7, (opara_cudnnHandle_t handle, opara_cudnnTensorDescriptor_t srcDesc, opara_cudnnFilterDescriptor_t filterDesc, opara_cudnnConvolutionDescriptor_t convDesc, opara_cudnnTensorDescriptor_t destDesc, int requestedAlgoCount, int* returnedAlgoCount, opara_cudnnConvolutionFwdAlgoPerf_t* perfResults), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnGetConvolutionForwardWorkspaceSize, (opara_cudnnHandle_t handle, opara_cudnnTensorDescriptor_t xDesc, opara_cudnnFilterDescriptor_t wDesc, opara_cudnnConvolutionDescriptor_t convDesc, opara_cudnnTensorDescriptor_t yDesc, opara_cudnnConvolutionFwdAlgo_t algo, size_t* sizeInBytes), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnConvolutionForward, (opara_cudnnHandle_t handle, const void* alpha, opara_cudnnTensorDescriptor_t xDesc, const void* x, opara_cudnnFilterDescriptor_t wDesc, const void* w, opara_cudnnConvolutionDescriptor_t convDesc, opara_cudnnConvolutionFwdAlgo_t algo, void* workSpace, size_t workSpaceSizeInBytes, const void* beta, opara_cudnnTensorDescriptor_t yDesc, void* y), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnConvolutionBiasActivationForward, (opara_cudnnHandle_t handle, const void* alpha1, opara_cudnnTensorDescriptor_t xDesc, const void* x, opara_cudnnFilterDescriptor_t wDesc, const void* w, opara_cudnnConvolutionDescriptor_t convDesc, opara_cudnnConvolutionFwdAlgo_t algo, void* workSpace, size_t workSpaceSizeInBytes, const void* alpha2, opara_cudnnTensorDescriptor_t zDesc, const void* z, opara_cudnnTensorDescriptor_t biasDesc, const void* bias, opara_cudnnActivationDescriptor_t activationDesc, opara_cudnnTensorDescriptor_t yDesc, void* y), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnCreateActivationDescriptor, (opara_cudnnActivationDescriptor_t* activationDesc), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnDestroyActivationDescriptor, (opara_cudnnActivationDescriptor_t activationDesc), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnSetActivationDescriptor, (opara_cudnnActivationDescriptor_t activationDesc, opara_cudnnActivationMode_t mode, opara_cudnnNanPropagation_t reluNanOpt, double coef), OPARA_CUDA_REQUIRED) \
+    X(opara_cudnnStatus_t, cudnnAddTensor, (opara_cudnnHandle_t handle, const void* alpha, opara_cudnnTensorDescriptor_t aDesc, const void* A, const void* beta, opara_cudnnTensorDescriptor_t cDesc, void* C), OPARA_CUDA_REQUIRED)
+
+/* Function pointer types: opara_PFN_<exported symbol>. */
+#define OPARA__CUDA_DRIVER_PFN(ret, name, params, req, proc, ver, alt, alt_ver) typedef ret(OPARA_CUDAAPI* opara_PFN_##name) params;
+#define OPARA__CUDA_NVRTC_PFN(ret, name, params, req) typedef ret(OPARA_NVRTCAPI* opara_PFN_##name) params;
+#define OPARA__CUDA_CUBLAS_PFN(ret, name, params, req) typedef ret(OPARA_CUBLASAPI* opara_PFN_##name) params;
+#define OPARA__CUDA_CUDNN_PFN(ret, name, params, req) typedef ret(OPARA_CUDNNAPI* opara_PFN_##name) params;
+OPARA_CUDA_DRIVER_FUNCS(OPARA__CUDA_DRIVER_PFN)
+OPARA_CUDA_NVRTC_FUNCS(OPARA__CUDA_NVRTC_PFN)
+OPARA_CUDA_CUBLAS_FUNCS(OPARA__CUDA_CUBLAS_PFN)
+OPARA_CUDA_CUDNN_FUNCS(OPARA__CUDA_CUDNN_PFN)
+
+/* ============================================================================================== */
+/* Tables and loader                                                                              */
+/* ============================================================================================== */
+
+#define OPARA_CUDA_PATH_MAX 512
+#define OPARA_CUDA_MIN_DRIVER_VERSION 12000 /* CUDA 12.0 */
+
+#define OPARA__CUDA_DRIVER_MEMBER(ret, name, params, req, proc, ver, alt, alt_ver) opara_PFN_##name name;
+#define OPARA__CUDA_LIB_MEMBER(ret, name, params, req) opara_PFN_##name name;
+
+/* Every table starts with the library handle (NULL when not loaded) and the name or path that
+   was loaded; the function members follow. A table that failed to load is all zero. */
+typedef struct opara_cuda_driver {
+    void* library;
+    char path[OPARA_CUDA_PATH_MAX];
+    int driver_version;    /* cuDriverGetVersion (13000 = 13.0), 0 when it did not answer */
+    int used_proc_address; /* 1 when entry points came from cuGetProcAddress_v2 */
+    OPARA_CUDA_DRIVER_FUNCS(OPARA__CUDA_DRIVER_MEMBER)
+} opara_cuda_driver;
+
+typedef struct opara_cuda_nvrtc {
+    void* library;
+    char path[OPARA_CUDA_PATH_MAX];
+    OPARA_CUDA_NVRTC_FUNCS(OPARA__CUDA_LIB_MEMBER)
+} opara_cuda_nvrtc;
+
+typedef struct opara_cuda_cublas {
+    void* library;
+    char path[OPARA_CUDA_PATH_MAX];
+    OPARA_CUDA_CUBLAS_FUNCS(OPARA__CUDA_LIB_MEMBER)
+} opara_cuda_cublas;
+
+typedef struct opara_cuda_cudnn {
+    void* library;
+    char path[OPARA_CUDA_PATH_MAX];
+    OPARA_CUDA_CUDNN_FUNCS(OPARA__CUDA_LIB_MEMBER)
+} opara_cuda_cudnn;
+
+typedef enum opara_cuda_load_status {
+    OPARA_CUDA_LOAD_OK = 0,
+    OPARA_CUDA_LOAD_INVALID_ARGUMENT = -1, /* the table pointer is NULL */
+    OPARA_CUDA_LOAD_NOT_FOUND = -2,        /* no library could be opened */
+    OPARA_CUDA_LOAD_SYMBOL_MISSING = -3,   /* a required entry point is missing: library too old */
+    OPARA_CUDA_LOAD_DRIVER_TOO_OLD = -4    /* cuDriverGetVersion < OPARA_CUDA_MIN_DRIVER_VERSION */
+} opara_cuda_load_status;
+
+/* path: one library to load instead of the search list (NULL: the environment variable, else the
+   list). err (may be NULL) receives a NUL-terminated message on failure and "" on success. */
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_driver_load(opara_cuda_driver* cu, const char* path, char* err, size_t err_size);
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_nvrtc_load(opara_cuda_nvrtc* nvrtc, const char* path, char* err, size_t err_size);
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cublas_load(opara_cuda_cublas* cublas, const char* path, char* err, size_t err_size);
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cudnn_load(opara_cuda_cudnn* cudnn, const char* path, char* err, size_t err_size);
+
+/* Close the library and zero the table; safe on a zeroed or already unloaded table. */
+OPARA_CUDA_DEF void opara_cuda_driver_unload(opara_cuda_driver* cu);
+OPARA_CUDA_DEF void opara_cuda_nvrtc_unload(opara_cuda_nvrtc* nvrtc);
+OPARA_CUDA_DEF void opara_cuda_cublas_unload(opara_cuda_cublas* cublas);
+OPARA_CUDA_DEF void opara_cuda_cudnn_unload(opara_cuda_cudnn* cudnn);
+
+/* Status code names from our own tables, usable without any library ("CUDA_ERROR_INVALID_VALUE").
+   An unknown code gives "(unknown CUresult)" and the like, never NULL. */
+OPARA_CUDA_DEF const char* opara_cuda_result_name(opara_CUresult result);
+OPARA_CUDA_DEF const char* opara_nvrtc_result_name(opara_nvrtcResult result);
+OPARA_CUDA_DEF const char* opara_cublas_status_name(opara_cublasStatus_t status);
+OPARA_CUDA_DEF const char* opara_cudnn_status_name(opara_cudnnStatus_t status); /* cuDNN 9 and 8 codes */
+/* The driver's own cuGetErrorName when the table is loaded and it answers, else opara_cuda_result_name. */
+OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver* cu, opara_CUresult result);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif /* OPARA_CUDA_H_INCLUDED */
+
+/* ============================================================================================== */
+/* Implementation                                                                                 */
+/* ============================================================================================== */
+
+#if defined(OPARA__AMALGAMATED) && defined(OPARA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION)
+#  define OPARA_CUDA_IMPLEMENTATION
+#endif
+
+#if defined(OPARA_CUDA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION_INCLUDED)
+#define OPARA_CUDA_IMPLEMENTATION_INCLUDED
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _WIN32
+#  include <windows.h>
+#else
+#  include <dlfcn.h>
+#endif
+
+/* Entry points are stored by copying the void* the system returns into the typed member. */
+typedef char opara__cuda_fnptr_size_check[sizeof(void*) == sizeof(opara_PFN_cuInit) ? 1 : -1];
+
+/* ---- platform ---------------------------------------------------------------------------------- */
+
+#ifdef _WIN32
+static void* opara__cuda_dlopen(const char* path) { return (void*)LoadLibraryA(path); }
+static void* opara__cuda_dlsym(void* library, const char* name) {
+    FARPROC proc = GetProcAddress((HMODULE)library, name);
+    void* p;
+    memcpy(&p, &proc, sizeof p);
+    return p;
+}
+static void opara__cuda_dlclose(void* library) { FreeLibrary((HMODULE)library); }
+static void opara__cuda_dlerror(char* buf, size_t size) {
+    snprintf(buf, size, "LoadLibrary error %lu", (unsigned long)GetLastError());
+}
+#else
+static void* opara__cuda_dlopen(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
+static void* opara__cuda_dlsym(void* library, const char* name) { return dlsym(library, name); }
+static void opara__cuda_dlclose(void* library) { dlclose(library); }
+static void opara__cuda_dlerror(char* buf, size_t size) {
+    const char* why = dlerror();
+    snprintf(buf, size, "%s", why ? why : "unknown dlopen error");
+}
+#endif
+
+/* ---- messages ---------------------------------------------------------------------------------- */
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void opara__cuda_appendf(char* buf, size_t size, const char* fmt, ...) {
+    size_t used;
+    va_list args;
+    if (!buf || size == 0) return;
+    used = strlen(buf);
+    if (used + 1 >= size) return;
+    va_start(args, fmt);
+    vsnprintf(buf + used, size - used, fmt, args);
+    va_end(args);
+}
+
+static void opara__cuda_clear(char* buf, size_t size) {
+    if (buf && size > 0) buf[0] = 0;
+}
+
+/* ---- library specs ----------------------------------------------------------------------------- */
+
+typedef struct opara__cuda_entry {
+    const char* symbol;    /* dlsym name, also the table member */
+    const char* proc_name; /* cuGetProcAddress name */
+    int proc_version;      /* 0: dlsym only */
+    const char* alt_symbol; /* same prototype, older ABI */
+    int alt_version;        /* 0: no alternative */
+    size_t offset; /* of the member in the table */
+    int required;
+} opara__cuda_entry;
+
+typedef struct opara__cuda_spec {
+    const char* what;    /* "CUDA driver", for messages */
+    const char* env_var; /* override variable */
+    const char* const* names;
+    size_t name_count;
+    const opara__cuda_entry* entries;
+    size_t entry_count;
+} opara__cuda_spec;
+
+#define OPARA__CUDA_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+#define OPARA__CUDA_DRIVER_ENTRY(ret, name, params, req, proc, ver, alt, alt_ver) \
+    {#name, #proc, ver, #alt, alt_ver, offsetof(opara_cuda_driver, name), req},
+#define OPARA__CUDA_NVRTC_ENTRY(ret, name, params, req) {#name, 0, 0, 0, 0, offsetof(opara_cuda_nvrtc, name), req},
+#define OPARA__CUDA_CUBLAS_ENTRY(ret, name, params, req) {#name, 0, 0, 0, 0, offsetof(opara_cuda_cublas, name), req},
+#define OPARA__CUDA_CUDNN_ENTRY(ret, name, params, req) {#name, 0, 0, 0, 0, offsetof(opara_cuda_cudnn, name), req},
+
+static const opara__cuda_entry opara__cuda_driver_entries[] = {OPARA_CUDA_DRIVER_FUNCS(OPARA__CUDA_DRIVER_ENTRY)};
+static const opara__cuda_entry opara__cuda_nvrtc_entries[] = {OPARA_CUDA_NVRTC_FUNCS(OPARA__CUDA_NVRTC_ENTRY)};
+static const opara__cuda_entry opara__cuda_cublas_entries[] = {OPARA_CUDA_CUBLAS_FUNCS(OPARA__CUDA_CUBLAS_ENTRY)};
+static const opara__cuda_entry opara__cuda_cudnn_entries[] = {OPARA_CUDA_CUDNN_FUNCS(OPARA__CUDA_CUDNN_ENTRY)};
+
+#ifdef _WIN32
+static const char* const opara__cuda_driver_names[] = {"nvcuda.dll"};
+static const char* const opara__cuda_nvrtc_names[] = {"nvrtc64_130_0.dll", "nvrtc64_120_0.dll", "nvrtc64_112_0.dll"};
+static const char* const opara__cuda_cublas_names[] = {"cublas64_13.dll", "cublas64_12.dll", "cublas64_11.dll"};
+static const char* const opara__cuda_cudnn_names[] = {"cudnn64_9.dll", "cudnn64_8.dll"};
+#else
+static const char* const opara__cuda_driver_names[] = {"libcuda.so.1", "libcuda.so"};
+static const char* const opara__cuda_nvrtc_names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
+static const char* const opara__cuda_cublas_names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"};
+static const char* const opara__cuda_cudnn_names[] = {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"};
+#endif
+
+#define OPARA__CUDA_SPEC(what, env, lib) \
+    {what, env, opara__cuda_##lib##_names, OPARA__CUDA_COUNT(opara__cuda_##lib##_names), opara__cuda_##lib##_entries, \
+     OPARA__CUDA_COUNT(opara__cuda_##lib##_entries)}
+static const opara__cuda_spec opara__cuda_driver_spec = OPARA__CUDA_SPEC("CUDA driver", "OPARA_CUDA_DRIVER", driver);
+static const opara__cuda_spec opara__cuda_nvrtc_spec = OPARA__CUDA_SPEC("NVRTC", "OPARA_NVRTC", nvrtc);
+static const opara__cuda_spec opara__cuda_cublas_spec = OPARA__CUDA_SPEC("cuBLAS", "OPARA_CUBLAS", cublas);
+static const opara__cuda_spec opara__cuda_cudnn_spec = OPARA__CUDA_SPEC("cuDNN", "OPARA_CUDNN", cudnn);
+
+/* ---- opening ----------------------------------------------------------------------------------- */
+
+static void opara__cuda_copy_path(char* dst, const char* src) {
+    snprintf(dst, OPARA_CUDA_PATH_MAX, "%s", src);
+}
+
+/* Opens the explicit path (argument, else environment variable) or the first name of the search
+   list that opens. On failure the message names every path tried with the system's reason. */
+static opara_cuda_load_status opara__cuda_open(const opara__cuda_spec* spec, const char* path, void** library,
+                                               char* loaded_path, char* err, size_t err_size) {
+    char why[512];
+    const char* env = path ? NULL : getenv(spec->env_var);
+    const char* chosen = path ? path : (env && env[0] ? env : NULL);
+    size_t i;
+    if (chosen) {
+        *library = opara__cuda_dlopen(chosen);
+        if (*library) {
+            opara__cuda_copy_path(loaded_path, chosen);
+            return OPARA_CUDA_LOAD_OK;
+        }
+        opara__cuda_dlerror(why, sizeof why);
+        opara__cuda_appendf(err, err_size, "cannot load the %s library: tried \"%s\" (%s%s) (%s)", spec->what, chosen,
+                            path ? "given by the caller" : "from ", path ? "" : spec->env_var, why);
+        return OPARA_CUDA_LOAD_NOT_FOUND;
+    }
+    opara__cuda_appendf(err, err_size, "cannot load the %s library: tried", spec->what);
+    for (i = 0; i < spec->name_count; ++i) {
+        *library = opara__cuda_dlopen(spec->names[i]);
+        if (*library) {
+            opara__cuda_clear(err, err_size);
+            opara__cuda_copy_path(loaded_path, spec->names[i]);
+            return OPARA_CUDA_LOAD_OK;
+        }
+        opara__cuda_dlerror(why, sizeof why);
+        opara__cuda_appendf(err, err_size, "%s \"%s\" (%s)", i ? "," : "", spec->names[i], why);
+    }
+    opara__cuda_appendf(err, err_size, "; set %s to the library's path to choose one", spec->env_var);
+    return OPARA_CUDA_LOAD_NOT_FOUND;
+}
+
+/* ---- resolving --------------------------------------------------------------------------------- */
+
+typedef struct opara__cuda_resolver {
+    void* library;
+    opara_PFN_cuGetProcAddress_v2 get_proc; /* NULL: dlsym only */
+    int driver_version;
+} opara__cuda_resolver;
+
+static void* opara__cuda_find(const opara__cuda_resolver* r, const char* symbol, const char* proc_name, int version) {
+    void* p = NULL;
+    if (r->get_proc && version > 0 && version <= r->driver_version) {
+        opara_CUdriverProcAddressQueryResult status = OPARA_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        if (r->get_proc(proc_name, &p, version, (opara_cuuint64_t)OPARA_CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) !=
+                OPARA_CUDA_SUCCESS ||
+            status != OPARA_CU_GET_PROC_ADDRESS_SUCCESS)
+            p = NULL;
+    }
+    if (!p) p = opara__cuda_dlsym(r->library, symbol);
+    return p;
+}
+
+/* Fills every member it finds; returns the first required entry that is missing, or NULL. */
+static const opara__cuda_entry* opara__cuda_resolve(const opara__cuda_resolver* r, const opara__cuda_spec* spec,
+                                                    void* table, size_t* missing_count) {
+    const opara__cuda_entry* first_missing = NULL;
+    size_t i;
+    *missing_count = 0;
+    for (i = 0; i < spec->entry_count; ++i) {
+        const opara__cuda_entry* e = &spec->entries[i];
+        void* p = opara__cuda_find(r, e->symbol, e->proc_name, e->proc_version);
+        if (!p && e->alt_version > 0) p = opara__cuda_find(r, e->alt_symbol, e->proc_name, e->alt_version);
+        if (p) {
+            memcpy((char*)table + e->offset, &p, sizeof p);
+        } else if (e->required) {
+            if (!first_missing) first_missing = e;
+            ++*missing_count;
+        }
+    }
+    return first_missing;
+}
+
+static void opara__cuda_report_missing(const opara__cuda_spec* spec, const char* path, const opara__cuda_entry* e,
+                                       size_t missing_count, const opara__cuda_resolver* r, char* err, size_t err_size) {
+    opara__cuda_appendf(err, err_size, "the %s library \"%s\" is too old or incomplete: required entry point %s not found",
+                        spec->what, path, e->symbol);
+    if (r->get_proc && e->proc_version > 0)
+        opara__cuda_appendf(err, err_size, " (cuGetProcAddress \"%s\" for CUDA %d.%d, driver %d.%d)", e->proc_name,
+                            e->proc_version / 1000, e->proc_version % 1000 / 10, r->driver_version / 1000,
+                            r->driver_version % 1000 / 10);
+    if (missing_count > 1)
+        opara__cuda_appendf(err, err_size, "; %lu required entry points are missing", (unsigned long)missing_count);
+}
+
+/* Resolves the opened library into the zeroed table; when a required entry point is missing the
+   library is closed, the table zeroed again and the message names the entry point. */
+static opara_cuda_load_status opara__cuda_finish(const opara__cuda_spec* spec, void* table, size_t table_size,
+                                                 const opara__cuda_resolver* r, const char* loaded_path, char* err,
+                                                 size_t err_size) {
+    size_t missing_count;
+    const opara__cuda_entry* missing = opara__cuda_resolve(r, spec, table, &missing_count);
+    if (!missing) return OPARA_CUDA_LOAD_OK;
+    opara__cuda_report_missing(spec, loaded_path, missing, missing_count, r, err, err_size);
+    opara__cuda_dlclose(r->library);
+    memset(table, 0, table_size);
+    return OPARA_CUDA_LOAD_SYMBOL_MISSING;
+}
+
+static opara_cuda_load_status opara__cuda_invalid(const char* what, char* err, size_t err_size) {
+    opara__cuda_clear(err, err_size);
+    opara__cuda_appendf(err, err_size, "cannot load the %s library: the table pointer is NULL", what);
+    return OPARA_CUDA_LOAD_INVALID_ARGUMENT;
+}
+
+/* ---- public: loading --------------------------------------------------------------------------- */
+
+/* cuGetProcAddress_v2 and cuDriverGetVersion come from dlsym; the version decides which ABI
+   versions may be asked for (asking above the driver's version is an error). */
+static void opara__cuda_driver_bootstrap(void* library, opara__cuda_resolver* r) {
+    void* get_proc = opara__cuda_dlsym(library, "cuGetProcAddress_v2");
+    void* get_version = opara__cuda_dlsym(library, "cuDriverGetVersion");
+    r->library = library;
+    r->get_proc = NULL;
+    r->driver_version = 0;
+    if (get_version) {
+        opara_PFN_cuDriverGetVersion fn;
+        int version = 0;
+        memcpy(&fn, &get_version, sizeof fn);
+        if (fn(&version) == OPARA_CUDA_SUCCESS && version > 0) r->driver_version = version;
+    }
+    if (get_proc && r->driver_version >= 12000) memcpy(&r->get_proc, &get_proc, sizeof get_proc);
+}
+
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_driver_load(opara_cuda_driver* cu, const char* path, char* err, size_t err_size) {
+    opara__cuda_resolver r;
+    opara_cuda_load_status status;
+    void* library = NULL;
+    char loaded[OPARA_CUDA_PATH_MAX];
+    if (!cu) return opara__cuda_invalid(opara__cuda_driver_spec.what, err, err_size);
+    memset(cu, 0, sizeof *cu);
+    opara__cuda_clear(err, err_size);
+    status = opara__cuda_open(&opara__cuda_driver_spec, path, &library, loaded, err, err_size);
+    if (status != OPARA_CUDA_LOAD_OK) return status;
+    opara__cuda_driver_bootstrap(library, &r);
+    if (r.driver_version != 0 && r.driver_version < OPARA_CUDA_MIN_DRIVER_VERSION) {
+        opara__cuda_appendf(err, err_size, "the CUDA driver \"%s\" is version %d.%d; opara needs %d.%d or newer", loaded,
+                            r.driver_version / 1000, r.driver_version % 1000 / 10, OPARA_CUDA_MIN_DRIVER_VERSION / 1000,
+                            OPARA_CUDA_MIN_DRIVER_VERSION % 1000 / 10);
+        opara__cuda_dlclose(library);
+        return OPARA_CUDA_LOAD_DRIVER_TOO_OLD;
+    }
+    status = opara__cuda_finish(&opara__cuda_driver_spec, cu, sizeof *cu, &r, loaded, err, err_size);
+    if (status != OPARA_CUDA_LOAD_OK) return status;
+    cu->library = library;
+    opara__cuda_copy_path(cu->path, loaded);
+    cu->driver_version = r.driver_version;
+    cu->used_proc_address = r.get_proc != NULL;
+    return OPARA_CUDA_LOAD_OK;
+}
+
+/* NVRTC, cuBLAS and cuDNN: open, then dlsym every entry point. */
+static opara_cuda_load_status opara__cuda_lib_load(const opara__cuda_spec* spec, void* table, size_t table_size,
+                                                   void** library, char* loaded_path, const char* path, char* err,
+                                                   size_t err_size) {
+    opara__cuda_resolver r;
+    opara_cuda_load_status status;
+    char loaded[OPARA_CUDA_PATH_MAX];
+    memset(table, 0, table_size);
+    memset(&r, 0, sizeof r);
+    opara__cuda_clear(err, err_size);
+    status = opara__cuda_open(spec, path, &r.library, loaded, err, err_size);
+    if (status == OPARA_CUDA_LOAD_OK) status = opara__cuda_finish(spec, table, table_size, &r, loaded, err, err_size);
+    if (status != OPARA_CUDA_LOAD_OK) return status;
+    *library = r.library;
+    opara__cuda_copy_path(loaded_path, loaded);
+    return OPARA_CUDA_LOAD_OK;
+}
+
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_nvrtc_load(opara_cuda_nvrtc* nvrtc, const char* path, char* err, size_t err_size) {
+    if (!nvrtc) return opara__cuda_invalid(opara__cuda_nvrtc_spec.what, err, err_size);
+    return opara__cuda_lib_load(&opara__cuda_nvrtc_spec, nvrtc, sizeof *nvrtc, &nvrtc->library, nvrtc->path, path, err,
+                                err_size);
+}
+
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cublas_load(opara_cuda_cublas* cublas, const char* path, char* err, size_t err_size) {
+    if (!cublas) return opara__cuda_invalid(opara__cuda_cublas_spec.what, err, err_size);
+    return opara__cuda_lib_load(&opara__cuda_cublas_spec, cublas, sizeof *cublas, &cublas->library, cublas->path, path,
+                                err, err_size);
+}
+
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cudnn_load(opara_cuda_cudnn* cudnn, const char* path, char* err, size_t err_size) {
+    if (!cudnn) return opara__cuda_invalid(opara__cuda_cudnn_spec.what, err, err_size);
+    return opara__cuda_lib_load(&opara__cuda_cudnn_spec, cudnn, sizeof *cudnn, &cudnn->library, cudnn->path, path, err,
+                                err_size);
+}
+
+/* ---- public: unloading ------------------------------------------------------------------------- */
+
+static void opara__cuda_unload(void* table, size_t table_size, void* library) {
+    if (library) opara__cuda_dlclose(library);
+    memset(table, 0, table_size);
+}
+
+OPARA_CUDA_DEF void opara_cuda_driver_unload(opara_cuda_driver* cu) {
+    if (cu) opara__cuda_unload(cu, sizeof *cu, cu->library);
+}
+OPARA_CUDA_DEF void opara_cuda_nvrtc_unload(opara_cuda_nvrtc* nvrtc) {
+    if (nvrtc) opara__cuda_unload(nvrtc, sizeof *nvrtc, nvrtc->library);
+}
+OPARA_CUDA_DEF void opara_cuda_cublas_unload(opara_cuda_cublas* cublas) {
+    if (cublas) opara__cuda_unload(cublas, sizeof *cublas, cublas->library);
+}
+OPARA_CUDA_DEF void opara_cuda_cudnn_unload(opara_cuda_cudnn* cudnn) {
+    if (cudnn) opara__cuda_unload(cudnn, sizeof *cudnn, cudnn->library);
+}
+
+/* ---- public: status names ---------------------------------------------------------------------- */
+
+typedef struct opara__cuda_name {
+    int value;
+    const char* name;
+} opara__cuda_name;
+
+#define OPARA__CUDA_NAME_ITEM(name, value) {value, #name},
+
+/* cuDNN 8 numbering (cudnn.h 8.x), named alongside the cuDNN 9 codes. */
+#define OPARA__CUDNN8_STATUS_LIST(X) \
+    X(CUDNN_STATUS_NOT_INITIALIZED, 1) \
+    X(CUDNN_STATUS_ALLOC_FAILED, 2) \
+    X(CUDNN_STATUS_BAD_PARAM, 3) \
+    X(CUDNN_STATUS_INTERNAL_ERROR, 4) \
+    X(CUDNN_STATUS_INVALID_VALUE, 5) \
+    X(CUDNN_STATUS_ARCH_MISMATCH, 6) \
+    X(CUDNN_STATUS_MAPPING_ERROR, 7) \
+    X(CUDNN_STATUS_EXECUTION_FAILED, 8) \
+    X(CUDNN_STATUS_NOT_SUPPORTED, 9) \
+    X(CUDNN_STATUS_LICENSE_ERROR, 10) \
+    X(CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING, 11) \
+    X(CUDNN_STATUS_RUNTIME_IN_PROGRESS, 12) \
+    X(CUDNN_STATUS_RUNTIME_FP_OVERFLOW, 13) \
+    X(CUDNN_STATUS_VERSION_MISMATCH, 14)
+
+static const opara__cuda_name opara__cuda_result_names[] = {OPARA_CUDA_RESULT_LIST(OPARA__CUDA_NAME_ITEM)};
+static const opara__cuda_name opara__cuda_nvrtc_names_of_results[] = {OPARA_NVRTC_RESULT_LIST(OPARA__CUDA_NAME_ITEM)};
+static const opara__cuda_name opara__cuda_cublas_status_names[] = {OPARA_CUBLAS_STATUS_LIST(OPARA__CUDA_NAME_ITEM)};
+static const opara__cuda_name opara__cuda_cudnn_status_names[] = {
+    OPARA_CUDNN_STATUS_LIST(OPARA__CUDA_NAME_ITEM) OPARA__CUDNN8_STATUS_LIST(OPARA__CUDA_NAME_ITEM)};
+
+static const char* opara__cuda_lookup(const opara__cuda_name* names, size_t count, int value, const char* unknown) {
+    size_t i;
+    for (i = 0; i < count; ++i)
+        if (names[i].value == value) return names[i].name;
+    return unknown;
+}
+
+OPARA_CUDA_DEF const char* opara_cuda_result_name(opara_CUresult result) {
+    return opara__cuda_lookup(opara__cuda_result_names, OPARA__CUDA_COUNT(opara__cuda_result_names), (int)result,
+                              "(unknown CUresult)");
+}
+
+OPARA_CUDA_DEF const char* opara_nvrtc_result_name(opara_nvrtcResult result) {
+    return opara__cuda_lookup(opara__cuda_nvrtc_names_of_results, OPARA__CUDA_COUNT(opara__cuda_nvrtc_names_of_results),
+                              (int)result, "(unknown nvrtcResult)");
+}
+
+OPARA_CUDA_DEF const char* opara_cublas_status_name(opara_cublasStatus_t status) {
+    return opara__cuda_lookup(opara__cuda_cublas_status_names, OPARA__CUDA_COUNT(opara__cuda_cublas_status_names),
+                              (int)status, "(unknown cublasStatus_t)");
+}
+
+OPARA_CUDA_DEF const char* opara_cudnn_status_name(opara_cudnnStatus_t status) {
+    return opara__cuda_lookup(opara__cuda_cudnn_status_names, OPARA__CUDA_COUNT(opara__cuda_cudnn_status_names),
+                              (int)status, "(unknown cudnnStatus_t)");
+}
+
+OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver* cu, opara_CUresult result) {
+    const char* name = NULL;
+    if (cu && cu->cuGetErrorName && cu->cuGetErrorName(result, &name) == OPARA_CUDA_SUCCESS && name) return name;
+    return opara_cuda_result_name(result);
+}
+
+#endif /* OPARA_CUDA_IMPLEMENTATION */
 /* ==== END opara_cuda.h ==== */
 /* ==== BEGIN src/opara_util.c ==== */
 /* Memory through the allocator hook, checked arithmetic, little-endian access, text helpers. */
@@ -1478,6 +2869,3006 @@ OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g) {
     return OPARA_OK;
 }
 /* ==== END src/opara_graph.c ==== */
+/* ==== BEGIN src/opara_model.h ==== */
+/* The model object, the .opara reader and writer, shape and dtype inference, and reachability
+   queries on the DAG. Private; the public side is the model/builder section of opara_api.h. */
+#ifndef OPARA_MODEL_H
+#define OPARA_MODEL_H
+
+/* #include "opara_ir.h" (inlined above) */
+
+/* ---- the .opara format (docs/FORMAT.md is the specification) --------------------------------- */
+
+#define OPARA__FORMAT_MAGIC "\x89OPR\r\n\x1a\n"
+#define OPARA__FORMAT_MAGIC_SIZE 8
+#define OPARA__FORMAT_MAJOR 1
+#define OPARA__FORMAT_MINOR 0
+#define OPARA__FORMAT_MIN_MAJOR 1
+#define OPARA__FORMAT_HEADER_SIZE 192
+#define OPARA__FORMAT_TENSOR_SIZE 96
+#define OPARA__FORMAT_NODE_SIZE 32
+#define OPARA__FORMAT_ATTR_SIZE 24
+#define OPARA__FORMAT_STRING_SIZE 8
+#define OPARA__FORMAT_MAX_RANK 8
+#define OPARA__FORMAT_RANK_UNKNOWN 0xFFu
+#define OPARA__FORMAT_NONE 0xFFFFFFFFu       /* "no string" / omitted input */
+#define OPARA__FORMAT_DIM_BATCH (-1)         /* the symbolic batch dimension in the file */
+#define OPARA__FORMAT_MIN_ALIGN 16u
+#define OPARA__FORMAT_MAX_ALIGN 65536u
+/* Must-understand flags (bits 0..15) this reader knows; none are defined in 1.0. */
+#define OPARA__FORMAT_KNOWN_REQUIRED_FLAGS 0x0000u
+#define OPARA__FORMAT_REQUIRED_MASK 0xFFFFu
+
+/* Header byte offsets. */
+#define OPARA__HDR_VER_MAJOR 8
+#define OPARA__HDR_VER_MINOR 10
+#define OPARA__HDR_HEADER_SIZE 12
+#define OPARA__HDR_FLAGS 16
+#define OPARA__HDR_ALIGNMENT 20
+#define OPARA__HDR_N_STRINGS 24
+#define OPARA__HDR_N_TENSORS 28
+#define OPARA__HDR_N_NODES 32
+#define OPARA__HDR_N_ATTRS 36
+#define OPARA__HDR_N_REFS 40
+#define OPARA__HDR_N_INPUTS 44
+#define OPARA__HDR_N_OUTPUTS 48
+#define OPARA__HDR_IO_REF 52
+#define OPARA__HDR_PRODUCER 56
+#define OPARA__HDR_RESERVED 60
+#define OPARA__HDR_OPSET 64
+#define OPARA__HDR_HASH 72
+#define OPARA__HDR_STRINGS_OFF 80
+#define OPARA__HDR_STRBYTES_OFF 88
+#define OPARA__HDR_STRBYTES_SIZE 96
+#define OPARA__HDR_TENSORS_OFF 104
+#define OPARA__HDR_NODES_OFF 112
+#define OPARA__HDR_ATTRS_OFF 120
+#define OPARA__HDR_REFS_OFF 128
+#define OPARA__HDR_PAYLOAD_OFF 136
+#define OPARA__HDR_PAYLOAD_SIZE 144
+#define OPARA__HDR_DATA_OFF 152
+#define OPARA__HDR_DATA_SIZE 160
+#define OPARA__HDR_TOTAL_SIZE 168
+
+/* A byte buffer owned by the runtime's allocator (aligned to `alignment`). */
+typedef struct opara__bytes {
+    uint8_t* data;
+    size_t size;
+} opara__bytes;
+
+/* Serializes g (which must pass opara__graph_validate; dtypes of activations must be known)
+   into a new buffer: deterministic, the same graph gives the same bytes. alignment 0 means 64. */
+OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__graph* g, uint32_t alignment,
+                                               opara__bytes* out);
+/* Parses and validates an image into g (initialised by the caller). Names and constants point
+   into `data`, which must outlive g and be aligned to the file's alignment (else BAD_ALIGNMENT).
+   Fills *alignment and *hash from the header. */
+OPARA__PRIVATE opara_result opara__format_read(opara_runtime* rt, const uint8_t* data, size_t size, opara__graph* g,
+                                              uint32_t* alignment, uint64_t* hash);
+/* Reads only the header's alignment field (0 when the header is unusable). */
+OPARA__PRIVATE uint32_t opara__format_peek_alignment(const uint8_t* data, size_t size);
+
+/* Semantic checks shared by the loader, the builder and the converter: names, kinds, constant
+   sizes against dtype and shape, producers, graph inputs/outputs, per-op attribute types,
+   acyclicity (finalizes g), data types (activations with OPARA_DTYPE_UNDEFINED are filled in;
+   a declared dtype that disagrees is OPARA_ERR_BAD_DTYPE) and shapes at batch 1. */
+OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g);
+
+/* ---- the model object ------------------------------------------------------------------------ */
+
+struct opara_model {
+    opara_runtime* rt;
+    opara__graph graph;      /* finalized and validated */
+    uint8_t* owned;          /* aligned copy of the image (or NULL) */
+    void* map_base;          /* file mapping (or NULL) */
+    size_t map_size;
+    void* map_handle;        /* Win32 mapping handle */
+    const uint8_t* image;    /* the .opara bytes the graph points into (NULL when built in memory) */
+    size_t image_size;
+    uint32_t alignment;
+    uint64_t content_hash;
+    int zero_copy;
+};
+
+/* Makes a model from g, which is moved into it (g is left empty, also on failure, when it is
+   freed). Validates with opara__graph_validate. */
+OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out);
+OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model);
+
+/* ---- shapes and data types ------------------------------------------------------------------- */
+
+/* Output dtype of every value (inputs and constants as declared) following each op's ONNX
+   rule (Cast: attr "to"; Where: input 1; Gather: input 0; comparison-free IR, so most ops keep
+   input 0's type). g must be finalized. dtypes has g->n_values entries. */
+OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__graph* g, opara_dtype* dtypes);
+/* Shape of every value for the given batch size (OPARA__DIM_BATCH in declared shapes and in
+   Reshape/Expand shape attributes becomes `batch`), with ONNX semantics. g must be finalized.
+   Errors (OPARA_ERR_SHAPE, ...) name the node, its op and the offending shapes. */
+OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                               opara__shape* shapes);
+/* Number of elements (1 for a scalar); -1 on overflow or a negative dim. */
+OPARA__PRIVATE int64_t opara__shape_numel(const opara__shape* s);
+/* "[1, 3, 224, 224]" (or "[?]" for an unknown shape) into buf. */
+OPARA__PRIVATE const char* opara__shape_str(const opara__shape* s, char* buf, size_t cap);
+
+/* ---- reachability on the DAG of a finalized graph -------------------------------------------- */
+
+/* Transitive closure as one bitset row per node: bit b of row a is set when a path of one or
+   more edges leads from node a to node b. */
+typedef struct opara__closure {
+    uint32_t n;
+    uint32_t words;   /* 64-bit words per row */
+    uint64_t* bits;
+} opara__closure;
+
+#define OPARA__CLOSURE_MAX_NODES 65536u
+
+OPARA__PRIVATE opara_result opara__closure_build(opara_runtime* rt, const opara__graph* g, opara__closure* out);
+OPARA__PRIVATE void opara__closure_free(opara_runtime* rt, opara__closure* c);
+OPARA__PRIVATE int opara__closure_reaches(const opara__closure* c, uint32_t a, uint32_t b);
+/* One query by depth-first search (no closure needed): 1 if a path leads from node a to node b
+   (a != b), 0 if not, negative opara_result on failure. */
+OPARA__PRIVATE int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b);
+/* Maximum antichain of the DAG (largest set of nodes no two of which are ordered): the
+   parallelism available. Exact, by Dilworth's theorem (= minimum chain cover of the closure =
+   n - maximum bipartite matching, Hopcroft-Karp). If antichain is not NULL it receives the
+   nodes of one maximum antichain (g->n_nodes entries of room), *width their count. */
+OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
+                                                  uint32_t* antichain);
+
+#endif /* OPARA_MODEL_H */
+/* ==== END src/opara_model.h ==== */
+/* ==== BEGIN src/opara_shape.c ==== */
+/* Shape and data-type inference for every IR operator, following the ONNX operator specs.
+   Every attribute and shape is hostile until checked: arithmetic is overflow-checked and dims
+   are bounded by OPARA__SHAPE_DIM_MAX, so no input can crash it. */
+/* #include "opara_model.h" (inlined above) */
+
+#include <stdio.h>
+
+#define OPARA__SHAPE_DIM_MAX (INT64_C(1) << 40)
+#define OPARA__SHAPE_NUMEL_MAX (INT64_C(1) << 56)
+
+OPARA__PRIVATE int64_t opara__shape_numel(const opara__shape* s) {
+    int64_t n = 1;
+    int32_t i;
+    if (s->ndim < 0) return -1;
+    for (i = 0; i < s->ndim; ++i)
+        if (!opara__mul_i64(n, s->dims[i], &n)) return -1;
+    return n;
+}
+
+OPARA__PRIVATE const char* opara__shape_str(const opara__shape* s, char* buf, size_t cap) {
+    size_t len;
+    int32_t i;
+    if (s->ndim < 0) {
+        opara__format(buf, cap, "[?]");
+        return buf;
+    }
+    len = opara__format(buf, cap, "[");
+    for (i = 0; i < s->ndim && len < cap; ++i) {
+        if (s->dims[i] == OPARA__DIM_BATCH) len += opara__format(buf + len, cap - len, "%sN", i ? ", " : "");
+        else len += opara__format(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)s->dims[i]);
+    }
+    if (len < cap) opara__format(buf + len, cap - len, "]");
+    return buf;
+}
+
+/* ---- context and failures -------------------------------------------------------------------- */
+
+typedef struct opara__shape_ctx {
+    opara_runtime* rt;
+    const opara__graph* g;
+    uint32_t node_index;
+    const opara__node* n;
+    int64_t batch;
+    const opara__shape* in[OPARA_MAX_NODE_IO]; /* NULL for an omitted input */
+    opara__shape* out[OPARA_MAX_NODE_IO];
+} opara__shape_ctx;
+
+static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) {
+    char detail[OPARA__DETAIL_MAX];
+    va_list args;
+    va_start(args, fmt);
+    if (vsnprintf(detail, sizeof detail, fmt, args) < 0) detail[0] = 0;
+    va_end(args);
+    return opara__fail(c->rt, code, "node %u '%s' (%s): %s", c->node_index, c->n->name ? c->n->name : "",
+                       opara__op_name(c->n->op), detail);
+}
+
+/* "input 0 [1, 3, 224, 224]" style fragments need a buffer per shape. */
+typedef struct opara__sbuf {
+    char s[4][160];
+} opara__sbuf;
+
+static const char* opara__sh(opara__sbuf* b, int slot, const opara__shape* s) {
+    return opara__shape_str(s, b->s[slot], sizeof b->s[slot]);
+}
+
+static int opara__norm_axis(int64_t axis, int64_t rank, int64_t* out) {
+    if (axis < -rank || axis >= rank) return 0;
+    *out = axis < 0 ? axis + rank : axis;
+    return 1;
+}
+
+static opara_result opara__axis_arg(opara__shape_ctx* c, const char* attr, int64_t fallback, int64_t rank,
+                                    int64_t* axis) {
+    int64_t a = opara__attr_int(c->n, attr, fallback);
+    if (!opara__norm_axis(a, rank, axis))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s %lld is out of range for rank %lld", attr, (long long)a,
+                                 (long long)rank);
+    return OPARA_OK;
+}
+
+/* Checks an output shape's dims and element count and stores it. */
+static opara_result opara__set_out(opara__shape_ctx* c, uint32_t k, const opara__shape* s) {
+    int32_t i;
+    int64_t numel;
+    char buf[160];
+    if (s->ndim > OPARA_MAX_DIMS)
+        return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output %u would have rank %d (max %d)", k, (int)s->ndim,
+                                 OPARA_MAX_DIMS);
+    for (i = 0; i < s->ndim; ++i)
+        if (s->dims[i] < 0 || s->dims[i] > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, s->dims[i] < 0 ? OPARA_ERR_SHAPE : OPARA_ERR_LIMIT_EXCEEDED,
+                                     "output %u would have shape %s", k, opara__shape_str(s, buf, sizeof buf));
+    numel = opara__shape_numel(s);
+    if (numel < 0 || numel > OPARA__SHAPE_NUMEL_MAX)
+        return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output %u shape %s has too many elements", k,
+                                 opara__shape_str(s, buf, sizeof buf));
+    *c->out[k] = *s;
+    return OPARA_OK;
+}
+
+/* ---- broadcasting ---------------------------------------------------------------------------- */
+
+/* Multidirectional (numpy) broadcasting of a and b into out; 0 when incompatible. */
+static int opara__broadcast(const opara__shape* a, const opara__shape* b, opara__shape* out) {
+    int32_t r = OPARA__MAX(a->ndim, b->ndim), i;
+    out->ndim = r;
+    for (i = 0; i < r; ++i) {
+        int32_t ia = i - (r - a->ndim), ib = i - (r - b->ndim);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da == db || db == 1) out->dims[i] = da;
+        else if (da == 1) out->dims[i] = db;
+        else return 0;
+    }
+    return 1;
+}
+
+static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
+    opara__shape acc = *c->in[0], next;
+    opara__sbuf b;
+    uint32_t k;
+    for (k = 1; k < c->n->n_inputs; ++k) {
+        if (!opara__broadcast(&acc, c->in[k], &next))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "shapes %s and %s (input %u) do not broadcast", opara__sh(&b, 0, &acc),
+                                     opara__sh(&b, 1, c->in[k]), k);
+        acc = next;
+    }
+    return opara__set_out(c, 0, &acc);
+}
+
+/* ---- convolution and pooling ----------------------------------------------------------------- */
+
+typedef struct opara__window {
+    int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
+    int64_t pads[2 * OPARA_MAX_DIMS], out_pad[OPARA_MAX_DIMS];
+    int auto_pad; /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+} opara__window;
+
+/* Reads an INTS attribute of exactly `count` values in [lo, hi], or fills `fallback`. */
+static opara_result opara__ints_arg(opara__shape_ctx* c, const char* name, uint32_t count, int64_t lo, int64_t hi,
+                                    int64_t fallback, int required, int64_t* dst) {
+    uint32_t n, i;
+    const int64_t* v = opara__attr_ints(c->n, name, &n);
+    if (!v) {
+        if (required) return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute '%s' is required", name);
+        for (i = 0; i < count; ++i) dst[i] = fallback;
+        return OPARA_OK;
+    }
+    if (n != count)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute '%s' has %u values, expected %u", name, n, count);
+    for (i = 0; i < n; ++i) {
+        if (v[i] < lo || v[i] > hi)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute '%s'[%u] = %lld is outside [%lld, %lld]", name, i,
+                                     (long long)v[i], (long long)lo, (long long)hi);
+        dst[i] = v[i];
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__read_window(opara__shape_ctx* c, uint32_t k, int kernel_required, opara__window* w) {
+    const char* ap = opara__attr_string(c->n, "auto_pad", "NOTSET");
+    opara_result r;
+    if (strcmp(ap, "NOTSET") == 0) w->auto_pad = 0;
+    else if (strcmp(ap, "SAME_UPPER") == 0) w->auto_pad = 1;
+    else if (strcmp(ap, "SAME_LOWER") == 0) w->auto_pad = 2;
+    else if (strcmp(ap, "VALID") == 0) w->auto_pad = 3;
+    else return opara__shape_fail(c, OPARA_ERR_SHAPE, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+    r = opara__ints_arg(c, "kernel_shape", k, 1, OPARA__SHAPE_DIM_MAX, 1, kernel_required, w->kernel);
+    if (r == OPARA_OK) r = opara__ints_arg(c, "strides", k, 1, OPARA__SHAPE_DIM_MAX, 1, 0, w->strides);
+    if (r == OPARA_OK) r = opara__ints_arg(c, "dilations", k, 1, OPARA__SHAPE_DIM_MAX, 1, 0, w->dilations);
+    if (r == OPARA_OK) r = opara__ints_arg(c, "pads", 2 * k, 0, OPARA__SHAPE_DIM_MAX, 0, 0, w->pads);
+    if (r == OPARA_OK) r = opara__ints_arg(c, "output_padding", k, 0, OPARA__SHAPE_DIM_MAX, 0, 0, w->out_pad);
+    return r;
+}
+
+/* Spatial output size of a convolution/pool window (ONNX Conv/MaxPool/AveragePool). k is the
+   number of spatial dims (pads holds k begins then k ends). With ceil_mode a last window that
+   would start inside the end padding is dropped (ONNX >= 1.16, PyTorch, ONNX Runtime). */
+static opara_result opara__window_out(opara__shape_ctx* c, const opara__window* w, uint32_t k, uint32_t i, int64_t in,
+                                      int ceil_mode, int64_t* out) {
+    int64_t eff, pb = w->pads[i], pe = w->pads[k + i], s = w->strides[i], padded;
+    if (!opara__mul_i64(w->kernel[i] - 1, w->dilations[i], &eff) || eff >= OPARA__SHAPE_DIM_MAX)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "kernel %lld with dilation %lld is too large", (long long)w->kernel[i],
+                                 (long long)w->dilations[i]);
+    eff += 1;
+    if (w->auto_pad == 1 || w->auto_pad == 2) {
+        *out = (in + s - 1) / s;
+        return OPARA_OK;
+    }
+    if (w->auto_pad == 3) pb = 0, pe = 0;
+    padded = in + pb + pe;
+    if (padded < eff)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u: input %lld (padded %lld) is smaller than the kernel extent %lld",
+                                 i, (long long)in, (long long)padded, (long long)eff);
+    if (ceil_mode) {
+        *out = (padded - eff + s - 1) / s + 1;
+        if (*out > 1 && *out - 1 >= (in + pb + s - 1) / s) --*out;
+    } else {
+        *out = (padded - eff) / s + 1;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__spatial_rank(opara__shape_ctx* c, const opara__shape* x, uint32_t* k) {
+    opara__sbuf b;
+    if (x->ndim < 3)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 3 (N, C, spatial...)", opara__sh(&b, 0, x));
+    *k = (uint32_t)x->ndim - 2;
+    return OPARA_OK;
+}
+
+static opara_result opara__shape_pool(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__window w;
+    opara__shape y;
+    uint32_t k = 0, i;
+    opara_result r = opara__spatial_rank(c, x, &k);
+    int64_t ceil_mode = opara__attr_int(c->n, "ceil_mode", 0);
+    if (r == OPARA_OK) r = opara__read_window(c, k, 1, &w);
+    if (r != OPARA_OK) return r;
+    y = *x;
+    for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], ceil_mode != 0, &y.dims[2 + i]);
+    if (r != OPARA_OK) return r;
+    for (i = 0; i < c->n->n_outputs && r == OPARA_OK; ++i) r = opara__set_out(c, i, &y); /* MaxPool Indices: same shape */
+    return r;
+}
+
+static opara_result opara__shape_conv(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *wt = c->in[1], *bias = c->n->n_inputs > 2 ? c->in[2] : NULL;
+    int64_t group = opara__attr_int(c->n, "group", 1);
+    opara__window w;
+    opara__shape y;
+    opara__sbuf b;
+    uint32_t k = 0, i;
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r != OPARA_OK) return r;
+    if (wt->ndim != x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s and input %s differ in rank", opara__sh(&b, 0, wt),
+                                 opara__sh(&b, 1, x));
+    if (group < 1 || group > x->dims[1] || x->dims[1] % group || wt->dims[0] % group || x->dims[1] / group != wt->dims[1])
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s, weight %s and group %lld do not agree on channels",
+                                 opara__sh(&b, 0, x), opara__sh(&b, 1, wt), (long long)group);
+    if (bias && (bias->ndim != 1 || bias->dims[0] != wt->dims[0]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "bias %s is not [%lld]", opara__sh(&b, 0, bias), (long long)wt->dims[0]);
+    r = opara__read_window(c, k, 0, &w);
+    if (r != OPARA_OK) return r;
+    for (i = 0; i < k; ++i) {
+        if (opara__node_attr(c->n, "kernel_shape") && w.kernel[i] != wt->dims[2 + i])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "kernel_shape[%u] = %lld but the weight is %s", i,
+                                     (long long)w.kernel[i], opara__sh(&b, 0, wt));
+        w.kernel[i] = wt->dims[2 + i];
+        if (w.kernel[i] < 1) return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s has an empty kernel", opara__sh(&b, 0, wt));
+    }
+    y.ndim = x->ndim;
+    y.dims[0] = x->dims[0];
+    y.dims[1] = wt->dims[0];
+    for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], 0, &y.dims[2 + i]);
+    return r == OPARA_OK ? opara__set_out(c, 0, &y) : r;
+}
+
+/* ConvTranspose: out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end,
+   or output_shape when given, or in*stride with SAME_* auto_pad. */
+static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *wt = c->in[1], *bias = c->n->n_inputs > 2 ? c->in[2] : NULL;
+    int64_t group = opara__attr_int(c->n, "group", 1), t;
+    uint32_t k = 0, i, n_os;
+    const int64_t* os = opara__attr_ints(c->n, "output_shape", &n_os);
+    opara__window w;
+    opara__shape y;
+    opara__sbuf b;
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r != OPARA_OK) return r;
+    if (wt->ndim != x->ndim || group < 1 || wt->dims[0] != x->dims[1] || x->dims[1] % group)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s, weight %s and group %lld do not agree", opara__sh(&b, 0, x),
+                                 opara__sh(&b, 1, wt), (long long)group);
+    r = opara__read_window(c, k, 0, &w);
+    if (r != OPARA_OK) return r;
+    y.ndim = x->ndim;
+    y.dims[0] = x->dims[0];
+    if (!opara__mul_i64(wt->dims[1], group, &y.dims[1]) || y.dims[1] > OPARA__SHAPE_DIM_MAX)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s with group %lld", opara__sh(&b, 0, wt), (long long)group);
+    if (bias && (bias->ndim != 1 || bias->dims[0] != y.dims[1]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "bias %s is not [%lld]", opara__sh(&b, 0, bias), (long long)y.dims[1]);
+    if (os && n_os != k && n_os != k + 2)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape has %u values for %u spatial dims", n_os, k);
+    for (i = 0; i < k; ++i) {
+        int64_t eff;
+        w.kernel[i] = wt->dims[2 + i];
+        if (os) {
+            y.dims[2 + i] = os[n_os - k + i];
+            continue;
+        }
+        if (w.auto_pad == 1 || w.auto_pad == 2) {
+            if (!opara__mul_i64(x->dims[2 + i], w.strides[i], &y.dims[2 + i])) y.dims[2 + i] = -1;
+            continue;
+        }
+        if (w.auto_pad == 3) w.pads[i] = w.pads[k + i] = 0;
+        if (x->dims[2 + i] < 1 || w.kernel[i] < 1 || !opara__mul_i64(w.strides[i], x->dims[2 + i] - 1, &t) ||
+            !opara__mul_i64(w.kernel[i] - 1, w.dilations[i], &eff) || t > OPARA__SHAPE_DIM_MAX || eff > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u: input %s and weight %s", i, opara__sh(&b, 0, x),
+                                     opara__sh(&b, 1, wt));
+        y.dims[2 + i] = t + w.out_pad[i] + eff + 1 - w.pads[i] - w.pads[k + i];
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_global_pool(opara__shape_ctx* c) {
+    opara__shape y = *c->in[0];
+    uint32_t k = 0, i;
+    opara_result r = opara__spatial_rank(c, c->in[0], &k);
+    if (r != OPARA_OK) return r;
+    for (i = 0; i < k; ++i) y.dims[2 + i] = 1;
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_batch_norm(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__sbuf b;
+    uint32_t k;
+    if (x->ndim < 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 2", opara__sh(&b, 0, x));
+    for (k = 1; k < 5; ++k)
+        if (c->in[k]->ndim != 1 || c->in[k]->dims[0] != x->dims[1])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is %s, expected [%lld] for input %s", k,
+                                     opara__sh(&b, 0, c->in[k]), (long long)x->dims[1], opara__sh(&b, 1, x));
+    for (k = 0; k < c->n->n_outputs; ++k) {
+        opara_result r = opara__set_out(c, k, k == 0 ? x : c->in[1]);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+/* ---- data movement --------------------------------------------------------------------------- */
+
+static opara_result opara__shape_concat(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__shape y = *x;
+    int64_t axis;
+    uint32_t k;
+    int32_t d;
+    opara__sbuf b;
+    opara_result r;
+    if (!opara__node_attr(c->n, "axis")) return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'axis' is required");
+    r = opara__axis_arg(c, "axis", 0, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    for (k = 1; k < c->n->n_inputs; ++k) {
+        const opara__shape* s = c->in[k];
+        int ok = s->ndim == x->ndim;
+        for (d = 0; ok && d < x->ndim; ++d) ok = d == axis || s->dims[d] == x->dims[d];
+        if (!ok)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not match input 0 %s outside axis %lld", k,
+                                     opara__sh(&b, 0, s), opara__sh(&b, 1, x), (long long)axis);
+        y.dims[axis] += s->dims[axis];
+        if (y.dims[axis] > OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "concatenation too long");
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_split(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n_split, k, n_out = c->n->n_outputs;
+    const int64_t* split = opara__attr_ints(c->n, "split", &n_split);
+    int64_t axis, total = 0;
+    opara__sbuf b;
+    opara_result r = opara__axis_arg(c, "axis", 0, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    if (split) {
+        if (n_split != n_out)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "'split' has %u values for %u outputs", n_split, n_out);
+        for (k = 0; k < n_split; ++k) {
+            if (split[k] < 0 || split[k] > OPARA__SHAPE_DIM_MAX)
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "split[%u] = %lld", k, (long long)split[k]);
+            total += split[k];
+        }
+        if (total != x->dims[axis])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "'split' sums to %lld but input %s has %lld along axis %lld",
+                                     (long long)total, opara__sh(&b, 0, x), (long long)x->dims[axis], (long long)axis);
+    } else if (x->dims[axis] % n_out) {
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s: axis %lld (%lld) does not split into %u equal parts",
+                                 opara__sh(&b, 0, x), (long long)axis, (long long)x->dims[axis], n_out);
+    }
+    for (k = 0; k < n_out && r == OPARA_OK; ++k) {
+        opara__shape y = *x;
+        y.dims[axis] = split ? split[k] : x->dims[axis] / n_out;
+        r = opara__set_out(c, k, &y);
+    }
+    return r;
+}
+
+/* Number of elements a slice start:end:step selects in a dim of size d (ONNX Slice clamping). */
+static int64_t opara__slice_count(int64_t start, int64_t end, int64_t step, int64_t d) {
+    int64_t diff, mag;
+    if (start < 0) start += d;
+    if (end < 0) end += d;
+    if (step > 0) {
+        start = start < 0 ? 0 : start > d ? d : start;
+        end = end < 0 ? 0 : end > d ? d : end;
+        diff = end - start;
+        mag = step;
+    } else {
+        start = start < 0 ? 0 : start > d - 1 ? d - 1 : start;
+        end = end < -1 ? -1 : end > d - 1 ? d - 1 : end;
+        diff = start - end;
+        mag = step == INT64_MIN ? INT64_MAX : -step;
+    }
+    return diff <= 0 ? 0 : 1 + (diff - 1) / mag;
+}
+
+static opara_result opara__shape_slice(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t ns, ne, na, nst, k;
+    const int64_t* starts = opara__attr_ints(c->n, "starts", &ns);
+    const int64_t* ends = opara__attr_ints(c->n, "ends", &ne);
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &na);
+    const int64_t* steps = opara__attr_ints(c->n, "steps", &nst);
+    opara__shape y = *x;
+    int seen[OPARA_MAX_DIMS];
+    opara__sbuf b;
+    if (!starts || !ends || ns != ne || (axes && na != ns) || (steps && nst != ns) || ns > (uint32_t)x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs 'starts' and 'ends' (and optional 'axes', 'steps') of one length <= rank %d",
+                                 (int)x->ndim);
+    memset(seen, 0, sizeof seen);
+    for (k = 0; k < ns; ++k) {
+        int64_t axis, step = steps ? steps[k] : 1;
+        if (!opara__norm_axis(axes ? axes[k] : (int64_t)k, x->ndim, &axis) || seen[axis])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "axes[%u] = %lld is out of range or repeated for input %s", k,
+                                     (long long)(axes ? axes[k] : (int64_t)k), opara__sh(&b, 0, x));
+        if (step == 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "steps[%u] is 0", k);
+        seen[axis] = 1;
+        y.dims[axis] = opara__slice_count(starts[k], ends[k], step, x->dims[axis]);
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_gather(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *idx = c->in[1];
+    opara__shape y;
+    int64_t axis;
+    int32_t i;
+    opara_result r = opara__axis_arg(c, "axis", 0, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    if (x->ndim + idx->ndim - 1 > OPARA_MAX_DIMS)
+        return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output rank %d exceeds %d", (int)(x->ndim + idx->ndim - 1),
+                                 OPARA_MAX_DIMS);
+    if (x->dims[axis] == 0 && opara__shape_numel(idx) > 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "gathers from an empty axis");
+    y.ndim = 0;
+    for (i = 0; i < axis; ++i) y.dims[y.ndim++] = x->dims[i];
+    for (i = 0; i < idx->ndim; ++i) y.dims[y.ndim++] = idx->dims[i];
+    for (i = (int32_t)axis + 1; i < x->ndim; ++i) y.dims[y.ndim++] = x->dims[i];
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_reshape(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n, k;
+    const int64_t* shape = opara__attr_ints(c->n, "shape", &n);
+    int64_t allowzero = opara__attr_int(c->n, "allowzero", 0), known = 1, numel = opara__shape_numel(x);
+    int infer = -1;
+    opara__shape y;
+    opara__sbuf b;
+    if (!shape) return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'shape' is required");
+    if (n > OPARA_MAX_DIMS) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "'shape' has %u dims", n);
+    y.ndim = (int32_t)n;
+    for (k = 0; k < n; ++k) {
+        int64_t d = shape[k];
+        if (d == OPARA__DIM_BATCH) d = c->batch;
+        else if (d == 0 && !allowzero) {
+            if ((int32_t)k >= x->ndim)
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = 0 copies a dim input %s does not have", k,
+                                         opara__sh(&b, 0, x));
+            d = x->dims[k];
+        } else if (d == -1) {
+            if (infer >= 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "'shape' has more than one -1");
+            infer = (int)k;
+            continue;
+        } else if (d < 0 || d > OPARA__SHAPE_DIM_MAX) {
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = %lld", k, (long long)shape[k]);
+        }
+        y.dims[k] = d;
+        if (!opara__mul_i64(known, d, &known) || known > OPARA__SHAPE_NUMEL_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "'shape' has too many elements");
+    }
+    if (infer >= 0) {
+        if (known == 0 || numel % known)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "cannot infer the -1 of 'shape' for input %s (%lld elements)",
+                                     opara__sh(&b, 0, x), (long long)numel);
+        y.dims[infer] = numel / known;
+    } else if (known != numel) {
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s has %lld elements, the target %s has %lld", opara__sh(&b, 0, x),
+                                 (long long)numel, opara__sh(&b, 1, &y), (long long)known);
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_flatten(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t axis = opara__attr_int(c->n, "axis", 1), outer = 1, inner = 1;
+    int32_t i;
+    opara__shape y;
+    if (axis < -(int64_t)x->ndim || axis > x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis, (int)x->ndim);
+    if (axis < 0) axis += x->ndim;
+    for (i = 0; i < x->ndim; ++i) {
+        if (i < axis) (void)opara__mul_i64(outer, x->dims[i], &outer);
+        else (void)opara__mul_i64(inner, x->dims[i], &inner);
+    }
+    y.ndim = 2;
+    y.dims[0] = outer;
+    y.dims[1] = inner;
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_transpose(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n, k;
+    const int64_t* perm = opara__attr_ints(c->n, "perm", &n);
+    int seen[OPARA_MAX_DIMS];
+    opara__shape y;
+    opara__sbuf b;
+    memset(seen, 0, sizeof seen);
+    if (perm && n != (uint32_t)x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'perm' has %u values for input %s", n, opara__sh(&b, 0, x));
+    y.ndim = x->ndim;
+    for (k = 0; k < (uint32_t)x->ndim; ++k) {
+        int64_t p = perm ? perm[k] : x->ndim - 1 - (int64_t)k;
+        if (p < 0 || p >= x->ndim || seen[p])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "'perm' is not a permutation of 0..%d", (int)x->ndim - 1);
+        seen[p] = 1;
+        y.dims[k] = x->dims[p];
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* Marks normalized axes (against rank) in flags; 0 when out of range or repeated. */
+static int opara__axes_flags(const int64_t* axes, uint32_t n, int64_t rank, int* flags) {
+    uint32_t k;
+    memset(flags, 0, sizeof(int) * OPARA_MAX_DIMS);
+    for (k = 0; k < n; ++k) {
+        int64_t a;
+        if (!opara__norm_axis(axes[k], rank, &a) || flags[a]) return 0;
+        flags[a] = 1;
+    }
+    return 1;
+}
+
+static opara_result opara__shape_squeeze(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
+    int flags[OPARA_MAX_DIMS];
+    int32_t i;
+    opara__shape y;
+    opara__sbuf b;
+    if (axes && !opara__axes_flags(axes, n, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    y.ndim = 0;
+    for (i = 0; i < x->ndim; ++i) {
+        int drop = axes ? flags[i] : x->dims[i] == 1;
+        if (drop && x->dims[i] != 1)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %d of input %s is not 1", (int)i, opara__sh(&b, 0, x));
+        if (!drop) y.dims[y.ndim++] = x->dims[i];
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_unsqueeze(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
+    int flags[OPARA_MAX_DIMS];
+    int32_t i, src = 0;
+    opara__shape y;
+    opara__sbuf b;
+    if (!axes) return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'axes' is required");
+    if ((int64_t)x->ndim + n > OPARA_MAX_DIMS)
+        return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output rank %d exceeds %d", (int)(x->ndim + (int32_t)n),
+                                 OPARA_MAX_DIMS);
+    y.ndim = x->ndim + (int32_t)n;
+    if (!opara__axes_flags(axes, n, y.ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    for (i = 0; i < y.ndim; ++i) y.dims[i] = flags[i] ? 1 : x->dims[src++];
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_expand(opara__shape_ctx* c) {
+    uint32_t n, k;
+    const int64_t* shape = opara__attr_ints(c->n, "shape", &n);
+    opara__shape target, y;
+    opara__sbuf b;
+    if (!shape) return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'shape' is required");
+    if (n > OPARA_MAX_DIMS) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "'shape' has %u dims", n);
+    target.ndim = (int32_t)n;
+    for (k = 0; k < n; ++k) {
+        target.dims[k] = shape[k] == OPARA__DIM_BATCH ? c->batch : shape[k];
+        if (target.dims[k] < 0 || target.dims[k] > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = %lld", k, (long long)shape[k]);
+    }
+    if (!opara__broadcast(c->in[0], &target, &y))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s does not broadcast with %s", opara__sh(&b, 0, c->in[0]),
+                                 opara__sh(&b, 1, &target));
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_pad(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n, na = 0, k;
+    const int64_t* pads = opara__attr_ints(c->n, "pads", &n);
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &na);
+    const char* mode = opara__attr_string(c->n, "mode", "constant");
+    int flags[OPARA_MAX_DIMS];
+    opara__shape y = *x;
+    opara__sbuf b;
+    if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not constant, reflect, edge or wrap", mode);
+    if (!axes) na = (uint32_t)x->ndim;
+    else if (!opara__axes_flags(axes, na, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    if (!pads || n != 2 * na)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'pads' needs %u values for input %s", 2 * na, opara__sh(&b, 0, x));
+    for (k = 0; k < na; ++k) {
+        int64_t axis = axes ? (axes[k] < 0 ? axes[k] + x->ndim : axes[k]) : (int64_t)k;
+        int64_t pb = pads[k], pe = pads[na + k];
+        if (pb < -OPARA__SHAPE_DIM_MAX || pb > OPARA__SHAPE_DIM_MAX || pe < -OPARA__SHAPE_DIM_MAX || pe > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "pads for axis %lld are out of range", (long long)axis);
+        y.dims[axis] = x->dims[axis] + pb + pe;
+        if (strcmp(mode, "reflect") == 0 && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "reflect pads %lld/%lld need a dim larger than %lld", (long long)pb,
+                                     (long long)pe, (long long)x->dims[axis]);
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_resize(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    const opara__attr* scales = opara__node_attr(c->n, "scales");
+    uint32_t ns = 0, k;
+    const int64_t* sizes = opara__attr_ints(c->n, "sizes", &ns);
+    const char* mode = opara__attr_string(c->n, "mode", "nearest");
+    opara__shape y = *x;
+    opara__sbuf b;
+    if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "cubic"))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not nearest, linear or cubic", mode);
+    if (scales && scales->type != OPARA__ATTR_FLOATS) scales = NULL;
+    if (!scales == !sizes)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "exactly one of 'scales' and 'sizes' is needed");
+    if ((scales ? scales->count : ns) != (uint32_t)x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'%s' has %u values for input %s", scales ? "scales" : "sizes",
+                                 scales ? scales->count : ns, opara__sh(&b, 0, x));
+    for (k = 0; k < (uint32_t)x->ndim; ++k) {
+        if (sizes) {
+            y.dims[k] = sizes[k];
+            continue;
+        }
+        {
+            double s = (double)scales->v.floats[k], d;
+            if (!(s > 0.0) || s > 1e9) return opara__shape_fail(c, OPARA_ERR_SHAPE, "scales[%u] = %g", k, s);
+            d = (double)x->dims[k] * s;
+            if (d > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
+            y.dims[k] = (int64_t)d; /* floor: d >= 0 */
+        }
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* ---- linear algebra and normalization -------------------------------------------------------- */
+
+static opara_result opara__shape_gemm(opara__shape_ctx* c) {
+    const opara__shape *a = c->in[0], *bm = c->in[1], *cc = c->n->n_inputs > 2 ? c->in[2] : NULL;
+    int ta = opara__attr_int(c->n, "transA", 0) != 0, tb = opara__attr_int(c->n, "transB", 0) != 0;
+    opara__shape y, tmp;
+    opara__sbuf b;
+    int64_t k1, k2;
+    if (a->ndim != 2 || bm->ndim != 2)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "A %s and B %s must be matrices", opara__sh(&b, 0, a), opara__sh(&b, 1, bm));
+    y.ndim = 2;
+    y.dims[0] = ta ? a->dims[1] : a->dims[0];
+    k1 = ta ? a->dims[0] : a->dims[1];
+    k2 = tb ? bm->dims[1] : bm->dims[0];
+    y.dims[1] = tb ? bm->dims[0] : bm->dims[1];
+    if (k1 != k2)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "A %s (transA %d) and B %s (transB %d) disagree on K", opara__sh(&b, 0, a),
+                                 ta, opara__sh(&b, 1, bm), tb);
+    if (cc && (!opara__broadcast(&y, cc, &tmp) || tmp.ndim != 2 || tmp.dims[0] != y.dims[0] || tmp.dims[1] != y.dims[1]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "C %s does not broadcast to %s", opara__sh(&b, 0, cc), opara__sh(&b, 1, &y));
+    return opara__set_out(c, 0, &y);
+}
+
+/* numpy matmul: 1-D operands get a dim prepended (A) / appended (B) that is removed again. */
+static opara_result opara__shape_matmul(opara__shape_ctx* c) {
+    opara__shape a = *c->in[0], bm = *c->in[1], ba, bb, batch, y;
+    opara__sbuf b;
+    int a1 = a.ndim == 1, b1 = bm.ndim == 1;
+    if (a.ndim < 1 || bm.ndim < 1)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "operands %s and %s must not be scalars", opara__sh(&b, 0, c->in[0]),
+                                 opara__sh(&b, 1, c->in[1]));
+    if (a1) a.ndim = 2, a.dims[1] = a.dims[0], a.dims[0] = 1;
+    if (b1) bm.ndim = 2, bm.dims[1] = 1;
+    if (a.dims[a.ndim - 1] != bm.dims[bm.ndim - 2])
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, c->in[0]),
+                                 opara__sh(&b, 1, c->in[1]));
+    ba = a, bb = bm;
+    ba.ndim -= 2, bb.ndim -= 2;
+    if (!opara__broadcast(&ba, &bb, &batch))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, c->in[0]),
+                                 opara__sh(&b, 1, c->in[1]));
+    y = batch;
+    if (!a1) y.dims[y.ndim++] = a.dims[a.ndim - 2];
+    if (!b1) y.dims[y.ndim++] = bm.dims[bm.ndim - 1];
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_softmax(opara__shape_ctx* c) {
+    int64_t axis;
+    opara_result r = opara__axis_arg(c, "axis", -1, c->in[0]->ndim, &axis);
+    return r == OPARA_OK ? opara__set_out(c, 0, c->in[0]) : r;
+}
+
+static opara_result opara__shape_layer_norm(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t axis;
+    uint32_t k;
+    int32_t i;
+    opara__shape stat = *x;
+    opara__sbuf b;
+    opara_result r = opara__axis_arg(c, "axis", -1, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    for (k = 1; k < c->n->n_inputs; ++k) {
+        opara__shape tmp, tail;
+        if (!c->in[k]) continue;
+        tail.ndim = x->ndim - (int32_t)axis;
+        for (i = 0; i < tail.ndim; ++i) tail.dims[i] = x->dims[axis + i];
+        if (!opara__broadcast(&tail, c->in[k], &tmp) || tmp.ndim != tail.ndim || opara__shape_numel(&tmp) != opara__shape_numel(&tail))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not broadcast to the normalized dims %s", k,
+                                     opara__sh(&b, 0, c->in[k]), opara__sh(&b, 1, &tail));
+    }
+    for (i = (int32_t)axis; i < stat.ndim; ++i) stat.dims[i] = 1;
+    r = opara__set_out(c, 0, x);
+    for (k = 1; k < c->n->n_outputs && r == OPARA_OK; ++k) r = opara__set_out(c, k, &stat);
+    return r;
+}
+
+static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
+    int keep = opara__attr_int(c->n, "keepdims", 1) != 0, flags[OPARA_MAX_DIMS];
+    int32_t i;
+    opara__shape y;
+    opara__sbuf b;
+    if (!axes || n == 0) {
+        if (opara__attr_int(c->n, "noop_with_empty_axes", 0)) return opara__set_out(c, 0, x);
+        for (i = 0; i < OPARA_MAX_DIMS; ++i) flags[i] = 1;
+    } else if (!opara__axes_flags(axes, n, x->ndim, flags)) {
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    }
+    y.ndim = 0;
+    for (i = 0; i < x->ndim; ++i) {
+        if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
+        else if (keep) y.dims[y.ndim++] = 1;
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* ---- dispatch -------------------------------------------------------------------------------- */
+
+typedef struct opara__arity {
+    uint16_t min_in, max_in, min_out, max_out;
+} opara__arity;
+
+#define OPARA__ANY 0xFFFFu
+
+static opara__arity opara__op_arity(opara__op op) {
+    opara__arity a;
+    a.min_in = a.max_in = a.min_out = a.max_out = 1;
+    switch (op) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: a.min_in = 2, a.max_in = 3; break;
+    case OPARA__OP_MAX_POOL: a.max_out = 2; break;
+    case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
+    case OPARA__OP_CONCAT: a.max_in = OPARA__ANY; break;
+    case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
+    case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
+    case OPARA__OP_WHERE: a.min_in = a.max_in = 3; break;
+    default: break;
+    }
+    return a;
+}
+
+/* Arity: the first min_in inputs are present, inputs past max_in are omitted (-1). */
+static opara_result opara__check_arity(opara__shape_ctx* c) {
+    opara__arity a = opara__op_arity(c->n->op);
+    uint32_t k;
+    if (c->n->n_inputs < a.min_in || c->n->n_outputs < a.min_out || c->n->n_outputs > a.max_out)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%u inputs and %u outputs (needs at least %u inputs and %u to %u outputs)",
+                                 c->n->n_inputs, c->n->n_outputs, a.min_in, a.min_out, a.max_out);
+    for (k = 0; k < c->n->n_inputs; ++k) {
+        if (k < a.min_in && !c->in[k]) return opara__shape_fail(c, OPARA_ERR_SHAPE, "required input %u is omitted", k);
+        if (k >= a.max_in && c->in[k])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is not supported (the IR takes at most %u; constant "
+                                     "inputs belong in attributes)", k, a.max_in);
+        if (c->in[k] && c->in[k]->ndim < 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u has no shape", k);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__shape_node(opara__shape_ctx* c) {
+    opara_result r = opara__check_arity(c);
+    if (r != OPARA_OK) return r;
+    switch (c->n->op) {
+    case OPARA__OP_CONV: return opara__shape_conv(c);
+    case OPARA__OP_CONV_TRANSPOSE: return opara__shape_conv_transpose(c);
+    case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__shape_pool(c);
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
+    case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    case OPARA__OP_WHERE: return opara__shape_broadcast(c);
+    case OPARA__OP_CONCAT: return opara__shape_concat(c);
+    case OPARA__OP_SPLIT: return opara__shape_split(c);
+    case OPARA__OP_SLICE: return opara__shape_slice(c);
+    case OPARA__OP_GATHER: return opara__shape_gather(c);
+    case OPARA__OP_RESHAPE: return opara__shape_reshape(c);
+    case OPARA__OP_FLATTEN: return opara__shape_flatten(c);
+    case OPARA__OP_TRANSPOSE: return opara__shape_transpose(c);
+    case OPARA__OP_SQUEEZE: return opara__shape_squeeze(c);
+    case OPARA__OP_UNSQUEEZE: return opara__shape_unsqueeze(c);
+    case OPARA__OP_EXPAND: return opara__shape_expand(c);
+    case OPARA__OP_GEMM: return opara__shape_gemm(c);
+    case OPARA__OP_MATMUL: return opara__shape_matmul(c);
+    case OPARA__OP_SOFTMAX: return opara__shape_softmax(c);
+    case OPARA__OP_LAYER_NORM: return opara__shape_layer_norm(c);
+    case OPARA__OP_REDUCE_MEAN: return opara__shape_reduce_mean(c);
+    case OPARA__OP_PAD: return opara__shape_pad(c);
+    case OPARA__OP_RESIZE: return opara__shape_resize(c);
+    default: return opara__set_out(c, 0, c->in[0]); /* elementwise unary ops, Clip, Cast */
+    }
+}
+
+static opara_result opara__declared_shape(opara_runtime* rt, const opara__value* v, int64_t batch, opara__shape* s) {
+    int32_t i;
+    char buf[160];
+    *s = v->shape;
+    for (i = 0; i < s->ndim; ++i) {
+        if (s->dims[i] == OPARA__DIM_BATCH) s->dims[i] = batch;
+        if (s->dims[i] < 0 || s->dims[i] > OPARA__SHAPE_DIM_MAX)
+            return opara__fail(rt, OPARA_ERR_SHAPE, "tensor '%s' has shape %s", v->name, opara__shape_str(&v->shape, buf, sizeof buf));
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                               opara__shape* shapes) {
+    opara__shape_ctx* c;
+    uint32_t i, k;
+    opara_result r = OPARA_OK;
+    if (!g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_STATE, "shape inference needs a finalized graph");
+    if (batch < 1 || batch > OPARA__SHAPE_DIM_MAX)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "batch size %lld", (long long)batch);
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) {
+        if (g->values[i].kind == OPARA__VALUE_ACTIVATION) shapes[i].ndim = -1;
+        else r = opara__declared_shape(rt, &g->values[i], batch, &shapes[i]);
+    }
+    if (r != OPARA_OK) return r;
+    c = (opara__shape_ctx*)opara__calloc(rt, 1, sizeof *c);
+    if (!c) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory inferring shapes");
+    c->rt = rt;
+    c->g = g;
+    c->batch = batch;
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        const opara__node* n = &g->nodes[g->topo[i]];
+        c->node_index = g->topo[i];
+        c->n = n;
+        if (n->n_inputs > OPARA_MAX_NODE_IO || n->n_outputs > OPARA_MAX_NODE_IO) {
+            r = opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "too many inputs or outputs");
+            break;
+        }
+        for (k = 0; k < n->n_inputs; ++k) c->in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
+        for (k = 0; k < n->n_outputs; ++k) c->out[k] = &shapes[n->outputs[k]];
+        r = opara__shape_node(c);
+    }
+    opara__free(rt, c);
+    return r;
+}
+
+/* ---- data types ------------------------------------------------------------------------------ */
+
+static opara_result opara__dtype_fail(opara_runtime* rt, const opara__graph* g, uint32_t node, const char* what) {
+    const opara__node* n = &g->nodes[node];
+    return opara__fail(rt, OPARA_ERR_BAD_DTYPE, "node %u '%s' (%s): %s", node, n->name ? n->name : "", opara__op_name(n->op),
+                       what);
+}
+
+static int opara__is_index_type(opara_dtype t) {
+    return t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64;
+}
+
+/* Output dtypes of one node from its input dtypes (0 = omitted input). */
+static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
+    const opara__node* n = &g->nodes[node];
+    opara_dtype in0 = n->n_inputs && n->inputs[0] >= 0 ? dt[n->inputs[0]] : OPARA_DTYPE_UNDEFINED, out = in0;
+    uint32_t k;
+    if (n->n_inputs == 0 || n->inputs[0] < 0) return opara__dtype_fail(rt, g, node, "input 0 is missing");
+    switch (n->op) {
+    case OPARA__OP_CAST:
+    {
+        int64_t to = opara__attr_int(n, "to", 0);
+        if (to < 1 || to > 64 || opara_dtype_size((opara_dtype)to) == 0)
+            return opara__dtype_fail(rt, g, node, "attribute 'to' is not a supported data type");
+        out = (opara_dtype)to;
+    }
+        break;
+    case OPARA__OP_WHERE:
+        if (n->n_inputs < 3 || n->inputs[1] < 0 || n->inputs[2] < 0) return opara__dtype_fail(rt, g, node, "needs 3 inputs");
+        if (in0 != OPARA_DTYPE_BOOL) return opara__dtype_fail(rt, g, node, "the condition is not bool");
+        out = dt[n->inputs[1]];
+        if (dt[n->inputs[2]] != out) return opara__dtype_fail(rt, g, node, "inputs 1 and 2 have different types");
+        break;
+    case OPARA__OP_GATHER:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
+            return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
+        break;
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
+        for (k = 1; k < n->n_inputs; ++k)
+            if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
+                return opara__dtype_fail(rt, g, node, "inputs have different data types");
+        break;
+    default: break;
+    }
+    for (k = 0; k < n->n_outputs; ++k) {
+        opara_dtype t = out;
+        if (n->op == OPARA__OP_MAX_POOL && k == 1) t = OPARA_DTYPE_I64;
+        if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
+        dt[n->outputs[k]] = t;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__graph* g, opara_dtype* dtypes) {
+    uint32_t i;
+    if (!g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_STATE, "dtype inference needs a finalized graph");
+    for (i = 0; i < g->n_values; ++i)
+        dtypes[i] = g->values[i].kind == OPARA__VALUE_ACTIVATION ? OPARA_DTYPE_UNDEFINED : g->values[i].dtype;
+    for (i = 0; i < g->n_nodes; ++i) {
+        opara_result r = opara__dtype_node(rt, g, g->topo[i], dtypes);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+/* ==== END src/opara_shape.c ==== */
+/* ==== BEGIN src/opara_reach.c ==== */
+/* Reachability on the DAG of a finalized graph: the transitive closure as bitsets, single
+   queries, and the exact maximum antichain (the parallelism a schedule can exploit). */
+/* #include "opara_model.h" (inlined above) */
+
+OPARA__PRIVATE opara_result opara__closure_build(opara_runtime* rt, const opara__graph* g, opara__closure* out) {
+    uint32_t i, k, words;
+    size_t cells;
+    memset(out, 0, sizeof *out);
+    if (!g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_STATE, "closure: the graph is not finalized");
+    if (g->n_nodes > OPARA__CLOSURE_MAX_NODES)
+        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "closure: %u nodes (at most %u)", g->n_nodes,
+                           OPARA__CLOSURE_MAX_NODES);
+    words = (g->n_nodes + 63) / 64;
+    if (!opara__mul_size(g->n_nodes, words, &cells)) return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "closure too big");
+    out->bits = (uint64_t*)opara__calloc(rt, cells ? cells : 1, sizeof(uint64_t));
+    if (!out->bits) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for a %u-node closure", g->n_nodes);
+    out->n = g->n_nodes;
+    out->words = words;
+    /* Reverse topological order: every successor's row is complete before it is merged. */
+    for (i = g->n_nodes; i-- > 0;) {
+        uint32_t u = g->topo[i];
+        uint64_t* row = out->bits + (size_t)u * words;
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            uint32_t s = g->succs[k], w;
+            const uint64_t* srow = out->bits + (size_t)s * words;
+            row[s / 64] |= (uint64_t)1 << (s % 64);
+            for (w = 0; w < words; ++w) row[w] |= srow[w];
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__closure_free(opara_runtime* rt, opara__closure* c) {
+    opara__free(rt, c->bits);
+    memset(c, 0, sizeof *c);
+}
+
+OPARA__PRIVATE int opara__closure_reaches(const opara__closure* c, uint32_t a, uint32_t b) {
+    if (a >= c->n || b >= c->n) return 0;
+    return (int)((c->bits[(size_t)a * c->words + b / 64] >> (b % 64)) & 1u);
+}
+
+OPARA__PRIVATE int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b) {
+    uint32_t *stack, *seen, top = 0, k;
+    int found = 0;
+    if (!g->finalized) return OPARA_ERR_INVALID_STATE;
+    if (a >= g->n_nodes || b >= g->n_nodes) return OPARA_ERR_BAD_INDEX;
+    stack = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    seen = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes / 32 + 1, sizeof(uint32_t));
+    if (!stack || !seen) {
+        opara__free(g->rt, stack);
+        opara__free(g->rt, seen);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    stack[top++] = a;
+    while (top && !found) {
+        uint32_t u = stack[--top];
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            uint32_t s = g->succs[k];
+            if (s == b) found = 1;
+            if (seen[s / 32] & (1u << (s % 32))) continue;
+            seen[s / 32] |= 1u << (s % 32);
+            stack[top++] = s;
+        }
+    }
+    opara__free(g->rt, stack);
+    opara__free(g->rt, seen);
+    return found;
+}
+
+/* ---- maximum antichain ----------------------------------------------------------------------
+   Dilworth: in a finite poset the largest antichain equals the smallest number of chains
+   covering it. With the poset's comparability (the closure) as a bipartite graph L -> R
+   (u_L -> v_R when u reaches v), a minimum chain cover has n - |maximum matching| chains.
+   The matching is found with Hopcroft-Karp; one antichain of that size is read off the König
+   vertex cover: with Z = the vertices reachable from unmatched left vertices by alternating
+   paths, the minimum cover is (L \ Z) + (R & Z), and the nodes v with v_L in Z and v_R not in
+   Z form a maximum antichain. */
+
+typedef struct opara__matching {
+    uint32_t n;
+    const uint32_t* adj_start;
+    const uint32_t* adj;
+    uint32_t* match_l; /* right partner of each left vertex, n when free */
+    uint32_t* match_r;
+    uint32_t* dist;
+    uint32_t* queue;
+    uint32_t* iter;    /* next adjacency position per left vertex (iterative DFS) */
+    uint32_t* stack;
+} opara__matching;
+
+#define OPARA__INF 0xFFFFFFFFu
+
+static int opara__hk_bfs(opara__matching* m) {
+    uint32_t head = 0, tail = 0, u, k;
+    int found = 0;
+    for (u = 0; u < m->n; ++u) {
+        if (m->match_l[u] == m->n) {
+            m->dist[u] = 0;
+            m->queue[tail++] = u;
+        } else {
+            m->dist[u] = OPARA__INF;
+        }
+    }
+    while (head < tail) {
+        u = m->queue[head++];
+        for (k = m->adj_start[u]; k < m->adj_start[u + 1]; ++k) {
+            uint32_t w = m->match_r[m->adj[k]];
+            if (w == m->n) found = 1;
+            else if (m->dist[w] == OPARA__INF) {
+                m->dist[w] = m->dist[u] + 1;
+                m->queue[tail++] = w;
+            }
+        }
+    }
+    return found;
+}
+
+/* Iterative DFS along the BFS layers from free left vertex root; augments on success. */
+static int opara__hk_dfs(opara__matching* m, uint32_t root) {
+    uint32_t depth = 0;
+    m->stack[depth++] = root;
+    while (depth) {
+        uint32_t u = m->stack[depth - 1];
+        if (m->iter[u] == m->adj_start[u + 1]) {
+            m->dist[u] = OPARA__INF;
+            --depth;
+            continue;
+        }
+        {
+            uint32_t v = m->adj[m->iter[u]];
+            uint32_t w = m->match_r[v];
+            if (w == m->n) { /* augment along the stack */
+                uint32_t i;
+                for (i = depth; i-- > 0;) {
+                    uint32_t x = m->stack[i];
+                    uint32_t vx = m->adj[m->iter[x]];
+                    m->match_l[x] = vx;
+                    m->match_r[vx] = x;
+                }
+                return 1;
+            }
+            if (m->dist[w] == m->dist[u] + 1) {
+                m->stack[depth++] = w;
+                continue;
+            }
+            m->iter[u]++;
+        }
+    }
+    return 0;
+}
+
+static uint32_t opara__hk_run(opara__matching* m) {
+    uint32_t size = 0, u;
+    while (opara__hk_bfs(m)) {
+        for (u = 0; u < m->n; ++u) m->iter[u] = m->adj_start[u];
+        for (u = 0; u < m->n; ++u)
+            if (m->match_l[u] == m->n && opara__hk_dfs(m, u)) ++size;
+    }
+    return size;
+}
+
+/* Marks Z (alternating reachability from free left vertices): zl/zr flags. */
+static void opara__konig(const opara__matching* m, uint8_t* zl, uint8_t* zr) {
+    uint32_t head = 0, tail = 0, u, k;
+    for (u = 0; u < m->n; ++u)
+        if (m->match_l[u] == m->n) {
+            zl[u] = 1;
+            m->queue[tail++] = u;
+        }
+    while (head < tail) {
+        u = m->queue[head++];
+        for (k = m->adj_start[u]; k < m->adj_start[u + 1]; ++k) {
+            uint32_t v = m->adj[k], w = m->match_r[v];
+            if (zr[v]) continue;
+            zr[v] = 1;
+            if (w != m->n && !zl[w]) {
+                zl[w] = 1;
+                m->queue[tail++] = w;
+            }
+        }
+    }
+}
+
+static opara_result opara__adjacency_from_closure(opara_runtime* rt, const opara__closure* c, uint32_t** start,
+                                                  uint32_t** adj) {
+    uint32_t u, v;
+    size_t total = 0;
+    *start = (uint32_t*)opara__calloc(rt, (size_t)c->n + 1, sizeof(uint32_t));
+    if (!*start) return OPARA_ERR_OUT_OF_MEMORY;
+    for (u = 0; u < c->n; ++u)
+        for (v = 0; v < c->n; ++v) total += (size_t)opara__closure_reaches(c, u, v);
+    if (total > 0xFFFFFFF0u) return OPARA_ERR_LIMIT_EXCEEDED;
+    *adj = (uint32_t*)opara__calloc(rt, total + 1, sizeof(uint32_t));
+    if (!*adj) return OPARA_ERR_OUT_OF_MEMORY;
+    total = 0;
+    for (u = 0; u < c->n; ++u) {
+        (*start)[u] = (uint32_t)total;
+        for (v = 0; v < c->n; ++v)
+            if (opara__closure_reaches(c, u, v)) (*adj)[total++] = v;
+    }
+    (*start)[c->n] = (uint32_t)total;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
+                                                  uint32_t* antichain) {
+    opara__closure c;
+    opara__matching m;
+    uint32_t *start = NULL, *adj = NULL, *scratch = NULL, n = g->n_nodes, u, count = 0;
+    uint8_t* z = NULL;
+    opara_result r;
+    *width = 0;
+    r = opara__closure_build(rt, g, &c);
+    if (r != OPARA_OK) return r;
+    r = opara__adjacency_from_closure(rt, &c, &start, &adj);
+    opara__closure_free(rt, &c);
+    scratch = (uint32_t*)opara__calloc(rt, (size_t)n * 6 + 1, sizeof(uint32_t));
+    z = (uint8_t*)opara__calloc(rt, (size_t)n * 2 + 1, 1);
+    if (r == OPARA_OK && (!scratch || !z)) r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r == OPARA_OK) {
+        memset(&m, 0, sizeof m);
+        m.n = n;
+        m.adj_start = start;
+        m.adj = adj;
+        m.match_l = scratch;
+        m.match_r = scratch + n;
+        m.dist = scratch + 2 * (size_t)n;
+        m.queue = scratch + 3 * (size_t)n;
+        m.iter = scratch + 4 * (size_t)n;
+        m.stack = scratch + 5 * (size_t)n;
+        for (u = 0; u < 2 * n; ++u) scratch[u] = n;
+        *width = n - opara__hk_run(&m);
+        opara__konig(&m, z, z + n);
+        for (u = 0; u < n; ++u)
+            if (z[u] && !z[n + u]) {
+                if (antichain) antichain[count] = u;
+                ++count;
+            }
+        if (count != *width) r = opara__fail(rt, OPARA_ERR_INTERNAL, "antichain size %u != width %u", count, *width);
+    } else {
+        r = opara__fail(rt, r, "out of memory computing the width of a %u-node graph", n);
+    }
+    opara__free(rt, start);
+    opara__free(rt, adj);
+    opara__free(rt, scratch);
+    opara__free(rt, z);
+    return r;
+}
+/* ==== END src/opara_reach.c ==== */
+/* ==== BEGIN src/opara_format.c ==== */
+/* The .opara reader (hardened: every offset, size, index and enum is checked before use) and
+   the deterministic writer. docs/FORMAT.md is the specification; both sides share the
+   constants of opara_model.h. */
+/* #include "opara_model.h" (inlined above) */
+
+/* ---- reader ---------------------------------------------------------------------------------- */
+
+typedef struct opara__reader {
+    opara_runtime* rt;
+    const uint8_t* data;
+    uint64_t total;
+    uint32_t alignment;
+    uint32_t n_strings, n_tensors, n_nodes, n_attrs, n_refs;
+    uint64_t strings_off, strbytes_off, strbytes_size, tensors_off, nodes_off, attrs_off, refs_off;
+    uint64_t payload_off, payload_size, data_off, data_size;
+} opara__reader;
+
+static const char* opara__hdr_magic_prefix_ok(const uint8_t* data, size_t size) {
+    size_t n = OPARA__MIN(size, (size_t)OPARA__FORMAT_MAGIC_SIZE);
+    return memcmp(data, OPARA__FORMAT_MAGIC, n) == 0 ? "" : NULL;
+}
+
+OPARA__PRIVATE uint32_t opara__format_peek_alignment(const uint8_t* data, size_t size) {
+    if (size < OPARA__FORMAT_HEADER_SIZE || memcmp(data, OPARA__FORMAT_MAGIC, OPARA__FORMAT_MAGIC_SIZE) != 0) return 0;
+    return opara__rd_u32(data + OPARA__HDR_ALIGNMENT);
+}
+
+static opara_result opara__read_preamble(opara__reader* r, size_t size, uint64_t* hash) {
+    const uint8_t* d = r->data;
+    uint32_t major, minor, header_size, flags, unknown;
+    if (!opara__hdr_magic_prefix_ok(d, size))
+        return opara__fail(r->rt, OPARA_ERR_BAD_MAGIC, "not a .opara model: the first bytes are not the magic");
+    if (size < OPARA__FORMAT_MAGIC_SIZE)
+        return opara__fail(r->rt, OPARA_ERR_TRUNCATED, "model is %zu bytes, shorter than the magic", size);
+    if (size < OPARA__HDR_HEADER_SIZE + 4)
+        return opara__fail(r->rt, OPARA_ERR_TRUNCATED, "model is %zu bytes: the header is cut off", size);
+    major = opara__rd_u16(d + OPARA__HDR_VER_MAJOR);
+    minor = opara__rd_u16(d + OPARA__HDR_VER_MINOR);
+    if (major > OPARA__FORMAT_MAJOR)
+        return opara__fail(r->rt, OPARA_ERR_VERSION_TOO_NEW, "format version %u.%u is newer than this library's %d.%d",
+                           major, minor, OPARA__FORMAT_MAJOR, OPARA__FORMAT_MINOR);
+    if (major < OPARA__FORMAT_MIN_MAJOR)
+        return opara__fail(r->rt, OPARA_ERR_VERSION_TOO_OLD, "format version %u.%u is older than the oldest supported %d.0",
+                           major, minor, OPARA__FORMAT_MIN_MAJOR);
+    header_size = opara__rd_u32(d + OPARA__HDR_HEADER_SIZE);
+    if (size < OPARA__FORMAT_HEADER_SIZE || size < header_size)
+        return opara__fail(r->rt, OPARA_ERR_TRUNCATED, "model is %zu bytes: the %u-byte header is cut off", size,
+                           OPARA__MAX(header_size, (uint32_t)OPARA__FORMAT_HEADER_SIZE));
+    if (header_size < OPARA__FORMAT_HEADER_SIZE || header_size % 8)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "header size %u (must be a multiple of 8, at least %d)",
+                           header_size, OPARA__FORMAT_HEADER_SIZE);
+    r->total = opara__rd_u64(d + OPARA__HDR_TOTAL_SIZE);
+    if (r->total > (uint64_t)OPARA_MAX_MODEL_BYTES)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "model is %llu bytes (limit OPARA_MAX_MODEL_BYTES %llu)",
+                           (unsigned long long)r->total, (unsigned long long)OPARA_MAX_MODEL_BYTES);
+    if (r->total > size)
+        return opara__fail(r->rt, OPARA_ERR_TRUNCATED, "model header says %llu bytes, only %zu are present",
+                           (unsigned long long)r->total, size);
+    if (r->total < header_size)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "total size %llu is smaller than the header",
+                           (unsigned long long)r->total);
+    flags = opara__rd_u32(d + OPARA__HDR_FLAGS);
+    unknown = flags & OPARA__FORMAT_REQUIRED_MASK & ~(uint32_t)OPARA__FORMAT_KNOWN_REQUIRED_FLAGS;
+    if (unknown)
+        return opara__fail(r->rt, OPARA_ERR_UNKNOWN_FLAGS, "must-understand flags 0x%04x are not known to this library",
+                           unknown);
+    r->alignment = opara__rd_u32(d + OPARA__HDR_ALIGNMENT);
+    if (!opara__is_pow2(r->alignment) || r->alignment < OPARA__FORMAT_MIN_ALIGN || r->alignment > OPARA__FORMAT_MAX_ALIGN)
+        return opara__fail(r->rt, OPARA_ERR_BAD_ALIGNMENT, "alignment %u is not a power of two in [%u, %u]",
+                           r->alignment, OPARA__FORMAT_MIN_ALIGN, OPARA__FORMAT_MAX_ALIGN);
+    if ((uintptr_t)d % r->alignment)
+        return opara__fail(r->rt, OPARA_ERR_BAD_ALIGNMENT, "model buffer %p is not aligned to %u bytes", (const void*)d,
+                           r->alignment);
+    *hash = opara__rd_u64(d + OPARA__HDR_HASH);
+    r->strings_off = header_size; /* the first section may not start inside the header */
+    return OPARA_OK;
+}
+
+static opara_result opara__read_counts(opara__reader* r) {
+    const uint8_t* d = r->data;
+    r->n_strings = opara__rd_u32(d + OPARA__HDR_N_STRINGS);
+    r->n_tensors = opara__rd_u32(d + OPARA__HDR_N_TENSORS);
+    r->n_nodes = opara__rd_u32(d + OPARA__HDR_N_NODES);
+    r->n_attrs = opara__rd_u32(d + OPARA__HDR_N_ATTRS);
+    r->n_refs = opara__rd_u32(d + OPARA__HDR_N_REFS);
+    if (r->n_strings > OPARA_MAX_STRINGS)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u strings (limit OPARA_MAX_STRINGS %u)", r->n_strings,
+                           (unsigned)OPARA_MAX_STRINGS);
+    if (r->n_tensors > OPARA_MAX_TENSORS)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u tensors (limit OPARA_MAX_TENSORS %u)", r->n_tensors,
+                           (unsigned)OPARA_MAX_TENSORS);
+    if (r->n_nodes > OPARA_MAX_NODES)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u nodes (limit OPARA_MAX_NODES %u)", r->n_nodes,
+                           (unsigned)OPARA_MAX_NODES);
+    if ((uint64_t)r->n_attrs > (uint64_t)r->n_nodes * OPARA_MAX_ATTRS + 0)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u attributes for %u nodes (limit OPARA_MAX_ATTRS %u each)",
+                           r->n_attrs, r->n_nodes, (unsigned)OPARA_MAX_ATTRS);
+    return OPARA_OK;
+}
+
+typedef struct opara__section {
+    const char* name;
+    uint64_t off, size;
+} opara__section;
+
+/* Sections must lie inside the file, after the header, in the order of the spec, without overlap. */
+static opara_result opara__read_sections(opara__reader* r) {
+    const uint8_t* d = r->data;
+    opara__section s[8];
+    uint64_t prev_end = r->strings_off;
+    int i;
+    r->strings_off = opara__rd_u64(d + OPARA__HDR_STRINGS_OFF);
+    r->strbytes_off = opara__rd_u64(d + OPARA__HDR_STRBYTES_OFF);
+    r->strbytes_size = opara__rd_u64(d + OPARA__HDR_STRBYTES_SIZE);
+    r->tensors_off = opara__rd_u64(d + OPARA__HDR_TENSORS_OFF);
+    r->nodes_off = opara__rd_u64(d + OPARA__HDR_NODES_OFF);
+    r->attrs_off = opara__rd_u64(d + OPARA__HDR_ATTRS_OFF);
+    r->refs_off = opara__rd_u64(d + OPARA__HDR_REFS_OFF);
+    r->payload_off = opara__rd_u64(d + OPARA__HDR_PAYLOAD_OFF);
+    r->payload_size = opara__rd_u64(d + OPARA__HDR_PAYLOAD_SIZE);
+    r->data_off = opara__rd_u64(d + OPARA__HDR_DATA_OFF);
+    r->data_size = opara__rd_u64(d + OPARA__HDR_DATA_SIZE);
+    s[0].name = "string index", s[0].off = r->strings_off, s[0].size = (uint64_t)r->n_strings * OPARA__FORMAT_STRING_SIZE;
+    s[1].name = "string bytes", s[1].off = r->strbytes_off, s[1].size = r->strbytes_size;
+    s[2].name = "tensor table", s[2].off = r->tensors_off, s[2].size = (uint64_t)r->n_tensors * OPARA__FORMAT_TENSOR_SIZE;
+    s[3].name = "node table", s[3].off = r->nodes_off, s[3].size = (uint64_t)r->n_nodes * OPARA__FORMAT_NODE_SIZE;
+    s[4].name = "attribute table", s[4].off = r->attrs_off, s[4].size = (uint64_t)r->n_attrs * OPARA__FORMAT_ATTR_SIZE;
+    s[5].name = "reference table", s[5].off = r->refs_off, s[5].size = (uint64_t)r->n_refs * 4;
+    s[6].name = "attribute payload", s[6].off = r->payload_off, s[6].size = r->payload_size;
+    s[7].name = "data section", s[7].off = r->data_off, s[7].size = r->data_size;
+    for (i = 0; i < 8; ++i) {
+        if (!opara__range_ok(s[i].off, s[i].size, r->total))
+            return opara__fail(r->rt, OPARA_ERR_OUT_OF_BOUNDS, "%s at offset %llu, %llu bytes, ends outside the %llu-byte model",
+                               s[i].name, (unsigned long long)s[i].off, (unsigned long long)s[i].size,
+                               (unsigned long long)r->total);
+        if (s[i].off < prev_end)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "%s at offset %llu overlaps what precedes it (ends at %llu)",
+                               s[i].name, (unsigned long long)s[i].off, (unsigned long long)prev_end);
+        prev_end = s[i].off + s[i].size;
+    }
+    if (r->data_off % r->alignment)
+        return opara__fail(r->rt, OPARA_ERR_BAD_ALIGNMENT, "data section offset %llu is not a multiple of the alignment %u",
+                           (unsigned long long)r->data_off, r->alignment);
+    return OPARA_OK;
+}
+
+/* ---- strings: index entries {u32 offset, u32 length} into the string bytes, each NUL-terminated */
+
+static opara_result opara__check_strings(opara__reader* r) {
+    uint32_t i;
+    const uint8_t* bytes = r->data + r->strbytes_off;
+    for (i = 0; i < r->n_strings; ++i) {
+        const uint8_t* e = r->data + r->strings_off + (size_t)i * OPARA__FORMAT_STRING_SIZE;
+        uint32_t off = opara__rd_u32(e), len = opara__rd_u32(e + 4);
+        if (len > OPARA_MAX_NAME)
+            return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "string %u is %u bytes (limit OPARA_MAX_NAME %u)", i, len,
+                               (unsigned)OPARA_MAX_NAME);
+        if (!opara__range_ok(off, (uint64_t)len + 1, r->strbytes_size))
+            return opara__fail(r->rt, OPARA_ERR_OUT_OF_BOUNDS, "string %u: bytes [%u, %llu) outside the string bytes [0, %llu)",
+                               i, off, (unsigned long long)off + len + 1, (unsigned long long)r->strbytes_size);
+        if (bytes[(size_t)off + len] != 0 || memchr(bytes + off, 0, len) != NULL)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "string %u is not a %u-byte NUL-terminated string", i, len);
+    }
+    return OPARA_OK;
+}
+
+/* The string with index idx (checked by opara__check_strings), or NULL with BAD_INDEX reported. */
+static const char* opara__string(opara__reader* r, uint32_t idx, const char* what, uint32_t owner) {
+    if (idx >= r->n_strings) {
+        opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "%s %u: string index %u out of range (%u strings)", what, owner, idx,
+                    r->n_strings);
+        return NULL;
+    }
+    return (const char*)r->data + r->strbytes_off +
+           opara__rd_u32(r->data + r->strings_off + (size_t)idx * OPARA__FORMAT_STRING_SIZE);
+}
+
+/* ---- tensors --------------------------------------------------------------------------------- */
+
+static opara_result opara__read_shape(opara__reader* r, uint32_t t, const char* name, const uint8_t* rec,
+                                      opara__shape* shape) {
+    uint32_t rank = rec[6], k;
+    if (rank == OPARA__FORMAT_RANK_UNKNOWN) {
+        shape->ndim = -1;
+        return OPARA_OK;
+    }
+    if (rank > OPARA__FORMAT_MAX_RANK)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': rank %u (the format allows %d)", t, name, rank,
+                           OPARA__FORMAT_MAX_RANK);
+    if (rank > OPARA_MAX_DIMS)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "tensor %u '%s': rank %u (limit OPARA_MAX_DIMS %d)", t, name,
+                           rank, OPARA_MAX_DIMS);
+    shape->ndim = (int32_t)rank;
+    for (k = 0; k < OPARA__FORMAT_MAX_RANK; ++k) {
+        int64_t dim = (int64_t)opara__rd_u64(rec + 16 + 8 * k);
+        if (k >= rank) {
+            if (dim != 0)
+                return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': unused dimension %u is %lld, not 0", t, name,
+                                   k, (long long)dim);
+            continue;
+        }
+        if (dim < OPARA__FORMAT_DIM_BATCH)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': dimension %u is %lld", t, name, k, (long long)dim);
+        shape->dims[k] = dim == OPARA__FORMAT_DIM_BATCH ? OPARA__DIM_BATCH : dim;
+    }
+    return OPARA_OK;
+}
+
+typedef struct opara__extent {
+    uint64_t off, size;
+    uint32_t tensor;
+} opara__extent;
+
+static opara_result opara__read_tensor(opara__reader* r, opara__graph* g, uint32_t t, opara__extent* ext, uint32_t* n_ext) {
+    const uint8_t* rec = r->data + r->tensors_off + (size_t)t * OPARA__FORMAT_TENSOR_SIZE;
+    const char* name = opara__string(r, opara__rd_u32(rec), "tensor", t);
+    uint32_t dtype = opara__rd_u16(rec + 4), kind = rec[7];
+    uint64_t off = opara__rd_u64(rec + 80), size = opara__rd_u64(rec + 88);
+    opara__shape shape;
+    opara_result res;
+    if (!name) return OPARA_ERR_BAD_INDEX;
+    if (!name[0]) return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u has an empty name", t);
+    if (opara__graph_find_value(g, name) >= 0)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u: duplicate name '%s' (also tensor %d)", t, name,
+                           opara__graph_find_value(g, name));
+    if (opara_dtype_size((opara_dtype)dtype) == 0)
+        return opara__fail(r->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': unknown data type %u", t, name, dtype);
+    if (kind > OPARA__VALUE_CONST)
+        return opara__fail(r->rt, OPARA_ERR_BAD_ENUM, "tensor %u '%s': unknown kind %u", t, name, kind);
+    if (opara__rd_u32(rec + 8) != 0 || opara__rd_u32(rec + 12) != 0)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': reserved fields are not zero", t, name);
+    memset(&shape, 0, sizeof shape);
+    res = opara__read_shape(r, t, name, rec, &shape);
+    if (res != OPARA_OK) return res;
+    if (opara__graph_add_value(g, name, (opara_dtype)dtype, &shape) < 0) return OPARA_ERR_OUT_OF_MEMORY;
+    if (kind != OPARA__VALUE_CONST) {
+        if (off || size)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' is not a constant but has data [%llu, +%llu)", t,
+                               name, (unsigned long long)off, (unsigned long long)size);
+        if (kind == OPARA__VALUE_INPUT) g->values[t].kind = OPARA__VALUE_INPUT; /* checked against the input list */
+        return OPARA_OK;
+    }
+    if (off % r->alignment)
+        return opara__fail(r->rt, OPARA_ERR_BAD_ALIGNMENT, "tensor %u '%s': data offset %llu is not a multiple of %u", t,
+                           name, (unsigned long long)off, r->alignment);
+    if (!opara__range_ok(off, size, r->data_size))
+        return opara__fail(r->rt, OPARA_ERR_OUT_OF_BOUNDS,
+                           "tensor %u '%s': data [%llu, %llu) outside the data section [%llu, %llu)", t, name,
+                           (unsigned long long)(r->data_off + off), (unsigned long long)(r->data_off + off + size),
+                           (unsigned long long)r->data_off, (unsigned long long)(r->data_off + r->data_size));
+    if (size > (uint64_t)(size_t)-1)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "tensor %u '%s': %llu bytes", t, name, (unsigned long long)size);
+    if (size) {
+        ext[*n_ext].off = off;
+        ext[*n_ext].size = size;
+        ext[*n_ext].tensor = t;
+        ++*n_ext;
+    }
+    return opara__graph_set_const(g, (int32_t)t, r->data + r->data_off + off, size, 0);
+}
+
+static int opara__extent_cmp(const opara__extent* a, const opara__extent* b) {
+    if (a->off != b->off) return a->off < b->off ? -1 : 1;
+    return a->tensor < b->tensor ? -1 : a->tensor > b->tensor;
+}
+
+/* Heap sort (no recursion, no qsort callback casts). */
+static void opara__extent_sift(opara__extent* e, size_t start, size_t n) {
+    size_t root = start;
+    while (2 * root + 1 < n) {
+        size_t child = 2 * root + 1;
+        opara__extent tmp;
+        if (child + 1 < n && opara__extent_cmp(&e[child], &e[child + 1]) < 0) ++child;
+        if (opara__extent_cmp(&e[root], &e[child]) >= 0) return;
+        tmp = e[root], e[root] = e[child], e[child] = tmp;
+        root = child;
+    }
+}
+
+static void opara__extent_sort(opara__extent* e, size_t n) {
+    size_t i;
+    for (i = n / 2; i-- > 0;) opara__extent_sift(e, i, n);
+    for (i = n; i-- > 1;) {
+        opara__extent tmp = e[0];
+        e[0] = e[i], e[i] = tmp;
+        opara__extent_sift(e, 0, i);
+    }
+}
+
+static opara_result opara__check_overlap(opara__reader* r, const opara__graph* g, opara__extent* ext, uint32_t n) {
+    uint32_t i;
+    opara__extent_sort(ext, n);
+    for (i = 1; i < n; ++i)
+        if (ext[i].off - ext[i - 1].off < ext[i - 1].size)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' data [%llu, %llu) overlaps tensor %u '%s' [%llu, %llu)",
+                               ext[i].tensor, g->values[ext[i].tensor].name, (unsigned long long)ext[i].off,
+                               (unsigned long long)(ext[i].off + ext[i].size), ext[i - 1].tensor,
+                               g->values[ext[i - 1].tensor].name, (unsigned long long)ext[i - 1].off,
+                               (unsigned long long)(ext[i - 1].off + ext[i - 1].size));
+    return OPARA_OK;
+}
+
+static opara_result opara__read_tensors(opara__reader* r, opara__graph* g) {
+    opara__extent* ext = (opara__extent*)opara__calloc(r->rt, (size_t)r->n_tensors + 1, sizeof(opara__extent));
+    uint32_t t, n_ext = 0;
+    opara_result res = OPARA_OK;
+    if (!ext) return opara__fail(r->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading %u tensors", r->n_tensors);
+    for (t = 0; t < r->n_tensors && res == OPARA_OK; ++t) res = opara__read_tensor(r, g, t, ext, &n_ext);
+    if (res == OPARA_OK) res = opara__check_overlap(r, g, ext, n_ext);
+    opara__free(r->rt, ext);
+    return res;
+}
+
+/* ---- nodes and attributes -------------------------------------------------------------------- */
+
+static int32_t opara__ref(opara__reader* r, uint32_t k) {
+    return (int32_t)opara__rd_u32(r->data + r->refs_off + (size_t)k * 4);
+}
+
+static opara_result opara__read_attr(opara__reader* r, opara__graph* g, uint32_t node, const char* node_name,
+                                     uint32_t a) {
+    const uint8_t* rec = r->data + r->attrs_off + (size_t)a * OPARA__FORMAT_ATTR_SIZE;
+    const char* name = opara__string(r, opara__rd_u32(rec), "attribute", a);
+    uint32_t type = rec[4], count = opara__rd_u32(rec + 8);
+    uint64_t value = opara__rd_u64(rec + 16);
+    const opara__node* n = &g->nodes[node];
+    if (!name) return OPARA_ERR_BAD_INDEX;
+    if (!name[0]) return opara__fail(r->rt, OPARA_ERR_CORRUPT, "node %u '%s': attribute %u has an empty name", node, node_name, a);
+    if (opara__node_attr(n, name))
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "node %u '%s': attribute '%s' appears twice", node, node_name, name);
+    if (rec[5] || rec[6] || rec[7] || opara__rd_u32(rec + 12))
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "node %u '%s' attribute '%s': reserved fields are not zero", node,
+                           node_name, name);
+    switch (type) {
+    case OPARA__ATTR_INT: return opara__node_set_int(g, (int32_t)node, name, (int64_t)value);
+    case OPARA__ATTR_FLOAT: {
+        uint32_t bits = (uint32_t)value;
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        return opara__node_set_float(g, (int32_t)node, name, f);
+    }
+    case OPARA__ATTR_STRING: {
+        const char* s;
+        if (value > 0xFFFFFFFFu) return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "node %u '%s' attribute '%s': string index %llu",
+                                                    node, node_name, name, (unsigned long long)value);
+        s = opara__string(r, (uint32_t)value, "attribute", a);
+        return s ? opara__node_set_string(g, (int32_t)node, name, s) : OPARA_ERR_BAD_INDEX;
+    }
+    case OPARA__ATTR_INTS:
+    case OPARA__ATTR_FLOATS: {
+        size_t elem = type == OPARA__ATTR_INTS ? 8 : 4, i;
+        const uint8_t* p;
+        opara_result res;
+        void* tmp;
+        if (count > OPARA_MAX_ATTR_ELEMS)
+            return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s' attribute '%s': %u elements (limit %u)", node,
+                               node_name, name, count, (unsigned)OPARA_MAX_ATTR_ELEMS);
+        if (!opara__range_ok(value, (uint64_t)count * elem, r->payload_size))
+            return opara__fail(r->rt, OPARA_ERR_OUT_OF_BOUNDS,
+                               "node %u '%s' attribute '%s': values [%llu, %llu) outside the payload [0, %llu)", node,
+                               node_name, name, (unsigned long long)value, (unsigned long long)(value + count * elem),
+                               (unsigned long long)r->payload_size);
+        if (value % elem)
+            return opara__fail(r->rt, OPARA_ERR_BAD_ALIGNMENT, "node %u '%s' attribute '%s': payload offset %llu is not a multiple of %u",
+                               node, node_name, name, (unsigned long long)value, (unsigned)elem);
+        p = r->data + r->payload_off + value;
+        tmp = opara__calloc(r->rt, (size_t)count + 1, elem);
+        if (!tmp) return opara__fail(r->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading attribute '%s'", name);
+        for (i = 0; i < count; ++i) {
+            if (elem == 8) ((int64_t*)tmp)[i] = (int64_t)opara__rd_u64(p + 8 * i);
+            else {
+                uint32_t bits = opara__rd_u32(p + 4 * i);
+                memcpy((float*)tmp + i, &bits, 4);
+            }
+        }
+        res = elem == 8 ? opara__node_set_ints(g, (int32_t)node, name, (const int64_t*)tmp, count)
+                        : opara__node_set_floats(g, (int32_t)node, name, (const float*)tmp, count);
+        opara__free(r->rt, tmp);
+        return res;
+    }
+    default:
+        return opara__fail(r->rt, OPARA_ERR_BAD_ENUM, "node %u '%s' attribute '%s': unknown type %u", node, node_name, name,
+                           type);
+    }
+}
+
+static opara_result opara__check_refs(opara__reader* r, uint32_t node, const char* node_name, uint32_t first,
+                                      uint32_t n_in, uint32_t n_out, int32_t* idx) {
+    uint32_t k;
+    if (!opara__range_ok(first, (uint64_t)n_in + n_out, r->n_refs))
+        return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "node %u '%s': references [%u, %llu) outside the %u references", node,
+                           node_name, first, (unsigned long long)first + n_in + n_out, r->n_refs);
+    for (k = 0; k < n_in + n_out; ++k) {
+        int32_t v = opara__ref(r, first + k);
+        int omitted = (uint32_t)v == OPARA__FORMAT_NONE && k < n_in;
+        if (!omitted && (v < 0 || (uint32_t)v >= r->n_tensors))
+            return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "node %u '%s' %s %u: tensor index %u out of range (%u tensors)",
+                               node, node_name, k < n_in ? "input" : "output", k < n_in ? k : k - n_in, (uint32_t)v,
+                               r->n_tensors);
+        idx[k] = omitted ? -1 : v;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__read_node(opara__reader* r, opara__graph* g, uint32_t node, int32_t* idx) {
+    const uint8_t* rec = r->data + r->nodes_off + (size_t)node * OPARA__FORMAT_NODE_SIZE;
+    const char* op_name = opara__string(r, opara__rd_u32(rec), "node", node);
+    const char* name = opara__string(r, opara__rd_u32(rec + 4), "node", node);
+    uint32_t first = opara__rd_u32(rec + 8), n_in = opara__rd_u32(rec + 12), n_out = opara__rd_u32(rec + 16);
+    uint32_t first_attr = opara__rd_u32(rec + 20), n_attrs = opara__rd_u32(rec + 24), a;
+    opara__op op;
+    opara_result res;
+    if (!op_name || !name) return OPARA_ERR_BAD_INDEX;
+    op = opara__op_from_name(op_name);
+    if (op == OPARA__OP_COUNT)
+        return opara__fail(r->rt, OPARA_ERR_UNSUPPORTED_OP, "node %u '%s': operator '%s' is not supported", node, name,
+                           op_name);
+    if (opara__rd_u32(rec + 28))
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "node %u '%s': reserved field is not zero", node, name);
+    if (n_in > OPARA_MAX_NODE_IO || n_out > OPARA_MAX_NODE_IO || n_attrs > OPARA_MAX_ATTRS)
+        return opara__fail(r->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': %u inputs, %u outputs, %u attributes (limits %u, %u)",
+                           node, name, n_in, n_out, n_attrs, (unsigned)OPARA_MAX_NODE_IO, (unsigned)OPARA_MAX_ATTRS);
+    if (n_out == 0) return opara__fail(r->rt, OPARA_ERR_CORRUPT, "node %u '%s' has no outputs", node, name);
+    if (!opara__range_ok(first_attr, n_attrs, r->n_attrs))
+        return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "node %u '%s': attributes [%u, %llu) outside the %u attributes", node,
+                           name, first_attr, (unsigned long long)first_attr + n_attrs, r->n_attrs);
+    res = opara__check_refs(r, node, name, first, n_in, n_out, idx);
+    if (res != OPARA_OK) return res;
+    if (opara__graph_add_node(g, op, name, n_in, idx, n_out, idx + n_in) < 0) return OPARA_ERR_CORRUPT;
+    for (a = 0; a < n_attrs; ++a) {
+        res = opara__read_attr(r, g, node, name, first_attr + a);
+        if (res != OPARA_OK) return res;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__read_nodes(opara__reader* r, opara__graph* g) {
+    int32_t* idx = (int32_t*)opara__calloc(r->rt, 2 * (size_t)OPARA_MAX_NODE_IO + 1, sizeof(int32_t));
+    uint32_t node;
+    opara_result res = OPARA_OK;
+    if (!idx) return opara__fail(r->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading nodes");
+    for (node = 0; node < r->n_nodes && res == OPARA_OK; ++node) res = opara__read_node(r, g, node, idx);
+    opara__free(r->rt, idx);
+    return res;
+}
+
+static opara_result opara__read_io(opara__reader* r, opara__graph* g) {
+    uint32_t n_in = opara__rd_u32(r->data + OPARA__HDR_N_INPUTS), n_out = opara__rd_u32(r->data + OPARA__HDR_N_OUTPUTS);
+    uint32_t first = opara__rd_u32(r->data + OPARA__HDR_IO_REF), k;
+    if (!opara__range_ok(first, (uint64_t)n_in + n_out, r->n_refs))
+        return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "graph inputs/outputs: references [%u, %llu) outside the %u references",
+                           first, (unsigned long long)first + n_in + n_out, r->n_refs);
+    for (k = 0; k < n_in + n_out; ++k) {
+        int32_t v = opara__ref(r, first + k);
+        opara_result res;
+        if (v < 0 || (uint32_t)v >= r->n_tensors)
+            return opara__fail(r->rt, OPARA_ERR_BAD_INDEX, "graph %s %u: tensor index %u out of range (%u tensors)",
+                               k < n_in ? "input" : "output", k < n_in ? k : k - n_in, (uint32_t)v, r->n_tensors);
+        if (k < n_in && g->values[v].kind != OPARA__VALUE_INPUT)
+            return opara__fail(r->rt, OPARA_ERR_CORRUPT, "graph input %u: tensor %d '%s' is not of kind input", k, v,
+                               g->values[v].name);
+        res = k < n_in ? opara__graph_add_input(g, v) : opara__graph_add_output(g, v);
+        if (res != OPARA_OK) return res;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__read_metadata(opara__reader* r, opara__graph* g) {
+    uint32_t producer = opara__rd_u32(r->data + OPARA__HDR_PRODUCER);
+    g->source_opset = (int64_t)opara__rd_u64(r->data + OPARA__HDR_OPSET);
+    if (opara__rd_u32(r->data + OPARA__HDR_RESERVED) != 0)
+        return opara__fail(r->rt, OPARA_ERR_CORRUPT, "header: reserved field is not zero");
+    if (producer != OPARA__FORMAT_NONE) {
+        const char* s = opara__string(r, producer, "producer", 0);
+        if (!s) return OPARA_ERR_BAD_INDEX;
+        g->producer_name = opara__pool_strdup(r->rt, &g->pool, s);
+        if (!g->producer_name) return opara__fail(r->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__format_read(opara_runtime* rt, const uint8_t* data, size_t size, opara__graph* g,
+                                              uint32_t* alignment, uint64_t* hash) {
+    opara__reader r;
+    opara_result res;
+    memset(&r, 0, sizeof r);
+    r.rt = rt;
+    r.data = data;
+    *alignment = 0;
+    *hash = 0;
+    if (!data && size) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "model data is NULL");
+    if (size == 0) return opara__fail(rt, OPARA_ERR_TRUNCATED, "model is empty (0 bytes)");
+    res = opara__read_preamble(&r, size, hash);
+    if (res == OPARA_OK) res = opara__read_counts(&r);
+    if (res == OPARA_OK) res = opara__read_sections(&r);
+    if (res == OPARA_OK) res = opara__check_strings(&r);
+    if (res == OPARA_OK) res = opara__read_metadata(&r, g);
+    if (res == OPARA_OK) res = opara__read_tensors(&r, g);
+    if (res == OPARA_OK) res = opara__read_nodes(&r, g);
+    if (res == OPARA_OK) res = opara__read_io(&r, g);
+    if (res == OPARA_OK) res = opara__graph_validate(g);
+    *alignment = r.alignment;
+    return res;
+}
+
+/* ---- writer ---------------------------------------------------------------------------------- */
+
+typedef struct opara__strtab {
+    opara_runtime* rt;
+    const char** items;
+    size_t n, cap;
+    uint32_t* slots; /* open addressing: index + 1 */
+    uint32_t n_slots;
+    uint64_t bytes;
+} opara__strtab;
+
+static opara_result opara__strtab_rehash(opara__strtab* t) {
+    uint32_t cap = t->n_slots ? t->n_slots * 2 : 256, i;
+    uint32_t* slots = (uint32_t*)opara__calloc(t->rt, cap, sizeof(uint32_t));
+    if (!slots) return OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < t->n; ++i) {
+        uint32_t s = (uint32_t)opara__hash64(t->items[i], strlen(t->items[i]), 0) & (cap - 1);
+        while (slots[s]) s = (s + 1) & (cap - 1);
+        slots[s] = i + 1;
+    }
+    opara__free(t->rt, t->slots);
+    t->slots = slots;
+    t->n_slots = cap;
+    return OPARA_OK;
+}
+
+/* Index of s, added at the end on first use (so the order is deterministic). */
+static opara_result opara__strtab_intern(opara__strtab* t, const char* s, uint32_t* index) {
+    uint32_t slot;
+    size_t len = strlen(s);
+    if (len > OPARA_MAX_NAME) return opara__fail(t->rt, OPARA_ERR_LIMIT_EXCEEDED, "string '%.40s...' is %zu bytes (limit %u)",
+                                                 s, len, (unsigned)OPARA_MAX_NAME);
+    if ((t->n + 1) * 2 > t->n_slots && opara__strtab_rehash(t) != OPARA_OK)
+        return opara__fail(t->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory writing the string table");
+    for (slot = (uint32_t)opara__hash64(s, len, 0) & (t->n_slots - 1); t->slots[slot]; slot = (slot + 1) & (t->n_slots - 1))
+        if (strcmp(t->items[t->slots[slot] - 1], s) == 0) {
+            *index = t->slots[slot] - 1;
+            return OPARA_OK;
+        }
+    if (opara__grow(t->rt, (void**)&t->items, &t->cap, t->n + 1, sizeof(const char*)) != OPARA_OK)
+        return opara__fail(t->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory writing the string table");
+    t->items[t->n] = s;
+    t->slots[slot] = (uint32_t)t->n + 1;
+    *index = (uint32_t)t->n++;
+    t->bytes += len + 1;
+    return OPARA_OK;
+}
+
+typedef struct opara__layout {
+    uint32_t n_attrs, n_refs, io_ref;
+    uint64_t payload_size, strings_off, strbytes_off, strbytes_size, tensors_off, nodes_off, attrs_off, refs_off;
+    uint64_t payload_off, data_off, data_size, total;
+    uint64_t* tensor_data_off; /* per value */
+} opara__layout;
+
+static opara_result opara__intern_all(opara__strtab* t, const opara__graph* g) {
+    uint32_t i, a;
+    opara_result res = OPARA_OK;
+    uint32_t dummy;
+    for (i = 0; i < g->n_values && res == OPARA_OK; ++i) res = opara__strtab_intern(t, g->values[i].name, &dummy);
+    for (i = 0; i < g->n_nodes && res == OPARA_OK; ++i) {
+        const opara__node* n = &g->nodes[i];
+        res = opara__strtab_intern(t, opara__op_name(n->op), &dummy);
+        if (res == OPARA_OK) res = opara__strtab_intern(t, n->name ? n->name : "", &dummy);
+        for (a = 0; a < n->n_attrs && res == OPARA_OK; ++a) {
+            res = opara__strtab_intern(t, n->attrs[a].name, &dummy);
+            if (res == OPARA_OK && n->attrs[a].type == OPARA__ATTR_STRING) res = opara__strtab_intern(t, n->attrs[a].v.s, &dummy);
+        }
+    }
+    if (res == OPARA_OK && g->producer_name) res = opara__strtab_intern(t, g->producer_name, &dummy);
+    return res;
+}
+
+static uint64_t opara__align64(uint64_t x, uint64_t a) {
+    return (x + a - 1) & ~(a - 1);
+}
+
+static opara_result opara__plan_layout(opara_runtime* rt, const opara__graph* g, const opara__strtab* t,
+                                       uint32_t alignment, opara__layout* L) {
+    uint32_t i, a;
+    uint64_t refs = 0, attrs = 0, payload = 0, data = 0;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[i];
+        refs += (uint64_t)n->n_inputs + n->n_outputs;
+        attrs += n->n_attrs;
+        for (a = 0; a < n->n_attrs; ++a) {
+            if (n->attrs[a].type == OPARA__ATTR_INTS) payload = opara__align64(payload, 8) + 8 * (uint64_t)n->attrs[a].count;
+            if (n->attrs[a].type == OPARA__ATTR_FLOATS) payload = opara__align64(payload, 4) + 4 * (uint64_t)n->attrs[a].count;
+        }
+    }
+    L->io_ref = (uint32_t)refs;
+    refs += (uint64_t)g->n_inputs + g->n_outputs;
+    if (refs > 0xFFFFFFF0u || attrs > 0xFFFFFFF0u) return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "graph too big to write");
+    L->n_refs = (uint32_t)refs;
+    L->n_attrs = (uint32_t)attrs;
+    L->payload_size = payload;
+    L->tensor_data_off = (uint64_t*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(uint64_t));
+    if (!L->tensor_data_off) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory writing the model");
+    for (i = 0; i < g->n_values; ++i)
+        if (g->values[i].kind == OPARA__VALUE_CONST) {
+            data = opara__align64(data, alignment);
+            L->tensor_data_off[i] = data;
+            data += g->values[i].nbytes;
+        }
+    L->data_size = data;
+    L->strings_off = OPARA__FORMAT_HEADER_SIZE;
+    L->strbytes_off = L->strings_off + (uint64_t)t->n * OPARA__FORMAT_STRING_SIZE;
+    L->strbytes_size = t->bytes;
+    L->tensors_off = opara__align64(L->strbytes_off + L->strbytes_size, 8);
+    L->nodes_off = L->tensors_off + (uint64_t)g->n_values * OPARA__FORMAT_TENSOR_SIZE;
+    L->attrs_off = L->nodes_off + (uint64_t)g->n_nodes * OPARA__FORMAT_NODE_SIZE;
+    L->refs_off = L->attrs_off + attrs * OPARA__FORMAT_ATTR_SIZE;
+    L->payload_off = opara__align64(L->refs_off + refs * 4, 8);
+    L->data_off = opara__align64(L->payload_off + payload, alignment);
+    L->total = L->data_off + L->data_size;
+    if (L->total > (uint64_t)OPARA_MAX_MODEL_BYTES || L->total > (uint64_t)(size_t)-1)
+        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "model would be %llu bytes", (unsigned long long)L->total);
+    return OPARA_OK;
+}
+
+static void opara__write_header(uint8_t* o, const opara__graph* g, const opara__strtab* t, const opara__layout* L,
+                                uint32_t alignment, uint32_t producer) {
+    memcpy(o, OPARA__FORMAT_MAGIC, OPARA__FORMAT_MAGIC_SIZE);
+    opara__wr_u16(o + OPARA__HDR_VER_MAJOR, OPARA__FORMAT_MAJOR);
+    opara__wr_u16(o + OPARA__HDR_VER_MINOR, OPARA__FORMAT_MINOR);
+    opara__wr_u32(o + OPARA__HDR_HEADER_SIZE, OPARA__FORMAT_HEADER_SIZE);
+    opara__wr_u32(o + OPARA__HDR_FLAGS, 0);
+    opara__wr_u32(o + OPARA__HDR_ALIGNMENT, alignment);
+    opara__wr_u32(o + OPARA__HDR_N_STRINGS, (uint32_t)t->n);
+    opara__wr_u32(o + OPARA__HDR_N_TENSORS, g->n_values);
+    opara__wr_u32(o + OPARA__HDR_N_NODES, g->n_nodes);
+    opara__wr_u32(o + OPARA__HDR_N_ATTRS, L->n_attrs);
+    opara__wr_u32(o + OPARA__HDR_N_REFS, L->n_refs);
+    opara__wr_u32(o + OPARA__HDR_N_INPUTS, g->n_inputs);
+    opara__wr_u32(o + OPARA__HDR_N_OUTPUTS, g->n_outputs);
+    opara__wr_u32(o + OPARA__HDR_IO_REF, L->io_ref);
+    opara__wr_u32(o + OPARA__HDR_PRODUCER, producer);
+    opara__wr_u64(o + OPARA__HDR_OPSET, (uint64_t)g->source_opset);
+    opara__wr_u64(o + OPARA__HDR_STRINGS_OFF, L->strings_off);
+    opara__wr_u64(o + OPARA__HDR_STRBYTES_OFF, L->strbytes_off);
+    opara__wr_u64(o + OPARA__HDR_STRBYTES_SIZE, L->strbytes_size);
+    opara__wr_u64(o + OPARA__HDR_TENSORS_OFF, L->tensors_off);
+    opara__wr_u64(o + OPARA__HDR_NODES_OFF, L->nodes_off);
+    opara__wr_u64(o + OPARA__HDR_ATTRS_OFF, L->attrs_off);
+    opara__wr_u64(o + OPARA__HDR_REFS_OFF, L->refs_off);
+    opara__wr_u64(o + OPARA__HDR_PAYLOAD_OFF, L->payload_off);
+    opara__wr_u64(o + OPARA__HDR_PAYLOAD_SIZE, L->payload_size);
+    opara__wr_u64(o + OPARA__HDR_DATA_OFF, L->data_off);
+    opara__wr_u64(o + OPARA__HDR_DATA_SIZE, L->data_size);
+    opara__wr_u64(o + OPARA__HDR_TOTAL_SIZE, L->total);
+}
+
+static void opara__write_strings(uint8_t* o, const opara__strtab* t, const opara__layout* L) {
+    uint64_t pos = 0;
+    size_t i;
+    for (i = 0; i < t->n; ++i) {
+        size_t len = strlen(t->items[i]);
+        uint8_t* e = o + L->strings_off + i * OPARA__FORMAT_STRING_SIZE;
+        opara__wr_u32(e, (uint32_t)pos);
+        opara__wr_u32(e + 4, (uint32_t)len);
+        memcpy(o + L->strbytes_off + pos, t->items[i], len + 1);
+        pos += len + 1;
+    }
+}
+
+static uint32_t opara__str_index(opara__strtab* t, const char* s) {
+    uint32_t index = 0;
+    opara__strtab_intern(t, s, &index); /* already present: cannot fail */
+    return index;
+}
+
+static void opara__write_tensors(uint8_t* o, const opara__graph* g, opara__strtab* t, const opara__layout* L) {
+    uint32_t i;
+    int k;
+    for (i = 0; i < g->n_values; ++i) {
+        const opara__value* v = &g->values[i];
+        uint8_t* rec = o + L->tensors_off + (size_t)i * OPARA__FORMAT_TENSOR_SIZE;
+        opara__wr_u32(rec, opara__str_index(t, v->name));
+        opara__wr_u16(rec + 4, (uint16_t)v->dtype);
+        rec[6] = (uint8_t)(v->shape.ndim < 0 ? OPARA__FORMAT_RANK_UNKNOWN : (uint32_t)v->shape.ndim);
+        rec[7] = (uint8_t)v->kind;
+        for (k = 0; k < v->shape.ndim; ++k)
+            opara__wr_u64(rec + 16 + 8 * k,
+                          (uint64_t)(v->shape.dims[k] == OPARA__DIM_BATCH ? OPARA__FORMAT_DIM_BATCH : v->shape.dims[k]));
+        if (v->kind == OPARA__VALUE_CONST) {
+            opara__wr_u64(rec + 80, L->tensor_data_off[i]);
+            opara__wr_u64(rec + 88, v->nbytes);
+            if (v->nbytes) memcpy(o + L->data_off + L->tensor_data_off[i], v->data, (size_t)v->nbytes);
+        }
+    }
+}
+
+static void opara__write_nodes(uint8_t* o, const opara__graph* g, opara__strtab* t, const opara__layout* L) {
+    uint32_t i, k, ref = 0, attr = 0;
+    uint64_t payload = 0;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[i];
+        uint8_t* rec = o + L->nodes_off + (size_t)i * OPARA__FORMAT_NODE_SIZE;
+        opara__wr_u32(rec, opara__str_index(t, opara__op_name(n->op)));
+        opara__wr_u32(rec + 4, opara__str_index(t, n->name ? n->name : ""));
+        opara__wr_u32(rec + 8, ref);
+        opara__wr_u32(rec + 12, n->n_inputs);
+        opara__wr_u32(rec + 16, n->n_outputs);
+        opara__wr_u32(rec + 20, attr);
+        opara__wr_u32(rec + 24, n->n_attrs);
+        for (k = 0; k < n->n_inputs; ++k) opara__wr_u32(o + L->refs_off + 4 * (size_t)ref++, (uint32_t)n->inputs[k]);
+        for (k = 0; k < n->n_outputs; ++k) opara__wr_u32(o + L->refs_off + 4 * (size_t)ref++, (uint32_t)n->outputs[k]);
+        for (k = 0; k < n->n_attrs; ++k) {
+            const opara__attr* a = &n->attrs[k];
+            uint8_t* ar = o + L->attrs_off + (size_t)attr++ * OPARA__FORMAT_ATTR_SIZE;
+            uint32_t e;
+            opara__wr_u32(ar, opara__str_index(t, a->name));
+            ar[4] = (uint8_t)a->type;
+            switch (a->type) {
+            case OPARA__ATTR_INT: opara__wr_u32(ar + 8, 1), opara__wr_u64(ar + 16, (uint64_t)a->v.i); break;
+            case OPARA__ATTR_FLOAT: {
+                uint32_t bits;
+                memcpy(&bits, &a->v.f, 4);
+                opara__wr_u32(ar + 8, 1);
+                opara__wr_u64(ar + 16, bits);
+                break;
+            }
+            case OPARA__ATTR_STRING: opara__wr_u64(ar + 16, opara__str_index(t, a->v.s)); break;
+            case OPARA__ATTR_INTS:
+                payload = opara__align64(payload, 8);
+                opara__wr_u32(ar + 8, a->count);
+                opara__wr_u64(ar + 16, payload);
+                for (e = 0; e < a->count; ++e, payload += 8) opara__wr_u64(o + L->payload_off + payload, (uint64_t)a->v.ints[e]);
+                break;
+            case OPARA__ATTR_FLOATS:
+                payload = opara__align64(payload, 4);
+                opara__wr_u32(ar + 8, a->count);
+                opara__wr_u64(ar + 16, payload);
+                for (e = 0; e < a->count; ++e, payload += 4) {
+                    uint32_t bits;
+                    memcpy(&bits, &a->v.floats[e], 4);
+                    opara__wr_u32(o + L->payload_off + payload, bits);
+                }
+                break;
+            }
+        }
+    }
+    for (i = 0; i < g->n_inputs; ++i) opara__wr_u32(o + L->refs_off + 4 * (size_t)ref++, (uint32_t)g->inputs[i]);
+    for (i = 0; i < g->n_outputs; ++i) opara__wr_u32(o + L->refs_off + 4 * (size_t)ref++, (uint32_t)g->outputs[i]);
+}
+
+static opara_result opara__check_writable(opara_runtime* rt, const opara__graph* g) {
+    uint32_t i;
+    for (i = 0; i < g->n_values; ++i) {
+        const opara__value* v = &g->values[i];
+        if (opara_dtype_size(v->dtype) == 0)
+            return opara__fail(rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d cannot be written", i, v->name,
+                               (int)v->dtype);
+        if (v->shape.ndim > OPARA__FORMAT_MAX_RANK)
+            return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "tensor %u '%s': rank %d (the format allows %d)", i, v->name,
+                               (int)v->shape.ndim, OPARA__FORMAT_MAX_RANK);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__graph* g, uint32_t alignment,
+                                               opara__bytes* out) {
+    opara__strtab t;
+    opara__layout L;
+    opara_result res;
+    uint8_t* o = NULL;
+    out->data = NULL;
+    out->size = 0;
+    if (!alignment) alignment = OPARA__DEFAULT_ALIGN;
+    if (!opara__is_pow2(alignment) || alignment < OPARA__FORMAT_MIN_ALIGN || alignment > OPARA__FORMAT_MAX_ALIGN)
+        return opara__fail(rt, OPARA_ERR_BAD_ALIGNMENT, "alignment %u is not a power of two in [%u, %u]", alignment,
+                           OPARA__FORMAT_MIN_ALIGN, OPARA__FORMAT_MAX_ALIGN);
+    memset(&t, 0, sizeof t);
+    memset(&L, 0, sizeof L);
+    t.rt = rt;
+    res = opara__check_writable(rt, g);
+    if (res == OPARA_OK) res = opara__intern_all(&t, g);
+    if (res == OPARA_OK) res = opara__plan_layout(rt, g, &t, alignment, &L);
+    if (res == OPARA_OK) {
+        o = (uint8_t*)opara__alloc_aligned(&rt->allocator, (size_t)L.total, alignment);
+        if (!o) res = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte model", (unsigned long long)L.total);
+    }
+    if (res == OPARA_OK) {
+        memset(o, 0, (size_t)L.total);
+        opara__write_header(o, g, &t, &L, alignment,
+                            g->producer_name ? opara__str_index(&t, g->producer_name) : OPARA__FORMAT_NONE);
+        opara__write_strings(o, &t, &L);
+        opara__write_tensors(o, g, &t, &L);
+        opara__write_nodes(o, g, &t, &L);
+        opara__wr_u64(o + OPARA__HDR_HASH, opara__hash64(o + OPARA__FORMAT_HEADER_SIZE,
+                                                         (size_t)L.total - OPARA__FORMAT_HEADER_SIZE, 0));
+        out->data = o;
+        out->size = (size_t)L.total;
+    }
+    opara__free(rt, L.tensor_data_off);
+    opara__free(rt, (void*)t.items);
+    opara__free(rt, t.slots);
+    return res;
+}
+/* ==== END src/opara_format.c ==== */
+/* ==== BEGIN src/opara_model.c ==== */
+/* The model object: semantic validation shared by every way a model is made, loading from
+   memory and from files (mmap / MapViewOfFile / read), the public queries, and the builder. */
+/* #include "opara_model.h" (inlined above) */
+
+#if !defined(OPARA_NO_STDIO)
+#  include <stdio.h>
+#  if defined(_WIN32)
+#    define WIN32_LEAN_AND_MEAN
+#    include <windows.h>
+#  elif defined(__unix__) || defined(__APPLE__)
+#    include <fcntl.h>
+#    include <sys/mman.h>
+#    include <sys/stat.h>
+#    include <unistd.h>
+#    define OPARA__HAVE_MMAP 1
+#  endif
+#endif
+
+/* ---- semantic validation --------------------------------------------------------------------- */
+
+/* Types of the attributes the IR knows (ONNX names mean the same thing on every operator that
+   has them). An attribute with a known name and another type is rejected: kernels and shape
+   inference read them by type. Unknown names are kept and ignored. */
+typedef struct opara__attr_rule {
+    const char* name;
+    opara__attr_type type;
+} opara__attr_rule;
+
+static const opara__attr_rule opara__attr_rules[] = {
+    {"kernel_shape", OPARA__ATTR_INTS}, {"strides", OPARA__ATTR_INTS}, {"pads", OPARA__ATTR_INTS},
+    {"dilations", OPARA__ATTR_INTS}, {"group", OPARA__ATTR_INT}, {"auto_pad", OPARA__ATTR_STRING},
+    {"ceil_mode", OPARA__ATTR_INT}, {"count_include_pad", OPARA__ATTR_INT}, {"storage_order", OPARA__ATTR_INT},
+    {"output_padding", OPARA__ATTR_INTS}, {"output_shape", OPARA__ATTR_INTS}, {"epsilon", OPARA__ATTR_FLOAT},
+    {"momentum", OPARA__ATTR_FLOAT}, {"alpha", OPARA__ATTR_FLOAT}, {"beta", OPARA__ATTR_FLOAT},
+    {"axis", OPARA__ATTR_INT}, {"axes", OPARA__ATTR_INTS}, {"split", OPARA__ATTR_INTS}, {"starts", OPARA__ATTR_INTS},
+    {"ends", OPARA__ATTR_INTS}, {"steps", OPARA__ATTR_INTS}, {"shape", OPARA__ATTR_INTS}, {"allowzero", OPARA__ATTR_INT},
+    {"perm", OPARA__ATTR_INTS}, {"transA", OPARA__ATTR_INT}, {"transB", OPARA__ATTR_INT}, {"keepdims", OPARA__ATTR_INT},
+    {"noop_with_empty_axes", OPARA__ATTR_INT}, {"to", OPARA__ATTR_INT}, {"mode", OPARA__ATTR_STRING},
+    {"min", OPARA__ATTR_FLOAT}, {"max", OPARA__ATTR_FLOAT}, {"value", OPARA__ATTR_FLOAT},
+    {"constant_value", OPARA__ATTR_FLOAT}, {"scales", OPARA__ATTR_FLOATS}, {"sizes", OPARA__ATTR_INTS},
+    {"approximate", OPARA__ATTR_STRING}, {"coordinate_transformation_mode", OPARA__ATTR_STRING},
+    {"nearest_mode", OPARA__ATTR_STRING}, {"cubic_coeff_a", OPARA__ATTR_FLOAT}, {"exclude_outside", OPARA__ATTR_INT},
+    {"extrapolation_value", OPARA__ATTR_FLOAT}, {"stash_type", OPARA__ATTR_INT}, {"training_mode", OPARA__ATTR_INT},
+};
+
+static const char* opara__attr_type_name(opara__attr_type t) {
+    switch (t) {
+    case OPARA__ATTR_INT: return "INT";
+    case OPARA__ATTR_FLOAT: return "FLOAT";
+    case OPARA__ATTR_INTS: return "INTS";
+    case OPARA__ATTR_FLOATS: return "FLOATS";
+    case OPARA__ATTR_STRING: return "STRING";
+    default: return "?";
+    }
+}
+
+static opara_result opara__validate_attrs(opara__graph* g, uint32_t i) {
+    const opara__node* n = &g->nodes[i];
+    uint32_t a, k;
+    if (n->n_attrs > OPARA_MAX_ATTRS)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': %u attributes (limit %u)", i, n->name, n->n_attrs,
+                           (unsigned)OPARA_MAX_ATTRS);
+    for (a = 0; a < n->n_attrs; ++a) {
+        const opara__attr* at = &n->attrs[a];
+        if ((at->type == OPARA__ATTR_INTS || at->type == OPARA__ATTR_FLOATS) && at->count > OPARA_MAX_ATTR_ELEMS)
+            return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s' attribute '%s': %u elements (limit %u)", i,
+                               n->name, at->name, at->count, (unsigned)OPARA_MAX_ATTR_ELEMS);
+        for (k = 0; k < OPARA__ARRAY_COUNT(opara__attr_rules); ++k)
+            if (strcmp(opara__attr_rules[k].name, at->name) == 0 && opara__attr_rules[k].type != at->type)
+                return opara__fail(g->rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): attribute '%s' is %s, expected %s", i,
+                                   n->name, opara__op_name(n->op), at->name, opara__attr_type_name(at->type),
+                                   opara__attr_type_name(opara__attr_rules[k].type));
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__validate_value(opara__graph* g, uint32_t i) {
+    const opara__value* v = &g->values[i];
+    int32_t k;
+    size_t esize = opara_dtype_size(v->dtype);
+    if (v->kind != OPARA__VALUE_ACTIVATION && esize == 0)
+        return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d is not supported", i, v->name,
+                           (int)v->dtype);
+    if (v->kind == OPARA__VALUE_ACTIVATION && v->dtype != OPARA_DTYPE_UNDEFINED && esize == 0)
+        return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d is not supported", i, v->name,
+                           (int)v->dtype);
+    if (v->kind == OPARA__VALUE_ACTIVATION && v->producer < 0)
+        return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' is neither an input, a constant nor produced by a node", i,
+                           v->name);
+    if (v->kind != OPARA__VALUE_ACTIVATION && v->shape.ndim < 0)
+        return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' (%s) has no declared shape", i, v->name,
+                           v->kind == OPARA__VALUE_INPUT ? "input" : "constant");
+    for (k = 0; k < v->shape.ndim; ++k) {
+        int64_t d = v->shape.dims[k];
+        if (d < 0 && !(d == OPARA__DIM_BATCH && v->kind != OPARA__VALUE_CONST))
+            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': dimension %d is %lld", i, v->name, (int)k,
+                               (long long)d);
+    }
+    if (v->kind == OPARA__VALUE_CONST) {
+        int64_t numel = opara__shape_numel(&v->shape);
+        uint64_t expect;
+        if (numel < 0 || (uint64_t)numel > UINT64_MAX / 8)
+            return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "constant %u '%s': too many elements", i, v->name);
+        expect = (uint64_t)numel * esize;
+        if (v->nbytes != expect)
+            return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "constant %u '%s': %llu bytes of data, but %lld %s elements need %llu",
+                               i, v->name, (unsigned long long)v->nbytes, (long long)numel, opara_dtype_name(v->dtype),
+                               (unsigned long long)expect);
+        if (v->nbytes && !v->data)
+            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "constant %u '%s' has no data", i, v->name);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__validate_io(opara__graph* g) {
+    uint8_t* seen = (uint8_t*)opara__calloc(g->rt, (size_t)g->n_values + 1, 1);
+    uint32_t i, n_input_values = 0;
+    opara_result r = OPARA_OK;
+    if (!seen) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (i = 0; i < g->n_inputs && r == OPARA_OK; ++i) {
+        int32_t v = g->inputs[i];
+        if (g->values[v].kind != OPARA__VALUE_INPUT || (seen[v] & 1))
+            r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "graph input %u: tensor '%s' is %s", i, g->values[v].name,
+                            (seen[v] & 1) ? "listed twice" : "not an input");
+        seen[v] |= 1;
+    }
+    for (i = 0; i < g->n_outputs && r == OPARA_OK; ++i) {
+        int32_t v = g->outputs[i];
+        if (seen[v] & 2) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "graph output %u: tensor '%s' is listed twice", i, g->values[v].name);
+        seen[v] |= 2;
+    }
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i)
+        if (g->values[i].kind == OPARA__VALUE_INPUT) ++n_input_values;
+    if (r == OPARA_OK && n_input_values != g->n_inputs)
+        r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "%u tensors are inputs but the graph lists %u", n_input_values, g->n_inputs);
+    if (r == OPARA_OK && g->n_outputs == 0) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "the graph has no outputs");
+    opara__free(g->rt, seen);
+    return r;
+}
+
+/* Infers dtypes, checks declared activation dtypes against them, fills in unknown ones, and
+   checks that shapes infer at batch 1. */
+static opara_result opara__validate_flow(opara__graph* g) {
+    opara_dtype* dt = (opara_dtype*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(opara_dtype));
+    opara__shape* shapes = (opara__shape*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(opara__shape));
+    opara_result r = OPARA_OK;
+    uint32_t i;
+    if (!dt || !shapes) r = opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory validating the graph");
+    if (r == OPARA_OK) r = opara__infer_dtypes(g->rt, g, dt);
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) {
+        opara__value* v = &g->values[i];
+        if (v->kind != OPARA__VALUE_ACTIVATION) continue;
+        if (v->dtype != OPARA_DTYPE_UNDEFINED && v->dtype != dt[i])
+            r = opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s' is declared %s but node %d '%s' (%s) produces %s", i,
+                            v->name, opara_dtype_name(v->dtype), v->producer, g->nodes[v->producer].name,
+                            opara__op_name(g->nodes[v->producer].op), opara_dtype_name(dt[i]));
+        v->dtype = dt[i];
+    }
+    if (r == OPARA_OK) r = opara__infer_shapes(g->rt, g, 1, shapes);
+    opara__free(g->rt, dt);
+    opara__free(g->rt, shapes);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g) {
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    if (g->n_values > OPARA_MAX_TENSORS || g->n_nodes > OPARA_MAX_NODES)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u tensors, %u nodes (limits %u, %u)", g->n_values, g->n_nodes,
+                           (unsigned)OPARA_MAX_TENSORS, (unsigned)OPARA_MAX_NODES);
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) r = opara__validate_value(g, i);
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        if (g->nodes[i].n_outputs == 0) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "node %u '%s' has no outputs", i, g->nodes[i].name);
+        else if (g->nodes[i].n_inputs > OPARA_MAX_NODE_IO || g->nodes[i].n_outputs > OPARA_MAX_NODE_IO)
+            r = opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': too many inputs or outputs", i, g->nodes[i].name);
+        else r = opara__validate_attrs(g, i);
+    }
+    if (r == OPARA_OK) r = opara__validate_io(g);
+    if (r == OPARA_OK) r = opara__graph_finalize(g);
+    if (r == OPARA_OK) r = opara__validate_flow(g);
+    return r;
+}
+
+/* ---- the model object ------------------------------------------------------------------------ */
+
+static opara_model* opara__model_new(opara_runtime* rt) {
+    opara_model* m = (opara_model*)opara__calloc(rt, 1, sizeof *m);
+    if (!m) return NULL;
+    m->rt = rt;
+    opara__graph_init(&m->graph, rt);
+    return m;
+}
+
+static void opara__unmap(opara_model* m) {
+#if defined(OPARA__HAVE_MMAP)
+    if (m->map_base) munmap(m->map_base, m->map_size);
+#elif defined(_WIN32) && !defined(OPARA_NO_STDIO)
+    if (m->map_base) UnmapViewOfFile(m->map_base);
+    if (m->map_handle) CloseHandle((HANDLE)m->map_handle);
+#endif
+    m->map_base = NULL;
+    m->map_handle = NULL;
+}
+
+OPARADEF void opara_model_destroy(opara_model* model) {
+    opara_runtime* rt;
+    if (!model) return;
+    rt = model->rt;
+    opara__graph_free(&model->graph);
+    opara__free(rt, model->owned);
+    opara__unmap(model);
+    opara__free(rt, model);
+}
+
+OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out) {
+    opara_model* m;
+    opara_result r;
+    *out = NULL;
+    r = opara__graph_validate(g);
+    if (r != OPARA_OK) {
+        opara__graph_free(g);
+        return r;
+    }
+    m = opara__model_new(rt);
+    if (!m) {
+        opara__graph_free(g);
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a model");
+    }
+    m->graph = *g;
+    memset(g, 0, sizeof *g);
+    *out = m;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model) {
+    return &model->graph;
+}
+
+/* Parses m->image into m->graph; destroys m on failure. */
+static opara_result opara__model_parse(opara_model* m, opara_model** out) {
+    opara_result r = opara__format_read(m->rt, m->image, m->image_size, &m->graph, &m->alignment, &m->content_hash);
+    if (r != OPARA_OK) {
+        opara_model_destroy(m);
+        return r;
+    }
+    opara__log(&m->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_MODEL_LOADED, "model loaded: %u tensors, %u nodes, %s",
+               m->graph.n_values, m->graph.n_nodes, m->zero_copy ? "weights used in place" : "weights copied");
+    *out = m;
+    return OPARA_OK;
+}
+
+static int opara__host_is_little_endian(void) {
+    const uint16_t probe = 1;
+    uint8_t first;
+    memcpy(&first, &probe, 1);
+    return first == 1;
+}
+
+static opara_result opara__load_checks(opara_runtime* rt, opara_model** out) {
+    if (!out) return rt ? opara__fail(rt, OPARA_ERR_INVALID_ARGS, "out is NULL") : OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    if (!rt) return OPARA_ERR_INVALID_ARGS;
+    if (!opara__host_is_little_endian())
+        return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "big-endian hosts cannot use .opara weights in place");
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void* data, size_t size, opara_model** out) {
+    const uint8_t* bytes = (const uint8_t*)data;
+    uint32_t alignment;
+    opara_model* m;
+    opara_result r = opara__load_checks(runtime, out);
+    if (r != OPARA_OK) return r;
+    if (!data && size) return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "data is NULL");
+    m = opara__model_new(runtime);
+    if (!m) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a model");
+    alignment = opara__format_peek_alignment(bytes, size);
+    m->image = bytes;
+    m->image_size = size;
+    m->zero_copy = 1;
+    if (alignment && opara__is_pow2(alignment) && alignment <= OPARA__FORMAT_MAX_ALIGN && (uintptr_t)bytes % alignment) {
+        m->owned = (uint8_t*)opara__alloc_aligned(&runtime->allocator, size, alignment);
+        if (!m->owned) {
+            opara_model_destroy(m);
+            return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory copying a misaligned %zu-byte model", size);
+        }
+        memcpy(m->owned, bytes, size);
+        m->image = m->owned;
+        m->zero_copy = 0;
+    }
+    return opara__model_parse(m, out);
+}
+
+#if !defined(OPARA_NO_STDIO)
+/* Reads the whole file into an aligned buffer (the portable path). */
+static opara_result opara__read_whole_file(opara_model* m, const char* path) {
+    FILE* f = fopen(path, "rb");
+    uint8_t head[OPARA__FORMAT_HEADER_SIZE];
+    size_t got, alignment;
+    long n;
+    if (!f) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return opara__fail(m->rt, OPARA_ERR_IO, "cannot determine the size of '%s'", path);
+    }
+    got = fread(head, 1, sizeof head, f);
+    alignment = opara__format_peek_alignment(head, got);
+    if (!opara__is_pow2(alignment) || alignment > OPARA__FORMAT_MAX_ALIGN) alignment = OPARA__DEFAULT_ALIGN;
+    m->owned = (uint8_t*)opara__alloc_aligned(&m->rt->allocator, (size_t)n + 1, alignment);
+    if (!m->owned) {
+        fclose(f);
+        return opara__fail(m->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%ld bytes)", path, n);
+    }
+    memcpy(m->owned, head, got);
+    if (got < (size_t)n && fread(m->owned + got, 1, (size_t)n - got, f) != (size_t)n - got) {
+        fclose(f);
+        return opara__fail(m->rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    }
+    fclose(f);
+    m->image = m->owned;
+    m->image_size = (size_t)n;
+    return OPARA_OK;
+}
+
+/* Maps the file read-only; returns OPARA_ERR_UNSUPPORTED when mapping is not possible here. */
+static opara_result opara__map_file(opara_model* m, const char* path) {
+#if defined(OPARA__HAVE_MMAP)
+    struct stat st;
+    void* base;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
+    if (fstat(fd, &st) != 0 || st.st_size <= 0 || (uint64_t)st.st_size > (uint64_t)(size_t)-1) {
+        close(fd);
+        return OPARA_ERR_UNSUPPORTED; /* empty or odd files take the read path and its messages */
+    }
+    base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) return OPARA_ERR_UNSUPPORTED;
+    m->map_base = base;
+    m->map_size = (size_t)st.st_size;
+#elif defined(_WIN32)
+    HANDLE file = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    LARGE_INTEGER size;
+    HANDLE mapping;
+    void* base;
+    if (file == INVALID_HANDLE_VALUE) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
+    if (!GetFileSizeEx(file, &size) || size.QuadPart <= 0 || (uint64_t)size.QuadPart > (uint64_t)(size_t)-1) {
+        CloseHandle(file);
+        return OPARA_ERR_UNSUPPORTED;
+    }
+    mapping = CreateFileMappingA(file, NULL, PAGE_READONLY, 0, 0, NULL);
+    CloseHandle(file);
+    if (!mapping) return OPARA_ERR_UNSUPPORTED;
+    base = MapViewOfFile(mapping, FILE_MAP_READ, 0, 0, 0);
+    if (!base) {
+        CloseHandle(mapping);
+        return OPARA_ERR_UNSUPPORTED;
+    }
+    m->map_base = base;
+    m->map_handle = mapping;
+    m->map_size = (size_t)size.QuadPart;
+#else
+    (void)m;
+    (void)path;
+    return OPARA_ERR_UNSUPPORTED;
+#endif
+    m->image = (const uint8_t*)m->map_base;
+    m->image_size = m->map_size;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out) {
+    opara_model* m;
+    opara_result r = opara__load_checks(runtime, out);
+    if (r != OPARA_OK) return r;
+    if (!path) return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "path is NULL");
+    m = opara__model_new(runtime);
+    if (!m) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a model");
+    r = opara__map_file(m, path);
+    if (r == OPARA_OK) {
+        uint32_t alignment = opara__format_peek_alignment(m->image, m->image_size);
+        m->zero_copy = 1;
+        if (alignment && (uintptr_t)m->image % alignment) { /* alignment above the page size */
+            opara__unmap(m);
+            r = OPARA_ERR_UNSUPPORTED;
+        }
+    }
+    if (r == OPARA_ERR_UNSUPPORTED) {
+        m->zero_copy = 0;
+        r = opara__read_whole_file(m, path);
+    }
+    if (r != OPARA_OK) {
+        opara_model_destroy(m);
+        return r;
+    }
+    return opara__model_parse(m, out);
+}
+#endif
+
+/* ---- queries --------------------------------------------------------------------------------- */
+
+static void opara__tensor_info(const opara__value* v, opara_tensor_info* out) {
+    int32_t k;
+    memset(out, 0, sizeof *out);
+    out->name = v->name;
+    out->dtype = v->dtype;
+    out->rank = v->shape.ndim;
+    for (k = 0; k < v->shape.ndim && k < OPARA_MAX_DIMS; ++k)
+        out->dims[k] = v->shape.dims[k] == OPARA__DIM_BATCH ? OPARA_DIM_BATCH : v->shape.dims[k];
+}
+
+OPARADEF uint32_t opara_model_input_count(const opara_model* model) {
+    return model ? model->graph.n_inputs : 0;
+}
+
+OPARADEF uint32_t opara_model_output_count(const opara_model* model) {
+    return model ? model->graph.n_outputs : 0;
+}
+
+OPARADEF opara_result opara_model_input_info(const opara_model* model, uint32_t index, opara_tensor_info* out) {
+    if (!model || !out) return OPARA_ERR_INVALID_ARGS;
+    if (index >= model->graph.n_inputs) return OPARA_ERR_NOT_FOUND;
+    opara__tensor_info(&model->graph.values[model->graph.inputs[index]], out);
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_model_output_info(const opara_model* model, uint32_t index, opara_tensor_info* out) {
+    if (!model || !out) return OPARA_ERR_INVALID_ARGS;
+    if (index >= model->graph.n_outputs) return OPARA_ERR_NOT_FOUND;
+    opara__tensor_info(&model->graph.values[model->graph.outputs[index]], out);
+    return OPARA_OK;
+}
+
+OPARADEF uint32_t opara_model_node_count(const opara_model* model) {
+    return model ? model->graph.n_nodes : 0;
+}
+
+OPARADEF const char* opara_model_node_op(const opara_model* model, uint32_t index) {
+    if (!model || index >= model->graph.n_nodes) return NULL;
+    return opara__op_name(model->graph.nodes[index].op);
+}
+
+OPARADEF const char* opara_model_node_name(const opara_model* model, uint32_t index) {
+    if (!model || index >= model->graph.n_nodes) return NULL;
+    return model->graph.nodes[index].name ? model->graph.nodes[index].name : "";
+}
+
+OPARADEF opara_result opara_model_get_stats(const opara_model* model, opara_model_stats* out) {
+    const opara__graph* g;
+    uint32_t i;
+    if (!model || !out) return OPARA_ERR_INVALID_ARGS;
+    g = &model->graph;
+    memset(out, 0, sizeof *out);
+    out->n_tensors = g->n_values;
+    out->n_nodes = g->n_nodes;
+    out->n_inputs = g->n_inputs;
+    out->n_outputs = g->n_outputs;
+    for (i = 0; i < g->n_values; ++i)
+        if (g->values[i].kind == OPARA__VALUE_CONST) {
+            out->n_constants++;
+            out->n_params += (uint64_t)opara__shape_numel(&g->values[i].shape);
+            out->param_bytes += g->values[i].nbytes;
+        }
+    out->file_bytes = model->image ? model->image_size : 0;
+    out->content_hash = model->content_hash;
+    out->zero_copy = model->zero_copy;
+    out->source_opset = g->source_opset;
+    out->producer = g->producer_name ? g->producer_name : "";
+    return OPARA_OK;
+}
+
+OPARADEF void opara_free(opara_runtime* runtime, void* ptr) {
+    if (runtime) opara__free(runtime, ptr);
+}
+/* ==== END src/opara_model.c ==== */
+/* ==== BEGIN src/opara_builder.c ==== */
+/* The public graph builder: records tensors, nodes and outputs by name (any order), and turns
+   them into a fresh graph on finish/save, which validates like the loader. */
+/* #include "opara_model.h" (inlined above) */
+
+#if !defined(OPARA_NO_STDIO)
+#  include <stdio.h>
+#endif
+
+typedef struct opara__btensor {
+    const char* name;
+    opara_dtype dtype;
+    opara__value_kind kind;
+    opara__shape shape;
+    const void* data; /* in the builder's pool */
+    uint64_t nbytes;
+} opara__btensor;
+
+typedef struct opara__bnode {
+    const char* op_type;
+    const char* name;
+    uint32_t n_inputs, n_outputs, n_attrs;
+    const char** inputs; /* NULL entries: omitted */
+    const char** outputs;
+    opara_attr* attrs;   /* deep copies in the pool */
+} opara__bnode;
+
+struct opara_builder {
+    opara_runtime* rt;
+    opara__pool pool;
+    opara__btensor* tensors;
+    size_t n_tensors, cap_tensors;
+    opara__bnode* nodes;
+    size_t n_nodes, cap_nodes;
+    const char** outputs;
+    size_t n_outputs, cap_outputs;
+    opara_result error;             /* first failure, returned again by finish/save */
+    char error_text[OPARA__DETAIL_MAX];
+};
+
+/* Records the first failure of the builder (its detail is in the runtime's error buffer). */
+static opara_result opara__bfail(opara_builder* b, opara_result code) {
+    if (b->error == OPARA_OK) {
+        b->error = code;
+        opara__format(b->error_text, sizeof b->error_text, "%s", b->rt->error.text);
+    }
+    return code;
+}
+
+static const char* opara__bstrdup(opara_builder* b, const char* s) {
+    return opara__pool_strdup(b->rt, &b->pool, s ? s : "");
+}
+
+OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder** out) {
+    opara_builder* b;
+    if (!out) return OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    if (!runtime) return OPARA_ERR_INVALID_ARGS;
+    b = (opara_builder*)opara__calloc(runtime, 1, sizeof *b);
+    if (!b) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a builder");
+    b->rt = runtime;
+    *out = b;
+    return OPARA_OK;
+}
+
+OPARADEF void opara_builder_destroy(opara_builder* builder) {
+    opara_runtime* rt;
+    if (!builder) return;
+    rt = builder->rt;
+    opara__free(rt, builder->tensors);
+    opara__free(rt, builder->nodes);
+    opara__free(rt, (void*)builder->outputs);
+    opara__pool_free(rt, &builder->pool);
+    opara__free(rt, builder);
+}
+
+static opara_result opara__bshape(opara_builder* b, const char* name, int32_t rank, const int64_t* dims, int is_const,
+                                  opara__shape* shape) {
+    int32_t k;
+    if (rank < 0 || rank > OPARA_MAX_DIMS || (rank > 0 && !dims))
+        return opara__bfail(b, opara__fail(b->rt, rank > OPARA_MAX_DIMS ? OPARA_ERR_LIMIT_EXCEEDED : OPARA_ERR_INVALID_ARGS,
+                                           "tensor '%s': rank %d (0..%d with dims)", name, (int)rank, OPARA_MAX_DIMS));
+    memset(shape, 0, sizeof *shape);
+    shape->ndim = rank;
+    for (k = 0; k < rank; ++k) {
+        if (dims[k] == OPARA_DIM_BATCH && !is_const) shape->dims[k] = OPARA__DIM_BATCH;
+        else if (dims[k] >= 0) shape->dims[k] = dims[k];
+        else
+            return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "tensor '%s': dimension %d is %lld", name,
+                                               (int)k, (long long)dims[k]));
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__badd_tensor(opara_builder* b, const char* name, opara_dtype dtype, int32_t rank,
+                                       const int64_t* dims, opara__value_kind kind, const void* data, size_t size) {
+    opara__btensor* t;
+    opara__shape shape;
+    opara_result r;
+    if (!name || !name[0]) return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name"));
+    r = opara__bshape(b, name, rank, dims, kind == OPARA__VALUE_CONST, &shape);
+    if (r != OPARA_OK) return r;
+    if (opara__grow(b->rt, (void**)&b->tensors, &b->cap_tensors, b->n_tensors + 1, sizeof *b->tensors) != OPARA_OK)
+        return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name));
+    t = &b->tensors[b->n_tensors];
+    memset(t, 0, sizeof *t);
+    t->name = opara__bstrdup(b, name);
+    t->dtype = dtype;
+    t->kind = kind;
+    t->shape = shape;
+    t->nbytes = size;
+    if (size) {
+        void* copy = opara__pool_alloc(b->rt, &b->pool, size, 64);
+        if (copy) memcpy(copy, data, size);
+        t->data = copy;
+    }
+    if (!t->name || (size && !t->data))
+        return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name));
+    b->n_tensors++;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_builder_add_input(opara_builder* builder, const char* name, opara_dtype dtype, int32_t rank,
+                                              const int64_t* dims) {
+    if (!builder) return OPARA_ERR_INVALID_ARGS;
+    return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_INPUT, NULL, 0);
+}
+
+OPARADEF opara_result opara_builder_add_constant(opara_builder* builder, const char* name, opara_dtype dtype,
+                                                 int32_t rank, const int64_t* dims, const void* data, size_t size) {
+    if (!builder) return OPARA_ERR_INVALID_ARGS;
+    if (size && !data)
+        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_INVALID_ARGS, "constant '%s': data is NULL",
+                                                 name ? name : ""));
+    return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_CONST, data, size);
+}
+
+static const char** opara__bnames(opara_builder* b, uint32_t n, const char* const* names) {
+    const char** copy = (const char**)opara__pool_alloc(b->rt, &b->pool, sizeof(char*) * ((size_t)n + 1), 8);
+    uint32_t i;
+    if (!copy) return NULL;
+    for (i = 0; i < n; ++i) {
+        copy[i] = names[i] && names[i][0] ? opara__bstrdup(b, names[i]) : NULL;
+        if (names[i] && names[i][0] && !copy[i]) return NULL;
+    }
+    return copy;
+}
+
+static int opara__bcopy_attr(opara_builder* b, const opara_attr* src, opara_attr* dst) {
+    size_t elem = src->type == OPARA_ATTR_INTS ? 8 : 4;
+    *dst = *src;
+    dst->name = opara__bstrdup(b, src->name);
+    if (!dst->name) return 0;
+    if (src->type == OPARA_ATTR_STRING) {
+        dst->v.s = opara__bstrdup(b, src->v.s);
+        return dst->v.s != NULL;
+    }
+    if (src->type == OPARA_ATTR_INTS || src->type == OPARA_ATTR_FLOATS) {
+        void* copy = opara__pool_alloc(b->rt, &b->pool, elem * src->count + 1, 8);
+        if (!copy) return 0;
+        if (src->count) memcpy(copy, src->v.ints, elem * src->count);
+        dst->v.ints = (const int64_t*)copy;
+    }
+    return 1;
+}
+
+static opara_result opara__bcheck_node_args(opara_builder* b, const char* op_type, const char* name, uint32_t n_inputs,
+                                            const char* const* inputs, uint32_t n_outputs, const char* const* outputs,
+                                            uint32_t n_attrs, const opara_attr* attrs) {
+    uint32_t i;
+    const char* label = name ? name : "";
+    if (!op_type || (n_inputs && !inputs) || !n_outputs || !outputs || (n_attrs && !attrs))
+        return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': needs an op type, outputs, and arrays for the counts",
+                           label);
+    if (n_inputs > OPARA_MAX_NODE_IO || n_outputs > OPARA_MAX_NODE_IO || n_attrs > OPARA_MAX_ATTRS)
+        return opara__fail(b->rt, OPARA_ERR_LIMIT_EXCEEDED, "node '%s': too many inputs, outputs or attributes", label);
+    for (i = 0; i < n_outputs; ++i)
+        if (!outputs[i] || !outputs[i][0])
+            return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': output %u has no name", label, i);
+    for (i = 0; i < n_attrs; ++i) {
+        const opara_attr* a = &attrs[i];
+        int array = a->type == OPARA_ATTR_INTS || a->type == OPARA_ATTR_FLOATS;
+        if (!a->name || !a->name[0] || a->type < OPARA_ATTR_INT || a->type > OPARA_ATTR_STRING ||
+            (array && a->count && !a->v.ints) || (a->type == OPARA_ATTR_STRING && !a->v.s))
+            return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': attribute %u is malformed", label, i);
+    }
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char* op_type, const char* name,
+                                             uint32_t n_inputs, const char* const* inputs, uint32_t n_outputs,
+                                             const char* const* outputs, uint32_t n_attrs, const opara_attr* attrs) {
+    opara__bnode* n;
+    uint32_t i;
+    opara_result r;
+    if (!builder) return OPARA_ERR_INVALID_ARGS;
+    r = opara__bcheck_node_args(builder, op_type, name, n_inputs, inputs, n_outputs, outputs, n_attrs, attrs);
+    if (r != OPARA_OK) return opara__bfail(builder, r);
+    if (opara__op_from_name(op_type) == OPARA__OP_COUNT)
+        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_UNSUPPORTED_OP,
+                                                 "node '%s': operator '%s' is not supported", name ? name : "", op_type));
+    if (opara__grow(builder->rt, (void**)&builder->nodes, &builder->cap_nodes, builder->n_nodes + 1, sizeof *builder->nodes) !=
+        OPARA_OK)
+        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node"));
+    n = &builder->nodes[builder->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->op_type = opara__bstrdup(builder, op_type);
+    n->name = opara__bstrdup(builder, name);
+    n->inputs = opara__bnames(builder, n_inputs, inputs);
+    n->outputs = opara__bnames(builder, n_outputs, outputs);
+    n->attrs = (opara_attr*)opara__pool_alloc(builder->rt, &builder->pool, sizeof(opara_attr) * ((size_t)n_attrs + 1), 8);
+    r = n->op_type && n->name && n->inputs && n->outputs && n->attrs ? OPARA_OK : OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n_attrs && r == OPARA_OK; ++i)
+        if (!opara__bcopy_attr(builder, &attrs[i], &n->attrs[i])) r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r != OPARA_OK) return opara__bfail(builder, opara__fail(builder->rt, r, "out of memory adding a node"));
+    n->n_inputs = n_inputs;
+    n->n_outputs = n_outputs;
+    n->n_attrs = n_attrs;
+    builder->n_nodes++;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_builder_add_output(opara_builder* builder, const char* name) {
+    const char* copy;
+    if (!builder) return OPARA_ERR_INVALID_ARGS;
+    if (!name || !name[0]) return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_INVALID_ARGS, "output needs a name"));
+    copy = opara__bstrdup(builder, name);
+    if (!copy || opara__grow(builder->rt, (void**)&builder->outputs, &builder->cap_outputs, builder->n_outputs + 1,
+                             sizeof(char*)) != OPARA_OK)
+        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding an output"));
+    builder->outputs[builder->n_outputs++] = copy;
+    return OPARA_OK;
+}
+
+/* ---- builder -> graph ------------------------------------------------------------------------ */
+
+static opara_result opara__bgraph_tensors(opara_builder* b, opara__graph* g) {
+    size_t i;
+    for (i = 0; i < b->n_tensors; ++i) {
+        const opara__btensor* t = &b->tensors[i];
+        int32_t v = opara__graph_add_value(g, t->name, t->dtype, &t->shape);
+        opara_result r;
+        if (v < 0) return OPARA_ERR_INVALID_ARGS;
+        r = t->kind == OPARA__VALUE_INPUT ? opara__graph_add_input(g, v) : opara__graph_set_const(g, v, t->data, t->nbytes, 1);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__bgraph_attr(opara__graph* g, int32_t node, const opara_attr* a) {
+    switch (a->type) {
+    case OPARA_ATTR_INT: return opara__node_set_int(g, node, a->name, a->v.i);
+    case OPARA_ATTR_FLOAT: return opara__node_set_float(g, node, a->name, a->v.f);
+    case OPARA_ATTR_INTS: return opara__node_set_ints(g, node, a->name, a->v.ints, a->count);
+    case OPARA_ATTR_FLOATS: return opara__node_set_floats(g, node, a->name, a->v.floats, a->count);
+    default: return opara__node_set_string(g, node, a->name, a->v.s);
+    }
+}
+
+static opara_result opara__bgraph_node(opara_builder* b, opara__graph* g, const opara__bnode* n, int32_t* idx) {
+    uint32_t k;
+    int32_t node;
+    for (k = 0; k < n->n_inputs; ++k) {
+        idx[k] = n->inputs[k] ? opara__graph_find_value(g, n->inputs[k]) : -1;
+        if (n->inputs[k] && idx[k] < 0)
+            return opara__fail(b->rt, OPARA_ERR_NOT_FOUND, "node '%s' (%s) input %u: no tensor is named '%s'", n->name,
+                               n->op_type, k, n->inputs[k]);
+    }
+    for (k = 0; k < n->n_outputs; ++k) idx[n->n_inputs + k] = opara__graph_find_value(g, n->outputs[k]);
+    node = opara__graph_add_node(g, opara__op_from_name(n->op_type), n->name, n->n_inputs, idx, n->n_outputs,
+                                 idx + n->n_inputs);
+    if (node < 0) return OPARA_ERR_CORRUPT;
+    for (k = 0; k < n->n_attrs; ++k) {
+        opara_result r = opara__bgraph_attr(g, node, &n->attrs[k]);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__bgraph_nodes(opara_builder* b, opara__graph* g) {
+    size_t i, k;
+    int32_t* idx = (int32_t*)opara__calloc(b->rt, 2 * (size_t)OPARA_MAX_NODE_IO + 1, sizeof(int32_t));
+    opara_result r = idx ? OPARA_OK : opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (i = 0; i < b->n_nodes && r == OPARA_OK; ++i) /* outputs first, so inputs may name later nodes' outputs */
+        for (k = 0; k < b->nodes[i].n_outputs && r == OPARA_OK; ++k)
+            if (opara__graph_add_value(g, b->nodes[i].outputs[k], OPARA_DTYPE_UNDEFINED, NULL) < 0) r = OPARA_ERR_INVALID_ARGS;
+    for (i = 0; i < b->n_nodes && r == OPARA_OK; ++i) r = opara__bgraph_node(b, g, &b->nodes[i], idx);
+    opara__free(b->rt, idx);
+    return r;
+}
+
+static opara_result opara__bgraph_outputs(opara_builder* b, opara__graph* g) {
+    size_t i;
+    for (i = 0; i < b->n_outputs; ++i) {
+        int32_t v = opara__graph_find_value(g, b->outputs[i]);
+        opara_result r;
+        if (v < 0) return opara__fail(b->rt, OPARA_ERR_NOT_FOUND, "graph output %u: no tensor is named '%s'", (unsigned)i,
+                                      b->outputs[i]);
+        r = opara__graph_add_output(g, v);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+/* Builds a fresh, validated graph from the records. */
+static opara_result opara__builder_graph(opara_builder* b, opara__graph* g) {
+    opara_result r;
+    opara__graph_init(g, b->rt);
+    if (b->error != OPARA_OK) {
+        opara__fail(b->rt, b->error, "%s", b->error_text);
+        return b->error;
+    }
+    g->producer_name = opara__pool_strdup(b->rt, &g->pool, "opara.h builder " OPARA_VERSION_STRING);
+    r = g->producer_name ? OPARA_OK : opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    if (r == OPARA_OK) r = opara__bgraph_tensors(b, g);
+    if (r == OPARA_OK) r = opara__bgraph_nodes(b, g);
+    if (r == OPARA_OK) r = opara__bgraph_outputs(b, g);
+    return r;
+}
+
+OPARADEF opara_result opara_builder_finish(opara_builder* builder, opara_model** out) {
+    opara__graph g;
+    opara_result r;
+    if (!builder || !out) return OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    r = opara__builder_graph(builder, &g);
+    if (r != OPARA_OK) {
+        opara__graph_free(&g);
+        return r;
+    }
+    return opara__model_from_graph(builder->rt, &g, out);
+}
+
+OPARADEF opara_result opara_builder_save_memory(opara_builder* builder, void** data, size_t* size) {
+    opara__graph g;
+    opara__bytes bytes;
+    opara_result r;
+    if (!builder || !data || !size) return OPARA_ERR_INVALID_ARGS;
+    *data = NULL;
+    *size = 0;
+    r = opara__builder_graph(builder, &g);
+    if (r == OPARA_OK) r = opara__graph_validate(&g);
+    if (r == OPARA_OK) r = opara__format_write(builder->rt, &g, 0, &bytes);
+    opara__graph_free(&g);
+    if (r != OPARA_OK) return r;
+    *data = bytes.data;
+    *size = bytes.size;
+    return OPARA_OK;
+}
+
+#if !defined(OPARA_NO_STDIO)
+OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char* path) {
+    void* data;
+    size_t size;
+    FILE* f;
+    opara_result r;
+    if (!builder || !path) return OPARA_ERR_INVALID_ARGS;
+    r = opara_builder_save_memory(builder, &data, &size);
+    if (r != OPARA_OK) return r;
+    f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size) r = opara__fail(builder->rt, OPARA_ERR_IO, "cannot write '%s'", path);
+    if (f && fclose(f) != 0 && r == OPARA_OK) r = opara__fail(builder->rt, OPARA_ERR_IO, "cannot write '%s'", path);
+    opara_free(builder->rt, data);
+    return r;
+}
+#endif
+/* ==== END src/opara_builder.c ==== */
 
 #endif /* OPARA_IMPLEMENTATION */
 

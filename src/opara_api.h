@@ -15,7 +15,15 @@
    | OPARA_MALLOC(sz,al)    | aligned malloc   | default allocator, aligned (define OPARA_MALLOC and         |
    | OPARA_FREE(p)          | free             | OPARA_FREE together, or neither)                            |
    | OPARA_NO_STDIO         | off              | drop the functions that read or write files                 |
-   | OPARA_MAX_DIMS         | 8                | maximum tensor rank                                         |
+   | OPARA_MAX_DIMS         | 8                | maximum tensor rank (the .opara format stores at most 8)    |
+   | OPARA_MAX_TENSORS      | 1048576          | limits a model file may not exceed (hostile-input guards);  |
+   | OPARA_MAX_NODES        | 1048576          | exceeding one gives OPARA_ERR_LIMIT_EXCEEDED                |
+   | OPARA_MAX_ATTRS        | 64               |   attributes per node                                       |
+   | OPARA_MAX_NODE_IO      | 4096             |   inputs (and outputs) per node                             |
+   | OPARA_MAX_ATTR_ELEMS   | 65536            |   elements of one INTS/FLOATS attribute                     |
+   | OPARA_MAX_NAME         | 4096             |   bytes of one name or string attribute                     |
+   | OPARA_MAX_STRINGS      | 4194304          |   entries of the string table                               |
+   | OPARA_MAX_MODEL_BYTES  | 2^40 (64-bit)    |   bytes of one model file                                   |
 
    ENVIRONMENT VARIABLES (read at session creation; override the desc's library paths)
    OPARA_CUDA_DRIVER, OPARA_CUBLAS, OPARA_CUDNN, OPARA_NVRTC: path of the library to dlopen
@@ -64,6 +72,30 @@
 
 #ifndef OPARA_MAX_DIMS
 #  define OPARA_MAX_DIMS 8
+#endif
+#ifndef OPARA_MAX_TENSORS
+#  define OPARA_MAX_TENSORS 1048576u
+#endif
+#ifndef OPARA_MAX_NODES
+#  define OPARA_MAX_NODES 1048576u
+#endif
+#ifndef OPARA_MAX_ATTRS
+#  define OPARA_MAX_ATTRS 64u
+#endif
+#ifndef OPARA_MAX_NODE_IO
+#  define OPARA_MAX_NODE_IO 4096u
+#endif
+#ifndef OPARA_MAX_ATTR_ELEMS
+#  define OPARA_MAX_ATTR_ELEMS 65536u
+#endif
+#ifndef OPARA_MAX_NAME
+#  define OPARA_MAX_NAME 4096u
+#endif
+#ifndef OPARA_MAX_STRINGS
+#  define OPARA_MAX_STRINGS 4194304u
+#endif
+#ifndef OPARA_MAX_MODEL_BYTES
+#  define OPARA_MAX_MODEL_BYTES ((uint64_t)(sizeof(size_t) >= 8 ? (uint64_t)1 << 40 : (uint64_t)0x7fffffff))
 #endif
 
 #ifdef __cplusplus
@@ -220,6 +252,114 @@ typedef enum opara_launch_order {
 
 /* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
 OPARADEF const char* opara_strategy_name(opara_strategy strategy);
+
+/* ---- models ------------------------------------------------------------------------------------
+   A model is the immutable graph of a .opara file (docs/FORMAT.md): tensors, operator nodes,
+   graph inputs and outputs, and the constant weights. Loading validates everything (offsets,
+   sizes, indices, enums, data types against shapes, alignment, names, acyclicity, attribute
+   types, data types and shapes through the graph) and fails with a specific code and a
+   detail string (opara_runtime_last_error) naming what is wrong and where. */
+typedef struct opara_model opara_model;
+
+/* In opara_tensor_info.dims (and builder dims): the symbolic batch dimension. */
+#define OPARA_DIM_BATCH (-1)
+
+typedef struct opara_tensor_info {
+    const char* name;                /* valid while the model lives */
+    opara_dtype dtype;
+    int32_t rank;                    /* -1 when the shape is not declared */
+    int64_t dims[OPARA_MAX_DIMS];    /* OPARA_DIM_BATCH marks the symbolic batch */
+} opara_tensor_info;
+
+/* Summary numbers of a model (what `opara info` prints). */
+typedef struct opara_model_stats {
+    uint32_t n_tensors, n_nodes, n_inputs, n_outputs;
+    uint32_t n_constants;
+    uint64_t n_params;       /* elements of all constants */
+    uint64_t param_bytes;    /* bytes of all constants */
+    uint64_t file_bytes;     /* size of the .opara image (0 for a model built in memory) */
+    uint64_t content_hash;   /* FNV-1a 64 of the image after the header (0 for a model not from a file) */
+    int zero_copy;           /* 1: constants point into the caller's buffer or the file mapping */
+    int64_t source_opset;    /* ONNX opset the model was converted from, 0 if unknown */
+    const char* producer;    /* "" if unknown */
+} opara_model_stats;
+
+#ifndef OPARA_NO_STDIO
+/* Loads a .opara file. The file is memory-mapped where the OS allows (POSIX mmap, Win32
+   MapViewOfFile) and the weights are used in place; otherwise it is read into an aligned buffer. */
+OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out);
+#endif
+/* Loads a .opara image from memory without copying: constants point into `data`, which must
+   stay alive and unchanged until opara_model_destroy. If `data` is not aligned to the file's
+   alignment (64 by default), the image is copied into an aligned buffer owned by the model. */
+OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void* data, size_t size,
+                                              opara_model** out);
+OPARADEF void opara_model_destroy(opara_model* model);
+
+OPARADEF uint32_t opara_model_input_count(const opara_model* model);
+OPARADEF uint32_t opara_model_output_count(const opara_model* model);
+/* OPARA_ERR_NOT_FOUND when index is out of range. */
+OPARADEF opara_result opara_model_input_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
+OPARADEF opara_result opara_model_output_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
+OPARADEF uint32_t opara_model_node_count(const opara_model* model);
+/* ONNX operator type of node `index` ("Conv"), NULL when out of range. */
+OPARADEF const char* opara_model_node_op(const opara_model* model, uint32_t index);
+/* Name of node `index` (may be ""), NULL when out of range. */
+OPARADEF const char* opara_model_node_name(const opara_model* model, uint32_t index);
+OPARADEF opara_result opara_model_get_stats(const opara_model* model, opara_model_stats* out);
+
+/* ---- building models in C --------------------------------------------------------------------
+   Add inputs, constants, nodes and outputs by name in any order, then finish (which validates
+   like the loader) or save. Errors are sticky: the first failing call's code is returned again
+   by finish/save, so checking only those is enough. Node inputs may name tensors defined later. */
+typedef struct opara_builder opara_builder;
+
+typedef enum opara_attr_type {
+    OPARA_ATTR_INT = 1,
+    OPARA_ATTR_FLOAT = 2,
+    OPARA_ATTR_INTS = 3,
+    OPARA_ATTR_FLOATS = 4,
+    OPARA_ATTR_STRING = 5
+} opara_attr_type;
+
+/* A node attribute. count: elements of INTS/FLOATS (ignored for INT, FLOAT and STRING, which
+   is NUL-terminated). The builder copies everything. */
+typedef struct opara_attr {
+    const char* name;
+    opara_attr_type type;
+    uint32_t count;
+    union {
+        int64_t i;
+        float f;
+        const int64_t* ints;
+        const float* floats;
+        const char* s;
+    } v;
+} opara_attr;
+
+OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder** out);
+OPARADEF void opara_builder_destroy(opara_builder* builder);
+/* dims may hold OPARA_DIM_BATCH; rank 0 is a scalar. */
+OPARADEF opara_result opara_builder_add_input(opara_builder* builder, const char* name, opara_dtype dtype,
+                                              int32_t rank, const int64_t* dims);
+/* Copies `size` bytes, which must equal product(dims) * opara_dtype_size(dtype). */
+OPARADEF opara_result opara_builder_add_constant(opara_builder* builder, const char* name, opara_dtype dtype,
+                                                 int32_t rank, const int64_t* dims, const void* data, size_t size);
+/* op_type is the ONNX operator name ("Conv"); an input name NULL or "" is an omitted optional
+   input. Output tensors are created by the node. */
+OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char* op_type, const char* name,
+                                             uint32_t n_inputs, const char* const* inputs, uint32_t n_outputs,
+                                             const char* const* outputs, uint32_t n_attrs, const opara_attr* attrs);
+OPARADEF opara_result opara_builder_add_output(opara_builder* builder, const char* name);
+/* Validates and creates the model (weights are copied into it). The builder stays usable. */
+OPARADEF opara_result opara_builder_finish(opara_builder* builder, opara_model** out);
+/* The .opara image in a buffer allocated with the runtime's allocator; free it with opara_free. */
+OPARADEF opara_result opara_builder_save_memory(opara_builder* builder, void** data, size_t* size);
+#ifndef OPARA_NO_STDIO
+OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char* path);
+#endif
+/* Frees a buffer the library returned (opara_builder_save_memory). NULL is ignored. */
+OPARADEF void opara_free(opara_runtime* runtime, void* ptr);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,8 @@ for cc in gcc clang; do
     run_case "$cc-no-stdio" $cc -std=c99 $W $INC tests/compile/no_stdio.c -lm -ldl -lpthread
     run_case "$cc-split-src" $cc -std=c99 $W $INC -Isrc src/*.c tests/compile/split_main.c -lm -ldl -lpthread
 done
+# the README's one-line build of the smallest embedding, exactly as written there
+run_case "readme-minimal" cc examples/minimal.c -lm -ldl -lpthread
 for cxx in g++ clang++; do
     run_case "$cxx-c++11" $cxx -std=c++11 $W $INC tests/compile/impl.cpp -lm -ldl -lpthread
 done

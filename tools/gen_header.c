@@ -35,6 +35,12 @@ static const manifest_entry manifest[] = {
     {"src/opara_sync.c", PART_IMPL},
     {"src/opara_memplan.c", PART_IMPL},
     {"src/opara_verify.c", PART_IMPL},
+    {"src/opara_model.h", PART_IMPL},
+    {"src/opara_shape.c", PART_IMPL},
+    {"src/opara_reach.c", PART_IMPL},
+    {"src/opara_format.c", PART_IMPL},
+    {"src/opara_model.c", PART_IMPL},
+    {"src/opara_builder.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -44,6 +50,7 @@ static const char* const known_headers[] = {
     "opara_cuda.h",
     "src/opara_ir.h",
     "src/opara_sched.h",
+    "src/opara_model.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
@@ -135,10 +142,22 @@ static int local_include(const char* line, size_t len, char* name, size_t cap) {
 
 static void emit_file(buffer* out, const char* rel);
 
-static void emit_line(buffer* out, const char* rel, const char* line, size_t len) {
+/* Updates whether a block comment is open after this line (string literals are not special:
+   the sources keep comment markers out of strings). */
+static int comment_open_after(const char* line, size_t len, int open) {
+    size_t i;
+    for (i = 0; i + 1 < len; ++i) {
+        if (!open && line[i] == '/' && line[i + 1] == '/') return 0;
+        if (!open && line[i] == '/' && line[i + 1] == '*') open = 1, ++i;
+        else if (open && line[i] == '*' && line[i + 1] == '/') open = 0, ++i;
+    }
+    return open;
+}
+
+static void emit_line(buffer* out, const char* rel, const char* line, size_t len, int in_comment) {
     char name[512];
     int h;
-    if (!local_include(line, len, name, sizeof name)) {
+    if (in_comment || !local_include(line, len, name, sizeof name)) {
         put_bytes(out, line, len);
         put(out, "\n");
         return;
@@ -162,6 +181,7 @@ static void emit_file(buffer* out, const char* rel) {
     size_t size, i, start = 0;
     char* text = read_file(rel, &size);
     size_t h;
+    int in_comment = 0;
     for (h = 0; h < N_HEADERS; ++h)
         if (strcmp(known_headers[h], rel) == 0) header_done[h] = 1;
     put(out, "/* ==== BEGIN ");
@@ -171,7 +191,8 @@ static void emit_file(buffer* out, const char* rel) {
         if (i == size || text[i] == '\n') {
             size_t len = i - start;
             if (len > 0 && text[start + len - 1] == '\r') --len;
-            if (i < size || len > 0) emit_line(out, rel, text + start, len);
+            if (i < size || len > 0) emit_line(out, rel, text + start, len, in_comment);
+            in_comment = comment_open_after(text + start, len, in_comment);
             start = i + 1;
         }
     }

@@ -1,0 +1,90 @@
+# mk/cudaemu.mk - the CUDA emulator (tests/cudaemu) and the kernels' generated PTX.
+#
+#   make cudaemu     build/cudaemu/{libcuda.so.1, libcublas.so, libcudnn.so}
+#   make ptx         regenerate src/kernels/opara_ptx.h with nvcc/ptxas (commit the result)
+#   make check-ptx   fail, naming the kernel file, when src/kernels/opara_ptx.h is stale (skips without nvcc)
+#   make test        also runs the emulator's own tests (TEST_BINS below)
+#
+# Every src/kernels/*.cu is picked up automatically: its host build is linked into libcuda.so.1 (the
+# emulator executes it) and its PTX is embedded by `make ptx`.
+
+CUDAEMU_DIR := $(BUILD)/cudaemu
+CUDAEMU_OBJ := $(CUDAEMU_DIR)/obj
+KERNEL_CU := $(sort $(wildcard src/kernels/*.cu))
+KERNEL_NAMES := $(basename $(notdir $(KERNEL_CU)))
+CUDAEMU_KERNEL_CU := $(sort $(wildcard tests/cudaemu/*.cu))
+CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h
+CUDAEMU_CFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -D_GNU_SOURCE -Isrc/kernels -Itests/cudaemu
+CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx
+CUDAEMU_DRIVER_OBJ := $(addprefix $(CUDAEMU_OBJ)/,$(addsuffix .o,$(CUDAEMU_DRIVER_SRC))) \
+    $(patsubst src/kernels/%.cu,$(CUDAEMU_OBJ)/kernel_%.o,$(KERNEL_CU)) \
+    $(patsubst tests/cudaemu/%.cu,$(CUDAEMU_OBJ)/emukernel_%.o,$(CUDAEMU_KERNEL_CU))
+CUDAEMU_LIBS := $(CUDAEMU_DIR)/libcuda.so.1 $(CUDAEMU_DIR)/libcublas.so $(CUDAEMU_DIR)/libcudnn.so
+CUDAEMU_TESTS := $(patsubst tests/cudaemu/%.c,$(CUDAEMU_DIR)/%,$(sort $(wildcard tests/cudaemu/test_emu*.c)))
+
+TEST_BINS += $(CUDAEMU_TESTS)
+
+.PHONY: cudaemu ptx check-ptx
+cudaemu: $(CUDAEMU_LIBS)
+
+$(CUDAEMU_OBJ)/%.o: tests/cudaemu/%.c $(CUDAEMU_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CUDAEMU_CFLAGS) -c $< -o $@
+
+$(CUDAEMU_OBJ)/kernel_%.o: src/kernels/%.cu src/kernels/opara_kernel.h
+	@mkdir -p $(@D)
+	$(CC) $(CUDAEMU_CFLAGS) -x c -c $< -o $@
+
+$(CUDAEMU_OBJ)/emukernel_%.o: tests/cudaemu/%.cu src/kernels/opara_kernel.h
+	@mkdir -p $(@D)
+	$(CC) $(CUDAEMU_CFLAGS) -x c -c $< -o $@
+
+# nodelete: its worker threads and state outlive a dlclose (as a driver's do)
+$(CUDAEMU_DIR)/libcuda.so.1: $(CUDAEMU_DRIVER_OBJ)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,nodelete -o $@ $^ $(LDLIBS)
+
+$(CUDAEMU_DIR)/libcublas.so: $(CUDAEMU_OBJ)/emu_cublas.o $(CUDAEMU_DIR)/libcuda.so.1
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libcublas.so.13 -Wl,-rpath,'$$ORIGIN' -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
+
+$(CUDAEMU_DIR)/libcudnn.so: $(CUDAEMU_OBJ)/emu_cudnn.o $(CUDAEMU_DIR)/libcuda.so.1
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libcudnn.so.9 -Wl,-rpath,'$$ORIGIN' -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
+
+# The tests dlopen the libraries (so `make test-gpu` can point them at NVIDIA's instead).
+$(CUDAEMU_DIR)/test_emu%: tests/cudaemu/test_emu%.c tests/cudaemu/emu_test.h $(CUDAEMU_LIBS)
+	$(CC) $(CFLAGS) -D_GNU_SOURCE -I. -Itests -Itests/cudaemu -Isrc/kernels \
+	    -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDAEMU_DIR))"' $< -o $@ $(LDLIBS)
+
+# ---- PTX generation (nvcc from PATH or /usr/local/cuda; lowest architecture CUDA 13 supports)
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+PTXAS ?= $(if $(NVCC),$(dir $(NVCC))ptxas)
+PTX_ARCH ?= sm_75
+PTX_DIR := $(BUILD)/ptx
+
+$(PTX_DIR)/embed_kernels: tools/embed_kernels.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@
+
+$(PTX_DIR)/%.ptx: src/kernels/%.cu src/kernels/opara_kernel.h
+	@mkdir -p $(@D)
+	$(NVCC) -ptx -arch=$(PTX_ARCH) -Isrc/kernels $< -o $@
+	$(PTXAS) -v -arch=$(PTX_ARCH) $@ -o /dev/null > $(PTX_DIR)/$*.log 2>&1
+
+PTX_EMBED_ARGS = --header src/kernels/opara_kernel.h \
+    $(foreach k,$(KERNEL_NAMES),$(k) $(PTX_DIR)/$(k).ptx $(PTX_DIR)/$(k).log src/kernels/$(k).cu)
+
+ptx: $(PTX_DIR)/embed_kernels $(addprefix $(PTX_DIR)/,$(addsuffix .ptx,$(KERNEL_NAMES)))
+	@test -n "$(NVCC)" || { echo "make ptx: nvcc not found (install the CUDA toolkit or set NVCC=)"; exit 1; }
+	$(PTX_DIR)/embed_kernels src/kernels/opara_ptx.h $(PTX_EMBED_ARGS)
+
+ifeq ($(NVCC),)
+check-ptx:
+	@echo "check-ptx: skipped: nvcc not found (install the CUDA toolkit or set NVCC=)"
+else
+check-ptx: $(PTX_DIR)/embed_kernels $(addprefix $(PTX_DIR)/,$(addsuffix .ptx,$(KERNEL_NAMES)))
+	$(PTX_DIR)/embed_kernels $(PTX_DIR)/opara_ptx.h --check src/kernels/opara_ptx.h $(PTX_EMBED_ARGS)
+endif
+
+# ---- the same tests on a real GPU: NVIDIA's driver instead of the emulator (emulator-only checks skip)
+.PHONY: test-gpu
+test-gpu: $(CUDAEMU_TESTS)
+	@OPARA_CUDA_DRIVER=$${OPARA_CUDA_DRIVER:-libcuda.so.1} BUILD=$(BUILD) sh tools/run_tests.sh $(CUDAEMU_TESTS)

@@ -1,0 +1,474 @@
+/* The model object: semantic validation shared by every way a model is made, loading from
+   memory and from files (mmap / MapViewOfFile / read), the public queries, and the builder. */
+#include "opara_model.h"
+
+#if !defined(OPARA_NO_STDIO)
+#  include <stdio.h>
+#  if defined(_WIN32)
+#    define WIN32_LEAN_AND_MEAN
+#    include <windows.h>
+#  elif defined(__unix__) || defined(__APPLE__)
+#    include <fcntl.h>
+#    include <sys/mman.h>
+#    include <sys/stat.h>
+#    include <unistd.h>
+#    define OPARA__HAVE_MMAP 1
+#  endif
+#endif
+
+/* ---- semantic validation --------------------------------------------------------------------- */
+
+/* Types of the attributes the IR knows (ONNX names mean the same thing on every operator that
+   has them). An attribute with a known name and another type is rejected: kernels and shape
+   inference read them by type. Unknown names are kept and ignored. */
+typedef struct opara__attr_rule {
+    const char* name;
+    opara__attr_type type;
+} opara__attr_rule;
+
+static const opara__attr_rule opara__attr_rules[] = {
+    {"kernel_shape", OPARA__ATTR_INTS}, {"strides", OPARA__ATTR_INTS}, {"pads", OPARA__ATTR_INTS},
+    {"dilations", OPARA__ATTR_INTS}, {"group", OPARA__ATTR_INT}, {"auto_pad", OPARA__ATTR_STRING},
+    {"ceil_mode", OPARA__ATTR_INT}, {"count_include_pad", OPARA__ATTR_INT}, {"storage_order", OPARA__ATTR_INT},
+    {"output_padding", OPARA__ATTR_INTS}, {"output_shape", OPARA__ATTR_INTS}, {"epsilon", OPARA__ATTR_FLOAT},
+    {"momentum", OPARA__ATTR_FLOAT}, {"alpha", OPARA__ATTR_FLOAT}, {"beta", OPARA__ATTR_FLOAT},
+    {"axis", OPARA__ATTR_INT}, {"axes", OPARA__ATTR_INTS}, {"split", OPARA__ATTR_INTS}, {"starts", OPARA__ATTR_INTS},
+    {"ends", OPARA__ATTR_INTS}, {"steps", OPARA__ATTR_INTS}, {"shape", OPARA__ATTR_INTS}, {"allowzero", OPARA__ATTR_INT},
+    {"perm", OPARA__ATTR_INTS}, {"transA", OPARA__ATTR_INT}, {"transB", OPARA__ATTR_INT}, {"keepdims", OPARA__ATTR_INT},
+    {"noop_with_empty_axes", OPARA__ATTR_INT}, {"to", OPARA__ATTR_INT}, {"mode", OPARA__ATTR_STRING},
+    {"min", OPARA__ATTR_FLOAT}, {"max", OPARA__ATTR_FLOAT}, {"value", OPARA__ATTR_FLOAT},
+    {"constant_value", OPARA__ATTR_FLOAT}, {"scales", OPARA__ATTR_FLOATS}, {"sizes", OPARA__ATTR_INTS},
+    {"approximate", OPARA__ATTR_STRING}, {"coordinate_transformation_mode", OPARA__ATTR_STRING},
+    {"nearest_mode", OPARA__ATTR_STRING}, {"cubic_coeff_a", OPARA__ATTR_FLOAT}, {"exclude_outside", OPARA__ATTR_INT},
+    {"extrapolation_value", OPARA__ATTR_FLOAT}, {"stash_type", OPARA__ATTR_INT}, {"training_mode", OPARA__ATTR_INT},
+};
+
+static const char* opara__attr_type_name(opara__attr_type t) {
+    switch (t) {
+    case OPARA__ATTR_INT: return "INT";
+    case OPARA__ATTR_FLOAT: return "FLOAT";
+    case OPARA__ATTR_INTS: return "INTS";
+    case OPARA__ATTR_FLOATS: return "FLOATS";
+    case OPARA__ATTR_STRING: return "STRING";
+    default: return "?";
+    }
+}
+
+static opara_result opara__validate_attrs(opara__graph* g, uint32_t i) {
+    const opara__node* n = &g->nodes[i];
+    uint32_t a, k;
+    if (n->n_attrs > OPARA_MAX_ATTRS)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': %u attributes (limit %u)", i, n->name, n->n_attrs,
+                           (unsigned)OPARA_MAX_ATTRS);
+    for (a = 0; a < n->n_attrs; ++a) {
+        const opara__attr* at = &n->attrs[a];
+        if ((at->type == OPARA__ATTR_INTS || at->type == OPARA__ATTR_FLOATS) && at->count > OPARA_MAX_ATTR_ELEMS)
+            return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s' attribute '%s': %u elements (limit %u)", i,
+                               n->name, at->name, at->count, (unsigned)OPARA_MAX_ATTR_ELEMS);
+        for (k = 0; k < OPARA__ARRAY_COUNT(opara__attr_rules); ++k)
+            if (strcmp(opara__attr_rules[k].name, at->name) == 0 && opara__attr_rules[k].type != at->type)
+                return opara__fail(g->rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): attribute '%s' is %s, expected %s", i,
+                                   n->name, opara__op_name(n->op), at->name, opara__attr_type_name(at->type),
+                                   opara__attr_type_name(opara__attr_rules[k].type));
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__validate_value(opara__graph* g, uint32_t i) {
+    const opara__value* v = &g->values[i];
+    int32_t k;
+    size_t esize = opara_dtype_size(v->dtype);
+    if (v->kind != OPARA__VALUE_ACTIVATION && esize == 0)
+        return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d is not supported", i, v->name,
+                           (int)v->dtype);
+    if (v->kind == OPARA__VALUE_ACTIVATION && v->dtype != OPARA_DTYPE_UNDEFINED && esize == 0)
+        return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d is not supported", i, v->name,
+                           (int)v->dtype);
+    if (v->kind == OPARA__VALUE_ACTIVATION && v->producer < 0)
+        return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' is neither an input, a constant nor produced by a node", i,
+                           v->name);
+    if (v->kind != OPARA__VALUE_ACTIVATION && v->shape.ndim < 0)
+        return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' (%s) has no declared shape", i, v->name,
+                           v->kind == OPARA__VALUE_INPUT ? "input" : "constant");
+    for (k = 0; k < v->shape.ndim; ++k) {
+        int64_t d = v->shape.dims[k];
+        if (d < 0 && !(d == OPARA__DIM_BATCH && v->kind != OPARA__VALUE_CONST))
+            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': dimension %d is %lld", i, v->name, (int)k,
+                               (long long)d);
+    }
+    if (v->kind == OPARA__VALUE_CONST) {
+        int64_t numel = opara__shape_numel(&v->shape);
+        uint64_t expect;
+        if (numel < 0 || (uint64_t)numel > UINT64_MAX / 8)
+            return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "constant %u '%s': too many elements", i, v->name);
+        expect = (uint64_t)numel * esize;
+        if (v->nbytes != expect)
+            return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "constant %u '%s': %llu bytes of data, but %lld %s elements need %llu",
+                               i, v->name, (unsigned long long)v->nbytes, (long long)numel, opara_dtype_name(v->dtype),
+                               (unsigned long long)expect);
+        if (v->nbytes && !v->data)
+            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "constant %u '%s' has no data", i, v->name);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__validate_io(opara__graph* g) {
+    uint8_t* seen = (uint8_t*)opara__calloc(g->rt, (size_t)g->n_values + 1, 1);
+    uint32_t i, n_input_values = 0;
+    opara_result r = OPARA_OK;
+    if (!seen) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (i = 0; i < g->n_inputs && r == OPARA_OK; ++i) {
+        int32_t v = g->inputs[i];
+        if (g->values[v].kind != OPARA__VALUE_INPUT || (seen[v] & 1))
+            r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "graph input %u: tensor '%s' is %s", i, g->values[v].name,
+                            (seen[v] & 1) ? "listed twice" : "not an input");
+        seen[v] |= 1;
+    }
+    for (i = 0; i < g->n_outputs && r == OPARA_OK; ++i) {
+        int32_t v = g->outputs[i];
+        if (seen[v] & 2) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "graph output %u: tensor '%s' is listed twice", i, g->values[v].name);
+        seen[v] |= 2;
+    }
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i)
+        if (g->values[i].kind == OPARA__VALUE_INPUT) ++n_input_values;
+    if (r == OPARA_OK && n_input_values != g->n_inputs)
+        r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "%u tensors are inputs but the graph lists %u", n_input_values, g->n_inputs);
+    if (r == OPARA_OK && g->n_outputs == 0) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "the graph has no outputs");
+    opara__free(g->rt, seen);
+    return r;
+}
+
+/* Infers dtypes, checks declared activation dtypes against them, fills in unknown ones, and
+   checks that shapes infer at batch 1. */
+static opara_result opara__validate_flow(opara__graph* g) {
+    opara_dtype* dt = (opara_dtype*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(opara_dtype));
+    opara__shape* shapes = (opara__shape*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(opara__shape));
+    opara_result r = OPARA_OK;
+    uint32_t i;
+    if (!dt || !shapes) r = opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory validating the graph");
+    if (r == OPARA_OK) r = opara__infer_dtypes(g->rt, g, dt);
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) {
+        opara__value* v = &g->values[i];
+        if (v->kind != OPARA__VALUE_ACTIVATION) continue;
+        if (v->dtype != OPARA_DTYPE_UNDEFINED && v->dtype != dt[i])
+            r = opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s' is declared %s but node %d '%s' (%s) produces %s", i,
+                            v->name, opara_dtype_name(v->dtype), v->producer, g->nodes[v->producer].name,
+                            opara__op_name(g->nodes[v->producer].op), opara_dtype_name(dt[i]));
+        v->dtype = dt[i];
+    }
+    if (r == OPARA_OK) r = opara__infer_shapes(g->rt, g, 1, shapes);
+    opara__free(g->rt, dt);
+    opara__free(g->rt, shapes);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g) {
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    if (g->n_values > OPARA_MAX_TENSORS || g->n_nodes > OPARA_MAX_NODES)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u tensors, %u nodes (limits %u, %u)", g->n_values, g->n_nodes,
+                           (unsigned)OPARA_MAX_TENSORS, (unsigned)OPARA_MAX_NODES);
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) r = opara__validate_value(g, i);
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        if (g->nodes[i].n_outputs == 0) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "node %u '%s' has no outputs", i, g->nodes[i].name);
+        else if (g->nodes[i].n_inputs > OPARA_MAX_NODE_IO || g->nodes[i].n_outputs > OPARA_MAX_NODE_IO)
+            r = opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': too many inputs or outputs", i, g->nodes[i].name);
+        else r = opara__validate_attrs(g, i);
+    }
+    if (r == OPARA_OK) r = opara__validate_io(g);
+    if (r == OPARA_OK) r = opara__graph_finalize(g);
+    if (r == OPARA_OK) r = opara__validate_flow(g);
+    return r;
+}
+
+/* ---- the model object ------------------------------------------------------------------------ */
+
+static opara_model* opara__model_new(opara_runtime* rt) {
+    opara_model* m = (opara_model*)opara__calloc(rt, 1, sizeof *m);
+    if (!m) return NULL;
+    m->rt = rt;
+    opara__graph_init(&m->graph, rt);
+    return m;
+}
+
+static void opara__unmap(opara_model* m) {
+#if defined(OPARA__HAVE_MMAP)
+    if (m->map_base) munmap(m->map_base, m->map_size);
+#elif defined(_WIN32) && !defined(OPARA_NO_STDIO)
+    if (m->map_base) UnmapViewOfFile(m->map_base);
+    if (m->map_handle) CloseHandle((HANDLE)m->map_handle);
+#endif
+    m->map_base = NULL;
+    m->map_handle = NULL;
+}
+
+OPARADEF void opara_model_destroy(opara_model* model) {
+    opara_runtime* rt;
+    if (!model) return;
+    rt = model->rt;
+    opara__graph_free(&model->graph);
+    opara__free(rt, model->owned);
+    opara__unmap(model);
+    opara__free(rt, model);
+}
+
+OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out) {
+    opara_model* m;
+    opara_result r;
+    *out = NULL;
+    r = opara__graph_validate(g);
+    if (r != OPARA_OK) {
+        opara__graph_free(g);
+        return r;
+    }
+    m = opara__model_new(rt);
+    if (!m) {
+        opara__graph_free(g);
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a model");
+    }
+    m->graph = *g;
+    memset(g, 0, sizeof *g);
+    *out = m;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model) {
+    return &model->graph;
+}
+
+/* Parses m->image into m->graph; destroys m on failure. */
+static opara_result opara__model_parse(opara_model* m, opara_model** out) {
+    opara_result r = opara__format_read(m->rt, m->image, m->image_size, &m->graph, &m->alignment, &m->content_hash);
+    if (r != OPARA_OK) {
+        opara_model_destroy(m);
+        return r;
+    }
+    opara__log(&m->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_MODEL_LOADED, "model loaded: %u tensors, %u nodes, %s",
+               m->graph.n_values, m->graph.n_nodes, m->zero_copy ? "weights used in place" : "weights copied");
+    *out = m;
+    return OPARA_OK;
+}
+
+static int opara__host_is_little_endian(void) {
+    const uint16_t probe = 1;
+    uint8_t first;
+    memcpy(&first, &probe, 1);
+    return first == 1;
+}
+
+static opara_result opara__load_checks(opara_runtime* rt, opara_model** out) {
+    if (!out) return rt ? opara__fail(rt, OPARA_ERR_INVALID_ARGS, "out is NULL") : OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    if (!rt) return OPARA_ERR_INVALID_ARGS;
+    if (!opara__host_is_little_endian())
+        return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "big-endian hosts cannot use .opara weights in place");
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void* data, size_t size, opara_model** out) {
+    const uint8_t* bytes = (const uint8_t*)data;
+    uint32_t alignment;
+    opara_model* m;
+    opara_result r = opara__load_checks(runtime, out);
+    if (r != OPARA_OK) return r;
+    if (!data && size) return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "data is NULL");
+    m = opara__model_new(runtime);
+    if (!m) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a model");
+    alignment = opara__format_peek_alignment(bytes, size);
+    m->image = bytes;
+    m->image_size = size;
+    m->zero_copy = 1;
+    if (alignment && opara__is_pow2(alignment) && alignment <= OPARA__FORMAT_MAX_ALIGN && (uintptr_t)bytes % alignment) {
+        m->owned = (uint8_t*)opara__alloc_aligned(&runtime->allocator, size, alignment);
+        if (!m->owned) {
+            opara_model_destroy(m);
+            return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory copying a misaligned %zu-byte model", size);
+        }
+        memcpy(m->owned, bytes, size);
+        m->image = m->owned;
+        m->zero_copy = 0;
+    }
+    return opara__model_parse(m, out);
+}
+
+#if !defined(OPARA_NO_STDIO)
+/* Reads the whole file into an aligned buffer (the portable path). */
+static opara_result opara__read_whole_file(opara_model* m, const char* path) {
+    FILE* f = fopen(path, "rb");
+    uint8_t head[OPARA__FORMAT_HEADER_SIZE];
+    size_t got, alignment;
+    long n;
+    if (!f) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return opara__fail(m->rt, OPARA_ERR_IO, "cannot determine the size of '%s'", path);
+    }
+    got = fread(head, 1, sizeof head, f);
+    alignment = opara__format_peek_alignment(head, got);
+    if (!opara__is_pow2(alignment) || alignment > OPARA__FORMAT_MAX_ALIGN) alignment = OPARA__DEFAULT_ALIGN;
+    m->owned = (uint8_t*)opara__alloc_aligned(&m->rt->allocator, (size_t)n + 1, alignment);
+    if (!m->owned) {
+        fclose(f);
+        return opara__fail(m->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%ld bytes)", path, n);
+    }
+    memcpy(m->owned, head, got);
+    if (got < (size_t)n && fread(m->owned + got, 1, (size_t)n - got, f) != (size_t)n - got) {
+        fclose(f);
+        return opara__fail(m->rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    }
+    fclose(f);
+    m->image = m->owned;
+    m->image_size = (size_t)n;
+    return OPARA_OK;
+}
+
+/* Maps the file read-only; returns OPARA_ERR_UNSUPPORTED when mapping is not possible here. */
+static opara_result opara__map_file(opara_model* m, const char* path) {
+#if defined(OPARA__HAVE_MMAP)
+    struct stat st;
+    void* base;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
+    if (fstat(fd, &st) != 0 || st.st_size <= 0 || (uint64_t)st.st_size > (uint64_t)(size_t)-1) {
+        close(fd);
+        return OPARA_ERR_UNSUPPORTED; /* empty or odd files take the read path and its messages */
+    }
+    base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) return OPARA_ERR_UNSUPPORTED;
+    m->map_base = base;
+    m->map_size = (size_t)st.st_size;
+#elif defined(_WIN32)
+    HANDLE file = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    LARGE_INTEGER size;
+    HANDLE mapping;
+    void* base;
+    if (file == INVALID_HANDLE_VALUE) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
+    if (!GetFileSizeEx(file, &size) || size.QuadPart <= 0 || (uint64_t)size.QuadPart > (uint64_t)(size_t)-1) {
+        CloseHandle(file);
+        return OPARA_ERR_UNSUPPORTED;
+    }
+    mapping = CreateFileMappingA(file, NULL, PAGE_READONLY, 0, 0, NULL);
+    CloseHandle(file);
+    if (!mapping) return OPARA_ERR_UNSUPPORTED;
+    base = MapViewOfFile(mapping, FILE_MAP_READ, 0, 0, 0);
+    if (!base) {
+        CloseHandle(mapping);
+        return OPARA_ERR_UNSUPPORTED;
+    }
+    m->map_base = base;
+    m->map_handle = mapping;
+    m->map_size = (size_t)size.QuadPart;
+#else
+    (void)m;
+    (void)path;
+    return OPARA_ERR_UNSUPPORTED;
+#endif
+    m->image = (const uint8_t*)m->map_base;
+    m->image_size = m->map_size;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out) {
+    opara_model* m;
+    opara_result r = opara__load_checks(runtime, out);
+    if (r != OPARA_OK) return r;
+    if (!path) return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "path is NULL");
+    m = opara__model_new(runtime);
+    if (!m) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "out of memory creating a model");
+    r = opara__map_file(m, path);
+    if (r == OPARA_OK) {
+        uint32_t alignment = opara__format_peek_alignment(m->image, m->image_size);
+        m->zero_copy = 1;
+        if (alignment && (uintptr_t)m->image % alignment) { /* alignment above the page size */
+            opara__unmap(m);
+            r = OPARA_ERR_UNSUPPORTED;
+        }
+    }
+    if (r == OPARA_ERR_UNSUPPORTED) {
+        m->zero_copy = 0;
+        r = opara__read_whole_file(m, path);
+    }
+    if (r != OPARA_OK) {
+        opara_model_destroy(m);
+        return r;
+    }
+    return opara__model_parse(m, out);
+}
+#endif
+
+/* ---- queries --------------------------------------------------------------------------------- */
+
+static void opara__tensor_info(const opara__value* v, opara_tensor_info* out) {
+    int32_t k;
+    memset(out, 0, sizeof *out);
+    out->name = v->name;
+    out->dtype = v->dtype;
+    out->rank = v->shape.ndim;
+    for (k = 0; k < v->shape.ndim && k < OPARA_MAX_DIMS; ++k)
+        out->dims[k] = v->shape.dims[k] == OPARA__DIM_BATCH ? OPARA_DIM_BATCH : v->shape.dims[k];
+}
+
+OPARADEF uint32_t opara_model_input_count(const opara_model* model) {
+    return model ? model->graph.n_inputs : 0;
+}
+
+OPARADEF uint32_t opara_model_output_count(const opara_model* model) {
+    return model ? model->graph.n_outputs : 0;
+}
+
+OPARADEF opara_result opara_model_input_info(const opara_model* model, uint32_t index, opara_tensor_info* out) {
+    if (!model || !out) return OPARA_ERR_INVALID_ARGS;
+    if (index >= model->graph.n_inputs) return OPARA_ERR_NOT_FOUND;
+    opara__tensor_info(&model->graph.values[model->graph.inputs[index]], out);
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_model_output_info(const opara_model* model, uint32_t index, opara_tensor_info* out) {
+    if (!model || !out) return OPARA_ERR_INVALID_ARGS;
+    if (index >= model->graph.n_outputs) return OPARA_ERR_NOT_FOUND;
+    opara__tensor_info(&model->graph.values[model->graph.outputs[index]], out);
+    return OPARA_OK;
+}
+
+OPARADEF uint32_t opara_model_node_count(const opara_model* model) {
+    return model ? model->graph.n_nodes : 0;
+}
+
+OPARADEF const char* opara_model_node_op(const opara_model* model, uint32_t index) {
+    if (!model || index >= model->graph.n_nodes) return NULL;
+    return opara__op_name(model->graph.nodes[index].op);
+}
+
+OPARADEF const char* opara_model_node_name(const opara_model* model, uint32_t index) {
+    if (!model || index >= model->graph.n_nodes) return NULL;
+    return model->graph.nodes[index].name ? model->graph.nodes[index].name : "";
+}
+
+OPARADEF opara_result opara_model_get_stats(const opara_model* model, opara_model_stats* out) {
+    const opara__graph* g;
+    uint32_t i;
+    if (!model || !out) return OPARA_ERR_INVALID_ARGS;
+    g = &model->graph;
+    memset(out, 0, sizeof *out);
+    out->n_tensors = g->n_values;
+    out->n_nodes = g->n_nodes;
+    out->n_inputs = g->n_inputs;
+    out->n_outputs = g->n_outputs;
+    for (i = 0; i < g->n_values; ++i)
+        if (g->values[i].kind == OPARA__VALUE_CONST) {
+            out->n_constants++;
+            out->n_params += (uint64_t)opara__shape_numel(&g->values[i].shape);
+            out->param_bytes += g->values[i].nbytes;
+        }
+    out->file_bytes = model->image ? model->image_size : 0;
+    out->content_hash = model->content_hash;
+    out->zero_copy = model->zero_copy;
+    out->source_opset = g->source_opset;
+    out->producer = g->producer_name ? g->producer_name : "";
+    return OPARA_OK;
+}
+
+OPARADEF void opara_free(opara_runtime* runtime, void* ptr) {
+    if (runtime) opara__free(runtime, ptr);
+}

@@ -1,0 +1,203 @@
+/* emu_test.h - what the emulator's tests share: the driver subset they call, loaded with dlopen from
+ * OPARA_CUDA_DRIVER (a real libcuda.so.1 for `make test-gpu`) or from the emulator build directory, and
+ * the sample kernels' PTX from src/kernels/opara_ptx.h.
+ * Stop-gap: the types are declared here until opara_cuda.h provides them; values follow CUDA 13.0. */
+#ifndef EMU_TEST_H
+#define EMU_TEST_H
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opara_ptx.h"
+#include "opara_test.h"
+
+#ifndef OPARA_EMU_LIB_DIR
+#define OPARA_EMU_LIB_DIR "build/cudaemu"
+#endif
+
+typedef int tcu_result;
+typedef unsigned long long tcu_devptr;
+typedef struct tcu_ctx_st* tcu_ctx;
+typedef struct tcu_stream_st* tcu_stream;
+typedef struct tcu_event_st* tcu_event;
+typedef struct tcu_module_st* tcu_module;
+typedef struct tcu_func_st* tcu_func;
+typedef struct tcu_graph_st* tcu_graph;
+typedef struct tcu_node_st* tcu_node;
+typedef struct tcu_exec_st* tcu_exec;
+typedef struct tcu_edge_data { unsigned char from_port, to_port, type, reserved[5]; } tcu_edge_data;
+typedef struct tcu_kernel_node_params {
+    tcu_func func;
+    unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared;
+    void** kernel_params;
+    void** extra;
+    void* kern;
+    tcu_ctx ctx;
+} tcu_kernel_node_params;
+typedef struct tcu_update_info { int result; tcu_node error_node, error_from_node; } tcu_update_info;
+
+#define TCU_LEGACY ((tcu_stream)0x1)
+enum { TCU_INVALID_VALUE = 1, TCU_OUT_OF_MEMORY = 2, TCU_INVALID_CONTEXT = 201, TCU_INVALID_PTX = 218,
+       TCU_UNSUPPORTED_PTX = 222, TCU_INVALID_HANDLE = 400, TCU_NOT_FOUND = 500, TCU_NOT_READY = 600,
+       TCU_ILLEGAL_ADDRESS = 700, TCU_OUT_OF_RESOURCES = 701, TCU_LAUNCH_FAILED = 719, TCU_NOT_PERMITTED = 800,
+       TCU_CAPTURE_UNSUPPORTED = 900, TCU_CAPTURE_INVALIDATED = 901, TCU_CAPTURE_MERGE = 902,
+       TCU_CAPTURE_UNMATCHED = 903, TCU_CAPTURE_UNJOINED = 904, TCU_CAPTURE_ISOLATION = 905,
+       TCU_CAPTURE_IMPLICIT = 906, TCU_CAPTURED_EVENT = 907, TCU_CAPTURE_WRONG_THREAD = 908,
+       TCU_EXEC_UPDATE_FAILURE = 910 };
+
+/* field, exported symbol, return type, parameters */
+#define TCU_FUNCS(X)                                                                                          \
+    X(Init, cuInit, tcu_result, (unsigned int))                                                               \
+    X(DriverGetVersion, cuDriverGetVersion, tcu_result, (int*))                                               \
+    X(GetErrorName, cuGetErrorName, tcu_result, (tcu_result, const char**))                                   \
+    X(DeviceGetCount, cuDeviceGetCount, tcu_result, (int*))                                                   \
+    X(DeviceGet, cuDeviceGet, tcu_result, (int*, int))                                                        \
+    X(DeviceGetName, cuDeviceGetName, tcu_result, (char*, int, int))                                          \
+    X(DeviceGetAttribute, cuDeviceGetAttribute, tcu_result, (int*, int, int))                                 \
+    X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, tcu_result, (tcu_ctx*, int))                                \
+    X(CtxSetCurrent, cuCtxSetCurrent, tcu_result, (tcu_ctx))                                                  \
+    X(CtxSynchronize, cuCtxSynchronize, tcu_result, (void))                                                   \
+    X(MemAlloc, cuMemAlloc_v2, tcu_result, (tcu_devptr*, size_t))                                             \
+    X(MemFree, cuMemFree_v2, tcu_result, (tcu_devptr))                                                        \
+    X(MemAllocHost, cuMemAllocHost_v2, tcu_result, (void**, size_t))                                          \
+    X(MemFreeHost, cuMemFreeHost, tcu_result, (void*))                                                        \
+    X(MemcpyHtoD, cuMemcpyHtoD_v2, tcu_result, (tcu_devptr, const void*, size_t))                             \
+    X(MemcpyDtoH, cuMemcpyDtoH_v2, tcu_result, (void*, tcu_devptr, size_t))                                   \
+    X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, tcu_result, (tcu_devptr, const void*, size_t, tcu_stream))       \
+    X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, tcu_result, (void*, tcu_devptr, size_t, tcu_stream))             \
+    X(MemsetD32Async, cuMemsetD32Async, tcu_result, (tcu_devptr, unsigned int, size_t, tcu_stream))           \
+    X(ModuleLoadData, cuModuleLoadData, tcu_result, (tcu_module*, const void*))                               \
+    X(ModuleGetFunction, cuModuleGetFunction, tcu_result, (tcu_func*, tcu_module, const char*))               \
+    X(FuncGetAttribute, cuFuncGetAttribute, tcu_result, (int*, int, tcu_func))                                \
+    X(FuncSetAttribute, cuFuncSetAttribute, tcu_result, (tcu_func, int, int))                                 \
+    X(LaunchKernel, cuLaunchKernel, tcu_result,                                                               \
+      (tcu_func, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,          \
+       unsigned int, tcu_stream, void**, void**))                                                             \
+    X(LaunchHostFunc, cuLaunchHostFunc, tcu_result, (tcu_stream, void (*)(void*), void*))                     \
+    X(StreamCreate, cuStreamCreate, tcu_result, (tcu_stream*, unsigned int))                                  \
+    X(StreamDestroy, cuStreamDestroy_v2, tcu_result, (tcu_stream))                                            \
+    X(StreamSynchronize, cuStreamSynchronize, tcu_result, (tcu_stream))                                       \
+    X(StreamQuery, cuStreamQuery, tcu_result, (tcu_stream))                                                   \
+    X(StreamWaitEvent, cuStreamWaitEvent, tcu_result, (tcu_stream, tcu_event, unsigned int))                  \
+    X(EventCreate, cuEventCreate, tcu_result, (tcu_event*, unsigned int))                                     \
+    X(EventDestroy, cuEventDestroy_v2, tcu_result, (tcu_event))                                               \
+    X(EventRecord, cuEventRecord, tcu_result, (tcu_event, tcu_stream))                                        \
+    X(EventRecordWithFlags, cuEventRecordWithFlags, tcu_result, (tcu_event, tcu_stream, unsigned int))        \
+    X(EventQuery, cuEventQuery, tcu_result, (tcu_event))                                                      \
+    X(EventSynchronize, cuEventSynchronize, tcu_result, (tcu_event))                                          \
+    X(EventElapsedTime, cuEventElapsedTime_v2, tcu_result, (float*, tcu_event, tcu_event))                    \
+    X(StreamBeginCapture, cuStreamBeginCapture_v2, tcu_result, (tcu_stream, int))                             \
+    X(StreamEndCapture, cuStreamEndCapture, tcu_result, (tcu_stream, tcu_graph*))                             \
+    X(StreamIsCapturing, cuStreamIsCapturing, tcu_result, (tcu_stream, int*))                                 \
+    X(StreamGetCaptureInfo, cuStreamGetCaptureInfo_v3, tcu_result,                                            \
+      (tcu_stream, int*, unsigned long long*, tcu_graph*, const tcu_node**, const tcu_edge_data**, size_t*))  \
+    X(ThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, tcu_result, (int*))                 \
+    X(GraphCreate, cuGraphCreate, tcu_result, (tcu_graph*, unsigned int))                                     \
+    X(GraphDestroy, cuGraphDestroy, tcu_result, (tcu_graph))                                                  \
+    X(GraphAddKernelNode, cuGraphAddKernelNode_v2, tcu_result,                                                \
+      (tcu_node*, tcu_graph, const tcu_node*, size_t, const tcu_kernel_node_params*))                         \
+    X(GraphGetNodes, cuGraphGetNodes, tcu_result, (tcu_graph, tcu_node*, size_t*))                            \
+    X(GraphGetRootNodes, cuGraphGetRootNodes, tcu_result, (tcu_graph, tcu_node*, size_t*))                    \
+    X(GraphGetEdges, cuGraphGetEdges_v2, tcu_result, (tcu_graph, tcu_node*, tcu_node*, tcu_edge_data*, size_t*)) \
+    X(GraphNodeGetType, cuGraphNodeGetType, tcu_result, (tcu_node, int*))                                     \
+    X(GraphKernelNodeGetParams, cuGraphKernelNodeGetParams_v2, tcu_result, (tcu_node, tcu_kernel_node_params*)) \
+    X(GraphInstantiate, cuGraphInstantiateWithFlags, tcu_result, (tcu_exec*, tcu_graph, unsigned long long))  \
+    X(GraphLaunch, cuGraphLaunch, tcu_result, (tcu_exec, tcu_stream))                                         \
+    X(GraphExecUpdate, cuGraphExecUpdate_v2, tcu_result, (tcu_exec, tcu_graph, tcu_update_info*))             \
+    X(GraphExecDestroy, cuGraphExecDestroy, tcu_result, (tcu_exec))                                           \
+    X(GetProcAddress, cuGetProcAddress_v2, tcu_result, (const char*, void**, int, unsigned long long, int*))
+
+#define TCU_FIELD(field, sym, ret, params) ret(*field) params;
+typedef struct tcu_driver {
+    TCU_FUNCS(TCU_FIELD)
+    void* lib;
+    /* emulator control API; NULL on a real driver (emulator-only tests skip) */
+    int (*emu_config)(const char* key, long long value);
+    int (*emu_config_str)(const char* key, const char* value);
+    unsigned long long (*emu_seed)(void);
+    char path[1024];
+    char error[1200];
+} tcu_driver;
+
+static tcu_driver tcu_the_driver;
+
+/* One driver for the whole test binary, with the primary context current. */
+#define d tcu_the_driver
+static inline tcu_driver* tcu_get(void) {
+    static int state; /* 0 untried, 1 ready, -1 failed */
+    const char* env = getenv("OPARA_CUDA_DRIVER");
+    union { void* p; int (*f)(const char*, long long); } cfg;
+    union { void* p; int (*f)(const char*, const char*); } cfg_str;
+    union { void* p; unsigned long long (*f)(void); } seed;
+    tcu_ctx ctx;
+    if (state) return state > 0 ? &d : NULL;
+    state = -1;
+    snprintf(d.path, sizeof d.path, "%s", env && *env ? env : OPARA_EMU_LIB_DIR "/libcuda.so.1");
+    d.lib = dlopen(d.path, RTLD_NOW | RTLD_GLOBAL);
+    if (!d.lib) {
+        snprintf(d.error, sizeof d.error, "cannot load %s: %s", d.path, dlerror());
+        return NULL;
+    }
+#define TCU_LOAD(field, sym, ret, params)                                                                      \
+    {                                                                                                         \
+        union { void* p; ret(*f) params; } u;                                                                 \
+        u.p = dlsym(d.lib, #sym);                                                                             \
+        d.field = u.f;                                                                                        \
+        if (!u.p) {                                                                                           \
+            snprintf(d.error, sizeof d.error, "%s lacks %s", d.path, #sym);                                   \
+            return NULL;                                                                                      \
+        }                                                                                                     \
+    }
+    TCU_FUNCS(TCU_LOAD)
+#undef TCU_LOAD
+    cfg.p = dlsym(d.lib, "opara_emu_config");
+    cfg_str.p = dlsym(d.lib, "opara_emu_config_str");
+    seed.p = dlsym(d.lib, "opara_emu_seed");
+    d.emu_config = cfg.f;
+    d.emu_config_str = cfg_str.f;
+    d.emu_seed = seed.f;
+    if (d.Init(0) != 0 || d.PrimaryCtxRetain(&ctx, 0) != 0 || d.CtxSetCurrent(ctx) != 0) {
+        snprintf(d.error, sizeof d.error, "%s: cuInit or the primary context failed", d.path);
+        return NULL;
+    }
+    state = 1;
+    return &d;
+}
+#undef d
+
+#define TCU_REQUIRE_DRIVER(d)                                                                                  \
+    tcu_driver* d = tcu_get();                                                                                \
+    if (!d) SKIP("no CUDA driver: %s", tcu_the_driver.error);                                               \
+    if (d->emu_seed) OT_LOG("OPARA_EMU_SEED=%llu", d->emu_seed())
+
+#define TCU_REQUIRE_EMULATOR(d)                                                                                \
+    TCU_REQUIRE_DRIVER(d);                                                                                    \
+    if (!d->emu_config) SKIP("emulator-only check (fault injection or emulator diagnostics)")
+
+/* The PTX of one kernel file from opara_ptx.h as one string (caller frees). */
+static inline char* tcu_join_lines(const char* const* lines) {
+    size_t n = 1, i;
+    char* s;
+    for (i = 0; lines[i]; i++) n += strlen(lines[i]);
+    s = (char*)malloc(n);
+    if (!s) return NULL;
+    s[0] = 0;
+    for (i = 0; lines[i]; i++) strcat(s, lines[i]);
+    return s;
+}
+
+static inline tcu_module tcu_sample_module(tcu_driver* d) {
+    static tcu_module m;
+    size_t i;
+    if (m) return m;
+    for (i = 0; i < sizeof opara__kernel_images / sizeof opara__kernel_images[0]; i++)
+        if (strcmp(opara__kernel_images[i].file, "sample") == 0) {
+            char* ptx = tcu_join_lines(opara__kernel_images[i].ptx);
+            if (ptx && d->ModuleLoadData(&m, ptx) != 0) m = NULL;
+            free(ptx);
+        }
+    return m;
+}
+
+#endif

@@ -1,0 +1,774 @@
+/* Shape and dtype inference against hand-derived ONNX examples (most from the ONNX operator
+   docs and the shapes of the ONNX backend test cases named in the comments), Python's own
+   slice semantics for Slice, and brute-force window counting for Conv. */
+#define OPARA_IMPLEMENTATION
+#include "opara.h"
+#include "opara_test.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static opara_runtime* g_rt;
+
+/* A one-node graph under construction. */
+typedef struct one {
+    opara__graph g;
+    int32_t node;
+    int32_t outs[4];
+    uint32_t n_outs;
+    opara__shape* shapes;
+    opara_dtype* dtypes;
+} one;
+
+static opara__shape shp(int n, ...) {
+    opara__shape s;
+    va_list ap;
+    int i;
+    memset(&s, 0, sizeof s);
+    s.ndim = n;
+    va_start(ap, n);
+    for (i = 0; i < n; ++i) s.dims[i] = va_arg(ap, int);
+    va_end(ap);
+    return s;
+}
+
+static void one_init(one* t) {
+    memset(t, 0, sizeof *t);
+    opara__graph_init(&t->g, g_rt);
+}
+
+static void one_free(one* t) {
+    opara__free(g_rt, t->shapes);
+    opara__free(g_rt, t->dtypes);
+    opara__graph_free(&t->g);
+}
+
+/* Adds an input named "in<k>" with the given shape and dtype; returns its index. */
+static int32_t one_input(one* t, opara__shape s, opara_dtype dt) {
+    char name[16];
+    int32_t v;
+    sprintf(name, "in%u", t->g.n_values);
+    v = opara__graph_add_value(&t->g, name, dt, &s);
+    opara__graph_add_input(&t->g, v);
+    return v;
+}
+
+/* Adds the node with n_in inputs (-1 = omitted) and n_out outputs. */
+static void one_node(one* t, opara__op op, uint32_t n_in, const int32_t* in, uint32_t n_out) {
+    uint32_t k;
+    for (k = 0; k < n_out; ++k) {
+        char name[16];
+        sprintf(name, "out%u", k);
+        t->outs[k] = opara__graph_add_value(&t->g, name, OPARA_DTYPE_UNDEFINED, NULL);
+        opara__graph_add_output(&t->g, t->outs[k]);
+    }
+    t->n_outs = n_out;
+    t->node = opara__graph_add_node(&t->g, op, "n0", n_in, in, n_out, t->outs);
+}
+
+static opara_result one_infer(one* t, int64_t batch) {
+    opara_result r = opara__graph_finalize(&t->g);
+    if (r != OPARA_OK) return r;
+    t->shapes = (opara__shape*)opara__calloc(g_rt, t->g.n_values, sizeof(opara__shape));
+    t->dtypes = (opara_dtype*)opara__calloc(g_rt, t->g.n_values, sizeof(opara_dtype));
+    r = opara__infer_dtypes(g_rt, &t->g, t->dtypes);
+    if (r != OPARA_OK) return r;
+    return opara__infer_shapes(g_rt, &t->g, batch, t->shapes);
+}
+
+static int same_shape(const opara__shape* a, const opara__shape* b) {
+    int i;
+    if (a->ndim != b->ndim) return 0;
+    for (i = 0; i < a->ndim; ++i)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+static void check_shape(opara_test* T, const char* file, int line, const opara__shape* got, opara__shape want) {
+    char a[128], b[128];
+    if (!same_shape(got, &want))
+        ot__fail_at(T, file, line, "shape %s, expected %s", opara__shape_str(got, a, sizeof a),
+                    opara__shape_str(&want, b, sizeof b));
+}
+#define CHECK_SHAPE(got, want) check_shape(T, __FILE__, __LINE__, (got), (want))
+
+/* Unary/attribute-driven case: one f32 input of shape x, node op with attrs set by the caller. */
+#define F32 OPARA_DTYPE_F32
+
+static void set_ints(one* t, const char* name, uint32_t n, ...) {
+    int64_t v[16];
+    va_list ap;
+    uint32_t i;
+    va_start(ap, n);
+    for (i = 0; i < n; ++i) v[i] = va_arg(ap, int);
+    va_end(ap);
+    opara__node_set_ints(&t->g, t->node, name, v, n);
+}
+
+/* Runs a node over inputs of the given shapes; the attributes are set by `attrs`. */
+typedef void (*attrs_fn)(one* t);
+
+static opara_result run(one* t, opara__op op, uint32_t n_in, const opara__shape* ins, uint32_t n_out, attrs_fn attrs) {
+    int32_t idx[8];
+    uint32_t k;
+    one_init(t);
+    for (k = 0; k < n_in; ++k) {
+        opara_dtype dt = op == OPARA__OP_GATHER && k == 1 ? OPARA_DTYPE_I64 : op == OPARA__OP_WHERE && k == 0 ? OPARA_DTYPE_BOOL : F32;
+        idx[k] = ins[k].ndim < 0 ? -1 : one_input(t, ins[k], dt);
+    }
+    one_node(t, op, n_in, idx, n_out);
+    if (attrs) attrs(t);
+    return one_infer(t, 1);
+}
+
+/* Shorthand: expect output 0 of op over inputs to have shape want. */
+static void expect1(opara_test* T, int line, opara__op op, uint32_t n_in, const opara__shape* ins, attrs_fn attrs,
+                    opara__shape want) {
+    one t;
+    opara_result r = run(&t, op, n_in, ins, 1, attrs);
+    if (r != OPARA_OK) ot__fail_at(T, __FILE__, line, "%s failed: %s", opara__op_name(op), opara_runtime_last_error(g_rt));
+    else check_shape(T, __FILE__, line, &t.shapes[t.outs[0]], want);
+    one_free(&t);
+}
+
+static void expect_fail(opara_test* T, int line, opara__op op, uint32_t n_in, const opara__shape* ins, attrs_fn attrs) {
+    one t;
+    opara_result r = run(&t, op, n_in, ins, 1, attrs);
+    if (r == OPARA_OK) ot__fail_at(T, __FILE__, line, "%s succeeded, expected a failure", opara__op_name(op));
+    else if (!strstr(opara_runtime_last_error(g_rt), "'n0'") || !strstr(opara_runtime_last_error(g_rt), opara__op_name(op)))
+        ot__fail_at(T, __FILE__, line, "message does not name the node and op: %s", opara_runtime_last_error(g_rt));
+    one_free(&t);
+}
+
+#define EXPECT1(op, ins, attrs, want) expect1(T, __LINE__, op, (uint32_t)(sizeof ins / sizeof ins[0]), ins, attrs, want)
+#define EXPECT_FAIL(op, ins, attrs) expect_fail(T, __LINE__, op, (uint32_t)(sizeof ins / sizeof ins[0]), ins, attrs)
+
+/* ---- convolution ----------------------------------------------------------------------------- */
+
+static void a_pads1(one* t) { set_ints(t, "pads", 4, 1, 1, 1, 1); }
+static void a_s2_asym(one* t) { set_ints(t, "strides", 2, 2, 2); set_ints(t, "pads", 4, 1, 0, 1, 0); }
+static void a_same_lower_s2(one* t) { set_ints(t, "strides", 2, 2, 2); opara__node_set_string(&t->g, t->node, "auto_pad", "SAME_LOWER"); }
+static void a_dil2(one* t) { set_ints(t, "dilations", 2, 2, 2); }
+static void a_group2(one* t) { opara__node_set_int(&t->g, t->node, "group", 2); }
+static void a_bad_kernel(one* t) { set_ints(t, "kernel_shape", 2, 5, 5); }
+
+OT_TEST(conv_follows_onnx) {
+    opara__shape a[] = {shp(4, 1, 1, 5, 5), shp(4, 1, 1, 3, 3)};
+    opara__shape b[] = {shp(4, 1, 1, 7, 5), shp(4, 1, 1, 3, 3)};
+    opara__shape c[] = {shp(4, 1, 1, 7, 7), shp(4, 1, 1, 3, 3)};
+    opara__shape d[] = {shp(4, 2, 4, 5, 5), shp(4, 8, 2, 3, 3), shp(1, 8)};
+    opara__shape e[] = {shp(4, 1, 4, 5, 5), shp(4, 8, 3, 3, 3)};
+    opara__shape f[] = {shp(3, 1, 2, 10), shp(3, 4, 2, 3)};
+    EXPECT1(OPARA__OP_CONV, a, a_pads1, shp(4, 1, 1, 5, 5));        /* test_basic_conv_with_padding */
+    EXPECT1(OPARA__OP_CONV, a, NULL, shp(4, 1, 1, 3, 3));           /* test_basic_conv_without_padding */
+    EXPECT1(OPARA__OP_CONV, b, a_s2_asym, shp(4, 1, 1, 4, 2));      /* test_conv_with_strides_and_asymmetric_padding */
+    EXPECT1(OPARA__OP_CONV, a, a_same_lower_s2, shp(4, 1, 1, 3, 3)); /* test_conv_with_autopad_same: ceil(5/2) */
+    EXPECT1(OPARA__OP_CONV, c, a_dil2, shp(4, 1, 1, 3, 3));         /* effective kernel 5 */
+    EXPECT1(OPARA__OP_CONV, d, a_group2, shp(4, 2, 8, 3, 3));
+    EXPECT1(OPARA__OP_CONV, f, NULL, shp(3, 1, 4, 8));              /* 1-D */
+    EXPECT_FAIL(OPARA__OP_CONV, e, NULL);                           /* 4 input channels vs 3 */
+    EXPECT_FAIL(OPARA__OP_CONV, a, a_bad_kernel);                   /* kernel_shape disagrees with W */
+}
+
+/* Brute force: count window positions p = -pad_begin + j*stride whose extent fits the padded input. */
+static int64_t windows(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
+    int64_t p, n = 0, eff = (k - 1) * d + 1;
+    for (p = -pb; p + eff <= in + pe; p += s) ++n;
+    return n;
+}
+
+static int64_t bf_in, bf_k, bf_s, bf_d, bf_pb, bf_pe;
+static void a_brute(one* t) {
+    int64_t strides[1], dil[1], pads[2];
+    strides[0] = bf_s, dil[0] = bf_d, pads[0] = bf_pb, pads[1] = bf_pe;
+    opara__node_set_ints(&t->g, t->node, "strides", strides, 1);
+    opara__node_set_ints(&t->g, t->node, "dilations", dil, 1);
+    opara__node_set_ints(&t->g, t->node, "pads", pads, 2);
+}
+
+OT_TEST(conv_matches_brute_force_window_count) {
+    int cases = 0;
+    for (bf_in = 1; bf_in <= 9; ++bf_in)
+        for (bf_k = 1; bf_k <= 4; ++bf_k)
+            for (bf_s = 1; bf_s <= 3; ++bf_s)
+                for (bf_d = 1; bf_d <= 2; ++bf_d)
+                    for (bf_pb = 0; bf_pb <= 2; ++bf_pb)
+                        for (bf_pe = 0; bf_pe <= 2; ++bf_pe) {
+                            opara__shape ins[2];
+                            one t;
+                            int64_t want = windows(bf_in, bf_k, bf_s, bf_d, bf_pb, bf_pe);
+                            opara_result r;
+                            ins[0] = shp(3, 1, 1, (int)bf_in);
+                            ins[1] = shp(3, 1, 1, (int)bf_k);
+                            r = run(&t, OPARA__OP_CONV, 2, ins, 1, a_brute);
+                            if (want <= 0) CHECK(r != OPARA_OK);
+                            else if (r != OPARA_OK || t.shapes[t.outs[0]].dims[2] != want) {
+                                CHECK_EQ(r, OPARA_OK);
+                                if (r == OPARA_OK) CHECK_EQ(t.shapes[t.outs[0]].dims[2], want);
+                                OT_LOG("in %lld k %lld s %lld d %lld pads %lld %lld", (long long)bf_in, (long long)bf_k,
+                                       (long long)bf_s, (long long)bf_d, (long long)bf_pb, (long long)bf_pe);
+                            }
+                            one_free(&t);
+                            ++cases;
+                        }
+    CHECK_EQ(cases, 9 * 4 * 3 * 2 * 3 * 3);
+}
+
+static void a_ct_pads(one* t) { set_ints(t, "strides", 2, 3, 2); set_ints(t, "pads", 4, 1, 2, 1, 2); }
+static void a_ct_outpad(one* t) { set_ints(t, "strides", 2, 3, 2); set_ints(t, "output_padding", 2, 1, 1); }
+static void a_ct_outshape(one* t) { set_ints(t, "strides", 2, 3, 2); set_ints(t, "output_shape", 2, 10, 8); }
+static void a_ct_same(one* t) { set_ints(t, "strides", 2, 2, 2); opara__node_set_string(&t->g, t->node, "auto_pad", "SAME_UPPER"); }
+static void a_ct_group(one* t) { opara__node_set_int(&t->g, t->node, "group", 2); }
+
+OT_TEST(conv_transpose_follows_onnx) {
+    opara__shape a[] = {shp(4, 1, 1, 3, 3), shp(4, 1, 2, 3, 3)};
+    opara__shape dil[] = {shp(4, 1, 1, 3, 3), shp(4, 1, 1, 2, 2)};
+    opara__shape grp[] = {shp(4, 1, 4, 3, 3), shp(4, 4, 3, 3, 3), shp(1, 6)};
+    EXPECT1(OPARA__OP_CONV_TRANSPOSE, a, NULL, shp(4, 1, 2, 5, 5));           /* test_convtranspose */
+    EXPECT1(OPARA__OP_CONV_TRANSPOSE, a, a_ct_pads, shp(4, 1, 2, 7, 3));      /* test_convtranspose_pads */
+    EXPECT1(OPARA__OP_CONV_TRANSPOSE, a, a_ct_outpad, shp(4, 1, 2, 10, 8));   /* test_convtranspose_output_shape */
+    EXPECT1(OPARA__OP_CONV_TRANSPOSE, a, a_ct_outshape, shp(4, 1, 2, 10, 8));
+    EXPECT1(OPARA__OP_CONV_TRANSPOSE, a, a_ct_same, shp(4, 1, 2, 6, 6));      /* test_convtranspose_autopad_same */
+    EXPECT1(OPARA__OP_CONV_TRANSPOSE, dil, a_dil2, shp(4, 1, 1, 5, 5));      /* test_convtranspose_dilations */
+    EXPECT1(OPARA__OP_CONV_TRANSPOSE, grp, a_ct_group, shp(4, 1, 6, 5, 5));
+}
+
+static void a_k3s2(one* t) { set_ints(t, "kernel_shape", 2, 3, 3); set_ints(t, "strides", 2, 2, 2); }
+static void a_k3s2_ceil(one* t) { a_k3s2(t); opara__node_set_int(&t->g, t->node, "ceil_mode", 1); }
+static void a_k3_pads2(one* t) { set_ints(t, "kernel_shape", 2, 3, 3); set_ints(t, "pads", 4, 2, 2, 2, 2); }
+static void a_k2_same(one* t) { set_ints(t, "kernel_shape", 2, 2, 2); opara__node_set_string(&t->g, t->node, "auto_pad", "SAME_UPPER"); }
+static void a_k5s3(one* t) { set_ints(t, "kernel_shape", 2, 5, 5); set_ints(t, "strides", 2, 3, 3); }
+static void a_k2_dil2(one* t) { set_ints(t, "kernel_shape", 2, 2, 2); set_ints(t, "dilations", 2, 2, 2); }
+static void a_k2s2p1_ceil(one* t) {
+    set_ints(t, "kernel_shape", 2, 2, 2);
+    set_ints(t, "strides", 2, 2, 2);
+    set_ints(t, "pads", 4, 1, 1, 1, 1);
+    opara__node_set_int(&t->g, t->node, "ceil_mode", 1);
+}
+static void a_k2_3d(one* t) { set_ints(t, "kernel_shape", 3, 2, 2, 2); }
+static void a_no_kernel(one* t) { (void)t; }
+
+OT_TEST(pools_follow_onnx) {
+    opara__shape x4[] = {shp(4, 1, 1, 4, 4)};
+    opara__shape x28[] = {shp(4, 1, 3, 28, 28)};
+    opara__shape x32[] = {shp(4, 1, 3, 32, 32)};
+    opara__shape x5[] = {shp(4, 1, 1, 5, 5)};
+    opara__shape x3d[] = {shp(5, 1, 3, 32, 32, 32)};
+    opara__shape x2[] = {shp(2, 3, 4)};
+    EXPECT1(OPARA__OP_MAX_POOL, x4, a_k3s2_ceil, shp(4, 1, 1, 2, 2));   /* test_maxpool_2d_ceil */
+    EXPECT1(OPARA__OP_MAX_POOL, x4, a_k3s2, shp(4, 1, 1, 1, 1));
+    EXPECT1(OPARA__OP_MAX_POOL, x28, a_k3_pads2, shp(4, 1, 3, 30, 30)); /* test_maxpool_2d_pads */
+    EXPECT1(OPARA__OP_MAX_POOL, x32, a_k2_same, shp(4, 1, 3, 32, 32));  /* test_maxpool_2d_same_upper */
+    EXPECT1(OPARA__OP_MAX_POOL, x32, a_k5s3, shp(4, 1, 3, 10, 10));     /* test_maxpool_2d_strides */
+    EXPECT1(OPARA__OP_MAX_POOL, x4, a_k2_dil2, shp(4, 1, 1, 2, 2));     /* test_maxpool_2d_dilations */
+    /* ceil_mode drops a last window that would start in the end padding: ceil((5+2-2)/2)+1 = 4 -> 3
+       (what PyTorch's MaxPool2d(2, 2, padding=1, ceil_mode=True) gives for 5) */
+    EXPECT1(OPARA__OP_MAX_POOL, x5, a_k2s2p1_ceil, shp(4, 1, 1, 3, 3));
+    EXPECT1(OPARA__OP_AVERAGE_POOL, x3d, a_k2_3d, shp(5, 1, 3, 31, 31, 31)); /* test_averagepool_3d_default */
+    EXPECT1(OPARA__OP_GLOBAL_AVERAGE_POOL, x28, NULL, shp(4, 1, 3, 1, 1));
+    EXPECT_FAIL(OPARA__OP_MAX_POOL, x28, a_no_kernel);
+    EXPECT_FAIL(OPARA__OP_MAX_POOL, x2, a_k3s2);
+}
+
+OT_TEST(maxpool_indices_output_is_i64) {
+    one t;
+    opara__shape x[] = {shp(4, 1, 1, 4, 4)};
+    REQUIRE(run(&t, OPARA__OP_MAX_POOL, 1, x, 2, a_k3s2_ceil) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[1]], shp(4, 1, 1, 2, 2));
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_F32);
+    CHECK_EQ(t.dtypes[t.outs[1]], OPARA_DTYPE_I64);
+    one_free(&t);
+}
+
+OT_TEST(batch_norm_checks_channels) {
+    opara__shape ok[] = {shp(4, 2, 3, 4, 5), shp(1, 3), shp(1, 3), shp(1, 3), shp(1, 3)};
+    opara__shape bad[] = {shp(4, 2, 3, 4, 5), shp(1, 3), shp(1, 4), shp(1, 3), shp(1, 3)};
+    EXPECT1(OPARA__OP_BATCH_NORM, ok, NULL, shp(4, 2, 3, 4, 5));
+    EXPECT_FAIL(OPARA__OP_BATCH_NORM, bad, NULL);
+}
+
+/* ---- elementwise ----------------------------------------------------------------------------- */
+
+OT_TEST(broadcasting_is_numpy) {
+    opara__shape a[] = {shp(4, 2, 3, 4, 5), shp(1, 5)};
+    opara__shape b[] = {shp(3, 1, 4, 5), shp(3, 2, 1, 1)};
+    opara__shape c[] = {shp(2, 3, 1), shp(2, 1, 4)};
+    opara__shape d[] = {shp(2, 0, 3), shp(2, 1, 3)};
+    opara__shape e[] = {shp(0), shp(2, 2, 3)};
+    opara__shape bad[] = {shp(2, 2, 3), shp(1, 4)};
+    EXPECT1(OPARA__OP_ADD, a, NULL, shp(4, 2, 3, 4, 5));
+    EXPECT1(OPARA__OP_MUL, b, NULL, shp(3, 2, 4, 5));
+    EXPECT1(OPARA__OP_SUB, c, NULL, shp(2, 3, 4));
+    EXPECT1(OPARA__OP_DIV, d, NULL, shp(2, 0, 3));
+    EXPECT1(OPARA__OP_POW, e, NULL, shp(2, 2, 3));
+    EXPECT_FAIL(OPARA__OP_ADD, bad, NULL);
+}
+
+OT_TEST(unary_ops_keep_the_shape) {
+    static const opara__op ops[] = {OPARA__OP_RELU, OPARA__OP_LEAKY_RELU, OPARA__OP_SIGMOID, OPARA__OP_TANH,
+                                    OPARA__OP_HARD_SIGMOID, OPARA__OP_HARD_SWISH, OPARA__OP_CLIP, OPARA__OP_SQRT,
+                                    OPARA__OP_ERF, OPARA__OP_GELU, OPARA__OP_SOFTMAX, OPARA__OP_CAST};
+    opara__shape x[] = {shp(3, 2, 3, 4)};
+    size_t i;
+    for (i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
+        one t;
+        opara_result r = run(&t, ops[i], 1, x, 1, NULL);
+        if (ops[i] == OPARA__OP_CAST) CHECK_EQ(r, OPARA_ERR_BAD_DTYPE); /* Cast needs 'to' */
+        else if (r != OPARA_OK) CHECK_STR(opara_runtime_last_error(g_rt), "");
+        else CHECK_SHAPE(&t.shapes[t.outs[0]], shp(3, 2, 3, 4));
+        one_free(&t);
+    }
+}
+
+static void a_axis2(one* t) { opara__node_set_int(&t->g, t->node, "axis", 2); }
+OT_TEST(softmax_axis_is_checked) {
+    opara__shape x[] = {shp(2, 2, 3)};
+    EXPECT_FAIL(OPARA__OP_SOFTMAX, x, a_axis2);
+}
+
+/* ---- data movement --------------------------------------------------------------------------- */
+
+static void a_axis_m1(one* t) { opara__node_set_int(&t->g, t->node, "axis", -1); }
+static void a_axis1(one* t) { opara__node_set_int(&t->g, t->node, "axis", 1); }
+
+OT_TEST(concat) {
+    opara__shape a[] = {shp(2, 2, 3), shp(2, 2, 5), shp(2, 2, 1)};
+    opara__shape bad[] = {shp(2, 2, 3), shp(2, 3, 3)};
+    EXPECT1(OPARA__OP_CONCAT, a, a_axis_m1, shp(2, 2, 9));
+    EXPECT_FAIL(OPARA__OP_CONCAT, bad, a_axis_m1);
+    EXPECT_FAIL(OPARA__OP_CONCAT, a, NULL); /* axis is required */
+}
+
+static void a_split_2_4(one* t) { set_ints(t, "split", 2, 2, 4); }
+static void a_split_axis1(one* t) { opara__node_set_int(&t->g, t->node, "axis", 1); set_ints(t, "split", 2, 1, 5); }
+
+OT_TEST(split) {
+    one t;
+    opara__shape x6[] = {shp(1, 6)};
+    opara__shape x26[] = {shp(2, 2, 6)};
+    opara__shape x7[] = {shp(1, 7)};
+    REQUIRE(run(&t, OPARA__OP_SPLIT, 1, x6, 3, NULL) == OPARA_OK); /* test_split_equal_parts_1d */
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(1, 2));
+    CHECK_SHAPE(&t.shapes[t.outs[2]], shp(1, 2));
+    one_free(&t);
+    REQUIRE(run(&t, OPARA__OP_SPLIT, 1, x6, 2, a_split_2_4) == OPARA_OK); /* test_split_variable_parts_1d */
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(1, 2));
+    CHECK_SHAPE(&t.shapes[t.outs[1]], shp(1, 4));
+    one_free(&t);
+    REQUIRE(run(&t, OPARA__OP_SPLIT, 1, x26, 2, a_split_axis1) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(2, 2, 1));
+    CHECK_SHAPE(&t.shapes[t.outs[1]], shp(2, 2, 5));
+    one_free(&t);
+    CHECK(run(&t, OPARA__OP_SPLIT, 1, x7, 2, NULL) == OPARA_ERR_SHAPE);
+    one_free(&t);
+}
+
+/* Slice cases: (dim, start, end, step) -> len(range(dim)[start:end:step]) as Python 3 computes it. */
+static const struct { int64_t d, start, end, step, want; } slice_cases[] = {
+    {20, 0, 3, 1, 3}, {20, 1, 1000, 1, 19}, {10, -1, -100, -1, 10}, {10, 100, -100, -1, 10},
+    {10, -100, 100, 1, 10}, {10, 5, 5, 1, 0}, {10, 9, -1, -2, 0}, {10, -3, -1, 1, 2}, {7, 0, 7, 3, 3},
+    {7, 6, 0, -3, 2}, {5, INT64_MIN, INT64_MAX, 1, 5}, {5, -1, INT64_MIN, -1, 5}, {5, 4, INT64_MIN, -INT64_MAX, 1},
+    {0, 0, 10, 1, 0}, {1, 0, -1, 1, 0}, {10, 3, 8, INT64_MAX, 1}, {10, 9, 0, -4, 3}, {13, 2, 11, 4, 3},
+};
+static size_t slice_i;
+static void a_slice_case(one* t) {
+    int64_t v;
+    v = slice_cases[slice_i].start, opara__node_set_ints(&t->g, t->node, "starts", &v, 1);
+    v = slice_cases[slice_i].end, opara__node_set_ints(&t->g, t->node, "ends", &v, 1);
+    v = slice_cases[slice_i].step, opara__node_set_ints(&t->g, t->node, "steps", &v, 1);
+}
+static void a_slice_onnx(one* t) { set_ints(t, "starts", 2, 0, 0); set_ints(t, "ends", 2, 3, 10); set_ints(t, "axes", 2, 0, 1); }
+static void a_slice_neg(one* t) { set_ints(t, "starts", 1, 0); set_ints(t, "ends", 1, -1); set_ints(t, "axes", 1, 1); }
+static void a_slice_negsteps(one* t) {
+    set_ints(t, "starts", 3, 20, 10, 4);
+    set_ints(t, "ends", 3, 0, 0, 1);
+    set_ints(t, "axes", 3, 0, 1, 2);
+    set_ints(t, "steps", 3, -1, -3, -2);
+}
+static void a_slice_default_axes(one* t) { set_ints(t, "starts", 3, 0, 0, 3); set_ints(t, "ends", 3, 20, 10, 4); }
+static void a_slice_zero_step(one* t) { set_ints(t, "starts", 1, 0); set_ints(t, "ends", 1, 1); set_ints(t, "steps", 1, 0); }
+
+OT_TEST(slice) {
+    opara__shape x[] = {shp(3, 20, 10, 5)};
+    for (slice_i = 0; slice_i < sizeof slice_cases / sizeof slice_cases[0]; ++slice_i) {
+        opara__shape in[1];
+        in[0] = shp(1, (int)slice_cases[slice_i].d);
+        OT_LOG("case %u", (unsigned)slice_i);
+        EXPECT1(OPARA__OP_SLICE, in, a_slice_case, shp(1, (int)slice_cases[slice_i].want));
+    }
+    EXPECT1(OPARA__OP_SLICE, x, a_slice_onnx, shp(3, 3, 10, 5));          /* test_slice */
+    EXPECT1(OPARA__OP_SLICE, x, a_slice_neg, shp(3, 20, 9, 5));           /* test_slice_neg */
+    EXPECT1(OPARA__OP_SLICE, x, a_slice_negsteps, shp(3, 19, 3, 2));      /* test_slice_neg_steps */
+    EXPECT1(OPARA__OP_SLICE, x, a_slice_default_axes, shp(3, 20, 10, 1)); /* test_slice_default_axes */
+    EXPECT_FAIL(OPARA__OP_SLICE, x, a_slice_zero_step);
+}
+
+static void a_gather_axis1(one* t) { opara__node_set_int(&t->g, t->node, "axis", 1); }
+static void a_gather_axis_m1(one* t) { opara__node_set_int(&t->g, t->node, "axis", -1); }
+
+OT_TEST(gather) {
+    one t;
+    int32_t idx[2];
+    opara__shape g0[2];
+    g0[0] = shp(4, 5, 4, 3, 2), g0[1] = shp(1, 3);
+    EXPECT1(OPARA__OP_GATHER, g0, NULL, shp(4, 3, 4, 3, 2)); /* test_gather_0 */
+    one_init(&t);
+    idx[0] = one_input(&t, shp(2, 3, 3), F32);
+    idx[1] = one_input(&t, shp(2, 1, 2), OPARA_DTYPE_I64);
+    one_node(&t, OPARA__OP_GATHER, 2, idx, 1);
+    a_gather_axis1(&t);
+    REQUIRE(one_infer(&t, 1) == OPARA_OK); /* test_gather_2d_indices */
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(3, 3, 1, 2));
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_F32);
+    one_free(&t);
+    one_init(&t);
+    idx[0] = one_input(&t, shp(4, 5, 4, 3, 2), F32);
+    idx[1] = one_input(&t, shp(0), OPARA_DTYPE_I32);
+    one_node(&t, OPARA__OP_GATHER, 2, idx, 1);
+    a_gather_axis_m1(&t);
+    REQUIRE(one_infer(&t, 1) == OPARA_OK); /* scalar index removes the axis */
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(3, 5, 4, 3));
+    one_free(&t);
+}
+
+static void a_shape_423(one* t) { set_ints(t, "shape", 3, 4, 2, 3); }
+static void a_shape_neg(one* t) { set_ints(t, "shape", 3, 2, -1, 2); }
+static void a_shape_zero(one* t) { set_ints(t, "shape", 4, 2, 0, 4, 1); }
+static void a_shape_zero_neg(one* t) { set_ints(t, "shape", 4, 2, 0, 1, -1); }
+static void a_shape_24(one* t) { set_ints(t, "shape", 1, 24); }
+static void a_shape_allowzero(one* t) { set_ints(t, "shape", 3, 3, 4, 0); opara__node_set_int(&t->g, t->node, "allowzero", 1); }
+static void a_shape_two_neg(one* t) { set_ints(t, "shape", 2, -1, -1); }
+static void a_shape_bad_count(one* t) { set_ints(t, "shape", 2, 5, 5); }
+
+OT_TEST(reshape) {
+    opara__shape x[] = {shp(3, 2, 3, 4)};
+    opara__shape z[] = {shp(3, 0, 3, 4)};
+    EXPECT1(OPARA__OP_RESHAPE, x, a_shape_423, shp(3, 4, 2, 3));          /* test_reshape_reordered_all_dims */
+    EXPECT1(OPARA__OP_RESHAPE, x, a_shape_neg, shp(3, 2, 6, 2));          /* test_reshape_negative_extended_dims */
+    EXPECT1(OPARA__OP_RESHAPE, x, a_shape_zero, shp(4, 2, 3, 4, 1));      /* test_reshape_zero_dim */
+    EXPECT1(OPARA__OP_RESHAPE, x, a_shape_zero_neg, shp(4, 2, 3, 1, 4));  /* test_reshape_zero_and_negative_dim */
+    EXPECT1(OPARA__OP_RESHAPE, x, a_shape_24, shp(1, 24));                /* test_reshape_one_dim */
+    EXPECT1(OPARA__OP_RESHAPE, z, a_shape_allowzero, shp(3, 3, 4, 0));    /* test_reshape_allowzero_reordered */
+    EXPECT_FAIL(OPARA__OP_RESHAPE, x, a_shape_two_neg);
+    EXPECT_FAIL(OPARA__OP_RESHAPE, x, a_shape_bad_count);
+}
+
+static void a_shape_batch(one* t) {
+    int64_t v[2];
+    v[0] = OPARA__DIM_BATCH, v[1] = -1;
+    opara__node_set_ints(&t->g, t->node, "shape", v, 2);
+}
+
+OT_TEST(symbolic_batch_flows_through) {
+    one t;
+    int32_t idx[1];
+    one_init(&t);
+    idx[0] = one_input(&t, shp(3, 1, 3, 4), F32);
+    t.g.values[idx[0]].shape.dims[0] = OPARA__DIM_BATCH;
+    one_node(&t, OPARA__OP_RESHAPE, 1, idx, 1);
+    a_shape_batch(&t);
+    REQUIRE(one_infer(&t, 5) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[idx[0]], shp(3, 5, 3, 4));
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(2, 5, 12));
+    CHECK_EQ(opara__infer_shapes(g_rt, &t.g, 0, t.shapes), OPARA_ERR_INVALID_ARGS);
+    one_free(&t);
+}
+
+static int64_t flatten_axis;
+static void a_flatten(one* t) { opara__node_set_int(&t->g, t->node, "axis", flatten_axis); }
+
+OT_TEST(flatten) {
+    opara__shape x[] = {shp(4, 2, 3, 4, 5)};
+    static const int want[6][2] = {{1, 120}, {2, 60}, {6, 20}, {24, 5}, {120, 1}, {24, 5}};
+    for (flatten_axis = 0; flatten_axis <= 5; ++flatten_axis) { /* test_flatten_axis0..3, default, negative */
+        if (flatten_axis == 5) flatten_axis = -1;
+        EXPECT1(OPARA__OP_FLATTEN, x, a_flatten, shp(2, want[flatten_axis < 0 ? 5 : flatten_axis][0],
+                                                     want[flatten_axis < 0 ? 5 : flatten_axis][1]));
+        if (flatten_axis == -1) break;
+    }
+    flatten_axis = 5;
+    EXPECT_FAIL(OPARA__OP_FLATTEN, x, a_flatten);
+}
+
+static void a_perm102(one* t) { set_ints(t, "perm", 3, 1, 0, 2); }
+static void a_perm_bad(one* t) { set_ints(t, "perm", 3, 1, 1, 2); }
+
+OT_TEST(transpose) {
+    opara__shape x[] = {shp(3, 2, 3, 4)};
+    EXPECT1(OPARA__OP_TRANSPOSE, x, NULL, shp(3, 4, 3, 2)); /* test_transpose_default */
+    EXPECT1(OPARA__OP_TRANSPOSE, x, a_perm102, shp(3, 3, 2, 4));
+    EXPECT_FAIL(OPARA__OP_TRANSPOSE, x, a_perm_bad);
+}
+
+static void a_axes0(one* t) { set_ints(t, "axes", 1, 0); }
+static void a_axes1(one* t) { set_ints(t, "axes", 1, 1); }
+static void a_axes_0_4(one* t) { set_ints(t, "axes", 2, 0, 4); }
+static void a_axes_542(one* t) { set_ints(t, "axes", 3, 5, 4, 2); }
+static void a_axes_m1(one* t) { set_ints(t, "axes", 1, -1); }
+
+OT_TEST(squeeze_unsqueeze) {
+    opara__shape x[] = {shp(4, 1, 3, 4, 5)};
+    opara__shape y[] = {shp(4, 1, 3, 1, 5)};
+    opara__shape u[] = {shp(3, 3, 4, 5)};
+    EXPECT1(OPARA__OP_SQUEEZE, x, a_axes0, shp(3, 3, 4, 5)); /* test_squeeze */
+    EXPECT1(OPARA__OP_SQUEEZE, y, NULL, shp(2, 3, 5));
+    EXPECT_FAIL(OPARA__OP_SQUEEZE, x, a_axes1);              /* dim 1 is 3 */
+    EXPECT1(OPARA__OP_UNSQUEEZE, u, a_axes_0_4, shp(5, 1, 3, 4, 5, 1)); /* test_unsqueeze_two_axes */
+    EXPECT1(OPARA__OP_UNSQUEEZE, u, a_axes_542, shp(6, 3, 4, 1, 5, 1, 1)); /* test_unsqueeze_unsorted_axes */
+    EXPECT1(OPARA__OP_UNSQUEEZE, u, a_axes_m1, shp(4, 3, 4, 5, 1));    /* test_unsqueeze_negative_axes */
+    EXPECT_FAIL(OPARA__OP_UNSQUEEZE, u, NULL);
+}
+
+static void a_expand_216(one* t) { set_ints(t, "shape", 3, 2, 1, 6); }
+static void a_expand_34(one* t) { set_ints(t, "shape", 2, 3, 4); }
+static void a_expand_11(one* t) { set_ints(t, "shape", 2, 1, 1); }
+static void a_expand_bad(one* t) { set_ints(t, "shape", 2, 2, 4); }
+
+OT_TEST(expand) {
+    opara__shape x[] = {shp(2, 3, 1)};
+    opara__shape y[] = {shp(2, 3, 4)};
+    EXPECT1(OPARA__OP_EXPAND, x, a_expand_216, shp(3, 2, 3, 6)); /* test_expand_dim_changed */
+    EXPECT1(OPARA__OP_EXPAND, x, a_expand_34, shp(2, 3, 4));     /* test_expand_dim_unchanged */
+    EXPECT1(OPARA__OP_EXPAND, y, a_expand_11, shp(2, 3, 4));     /* bidirectional */
+    EXPECT_FAIL(OPARA__OP_EXPAND, x, a_expand_bad);
+}
+
+static void a_transA(one* t) { opara__node_set_int(&t->g, t->node, "transA", 1); }
+static void a_transB(one* t) { opara__node_set_int(&t->g, t->node, "transB", 1); }
+
+OT_TEST(gemm) {
+    opara__shape a[] = {shp(2, 3, 5), shp(2, 5, 4)};
+    opara__shape ta[] = {shp(2, 5, 3), shp(2, 5, 4)};
+    opara__shape tb[] = {shp(2, 3, 5), shp(2, 4, 5), shp(2, 1, 4)};
+    opara__shape cs[] = {shp(2, 3, 5), shp(2, 5, 4), shp(0)};
+    opara__shape cbad[] = {shp(2, 3, 5), shp(2, 5, 4), shp(2, 2, 4)};
+    opara__shape kbad[] = {shp(2, 3, 5), shp(2, 4, 4)};
+    EXPECT1(OPARA__OP_GEMM, a, NULL, shp(2, 3, 4));
+    EXPECT1(OPARA__OP_GEMM, ta, a_transA, shp(2, 3, 4));
+    EXPECT1(OPARA__OP_GEMM, tb, a_transB, shp(2, 3, 4));
+    EXPECT1(OPARA__OP_GEMM, cs, NULL, shp(2, 3, 4));
+    EXPECT_FAIL(OPARA__OP_GEMM, cbad, NULL);
+    EXPECT_FAIL(OPARA__OP_GEMM, kbad, NULL);
+}
+
+OT_TEST(matmul_is_numpy) {
+    opara__shape a[] = {shp(2, 3, 4), shp(2, 4, 5)};
+    opara__shape b[] = {shp(3, 2, 3, 4), shp(3, 2, 4, 5)};
+    opara__shape c[] = {shp(1, 4), shp(2, 4, 5)};
+    opara__shape d[] = {shp(2, 3, 4), shp(1, 4)};
+    opara__shape e[] = {shp(1, 4), shp(1, 4)};
+    opara__shape f[] = {shp(3, 1, 3, 4), shp(3, 2, 4, 5)};
+    opara__shape g[] = {shp(4, 5, 1, 3, 4), shp(3, 2, 4, 6)};
+    opara__shape bad[] = {shp(2, 3, 4), shp(2, 3, 5)};
+    opara__shape badb[] = {shp(3, 2, 3, 4), shp(3, 3, 4, 5)};
+    EXPECT1(OPARA__OP_MATMUL, a, NULL, shp(2, 3, 5));
+    EXPECT1(OPARA__OP_MATMUL, b, NULL, shp(3, 2, 3, 5));
+    EXPECT1(OPARA__OP_MATMUL, c, NULL, shp(1, 5));
+    EXPECT1(OPARA__OP_MATMUL, d, NULL, shp(1, 3));
+    EXPECT1(OPARA__OP_MATMUL, e, NULL, shp(0));
+    EXPECT1(OPARA__OP_MATMUL, f, NULL, shp(3, 2, 3, 5));
+    EXPECT1(OPARA__OP_MATMUL, g, NULL, shp(4, 5, 2, 3, 6));
+    EXPECT_FAIL(OPARA__OP_MATMUL, bad, NULL);
+    EXPECT_FAIL(OPARA__OP_MATMUL, badb, NULL);
+}
+
+OT_TEST(layer_norm_statistics) {
+    one t;
+    opara__shape x[] = {shp(3, 2, 3, 4), shp(1, 4), shp(1, 4)};
+    opara__shape x1[] = {shp(3, 2, 3, 4), shp(2, 3, 4)};
+    REQUIRE(run(&t, OPARA__OP_LAYER_NORM, 3, x, 3, NULL) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(3, 2, 3, 4));
+    CHECK_SHAPE(&t.shapes[t.outs[1]], shp(3, 2, 3, 1));
+    CHECK_SHAPE(&t.shapes[t.outs[2]], shp(3, 2, 3, 1));
+    CHECK_EQ(t.dtypes[t.outs[1]], OPARA_DTYPE_F32);
+    one_free(&t);
+    REQUIRE(run(&t, OPARA__OP_LAYER_NORM, 2, x1, 2, a_axis1) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[1]], shp(3, 2, 1, 1));
+    one_free(&t);
+    EXPECT_FAIL(OPARA__OP_LAYER_NORM, x1, NULL); /* scale [3,4] vs normalized [4] */
+}
+
+static void a_rm_axes1(one* t) { set_ints(t, "axes", 1, 1); }
+static void a_rm_axes1_nokeep(one* t) { set_ints(t, "axes", 1, 1); opara__node_set_int(&t->g, t->node, "keepdims", 0); }
+static void a_rm_noop(one* t) { opara__node_set_int(&t->g, t->node, "noop_with_empty_axes", 1); }
+static void a_rm_neg(one* t) { set_ints(t, "axes", 1, -2); }
+static void a_rm_dup(one* t) { set_ints(t, "axes", 2, 1, -2); }
+
+OT_TEST(reduce_mean) {
+    opara__shape x[] = {shp(3, 3, 2, 2)};
+    EXPECT1(OPARA__OP_REDUCE_MEAN, x, a_rm_axes1, shp(3, 3, 1, 2));        /* test_reduce_mean_keepdims */
+    EXPECT1(OPARA__OP_REDUCE_MEAN, x, a_rm_axes1_nokeep, shp(2, 3, 2));    /* test_reduce_mean_do_not_keepdims */
+    EXPECT1(OPARA__OP_REDUCE_MEAN, x, NULL, shp(3, 1, 1, 1));              /* test_reduce_mean_default_axes_keepdims */
+    EXPECT1(OPARA__OP_REDUCE_MEAN, x, a_rm_noop, shp(3, 3, 2, 2));
+    EXPECT1(OPARA__OP_REDUCE_MEAN, x, a_rm_neg, shp(3, 3, 1, 2));          /* test_reduce_mean_negative_axes_keepdims */
+    EXPECT_FAIL(OPARA__OP_REDUCE_MEAN, x, a_rm_dup);
+}
+
+OT_TEST(where_and_dtypes) {
+    one t;
+    int32_t idx[3];
+    opara__shape w[] = {shp(2, 2, 1), shp(2, 2, 2), shp(2, 1, 2)};
+    EXPECT1(OPARA__OP_WHERE, w, NULL, shp(2, 2, 2)); /* test_where_broadcast-like */
+    one_init(&t);                                    /* Where's condition must be bool */
+    idx[0] = one_input(&t, shp(1, 2), F32);
+    idx[1] = one_input(&t, shp(1, 2), OPARA_DTYPE_I64);
+    idx[2] = one_input(&t, shp(1, 2), OPARA_DTYPE_I64);
+    one_node(&t, OPARA__OP_WHERE, 3, idx, 1);
+    CHECK_EQ(one_infer(&t, 1), OPARA_ERR_BAD_DTYPE);
+    one_free(&t);
+    one_init(&t); /* Where's type is its data inputs' */
+    idx[0] = one_input(&t, shp(1, 2), OPARA_DTYPE_BOOL);
+    idx[1] = one_input(&t, shp(1, 2), OPARA_DTYPE_I64);
+    idx[2] = one_input(&t, shp(1, 2), OPARA_DTYPE_I64);
+    one_node(&t, OPARA__OP_WHERE, 3, idx, 1);
+    REQUIRE(one_infer(&t, 1) == OPARA_OK);
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_I64);
+    one_free(&t);
+    one_init(&t); /* Add of f32 and i64 */
+    idx[0] = one_input(&t, shp(1, 2), F32);
+    idx[1] = one_input(&t, shp(1, 2), OPARA_DTYPE_I64);
+    one_node(&t, OPARA__OP_ADD, 2, idx, 1);
+    CHECK_EQ(one_infer(&t, 1), OPARA_ERR_BAD_DTYPE);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "'n0' (Add)") != NULL);
+    one_free(&t);
+    one_init(&t); /* Gather with float indices */
+    idx[0] = one_input(&t, shp(1, 2), F32);
+    idx[1] = one_input(&t, shp(1, 2), F32);
+    one_node(&t, OPARA__OP_GATHER, 2, idx, 1);
+    CHECK_EQ(one_infer(&t, 1), OPARA_ERR_BAD_DTYPE);
+    one_free(&t);
+}
+
+static int64_t cast_to;
+static void a_cast(one* t) { opara__node_set_int(&t->g, t->node, "to", cast_to); }
+
+OT_TEST(cast_type) {
+    one t;
+    opara__shape x[] = {shp(2, 2, 3)};
+    cast_to = OPARA_DTYPE_F16;
+    REQUIRE(run(&t, OPARA__OP_CAST, 1, x, 1, a_cast) == OPARA_OK);
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_F16);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(2, 2, 3));
+    one_free(&t);
+    cast_to = 99;
+    CHECK_EQ(run(&t, OPARA__OP_CAST, 1, x, 1, a_cast), OPARA_ERR_BAD_DTYPE);
+    one_free(&t);
+    cast_to = -1;
+    CHECK_EQ(run(&t, OPARA__OP_CAST, 1, x, 1, a_cast), OPARA_ERR_BAD_DTYPE);
+    one_free(&t);
+}
+
+static void a_pad(one* t) { set_ints(t, "pads", 8, 0, 0, 1, 3, 0, 0, 2, 4); }
+static void a_pad_crop(one* t) { set_ints(t, "pads", 4, -1, 0, 0, -2); }
+static void a_pad_axes(one* t) { set_ints(t, "pads", 2, 1, 2); set_ints(t, "axes", 1, -1); }
+static void a_pad_reflect_bad(one* t) { set_ints(t, "pads", 4, 0, 3, 0, 0); opara__node_set_string(&t->g, t->node, "mode", "reflect"); }
+static void a_pad_mode_bad(one* t) { set_ints(t, "pads", 4, 0, 0, 0, 0); opara__node_set_string(&t->g, t->node, "mode", "mirror"); }
+
+OT_TEST(pad) {
+    opara__shape x[] = {shp(4, 1, 3, 4, 5)};
+    opara__shape y[] = {shp(2, 3, 3)};
+    EXPECT1(OPARA__OP_PAD, x, a_pad, shp(4, 1, 3, 7, 12)); /* test_constant_pad */
+    EXPECT1(OPARA__OP_PAD, y, a_pad_crop, shp(2, 2, 1));
+    EXPECT1(OPARA__OP_PAD, y, a_pad_axes, shp(2, 3, 6));
+    EXPECT_FAIL(OPARA__OP_PAD, y, a_pad_reflect_bad);
+    EXPECT_FAIL(OPARA__OP_PAD, y, a_pad_mode_bad);
+}
+
+static void a_resize_scales(one* t) {
+    float s[4];
+    s[0] = 1.0f, s[1] = 1.0f, s[2] = 0.6f, s[3] = 0.6f;
+    opara__node_set_floats(&t->g, t->node, "scales", s, 4);
+}
+static void a_resize_up(one* t) {
+    float s[4];
+    s[0] = 1.0f, s[1] = 1.0f, s[2] = 2.0f, s[3] = 3.0f;
+    opara__node_set_floats(&t->g, t->node, "scales", s, 4);
+    opara__node_set_string(&t->g, t->node, "mode", "linear");
+}
+static void a_resize_sizes(one* t) { set_ints(t, "sizes", 4, 1, 1, 1, 3); }
+static void a_resize_both(one* t) { a_resize_scales(t); a_resize_sizes(t); }
+
+OT_TEST(resize) {
+    opara__shape x[] = {shp(4, 1, 1, 2, 4)};
+    opara__shape y[] = {shp(4, 1, 1, 2, 2)};
+    EXPECT1(OPARA__OP_RESIZE, x, a_resize_scales, shp(4, 1, 1, 1, 2)); /* test_resize_downsample_scales_nearest */
+    EXPECT1(OPARA__OP_RESIZE, y, a_resize_up, shp(4, 1, 1, 4, 6));     /* test_resize_upsample_scales_linear-like */
+    EXPECT1(OPARA__OP_RESIZE, x, a_resize_sizes, shp(4, 1, 1, 1, 3));  /* test_resize_downsample_sizes_nearest */
+    EXPECT_FAIL(OPARA__OP_RESIZE, x, a_resize_both);
+    EXPECT_FAIL(OPARA__OP_RESIZE, x, NULL);
+}
+
+OT_TEST(arity_is_checked) {
+    opara__shape one_in[] = {shp(2, 2, 3)};
+    opara__shape conv_no_w[] = {shp(4, 1, 1, 5, 5), shp(-1)};
+    opara__shape slice_extra[] = {shp(2, 2, 3), shp(1, 1)};
+    EXPECT_FAIL(OPARA__OP_ADD, one_in, NULL);
+    conv_no_w[1].ndim = -1;
+    EXPECT_FAIL(OPARA__OP_CONV, conv_no_w, NULL);
+    EXPECT_FAIL(OPARA__OP_SLICE, slice_extra, a_slice_onnx); /* constant inputs belong in attributes */
+}
+
+OT_TEST(hostile_attributes_fail_cleanly) {
+    one t;
+    opara__shape x[] = {shp(4, 1, 1, 5, 5), shp(4, 1, 1, 3, 3)};
+    int64_t big[4];
+    int32_t idx[2];
+    big[0] = big[1] = INT64_MAX, big[2] = big[3] = INT64_MIN;
+    one_init(&t);
+    idx[0] = one_input(&t, x[0], F32);
+    idx[1] = one_input(&t, x[1], F32);
+    one_node(&t, OPARA__OP_CONV, 2, idx, 1);
+    opara__node_set_ints(&t.g, t.node, "strides", big, 2);
+    opara__node_set_ints(&t.g, t.node, "dilations", big, 2);
+    CHECK_EQ(one_infer(&t, 1), OPARA_ERR_SHAPE);
+    one_free(&t);
+    one_init(&t);
+    idx[0] = one_input(&t, x[0], F32);
+    idx[1] = one_input(&t, x[1], F32);
+    one_node(&t, OPARA__OP_CONV_TRANSPOSE, 2, idx, 1);
+    big[0] = big[1] = (int64_t)1 << 40;
+    opara__node_set_ints(&t.g, t.node, "strides", big, 2);
+    CHECK(one_infer(&t, 1) != OPARA_OK);
+    one_free(&t);
+}
+
+static const opara_test_case tests[] = {
+    OT_CASE(conv_follows_onnx),
+    OT_CASE(conv_matches_brute_force_window_count),
+    OT_CASE(conv_transpose_follows_onnx),
+    OT_CASE(pools_follow_onnx),
+    OT_CASE(maxpool_indices_output_is_i64),
+    OT_CASE(batch_norm_checks_channels),
+    OT_CASE(broadcasting_is_numpy),
+    OT_CASE(unary_ops_keep_the_shape),
+    OT_CASE(softmax_axis_is_checked),
+    OT_CASE(concat),
+    OT_CASE(split),
+    OT_CASE(slice),
+    OT_CASE(gather),
+    OT_CASE(reshape),
+    OT_CASE(symbolic_batch_flows_through),
+    OT_CASE(flatten),
+    OT_CASE(transpose),
+    OT_CASE(squeeze_unsqueeze),
+    OT_CASE(expand),
+    OT_CASE(gemm),
+    OT_CASE(matmul_is_numpy),
+    OT_CASE(layer_norm_statistics),
+    OT_CASE(reduce_mean),
+    OT_CASE(where_and_dtypes),
+    OT_CASE(cast_type),
+    OT_CASE(pad),
+    OT_CASE(resize),
+    OT_CASE(arity_is_checked),
+    OT_CASE(hostile_attributes_fail_cleanly),
+};
+
+int main(int argc, char** argv) {
+    int rc;
+    if (opara_runtime_create(NULL, &g_rt) != OPARA_OK) return 1;
+    rc = opara_test_main(argc, argv, tests, OT_COUNT(tests));
+    opara_runtime_destroy(g_rt);
+    return rc;
+}
