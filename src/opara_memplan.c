@@ -1,2 +1,514 @@
-/* placeholder */
+/* The memory plan: one arena, a block per storage root, reused only when it is provably free.
+
+   A storage root is a value that owns bytes; views, in-place outputs and in-place Concat inputs
+   are members of another value's root. Walking the plan in launch order with the same bounded
+   vector clocks as the sync plan, a root retires when its last reader has been launched; it keeps
+   the (stream, rank) of every op that touched it (producers and readers of all its members, one
+   fact per stream). A retired block is reused by op v only when v's clock covers every fact, i.e.
+   every old reader happens-before v along stream order and event edges, whichever streams they
+   ran on. Blocks tile the arena; adjacent reusable blocks are combined, best fit first, and the
+   last block can grow the arena. Graph outputs are pinned (never reused). */
 #include "opara_sched.h"
+
+enum { OPARA__SEG_BUSY = 0, OPARA__SEG_RETIRED = 1 };
+
+typedef struct opara__seg {
+    uint64_t offset, size;
+    uint32_t prev, next; /* UINT32_MAX at the ends */
+    uint32_t facts, n_facts;
+    uint8_t state;
+} opara__seg;
+
+typedef struct opara__mem {
+    const opara__graph* g;
+    opara__plan* p;
+    opara__vc_walk walk;
+    int32_t* parent;        /* [V] alias parent, -1 for a root */
+    uint64_t* parent_off;   /* [V] byte offset inside the parent */
+    uint32_t* pending;      /* [V] by root: reads still to come */
+    uint32_t* member_next;  /* [V] singly linked members of a root, UINT32_MAX ends */
+    uint32_t* member_head;  /* [V] by root */
+    uint32_t* seg_of;       /* [V] by root: its segment while busy, UINT32_MAX when never allocated */
+    uint64_t* root_offset;  /* [V] by root: arena offset, fixed at allocation */
+    uint8_t* pinned;        /* [V] by root */
+    uint8_t* retired;       /* [V] by root */
+    opara__seg* segs;
+    size_t seg_cap;
+    uint32_t n_segs, seg_head, seg_tail, seg_free;
+    opara__vc_slot* facts;  /* (stream, seq) facts of retired blocks */
+    size_t facts_cap, n_facts;
+    uint32_t* stream_stamp; /* [n_streams] dedup while gathering facts */
+    uint32_t* stream_fact;  /* [n_streams] index of the stream's fact */
+    uint32_t stamp;
+    uint64_t top;
+} opara__mem;
+
+static uint64_t opara__mem_align(const opara__mem* m, uint64_t size) {
+    uint64_t a = m->p->desc.alignment;
+    size = size ? size : 1;
+    return size + (a - size % a) % a;
+}
+
+static uint32_t opara__value_root(const opara__mem* m, uint32_t v) {
+    while (m->parent[v] >= 0) v = (uint32_t)m->parent[v];
+    return v;
+}
+
+static int opara__is_arena_value(const opara__graph* g, uint32_t v) {
+    return g->values[v].kind == OPARA__VALUE_ACTIVATION && g->values[v].producer >= 0;
+}
+
+static uint32_t opara__consumer_count(const opara__graph* g, uint32_t v) {
+    return g->consumer_start[v + 1] - g->consumer_start[v];
+}
+
+/* ---- static aliases: views and Concat inputs ------------------------------------------------- */
+
+static void opara__mem_views(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t i;
+    if (m->p->desc.no_view_alias) return;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[m->p->order[i]];
+        int32_t x, y;
+        if (!opara__op_is_view(n->op) || n->n_inputs < 1 || n->n_outputs != 1) continue;
+        x = n->inputs[0];
+        y = n->outputs[0];
+        if (x < 0 || y < 0 || m->p->value_bytes[y] != m->p->value_bytes[x]) continue;
+        if (g->values[x].kind == OPARA__VALUE_ACTIVATION && g->values[x].producer < 0) continue;
+        m->parent[y] = x;
+        m->parent_off[y] = 0;
+        m->p->alias_kind[y] = OPARA__ALIAS_VIEW;
+        m->p->stats.n_views++;
+    }
+}
+
+/* Byte offsets of a Concat's inputs inside its output when every input is one contiguous slice
+   (the dimensions before the axis multiply to 1); 0 when not provable. */
+static int opara__concat_layout(const opara__mem* m, const opara__node* n) {
+    const opara__shape* shapes = m->p->desc.shapes;
+    const opara__shape* ys;
+    int64_t axis, outer = 1, d;
+    uint64_t sum = 0;
+    uint32_t i;
+    if (!shapes || n->n_outputs != 1 || n->outputs[0] < 0) return 0;
+    ys = &shapes[n->outputs[0]];
+    if (ys->ndim <= 0) return 0;
+    axis = opara__attr_int(n, "axis", 0);
+    if (axis < 0) axis += ys->ndim;
+    if (axis < 0 || axis >= ys->ndim) return 0;
+    for (d = 0; d < axis; ++d) outer *= ys->dims[d];
+    if (outer != 1) return 0;
+    for (i = 0; i < n->n_inputs; ++i) {
+        if (n->inputs[i] < 0) return 0;
+        sum += m->p->value_bytes[n->inputs[i]];
+    }
+    return sum == m->p->value_bytes[n->outputs[0]];
+}
+
+static int opara__concat_part_ok(const opara__mem* m, const opara__node* n, uint32_t i) {
+    const opara__graph* g = m->g;
+    int32_t x = n->inputs[i];
+    uint32_t j;
+    if (!opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) return 0;
+    if (opara__op_is_view(g->nodes[g->values[x].producer].op)) return 0;
+    for (j = 0; j < n->n_inputs; ++j)
+        if (j != i && n->inputs[j] == x) return 0;
+    return 1;
+}
+
+static void opara__mem_concats(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t i, k;
+    if (m->p->desc.no_concat_in_place) return;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[m->p->order[i]];
+        uint64_t off = 0;
+        if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, n)) continue;
+        for (k = 0; k < n->n_inputs; ++k) {
+            int32_t x = n->inputs[k];
+            if (opara__concat_part_ok(m, n, k)) {
+                m->parent[x] = n->outputs[0];
+                m->parent_off[x] = off;
+                m->p->alias_kind[x] = OPARA__ALIAS_CONCAT;
+                m->p->stats.n_concat_in_place++;
+            }
+            off += m->p->value_bytes[x];
+        }
+    }
+}
+
+static void opara__mem_add_member(opara__mem* m, uint32_t v) {
+    uint32_t r = opara__value_root(m, v);
+    m->member_next[v] = m->member_head[r];
+    m->member_head[r] = v;
+    m->pending[r] += opara__consumer_count(m->g, v);
+}
+
+static void opara__mem_roots(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        m->member_head[v] = m->member_next[v] = m->seg_of[v] = UINT32_MAX;
+        m->pending[v] = 0;
+    }
+    for (v = 0; v < g->n_values; ++v) opara__mem_add_member(m, v);
+    for (v = 0; v < g->n_outputs; ++v) m->pinned[opara__value_root(m, (uint32_t)g->outputs[v])] = 1;
+}
+
+/* ---- segments -------------------------------------------------------------------------------- */
+
+static uint32_t opara__seg_new(opara__mem* m) {
+    uint32_t id;
+    if (m->seg_free != UINT32_MAX) {
+        id = m->seg_free;
+        m->seg_free = m->segs[id].next;
+    } else {
+        if (m->n_segs == m->seg_cap &&
+            opara__grow(m->g->rt, (void**)&m->segs, &m->seg_cap, (size_t)m->n_segs + 1, sizeof(opara__seg)) != OPARA_OK)
+            return UINT32_MAX;
+        id = m->n_segs++;
+    }
+    memset(&m->segs[id], 0, sizeof(opara__seg));
+    m->segs[id].prev = m->segs[id].next = UINT32_MAX;
+    return id;
+}
+
+static void opara__seg_unlink(opara__mem* m, uint32_t id) {
+    opara__seg* s = &m->segs[id];
+    if (s->prev != UINT32_MAX) m->segs[s->prev].next = s->next;
+    else m->seg_head = s->next;
+    if (s->next != UINT32_MAX) m->segs[s->next].prev = s->prev;
+    else m->seg_tail = s->prev;
+    s->next = m->seg_free;
+    m->seg_free = id;
+}
+
+/* Inserts `id` after `at` (UINT32_MAX: at the front). */
+static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
+    opara__seg* s = &m->segs[id];
+    s->prev = at;
+    s->next = at == UINT32_MAX ? m->seg_head : m->segs[at].next;
+    if (s->next != UINT32_MAX) m->segs[s->next].prev = id;
+    else m->seg_tail = id;
+    if (at == UINT32_MAX) m->seg_head = id;
+    else m->segs[at].next = id;
+}
+
+static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
+    const opara__seg* s = &m->segs[id];
+    uint32_t i;
+    if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
+    for (i = 0; i < s->n_facts; ++i) {
+        const opara__vc_slot* f = &m->facts[s->facts + i];
+        if (!opara__vc_knows(c, m->walk.k, f->stream, f->seq)) return 0;
+    }
+    return 1;
+}
+
+/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits, else the
+   run that ends at the arena's top (it grows). Returns the run's first segment or UINT32_MAX. */
+static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+    uint32_t id, best = UINT32_MAX, run = UINT32_MAX, tail_run = UINT32_MAX;
+    uint64_t best_size = 0, run_size = 0;
+    for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
+        uint64_t before;
+        if (!opara__seg_usable(m, id, c)) {
+            run = UINT32_MAX;
+            continue;
+        }
+        if (run == UINT32_MAX) run = id, run_size = 0;
+        before = run_size;
+        run_size += m->segs[id].size;
+        if (before < size && run_size >= size && (best == UINT32_MAX || run_size < best_size))
+            best = run, best_size = run_size;
+        if (m->segs[id].next == UINT32_MAX) tail_run = run;
+    }
+    return best != UINT32_MAX ? best : tail_run;
+}
+
+/* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
+   segment it covers, or growing the arena). */
+static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
+    opara__seg* head = &m->segs[first];
+    uint64_t have = head->size;
+    while (have < size && head->next != UINT32_MAX) {
+        uint32_t nx = head->next;
+        opara__seg* n = &m->segs[nx];
+        if (have + n->size > size) {
+            uint64_t used = size - have;
+            n->offset += used;
+            n->size -= used;
+            have = size;
+            break;
+        }
+        have += n->size;
+        opara__seg_unlink(m, nx);
+        head = &m->segs[first];
+    }
+    head = &m->segs[first];
+    if (have > size) {
+        uint32_t rest = opara__seg_new(m);
+        head = &m->segs[first];
+        if (rest != UINT32_MAX) {
+            m->segs[rest] = *head;
+            m->segs[rest].offset = head->offset + size;
+            m->segs[rest].size = have - size;
+            opara__seg_link_after(m, first, rest);
+            head = &m->segs[first];
+            have = size;
+        }
+    }
+    if (have < size) m->top += size - have; /* the run ended at the top: grow */
+    head->size = OPARA__MAX(have, size);
+    head->state = OPARA__SEG_BUSY;
+    head->n_facts = 0;
+    return first;
+}
+
+static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+    uint32_t run = opara__seg_find(m, size, c), id;
+    if (run != UINT32_MAX) return opara__seg_take(m, run, size);
+    id = opara__seg_new(m);
+    if (id == UINT32_MAX) return id;
+    m->segs[id].offset = m->top;
+    m->segs[id].size = size;
+    m->segs[id].state = OPARA__SEG_BUSY;
+    opara__seg_link_after(m, m->seg_tail, id);
+    m->top += size;
+    return id;
+}
+
+/* ---- the walk -------------------------------------------------------------------------------- */
+
+static void opara__mem_fact(opara__mem* m, uint32_t node) {
+    uint32_t s = m->p->stream[node], q = m->p->stream_seq[node];
+    if (m->stream_stamp[s] != m->stamp) {
+        m->stream_stamp[s] = m->stamp;
+        m->stream_fact[s] = (uint32_t)m->n_facts;
+        m->facts[m->n_facts].stream = s;
+        m->facts[m->n_facts++].seq = q;
+    } else if (m->facts[m->stream_fact[s]].seq < q) {
+        m->facts[m->stream_fact[s]].seq = q;
+    }
+}
+
+/* Retires root r: its block keeps one fact per stream that touched any member. */
+static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
+    const opara__graph* g = m->g;
+    uint32_t v, k, start;
+    opara__seg* s;
+    size_t need = m->n_facts + 1;
+    for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) need += opara__consumer_count(g, v) + 1;
+    if (need > m->facts_cap &&
+        opara__grow(g->rt, (void**)&m->facts, &m->facts_cap, need, sizeof(opara__vc_slot)) != OPARA_OK)
+        return OPARA_ERR_OUT_OF_MEMORY;
+    m->stamp++;
+    start = (uint32_t)m->n_facts;
+    for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) {
+        if (g->values[v].producer >= 0) opara__mem_fact(m, (uint32_t)g->values[v].producer);
+        for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k) opara__mem_fact(m, g->consumer_nodes[k]);
+    }
+    s = &m->segs[m->seg_of[r]];
+    s->state = OPARA__SEG_RETIRED;
+    s->facts = start;
+    s->n_facts = (uint32_t)m->n_facts - start;
+    m->retired[r] = 1;
+    return OPARA_OK;
+}
+
+static int opara__inplace_op(opara__op op) {
+    switch (op) {
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
+    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_ADD:
+    case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_SQRT:
+    case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_BATCH_NORM:
+        return 1;
+    default: return 0;
+    }
+}
+
+/* Every earlier reader and writer of root r other than v happens-before v. */
+static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__plan* p = m->p;
+    uint32_t x, k;
+    for (x = m->member_head[r]; x != UINT32_MAX; x = m->member_next[x]) {
+        int32_t w = g->values[x].producer;
+        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->stream[w], p->stream_seq[w])) return 0;
+        for (k = g->consumer_start[x]; k < g->consumer_start[x + 1]; ++k) {
+            uint32_t u = g->consumer_nodes[k];
+            if (u != v && !opara__vc_knows(c, m->walk.k, p->stream[u], p->stream_seq[u])) return 0;
+        }
+    }
+    return 1;
+}
+
+/* The input whose block output y of node v can take, or -1. */
+static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32_t y, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    uint32_t i, j;
+    if (m->p->desc.no_inplace || m->p->desc.no_memory_reuse || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
+    if (m->parent[y] >= 0 || m->pinned[y] || m->member_head[y] != y || m->member_next[y] != UINT32_MAX) return -1;
+    for (i = 0; i < n->n_inputs; ++i) {
+        int32_t x = n->inputs[i];
+        uint32_t reads = 0;
+        if (x < 0 || !opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) continue;
+        if (m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
+        if (m->p->value_bytes[x] != m->p->value_bytes[y]) continue;
+        for (j = 0; j < n->n_inputs; ++j) reads += n->inputs[j] >= 0 && opara__value_root(m, (uint32_t)n->inputs[j]) == (uint32_t)x;
+        if (m->pending[x] != reads || !opara__mem_all_before(m, (uint32_t)x, v, c)) continue;
+        return x;
+    }
+    return -1;
+}
+
+static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    uint32_t i;
+    for (i = 0; i < n->n_outputs; ++i) {
+        uint32_t y = (uint32_t)n->outputs[i], r;
+        int32_t src;
+        if (n->outputs[i] < 0 || m->p->alias_kind[y] == OPARA__ALIAS_VIEW) continue;
+        src = opara__mem_inplace_source(m, v, y, c);
+        if (src >= 0) {
+            /* move y from its own root into x's */
+            m->member_head[y] = UINT32_MAX;
+            m->pending[y] = 0;
+            m->parent[y] = src;
+            m->parent_off[y] = 0;
+            m->p->alias_kind[y] = OPARA__ALIAS_INPLACE;
+            m->p->stats.n_inplace++;
+            opara__mem_add_member(m, y);
+            continue;
+        }
+        r = opara__value_root(m, y);
+        if (m->seg_of[r] != UINT32_MAX) continue; /* a Concat output allocated by an earlier part */
+        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c);
+        if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
+        m->root_offset[r] = m->segs[m->seg_of[r]].offset;
+        m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
+    }
+    return OPARA_OK;
+}
+
+static int opara__mem_retirable(const opara__mem* m, uint32_t r) {
+    return m->pending[r] == 0 && !m->pinned[r] && !m->retired[r] && m->seg_of[r] != UINT32_MAX;
+}
+
+static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    opara__plan* p = m->p;
+    uint32_t s = p->stream[v], k;
+    opara__vc_slot* c = opara__vc_walk_stream(&m->walk, s);
+    opara_result r;
+    if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) opara__vc_walk_acquire(&m->walk, s, p->wait_nodes[k]);
+    r = opara__mem_outputs(m, v, c);
+    if (r != OPARA_OK) return r;
+    for (k = 0; k < n->n_inputs; ++k)
+        if (n->inputs[k] >= 0) m->pending[opara__value_root(m, (uint32_t)n->inputs[k])]--;
+    for (k = 0; k < n->n_inputs && r == OPARA_OK; ++k)
+        if (n->inputs[k] >= 0 && opara__mem_retirable(m, opara__value_root(m, (uint32_t)n->inputs[k])))
+            r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->inputs[k]));
+    for (k = 0; k < n->n_outputs && r == OPARA_OK; ++k)
+        if (n->outputs[k] >= 0 && opara__mem_retirable(m, opara__value_root(m, (uint32_t)n->outputs[k])))
+            r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->outputs[k]));
+    if (r != OPARA_OK) return r;
+    c = opara__vc_walk_stream(&m->walk, s);
+    opara__vc_set(c, m->walk.k, s, p->stream_seq[v]);
+    if (m->walk.refs[v] && !opara__vc_walk_snapshot(&m->walk, v, s)) return OPARA_ERR_OUT_OF_MEMORY;
+    if (p->stream_last[s] == v) opara__vc_walk_end_stream(&m->walk, s);
+    return OPARA_OK;
+}
+
+static void opara__mem_publish(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        uint32_t r = v;
+        uint64_t off = 0;
+        while (m->parent[r] >= 0) off += m->parent_off[r], r = (uint32_t)m->parent[r];
+        p->alias_root[v] = (int32_t)r;
+        p->alias_offset[v] = off;
+        p->offset[v] = OPARA__NO_ARENA;
+        if (g->values[r].kind != OPARA__VALUE_ACTIVATION) {
+            p->storage[v] = OPARA__STORAGE_EXTERNAL;
+        } else if (m->seg_of[r] != UINT32_MAX) {
+            p->storage[v] = OPARA__STORAGE_ARENA;
+            p->offset[v] = m->root_offset[r] + off;
+        } else {
+            p->storage[v] = OPARA__STORAGE_NONE;
+        }
+    }
+    p->arena_bytes = m->top;
+    p->alignment = p->desc.alignment;
+    p->stats.arena_bytes = m->top;
+}
+
+static opara_result opara__mem_run(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    uint32_t i, v, k;
+    opara_result r = OPARA_OK;
+    for (v = 0; v < g->n_nodes; ++v)
+        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) m->walk.refs[p->wait_nodes[k]]++;
+    opara__mem_views(m);
+    opara__mem_concats(m);
+    opara__mem_roots(m);
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) r = opara__mem_node(m, p->order[i]);
+    if (r == OPARA_OK) opara__mem_publish(m);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan) {
+    opara__mem m;
+    opara_runtime* rt = g->rt;
+    size_t nv = (size_t)g->n_values + 1;
+    opara_result r;
+    uint32_t v;
+    memset(&m, 0, sizeof m);
+    m.g = g;
+    m.p = plan;
+    m.seg_head = m.seg_tail = m.seg_free = UINT32_MAX;
+    r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
+    m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
+    m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
+    m.pending = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.member_next = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.member_head = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.seg_of = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.root_offset = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
+    m.pinned = (uint8_t*)opara__calloc(rt, nv, 1);
+    m.retired = (uint8_t*)opara__calloc(rt, nv, 1);
+    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset ||
+                          !m.pinned || !m.retired || !m.stream_stamp || !m.stream_fact))
+        r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r == OPARA_OK) {
+        for (v = 0; v < g->n_values; ++v) m.parent[v] = -1;
+        memset(plan->alias_kind, 0, nv);
+        r = opara__mem_run(&m);
+    }
+    opara__vc_walk_free(&m.walk);
+    opara__free(rt, m.parent);
+    opara__free(rt, m.parent_off);
+    opara__free(rt, m.pending);
+    opara__free(rt, m.member_next);
+    opara__free(rt, m.member_head);
+    opara__free(rt, m.seg_of);
+    opara__free(rt, m.root_offset);
+    opara__free(rt, m.pinned);
+    opara__free(rt, m.retired);
+    opara__free(rt, m.segs);
+    opara__free(rt, m.facts);
+    opara__free(rt, m.stream_stamp);
+    opara__free(rt, m.stream_fact);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "out of memory planning memory for %u values", g->n_values);
+    return r;
+}

@@ -1,6 +1,9 @@
-/* Strategies: launch orders (Alg. 2, topological, DFS, BFS), stream allocation (Opara Alg. 1,
-   sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans. */
+/* Strategies: launch orders (Opara Alg. 2, topological, DFS, BFS), stream allocation (Opara Alg. 1,
+   sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans.
+   Everything is O(V + E) except Nimble (O(V^2/64) bitsets plus matchings, as in the original). */
 #include "opara_sched.h"
+
+#include <math.h>
 
 OPARADEF const char* opara_strategy_name(opara_strategy strategy) {
     switch (strategy) {
@@ -13,62 +16,827 @@ OPARADEF const char* opara_strategy_name(opara_strategy strategy) {
     }
 }
 
-OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
-                                              const opara__op_desc* descs, const opara__device* dev,
-                                              const opara__plan_desc* desc, opara__plan** out) {
-    (void)value_bytes; (void)descs; (void)dev; (void)desc;
-    *out = NULL;
-    return opara__fail(g->rt, OPARA_ERR_UNSUPPORTED, "planning is not implemented yet");
-}
+/* ---- resource demand ------------------------------------------------------------------------- */
 
-OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* plan) {
-    opara__free(rt, plan);
-}
+static double opara__ratio(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
 
-/* Placeholders until the strategies land (the interface above is final). */
 OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric) {
-    (void)d; (void)dev; (void)metric;
-    return 0.0;
+    double threads, regs, smem;
+    if (!d || !d->has_info || d->kernel_less) return HUGE_VAL;
+    if (!dev) dev = opara__device_default();
+    if (metric != OPARA__METRIC_DOMINANT) return opara__ratio(d->smem_per_block, dev->max_smem_per_block);
+    threads = opara__ratio(d->block_threads, dev->max_threads_per_sm);
+    regs = opara__ratio((double)d->block_threads * d->regs_per_thread, dev->max_regs_per_sm);
+    smem = opara__ratio(d->smem_per_block, dev->max_smem_per_sm);
+    return OPARA__MAX(threads, OPARA__MAX(regs, smem));
+}
+
+/* ---- launch orders --------------------------------------------------------------------------- */
+
+static void opara__indegrees(const opara__graph* g, uint32_t* indeg) {
+    uint32_t n;
+    for (n = 0; n < g->n_nodes; ++n) indeg[n] = g->pred_start[n + 1] - g->pred_start[n];
+}
+
+/* Kahn with a FIFO queue: sources in index order, successors in list order. */
+static void opara__order_bfs(const opara__graph* g, uint32_t* indeg, uint32_t* order) {
+    uint32_t n, k, head = 0, tail = 0;
+    opara__indegrees(g, indeg);
+    for (n = 0; n < g->n_nodes; ++n)
+        if (!indeg[n]) order[tail++] = n;
+    while (head < tail) {
+        uint32_t u = order[head++];
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
+            if (--indeg[g->succs[k]] == 0) order[tail++] = g->succs[k];
+    }
+}
+
+/* Kahn with a LIFO stack: after an op, its first successor that became ready runs next, so each
+   branch is followed to its end before the next one starts (eager PyTorch's program order). */
+static void opara__order_dfs(const opara__graph* g, uint32_t* indeg, uint32_t* stack, uint32_t* order) {
+    uint32_t n, k, top = 0, emitted = 0;
+    opara__indegrees(g, indeg);
+    for (n = g->n_nodes; n-- > 0;)
+        if (!indeg[n]) stack[top++] = n;
+    while (top) {
+        uint32_t u = stack[--top];
+        order[emitted++] = u;
+        for (k = g->succ_start[u + 1]; k-- > g->succ_start[u];)
+            if (--indeg[g->succs[k]] == 0) stack[top++] = g->succs[k];
+    }
+}
+
+/* Alg. 2's ready lists: a binary heap on (demand, ready sequence), which picks exactly what the
+   reference's linear scan picks (least demand, earliest ready on ties, no-info ops last). */
+typedef struct opara__ready {
+    double key;
+    uint32_t seq, node;
+} opara__ready;
+
+typedef struct opara__ready_heap {
+    opara__ready* items;
+    uint32_t size;
+} opara__ready_heap;
+
+static int opara__ready_less(const opara__ready* a, const opara__ready* b) {
+    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
+}
+
+static void opara__ready_push(opara__ready_heap* h, opara__ready x) {
+    uint32_t i = h->size++;
+    while (i > 0 && opara__ready_less(&x, &h->items[(i - 1) / 2])) {
+        h->items[i] = h->items[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->items[i] = x;
+}
+
+static uint32_t opara__ready_pop(opara__ready_heap* h) {
+    uint32_t top = h->items[0].node, i = 0;
+    opara__ready x = h->items[--h->size];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= h->size) break;
+        if (c + 1 < h->size && opara__ready_less(&h->items[c + 1], &h->items[c])) ++c;
+        if (!opara__ready_less(&h->items[c], &x)) break;
+        h->items[i] = h->items[c];
+        i = c;
+    }
+    if (h->size) h->items[i] = x;
+    return top;
+}
+
+typedef struct opara__alg2 {
+    const opara__graph* g;
+    const opara__op_desc* descs;
+    const opara__device* dev;
+    opara__metric metric;
+    opara__ready_heap lists[2]; /* indexed by opara__op_class */
+    uint32_t seq;
+} opara__alg2;
+
+static void opara__alg2_make_ready(opara__alg2* a, uint32_t node) {
+    opara__ready r;
+    const opara__op_desc* d = a->descs ? &a->descs[node] : NULL;
+    int cls = d && d->op_class == OPARA__CLASS_MEMORY ? 1 : 0;
+    r.key = opara__op_demand(d, a->dev, a->metric);
+    r.seq = a->seq++;
+    r.node = node;
+    opara__ready_push(&a->lists[cls], r);
+}
+
+/* Which list to take from. PARITY: a flag that starts true and toggles at the start of every
+   iteration; false takes the compute list, true the memory list, a lone non-empty list is taken
+   regardless (the flag still toggles). LAST_PICK: the list opposite the last one picked. */
+static int opara__alg2_choose(const opara__alg2* a, opara__alternation mode, int* state) {
+    int mem_ok = a->lists[OPARA__CLASS_MEMORY].size > 0, comp_ok = a->lists[OPARA__CLASS_COMPUTE].size > 0;
+    int want;
+    if (mode == OPARA__ALT_LAST_PICK) {
+        want = *state; /* state: the list to prefer now */
+    } else {
+        *state = !*state;
+        want = *state ? OPARA__CLASS_MEMORY : OPARA__CLASS_COMPUTE;
+    }
+    if (want == OPARA__CLASS_MEMORY && !mem_ok) want = OPARA__CLASS_COMPUTE;
+    if (want == OPARA__CLASS_COMPUTE && !comp_ok) want = OPARA__CLASS_MEMORY;
+    if (mode == OPARA__ALT_LAST_PICK) *state = want == OPARA__CLASS_MEMORY ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
+    return want;
+}
+
+static void opara__order_alg2(opara__alg2* a, opara__alternation mode, uint32_t* indeg, uint32_t* order) {
+    const opara__graph* g = a->g;
+    uint32_t n, k, emitted = 0;
+    int state = mode == OPARA__ALT_LAST_PICK ? OPARA__CLASS_COMPUTE : 1;
+    opara__indegrees(g, indeg);
+    for (n = 0; n < g->n_nodes; ++n)
+        if (!indeg[n]) opara__alg2_make_ready(a, n);
+    while (a->lists[0].size || a->lists[1].size) {
+        int which = opara__alg2_choose(a, mode, &state);
+        uint32_t u = opara__ready_pop(&a->lists[which]);
+        order[emitted++] = u;
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
+            if (--indeg[g->succs[k]] == 0) opara__alg2_make_ready(a, g->succs[k]);
+    }
+}
+
+static opara_launch_order opara__resolve_order(const opara__plan_desc* d) {
+    if (d->launch_order != OPARA_LAUNCH_DEFAULT) return d->launch_order;
+    return d->strategy == OPARA_STRATEGY_OPARA ? OPARA_LAUNCH_ALG2 : OPARA_LAUNCH_TOPO;
 }
 
 OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
                                               const opara__device* dev, const opara__plan_desc* desc,
                                               uint32_t* order) {
-    (void)descs; (void)dev; (void)desc; (void)order;
-    return opara__fail(g->rt, OPARA_ERR_UNSUPPORTED, "not implemented yet");
+    opara_launch_order which = opara__resolve_order(desc);
+    uint32_t* scratch;
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
+    if (which == OPARA_LAUNCH_TOPO) {
+        if (g->n_nodes) memcpy(order, g->topo, (size_t)g->n_nodes * sizeof(uint32_t));
+        return OPARA_OK;
+    }
+    if ((int)which < 0 || which >= OPARA_LAUNCH_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)which);
+    scratch = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes * 2 + 1, sizeof(uint32_t));
+    if (!scratch) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory ordering %u nodes", g->n_nodes);
+    if (which == OPARA_LAUNCH_BFS) {
+        opara__order_bfs(g, scratch, order);
+    } else if (which == OPARA_LAUNCH_DFS) {
+        opara__order_dfs(g, scratch, scratch + g->n_nodes, order);
+    } else {
+        opara__alg2 a;
+        memset(&a, 0, sizeof a);
+        a.g = g;
+        a.descs = descs;
+        a.dev = dev ? dev : opara__device_default();
+        a.metric = desc->metric;
+        a.lists[0].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
+        a.lists[1].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
+        if (a.lists[0].items && a.lists[1].items) opara__order_alg2(&a, desc->alternation, scratch, order);
+        opara__free(g->rt, a.lists[0].items);
+        opara__free(g->rt, a.lists[1].items);
+        if (!a.lists[0].items || !a.lists[1].items) {
+            opara__free(g->rt, scratch);
+            return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory ordering %u nodes", g->n_nodes);
+        }
+    }
+    opara__free(g->rt, scratch);
+    return OPARA_OK;
+}
+
+/* ---- Opara Alg. 1 ---------------------------------------------------------------------------- */
+
+typedef struct opara__alg1 {
+    const opara__graph* g;
+    const opara__plan_desc* desc;
+    uint32_t* stream;    /* output */
+    uint32_t* position;  /* node -> launch position */
+    uint8_t* flag;       /* SYNC flag per node */
+    uint32_t* first_succ;/* FIRST_SUCCESSOR: the successor launched first, per node */
+    uint32_t* preds;     /* scratch: one node's predecessors in visiting order */
+    uint32_t n_streams;
+    /* stream cap: tails and bounded clocks */
+    uint32_t* tail;      /* per stream: last node */
+    uint32_t* tail_seq;  /* per stream: its rank */
+    opara__vc_slot* node_clock;   /* [n_nodes * k] clock right after each node */
+    opara__vc_slot* stream_clock; /* [cap_streams * k] */
+    opara__vc_slot* pred_clock;   /* [k] */
+    uint32_t k, cap_streams;
+} opara__alg1;
+
+/* Visiting order of v's predecessors; insertion sort (in-degrees are small). */
+static uint32_t opara__alg1_preds(opara__alg1* a, uint32_t v) {
+    const opara__graph* g = a->g;
+    uint32_t n = g->pred_start[v + 1] - g->pred_start[v], i, j;
+    opara__pred_order how = a->desc->pred_order;
+    memcpy(a->preds, g->preds + g->pred_start[v], (size_t)n * sizeof(uint32_t));
+    if (how == OPARA__PRED_INPUT) return n;
+    for (i = 1; i < n; ++i) {
+        uint32_t x = a->preds[i];
+        for (j = i; j > 0; --j) {
+            uint32_t y = a->preds[j - 1];
+            int before = how == OPARA__PRED_ASC_ID    ? x < y
+                         : how == OPARA__PRED_DESC_ID ? x > y
+                                                      : (a->stream[x] < a->stream[y] ||
+                                                         (a->stream[x] == a->stream[y] && x < y));
+            if (!before) break;
+            a->preds[j] = y;
+        }
+        a->preds[j] = x;
+    }
+    return n;
+}
+
+static int opara__alg1_inherit(opara__alg1* a, uint32_t v) {
+    uint32_t n = opara__alg1_preds(a, v), i;
+    for (i = 0; i < n; ++i) {
+        uint32_t p = a->preds[i];
+        int ok = a->desc->inherit == OPARA__INHERIT_FIRST_SUCCESSOR ? a->first_succ[p] == v : !a->flag[p];
+        if (ok) {
+            a->stream[v] = a->stream[p];
+            a->flag[p] = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Clock of what happens-before v through its data predecessors (stream cap only). */
+static void opara__alg1_pred_clock(opara__alg1* a, uint32_t v) {
+    const opara__graph* g = a->g;
+    uint32_t k;
+    memset(a->pred_clock, 0, a->k * sizeof(opara__vc_slot));
+    for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k)
+        opara__vc_merge(a->pred_clock, a->node_clock + (size_t)g->preds[k] * a->k, a->k);
+}
+
+/* A new stream, or under the cap an idle one (its last op happens-before v), or with a hard cap
+   the stream whose last op was launched earliest. */
+static uint32_t opara__alg1_new_stream(opara__alg1* a, uint32_t v) {
+    uint32_t cap = a->desc->stream_cap, s, best = UINT32_MAX;
+    if (!cap || a->n_streams < cap) return a->n_streams++;
+    for (s = 0; s < a->n_streams; ++s)
+        if (opara__vc_knows(a->pred_clock, a->k, s, a->tail_seq[s])) return s;
+    if (!a->desc->stream_cap_hard) return a->n_streams++;
+    for (s = 0; s < a->n_streams; ++s)
+        if (best == UINT32_MAX || a->position[a->tail[s]] < a->position[a->tail[best]]) best = s;
+    (void)v;
+    return best;
+}
+
+static void opara__alg1_track(opara__alg1* a, uint32_t v) {
+    uint32_t s = a->stream[v];
+    opara__vc_slot* sc = a->stream_clock + (size_t)s * a->k;
+    a->tail[s] = v;
+    a->tail_seq[s]++;
+    opara__vc_merge(sc, a->pred_clock, a->k);
+    opara__vc_set(sc, a->k, s, a->tail_seq[s]);
+    memcpy(a->node_clock + (size_t)v * a->k, sc, a->k * sizeof(opara__vc_slot));
+}
+
+static void opara__alg1_run(opara__alg1* a, const uint32_t* order) {
+    const opara__graph* g = a->g;
+    uint32_t i, k;
+    int capped = a->desc->stream_cap != 0;
+    for (i = 0; i < g->n_nodes; ++i) a->position[order[i]] = i;
+    if (a->desc->inherit == OPARA__INHERIT_FIRST_SUCCESSOR)
+        for (i = 0; i < g->n_nodes; ++i) {
+            uint32_t best = UINT32_MAX;
+            for (k = g->succ_start[i]; k < g->succ_start[i + 1]; ++k)
+                if (best == UINT32_MAX || a->position[g->succs[k]] < a->position[best]) best = g->succs[k];
+            a->first_succ[i] = best;
+        }
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t v = order[i];
+        if (capped) opara__alg1_pred_clock(a, v);
+        if (!opara__alg1_inherit(a, v)) a->stream[v] = opara__alg1_new_stream(a, v);
+        if (capped) opara__alg1_track(a, v);
+    }
 }
 
 OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
                                              const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams) {
-    (void)order; (void)desc; (void)stream; (void)n_streams;
-    return opara__fail(g->rt, OPARA_ERR_UNSUPPORTED, "not implemented yet");
+    opara__alg1 a;
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1;
+    int ok;
+    memset(&a, 0, sizeof a);
+    a.g = g;
+    a.desc = desc;
+    a.stream = stream;
+    a.position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    a.flag = (uint8_t*)opara__calloc(rt, n, 1);
+    a.first_succ = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    a.preds = (uint32_t*)opara__calloc(rt, (size_t)g->pred_start[g->n_nodes] + 1, sizeof(uint32_t));
+    ok = a.position && a.flag && a.first_succ && a.preds;
+    if (ok && desc->stream_cap) {
+        a.cap_streams = desc->stream_cap_hard ? desc->stream_cap : g->n_nodes + 1;
+        a.k = opara__vc_slots(desc->stream_cap);
+        a.tail = (uint32_t*)opara__calloc(rt, (size_t)a.cap_streams + 1, sizeof(uint32_t));
+        a.tail_seq = (uint32_t*)opara__calloc(rt, (size_t)a.cap_streams + 1, sizeof(uint32_t));
+        a.node_clock = (opara__vc_slot*)opara__calloc(rt, n * a.k, sizeof(opara__vc_slot));
+        a.stream_clock = (opara__vc_slot*)opara__calloc(rt, ((size_t)a.cap_streams + 1) * a.k, sizeof(opara__vc_slot));
+        a.pred_clock = (opara__vc_slot*)opara__calloc(rt, a.k, sizeof(opara__vc_slot));
+        ok = a.tail && a.tail_seq && a.node_clock && a.stream_clock && a.pred_clock;
+    }
+    if (ok) opara__alg1_run(&a, order);
+    opara__free(rt, a.position);
+    opara__free(rt, a.flag);
+    opara__free(rt, a.first_succ);
+    opara__free(rt, a.preds);
+    opara__free(rt, a.tail);
+    opara__free(rt, a.tail_seq);
+    opara__free(rt, a.node_clock);
+    opara__free(rt, a.stream_clock);
+    opara__free(rt, a.pred_clock);
+    if (!ok) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory allocating streams for %u nodes", g->n_nodes);
+    *n_streams = a.n_streams;
+    return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan) {
-    (void)plan;
-    return opara__fail(g->rt, OPARA_ERR_UNSUPPORTED, "not implemented yet");
+/* ---- Nimble: transitive reduction, then two maximum matchings (minimum chain cover) ---------- */
+
+#define OPARA__NIMBLE_MAX_NODES 40000u /* the descendant bitsets take V*V/8 bytes */
+
+typedef struct opara__bits {
+    uint64_t* w;
+    size_t words; /* per row */
+} opara__bits;
+
+static int opara__bit(const opara__bits* b, uint32_t row, uint32_t col) {
+    return (int)((b->w[(size_t)row * b->words + col / 64] >> (col % 64)) & 1u);
 }
 
-OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
-                                                    uint32_t input_index) {
-    (void)g; (void)plan; (void)node; (void)input_index;
+static void opara__bit_set(opara__bits* b, uint32_t row, uint32_t col) {
+    b->w[(size_t)row * b->words + col / 64] |= (uint64_t)1 << (col % 64);
+}
+
+static void opara__bits_or_row(opara__bits* b, uint32_t dst, uint32_t src) {
+    size_t i;
+    uint64_t* d = b->w + (size_t)dst * b->words;
+    const uint64_t* s = b->w + (size_t)src * b->words;
+    for (i = 0; i < b->words; ++i) d[i] |= s[i];
+}
+
+/* Kuhn's augmenting paths, iteratively. adj: CSR left -> right. match_r[right] = left or UINT32_MAX.
+   Returns the matching size. scratch: visit stamps [n_right], stack [2 * n_left], edge cursors [n_left]. */
+typedef struct opara__bipartite {
+    uint32_t n_left, n_right;
+    const uint32_t* start;
+    const uint32_t* adj;
+    uint32_t* match_l;
+    uint32_t* match_r;
+    uint32_t* stamp;  /* [n_right] */
+    uint32_t* stack;  /* [n_left] left vertices on the path */
+    uint32_t* cursor; /* [n_left] */
+} opara__bipartite;
+
+static int opara__augment(opara__bipartite* b, uint32_t root, uint32_t round) {
+    uint32_t top = 0;
+    b->stack[top++] = root;
+    b->cursor[root] = b->start[root];
+    while (top) {
+        uint32_t u = b->stack[top - 1];
+        if (b->cursor[u] == b->start[u + 1]) {
+            --top;
+            continue;
+        }
+        {
+            uint32_t r = b->adj[b->cursor[u]++];
+            if (b->stamp[r] == round) continue;
+            b->stamp[r] = round;
+            if (b->match_r[r] == UINT32_MAX) {
+                /* flip the path: stack[i] takes the right vertex stack[i+1] held */
+                while (top) {
+                    uint32_t l = b->stack[--top];
+                    uint32_t prev = b->match_l[l];
+                    b->match_l[l] = r;
+                    b->match_r[r] = l;
+                    r = prev;
+                }
+                return 1;
+            }
+            b->stack[top++] = b->match_r[r];
+            b->cursor[b->match_r[r]] = b->start[b->match_r[r]];
+        }
+    }
     return 0;
 }
 
-OPARA__PRIVATE const opara__device* opara__device_preset(const char* name) { (void)name; return NULL; }
-OPARA__PRIVATE const opara__device* opara__device_default(void) { return NULL; }
-OPARA__PRIVATE double opara__device_balance(const opara__device* dev) { (void)dev; return 0.0; }
-OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
-                                               const opara__device* dev, opara__op_desc* out) {
-    (void)shapes; (void)dev; (void)out;
-    return opara__fail(g->rt, OPARA_ERR_UNSUPPORTED, "not implemented yet");
+static void opara__max_matching(opara__bipartite* b) {
+    uint32_t u;
+    for (u = 0; u < b->n_left; ++u) b->match_l[u] = UINT32_MAX;
+    for (u = 0; u < b->n_right; ++u) b->match_r[u] = UINT32_MAX, b->stamp[u] = 0;
+    for (u = 0; u < b->n_left; ++u) opara__augment(b, u, u + 1);
 }
-OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
-                                                          uint64_t* out) {
-    (void)shapes; (void)out;
-    return opara__fail(g->rt, OPARA_ERR_UNSUPPORTED, "not implemented yet");
+
+typedef struct opara__nimble {
+    const opara__graph* g;
+    opara__bits reach;    /* reach[u]: strict descendants of u */
+    uint64_t* row;        /* scratch row */
+    uint32_t* start;      /* CSR of the reduced graph / chain graph */
+    uint32_t* adj;
+    uint32_t* match_l, *match_r, *stamp, *stack, *cursor;
+    uint32_t* chain;      /* node -> chain */
+    uint32_t* chain_head; /* chain -> first node */
+    uint32_t* chain_tail; /* chain -> last node */
+} opara__nimble;
+
+static void opara__nimble_reach(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t i, k;
+    for (i = g->n_nodes; i-- > 0;) {
+        uint32_t u = g->topo[i];
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            opara__bit_set(&m->reach, u, g->succs[k]);
+            opara__bits_or_row(&m->reach, u, g->succs[k]);
+        }
+    }
 }
-OPARA__PRIVATE int opara__op_is_view(opara__op op) {
-    return op == OPARA__OP_RESHAPE || op == OPARA__OP_FLATTEN || op == OPARA__OP_SQUEEZE || op == OPARA__OP_UNSQUEEZE;
+
+/* Edge u->c of the transitive reduction iff no other child of u reaches c. */
+static uint32_t opara__nimble_reduce(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t u, k, total = 0;
+    size_t w, words = m->reach.words;
+    for (u = 0; u < g->n_nodes; ++u) {
+        memset(m->row, 0, words * sizeof(uint64_t));
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            const uint64_t* s = m->reach.w + (size_t)g->succs[k] * words;
+            for (w = 0; w < words; ++w) m->row[w] |= s[w];
+        }
+        m->start[u] = total;
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            uint32_t c = g->succs[k];
+            if (!((m->row[c / 64] >> (c % 64)) & 1u)) m->adj[total++] = c;
+        }
+    }
+    m->start[g->n_nodes] = total;
+    return total;
 }
-OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op) { (void)op; return OPARA__CLASS_COMPUTE; }
+
+static opara__bipartite opara__nimble_bipartite(opara__nimble* m, uint32_t n) {
+    opara__bipartite b;
+    b.n_left = b.n_right = n;
+    b.start = m->start;
+    b.adj = m->adj;
+    b.match_l = m->match_l;
+    b.match_r = m->match_r;
+    b.stamp = m->stamp;
+    b.stack = m->stack;
+    b.cursor = m->cursor;
+    return b;
+}
+
+/* Chains from the first matching: a node without a matched predecessor starts one. */
+static uint32_t opara__nimble_chains(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t n, chains = 0;
+    for (n = 0; n < g->n_nodes; ++n) {
+        uint32_t v = g->topo[n], u;
+        if (m->match_r[v] != UINT32_MAX) continue;
+        m->chain_head[chains] = v;
+        for (u = v;; u = m->match_l[u]) {
+            m->chain[u] = chains;
+            m->chain_tail[chains] = u;
+            if (m->match_l[u] == UINT32_MAX) break;
+        }
+        chains++;
+    }
+    return chains;
+}
+
+/* Chain i precedes chain j when i's tail reaches j's head; a second matching on that (already
+   transitive) relation merges chains into streams. Returns 0 when out of memory. */
+static int opara__nimble_streams(opara__nimble* m, uint32_t chains, uint32_t* stream, uint32_t* n_streams) {
+    const opara__graph* g = m->g;
+    uint32_t i, j, streams = 0;
+    size_t total = 0;
+    opara__bipartite b;
+    for (i = 0; i < chains; ++i)
+        for (j = 0; j < chains; ++j)
+            if (i != j && opara__bit(&m->reach, m->chain_tail[i], m->chain_head[j])) total++;
+    opara__free(g->rt, m->adj);
+    m->adj = total > UINT32_MAX ? NULL : (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    if (!m->adj) return 0;
+    total = 0;
+    for (i = 0; i < chains; ++i) {
+        m->start[i] = (uint32_t)total;
+        for (j = 0; j < chains; ++j)
+            if (i != j && opara__bit(&m->reach, m->chain_tail[i], m->chain_head[j])) m->adj[total++] = j;
+    }
+    m->start[chains] = (uint32_t)total;
+    b = opara__nimble_bipartite(m, chains);
+    opara__max_matching(&b);
+    /* group id per chain: follow matched successors from each chain without a matched predecessor */
+    for (i = 0; i < chains; ++i) {
+        if (m->match_r[i] != UINT32_MAX) continue;
+        for (j = i;; j = m->match_l[j]) {
+            m->stamp[j] = streams;
+            if (m->match_l[j] == UINT32_MAX) break;
+        }
+        streams++;
+    }
+    for (i = 0; i < g->n_nodes; ++i) stream[i] = m->stamp[m->chain[i]];
+    *n_streams = streams;
+    return 1;
+}
+
+static opara_result opara__sched_nimble(const opara__graph* g, uint32_t* stream, uint32_t* n_streams) {
+    opara__nimble m;
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1, edges = (size_t)g->pred_start[g->n_nodes] + 1;
+    int ok;
+    if (g->n_nodes > OPARA__NIMBLE_MAX_NODES)
+        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED,
+                           "nimble: %u nodes exceed %u (its transitive closure needs V*V/8 bytes)", g->n_nodes,
+                           OPARA__NIMBLE_MAX_NODES);
+    memset(&m, 0, sizeof m);
+    m.g = g;
+    m.reach.words = (n + 63) / 64;
+    m.reach.w = (uint64_t*)opara__calloc(rt, n * m.reach.words, sizeof(uint64_t));
+    m.row = (uint64_t*)opara__calloc(rt, m.reach.words, sizeof(uint64_t));
+    m.start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
+    m.adj = (uint32_t*)opara__calloc(rt, edges, sizeof(uint32_t));
+    m.match_l = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.match_r = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.stamp = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.stack = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.cursor = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain_head = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain_tail = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    ok = m.reach.w && m.row && m.start && m.adj && m.match_l && m.match_r && m.stamp && m.stack && m.cursor &&
+         m.chain && m.chain_head && m.chain_tail;
+    if (ok) {
+        opara__bipartite b;
+        uint32_t chains;
+        opara__nimble_reach(&m);
+        opara__nimble_reduce(&m);
+        b = opara__nimble_bipartite(&m, g->n_nodes);
+        opara__max_matching(&b);
+        chains = opara__nimble_chains(&m);
+        ok = opara__nimble_streams(&m, chains, stream, n_streams);
+    }
+    opara__free(rt, m.reach.w);
+    opara__free(rt, m.row);
+    opara__free(rt, m.start);
+    opara__free(rt, m.adj);
+    opara__free(rt, m.match_l);
+    opara__free(rt, m.match_r);
+    opara__free(rt, m.stamp);
+    opara__free(rt, m.stack);
+    opara__free(rt, m.cursor);
+    opara__free(rt, m.chain);
+    opara__free(rt, m.chain_head);
+    opara__free(rt, m.chain_tail);
+    return ok ? OPARA_OK : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "nimble: out of memory for %u nodes", g->n_nodes);
+}
+
+/* ---- wavefront: levels with barriers --------------------------------------------------------- */
+
+/* Reorders `order` by level (stable), puts the i-th op of each level on stream i, and makes every
+   op of level k+1 depend on every op of level k (the barrier, expressed as ordinary waits so the
+   backends need nothing special; the sync plan drops the waits a barrier makes redundant). */
+static opara_result opara__sched_wavefront(const opara__graph* g, opara__plan* p, uint32_t** extra_start,
+                                           uint32_t** extra) {
+    uint32_t n = g->n_nodes, i, v, max_level = 0, streams = 0;
+    uint32_t* start = NULL; /* start[l]: first index of level l in `sorted` */
+    uint32_t* fill = NULL;
+    uint32_t* sorted = NULL;
+    size_t total = 0;
+    for (i = 0; i < n; ++i) max_level = OPARA__MAX(max_level, p->level[i]);
+    start = (uint32_t*)opara__calloc(g->rt, (size_t)max_level + 3, sizeof(uint32_t));
+    fill = (uint32_t*)opara__calloc(g->rt, (size_t)max_level + 3, sizeof(uint32_t));
+    sorted = (uint32_t*)opara__calloc(g->rt, (size_t)n + 1, sizeof(uint32_t));
+    *extra_start = (uint32_t*)opara__calloc(g->rt, (size_t)n + 1, sizeof(uint32_t));
+    if (!start || !fill || !sorted || !*extra_start) goto oom;
+    for (i = 0; i < n; ++i) start[p->level[i] + 1]++;
+    for (i = 0; i < n; ++i)
+        if (p->level[i] > 0) total += start[p->level[i]]; /* start[l] still holds the size of level l-1 */
+    for (i = 1; i <= max_level + 1; ++i) {
+        streams = OPARA__MAX(streams, start[i]);
+        start[i] += start[i - 1];
+    }
+    *extra = (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    if (!*extra) goto oom;
+    for (i = 0; i < n; ++i) {
+        uint32_t u = p->order[i], lv = p->level[u];
+        sorted[start[lv] + fill[lv]] = u;
+        p->stream[u] = fill[lv]++;
+    }
+    memcpy(p->order, sorted, (size_t)n * sizeof(uint32_t));
+    total = 0;
+    for (v = 0; v < n; ++v) {
+        uint32_t lv = p->level[v], k;
+        (*extra_start)[v] = (uint32_t)total;
+        if (lv > 0)
+            for (k = start[lv - 1]; k < start[lv]; ++k) (*extra)[total++] = sorted[k];
+    }
+    (*extra_start)[n] = (uint32_t)total;
+    p->n_streams = streams;
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    opara__free(g->rt, sorted);
+    return OPARA_OK;
+oom:
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    opara__free(g->rt, sorted);
+    opara__free(g->rt, *extra_start);
+    *extra_start = NULL;
+    return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "wavefront: out of memory for %u nodes", n);
+}
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+static void opara__resolve_desc(opara__plan_desc* d, const opara__plan_desc* in) {
+    if (in) *d = *in;
+    else memset(d, 0, sizeof *d);
+    if (d->metric == OPARA__METRIC_DEFAULT) d->metric = OPARA__METRIC_SMEM_FRAC;
+    if (d->alternation == OPARA__ALT_DEFAULT) d->alternation = OPARA__ALT_PARITY;
+    if (d->pred_order == OPARA__PRED_DEFAULT) d->pred_order = OPARA__PRED_INPUT;
+    if (d->inherit == OPARA__INHERIT_DEFAULT) d->inherit = OPARA__INHERIT_FLAG;
+    if (d->alignment == 0) d->alignment = 256;
+    d->launch_order = opara__resolve_order(d);
+}
+
+static opara_result opara__check_desc(const opara__graph* g, const opara__plan_desc* d) {
+    if ((int)d->strategy < 0 || d->strategy >= OPARA_STRATEGY_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy %d", (int)d->strategy);
+    if ((int)d->launch_order < 0 || d->launch_order >= OPARA_LAUNCH_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)d->launch_order);
+    if (d->metric > OPARA__METRIC_DOMINANT || d->alternation > OPARA__ALT_LAST_PICK ||
+        d->pred_order > OPARA__PRED_ASC_STREAM || d->inherit > OPARA__INHERIT_FIRST_SUCCESSOR)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a plan knob is out of range");
+    if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "alignment %u is not a power of two <= 1 MiB", d->alignment);
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
+    if (!p) return;
+    opara__free(rt, p->order);
+    opara__free(rt, p->position);
+    opara__free(rt, p->stream);
+    opara__free(rt, p->stream_seq);
+    opara__free(rt, p->level);
+    opara__free(rt, p->records_event);
+    opara__free(rt, p->wait_start);
+    opara__free(rt, p->wait_nodes);
+    opara__free(rt, p->stream_fork);
+    opara__free(rt, p->stream_join);
+    opara__free(rt, p->stream_first);
+    opara__free(rt, p->stream_last);
+    opara__free(rt, p->storage);
+    opara__free(rt, p->offset);
+    opara__free(rt, p->alias_root);
+    opara__free(rt, p->alias_offset);
+    opara__free(rt, p->alias_kind);
+    opara__free(rt, p->value_bytes);
+    opara__free(rt, p);
+}
+
+static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1, v = (size_t)g->n_values + 1;
+    p->n_nodes = g->n_nodes;
+    p->n_values = g->n_values;
+    p->order = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->stream = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->stream_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->level = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->records_event = (uint8_t*)opara__calloc(rt, n, 1);
+    p->wait_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
+    p->storage = (uint8_t*)opara__calloc(rt, v, 1);
+    p->offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    p->alias_root = (int32_t*)opara__calloc(rt, v, sizeof(int32_t));
+    p->alias_offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    p->alias_kind = (uint8_t*)opara__calloc(rt, v, 1);
+    p->value_bytes = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    if (p->order && p->position && p->stream && p->stream_seq && p->level && p->records_event && p->wait_start &&
+        p->storage && p->offset && p->alias_root && p->alias_offset && p->alias_kind && p->value_bytes)
+        return OPARA_OK;
+    return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan of %u nodes", g->n_nodes);
+}
+
+static void opara__compute_levels(const opara__graph* g, uint32_t* level) {
+    uint32_t i, k;
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t v = g->topo[i], lv = 0;
+        for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k) lv = OPARA__MAX(lv, level[g->preds[k]] + 1);
+        level[v] = lv;
+    }
+}
+
+/* Renumbers streams by first use in launch order (stream 0 = the origin, the stream of order[0])
+   and fills position, stream_seq, stream_first/last. */
+static opara_result opara__finish_streams(const opara__graph* g, opara__plan* p, uint32_t raw_streams) {
+    uint32_t* remap = (uint32_t*)opara__calloc(g->rt, (size_t)raw_streams + 1, sizeof(uint32_t));
+    uint32_t* count;
+    uint32_t i, used = 0;
+    if (!remap) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
+    for (i = 0; i < raw_streams; ++i) remap[i] = UINT32_MAX;
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t v = p->order[i];
+        p->position[v] = i;
+        if (remap[p->stream[v]] == UINT32_MAX) remap[p->stream[v]] = used++;
+        p->stream[v] = remap[p->stream[v]];
+    }
+    opara__free(g->rt, remap);
+    p->n_streams = used;
+    p->stream_fork = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
+    p->stream_join = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
+    p->stream_first = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    p->stream_last = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    count = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    if (!p->stream_fork || !p->stream_join || !p->stream_first || !p->stream_last || !count) {
+        opara__free(g->rt, count);
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
+    }
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t v = p->order[i], s = p->stream[v];
+        if (!count[s]) p->stream_first[s] = v;
+        p->stream_seq[v] = ++count[s];
+        p->stream_last[s] = v;
+    }
+    opara__free(g->rt, count);
+    p->stats.n_streams = used;
+    return OPARA_OK;
+}
+
+static opara_result opara__assign_streams(const opara__graph* g, opara__plan* p, uint32_t** extra_start,
+                                          uint32_t** extra) {
+    uint32_t raw = 0, i;
+    opara_result r = OPARA_OK;
+    switch (p->desc.strategy) {
+    case OPARA_STRATEGY_OPARA:
+    case OPARA_STRATEGY_OPARA_TOPO: r = opara__sched_alg1(g, p->order, &p->desc, p->stream, &raw); break;
+    case OPARA_STRATEGY_SEQUENTIAL:
+        for (i = 0; i < g->n_nodes; ++i) p->stream[i] = 0;
+        raw = g->n_nodes ? 1 : 0;
+        break;
+    case OPARA_STRATEGY_NIMBLE: r = opara__sched_nimble(g, p->stream, &raw); break;
+    case OPARA_STRATEGY_WAVEFRONT:
+        r = opara__sched_wavefront(g, p, extra_start, extra);
+        raw = p->n_streams;
+        break;
+    default: r = opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy"); break;
+    }
+    if (r != OPARA_OK) return r;
+    return opara__finish_streams(g, p, raw);
+}
+
+static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, const opara__op_desc* descs,
+                                      const opara__device* dev) {
+    uint32_t* extra_start = NULL;
+    uint32_t* extra = NULL;
+    uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
+    opara_result r = opara__sched_order(g, descs, dev, &p->desc, p->order);
+    opara__compute_levels(g, p->level);
+    t1 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
+    t2 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__sync_plan(g, p, extra_start, extra);
+    opara__free(g->rt, extra_start);
+    opara__free(g->rt, extra);
+    t3 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__memory_plan(g, p);
+    t4 = opara__now_ns();
+    p->stats.order_ns = t1 - t0;
+    p->stats.streams_ns = t2 - t1;
+    p->stats.sync_ns = t3 - t2;
+    p->stats.memory_ns = t4 - t3;
+    p->stats.total_ns = t4 - t0;
+    if (r == OPARA_OK && p->desc.verify) {
+        r = opara__plan_verify(g, p);
+        p->stats.verify_ns = opara__now_ns() - t4;
+    }
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out) {
+    opara__plan* p;
+    opara_result r;
+    *out = NULL;
+    if (!g || !value_bytes) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "value sizes are required")
+                                     : OPARA_ERR_INVALID_ARGS;
+    p = (opara__plan*)opara__calloc(g->rt, 1, sizeof(opara__plan));
+    if (!p) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan");
+    opara__resolve_desc(&p->desc, desc);
+    r = opara__check_desc(g, &p->desc);
+    if (r == OPARA_OK) r = opara__plan_alloc(g, p);
+    if (r == OPARA_OK) {
+        memcpy(p->value_bytes, value_bytes, (size_t)g->n_values * sizeof(uint64_t));
+        r = opara__plan_build(g, p, descs, dev);
+    }
+    if (r != OPARA_OK) {
+        opara__plan_free(g->rt, p);
+        return r;
+    }
+    *out = p;
+    return OPARA_OK;
+}

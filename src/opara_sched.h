@@ -127,6 +127,8 @@ typedef struct opara__plan_desc {
     int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
     int no_view_alias;               /* views get their own block (they still launch no kernel) */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
+    const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
+                                        when the shapes prove each input is one contiguous slice */
     int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
 } opara__plan_desc;
 
@@ -236,5 +238,60 @@ OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opar
    numbered in creation order. */
 OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
                                              const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams);
+
+/* ---- between the planning modules ------------------------------------------------------------ */
+
+/* Bounded vector clocks: k slots (a power of two), stream s lives in slot s & (k-1). A slot holds
+   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me". When two
+   streams compete for a slot, the merge keeps one fact and forgets the other: a clock only ever
+   under-approximates the happens-before relation, so a wait it cannot prove redundant is kept and
+   a block it cannot prove free is not reused. Exact whenever the stream count is at most k. */
+typedef struct opara__vc_slot {
+    uint32_t stream, seq; /* seq 0: empty */
+} opara__vc_slot;
+
+#define OPARA__VC_MAX_SLOTS 64u
+/* Slot count for a plan with n_streams streams: the next power of two, at most OPARA__VC_MAX_SLOTS. */
+OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams);
+OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k);
+OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
+OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
+
+/* Walks a plan in launch order keeping one clock per live stream and one snapshot per node that
+   others still have to read (refs[v] of them); clocks live in a pool that recycles freed slots, so
+   memory follows the live frontier, not V * streams. */
+typedef struct opara__vc_walk {
+    opara_runtime* rt;
+    uint32_t k;
+    opara__vc_slot* pool;
+    size_t pool_cap;        /* in clocks */
+    uint32_t pool_used;
+    uint32_t* free_list;
+    uint32_t n_free;
+    size_t free_cap;
+    uint32_t* stream_clock; /* [n_streams] pool index or UINT32_MAX */
+    uint32_t* node_clock;   /* [n_nodes] pool index or UINT32_MAX */
+    uint32_t* refs;         /* [n_nodes] readers of the node's snapshot still to come */
+} opara__vc_walk;
+
+OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
+                                               uint32_t n_streams);
+OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w);
+/* The clock of stream s (created empty on first use); NULL when out of memory. Valid until the next
+   call that may allocate (opara__vc_walk_snapshot, opara__vc_walk_stream). */
+OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s);
+/* Copies stream s's clock as node v's snapshot; 0 when out of memory. */
+OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s);
+/* Merges node p's snapshot into stream s's clock and drops one reference to the snapshot. */
+OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p);
+OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s);
+
+/* Sync plan (opara_sync.c): fills records_event, wait_start/wait_nodes, stream_fork/join and the
+   sync statistics from order/stream/stream_seq. extra_start/extra (CSR by node, may be NULL) are
+   dependencies beyond the data edges (the wavefront barriers). */
+OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
+                                            const uint32_t* extra);
+/* Memory plan (opara_memplan.c): fills storage, offset, alias_*, arena_bytes from the sync plan. */
+OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
 
 #endif /* OPARA_SCHED_H */

@@ -1,2 +1,286 @@
-/* placeholder */
+/* The sync plan: an event is recorded only after a node some other stream has to wait for, a
+   wait is dropped when the waiting stream's vector clock already covers it (implied by earlier
+   waits), and fork/join through the origin stream is added only where no event already orders a
+   stream's first op after the fork or its last op before the join. */
 #include "opara_sched.h"
+
+/* ---- bounded vector clocks ------------------------------------------------------------------- */
+
+OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams) {
+    uint32_t k = 1;
+    while (k < n_streams && k < OPARA__VC_MAX_SLOTS) k *= 2;
+    return k;
+}
+
+OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k) {
+    uint32_t i;
+    for (i = 0; i < k; ++i) {
+        if (!src[i].seq) continue;
+        if (dst[i].stream == src[i].stream || !dst[i].seq) {
+            if (!dst[i].seq || src[i].seq > dst[i].seq) dst[i] = src[i];
+        } else if (src[i].stream > dst[i].stream) {
+            dst[i] = src[i]; /* two streams share the slot: keep the newer stream, forget the other */
+        }
+    }
+}
+
+OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
+    const opara__vc_slot* e = &c[stream & (k - 1)];
+    return e->seq && e->stream == stream && e->seq >= seq;
+}
+
+OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
+    opara__vc_slot* e = &c[stream & (k - 1)];
+    e->stream = stream;
+    e->seq = seq;
+}
+
+/* ---- the walk -------------------------------------------------------------------------------- */
+
+OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
+                                               uint32_t n_streams) {
+    uint32_t i;
+    memset(w, 0, sizeof *w);
+    w->rt = rt;
+    w->k = opara__vc_slots(n_streams);
+    w->stream_clock = (uint32_t*)opara__calloc(rt, (size_t)n_streams + 1, sizeof(uint32_t));
+    w->node_clock = (uint32_t*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(uint32_t));
+    w->refs = (uint32_t*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(uint32_t));
+    if (!w->stream_clock || !w->node_clock || !w->refs) {
+        opara__vc_walk_free(w);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < n_streams; ++i) w->stream_clock[i] = UINT32_MAX;
+    for (i = 0; i < n_nodes; ++i) w->node_clock[i] = UINT32_MAX;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w) {
+    opara__free(w->rt, w->pool);
+    opara__free(w->rt, w->free_list);
+    opara__free(w->rt, w->stream_clock);
+    opara__free(w->rt, w->node_clock);
+    opara__free(w->rt, w->refs);
+    memset(w, 0, sizeof *w);
+}
+
+static uint32_t opara__vc_walk_new(opara__vc_walk* w) {
+    uint32_t id;
+    if (w->n_free) {
+        id = w->free_list[--w->n_free];
+    } else {
+        size_t cap_slots = w->pool_cap * w->k;
+        if (w->pool_used == w->pool_cap) {
+            if (opara__grow(w->rt, (void**)&w->pool, &cap_slots, ((size_t)w->pool_used + 1) * w->k,
+                            sizeof(opara__vc_slot)) != OPARA_OK)
+                return UINT32_MAX;
+            w->pool_cap = cap_slots / w->k;
+        }
+        id = w->pool_used++;
+    }
+    memset(w->pool + (size_t)id * w->k, 0, w->k * sizeof(opara__vc_slot));
+    return id;
+}
+
+static void opara__vc_walk_release(opara__vc_walk* w, uint32_t id) {
+    if (w->n_free == w->free_cap &&
+        opara__grow(w->rt, (void**)&w->free_list, &w->free_cap, (size_t)w->n_free + 1, sizeof(uint32_t)) != OPARA_OK)
+        return; /* the slot leaks into the pool until the walk ends: harmless */
+    w->free_list[w->n_free++] = id;
+}
+
+OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s) {
+    if (w->stream_clock[s] == UINT32_MAX) {
+        uint32_t id = opara__vc_walk_new(w);
+        if (id == UINT32_MAX) return NULL;
+        w->stream_clock[s] = id;
+    }
+    return w->pool + (size_t)w->stream_clock[s] * w->k;
+}
+
+OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s) {
+    uint32_t id = opara__vc_walk_new(w);
+    if (id == UINT32_MAX || !opara__vc_walk_stream(w, s)) return 0;
+    memcpy(w->pool + (size_t)id * w->k, w->pool + (size_t)w->stream_clock[s] * w->k, w->k * sizeof(opara__vc_slot));
+    w->node_clock[v] = id;
+    return 1;
+}
+
+OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p) {
+    uint32_t id = w->node_clock[p];
+    if (id == UINT32_MAX || w->stream_clock[s] == UINT32_MAX) return;
+    opara__vc_merge(w->pool + (size_t)w->stream_clock[s] * w->k, w->pool + (size_t)id * w->k, w->k);
+    if (w->refs[p] && --w->refs[p] == 0) {
+        opara__vc_walk_release(w, id);
+        w->node_clock[p] = UINT32_MAX;
+    }
+}
+
+OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s) {
+    if (w->stream_clock[s] == UINT32_MAX) return;
+    opara__vc_walk_release(w, w->stream_clock[s]);
+    w->stream_clock[s] = UINT32_MAX;
+}
+
+/* ---- sync plan ------------------------------------------------------------------------------- */
+
+typedef struct opara__sync {
+    const opara__graph* g;
+    opara__plan* p;
+    const uint32_t* extra_start;
+    const uint32_t* extra;
+    opara__vc_walk walk;
+    uint32_t* deps;   /* scratch: one node's cross-stream dependencies */
+    uint32_t* stamp;  /* dedup: stamp[u] == gen when u is already listed */
+    uint32_t gen;
+    uint32_t* dependents; /* per node: cross-stream dependents (before pruning) */
+} opara__sync;
+
+/* Cross-stream dependencies of v (data + extra), deduplicated, latest launched first: the latest
+   one's clock usually covers the rest. */
+static uint32_t opara__sync_deps(opara__sync* s, uint32_t v) {
+    const opara__graph* g = s->g;
+    const opara__plan* p = s->p;
+    uint32_t n = 0, k, i, j, gen = ++s->gen;
+    for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k) {
+        uint32_t u = g->preds[k];
+        if (p->stream[u] != p->stream[v] && s->stamp[u] != gen) s->stamp[u] = gen, s->deps[n++] = u;
+    }
+    if (s->extra)
+        for (k = s->extra_start[v]; k < s->extra_start[v + 1]; ++k) {
+            uint32_t u = s->extra[k];
+            if (p->stream[u] != p->stream[v] && s->stamp[u] != gen) s->stamp[u] = gen, s->deps[n++] = u;
+        }
+    for (i = 1; i < n; ++i) {
+        uint32_t x = s->deps[i];
+        for (j = i; j > 0 && p->position[s->deps[j - 1]] < p->position[x]; --j) s->deps[j] = s->deps[j - 1];
+        s->deps[j] = x;
+    }
+    return n;
+}
+
+static uint32_t opara__sync_count(opara__sync* s) {
+    uint32_t v, i, total = 0;
+    for (v = 0; v < s->g->n_nodes; ++v) {
+        uint32_t n = opara__sync_deps(s, v);
+        for (i = 0; i < n; ++i) s->dependents[s->deps[i]]++;
+        total += n;
+    }
+    for (v = 0; v < s->g->n_nodes; ++v) s->walk.refs[v] = s->dependents[v];
+    return total;
+}
+
+/* One node: keep the waits its stream's clock does not cover, in ascending launch position. */
+static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_waits) {
+    opara__plan* p = s->p;
+    uint32_t sv = p->stream[v], n = opara__sync_deps(s, v), i, first = *n_waits;
+    opara__vc_slot* c = opara__vc_walk_stream(&s->walk, sv);
+    if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n; ++i) {
+        uint32_t u = s->deps[i];
+        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->stream[u], p->stream_seq[u])) {
+            p->stats.n_pruned_waits++;
+        } else {
+            p->wait_nodes[(*n_waits)++] = u;
+            p->records_event[u] = 1;
+        }
+        opara__vc_walk_acquire(&s->walk, sv, u);
+    }
+    {
+        uint32_t a = first, b = *n_waits;
+        while (b > a + 1) {
+            uint32_t t = p->wait_nodes[a];
+            p->wait_nodes[a++] = p->wait_nodes[--b];
+            p->wait_nodes[b] = t;
+        }
+    }
+    opara__vc_set(c, s->walk.k, sv, p->stream_seq[v]);
+    if (s->walk.refs[v] && !opara__vc_walk_snapshot(&s->walk, v, sv)) return OPARA_ERR_OUT_OF_MEMORY;
+    if (p->stream_last[sv] == v) opara__vc_walk_end_stream(&s->walk, sv);
+    return OPARA_OK;
+}
+
+static void opara__sync_fork_join(opara__sync* s) {
+    opara__plan* p = s->p;
+    uint32_t st;
+    for (st = 1; st < p->n_streams; ++st) {
+        uint32_t first = p->stream_first[st], last = p->stream_last[st];
+        p->stream_fork[st] = p->wait_start[first] == p->wait_start[first + 1];
+        p->stream_join[st] = s->dependents[last] == 0;
+        p->stats.n_forks += p->stream_fork[st];
+        p->stats.n_joins += p->stream_join[st];
+    }
+}
+
+/* The wait lists come out in launch order; the plan indexes them by node. */
+static opara_result opara__sync_by_node(opara__sync* s, const uint32_t* begin, uint32_t n_waits) {
+    const opara__graph* g = s->g;
+    opara__plan* p = s->p;
+    uint32_t* data = (uint32_t*)opara__calloc(g->rt, (size_t)n_waits + 1, sizeof(uint32_t));
+    uint32_t v, at = 0, k;
+    if (!data) return OPARA_ERR_OUT_OF_MEMORY;
+    for (v = 0; v < g->n_nodes; ++v) {
+        uint32_t i = p->position[v];
+        uint32_t end = i + 1 < g->n_nodes ? begin[p->order[i + 1]] : n_waits;
+        p->wait_start[v] = at;
+        for (k = begin[v]; k < end; ++k) data[at++] = p->wait_nodes[k];
+    }
+    p->wait_start[g->n_nodes] = at;
+    opara__free(g->rt, p->wait_nodes);
+    p->wait_nodes = data;
+    return OPARA_OK;
+}
+
+static opara_result opara__sync_run(opara__sync* s) {
+    const opara__graph* g = s->g;
+    opara__plan* p = s->p;
+    uint32_t total = opara__sync_count(s), i, n_waits = 0, v, k;
+    opara_result r = OPARA_OK;
+    uint32_t* begin;
+    p->wait_nodes = (uint32_t*)opara__calloc(g->rt, (size_t)total + 1, sizeof(uint32_t));
+    begin = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    if (!p->wait_nodes || !begin) {
+        opara__free(g->rt, begin);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        begin[p->order[i]] = n_waits;
+        r = opara__sync_node(s, p->order[i], &n_waits);
+    }
+    if (r == OPARA_OK) r = opara__sync_by_node(s, begin, n_waits);
+    opara__free(g->rt, begin);
+    if (r != OPARA_OK) return r;
+    p->stats.n_waits = n_waits;
+    for (v = 0; v < g->n_nodes; ++v) {
+        p->stats.n_events += p->records_event[v];
+        for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k)
+            p->stats.n_cross_edges += p->stream[g->preds[k]] != p->stream[v];
+    }
+    opara__sync_fork_join(s);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
+                                            const uint32_t* extra) {
+    opara__sync s;
+    opara_result r;
+    size_t max_deps = (size_t)g->pred_start[g->n_nodes] + 1;
+    memset(&s, 0, sizeof s);
+    s.g = g;
+    s.p = plan;
+    s.extra_start = extra_start;
+    s.extra = extra;
+    if (extra) max_deps += extra_start[g->n_nodes];
+    r = opara__vc_walk_init(&s.walk, g->rt, g->n_nodes, plan->n_streams);
+    s.deps = (uint32_t*)opara__calloc(g->rt, max_deps, sizeof(uint32_t));
+    s.stamp = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    s.dependents = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents)) r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r == OPARA_OK) r = opara__sync_run(&s);
+    opara__vc_walk_free(&s.walk);
+    opara__free(g->rt, s.deps);
+    opara__free(g->rt, s.stamp);
+    opara__free(g->rt, s.dependents);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
+    return r;
+}
