@@ -227,6 +227,35 @@ OPARADEF void opara_runtime_destroy(opara_runtime* runtime);
 /* Detail of the last failing call made through this runtime ("" if none). Valid until the next call. */
 OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
 
+/* ---- scheduling strategies (the plan: launch order, streams, events, memory) ----------------- */
+
+/* Which scheduler builds the execution plan. Every strategy yields the same kind of plan, so the
+   backends and the simulator treat them alike. */
+typedef enum opara_strategy {
+    OPARA_STRATEGY_OPARA = 0,      /* Opara: Alg. 2 launch order, Alg. 1 streams (the default) */
+    OPARA_STRATEGY_SEQUENTIAL = 1, /* one stream, topological order ("sequential CUDA Graph") */
+    OPARA_STRATEGY_WAVEFRONT = 2,  /* Rammer-style: BFS levels separated by barriers */
+    OPARA_STRATEGY_NIMBLE = 3,     /* Nimble: transitive reduction + matchings (minimum chain cover) */
+    OPARA_STRATEGY_OPARA_TOPO = 4, /* Alg. 1 streams over a plain topological order (no Alg. 2) */
+    OPARA_STRATEGY_COUNT,
+    OPARA_STRATEGY_FORCE_U32 = 0x7fffffff
+} opara_strategy;
+
+/* The order in which operators are launched. DEFAULT is the strategy's own: Alg. 2 for OPARA,
+   the graph's topological order (Kahn, lowest node index first) for the others. */
+typedef enum opara_launch_order {
+    OPARA_LAUNCH_DEFAULT = 0,
+    OPARA_LAUNCH_ALG2 = 1, /* Opara Alg. 2: two ready lists, alternate, least resource demand first */
+    OPARA_LAUNCH_TOPO = 2, /* Kahn, lowest node index first */
+    OPARA_LAUNCH_DFS = 3,  /* depth-first topological order (what PyTorch's eager execution produces) */
+    OPARA_LAUNCH_BFS = 4,  /* breadth-first: Kahn with a FIFO ready queue */
+    OPARA_LAUNCH_COUNT,
+    OPARA_LAUNCH_FORCE_U32 = 0x7fffffff
+} opara_launch_order;
+
+/* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
+OPARADEF const char* opara_strategy_name(opara_strategy strategy);
+
 /* ---- models ------------------------------------------------------------------------------------
    A model is the immutable graph of a .opara file (docs/FORMAT.md): tensors, operator nodes,
    graph inputs and outputs, and the constant weights. Loading validates everything (offsets,
@@ -2869,6 +2898,2649 @@ OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g) {
     return OPARA_OK;
 }
 /* ==== END src/opara_graph.c ==== */
+/* ==== BEGIN src/opara_sched.h ==== */
+/* The execution plan: which operators run at the same time (streams), in which order they are
+   launched, where the synchronisations go (events, fork/join), and where every tensor lives
+   (arena offsets, aliases). Pure, deterministic, backend-independent; every backend and the
+   simulator consume the same opara__plan.
+
+   Inputs of planning: a finalized graph, the byte size of every value, one descriptor per node
+   (grid, block, registers, shared memory, FLOPs, bytes, class; src/opara_desc.c gives an analytic
+   default) and the device limits.
+
+   Memory conventions:
+   - Graph inputs and constants are not in the arena (storage EXTERNAL): the backend keeps a static
+     buffer per input (CUDA: copied into before the graph launch) and the model's weights.
+   - Every other value produced by a node lives in the arena, including graph outputs. Outputs are
+     pinned: their bytes are never reused, so after the run the backend copies them out (or hands
+     out pointers into the arena) from alias_root/offset.
+   - Aliases: a view (Reshape, Flatten, Squeeze, Unsqueeze) is kernel-less and its output shares its
+     input's bytes (ALIAS_VIEW, also when the input is EXTERNAL); an in-place operator's output takes
+     its input's block (ALIAS_INPLACE); a Concat's input can be written straight into its slice of the
+     Concat's output (ALIAS_CONCAT, the input's alias_root is the Concat output's root). A Concat
+     copies only the inputs that are not already in place (opara__plan_concat_input_in_place). */
+#ifndef OPARA_SCHED_H
+#define OPARA_SCHED_H
+
+/* #include "opara_ir.h" (inlined above) */
+
+/* ---- per-operator descriptors and device limits ---------------------------------------------- */
+
+typedef enum opara__op_class {
+    OPARA__CLASS_COMPUTE = 0, /* compute-intensive (Alg. 2's L_comp) */
+    OPARA__CLASS_MEMORY = 1   /* memory-intensive (Alg. 2's L_mem) */
+} opara__op_class;
+
+/* What a backend knows about the (main) kernel of one node. Estimates are fine; the scheduler
+   only compares them. */
+typedef struct opara__op_desc {
+    uint32_t grid;            /* thread blocks of the kernel */
+    uint32_t block_threads;   /* threads per block */
+    uint32_t regs_per_thread;
+    uint32_t smem_per_block;  /* bytes of shared memory per block */
+    double flops;
+    double bytes;             /* bytes moved: inputs + outputs + weights */
+    uint8_t op_class;         /* opara__op_class */
+    uint8_t kernel_less;      /* no kernel at all (views): never delays anything */
+    uint8_t has_info;         /* 0: no kernel data; Alg. 2 defers it like the reference code */
+    uint8_t reserved;
+} opara__op_desc;
+
+typedef struct opara__device {
+    const char* name;
+    uint32_t sms;
+    uint32_t max_threads_per_block, max_threads_per_sm;
+    uint32_t max_regs_per_block, max_regs_per_sm;
+    uint32_t max_smem_per_block, max_smem_per_sm; /* bytes */
+    uint32_t max_blocks_per_sm;
+    double peak_flops; /* FP32 FLOP/s */
+    double bandwidth;  /* DRAM bytes/s */
+} opara__device;
+
+/* Presets from public specifications: "rtx2080s", "v100", "a100", "h100", "orin". NULL if unknown. */
+OPARA__PRIVATE const opara__device* opara__device_preset(const char* name);
+/* The device used when none is given (rtx2080s, the paper's RTX 2080 SUPER). */
+OPARA__PRIVATE const opara__device* opara__device_default(void);
+/* FLOPs per byte at which the device turns from memory- to compute-bound (peak_flops/bandwidth). */
+OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
+
+/* The default analytic descriptor model: formulas per operator (conv FLOPs = 2*N*K*C/g*R*S*P*Q,
+   GEMM 2*M*N*K, ...; bytes = inputs + outputs + weights) and plausible per-kernel-family launch
+   shapes (documented as estimates in opara_desc.c). shapes[v] for every value (ndim < 0 = unknown).
+   dev may be NULL (default device). */
+OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
+                                               const opara__device* dev, opara__op_desc* out);
+/* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
+OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
+                                                          uint64_t* out);
+/* 1 for the kernel-less views whose output may alias the input (Reshape, Flatten, Squeeze, Unsqueeze). */
+OPARA__PRIVATE int opara__op_is_view(opara__op op);
+/* Per-op-type class default (the paper's table, corrected); used when a node has no FLOPs/bytes. */
+OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op);
+
+/* ---- knobs ----------------------------------------------------------------------------------- */
+
+/* How Alg. 2 measures "least amount of GPU resources". */
+typedef enum opara__metric {
+    OPARA__METRIC_DEFAULT = 0,
+    OPARA__METRIC_SMEM_FRAC = 1, /* shared memory per block / per-block limit (the reference code) */
+    OPARA__METRIC_DOMINANT = 2   /* max of the block's share of an SM's threads, registers, shared memory */
+} opara__metric;
+
+/* Alg. 2's "alternately choose a non-empty list". */
+typedef enum opara__alternation {
+    OPARA__ALT_DEFAULT = 0,
+    OPARA__ALT_PARITY = 1,   /* reference code: iteration parity, compute list first, toggles even when one list is empty */
+    OPARA__ALT_LAST_PICK = 2 /* the list opposite to the one picked last */
+} opara__alternation;
+
+/* Order in which Alg. 1 visits a node's predecessors. */
+typedef enum opara__pred_order {
+    OPARA__PRED_DEFAULT = 0,
+    OPARA__PRED_INPUT = 1,     /* argument order (the reference code) */
+    OPARA__PRED_ASC_ID = 2,    /* ascending node index (the TC appendix wording) */
+    OPARA__PRED_DESC_ID = 3,   /* descending node index */
+    OPARA__PRED_ASC_STREAM = 4 /* ascending stream index, oldest stream first (reproduces the CCFSys listing) */
+} opara__pred_order;
+
+/* Alg. 1's condition for inheriting a predecessor's stream. */
+typedef enum opara__inherit {
+    OPARA__INHERIT_DEFAULT = 0,
+    OPARA__INHERIT_FLAG = 1,           /* TC version: the first successor to claim an unflagged predecessor */
+    OPARA__INHERIT_FIRST_SUCCESSOR = 2 /* arXiv/CCFSys wording: only the predecessor's first successor */
+} opara__inherit;
+
+/* Zero means defaults everywhere. */
+typedef struct opara__plan_desc {
+    opara_strategy strategy;         /* OPARA */
+    opara_launch_order launch_order; /* DEFAULT: the strategy's own */
+    opara__metric metric;            /* SMEM_FRAC (the reference), until the simulator's evidence says otherwise */
+    opara__alternation alternation;  /* PARITY */
+    opara__pred_order pred_order;    /* INPUT */
+    opara__inherit inherit;          /* FLAG */
+    uint32_t stream_cap;             /* 0: unlimited. Else a new stream is opened only when no stream is
+                                        provably idle (its last op happens-before the new op) */
+    int stream_cap_hard;             /* with stream_cap: never exceed it; when no stream is idle, reuse the
+                                        one whose last op was launched earliest (adds false dependencies) */
+    int no_wait_pruning;             /* keep waits implied by earlier ones (the reference code's behaviour) */
+    int no_memory_reuse;             /* never reuse a block (what the Opara and Nimble prototypes do) */
+    int no_inplace;                  /* disable in-place outputs */
+    int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
+    int no_view_alias;               /* views get their own block (they still launch no kernel) */
+    uint32_t alignment;              /* arena alignment of every block; 0: 256 */
+    const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
+                                        when the shapes prove each input is one contiguous slice */
+    int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
+} opara__plan_desc;
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+#define OPARA__NO_ARENA UINT64_MAX
+
+typedef enum opara__storage {
+    OPARA__STORAGE_NONE = 0,     /* no bytes (value without producer or size) */
+    OPARA__STORAGE_ARENA = 1,    /* lives in the session arena at offset[v] */
+    OPARA__STORAGE_EXTERNAL = 2  /* root is a graph input or a constant: storage owned by the backend/model */
+} opara__storage;
+
+typedef enum opara__alias_kind {
+    OPARA__ALIAS_NONE = 0,    /* owns its bytes */
+    OPARA__ALIAS_INPLACE = 1, /* written by its producer over the bytes of the producer's input */
+    OPARA__ALIAS_CONCAT = 2,  /* a Concat input placed inside the Concat's output */
+    OPARA__ALIAS_VIEW = 3     /* kernel-less view of its input */
+} opara__alias_kind;
+
+typedef struct opara__plan_stats {
+    uint32_t n_streams;
+    uint32_t n_events;       /* nodes that record an event (fork/join events not included) */
+    uint32_t n_waits;        /* cross-stream waits of nodes (fork/join waits not included) */
+    uint32_t n_cross_edges;  /* data edges between nodes on different streams */
+    uint32_t n_pruned_waits; /* waits dropped because earlier waits imply them */
+    uint32_t n_forks, n_joins;
+    uint32_t n_inplace, n_concat_in_place, n_views;
+    uint64_t arena_bytes;      /* peak memory of the plan = arena size */
+    uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
+    uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
+} opara__plan_stats;
+
+typedef struct opara__plan {
+    opara__plan_desc desc; /* the knobs actually used (defaults resolved) */
+    uint32_t n_nodes, n_values, n_streams;
+
+    /* launch order and streams */
+    uint32_t* order;      /* [n_nodes] node indices in launch order (topological) */
+    uint32_t* position;   /* [n_nodes] node -> its index in order */
+    uint32_t* stream;     /* [n_nodes] stream of each node; streams are numbered by first use in launch order */
+    uint32_t* stream_seq; /* [n_nodes] 1-based rank of the node on its stream */
+    uint32_t* level;      /* [n_nodes] longest-path depth from a source (wavefront levels); for every strategy */
+
+    /* synchronisation: before launching node n on its stream, wait on the events recorded after
+       nodes wait_nodes[wait_start[n] .. wait_start[n+1]) (all on other streams, in ascending launch
+       position); a node with records_event[n] records its event right after its launch. */
+    uint8_t* records_event; /* [n_nodes] */
+    uint32_t* wait_start;   /* [n_nodes + 1] */
+    uint32_t* wait_nodes;   /* [stats.n_waits] */
+
+    /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
+       event before its first op; a stream with stream_fork[s] waits on it before its first op (the
+       streams without it start by waiting on another stream's event, which already orders them
+       after the fork). After all ops, the origin waits on an event recorded after the last op of
+       each stream with stream_join[s] (the others end with an op another stream waited on). */
+    uint8_t* stream_fork;   /* [n_streams] */
+    uint8_t* stream_join;   /* [n_streams] */
+    uint32_t* stream_first; /* [n_streams] first node of each stream */
+    uint32_t* stream_last;  /* [n_streams] last node of each stream */
+
+    /* memory */
+    uint64_t arena_bytes;
+    uint32_t alignment;
+    uint8_t* storage;       /* [n_values] opara__storage of the value's root */
+    uint64_t* offset;       /* [n_values] arena offset of the value's first byte, or OPARA__NO_ARENA */
+    int32_t* alias_root;    /* [n_values] value that owns the bytes (itself when not an alias), resolved to the end */
+    uint64_t* alias_offset; /* [n_values] byte offset of the value inside its root */
+    uint8_t* alias_kind;    /* [n_values] opara__alias_kind */
+    uint64_t* value_bytes;  /* [n_values] the sizes the plan was made for */
+
+    opara__plan_stats stats;
+} opara__plan;
+
+/* Builds the plan for a finalized graph. value_bytes[v]: size of every value. descs: one per node
+   (NULL: every node has no kernel info, so Alg. 2 keeps ready order). dev: NULL = default device.
+   desc: NULL = defaults. On failure *out is NULL and the runtime's error says why. */
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out);
+OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* plan);
+
+/* Proves that the plan is safe for the graph: the order is a topological permutation, streams
+   and ranks are consistent, every wait names an earlier recorded event on another stream, every
+   data dependency is enforced (same-stream order or an event path), every value fits its storage,
+   no two unordered operators touch overlapping arena bytes with at least one write, no byte is
+   overwritten between its write and a later read, and outputs survive to the end. Returns
+   OPARA_ERR_PLAN_INVALID with the first violation in the runtime's error detail. */
+OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan);
+
+/* 1 when input `input_index` of Concat node `node` already sits in its slice of the output (the
+   Concat does not copy it). */
+OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
+                                                    uint32_t input_index);
+
+/* ---- the pieces, for tests and the simulator ------------------------------------------------- */
+
+/* Resource demand of one kernel under a metric, in [0, +inf); nodes without info get +inf. */
+OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric);
+
+/* Launch order of the strategy's default or an explicit one into order[n_nodes]. */
+OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
+                                              const opara__device* dev, const opara__plan_desc* desc,
+                                              uint32_t* order);
+
+/* Opara Alg. 1 over `order`: stream[n_nodes], returns the stream count in *n_streams. Streams are
+   numbered in creation order. */
+OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
+                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams);
+
+/* ---- between the planning modules ------------------------------------------------------------ */
+
+/* Bounded vector clocks: k slots (a power of two), stream s lives in slot s & (k-1). A slot holds
+   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me". When two
+   streams compete for a slot, the merge keeps one fact and forgets the other: a clock only ever
+   under-approximates the happens-before relation, so a wait it cannot prove redundant is kept and
+   a block it cannot prove free is not reused. Exact whenever the stream count is at most k. */
+typedef struct opara__vc_slot {
+    uint32_t stream, seq; /* seq 0: empty */
+} opara__vc_slot;
+
+#define OPARA__VC_MAX_SLOTS 64u
+/* Slot count for a plan with n_streams streams: the next power of two, at most OPARA__VC_MAX_SLOTS. */
+OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams);
+OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k);
+OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
+OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
+
+/* Walks a plan in launch order keeping one clock per live stream and one snapshot per node that
+   others still have to read (refs[v] of them); clocks live in a pool that recycles freed slots, so
+   memory follows the live frontier, not V * streams. */
+typedef struct opara__vc_walk {
+    opara_runtime* rt;
+    uint32_t k;
+    opara__vc_slot* pool;
+    size_t pool_cap;        /* in clocks */
+    uint32_t pool_used;
+    uint32_t* free_list;
+    uint32_t n_free;
+    size_t free_cap;
+    uint32_t* stream_clock; /* [n_streams] pool index or UINT32_MAX */
+    uint32_t* node_clock;   /* [n_nodes] pool index or UINT32_MAX */
+    uint32_t* refs;         /* [n_nodes] readers of the node's snapshot still to come */
+} opara__vc_walk;
+
+OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
+                                               uint32_t n_streams);
+OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w);
+/* The clock of stream s (created empty on first use); NULL when out of memory. Valid until the next
+   call that may allocate (opara__vc_walk_snapshot, opara__vc_walk_stream). */
+OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s);
+/* Copies stream s's clock as node v's snapshot; 0 when out of memory. */
+OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s);
+/* Merges node p's snapshot into stream s's clock and drops one reference to the snapshot. */
+OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p);
+OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s);
+
+/* Sync plan (opara_sync.c): fills records_event, wait_start/wait_nodes, stream_fork/join and the
+   sync statistics from order/stream/stream_seq. extra_start/extra (CSR by node, may be NULL) are
+   dependencies beyond the data edges (the wavefront barriers). */
+OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
+                                            const uint32_t* extra);
+/* Memory plan (opara_memplan.c): fills storage, offset, alias_*, arena_bytes from the sync plan. */
+OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
+
+#endif /* OPARA_SCHED_H */
+/* ==== END src/opara_sched.h ==== */
+/* ==== BEGIN src/opara_desc.c ==== */
+/* Device presets and the default analytic operator descriptors.
+
+   The descriptors are ESTIMATES for planning when no backend has measured anything: FLOPs and
+   bytes follow from the shapes (exact arithmetic), the launch shapes are plausible values for
+   each kernel family, chosen to resemble what cuDNN/cuBLAS and simple elementwise kernels use:
+     family          block  regs  smem/block  grid
+     conv (GEMM)      256    96   16 KiB      ceil(N*P*Q/128) * ceil(K/64) tiles
+     depthwise conv   256    32   0           ceil(outputs/256)
+     GEMM/MatMul      256   128   24 KiB      batch * ceil(M/128) * ceil(N/128) tiles
+     reductions       256    32   2 KiB       one block per reduced row (Softmax, LayerNorm, ReduceMean,
+                                              GlobalAveragePool)
+     transpose        256    24   4224 B      ceil(outputs/256) (a 32x33 float tile)
+     pooling          256    32   0           ceil(outputs/256)
+     elementwise/copy 256    16   0           ceil(outputs/256)
+     views            no kernel (kernel_less)
+   The class is compute when FLOPs/bytes reaches the device's balance point (peak FLOP/s over
+   bandwidth), memory otherwise; ops without FLOPs (copies) are memory; without shapes, the op
+   type's default (convolutions and matrix products compute, everything else memory). */
+/* #include "opara_sched.h" (inlined above) */
+
+/* Public specifications: SM count, per-block/per-SM limits (compute capability tables), FP32 peak
+   at boost clock, DRAM bandwidth. max_smem_per_block is the default 48 KiB (cudaDeviceProp
+   sharedMemPerBlock), not the opt-in maximum. */
+static const opara__device opara__devices[] = {
+    /* GeForce RTX 2080 SUPER: TU104, 48 SMs, sm_75, 3072 cores at 1815 MHz, 496 GB/s */
+    {"rtx2080s", 48, 1024, 1024, 65536, 65536, 49152, 65536, 16, 11.15e12, 496e9},
+    /* Tesla V100 SXM2: 80 SMs, sm_70, 15.7 TFLOP/s, 900 GB/s */
+    {"v100", 80, 1024, 2048, 65536, 65536, 49152, 98304, 32, 15.7e12, 900e9},
+    /* A100 PCIe 40 GB: 108 SMs, sm_80, 19.5 TFLOP/s, 1555 GB/s */
+    {"a100", 108, 1024, 2048, 65536, 65536, 49152, 167936, 32, 19.5e12, 1555e9},
+    /* H100 SXM5: 132 SMs, sm_90, 67 TFLOP/s, 3.35 TB/s */
+    {"h100", 132, 1024, 2048, 65536, 65536, 49152, 233472, 32, 67e12, 3.35e12},
+    /* Jetson AGX Orin 64 GB: 16 SMs, sm_87, 5.3 TFLOP/s, 204.8 GB/s */
+    {"orin", 16, 1024, 1536, 65536, 65536, 49152, 167936, 16, 5.3e12, 204.8e9},
+};
+
+OPARA__PRIVATE const opara__device* opara__device_preset(const char* name) {
+    size_t i;
+    if (!name) return NULL;
+    for (i = 0; i < OPARA__ARRAY_COUNT(opara__devices); ++i)
+        if (strcmp(opara__devices[i].name, name) == 0) return &opara__devices[i];
+    return NULL;
+}
+
+OPARA__PRIVATE const opara__device* opara__device_default(void) { return &opara__devices[0]; }
+
+OPARA__PRIVATE double opara__device_balance(const opara__device* dev) {
+    if (!dev) dev = opara__device_default();
+    return dev->bandwidth > 0 ? dev->peak_flops / dev->bandwidth : 0.0;
+}
+
+OPARA__PRIVATE int opara__op_is_view(opara__op op) {
+    return op == OPARA__OP_RESHAPE || op == OPARA__OP_FLATTEN || op == OPARA__OP_SQUEEZE || op == OPARA__OP_UNSQUEEZE;
+}
+
+OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op) {
+    switch (op) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
+        return OPARA__CLASS_COMPUTE;
+    default: return OPARA__CLASS_MEMORY;
+    }
+}
+
+/* ---- sizes ----------------------------------------------------------------------------------- */
+
+static double opara__elems(const opara__shape* s) {
+    double n = 1;
+    int32_t i;
+    if (!s || s->ndim < 0) return 0;
+    for (i = 0; i < s->ndim; ++i) n *= (double)(s->dims[i] > 0 ? s->dims[i] : 0);
+    return n;
+}
+
+OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
+                                                          uint64_t* out) {
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        const opara__shape* s = &shapes[v];
+        int64_t n = (int64_t)opara_dtype_size(g->values[v].dtype);
+        int32_t d;
+        out[v] = 0;
+        if (s->ndim < 0) continue;
+        if (s->ndim > OPARA_MAX_DIMS)
+            return opara__fail(g->rt, OPARA_ERR_SHAPE, "value '%s' has rank %d", g->values[v].name, (int)s->ndim);
+        for (d = 0; d < s->ndim; ++d) {
+            if (s->dims[d] < 0)
+                return opara__fail(g->rt, OPARA_ERR_SHAPE, "value '%s' has an unresolved dimension %d",
+                                   g->values[v].name, (int)d);
+            if (!opara__mul_i64(n, s->dims[d], &n))
+                return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "value '%s' is too large", g->values[v].name);
+        }
+        out[v] = (uint64_t)n;
+    }
+    return OPARA_OK;
+}
+
+/* ---- descriptors ----------------------------------------------------------------------------- */
+
+typedef struct opara__desc_ctx {
+    const opara__graph* g;
+    const opara__shape* shapes;
+    const opara__node* n;
+} opara__desc_ctx;
+
+static const opara__shape* opara__in_shape(const opara__desc_ctx* c, uint32_t i) {
+    return i < c->n->n_inputs && c->n->inputs[i] >= 0 ? &c->shapes[c->n->inputs[i]] : NULL;
+}
+
+static const opara__shape* opara__out_shape(const opara__desc_ctx* c, uint32_t i) {
+    return i < c->n->n_outputs && c->n->outputs[i] >= 0 ? &c->shapes[c->n->outputs[i]] : NULL;
+}
+
+static double opara__value_nbytes(const opara__desc_ctx* c, int32_t v) {
+    return v < 0 ? 0 : opara__elems(&c->shapes[v]) * (double)opara_dtype_size(c->g->values[v].dtype);
+}
+
+static double opara__node_bytes(const opara__desc_ctx* c) {
+    double b = 0;
+    uint32_t i;
+    for (i = 0; i < c->n->n_inputs; ++i) b += opara__value_nbytes(c, c->n->inputs[i]);
+    for (i = 0; i < c->n->n_outputs; ++i) b += opara__value_nbytes(c, c->n->outputs[i]);
+    return b;
+}
+
+static uint32_t opara__blocks(double work, double per_block) {
+    double b = work / per_block;
+    if (b < 1) return 1;
+    if (b > 2147483647.0) return 2147483647u;
+    return (uint32_t)(b + 0.999999);
+}
+
+static void opara__set_launch(opara__op_desc* d, uint32_t grid, uint32_t threads, uint32_t regs, uint32_t smem) {
+    d->grid = grid;
+    d->block_threads = threads;
+    d->regs_per_thread = regs;
+    d->smem_per_block = smem;
+    d->has_info = 1;
+}
+
+static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
+    const opara__shape* x = opara__in_shape(c, 0);
+    const opara__shape* w = opara__in_shape(c, 1);
+    const opara__shape* y = opara__out_shape(c, 0);
+    double out = opara__elems(y), taps = 1, group = (double)opara__attr_int(c->n, "group", 1);
+    int32_t i;
+    if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
+        opara__set_launch(d, opara__blocks(out, 256), 256, 96, 16384);
+        return;
+    }
+    for (i = 1; i < w->ndim; ++i) taps *= (double)w->dims[i]; /* C/g * R * S */
+    /* Conv: 2*N*K*(C/g)*R*S*P*Q = 2*outputs*taps; ConvTranspose (W is [C, K/g, R, S]): 2*inputs*taps */
+    d->flops = 2.0 * (c->n->op == OPARA__OP_CONV_TRANSPOSE ? opara__elems(x) : out) * taps;
+    if (group > 1 && (double)x->dims[1] == group) {
+        opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
+        return;
+    }
+    {
+        double npq = out / (double)(y->dims[1] > 0 ? y->dims[1] : 1);
+        double tiles = (double)opara__blocks(npq, 128) * (double)opara__blocks((double)y->dims[1], 64);
+        opara__set_launch(d, opara__blocks(tiles, 1), 256, 96, 16384);
+    }
+}
+
+static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) {
+    const opara__shape* a = opara__in_shape(c, 0);
+    const opara__shape* y = opara__out_shape(c, 0);
+    double m, n, k, batch;
+    if (!a || !y || a->ndim < 1 || y->ndim < 1) {
+        opara__set_launch(d, 1, 256, 128, 24576);
+        return;
+    }
+    n = (double)y->dims[y->ndim - 1];
+    m = y->ndim >= 2 ? (double)y->dims[y->ndim - 2] : 1;
+    batch = n * m > 0 ? opara__elems(y) / (m * n) : 0;
+    if (c->n->op == OPARA__OP_GEMM && opara__attr_int(c->n, "transA", 0)) k = a->ndim >= 2 ? (double)a->dims[0] : 1;
+    else k = (double)a->dims[a->ndim - 1];
+    d->flops = 2.0 * batch * m * n * k;
+    opara__set_launch(d, opara__blocks(batch * (double)opara__blocks(m, 128) * (double)opara__blocks(n, 128), 1), 256,
+                      128, 24576);
+}
+
+static double opara__flops_per_elem(opara__op op) {
+    switch (op) {
+    case OPARA__OP_GELU: case OPARA__OP_ERF: case OPARA__OP_TANH: case OPARA__OP_SIGMOID: return 8;
+    case OPARA__OP_HARD_SWISH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_POW: return 4;
+    case OPARA__OP_BATCH_NORM: case OPARA__OP_LEAKY_RELU: case OPARA__OP_CLIP: return 2;
+    case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: return 5;
+    case OPARA__OP_RELU: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV:
+    case OPARA__OP_SQRT: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_WHERE:
+        return 1;
+    default: return 0;
+    }
+}
+
+static void opara__describe_other(const opara__desc_ctx* c, opara__op_desc* d) {
+    opara__op op = c->n->op;
+    const opara__shape* y = opara__out_shape(c, 0);
+    const opara__shape* x = opara__in_shape(c, 0);
+    double out = opara__elems(y);
+    switch (op) {
+    case OPARA__OP_MAX_POOL:
+    case OPARA__OP_AVERAGE_POOL: {
+        uint32_t nk = 0, i;
+        const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
+        double taps = 1;
+        for (i = 0; i < nk; ++i) taps *= (double)k[i];
+        d->flops = out * taps;
+        opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
+        return;
+    }
+    case OPARA__OP_SOFTMAX:
+    case OPARA__OP_LAYER_NORM:
+    case OPARA__OP_REDUCE_MEAN:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: {
+        double in = opara__elems(x), rows = 1;
+        if (op == OPARA__OP_GLOBAL_AVERAGE_POOL && x && x->ndim >= 2) rows = (double)x->dims[0] * (double)x->dims[1];
+        else if (op == OPARA__OP_REDUCE_MEAN) rows = out;
+        else if (x && x->ndim >= 1) rows = in / (double)(x->dims[x->ndim - 1] > 0 ? x->dims[x->ndim - 1] : 1);
+        d->flops = in * opara__flops_per_elem(op);
+        opara__set_launch(d, opara__blocks(rows, 1), 256, 32, 2048);
+        return;
+    }
+    case OPARA__OP_TRANSPOSE: opara__set_launch(d, opara__blocks(out, 256), 256, 24, 4224); return;
+    default:
+        d->flops = out * opara__flops_per_elem(op);
+        opara__set_launch(d, opara__blocks(out, 256), 256, 16, 0);
+        return;
+    }
+}
+
+static void opara__describe_node(const opara__desc_ctx* c, const opara__device* dev, opara__op_desc* d) {
+    opara__op op = c->n->op;
+    memset(d, 0, sizeof *d);
+    d->bytes = opara__node_bytes(c);
+    if (opara__op_is_view(op)) {
+        d->kernel_less = 1;
+        d->op_class = OPARA__CLASS_MEMORY;
+        return;
+    }
+    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) opara__describe_conv(c, d);
+    else if (op == OPARA__OP_GEMM || op == OPARA__OP_MATMUL) opara__describe_matmul(c, d);
+    else opara__describe_other(c, d);
+    if (d->flops <= 0 && d->bytes <= 0) d->op_class = (uint8_t)opara__op_default_class(op);
+    else if (d->flops <= 0) d->op_class = OPARA__CLASS_MEMORY;
+    else d->op_class = (uint8_t)(d->flops >= opara__device_balance(dev) * d->bytes ? OPARA__CLASS_COMPUTE
+                                                                                   : OPARA__CLASS_MEMORY);
+}
+
+OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
+                                               const opara__device* dev, opara__op_desc* out) {
+    opara__desc_ctx c;
+    uint32_t i;
+    if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
+                                        : OPARA_ERR_INVALID_ARGS;
+    if (!dev) dev = opara__device_default();
+    c.g = g;
+    c.shapes = shapes;
+    for (i = 0; i < g->n_nodes; ++i) {
+        c.n = &g->nodes[i];
+        opara__describe_node(&c, dev, &out[i]);
+    }
+    return OPARA_OK;
+}
+/* ==== END src/opara_desc.c ==== */
+/* ==== BEGIN src/opara_sched.c ==== */
+/* Strategies: launch orders (Opara Alg. 2, topological, DFS, BFS), stream allocation (Opara Alg. 1,
+   sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans.
+   Everything is O(V + E) except Nimble (O(V^2/64) bitsets plus matchings, as in the original). */
+/* #include "opara_sched.h" (inlined above) */
+
+#include <math.h>
+
+OPARADEF const char* opara_strategy_name(opara_strategy strategy) {
+    switch (strategy) {
+    case OPARA_STRATEGY_OPARA: return "opara";
+    case OPARA_STRATEGY_SEQUENTIAL: return "sequential";
+    case OPARA_STRATEGY_WAVEFRONT: return "wavefront";
+    case OPARA_STRATEGY_NIMBLE: return "nimble";
+    case OPARA_STRATEGY_OPARA_TOPO: return "opara-topo";
+    default: return "?";
+    }
+}
+
+/* ---- resource demand ------------------------------------------------------------------------- */
+
+static double opara__ratio(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
+
+OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric) {
+    double threads, regs, smem;
+    if (!d || !d->has_info || d->kernel_less) return HUGE_VAL;
+    if (!dev) dev = opara__device_default();
+    if (metric != OPARA__METRIC_DOMINANT) return opara__ratio(d->smem_per_block, dev->max_smem_per_block);
+    threads = opara__ratio(d->block_threads, dev->max_threads_per_sm);
+    regs = opara__ratio((double)d->block_threads * d->regs_per_thread, dev->max_regs_per_sm);
+    smem = opara__ratio(d->smem_per_block, dev->max_smem_per_sm);
+    return OPARA__MAX(threads, OPARA__MAX(regs, smem));
+}
+
+/* ---- launch orders --------------------------------------------------------------------------- */
+
+static void opara__indegrees(const opara__graph* g, uint32_t* indeg) {
+    uint32_t n;
+    for (n = 0; n < g->n_nodes; ++n) indeg[n] = g->pred_start[n + 1] - g->pred_start[n];
+}
+
+/* Kahn with a FIFO queue: sources in index order, successors in list order. */
+static void opara__order_bfs(const opara__graph* g, uint32_t* indeg, uint32_t* order) {
+    uint32_t n, k, head = 0, tail = 0;
+    opara__indegrees(g, indeg);
+    for (n = 0; n < g->n_nodes; ++n)
+        if (!indeg[n]) order[tail++] = n;
+    while (head < tail) {
+        uint32_t u = order[head++];
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
+            if (--indeg[g->succs[k]] == 0) order[tail++] = g->succs[k];
+    }
+}
+
+/* Kahn with a LIFO stack: after an op, its first successor that became ready runs next, so each
+   branch is followed to its end before the next one starts (eager PyTorch's program order). */
+static void opara__order_dfs(const opara__graph* g, uint32_t* indeg, uint32_t* stack, uint32_t* order) {
+    uint32_t n, k, top = 0, emitted = 0;
+    opara__indegrees(g, indeg);
+    for (n = g->n_nodes; n-- > 0;)
+        if (!indeg[n]) stack[top++] = n;
+    while (top) {
+        uint32_t u = stack[--top];
+        order[emitted++] = u;
+        for (k = g->succ_start[u + 1]; k-- > g->succ_start[u];)
+            if (--indeg[g->succs[k]] == 0) stack[top++] = g->succs[k];
+    }
+}
+
+/* Alg. 2's ready lists: a binary heap on (demand, ready sequence), which picks exactly what the
+   reference's linear scan picks (least demand, earliest ready on ties, no-info ops last). */
+typedef struct opara__ready {
+    double key;
+    uint32_t seq, node;
+} opara__ready;
+
+typedef struct opara__ready_heap {
+    opara__ready* items;
+    uint32_t size;
+} opara__ready_heap;
+
+static int opara__ready_less(const opara__ready* a, const opara__ready* b) {
+    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
+}
+
+static void opara__ready_push(opara__ready_heap* h, opara__ready x) {
+    uint32_t i = h->size++;
+    while (i > 0 && opara__ready_less(&x, &h->items[(i - 1) / 2])) {
+        h->items[i] = h->items[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->items[i] = x;
+}
+
+static uint32_t opara__ready_pop(opara__ready_heap* h) {
+    uint32_t top = h->items[0].node, i = 0;
+    opara__ready x = h->items[--h->size];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= h->size) break;
+        if (c + 1 < h->size && opara__ready_less(&h->items[c + 1], &h->items[c])) ++c;
+        if (!opara__ready_less(&h->items[c], &x)) break;
+        h->items[i] = h->items[c];
+        i = c;
+    }
+    if (h->size) h->items[i] = x;
+    return top;
+}
+
+typedef struct opara__alg2 {
+    const opara__graph* g;
+    const opara__op_desc* descs;
+    const opara__device* dev;
+    opara__metric metric;
+    opara__ready_heap lists[2]; /* indexed by opara__op_class */
+    uint32_t seq;
+} opara__alg2;
+
+static void opara__alg2_make_ready(opara__alg2* a, uint32_t node) {
+    opara__ready r;
+    const opara__op_desc* d = a->descs ? &a->descs[node] : NULL;
+    int cls = d && d->op_class == OPARA__CLASS_MEMORY ? 1 : 0;
+    r.key = opara__op_demand(d, a->dev, a->metric);
+    r.seq = a->seq++;
+    r.node = node;
+    opara__ready_push(&a->lists[cls], r);
+}
+
+/* Which list to take from. PARITY: a flag that starts true and toggles at the start of every
+   iteration; false takes the compute list, true the memory list, a lone non-empty list is taken
+   regardless (the flag still toggles). LAST_PICK: the list opposite the last one picked. */
+static int opara__alg2_choose(const opara__alg2* a, opara__alternation mode, int* state) {
+    int mem_ok = a->lists[OPARA__CLASS_MEMORY].size > 0, comp_ok = a->lists[OPARA__CLASS_COMPUTE].size > 0;
+    int want;
+    if (mode == OPARA__ALT_LAST_PICK) {
+        want = *state; /* state: the list to prefer now */
+    } else {
+        *state = !*state;
+        want = *state ? OPARA__CLASS_MEMORY : OPARA__CLASS_COMPUTE;
+    }
+    if (want == OPARA__CLASS_MEMORY && !mem_ok) want = OPARA__CLASS_COMPUTE;
+    if (want == OPARA__CLASS_COMPUTE && !comp_ok) want = OPARA__CLASS_MEMORY;
+    if (mode == OPARA__ALT_LAST_PICK) *state = want == OPARA__CLASS_MEMORY ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
+    return want;
+}
+
+static void opara__order_alg2(opara__alg2* a, opara__alternation mode, uint32_t* indeg, uint32_t* order) {
+    const opara__graph* g = a->g;
+    uint32_t n, k, emitted = 0;
+    int state = mode == OPARA__ALT_LAST_PICK ? OPARA__CLASS_COMPUTE : 1;
+    opara__indegrees(g, indeg);
+    for (n = 0; n < g->n_nodes; ++n)
+        if (!indeg[n]) opara__alg2_make_ready(a, n);
+    while (a->lists[0].size || a->lists[1].size) {
+        int which = opara__alg2_choose(a, mode, &state);
+        uint32_t u = opara__ready_pop(&a->lists[which]);
+        order[emitted++] = u;
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
+            if (--indeg[g->succs[k]] == 0) opara__alg2_make_ready(a, g->succs[k]);
+    }
+}
+
+static opara_launch_order opara__resolve_order(const opara__plan_desc* d) {
+    if (d->launch_order != OPARA_LAUNCH_DEFAULT) return d->launch_order;
+    return d->strategy == OPARA_STRATEGY_OPARA ? OPARA_LAUNCH_ALG2 : OPARA_LAUNCH_TOPO;
+}
+
+OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
+                                              const opara__device* dev, const opara__plan_desc* desc,
+                                              uint32_t* order) {
+    opara_launch_order which = opara__resolve_order(desc);
+    uint32_t* scratch;
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
+    if (which == OPARA_LAUNCH_TOPO) {
+        if (g->n_nodes) memcpy(order, g->topo, (size_t)g->n_nodes * sizeof(uint32_t));
+        return OPARA_OK;
+    }
+    if ((int)which < 0 || which >= OPARA_LAUNCH_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)which);
+    scratch = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes * 2 + 1, sizeof(uint32_t));
+    if (!scratch) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory ordering %u nodes", g->n_nodes);
+    if (which == OPARA_LAUNCH_BFS) {
+        opara__order_bfs(g, scratch, order);
+    } else if (which == OPARA_LAUNCH_DFS) {
+        opara__order_dfs(g, scratch, scratch + g->n_nodes, order);
+    } else {
+        opara__alg2 a;
+        memset(&a, 0, sizeof a);
+        a.g = g;
+        a.descs = descs;
+        a.dev = dev ? dev : opara__device_default();
+        a.metric = desc->metric;
+        a.lists[0].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
+        a.lists[1].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
+        if (a.lists[0].items && a.lists[1].items) opara__order_alg2(&a, desc->alternation, scratch, order);
+        opara__free(g->rt, a.lists[0].items);
+        opara__free(g->rt, a.lists[1].items);
+        if (!a.lists[0].items || !a.lists[1].items) {
+            opara__free(g->rt, scratch);
+            return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory ordering %u nodes", g->n_nodes);
+        }
+    }
+    opara__free(g->rt, scratch);
+    return OPARA_OK;
+}
+
+/* ---- Opara Alg. 1 ---------------------------------------------------------------------------- */
+
+typedef struct opara__alg1 {
+    const opara__graph* g;
+    const opara__plan_desc* desc;
+    uint32_t* stream;    /* output */
+    uint32_t* position;  /* node -> launch position */
+    uint8_t* flag;       /* SYNC flag per node */
+    uint32_t* first_succ;/* FIRST_SUCCESSOR: the successor launched first, per node */
+    uint32_t* preds;     /* scratch: one node's predecessors in visiting order */
+    uint32_t n_streams;
+    /* stream cap: tails and bounded clocks */
+    uint32_t* tail;      /* per stream: last node */
+    uint32_t* tail_seq;  /* per stream: its rank */
+    opara__vc_slot* node_clock;   /* [n_nodes * k] clock right after each node */
+    opara__vc_slot* stream_clock; /* [cap_streams * k] */
+    opara__vc_slot* pred_clock;   /* [k] */
+    uint32_t k, cap_streams;
+} opara__alg1;
+
+/* Visiting order of v's predecessors; insertion sort (in-degrees are small). */
+static uint32_t opara__alg1_preds(opara__alg1* a, uint32_t v) {
+    const opara__graph* g = a->g;
+    uint32_t n = g->pred_start[v + 1] - g->pred_start[v], i, j;
+    opara__pred_order how = a->desc->pred_order;
+    memcpy(a->preds, g->preds + g->pred_start[v], (size_t)n * sizeof(uint32_t));
+    if (how == OPARA__PRED_INPUT) return n;
+    for (i = 1; i < n; ++i) {
+        uint32_t x = a->preds[i];
+        for (j = i; j > 0; --j) {
+            uint32_t y = a->preds[j - 1];
+            int before = how == OPARA__PRED_ASC_ID    ? x < y
+                         : how == OPARA__PRED_DESC_ID ? x > y
+                                                      : (a->stream[x] < a->stream[y] ||
+                                                         (a->stream[x] == a->stream[y] && x < y));
+            if (!before) break;
+            a->preds[j] = y;
+        }
+        a->preds[j] = x;
+    }
+    return n;
+}
+
+static int opara__alg1_inherit(opara__alg1* a, uint32_t v) {
+    uint32_t n = opara__alg1_preds(a, v), i;
+    for (i = 0; i < n; ++i) {
+        uint32_t p = a->preds[i];
+        int ok = a->desc->inherit == OPARA__INHERIT_FIRST_SUCCESSOR ? a->first_succ[p] == v : !a->flag[p];
+        if (ok) {
+            a->stream[v] = a->stream[p];
+            a->flag[p] = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Clock of what happens-before v through its data predecessors (stream cap only). */
+static void opara__alg1_pred_clock(opara__alg1* a, uint32_t v) {
+    const opara__graph* g = a->g;
+    uint32_t k;
+    memset(a->pred_clock, 0, a->k * sizeof(opara__vc_slot));
+    for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k)
+        opara__vc_merge(a->pred_clock, a->node_clock + (size_t)g->preds[k] * a->k, a->k);
+}
+
+/* A new stream, or under the cap an idle one (its last op happens-before v), or with a hard cap
+   the stream whose last op was launched earliest. */
+static uint32_t opara__alg1_new_stream(opara__alg1* a, uint32_t v) {
+    uint32_t cap = a->desc->stream_cap, s, best = UINT32_MAX;
+    if (!cap || a->n_streams < cap) return a->n_streams++;
+    for (s = 0; s < a->n_streams; ++s)
+        if (opara__vc_knows(a->pred_clock, a->k, s, a->tail_seq[s])) return s;
+    if (!a->desc->stream_cap_hard) return a->n_streams++;
+    for (s = 0; s < a->n_streams; ++s)
+        if (best == UINT32_MAX || a->position[a->tail[s]] < a->position[a->tail[best]]) best = s;
+    (void)v;
+    return best;
+}
+
+static void opara__alg1_track(opara__alg1* a, uint32_t v) {
+    uint32_t s = a->stream[v];
+    opara__vc_slot* sc = a->stream_clock + (size_t)s * a->k;
+    a->tail[s] = v;
+    a->tail_seq[s]++;
+    opara__vc_merge(sc, a->pred_clock, a->k);
+    opara__vc_set(sc, a->k, s, a->tail_seq[s]);
+    memcpy(a->node_clock + (size_t)v * a->k, sc, a->k * sizeof(opara__vc_slot));
+}
+
+static void opara__alg1_run(opara__alg1* a, const uint32_t* order) {
+    const opara__graph* g = a->g;
+    uint32_t i, k;
+    int capped = a->desc->stream_cap != 0;
+    for (i = 0; i < g->n_nodes; ++i) a->position[order[i]] = i;
+    if (a->desc->inherit == OPARA__INHERIT_FIRST_SUCCESSOR)
+        for (i = 0; i < g->n_nodes; ++i) {
+            uint32_t best = UINT32_MAX;
+            for (k = g->succ_start[i]; k < g->succ_start[i + 1]; ++k)
+                if (best == UINT32_MAX || a->position[g->succs[k]] < a->position[best]) best = g->succs[k];
+            a->first_succ[i] = best;
+        }
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t v = order[i];
+        if (capped) opara__alg1_pred_clock(a, v);
+        if (!opara__alg1_inherit(a, v)) a->stream[v] = opara__alg1_new_stream(a, v);
+        if (capped) opara__alg1_track(a, v);
+    }
+}
+
+OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
+                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams) {
+    opara__alg1 a;
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1;
+    int ok;
+    memset(&a, 0, sizeof a);
+    a.g = g;
+    a.desc = desc;
+    a.stream = stream;
+    a.position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    a.flag = (uint8_t*)opara__calloc(rt, n, 1);
+    a.first_succ = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    a.preds = (uint32_t*)opara__calloc(rt, (size_t)g->pred_start[g->n_nodes] + 1, sizeof(uint32_t));
+    ok = a.position && a.flag && a.first_succ && a.preds;
+    if (ok && desc->stream_cap) {
+        a.cap_streams = desc->stream_cap_hard ? desc->stream_cap : g->n_nodes + 1;
+        a.k = opara__vc_slots(desc->stream_cap);
+        a.tail = (uint32_t*)opara__calloc(rt, (size_t)a.cap_streams + 1, sizeof(uint32_t));
+        a.tail_seq = (uint32_t*)opara__calloc(rt, (size_t)a.cap_streams + 1, sizeof(uint32_t));
+        a.node_clock = (opara__vc_slot*)opara__calloc(rt, n * a.k, sizeof(opara__vc_slot));
+        a.stream_clock = (opara__vc_slot*)opara__calloc(rt, ((size_t)a.cap_streams + 1) * a.k, sizeof(opara__vc_slot));
+        a.pred_clock = (opara__vc_slot*)opara__calloc(rt, a.k, sizeof(opara__vc_slot));
+        ok = a.tail && a.tail_seq && a.node_clock && a.stream_clock && a.pred_clock;
+    }
+    if (ok) opara__alg1_run(&a, order);
+    opara__free(rt, a.position);
+    opara__free(rt, a.flag);
+    opara__free(rt, a.first_succ);
+    opara__free(rt, a.preds);
+    opara__free(rt, a.tail);
+    opara__free(rt, a.tail_seq);
+    opara__free(rt, a.node_clock);
+    opara__free(rt, a.stream_clock);
+    opara__free(rt, a.pred_clock);
+    if (!ok) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory allocating streams for %u nodes", g->n_nodes);
+    *n_streams = a.n_streams;
+    return OPARA_OK;
+}
+
+/* ---- Nimble: transitive reduction, then two maximum matchings (minimum chain cover) ---------- */
+
+#define OPARA__NIMBLE_MAX_NODES 40000u /* the descendant bitsets take V*V/8 bytes */
+
+typedef struct opara__bits {
+    uint64_t* w;
+    size_t words; /* per row */
+} opara__bits;
+
+static int opara__bit(const opara__bits* b, uint32_t row, uint32_t col) {
+    return (int)((b->w[(size_t)row * b->words + col / 64] >> (col % 64)) & 1u);
+}
+
+static void opara__bit_set(opara__bits* b, uint32_t row, uint32_t col) {
+    b->w[(size_t)row * b->words + col / 64] |= (uint64_t)1 << (col % 64);
+}
+
+static void opara__bits_or_row(opara__bits* b, uint32_t dst, uint32_t src) {
+    size_t i;
+    uint64_t* d = b->w + (size_t)dst * b->words;
+    const uint64_t* s = b->w + (size_t)src * b->words;
+    for (i = 0; i < b->words; ++i) d[i] |= s[i];
+}
+
+/* Kuhn's augmenting paths, iteratively. adj: CSR left -> right. match_r[right] = left or UINT32_MAX.
+   Returns the matching size. scratch: visit stamps [n_right], stack [2 * n_left], edge cursors [n_left]. */
+typedef struct opara__bipartite {
+    uint32_t n_left, n_right;
+    const uint32_t* start;
+    const uint32_t* adj;
+    uint32_t* match_l;
+    uint32_t* match_r;
+    uint32_t* stamp;  /* [n_right] */
+    uint32_t* stack;  /* [n_left] left vertices on the path */
+    uint32_t* cursor; /* [n_left] */
+} opara__bipartite;
+
+static int opara__augment(opara__bipartite* b, uint32_t root, uint32_t round) {
+    uint32_t top = 0;
+    b->stack[top++] = root;
+    b->cursor[root] = b->start[root];
+    while (top) {
+        uint32_t u = b->stack[top - 1];
+        if (b->cursor[u] == b->start[u + 1]) {
+            --top;
+            continue;
+        }
+        {
+            uint32_t r = b->adj[b->cursor[u]++];
+            if (b->stamp[r] == round) continue;
+            b->stamp[r] = round;
+            if (b->match_r[r] == UINT32_MAX) {
+                /* flip the path: stack[i] takes the right vertex stack[i+1] held */
+                while (top) {
+                    uint32_t l = b->stack[--top];
+                    uint32_t prev = b->match_l[l];
+                    b->match_l[l] = r;
+                    b->match_r[r] = l;
+                    r = prev;
+                }
+                return 1;
+            }
+            b->stack[top++] = b->match_r[r];
+            b->cursor[b->match_r[r]] = b->start[b->match_r[r]];
+        }
+    }
+    return 0;
+}
+
+static void opara__max_matching(opara__bipartite* b) {
+    uint32_t u;
+    for (u = 0; u < b->n_left; ++u) b->match_l[u] = UINT32_MAX;
+    for (u = 0; u < b->n_right; ++u) b->match_r[u] = UINT32_MAX, b->stamp[u] = 0;
+    for (u = 0; u < b->n_left; ++u) opara__augment(b, u, u + 1);
+}
+
+typedef struct opara__nimble {
+    const opara__graph* g;
+    opara__bits reach;    /* reach[u]: strict descendants of u */
+    uint64_t* row;        /* scratch row */
+    uint32_t* start;      /* CSR of the reduced graph / chain graph */
+    uint32_t* adj;
+    uint32_t* match_l, *match_r, *stamp, *stack, *cursor;
+    uint32_t* chain;      /* node -> chain */
+    uint32_t* chain_head; /* chain -> first node */
+    uint32_t* chain_tail; /* chain -> last node */
+} opara__nimble;
+
+static void opara__nimble_reach(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t i, k;
+    for (i = g->n_nodes; i-- > 0;) {
+        uint32_t u = g->topo[i];
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            opara__bit_set(&m->reach, u, g->succs[k]);
+            opara__bits_or_row(&m->reach, u, g->succs[k]);
+        }
+    }
+}
+
+/* Edge u->c of the transitive reduction iff no other child of u reaches c. */
+static uint32_t opara__nimble_reduce(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t u, k, total = 0;
+    size_t w, words = m->reach.words;
+    for (u = 0; u < g->n_nodes; ++u) {
+        memset(m->row, 0, words * sizeof(uint64_t));
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            const uint64_t* s = m->reach.w + (size_t)g->succs[k] * words;
+            for (w = 0; w < words; ++w) m->row[w] |= s[w];
+        }
+        m->start[u] = total;
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            uint32_t c = g->succs[k];
+            if (!((m->row[c / 64] >> (c % 64)) & 1u)) m->adj[total++] = c;
+        }
+    }
+    m->start[g->n_nodes] = total;
+    return total;
+}
+
+static opara__bipartite opara__nimble_bipartite(opara__nimble* m, uint32_t n) {
+    opara__bipartite b;
+    b.n_left = b.n_right = n;
+    b.start = m->start;
+    b.adj = m->adj;
+    b.match_l = m->match_l;
+    b.match_r = m->match_r;
+    b.stamp = m->stamp;
+    b.stack = m->stack;
+    b.cursor = m->cursor;
+    return b;
+}
+
+/* Chains from the first matching: a node without a matched predecessor starts one. */
+static uint32_t opara__nimble_chains(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t n, chains = 0;
+    for (n = 0; n < g->n_nodes; ++n) {
+        uint32_t v = g->topo[n], u;
+        if (m->match_r[v] != UINT32_MAX) continue;
+        m->chain_head[chains] = v;
+        for (u = v;; u = m->match_l[u]) {
+            m->chain[u] = chains;
+            m->chain_tail[chains] = u;
+            if (m->match_l[u] == UINT32_MAX) break;
+        }
+        chains++;
+    }
+    return chains;
+}
+
+/* Chain i precedes chain j when i's tail reaches j's head; a second matching on that (already
+   transitive) relation merges chains into streams. Returns 0 when out of memory. */
+static int opara__nimble_streams(opara__nimble* m, uint32_t chains, uint32_t* stream, uint32_t* n_streams) {
+    const opara__graph* g = m->g;
+    uint32_t i, j, streams = 0;
+    size_t total = 0;
+    opara__bipartite b;
+    for (i = 0; i < chains; ++i)
+        for (j = 0; j < chains; ++j)
+            if (i != j && opara__bit(&m->reach, m->chain_tail[i], m->chain_head[j])) total++;
+    opara__free(g->rt, m->adj);
+    m->adj = total > UINT32_MAX ? NULL : (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    if (!m->adj) return 0;
+    total = 0;
+    for (i = 0; i < chains; ++i) {
+        m->start[i] = (uint32_t)total;
+        for (j = 0; j < chains; ++j)
+            if (i != j && opara__bit(&m->reach, m->chain_tail[i], m->chain_head[j])) m->adj[total++] = j;
+    }
+    m->start[chains] = (uint32_t)total;
+    b = opara__nimble_bipartite(m, chains);
+    opara__max_matching(&b);
+    /* group id per chain: follow matched successors from each chain without a matched predecessor */
+    for (i = 0; i < chains; ++i) {
+        if (m->match_r[i] != UINT32_MAX) continue;
+        for (j = i;; j = m->match_l[j]) {
+            m->stamp[j] = streams;
+            if (m->match_l[j] == UINT32_MAX) break;
+        }
+        streams++;
+    }
+    for (i = 0; i < g->n_nodes; ++i) stream[i] = m->stamp[m->chain[i]];
+    *n_streams = streams;
+    return 1;
+}
+
+static opara_result opara__sched_nimble(const opara__graph* g, uint32_t* stream, uint32_t* n_streams) {
+    opara__nimble m;
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1, edges = (size_t)g->pred_start[g->n_nodes] + 1;
+    int ok;
+    if (g->n_nodes > OPARA__NIMBLE_MAX_NODES)
+        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED,
+                           "nimble: %u nodes exceed %u (its transitive closure needs V*V/8 bytes)", g->n_nodes,
+                           OPARA__NIMBLE_MAX_NODES);
+    memset(&m, 0, sizeof m);
+    m.g = g;
+    m.reach.words = (n + 63) / 64;
+    m.reach.w = (uint64_t*)opara__calloc(rt, n * m.reach.words, sizeof(uint64_t));
+    m.row = (uint64_t*)opara__calloc(rt, m.reach.words, sizeof(uint64_t));
+    m.start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
+    m.adj = (uint32_t*)opara__calloc(rt, edges, sizeof(uint32_t));
+    m.match_l = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.match_r = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.stamp = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.stack = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.cursor = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain_head = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain_tail = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    ok = m.reach.w && m.row && m.start && m.adj && m.match_l && m.match_r && m.stamp && m.stack && m.cursor &&
+         m.chain && m.chain_head && m.chain_tail;
+    if (ok) {
+        opara__bipartite b;
+        uint32_t chains;
+        opara__nimble_reach(&m);
+        opara__nimble_reduce(&m);
+        b = opara__nimble_bipartite(&m, g->n_nodes);
+        opara__max_matching(&b);
+        chains = opara__nimble_chains(&m);
+        ok = opara__nimble_streams(&m, chains, stream, n_streams);
+    }
+    opara__free(rt, m.reach.w);
+    opara__free(rt, m.row);
+    opara__free(rt, m.start);
+    opara__free(rt, m.adj);
+    opara__free(rt, m.match_l);
+    opara__free(rt, m.match_r);
+    opara__free(rt, m.stamp);
+    opara__free(rt, m.stack);
+    opara__free(rt, m.cursor);
+    opara__free(rt, m.chain);
+    opara__free(rt, m.chain_head);
+    opara__free(rt, m.chain_tail);
+    return ok ? OPARA_OK : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "nimble: out of memory for %u nodes", g->n_nodes);
+}
+
+/* ---- wavefront: levels with barriers --------------------------------------------------------- */
+
+/* Reorders `order` by level (stable), puts the i-th op of each level on stream i, and makes every
+   op of level k+1 depend on every op of level k (the barrier, expressed as ordinary waits so the
+   backends need nothing special; the sync plan drops the waits a barrier makes redundant). */
+static opara_result opara__sched_wavefront(const opara__graph* g, opara__plan* p, uint32_t** extra_start,
+                                           uint32_t** extra) {
+    uint32_t n = g->n_nodes, i, v, max_level = 0, streams = 0;
+    uint32_t* start = NULL; /* start[l]: first index of level l in `sorted` */
+    uint32_t* fill = NULL;
+    uint32_t* sorted = NULL;
+    size_t total = 0;
+    for (i = 0; i < n; ++i) max_level = OPARA__MAX(max_level, p->level[i]);
+    start = (uint32_t*)opara__calloc(g->rt, (size_t)max_level + 3, sizeof(uint32_t));
+    fill = (uint32_t*)opara__calloc(g->rt, (size_t)max_level + 3, sizeof(uint32_t));
+    sorted = (uint32_t*)opara__calloc(g->rt, (size_t)n + 1, sizeof(uint32_t));
+    *extra_start = (uint32_t*)opara__calloc(g->rt, (size_t)n + 1, sizeof(uint32_t));
+    if (!start || !fill || !sorted || !*extra_start) goto oom;
+    for (i = 0; i < n; ++i) start[p->level[i] + 1]++;
+    for (i = 0; i < n; ++i)
+        if (p->level[i] > 0) total += start[p->level[i]]; /* start[l] still holds the size of level l-1 */
+    for (i = 1; i <= max_level + 1; ++i) {
+        streams = OPARA__MAX(streams, start[i]);
+        start[i] += start[i - 1];
+    }
+    *extra = (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    if (!*extra) goto oom;
+    for (i = 0; i < n; ++i) {
+        uint32_t u = p->order[i], lv = p->level[u];
+        sorted[start[lv] + fill[lv]] = u;
+        p->stream[u] = fill[lv]++;
+    }
+    memcpy(p->order, sorted, (size_t)n * sizeof(uint32_t));
+    total = 0;
+    for (v = 0; v < n; ++v) {
+        uint32_t lv = p->level[v], k;
+        (*extra_start)[v] = (uint32_t)total;
+        if (lv > 0)
+            for (k = start[lv - 1]; k < start[lv]; ++k) (*extra)[total++] = sorted[k];
+    }
+    (*extra_start)[n] = (uint32_t)total;
+    p->n_streams = streams;
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    opara__free(g->rt, sorted);
+    return OPARA_OK;
+oom:
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    opara__free(g->rt, sorted);
+    opara__free(g->rt, *extra_start);
+    *extra_start = NULL;
+    return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "wavefront: out of memory for %u nodes", n);
+}
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+static void opara__resolve_desc(opara__plan_desc* d, const opara__plan_desc* in) {
+    if (in) *d = *in;
+    else memset(d, 0, sizeof *d);
+    if (d->metric == OPARA__METRIC_DEFAULT) d->metric = OPARA__METRIC_SMEM_FRAC;
+    if (d->alternation == OPARA__ALT_DEFAULT) d->alternation = OPARA__ALT_PARITY;
+    if (d->pred_order == OPARA__PRED_DEFAULT) d->pred_order = OPARA__PRED_INPUT;
+    if (d->inherit == OPARA__INHERIT_DEFAULT) d->inherit = OPARA__INHERIT_FLAG;
+    if (d->alignment == 0) d->alignment = 256;
+    d->launch_order = opara__resolve_order(d);
+}
+
+static opara_result opara__check_desc(const opara__graph* g, const opara__plan_desc* d) {
+    if ((int)d->strategy < 0 || d->strategy >= OPARA_STRATEGY_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy %d", (int)d->strategy);
+    if ((int)d->launch_order < 0 || d->launch_order >= OPARA_LAUNCH_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)d->launch_order);
+    if (d->metric > OPARA__METRIC_DOMINANT || d->alternation > OPARA__ALT_LAST_PICK ||
+        d->pred_order > OPARA__PRED_ASC_STREAM || d->inherit > OPARA__INHERIT_FIRST_SUCCESSOR)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a plan knob is out of range");
+    if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "alignment %u is not a power of two <= 1 MiB", d->alignment);
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
+    if (!p) return;
+    opara__free(rt, p->order);
+    opara__free(rt, p->position);
+    opara__free(rt, p->stream);
+    opara__free(rt, p->stream_seq);
+    opara__free(rt, p->level);
+    opara__free(rt, p->records_event);
+    opara__free(rt, p->wait_start);
+    opara__free(rt, p->wait_nodes);
+    opara__free(rt, p->stream_fork);
+    opara__free(rt, p->stream_join);
+    opara__free(rt, p->stream_first);
+    opara__free(rt, p->stream_last);
+    opara__free(rt, p->storage);
+    opara__free(rt, p->offset);
+    opara__free(rt, p->alias_root);
+    opara__free(rt, p->alias_offset);
+    opara__free(rt, p->alias_kind);
+    opara__free(rt, p->value_bytes);
+    opara__free(rt, p);
+}
+
+static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1, v = (size_t)g->n_values + 1;
+    p->n_nodes = g->n_nodes;
+    p->n_values = g->n_values;
+    p->order = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->stream = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->stream_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->level = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->records_event = (uint8_t*)opara__calloc(rt, n, 1);
+    p->wait_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
+    p->storage = (uint8_t*)opara__calloc(rt, v, 1);
+    p->offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    p->alias_root = (int32_t*)opara__calloc(rt, v, sizeof(int32_t));
+    p->alias_offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    p->alias_kind = (uint8_t*)opara__calloc(rt, v, 1);
+    p->value_bytes = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    if (p->order && p->position && p->stream && p->stream_seq && p->level && p->records_event && p->wait_start &&
+        p->storage && p->offset && p->alias_root && p->alias_offset && p->alias_kind && p->value_bytes)
+        return OPARA_OK;
+    return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan of %u nodes", g->n_nodes);
+}
+
+static void opara__compute_levels(const opara__graph* g, uint32_t* level) {
+    uint32_t i, k;
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t v = g->topo[i], lv = 0;
+        for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k) lv = OPARA__MAX(lv, level[g->preds[k]] + 1);
+        level[v] = lv;
+    }
+}
+
+/* Renumbers streams by first use in launch order (stream 0 = the origin, the stream of order[0])
+   and fills position, stream_seq, stream_first/last. */
+static opara_result opara__finish_streams(const opara__graph* g, opara__plan* p, uint32_t raw_streams) {
+    uint32_t* remap = (uint32_t*)opara__calloc(g->rt, (size_t)raw_streams + 1, sizeof(uint32_t));
+    uint32_t* count;
+    uint32_t i, used = 0;
+    if (!remap) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
+    for (i = 0; i < raw_streams; ++i) remap[i] = UINT32_MAX;
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t v = p->order[i];
+        p->position[v] = i;
+        if (remap[p->stream[v]] == UINT32_MAX) remap[p->stream[v]] = used++;
+        p->stream[v] = remap[p->stream[v]];
+    }
+    opara__free(g->rt, remap);
+    p->n_streams = used;
+    p->stream_fork = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
+    p->stream_join = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
+    p->stream_first = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    p->stream_last = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    count = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    if (!p->stream_fork || !p->stream_join || !p->stream_first || !p->stream_last || !count) {
+        opara__free(g->rt, count);
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
+    }
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t v = p->order[i], s = p->stream[v];
+        if (!count[s]) p->stream_first[s] = v;
+        p->stream_seq[v] = ++count[s];
+        p->stream_last[s] = v;
+    }
+    opara__free(g->rt, count);
+    p->stats.n_streams = used;
+    return OPARA_OK;
+}
+
+static opara_result opara__assign_streams(const opara__graph* g, opara__plan* p, uint32_t** extra_start,
+                                          uint32_t** extra) {
+    uint32_t raw = 0, i;
+    opara_result r = OPARA_OK;
+    switch (p->desc.strategy) {
+    case OPARA_STRATEGY_OPARA:
+    case OPARA_STRATEGY_OPARA_TOPO: r = opara__sched_alg1(g, p->order, &p->desc, p->stream, &raw); break;
+    case OPARA_STRATEGY_SEQUENTIAL:
+        for (i = 0; i < g->n_nodes; ++i) p->stream[i] = 0;
+        raw = g->n_nodes ? 1 : 0;
+        break;
+    case OPARA_STRATEGY_NIMBLE: r = opara__sched_nimble(g, p->stream, &raw); break;
+    case OPARA_STRATEGY_WAVEFRONT:
+        r = opara__sched_wavefront(g, p, extra_start, extra);
+        raw = p->n_streams;
+        break;
+    default: r = opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy"); break;
+    }
+    if (r != OPARA_OK) return r;
+    return opara__finish_streams(g, p, raw);
+}
+
+static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, const opara__op_desc* descs,
+                                      const opara__device* dev) {
+    uint32_t* extra_start = NULL;
+    uint32_t* extra = NULL;
+    uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
+    opara_result r = opara__sched_order(g, descs, dev, &p->desc, p->order);
+    opara__compute_levels(g, p->level);
+    t1 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
+    t2 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__sync_plan(g, p, extra_start, extra);
+    opara__free(g->rt, extra_start);
+    opara__free(g->rt, extra);
+    t3 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__memory_plan(g, p);
+    t4 = opara__now_ns();
+    p->stats.order_ns = t1 - t0;
+    p->stats.streams_ns = t2 - t1;
+    p->stats.sync_ns = t3 - t2;
+    p->stats.memory_ns = t4 - t3;
+    p->stats.total_ns = t4 - t0;
+    if (r == OPARA_OK && p->desc.verify) {
+        r = opara__plan_verify(g, p);
+        p->stats.verify_ns = opara__now_ns() - t4;
+    }
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out) {
+    opara__plan* p;
+    opara_result r;
+    *out = NULL;
+    if (!g || !value_bytes) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "value sizes are required")
+                                     : OPARA_ERR_INVALID_ARGS;
+    p = (opara__plan*)opara__calloc(g->rt, 1, sizeof(opara__plan));
+    if (!p) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan");
+    opara__resolve_desc(&p->desc, desc);
+    r = opara__check_desc(g, &p->desc);
+    if (r == OPARA_OK) r = opara__plan_alloc(g, p);
+    if (r == OPARA_OK) {
+        memcpy(p->value_bytes, value_bytes, (size_t)g->n_values * sizeof(uint64_t));
+        r = opara__plan_build(g, p, descs, dev);
+    }
+    if (r != OPARA_OK) {
+        opara__plan_free(g->rt, p);
+        return r;
+    }
+    *out = p;
+    return OPARA_OK;
+}
+/* ==== END src/opara_sched.c ==== */
+/* ==== BEGIN src/opara_sync.c ==== */
+/* The sync plan: an event is recorded only after a node some other stream has to wait for, a
+   wait is dropped when the waiting stream's vector clock already covers it (implied by earlier
+   waits), and fork/join through the origin stream is added only where no event already orders a
+   stream's first op after the fork or its last op before the join. */
+/* #include "opara_sched.h" (inlined above) */
+
+/* ---- bounded vector clocks ------------------------------------------------------------------- */
+
+OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams) {
+    uint32_t k = 1;
+    while (k < n_streams && k < OPARA__VC_MAX_SLOTS) k *= 2;
+    return k;
+}
+
+OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k) {
+    uint32_t i;
+    for (i = 0; i < k; ++i) {
+        if (!src[i].seq) continue;
+        if (dst[i].stream == src[i].stream || !dst[i].seq) {
+            if (!dst[i].seq || src[i].seq > dst[i].seq) dst[i] = src[i];
+        } else if (src[i].stream > dst[i].stream) {
+            dst[i] = src[i]; /* two streams share the slot: keep the newer stream, forget the other */
+        }
+    }
+}
+
+OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
+    const opara__vc_slot* e = &c[stream & (k - 1)];
+    return e->seq && e->stream == stream && e->seq >= seq;
+}
+
+OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
+    opara__vc_slot* e = &c[stream & (k - 1)];
+    e->stream = stream;
+    e->seq = seq;
+}
+
+/* ---- the walk -------------------------------------------------------------------------------- */
+
+OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
+                                               uint32_t n_streams) {
+    uint32_t i;
+    memset(w, 0, sizeof *w);
+    w->rt = rt;
+    w->k = opara__vc_slots(n_streams);
+    w->stream_clock = (uint32_t*)opara__calloc(rt, (size_t)n_streams + 1, sizeof(uint32_t));
+    w->node_clock = (uint32_t*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(uint32_t));
+    w->refs = (uint32_t*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(uint32_t));
+    if (!w->stream_clock || !w->node_clock || !w->refs) {
+        opara__vc_walk_free(w);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < n_streams; ++i) w->stream_clock[i] = UINT32_MAX;
+    for (i = 0; i < n_nodes; ++i) w->node_clock[i] = UINT32_MAX;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w) {
+    opara__free(w->rt, w->pool);
+    opara__free(w->rt, w->free_list);
+    opara__free(w->rt, w->stream_clock);
+    opara__free(w->rt, w->node_clock);
+    opara__free(w->rt, w->refs);
+    memset(w, 0, sizeof *w);
+}
+
+static uint32_t opara__vc_walk_new(opara__vc_walk* w) {
+    uint32_t id;
+    if (w->n_free) {
+        id = w->free_list[--w->n_free];
+    } else {
+        size_t cap_slots = w->pool_cap * w->k;
+        if (w->pool_used == w->pool_cap) {
+            if (opara__grow(w->rt, (void**)&w->pool, &cap_slots, ((size_t)w->pool_used + 1) * w->k,
+                            sizeof(opara__vc_slot)) != OPARA_OK)
+                return UINT32_MAX;
+            w->pool_cap = cap_slots / w->k;
+        }
+        id = w->pool_used++;
+    }
+    memset(w->pool + (size_t)id * w->k, 0, w->k * sizeof(opara__vc_slot));
+    return id;
+}
+
+static void opara__vc_walk_release(opara__vc_walk* w, uint32_t id) {
+    if (w->n_free == w->free_cap &&
+        opara__grow(w->rt, (void**)&w->free_list, &w->free_cap, (size_t)w->n_free + 1, sizeof(uint32_t)) != OPARA_OK)
+        return; /* the slot leaks into the pool until the walk ends: harmless */
+    w->free_list[w->n_free++] = id;
+}
+
+OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s) {
+    if (w->stream_clock[s] == UINT32_MAX) {
+        uint32_t id = opara__vc_walk_new(w);
+        if (id == UINT32_MAX) return NULL;
+        w->stream_clock[s] = id;
+    }
+    return w->pool + (size_t)w->stream_clock[s] * w->k;
+}
+
+OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s) {
+    uint32_t id = opara__vc_walk_new(w);
+    if (id == UINT32_MAX || !opara__vc_walk_stream(w, s)) return 0;
+    memcpy(w->pool + (size_t)id * w->k, w->pool + (size_t)w->stream_clock[s] * w->k, w->k * sizeof(opara__vc_slot));
+    w->node_clock[v] = id;
+    return 1;
+}
+
+OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p) {
+    uint32_t id = w->node_clock[p];
+    if (id == UINT32_MAX || w->stream_clock[s] == UINT32_MAX) return;
+    opara__vc_merge(w->pool + (size_t)w->stream_clock[s] * w->k, w->pool + (size_t)id * w->k, w->k);
+    if (w->refs[p] && --w->refs[p] == 0) {
+        opara__vc_walk_release(w, id);
+        w->node_clock[p] = UINT32_MAX;
+    }
+}
+
+OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s) {
+    if (w->stream_clock[s] == UINT32_MAX) return;
+    opara__vc_walk_release(w, w->stream_clock[s]);
+    w->stream_clock[s] = UINT32_MAX;
+}
+
+/* ---- sync plan ------------------------------------------------------------------------------- */
+
+typedef struct opara__sync {
+    const opara__graph* g;
+    opara__plan* p;
+    const uint32_t* extra_start;
+    const uint32_t* extra;
+    opara__vc_walk walk;
+    uint32_t* deps;   /* scratch: one node's cross-stream dependencies */
+    uint32_t* stamp;  /* dedup: stamp[u] == gen when u is already listed */
+    uint32_t gen;
+    uint32_t* dependents; /* per node: cross-stream dependents (before pruning) */
+} opara__sync;
+
+/* Cross-stream dependencies of v (data + extra), deduplicated, latest launched first: the latest
+   one's clock usually covers the rest. */
+static uint32_t opara__sync_deps(opara__sync* s, uint32_t v) {
+    const opara__graph* g = s->g;
+    const opara__plan* p = s->p;
+    uint32_t n = 0, k, i, j, gen = ++s->gen;
+    for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k) {
+        uint32_t u = g->preds[k];
+        if (p->stream[u] != p->stream[v] && s->stamp[u] != gen) s->stamp[u] = gen, s->deps[n++] = u;
+    }
+    if (s->extra)
+        for (k = s->extra_start[v]; k < s->extra_start[v + 1]; ++k) {
+            uint32_t u = s->extra[k];
+            if (p->stream[u] != p->stream[v] && s->stamp[u] != gen) s->stamp[u] = gen, s->deps[n++] = u;
+        }
+    for (i = 1; i < n; ++i) {
+        uint32_t x = s->deps[i];
+        for (j = i; j > 0 && p->position[s->deps[j - 1]] < p->position[x]; --j) s->deps[j] = s->deps[j - 1];
+        s->deps[j] = x;
+    }
+    return n;
+}
+
+static uint32_t opara__sync_count(opara__sync* s) {
+    uint32_t v, i, total = 0;
+    for (v = 0; v < s->g->n_nodes; ++v) {
+        uint32_t n = opara__sync_deps(s, v);
+        for (i = 0; i < n; ++i) s->dependents[s->deps[i]]++;
+        total += n;
+    }
+    for (v = 0; v < s->g->n_nodes; ++v) s->walk.refs[v] = s->dependents[v];
+    return total;
+}
+
+/* One node: keep the waits its stream's clock does not cover, in ascending launch position. */
+static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_waits) {
+    opara__plan* p = s->p;
+    uint32_t sv = p->stream[v], n = opara__sync_deps(s, v), i, first = *n_waits;
+    opara__vc_slot* c = opara__vc_walk_stream(&s->walk, sv);
+    if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n; ++i) {
+        uint32_t u = s->deps[i];
+        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->stream[u], p->stream_seq[u])) {
+            p->stats.n_pruned_waits++;
+        } else {
+            p->wait_nodes[(*n_waits)++] = u;
+            p->records_event[u] = 1;
+        }
+        opara__vc_walk_acquire(&s->walk, sv, u);
+    }
+    {
+        uint32_t a = first, b = *n_waits;
+        while (b > a + 1) {
+            uint32_t t = p->wait_nodes[a];
+            p->wait_nodes[a++] = p->wait_nodes[--b];
+            p->wait_nodes[b] = t;
+        }
+    }
+    opara__vc_set(c, s->walk.k, sv, p->stream_seq[v]);
+    if (s->walk.refs[v] && !opara__vc_walk_snapshot(&s->walk, v, sv)) return OPARA_ERR_OUT_OF_MEMORY;
+    if (p->stream_last[sv] == v) opara__vc_walk_end_stream(&s->walk, sv);
+    return OPARA_OK;
+}
+
+static void opara__sync_fork_join(opara__sync* s) {
+    opara__plan* p = s->p;
+    uint32_t st;
+    for (st = 1; st < p->n_streams; ++st) {
+        uint32_t first = p->stream_first[st], last = p->stream_last[st];
+        p->stream_fork[st] = p->wait_start[first] == p->wait_start[first + 1];
+        p->stream_join[st] = s->dependents[last] == 0;
+        p->stats.n_forks += p->stream_fork[st];
+        p->stats.n_joins += p->stream_join[st];
+    }
+}
+
+/* The wait lists come out in launch order; the plan indexes them by node. */
+static opara_result opara__sync_by_node(opara__sync* s, const uint32_t* begin, uint32_t n_waits) {
+    const opara__graph* g = s->g;
+    opara__plan* p = s->p;
+    uint32_t* data = (uint32_t*)opara__calloc(g->rt, (size_t)n_waits + 1, sizeof(uint32_t));
+    uint32_t v, at = 0, k;
+    if (!data) return OPARA_ERR_OUT_OF_MEMORY;
+    for (v = 0; v < g->n_nodes; ++v) {
+        uint32_t i = p->position[v];
+        uint32_t end = i + 1 < g->n_nodes ? begin[p->order[i + 1]] : n_waits;
+        p->wait_start[v] = at;
+        for (k = begin[v]; k < end; ++k) data[at++] = p->wait_nodes[k];
+    }
+    p->wait_start[g->n_nodes] = at;
+    opara__free(g->rt, p->wait_nodes);
+    p->wait_nodes = data;
+    return OPARA_OK;
+}
+
+static opara_result opara__sync_run(opara__sync* s) {
+    const opara__graph* g = s->g;
+    opara__plan* p = s->p;
+    uint32_t total = opara__sync_count(s), i, n_waits = 0, v, k;
+    opara_result r = OPARA_OK;
+    uint32_t* begin;
+    p->wait_nodes = (uint32_t*)opara__calloc(g->rt, (size_t)total + 1, sizeof(uint32_t));
+    begin = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    if (!p->wait_nodes || !begin) {
+        opara__free(g->rt, begin);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        begin[p->order[i]] = n_waits;
+        r = opara__sync_node(s, p->order[i], &n_waits);
+    }
+    if (r == OPARA_OK) r = opara__sync_by_node(s, begin, n_waits);
+    opara__free(g->rt, begin);
+    if (r != OPARA_OK) return r;
+    p->stats.n_waits = n_waits;
+    for (v = 0; v < g->n_nodes; ++v) {
+        p->stats.n_events += p->records_event[v];
+        for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k)
+            p->stats.n_cross_edges += p->stream[g->preds[k]] != p->stream[v];
+    }
+    opara__sync_fork_join(s);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
+                                            const uint32_t* extra) {
+    opara__sync s;
+    opara_result r;
+    size_t max_deps = (size_t)g->pred_start[g->n_nodes] + 1;
+    memset(&s, 0, sizeof s);
+    s.g = g;
+    s.p = plan;
+    s.extra_start = extra_start;
+    s.extra = extra;
+    if (extra) max_deps += extra_start[g->n_nodes];
+    r = opara__vc_walk_init(&s.walk, g->rt, g->n_nodes, plan->n_streams);
+    s.deps = (uint32_t*)opara__calloc(g->rt, max_deps, sizeof(uint32_t));
+    s.stamp = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    s.dependents = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents)) r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r == OPARA_OK) r = opara__sync_run(&s);
+    opara__vc_walk_free(&s.walk);
+    opara__free(g->rt, s.deps);
+    opara__free(g->rt, s.stamp);
+    opara__free(g->rt, s.dependents);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
+    return r;
+}
+/* ==== END src/opara_sync.c ==== */
+/* ==== BEGIN src/opara_memplan.c ==== */
+/* The memory plan: one arena, a block per storage root, reused only when it is provably free.
+
+   A storage root is a value that owns bytes; views, in-place outputs and in-place Concat inputs
+   are members of another value's root. Walking the plan in launch order with the same bounded
+   vector clocks as the sync plan, a root retires when its last reader has been launched; it keeps
+   the (stream, rank) of every op that touched it (producers and readers of all its members, one
+   fact per stream). A retired block is reused by op v only when v's clock covers every fact, i.e.
+   every old reader happens-before v along stream order and event edges, whichever streams they
+   ran on. Blocks tile the arena; adjacent reusable blocks are combined, best fit first, and the
+   last block can grow the arena. Graph outputs are pinned (never reused). */
+/* #include "opara_sched.h" (inlined above) */
+
+enum { OPARA__SEG_BUSY = 0, OPARA__SEG_RETIRED = 1 };
+
+typedef struct opara__seg {
+    uint64_t offset, size;
+    uint32_t prev, next; /* UINT32_MAX at the ends */
+    uint32_t facts, n_facts;
+    uint8_t state;
+} opara__seg;
+
+typedef struct opara__mem {
+    const opara__graph* g;
+    opara__plan* p;
+    opara__vc_walk walk;
+    int32_t* parent;        /* [V] alias parent, -1 for a root */
+    uint64_t* parent_off;   /* [V] byte offset inside the parent */
+    uint32_t* pending;      /* [V] by root: reads still to come */
+    uint32_t* member_next;  /* [V] singly linked members of a root, UINT32_MAX ends */
+    uint32_t* member_head;  /* [V] by root */
+    uint32_t* seg_of;       /* [V] by root: its segment while busy, UINT32_MAX when never allocated */
+    uint64_t* root_offset;  /* [V] by root: arena offset, fixed at allocation */
+    uint8_t* pinned;        /* [V] by root */
+    uint8_t* retired;       /* [V] by root */
+    opara__seg* segs;
+    size_t seg_cap;
+    uint32_t n_segs, seg_head, seg_tail, seg_free;
+    opara__vc_slot* facts;  /* (stream, seq) facts of retired blocks */
+    size_t facts_cap, n_facts;
+    uint32_t* stream_stamp; /* [n_streams] dedup while gathering facts */
+    uint32_t* stream_fact;  /* [n_streams] index of the stream's fact */
+    uint32_t stamp;
+    uint64_t top;
+} opara__mem;
+
+static uint64_t opara__mem_align(const opara__mem* m, uint64_t size) {
+    uint64_t a = m->p->desc.alignment;
+    size = size ? size : 1;
+    return size + (a - size % a) % a;
+}
+
+static uint32_t opara__value_root(const opara__mem* m, uint32_t v) {
+    while (m->parent[v] >= 0) v = (uint32_t)m->parent[v];
+    return v;
+}
+
+static int opara__is_arena_value(const opara__graph* g, uint32_t v) {
+    return g->values[v].kind == OPARA__VALUE_ACTIVATION && g->values[v].producer >= 0;
+}
+
+static uint32_t opara__consumer_count(const opara__graph* g, uint32_t v) {
+    return g->consumer_start[v + 1] - g->consumer_start[v];
+}
+
+/* ---- static aliases: views and Concat inputs ------------------------------------------------- */
+
+static void opara__mem_views(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t i;
+    if (m->p->desc.no_view_alias) return;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[m->p->order[i]];
+        int32_t x, y;
+        if (!opara__op_is_view(n->op) || n->n_inputs < 1 || n->n_outputs != 1) continue;
+        x = n->inputs[0];
+        y = n->outputs[0];
+        if (x < 0 || y < 0 || m->p->value_bytes[y] != m->p->value_bytes[x]) continue;
+        if (g->values[x].kind == OPARA__VALUE_ACTIVATION && g->values[x].producer < 0) continue;
+        m->parent[y] = x;
+        m->parent_off[y] = 0;
+        m->p->alias_kind[y] = OPARA__ALIAS_VIEW;
+        m->p->stats.n_views++;
+    }
+}
+
+/* Byte offsets of a Concat's inputs inside its output when every input is one contiguous slice
+   (the dimensions before the axis multiply to 1); 0 when not provable. */
+static int opara__concat_layout(const opara__mem* m, const opara__node* n) {
+    const opara__shape* shapes = m->p->desc.shapes;
+    const opara__shape* ys;
+    int64_t axis, outer = 1, d;
+    uint64_t sum = 0;
+    uint32_t i;
+    if (!shapes || n->n_outputs != 1 || n->outputs[0] < 0) return 0;
+    ys = &shapes[n->outputs[0]];
+    if (ys->ndim <= 0) return 0;
+    axis = opara__attr_int(n, "axis", 0);
+    if (axis < 0) axis += ys->ndim;
+    if (axis < 0 || axis >= ys->ndim) return 0;
+    for (d = 0; d < axis; ++d) outer *= ys->dims[d];
+    if (outer != 1) return 0;
+    for (i = 0; i < n->n_inputs; ++i) {
+        if (n->inputs[i] < 0) return 0;
+        sum += m->p->value_bytes[n->inputs[i]];
+    }
+    return sum == m->p->value_bytes[n->outputs[0]];
+}
+
+static int opara__concat_part_ok(const opara__mem* m, const opara__node* n, uint32_t i) {
+    const opara__graph* g = m->g;
+    int32_t x = n->inputs[i];
+    uint32_t j;
+    if (!opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) return 0;
+    if (opara__op_is_view(g->nodes[g->values[x].producer].op)) return 0;
+    for (j = 0; j < n->n_inputs; ++j)
+        if (j != i && n->inputs[j] == x) return 0;
+    return 1;
+}
+
+static void opara__mem_concats(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t i, k;
+    if (m->p->desc.no_concat_in_place) return;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[m->p->order[i]];
+        uint64_t off = 0;
+        if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, n)) continue;
+        for (k = 0; k < n->n_inputs; ++k) {
+            int32_t x = n->inputs[k];
+            if (opara__concat_part_ok(m, n, k)) {
+                m->parent[x] = n->outputs[0];
+                m->parent_off[x] = off;
+                m->p->alias_kind[x] = OPARA__ALIAS_CONCAT;
+                m->p->stats.n_concat_in_place++;
+            }
+            off += m->p->value_bytes[x];
+        }
+    }
+}
+
+static void opara__mem_add_member(opara__mem* m, uint32_t v) {
+    uint32_t r = opara__value_root(m, v);
+    m->member_next[v] = m->member_head[r];
+    m->member_head[r] = v;
+    m->pending[r] += opara__consumer_count(m->g, v);
+}
+
+static void opara__mem_roots(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        m->member_head[v] = m->member_next[v] = m->seg_of[v] = UINT32_MAX;
+        m->pending[v] = 0;
+    }
+    for (v = 0; v < g->n_values; ++v) opara__mem_add_member(m, v);
+    for (v = 0; v < g->n_outputs; ++v) m->pinned[opara__value_root(m, (uint32_t)g->outputs[v])] = 1;
+}
+
+/* ---- segments -------------------------------------------------------------------------------- */
+
+static uint32_t opara__seg_new(opara__mem* m) {
+    uint32_t id;
+    if (m->seg_free != UINT32_MAX) {
+        id = m->seg_free;
+        m->seg_free = m->segs[id].next;
+    } else {
+        if (m->n_segs == m->seg_cap &&
+            opara__grow(m->g->rt, (void**)&m->segs, &m->seg_cap, (size_t)m->n_segs + 1, sizeof(opara__seg)) != OPARA_OK)
+            return UINT32_MAX;
+        id = m->n_segs++;
+    }
+    memset(&m->segs[id], 0, sizeof(opara__seg));
+    m->segs[id].prev = m->segs[id].next = UINT32_MAX;
+    return id;
+}
+
+static void opara__seg_unlink(opara__mem* m, uint32_t id) {
+    opara__seg* s = &m->segs[id];
+    if (s->prev != UINT32_MAX) m->segs[s->prev].next = s->next;
+    else m->seg_head = s->next;
+    if (s->next != UINT32_MAX) m->segs[s->next].prev = s->prev;
+    else m->seg_tail = s->prev;
+    s->next = m->seg_free;
+    m->seg_free = id;
+}
+
+/* Inserts `id` after `at` (UINT32_MAX: at the front). */
+static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
+    opara__seg* s = &m->segs[id];
+    s->prev = at;
+    s->next = at == UINT32_MAX ? m->seg_head : m->segs[at].next;
+    if (s->next != UINT32_MAX) m->segs[s->next].prev = id;
+    else m->seg_tail = id;
+    if (at == UINT32_MAX) m->seg_head = id;
+    else m->segs[at].next = id;
+}
+
+static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
+    const opara__seg* s = &m->segs[id];
+    uint32_t i;
+    if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
+    for (i = 0; i < s->n_facts; ++i) {
+        const opara__vc_slot* f = &m->facts[s->facts + i];
+        if (!opara__vc_knows(c, m->walk.k, f->stream, f->seq)) return 0;
+    }
+    return 1;
+}
+
+/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits, else the
+   run that ends at the arena's top (it grows). Returns the run's first segment or UINT32_MAX. */
+static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+    uint32_t id, best = UINT32_MAX, run = UINT32_MAX, tail_run = UINT32_MAX;
+    uint64_t best_size = 0, run_size = 0;
+    for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
+        uint64_t before;
+        if (!opara__seg_usable(m, id, c)) {
+            run = UINT32_MAX;
+            continue;
+        }
+        if (run == UINT32_MAX) run = id, run_size = 0;
+        before = run_size;
+        run_size += m->segs[id].size;
+        if (before < size && run_size >= size && (best == UINT32_MAX || run_size < best_size))
+            best = run, best_size = run_size;
+        if (m->segs[id].next == UINT32_MAX) tail_run = run;
+    }
+    return best != UINT32_MAX ? best : tail_run;
+}
+
+/* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
+   segment it covers, or growing the arena). */
+static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
+    opara__seg* head = &m->segs[first];
+    uint64_t have = head->size;
+    while (have < size && head->next != UINT32_MAX) {
+        uint32_t nx = head->next;
+        opara__seg* n = &m->segs[nx];
+        if (have + n->size > size) {
+            uint64_t used = size - have;
+            n->offset += used;
+            n->size -= used;
+            have = size;
+            break;
+        }
+        have += n->size;
+        opara__seg_unlink(m, nx);
+        head = &m->segs[first];
+    }
+    head = &m->segs[first];
+    if (have > size) {
+        uint32_t rest = opara__seg_new(m);
+        head = &m->segs[first];
+        if (rest != UINT32_MAX) {
+            m->segs[rest] = *head;
+            m->segs[rest].offset = head->offset + size;
+            m->segs[rest].size = have - size;
+            opara__seg_link_after(m, first, rest);
+            head = &m->segs[first];
+            have = size;
+        }
+    }
+    if (have < size) m->top += size - have; /* the run ended at the top: grow */
+    head->size = OPARA__MAX(have, size);
+    head->state = OPARA__SEG_BUSY;
+    head->n_facts = 0;
+    return first;
+}
+
+static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+    uint32_t run = opara__seg_find(m, size, c), id;
+    if (run != UINT32_MAX) return opara__seg_take(m, run, size);
+    id = opara__seg_new(m);
+    if (id == UINT32_MAX) return id;
+    m->segs[id].offset = m->top;
+    m->segs[id].size = size;
+    m->segs[id].state = OPARA__SEG_BUSY;
+    opara__seg_link_after(m, m->seg_tail, id);
+    m->top += size;
+    return id;
+}
+
+/* ---- the walk -------------------------------------------------------------------------------- */
+
+static void opara__mem_fact(opara__mem* m, uint32_t node) {
+    uint32_t s = m->p->stream[node], q = m->p->stream_seq[node];
+    if (m->stream_stamp[s] != m->stamp) {
+        m->stream_stamp[s] = m->stamp;
+        m->stream_fact[s] = (uint32_t)m->n_facts;
+        m->facts[m->n_facts].stream = s;
+        m->facts[m->n_facts++].seq = q;
+    } else if (m->facts[m->stream_fact[s]].seq < q) {
+        m->facts[m->stream_fact[s]].seq = q;
+    }
+}
+
+/* Retires root r: its block keeps one fact per stream that touched any member. */
+static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
+    const opara__graph* g = m->g;
+    uint32_t v, k, start;
+    opara__seg* s;
+    size_t need = m->n_facts + 1;
+    for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) need += opara__consumer_count(g, v) + 1;
+    if (need > m->facts_cap &&
+        opara__grow(g->rt, (void**)&m->facts, &m->facts_cap, need, sizeof(opara__vc_slot)) != OPARA_OK)
+        return OPARA_ERR_OUT_OF_MEMORY;
+    m->stamp++;
+    start = (uint32_t)m->n_facts;
+    for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) {
+        if (g->values[v].producer >= 0) opara__mem_fact(m, (uint32_t)g->values[v].producer);
+        for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k) opara__mem_fact(m, g->consumer_nodes[k]);
+    }
+    s = &m->segs[m->seg_of[r]];
+    s->state = OPARA__SEG_RETIRED;
+    s->facts = start;
+    s->n_facts = (uint32_t)m->n_facts - start;
+    m->retired[r] = 1;
+    return OPARA_OK;
+}
+
+static int opara__inplace_op(opara__op op) {
+    switch (op) {
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
+    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_ADD:
+    case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_SQRT:
+    case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_BATCH_NORM:
+        return 1;
+    default: return 0;
+    }
+}
+
+/* Every earlier reader and writer of root r other than v happens-before v. */
+static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__plan* p = m->p;
+    uint32_t x, k;
+    for (x = m->member_head[r]; x != UINT32_MAX; x = m->member_next[x]) {
+        int32_t w = g->values[x].producer;
+        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->stream[w], p->stream_seq[w])) return 0;
+        for (k = g->consumer_start[x]; k < g->consumer_start[x + 1]; ++k) {
+            uint32_t u = g->consumer_nodes[k];
+            if (u != v && !opara__vc_knows(c, m->walk.k, p->stream[u], p->stream_seq[u])) return 0;
+        }
+    }
+    return 1;
+}
+
+/* The input whose block output y of node v can take, or -1. */
+static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32_t y, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    uint32_t i, j;
+    if (m->p->desc.no_inplace || m->p->desc.no_memory_reuse || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
+    if (m->parent[y] >= 0 || m->pinned[y] || m->member_head[y] != y || m->member_next[y] != UINT32_MAX) return -1;
+    for (i = 0; i < n->n_inputs; ++i) {
+        int32_t x = n->inputs[i];
+        uint32_t reads = 0;
+        if (x < 0 || !opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) continue;
+        if (m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
+        if (m->p->value_bytes[x] != m->p->value_bytes[y]) continue;
+        for (j = 0; j < n->n_inputs; ++j) reads += n->inputs[j] >= 0 && opara__value_root(m, (uint32_t)n->inputs[j]) == (uint32_t)x;
+        if (m->pending[x] != reads || !opara__mem_all_before(m, (uint32_t)x, v, c)) continue;
+        return x;
+    }
+    return -1;
+}
+
+static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    uint32_t i;
+    for (i = 0; i < n->n_outputs; ++i) {
+        uint32_t y = (uint32_t)n->outputs[i], r;
+        int32_t src;
+        if (n->outputs[i] < 0 || m->p->alias_kind[y] == OPARA__ALIAS_VIEW) continue;
+        src = opara__mem_inplace_source(m, v, y, c);
+        if (src >= 0) {
+            /* move y from its own root into x's */
+            m->member_head[y] = UINT32_MAX;
+            m->pending[y] = 0;
+            m->parent[y] = src;
+            m->parent_off[y] = 0;
+            m->p->alias_kind[y] = OPARA__ALIAS_INPLACE;
+            m->p->stats.n_inplace++;
+            opara__mem_add_member(m, y);
+            continue;
+        }
+        r = opara__value_root(m, y);
+        if (m->seg_of[r] != UINT32_MAX) continue; /* a Concat output allocated by an earlier part */
+        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c);
+        if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
+        m->root_offset[r] = m->segs[m->seg_of[r]].offset;
+        m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
+    }
+    return OPARA_OK;
+}
+
+static int opara__mem_retirable(const opara__mem* m, uint32_t r) {
+    return m->pending[r] == 0 && !m->pinned[r] && !m->retired[r] && m->seg_of[r] != UINT32_MAX;
+}
+
+static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    opara__plan* p = m->p;
+    uint32_t s = p->stream[v], k;
+    opara__vc_slot* c = opara__vc_walk_stream(&m->walk, s);
+    opara_result r;
+    if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) opara__vc_walk_acquire(&m->walk, s, p->wait_nodes[k]);
+    r = opara__mem_outputs(m, v, c);
+    if (r != OPARA_OK) return r;
+    for (k = 0; k < n->n_inputs; ++k)
+        if (n->inputs[k] >= 0) m->pending[opara__value_root(m, (uint32_t)n->inputs[k])]--;
+    for (k = 0; k < n->n_inputs && r == OPARA_OK; ++k)
+        if (n->inputs[k] >= 0 && opara__mem_retirable(m, opara__value_root(m, (uint32_t)n->inputs[k])))
+            r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->inputs[k]));
+    for (k = 0; k < n->n_outputs && r == OPARA_OK; ++k)
+        if (n->outputs[k] >= 0 && opara__mem_retirable(m, opara__value_root(m, (uint32_t)n->outputs[k])))
+            r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->outputs[k]));
+    if (r != OPARA_OK) return r;
+    c = opara__vc_walk_stream(&m->walk, s);
+    opara__vc_set(c, m->walk.k, s, p->stream_seq[v]);
+    if (m->walk.refs[v] && !opara__vc_walk_snapshot(&m->walk, v, s)) return OPARA_ERR_OUT_OF_MEMORY;
+    if (p->stream_last[s] == v) opara__vc_walk_end_stream(&m->walk, s);
+    return OPARA_OK;
+}
+
+static void opara__mem_publish(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        uint32_t r = v;
+        uint64_t off = 0;
+        while (m->parent[r] >= 0) off += m->parent_off[r], r = (uint32_t)m->parent[r];
+        p->alias_root[v] = (int32_t)r;
+        p->alias_offset[v] = off;
+        p->offset[v] = OPARA__NO_ARENA;
+        if (g->values[r].kind != OPARA__VALUE_ACTIVATION) {
+            p->storage[v] = OPARA__STORAGE_EXTERNAL;
+        } else if (m->seg_of[r] != UINT32_MAX) {
+            p->storage[v] = OPARA__STORAGE_ARENA;
+            p->offset[v] = m->root_offset[r] + off;
+        } else {
+            p->storage[v] = OPARA__STORAGE_NONE;
+        }
+    }
+    p->arena_bytes = m->top;
+    p->alignment = p->desc.alignment;
+    p->stats.arena_bytes = m->top;
+}
+
+static opara_result opara__mem_run(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    uint32_t i, v, k;
+    opara_result r = OPARA_OK;
+    for (v = 0; v < g->n_nodes; ++v)
+        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) m->walk.refs[p->wait_nodes[k]]++;
+    opara__mem_views(m);
+    opara__mem_concats(m);
+    opara__mem_roots(m);
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) r = opara__mem_node(m, p->order[i]);
+    if (r == OPARA_OK) opara__mem_publish(m);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan) {
+    opara__mem m;
+    opara_runtime* rt = g->rt;
+    size_t nv = (size_t)g->n_values + 1;
+    opara_result r;
+    uint32_t v;
+    memset(&m, 0, sizeof m);
+    m.g = g;
+    m.p = plan;
+    m.seg_head = m.seg_tail = m.seg_free = UINT32_MAX;
+    r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
+    m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
+    m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
+    m.pending = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.member_next = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.member_head = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.seg_of = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.root_offset = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
+    m.pinned = (uint8_t*)opara__calloc(rt, nv, 1);
+    m.retired = (uint8_t*)opara__calloc(rt, nv, 1);
+    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset ||
+                          !m.pinned || !m.retired || !m.stream_stamp || !m.stream_fact))
+        r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r == OPARA_OK) {
+        for (v = 0; v < g->n_values; ++v) m.parent[v] = -1;
+        memset(plan->alias_kind, 0, nv);
+        r = opara__mem_run(&m);
+    }
+    opara__vc_walk_free(&m.walk);
+    opara__free(rt, m.parent);
+    opara__free(rt, m.parent_off);
+    opara__free(rt, m.pending);
+    opara__free(rt, m.member_next);
+    opara__free(rt, m.member_head);
+    opara__free(rt, m.seg_of);
+    opara__free(rt, m.root_offset);
+    opara__free(rt, m.pinned);
+    opara__free(rt, m.retired);
+    opara__free(rt, m.segs);
+    opara__free(rt, m.facts);
+    opara__free(rt, m.stream_stamp);
+    opara__free(rt, m.stream_fact);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "out of memory planning memory for %u values", g->n_values);
+    return r;
+}
+/* ==== END src/opara_memplan.c ==== */
+/* ==== BEGIN src/opara_verify.c ==== */
+/* The plan verifier. Independent of how the plan was made: it rebuilds the happens-before
+   relation from the plan alone (stream order + waits, exact vector clocks of size n_streams per
+   node) and checks every claim against the graph. O(V * streams + accesses * overlaps). */
+/* #include "opara_sched.h" (inlined above) */
+
+#include <stdlib.h>
+
+#define OPARA__VERIFY_MAX_CLOCK_ENTRIES ((size_t)1 << 27)
+
+typedef struct opara__access {
+    uint64_t start, end; /* arena bytes [start, end) */
+    uint32_t node;
+} opara__access;
+
+typedef struct opara__verify {
+    const opara__graph* g;
+    const opara__plan* p;
+    uint32_t* vc;          /* [n_nodes * n_streams] */
+    opara__access* writes; /* sorted by start */
+    size_t n_writes;
+    uint64_t max_len;
+} opara__verify;
+
+static const char* opara__vname(const opara__graph* g, uint32_t node) {
+    return g->nodes[node].name && g->nodes[node].name[0] ? g->nodes[node].name : "(unnamed)";
+}
+
+#define OPARA__BAD(v, ...) opara__fail((v)->g->rt, OPARA_ERR_PLAN_INVALID, __VA_ARGS__)
+
+/* a happens-before b (a != b). */
+static int opara__hb(const opara__verify* v, uint32_t a, uint32_t b) {
+    const opara__plan* p = v->p;
+    return a != b && v->vc[(size_t)b * p->n_streams + p->stream[a]] >= p->stream_seq[a];
+}
+
+/* ---- structure ------------------------------------------------------------------------------- */
+
+static opara_result opara__verify_order(opara__verify* v, uint32_t* seen) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t i, k;
+    if (p->n_nodes != g->n_nodes || p->n_values != g->n_values)
+        return OPARA__BAD(v, "plan is for %u nodes/%u values, graph has %u/%u", p->n_nodes, p->n_values, g->n_nodes,
+                          g->n_values);
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t n = p->order[i];
+        if (n >= g->n_nodes || seen[n]) return OPARA__BAD(v, "launch order: entry %u (node %u) is invalid or repeated", i, n);
+        seen[n] = 1;
+        if (p->position[n] != i) return OPARA__BAD(v, "position of node %u is %u, launch order has it at %u", n, p->position[n], i);
+    }
+    for (i = 0; i < g->n_nodes; ++i)
+        for (k = g->pred_start[i]; k < g->pred_start[i + 1]; ++k)
+            if (p->position[g->preds[k]] >= p->position[i])
+                return OPARA__BAD(v, "launch order is not topological: node %u '%s' is launched before its input's producer %u '%s'",
+                                  i, opara__vname(g, i), g->preds[k], opara__vname(g, g->preds[k]));
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_streams(opara__verify* v, uint32_t* count) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t i, s;
+    for (s = 0; s < p->n_streams; ++s) count[s] = 0;
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t n = p->order[i], st = p->stream[n];
+        if (st >= p->n_streams) return OPARA__BAD(v, "node %u '%s' is on stream %u of %u", n, opara__vname(g, n), st, p->n_streams);
+        if (!count[st] && p->stream_first[st] != n) return OPARA__BAD(v, "stream %u: first node is %u, plan says %u", st, n, p->stream_first[st]);
+        if (p->stream_seq[n] != ++count[st]) return OPARA__BAD(v, "node %u '%s' has rank %u on stream %u, expected %u", n, opara__vname(g, n), p->stream_seq[n], st, count[st]);
+    }
+    for (s = 0; s < p->n_streams; ++s) {
+        if (!count[s]) return OPARA__BAD(v, "stream %u has no node", s);
+        if (p->stream_seq[p->stream_last[s]] != count[s] || p->stream[p->stream_last[s]] != s)
+            return OPARA__BAD(v, "stream %u: last node %u is not its last", s, p->stream_last[s]);
+    }
+    if (g->n_nodes && p->stream[p->order[0]] != 0) return OPARA__BAD(v, "the first launched node is not on the origin stream 0");
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_waits(opara__verify* v) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t n, k;
+    if (p->wait_start[0] != 0) return OPARA__BAD(v, "wait lists do not start at 0");
+    for (n = 0; n < g->n_nodes; ++n) {
+        if (p->wait_start[n + 1] < p->wait_start[n] || p->wait_start[n + 1] > p->stats.n_waits)
+            return OPARA__BAD(v, "wait list of node %u is out of range", n);
+        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) {
+            uint32_t u = p->wait_nodes[k];
+            if (u >= g->n_nodes) return OPARA__BAD(v, "node %u waits on node %u, which does not exist", n, u);
+            if (p->position[u] >= p->position[n])
+                return OPARA__BAD(v, "node %u '%s' waits on node %u '%s', which is launched later", n, opara__vname(g, n), u, opara__vname(g, u));
+            if (p->stream[u] == p->stream[n]) return OPARA__BAD(v, "node %u '%s' waits on node %u on its own stream %u", n, opara__vname(g, n), u, p->stream[n]);
+            if (!p->records_event[u]) return OPARA__BAD(v, "node %u '%s' waits on node %u '%s', which records no event", n, opara__vname(g, n), u, opara__vname(g, u));
+        }
+    }
+    return OPARA_OK;
+}
+
+static void opara__vc_max(uint32_t* dst, const uint32_t* src, uint32_t n) {
+    uint32_t i;
+    for (i = 0; i < n; ++i)
+        if (src[i] > dst[i]) dst[i] = src[i];
+}
+
+static void opara__verify_clocks(opara__verify* v, uint32_t* last) {
+    const opara__plan* p = v->p;
+    uint32_t i, k, S = p->n_streams;
+    for (i = 0; i < S; ++i) last[i] = UINT32_MAX;
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t n = p->order[i], s = p->stream[n];
+        uint32_t* c = v->vc + (size_t)n * S;
+        if (last[s] != UINT32_MAX) memcpy(c, v->vc + (size_t)last[s] * S, S * sizeof(uint32_t));
+        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) opara__vc_max(c, v->vc + (size_t)p->wait_nodes[k] * S, S);
+        c[s] = p->stream_seq[n];
+        last[s] = n;
+    }
+}
+
+/* Every stream starts after the fork (its first op waits on the fork event or on another stream's
+   event) and the origin's end covers every stream's last op through the join waits. */
+static opara_result opara__verify_fork_join(opara__verify* v, uint32_t* end) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t s, S = p->n_streams;
+    if (!g->n_nodes) return OPARA_OK;
+    memcpy(end, v->vc + (size_t)p->stream_last[0] * S, S * sizeof(uint32_t));
+    for (s = 1; s < S; ++s) {
+        uint32_t first = p->stream_first[s];
+        if (!p->stream_fork[s] && p->wait_start[first] == p->wait_start[first + 1])
+            return OPARA__BAD(v, "stream %u neither waits on the fork event nor starts with a wait", s);
+        if (p->stream_join[s]) opara__vc_max(end, v->vc + (size_t)p->stream_last[s] * S, S);
+    }
+    for (s = 0; s < S; ++s)
+        if (end[s] < p->stream_seq[p->stream_last[s]])
+            return OPARA__BAD(v, "stream %u is not joined back into the origin stream", s);
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_deps(opara__verify* v) {
+    const opara__graph* g = v->g;
+    uint32_t n, k;
+    for (n = 0; n < g->n_nodes; ++n)
+        for (k = g->pred_start[n]; k < g->pred_start[n + 1]; ++k)
+            if (!opara__hb(v, g->preds[k], n))
+                return OPARA__BAD(v, "dependency %u '%s' -> %u '%s' is not enforced (streams %u -> %u, no event path)",
+                                  g->preds[k], opara__vname(g, g->preds[k]), n, opara__vname(g, n),
+                                  v->p->stream[g->preds[k]], v->p->stream[n]);
+    return OPARA_OK;
+}
+
+/* ---- storage --------------------------------------------------------------------------------- */
+
+static opara_result opara__verify_value(opara__verify* v, uint32_t x) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    const opara__value* val = &g->values[x];
+    int32_t r = p->alias_root[x];
+    if (r < 0 || (uint32_t)r >= g->n_values || p->alias_root[r] != r)
+        return OPARA__BAD(v, "value %u '%s': alias root %d is not a root", x, val->name, (int)r);
+    if (p->storage[x] != p->storage[r]) return OPARA__BAD(v, "value %u '%s': storage differs from its root's", x, val->name);
+    if (val->kind != OPARA__VALUE_ACTIVATION && r != (int32_t)x)
+        return OPARA__BAD(v, "graph input or constant %u '%s' is aliased into value %d", x, val->name, (int)r);
+    if (val->kind == OPARA__VALUE_ACTIVATION && val->producer >= 0 && p->storage[x] != OPARA__STORAGE_ARENA &&
+        p->storage[x] != OPARA__STORAGE_EXTERNAL)
+        return OPARA__BAD(v, "value %u '%s' has no storage", x, val->name);
+    if (p->storage[x] == OPARA__STORAGE_EXTERNAL && g->values[r].kind == OPARA__VALUE_ACTIVATION)
+        return OPARA__BAD(v, "value %u '%s' is external but its root %d is an activation", x, val->name, (int)r);
+    if (p->value_bytes[x] > 0 && !opara__range_ok(p->alias_offset[x], p->value_bytes[x], p->value_bytes[r]))
+        return OPARA__BAD(v, "value %u '%s' (%llu bytes at +%llu) does not fit its root '%s' (%llu bytes)", x, val->name,
+                          (unsigned long long)p->value_bytes[x], (unsigned long long)p->alias_offset[x],
+                          g->values[r].name, (unsigned long long)p->value_bytes[r]);
+    if (p->storage[x] == OPARA__STORAGE_ARENA) {
+        if (p->offset[x] != p->offset[r] + p->alias_offset[x])
+            return OPARA__BAD(v, "value %u '%s': offset is not its root's plus its alias offset", x, val->name);
+        if (p->offset[x] % p->alignment && r == (int32_t)x)
+            return OPARA__BAD(v, "value %u '%s' is misaligned", x, val->name);
+        if (!opara__range_ok(p->offset[x], p->value_bytes[x], p->arena_bytes))
+            return OPARA__BAD(v, "value %u '%s' (%llu bytes at %llu) lies outside the arena of %llu bytes", x, val->name,
+                              (unsigned long long)p->value_bytes[x], (unsigned long long)p->offset[x],
+                              (unsigned long long)p->arena_bytes);
+    }
+    return OPARA_OK;
+}
+
+static uint64_t opara__concat_slice(const opara__plan* p, const opara__node* n, uint32_t input_index) {
+    uint64_t off = 0;
+    uint32_t i;
+    for (i = 0; i < input_index; ++i) off += n->inputs[i] >= 0 ? p->value_bytes[n->inputs[i]] : 0;
+    return off;
+}
+
+OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
+                                                    uint32_t input_index) {
+    const opara__node* n;
+    int32_t x, y;
+    if (node >= g->n_nodes) return 0;
+    n = &g->nodes[node];
+    if (n->op != OPARA__OP_CONCAT || input_index >= n->n_inputs || n->n_outputs < 1) return 0;
+    x = n->inputs[input_index];
+    y = n->outputs[0];
+    if (x < 0 || y < 0 || plan->storage[x] != OPARA__STORAGE_ARENA || plan->storage[y] != OPARA__STORAGE_ARENA) return 0;
+    return plan->alias_kind[x] == OPARA__ALIAS_CONCAT && plan->alias_root[x] == plan->alias_root[y] &&
+           plan->offset[x] == plan->offset[y] + opara__concat_slice(plan, n, input_index);
+}
+
+static int opara__concat_any_in_place(const opara__verify* v, uint32_t node) {
+    uint32_t i;
+    for (i = 0; i < v->g->nodes[node].n_inputs; ++i)
+        if (opara__plan_concat_input_in_place(v->g, v->p, node, i)) return 1;
+    return 0;
+}
+
+static int opara__is_view_alias(const opara__verify* v, uint32_t x) {
+    int32_t prod = v->g->values[x].producer;
+    return prod >= 0 && v->p->alias_kind[x] == OPARA__ALIAS_VIEW && opara__op_is_view(v->g->nodes[prod].op) &&
+           v->g->nodes[prod].n_inputs >= 1 && v->g->nodes[prod].inputs[0] >= 0 &&
+           v->p->alias_root[x] == v->p->alias_root[v->g->nodes[prod].inputs[0]] &&
+           v->p->alias_offset[x] == v->p->alias_offset[v->g->nodes[prod].inputs[0]];
+}
+
+static opara_result opara__add_write(opara__verify* v, uint32_t node, uint64_t start, uint64_t len) {
+    if (!len) return OPARA_OK;
+    v->writes[v->n_writes].start = start;
+    v->writes[v->n_writes].end = start + len;
+    v->writes[v->n_writes++].node = node;
+    if (len > v->max_len) v->max_len = len;
+    return OPARA_OK;
+}
+
+/* The bytes each node writes: outputs, except views (none) and a Concat's in-place inputs. */
+static void opara__collect_writes(opara__verify* v) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t n, i;
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__node* nd = &g->nodes[n];
+        for (i = 0; i < nd->n_outputs; ++i) {
+            int32_t y = nd->outputs[i];
+            if (y < 0 || p->storage[y] != OPARA__STORAGE_ARENA || opara__is_view_alias(v, (uint32_t)y)) continue;
+            if (nd->op == OPARA__OP_CONCAT && i == 0 && opara__concat_any_in_place(v, n)) {
+                uint32_t k;
+                for (k = 0; k < nd->n_inputs; ++k)
+                    if (nd->inputs[k] >= 0 && !opara__plan_concat_input_in_place(g, p, n, k))
+                        opara__add_write(v, n, p->offset[y] + opara__concat_slice(p, nd, k), p->value_bytes[nd->inputs[k]]);
+                continue;
+            }
+            opara__add_write(v, n, p->offset[y], p->value_bytes[y]);
+        }
+    }
+}
+
+static int opara__access_cmp(const void* a, const void* b) {
+    const opara__access* x = (const opara__access*)a;
+    const opara__access* y = (const opara__access*)b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* First write whose start could overlap [start, ...): writes are sorted, none is longer than max_len. */
+static size_t opara__first_write(const opara__verify* v, uint64_t start) {
+    uint64_t from = start > v->max_len ? start - v->max_len : 0;
+    size_t lo = 0, hi = v->n_writes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->writes[mid].start < from) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static opara_result opara__verify_races(opara__verify* v) {
+    const opara__graph* g = v->g;
+    size_t i, j;
+    for (i = 0; i < v->n_writes; ++i) {
+        const opara__access* a = &v->writes[i];
+        for (j = i + 1; j < v->n_writes && v->writes[j].start < a->end; ++j) {
+            const opara__access* b = &v->writes[j];
+            if (b->node == a->node || opara__hb(v, a->node, b->node) || opara__hb(v, b->node, a->node)) continue;
+            return OPARA__BAD(v, "nodes %u '%s' and %u '%s' run unordered and both write arena bytes [%llu, %llu)", a->node,
+                              opara__vname(g, a->node), b->node, opara__vname(g, b->node),
+                              (unsigned long long)OPARA__MAX(a->start, b->start),
+                              (unsigned long long)OPARA__MIN(a->end, b->end));
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Node r (or the end of the run, r = UINT32_MAX) reads bytes [start, start+len) written by w:
+   every other write to them must come before w or after r. */
+static opara_result opara__verify_piece(opara__verify* v, uint32_t r, uint32_t w, uint64_t start, uint64_t len,
+                                        int r_writes_in_place) {
+    const opara__graph* g = v->g;
+    size_t i;
+    uint64_t end = start + len;
+    if (!len) return OPARA_OK;
+    for (i = opara__first_write(v, start); i < v->n_writes && v->writes[i].start < end; ++i) {
+        const opara__access* a = &v->writes[i];
+        if (a->end <= start || a->node == w) continue;
+        if (a->node == r && r_writes_in_place) continue;
+        if (opara__hb(v, a->node, w)) continue;
+        if (r != UINT32_MAX && opara__hb(v, r, a->node)) continue;
+        if (r == UINT32_MAX)
+            return OPARA__BAD(v, "graph output bytes [%llu, %llu) written by node %u '%s' are overwritten by node %u '%s' before the end",
+                              (unsigned long long)OPARA__MAX(start, a->start), (unsigned long long)OPARA__MIN(end, a->end),
+                              w, opara__vname(g, w), a->node, opara__vname(g, a->node));
+        return OPARA__BAD(v, "node %u '%s' reads arena bytes [%llu, %llu) written by node %u '%s', but node %u '%s' may overwrite them in between",
+                          r, opara__vname(g, r), (unsigned long long)OPARA__MAX(start, a->start),
+                          (unsigned long long)OPARA__MIN(end, a->end), w, opara__vname(g, w), a->node,
+                          opara__vname(g, a->node));
+    }
+    return OPARA_OK;
+}
+
+/* The pieces of value x's bytes and who wrote them; checks the read of each by r. */
+static opara_result opara__verify_read(opara__verify* v, uint32_t r, uint32_t x, int in_place, uint32_t depth) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    int32_t prod = g->values[x].producer;
+    const opara__node* pn;
+    uint32_t i;
+    if (p->storage[x] != OPARA__STORAGE_ARENA || prod < 0) return OPARA_OK;
+    if (depth > g->n_values) return OPARA__BAD(v, "value %u '%s': alias chain has a cycle", x, g->values[x].name);
+    pn = &g->nodes[prod];
+    if (opara__is_view_alias(v, x)) return opara__verify_read(v, r, (uint32_t)pn->inputs[0], in_place, depth + 1);
+    if (pn->op == OPARA__OP_CONCAT && opara__concat_any_in_place(v, (uint32_t)prod)) {
+        for (i = 0; i < pn->n_inputs; ++i) {
+            opara_result res;
+            if (pn->inputs[i] < 0) continue;
+            if (opara__plan_concat_input_in_place(g, p, (uint32_t)prod, i))
+                res = opara__verify_read(v, r, (uint32_t)pn->inputs[i], in_place, depth + 1);
+            else
+                res = opara__verify_piece(v, r, (uint32_t)prod, p->offset[x] + opara__concat_slice(p, pn, i),
+                                          p->value_bytes[pn->inputs[i]], in_place);
+            if (res != OPARA_OK) return res;
+        }
+        return OPARA_OK;
+    }
+    return opara__verify_piece(v, r, (uint32_t)prod, p->offset[x], p->value_bytes[x], in_place);
+}
+
+/* Node n overwrites its input x in place (its output shares x's root). */
+static int opara__writes_over_input(const opara__verify* v, uint32_t n, uint32_t x) {
+    const opara__node* nd = &v->g->nodes[n];
+    uint32_t i;
+    for (i = 0; i < nd->n_outputs; ++i) {
+        int32_t y = nd->outputs[i];
+        if (y >= 0 && v->p->alias_kind[y] == OPARA__ALIAS_INPLACE && v->p->alias_root[y] == v->p->alias_root[x] &&
+            v->p->offset[y] == v->p->offset[x])
+            return 1;
+    }
+    return 0;
+}
+
+static opara_result opara__verify_reads(opara__verify* v) {
+    const opara__graph* g = v->g;
+    uint32_t n, i;
+    opara_result r;
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__node* nd = &g->nodes[n];
+        if (opara__op_is_view(nd->op) && nd->n_outputs >= 1 && nd->outputs[0] >= 0 &&
+            opara__is_view_alias(v, (uint32_t)nd->outputs[0]))
+            continue; /* a view reads nothing */
+        for (i = 0; i < nd->n_inputs; ++i) {
+            int32_t x = nd->inputs[i];
+            if (x < 0 || (nd->op == OPARA__OP_CONCAT && opara__plan_concat_input_in_place(g, v->p, n, i))) continue;
+            r = opara__verify_read(v, n, (uint32_t)x, opara__writes_over_input(v, n, (uint32_t)x), 0);
+            if (r != OPARA_OK) return r;
+        }
+    }
+    for (i = 0; i < g->n_outputs; ++i) {
+        r = opara__verify_read(v, UINT32_MAX, (uint32_t)g->outputs[i], 0, 0);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_memory(opara__verify* v) {
+    const opara__graph* g = v->g;
+    uint32_t x;
+    size_t max_writes = 0;
+    opara_result r;
+    for (x = 0; x < g->n_values; ++x) {
+        r = opara__verify_value(v, x);
+        if (r != OPARA_OK) return r;
+    }
+    for (x = 0; x < g->n_nodes; ++x) max_writes += (size_t)g->nodes[x].n_outputs + g->nodes[x].n_inputs;
+    v->writes = (opara__access*)opara__calloc(g->rt, max_writes + 1, sizeof(opara__access));
+    if (!v->writes) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "verifier: out of memory");
+    opara__collect_writes(v);
+    if (v->n_writes > 1) qsort(v->writes, v->n_writes, sizeof(opara__access), opara__access_cmp);
+    r = opara__verify_races(v);
+    if (r == OPARA_OK) r = opara__verify_reads(v);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan) {
+    opara__verify v;
+    uint32_t* scratch;
+    size_t entries;
+    opara_result r;
+    if (!g || !plan) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "verify: NULL plan") : OPARA_ERR_INVALID_ARGS;
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "verify: the graph is not finalized");
+    memset(&v, 0, sizeof v);
+    v.g = g;
+    v.p = plan;
+    if (!opara__mul_size(g->n_nodes, plan->n_streams, &entries) || entries > OPARA__VERIFY_MAX_CLOCK_ENTRIES)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "verify: %u nodes x %u streams is too many clock entries",
+                           g->n_nodes, plan->n_streams);
+    scratch = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + plan->n_streams + 1, sizeof(uint32_t));
+    v.vc = (uint32_t*)opara__calloc(g->rt, entries + 1, sizeof(uint32_t));
+    if (!scratch || !v.vc) {
+        opara__free(g->rt, scratch);
+        opara__free(g->rt, v.vc);
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "verify: out of memory");
+    }
+    r = opara__verify_order(&v, scratch);
+    if (r == OPARA_OK) r = opara__verify_streams(&v, scratch);
+    if (r == OPARA_OK) r = opara__verify_waits(&v);
+    if (r == OPARA_OK) {
+        opara__verify_clocks(&v, scratch);
+        r = opara__verify_fork_join(&v, scratch);
+    }
+    if (r == OPARA_OK) r = opara__verify_deps(&v);
+    if (r == OPARA_OK) r = opara__verify_memory(&v);
+    opara__free(g->rt, scratch);
+    opara__free(g->rt, v.vc);
+    opara__free(g->rt, v.writes);
+    return r;
+}
+/* ==== END src/opara_verify.c ==== */
 /* ==== BEGIN src/opara_model.h ==== */
 /* The model object, the .opara reader and writer, shape and dtype inference, and reachability
    queries on the DAG. Private; the public side is the model/builder section of opara_api.h. */
