@@ -10,3 +10,7 @@ $(BUILD)/tests/test_cuda_kernels $(BUILD)/tests/test_cuda_nvrtc: $(wildcard src/
 .PHONY: kernel-report
 kernel-report:
 	@BUILD=$(BUILD) sh tools/kernel_report.sh
+
+# The backend test loads the emulator's libraries (or a real driver from OPARA_CUDA_DRIVER).
+$(BUILD)/tests/test_cuda_backend: CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDAEMU_DIR))"'
+$(BUILD)/tests/test_cuda_backend: | $(CUDAEMU_LIBS)

@@ -145,19 +145,21 @@ static unsigned blocks_for(int n, unsigned threads) { return (unsigned)((n + (in
 
 /* ---- activations ---------------------------------------------------------------------------------- */
 
+/* Switches on the backend's codes (src/opara_backend_cuda.h), so the kernels' behaviour is checked
+   against the numbers the backend passes. */
 static double ref_act(double x, int act, double a, double b) {
     switch (act) {
-    case 1: return x > 0 ? x : 0;
-    case 2: return x >= 0 ? x : a * x;
-    case 3: return 1 / (1 + exp(-x));
-    case 4: return tanh(x);
-    case 5: { double v = a * x + b; return v < 0 ? 0 : (v > 1 ? 1 : v); }
-    case 6: { double v = x / 6 + 0.5; return x * (v < 0 ? 0 : (v > 1 ? 1 : v)); }
-    case 7: return x < a ? a : (x > b ? b : x);
-    case 8: return sqrt(x);
-    case 9: return erf(x);
-    case 10: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
-    case 11: return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+    case OPARA__CUDA_ACT_RELU: return x > 0 ? x : 0;
+    case OPARA__CUDA_ACT_LEAKY_RELU: return x >= 0 ? x : a * x;
+    case OPARA__CUDA_ACT_SIGMOID: return 1 / (1 + exp(-x));
+    case OPARA__CUDA_ACT_TANH: return tanh(x);
+    case OPARA__CUDA_ACT_HARD_SIGMOID: { double v = a * x + b; return v < 0 ? 0 : (v > 1 ? 1 : v); }
+    case OPARA__CUDA_ACT_HARD_SWISH: { double v = x / 6 + 0.5; return x * (v < 0 ? 0 : (v > 1 ? 1 : v)); }
+    case OPARA__CUDA_ACT_CLIP: return x < a ? a : (x > b ? b : x);
+    case OPARA__CUDA_ACT_SQRT: return sqrt(x);
+    case OPARA__CUDA_ACT_ERF: return erf(x);
+    case OPARA__CUDA_ACT_GELU: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    case OPARA__CUDA_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
     default: return x;
     }
 }
@@ -167,12 +169,12 @@ OT_TEST(unary_activations_match_formulas) {
     float* x = rnd_vec((size_t)n);
     float* y = zeros((size_t)n);
     for (i = 0; i < n; ++i) x[i] *= 4.0f;
-    for (act = 0; act <= 11; ++act) {
-        float a = act == 7 ? -0.5f : 0.2f, b = act == 7 ? 0.7f : 0.5f;
+    for (act = OPARA__CUDA_ACT_NONE; act <= OPARA__CUDA_ACT_GELU_TANH; ++act) {
+        float a = act == OPARA__CUDA_ACT_CLIP ? -0.5f : 0.2f, b = act == OPARA__CUDA_ACT_CLIP ? 0.7f : 0.5f;
         float* in = x;
         float sq[1000];
         void* p[] = KX_ARGS(&in, &y, &n, &act, &a, &b);
-        if (act == 8) {
+        if (act == OPARA__CUDA_ACT_SQRT) {
             for (i = 0; i < n; ++i) sq[i] = fabsf(x[i]);
             in = sq;
         }
@@ -191,7 +193,7 @@ OT_TEST(unary_activations_match_formulas) {
 }
 
 OT_TEST(batch_norm_affine_matches_definition) {
-    int N = 2, C = 5, HW = 7, n = N * C * HW, i, act = 1;
+    int N = 2, C = 5, HW = 7, n = N * C * HW, i, act = OPARA__CUDA_ACT_RELU;
     float *x = rnd_vec((size_t)n), *y = zeros((size_t)n), s[5], b[5], m[5], v[5], scale[5], shift[5], eps = 1e-5f;
     float a0 = 0, a1 = 0;
     const float *ps = scale, *pb = shift;
@@ -204,7 +206,7 @@ OT_TEST(batch_norm_affine_matches_definition) {
     REQUIRE(kx_run("opara_channel_affine_f32", 2, 1, 1, 64, 1, 1, p) == 0);
     for (i = 0; i < n; ++i) {
         int c = (i / HW) % C;
-        double r = ref_act((x[i] - m[c]) / sqrt((double)v[c] + eps) * s[c] + b[c], 1, 0, 0);
+        double r = ref_act((x[i] - m[c]) / sqrt((double)v[c] + eps) * s[c] + b[c], OPARA__CUDA_ACT_RELU, 0, 0);
         CHECK_NEAR(r, y[i], 1e-5);
     }
     free(x);
@@ -212,7 +214,7 @@ OT_TEST(batch_norm_affine_matches_definition) {
 }
 
 OT_TEST(bias_act_broadcasts_like_gemm_c) {
-    int rows = 6, cols = 9, n = rows * cols, mode, i, act = 7;
+    int rows = 6, cols = 9, n = rows * cols, mode, i, act = OPARA__CUDA_ACT_CLIP;
     int rs[4] = {0, 0, 1, 9}, cs[4] = {0, 1, 0, 1};
     float* c = rnd_vec(64);
     float a = -0.3f, bb = 0.4f, beta = 0.5f;
@@ -226,7 +228,7 @@ OT_TEST(bias_act_broadcasts_like_gemm_c) {
         for (i = 0; i < n; ++i) {
             int r = i / cols, k = i % cols;
             double bias = mode == 0 ? c[0] : mode == 1 ? c[k] : mode == 2 ? c[r] : c[r * cols + k];
-            CHECK_NEAR(ref_act(y0[i] + 0.5 * bias, 7, a, bb), y[i], 1e-6);
+            CHECK_NEAR(ref_act(y0[i] + 0.5 * bias, OPARA__CUDA_ACT_CLIP, a, bb), y[i], 1e-6);
         }
         free(y);
         free(y0);
@@ -387,7 +389,13 @@ static void bcast(int orank, const int* od, int ir, const int* id, int* st) {
 }
 
 static double ref_binary(int op, double x, double z) {
-    return op == 0 ? x + z : op == 1 ? x - z : op == 2 ? x * z : op == 3 ? x / z : pow(x, z);
+    switch (op) {
+    case OPARA__CUDA_BIN_ADD: return x + z;
+    case OPARA__CUDA_BIN_SUB: return x - z;
+    case OPARA__CUDA_BIN_MUL: return x * z;
+    case OPARA__CUDA_BIN_DIV: return x / z;
+    default: return pow(x, z);
+    }
 }
 
 OT_TEST(binary_broadcast_matches_numpy_rules) {
@@ -401,7 +409,7 @@ OT_TEST(binary_broadcast_matches_numpy_rules) {
     bcast(4, od, 4, ad, meta + 5);
     bcast(4, od, 2, bd, meta + 9);
     for (i = 0; i < 8; ++i) a[i] = fabsf(a[i]) + 0.1f; /* Pow of a positive base */
-    for (op = 0; op <= 4; ++op) {
+    for (op = OPARA__CUDA_BIN_ADD; op <= OPARA__CUDA_BIN_POW; ++op) {
         void* p[] = KX_ARGS(&pa, &pb, &y, &n, &op, &pm);
         REQUIRE(kx_run("opara_binary_f32", 2, 1, 1, 32, 1, 1, p) == 0);
         for (i = 0; i < n; ++i) {
@@ -715,6 +723,30 @@ OT_TEST(every_kernel_entry_is_registered_once) {
     CHECK_EQ((long long)(sizeof names / sizeof names[0]), count);
 }
 
+/* Every kernel the backend launches exists in the host build under that name, in that file. */
+OT_TEST(backend_kernel_table_names_registered_entries) {
+    int k;
+    for (k = 0; k < OPARA__CUK_COUNT; ++k) {
+        const char* name = opara__cuda_kernel_name((opara__cuda_kernel)k);
+        const char* file = opara__cuda_kernel_file((opara__cuda_kernel)k);
+        char path[128];
+        FILE* f;
+        CHECK(kx_find(name) != NULL);
+        snprintf(path, sizeof path, "src/kernels/%s.cu", file);
+        f = fopen(path, "rb");
+        if (f) {
+            static char text[1 << 16];
+            size_t n = fread(text, 1, sizeof text - 1, f);
+            text[n] = 0;
+            fclose(f);
+            CHECK(strstr(text, name) != NULL);
+        } else {
+            OT_LOG("cannot open %s (run from the repository root)", path);
+            CHECK(0);
+        }
+    }
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(unary_activations_match_formulas),
     OT_CASE(batch_norm_affine_matches_definition),
@@ -735,6 +767,7 @@ static const opara_test_case tests[] = {
     OT_CASE(pad_constant_reflect_edge_match_onnx_examples),
     OT_CASE(resize_matches_onnx_examples),
     OT_CASE(every_kernel_entry_is_registered_once),
+    OT_CASE(backend_kernel_table_names_registered_entries),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

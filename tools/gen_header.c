@@ -41,6 +41,10 @@ static const manifest_entry manifest[] = {
     {"src/opara_format.c", PART_IMPL},
     {"src/opara_model.c", PART_IMPL},
     {"src/opara_builder.c", PART_IMPL},
+    {"src/kernels/opara_ptx.h", PART_IMPL},
+    {"src/opara_backend_cuda.h", PART_IMPL},
+    {"src/opara_cuda_lower.c", PART_IMPL},
+    {"src/opara_backend_cuda.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -51,6 +55,8 @@ static const char* const known_headers[] = {
     "src/opara_ir.h",
     "src/opara_sched.h",
     "src/opara_model.h",
+    "src/kernels/opara_ptx.h",
+    "src/opara_backend_cuda.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
