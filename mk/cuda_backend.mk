@@ -12,5 +12,7 @@ kernel-report:
 	@BUILD=$(BUILD) sh tools/kernel_report.sh
 
 # The backend test loads the emulator's libraries (or a real driver from OPARA_CUDA_DRIVER).
-$(BUILD)/tests/test_cuda_backend: CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDAEMU_DIR))"'
-$(BUILD)/tests/test_cuda_backend: | $(CUDAEMU_LIBS)
+# (mk/cudaemu.mk is included after this file: name its libraries directly)
+CUDA_BACKEND_EMU := $(BUILD)/cudaemu
+$(BUILD)/tests/test_cuda_backend: private CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDA_BACKEND_EMU))"'
+$(BUILD)/tests/test_cuda_backend: | $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so $(CUDA_BACKEND_EMU)/libcudnn.so
