@@ -227,35 +227,6 @@ OPARADEF void opara_runtime_destroy(opara_runtime* runtime);
 /* Detail of the last failing call made through this runtime ("" if none). Valid until the next call. */
 OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
 
-/* ---- scheduling strategies (the plan: launch order, streams, events, memory) ----------------- */
-
-/* Which scheduler builds the execution plan. Every strategy yields the same kind of plan, so the
-   backends and the simulator treat them alike. */
-typedef enum opara_strategy {
-    OPARA_STRATEGY_OPARA = 0,      /* Opara: Alg. 2 launch order, Alg. 1 streams (the default) */
-    OPARA_STRATEGY_SEQUENTIAL = 1, /* one stream, topological order ("sequential CUDA Graph") */
-    OPARA_STRATEGY_WAVEFRONT = 2,  /* Rammer-style: BFS levels separated by barriers */
-    OPARA_STRATEGY_NIMBLE = 3,     /* Nimble: transitive reduction + matchings (minimum chain cover) */
-    OPARA_STRATEGY_OPARA_TOPO = 4, /* Alg. 1 streams over a plain topological order (no Alg. 2) */
-    OPARA_STRATEGY_COUNT,
-    OPARA_STRATEGY_FORCE_U32 = 0x7fffffff
-} opara_strategy;
-
-/* The order in which operators are launched. DEFAULT is the strategy's own: Alg. 2 for OPARA,
-   the graph's topological order (Kahn, lowest node index first) for the others. */
-typedef enum opara_launch_order {
-    OPARA_LAUNCH_DEFAULT = 0,
-    OPARA_LAUNCH_ALG2 = 1, /* Opara Alg. 2: two ready lists, alternate, least resource demand first */
-    OPARA_LAUNCH_TOPO = 2, /* Kahn, lowest node index first */
-    OPARA_LAUNCH_DFS = 3,  /* depth-first topological order (what PyTorch's eager execution produces) */
-    OPARA_LAUNCH_BFS = 4,  /* breadth-first: Kahn with a FIFO ready queue */
-    OPARA_LAUNCH_COUNT,
-    OPARA_LAUNCH_FORCE_U32 = 0x7fffffff
-} opara_launch_order;
-
-/* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
-OPARADEF const char* opara_strategy_name(opara_strategy strategy);
-
 /* ---- models ------------------------------------------------------------------------------------
    A model is the immutable graph of a .opara file (docs/FORMAT.md): tensors, operator nodes,
    graph inputs and outputs, and the constant weights. Loading validates everything (offsets,
@@ -363,6 +334,148 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
 #endif
 /* Frees a buffer the library returned (opara_builder_save_memory). NULL is ignored. */
 OPARADEF void opara_free(opara_runtime* runtime, void* ptr);
+
+/* ---- scheduling strategies (the plan: launch order, streams, events, memory) ----------------- */
+
+/* Which scheduler builds the execution plan. Every strategy yields the same kind of plan, so the
+   backends and the simulator treat them alike. */
+typedef enum opara_strategy {
+    OPARA_STRATEGY_OPARA = 0,      /* Opara: Alg. 2 launch order, Alg. 1 streams (the default) */
+    OPARA_STRATEGY_SEQUENTIAL = 1, /* one stream, topological order ("sequential CUDA Graph") */
+    OPARA_STRATEGY_WAVEFRONT = 2,  /* Rammer-style: BFS levels separated by barriers */
+    OPARA_STRATEGY_NIMBLE = 3,     /* Nimble: transitive reduction + matchings (minimum chain cover) */
+    OPARA_STRATEGY_OPARA_TOPO = 4, /* Alg. 1 streams over a plain topological order (no Alg. 2) */
+    OPARA_STRATEGY_COUNT,
+    OPARA_STRATEGY_FORCE_U32 = 0x7fffffff
+} opara_strategy;
+
+/* The order in which operators are launched. DEFAULT is the strategy's own: Alg. 2 for OPARA,
+   the graph's topological order (Kahn, lowest node index first) for the others. */
+typedef enum opara_launch_order {
+    OPARA_LAUNCH_DEFAULT = 0,
+    OPARA_LAUNCH_ALG2 = 1, /* Opara Alg. 2: two ready lists, alternate, least resource demand first */
+    OPARA_LAUNCH_TOPO = 2, /* Kahn, lowest node index first */
+    OPARA_LAUNCH_DFS = 3,  /* depth-first topological order (what PyTorch's eager execution produces) */
+    OPARA_LAUNCH_BFS = 4,  /* breadth-first: Kahn with a FIFO ready queue */
+    OPARA_LAUNCH_COUNT,
+    OPARA_LAUNCH_FORCE_U32 = 0x7fffffff
+} opara_launch_order;
+
+/* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
+OPARADEF const char* opara_strategy_name(opara_strategy strategy);
+
+/* ---- sessions: running a model ----------------------------------------------------------------
+   A session runs one model on one backend with one execution plan. The model stays immutable and
+   may be shared by any number of sessions on any threads. A session runs one inference at a time:
+   a call that arrives while another call on the same session is running returns OPARA_ERR_BUSY
+   (it never waits and never races). Use one session per thread for concurrent inferences. */
+typedef struct opara_session opara_session;
+
+typedef enum opara_backend {
+    OPARA_BACKEND_AUTO = 0, /* CUDA when usable, else CPU (with an INFO log saying why) */
+    OPARA_BACKEND_CPU = 1,
+    OPARA_BACKEND_CUDA = 2,
+    OPARA_BACKEND_FORCE_U32 = 0x7fffffff
+} opara_backend;
+
+/* Zero means default everywhere. */
+typedef struct opara_session_desc {
+    opara_backend backend;           /* AUTO */
+    opara_strategy strategy;         /* OPARA */
+    opara_launch_order launch_order; /* the strategy's own */
+    int64_t batch_size;              /* value of the symbolic batch dimension; 0: 1 */
+    uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
+    int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
+    int verify_plan;                 /* 1: prove the plan safe at creation (slower) */
+    opara_logger logger;             /* zero: the runtime's logger */
+} opara_session_desc;
+
+/* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
+   or by position when name is NULL. rank/dims must equal the session's shape for the tensor
+   (see opara_session_input_info / opara_session_output_info); data holds dims' product elements
+   of dtype, row-major. */
+typedef struct opara_tensor {
+    const char* name;
+    opara_dtype dtype;
+    int32_t rank;
+    int64_t dims[OPARA_MAX_DIMS];
+    void* data;
+} opara_tensor;
+
+typedef struct opara_plan_info {
+    const char* backend;        /* "cpu" */
+    const char* strategy;       /* "opara", "sequential", ... */
+    const char* gemm;           /* which SGEMM the CPU backend uses, e.g. "OpenBLAS (libopenblas.so.0)" */
+    uint32_t n_nodes, n_streams, n_events, n_waits, n_workers;
+    uint64_t peak_memory_bytes; /* the arena: all intermediate tensors at their peak */
+    uint64_t no_reuse_bytes;    /* what the arena would need without reuse */
+} opara_plan_info;
+
+typedef struct opara_run_stats {
+    uint64_t runs;              /* completed runs */
+    uint64_t last_ns, min_ns, total_ns;
+} opara_run_stats;
+
+/* Per-node timing of the last run: start/end in ns since the run began, and the worker. */
+typedef struct opara_node_time {
+    uint64_t start_ns, end_ns;
+    uint32_t worker;
+    uint32_t node;
+} opara_node_time;
+
+/* desc may be NULL. On failure *out is NULL and opara_runtime_last_error says why. */
+OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
+                                           const opara_session_desc* desc, opara_session** out);
+OPARADEF void opara_session_destroy(opara_session* session);
+OPARADEF uint32_t opara_session_input_count(const opara_session* session);
+OPARADEF uint32_t opara_session_output_count(const opara_session* session);
+/* Name, dtype and concrete shape (batch resolved) of input/output `index`. */
+OPARADEF opara_result opara_session_input_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
+OPARADEF opara_result opara_session_output_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
+/* Runs one inference: copies the inputs in, runs, copies the requested outputs out (outputs may
+   be NULL/0 and read with opara_session_output_data instead). Every model input must be given. */
+OPARADEF opara_result opara_session_run(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs);
+/* Output `index` of the last run, inside the session (valid until the next run or destroy). */
+OPARADEF const void* opara_session_output_data(const opara_session* session, uint32_t index);
+OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, opara_plan_info* out);
+OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);
+/* Fills up to cap entries (one per node, in launch order); returns the node count. */
+OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
+/* Detail of the session's last failing call ("" if none). */
+OPARADEF const char* opara_session_last_error(const opara_session* session);
+
+/* ---- ONNX import ----------------------------------------------------------------------------------
+   A .onnx file converts into the same immutable model a .opara file loads into. Supported: the
+   operators of docs/FORMAT.md (Conv, Gemm, MatMul, pooling, elementwise, shape ops, Resize, ...),
+   opsets 7-17, IR versions 3-8, weights in initializers or Constant nodes, external data files
+   beside the model. Import folds constant subgraphs (shape arithmetic included), drops
+   Identity/Dropout, folds BatchNormalization into the preceding Conv and fuses a Relu into its
+   Conv/Gemm. A symbolic first dim of a graph input becomes the batch size chosen per session;
+   other symbolic dims need a value from the options. A model with unsupported operators fails
+   with OPARA_ERR_UNSUPPORTED_OP and a detail that lists every one (type, count, first node). */
+typedef struct opara_onnx_options {
+    /* Input shape overrides, each "NAME=d0,d1,..."; a dim written N (or ?) is the symbolic batch.
+       An override replaces the input's declared shape entirely. */
+    const char* const* input_shapes;
+    uint32_t n_input_shapes;
+    /* Size for symbolic dims other than the leading one that no override fixes; 0: such a dim is
+       an error (OPARA_ERR_SHAPE naming the input and dim). */
+    int64_t default_dim;
+    /* Directory that external tensor data paths are relative to. Default: the model file's
+       directory (_file), none (_memory: external data is then an error). Paths in the model must
+       stay inside it (no "..", not absolute): OPARA_ERR_EXTERNAL_DATA otherwise. */
+    const char* external_data_dir;
+} opara_onnx_options;
+
+/* options may be NULL for defaults. On failure *out is NULL and the runtime's detail names the
+   problem (field path for malformed files, e.g. "graph.node[12].attribute[2]: truncated varint"). */
+OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const void* data, size_t size,
+                                                   const opara_onnx_options* options, opara_model** out);
+#ifndef OPARA_NO_STDIO
+OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const char* path,
+                                                 const opara_onnx_options* options, opara_model** out);
+#endif
 
 #ifdef __cplusplus
 }
@@ -2898,2649 +3011,6 @@ OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g) {
     return OPARA_OK;
 }
 /* ==== END src/opara_graph.c ==== */
-/* ==== BEGIN src/opara_sched.h ==== */
-/* The execution plan: which operators run at the same time (streams), in which order they are
-   launched, where the synchronisations go (events, fork/join), and where every tensor lives
-   (arena offsets, aliases). Pure, deterministic, backend-independent; every backend and the
-   simulator consume the same opara__plan.
-
-   Inputs of planning: a finalized graph, the byte size of every value, one descriptor per node
-   (grid, block, registers, shared memory, FLOPs, bytes, class; src/opara_desc.c gives an analytic
-   default) and the device limits.
-
-   Memory conventions:
-   - Graph inputs and constants are not in the arena (storage EXTERNAL): the backend keeps a static
-     buffer per input (CUDA: copied into before the graph launch) and the model's weights.
-   - Every other value produced by a node lives in the arena, including graph outputs. Outputs are
-     pinned: their bytes are never reused, so after the run the backend copies them out (or hands
-     out pointers into the arena) from alias_root/offset.
-   - Aliases: a view (Reshape, Flatten, Squeeze, Unsqueeze) is kernel-less and its output shares its
-     input's bytes (ALIAS_VIEW, also when the input is EXTERNAL); an in-place operator's output takes
-     its input's block (ALIAS_INPLACE); a Concat's input can be written straight into its slice of the
-     Concat's output (ALIAS_CONCAT, the input's alias_root is the Concat output's root). A Concat
-     copies only the inputs that are not already in place (opara__plan_concat_input_in_place). */
-#ifndef OPARA_SCHED_H
-#define OPARA_SCHED_H
-
-/* #include "opara_ir.h" (inlined above) */
-
-/* ---- per-operator descriptors and device limits ---------------------------------------------- */
-
-typedef enum opara__op_class {
-    OPARA__CLASS_COMPUTE = 0, /* compute-intensive (Alg. 2's L_comp) */
-    OPARA__CLASS_MEMORY = 1   /* memory-intensive (Alg. 2's L_mem) */
-} opara__op_class;
-
-/* What a backend knows about the (main) kernel of one node. Estimates are fine; the scheduler
-   only compares them. */
-typedef struct opara__op_desc {
-    uint32_t grid;            /* thread blocks of the kernel */
-    uint32_t block_threads;   /* threads per block */
-    uint32_t regs_per_thread;
-    uint32_t smem_per_block;  /* bytes of shared memory per block */
-    double flops;
-    double bytes;             /* bytes moved: inputs + outputs + weights */
-    uint8_t op_class;         /* opara__op_class */
-    uint8_t kernel_less;      /* no kernel at all (views): never delays anything */
-    uint8_t has_info;         /* 0: no kernel data; Alg. 2 defers it like the reference code */
-    uint8_t reserved;
-} opara__op_desc;
-
-typedef struct opara__device {
-    const char* name;
-    uint32_t sms;
-    uint32_t max_threads_per_block, max_threads_per_sm;
-    uint32_t max_regs_per_block, max_regs_per_sm;
-    uint32_t max_smem_per_block, max_smem_per_sm; /* bytes */
-    uint32_t max_blocks_per_sm;
-    double peak_flops; /* FP32 FLOP/s */
-    double bandwidth;  /* DRAM bytes/s */
-} opara__device;
-
-/* Presets from public specifications: "rtx2080s", "v100", "a100", "h100", "orin". NULL if unknown. */
-OPARA__PRIVATE const opara__device* opara__device_preset(const char* name);
-/* The device used when none is given (rtx2080s, the paper's RTX 2080 SUPER). */
-OPARA__PRIVATE const opara__device* opara__device_default(void);
-/* FLOPs per byte at which the device turns from memory- to compute-bound (peak_flops/bandwidth). */
-OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
-
-/* The default analytic descriptor model: formulas per operator (conv FLOPs = 2*N*K*C/g*R*S*P*Q,
-   GEMM 2*M*N*K, ...; bytes = inputs + outputs + weights) and plausible per-kernel-family launch
-   shapes (documented as estimates in opara_desc.c). shapes[v] for every value (ndim < 0 = unknown).
-   dev may be NULL (default device). */
-OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
-                                               const opara__device* dev, opara__op_desc* out);
-/* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
-OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
-                                                          uint64_t* out);
-/* 1 for the kernel-less views whose output may alias the input (Reshape, Flatten, Squeeze, Unsqueeze). */
-OPARA__PRIVATE int opara__op_is_view(opara__op op);
-/* Per-op-type class default (the paper's table, corrected); used when a node has no FLOPs/bytes. */
-OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op);
-
-/* ---- knobs ----------------------------------------------------------------------------------- */
-
-/* How Alg. 2 measures "least amount of GPU resources". */
-typedef enum opara__metric {
-    OPARA__METRIC_DEFAULT = 0,
-    OPARA__METRIC_SMEM_FRAC = 1, /* shared memory per block / per-block limit (the reference code) */
-    OPARA__METRIC_DOMINANT = 2   /* max of the block's share of an SM's threads, registers, shared memory */
-} opara__metric;
-
-/* Alg. 2's "alternately choose a non-empty list". */
-typedef enum opara__alternation {
-    OPARA__ALT_DEFAULT = 0,
-    OPARA__ALT_PARITY = 1,   /* reference code: iteration parity, compute list first, toggles even when one list is empty */
-    OPARA__ALT_LAST_PICK = 2 /* the list opposite to the one picked last */
-} opara__alternation;
-
-/* Order in which Alg. 1 visits a node's predecessors. */
-typedef enum opara__pred_order {
-    OPARA__PRED_DEFAULT = 0,
-    OPARA__PRED_INPUT = 1,     /* argument order (the reference code) */
-    OPARA__PRED_ASC_ID = 2,    /* ascending node index (the TC appendix wording) */
-    OPARA__PRED_DESC_ID = 3,   /* descending node index */
-    OPARA__PRED_ASC_STREAM = 4 /* ascending stream index, oldest stream first (reproduces the CCFSys listing) */
-} opara__pred_order;
-
-/* Alg. 1's condition for inheriting a predecessor's stream. */
-typedef enum opara__inherit {
-    OPARA__INHERIT_DEFAULT = 0,
-    OPARA__INHERIT_FLAG = 1,           /* TC version: the first successor to claim an unflagged predecessor */
-    OPARA__INHERIT_FIRST_SUCCESSOR = 2 /* arXiv/CCFSys wording: only the predecessor's first successor */
-} opara__inherit;
-
-/* Zero means defaults everywhere. */
-typedef struct opara__plan_desc {
-    opara_strategy strategy;         /* OPARA */
-    opara_launch_order launch_order; /* DEFAULT: the strategy's own */
-    opara__metric metric;            /* SMEM_FRAC (the reference), until the simulator's evidence says otherwise */
-    opara__alternation alternation;  /* PARITY */
-    opara__pred_order pred_order;    /* INPUT */
-    opara__inherit inherit;          /* FLAG */
-    uint32_t stream_cap;             /* 0: unlimited. Else a new stream is opened only when no stream is
-                                        provably idle (its last op happens-before the new op) */
-    int stream_cap_hard;             /* with stream_cap: never exceed it; when no stream is idle, reuse the
-                                        one whose last op was launched earliest (adds false dependencies) */
-    int no_wait_pruning;             /* keep waits implied by earlier ones (the reference code's behaviour) */
-    int no_memory_reuse;             /* never reuse a block (what the Opara and Nimble prototypes do) */
-    int no_inplace;                  /* disable in-place outputs */
-    int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
-    int no_view_alias;               /* views get their own block (they still launch no kernel) */
-    uint32_t alignment;              /* arena alignment of every block; 0: 256 */
-    const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
-                                        when the shapes prove each input is one contiguous slice */
-    int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
-} opara__plan_desc;
-
-/* ---- the plan -------------------------------------------------------------------------------- */
-
-#define OPARA__NO_ARENA UINT64_MAX
-
-typedef enum opara__storage {
-    OPARA__STORAGE_NONE = 0,     /* no bytes (value without producer or size) */
-    OPARA__STORAGE_ARENA = 1,    /* lives in the session arena at offset[v] */
-    OPARA__STORAGE_EXTERNAL = 2  /* root is a graph input or a constant: storage owned by the backend/model */
-} opara__storage;
-
-typedef enum opara__alias_kind {
-    OPARA__ALIAS_NONE = 0,    /* owns its bytes */
-    OPARA__ALIAS_INPLACE = 1, /* written by its producer over the bytes of the producer's input */
-    OPARA__ALIAS_CONCAT = 2,  /* a Concat input placed inside the Concat's output */
-    OPARA__ALIAS_VIEW = 3     /* kernel-less view of its input */
-} opara__alias_kind;
-
-typedef struct opara__plan_stats {
-    uint32_t n_streams;
-    uint32_t n_events;       /* nodes that record an event (fork/join events not included) */
-    uint32_t n_waits;        /* cross-stream waits of nodes (fork/join waits not included) */
-    uint32_t n_cross_edges;  /* data edges between nodes on different streams */
-    uint32_t n_pruned_waits; /* waits dropped because earlier waits imply them */
-    uint32_t n_forks, n_joins;
-    uint32_t n_inplace, n_concat_in_place, n_views;
-    uint64_t arena_bytes;      /* peak memory of the plan = arena size */
-    uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
-    uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
-} opara__plan_stats;
-
-typedef struct opara__plan {
-    opara__plan_desc desc; /* the knobs actually used (defaults resolved) */
-    uint32_t n_nodes, n_values, n_streams;
-
-    /* launch order and streams */
-    uint32_t* order;      /* [n_nodes] node indices in launch order (topological) */
-    uint32_t* position;   /* [n_nodes] node -> its index in order */
-    uint32_t* stream;     /* [n_nodes] stream of each node; streams are numbered by first use in launch order */
-    uint32_t* stream_seq; /* [n_nodes] 1-based rank of the node on its stream */
-    uint32_t* level;      /* [n_nodes] longest-path depth from a source (wavefront levels); for every strategy */
-
-    /* synchronisation: before launching node n on its stream, wait on the events recorded after
-       nodes wait_nodes[wait_start[n] .. wait_start[n+1]) (all on other streams, in ascending launch
-       position); a node with records_event[n] records its event right after its launch. */
-    uint8_t* records_event; /* [n_nodes] */
-    uint32_t* wait_start;   /* [n_nodes + 1] */
-    uint32_t* wait_nodes;   /* [stats.n_waits] */
-
-    /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
-       event before its first op; a stream with stream_fork[s] waits on it before its first op (the
-       streams without it start by waiting on another stream's event, which already orders them
-       after the fork). After all ops, the origin waits on an event recorded after the last op of
-       each stream with stream_join[s] (the others end with an op another stream waited on). */
-    uint8_t* stream_fork;   /* [n_streams] */
-    uint8_t* stream_join;   /* [n_streams] */
-    uint32_t* stream_first; /* [n_streams] first node of each stream */
-    uint32_t* stream_last;  /* [n_streams] last node of each stream */
-
-    /* memory */
-    uint64_t arena_bytes;
-    uint32_t alignment;
-    uint8_t* storage;       /* [n_values] opara__storage of the value's root */
-    uint64_t* offset;       /* [n_values] arena offset of the value's first byte, or OPARA__NO_ARENA */
-    int32_t* alias_root;    /* [n_values] value that owns the bytes (itself when not an alias), resolved to the end */
-    uint64_t* alias_offset; /* [n_values] byte offset of the value inside its root */
-    uint8_t* alias_kind;    /* [n_values] opara__alias_kind */
-    uint64_t* value_bytes;  /* [n_values] the sizes the plan was made for */
-
-    opara__plan_stats stats;
-} opara__plan;
-
-/* Builds the plan for a finalized graph. value_bytes[v]: size of every value. descs: one per node
-   (NULL: every node has no kernel info, so Alg. 2 keeps ready order). dev: NULL = default device.
-   desc: NULL = defaults. On failure *out is NULL and the runtime's error says why. */
-OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
-                                              const opara__op_desc* descs, const opara__device* dev,
-                                              const opara__plan_desc* desc, opara__plan** out);
-OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* plan);
-
-/* Proves that the plan is safe for the graph: the order is a topological permutation, streams
-   and ranks are consistent, every wait names an earlier recorded event on another stream, every
-   data dependency is enforced (same-stream order or an event path), every value fits its storage,
-   no two unordered operators touch overlapping arena bytes with at least one write, no byte is
-   overwritten between its write and a later read, and outputs survive to the end. Returns
-   OPARA_ERR_PLAN_INVALID with the first violation in the runtime's error detail. */
-OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan);
-
-/* 1 when input `input_index` of Concat node `node` already sits in its slice of the output (the
-   Concat does not copy it). */
-OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
-                                                    uint32_t input_index);
-
-/* ---- the pieces, for tests and the simulator ------------------------------------------------- */
-
-/* Resource demand of one kernel under a metric, in [0, +inf); nodes without info get +inf. */
-OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric);
-
-/* Launch order of the strategy's default or an explicit one into order[n_nodes]. */
-OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
-                                              const opara__device* dev, const opara__plan_desc* desc,
-                                              uint32_t* order);
-
-/* Opara Alg. 1 over `order`: stream[n_nodes], returns the stream count in *n_streams. Streams are
-   numbered in creation order. */
-OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
-                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams);
-
-/* ---- between the planning modules ------------------------------------------------------------ */
-
-/* Bounded vector clocks: k slots (a power of two), stream s lives in slot s & (k-1). A slot holds
-   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me". When two
-   streams compete for a slot, the merge keeps one fact and forgets the other: a clock only ever
-   under-approximates the happens-before relation, so a wait it cannot prove redundant is kept and
-   a block it cannot prove free is not reused. Exact whenever the stream count is at most k. */
-typedef struct opara__vc_slot {
-    uint32_t stream, seq; /* seq 0: empty */
-} opara__vc_slot;
-
-#define OPARA__VC_MAX_SLOTS 64u
-/* Slot count for a plan with n_streams streams: the next power of two, at most OPARA__VC_MAX_SLOTS. */
-OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams);
-OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k);
-OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
-OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
-
-/* Walks a plan in launch order keeping one clock per live stream and one snapshot per node that
-   others still have to read (refs[v] of them); clocks live in a pool that recycles freed slots, so
-   memory follows the live frontier, not V * streams. */
-typedef struct opara__vc_walk {
-    opara_runtime* rt;
-    uint32_t k;
-    opara__vc_slot* pool;
-    size_t pool_cap;        /* in clocks */
-    uint32_t pool_used;
-    uint32_t* free_list;
-    uint32_t n_free;
-    size_t free_cap;
-    uint32_t* stream_clock; /* [n_streams] pool index or UINT32_MAX */
-    uint32_t* node_clock;   /* [n_nodes] pool index or UINT32_MAX */
-    uint32_t* refs;         /* [n_nodes] readers of the node's snapshot still to come */
-} opara__vc_walk;
-
-OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
-                                               uint32_t n_streams);
-OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w);
-/* The clock of stream s (created empty on first use); NULL when out of memory. Valid until the next
-   call that may allocate (opara__vc_walk_snapshot, opara__vc_walk_stream). */
-OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s);
-/* Copies stream s's clock as node v's snapshot; 0 when out of memory. */
-OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s);
-/* Merges node p's snapshot into stream s's clock and drops one reference to the snapshot. */
-OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p);
-OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s);
-
-/* Sync plan (opara_sync.c): fills records_event, wait_start/wait_nodes, stream_fork/join and the
-   sync statistics from order/stream/stream_seq. extra_start/extra (CSR by node, may be NULL) are
-   dependencies beyond the data edges (the wavefront barriers). */
-OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
-                                            const uint32_t* extra);
-/* Memory plan (opara_memplan.c): fills storage, offset, alias_*, arena_bytes from the sync plan. */
-OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
-
-#endif /* OPARA_SCHED_H */
-/* ==== END src/opara_sched.h ==== */
-/* ==== BEGIN src/opara_desc.c ==== */
-/* Device presets and the default analytic operator descriptors.
-
-   The descriptors are ESTIMATES for planning when no backend has measured anything: FLOPs and
-   bytes follow from the shapes (exact arithmetic), the launch shapes are plausible values for
-   each kernel family, chosen to resemble what cuDNN/cuBLAS and simple elementwise kernels use:
-     family          block  regs  smem/block  grid
-     conv (GEMM)      256    96   16 KiB      ceil(N*P*Q/128) * ceil(K/64) tiles
-     depthwise conv   256    32   0           ceil(outputs/256)
-     GEMM/MatMul      256   128   24 KiB      batch * ceil(M/128) * ceil(N/128) tiles
-     reductions       256    32   2 KiB       one block per reduced row (Softmax, LayerNorm, ReduceMean,
-                                              GlobalAveragePool)
-     transpose        256    24   4224 B      ceil(outputs/256) (a 32x33 float tile)
-     pooling          256    32   0           ceil(outputs/256)
-     elementwise/copy 256    16   0           ceil(outputs/256)
-     views            no kernel (kernel_less)
-   The class is compute when FLOPs/bytes reaches the device's balance point (peak FLOP/s over
-   bandwidth), memory otherwise; ops without FLOPs (copies) are memory; without shapes, the op
-   type's default (convolutions and matrix products compute, everything else memory). */
-/* #include "opara_sched.h" (inlined above) */
-
-/* Public specifications: SM count, per-block/per-SM limits (compute capability tables), FP32 peak
-   at boost clock, DRAM bandwidth. max_smem_per_block is the default 48 KiB (cudaDeviceProp
-   sharedMemPerBlock), not the opt-in maximum. */
-static const opara__device opara__devices[] = {
-    /* GeForce RTX 2080 SUPER: TU104, 48 SMs, sm_75, 3072 cores at 1815 MHz, 496 GB/s */
-    {"rtx2080s", 48, 1024, 1024, 65536, 65536, 49152, 65536, 16, 11.15e12, 496e9},
-    /* Tesla V100 SXM2: 80 SMs, sm_70, 15.7 TFLOP/s, 900 GB/s */
-    {"v100", 80, 1024, 2048, 65536, 65536, 49152, 98304, 32, 15.7e12, 900e9},
-    /* A100 PCIe 40 GB: 108 SMs, sm_80, 19.5 TFLOP/s, 1555 GB/s */
-    {"a100", 108, 1024, 2048, 65536, 65536, 49152, 167936, 32, 19.5e12, 1555e9},
-    /* H100 SXM5: 132 SMs, sm_90, 67 TFLOP/s, 3.35 TB/s */
-    {"h100", 132, 1024, 2048, 65536, 65536, 49152, 233472, 32, 67e12, 3.35e12},
-    /* Jetson AGX Orin 64 GB: 16 SMs, sm_87, 5.3 TFLOP/s, 204.8 GB/s */
-    {"orin", 16, 1024, 1536, 65536, 65536, 49152, 167936, 16, 5.3e12, 204.8e9},
-};
-
-OPARA__PRIVATE const opara__device* opara__device_preset(const char* name) {
-    size_t i;
-    if (!name) return NULL;
-    for (i = 0; i < OPARA__ARRAY_COUNT(opara__devices); ++i)
-        if (strcmp(opara__devices[i].name, name) == 0) return &opara__devices[i];
-    return NULL;
-}
-
-OPARA__PRIVATE const opara__device* opara__device_default(void) { return &opara__devices[0]; }
-
-OPARA__PRIVATE double opara__device_balance(const opara__device* dev) {
-    if (!dev) dev = opara__device_default();
-    return dev->bandwidth > 0 ? dev->peak_flops / dev->bandwidth : 0.0;
-}
-
-OPARA__PRIVATE int opara__op_is_view(opara__op op) {
-    return op == OPARA__OP_RESHAPE || op == OPARA__OP_FLATTEN || op == OPARA__OP_SQUEEZE || op == OPARA__OP_UNSQUEEZE;
-}
-
-OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op) {
-    switch (op) {
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
-        return OPARA__CLASS_COMPUTE;
-    default: return OPARA__CLASS_MEMORY;
-    }
-}
-
-/* ---- sizes ----------------------------------------------------------------------------------- */
-
-static double opara__elems(const opara__shape* s) {
-    double n = 1;
-    int32_t i;
-    if (!s || s->ndim < 0) return 0;
-    for (i = 0; i < s->ndim; ++i) n *= (double)(s->dims[i] > 0 ? s->dims[i] : 0);
-    return n;
-}
-
-OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
-                                                          uint64_t* out) {
-    uint32_t v;
-    for (v = 0; v < g->n_values; ++v) {
-        const opara__shape* s = &shapes[v];
-        int64_t n = (int64_t)opara_dtype_size(g->values[v].dtype);
-        int32_t d;
-        out[v] = 0;
-        if (s->ndim < 0) continue;
-        if (s->ndim > OPARA_MAX_DIMS)
-            return opara__fail(g->rt, OPARA_ERR_SHAPE, "value '%s' has rank %d", g->values[v].name, (int)s->ndim);
-        for (d = 0; d < s->ndim; ++d) {
-            if (s->dims[d] < 0)
-                return opara__fail(g->rt, OPARA_ERR_SHAPE, "value '%s' has an unresolved dimension %d",
-                                   g->values[v].name, (int)d);
-            if (!opara__mul_i64(n, s->dims[d], &n))
-                return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "value '%s' is too large", g->values[v].name);
-        }
-        out[v] = (uint64_t)n;
-    }
-    return OPARA_OK;
-}
-
-/* ---- descriptors ----------------------------------------------------------------------------- */
-
-typedef struct opara__desc_ctx {
-    const opara__graph* g;
-    const opara__shape* shapes;
-    const opara__node* n;
-} opara__desc_ctx;
-
-static const opara__shape* opara__in_shape(const opara__desc_ctx* c, uint32_t i) {
-    return i < c->n->n_inputs && c->n->inputs[i] >= 0 ? &c->shapes[c->n->inputs[i]] : NULL;
-}
-
-static const opara__shape* opara__out_shape(const opara__desc_ctx* c, uint32_t i) {
-    return i < c->n->n_outputs && c->n->outputs[i] >= 0 ? &c->shapes[c->n->outputs[i]] : NULL;
-}
-
-static double opara__value_nbytes(const opara__desc_ctx* c, int32_t v) {
-    return v < 0 ? 0 : opara__elems(&c->shapes[v]) * (double)opara_dtype_size(c->g->values[v].dtype);
-}
-
-static double opara__node_bytes(const opara__desc_ctx* c) {
-    double b = 0;
-    uint32_t i;
-    for (i = 0; i < c->n->n_inputs; ++i) b += opara__value_nbytes(c, c->n->inputs[i]);
-    for (i = 0; i < c->n->n_outputs; ++i) b += opara__value_nbytes(c, c->n->outputs[i]);
-    return b;
-}
-
-static uint32_t opara__blocks(double work, double per_block) {
-    double b = work / per_block;
-    if (b < 1) return 1;
-    if (b > 2147483647.0) return 2147483647u;
-    return (uint32_t)(b + 0.999999);
-}
-
-static void opara__set_launch(opara__op_desc* d, uint32_t grid, uint32_t threads, uint32_t regs, uint32_t smem) {
-    d->grid = grid;
-    d->block_threads = threads;
-    d->regs_per_thread = regs;
-    d->smem_per_block = smem;
-    d->has_info = 1;
-}
-
-static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
-    const opara__shape* x = opara__in_shape(c, 0);
-    const opara__shape* w = opara__in_shape(c, 1);
-    const opara__shape* y = opara__out_shape(c, 0);
-    double out = opara__elems(y), taps = 1, group = (double)opara__attr_int(c->n, "group", 1);
-    int32_t i;
-    if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
-        opara__set_launch(d, opara__blocks(out, 256), 256, 96, 16384);
-        return;
-    }
-    for (i = 1; i < w->ndim; ++i) taps *= (double)w->dims[i]; /* C/g * R * S */
-    /* Conv: 2*N*K*(C/g)*R*S*P*Q = 2*outputs*taps; ConvTranspose (W is [C, K/g, R, S]): 2*inputs*taps */
-    d->flops = 2.0 * (c->n->op == OPARA__OP_CONV_TRANSPOSE ? opara__elems(x) : out) * taps;
-    if (group > 1 && (double)x->dims[1] == group) {
-        opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
-        return;
-    }
-    {
-        double npq = out / (double)(y->dims[1] > 0 ? y->dims[1] : 1);
-        double tiles = (double)opara__blocks(npq, 128) * (double)opara__blocks((double)y->dims[1], 64);
-        opara__set_launch(d, opara__blocks(tiles, 1), 256, 96, 16384);
-    }
-}
-
-static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) {
-    const opara__shape* a = opara__in_shape(c, 0);
-    const opara__shape* y = opara__out_shape(c, 0);
-    double m, n, k, batch;
-    if (!a || !y || a->ndim < 1 || y->ndim < 1) {
-        opara__set_launch(d, 1, 256, 128, 24576);
-        return;
-    }
-    n = (double)y->dims[y->ndim - 1];
-    m = y->ndim >= 2 ? (double)y->dims[y->ndim - 2] : 1;
-    batch = n * m > 0 ? opara__elems(y) / (m * n) : 0;
-    if (c->n->op == OPARA__OP_GEMM && opara__attr_int(c->n, "transA", 0)) k = a->ndim >= 2 ? (double)a->dims[0] : 1;
-    else k = (double)a->dims[a->ndim - 1];
-    d->flops = 2.0 * batch * m * n * k;
-    opara__set_launch(d, opara__blocks(batch * (double)opara__blocks(m, 128) * (double)opara__blocks(n, 128), 1), 256,
-                      128, 24576);
-}
-
-static double opara__flops_per_elem(opara__op op) {
-    switch (op) {
-    case OPARA__OP_GELU: case OPARA__OP_ERF: case OPARA__OP_TANH: case OPARA__OP_SIGMOID: return 8;
-    case OPARA__OP_HARD_SWISH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_POW: return 4;
-    case OPARA__OP_BATCH_NORM: case OPARA__OP_LEAKY_RELU: case OPARA__OP_CLIP: return 2;
-    case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: return 5;
-    case OPARA__OP_RELU: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV:
-    case OPARA__OP_SQRT: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_WHERE:
-        return 1;
-    default: return 0;
-    }
-}
-
-static void opara__describe_other(const opara__desc_ctx* c, opara__op_desc* d) {
-    opara__op op = c->n->op;
-    const opara__shape* y = opara__out_shape(c, 0);
-    const opara__shape* x = opara__in_shape(c, 0);
-    double out = opara__elems(y);
-    switch (op) {
-    case OPARA__OP_MAX_POOL:
-    case OPARA__OP_AVERAGE_POOL: {
-        uint32_t nk = 0, i;
-        const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
-        double taps = 1;
-        for (i = 0; i < nk; ++i) taps *= (double)k[i];
-        d->flops = out * taps;
-        opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
-        return;
-    }
-    case OPARA__OP_SOFTMAX:
-    case OPARA__OP_LAYER_NORM:
-    case OPARA__OP_REDUCE_MEAN:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: {
-        double in = opara__elems(x), rows = 1;
-        if (op == OPARA__OP_GLOBAL_AVERAGE_POOL && x && x->ndim >= 2) rows = (double)x->dims[0] * (double)x->dims[1];
-        else if (op == OPARA__OP_REDUCE_MEAN) rows = out;
-        else if (x && x->ndim >= 1) rows = in / (double)(x->dims[x->ndim - 1] > 0 ? x->dims[x->ndim - 1] : 1);
-        d->flops = in * opara__flops_per_elem(op);
-        opara__set_launch(d, opara__blocks(rows, 1), 256, 32, 2048);
-        return;
-    }
-    case OPARA__OP_TRANSPOSE: opara__set_launch(d, opara__blocks(out, 256), 256, 24, 4224); return;
-    default:
-        d->flops = out * opara__flops_per_elem(op);
-        opara__set_launch(d, opara__blocks(out, 256), 256, 16, 0);
-        return;
-    }
-}
-
-static void opara__describe_node(const opara__desc_ctx* c, const opara__device* dev, opara__op_desc* d) {
-    opara__op op = c->n->op;
-    memset(d, 0, sizeof *d);
-    d->bytes = opara__node_bytes(c);
-    if (opara__op_is_view(op)) {
-        d->kernel_less = 1;
-        d->op_class = OPARA__CLASS_MEMORY;
-        return;
-    }
-    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) opara__describe_conv(c, d);
-    else if (op == OPARA__OP_GEMM || op == OPARA__OP_MATMUL) opara__describe_matmul(c, d);
-    else opara__describe_other(c, d);
-    if (d->flops <= 0 && d->bytes <= 0) d->op_class = (uint8_t)opara__op_default_class(op);
-    else if (d->flops <= 0) d->op_class = OPARA__CLASS_MEMORY;
-    else d->op_class = (uint8_t)(d->flops >= opara__device_balance(dev) * d->bytes ? OPARA__CLASS_COMPUTE
-                                                                                   : OPARA__CLASS_MEMORY);
-}
-
-OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
-                                               const opara__device* dev, opara__op_desc* out) {
-    opara__desc_ctx c;
-    uint32_t i;
-    if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
-                                        : OPARA_ERR_INVALID_ARGS;
-    if (!dev) dev = opara__device_default();
-    c.g = g;
-    c.shapes = shapes;
-    for (i = 0; i < g->n_nodes; ++i) {
-        c.n = &g->nodes[i];
-        opara__describe_node(&c, dev, &out[i]);
-    }
-    return OPARA_OK;
-}
-/* ==== END src/opara_desc.c ==== */
-/* ==== BEGIN src/opara_sched.c ==== */
-/* Strategies: launch orders (Opara Alg. 2, topological, DFS, BFS), stream allocation (Opara Alg. 1,
-   sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans.
-   Everything is O(V + E) except Nimble (O(V^2/64) bitsets plus matchings, as in the original). */
-/* #include "opara_sched.h" (inlined above) */
-
-#include <math.h>
-
-OPARADEF const char* opara_strategy_name(opara_strategy strategy) {
-    switch (strategy) {
-    case OPARA_STRATEGY_OPARA: return "opara";
-    case OPARA_STRATEGY_SEQUENTIAL: return "sequential";
-    case OPARA_STRATEGY_WAVEFRONT: return "wavefront";
-    case OPARA_STRATEGY_NIMBLE: return "nimble";
-    case OPARA_STRATEGY_OPARA_TOPO: return "opara-topo";
-    default: return "?";
-    }
-}
-
-/* ---- resource demand ------------------------------------------------------------------------- */
-
-static double opara__ratio(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
-
-OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric) {
-    double threads, regs, smem;
-    if (!d || !d->has_info || d->kernel_less) return HUGE_VAL;
-    if (!dev) dev = opara__device_default();
-    if (metric != OPARA__METRIC_DOMINANT) return opara__ratio(d->smem_per_block, dev->max_smem_per_block);
-    threads = opara__ratio(d->block_threads, dev->max_threads_per_sm);
-    regs = opara__ratio((double)d->block_threads * d->regs_per_thread, dev->max_regs_per_sm);
-    smem = opara__ratio(d->smem_per_block, dev->max_smem_per_sm);
-    return OPARA__MAX(threads, OPARA__MAX(regs, smem));
-}
-
-/* ---- launch orders --------------------------------------------------------------------------- */
-
-static void opara__indegrees(const opara__graph* g, uint32_t* indeg) {
-    uint32_t n;
-    for (n = 0; n < g->n_nodes; ++n) indeg[n] = g->pred_start[n + 1] - g->pred_start[n];
-}
-
-/* Kahn with a FIFO queue: sources in index order, successors in list order. */
-static void opara__order_bfs(const opara__graph* g, uint32_t* indeg, uint32_t* order) {
-    uint32_t n, k, head = 0, tail = 0;
-    opara__indegrees(g, indeg);
-    for (n = 0; n < g->n_nodes; ++n)
-        if (!indeg[n]) order[tail++] = n;
-    while (head < tail) {
-        uint32_t u = order[head++];
-        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
-            if (--indeg[g->succs[k]] == 0) order[tail++] = g->succs[k];
-    }
-}
-
-/* Kahn with a LIFO stack: after an op, its first successor that became ready runs next, so each
-   branch is followed to its end before the next one starts (eager PyTorch's program order). */
-static void opara__order_dfs(const opara__graph* g, uint32_t* indeg, uint32_t* stack, uint32_t* order) {
-    uint32_t n, k, top = 0, emitted = 0;
-    opara__indegrees(g, indeg);
-    for (n = g->n_nodes; n-- > 0;)
-        if (!indeg[n]) stack[top++] = n;
-    while (top) {
-        uint32_t u = stack[--top];
-        order[emitted++] = u;
-        for (k = g->succ_start[u + 1]; k-- > g->succ_start[u];)
-            if (--indeg[g->succs[k]] == 0) stack[top++] = g->succs[k];
-    }
-}
-
-/* Alg. 2's ready lists: a binary heap on (demand, ready sequence), which picks exactly what the
-   reference's linear scan picks (least demand, earliest ready on ties, no-info ops last). */
-typedef struct opara__ready {
-    double key;
-    uint32_t seq, node;
-} opara__ready;
-
-typedef struct opara__ready_heap {
-    opara__ready* items;
-    uint32_t size;
-} opara__ready_heap;
-
-static int opara__ready_less(const opara__ready* a, const opara__ready* b) {
-    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
-}
-
-static void opara__ready_push(opara__ready_heap* h, opara__ready x) {
-    uint32_t i = h->size++;
-    while (i > 0 && opara__ready_less(&x, &h->items[(i - 1) / 2])) {
-        h->items[i] = h->items[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->items[i] = x;
-}
-
-static uint32_t opara__ready_pop(opara__ready_heap* h) {
-    uint32_t top = h->items[0].node, i = 0;
-    opara__ready x = h->items[--h->size];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= h->size) break;
-        if (c + 1 < h->size && opara__ready_less(&h->items[c + 1], &h->items[c])) ++c;
-        if (!opara__ready_less(&h->items[c], &x)) break;
-        h->items[i] = h->items[c];
-        i = c;
-    }
-    if (h->size) h->items[i] = x;
-    return top;
-}
-
-typedef struct opara__alg2 {
-    const opara__graph* g;
-    const opara__op_desc* descs;
-    const opara__device* dev;
-    opara__metric metric;
-    opara__ready_heap lists[2]; /* indexed by opara__op_class */
-    uint32_t seq;
-} opara__alg2;
-
-static void opara__alg2_make_ready(opara__alg2* a, uint32_t node) {
-    opara__ready r;
-    const opara__op_desc* d = a->descs ? &a->descs[node] : NULL;
-    int cls = d && d->op_class == OPARA__CLASS_MEMORY ? 1 : 0;
-    r.key = opara__op_demand(d, a->dev, a->metric);
-    r.seq = a->seq++;
-    r.node = node;
-    opara__ready_push(&a->lists[cls], r);
-}
-
-/* Which list to take from. PARITY: a flag that starts true and toggles at the start of every
-   iteration; false takes the compute list, true the memory list, a lone non-empty list is taken
-   regardless (the flag still toggles). LAST_PICK: the list opposite the last one picked. */
-static int opara__alg2_choose(const opara__alg2* a, opara__alternation mode, int* state) {
-    int mem_ok = a->lists[OPARA__CLASS_MEMORY].size > 0, comp_ok = a->lists[OPARA__CLASS_COMPUTE].size > 0;
-    int want;
-    if (mode == OPARA__ALT_LAST_PICK) {
-        want = *state; /* state: the list to prefer now */
-    } else {
-        *state = !*state;
-        want = *state ? OPARA__CLASS_MEMORY : OPARA__CLASS_COMPUTE;
-    }
-    if (want == OPARA__CLASS_MEMORY && !mem_ok) want = OPARA__CLASS_COMPUTE;
-    if (want == OPARA__CLASS_COMPUTE && !comp_ok) want = OPARA__CLASS_MEMORY;
-    if (mode == OPARA__ALT_LAST_PICK) *state = want == OPARA__CLASS_MEMORY ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
-    return want;
-}
-
-static void opara__order_alg2(opara__alg2* a, opara__alternation mode, uint32_t* indeg, uint32_t* order) {
-    const opara__graph* g = a->g;
-    uint32_t n, k, emitted = 0;
-    int state = mode == OPARA__ALT_LAST_PICK ? OPARA__CLASS_COMPUTE : 1;
-    opara__indegrees(g, indeg);
-    for (n = 0; n < g->n_nodes; ++n)
-        if (!indeg[n]) opara__alg2_make_ready(a, n);
-    while (a->lists[0].size || a->lists[1].size) {
-        int which = opara__alg2_choose(a, mode, &state);
-        uint32_t u = opara__ready_pop(&a->lists[which]);
-        order[emitted++] = u;
-        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
-            if (--indeg[g->succs[k]] == 0) opara__alg2_make_ready(a, g->succs[k]);
-    }
-}
-
-static opara_launch_order opara__resolve_order(const opara__plan_desc* d) {
-    if (d->launch_order != OPARA_LAUNCH_DEFAULT) return d->launch_order;
-    return d->strategy == OPARA_STRATEGY_OPARA ? OPARA_LAUNCH_ALG2 : OPARA_LAUNCH_TOPO;
-}
-
-OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
-                                              const opara__device* dev, const opara__plan_desc* desc,
-                                              uint32_t* order) {
-    opara_launch_order which = opara__resolve_order(desc);
-    uint32_t* scratch;
-    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
-    if (which == OPARA_LAUNCH_TOPO) {
-        if (g->n_nodes) memcpy(order, g->topo, (size_t)g->n_nodes * sizeof(uint32_t));
-        return OPARA_OK;
-    }
-    if ((int)which < 0 || which >= OPARA_LAUNCH_COUNT)
-        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)which);
-    scratch = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes * 2 + 1, sizeof(uint32_t));
-    if (!scratch) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory ordering %u nodes", g->n_nodes);
-    if (which == OPARA_LAUNCH_BFS) {
-        opara__order_bfs(g, scratch, order);
-    } else if (which == OPARA_LAUNCH_DFS) {
-        opara__order_dfs(g, scratch, scratch + g->n_nodes, order);
-    } else {
-        opara__alg2 a;
-        memset(&a, 0, sizeof a);
-        a.g = g;
-        a.descs = descs;
-        a.dev = dev ? dev : opara__device_default();
-        a.metric = desc->metric;
-        a.lists[0].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
-        a.lists[1].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
-        if (a.lists[0].items && a.lists[1].items) opara__order_alg2(&a, desc->alternation, scratch, order);
-        opara__free(g->rt, a.lists[0].items);
-        opara__free(g->rt, a.lists[1].items);
-        if (!a.lists[0].items || !a.lists[1].items) {
-            opara__free(g->rt, scratch);
-            return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory ordering %u nodes", g->n_nodes);
-        }
-    }
-    opara__free(g->rt, scratch);
-    return OPARA_OK;
-}
-
-/* ---- Opara Alg. 1 ---------------------------------------------------------------------------- */
-
-typedef struct opara__alg1 {
-    const opara__graph* g;
-    const opara__plan_desc* desc;
-    uint32_t* stream;    /* output */
-    uint32_t* position;  /* node -> launch position */
-    uint8_t* flag;       /* SYNC flag per node */
-    uint32_t* first_succ;/* FIRST_SUCCESSOR: the successor launched first, per node */
-    uint32_t* preds;     /* scratch: one node's predecessors in visiting order */
-    uint32_t n_streams;
-    /* stream cap: tails and bounded clocks */
-    uint32_t* tail;      /* per stream: last node */
-    uint32_t* tail_seq;  /* per stream: its rank */
-    opara__vc_slot* node_clock;   /* [n_nodes * k] clock right after each node */
-    opara__vc_slot* stream_clock; /* [cap_streams * k] */
-    opara__vc_slot* pred_clock;   /* [k] */
-    uint32_t k, cap_streams;
-} opara__alg1;
-
-/* Visiting order of v's predecessors; insertion sort (in-degrees are small). */
-static uint32_t opara__alg1_preds(opara__alg1* a, uint32_t v) {
-    const opara__graph* g = a->g;
-    uint32_t n = g->pred_start[v + 1] - g->pred_start[v], i, j;
-    opara__pred_order how = a->desc->pred_order;
-    memcpy(a->preds, g->preds + g->pred_start[v], (size_t)n * sizeof(uint32_t));
-    if (how == OPARA__PRED_INPUT) return n;
-    for (i = 1; i < n; ++i) {
-        uint32_t x = a->preds[i];
-        for (j = i; j > 0; --j) {
-            uint32_t y = a->preds[j - 1];
-            int before = how == OPARA__PRED_ASC_ID    ? x < y
-                         : how == OPARA__PRED_DESC_ID ? x > y
-                                                      : (a->stream[x] < a->stream[y] ||
-                                                         (a->stream[x] == a->stream[y] && x < y));
-            if (!before) break;
-            a->preds[j] = y;
-        }
-        a->preds[j] = x;
-    }
-    return n;
-}
-
-static int opara__alg1_inherit(opara__alg1* a, uint32_t v) {
-    uint32_t n = opara__alg1_preds(a, v), i;
-    for (i = 0; i < n; ++i) {
-        uint32_t p = a->preds[i];
-        int ok = a->desc->inherit == OPARA__INHERIT_FIRST_SUCCESSOR ? a->first_succ[p] == v : !a->flag[p];
-        if (ok) {
-            a->stream[v] = a->stream[p];
-            a->flag[p] = 1;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Clock of what happens-before v through its data predecessors (stream cap only). */
-static void opara__alg1_pred_clock(opara__alg1* a, uint32_t v) {
-    const opara__graph* g = a->g;
-    uint32_t k;
-    memset(a->pred_clock, 0, a->k * sizeof(opara__vc_slot));
-    for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k)
-        opara__vc_merge(a->pred_clock, a->node_clock + (size_t)g->preds[k] * a->k, a->k);
-}
-
-/* A new stream, or under the cap an idle one (its last op happens-before v), or with a hard cap
-   the stream whose last op was launched earliest. */
-static uint32_t opara__alg1_new_stream(opara__alg1* a, uint32_t v) {
-    uint32_t cap = a->desc->stream_cap, s, best = UINT32_MAX;
-    if (!cap || a->n_streams < cap) return a->n_streams++;
-    for (s = 0; s < a->n_streams; ++s)
-        if (opara__vc_knows(a->pred_clock, a->k, s, a->tail_seq[s])) return s;
-    if (!a->desc->stream_cap_hard) return a->n_streams++;
-    for (s = 0; s < a->n_streams; ++s)
-        if (best == UINT32_MAX || a->position[a->tail[s]] < a->position[a->tail[best]]) best = s;
-    (void)v;
-    return best;
-}
-
-static void opara__alg1_track(opara__alg1* a, uint32_t v) {
-    uint32_t s = a->stream[v];
-    opara__vc_slot* sc = a->stream_clock + (size_t)s * a->k;
-    a->tail[s] = v;
-    a->tail_seq[s]++;
-    opara__vc_merge(sc, a->pred_clock, a->k);
-    opara__vc_set(sc, a->k, s, a->tail_seq[s]);
-    memcpy(a->node_clock + (size_t)v * a->k, sc, a->k * sizeof(opara__vc_slot));
-}
-
-static void opara__alg1_run(opara__alg1* a, const uint32_t* order) {
-    const opara__graph* g = a->g;
-    uint32_t i, k;
-    int capped = a->desc->stream_cap != 0;
-    for (i = 0; i < g->n_nodes; ++i) a->position[order[i]] = i;
-    if (a->desc->inherit == OPARA__INHERIT_FIRST_SUCCESSOR)
-        for (i = 0; i < g->n_nodes; ++i) {
-            uint32_t best = UINT32_MAX;
-            for (k = g->succ_start[i]; k < g->succ_start[i + 1]; ++k)
-                if (best == UINT32_MAX || a->position[g->succs[k]] < a->position[best]) best = g->succs[k];
-            a->first_succ[i] = best;
-        }
-    for (i = 0; i < g->n_nodes; ++i) {
-        uint32_t v = order[i];
-        if (capped) opara__alg1_pred_clock(a, v);
-        if (!opara__alg1_inherit(a, v)) a->stream[v] = opara__alg1_new_stream(a, v);
-        if (capped) opara__alg1_track(a, v);
-    }
-}
-
-OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
-                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams) {
-    opara__alg1 a;
-    opara_runtime* rt = g->rt;
-    size_t n = (size_t)g->n_nodes + 1;
-    int ok;
-    memset(&a, 0, sizeof a);
-    a.g = g;
-    a.desc = desc;
-    a.stream = stream;
-    a.position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    a.flag = (uint8_t*)opara__calloc(rt, n, 1);
-    a.first_succ = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    a.preds = (uint32_t*)opara__calloc(rt, (size_t)g->pred_start[g->n_nodes] + 1, sizeof(uint32_t));
-    ok = a.position && a.flag && a.first_succ && a.preds;
-    if (ok && desc->stream_cap) {
-        a.cap_streams = desc->stream_cap_hard ? desc->stream_cap : g->n_nodes + 1;
-        a.k = opara__vc_slots(desc->stream_cap);
-        a.tail = (uint32_t*)opara__calloc(rt, (size_t)a.cap_streams + 1, sizeof(uint32_t));
-        a.tail_seq = (uint32_t*)opara__calloc(rt, (size_t)a.cap_streams + 1, sizeof(uint32_t));
-        a.node_clock = (opara__vc_slot*)opara__calloc(rt, n * a.k, sizeof(opara__vc_slot));
-        a.stream_clock = (opara__vc_slot*)opara__calloc(rt, ((size_t)a.cap_streams + 1) * a.k, sizeof(opara__vc_slot));
-        a.pred_clock = (opara__vc_slot*)opara__calloc(rt, a.k, sizeof(opara__vc_slot));
-        ok = a.tail && a.tail_seq && a.node_clock && a.stream_clock && a.pred_clock;
-    }
-    if (ok) opara__alg1_run(&a, order);
-    opara__free(rt, a.position);
-    opara__free(rt, a.flag);
-    opara__free(rt, a.first_succ);
-    opara__free(rt, a.preds);
-    opara__free(rt, a.tail);
-    opara__free(rt, a.tail_seq);
-    opara__free(rt, a.node_clock);
-    opara__free(rt, a.stream_clock);
-    opara__free(rt, a.pred_clock);
-    if (!ok) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory allocating streams for %u nodes", g->n_nodes);
-    *n_streams = a.n_streams;
-    return OPARA_OK;
-}
-
-/* ---- Nimble: transitive reduction, then two maximum matchings (minimum chain cover) ---------- */
-
-#define OPARA__NIMBLE_MAX_NODES 40000u /* the descendant bitsets take V*V/8 bytes */
-
-typedef struct opara__bits {
-    uint64_t* w;
-    size_t words; /* per row */
-} opara__bits;
-
-static int opara__bit(const opara__bits* b, uint32_t row, uint32_t col) {
-    return (int)((b->w[(size_t)row * b->words + col / 64] >> (col % 64)) & 1u);
-}
-
-static void opara__bit_set(opara__bits* b, uint32_t row, uint32_t col) {
-    b->w[(size_t)row * b->words + col / 64] |= (uint64_t)1 << (col % 64);
-}
-
-static void opara__bits_or_row(opara__bits* b, uint32_t dst, uint32_t src) {
-    size_t i;
-    uint64_t* d = b->w + (size_t)dst * b->words;
-    const uint64_t* s = b->w + (size_t)src * b->words;
-    for (i = 0; i < b->words; ++i) d[i] |= s[i];
-}
-
-/* Kuhn's augmenting paths, iteratively. adj: CSR left -> right. match_r[right] = left or UINT32_MAX.
-   Returns the matching size. scratch: visit stamps [n_right], stack [2 * n_left], edge cursors [n_left]. */
-typedef struct opara__bipartite {
-    uint32_t n_left, n_right;
-    const uint32_t* start;
-    const uint32_t* adj;
-    uint32_t* match_l;
-    uint32_t* match_r;
-    uint32_t* stamp;  /* [n_right] */
-    uint32_t* stack;  /* [n_left] left vertices on the path */
-    uint32_t* cursor; /* [n_left] */
-} opara__bipartite;
-
-static int opara__augment(opara__bipartite* b, uint32_t root, uint32_t round) {
-    uint32_t top = 0;
-    b->stack[top++] = root;
-    b->cursor[root] = b->start[root];
-    while (top) {
-        uint32_t u = b->stack[top - 1];
-        if (b->cursor[u] == b->start[u + 1]) {
-            --top;
-            continue;
-        }
-        {
-            uint32_t r = b->adj[b->cursor[u]++];
-            if (b->stamp[r] == round) continue;
-            b->stamp[r] = round;
-            if (b->match_r[r] == UINT32_MAX) {
-                /* flip the path: stack[i] takes the right vertex stack[i+1] held */
-                while (top) {
-                    uint32_t l = b->stack[--top];
-                    uint32_t prev = b->match_l[l];
-                    b->match_l[l] = r;
-                    b->match_r[r] = l;
-                    r = prev;
-                }
-                return 1;
-            }
-            b->stack[top++] = b->match_r[r];
-            b->cursor[b->match_r[r]] = b->start[b->match_r[r]];
-        }
-    }
-    return 0;
-}
-
-static void opara__max_matching(opara__bipartite* b) {
-    uint32_t u;
-    for (u = 0; u < b->n_left; ++u) b->match_l[u] = UINT32_MAX;
-    for (u = 0; u < b->n_right; ++u) b->match_r[u] = UINT32_MAX, b->stamp[u] = 0;
-    for (u = 0; u < b->n_left; ++u) opara__augment(b, u, u + 1);
-}
-
-typedef struct opara__nimble {
-    const opara__graph* g;
-    opara__bits reach;    /* reach[u]: strict descendants of u */
-    uint64_t* row;        /* scratch row */
-    uint32_t* start;      /* CSR of the reduced graph / chain graph */
-    uint32_t* adj;
-    uint32_t* match_l, *match_r, *stamp, *stack, *cursor;
-    uint32_t* chain;      /* node -> chain */
-    uint32_t* chain_head; /* chain -> first node */
-    uint32_t* chain_tail; /* chain -> last node */
-} opara__nimble;
-
-static void opara__nimble_reach(opara__nimble* m) {
-    const opara__graph* g = m->g;
-    uint32_t i, k;
-    for (i = g->n_nodes; i-- > 0;) {
-        uint32_t u = g->topo[i];
-        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
-            opara__bit_set(&m->reach, u, g->succs[k]);
-            opara__bits_or_row(&m->reach, u, g->succs[k]);
-        }
-    }
-}
-
-/* Edge u->c of the transitive reduction iff no other child of u reaches c. */
-static uint32_t opara__nimble_reduce(opara__nimble* m) {
-    const opara__graph* g = m->g;
-    uint32_t u, k, total = 0;
-    size_t w, words = m->reach.words;
-    for (u = 0; u < g->n_nodes; ++u) {
-        memset(m->row, 0, words * sizeof(uint64_t));
-        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
-            const uint64_t* s = m->reach.w + (size_t)g->succs[k] * words;
-            for (w = 0; w < words; ++w) m->row[w] |= s[w];
-        }
-        m->start[u] = total;
-        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
-            uint32_t c = g->succs[k];
-            if (!((m->row[c / 64] >> (c % 64)) & 1u)) m->adj[total++] = c;
-        }
-    }
-    m->start[g->n_nodes] = total;
-    return total;
-}
-
-static opara__bipartite opara__nimble_bipartite(opara__nimble* m, uint32_t n) {
-    opara__bipartite b;
-    b.n_left = b.n_right = n;
-    b.start = m->start;
-    b.adj = m->adj;
-    b.match_l = m->match_l;
-    b.match_r = m->match_r;
-    b.stamp = m->stamp;
-    b.stack = m->stack;
-    b.cursor = m->cursor;
-    return b;
-}
-
-/* Chains from the first matching: a node without a matched predecessor starts one. */
-static uint32_t opara__nimble_chains(opara__nimble* m) {
-    const opara__graph* g = m->g;
-    uint32_t n, chains = 0;
-    for (n = 0; n < g->n_nodes; ++n) {
-        uint32_t v = g->topo[n], u;
-        if (m->match_r[v] != UINT32_MAX) continue;
-        m->chain_head[chains] = v;
-        for (u = v;; u = m->match_l[u]) {
-            m->chain[u] = chains;
-            m->chain_tail[chains] = u;
-            if (m->match_l[u] == UINT32_MAX) break;
-        }
-        chains++;
-    }
-    return chains;
-}
-
-/* Chain i precedes chain j when i's tail reaches j's head; a second matching on that (already
-   transitive) relation merges chains into streams. Returns 0 when out of memory. */
-static int opara__nimble_streams(opara__nimble* m, uint32_t chains, uint32_t* stream, uint32_t* n_streams) {
-    const opara__graph* g = m->g;
-    uint32_t i, j, streams = 0;
-    size_t total = 0;
-    opara__bipartite b;
-    for (i = 0; i < chains; ++i)
-        for (j = 0; j < chains; ++j)
-            if (i != j && opara__bit(&m->reach, m->chain_tail[i], m->chain_head[j])) total++;
-    opara__free(g->rt, m->adj);
-    m->adj = total > UINT32_MAX ? NULL : (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
-    if (!m->adj) return 0;
-    total = 0;
-    for (i = 0; i < chains; ++i) {
-        m->start[i] = (uint32_t)total;
-        for (j = 0; j < chains; ++j)
-            if (i != j && opara__bit(&m->reach, m->chain_tail[i], m->chain_head[j])) m->adj[total++] = j;
-    }
-    m->start[chains] = (uint32_t)total;
-    b = opara__nimble_bipartite(m, chains);
-    opara__max_matching(&b);
-    /* group id per chain: follow matched successors from each chain without a matched predecessor */
-    for (i = 0; i < chains; ++i) {
-        if (m->match_r[i] != UINT32_MAX) continue;
-        for (j = i;; j = m->match_l[j]) {
-            m->stamp[j] = streams;
-            if (m->match_l[j] == UINT32_MAX) break;
-        }
-        streams++;
-    }
-    for (i = 0; i < g->n_nodes; ++i) stream[i] = m->stamp[m->chain[i]];
-    *n_streams = streams;
-    return 1;
-}
-
-static opara_result opara__sched_nimble(const opara__graph* g, uint32_t* stream, uint32_t* n_streams) {
-    opara__nimble m;
-    opara_runtime* rt = g->rt;
-    size_t n = (size_t)g->n_nodes + 1, edges = (size_t)g->pred_start[g->n_nodes] + 1;
-    int ok;
-    if (g->n_nodes > OPARA__NIMBLE_MAX_NODES)
-        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED,
-                           "nimble: %u nodes exceed %u (its transitive closure needs V*V/8 bytes)", g->n_nodes,
-                           OPARA__NIMBLE_MAX_NODES);
-    memset(&m, 0, sizeof m);
-    m.g = g;
-    m.reach.words = (n + 63) / 64;
-    m.reach.w = (uint64_t*)opara__calloc(rt, n * m.reach.words, sizeof(uint64_t));
-    m.row = (uint64_t*)opara__calloc(rt, m.reach.words, sizeof(uint64_t));
-    m.start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
-    m.adj = (uint32_t*)opara__calloc(rt, edges, sizeof(uint32_t));
-    m.match_l = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    m.match_r = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    m.stamp = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    m.stack = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    m.cursor = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    m.chain = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    m.chain_head = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    m.chain_tail = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    ok = m.reach.w && m.row && m.start && m.adj && m.match_l && m.match_r && m.stamp && m.stack && m.cursor &&
-         m.chain && m.chain_head && m.chain_tail;
-    if (ok) {
-        opara__bipartite b;
-        uint32_t chains;
-        opara__nimble_reach(&m);
-        opara__nimble_reduce(&m);
-        b = opara__nimble_bipartite(&m, g->n_nodes);
-        opara__max_matching(&b);
-        chains = opara__nimble_chains(&m);
-        ok = opara__nimble_streams(&m, chains, stream, n_streams);
-    }
-    opara__free(rt, m.reach.w);
-    opara__free(rt, m.row);
-    opara__free(rt, m.start);
-    opara__free(rt, m.adj);
-    opara__free(rt, m.match_l);
-    opara__free(rt, m.match_r);
-    opara__free(rt, m.stamp);
-    opara__free(rt, m.stack);
-    opara__free(rt, m.cursor);
-    opara__free(rt, m.chain);
-    opara__free(rt, m.chain_head);
-    opara__free(rt, m.chain_tail);
-    return ok ? OPARA_OK : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "nimble: out of memory for %u nodes", g->n_nodes);
-}
-
-/* ---- wavefront: levels with barriers --------------------------------------------------------- */
-
-/* Reorders `order` by level (stable), puts the i-th op of each level on stream i, and makes every
-   op of level k+1 depend on every op of level k (the barrier, expressed as ordinary waits so the
-   backends need nothing special; the sync plan drops the waits a barrier makes redundant). */
-static opara_result opara__sched_wavefront(const opara__graph* g, opara__plan* p, uint32_t** extra_start,
-                                           uint32_t** extra) {
-    uint32_t n = g->n_nodes, i, v, max_level = 0, streams = 0;
-    uint32_t* start = NULL; /* start[l]: first index of level l in `sorted` */
-    uint32_t* fill = NULL;
-    uint32_t* sorted = NULL;
-    size_t total = 0;
-    for (i = 0; i < n; ++i) max_level = OPARA__MAX(max_level, p->level[i]);
-    start = (uint32_t*)opara__calloc(g->rt, (size_t)max_level + 3, sizeof(uint32_t));
-    fill = (uint32_t*)opara__calloc(g->rt, (size_t)max_level + 3, sizeof(uint32_t));
-    sorted = (uint32_t*)opara__calloc(g->rt, (size_t)n + 1, sizeof(uint32_t));
-    *extra_start = (uint32_t*)opara__calloc(g->rt, (size_t)n + 1, sizeof(uint32_t));
-    if (!start || !fill || !sorted || !*extra_start) goto oom;
-    for (i = 0; i < n; ++i) start[p->level[i] + 1]++;
-    for (i = 0; i < n; ++i)
-        if (p->level[i] > 0) total += start[p->level[i]]; /* start[l] still holds the size of level l-1 */
-    for (i = 1; i <= max_level + 1; ++i) {
-        streams = OPARA__MAX(streams, start[i]);
-        start[i] += start[i - 1];
-    }
-    *extra = (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
-    if (!*extra) goto oom;
-    for (i = 0; i < n; ++i) {
-        uint32_t u = p->order[i], lv = p->level[u];
-        sorted[start[lv] + fill[lv]] = u;
-        p->stream[u] = fill[lv]++;
-    }
-    memcpy(p->order, sorted, (size_t)n * sizeof(uint32_t));
-    total = 0;
-    for (v = 0; v < n; ++v) {
-        uint32_t lv = p->level[v], k;
-        (*extra_start)[v] = (uint32_t)total;
-        if (lv > 0)
-            for (k = start[lv - 1]; k < start[lv]; ++k) (*extra)[total++] = sorted[k];
-    }
-    (*extra_start)[n] = (uint32_t)total;
-    p->n_streams = streams;
-    opara__free(g->rt, start);
-    opara__free(g->rt, fill);
-    opara__free(g->rt, sorted);
-    return OPARA_OK;
-oom:
-    opara__free(g->rt, start);
-    opara__free(g->rt, fill);
-    opara__free(g->rt, sorted);
-    opara__free(g->rt, *extra_start);
-    *extra_start = NULL;
-    return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "wavefront: out of memory for %u nodes", n);
-}
-
-/* ---- the plan -------------------------------------------------------------------------------- */
-
-static void opara__resolve_desc(opara__plan_desc* d, const opara__plan_desc* in) {
-    if (in) *d = *in;
-    else memset(d, 0, sizeof *d);
-    if (d->metric == OPARA__METRIC_DEFAULT) d->metric = OPARA__METRIC_SMEM_FRAC;
-    if (d->alternation == OPARA__ALT_DEFAULT) d->alternation = OPARA__ALT_PARITY;
-    if (d->pred_order == OPARA__PRED_DEFAULT) d->pred_order = OPARA__PRED_INPUT;
-    if (d->inherit == OPARA__INHERIT_DEFAULT) d->inherit = OPARA__INHERIT_FLAG;
-    if (d->alignment == 0) d->alignment = 256;
-    d->launch_order = opara__resolve_order(d);
-}
-
-static opara_result opara__check_desc(const opara__graph* g, const opara__plan_desc* d) {
-    if ((int)d->strategy < 0 || d->strategy >= OPARA_STRATEGY_COUNT)
-        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy %d", (int)d->strategy);
-    if ((int)d->launch_order < 0 || d->launch_order >= OPARA_LAUNCH_COUNT)
-        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)d->launch_order);
-    if (d->metric > OPARA__METRIC_DOMINANT || d->alternation > OPARA__ALT_LAST_PICK ||
-        d->pred_order > OPARA__PRED_ASC_STREAM || d->inherit > OPARA__INHERIT_FIRST_SUCCESSOR)
-        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a plan knob is out of range");
-    if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
-        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "alignment %u is not a power of two <= 1 MiB", d->alignment);
-    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
-    return OPARA_OK;
-}
-
-OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
-    if (!p) return;
-    opara__free(rt, p->order);
-    opara__free(rt, p->position);
-    opara__free(rt, p->stream);
-    opara__free(rt, p->stream_seq);
-    opara__free(rt, p->level);
-    opara__free(rt, p->records_event);
-    opara__free(rt, p->wait_start);
-    opara__free(rt, p->wait_nodes);
-    opara__free(rt, p->stream_fork);
-    opara__free(rt, p->stream_join);
-    opara__free(rt, p->stream_first);
-    opara__free(rt, p->stream_last);
-    opara__free(rt, p->storage);
-    opara__free(rt, p->offset);
-    opara__free(rt, p->alias_root);
-    opara__free(rt, p->alias_offset);
-    opara__free(rt, p->alias_kind);
-    opara__free(rt, p->value_bytes);
-    opara__free(rt, p);
-}
-
-static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
-    opara_runtime* rt = g->rt;
-    size_t n = (size_t)g->n_nodes + 1, v = (size_t)g->n_values + 1;
-    p->n_nodes = g->n_nodes;
-    p->n_values = g->n_values;
-    p->order = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    p->position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    p->stream = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    p->stream_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    p->level = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
-    p->records_event = (uint8_t*)opara__calloc(rt, n, 1);
-    p->wait_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
-    p->storage = (uint8_t*)opara__calloc(rt, v, 1);
-    p->offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
-    p->alias_root = (int32_t*)opara__calloc(rt, v, sizeof(int32_t));
-    p->alias_offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
-    p->alias_kind = (uint8_t*)opara__calloc(rt, v, 1);
-    p->value_bytes = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
-    if (p->order && p->position && p->stream && p->stream_seq && p->level && p->records_event && p->wait_start &&
-        p->storage && p->offset && p->alias_root && p->alias_offset && p->alias_kind && p->value_bytes)
-        return OPARA_OK;
-    return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan of %u nodes", g->n_nodes);
-}
-
-static void opara__compute_levels(const opara__graph* g, uint32_t* level) {
-    uint32_t i, k;
-    for (i = 0; i < g->n_nodes; ++i) {
-        uint32_t v = g->topo[i], lv = 0;
-        for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k) lv = OPARA__MAX(lv, level[g->preds[k]] + 1);
-        level[v] = lv;
-    }
-}
-
-/* Renumbers streams by first use in launch order (stream 0 = the origin, the stream of order[0])
-   and fills position, stream_seq, stream_first/last. */
-static opara_result opara__finish_streams(const opara__graph* g, opara__plan* p, uint32_t raw_streams) {
-    uint32_t* remap = (uint32_t*)opara__calloc(g->rt, (size_t)raw_streams + 1, sizeof(uint32_t));
-    uint32_t* count;
-    uint32_t i, used = 0;
-    if (!remap) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
-    for (i = 0; i < raw_streams; ++i) remap[i] = UINT32_MAX;
-    for (i = 0; i < p->n_nodes; ++i) {
-        uint32_t v = p->order[i];
-        p->position[v] = i;
-        if (remap[p->stream[v]] == UINT32_MAX) remap[p->stream[v]] = used++;
-        p->stream[v] = remap[p->stream[v]];
-    }
-    opara__free(g->rt, remap);
-    p->n_streams = used;
-    p->stream_fork = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
-    p->stream_join = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
-    p->stream_first = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
-    p->stream_last = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
-    count = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
-    if (!p->stream_fork || !p->stream_join || !p->stream_first || !p->stream_last || !count) {
-        opara__free(g->rt, count);
-        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
-    }
-    for (i = 0; i < p->n_nodes; ++i) {
-        uint32_t v = p->order[i], s = p->stream[v];
-        if (!count[s]) p->stream_first[s] = v;
-        p->stream_seq[v] = ++count[s];
-        p->stream_last[s] = v;
-    }
-    opara__free(g->rt, count);
-    p->stats.n_streams = used;
-    return OPARA_OK;
-}
-
-static opara_result opara__assign_streams(const opara__graph* g, opara__plan* p, uint32_t** extra_start,
-                                          uint32_t** extra) {
-    uint32_t raw = 0, i;
-    opara_result r = OPARA_OK;
-    switch (p->desc.strategy) {
-    case OPARA_STRATEGY_OPARA:
-    case OPARA_STRATEGY_OPARA_TOPO: r = opara__sched_alg1(g, p->order, &p->desc, p->stream, &raw); break;
-    case OPARA_STRATEGY_SEQUENTIAL:
-        for (i = 0; i < g->n_nodes; ++i) p->stream[i] = 0;
-        raw = g->n_nodes ? 1 : 0;
-        break;
-    case OPARA_STRATEGY_NIMBLE: r = opara__sched_nimble(g, p->stream, &raw); break;
-    case OPARA_STRATEGY_WAVEFRONT:
-        r = opara__sched_wavefront(g, p, extra_start, extra);
-        raw = p->n_streams;
-        break;
-    default: r = opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy"); break;
-    }
-    if (r != OPARA_OK) return r;
-    return opara__finish_streams(g, p, raw);
-}
-
-static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, const opara__op_desc* descs,
-                                      const opara__device* dev) {
-    uint32_t* extra_start = NULL;
-    uint32_t* extra = NULL;
-    uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
-    opara_result r = opara__sched_order(g, descs, dev, &p->desc, p->order);
-    opara__compute_levels(g, p->level);
-    t1 = opara__now_ns();
-    if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
-    t2 = opara__now_ns();
-    if (r == OPARA_OK) r = opara__sync_plan(g, p, extra_start, extra);
-    opara__free(g->rt, extra_start);
-    opara__free(g->rt, extra);
-    t3 = opara__now_ns();
-    if (r == OPARA_OK) r = opara__memory_plan(g, p);
-    t4 = opara__now_ns();
-    p->stats.order_ns = t1 - t0;
-    p->stats.streams_ns = t2 - t1;
-    p->stats.sync_ns = t3 - t2;
-    p->stats.memory_ns = t4 - t3;
-    p->stats.total_ns = t4 - t0;
-    if (r == OPARA_OK && p->desc.verify) {
-        r = opara__plan_verify(g, p);
-        p->stats.verify_ns = opara__now_ns() - t4;
-    }
-    return r;
-}
-
-OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
-                                              const opara__op_desc* descs, const opara__device* dev,
-                                              const opara__plan_desc* desc, opara__plan** out) {
-    opara__plan* p;
-    opara_result r;
-    *out = NULL;
-    if (!g || !value_bytes) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "value sizes are required")
-                                     : OPARA_ERR_INVALID_ARGS;
-    p = (opara__plan*)opara__calloc(g->rt, 1, sizeof(opara__plan));
-    if (!p) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan");
-    opara__resolve_desc(&p->desc, desc);
-    r = opara__check_desc(g, &p->desc);
-    if (r == OPARA_OK) r = opara__plan_alloc(g, p);
-    if (r == OPARA_OK) {
-        memcpy(p->value_bytes, value_bytes, (size_t)g->n_values * sizeof(uint64_t));
-        r = opara__plan_build(g, p, descs, dev);
-    }
-    if (r != OPARA_OK) {
-        opara__plan_free(g->rt, p);
-        return r;
-    }
-    *out = p;
-    return OPARA_OK;
-}
-/* ==== END src/opara_sched.c ==== */
-/* ==== BEGIN src/opara_sync.c ==== */
-/* The sync plan: an event is recorded only after a node some other stream has to wait for, a
-   wait is dropped when the waiting stream's vector clock already covers it (implied by earlier
-   waits), and fork/join through the origin stream is added only where no event already orders a
-   stream's first op after the fork or its last op before the join. */
-/* #include "opara_sched.h" (inlined above) */
-
-/* ---- bounded vector clocks ------------------------------------------------------------------- */
-
-OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams) {
-    uint32_t k = 1;
-    while (k < n_streams && k < OPARA__VC_MAX_SLOTS) k *= 2;
-    return k;
-}
-
-OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k) {
-    uint32_t i;
-    for (i = 0; i < k; ++i) {
-        if (!src[i].seq) continue;
-        if (dst[i].stream == src[i].stream || !dst[i].seq) {
-            if (!dst[i].seq || src[i].seq > dst[i].seq) dst[i] = src[i];
-        } else if (src[i].stream > dst[i].stream) {
-            dst[i] = src[i]; /* two streams share the slot: keep the newer stream, forget the other */
-        }
-    }
-}
-
-OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
-    const opara__vc_slot* e = &c[stream & (k - 1)];
-    return e->seq && e->stream == stream && e->seq >= seq;
-}
-
-OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
-    opara__vc_slot* e = &c[stream & (k - 1)];
-    e->stream = stream;
-    e->seq = seq;
-}
-
-/* ---- the walk -------------------------------------------------------------------------------- */
-
-OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
-                                               uint32_t n_streams) {
-    uint32_t i;
-    memset(w, 0, sizeof *w);
-    w->rt = rt;
-    w->k = opara__vc_slots(n_streams);
-    w->stream_clock = (uint32_t*)opara__calloc(rt, (size_t)n_streams + 1, sizeof(uint32_t));
-    w->node_clock = (uint32_t*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(uint32_t));
-    w->refs = (uint32_t*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(uint32_t));
-    if (!w->stream_clock || !w->node_clock || !w->refs) {
-        opara__vc_walk_free(w);
-        return OPARA_ERR_OUT_OF_MEMORY;
-    }
-    for (i = 0; i < n_streams; ++i) w->stream_clock[i] = UINT32_MAX;
-    for (i = 0; i < n_nodes; ++i) w->node_clock[i] = UINT32_MAX;
-    return OPARA_OK;
-}
-
-OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w) {
-    opara__free(w->rt, w->pool);
-    opara__free(w->rt, w->free_list);
-    opara__free(w->rt, w->stream_clock);
-    opara__free(w->rt, w->node_clock);
-    opara__free(w->rt, w->refs);
-    memset(w, 0, sizeof *w);
-}
-
-static uint32_t opara__vc_walk_new(opara__vc_walk* w) {
-    uint32_t id;
-    if (w->n_free) {
-        id = w->free_list[--w->n_free];
-    } else {
-        size_t cap_slots = w->pool_cap * w->k;
-        if (w->pool_used == w->pool_cap) {
-            if (opara__grow(w->rt, (void**)&w->pool, &cap_slots, ((size_t)w->pool_used + 1) * w->k,
-                            sizeof(opara__vc_slot)) != OPARA_OK)
-                return UINT32_MAX;
-            w->pool_cap = cap_slots / w->k;
-        }
-        id = w->pool_used++;
-    }
-    memset(w->pool + (size_t)id * w->k, 0, w->k * sizeof(opara__vc_slot));
-    return id;
-}
-
-static void opara__vc_walk_release(opara__vc_walk* w, uint32_t id) {
-    if (w->n_free == w->free_cap &&
-        opara__grow(w->rt, (void**)&w->free_list, &w->free_cap, (size_t)w->n_free + 1, sizeof(uint32_t)) != OPARA_OK)
-        return; /* the slot leaks into the pool until the walk ends: harmless */
-    w->free_list[w->n_free++] = id;
-}
-
-OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s) {
-    if (w->stream_clock[s] == UINT32_MAX) {
-        uint32_t id = opara__vc_walk_new(w);
-        if (id == UINT32_MAX) return NULL;
-        w->stream_clock[s] = id;
-    }
-    return w->pool + (size_t)w->stream_clock[s] * w->k;
-}
-
-OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s) {
-    uint32_t id = opara__vc_walk_new(w);
-    if (id == UINT32_MAX || !opara__vc_walk_stream(w, s)) return 0;
-    memcpy(w->pool + (size_t)id * w->k, w->pool + (size_t)w->stream_clock[s] * w->k, w->k * sizeof(opara__vc_slot));
-    w->node_clock[v] = id;
-    return 1;
-}
-
-OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p) {
-    uint32_t id = w->node_clock[p];
-    if (id == UINT32_MAX || w->stream_clock[s] == UINT32_MAX) return;
-    opara__vc_merge(w->pool + (size_t)w->stream_clock[s] * w->k, w->pool + (size_t)id * w->k, w->k);
-    if (w->refs[p] && --w->refs[p] == 0) {
-        opara__vc_walk_release(w, id);
-        w->node_clock[p] = UINT32_MAX;
-    }
-}
-
-OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s) {
-    if (w->stream_clock[s] == UINT32_MAX) return;
-    opara__vc_walk_release(w, w->stream_clock[s]);
-    w->stream_clock[s] = UINT32_MAX;
-}
-
-/* ---- sync plan ------------------------------------------------------------------------------- */
-
-typedef struct opara__sync {
-    const opara__graph* g;
-    opara__plan* p;
-    const uint32_t* extra_start;
-    const uint32_t* extra;
-    opara__vc_walk walk;
-    uint32_t* deps;   /* scratch: one node's cross-stream dependencies */
-    uint32_t* stamp;  /* dedup: stamp[u] == gen when u is already listed */
-    uint32_t gen;
-    uint32_t* dependents; /* per node: cross-stream dependents (before pruning) */
-} opara__sync;
-
-/* Cross-stream dependencies of v (data + extra), deduplicated, latest launched first: the latest
-   one's clock usually covers the rest. */
-static uint32_t opara__sync_deps(opara__sync* s, uint32_t v) {
-    const opara__graph* g = s->g;
-    const opara__plan* p = s->p;
-    uint32_t n = 0, k, i, j, gen = ++s->gen;
-    for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k) {
-        uint32_t u = g->preds[k];
-        if (p->stream[u] != p->stream[v] && s->stamp[u] != gen) s->stamp[u] = gen, s->deps[n++] = u;
-    }
-    if (s->extra)
-        for (k = s->extra_start[v]; k < s->extra_start[v + 1]; ++k) {
-            uint32_t u = s->extra[k];
-            if (p->stream[u] != p->stream[v] && s->stamp[u] != gen) s->stamp[u] = gen, s->deps[n++] = u;
-        }
-    for (i = 1; i < n; ++i) {
-        uint32_t x = s->deps[i];
-        for (j = i; j > 0 && p->position[s->deps[j - 1]] < p->position[x]; --j) s->deps[j] = s->deps[j - 1];
-        s->deps[j] = x;
-    }
-    return n;
-}
-
-static uint32_t opara__sync_count(opara__sync* s) {
-    uint32_t v, i, total = 0;
-    for (v = 0; v < s->g->n_nodes; ++v) {
-        uint32_t n = opara__sync_deps(s, v);
-        for (i = 0; i < n; ++i) s->dependents[s->deps[i]]++;
-        total += n;
-    }
-    for (v = 0; v < s->g->n_nodes; ++v) s->walk.refs[v] = s->dependents[v];
-    return total;
-}
-
-/* One node: keep the waits its stream's clock does not cover, in ascending launch position. */
-static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_waits) {
-    opara__plan* p = s->p;
-    uint32_t sv = p->stream[v], n = opara__sync_deps(s, v), i, first = *n_waits;
-    opara__vc_slot* c = opara__vc_walk_stream(&s->walk, sv);
-    if (!c) return OPARA_ERR_OUT_OF_MEMORY;
-    for (i = 0; i < n; ++i) {
-        uint32_t u = s->deps[i];
-        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->stream[u], p->stream_seq[u])) {
-            p->stats.n_pruned_waits++;
-        } else {
-            p->wait_nodes[(*n_waits)++] = u;
-            p->records_event[u] = 1;
-        }
-        opara__vc_walk_acquire(&s->walk, sv, u);
-    }
-    {
-        uint32_t a = first, b = *n_waits;
-        while (b > a + 1) {
-            uint32_t t = p->wait_nodes[a];
-            p->wait_nodes[a++] = p->wait_nodes[--b];
-            p->wait_nodes[b] = t;
-        }
-    }
-    opara__vc_set(c, s->walk.k, sv, p->stream_seq[v]);
-    if (s->walk.refs[v] && !opara__vc_walk_snapshot(&s->walk, v, sv)) return OPARA_ERR_OUT_OF_MEMORY;
-    if (p->stream_last[sv] == v) opara__vc_walk_end_stream(&s->walk, sv);
-    return OPARA_OK;
-}
-
-static void opara__sync_fork_join(opara__sync* s) {
-    opara__plan* p = s->p;
-    uint32_t st;
-    for (st = 1; st < p->n_streams; ++st) {
-        uint32_t first = p->stream_first[st], last = p->stream_last[st];
-        p->stream_fork[st] = p->wait_start[first] == p->wait_start[first + 1];
-        p->stream_join[st] = s->dependents[last] == 0;
-        p->stats.n_forks += p->stream_fork[st];
-        p->stats.n_joins += p->stream_join[st];
-    }
-}
-
-/* The wait lists come out in launch order; the plan indexes them by node. */
-static opara_result opara__sync_by_node(opara__sync* s, const uint32_t* begin, uint32_t n_waits) {
-    const opara__graph* g = s->g;
-    opara__plan* p = s->p;
-    uint32_t* data = (uint32_t*)opara__calloc(g->rt, (size_t)n_waits + 1, sizeof(uint32_t));
-    uint32_t v, at = 0, k;
-    if (!data) return OPARA_ERR_OUT_OF_MEMORY;
-    for (v = 0; v < g->n_nodes; ++v) {
-        uint32_t i = p->position[v];
-        uint32_t end = i + 1 < g->n_nodes ? begin[p->order[i + 1]] : n_waits;
-        p->wait_start[v] = at;
-        for (k = begin[v]; k < end; ++k) data[at++] = p->wait_nodes[k];
-    }
-    p->wait_start[g->n_nodes] = at;
-    opara__free(g->rt, p->wait_nodes);
-    p->wait_nodes = data;
-    return OPARA_OK;
-}
-
-static opara_result opara__sync_run(opara__sync* s) {
-    const opara__graph* g = s->g;
-    opara__plan* p = s->p;
-    uint32_t total = opara__sync_count(s), i, n_waits = 0, v, k;
-    opara_result r = OPARA_OK;
-    uint32_t* begin;
-    p->wait_nodes = (uint32_t*)opara__calloc(g->rt, (size_t)total + 1, sizeof(uint32_t));
-    begin = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    if (!p->wait_nodes || !begin) {
-        opara__free(g->rt, begin);
-        return OPARA_ERR_OUT_OF_MEMORY;
-    }
-    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
-        begin[p->order[i]] = n_waits;
-        r = opara__sync_node(s, p->order[i], &n_waits);
-    }
-    if (r == OPARA_OK) r = opara__sync_by_node(s, begin, n_waits);
-    opara__free(g->rt, begin);
-    if (r != OPARA_OK) return r;
-    p->stats.n_waits = n_waits;
-    for (v = 0; v < g->n_nodes; ++v) {
-        p->stats.n_events += p->records_event[v];
-        for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k)
-            p->stats.n_cross_edges += p->stream[g->preds[k]] != p->stream[v];
-    }
-    opara__sync_fork_join(s);
-    return OPARA_OK;
-}
-
-OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
-                                            const uint32_t* extra) {
-    opara__sync s;
-    opara_result r;
-    size_t max_deps = (size_t)g->pred_start[g->n_nodes] + 1;
-    memset(&s, 0, sizeof s);
-    s.g = g;
-    s.p = plan;
-    s.extra_start = extra_start;
-    s.extra = extra;
-    if (extra) max_deps += extra_start[g->n_nodes];
-    r = opara__vc_walk_init(&s.walk, g->rt, g->n_nodes, plan->n_streams);
-    s.deps = (uint32_t*)opara__calloc(g->rt, max_deps, sizeof(uint32_t));
-    s.stamp = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    s.dependents = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents)) r = OPARA_ERR_OUT_OF_MEMORY;
-    if (r == OPARA_OK) r = opara__sync_run(&s);
-    opara__vc_walk_free(&s.walk);
-    opara__free(g->rt, s.deps);
-    opara__free(g->rt, s.stamp);
-    opara__free(g->rt, s.dependents);
-    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
-    return r;
-}
-/* ==== END src/opara_sync.c ==== */
-/* ==== BEGIN src/opara_memplan.c ==== */
-/* The memory plan: one arena, a block per storage root, reused only when it is provably free.
-
-   A storage root is a value that owns bytes; views, in-place outputs and in-place Concat inputs
-   are members of another value's root. Walking the plan in launch order with the same bounded
-   vector clocks as the sync plan, a root retires when its last reader has been launched; it keeps
-   the (stream, rank) of every op that touched it (producers and readers of all its members, one
-   fact per stream). A retired block is reused by op v only when v's clock covers every fact, i.e.
-   every old reader happens-before v along stream order and event edges, whichever streams they
-   ran on. Blocks tile the arena; adjacent reusable blocks are combined, best fit first, and the
-   last block can grow the arena. Graph outputs are pinned (never reused). */
-/* #include "opara_sched.h" (inlined above) */
-
-enum { OPARA__SEG_BUSY = 0, OPARA__SEG_RETIRED = 1 };
-
-typedef struct opara__seg {
-    uint64_t offset, size;
-    uint32_t prev, next; /* UINT32_MAX at the ends */
-    uint32_t facts, n_facts;
-    uint8_t state;
-} opara__seg;
-
-typedef struct opara__mem {
-    const opara__graph* g;
-    opara__plan* p;
-    opara__vc_walk walk;
-    int32_t* parent;        /* [V] alias parent, -1 for a root */
-    uint64_t* parent_off;   /* [V] byte offset inside the parent */
-    uint32_t* pending;      /* [V] by root: reads still to come */
-    uint32_t* member_next;  /* [V] singly linked members of a root, UINT32_MAX ends */
-    uint32_t* member_head;  /* [V] by root */
-    uint32_t* seg_of;       /* [V] by root: its segment while busy, UINT32_MAX when never allocated */
-    uint64_t* root_offset;  /* [V] by root: arena offset, fixed at allocation */
-    uint8_t* pinned;        /* [V] by root */
-    uint8_t* retired;       /* [V] by root */
-    opara__seg* segs;
-    size_t seg_cap;
-    uint32_t n_segs, seg_head, seg_tail, seg_free;
-    opara__vc_slot* facts;  /* (stream, seq) facts of retired blocks */
-    size_t facts_cap, n_facts;
-    uint32_t* stream_stamp; /* [n_streams] dedup while gathering facts */
-    uint32_t* stream_fact;  /* [n_streams] index of the stream's fact */
-    uint32_t stamp;
-    uint64_t top;
-} opara__mem;
-
-static uint64_t opara__mem_align(const opara__mem* m, uint64_t size) {
-    uint64_t a = m->p->desc.alignment;
-    size = size ? size : 1;
-    return size + (a - size % a) % a;
-}
-
-static uint32_t opara__value_root(const opara__mem* m, uint32_t v) {
-    while (m->parent[v] >= 0) v = (uint32_t)m->parent[v];
-    return v;
-}
-
-static int opara__is_arena_value(const opara__graph* g, uint32_t v) {
-    return g->values[v].kind == OPARA__VALUE_ACTIVATION && g->values[v].producer >= 0;
-}
-
-static uint32_t opara__consumer_count(const opara__graph* g, uint32_t v) {
-    return g->consumer_start[v + 1] - g->consumer_start[v];
-}
-
-/* ---- static aliases: views and Concat inputs ------------------------------------------------- */
-
-static void opara__mem_views(opara__mem* m) {
-    const opara__graph* g = m->g;
-    uint32_t i;
-    if (m->p->desc.no_view_alias) return;
-    for (i = 0; i < g->n_nodes; ++i) {
-        const opara__node* n = &g->nodes[m->p->order[i]];
-        int32_t x, y;
-        if (!opara__op_is_view(n->op) || n->n_inputs < 1 || n->n_outputs != 1) continue;
-        x = n->inputs[0];
-        y = n->outputs[0];
-        if (x < 0 || y < 0 || m->p->value_bytes[y] != m->p->value_bytes[x]) continue;
-        if (g->values[x].kind == OPARA__VALUE_ACTIVATION && g->values[x].producer < 0) continue;
-        m->parent[y] = x;
-        m->parent_off[y] = 0;
-        m->p->alias_kind[y] = OPARA__ALIAS_VIEW;
-        m->p->stats.n_views++;
-    }
-}
-
-/* Byte offsets of a Concat's inputs inside its output when every input is one contiguous slice
-   (the dimensions before the axis multiply to 1); 0 when not provable. */
-static int opara__concat_layout(const opara__mem* m, const opara__node* n) {
-    const opara__shape* shapes = m->p->desc.shapes;
-    const opara__shape* ys;
-    int64_t axis, outer = 1, d;
-    uint64_t sum = 0;
-    uint32_t i;
-    if (!shapes || n->n_outputs != 1 || n->outputs[0] < 0) return 0;
-    ys = &shapes[n->outputs[0]];
-    if (ys->ndim <= 0) return 0;
-    axis = opara__attr_int(n, "axis", 0);
-    if (axis < 0) axis += ys->ndim;
-    if (axis < 0 || axis >= ys->ndim) return 0;
-    for (d = 0; d < axis; ++d) outer *= ys->dims[d];
-    if (outer != 1) return 0;
-    for (i = 0; i < n->n_inputs; ++i) {
-        if (n->inputs[i] < 0) return 0;
-        sum += m->p->value_bytes[n->inputs[i]];
-    }
-    return sum == m->p->value_bytes[n->outputs[0]];
-}
-
-static int opara__concat_part_ok(const opara__mem* m, const opara__node* n, uint32_t i) {
-    const opara__graph* g = m->g;
-    int32_t x = n->inputs[i];
-    uint32_t j;
-    if (!opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) return 0;
-    if (opara__op_is_view(g->nodes[g->values[x].producer].op)) return 0;
-    for (j = 0; j < n->n_inputs; ++j)
-        if (j != i && n->inputs[j] == x) return 0;
-    return 1;
-}
-
-static void opara__mem_concats(opara__mem* m) {
-    const opara__graph* g = m->g;
-    uint32_t i, k;
-    if (m->p->desc.no_concat_in_place) return;
-    for (i = 0; i < g->n_nodes; ++i) {
-        const opara__node* n = &g->nodes[m->p->order[i]];
-        uint64_t off = 0;
-        if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, n)) continue;
-        for (k = 0; k < n->n_inputs; ++k) {
-            int32_t x = n->inputs[k];
-            if (opara__concat_part_ok(m, n, k)) {
-                m->parent[x] = n->outputs[0];
-                m->parent_off[x] = off;
-                m->p->alias_kind[x] = OPARA__ALIAS_CONCAT;
-                m->p->stats.n_concat_in_place++;
-            }
-            off += m->p->value_bytes[x];
-        }
-    }
-}
-
-static void opara__mem_add_member(opara__mem* m, uint32_t v) {
-    uint32_t r = opara__value_root(m, v);
-    m->member_next[v] = m->member_head[r];
-    m->member_head[r] = v;
-    m->pending[r] += opara__consumer_count(m->g, v);
-}
-
-static void opara__mem_roots(opara__mem* m) {
-    const opara__graph* g = m->g;
-    uint32_t v;
-    for (v = 0; v < g->n_values; ++v) {
-        m->member_head[v] = m->member_next[v] = m->seg_of[v] = UINT32_MAX;
-        m->pending[v] = 0;
-    }
-    for (v = 0; v < g->n_values; ++v) opara__mem_add_member(m, v);
-    for (v = 0; v < g->n_outputs; ++v) m->pinned[opara__value_root(m, (uint32_t)g->outputs[v])] = 1;
-}
-
-/* ---- segments -------------------------------------------------------------------------------- */
-
-static uint32_t opara__seg_new(opara__mem* m) {
-    uint32_t id;
-    if (m->seg_free != UINT32_MAX) {
-        id = m->seg_free;
-        m->seg_free = m->segs[id].next;
-    } else {
-        if (m->n_segs == m->seg_cap &&
-            opara__grow(m->g->rt, (void**)&m->segs, &m->seg_cap, (size_t)m->n_segs + 1, sizeof(opara__seg)) != OPARA_OK)
-            return UINT32_MAX;
-        id = m->n_segs++;
-    }
-    memset(&m->segs[id], 0, sizeof(opara__seg));
-    m->segs[id].prev = m->segs[id].next = UINT32_MAX;
-    return id;
-}
-
-static void opara__seg_unlink(opara__mem* m, uint32_t id) {
-    opara__seg* s = &m->segs[id];
-    if (s->prev != UINT32_MAX) m->segs[s->prev].next = s->next;
-    else m->seg_head = s->next;
-    if (s->next != UINT32_MAX) m->segs[s->next].prev = s->prev;
-    else m->seg_tail = s->prev;
-    s->next = m->seg_free;
-    m->seg_free = id;
-}
-
-/* Inserts `id` after `at` (UINT32_MAX: at the front). */
-static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
-    opara__seg* s = &m->segs[id];
-    s->prev = at;
-    s->next = at == UINT32_MAX ? m->seg_head : m->segs[at].next;
-    if (s->next != UINT32_MAX) m->segs[s->next].prev = id;
-    else m->seg_tail = id;
-    if (at == UINT32_MAX) m->seg_head = id;
-    else m->segs[at].next = id;
-}
-
-static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
-    const opara__seg* s = &m->segs[id];
-    uint32_t i;
-    if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
-    for (i = 0; i < s->n_facts; ++i) {
-        const opara__vc_slot* f = &m->facts[s->facts + i];
-        if (!opara__vc_knows(c, m->walk.k, f->stream, f->seq)) return 0;
-    }
-    return 1;
-}
-
-/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits, else the
-   run that ends at the arena's top (it grows). Returns the run's first segment or UINT32_MAX. */
-static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c) {
-    uint32_t id, best = UINT32_MAX, run = UINT32_MAX, tail_run = UINT32_MAX;
-    uint64_t best_size = 0, run_size = 0;
-    for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
-        uint64_t before;
-        if (!opara__seg_usable(m, id, c)) {
-            run = UINT32_MAX;
-            continue;
-        }
-        if (run == UINT32_MAX) run = id, run_size = 0;
-        before = run_size;
-        run_size += m->segs[id].size;
-        if (before < size && run_size >= size && (best == UINT32_MAX || run_size < best_size))
-            best = run, best_size = run_size;
-        if (m->segs[id].next == UINT32_MAX) tail_run = run;
-    }
-    return best != UINT32_MAX ? best : tail_run;
-}
-
-/* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
-   segment it covers, or growing the arena). */
-static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
-    opara__seg* head = &m->segs[first];
-    uint64_t have = head->size;
-    while (have < size && head->next != UINT32_MAX) {
-        uint32_t nx = head->next;
-        opara__seg* n = &m->segs[nx];
-        if (have + n->size > size) {
-            uint64_t used = size - have;
-            n->offset += used;
-            n->size -= used;
-            have = size;
-            break;
-        }
-        have += n->size;
-        opara__seg_unlink(m, nx);
-        head = &m->segs[first];
-    }
-    head = &m->segs[first];
-    if (have > size) {
-        uint32_t rest = opara__seg_new(m);
-        head = &m->segs[first];
-        if (rest != UINT32_MAX) {
-            m->segs[rest] = *head;
-            m->segs[rest].offset = head->offset + size;
-            m->segs[rest].size = have - size;
-            opara__seg_link_after(m, first, rest);
-            head = &m->segs[first];
-            have = size;
-        }
-    }
-    if (have < size) m->top += size - have; /* the run ended at the top: grow */
-    head->size = OPARA__MAX(have, size);
-    head->state = OPARA__SEG_BUSY;
-    head->n_facts = 0;
-    return first;
-}
-
-static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_slot* c) {
-    uint32_t run = opara__seg_find(m, size, c), id;
-    if (run != UINT32_MAX) return opara__seg_take(m, run, size);
-    id = opara__seg_new(m);
-    if (id == UINT32_MAX) return id;
-    m->segs[id].offset = m->top;
-    m->segs[id].size = size;
-    m->segs[id].state = OPARA__SEG_BUSY;
-    opara__seg_link_after(m, m->seg_tail, id);
-    m->top += size;
-    return id;
-}
-
-/* ---- the walk -------------------------------------------------------------------------------- */
-
-static void opara__mem_fact(opara__mem* m, uint32_t node) {
-    uint32_t s = m->p->stream[node], q = m->p->stream_seq[node];
-    if (m->stream_stamp[s] != m->stamp) {
-        m->stream_stamp[s] = m->stamp;
-        m->stream_fact[s] = (uint32_t)m->n_facts;
-        m->facts[m->n_facts].stream = s;
-        m->facts[m->n_facts++].seq = q;
-    } else if (m->facts[m->stream_fact[s]].seq < q) {
-        m->facts[m->stream_fact[s]].seq = q;
-    }
-}
-
-/* Retires root r: its block keeps one fact per stream that touched any member. */
-static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
-    const opara__graph* g = m->g;
-    uint32_t v, k, start;
-    opara__seg* s;
-    size_t need = m->n_facts + 1;
-    for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) need += opara__consumer_count(g, v) + 1;
-    if (need > m->facts_cap &&
-        opara__grow(g->rt, (void**)&m->facts, &m->facts_cap, need, sizeof(opara__vc_slot)) != OPARA_OK)
-        return OPARA_ERR_OUT_OF_MEMORY;
-    m->stamp++;
-    start = (uint32_t)m->n_facts;
-    for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) {
-        if (g->values[v].producer >= 0) opara__mem_fact(m, (uint32_t)g->values[v].producer);
-        for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k) opara__mem_fact(m, g->consumer_nodes[k]);
-    }
-    s = &m->segs[m->seg_of[r]];
-    s->state = OPARA__SEG_RETIRED;
-    s->facts = start;
-    s->n_facts = (uint32_t)m->n_facts - start;
-    m->retired[r] = 1;
-    return OPARA_OK;
-}
-
-static int opara__inplace_op(opara__op op) {
-    switch (op) {
-    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
-    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_ADD:
-    case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_SQRT:
-    case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_BATCH_NORM:
-        return 1;
-    default: return 0;
-    }
-}
-
-/* Every earlier reader and writer of root r other than v happens-before v. */
-static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, const opara__vc_slot* c) {
-    const opara__graph* g = m->g;
-    const opara__plan* p = m->p;
-    uint32_t x, k;
-    for (x = m->member_head[r]; x != UINT32_MAX; x = m->member_next[x]) {
-        int32_t w = g->values[x].producer;
-        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->stream[w], p->stream_seq[w])) return 0;
-        for (k = g->consumer_start[x]; k < g->consumer_start[x + 1]; ++k) {
-            uint32_t u = g->consumer_nodes[k];
-            if (u != v && !opara__vc_knows(c, m->walk.k, p->stream[u], p->stream_seq[u])) return 0;
-        }
-    }
-    return 1;
-}
-
-/* The input whose block output y of node v can take, or -1. */
-static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32_t y, const opara__vc_slot* c) {
-    const opara__graph* g = m->g;
-    const opara__node* n = &g->nodes[v];
-    uint32_t i, j;
-    if (m->p->desc.no_inplace || m->p->desc.no_memory_reuse || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
-    if (m->parent[y] >= 0 || m->pinned[y] || m->member_head[y] != y || m->member_next[y] != UINT32_MAX) return -1;
-    for (i = 0; i < n->n_inputs; ++i) {
-        int32_t x = n->inputs[i];
-        uint32_t reads = 0;
-        if (x < 0 || !opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) continue;
-        if (m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
-        if (m->p->value_bytes[x] != m->p->value_bytes[y]) continue;
-        for (j = 0; j < n->n_inputs; ++j) reads += n->inputs[j] >= 0 && opara__value_root(m, (uint32_t)n->inputs[j]) == (uint32_t)x;
-        if (m->pending[x] != reads || !opara__mem_all_before(m, (uint32_t)x, v, c)) continue;
-        return x;
-    }
-    return -1;
-}
-
-static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__vc_slot* c) {
-    const opara__graph* g = m->g;
-    const opara__node* n = &g->nodes[v];
-    uint32_t i;
-    for (i = 0; i < n->n_outputs; ++i) {
-        uint32_t y = (uint32_t)n->outputs[i], r;
-        int32_t src;
-        if (n->outputs[i] < 0 || m->p->alias_kind[y] == OPARA__ALIAS_VIEW) continue;
-        src = opara__mem_inplace_source(m, v, y, c);
-        if (src >= 0) {
-            /* move y from its own root into x's */
-            m->member_head[y] = UINT32_MAX;
-            m->pending[y] = 0;
-            m->parent[y] = src;
-            m->parent_off[y] = 0;
-            m->p->alias_kind[y] = OPARA__ALIAS_INPLACE;
-            m->p->stats.n_inplace++;
-            opara__mem_add_member(m, y);
-            continue;
-        }
-        r = opara__value_root(m, y);
-        if (m->seg_of[r] != UINT32_MAX) continue; /* a Concat output allocated by an earlier part */
-        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c);
-        if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
-        m->root_offset[r] = m->segs[m->seg_of[r]].offset;
-        m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
-    }
-    return OPARA_OK;
-}
-
-static int opara__mem_retirable(const opara__mem* m, uint32_t r) {
-    return m->pending[r] == 0 && !m->pinned[r] && !m->retired[r] && m->seg_of[r] != UINT32_MAX;
-}
-
-static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
-    const opara__graph* g = m->g;
-    const opara__node* n = &g->nodes[v];
-    opara__plan* p = m->p;
-    uint32_t s = p->stream[v], k;
-    opara__vc_slot* c = opara__vc_walk_stream(&m->walk, s);
-    opara_result r;
-    if (!c) return OPARA_ERR_OUT_OF_MEMORY;
-    for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) opara__vc_walk_acquire(&m->walk, s, p->wait_nodes[k]);
-    r = opara__mem_outputs(m, v, c);
-    if (r != OPARA_OK) return r;
-    for (k = 0; k < n->n_inputs; ++k)
-        if (n->inputs[k] >= 0) m->pending[opara__value_root(m, (uint32_t)n->inputs[k])]--;
-    for (k = 0; k < n->n_inputs && r == OPARA_OK; ++k)
-        if (n->inputs[k] >= 0 && opara__mem_retirable(m, opara__value_root(m, (uint32_t)n->inputs[k])))
-            r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->inputs[k]));
-    for (k = 0; k < n->n_outputs && r == OPARA_OK; ++k)
-        if (n->outputs[k] >= 0 && opara__mem_retirable(m, opara__value_root(m, (uint32_t)n->outputs[k])))
-            r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->outputs[k]));
-    if (r != OPARA_OK) return r;
-    c = opara__vc_walk_stream(&m->walk, s);
-    opara__vc_set(c, m->walk.k, s, p->stream_seq[v]);
-    if (m->walk.refs[v] && !opara__vc_walk_snapshot(&m->walk, v, s)) return OPARA_ERR_OUT_OF_MEMORY;
-    if (p->stream_last[s] == v) opara__vc_walk_end_stream(&m->walk, s);
-    return OPARA_OK;
-}
-
-static void opara__mem_publish(opara__mem* m) {
-    const opara__graph* g = m->g;
-    opara__plan* p = m->p;
-    uint32_t v;
-    for (v = 0; v < g->n_values; ++v) {
-        uint32_t r = v;
-        uint64_t off = 0;
-        while (m->parent[r] >= 0) off += m->parent_off[r], r = (uint32_t)m->parent[r];
-        p->alias_root[v] = (int32_t)r;
-        p->alias_offset[v] = off;
-        p->offset[v] = OPARA__NO_ARENA;
-        if (g->values[r].kind != OPARA__VALUE_ACTIVATION) {
-            p->storage[v] = OPARA__STORAGE_EXTERNAL;
-        } else if (m->seg_of[r] != UINT32_MAX) {
-            p->storage[v] = OPARA__STORAGE_ARENA;
-            p->offset[v] = m->root_offset[r] + off;
-        } else {
-            p->storage[v] = OPARA__STORAGE_NONE;
-        }
-    }
-    p->arena_bytes = m->top;
-    p->alignment = p->desc.alignment;
-    p->stats.arena_bytes = m->top;
-}
-
-static opara_result opara__mem_run(opara__mem* m) {
-    const opara__graph* g = m->g;
-    opara__plan* p = m->p;
-    uint32_t i, v, k;
-    opara_result r = OPARA_OK;
-    for (v = 0; v < g->n_nodes; ++v)
-        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) m->walk.refs[p->wait_nodes[k]]++;
-    opara__mem_views(m);
-    opara__mem_concats(m);
-    opara__mem_roots(m);
-    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) r = opara__mem_node(m, p->order[i]);
-    if (r == OPARA_OK) opara__mem_publish(m);
-    return r;
-}
-
-OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan) {
-    opara__mem m;
-    opara_runtime* rt = g->rt;
-    size_t nv = (size_t)g->n_values + 1;
-    opara_result r;
-    uint32_t v;
-    memset(&m, 0, sizeof m);
-    m.g = g;
-    m.p = plan;
-    m.seg_head = m.seg_tail = m.seg_free = UINT32_MAX;
-    r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
-    m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
-    m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
-    m.pending = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
-    m.member_next = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
-    m.member_head = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
-    m.seg_of = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
-    m.root_offset = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
-    m.pinned = (uint8_t*)opara__calloc(rt, nv, 1);
-    m.retired = (uint8_t*)opara__calloc(rt, nv, 1);
-    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset ||
-                          !m.pinned || !m.retired || !m.stream_stamp || !m.stream_fact))
-        r = OPARA_ERR_OUT_OF_MEMORY;
-    if (r == OPARA_OK) {
-        for (v = 0; v < g->n_values; ++v) m.parent[v] = -1;
-        memset(plan->alias_kind, 0, nv);
-        r = opara__mem_run(&m);
-    }
-    opara__vc_walk_free(&m.walk);
-    opara__free(rt, m.parent);
-    opara__free(rt, m.parent_off);
-    opara__free(rt, m.pending);
-    opara__free(rt, m.member_next);
-    opara__free(rt, m.member_head);
-    opara__free(rt, m.seg_of);
-    opara__free(rt, m.root_offset);
-    opara__free(rt, m.pinned);
-    opara__free(rt, m.retired);
-    opara__free(rt, m.segs);
-    opara__free(rt, m.facts);
-    opara__free(rt, m.stream_stamp);
-    opara__free(rt, m.stream_fact);
-    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "out of memory planning memory for %u values", g->n_values);
-    return r;
-}
-/* ==== END src/opara_memplan.c ==== */
-/* ==== BEGIN src/opara_verify.c ==== */
-/* The plan verifier. Independent of how the plan was made: it rebuilds the happens-before
-   relation from the plan alone (stream order + waits, exact vector clocks of size n_streams per
-   node) and checks every claim against the graph. O(V * streams + accesses * overlaps). */
-/* #include "opara_sched.h" (inlined above) */
-
-#include <stdlib.h>
-
-#define OPARA__VERIFY_MAX_CLOCK_ENTRIES ((size_t)1 << 27)
-
-typedef struct opara__access {
-    uint64_t start, end; /* arena bytes [start, end) */
-    uint32_t node;
-} opara__access;
-
-typedef struct opara__verify {
-    const opara__graph* g;
-    const opara__plan* p;
-    uint32_t* vc;          /* [n_nodes * n_streams] */
-    opara__access* writes; /* sorted by start */
-    size_t n_writes;
-    uint64_t max_len;
-} opara__verify;
-
-static const char* opara__vname(const opara__graph* g, uint32_t node) {
-    return g->nodes[node].name && g->nodes[node].name[0] ? g->nodes[node].name : "(unnamed)";
-}
-
-#define OPARA__BAD(v, ...) opara__fail((v)->g->rt, OPARA_ERR_PLAN_INVALID, __VA_ARGS__)
-
-/* a happens-before b (a != b). */
-static int opara__hb(const opara__verify* v, uint32_t a, uint32_t b) {
-    const opara__plan* p = v->p;
-    return a != b && v->vc[(size_t)b * p->n_streams + p->stream[a]] >= p->stream_seq[a];
-}
-
-/* ---- structure ------------------------------------------------------------------------------- */
-
-static opara_result opara__verify_order(opara__verify* v, uint32_t* seen) {
-    const opara__graph* g = v->g;
-    const opara__plan* p = v->p;
-    uint32_t i, k;
-    if (p->n_nodes != g->n_nodes || p->n_values != g->n_values)
-        return OPARA__BAD(v, "plan is for %u nodes/%u values, graph has %u/%u", p->n_nodes, p->n_values, g->n_nodes,
-                          g->n_values);
-    for (i = 0; i < g->n_nodes; ++i) {
-        uint32_t n = p->order[i];
-        if (n >= g->n_nodes || seen[n]) return OPARA__BAD(v, "launch order: entry %u (node %u) is invalid or repeated", i, n);
-        seen[n] = 1;
-        if (p->position[n] != i) return OPARA__BAD(v, "position of node %u is %u, launch order has it at %u", n, p->position[n], i);
-    }
-    for (i = 0; i < g->n_nodes; ++i)
-        for (k = g->pred_start[i]; k < g->pred_start[i + 1]; ++k)
-            if (p->position[g->preds[k]] >= p->position[i])
-                return OPARA__BAD(v, "launch order is not topological: node %u '%s' is launched before its input's producer %u '%s'",
-                                  i, opara__vname(g, i), g->preds[k], opara__vname(g, g->preds[k]));
-    return OPARA_OK;
-}
-
-static opara_result opara__verify_streams(opara__verify* v, uint32_t* count) {
-    const opara__graph* g = v->g;
-    const opara__plan* p = v->p;
-    uint32_t i, s;
-    for (s = 0; s < p->n_streams; ++s) count[s] = 0;
-    for (i = 0; i < g->n_nodes; ++i) {
-        uint32_t n = p->order[i], st = p->stream[n];
-        if (st >= p->n_streams) return OPARA__BAD(v, "node %u '%s' is on stream %u of %u", n, opara__vname(g, n), st, p->n_streams);
-        if (!count[st] && p->stream_first[st] != n) return OPARA__BAD(v, "stream %u: first node is %u, plan says %u", st, n, p->stream_first[st]);
-        if (p->stream_seq[n] != ++count[st]) return OPARA__BAD(v, "node %u '%s' has rank %u on stream %u, expected %u", n, opara__vname(g, n), p->stream_seq[n], st, count[st]);
-    }
-    for (s = 0; s < p->n_streams; ++s) {
-        if (!count[s]) return OPARA__BAD(v, "stream %u has no node", s);
-        if (p->stream_seq[p->stream_last[s]] != count[s] || p->stream[p->stream_last[s]] != s)
-            return OPARA__BAD(v, "stream %u: last node %u is not its last", s, p->stream_last[s]);
-    }
-    if (g->n_nodes && p->stream[p->order[0]] != 0) return OPARA__BAD(v, "the first launched node is not on the origin stream 0");
-    return OPARA_OK;
-}
-
-static opara_result opara__verify_waits(opara__verify* v) {
-    const opara__graph* g = v->g;
-    const opara__plan* p = v->p;
-    uint32_t n, k;
-    if (p->wait_start[0] != 0) return OPARA__BAD(v, "wait lists do not start at 0");
-    for (n = 0; n < g->n_nodes; ++n) {
-        if (p->wait_start[n + 1] < p->wait_start[n] || p->wait_start[n + 1] > p->stats.n_waits)
-            return OPARA__BAD(v, "wait list of node %u is out of range", n);
-        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) {
-            uint32_t u = p->wait_nodes[k];
-            if (u >= g->n_nodes) return OPARA__BAD(v, "node %u waits on node %u, which does not exist", n, u);
-            if (p->position[u] >= p->position[n])
-                return OPARA__BAD(v, "node %u '%s' waits on node %u '%s', which is launched later", n, opara__vname(g, n), u, opara__vname(g, u));
-            if (p->stream[u] == p->stream[n]) return OPARA__BAD(v, "node %u '%s' waits on node %u on its own stream %u", n, opara__vname(g, n), u, p->stream[n]);
-            if (!p->records_event[u]) return OPARA__BAD(v, "node %u '%s' waits on node %u '%s', which records no event", n, opara__vname(g, n), u, opara__vname(g, u));
-        }
-    }
-    return OPARA_OK;
-}
-
-static void opara__vc_max(uint32_t* dst, const uint32_t* src, uint32_t n) {
-    uint32_t i;
-    for (i = 0; i < n; ++i)
-        if (src[i] > dst[i]) dst[i] = src[i];
-}
-
-static void opara__verify_clocks(opara__verify* v, uint32_t* last) {
-    const opara__plan* p = v->p;
-    uint32_t i, k, S = p->n_streams;
-    for (i = 0; i < S; ++i) last[i] = UINT32_MAX;
-    for (i = 0; i < p->n_nodes; ++i) {
-        uint32_t n = p->order[i], s = p->stream[n];
-        uint32_t* c = v->vc + (size_t)n * S;
-        if (last[s] != UINT32_MAX) memcpy(c, v->vc + (size_t)last[s] * S, S * sizeof(uint32_t));
-        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) opara__vc_max(c, v->vc + (size_t)p->wait_nodes[k] * S, S);
-        c[s] = p->stream_seq[n];
-        last[s] = n;
-    }
-}
-
-/* Every stream starts after the fork (its first op waits on the fork event or on another stream's
-   event) and the origin's end covers every stream's last op through the join waits. */
-static opara_result opara__verify_fork_join(opara__verify* v, uint32_t* end) {
-    const opara__graph* g = v->g;
-    const opara__plan* p = v->p;
-    uint32_t s, S = p->n_streams;
-    if (!g->n_nodes) return OPARA_OK;
-    memcpy(end, v->vc + (size_t)p->stream_last[0] * S, S * sizeof(uint32_t));
-    for (s = 1; s < S; ++s) {
-        uint32_t first = p->stream_first[s];
-        if (!p->stream_fork[s] && p->wait_start[first] == p->wait_start[first + 1])
-            return OPARA__BAD(v, "stream %u neither waits on the fork event nor starts with a wait", s);
-        if (p->stream_join[s]) opara__vc_max(end, v->vc + (size_t)p->stream_last[s] * S, S);
-    }
-    for (s = 0; s < S; ++s)
-        if (end[s] < p->stream_seq[p->stream_last[s]])
-            return OPARA__BAD(v, "stream %u is not joined back into the origin stream", s);
-    return OPARA_OK;
-}
-
-static opara_result opara__verify_deps(opara__verify* v) {
-    const opara__graph* g = v->g;
-    uint32_t n, k;
-    for (n = 0; n < g->n_nodes; ++n)
-        for (k = g->pred_start[n]; k < g->pred_start[n + 1]; ++k)
-            if (!opara__hb(v, g->preds[k], n))
-                return OPARA__BAD(v, "dependency %u '%s' -> %u '%s' is not enforced (streams %u -> %u, no event path)",
-                                  g->preds[k], opara__vname(g, g->preds[k]), n, opara__vname(g, n),
-                                  v->p->stream[g->preds[k]], v->p->stream[n]);
-    return OPARA_OK;
-}
-
-/* ---- storage --------------------------------------------------------------------------------- */
-
-static opara_result opara__verify_value(opara__verify* v, uint32_t x) {
-    const opara__graph* g = v->g;
-    const opara__plan* p = v->p;
-    const opara__value* val = &g->values[x];
-    int32_t r = p->alias_root[x];
-    if (r < 0 || (uint32_t)r >= g->n_values || p->alias_root[r] != r)
-        return OPARA__BAD(v, "value %u '%s': alias root %d is not a root", x, val->name, (int)r);
-    if (p->storage[x] != p->storage[r]) return OPARA__BAD(v, "value %u '%s': storage differs from its root's", x, val->name);
-    if (val->kind != OPARA__VALUE_ACTIVATION && r != (int32_t)x)
-        return OPARA__BAD(v, "graph input or constant %u '%s' is aliased into value %d", x, val->name, (int)r);
-    if (val->kind == OPARA__VALUE_ACTIVATION && val->producer >= 0 && p->storage[x] != OPARA__STORAGE_ARENA &&
-        p->storage[x] != OPARA__STORAGE_EXTERNAL)
-        return OPARA__BAD(v, "value %u '%s' has no storage", x, val->name);
-    if (p->storage[x] == OPARA__STORAGE_EXTERNAL && g->values[r].kind == OPARA__VALUE_ACTIVATION)
-        return OPARA__BAD(v, "value %u '%s' is external but its root %d is an activation", x, val->name, (int)r);
-    if (p->value_bytes[x] > 0 && !opara__range_ok(p->alias_offset[x], p->value_bytes[x], p->value_bytes[r]))
-        return OPARA__BAD(v, "value %u '%s' (%llu bytes at +%llu) does not fit its root '%s' (%llu bytes)", x, val->name,
-                          (unsigned long long)p->value_bytes[x], (unsigned long long)p->alias_offset[x],
-                          g->values[r].name, (unsigned long long)p->value_bytes[r]);
-    if (p->storage[x] == OPARA__STORAGE_ARENA) {
-        if (p->offset[x] != p->offset[r] + p->alias_offset[x])
-            return OPARA__BAD(v, "value %u '%s': offset is not its root's plus its alias offset", x, val->name);
-        if (p->offset[x] % p->alignment && r == (int32_t)x)
-            return OPARA__BAD(v, "value %u '%s' is misaligned", x, val->name);
-        if (!opara__range_ok(p->offset[x], p->value_bytes[x], p->arena_bytes))
-            return OPARA__BAD(v, "value %u '%s' (%llu bytes at %llu) lies outside the arena of %llu bytes", x, val->name,
-                              (unsigned long long)p->value_bytes[x], (unsigned long long)p->offset[x],
-                              (unsigned long long)p->arena_bytes);
-    }
-    return OPARA_OK;
-}
-
-static uint64_t opara__concat_slice(const opara__plan* p, const opara__node* n, uint32_t input_index) {
-    uint64_t off = 0;
-    uint32_t i;
-    for (i = 0; i < input_index; ++i) off += n->inputs[i] >= 0 ? p->value_bytes[n->inputs[i]] : 0;
-    return off;
-}
-
-OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
-                                                    uint32_t input_index) {
-    const opara__node* n;
-    int32_t x, y;
-    if (node >= g->n_nodes) return 0;
-    n = &g->nodes[node];
-    if (n->op != OPARA__OP_CONCAT || input_index >= n->n_inputs || n->n_outputs < 1) return 0;
-    x = n->inputs[input_index];
-    y = n->outputs[0];
-    if (x < 0 || y < 0 || plan->storage[x] != OPARA__STORAGE_ARENA || plan->storage[y] != OPARA__STORAGE_ARENA) return 0;
-    return plan->alias_kind[x] == OPARA__ALIAS_CONCAT && plan->alias_root[x] == plan->alias_root[y] &&
-           plan->offset[x] == plan->offset[y] + opara__concat_slice(plan, n, input_index);
-}
-
-static int opara__concat_any_in_place(const opara__verify* v, uint32_t node) {
-    uint32_t i;
-    for (i = 0; i < v->g->nodes[node].n_inputs; ++i)
-        if (opara__plan_concat_input_in_place(v->g, v->p, node, i)) return 1;
-    return 0;
-}
-
-static int opara__is_view_alias(const opara__verify* v, uint32_t x) {
-    int32_t prod = v->g->values[x].producer;
-    return prod >= 0 && v->p->alias_kind[x] == OPARA__ALIAS_VIEW && opara__op_is_view(v->g->nodes[prod].op) &&
-           v->g->nodes[prod].n_inputs >= 1 && v->g->nodes[prod].inputs[0] >= 0 &&
-           v->p->alias_root[x] == v->p->alias_root[v->g->nodes[prod].inputs[0]] &&
-           v->p->alias_offset[x] == v->p->alias_offset[v->g->nodes[prod].inputs[0]];
-}
-
-static opara_result opara__add_write(opara__verify* v, uint32_t node, uint64_t start, uint64_t len) {
-    if (!len) return OPARA_OK;
-    v->writes[v->n_writes].start = start;
-    v->writes[v->n_writes].end = start + len;
-    v->writes[v->n_writes++].node = node;
-    if (len > v->max_len) v->max_len = len;
-    return OPARA_OK;
-}
-
-/* The bytes each node writes: outputs, except views (none) and a Concat's in-place inputs. */
-static void opara__collect_writes(opara__verify* v) {
-    const opara__graph* g = v->g;
-    const opara__plan* p = v->p;
-    uint32_t n, i;
-    for (n = 0; n < g->n_nodes; ++n) {
-        const opara__node* nd = &g->nodes[n];
-        for (i = 0; i < nd->n_outputs; ++i) {
-            int32_t y = nd->outputs[i];
-            if (y < 0 || p->storage[y] != OPARA__STORAGE_ARENA || opara__is_view_alias(v, (uint32_t)y)) continue;
-            if (nd->op == OPARA__OP_CONCAT && i == 0 && opara__concat_any_in_place(v, n)) {
-                uint32_t k;
-                for (k = 0; k < nd->n_inputs; ++k)
-                    if (nd->inputs[k] >= 0 && !opara__plan_concat_input_in_place(g, p, n, k))
-                        opara__add_write(v, n, p->offset[y] + opara__concat_slice(p, nd, k), p->value_bytes[nd->inputs[k]]);
-                continue;
-            }
-            opara__add_write(v, n, p->offset[y], p->value_bytes[y]);
-        }
-    }
-}
-
-static int opara__access_cmp(const void* a, const void* b) {
-    const opara__access* x = (const opara__access*)a;
-    const opara__access* y = (const opara__access*)b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return x->node < y->node ? -1 : x->node > y->node;
-}
-
-/* First write whose start could overlap [start, ...): writes are sorted, none is longer than max_len. */
-static size_t opara__first_write(const opara__verify* v, uint64_t start) {
-    uint64_t from = start > v->max_len ? start - v->max_len : 0;
-    size_t lo = 0, hi = v->n_writes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v->writes[mid].start < from) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-static opara_result opara__verify_races(opara__verify* v) {
-    const opara__graph* g = v->g;
-    size_t i, j;
-    for (i = 0; i < v->n_writes; ++i) {
-        const opara__access* a = &v->writes[i];
-        for (j = i + 1; j < v->n_writes && v->writes[j].start < a->end; ++j) {
-            const opara__access* b = &v->writes[j];
-            if (b->node == a->node || opara__hb(v, a->node, b->node) || opara__hb(v, b->node, a->node)) continue;
-            return OPARA__BAD(v, "nodes %u '%s' and %u '%s' run unordered and both write arena bytes [%llu, %llu)", a->node,
-                              opara__vname(g, a->node), b->node, opara__vname(g, b->node),
-                              (unsigned long long)OPARA__MAX(a->start, b->start),
-                              (unsigned long long)OPARA__MIN(a->end, b->end));
-        }
-    }
-    return OPARA_OK;
-}
-
-/* Node r (or the end of the run, r = UINT32_MAX) reads bytes [start, start+len) written by w:
-   every other write to them must come before w or after r. */
-static opara_result opara__verify_piece(opara__verify* v, uint32_t r, uint32_t w, uint64_t start, uint64_t len,
-                                        int r_writes_in_place) {
-    const opara__graph* g = v->g;
-    size_t i;
-    uint64_t end = start + len;
-    if (!len) return OPARA_OK;
-    for (i = opara__first_write(v, start); i < v->n_writes && v->writes[i].start < end; ++i) {
-        const opara__access* a = &v->writes[i];
-        if (a->end <= start || a->node == w) continue;
-        if (a->node == r && r_writes_in_place) continue;
-        if (opara__hb(v, a->node, w)) continue;
-        if (r != UINT32_MAX && opara__hb(v, r, a->node)) continue;
-        if (r == UINT32_MAX)
-            return OPARA__BAD(v, "graph output bytes [%llu, %llu) written by node %u '%s' are overwritten by node %u '%s' before the end",
-                              (unsigned long long)OPARA__MAX(start, a->start), (unsigned long long)OPARA__MIN(end, a->end),
-                              w, opara__vname(g, w), a->node, opara__vname(g, a->node));
-        return OPARA__BAD(v, "node %u '%s' reads arena bytes [%llu, %llu) written by node %u '%s', but node %u '%s' may overwrite them in between",
-                          r, opara__vname(g, r), (unsigned long long)OPARA__MAX(start, a->start),
-                          (unsigned long long)OPARA__MIN(end, a->end), w, opara__vname(g, w), a->node,
-                          opara__vname(g, a->node));
-    }
-    return OPARA_OK;
-}
-
-/* The pieces of value x's bytes and who wrote them; checks the read of each by r. */
-static opara_result opara__verify_read(opara__verify* v, uint32_t r, uint32_t x, int in_place, uint32_t depth) {
-    const opara__graph* g = v->g;
-    const opara__plan* p = v->p;
-    int32_t prod = g->values[x].producer;
-    const opara__node* pn;
-    uint32_t i;
-    if (p->storage[x] != OPARA__STORAGE_ARENA || prod < 0) return OPARA_OK;
-    if (depth > g->n_values) return OPARA__BAD(v, "value %u '%s': alias chain has a cycle", x, g->values[x].name);
-    pn = &g->nodes[prod];
-    if (opara__is_view_alias(v, x)) return opara__verify_read(v, r, (uint32_t)pn->inputs[0], in_place, depth + 1);
-    if (pn->op == OPARA__OP_CONCAT && opara__concat_any_in_place(v, (uint32_t)prod)) {
-        for (i = 0; i < pn->n_inputs; ++i) {
-            opara_result res;
-            if (pn->inputs[i] < 0) continue;
-            if (opara__plan_concat_input_in_place(g, p, (uint32_t)prod, i))
-                res = opara__verify_read(v, r, (uint32_t)pn->inputs[i], in_place, depth + 1);
-            else
-                res = opara__verify_piece(v, r, (uint32_t)prod, p->offset[x] + opara__concat_slice(p, pn, i),
-                                          p->value_bytes[pn->inputs[i]], in_place);
-            if (res != OPARA_OK) return res;
-        }
-        return OPARA_OK;
-    }
-    return opara__verify_piece(v, r, (uint32_t)prod, p->offset[x], p->value_bytes[x], in_place);
-}
-
-/* Node n overwrites its input x in place (its output shares x's root). */
-static int opara__writes_over_input(const opara__verify* v, uint32_t n, uint32_t x) {
-    const opara__node* nd = &v->g->nodes[n];
-    uint32_t i;
-    for (i = 0; i < nd->n_outputs; ++i) {
-        int32_t y = nd->outputs[i];
-        if (y >= 0 && v->p->alias_kind[y] == OPARA__ALIAS_INPLACE && v->p->alias_root[y] == v->p->alias_root[x] &&
-            v->p->offset[y] == v->p->offset[x])
-            return 1;
-    }
-    return 0;
-}
-
-static opara_result opara__verify_reads(opara__verify* v) {
-    const opara__graph* g = v->g;
-    uint32_t n, i;
-    opara_result r;
-    for (n = 0; n < g->n_nodes; ++n) {
-        const opara__node* nd = &g->nodes[n];
-        if (opara__op_is_view(nd->op) && nd->n_outputs >= 1 && nd->outputs[0] >= 0 &&
-            opara__is_view_alias(v, (uint32_t)nd->outputs[0]))
-            continue; /* a view reads nothing */
-        for (i = 0; i < nd->n_inputs; ++i) {
-            int32_t x = nd->inputs[i];
-            if (x < 0 || (nd->op == OPARA__OP_CONCAT && opara__plan_concat_input_in_place(g, v->p, n, i))) continue;
-            r = opara__verify_read(v, n, (uint32_t)x, opara__writes_over_input(v, n, (uint32_t)x), 0);
-            if (r != OPARA_OK) return r;
-        }
-    }
-    for (i = 0; i < g->n_outputs; ++i) {
-        r = opara__verify_read(v, UINT32_MAX, (uint32_t)g->outputs[i], 0, 0);
-        if (r != OPARA_OK) return r;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__verify_memory(opara__verify* v) {
-    const opara__graph* g = v->g;
-    uint32_t x;
-    size_t max_writes = 0;
-    opara_result r;
-    for (x = 0; x < g->n_values; ++x) {
-        r = opara__verify_value(v, x);
-        if (r != OPARA_OK) return r;
-    }
-    for (x = 0; x < g->n_nodes; ++x) max_writes += (size_t)g->nodes[x].n_outputs + g->nodes[x].n_inputs;
-    v->writes = (opara__access*)opara__calloc(g->rt, max_writes + 1, sizeof(opara__access));
-    if (!v->writes) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "verifier: out of memory");
-    opara__collect_writes(v);
-    if (v->n_writes > 1) qsort(v->writes, v->n_writes, sizeof(opara__access), opara__access_cmp);
-    r = opara__verify_races(v);
-    if (r == OPARA_OK) r = opara__verify_reads(v);
-    return r;
-}
-
-OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan) {
-    opara__verify v;
-    uint32_t* scratch;
-    size_t entries;
-    opara_result r;
-    if (!g || !plan) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "verify: NULL plan") : OPARA_ERR_INVALID_ARGS;
-    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "verify: the graph is not finalized");
-    memset(&v, 0, sizeof v);
-    v.g = g;
-    v.p = plan;
-    if (!opara__mul_size(g->n_nodes, plan->n_streams, &entries) || entries > OPARA__VERIFY_MAX_CLOCK_ENTRIES)
-        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "verify: %u nodes x %u streams is too many clock entries",
-                           g->n_nodes, plan->n_streams);
-    scratch = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + plan->n_streams + 1, sizeof(uint32_t));
-    v.vc = (uint32_t*)opara__calloc(g->rt, entries + 1, sizeof(uint32_t));
-    if (!scratch || !v.vc) {
-        opara__free(g->rt, scratch);
-        opara__free(g->rt, v.vc);
-        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "verify: out of memory");
-    }
-    r = opara__verify_order(&v, scratch);
-    if (r == OPARA_OK) r = opara__verify_streams(&v, scratch);
-    if (r == OPARA_OK) r = opara__verify_waits(&v);
-    if (r == OPARA_OK) {
-        opara__verify_clocks(&v, scratch);
-        r = opara__verify_fork_join(&v, scratch);
-    }
-    if (r == OPARA_OK) r = opara__verify_deps(&v);
-    if (r == OPARA_OK) r = opara__verify_memory(&v);
-    opara__free(g->rt, scratch);
-    opara__free(g->rt, v.vc);
-    opara__free(g->rt, v.writes);
-    return r;
-}
-/* ==== END src/opara_verify.c ==== */
 /* ==== BEGIN src/opara_model.h ==== */
 /* The model object, the .opara reader and writer, shape and dtype inference, and reachability
    queries on the DAG. Private; the public side is the model/builder section of opara_api.h. */
@@ -8541,6 +6011,5126 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
 }
 #endif
 /* ==== END src/opara_builder.c ==== */
+/* ==== BEGIN src/opara_cpu.h ==== */
+/* The CPU backend's kernels: one prepared operator (opara__cpu_op) per graph node, a kernel
+   function that runs a range of the operator's work items, and the SGEMM used by Conv, Gemm
+   and MatMul (BLAS loaded at run time, or the built-in one).
+
+   Life of an operator: the executor fills node, in/out tensors (shapes from shape inference,
+   data pointers into the arena, constants or caller buffers) and blas, then calls
+   opara__cpu_prepare once; prepare validates shapes and attributes, fills the parameters, the
+   kernel, the number of independent work items and the per-worker scratch the kernel needs.
+   At run time any worker may call op->fn(op, begin, end, scratch) on any sub-range of
+   [0, work_items); disjoint ranges write disjoint output elements, so several workers can
+   share one operator. Kernels never allocate. */
+#ifndef OPARA_CPU_H
+#define OPARA_CPU_H
+
+/* #include "opara_ir.h" (inlined above) */
+/* ==== BEGIN src/opara_sched.h ==== */
+/* The execution plan: which operators run at the same time (streams), in which order they are
+   launched, where the synchronisations go (events, fork/join), and where every tensor lives
+   (arena offsets, aliases). Pure, deterministic, backend-independent; every backend and the
+   simulator consume the same opara__plan.
+
+   Inputs of planning: a finalized graph, the byte size of every value, one descriptor per node
+   (grid, block, registers, shared memory, FLOPs, bytes, class; src/opara_desc.c gives an analytic
+   default) and the device limits.
+
+   Memory conventions:
+   - Graph inputs and constants are not in the arena (storage EXTERNAL): the backend keeps a static
+     buffer per input (CUDA: copied into before the graph launch) and the model's weights.
+   - Every other value produced by a node lives in the arena, including graph outputs. Outputs are
+     pinned: their bytes are never reused, so after the run the backend copies them out (or hands
+     out pointers into the arena) from alias_root/offset.
+   - Aliases: a view (Reshape, Flatten, Squeeze, Unsqueeze) is kernel-less and its output shares its
+     input's bytes (ALIAS_VIEW, also when the input is EXTERNAL); an in-place operator's output takes
+     its input's block (ALIAS_INPLACE); a Concat's input can be written straight into its slice of the
+     Concat's output (ALIAS_CONCAT, the input's alias_root is the Concat output's root). A Concat
+     copies only the inputs that are not already in place (opara__plan_concat_input_in_place). */
+#ifndef OPARA_SCHED_H
+#define OPARA_SCHED_H
+
+/* #include "opara_ir.h" (inlined above) */
+
+/* ---- per-operator descriptors and device limits ---------------------------------------------- */
+
+typedef enum opara__op_class {
+    OPARA__CLASS_COMPUTE = 0, /* compute-intensive (Alg. 2's L_comp) */
+    OPARA__CLASS_MEMORY = 1   /* memory-intensive (Alg. 2's L_mem) */
+} opara__op_class;
+
+/* What a backend knows about the (main) kernel of one node. Estimates are fine; the scheduler
+   only compares them. */
+typedef struct opara__op_desc {
+    uint32_t grid;            /* thread blocks of the kernel */
+    uint32_t block_threads;   /* threads per block */
+    uint32_t regs_per_thread;
+    uint32_t smem_per_block;  /* bytes of shared memory per block */
+    double flops;
+    double bytes;             /* bytes moved: inputs + outputs + weights */
+    uint8_t op_class;         /* opara__op_class */
+    uint8_t kernel_less;      /* no kernel at all (views): never delays anything */
+    uint8_t has_info;         /* 0: no kernel data; Alg. 2 defers it like the reference code */
+    uint8_t reserved;
+} opara__op_desc;
+
+typedef struct opara__device {
+    const char* name;
+    uint32_t sms;
+    uint32_t max_threads_per_block, max_threads_per_sm;
+    uint32_t max_regs_per_block, max_regs_per_sm;
+    uint32_t max_smem_per_block, max_smem_per_sm; /* bytes */
+    uint32_t max_blocks_per_sm;
+    double peak_flops; /* FP32 FLOP/s */
+    double bandwidth;  /* DRAM bytes/s */
+} opara__device;
+
+/* Presets from public specifications: "rtx2080s", "v100", "a100", "h100", "orin". NULL if unknown. */
+OPARA__PRIVATE const opara__device* opara__device_preset(const char* name);
+/* The device used when none is given (rtx2080s, the paper's RTX 2080 SUPER). */
+OPARA__PRIVATE const opara__device* opara__device_default(void);
+/* FLOPs per byte at which the device turns from memory- to compute-bound (peak_flops/bandwidth). */
+OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
+
+/* The default analytic descriptor model: formulas per operator (conv FLOPs = 2*N*K*C/g*R*S*P*Q,
+   GEMM 2*M*N*K, ...; bytes = inputs + outputs + weights) and plausible per-kernel-family launch
+   shapes (documented as estimates in opara_desc.c). shapes[v] for every value (ndim < 0 = unknown).
+   dev may be NULL (default device). */
+OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
+                                               const opara__device* dev, opara__op_desc* out);
+/* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
+OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
+                                                          uint64_t* out);
+/* 1 for the kernel-less views whose output may alias the input (Reshape, Flatten, Squeeze, Unsqueeze). */
+OPARA__PRIVATE int opara__op_is_view(opara__op op);
+/* Per-op-type class default (the paper's table, corrected); used when a node has no FLOPs/bytes. */
+OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op);
+
+/* ---- knobs ----------------------------------------------------------------------------------- */
+
+/* How Alg. 2 measures "least amount of GPU resources". */
+typedef enum opara__metric {
+    OPARA__METRIC_DEFAULT = 0,
+    OPARA__METRIC_SMEM_FRAC = 1, /* shared memory per block / per-block limit (the reference code) */
+    OPARA__METRIC_DOMINANT = 2   /* max of the block's share of an SM's threads, registers, shared memory */
+} opara__metric;
+
+/* Alg. 2's "alternately choose a non-empty list". */
+typedef enum opara__alternation {
+    OPARA__ALT_DEFAULT = 0,
+    OPARA__ALT_PARITY = 1,   /* reference code: iteration parity, compute list first, toggles even when one list is empty */
+    OPARA__ALT_LAST_PICK = 2 /* the list opposite to the one picked last */
+} opara__alternation;
+
+/* Order in which Alg. 1 visits a node's predecessors. */
+typedef enum opara__pred_order {
+    OPARA__PRED_DEFAULT = 0,
+    OPARA__PRED_INPUT = 1,     /* argument order (the reference code) */
+    OPARA__PRED_ASC_ID = 2,    /* ascending node index (the TC appendix wording) */
+    OPARA__PRED_DESC_ID = 3,   /* descending node index */
+    OPARA__PRED_ASC_STREAM = 4 /* ascending stream index, oldest stream first (reproduces the CCFSys listing) */
+} opara__pred_order;
+
+/* Alg. 1's condition for inheriting a predecessor's stream. */
+typedef enum opara__inherit {
+    OPARA__INHERIT_DEFAULT = 0,
+    OPARA__INHERIT_FLAG = 1,           /* TC version: the first successor to claim an unflagged predecessor */
+    OPARA__INHERIT_FIRST_SUCCESSOR = 2 /* arXiv/CCFSys wording: only the predecessor's first successor */
+} opara__inherit;
+
+/* Zero means defaults everywhere. */
+typedef struct opara__plan_desc {
+    opara_strategy strategy;         /* OPARA */
+    opara_launch_order launch_order; /* DEFAULT: the strategy's own */
+    opara__metric metric;            /* SMEM_FRAC (the reference), until the simulator's evidence says otherwise */
+    opara__alternation alternation;  /* PARITY */
+    opara__pred_order pred_order;    /* INPUT */
+    opara__inherit inherit;          /* FLAG */
+    uint32_t stream_cap;             /* 0: unlimited. Else a new stream is opened only when no stream is
+                                        provably idle (its last op happens-before the new op) */
+    int stream_cap_hard;             /* with stream_cap: never exceed it; when no stream is idle, reuse the
+                                        one whose last op was launched earliest (adds false dependencies) */
+    int no_wait_pruning;             /* keep waits implied by earlier ones (the reference code's behaviour) */
+    int no_memory_reuse;             /* never reuse a block (what the Opara and Nimble prototypes do) */
+    int no_inplace;                  /* disable in-place outputs */
+    int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
+    int no_view_alias;               /* views get their own block (they still launch no kernel) */
+    uint32_t alignment;              /* arena alignment of every block; 0: 256 */
+    const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
+                                        when the shapes prove each input is one contiguous slice */
+    int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
+} opara__plan_desc;
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+#define OPARA__NO_ARENA UINT64_MAX
+
+typedef enum opara__storage {
+    OPARA__STORAGE_NONE = 0,     /* no bytes (value without producer or size) */
+    OPARA__STORAGE_ARENA = 1,    /* lives in the session arena at offset[v] */
+    OPARA__STORAGE_EXTERNAL = 2  /* root is a graph input or a constant: storage owned by the backend/model */
+} opara__storage;
+
+typedef enum opara__alias_kind {
+    OPARA__ALIAS_NONE = 0,    /* owns its bytes */
+    OPARA__ALIAS_INPLACE = 1, /* written by its producer over the bytes of the producer's input */
+    OPARA__ALIAS_CONCAT = 2,  /* a Concat input placed inside the Concat's output */
+    OPARA__ALIAS_VIEW = 3     /* kernel-less view of its input */
+} opara__alias_kind;
+
+typedef struct opara__plan_stats {
+    uint32_t n_streams;
+    uint32_t n_events;       /* nodes that record an event (fork/join events not included) */
+    uint32_t n_waits;        /* cross-stream waits of nodes (fork/join waits not included) */
+    uint32_t n_cross_edges;  /* data edges between nodes on different streams */
+    uint32_t n_pruned_waits; /* waits dropped because earlier waits imply them */
+    uint32_t n_forks, n_joins;
+    uint32_t n_inplace, n_concat_in_place, n_views;
+    uint64_t arena_bytes;      /* peak memory of the plan = arena size */
+    uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
+    uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
+} opara__plan_stats;
+
+typedef struct opara__plan {
+    opara__plan_desc desc; /* the knobs actually used (defaults resolved) */
+    uint32_t n_nodes, n_values, n_streams;
+
+    /* launch order and streams */
+    uint32_t* order;      /* [n_nodes] node indices in launch order (topological) */
+    uint32_t* position;   /* [n_nodes] node -> its index in order */
+    uint32_t* stream;     /* [n_nodes] stream of each node; streams are numbered by first use in launch order */
+    uint32_t* stream_seq; /* [n_nodes] 1-based rank of the node on its stream */
+    uint32_t* level;      /* [n_nodes] longest-path depth from a source (wavefront levels); for every strategy */
+
+    /* synchronisation: before launching node n on its stream, wait on the events recorded after
+       nodes wait_nodes[wait_start[n] .. wait_start[n+1]) (all on other streams, in ascending launch
+       position); a node with records_event[n] records its event right after its launch. */
+    uint8_t* records_event; /* [n_nodes] */
+    uint32_t* wait_start;   /* [n_nodes + 1] */
+    uint32_t* wait_nodes;   /* [stats.n_waits] */
+
+    /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
+       event before its first op; a stream with stream_fork[s] waits on it before its first op (the
+       streams without it start by waiting on another stream's event, which already orders them
+       after the fork). After all ops, the origin waits on an event recorded after the last op of
+       each stream with stream_join[s] (the others end with an op another stream waited on). */
+    uint8_t* stream_fork;   /* [n_streams] */
+    uint8_t* stream_join;   /* [n_streams] */
+    uint32_t* stream_first; /* [n_streams] first node of each stream */
+    uint32_t* stream_last;  /* [n_streams] last node of each stream */
+
+    /* memory */
+    uint64_t arena_bytes;
+    uint32_t alignment;
+    uint8_t* storage;       /* [n_values] opara__storage of the value's root */
+    uint64_t* offset;       /* [n_values] arena offset of the value's first byte, or OPARA__NO_ARENA */
+    int32_t* alias_root;    /* [n_values] value that owns the bytes (itself when not an alias), resolved to the end */
+    uint64_t* alias_offset; /* [n_values] byte offset of the value inside its root */
+    uint8_t* alias_kind;    /* [n_values] opara__alias_kind */
+    uint64_t* value_bytes;  /* [n_values] the sizes the plan was made for */
+
+    opara__plan_stats stats;
+} opara__plan;
+
+/* Builds the plan for a finalized graph. value_bytes[v]: size of every value. descs: one per node
+   (NULL: every node has no kernel info, so Alg. 2 keeps ready order). dev: NULL = default device.
+   desc: NULL = defaults. On failure *out is NULL and the runtime's error says why. */
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out);
+OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* plan);
+
+/* Proves that the plan is safe for the graph: the order is a topological permutation, streams
+   and ranks are consistent, every wait names an earlier recorded event on another stream, every
+   data dependency is enforced (same-stream order or an event path), every value fits its storage,
+   no two unordered operators touch overlapping arena bytes with at least one write, no byte is
+   overwritten between its write and a later read, and outputs survive to the end. Returns
+   OPARA_ERR_PLAN_INVALID with the first violation in the runtime's error detail. */
+OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan);
+
+/* 1 when input `input_index` of Concat node `node` already sits in its slice of the output (the
+   Concat does not copy it). */
+OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
+                                                    uint32_t input_index);
+
+/* ---- the pieces, for tests and the simulator ------------------------------------------------- */
+
+/* Resource demand of one kernel under a metric, in [0, +inf); nodes without info get +inf. */
+OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric);
+
+/* Launch order of the strategy's default or an explicit one into order[n_nodes]. */
+OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
+                                              const opara__device* dev, const opara__plan_desc* desc,
+                                              uint32_t* order);
+
+/* Opara Alg. 1 over `order`: stream[n_nodes], returns the stream count in *n_streams. Streams are
+   numbered in creation order. */
+OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
+                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams);
+
+/* ---- between the planning modules ------------------------------------------------------------ */
+
+/* Bounded vector clocks: k slots (a power of two), stream s lives in slot s & (k-1). A slot holds
+   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me". When two
+   streams compete for a slot, the merge keeps one fact and forgets the other: a clock only ever
+   under-approximates the happens-before relation, so a wait it cannot prove redundant is kept and
+   a block it cannot prove free is not reused. Exact whenever the stream count is at most k. */
+typedef struct opara__vc_slot {
+    uint32_t stream, seq; /* seq 0: empty */
+} opara__vc_slot;
+
+#define OPARA__VC_MAX_SLOTS 64u
+/* Slot count for a plan with n_streams streams: the next power of two, at most OPARA__VC_MAX_SLOTS. */
+OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams);
+OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k);
+OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
+OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq);
+
+/* Walks a plan in launch order keeping one clock per live stream and one snapshot per node that
+   others still have to read (refs[v] of them); clocks live in a pool that recycles freed slots, so
+   memory follows the live frontier, not V * streams. */
+typedef struct opara__vc_walk {
+    opara_runtime* rt;
+    uint32_t k;
+    opara__vc_slot* pool;
+    size_t pool_cap;        /* in clocks */
+    uint32_t pool_used;
+    uint32_t* free_list;
+    uint32_t n_free;
+    size_t free_cap;
+    uint32_t* stream_clock; /* [n_streams] pool index or UINT32_MAX */
+    uint32_t* node_clock;   /* [n_nodes] pool index or UINT32_MAX */
+    uint32_t* refs;         /* [n_nodes] readers of the node's snapshot still to come */
+} opara__vc_walk;
+
+OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
+                                               uint32_t n_streams);
+OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w);
+/* The clock of stream s (created empty on first use); NULL when out of memory. Valid until the next
+   call that may allocate (opara__vc_walk_snapshot, opara__vc_walk_stream). */
+OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s);
+/* Copies stream s's clock as node v's snapshot; 0 when out of memory. */
+OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s);
+/* Merges node p's snapshot into stream s's clock and drops one reference to the snapshot. */
+OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p);
+OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s);
+
+/* Sync plan (opara_sync.c): fills records_event, wait_start/wait_nodes, stream_fork/join and the
+   sync statistics from order/stream/stream_seq. extra_start/extra (CSR by node, may be NULL) are
+   dependencies beyond the data edges (the wavefront barriers). */
+OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
+                                            const uint32_t* extra);
+/* Memory plan (opara_memplan.c): fills storage, offset, alias_*, arena_bytes from the sync plan. */
+OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
+
+#endif /* OPARA_SCHED_H */
+/* ==== END src/opara_sched.h ==== */
+
+typedef struct opara__cpu_tensor {
+    opara_dtype dtype;
+    int32_t ndim;
+    int64_t dims[OPARA_MAX_DIMS];
+    void* data; /* NULL for an omitted optional input or output */
+} opara__cpu_tensor;
+
+/* ---- SGEMM ----------------------------------------------------------------------------------- */
+
+typedef void (*opara__cblas_sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                                      const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                                      int ldc);
+
+typedef struct opara__blas {
+    void* lib;                    /* dlopen handle; NULL: the built-in GEMM */
+    opara__cblas_sgemm_fn sgemm;  /* cblas_sgemm, or NULL */
+    char name[96];                /* "OpenBLAS (libopenblas.so.0)", "built-in", ... */
+} opara__blas;
+
+/* Scratch floats the built-in GEMM needs per call (packing buffers). */
+#define OPARA__GEMM_MC 120
+#define OPARA__GEMM_KC 256
+#define OPARA__GEMM_NC 1024
+#define OPARA__GEMM_SCRATCH ((size_t)OPARA__GEMM_MC * OPARA__GEMM_KC + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC + 64)
+
+/* Loads a BLAS (OpenBLAS first, then any libblas with cblas_sgemm) unless use_builtin is set;
+   without one the built-in GEMM is used. Never fails: the name says what was chosen, and
+   `tried` (may be NULL) receives the paths tried. OpenBLAS is set to one thread, because the
+   executor owns the parallelism. */
+OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap);
+OPARA__PRIVATE void opara__blas_unload(opara__blas* blas);
+
+/* Row-major C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C (beta 0: C is not read).
+   op(A) = A when trans_a is 0 (A is m x k, row stride lda), else A^T (A is k x m). Uses the
+   BLAS when loaded (and sizes fit an int), else opara__sgemm_builtin with `scratch`
+   (OPARA__GEMM_SCRATCH floats). */
+OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                 float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
+                                 float* c, size_t ldc, float* scratch);
+OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                         size_t ldc, float* scratch);
+/* Which micro-kernel the built-in GEMM uses on this CPU ("avx2+fma" or "portable"). */
+OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
+
+/* ---- prepared operators ---------------------------------------------------------------------- */
+
+typedef struct opara__cpu_op opara__cpu_op;
+
+/* Runs work items [begin, end). Returns OPARA_OK or an error (e.g. an index out of range). */
+typedef opara_result (*opara__cpu_kernel_fn)(const opara__cpu_op* op, size_t begin, size_t end, float* scratch);
+
+#define OPARA__BCAST_MAX_IN 3
+
+/* Parameters derived at prepare time; each kernel uses the fields it needs. */
+typedef struct opara__cpu_params {
+    /* Conv, ConvTranspose, pools: spatial dims normalized to 3 (leading dims of size 1). */
+    int64_t batch, cin, cout, group;
+    int64_t in_sp[3], out_sp[3], kernel[3], stride[3], dil[3], pad_b[3], pad_e[3];
+    int64_t col_block, n_col_blocks;
+    int relu, depthwise, pointwise, count_include_pad, storage_order;
+    /* scalars */
+    float alpha, beta, lo, hi, eps, value;
+    int64_t axis, outer, mid, inner, tail;
+    int trans_a, trans_b, approx;
+    /* broadcasting (collapsed): out dims and per-input element strides (0 = broadcast) */
+    int32_t bc_ndim;
+    int64_t bc_dims[OPARA_MAX_DIMS];
+    int64_t bc_strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
+    /* generic per-dimension tables (Slice, Transpose, Pad, Resize, Gemm/MatMul blocking) */
+    int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], src_stride[OPARA_MAX_DIMS];
+    float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
+    int mode, coord_mode, nearest_mode;
+    int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
+    int64_t base;          /* element offset of the first source element (Slice) */
+    uint8_t fill[8];       /* Pad's constant in the output dtype */
+    int32_t kept_n, red_n; /* ReduceMean: kept and reduced input dims with their input strides */
+    int64_t kept_dims[OPARA_MAX_DIMS], kept_strides[OPARA_MAX_DIMS];
+    int64_t red_dims[OPARA_MAX_DIMS], red_strides[OPARA_MAX_DIMS];
+    size_t elem;           /* element size in bytes for dtype-generic kernels */
+} opara__cpu_params;
+
+struct opara__cpu_op {
+    const opara__node* node;
+    uint32_t n_in, n_out;
+    opara__cpu_tensor* in;
+    opara__cpu_tensor* out;
+    const opara__blas* blas;
+    /* filled by opara__cpu_prepare */
+    opara__cpu_kernel_fn fn;
+    size_t work_items;
+    size_t scratch_floats; /* per worker */
+    size_t min_items_per_task; /* how many items make a task worth handing to another worker */
+    opara__cpu_params p;
+};
+
+OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap);
+/* Runs the whole operator on the calling thread. */
+OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch);
+
+/* Shared helpers of the kernel files. */
+OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...)
+    OPARA__PRINTF(4, 5);
+OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t);
+OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out);
+OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b);
+/* Element strides of an input (in_ndim dims) broadcast numpy-style to out dims; 0 where it is
+   broadcast. Returns 0 when the shapes are not broadcast-compatible. */
+OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
+                                            const int64_t* in_dims, int64_t* strides);
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+
+/* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
+
+/* A session's CPU side: one prepared operator per node, the arena (one 64-byte aligned block),
+   static input buffers, per-worker scratch and the worker threads. Thread w runs, in the plan's
+   launch order, the nodes of the streams s with s % n_workers == w; a node first waits for the
+   events the plan lists (per-node completion marks: spin, then mutex + condition variable). A
+   worker that is waiting or has nothing left helps the operator another worker has published
+   for splitting (intra-op parallelism over its work items). */
+typedef struct opara__cpu_exec opara__cpu_exec;
+
+/* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
+   outlive the executor). threads: worker count (>= 1, the caller is worker 0). On failure the
+   detail is written to err. */
+OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
+                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
+                                                   opara__cpu_exec** out);
+OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);
+/* Where value v lives during a run (graph inputs: their static buffer; outputs: in the arena). */
+OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v);
+/* One inference; kernel errors (e.g. a Gather index out of range) are reported after the run. */
+OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap);
+/* Name of the GEMM in use, worker count, and the last run's per-node times (ns since run start)
+   and the worker that ran each node; arrays have one entry per node. */
+OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
+OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);
+OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
+                                               const uint32_t** worker);
+
+#endif /* OPARA_CPU_H */
+/* ==== END src/opara_cpu.h ==== */
+/* ==== BEGIN src/opara_blas.c ==== */
+/* Run-time BLAS: OpenBLAS (set to one thread) or any libblas that exports cblas_sgemm, by dlopen. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#if !defined(_WIN32)
+#  include <dlfcn.h>
+#endif
+
+typedef void (*opara__blas_set_threads_fn)(int n);
+
+#if defined(_WIN32)
+static void* opara__blas_open(const char* path) { (void)path; return NULL; }
+static void* opara__blas_sym(void* lib, const char* name) { (void)lib; (void)name; return NULL; }
+static void opara__blas_close(void* lib) { (void)lib; }
+#else
+static void* opara__blas_open(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
+static void* opara__blas_sym(void* lib, const char* name) { return dlsym(lib, name); }
+static void opara__blas_close(void* lib) { dlclose(lib); }
+#endif
+
+/* Function pointers from dlsym come as void*; memcpy keeps ISO C quiet about the conversion. */
+static void opara__blas_fnptr(void* sym, void* dst, size_t size) { memcpy(dst, &sym, size); }
+
+OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap) {
+    static const char* const paths[] = {"libopenblas.so.0", "libopenblasp.so.0", "libopenblas.so",
+                                        "libblas.so.3",     "libcblas.so.3",     "libblas.so"};
+    size_t i, used = 0;
+    memset(blas, 0, sizeof *blas);
+    if (tried && tried_cap) tried[0] = 0;
+    if (!use_builtin) {
+        for (i = 0; i < OPARA__ARRAY_COUNT(paths); ++i) {
+            void* lib = opara__blas_open(paths[i]);
+            void *sgemm, *threads;
+            if (tried && used < tried_cap)
+                used += opara__format(tried + used, tried_cap - used, "%s%s", used ? ", " : "", paths[i]);
+            if (!lib) continue;
+            sgemm = opara__blas_sym(lib, "cblas_sgemm");
+            if (!sgemm) {
+                opara__blas_close(lib);
+                continue;
+            }
+            blas->lib = lib;
+            opara__blas_fnptr(sgemm, &blas->sgemm, sizeof blas->sgemm);
+            threads = opara__blas_sym(lib, "openblas_set_num_threads");
+            if (threads) {
+                opara__blas_set_threads_fn set_threads;
+                opara__blas_fnptr(threads, &set_threads, sizeof set_threads);
+                set_threads(1);
+                opara__format(blas->name, sizeof blas->name, "OpenBLAS (%s)", paths[i]);
+            } else {
+                opara__format(blas->name, sizeof blas->name, "BLAS (%s)", paths[i]);
+            }
+            return;
+        }
+    }
+    opara__format(blas->name, sizeof blas->name, "built-in (%s)", opara__sgemm_builtin_kind());
+}
+
+OPARA__PRIVATE void opara__blas_unload(opara__blas* blas) {
+    if (blas->lib) opara__blas_close(blas->lib);
+    memset(blas, 0, sizeof *blas);
+}
+/* ==== END src/opara_blas.c ==== */
+/* ==== BEGIN src/opara_cpu_gemm.c ==== */
+/* SGEMM: the built-in cache-blocked, register-tiled GEMM (AVX2+FMA micro-kernel chosen at run
+   time on x86 with GCC/Clang, portable C elsewhere), dispatch to a loaded BLAS, and the Gemm and
+   MatMul operators. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#  define OPARA__GEMM_AVX2 1
+#  include <immintrin.h>
+#else
+#  define OPARA__GEMM_AVX2 0
+#endif
+
+#define OPARA__MR 6
+#define OPARA__NR 16
+
+/* ---- packing --------------------------------------------------------------------------------- */
+
+/* Packs op(A)[i0:i0+mc, p0:p0+kc] into strips of MR rows: strip s holds, for each p, MR values.
+   Rows past mc are zero. */
+static void opara__gemm_pack_a(int trans_a, const float* a, size_t lda, size_t i0, size_t mc, size_t p0, size_t kc,
+                               float* dst) {
+    size_t s, r, p;
+    for (s = 0; s < mc; s += OPARA__MR) {
+        size_t rows = OPARA__MIN((size_t)OPARA__MR, mc - s);
+        for (r = 0; r < OPARA__MR; ++r) {
+            float* d = dst + r;
+            if (r >= rows) {
+                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = 0.0f;
+            } else if (!trans_a) {
+                const float* src = a + (i0 + s + r) * lda + p0;
+                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = src[p];
+            } else {
+                const float* src = a + p0 * lda + i0 + s + r;
+                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = src[p * lda];
+            }
+        }
+        dst += (size_t)OPARA__MR * kc;
+    }
+}
+
+/* Packs op(B)[p0:p0+kc, j0:j0+nc] into strips of NR columns: strip holds, for each p, NR values. */
+static void opara__gemm_pack_b(int trans_b, const float* b, size_t ldb, size_t p0, size_t kc, size_t j0, size_t nc,
+                               float* dst) {
+    size_t s, c, p;
+    for (s = 0; s < nc; s += OPARA__NR) {
+        size_t cols = OPARA__MIN((size_t)OPARA__NR, nc - s);
+        if (!trans_b) {
+            for (p = 0; p < kc; ++p) {
+                const float* src = b + (p0 + p) * ldb + j0 + s;
+                float* d = dst + p * OPARA__NR;
+                if (cols == OPARA__NR) {
+                    memcpy(d, src, OPARA__NR * sizeof(float));
+                } else {
+                    for (c = 0; c < cols; ++c) d[c] = src[c];
+                    for (; c < OPARA__NR; ++c) d[c] = 0.0f;
+                }
+            }
+        } else {
+            for (c = 0; c < OPARA__NR; ++c) {
+                float* d = dst + c;
+                if (c >= cols) {
+                    for (p = 0; p < kc; ++p) d[p * OPARA__NR] = 0.0f;
+                } else {
+                    const float* src = b + (j0 + s + c) * ldb + p0;
+                    for (p = 0; p < kc; ++p) d[p * OPARA__NR] = src[p];
+                }
+            }
+        }
+        dst += (size_t)OPARA__NR * kc;
+    }
+}
+
+/* ---- micro-kernels: tile[MR][NR] = sum over kc of a-strip x b-strip ---------------------------- */
+
+static void opara__gemm_micro_c(size_t kc, const float* ap, const float* bp, float* tile) {
+    float acc[OPARA__MR * OPARA__NR];
+    size_t p;
+    int r, c;
+    for (c = 0; c < OPARA__MR * OPARA__NR; ++c) acc[c] = 0.0f;
+    for (p = 0; p < kc; ++p) {
+        const float* bv = bp + p * OPARA__NR;
+        const float* av = ap + p * OPARA__MR;
+        for (r = 0; r < OPARA__MR; ++r) {
+            float x = av[r];
+            float* row = acc + r * OPARA__NR;
+            for (c = 0; c < OPARA__NR; ++c) row[c] += x * bv[c];
+        }
+    }
+    memcpy(tile, acc, sizeof acc);
+}
+
+#if OPARA__GEMM_AVX2
+#  define OPARA__FMA_ROW(r, c0, c1)                        \
+      do {                                                 \
+          __m256 av_ = _mm256_broadcast_ss(ap + (r));      \
+          c0 = _mm256_fmadd_ps(av_, b0, c0);               \
+          c1 = _mm256_fmadd_ps(av_, b1, c1);               \
+      } while (0)
+
+__attribute__((target("avx2,fma"))) static void opara__gemm_micro_avx2(size_t kc, const float* ap, const float* bp,
+                                                                       float* tile) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps();
+    __m256 c11 = _mm256_setzero_ps(), c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps(), c40 = _mm256_setzero_ps();
+    __m256 c41 = _mm256_setzero_ps(), c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+    size_t p;
+    for (p = 0; p < kc; ++p) {
+        __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+        OPARA__FMA_ROW(0, c00, c01);
+        OPARA__FMA_ROW(1, c10, c11);
+        OPARA__FMA_ROW(2, c20, c21);
+        OPARA__FMA_ROW(3, c30, c31);
+        OPARA__FMA_ROW(4, c40, c41);
+        OPARA__FMA_ROW(5, c50, c51);
+        ap += OPARA__MR;
+        bp += OPARA__NR;
+    }
+    _mm256_storeu_ps(tile + 0, c00);
+    _mm256_storeu_ps(tile + 8, c01);
+    _mm256_storeu_ps(tile + 16, c10);
+    _mm256_storeu_ps(tile + 24, c11);
+    _mm256_storeu_ps(tile + 32, c20);
+    _mm256_storeu_ps(tile + 40, c21);
+    _mm256_storeu_ps(tile + 48, c30);
+    _mm256_storeu_ps(tile + 56, c31);
+    _mm256_storeu_ps(tile + 64, c40);
+    _mm256_storeu_ps(tile + 72, c41);
+    _mm256_storeu_ps(tile + 80, c50);
+    _mm256_storeu_ps(tile + 88, c51);
+}
+#  undef OPARA__FMA_ROW
+
+static int opara__gemm_have_avx2(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+static int opara__gemm_have_avx2(void) { return 0; }
+#endif
+
+typedef void (*opara__gemm_micro_fn)(size_t kc, const float* ap, const float* bp, float* tile);
+
+static opara__gemm_micro_fn opara__gemm_pick_micro(void) {
+#if OPARA__GEMM_AVX2
+    if (opara__gemm_have_avx2()) return opara__gemm_micro_avx2;
+#endif
+    return opara__gemm_micro_c;
+}
+
+OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void) {
+    return opara__gemm_have_avx2() ? "avx2+fma" : "portable";
+}
+
+/* C[rows, cols] = alpha * tile + beta * C (beta 0: C not read). */
+static void opara__gemm_store(const float* tile, size_t rows, size_t cols, float alpha, float beta, float* c,
+                              size_t ldc) {
+    size_t i, j;
+    for (i = 0; i < rows; ++i) {
+        const float* t = tile + i * OPARA__NR;
+        float* ci = c + i * ldc;
+        if (beta == 0.0f) {
+            for (j = 0; j < cols; ++j) ci[j] = alpha * t[j];
+        } else if (beta == 1.0f && alpha == 1.0f) {
+            for (j = 0; j < cols; ++j) ci[j] += t[j];
+        } else {
+            for (j = 0; j < cols; ++j) ci[j] = alpha * t[j] + beta * ci[j];
+        }
+    }
+}
+
+static void opara__gemm_scale(size_t m, size_t n, float beta, float* c, size_t ldc) {
+    size_t i, j;
+    for (i = 0; i < m; ++i)
+        for (j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+}
+
+OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                         size_t ldc, float* scratch) {
+    opara__gemm_micro_fn micro = opara__gemm_pick_micro();
+    float* pack_b = scratch;
+    float* pack_a = scratch + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC;
+    float tile[OPARA__MR * OPARA__NR];
+    size_t jc, pc, ic, jr, ir;
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+        opara__gemm_scale(m, n, beta, c, ldc);
+        return;
+    }
+    for (jc = 0; jc < n; jc += OPARA__GEMM_NC) {
+        size_t nc = OPARA__MIN((size_t)OPARA__GEMM_NC, n - jc);
+        for (pc = 0; pc < k; pc += OPARA__GEMM_KC) {
+            size_t kc = OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc);
+            float beta_eff = pc == 0 ? beta : 1.0f;
+            opara__gemm_pack_b(trans_b, b, ldb, pc, kc, jc, nc, pack_b);
+            for (ic = 0; ic < m; ic += OPARA__GEMM_MC) {
+                size_t mc = OPARA__MIN((size_t)OPARA__GEMM_MC, m - ic);
+                opara__gemm_pack_a(trans_a, a, lda, ic, mc, pc, kc, pack_a);
+                for (jr = 0; jr < nc; jr += OPARA__NR) {
+                    size_t cols = OPARA__MIN((size_t)OPARA__NR, nc - jr);
+                    for (ir = 0; ir < mc; ir += OPARA__MR) {
+                        size_t rows = OPARA__MIN((size_t)OPARA__MR, mc - ir);
+                        micro(kc, pack_a + ir * kc, pack_b + jr * kc, tile);
+                        opara__gemm_store(tile, rows, cols, alpha, beta_eff, c + (ic + ir) * ldc + jc + jr, ldc);
+                    }
+                }
+            }
+        }
+    }
+}
+
+OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                 float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
+                                 float* c, size_t ldc, float* scratch) {
+    const size_t lim = (size_t)INT_MAX;
+    if (m == 0 || n == 0) return;
+    if (blas && blas->sgemm && k > 0 && m <= lim && n <= lim && k <= lim && lda <= lim && ldb <= lim && ldc <= lim) {
+        /* CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 */
+        blas->sgemm(101, trans_a ? 112 : 111, trans_b ? 112 : 111, (int)m, (int)n, (int)k, alpha, a, (int)lda, b,
+                    (int)ldb, beta, c, (int)ldc);
+        return;
+    }
+    opara__sgemm_builtin(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch);
+}
+
+/* ---- Gemm and MatMul operators ----------------------------------------------------------------- */
+
+static size_t opara__gemm_scratch(const opara__cpu_op* op) {
+    return op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH;
+}
+
+/* Splits an m x n output into blocks: rows in blocks of 128, columns in blocks of 512 (128 for
+   short matrices, so a matrix-vector product still splits). */
+static void opara__gemm_blocking(opara__cpu_params* p, int64_t batch) {
+    int64_t bm = 128, bn = p->m <= 32 ? 128 : 512;
+    p->m_blocks = p->m > 0 ? (p->m + bm - 1) / bm : 0;
+    p->n_blocks = p->n > 0 ? (p->n + bn - 1) / bn : 0;
+    p->outer = batch;
+    p->tail = bn; /* column block */
+}
+
+static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* a = (const float*)op->in[0].data;
+    const float* b = (const float*)op->in[1].data;
+    const float* cc = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* y = (float*)op->out[0].data;
+    size_t lda = (size_t)(p->trans_a ? p->m : p->k), ldb = (size_t)(p->trans_b ? p->k : p->n), ldy = (size_t)p->n;
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        size_t i0 = (size_t)(item / (size_t)p->n_blocks) * 128, j0 = (item % (size_t)p->n_blocks) * (size_t)p->tail;
+        size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
+        const float* ab = p->trans_a ? a + i0 : a + i0 * lda;
+        const float* bb = p->trans_b ? b + j0 * ldb : b + j0;
+        float beta = 0.0f;
+        size_t i, j;
+        if (cc && p->beta != 0.0f) {
+            for (i = 0; i < mb; ++i)
+                for (j = 0; j < nb; ++j)
+                    y[(i0 + i) * ldy + j0 + j] =
+                        p->beta * cc[(int64_t)(i0 + i) * p->bc_strides[0][0] + (int64_t)(j0 + j) * p->bc_strides[0][1]];
+            beta = 1.0f;
+        }
+        opara__sgemm(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
+                     y + i0 * ldy + j0, ldy, scratch);
+        if (p->relu)
+            for (i = 0; i < mb; ++i)
+                for (j = 0; j < nb; ++j) {
+                    float* v = &y[(i0 + i) * ldy + j0 + j];
+                    *v = *v > 0.0f ? *v : 0.0f;
+                }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+    int64_t ka, kb, cm, cn;
+    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm needs 2-D A, B and Y");
+    p->trans_a = opara__attr_int(op->node, "transA", 0) != 0;
+    p->trans_b = opara__attr_int(op->node, "transB", 0) != 0;
+    p->alpha = opara__attr_float(op->node, "alpha", 1.0f);
+    p->beta = opara__attr_float(op->node, "beta", 1.0f);
+    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    p->m = p->trans_a ? a->dims[1] : a->dims[0];
+    ka = p->trans_a ? a->dims[0] : a->dims[1];
+    kb = p->trans_b ? b->dims[1] : b->dims[0];
+    p->n = p->trans_b ? b->dims[0] : b->dims[1];
+    p->k = ka;
+    if (ka != kb || y->dims[0] != p->m || y->dims[1] != p->n)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm: A, B and Y shapes disagree");
+    if (op->n_in > 2 && op->in[2].data) {
+        const opara__cpu_tensor* c = &op->in[2];
+        if (c->ndim > 2) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm: C has rank %d", (int)c->ndim);
+        cn = c->ndim >= 1 ? c->dims[c->ndim - 1] : 1;
+        cm = c->ndim == 2 ? c->dims[0] : 1;
+        if ((cn != 1 && cn != p->n) || (cm != 1 && cm != p->m))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm: C does not broadcast to [M, N]");
+        p->bc_strides[0][0] = cm == 1 ? 0 : cn;
+        p->bc_strides[0][1] = cn == 1 ? 0 : 1;
+    }
+    opara__gemm_blocking(p, 1);
+    op->work_items = (size_t)(p->m_blocks * p->n_blocks);
+    op->scratch_floats = opara__gemm_scratch(op);
+    op->min_items_per_task = 1;
+    op->fn = opara__gemm_kernel;
+    return OPARA_OK;
+}
+
+/* Batched, broadcasting MatMul: p->bc_ndim batch dims with A/B element offsets per batch index
+   in a_batch_stride/b_batch_stride. */
+static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* a = (const float*)op->in[0].data;
+    const float* b = (const float*)op->in[1].data;
+    float* y = (float*)op->out[0].data;
+    size_t per_batch = (size_t)(p->m_blocks * p->n_blocks), item;
+    for (item = begin; item < end; ++item) {
+        size_t batch = item / per_batch, blk = item % per_batch, rem = batch;
+        size_t i0 = (blk / (size_t)p->n_blocks) * 128, j0 = (blk % (size_t)p->n_blocks) * (size_t)p->tail;
+        size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
+        int64_t aoff = 0, boff = 0;
+        int d;
+        for (d = p->bc_ndim - 1; d >= 0; --d) {
+            size_t idx = rem % (size_t)p->bc_dims[d];
+            rem /= (size_t)p->bc_dims[d];
+            aoff += (int64_t)idx * p->a_batch_stride[d];
+            boff += (int64_t)idx * p->b_batch_stride[d];
+        }
+        opara__sgemm(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
+                     b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
+                     (size_t)p->n, scratch);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+    int64_t adims[OPARA_MAX_DIMS], bdims[OPARA_MAX_DIMS], astr[OPARA_MAX_DIMS], bstr[OPARA_MAX_DIMS];
+    int32_t ab = a->ndim >= 2 ? a->ndim - 2 : 0, bb = b->ndim >= 2 ? b->ndim - 2 : 0, nb, i, expect;
+    int64_t batch = 1, ka, acc;
+    if (a->ndim < 1 || b->ndim < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul of a scalar");
+    p->m = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1;
+    ka = a->dims[a->ndim - 1];
+    p->k = b->ndim >= 2 ? b->dims[b->ndim - 2] : b->dims[0];
+    p->n = b->ndim >= 2 ? b->dims[b->ndim - 1] : 1;
+    if (ka != p->k) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: inner dimensions %lld and %lld differ",
+                                             (long long)ka, (long long)p->k);
+    nb = OPARA__MAX(ab, bb);
+    expect = nb + (a->ndim >= 2) + (b->ndim >= 2);
+    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output rank %d, expected %d",
+                                                    (int)y->ndim, (int)expect);
+    for (i = 0; i < nb; ++i) {
+        int64_t da = i - (nb - ab) >= 0 ? a->dims[i - (nb - ab)] : 1;
+        int64_t db = i - (nb - bb) >= 0 ? b->dims[i - (nb - bb)] : 1;
+        if (da != db && da != 1 && db != 1)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: batch dimensions do not broadcast");
+        p->bc_dims[i] = da == 1 ? db : da;
+        if (y->dims[i] != p->bc_dims[i]) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
+        batch *= p->bc_dims[i];
+    }
+    if ((a->ndim >= 2 && y->dims[nb] != p->m) || (b->ndim >= 2 && y->dims[y->ndim - 1] != p->n))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
+    for (i = 0; i < ab; ++i) adims[i] = a->dims[i];
+    for (i = 0; i < bb; ++i) bdims[i] = b->dims[i];
+    opara__cpu_bcast_strides(nb, p->bc_dims, ab, adims, astr);
+    opara__cpu_bcast_strides(nb, p->bc_dims, bb, bdims, bstr);
+    p->bc_ndim = nb;
+    /* element strides of one batch step */
+    {
+        int all_b_bcast = 1, a_full = 1;
+        for (i = 0; i < nb; ++i) {
+            p->a_batch_stride[i] = astr[i] * p->m * p->k;
+            p->b_batch_stride[i] = bstr[i] * p->k * p->n;
+            if (bstr[i] != 0 && p->bc_dims[i] != 1) all_b_bcast = 0;
+        }
+        for (i = 0, acc = 1; i < nb; ++i) acc *= p->bc_dims[i];
+        a_full = ab == nb;
+        for (i = 0; i < ab; ++i) if (a->dims[i] != p->bc_dims[i]) a_full = 0;
+        /* [batch..., M, K] x [K, N]: one GEMM with batch*M rows */
+        if (all_b_bcast && a_full && nb > 0) {
+            p->m *= acc;
+            p->bc_ndim = 0;
+            batch = 1;
+        }
+    }
+    opara__gemm_blocking(p, batch);
+    op->work_items = (size_t)(batch * p->m_blocks * p->n_blocks);
+    op->scratch_floats = opara__gemm_scratch(op);
+    op->min_items_per_task = 1;
+    op->fn = opara__matmul_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/opara_cpu_gemm.c ==== */
+/* ==== BEGIN src/opara_cpu_kernels.c ==== */
+/* CPU kernels for the element-wise, data-movement, normalization and reduction operators, the
+   shared broadcasting machinery, and opara__cpu_prepare (validation + dispatch). Conv, pools and
+   GEMM-based operators are in opara_cpu_conv.c and opara_cpu_gemm.c. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+#include <stdio.h>
+
+#define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...) {
+    va_list args;
+    if (err && cap) {
+        va_start(args, fmt);
+        vsnprintf(err, cap, fmt, args);
+        va_end(args);
+    }
+    return code;
+}
+
+OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t) {
+    size_t n = 1;
+    int32_t i;
+    for (i = 0; i < t->ndim; ++i) n *= (size_t)t->dims[i];
+    return n;
+}
+
+OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out) {
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return 0;
+    *out = axis;
+    return 1;
+}
+
+OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b) {
+    int32_t i;
+    if (a->ndim != b->ndim) return 0;
+    for (i = 0; i < a->ndim; ++i)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
+                                            const int64_t* in_dims, int64_t* strides) {
+    int32_t i;
+    int64_t s = 1;
+    if (in_ndim > out_ndim) return 0;
+    for (i = out_ndim - 1; i >= 0; --i) {
+        int32_t j = i - (out_ndim - in_ndim);
+        int64_t d = j >= 0 ? in_dims[j] : 1;
+        if (d != out_dims[i] && d != 1) return 0;
+        strides[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    return 1;
+}
+
+static int64_t opara__dims_prod(const int64_t* dims, int32_t from, int32_t to) {
+    int64_t n = 1;
+    int32_t i;
+    for (i = from; i < to; ++i) n *= dims[i];
+    return n;
+}
+
+/* Drops unit dims and merges neighbours that are contiguous for every input; fills
+   p->bc_ndim/bc_dims/bc_strides. strides[k] are the uncollapsed element strides of input k. */
+static void opara__bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, const int64_t* dims,
+                               int64_t strides[][OPARA_MAX_DIMS]) {
+    int32_t i, nd = 0;
+    int k;
+    for (i = 0; i < ndim; ++i) {
+        if (dims[i] == 1) continue;
+        if (nd > 0) {
+            int merge = 1;
+            for (k = 0; k < n_in; ++k)
+                if (p->bc_strides[k][nd - 1] != strides[k][i] * dims[i]) merge = 0;
+            if (merge) {
+                p->bc_dims[nd - 1] *= dims[i];
+                for (k = 0; k < n_in; ++k) p->bc_strides[k][nd - 1] = strides[k][i];
+                continue;
+            }
+        }
+        p->bc_dims[nd] = dims[i];
+        for (k = 0; k < n_in; ++k) p->bc_strides[k][nd] = strides[k][i];
+        ++nd;
+    }
+    if (nd == 0) {
+        p->bc_dims[0] = 1;
+        for (k = 0; k < n_in; ++k) p->bc_strides[k][0] = 0;
+        nd = 1;
+    }
+    p->bc_ndim = nd;
+    /* work items: rows (all but the innermost dim) x chunks of the innermost dim */
+    p->inner = p->bc_dims[nd - 1];
+    p->tail = p->inner > 0 ? (p->inner + OPARA__CHUNK - 1) / OPARA__CHUNK : 0;
+    p->outer = opara__dims_prod(p->bc_dims, 0, nd - 1);
+}
+
+/* Sets up broadcasting of n_in inputs to the output; checks the output is their broadcast. */
+static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                      size_t cap) {
+    const opara__cpu_tensor* y = &op->out[0];
+    int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
+    int32_t i;
+    int k;
+    for (k = 0; k < n_in; ++k)
+        if (!opara__cpu_bcast_strides(y->ndim, y->dims, ins[k]->ndim, ins[k]->dims, strides[k]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %d does not broadcast to the output",
+                                     opara__op_name(op->node->op), k);
+    for (i = 0; i < y->ndim; ++i) {
+        int64_t want = 1;
+        for (k = 0; k < n_in; ++k) {
+            int32_t j = i - (y->ndim - ins[k]->ndim);
+            if (j >= 0 && ins[k]->dims[j] != 1) want = ins[k]->dims[j];
+        }
+        if (want != y->dims[i])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
+                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)want);
+    }
+    opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    return OPARA_OK;
+}
+
+/* Element offsets of each input for row `row` of the collapsed iteration space. */
+static void opara__bc_offsets(const opara__cpu_params* p, int n_in, size_t row, int64_t* off) {
+    int32_t d;
+    int k;
+    for (k = 0; k < n_in; ++k) off[k] = 0;
+    for (d = p->bc_ndim - 2; d >= 0; --d) {
+        int64_t idx = (int64_t)(row % (size_t)p->bc_dims[d]);
+        row /= (size_t)p->bc_dims[d];
+        for (k = 0; k < n_in; ++k) off[k] += idx * p->bc_strides[k][d];
+    }
+}
+
+/* Decodes item -> (row, first element, count) of the innermost dim. */
+static void opara__bc_item(const opara__cpu_params* p, size_t item, size_t* row, size_t* j0, size_t* n) {
+    size_t chunk = item % (size_t)p->tail;
+    *row = item / (size_t)p->tail;
+    *j0 = chunk * OPARA__CHUNK;
+    *n = OPARA__MIN((size_t)OPARA__CHUNK, (size_t)p->inner - *j0);
+}
+
+static void opara__copy_elems(uint8_t* dst, const uint8_t* src, int64_t src_stride, size_t n, size_t elem) {
+    size_t i;
+    if (src_stride == 1) {
+        memcpy(dst, src, n * elem);
+    } else if (elem == 4) {
+        for (i = 0; i < n; ++i) memcpy(dst + 4 * i, src + (int64_t)i * src_stride * 4, 4);
+    } else if (elem == 8) {
+        for (i = 0; i < n; ++i) memcpy(dst + 8 * i, src + (int64_t)i * src_stride * 8, 8);
+    } else {
+        for (i = 0; i < n; ++i) memcpy(dst + elem * i, src + (int64_t)i * src_stride * (int64_t)elem, elem);
+    }
+}
+
+/* ---- unary element-wise (f32) ---------------------------------------------------------------- */
+
+static float opara__gelu(float x, int approx) {
+    if (approx) {
+        float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+        return 0.5f * x * (1.0f + tanhf(u));
+    }
+    return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+}
+
+static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    size_t total = opara__cpu_numel(&op->out[0]);
+    size_t i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    switch (op->node->op) {
+    case OPARA__OP_RELU:
+        for (i = i0; i < i1; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        break;
+    case OPARA__OP_LEAKY_RELU:
+        for (i = i0; i < i1; ++i) y[i] = x[i] >= 0.0f ? x[i] : p->alpha * x[i];
+        break;
+    case OPARA__OP_SIGMOID:
+        for (i = i0; i < i1; ++i) y[i] = 1.0f / (1.0f + expf(-x[i]));
+        break;
+    case OPARA__OP_TANH:
+        for (i = i0; i < i1; ++i) y[i] = tanhf(x[i]);
+        break;
+    case OPARA__OP_HARD_SIGMOID:
+        for (i = i0; i < i1; ++i) {
+            float v = p->alpha * x[i] + p->beta;
+            y[i] = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+        }
+        break;
+    case OPARA__OP_HARD_SWISH:
+        for (i = i0; i < i1; ++i) {
+            float v = x[i] * (1.0f / 6.0f) + 0.5f;
+            y[i] = x[i] * (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v));
+        }
+        break;
+    case OPARA__OP_CLIP:
+        for (i = i0; i < i1; ++i) {
+            float v = x[i] < p->lo ? p->lo : x[i];
+            y[i] = v > p->hi ? p->hi : v;
+        }
+        break;
+    case OPARA__OP_SQRT:
+        for (i = i0; i < i1; ++i) y[i] = sqrtf(x[i]);
+        break;
+    case OPARA__OP_ERF:
+        for (i = i0; i < i1; ++i) y[i] = erff(x[i]);
+        break;
+    case OPARA__OP_GELU:
+        for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], p->approx);
+        break;
+    default:
+        return OPARA_ERR_INTERNAL;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_unary(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__node* n = op->node;
+    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(n->op));
+    switch (n->op) {
+    case OPARA__OP_LEAKY_RELU: p->alpha = opara__attr_float(n, "alpha", 0.01f); break;
+    case OPARA__OP_HARD_SIGMOID:
+        p->alpha = opara__attr_float(n, "alpha", 0.2f);
+        p->beta = opara__attr_float(n, "beta", 0.5f);
+        break;
+    case OPARA__OP_CLIP:
+        p->lo = opara__attr_float(n, "min", -HUGE_VALF);
+        p->hi = opara__attr_float(n, "max", HUGE_VALF);
+        break;
+    case OPARA__OP_GELU: p->approx = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0; break;
+    default: break;
+    }
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__unary_kernel;
+    return OPARA_OK;
+}
+
+/* ---- binary element-wise with broadcasting ----------------------------------------------------- */
+
+#define OPARA__BIN_ROW(T, EXPR)                                                             \
+    do {                                                                                    \
+        if (sa == 1 && sb == 1) {                                                           \
+            for (i = 0; i < n; ++i) { T x = a[i], z = b[i]; y[i] = (EXPR); }                \
+        } else if (sa == 1 && sb == 0) {                                                    \
+            T z = b[0];                                                                     \
+            for (i = 0; i < n; ++i) { T x = a[i]; y[i] = (EXPR); }                          \
+        } else if (sa == 0 && sb == 1) {                                                    \
+            T x = a[0];                                                                     \
+            for (i = 0; i < n; ++i) { T z = b[i]; y[i] = (EXPR); }                          \
+        } else {                                                                            \
+            for (i = 0; i < n; ++i) { T x = a[(int64_t)i * sa], z = b[(int64_t)i * sb]; y[i] = (EXPR); } \
+        }                                                                                   \
+    } while (0)
+
+static void opara__bin_row_f32(opara__op kind, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
+                               size_t n) {
+    size_t i;
+    switch (kind) {
+    case OPARA__OP_ADD: OPARA__BIN_ROW(float, x + z); break;
+    case OPARA__OP_SUB: OPARA__BIN_ROW(float, x - z); break;
+    case OPARA__OP_MUL: OPARA__BIN_ROW(float, x * z); break;
+    case OPARA__OP_DIV: OPARA__BIN_ROW(float, x / z); break;
+    default: OPARA__BIN_ROW(float, powf(x, z)); break;
+    }
+}
+
+/* Integer division by zero (and INT_MIN / -1) give 0 instead of trapping. */
+static int64_t opara__idiv(int64_t x, int64_t z) {
+    if (z == 0 || (z == -1 && x == INT64_MIN)) return 0;
+    return x / z;
+}
+
+static int64_t opara__ipow(int64_t x, int64_t e) {
+    uint64_t r = 1, b = (uint64_t)x;
+    if (e < 0) return x == 1 ? 1 : (x == -1 ? ((e & 1) ? -1 : 1) : 0);
+    while (e) {
+        if (e & 1) r *= b;
+        b *= b;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+/* Wrapping arithmetic through uint64 so overflow is defined. */
+#define OPARA__IBIN(kind, x, z)                                                                      \
+    ((kind) == OPARA__OP_ADD   ? (int64_t)((uint64_t)(x) + (uint64_t)(z))                           \
+     : (kind) == OPARA__OP_SUB ? (int64_t)((uint64_t)(x) - (uint64_t)(z))                           \
+     : (kind) == OPARA__OP_MUL ? (int64_t)((uint64_t)(x) * (uint64_t)(z))                           \
+     : (kind) == OPARA__OP_DIV ? opara__idiv((x), (z))                                              \
+                               : opara__ipow((x), (z)))
+
+static void opara__bin_row_i64(opara__op kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb, int64_t* y,
+                               size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i) y[i] = OPARA__IBIN(kind, a[(int64_t)i * sa], b[(int64_t)i * sb]);
+}
+
+static void opara__bin_row_i32(opara__op kind, const int32_t* a, int64_t sa, const int32_t* b, int64_t sb, int32_t* y,
+                               size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        int64_t x = a[(int64_t)i * sa], z = b[(int64_t)i * sb];
+        y[i] = (int32_t)(uint32_t)(uint64_t)OPARA__IBIN(kind, x, z);
+    }
+}
+
+static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
+    opara_dtype dt = op->out[0].dtype;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off[2], ao, bo, yo;
+        opara__bc_item(p, item, &row, &j0, &n);
+        opara__bc_offsets(p, 2, row, off);
+        ao = off[0] + (int64_t)j0 * sa;
+        bo = off[1] + (int64_t)j0 * sb;
+        yo = (int64_t)(row * (size_t)p->inner + j0);
+        if (dt == OPARA_DTYPE_F32)
+            opara__bin_row_f32(op->node->op, (const float*)op->in[0].data + ao, sa, (const float*)op->in[1].data + bo,
+                               sb, (float*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_I64)
+            opara__bin_row_i64(op->node->op, (const int64_t*)op->in[0].data + ao, sa,
+                               (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
+        else
+            opara__bin_row_i32(op->node->op, (const int32_t*)op->in[0].data + ao, sa,
+                               (const int32_t*)op->in[1].data + bo, sb, (int32_t*)op->out[0].data + yo, n);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_binary(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* ins[2];
+    opara_dtype dt = op->out[0].dtype;
+    ins[0] = &op->in[0];
+    ins[1] = &op->in[1];
+    if (op->in[0].dtype != dt || op->in[1].dtype != dt ||
+        (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, i64 or i32 operands of one type",
+                                 opara__op_name(op->node->op));
+    op->fn = opara__binary_kernel;
+    return opara__bc_prepare(op, 2, ins, err, cap);
+}
+
+/* ---- Where, Expand, Slice, Transpose: strided copies ------------------------------------------- */
+
+static opara_result opara__where_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const uint8_t* c = (const uint8_t*)op->in[0].data;
+    const uint8_t* x = (const uint8_t*)op->in[1].data;
+    const uint8_t* z = (const uint8_t*)op->in[2].data;
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    int64_t sc = p->bc_strides[0][p->bc_ndim - 1], sx = p->bc_strides[1][p->bc_ndim - 1];
+    int64_t sz = p->bc_strides[2][p->bc_ndim - 1];
+    size_t e = p->elem, item, i;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off[3];
+        uint8_t* yr;
+        opara__bc_item(p, item, &row, &j0, &n);
+        opara__bc_offsets(p, 3, row, off);
+        yr = y + (row * (size_t)p->inner + j0) * e;
+        for (i = 0; i < n; ++i) {
+            int64_t j = (int64_t)(j0 + i);
+            const uint8_t* src = c[off[0] + j * sc] ? x + (off[1] + j * sx) * (int64_t)e : z + (off[2] + j * sz) * (int64_t)e;
+            memcpy(yr + i * e, src, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_where(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* ins[3];
+    ins[0] = &op->in[0];
+    ins[1] = &op->in[1];
+    ins[2] = &op->in[2];
+    if (op->in[0].dtype != OPARA_DTYPE_BOOL || op->in[1].dtype != op->out[0].dtype ||
+        op->in[2].dtype != op->out[0].dtype || !opara_dtype_size(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Where: condition must be bool, X and Y the output type");
+    op->p.elem = opara_dtype_size(op->out[0].dtype);
+    op->fn = opara__where_kernel;
+    return opara__bc_prepare(op, 3, ins, err, cap);
+}
+
+/* out[i] = in[base + sum_d idx_d * stride_d] over the collapsed dims (stride table of input 0). */
+static opara_result opara__strided_copy_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const uint8_t* x = (const uint8_t*)op->in[0].data;
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    int64_t s = p->bc_strides[0][p->bc_ndim - 1];
+    size_t e = p->elem, item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off;
+        opara__bc_item(p, item, &row, &j0, &n);
+        opara__bc_offsets(p, 1, row, &off);
+        off += p->base + (int64_t)j0 * s;
+        opara__copy_elems(y + (row * (size_t)p->inner + j0) * e, x + off * (int64_t)e, s, n, e);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__finish_strided_copy(opara__cpu_op* op, int64_t strides[][OPARA_MAX_DIMS]) {
+    const opara__cpu_tensor* y = &op->out[0];
+    op->p.elem = opara_dtype_size(y->dtype);
+    opara__bc_collapse(&op->p, 1, y->ndim, y->dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    op->fn = opara__strided_copy_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_expand(opara__cpu_op* op, char* err, size_t cap) {
+    if (op->in[0].dtype != op->out[0].dtype || !opara_dtype_size(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Expand: input and output types differ");
+    op->p.elem = opara_dtype_size(op->out[0].dtype);
+    op->fn = opara__strided_copy_kernel;
+    /* the output of Expand is the broadcast of the input and the shape: ok when input broadcasts */
+    {
+        int64_t strides[1][OPARA_MAX_DIMS];
+        if (!opara__cpu_bcast_strides(op->out[0].ndim, op->out[0].dims, op->in[0].ndim, op->in[0].dims, strides[0]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Expand: input does not broadcast to the output");
+        op->p.base = 0;
+        return opara__finish_strided_copy(op, strides);
+    }
+}
+
+static void opara__natural_strides(const opara__cpu_tensor* t, int64_t* strides) {
+    int32_t i;
+    int64_t s = 1;
+    for (i = t->ndim - 1; i >= 0; --i) {
+        strides[i] = s;
+        s *= t->dims[i];
+    }
+}
+
+static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], perm[OPARA_MAX_DIMS];
+    uint32_t count = 0;
+    const int64_t* attr = opara__attr_ints(op->node, "perm", &count);
+    int seen[OPARA_MAX_DIMS];
+    int32_t i;
+    if (x->ndim != y->ndim || x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: input and output ranks or types differ");
+    if (attr && count != (uint32_t)x->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: perm has %u entries for rank %d", count,
+                                 (int)x->ndim);
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < x->ndim; ++i) {
+        int64_t a = attr ? attr[i] : x->ndim - 1 - i;
+        if (!opara__cpu_norm_axis(a, x->ndim, &perm[i]) || seen[perm[i]])
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Transpose: perm is not a permutation");
+        seen[perm[i]] = 1;
+    }
+    opara__natural_strides(x, in_str);
+    for (i = 0; i < y->ndim; ++i) {
+        if (y->dims[i] != x->dims[perm[i]])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: output dim %d is wrong", (int)i);
+        strides[0][i] = in_str[perm[i]];
+    }
+    op->p.base = 0;
+    return opara__finish_strided_copy(op, strides);
+}
+
+/* ONNX Slice clamping of one axis; returns the number of elements taken. */
+static int64_t opara__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* first) {
+    if (start < 0) start += dim;
+    if (end < 0) end += dim;
+    if (step > 0) {
+        start = start < 0 ? 0 : (start > dim ? dim : start);
+        end = end < 0 ? 0 : (end > dim ? dim : end);
+        *first = start;
+        return end > start ? (end - start + step - 1) / step : 0;
+    }
+    start = start < 0 ? 0 : (start > dim - 1 ? dim - 1 : start);
+    end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
+    *first = start;
+    return start > end ? (start - end + (-step) - 1) / (-step) : 0;
+}
+
+static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    uint32_t ns = 0, ne = 0, na = 0, nst = 0, i;
+    const int64_t* starts = opara__attr_ints(op->node, "starts", &ns);
+    const int64_t* ends = opara__attr_ints(op->node, "ends", &ne);
+    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
+    const int64_t* steps = opara__attr_ints(op->node, "steps", &nst);
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], first[OPARA_MAX_DIMS], stp[OPARA_MAX_DIMS];
+    int64_t cnt[OPARA_MAX_DIMS];
+    int32_t d;
+    if (!starts || !ends || ns != ne || (axes && na != ns) || (steps && nst != ns) || x->ndim != y->ndim ||
+        x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Slice: starts/ends/axes/steps are inconsistent");
+    for (d = 0; d < x->ndim; ++d) {
+        first[d] = 0;
+        stp[d] = 1;
+        cnt[d] = x->dims[d];
+    }
+    for (i = 0; i < ns; ++i) {
+        int64_t ax = axes ? axes[i] : (int64_t)i, step = steps ? steps[i] : 1;
+        if (!opara__cpu_norm_axis(ax, x->ndim, &ax) || step == 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Slice: bad axis or zero step");
+        stp[ax] = step;
+        cnt[ax] = opara__slice_axis(x->dims[ax], starts[i], ends[i], step, &first[ax]);
+    }
+    opara__natural_strides(x, in_str);
+    op->p.base = 0;
+    for (d = 0; d < x->ndim; ++d) {
+        if (cnt[d] != y->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Slice: output dim %d is %lld, slice gives %lld", (int)d,
+                                     (long long)y->dims[d], (long long)cnt[d]);
+        strides[0][d] = stp[d] * in_str[d];
+        if (cnt[d] > 0) op->p.base += first[d] * in_str[d];
+    }
+    return opara__finish_strided_copy(op, strides);
+}
+
+/* ---- Reshape family: plain copies ------------------------------------------------------------- */
+
+static opara_result opara__copy_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t bytes = opara__cpu_numel(&op->out[0]) * op->p.elem, b0 = begin * 65536, b1 = OPARA__MIN(bytes, end * 65536);
+    (void)scratch;
+    if (op->in[0].data != op->out[0].data && b1 > b0)
+        memcpy((uint8_t*)op->out[0].data + b0, (const uint8_t*)op->in[0].data + b0, b1 - b0);
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_reshape(opara__cpu_op* op, char* err, size_t cap) {
+    if (opara__cpu_numel(&op->in[0]) != opara__cpu_numel(&op->out[0]) || op->in[0].dtype != op->out[0].dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: element counts or types differ",
+                                 opara__op_name(op->node->op));
+    op->p.elem = opara_dtype_size(op->out[0].dtype);
+    op->work_items = (opara__cpu_numel(&op->out[0]) * op->p.elem + 65535) / 65536;
+    op->min_items_per_task = 4;
+    op->fn = opara__copy_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Concat and Split ------------------------------------------------------------------------- */
+
+static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t e = op->p.elem, inner = (size_t)op->p.inner, row_bytes = (size_t)op->out[0].dims[op->p.axis] * inner * e;
+    size_t o;
+    uint32_t k;
+    (void)scratch;
+    for (o = begin; o < end; ++o) {
+        uint8_t* dst = (uint8_t*)op->out[0].data + o * row_bytes;
+        for (k = 0; k < op->n_in; ++k) {
+            size_t chunk = (size_t)op->in[k].dims[op->p.axis] * inner * e;
+            const uint8_t* src = (const uint8_t*)op->in[k].data + o * chunk;
+            if (src != dst) memcpy(dst, src, chunk); /* else the producer wrote it in place */
+            dst += chunk;
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__split_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t e = op->p.elem, inner = (size_t)op->p.inner, row_bytes = (size_t)op->in[0].dims[op->p.axis] * inner * e;
+    size_t o;
+    uint32_t k;
+    (void)scratch;
+    for (o = begin; o < end; ++o) {
+        const uint8_t* src = (const uint8_t*)op->in[0].data + o * row_bytes;
+        for (k = 0; k < op->n_out; ++k) {
+            size_t chunk = (size_t)op->out[k].dims[op->p.axis] * inner * e;
+            if (op->out[k].data) memcpy((uint8_t*)op->out[k].data + o * chunk, src, chunk);
+            src += chunk;
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Checks that `t` equals `ref` except on `axis`. */
+static int opara__same_except(const opara__cpu_tensor* t, const opara__cpu_tensor* ref, int64_t axis) {
+    int32_t i;
+    if (t->ndim != ref->ndim || t->dtype != ref->dtype) return 0;
+    for (i = 0; i < t->ndim; ++i)
+        if (i != axis && t->dims[i] != ref->dims[i]) return 0;
+    return 1;
+}
+
+static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, size_t cap) {
+    int is_concat = op->node->op == OPARA__OP_CONCAT;
+    const opara__cpu_tensor* whole = is_concat ? &op->out[0] : &op->in[0];
+    const opara__cpu_tensor* parts = is_concat ? op->in : op->out;
+    uint32_t n_parts = is_concat ? op->n_in : op->n_out, k, n_split = 0;
+    const int64_t* split = is_concat ? NULL : opara__attr_ints(op->node, "split", &n_split);
+    int64_t axis, sum = 0;
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), whole->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
+    if (split && n_split != n_parts)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Split: %u sizes for %u outputs", n_split, n_parts);
+    for (k = 0; k < n_parts; ++k) {
+        if (!opara__same_except(&parts[k], whole, axis) || (split && split[k] != parts[k].dims[axis]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: part %u has the wrong shape or type",
+                                     opara__op_name(op->node->op), k);
+        sum += parts[k].dims[axis];
+    }
+    if (sum != whole->dims[axis])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: parts add up to %lld along the axis, not %lld",
+                                 opara__op_name(op->node->op), (long long)sum, (long long)whole->dims[axis]);
+    op->p.axis = axis;
+    op->p.elem = opara_dtype_size(whole->dtype);
+    op->p.inner = opara__dims_prod(whole->dims, (int32_t)axis + 1, whole->ndim);
+    op->work_items = (size_t)opara__dims_prod(whole->dims, 0, (int32_t)axis);
+    if (opara__cpu_numel(whole) == 0) op->work_items = 0;
+    op->min_items_per_task = 16;
+    op->fn = is_concat ? opara__concat_kernel : opara__split_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Gather ----------------------------------------------------------------------------------- */
+
+static opara_result opara__gather_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor* idx = &op->in[1];
+    size_t nidx = opara__cpu_numel(idx), block = (size_t)p->inner * p->elem, item;
+    int64_t dim = op->in[0].dims[p->axis];
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t o = item / nidx, j = item % nidx;
+        int64_t v = idx->dtype == OPARA_DTYPE_I64 ? ((const int64_t*)idx->data)[j] : ((const int32_t*)idx->data)[j];
+        if (v < 0) v += dim;
+        if (v < 0 || v >= dim) return OPARA_ERR_BAD_INDEX;
+        memcpy((uint8_t*)op->out[0].data + item * block,
+               (const uint8_t*)op->in[0].data + (o * (size_t)dim + (size_t)v) * block, block);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
+    int64_t axis;
+    int32_t i, expect = x->ndim - 1 + idx->ndim;
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: axis out of range");
+    if ((idx->dtype != OPARA_DTYPE_I64 && idx->dtype != OPARA_DTYPE_I32) || y->dtype != x->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Gather: indices must be i32/i64");
+    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gather: output rank");
+    for (i = 0; i < y->ndim; ++i) {
+        int64_t want = i < axis ? x->dims[i] : (i < axis + idx->ndim ? idx->dims[i - axis] : x->dims[i - idx->ndim + 1]);
+        if (y->dims[i] != want) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gather: output dim %d", (int)i);
+    }
+    op->p.axis = axis;
+    op->p.elem = opara_dtype_size(x->dtype);
+    op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->work_items = x->dims[axis] == 0 && opara__cpu_numel(idx) ? 0 : opara__cpu_numel(y) / (op->p.inner ? (size_t)op->p.inner : 1);
+    if (opara__cpu_numel(y) == 0) op->work_items = 0;
+    if (x->dims[axis] == 0 && opara__cpu_numel(idx) > 0 && opara__cpu_numel(y) > 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: indexing an empty axis");
+    op->min_items_per_task = 256;
+    op->fn = opara__gather_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Cast ------------------------------------------------------------------------------------- */
+
+static int opara__is_float_type(opara_dtype t) { return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64; }
+
+static double opara__load_f(const void* base, opara_dtype t, size_t i) {
+    return t == OPARA_DTYPE_F32 ? (double)((const float*)base)[i] : ((const double*)base)[i];
+}
+
+static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
+    switch (t) {
+    case OPARA_DTYPE_I64: return ((const int64_t*)base)[i];
+    case OPARA_DTYPE_I32: return ((const int32_t*)base)[i];
+    case OPARA_DTYPE_I8: return ((const int8_t*)base)[i];
+    case OPARA_DTYPE_BOOL: return ((const uint8_t*)base)[i] != 0;
+    default: return ((const uint8_t*)base)[i];
+    }
+}
+
+static void opara__store_i(void* base, opara_dtype t, size_t i, int64_t v) {
+    switch (t) {
+    case OPARA_DTYPE_I64: ((int64_t*)base)[i] = v; break;
+    case OPARA_DTYPE_I32: ((int32_t*)base)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case OPARA_DTYPE_I8: ((int8_t*)base)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case OPARA_DTYPE_BOOL: ((uint8_t*)base)[i] = v != 0; break;
+    default: ((uint8_t*)base)[i] = (uint8_t)(uint64_t)v; break;
+    }
+}
+
+/* Float to integer: truncation toward zero, saturated to the int64 range, NaN gives 0. */
+static int64_t opara__f_to_i(double v) {
+    if (v != v) return 0;
+    if (v >= 9.2233720368547758e18) return INT64_MAX;
+    if (v <= -9.2233720368547758e18) return INT64_MIN;
+    return (int64_t)v;
+}
+
+static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    opara_dtype from = op->in[0].dtype, to = op->out[0].dtype;
+    const void* x = op->in[0].data;
+    void* y = op->out[0].data;
+    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    for (i = i0; i < i1; ++i) {
+        if (opara__is_float_type(to)) {
+            double v = opara__is_float_type(from) ? opara__load_f(x, from, i) : (double)opara__load_i(x, from, i);
+            if (to == OPARA_DTYPE_F32) ((float*)y)[i] = (float)v;
+            else ((double*)y)[i] = v;
+        } else if (opara__is_float_type(from)) {
+            double v = opara__load_f(x, from, i);
+            if (to == OPARA_DTYPE_BOOL) opara__store_i(y, to, i, v != 0.0);
+            else opara__store_i(y, to, i, opara__f_to_i(v));
+        } else {
+            opara__store_i(y, to, i, opara__load_i(x, from, i));
+        }
+    }
+    return OPARA_OK;
+}
+
+static int opara__cast_type_ok(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32 ||
+           t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_BOOL;
+}
+
+static opara_result opara__prepare_cast(opara__cpu_op* op, char* err, size_t cap) {
+    int64_t to = opara__attr_int(op->node, "to", (int64_t)op->out[0].dtype);
+    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
+    if (to != (int64_t)op->out[0].dtype || !opara__cast_type_ok(op->in[0].dtype) || !opara__cast_type_ok(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
+                                 opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__cast_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Softmax, LayerNormalization, BatchNormalization, GlobalAveragePool ------------------------ */
+
+static opara_result opara__softmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, in = (size_t)p->inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t base = (item / in) * L * in + item % in;
+        const float* x = (const float*)op->in[0].data + base;
+        float* y = (float*)op->out[0].data + base;
+        float mx = -HUGE_VALF, sum = 0.0f;
+        for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
+        for (j = 0; j < L; ++j) {
+            y[j * in] = expf(x[j * in] - mx);
+            sum += y[j * in];
+        }
+        for (j = 0; j < L; ++j) y[j * in] /= sum;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_softmax(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
+    op->p.mid = x->dims[axis];
+    op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->work_items = (size_t)(opara__dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner);
+    if (op->p.mid == 0) op->work_items = 0;
+    op->min_items_per_task = 16;
+    op->fn = opara__softmax_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__layer_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, item, j;
+    const float* sc = (const float*)op->in[1].data;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* mean_out = op->n_out > 1 ? (float*)op->out[1].data : NULL;
+    float* inv_out = op->n_out > 2 ? (float*)op->out[2].data : NULL;
+    size_t ss = (size_t)p->bc_strides[0][0], bs = (size_t)p->bc_strides[1][0];
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * L;
+        float* y = (float*)op->out[0].data + item * L;
+        double sum = 0.0, var = 0.0;
+        float mean, inv;
+        for (j = 0; j < L; ++j) sum += x[j];
+        mean = (float)(sum / (double)L);
+        for (j = 0; j < L; ++j) var += (double)(x[j] - mean) * (double)(x[j] - mean);
+        inv = (float)(1.0 / sqrt(var / (double)L + (double)p->eps));
+        for (j = 0; j < L; ++j) y[j] = (x[j] - mean) * inv * sc[j * ss] + (bias ? bias[j * bs] : 0.0f);
+        if (mean_out) mean_out[item] = mean;
+        if (inv_out) inv_out[item] = inv;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis, outer;
+    size_t L;
+    uint32_t k;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
+    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.mid = opara__dims_prod(x->dims, (int32_t)axis, x->ndim);
+    outer = opara__dims_prod(x->dims, 0, (int32_t)axis);
+    L = (size_t)op->p.mid;
+    for (k = 1; k < 3 && k < op->n_in; ++k) {
+        size_t n = opara__cpu_numel(&op->in[k]);
+        if (!op->in[k].data) continue;
+        if (n != L && n != 1)
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "LayerNormalization: scale/bias of %zu elements", n);
+        op->p.bc_strides[k - 1][0] = n == 1 ? 0 : 1;
+    }
+    for (k = 1; k < op->n_out; ++k)
+        if (op->out[k].data && opara__cpu_numel(&op->out[k]) != (size_t)outer)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: Mean/InvStdDev shape");
+    if (op->n_in < 2 || !op->in[1].data) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "LayerNormalization needs Scale");
+    op->work_items = L ? (size_t)outer : 0;
+    op->min_items_per_task = 4;
+    op->fn = opara__layer_norm_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__batch_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t C = (size_t)op->p.cin, HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t c = item % C;
+        float s = ((const float*)op->in[1].data)[c], b = ((const float*)op->in[2].data)[c];
+        float m = ((const float*)op->in[3].data)[c], v = ((const float*)op->in[4].data)[c];
+        float k = s / sqrtf(v + op->p.eps), off = b - m * k;
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float* y = (float*)op->out[0].data + item * HW;
+        for (j = 0; j < HW; ++j) y[j] = x[j] * k + off;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    uint32_t k;
+    if (op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: needs 5 inputs and X/Y of rank >= 2");
+    for (k = 1; k < 5; ++k)
+        if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: input %u must have C elements", k);
+    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.cin = x->dims[1];
+    op->p.inner = opara__dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__batch_norm_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float sum = 0.0f;
+        for (j = 0; j < HW; ++j) sum += x[j];
+        ((float*)op->out[0].data)[item] = HW ? sum / (float)HW : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t i;
+    if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    for (i = 2; i < y->ndim; ++i)
+        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    op->p.inner = opara__dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 4;
+    op->fn = opara__global_avg_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ReduceMean ------------------------------------------------------------------------------- */
+
+static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    int64_t count = opara__dims_prod(p->red_dims, 0, p->red_n);
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
+        int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
+        size_t rem = item;
+        double sum = 0.0;
+        int32_t d;
+        for (d = p->kept_n - 1; d >= 0; --d) {
+            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
+            rem /= (size_t)p->kept_dims[d];
+        }
+        for (d = 0; d < p->red_n; ++d) idx[d] = 0;
+        for (r = 0; r < count; r += inner) {
+            int64_t off = base, j;
+            float part = 0.0f;
+            for (d = 0; d < p->red_n - 1; ++d) off += idx[d] * p->red_strides[d];
+            for (j = 0; j < inner; ++j) part += x[off + j * is];
+            sum += part;
+            for (d = p->red_n - 2; d >= 0; --d) {
+                if (++idx[d] < p->red_dims[d]) break;
+                idx[d] = 0;
+            }
+        }
+        y[item] = count ? (float)(sum / (double)count) : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    uint32_t na = 0, i;
+    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
+    int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
+    int64_t str[OPARA_MAX_DIMS];
+    int32_t d, yd = 0;
+    if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = (!axes || na == 0) && !opara__attr_int(op->node, "noop_with_empty_axes", 0);
+    for (i = 0; axes && i < na; ++i) {
+        int64_t a;
+        if (!opara__cpu_norm_axis(axes[i], x->ndim, &a)) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
+        reduce[a] = 1;
+    }
+    opara__natural_strides(x, str);
+    p->kept_n = p->red_n = 0;
+    for (d = 0; d < x->ndim; ++d) {
+        if (reduce[d]) {
+            p->red_dims[p->red_n] = x->dims[d];
+            p->red_strides[p->red_n++] = str[d];
+            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
+        } else {
+            p->kept_dims[p->kept_n] = x->dims[d];
+            p->kept_strides[p->kept_n++] = str[d];
+            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
+        }
+    }
+    if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
+    op->work_items = opara__cpu_numel(y);
+    op->min_items_per_task = 64;
+    op->fn = opara__reduce_mean_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Pad -------------------------------------------------------------------------------------- */
+
+enum { OPARA__PAD_CONSTANT, OPARA__PAD_REFLECT, OPARA__PAD_EDGE };
+
+/* Source index for output index o of a dim of size n padded by `before`; -1 for the constant. */
+static int64_t opara__pad_src(int mode, int64_t o, int64_t before, int64_t n) {
+    int64_t s = o - before;
+    if (s >= 0 && s < n) return s;
+    if (mode == OPARA__PAD_CONSTANT || n == 0) return -1;
+    if (mode == OPARA__PAD_EDGE) return s < 0 ? 0 : n - 1;
+    if (n == 1) return 0;
+    {
+        int64_t period = 2 * (n - 1);
+        s %= period;
+        if (s < 0) s += period;
+        return s >= n ? period - s : s;
+    }
+}
+
+static opara_result opara__pad_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim, d;
+    size_t e = p->elem, W = nd ? (size_t)y->dims[nd - 1] : 1, row, j;
+    int64_t xw = nd ? x->dims[nd - 1] : 1, before = nd ? p->start[nd - 1] : 0;
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        uint8_t* dst = (uint8_t*)y->data + row * W * e;
+        size_t rem = row;
+        int64_t off = 0;
+        int constant_row = 0;
+        for (d = nd - 2; d >= 0; --d) {
+            int64_t o = (int64_t)(rem % (size_t)y->dims[d]), s;
+            rem /= (size_t)y->dims[d];
+            s = opara__pad_src(p->mode, o, p->start[d], x->dims[d]);
+            if (s < 0) constant_row = 1;
+            else off += s * p->src_stride[d];
+        }
+        for (j = 0; j < W; ++j) {
+            int64_t s = constant_row ? -1 : opara__pad_src(p->mode, (int64_t)j, before, xw);
+            if (s < 0) memcpy(dst + j * e, p->fill, e);
+            else memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    uint32_t np = 0, na = 0, i;
+    const int64_t* pads = opara__attr_ints(op->node, "pads", &np);
+    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
+    const char* mode = opara__attr_string(op->node, "mode", "constant");
+    int64_t before[OPARA_MAX_DIMS], after[OPARA_MAX_DIMS];
+    uint32_t n_ax = axes ? na : (uint32_t)x->ndim;
+    float value = opara__attr_float(op->node, "value", opara__attr_float(op->node, "constant_value", 0.0f));
+    int32_t d;
+    if (x->ndim != y->ndim || x->dtype != y->dtype || !opara__cast_type_ok(x->dtype) || !pads || np != 2 * n_ax)
+        return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Pad: pads/axes do not match the input rank or type");
+    p->mode = strcmp(mode, "constant") == 0 ? OPARA__PAD_CONSTANT
+              : strcmp(mode, "reflect") == 0 ? OPARA__PAD_REFLECT
+              : strcmp(mode, "edge") == 0   ? OPARA__PAD_EDGE
+                                            : -1;
+    if (p->mode < 0) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Pad: mode '%s'", mode);
+    for (d = 0; d < x->ndim; ++d) before[d] = after[d] = 0;
+    for (i = 0; i < n_ax; ++i) {
+        int64_t a = (int64_t)i;
+        if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Pad: axis out of range");
+        before[a] = pads[i];
+        after[a] = pads[i + n_ax];
+    }
+    opara__natural_strides(x, p->src_stride);
+    for (d = 0; d < x->ndim; ++d) {
+        if (x->dims[d] + before[d] + after[d] != y->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: output dim %d is wrong", (int)d);
+        if (p->mode != OPARA__PAD_CONSTANT && x->dims[d] == 0 && y->dims[d] > 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: cannot %s-pad an empty dim", mode);
+        p->start[d] = before[d];
+    }
+    p->elem = opara_dtype_size(y->dtype);
+    memset(p->fill, 0, sizeof p->fill);
+    if (y->dtype == OPARA_DTYPE_F32) memcpy(p->fill, &value, 4);
+    else if (y->dtype == OPARA_DTYPE_F64) {
+        double v = value;
+        memcpy(p->fill, &v, 8);
+    } else {
+        opara__store_i(p->fill, y->dtype, 0, opara__f_to_i(value));
+    }
+    op->work_items = y->ndim && y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : (opara__cpu_numel(y) ? 1 : 0);
+    op->min_items_per_task = 16;
+    op->fn = opara__pad_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Resize ----------------------------------------------------------------------------------- */
+
+enum { OPARA__RESIZE_NEAREST, OPARA__RESIZE_LINEAR };
+enum {
+    OPARA__CT_HALF_PIXEL, OPARA__CT_PYTORCH_HALF_PIXEL, OPARA__CT_ALIGN_CORNERS, OPARA__CT_ASYMMETRIC,
+    OPARA__CT_TF_HALF_PIXEL_NN, OPARA__CT_TF_CROP, OPARA__CT_HALF_PIXEL_SYMMETRIC
+};
+enum { OPARA__NM_ROUND_PREFER_FLOOR, OPARA__NM_ROUND_PREFER_CEIL, OPARA__NM_FLOOR, OPARA__NM_CEIL };
+
+/* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
+static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
+    double s = p->scale[d];
+    switch (p->coord_mode) {
+    case OPARA__CT_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
+    case OPARA__CT_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
+    case OPARA__CT_ASYMMETRIC: return (double)x / s;
+    case OPARA__CT_TF_HALF_PIXEL_NN: return ((double)x + 0.5) / s;
+    case OPARA__CT_TF_CROP:
+        return out > 1 ? p->roi_lo[d] * (double)(in - 1) + (double)x * (p->roi_hi[d] - p->roi_lo[d]) * (double)(in - 1) / (double)(out - 1)
+                       : 0.5 * (p->roi_lo[d] + p->roi_hi[d]) * (double)(in - 1);
+    case OPARA__CT_HALF_PIXEL_SYMMETRIC: {
+        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
+        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
+    }
+    default: return ((double)x + 0.5) / s - 0.5;
+    }
+}
+
+/* Nearest source index, or -1 when tf_crop_and_resize extrapolates. */
+static int64_t opara__resize_nearest(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
+    double c, f;
+    int64_t i;
+    c = opara__resize_coord(p, d, x, in, out);
+    f = floor(c);
+    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return -1;
+    switch (p->nearest_mode) {
+    case OPARA__NM_ROUND_PREFER_CEIL: i = (int64_t)(c - f >= 0.5 ? f + 1.0 : f); break;
+    case OPARA__NM_FLOOR: i = (int64_t)f; break;
+    case OPARA__NM_CEIL: i = (int64_t)ceil(c); break;
+    default: i = (int64_t)(c - f > 0.5 ? f + 1.0 : f); break;
+    }
+    return i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
+}
+
+static opara_result opara__resize_nearest_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim, d;
+    size_t e = p->elem, W = (size_t)y->dims[nd - 1], row, j;
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        uint8_t* dst = (uint8_t*)y->data + row * W * e;
+        size_t rem = row;
+        int64_t off = 0;
+        int outside = 0;
+        for (d = nd - 2; d >= 0; --d) {
+            int64_t o = (int64_t)(rem % (size_t)y->dims[d]), s;
+            rem /= (size_t)y->dims[d];
+            s = opara__resize_nearest(p, d, o, x->dims[d], y->dims[d]);
+            if (s < 0) outside = 1;
+            else off += s * p->src_stride[d];
+        }
+        for (j = 0; j < W; ++j) {
+            int64_t s = outside ? -1 : opara__resize_nearest(p, nd - 1, (int64_t)j, x->dims[nd - 1], (int64_t)W);
+            if (s < 0) memcpy(dst + j * e, p->fill, e);
+            else memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Linear taps of one output index: i0, i1 and the weight of i1; 0 if extrapolated. */
+static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out, int64_t* i0,
+                              int64_t* i1, float* w) {
+    double c = opara__resize_coord(p, d, x, in, out), f;
+    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return 0;
+    if (c < 0.0) c = 0.0;
+    if (c > (double)(in - 1)) c = (double)(in - 1);
+    f = floor(c);
+    *i0 = (int64_t)f;
+    *i1 = *i0 + 1 < in ? *i0 + 1 : in - 1;
+    *w = (float)(c - f);
+    return 1;
+}
+
+/* Bilinear over the last two dims (the others are not resized). */
+static opara_result opara__resize_linear_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim;
+    int64_t H = x->dims[nd - 2], Wi = x->dims[nd - 1], OH = y->dims[nd - 2], OW = y->dims[nd - 1];
+    size_t row, j;
+    float fill;
+    memcpy(&fill, p->fill, 4);
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        size_t plane = row / (size_t)OH;
+        int64_t oh = (int64_t)(row % (size_t)OH), h0 = 0, h1 = 0;
+        float wh = 0.0f;
+        const float* src = (const float*)x->data + plane * (size_t)(H * Wi);
+        float* dst = (float*)y->data + row * (size_t)OW;
+        int row_ok = opara__resize_taps(p, nd - 2, oh, H, OH, &h0, &h1, &wh);
+        for (j = 0; j < (size_t)OW; ++j) {
+            int64_t w0 = 0, w1 = 0;
+            float ww = 0.0f, top, bot;
+            if (!row_ok || !opara__resize_taps(p, nd - 1, (int64_t)j, Wi, OW, &w0, &w1, &ww)) {
+                dst[j] = fill;
+                continue;
+            }
+            top = src[h0 * Wi + w0] * (1.0f - ww) + src[h0 * Wi + w1] * ww;
+            bot = src[h1 * Wi + w0] * (1.0f - ww) + src[h1 * Wi + w1] * ww;
+            dst[j] = top * (1.0f - wh) + bot * wh;
+        }
+    }
+    return OPARA_OK;
+}
+
+static int opara__resize_enum(const char* s, const char* const* names, int count) {
+    int i;
+    for (i = 0; i < count; ++i)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
+    static const char* const ct_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                           "tf_half_pixel_for_nearest", "tf_crop_and_resize", "half_pixel_symmetric"};
+    static const char* const nm_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    const opara__node* n = op->node;
+    const char* mode = opara__attr_string(n, "mode", "nearest");
+    uint32_t ns = 0, nz = 0, na = 0, nr = 0, i;
+    const float* scales = NULL;
+    const int64_t* axes = opara__attr_ints(n, "axes", &na);
+    const opara__attr* sa = opara__node_attr(n, "scales");
+    const opara__attr* ra = opara__node_attr(n, "roi");
+    float extrap = opara__attr_float(n, "extrapolation_value", 0.0f);
+    int32_t d;
+    (void)opara__attr_ints(n, "sizes", &nz);
+    if (sa && sa->type == OPARA__ATTR_FLOATS && sa->count > 0) {
+        scales = sa->v.floats;
+        ns = sa->count;
+    }
+    if (x->ndim != y->ndim || x->ndim < 1 || x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: input and output ranks or types differ");
+    if (opara__attr_int(n, "antialias", 0))
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
+    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names, 7);
+    p->nearest_mode = opara__resize_enum(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nm_names, 4);
+    if (p->coord_mode < 0 || p->nearest_mode < 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: unknown coordinate or nearest mode");
+    for (d = 0; d < x->ndim; ++d) {
+        p->scale[d] = x->dims[d] ? (float)((double)y->dims[d] / (double)x->dims[d]) : 1.0f;
+        p->roi_lo[d] = 0.0f;
+        p->roi_hi[d] = 1.0f;
+    }
+    if (scales) {
+        if (ns != (axes ? na : (uint32_t)x->ndim))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: %u scales for rank %d", ns, (int)x->ndim);
+        for (i = 0; i < ns; ++i) {
+            int64_t a = (int64_t)i;
+            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
+                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
+            if (!(scales[i] > 0.0f)) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Resize: scale <= 0");
+            p->scale[a] = scales[i];
+        }
+    }
+    if (ra && ra->type == OPARA__ATTR_FLOATS && ra->count > 0) {
+        nr = axes ? na : (uint32_t)x->ndim;
+        if (ra->count != 2 * nr) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: roi size");
+        for (i = 0; i < nr; ++i) {
+            int64_t a = (int64_t)i;
+            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
+                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
+            p->roi_lo[a] = ra->v.floats[i];
+            p->roi_hi[a] = ra->v.floats[i + nr];
+        }
+    }
+    for (d = 0; d < x->ndim; ++d)
+        if (x->dims[d] == 0 && y->dims[d] > 0) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: empty input");
+    opara__natural_strides(x, p->src_stride);
+    p->elem = opara_dtype_size(y->dtype);
+    memset(p->fill, 0, sizeof p->fill);
+    if (y->dtype == OPARA_DTYPE_F32) memcpy(p->fill, &extrap, 4);
+    op->work_items = y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : 0;
+    op->min_items_per_task = 8;
+    if (strcmp(mode, "nearest") == 0) {
+        p->mode = OPARA__RESIZE_NEAREST;
+        op->fn = opara__resize_nearest_kernel;
+        return OPARA_OK;
+    }
+    if (strcmp(mode, "linear") != 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode '%s' is not supported", mode);
+    if (y->dtype != OPARA_DTYPE_F32 || x->ndim < 2)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear needs f32 of rank >= 2");
+    for (d = 0; d < x->ndim - 2; ++d)
+        if (x->dims[d] != y->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear only over the last two dims");
+    p->mode = OPARA__RESIZE_LINEAR;
+    op->fn = opara__resize_linear_kernel;
+    return OPARA_OK;
+}
+
+/* ---- dispatch --------------------------------------------------------------------------------- */
+
+/* Minimum inputs/outputs per operator (0 = checked by the operator itself). */
+static void opara__io_minimum(opara__op kind, uint32_t* n_in, uint32_t* n_out) {
+    *n_in = 1;
+    *n_out = 1;
+    switch (kind) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL:
+    case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_GATHER: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
+    case OPARA__OP_LAYER_NORM:
+        *n_in = 2;
+        break;
+    case OPARA__OP_WHERE: *n_in = 3; break;
+    case OPARA__OP_BATCH_NORM: *n_in = 5; break;
+    default: break;
+    }
+}
+
+static int opara__needs_f32(opara__op kind) {
+    switch (kind) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
+    case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_GEMM:
+    case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: case OPARA__OP_REDUCE_MEAN:
+        return 1;
+    default: return 0;
+    }
+}
+
+static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t cap) {
+    switch (op->node->op) {
+    case OPARA__OP_CONV: return opara__cpu_prepare_conv(op, err, cap);
+    case OPARA__OP_CONV_TRANSPOSE: return opara__cpu_prepare_conv_transpose(op, err, cap);
+    case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__prepare_global_avg(op, err, cap);
+    case OPARA__OP_BATCH_NORM: return opara__prepare_batch_norm(op, err, cap);
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
+    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT:
+    case OPARA__OP_ERF: case OPARA__OP_GELU:
+        return opara__prepare_unary(op, err, cap);
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+        return opara__prepare_binary(op, err, cap);
+    case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__prepare_concat_split(op, err, cap);
+    case OPARA__OP_SLICE: return opara__prepare_slice(op, err, cap);
+    case OPARA__OP_GATHER: return opara__prepare_gather(op, err, cap);
+    case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
+        return opara__prepare_reshape(op, err, cap);
+    case OPARA__OP_TRANSPOSE: return opara__prepare_transpose(op, err, cap);
+    case OPARA__OP_EXPAND: return opara__prepare_expand(op, err, cap);
+    case OPARA__OP_GEMM: return opara__cpu_prepare_gemm(op, err, cap);
+    case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
+    case OPARA__OP_SOFTMAX: return opara__prepare_softmax(op, err, cap);
+    case OPARA__OP_LAYER_NORM: return opara__prepare_layer_norm(op, err, cap);
+    case OPARA__OP_REDUCE_MEAN: return opara__prepare_reduce_mean(op, err, cap);
+    case OPARA__OP_WHERE: return opara__prepare_where(op, err, cap);
+    case OPARA__OP_CAST: return opara__prepare_cast(op, err, cap);
+    case OPARA__OP_PAD: return opara__prepare_pad(op, err, cap);
+    case OPARA__OP_RESIZE: return opara__prepare_resize(op, err, cap);
+    default: break;
+    }
+    return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED_OP, "operator %s has no CPU kernel",
+                             opara__op_name(op->node->op));
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap) {
+    uint32_t min_in, min_out, k;
+    opara__op kind = op->node->op;
+    opara_result r;
+    op->fn = NULL;
+    op->work_items = 0;
+    op->scratch_floats = 0;
+    op->min_items_per_task = 1;
+    memset(&op->p, 0, sizeof op->p);
+    opara__io_minimum(kind, &min_in, &min_out);
+    if (op->n_in < min_in || op->n_out < min_out)
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s needs %u inputs and %u outputs",
+                                 opara__op_name(kind), min_in, min_out);
+    for (k = 0; k < min_in; ++k)
+        if (!op->in[k].data)
+            return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
+    if (!op->out[0].data && opara__cpu_numel(&op->out[0]) > 0)
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: output 0 has no buffer", opara__op_name(kind));
+    if (opara__needs_f32(kind) && (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32))
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_BAD_DTYPE, "%s: only f32 is supported", opara__op_name(kind));
+    r = opara__prepare_dispatch(op, err, err_cap);
+    for (k = 0; k < op->n_out; ++k)
+        if (opara__cpu_numel(&op->out[k]) > 0) return r;
+    op->work_items = 0; /* every output is empty */
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch) {
+    if (!op->work_items) return OPARA_OK;
+    return op->fn(op, 0, op->work_items, scratch);
+}
+/* ==== END src/opara_cpu_kernels.c ==== */
+/* ==== BEGIN src/opara_cpu_conv.c ==== */
+/* Conv (depthwise direct, 1x1 as a direct GEMM, else im2col + SGEMM), ConvTranspose (GEMM +
+   col2im) and MaxPool/AveragePool. Spatial dims (1 to 3) are normalized to 3 with leading dims
+   of size 1, so one code path serves 1-D, 2-D and 3-D. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+#define OPARA__IM2COL_BUDGET ((size_t)1 << 19) /* floats of im2col scratch per worker (2 MB) */
+
+/* ---- geometry ---------------------------------------------------------------------------------- */
+
+typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_CONV_T } opara__geom_kind;
+
+/* Reads kernel/strides/dilations/pads/auto_pad into p (normalized to 3 dims) for an input with
+   spatial dims x->dims[2..]; kernel from `kernel` when given (the weights), else the attribute. */
+static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
+                                         char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__node* n = op->node;
+    int32_t nsp = x->ndim - 2, off, i;
+    uint32_t nk = 0, ns = 0, nd = 0, np = 0;
+    const int64_t* ks = opara__attr_ints(n, "kernel_shape", &nk);
+    const int64_t* st = opara__attr_ints(n, "strides", &ns);
+    const int64_t* dl = opara__attr_ints(n, "dilations", &nd);
+    const int64_t* pd = opara__attr_ints(n, "pads", &np);
+    const char* name = opara__op_name(n->op);
+    if (nsp < 1 || nsp > 3) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %d spatial dims", name, (int)nsp);
+    if ((ks && nk != (uint32_t)nsp) || (st && ns != (uint32_t)nsp) || (dl && nd != (uint32_t)nsp) ||
+        (pd && np != 2 * (uint32_t)nsp))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: attribute lengths do not match %d spatial dims", name,
+                                 (int)nsp);
+    if (!kernel && !ks) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s needs kernel_shape", name);
+    off = 3 - nsp;
+    for (i = 0; i < 3; ++i) {
+        int32_t j = i - off;
+        p->in_sp[i] = j >= 0 ? x->dims[2 + j] : 1;
+        p->kernel[i] = j < 0 ? 1 : (kernel ? kernel[j] : ks[j]);
+        p->stride[i] = j >= 0 && st ? st[j] : 1;
+        p->dil[i] = j >= 0 && dl ? dl[j] : 1;
+        p->pad_b[i] = j >= 0 && pd ? pd[j] : 0;
+        p->pad_e[i] = j >= 0 && pd ? pd[j + nsp] : 0;
+        if (kernel && ks && j >= 0 && ks[j] != kernel[j])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: kernel_shape disagrees with the weights", name);
+        if (p->kernel[i] < 1 || p->stride[i] < 1 || p->dil[i] < 1 || p->pad_b[i] < 0 || p->pad_e[i] < 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s: kernel, strides, dilations must be >= 1, pads >= 0",
+                                     name);
+    }
+    return OPARA_OK;
+}
+
+/* Output size of one dim for Conv/pools, after resolving auto_pad into pads. */
+static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto_pad, int ceil_mode) {
+    int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, in = p->in_sp[i], span;
+    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
+        int64_t out = (in + p->stride[i] - 1) / p->stride[i];
+        int64_t total = (out - 1) * p->stride[i] + eff - in;
+        if (total < 0) total = 0;
+        p->pad_b[i] = auto_pad[5] == 'U' ? total / 2 : total - total / 2;
+        p->pad_e[i] = total - p->pad_b[i];
+        return out;
+    }
+    if (strcmp(auto_pad, "VALID") == 0) p->pad_b[i] = p->pad_e[i] = 0;
+    span = in + p->pad_b[i] + p->pad_e[i] - eff;
+    if (span < 0) return 0;
+    return (ceil_mode ? (span + p->stride[i] - 1) / p->stride[i] : span / p->stride[i]) + 1;
+}
+
+/* Checks y's spatial dims; pools in ceil mode also accept one less (the window that would start
+   in the end padding is dropped, as PyTorch and ONNX's reference do). */
+static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
+                                          size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
+    for (i = 0; i < 3; ++i) {
+        int64_t want = opara__conv_out_dim(p, i, auto_pad, ceil_mode);
+        int64_t got = i >= off ? y->dims[2 + i - off] : 1;
+        if (got != want && !(ceil_mode && got == want - 1 && got >= 1))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output spatial dim %d is %lld, expected %lld",
+                                     opara__op_name(op->node->op), (int)(i - off), (long long)got, (long long)want);
+        p->out_sp[i] = got;
+    }
+    return OPARA_OK;
+}
+
+static int64_t opara__prod3(const int64_t* v) { return v[0] * v[1] * v[2]; }
+
+/* ---- Conv ------------------------------------------------------------------------------------- */
+
+/* First t in [0, len) with 0 <= base + t*s, and one past the last with base + t*s < limit. */
+static void opara__valid_range(int64_t base, int64_t s, int64_t len, int64_t limit, int64_t* lo, int64_t* hi) {
+    int64_t a = base >= 0 ? 0 : (-base + s - 1) / s;
+    int64_t b = base >= limit ? 0 : (limit - 1 - base) / s + 1;
+    if (b > len) b = len;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+/* Writes im2col rows for output columns [p0, p1) of image x (cin_g channels) into col (row
+   stride p1 - p0). */
+static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t cin_g, int64_t p0, int64_t p1,
+                          float* col) {
+    int64_t K3 = opara__prod3(p->kernel), ohw = p->out_sp[1] * p->out_sp[2], ow = p->out_sp[2];
+    int64_t ihw = p->in_sp[1] * p->in_sp[2], cb = p1 - p0, r;
+    for (r = 0; r < cin_g * K3; ++r) {
+        int64_t c = r / K3, kk = r % K3, ka = kk / (p->kernel[1] * p->kernel[2]);
+        int64_t kb = (kk / p->kernel[2]) % p->kernel[1], kc = kk % p->kernel[2], pp = p0;
+        const float* xc = x + c * p->in_sp[0] * ihw;
+        float* dst = col + r * cb;
+        while (pp < p1) {
+            int64_t z = pp / ohw, rem = pp % ohw, yy = rem / ow, xx0 = rem % ow, len = OPARA__MIN(ow - xx0, p1 - pp);
+            int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+            int64_t iy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+            int64_t base = xx0 * p->stride[2] - p->pad_b[2] + kc * p->dil[2], lo = 0, hi = 0, t;
+            if (iz >= 0 && iz < p->in_sp[0] && iy >= 0 && iy < p->in_sp[1])
+                opara__valid_range(base, p->stride[2], len, p->in_sp[2], &lo, &hi);
+            for (t = 0; t < lo; ++t) dst[t] = 0.0f;
+            if (hi > lo) {
+                const float* row = xc + (iz * p->in_sp[1] + iy) * p->in_sp[2] + base;
+                if (p->stride[2] == 1) memcpy(dst + lo, row + lo, (size_t)(hi - lo) * sizeof(float));
+                else
+                    for (t = lo; t < hi; ++t) dst[t] = row[t * p->stride[2]];
+            }
+            for (t = hi; t < len; ++t) dst[t] = 0.0f;
+            dst += len;
+            pp += len;
+        }
+    }
+}
+
+static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld, const float* bias, int relu, int init) {
+    size_t i, j;
+    for (i = 0; i < rows; ++i) {
+        float* r = y + i * ld;
+        if (init) {
+            float b = bias ? bias[i] : 0.0f;
+            for (j = 0; j < cols; ++j) r[j] = b;
+        } else if (relu) {
+            for (j = 0; j < cols; ++j) r[j] = r[j] > 0.0f ? r[j] : 0.0f;
+        }
+    }
+}
+
+static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K = cin_g * opara__prod3(p->kernel);
+    int64_t P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* col = scratch;
+    float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(K * p->col_block));
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        int64_t blk = (int64_t)item % p->n_col_blocks, ng = (int64_t)item / p->n_col_blocks;
+        int64_t n = ng / p->group, g = ng % p->group, p0 = blk * p->col_block, p1 = OPARA__MIN(P, p0 + p->col_block);
+        const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
+        const float* w = (const float*)op->in[1].data + g * cout_g * K;
+        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P + p0;
+        const float* b;
+        size_t ldb;
+        if (p->pointwise) {
+            b = x + p0;
+            ldb = (size_t)P;
+        } else {
+            opara__im2col(p, x, cin_g, p0, p1, col);
+            b = col;
+            ldb = (size_t)(p1 - p0);
+        }
+        if (bias) opara__bias_relu_rows(y, (size_t)cout_g, (size_t)(p1 - p0), (size_t)P, bias + g * cout_g, 0, 1);
+        opara__sgemm(op->blas, 0, 0, (size_t)cout_g, (size_t)(p1 - p0), (size_t)K, 1.0f, w, (size_t)K, b, ldb,
+                     bias ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
+        if (p->relu) opara__bias_relu_rows(y, (size_t)cout_g, (size_t)(p1 - p0), (size_t)P, NULL, 1, 0);
+    }
+    return OPARA_OK;
+}
+
+/* Depthwise (one input and one output channel per group): direct accumulation per output row. */
+static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t K3 = opara__prod3(p->kernel), P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
+    int64_t ow = p->out_sp[2], sw = p->stride[2];
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t c = (int64_t)item % p->cout, z, yy, ka, kb, kc, t;
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        const float* w = (const float*)op->in[1].data + c * K3;
+        float* y = (float*)op->out[0].data + (int64_t)item * P;
+        for (z = 0; z < p->out_sp[0]; ++z)
+            for (yy = 0; yy < p->out_sp[1]; ++yy) {
+                float* yr = y + (z * p->out_sp[1] + yy) * ow;
+                float b0 = bias ? bias[c] : 0.0f;
+                for (t = 0; t < ow; ++t) yr[t] = b0;
+                for (ka = 0; ka < p->kernel[0]; ++ka) {
+                    int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+                    if (iz < 0 || iz >= p->in_sp[0]) continue;
+                    for (kb = 0; kb < p->kernel[1]; ++kb) {
+                        int64_t iy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+                        const float* xr;
+                        if (iy < 0 || iy >= p->in_sp[1]) continue;
+                        xr = x + (iz * p->in_sp[1] + iy) * p->in_sp[2];
+                        for (kc = 0; kc < p->kernel[2]; ++kc) {
+                            int64_t base = kc * p->dil[2] - p->pad_b[2], lo, hi;
+                            float wv = w[(ka * p->kernel[1] + kb) * p->kernel[2] + kc];
+                            opara__valid_range(base, sw, ow, p->in_sp[2], &lo, &hi);
+                            if (sw == 1) {
+                                const float* xs = xr + base;
+                                for (t = lo; t < hi; ++t) yr[t] += wv * xs[t];
+                            } else {
+                                for (t = lo; t < hi; ++t) yr[t] += wv * xr[base + t * sw];
+                            }
+                        }
+                    }
+                }
+                if (p->relu)
+                    for (t = 0; t < ow; ++t) yr[t] = yr[t] > 0.0f ? yr[t] : 0.0f;
+            }
+    }
+    return OPARA_OK;
+}
+
+static void opara__conv_pick_block(opara__cpu_params* p, int64_t K, int64_t P) {
+    int64_t cb = (int64_t)(OPARA__IM2COL_BUDGET / (size_t)(K > 0 ? K : 1)) / 16 * 16;
+    if (cb < 64) cb = 64;
+    if (p->batch * p->group < 4 && P >= 256) { /* leave work to share between workers */
+        int64_t quarter = ((P + 3) / 4 + 15) / 16 * 16;
+        if (quarter < cb) cb = quarter;
+    }
+    if (cb > P) cb = P;
+    p->col_block = cb > 0 ? cb : 1;
+    p->n_col_blocks = P > 0 ? (P + p->col_block - 1) / p->col_block : 0;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
+    int64_t K, P;
+    opara_result r;
+    int32_t i;
+    if (x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim || w->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: X, W and Y need the same rank >= 3");
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    if (r != OPARA_OK) return r;
+    p->group = opara__attr_int(op->node, "group", 1);
+    p->batch = x->dims[0];
+    p->cin = x->dims[1];
+    p->cout = w->dims[0];
+    if (p->group < 1 || p->cin % p->group || p->cout % p->group || w->dims[1] != p->cin / p->group ||
+        y->dims[0] != p->batch || y->dims[1] != p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: channels/groups of X, W, Y disagree");
+    if (op->n_in > 2 && op->in[2].data && opara__cpu_numel(&op->in[2]) != (size_t)p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: bias must have M elements");
+    r = opara__conv_check_out(op, y, 0, err, cap);
+    if (r != OPARA_OK) return r;
+    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    K = (p->cin / p->group) * opara__prod3(p->kernel);
+    P = opara__prod3(p->out_sp);
+    p->depthwise = p->group == p->cin && p->group == p->cout;
+    p->pointwise = opara__prod3(p->kernel) == 1;
+    for (i = 0; i < 3; ++i)
+        if (p->stride[i] != 1 || p->pad_b[i] != 0 || p->pad_e[i] != 0) p->pointwise = 0;
+    op->min_items_per_task = 1;
+    if (p->depthwise) {
+        op->work_items = (size_t)(p->batch * p->cout);
+        op->fn = opara__conv_depthwise_kernel;
+        return OPARA_OK;
+    }
+    opara__conv_pick_block(p, K, P);
+    op->work_items = (size_t)(p->batch * p->group * p->n_col_blocks);
+    op->scratch_floats = (p->pointwise ? 0 : (size_t)(K * p->col_block)) +
+                         (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
+    op->fn = opara__conv_gemm_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ConvTranspose ---------------------------------------------------------------------------- */
+
+/* Adds columns [p0, p1) of col (rows: cout_g x K3, row stride p1 - p0) into y (cout_g planes). */
+static void opara__col2im(const opara__cpu_params* p, const float* col, int64_t cout_g, int64_t p0, int64_t p1, float* y) {
+    int64_t K3 = opara__prod3(p->kernel), ihw = p->in_sp[1] * p->in_sp[2], P = opara__prod3(p->out_sp);
+    int64_t cb = p1 - p0, r, pp;
+    for (r = 0; r < cout_g * K3; ++r) {
+        int64_t m = r / K3, kk = r % K3, ka = kk / (p->kernel[1] * p->kernel[2]);
+        int64_t kb = (kk / p->kernel[2]) % p->kernel[1], kc = kk % p->kernel[2];
+        const float* src = col + r * cb;
+        float* ym = y + m * P;
+        for (pp = p0; pp < p1; ++pp) {
+            int64_t z = pp / ihw, rem = pp % ihw, yy = rem / p->in_sp[2], xx = rem % p->in_sp[2];
+            int64_t oz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+            int64_t oy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+            int64_t ox = xx * p->stride[2] - p->pad_b[2] + kc * p->dil[2];
+            if (oz < 0 || oz >= p->out_sp[0] || oy < 0 || oy >= p->out_sp[1] || ox < 0 || ox >= p->out_sp[2]) continue;
+            ym[(oz * p->out_sp[1] + oy) * p->out_sp[2] + ox] += src[pp - p0];
+        }
+    }
+}
+
+static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K3 = opara__prod3(p->kernel);
+    int64_t Pin = opara__prod3(p->in_sp), P = opara__prod3(p->out_sp), rows = cout_g * K3;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* gemm_scratch = scratch + (size_t)(rows * p->col_block);
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        int64_t n = (int64_t)item / p->group, g = (int64_t)item % p->group, p0;
+        const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
+        const float* w = (const float*)op->in[1].data + g * cin_g * rows;
+        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P;
+        opara__bias_relu_rows(y, (size_t)cout_g, (size_t)P, (size_t)P, bias ? bias + g * cout_g : NULL, 0, 1);
+        for (p0 = 0; p0 < Pin; p0 += p->col_block) {
+            int64_t p1 = OPARA__MIN(Pin, p0 + p->col_block);
+            opara__sgemm(op->blas, 1, 0, (size_t)rows, (size_t)(p1 - p0), (size_t)cin_g, 1.0f, w, (size_t)rows, x + p0,
+                         (size_t)Pin, 0.0f, scratch, (size_t)(p1 - p0), gemm_scratch);
+            opara__col2im(p, scratch, cout_g, p0, p1, y);
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
+    uint32_t nop = 0, nos = 0;
+    const int64_t* out_pad = opara__attr_ints(op->node, "output_padding", &nop);
+    const int64_t* out_shape = opara__attr_ints(op->node, "output_shape", &nos);
+    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    int32_t nsp = x->ndim - 2, off, i;
+    int64_t rows, cb;
+    opara_result r;
+    if (!x->data || !w->data || x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim || w->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: X, W and Y need the same rank >= 3");
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    if (r != OPARA_OK) return r;
+    if ((out_pad && nop != (uint32_t)nsp) || (out_shape && nos != (uint32_t)nsp && nos != (uint32_t)x->ndim))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output_padding/output_shape length");
+    p->group = opara__attr_int(op->node, "group", 1);
+    p->batch = x->dims[0];
+    p->cin = x->dims[1];
+    if (p->group < 1 || w->dims[0] != p->cin || p->cin % p->group)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: W must be [C, M/group, k...]");
+    p->cout = w->dims[1] * p->group;
+    if (y->dims[0] != p->batch || y->dims[1] != p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output channels");
+    if (op->n_in > 2 && op->in[2].data && opara__cpu_numel(&op->in[2]) != (size_t)p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: bias must have M elements");
+    off = 3 - nsp;
+    for (i = 0; i < 3; ++i) {
+        int32_t j = i - off;
+        int64_t op_ = j >= 0 && out_pad ? out_pad[j] : 0;
+        int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1, want;
+        if (j >= 0 && (out_shape || strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0)) {
+            int64_t target = out_shape ? out_shape[nos == (uint32_t)nsp ? j : j + 2] : p->in_sp[i] * p->stride[i];
+            int64_t total = full - target;
+            if (total < 0) total = 0;
+            if (strcmp(auto_pad, "SAME_UPPER") == 0) {
+                p->pad_b[i] = total / 2;
+                p->pad_e[i] = total - total / 2;
+            } else {
+                p->pad_b[i] = total - total / 2;
+                p->pad_e[i] = total / 2;
+            }
+        } else if (strcmp(auto_pad, "VALID") == 0) {
+            p->pad_b[i] = p->pad_e[i] = 0;
+        }
+        want = full - p->pad_b[i] - p->pad_e[i];
+        p->out_sp[i] = j >= 0 ? y->dims[2 + j] : 1;
+        if (p->out_sp[i] != want)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output dim %d is %lld, expected %lld",
+                                     (int)j, (long long)p->out_sp[i], (long long)want);
+    }
+    rows = (p->cout / p->group) * opara__prod3(p->kernel);
+    cb = (int64_t)(OPARA__IM2COL_BUDGET / (size_t)(rows > 0 ? rows : 1));
+    if (cb < 16) cb = 16;
+    if (cb > opara__prod3(p->in_sp)) cb = opara__prod3(p->in_sp);
+    p->col_block = cb > 0 ? cb : 1;
+    op->work_items = (size_t)(p->batch * p->group);
+    op->scratch_floats = (size_t)(rows * p->col_block) + (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
+    op->min_items_per_task = 1;
+    op->fn = opara__conv_transpose_kernel;
+    return OPARA_OK;
+}
+
+/* ---- MaxPool / AveragePool -------------------------------------------------------------------- */
+
+/* Taps [lo, hi) of a window starting at s (dilation d, k taps) that fall inside [0, in). */
+static void opara__pool_taps(int64_t s, int64_t d, int64_t k, int64_t in, int64_t* lo, int64_t* hi) {
+    int64_t a = s >= 0 ? 0 : (-s + d - 1) / d;
+    int64_t b = s >= in ? 0 : (in - 1 - s) / d + 1;
+    *lo = a;
+    *hi = b < k ? b : k;
+    if (*lo > *hi) *lo = *hi;
+}
+
+/* Taps of the window inside the padded input [-pad_b, in + pad_e) (count_include_pad). */
+static int64_t opara__pool_padded_taps(const opara__cpu_params* p, int d, int64_t s) {
+    int64_t lo, hi;
+    opara__pool_taps(s + p->pad_b[d], p->dil[d], p->kernel[d], p->in_sp[d] + p->pad_b[d] + p->pad_e[d], &lo, &hi);
+    return hi - lo;
+}
+
+static opara_result opara__pool_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int is_max = op->node->op == OPARA__OP_MAX_POOL;
+    int64_t Pin = opara__prod3(p->in_sp), P = opara__prod3(p->out_sp), ihw = p->in_sp[1] * p->in_sp[2];
+    int64_t* indices = op->n_out > 1 ? (int64_t*)op->out[1].data : NULL;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        float* y = (float*)op->out[0].data + (int64_t)item * P;
+        int64_t o0, o1, o2, at_out = 0;
+        for (o0 = 0; o0 < p->out_sp[0]; ++o0) {
+            int64_t s0 = o0 * p->stride[0] - p->pad_b[0], a0, b0;
+            opara__pool_taps(s0, p->dil[0], p->kernel[0], p->in_sp[0], &a0, &b0);
+            for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+                int64_t s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
+                opara__pool_taps(s1, p->dil[1], p->kernel[1], p->in_sp[1], &a1, &b1);
+                for (o2 = 0; o2 < p->out_sp[2]; ++o2, ++at_out) {
+                    int64_t s2 = o2 * p->stride[2] - p->pad_b[2], a2, b2, k0, k1, k2, arg = -1;
+                    float best = -HUGE_VALF, sum = 0.0f;
+                    opara__pool_taps(s2, p->dil[2], p->kernel[2], p->in_sp[2], &a2, &b2);
+                    for (k0 = a0; k0 < b0; ++k0)
+                        for (k1 = a1; k1 < b1; ++k1) {
+                            int64_t row = (s0 + k0 * p->dil[0]) * ihw + (s1 + k1 * p->dil[1]) * p->in_sp[2] + s2;
+                            const float* xr = x + row;
+                            if (is_max) {
+                                for (k2 = a2; k2 < b2; ++k2) {
+                                    float v = xr[k2 * p->dil[2]];
+                                    if (v > best || arg < 0) {
+                                        best = v;
+                                        arg = row + k2 * p->dil[2];
+                                    }
+                                }
+                            } else {
+                                for (k2 = a2; k2 < b2; ++k2) sum += xr[k2 * p->dil[2]];
+                            }
+                        }
+                    if (is_max) {
+                        y[at_out] = arg >= 0 ? best : 0.0f;
+                        if (indices) {
+                            int64_t at = arg < 0 ? 0 : arg;
+                            if (p->storage_order) { /* column-major over the spatial dims */
+                                int64_t iz = at / ihw, iy = (at / p->in_sp[2]) % p->in_sp[1], ix = at % p->in_sp[2];
+                                at = (ix * p->in_sp[1] + iy) * p->in_sp[0] + iz;
+                            }
+                            indices[(int64_t)item * P + at_out] = (int64_t)item * Pin + at;
+                        }
+                    } else {
+                        int64_t div = p->count_include_pad ? opara__pool_padded_taps(p, 0, s0) *
+                                                                 opara__pool_padded_taps(p, 1, s1) *
+                                                                 opara__pool_padded_taps(p, 2, s2)
+                                                           : (b0 - a0) * (b1 - a1) * (b2 - a2);
+                        y[at_out] = div > 0 ? sum / (float)div : 0.0f;
+                    }
+                }
+            }
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara_result r;
+    if (x->ndim < 3 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: X and Y must be [N, C, spatial...] alike",
+                                 opara__op_name(op->node->op));
+    r = opara__conv_geometry(op, x, NULL, err, cap);
+    if (r != OPARA_OK) return r;
+    r = opara__conv_check_out(op, y, opara__attr_int(op->node, "ceil_mode", 0) != 0, err, cap);
+    if (r != OPARA_OK) return r;
+    if (op->n_out > 1 && op->out[1].data &&
+        (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxPool: Indices must be i64 shaped like Y");
+    p->count_include_pad = opara__attr_int(op->node, "count_include_pad", 0) != 0;
+    p->storage_order = opara__attr_int(op->node, "storage_order", 0) != 0;
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__pool_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/opara_cpu_conv.c ==== */
+/* ==== BEGIN src/opara_desc.c ==== */
+/* Device presets and the default analytic operator descriptors.
+
+   The descriptors are ESTIMATES for planning when no backend has measured anything: FLOPs and
+   bytes follow from the shapes (exact arithmetic), the launch shapes are plausible values for
+   each kernel family, chosen to resemble what cuDNN/cuBLAS and simple elementwise kernels use:
+     family          block  regs  smem/block  grid
+     conv (GEMM)      256    96   16 KiB      ceil(N*P*Q/128) * ceil(K/64) tiles
+     depthwise conv   256    32   0           ceil(outputs/256)
+     GEMM/MatMul      256   128   24 KiB      batch * ceil(M/128) * ceil(N/128) tiles
+     reductions       256    32   2 KiB       one block per reduced row (Softmax, LayerNorm, ReduceMean,
+                                              GlobalAveragePool)
+     transpose        256    24   4224 B      ceil(outputs/256) (a 32x33 float tile)
+     pooling          256    32   0           ceil(outputs/256)
+     elementwise/copy 256    16   0           ceil(outputs/256)
+     views            no kernel (kernel_less)
+   The class is compute when FLOPs/bytes reaches the device's balance point (peak FLOP/s over
+   bandwidth), memory otherwise; ops without FLOPs (copies) are memory; without shapes, the op
+   type's default (convolutions and matrix products compute, everything else memory). */
+/* #include "opara_sched.h" (inlined above) */
+
+/* Public specifications: SM count, per-block/per-SM limits (compute capability tables), FP32 peak
+   at boost clock, DRAM bandwidth. max_smem_per_block is the default 48 KiB (cudaDeviceProp
+   sharedMemPerBlock), not the opt-in maximum. */
+static const opara__device opara__devices[] = {
+    /* GeForce RTX 2080 SUPER: TU104, 48 SMs, sm_75, 3072 cores at 1815 MHz, 496 GB/s */
+    {"rtx2080s", 48, 1024, 1024, 65536, 65536, 49152, 65536, 16, 11.15e12, 496e9},
+    /* Tesla V100 SXM2: 80 SMs, sm_70, 15.7 TFLOP/s, 900 GB/s */
+    {"v100", 80, 1024, 2048, 65536, 65536, 49152, 98304, 32, 15.7e12, 900e9},
+    /* A100 PCIe 40 GB: 108 SMs, sm_80, 19.5 TFLOP/s, 1555 GB/s */
+    {"a100", 108, 1024, 2048, 65536, 65536, 49152, 167936, 32, 19.5e12, 1555e9},
+    /* H100 SXM5: 132 SMs, sm_90, 67 TFLOP/s, 3.35 TB/s */
+    {"h100", 132, 1024, 2048, 65536, 65536, 49152, 233472, 32, 67e12, 3.35e12},
+    /* Jetson AGX Orin 64 GB: 16 SMs, sm_87, 5.3 TFLOP/s, 204.8 GB/s */
+    {"orin", 16, 1024, 1536, 65536, 65536, 49152, 167936, 16, 5.3e12, 204.8e9},
+};
+
+OPARA__PRIVATE const opara__device* opara__device_preset(const char* name) {
+    size_t i;
+    if (!name) return NULL;
+    for (i = 0; i < OPARA__ARRAY_COUNT(opara__devices); ++i)
+        if (strcmp(opara__devices[i].name, name) == 0) return &opara__devices[i];
+    return NULL;
+}
+
+OPARA__PRIVATE const opara__device* opara__device_default(void) { return &opara__devices[0]; }
+
+OPARA__PRIVATE double opara__device_balance(const opara__device* dev) {
+    if (!dev) dev = opara__device_default();
+    return dev->bandwidth > 0 ? dev->peak_flops / dev->bandwidth : 0.0;
+}
+
+OPARA__PRIVATE int opara__op_is_view(opara__op op) {
+    return op == OPARA__OP_RESHAPE || op == OPARA__OP_FLATTEN || op == OPARA__OP_SQUEEZE || op == OPARA__OP_UNSQUEEZE;
+}
+
+OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op) {
+    switch (op) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
+        return OPARA__CLASS_COMPUTE;
+    default: return OPARA__CLASS_MEMORY;
+    }
+}
+
+/* ---- sizes ----------------------------------------------------------------------------------- */
+
+static double opara__elems(const opara__shape* s) {
+    double n = 1;
+    int32_t i;
+    if (!s || s->ndim < 0) return 0;
+    for (i = 0; i < s->ndim; ++i) n *= (double)(s->dims[i] > 0 ? s->dims[i] : 0);
+    return n;
+}
+
+OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
+                                                          uint64_t* out) {
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        const opara__shape* s = &shapes[v];
+        int64_t n = (int64_t)opara_dtype_size(g->values[v].dtype);
+        int32_t d;
+        out[v] = 0;
+        if (s->ndim < 0) continue;
+        if (s->ndim > OPARA_MAX_DIMS)
+            return opara__fail(g->rt, OPARA_ERR_SHAPE, "value '%s' has rank %d", g->values[v].name, (int)s->ndim);
+        for (d = 0; d < s->ndim; ++d) {
+            if (s->dims[d] < 0)
+                return opara__fail(g->rt, OPARA_ERR_SHAPE, "value '%s' has an unresolved dimension %d",
+                                   g->values[v].name, (int)d);
+            if (!opara__mul_i64(n, s->dims[d], &n))
+                return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "value '%s' is too large", g->values[v].name);
+        }
+        out[v] = (uint64_t)n;
+    }
+    return OPARA_OK;
+}
+
+/* ---- descriptors ----------------------------------------------------------------------------- */
+
+typedef struct opara__desc_ctx {
+    const opara__graph* g;
+    const opara__shape* shapes;
+    const opara__node* n;
+} opara__desc_ctx;
+
+static const opara__shape* opara__in_shape(const opara__desc_ctx* c, uint32_t i) {
+    return i < c->n->n_inputs && c->n->inputs[i] >= 0 ? &c->shapes[c->n->inputs[i]] : NULL;
+}
+
+static const opara__shape* opara__out_shape(const opara__desc_ctx* c, uint32_t i) {
+    return i < c->n->n_outputs && c->n->outputs[i] >= 0 ? &c->shapes[c->n->outputs[i]] : NULL;
+}
+
+static double opara__value_nbytes(const opara__desc_ctx* c, int32_t v) {
+    return v < 0 ? 0 : opara__elems(&c->shapes[v]) * (double)opara_dtype_size(c->g->values[v].dtype);
+}
+
+static double opara__node_bytes(const opara__desc_ctx* c) {
+    double b = 0;
+    uint32_t i;
+    for (i = 0; i < c->n->n_inputs; ++i) b += opara__value_nbytes(c, c->n->inputs[i]);
+    for (i = 0; i < c->n->n_outputs; ++i) b += opara__value_nbytes(c, c->n->outputs[i]);
+    return b;
+}
+
+static uint32_t opara__blocks(double work, double per_block) {
+    double b = work / per_block;
+    if (b < 1) return 1;
+    if (b > 2147483647.0) return 2147483647u;
+    return (uint32_t)(b + 0.999999);
+}
+
+static void opara__set_launch(opara__op_desc* d, uint32_t grid, uint32_t threads, uint32_t regs, uint32_t smem) {
+    d->grid = grid;
+    d->block_threads = threads;
+    d->regs_per_thread = regs;
+    d->smem_per_block = smem;
+    d->has_info = 1;
+}
+
+static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
+    const opara__shape* x = opara__in_shape(c, 0);
+    const opara__shape* w = opara__in_shape(c, 1);
+    const opara__shape* y = opara__out_shape(c, 0);
+    double out = opara__elems(y), taps = 1, group = (double)opara__attr_int(c->n, "group", 1);
+    int32_t i;
+    if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
+        opara__set_launch(d, opara__blocks(out, 256), 256, 96, 16384);
+        return;
+    }
+    for (i = 1; i < w->ndim; ++i) taps *= (double)w->dims[i]; /* C/g * R * S */
+    /* Conv: 2*N*K*(C/g)*R*S*P*Q = 2*outputs*taps; ConvTranspose (W is [C, K/g, R, S]): 2*inputs*taps */
+    d->flops = 2.0 * (c->n->op == OPARA__OP_CONV_TRANSPOSE ? opara__elems(x) : out) * taps;
+    if (group > 1 && (double)x->dims[1] == group) {
+        opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
+        return;
+    }
+    {
+        double npq = out / (double)(y->dims[1] > 0 ? y->dims[1] : 1);
+        double tiles = (double)opara__blocks(npq, 128) * (double)opara__blocks((double)y->dims[1], 64);
+        opara__set_launch(d, opara__blocks(tiles, 1), 256, 96, 16384);
+    }
+}
+
+static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) {
+    const opara__shape* a = opara__in_shape(c, 0);
+    const opara__shape* y = opara__out_shape(c, 0);
+    double m, n, k, batch;
+    if (!a || !y || a->ndim < 1 || y->ndim < 1) {
+        opara__set_launch(d, 1, 256, 128, 24576);
+        return;
+    }
+    n = (double)y->dims[y->ndim - 1];
+    m = y->ndim >= 2 ? (double)y->dims[y->ndim - 2] : 1;
+    batch = n * m > 0 ? opara__elems(y) / (m * n) : 0;
+    if (c->n->op == OPARA__OP_GEMM && opara__attr_int(c->n, "transA", 0)) k = a->ndim >= 2 ? (double)a->dims[0] : 1;
+    else k = (double)a->dims[a->ndim - 1];
+    d->flops = 2.0 * batch * m * n * k;
+    opara__set_launch(d, opara__blocks(batch * (double)opara__blocks(m, 128) * (double)opara__blocks(n, 128), 1), 256,
+                      128, 24576);
+}
+
+static double opara__flops_per_elem(opara__op op) {
+    switch (op) {
+    case OPARA__OP_GELU: case OPARA__OP_ERF: case OPARA__OP_TANH: case OPARA__OP_SIGMOID: return 8;
+    case OPARA__OP_HARD_SWISH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_POW: return 4;
+    case OPARA__OP_BATCH_NORM: case OPARA__OP_LEAKY_RELU: case OPARA__OP_CLIP: return 2;
+    case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: return 5;
+    case OPARA__OP_RELU: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV:
+    case OPARA__OP_SQRT: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_WHERE:
+        return 1;
+    default: return 0;
+    }
+}
+
+static void opara__describe_other(const opara__desc_ctx* c, opara__op_desc* d) {
+    opara__op op = c->n->op;
+    const opara__shape* y = opara__out_shape(c, 0);
+    const opara__shape* x = opara__in_shape(c, 0);
+    double out = opara__elems(y);
+    switch (op) {
+    case OPARA__OP_MAX_POOL:
+    case OPARA__OP_AVERAGE_POOL: {
+        uint32_t nk = 0, i;
+        const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
+        double taps = 1;
+        for (i = 0; i < nk; ++i) taps *= (double)k[i];
+        d->flops = out * taps;
+        opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
+        return;
+    }
+    case OPARA__OP_SOFTMAX:
+    case OPARA__OP_LAYER_NORM:
+    case OPARA__OP_REDUCE_MEAN:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: {
+        double in = opara__elems(x), rows = 1;
+        if (op == OPARA__OP_GLOBAL_AVERAGE_POOL && x && x->ndim >= 2) rows = (double)x->dims[0] * (double)x->dims[1];
+        else if (op == OPARA__OP_REDUCE_MEAN) rows = out;
+        else if (x && x->ndim >= 1) rows = in / (double)(x->dims[x->ndim - 1] > 0 ? x->dims[x->ndim - 1] : 1);
+        d->flops = in * opara__flops_per_elem(op);
+        opara__set_launch(d, opara__blocks(rows, 1), 256, 32, 2048);
+        return;
+    }
+    case OPARA__OP_TRANSPOSE: opara__set_launch(d, opara__blocks(out, 256), 256, 24, 4224); return;
+    default:
+        d->flops = out * opara__flops_per_elem(op);
+        opara__set_launch(d, opara__blocks(out, 256), 256, 16, 0);
+        return;
+    }
+}
+
+static void opara__describe_node(const opara__desc_ctx* c, const opara__device* dev, opara__op_desc* d) {
+    opara__op op = c->n->op;
+    memset(d, 0, sizeof *d);
+    d->bytes = opara__node_bytes(c);
+    if (opara__op_is_view(op)) {
+        d->kernel_less = 1;
+        d->op_class = OPARA__CLASS_MEMORY;
+        return;
+    }
+    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) opara__describe_conv(c, d);
+    else if (op == OPARA__OP_GEMM || op == OPARA__OP_MATMUL) opara__describe_matmul(c, d);
+    else opara__describe_other(c, d);
+    if (d->flops <= 0 && d->bytes <= 0) d->op_class = (uint8_t)opara__op_default_class(op);
+    else if (d->flops <= 0) d->op_class = OPARA__CLASS_MEMORY;
+    else d->op_class = (uint8_t)(d->flops >= opara__device_balance(dev) * d->bytes ? OPARA__CLASS_COMPUTE
+                                                                                   : OPARA__CLASS_MEMORY);
+}
+
+OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
+                                               const opara__device* dev, opara__op_desc* out) {
+    opara__desc_ctx c;
+    uint32_t i;
+    if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
+                                        : OPARA_ERR_INVALID_ARGS;
+    if (!dev) dev = opara__device_default();
+    c.g = g;
+    c.shapes = shapes;
+    for (i = 0; i < g->n_nodes; ++i) {
+        c.n = &g->nodes[i];
+        opara__describe_node(&c, dev, &out[i]);
+    }
+    return OPARA_OK;
+}
+/* ==== END src/opara_desc.c ==== */
+/* ==== BEGIN src/opara_sched.c ==== */
+/* Strategies: launch orders (Opara Alg. 2, topological, DFS, BFS), stream allocation (Opara Alg. 1,
+   sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans.
+   Everything is O(V + E) except Nimble (O(V^2/64) bitsets plus matchings, as in the original). */
+/* #include "opara_sched.h" (inlined above) */
+
+#include <math.h>
+
+OPARADEF const char* opara_strategy_name(opara_strategy strategy) {
+    switch (strategy) {
+    case OPARA_STRATEGY_OPARA: return "opara";
+    case OPARA_STRATEGY_SEQUENTIAL: return "sequential";
+    case OPARA_STRATEGY_WAVEFRONT: return "wavefront";
+    case OPARA_STRATEGY_NIMBLE: return "nimble";
+    case OPARA_STRATEGY_OPARA_TOPO: return "opara-topo";
+    default: return "?";
+    }
+}
+
+/* ---- resource demand ------------------------------------------------------------------------- */
+
+static double opara__ratio(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
+
+OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__device* dev, opara__metric metric) {
+    double threads, regs, smem;
+    if (!d || !d->has_info || d->kernel_less) return HUGE_VAL;
+    if (!dev) dev = opara__device_default();
+    if (metric != OPARA__METRIC_DOMINANT) return opara__ratio(d->smem_per_block, dev->max_smem_per_block);
+    threads = opara__ratio(d->block_threads, dev->max_threads_per_sm);
+    regs = opara__ratio((double)d->block_threads * d->regs_per_thread, dev->max_regs_per_sm);
+    smem = opara__ratio(d->smem_per_block, dev->max_smem_per_sm);
+    return OPARA__MAX(threads, OPARA__MAX(regs, smem));
+}
+
+/* ---- launch orders --------------------------------------------------------------------------- */
+
+static void opara__indegrees(const opara__graph* g, uint32_t* indeg) {
+    uint32_t n;
+    for (n = 0; n < g->n_nodes; ++n) indeg[n] = g->pred_start[n + 1] - g->pred_start[n];
+}
+
+/* Kahn with a FIFO queue: sources in index order, successors in list order. */
+static void opara__order_bfs(const opara__graph* g, uint32_t* indeg, uint32_t* order) {
+    uint32_t n, k, head = 0, tail = 0;
+    opara__indegrees(g, indeg);
+    for (n = 0; n < g->n_nodes; ++n)
+        if (!indeg[n]) order[tail++] = n;
+    while (head < tail) {
+        uint32_t u = order[head++];
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
+            if (--indeg[g->succs[k]] == 0) order[tail++] = g->succs[k];
+    }
+}
+
+/* Kahn with a LIFO stack: after an op, its first successor that became ready runs next, so each
+   branch is followed to its end before the next one starts (eager PyTorch's program order). */
+static void opara__order_dfs(const opara__graph* g, uint32_t* indeg, uint32_t* stack, uint32_t* order) {
+    uint32_t n, k, top = 0, emitted = 0;
+    opara__indegrees(g, indeg);
+    for (n = g->n_nodes; n-- > 0;)
+        if (!indeg[n]) stack[top++] = n;
+    while (top) {
+        uint32_t u = stack[--top];
+        order[emitted++] = u;
+        for (k = g->succ_start[u + 1]; k-- > g->succ_start[u];)
+            if (--indeg[g->succs[k]] == 0) stack[top++] = g->succs[k];
+    }
+}
+
+/* Alg. 2's ready lists: a binary heap on (demand, ready sequence), which picks exactly what the
+   reference's linear scan picks (least demand, earliest ready on ties, no-info ops last). */
+typedef struct opara__ready {
+    double key;
+    uint32_t seq, node;
+} opara__ready;
+
+typedef struct opara__ready_heap {
+    opara__ready* items;
+    uint32_t size;
+} opara__ready_heap;
+
+static int opara__ready_less(const opara__ready* a, const opara__ready* b) {
+    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
+}
+
+static void opara__ready_push(opara__ready_heap* h, opara__ready x) {
+    uint32_t i = h->size++;
+    while (i > 0 && opara__ready_less(&x, &h->items[(i - 1) / 2])) {
+        h->items[i] = h->items[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->items[i] = x;
+}
+
+static uint32_t opara__ready_pop(opara__ready_heap* h) {
+    uint32_t top = h->items[0].node, i = 0;
+    opara__ready x = h->items[--h->size];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= h->size) break;
+        if (c + 1 < h->size && opara__ready_less(&h->items[c + 1], &h->items[c])) ++c;
+        if (!opara__ready_less(&h->items[c], &x)) break;
+        h->items[i] = h->items[c];
+        i = c;
+    }
+    if (h->size) h->items[i] = x;
+    return top;
+}
+
+typedef struct opara__alg2 {
+    const opara__graph* g;
+    const opara__op_desc* descs;
+    const opara__device* dev;
+    opara__metric metric;
+    opara__ready_heap lists[2]; /* indexed by opara__op_class */
+    uint32_t seq;
+} opara__alg2;
+
+static void opara__alg2_make_ready(opara__alg2* a, uint32_t node) {
+    opara__ready r;
+    const opara__op_desc* d = a->descs ? &a->descs[node] : NULL;
+    int cls = d && d->op_class == OPARA__CLASS_MEMORY ? 1 : 0;
+    r.key = opara__op_demand(d, a->dev, a->metric);
+    r.seq = a->seq++;
+    r.node = node;
+    opara__ready_push(&a->lists[cls], r);
+}
+
+/* Which list to take from. PARITY: a flag that starts true and toggles at the start of every
+   iteration; false takes the compute list, true the memory list, a lone non-empty list is taken
+   regardless (the flag still toggles). LAST_PICK: the list opposite the last one picked. */
+static int opara__alg2_choose(const opara__alg2* a, opara__alternation mode, int* state) {
+    int mem_ok = a->lists[OPARA__CLASS_MEMORY].size > 0, comp_ok = a->lists[OPARA__CLASS_COMPUTE].size > 0;
+    int want;
+    if (mode == OPARA__ALT_LAST_PICK) {
+        want = *state; /* state: the list to prefer now */
+    } else {
+        *state = !*state;
+        want = *state ? OPARA__CLASS_MEMORY : OPARA__CLASS_COMPUTE;
+    }
+    if (want == OPARA__CLASS_MEMORY && !mem_ok) want = OPARA__CLASS_COMPUTE;
+    if (want == OPARA__CLASS_COMPUTE && !comp_ok) want = OPARA__CLASS_MEMORY;
+    if (mode == OPARA__ALT_LAST_PICK) *state = want == OPARA__CLASS_MEMORY ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
+    return want;
+}
+
+static void opara__order_alg2(opara__alg2* a, opara__alternation mode, uint32_t* indeg, uint32_t* order) {
+    const opara__graph* g = a->g;
+    uint32_t n, k, emitted = 0;
+    int state = mode == OPARA__ALT_LAST_PICK ? OPARA__CLASS_COMPUTE : 1;
+    opara__indegrees(g, indeg);
+    for (n = 0; n < g->n_nodes; ++n)
+        if (!indeg[n]) opara__alg2_make_ready(a, n);
+    while (a->lists[0].size || a->lists[1].size) {
+        int which = opara__alg2_choose(a, mode, &state);
+        uint32_t u = opara__ready_pop(&a->lists[which]);
+        order[emitted++] = u;
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
+            if (--indeg[g->succs[k]] == 0) opara__alg2_make_ready(a, g->succs[k]);
+    }
+}
+
+static opara_launch_order opara__resolve_order(const opara__plan_desc* d) {
+    if (d->launch_order != OPARA_LAUNCH_DEFAULT) return d->launch_order;
+    return d->strategy == OPARA_STRATEGY_OPARA ? OPARA_LAUNCH_ALG2 : OPARA_LAUNCH_TOPO;
+}
+
+OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
+                                              const opara__device* dev, const opara__plan_desc* desc,
+                                              uint32_t* order) {
+    opara_launch_order which = opara__resolve_order(desc);
+    uint32_t* scratch;
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
+    if (which == OPARA_LAUNCH_TOPO) {
+        if (g->n_nodes) memcpy(order, g->topo, (size_t)g->n_nodes * sizeof(uint32_t));
+        return OPARA_OK;
+    }
+    if ((int)which < 0 || which >= OPARA_LAUNCH_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)which);
+    scratch = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes * 2 + 1, sizeof(uint32_t));
+    if (!scratch) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory ordering %u nodes", g->n_nodes);
+    if (which == OPARA_LAUNCH_BFS) {
+        opara__order_bfs(g, scratch, order);
+    } else if (which == OPARA_LAUNCH_DFS) {
+        opara__order_dfs(g, scratch, scratch + g->n_nodes, order);
+    } else {
+        opara__alg2 a;
+        memset(&a, 0, sizeof a);
+        a.g = g;
+        a.descs = descs;
+        a.dev = dev ? dev : opara__device_default();
+        a.metric = desc->metric;
+        a.lists[0].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
+        a.lists[1].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
+        if (a.lists[0].items && a.lists[1].items) opara__order_alg2(&a, desc->alternation, scratch, order);
+        opara__free(g->rt, a.lists[0].items);
+        opara__free(g->rt, a.lists[1].items);
+        if (!a.lists[0].items || !a.lists[1].items) {
+            opara__free(g->rt, scratch);
+            return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory ordering %u nodes", g->n_nodes);
+        }
+    }
+    opara__free(g->rt, scratch);
+    return OPARA_OK;
+}
+
+/* ---- Opara Alg. 1 ---------------------------------------------------------------------------- */
+
+typedef struct opara__alg1 {
+    const opara__graph* g;
+    const opara__plan_desc* desc;
+    uint32_t* stream;    /* output */
+    uint32_t* position;  /* node -> launch position */
+    uint8_t* flag;       /* SYNC flag per node */
+    uint32_t* first_succ;/* FIRST_SUCCESSOR: the successor launched first, per node */
+    uint32_t* preds;     /* scratch: one node's predecessors in visiting order */
+    uint32_t n_streams;
+    /* stream cap: tails and bounded clocks */
+    uint32_t* tail;      /* per stream: last node */
+    uint32_t* tail_seq;  /* per stream: its rank */
+    opara__vc_slot* node_clock;   /* [n_nodes * k] clock right after each node */
+    opara__vc_slot* stream_clock; /* [cap_streams * k] */
+    opara__vc_slot* pred_clock;   /* [k] */
+    uint32_t k, cap_streams;
+} opara__alg1;
+
+/* Visiting order of v's predecessors; insertion sort (in-degrees are small). */
+static uint32_t opara__alg1_preds(opara__alg1* a, uint32_t v) {
+    const opara__graph* g = a->g;
+    uint32_t n = g->pred_start[v + 1] - g->pred_start[v], i, j;
+    opara__pred_order how = a->desc->pred_order;
+    memcpy(a->preds, g->preds + g->pred_start[v], (size_t)n * sizeof(uint32_t));
+    if (how == OPARA__PRED_INPUT) return n;
+    for (i = 1; i < n; ++i) {
+        uint32_t x = a->preds[i];
+        for (j = i; j > 0; --j) {
+            uint32_t y = a->preds[j - 1];
+            int before = how == OPARA__PRED_ASC_ID    ? x < y
+                         : how == OPARA__PRED_DESC_ID ? x > y
+                                                      : (a->stream[x] < a->stream[y] ||
+                                                         (a->stream[x] == a->stream[y] && x < y));
+            if (!before) break;
+            a->preds[j] = y;
+        }
+        a->preds[j] = x;
+    }
+    return n;
+}
+
+static int opara__alg1_inherit(opara__alg1* a, uint32_t v) {
+    uint32_t n = opara__alg1_preds(a, v), i;
+    for (i = 0; i < n; ++i) {
+        uint32_t p = a->preds[i];
+        int ok = a->desc->inherit == OPARA__INHERIT_FIRST_SUCCESSOR ? a->first_succ[p] == v : !a->flag[p];
+        if (ok) {
+            a->stream[v] = a->stream[p];
+            a->flag[p] = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Clock of what happens-before v through its data predecessors (stream cap only). */
+static void opara__alg1_pred_clock(opara__alg1* a, uint32_t v) {
+    const opara__graph* g = a->g;
+    uint32_t k;
+    memset(a->pred_clock, 0, a->k * sizeof(opara__vc_slot));
+    for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k)
+        opara__vc_merge(a->pred_clock, a->node_clock + (size_t)g->preds[k] * a->k, a->k);
+}
+
+/* A new stream, or under the cap an idle one (its last op happens-before v), or with a hard cap
+   the stream whose last op was launched earliest. */
+static uint32_t opara__alg1_new_stream(opara__alg1* a, uint32_t v) {
+    uint32_t cap = a->desc->stream_cap, s, best = UINT32_MAX;
+    if (!cap || a->n_streams < cap) return a->n_streams++;
+    for (s = 0; s < a->n_streams; ++s)
+        if (opara__vc_knows(a->pred_clock, a->k, s, a->tail_seq[s])) return s;
+    if (!a->desc->stream_cap_hard) return a->n_streams++;
+    for (s = 0; s < a->n_streams; ++s)
+        if (best == UINT32_MAX || a->position[a->tail[s]] < a->position[a->tail[best]]) best = s;
+    (void)v;
+    return best;
+}
+
+static void opara__alg1_track(opara__alg1* a, uint32_t v) {
+    uint32_t s = a->stream[v];
+    opara__vc_slot* sc = a->stream_clock + (size_t)s * a->k;
+    a->tail[s] = v;
+    a->tail_seq[s]++;
+    opara__vc_merge(sc, a->pred_clock, a->k);
+    opara__vc_set(sc, a->k, s, a->tail_seq[s]);
+    memcpy(a->node_clock + (size_t)v * a->k, sc, a->k * sizeof(opara__vc_slot));
+}
+
+static void opara__alg1_run(opara__alg1* a, const uint32_t* order) {
+    const opara__graph* g = a->g;
+    uint32_t i, k;
+    int capped = a->desc->stream_cap != 0;
+    for (i = 0; i < g->n_nodes; ++i) a->position[order[i]] = i;
+    if (a->desc->inherit == OPARA__INHERIT_FIRST_SUCCESSOR)
+        for (i = 0; i < g->n_nodes; ++i) {
+            uint32_t best = UINT32_MAX;
+            for (k = g->succ_start[i]; k < g->succ_start[i + 1]; ++k)
+                if (best == UINT32_MAX || a->position[g->succs[k]] < a->position[best]) best = g->succs[k];
+            a->first_succ[i] = best;
+        }
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t v = order[i];
+        if (capped) opara__alg1_pred_clock(a, v);
+        if (!opara__alg1_inherit(a, v)) a->stream[v] = opara__alg1_new_stream(a, v);
+        if (capped) opara__alg1_track(a, v);
+    }
+}
+
+OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint32_t* order,
+                                             const opara__plan_desc* desc, uint32_t* stream, uint32_t* n_streams) {
+    opara__alg1 a;
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1;
+    int ok;
+    memset(&a, 0, sizeof a);
+    a.g = g;
+    a.desc = desc;
+    a.stream = stream;
+    a.position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    a.flag = (uint8_t*)opara__calloc(rt, n, 1);
+    a.first_succ = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    a.preds = (uint32_t*)opara__calloc(rt, (size_t)g->pred_start[g->n_nodes] + 1, sizeof(uint32_t));
+    ok = a.position && a.flag && a.first_succ && a.preds;
+    if (ok && desc->stream_cap) {
+        a.cap_streams = desc->stream_cap_hard ? desc->stream_cap : g->n_nodes + 1;
+        a.k = opara__vc_slots(desc->stream_cap);
+        a.tail = (uint32_t*)opara__calloc(rt, (size_t)a.cap_streams + 1, sizeof(uint32_t));
+        a.tail_seq = (uint32_t*)opara__calloc(rt, (size_t)a.cap_streams + 1, sizeof(uint32_t));
+        a.node_clock = (opara__vc_slot*)opara__calloc(rt, n * a.k, sizeof(opara__vc_slot));
+        a.stream_clock = (opara__vc_slot*)opara__calloc(rt, ((size_t)a.cap_streams + 1) * a.k, sizeof(opara__vc_slot));
+        a.pred_clock = (opara__vc_slot*)opara__calloc(rt, a.k, sizeof(opara__vc_slot));
+        ok = a.tail && a.tail_seq && a.node_clock && a.stream_clock && a.pred_clock;
+    }
+    if (ok) opara__alg1_run(&a, order);
+    opara__free(rt, a.position);
+    opara__free(rt, a.flag);
+    opara__free(rt, a.first_succ);
+    opara__free(rt, a.preds);
+    opara__free(rt, a.tail);
+    opara__free(rt, a.tail_seq);
+    opara__free(rt, a.node_clock);
+    opara__free(rt, a.stream_clock);
+    opara__free(rt, a.pred_clock);
+    if (!ok) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory allocating streams for %u nodes", g->n_nodes);
+    *n_streams = a.n_streams;
+    return OPARA_OK;
+}
+
+/* ---- Nimble: transitive reduction, then two maximum matchings (minimum chain cover) ---------- */
+
+#define OPARA__NIMBLE_MAX_NODES 40000u /* the descendant bitsets take V*V/8 bytes */
+
+typedef struct opara__bits {
+    uint64_t* w;
+    size_t words; /* per row */
+} opara__bits;
+
+static int opara__bit(const opara__bits* b, uint32_t row, uint32_t col) {
+    return (int)((b->w[(size_t)row * b->words + col / 64] >> (col % 64)) & 1u);
+}
+
+static void opara__bit_set(opara__bits* b, uint32_t row, uint32_t col) {
+    b->w[(size_t)row * b->words + col / 64] |= (uint64_t)1 << (col % 64);
+}
+
+static void opara__bits_or_row(opara__bits* b, uint32_t dst, uint32_t src) {
+    size_t i;
+    uint64_t* d = b->w + (size_t)dst * b->words;
+    const uint64_t* s = b->w + (size_t)src * b->words;
+    for (i = 0; i < b->words; ++i) d[i] |= s[i];
+}
+
+/* Kuhn's augmenting paths, iteratively. adj: CSR left -> right. match_r[right] = left or UINT32_MAX.
+   Returns the matching size. scratch: visit stamps [n_right], stack [2 * n_left], edge cursors [n_left]. */
+typedef struct opara__bipartite {
+    uint32_t n_left, n_right;
+    const uint32_t* start;
+    const uint32_t* adj;
+    uint32_t* match_l;
+    uint32_t* match_r;
+    uint32_t* stamp;  /* [n_right] */
+    uint32_t* stack;  /* [n_left] left vertices on the path */
+    uint32_t* cursor; /* [n_left] */
+} opara__bipartite;
+
+static int opara__augment(opara__bipartite* b, uint32_t root, uint32_t round) {
+    uint32_t top = 0;
+    b->stack[top++] = root;
+    b->cursor[root] = b->start[root];
+    while (top) {
+        uint32_t u = b->stack[top - 1];
+        if (b->cursor[u] == b->start[u + 1]) {
+            --top;
+            continue;
+        }
+        {
+            uint32_t r = b->adj[b->cursor[u]++];
+            if (b->stamp[r] == round) continue;
+            b->stamp[r] = round;
+            if (b->match_r[r] == UINT32_MAX) {
+                /* flip the path: stack[i] takes the right vertex stack[i+1] held */
+                while (top) {
+                    uint32_t l = b->stack[--top];
+                    uint32_t prev = b->match_l[l];
+                    b->match_l[l] = r;
+                    b->match_r[r] = l;
+                    r = prev;
+                }
+                return 1;
+            }
+            b->stack[top++] = b->match_r[r];
+            b->cursor[b->match_r[r]] = b->start[b->match_r[r]];
+        }
+    }
+    return 0;
+}
+
+static void opara__max_matching(opara__bipartite* b) {
+    uint32_t u;
+    for (u = 0; u < b->n_left; ++u) b->match_l[u] = UINT32_MAX;
+    for (u = 0; u < b->n_right; ++u) b->match_r[u] = UINT32_MAX, b->stamp[u] = 0;
+    for (u = 0; u < b->n_left; ++u) opara__augment(b, u, u + 1);
+}
+
+typedef struct opara__nimble {
+    const opara__graph* g;
+    opara__bits reach;    /* reach[u]: strict descendants of u */
+    uint64_t* row;        /* scratch row */
+    uint32_t* start;      /* CSR of the reduced graph / chain graph */
+    uint32_t* adj;
+    uint32_t* match_l, *match_r, *stamp, *stack, *cursor;
+    uint32_t* chain;      /* node -> chain */
+    uint32_t* chain_head; /* chain -> first node */
+    uint32_t* chain_tail; /* chain -> last node */
+} opara__nimble;
+
+static void opara__nimble_reach(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t i, k;
+    for (i = g->n_nodes; i-- > 0;) {
+        uint32_t u = g->topo[i];
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            opara__bit_set(&m->reach, u, g->succs[k]);
+            opara__bits_or_row(&m->reach, u, g->succs[k]);
+        }
+    }
+}
+
+/* Edge u->c of the transitive reduction iff no other child of u reaches c. */
+static uint32_t opara__nimble_reduce(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t u, k, total = 0;
+    size_t w, words = m->reach.words;
+    for (u = 0; u < g->n_nodes; ++u) {
+        memset(m->row, 0, words * sizeof(uint64_t));
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            const uint64_t* s = m->reach.w + (size_t)g->succs[k] * words;
+            for (w = 0; w < words; ++w) m->row[w] |= s[w];
+        }
+        m->start[u] = total;
+        for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k) {
+            uint32_t c = g->succs[k];
+            if (!((m->row[c / 64] >> (c % 64)) & 1u)) m->adj[total++] = c;
+        }
+    }
+    m->start[g->n_nodes] = total;
+    return total;
+}
+
+static opara__bipartite opara__nimble_bipartite(opara__nimble* m, uint32_t n) {
+    opara__bipartite b;
+    b.n_left = b.n_right = n;
+    b.start = m->start;
+    b.adj = m->adj;
+    b.match_l = m->match_l;
+    b.match_r = m->match_r;
+    b.stamp = m->stamp;
+    b.stack = m->stack;
+    b.cursor = m->cursor;
+    return b;
+}
+
+/* Chains from the first matching: a node without a matched predecessor starts one. */
+static uint32_t opara__nimble_chains(opara__nimble* m) {
+    const opara__graph* g = m->g;
+    uint32_t n, chains = 0;
+    for (n = 0; n < g->n_nodes; ++n) {
+        uint32_t v = g->topo[n], u;
+        if (m->match_r[v] != UINT32_MAX) continue;
+        m->chain_head[chains] = v;
+        for (u = v;; u = m->match_l[u]) {
+            m->chain[u] = chains;
+            m->chain_tail[chains] = u;
+            if (m->match_l[u] == UINT32_MAX) break;
+        }
+        chains++;
+    }
+    return chains;
+}
+
+/* Chain i precedes chain j when i's tail reaches j's head; a second matching on that (already
+   transitive) relation merges chains into streams. Returns 0 when out of memory. */
+static int opara__nimble_streams(opara__nimble* m, uint32_t chains, uint32_t* stream, uint32_t* n_streams) {
+    const opara__graph* g = m->g;
+    uint32_t i, j, streams = 0;
+    size_t total = 0;
+    opara__bipartite b;
+    for (i = 0; i < chains; ++i)
+        for (j = 0; j < chains; ++j)
+            if (i != j && opara__bit(&m->reach, m->chain_tail[i], m->chain_head[j])) total++;
+    opara__free(g->rt, m->adj);
+    m->adj = total > UINT32_MAX ? NULL : (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    if (!m->adj) return 0;
+    total = 0;
+    for (i = 0; i < chains; ++i) {
+        m->start[i] = (uint32_t)total;
+        for (j = 0; j < chains; ++j)
+            if (i != j && opara__bit(&m->reach, m->chain_tail[i], m->chain_head[j])) m->adj[total++] = j;
+    }
+    m->start[chains] = (uint32_t)total;
+    b = opara__nimble_bipartite(m, chains);
+    opara__max_matching(&b);
+    /* group id per chain: follow matched successors from each chain without a matched predecessor */
+    for (i = 0; i < chains; ++i) {
+        if (m->match_r[i] != UINT32_MAX) continue;
+        for (j = i;; j = m->match_l[j]) {
+            m->stamp[j] = streams;
+            if (m->match_l[j] == UINT32_MAX) break;
+        }
+        streams++;
+    }
+    for (i = 0; i < g->n_nodes; ++i) stream[i] = m->stamp[m->chain[i]];
+    *n_streams = streams;
+    return 1;
+}
+
+static opara_result opara__sched_nimble(const opara__graph* g, uint32_t* stream, uint32_t* n_streams) {
+    opara__nimble m;
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1, edges = (size_t)g->pred_start[g->n_nodes] + 1;
+    int ok;
+    if (g->n_nodes > OPARA__NIMBLE_MAX_NODES)
+        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED,
+                           "nimble: %u nodes exceed %u (its transitive closure needs V*V/8 bytes)", g->n_nodes,
+                           OPARA__NIMBLE_MAX_NODES);
+    memset(&m, 0, sizeof m);
+    m.g = g;
+    m.reach.words = (n + 63) / 64;
+    m.reach.w = (uint64_t*)opara__calloc(rt, n * m.reach.words, sizeof(uint64_t));
+    m.row = (uint64_t*)opara__calloc(rt, m.reach.words, sizeof(uint64_t));
+    m.start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
+    m.adj = (uint32_t*)opara__calloc(rt, edges, sizeof(uint32_t));
+    m.match_l = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.match_r = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.stamp = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.stack = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.cursor = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain_head = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    m.chain_tail = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    ok = m.reach.w && m.row && m.start && m.adj && m.match_l && m.match_r && m.stamp && m.stack && m.cursor &&
+         m.chain && m.chain_head && m.chain_tail;
+    if (ok) {
+        opara__bipartite b;
+        uint32_t chains;
+        opara__nimble_reach(&m);
+        opara__nimble_reduce(&m);
+        b = opara__nimble_bipartite(&m, g->n_nodes);
+        opara__max_matching(&b);
+        chains = opara__nimble_chains(&m);
+        ok = opara__nimble_streams(&m, chains, stream, n_streams);
+    }
+    opara__free(rt, m.reach.w);
+    opara__free(rt, m.row);
+    opara__free(rt, m.start);
+    opara__free(rt, m.adj);
+    opara__free(rt, m.match_l);
+    opara__free(rt, m.match_r);
+    opara__free(rt, m.stamp);
+    opara__free(rt, m.stack);
+    opara__free(rt, m.cursor);
+    opara__free(rt, m.chain);
+    opara__free(rt, m.chain_head);
+    opara__free(rt, m.chain_tail);
+    return ok ? OPARA_OK : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "nimble: out of memory for %u nodes", g->n_nodes);
+}
+
+/* ---- wavefront: levels with barriers --------------------------------------------------------- */
+
+/* Reorders `order` by level (stable), puts the i-th op of each level on stream i, and makes every
+   op of level k+1 depend on every op of level k (the barrier, expressed as ordinary waits so the
+   backends need nothing special; the sync plan drops the waits a barrier makes redundant). */
+static opara_result opara__sched_wavefront(const opara__graph* g, opara__plan* p, uint32_t** extra_start,
+                                           uint32_t** extra) {
+    uint32_t n = g->n_nodes, i, v, max_level = 0, streams = 0;
+    uint32_t* start = NULL; /* start[l]: first index of level l in `sorted` */
+    uint32_t* fill = NULL;
+    uint32_t* sorted = NULL;
+    size_t total = 0;
+    for (i = 0; i < n; ++i) max_level = OPARA__MAX(max_level, p->level[i]);
+    start = (uint32_t*)opara__calloc(g->rt, (size_t)max_level + 3, sizeof(uint32_t));
+    fill = (uint32_t*)opara__calloc(g->rt, (size_t)max_level + 3, sizeof(uint32_t));
+    sorted = (uint32_t*)opara__calloc(g->rt, (size_t)n + 1, sizeof(uint32_t));
+    *extra_start = (uint32_t*)opara__calloc(g->rt, (size_t)n + 1, sizeof(uint32_t));
+    if (!start || !fill || !sorted || !*extra_start) goto oom;
+    for (i = 0; i < n; ++i) start[p->level[i] + 1]++;
+    for (i = 0; i < n; ++i)
+        if (p->level[i] > 0) total += start[p->level[i]]; /* start[l] still holds the size of level l-1 */
+    for (i = 1; i <= max_level + 1; ++i) {
+        streams = OPARA__MAX(streams, start[i]);
+        start[i] += start[i - 1];
+    }
+    *extra = (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    if (!*extra) goto oom;
+    for (i = 0; i < n; ++i) {
+        uint32_t u = p->order[i], lv = p->level[u];
+        sorted[start[lv] + fill[lv]] = u;
+        p->stream[u] = fill[lv]++;
+    }
+    memcpy(p->order, sorted, (size_t)n * sizeof(uint32_t));
+    total = 0;
+    for (v = 0; v < n; ++v) {
+        uint32_t lv = p->level[v], k;
+        (*extra_start)[v] = (uint32_t)total;
+        if (lv > 0)
+            for (k = start[lv - 1]; k < start[lv]; ++k) (*extra)[total++] = sorted[k];
+    }
+    (*extra_start)[n] = (uint32_t)total;
+    p->n_streams = streams;
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    opara__free(g->rt, sorted);
+    return OPARA_OK;
+oom:
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    opara__free(g->rt, sorted);
+    opara__free(g->rt, *extra_start);
+    *extra_start = NULL;
+    return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "wavefront: out of memory for %u nodes", n);
+}
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+static void opara__resolve_desc(opara__plan_desc* d, const opara__plan_desc* in) {
+    if (in) *d = *in;
+    else memset(d, 0, sizeof *d);
+    if (d->metric == OPARA__METRIC_DEFAULT) d->metric = OPARA__METRIC_SMEM_FRAC;
+    if (d->alternation == OPARA__ALT_DEFAULT) d->alternation = OPARA__ALT_PARITY;
+    if (d->pred_order == OPARA__PRED_DEFAULT) d->pred_order = OPARA__PRED_INPUT;
+    if (d->inherit == OPARA__INHERIT_DEFAULT) d->inherit = OPARA__INHERIT_FLAG;
+    if (d->alignment == 0) d->alignment = 256;
+    d->launch_order = opara__resolve_order(d);
+}
+
+static opara_result opara__check_desc(const opara__graph* g, const opara__plan_desc* d) {
+    if ((int)d->strategy < 0 || d->strategy >= OPARA_STRATEGY_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy %d", (int)d->strategy);
+    if ((int)d->launch_order < 0 || d->launch_order >= OPARA_LAUNCH_COUNT)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)d->launch_order);
+    if (d->metric > OPARA__METRIC_DOMINANT || d->alternation > OPARA__ALT_LAST_PICK ||
+        d->pred_order > OPARA__PRED_ASC_STREAM || d->inherit > OPARA__INHERIT_FIRST_SUCCESSOR)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a plan knob is out of range");
+    if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "alignment %u is not a power of two <= 1 MiB", d->alignment);
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
+    if (!p) return;
+    opara__free(rt, p->order);
+    opara__free(rt, p->position);
+    opara__free(rt, p->stream);
+    opara__free(rt, p->stream_seq);
+    opara__free(rt, p->level);
+    opara__free(rt, p->records_event);
+    opara__free(rt, p->wait_start);
+    opara__free(rt, p->wait_nodes);
+    opara__free(rt, p->stream_fork);
+    opara__free(rt, p->stream_join);
+    opara__free(rt, p->stream_first);
+    opara__free(rt, p->stream_last);
+    opara__free(rt, p->storage);
+    opara__free(rt, p->offset);
+    opara__free(rt, p->alias_root);
+    opara__free(rt, p->alias_offset);
+    opara__free(rt, p->alias_kind);
+    opara__free(rt, p->value_bytes);
+    opara__free(rt, p);
+}
+
+static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
+    opara_runtime* rt = g->rt;
+    size_t n = (size_t)g->n_nodes + 1, v = (size_t)g->n_values + 1;
+    p->n_nodes = g->n_nodes;
+    p->n_values = g->n_values;
+    p->order = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->stream = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->stream_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->level = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->records_event = (uint8_t*)opara__calloc(rt, n, 1);
+    p->wait_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
+    p->storage = (uint8_t*)opara__calloc(rt, v, 1);
+    p->offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    p->alias_root = (int32_t*)opara__calloc(rt, v, sizeof(int32_t));
+    p->alias_offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    p->alias_kind = (uint8_t*)opara__calloc(rt, v, 1);
+    p->value_bytes = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
+    if (p->order && p->position && p->stream && p->stream_seq && p->level && p->records_event && p->wait_start &&
+        p->storage && p->offset && p->alias_root && p->alias_offset && p->alias_kind && p->value_bytes)
+        return OPARA_OK;
+    return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan of %u nodes", g->n_nodes);
+}
+
+static void opara__compute_levels(const opara__graph* g, uint32_t* level) {
+    uint32_t i, k;
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t v = g->topo[i], lv = 0;
+        for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k) lv = OPARA__MAX(lv, level[g->preds[k]] + 1);
+        level[v] = lv;
+    }
+}
+
+/* Renumbers streams by first use in launch order (stream 0 = the origin, the stream of order[0])
+   and fills position, stream_seq, stream_first/last. */
+static opara_result opara__finish_streams(const opara__graph* g, opara__plan* p, uint32_t raw_streams) {
+    uint32_t* remap = (uint32_t*)opara__calloc(g->rt, (size_t)raw_streams + 1, sizeof(uint32_t));
+    uint32_t* count;
+    uint32_t i, used = 0;
+    if (!remap) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
+    for (i = 0; i < raw_streams; ++i) remap[i] = UINT32_MAX;
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t v = p->order[i];
+        p->position[v] = i;
+        if (remap[p->stream[v]] == UINT32_MAX) remap[p->stream[v]] = used++;
+        p->stream[v] = remap[p->stream[v]];
+    }
+    opara__free(g->rt, remap);
+    p->n_streams = used;
+    p->stream_fork = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
+    p->stream_join = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
+    p->stream_first = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    p->stream_last = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    count = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    if (!p->stream_fork || !p->stream_join || !p->stream_first || !p->stream_last || !count) {
+        opara__free(g->rt, count);
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
+    }
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t v = p->order[i], s = p->stream[v];
+        if (!count[s]) p->stream_first[s] = v;
+        p->stream_seq[v] = ++count[s];
+        p->stream_last[s] = v;
+    }
+    opara__free(g->rt, count);
+    p->stats.n_streams = used;
+    return OPARA_OK;
+}
+
+static opara_result opara__assign_streams(const opara__graph* g, opara__plan* p, uint32_t** extra_start,
+                                          uint32_t** extra) {
+    uint32_t raw = 0, i;
+    opara_result r = OPARA_OK;
+    switch (p->desc.strategy) {
+    case OPARA_STRATEGY_OPARA:
+    case OPARA_STRATEGY_OPARA_TOPO: r = opara__sched_alg1(g, p->order, &p->desc, p->stream, &raw); break;
+    case OPARA_STRATEGY_SEQUENTIAL:
+        for (i = 0; i < g->n_nodes; ++i) p->stream[i] = 0;
+        raw = g->n_nodes ? 1 : 0;
+        break;
+    case OPARA_STRATEGY_NIMBLE: r = opara__sched_nimble(g, p->stream, &raw); break;
+    case OPARA_STRATEGY_WAVEFRONT:
+        r = opara__sched_wavefront(g, p, extra_start, extra);
+        raw = p->n_streams;
+        break;
+    default: r = opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy"); break;
+    }
+    if (r != OPARA_OK) return r;
+    return opara__finish_streams(g, p, raw);
+}
+
+static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, const opara__op_desc* descs,
+                                      const opara__device* dev) {
+    uint32_t* extra_start = NULL;
+    uint32_t* extra = NULL;
+    uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
+    opara_result r = opara__sched_order(g, descs, dev, &p->desc, p->order);
+    opara__compute_levels(g, p->level);
+    t1 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
+    t2 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__sync_plan(g, p, extra_start, extra);
+    opara__free(g->rt, extra_start);
+    opara__free(g->rt, extra);
+    t3 = opara__now_ns();
+    if (r == OPARA_OK) r = opara__memory_plan(g, p);
+    t4 = opara__now_ns();
+    p->stats.order_ns = t1 - t0;
+    p->stats.streams_ns = t2 - t1;
+    p->stats.sync_ns = t3 - t2;
+    p->stats.memory_ns = t4 - t3;
+    p->stats.total_ns = t4 - t0;
+    if (r == OPARA_OK && p->desc.verify) {
+        r = opara__plan_verify(g, p);
+        p->stats.verify_ns = opara__now_ns() - t4;
+    }
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out) {
+    opara__plan* p;
+    opara_result r;
+    *out = NULL;
+    if (!g || !value_bytes) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "value sizes are required")
+                                     : OPARA_ERR_INVALID_ARGS;
+    p = (opara__plan*)opara__calloc(g->rt, 1, sizeof(opara__plan));
+    if (!p) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan");
+    opara__resolve_desc(&p->desc, desc);
+    r = opara__check_desc(g, &p->desc);
+    if (r == OPARA_OK) r = opara__plan_alloc(g, p);
+    if (r == OPARA_OK) {
+        memcpy(p->value_bytes, value_bytes, (size_t)g->n_values * sizeof(uint64_t));
+        r = opara__plan_build(g, p, descs, dev);
+    }
+    if (r != OPARA_OK) {
+        opara__plan_free(g->rt, p);
+        return r;
+    }
+    *out = p;
+    return OPARA_OK;
+}
+/* ==== END src/opara_sched.c ==== */
+/* ==== BEGIN src/opara_sync.c ==== */
+/* The sync plan: an event is recorded only after a node some other stream has to wait for, a
+   wait is dropped when the waiting stream's vector clock already covers it (implied by earlier
+   waits), and fork/join through the origin stream is added only where no event already orders a
+   stream's first op after the fork or its last op before the join. */
+/* #include "opara_sched.h" (inlined above) */
+
+/* ---- bounded vector clocks ------------------------------------------------------------------- */
+
+OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams) {
+    uint32_t k = 1;
+    while (k < n_streams && k < OPARA__VC_MAX_SLOTS) k *= 2;
+    return k;
+}
+
+OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k) {
+    uint32_t i;
+    for (i = 0; i < k; ++i) {
+        if (!src[i].seq) continue;
+        if (dst[i].stream == src[i].stream || !dst[i].seq) {
+            if (!dst[i].seq || src[i].seq > dst[i].seq) dst[i] = src[i];
+        } else if (src[i].stream > dst[i].stream) {
+            dst[i] = src[i]; /* two streams share the slot: keep the newer stream, forget the other */
+        }
+    }
+}
+
+OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
+    const opara__vc_slot* e = &c[stream & (k - 1)];
+    return e->seq && e->stream == stream && e->seq >= seq;
+}
+
+OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
+    opara__vc_slot* e = &c[stream & (k - 1)];
+    e->stream = stream;
+    e->seq = seq;
+}
+
+/* ---- the walk -------------------------------------------------------------------------------- */
+
+OPARA__PRIVATE opara_result opara__vc_walk_init(opara__vc_walk* w, opara_runtime* rt, uint32_t n_nodes,
+                                               uint32_t n_streams) {
+    uint32_t i;
+    memset(w, 0, sizeof *w);
+    w->rt = rt;
+    w->k = opara__vc_slots(n_streams);
+    w->stream_clock = (uint32_t*)opara__calloc(rt, (size_t)n_streams + 1, sizeof(uint32_t));
+    w->node_clock = (uint32_t*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(uint32_t));
+    w->refs = (uint32_t*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(uint32_t));
+    if (!w->stream_clock || !w->node_clock || !w->refs) {
+        opara__vc_walk_free(w);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < n_streams; ++i) w->stream_clock[i] = UINT32_MAX;
+    for (i = 0; i < n_nodes; ++i) w->node_clock[i] = UINT32_MAX;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__vc_walk_free(opara__vc_walk* w) {
+    opara__free(w->rt, w->pool);
+    opara__free(w->rt, w->free_list);
+    opara__free(w->rt, w->stream_clock);
+    opara__free(w->rt, w->node_clock);
+    opara__free(w->rt, w->refs);
+    memset(w, 0, sizeof *w);
+}
+
+static uint32_t opara__vc_walk_new(opara__vc_walk* w) {
+    uint32_t id;
+    if (w->n_free) {
+        id = w->free_list[--w->n_free];
+    } else {
+        size_t cap_slots = w->pool_cap * w->k;
+        if (w->pool_used == w->pool_cap) {
+            if (opara__grow(w->rt, (void**)&w->pool, &cap_slots, ((size_t)w->pool_used + 1) * w->k,
+                            sizeof(opara__vc_slot)) != OPARA_OK)
+                return UINT32_MAX;
+            w->pool_cap = cap_slots / w->k;
+        }
+        id = w->pool_used++;
+    }
+    memset(w->pool + (size_t)id * w->k, 0, w->k * sizeof(opara__vc_slot));
+    return id;
+}
+
+static void opara__vc_walk_release(opara__vc_walk* w, uint32_t id) {
+    if (w->n_free == w->free_cap &&
+        opara__grow(w->rt, (void**)&w->free_list, &w->free_cap, (size_t)w->n_free + 1, sizeof(uint32_t)) != OPARA_OK)
+        return; /* the slot leaks into the pool until the walk ends: harmless */
+    w->free_list[w->n_free++] = id;
+}
+
+OPARA__PRIVATE opara__vc_slot* opara__vc_walk_stream(opara__vc_walk* w, uint32_t s) {
+    if (w->stream_clock[s] == UINT32_MAX) {
+        uint32_t id = opara__vc_walk_new(w);
+        if (id == UINT32_MAX) return NULL;
+        w->stream_clock[s] = id;
+    }
+    return w->pool + (size_t)w->stream_clock[s] * w->k;
+}
+
+OPARA__PRIVATE int opara__vc_walk_snapshot(opara__vc_walk* w, uint32_t v, uint32_t s) {
+    uint32_t id = opara__vc_walk_new(w);
+    if (id == UINT32_MAX || !opara__vc_walk_stream(w, s)) return 0;
+    memcpy(w->pool + (size_t)id * w->k, w->pool + (size_t)w->stream_clock[s] * w->k, w->k * sizeof(opara__vc_slot));
+    w->node_clock[v] = id;
+    return 1;
+}
+
+OPARA__PRIVATE void opara__vc_walk_acquire(opara__vc_walk* w, uint32_t s, uint32_t p) {
+    uint32_t id = w->node_clock[p];
+    if (id == UINT32_MAX || w->stream_clock[s] == UINT32_MAX) return;
+    opara__vc_merge(w->pool + (size_t)w->stream_clock[s] * w->k, w->pool + (size_t)id * w->k, w->k);
+    if (w->refs[p] && --w->refs[p] == 0) {
+        opara__vc_walk_release(w, id);
+        w->node_clock[p] = UINT32_MAX;
+    }
+}
+
+OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s) {
+    if (w->stream_clock[s] == UINT32_MAX) return;
+    opara__vc_walk_release(w, w->stream_clock[s]);
+    w->stream_clock[s] = UINT32_MAX;
+}
+
+/* ---- sync plan ------------------------------------------------------------------------------- */
+
+typedef struct opara__sync {
+    const opara__graph* g;
+    opara__plan* p;
+    const uint32_t* extra_start;
+    const uint32_t* extra;
+    opara__vc_walk walk;
+    uint32_t* deps;   /* scratch: one node's cross-stream dependencies */
+    uint32_t* stamp;  /* dedup: stamp[u] == gen when u is already listed */
+    uint32_t gen;
+    uint32_t* dependents; /* per node: cross-stream dependents (before pruning) */
+} opara__sync;
+
+/* Cross-stream dependencies of v (data + extra), deduplicated, latest launched first: the latest
+   one's clock usually covers the rest. */
+static uint32_t opara__sync_deps(opara__sync* s, uint32_t v) {
+    const opara__graph* g = s->g;
+    const opara__plan* p = s->p;
+    uint32_t n = 0, k, i, j, gen = ++s->gen;
+    for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k) {
+        uint32_t u = g->preds[k];
+        if (p->stream[u] != p->stream[v] && s->stamp[u] != gen) s->stamp[u] = gen, s->deps[n++] = u;
+    }
+    if (s->extra)
+        for (k = s->extra_start[v]; k < s->extra_start[v + 1]; ++k) {
+            uint32_t u = s->extra[k];
+            if (p->stream[u] != p->stream[v] && s->stamp[u] != gen) s->stamp[u] = gen, s->deps[n++] = u;
+        }
+    for (i = 1; i < n; ++i) {
+        uint32_t x = s->deps[i];
+        for (j = i; j > 0 && p->position[s->deps[j - 1]] < p->position[x]; --j) s->deps[j] = s->deps[j - 1];
+        s->deps[j] = x;
+    }
+    return n;
+}
+
+static uint32_t opara__sync_count(opara__sync* s) {
+    uint32_t v, i, total = 0;
+    for (v = 0; v < s->g->n_nodes; ++v) {
+        uint32_t n = opara__sync_deps(s, v);
+        for (i = 0; i < n; ++i) s->dependents[s->deps[i]]++;
+        total += n;
+    }
+    for (v = 0; v < s->g->n_nodes; ++v) s->walk.refs[v] = s->dependents[v];
+    return total;
+}
+
+/* One node: keep the waits its stream's clock does not cover, in ascending launch position. */
+static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_waits) {
+    opara__plan* p = s->p;
+    uint32_t sv = p->stream[v], n = opara__sync_deps(s, v), i, first = *n_waits;
+    opara__vc_slot* c = opara__vc_walk_stream(&s->walk, sv);
+    if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n; ++i) {
+        uint32_t u = s->deps[i];
+        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->stream[u], p->stream_seq[u])) {
+            p->stats.n_pruned_waits++;
+        } else {
+            p->wait_nodes[(*n_waits)++] = u;
+            p->records_event[u] = 1;
+        }
+        opara__vc_walk_acquire(&s->walk, sv, u);
+    }
+    {
+        uint32_t a = first, b = *n_waits;
+        while (b > a + 1) {
+            uint32_t t = p->wait_nodes[a];
+            p->wait_nodes[a++] = p->wait_nodes[--b];
+            p->wait_nodes[b] = t;
+        }
+    }
+    opara__vc_set(c, s->walk.k, sv, p->stream_seq[v]);
+    if (s->walk.refs[v] && !opara__vc_walk_snapshot(&s->walk, v, sv)) return OPARA_ERR_OUT_OF_MEMORY;
+    if (p->stream_last[sv] == v) opara__vc_walk_end_stream(&s->walk, sv);
+    return OPARA_OK;
+}
+
+static void opara__sync_fork_join(opara__sync* s) {
+    opara__plan* p = s->p;
+    uint32_t st;
+    for (st = 1; st < p->n_streams; ++st) {
+        uint32_t first = p->stream_first[st], last = p->stream_last[st];
+        p->stream_fork[st] = p->wait_start[first] == p->wait_start[first + 1];
+        p->stream_join[st] = s->dependents[last] == 0;
+        p->stats.n_forks += p->stream_fork[st];
+        p->stats.n_joins += p->stream_join[st];
+    }
+}
+
+/* The wait lists come out in launch order; the plan indexes them by node. */
+static opara_result opara__sync_by_node(opara__sync* s, const uint32_t* begin, uint32_t n_waits) {
+    const opara__graph* g = s->g;
+    opara__plan* p = s->p;
+    uint32_t* data = (uint32_t*)opara__calloc(g->rt, (size_t)n_waits + 1, sizeof(uint32_t));
+    uint32_t v, at = 0, k;
+    if (!data) return OPARA_ERR_OUT_OF_MEMORY;
+    for (v = 0; v < g->n_nodes; ++v) {
+        uint32_t i = p->position[v];
+        uint32_t end = i + 1 < g->n_nodes ? begin[p->order[i + 1]] : n_waits;
+        p->wait_start[v] = at;
+        for (k = begin[v]; k < end; ++k) data[at++] = p->wait_nodes[k];
+    }
+    p->wait_start[g->n_nodes] = at;
+    opara__free(g->rt, p->wait_nodes);
+    p->wait_nodes = data;
+    return OPARA_OK;
+}
+
+static opara_result opara__sync_run(opara__sync* s) {
+    const opara__graph* g = s->g;
+    opara__plan* p = s->p;
+    uint32_t total = opara__sync_count(s), i, n_waits = 0, v, k;
+    opara_result r = OPARA_OK;
+    uint32_t* begin;
+    p->wait_nodes = (uint32_t*)opara__calloc(g->rt, (size_t)total + 1, sizeof(uint32_t));
+    begin = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    if (!p->wait_nodes || !begin) {
+        opara__free(g->rt, begin);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        begin[p->order[i]] = n_waits;
+        r = opara__sync_node(s, p->order[i], &n_waits);
+    }
+    if (r == OPARA_OK) r = opara__sync_by_node(s, begin, n_waits);
+    opara__free(g->rt, begin);
+    if (r != OPARA_OK) return r;
+    p->stats.n_waits = n_waits;
+    for (v = 0; v < g->n_nodes; ++v) {
+        p->stats.n_events += p->records_event[v];
+        for (k = g->pred_start[v]; k < g->pred_start[v + 1]; ++k)
+            p->stats.n_cross_edges += p->stream[g->preds[k]] != p->stream[v];
+    }
+    opara__sync_fork_join(s);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
+                                            const uint32_t* extra) {
+    opara__sync s;
+    opara_result r;
+    size_t max_deps = (size_t)g->pred_start[g->n_nodes] + 1;
+    memset(&s, 0, sizeof s);
+    s.g = g;
+    s.p = plan;
+    s.extra_start = extra_start;
+    s.extra = extra;
+    if (extra) max_deps += extra_start[g->n_nodes];
+    r = opara__vc_walk_init(&s.walk, g->rt, g->n_nodes, plan->n_streams);
+    s.deps = (uint32_t*)opara__calloc(g->rt, max_deps, sizeof(uint32_t));
+    s.stamp = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    s.dependents = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents)) r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r == OPARA_OK) r = opara__sync_run(&s);
+    opara__vc_walk_free(&s.walk);
+    opara__free(g->rt, s.deps);
+    opara__free(g->rt, s.stamp);
+    opara__free(g->rt, s.dependents);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
+    return r;
+}
+/* ==== END src/opara_sync.c ==== */
+/* ==== BEGIN src/opara_memplan.c ==== */
+/* The memory plan: one arena, a block per storage root, reused only when it is provably free.
+
+   A storage root is a value that owns bytes; views, in-place outputs and in-place Concat inputs
+   are members of another value's root. Walking the plan in launch order with the same bounded
+   vector clocks as the sync plan, a root retires when its last reader has been launched; it keeps
+   the (stream, rank) of every op that touched it (producers and readers of all its members, one
+   fact per stream). A retired block is reused by op v only when v's clock covers every fact, i.e.
+   every old reader happens-before v along stream order and event edges, whichever streams they
+   ran on. Blocks tile the arena; adjacent reusable blocks are combined, best fit first, and the
+   last block can grow the arena. Graph outputs are pinned (never reused). */
+/* #include "opara_sched.h" (inlined above) */
+
+enum { OPARA__SEG_BUSY = 0, OPARA__SEG_RETIRED = 1 };
+
+typedef struct opara__seg {
+    uint64_t offset, size;
+    uint32_t prev, next; /* UINT32_MAX at the ends */
+    uint32_t facts, n_facts;
+    uint8_t state;
+} opara__seg;
+
+typedef struct opara__mem {
+    const opara__graph* g;
+    opara__plan* p;
+    opara__vc_walk walk;
+    int32_t* parent;        /* [V] alias parent, -1 for a root */
+    uint64_t* parent_off;   /* [V] byte offset inside the parent */
+    uint32_t* pending;      /* [V] by root: reads still to come */
+    uint32_t* member_next;  /* [V] singly linked members of a root, UINT32_MAX ends */
+    uint32_t* member_head;  /* [V] by root */
+    uint32_t* seg_of;       /* [V] by root: its segment while busy, UINT32_MAX when never allocated */
+    uint64_t* root_offset;  /* [V] by root: arena offset, fixed at allocation */
+    uint8_t* pinned;        /* [V] by root */
+    uint8_t* retired;       /* [V] by root */
+    opara__seg* segs;
+    size_t seg_cap;
+    uint32_t n_segs, seg_head, seg_tail, seg_free;
+    opara__vc_slot* facts;  /* (stream, seq) facts of retired blocks */
+    size_t facts_cap, n_facts;
+    uint32_t* stream_stamp; /* [n_streams] dedup while gathering facts */
+    uint32_t* stream_fact;  /* [n_streams] index of the stream's fact */
+    uint32_t stamp;
+    uint64_t top;
+} opara__mem;
+
+static uint64_t opara__mem_align(const opara__mem* m, uint64_t size) {
+    uint64_t a = m->p->desc.alignment;
+    size = size ? size : 1;
+    return size + (a - size % a) % a;
+}
+
+static uint32_t opara__value_root(const opara__mem* m, uint32_t v) {
+    while (m->parent[v] >= 0) v = (uint32_t)m->parent[v];
+    return v;
+}
+
+static int opara__is_arena_value(const opara__graph* g, uint32_t v) {
+    return g->values[v].kind == OPARA__VALUE_ACTIVATION && g->values[v].producer >= 0;
+}
+
+static uint32_t opara__consumer_count(const opara__graph* g, uint32_t v) {
+    return g->consumer_start[v + 1] - g->consumer_start[v];
+}
+
+/* ---- static aliases: views and Concat inputs ------------------------------------------------- */
+
+static void opara__mem_views(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t i;
+    if (m->p->desc.no_view_alias) return;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[m->p->order[i]];
+        int32_t x, y;
+        if (!opara__op_is_view(n->op) || n->n_inputs < 1 || n->n_outputs != 1) continue;
+        x = n->inputs[0];
+        y = n->outputs[0];
+        if (x < 0 || y < 0 || m->p->value_bytes[y] != m->p->value_bytes[x]) continue;
+        if (g->values[x].kind == OPARA__VALUE_ACTIVATION && g->values[x].producer < 0) continue;
+        m->parent[y] = x;
+        m->parent_off[y] = 0;
+        m->p->alias_kind[y] = OPARA__ALIAS_VIEW;
+        m->p->stats.n_views++;
+    }
+}
+
+/* Byte offsets of a Concat's inputs inside its output when every input is one contiguous slice
+   (the dimensions before the axis multiply to 1); 0 when not provable. */
+static int opara__concat_layout(const opara__mem* m, const opara__node* n) {
+    const opara__shape* shapes = m->p->desc.shapes;
+    const opara__shape* ys;
+    int64_t axis, outer = 1, d;
+    uint64_t sum = 0;
+    uint32_t i;
+    if (!shapes || n->n_outputs != 1 || n->outputs[0] < 0) return 0;
+    ys = &shapes[n->outputs[0]];
+    if (ys->ndim <= 0) return 0;
+    axis = opara__attr_int(n, "axis", 0);
+    if (axis < 0) axis += ys->ndim;
+    if (axis < 0 || axis >= ys->ndim) return 0;
+    for (d = 0; d < axis; ++d) outer *= ys->dims[d];
+    if (outer != 1) return 0;
+    for (i = 0; i < n->n_inputs; ++i) {
+        if (n->inputs[i] < 0) return 0;
+        sum += m->p->value_bytes[n->inputs[i]];
+    }
+    return sum == m->p->value_bytes[n->outputs[0]];
+}
+
+static int opara__concat_part_ok(const opara__mem* m, const opara__node* n, uint32_t i) {
+    const opara__graph* g = m->g;
+    int32_t x = n->inputs[i];
+    uint32_t j;
+    if (!opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) return 0;
+    if (opara__op_is_view(g->nodes[g->values[x].producer].op)) return 0;
+    for (j = 0; j < n->n_inputs; ++j)
+        if (j != i && n->inputs[j] == x) return 0;
+    return 1;
+}
+
+static void opara__mem_concats(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t i, k;
+    if (m->p->desc.no_concat_in_place) return;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[m->p->order[i]];
+        uint64_t off = 0;
+        if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, n)) continue;
+        for (k = 0; k < n->n_inputs; ++k) {
+            int32_t x = n->inputs[k];
+            if (opara__concat_part_ok(m, n, k)) {
+                m->parent[x] = n->outputs[0];
+                m->parent_off[x] = off;
+                m->p->alias_kind[x] = OPARA__ALIAS_CONCAT;
+                m->p->stats.n_concat_in_place++;
+            }
+            off += m->p->value_bytes[x];
+        }
+    }
+}
+
+static void opara__mem_add_member(opara__mem* m, uint32_t v) {
+    uint32_t r = opara__value_root(m, v);
+    m->member_next[v] = m->member_head[r];
+    m->member_head[r] = v;
+    m->pending[r] += opara__consumer_count(m->g, v);
+}
+
+static void opara__mem_roots(opara__mem* m) {
+    const opara__graph* g = m->g;
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        m->member_head[v] = m->member_next[v] = m->seg_of[v] = UINT32_MAX;
+        m->pending[v] = 0;
+    }
+    for (v = 0; v < g->n_values; ++v) opara__mem_add_member(m, v);
+    for (v = 0; v < g->n_outputs; ++v) m->pinned[opara__value_root(m, (uint32_t)g->outputs[v])] = 1;
+}
+
+/* ---- segments -------------------------------------------------------------------------------- */
+
+static uint32_t opara__seg_new(opara__mem* m) {
+    uint32_t id;
+    if (m->seg_free != UINT32_MAX) {
+        id = m->seg_free;
+        m->seg_free = m->segs[id].next;
+    } else {
+        if (m->n_segs == m->seg_cap &&
+            opara__grow(m->g->rt, (void**)&m->segs, &m->seg_cap, (size_t)m->n_segs + 1, sizeof(opara__seg)) != OPARA_OK)
+            return UINT32_MAX;
+        id = m->n_segs++;
+    }
+    memset(&m->segs[id], 0, sizeof(opara__seg));
+    m->segs[id].prev = m->segs[id].next = UINT32_MAX;
+    return id;
+}
+
+static void opara__seg_unlink(opara__mem* m, uint32_t id) {
+    opara__seg* s = &m->segs[id];
+    if (s->prev != UINT32_MAX) m->segs[s->prev].next = s->next;
+    else m->seg_head = s->next;
+    if (s->next != UINT32_MAX) m->segs[s->next].prev = s->prev;
+    else m->seg_tail = s->prev;
+    s->next = m->seg_free;
+    m->seg_free = id;
+}
+
+/* Inserts `id` after `at` (UINT32_MAX: at the front). */
+static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
+    opara__seg* s = &m->segs[id];
+    s->prev = at;
+    s->next = at == UINT32_MAX ? m->seg_head : m->segs[at].next;
+    if (s->next != UINT32_MAX) m->segs[s->next].prev = id;
+    else m->seg_tail = id;
+    if (at == UINT32_MAX) m->seg_head = id;
+    else m->segs[at].next = id;
+}
+
+static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
+    const opara__seg* s = &m->segs[id];
+    uint32_t i;
+    if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
+    for (i = 0; i < s->n_facts; ++i) {
+        const opara__vc_slot* f = &m->facts[s->facts + i];
+        if (!opara__vc_knows(c, m->walk.k, f->stream, f->seq)) return 0;
+    }
+    return 1;
+}
+
+/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits, else the
+   run that ends at the arena's top (it grows). Returns the run's first segment or UINT32_MAX. */
+static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+    uint32_t id, best = UINT32_MAX, run = UINT32_MAX, tail_run = UINT32_MAX;
+    uint64_t best_size = 0, run_size = 0;
+    for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
+        uint64_t before;
+        if (!opara__seg_usable(m, id, c)) {
+            run = UINT32_MAX;
+            continue;
+        }
+        if (run == UINT32_MAX) run = id, run_size = 0;
+        before = run_size;
+        run_size += m->segs[id].size;
+        if (before < size && run_size >= size && (best == UINT32_MAX || run_size < best_size))
+            best = run, best_size = run_size;
+        if (m->segs[id].next == UINT32_MAX) tail_run = run;
+    }
+    return best != UINT32_MAX ? best : tail_run;
+}
+
+/* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
+   segment it covers, or growing the arena). */
+static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
+    opara__seg* head = &m->segs[first];
+    uint64_t have = head->size;
+    while (have < size && head->next != UINT32_MAX) {
+        uint32_t nx = head->next;
+        opara__seg* n = &m->segs[nx];
+        if (have + n->size > size) {
+            uint64_t used = size - have;
+            n->offset += used;
+            n->size -= used;
+            have = size;
+            break;
+        }
+        have += n->size;
+        opara__seg_unlink(m, nx);
+        head = &m->segs[first];
+    }
+    head = &m->segs[first];
+    if (have > size) {
+        uint32_t rest = opara__seg_new(m);
+        head = &m->segs[first];
+        if (rest != UINT32_MAX) {
+            m->segs[rest] = *head;
+            m->segs[rest].offset = head->offset + size;
+            m->segs[rest].size = have - size;
+            opara__seg_link_after(m, first, rest);
+            head = &m->segs[first];
+            have = size;
+        }
+    }
+    if (have < size) m->top += size - have; /* the run ended at the top: grow */
+    head->size = OPARA__MAX(have, size);
+    head->state = OPARA__SEG_BUSY;
+    head->n_facts = 0;
+    return first;
+}
+
+static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+    uint32_t run = opara__seg_find(m, size, c), id;
+    if (run != UINT32_MAX) return opara__seg_take(m, run, size);
+    id = opara__seg_new(m);
+    if (id == UINT32_MAX) return id;
+    m->segs[id].offset = m->top;
+    m->segs[id].size = size;
+    m->segs[id].state = OPARA__SEG_BUSY;
+    opara__seg_link_after(m, m->seg_tail, id);
+    m->top += size;
+    return id;
+}
+
+/* ---- the walk -------------------------------------------------------------------------------- */
+
+static void opara__mem_fact(opara__mem* m, uint32_t node) {
+    uint32_t s = m->p->stream[node], q = m->p->stream_seq[node];
+    if (m->stream_stamp[s] != m->stamp) {
+        m->stream_stamp[s] = m->stamp;
+        m->stream_fact[s] = (uint32_t)m->n_facts;
+        m->facts[m->n_facts].stream = s;
+        m->facts[m->n_facts++].seq = q;
+    } else if (m->facts[m->stream_fact[s]].seq < q) {
+        m->facts[m->stream_fact[s]].seq = q;
+    }
+}
+
+/* Retires root r: its block keeps one fact per stream that touched any member. */
+static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
+    const opara__graph* g = m->g;
+    uint32_t v, k, start;
+    opara__seg* s;
+    size_t need = m->n_facts + 1;
+    for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) need += opara__consumer_count(g, v) + 1;
+    if (need > m->facts_cap &&
+        opara__grow(g->rt, (void**)&m->facts, &m->facts_cap, need, sizeof(opara__vc_slot)) != OPARA_OK)
+        return OPARA_ERR_OUT_OF_MEMORY;
+    m->stamp++;
+    start = (uint32_t)m->n_facts;
+    for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) {
+        if (g->values[v].producer >= 0) opara__mem_fact(m, (uint32_t)g->values[v].producer);
+        for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k) opara__mem_fact(m, g->consumer_nodes[k]);
+    }
+    s = &m->segs[m->seg_of[r]];
+    s->state = OPARA__SEG_RETIRED;
+    s->facts = start;
+    s->n_facts = (uint32_t)m->n_facts - start;
+    m->retired[r] = 1;
+    return OPARA_OK;
+}
+
+static int opara__inplace_op(opara__op op) {
+    switch (op) {
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
+    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_ADD:
+    case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_SQRT:
+    case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_BATCH_NORM:
+        return 1;
+    default: return 0;
+    }
+}
+
+/* Every earlier reader and writer of root r other than v happens-before v. */
+static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__plan* p = m->p;
+    uint32_t x, k;
+    for (x = m->member_head[r]; x != UINT32_MAX; x = m->member_next[x]) {
+        int32_t w = g->values[x].producer;
+        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->stream[w], p->stream_seq[w])) return 0;
+        for (k = g->consumer_start[x]; k < g->consumer_start[x + 1]; ++k) {
+            uint32_t u = g->consumer_nodes[k];
+            if (u != v && !opara__vc_knows(c, m->walk.k, p->stream[u], p->stream_seq[u])) return 0;
+        }
+    }
+    return 1;
+}
+
+/* The input whose block output y of node v can take, or -1. */
+static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32_t y, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    uint32_t i, j;
+    if (m->p->desc.no_inplace || m->p->desc.no_memory_reuse || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
+    if (m->parent[y] >= 0 || m->pinned[y] || m->member_head[y] != y || m->member_next[y] != UINT32_MAX) return -1;
+    for (i = 0; i < n->n_inputs; ++i) {
+        int32_t x = n->inputs[i];
+        uint32_t reads = 0;
+        if (x < 0 || !opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) continue;
+        if (m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
+        if (m->p->value_bytes[x] != m->p->value_bytes[y]) continue;
+        for (j = 0; j < n->n_inputs; ++j) reads += n->inputs[j] >= 0 && opara__value_root(m, (uint32_t)n->inputs[j]) == (uint32_t)x;
+        if (m->pending[x] != reads || !opara__mem_all_before(m, (uint32_t)x, v, c)) continue;
+        return x;
+    }
+    return -1;
+}
+
+static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__vc_slot* c) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    uint32_t i;
+    for (i = 0; i < n->n_outputs; ++i) {
+        uint32_t y = (uint32_t)n->outputs[i], r;
+        int32_t src;
+        if (n->outputs[i] < 0 || m->p->alias_kind[y] == OPARA__ALIAS_VIEW) continue;
+        src = opara__mem_inplace_source(m, v, y, c);
+        if (src >= 0) {
+            /* move y from its own root into x's */
+            m->member_head[y] = UINT32_MAX;
+            m->pending[y] = 0;
+            m->parent[y] = src;
+            m->parent_off[y] = 0;
+            m->p->alias_kind[y] = OPARA__ALIAS_INPLACE;
+            m->p->stats.n_inplace++;
+            opara__mem_add_member(m, y);
+            continue;
+        }
+        r = opara__value_root(m, y);
+        if (m->seg_of[r] != UINT32_MAX) continue; /* a Concat output allocated by an earlier part */
+        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c);
+        if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
+        m->root_offset[r] = m->segs[m->seg_of[r]].offset;
+        m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
+    }
+    return OPARA_OK;
+}
+
+static int opara__mem_retirable(const opara__mem* m, uint32_t r) {
+    return m->pending[r] == 0 && !m->pinned[r] && !m->retired[r] && m->seg_of[r] != UINT32_MAX;
+}
+
+static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
+    const opara__graph* g = m->g;
+    const opara__node* n = &g->nodes[v];
+    opara__plan* p = m->p;
+    uint32_t s = p->stream[v], k;
+    opara__vc_slot* c = opara__vc_walk_stream(&m->walk, s);
+    opara_result r;
+    if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) opara__vc_walk_acquire(&m->walk, s, p->wait_nodes[k]);
+    r = opara__mem_outputs(m, v, c);
+    if (r != OPARA_OK) return r;
+    for (k = 0; k < n->n_inputs; ++k)
+        if (n->inputs[k] >= 0) m->pending[opara__value_root(m, (uint32_t)n->inputs[k])]--;
+    for (k = 0; k < n->n_inputs && r == OPARA_OK; ++k)
+        if (n->inputs[k] >= 0 && opara__mem_retirable(m, opara__value_root(m, (uint32_t)n->inputs[k])))
+            r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->inputs[k]));
+    for (k = 0; k < n->n_outputs && r == OPARA_OK; ++k)
+        if (n->outputs[k] >= 0 && opara__mem_retirable(m, opara__value_root(m, (uint32_t)n->outputs[k])))
+            r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->outputs[k]));
+    if (r != OPARA_OK) return r;
+    c = opara__vc_walk_stream(&m->walk, s);
+    opara__vc_set(c, m->walk.k, s, p->stream_seq[v]);
+    if (m->walk.refs[v] && !opara__vc_walk_snapshot(&m->walk, v, s)) return OPARA_ERR_OUT_OF_MEMORY;
+    if (p->stream_last[s] == v) opara__vc_walk_end_stream(&m->walk, s);
+    return OPARA_OK;
+}
+
+static void opara__mem_publish(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    uint32_t v;
+    for (v = 0; v < g->n_values; ++v) {
+        uint32_t r = v;
+        uint64_t off = 0;
+        while (m->parent[r] >= 0) off += m->parent_off[r], r = (uint32_t)m->parent[r];
+        p->alias_root[v] = (int32_t)r;
+        p->alias_offset[v] = off;
+        p->offset[v] = OPARA__NO_ARENA;
+        if (g->values[r].kind != OPARA__VALUE_ACTIVATION) {
+            p->storage[v] = OPARA__STORAGE_EXTERNAL;
+        } else if (m->seg_of[r] != UINT32_MAX) {
+            p->storage[v] = OPARA__STORAGE_ARENA;
+            p->offset[v] = m->root_offset[r] + off;
+        } else {
+            p->storage[v] = OPARA__STORAGE_NONE;
+        }
+    }
+    p->arena_bytes = m->top;
+    p->alignment = p->desc.alignment;
+    p->stats.arena_bytes = m->top;
+}
+
+static opara_result opara__mem_run(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    uint32_t i, v, k;
+    opara_result r = OPARA_OK;
+    for (v = 0; v < g->n_nodes; ++v)
+        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) m->walk.refs[p->wait_nodes[k]]++;
+    opara__mem_views(m);
+    opara__mem_concats(m);
+    opara__mem_roots(m);
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) r = opara__mem_node(m, p->order[i]);
+    if (r == OPARA_OK) opara__mem_publish(m);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan) {
+    opara__mem m;
+    opara_runtime* rt = g->rt;
+    size_t nv = (size_t)g->n_values + 1;
+    opara_result r;
+    uint32_t v;
+    memset(&m, 0, sizeof m);
+    m.g = g;
+    m.p = plan;
+    m.seg_head = m.seg_tail = m.seg_free = UINT32_MAX;
+    r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
+    m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
+    m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
+    m.pending = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.member_next = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.member_head = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.seg_of = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.root_offset = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
+    m.pinned = (uint8_t*)opara__calloc(rt, nv, 1);
+    m.retired = (uint8_t*)opara__calloc(rt, nv, 1);
+    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset ||
+                          !m.pinned || !m.retired || !m.stream_stamp || !m.stream_fact))
+        r = OPARA_ERR_OUT_OF_MEMORY;
+    if (r == OPARA_OK) {
+        for (v = 0; v < g->n_values; ++v) m.parent[v] = -1;
+        memset(plan->alias_kind, 0, nv);
+        r = opara__mem_run(&m);
+    }
+    opara__vc_walk_free(&m.walk);
+    opara__free(rt, m.parent);
+    opara__free(rt, m.parent_off);
+    opara__free(rt, m.pending);
+    opara__free(rt, m.member_next);
+    opara__free(rt, m.member_head);
+    opara__free(rt, m.seg_of);
+    opara__free(rt, m.root_offset);
+    opara__free(rt, m.pinned);
+    opara__free(rt, m.retired);
+    opara__free(rt, m.segs);
+    opara__free(rt, m.facts);
+    opara__free(rt, m.stream_stamp);
+    opara__free(rt, m.stream_fact);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "out of memory planning memory for %u values", g->n_values);
+    return r;
+}
+/* ==== END src/opara_memplan.c ==== */
+/* ==== BEGIN src/opara_verify.c ==== */
+/* The plan verifier. Independent of how the plan was made: it rebuilds the happens-before
+   relation from the plan alone (stream order + waits, exact vector clocks of size n_streams per
+   node) and checks every claim against the graph. O(V * streams + accesses * overlaps). */
+/* #include "opara_sched.h" (inlined above) */
+
+#include <stdlib.h>
+
+#define OPARA__VERIFY_MAX_CLOCK_ENTRIES ((size_t)1 << 27)
+
+typedef struct opara__access {
+    uint64_t start, end; /* arena bytes [start, end) */
+    uint32_t node;
+} opara__access;
+
+typedef struct opara__verify {
+    const opara__graph* g;
+    const opara__plan* p;
+    uint32_t* vc;          /* [n_nodes * n_streams] */
+    opara__access* writes; /* sorted by start */
+    size_t n_writes;
+    uint64_t max_len;
+} opara__verify;
+
+static const char* opara__vname(const opara__graph* g, uint32_t node) {
+    return g->nodes[node].name && g->nodes[node].name[0] ? g->nodes[node].name : "(unnamed)";
+}
+
+#define OPARA__BAD(v, ...) opara__fail((v)->g->rt, OPARA_ERR_PLAN_INVALID, __VA_ARGS__)
+
+/* a happens-before b (a != b). */
+static int opara__hb(const opara__verify* v, uint32_t a, uint32_t b) {
+    const opara__plan* p = v->p;
+    return a != b && v->vc[(size_t)b * p->n_streams + p->stream[a]] >= p->stream_seq[a];
+}
+
+/* ---- structure ------------------------------------------------------------------------------- */
+
+static opara_result opara__verify_order(opara__verify* v, uint32_t* seen) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t i, k;
+    if (p->n_nodes != g->n_nodes || p->n_values != g->n_values)
+        return OPARA__BAD(v, "plan is for %u nodes/%u values, graph has %u/%u", p->n_nodes, p->n_values, g->n_nodes,
+                          g->n_values);
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t n = p->order[i];
+        if (n >= g->n_nodes || seen[n]) return OPARA__BAD(v, "launch order: entry %u (node %u) is invalid or repeated", i, n);
+        seen[n] = 1;
+        if (p->position[n] != i) return OPARA__BAD(v, "position of node %u is %u, launch order has it at %u", n, p->position[n], i);
+    }
+    for (i = 0; i < g->n_nodes; ++i)
+        for (k = g->pred_start[i]; k < g->pred_start[i + 1]; ++k)
+            if (p->position[g->preds[k]] >= p->position[i])
+                return OPARA__BAD(v, "launch order is not topological: node %u '%s' is launched before its input's producer %u '%s'",
+                                  i, opara__vname(g, i), g->preds[k], opara__vname(g, g->preds[k]));
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_streams(opara__verify* v, uint32_t* count) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t i, s;
+    for (s = 0; s < p->n_streams; ++s) count[s] = 0;
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t n = p->order[i], st = p->stream[n];
+        if (st >= p->n_streams) return OPARA__BAD(v, "node %u '%s' is on stream %u of %u", n, opara__vname(g, n), st, p->n_streams);
+        if (!count[st] && p->stream_first[st] != n) return OPARA__BAD(v, "stream %u: first node is %u, plan says %u", st, n, p->stream_first[st]);
+        if (p->stream_seq[n] != ++count[st]) return OPARA__BAD(v, "node %u '%s' has rank %u on stream %u, expected %u", n, opara__vname(g, n), p->stream_seq[n], st, count[st]);
+    }
+    for (s = 0; s < p->n_streams; ++s) {
+        if (!count[s]) return OPARA__BAD(v, "stream %u has no node", s);
+        if (p->stream_seq[p->stream_last[s]] != count[s] || p->stream[p->stream_last[s]] != s)
+            return OPARA__BAD(v, "stream %u: last node %u is not its last", s, p->stream_last[s]);
+    }
+    if (g->n_nodes && p->stream[p->order[0]] != 0) return OPARA__BAD(v, "the first launched node is not on the origin stream 0");
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_waits(opara__verify* v) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t n, k;
+    if (p->wait_start[0] != 0) return OPARA__BAD(v, "wait lists do not start at 0");
+    for (n = 0; n < g->n_nodes; ++n) {
+        if (p->wait_start[n + 1] < p->wait_start[n] || p->wait_start[n + 1] > p->stats.n_waits)
+            return OPARA__BAD(v, "wait list of node %u is out of range", n);
+        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) {
+            uint32_t u = p->wait_nodes[k];
+            if (u >= g->n_nodes) return OPARA__BAD(v, "node %u waits on node %u, which does not exist", n, u);
+            if (p->position[u] >= p->position[n])
+                return OPARA__BAD(v, "node %u '%s' waits on node %u '%s', which is launched later", n, opara__vname(g, n), u, opara__vname(g, u));
+            if (p->stream[u] == p->stream[n]) return OPARA__BAD(v, "node %u '%s' waits on node %u on its own stream %u", n, opara__vname(g, n), u, p->stream[n]);
+            if (!p->records_event[u]) return OPARA__BAD(v, "node %u '%s' waits on node %u '%s', which records no event", n, opara__vname(g, n), u, opara__vname(g, u));
+        }
+    }
+    return OPARA_OK;
+}
+
+static void opara__vc_max(uint32_t* dst, const uint32_t* src, uint32_t n) {
+    uint32_t i;
+    for (i = 0; i < n; ++i)
+        if (src[i] > dst[i]) dst[i] = src[i];
+}
+
+static void opara__verify_clocks(opara__verify* v, uint32_t* last) {
+    const opara__plan* p = v->p;
+    uint32_t i, k, S = p->n_streams;
+    for (i = 0; i < S; ++i) last[i] = UINT32_MAX;
+    for (i = 0; i < p->n_nodes; ++i) {
+        uint32_t n = p->order[i], s = p->stream[n];
+        uint32_t* c = v->vc + (size_t)n * S;
+        if (last[s] != UINT32_MAX) memcpy(c, v->vc + (size_t)last[s] * S, S * sizeof(uint32_t));
+        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) opara__vc_max(c, v->vc + (size_t)p->wait_nodes[k] * S, S);
+        c[s] = p->stream_seq[n];
+        last[s] = n;
+    }
+}
+
+/* Every stream starts after the fork (its first op waits on the fork event or on another stream's
+   event) and the origin's end covers every stream's last op through the join waits. */
+static opara_result opara__verify_fork_join(opara__verify* v, uint32_t* end) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t s, S = p->n_streams;
+    if (!g->n_nodes) return OPARA_OK;
+    memcpy(end, v->vc + (size_t)p->stream_last[0] * S, S * sizeof(uint32_t));
+    for (s = 1; s < S; ++s) {
+        uint32_t first = p->stream_first[s];
+        if (!p->stream_fork[s] && p->wait_start[first] == p->wait_start[first + 1])
+            return OPARA__BAD(v, "stream %u neither waits on the fork event nor starts with a wait", s);
+        if (p->stream_join[s]) opara__vc_max(end, v->vc + (size_t)p->stream_last[s] * S, S);
+    }
+    for (s = 0; s < S; ++s)
+        if (end[s] < p->stream_seq[p->stream_last[s]])
+            return OPARA__BAD(v, "stream %u is not joined back into the origin stream", s);
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_deps(opara__verify* v) {
+    const opara__graph* g = v->g;
+    uint32_t n, k;
+    for (n = 0; n < g->n_nodes; ++n)
+        for (k = g->pred_start[n]; k < g->pred_start[n + 1]; ++k)
+            if (!opara__hb(v, g->preds[k], n))
+                return OPARA__BAD(v, "dependency %u '%s' -> %u '%s' is not enforced (streams %u -> %u, no event path)",
+                                  g->preds[k], opara__vname(g, g->preds[k]), n, opara__vname(g, n),
+                                  v->p->stream[g->preds[k]], v->p->stream[n]);
+    return OPARA_OK;
+}
+
+/* ---- storage --------------------------------------------------------------------------------- */
+
+static opara_result opara__verify_value(opara__verify* v, uint32_t x) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    const opara__value* val = &g->values[x];
+    int32_t r = p->alias_root[x];
+    if (r < 0 || (uint32_t)r >= g->n_values || p->alias_root[r] != r)
+        return OPARA__BAD(v, "value %u '%s': alias root %d is not a root", x, val->name, (int)r);
+    if (p->storage[x] != p->storage[r]) return OPARA__BAD(v, "value %u '%s': storage differs from its root's", x, val->name);
+    if (val->kind != OPARA__VALUE_ACTIVATION && r != (int32_t)x)
+        return OPARA__BAD(v, "graph input or constant %u '%s' is aliased into value %d", x, val->name, (int)r);
+    if (val->kind == OPARA__VALUE_ACTIVATION && val->producer >= 0 && p->storage[x] != OPARA__STORAGE_ARENA &&
+        p->storage[x] != OPARA__STORAGE_EXTERNAL)
+        return OPARA__BAD(v, "value %u '%s' has no storage", x, val->name);
+    if (p->storage[x] == OPARA__STORAGE_EXTERNAL && g->values[r].kind == OPARA__VALUE_ACTIVATION)
+        return OPARA__BAD(v, "value %u '%s' is external but its root %d is an activation", x, val->name, (int)r);
+    if (p->value_bytes[x] > 0 && !opara__range_ok(p->alias_offset[x], p->value_bytes[x], p->value_bytes[r]))
+        return OPARA__BAD(v, "value %u '%s' (%llu bytes at +%llu) does not fit its root '%s' (%llu bytes)", x, val->name,
+                          (unsigned long long)p->value_bytes[x], (unsigned long long)p->alias_offset[x],
+                          g->values[r].name, (unsigned long long)p->value_bytes[r]);
+    if (p->storage[x] == OPARA__STORAGE_ARENA) {
+        if (p->offset[x] != p->offset[r] + p->alias_offset[x])
+            return OPARA__BAD(v, "value %u '%s': offset is not its root's plus its alias offset", x, val->name);
+        if (p->offset[x] % p->alignment && r == (int32_t)x)
+            return OPARA__BAD(v, "value %u '%s' is misaligned", x, val->name);
+        if (!opara__range_ok(p->offset[x], p->value_bytes[x], p->arena_bytes))
+            return OPARA__BAD(v, "value %u '%s' (%llu bytes at %llu) lies outside the arena of %llu bytes", x, val->name,
+                              (unsigned long long)p->value_bytes[x], (unsigned long long)p->offset[x],
+                              (unsigned long long)p->arena_bytes);
+    }
+    return OPARA_OK;
+}
+
+static uint64_t opara__concat_slice(const opara__plan* p, const opara__node* n, uint32_t input_index) {
+    uint64_t off = 0;
+    uint32_t i;
+    for (i = 0; i < input_index; ++i) off += n->inputs[i] >= 0 ? p->value_bytes[n->inputs[i]] : 0;
+    return off;
+}
+
+OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
+                                                    uint32_t input_index) {
+    const opara__node* n;
+    int32_t x, y;
+    if (node >= g->n_nodes) return 0;
+    n = &g->nodes[node];
+    if (n->op != OPARA__OP_CONCAT || input_index >= n->n_inputs || n->n_outputs < 1) return 0;
+    x = n->inputs[input_index];
+    y = n->outputs[0];
+    if (x < 0 || y < 0 || plan->storage[x] != OPARA__STORAGE_ARENA || plan->storage[y] != OPARA__STORAGE_ARENA) return 0;
+    return plan->alias_kind[x] == OPARA__ALIAS_CONCAT && plan->alias_root[x] == plan->alias_root[y] &&
+           plan->offset[x] == plan->offset[y] + opara__concat_slice(plan, n, input_index);
+}
+
+static int opara__concat_any_in_place(const opara__verify* v, uint32_t node) {
+    uint32_t i;
+    for (i = 0; i < v->g->nodes[node].n_inputs; ++i)
+        if (opara__plan_concat_input_in_place(v->g, v->p, node, i)) return 1;
+    return 0;
+}
+
+static int opara__is_view_alias(const opara__verify* v, uint32_t x) {
+    int32_t prod = v->g->values[x].producer;
+    return prod >= 0 && v->p->alias_kind[x] == OPARA__ALIAS_VIEW && opara__op_is_view(v->g->nodes[prod].op) &&
+           v->g->nodes[prod].n_inputs >= 1 && v->g->nodes[prod].inputs[0] >= 0 &&
+           v->p->alias_root[x] == v->p->alias_root[v->g->nodes[prod].inputs[0]] &&
+           v->p->alias_offset[x] == v->p->alias_offset[v->g->nodes[prod].inputs[0]];
+}
+
+static opara_result opara__add_write(opara__verify* v, uint32_t node, uint64_t start, uint64_t len) {
+    if (!len) return OPARA_OK;
+    v->writes[v->n_writes].start = start;
+    v->writes[v->n_writes].end = start + len;
+    v->writes[v->n_writes++].node = node;
+    if (len > v->max_len) v->max_len = len;
+    return OPARA_OK;
+}
+
+/* The bytes each node writes: outputs, except views (none) and a Concat's in-place inputs. */
+static void opara__collect_writes(opara__verify* v) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    uint32_t n, i;
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__node* nd = &g->nodes[n];
+        for (i = 0; i < nd->n_outputs; ++i) {
+            int32_t y = nd->outputs[i];
+            if (y < 0 || p->storage[y] != OPARA__STORAGE_ARENA || opara__is_view_alias(v, (uint32_t)y)) continue;
+            if (nd->op == OPARA__OP_CONCAT && i == 0 && opara__concat_any_in_place(v, n)) {
+                uint32_t k;
+                for (k = 0; k < nd->n_inputs; ++k)
+                    if (nd->inputs[k] >= 0 && !opara__plan_concat_input_in_place(g, p, n, k))
+                        opara__add_write(v, n, p->offset[y] + opara__concat_slice(p, nd, k), p->value_bytes[nd->inputs[k]]);
+                continue;
+            }
+            opara__add_write(v, n, p->offset[y], p->value_bytes[y]);
+        }
+    }
+}
+
+static int opara__access_cmp(const void* a, const void* b) {
+    const opara__access* x = (const opara__access*)a;
+    const opara__access* y = (const opara__access*)b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* First write whose start could overlap [start, ...): writes are sorted, none is longer than max_len. */
+static size_t opara__first_write(const opara__verify* v, uint64_t start) {
+    uint64_t from = start > v->max_len ? start - v->max_len : 0;
+    size_t lo = 0, hi = v->n_writes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->writes[mid].start < from) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static opara_result opara__verify_races(opara__verify* v) {
+    const opara__graph* g = v->g;
+    size_t i, j;
+    for (i = 0; i < v->n_writes; ++i) {
+        const opara__access* a = &v->writes[i];
+        for (j = i + 1; j < v->n_writes && v->writes[j].start < a->end; ++j) {
+            const opara__access* b = &v->writes[j];
+            if (b->node == a->node || opara__hb(v, a->node, b->node) || opara__hb(v, b->node, a->node)) continue;
+            return OPARA__BAD(v, "nodes %u '%s' and %u '%s' run unordered and both write arena bytes [%llu, %llu)", a->node,
+                              opara__vname(g, a->node), b->node, opara__vname(g, b->node),
+                              (unsigned long long)OPARA__MAX(a->start, b->start),
+                              (unsigned long long)OPARA__MIN(a->end, b->end));
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Node r (or the end of the run, r = UINT32_MAX) reads bytes [start, start+len) written by w:
+   every other write to them must come before w or after r. */
+static opara_result opara__verify_piece(opara__verify* v, uint32_t r, uint32_t w, uint64_t start, uint64_t len,
+                                        int r_writes_in_place) {
+    const opara__graph* g = v->g;
+    size_t i;
+    uint64_t end = start + len;
+    if (!len) return OPARA_OK;
+    for (i = opara__first_write(v, start); i < v->n_writes && v->writes[i].start < end; ++i) {
+        const opara__access* a = &v->writes[i];
+        if (a->end <= start || a->node == w) continue;
+        if (a->node == r && r_writes_in_place) continue;
+        if (opara__hb(v, a->node, w)) continue;
+        if (r != UINT32_MAX && opara__hb(v, r, a->node)) continue;
+        if (r == UINT32_MAX)
+            return OPARA__BAD(v, "graph output bytes [%llu, %llu) written by node %u '%s' are overwritten by node %u '%s' before the end",
+                              (unsigned long long)OPARA__MAX(start, a->start), (unsigned long long)OPARA__MIN(end, a->end),
+                              w, opara__vname(g, w), a->node, opara__vname(g, a->node));
+        return OPARA__BAD(v, "node %u '%s' reads arena bytes [%llu, %llu) written by node %u '%s', but node %u '%s' may overwrite them in between",
+                          r, opara__vname(g, r), (unsigned long long)OPARA__MAX(start, a->start),
+                          (unsigned long long)OPARA__MIN(end, a->end), w, opara__vname(g, w), a->node,
+                          opara__vname(g, a->node));
+    }
+    return OPARA_OK;
+}
+
+/* The pieces of value x's bytes and who wrote them; checks the read of each by r. */
+static opara_result opara__verify_read(opara__verify* v, uint32_t r, uint32_t x, int in_place, uint32_t depth) {
+    const opara__graph* g = v->g;
+    const opara__plan* p = v->p;
+    int32_t prod = g->values[x].producer;
+    const opara__node* pn;
+    uint32_t i;
+    if (p->storage[x] != OPARA__STORAGE_ARENA || prod < 0) return OPARA_OK;
+    if (depth > g->n_values) return OPARA__BAD(v, "value %u '%s': alias chain has a cycle", x, g->values[x].name);
+    pn = &g->nodes[prod];
+    if (opara__is_view_alias(v, x)) return opara__verify_read(v, r, (uint32_t)pn->inputs[0], in_place, depth + 1);
+    if (pn->op == OPARA__OP_CONCAT && opara__concat_any_in_place(v, (uint32_t)prod)) {
+        for (i = 0; i < pn->n_inputs; ++i) {
+            opara_result res;
+            if (pn->inputs[i] < 0) continue;
+            if (opara__plan_concat_input_in_place(g, p, (uint32_t)prod, i))
+                res = opara__verify_read(v, r, (uint32_t)pn->inputs[i], in_place, depth + 1);
+            else
+                res = opara__verify_piece(v, r, (uint32_t)prod, p->offset[x] + opara__concat_slice(p, pn, i),
+                                          p->value_bytes[pn->inputs[i]], in_place);
+            if (res != OPARA_OK) return res;
+        }
+        return OPARA_OK;
+    }
+    return opara__verify_piece(v, r, (uint32_t)prod, p->offset[x], p->value_bytes[x], in_place);
+}
+
+/* Node n overwrites its input x in place (its output shares x's root). */
+static int opara__writes_over_input(const opara__verify* v, uint32_t n, uint32_t x) {
+    const opara__node* nd = &v->g->nodes[n];
+    uint32_t i;
+    for (i = 0; i < nd->n_outputs; ++i) {
+        int32_t y = nd->outputs[i];
+        if (y >= 0 && v->p->alias_kind[y] == OPARA__ALIAS_INPLACE && v->p->alias_root[y] == v->p->alias_root[x] &&
+            v->p->offset[y] == v->p->offset[x])
+            return 1;
+    }
+    return 0;
+}
+
+static opara_result opara__verify_reads(opara__verify* v) {
+    const opara__graph* g = v->g;
+    uint32_t n, i;
+    opara_result r;
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__node* nd = &g->nodes[n];
+        if (opara__op_is_view(nd->op) && nd->n_outputs >= 1 && nd->outputs[0] >= 0 &&
+            opara__is_view_alias(v, (uint32_t)nd->outputs[0]))
+            continue; /* a view reads nothing */
+        for (i = 0; i < nd->n_inputs; ++i) {
+            int32_t x = nd->inputs[i];
+            if (x < 0 || (nd->op == OPARA__OP_CONCAT && opara__plan_concat_input_in_place(g, v->p, n, i))) continue;
+            r = opara__verify_read(v, n, (uint32_t)x, opara__writes_over_input(v, n, (uint32_t)x), 0);
+            if (r != OPARA_OK) return r;
+        }
+    }
+    for (i = 0; i < g->n_outputs; ++i) {
+        r = opara__verify_read(v, UINT32_MAX, (uint32_t)g->outputs[i], 0, 0);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__verify_memory(opara__verify* v) {
+    const opara__graph* g = v->g;
+    uint32_t x;
+    size_t max_writes = 0;
+    opara_result r;
+    for (x = 0; x < g->n_values; ++x) {
+        r = opara__verify_value(v, x);
+        if (r != OPARA_OK) return r;
+    }
+    for (x = 0; x < g->n_nodes; ++x) max_writes += (size_t)g->nodes[x].n_outputs + g->nodes[x].n_inputs;
+    v->writes = (opara__access*)opara__calloc(g->rt, max_writes + 1, sizeof(opara__access));
+    if (!v->writes) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "verifier: out of memory");
+    opara__collect_writes(v);
+    if (v->n_writes > 1) qsort(v->writes, v->n_writes, sizeof(opara__access), opara__access_cmp);
+    r = opara__verify_races(v);
+    if (r == OPARA_OK) r = opara__verify_reads(v);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opara__plan* plan) {
+    opara__verify v;
+    uint32_t* scratch;
+    size_t entries;
+    opara_result r;
+    if (!g || !plan) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "verify: NULL plan") : OPARA_ERR_INVALID_ARGS;
+    if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "verify: the graph is not finalized");
+    memset(&v, 0, sizeof v);
+    v.g = g;
+    v.p = plan;
+    if (!opara__mul_size(g->n_nodes, plan->n_streams, &entries) || entries > OPARA__VERIFY_MAX_CLOCK_ENTRIES)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "verify: %u nodes x %u streams is too many clock entries",
+                           g->n_nodes, plan->n_streams);
+    scratch = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + plan->n_streams + 1, sizeof(uint32_t));
+    v.vc = (uint32_t*)opara__calloc(g->rt, entries + 1, sizeof(uint32_t));
+    if (!scratch || !v.vc) {
+        opara__free(g->rt, scratch);
+        opara__free(g->rt, v.vc);
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "verify: out of memory");
+    }
+    r = opara__verify_order(&v, scratch);
+    if (r == OPARA_OK) r = opara__verify_streams(&v, scratch);
+    if (r == OPARA_OK) r = opara__verify_waits(&v);
+    if (r == OPARA_OK) {
+        opara__verify_clocks(&v, scratch);
+        r = opara__verify_fork_join(&v, scratch);
+    }
+    if (r == OPARA_OK) r = opara__verify_deps(&v);
+    if (r == OPARA_OK) r = opara__verify_memory(&v);
+    opara__free(g->rt, scratch);
+    opara__free(g->rt, v.vc);
+    opara__free(g->rt, v.writes);
+    return r;
+}
+/* ==== END src/opara_verify.c ==== */
 /* ==== BEGIN src/kernels/opara_ptx.h ==== */
 /* opara_ptx.h - GENERATED by tools/embed_kernels.c (`make ptx`) from the kernel files in src/kernels;
  * do not edit. `make check-ptx` fails when this file is stale. Per kernel file: its PTX (nvcc -ptx for the
@@ -22852,6 +25442,3971 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
 
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s) { return &s->cu; }
 /* ==== END src/opara_backend_cuda.c ==== */
+/* ==== BEGIN src/opara_backend_cpu.c ==== */
+/* The CPU executor: the plan's streams become worker threads, its events per-node completion
+   marks, its arena one allocation; large operators are split across idle workers. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#define OPARA__SPIN_ROUNDS 256
+
+typedef struct opara__cpu_worker_arg {
+    opara__cpu_exec* ex;
+    uint32_t index;
+} opara__cpu_worker_arg;
+
+struct opara__cpu_exec {
+    opara_runtime* rt;
+    const opara__graph* g;
+    const opara__plan* plan;
+    opara__blas blas;
+    opara__cpu_op* ops;          /* [n_nodes] */
+    opara__cpu_tensor* tensors;  /* every node's inputs then outputs */
+    uint8_t* arena;
+    uint8_t* inputs_block;       /* static buffers of the graph inputs */
+    void** value_ptr;            /* [n_values] */
+    uint8_t* skip;               /* [n_nodes] kernel-less views */
+    float* scratch;              /* n_workers slices of scratch_floats */
+    size_t scratch_floats;
+    uint32_t n_workers;
+    uint32_t* list;              /* nodes of each worker in launch order (CSR by worker) */
+    uint32_t* list_start;        /* [n_workers + 1] */
+    opara__thread* threads;      /* [n_workers - 1] */
+    opara__cpu_worker_arg* args; /* [n_workers - 1] */
+    int threads_started;
+    /* run state */
+    opara__mutex mu;
+    opara__cond cv;
+    volatile int32_t generation; /* number of the current run */
+    volatile int32_t* done;      /* [n_nodes] generation in which the node finished */
+    volatile int32_t finished;   /* worker lists completed, over all runs */
+    volatile int32_t shutdown;
+    volatile int32_t error;      /* first kernel error of the run */
+    volatile int32_t sleepers;   /* threads inside cond_wait (or about to be) */
+    volatile int32_t idle;       /* workers in a wait loop, able to help */
+    /* the one operator published for splitting */
+    volatile int32_t job_busy, job_posted, job_helpers, job_next, job_done;
+    const opara__cpu_op* job_op;
+    size_t job_chunk, job_items;
+    volatile int32_t job_chunks; /* atomic: also read by waiters outside the helper count */
+    uint64_t run_start;
+    uint64_t *t_start, *t_end;
+    uint32_t* t_worker;
+};
+
+/* ---- synchronisation ----------------------------------------------------------------------- */
+
+static void opara__exec_wake(opara__cpu_exec* ex) {
+    if (opara__atomic_load(&ex->sleepers) == 0) return;
+    opara__mutex_lock(&ex->mu);
+    opara__cond_broadcast(&ex->cv);
+    opara__mutex_unlock(&ex->mu);
+}
+
+static void opara__exec_note_error(opara__cpu_exec* ex, opara_result r) {
+    if (r != OPARA_OK) opara__atomic_cas(&ex->error, 0, (int32_t)r);
+}
+
+/* Runs chunks of the published job, if any; returns 1 when it did some work. */
+static int opara__exec_help(opara__cpu_exec* ex, uint32_t w) {
+    int worked = 0;
+    if (!opara__atomic_load(&ex->job_posted)) return 0;
+    opara__atomic_add(&ex->job_helpers, 1);
+    if (opara__atomic_load(&ex->job_posted)) {
+        const opara__cpu_op* op = ex->job_op;
+        float* scratch = ex->scratch + (size_t)w * ex->scratch_floats;
+        for (;;) {
+            int32_t c = opara__atomic_add(&ex->job_next, 1) - 1;
+            size_t b, e;
+            if (c >= opara__atomic_load(&ex->job_chunks)) break;
+            b = (size_t)c * ex->job_chunk;
+            e = OPARA__MIN(ex->job_items, b + ex->job_chunk);
+            opara__exec_note_error(ex, op->fn(op, b, e, scratch));
+            opara__atomic_add(&ex->job_done, 1);
+            worked = 1;
+        }
+    }
+    opara__atomic_add(&ex->job_helpers, -1);
+    return worked;
+}
+
+static int opara__exec_job_ready(opara__cpu_exec* ex) {
+    return opara__atomic_load(&ex->job_posted) && opara__atomic_load(&ex->job_next) < opara__atomic_load(&ex->job_chunks);
+}
+
+/* Waits until *flag reaches target (signed difference), helping with split operators meanwhile. */
+static void opara__exec_wait(opara__cpu_exec* ex, uint32_t w, volatile int32_t* flag, int32_t target) {
+    int spins = 0;
+    if (opara__atomic_load(flag) - target >= 0) return;
+    opara__atomic_add(&ex->idle, 1);
+    while (opara__atomic_load(flag) - target < 0) {
+        if (opara__exec_help(ex, w)) {
+            spins = 0;
+            continue;
+        }
+        if (++spins < OPARA__SPIN_ROUNDS) continue;
+        opara__mutex_lock(&ex->mu);
+        opara__atomic_add(&ex->sleepers, 1);
+        while (opara__atomic_load(flag) - target < 0 && !opara__exec_job_ready(ex)) opara__cond_wait(&ex->cv, &ex->mu);
+        opara__atomic_add(&ex->sleepers, -1);
+        opara__mutex_unlock(&ex->mu);
+        spins = 0;
+    }
+    opara__atomic_add(&ex->idle, -1);
+}
+
+/* Runs one operator, split across idle workers when it is large enough. */
+static void opara__exec_op(opara__cpu_exec* ex, uint32_t w, const opara__cpu_op* op) {
+    float* scratch = ex->scratch + (size_t)w * ex->scratch_floats;
+    size_t items = op->work_items, min = op->min_items_per_task ? op->min_items_per_task : 1, chunk;
+    int32_t chunks;
+    if (!items) return;
+    if (ex->n_workers < 2 || items < 2 * min || opara__atomic_load(&ex->idle) == 0 ||
+        !opara__atomic_cas(&ex->job_busy, 0, 1)) {
+        opara__exec_note_error(ex, op->fn(op, 0, items, scratch));
+        return;
+    }
+    chunk = OPARA__MAX(min, items / ((size_t)ex->n_workers * 4));
+    chunks = (int32_t)((items + chunk - 1) / chunk);
+    ex->job_op = op;
+    ex->job_items = items;
+    ex->job_chunk = chunk;
+    opara__atomic_store(&ex->job_chunks, chunks);
+    opara__atomic_store(&ex->job_next, 0);
+    opara__atomic_store(&ex->job_done, 0);
+    opara__atomic_store(&ex->job_posted, 1);
+    opara__exec_wake(ex);
+    opara__exec_help(ex, w);
+    while (opara__atomic_load(&ex->job_done) < chunks) { /* the last chunks are running elsewhere */
+    }
+    opara__atomic_store(&ex->job_posted, 0);
+    while (opara__atomic_load(&ex->job_helpers) != 0) {
+    }
+    opara__atomic_store(&ex->job_busy, 0);
+}
+
+/* Worker w's share of one run: its nodes in launch order, each after the events it waits on. */
+static void opara__exec_list(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
+    const opara__plan* plan = ex->plan;
+    uint32_t i, k;
+    for (i = ex->list_start[w]; i < ex->list_start[w + 1]; ++i) {
+        uint32_t n = ex->list[i];
+        for (k = plan->wait_start[n]; k < plan->wait_start[n + 1]; ++k)
+            opara__exec_wait(ex, w, &ex->done[plan->wait_nodes[k]], gen);
+        ex->t_start[n] = opara__now_ns() - ex->run_start;
+        if (!ex->skip[n]) opara__exec_op(ex, w, &ex->ops[n]);
+        ex->t_end[n] = opara__now_ns() - ex->run_start;
+        ex->t_worker[n] = w;
+        opara__atomic_store(&ex->done[n], gen);
+        if (plan->records_event[n]) opara__exec_wake(ex);
+    }
+    opara__atomic_add(&ex->finished, 1);
+    opara__exec_wake(ex);
+    opara__exec_wait(ex, w, &ex->finished, gen * (int32_t)ex->n_workers);
+}
+
+static void opara__exec_worker_main(void* p) {
+    opara__cpu_worker_arg* arg = (opara__cpu_worker_arg*)p;
+    opara__cpu_exec* ex = arg->ex;
+    int32_t last = 0;
+    for (;;) {
+        int32_t gen;
+        opara__mutex_lock(&ex->mu);
+        opara__atomic_add(&ex->sleepers, 1);
+        while (opara__atomic_load(&ex->generation) == last && !opara__atomic_load(&ex->shutdown))
+            opara__cond_wait(&ex->cv, &ex->mu);
+        opara__atomic_add(&ex->sleepers, -1);
+        gen = opara__atomic_load(&ex->generation);
+        opara__mutex_unlock(&ex->mu);
+        if (opara__atomic_load(&ex->shutdown)) return;
+        last = gen;
+        opara__exec_list(ex, arg->index, gen);
+    }
+}
+
+OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap) {
+    int32_t gen, e;
+    ex->run_start = opara__now_ns();
+    opara__atomic_store(&ex->error, 0);
+    opara__mutex_lock(&ex->mu);
+    gen = opara__atomic_add(&ex->generation, 1);
+    opara__cond_broadcast(&ex->cv);
+    opara__mutex_unlock(&ex->mu);
+    opara__exec_list(ex, 0, gen);
+    e = opara__atomic_load(&ex->error);
+    if (e != 0)
+        return opara__cpu_reject(err, err_cap, (opara_result)e, "a kernel failed during the run: %s",
+                                 opara_result_string((opara_result)e));
+    return OPARA_OK;
+}
+
+/* ---- creation ------------------------------------------------------------------------------ */
+
+static void opara__exec_fill_tensor(const opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
+                                    int32_t v, opara__cpu_tensor* t) {
+    memset(t, 0, sizeof *t);
+    if (v < 0) return;
+    t->dtype = dtypes[v];
+    t->ndim = shapes[v].ndim < 0 ? 0 : shapes[v].ndim;
+    memcpy(t->dims, shapes[v].dims, sizeof t->dims);
+    t->data = ex->value_ptr[v];
+}
+
+static opara_result opara__exec_memory(opara__cpu_exec* ex, char* err, size_t cap) {
+    const opara__graph* g = ex->g;
+    const opara__plan* plan = ex->plan;
+    size_t in_bytes = 0, off = 0;
+    uint32_t i, v;
+    ex->value_ptr = (void**)opara__calloc(ex->rt, g->n_values ? g->n_values : 1, sizeof(void*));
+    if (!ex->value_ptr) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    if (plan->arena_bytes > (uint64_t)(size_t)-1) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "arena too large");
+    if (plan->arena_bytes) {
+        ex->arena = (uint8_t*)opara__alloc_aligned(&ex->rt->allocator, (size_t)plan->arena_bytes, OPARA__DEFAULT_ALIGN);
+        if (!ex->arena)
+            return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "cannot allocate the %llu-byte arena",
+                                     (unsigned long long)plan->arena_bytes);
+    }
+    for (i = 0; i < g->n_inputs; ++i) in_bytes += opara__align_up((size_t)plan->value_bytes[g->inputs[i]], 64);
+    ex->inputs_block = (uint8_t*)opara__alloc_aligned(&ex->rt->allocator, in_bytes ? in_bytes : 64, OPARA__DEFAULT_ALIGN);
+    if (!ex->inputs_block) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory for inputs");
+    for (i = 0; i < g->n_inputs; ++i) {
+        ex->value_ptr[g->inputs[i]] = ex->inputs_block + off;
+        off += opara__align_up((size_t)plan->value_bytes[g->inputs[i]], 64);
+    }
+    for (v = 0; v < g->n_values; ++v) {
+        const opara__value* val = &g->values[v];
+        int32_t root = plan->alias_root[v];
+        if (val->kind == OPARA__VALUE_INPUT) continue;
+        if (val->kind == OPARA__VALUE_CONST) {
+            ex->value_ptr[v] = (void*)(uintptr_t)val->data;
+        } else if (plan->storage[v] == OPARA__STORAGE_ARENA && plan->offset[v] != OPARA__NO_ARENA) {
+            ex->value_ptr[v] = ex->arena + plan->offset[v];
+        } else if (plan->storage[v] == OPARA__STORAGE_EXTERNAL && root >= 0) {
+            uint8_t* base = g->values[root].kind == OPARA__VALUE_CONST ? (uint8_t*)(uintptr_t)g->values[root].data
+                                                                       : (uint8_t*)ex->value_ptr[root];
+            ex->value_ptr[v] = base ? base + plan->alias_offset[v] : NULL;
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
+                                            char* err, size_t cap) {
+    const opara__graph* g = ex->g;
+    size_t n_tensors = 0, at = 0;
+    uint32_t n, i;
+    for (n = 0; n < g->n_nodes; ++n) n_tensors += g->nodes[n].n_inputs + g->nodes[n].n_outputs;
+    ex->ops = (opara__cpu_op*)opara__calloc(ex->rt, g->n_nodes ? g->n_nodes : 1, sizeof *ex->ops);
+    ex->tensors = (opara__cpu_tensor*)opara__calloc(ex->rt, n_tensors ? n_tensors : 1, sizeof *ex->tensors);
+    ex->skip = (uint8_t*)opara__calloc(ex->rt, g->n_nodes ? g->n_nodes : 1, 1);
+    if (!ex->ops || !ex->tensors || !ex->skip) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__node* node = &g->nodes[n];
+        opara__cpu_op* op = &ex->ops[n];
+        opara_result r;
+        char detail[256];
+        op->node = node;
+        op->n_in = node->n_inputs;
+        op->n_out = node->n_outputs;
+        op->in = ex->tensors + at;
+        at += node->n_inputs;
+        op->out = ex->tensors + at;
+        at += node->n_outputs;
+        op->blas = &ex->blas;
+        for (i = 0; i < node->n_inputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->inputs[i], &op->in[i]);
+        for (i = 0; i < node->n_outputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->outputs[i], &op->out[i]);
+        ex->skip[n] = node->n_outputs == 1 && ex->plan->alias_kind[node->outputs[0]] == OPARA__ALIAS_VIEW;
+        r = opara__cpu_prepare(op, detail, sizeof detail);
+        if (r != OPARA_OK)
+            return opara__cpu_reject(err, cap, r, "node %u '%s' (%s): %s", n, node->name ? node->name : "",
+                                     opara__op_name(node->op), detail);
+        ex->scratch_floats = OPARA__MAX(ex->scratch_floats, op->scratch_floats);
+    }
+    ex->scratch_floats = opara__align_up(ex->scratch_floats, 16);
+    return OPARA_OK;
+}
+
+static opara_result opara__exec_lists(opara__cpu_exec* ex, char* err, size_t cap) {
+    const opara__plan* plan = ex->plan;
+    uint32_t n_nodes = ex->g->n_nodes, w, i, at = 0;
+    ex->list = (uint32_t*)opara__calloc(ex->rt, n_nodes ? n_nodes : 1, sizeof(uint32_t));
+    ex->list_start = (uint32_t*)opara__calloc(ex->rt, ex->n_workers + 1, sizeof(uint32_t));
+    if (!ex->list || !ex->list_start) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (w = 0; w < ex->n_workers; ++w) {
+        ex->list_start[w] = at;
+        for (i = 0; i < n_nodes; ++i)
+            if (plan->stream[plan->order[i]] % ex->n_workers == w) ex->list[at++] = plan->order[i];
+    }
+    ex->list_start[ex->n_workers] = at;
+    return OPARA_OK;
+}
+
+static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t cap) {
+    uint32_t w, n_nodes = ex->g->n_nodes ? ex->g->n_nodes : 1;
+    ex->done = (volatile int32_t*)opara__calloc(ex->rt, n_nodes, sizeof(int32_t));
+    ex->t_start = (uint64_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint64_t));
+    ex->t_end = (uint64_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint64_t));
+    ex->t_worker = (uint32_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint32_t));
+    ex->scratch = (float*)opara__alloc_aligned(&ex->rt->allocator,
+                                               (ex->scratch_floats ? ex->scratch_floats : 16) * ex->n_workers * sizeof(float),
+                                               OPARA__DEFAULT_ALIGN);
+    ex->threads = (opara__thread*)opara__calloc(ex->rt, ex->n_workers, sizeof(opara__thread));
+    ex->args = (opara__cpu_worker_arg*)opara__calloc(ex->rt, ex->n_workers, sizeof(opara__cpu_worker_arg));
+    if (!ex->done || !ex->t_start || !ex->t_end || !ex->t_worker || !ex->scratch || !ex->threads || !ex->args)
+        return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory (scratch %zu floats per worker)",
+                                 ex->scratch_floats);
+    if (!opara__mutex_init(&ex->mu) || !opara__cond_init(&ex->cv))
+        return opara__cpu_reject(err, cap, OPARA_ERR_INTERNAL, "cannot create a mutex");
+    ex->threads_started = 0;
+    for (w = 1; w < ex->n_workers; ++w) {
+        ex->args[w].ex = ex;
+        ex->args[w].index = w;
+        if (!opara__thread_start(&ex->threads[w], opara__exec_worker_main, &ex->args[w]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_INTERNAL, "cannot start worker thread %u", w);
+        ex->threads_started = (int)w;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
+                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
+                                                   opara__cpu_exec** out) {
+    opara__cpu_exec* ex = (opara__cpu_exec*)opara__calloc(rt, 1, sizeof *ex);
+    opara_result r;
+    *out = NULL;
+    if (!ex) return opara__cpu_reject(err, err_cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    ex->rt = rt;
+    ex->g = g;
+    ex->plan = plan;
+    ex->n_workers = threads ? threads : 1;
+    ex->threads_started = -1;
+    opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
+    r = opara__exec_memory(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_lists(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);
+    if (r != OPARA_OK) {
+        opara__cpu_exec_destroy(ex);
+        return r;
+    }
+    *out = ex;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
+    opara_runtime* rt;
+    int w;
+    if (!ex) return;
+    rt = ex->rt;
+    if (ex->threads_started >= 0) {
+        opara__mutex_lock(&ex->mu);
+        opara__atomic_store(&ex->shutdown, 1);
+        opara__cond_broadcast(&ex->cv);
+        opara__mutex_unlock(&ex->mu);
+        for (w = 1; w <= ex->threads_started; ++w) opara__thread_join(&ex->threads[w]);
+        opara__cond_destroy(&ex->cv);
+        opara__mutex_destroy(&ex->mu);
+    }
+    opara__blas_unload(&ex->blas);
+    opara__free_aligned(&rt->allocator, ex->arena);
+    opara__free_aligned(&rt->allocator, ex->inputs_block);
+    opara__free_aligned(&rt->allocator, ex->scratch);
+    opara__free(rt, ex->value_ptr);
+    opara__free(rt, ex->ops);
+    opara__free(rt, ex->tensors);
+    opara__free(rt, ex->skip);
+    opara__free(rt, ex->list);
+    opara__free(rt, ex->list_start);
+    opara__free(rt, (void*)(uintptr_t)ex->done);
+    opara__free(rt, ex->t_start);
+    opara__free(rt, ex->t_end);
+    opara__free(rt, ex->t_worker);
+    opara__free(rt, ex->threads);
+    opara__free(rt, ex->args);
+    opara__free(rt, ex);
+}
+
+OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v) {
+    return v >= 0 && (uint32_t)v < ex->g->n_values ? ex->value_ptr[v] : NULL;
+}
+
+OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) { return ex->blas.name; }
+OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex) { return ex->n_workers; }
+
+OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
+                                               const uint32_t** worker) {
+    *start = ex->t_start;
+    *end = ex->t_end;
+    *worker = ex->t_worker;
+}
+/* ==== END src/opara_backend_cpu.c ==== */
+/* ==== BEGIN src/opara_session.c ==== */
+/* The public session API: shapes for the batch size, the plan, the backend (CPU for now), runs
+   with caller tensors, plan queries and run statistics. */
+/* #include "opara_cpu.h" (inlined above) */
+/* #include "opara_model.h" (inlined above) */
+
+#if !defined(_WIN32)
+#  include <dlfcn.h>
+#endif
+
+struct opara_session {
+    opara_runtime* rt;
+    const opara__graph* g;
+    opara_logger logger;
+    opara__errbuf error;
+    opara_strategy strategy;
+    opara__shape* shapes;
+    opara_dtype* dtypes;
+    uint64_t* value_bytes;
+    opara__op_desc* descs;
+    opara__plan* plan;
+    opara__cpu_exec* exec;
+    uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
+    volatile int32_t busy;
+    opara_run_stats stats;
+};
+
+static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) {
+    va_list args;
+    opara_result r;
+    va_start(args, fmt);
+    r = opara__fail_into(&s->error, &s->logger, code, fmt, args);
+    va_end(args);
+    return r;
+}
+
+/* Why the CUDA backend cannot be used on this machine. */
+static void opara__cuda_unavailable_reason(char* buf, size_t cap) {
+#if defined(_WIN32)
+    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
+#else
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        opara__format(buf, cap, "libcuda.so.1 could not be loaded (no NVIDIA driver)");
+        return;
+    }
+    dlclose(lib);
+    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
+#endif
+}
+
+static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d) {
+    char reason[256];
+    if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
+    if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
+    opara__cuda_unavailable_reason(reason, sizeof reason);
+    if (d->backend == OPARA_BACKEND_CUDA)
+        return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
+    opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "CUDA backend unavailable: %s; using the CPU backend", reason);
+    return OPARA_OK;
+}
+
+static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
+    const opara__graph* g = s->g;
+    opara__plan_desc pd;
+    opara_result r;
+    int64_t batch = d->batch_size > 0 ? d->batch_size : 1;
+    size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
+    s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof *s->shapes);
+    s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
+    s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof *s->value_bytes);
+    s->descs = (opara__op_desc*)opara__calloc(s->rt, nn, sizeof *s->descs);
+    s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
+        return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    if (d->batch_size < 0) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
+    r = opara__infer_shapes(s->rt, g, batch, s->shapes);
+    if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
+    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
+    if (r == OPARA_OK) r = opara__describe_ops(g, s->shapes, NULL, s->descs);
+    if (r != OPARA_OK) return r;
+    memset(&pd, 0, sizeof pd);
+    pd.strategy = d->strategy;
+    pd.launch_order = d->launch_order;
+    pd.shapes = s->shapes;
+    pd.verify = d->verify_plan;
+    s->strategy = d->strategy;
+    return opara__plan_create(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+}
+
+OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
+                                           const opara_session_desc* desc, opara_session** out) {
+    opara_session_desc d;
+    opara_session* s;
+    opara_result r;
+    char err[OPARA__DETAIL_MAX];
+    uint32_t threads;
+    if (out) *out = NULL;
+    if (!runtime || !model || !out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: NULL argument")
+                                                   : OPARA_ERR_INVALID_ARGS;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
+        return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
+    r = opara__session_pick_backend(runtime, &d);
+    if (r != OPARA_OK) return r;
+    s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
+    if (!s) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    s->rt = runtime;
+    s->g = opara__model_graph(model);
+    s->logger = d.logger.func ? d.logger : runtime->logger;
+    r = opara__session_plan(s, &d);
+    threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
+    if (r == OPARA_OK) {
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
+                                   sizeof err, &s->exec);
+        if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
+    }
+    if (r != OPARA_OK) {
+        opara_session_destroy(s);
+        return r;
+    }
+    *out = s;
+    return OPARA_OK;
+}
+
+OPARADEF void opara_session_destroy(opara_session* s) {
+    if (!s) return;
+    opara__cpu_exec_destroy(s->exec);
+    if (s->plan) opara__plan_free(s->rt, s->plan);
+    opara__free(s->rt, s->shapes);
+    opara__free(s->rt, s->dtypes);
+    opara__free(s->rt, s->value_bytes);
+    opara__free(s->rt, s->descs);
+    opara__free(s->rt, s->given);
+    opara__free(s->rt, s);
+}
+
+OPARADEF uint32_t opara_session_input_count(const opara_session* s) { return s ? s->g->n_inputs : 0; }
+OPARADEF uint32_t opara_session_output_count(const opara_session* s) { return s ? s->g->n_outputs : 0; }
+
+static void opara__session_info(const opara_session* s, int32_t v, opara_tensor_info* out) {
+    int32_t i;
+    memset(out, 0, sizeof *out);
+    out->name = s->g->values[v].name;
+    out->dtype = s->dtypes[v];
+    out->rank = s->shapes[v].ndim;
+    for (i = 0; i < s->shapes[v].ndim; ++i) out->dims[i] = s->shapes[v].dims[i];
+}
+
+OPARADEF opara_result opara_session_input_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
+    if (!s || !out || index >= s->g->n_inputs) return OPARA_ERR_NOT_FOUND;
+    opara__session_info(s, s->g->inputs[index], out);
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_output_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
+    if (!s || !out || index >= s->g->n_outputs) return OPARA_ERR_NOT_FOUND;
+    opara__session_info(s, s->g->outputs[index], out);
+    return OPARA_OK;
+}
+
+/* Position of the tensor in list (graph inputs or outputs) by name, or by `fallback` index. */
+static int32_t opara__session_match(const opara_session* s, const int32_t* list, uint32_t n, const char* name,
+                                    uint32_t fallback) {
+    uint32_t i;
+    if (!name) return fallback < n ? (int32_t)fallback : -1;
+    for (i = 0; i < n; ++i)
+        if (strcmp(s->g->values[list[i]].name, name) == 0) return (int32_t)i;
+    return -1;
+}
+
+static opara_result opara__session_check_tensor(opara_session* s, const opara_tensor* t, int32_t v, const char* what) {
+    const opara__shape* sh = &s->shapes[v];
+    int32_t i;
+    if (t->dtype != s->dtypes[v])
+        return opara__session_fail(s, OPARA_ERR_BAD_DTYPE, "%s '%s' is %s, the model wants %s", what, s->g->values[v].name,
+                                   opara_dtype_name(t->dtype), opara_dtype_name(s->dtypes[v]));
+    if (t->rank != sh->ndim) goto bad_shape;
+    for (i = 0; i < sh->ndim; ++i)
+        if (t->dims[i] != sh->dims[i]) goto bad_shape;
+    if (!t->data && s->value_bytes[v])
+        return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s '%s' has no data", what, s->g->values[v].name);
+    return OPARA_OK;
+bad_shape: {
+        char want[160];
+        return opara__session_fail(s, OPARA_ERR_SHAPE, "%s '%s' has the wrong shape: the session wants %s", what,
+                                   s->g->values[v].name, opara__shape_str(sh, want, sizeof want));
+    }
+}
+
+static opara_result opara__session_inputs(opara_session* s, const opara_tensor* inputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    opara_result r;
+    memset(s->given, 0, g->n_inputs ? g->n_inputs : 1);
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_match(s, g->inputs, g->n_inputs, inputs[i].name, i), v;
+        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no input '%s'",
+                                               inputs[i].name ? inputs[i].name : "(by index)");
+        v = g->inputs[at];
+        r = opara__session_check_tensor(s, &inputs[i], v, "input");
+        if (r != OPARA_OK) return r;
+        if (s->given[at]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' given twice", g->values[v].name);
+        s->given[at] = 1;
+        if (s->value_bytes[v]) memcpy(opara__cpu_exec_value_data(s->exec, v), inputs[i].data, (size_t)s->value_bytes[v]);
+    }
+    for (i = 0; i < g->n_inputs; ++i)
+        if (!s->given[i]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' is missing",
+                                                     g->values[g->inputs[i]].name);
+    return OPARA_OK;
+}
+
+static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_match(s, g->outputs, g->n_outputs, outputs[i].name, i), v;
+        opara_result r;
+        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no output '%s'",
+                                               outputs[i].name ? outputs[i].name : "(by index)");
+        v = g->outputs[at];
+        r = opara__session_check_tensor(s, &outputs[i], v, "output");
+        if (r != OPARA_OK) return r;
+        if (s->value_bytes[v]) memcpy(outputs[i].data, opara__cpu_exec_value_data(s->exec, v), (size_t)s->value_bytes[v]);
+    }
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs) {
+    opara_result r;
+    uint64_t t0;
+    char err[OPARA__DETAIL_MAX];
+    if (!s) return OPARA_ERR_INVALID_ARGS;
+    if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
+    t0 = opara__now_ns();
+    if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run: NULL tensors");
+    else r = opara__session_inputs(s, inputs, n_inputs);
+    if (r == OPARA_OK) {
+        r = opara__cpu_exec_run(s->exec, err, sizeof err);
+        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
+    }
+    if (r == OPARA_OK) r = opara__session_outputs(s, outputs, n_outputs);
+    if (r == OPARA_OK) {
+        uint64_t dt = opara__now_ns() - t0;
+        s->stats.last_ns = dt;
+        s->stats.min_ns = s->stats.runs == 0 || dt < s->stats.min_ns ? dt : s->stats.min_ns;
+        s->stats.total_ns += dt;
+        s->stats.runs++;
+        s->error.text[0] = 0;
+    }
+    opara__atomic_store(&s->busy, 0);
+    return r;
+}
+
+OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
+    if (!s || index >= s->g->n_outputs) return NULL;
+    return opara__cpu_exec_value_data(s->exec, s->g->outputs[index]);
+}
+
+OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_plan_info* out) {
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS;
+    memset(out, 0, sizeof *out);
+    out->backend = "cpu";
+    out->strategy = opara_strategy_name(s->strategy);
+    out->gemm = opara__cpu_exec_gemm_name(s->exec);
+    out->n_nodes = s->plan->n_nodes;
+    out->n_streams = s->plan->n_streams;
+    out->n_events = s->plan->stats.n_events;
+    out->n_waits = s->plan->stats.n_waits;
+    out->n_workers = opara__cpu_exec_workers(s->exec);
+    out->peak_memory_bytes = s->plan->arena_bytes;
+    out->no_reuse_bytes = s->plan->stats.no_reuse_bytes;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_get_run_stats(const opara_session* s, opara_run_stats* out) {
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS;
+    *out = s->stats;
+    return OPARA_OK;
+}
+
+OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_node_time* out, uint32_t cap) {
+    const uint64_t *start, *end;
+    const uint32_t* worker;
+    uint32_t i;
+    if (!s) return 0;
+    opara__cpu_exec_node_times(s->exec, &start, &end, &worker);
+    for (i = 0; out && i < cap && i < s->plan->n_nodes; ++i) {
+        uint32_t n = s->plan->order[i];
+        out[i].start_ns = start[n];
+        out[i].end_ns = end[n];
+        out[i].worker = worker[n];
+        out[i].node = n;
+    }
+    return s->plan->n_nodes;
+}
+
+OPARADEF const char* opara_session_last_error(const opara_session* s) { return s ? s->error.text : ""; }
+/* ==== END src/opara_session.c ==== */
+/* ==== BEGIN src/opara_pb.h ==== */
+/* Protobuf wire-format reader and the decoder of the ONNX messages the importer needs
+   (ModelProto, GraphProto, NodeProto, TensorProto, AttributeProto, ValueInfoProto, TypeProto,
+   OperatorSetIdProto). The decoded structs point into the caller's buffer for bulk bytes
+   (raw_data) and keep everything else (strings, arrays) in a pool. Every failure names the
+   field path, e.g. "graph.node[12].attribute[2]: truncated varint". */
+#ifndef OPARA_PB_H
+#define OPARA_PB_H
+
+/* #include "opara_ir.h" (inlined above) */
+
+/* ---- wire level ------------------------------------------------------------------------------ */
+
+typedef enum opara__pb_status {
+    OPARA__PB_OK = 0,
+    OPARA__PB_END,
+    OPARA__PB_TRUNCATED_VARINT,
+    OPARA__PB_VARINT_OVERFLOW,
+    OPARA__PB_TRUNCATED,       /* a fixed-size value or a length-delimited payload runs past its parent */
+    OPARA__PB_GROUP,           /* wire types 3/4 (groups) are rejected */
+    OPARA__PB_BAD_WIRE_TYPE,   /* wire type 6/7, or a known field with the wrong wire type */
+    OPARA__PB_BAD_FIELD_NUMBER,
+    OPARA__PB_BAD_PACKED       /* a packed payload whose size is not a multiple of the element size */
+} opara__pb_status;
+
+enum { OPARA__PB_WIRE_VARINT = 0, OPARA__PB_WIRE_FIXED64 = 1, OPARA__PB_WIRE_LEN = 2, OPARA__PB_WIRE_FIXED32 = 5 };
+
+typedef struct opara__pb_reader {
+    const uint8_t* p;
+    const uint8_t* end;
+} opara__pb_reader;
+
+typedef struct opara__pb_field {
+    uint32_t number;
+    uint32_t wire;
+    uint64_t u;          /* value of a varint, fixed32 or fixed64 field */
+    const uint8_t* data; /* payload of a length-delimited field (inside the parent's bounds) */
+    size_t size;
+} opara__pb_field;
+
+/* Element encodings of repeated scalar fields. */
+typedef enum opara__pb_scalar {
+    OPARA__PB_VARINT_I64, /* int64/uint64/int32/enum varints, stored as int64 */
+    OPARA__PB_VARINT_I32, /* int32 varints, stored truncated to int32 */
+    OPARA__PB_FIXED32_F32,
+    OPARA__PB_FIXED64_F64,
+    OPARA__PB_VARINT_U64
+} opara__pb_scalar;
+
+OPARA__PRIVATE const char* opara__pb_status_text(opara__pb_status status);
+OPARA__PRIVATE opara__pb_status opara__pb_read_varint(const uint8_t** p, const uint8_t* end, uint64_t* out);
+OPARA__PRIVATE void opara__pb_reader_init(opara__pb_reader* r, const uint8_t* data, size_t size);
+/* Reads the next field of r. OPARA__PB_END at the end of the message. Unknown fields are
+   returned too; the caller ignores them (their payload was already bounds-checked). */
+OPARA__PRIVATE opara__pb_status opara__pb_next(opara__pb_reader* r, opara__pb_field* f);
+/* Number of elements one occurrence of a repeated scalar field holds (packed or unpacked). */
+OPARA__PRIVATE opara__pb_status opara__pb_scalar_count(const opara__pb_field* f, opara__pb_scalar kind, size_t* count);
+/* Appends the elements of one occurrence to out (an array of the kind's C type) at *index. */
+OPARA__PRIVATE opara__pb_status opara__pb_scalar_unpack(const opara__pb_field* f, opara__pb_scalar kind, void* out,
+                                                      size_t* index);
+
+/* ---- ONNX messages --------------------------------------------------------------------------- */
+
+typedef struct opara__pb_bytes {
+    const uint8_t* data;
+    size_t size;
+} opara__pb_bytes;
+
+typedef struct opara__onnx_kv {
+    const char* key;
+    const char* value;
+} opara__onnx_kv;
+
+typedef struct opara__onnx_tensor {
+    const char* name;
+    int32_t data_type;
+    uint32_t n_dims;
+    int64_t* dims;
+    int has_raw;
+    opara__pb_bytes raw;
+    float* float_data;
+    size_t n_float;
+    int32_t* int32_data;
+    size_t n_int32;
+    int64_t* int64_data;
+    size_t n_int64;
+    double* double_data;
+    size_t n_double;
+    uint64_t* uint64_data;
+    size_t n_uint64;
+    size_t n_string;
+    int32_t data_location; /* 0 DEFAULT, 1 EXTERNAL */
+    uint32_t n_external;
+    opara__onnx_kv* external;
+    int has_segment;
+} opara__onnx_tensor;
+
+enum {
+    OPARA__ONNX_ATTR_FLOAT = 1, OPARA__ONNX_ATTR_INT = 2, OPARA__ONNX_ATTR_STRING = 3, OPARA__ONNX_ATTR_TENSOR = 4,
+    OPARA__ONNX_ATTR_GRAPH = 5, OPARA__ONNX_ATTR_FLOATS = 6, OPARA__ONNX_ATTR_INTS = 7, OPARA__ONNX_ATTR_STRINGS = 8
+};
+
+typedef struct opara__onnx_attr {
+    const char* name;
+    int32_t type; /* the AttributeType enum above; 0 when the file leaves it out (IR < 2) */
+    int has_f, has_i, has_s, has_g;
+    float f;
+    int64_t i;
+    opara__pb_bytes s;
+    opara__onnx_tensor* t;
+    float* floats;
+    uint32_t n_floats;
+    int64_t* ints;
+    uint32_t n_ints;
+    opara__pb_bytes* strings;
+    uint32_t n_strings;
+} opara__onnx_attr;
+
+typedef struct opara__onnx_dim {
+    int has_value;
+    int64_t value;
+    const char* param; /* NULL when absent */
+} opara__onnx_dim;
+
+typedef struct opara__onnx_value_info {
+    const char* name;
+    int is_tensor;  /* type.tensor_type present */
+    int32_t elem_type;
+    int has_shape;
+    uint32_t n_dims;
+    opara__onnx_dim* dims;
+} opara__onnx_value_info;
+
+typedef struct opara__onnx_node {
+    const char* name;
+    const char* op_type;
+    const char* domain;
+    uint32_t n_inputs, n_outputs, n_attrs;
+    const char** inputs;
+    const char** outputs;
+    opara__onnx_attr* attrs;
+} opara__onnx_node;
+
+typedef struct opara__onnx_graph {
+    const char* name;
+    uint32_t n_nodes, n_initializers, n_inputs, n_outputs, n_value_infos, n_sparse_initializers;
+    opara__onnx_node* nodes;
+    opara__onnx_tensor* initializers;
+    opara__onnx_value_info* inputs;
+    opara__onnx_value_info* outputs;
+    opara__onnx_value_info* value_infos;
+} opara__onnx_graph;
+
+typedef struct opara__onnx_opset {
+    const char* domain;
+    int64_t version;
+} opara__onnx_opset;
+
+typedef struct opara__onnx_model {
+    int64_t ir_version;
+    const char* producer_name;
+    uint32_t n_opsets;
+    opara__onnx_opset* opsets;
+    int has_graph;
+    opara__onnx_graph graph;
+} opara__onnx_model;
+
+/* Decode into structs allocated from pool (freed by the caller with opara__pool_free). The
+   structs keep pointers into data for raw_data, so data must outlive them. Failures set the
+   runtime's detail and return OPARA_ERR_ONNX_DECODE (malformed wire data). */
+OPARA__PRIVATE opara_result opara__onnx_decode_model(opara_runtime* rt, opara__pool* pool, const uint8_t* data,
+                                                    size_t size, opara__onnx_model* out);
+OPARA__PRIVATE opara_result opara__onnx_decode_tensor(opara_runtime* rt, opara__pool* pool, const uint8_t* data,
+                                                     size_t size, opara__onnx_tensor* out);
+
+#endif /* OPARA_PB_H */
+/* ==== END src/opara_pb.h ==== */
+/* ==== BEGIN src/opara_pb.c ==== */
+/* Protobuf wire reader and ONNX message decoder (see opara_pb.h). Field numbers follow onnx.proto
+   (proto2). Each message is read twice: the first pass validates the wire data and counts
+   repeated fields, the second allocates exact arrays and fills them. */
+/* #include "opara_pb.h" (inlined above) */
+
+#include <stdio.h>
+
+/* ---- wire level ------------------------------------------------------------------------------ */
+
+OPARA__PRIVATE const char* opara__pb_status_text(opara__pb_status status) {
+    switch (status) {
+    case OPARA__PB_OK: return "ok";
+    case OPARA__PB_END: return "end of message";
+    case OPARA__PB_TRUNCATED_VARINT: return "truncated varint";
+    case OPARA__PB_VARINT_OVERFLOW: return "varint longer than 64 bits";
+    case OPARA__PB_TRUNCATED: return "field runs past the end of its parent";
+    case OPARA__PB_GROUP: return "groups (wire types 3/4) are not supported";
+    case OPARA__PB_BAD_WIRE_TYPE: return "invalid wire type";
+    case OPARA__PB_BAD_FIELD_NUMBER: return "invalid field number";
+    case OPARA__PB_BAD_PACKED: return "packed field size is not a multiple of the element size";
+    }
+    return "unknown protobuf error";
+}
+
+OPARA__PRIVATE opara__pb_status opara__pb_read_varint(const uint8_t** p, const uint8_t* end, uint64_t* out) {
+    const uint8_t* q = *p;
+    uint64_t value = 0;
+    unsigned shift;
+    for (shift = 0; shift < 70; shift += 7) {
+        uint8_t byte;
+        if (q >= end) return OPARA__PB_TRUNCATED_VARINT;
+        byte = *q++;
+        if (shift == 63 && (byte & 0x7e)) return OPARA__PB_VARINT_OVERFLOW; /* 10th byte holds one bit */
+        value |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *p = q;
+            *out = value;
+            return OPARA__PB_OK;
+        }
+    }
+    return OPARA__PB_VARINT_OVERFLOW;
+}
+
+OPARA__PRIVATE void opara__pb_reader_init(opara__pb_reader* r, const uint8_t* data, size_t size) {
+    r->p = data;
+    r->end = data ? data + size : data;
+}
+
+OPARA__PRIVATE opara__pb_status opara__pb_next(opara__pb_reader* r, opara__pb_field* f) {
+    uint64_t key;
+    opara__pb_status st;
+    if (r->p >= r->end) return OPARA__PB_END;
+    st = opara__pb_read_varint(&r->p, r->end, &key);
+    if (st != OPARA__PB_OK) return st;
+    if ((key >> 3) == 0 || (key >> 3) > 0x1fffffff) return OPARA__PB_BAD_FIELD_NUMBER;
+    f->number = (uint32_t)(key >> 3);
+    f->wire = (uint32_t)(key & 7);
+    f->u = 0;
+    f->data = NULL;
+    f->size = 0;
+    switch (f->wire) {
+    case OPARA__PB_WIRE_VARINT: return opara__pb_read_varint(&r->p, r->end, &f->u);
+    case OPARA__PB_WIRE_FIXED64:
+        if ((size_t)(r->end - r->p) < 8) return OPARA__PB_TRUNCATED;
+        f->u = opara__rd_u64(r->p);
+        r->p += 8;
+        return OPARA__PB_OK;
+    case OPARA__PB_WIRE_FIXED32:
+        if ((size_t)(r->end - r->p) < 4) return OPARA__PB_TRUNCATED;
+        f->u = opara__rd_u32(r->p);
+        r->p += 4;
+        return OPARA__PB_OK;
+    case OPARA__PB_WIRE_LEN: {
+        uint64_t len;
+        st = opara__pb_read_varint(&r->p, r->end, &len);
+        if (st != OPARA__PB_OK) return st;
+        if (len > (uint64_t)(r->end - r->p)) return OPARA__PB_TRUNCATED;
+        f->data = r->p;
+        f->size = (size_t)len;
+        r->p += (size_t)len;
+        return OPARA__PB_OK;
+    }
+    case 3: case 4: return OPARA__PB_GROUP;
+    default: return OPARA__PB_BAD_WIRE_TYPE;
+    }
+}
+
+static uint32_t opara__pb_scalar_wire(opara__pb_scalar kind) {
+    switch (kind) {
+    case OPARA__PB_FIXED32_F32: return OPARA__PB_WIRE_FIXED32;
+    case OPARA__PB_FIXED64_F64: return OPARA__PB_WIRE_FIXED64;
+    default: return OPARA__PB_WIRE_VARINT;
+    }
+}
+
+static size_t opara__pb_scalar_fixed_size(opara__pb_scalar kind) {
+    return kind == OPARA__PB_FIXED32_F32 ? 4 : kind == OPARA__PB_FIXED64_F64 ? 8 : 0;
+}
+
+OPARA__PRIVATE opara__pb_status opara__pb_scalar_count(const opara__pb_field* f, opara__pb_scalar kind, size_t* count) {
+    size_t fixed = opara__pb_scalar_fixed_size(kind), n = 0;
+    const uint8_t *p, *end;
+    if (f->wire == opara__pb_scalar_wire(kind)) {
+        *count = 1;
+        return OPARA__PB_OK;
+    }
+    if (f->wire != OPARA__PB_WIRE_LEN) return OPARA__PB_BAD_WIRE_TYPE;
+    if (fixed) {
+        if (f->size % fixed) return OPARA__PB_BAD_PACKED;
+        *count = f->size / fixed;
+        return OPARA__PB_OK;
+    }
+    for (p = f->data, end = f->data + f->size; p < end; ++n) {
+        uint64_t ignored;
+        opara__pb_status st = opara__pb_read_varint(&p, end, &ignored);
+        if (st != OPARA__PB_OK) return st;
+    }
+    *count = n;
+    return OPARA__PB_OK;
+}
+
+static void opara__pb_store(opara__pb_scalar kind, void* out, size_t i, uint64_t raw) {
+    switch (kind) {
+    case OPARA__PB_VARINT_I64: ((int64_t*)out)[i] = (int64_t)raw; break;
+    case OPARA__PB_VARINT_I32: ((int32_t*)out)[i] = (int32_t)(uint32_t)raw; break;
+    case OPARA__PB_VARINT_U64: ((uint64_t*)out)[i] = raw; break;
+    case OPARA__PB_FIXED32_F32: {
+        uint32_t bits = (uint32_t)raw;
+        memcpy((float*)out + i, &bits, 4);
+        break;
+    }
+    case OPARA__PB_FIXED64_F64: memcpy((double*)out + i, &raw, 8); break;
+    }
+}
+
+OPARA__PRIVATE opara__pb_status opara__pb_scalar_unpack(const opara__pb_field* f, opara__pb_scalar kind, void* out,
+                                                      size_t* index) {
+    size_t fixed = opara__pb_scalar_fixed_size(kind);
+    const uint8_t *p, *end;
+    if (f->wire == opara__pb_scalar_wire(kind)) {
+        opara__pb_store(kind, out, (*index)++, f->u);
+        return OPARA__PB_OK;
+    }
+    if (f->wire != OPARA__PB_WIRE_LEN) return OPARA__PB_BAD_WIRE_TYPE;
+    for (p = f->data, end = f->data + f->size; p < end;) {
+        uint64_t raw;
+        if (fixed == 4) {
+            if ((size_t)(end - p) < 4) return OPARA__PB_BAD_PACKED;
+            raw = opara__rd_u32(p);
+            p += 4;
+        } else if (fixed == 8) {
+            if ((size_t)(end - p) < 8) return OPARA__PB_BAD_PACKED;
+            raw = opara__rd_u64(p);
+            p += 8;
+        } else {
+            opara__pb_status st = opara__pb_read_varint(&p, end, &raw);
+            if (st != OPARA__PB_OK) return st;
+        }
+        opara__pb_store(kind, out, (*index)++, raw);
+    }
+    return OPARA__PB_OK;
+}
+
+/* ---- decoding context: pool, runtime and the current field path ------------------------------ */
+
+typedef struct opara__pb_ctx {
+    opara_runtime* rt;
+    opara__pool* pool;
+    char path[384];
+    size_t len;
+} opara__pb_ctx;
+
+static size_t opara__pb_push(opara__pb_ctx* c, const char* field, long index) {
+    size_t mark = c->len;
+    int n;
+    if (index >= 0)
+        n = snprintf(c->path + c->len, sizeof c->path - c->len, "%s%s[%ld]", c->len ? "." : "", field, index);
+    else
+        n = snprintf(c->path + c->len, sizeof c->path - c->len, "%s%s", c->len ? "." : "", field);
+    if (n > 0) c->len = OPARA__MIN(c->len + (size_t)n, sizeof c->path - 1);
+    return mark;
+}
+
+static void opara__pb_pop(opara__pb_ctx* c, size_t mark) {
+    c->len = mark;
+    c->path[mark] = 0;
+}
+
+static opara_result opara__pb_wire_error(opara__pb_ctx* c, opara__pb_status st) {
+    return opara__fail(c->rt, OPARA_ERR_ONNX_DECODE, "%s: %s", c->len ? c->path : "(message)",
+                       opara__pb_status_text(st));
+}
+
+static opara_result opara__pb_field_error(opara__pb_ctx* c, const char* field, opara__pb_status st) {
+    return opara__fail(c->rt, OPARA_ERR_ONNX_DECODE, "%s%s%s: %s", c->path, c->len ? "." : "", field,
+                       opara__pb_status_text(st));
+}
+
+static opara_result opara__pb_oom(opara__pb_ctx* c) {
+    return opara__fail(c->rt, OPARA_ERR_OUT_OF_MEMORY, "%s: out of memory", c->len ? c->path : "(message)");
+}
+
+/* Next field: OPARA_OK with *more = 1, or *more = 0 at the end; an error names the path. */
+static opara_result opara__pb_step(opara__pb_ctx* c, opara__pb_reader* r, opara__pb_field* f, int* more) {
+    opara__pb_status st = opara__pb_next(r, f);
+    *more = st == OPARA__PB_OK;
+    if (st == OPARA__PB_OK || st == OPARA__PB_END) return OPARA_OK;
+    return opara__pb_wire_error(c, st);
+}
+
+static opara_result opara__pb_expect(opara__pb_ctx* c, const opara__pb_field* f, uint32_t wire, const char* field) {
+    if (f->wire == wire) return OPARA_OK;
+    return opara__fail(c->rt, OPARA_ERR_ONNX_DECODE, "%s%s%s: wire type %u, expected %u", c->path, c->len ? "." : "",
+                       field, f->wire, wire);
+}
+
+static void* opara__pb_array(opara__pb_ctx* c, size_t count, size_t elem) {
+    size_t bytes;
+    void* p;
+    if (!opara__mul_size(count ? count : 1, elem, &bytes)) return NULL;
+    p = opara__pool_alloc(c->rt, c->pool, bytes, 8);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
+static opara_result opara__pb_string(opara__pb_ctx* c, const opara__pb_field* f, const char* field, const char** out) {
+    char* s;
+    opara_result r = opara__pb_expect(c, f, OPARA__PB_WIRE_LEN, field);
+    if (r != OPARA_OK) return r;
+    s = (char*)opara__pool_alloc(c->rt, c->pool, f->size + 1, 1);
+    if (!s) return opara__pb_oom(c);
+    if (f->size) memcpy(s, f->data, f->size);
+    s[f->size] = 0;
+    *out = s;
+    return OPARA_OK;
+}
+
+static opara_result opara__pb_varint_field(opara__pb_ctx* c, const opara__pb_field* f, const char* field,
+                                           int64_t* out) {
+    opara_result r = opara__pb_expect(c, f, OPARA__PB_WIRE_VARINT, field);
+    if (r == OPARA_OK) *out = (int64_t)f->u;
+    return r;
+}
+
+static opara_result opara__pb_int32_field(opara__pb_ctx* c, const opara__pb_field* f, const char* field,
+                                          int32_t* out) {
+    int64_t v = 0;
+    opara_result r = opara__pb_varint_field(c, f, field, &v);
+    if (r == OPARA_OK) *out = (int32_t)(uint32_t)(uint64_t)v;
+    return r;
+}
+
+/* Repeated scalar field: pass 0 adds to *count, pass 1 stores into *array at *index. */
+static opara_result opara__pb_repeated(opara__pb_ctx* c, int pass, const opara__pb_field* f, opara__pb_scalar kind,
+                                       const char* field, size_t* count, void* array, size_t* index) {
+    opara__pb_status st;
+    if (pass == 0) {
+        size_t n = 0;
+        st = opara__pb_scalar_count(f, kind, &n);
+        if (st == OPARA__PB_OK && !opara__add_size(*count, n, count)) st = OPARA__PB_TRUNCATED;
+    } else {
+        st = opara__pb_scalar_unpack(f, kind, array, index);
+    }
+    return st == OPARA__PB_OK ? OPARA_OK : opara__pb_field_error(c, field, st);
+}
+
+/* ---- messages -------------------------------------------------------------------------------- */
+
+static opara_result opara__pb_kv(opara__pb_ctx* c, const uint8_t* data, size_t size, opara__onnx_kv* kv) {
+    opara__pb_reader rd;
+    opara__pb_field f;
+    opara_result r = OPARA_OK;
+    int more = 1;
+    opara__pb_reader_init(&rd, data, size);
+    while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+        if (f.number == 1) r = opara__pb_string(c, &f, "key", &kv->key);
+        else if (f.number == 2) r = opara__pb_string(c, &f, "value", &kv->value);
+    }
+    if (r == OPARA_OK && !kv->key) kv->key = "";
+    if (r == OPARA_OK && !kv->value) kv->value = "";
+    return r;
+}
+
+static opara_result opara__pb_tensor(opara__pb_ctx* c, const uint8_t* data, size_t size, opara__onnx_tensor* t) {
+    size_t n_dims = 0, n_ext = 0, i_dims = 0, i_ext = 0, i_f = 0, i_i32 = 0, i_i64 = 0, i_d = 0, i_u64 = 0;
+    int pass;
+    memset(t, 0, sizeof *t);
+    t->name = "";
+    for (pass = 0; pass < 2; ++pass) {
+        opara__pb_reader rd;
+        opara__pb_field f;
+        opara_result r = OPARA_OK;
+        int more = 1;
+        if (pass == 1) {
+            if (n_dims > 0xffffffffu || n_ext > 0xffffffffu)
+                return opara__fail(c->rt, OPARA_ERR_ONNX_DECODE, "%s: too many dims", c->path);
+            t->dims = (int64_t*)opara__pb_array(c, n_dims, sizeof(int64_t));
+            t->external = (opara__onnx_kv*)opara__pb_array(c, n_ext, sizeof(opara__onnx_kv));
+            t->float_data = (float*)opara__pb_array(c, t->n_float, sizeof(float));
+            t->int32_data = (int32_t*)opara__pb_array(c, t->n_int32, sizeof(int32_t));
+            t->int64_data = (int64_t*)opara__pb_array(c, t->n_int64, sizeof(int64_t));
+            t->double_data = (double*)opara__pb_array(c, t->n_double, sizeof(double));
+            t->uint64_data = (uint64_t*)opara__pb_array(c, t->n_uint64, sizeof(uint64_t));
+            if (!t->dims || !t->external || !t->float_data || !t->int32_data || !t->int64_data || !t->double_data ||
+                !t->uint64_data)
+                return opara__pb_oom(c);
+            t->n_dims = (uint32_t)n_dims;
+            t->n_external = (uint32_t)n_ext;
+        }
+        opara__pb_reader_init(&rd, data, size);
+        while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+            switch (f.number) {
+            case 1: r = opara__pb_repeated(c, pass, &f, OPARA__PB_VARINT_I64, "dims", &n_dims, t->dims, &i_dims); break;
+            case 2: r = opara__pb_int32_field(c, &f, "data_type", &t->data_type); break;
+            case 3: t->has_segment = 1; break;
+            case 4:
+                r = opara__pb_repeated(c, pass, &f, OPARA__PB_FIXED32_F32, "float_data", &t->n_float, t->float_data, &i_f);
+                break;
+            case 5:
+                r = opara__pb_repeated(c, pass, &f, OPARA__PB_VARINT_I32, "int32_data", &t->n_int32, t->int32_data,
+                                       &i_i32);
+                break;
+            case 6:
+                r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "string_data");
+                if (pass == 0) t->n_string++;
+                break;
+            case 7:
+                r = opara__pb_repeated(c, pass, &f, OPARA__PB_VARINT_I64, "int64_data", &t->n_int64, t->int64_data,
+                                       &i_i64);
+                break;
+            case 8: if (pass == 1) r = opara__pb_string(c, &f, "name", &t->name); break;
+            case 9:
+                r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "raw_data");
+                t->has_raw = 1;
+                t->raw.data = f.data;
+                t->raw.size = f.size;
+                break;
+            case 10:
+                r = opara__pb_repeated(c, pass, &f, OPARA__PB_FIXED64_F64, "double_data", &t->n_double, t->double_data,
+                                       &i_d);
+                break;
+            case 11:
+                r = opara__pb_repeated(c, pass, &f, OPARA__PB_VARINT_U64, "uint64_data", &t->n_uint64, t->uint64_data,
+                                       &i_u64);
+                break;
+            case 13:
+                r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "external_data");
+                if (r == OPARA_OK && pass == 0) n_ext++;
+                if (r == OPARA_OK && pass == 1) {
+                    size_t mark = opara__pb_push(c, "external_data", (long)i_ext);
+                    r = opara__pb_kv(c, f.data, f.size, &t->external[i_ext++]);
+                    if (r == OPARA_OK) opara__pb_pop(c, mark);
+                }
+                break;
+            case 14: r = opara__pb_int32_field(c, &f, "data_location", &t->data_location); break;
+            default: break;
+            }
+        }
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+/* Decodes a nested message held by field f into a pool-allocated struct at *out. */
+typedef opara_result (*opara__pb_msg_fn)(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out);
+
+static opara_result opara__pb_tensor_msg(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
+    return opara__pb_tensor(c, data, size, (opara__onnx_tensor*)out);
+}
+
+static opara_result opara__pb_nested(opara__pb_ctx* c, const opara__pb_field* f, const char* field, long index,
+                                     opara__pb_msg_fn fn, void* out) {
+    size_t mark;
+    opara_result r = opara__pb_expect(c, f, OPARA__PB_WIRE_LEN, field);
+    if (r != OPARA_OK) return r;
+    mark = opara__pb_push(c, field, index);
+    r = fn(c, f->data, f->size, out);
+    if (r == OPARA_OK) opara__pb_pop(c, mark);
+    return r;
+}
+
+static opara_result opara__pb_attr(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
+    opara__onnx_attr* a = (opara__onnx_attr*)out;
+    size_t n_floats = 0, n_ints = 0, n_strings = 0, i_f = 0, i_i = 0, i_s = 0;
+    int pass;
+    a->name = "";
+    for (pass = 0; pass < 2; ++pass) {
+        opara__pb_reader rd;
+        opara__pb_field f;
+        opara_result r = OPARA_OK;
+        int more = 1;
+        if (pass == 1) {
+            if (n_floats > 0xffffffffu || n_ints > 0xffffffffu || n_strings > 0xffffffffu)
+                return opara__fail(c->rt, OPARA_ERR_ONNX_DECODE, "%s: too many values", c->path);
+            a->floats = (float*)opara__pb_array(c, n_floats, sizeof(float));
+            a->ints = (int64_t*)opara__pb_array(c, n_ints, sizeof(int64_t));
+            a->strings = (opara__pb_bytes*)opara__pb_array(c, n_strings, sizeof(opara__pb_bytes));
+            if (!a->floats || !a->ints || !a->strings) return opara__pb_oom(c);
+            a->n_floats = (uint32_t)n_floats;
+            a->n_ints = (uint32_t)n_ints;
+            a->n_strings = (uint32_t)n_strings;
+        }
+        opara__pb_reader_init(&rd, data, size);
+        while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+            switch (f.number) {
+            case 1: if (pass == 1) r = opara__pb_string(c, &f, "name", &a->name); break;
+            case 2:
+                r = opara__pb_expect(c, &f, OPARA__PB_WIRE_FIXED32, "f");
+                if (r == OPARA_OK) {
+                    uint32_t bits = (uint32_t)f.u;
+                    memcpy(&a->f, &bits, 4);
+                    a->has_f = 1;
+                }
+                break;
+            case 3: r = opara__pb_varint_field(c, &f, "i", &a->i); a->has_i = 1; break;
+            case 4:
+                r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "s");
+                a->s.data = f.data;
+                a->s.size = f.size;
+                a->has_s = 1;
+                break;
+            case 5:
+                if (pass == 0) {
+                    r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "t");
+                    break;
+                }
+                a->t = (opara__onnx_tensor*)opara__pb_array(c, 1, sizeof(opara__onnx_tensor));
+                r = a->t ? opara__pb_nested(c, &f, "t", -1, opara__pb_tensor_msg, a->t) : opara__pb_oom(c);
+                break;
+            case 6: r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "g"); a->has_g = 1; break;
+            case 7: r = opara__pb_repeated(c, pass, &f, OPARA__PB_FIXED32_F32, "floats", &n_floats, a->floats, &i_f); break;
+            case 8: r = opara__pb_repeated(c, pass, &f, OPARA__PB_VARINT_I64, "ints", &n_ints, a->ints, &i_i); break;
+            case 9:
+                r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "strings");
+                if (r == OPARA_OK && pass == 0) n_strings++;
+                if (r == OPARA_OK && pass == 1) {
+                    a->strings[i_s].data = f.data;
+                    a->strings[i_s++].size = f.size;
+                }
+                break;
+            case 11: r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "graphs"); a->has_g = 1; break;
+            case 20: r = opara__pb_int32_field(c, &f, "type", &a->type); break;
+            default: break;
+            }
+        }
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__pb_dim(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
+    opara__onnx_dim* d = (opara__onnx_dim*)out;
+    opara__pb_reader rd;
+    opara__pb_field f;
+    opara_result r = OPARA_OK;
+    int more = 1;
+    opara__pb_reader_init(&rd, data, size);
+    while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+        if (f.number == 1) {
+            r = opara__pb_varint_field(c, &f, "dim_value", &d->value);
+            d->has_value = 1;
+            d->param = NULL;
+        } else if (f.number == 2) {
+            r = opara__pb_string(c, &f, "dim_param", &d->param);
+            d->has_value = 0;
+        }
+    }
+    return r;
+}
+
+static opara_result opara__pb_shape(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
+    opara__onnx_value_info* vi = (opara__onnx_value_info*)out;
+    size_t n = 0, i = 0;
+    int pass;
+    for (pass = 0; pass < 2; ++pass) {
+        opara__pb_reader rd;
+        opara__pb_field f;
+        opara_result r = OPARA_OK;
+        int more = 1;
+        if (pass == 1) {
+            if (n > OPARA_MAX_DIMS * 64) return opara__fail(c->rt, OPARA_ERR_ONNX_DECODE, "%s: too many dims", c->path);
+            vi->dims = (opara__onnx_dim*)opara__pb_array(c, n, sizeof(opara__onnx_dim));
+            if (!vi->dims) return opara__pb_oom(c);
+            vi->n_dims = (uint32_t)n;
+        }
+        opara__pb_reader_init(&rd, data, size);
+        while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+            if (f.number != 1) continue;
+            if (pass == 0) {
+                r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "dim");
+                n++;
+            } else {
+                r = opara__pb_nested(c, &f, "dim", (long)i, opara__pb_dim, &vi->dims[i]);
+                i++;
+            }
+        }
+        if (r != OPARA_OK) return r;
+    }
+    vi->has_shape = 1;
+    return OPARA_OK;
+}
+
+static opara_result opara__pb_tensor_type(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
+    opara__onnx_value_info* vi = (opara__onnx_value_info*)out;
+    opara__pb_reader rd;
+    opara__pb_field f;
+    opara_result r = OPARA_OK;
+    int more = 1;
+    vi->is_tensor = 1;
+    opara__pb_reader_init(&rd, data, size);
+    while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+        if (f.number == 1) r = opara__pb_int32_field(c, &f, "elem_type", &vi->elem_type);
+        else if (f.number == 2) r = opara__pb_nested(c, &f, "shape", -1, opara__pb_shape, vi);
+    }
+    return r;
+}
+
+static opara_result opara__pb_type(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
+    opara__pb_reader rd;
+    opara__pb_field f;
+    opara_result r = OPARA_OK;
+    int more = 1;
+    opara__pb_reader_init(&rd, data, size);
+    while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more)
+        if (f.number == 1) r = opara__pb_nested(c, &f, "tensor_type", -1, opara__pb_tensor_type, out);
+    return r;
+}
+
+static opara_result opara__pb_value_info(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
+    opara__onnx_value_info* vi = (opara__onnx_value_info*)out;
+    opara__pb_reader rd;
+    opara__pb_field f;
+    opara_result r = OPARA_OK;
+    int more = 1;
+    vi->name = "";
+    opara__pb_reader_init(&rd, data, size);
+    while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+        if (f.number == 1) r = opara__pb_string(c, &f, "name", &vi->name);
+        else if (f.number == 2) r = opara__pb_nested(c, &f, "type", -1, opara__pb_type, vi);
+    }
+    return r;
+}
+
+static opara_result opara__pb_node(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
+    opara__onnx_node* n = (opara__onnx_node*)out;
+    size_t n_in = 0, n_out = 0, n_attr = 0, i_in = 0, i_out = 0, i_attr = 0;
+    int pass;
+    n->name = n->op_type = n->domain = "";
+    for (pass = 0; pass < 2; ++pass) {
+        opara__pb_reader rd;
+        opara__pb_field f;
+        opara_result r = OPARA_OK;
+        int more = 1;
+        if (pass == 1) {
+            n->inputs = (const char**)opara__pb_array(c, n_in, sizeof(char*));
+            n->outputs = (const char**)opara__pb_array(c, n_out, sizeof(char*));
+            n->attrs = (opara__onnx_attr*)opara__pb_array(c, n_attr, sizeof(opara__onnx_attr));
+            if (!n->inputs || !n->outputs || !n->attrs) return opara__pb_oom(c);
+            n->n_inputs = (uint32_t)n_in;
+            n->n_outputs = (uint32_t)n_out;
+            n->n_attrs = (uint32_t)n_attr;
+        }
+        opara__pb_reader_init(&rd, data, size);
+        while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+            switch (f.number) {
+            case 1:
+                if (pass == 0) r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "input"), n_in++;
+                else r = opara__pb_string(c, &f, "input", &n->inputs[i_in++]);
+                break;
+            case 2:
+                if (pass == 0) r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "output"), n_out++;
+                else r = opara__pb_string(c, &f, "output", &n->outputs[i_out++]);
+                break;
+            case 3: if (pass == 1) r = opara__pb_string(c, &f, "name", &n->name); break;
+            case 4: if (pass == 1) r = opara__pb_string(c, &f, "op_type", &n->op_type); break;
+            case 5:
+                if (pass == 0) r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "attribute"), n_attr++;
+                else r = opara__pb_nested(c, &f, "attribute", (long)i_attr, opara__pb_attr, &n->attrs[i_attr]), i_attr++;
+                break;
+            case 7: if (pass == 1) r = opara__pb_string(c, &f, "domain", &n->domain); break;
+            default: break;
+            }
+        }
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__pb_graph(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
+    opara__onnx_graph* g = (opara__onnx_graph*)out;
+    size_t cnt[5] = {0, 0, 0, 0, 0}, idx[5] = {0, 0, 0, 0, 0};
+    int pass;
+    g->name = "";
+    for (pass = 0; pass < 2; ++pass) {
+        opara__pb_reader rd;
+        opara__pb_field f;
+        opara_result r = OPARA_OK;
+        int more = 1, k;
+        if (pass == 1) {
+            for (k = 0; k < 5; ++k)
+                if (cnt[k] > 0x7fffffffu) return opara__fail(c->rt, OPARA_ERR_ONNX_DECODE, "%s: too many entries", c->path);
+            g->nodes = (opara__onnx_node*)opara__pb_array(c, cnt[0], sizeof(opara__onnx_node));
+            g->initializers = (opara__onnx_tensor*)opara__pb_array(c, cnt[1], sizeof(opara__onnx_tensor));
+            g->inputs = (opara__onnx_value_info*)opara__pb_array(c, cnt[2], sizeof(opara__onnx_value_info));
+            g->outputs = (opara__onnx_value_info*)opara__pb_array(c, cnt[3], sizeof(opara__onnx_value_info));
+            g->value_infos = (opara__onnx_value_info*)opara__pb_array(c, cnt[4], sizeof(opara__onnx_value_info));
+            if (!g->nodes || !g->initializers || !g->inputs || !g->outputs || !g->value_infos) return opara__pb_oom(c);
+            g->n_nodes = (uint32_t)cnt[0];
+            g->n_initializers = (uint32_t)cnt[1];
+            g->n_inputs = (uint32_t)cnt[2];
+            g->n_outputs = (uint32_t)cnt[3];
+            g->n_value_infos = (uint32_t)cnt[4];
+        }
+        opara__pb_reader_init(&rd, data, size);
+        while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+            static const char* const names[5] = {"node", "initializer", "input", "output", "value_info"};
+            int slot = f.number == 1 ? 0 : f.number == 5 ? 1 : f.number == 11 ? 2 : f.number == 12 ? 3 :
+                       f.number == 13 ? 4 : -1;
+            if (f.number == 2 && pass == 1) r = opara__pb_string(c, &f, "name", &g->name);
+            if (f.number == 15 && pass == 0) {
+                r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "sparse_initializer");
+                g->n_sparse_initializers++;
+            }
+            if (slot < 0 || r != OPARA_OK) continue;
+            if (pass == 0) {
+                r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, names[slot]);
+                cnt[slot]++;
+                continue;
+            }
+            switch (slot) {
+            case 0: r = opara__pb_nested(c, &f, "node", (long)idx[0], opara__pb_node, &g->nodes[idx[0]]); break;
+            case 1:
+                r = opara__pb_nested(c, &f, "initializer", (long)idx[1], opara__pb_tensor_msg, &g->initializers[idx[1]]);
+                break;
+            case 2: r = opara__pb_nested(c, &f, "input", (long)idx[2], opara__pb_value_info, &g->inputs[idx[2]]); break;
+            case 3: r = opara__pb_nested(c, &f, "output", (long)idx[3], opara__pb_value_info, &g->outputs[idx[3]]); break;
+            default:
+                r = opara__pb_nested(c, &f, "value_info", (long)idx[4], opara__pb_value_info, &g->value_infos[idx[4]]);
+                break;
+            }
+            idx[slot]++;
+        }
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__pb_opset(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
+    opara__onnx_opset* o = (opara__onnx_opset*)out;
+    opara__pb_reader rd;
+    opara__pb_field f;
+    opara_result r = OPARA_OK;
+    int more = 1;
+    o->domain = "";
+    opara__pb_reader_init(&rd, data, size);
+    while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+        if (f.number == 1) r = opara__pb_string(c, &f, "domain", &o->domain);
+        else if (f.number == 2) r = opara__pb_varint_field(c, &f, "version", &o->version);
+    }
+    return r;
+}
+
+static opara_result opara__pb_model(opara__pb_ctx* c, const uint8_t* data, size_t size, opara__onnx_model* m) {
+    size_t n_opsets = 0, i_opset = 0;
+    int pass;
+    for (pass = 0; pass < 2; ++pass) {
+        opara__pb_reader rd;
+        opara__pb_field f;
+        opara_result r = OPARA_OK;
+        int more = 1;
+        if (pass == 1) {
+            if (n_opsets > 0xffffu) return opara__fail(c->rt, OPARA_ERR_ONNX_DECODE, "too many opset_import entries");
+            m->opsets = (opara__onnx_opset*)opara__pb_array(c, n_opsets, sizeof(opara__onnx_opset));
+            if (!m->opsets) return opara__pb_oom(c);
+            m->n_opsets = (uint32_t)n_opsets;
+        }
+        opara__pb_reader_init(&rd, data, size);
+        while (r == OPARA_OK && (r = opara__pb_step(c, &rd, &f, &more)) == OPARA_OK && more) {
+            switch (f.number) {
+            case 1: r = opara__pb_varint_field(c, &f, "ir_version", &m->ir_version); break;
+            case 2: if (pass == 1) r = opara__pb_string(c, &f, "producer_name", &m->producer_name); break;
+            case 7:
+                if (pass == 0) {
+                    r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "graph");
+                    break;
+                }
+                memset(&m->graph, 0, sizeof m->graph);
+                r = opara__pb_nested(c, &f, "graph", -1, opara__pb_graph, &m->graph);
+                m->has_graph = 1;
+                break;
+            case 8:
+                if (pass == 0) r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "opset_import"), n_opsets++;
+                else r = opara__pb_nested(c, &f, "opset_import", (long)i_opset, opara__pb_opset, &m->opsets[i_opset]),
+                     i_opset++;
+                break;
+            default: break;
+            }
+        }
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+static void opara__pb_ctx_init(opara__pb_ctx* c, opara_runtime* rt, opara__pool* pool) {
+    c->rt = rt;
+    c->pool = pool;
+    c->len = 0;
+    c->path[0] = 0;
+}
+
+OPARA__PRIVATE opara_result opara__onnx_decode_model(opara_runtime* rt, opara__pool* pool, const uint8_t* data,
+                                                    size_t size, opara__onnx_model* out) {
+    opara__pb_ctx c;
+    memset(out, 0, sizeof *out);
+    out->producer_name = "";
+    opara__pb_ctx_init(&c, rt, pool);
+    return opara__pb_model(&c, data, size, out);
+}
+
+OPARA__PRIVATE opara_result opara__onnx_decode_tensor(opara_runtime* rt, opara__pool* pool, const uint8_t* data,
+                                                     size_t size, opara__onnx_tensor* out) {
+    opara__pb_ctx c;
+    opara__pb_ctx_init(&c, rt, pool);
+    return opara__pb_tensor(&c, data, size, out);
+}
+/* ==== END src/opara_pb.c ==== */
+/* ==== BEGIN src/opara_onnx.h ==== */
+/* ONNX import: decoded ModelProto -> opara__graph in canonical form, with constant folding
+   (including shape arithmetic over the symbolic batch), Identity/Dropout removal,
+   BatchNormalization-into-Conv folding and Relu fusion. Also the TensorProto reader used by
+   tests and tools for ONNX test data (.pb files). */
+#ifndef OPARA_ONNX_H
+#define OPARA_ONNX_H
+
+/* #include "opara_pb.h" (inlined above) */
+
+/* A tensor read from a TensorProto: data in the runtime's allocator (free with
+   opara__tensor_data_free). */
+typedef struct opara__tensor_data {
+    char name[128];
+    opara_dtype dtype;
+    opara__shape shape;
+    void* data;
+    uint64_t nbytes;
+    uint64_t count;
+} opara__tensor_data;
+
+/* Converts a decoded TensorProto (raw_data or typed fields) into dtype/shape/bytes. External
+   data is read from base_dir (NULL: external data is an error). */
+OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opara__onnx_tensor* t,
+                                                   const char* base_dir, const char* where, opara__tensor_data* out);
+/* A bare serialized TensorProto, as in ONNX test data. */
+OPARA__PRIVATE opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
+                                                   opara__tensor_data* out);
+OPARA__PRIVATE void opara__tensor_data_free(opara_runtime* rt, opara__tensor_data* t);
+
+/* Import flags for tests and tools (the public options cannot turn these off). */
+enum { OPARA__ONNX_NO_FUSION = 1 };
+
+/* Private import knobs: flags, and graph inputs frozen to constant values (ONNX node tests pass
+   parameters such as Reshape's shape as graph inputs; freezing them makes the model importable). */
+typedef struct opara__onnx_extra {
+    int flags;
+    const opara__tensor_data* frozen;
+    uint32_t n_frozen;
+} opara__onnx_extra;
+
+/* Imports a serialized ModelProto into out (initialised here; the caller frees it with
+   opara__graph_free, also on failure). base_dir: directory for external data, or NULL.
+   extra may be NULL. */
+OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* data, size_t size,
+                                              const opara_onnx_options* options, const char* base_dir,
+                                              const opara__onnx_extra* extra, opara__graph* out);
+
+#ifndef OPARA_NO_STDIO
+/* Whole file into a buffer from the runtime's allocator. */
+OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size);
+OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out);
+OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const char* path,
+                                                   const opara_onnx_options* options, const opara__onnx_extra* extra,
+                                                   opara__graph* out);
+#endif
+
+#endif /* OPARA_ONNX_H */
+/* ==== END src/opara_onnx.h ==== */
+/* ==== BEGIN src/opara_onnx.c ==== */
+/* ONNX import (see opara_onnx.h).
+
+   Nodes are taken in dependency order (real exports are not always sorted). Each node either
+   folds (all inputs constant and the op has a constant evaluator, or it is a Shape whose input
+   shape is known), disappears (Constant, Identity, Dropout) or becomes one IR node whose
+   constant inputs (axes, pads, shape, ...) move into canonical attributes. Integer constants
+   carry a per-element multiple of the symbolic batch ("value + k * batch"), so the
+   Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of batch-dynamic exports fold into
+   a Reshape whose "shape" holds OPARA__DIM_BATCH or -1. Afterwards BatchNormalization folds
+   into the preceding Conv and a Relu fuses into its Conv/Gemm, and the graph is rebuilt
+   in topological order with only what the outputs need. */
+/* #include "opara_onnx.h" (inlined above) */
+/* #include "opara_model.h" (inlined above) */
+
+#include <math.h>
+#include <stdlib.h>
+#ifndef OPARA_NO_STDIO
+#  include <stdio.h>
+#endif
+
+/* ---- tensors ---------------------------------------------------------------------------------- */
+
+static opara_dtype opara__onnx_dtype(int32_t t) {
+    switch (t) {
+    case 1: case 2: case 3: case 6: case 7: case 9: case 10: case 11: return (opara_dtype)t;
+    default: return OPARA_DTYPE_UNDEFINED;
+    }
+}
+
+/* Copies count little-endian elements of size esize from src to native order in dst. */
+static void opara__copy_le(void* dst, const uint8_t* src, uint64_t count, size_t esize) {
+    uint64_t i;
+    const uint16_t probe = 1;
+    uint8_t first;
+    memcpy(&first, &probe, 1);
+    if (first == 1 || esize == 1) {
+        memcpy(dst, src, (size_t)(count * esize));
+        return;
+    }
+    for (i = 0; i < count; ++i) {
+        uint8_t* d = (uint8_t*)dst + i * esize;
+        if (esize == 2) { uint16_t v = opara__rd_u16(src + i * 2); memcpy(d, &v, 2); }
+        else if (esize == 4) { uint32_t v = opara__rd_u32(src + i * 4); memcpy(d, &v, 4); }
+        else { uint64_t v = opara__rd_u64(src + i * 8); memcpy(d, &v, 8); }
+    }
+}
+
+static opara_result opara__typed_fill(opara_runtime* rt, const opara__onnx_tensor* t, const char* where,
+                                      opara__tensor_data* out) {
+    uint64_t i, n = out->count, have;
+    const char* field;
+    switch (out->dtype) {
+    case OPARA_DTYPE_F32: have = t->n_float; field = "float_data"; break;
+    case OPARA_DTYPE_F64: have = t->n_double; field = "double_data"; break;
+    case OPARA_DTYPE_I64: have = t->n_int64; field = "int64_data"; break;
+    default: have = t->n_int32; field = "int32_data"; break;
+    }
+    if (have != n)
+        return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: %s has %llu values, dims need %llu", where, field,
+                           (unsigned long long)have, (unsigned long long)n);
+    for (i = 0; i < n; ++i) {
+        switch (out->dtype) {
+        case OPARA_DTYPE_F32: ((float*)out->data)[i] = t->float_data[i]; break;
+        case OPARA_DTYPE_F64: ((double*)out->data)[i] = t->double_data[i]; break;
+        case OPARA_DTYPE_I64: ((int64_t*)out->data)[i] = t->int64_data[i]; break;
+        case OPARA_DTYPE_I32: ((int32_t*)out->data)[i] = t->int32_data[i]; break;
+        case OPARA_DTYPE_F16: ((uint16_t*)out->data)[i] = (uint16_t)t->int32_data[i]; break;
+        default: ((uint8_t*)out->data)[i] = (uint8_t)t->int32_data[i]; break;
+        }
+    }
+    return OPARA_OK;
+}
+
+static int opara__path_is_safe(const char* p) {
+    const char* seg = p;
+    if (!p[0] || p[0] == '/' || p[0] == '\\' || (p[0] && p[1] == ':')) return 0;
+    for (;;) {
+        const char* end = seg;
+        while (*end && *end != '/' && *end != '\\') ++end;
+        if (end - seg == 2 && seg[0] == '.' && seg[1] == '.') return 0;
+        if (!*end) return 1;
+        seg = end + 1;
+    }
+}
+
+static opara_result opara__external_fill(opara_runtime* rt, const opara__onnx_tensor* t, const char* base_dir,
+                                         const char* where, opara__tensor_data* out) {
+    const char* location = NULL;
+    uint64_t offset = 0, length = out->nbytes;
+    int has_length = 0;
+    uint32_t i;
+    for (i = 0; i < t->n_external; ++i) {
+        const opara__onnx_kv* kv = &t->external[i];
+        char* end = NULL;
+        if (strcmp(kv->key, "location") == 0) location = kv->value;
+        else if (strcmp(kv->key, "offset") == 0 || strcmp(kv->key, "length") == 0) {
+            unsigned long long v = strtoull(kv->value, &end, 10);
+            if (!kv->value[0] || !end || *end || kv->value[0] == '-')
+                return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external_data %s '%s' is not a number", where,
+                                   kv->key, kv->value);
+            if (kv->key[0] == 'o') offset = v;
+            else length = v, has_length = 1;
+        }
+    }
+    if (!location) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data without a location", where);
+    if (!opara__path_is_safe(location))
+        return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA,
+                           "%s: external data location '%s' must be a relative path inside the model's directory",
+                           where, location);
+    if (has_length && length != out->nbytes)
+        return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data length %llu, dims need %llu bytes", where,
+                           (unsigned long long)length, (unsigned long long)out->nbytes);
+    if (!base_dir)
+        return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA,
+                           "%s: external data '%s' needs the model's directory (load from a file, or set "
+                           "external_data_dir)", where, location);
+#ifdef OPARA_NO_STDIO
+    (void)offset;
+    return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data needs stdio (OPARA_NO_STDIO is set)", where);
+#else
+    {
+        char path[4096];
+        FILE* f;
+        size_t got = 0;
+        if (opara__format(path, sizeof path, "%s/%s", base_dir, location) >= sizeof path - 1)
+            return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data path too long", where);
+        f = fopen(path, "rb");
+        if (!f) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: cannot open external data '%s'", where, path);
+        if (offset <= (uint64_t)LONG_MAX && fseek(f, (long)offset, SEEK_SET) == 0)
+            got = fread(out->data, 1, (size_t)out->nbytes, f);
+        fclose(f);
+        if (got != out->nbytes)
+            return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: '%s' has fewer than %llu bytes at offset %llu", where,
+                               path, (unsigned long long)out->nbytes, (unsigned long long)offset);
+        return OPARA_OK;
+    }
+#endif
+}
+
+OPARA__PRIVATE void opara__tensor_data_free(opara_runtime* rt, opara__tensor_data* t) {
+    opara__free(rt, t->data);
+    t->data = NULL;
+}
+
+OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opara__onnx_tensor* t,
+                                                   const char* base_dir, const char* where, opara__tensor_data* out) {
+    uint32_t i;
+    int64_t count = 1;
+    size_t esize, bytes;
+    opara_result r;
+    memset(out, 0, sizeof *out);
+    opara__format(out->name, sizeof out->name, "%s", t->name);
+    out->dtype = opara__onnx_dtype(t->data_type);
+    if (out->dtype == OPARA_DTYPE_UNDEFINED)
+        return opara__fail(rt, OPARA_ERR_BAD_DTYPE, "%s: tensor data type %d is not supported", where,
+                           (int)t->data_type);
+    if (t->has_segment) return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "%s: segmented tensors are not supported", where);
+    if (t->n_dims > OPARA_MAX_DIMS)
+        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "%s: rank %u exceeds OPARA_MAX_DIMS (%d)", where, t->n_dims,
+                           OPARA_MAX_DIMS);
+    out->shape.ndim = (int32_t)t->n_dims;
+    for (i = 0; i < t->n_dims; ++i) {
+        if (t->dims[i] < 0 || !opara__mul_i64(count, t->dims[i], &count))
+            return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: invalid dims[%u] = %lld", where, i,
+                               (long long)t->dims[i]);
+        out->shape.dims[i] = t->dims[i];
+    }
+    esize = opara_dtype_size(out->dtype);
+    if ((uint64_t)count > (uint64_t)((size_t)-1) || !opara__mul_size((size_t)count, esize, &bytes))
+        return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "%s: tensor too large", where);
+    out->count = (uint64_t)count;
+    out->nbytes = bytes;
+    if (t->data_location == 0 && t->has_raw && t->raw.size != bytes)
+        return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: raw_data has %llu bytes, dims need %llu", where,
+                           (unsigned long long)t->raw.size, (unsigned long long)bytes);
+    out->data = opara__alloc(rt, bytes ? bytes : 1);
+    if (!out->data) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", where, bytes);
+    if (t->data_location == 1) r = opara__external_fill(rt, t, base_dir, where, out);
+    else if (t->has_raw) {
+        opara__copy_le(out->data, t->raw.data, out->count, esize);
+        r = OPARA_OK;
+    } else r = opara__typed_fill(rt, t, where, out);
+    if (r != OPARA_OK) opara__tensor_data_free(rt, out);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
+                                                   opara__tensor_data* out) {
+    opara__pool pool;
+    opara__onnx_tensor t;
+    opara_result r;
+    memset(&pool, 0, sizeof pool);
+    memset(out, 0, sizeof *out);
+    r = opara__onnx_decode_tensor(rt, &pool, (const uint8_t*)data, size, &t);
+    if (r == OPARA_OK) r = opara__onnx_tensor_load(rt, &t, NULL, t.name[0] ? t.name : "tensor", out);
+    opara__pool_free(rt, &pool);
+    return r;
+}
+
+/* ---- importer state --------------------------------------------------------------------------- */
+
+typedef struct opara__imp_side {
+    int32_t alias;        /* Identity/Dropout output: the value it stands for, else -1 */
+    const int64_t* coef;  /* I64 constants: per-element multiple of the batch, or NULL (all zero) */
+    opara__shape shape;   /* inferred shape of activations; dims may be OPARA__DIM_BATCH or -1 (unknown) */
+    const char* rename;   /* the graph-output name this value takes in the rebuilt graph */
+} opara__imp_side;
+
+typedef struct opara__imp {
+    opara_runtime* rt;
+    opara__graph* g;
+    const opara__onnx_model* model;
+    const opara_onnx_options* opt;
+    const char* base_dir;
+    int64_t opset;
+    opara__imp_side* side;
+    size_t side_cap;
+    const opara__onnx_node* node; /* node being imported, for messages */
+    const char* node_name;
+    const opara__onnx_extra* extra;
+} opara__imp;
+
+/* A constant tensor seen by the evaluator. */
+typedef struct opara__cv {
+    opara_dtype dtype;
+    opara__shape shape;
+    const uint8_t* data;
+    const int64_t* coef;
+    uint64_t count;
+} opara__cv;
+
+/* The evaluator declines (the node is then imported as an operator, or reported). */
+#define OPARA__NOFOLD 1
+
+static opara__imp_side* opara__side(opara__imp* im, int32_t v) {
+    size_t need = (size_t)v + 1, old = im->side_cap, i;
+    if (need > im->side_cap) {
+        if (opara__grow(im->rt, (void**)&im->side, &im->side_cap, need, sizeof *im->side) != OPARA_OK) return NULL;
+        for (i = old; i < im->side_cap; ++i) {
+            im->side[i].alias = -1;
+            im->side[i].shape.ndim = -1;
+        }
+    }
+    return &im->side[v];
+}
+
+static int32_t opara__imp_find(opara__imp* im, const char* name) {
+    int32_t v = opara__graph_find_value(im->g, name);
+    int guard = 0;
+    while (v >= 0 && (size_t)v < im->side_cap && im->side[v].alias >= 0 && guard++ < 1000000) v = im->side[v].alias;
+    return v;
+}
+
+static const opara__shape* opara__imp_shape(opara__imp* im, int32_t v) {
+    const opara__value* val = &im->g->values[v];
+    if (val->kind != OPARA__VALUE_ACTIVATION || (size_t)v >= im->side_cap) return &val->shape;
+    return &im->side[v].shape;
+}
+
+static int opara__is_const(opara__imp* im, int32_t v) {
+    return v >= 0 && im->g->values[v].kind == OPARA__VALUE_CONST;
+}
+
+static void opara__cv_of(opara__imp* im, int32_t v, opara__cv* cv) {
+    const opara__value* val = &im->g->values[v];
+    int32_t i;
+    cv->dtype = val->dtype;
+    cv->shape = val->shape;
+    cv->data = (const uint8_t*)val->data;
+    cv->coef = (size_t)v < im->side_cap ? im->side[v].coef : NULL;
+    cv->count = 1;
+    for (i = 0; i < val->shape.ndim; ++i) cv->count *= (uint64_t)val->shape.dims[i];
+}
+
+static void* opara__imp_alloc(opara__imp* im, uint64_t bytes) {
+    if (bytes > (uint64_t)((size_t)-1 - 64)) return NULL;
+    return opara__pool_alloc(im->rt, &im->g->pool, (size_t)bytes + 1, 64);
+}
+
+static opara_result opara__imp_oom(opara__imp* im) {
+    return opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "node '%s': out of memory", im->node_name);
+}
+
+static uint64_t opara__shape_count(const opara__shape* s) {
+    uint64_t n = 1;
+    int32_t i;
+    for (i = 0; i < s->ndim; ++i) n *= (uint64_t)s->dims[i];
+    return n;
+}
+
+/* Creates (or reuses an existing undefined) value name as a constant; data is in the graph pool. */
+static opara_result opara__imp_const(opara__imp* im, const char* name, opara_dtype dtype, const opara__shape* shape,
+                                     const void* data, const int64_t* coef, int copy) {
+    int32_t v = opara__graph_find_value(im->g, name);
+    opara__imp_side* side;
+    int has_coef = 0;
+    uint64_t i, n = opara__shape_count(shape);
+    if (v >= 0) return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "tensor '%s' is defined twice", name);
+    v = opara__graph_add_value(im->g, name, dtype, shape);
+    if (v < 0) return im->rt->error.text[0] ? OPARA_ERR_ONNX_INVALID : OPARA_ERR_INTERNAL;
+    if (opara__graph_set_const(im->g, v, data, n * opara_dtype_size(dtype), copy) != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; coef && i < n; ++i) has_coef |= coef[i] != 0;
+    side = opara__side(im, v);
+    if (!side) return opara__imp_oom(im);
+    side->coef = has_coef ? coef : NULL;
+    return OPARA_OK;
+}
+
+/* ---- element access --------------------------------------------------------------------------- */
+
+static int opara__dtype_is_float(opara_dtype t) { return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64; }
+static int opara__dtype_is_int(opara_dtype t) {
+    return t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 ||
+           t == OPARA_DTYPE_BOOL;
+}
+static int opara__dtype_numeric(opara_dtype t) { return opara__dtype_is_float(t) || opara__dtype_is_int(t); }
+
+static double opara__get_f64(opara_dtype t, const uint8_t* p, uint64_t i) {
+    switch (t) {
+    case OPARA_DTYPE_F32: { float v; memcpy(&v, p + i * 4, 4); return v; }
+    case OPARA_DTYPE_F64: { double v; memcpy(&v, p + i * 8, 8); return v; }
+    case OPARA_DTYPE_I64: { int64_t v; memcpy(&v, p + i * 8, 8); return (double)v; }
+    case OPARA_DTYPE_I32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
+    case OPARA_DTYPE_I8: return (double)(int8_t)p[i];
+    default: return p[i];
+    }
+}
+
+static int64_t opara__get_i64(opara_dtype t, const uint8_t* p, uint64_t i) {
+    switch (t) {
+    case OPARA_DTYPE_I64: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
+    case OPARA_DTYPE_I32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
+    case OPARA_DTYPE_I8: return (int8_t)p[i];
+    case OPARA_DTYPE_U8: case OPARA_DTYPE_BOOL: return p[i];
+    default: {
+        double d = opara__get_f64(t, p, i);
+        if (!(d > -9.2e18 && d < 9.2e18)) return 0;
+        return (int64_t)d;
+    }
+    }
+}
+
+static void opara__put_f64(opara_dtype t, uint8_t* p, uint64_t i, double v) {
+    switch (t) {
+    case OPARA_DTYPE_F32: { float f = (float)v; memcpy(p + i * 4, &f, 4); break; }
+    case OPARA_DTYPE_F64: memcpy(p + i * 8, &v, 8); break;
+    default: break;
+    }
+}
+
+static void opara__put_i64(opara_dtype t, uint8_t* p, uint64_t i, int64_t v) {
+    switch (t) {
+    case OPARA_DTYPE_I64: memcpy(p + i * 8, &v, 8); break;
+    case OPARA_DTYPE_I32: { int32_t x = (int32_t)v; memcpy(p + i * 4, &x, 4); break; }
+    case OPARA_DTYPE_BOOL: p[i] = (uint8_t)(v != 0); break;
+    case OPARA_DTYPE_I8: case OPARA_DTYPE_U8: p[i] = (uint8_t)v; break;
+    default: opara__put_f64(t, p, i, (double)v); break;
+    }
+}
+
+/* Integer values of a 1-D (or scalar) constant with no batch terms; 0 if not so. */
+static int opara__cv_ints(const opara__cv* cv, int64_t* out, uint32_t cap, uint32_t* n) {
+    uint64_t i;
+    if (!opara__dtype_is_int(cv->dtype) || cv->shape.ndim > 1 || cv->count > cap) return 0;
+    for (i = 0; i < cv->count; ++i) {
+        if (cv->coef && cv->coef[i]) return 0;
+        out[i] = opara__get_i64(cv->dtype, cv->data, i);
+    }
+    *n = (uint32_t)cv->count;
+    return 1;
+}
+
+static int64_t opara__onnx_axis(int64_t axis, int32_t rank) {
+    return axis < 0 ? axis + rank : axis;
+}
+
+/* ---- attributes of the ONNX node being imported ------------------------------------------------ */
+
+static const opara__onnx_attr* opara__oattr(const opara__onnx_node* n, const char* name) {
+    uint32_t i;
+    for (i = 0; i < n->n_attrs; ++i)
+        if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+    return NULL;
+}
+
+static int64_t opara__oattr_int(const opara__onnx_node* n, const char* name, int64_t fallback) {
+    const opara__onnx_attr* a = opara__oattr(n, name);
+    return a && a->has_i ? a->i : fallback;
+}
+
+static const int64_t* opara__oattr_ints(const opara__onnx_node* n, const char* name, uint32_t* count) {
+    const opara__onnx_attr* a = opara__oattr(n, name);
+    *count = a ? a->n_ints : 0;
+    return a && (a->n_ints || a->type == OPARA__ONNX_ATTR_INTS) ? a->ints : NULL;
+}
+
+/* ---- constant evaluator ----------------------------------------------------------------------- */
+
+static int opara__cv_alloc(opara__imp* im, opara__cv* out, opara_dtype dtype, const opara__shape* shape,
+                           int with_coef, uint8_t** data, int64_t** coef) {
+    out->dtype = dtype;
+    out->shape = *shape;
+    out->count = opara__shape_count(shape);
+    *data = (uint8_t*)opara__imp_alloc(im, out->count * opara_dtype_size(dtype));
+    *coef = with_coef ? (int64_t*)opara__imp_alloc(im, out->count * 8) : NULL;
+    if (!*data || (with_coef && !*coef)) return opara__imp_oom(im);
+    if (*coef) memset(*coef, 0, (size_t)out->count * 8);
+    out->data = *data;
+    out->coef = *coef;
+    return OPARA_OK;
+}
+
+static int opara__bcast_shape(const opara__cv* const* in, uint32_t n, opara__shape* out) {
+    uint32_t k;
+    int32_t d;
+    out->ndim = 0;
+    for (k = 0; k < n; ++k) out->ndim = OPARA__MAX(out->ndim, in[k]->shape.ndim);
+    for (d = 0; d < out->ndim; ++d) {
+        int64_t dim = 1;
+        for (k = 0; k < n; ++k) {
+            int32_t off = out->ndim - in[k]->shape.ndim;
+            int64_t x = d >= off ? in[k]->shape.dims[d - off] : 1;
+            if (x == dim || x == 1) continue;
+            if (dim != 1) return 0;
+            dim = x;
+        }
+        out->dims[d] = dim;
+    }
+    return 1;
+}
+
+static uint64_t opara__bcast_src(const opara__shape* out, const opara__shape* in, uint64_t idx) {
+    uint64_t src = 0, stride = 1;
+    int32_t d;
+    for (d = out->ndim - 1; d >= 0; --d) {
+        int64_t od = out->dims[d], coord = (int64_t)(idx % (uint64_t)od);
+        int32_t id = d - (out->ndim - in->ndim);
+        idx /= (uint64_t)od;
+        if (id < 0) continue;
+        if (in->dims[id] != 1) src += (uint64_t)coord * stride;
+        stride *= (uint64_t)in->dims[id];
+    }
+    return src;
+}
+
+static int64_t opara__wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t opara__wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
+/* value + k*batch arithmetic; returns 0 when the result is not of that form. */
+static int opara__affine(char op, int64_t xa, int64_t ka, int64_t xb, int64_t kb, int64_t* x, int64_t* k) {
+    switch (op) {
+    case '+': *x = opara__wrap_add(xa, xb); *k = opara__wrap_add(ka, kb); return 1;
+    case '-': *x = opara__wrap_add(xa, -xb); *k = opara__wrap_add(ka, -kb); return 1;
+    case '*':
+        if (ka && kb) return 0;
+        *x = opara__wrap_mul(xa, xb);
+        *k = opara__wrap_add(opara__wrap_mul(ka, xb), opara__wrap_mul(kb, xa));
+        return 1;
+    case '/':
+        if (kb || xb == 0 || (xb == -1 && (xa == INT64_MIN || ka == INT64_MIN))) return 0;
+        if (ka % xb || (ka && xa % xb)) return 0;
+        *x = xa / xb;
+        *k = ka / xb;
+        return 1;
+    default: return 0;
+    }
+}
+
+static int opara__eval_binary(opara__imp* im, char op, const opara__cv* a, const opara__cv* b, opara__cv* out) {
+    const opara__cv* in[2];
+    opara__shape shape;
+    opara_dtype rt;
+    uint8_t* data;
+    int64_t* coef;
+    uint64_t i;
+    int r, is_float = opara__dtype_is_float(a->dtype);
+    in[0] = a;
+    in[1] = b;
+    if (!opara__dtype_numeric(a->dtype) || a->dtype != b->dtype || !opara__bcast_shape(in, 2, &shape)) return OPARA__NOFOLD;
+    rt = op == '=' ? OPARA_DTYPE_BOOL : a->dtype;
+    r = opara__cv_alloc(im, out, rt, &shape, (a->coef || b->coef) && rt == OPARA_DTYPE_I64, &data, &coef);
+    if (r != OPARA_OK) return r;
+    for (i = 0; i < out->count; ++i) {
+        uint64_t ia = opara__bcast_src(&shape, &a->shape, i), ib = opara__bcast_src(&shape, &b->shape, i);
+        if (is_float) {
+            double x = opara__get_f64(a->dtype, a->data, ia), y = opara__get_f64(b->dtype, b->data, ib), z;
+            switch (op) {
+            case '+': z = x + y; break;
+            case '-': z = x - y; break;
+            case '*': z = x * y; break;
+            case '/': z = x / y; break;
+            case '^': z = pow(x, y); break;
+            default: opara__put_i64(rt, data, i, x == y); continue;
+            }
+            opara__put_f64(rt, data, i, z);
+        } else {
+            int64_t xa = opara__get_i64(a->dtype, a->data, ia), xb = opara__get_i64(b->dtype, b->data, ib);
+            int64_t ka = a->coef ? a->coef[ia] : 0, kb = b->coef ? b->coef[ib] : 0, x, k;
+            if (op == '=') {
+                if (ka != kb) return OPARA__NOFOLD;
+                opara__put_i64(rt, data, i, xa == xb);
+                continue;
+            }
+            if (!opara__affine(op, xa, ka, xb, kb, &x, &k)) return OPARA__NOFOLD;
+            opara__put_i64(rt, data, i, x);
+            if (coef) coef[i] = k;
+            else if (k) return OPARA__NOFOLD;
+        }
+    }
+    return OPARA_OK;
+}
+
+static int opara__eval_where(opara__imp* im, const opara__cv* c, const opara__cv* x, const opara__cv* y,
+                             opara__cv* out) {
+    const opara__cv* in[3];
+    opara__shape shape;
+    uint8_t* data;
+    int64_t* coef;
+    uint64_t i;
+    size_t es = opara_dtype_size(x->dtype);
+    int r;
+    in[0] = c, in[1] = x, in[2] = y;
+    if (x->dtype != y->dtype || !opara__dtype_is_int(c->dtype) || !es || !opara__bcast_shape(in, 3, &shape))
+        return OPARA__NOFOLD;
+    r = opara__cv_alloc(im, out, x->dtype, &shape, x->coef || y->coef, &data, &coef);
+    if (r != OPARA_OK) return r;
+    for (i = 0; i < out->count; ++i) {
+        int pick = opara__get_i64(c->dtype, c->data, opara__bcast_src(&shape, &c->shape, i)) != 0;
+        const opara__cv* src = pick ? x : y;
+        uint64_t s = opara__bcast_src(&shape, &src->shape, i);
+        memcpy(data + i * es, src->data + s * es, es);
+        if (coef) coef[i] = src->coef ? src->coef[s] : 0;
+    }
+    return OPARA_OK;
+}
+
+/* dst[n] = src[base + sum(idx_d * strides_d)] over the box dims, in row-major order. */
+static void opara__strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int32_t rank, const int64_t* dims,
+                                const int64_t* strides, int64_t base) {
+    int64_t idx[OPARA_MAX_DIMS], off = base;
+    uint64_t n, total = 1;
+    int32_t d;
+    for (d = 0; d < rank; ++d) total *= (uint64_t)dims[d], idx[d] = 0;
+    for (n = 0; n < total; ++n) {
+        memcpy(dst + n * es, src + (size_t)off * es, es);
+        for (d = rank - 1; d >= 0; --d) {
+            off += strides[d];
+            if (++idx[d] < dims[d]) break;
+            off -= strides[d] * dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+static void opara__row_strides(const opara__shape* s, int64_t* strides) {
+    int64_t st = 1;
+    int32_t d;
+    for (d = s->ndim - 1; d >= 0; --d) strides[d] = st, st *= s->dims[d];
+}
+
+/* Runs a strided copy of the data and, when present, of the batch coefficients. */
+static int opara__eval_strided(opara__imp* im, const opara__cv* x, const opara__shape* out_shape,
+                               const int64_t* strides, int64_t base, opara__cv* out) {
+    uint8_t* data;
+    int64_t* coef;
+    size_t es = opara_dtype_size(x->dtype);
+    int r = opara__cv_alloc(im, out, x->dtype, out_shape, x->coef != NULL, &data, &coef);
+    if (r != OPARA_OK) return r;
+    if (!out->count) return OPARA_OK;
+    opara__strided_copy(data, x->data, es, out_shape->ndim, out_shape->dims, strides, base);
+    if (coef) opara__strided_copy((uint8_t*)coef, (const uint8_t*)x->coef, 8, out_shape->ndim, out_shape->dims, strides, base);
+    return OPARA_OK;
+}
+
+static int opara__eval_transpose(opara__imp* im, const opara__onnx_node* n, const opara__cv* x, opara__cv* out) {
+    int64_t in_strides[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS];
+    opara__shape shape;
+    uint32_t count;
+    const int64_t* perm = opara__oattr_ints(n, "perm", &count);
+    int32_t d;
+    if (perm && count != (uint32_t)x->shape.ndim) return OPARA__NOFOLD;
+    opara__row_strides(&x->shape, in_strides);
+    shape.ndim = x->shape.ndim;
+    for (d = 0; d < shape.ndim; ++d) {
+        int64_t p = perm ? perm[d] : shape.ndim - 1 - d;
+        if (p < 0 || p >= shape.ndim) return OPARA__NOFOLD;
+        shape.dims[d] = x->shape.dims[p];
+        strides[d] = in_strides[p];
+    }
+    return opara__eval_strided(im, x, &shape, strides, 0, out);
+}
+
+/* Per-axis start/step/length of an ONNX Slice on shape in; 0 when the parameters are invalid. */
+static int opara__slice_box(const opara__shape* in, const int64_t* starts, const int64_t* ends, const int64_t* axes,
+                            const int64_t* steps, uint32_t k, int64_t* start, int64_t* step, opara__shape* out) {
+    uint32_t i;
+    int32_t d;
+    *out = *in;
+    for (d = 0; d < in->ndim; ++d) start[d] = 0, step[d] = 1;
+    for (i = 0; i < k; ++i) {
+        int64_t axis = axes ? opara__onnx_axis(axes[i], in->ndim) : (int64_t)i;
+        int64_t dim, s, e, st = steps ? steps[i] : 1, len;
+        if (axis < 0 || axis >= in->ndim || st == 0) return 0;
+        dim = in->dims[axis];
+        if (dim < 0) return 0;
+        s = starts[i] < 0 ? starts[i] + dim : starts[i];
+        e = ends[i] < 0 ? ends[i] + dim : ends[i];
+        if (st > 0) {
+            s = OPARA__MAX(0, OPARA__MIN(s, dim));
+            e = OPARA__MAX(0, OPARA__MIN(e, dim));
+            len = e > s ? (e - s + st - 1) / st : 0;
+        } else {
+            s = OPARA__MAX(-1, OPARA__MIN(s, dim - 1));
+            e = OPARA__MAX(-1, OPARA__MIN(e, dim - 1));
+            len = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+        }
+        start[axis] = s;
+        step[axis] = st;
+        out->dims[axis] = len;
+    }
+    return 1;
+}
+
+static int opara__eval_slice(opara__imp* im, const opara__cv* x, const int64_t* starts, const int64_t* ends,
+                             const int64_t* axes, const int64_t* steps, uint32_t k, opara__cv* out) {
+    int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], in_strides[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], base = 0;
+    opara__shape shape;
+    int32_t d;
+    if (!opara__slice_box(&x->shape, starts, ends, axes, steps, k, start, step, &shape)) return OPARA__NOFOLD;
+    opara__row_strides(&x->shape, in_strides);
+    for (d = 0; d < shape.ndim; ++d) {
+        strides[d] = step[d] * in_strides[d];
+        if (shape.dims[d]) base += start[d] * in_strides[d];
+    }
+    return opara__eval_strided(im, x, &shape, strides, base, out);
+}
+
+static int opara__eval_gather(opara__imp* im, const opara__cv* x, const opara__cv* idx, int64_t axis, opara__cv* out) {
+    opara__shape shape;
+    uint8_t* data;
+    int64_t* coef;
+    uint64_t outer = 1, inner = 1, o, j;
+    int64_t dim;
+    int32_t d;
+    size_t es = opara_dtype_size(x->dtype);
+    int r;
+    axis = opara__onnx_axis(axis, x->shape.ndim);
+    if (axis < 0 || axis >= x->shape.ndim || !opara__dtype_is_int(idx->dtype) || idx->coef ||
+        x->shape.ndim + idx->shape.ndim - 1 > OPARA_MAX_DIMS)
+        return OPARA__NOFOLD;
+    dim = x->shape.dims[axis];
+    shape.ndim = 0;
+    for (d = 0; d < axis; ++d) shape.dims[shape.ndim++] = x->shape.dims[d], outer *= (uint64_t)x->shape.dims[d];
+    for (d = 0; d < idx->shape.ndim; ++d) shape.dims[shape.ndim++] = idx->shape.dims[d];
+    for (d = (int32_t)axis + 1; d < x->shape.ndim; ++d) shape.dims[shape.ndim++] = x->shape.dims[d], inner *= (uint64_t)x->shape.dims[d];
+    r = opara__cv_alloc(im, out, x->dtype, &shape, x->coef != NULL, &data, &coef);
+    if (r != OPARA_OK) return r;
+    for (o = 0; o < outer; ++o)
+        for (j = 0; j < idx->count; ++j) {
+            int64_t k = opara__get_i64(idx->dtype, idx->data, j);
+            uint64_t src, dst = (o * idx->count + j) * inner;
+            if (k < 0) k += dim;
+            if (k < 0 || k >= dim)
+                return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Gather): index %lld out of range [0, %lld)",
+                                   im->node_name, (long long)opara__get_i64(idx->dtype, idx->data, j), (long long)dim);
+            src = (o * (uint64_t)dim + (uint64_t)k) * inner;
+            memcpy(data + dst * es, x->data + src * es, (size_t)(inner * es));
+            if (coef) memcpy(coef + dst, x->coef + src, (size_t)(inner * 8));
+        }
+    return OPARA_OK;
+}
+
+static int opara__eval_concat(opara__imp* im, const opara__cv* in, uint32_t n, int64_t axis, opara__cv* out) {
+    opara__shape shape = in[0].shape;
+    uint8_t* data;
+    int64_t* coef;
+    uint64_t outer = 1, o, pos = 0;
+    uint32_t k;
+    int32_t d;
+    int any_coef = 0, r;
+    size_t es = opara_dtype_size(in[0].dtype);
+    axis = opara__onnx_axis(axis, shape.ndim);
+    if (axis < 0 || axis >= shape.ndim) return OPARA__NOFOLD;
+    shape.dims[axis] = 0;
+    for (k = 0; k < n; ++k) {
+        if (in[k].dtype != in[0].dtype || in[k].shape.ndim != shape.ndim) return OPARA__NOFOLD;
+        for (d = 0; d < shape.ndim; ++d)
+            if (d != axis && in[k].shape.dims[d] != shape.dims[d]) return OPARA__NOFOLD;
+        shape.dims[axis] += in[k].shape.dims[axis];
+        any_coef |= in[k].coef != NULL;
+    }
+    for (d = 0; d < axis; ++d) outer *= (uint64_t)shape.dims[d];
+    r = opara__cv_alloc(im, out, in[0].dtype, &shape, any_coef, &data, &coef);
+    if (r != OPARA_OK) return r;
+    for (o = 0; o < outer; ++o)
+        for (k = 0; k < n; ++k) {
+            uint64_t block = outer ? in[k].count / outer : 0;
+            memcpy(data + pos * es, in[k].data + o * block * es, (size_t)(block * es));
+            if (coef && in[k].coef) memcpy(coef + pos, in[k].coef + o * block, (size_t)(block * 8));
+            pos += block;
+        }
+    return OPARA_OK;
+}
+
+static int opara__eval_cast(opara__imp* im, const opara__cv* x, int64_t to, opara__cv* out) {
+    opara_dtype t = opara__onnx_dtype((int32_t)to);
+    uint8_t* data;
+    int64_t* coef;
+    uint64_t i;
+    int r;
+    if (!opara__dtype_numeric(t) || !opara__dtype_numeric(x->dtype)) return OPARA__NOFOLD;
+    if (x->coef && t != OPARA_DTYPE_I64) return OPARA__NOFOLD;
+    r = opara__cv_alloc(im, out, t, &x->shape, x->coef != NULL, &data, &coef);
+    if (r != OPARA_OK) return r;
+    for (i = 0; i < x->count; ++i) {
+        if (opara__dtype_is_float(t)) opara__put_f64(t, data, i, opara__get_f64(x->dtype, x->data, i));
+        else if (t == OPARA_DTYPE_BOOL) opara__put_i64(t, data, i, opara__get_f64(x->dtype, x->data, i) != 0);
+        else opara__put_i64(t, data, i, opara__get_i64(x->dtype, x->data, i));
+    }
+    if (coef) memcpy(coef, x->coef, (size_t)x->count * 8);
+    return OPARA_OK;
+}
+
+/* Same data, new shape (Reshape, Flatten, Squeeze, Unsqueeze). */
+static int opara__eval_view(const opara__cv* x, const opara__shape* shape, opara__cv* out) {
+    if (opara__shape_count(shape) != x->count) return OPARA__NOFOLD;
+    *out = *x;
+    out->shape = *shape;
+    return OPARA_OK;
+}
+
+/* Output shape of an ONNX Reshape with fully known dims; 0 when invalid. */
+static int opara__reshape_dims(const opara__shape* in, const int64_t* spec, uint32_t n, int allowzero,
+                               opara__shape* out) {
+    int64_t known = 1, total = (int64_t)opara__shape_count(in);
+    int32_t infer = -1;
+    uint32_t i;
+    if (n > OPARA_MAX_DIMS) return 0;
+    out->ndim = (int32_t)n;
+    for (i = 0; i < n; ++i) {
+        int64_t d = spec[i];
+        if (d == 0 && !allowzero) {
+            if ((int32_t)i >= in->ndim) return 0;
+            d = in->dims[i];
+        }
+        if (d == -1) {
+            if (infer >= 0) return 0;
+            infer = (int32_t)i;
+            d = 1;
+        } else if (d < 0) return 0;
+        out->dims[i] = d;
+        known *= d;
+    }
+    if (infer >= 0) {
+        if (known == 0 || total % known) return 0;
+        out->dims[infer] = total / known;
+    }
+    return opara__shape_count(out) == (uint64_t)total;
+}
+
+static int opara__squeeze_shape(const opara__shape* in, const int64_t* axes, uint32_t n, opara__shape* out) {
+    int32_t d;
+    uint32_t i;
+    out->ndim = 0;
+    for (d = 0; d < in->ndim; ++d) {
+        int drop = 0;
+        if (!axes) drop = in->dims[d] == 1;
+        for (i = 0; axes && i < n; ++i) drop |= opara__onnx_axis(axes[i], in->ndim) == d;
+        if (drop && in->dims[d] != 1 && in->dims[d] != -1) return 0;
+        if (!drop) out->dims[out->ndim++] = in->dims[d];
+    }
+    return 1;
+}
+
+static int opara__unsqueeze_shape(const opara__shape* in, const int64_t* axes, uint32_t n, opara__shape* out) {
+    int32_t rank = in->ndim + (int32_t)n, d, src = 0;
+    uint32_t i;
+    if (rank > OPARA_MAX_DIMS) return 0;
+    out->ndim = rank;
+    for (d = 0; d < rank; ++d) out->dims[d] = -2;
+    for (i = 0; i < n; ++i) {
+        int64_t a = opara__onnx_axis(axes[i], rank);
+        if (a < 0 || a >= rank || out->dims[a] == 1) return 0;
+        out->dims[a] = 1;
+    }
+    for (d = 0; d < rank; ++d)
+        if (out->dims[d] == -2) out->dims[d] = in->dims[src++];
+    return 1;
+}
+
+static int opara__flatten_shape(const opara__shape* in, int64_t axis, opara__shape* out) {
+    int64_t a = opara__onnx_axis(axis, in->ndim), outer = 1, inner = 1;
+    int32_t d;
+    if (a < 0 || a > in->ndim) return 0;
+    for (d = 0; d < in->ndim; ++d) {
+        int64_t x = in->dims[d];
+        int64_t* acc = d < a ? &outer : &inner;
+        if (x == OPARA__DIM_BATCH) {
+            if (*acc != 1 && *acc != OPARA__DIM_BATCH) *acc = -1;
+            else *acc = OPARA__DIM_BATCH;
+        } else if (x < 0 || *acc == -1) *acc = -1;
+        else if (*acc == OPARA__DIM_BATCH) { if (x != 1) *acc = -1; }
+        else *acc *= x;
+    }
+    out->ndim = 2;
+    out->dims[0] = outer;
+    out->dims[1] = inner;
+    return 1;
+}
+
+static int opara__eval_constant_of_shape(opara__imp* im, const opara__cv* shp, opara__cv* out) {
+    const opara__onnx_attr* a = opara__oattr(im->node, "value");
+    opara__tensor_data value;
+    opara__shape shape;
+    uint8_t* data;
+    int64_t* coef;
+    uint64_t i;
+    uint32_t n;
+    int r;
+    size_t es;
+    if (!opara__cv_ints(shp, shape.dims, OPARA_MAX_DIMS, &n)) return OPARA__NOFOLD;
+    shape.ndim = (int32_t)n;
+    for (i = 0; i < n; ++i)
+        if (shape.dims[i] < 0) return OPARA__NOFOLD;
+    memset(&value, 0, sizeof value);
+    if (a && a->t) {
+        r = opara__onnx_tensor_load(im->rt, a->t, NULL, im->node_name, &value);
+        if (r != OPARA_OK) return r;
+        if (value.count != 1) {
+            opara__tensor_data_free(im->rt, &value);
+            return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (ConstantOfShape): value must have one element",
+                               im->node_name);
+        }
+    }
+    r = opara__cv_alloc(im, out, a && a->t ? value.dtype : OPARA_DTYPE_F32, &shape, 0, &data, &coef);
+    es = opara_dtype_size(out->dtype);
+    for (i = 0; r == OPARA_OK && i < out->count; ++i) {
+        if (value.data) memcpy(data + i * es, value.data, es);
+        else memset(data + i * es, 0, es);
+    }
+    opara__tensor_data_free(im->rt, &value);
+    return r;
+}
+
+static int opara__eval_range(opara__imp* im, const opara__cv* start, const opara__cv* limit, const opara__cv* delta,
+                             opara__cv* out) {
+    opara__shape shape;
+    uint8_t* data;
+    int64_t* coef;
+    double s, l, d, n;
+    uint64_t i;
+    int r;
+    if (start->count != 1 || limit->count != 1 || delta->count != 1 || start->coef || limit->coef || delta->coef ||
+        !opara__dtype_numeric(start->dtype))
+        return OPARA__NOFOLD;
+    s = opara__get_f64(start->dtype, start->data, 0);
+    l = opara__get_f64(limit->dtype, limit->data, 0);
+    d = opara__get_f64(delta->dtype, delta->data, 0);
+    if (d == 0) return OPARA__NOFOLD;
+    n = ceil((l - s) / d);
+    if (!(n < 1e9)) return OPARA__NOFOLD;
+    shape.ndim = 1;
+    shape.dims[0] = n > 0 ? (int64_t)n : 0;
+    r = opara__cv_alloc(im, out, start->dtype, &shape, 0, &data, &coef);
+    for (i = 0; r == OPARA_OK && i < out->count; ++i) {
+        if (opara__dtype_is_float(start->dtype)) opara__put_f64(start->dtype, data, i, s + (double)i * d);
+        else
+            opara__put_i64(start->dtype, data, i,
+                           opara__get_i64(start->dtype, start->data, 0) + (int64_t)i * opara__get_i64(delta->dtype, delta->data, 0));
+    }
+    return r;
+}
+
+static int opara__eval_sqrt(opara__imp* im, const opara__cv* x, opara__cv* out) {
+    uint8_t* data;
+    int64_t* coef;
+    uint64_t i;
+    int r;
+    if (!opara__dtype_is_float(x->dtype)) return OPARA__NOFOLD;
+    r = opara__cv_alloc(im, out, x->dtype, &x->shape, 0, &data, &coef);
+    for (i = 0; r == OPARA_OK && i < x->count; ++i) opara__put_f64(x->dtype, data, i, sqrt(opara__get_f64(x->dtype, x->data, i)));
+    return r;
+}
+
+/* Shape of an input whose dims are all known or the batch. */
+static int opara__eval_shape(opara__imp* im, int32_t v, opara__cv* out) {
+    const opara__shape* s = opara__imp_shape(im, v);
+    opara__shape shape;
+    uint8_t* data;
+    int64_t* coef;
+    int64_t start = opara__oattr_int(im->node, "start", 0), end = opara__oattr_int(im->node, "end", INT64_MAX), i;
+    int r;
+    if (s->ndim < 0) return OPARA__NOFOLD;
+    start = start < 0 ? OPARA__MAX(0, start + s->ndim) : OPARA__MIN(start, s->ndim);
+    end = end < 0 ? OPARA__MAX(0, end + s->ndim) : OPARA__MIN(end, s->ndim);
+    for (i = start; i < end; ++i)
+        if (s->dims[i] < 0 && s->dims[i] != OPARA__DIM_BATCH) return OPARA__NOFOLD;
+    shape.ndim = 1;
+    shape.dims[0] = end > start ? end - start : 0;
+    r = opara__cv_alloc(im, out, OPARA_DTYPE_I64, &shape, 1, &data, &coef);
+    for (i = start; r == OPARA_OK && i < end; ++i) {
+        int batch = s->dims[i] == OPARA__DIM_BATCH;
+        opara__put_i64(OPARA_DTYPE_I64, data, (uint64_t)(i - start), batch ? 0 : s->dims[i]);
+        coef[i - start] = batch;
+    }
+    return r;
+}
+
+/* ---- operator parameters: attribute or constant input ------------------------------------------ */
+
+#define OPARA__PARAM_CAP 64
+
+typedef struct opara__param {
+    int present;
+    uint32_t n;
+    int64_t ints[OPARA__PARAM_CAP];
+    float floats[OPARA__PARAM_CAP];
+} opara__param;
+
+static const char* opara__input_name(opara__imp* im, uint32_t i) {
+    return i < im->node->n_inputs ? im->node->inputs[i] : "";
+}
+
+static opara_result opara__not_const(opara__imp* im, uint32_t i, const char* what) {
+    return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
+                       "node '%s' (%s): input %u '%s' (%s) must be a constant (it is computed at run time)",
+                       im->node_name, im->node->op_type, i, opara__input_name(im, i), what);
+}
+
+/* Reads integer parameter `what` from attribute attr (when the node has it) or from constant
+   input i. allow_batch: batch terms become OPARA__DIM_BATCH (exactly one batch) or -1. */
+static opara_result opara__ints_param(opara__imp* im, const int32_t* in, uint32_t n_in, uint32_t i, const char* attr,
+                                      int allow_batch, opara__param* p) {
+    const opara__onnx_attr* a = attr ? opara__oattr(im->node, attr) : NULL;
+    opara__cv cv;
+    uint64_t k;
+    int minus_one = 0;
+    memset(p, 0, sizeof *p);
+    if (a) {
+        if (a->n_ints > OPARA__PARAM_CAP) goto too_many;
+        p->present = 1;
+        p->n = a->n_ints;
+        if (a->n_ints) memcpy(p->ints, a->ints, a->n_ints * sizeof(int64_t));
+        else if (a->has_i) p->n = 1, p->ints[0] = a->i;
+        return OPARA_OK;
+    }
+    if (i >= n_in || in[i] < 0) return OPARA_OK;
+    if (!opara__is_const(im, in[i])) return opara__not_const(im, i, attr ? attr : "parameter");
+    opara__cv_of(im, in[i], &cv);
+    if (cv.count > OPARA__PARAM_CAP) goto too_many;
+    if (!opara__dtype_is_int(cv.dtype) || cv.shape.ndim > 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): input %u must be a 1-D integer tensor",
+                           im->node_name, im->node->op_type, i);
+    p->present = 1;
+    p->n = (uint32_t)cv.count;
+    for (k = 0; k < cv.count; ++k) {
+        int64_t x = opara__get_i64(cv.dtype, cv.data, k), c = cv.coef ? cv.coef[k] : 0;
+        if (c && !allow_batch) return opara__not_const(im, i, "depends on the batch size");
+        if (c == 1 && x == 0) x = OPARA__DIM_BATCH;
+        else if (c) x = -1, minus_one++;
+        else if (x == -1) minus_one++;
+        p->ints[k] = x;
+    }
+    if (minus_one > 1)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
+                           "node '%s' (%s): the target shape has %d unknown dims (only one -1 is allowed)",
+                           im->node_name, im->node->op_type, minus_one);
+    return OPARA_OK;
+too_many:
+    return opara__fail(im->rt, OPARA_ERR_LIMIT_EXCEEDED, "node '%s' (%s): more than %d values in '%s'", im->node_name,
+                       im->node->op_type, OPARA__PARAM_CAP, attr ? attr : "parameter");
+}
+
+static opara_result opara__floats_param(opara__imp* im, const int32_t* in, uint32_t n_in, uint32_t i,
+                                        opara__param* p) {
+    opara__cv cv;
+    uint64_t k;
+    memset(p, 0, sizeof *p);
+    if (i >= n_in || in[i] < 0) return OPARA_OK;
+    if (!opara__is_const(im, in[i])) return opara__not_const(im, i, "float parameter");
+    opara__cv_of(im, in[i], &cv);
+    if (cv.count > OPARA__PARAM_CAP || !opara__dtype_numeric(cv.dtype))
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): input %u must be a small numeric tensor",
+                           im->node_name, im->node->op_type, i);
+    p->present = 1;
+    p->n = (uint32_t)cv.count;
+    for (k = 0; k < cv.count; ++k) p->floats[k] = (float)opara__get_f64(cv.dtype, cv.data, k);
+    return OPARA_OK;
+}
+
+static int opara__op_is(const opara__onnx_node* n, const char* op) { return strcmp(n->op_type, op) == 0; }
+
+/* Evaluates the node when its inputs allow it. OPARA_OK with *out filled, OPARA__NOFOLD, or an error. */
+static int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opara__cv* out) {
+    const opara__onnx_node* n = im->node;
+    opara__cv cv[4];
+    uint32_t i;
+    int r;
+    if (opara__op_is(n, "Shape")) return n_in >= 1 && in[0] >= 0 ? opara__eval_shape(im, in[0], out) : OPARA__NOFOLD;
+    if (n_in == 0 || in[0] < 0) return OPARA__NOFOLD;
+    for (i = 0; i < n_in; ++i)
+        if (in[i] >= 0 && !opara__is_const(im, in[i])) return OPARA__NOFOLD;
+    if (opara__op_is(n, "Concat")) {
+        opara__cv* all = (opara__cv*)opara__calloc(im->rt, n_in, sizeof(opara__cv));
+        if (!all) return opara__imp_oom(im);
+        for (i = 0; i < n_in; ++i) {
+            if (in[i] < 0) break;
+            opara__cv_of(im, in[i], &all[i]);
+        }
+        r = i == n_in ? opara__eval_concat(im, all, n_in, opara__oattr_int(n, "axis", 0), out) : OPARA__NOFOLD;
+        opara__free(im->rt, all);
+        return r;
+    }
+    for (i = 0; i < 4; ++i) {
+        if (i < n_in && in[i] >= 0) opara__cv_of(im, in[i], &cv[i]);
+        else memset(&cv[i], 0, sizeof cv[i]);
+    }
+    if (n_in >= 2 && in[1] >= 0) {
+        static const char* const ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Equal"};
+        static const char codes[] = "+-*/^=";
+        for (i = 0; i < 6; ++i)
+            if (opara__op_is(n, ops[i])) return opara__eval_binary(im, codes[i], &cv[0], &cv[1], out);
+    }
+    if (opara__op_is(n, "Where") && n_in == 3 && in[1] >= 0 && in[2] >= 0)
+        return opara__eval_where(im, &cv[0], &cv[1], &cv[2], out);
+    if (opara__op_is(n, "Transpose")) return opara__eval_transpose(im, n, &cv[0], out);
+    if (opara__op_is(n, "Cast")) return opara__eval_cast(im, &cv[0], opara__oattr_int(n, "to", 0), out);
+    if (opara__op_is(n, "Sqrt")) return opara__eval_sqrt(im, &cv[0], out);
+    if (opara__op_is(n, "ConstantOfShape")) return opara__eval_constant_of_shape(im, &cv[0], out);
+    if (opara__op_is(n, "Range") && n_in == 3 && in[1] >= 0 && in[2] >= 0)
+        return opara__eval_range(im, &cv[0], &cv[1], &cv[2], out);
+    if (opara__op_is(n, "Gather") && n_in >= 2 && in[1] >= 0)
+        return opara__eval_gather(im, &cv[0], &cv[1], opara__oattr_int(n, "axis", 0), out);
+    if (opara__op_is(n, "Slice")) {
+        opara__param p[4];
+        static const char* const names[4] = {"starts", "ends", "axes", "steps"};
+        for (i = 0; i < 4; ++i) {
+            r = im->opset < 10 ? opara__ints_param(im, in, 0, 0, i < 3 ? names[i] : NULL, 0, &p[i])
+                               : opara__ints_param(im, in, n_in, i + 1, NULL, 0, &p[i]);
+            if (r != OPARA_OK) return r;
+        }
+        if (!p[0].present || !p[1].present || p[0].n != p[1].n || (p[2].present && p[2].n != p[0].n) ||
+            (p[3].present && p[3].n != p[0].n))
+            return OPARA__NOFOLD;
+        return opara__eval_slice(im, &cv[0], p[0].ints, p[1].ints, p[2].present ? p[2].ints : NULL,
+                                 p[3].present ? p[3].ints : NULL, p[0].n, out);
+    }
+    {
+        opara__shape shape;
+        opara__param p;
+        if (opara__op_is(n, "Reshape")) {
+            r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
+            if (r != OPARA_OK) return r;
+            if (!p.present || !opara__reshape_dims(&cv[0].shape, p.ints, p.n, (int)opara__oattr_int(n, "allowzero", 0), &shape))
+                return OPARA__NOFOLD;
+            return opara__eval_view(&cv[0], &shape, out);
+        }
+        if (opara__op_is(n, "Flatten")) {
+            if (!opara__flatten_shape(&cv[0].shape, opara__oattr_int(n, "axis", 1), &shape)) return OPARA__NOFOLD;
+            return opara__eval_view(&cv[0], &shape, out);
+        }
+        if (opara__op_is(n, "Squeeze") || opara__op_is(n, "Unsqueeze")) {
+            int squeeze = opara__op_is(n, "Squeeze");
+            r = opara__ints_param(im, in, n_in, 1, "axes", 0, &p);
+            if (r != OPARA_OK) return r;
+            if (squeeze ? !opara__squeeze_shape(&cv[0].shape, p.present ? p.ints : NULL, p.n, &shape)
+                        : !p.present || !opara__unsqueeze_shape(&cv[0].shape, p.ints, p.n, &shape))
+                return OPARA__NOFOLD;
+            return opara__eval_view(&cv[0], &shape, out);
+        }
+    }
+    return OPARA__NOFOLD;
+}
+
+/* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
+
+static int64_t opara__bcast_dim(int64_t a, int64_t b) {
+    if (a == b || b == 1) return a;
+    if (a == 1) return b;
+    if (a >= 0 && b >= 0) return -1; /* incompatible: left unknown, the checker of the graph reports it */
+    return a >= 0 ? a : b >= 0 ? b : -1;
+}
+
+static void opara__bcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape* out) {
+    uint32_t k;
+    int32_t d;
+    out->ndim = 0;
+    for (k = 0; k < n; ++k) {
+        if (in[k]->ndim < 0) {
+            out->ndim = -1;
+            return;
+        }
+        out->ndim = OPARA__MAX(out->ndim, in[k]->ndim);
+    }
+    for (d = 0; d < out->ndim; ++d) {
+        int64_t dim = 1;
+        for (k = 0; k < n; ++k) {
+            int32_t off = out->ndim - in[k]->ndim;
+            if (d >= off) dim = opara__bcast_dim(dim, in[k]->dims[d - off]);
+        }
+        out->dims[d] = dim;
+    }
+}
+
+/* Spatial output size of a convolution or pooling window. */
+static int64_t opara__onnx_window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad, const char* auto_pad,
+                                 int ceil_mode) {
+    int64_t eff = (k - 1) * dil + 1, span;
+    if (in < 0 || stride <= 0) return -1;
+    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) return (in + stride - 1) / stride;
+    if (strcmp(auto_pad, "VALID") == 0) pad = 0;
+    span = in + pad - eff;
+    if (span < 0) return -1;
+    return (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+}
+
+static void opara__infer_window(const opara__node* n, const opara__shape* x, const opara__shape* w, opara__shape* out) {
+    uint32_t nk, ns, nd, np, i;
+    const int64_t* ks = opara__attr_ints(n, "kernel_shape", &nk);
+    const int64_t* st = opara__attr_ints(n, "strides", &ns);
+    const int64_t* dl = opara__attr_ints(n, "dilations", &nd);
+    const int64_t* pd = opara__attr_ints(n, "pads", &np);
+    const char* auto_pad = opara__attr_string(n, "auto_pad", "NOTSET");
+    int transpose = n->op == OPARA__OP_CONV_TRANSPOSE, ceil_mode = (int)opara__attr_int(n, "ceil_mode", 0);
+    uint32_t spatial;
+    *out = *x;
+    if (x->ndim < 2) {
+        out->ndim = -1;
+        return;
+    }
+    spatial = (uint32_t)x->ndim - 2;
+    if (n->op == OPARA__OP_CONV) out->dims[1] = w && w->ndim > 0 ? w->dims[0] : -1;
+    if (transpose) out->dims[1] = w && w->ndim > 1 ? w->dims[1] * opara__attr_int(n, "group", 1) : -1;
+    for (i = 0; i < spatial; ++i) {
+        int64_t k = ks && i < nk ? ks[i] : w && (uint32_t)w->ndim == spatial + 2 ? w->dims[i + 2] : -1;
+        int64_t s = st && i < ns ? st[i] : 1, d = dl && i < nd ? dl[i] : 1;
+        int64_t pad = pd && np == 2 * spatial ? pd[i] + pd[i + spatial] : 0, in = x->dims[i + 2];
+        if (k < 0) {
+            out->dims[i + 2] = -1;
+            continue;
+        }
+        if (transpose) {
+            uint32_t no, nop;
+            const int64_t* os = opara__attr_ints(n, "output_shape", &no);
+            const int64_t* op = opara__attr_ints(n, "output_padding", &nop);
+            if (os && no == spatial) out->dims[i + 2] = os[i];
+            else if (in < 0) out->dims[i + 2] = -1;
+            else if (strncmp(auto_pad, "SAME", 4) == 0) out->dims[i + 2] = in * s;
+            else out->dims[i + 2] = s * (in - 1) + (op && i < nop ? op[i] : 0) + (k - 1) * d + 1 - pad;
+        } else
+            out->dims[i + 2] = opara__onnx_window_out(in, k, s, d, pad, auto_pad, ceil_mode);
+    }
+}
+
+static void opara__infer_matmul(const opara__shape* a, const opara__shape* b, opara__shape* out) {
+    opara__shape ba, bb;
+    const opara__shape* pair[2];
+    if (a->ndim < 1 || b->ndim < 1) {
+        out->ndim = -1;
+        return;
+    }
+    ba = *a, bb = *b;
+    ba.ndim = OPARA__MAX(0, a->ndim - 2);
+    bb.ndim = OPARA__MAX(0, b->ndim - 2);
+    pair[0] = &ba, pair[1] = &bb;
+    opara__bcast_shapes(pair, 2, out);
+    if (a->ndim >= 2) out->dims[out->ndim++] = a->dims[a->ndim - 2];
+    if (b->ndim >= 2) out->dims[out->ndim++] = b->dims[b->ndim - 1];
+}
+
+/* Reshape target with 0, -1 and batch entries, against an input shape that may hold the batch. */
+static void opara__infer_reshape(const opara__shape* x, const int64_t* spec, uint32_t n, int allowzero,
+                                 opara__shape* out) {
+    int64_t in_known = 1, out_known = 1;
+    int in_batch = 0, out_batch = 0, unknown = x->ndim < 0, infer = -1;
+    uint32_t i;
+    int32_t d;
+    out->ndim = (int32_t)n;
+    for (d = 0; d < x->ndim; ++d) {
+        if (x->dims[d] == OPARA__DIM_BATCH) in_batch++;
+        else if (x->dims[d] < 0) unknown = 1;
+        else in_known *= x->dims[d];
+    }
+    for (i = 0; i < n; ++i) {
+        int64_t v = spec[i];
+        if (v == 0 && !allowzero) v = (int32_t)i < x->ndim ? x->dims[i] : -1;
+        out->dims[i] = v;
+        if (spec[i] == -1) infer = (int)i;
+        else if (v == OPARA__DIM_BATCH) out_batch++;
+        else if (v < 0) unknown = 1;
+        else out_known *= v;
+    }
+    if (infer < 0) return;
+    if (!unknown && in_batch == out_batch && out_known && in_known % out_known == 0)
+        out->dims[infer] = in_known / out_known;
+    else if (!unknown && in_batch == 1 && out_batch == 0 && in_known == out_known)
+        out->dims[infer] = OPARA__DIM_BATCH;
+    else
+        out->dims[infer] = -1;
+}
+
+static void opara__infer_node(opara__imp* im, int32_t node) {
+    const opara__node* n = &im->g->nodes[node];
+    const opara__shape* x;
+    const opara__shape* w;
+    opara_dtype dt;
+    opara__shape out;
+    uint32_t cnt, o;
+    int32_t d;
+    const int64_t* ints;
+    int64_t axis;
+    for (o = 0; o < n->n_outputs; ++o) /* grow the side table first: x and w may point into it */
+        if (!opara__side(im, n->outputs[o])) return;
+    x = n->n_inputs > 0 && n->inputs[0] >= 0 ? opara__imp_shape(im, n->inputs[0]) : NULL;
+    w = n->n_inputs > 1 && n->inputs[1] >= 0 ? opara__imp_shape(im, n->inputs[1]) : NULL;
+    dt = n->n_inputs > 0 && n->inputs[0] >= 0 ? im->g->values[n->inputs[0]].dtype : OPARA_DTYPE_F32;
+    out.ndim = -1;
+    if (!x) return;
+    switch (n->op) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+        opara__infer_window(n, x, w, &out);
+        break;
+    case OPARA__OP_GLOBAL_AVERAGE_POOL:
+        out = *x;
+        for (d = 2; d < out.ndim; ++d) out.dims[d] = 1;
+        break;
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    case OPARA__OP_WHERE: {
+        const opara__shape* in[3];
+        uint32_t k, m = OPARA__MIN(n->n_inputs, 3u);
+        for (k = 0; k < m; ++k) {
+            if (n->inputs[k] < 0) return;
+            in[k] = opara__imp_shape(im, n->inputs[k]);
+        }
+        opara__bcast_shapes(in, m, &out);
+        if (n->op == OPARA__OP_WHERE && w) dt = im->g->values[n->inputs[1]].dtype;
+        break;
+    }
+    case OPARA__OP_CONCAT: {
+        uint32_t k;
+        out = *x;
+        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
+        if (axis < 0 || axis >= out.ndim) return;
+        for (k = 1; k < n->n_inputs; ++k) {
+            const opara__shape* s = opara__imp_shape(im, n->inputs[k]);
+            if (s->ndim != out.ndim || out.dims[axis] < 0 || s->dims[axis] < 0) out.dims[axis] = -1;
+            else out.dims[axis] += s->dims[axis];
+        }
+        break;
+    }
+    case OPARA__OP_SPLIT: {
+        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
+        ints = opara__attr_ints(n, "split", &cnt);
+        for (o = 0; o < n->n_outputs && axis >= 0 && axis < x->ndim; ++o) {
+            opara__imp_side* s = opara__side(im, n->outputs[o]);
+            if (!s) return;
+            s->shape = *x;
+            if (ints && cnt == n->n_outputs) s->shape.dims[axis] = ints[o];
+            else s->shape.dims[axis] = x->dims[axis] >= 0 && x->dims[axis] % n->n_outputs == 0 ?
+                                           x->dims[axis] / n->n_outputs : -1;
+            im->g->values[n->outputs[o]].dtype = dt;
+        }
+        return;
+    }
+    case OPARA__OP_SLICE: {
+        int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS];
+        uint32_t ne, na, nst;
+        const int64_t* starts = opara__attr_ints(n, "starts", &cnt);
+        const int64_t* ends = opara__attr_ints(n, "ends", &ne);
+        const int64_t* axes = opara__attr_ints(n, "axes", &na);
+        const int64_t* steps = opara__attr_ints(n, "steps", &nst);
+        if (!starts || !ends || ne != cnt || !opara__slice_box(x, starts, ends, axes, steps, cnt, start, step, &out))
+            out.ndim = -1;
+        break;
+    }
+    case OPARA__OP_GATHER:
+        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
+        if (!w || w->ndim < 0 || axis < 0 || axis >= x->ndim || x->ndim + w->ndim - 1 > OPARA_MAX_DIMS) return;
+        out.ndim = 0;
+        for (d = 0; d < x->ndim; ++d) {
+            if (d == axis) {
+                int32_t k;
+                for (k = 0; k < w->ndim; ++k) out.dims[out.ndim++] = w->dims[k];
+            } else
+                out.dims[out.ndim++] = x->dims[d];
+        }
+        break;
+    case OPARA__OP_RESHAPE:
+        ints = opara__attr_ints(n, "shape", &cnt);
+        if (ints) opara__infer_reshape(x, ints, cnt, (int)opara__attr_int(n, "allowzero", 0), &out);
+        break;
+    case OPARA__OP_FLATTEN:
+        if (x->ndim >= 0) opara__flatten_shape(x, opara__attr_int(n, "axis", 1), &out);
+        break;
+    case OPARA__OP_TRANSPOSE:
+        ints = opara__attr_ints(n, "perm", &cnt);
+        out = *x;
+        for (d = 0; d < x->ndim; ++d) {
+            int64_t p = ints ? (d < (int32_t)cnt ? ints[d] : -1) : x->ndim - 1 - d;
+            out.dims[d] = p >= 0 && p < x->ndim ? x->dims[p] : -1;
+        }
+        break;
+    case OPARA__OP_SQUEEZE:
+        ints = opara__attr_ints(n, "axes", &cnt);
+        if (x->ndim < 0 || !opara__squeeze_shape(x, ints, cnt, &out)) out.ndim = -1;
+        break;
+    case OPARA__OP_UNSQUEEZE:
+        ints = opara__attr_ints(n, "axes", &cnt);
+        if (x->ndim < 0 || !ints || !opara__unsqueeze_shape(x, ints, cnt, &out)) out.ndim = -1;
+        break;
+    case OPARA__OP_EXPAND: {
+        opara__shape target;
+        const opara__shape* pair[2];
+        ints = opara__attr_ints(n, "shape", &cnt);
+        if (!ints || cnt > OPARA_MAX_DIMS) return;
+        target.ndim = (int32_t)cnt;
+        for (o = 0; o < cnt; ++o) target.dims[o] = ints[o];
+        pair[0] = x, pair[1] = &target;
+        opara__bcast_shapes(pair, 2, &out);
+        break;
+    }
+    case OPARA__OP_GEMM:
+        if (!w || x->ndim != 2 || w->ndim != 2) return;
+        out.ndim = 2;
+        out.dims[0] = x->dims[opara__attr_int(n, "transA", 0) ? 1 : 0];
+        out.dims[1] = w->dims[opara__attr_int(n, "transB", 0) ? 0 : 1];
+        break;
+    case OPARA__OP_MATMUL:
+        if (w) opara__infer_matmul(x, w, &out);
+        break;
+    case OPARA__OP_REDUCE_MEAN: {
+        int keep = (int)opara__attr_int(n, "keepdims", 1);
+        ints = opara__attr_ints(n, "axes", &cnt);
+        out.ndim = 0;
+        for (d = 0; d < x->ndim; ++d) {
+            int reduce = !ints;
+            for (o = 0; ints && o < cnt; ++o) reduce |= opara__onnx_axis(ints[o], x->ndim) == d;
+            if (!reduce) out.dims[out.ndim++] = x->dims[d];
+            else if (keep) out.dims[out.ndim++] = 1;
+        }
+        if (x->ndim < 0) out.ndim = -1;
+        break;
+    }
+    case OPARA__OP_PAD:
+        ints = opara__attr_ints(n, "pads", &cnt);
+        out = *x;
+        if (!ints || (int32_t)cnt != 2 * x->ndim) return;
+        for (d = 0; d < x->ndim; ++d) {
+            int64_t add = ints[d] + ints[d + x->ndim];
+            if (add != 0) out.dims[d] = x->dims[d] >= 0 ? x->dims[d] + add : -1;
+        }
+        break;
+    case OPARA__OP_RESIZE: {
+        const opara__attr* scales = opara__node_attr(n, "scales");
+        ints = opara__attr_ints(n, "sizes", &cnt);
+        out = *x;
+        for (d = 0; d < x->ndim; ++d) {
+            if (ints && (int32_t)cnt == x->ndim) out.dims[d] = ints[d];
+            else if (scales && scales->type == OPARA__ATTR_FLOATS && (int32_t)scales->count == x->ndim) {
+                float s = scales->v.floats[d];
+                if (s != 1.0f) out.dims[d] = x->dims[d] >= 0 ? (int64_t)floor((double)x->dims[d] * s) : -1;
+            } else
+                out.dims[d] = -1;
+        }
+        break;
+    }
+    case OPARA__OP_CAST:
+        dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
+        out = *x;
+        break;
+    default: /* elementwise and normalizations keep the shape of input 0 */
+        out = *x;
+        break;
+    }
+    for (o = 0; o < n->n_outputs; ++o) {
+        opara__imp_side* s = opara__side(im, n->outputs[o]);
+        if (!s) return;
+        s->shape = o == 0 ? out : s->shape;
+        im->g->values[n->outputs[o]].dtype = dt;
+    }
+}
+
+/* ---- importing one node ----------------------------------------------------------------------- */
+
+static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
+    const opara__onnx_node* n = im->node;
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    for (i = 0; i < n->n_attrs && r == OPARA_OK; ++i) {
+        const opara__onnx_attr* a = &n->attrs[i];
+        int32_t type = a->type;
+        if (!type) /* IR < 2 files leave the type out */
+            type = a->has_f ? OPARA__ONNX_ATTR_FLOAT : a->has_i ? OPARA__ONNX_ATTR_INT : a->has_s ? OPARA__ONNX_ATTR_STRING :
+                   a->n_floats ? OPARA__ONNX_ATTR_FLOATS : a->n_ints ? OPARA__ONNX_ATTR_INTS : 0;
+        switch (type) {
+        case OPARA__ONNX_ATTR_FLOAT: r = opara__node_set_float(im->g, node, a->name, a->f); break;
+        case OPARA__ONNX_ATTR_INT: r = opara__node_set_int(im->g, node, a->name, a->i); break;
+        case OPARA__ONNX_ATTR_FLOATS: r = opara__node_set_floats(im->g, node, a->name, a->floats, a->n_floats); break;
+        case OPARA__ONNX_ATTR_INTS: r = opara__node_set_ints(im->g, node, a->name, a->ints, a->n_ints); break;
+        case OPARA__ONNX_ATTR_STRING: {
+            char buf[256];
+            if (a->s.size >= sizeof buf)
+                return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': attribute '%s' is too long",
+                                   im->node_name, a->name);
+            memcpy(buf, a->s.data, a->s.size);
+            buf[a->s.size] = 0;
+            r = opara__node_set_string(im->g, node, a->name, buf);
+            break;
+        }
+        default: break; /* tensors, graphs, string lists: no IR operator uses them */
+        }
+    }
+    return r;
+}
+
+/* Number of leading inputs an IR operator keeps as tensors; the rest become attributes. */
+static uint32_t opara__kept_inputs(opara__op op, uint32_t n_in) {
+    switch (op) {
+    case OPARA__OP_SPLIT: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN:
+    case OPARA__OP_CLIP: case OPARA__OP_SLICE: case OPARA__OP_PAD: case OPARA__OP_RESIZE: case OPARA__OP_RESHAPE:
+    case OPARA__OP_EXPAND:
+        return OPARA__MIN(n_in, 1u);
+    default: return n_in;
+    }
+}
+
+static opara_result opara__set_ints_param(opara__imp* im, int32_t node, const char* name, const opara__param* p) {
+    return p->present ? opara__node_set_ints(im->g, node, name, p->ints, p->n) : OPARA_OK;
+}
+
+static opara_result opara__canon_slice(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    static const char* const names[4] = {"starts", "ends", "axes", "steps"};
+    opara__param p[4];
+    opara_result r = OPARA_OK;
+    uint32_t i;
+    for (i = 0; i < 4 && r == OPARA_OK; ++i)
+        r = im->opset < 10 ? opara__ints_param(im, in, 0, 0, i < 3 ? names[i] : NULL, 0, &p[i])
+                           : opara__ints_param(im, in, n_in, i + 1, NULL, 0, &p[i]);
+    if (r != OPARA_OK) return r;
+    if (!p[0].present || !p[1].present || p[0].n != p[1].n || (p[2].present && p[2].n != p[0].n) ||
+        (p[3].present && p[3].n != p[0].n))
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Slice): starts/ends/axes/steps disagree",
+                           im->node_name);
+    for (i = 0; i < p[0].n; ++i) {
+        if (!p[2].present) p[2].ints[i] = (int64_t)i;
+        if (!p[3].present) p[3].ints[i] = 1;
+    }
+    p[2].present = p[3].present = 1;
+    p[2].n = p[3].n = p[0].n;
+    for (i = 0; i < 4 && r == OPARA_OK; ++i) r = opara__set_ints_param(im, node, names[i], &p[i]);
+    return r;
+}
+
+static opara_result opara__canon_resize(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param scales, sizes, roi;
+    opara_result r;
+    uint32_t si = im->opset < 11 ? 1 : 2;
+    r = opara__floats_param(im, in, n_in, si, &scales);
+    if (r == OPARA_OK && im->opset >= 11) r = opara__ints_param(im, in, n_in, 3, NULL, 0, &sizes);
+    else memset(&sizes, 0, sizeof sizes);
+    if (r == OPARA_OK && im->opset >= 11 &&
+        strcmp(opara__attr_string(&im->g->nodes[node], "coordinate_transformation_mode", ""), "tf_crop_and_resize") == 0)
+        r = opara__floats_param(im, in, n_in, 1, &roi);
+    else memset(&roi, 0, sizeof roi);
+    if (r != OPARA_OK) return r;
+    if (scales.present && scales.n) r = opara__node_set_floats(im->g, node, "scales", scales.floats, scales.n);
+    if (r == OPARA_OK && sizes.present && sizes.n) r = opara__node_set_ints(im->g, node, "sizes", sizes.ints, sizes.n);
+    if (r == OPARA_OK && roi.present && roi.n) r = opara__node_set_floats(im->g, node, "roi", roi.floats, roi.n);
+    if (r == OPARA_OK && !(scales.present && scales.n) && !(sizes.present && sizes.n))
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Resize): neither scales nor sizes given",
+                           im->node_name);
+    return r;
+}
+
+static opara_result opara__canon_clip(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param lo, hi;
+    opara_result r;
+    if (im->opset < 11) return OPARA_OK; /* min/max are attributes already */
+    r = opara__floats_param(im, in, n_in, 1, &lo);
+    if (r == OPARA_OK) r = opara__floats_param(im, in, n_in, 2, &hi);
+    if (r == OPARA_OK && lo.present && lo.n == 1) r = opara__node_set_float(im->g, node, "min", lo.floats[0]);
+    if (r == OPARA_OK && hi.present && hi.n == 1) r = opara__node_set_float(im->g, node, "max", hi.floats[0]);
+    return r;
+}
+
+static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param pads, value;
+    opara_result r;
+    if (im->opset < 11) {
+        uint32_t n;
+        if (!opara__oattr_ints(im->node, "pads", &n) && opara__oattr(im->node, "paddings")) {
+            const int64_t* p = opara__oattr_ints(im->node, "paddings", &n);
+            return opara__node_set_ints(im->g, node, "pads", p, n);
+        }
+        return OPARA_OK;
+    }
+    r = opara__ints_param(im, in, n_in, 1, NULL, 0, &pads);
+    if (r == OPARA_OK) r = opara__floats_param(im, in, n_in, 2, &value);
+    if (r == OPARA_OK) r = opara__set_ints_param(im, node, "pads", &pads);
+    if (r == OPARA_OK && value.present && value.n == 1) r = opara__node_set_float(im->g, node, "value", value.floats[0]);
+    return r;
+}
+
+static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int32_t* in) {
+    const opara__shape* x = opara__imp_shape(im, in[0]);
+    int64_t axis = opara__oattr_int(im->node, "axis", im->opset < 13 ? 1 : -1);
+    if (im->opset < 13 && x->ndim >= 0 && opara__onnx_axis(axis, x->ndim) != x->ndim - 1)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
+                           "node '%s' (Softmax, opset %lld): axis %lld of a rank-%d input flattens the trailing dims; "
+                           "only the last axis is supported before opset 13",
+                           im->node_name, (long long)im->opset, (long long)axis, (int)x->ndim);
+    return opara__node_set_int(im->g, node, "axis", axis);
+}
+
+/* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
+static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    opara_result r = OPARA_OK;
+    switch (op) {
+    case OPARA__OP_SPLIT:
+        r = opara__ints_param(im, in, n_in, 1, "split", 0, &p);
+        if (r == OPARA_OK) r = opara__set_ints_param(im, node, "split", &p);
+        break;
+    case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN:
+        r = opara__ints_param(im, in, n_in, 1, "axes", 0, &p);
+        if (r == OPARA_OK) r = opara__set_ints_param(im, node, "axes", &p);
+        if (r == OPARA_OK && op == OPARA__OP_UNSQUEEZE && !p.present)
+            r = opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Unsqueeze): no axes", im->node_name);
+        break;
+    case OPARA__OP_RESHAPE: case OPARA__OP_EXPAND:
+        r = opara__ints_param(im, in, n_in, 1, "shape", 1, &p);
+        if (r == OPARA_OK && !p.present)
+            r = opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': no target shape", im->node_name);
+        if (r == OPARA_OK) r = opara__set_ints_param(im, node, "shape", &p);
+        break;
+    case OPARA__OP_SLICE: r = opara__canon_slice(im, node, in, n_in); break;
+    case OPARA__OP_RESIZE: r = opara__canon_resize(im, node, in, n_in); break;
+    case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
+    case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
+    case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
+    default: break;
+    }
+    return r;
+}
+
+static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t* in, uint32_t n_in) {
+    const opara__onnx_node* n = im->node;
+    uint32_t n_out = n->n_outputs, kept = opara__kept_inputs(op, n_in), i;
+    int32_t outs[16], node;
+    opara_result r;
+    while (n_out > 0 && !n->outputs[n_out - 1][0]) --n_out;
+    while (kept > 0 && in[kept - 1] < 0) --kept;
+    if (n_out == 0 || n_out > 16)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): %u outputs", im->node_name, n->op_type, n_out);
+    for (i = 0; i < n_out; ++i) {
+        if (!n->outputs[i][0])
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (%s): omitted output %u is not supported",
+                               im->node_name, n->op_type, i);
+        if (opara__graph_find_value(im->g, n->outputs[i]) >= 0)
+            return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name,
+                               n->outputs[i]);
+        outs[i] = opara__graph_add_value(im->g, n->outputs[i], OPARA_DTYPE_UNDEFINED, NULL);
+        if (outs[i] < 0) return OPARA_ERR_ONNX_INVALID;
+    }
+    node = opara__graph_add_node(im->g, op, im->node_name, kept, in, n_out, outs);
+    if (node < 0) return OPARA_ERR_ONNX_INVALID;
+    r = opara__copy_onnx_attrs(im, node);
+    if (r == OPARA_OK) r = opara__canonicalize(im, op, node, in, n_in);
+    if (r == OPARA_OK) opara__infer_node(im, node);
+    return r;
+}
+
+static opara_result opara__import_constant(opara__imp* im) {
+    const opara__onnx_node* n = im->node;
+    const opara__onnx_attr* a;
+    opara__shape shape;
+    const char* out = n->n_outputs ? n->outputs[0] : "";
+    if (!out[0]) return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Constant): no output", im->node_name);
+    if ((a = opara__oattr(n, "value")) != NULL && a->t) {
+        opara__tensor_data t;
+        opara_result r = opara__onnx_tensor_load(im->rt, a->t, im->base_dir, im->node_name, &t);
+        if (r != OPARA_OK) return r;
+        r = opara__imp_const(im, out, t.dtype, &t.shape, t.data, NULL, 1);
+        opara__tensor_data_free(im->rt, &t);
+        return r;
+    }
+    shape.ndim = 0;
+    if ((a = opara__oattr(n, "value_float")) != NULL)
+        return opara__imp_const(im, out, OPARA_DTYPE_F32, &shape, &a->f, NULL, 1);
+    if ((a = opara__oattr(n, "value_int")) != NULL)
+        return opara__imp_const(im, out, OPARA_DTYPE_I64, &shape, &a->i, NULL, 1);
+    shape.ndim = 1;
+    if ((a = opara__oattr(n, "value_floats")) != NULL) {
+        shape.dims[0] = a->n_floats;
+        return opara__imp_const(im, out, OPARA_DTYPE_F32, &shape, a->floats, NULL, 1);
+    }
+    if ((a = opara__oattr(n, "value_ints")) != NULL) {
+        shape.dims[0] = a->n_ints;
+        return opara__imp_const(im, out, OPARA_DTYPE_I64, &shape, a->ints, NULL, 1);
+    }
+    return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Constant): only value, value_float(s) and "
+                       "value_int(s) are supported", im->node_name);
+}
+
+static opara_result opara__import_alias(opara__imp* im, int32_t src) {
+    const char* out = im->node->n_outputs ? im->node->outputs[0] : "";
+    int32_t v;
+    opara__imp_side* side;
+    if (!out[0] || src < 0) return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): missing input or output",
+                                               im->node_name, im->node->op_type);
+    if (opara__graph_find_value(im->g, out) >= 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name, out);
+    v = opara__graph_add_value(im->g, out, im->g->values[src].dtype, NULL);
+    if (v < 0 || !(side = opara__side(im, v))) return OPARA_ERR_OUT_OF_MEMORY;
+    side->alias = src;
+    return OPARA_OK;
+}
+
+static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n, int32_t* in) {
+    opara__op op = opara__op_from_name(n->op_type);
+    opara__cv folded;
+    uint32_t i;
+    int r;
+    im->node = n;
+    im->node_name = n->name[0] ? n->name : n->n_outputs ? n->outputs[0] : n->op_type;
+    for (i = 0; i < n->n_inputs; ++i) in[i] = n->inputs[i][0] ? opara__imp_find(im, n->inputs[i]) : -1;
+    if (opara__op_is(n, "Constant")) return opara__import_constant(im);
+    if (opara__op_is(n, "Dropout") && n->n_inputs >= 3 && in[2] >= 0) {
+        opara__cv mode;
+        if (opara__is_const(im, in[2])) opara__cv_of(im, in[2], &mode);
+        if (!opara__is_const(im, in[2]) || mode.count != 1 || opara__get_i64(mode.dtype, mode.data, 0) != 0)
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Dropout): training mode is not supported",
+                               im->node_name);
+    }
+    if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
+        return opara__import_alias(im, n->n_inputs ? in[0] : -1);
+    r = opara__try_fold(im, in, n->n_inputs, &folded);
+    if (r == OPARA_OK) {
+        if (!n->n_outputs || !n->outputs[0][0])
+            return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': no output", im->node_name);
+        return opara__imp_const(im, n->outputs[0], folded.dtype, &folded.shape, folded.data, folded.coef, 0);
+    }
+    if (r != OPARA__NOFOLD) return (opara_result)r;
+    if (op == OPARA__OP_COUNT)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
+                           "node '%s' (%s): only supported when it can be evaluated at import time (constant inputs%s)",
+                           im->node_name, n->op_type, opara__op_is(n, "Shape") ? ", or an input of known shape" : "");
+    if (n->n_inputs == 0 || in[0] < 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): missing first input", im->node_name,
+                           n->op_type);
+    return opara__emit_node(im, op, in, n->n_inputs);
+}
+
+/* ---- unsupported operators: one error listing them all ---------------------------------------- */
+
+static int opara__node_supported(const opara__onnx_node* n) {
+    static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
+                                            "Equal"};
+    opara__op op;
+    uint32_t i, extra_outputs = 0;
+    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) return 0;
+    for (i = 1; i < n->n_outputs; ++i) extra_outputs += n->outputs[i][0] != 0;
+    op = opara__op_from_name(n->op_type);
+    if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
+        return 0;
+    if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;
+    if (op != OPARA__OP_COUNT) return 1;
+    for (i = 0; i < OPARA__ARRAY_COUNT(fold_only); ++i)
+        if (strcmp(n->op_type, fold_only[i]) == 0) return 1;
+    return 0;
+}
+
+static void opara__unsupported_label(const opara__onnx_node* n, char* buf, size_t cap) {
+    opara__op op = opara__op_from_name(n->op_type);
+    const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : op == OPARA__OP_MAX_POOL ? " (with Indices)" :
+                       strcmp(n->op_type, "Dropout") == 0 ? " (with mask)" : "";
+    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) opara__format(buf, cap, "%s.%s", n->domain, n->op_type);
+    else opara__format(buf, cap, "%s%s", n->op_type, what);
+}
+
+static opara_result opara__check_ops(opara_runtime* rt, const opara__onnx_graph* g) {
+    char msg[OPARA__DETAIL_MAX], label[128], other[128];
+    uint32_t i, j, kinds = 0, total = 0;
+    size_t len;
+    for (i = 0; i < g->n_nodes; ++i)
+        if (!opara__node_supported(&g->nodes[i])) total++;
+    if (!total) return OPARA_OK;
+    len = opara__format(msg, sizeof msg, "%u node%s use%s unsupported operators:", total, total == 1 ? "" : "s",
+                        total == 1 ? "s" : "");
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__onnx_node* n = &g->nodes[i];
+        uint32_t count = 0, seen = 0;
+        if (opara__node_supported(n)) continue;
+        opara__unsupported_label(n, label, sizeof label);
+        for (j = 0; j < g->n_nodes; ++j) {
+            if (opara__node_supported(&g->nodes[j])) continue;
+            opara__unsupported_label(&g->nodes[j], other, sizeof other);
+            if (strcmp(label, other) != 0) continue;
+            if (j < i) seen = 1;
+            count++;
+        }
+        if (seen) continue;
+        kinds++;
+        len += opara__format(msg + len, sizeof msg - len, "%s %s x%u (first: node '%s')", kinds > 1 ? "," : "", label,
+                             count, n->name[0] ? n->name : n->n_outputs ? n->outputs[0] : "");
+    }
+    return opara__fail(rt, OPARA_ERR_UNSUPPORTED_OP, "%s", msg);
+}
+
+/* ---- graph inputs ----------------------------------------------------------------------------- */
+
+/* Finds "name=d0,d1,..." for input name in the options and parses it into shape. 1 found, 0 not, <0 error. */
+static int opara__override_shape(opara__imp* im, const char* name, opara__shape* shape) {
+    uint32_t i;
+    size_t len = strlen(name);
+    if (!im->opt) return 0;
+    for (i = 0; i < im->opt->n_input_shapes; ++i) {
+        const char* spec = im->opt->input_shapes[i];
+        const char* p;
+        if (!spec || strncmp(spec, name, len) != 0 || spec[len] != '=') continue;
+        shape->ndim = 0;
+        for (p = spec + len + 1; *p;) {
+            char* end = NULL;
+            long long v;
+            if (shape->ndim == OPARA_MAX_DIMS) goto bad;
+            if (*p == 'N' || *p == '?') {
+                v = OPARA__DIM_BATCH;
+                end = (char*)(p + 1);
+            } else {
+                v = strtoll(p, &end, 10);
+                if (end == p || v < 0) goto bad;
+            }
+            shape->dims[shape->ndim++] = v;
+            p = end;
+            if (*p == ',') ++p;
+            else if (*p) goto bad;
+        }
+        return 1;
+    bad:
+        return opara__fail(im->rt, OPARA_ERR_INVALID_ARGS,
+                           "shape override '%s': expected NAME=d0,d1,... with sizes >= 0 (N or ? for the batch)", spec);
+    }
+    return 0;
+}
+
+static opara_result opara__check_overrides(opara__imp* im) {
+    uint32_t i;
+    if (!im->opt) return OPARA_OK;
+    for (i = 0; i < im->opt->n_input_shapes; ++i) {
+        const char* spec = im->opt->input_shapes[i];
+        const char* eq = spec ? strchr(spec, '=') : NULL;
+        uint32_t k;
+        int found = 0;
+        if (!eq) return opara__fail(im->rt, OPARA_ERR_INVALID_ARGS, "shape override '%s': expected NAME=d0,d1,...",
+                                    spec ? spec : "(null)");
+        for (k = 0; k < im->model->graph.n_inputs; ++k) {
+            const char* nm = im->model->graph.inputs[k].name;
+            found |= strlen(nm) == (size_t)(eq - spec) && strncmp(nm, spec, (size_t)(eq - spec)) == 0;
+        }
+        if (!found)
+            return opara__fail(im->rt, OPARA_ERR_NOT_FOUND, "shape override '%s': the model has no input '%.*s'", spec,
+                               (int)(eq - spec), spec);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__add_graph_input(opara__imp* im, const opara__onnx_value_info* vi) {
+    opara__shape shape;
+    opara_dtype dtype = opara__onnx_dtype(vi->elem_type);
+    uint32_t d;
+    int32_t v;
+    int r;
+    if (!vi->is_tensor || dtype == OPARA_DTYPE_UNDEFINED)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED, "graph input '%s': only tensors of f32/f64/f16/i64/i32/i8/u8/"
+                           "bool are supported (elem_type %d)", vi->name, (int)vi->elem_type);
+    r = opara__override_shape(im, vi->name, &shape);
+    if (r < 0) return (opara_result)r;
+    if (!r) {
+        if (!vi->has_shape)
+            return opara__fail(im->rt, OPARA_ERR_SHAPE, "graph input '%s' has no shape: give one with a shape override "
+                               "(\"%s=d0,d1,...\")", vi->name, vi->name);
+        if (vi->n_dims > OPARA_MAX_DIMS)
+            return opara__fail(im->rt, OPARA_ERR_LIMIT_EXCEEDED, "graph input '%s' has rank %u (max %d)", vi->name,
+                               vi->n_dims, OPARA_MAX_DIMS);
+        shape.ndim = (int32_t)vi->n_dims;
+        for (d = 0; d < vi->n_dims; ++d) {
+            const opara__onnx_dim* dim = &vi->dims[d];
+            if (dim->has_value && dim->value >= 0) shape.dims[d] = dim->value;
+            else if (d == 0) shape.dims[d] = OPARA__DIM_BATCH;
+            else if (im->opt && im->opt->default_dim > 0) shape.dims[d] = im->opt->default_dim;
+            else
+                return opara__fail(im->rt, OPARA_ERR_SHAPE,
+                                   "graph input '%s' dim %u ('%s') is symbolic: give its size with a shape override "
+                                   "(\"%s=d0,d1,...\") or options.default_dim",
+                                   vi->name, d, dim->param ? dim->param : "?", vi->name);
+        }
+    }
+    v = opara__graph_add_value(im->g, vi->name, dtype, &shape);
+    if (v < 0) return OPARA_ERR_ONNX_INVALID;
+    return opara__graph_add_input(im->g, v);
+}
+
+static opara_result opara__add_initializers(opara__imp* im) {
+    const opara__onnx_graph* g = &im->model->graph;
+    uint32_t i;
+    for (i = 0; i < g->n_initializers; ++i) {
+        opara__tensor_data t;
+        char where[192];
+        opara_result r;
+        opara__format(where, sizeof where, "graph.initializer[%u] '%s'", i, g->initializers[i].name);
+        r = opara__onnx_tensor_load(im->rt, &g->initializers[i], im->base_dir, where, &t);
+        if (r == OPARA_OK) {
+            r = opara__imp_const(im, g->initializers[i].name, t.dtype, &t.shape, t.data, NULL, 1);
+            opara__tensor_data_free(im->rt, &t);
+        }
+        if (r != OPARA_OK) return r;
+    }
+    for (i = 0; i < g->n_inputs; ++i) {
+        opara_result r;
+        uint32_t k;
+        const opara__tensor_data* frozen = NULL;
+        if (opara__graph_find_value(im->g, g->inputs[i].name) >= 0) continue; /* IR < 4: an initializer */
+        for (k = 0; im->extra && k < im->extra->n_frozen; ++k)
+            if (strcmp(im->extra->frozen[k].name, g->inputs[i].name) == 0) frozen = &im->extra->frozen[k];
+        if (frozen) r = opara__imp_const(im, g->inputs[i].name, frozen->dtype, &frozen->shape, frozen->data, NULL, 1);
+        else r = opara__add_graph_input(im, &g->inputs[i]);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+/* ---- nodes in dependency order ---------------------------------------------------------------- */
+
+static int opara__node_ready(opara__imp* im, const opara__onnx_node* n, const char** missing) {
+    uint32_t i;
+    for (i = 0; i < n->n_inputs; ++i)
+        if (n->inputs[i][0] && opara__imp_find(im, n->inputs[i]) < 0) {
+            *missing = n->inputs[i];
+            return 0;
+        }
+    return 1;
+}
+
+static opara_result opara__stuck(opara__imp* im, const uint8_t* done) {
+    const opara__onnx_graph* g = &im->model->graph;
+    uint32_t i, j, k;
+    for (i = 0; i < g->n_nodes; ++i) {
+        const char* missing = NULL;
+        if (done[i] || opara__node_ready(im, &g->nodes[i], &missing)) continue;
+        for (j = 0; j < g->n_nodes; ++j)
+            for (k = 0; !done[j] && k < g->nodes[j].n_outputs; ++k)
+                if (strcmp(g->nodes[j].outputs[k], missing) == 0)
+                    return opara__fail(im->rt, OPARA_ERR_CYCLE, "node '%s' (%s): input '%s' lies on a cycle",
+                                       g->nodes[i].name, g->nodes[i].op_type, missing);
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID,
+                           "node '%s' (%s): input '%s' is not produced by any node, initializer or graph input",
+                           g->nodes[i].name, g->nodes[i].op_type, missing);
+    }
+    return OPARA_ERR_INTERNAL;
+}
+
+static opara_result opara__import_nodes(opara__imp* im) {
+    const opara__onnx_graph* g = &im->model->graph;
+    uint32_t i, max_in = 1, left = g->n_nodes, first = 0;
+    uint8_t* done = (uint8_t*)opara__calloc(im->rt, g->n_nodes + 1, 1);
+    int32_t* in;
+    opara_result r = OPARA_OK;
+    for (i = 0; i < g->n_nodes; ++i) max_in = OPARA__MAX(max_in, g->nodes[i].n_inputs);
+    in = (int32_t*)opara__calloc(im->rt, max_in, sizeof(int32_t));
+    if (!done || !in) r = opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory importing nodes");
+    while (r == OPARA_OK && left) {
+        uint32_t progress = 0;
+        for (i = first; i < g->n_nodes && r == OPARA_OK; ++i) {
+            const char* missing;
+            if (done[i] || !opara__node_ready(im, &g->nodes[i], &missing)) continue;
+            r = opara__import_node(im, &g->nodes[i], in);
+            done[i] = 1;
+            left--;
+            progress++;
+        }
+        while (first < g->n_nodes && done[first]) first++;
+        if (r == OPARA_OK && left && !progress) r = opara__stuck(im, done);
+    }
+    opara__free(im->rt, done);
+    opara__free(im->rt, in);
+    return r;
+}
+
+static opara_result opara__add_outputs(opara__imp* im) {
+    const opara__onnx_graph* g = &im->model->graph;
+    uint32_t i;
+    for (i = 0; i < g->n_outputs; ++i) {
+        const char* name = g->outputs[i].name;
+        int32_t direct = opara__graph_find_value(im->g, name), v = opara__imp_find(im, name);
+        opara_result r;
+        if (v < 0)
+            return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "graph output '%s' is not produced by any node", name);
+        if (direct != v && im->g->values[v].kind == OPARA__VALUE_ACTIVATION && !im->g->values[v].is_output) {
+            opara__imp_side* side = opara__side(im, v);
+            if (!side) return opara__imp_oom(im);
+            if (!side->rename) side->rename = im->g->values[direct].name; /* keeps its name through Identity */
+        }
+        r = opara__graph_add_output(im->g, v);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+/* ---- rebuild: live nodes in topological order, only the values they use ------------------------- */
+
+typedef struct opara__rebuild {
+    opara__imp* im;
+    const opara__graph* src;
+    opara__graph* dst;
+    int32_t* map; /* src value -> dst value, -1 */
+} opara__rebuild;
+
+static int32_t opara__rebuild_value(opara__rebuild* rb, int32_t v) {
+    const opara__value* val;
+    const char* name;
+    int32_t nv;
+    if (v < 0) return -1;
+    if (rb->map[v] >= 0) return rb->map[v];
+    val = &rb->src->values[v];
+    name = (size_t)v < rb->im->side_cap && rb->im->side[v].rename ? rb->im->side[v].rename : val->name;
+    nv = opara__graph_add_value(rb->dst, name, val->dtype, val->kind == OPARA__VALUE_ACTIVATION ? NULL : &val->shape);
+    if (nv < 0) return -2;
+    if (val->kind == OPARA__VALUE_CONST && opara__graph_set_const(rb->dst, nv, val->data, val->nbytes, 1) != OPARA_OK)
+        return -2;
+    rb->map[v] = nv;
+    return nv;
+}
+
+static opara_result opara__rebuild_attrs(opara__rebuild* rb, const opara__node* n, int32_t node) {
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    for (i = 0; i < n->n_attrs && r == OPARA_OK; ++i) {
+        const opara__attr* a = &n->attrs[i];
+        switch (a->type) {
+        case OPARA__ATTR_INT: r = opara__node_set_int(rb->dst, node, a->name, a->v.i); break;
+        case OPARA__ATTR_FLOAT: r = opara__node_set_float(rb->dst, node, a->name, a->v.f); break;
+        case OPARA__ATTR_INTS: r = opara__node_set_ints(rb->dst, node, a->name, a->v.ints, a->count); break;
+        case OPARA__ATTR_FLOATS: r = opara__node_set_floats(rb->dst, node, a->name, a->v.floats, a->count); break;
+        case OPARA__ATTR_STRING: r = opara__node_set_string(rb->dst, node, a->name, a->v.s); break;
+        }
+    }
+    return r;
+}
+
+/* Marks the nodes that some graph output needs (walking the topological order backwards). */
+static uint8_t* opara__live_nodes(opara__imp* im, const opara__graph* g, const uint8_t* dead) {
+    uint8_t* live = (uint8_t*)opara__calloc(im->rt, (size_t)g->n_nodes + 1, 1);
+    uint8_t* needed = (uint8_t*)opara__calloc(im->rt, (size_t)g->n_values + 1, 1);
+    uint32_t i, k;
+    if (live && needed) {
+        for (i = 0; i < g->n_outputs; ++i) needed[g->outputs[i]] = 1;
+        for (i = g->n_nodes; i-- > 0;) {
+            uint32_t n = g->topo[i];
+            const opara__node* node = &g->nodes[n];
+            if (dead && dead[n]) continue;
+            for (k = 0; k < node->n_outputs && !live[n]; ++k) live[n] = needed[node->outputs[k]];
+            for (k = 0; live[n] && k < node->n_inputs; ++k)
+                if (node->inputs[k] >= 0) needed[node->inputs[k]] = 1;
+        }
+    }
+    opara__free(im->rt, needed);
+    if (!needed) {
+        opara__free(im->rt, live);
+        return NULL;
+    }
+    return live;
+}
+
+static opara_result opara__rebuild_into(opara__imp* im, const uint8_t* dead, opara__graph* dst) {
+    opara__rebuild rb;
+    const opara__graph* src = im->g;
+    uint8_t* live;
+    uint32_t i, k;
+    opara_result r = opara__graph_finalize(im->g);
+    if (r != OPARA_OK) return r;
+    rb.im = im;
+    rb.src = src;
+    rb.dst = dst;
+    rb.map = (int32_t*)opara__calloc(im->rt, (size_t)src->n_values + 1, sizeof(int32_t));
+    live = opara__live_nodes(im, src, dead);
+    if (!rb.map || !live) r = opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory rebuilding the graph");
+    for (i = 0; rb.map && i < src->n_values; ++i) rb.map[i] = -1;
+    dst->producer_name = src->producer_name ? opara__pool_strdup(im->rt, &dst->pool, src->producer_name) : NULL;
+    dst->source_opset = src->source_opset;
+    for (i = 0; r == OPARA_OK && i < src->n_inputs; ++i) {
+        int32_t v = opara__rebuild_value(&rb, src->inputs[i]);
+        r = v < 0 ? OPARA_ERR_OUT_OF_MEMORY : opara__graph_add_input(dst, v);
+    }
+    for (i = 0; r == OPARA_OK && i < src->n_nodes; ++i) {
+        const opara__node* n = &src->nodes[src->topo[i]];
+        int32_t ins[64], outs[16], node;
+        if (!live[src->topo[i]]) continue;
+        if (n->n_inputs > 64 || n->n_outputs > 16) {
+            r = opara__fail(im->rt, OPARA_ERR_LIMIT_EXCEEDED, "node '%s': more than 64 inputs", n->name);
+            break;
+        }
+        for (k = 0; k < n->n_inputs; ++k)
+            if ((ins[k] = opara__rebuild_value(&rb, n->inputs[k])) < -1) r = OPARA_ERR_OUT_OF_MEMORY;
+        for (k = 0; k < n->n_outputs; ++k)
+            if ((outs[k] = opara__rebuild_value(&rb, n->outputs[k])) < 0) r = OPARA_ERR_OUT_OF_MEMORY;
+        if (r != OPARA_OK) break;
+        node = opara__graph_add_node(dst, n->op, n->name, n->n_inputs, ins, n->n_outputs, outs);
+        r = node < 0 ? OPARA_ERR_INTERNAL : opara__rebuild_attrs(&rb, n, node);
+    }
+    for (i = 0; r == OPARA_OK && i < src->n_outputs; ++i) {
+        int32_t v = opara__rebuild_value(&rb, src->outputs[i]);
+        r = v < 0 ? OPARA_ERR_OUT_OF_MEMORY : opara__graph_add_output(dst, v);
+    }
+    if (r == OPARA_OK) r = opara__graph_finalize(dst);
+    else if (!im->rt->error.text[0]) r = opara__fail(im->rt, r, "rebuilding the graph failed");
+    opara__free(im->rt, rb.map);
+    opara__free(im->rt, live);
+    return r;
+}
+
+/* ---- fusions ---------------------------------------------------------------------------------- */
+
+/* The single consumer of value v that is not a graph output, or -1. */
+static int32_t opara__sole_consumer(const opara__graph* g, int32_t v) {
+    if (g->values[v].is_output || g->consumer_start[v + 1] - g->consumer_start[v] != 1) return -1;
+    return (int32_t)g->consumer_nodes[g->consumer_start[v]];
+}
+
+static int opara__const_f32(const opara__graph* g, int32_t v, uint64_t count) {
+    return v >= 0 && g->values[v].kind == OPARA__VALUE_CONST && g->values[v].dtype == OPARA_DTYPE_F32 &&
+           g->values[v].nbytes == count * 4;
+}
+
+static int32_t opara__add_folded_const(opara__imp* im, const char* base, const char* suffix, const opara__shape* shape,
+                                       const float* data) {
+    char name[256];
+    int32_t v;
+    int k;
+    for (k = 0; k < 1000; ++k) {
+        if (k) opara__format(name, sizeof name, "%s%s_%d", base, suffix, k);
+        else opara__format(name, sizeof name, "%s%s", base, suffix);
+        if (opara__graph_find_value(im->g, name) < 0) break;
+    }
+    v = opara__graph_add_value(im->g, name, OPARA_DTYPE_F32, shape);
+    if (v < 0 || opara__graph_set_const(im->g, v, data, opara__shape_count(shape) * 4, 1) != OPARA_OK) return -1;
+    return v;
+}
+
+static float opara__f32_at(const opara__value* v, uint64_t i) {
+    float f;
+    memcpy(&f, (const uint8_t*)v->data + i * 4, 4);
+    return f;
+}
+
+/* Conv(X, W, B) -> BatchNormalization(scale, bias, mean, var): W' = W*s, B' = (B - mean)*s + bias,
+   s = scale / sqrt(var + eps), per output channel. */
+static opara_result opara__fold_bn(opara__imp* im, uint32_t bn, uint8_t* dead) {
+    opara__graph* g = im->g;
+    opara__node* b = &g->nodes[bn];
+    int32_t y = b->inputs[0], conv, wv, bv, nw, nb;
+    opara__node* c;
+    opara__shape wshape, bshape;
+    uint64_t ch, per, o, i;
+    float *w, *bias;
+    double eps = opara__attr_float(b, "epsilon", 1e-5f);
+    int32_t* ins;
+    if (b->n_inputs != 5 || y < 0 || (conv = g->values[y].producer) < 0 || dead[conv]) return OPARA_OK;
+    c = &g->nodes[conv];
+    if (c->op != OPARA__OP_CONV || opara__sole_consumer(g, y) != (int32_t)bn || c->n_inputs < 2) return OPARA_OK;
+    wv = c->inputs[1];
+    bv = c->n_inputs > 2 ? c->inputs[2] : -1;
+    if (wv < 0 || g->values[wv].kind != OPARA__VALUE_CONST || g->values[wv].shape.ndim < 1) return OPARA_OK;
+    wshape = g->values[wv].shape;
+    ch = (uint64_t)wshape.dims[0];
+    if (!ch || !opara__const_f32(g, wv, opara__shape_count(&wshape)) || (bv >= 0 && !opara__const_f32(g, bv, ch)))
+        return OPARA_OK;
+    for (i = 1; i < 5; ++i)
+        if (!opara__const_f32(g, b->inputs[i], ch)) return OPARA_OK;
+    per = opara__shape_count(&wshape) / ch;
+    w = (float*)opara__alloc(im->rt, (size_t)(ch * per * 4 + 4));
+    bias = (float*)opara__alloc(im->rt, (size_t)(ch * 4 + 4));
+    if (!w || !bias) {
+        opara__free(im->rt, w);
+        opara__free(im->rt, bias);
+        return opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory folding BatchNormalization");
+    }
+    for (o = 0; o < ch; ++o) {
+        double s = opara__f32_at(&g->values[b->inputs[1]], o) / sqrt((double)opara__f32_at(&g->values[b->inputs[4]], o) + eps);
+        double b0 = bv >= 0 ? opara__f32_at(&g->values[bv], o) : 0.0;
+        for (i = 0; i < per; ++i) w[o * per + i] = (float)(opara__f32_at(&g->values[wv], o * per + i) * s);
+        bias[o] = (float)((b0 - opara__f32_at(&g->values[b->inputs[3]], o)) * s + opara__f32_at(&g->values[b->inputs[2]], o));
+    }
+    bshape.ndim = 1;
+    bshape.dims[0] = (int64_t)ch;
+    nw = opara__add_folded_const(im, g->values[wv].name, "_bnfold", &wshape, w);
+    nb = opara__add_folded_const(im, g->values[wv].name, "_bnfold_bias", &bshape, bias);
+    opara__free(im->rt, w);
+    opara__free(im->rt, bias);
+    if (nw < 0 || nb < 0) return OPARA_ERR_OUT_OF_MEMORY;
+    c = &g->nodes[conv];
+    b = &g->nodes[bn];
+    ins = (int32_t*)opara__pool_alloc(im->rt, &g->pool, 3 * sizeof(int32_t), 4);
+    if (!ins) return opara__imp_oom(im);
+    ins[0] = c->inputs[0];
+    ins[1] = nw;
+    ins[2] = nb;
+    c->inputs = ins;
+    c->n_inputs = 3;
+    c->outputs[0] = b->outputs[0];
+    g->values[b->outputs[0]].producer = conv;
+    dead[bn] = 1;
+    return OPARA_OK;
+}
+
+static opara_result opara__fuse_relu(opara__imp* im, uint32_t relu, uint8_t* dead) {
+    opara__graph* g = im->g;
+    opara__node* r = &g->nodes[relu];
+    int32_t y = r->n_inputs ? r->inputs[0] : -1, p;
+    opara__node* prod;
+    if (y < 0 || (p = g->values[y].producer) < 0 || dead[p]) return OPARA_OK;
+    prod = &g->nodes[p];
+    if ((prod->op != OPARA__OP_CONV && prod->op != OPARA__OP_GEMM) || opara__node_attr(prod, "activation") ||
+        prod->n_outputs != 1 || opara__sole_consumer(g, y) != (int32_t)relu)
+        return OPARA_OK;
+    if (opara__node_set_string(g, p, "activation", "Relu") != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
+    prod = &g->nodes[p];
+    prod->outputs[0] = r->outputs[0];
+    g->values[r->outputs[0]].producer = p;
+    dead[relu] = 1;
+    return OPARA_OK;
+}
+
+static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
+    opara__graph* g = im->g;
+    uint32_t i, n = g->n_nodes;
+    opara_result r = opara__graph_finalize(g);
+    for (i = 0; r == OPARA_OK && i < n; ++i)
+        if (g->nodes[g->topo[i]].op == OPARA__OP_BATCH_NORM) r = opara__fold_bn(im, g->topo[i], dead);
+    for (i = 0; r == OPARA_OK && i < n; ++i)
+        if (g->nodes[g->topo[i]].op == OPARA__OP_RELU) r = opara__fuse_relu(im, g->topo[i], dead);
+    return r;
+}
+
+/* ---- entry points ----------------------------------------------------------------------------- */
+
+static int64_t opara__default_opset(const opara__onnx_model* m) {
+    uint32_t i;
+    for (i = 0; i < m->n_opsets; ++i)
+        if (!m->opsets[i].domain[0] || strcmp(m->opsets[i].domain, "ai.onnx") == 0) return m->opsets[i].version;
+    return m->n_opsets ? 0 : 1; /* no opset_import at all: very old files mean opset 1 */
+}
+
+static opara_result opara__import_model(opara__imp* im, opara__graph* out) {
+    int flags = im->extra ? im->extra->flags : 0;
+    opara__graph work;
+    uint8_t* dead;
+    opara_result r;
+    opara__graph_init(&work, im->rt);
+    im->g = &work;
+    work.source_opset = im->opset;
+    work.producer_name = opara__pool_strdup(im->rt, &work.pool, im->model->producer_name);
+    r = opara__check_overrides(im);
+    if (r == OPARA_OK) r = opara__add_initializers(im);
+    if (r == OPARA_OK) r = opara__import_nodes(im);
+    if (r == OPARA_OK) r = opara__add_outputs(im);
+    dead = (uint8_t*)opara__calloc(im->rt, (size_t)work.n_nodes + 1, 1);
+    if (r == OPARA_OK && !dead) r = opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    if (r == OPARA_OK && !(flags & OPARA__ONNX_NO_FUSION)) r = opara__fuse(im, dead);
+    if (r == OPARA_OK) r = opara__rebuild_into(im, dead, out);
+    opara__free(im->rt, dead);
+    opara__graph_free(&work);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* data, size_t size,
+                                              const opara_onnx_options* options, const char* base_dir,
+                                              const opara__onnx_extra* extra, opara__graph* out) {
+    opara__pool pool;
+    opara__onnx_model model;
+    opara__imp im;
+    opara_result r;
+    opara__graph_init(out, rt);
+    if (!data && size) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "ONNX import: no data");
+    memset(&pool, 0, sizeof pool);
+    memset(&im, 0, sizeof im);
+    r = opara__onnx_decode_model(rt, &pool, (const uint8_t*)data, size, &model);
+    if (r == OPARA_OK && !model.has_graph) r = opara__fail(rt, OPARA_ERR_ONNX_INVALID, "the model has no graph");
+    if (r == OPARA_OK && model.graph.n_sparse_initializers)
+        r = opara__fail(rt, OPARA_ERR_UNSUPPORTED, "graph.sparse_initializer is not supported");
+    if (r == OPARA_OK) r = opara__check_ops(rt, &model.graph);
+    if (r == OPARA_OK) {
+        im.rt = rt;
+        im.model = &model;
+        im.opt = options;
+        im.base_dir = base_dir ? base_dir : options ? options->external_data_dir : NULL;
+        im.opset = opara__default_opset(&model);
+        im.extra = extra;
+        r = opara__import_model(&im, out);
+    }
+    opara__free(rt, im.side);
+    opara__pool_free(rt, &pool);
+    return r;
+}
+
+#ifndef OPARA_NO_STDIO
+OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size) {
+    FILE* f = fopen(path, "rb");
+    long n;
+    *data = NULL;
+    *size = 0;
+    if (!f) return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s'", path);
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return opara__fail(rt, OPARA_ERR_IO, "cannot size '%s'", path);
+    }
+    *data = (uint8_t*)opara__alloc(rt, (size_t)n + 1);
+    if (!*data) {
+        fclose(f);
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%ld bytes)", path, n);
+    }
+    if (fread(*data, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        opara__free(rt, *data);
+        *data = NULL;
+        return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
+    uint8_t* data;
+    size_t size;
+    opara_result r = opara__onnx_read_file(rt, path, &data, &size);
+    memset(out, 0, sizeof *out);
+    if (r != OPARA_OK) return r;
+    r = opara__onnx_read_tensor(rt, data, size, out);
+    opara__free(rt, data);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const char* path,
+                                                   const opara_onnx_options* options, const opara__onnx_extra* extra,
+                                                   opara__graph* out) {
+    char dir[4096];
+    const char* slash = strrchr(path, '/');
+    uint8_t* data;
+    size_t size;
+    opara_result r;
+#ifdef _WIN32
+    const char* bslash = strrchr(path, '\\');
+    if (bslash && (!slash || bslash > slash)) slash = bslash;
+#endif
+    opara__graph_init(out, rt);
+    if (slash) opara__format(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else opara__format(dir, sizeof dir, ".");
+    if (slash == path) opara__format(dir, sizeof dir, "/");
+    r = opara__onnx_read_file(rt, path, &data, &size);
+    if (r != OPARA_OK) return r;
+    r = opara__onnx_import(rt, data, size, options, options && options->external_data_dir ? options->external_data_dir : dir,
+                           extra, out);
+    opara__free(rt, data);
+    return r;
+}
+#endif
+
+/* ---- public API ------------------------------------------------------------------------------- */
+
+static opara_result opara__model_from_onnx_graph(opara_runtime* rt, opara_result r, opara__graph* g, opara_model** out) {
+    if (r == OPARA_OK) return opara__model_from_graph(rt, g, out);
+    opara__graph_free(g);
+    return r;
+}
+
+OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const void* data, size_t size,
+                                                   const opara_onnx_options* options, opara_model** out) {
+    opara__graph g;
+    if (!out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "opara_model_load_onnx_memory: out is NULL")
+                             : OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    if (!runtime || (!data && size)) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
+                                                                  "opara_model_load_onnx_memory: no data") : OPARA_ERR_INVALID_ARGS;
+    return opara__model_from_onnx_graph(runtime, opara__onnx_import(runtime, data, size, options, NULL, NULL, &g), &g, out);
+}
+
+#ifndef OPARA_NO_STDIO
+OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const char* path,
+                                                 const opara_onnx_options* options, opara_model** out) {
+    opara__graph g;
+    if (!out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "opara_model_load_onnx_file: out is NULL")
+                             : OPARA_ERR_INVALID_ARGS;
+    *out = NULL;
+    if (!runtime || !path) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
+                                                        "opara_model_load_onnx_file: no path") : OPARA_ERR_INVALID_ARGS;
+    return opara__model_from_onnx_graph(runtime, opara__onnx_import_file(runtime, path, options, NULL, &g), &g, out);
+}
+#endif
+/* ==== END src/opara_onnx.c ==== */
 
 #endif /* OPARA_IMPLEMENTATION */
 

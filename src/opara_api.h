@@ -224,35 +224,6 @@ OPARADEF void opara_runtime_destroy(opara_runtime* runtime);
 /* Detail of the last failing call made through this runtime ("" if none). Valid until the next call. */
 OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
 
-/* ---- scheduling strategies (the plan: launch order, streams, events, memory) ----------------- */
-
-/* Which scheduler builds the execution plan. Every strategy yields the same kind of plan, so the
-   backends and the simulator treat them alike. */
-typedef enum opara_strategy {
-    OPARA_STRATEGY_OPARA = 0,      /* Opara: Alg. 2 launch order, Alg. 1 streams (the default) */
-    OPARA_STRATEGY_SEQUENTIAL = 1, /* one stream, topological order ("sequential CUDA Graph") */
-    OPARA_STRATEGY_WAVEFRONT = 2,  /* Rammer-style: BFS levels separated by barriers */
-    OPARA_STRATEGY_NIMBLE = 3,     /* Nimble: transitive reduction + matchings (minimum chain cover) */
-    OPARA_STRATEGY_OPARA_TOPO = 4, /* Alg. 1 streams over a plain topological order (no Alg. 2) */
-    OPARA_STRATEGY_COUNT,
-    OPARA_STRATEGY_FORCE_U32 = 0x7fffffff
-} opara_strategy;
-
-/* The order in which operators are launched. DEFAULT is the strategy's own: Alg. 2 for OPARA,
-   the graph's topological order (Kahn, lowest node index first) for the others. */
-typedef enum opara_launch_order {
-    OPARA_LAUNCH_DEFAULT = 0,
-    OPARA_LAUNCH_ALG2 = 1, /* Opara Alg. 2: two ready lists, alternate, least resource demand first */
-    OPARA_LAUNCH_TOPO = 2, /* Kahn, lowest node index first */
-    OPARA_LAUNCH_DFS = 3,  /* depth-first topological order (what PyTorch's eager execution produces) */
-    OPARA_LAUNCH_BFS = 4,  /* breadth-first: Kahn with a FIFO ready queue */
-    OPARA_LAUNCH_COUNT,
-    OPARA_LAUNCH_FORCE_U32 = 0x7fffffff
-} opara_launch_order;
-
-/* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
-OPARADEF const char* opara_strategy_name(opara_strategy strategy);
-
 /* ---- models ------------------------------------------------------------------------------------
    A model is the immutable graph of a .opara file (docs/FORMAT.md): tensors, operator nodes,
    graph inputs and outputs, and the constant weights. Loading validates everything (offsets,
@@ -360,6 +331,148 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
 #endif
 /* Frees a buffer the library returned (opara_builder_save_memory). NULL is ignored. */
 OPARADEF void opara_free(opara_runtime* runtime, void* ptr);
+
+/* ---- scheduling strategies (the plan: launch order, streams, events, memory) ----------------- */
+
+/* Which scheduler builds the execution plan. Every strategy yields the same kind of plan, so the
+   backends and the simulator treat them alike. */
+typedef enum opara_strategy {
+    OPARA_STRATEGY_OPARA = 0,      /* Opara: Alg. 2 launch order, Alg. 1 streams (the default) */
+    OPARA_STRATEGY_SEQUENTIAL = 1, /* one stream, topological order ("sequential CUDA Graph") */
+    OPARA_STRATEGY_WAVEFRONT = 2,  /* Rammer-style: BFS levels separated by barriers */
+    OPARA_STRATEGY_NIMBLE = 3,     /* Nimble: transitive reduction + matchings (minimum chain cover) */
+    OPARA_STRATEGY_OPARA_TOPO = 4, /* Alg. 1 streams over a plain topological order (no Alg. 2) */
+    OPARA_STRATEGY_COUNT,
+    OPARA_STRATEGY_FORCE_U32 = 0x7fffffff
+} opara_strategy;
+
+/* The order in which operators are launched. DEFAULT is the strategy's own: Alg. 2 for OPARA,
+   the graph's topological order (Kahn, lowest node index first) for the others. */
+typedef enum opara_launch_order {
+    OPARA_LAUNCH_DEFAULT = 0,
+    OPARA_LAUNCH_ALG2 = 1, /* Opara Alg. 2: two ready lists, alternate, least resource demand first */
+    OPARA_LAUNCH_TOPO = 2, /* Kahn, lowest node index first */
+    OPARA_LAUNCH_DFS = 3,  /* depth-first topological order (what PyTorch's eager execution produces) */
+    OPARA_LAUNCH_BFS = 4,  /* breadth-first: Kahn with a FIFO ready queue */
+    OPARA_LAUNCH_COUNT,
+    OPARA_LAUNCH_FORCE_U32 = 0x7fffffff
+} opara_launch_order;
+
+/* "opara", "sequential", "wavefront", "nimble", "opara-topo"; "?" when out of range. */
+OPARADEF const char* opara_strategy_name(opara_strategy strategy);
+
+/* ---- sessions: running a model ----------------------------------------------------------------
+   A session runs one model on one backend with one execution plan. The model stays immutable and
+   may be shared by any number of sessions on any threads. A session runs one inference at a time:
+   a call that arrives while another call on the same session is running returns OPARA_ERR_BUSY
+   (it never waits and never races). Use one session per thread for concurrent inferences. */
+typedef struct opara_session opara_session;
+
+typedef enum opara_backend {
+    OPARA_BACKEND_AUTO = 0, /* CUDA when usable, else CPU (with an INFO log saying why) */
+    OPARA_BACKEND_CPU = 1,
+    OPARA_BACKEND_CUDA = 2,
+    OPARA_BACKEND_FORCE_U32 = 0x7fffffff
+} opara_backend;
+
+/* Zero means default everywhere. */
+typedef struct opara_session_desc {
+    opara_backend backend;           /* AUTO */
+    opara_strategy strategy;         /* OPARA */
+    opara_launch_order launch_order; /* the strategy's own */
+    int64_t batch_size;              /* value of the symbolic batch dimension; 0: 1 */
+    uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
+    int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
+    int verify_plan;                 /* 1: prove the plan safe at creation (slower) */
+    opara_logger logger;             /* zero: the runtime's logger */
+} opara_session_desc;
+
+/* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
+   or by position when name is NULL. rank/dims must equal the session's shape for the tensor
+   (see opara_session_input_info / opara_session_output_info); data holds dims' product elements
+   of dtype, row-major. */
+typedef struct opara_tensor {
+    const char* name;
+    opara_dtype dtype;
+    int32_t rank;
+    int64_t dims[OPARA_MAX_DIMS];
+    void* data;
+} opara_tensor;
+
+typedef struct opara_plan_info {
+    const char* backend;        /* "cpu" */
+    const char* strategy;       /* "opara", "sequential", ... */
+    const char* gemm;           /* which SGEMM the CPU backend uses, e.g. "OpenBLAS (libopenblas.so.0)" */
+    uint32_t n_nodes, n_streams, n_events, n_waits, n_workers;
+    uint64_t peak_memory_bytes; /* the arena: all intermediate tensors at their peak */
+    uint64_t no_reuse_bytes;    /* what the arena would need without reuse */
+} opara_plan_info;
+
+typedef struct opara_run_stats {
+    uint64_t runs;              /* completed runs */
+    uint64_t last_ns, min_ns, total_ns;
+} opara_run_stats;
+
+/* Per-node timing of the last run: start/end in ns since the run began, and the worker. */
+typedef struct opara_node_time {
+    uint64_t start_ns, end_ns;
+    uint32_t worker;
+    uint32_t node;
+} opara_node_time;
+
+/* desc may be NULL. On failure *out is NULL and opara_runtime_last_error says why. */
+OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
+                                           const opara_session_desc* desc, opara_session** out);
+OPARADEF void opara_session_destroy(opara_session* session);
+OPARADEF uint32_t opara_session_input_count(const opara_session* session);
+OPARADEF uint32_t opara_session_output_count(const opara_session* session);
+/* Name, dtype and concrete shape (batch resolved) of input/output `index`. */
+OPARADEF opara_result opara_session_input_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
+OPARADEF opara_result opara_session_output_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
+/* Runs one inference: copies the inputs in, runs, copies the requested outputs out (outputs may
+   be NULL/0 and read with opara_session_output_data instead). Every model input must be given. */
+OPARADEF opara_result opara_session_run(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs);
+/* Output `index` of the last run, inside the session (valid until the next run or destroy). */
+OPARADEF const void* opara_session_output_data(const opara_session* session, uint32_t index);
+OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, opara_plan_info* out);
+OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);
+/* Fills up to cap entries (one per node, in launch order); returns the node count. */
+OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
+/* Detail of the session's last failing call ("" if none). */
+OPARADEF const char* opara_session_last_error(const opara_session* session);
+
+/* ---- ONNX import ----------------------------------------------------------------------------------
+   A .onnx file converts into the same immutable model a .opara file loads into. Supported: the
+   operators of docs/FORMAT.md (Conv, Gemm, MatMul, pooling, elementwise, shape ops, Resize, ...),
+   opsets 7-17, IR versions 3-8, weights in initializers or Constant nodes, external data files
+   beside the model. Import folds constant subgraphs (shape arithmetic included), drops
+   Identity/Dropout, folds BatchNormalization into the preceding Conv and fuses a Relu into its
+   Conv/Gemm. A symbolic first dim of a graph input becomes the batch size chosen per session;
+   other symbolic dims need a value from the options. A model with unsupported operators fails
+   with OPARA_ERR_UNSUPPORTED_OP and a detail that lists every one (type, count, first node). */
+typedef struct opara_onnx_options {
+    /* Input shape overrides, each "NAME=d0,d1,..."; a dim written N (or ?) is the symbolic batch.
+       An override replaces the input's declared shape entirely. */
+    const char* const* input_shapes;
+    uint32_t n_input_shapes;
+    /* Size for symbolic dims other than the leading one that no override fixes; 0: such a dim is
+       an error (OPARA_ERR_SHAPE naming the input and dim). */
+    int64_t default_dim;
+    /* Directory that external tensor data paths are relative to. Default: the model file's
+       directory (_file), none (_memory: external data is then an error). Paths in the model must
+       stay inside it (no "..", not absolute): OPARA_ERR_EXTERNAL_DATA otherwise. */
+    const char* external_data_dir;
+} opara_onnx_options;
+
+/* options may be NULL for defaults. On failure *out is NULL and the runtime's detail names the
+   problem (field path for malformed files, e.g. "graph.node[12].attribute[2]: truncated varint"). */
+OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const void* data, size_t size,
+                                                   const opara_onnx_options* options, opara_model** out);
+#ifndef OPARA_NO_STDIO
+OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const char* path,
+                                                 const opara_onnx_options* options, opara_model** out);
+#endif
 
 #ifdef __cplusplus
 }

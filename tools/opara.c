@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "cli_version.c"
+#include "cli_convert.c"
+#include "cli_run.c"
 
 typedef struct cli_command {
     const char* name;
@@ -16,6 +18,8 @@ typedef struct cli_command {
 
 static const cli_command cli_commands[] = {
     {"version", cli_version, "version                      print the library version"},
+    {"run", cli_run, "run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] [--threads N] [--input NAME=F.npy] [--output-dir DIR] [--trace OUT.json]"},
+    {"convert", cli_convert, "convert IN.onnx OUT.opara [--shape NAME=d0,d1,...] [--c-header OUT.h]"},
 };
 
 static int cli_usage(FILE* out) {

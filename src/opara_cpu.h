@@ -1,0 +1,163 @@
+/* The CPU backend's kernels: one prepared operator (opara__cpu_op) per graph node, a kernel
+   function that runs a range of the operator's work items, and the SGEMM used by Conv, Gemm
+   and MatMul (BLAS loaded at run time, or the built-in one).
+
+   Life of an operator: the executor fills node, in/out tensors (shapes from shape inference,
+   data pointers into the arena, constants or caller buffers) and blas, then calls
+   opara__cpu_prepare once; prepare validates shapes and attributes, fills the parameters, the
+   kernel, the number of independent work items and the per-worker scratch the kernel needs.
+   At run time any worker may call op->fn(op, begin, end, scratch) on any sub-range of
+   [0, work_items); disjoint ranges write disjoint output elements, so several workers can
+   share one operator. Kernels never allocate. */
+#ifndef OPARA_CPU_H
+#define OPARA_CPU_H
+
+#include "opara_ir.h"
+#include "opara_sched.h"
+
+typedef struct opara__cpu_tensor {
+    opara_dtype dtype;
+    int32_t ndim;
+    int64_t dims[OPARA_MAX_DIMS];
+    void* data; /* NULL for an omitted optional input or output */
+} opara__cpu_tensor;
+
+/* ---- SGEMM ----------------------------------------------------------------------------------- */
+
+typedef void (*opara__cblas_sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                                      const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                                      int ldc);
+
+typedef struct opara__blas {
+    void* lib;                    /* dlopen handle; NULL: the built-in GEMM */
+    opara__cblas_sgemm_fn sgemm;  /* cblas_sgemm, or NULL */
+    char name[96];                /* "OpenBLAS (libopenblas.so.0)", "built-in", ... */
+} opara__blas;
+
+/* Scratch floats the built-in GEMM needs per call (packing buffers). */
+#define OPARA__GEMM_MC 120
+#define OPARA__GEMM_KC 256
+#define OPARA__GEMM_NC 1024
+#define OPARA__GEMM_SCRATCH ((size_t)OPARA__GEMM_MC * OPARA__GEMM_KC + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC + 64)
+
+/* Loads a BLAS (OpenBLAS first, then any libblas with cblas_sgemm) unless use_builtin is set;
+   without one the built-in GEMM is used. Never fails: the name says what was chosen, and
+   `tried` (may be NULL) receives the paths tried. OpenBLAS is set to one thread, because the
+   executor owns the parallelism. */
+OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap);
+OPARA__PRIVATE void opara__blas_unload(opara__blas* blas);
+
+/* Row-major C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C (beta 0: C is not read).
+   op(A) = A when trans_a is 0 (A is m x k, row stride lda), else A^T (A is k x m). Uses the
+   BLAS when loaded (and sizes fit an int), else opara__sgemm_builtin with `scratch`
+   (OPARA__GEMM_SCRATCH floats). */
+OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                 float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
+                                 float* c, size_t ldc, float* scratch);
+OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                         size_t ldc, float* scratch);
+/* Which micro-kernel the built-in GEMM uses on this CPU ("avx2+fma" or "portable"). */
+OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
+
+/* ---- prepared operators ---------------------------------------------------------------------- */
+
+typedef struct opara__cpu_op opara__cpu_op;
+
+/* Runs work items [begin, end). Returns OPARA_OK or an error (e.g. an index out of range). */
+typedef opara_result (*opara__cpu_kernel_fn)(const opara__cpu_op* op, size_t begin, size_t end, float* scratch);
+
+#define OPARA__BCAST_MAX_IN 3
+
+/* Parameters derived at prepare time; each kernel uses the fields it needs. */
+typedef struct opara__cpu_params {
+    /* Conv, ConvTranspose, pools: spatial dims normalized to 3 (leading dims of size 1). */
+    int64_t batch, cin, cout, group;
+    int64_t in_sp[3], out_sp[3], kernel[3], stride[3], dil[3], pad_b[3], pad_e[3];
+    int64_t col_block, n_col_blocks;
+    int relu, depthwise, pointwise, count_include_pad, storage_order;
+    /* scalars */
+    float alpha, beta, lo, hi, eps, value;
+    int64_t axis, outer, mid, inner, tail;
+    int trans_a, trans_b, approx;
+    /* broadcasting (collapsed): out dims and per-input element strides (0 = broadcast) */
+    int32_t bc_ndim;
+    int64_t bc_dims[OPARA_MAX_DIMS];
+    int64_t bc_strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
+    /* generic per-dimension tables (Slice, Transpose, Pad, Resize, Gemm/MatMul blocking) */
+    int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], src_stride[OPARA_MAX_DIMS];
+    float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
+    int mode, coord_mode, nearest_mode;
+    int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
+    int64_t base;          /* element offset of the first source element (Slice) */
+    uint8_t fill[8];       /* Pad's constant in the output dtype */
+    int32_t kept_n, red_n; /* ReduceMean: kept and reduced input dims with their input strides */
+    int64_t kept_dims[OPARA_MAX_DIMS], kept_strides[OPARA_MAX_DIMS];
+    int64_t red_dims[OPARA_MAX_DIMS], red_strides[OPARA_MAX_DIMS];
+    size_t elem;           /* element size in bytes for dtype-generic kernels */
+} opara__cpu_params;
+
+struct opara__cpu_op {
+    const opara__node* node;
+    uint32_t n_in, n_out;
+    opara__cpu_tensor* in;
+    opara__cpu_tensor* out;
+    const opara__blas* blas;
+    /* filled by opara__cpu_prepare */
+    opara__cpu_kernel_fn fn;
+    size_t work_items;
+    size_t scratch_floats; /* per worker */
+    size_t min_items_per_task; /* how many items make a task worth handing to another worker */
+    opara__cpu_params p;
+};
+
+OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap);
+/* Runs the whole operator on the calling thread. */
+OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch);
+
+/* Shared helpers of the kernel files. */
+OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...)
+    OPARA__PRINTF(4, 5);
+OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t);
+OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out);
+OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b);
+/* Element strides of an input (in_ndim dims) broadcast numpy-style to out dims; 0 where it is
+   broadcast. Returns 0 when the shapes are not broadcast-compatible. */
+OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
+                                            const int64_t* in_dims, int64_t* strides);
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+
+/* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
+
+/* A session's CPU side: one prepared operator per node, the arena (one 64-byte aligned block),
+   static input buffers, per-worker scratch and the worker threads. Thread w runs, in the plan's
+   launch order, the nodes of the streams s with s % n_workers == w; a node first waits for the
+   events the plan lists (per-node completion marks: spin, then mutex + condition variable). A
+   worker that is waiting or has nothing left helps the operator another worker has published
+   for splitting (intra-op parallelism over its work items). */
+typedef struct opara__cpu_exec opara__cpu_exec;
+
+/* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
+   outlive the executor). threads: worker count (>= 1, the caller is worker 0). On failure the
+   detail is written to err. */
+OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
+                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
+                                                   opara__cpu_exec** out);
+OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);
+/* Where value v lives during a run (graph inputs: their static buffer; outputs: in the arena). */
+OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v);
+/* One inference; kernel errors (e.g. a Gather index out of range) are reported after the run. */
+OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap);
+/* Name of the GEMM in use, worker count, and the last run's per-node times (ns since run start)
+   and the worker that ran each node; arrays have one entry per node. */
+OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
+OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);
+OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
+                                               const uint32_t** worker);
+
+#endif /* OPARA_CPU_H */

@@ -1,0 +1,484 @@
+/* Conv (depthwise direct, 1x1 as a direct GEMM, else im2col + SGEMM), ConvTranspose (GEMM +
+   col2im) and MaxPool/AveragePool. Spatial dims (1 to 3) are normalized to 3 with leading dims
+   of size 1, so one code path serves 1-D, 2-D and 3-D. */
+#include "opara_cpu.h"
+
+#include <math.h>
+
+#define OPARA__IM2COL_BUDGET ((size_t)1 << 19) /* floats of im2col scratch per worker (2 MB) */
+
+/* ---- geometry ---------------------------------------------------------------------------------- */
+
+typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_CONV_T } opara__geom_kind;
+
+/* Reads kernel/strides/dilations/pads/auto_pad into p (normalized to 3 dims) for an input with
+   spatial dims x->dims[2..]; kernel from `kernel` when given (the weights), else the attribute. */
+static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
+                                         char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__node* n = op->node;
+    int32_t nsp = x->ndim - 2, off, i;
+    uint32_t nk = 0, ns = 0, nd = 0, np = 0;
+    const int64_t* ks = opara__attr_ints(n, "kernel_shape", &nk);
+    const int64_t* st = opara__attr_ints(n, "strides", &ns);
+    const int64_t* dl = opara__attr_ints(n, "dilations", &nd);
+    const int64_t* pd = opara__attr_ints(n, "pads", &np);
+    const char* name = opara__op_name(n->op);
+    if (nsp < 1 || nsp > 3) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %d spatial dims", name, (int)nsp);
+    if ((ks && nk != (uint32_t)nsp) || (st && ns != (uint32_t)nsp) || (dl && nd != (uint32_t)nsp) ||
+        (pd && np != 2 * (uint32_t)nsp))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: attribute lengths do not match %d spatial dims", name,
+                                 (int)nsp);
+    if (!kernel && !ks) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s needs kernel_shape", name);
+    off = 3 - nsp;
+    for (i = 0; i < 3; ++i) {
+        int32_t j = i - off;
+        p->in_sp[i] = j >= 0 ? x->dims[2 + j] : 1;
+        p->kernel[i] = j < 0 ? 1 : (kernel ? kernel[j] : ks[j]);
+        p->stride[i] = j >= 0 && st ? st[j] : 1;
+        p->dil[i] = j >= 0 && dl ? dl[j] : 1;
+        p->pad_b[i] = j >= 0 && pd ? pd[j] : 0;
+        p->pad_e[i] = j >= 0 && pd ? pd[j + nsp] : 0;
+        if (kernel && ks && j >= 0 && ks[j] != kernel[j])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: kernel_shape disagrees with the weights", name);
+        if (p->kernel[i] < 1 || p->stride[i] < 1 || p->dil[i] < 1 || p->pad_b[i] < 0 || p->pad_e[i] < 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s: kernel, strides, dilations must be >= 1, pads >= 0",
+                                     name);
+    }
+    return OPARA_OK;
+}
+
+/* Output size of one dim for Conv/pools, after resolving auto_pad into pads. */
+static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto_pad, int ceil_mode) {
+    int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, in = p->in_sp[i], span;
+    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
+        int64_t out = (in + p->stride[i] - 1) / p->stride[i];
+        int64_t total = (out - 1) * p->stride[i] + eff - in;
+        if (total < 0) total = 0;
+        p->pad_b[i] = auto_pad[5] == 'U' ? total / 2 : total - total / 2;
+        p->pad_e[i] = total - p->pad_b[i];
+        return out;
+    }
+    if (strcmp(auto_pad, "VALID") == 0) p->pad_b[i] = p->pad_e[i] = 0;
+    span = in + p->pad_b[i] + p->pad_e[i] - eff;
+    if (span < 0) return 0;
+    return (ceil_mode ? (span + p->stride[i] - 1) / p->stride[i] : span / p->stride[i]) + 1;
+}
+
+/* Checks y's spatial dims; pools in ceil mode also accept one less (the window that would start
+   in the end padding is dropped, as PyTorch and ONNX's reference do). */
+static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
+                                          size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
+    for (i = 0; i < 3; ++i) {
+        int64_t want = opara__conv_out_dim(p, i, auto_pad, ceil_mode);
+        int64_t got = i >= off ? y->dims[2 + i - off] : 1;
+        if (got != want && !(ceil_mode && got == want - 1 && got >= 1))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output spatial dim %d is %lld, expected %lld",
+                                     opara__op_name(op->node->op), (int)(i - off), (long long)got, (long long)want);
+        p->out_sp[i] = got;
+    }
+    return OPARA_OK;
+}
+
+static int64_t opara__prod3(const int64_t* v) { return v[0] * v[1] * v[2]; }
+
+/* ---- Conv ------------------------------------------------------------------------------------- */
+
+/* First t in [0, len) with 0 <= base + t*s, and one past the last with base + t*s < limit. */
+static void opara__valid_range(int64_t base, int64_t s, int64_t len, int64_t limit, int64_t* lo, int64_t* hi) {
+    int64_t a = base >= 0 ? 0 : (-base + s - 1) / s;
+    int64_t b = base >= limit ? 0 : (limit - 1 - base) / s + 1;
+    if (b > len) b = len;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+/* Writes im2col rows for output columns [p0, p1) of image x (cin_g channels) into col (row
+   stride p1 - p0). */
+static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t cin_g, int64_t p0, int64_t p1,
+                          float* col) {
+    int64_t K3 = opara__prod3(p->kernel), ohw = p->out_sp[1] * p->out_sp[2], ow = p->out_sp[2];
+    int64_t ihw = p->in_sp[1] * p->in_sp[2], cb = p1 - p0, r;
+    for (r = 0; r < cin_g * K3; ++r) {
+        int64_t c = r / K3, kk = r % K3, ka = kk / (p->kernel[1] * p->kernel[2]);
+        int64_t kb = (kk / p->kernel[2]) % p->kernel[1], kc = kk % p->kernel[2], pp = p0;
+        const float* xc = x + c * p->in_sp[0] * ihw;
+        float* dst = col + r * cb;
+        while (pp < p1) {
+            int64_t z = pp / ohw, rem = pp % ohw, yy = rem / ow, xx0 = rem % ow, len = OPARA__MIN(ow - xx0, p1 - pp);
+            int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+            int64_t iy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+            int64_t base = xx0 * p->stride[2] - p->pad_b[2] + kc * p->dil[2], lo = 0, hi = 0, t;
+            if (iz >= 0 && iz < p->in_sp[0] && iy >= 0 && iy < p->in_sp[1])
+                opara__valid_range(base, p->stride[2], len, p->in_sp[2], &lo, &hi);
+            for (t = 0; t < lo; ++t) dst[t] = 0.0f;
+            if (hi > lo) {
+                const float* row = xc + (iz * p->in_sp[1] + iy) * p->in_sp[2] + base;
+                if (p->stride[2] == 1) memcpy(dst + lo, row + lo, (size_t)(hi - lo) * sizeof(float));
+                else
+                    for (t = lo; t < hi; ++t) dst[t] = row[t * p->stride[2]];
+            }
+            for (t = hi; t < len; ++t) dst[t] = 0.0f;
+            dst += len;
+            pp += len;
+        }
+    }
+}
+
+static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld, const float* bias, int relu, int init) {
+    size_t i, j;
+    for (i = 0; i < rows; ++i) {
+        float* r = y + i * ld;
+        if (init) {
+            float b = bias ? bias[i] : 0.0f;
+            for (j = 0; j < cols; ++j) r[j] = b;
+        } else if (relu) {
+            for (j = 0; j < cols; ++j) r[j] = r[j] > 0.0f ? r[j] : 0.0f;
+        }
+    }
+}
+
+static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K = cin_g * opara__prod3(p->kernel);
+    int64_t P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* col = scratch;
+    float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(K * p->col_block));
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        int64_t blk = (int64_t)item % p->n_col_blocks, ng = (int64_t)item / p->n_col_blocks;
+        int64_t n = ng / p->group, g = ng % p->group, p0 = blk * p->col_block, p1 = OPARA__MIN(P, p0 + p->col_block);
+        const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
+        const float* w = (const float*)op->in[1].data + g * cout_g * K;
+        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P + p0;
+        const float* b;
+        size_t ldb;
+        if (p->pointwise) {
+            b = x + p0;
+            ldb = (size_t)P;
+        } else {
+            opara__im2col(p, x, cin_g, p0, p1, col);
+            b = col;
+            ldb = (size_t)(p1 - p0);
+        }
+        if (bias) opara__bias_relu_rows(y, (size_t)cout_g, (size_t)(p1 - p0), (size_t)P, bias + g * cout_g, 0, 1);
+        opara__sgemm(op->blas, 0, 0, (size_t)cout_g, (size_t)(p1 - p0), (size_t)K, 1.0f, w, (size_t)K, b, ldb,
+                     bias ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
+        if (p->relu) opara__bias_relu_rows(y, (size_t)cout_g, (size_t)(p1 - p0), (size_t)P, NULL, 1, 0);
+    }
+    return OPARA_OK;
+}
+
+/* Depthwise (one input and one output channel per group): direct accumulation per output row. */
+static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t K3 = opara__prod3(p->kernel), P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
+    int64_t ow = p->out_sp[2], sw = p->stride[2];
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t c = (int64_t)item % p->cout, z, yy, ka, kb, kc, t;
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        const float* w = (const float*)op->in[1].data + c * K3;
+        float* y = (float*)op->out[0].data + (int64_t)item * P;
+        for (z = 0; z < p->out_sp[0]; ++z)
+            for (yy = 0; yy < p->out_sp[1]; ++yy) {
+                float* yr = y + (z * p->out_sp[1] + yy) * ow;
+                float b0 = bias ? bias[c] : 0.0f;
+                for (t = 0; t < ow; ++t) yr[t] = b0;
+                for (ka = 0; ka < p->kernel[0]; ++ka) {
+                    int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+                    if (iz < 0 || iz >= p->in_sp[0]) continue;
+                    for (kb = 0; kb < p->kernel[1]; ++kb) {
+                        int64_t iy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+                        const float* xr;
+                        if (iy < 0 || iy >= p->in_sp[1]) continue;
+                        xr = x + (iz * p->in_sp[1] + iy) * p->in_sp[2];
+                        for (kc = 0; kc < p->kernel[2]; ++kc) {
+                            int64_t base = kc * p->dil[2] - p->pad_b[2], lo, hi;
+                            float wv = w[(ka * p->kernel[1] + kb) * p->kernel[2] + kc];
+                            opara__valid_range(base, sw, ow, p->in_sp[2], &lo, &hi);
+                            if (sw == 1) {
+                                const float* xs = xr + base;
+                                for (t = lo; t < hi; ++t) yr[t] += wv * xs[t];
+                            } else {
+                                for (t = lo; t < hi; ++t) yr[t] += wv * xr[base + t * sw];
+                            }
+                        }
+                    }
+                }
+                if (p->relu)
+                    for (t = 0; t < ow; ++t) yr[t] = yr[t] > 0.0f ? yr[t] : 0.0f;
+            }
+    }
+    return OPARA_OK;
+}
+
+static void opara__conv_pick_block(opara__cpu_params* p, int64_t K, int64_t P) {
+    int64_t cb = (int64_t)(OPARA__IM2COL_BUDGET / (size_t)(K > 0 ? K : 1)) / 16 * 16;
+    if (cb < 64) cb = 64;
+    if (p->batch * p->group < 4 && P >= 256) { /* leave work to share between workers */
+        int64_t quarter = ((P + 3) / 4 + 15) / 16 * 16;
+        if (quarter < cb) cb = quarter;
+    }
+    if (cb > P) cb = P;
+    p->col_block = cb > 0 ? cb : 1;
+    p->n_col_blocks = P > 0 ? (P + p->col_block - 1) / p->col_block : 0;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
+    int64_t K, P;
+    opara_result r;
+    int32_t i;
+    if (x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim || w->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: X, W and Y need the same rank >= 3");
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    if (r != OPARA_OK) return r;
+    p->group = opara__attr_int(op->node, "group", 1);
+    p->batch = x->dims[0];
+    p->cin = x->dims[1];
+    p->cout = w->dims[0];
+    if (p->group < 1 || p->cin % p->group || p->cout % p->group || w->dims[1] != p->cin / p->group ||
+        y->dims[0] != p->batch || y->dims[1] != p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: channels/groups of X, W, Y disagree");
+    if (op->n_in > 2 && op->in[2].data && opara__cpu_numel(&op->in[2]) != (size_t)p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: bias must have M elements");
+    r = opara__conv_check_out(op, y, 0, err, cap);
+    if (r != OPARA_OK) return r;
+    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    K = (p->cin / p->group) * opara__prod3(p->kernel);
+    P = opara__prod3(p->out_sp);
+    p->depthwise = p->group == p->cin && p->group == p->cout;
+    p->pointwise = opara__prod3(p->kernel) == 1;
+    for (i = 0; i < 3; ++i)
+        if (p->stride[i] != 1 || p->pad_b[i] != 0 || p->pad_e[i] != 0) p->pointwise = 0;
+    op->min_items_per_task = 1;
+    if (p->depthwise) {
+        op->work_items = (size_t)(p->batch * p->cout);
+        op->fn = opara__conv_depthwise_kernel;
+        return OPARA_OK;
+    }
+    opara__conv_pick_block(p, K, P);
+    op->work_items = (size_t)(p->batch * p->group * p->n_col_blocks);
+    op->scratch_floats = (p->pointwise ? 0 : (size_t)(K * p->col_block)) +
+                         (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
+    op->fn = opara__conv_gemm_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ConvTranspose ---------------------------------------------------------------------------- */
+
+/* Adds columns [p0, p1) of col (rows: cout_g x K3, row stride p1 - p0) into y (cout_g planes). */
+static void opara__col2im(const opara__cpu_params* p, const float* col, int64_t cout_g, int64_t p0, int64_t p1, float* y) {
+    int64_t K3 = opara__prod3(p->kernel), ihw = p->in_sp[1] * p->in_sp[2], P = opara__prod3(p->out_sp);
+    int64_t cb = p1 - p0, r, pp;
+    for (r = 0; r < cout_g * K3; ++r) {
+        int64_t m = r / K3, kk = r % K3, ka = kk / (p->kernel[1] * p->kernel[2]);
+        int64_t kb = (kk / p->kernel[2]) % p->kernel[1], kc = kk % p->kernel[2];
+        const float* src = col + r * cb;
+        float* ym = y + m * P;
+        for (pp = p0; pp < p1; ++pp) {
+            int64_t z = pp / ihw, rem = pp % ihw, yy = rem / p->in_sp[2], xx = rem % p->in_sp[2];
+            int64_t oz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+            int64_t oy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+            int64_t ox = xx * p->stride[2] - p->pad_b[2] + kc * p->dil[2];
+            if (oz < 0 || oz >= p->out_sp[0] || oy < 0 || oy >= p->out_sp[1] || ox < 0 || ox >= p->out_sp[2]) continue;
+            ym[(oz * p->out_sp[1] + oy) * p->out_sp[2] + ox] += src[pp - p0];
+        }
+    }
+}
+
+static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K3 = opara__prod3(p->kernel);
+    int64_t Pin = opara__prod3(p->in_sp), P = opara__prod3(p->out_sp), rows = cout_g * K3;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* gemm_scratch = scratch + (size_t)(rows * p->col_block);
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        int64_t n = (int64_t)item / p->group, g = (int64_t)item % p->group, p0;
+        const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
+        const float* w = (const float*)op->in[1].data + g * cin_g * rows;
+        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P;
+        opara__bias_relu_rows(y, (size_t)cout_g, (size_t)P, (size_t)P, bias ? bias + g * cout_g : NULL, 0, 1);
+        for (p0 = 0; p0 < Pin; p0 += p->col_block) {
+            int64_t p1 = OPARA__MIN(Pin, p0 + p->col_block);
+            opara__sgemm(op->blas, 1, 0, (size_t)rows, (size_t)(p1 - p0), (size_t)cin_g, 1.0f, w, (size_t)rows, x + p0,
+                         (size_t)Pin, 0.0f, scratch, (size_t)(p1 - p0), gemm_scratch);
+            opara__col2im(p, scratch, cout_g, p0, p1, y);
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
+    uint32_t nop = 0, nos = 0;
+    const int64_t* out_pad = opara__attr_ints(op->node, "output_padding", &nop);
+    const int64_t* out_shape = opara__attr_ints(op->node, "output_shape", &nos);
+    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    int32_t nsp = x->ndim - 2, off, i;
+    int64_t rows, cb;
+    opara_result r;
+    if (!x->data || !w->data || x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim || w->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: X, W and Y need the same rank >= 3");
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    if (r != OPARA_OK) return r;
+    if ((out_pad && nop != (uint32_t)nsp) || (out_shape && nos != (uint32_t)nsp && nos != (uint32_t)x->ndim))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output_padding/output_shape length");
+    p->group = opara__attr_int(op->node, "group", 1);
+    p->batch = x->dims[0];
+    p->cin = x->dims[1];
+    if (p->group < 1 || w->dims[0] != p->cin || p->cin % p->group)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: W must be [C, M/group, k...]");
+    p->cout = w->dims[1] * p->group;
+    if (y->dims[0] != p->batch || y->dims[1] != p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output channels");
+    if (op->n_in > 2 && op->in[2].data && opara__cpu_numel(&op->in[2]) != (size_t)p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: bias must have M elements");
+    off = 3 - nsp;
+    for (i = 0; i < 3; ++i) {
+        int32_t j = i - off;
+        int64_t op_ = j >= 0 && out_pad ? out_pad[j] : 0;
+        int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1, want;
+        if (j >= 0 && (out_shape || strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0)) {
+            int64_t target = out_shape ? out_shape[nos == (uint32_t)nsp ? j : j + 2] : p->in_sp[i] * p->stride[i];
+            int64_t total = full - target;
+            if (total < 0) total = 0;
+            if (strcmp(auto_pad, "SAME_UPPER") == 0) {
+                p->pad_b[i] = total / 2;
+                p->pad_e[i] = total - total / 2;
+            } else {
+                p->pad_b[i] = total - total / 2;
+                p->pad_e[i] = total / 2;
+            }
+        } else if (strcmp(auto_pad, "VALID") == 0) {
+            p->pad_b[i] = p->pad_e[i] = 0;
+        }
+        want = full - p->pad_b[i] - p->pad_e[i];
+        p->out_sp[i] = j >= 0 ? y->dims[2 + j] : 1;
+        if (p->out_sp[i] != want)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output dim %d is %lld, expected %lld",
+                                     (int)j, (long long)p->out_sp[i], (long long)want);
+    }
+    rows = (p->cout / p->group) * opara__prod3(p->kernel);
+    cb = (int64_t)(OPARA__IM2COL_BUDGET / (size_t)(rows > 0 ? rows : 1));
+    if (cb < 16) cb = 16;
+    if (cb > opara__prod3(p->in_sp)) cb = opara__prod3(p->in_sp);
+    p->col_block = cb > 0 ? cb : 1;
+    op->work_items = (size_t)(p->batch * p->group);
+    op->scratch_floats = (size_t)(rows * p->col_block) + (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
+    op->min_items_per_task = 1;
+    op->fn = opara__conv_transpose_kernel;
+    return OPARA_OK;
+}
+
+/* ---- MaxPool / AveragePool -------------------------------------------------------------------- */
+
+/* Taps [lo, hi) of a window starting at s (dilation d, k taps) that fall inside [0, in). */
+static void opara__pool_taps(int64_t s, int64_t d, int64_t k, int64_t in, int64_t* lo, int64_t* hi) {
+    int64_t a = s >= 0 ? 0 : (-s + d - 1) / d;
+    int64_t b = s >= in ? 0 : (in - 1 - s) / d + 1;
+    *lo = a;
+    *hi = b < k ? b : k;
+    if (*lo > *hi) *lo = *hi;
+}
+
+/* Taps of the window inside the padded input [-pad_b, in + pad_e) (count_include_pad). */
+static int64_t opara__pool_padded_taps(const opara__cpu_params* p, int d, int64_t s) {
+    int64_t lo, hi;
+    opara__pool_taps(s + p->pad_b[d], p->dil[d], p->kernel[d], p->in_sp[d] + p->pad_b[d] + p->pad_e[d], &lo, &hi);
+    return hi - lo;
+}
+
+static opara_result opara__pool_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int is_max = op->node->op == OPARA__OP_MAX_POOL;
+    int64_t Pin = opara__prod3(p->in_sp), P = opara__prod3(p->out_sp), ihw = p->in_sp[1] * p->in_sp[2];
+    int64_t* indices = op->n_out > 1 ? (int64_t*)op->out[1].data : NULL;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        float* y = (float*)op->out[0].data + (int64_t)item * P;
+        int64_t o0, o1, o2, at_out = 0;
+        for (o0 = 0; o0 < p->out_sp[0]; ++o0) {
+            int64_t s0 = o0 * p->stride[0] - p->pad_b[0], a0, b0;
+            opara__pool_taps(s0, p->dil[0], p->kernel[0], p->in_sp[0], &a0, &b0);
+            for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+                int64_t s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
+                opara__pool_taps(s1, p->dil[1], p->kernel[1], p->in_sp[1], &a1, &b1);
+                for (o2 = 0; o2 < p->out_sp[2]; ++o2, ++at_out) {
+                    int64_t s2 = o2 * p->stride[2] - p->pad_b[2], a2, b2, k0, k1, k2, arg = -1;
+                    float best = -HUGE_VALF, sum = 0.0f;
+                    opara__pool_taps(s2, p->dil[2], p->kernel[2], p->in_sp[2], &a2, &b2);
+                    for (k0 = a0; k0 < b0; ++k0)
+                        for (k1 = a1; k1 < b1; ++k1) {
+                            int64_t row = (s0 + k0 * p->dil[0]) * ihw + (s1 + k1 * p->dil[1]) * p->in_sp[2] + s2;
+                            const float* xr = x + row;
+                            if (is_max) {
+                                for (k2 = a2; k2 < b2; ++k2) {
+                                    float v = xr[k2 * p->dil[2]];
+                                    if (v > best || arg < 0) {
+                                        best = v;
+                                        arg = row + k2 * p->dil[2];
+                                    }
+                                }
+                            } else {
+                                for (k2 = a2; k2 < b2; ++k2) sum += xr[k2 * p->dil[2]];
+                            }
+                        }
+                    if (is_max) {
+                        y[at_out] = arg >= 0 ? best : 0.0f;
+                        if (indices) {
+                            int64_t at = arg < 0 ? 0 : arg;
+                            if (p->storage_order) { /* column-major over the spatial dims */
+                                int64_t iz = at / ihw, iy = (at / p->in_sp[2]) % p->in_sp[1], ix = at % p->in_sp[2];
+                                at = (ix * p->in_sp[1] + iy) * p->in_sp[0] + iz;
+                            }
+                            indices[(int64_t)item * P + at_out] = (int64_t)item * Pin + at;
+                        }
+                    } else {
+                        int64_t div = p->count_include_pad ? opara__pool_padded_taps(p, 0, s0) *
+                                                                 opara__pool_padded_taps(p, 1, s1) *
+                                                                 opara__pool_padded_taps(p, 2, s2)
+                                                           : (b0 - a0) * (b1 - a1) * (b2 - a2);
+                        y[at_out] = div > 0 ? sum / (float)div : 0.0f;
+                    }
+                }
+            }
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara_result r;
+    if (x->ndim < 3 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: X and Y must be [N, C, spatial...] alike",
+                                 opara__op_name(op->node->op));
+    r = opara__conv_geometry(op, x, NULL, err, cap);
+    if (r != OPARA_OK) return r;
+    r = opara__conv_check_out(op, y, opara__attr_int(op->node, "ceil_mode", 0) != 0, err, cap);
+    if (r != OPARA_OK) return r;
+    if (op->n_out > 1 && op->out[1].data &&
+        (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxPool: Indices must be i64 shaped like Y");
+    p->count_include_pad = opara__attr_int(op->node, "count_include_pad", 0) != 0;
+    p->storage_order = opara__attr_int(op->node, "storage_order", 0) != 0;
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__pool_kernel;
+    return OPARA_OK;
+}

@@ -1,0 +1,395 @@
+/* SGEMM: the built-in cache-blocked, register-tiled GEMM (AVX2+FMA micro-kernel chosen at run
+   time on x86 with GCC/Clang, portable C elsewhere), dispatch to a loaded BLAS, and the Gemm and
+   MatMul operators. */
+#include "opara_cpu.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#  define OPARA__GEMM_AVX2 1
+#  include <immintrin.h>
+#else
+#  define OPARA__GEMM_AVX2 0
+#endif
+
+#define OPARA__MR 6
+#define OPARA__NR 16
+
+/* ---- packing --------------------------------------------------------------------------------- */
+
+/* Packs op(A)[i0:i0+mc, p0:p0+kc] into strips of MR rows: strip s holds, for each p, MR values.
+   Rows past mc are zero. */
+static void opara__gemm_pack_a(int trans_a, const float* a, size_t lda, size_t i0, size_t mc, size_t p0, size_t kc,
+                               float* dst) {
+    size_t s, r, p;
+    for (s = 0; s < mc; s += OPARA__MR) {
+        size_t rows = OPARA__MIN((size_t)OPARA__MR, mc - s);
+        for (r = 0; r < OPARA__MR; ++r) {
+            float* d = dst + r;
+            if (r >= rows) {
+                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = 0.0f;
+            } else if (!trans_a) {
+                const float* src = a + (i0 + s + r) * lda + p0;
+                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = src[p];
+            } else {
+                const float* src = a + p0 * lda + i0 + s + r;
+                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = src[p * lda];
+            }
+        }
+        dst += (size_t)OPARA__MR * kc;
+    }
+}
+
+/* Packs op(B)[p0:p0+kc, j0:j0+nc] into strips of NR columns: strip holds, for each p, NR values. */
+static void opara__gemm_pack_b(int trans_b, const float* b, size_t ldb, size_t p0, size_t kc, size_t j0, size_t nc,
+                               float* dst) {
+    size_t s, c, p;
+    for (s = 0; s < nc; s += OPARA__NR) {
+        size_t cols = OPARA__MIN((size_t)OPARA__NR, nc - s);
+        if (!trans_b) {
+            for (p = 0; p < kc; ++p) {
+                const float* src = b + (p0 + p) * ldb + j0 + s;
+                float* d = dst + p * OPARA__NR;
+                if (cols == OPARA__NR) {
+                    memcpy(d, src, OPARA__NR * sizeof(float));
+                } else {
+                    for (c = 0; c < cols; ++c) d[c] = src[c];
+                    for (; c < OPARA__NR; ++c) d[c] = 0.0f;
+                }
+            }
+        } else {
+            for (c = 0; c < OPARA__NR; ++c) {
+                float* d = dst + c;
+                if (c >= cols) {
+                    for (p = 0; p < kc; ++p) d[p * OPARA__NR] = 0.0f;
+                } else {
+                    const float* src = b + (j0 + s + c) * ldb + p0;
+                    for (p = 0; p < kc; ++p) d[p * OPARA__NR] = src[p];
+                }
+            }
+        }
+        dst += (size_t)OPARA__NR * kc;
+    }
+}
+
+/* ---- micro-kernels: tile[MR][NR] = sum over kc of a-strip x b-strip ---------------------------- */
+
+static void opara__gemm_micro_c(size_t kc, const float* ap, const float* bp, float* tile) {
+    float acc[OPARA__MR * OPARA__NR];
+    size_t p;
+    int r, c;
+    for (c = 0; c < OPARA__MR * OPARA__NR; ++c) acc[c] = 0.0f;
+    for (p = 0; p < kc; ++p) {
+        const float* bv = bp + p * OPARA__NR;
+        const float* av = ap + p * OPARA__MR;
+        for (r = 0; r < OPARA__MR; ++r) {
+            float x = av[r];
+            float* row = acc + r * OPARA__NR;
+            for (c = 0; c < OPARA__NR; ++c) row[c] += x * bv[c];
+        }
+    }
+    memcpy(tile, acc, sizeof acc);
+}
+
+#if OPARA__GEMM_AVX2
+#  define OPARA__FMA_ROW(r, c0, c1)                        \
+      do {                                                 \
+          __m256 av_ = _mm256_broadcast_ss(ap + (r));      \
+          c0 = _mm256_fmadd_ps(av_, b0, c0);               \
+          c1 = _mm256_fmadd_ps(av_, b1, c1);               \
+      } while (0)
+
+__attribute__((target("avx2,fma"))) static void opara__gemm_micro_avx2(size_t kc, const float* ap, const float* bp,
+                                                                       float* tile) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps();
+    __m256 c11 = _mm256_setzero_ps(), c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps(), c40 = _mm256_setzero_ps();
+    __m256 c41 = _mm256_setzero_ps(), c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+    size_t p;
+    for (p = 0; p < kc; ++p) {
+        __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+        OPARA__FMA_ROW(0, c00, c01);
+        OPARA__FMA_ROW(1, c10, c11);
+        OPARA__FMA_ROW(2, c20, c21);
+        OPARA__FMA_ROW(3, c30, c31);
+        OPARA__FMA_ROW(4, c40, c41);
+        OPARA__FMA_ROW(5, c50, c51);
+        ap += OPARA__MR;
+        bp += OPARA__NR;
+    }
+    _mm256_storeu_ps(tile + 0, c00);
+    _mm256_storeu_ps(tile + 8, c01);
+    _mm256_storeu_ps(tile + 16, c10);
+    _mm256_storeu_ps(tile + 24, c11);
+    _mm256_storeu_ps(tile + 32, c20);
+    _mm256_storeu_ps(tile + 40, c21);
+    _mm256_storeu_ps(tile + 48, c30);
+    _mm256_storeu_ps(tile + 56, c31);
+    _mm256_storeu_ps(tile + 64, c40);
+    _mm256_storeu_ps(tile + 72, c41);
+    _mm256_storeu_ps(tile + 80, c50);
+    _mm256_storeu_ps(tile + 88, c51);
+}
+#  undef OPARA__FMA_ROW
+
+static int opara__gemm_have_avx2(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+static int opara__gemm_have_avx2(void) { return 0; }
+#endif
+
+typedef void (*opara__gemm_micro_fn)(size_t kc, const float* ap, const float* bp, float* tile);
+
+static opara__gemm_micro_fn opara__gemm_pick_micro(void) {
+#if OPARA__GEMM_AVX2
+    if (opara__gemm_have_avx2()) return opara__gemm_micro_avx2;
+#endif
+    return opara__gemm_micro_c;
+}
+
+OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void) {
+    return opara__gemm_have_avx2() ? "avx2+fma" : "portable";
+}
+
+/* C[rows, cols] = alpha * tile + beta * C (beta 0: C not read). */
+static void opara__gemm_store(const float* tile, size_t rows, size_t cols, float alpha, float beta, float* c,
+                              size_t ldc) {
+    size_t i, j;
+    for (i = 0; i < rows; ++i) {
+        const float* t = tile + i * OPARA__NR;
+        float* ci = c + i * ldc;
+        if (beta == 0.0f) {
+            for (j = 0; j < cols; ++j) ci[j] = alpha * t[j];
+        } else if (beta == 1.0f && alpha == 1.0f) {
+            for (j = 0; j < cols; ++j) ci[j] += t[j];
+        } else {
+            for (j = 0; j < cols; ++j) ci[j] = alpha * t[j] + beta * ci[j];
+        }
+    }
+}
+
+static void opara__gemm_scale(size_t m, size_t n, float beta, float* c, size_t ldc) {
+    size_t i, j;
+    for (i = 0; i < m; ++i)
+        for (j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+}
+
+OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                         size_t ldc, float* scratch) {
+    opara__gemm_micro_fn micro = opara__gemm_pick_micro();
+    float* pack_b = scratch;
+    float* pack_a = scratch + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC;
+    float tile[OPARA__MR * OPARA__NR];
+    size_t jc, pc, ic, jr, ir;
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+        opara__gemm_scale(m, n, beta, c, ldc);
+        return;
+    }
+    for (jc = 0; jc < n; jc += OPARA__GEMM_NC) {
+        size_t nc = OPARA__MIN((size_t)OPARA__GEMM_NC, n - jc);
+        for (pc = 0; pc < k; pc += OPARA__GEMM_KC) {
+            size_t kc = OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc);
+            float beta_eff = pc == 0 ? beta : 1.0f;
+            opara__gemm_pack_b(trans_b, b, ldb, pc, kc, jc, nc, pack_b);
+            for (ic = 0; ic < m; ic += OPARA__GEMM_MC) {
+                size_t mc = OPARA__MIN((size_t)OPARA__GEMM_MC, m - ic);
+                opara__gemm_pack_a(trans_a, a, lda, ic, mc, pc, kc, pack_a);
+                for (jr = 0; jr < nc; jr += OPARA__NR) {
+                    size_t cols = OPARA__MIN((size_t)OPARA__NR, nc - jr);
+                    for (ir = 0; ir < mc; ir += OPARA__MR) {
+                        size_t rows = OPARA__MIN((size_t)OPARA__MR, mc - ir);
+                        micro(kc, pack_a + ir * kc, pack_b + jr * kc, tile);
+                        opara__gemm_store(tile, rows, cols, alpha, beta_eff, c + (ic + ir) * ldc + jc + jr, ldc);
+                    }
+                }
+            }
+        }
+    }
+}
+
+OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                 float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
+                                 float* c, size_t ldc, float* scratch) {
+    const size_t lim = (size_t)INT_MAX;
+    if (m == 0 || n == 0) return;
+    if (blas && blas->sgemm && k > 0 && m <= lim && n <= lim && k <= lim && lda <= lim && ldb <= lim && ldc <= lim) {
+        /* CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 */
+        blas->sgemm(101, trans_a ? 112 : 111, trans_b ? 112 : 111, (int)m, (int)n, (int)k, alpha, a, (int)lda, b,
+                    (int)ldb, beta, c, (int)ldc);
+        return;
+    }
+    opara__sgemm_builtin(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch);
+}
+
+/* ---- Gemm and MatMul operators ----------------------------------------------------------------- */
+
+static size_t opara__gemm_scratch(const opara__cpu_op* op) {
+    return op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH;
+}
+
+/* Splits an m x n output into blocks: rows in blocks of 128, columns in blocks of 512 (128 for
+   short matrices, so a matrix-vector product still splits). */
+static void opara__gemm_blocking(opara__cpu_params* p, int64_t batch) {
+    int64_t bm = 128, bn = p->m <= 32 ? 128 : 512;
+    p->m_blocks = p->m > 0 ? (p->m + bm - 1) / bm : 0;
+    p->n_blocks = p->n > 0 ? (p->n + bn - 1) / bn : 0;
+    p->outer = batch;
+    p->tail = bn; /* column block */
+}
+
+static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* a = (const float*)op->in[0].data;
+    const float* b = (const float*)op->in[1].data;
+    const float* cc = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* y = (float*)op->out[0].data;
+    size_t lda = (size_t)(p->trans_a ? p->m : p->k), ldb = (size_t)(p->trans_b ? p->k : p->n), ldy = (size_t)p->n;
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        size_t i0 = (size_t)(item / (size_t)p->n_blocks) * 128, j0 = (item % (size_t)p->n_blocks) * (size_t)p->tail;
+        size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
+        const float* ab = p->trans_a ? a + i0 : a + i0 * lda;
+        const float* bb = p->trans_b ? b + j0 * ldb : b + j0;
+        float beta = 0.0f;
+        size_t i, j;
+        if (cc && p->beta != 0.0f) {
+            for (i = 0; i < mb; ++i)
+                for (j = 0; j < nb; ++j)
+                    y[(i0 + i) * ldy + j0 + j] =
+                        p->beta * cc[(int64_t)(i0 + i) * p->bc_strides[0][0] + (int64_t)(j0 + j) * p->bc_strides[0][1]];
+            beta = 1.0f;
+        }
+        opara__sgemm(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
+                     y + i0 * ldy + j0, ldy, scratch);
+        if (p->relu)
+            for (i = 0; i < mb; ++i)
+                for (j = 0; j < nb; ++j) {
+                    float* v = &y[(i0 + i) * ldy + j0 + j];
+                    *v = *v > 0.0f ? *v : 0.0f;
+                }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+    int64_t ka, kb, cm, cn;
+    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm needs 2-D A, B and Y");
+    p->trans_a = opara__attr_int(op->node, "transA", 0) != 0;
+    p->trans_b = opara__attr_int(op->node, "transB", 0) != 0;
+    p->alpha = opara__attr_float(op->node, "alpha", 1.0f);
+    p->beta = opara__attr_float(op->node, "beta", 1.0f);
+    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    p->m = p->trans_a ? a->dims[1] : a->dims[0];
+    ka = p->trans_a ? a->dims[0] : a->dims[1];
+    kb = p->trans_b ? b->dims[1] : b->dims[0];
+    p->n = p->trans_b ? b->dims[0] : b->dims[1];
+    p->k = ka;
+    if (ka != kb || y->dims[0] != p->m || y->dims[1] != p->n)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm: A, B and Y shapes disagree");
+    if (op->n_in > 2 && op->in[2].data) {
+        const opara__cpu_tensor* c = &op->in[2];
+        if (c->ndim > 2) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm: C has rank %d", (int)c->ndim);
+        cn = c->ndim >= 1 ? c->dims[c->ndim - 1] : 1;
+        cm = c->ndim == 2 ? c->dims[0] : 1;
+        if ((cn != 1 && cn != p->n) || (cm != 1 && cm != p->m))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm: C does not broadcast to [M, N]");
+        p->bc_strides[0][0] = cm == 1 ? 0 : cn;
+        p->bc_strides[0][1] = cn == 1 ? 0 : 1;
+    }
+    opara__gemm_blocking(p, 1);
+    op->work_items = (size_t)(p->m_blocks * p->n_blocks);
+    op->scratch_floats = opara__gemm_scratch(op);
+    op->min_items_per_task = 1;
+    op->fn = opara__gemm_kernel;
+    return OPARA_OK;
+}
+
+/* Batched, broadcasting MatMul: p->bc_ndim batch dims with A/B element offsets per batch index
+   in a_batch_stride/b_batch_stride. */
+static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* a = (const float*)op->in[0].data;
+    const float* b = (const float*)op->in[1].data;
+    float* y = (float*)op->out[0].data;
+    size_t per_batch = (size_t)(p->m_blocks * p->n_blocks), item;
+    for (item = begin; item < end; ++item) {
+        size_t batch = item / per_batch, blk = item % per_batch, rem = batch;
+        size_t i0 = (blk / (size_t)p->n_blocks) * 128, j0 = (blk % (size_t)p->n_blocks) * (size_t)p->tail;
+        size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
+        int64_t aoff = 0, boff = 0;
+        int d;
+        for (d = p->bc_ndim - 1; d >= 0; --d) {
+            size_t idx = rem % (size_t)p->bc_dims[d];
+            rem /= (size_t)p->bc_dims[d];
+            aoff += (int64_t)idx * p->a_batch_stride[d];
+            boff += (int64_t)idx * p->b_batch_stride[d];
+        }
+        opara__sgemm(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
+                     b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
+                     (size_t)p->n, scratch);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+    int64_t adims[OPARA_MAX_DIMS], bdims[OPARA_MAX_DIMS], astr[OPARA_MAX_DIMS], bstr[OPARA_MAX_DIMS];
+    int32_t ab = a->ndim >= 2 ? a->ndim - 2 : 0, bb = b->ndim >= 2 ? b->ndim - 2 : 0, nb, i, expect;
+    int64_t batch = 1, ka, acc;
+    if (a->ndim < 1 || b->ndim < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul of a scalar");
+    p->m = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1;
+    ka = a->dims[a->ndim - 1];
+    p->k = b->ndim >= 2 ? b->dims[b->ndim - 2] : b->dims[0];
+    p->n = b->ndim >= 2 ? b->dims[b->ndim - 1] : 1;
+    if (ka != p->k) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: inner dimensions %lld and %lld differ",
+                                             (long long)ka, (long long)p->k);
+    nb = OPARA__MAX(ab, bb);
+    expect = nb + (a->ndim >= 2) + (b->ndim >= 2);
+    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output rank %d, expected %d",
+                                                    (int)y->ndim, (int)expect);
+    for (i = 0; i < nb; ++i) {
+        int64_t da = i - (nb - ab) >= 0 ? a->dims[i - (nb - ab)] : 1;
+        int64_t db = i - (nb - bb) >= 0 ? b->dims[i - (nb - bb)] : 1;
+        if (da != db && da != 1 && db != 1)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: batch dimensions do not broadcast");
+        p->bc_dims[i] = da == 1 ? db : da;
+        if (y->dims[i] != p->bc_dims[i]) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
+        batch *= p->bc_dims[i];
+    }
+    if ((a->ndim >= 2 && y->dims[nb] != p->m) || (b->ndim >= 2 && y->dims[y->ndim - 1] != p->n))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
+    for (i = 0; i < ab; ++i) adims[i] = a->dims[i];
+    for (i = 0; i < bb; ++i) bdims[i] = b->dims[i];
+    opara__cpu_bcast_strides(nb, p->bc_dims, ab, adims, astr);
+    opara__cpu_bcast_strides(nb, p->bc_dims, bb, bdims, bstr);
+    p->bc_ndim = nb;
+    /* element strides of one batch step */
+    {
+        int all_b_bcast = 1, a_full = 1;
+        for (i = 0; i < nb; ++i) {
+            p->a_batch_stride[i] = astr[i] * p->m * p->k;
+            p->b_batch_stride[i] = bstr[i] * p->k * p->n;
+            if (bstr[i] != 0 && p->bc_dims[i] != 1) all_b_bcast = 0;
+        }
+        for (i = 0, acc = 1; i < nb; ++i) acc *= p->bc_dims[i];
+        a_full = ab == nb;
+        for (i = 0; i < ab; ++i) if (a->dims[i] != p->bc_dims[i]) a_full = 0;
+        /* [batch..., M, K] x [K, N]: one GEMM with batch*M rows */
+        if (all_b_bcast && a_full && nb > 0) {
+            p->m *= acc;
+            p->bc_ndim = 0;
+            batch = 1;
+        }
+    }
+    opara__gemm_blocking(p, batch);
+    op->work_items = (size_t)(batch * p->m_blocks * p->n_blocks);
+    op->scratch_floats = opara__gemm_scratch(op);
+    op->min_items_per_task = 1;
+    op->fn = opara__matmul_kernel;
+    return OPARA_OK;
+}

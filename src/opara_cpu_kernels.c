@@ -1,0 +1,1365 @@
+/* CPU kernels for the element-wise, data-movement, normalization and reduction operators, the
+   shared broadcasting machinery, and opara__cpu_prepare (validation + dispatch). Conv, pools and
+   GEMM-based operators are in opara_cpu_conv.c and opara_cpu_gemm.c. */
+#include "opara_cpu.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...) {
+    va_list args;
+    if (err && cap) {
+        va_start(args, fmt);
+        vsnprintf(err, cap, fmt, args);
+        va_end(args);
+    }
+    return code;
+}
+
+OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t) {
+    size_t n = 1;
+    int32_t i;
+    for (i = 0; i < t->ndim; ++i) n *= (size_t)t->dims[i];
+    return n;
+}
+
+OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out) {
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return 0;
+    *out = axis;
+    return 1;
+}
+
+OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b) {
+    int32_t i;
+    if (a->ndim != b->ndim) return 0;
+    for (i = 0; i < a->ndim; ++i)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
+                                            const int64_t* in_dims, int64_t* strides) {
+    int32_t i;
+    int64_t s = 1;
+    if (in_ndim > out_ndim) return 0;
+    for (i = out_ndim - 1; i >= 0; --i) {
+        int32_t j = i - (out_ndim - in_ndim);
+        int64_t d = j >= 0 ? in_dims[j] : 1;
+        if (d != out_dims[i] && d != 1) return 0;
+        strides[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    return 1;
+}
+
+static int64_t opara__dims_prod(const int64_t* dims, int32_t from, int32_t to) {
+    int64_t n = 1;
+    int32_t i;
+    for (i = from; i < to; ++i) n *= dims[i];
+    return n;
+}
+
+/* Drops unit dims and merges neighbours that are contiguous for every input; fills
+   p->bc_ndim/bc_dims/bc_strides. strides[k] are the uncollapsed element strides of input k. */
+static void opara__bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, const int64_t* dims,
+                               int64_t strides[][OPARA_MAX_DIMS]) {
+    int32_t i, nd = 0;
+    int k;
+    for (i = 0; i < ndim; ++i) {
+        if (dims[i] == 1) continue;
+        if (nd > 0) {
+            int merge = 1;
+            for (k = 0; k < n_in; ++k)
+                if (p->bc_strides[k][nd - 1] != strides[k][i] * dims[i]) merge = 0;
+            if (merge) {
+                p->bc_dims[nd - 1] *= dims[i];
+                for (k = 0; k < n_in; ++k) p->bc_strides[k][nd - 1] = strides[k][i];
+                continue;
+            }
+        }
+        p->bc_dims[nd] = dims[i];
+        for (k = 0; k < n_in; ++k) p->bc_strides[k][nd] = strides[k][i];
+        ++nd;
+    }
+    if (nd == 0) {
+        p->bc_dims[0] = 1;
+        for (k = 0; k < n_in; ++k) p->bc_strides[k][0] = 0;
+        nd = 1;
+    }
+    p->bc_ndim = nd;
+    /* work items: rows (all but the innermost dim) x chunks of the innermost dim */
+    p->inner = p->bc_dims[nd - 1];
+    p->tail = p->inner > 0 ? (p->inner + OPARA__CHUNK - 1) / OPARA__CHUNK : 0;
+    p->outer = opara__dims_prod(p->bc_dims, 0, nd - 1);
+}
+
+/* Sets up broadcasting of n_in inputs to the output; checks the output is their broadcast. */
+static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                      size_t cap) {
+    const opara__cpu_tensor* y = &op->out[0];
+    int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
+    int32_t i;
+    int k;
+    for (k = 0; k < n_in; ++k)
+        if (!opara__cpu_bcast_strides(y->ndim, y->dims, ins[k]->ndim, ins[k]->dims, strides[k]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %d does not broadcast to the output",
+                                     opara__op_name(op->node->op), k);
+    for (i = 0; i < y->ndim; ++i) {
+        int64_t want = 1;
+        for (k = 0; k < n_in; ++k) {
+            int32_t j = i - (y->ndim - ins[k]->ndim);
+            if (j >= 0 && ins[k]->dims[j] != 1) want = ins[k]->dims[j];
+        }
+        if (want != y->dims[i])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
+                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)want);
+    }
+    opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    return OPARA_OK;
+}
+
+/* Element offsets of each input for row `row` of the collapsed iteration space. */
+static void opara__bc_offsets(const opara__cpu_params* p, int n_in, size_t row, int64_t* off) {
+    int32_t d;
+    int k;
+    for (k = 0; k < n_in; ++k) off[k] = 0;
+    for (d = p->bc_ndim - 2; d >= 0; --d) {
+        int64_t idx = (int64_t)(row % (size_t)p->bc_dims[d]);
+        row /= (size_t)p->bc_dims[d];
+        for (k = 0; k < n_in; ++k) off[k] += idx * p->bc_strides[k][d];
+    }
+}
+
+/* Decodes item -> (row, first element, count) of the innermost dim. */
+static void opara__bc_item(const opara__cpu_params* p, size_t item, size_t* row, size_t* j0, size_t* n) {
+    size_t chunk = item % (size_t)p->tail;
+    *row = item / (size_t)p->tail;
+    *j0 = chunk * OPARA__CHUNK;
+    *n = OPARA__MIN((size_t)OPARA__CHUNK, (size_t)p->inner - *j0);
+}
+
+static void opara__copy_elems(uint8_t* dst, const uint8_t* src, int64_t src_stride, size_t n, size_t elem) {
+    size_t i;
+    if (src_stride == 1) {
+        memcpy(dst, src, n * elem);
+    } else if (elem == 4) {
+        for (i = 0; i < n; ++i) memcpy(dst + 4 * i, src + (int64_t)i * src_stride * 4, 4);
+    } else if (elem == 8) {
+        for (i = 0; i < n; ++i) memcpy(dst + 8 * i, src + (int64_t)i * src_stride * 8, 8);
+    } else {
+        for (i = 0; i < n; ++i) memcpy(dst + elem * i, src + (int64_t)i * src_stride * (int64_t)elem, elem);
+    }
+}
+
+/* ---- unary element-wise (f32) ---------------------------------------------------------------- */
+
+static float opara__gelu(float x, int approx) {
+    if (approx) {
+        float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+        return 0.5f * x * (1.0f + tanhf(u));
+    }
+    return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+}
+
+static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    size_t total = opara__cpu_numel(&op->out[0]);
+    size_t i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    switch (op->node->op) {
+    case OPARA__OP_RELU:
+        for (i = i0; i < i1; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        break;
+    case OPARA__OP_LEAKY_RELU:
+        for (i = i0; i < i1; ++i) y[i] = x[i] >= 0.0f ? x[i] : p->alpha * x[i];
+        break;
+    case OPARA__OP_SIGMOID:
+        for (i = i0; i < i1; ++i) y[i] = 1.0f / (1.0f + expf(-x[i]));
+        break;
+    case OPARA__OP_TANH:
+        for (i = i0; i < i1; ++i) y[i] = tanhf(x[i]);
+        break;
+    case OPARA__OP_HARD_SIGMOID:
+        for (i = i0; i < i1; ++i) {
+            float v = p->alpha * x[i] + p->beta;
+            y[i] = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+        }
+        break;
+    case OPARA__OP_HARD_SWISH:
+        for (i = i0; i < i1; ++i) {
+            float v = x[i] * (1.0f / 6.0f) + 0.5f;
+            y[i] = x[i] * (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v));
+        }
+        break;
+    case OPARA__OP_CLIP:
+        for (i = i0; i < i1; ++i) {
+            float v = x[i] < p->lo ? p->lo : x[i];
+            y[i] = v > p->hi ? p->hi : v;
+        }
+        break;
+    case OPARA__OP_SQRT:
+        for (i = i0; i < i1; ++i) y[i] = sqrtf(x[i]);
+        break;
+    case OPARA__OP_ERF:
+        for (i = i0; i < i1; ++i) y[i] = erff(x[i]);
+        break;
+    case OPARA__OP_GELU:
+        for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], p->approx);
+        break;
+    default:
+        return OPARA_ERR_INTERNAL;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_unary(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__node* n = op->node;
+    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(n->op));
+    switch (n->op) {
+    case OPARA__OP_LEAKY_RELU: p->alpha = opara__attr_float(n, "alpha", 0.01f); break;
+    case OPARA__OP_HARD_SIGMOID:
+        p->alpha = opara__attr_float(n, "alpha", 0.2f);
+        p->beta = opara__attr_float(n, "beta", 0.5f);
+        break;
+    case OPARA__OP_CLIP:
+        p->lo = opara__attr_float(n, "min", -HUGE_VALF);
+        p->hi = opara__attr_float(n, "max", HUGE_VALF);
+        break;
+    case OPARA__OP_GELU: p->approx = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0; break;
+    default: break;
+    }
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__unary_kernel;
+    return OPARA_OK;
+}
+
+/* ---- binary element-wise with broadcasting ----------------------------------------------------- */
+
+#define OPARA__BIN_ROW(T, EXPR)                                                             \
+    do {                                                                                    \
+        if (sa == 1 && sb == 1) {                                                           \
+            for (i = 0; i < n; ++i) { T x = a[i], z = b[i]; y[i] = (EXPR); }                \
+        } else if (sa == 1 && sb == 0) {                                                    \
+            T z = b[0];                                                                     \
+            for (i = 0; i < n; ++i) { T x = a[i]; y[i] = (EXPR); }                          \
+        } else if (sa == 0 && sb == 1) {                                                    \
+            T x = a[0];                                                                     \
+            for (i = 0; i < n; ++i) { T z = b[i]; y[i] = (EXPR); }                          \
+        } else {                                                                            \
+            for (i = 0; i < n; ++i) { T x = a[(int64_t)i * sa], z = b[(int64_t)i * sb]; y[i] = (EXPR); } \
+        }                                                                                   \
+    } while (0)
+
+static void opara__bin_row_f32(opara__op kind, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
+                               size_t n) {
+    size_t i;
+    switch (kind) {
+    case OPARA__OP_ADD: OPARA__BIN_ROW(float, x + z); break;
+    case OPARA__OP_SUB: OPARA__BIN_ROW(float, x - z); break;
+    case OPARA__OP_MUL: OPARA__BIN_ROW(float, x * z); break;
+    case OPARA__OP_DIV: OPARA__BIN_ROW(float, x / z); break;
+    default: OPARA__BIN_ROW(float, powf(x, z)); break;
+    }
+}
+
+/* Integer division by zero (and INT_MIN / -1) give 0 instead of trapping. */
+static int64_t opara__idiv(int64_t x, int64_t z) {
+    if (z == 0 || (z == -1 && x == INT64_MIN)) return 0;
+    return x / z;
+}
+
+static int64_t opara__ipow(int64_t x, int64_t e) {
+    uint64_t r = 1, b = (uint64_t)x;
+    if (e < 0) return x == 1 ? 1 : (x == -1 ? ((e & 1) ? -1 : 1) : 0);
+    while (e) {
+        if (e & 1) r *= b;
+        b *= b;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+/* Wrapping arithmetic through uint64 so overflow is defined. */
+#define OPARA__IBIN(kind, x, z)                                                                      \
+    ((kind) == OPARA__OP_ADD   ? (int64_t)((uint64_t)(x) + (uint64_t)(z))                           \
+     : (kind) == OPARA__OP_SUB ? (int64_t)((uint64_t)(x) - (uint64_t)(z))                           \
+     : (kind) == OPARA__OP_MUL ? (int64_t)((uint64_t)(x) * (uint64_t)(z))                           \
+     : (kind) == OPARA__OP_DIV ? opara__idiv((x), (z))                                              \
+                               : opara__ipow((x), (z)))
+
+static void opara__bin_row_i64(opara__op kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb, int64_t* y,
+                               size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i) y[i] = OPARA__IBIN(kind, a[(int64_t)i * sa], b[(int64_t)i * sb]);
+}
+
+static void opara__bin_row_i32(opara__op kind, const int32_t* a, int64_t sa, const int32_t* b, int64_t sb, int32_t* y,
+                               size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        int64_t x = a[(int64_t)i * sa], z = b[(int64_t)i * sb];
+        y[i] = (int32_t)(uint32_t)(uint64_t)OPARA__IBIN(kind, x, z);
+    }
+}
+
+static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
+    opara_dtype dt = op->out[0].dtype;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off[2], ao, bo, yo;
+        opara__bc_item(p, item, &row, &j0, &n);
+        opara__bc_offsets(p, 2, row, off);
+        ao = off[0] + (int64_t)j0 * sa;
+        bo = off[1] + (int64_t)j0 * sb;
+        yo = (int64_t)(row * (size_t)p->inner + j0);
+        if (dt == OPARA_DTYPE_F32)
+            opara__bin_row_f32(op->node->op, (const float*)op->in[0].data + ao, sa, (const float*)op->in[1].data + bo,
+                               sb, (float*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_I64)
+            opara__bin_row_i64(op->node->op, (const int64_t*)op->in[0].data + ao, sa,
+                               (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
+        else
+            opara__bin_row_i32(op->node->op, (const int32_t*)op->in[0].data + ao, sa,
+                               (const int32_t*)op->in[1].data + bo, sb, (int32_t*)op->out[0].data + yo, n);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_binary(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* ins[2];
+    opara_dtype dt = op->out[0].dtype;
+    ins[0] = &op->in[0];
+    ins[1] = &op->in[1];
+    if (op->in[0].dtype != dt || op->in[1].dtype != dt ||
+        (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, i64 or i32 operands of one type",
+                                 opara__op_name(op->node->op));
+    op->fn = opara__binary_kernel;
+    return opara__bc_prepare(op, 2, ins, err, cap);
+}
+
+/* ---- Where, Expand, Slice, Transpose: strided copies ------------------------------------------- */
+
+static opara_result opara__where_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const uint8_t* c = (const uint8_t*)op->in[0].data;
+    const uint8_t* x = (const uint8_t*)op->in[1].data;
+    const uint8_t* z = (const uint8_t*)op->in[2].data;
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    int64_t sc = p->bc_strides[0][p->bc_ndim - 1], sx = p->bc_strides[1][p->bc_ndim - 1];
+    int64_t sz = p->bc_strides[2][p->bc_ndim - 1];
+    size_t e = p->elem, item, i;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off[3];
+        uint8_t* yr;
+        opara__bc_item(p, item, &row, &j0, &n);
+        opara__bc_offsets(p, 3, row, off);
+        yr = y + (row * (size_t)p->inner + j0) * e;
+        for (i = 0; i < n; ++i) {
+            int64_t j = (int64_t)(j0 + i);
+            const uint8_t* src = c[off[0] + j * sc] ? x + (off[1] + j * sx) * (int64_t)e : z + (off[2] + j * sz) * (int64_t)e;
+            memcpy(yr + i * e, src, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_where(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* ins[3];
+    ins[0] = &op->in[0];
+    ins[1] = &op->in[1];
+    ins[2] = &op->in[2];
+    if (op->in[0].dtype != OPARA_DTYPE_BOOL || op->in[1].dtype != op->out[0].dtype ||
+        op->in[2].dtype != op->out[0].dtype || !opara_dtype_size(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Where: condition must be bool, X and Y the output type");
+    op->p.elem = opara_dtype_size(op->out[0].dtype);
+    op->fn = opara__where_kernel;
+    return opara__bc_prepare(op, 3, ins, err, cap);
+}
+
+/* out[i] = in[base + sum_d idx_d * stride_d] over the collapsed dims (stride table of input 0). */
+static opara_result opara__strided_copy_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const uint8_t* x = (const uint8_t*)op->in[0].data;
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    int64_t s = p->bc_strides[0][p->bc_ndim - 1];
+    size_t e = p->elem, item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off;
+        opara__bc_item(p, item, &row, &j0, &n);
+        opara__bc_offsets(p, 1, row, &off);
+        off += p->base + (int64_t)j0 * s;
+        opara__copy_elems(y + (row * (size_t)p->inner + j0) * e, x + off * (int64_t)e, s, n, e);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__finish_strided_copy(opara__cpu_op* op, int64_t strides[][OPARA_MAX_DIMS]) {
+    const opara__cpu_tensor* y = &op->out[0];
+    op->p.elem = opara_dtype_size(y->dtype);
+    opara__bc_collapse(&op->p, 1, y->ndim, y->dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    op->fn = opara__strided_copy_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_expand(opara__cpu_op* op, char* err, size_t cap) {
+    if (op->in[0].dtype != op->out[0].dtype || !opara_dtype_size(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Expand: input and output types differ");
+    op->p.elem = opara_dtype_size(op->out[0].dtype);
+    op->fn = opara__strided_copy_kernel;
+    /* the output of Expand is the broadcast of the input and the shape: ok when input broadcasts */
+    {
+        int64_t strides[1][OPARA_MAX_DIMS];
+        if (!opara__cpu_bcast_strides(op->out[0].ndim, op->out[0].dims, op->in[0].ndim, op->in[0].dims, strides[0]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Expand: input does not broadcast to the output");
+        op->p.base = 0;
+        return opara__finish_strided_copy(op, strides);
+    }
+}
+
+static void opara__natural_strides(const opara__cpu_tensor* t, int64_t* strides) {
+    int32_t i;
+    int64_t s = 1;
+    for (i = t->ndim - 1; i >= 0; --i) {
+        strides[i] = s;
+        s *= t->dims[i];
+    }
+}
+
+static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], perm[OPARA_MAX_DIMS];
+    uint32_t count = 0;
+    const int64_t* attr = opara__attr_ints(op->node, "perm", &count);
+    int seen[OPARA_MAX_DIMS];
+    int32_t i;
+    if (x->ndim != y->ndim || x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: input and output ranks or types differ");
+    if (attr && count != (uint32_t)x->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: perm has %u entries for rank %d", count,
+                                 (int)x->ndim);
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < x->ndim; ++i) {
+        int64_t a = attr ? attr[i] : x->ndim - 1 - i;
+        if (!opara__cpu_norm_axis(a, x->ndim, &perm[i]) || seen[perm[i]])
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Transpose: perm is not a permutation");
+        seen[perm[i]] = 1;
+    }
+    opara__natural_strides(x, in_str);
+    for (i = 0; i < y->ndim; ++i) {
+        if (y->dims[i] != x->dims[perm[i]])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: output dim %d is wrong", (int)i);
+        strides[0][i] = in_str[perm[i]];
+    }
+    op->p.base = 0;
+    return opara__finish_strided_copy(op, strides);
+}
+
+/* ONNX Slice clamping of one axis; returns the number of elements taken. */
+static int64_t opara__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* first) {
+    if (start < 0) start += dim;
+    if (end < 0) end += dim;
+    if (step > 0) {
+        start = start < 0 ? 0 : (start > dim ? dim : start);
+        end = end < 0 ? 0 : (end > dim ? dim : end);
+        *first = start;
+        return end > start ? (end - start + step - 1) / step : 0;
+    }
+    start = start < 0 ? 0 : (start > dim - 1 ? dim - 1 : start);
+    end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
+    *first = start;
+    return start > end ? (start - end + (-step) - 1) / (-step) : 0;
+}
+
+static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    uint32_t ns = 0, ne = 0, na = 0, nst = 0, i;
+    const int64_t* starts = opara__attr_ints(op->node, "starts", &ns);
+    const int64_t* ends = opara__attr_ints(op->node, "ends", &ne);
+    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
+    const int64_t* steps = opara__attr_ints(op->node, "steps", &nst);
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], first[OPARA_MAX_DIMS], stp[OPARA_MAX_DIMS];
+    int64_t cnt[OPARA_MAX_DIMS];
+    int32_t d;
+    if (!starts || !ends || ns != ne || (axes && na != ns) || (steps && nst != ns) || x->ndim != y->ndim ||
+        x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Slice: starts/ends/axes/steps are inconsistent");
+    for (d = 0; d < x->ndim; ++d) {
+        first[d] = 0;
+        stp[d] = 1;
+        cnt[d] = x->dims[d];
+    }
+    for (i = 0; i < ns; ++i) {
+        int64_t ax = axes ? axes[i] : (int64_t)i, step = steps ? steps[i] : 1;
+        if (!opara__cpu_norm_axis(ax, x->ndim, &ax) || step == 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Slice: bad axis or zero step");
+        stp[ax] = step;
+        cnt[ax] = opara__slice_axis(x->dims[ax], starts[i], ends[i], step, &first[ax]);
+    }
+    opara__natural_strides(x, in_str);
+    op->p.base = 0;
+    for (d = 0; d < x->ndim; ++d) {
+        if (cnt[d] != y->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Slice: output dim %d is %lld, slice gives %lld", (int)d,
+                                     (long long)y->dims[d], (long long)cnt[d]);
+        strides[0][d] = stp[d] * in_str[d];
+        if (cnt[d] > 0) op->p.base += first[d] * in_str[d];
+    }
+    return opara__finish_strided_copy(op, strides);
+}
+
+/* ---- Reshape family: plain copies ------------------------------------------------------------- */
+
+static opara_result opara__copy_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t bytes = opara__cpu_numel(&op->out[0]) * op->p.elem, b0 = begin * 65536, b1 = OPARA__MIN(bytes, end * 65536);
+    (void)scratch;
+    if (op->in[0].data != op->out[0].data && b1 > b0)
+        memcpy((uint8_t*)op->out[0].data + b0, (const uint8_t*)op->in[0].data + b0, b1 - b0);
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_reshape(opara__cpu_op* op, char* err, size_t cap) {
+    if (opara__cpu_numel(&op->in[0]) != opara__cpu_numel(&op->out[0]) || op->in[0].dtype != op->out[0].dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: element counts or types differ",
+                                 opara__op_name(op->node->op));
+    op->p.elem = opara_dtype_size(op->out[0].dtype);
+    op->work_items = (opara__cpu_numel(&op->out[0]) * op->p.elem + 65535) / 65536;
+    op->min_items_per_task = 4;
+    op->fn = opara__copy_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Concat and Split ------------------------------------------------------------------------- */
+
+static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t e = op->p.elem, inner = (size_t)op->p.inner, row_bytes = (size_t)op->out[0].dims[op->p.axis] * inner * e;
+    size_t o;
+    uint32_t k;
+    (void)scratch;
+    for (o = begin; o < end; ++o) {
+        uint8_t* dst = (uint8_t*)op->out[0].data + o * row_bytes;
+        for (k = 0; k < op->n_in; ++k) {
+            size_t chunk = (size_t)op->in[k].dims[op->p.axis] * inner * e;
+            const uint8_t* src = (const uint8_t*)op->in[k].data + o * chunk;
+            if (src != dst) memcpy(dst, src, chunk); /* else the producer wrote it in place */
+            dst += chunk;
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__split_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t e = op->p.elem, inner = (size_t)op->p.inner, row_bytes = (size_t)op->in[0].dims[op->p.axis] * inner * e;
+    size_t o;
+    uint32_t k;
+    (void)scratch;
+    for (o = begin; o < end; ++o) {
+        const uint8_t* src = (const uint8_t*)op->in[0].data + o * row_bytes;
+        for (k = 0; k < op->n_out; ++k) {
+            size_t chunk = (size_t)op->out[k].dims[op->p.axis] * inner * e;
+            if (op->out[k].data) memcpy((uint8_t*)op->out[k].data + o * chunk, src, chunk);
+            src += chunk;
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Checks that `t` equals `ref` except on `axis`. */
+static int opara__same_except(const opara__cpu_tensor* t, const opara__cpu_tensor* ref, int64_t axis) {
+    int32_t i;
+    if (t->ndim != ref->ndim || t->dtype != ref->dtype) return 0;
+    for (i = 0; i < t->ndim; ++i)
+        if (i != axis && t->dims[i] != ref->dims[i]) return 0;
+    return 1;
+}
+
+static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, size_t cap) {
+    int is_concat = op->node->op == OPARA__OP_CONCAT;
+    const opara__cpu_tensor* whole = is_concat ? &op->out[0] : &op->in[0];
+    const opara__cpu_tensor* parts = is_concat ? op->in : op->out;
+    uint32_t n_parts = is_concat ? op->n_in : op->n_out, k, n_split = 0;
+    const int64_t* split = is_concat ? NULL : opara__attr_ints(op->node, "split", &n_split);
+    int64_t axis, sum = 0;
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), whole->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
+    if (split && n_split != n_parts)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Split: %u sizes for %u outputs", n_split, n_parts);
+    for (k = 0; k < n_parts; ++k) {
+        if (!opara__same_except(&parts[k], whole, axis) || (split && split[k] != parts[k].dims[axis]))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: part %u has the wrong shape or type",
+                                     opara__op_name(op->node->op), k);
+        sum += parts[k].dims[axis];
+    }
+    if (sum != whole->dims[axis])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: parts add up to %lld along the axis, not %lld",
+                                 opara__op_name(op->node->op), (long long)sum, (long long)whole->dims[axis]);
+    op->p.axis = axis;
+    op->p.elem = opara_dtype_size(whole->dtype);
+    op->p.inner = opara__dims_prod(whole->dims, (int32_t)axis + 1, whole->ndim);
+    op->work_items = (size_t)opara__dims_prod(whole->dims, 0, (int32_t)axis);
+    if (opara__cpu_numel(whole) == 0) op->work_items = 0;
+    op->min_items_per_task = 16;
+    op->fn = is_concat ? opara__concat_kernel : opara__split_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Gather ----------------------------------------------------------------------------------- */
+
+static opara_result opara__gather_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor* idx = &op->in[1];
+    size_t nidx = opara__cpu_numel(idx), block = (size_t)p->inner * p->elem, item;
+    int64_t dim = op->in[0].dims[p->axis];
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t o = item / nidx, j = item % nidx;
+        int64_t v = idx->dtype == OPARA_DTYPE_I64 ? ((const int64_t*)idx->data)[j] : ((const int32_t*)idx->data)[j];
+        if (v < 0) v += dim;
+        if (v < 0 || v >= dim) return OPARA_ERR_BAD_INDEX;
+        memcpy((uint8_t*)op->out[0].data + item * block,
+               (const uint8_t*)op->in[0].data + (o * (size_t)dim + (size_t)v) * block, block);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
+    int64_t axis;
+    int32_t i, expect = x->ndim - 1 + idx->ndim;
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: axis out of range");
+    if ((idx->dtype != OPARA_DTYPE_I64 && idx->dtype != OPARA_DTYPE_I32) || y->dtype != x->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Gather: indices must be i32/i64");
+    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gather: output rank");
+    for (i = 0; i < y->ndim; ++i) {
+        int64_t want = i < axis ? x->dims[i] : (i < axis + idx->ndim ? idx->dims[i - axis] : x->dims[i - idx->ndim + 1]);
+        if (y->dims[i] != want) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gather: output dim %d", (int)i);
+    }
+    op->p.axis = axis;
+    op->p.elem = opara_dtype_size(x->dtype);
+    op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->work_items = x->dims[axis] == 0 && opara__cpu_numel(idx) ? 0 : opara__cpu_numel(y) / (op->p.inner ? (size_t)op->p.inner : 1);
+    if (opara__cpu_numel(y) == 0) op->work_items = 0;
+    if (x->dims[axis] == 0 && opara__cpu_numel(idx) > 0 && opara__cpu_numel(y) > 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: indexing an empty axis");
+    op->min_items_per_task = 256;
+    op->fn = opara__gather_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Cast ------------------------------------------------------------------------------------- */
+
+static int opara__is_float_type(opara_dtype t) { return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64; }
+
+static double opara__load_f(const void* base, opara_dtype t, size_t i) {
+    return t == OPARA_DTYPE_F32 ? (double)((const float*)base)[i] : ((const double*)base)[i];
+}
+
+static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
+    switch (t) {
+    case OPARA_DTYPE_I64: return ((const int64_t*)base)[i];
+    case OPARA_DTYPE_I32: return ((const int32_t*)base)[i];
+    case OPARA_DTYPE_I8: return ((const int8_t*)base)[i];
+    case OPARA_DTYPE_BOOL: return ((const uint8_t*)base)[i] != 0;
+    default: return ((const uint8_t*)base)[i];
+    }
+}
+
+static void opara__store_i(void* base, opara_dtype t, size_t i, int64_t v) {
+    switch (t) {
+    case OPARA_DTYPE_I64: ((int64_t*)base)[i] = v; break;
+    case OPARA_DTYPE_I32: ((int32_t*)base)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case OPARA_DTYPE_I8: ((int8_t*)base)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case OPARA_DTYPE_BOOL: ((uint8_t*)base)[i] = v != 0; break;
+    default: ((uint8_t*)base)[i] = (uint8_t)(uint64_t)v; break;
+    }
+}
+
+/* Float to integer: truncation toward zero, saturated to the int64 range, NaN gives 0. */
+static int64_t opara__f_to_i(double v) {
+    if (v != v) return 0;
+    if (v >= 9.2233720368547758e18) return INT64_MAX;
+    if (v <= -9.2233720368547758e18) return INT64_MIN;
+    return (int64_t)v;
+}
+
+static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    opara_dtype from = op->in[0].dtype, to = op->out[0].dtype;
+    const void* x = op->in[0].data;
+    void* y = op->out[0].data;
+    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    for (i = i0; i < i1; ++i) {
+        if (opara__is_float_type(to)) {
+            double v = opara__is_float_type(from) ? opara__load_f(x, from, i) : (double)opara__load_i(x, from, i);
+            if (to == OPARA_DTYPE_F32) ((float*)y)[i] = (float)v;
+            else ((double*)y)[i] = v;
+        } else if (opara__is_float_type(from)) {
+            double v = opara__load_f(x, from, i);
+            if (to == OPARA_DTYPE_BOOL) opara__store_i(y, to, i, v != 0.0);
+            else opara__store_i(y, to, i, opara__f_to_i(v));
+        } else {
+            opara__store_i(y, to, i, opara__load_i(x, from, i));
+        }
+    }
+    return OPARA_OK;
+}
+
+static int opara__cast_type_ok(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32 ||
+           t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_BOOL;
+}
+
+static opara_result opara__prepare_cast(opara__cpu_op* op, char* err, size_t cap) {
+    int64_t to = opara__attr_int(op->node, "to", (int64_t)op->out[0].dtype);
+    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
+    if (to != (int64_t)op->out[0].dtype || !opara__cast_type_ok(op->in[0].dtype) || !opara__cast_type_ok(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
+                                 opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__cast_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Softmax, LayerNormalization, BatchNormalization, GlobalAveragePool ------------------------ */
+
+static opara_result opara__softmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, in = (size_t)p->inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t base = (item / in) * L * in + item % in;
+        const float* x = (const float*)op->in[0].data + base;
+        float* y = (float*)op->out[0].data + base;
+        float mx = -HUGE_VALF, sum = 0.0f;
+        for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
+        for (j = 0; j < L; ++j) {
+            y[j * in] = expf(x[j * in] - mx);
+            sum += y[j * in];
+        }
+        for (j = 0; j < L; ++j) y[j * in] /= sum;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_softmax(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
+    op->p.mid = x->dims[axis];
+    op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->work_items = (size_t)(opara__dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner);
+    if (op->p.mid == 0) op->work_items = 0;
+    op->min_items_per_task = 16;
+    op->fn = opara__softmax_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__layer_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, item, j;
+    const float* sc = (const float*)op->in[1].data;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* mean_out = op->n_out > 1 ? (float*)op->out[1].data : NULL;
+    float* inv_out = op->n_out > 2 ? (float*)op->out[2].data : NULL;
+    size_t ss = (size_t)p->bc_strides[0][0], bs = (size_t)p->bc_strides[1][0];
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * L;
+        float* y = (float*)op->out[0].data + item * L;
+        double sum = 0.0, var = 0.0;
+        float mean, inv;
+        for (j = 0; j < L; ++j) sum += x[j];
+        mean = (float)(sum / (double)L);
+        for (j = 0; j < L; ++j) var += (double)(x[j] - mean) * (double)(x[j] - mean);
+        inv = (float)(1.0 / sqrt(var / (double)L + (double)p->eps));
+        for (j = 0; j < L; ++j) y[j] = (x[j] - mean) * inv * sc[j * ss] + (bias ? bias[j * bs] : 0.0f);
+        if (mean_out) mean_out[item] = mean;
+        if (inv_out) inv_out[item] = inv;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis, outer;
+    size_t L;
+    uint32_t k;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
+    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
+    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.mid = opara__dims_prod(x->dims, (int32_t)axis, x->ndim);
+    outer = opara__dims_prod(x->dims, 0, (int32_t)axis);
+    L = (size_t)op->p.mid;
+    for (k = 1; k < 3 && k < op->n_in; ++k) {
+        size_t n = opara__cpu_numel(&op->in[k]);
+        if (!op->in[k].data) continue;
+        if (n != L && n != 1)
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "LayerNormalization: scale/bias of %zu elements", n);
+        op->p.bc_strides[k - 1][0] = n == 1 ? 0 : 1;
+    }
+    for (k = 1; k < op->n_out; ++k)
+        if (op->out[k].data && opara__cpu_numel(&op->out[k]) != (size_t)outer)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: Mean/InvStdDev shape");
+    if (op->n_in < 2 || !op->in[1].data) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "LayerNormalization needs Scale");
+    op->work_items = L ? (size_t)outer : 0;
+    op->min_items_per_task = 4;
+    op->fn = opara__layer_norm_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__batch_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t C = (size_t)op->p.cin, HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t c = item % C;
+        float s = ((const float*)op->in[1].data)[c], b = ((const float*)op->in[2].data)[c];
+        float m = ((const float*)op->in[3].data)[c], v = ((const float*)op->in[4].data)[c];
+        float k = s / sqrtf(v + op->p.eps), off = b - m * k;
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float* y = (float*)op->out[0].data + item * HW;
+        for (j = 0; j < HW; ++j) y[j] = x[j] * k + off;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    uint32_t k;
+    if (op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: needs 5 inputs and X/Y of rank >= 2");
+    for (k = 1; k < 5; ++k)
+        if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: input %u must have C elements", k);
+    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.cin = x->dims[1];
+    op->p.inner = opara__dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__batch_norm_kernel;
+    return OPARA_OK;
+}
+
+static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float sum = 0.0f;
+        for (j = 0; j < HW; ++j) sum += x[j];
+        ((float*)op->out[0].data)[item] = HW ? sum / (float)HW : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t i;
+    if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    for (i = 2; i < y->ndim; ++i)
+        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    op->p.inner = opara__dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 4;
+    op->fn = opara__global_avg_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ReduceMean ------------------------------------------------------------------------------- */
+
+static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    int64_t count = opara__dims_prod(p->red_dims, 0, p->red_n);
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
+        int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
+        size_t rem = item;
+        double sum = 0.0;
+        int32_t d;
+        for (d = p->kept_n - 1; d >= 0; --d) {
+            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
+            rem /= (size_t)p->kept_dims[d];
+        }
+        for (d = 0; d < p->red_n; ++d) idx[d] = 0;
+        for (r = 0; r < count; r += inner) {
+            int64_t off = base, j;
+            float part = 0.0f;
+            for (d = 0; d < p->red_n - 1; ++d) off += idx[d] * p->red_strides[d];
+            for (j = 0; j < inner; ++j) part += x[off + j * is];
+            sum += part;
+            for (d = p->red_n - 2; d >= 0; --d) {
+                if (++idx[d] < p->red_dims[d]) break;
+                idx[d] = 0;
+            }
+        }
+        y[item] = count ? (float)(sum / (double)count) : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    uint32_t na = 0, i;
+    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
+    int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
+    int64_t str[OPARA_MAX_DIMS];
+    int32_t d, yd = 0;
+    if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = (!axes || na == 0) && !opara__attr_int(op->node, "noop_with_empty_axes", 0);
+    for (i = 0; axes && i < na; ++i) {
+        int64_t a;
+        if (!opara__cpu_norm_axis(axes[i], x->ndim, &a)) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
+        reduce[a] = 1;
+    }
+    opara__natural_strides(x, str);
+    p->kept_n = p->red_n = 0;
+    for (d = 0; d < x->ndim; ++d) {
+        if (reduce[d]) {
+            p->red_dims[p->red_n] = x->dims[d];
+            p->red_strides[p->red_n++] = str[d];
+            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
+        } else {
+            p->kept_dims[p->kept_n] = x->dims[d];
+            p->kept_strides[p->kept_n++] = str[d];
+            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
+        }
+    }
+    if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
+    op->work_items = opara__cpu_numel(y);
+    op->min_items_per_task = 64;
+    op->fn = opara__reduce_mean_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Pad -------------------------------------------------------------------------------------- */
+
+enum { OPARA__PAD_CONSTANT, OPARA__PAD_REFLECT, OPARA__PAD_EDGE };
+
+/* Source index for output index o of a dim of size n padded by `before`; -1 for the constant. */
+static int64_t opara__pad_src(int mode, int64_t o, int64_t before, int64_t n) {
+    int64_t s = o - before;
+    if (s >= 0 && s < n) return s;
+    if (mode == OPARA__PAD_CONSTANT || n == 0) return -1;
+    if (mode == OPARA__PAD_EDGE) return s < 0 ? 0 : n - 1;
+    if (n == 1) return 0;
+    {
+        int64_t period = 2 * (n - 1);
+        s %= period;
+        if (s < 0) s += period;
+        return s >= n ? period - s : s;
+    }
+}
+
+static opara_result opara__pad_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim, d;
+    size_t e = p->elem, W = nd ? (size_t)y->dims[nd - 1] : 1, row, j;
+    int64_t xw = nd ? x->dims[nd - 1] : 1, before = nd ? p->start[nd - 1] : 0;
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        uint8_t* dst = (uint8_t*)y->data + row * W * e;
+        size_t rem = row;
+        int64_t off = 0;
+        int constant_row = 0;
+        for (d = nd - 2; d >= 0; --d) {
+            int64_t o = (int64_t)(rem % (size_t)y->dims[d]), s;
+            rem /= (size_t)y->dims[d];
+            s = opara__pad_src(p->mode, o, p->start[d], x->dims[d]);
+            if (s < 0) constant_row = 1;
+            else off += s * p->src_stride[d];
+        }
+        for (j = 0; j < W; ++j) {
+            int64_t s = constant_row ? -1 : opara__pad_src(p->mode, (int64_t)j, before, xw);
+            if (s < 0) memcpy(dst + j * e, p->fill, e);
+            else memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    uint32_t np = 0, na = 0, i;
+    const int64_t* pads = opara__attr_ints(op->node, "pads", &np);
+    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
+    const char* mode = opara__attr_string(op->node, "mode", "constant");
+    int64_t before[OPARA_MAX_DIMS], after[OPARA_MAX_DIMS];
+    uint32_t n_ax = axes ? na : (uint32_t)x->ndim;
+    float value = opara__attr_float(op->node, "value", opara__attr_float(op->node, "constant_value", 0.0f));
+    int32_t d;
+    if (x->ndim != y->ndim || x->dtype != y->dtype || !opara__cast_type_ok(x->dtype) || !pads || np != 2 * n_ax)
+        return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Pad: pads/axes do not match the input rank or type");
+    p->mode = strcmp(mode, "constant") == 0 ? OPARA__PAD_CONSTANT
+              : strcmp(mode, "reflect") == 0 ? OPARA__PAD_REFLECT
+              : strcmp(mode, "edge") == 0   ? OPARA__PAD_EDGE
+                                            : -1;
+    if (p->mode < 0) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Pad: mode '%s'", mode);
+    for (d = 0; d < x->ndim; ++d) before[d] = after[d] = 0;
+    for (i = 0; i < n_ax; ++i) {
+        int64_t a = (int64_t)i;
+        if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Pad: axis out of range");
+        before[a] = pads[i];
+        after[a] = pads[i + n_ax];
+    }
+    opara__natural_strides(x, p->src_stride);
+    for (d = 0; d < x->ndim; ++d) {
+        if (x->dims[d] + before[d] + after[d] != y->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: output dim %d is wrong", (int)d);
+        if (p->mode != OPARA__PAD_CONSTANT && x->dims[d] == 0 && y->dims[d] > 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: cannot %s-pad an empty dim", mode);
+        p->start[d] = before[d];
+    }
+    p->elem = opara_dtype_size(y->dtype);
+    memset(p->fill, 0, sizeof p->fill);
+    if (y->dtype == OPARA_DTYPE_F32) memcpy(p->fill, &value, 4);
+    else if (y->dtype == OPARA_DTYPE_F64) {
+        double v = value;
+        memcpy(p->fill, &v, 8);
+    } else {
+        opara__store_i(p->fill, y->dtype, 0, opara__f_to_i(value));
+    }
+    op->work_items = y->ndim && y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : (opara__cpu_numel(y) ? 1 : 0);
+    op->min_items_per_task = 16;
+    op->fn = opara__pad_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Resize ----------------------------------------------------------------------------------- */
+
+enum { OPARA__RESIZE_NEAREST, OPARA__RESIZE_LINEAR };
+enum {
+    OPARA__CT_HALF_PIXEL, OPARA__CT_PYTORCH_HALF_PIXEL, OPARA__CT_ALIGN_CORNERS, OPARA__CT_ASYMMETRIC,
+    OPARA__CT_TF_HALF_PIXEL_NN, OPARA__CT_TF_CROP, OPARA__CT_HALF_PIXEL_SYMMETRIC
+};
+enum { OPARA__NM_ROUND_PREFER_FLOOR, OPARA__NM_ROUND_PREFER_CEIL, OPARA__NM_FLOOR, OPARA__NM_CEIL };
+
+/* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
+static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
+    double s = p->scale[d];
+    switch (p->coord_mode) {
+    case OPARA__CT_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
+    case OPARA__CT_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
+    case OPARA__CT_ASYMMETRIC: return (double)x / s;
+    case OPARA__CT_TF_HALF_PIXEL_NN: return ((double)x + 0.5) / s;
+    case OPARA__CT_TF_CROP:
+        return out > 1 ? p->roi_lo[d] * (double)(in - 1) + (double)x * (p->roi_hi[d] - p->roi_lo[d]) * (double)(in - 1) / (double)(out - 1)
+                       : 0.5 * (p->roi_lo[d] + p->roi_hi[d]) * (double)(in - 1);
+    case OPARA__CT_HALF_PIXEL_SYMMETRIC: {
+        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
+        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
+    }
+    default: return ((double)x + 0.5) / s - 0.5;
+    }
+}
+
+/* Nearest source index, or -1 when tf_crop_and_resize extrapolates. */
+static int64_t opara__resize_nearest(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
+    double c, f;
+    int64_t i;
+    c = opara__resize_coord(p, d, x, in, out);
+    f = floor(c);
+    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return -1;
+    switch (p->nearest_mode) {
+    case OPARA__NM_ROUND_PREFER_CEIL: i = (int64_t)(c - f >= 0.5 ? f + 1.0 : f); break;
+    case OPARA__NM_FLOOR: i = (int64_t)f; break;
+    case OPARA__NM_CEIL: i = (int64_t)ceil(c); break;
+    default: i = (int64_t)(c - f > 0.5 ? f + 1.0 : f); break;
+    }
+    return i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
+}
+
+static opara_result opara__resize_nearest_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim, d;
+    size_t e = p->elem, W = (size_t)y->dims[nd - 1], row, j;
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        uint8_t* dst = (uint8_t*)y->data + row * W * e;
+        size_t rem = row;
+        int64_t off = 0;
+        int outside = 0;
+        for (d = nd - 2; d >= 0; --d) {
+            int64_t o = (int64_t)(rem % (size_t)y->dims[d]), s;
+            rem /= (size_t)y->dims[d];
+            s = opara__resize_nearest(p, d, o, x->dims[d], y->dims[d]);
+            if (s < 0) outside = 1;
+            else off += s * p->src_stride[d];
+        }
+        for (j = 0; j < W; ++j) {
+            int64_t s = outside ? -1 : opara__resize_nearest(p, nd - 1, (int64_t)j, x->dims[nd - 1], (int64_t)W);
+            if (s < 0) memcpy(dst + j * e, p->fill, e);
+            else memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Linear taps of one output index: i0, i1 and the weight of i1; 0 if extrapolated. */
+static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out, int64_t* i0,
+                              int64_t* i1, float* w) {
+    double c = opara__resize_coord(p, d, x, in, out), f;
+    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return 0;
+    if (c < 0.0) c = 0.0;
+    if (c > (double)(in - 1)) c = (double)(in - 1);
+    f = floor(c);
+    *i0 = (int64_t)f;
+    *i1 = *i0 + 1 < in ? *i0 + 1 : in - 1;
+    *w = (float)(c - f);
+    return 1;
+}
+
+/* Bilinear over the last two dims (the others are not resized). */
+static opara_result opara__resize_linear_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim;
+    int64_t H = x->dims[nd - 2], Wi = x->dims[nd - 1], OH = y->dims[nd - 2], OW = y->dims[nd - 1];
+    size_t row, j;
+    float fill;
+    memcpy(&fill, p->fill, 4);
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        size_t plane = row / (size_t)OH;
+        int64_t oh = (int64_t)(row % (size_t)OH), h0 = 0, h1 = 0;
+        float wh = 0.0f;
+        const float* src = (const float*)x->data + plane * (size_t)(H * Wi);
+        float* dst = (float*)y->data + row * (size_t)OW;
+        int row_ok = opara__resize_taps(p, nd - 2, oh, H, OH, &h0, &h1, &wh);
+        for (j = 0; j < (size_t)OW; ++j) {
+            int64_t w0 = 0, w1 = 0;
+            float ww = 0.0f, top, bot;
+            if (!row_ok || !opara__resize_taps(p, nd - 1, (int64_t)j, Wi, OW, &w0, &w1, &ww)) {
+                dst[j] = fill;
+                continue;
+            }
+            top = src[h0 * Wi + w0] * (1.0f - ww) + src[h0 * Wi + w1] * ww;
+            bot = src[h1 * Wi + w0] * (1.0f - ww) + src[h1 * Wi + w1] * ww;
+            dst[j] = top * (1.0f - wh) + bot * wh;
+        }
+    }
+    return OPARA_OK;
+}
+
+static int opara__resize_enum(const char* s, const char* const* names, int count) {
+    int i;
+    for (i = 0; i < count; ++i)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
+    static const char* const ct_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                           "tf_half_pixel_for_nearest", "tf_crop_and_resize", "half_pixel_symmetric"};
+    static const char* const nm_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    const opara__node* n = op->node;
+    const char* mode = opara__attr_string(n, "mode", "nearest");
+    uint32_t ns = 0, nz = 0, na = 0, nr = 0, i;
+    const float* scales = NULL;
+    const int64_t* axes = opara__attr_ints(n, "axes", &na);
+    const opara__attr* sa = opara__node_attr(n, "scales");
+    const opara__attr* ra = opara__node_attr(n, "roi");
+    float extrap = opara__attr_float(n, "extrapolation_value", 0.0f);
+    int32_t d;
+    (void)opara__attr_ints(n, "sizes", &nz);
+    if (sa && sa->type == OPARA__ATTR_FLOATS && sa->count > 0) {
+        scales = sa->v.floats;
+        ns = sa->count;
+    }
+    if (x->ndim != y->ndim || x->ndim < 1 || x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: input and output ranks or types differ");
+    if (opara__attr_int(n, "antialias", 0))
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
+    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names, 7);
+    p->nearest_mode = opara__resize_enum(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nm_names, 4);
+    if (p->coord_mode < 0 || p->nearest_mode < 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: unknown coordinate or nearest mode");
+    for (d = 0; d < x->ndim; ++d) {
+        p->scale[d] = x->dims[d] ? (float)((double)y->dims[d] / (double)x->dims[d]) : 1.0f;
+        p->roi_lo[d] = 0.0f;
+        p->roi_hi[d] = 1.0f;
+    }
+    if (scales) {
+        if (ns != (axes ? na : (uint32_t)x->ndim))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: %u scales for rank %d", ns, (int)x->ndim);
+        for (i = 0; i < ns; ++i) {
+            int64_t a = (int64_t)i;
+            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
+                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
+            if (!(scales[i] > 0.0f)) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Resize: scale <= 0");
+            p->scale[a] = scales[i];
+        }
+    }
+    if (ra && ra->type == OPARA__ATTR_FLOATS && ra->count > 0) {
+        nr = axes ? na : (uint32_t)x->ndim;
+        if (ra->count != 2 * nr) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: roi size");
+        for (i = 0; i < nr; ++i) {
+            int64_t a = (int64_t)i;
+            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
+                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
+            p->roi_lo[a] = ra->v.floats[i];
+            p->roi_hi[a] = ra->v.floats[i + nr];
+        }
+    }
+    for (d = 0; d < x->ndim; ++d)
+        if (x->dims[d] == 0 && y->dims[d] > 0) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: empty input");
+    opara__natural_strides(x, p->src_stride);
+    p->elem = opara_dtype_size(y->dtype);
+    memset(p->fill, 0, sizeof p->fill);
+    if (y->dtype == OPARA_DTYPE_F32) memcpy(p->fill, &extrap, 4);
+    op->work_items = y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : 0;
+    op->min_items_per_task = 8;
+    if (strcmp(mode, "nearest") == 0) {
+        p->mode = OPARA__RESIZE_NEAREST;
+        op->fn = opara__resize_nearest_kernel;
+        return OPARA_OK;
+    }
+    if (strcmp(mode, "linear") != 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode '%s' is not supported", mode);
+    if (y->dtype != OPARA_DTYPE_F32 || x->ndim < 2)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear needs f32 of rank >= 2");
+    for (d = 0; d < x->ndim - 2; ++d)
+        if (x->dims[d] != y->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear only over the last two dims");
+    p->mode = OPARA__RESIZE_LINEAR;
+    op->fn = opara__resize_linear_kernel;
+    return OPARA_OK;
+}
+
+/* ---- dispatch --------------------------------------------------------------------------------- */
+
+/* Minimum inputs/outputs per operator (0 = checked by the operator itself). */
+static void opara__io_minimum(opara__op kind, uint32_t* n_in, uint32_t* n_out) {
+    *n_in = 1;
+    *n_out = 1;
+    switch (kind) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL:
+    case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_GATHER: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
+    case OPARA__OP_LAYER_NORM:
+        *n_in = 2;
+        break;
+    case OPARA__OP_WHERE: *n_in = 3; break;
+    case OPARA__OP_BATCH_NORM: *n_in = 5; break;
+    default: break;
+    }
+}
+
+static int opara__needs_f32(opara__op kind) {
+    switch (kind) {
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
+    case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_GEMM:
+    case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: case OPARA__OP_REDUCE_MEAN:
+        return 1;
+    default: return 0;
+    }
+}
+
+static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t cap) {
+    switch (op->node->op) {
+    case OPARA__OP_CONV: return opara__cpu_prepare_conv(op, err, cap);
+    case OPARA__OP_CONV_TRANSPOSE: return opara__cpu_prepare_conv_transpose(op, err, cap);
+    case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__prepare_global_avg(op, err, cap);
+    case OPARA__OP_BATCH_NORM: return opara__prepare_batch_norm(op, err, cap);
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
+    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT:
+    case OPARA__OP_ERF: case OPARA__OP_GELU:
+        return opara__prepare_unary(op, err, cap);
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+        return opara__prepare_binary(op, err, cap);
+    case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__prepare_concat_split(op, err, cap);
+    case OPARA__OP_SLICE: return opara__prepare_slice(op, err, cap);
+    case OPARA__OP_GATHER: return opara__prepare_gather(op, err, cap);
+    case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
+        return opara__prepare_reshape(op, err, cap);
+    case OPARA__OP_TRANSPOSE: return opara__prepare_transpose(op, err, cap);
+    case OPARA__OP_EXPAND: return opara__prepare_expand(op, err, cap);
+    case OPARA__OP_GEMM: return opara__cpu_prepare_gemm(op, err, cap);
+    case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
+    case OPARA__OP_SOFTMAX: return opara__prepare_softmax(op, err, cap);
+    case OPARA__OP_LAYER_NORM: return opara__prepare_layer_norm(op, err, cap);
+    case OPARA__OP_REDUCE_MEAN: return opara__prepare_reduce_mean(op, err, cap);
+    case OPARA__OP_WHERE: return opara__prepare_where(op, err, cap);
+    case OPARA__OP_CAST: return opara__prepare_cast(op, err, cap);
+    case OPARA__OP_PAD: return opara__prepare_pad(op, err, cap);
+    case OPARA__OP_RESIZE: return opara__prepare_resize(op, err, cap);
+    default: break;
+    }
+    return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED_OP, "operator %s has no CPU kernel",
+                             opara__op_name(op->node->op));
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap) {
+    uint32_t min_in, min_out, k;
+    opara__op kind = op->node->op;
+    opara_result r;
+    op->fn = NULL;
+    op->work_items = 0;
+    op->scratch_floats = 0;
+    op->min_items_per_task = 1;
+    memset(&op->p, 0, sizeof op->p);
+    opara__io_minimum(kind, &min_in, &min_out);
+    if (op->n_in < min_in || op->n_out < min_out)
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s needs %u inputs and %u outputs",
+                                 opara__op_name(kind), min_in, min_out);
+    for (k = 0; k < min_in; ++k)
+        if (!op->in[k].data)
+            return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
+    if (!op->out[0].data && opara__cpu_numel(&op->out[0]) > 0)
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: output 0 has no buffer", opara__op_name(kind));
+    if (opara__needs_f32(kind) && (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32))
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_BAD_DTYPE, "%s: only f32 is supported", opara__op_name(kind));
+    r = opara__prepare_dispatch(op, err, err_cap);
+    for (k = 0; k < op->n_out; ++k)
+        if (opara__cpu_numel(&op->out[k]) > 0) return r;
+    op->work_items = 0; /* every output is empty */
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch) {
+    if (!op->work_items) return OPARA_OK;
+    return op->fn(op, 0, op->work_items, scratch);
+}

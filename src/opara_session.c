@@ -1,0 +1,302 @@
+/* The public session API: shapes for the batch size, the plan, the backend (CPU for now), runs
+   with caller tensors, plan queries and run statistics. */
+#include "opara_cpu.h"
+#include "opara_model.h"
+
+#if !defined(_WIN32)
+#  include <dlfcn.h>
+#endif
+
+struct opara_session {
+    opara_runtime* rt;
+    const opara__graph* g;
+    opara_logger logger;
+    opara__errbuf error;
+    opara_strategy strategy;
+    opara__shape* shapes;
+    opara_dtype* dtypes;
+    uint64_t* value_bytes;
+    opara__op_desc* descs;
+    opara__plan* plan;
+    opara__cpu_exec* exec;
+    uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
+    volatile int32_t busy;
+    opara_run_stats stats;
+};
+
+static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) {
+    va_list args;
+    opara_result r;
+    va_start(args, fmt);
+    r = opara__fail_into(&s->error, &s->logger, code, fmt, args);
+    va_end(args);
+    return r;
+}
+
+/* Why the CUDA backend cannot be used on this machine. */
+static void opara__cuda_unavailable_reason(char* buf, size_t cap) {
+#if defined(_WIN32)
+    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
+#else
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        opara__format(buf, cap, "libcuda.so.1 could not be loaded (no NVIDIA driver)");
+        return;
+    }
+    dlclose(lib);
+    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
+#endif
+}
+
+static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d) {
+    char reason[256];
+    if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
+    if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
+    opara__cuda_unavailable_reason(reason, sizeof reason);
+    if (d->backend == OPARA_BACKEND_CUDA)
+        return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
+    opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "CUDA backend unavailable: %s; using the CPU backend", reason);
+    return OPARA_OK;
+}
+
+static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
+    const opara__graph* g = s->g;
+    opara__plan_desc pd;
+    opara_result r;
+    int64_t batch = d->batch_size > 0 ? d->batch_size : 1;
+    size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
+    s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof *s->shapes);
+    s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
+    s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof *s->value_bytes);
+    s->descs = (opara__op_desc*)opara__calloc(s->rt, nn, sizeof *s->descs);
+    s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
+        return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    if (d->batch_size < 0) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
+    r = opara__infer_shapes(s->rt, g, batch, s->shapes);
+    if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
+    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
+    if (r == OPARA_OK) r = opara__describe_ops(g, s->shapes, NULL, s->descs);
+    if (r != OPARA_OK) return r;
+    memset(&pd, 0, sizeof pd);
+    pd.strategy = d->strategy;
+    pd.launch_order = d->launch_order;
+    pd.shapes = s->shapes;
+    pd.verify = d->verify_plan;
+    s->strategy = d->strategy;
+    return opara__plan_create(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+}
+
+OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
+                                           const opara_session_desc* desc, opara_session** out) {
+    opara_session_desc d;
+    opara_session* s;
+    opara_result r;
+    char err[OPARA__DETAIL_MAX];
+    uint32_t threads;
+    if (out) *out = NULL;
+    if (!runtime || !model || !out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: NULL argument")
+                                                   : OPARA_ERR_INVALID_ARGS;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
+        return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
+    r = opara__session_pick_backend(runtime, &d);
+    if (r != OPARA_OK) return r;
+    s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
+    if (!s) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    s->rt = runtime;
+    s->g = opara__model_graph(model);
+    s->logger = d.logger.func ? d.logger : runtime->logger;
+    r = opara__session_plan(s, &d);
+    threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
+    if (r == OPARA_OK) {
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
+                                   sizeof err, &s->exec);
+        if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
+    }
+    if (r != OPARA_OK) {
+        opara_session_destroy(s);
+        return r;
+    }
+    *out = s;
+    return OPARA_OK;
+}
+
+OPARADEF void opara_session_destroy(opara_session* s) {
+    if (!s) return;
+    opara__cpu_exec_destroy(s->exec);
+    if (s->plan) opara__plan_free(s->rt, s->plan);
+    opara__free(s->rt, s->shapes);
+    opara__free(s->rt, s->dtypes);
+    opara__free(s->rt, s->value_bytes);
+    opara__free(s->rt, s->descs);
+    opara__free(s->rt, s->given);
+    opara__free(s->rt, s);
+}
+
+OPARADEF uint32_t opara_session_input_count(const opara_session* s) { return s ? s->g->n_inputs : 0; }
+OPARADEF uint32_t opara_session_output_count(const opara_session* s) { return s ? s->g->n_outputs : 0; }
+
+static void opara__session_info(const opara_session* s, int32_t v, opara_tensor_info* out) {
+    int32_t i;
+    memset(out, 0, sizeof *out);
+    out->name = s->g->values[v].name;
+    out->dtype = s->dtypes[v];
+    out->rank = s->shapes[v].ndim;
+    for (i = 0; i < s->shapes[v].ndim; ++i) out->dims[i] = s->shapes[v].dims[i];
+}
+
+OPARADEF opara_result opara_session_input_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
+    if (!s || !out || index >= s->g->n_inputs) return OPARA_ERR_NOT_FOUND;
+    opara__session_info(s, s->g->inputs[index], out);
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_output_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
+    if (!s || !out || index >= s->g->n_outputs) return OPARA_ERR_NOT_FOUND;
+    opara__session_info(s, s->g->outputs[index], out);
+    return OPARA_OK;
+}
+
+/* Position of the tensor in list (graph inputs or outputs) by name, or by `fallback` index. */
+static int32_t opara__session_match(const opara_session* s, const int32_t* list, uint32_t n, const char* name,
+                                    uint32_t fallback) {
+    uint32_t i;
+    if (!name) return fallback < n ? (int32_t)fallback : -1;
+    for (i = 0; i < n; ++i)
+        if (strcmp(s->g->values[list[i]].name, name) == 0) return (int32_t)i;
+    return -1;
+}
+
+static opara_result opara__session_check_tensor(opara_session* s, const opara_tensor* t, int32_t v, const char* what) {
+    const opara__shape* sh = &s->shapes[v];
+    int32_t i;
+    if (t->dtype != s->dtypes[v])
+        return opara__session_fail(s, OPARA_ERR_BAD_DTYPE, "%s '%s' is %s, the model wants %s", what, s->g->values[v].name,
+                                   opara_dtype_name(t->dtype), opara_dtype_name(s->dtypes[v]));
+    if (t->rank != sh->ndim) goto bad_shape;
+    for (i = 0; i < sh->ndim; ++i)
+        if (t->dims[i] != sh->dims[i]) goto bad_shape;
+    if (!t->data && s->value_bytes[v])
+        return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s '%s' has no data", what, s->g->values[v].name);
+    return OPARA_OK;
+bad_shape: {
+        char want[160];
+        return opara__session_fail(s, OPARA_ERR_SHAPE, "%s '%s' has the wrong shape: the session wants %s", what,
+                                   s->g->values[v].name, opara__shape_str(sh, want, sizeof want));
+    }
+}
+
+static opara_result opara__session_inputs(opara_session* s, const opara_tensor* inputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    opara_result r;
+    memset(s->given, 0, g->n_inputs ? g->n_inputs : 1);
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_match(s, g->inputs, g->n_inputs, inputs[i].name, i), v;
+        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no input '%s'",
+                                               inputs[i].name ? inputs[i].name : "(by index)");
+        v = g->inputs[at];
+        r = opara__session_check_tensor(s, &inputs[i], v, "input");
+        if (r != OPARA_OK) return r;
+        if (s->given[at]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' given twice", g->values[v].name);
+        s->given[at] = 1;
+        if (s->value_bytes[v]) memcpy(opara__cpu_exec_value_data(s->exec, v), inputs[i].data, (size_t)s->value_bytes[v]);
+    }
+    for (i = 0; i < g->n_inputs; ++i)
+        if (!s->given[i]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' is missing",
+                                                     g->values[g->inputs[i]].name);
+    return OPARA_OK;
+}
+
+static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_match(s, g->outputs, g->n_outputs, outputs[i].name, i), v;
+        opara_result r;
+        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no output '%s'",
+                                               outputs[i].name ? outputs[i].name : "(by index)");
+        v = g->outputs[at];
+        r = opara__session_check_tensor(s, &outputs[i], v, "output");
+        if (r != OPARA_OK) return r;
+        if (s->value_bytes[v]) memcpy(outputs[i].data, opara__cpu_exec_value_data(s->exec, v), (size_t)s->value_bytes[v]);
+    }
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs) {
+    opara_result r;
+    uint64_t t0;
+    char err[OPARA__DETAIL_MAX];
+    if (!s) return OPARA_ERR_INVALID_ARGS;
+    if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
+    t0 = opara__now_ns();
+    if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run: NULL tensors");
+    else r = opara__session_inputs(s, inputs, n_inputs);
+    if (r == OPARA_OK) {
+        r = opara__cpu_exec_run(s->exec, err, sizeof err);
+        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
+    }
+    if (r == OPARA_OK) r = opara__session_outputs(s, outputs, n_outputs);
+    if (r == OPARA_OK) {
+        uint64_t dt = opara__now_ns() - t0;
+        s->stats.last_ns = dt;
+        s->stats.min_ns = s->stats.runs == 0 || dt < s->stats.min_ns ? dt : s->stats.min_ns;
+        s->stats.total_ns += dt;
+        s->stats.runs++;
+        s->error.text[0] = 0;
+    }
+    opara__atomic_store(&s->busy, 0);
+    return r;
+}
+
+OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
+    if (!s || index >= s->g->n_outputs) return NULL;
+    return opara__cpu_exec_value_data(s->exec, s->g->outputs[index]);
+}
+
+OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_plan_info* out) {
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS;
+    memset(out, 0, sizeof *out);
+    out->backend = "cpu";
+    out->strategy = opara_strategy_name(s->strategy);
+    out->gemm = opara__cpu_exec_gemm_name(s->exec);
+    out->n_nodes = s->plan->n_nodes;
+    out->n_streams = s->plan->n_streams;
+    out->n_events = s->plan->stats.n_events;
+    out->n_waits = s->plan->stats.n_waits;
+    out->n_workers = opara__cpu_exec_workers(s->exec);
+    out->peak_memory_bytes = s->plan->arena_bytes;
+    out->no_reuse_bytes = s->plan->stats.no_reuse_bytes;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_session_get_run_stats(const opara_session* s, opara_run_stats* out) {
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS;
+    *out = s->stats;
+    return OPARA_OK;
+}
+
+OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_node_time* out, uint32_t cap) {
+    const uint64_t *start, *end;
+    const uint32_t* worker;
+    uint32_t i;
+    if (!s) return 0;
+    opara__cpu_exec_node_times(s->exec, &start, &end, &worker);
+    for (i = 0; out && i < cap && i < s->plan->n_nodes; ++i) {
+        uint32_t n = s->plan->order[i];
+        out[i].start_ns = start[n];
+        out[i].end_ns = end[n];
+        out[i].worker = worker[n];
+        out[i].node = n;
+    }
+    return s->plan->n_nodes;
+}
+
+OPARADEF const char* opara_session_last_error(const opara_session* s) { return s ? s->error.text : ""; }

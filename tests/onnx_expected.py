@@ -1,0 +1,87 @@
+"""Writes what onnx.numpy_helper reads from ONNX test data .pb files and the node counts the
+importer must produce for zoo models, so tests/test_onnx.c compares against an independent
+reader.  usage: onnx_expected.py tensors OUT | zoo ZOO_DIR OUT   (no onnx/data: writes nothing)"""
+import glob, os, sys
+
+DATA = "/usr/share/libonnx-testdata/data"
+
+
+def tensors(out):
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
+    files = sorted(glob.glob(DATA + "/node/test_*/test_data_set_0/*.pb"))
+    files += sorted(glob.glob(DATA + "/pytorch-converted/test_*/test_data_set_0/*.pb"))
+    lines = []
+    for path in files:
+        t = TensorProto()
+        with open(path, "rb") as f:
+            try:
+                t.ParseFromString(f.read())
+            except Exception:
+                continue
+        if t.data_type not in (1, 2, 3, 6, 7, 9, 10, 11) or not t.ListFields():
+            continue
+        try:
+            a = numpy_helper.to_array(t)
+        except Exception:  # SequenceProto/OptionalProto files parse as garbage tensors
+            continue
+        flat = a.astype(np.float64).ravel()
+        first = flat[0] if flat.size else 0.0
+        lines.append("%s %d %d %s %d %.17g %.17g" % (path, t.data_type, a.ndim, ",".join(map(str, a.shape)) or "-",
+                                                     a.size, float(np.sum(flat)), float(first)))
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+FOLDABLE = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Add", "Sub", "Mul", "Div",
+            "Reshape", "ConstantOfShape", "Range", "Equal", "Where", "Transpose", "Flatten", "Sqrt", "Pow"}
+
+
+def zoo(zoo_dir, out):
+    import onnx
+    lines = []
+    for path in sorted(glob.glob(os.path.join(zoo_dir, "*.onnx"))):
+        g = onnx.load(path, load_external_data=False).graph
+        const = {i.name for i in g.initializer}
+        nodes = list(g.node)
+        kept = []
+        alias = {}
+        # nodes are in topological order in torch exports
+        for n in nodes:
+            ins = [alias.get(i, i) for i in n.input if i]
+            if n.op_type == "Constant":
+                const.add(n.output[0]); continue
+            if n.op_type in ("Identity", "Dropout"):
+                alias[n.output[0]] = ins[0]
+                if ins[0] in const: const.add(n.output[0])
+                continue
+            if n.op_type == "Shape" or (n.op_type in FOLDABLE and all(i in const for i in ins)):
+                const.update(n.output); continue
+            kept.append((n, ins))
+        producer = {}
+        uses = {}
+        outputs = {alias.get(o.name, o.name) for o in g.output}
+        for n, ins in kept:
+            for o in n.output: producer[o] = n.op_type
+            for i in ins: uses[i] = uses.get(i, 0) + 1
+        fused = 0
+        for n, ins in kept:
+            if n.op_type in ("BatchNormalization", "Relu") and ins and uses.get(ins[0]) == 1 and ins[0] not in outputs:
+                p = producer.get(ins[0])
+                if p == "Conv" or (p == "Gemm" and n.op_type == "Relu"):
+                    fused += 1
+                    if n.op_type == "BatchNormalization":  # the Conv now produces the BN output
+                        producer[n.output[0]] = "Conv"
+        lines.append("%s %d %d" % (os.path.basename(path)[:-5], len(g.node), len(kept) - fused))
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + ("\n" if lines else ""))
+
+
+if __name__ == "__main__":
+    try:
+        if sys.argv[1] == "tensors":
+            tensors(sys.argv[2])
+        else:
+            zoo(sys.argv[2], sys.argv[3])
+    except ImportError as e:
+        print("onnx_expected.py: %s; nothing written" % e)

@@ -1,0 +1,1275 @@
+/* CPU kernels against naive references written from the ONNX operator specs (different code
+   paths: direct loops over the definition, double accumulation), over seeded random shapes and
+   attributes, through both the built-in GEMM and a BLAS when one is installed. */
+#define OPARA_IMPLEMENTATION
+#include "opara.h"
+#include "opara_test.h"
+#include "test_cpu_common.h"
+
+static opara__blas builtin_blas;
+static opara__blas system_blas; /* sgemm NULL when no BLAS is installed */
+
+/* ---- Conv ------------------------------------------------------------------------------------- */
+
+typedef struct conv_case {
+    int nsp, n, c, m, group, k[3], s[3], d[3], pb[3], pe[3], in[3], bias, relu;
+    const char* auto_pad;
+} conv_case;
+
+static int64_t conv_out(int in, int k, int s, int d, int pb, int pe) { return (in + pb + pe - d * (k - 1) - 1) / s + 1; }
+
+/* y[n][m][o...] = b[m] + sum_{c in group, k...} x[n][g*cg+c][o*s - pb + k*d] * w[m][c][k...] */
+static void conv_reference(const conv_case* cc, const float* x, const float* w, const float* b, const int64_t* od,
+                           float* y) {
+    int cg = cc->c / cc->group, mg = cc->m / cc->group, n, m, c, i;
+    int64_t o[3], k[3], in3[3] = {1, 1, 1}, k3[3] = {1, 1, 1}, o3[3] = {1, 1, 1}, s3[3] = {1, 1, 1}, d3[3] = {1, 1, 1};
+    int64_t p3[3] = {0, 0, 0};
+    for (i = 0; i < cc->nsp; ++i) {
+        in3[3 - cc->nsp + i] = cc->in[i];
+        k3[3 - cc->nsp + i] = cc->k[i];
+        o3[3 - cc->nsp + i] = od[2 + i];
+        s3[3 - cc->nsp + i] = cc->s[i];
+        d3[3 - cc->nsp + i] = cc->d[i];
+        p3[3 - cc->nsp + i] = cc->pb[i];
+    }
+    for (n = 0; n < cc->n; ++n)
+        for (m = 0; m < cc->m; ++m)
+            for (o[0] = 0; o[0] < o3[0]; ++o[0])
+                for (o[1] = 0; o[1] < o3[1]; ++o[1])
+                    for (o[2] = 0; o[2] < o3[2]; ++o[2]) {
+                        double acc = b ? b[m] : 0.0;
+                        int g = m / mg;
+                        for (c = 0; c < cg; ++c)
+                            for (k[0] = 0; k[0] < k3[0]; ++k[0])
+                                for (k[1] = 0; k[1] < k3[1]; ++k[1])
+                                    for (k[2] = 0; k[2] < k3[2]; ++k[2]) {
+                                        int64_t ii[3], inside = 1;
+                                        for (i = 0; i < 3; ++i) {
+                                            ii[i] = o[i] * s3[i] - p3[i] + k[i] * d3[i];
+                                            if (ii[i] < 0 || ii[i] >= in3[i]) inside = 0;
+                                        }
+                                        if (!inside) continue;
+                                        acc += (double)x[(((int64_t)n * cc->c + g * cg + c) * in3[0] + ii[0]) * in3[1] * in3[2] +
+                                                         ii[1] * in3[2] + ii[2]] *
+                                               w[(((int64_t)m * cg + c) * k3[0] + k[0]) * k3[1] * k3[2] + k[1] * k3[2] + k[2]];
+                                    }
+                        if (cc->relu && acc < 0) acc = 0;
+                        y[(((int64_t)n * cc->m + m) * o3[0] + o[0]) * o3[1] * o3[2] + o[1] * o3[2] + o[2]] = (float)acc;
+                    }
+}
+
+static int run_conv_case(opara_test* T, const conv_case* cc, const opara__blas* blas) {
+    kt k;
+    int64_t xd[5], wd[5], yd[5], pads[6], ks[3], st[3], dl[3];
+    int i, ok;
+    float *x, *w, *b = NULL, *y, *ref;
+    size_t ny;
+    kt_init(&k, OPARA__OP_CONV, cc->bias ? 3 : 2, 1);
+    xd[0] = cc->n; xd[1] = cc->c; wd[0] = cc->m; wd[1] = cc->c / cc->group; yd[0] = cc->n; yd[1] = cc->m;
+    for (i = 0; i < cc->nsp; ++i) {
+        int pb = cc->pb[i], pe = cc->pe[i];
+        xd[2 + i] = cc->in[i];
+        wd[2 + i] = cc->k[i];
+        if (cc->auto_pad) { /* SAME: output ceil(in/s), total pad split per the mode */
+            int64_t out = (cc->in[i] + cc->s[i] - 1) / cc->s[i];
+            int64_t tot = (out - 1) * cc->s[i] + cc->d[i] * (cc->k[i] - 1) + 1 - cc->in[i];
+            if (tot < 0) tot = 0;
+            pb = (int)(strcmp(cc->auto_pad, "SAME_UPPER") == 0 ? tot / 2 : tot - tot / 2);
+            pe = (int)tot - pb;
+        }
+        ((conv_case*)cc)->pb[i] = pb;
+        yd[2 + i] = conv_out(cc->in[i], cc->k[i], cc->s[i], cc->d[i], pb, pe);
+        pads[i] = cc->pb[i];
+        pads[i + cc->nsp] = pe;
+        ks[i] = cc->k[i];
+        st[i] = cc->s[i];
+        dl[i] = cc->d[i];
+    }
+    x = kt_in_f32(&k, 0, cc->nsp + 2, xd);
+    w = kt_in_f32(&k, 1, cc->nsp + 2, wd);
+    if (cc->bias) b = kt_in_f32(&k, 2, 1, wd);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, cc->nsp + 2, yd);
+    kt_int(&k, "group", cc->group);
+    kt_ints(&k, "strides", st, (uint32_t)cc->nsp);
+    kt_ints(&k, "dilations", dl, (uint32_t)cc->nsp);
+    if (kt_rand() & 1) kt_ints(&k, "kernel_shape", ks, (uint32_t)cc->nsp);
+    if (cc->auto_pad) kt_str(&k, "auto_pad", cc->auto_pad);
+    else kt_ints(&k, "pads", pads, 2 * (uint32_t)cc->nsp);
+    if (cc->relu) kt_str(&k, "activation", "Relu");
+    ny = kt_numel(cc->nsp + 2, yd);
+    ref = (float*)malloc(ny * sizeof(float) + 4);
+    conv_reference(cc, x, w, b, yd, ref);
+    ok = kt_run(&k, blas) == OPARA_OK;
+    if (!ok) OT_LOG("prepare: %s", k.err);
+    ok = ok && kt_maxerr(ref, y, ny) < 1e-4;
+    if (!ok)
+        OT_LOG("conv nsp=%d n=%d c=%d m=%d g=%d k=%d,%d s=%d,%d d=%d,%d pb=%d,%d in=%d,%d err=%g", cc->nsp, cc->n, cc->c,
+               cc->m, cc->group, cc->k[0], cc->k[1], cc->s[0], cc->s[1], cc->d[0], cc->d[1], cc->pb[0], cc->pb[1],
+               cc->in[0], cc->in[1], kt_maxerr(ref, y, ny));
+    free(ref);
+    kt_free(&k);
+    return ok;
+}
+
+static void random_conv(conv_case* cc, int kind) {
+    int i, cg, mg;
+    memset(cc, 0, sizeof *cc);
+    cc->nsp = kind == 3 ? kt_randint(1, 3) : 2;
+    cc->n = kt_randint(1, 2);
+    cc->group = kind == 1 ? kt_randint(1, 3) : 1;
+    cg = kt_randint(1, 5);
+    mg = kt_randint(1, 6);
+    if (kind == 2) { /* depthwise */
+        cc->group = kt_randint(1, 8);
+        cg = mg = 1;
+    }
+    cc->c = cg * cc->group;
+    cc->m = mg * cc->group;
+    cc->bias = kt_rand() & 1;
+    cc->relu = kt_rand() & 1;
+    for (i = 0; i < cc->nsp; ++i) {
+        cc->k[i] = kind == 4 ? 1 : kt_randint(1, 4);
+        cc->s[i] = kind == 4 ? 1 : kt_randint(1, 3);
+        cc->d[i] = kind == 4 ? 1 : kt_randint(1, 2);
+        cc->pb[i] = kind == 4 ? 0 : kt_randint(0, 2);
+        cc->pe[i] = kind == 4 ? 0 : kt_randint(0, 2);
+        cc->in[i] = kt_randint(cc->d[i] * (cc->k[i] - 1) + 1, cc->nsp == 3 ? 7 : 13);
+    }
+    if (kind == 5) cc->auto_pad = kt_rand() & 1 ? "SAME_UPPER" : "SAME_LOWER";
+}
+
+OT_TEST(conv_random_all_paths) {
+    int kind, t, failures = 0;
+    for (kind = 0; kind <= 5; ++kind)
+        for (t = 0; t < 25; ++t) {
+            conv_case cc;
+            random_conv(&cc, kind);
+            if (!run_conv_case(T, &cc, &builtin_blas)) ++failures;
+            if (system_blas.sgemm && !run_conv_case(T, &cc, &system_blas)) ++failures;
+        }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(conv_large_channels_split_columns) {
+    conv_case cc;
+    memset(&cc, 0, sizeof cc);
+    cc.nsp = 2; cc.n = 1; cc.c = 64; cc.m = 24; cc.group = 1;
+    cc.k[0] = cc.k[1] = 3; cc.s[0] = cc.s[1] = 1; cc.d[0] = cc.d[1] = 1;
+    cc.pb[0] = cc.pb[1] = cc.pe[0] = cc.pe[1] = 1; cc.in[0] = 40; cc.in[1] = 37; cc.bias = 1;
+    CHECK(run_conv_case(T, &cc, &builtin_blas));
+}
+
+OT_TEST(conv_rejects_bad_output_shape) {
+    kt k;
+    int64_t xd[4] = {1, 2, 5, 5}, wd[4] = {3, 2, 3, 3}, yd[4] = {1, 3, 4, 3};
+    kt_init(&k, OPARA__OP_CONV, 2, 1);
+    kt_in_f32(&k, 0, 4, xd);
+    kt_in_f32(&k, 1, 4, wd);
+    kt_out(&k, 0, OPARA_DTYPE_F32, 4, yd);
+    CHECK_EQ(kt_prepare(&k, &builtin_blas), OPARA_ERR_SHAPE);
+    kt_free(&k);
+}
+
+/* ---- ConvTranspose ------------------------------------------------------------------------------ */
+
+OT_TEST(conv_transpose_random) {
+    int t, failures = 0;
+    for (t = 0; t < 40; ++t) {
+        kt k;
+        int nsp = kt_randint(1, 2), group = kt_randint(1, 2), cg = kt_randint(1, 3), mg = kt_randint(1, 3), i;
+        int n = kt_randint(1, 2), c = cg * group, m = mg * group;
+        int64_t xd[4], wd[4], yd[4], pads[4], st[2], dl[2], opad[2], in[2], kk[2];
+        float *x, *w, *b, *y, *ref;
+        size_t ny, j;
+        int64_t o, q;
+        kt_init(&k, OPARA__OP_CONV_TRANSPOSE, 3, 1);
+        xd[0] = n; xd[1] = c; wd[0] = c; wd[1] = mg; yd[0] = n; yd[1] = m;
+        for (i = 0; i < nsp; ++i) {
+            in[i] = kt_randint(1, 6);
+            kk[i] = kt_randint(1, 3);
+            st[i] = kt_randint(1, 3);
+            dl[i] = kt_randint(1, 2);
+            pads[i] = kt_randint(0, 1);
+            pads[i + nsp] = kt_randint(0, 1);
+            opad[i] = kt_randint(0, (int)OPARA__MIN(st[i], dl[i]) - 1);
+            xd[2 + i] = in[i];
+            wd[2 + i] = kk[i];
+            yd[2 + i] = st[i] * (in[i] - 1) + opad[i] + (kk[i] - 1) * dl[i] + 1 - pads[i] - pads[i + nsp];
+            if (yd[2 + i] < 1) {
+                yd[2 + i] += pads[i] + pads[i + nsp];
+                pads[i] = pads[i + nsp] = 0;
+            }
+        }
+        x = kt_in_f32(&k, 0, nsp + 2, xd);
+        w = kt_in_f32(&k, 1, nsp + 2, wd);
+        b = kt_in_f32(&k, 2, 1, &yd[1]);
+        y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, nsp + 2, yd);
+        kt_int(&k, "group", group);
+        kt_ints(&k, "strides", st, (uint32_t)nsp);
+        kt_ints(&k, "dilations", dl, (uint32_t)nsp);
+        kt_ints(&k, "pads", pads, 2 * (uint32_t)nsp);
+        kt_ints(&k, "output_padding", opad, (uint32_t)nsp);
+        ny = kt_numel(nsp + 2, yd);
+        ref = (float*)calloc(ny + 1, sizeof(float));
+        /* scatter definition: every x element adds x * w to y at o = i*s - pad + k*d */
+        for (j = 0; j < ny; ++j) ref[j] = b[(j / kt_numel(nsp, yd + 2)) % (size_t)m];
+        for (o = 0; o < (int64_t)kt_numel(nsp + 2, xd); ++o) {
+            int64_t xi[4], ki[4], nk = (int64_t)kt_numel(nsp, kk);
+            kt_unravel((size_t)o, nsp + 2, xd, xi);
+            for (q = 0; q < mg * nk; ++q) {
+                int64_t mm = q / nk, g = xi[1] / cg, yi[4], inside = 1, at = 0, d;
+                kt_unravel((size_t)(q % nk), nsp, kk, ki);
+                yi[0] = xi[0];
+                yi[1] = g * mg + mm;
+                for (d = 0; d < nsp; ++d) {
+                    yi[2 + d] = xi[2 + d] * st[d] - pads[d] + ki[d] * dl[d];
+                    if (yi[2 + d] < 0 || yi[2 + d] >= yd[2 + d]) inside = 0;
+                }
+                if (!inside) continue;
+                for (d = 0; d < nsp + 2; ++d) at = at * yd[d] + yi[d];
+                ref[at] += x[o] * w[(xi[1] * mg + mm) * nk + q % nk];
+            }
+        }
+        if (kt_run(&k, t % 2 && system_blas.sgemm ? &system_blas : &builtin_blas) != OPARA_OK || kt_maxerr(ref, y, ny) > 1e-4) {
+            OT_LOG("convT t=%d nsp=%d err=%s", t, nsp, k.err);
+            ++failures;
+        }
+        free(ref);
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* ---- pools ------------------------------------------------------------------------------------- */
+
+OT_TEST(pools_random) {
+    int t, failures = 0;
+    for (t = 0; t < 120; ++t) {
+        kt k;
+        int is_max = t % 2, nsp = kt_randint(1, 3), ceil_mode = kt_randint(0, 1), cip = kt_randint(0, 1), i;
+        int64_t xd[5], yd[5], ks[3], st[3], dl[3], pads[6];
+        float *x, *y, *ref;
+        int64_t* idx = NULL;
+        size_t ny, j;
+        kt_init(&k, is_max ? OPARA__OP_MAX_POOL : OPARA__OP_AVERAGE_POOL, 1, is_max ? 2 : 1);
+        xd[0] = yd[0] = kt_randint(1, 2);
+        xd[1] = yd[1] = kt_randint(1, 3);
+        for (i = 0; i < nsp; ++i) {
+            ks[i] = kt_randint(1, 3);
+            st[i] = kt_randint(1, 3);
+            dl[i] = is_max ? kt_randint(1, 2) : 1;
+            pads[i] = kt_randint(0, (int)ks[i] - 1);
+            pads[i + nsp] = kt_randint(0, (int)ks[i] - 1);
+            xd[2 + i] = kt_randint((int)(dl[i] * (ks[i] - 1) + 1), nsp == 3 ? 6 : 11);
+            {
+                int64_t span = xd[2 + i] + pads[i] + pads[i + nsp] - dl[i] * (ks[i] - 1) - 1;
+                yd[2 + i] = (ceil_mode ? (span + st[i] - 1) / st[i] : span / st[i]) + 1;
+                /* PyTorch/ONNX rule: the last window must start inside the input or left padding */
+                if (ceil_mode && (yd[2 + i] - 1) * st[i] >= xd[2 + i] + pads[i]) yd[2 + i]--;
+            }
+        }
+        x = kt_in_f32(&k, 0, nsp + 2, xd);
+        y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, nsp + 2, yd);
+        if (is_max) idx = (int64_t*)kt_out(&k, 1, OPARA_DTYPE_I64, nsp + 2, yd);
+        kt_ints(&k, "kernel_shape", ks, (uint32_t)nsp);
+        kt_ints(&k, "strides", st, (uint32_t)nsp);
+        if (is_max) kt_ints(&k, "dilations", dl, (uint32_t)nsp);
+        kt_ints(&k, "pads", pads, 2 * (uint32_t)nsp);
+        kt_int(&k, "ceil_mode", ceil_mode);
+        if (!is_max) kt_int(&k, "count_include_pad", cip);
+        ny = kt_numel(nsp + 2, yd);
+        ref = (float*)malloc(ny * sizeof(float) + 4);
+        for (j = 0; j < ny; ++j) {
+            int64_t yi[5], kidx[3], nk = (int64_t)kt_numel(nsp, ks), q, d;
+            double best = -INFINITY, sum = 0;
+            int64_t cnt = 0, cnt_pad = 0, best_at = 0;
+            kt_unravel(j, nsp + 2, yd, yi);
+            for (q = 0; q < nk; ++q) {
+                int64_t in_pad = 1, inside = 1, at = yi[0] * xd[1] + yi[1];
+                kt_unravel((size_t)q, nsp, ks, kidx);
+                for (d = 0; d < nsp; ++d) {
+                    int64_t pos = yi[2 + d] * st[d] - pads[d] + kidx[d] * dl[d];
+                    if (pos >= xd[2 + d] + pads[d + nsp]) in_pad = 0;
+                    if (pos < 0 || pos >= xd[2 + d]) inside = 0;
+                    at = at * xd[2 + d] + pos;
+                }
+                cnt_pad += in_pad;
+                if (!inside) continue;
+                ++cnt;
+                sum += x[at];
+                if (x[at] > best) { best = x[at]; best_at = at; }
+            }
+            ref[j] = is_max ? (float)best : (float)(sum / (double)(cip ? cnt_pad : cnt));
+            (void)best_at;
+        }
+        if (kt_run(&k, &builtin_blas) != OPARA_OK || kt_maxerr(ref, y, ny) > 1e-5) {
+            OT_LOG("pool t=%d max=%d nsp=%d ceil=%d cip=%d: %s err %g", t, is_max, nsp, ceil_mode, cip, k.err,
+                   kt_maxerr(ref, y, ny));
+            ++failures;
+        } else if (is_max) {
+            for (j = 0; j < ny; ++j)
+                if (((float*)k.in[0].data)[idx[j]] != y[j]) {
+                    OT_LOG("pool t=%d: index %zu points to another value", t, j);
+                    ++failures;
+                    break;
+                }
+        }
+        free(ref);
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(global_average_pool_and_batch_norm) {
+    kt k;
+    int64_t xd[4] = {2, 3, 5, 4}, yd[4] = {2, 3, 1, 1}, cd[1] = {3};
+    float *x, *y, *s, *b, *mu, *var;
+    int n, c, i;
+    double err = 0;
+    kt_init(&k, OPARA__OP_GLOBAL_AVERAGE_POOL, 1, 1);
+    x = kt_in_f32(&k, 0, 4, xd);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 4, yd);
+    REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+    for (n = 0; n < 6; ++n) {
+        double sum = 0;
+        for (i = 0; i < 20; ++i) sum += x[n * 20 + i];
+        err = fmax(err, fabs(sum / 20 - y[n]));
+    }
+    CHECK(err < 1e-6);
+    kt_free(&k);
+
+    kt_init(&k, OPARA__OP_BATCH_NORM, 5, 1);
+    x = kt_in_f32(&k, 0, 4, xd);
+    s = kt_in_f32(&k, 1, 1, cd);
+    b = kt_in_f32(&k, 2, 1, cd);
+    mu = kt_in_f32(&k, 3, 1, cd);
+    var = kt_in_f32(&k, 4, 1, cd);
+    for (c = 0; c < 3; ++c) var[c] = fabsf(var[c]) + 0.1f;
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 4, xd);
+    kt_float(&k, "epsilon", 1e-3f);
+    REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+    err = 0;
+    for (i = 0; i < 120; ++i) {
+        c = (i / 20) % 3;
+        err = fmax(err, fabs((x[i] - mu[c]) / sqrt(var[c] + 1e-3) * s[c] + b[c] - y[i]));
+    }
+    CHECK(err < 1e-5);
+    kt_free(&k);
+}
+
+/* ---- element-wise ------------------------------------------------------------------------------ */
+
+static double unary_ref(opara__op op, double x) {
+    switch (op) {
+    case OPARA__OP_RELU: return x > 0 ? x : 0;
+    case OPARA__OP_LEAKY_RELU: return x >= 0 ? x : 0.1 * x;
+    case OPARA__OP_SIGMOID: return 1 / (1 + exp(-x));
+    case OPARA__OP_TANH: return tanh(x);
+    case OPARA__OP_HARD_SIGMOID: return fmax(0, fmin(1, 0.2 * x + 0.5));
+    case OPARA__OP_HARD_SWISH: return x * fmax(0, fmin(1, x / 6 + 0.5));
+    case OPARA__OP_CLIP: return fmin(0.25, fmax(-0.5, x));
+    case OPARA__OP_SQRT: return sqrt(fabs(x));
+    case OPARA__OP_ERF: return erf(x);
+    default: return 0.5 * x * (1 + erf(x / sqrt(2.0))); /* Gelu */
+    }
+}
+
+OT_TEST(unary_ops) {
+    static const opara__op ops[] = {OPARA__OP_RELU, OPARA__OP_LEAKY_RELU, OPARA__OP_SIGMOID, OPARA__OP_TANH,
+                                    OPARA__OP_HARD_SIGMOID, OPARA__OP_HARD_SWISH, OPARA__OP_CLIP, OPARA__OP_SQRT,
+                                    OPARA__OP_ERF, OPARA__OP_GELU};
+    size_t o, i;
+    for (o = 0; o < sizeof ops / sizeof ops[0]; ++o) {
+        kt k;
+        int64_t d[3] = {3, 70, 161};
+        float *x, *y;
+        double err = 0;
+        kt_init(&k, ops[o], 1, 1);
+        x = kt_in_f32(&k, 0, 3, d);
+        for (i = 0; i < 3 * 70 * 161; ++i) {
+            x[i] *= 6.0f;
+            if (ops[o] == OPARA__OP_SQRT) x[i] = fabsf(x[i]);
+        }
+        y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 3, d);
+        if (ops[o] == OPARA__OP_LEAKY_RELU) kt_float(&k, "alpha", 0.1f);
+        if (ops[o] == OPARA__OP_CLIP) {
+            kt_float(&k, "min", -0.5f);
+            kt_float(&k, "max", 0.25f);
+        }
+        REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+        for (i = 0; i < 3 * 70 * 161; ++i) err = fmax(err, fabs(unary_ref(ops[o], x[i]) - y[i]));
+        OT_LOG("op %s err %g", opara__op_name(ops[o]), err);
+        CHECK(err < 1e-5);
+        kt_free(&k);
+    }
+}
+
+OT_TEST(gelu_tanh_approximation) {
+    kt k;
+    int64_t d[1] = {1000};
+    float *x, *y;
+    double err = 0;
+    int i;
+    kt_init(&k, OPARA__OP_GELU, 1, 1);
+    x = kt_in_f32(&k, 0, 1, d);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 1, d);
+    kt_str(&k, "approximate", "tanh");
+    REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+    for (i = 0; i < 1000; ++i) {
+        err = fmax(err, fabs(0.5 * x[i] * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x[i] + 0.044715 * pow(x[i], 3)))) - y[i]));
+    }
+    CHECK(err < 1e-6);
+    kt_free(&k);
+}
+
+/* Random shape of rank r, and a broadcast-compatible partner of random rank. */
+static void random_bcast_shapes(int* ra, int64_t* a, int* rb, int64_t* b, int* ry, int64_t* y) {
+    int i;
+    *ry = kt_randint(0, 5);
+    for (i = 0; i < *ry; ++i) y[i] = kt_randint(1, 5);
+    *ra = kt_randint(0, *ry);
+    *rb = kt_randint(0, *ry);
+    if (kt_rand() & 1) *ra = *ry; else *rb = *ry;
+    for (i = 0; i < *ra; ++i) a[i] = kt_rand() % 3 == 0 ? 1 : y[*ry - *ra + i];
+    for (i = 0; i < *rb; ++i) b[i] = kt_rand() % 3 == 0 ? 1 : y[*ry - *rb + i];
+    for (i = 0; i < *ry; ++i) { /* the output is the broadcast of both */
+        int64_t da = i - (*ry - *ra) >= 0 ? a[i - (*ry - *ra)] : 1, db = i - (*ry - *rb) >= 0 ? b[i - (*ry - *rb)] : 1;
+        y[i] = da > db ? da : db;
+    }
+}
+
+/* Offset of output multi-index yi in an input of rank r broadcast to rank ry. */
+static size_t bcast_offset(const int64_t* yi, int ry, const int64_t* dims, int r) {
+    size_t off = 0;
+    int i;
+    for (i = 0; i < r; ++i) off = off * (size_t)dims[i] + (size_t)(dims[i] == 1 ? 0 : yi[ry - r + i]);
+    return off;
+}
+
+OT_TEST(binary_broadcast_f32_and_int) {
+    static const opara__op ops[] = {OPARA__OP_ADD, OPARA__OP_SUB, OPARA__OP_MUL, OPARA__OP_DIV, OPARA__OP_POW};
+    int t, failures = 0;
+    for (t = 0; t < 300; ++t) {
+        kt k;
+        int ra, rb, ry, is_int = t % 3 == 2;
+        int64_t a[8], b[8], y[8], yi[8];
+        opara__op op = ops[t % (is_int ? 4 : 5)];
+        opara_dtype dt = is_int ? (t % 2 ? OPARA_DTYPE_I64 : OPARA_DTYPE_I32) : OPARA_DTYPE_F32;
+        size_t ny, j;
+        random_bcast_shapes(&ra, a, &rb, b, &ry, y);
+        if (t == 0) { ra = rb = ry = 4; a[0] = b[0] = y[0] = 1; a[1] = b[1] = y[1] = 5000; a[2] = b[2] = y[2] = 3; a[3] = b[3] = y[3] = 7; }
+        kt_init(&k, op, 2, 1);
+        kt_in(&k, 0, dt, ra, a);
+        kt_in(&k, 1, dt, rb, b);
+        kt_out(&k, 0, dt, ry, y);
+        for (j = 0; j < kt_numel(ra, a); ++j) {
+            float v = kt_randf() * 4;
+            if (dt == OPARA_DTYPE_F32) ((float*)k.in[0].data)[j] = op == OPARA__OP_POW ? fabsf(v) + 0.1f : v;
+            else if (dt == OPARA_DTYPE_I64) ((int64_t*)k.in[0].data)[j] = kt_randint(-50, 50);
+            else ((int32_t*)k.in[0].data)[j] = kt_randint(-50, 50);
+        }
+        for (j = 0; j < kt_numel(rb, b); ++j) {
+            float v = kt_randf() * 4;
+            if (dt == OPARA_DTYPE_F32) ((float*)k.in[1].data)[j] = op == OPARA__OP_DIV && fabsf(v) < 0.1f ? 1.0f : v;
+            else if (dt == OPARA_DTYPE_I64) ((int64_t*)k.in[1].data)[j] = kt_randint(1, 9) * (kt_rand() & 1 ? 1 : -1);
+            else ((int32_t*)k.in[1].data)[j] = kt_randint(1, 9) * (kt_rand() & 1 ? 1 : -1);
+        }
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) {
+            OT_LOG("binary t=%d: %s", t, k.err);
+            ++failures;
+            kt_free(&k);
+            continue;
+        }
+        ny = kt_numel(ry, y);
+        for (j = 0; j < ny; ++j) {
+            size_t ao, bo;
+            int bad;
+            kt_unravel(j, ry, y, yi);
+            ao = bcast_offset(yi, ry, a, ra);
+            bo = bcast_offset(yi, ry, b, rb);
+            if (dt == OPARA_DTYPE_F32) {
+                double x = ((float*)k.in[0].data)[ao], z = ((float*)k.in[1].data)[bo], r;
+                r = op == OPARA__OP_ADD ? x + z : op == OPARA__OP_SUB ? x - z : op == OPARA__OP_MUL ? x * z
+                    : op == OPARA__OP_DIV ? x / z : pow(x, z);
+                bad = fabs(r - ((float*)k.out[0].data)[j]) > 1e-5 * (1 + fabs(r));
+            } else {
+                int64_t x = dt == OPARA_DTYPE_I64 ? ((int64_t*)k.in[0].data)[ao] : ((int32_t*)k.in[0].data)[ao];
+                int64_t z = dt == OPARA_DTYPE_I64 ? ((int64_t*)k.in[1].data)[bo] : ((int32_t*)k.in[1].data)[bo];
+                int64_t r = op == OPARA__OP_ADD ? x + z : op == OPARA__OP_SUB ? x - z : op == OPARA__OP_MUL ? x * z : x / z;
+                int64_t got = dt == OPARA_DTYPE_I64 ? ((int64_t*)k.out[0].data)[j] : ((int32_t*)k.out[0].data)[j];
+                bad = r != got;
+            }
+            if (bad) {
+                OT_LOG("binary t=%d op=%s ranks %d,%d->%d elem %zu", t, opara__op_name(op), ra, rb, ry, j);
+                ++failures;
+                break;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(binary_rejects_wrong_output) {
+    kt k;
+    int64_t a[2] = {3, 4}, b[1] = {4}, y[2] = {3, 5};
+    kt_init(&k, OPARA__OP_ADD, 2, 1);
+    kt_in_f32(&k, 0, 2, a);
+    kt_in_f32(&k, 1, 1, b);
+    kt_out(&k, 0, OPARA_DTYPE_F32, 2, y);
+    CHECK_EQ(kt_prepare(&k, &builtin_blas), OPARA_ERR_SHAPE);
+    kt_free(&k);
+}
+
+OT_TEST(where_and_expand) {
+    int t, failures = 0;
+    for (t = 0; t < 100; ++t) {
+        kt k;
+        int ra, rb, ry, rc = 0, i;
+        int64_t a[8], b[8], y[8], c[8], yi[8];
+        size_t j, ny;
+        random_bcast_shapes(&ra, a, &rb, b, &ry, y);
+        if (t % 2 == 0) { /* Where: the condition broadcasts too */
+            rc = kt_randint(0, ry);
+            for (i = 0; i < rc; ++i) c[i] = kt_rand() & 1 ? 1 : y[ry - rc + i];
+            kt_init(&k, OPARA__OP_WHERE, 3, 1);
+            kt_in(&k, 0, OPARA_DTYPE_BOOL, rc, c);
+            for (j = 0; j < kt_numel(rc, c); ++j) ((uint8_t*)k.in[0].data)[j] = (uint8_t)(kt_rand() & 1);
+            kt_in_f32(&k, 1, ra, a);
+            kt_in_f32(&k, 2, rb, b);
+        } else { /* Expand: a broadcast to y */
+            kt_init(&k, OPARA__OP_EXPAND, 1, 1);
+            kt_in_f32(&k, 0, ra, a);
+        }
+        kt_out(&k, 0, OPARA_DTYPE_F32, ry, y);
+        if (t % 2 == 1) {
+            /* y must be the broadcast of a alone */
+            for (i = 0; i < ry; ++i) if (i - (ry - ra) >= 0 && a[i - (ry - ra)] != 1) y[i] = a[i - (ry - ra)];
+            kt_out(&k, 0, OPARA_DTYPE_F32, ry, y);
+        }
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) {
+            OT_LOG("where/expand t=%d: %s", t, k.err);
+            ++failures;
+            kt_free(&k);
+            continue;
+        }
+        ny = kt_numel(ry, y);
+        for (j = 0; j < ny; ++j) {
+            float want, got = ((float*)k.out[0].data)[j];
+            kt_unravel(j, ry, y, yi);
+            if (t % 2 == 0)
+                want = ((uint8_t*)k.in[0].data)[bcast_offset(yi, ry, c, rc)] ? ((float*)k.in[1].data)[bcast_offset(yi, ry, a, ra)]
+                                                                            : ((float*)k.in[2].data)[bcast_offset(yi, ry, b, rb)];
+            else
+                want = ((float*)k.in[0].data)[bcast_offset(yi, ry, a, ra)];
+            if (want != got) {
+                OT_LOG("where/expand t=%d elem %zu", t, j);
+                ++failures;
+                break;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* ---- data movement ----------------------------------------------------------------------------- */
+
+OT_TEST(concat_split_random_axes) {
+    int t, failures = 0;
+    for (t = 0; t < 60; ++t) {
+        kt k;
+        int r = kt_randint(1, 4), axis = kt_randint(0, r - 1), parts = kt_randint(1, 4), i, p;
+        int64_t whole[4], pd[4][4], sizes[4], wi[4];
+        size_t j, n;
+        int concat = t % 2 == 0;
+        for (i = 0; i < r; ++i) whole[i] = kt_randint(1, 4);
+        whole[axis] = 0;
+        for (p = 0; p < parts; ++p) {
+            memcpy(pd[p], whole, sizeof whole);
+            sizes[p] = pd[p][axis] = kt_randint(0, 3);
+            whole[axis] += sizes[p];
+        }
+        kt_init(&k, concat ? OPARA__OP_CONCAT : OPARA__OP_SPLIT, concat ? (uint32_t)parts : 1, concat ? 1 : (uint32_t)parts);
+        kt_int(&k, "axis", kt_rand() & 1 ? axis : axis - r);
+        if (concat) {
+            for (p = 0; p < parts; ++p) kt_in_f32(&k, p, r, pd[p]);
+            kt_out(&k, 0, OPARA_DTYPE_F32, r, whole);
+        } else {
+            kt_in_f32(&k, 0, r, whole);
+            for (p = 0; p < parts; ++p) kt_out(&k, p, OPARA_DTYPE_F32, r, pd[p]);
+            kt_ints(&k, "split", sizes, (uint32_t)parts);
+        }
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) {
+            OT_LOG("concat/split t=%d: %s", t, k.err);
+            ++failures;
+            kt_free(&k);
+            continue;
+        }
+        n = kt_numel(r, whole);
+        for (j = 0; j < n; ++j) { /* element j of the whole maps to part p at offset idx - start */
+            int64_t at = 0, start = 0;
+            float a, b;
+            kt_unravel(j, r, whole, wi);
+            for (p = 0; wi[axis] >= start + sizes[p]; ++p) start += sizes[p];
+            wi[axis] -= start;
+            for (i = 0; i < r; ++i) at = at * pd[p][i] + wi[i];
+            a = ((float*)(concat ? k.out[0].data : k.in[0].data))[j];
+            b = ((float*)(concat ? k.in[p].data : k.out[p].data))[at];
+            if (a != b) {
+                OT_LOG("concat/split t=%d elem %zu", t, j);
+                ++failures;
+                break;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(slice_random_with_negative_steps) {
+    int t, failures = 0;
+    for (t = 0; t < 200; ++t) {
+        kt k;
+        int r = kt_randint(1, 4), i, na = kt_randint(1, r);
+        int64_t xd[4], yd[4], starts[4], ends[4], axes[4], steps[4], first[4], step[4], yi[4];
+        size_t j, ny;
+        int used[4] = {0, 0, 0, 0};
+        for (i = 0; i < r; ++i) { xd[i] = kt_randint(1, 6); first[i] = 0; step[i] = 1; yd[i] = xd[i]; }
+        for (i = 0; i < na; ++i) {
+            int64_t a, dim, s, e, st;
+            do a = kt_randint(0, r - 1); while (used[a]);
+            used[a] = 1;
+            dim = xd[a];
+            st = kt_randint(1, 3) * (kt_rand() & 1 ? 1 : -1);
+            s = kt_randint(-8, 8);
+            e = kt_rand() % 5 == 0 ? (st > 0 ? INT64_MAX : INT64_MIN) : kt_randint(-8, 8);
+            axes[i] = kt_rand() & 1 ? a : a - r;
+            starts[i] = s; ends[i] = e; steps[i] = st;
+            /* the spec's clamping, written out */
+            {
+                double ss = (double)s, ee = (double)e;
+                if (ss < 0) ss += (double)dim;
+                if (ee < 0) ee += (double)dim;
+                if (st > 0) { ss = fmax(0, fmin(ss, (double)dim)); ee = fmax(0, fmin(ee, (double)dim)); }
+                else { ss = fmax(0, fmin(ss, (double)dim - 1)); ee = fmax(-1, fmin(ee, (double)dim - 1)); }
+                yd[a] = 0;
+                for (; st > 0 ? ss < ee : ss > ee; ss += (double)st) {
+                    if (yd[a] == 0) first[a] = (int64_t)ss;
+                    yd[a]++;
+                }
+                step[a] = st;
+            }
+        }
+        kt_init(&k, OPARA__OP_SLICE, 1, 1);
+        kt_in_f32(&k, 0, r, xd);
+        kt_out(&k, 0, OPARA_DTYPE_F32, r, yd);
+        kt_ints(&k, "starts", starts, (uint32_t)na);
+        kt_ints(&k, "ends", ends, (uint32_t)na);
+        kt_ints(&k, "axes", axes, (uint32_t)na);
+        kt_ints(&k, "steps", steps, (uint32_t)na);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) {
+            OT_LOG("slice t=%d: %s", t, k.err);
+            ++failures;
+            kt_free(&k);
+            continue;
+        }
+        ny = kt_numel(r, yd);
+        for (j = 0; j < ny; ++j) {
+            int64_t at = 0;
+            kt_unravel(j, r, yd, yi);
+            for (i = 0; i < r; ++i) at = at * xd[i] + first[i] + yi[i] * step[i];
+            if (((float*)k.in[0].data)[at] != ((float*)k.out[0].data)[j]) {
+                OT_LOG("slice t=%d elem %zu", t, j);
+                ++failures;
+                break;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(transpose_random_perms) {
+    int t, failures = 0;
+    for (t = 0; t < 80; ++t) {
+        kt k;
+        int r = kt_randint(1, 6), i;
+        int64_t xd[6], yd[6], perm[6], yi[6];
+        size_t j, ny;
+        for (i = 0; i < r; ++i) { xd[i] = kt_randint(1, 5); perm[i] = i; }
+        for (i = r - 1; i > 0; --i) { int q = kt_randint(0, i); int64_t s = perm[i]; perm[i] = perm[q]; perm[q] = s; }
+        for (i = 0; i < r; ++i) yd[i] = xd[perm[i]];
+        kt_init(&k, OPARA__OP_TRANSPOSE, 1, 1);
+        kt_in_f32(&k, 0, r, xd);
+        kt_out(&k, 0, OPARA_DTYPE_F32, r, yd);
+        if (t % 4) kt_ints(&k, "perm", perm, (uint32_t)r);
+        else for (i = 0; i < r; ++i) { perm[i] = r - 1 - i; yd[i] = xd[perm[i]]; }
+        if (t % 4 == 0) kt_out(&k, 0, OPARA_DTYPE_F32, r, yd);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { ++failures; kt_free(&k); continue; }
+        ny = kt_numel(r, yd);
+        for (j = 0; j < ny; ++j) {
+            int64_t xi[6], at = 0;
+            kt_unravel(j, r, yd, yi);
+            for (i = 0; i < r; ++i) xi[perm[i]] = yi[i];
+            for (i = 0; i < r; ++i) at = at * xd[i] + xi[i];
+            if (((float*)k.in[0].data)[at] != ((float*)k.out[0].data)[j]) { ++failures; break; }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(gather_axes_negative_indices_and_range_error) {
+    int t, failures = 0;
+    for (t = 0; t < 60; ++t) {
+        kt k;
+        int r = kt_randint(1, 3), ri = kt_randint(0, 2), axis = kt_randint(0, r - 1), i;
+        int64_t xd[3], id[2], yd[5], yi[5];
+        size_t j, ny, ni;
+        int use64 = t % 2;
+        for (i = 0; i < r; ++i) xd[i] = kt_randint(1, 5);
+        for (i = 0; i < ri; ++i) id[i] = kt_randint(1, 3);
+        for (i = 0; i < axis; ++i) yd[i] = xd[i];
+        for (i = 0; i < ri; ++i) yd[axis + i] = id[i];
+        for (i = axis + 1; i < r; ++i) yd[ri + i - 1] = xd[i];
+        kt_init(&k, OPARA__OP_GATHER, 2, 1);
+        kt_in_f32(&k, 0, r, xd);
+        kt_in(&k, 1, use64 ? OPARA_DTYPE_I64 : OPARA_DTYPE_I32, ri, id);
+        ni = kt_numel(ri, id);
+        for (j = 0; j < ni; ++j) {
+            int v = kt_randint((int)-xd[axis], (int)xd[axis] - 1);
+            if (use64) ((int64_t*)k.in[1].data)[j] = v; else ((int32_t*)k.in[1].data)[j] = v;
+        }
+        kt_out(&k, 0, OPARA_DTYPE_F32, r - 1 + ri, yd);
+        kt_int(&k, "axis", axis - (t % 3 == 0 ? r : 0));
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { OT_LOG("gather %s", k.err); ++failures; kt_free(&k); continue; }
+        ny = kt_numel(r - 1 + ri, yd);
+        for (j = 0; j < ny; ++j) {
+            int64_t xi[3], at = 0, ii = 0, v;
+            kt_unravel(j, r - 1 + ri, yd, yi);
+            for (i = 0; i < ri; ++i) ii = ii * id[i] + yi[axis + i];
+            v = use64 ? ((int64_t*)k.in[1].data)[ii] : ((int32_t*)k.in[1].data)[ii];
+            for (i = 0; i < axis; ++i) xi[i] = yi[i];
+            xi[axis] = v < 0 ? v + xd[axis] : v;
+            for (i = axis + 1; i < r; ++i) xi[i] = yi[ri + i - 1];
+            for (i = 0; i < r; ++i) at = at * xd[i] + xi[i];
+            if (((float*)k.in[0].data)[at] != ((float*)k.out[0].data)[j]) { ++failures; break; }
+        }
+        if (ni) { /* an index past the end is an error, not a read out of bounds */
+            if (use64) ((int64_t*)k.in[1].data)[0] = xd[axis]; else ((int32_t*)k.in[1].data)[0] = (int32_t)xd[axis];
+            if (kt_run(&k, &builtin_blas) != OPARA_ERR_BAD_INDEX) ++failures;
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(reshape_family_copies) {
+    static const opara__op ops[] = {OPARA__OP_RESHAPE, OPARA__OP_FLATTEN, OPARA__OP_SQUEEZE, OPARA__OP_UNSQUEEZE};
+    size_t o;
+    for (o = 0; o < 4; ++o) {
+        kt k;
+        int64_t xd[3] = {4, 1, 30000}, yd[2] = {4, 30000};
+        kt_init(&k, ops[o], 1, 1);
+        kt_in_f32(&k, 0, 3, xd);
+        kt_out(&k, 0, OPARA_DTYPE_F32, 2, yd);
+        REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+        CHECK(memcmp(k.in[0].data, k.out[0].data, 120000 * sizeof(float)) == 0);
+        yd[1] = 29999;
+        kt_out(&k, 0, OPARA_DTYPE_F32, 2, yd);
+        CHECK_EQ(kt_prepare(&k, &builtin_blas), OPARA_ERR_SHAPE);
+        kt_free(&k);
+    }
+}
+
+/* ---- Gemm, MatMul, SGEMM ------------------------------------------------------------------------ */
+
+static void naive_gemm(int ta, int tb, int m, int n, int kk, float alpha, const float* a, int lda, const float* b,
+                       int ldb, float beta, float* c, int ldc) {
+    int i, j, p;
+    for (i = 0; i < m; ++i)
+        for (j = 0; j < n; ++j) {
+            double acc = 0;
+            for (p = 0; p < kk; ++p) acc += (double)(ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+            c[i * ldc + j] = (float)(alpha * acc + (beta == 0.0f ? 0.0 : (double)beta * c[i * ldc + j]));
+        }
+}
+
+static int check_sgemm(opara_test* T, const opara__blas* blas, int m, int n, int kk, int ta, int tb, float alpha, float beta) {
+    int lda = (ta ? m : kk) + kt_randint(0, 3), ldb = (tb ? kk : n) + kt_randint(0, 3), ldc = n + kt_randint(0, 3);
+    size_t na = (size_t)(ta ? kk : m) * lda + 1, nb = (size_t)(tb ? n : kk) * ldb + 1, nc = (size_t)m * ldc + 1, i;
+    float *a = (float*)malloc(na * 4), *b = (float*)malloc(nb * 4), *c = (float*)malloc(nc * 4), *r = (float*)malloc(nc * 4);
+    float* scratch = (float*)malloc(OPARA__GEMM_SCRATCH * 4);
+    double err;
+    for (i = 0; i < na; ++i) a[i] = kt_randf();
+    for (i = 0; i < nb; ++i) b[i] = kt_randf();
+    for (i = 0; i < nc; ++i) c[i] = r[i] = kt_randf();
+    naive_gemm(ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, r, ldc);
+    opara__sgemm(blas, ta, tb, (size_t)m, (size_t)n, (size_t)kk, alpha, a, (size_t)lda, b, (size_t)ldb, beta, c, (size_t)ldc, scratch);
+    err = kt_maxerr(r, c, nc);
+    if (err > 1e-5) OT_LOG("sgemm %s m=%d n=%d k=%d ta=%d tb=%d err=%g", blas->name, m, n, kk, ta, tb, err);
+    free(a); free(b); free(c); free(r); free(scratch);
+    return err <= 1e-5;
+}
+
+OT_TEST(sgemm_builtin_odd_sizes) {
+    int t, failures = 0;
+    static const int sizes[][3] = {{1, 1, 1}, {7, 17, 5}, {6, 16, 256}, {121, 1025, 3}, {13, 33, 300}, {250, 70, 513}, {5, 3, 0}};
+    for (t = 0; t < 7; ++t)
+        if (!check_sgemm(T, &builtin_blas, sizes[t][0], sizes[t][1], sizes[t][2], t & 1, (t >> 1) & 1, 1.0f, t % 3 ? 0.0f : 0.5f)) ++failures;
+    for (t = 0; t < 60; ++t)
+        if (!check_sgemm(T, &builtin_blas, kt_randint(1, 140), kt_randint(1, 140), kt_randint(1, 300), kt_rand() & 1,
+                         kt_rand() & 1, kt_randf() * 2, t % 2 ? 0.0f : kt_randf())) ++failures;
+    OT_LOG("built-in kind: %s", opara__sgemm_builtin_kind());
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(sgemm_blas_matches_reference) {
+    int t, failures = 0;
+    if (!system_blas.sgemm) SKIP("no BLAS with cblas_sgemm installed");
+    for (t = 0; t < 40; ++t)
+        if (!check_sgemm(T, &system_blas, kt_randint(1, 200), kt_randint(1, 200), kt_randint(1, 300), kt_rand() & 1,
+                         kt_rand() & 1, kt_randf() * 2, t % 2 ? 0.0f : kt_randf())) ++failures;
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(gemm_op_random) {
+    int t, failures = 0;
+    for (t = 0; t < 60; ++t) {
+        kt k;
+        int m = kt_randint(1, 300), n = kt_randint(1, 700), kk = kt_randint(1, 40), ta = kt_rand() & 1, tb = kt_rand() & 1;
+        int cform = kt_randint(0, 5), relu = kt_rand() & 1, i, j;
+        int64_t ad[2], bd[2], yd[2], cd[2];
+        int cr = 0;
+        float alpha = kt_randf() * 2, beta = kt_randf() * 2, *a, *b, *c = NULL, *y, *ref;
+        ad[0] = ta ? kk : m; ad[1] = ta ? m : kk;
+        bd[0] = tb ? n : kk; bd[1] = tb ? kk : n;
+        yd[0] = m; yd[1] = n;
+        switch (cform) { /* none, [N], [1,N], [M,1], [M,N], scalar */
+        case 1: cr = 1; cd[0] = n; break;
+        case 2: cr = 2; cd[0] = 1; cd[1] = n; break;
+        case 3: cr = 2; cd[0] = m; cd[1] = 1; break;
+        case 4: cr = 2; cd[0] = m; cd[1] = n; break;
+        case 5: cr = 0; break;
+        default: break;
+        }
+        kt_init(&k, OPARA__OP_GEMM, cform ? 3 : 2, 1);
+        a = kt_in_f32(&k, 0, 2, ad);
+        b = kt_in_f32(&k, 1, 2, bd);
+        if (cform) c = kt_in_f32(&k, 2, cr, cd);
+        y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 2, yd);
+        kt_int(&k, "transA", ta);
+        kt_int(&k, "transB", tb);
+        kt_float(&k, "alpha", alpha);
+        kt_float(&k, "beta", beta);
+        if (relu) kt_str(&k, "activation", "Relu");
+        ref = (float*)malloc((size_t)m * n * 4);
+        for (i = 0; i < m; ++i)
+            for (j = 0; j < n; ++j) {
+                float cv = 0;
+                if (cform == 1 || cform == 2) cv = c[j];
+                else if (cform == 3) cv = c[i];
+                else if (cform == 4) cv = c[i * n + j];
+                else if (cform == 5) cv = c[0];
+                ref[i * n + j] = beta * cv;
+            }
+        naive_gemm(ta, tb, m, n, kk, alpha, a, ta ? m : kk, b, tb ? kk : n, cform ? 1.0f : 0.0f, ref, n);
+        if (relu) for (i = 0; i < m * n; ++i) ref[i] = ref[i] > 0 ? ref[i] : 0;
+        if (kt_run(&k, t % 2 && system_blas.sgemm ? &system_blas : &builtin_blas) != OPARA_OK || kt_maxerr(ref, y, (size_t)m * n) > 1e-4) {
+            OT_LOG("gemm t=%d m=%d n=%d k=%d c=%d: %s", t, m, n, kk, cform, k.err);
+            ++failures;
+        }
+        free(ref);
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(matmul_batched_broadcast_and_vectors) {
+    int t, failures = 0;
+    for (t = 0; t < 80; ++t) {
+        kt k;
+        int ra = kt_randint(1, 4), rb = kt_randint(1, 4), nb, i, ry;
+        int64_t m = kt_randint(1, 140), n = kt_randint(1, 150), kk = kt_randint(1, 30), ad[4], bd[4], yd[4], bat[2], yi[4];
+        size_t j, ny;
+        if (t % 5 == 0) rb = 2; /* [batch, M, K] x [K, N]: folded into one GEMM */
+        if (ra == 1) m = 1;
+        if (rb == 1) n = 1;
+        nb = OPARA__MAX(ra, rb) - 2 > 0 ? OPARA__MAX(ra, rb) - 2 : 0;
+        for (i = 0; i < nb; ++i) bat[i] = kt_randint(1, 3);
+        for (i = 0; i < ra - 2; ++i) ad[i] = kt_rand() % 3 ? bat[nb - (ra - 2) + i] : 1;
+        for (i = 0; i < rb - 2; ++i) bd[i] = kt_rand() % 3 ? bat[nb - (rb - 2) + i] : 1;
+        for (i = 0; i < nb; ++i) { /* the batch is the broadcast */
+            int64_t da = i - (nb - (ra - 2)) >= 0 && ra > 2 ? ad[i - (nb - (ra - 2))] : 1;
+            int64_t db = i - (nb - (rb - 2)) >= 0 && rb > 2 ? bd[i - (nb - (rb - 2))] : 1;
+            bat[i] = da > db ? da : db;
+        }
+        if (ra == 1) ad[0] = kk; else { ad[ra - 2] = m; ad[ra - 1] = kk; }
+        if (rb == 1) bd[0] = kk; else { bd[rb - 2] = kk; bd[rb - 1] = n; }
+        ry = 0;
+        for (i = 0; i < nb; ++i) yd[ry++] = bat[i];
+        if (ra > 1) yd[ry++] = m;
+        if (rb > 1) yd[ry++] = n;
+        kt_init(&k, OPARA__OP_MATMUL, 2, 1);
+        kt_in_f32(&k, 0, ra, ad);
+        kt_in_f32(&k, 1, rb, bd);
+        kt_out(&k, 0, OPARA_DTYPE_F32, ry, yd);
+        if (kt_run(&k, t % 2 && system_blas.sgemm ? &system_blas : &builtin_blas) != OPARA_OK) {
+            OT_LOG("matmul t=%d: %s", t, k.err);
+            ++failures;
+            kt_free(&k);
+            continue;
+        }
+        ny = kt_numel(ry, yd);
+        for (j = 0; j < ny; ++j) {
+            int64_t mi, ni, p, aoff = 0, boff = 0;
+            double acc = 0;
+            kt_unravel(j, ry, yd, yi);
+            mi = ra > 1 ? yi[nb] : 0;
+            ni = rb > 1 ? yi[ry - 1] : 0;
+            for (i = 0; i < ra - 2; ++i) aoff = aoff * ad[i] + (ad[i] == 1 ? 0 : yi[nb - (ra - 2) + i]);
+            for (i = 0; i < rb - 2; ++i) boff = boff * bd[i] + (bd[i] == 1 ? 0 : yi[nb - (rb - 2) + i]);
+            for (p = 0; p < kk; ++p)
+                acc += (double)((float*)k.in[0].data)[aoff * m * kk + mi * kk + p] * ((float*)k.in[1].data)[boff * kk * n + p * n + ni];
+            if (fabs(acc - ((float*)k.out[0].data)[j]) > 1e-4 * (1 + fabs(acc))) {
+                OT_LOG("matmul t=%d ra=%d rb=%d elem %zu", t, ra, rb, j);
+                ++failures;
+                break;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* ---- normalization and reductions ---------------------------------------------------------------- */
+
+OT_TEST(softmax_any_axis) {
+    int t, failures = 0;
+    for (t = 0; t < 40; ++t) {
+        kt k;
+        int r = kt_randint(1, 4), axis = kt_randint(0, r - 1), i;
+        int64_t d[4], yi[4];
+        size_t j, n;
+        for (i = 0; i < r; ++i) d[i] = kt_randint(1, 6);
+        kt_init(&k, OPARA__OP_SOFTMAX, 1, 1);
+        kt_in_f32(&k, 0, r, d);
+        kt_out(&k, 0, OPARA_DTYPE_F32, r, d);
+        if (t % 3) kt_int(&k, "axis", kt_rand() & 1 ? axis : axis - r);
+        else axis = r - 1;
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { ++failures; kt_free(&k); continue; }
+        n = kt_numel(r, d);
+        for (j = 0; j < n; ++j) {
+            double sum = 0;
+            int64_t q, stride = (int64_t)kt_numel(r - axis - 1, d + axis + 1);
+            const float* x = (const float*)k.in[0].data;
+            kt_unravel(j, r, d, yi);
+            for (q = 0; q < d[axis]; ++q) sum += exp(x[(int64_t)j + (q - yi[axis]) * stride]);
+            if (fabs(exp(x[j]) / sum - ((float*)k.out[0].data)[j]) > 1e-6) { ++failures; break; }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(layer_norm_axes_and_stats) {
+    int t, failures = 0;
+    for (t = 0; t < 20; ++t) {
+        kt k;
+        int r = kt_randint(1, 4), axis = kt_randint(0, r - 1), i;
+        int64_t d[4], sd[4], md[4];
+        size_t outer, L, o, j;
+        for (i = 0; i < r; ++i) d[i] = kt_randint(1, 7);
+        for (i = 0; i < r; ++i) md[i] = i < axis ? d[i] : 1;
+        outer = kt_numel(axis, d);
+        L = kt_numel(r - axis, d + axis);
+        for (i = axis; i < r; ++i) sd[i - axis] = d[i];
+        kt_init(&k, OPARA__OP_LAYER_NORM, 3, 3);
+        kt_in_f32(&k, 0, r, d);
+        kt_in_f32(&k, 1, r - axis, sd);
+        kt_in_f32(&k, 2, r - axis, sd);
+        kt_out(&k, 0, OPARA_DTYPE_F32, r, d);
+        kt_out(&k, 1, OPARA_DTYPE_F32, r, md);
+        kt_out(&k, 2, OPARA_DTYPE_F32, r, md);
+        kt_int(&k, "axis", axis - r);
+        kt_float(&k, "epsilon", 1e-3f);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { OT_LOG("%s", k.err); ++failures; kt_free(&k); continue; }
+        for (o = 0; o < outer; ++o) {
+            const float* x = (const float*)k.in[0].data + o * L;
+            double mean = 0, var = 0;
+            for (j = 0; j < L; ++j) mean += x[j];
+            mean /= (double)L;
+            for (j = 0; j < L; ++j) var += (x[j] - mean) * (x[j] - mean);
+            var /= (double)L;
+            for (j = 0; j < L; ++j) {
+                double want = (x[j] - mean) / sqrt(var + 1e-3) * ((float*)k.in[1].data)[j] + ((float*)k.in[2].data)[j];
+                if (fabs(want - ((float*)k.out[0].data)[o * L + j]) > 1e-4) { ++failures; o = outer; break; }
+            }
+            if (o < outer && (fabs(mean - ((float*)k.out[1].data)[o]) > 1e-5 ||
+                              fabs(1 / sqrt(var + 1e-3) - ((float*)k.out[2].data)[o]) > 1e-3)) ++failures;
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(reduce_mean_axes_keepdims) {
+    int t, failures = 0;
+    for (t = 0; t < 60; ++t) {
+        kt k;
+        int r = kt_randint(1, 5), keep = kt_randint(0, 1), i, ry = 0, nax = 0, red[5], all = t % 7 == 0;
+        int64_t d[5], yd[5], axes[5], xi[5];
+        size_t j, n;
+        double* sums;
+        size_t* cnt;
+        for (i = 0; i < r; ++i) {
+            d[i] = kt_randint(1, 5);
+            red[i] = all || kt_rand() % 2;
+            if (red[i] && !all) axes[nax++] = kt_rand() & 1 ? i : i - r;
+            if (!red[i]) yd[ry++] = d[i];
+            else if (keep) yd[ry++] = 1;
+        }
+        if (!all && nax == 0) { red[0] = 1; axes[nax++] = 0; ry = 0; for (i = 0; i < r; ++i) if (!red[i]) yd[ry++] = d[i]; else if (keep) yd[ry++] = 1; }
+        kt_init(&k, OPARA__OP_REDUCE_MEAN, 1, 1);
+        kt_in_f32(&k, 0, r, d);
+        kt_out(&k, 0, OPARA_DTYPE_F32, ry, yd);
+        if (!all) kt_ints(&k, "axes", axes, (uint32_t)nax);
+        kt_int(&k, "keepdims", keep);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { OT_LOG("reduce t=%d: %s", t, k.err); ++failures; kt_free(&k); continue; }
+        n = kt_numel(ry, yd);
+        sums = (double*)calloc(n + 1, sizeof(double));
+        cnt = (size_t*)calloc(n + 1, sizeof(size_t));
+        for (j = 0; j < kt_numel(r, d); ++j) {
+            size_t at = 0;
+            kt_unravel(j, r, d, xi);
+            for (i = 0; i < r; ++i) if (!red[i]) at = at * (size_t)d[i] + (size_t)xi[i];
+            sums[at] += ((float*)k.in[0].data)[j];
+            cnt[at]++;
+        }
+        for (j = 0; j < n; ++j)
+            if (fabs(sums[j] / (double)cnt[j] - ((float*)k.out[0].data)[j]) > 1e-5) { ++failures; break; }
+        free(sums);
+        free(cnt);
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* ---- Cast, Pad, Resize -------------------------------------------------------------------------- */
+
+OT_TEST(cast_between_types) {
+    static const opara_dtype types[] = {OPARA_DTYPE_F32, OPARA_DTYPE_F64, OPARA_DTYPE_I64, OPARA_DTYPE_I32,
+                                        OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_BOOL};
+    static const double vals[] = {0.0, 1.0, -1.0, 2.75, -3.5, 100.0, 0.5, 7.0};
+    size_t a, b, i;
+    int failures = 0;
+    for (a = 0; a < 7; ++a)
+        for (b = 0; b < 7; ++b) {
+            kt k;
+            int64_t d[1] = {8};
+            kt_init(&k, OPARA__OP_CAST, 1, 1);
+            kt_in(&k, 0, types[a], 1, d);
+            kt_out(&k, 0, types[b], 1, d);
+            kt_int(&k, "to", (int64_t)types[b]);
+            for (i = 0; i < 8; ++i) { /* source values representable in the source type */
+                double v = vals[i];
+                switch (types[a]) {
+                case OPARA_DTYPE_F32: ((float*)k.in[0].data)[i] = (float)v; break;
+                case OPARA_DTYPE_F64: ((double*)k.in[0].data)[i] = v; break;
+                case OPARA_DTYPE_I64: ((int64_t*)k.in[0].data)[i] = (int64_t)v; break;
+                case OPARA_DTYPE_I32: ((int32_t*)k.in[0].data)[i] = (int32_t)v; break;
+                case OPARA_DTYPE_I8: ((int8_t*)k.in[0].data)[i] = (int8_t)v; break;
+                case OPARA_DTYPE_U8: ((uint8_t*)k.in[0].data)[i] = (uint8_t)fabs(v); break;
+                default: ((uint8_t*)k.in[0].data)[i] = v != 0.0; break;
+                }
+            }
+            if (kt_run(&k, &builtin_blas) != OPARA_OK) { ++failures; kt_free(&k); continue; }
+            for (i = 0; i < 8; ++i) {
+                double src, want, got;
+                switch (types[a]) {
+                case OPARA_DTYPE_F32: src = ((float*)k.in[0].data)[i]; break;
+                case OPARA_DTYPE_F64: src = ((double*)k.in[0].data)[i]; break;
+                case OPARA_DTYPE_I64: src = (double)((int64_t*)k.in[0].data)[i]; break;
+                case OPARA_DTYPE_I32: src = ((int32_t*)k.in[0].data)[i]; break;
+                case OPARA_DTYPE_I8: src = ((int8_t*)k.in[0].data)[i]; break;
+                default: src = ((uint8_t*)k.in[0].data)[i]; break;
+                }
+                want = types[b] == OPARA_DTYPE_BOOL ? (src != 0) : (types[b] == OPARA_DTYPE_F32 || types[b] == OPARA_DTYPE_F64) ? src : trunc(src);
+                if (types[b] == OPARA_DTYPE_U8 && want < 0) want += 256;
+                switch (types[b]) {
+                case OPARA_DTYPE_F32: got = ((float*)k.out[0].data)[i]; break;
+                case OPARA_DTYPE_F64: got = ((double*)k.out[0].data)[i]; break;
+                case OPARA_DTYPE_I64: got = (double)((int64_t*)k.out[0].data)[i]; break;
+                case OPARA_DTYPE_I32: got = ((int32_t*)k.out[0].data)[i]; break;
+                case OPARA_DTYPE_I8: got = ((int8_t*)k.out[0].data)[i]; break;
+                default: got = ((uint8_t*)k.out[0].data)[i]; break;
+                }
+                if (want != got) {
+                    OT_LOG("cast %s->%s value %g: got %g want %g", opara_dtype_name(types[a]), opara_dtype_name(types[b]), src, got, want);
+                    ++failures;
+                    break;
+                }
+            }
+            kt_free(&k);
+        }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(pad_modes_and_negative_pads) {
+    static const char* const modes[] = {"constant", "reflect", "edge"};
+    int t, failures = 0;
+    for (t = 0; t < 90; ++t) {
+        kt k;
+        int r = kt_randint(1, 4), i, mode = t % 3;
+        int64_t xd[4], yd[4], pads[8], yi[4];
+        size_t j, ny;
+        for (i = 0; i < r; ++i) {
+            xd[i] = kt_randint(2, 5);
+            pads[i] = kt_randint(mode == 1 ? 0 : -1, mode == 1 ? (int)xd[i] - 1 : 3);
+            pads[i + r] = kt_randint(mode == 1 ? 0 : -1, mode == 1 ? (int)xd[i] - 1 : 3);
+            yd[i] = xd[i] + pads[i] + pads[i + r];
+        }
+        kt_init(&k, OPARA__OP_PAD, 1, 1);
+        kt_in_f32(&k, 0, r, xd);
+        kt_out(&k, 0, OPARA_DTYPE_F32, r, yd);
+        kt_ints(&k, "pads", pads, 2 * (uint32_t)r);
+        kt_str(&k, "mode", modes[mode]);
+        kt_float(&k, "value", 1.5f);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { OT_LOG("pad t=%d: %s", t, k.err); ++failures; kt_free(&k); continue; }
+        ny = kt_numel(r, yd);
+        for (j = 0; j < ny; ++j) {
+            int64_t at = 0, outside = 0;
+            float want;
+            kt_unravel(j, r, yd, yi);
+            for (i = 0; i < r; ++i) {
+                int64_t s = yi[i] - pads[i];
+                if (s < 0 || s >= xd[i]) {
+                    if (mode == 0) outside = 1;
+                    else if (mode == 2) s = s < 0 ? 0 : xd[i] - 1;
+                    else s = s < 0 ? -s : 2 * (xd[i] - 1) - s; /* numpy 'reflect' for pads < dim */
+                }
+                at = at * xd[i] + s;
+            }
+            want = outside ? 1.5f : ((float*)k.in[0].data)[at];
+            if (want != ((float*)k.out[0].data)[j]) { OT_LOG("pad t=%d mode %s elem %zu", t, modes[mode], j); ++failures; break; }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* Resize reference per the ONNX spec text: coordinate transform, then nearest rounding or linear
+   interpolation between the two neighbours clamped to the edge. */
+static double resize_src(const char* ct, int64_t x, double scale, int64_t in, int64_t out) {
+    if (!strcmp(ct, "asymmetric")) return x / scale;
+    if (!strcmp(ct, "align_corners")) return out == 1 ? 0 : x * (double)(in - 1) / (double)(out - 1);
+    if (!strcmp(ct, "pytorch_half_pixel")) return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
+    if (!strcmp(ct, "tf_half_pixel_for_nearest")) return (x + 0.5) / scale;
+    return (x + 0.5) / scale - 0.5;
+}
+
+OT_TEST(resize_nearest_and_linear_modes) {
+    static const char* const cts[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nearest"};
+    static const char* const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    int t, failures = 0;
+    for (t = 0; t < 80; ++t) {
+        kt k;
+        int linear = t % 2, i, use_scales = kt_rand() & 1;
+        const char* ct = cts[kt_randint(0, linear ? 3 : 4)];
+        const char* nm = nms[kt_randint(0, 3)];
+        int64_t xd[4] = {1, 2, 0, 0}, yd[4] = {1, 2, 0, 0}, yi[4];
+        float scales[4] = {1, 1, 1, 1};
+        size_t j, ny;
+        for (i = 2; i < 4; ++i) {
+            xd[i] = kt_randint(1, 6);
+            scales[i] = (float)kt_randint(1, 8) / 4.0f + (kt_rand() & 1 ? 0.0f : 0.3f);
+            yd[i] = (int64_t)floor((double)xd[i] * scales[i]);
+            if (yd[i] < 1) yd[i] = 1;
+            if (!use_scales) scales[i] = (float)((double)yd[i] / (double)xd[i]);
+        }
+        kt_init(&k, OPARA__OP_RESIZE, 1, 1);
+        kt_in_f32(&k, 0, 4, xd);
+        kt_out(&k, 0, OPARA_DTYPE_F32, 4, yd);
+        kt_str(&k, "mode", linear ? "linear" : "nearest");
+        kt_str(&k, "coordinate_transformation_mode", ct);
+        kt_str(&k, "nearest_mode", nm);
+        if (use_scales) kt_floats(&k, "scales", scales, 4);
+        else kt_ints(&k, "sizes", yd, 4);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { OT_LOG("resize: %s", k.err); ++failures; kt_free(&k); continue; }
+        ny = kt_numel(4, yd);
+        for (j = 0; j < ny; ++j) {
+            const float* x = (const float*)k.in[0].data;
+            double want, c[2];
+            int64_t lo[2], hi[2];
+            double w[2];
+            kt_unravel(j, 4, yd, yi);
+            for (i = 0; i < 2; ++i) {
+                double s = scales[2 + i];
+                c[i] = resize_src(ct, yi[2 + i], s, xd[2 + i], yd[2 + i]);
+                if (!linear) {
+                    double f = floor(c[i]), fr = c[i] - f, v;
+                    if (!strcmp(nm, "floor")) v = f;
+                    else if (!strcmp(nm, "ceil")) v = ceil(c[i]);
+                    else if (fr == 0.5) v = !strcmp(nm, "round_prefer_ceil") ? f + 1 : f;
+                    else v = floor(c[i] + 0.5);
+                    lo[i] = hi[i] = (int64_t)fmax(0, fmin((double)xd[2 + i] - 1, v));
+                    w[i] = 0;
+                } else {
+                    double cl = fmax(0, fmin((double)xd[2 + i] - 1, c[i]));
+                    lo[i] = (int64_t)floor(cl);
+                    hi[i] = lo[i] + 1 < xd[2 + i] ? lo[i] + 1 : xd[2 + i] - 1;
+                    w[i] = cl - floor(cl);
+                }
+            }
+            { /* the transformation applies to every axis, the channel axis (scale 1) too */
+                double cc = resize_src(ct, yi[1], 1.0, xd[1], yd[1]), fc = floor(cc), ch;
+                const float* plane;
+                if (!strcmp(nm, "floor") || linear) ch = linear ? yi[1] : fc;
+                else if (!strcmp(nm, "ceil")) ch = ceil(cc);
+                else if (cc - fc == 0.5) ch = !strcmp(nm, "round_prefer_ceil") ? fc + 1 : fc;
+                else ch = floor(cc + 0.5);
+                ch = fmax(0, fmin((double)xd[1] - 1, ch));
+                plane = x + (int64_t)ch * xd[2] * xd[3];
+                want = (1 - w[0]) * ((1 - w[1]) * plane[lo[0] * xd[3] + lo[1]] + w[1] * plane[lo[0] * xd[3] + hi[1]]) +
+                       w[0] * ((1 - w[1]) * plane[hi[0] * xd[3] + lo[1]] + w[1] * plane[hi[0] * xd[3] + hi[1]]);
+            }
+            if (fabs(want - ((float*)k.out[0].data)[j]) > 1e-5) {
+                OT_LOG("resize t=%d %s %s %s elem %zu want %g got %g", t, linear ? "linear" : "nearest", ct, nm, j, want,
+                       ((float*)k.out[0].data)[j]);
+                ++failures;
+                break;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(blas_loader_reports_choice) {
+    CHECK(strncmp(builtin_blas.name, "built-in", 8) == 0);
+    OT_LOG("system BLAS: %s", system_blas.name);
+    CHECK(system_blas.name[0] != 0);
+}
+
+static const opara_test_case tests[] = {
+    OT_CASE(conv_random_all_paths), OT_CASE(conv_large_channels_split_columns), OT_CASE(conv_rejects_bad_output_shape),
+    OT_CASE(conv_transpose_random), OT_CASE(pools_random), OT_CASE(global_average_pool_and_batch_norm),
+    OT_CASE(unary_ops), OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
+    OT_CASE(binary_rejects_wrong_output), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
+    OT_CASE(slice_random_with_negative_steps), OT_CASE(transpose_random_perms),
+    OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
+    OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
+    OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(layer_norm_axes_and_stats),
+    OT_CASE(reduce_mean_axes_keepdims), OT_CASE(cast_between_types), OT_CASE(pad_modes_and_negative_pads),
+    OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
+};
+
+int main(int argc, char** argv) {
+    int rc;
+    opara__blas_load(&builtin_blas, 1, NULL, 0);
+    opara__blas_load(&system_blas, 0, NULL, 0);
+    rc = opara_test_main(argc, argv, tests, OT_COUNT(tests));
+    opara__blas_unload(&system_blas);
+    return rc;
+}

@@ -1,0 +1,738 @@
+/* ONNX import: TensorProto files against numbers the ONNX spec fixes and against
+   onnx.numpy_helper, import structure (folding, fusion, opset variants, symbolic batch) on
+   hand-built models, the ONNX node test models, conversion coverage of the ONNX test data and
+   the model zoo. Numerical before/after checks of the rewrites need the CPU backend: TODO. */
+#define OPARA_IMPLEMENTATION
+#include "opara.h"
+#include "opara_test.h"
+#include "onnx_pbw.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define DATA "/usr/share/libonnx-testdata/data"
+
+static opara_runtime* new_rt(void) {
+    opara_runtime* rt = NULL;
+    opara_runtime_create(NULL, &rt);
+    return rt;
+}
+
+static int have_data(void) { return access(DATA "/node/test_relu/model.onnx", R_OK) == 0; }
+
+static int count_op(const opara__graph* g, opara__op op) {
+    uint32_t i;
+    int n = 0;
+    for (i = 0; i < g->n_nodes; ++i) n += g->nodes[i].op == op;
+    return n;
+}
+
+/* Imports a model built with onnx_pbw.h (consumes it). */
+static opara_result import_pbw(opara_runtime* rt, pbw* m, const opara_onnx_options* o, int flags, opara__graph* g) {
+    opara__onnx_extra extra;
+    opara_result r;
+    memset(&extra, 0, sizeof extra);
+    extra.flags = flags;
+    r = opara__onnx_import(rt, m->d, m->n, o, NULL, &extra, g);
+    free(m->d);
+    memset(m, 0, sizeof *m);
+    return r;
+}
+
+/* ---- TensorProto files ------------------------------------------------------------------------ */
+
+OT_TEST(conv_test_data_matches_spec) {
+    /* onnx/backend/test/case/node/conv.py: x = arange(35) as 1x1x7x5, W = ones 1x1x3x3; the
+       strides+padding output starts 12, 27, 24, 63, 108, 81 (shape 1x1x4x3). */
+    opara_runtime* rt = new_rt();
+    opara__tensor_data x, w, y;
+    const char* dir = DATA "/node/test_conv_with_strides_padding/test_data_set_0/";
+    char path[512];
+    int i;
+    if (!have_data()) SKIP("%s not installed (make onnx-testdata)", DATA);
+    REQUIRE(rt);
+    snprintf(path, sizeof path, "%sinput_0.pb", dir);
+    REQUIRE(opara__onnx_read_tensor_file(rt, path, &x) == OPARA_OK);
+    snprintf(path, sizeof path, "%sinput_1.pb", dir);
+    REQUIRE(opara__onnx_read_tensor_file(rt, path, &w) == OPARA_OK);
+    snprintf(path, sizeof path, "%soutput_0.pb", dir);
+    REQUIRE(opara__onnx_read_tensor_file(rt, path, &y) == OPARA_OK);
+    CHECK_EQ(x.shape.ndim, 4);
+    CHECK_EQ(x.shape.dims[2], 7);
+    CHECK_EQ(x.shape.dims[3], 5);
+    for (i = 0; i < 35; ++i) CHECK_NEAR(((float*)x.data)[i], i, 0);
+    CHECK_STR(w.name, "W");
+    for (i = 0; i < 9; ++i) CHECK_NEAR(((float*)w.data)[i], 1, 0);
+    CHECK_EQ(y.count, 12);
+    CHECK_NEAR(((float*)y.data)[0], 12, 0);
+    CHECK_NEAR(((float*)y.data)[1], 27, 0);
+    CHECK_NEAR(((float*)y.data)[4], 108, 0);
+    opara__tensor_data_free(rt, &x);
+    opara__tensor_data_free(rt, &w);
+    opara__tensor_data_free(rt, &y);
+    opara_runtime_destroy(rt);
+}
+
+static double tensor_sum(const opara__tensor_data* t, double* first) {
+    double s = 0;
+    uint64_t i;
+    for (i = 0; i < t->count; ++i) {
+        double v;
+        if (t->dtype == OPARA_DTYPE_F16) {
+            uint16_t h = ((const uint16_t*)t->data)[i];
+            int e = (h >> 10) & 31, m = h & 1023;
+            v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+            if (h & 0x8000) v = -v;
+        } else
+            v = opara__get_f64(t->dtype, (const uint8_t*)t->data, i);
+        if (i == 0) *first = v;
+        s += v;
+    }
+    return s;
+}
+
+OT_TEST(tensor_files_match_numpy_helper) {
+    FILE* f = fopen("build/onnx/tensors_expected.txt", "r");
+    opara_runtime* rt = new_rt();
+    char line[1024];
+    int checked = 0;
+    if (!f) SKIP("build/onnx/tensors_expected.txt missing (needs /usr/bin/python3 with onnx, and the test data)");
+    REQUIRE(rt);
+    while (fgets(line, sizeof line, f)) {
+        char path[600], dims[200];
+        int dtype, ndim;
+        unsigned long long count;
+        double sum, first, got_first = 0, got_sum;
+        opara__tensor_data t;
+        if (sscanf(line, "%599s %d %d %199s %llu %lf %lf", path, &dtype, &ndim, dims, &count, &sum, &first) != 7) continue;
+        OT_LOG("%s", path);
+        if (opara__onnx_read_tensor_file(rt, path, &t) != OPARA_OK) {
+            CHECK_STR(opara_runtime_last_error(rt), "(no error)");
+            continue;
+        }
+        CHECK_EQ(t.dtype, dtype);
+        CHECK_EQ(t.shape.ndim, ndim);
+        CHECK_EQ(t.count, count);
+        got_sum = tensor_sum(&t, &got_first);
+        if (!(sum != sum) && !isinf(sum)) CHECK_NEAR(got_sum, sum, 1e-6 * (fabs(sum) + 1) + 1e-3 * (dtype == 10));
+        if (count && !(first != first)) CHECK_NEAR(got_first, first, 1e-6 * (fabs(first) + 1));
+        opara__tensor_data_free(rt, &t);
+        if (T->failures) break;
+        T->log_len = 0;
+        T->log[0] = 0;
+        checked++;
+    }
+    fclose(f);
+    CHECK(checked > 2000);
+    OT_LOG("checked %d files", checked);
+    opara_runtime_destroy(rt);
+}
+
+/* ---- structure of hand-built models ----------------------------------------------------------- */
+
+static const char* const* L(const char* a, const char* b, const char* c) {
+    static const char* lists[8][4];
+    static int next;
+    const char** l = lists[next++ & 7];
+    l[0] = a, l[1] = b, l[2] = c, l[3] = NULL;
+    return l;
+}
+
+/* x[N,2,3,3] -> Conv(W 3x2x1x1, B) -> BatchNormalization -> Relu -> y */
+static pbw conv_bn_relu_model(void) {
+    static const float w[6] = {1, 2, 3, 4, 5, 6}, b[3] = {0.5f, -1, 2};
+    static const float scale[3] = {2, 1, 0.5f}, bias[3] = {1, 0, -1}, mean[3] = {0.5f, 1, -2}, var[3] = {3, 0.25f, 1};
+    static const int64_t xd[4] = {-1, 2, 3, 3}, wd[4] = {3, 2, 1, 1}, cd[1] = {3}, yd[4] = {-1, 3, 3, 3};
+    pbw g = {0, 0, 0}, a = {0, 0, 0};
+    pbw_tensor_f32(&g, 5, "W", wd, 4, w);
+    pbw_tensor_f32(&g, 5, "B", cd, 1, b);
+    pbw_tensor_f32(&g, 5, "scale", cd, 1, scale);
+    pbw_tensor_f32(&g, 5, "bias", cd, 1, bias);
+    pbw_tensor_f32(&g, 5, "mean", cd, 1, mean);
+    pbw_tensor_f32(&g, 5, "var", cd, 1, var);
+    pbw_attr_ints(&a, "kernel_shape", wd + 2, 2);
+    pbw_node(&g, "Conv", "conv", L("x", "W", "B"), L("c", NULL, NULL), &a);
+    pbw_attr_float(&a, "epsilon", 1e-3f);
+    {
+        static const char* const ins[] = {"c", "scale", "bias", "mean", "var", NULL};
+        pbw_node(&g, "BatchNormalization", "bn", ins, L("n", NULL, NULL), &a);
+    }
+    pbw_node(&g, "Relu", "relu", L("n", NULL, NULL), L("y", NULL, NULL), NULL);
+    pbw_value_info(&g, 11, "x", 1, xd, 4);
+    pbw_value_info(&g, 12, "y", 1, yd, 4);
+    return pbw_model(7, 13, &g);
+}
+
+OT_TEST(conv_bn_relu_before_and_after_fusion) {
+    static const float w[6] = {1, 2, 3, 4, 5, 6}, b[3] = {0.5f, -1, 2};
+    static const float scale[3] = {2, 1, 0.5f}, bias[3] = {1, 0, -1}, mean[3] = {0.5f, 1, -2}, var[3] = {3, 0.25f, 1};
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    pbw m = conv_bn_relu_model();
+    const opara__node* conv;
+    const opara__value *wv, *bv;
+    int o, i;
+    REQUIRE(rt);
+    REQUIRE(import_pbw(rt, &m, NULL, OPARA__ONNX_NO_FUSION, &g) == OPARA_OK);
+    CHECK_EQ(g.n_nodes, 3);
+    CHECK_EQ(count_op(&g, OPARA__OP_BATCH_NORM), 1);
+    opara__graph_free(&g);
+    m = conv_bn_relu_model();
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    REQUIRE(g.n_nodes == 1);
+    conv = &g.nodes[0];
+    CHECK_EQ(conv->op, OPARA__OP_CONV);
+    CHECK_STR(opara__attr_string(conv, "activation", ""), "Relu");
+    CHECK_STR(g.values[conv->outputs[0]].name, "y");
+    CHECK_EQ(g.values[g.inputs[0]].shape.dims[0], OPARA__DIM_BATCH);
+    REQUIRE(conv->n_inputs == 3);
+    wv = &g.values[conv->inputs[1]];
+    bv = &g.values[conv->inputs[2]];
+    REQUIRE(wv->kind == OPARA__VALUE_CONST && bv->kind == OPARA__VALUE_CONST);
+    for (o = 0; o < 3; ++o) { /* BN folding formula, computed here in double from the inputs */
+        double s = scale[o] / sqrt((double)var[o] + 1e-3);
+        for (i = 0; i < 2; ++i) CHECK_NEAR(((const float*)wv->data)[o * 2 + i], w[o * 2 + i] * s, 1e-5);
+        CHECK_NEAR(((const float*)bv->data)[o], (b[o] - mean[o]) * s + bias[o], 1e-5);
+    }
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
+OT_TEST(relu_not_fused_when_conv_output_is_shared) {
+    static const float w[4] = {1, 2, 3, 4};
+    static const int64_t xd[4] = {1, 2, 2, 2}, wd[4] = {2, 2, 1, 1};
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    pbw gr = {0, 0, 0}, m;
+    REQUIRE(rt);
+    pbw_tensor_f32(&gr, 5, "W", wd, 4, w);
+    pbw_node(&gr, "Conv", "conv", L("x", "W", NULL), L("c", NULL, NULL), NULL);
+    pbw_node(&gr, "Relu", "relu", L("c", NULL, NULL), L("y", NULL, NULL), NULL);
+    pbw_value_info(&gr, 11, "x", 1, xd, 4);
+    pbw_value_info(&gr, 12, "y", 1, xd, 4);
+    pbw_value_info(&gr, 12, "c", 1, xd, 4); /* the Conv output is also a graph output */
+    m = pbw_model(7, 13, &gr);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    CHECK_EQ(g.n_nodes, 2);
+    CHECK_EQ(count_op(&g, OPARA__OP_RELU), 1);
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
+OT_TEST(identity_and_dropout_disappear_output_keeps_name) {
+    static const int64_t xd[2] = {2, 3};
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    pbw gr = {0, 0, 0}, m;
+    REQUIRE(rt);
+    pbw_node(&gr, "Relu", "r", L("x", NULL, NULL), L("a", NULL, NULL), NULL);
+    pbw_node(&gr, "Dropout", "d", L("a", NULL, NULL), L("b", NULL, NULL), NULL);
+    pbw_node(&gr, "Identity", "i", L("b", NULL, NULL), L("y", NULL, NULL), NULL);
+    pbw_value_info(&gr, 11, "x", 1, xd, 2);
+    pbw_value_info(&gr, 12, "y", 1, xd, 2);
+    m = pbw_model(7, 13, &gr);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    REQUIRE(g.n_nodes == 1 && g.n_outputs == 1);
+    CHECK_EQ(g.nodes[0].op, OPARA__OP_RELU);
+    CHECK_STR(g.values[g.outputs[0]].name, "y");
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
+/* x[N,3,4,4] -> Shape -> Gather(0) -> Unsqueeze -> Concat([-1]) -> Reshape(x) ; also Gather(1)*16 */
+static pbw batch_reshape_model(int64_t opset, int use_mul) {
+    static const int64_t xd[4] = {-1, 3, 4, 4}, one[1] = {1}, minus1[1] = {-1}, zero = 0, axes0[1] = {0};
+    static const int64_t sixteen = 16, idx1 = 1;
+    pbw g = {0, 0, 0}, a = {0, 0, 0};
+    pbw_tensor_i64(&g, 5, "zero", NULL, 0, &zero);
+    pbw_tensor_i64(&g, 5, "minus1", one, 1, minus1);
+    pbw_tensor_i64(&g, 5, "one_idx", NULL, 0, &idx1);
+    pbw_tensor_i64(&g, 5, "sixteen", NULL, 0, &sixteen);
+    if (opset >= 13) pbw_tensor_i64(&g, 5, "axes", one, 1, axes0);
+    pbw_node(&g, "Shape", "shape", L("x", NULL, NULL), L("s", NULL, NULL), NULL);
+    pbw_attr_int(&a, "axis", 0);
+    pbw_node(&g, "Gather", "g0", L("s", "zero", NULL), L("n", NULL, NULL), &a);
+    if (opset < 13) pbw_attr_ints(&a, "axes", axes0, 1);
+    pbw_node(&g, "Unsqueeze", "u0", opset >= 13 ? L("n", "axes", NULL) : L("n", NULL, NULL), L("nu", NULL, NULL), &a);
+    if (use_mul) {
+        pbw_attr_int(&a, "axis", 0);
+        pbw_node(&g, "Gather", "g1", L("s", "one_idx", NULL), L("c", NULL, NULL), &a);
+        pbw_node(&g, "Mul", "mul", L("c", "sixteen", NULL), L("c16", NULL, NULL), NULL);
+        if (opset < 13) pbw_attr_ints(&a, "axes", axes0, 1);
+        pbw_node(&g, "Unsqueeze", "u1", opset >= 13 ? L("c16", "axes", NULL) : L("c16", NULL, NULL),
+                 L("cu", NULL, NULL), &a);
+    }
+    pbw_attr_int(&a, "axis", 0);
+    pbw_node(&g, "Concat", "cat", L("nu", use_mul ? "cu" : "minus1", NULL), L("target", NULL, NULL), &a);
+    pbw_node(&g, "Reshape", "reshape", L("x", "target", NULL), L("y", NULL, NULL), NULL);
+    pbw_value_info(&g, 11, "x", 1, xd, 4);
+    pbw_value_info(&g, 12, "y", 1, NULL, -1);
+    return pbw_model(7, opset, &g);
+}
+
+OT_TEST(shape_chain_folds_to_batch_reshape) {
+    opara_runtime* rt = new_rt();
+    int64_t opsets[2] = {11, 13};
+    int k, mul;
+    REQUIRE(rt);
+    for (k = 0; k < 2; ++k)
+        for (mul = 0; mul < 2; ++mul) {
+            opara__graph g;
+            pbw m = batch_reshape_model(opsets[k], mul);
+            uint32_t n;
+            const int64_t* shape;
+            OT_LOG("opset %lld, mul %d", (long long)opsets[k], mul);
+            REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+            REQUIRE(g.n_nodes == 1);
+            CHECK_EQ(g.nodes[0].op, OPARA__OP_RESHAPE);
+            CHECK_EQ(g.nodes[0].n_inputs, 1);
+            shape = opara__attr_ints(&g.nodes[0], "shape", &n);
+            REQUIRE(shape && n == 2);
+            CHECK_EQ(shape[0], OPARA__DIM_BATCH);
+            CHECK_EQ(shape[1], mul ? 48 : -1);
+            opara__graph_free(&g);
+        }
+    opara_runtime_destroy(rt);
+}
+
+OT_TEST(unsorted_nodes_and_ir3_initializer_inputs) {
+    static const float w[2] = {1, 2};
+    static const int64_t xd[2] = {2, 2}, wd[1] = {2};
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    pbw gr = {0, 0, 0}, m;
+    REQUIRE(rt);
+    pbw_node(&gr, "Relu", "last", L("b", NULL, NULL), L("y", NULL, NULL), NULL);
+    pbw_node(&gr, "Mul", "first", L("x", "W", NULL), L("b", NULL, NULL), NULL);
+    pbw_tensor_f32(&gr, 5, "W", wd, 1, w);
+    pbw_value_info(&gr, 11, "x", 1, xd, 2);
+    pbw_value_info(&gr, 11, "W", 1, wd, 1); /* IR 3: initializers are listed as inputs too */
+    pbw_value_info(&gr, 12, "y", 1, xd, 2);
+    m = pbw_model(3, 6, &gr);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    CHECK_EQ(g.n_inputs, 1);
+    REQUIRE(g.n_nodes == 2);
+    CHECK_EQ(g.nodes[0].op, OPARA__OP_MUL);
+    CHECK_EQ(g.nodes[1].op, OPARA__OP_RELU);
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
+/* Clip bounds: attributes before opset 11, inputs from 11. Both give attrs min/max. */
+OT_TEST(clip_and_slice_opset_variants) {
+    static const int64_t xd[2] = {4, 6}, one[1] = {1};
+    static const int64_t starts[1] = {1}, ends[1] = {5}, axes[1] = {1}, steps[1] = {2};
+    static const float lo = -1, hi = 6;
+    opara_runtime* rt = new_rt();
+    int variant;
+    REQUIRE(rt);
+    for (variant = 0; variant < 2; ++variant) {
+        opara__graph g;
+        pbw gr = {0, 0, 0}, a = {0, 0, 0}, m;
+        uint32_t n;
+        const int64_t* v;
+        int64_t opset = variant ? 13 : 9;
+        if (variant) {
+            static const int64_t none[1] = {0};
+            pbw_tensor_f32(&gr, 5, "lo", NULL, 0, &lo);
+            pbw_tensor_f32(&gr, 5, "hi", NULL, 0, &hi);
+            pbw_tensor_i64(&gr, 5, "starts", one, 1, starts);
+            pbw_tensor_i64(&gr, 5, "ends", one, 1, ends);
+            pbw_tensor_i64(&gr, 5, "axes", one, 1, axes);
+            pbw_tensor_i64(&gr, 5, "steps", one, 1, steps);
+            (void)none;
+            pbw_node(&gr, "Clip", "clip", L("x", "lo", "hi"), L("c", NULL, NULL), NULL);
+            {
+                static const char* const ins[] = {"c", "starts", "ends", "axes", "steps", NULL};
+                pbw_node(&gr, "Slice", "slice", ins, L("y", NULL, NULL), NULL);
+            }
+        } else {
+            pbw_attr_float(&a, "min", lo);
+            pbw_attr_float(&a, "max", hi);
+            pbw_node(&gr, "Clip", "clip", L("x", NULL, NULL), L("c", NULL, NULL), &a);
+            pbw_attr_ints(&a, "starts", starts, 1);
+            pbw_attr_ints(&a, "ends", ends, 1);
+            pbw_attr_ints(&a, "axes", axes, 1);
+            pbw_node(&gr, "Slice", "slice", L("c", NULL, NULL), L("y", NULL, NULL), &a);
+        }
+        pbw_value_info(&gr, 11, "x", 1, xd, 2);
+        pbw_value_info(&gr, 12, "y", 1, NULL, -1);
+        m = pbw_model(7, opset, &gr);
+        OT_LOG("opset %lld", (long long)opset);
+        REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+        REQUIRE(g.n_nodes == 2);
+        CHECK_EQ(g.nodes[0].n_inputs, 1);
+        CHECK_NEAR(opara__attr_float(&g.nodes[0], "min", 0), -1, 0);
+        CHECK_NEAR(opara__attr_float(&g.nodes[0], "max", 0), 6, 0);
+        CHECK_EQ(g.nodes[1].n_inputs, 1);
+        v = opara__attr_ints(&g.nodes[1], "starts", &n);
+        CHECK(v && n == 1 && v[0] == 1);
+        v = opara__attr_ints(&g.nodes[1], "axes", &n);
+        CHECK(v && n == 1 && v[0] == 1);
+        v = opara__attr_ints(&g.nodes[1], "steps", &n);
+        CHECK(v && n == 1 && v[0] == (variant ? 2 : 1));
+        opara__graph_free(&g);
+    }
+    opara_runtime_destroy(rt);
+}
+
+OT_TEST(unsupported_ops_are_listed_in_one_error) {
+    static const int64_t xd[1] = {4};
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    pbw gr = {0, 0, 0}, m;
+    const char* e;
+    REQUIRE(rt);
+    pbw_node(&gr, "Foo", "f1", L("x", NULL, NULL), L("a", NULL, NULL), NULL);
+    pbw_node(&gr, "Relu", "r", L("a", NULL, NULL), L("b", NULL, NULL), NULL);
+    pbw_node(&gr, "Foo", "f2", L("b", NULL, NULL), L("c", NULL, NULL), NULL);
+    {
+        pbw n = {0, 0, 0};
+        pbw_str(&n, 1, "c");
+        pbw_str(&n, 2, "y");
+        pbw_str(&n, 3, "ms");
+        pbw_str(&n, 4, "Bar");
+        pbw_str(&n, 7, "com.example");
+        pbw_msg(&gr, 1, &n);
+    }
+    pbw_value_info(&gr, 11, "x", 1, xd, 1);
+    pbw_value_info(&gr, 12, "y", 1, xd, 1);
+    m = pbw_model(7, 13, &gr);
+    CHECK_EQ(import_pbw(rt, &m, NULL, 0, &g), OPARA_ERR_UNSUPPORTED_OP);
+    e = opara_runtime_last_error(rt);
+    OT_LOG("%s", e);
+    CHECK(strstr(e, "Foo x2 (first: node 'f1')") != NULL);
+    CHECK(strstr(e, "com.example.Bar x1 (first: node 'ms')") != NULL);
+    CHECK(strstr(e, "Relu") == NULL);
+    CHECK_EQ(g.n_nodes, 0);
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
+static pbw symbolic_model(void) {
+    static const int64_t xd[3] = {-1, -1, 4};
+    pbw gr = {0, 0, 0};
+    pbw_node(&gr, "Relu", "r", L("x", NULL, NULL), L("y", NULL, NULL), NULL);
+    pbw_value_info(&gr, 11, "x", 1, xd, 3);
+    pbw_value_info(&gr, 12, "y", 1, xd, 3);
+    return pbw_model(7, 13, &gr);
+}
+
+OT_TEST(symbolic_dims_need_values) {
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    opara_onnx_options o;
+    const char* spec[1];
+    pbw m = symbolic_model();
+    REQUIRE(rt);
+    CHECK_EQ(import_pbw(rt, &m, NULL, 0, &g), OPARA_ERR_SHAPE);
+    CHECK(strstr(opara_runtime_last_error(rt), "graph input 'x' dim 1 ('N')") != NULL);
+    opara__graph_free(&g);
+    memset(&o, 0, sizeof o);
+    o.default_dim = 7;
+    m = symbolic_model();
+    REQUIRE(import_pbw(rt, &m, &o, 0, &g) == OPARA_OK);
+    CHECK_EQ(g.values[g.inputs[0]].shape.dims[0], OPARA__DIM_BATCH);
+    CHECK_EQ(g.values[g.inputs[0]].shape.dims[1], 7);
+    opara__graph_free(&g);
+    memset(&o, 0, sizeof o);
+    spec[0] = "x=N,5,4";
+    o.input_shapes = spec;
+    o.n_input_shapes = 1;
+    m = symbolic_model();
+    REQUIRE(import_pbw(rt, &m, &o, 0, &g) == OPARA_OK);
+    CHECK_EQ(g.values[g.inputs[0]].shape.dims[1], 5);
+    opara__graph_free(&g);
+    spec[0] = "nope=1,2";
+    m = symbolic_model();
+    CHECK_EQ(import_pbw(rt, &m, &o, 0, &g), OPARA_ERR_NOT_FOUND);
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
+static pbw external_model(const char* location) {
+    static const int64_t xd[1] = {2};
+    pbw gr = {0, 0, 0}, t = {0, 0, 0}, kv = {0, 0, 0};
+    pbw_int(&t, 1, 2);
+    pbw_int(&t, 2, 1);
+    pbw_str(&t, 8, "W");
+    pbw_str(&kv, 1, "location");
+    pbw_str(&kv, 2, location);
+    pbw_msg(&t, 13, &kv);
+    pbw_int(&t, 14, 1);
+    pbw_msg(&gr, 5, &t);
+    pbw_node(&gr, "Add", "add", L("x", "W", NULL), L("y", NULL, NULL), NULL);
+    pbw_value_info(&gr, 11, "x", 1, xd, 1);
+    pbw_value_info(&gr, 12, "y", 1, xd, 1);
+    return pbw_model(7, 13, &gr);
+}
+
+OT_TEST(external_data_stays_inside_the_model_directory) {
+    static const char* const bad[] = {"../w.bin", "/etc/passwd", "a/../../w.bin", "..\\w.bin"};
+    opara_runtime* rt = new_rt();
+    opara_onnx_options o;
+    opara__graph g;
+    char dir[] = "/tmp/opara_onnx_XXXXXX", path[256];
+    const float w[2] = {1.5f, -2};
+    FILE* f;
+    pbw m;
+    size_t i;
+    REQUIRE(rt);
+    memset(&o, 0, sizeof o);
+    o.external_data_dir = "/tmp";
+    for (i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        m = external_model(bad[i]);
+        CHECK_EQ(import_pbw(rt, &m, &o, 0, &g), OPARA_ERR_EXTERNAL_DATA);
+        opara__graph_free(&g);
+    }
+    m = external_model("w.bin");
+    CHECK_EQ(import_pbw(rt, &m, NULL, 0, &g), OPARA_ERR_EXTERNAL_DATA); /* memory import, no directory */
+    opara__graph_free(&g);
+    REQUIRE(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/w.bin", dir);
+    f = fopen(path, "wb");
+    REQUIRE(f);
+    fwrite(w, 4, 2, f);
+    fclose(f);
+    o.external_data_dir = dir;
+    m = external_model("w.bin");
+    CHECK_EQ(import_pbw(rt, &m, &o, 0, &g), OPARA_OK);
+    if (g.n_nodes == 1) {
+        const opara__value* wv = &g.values[g.nodes[0].inputs[1]];
+        CHECK_NEAR(((const float*)wv->data)[0], 1.5, 0);
+        CHECK_NEAR(((const float*)wv->data)[1], -2, 0);
+    }
+    opara__graph_free(&g);
+    remove(path);
+    rmdir(dir);
+    opara_runtime_destroy(rt);
+}
+
+OT_TEST(public_api_builds_a_valid_model) {
+    opara_runtime* rt = new_rt();
+    opara_model* model = NULL;
+    pbw m = conv_bn_relu_model();
+    REQUIRE(rt);
+    CHECK_EQ(opara_model_load_onnx_memory(rt, m.d, m.n, NULL, &model), OPARA_OK);
+    if (model) {
+        CHECK_EQ(opara_model_node_count(model), 1);
+        CHECK_STR(opara_model_node_op(model, 0), "Conv");
+    }
+    opara_model_destroy(model);
+    free(m.d);
+    CHECK_EQ(opara_model_load_onnx_memory(rt, "\x0b", 1, NULL, &model), OPARA_ERR_ONNX_DECODE);
+    CHECK(model == NULL);
+    opara_runtime_destroy(rt);
+}
+
+/* ---- ONNX node test models -------------------------------------------------------------------- */
+
+OT_TEST(node_test_models_structure) {
+    static const struct {
+        const char* test;
+        opara__op op;
+        uint32_t n_inputs;
+    } cases[] = {
+        {"test_conv_with_strides_padding", OPARA__OP_CONV, 2}, {"test_relu", OPARA__OP_RELU, 1},
+        {"test_gemm_default_no_bias", OPARA__OP_GEMM, 2}, {"test_softmax_axis_0", OPARA__OP_SOFTMAX, 1},
+        {"test_maxpool_2d_pads", OPARA__OP_MAX_POOL, 1}, {"test_layer_normalization_4d_axis1", OPARA__OP_LAYER_NORM, 3},
+        {"test_batchnorm_example", OPARA__OP_BATCH_NORM, 5}, {"test_concat_3d_axis_negative_2", OPARA__OP_CONCAT, 2},
+        {"test_matmul_4d", OPARA__OP_MATMUL, 2}, {"test_where_example", OPARA__OP_WHERE, 3},
+    };
+    opara_runtime* rt = new_rt();
+    size_t i;
+    if (!have_data()) SKIP("%s not installed (make onnx-testdata)", DATA);
+    REQUIRE(rt);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char path[512];
+        opara__graph g;
+        snprintf(path, sizeof path, DATA "/node/%s/model.onnx", cases[i].test);
+        OT_LOG("%s", cases[i].test);
+        if (opara__onnx_import_file(rt, path, NULL, NULL, &g) != OPARA_OK) {
+            CHECK_STR(opara_runtime_last_error(rt), "");
+        } else {
+            CHECK_EQ(g.n_nodes, 1);
+            if (g.n_nodes) {
+                CHECK_EQ(g.nodes[0].op, cases[i].op);
+                CHECK_EQ(g.nodes[0].n_inputs, cases[i].n_inputs);
+            }
+        }
+        opara__graph_free(&g);
+    }
+    {
+        char path[] = DATA "/node/test_conv_with_strides_padding/model.onnx";
+        opara__graph g;
+        uint32_t n;
+        const int64_t* v;
+        REQUIRE(opara__onnx_import_file(rt, path, NULL, NULL, &g) == OPARA_OK);
+        v = opara__attr_ints(&g.nodes[0], "pads", &n);
+        CHECK(v && n == 4 && v[0] == 1 && v[3] == 1);
+        v = opara__attr_ints(&g.nodes[0], "strides", &n);
+        CHECK(v && n == 2 && v[0] == 2);
+        opara__graph_free(&g);
+    }
+    opara_runtime_destroy(rt);
+}
+
+/* ---- coverage of the test data ---------------------------------------------------------------- */
+
+typedef struct coverage {
+    int converted, frozen, unsupported, other;
+    char ops[128][64];
+    int op_count[128];
+    int n_ops;
+} coverage;
+
+static void note_unsupported(coverage* c, const char* path, opara_runtime* rt) {
+    opara__pool pool;
+    opara__onnx_model m;
+    uint8_t* data;
+    size_t size;
+    uint32_t i;
+    int k;
+    memset(&pool, 0, sizeof pool);
+    if (opara__onnx_read_file(rt, path, &data, &size) != OPARA_OK) return;
+    if (opara__onnx_decode_model(rt, &pool, data, size, &m) == OPARA_OK)
+        for (i = 0; i < m.graph.n_nodes; ++i) {
+            char label[64];
+            if (opara__node_supported(&m.graph.nodes[i])) continue;
+            opara__unsupported_label(&m.graph.nodes[i], label, sizeof label);
+            for (k = 0; k < c->n_ops && strcmp(c->ops[k], label) != 0; ++k) {}
+            if (k == c->n_ops && c->n_ops < 128) strcpy(c->ops[c->n_ops++], label);
+            if (k < 128) c->op_count[k]++;
+        }
+    opara__pool_free(rt, &pool);
+    opara__free(rt, data);
+}
+
+/* Imports with graph inputs 1.. frozen to their test values (node tests pass parameters as inputs). */
+static opara_result import_frozen(opara_runtime* rt, const char* dir, opara__graph* g) {
+    opara__tensor_data frozen[8];
+    opara__onnx_extra extra;
+    char path[1200];
+    uint32_t n = 0, i;
+    opara_result r;
+    for (i = 1; i < 9; ++i) {
+        snprintf(path, sizeof path, "%s/test_data_set_0/input_%u.pb", dir, i);
+        if (access(path, R_OK) != 0 || opara__onnx_read_tensor_file(rt, path, &frozen[n]) != OPARA_OK) break;
+        n++;
+    }
+    memset(&extra, 0, sizeof extra);
+    extra.frozen = frozen;
+    extra.n_frozen = n;
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    r = opara__onnx_import_file(rt, path, NULL, &extra, g);
+    for (i = 0; i < n; ++i) opara__tensor_data_free(rt, &frozen[i]);
+    return r;
+}
+
+static void cover_dir(opara_test* T, opara_runtime* rt, const char* category, coverage* c) {
+    char dir[512], path[1200];
+    DIR* d;
+    struct dirent* e;
+    snprintf(dir, sizeof dir, DATA "/%s", category);
+    d = opendir(dir);
+    if (!d) return;
+    while ((e = readdir(d)) != NULL) {
+        opara__graph g;
+        opara_result r;
+        char sub[1000];
+        if (strncmp(e->d_name, "test_", 5) != 0) continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        snprintf(path, sizeof path, "%s/model.onnx", sub);
+        r = opara__onnx_import_file(rt, path, NULL, NULL, &g);
+        opara__graph_free(&g);
+        if (r == OPARA_OK) {
+            c->converted++;
+            continue;
+        }
+        if (r == OPARA_ERR_UNSUPPORTED_OP && strstr(opara_runtime_last_error(rt), "must be a constant")) {
+            r = import_frozen(rt, sub, &g);
+            opara__graph_free(&g);
+            if (r == OPARA_OK) {
+                c->frozen++;
+                continue;
+            }
+        }
+        if (r == OPARA_ERR_UNSUPPORTED_OP) {
+            c->unsupported++;
+            note_unsupported(c, path, rt);
+        } else if (r == OPARA_ERR_UNSUPPORTED || r == OPARA_ERR_BAD_DTYPE) {
+            c->other++;
+        } else {
+            ot__fail_at(T, __FILE__, __LINE__, "%s/%s: %s: %s", category, e->d_name, opara_result_string(r),
+                        opara_runtime_last_error(rt));
+        }
+    }
+    closedir(d);
+}
+
+OT_TEST(testdata_conversion_coverage) {
+    static const char* const categories[] = {"node", "pytorch-converted", "pytorch-operator"};
+    opara_runtime* rt = new_rt();
+    size_t i;
+    if (!have_data()) SKIP("%s not installed (make onnx-testdata)", DATA);
+    REQUIRE(rt);
+    for (i = 0; i < 3; ++i) {
+        coverage c;
+        int k;
+        memset(&c, 0, sizeof c);
+        cover_dir(T, rt, categories[i], &c);
+        printf("coverage %s: %d converted, %d converted with parameter inputs frozen, %d unsupported operators, "
+               "%d unsupported types or features\n", categories[i], c.converted, c.frozen, c.unsupported, c.other);
+        printf("  unsupported:");
+        for (k = 0; k < c.n_ops; ++k) printf(" %s(%d)", c.ops[k], c.op_count[k]);
+        printf("\n");
+    }
+    opara_runtime_destroy(rt);
+}
+
+OT_TEST(zoo_models_convert_with_expected_node_counts) {
+    FILE* f = fopen("build/onnx/zoo_expected.txt", "r");
+    opara_runtime* rt = new_rt();
+    char line[256];
+    int models = 0;
+    if (!f) SKIP("build/onnx/zoo_expected.txt missing (needs python3-onnx)");
+    REQUIRE(rt);
+    while (fgets(line, sizeof line, f)) {
+        char name[128], path[300];
+        int onnx_nodes, expected;
+        opara_onnx_options o;
+        opara_model* model = NULL;
+        opara_result r;
+        if (sscanf(line, "%127s %d %d", name, &onnx_nodes, &expected) != 3) continue;
+        snprintf(path, sizeof path, "build/zoo/%s.onnx", name);
+        memset(&o, 0, sizeof o);
+        o.default_dim = 640; /* ppocr_det's symbolic image height and width */
+        r = opara_model_load_onnx_file(rt, path, &o, &model);
+        OT_LOG("%s", name);
+        if (r != OPARA_OK) {
+            CHECK_STR(opara_runtime_last_error(rt), "");
+        } else {
+            printf("zoo %s: %d ONNX nodes -> %u (expected %d)\n", name, onnx_nodes, opara_model_node_count(model), expected);
+            CHECK_EQ(opara_model_node_count(model), expected);
+        }
+        opara_model_destroy(model);
+        models++;
+        T->log_len = 0;
+        T->log[0] = 0;
+    }
+    fclose(f);
+    opara_runtime_destroy(rt);
+    if (!models) SKIP("no zoo models in build/zoo (make zoo)");
+}
+
+static const opara_test_case tests[] = {
+    OT_CASE(conv_test_data_matches_spec), OT_CASE(tensor_files_match_numpy_helper),
+    OT_CASE(conv_bn_relu_before_and_after_fusion), OT_CASE(relu_not_fused_when_conv_output_is_shared),
+    OT_CASE(identity_and_dropout_disappear_output_keeps_name), OT_CASE(shape_chain_folds_to_batch_reshape),
+    OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
+    OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(symbolic_dims_need_values),
+    OT_CASE(external_data_stays_inside_the_model_directory), OT_CASE(public_api_builds_a_valid_model),
+    OT_CASE(node_test_models_structure), OT_CASE(testdata_conversion_coverage),
+    OT_CASE(zoo_models_convert_with_expected_node_counts),
+};
+
+int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

@@ -1,0 +1,313 @@
+/* opara run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] [--threads N]
+                  [--builtin-gemm] [--input NAME=FILE.npy] [--output-dir DIR] [--trace OUT.json]
+   Runs a model (.onnx or .opara), prints the plan and latency statistics, writes the outputs as
+   .npy and a Chrome-trace/Perfetto timeline of one run (one track per worker). Inputs not given
+   with --input get deterministic pseudo-random values. */
+
+#define CLI_RUN_MAX_INPUTS 16
+
+typedef struct cli_npy {
+    opara_dtype dtype;
+    int32_t rank;
+    int64_t dims[OPARA_MAX_DIMS];
+    void* data;
+    size_t bytes;
+} cli_npy;
+
+static const char* cli_npy_descr(opara_dtype t) {
+    switch (t) {
+    case OPARA_DTYPE_F32: return "<f4";
+    case OPARA_DTYPE_F64: return "<f8";
+    case OPARA_DTYPE_I64: return "<i8";
+    case OPARA_DTYPE_I32: return "<i4";
+    case OPARA_DTYPE_I8: return "|i1";
+    case OPARA_DTYPE_U8: return "|u1";
+    case OPARA_DTYPE_BOOL: return "|b1";
+    default: return NULL;
+    }
+}
+
+static int cli_npy_read(const char* path, cli_npy* out) {
+    FILE* f = fopen(path, "rb");
+    unsigned char pre[10];
+    char header[4096], *p;
+    size_t hlen, count = 1;
+    static const opara_dtype types[] = {OPARA_DTYPE_F32, OPARA_DTYPE_F64, OPARA_DTYPE_I64, OPARA_DTYPE_I32,
+                                        OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_BOOL};
+    size_t i;
+    memset(out, 0, sizeof *out);
+    if (!f) return 0;
+    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0 || pre[6] != 1) {
+        fclose(f);
+        return 0;
+    }
+    hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
+    if (hlen >= sizeof header || fread(header, 1, hlen, f) != hlen) {
+        fclose(f);
+        return 0;
+    }
+    header[hlen] = 0;
+    if (strstr(header, "'fortran_order': True")) {
+        fclose(f);
+        return 0;
+    }
+    for (i = 0; i < sizeof types / sizeof types[0]; ++i) {
+        char want[32];
+        snprintf(want, sizeof want, "'descr': '%s'", cli_npy_descr(types[i]));
+        if (strstr(header, want)) out->dtype = types[i];
+    }
+    p = strstr(header, "'shape': (");
+    if (!out->dtype || !p) {
+        fclose(f);
+        return 0;
+    }
+    p += 10;
+    while (*p && *p != ')') {
+        char* end;
+        long long d = strtoll(p, &end, 10);
+        if (end == p) break;
+        if (out->rank >= OPARA_MAX_DIMS || d < 0) {
+            fclose(f);
+            return 0;
+        }
+        out->dims[out->rank++] = d;
+        count *= (size_t)d;
+        p = end;
+        while (*p == ',' || *p == ' ') ++p;
+    }
+    out->bytes = count * opara_dtype_size(out->dtype);
+    out->data = malloc(out->bytes ? out->bytes : 1);
+    if (!out->data || fread(out->data, 1, out->bytes, f) != out->bytes) {
+        free(out->data);
+        out->data = NULL;
+        fclose(f);
+        return 0;
+    }
+    fclose(f);
+    return 1;
+}
+
+static int cli_npy_write(const char* path, opara_dtype dtype, int32_t rank, const int64_t* dims, const void* data,
+                         size_t bytes) {
+    char header[512], shape[256] = "";
+    size_t n = 0, len, total;
+    int32_t i;
+    FILE* f;
+    const char* descr = cli_npy_descr(dtype);
+    if (!descr) return 0;
+    for (i = 0; i < rank; ++i) n += (size_t)snprintf(shape + n, sizeof shape - n, "%lld,%s", (long long)dims[i], i + 1 < rank ? " " : "");
+    if (rank > 1) shape[n - 1] = 0; /* numpy writes (2, 3) but (4,) */
+    len = (size_t)snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr, shape);
+    total = (10 + len + 1 + 63) / 64 * 64;
+    while (10 + len + 1 < total) header[len++] = ' ';
+    header[len++] = '\n';
+    f = fopen(path, "wb");
+    if (!f) return 0;
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    fputc((int)(len & 0xff), f);
+    fputc((int)(len >> 8), f);
+    fwrite(header, 1, len, f);
+    fwrite(data, 1, bytes, f);
+    return fclose(f) == 0;
+}
+
+static int cli_parse_strategy(const char* s, opara_strategy* out) {
+    int i;
+    for (i = 0; i < (int)OPARA_STRATEGY_COUNT; ++i)
+        if (strcmp(s, opara_strategy_name((opara_strategy)i)) == 0) {
+            *out = (opara_strategy)i;
+            return 1;
+        }
+    return 0;
+}
+
+static int cli_cmp_u64(const void* a, const void* b) {
+    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+    return x < y ? -1 : x > y;
+}
+
+static opara_result cli_load_model(opara_runtime* rt, const char* path, opara_model** m) {
+    size_t n = strlen(path);
+    if (n > 5 && strcmp(path + n - 5, ".onnx") == 0) return opara_model_load_onnx_file(rt, path, NULL, m);
+    return opara_model_load_file(rt, path, m);
+}
+
+static void cli_fill_random(opara_tensor* t, size_t count, uint32_t seed) {
+    size_t i;
+    for (i = 0; i < count; ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        if (t->dtype == OPARA_DTYPE_F32) ((float*)t->data)[i] = (float)(seed >> 8) / 16777216.0f * 2.0f - 1.0f;
+        else if (t->dtype == OPARA_DTYPE_I64) ((int64_t*)t->data)[i] = 0;
+        else if (t->dtype == OPARA_DTYPE_I32) ((int32_t*)t->data)[i] = 0;
+    }
+}
+
+static int cli_write_trace(const char* path, const opara_model* m, opara_session* s) {
+    uint32_t n = opara_session_get_node_times(s, NULL, 0), i;
+    opara_node_time* t = (opara_node_time*)malloc((n ? n : 1) * sizeof *t);
+    FILE* f = fopen(path, "w");
+    if (!t || !f) {
+        free(t);
+        if (f) fclose(f);
+        return 0;
+    }
+    opara_session_get_node_times(s, t, n);
+    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+    for (i = 0; i < n; ++i) {
+        const char* name = opara_model_node_name(m, t[i].node);
+        fprintf(f, "  {\"name\": \"%s\", \"cat\": \"op\", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
+                   "\"args\": {\"node\": %u, \"name\": \"%s\"}},\n",
+                opara_model_node_op(m, t[i].node), t[i].worker, (double)t[i].start_ns / 1000.0,
+                (double)(t[i].end_ns - t[i].start_ns) / 1000.0, t[i].node, name ? name : "");
+    }
+    fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"worker 0 (caller)\"}}\n]}\n");
+    free(t);
+    return fclose(f) == 0;
+}
+
+static int cli_run(int argc, char** argv) {
+    opara_runtime_desc rd;
+    opara_runtime* rt = NULL;
+    opara_model* m = NULL;
+    opara_session* s = NULL;
+    opara_session_desc d;
+    opara_plan_info info;
+    const char *file = NULL, *out_dir = NULL, *trace = NULL, *in_spec[CLI_RUN_MAX_INPUTS];
+    int n_in_spec = 0, iters = 10, i, rc = 1;
+    uint32_t n_inputs, n_outputs, k;
+    opara_tensor* ins = NULL;
+    uint64_t* lat = NULL;
+    cli_npy npy[CLI_RUN_MAX_INPUTS];
+    memset(&d, 0, sizeof d);
+    memset(npy, 0, sizeof npy);
+    for (i = 1; i < argc; ++i) {
+        const char* a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--builtin-gemm") == 0) { d.builtin_gemm = 1; continue; }
+        if (a[0] != '-') { file = a; continue; }
+        if (!v) { fprintf(stderr, "opara run: %s needs a value\n", a); return 2; }
+        ++i;
+        if (strcmp(a, "--backend") == 0) {
+            if (strcmp(v, "auto") == 0) d.backend = OPARA_BACKEND_AUTO;
+            else if (strcmp(v, "cpu") == 0) d.backend = OPARA_BACKEND_CPU;
+            else if (strcmp(v, "cuda") == 0) d.backend = OPARA_BACKEND_CUDA;
+            else { fprintf(stderr, "opara run: unknown backend '%s'\n", v); return 2; }
+        } else if (strcmp(a, "--strategy") == 0) {
+            if (!cli_parse_strategy(v, &d.strategy)) { fprintf(stderr, "opara run: unknown strategy '%s'\n", v); return 2; }
+        } else if (strcmp(a, "--batch") == 0) d.batch_size = atoll(v);
+        else if (strcmp(a, "--iters") == 0) iters = atoi(v);
+        else if (strcmp(a, "--threads") == 0) d.threads = (uint32_t)atoi(v);
+        else if (strcmp(a, "--output-dir") == 0) out_dir = v;
+        else if (strcmp(a, "--trace") == 0) trace = v;
+        else if (strcmp(a, "--input") == 0 && n_in_spec < CLI_RUN_MAX_INPUTS) in_spec[n_in_spec++] = v;
+        else { fprintf(stderr, "opara run: unknown option '%s'\n", a); return 2; }
+    }
+    if (!file || iters < 1) {
+        fprintf(stderr, "usage: opara run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] "
+                        "[--threads N] [--builtin-gemm] [--input NAME=FILE.npy] [--output-dir DIR] [--trace OUT.json]\n");
+        return 2;
+    }
+    memset(&rd, 0, sizeof rd);
+    rd.logger.func = opara_log_stderr;
+    rd.logger.max_level = OPARA_LOG_INFO;
+    if (opara_runtime_create(&rd, &rt) != OPARA_OK) return 1;
+    if (cli_load_model(rt, file, &m) != OPARA_OK) goto done;
+    if (opara_session_create(rt, m, &d, &s) != OPARA_OK) goto done;
+    opara_session_get_plan_info(s, &info);
+    printf("model %s: %u nodes, backend %s, strategy %s, %u streams, %u events, %u workers, GEMM %s\n", file,
+           info.n_nodes, info.backend, info.strategy, info.n_streams, info.n_events, info.n_workers, info.gemm);
+    printf("peak memory %.2f MiB (without reuse %.2f MiB)\n", (double)info.peak_memory_bytes / 1048576.0,
+           (double)info.no_reuse_bytes / 1048576.0);
+    n_inputs = opara_session_input_count(s);
+    n_outputs = opara_session_output_count(s);
+    ins = (opara_tensor*)calloc(n_inputs ? n_inputs : 1, sizeof *ins);
+    lat = (uint64_t*)calloc((size_t)iters, sizeof *lat);
+    if (!ins || !lat) goto done;
+    for (k = 0; k < n_inputs; ++k) {
+        opara_tensor_info ti;
+        size_t count = 1;
+        int32_t j;
+        int found = 0;
+        opara_session_input_info(s, k, &ti);
+        ins[k].name = ti.name;
+        ins[k].dtype = ti.dtype;
+        ins[k].rank = ti.rank;
+        for (j = 0; j < ti.rank; ++j) {
+            ins[k].dims[j] = ti.dims[j];
+            count *= (size_t)ti.dims[j];
+        }
+        for (j = 0; j < n_in_spec; ++j) {
+            size_t nl = strlen(ti.name);
+            if (strncmp(in_spec[j], ti.name, nl) == 0 && in_spec[j][nl] == '=') {
+                if (!cli_npy_read(in_spec[j] + nl + 1, &npy[k])) {
+                    fprintf(stderr, "opara run: cannot read %s as .npy (C order, one of f4 f8 i8 i4 i1 u1 b1)\n", in_spec[j] + nl + 1);
+                    goto done;
+                }
+                ins[k].dtype = npy[k].dtype;
+                ins[k].rank = npy[k].rank;
+                memcpy(ins[k].dims, npy[k].dims, sizeof ins[k].dims);
+                ins[k].data = npy[k].data;
+                found = 1;
+            }
+        }
+        if (!found) {
+            ins[k].data = calloc(count ? count : 1, opara_dtype_size(ti.dtype));
+            if (!ins[k].data) goto done;
+            cli_fill_random(&ins[k], count, 1234u + k);
+        }
+    }
+    for (i = 0; i < iters; ++i) {
+        uint64_t t0 = opara__now_ns();
+        if (opara_session_run(s, ins, n_inputs, NULL, 0) != OPARA_OK) {
+            fprintf(stderr, "opara run: %s\n", opara_session_last_error(s));
+            goto done;
+        }
+        lat[i] = opara__now_ns() - t0;
+    }
+    {
+        double mean = 0;
+        qsort(lat, (size_t)iters, sizeof *lat, cli_cmp_u64);
+        for (i = 0; i < iters; ++i) mean += (double)lat[i];
+        mean /= iters;
+        printf("latency over %d runs (ms): min %.3f  median %.3f  mean %.3f  p90 %.3f\n", iters, (double)lat[0] / 1e6,
+               (double)lat[iters / 2] / 1e6, mean / 1e6, (double)lat[(size_t)((iters - 1) * 0.9 + 0.5)] / 1e6);
+    }
+    if (out_dir) {
+        for (k = 0; k < n_outputs; ++k) {
+            opara_tensor_info ti;
+            char path[4096], safe[256];
+            size_t count = 1, j;
+            int32_t q;
+            opara_session_output_info(s, k, &ti);
+            for (q = 0; q < ti.rank; ++q) count *= (size_t)ti.dims[q];
+            snprintf(safe, sizeof safe, "%s", ti.name);
+            for (j = 0; safe[j]; ++j)
+                if (safe[j] == '/' || safe[j] == '\\' || safe[j] == ':') safe[j] = '_';
+            snprintf(path, sizeof path, "%s/%s.npy", out_dir, safe);
+            if (!cli_npy_write(path, ti.dtype, ti.rank, ti.dims, opara_session_output_data(s, k), count * opara_dtype_size(ti.dtype))) {
+                fprintf(stderr, "opara run: cannot write %s\n", path);
+                goto done;
+            }
+            printf("wrote %s\n", path);
+        }
+    }
+    if (trace) {
+        if (!cli_write_trace(trace, m, s)) {
+            fprintf(stderr, "opara run: cannot write %s\n", trace);
+            goto done;
+        }
+        printf("wrote %s (chrome://tracing or ui.perfetto.dev)\n", trace);
+    }
+    rc = 0;
+done:
+    if (rc && rt && !s) fprintf(stderr, "opara run: %s\n", opara_runtime_last_error(rt));
+    for (k = 0; ins && k < opara_session_input_count(s); ++k)
+        if (!npy[k].data) free(ins[k].data);
+    for (i = 0; i < CLI_RUN_MAX_INPUTS; ++i) free(npy[i].data);
+    free(ins);
+    free(lat);
+    opara_session_destroy(s);
+    opara_model_destroy(m);
+    opara_runtime_destroy(rt);
+    return rc;
+}
