@@ -9,7 +9,7 @@
 #include "opara_kernel.h"
 
 /* Offset of element i in operand `which` (0-based, after the dims) of a meta block. */
-OPARA_DEVICE long long opara__strided_offset(long long i, const int* meta, int which)
+OPARA_DEVICE long long opara__k_strided_offset(long long i, const int* meta, int which)
 {
     int ndim = meta[0], d;
     const int* dims = meta + 1;
@@ -23,7 +23,7 @@ OPARA_DEVICE long long opara__strided_offset(long long i, const int* meta, int w
     return off;
 }
 
-OPARA_DEVICE float opara__binary_f32(int op, float x, float z)
+OPARA_DEVICE float opara__k_binary_f32(int op, float x, float z)
 {
     switch (op) {
     case 0: return x + z;
@@ -34,7 +34,7 @@ OPARA_DEVICE float opara__binary_f32(int op, float x, float z)
     }
 }
 
-OPARA_DEVICE long long opara__ipow(long long x, long long e)
+OPARA_DEVICE long long opara__k_ipow(long long x, long long e)
 {
     long long r = 1;
     if (e < 0) return x == 1 ? 1 : (x == -1 ? ((e & 1) ? -1 : 1) : 0);
@@ -46,7 +46,7 @@ OPARA_DEVICE long long opara__ipow(long long x, long long e)
     return r;
 }
 
-OPARA_DEVICE long long opara__binary_i64(int op, long long x, long long z)
+OPARA_DEVICE long long opara__k_binary_i64(int op, long long x, long long z)
 {
     switch (op) {
     case 0: return x + z;
@@ -56,7 +56,7 @@ OPARA_DEVICE long long opara__binary_i64(int op, long long x, long long z)
         /* ONNX integer Div truncates like C; division by zero gives 0 instead of a trap */
         return z == 0 ? 0 : x / z;
     }
-    default: return opara__ipow(x, z);
+    default: return opara__k_ipow(x, z);
     }
 }
 
@@ -66,7 +66,7 @@ OPARA_KERNEL(opara_binary_f32, (const float*, a), (const float*, b), (float*, y)
 {
     int i;
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x))
-        y[i] = opara__binary_f32(op, a[opara__strided_offset(i, meta, 0)], b[opara__strided_offset(i, meta, 1)]);
+        y[i] = opara__k_binary_f32(op, a[opara__k_strided_offset(i, meta, 0)], b[opara__k_strided_offset(i, meta, 1)]);
 }
 
 /* Integer version: is64 selects int64 (else int32) elements. */
@@ -75,16 +75,16 @@ OPARA_KERNEL(opara_binary_int, (const void*, a), (const void*, b), (void*, y), (
 {
     int i;
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
-        long long ia = opara__strided_offset(i, meta, 0), ib = opara__strided_offset(i, meta, 1);
+        long long ia = opara__k_strided_offset(i, meta, 0), ib = opara__k_strided_offset(i, meta, 1);
         if (is64) {
-            ((long long*)y)[i] = opara__binary_i64(op, ((const long long*)a)[ia], ((const long long*)b)[ib]);
+            ((long long*)y)[i] = opara__k_binary_i64(op, ((const long long*)a)[ia], ((const long long*)b)[ib]);
         } else {
-            ((int*)y)[i] = (int)opara__binary_i64(op, ((const int*)a)[ia], ((const int*)b)[ib]);
+            ((int*)y)[i] = (int)opara__k_binary_i64(op, ((const int*)a)[ia], ((const int*)b)[ib]);
         }
     }
 }
 
-OPARA_DEVICE void opara__copy_elem(unsigned char* dst, const unsigned char* src, int elem_size)
+OPARA_DEVICE void opara__k_copy_elem(unsigned char* dst, const unsigned char* src, int elem_size)
 {
     switch (elem_size) {
     case 1: *dst = *src; break;
@@ -101,10 +101,10 @@ OPARA_KERNEL(opara_where, (const unsigned char*, cond), (const unsigned char*, x
 {
     int i;
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
-        const unsigned char* src = cond[opara__strided_offset(i, meta, 0)]
-                                       ? x + opara__strided_offset(i, meta, 1) * elem_size
-                                       : z + opara__strided_offset(i, meta, 2) * elem_size;
-        opara__copy_elem(y + (long long)i * elem_size, src, elem_size);
+        const unsigned char* src = cond[opara__k_strided_offset(i, meta, 0)]
+                                       ? x + opara__k_strided_offset(i, meta, 1) * elem_size
+                                       : z + opara__k_strided_offset(i, meta, 2) * elem_size;
+        opara__k_copy_elem(y + (long long)i * elem_size, src, elem_size);
     }
 }
 
@@ -115,13 +115,13 @@ OPARA_KERNEL(opara_strided_copy, (const unsigned char*, src), (unsigned char*, d
 {
     int i;
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
-        long long s = src_off + opara__strided_offset(i, meta, 0);
-        long long d = dst_off + opara__strided_offset(i, meta, 1);
-        opara__copy_elem(dst + d * elem_size, src + s * elem_size, elem_size);
+        long long s = src_off + opara__k_strided_offset(i, meta, 0);
+        long long d = dst_off + opara__k_strided_offset(i, meta, 1);
+        opara__k_copy_elem(dst + d * elem_size, src + s * elem_size, elem_size);
     }
 }
 
-OPARA_DEVICE double opara__load_as_double(const unsigned char* p, int dtype)
+OPARA_DEVICE double opara__k_load_as_double(const unsigned char* p, int dtype)
 {
     switch (dtype) {
     case 1: return (double)*(const float*)(const void*)p;
@@ -134,7 +134,7 @@ OPARA_DEVICE double opara__load_as_double(const unsigned char* p, int dtype)
     }
 }
 
-OPARA_DEVICE long long opara__load_as_int(const unsigned char* p, int dtype)
+OPARA_DEVICE long long opara__k_load_as_int(const unsigned char* p, int dtype)
 {
     switch (dtype) {
     case 2: return (long long)*p;
@@ -142,11 +142,11 @@ OPARA_DEVICE long long opara__load_as_int(const unsigned char* p, int dtype)
     case 6: return (long long)*(const int*)(const void*)p;
     case 7: return *(const long long*)(const void*)p;
     case 9: return *p ? 1 : 0;
-    default: return (long long)opara__load_as_double(p, dtype); /* float to int truncates */
+    default: return (long long)opara__k_load_as_double(p, dtype); /* float to int truncates */
     }
 }
 
-OPARA_DEVICE int opara__dtype_size(int dtype)
+OPARA_DEVICE int opara__k_dtype_size(int dtype)
 {
     switch (dtype) {
     case 2: case 3: case 9: return 1;
@@ -159,18 +159,18 @@ OPARA_DEVICE int opara__dtype_size(int dtype)
  * double, bool is x != 0. */
 OPARA_KERNEL(opara_cast, (const unsigned char*, x), (unsigned char*, y), (int, n), (int, from), (int, to))
 {
-    int i, si = opara__dtype_size(from), so = opara__dtype_size(to);
+    int i, si = opara__k_dtype_size(from), so = opara__k_dtype_size(to);
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
         const unsigned char* p = x + (long long)i * si;
         unsigned char* q = y + (long long)i * so;
         switch (to) {
-        case 1: *(float*)(void*)q = (float)opara__load_as_double(p, from); break;
-        case 11: *(double*)(void*)q = opara__load_as_double(p, from); break;
-        case 9: *q = (unsigned char)(opara__load_as_double(p, from) != 0.0); break;
-        case 2: *q = (unsigned char)opara__load_as_int(p, from); break;
-        case 3: *(signed char*)(void*)q = (signed char)opara__load_as_int(p, from); break;
-        case 6: *(int*)(void*)q = (int)opara__load_as_int(p, from); break;
-        default: *(long long*)(void*)q = opara__load_as_int(p, from); break;
+        case 1: *(float*)(void*)q = (float)opara__k_load_as_double(p, from); break;
+        case 11: *(double*)(void*)q = opara__k_load_as_double(p, from); break;
+        case 9: *q = (unsigned char)(opara__k_load_as_double(p, from) != 0.0); break;
+        case 2: *q = (unsigned char)opara__k_load_as_int(p, from); break;
+        case 3: *(signed char*)(void*)q = (signed char)opara__k_load_as_int(p, from); break;
+        case 6: *(int*)(void*)q = (int)opara__k_load_as_int(p, from); break;
+        default: *(long long*)(void*)q = opara__k_load_as_int(p, from); break;
         }
     }
 }

@@ -11,7 +11,7 @@
  */
 #include "opara_kernel.h"
 
-OPARA_DEVICE float opara__act(float x, int act, float a, float b)
+OPARA_DEVICE float opara__k_act(float x, int act, float a, float b)
 {
     switch (act) {
     case 1: return x > 0.0f ? x : 0.0f;
@@ -34,7 +34,7 @@ OPARA_KERNEL(opara_unary_f32, (const float*, x), (float*, y), (int, n), (int, ac
 {
     int i;
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x))
-        y[i] = opara__act(x[i], act, a, b);
+        y[i] = opara__k_act(x[i], act, a, b);
 }
 
 /* BatchNormalization (inference) folded into y = act(x * scale[c] + shift[c]), x of shape
@@ -45,7 +45,7 @@ OPARA_KERNEL(opara_channel_affine_f32, (const float*, x), (const float*, scale),
     int i;
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
         int c = (i / inner) % channels;
-        y[i] = opara__act(x[i] * scale[c] + shift[c], act, a, b);
+        y[i] = opara__k_act(x[i] * scale[c] + shift[c], act, a, b);
     }
 }
 
@@ -60,7 +60,7 @@ OPARA_KERNEL(opara_bias_act_f32, (float*, y), (const float*, bias), (int, n), (i
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
         float v = y[i];
         if (bias) v += beta * bias[(i / cols) * bias_rs + (i % cols) * bias_cs];
-        y[i] = opara__act(v, act, a, b);
+        y[i] = opara__k_act(v, act, a, b);
     }
 }
 
@@ -96,7 +96,7 @@ OPARA_KERNEL(opara_sgemm_f32, (const float*, A), (const float*, B), (const float
     if (row < M && col < N) {
         float v = alpha * acc;
         if (C) v += beta * C[(long long)row * c_rs + (long long)col * c_cs];
-        Y[(long long)blockIdx.z * stride_y + (long long)row * N + col] = opara__act(v, act, act_a, act_b);
+        Y[(long long)blockIdx.z * stride_y + (long long)row * N + col] = opara__k_act(v, act, act_a, act_b);
     }
 }
 
@@ -142,7 +142,7 @@ OPARA_KERNEL(opara_conv2d_f32, (const float*, x), (const float*, w), (const floa
         int k = g * Kg + krow;
         int n = pos / (OH * OW), p = (pos / OW) % OH, q = pos % OW;
         float v = acc + (bias ? bias[k] : 0.0f);
-        y[(((long long)n * K + k) * OH + p) * OW + q] = opara__act(v, act, act_a, act_b);
+        y[(((long long)n * K + k) * OH + p) * OW + q] = opara__k_act(v, act, act_a, act_b);
     }
 }
 

@@ -1,7 +1,7 @@
 /* Data-movement kernels with their own index rules: Gather, Pad and Resize. */
 #include "opara_kernel.h"
 
-OPARA_DEVICE void opara__move_elem(unsigned char* dst, const unsigned char* src, int elem_size)
+OPARA_DEVICE void opara__k_move_elem(unsigned char* dst, const unsigned char* src, int elem_size)
 {
     int b;
     if (elem_size == 4) {
@@ -26,7 +26,7 @@ OPARA_KERNEL(opara_gather, (const unsigned char*, x), (const void*, indices), (u
             for (b = 0; b < elem_size; ++b) y[(long long)i * elem_size + b] = 0;
             continue;
         }
-        opara__move_elem(y + (long long)i * elem_size, x + (((long long)o * axis_len + v) * inner + in) * elem_size,
+        opara__k_move_elem(y + (long long)i * elem_size, x + (((long long)o * axis_len + v) * inner + in) * elem_size,
                          elem_size);
     }
 }
@@ -71,14 +71,14 @@ OPARA_KERNEL(opara_pad, (const unsigned char*, x), (unsigned char*, y), (int, n)
             for (b = 0; b < elem_size; ++b) /* little-endian bytes of the fill pattern */
                 y[(long long)i * elem_size + b] = (unsigned char)((unsigned long long)fill >> (8 * b));
         } else {
-            opara__move_elem(y + (long long)i * elem_size, x + src * elem_size, elem_size);
+            opara__k_move_elem(y + (long long)i * elem_size, x + src * elem_size, elem_size);
         }
     }
 }
 
 /* Source coordinate of output coordinate o for one axis. coord 0 half_pixel, 1 asymmetric,
  * 2 align_corners, 3 pytorch_half_pixel. */
-OPARA_DEVICE float opara__resize_src(int o, int in_len, int out_len, float scale, int coord)
+OPARA_DEVICE float opara__k_resize_src(int o, int in_len, int out_len, float scale, int coord)
 {
     switch (coord) {
     case 1: return (float)o / scale;
@@ -89,7 +89,7 @@ OPARA_DEVICE float opara__resize_src(int o, int in_len, int out_len, float scale
 }
 
 /* nearest 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil. */
-OPARA_DEVICE int opara__resize_nearest(float v, int nearest, int len)
+OPARA_DEVICE int opara__k_resize_nearest(float v, int nearest, int len)
 {
     int r;
     switch (nearest) {
@@ -111,9 +111,9 @@ OPARA_KERNEL(opara_resize_f32, (const float*, x), (float*, y), (int, nc), (int, 
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < total; i += (int)(blockDim.x * gridDim.x)) {
         int q = i % OW, p = (i / OW) % OH, plane = i / (OW * OH);
         const float* src = x + (long long)plane * H * W;
-        float fy = opara__resize_src(p, H, OH, scale_h, coord), fx = opara__resize_src(q, W, OW, scale_w, coord);
+        float fy = opara__k_resize_src(p, H, OH, scale_h, coord), fx = opara__k_resize_src(q, W, OW, scale_w, coord);
         if (mode == 0) {
-            y[i] = src[opara__resize_nearest(fy, nearest, H) * W + opara__resize_nearest(fx, nearest, W)];
+            y[i] = src[opara__k_resize_nearest(fy, nearest, H) * W + opara__k_resize_nearest(fx, nearest, W)];
         } else {
             float cy = fminf(fmaxf(fy, 0.0f), (float)(H - 1)), cx = fminf(fmaxf(fx, 0.0f), (float)(W - 1));
             int y0 = (int)floorf(cy), x0 = (int)floorf(cx);

@@ -6,7 +6,7 @@
 
 /* Tree reduction of v over the block (op 0: sum, 1: max); every thread gets the result. buf holds
  * OPARA__NORM_THREADS floats. Contains barriers: call it from every thread. */
-OPARA_DEVICE float opara__block_reduce(float* buf, float v, int op)
+OPARA_DEVICE float opara__k_block_reduce(float* buf, float v, int op)
 {
     unsigned int t = threadIdx.x, s;
     float r;
@@ -30,9 +30,9 @@ OPARA_KERNEL(opara_softmax_f32, (const float*, x), (float*, y), (int, len), (int
     float m = -OPARA_INF_F32, sum = 0.0f;
     int j;
     for (j = (int)threadIdx.x; j < len; j += (int)blockDim.x) m = fmaxf(m, x[base + (long long)j * inner]);
-    m = opara__block_reduce(buf, m, 1);
+    m = opara__k_block_reduce(buf, m, 1);
     for (j = (int)threadIdx.x; j < len; j += (int)blockDim.x) sum += expf(x[base + (long long)j * inner] - m);
-    sum = opara__block_reduce(buf, sum, 0);
+    sum = opara__k_block_reduce(buf, sum, 0);
     for (j = (int)threadIdx.x; j < len; j += (int)blockDim.x)
         y[base + (long long)j * inner] = expf(x[base + (long long)j * inner] - m) / sum;
 }
@@ -48,9 +48,9 @@ OPARA_KERNEL(opara_layer_norm_f32, (const float*, x), (const float*, scale), (co
     float mean = 0.0f, var = 0.0f, inv;
     int j;
     for (j = (int)threadIdx.x; j < cols; j += (int)blockDim.x) mean += row[j];
-    mean = opara__block_reduce(buf, mean, 0) / (float)cols;
+    mean = opara__k_block_reduce(buf, mean, 0) / (float)cols;
     for (j = (int)threadIdx.x; j < cols; j += (int)blockDim.x) var += (row[j] - mean) * (row[j] - mean);
-    var = opara__block_reduce(buf, var, 0) / (float)cols;
+    var = opara__k_block_reduce(buf, var, 0) / (float)cols;
     inv = 1.0f / sqrtf(var + eps);
     for (j = (int)threadIdx.x; j < cols; j += (int)blockDim.x)
         out[j] = (row[j] - mean) * inv * scale[j] + (bias ? bias[j] : 0.0f);
@@ -82,6 +82,6 @@ OPARA_KERNEL(opara_reduce_mean_f32, (const float*, x), (float*, y), (const int*,
         }
         sum += x[off];
     }
-    sum = opara__block_reduce(buf, sum, 0);
+    sum = opara__k_block_reduce(buf, sum, 0);
     if (threadIdx.x == 0) y[blockIdx.x] = sum / (float)count;
 }
