@@ -388,6 +388,10 @@ typedef struct opara_session_desc {
     int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
     int verify_plan;                 /* 1: prove the plan safe at creation (slower) */
     opara_logger logger;             /* zero: the runtime's logger */
+    int cuda_device;                 /* CUDA device ordinal; 0 default */
+    int cuda_eager;                  /* CUDA: 1 launches on the plan's streams every run instead of
+                                        replaying a CUDA graph (0: capture once, replay; the
+                                        SEQUENTIAL strategy then gives the sequential-graph baseline) */
 } opara_session_desc;
 
 /* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
@@ -403,9 +407,10 @@ typedef struct opara_tensor {
 } opara_tensor;
 
 typedef struct opara_plan_info {
-    const char* backend;        /* "cpu" */
+    const char* backend;        /* "cpu" or "cuda" */
     const char* strategy;       /* "opara", "sequential", ... */
-    const char* gemm;           /* which SGEMM the CPU backend uses, e.g. "OpenBLAS (libopenblas.so.0)" */
+    const char* gemm;           /* which SGEMM is used, e.g. "OpenBLAS (libopenblas.so.0)", "cuBLAS" */
+    const char* cuda_mode;      /* CUDA: "graph", "sequential-graph" or "eager" (after a capture fallback too); NULL on CPU */
     uint32_t n_nodes, n_streams, n_events, n_waits, n_workers;
     uint64_t peak_memory_bytes; /* the arena: all intermediate tensors at their peak */
     uint64_t no_reuse_bytes;    /* what the arena would need without reuse */
@@ -24490,15 +24495,26 @@ static opara_result opara__cul_lower_batch_norm(opara__cul_lw* w) {
 
 /* ---- convolution and GEMM --------------------------------------------------------------------- */
 
+/* The activation the importer fused into a Conv or Gemm (attribute "activation"), or -1. */
+static int opara__cul_fused_act(const opara__node* n) {
+    const char* a = opara__attr_string(n, "activation", "");
+    if (a[0] == 0) return OPARA__CUDA_ACT_NONE;
+    if (strcmp(a, "Relu") == 0) return OPARA__CUDA_ACT_RELU;
+    return -1;
+}
+
 static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__cul_in_shape(w, 0), *wt = opara__cul_in_shape(w, 1), *y = opara__cul_out_shape(w, 0);
     int64_t group = opara__attr_int(n, "group", 1), K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
+    int act = opara__cul_fused_act(n);
     opara__cul_win2 v;
     opara__cuda_launch* L;
     opara_result r;
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D convolutions");
+    if (act < 0 || (transpose && act != OPARA__CUDA_ACT_NONE))
+        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     r = opara__cul_win2_read(w, x, y, k == 2 ? wt->dims[2] : 1, wt->dims[1 + k], &v);
     if (r != OPARA_OK) return r;
@@ -24536,7 +24552,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     opara__cul_arg_i32(L, K), opara__cul_arg_i32(L, v.kh), opara__cul_arg_i32(L, v.kw), opara__cul_arg_i32(L, v.OH), opara__cul_arg_i32(L, v.OW);
     opara__cul_arg_i32(L, v.sh), opara__cul_arg_i32(L, v.sw), opara__cul_arg_i32(L, v.ph), opara__cul_arg_i32(L, v.pw);
     opara__cul_arg_i32(L, v.dh), opara__cul_arg_i32(L, v.dw), opara__cul_arg_i32(L, group);
-    opara__cul_arg_i32(L, OPARA__CUDA_ACT_NONE), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
+    opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
     L->grid[0] = (uint32_t)((x->dims[0] * v.OH * v.OW + 15) / 16);
     L->grid[1] = (uint32_t)((kgroup + 15) / 16);
     L->grid[2] = (uint32_t)group;
@@ -24547,7 +24563,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
 /* One SGEMM launch (our kernel): Y = alpha op(A) op(B) + beta C (C strides crs, ccs). */
 static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b, int32_t c, int32_t y, int64_t M, int64_t N,
                                       int64_t K, int ta, int tb, float alpha, float beta, int64_t crs, int64_t ccs,
-                                      int64_t batch, int64_t sa, int64_t sb, int64_t sy) {
+                                      int64_t batch, int64_t sa, int64_t sb, int64_t sy, int act) {
     opara__cuda_launch* L;
     if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > 65535)
         return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "GEMM dimensions");
@@ -24556,21 +24572,21 @@ static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b
     opara__cul_arg_tensor(L, a), opara__cul_arg_tensor(L, b), opara__cul_arg_tensor(L, c), opara__cul_arg_tensor(L, y);
     opara__cul_arg_i32(L, M), opara__cul_arg_i32(L, N), opara__cul_arg_i32(L, K), opara__cul_arg_i32(L, ta), opara__cul_arg_i32(L, tb);
     opara__cul_arg_f32(L, alpha), opara__cul_arg_f32(L, beta), opara__cul_arg_i32(L, crs), opara__cul_arg_i32(L, ccs);
-    opara__cul_arg_i32(L, OPARA__CUDA_ACT_NONE), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
+    opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
     opara__cul_arg_i64(L, sa), opara__cul_arg_i64(L, sb), opara__cul_arg_i64(L, sy);
     L->grid[0] = (uint32_t)((N + 15) / 16);
     L->grid[1] = (uint32_t)((M + 15) / 16);
     L->grid[2] = (uint32_t)batch;
     L->block[0] = 16, L->block[1] = 16;
     if (!w->low->use_cublas) return OPARA_OK;
-    /* cuBLAS computes alpha op(A) op(B); C joins in our epilogue kernel */
+    /* cuBLAS computes alpha op(A) op(B); C and the activation join in our epilogue kernel */
     L->type = OPARA__CULAUNCH_CUBLAS;
-    if (c < 0) return OPARA_OK;
+    if (c < 0 && act == OPARA__CUDA_ACT_NONE) return OPARA_OK;
     if (batch != 1) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "batched GEMM with C");
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_BIAS_ACT))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_arg_tensor(L, y), opara__cul_arg_tensor(L, c);
     opara__cul_arg_i32(L, M * N), opara__cul_arg_i32(L, N), opara__cul_arg_i32(L, crs), opara__cul_arg_i32(L, ccs);
-    opara__cul_arg_f32(L, beta), opara__cul_arg_i32(L, OPARA__CUDA_ACT_NONE), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
+    opara__cul_arg_f32(L, beta), opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
     opara__cul_grid_1d(L, M * N);
     return OPARA_OK;
 }
@@ -24588,9 +24604,10 @@ static opara_result opara__cul_lower_gemm(opara__cul_lw* w) {
         if (!opara__cul_bcast_strides(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
+    if (opara__cul_fused_act(n) < 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     return opara__cul_push_sgemm(w, opara__cul_in(w, 0), opara__cul_in(w, 1), c, opara__cul_out(w, 0), M, N, K, ta, tb,
                              opara__attr_float(n, "alpha", 1.0f), opara__attr_float(n, "beta", 1.0f), crs, ccs, 1, 0, 0,
-                             0);
+                             0, opara__cul_fused_act(n));
 }
 
 /* MatMul with numpy semantics: 1-D operands are promoted, batch dims broadcast. The batch is one
@@ -24607,7 +24624,7 @@ static opara_result opara__cul_lower_matmul(opara__cul_lw* w) {
     if ((ab != batch && ab != 1) || (bb != batch && bb != 1))
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MatMul batch broadcast across several dims");
     return opara__cul_push_sgemm(w, opara__cul_in(w, 0), opara__cul_in(w, 1), -1, opara__cul_out(w, 0), M, N, K, 0, 0, 1.0f, 0.0f, 0, 0,
-                             batch, ab == 1 ? 0 : M * K, bb == 1 ? 0 : K * N, M * N);
+                             batch, ab == 1 ? 0 : M * K, bb == 1 ? 0 : K * N, M * N, OPARA__CUDA_ACT_NONE);
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------------- */
@@ -25014,10 +25031,24 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     if (s->opt.plan) pd = *s->opt.plan;
     else memset(&pd, 0, sizeof pd);
     if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
+    pd.shapes = s->shapes; /* lets Concat inputs be written in place */
     descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
     if (!descs) return opara__cub_oom(s);
     r = opara__cub_cuda_descs(s, descs);
     if (r == OPARA_OK) r = opara__plan_create(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
+    /* Streams run truly concurrently here (and a captured graph in any order its edges allow), so
+       the plan is proven safe before use. A plan with in-place Concat inputs that fails the proof
+       is rebuilt without them (a scheduler defect, logged) rather than run. */
+    if (r == OPARA_OK && !pd.verify && opara__plan_verify(s->g, s->plan) != OPARA_OK) {
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
+                   "CUDA backend: the plan failed verification (%s); planning again without in-place Concat inputs",
+                   opara_runtime_last_error(s->rt));
+        opara__plan_free(s->rt, s->plan);
+        s->plan = NULL;
+        pd.no_concat_in_place = 1;
+        pd.verify = 1;
+        r = opara__plan_create(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
+    }
     opara__free(s->rt, descs);
     return r;
 }
@@ -25841,14 +25872,11 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
 }
 /* ==== END src/opara_backend_cpu.c ==== */
 /* ==== BEGIN src/opara_session.c ==== */
-/* The public session API: shapes for the batch size, the plan, the backend (CPU for now), runs
-   with caller tensors, plan queries and run statistics. */
+/* The public session API: shapes for the batch size, the plan, the backend (CPU, or CUDA when a
+   driver and a device exist), runs with caller tensors, plan queries and run statistics. */
 /* #include "opara_cpu.h" (inlined above) */
 /* #include "opara_model.h" (inlined above) */
-
-#if !defined(_WIN32)
-#  include <dlfcn.h>
-#endif
+/* #include "opara_backend_cuda.h" (inlined above) */
 
 struct opara_session {
     opara_runtime* rt;
@@ -25862,6 +25890,10 @@ struct opara_session {
     opara__op_desc* descs;
     opara__plan* plan;
     opara__cpu_exec* exec;
+    opara__cuda_session* cuda;  /* the CUDA backend (then exec is NULL and the plan is cuda's) */
+    const opara__plan* active;  /* the plan in use */
+    void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA) */
+    const void** cuda_in;       /* [n_inputs] caller's input data of the current run (CUDA) */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
     volatile int32_t busy;
     opara_run_stats stats;
@@ -25877,27 +25909,17 @@ static opara_result opara__session_fail(opara_session* s, opara_result code, con
     return r;
 }
 
-/* Why the CUDA backend cannot be used on this machine. */
-static void opara__cuda_unavailable_reason(char* buf, size_t cap) {
-#if defined(_WIN32)
-    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
-#else
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        opara__format(buf, cap, "libcuda.so.1 could not be loaded (no NVIDIA driver)");
-        return;
-    }
-    dlclose(lib);
-    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
-#endif
-}
-
-static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d) {
-    char reason[256];
+/* 1 when the session should use CUDA; AUTO falls back to CPU with an INFO log saying why. */
+static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, int* use_cuda) {
+    char reason[2048];
+    *use_cuda = 0;
     if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
     if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
-    opara__cuda_unavailable_reason(reason, sizeof reason);
+    if (opara__cuda_available(NULL, reason, sizeof reason)) {
+        *use_cuda = 1;
+        return OPARA_OK;
+    }
     if (d->backend == OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
     opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
@@ -25905,9 +25927,8 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     return OPARA_OK;
 }
 
-static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
+static opara_result opara__session_shapes(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
-    opara__plan_desc pd;
     opara_result r;
     int64_t batch = d->batch_size > 0 ? d->batch_size : 1;
     size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
@@ -25922,7 +25943,13 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     r = opara__infer_shapes(s->rt, g, batch, s->shapes);
     if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
-    if (r == OPARA_OK) r = opara__describe_ops(g, s->shapes, NULL, s->descs);
+    return r;
+}
+
+static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
+    const opara__graph* g = s->g;
+    opara__plan_desc pd;
+    opara_result r = opara__describe_ops(g, s->shapes, NULL, s->descs);
     if (r != OPARA_OK) return r;
     memset(&pd, 0, sizeof pd);
     pd.strategy = d->strategy;
@@ -25930,7 +25957,50 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     pd.shapes = s->shapes;
     pd.verify = d->verify_plan;
     s->strategy = d->strategy;
-    return opara__plan_create(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+    r = opara__plan_create(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+    s->active = s->plan;
+    return r;
+}
+
+/* The CUDA backend plans for itself (descriptors from its kernels, the device's limits). */
+static opara_result opara__session_cuda(opara_session* s, const opara_session_desc* d) {
+    opara__cuda_options o;
+    opara__plan_desc pd;
+    opara__cuda_info info;
+    opara_result r;
+    uint32_t i;
+    memset(&o, 0, sizeof o);
+    memset(&pd, 0, sizeof pd);
+    pd.strategy = d->strategy;
+    pd.launch_order = d->launch_order;
+    pd.verify = d->verify_plan;
+    o.device = d->cuda_device;
+    o.batch = d->batch_size > 0 ? d->batch_size : 1;
+    o.plan = &pd;
+    o.mode = d->cuda_eager ? OPARA__CUDA_EAGER
+                           : d->strategy == OPARA_STRATEGY_SEQUENTIAL ? OPARA__CUDA_SEQ_GRAPH : OPARA__CUDA_GRAPH;
+    s->strategy = d->strategy;
+    s->cuda_out = (void**)opara__calloc(s->rt, s->g->n_outputs ? s->g->n_outputs : 1, sizeof(void*));
+    s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
+    if (!s->cuda_out || !s->cuda_in) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    for (i = 0; i < s->g->n_outputs; ++i) {
+        s->cuda_out[i] = opara__calloc(s->rt, (size_t)(s->value_bytes[s->g->outputs[i]] ? s->value_bytes[s->g->outputs[i]] : 1), 1);
+        if (!s->cuda_out[i]) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    }
+    r = opara__cuda_session_create(s->rt, s->g, &o, &s->cuda);
+    if (r != OPARA_OK) return r;
+    opara__cuda_session_info(s->cuda, &info);
+    s->active = info.plan;
+    return OPARA_OK;
+}
+
+/* Host buffer that holds value v after a run (graph outputs and, on CPU, every value). */
+static void* opara__session_value_data(const opara_session* s, int32_t v) {
+    uint32_t i;
+    if (!s->cuda) return opara__cpu_exec_value_data(s->exec, v);
+    for (i = 0; i < s->g->n_outputs; ++i)
+        if (s->g->outputs[i] == v) return s->cuda_out[i];
+    return NULL;
 }
 
 OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
@@ -25940,6 +26010,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     opara_result r;
     char err[OPARA__DETAIL_MAX];
     uint32_t threads;
+    int use_cuda = 0;
     if (out) *out = NULL;
     if (!runtime || !model || !out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: NULL argument")
                                                    : OPARA_ERR_INVALID_ARGS;
@@ -25947,16 +26018,18 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (desc) d = *desc;
     if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
         return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
-    r = opara__session_pick_backend(runtime, &d);
+    r = opara__session_pick_backend(runtime, &d, &use_cuda);
     if (r != OPARA_OK) return r;
     s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
     if (!s) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     s->rt = runtime;
     s->g = opara__model_graph(model);
     s->logger = d.logger.func ? d.logger : runtime->logger;
-    r = opara__session_plan(s, &d);
+    r = opara__session_shapes(s, &d);
+    if (r == OPARA_OK && use_cuda) r = opara__session_cuda(s, &d);
+    else if (r == OPARA_OK) r = opara__session_plan(s, &d);
     threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
-    if (r == OPARA_OK) {
+    if (r == OPARA_OK && !use_cuda) {
         r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
                                    sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
@@ -25970,8 +26043,14 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 }
 
 OPARADEF void opara_session_destroy(opara_session* s) {
+    uint32_t i;
     if (!s) return;
     opara__cpu_exec_destroy(s->exec);
+    opara__cuda_session_destroy(s->cuda);
+    if (s->cuda_out)
+        for (i = 0; i < s->g->n_outputs; ++i) opara__free(s->rt, s->cuda_out[i]);
+    opara__free(s->rt, s->cuda_out);
+    opara__free(s->rt, (void*)s->cuda_in);
     if (s->plan) opara__plan_free(s->rt, s->plan);
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
@@ -26048,7 +26127,8 @@ static opara_result opara__session_inputs(opara_session* s, const opara_tensor* 
         if (r != OPARA_OK) return r;
         if (s->given[at]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' given twice", g->values[v].name);
         s->given[at] = 1;
-        if (s->value_bytes[v]) memcpy(opara__cpu_exec_value_data(s->exec, v), inputs[i].data, (size_t)s->value_bytes[v]);
+        if (s->cuda) s->cuda_in[at] = inputs[i].data;
+        else if (s->value_bytes[v]) memcpy(opara__cpu_exec_value_data(s->exec, v), inputs[i].data, (size_t)s->value_bytes[v]);
     }
     for (i = 0; i < g->n_inputs; ++i)
         if (!s->given[i]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' is missing",
@@ -26067,7 +26147,7 @@ static opara_result opara__session_outputs(opara_session* s, opara_tensor* outpu
         v = g->outputs[at];
         r = opara__session_check_tensor(s, &outputs[i], v, "output");
         if (r != OPARA_OK) return r;
-        if (s->value_bytes[v]) memcpy(outputs[i].data, opara__cpu_exec_value_data(s->exec, v), (size_t)s->value_bytes[v]);
+        if (s->value_bytes[v]) memcpy(outputs[i].data, opara__session_value_data(s, v), (size_t)s->value_bytes[v]);
     }
     return OPARA_OK;
 }
@@ -26082,7 +26162,10 @@ OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* in
     t0 = opara__now_ns();
     if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run: NULL tensors");
     else r = opara__session_inputs(s, inputs, n_inputs);
-    if (r == OPARA_OK) {
+    if (r == OPARA_OK && s->cuda) {
+        r = opara__cuda_session_run(s->cuda, s->cuda_in, s->cuda_out);
+        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", opara_runtime_last_error(s->rt));
+    } else if (r == OPARA_OK) {
         r = opara__cpu_exec_run(s->exec, err, sizeof err);
         if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
     }
@@ -26101,22 +26184,31 @@ OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* in
 
 OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
     if (!s || index >= s->g->n_outputs) return NULL;
-    return opara__cpu_exec_value_data(s->exec, s->g->outputs[index]);
+    return opara__session_value_data(s, s->g->outputs[index]);
 }
 
 OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_plan_info* out) {
     if (!s || !out) return OPARA_ERR_INVALID_ARGS;
     memset(out, 0, sizeof *out);
-    out->backend = "cpu";
     out->strategy = opara_strategy_name(s->strategy);
-    out->gemm = opara__cpu_exec_gemm_name(s->exec);
-    out->n_nodes = s->plan->n_nodes;
-    out->n_streams = s->plan->n_streams;
-    out->n_events = s->plan->stats.n_events;
-    out->n_waits = s->plan->stats.n_waits;
-    out->n_workers = opara__cpu_exec_workers(s->exec);
-    out->peak_memory_bytes = s->plan->arena_bytes;
-    out->no_reuse_bytes = s->plan->stats.no_reuse_bytes;
+    out->n_nodes = s->active->n_nodes;
+    out->n_streams = s->active->n_streams;
+    out->n_events = s->active->stats.n_events;
+    out->n_waits = s->active->stats.n_waits;
+    out->peak_memory_bytes = s->active->arena_bytes;
+    out->no_reuse_bytes = s->active->stats.no_reuse_bytes;
+    if (s->cuda) {
+        opara__cuda_info info;
+        opara__cuda_session_info(s->cuda, &info);
+        out->backend = "cuda";
+        out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
+        out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
+        out->n_workers = out->n_streams;
+    } else {
+        out->backend = "cpu";
+        out->gemm = opara__cpu_exec_gemm_name(s->exec);
+        out->n_workers = opara__cpu_exec_workers(s->exec);
+    }
     return OPARA_OK;
 }
 
@@ -26131,6 +26223,15 @@ OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_nod
     const uint32_t* worker;
     uint32_t i;
     if (!s) return 0;
+    if (s->cuda) { /* no per-node host timing on CUDA: the stream is the worker, times are 0 */
+        for (i = 0; out && i < cap && i < s->active->n_nodes; ++i) {
+            uint32_t n = s->active->order[i];
+            memset(&out[i], 0, sizeof out[i]);
+            out[i].worker = s->active->stream[n];
+            out[i].node = n;
+        }
+        return s->active->n_nodes;
+    }
     opara__cpu_exec_node_times(s->exec, &start, &end, &worker);
     for (i = 0; out && i < cap && i < s->plan->n_nodes; ++i) {
         uint32_t n = s->plan->order[i];

@@ -755,15 +755,26 @@ static opara_result opara__cul_lower_batch_norm(opara__cul_lw* w) {
 
 /* ---- convolution and GEMM --------------------------------------------------------------------- */
 
+/* The activation the importer fused into a Conv or Gemm (attribute "activation"), or -1. */
+static int opara__cul_fused_act(const opara__node* n) {
+    const char* a = opara__attr_string(n, "activation", "");
+    if (a[0] == 0) return OPARA__CUDA_ACT_NONE;
+    if (strcmp(a, "Relu") == 0) return OPARA__CUDA_ACT_RELU;
+    return -1;
+}
+
 static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__cul_in_shape(w, 0), *wt = opara__cul_in_shape(w, 1), *y = opara__cul_out_shape(w, 0);
     int64_t group = opara__attr_int(n, "group", 1), K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
+    int act = opara__cul_fused_act(n);
     opara__cul_win2 v;
     opara__cuda_launch* L;
     opara_result r;
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D convolutions");
+    if (act < 0 || (transpose && act != OPARA__CUDA_ACT_NONE))
+        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     r = opara__cul_win2_read(w, x, y, k == 2 ? wt->dims[2] : 1, wt->dims[1 + k], &v);
     if (r != OPARA_OK) return r;
@@ -801,7 +812,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     opara__cul_arg_i32(L, K), opara__cul_arg_i32(L, v.kh), opara__cul_arg_i32(L, v.kw), opara__cul_arg_i32(L, v.OH), opara__cul_arg_i32(L, v.OW);
     opara__cul_arg_i32(L, v.sh), opara__cul_arg_i32(L, v.sw), opara__cul_arg_i32(L, v.ph), opara__cul_arg_i32(L, v.pw);
     opara__cul_arg_i32(L, v.dh), opara__cul_arg_i32(L, v.dw), opara__cul_arg_i32(L, group);
-    opara__cul_arg_i32(L, OPARA__CUDA_ACT_NONE), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
+    opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
     L->grid[0] = (uint32_t)((x->dims[0] * v.OH * v.OW + 15) / 16);
     L->grid[1] = (uint32_t)((kgroup + 15) / 16);
     L->grid[2] = (uint32_t)group;
@@ -812,7 +823,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
 /* One SGEMM launch (our kernel): Y = alpha op(A) op(B) + beta C (C strides crs, ccs). */
 static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b, int32_t c, int32_t y, int64_t M, int64_t N,
                                       int64_t K, int ta, int tb, float alpha, float beta, int64_t crs, int64_t ccs,
-                                      int64_t batch, int64_t sa, int64_t sb, int64_t sy) {
+                                      int64_t batch, int64_t sa, int64_t sb, int64_t sy, int act) {
     opara__cuda_launch* L;
     if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > 65535)
         return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "GEMM dimensions");
@@ -821,21 +832,21 @@ static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b
     opara__cul_arg_tensor(L, a), opara__cul_arg_tensor(L, b), opara__cul_arg_tensor(L, c), opara__cul_arg_tensor(L, y);
     opara__cul_arg_i32(L, M), opara__cul_arg_i32(L, N), opara__cul_arg_i32(L, K), opara__cul_arg_i32(L, ta), opara__cul_arg_i32(L, tb);
     opara__cul_arg_f32(L, alpha), opara__cul_arg_f32(L, beta), opara__cul_arg_i32(L, crs), opara__cul_arg_i32(L, ccs);
-    opara__cul_arg_i32(L, OPARA__CUDA_ACT_NONE), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
+    opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
     opara__cul_arg_i64(L, sa), opara__cul_arg_i64(L, sb), opara__cul_arg_i64(L, sy);
     L->grid[0] = (uint32_t)((N + 15) / 16);
     L->grid[1] = (uint32_t)((M + 15) / 16);
     L->grid[2] = (uint32_t)batch;
     L->block[0] = 16, L->block[1] = 16;
     if (!w->low->use_cublas) return OPARA_OK;
-    /* cuBLAS computes alpha op(A) op(B); C joins in our epilogue kernel */
+    /* cuBLAS computes alpha op(A) op(B); C and the activation join in our epilogue kernel */
     L->type = OPARA__CULAUNCH_CUBLAS;
-    if (c < 0) return OPARA_OK;
+    if (c < 0 && act == OPARA__CUDA_ACT_NONE) return OPARA_OK;
     if (batch != 1) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "batched GEMM with C");
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_BIAS_ACT))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_arg_tensor(L, y), opara__cul_arg_tensor(L, c);
     opara__cul_arg_i32(L, M * N), opara__cul_arg_i32(L, N), opara__cul_arg_i32(L, crs), opara__cul_arg_i32(L, ccs);
-    opara__cul_arg_f32(L, beta), opara__cul_arg_i32(L, OPARA__CUDA_ACT_NONE), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
+    opara__cul_arg_f32(L, beta), opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
     opara__cul_grid_1d(L, M * N);
     return OPARA_OK;
 }
@@ -853,9 +864,10 @@ static opara_result opara__cul_lower_gemm(opara__cul_lw* w) {
         if (!opara__cul_bcast_strides(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
+    if (opara__cul_fused_act(n) < 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     return opara__cul_push_sgemm(w, opara__cul_in(w, 0), opara__cul_in(w, 1), c, opara__cul_out(w, 0), M, N, K, ta, tb,
                              opara__attr_float(n, "alpha", 1.0f), opara__attr_float(n, "beta", 1.0f), crs, ccs, 1, 0, 0,
-                             0);
+                             0, opara__cul_fused_act(n));
 }
 
 /* MatMul with numpy semantics: 1-D operands are promoted, batch dims broadcast. The batch is one
@@ -872,7 +884,7 @@ static opara_result opara__cul_lower_matmul(opara__cul_lw* w) {
     if ((ab != batch && ab != 1) || (bb != batch && bb != 1))
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MatMul batch broadcast across several dims");
     return opara__cul_push_sgemm(w, opara__cul_in(w, 0), opara__cul_in(w, 1), -1, opara__cul_out(w, 0), M, N, K, 0, 0, 1.0f, 0.0f, 0, 0,
-                             batch, ab == 1 ? 0 : M * K, bb == 1 ? 0 : K * N, M * N);
+                             batch, ab == 1 ? 0 : M * K, bb == 1 ? 0 : K * N, M * N, OPARA__CUDA_ACT_NONE);
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------------- */
