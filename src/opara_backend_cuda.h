@@ -179,4 +179,34 @@ OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_low
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);
 
+/* ---- cuDNN convolutions (opara_cuda_cudnn.c) ---------------------------------------------------- */
+
+/* Geometry of a 2-D convolution (a 1-D one has H = OH = R = 1). */
+typedef struct opara__cuda_conv_geom {
+    int N, C, H, W, K, R, S, OH, OW;
+    int ph, pw, ph_end, pw_end, sh, sw, dh, dw, group;
+    int relu; /* fused Relu */
+} opara__cuda_conv_geom;
+
+typedef struct opara__cudnn_conv {
+    opara_cudnnTensorDescriptor_t x, y, bias;
+    opara_cudnnFilterDescriptor_t w;
+    opara_cudnnConvolutionDescriptor_t conv;
+    opara_cudnnActivationDescriptor_t act;
+    opara_cudnnConvolutionFwdAlgo_t algo;
+    size_t workspace;
+} opara__cudnn_conv;
+
+/* 1 when cuDNN's legacy convolution API can express c (symmetric padding). */
+OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
+/* Creates and sets the descriptors of c and checks cuDNN's output size against c's (OPARA_ERR_SHAPE
+   when they disagree). On failure the caller still calls opara__cudnn_conv_destroy. */
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
+                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
+/* Algorithm from cuDNN's heuristics (IMPLICIT_PRECOMP_GEMM without Relu: the identity epilogue
+   needs it) and its workspace size. Needs a handle (a GPU). */
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
+                                                    opara_cudnnHandle_t handle, int relu, opara__cudnn_conv* conv);
+OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara__cudnn_conv* conv);
+
 #endif /* OPARA_BACKEND_CUDA_H */

@@ -49,6 +49,7 @@ static const manifest_entry manifest[] = {
     {"src/kernels/opara_ptx.h", PART_IMPL},
     {"src/opara_backend_cuda.h", PART_IMPL},
     {"src/opara_cuda_lower.c", PART_IMPL},
+    {"src/opara_cuda_cudnn.c", PART_IMPL},
     {"src/opara_backend_cuda.c", PART_IMPL},
     {"src/opara_backend_cpu.c", PART_IMPL},
     {"src/opara_session.c", PART_IMPL},
