@@ -59,7 +59,7 @@ static size_t tensor_bytes(const opara_tensor* t) {
     return n;
 }
 
-/* Deterministic inputs: floats in [-1, 1], integers small (valid indices and ids). */
+/* Deterministic inputs: floats in [-1, 1], integers 0 or 1 (valid indices, ids and attention masks). */
 static int make_inputs(opara_session* s, zoo_io* in) {
     uint32_t i;
     in->n = opara_session_input_count(s);
@@ -79,8 +79,8 @@ static int make_inputs(opara_session* s, zoo_io* in) {
         n /= opara_dtype_size(t->dtype);
         for (e = 0; e < n; ++e) {
             if (t->dtype == OPARA_DTYPE_F32) ((float*)t->data)[e] = (float)sin((double)e * 0.37 + i);
-            else if (t->dtype == OPARA_DTYPE_I64) ((int64_t*)t->data)[e] = (int64_t)((e * 7 + i) % 5);
-            else if (t->dtype == OPARA_DTYPE_I32) ((int32_t*)t->data)[e] = (int32_t)((e * 7 + i) % 5);
+            else if (t->dtype == OPARA_DTYPE_I64) ((int64_t*)t->data)[e] = (int64_t)((e * 7 + i) % 2);
+            else if (t->dtype == OPARA_DTYPE_I32) ((int32_t*)t->data)[e] = (int32_t)((e * 7 + i) % 2);
             else memset((char*)t->data + e * opara_dtype_size(t->dtype), 0, opara_dtype_size(t->dtype));
         }
     }
@@ -159,7 +159,7 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds) {
     d.batch_size = batch;
     if (opara_session_create(rt, model, &d, &cpu) != OPARA_OK || !make_inputs(cpu, &in) || !make_outputs(cpu, &ref) ||
         opara_session_run(cpu, in.t, in.n, ref.t, ref.n) != OPARA_OK) {
-        OT_LOG("%s: CPU reference failed: %s", name, opara_runtime_last_error(rt));
+        OT_LOG("%s: CPU reference failed: %s %s", name, opara_runtime_last_error(rt), cpu ? opara_session_last_error(cpu) : "");
         CHECK(0);
         goto done;
     }
