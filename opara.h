@@ -252,7 +252,7 @@ typedef struct opara_model_stats {
     uint64_t n_params;       /* elements of all constants */
     uint64_t param_bytes;    /* bytes of all constants */
     uint64_t file_bytes;     /* size of the .opara image (0 for a model built in memory) */
-    uint64_t content_hash;   /* FNV-1a 64 of the image after the header (0 for a model not from a file) */
+    uint64_t content_hash;   /* FNV-1a 64 over the words of the image after the header (docs/FORMAT.md); 0 if not from a file */
     int zero_copy;           /* 1: constants point into the caller's buffer or the file mapping */
     int64_t source_opset;    /* ONNX opset the model was converted from, 0 if unknown */
     const char* producer;    /* "" if unknown */
@@ -334,7 +334,6 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
 #endif
 /* Frees a buffer the library returned (opara_builder_save_memory). NULL is ignored. */
 OPARADEF void opara_free(opara_runtime* runtime, void* ptr);
-
 /* ---- scheduling strategies (the plan: launch order, streams, events, memory) ----------------- */
 
 /* Which scheduler builds the execution plan. Every strategy yields the same kind of plan, so the
@@ -406,6 +405,7 @@ typedef struct opara_tensor {
     void* data;
 } opara_tensor;
 
+/* The strings point into the session and stay valid until it is destroyed. */
 typedef struct opara_plan_info {
     const char* backend;        /* "cpu" or "cuda" */
     const char* strategy;       /* "opara", "sequential", ... */
@@ -449,6 +449,12 @@ OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, 
 OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
 /* Detail of the session's last failing call ("" if none). */
 OPARADEF const char* opara_session_last_error(const opara_session* session);
+#ifndef OPARA_NO_STDIO
+/* The session's plan as Graphviz DOT: ops coloured by stream, data edges solid, event waits dashed. */
+OPARADEF opara_result opara_session_write_plan_dot(const opara_session* session, const char* path);
+/* The last run as a Chrome-trace/Perfetto JSON timeline, one track per worker (CPU) or stream. */
+OPARADEF opara_result opara_session_write_trace(const opara_session* session, const char* path);
+#endif
 
 /* ---- ONNX import ----------------------------------------------------------------------------------
    A .onnx file converts into the same immutable model a .opara file loads into. Supported: the
@@ -487,6 +493,105 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
 #endif
 #endif /* OPARA_H_INCLUDED */
 /* ==== END src/opara_api.h ==== */
+/* ==== BEGIN src/opara_sim.h ==== */
+/* GPU timing simulator (public part): a deterministic discrete-event model of kernels running on
+   a GPU, fed by an execution plan. Every number it gives is a MODEL, not a measurement; label it
+   "simulated" wherever it is shown. The model is described in docs/SIMULATOR.md. */
+#ifndef OPARA_SIM_H
+#define OPARA_SIM_H
+
+/* #include "opara_api.h" (inlined above) */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A device as the simulator sees it. Built-in presets come from public specifications
+   (opara_sim_device_preset); a text file of `key = value` lines describes any other card
+   (opara_sim_device_parse). The overhead fields are calibration, not specification. */
+typedef struct opara_sim_device {
+    char name[32];
+    /* streaming multiprocessors and their per-SM limits */
+    int32_t sm_count;
+    int32_t max_threads_per_sm;
+    int32_t max_regs_per_sm;
+    int32_t max_smem_per_sm;      /* bytes */
+    int32_t max_blocks_per_sm;
+    int32_t max_threads_per_block;
+    int32_t max_smem_per_block;   /* bytes */
+    /* throughput: an SM reaches peak_gflops/sm_count with sm_saturation_threads resident threads
+       (fewer: proportionally less); DRAM saturates at mem_gbps once mem_saturation of the device's
+       thread slots issue loads */
+    int32_t sm_saturation_threads;
+    double peak_gflops;           /* FP32, GFLOP/s */
+    double mem_gbps;              /* DRAM bandwidth, GB/s */
+    double mem_saturation;        /* (0, 1] */
+    /* overheads in microseconds */
+    double launch_us;             /* eager: host time per kernel launch */
+    double event_us;              /* eager: host time per event record or wait */
+    double graph_launch_us;       /* graph: one replay call */
+    double graph_node_us;         /* graph: front-end time per node, in launch order */
+    double kernel_gap_us;         /* from a kernel's last dependency finishing to its first block */
+    int32_t hw_queues;            /* eager: hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) */
+} opara_sim_device;
+
+typedef enum opara_sim_mode {
+    OPARA_SIM_GRAPH = 0, /* one captured graph replay: only the plan's edges constrain */
+    OPARA_SIM_EAGER = 1  /* host launches kernel by kernel; streams share hw_queues queues */
+} opara_sim_mode;
+
+/* Timing of one operator (times in microseconds from the start of the inference). */
+typedef struct opara_sim_op_time {
+    double ready_us;  /* dependencies done (and launched): its blocks may be dispatched */
+    double start_us;  /* first block dispatched */
+    double end_us;    /* last block finished */
+    uint32_t stream;
+    uint32_t blocks;   /* thread blocks (0: kernel-less) */
+    int memory_bound;  /* the roofline says memory time dominates */
+} opara_sim_op_time;
+
+/* Result of one simulation. Free with opara_sim_result_free. */
+typedef struct opara_sim_result {
+    double makespan_us;    /* simulated latency of one inference */
+    double sm_busy;        /* time-average fraction of SMs with at least one resident block */
+    double host_us;        /* host time spent launching */
+    uint32_t n_ops;
+    opara_sim_op_time* ops; /* in launch order */
+    uint32_t n_samples;     /* busy-SM count over time: busy_sms[i] from sample_us[i] on */
+    double* sample_us;
+    uint32_t* busy_sms;
+    uint32_t n_streams;
+    opara_sim_device device;
+    opara_sim_mode mode;
+} opara_sim_result;
+
+/* Built-in presets: "rtx2080s", "v100", "a100", "h100", "orin". OPARA_ERR_NOT_FOUND otherwise. */
+OPARADEF opara_result opara_sim_device_preset(const char* name, opara_sim_device* out);
+/* Name of the i-th preset, NULL past the end. */
+OPARADEF const char* opara_sim_device_preset_name(uint32_t index);
+/* Parses `key = value` lines ('#' starts a comment). `base = NAME` first copies a preset; every
+   other key is a field of opara_sim_device. Unknown keys and bad numbers are errors. */
+OPARADEF opara_result opara_sim_device_parse(opara_runtime* rt, const char* text, size_t len, opara_sim_device* out);
+/* Writes the device as text that opara_sim_device_parse reads back to the same values. Returns the
+   length it needs (excluding the NUL); writes at most cap bytes, always terminated when cap > 0. */
+OPARADEF size_t opara_sim_device_format(const opara_sim_device* dev, char* dst, size_t cap);
+#ifndef OPARA_NO_STDIO
+/* A preset name, or else the path of a device text file. */
+OPARADEF opara_result opara_sim_device_load(opara_runtime* rt, const char* name_or_path, opara_sim_device* out);
+#endif
+
+OPARADEF void opara_sim_result_free(opara_runtime* rt, opara_sim_result* result);
+
+/* Chrome-trace / Perfetto JSON of a result: one track per stream (one slice per op, named by
+   op_names[i] when given) and a counter track of busy SMs. Streams the text through write. */
+OPARADEF void opara_sim_trace_write(const opara_sim_result* result, const char* const* op_names,
+                                    void (*write)(const char* text, size_t len, void* user), void* user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPARA_SIM_H */
+/* ==== END src/opara_sim.h ==== */
 
 #if defined(OPARA_IMPLEMENTATION) && !defined(OPARA_IMPLEMENTATION_INCLUDED)
 #define OPARA_IMPLEMENTATION_INCLUDED
@@ -5133,6 +5238,20 @@ static opara_result opara__check_writable(opara_runtime* rt, const opara__graph*
     return OPARA_OK;
 }
 
+/* FNV-1a over little-endian 64-bit words (the last one zero-padded): one multiply per 8 bytes,
+   so hashing the weights of a large model costs little next to writing them. */
+static uint64_t opara__content_hash(const uint8_t* p, size_t size) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i + 8 <= size; i += 8) h = (h ^ opara__rd_u64(p + i)) * 0x100000001b3ull;
+    if (i < size) {
+        uint8_t tail[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        memcpy(tail, p + i, size - i);
+        h = (h ^ opara__rd_u64(tail)) * 0x100000001b3ull;
+    }
+    return h;
+}
+
 OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__graph* g, uint32_t alignment,
                                                opara__bytes* out) {
     opara__strtab t;
@@ -5162,8 +5281,8 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
         opara__write_strings(o, &t, &L);
         opara__write_tensors(o, g, &t, &L);
         opara__write_nodes(o, g, &t, &L);
-        opara__wr_u64(o + OPARA__HDR_HASH, opara__hash64(o + OPARA__FORMAT_HEADER_SIZE,
-                                                         (size_t)L.total - OPARA__FORMAT_HEADER_SIZE, 0));
+        opara__wr_u64(o + OPARA__HDR_HASH, opara__content_hash(o + OPARA__FORMAT_HEADER_SIZE,
+                                                               (size_t)L.total - OPARA__FORMAT_HEADER_SIZE));
         out->data = o;
         out->size = (size_t)L.total;
     }
@@ -6161,6 +6280,10 @@ typedef struct opara__plan_desc {
     int no_inplace;                  /* disable in-place outputs */
     int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
     int no_view_alias;               /* views get their own block (they still launch no kernel) */
+    int no_memory_sync;              /* never add a wait just to reuse a block (see memory_sync_window) */
+    uint32_t memory_sync_window;     /* when no free block fits, a block whose last readers were launched at
+                                        least this many positions earlier is reused by adding waits on them
+                                        (they have most likely finished); 0: 64 */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
@@ -6192,6 +6315,7 @@ typedef struct opara__plan_stats {
     uint32_t n_pruned_waits; /* waits dropped because earlier waits imply them */
     uint32_t n_forks, n_joins;
     uint32_t n_inplace, n_concat_in_place, n_views;
+    uint32_t n_memory_waits;   /* waits added by the memory plan to reuse a block (part of n_waits) */
     uint64_t arena_bytes;      /* peak memory of the plan = arena size */
     uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
     uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
@@ -6214,6 +6338,14 @@ typedef struct opara__plan {
     uint8_t* records_event; /* [n_nodes] */
     uint32_t* wait_start;   /* [n_nodes + 1] */
     uint32_t* wait_nodes;   /* [stats.n_waits] */
+
+    /* lanes: a chain decomposition of the happens-before order used as the key of the planner's
+       vector clocks. A stream takes over the lane of an ended stream whose last op happens-before
+       its first op, so a lane is totally ordered and the lane count stays near the number of
+       streams alive at once (Opara opens thousands of short streams on large graphs). */
+    uint32_t* lane;     /* [n_nodes] */
+    uint32_t* lane_seq; /* [n_nodes] 1-based rank of the node on its lane */
+    uint32_t n_lanes;
 
     /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
        event before its first op; a stream with stream_fork[s] waits on it before its first op (the
@@ -6258,6 +6390,14 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
    Concat does not copy it). */
 OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
                                                     uint32_t input_index);
+
+/* The whole pipeline for a graph with the analytic model: shapes for `batch` (a graph without a
+   symbolic batch ignores it), value sizes, default descriptors for `dev`, the plan (desc->shapes
+   is filled in for the call). shapes_out/descs_out, when not NULL, receive arrays the caller frees
+   with opara__free (n_values shapes, n_nodes descriptors). */
+OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+                                             const opara__plan_desc* desc, opara__plan** out,
+                                             opara__shape** shapes_out, opara__op_desc** descs_out);
 
 /* ---- the pieces, for tests and the simulator ------------------------------------------------- */
 
@@ -9062,6 +9202,7 @@ OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opa
    sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans.
    Everything is O(V + E) except Nimble (O(V^2/64) bitsets plus matchings, as in the original). */
 /* #include "opara_sched.h" (inlined above) */
+/* #include "opara_model.h" (inlined above) */
 
 #include <math.h>
 
@@ -9740,6 +9881,8 @@ OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
     opara__free(rt, p->position);
     opara__free(rt, p->stream);
     opara__free(rt, p->stream_seq);
+    opara__free(rt, p->lane);
+    opara__free(rt, p->lane_seq);
     opara__free(rt, p->level);
     opara__free(rt, p->records_event);
     opara__free(rt, p->wait_start);
@@ -9766,6 +9909,8 @@ static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
     p->position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->stream = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->stream_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->lane = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->lane_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->level = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->records_event = (uint8_t*)opara__calloc(rt, n, 1);
     p->wait_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
@@ -9775,7 +9920,7 @@ static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
     p->alias_offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
     p->alias_kind = (uint8_t*)opara__calloc(rt, v, 1);
     p->value_bytes = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
-    if (p->order && p->position && p->stream && p->stream_seq && p->level && p->records_event && p->wait_start &&
+    if (p->order && p->position && p->stream && p->stream_seq && p->lane && p->lane_seq && p->level && p->records_event && p->wait_start &&
         p->storage && p->offset && p->alias_root && p->alias_offset && p->alias_kind && p->value_bytes)
         return OPARA_OK;
     return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan of %u nodes", g->n_nodes);
@@ -9899,6 +10044,35 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
     }
     *out = p;
     return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+                                             const opara__plan_desc* desc, opara__plan** out,
+                                             opara__shape** shapes_out, opara__op_desc** descs_out) {
+    opara_runtime* rt = g->rt;
+    opara__shape* shapes = (opara__shape*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(opara__shape));
+    uint64_t* bytes = (uint64_t*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(uint64_t));
+    opara__op_desc* descs = (opara__op_desc*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(opara__op_desc));
+    opara__plan_desc d;
+    opara_result r = OPARA_OK;
+    *out = NULL;
+    if (!shapes || !bytes || !descs) r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory planning the graph");
+    if (r == OPARA_OK) r = opara__infer_shapes(rt, g, batch, shapes);
+    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, shapes, bytes);
+    if (r == OPARA_OK) r = opara__describe_ops(g, shapes, dev, descs);
+    if (r == OPARA_OK) {
+        if (desc) d = *desc;
+        else memset(&d, 0, sizeof d);
+        d.shapes = shapes;
+        r = opara__plan_create(g, bytes, descs, dev, &d, out);
+    }
+    if (*out) (*out)->desc.shapes = NULL; /* not kept alive by the plan */
+    opara__free(rt, bytes);
+    if (shapes_out && r == OPARA_OK) *shapes_out = shapes;
+    else opara__free(rt, shapes);
+    if (descs_out && r == OPARA_OK) *descs_out = descs;
+    else opara__free(rt, descs);
+    return r;
 }
 /* ==== END src/opara_sched.c ==== */
 /* ==== BEGIN src/opara_sync.c ==== */
@@ -10038,6 +10212,9 @@ typedef struct opara__sync {
     uint32_t* stamp;  /* dedup: stamp[u] == gen when u is already listed */
     uint32_t gen;
     uint32_t* dependents; /* per node: cross-stream dependents (before pruning) */
+    uint32_t* stream_lane; /* per stream */
+    uint32_t* lane_len;    /* per lane: ops so far */
+    uint32_t* lane_free;   /* per lane: 1 when its stream has ended (the lane can be taken over) */
 } opara__sync;
 
 /* Cross-stream dependencies of v (data + extra), deduplicated, latest launched first: the latest
@@ -10074,6 +10251,26 @@ static uint32_t opara__sync_count(opara__sync* s) {
     return total;
 }
 
+/* The lane of v: its stream's; at a stream's first op, an ended lane whose whole history the
+   clock covers (only lanes present in the clock can qualify), else a new lane. */
+static void opara__sync_lane(opara__sync* s, uint32_t v, const opara__vc_slot* c) {
+    opara__plan* p = s->p;
+    uint32_t st = p->stream[v], i, lane = UINT32_MAX;
+    if (p->stream_first[st] != v) {
+        lane = s->stream_lane[st];
+    } else {
+        for (i = 0; i < s->walk.k && lane == UINT32_MAX; ++i) {
+            const opara__vc_slot* f = &c[i];
+            if (f->seq && s->lane_free[f->stream] && f->seq == s->lane_len[f->stream]) lane = f->stream;
+        }
+        if (lane == UINT32_MAX) lane = p->n_lanes++;
+        s->lane_free[lane] = 0;
+        s->stream_lane[st] = lane;
+    }
+    p->lane[v] = lane;
+    p->lane_seq[v] = ++s->lane_len[lane];
+}
+
 /* One node: keep the waits its stream's clock does not cover, in ascending launch position. */
 static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_waits) {
     opara__plan* p = s->p;
@@ -10082,7 +10279,7 @@ static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_wai
     if (!c) return OPARA_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n; ++i) {
         uint32_t u = s->deps[i];
-        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->stream[u], p->stream_seq[u])) {
+        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->lane[u], p->lane_seq[u])) {
             p->stats.n_pruned_waits++;
         } else {
             p->wait_nodes[(*n_waits)++] = u;
@@ -10098,9 +10295,13 @@ static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_wai
             p->wait_nodes[b] = t;
         }
     }
-    opara__vc_set(c, s->walk.k, sv, p->stream_seq[v]);
+    opara__sync_lane(s, v, c);
+    opara__vc_set(c, s->walk.k, p->lane[v], p->lane_seq[v]);
     if (s->walk.refs[v] && !opara__vc_walk_snapshot(&s->walk, v, sv)) return OPARA_ERR_OUT_OF_MEMORY;
-    if (p->stream_last[sv] == v) opara__vc_walk_end_stream(&s->walk, sv);
+    if (p->stream_last[sv] == v) {
+        s->lane_free[p->lane[v]] = 1;
+        opara__vc_walk_end_stream(&s->walk, sv);
+    }
     return OPARA_OK;
 }
 
@@ -10175,16 +10376,24 @@ OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan*
     s.extra_start = extra_start;
     s.extra = extra;
     if (extra) max_deps += extra_start[g->n_nodes];
+    plan->n_lanes = 0;
     r = opara__vc_walk_init(&s.walk, g->rt, g->n_nodes, plan->n_streams);
     s.deps = (uint32_t*)opara__calloc(g->rt, max_deps, sizeof(uint32_t));
     s.stamp = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     s.dependents = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents)) r = OPARA_ERR_OUT_OF_MEMORY;
+    s.stream_lane = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    s.lane_len = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    s.lane_free = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents || !s.stream_lane || !s.lane_len || !s.lane_free))
+        r = OPARA_ERR_OUT_OF_MEMORY;
     if (r == OPARA_OK) r = opara__sync_run(&s);
     opara__vc_walk_free(&s.walk);
     opara__free(g->rt, s.deps);
     opara__free(g->rt, s.stamp);
     opara__free(g->rt, s.dependents);
+    opara__free(g->rt, s.stream_lane);
+    opara__free(g->rt, s.lane_len);
+    opara__free(g->rt, s.lane_free);
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
     return r;
 }
@@ -10211,6 +10420,10 @@ typedef struct opara__seg {
     uint8_t state;
 } opara__seg;
 
+typedef struct opara__fact_rec {
+    uint32_t lane, seq, node; /* node: the op at (lane, seq) */
+} opara__fact_rec;
+
 typedef struct opara__mem {
     const opara__graph* g;
     opara__plan* p;
@@ -10222,17 +10435,25 @@ typedef struct opara__mem {
     uint32_t* member_head;  /* [V] by root */
     uint32_t* seg_of;       /* [V] by root: its segment while busy, UINT32_MAX when never allocated */
     uint64_t* root_offset;  /* [V] by root: arena offset, fixed at allocation */
+    uint32_t* prior_start;  /* [V] by root: facts of the block's previous occupants (in `facts`) */
+    uint32_t* prior_count;
+    uint8_t* is_output;     /* [V] graph output */
     uint8_t* pinned;        /* [V] by root */
     uint8_t* retired;       /* [V] by root */
     opara__seg* segs;
     size_t seg_cap;
     uint32_t n_segs, seg_head, seg_tail, seg_free;
-    opara__vc_slot* facts;  /* (stream, seq) facts of retired blocks */
+    opara__fact_rec* facts; /* (lane, seq) facts of retired blocks */
     size_t facts_cap, n_facts;
     uint32_t* stream_stamp; /* [n_streams] dedup while gathering facts */
     uint32_t* stream_fact;  /* [n_streams] index of the stream's fact */
     uint32_t stamp;
     uint64_t top;
+    uint32_t node;          /* the node being planned */
+    uint32_t window;        /* memory sync window (0: off) */
+    uint32_t* extra;        /* (node, waited node) pairs added for memory reuse */
+    size_t n_extra, extra_cap;
+    uint32_t* extra_stamp;  /* [n_nodes] dedup of a node's added waits */
 } opara__mem;
 
 static uint64_t opara__mem_align(const opara__mem* m, uint64_t size) {
@@ -10302,8 +10523,15 @@ static int opara__concat_part_ok(const opara__mem* m, const opara__node* n, uint
     const opara__graph* g = m->g;
     int32_t x = n->inputs[i];
     uint32_t j;
+    const opara__node* prod;
     if (!opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) return 0;
-    if (opara__op_is_view(g->nodes[g->values[x].producer].op)) return 0;
+    prod = &g->nodes[g->values[x].producer];
+    if (opara__op_is_view(prod->op)) return 0;
+    /* a Concat output that already holds in-place inputs stays a root: if its Concat later found the
+       outer block unsafe, those inputs would already have been written there */
+    if (prod->op == OPARA__OP_CONCAT)
+        for (j = 0; j < prod->n_inputs; ++j)
+            if (prod->inputs[j] >= 0 && m->parent[prod->inputs[j]] == x) return 0;
     for (j = 0; j < n->n_inputs; ++j)
         if (j != i && n->inputs[j] == x) return 0;
     return 1;
@@ -10345,7 +10573,63 @@ static void opara__mem_roots(opara__mem* m) {
         m->pending[v] = 0;
     }
     for (v = 0; v < g->n_values; ++v) opara__mem_add_member(m, v);
-    for (v = 0; v < g->n_outputs; ++v) m->pinned[opara__value_root(m, (uint32_t)g->outputs[v])] = 1;
+    for (v = 0; v < g->n_outputs; ++v) {
+        m->pinned[opara__value_root(m, (uint32_t)g->outputs[v])] = 1;
+        m->is_output[g->outputs[v]] = 1;
+    }
+}
+
+/* ---- facts: (stream, rank) pairs, one per stream, appended to m->facts ------------------------- */
+
+static int opara__mem_reserve_facts(opara__mem* m, size_t more) {
+    return m->n_facts + more <= m->facts_cap ||
+           opara__grow(m->g->rt, (void**)&m->facts, &m->facts_cap, m->n_facts + more, sizeof(opara__fact_rec)) == OPARA_OK;
+}
+
+/* Starts a new fact list at m->n_facts; the caller has reserved room. */
+static uint32_t opara__mem_facts_begin(opara__mem* m) {
+    m->stamp++;
+    return (uint32_t)m->n_facts;
+}
+
+static void opara__mem_add_fact(opara__mem* m, uint32_t s, uint32_t q, uint32_t node) {
+    if (m->stream_stamp[s] != m->stamp) {
+        m->stream_stamp[s] = m->stamp;
+        m->stream_fact[s] = (uint32_t)m->n_facts;
+        m->facts[m->n_facts].lane = s;
+        m->facts[m->n_facts].seq = q;
+        m->facts[m->n_facts++].node = node;
+    } else if (m->facts[m->stream_fact[s]].seq < q) {
+        m->facts[m->stream_fact[s]].seq = q;
+        m->facts[m->stream_fact[s]].node = node;
+    }
+}
+
+static void opara__mem_fact(opara__mem* m, uint32_t node) {
+    opara__mem_add_fact(m, m->p->lane[node], m->p->lane_seq[node], node);
+}
+
+/* Fact f happens-before the node being planned: an earlier op of its stream, or known to the clock. */
+static int opara__mem_knows(const opara__mem* m, const opara__fact_rec* f, const opara__vc_slot* c) {
+    return m->p->stream[f->node] == m->p->stream[m->node] || opara__vc_knows(c, m->walk.k, f->lane, f->seq);
+}
+
+static int opara__mem_knows_all(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
+    uint32_t i;
+    for (i = 0; i < count; ++i)
+        if (!opara__mem_knows(m, &m->facts[start + i], c)) return 0;
+    return 1;
+}
+
+/* Every fact is known, or (sync) its op was launched at least `window` positions before the
+   current node, so a wait on it is cheap. */
+static int opara__mem_syncable(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
+    uint32_t i, here = m->p->position[m->node];
+    for (i = 0; i < count; ++i) {
+        const opara__fact_rec* f = &m->facts[start + i];
+        if (!opara__mem_knows(m, f, c) && m->p->position[f->node] + m->window > here) return 0;
+    }
+    return 1;
 }
 
 /* ---- segments -------------------------------------------------------------------------------- */
@@ -10387,25 +10671,21 @@ static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
     else m->segs[at].next = id;
 }
 
-static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
+static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c, int sync) {
     const opara__seg* s = &m->segs[id];
-    uint32_t i;
     if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
-    for (i = 0; i < s->n_facts; ++i) {
-        const opara__vc_slot* f = &m->facts[s->facts + i];
-        if (!opara__vc_knows(c, m->walk.k, f->stream, f->seq)) return 0;
-    }
-    return 1;
+    return sync ? opara__mem_syncable(m, s->facts, s->n_facts, c) : opara__mem_knows_all(m, s->facts, s->n_facts, c);
 }
 
-/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits, else the
-   run that ends at the arena's top (it grows). Returns the run's first segment or UINT32_MAX. */
-static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits (*fits = 1),
+   else the run that ends at the arena's top (it grows). Returns the run's first segment or
+   UINT32_MAX. */
+static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c, int sync, int* fits) {
     uint32_t id, best = UINT32_MAX, run = UINT32_MAX, tail_run = UINT32_MAX;
     uint64_t best_size = 0, run_size = 0;
     for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
         uint64_t before;
-        if (!opara__seg_usable(m, id, c)) {
+        if (!opara__seg_usable(m, id, c, sync)) {
             run = UINT32_MAX;
             continue;
         }
@@ -10416,11 +10696,32 @@ static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara_
             best = run, best_size = run_size;
         if (m->segs[id].next == UINT32_MAX) tail_run = run;
     }
+    *fits = best != UINT32_MAX;
     return best != UINT32_MAX ? best : tail_run;
 }
 
 /* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
    segment it covers, or growing the arena). */
+/* The previous occupants' facts of the segments a run's first `size` bytes cover, so later writers
+   into the same block (other inputs of an in-place Concat) can be checked too. */
+static int opara__seg_prior_facts(opara__mem* m, uint32_t first, uint64_t size, uint32_t* start, uint32_t* count) {
+    uint32_t id;
+    uint64_t have = 0;
+    size_t need = 0;
+    for (id = first; id != UINT32_MAX && have < size; id = m->segs[id].next) need += m->segs[id].n_facts, have += m->segs[id].size;
+    if (!opara__mem_reserve_facts(m, need)) return 0;
+    *start = opara__mem_facts_begin(m);
+    for (id = first, have = 0; id != UINT32_MAX && have < size; id = m->segs[id].next) {
+        uint32_t i;
+        for (i = 0; i < m->segs[id].n_facts; ++i)
+            opara__mem_add_fact(m, m->facts[m->segs[id].facts + i].lane, m->facts[m->segs[id].facts + i].seq,
+                                m->facts[m->segs[id].facts + i].node);
+        have += m->segs[id].size;
+    }
+    *count = (uint32_t)m->n_facts - *start;
+    return 1;
+}
+
 static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
     opara__seg* head = &m->segs[first];
     uint64_t have = head->size;
@@ -10458,9 +10759,55 @@ static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
     return first;
 }
 
-static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_slot* c) {
-    uint32_t run = opara__seg_find(m, size, c), id;
-    if (run != UINT32_MAX) return opara__seg_take(m, run, size);
+/* Learns fact f (the same slot policy as opara__vc_merge). */
+static void opara__vc_learn(opara__vc_slot* c, uint32_t k, uint32_t lane, uint32_t seq) {
+    opara__vc_slot one[OPARA__VC_MAX_SLOTS];
+    memset(one, 0, k * sizeof(opara__vc_slot));
+    one[lane & (k - 1)].stream = lane;
+    one[lane & (k - 1)].seq = seq;
+    opara__vc_merge(c, one, k);
+}
+
+/* Adds waits of the current node on the unknown facts of the segments covering the run's first
+   `size` bytes, and learns them. */
+static int opara__seg_sync(opara__mem* m, uint32_t first, uint64_t size, opara__vc_slot* c) {
+    uint32_t id, i;
+    uint64_t have = 0;
+    for (id = first; id != UINT32_MAX && have < size; id = m->segs[id].next) {
+        for (i = 0; i < m->segs[id].n_facts; ++i) {
+            const opara__fact_rec* f = &m->facts[m->segs[id].facts + i];
+            if (opara__mem_knows(m, f, c)) continue;
+            if (m->extra_stamp[f->node] != m->node + 1) {
+                if (m->n_extra + 2 > m->extra_cap &&
+                    opara__grow(m->g->rt, (void**)&m->extra, &m->extra_cap, m->n_extra + 2, sizeof(uint32_t)) != OPARA_OK)
+                    return 0;
+                m->extra[m->n_extra++] = m->node;
+                m->extra[m->n_extra++] = f->node;
+                m->extra_stamp[f->node] = m->node + 1;
+            }
+            opara__vc_learn(c, m->walk.k, f->lane, f->seq);
+        }
+        have += m->segs[id].size;
+    }
+    return 1;
+}
+
+static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, opara__vc_slot* c, uint32_t* prior_start,
+                                 uint32_t* prior_count) {
+    int fits = 0, sync_fits = 0;
+    uint32_t run = opara__seg_find(m, size, c, 0, &fits), id;
+    *prior_start = *prior_count = 0;
+    if (!fits && m->window) {
+        uint32_t sync_run = opara__seg_find(m, size, c, 1, &sync_fits);
+        if (sync_fits) {
+            if (!opara__seg_sync(m, sync_run, size, c)) return UINT32_MAX;
+            run = sync_run;
+        }
+    }
+    if (run != UINT32_MAX) {
+        if (!opara__seg_prior_facts(m, run, size, prior_start, prior_count)) return UINT32_MAX;
+        return opara__seg_take(m, run, size);
+    }
     id = opara__seg_new(m);
     if (id == UINT32_MAX) return id;
     m->segs[id].offset = m->top;
@@ -10473,30 +10820,15 @@ static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_s
 
 /* ---- the walk -------------------------------------------------------------------------------- */
 
-static void opara__mem_fact(opara__mem* m, uint32_t node) {
-    uint32_t s = m->p->stream[node], q = m->p->stream_seq[node];
-    if (m->stream_stamp[s] != m->stamp) {
-        m->stream_stamp[s] = m->stamp;
-        m->stream_fact[s] = (uint32_t)m->n_facts;
-        m->facts[m->n_facts].stream = s;
-        m->facts[m->n_facts++].seq = q;
-    } else if (m->facts[m->stream_fact[s]].seq < q) {
-        m->facts[m->stream_fact[s]].seq = q;
-    }
-}
-
 /* Retires root r: its block keeps one fact per stream that touched any member. */
 static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
     const opara__graph* g = m->g;
     uint32_t v, k, start;
     opara__seg* s;
-    size_t need = m->n_facts + 1;
+    size_t need = 1;
     for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) need += opara__consumer_count(g, v) + 1;
-    if (need > m->facts_cap &&
-        opara__grow(g->rt, (void**)&m->facts, &m->facts_cap, need, sizeof(opara__vc_slot)) != OPARA_OK)
-        return OPARA_ERR_OUT_OF_MEMORY;
-    m->stamp++;
-    start = (uint32_t)m->n_facts;
+    if (!opara__mem_reserve_facts(m, need)) return OPARA_ERR_OUT_OF_MEMORY;
+    start = opara__mem_facts_begin(m);
     for (v = m->member_head[r]; v != UINT32_MAX; v = m->member_next[v]) {
         if (g->values[v].producer >= 0) opara__mem_fact(m, (uint32_t)g->values[v].producer);
         for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k) opara__mem_fact(m, g->consumer_nodes[k]);
@@ -10527,11 +10859,28 @@ static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, co
     uint32_t x, k;
     for (x = m->member_head[r]; x != UINT32_MAX; x = m->member_next[x]) {
         int32_t w = g->values[x].producer;
-        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->stream[w], p->stream_seq[w])) return 0;
+        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->lane[w], p->lane_seq[w])) return 0;
         for (k = g->consumer_start[x]; k < g->consumer_start[x + 1]; ++k) {
             uint32_t u = g->consumer_nodes[k];
-            if (u != v && !opara__vc_knows(c, m->walk.k, p->stream[u], p->stream_seq[u])) return 0;
+            if (u != v && !opara__vc_knows(c, m->walk.k, p->lane[u], p->lane_seq[u])) return 0;
         }
+    }
+    return 1;
+}
+
+/* Every input of n that lives in root x covers exactly x's bytes (an elementwise op may write over
+   an input it reads element by element, not over a different slice); counts those reads. */
+static int opara__mem_same_bytes_only(const opara__mem* m, const opara__node* n, uint32_t x, uint32_t* reads) {
+    uint32_t j;
+    *reads = 0;
+    for (j = 0; j < n->n_inputs; ++j) {
+        uint32_t u = (uint32_t)n->inputs[j], w;
+        uint64_t off = 0;
+        if (n->inputs[j] < 0) continue;
+        for (w = u; m->parent[w] >= 0; w = (uint32_t)m->parent[w]) off += m->parent_off[w];
+        if (w != x) continue;
+        if (off != 0 || m->p->value_bytes[u] != m->p->value_bytes[x]) return 0;
+        ++*reads;
     }
     return 1;
 }
@@ -10540,23 +10889,63 @@ static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, co
 static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32_t y, const opara__vc_slot* c) {
     const opara__graph* g = m->g;
     const opara__node* n = &g->nodes[v];
-    uint32_t i, j;
+    uint32_t i;
     if (m->p->desc.no_inplace || m->p->desc.no_memory_reuse || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
-    if (m->parent[y] >= 0 || m->pinned[y] || m->member_head[y] != y || m->member_next[y] != UINT32_MAX) return -1;
+    if (m->parent[y] >= 0 || m->pinned[y] || m->seg_of[y] != UINT32_MAX) return -1;
     for (i = 0; i < n->n_inputs; ++i) {
         int32_t x = n->inputs[i];
         uint32_t reads = 0;
         if (x < 0 || !opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) continue;
         if (m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
         if (m->p->value_bytes[x] != m->p->value_bytes[y]) continue;
-        for (j = 0; j < n->n_inputs; ++j) reads += n->inputs[j] >= 0 && opara__value_root(m, (uint32_t)n->inputs[j]) == (uint32_t)x;
+        if (!opara__mem_same_bytes_only(m, n, (uint32_t)x, &reads)) continue;
         if (m->pending[x] != reads || !opara__mem_all_before(m, (uint32_t)x, v, c)) continue;
         return x;
     }
     return -1;
 }
 
-static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__vc_slot* c) {
+/* Concat input y goes back to owning its bytes (the Concat will copy it), with the members that
+   reach their root through it (its views). */
+static void opara__mem_unfuse(opara__mem* m, uint32_t y) {
+    uint32_t r = opara__value_root(m, y), u, prev = UINT32_MAX, next;
+    m->parent[y] = -1;
+    m->parent_off[y] = 0;
+    m->p->alias_kind[y] = OPARA__ALIAS_NONE;
+    m->p->stats.n_concat_in_place--;
+    m->member_head[y] = UINT32_MAX;
+    for (u = m->member_head[r]; u != UINT32_MAX; u = next) {
+        next = m->member_next[u];
+        if (opara__value_root(m, u) != y) {
+            prev = u;
+            continue;
+        }
+        if (prev == UINT32_MAX) m->member_head[r] = next;
+        else m->member_next[prev] = next;
+        m->member_next[u] = m->member_head[y];
+        m->member_head[y] = u;
+        m->pending[r] -= opara__consumer_count(m->g, u);
+        m->pending[y] += opara__consumer_count(m->g, u);
+        if (m->is_output[u]) m->pinned[y] = 1;
+    }
+}
+
+/* Root y (with its views) becomes a member of root x: y is written in place over x. */
+static void opara__mem_move_root(opara__mem* m, uint32_t y, uint32_t x) {
+    uint32_t tail = m->member_head[y];
+    while (m->member_next[tail] != UINT32_MAX) tail = m->member_next[tail];
+    m->member_next[tail] = m->member_head[x];
+    m->member_head[x] = m->member_head[y];
+    m->member_head[y] = UINT32_MAX;
+    m->pending[x] += m->pending[y];
+    m->pending[y] = 0;
+    m->parent[y] = (int32_t)x;
+    m->parent_off[y] = 0;
+    m->p->alias_kind[y] = OPARA__ALIAS_INPLACE;
+    m->p->stats.n_inplace++;
+}
+
+static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot* c) {
     const opara__graph* g = m->g;
     const opara__node* n = &g->nodes[v];
     uint32_t i;
@@ -10566,19 +10955,20 @@ static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__v
         if (n->outputs[i] < 0 || m->p->alias_kind[y] == OPARA__ALIAS_VIEW) continue;
         src = opara__mem_inplace_source(m, v, y, c);
         if (src >= 0) {
-            /* move y from its own root into x's */
-            m->member_head[y] = UINT32_MAX;
-            m->pending[y] = 0;
-            m->parent[y] = src;
-            m->parent_off[y] = 0;
-            m->p->alias_kind[y] = OPARA__ALIAS_INPLACE;
-            m->p->stats.n_inplace++;
-            opara__mem_add_member(m, y);
+            opara__mem_move_root(m, y, (uint32_t)src);
             continue;
         }
         r = opara__value_root(m, y);
-        if (m->seg_of[r] != UINT32_MAX) continue; /* a Concat output allocated by an earlier part */
-        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c);
+        if (m->seg_of[r] != UINT32_MAX) {
+            /* a Concat output allocated by an earlier input's producer: writing into it is safe only
+               if the block's previous occupants are done for this producer too. (The Concat itself
+               comes after all its inputs' producers, so after the one that allocated the block.) */
+            if (r == y || opara__mem_knows_all(m, m->prior_start[r], m->prior_count[r], c)) continue;
+            opara__mem_unfuse(m, y);
+            r = y;
+        }
+        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c, &m->prior_start[r],
+                                        &m->prior_count[r]);
         if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
         m->root_offset[r] = m->segs[m->seg_of[r]].offset;
         m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
@@ -10598,6 +10988,7 @@ static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
     opara__vc_slot* c = opara__vc_walk_stream(&m->walk, s);
     opara_result r;
     if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    m->node = v;
     for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) opara__vc_walk_acquire(&m->walk, s, p->wait_nodes[k]);
     r = opara__mem_outputs(m, v, c);
     if (r != OPARA_OK) return r;
@@ -10611,7 +11002,7 @@ static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
             r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->outputs[k]));
     if (r != OPARA_OK) return r;
     c = opara__vc_walk_stream(&m->walk, s);
-    opara__vc_set(c, m->walk.k, s, p->stream_seq[v]);
+    opara__vc_set(c, m->walk.k, p->lane[v], p->lane_seq[v]);
     if (m->walk.refs[v] && !opara__vc_walk_snapshot(&m->walk, v, s)) return OPARA_ERR_OUT_OF_MEMORY;
     if (p->stream_last[s] == v) opara__vc_walk_end_stream(&m->walk, s);
     return OPARA_OK;
@@ -10642,6 +11033,43 @@ static void opara__mem_publish(opara__mem* m) {
     p->stats.arena_bytes = m->top;
 }
 
+/* Adds the memory plan's waits to the plan's wait lists (each list stays in ascending position). */
+static opara_result opara__mem_merge_waits(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    size_t total = (size_t)p->stats.n_waits + m->n_extra / 2, i;
+    uint32_t* start = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 2, sizeof(uint32_t));
+    uint32_t* data = (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    uint32_t* fill = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    uint32_t v, k;
+    if (!start || !data || !fill) {
+        opara__free(g->rt, start);
+        opara__free(g->rt, data);
+        opara__free(g->rt, fill);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (v = 0; v < g->n_nodes; ++v) start[v + 1] = p->wait_start[v + 1] - p->wait_start[v];
+    for (i = 0; i < m->n_extra; i += 2) start[m->extra[i] + 1]++;
+    for (v = 0; v < g->n_nodes; ++v) start[v + 1] += start[v];
+    for (v = 0; v < g->n_nodes; ++v)
+        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) data[start[v] + fill[v]++] = p->wait_nodes[k];
+    for (i = 0; i < m->n_extra; i += 2) {
+        uint32_t n = m->extra[i], u = m->extra[i + 1], j;
+        uint32_t* list = data + start[n];
+        for (j = fill[n]++; j > 0 && p->position[list[j - 1]] > p->position[u]; --j) list[j] = list[j - 1];
+        list[j] = u;
+        if (!p->records_event[u]) p->records_event[u] = 1, p->stats.n_events++;
+    }
+    memcpy(p->wait_start, start, ((size_t)g->n_nodes + 1) * sizeof(uint32_t));
+    opara__free(g->rt, p->wait_nodes);
+    p->wait_nodes = data;
+    p->stats.n_waits = (uint32_t)total;
+    p->stats.n_memory_waits = (uint32_t)(m->n_extra / 2);
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    return OPARA_OK;
+}
+
 static opara_result opara__mem_run(opara__mem* m) {
     const opara__graph* g = m->g;
     opara__plan* p = m->p;
@@ -10653,6 +11081,7 @@ static opara_result opara__mem_run(opara__mem* m) {
     opara__mem_concats(m);
     opara__mem_roots(m);
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) r = opara__mem_node(m, p->order[i]);
+    if (r == OPARA_OK && m->n_extra) r = opara__mem_merge_waits(m);
     if (r == OPARA_OK) opara__mem_publish(m);
     return r;
 }
@@ -10668,6 +11097,9 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.p = plan;
     m.seg_head = m.seg_tail = m.seg_free = UINT32_MAX;
     r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
+    m.walk.k = opara__vc_slots(plan->n_lanes);
+    m.window = plan->desc.no_memory_sync ? 0 : plan->desc.memory_sync_window ? plan->desc.memory_sync_window : 64;
+    m.extra_stamp = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
     m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
     m.pending = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
@@ -10675,11 +11107,14 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.member_head = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
     m.seg_of = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
     m.root_offset = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
+    m.prior_start = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.prior_count = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
+    m.is_output = (uint8_t*)opara__calloc(rt, nv, 1);
     m.pinned = (uint8_t*)opara__calloc(rt, nv, 1);
     m.retired = (uint8_t*)opara__calloc(rt, nv, 1);
-    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset ||
+    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_lanes + 1, sizeof(uint32_t));
+    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_lanes + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset || !m.extra_stamp || !m.prior_start || !m.prior_count || !m.is_output ||
                           !m.pinned || !m.retired || !m.stream_stamp || !m.stream_fact))
         r = OPARA_ERR_OUT_OF_MEMORY;
     if (r == OPARA_OK) {
@@ -10695,6 +11130,11 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     opara__free(rt, m.member_head);
     opara__free(rt, m.seg_of);
     opara__free(rt, m.root_offset);
+    opara__free(rt, m.extra_stamp);
+    opara__free(rt, m.extra);
+    opara__free(rt, m.prior_start);
+    opara__free(rt, m.prior_count);
+    opara__free(rt, m.is_output);
     opara__free(rt, m.pinned);
     opara__free(rt, m.retired);
     opara__free(rt, m.segs);
@@ -25595,6 +26035,97 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
 
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s) { return &s->cu; }
 /* ==== END src/opara_backend_cuda.c ==== */
+/* ==== BEGIN src/opara_export.h ==== */
+/* Exports of a plan and of a run's timeline for people to look at: Graphviz DOT and Chrome-trace
+   (Perfetto) JSON. Shared by the session API and the command-line tools. */
+#ifndef OPARA_EXPORT_H
+#define OPARA_EXPORT_H
+
+/* #include "opara_sched.h" (inlined above) */
+
+#ifndef OPARA_NO_STDIO
+#include <stdio.h>
+
+/* The plan's DAG: ops labelled "position: name / op sN" and coloured by stream, data edges solid,
+   cross-stream event waits dashed red. Returns 1 when everything was written. */
+OPARA__PRIVATE int opara__plan_write_dot(FILE* f, const opara__graph* g, const opara__plan* p);
+/* One complete event per op on track `tid` = its worker (CPU) or stream, in microseconds. */
+OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opara_node_time* times, uint32_t n,
+                                     const char* track_kind);
+/* A JSON string literal (quotes included) with ", \ and control characters escaped. */
+OPARA__PRIVATE void opara__write_json_string(FILE* f, const char* s);
+#endif
+
+#endif /* OPARA_EXPORT_H */
+/* ==== END src/opara_export.h ==== */
+/* ==== BEGIN src/opara_export.c ==== */
+/* Graphviz DOT of a plan and Chrome-trace JSON of a run. */
+/* #include "opara_export.h" (inlined above) */
+
+#ifndef OPARA_NO_STDIO
+
+OPARA__PRIVATE void opara__write_json_string(FILE* f, const char* s) {
+    fputc('"', f);
+    for (; s && *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static const char* opara__node_label(const opara__graph* g, uint32_t n) {
+    return g->nodes[n].name && g->nodes[n].name[0] ? g->nodes[n].name : opara__op_name(g->nodes[n].op);
+}
+
+OPARA__PRIVATE int opara__plan_write_dot(FILE* f, const opara__graph* g, const opara__plan* p) {
+    static const char* const colors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+                                         "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+    uint32_t n, k;
+    fprintf(f, "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"Helvetica\"];\n");
+    for (n = 0; n < g->n_nodes; ++n) {
+        char label[512];
+        opara__format(label, sizeof label, "%u: %s\n%s s%u", p->position[n], opara__node_label(g, n),
+                      opara__op_name(g->nodes[n].op), p->stream[n]);
+        fprintf(f, "  n%u [label=", n);
+        opara__write_json_string(f, label); /* DOT strings escape like JSON's for these characters */
+        fprintf(f, ", fillcolor=\"%s\"];\n", colors[p->stream[n] % OPARA__ARRAY_COUNT(colors)]);
+    }
+    for (n = 0; n < g->n_nodes; ++n)
+        for (k = g->pred_start[n]; k < g->pred_start[n + 1]; ++k) fprintf(f, "  n%u -> n%u;\n", g->preds[k], n);
+    for (n = 0; n < g->n_nodes; ++n)
+        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k)
+            fprintf(f, "  n%u -> n%u [style=dashed, color=\"#d62728\", constraint=false];\n", p->wait_nodes[k], n);
+    fprintf(f, "}\n");
+    return !ferror(f);
+}
+
+OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opara_node_time* times, uint32_t n,
+                                     const char* track_kind) {
+    uint32_t i, tracks = 0;
+    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+    for (i = 0; i < n; ++i) {
+        uint32_t node = times[i].node;
+        fprintf(f, "  {\"name\": ");
+        opara__write_json_string(f, opara__op_name(g->nodes[node].op));
+        fprintf(f, ", \"cat\": \"op\", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
+                   "\"args\": {\"node\": %u, \"name\": ",
+                times[i].worker, (double)times[i].start_ns / 1000.0,
+                (double)(times[i].end_ns - times[i].start_ns) / 1000.0, node);
+        opara__write_json_string(f, g->nodes[node].name);
+        fprintf(f, "}},\n");
+        if (times[i].worker + 1 > tracks) tracks = times[i].worker + 1;
+    }
+    for (i = 0; i < tracks; ++i)
+        fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"args\": {\"name\": \"%s %u\"}},\n",
+                i, track_kind, i);
+    fprintf(f, "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"opara\"}}\n]}\n");
+    return !ferror(f);
+}
+
+#endif /* OPARA_NO_STDIO */
+/* ==== END src/opara_export.c ==== */
 /* ==== BEGIN src/opara_backend_cpu.c ==== */
 /* The CPU executor: the plan's streams become worker threads, its events per-node completion
    marks, its arena one allocation; large operators are split across idle workers. */
@@ -25999,6 +26530,11 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
 /* #include "opara_cpu.h" (inlined above) */
 /* #include "opara_model.h" (inlined above) */
 /* #include "opara_backend_cuda.h" (inlined above) */
+/* #include "opara_export.h" (inlined above) */
+
+#if !defined(_WIN32)
+#  include <dlfcn.h>
+#endif
 
 struct opara_session {
     opara_runtime* rt;
@@ -26366,6 +26902,42 @@ OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_nod
 }
 
 OPARADEF const char* opara_session_last_error(const opara_session* s) { return s ? s->error.text : ""; }
+
+#ifndef OPARA_NO_STDIO
+typedef int (*opara__session_writer)(FILE* f, const opara_session* s);
+
+static opara_result opara__session_write_file(const opara_session* s, const char* path, opara__session_writer write) {
+    FILE* f;
+    int ok;
+    if (!s || !path) return OPARA_ERR_INVALID_ARGS;
+    f = fopen(path, "w");
+    if (!f) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot open '%s' for writing", path);
+    ok = write(f, s);
+    if (fclose(f) != 0 || !ok) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot write '%s'", path);
+    return OPARA_OK;
+}
+
+static int opara__session_dot(FILE* f, const opara_session* s) { return opara__plan_write_dot(f, s->g, s->plan); }
+
+static int opara__session_trace(FILE* f, const opara_session* s) {
+    uint32_t n = opara_session_get_node_times(s, NULL, 0);
+    opara_node_time* times = (opara_node_time*)opara__calloc(s->rt, n ? n : 1, sizeof *times);
+    int ok;
+    if (!times) return 0;
+    opara_session_get_node_times(s, times, n);
+    ok = opara__write_trace(f, s->g, times, n, "worker");
+    opara__free(s->rt, times);
+    return ok;
+}
+
+OPARADEF opara_result opara_session_write_plan_dot(const opara_session* s, const char* path) {
+    return opara__session_write_file(s, path, opara__session_dot);
+}
+
+OPARADEF opara_result opara_session_write_trace(const opara_session* s, const char* path) {
+    return opara__session_write_file(s, path, opara__session_trace);
+}
+#endif
 /* ==== END src/opara_session.c ==== */
 /* ==== BEGIN src/opara_pb.h ==== */
 /* Protobuf wire-format reader and the decoder of the ONNX messages the importer needs
@@ -27378,9 +27950,10 @@ static void opara__copy_le(void* dst, const uint8_t* src, uint64_t count, size_t
     }
 }
 
-static opara_result opara__typed_fill(opara_runtime* rt, const opara__onnx_tensor* t, const char* where,
-                                      opara__tensor_data* out) {
-    uint64_t i, n = out->count, have;
+/* Checks that the typed field for the tensor's dtype holds exactly count values (before allocating). */
+static opara_result opara__typed_check(opara_runtime* rt, const opara__onnx_tensor* t, const char* where,
+                                       const opara__tensor_data* out) {
+    uint64_t have;
     const char* field;
     switch (out->dtype) {
     case OPARA_DTYPE_F32: have = t->n_float; field = "float_data"; break;
@@ -27388,9 +27961,13 @@ static opara_result opara__typed_fill(opara_runtime* rt, const opara__onnx_tenso
     case OPARA_DTYPE_I64: have = t->n_int64; field = "int64_data"; break;
     default: have = t->n_int32; field = "int32_data"; break;
     }
-    if (have != n)
-        return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: %s has %llu values, dims need %llu", where, field,
-                           (unsigned long long)have, (unsigned long long)n);
+    if (have == out->count) return OPARA_OK;
+    return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: %s has %llu values, dims need %llu", where, field,
+                       (unsigned long long)have, (unsigned long long)out->count);
+}
+
+static void opara__typed_fill(const opara__onnx_tensor* t, opara__tensor_data* out) {
+    uint64_t i, n = out->count;
     for (i = 0; i < n; ++i) {
         switch (out->dtype) {
         case OPARA_DTYPE_F32: ((float*)out->data)[i] = t->float_data[i]; break;
@@ -27401,7 +27978,6 @@ static opara_result opara__typed_fill(opara_runtime* rt, const opara__onnx_tenso
         default: ((uint8_t*)out->data)[i] = (uint8_t)t->int32_data[i]; break;
         }
     }
-    return OPARA_OK;
 }
 
 static int opara__path_is_safe(const char* p) {
@@ -27470,6 +28046,36 @@ static opara_result opara__external_fill(opara_runtime* rt, const opara__onnx_te
 #endif
 }
 
+/* Before allocating: the external file must exist and hold offset + nbytes bytes. */
+static opara_result opara__external_size_check(opara_runtime* rt, const opara__onnx_tensor* t, const char* base_dir,
+                                               const char* where, const opara__tensor_data* out) {
+#ifdef OPARA_NO_STDIO
+    (void)t, (void)base_dir, (void)out;
+    return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data needs stdio (OPARA_NO_STDIO is set)", where);
+#else
+    const char* location = NULL;
+    unsigned long long offset = 0;
+    char path[4096];
+    FILE* f;
+    long end = -1;
+    uint32_t i;
+    for (i = 0; i < t->n_external; ++i) {
+        if (strcmp(t->external[i].key, "location") == 0) location = t->external[i].value;
+        if (strcmp(t->external[i].key, "offset") == 0) offset = strtoull(t->external[i].value, NULL, 10);
+    }
+    if (!location || !base_dir || !opara__path_is_safe(location)) return OPARA_OK; /* the fill reports it */
+    if (opara__format(path, sizeof path, "%s/%s", base_dir, location) >= sizeof path - 1) return OPARA_OK;
+    f = fopen(path, "rb");
+    if (!f) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: cannot open external data '%s'", where, path);
+    if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
+    fclose(f);
+    if (end < 0 || offset > (unsigned long long)end || out->nbytes > (unsigned long long)end - offset)
+        return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: '%s' has fewer than %llu bytes at offset %llu", where, path,
+                           (unsigned long long)out->nbytes, offset);
+    return OPARA_OK;
+#endif
+}
+
 OPARA__PRIVATE void opara__tensor_data_free(opara_runtime* rt, opara__tensor_data* t) {
     opara__free(rt, t->data);
     t->data = NULL;
@@ -27503,16 +28109,24 @@ OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opa
         return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "%s: tensor too large", where);
     out->count = (uint64_t)count;
     out->nbytes = bytes;
+    if (t->data_location != 0 && t->data_location != 1)
+        return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: data_location %d is not DEFAULT (0) or EXTERNAL (1)", where,
+                           (int)t->data_location);
     if (t->data_location == 0 && t->has_raw && t->raw.size != bytes)
         return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: raw_data has %llu bytes, dims need %llu", where,
                            (unsigned long long)t->raw.size, (unsigned long long)bytes);
+    if (t->data_location == 0 && !t->has_raw && (r = opara__typed_check(rt, t, where, out)) != OPARA_OK) return r;
+    if (t->data_location == 1 && (r = opara__external_size_check(rt, t, base_dir, where, out)) != OPARA_OK) return r;
     out->data = opara__alloc(rt, bytes ? bytes : 1);
     if (!out->data) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", where, bytes);
     if (t->data_location == 1) r = opara__external_fill(rt, t, base_dir, where, out);
     else if (t->has_raw) {
         opara__copy_le(out->data, t->raw.data, out->count, esize);
         r = OPARA_OK;
-    } else r = opara__typed_fill(rt, t, where, out);
+    } else {
+        opara__typed_fill(t, out);
+        r = OPARA_OK;
+    }
     if (r != OPARA_OK) opara__tensor_data_free(rt, out);
     return r;
 }
@@ -27614,12 +28228,29 @@ static opara_result opara__imp_oom(opara__imp* im) {
     return opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "node '%s': out of memory", im->node_name);
 }
 
+/* Elements of a shape with known dims; UINT64_MAX when a dim is negative or the product overflows. */
 static uint64_t opara__shape_count(const opara__shape* s) {
     uint64_t n = 1;
     int32_t i;
-    for (i = 0; i < s->ndim; ++i) n *= (uint64_t)s->dims[i];
+    for (i = 0; i < s->ndim; ++i) {
+        if (s->dims[i] < 0 || (s->dims[i] && n > UINT64_MAX / (uint64_t)s->dims[i])) return UINT64_MAX;
+        n *= (uint64_t)s->dims[i];
+    }
     return n;
 }
+
+/* Dims beyond this are treated as unknown by shape inference (keeps all arithmetic in range). */
+#define OPARA__DIM_LIMIT (INT64_C(1) << 40)
+static int opara__dim_sane(int64_t d) { return d >= -1 ? d < OPARA__DIM_LIMIT : d == OPARA__DIM_BATCH; }
+static int opara__shape_sane(const opara__shape* s) {
+    int32_t d;
+    for (d = 0; s && d < s->ndim; ++d)
+        if (!opara__dim_sane(s->dims[d])) return 0;
+    return 1;
+}
+
+/* Constants larger than this are not folded (the node is imported as an operator instead). */
+#define OPARA__FOLD_MAX_ELEMENTS (UINT64_C(1) << 26)
 
 /* Creates (or reuses an existing undefined) value name as a constant; data is in the graph pool. */
 static opara_result opara__imp_const(opara__imp* im, const char* name, opara_dtype dtype, const opara__shape* shape,
@@ -27734,6 +28365,7 @@ static int opara__cv_alloc(opara__imp* im, opara__cv* out, opara_dtype dtype, co
     out->dtype = dtype;
     out->shape = *shape;
     out->count = opara__shape_count(shape);
+    if (out->count > OPARA__FOLD_MAX_ELEMENTS || !opara_dtype_size(dtype)) return OPARA__NOFOLD;
     *data = (uint8_t*)opara__imp_alloc(im, out->count * opara_dtype_size(dtype));
     *coef = with_coef ? (int64_t*)opara__imp_alloc(im, out->count * 8) : NULL;
     if (!*data || (with_coef && !*coef)) return opara__imp_oom(im);
@@ -27933,19 +28565,21 @@ static int opara__slice_box(const opara__shape* in, const int64_t* starts, const
     for (i = 0; i < k; ++i) {
         int64_t axis = axes ? opara__onnx_axis(axes[i], in->ndim) : (int64_t)i;
         int64_t dim, s, e, st = steps ? steps[i] : 1, len;
-        if (axis < 0 || axis >= in->ndim || st == 0) return 0;
+        if (axis < 0 || axis >= in->ndim || st == 0 || st == INT64_MIN) return 0;
         dim = in->dims[axis];
-        if (dim < 0) return 0;
-        s = starts[i] < 0 ? starts[i] + dim : starts[i];
-        e = ends[i] < 0 ? ends[i] + dim : ends[i];
+        if (dim < 0 || dim >= OPARA__DIM_LIMIT) return 0;
+        s = starts[i] < -OPARA__DIM_LIMIT ? -OPARA__DIM_LIMIT : starts[i] > OPARA__DIM_LIMIT ? OPARA__DIM_LIMIT : starts[i];
+        e = ends[i] < -OPARA__DIM_LIMIT ? -OPARA__DIM_LIMIT : ends[i] > OPARA__DIM_LIMIT ? OPARA__DIM_LIMIT : ends[i];
+        s = s < 0 ? s + dim : s;
+        e = e < 0 ? e + dim : e;
         if (st > 0) {
             s = OPARA__MAX(0, OPARA__MIN(s, dim));
             e = OPARA__MAX(0, OPARA__MIN(e, dim));
-            len = e > s ? (e - s + st - 1) / st : 0;
+            len = e > s ? (e - s - 1) / st + 1 : 0;
         } else {
             s = OPARA__MAX(-1, OPARA__MIN(s, dim - 1));
             e = OPARA__MAX(-1, OPARA__MIN(e, dim - 1));
-            len = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+            len = s > e ? (s - e - 1) / (-st) + 1 : 0;
         }
         start[axis] = s;
         step[axis] = st;
@@ -28065,7 +28699,7 @@ static int opara__eval_view(const opara__cv* x, const opara__shape* shape, opara
 /* Output shape of an ONNX Reshape with fully known dims; 0 when invalid. */
 static int opara__reshape_dims(const opara__shape* in, const int64_t* spec, uint32_t n, int allowzero,
                                opara__shape* out) {
-    int64_t known = 1, total = (int64_t)opara__shape_count(in);
+    int64_t known = 1, total = opara__shape_count(in) > (uint64_t)INT64_MAX ? -1 : (int64_t)opara__shape_count(in);
     int32_t infer = -1;
     uint32_t i;
     if (n > OPARA_MAX_DIMS) return 0;
@@ -28080,10 +28714,12 @@ static int opara__reshape_dims(const opara__shape* in, const int64_t* spec, uint
             if (infer >= 0) return 0;
             infer = (int32_t)i;
             d = 1;
-        } else if (d < 0) return 0;
+        } else if (d < 0 || d >= OPARA__DIM_LIMIT) return 0;
         out->dims[i] = d;
+        if (d && known > INT64_MAX / d) return 0;
         known *= d;
     }
+    if (total < 0) return 0;
     if (infer >= 0) {
         if (known == 0 || total % known) return 0;
         out->dims[infer] = total / known;
@@ -28133,6 +28769,7 @@ static int opara__flatten_shape(const opara__shape* in, int64_t axis, opara__sha
             else *acc = OPARA__DIM_BATCH;
         } else if (x < 0 || *acc == -1) *acc = -1;
         else if (*acc == OPARA__DIM_BATCH) { if (x != 1) *acc = -1; }
+        else if (x >= OPARA__DIM_LIMIT || (x && *acc > OPARA__DIM_LIMIT / x)) *acc = -1;
         else *acc *= x;
     }
     out->ndim = 2;
@@ -28199,7 +28836,8 @@ static int opara__eval_range(opara__imp* im, const opara__cv* start, const opara
         if (opara__dtype_is_float(start->dtype)) opara__put_f64(start->dtype, data, i, s + (double)i * d);
         else
             opara__put_i64(start->dtype, data, i,
-                           opara__get_i64(start->dtype, start->data, 0) + (int64_t)i * opara__get_i64(delta->dtype, delta->data, 0));
+                           opara__wrap_add(opara__get_i64(start->dtype, start->data, 0),
+                                           opara__wrap_mul((int64_t)i, opara__get_i64(delta->dtype, delta->data, 0))));
     }
     return r;
 }
@@ -28438,8 +29076,11 @@ static void opara__bcast_shapes(const opara__shape* const* in, uint32_t n, opara
 /* Spatial output size of a convolution or pooling window. */
 static int64_t opara__onnx_window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad, const char* auto_pad,
                                  int ceil_mode) {
-    int64_t eff = (k - 1) * dil + 1, span;
-    if (in < 0 || stride <= 0) return -1;
+    int64_t eff, span;
+    if (in < 0 || stride <= 0 || k < 1 || dil < 1 || k > OPARA__DIM_LIMIT || dil > OPARA__DIM_LIMIT ||
+        stride > OPARA__DIM_LIMIT || pad < -OPARA__DIM_LIMIT || pad > OPARA__DIM_LIMIT || (k - 1) > OPARA__DIM_LIMIT / dil)
+        return -1;
+    eff = (k - 1) * dil + 1;
     if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) return (in + stride - 1) / stride;
     if (strcmp(auto_pad, "VALID") == 0) pad = 0;
     span = in + pad - eff;
@@ -28463,12 +29104,16 @@ static void opara__infer_window(const opara__node* n, const opara__shape* x, con
     }
     spatial = (uint32_t)x->ndim - 2;
     if (n->op == OPARA__OP_CONV) out->dims[1] = w && w->ndim > 0 ? w->dims[0] : -1;
-    if (transpose) out->dims[1] = w && w->ndim > 1 ? w->dims[1] * opara__attr_int(n, "group", 1) : -1;
+    if (transpose) {
+        int64_t group = opara__attr_int(n, "group", 1);
+        out->dims[1] = w && w->ndim > 1 && w->dims[1] >= 0 && group > 0 && group < OPARA__DIM_LIMIT ? w->dims[1] * group : -1;
+        if (!opara__dim_sane(out->dims[1])) out->dims[1] = -1;
+    }
     for (i = 0; i < spatial; ++i) {
         int64_t k = ks && i < nk ? ks[i] : w && (uint32_t)w->ndim == spatial + 2 ? w->dims[i + 2] : -1;
         int64_t s = st && i < ns ? st[i] : 1, d = dl && i < nd ? dl[i] : 1;
         int64_t pad = pd && np == 2 * spatial ? pd[i] + pd[i + spatial] : 0, in = x->dims[i + 2];
-        if (k < 0) {
+        if (k < 1 || !opara__dim_sane(k) || !opara__dim_sane(s) || !opara__dim_sane(d) || !opara__dim_sane(pad < 0 ? -pad : pad)) {
             out->dims[i + 2] = -1;
             continue;
         }
@@ -28477,7 +29122,7 @@ static void opara__infer_window(const opara__node* n, const opara__shape* x, con
             const int64_t* os = opara__attr_ints(n, "output_shape", &no);
             const int64_t* op = opara__attr_ints(n, "output_padding", &nop);
             if (os && no == spatial) out->dims[i + 2] = os[i];
-            else if (in < 0) out->dims[i + 2] = -1;
+            else if (in < 0 || (op && i < nop && !opara__dim_sane(op[i] < 0 ? -op[i] : op[i]))) out->dims[i + 2] = -1;
             else if (strncmp(auto_pad, "SAME", 4) == 0) out->dims[i + 2] = in * s;
             else out->dims[i + 2] = s * (in - 1) + (op && i < nop ? op[i] : 0) + (k - 1) * d + 1 - pad;
         } else
@@ -28511,7 +29156,8 @@ static void opara__infer_reshape(const opara__shape* x, const int64_t* spec, uin
     out->ndim = (int32_t)n;
     for (d = 0; d < x->ndim; ++d) {
         if (x->dims[d] == OPARA__DIM_BATCH) in_batch++;
-        else if (x->dims[d] < 0) unknown = 1;
+        else if (x->dims[d] < 0 || !opara__dim_sane(x->dims[d]) || (x->dims[d] && in_known > OPARA__DIM_LIMIT / x->dims[d]))
+            unknown = 1;
         else in_known *= x->dims[d];
     }
     for (i = 0; i < n; ++i) {
@@ -28520,7 +29166,7 @@ static void opara__infer_reshape(const opara__shape* x, const int64_t* spec, uin
         out->dims[i] = v;
         if (spec[i] == -1) infer = (int)i;
         else if (v == OPARA__DIM_BATCH) out_batch++;
-        else if (v < 0) unknown = 1;
+        else if (v < 0 || !opara__dim_sane(v) || (v && out_known > OPARA__DIM_LIMIT / v)) unknown = 1;
         else out_known *= v;
     }
     if (infer < 0) return;
@@ -28546,6 +29192,7 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         if (!opara__side(im, n->outputs[o])) return;
     x = n->n_inputs > 0 && n->inputs[0] >= 0 ? opara__imp_shape(im, n->inputs[0]) : NULL;
     w = n->n_inputs > 1 && n->inputs[1] >= 0 ? opara__imp_shape(im, n->inputs[1]) : NULL;
+    if (!opara__shape_sane(x) || !opara__shape_sane(w)) return; /* absurd sizes: leave the outputs unknown */
     dt = n->n_inputs > 0 && n->inputs[0] >= 0 ? im->g->values[n->inputs[0]].dtype : OPARA_DTYPE_F32;
     out.ndim = -1;
     if (!x) return;
@@ -28576,7 +29223,9 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         if (axis < 0 || axis >= out.ndim) return;
         for (k = 1; k < n->n_inputs; ++k) {
             const opara__shape* s = opara__imp_shape(im, n->inputs[k]);
-            if (s->ndim != out.ndim || out.dims[axis] < 0 || s->dims[axis] < 0) out.dims[axis] = -1;
+            if (s->ndim != out.ndim || out.dims[axis] < 0 || s->dims[axis] < 0 || !opara__dim_sane(s->dims[axis]) ||
+                out.dims[axis] + s->dims[axis] >= OPARA__DIM_LIMIT)
+                out.dims[axis] = -1;
             else out.dims[axis] += s->dims[axis];
         }
         break;
@@ -28679,8 +29328,9 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         out = *x;
         if (!ints || (int32_t)cnt != 2 * x->ndim) return;
         for (d = 0; d < x->ndim; ++d) {
-            int64_t add = ints[d] + ints[d + x->ndim];
-            if (add != 0) out.dims[d] = x->dims[d] >= 0 ? x->dims[d] + add : -1;
+            int64_t a0 = ints[d], a1 = ints[d + x->ndim];
+            if (!opara__dim_sane(a0 < 0 ? -a0 : a0) || !opara__dim_sane(a1 < 0 ? -a1 : a1)) out.dims[d] = -1;
+            else if (a0 + a1 != 0) out.dims[d] = x->dims[d] >= 0 && x->dims[d] + a0 + a1 >= 0 ? x->dims[d] + a0 + a1 : -1;
         }
         break;
     case OPARA__OP_RESIZE: {
@@ -28691,7 +29341,8 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
             if (ints && (int32_t)cnt == x->ndim) out.dims[d] = ints[d];
             else if (scales && scales->type == OPARA__ATTR_FLOATS && (int32_t)scales->count == x->ndim) {
                 float s = scales->v.floats[d];
-                if (s != 1.0f) out.dims[d] = x->dims[d] >= 0 ? (int64_t)floor((double)x->dims[d] * s) : -1;
+                double v = floor((double)x->dims[d] * s);
+                if (s != 1.0f) out.dims[d] = x->dims[d] >= 0 && v >= 0 && v < (double)OPARA__DIM_LIMIT ? (int64_t)v : -1;
             } else
                 out.dims[d] = -1;
         }
@@ -28735,7 +29386,7 @@ static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
             if (a->s.size >= sizeof buf)
                 return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': attribute '%s' is too long",
                                    im->node_name, a->name);
-            memcpy(buf, a->s.data, a->s.size);
+            if (a->s.size) memcpy(buf, a->s.data, a->s.size);
             buf[a->s.size] = 0;
             r = opara__node_set_string(im->g, node, a->name, buf);
             break;
@@ -29630,6 +30281,1012 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
 }
 #endif
 /* ==== END src/opara_onnx.c ==== */
+/* ==== BEGIN src/opara_sim.c ==== */
+/* GPU timing simulator: a deterministic discrete-event model of kernels on SMs (docs/SIMULATOR.md).
+
+   Blocks: a kernel's blocks are dispatched breadth-first over the SMs that have room (threads,
+   registers, shared memory, block slots), oldest ready kernel first; a kernel whose next block
+   fits nowhere blocks every younger kernel (head-of-line blocking).
+   Block time (roofline): an SM reaches peak/sm_count with sm_saturation_threads resident threads,
+   so a block of t threads alone computes at that rate times min(1, t/sm_saturation_threads); DRAM
+   saturates once mem_saturation of the device's thread slots load, so a block pulls
+   bandwidth/(sm_count*max_threads_per_sm*mem_saturation)*t. Its uncontended time is the larger
+   of its FLOP time and its byte time. Contention is processor sharing on virtual clocks (a rate
+   change costs O(1)): memory-bound blocks share the bandwidth (when their uncontended demand D
+   exceeds it, all slow down by bandwidth/D); compute-bound blocks share their SM's peak likewise.
+   Launch: eager mode issues kernels from one host thread in launch order (launch_us each, event_us
+   per event), streams map onto hw_queues queues (stream % hw_queues) that run in issue order;
+   graph mode has one replay call and a front end that reaches node i after (i+1)*graph_node_us.
+   A kernel becomes ready kernel_gap_us after its last dependency finished (or when launched). */
+/* #include "opara_sim.h" (inlined above) */
+/* #include "opara_sched.h" (inlined above) */
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ---- private interface (used by tests and the CLI through the amalgamation) ------------------ */
+
+/* One kernel as the engine sees it, in launch order. */
+typedef struct opara__sim_kernel {
+    opara__op_desc desc;
+    uint32_t stream;
+    uint32_t host_events;          /* eager: event records and waits the host issues with this launch */
+    uint32_t dep_start, dep_count; /* into the deps array: earlier kernels that must finish first */
+} opara__sim_kernel;
+
+/* Simulates kernels[0..n) (launch order; every dep index < its kernel's index). */
+OPARA__PRIVATE opara_result opara__sim_run(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
+                                          const opara__sim_kernel* kernels, uint32_t n, const uint32_t* deps,
+                                          opara_sim_result* out);
+/* Simulates a plan: each op depends on its stream predecessor and on the events it waits for. */
+OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
+                                           const opara__plan* plan, const opara__op_desc* descs,
+                                           opara_sim_result* out);
+/* The scheduler's view of a simulator device (name points into dev). */
+OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out);
+
+/* ---- engine state ---------------------------------------------------------------------------- */
+
+#define OPARA__SIM_INF 1e300
+
+typedef struct opara__sim_group { /* blocks of one kernel started together on one SM */
+    uint32_t kernel, sm, count, seq;
+    double finish; /* virtual finish time on its SM's clock (compute-bound) or the memory clock */
+} opara__sim_group;
+
+typedef struct opara__sim_heap { /* min-heap of group indices by (finish, seq) */
+    uint32_t* items;
+    uint32_t size;
+} opara__sim_heap;
+
+typedef struct opara__sim_ready { double time; uint32_t kernel; } opara__sim_ready;
+
+typedef struct opara__sim_sm {
+    int64_t threads, regs, smem, blocks; /* in use */
+    double busy_since;
+    /* compute-bound groups share the SM: its virtual clock runs at rate = 1/max(1, share) */
+    double vclock, updated, rate, share;
+    double next_finish;  /* real time the next compute group ends, or OPARA__SIM_INF */
+    uint32_t n_compute;  /* compute groups, in s->sm_groups[sm * max_blocks_per_sm ...] */
+} opara__sim_sm;
+
+typedef struct opara__sim_kstate {
+    uint32_t unmet, blocks_left, running;
+    int64_t threads, regs, smem; /* per block */
+    double block_us;             /* uncontended block time */
+    double demand;               /* memory-bound: bytes/us one block pulls uncontended; else 0 */
+    double share;                /* compute-bound: fraction of its SM's peak one block uses alone */
+    double arrival, dep_done;
+} opara__sim_kstate;
+
+typedef struct opara__sim {
+    opara_runtime* rt;
+    const opara_sim_device* dev;
+    const opara__sim_kernel* kernels;
+    uint32_t n;
+    opara__sim_kstate* ks;
+    uint32_t* succ_start; /* CSR successors */
+    uint32_t* succ;
+    opara__sim_sm* sms;
+    opara__sim_group* groups;
+    size_t n_groups, cap_groups;
+    uint32_t* free_groups;
+    size_t n_free, cap_free;
+    opara__sim_heap memory;
+    uint32_t* sm_groups; /* compute groups per SM, max_blocks_per_sm slots each */
+    uint32_t n_running;  /* compute groups on all SMs */
+    opara__sim_ready* ready; /* min-heap by (time, kernel) */
+    uint32_t n_ready;
+    uint32_t* fifo; /* ready kernels with blocks left, in the order they became ready */
+    uint32_t fifo_head, fifo_tail;
+    uint32_t head_scanned; /* the head kernel was tried on every SM (then only freed SMs are retried) */
+    uint32_t* dirty;       /* SMs freed since the last dispatch */
+    uint8_t* is_dirty;
+    uint32_t n_dirty;
+    uint32_t* fit;         /* scratch per SM */
+    uint32_t* take;
+    uint32_t next_sm;
+    uint32_t seq;
+    double now, vclock, rate, demand, bandwidth; /* bandwidth in bytes/us */
+    uint32_t busy_sms;
+    double busy_total;
+    size_t cap_samples;
+    opara_sim_result* res;
+} opara__sim;
+
+static int opara__sim_group_less(const opara__sim* s, uint32_t a, uint32_t b) {
+    const opara__sim_group* ga = &s->groups[a];
+    const opara__sim_group* gb = &s->groups[b];
+    return ga->finish < gb->finish || (ga->finish == gb->finish && ga->seq < gb->seq);
+}
+
+static void opara__sim_heap_push(opara__sim* s, opara__sim_heap* h, uint32_t g) {
+    uint32_t i = h->size++;
+    h->items[i] = g;
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (!opara__sim_group_less(s, h->items[i], h->items[parent])) break;
+        h->items[i] = h->items[parent];
+        h->items[parent] = g;
+        i = parent;
+    }
+}
+
+static uint32_t opara__sim_heap_pop(opara__sim* s, opara__sim_heap* h) {
+    uint32_t top = h->items[0], i = 0;
+    h->items[0] = h->items[--h->size];
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i, t;
+        if (l < h->size && opara__sim_group_less(s, h->items[l], h->items[m])) m = l;
+        if (r < h->size && opara__sim_group_less(s, h->items[r], h->items[m])) m = r;
+        if (m == i) break;
+        t = h->items[i];
+        h->items[i] = h->items[m];
+        h->items[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+static int opara__sim_ready_less(const opara__sim_ready* a, const opara__sim_ready* b) {
+    return a->time < b->time || (a->time == b->time && a->kernel < b->kernel);
+}
+
+static void opara__sim_ready_push(opara__sim* s, double time, uint32_t kernel) {
+    uint32_t i = s->n_ready++;
+    s->ready[i].time = time;
+    s->ready[i].kernel = kernel;
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        opara__sim_ready t;
+        if (!opara__sim_ready_less(&s->ready[i], &s->ready[parent])) break;
+        t = s->ready[i];
+        s->ready[i] = s->ready[parent];
+        s->ready[parent] = t;
+        i = parent;
+    }
+}
+
+static opara__sim_ready opara__sim_ready_pop(opara__sim* s) {
+    opara__sim_ready top = s->ready[0];
+    uint32_t i = 0;
+    s->ready[0] = s->ready[--s->n_ready];
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        opara__sim_ready t;
+        if (l < s->n_ready && opara__sim_ready_less(&s->ready[l], &s->ready[m])) m = l;
+        if (r < s->n_ready && opara__sim_ready_less(&s->ready[r], &s->ready[m])) m = r;
+        if (m == i) break;
+        t = s->ready[i];
+        s->ready[i] = s->ready[m];
+        s->ready[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* ---- bookkeeping ----------------------------------------------------------------------------- */
+
+static opara_result opara__sim_sample(opara__sim* s) {
+    opara_sim_result* r = s->res;
+    if (r->n_samples > 0 && r->sample_us[r->n_samples - 1] == s->now) {
+        r->busy_sms[r->n_samples - 1] = s->busy_sms;
+        return OPARA_OK;
+    }
+    if (r->n_samples > 0 && r->busy_sms[r->n_samples - 1] == s->busy_sms) return OPARA_OK;
+    if (r->n_samples == s->cap_samples) {
+        size_t cap = s->cap_samples;
+        if (opara__grow(s->rt, (void**)&r->sample_us, &cap, cap + 1, sizeof(double)) != OPARA_OK ||
+            opara__grow(s->rt, (void**)&r->busy_sms, &s->cap_samples, cap, sizeof(uint32_t)) != OPARA_OK)
+            return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    r->sample_us[r->n_samples] = s->now;
+    r->busy_sms[r->n_samples] = s->busy_sms;
+    r->n_samples++;
+    return OPARA_OK;
+}
+
+static void opara__sim_ready_later(opara__sim* s, uint32_t k) {
+    const opara__sim_kernel* kn = &s->kernels[k];
+    double t = OPARA__MAX(s->ks[k].arrival, s->ks[k].dep_done);
+    if (!kn->desc.kernel_less && kn->desc.grid > 0) t += s->dev->kernel_gap_us;
+    opara__sim_ready_push(s, t, k);
+}
+
+static void opara__sim_kernel_done(opara__sim* s, uint32_t k) {
+    uint32_t i;
+    s->res->ops[k].end_us = s->now;
+    for (i = s->succ_start[k]; i < s->succ_start[k + 1]; ++i) {
+        uint32_t j = s->succ[i];
+        s->ks[j].dep_done = OPARA__MAX(s->ks[j].dep_done, s->now);
+        if (--s->ks[j].unmet == 0) opara__sim_ready_later(s, j);
+    }
+}
+
+static void opara__sim_kernel_ready(opara__sim* s, uint32_t k) {
+    s->res->ops[k].ready_us = s->now;
+    if (s->ks[k].blocks_left == 0) {
+        s->res->ops[k].start_us = s->now;
+        opara__sim_kernel_done(s, k);
+        return;
+    }
+    s->fifo[s->fifo_tail++] = k;
+}
+
+/* Brings SM i's virtual clock to now. */
+static void opara__sim_sm_advance(opara__sim* s, uint32_t i) {
+    opara__sim_sm* sm = &s->sms[i];
+    sm->vclock += sm->rate * (s->now - sm->updated);
+    sm->updated = s->now;
+}
+
+/* After SM i's compute groups or share changed (clock advanced to now): new rate and next end. */
+static void opara__sim_sm_reschedule(opara__sim* s, uint32_t i) {
+    opara__sim_sm* sm = &s->sms[i];
+    const uint32_t* gs = s->sm_groups + (size_t)i * (size_t)s->dev->max_blocks_per_sm;
+    double first = OPARA__SIM_INF;
+    uint32_t j;
+    if (sm->n_compute == 0) sm->share = 0; /* no drift from repeated sums */
+    sm->rate = sm->share > 1.0 ? 1.0 / sm->share : 1.0;
+    for (j = 0; j < sm->n_compute; ++j) first = OPARA__MIN(first, s->groups[gs[j]].finish);
+    sm->next_finish = sm->n_compute ? s->now + OPARA__MAX(first - sm->vclock, 0.0) / sm->rate : OPARA__SIM_INF;
+}
+
+static opara_result opara__sim_group_finish(opara__sim* s, uint32_t g);
+
+/* Ends the compute groups of SM i due at now (the earliest one even if rounding left its clock short). */
+static opara_result opara__sim_sm_finish_due(opara__sim* s, uint32_t i) {
+    opara__sim_sm* sm = &s->sms[i];
+    uint32_t* gs = s->sm_groups + (size_t)i * (size_t)s->dev->max_blocks_per_sm;
+    double first = OPARA__SIM_INF;
+    uint32_t j;
+    opara__sim_sm_advance(s, i);
+    for (j = 0; j < sm->n_compute; ++j) first = OPARA__MIN(first, s->groups[gs[j]].finish);
+    sm->vclock = OPARA__MAX(sm->vclock, first);
+    for (j = 0; j < sm->n_compute;) {
+        uint32_t g = gs[j];
+        if (s->groups[g].finish <= sm->vclock) {
+            opara_result r;
+            memmove(gs + j, gs + j + 1, (sm->n_compute - j - 1) * sizeof *gs); /* keep start order */
+            sm->n_compute--;
+            s->n_running--;
+            if ((r = opara__sim_group_finish(s, g)) != OPARA_OK) return r;
+        } else {
+            ++j;
+        }
+    }
+    opara__sim_sm_reschedule(s, i);
+    return OPARA_OK;
+}
+
+static opara_result opara__sim_group_finish(opara__sim* s, uint32_t g) {
+    opara__sim_group* gr = &s->groups[g];
+    opara__sim_kstate* k = &s->ks[gr->kernel];
+    opara__sim_sm* sm = &s->sms[gr->sm];
+    uint32_t kernel = gr->kernel;
+    sm->threads -= k->threads * gr->count;
+    sm->regs -= k->regs * gr->count;
+    sm->smem -= k->smem * gr->count;
+    sm->blocks -= gr->count;
+    if (k->demand > 0) s->demand -= k->demand * gr->count;
+    else sm->share -= k->share * gr->count;
+    if (sm->blocks == 0) {
+        s->busy_total += s->now - sm->busy_since;
+        s->busy_sms--;
+        if (opara__sim_sample(s) != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    if (!s->is_dirty[gr->sm]) {
+        s->is_dirty[gr->sm] = 1;
+        s->dirty[s->n_dirty++] = gr->sm;
+    }
+    s->free_groups[s->n_free++] = g;
+    if (--k->running == 0 && k->blocks_left == 0) opara__sim_kernel_done(s, kernel);
+    return OPARA_OK;
+}
+
+static opara_result opara__sim_group_start(opara__sim* s, uint32_t kernel, uint32_t smi, uint32_t count) {
+    opara__sim_kstate* k = &s->ks[kernel];
+    opara__sim_sm* sm = &s->sms[smi];
+    opara__sim_group* gr;
+    uint32_t g;
+    if (s->n_free > 0) {
+        g = s->free_groups[--s->n_free];
+    } else {
+        if (opara__grow(s->rt, (void**)&s->groups, &s->cap_groups, s->n_groups + 1, sizeof *s->groups) != OPARA_OK)
+            return OPARA_ERR_OUT_OF_MEMORY;
+        g = (uint32_t)s->n_groups++;
+        if (s->n_groups > s->cap_free) {
+            size_t cap_m = s->cap_free;
+            if (opara__grow(s->rt, (void**)&s->free_groups, &s->cap_free, s->n_groups, sizeof(uint32_t)) != OPARA_OK ||
+                opara__grow(s->rt, (void**)&s->memory.items, &cap_m, s->n_groups, sizeof(uint32_t)) != OPARA_OK)
+                return OPARA_ERR_OUT_OF_MEMORY;
+        }
+    }
+    gr = &s->groups[g];
+    gr->kernel = kernel;
+    gr->sm = smi;
+    gr->count = count;
+    gr->seq = s->seq++;
+    if (sm->blocks == 0) {
+        sm->busy_since = s->now;
+        s->busy_sms++;
+        if (opara__sim_sample(s) != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    sm->threads += k->threads * count;
+    sm->regs += k->regs * count;
+    sm->smem += k->smem * count;
+    sm->blocks += count;
+    k->blocks_left -= count;
+    k->running++;
+    if (k->demand > 0) {
+        gr->finish = s->vclock + k->block_us;
+        s->demand += k->demand * count;
+        opara__sim_heap_push(s, &s->memory, g);
+    } else {
+        opara__sim_sm_advance(s, smi);
+        gr->finish = sm->vclock + k->block_us;
+        sm->share += k->share * count;
+        s->sm_groups[(size_t)smi * (size_t)s->dev->max_blocks_per_sm + sm->n_compute++] = g;
+        s->n_running++;
+        opara__sim_sm_reschedule(s, smi);
+    }
+    return OPARA_OK;
+}
+
+/* How many more blocks of kernel k fit on SM i. */
+static uint32_t opara__sim_fit(const opara__sim* s, const opara__sim_kstate* k, uint32_t i) {
+    const opara_sim_device* d = s->dev;
+    const opara__sim_sm* sm = &s->sms[i];
+    int64_t fit = d->max_blocks_per_sm - sm->blocks;
+    fit = OPARA__MIN(fit, (d->max_threads_per_sm - sm->threads) / k->threads);
+    if (k->regs > 0) fit = OPARA__MIN(fit, (d->max_regs_per_sm - sm->regs) / k->regs);
+    if (k->smem > 0) fit = OPARA__MIN(fit, (d->max_smem_per_sm - sm->smem) / k->smem);
+    return fit > 0 ? (uint32_t)fit : 0;
+}
+
+/* Places blocks of kernel k breadth-first over the candidate SMs (one per SM per round). */
+static opara_result opara__sim_place(opara__sim* s, uint32_t kernel, const uint32_t* cand, uint32_t n_cand) {
+    opara__sim_kstate* k = &s->ks[kernel];
+    uint32_t left = k->blocks_left, i, last = UINT32_MAX;
+    int progress = 1;
+    for (i = 0; i < n_cand; ++i) {
+        s->fit[i] = opara__sim_fit(s, k, cand[i]);
+        s->take[i] = 0;
+    }
+    while (left > 0 && progress) {
+        progress = 0;
+        for (i = 0; i < n_cand && left > 0; ++i) {
+            if (s->take[i] < s->fit[i]) {
+                s->take[i]++;
+                left--;
+                progress = 1;
+                last = cand[i];
+            }
+        }
+    }
+    if (last == UINT32_MAX) return OPARA_OK;
+    if (k->blocks_left == s->kernels[kernel].desc.grid) s->res->ops[kernel].start_us = s->now;
+    for (i = 0; i < n_cand; ++i) {
+        if (s->take[i] > 0) {
+            opara_result r = opara__sim_group_start(s, kernel, cand[i], s->take[i]);
+            if (r != OPARA_OK) return r;
+        }
+    }
+    s->next_sm = (last + 1) % (uint32_t)s->dev->sm_count;
+    return OPARA_OK;
+}
+
+static opara_result opara__sim_dispatch(opara__sim* s) {
+    uint32_t n_sm = (uint32_t)s->dev->sm_count, i;
+    while (s->fifo_head < s->fifo_tail) {
+        uint32_t k = s->fifo[s->fifo_head];
+        opara_result r;
+        if (s->head_scanned != k) {
+            uint32_t* all = s->dirty + n_sm; /* second half of the dirty buffer: rotation order */
+            for (i = 0; i < n_sm; ++i) all[i] = (s->next_sm + i) % n_sm;
+            r = opara__sim_place(s, k, all, n_sm);
+        } else {
+            r = opara__sim_place(s, k, s->dirty, s->n_dirty);
+        }
+        if (r != OPARA_OK) return r;
+        if (s->ks[k].blocks_left > 0) {
+            s->head_scanned = k;
+            break;
+        }
+        s->fifo_head++;
+    }
+    for (i = 0; i < s->n_dirty; ++i) s->is_dirty[s->dirty[i]] = 0;
+    s->n_dirty = 0;
+    return OPARA_OK;
+}
+
+/* ---- setup ----------------------------------------------------------------------------------- */
+
+static opara_result opara__sim_check_device(opara_runtime* rt, const opara_sim_device* d) {
+    if (d->sm_count <= 0 || d->max_threads_per_sm <= 0 || d->max_regs_per_sm <= 0 || d->max_smem_per_sm < 0 ||
+        d->max_blocks_per_sm <= 0 || d->sm_saturation_threads <= 0 || d->hw_queues <= 0)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "sim device '%s': SM counts and limits must be positive",
+                           d->name);
+    if (!(d->peak_gflops > 0) || !(d->mem_gbps > 0) || !(d->mem_saturation > 0) || d->mem_saturation > 1)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS,
+                           "sim device '%s': peak_gflops and mem_gbps must be > 0, mem_saturation in (0, 1]", d->name);
+    if (!(d->launch_us >= 0) || !(d->event_us >= 0) || !(d->graph_launch_us >= 0) || !(d->graph_node_us >= 0) ||
+        !(d->kernel_gap_us >= 0))
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "sim device '%s': overheads must be >= 0", d->name);
+    return OPARA_OK;
+}
+
+/* Per-block demand and time of kernel i; fails when one block cannot fit on an empty SM. */
+static opara_result opara__sim_kernel_setup(opara__sim* s, uint32_t i) {
+    const opara_sim_device* d = s->dev;
+    const opara__op_desc* desc = &s->kernels[i].desc;
+    opara__sim_kstate* k = &s->ks[i];
+    double sm_flops_us = d->peak_gflops * 1e3 / d->sm_count;
+    double thread_bytes_us = d->mem_gbps * 1e3 / ((double)d->sm_count * d->max_threads_per_sm * d->mem_saturation);
+    double per_block_flops, per_block_bytes, t_compute, t_memory;
+    uint32_t grid = desc->kernel_less ? 0 : desc->grid;
+    k->blocks_left = grid;
+    s->res->ops[i].blocks = grid;
+    s->res->ops[i].stream = s->kernels[i].stream;
+    if (grid == 0) return OPARA_OK;
+    k->threads = desc->block_threads ? desc->block_threads : 1;
+    k->regs = (int64_t)desc->regs_per_thread * k->threads;
+    k->smem = desc->smem_per_block;
+    if (k->threads > d->max_threads_per_sm || k->regs > d->max_regs_per_sm || k->smem > d->max_smem_per_sm)
+        return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS,
+                           "sim: kernel %u (%u threads, %u regs/thread, %u B smem per block) never fits on an SM of '%s'",
+                           i, desc->block_threads, desc->regs_per_thread, desc->smem_per_block, d->name);
+    per_block_flops = (desc->flops > 0 ? desc->flops : 0) / grid;
+    per_block_bytes = (desc->bytes > 0 ? desc->bytes : 0) / grid;
+    k->share = OPARA__MIN(1.0, (double)k->threads / d->sm_saturation_threads);
+    t_compute = per_block_flops / (sm_flops_us * k->share);
+    t_memory = per_block_bytes / (thread_bytes_us * (double)k->threads);
+    k->block_us = OPARA__MAX(t_compute, t_memory);
+    k->demand = (t_memory > t_compute) ? per_block_bytes / t_memory : 0.0;
+    s->res->ops[i].memory_bound = k->demand > 0;
+    return OPARA_OK;
+}
+
+/* Arrival of every kernel at the GPU; eager: also the previous kernel issued to the same hardware
+   queue (the fifo array serves as scratch: last kernel per queue). */
+static void opara__sim_arrivals(opara__sim* s, opara_sim_mode mode, uint32_t* queue_pred) {
+    const opara_sim_device* d = s->dev;
+    uint32_t q, i, n_q = (uint32_t)d->hw_queues;
+    double host = 0;
+    for (q = 0; q < n_q; ++q) s->fifo[q] = UINT32_MAX;
+    for (i = 0; i < s->n; ++i) {
+        const opara__sim_kernel* k = &s->kernels[i];
+        queue_pred[i] = UINT32_MAX;
+        if (mode == OPARA_SIM_GRAPH) {
+            s->ks[i].arrival = d->graph_launch_us + (double)(i + 1) * d->graph_node_us;
+            continue;
+        }
+        host += (double)k->host_events * d->event_us;
+        if (s->ks[i].blocks_left > 0) {
+            host += d->launch_us;
+            q = k->stream % n_q;
+            queue_pred[i] = s->fifo[q];
+            s->fifo[q] = i;
+        }
+        s->ks[i].arrival = host;
+    }
+    s->res->host_us = mode == OPARA_SIM_GRAPH ? d->graph_launch_us : host;
+}
+
+static opara_result opara__sim_successors(opara__sim* s, const uint32_t* deps, const uint32_t* queue_pred) {
+    uint32_t i, j, total = 0;
+    for (i = 0; i < s->n; ++i) {
+        const opara__sim_kernel* k = &s->kernels[i];
+        for (j = 0; j < k->dep_count; ++j) {
+            uint32_t p = deps[k->dep_start + j];
+            if (p >= i)
+                return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "sim: kernel %u depends on kernel %u, not an earlier one",
+                                   i, p);
+            s->succ_start[p + 1]++;
+        }
+        if (queue_pred[i] != UINT32_MAX) s->succ_start[queue_pred[i] + 1]++;
+    }
+    for (i = 0; i < s->n; ++i) s->succ_start[i + 1] += s->succ_start[i];
+    total = s->succ_start[s->n];
+    s->succ = (uint32_t*)opara__calloc(s->rt, total ? total : 1, sizeof(uint32_t));
+    if (!s->succ) return OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < s->n; ++i) s->fifo[i] = s->succ_start[i];
+    for (i = 0; i < s->n; ++i) {
+        const opara__sim_kernel* k = &s->kernels[i];
+        for (j = 0; j < k->dep_count; ++j) s->succ[s->fifo[deps[k->dep_start + j]]++] = i;
+        if (queue_pred[i] != UINT32_MAX) s->succ[s->fifo[queue_pred[i]]++] = i;
+        s->ks[i].unmet = k->dep_count + (queue_pred[i] != UINT32_MAX);
+    }
+    return OPARA_OK;
+}
+
+static void opara__sim_free_state(opara__sim* s) {
+    opara__free(s->rt, s->ks);
+    opara__free(s->rt, s->succ_start);
+    opara__free(s->rt, s->succ);
+    opara__free(s->rt, s->sms);
+    opara__free(s->rt, s->groups);
+    opara__free(s->rt, s->free_groups);
+    opara__free(s->rt, s->sm_groups);
+    opara__free(s->rt, s->memory.items);
+    opara__free(s->rt, s->ready);
+    opara__free(s->rt, s->fifo);
+    opara__free(s->rt, s->dirty);
+    opara__free(s->rt, s->is_dirty);
+    opara__free(s->rt, s->fit);
+    opara__free(s->rt, s->take);
+}
+
+static opara_result opara__sim_alloc_state(opara__sim* s) {
+    size_t n = s->n ? s->n : 1, n_sm = (size_t)s->dev->sm_count, i;
+    opara_runtime* rt = s->rt;
+    s->ks = (opara__sim_kstate*)opara__calloc(rt, n, sizeof *s->ks);
+    s->succ_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
+    s->sms = (opara__sim_sm*)opara__calloc(rt, n_sm, sizeof *s->sms);
+    s->ready = (opara__sim_ready*)opara__calloc(rt, n, sizeof *s->ready);
+    s->fifo = (uint32_t*)opara__calloc(rt, OPARA__MAX(n, (size_t)s->dev->hw_queues), sizeof(uint32_t));
+    s->dirty = (uint32_t*)opara__calloc(rt, 2 * n_sm, sizeof(uint32_t));
+    s->is_dirty = (uint8_t*)opara__calloc(rt, n_sm, 1);
+    s->fit = (uint32_t*)opara__calloc(rt, n_sm, sizeof(uint32_t));
+    s->take = (uint32_t*)opara__calloc(rt, n_sm, sizeof(uint32_t));
+    s->sm_groups = (uint32_t*)opara__calloc(rt, n_sm * (size_t)s->dev->max_blocks_per_sm, sizeof(uint32_t));
+    s->res->ops = (opara_sim_op_time*)opara__calloc(rt, n, sizeof *s->res->ops);
+    for (i = 0; s->sms && i < n_sm; ++i) {
+        s->sms[i].rate = 1.0;
+        s->sms[i].next_finish = OPARA__SIM_INF;
+    }
+    if (!s->ks || !s->succ_start || !s->sms || !s->ready || !s->fifo || !s->dirty || !s->is_dirty || !s->fit ||
+        !s->take || !s->sm_groups || !s->res->ops)
+        return OPARA_ERR_OUT_OF_MEMORY;
+    return OPARA_OK;
+}
+
+/* ---- the event loop -------------------------------------------------------------------------- */
+
+static double opara__sim_next_memory_time(const opara__sim* s) {
+    if (s->memory.size == 0) return OPARA__SIM_INF;
+    return s->now + (s->groups[s->memory.items[0]].finish - s->vclock) / s->rate;
+}
+
+static opara_result opara__sim_step(opara__sim* s) {
+    double t_ready = s->n_ready ? s->ready[0].time : OPARA__SIM_INF;
+    double t_compute = OPARA__SIM_INF;
+    double t_memory = opara__sim_next_memory_time(s);
+    double t;
+    uint32_t i, n_sm = (uint32_t)s->dev->sm_count;
+    opara_result r;
+    for (i = 0; i < n_sm; ++i) t_compute = OPARA__MIN(t_compute, s->sms[i].next_finish);
+    t = OPARA__MIN(t_ready, OPARA__MIN(t_compute, t_memory));
+    if (t < s->now) t = s->now;
+    s->vclock += s->rate * (t - s->now);
+    if (t_memory <= t) s->vclock = OPARA__MAX(s->vclock, s->groups[s->memory.items[0]].finish);
+    s->now = t;
+    for (i = 0; t_compute <= t && i < n_sm; ++i)
+        if (s->sms[i].next_finish <= t && (r = opara__sim_sm_finish_due(s, i)) != OPARA_OK) return r;
+    while (s->memory.size && s->groups[s->memory.items[0]].finish <= s->vclock)
+        if ((r = opara__sim_group_finish(s, opara__sim_heap_pop(s, &s->memory))) != OPARA_OK) return r;
+    if (s->memory.size == 0) s->demand = 0; /* no drift from repeated sums */
+    while (s->n_ready && s->ready[0].time <= s->now) opara__sim_kernel_ready(s, opara__sim_ready_pop(s).kernel);
+    if ((r = opara__sim_dispatch(s)) != OPARA_OK) return r;
+    s->rate = s->demand > s->bandwidth ? s->bandwidth / s->demand : 1.0;
+    return OPARA_OK;
+}
+
+static opara_result opara__sim_loop(opara__sim* s) {
+    uint32_t i;
+    opara_result r;
+    for (i = 0; i < s->n; ++i)
+        if (s->ks[i].unmet == 0) opara__sim_ready_later(s, i);
+    while (s->n_ready || s->n_running || s->memory.size) {
+        if ((r = opara__sim_step(s)) != OPARA_OK) return r;
+    }
+    if (s->fifo_head != s->fifo_tail) return opara__fail(s->rt, OPARA_ERR_INTERNAL, "sim: kernels left undispatched");
+    return OPARA_OK;
+}
+
+static void opara__sim_summarize(opara__sim* s) {
+    opara_sim_result* r = s->res;
+    uint32_t i;
+    double end = 0;
+    for (i = 0; i < s->n; ++i) {
+        end = OPARA__MAX(end, r->ops[i].end_us);
+        if (r->ops[i].stream + 1 > r->n_streams) r->n_streams = r->ops[i].stream + 1;
+    }
+    r->makespan_us = end;
+    r->sm_busy = end > 0 ? s->busy_total / (end * s->dev->sm_count) : 0.0;
+}
+
+OPARA__PRIVATE opara_result opara__sim_run(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
+                                          const opara__sim_kernel* kernels, uint32_t n, const uint32_t* deps,
+                                          opara_sim_result* out) {
+    opara__sim s;
+    uint32_t* queue_pred;
+    uint32_t i;
+    opara_result r;
+    if (!out) return OPARA_ERR_INVALID_ARGS;
+    memset(out, 0, sizeof *out);
+    if (!dev || (n > 0 && !kernels)) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "sim: NULL device or kernels");
+    if ((r = opara__sim_check_device(rt, dev)) != OPARA_OK) return r;
+    memset(&s, 0, sizeof s);
+    s.rt = rt;
+    s.dev = dev;
+    s.kernels = kernels;
+    s.n = n;
+    s.res = out;
+    s.rate = 1.0;
+    s.bandwidth = dev->mem_gbps * 1e3;
+    s.head_scanned = UINT32_MAX;
+    out->device = *dev;
+    out->mode = mode;
+    out->n_ops = n;
+    r = opara__sim_alloc_state(&s);
+    queue_pred = (uint32_t*)opara__calloc(rt, n ? n : 1, sizeof(uint32_t));
+    if (r == OPARA_OK && !queue_pred) r = OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; r == OPARA_OK && i < n; ++i) r = opara__sim_kernel_setup(&s, i);
+    if (r == OPARA_OK) {
+        opara__sim_arrivals(&s, mode, queue_pred);
+        r = opara__sim_successors(&s, deps, queue_pred);
+    }
+    if (r == OPARA_OK) r = opara__sim_sample(&s);
+    if (r == OPARA_OK) r = opara__sim_loop(&s);
+    if (r == OPARA_OK) opara__sim_summarize(&s);
+    opara__free(rt, queue_pred);
+    opara__sim_free_state(&s);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) opara__fail(rt, r, "sim: out of memory (%u kernels)", n);
+    if (r != OPARA_OK) opara_sim_result_free(rt, out);
+    return r;
+}
+
+OPARADEF void opara_sim_result_free(opara_runtime* rt, opara_sim_result* result) {
+    if (!result) return;
+    opara__free(rt, result->ops);
+    opara__free(rt, result->sample_us);
+    opara__free(rt, result->busy_sms);
+    memset(result, 0, sizeof *result);
+}
+
+/* ---- plans ----------------------------------------------------------------------------------- */
+
+static void opara__sim_plan_kernel(const opara__plan* plan, const opara__op_desc* descs, uint32_t pos,
+                                   const uint32_t* last_on_stream, opara__sim_kernel* k, uint32_t* deps,
+                                   uint32_t* n_deps) {
+    uint32_t node = plan->order[pos], s = plan->stream[node], w;
+    memset(k, 0, sizeof *k);
+    if (descs) k->desc = descs[node];
+    else k->desc.kernel_less = 1;
+    k->stream = s;
+    k->dep_start = *n_deps;
+    if (last_on_stream[s] != UINT32_MAX) deps[(*n_deps)++] = last_on_stream[s];
+    for (w = plan->wait_start[node]; w < plan->wait_start[node + 1]; ++w) {
+        uint32_t p = plan->position[plan->wait_nodes[w]];
+        if (last_on_stream[s] == UINT32_MAX || p != last_on_stream[s]) deps[(*n_deps)++] = p;
+    }
+    k->dep_count = *n_deps - k->dep_start;
+    k->host_events = (plan->wait_start[node + 1] - plan->wait_start[node]) + (plan->records_event[node] ? 1u : 0u);
+    if (last_on_stream[s] == UINT32_MAX && plan->stream_fork[s]) k->host_events++; /* wait on the fork event */
+    if (pos == 0) k->host_events++;                                                 /* record the fork event */
+}
+
+OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
+                                           const opara__plan* plan, const opara__op_desc* descs,
+                                           opara_sim_result* out) {
+    opara__sim_kernel* kernels;
+    uint32_t *deps, *last_on_stream, pos, n_deps = 0, n;
+    size_t dep_cap;
+    opara_result r;
+    if (!out) return OPARA_ERR_INVALID_ARGS;
+    memset(out, 0, sizeof *out);
+    if (!plan) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "sim: NULL plan");
+    n = plan->n_nodes;
+    if (!opara__add_size(n, plan->wait_start[n], &dep_cap)) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "sim: plan too big");
+    kernels = (opara__sim_kernel*)opara__calloc(rt, n ? n : 1, sizeof *kernels);
+    deps = (uint32_t*)opara__calloc(rt, dep_cap ? dep_cap : 1, sizeof(uint32_t));
+    last_on_stream = (uint32_t*)opara__calloc(rt, plan->n_streams ? plan->n_streams : 1, sizeof(uint32_t));
+    if (!kernels || !deps || !last_on_stream) {
+        r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "sim: out of memory for %u ops", n);
+    } else {
+        memset(last_on_stream, 0xff, (plan->n_streams ? plan->n_streams : 1) * sizeof(uint32_t));
+        for (pos = 0; pos < n; ++pos) {
+            opara__sim_plan_kernel(plan, descs, pos, last_on_stream, &kernels[pos], deps, &n_deps);
+            last_on_stream[kernels[pos].stream] = pos;
+        }
+        r = opara__sim_run(rt, dev, mode, kernels, n, deps, out);
+    }
+    opara__free(rt, kernels);
+    opara__free(rt, deps);
+    opara__free(rt, last_on_stream);
+    return r;
+}
+
+/* ---- devices --------------------------------------------------------------------------------- */
+
+OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out) {
+    memset(out, 0, sizeof *out);
+    out->name = dev->name;
+    out->sms = (uint32_t)dev->sm_count;
+    out->max_threads_per_block = (uint32_t)dev->max_threads_per_block;
+    out->max_threads_per_sm = (uint32_t)dev->max_threads_per_sm;
+    out->max_regs_per_block = (uint32_t)dev->max_regs_per_sm;
+    out->max_regs_per_sm = (uint32_t)dev->max_regs_per_sm;
+    out->max_smem_per_block = (uint32_t)dev->max_smem_per_block;
+    out->max_smem_per_sm = (uint32_t)dev->max_smem_per_sm;
+    out->max_blocks_per_sm = (uint32_t)dev->max_blocks_per_sm;
+    out->peak_flops = dev->peak_gflops * 1e9;
+    out->bandwidth = dev->mem_gbps * 1e9;
+}
+
+/* Calibration of the timing model per preset (the SM limits, peak and bandwidth are the
+   scheduler's specification presets). See docs/SIMULATOR.md for where each number comes from. */
+typedef struct opara__sim_calibration {
+    const char* name;
+    int32_t sm_saturation_threads;
+    double mem_saturation, launch_us, event_us, graph_launch_us, graph_node_us, kernel_gap_us;
+} opara__sim_calibration;
+
+static const opara__sim_calibration opara__sim_calibrations[] = {
+    /* sm_saturation_threads = 4 x FP32 lanes per SM (Little's law for a 4-cycle FMA pipe):
+       64 lanes on Turing, Volta, GA100; 128 on Hopper and GA10B (Orin) */
+    {"rtx2080s", 256, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
+    {"v100", 256, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
+    {"a100", 256, 0.25, 4.0, 1.5, 4.0, 0.5, 1.0},
+    {"h100", 512, 0.25, 3.0, 1.0, 3.0, 0.4, 0.8},
+    {"orin", 512, 0.25, 8.0, 3.0, 8.0, 1.0, 2.0},
+};
+
+OPARADEF const char* opara_sim_device_preset_name(uint32_t index) {
+    return index < OPARA__ARRAY_COUNT(opara__sim_calibrations) ? opara__sim_calibrations[index].name : NULL;
+}
+
+OPARADEF opara_result opara_sim_device_preset(const char* name, opara_sim_device* out) {
+    size_t i;
+    const opara__device* spec;
+    if (!name || !out) return OPARA_ERR_INVALID_ARGS;
+    for (i = 0; i < OPARA__ARRAY_COUNT(opara__sim_calibrations); ++i) {
+        const opara__sim_calibration* c = &opara__sim_calibrations[i];
+        if (strcmp(name, c->name) != 0) continue;
+        spec = opara__device_preset(name);
+        if (!spec) return OPARA_ERR_NOT_FOUND;
+        memset(out, 0, sizeof *out);
+        opara__format(out->name, sizeof out->name, "%s", c->name);
+        out->sm_count = (int32_t)spec->sms;
+        out->max_threads_per_sm = (int32_t)spec->max_threads_per_sm;
+        out->max_regs_per_sm = (int32_t)spec->max_regs_per_sm;
+        out->max_smem_per_sm = (int32_t)spec->max_smem_per_sm;
+        out->max_blocks_per_sm = (int32_t)spec->max_blocks_per_sm;
+        out->max_threads_per_block = (int32_t)spec->max_threads_per_block;
+        out->max_smem_per_block = (int32_t)spec->max_smem_per_block;
+        out->peak_gflops = spec->peak_flops / 1e9;
+        out->mem_gbps = spec->bandwidth / 1e9;
+        out->sm_saturation_threads = c->sm_saturation_threads;
+        out->mem_saturation = c->mem_saturation;
+        out->launch_us = c->launch_us;
+        out->event_us = c->event_us;
+        out->graph_launch_us = c->graph_launch_us;
+        out->graph_node_us = c->graph_node_us;
+        out->kernel_gap_us = c->kernel_gap_us;
+        out->hw_queues = 8;
+        return OPARA_OK;
+    }
+    return OPARA_ERR_NOT_FOUND;
+}
+
+typedef struct opara__sim_field {
+    const char* key;
+    int is_int;
+    size_t offset;
+} opara__sim_field;
+
+#define OPARA__SIM_INT(f) {#f, 1, offsetof(opara_sim_device, f)}
+#define OPARA__SIM_DBL(f) {#f, 0, offsetof(opara_sim_device, f)}
+static const opara__sim_field opara__sim_fields[] = {
+    OPARA__SIM_INT(sm_count), OPARA__SIM_INT(max_threads_per_sm), OPARA__SIM_INT(max_regs_per_sm),
+    OPARA__SIM_INT(max_smem_per_sm), OPARA__SIM_INT(max_blocks_per_sm), OPARA__SIM_INT(max_threads_per_block),
+    OPARA__SIM_INT(max_smem_per_block), OPARA__SIM_INT(sm_saturation_threads), OPARA__SIM_DBL(peak_gflops), OPARA__SIM_DBL(mem_gbps),
+    OPARA__SIM_DBL(mem_saturation), OPARA__SIM_DBL(launch_us), OPARA__SIM_DBL(event_us),
+    OPARA__SIM_DBL(graph_launch_us), OPARA__SIM_DBL(graph_node_us), OPARA__SIM_DBL(kernel_gap_us),
+    OPARA__SIM_INT(hw_queues),
+};
+#undef OPARA__SIM_INT
+#undef OPARA__SIM_DBL
+
+/* Parses a decimal number (optional sign, digits, fraction, exponent) that fills [p, end). */
+static int opara__sim_parse_number(const char* p, const char* end, double* out) {
+    char buf[64];
+    char* stop = NULL;
+    size_t len = (size_t)(end - p);
+    if (len == 0 || len >= sizeof buf) return 0;
+    memcpy(buf, p, len);
+    buf[len] = 0;
+    *out = strtod(buf, &stop);
+    return stop == buf + len && *out == *out && *out < 1e300 && *out > -1e300;
+}
+
+static opara_result opara__sim_set_field(opara_runtime* rt, opara_sim_device* out, const char* key, size_t key_len,
+                                         const char* val, const char* val_end, uint32_t line) {
+    size_t i;
+    double v;
+    if (key_len == 4 && memcmp(key, "base", 4) == 0) {
+        char name[32];
+        if ((size_t)(val_end - val) >= sizeof name) return opara__fail(rt, OPARA_ERR_NOT_FOUND, "sim device line %u: unknown base", line);
+        memcpy(name, val, (size_t)(val_end - val));
+        name[val_end - val] = 0;
+        if (opara_sim_device_preset(name, out) != OPARA_OK)
+            return opara__fail(rt, OPARA_ERR_NOT_FOUND, "sim device line %u: unknown base '%s'", line, name);
+        return OPARA_OK;
+    }
+    if (key_len == 4 && memcmp(key, "name", 4) == 0) {
+        if ((size_t)(val_end - val) >= sizeof out->name)
+            return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "sim device line %u: name longer than %u bytes", line,
+                               (unsigned)sizeof out->name - 1);
+        memset(out->name, 0, sizeof out->name);
+        memcpy(out->name, val, (size_t)(val_end - val));
+        return OPARA_OK;
+    }
+    for (i = 0; i < OPARA__ARRAY_COUNT(opara__sim_fields); ++i) {
+        const opara__sim_field* f = &opara__sim_fields[i];
+        if (strlen(f->key) != key_len || memcmp(f->key, key, key_len) != 0) continue;
+        if (!opara__sim_parse_number(val, val_end, &v))
+            return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "sim device line %u: '%s' needs a number", line, f->key);
+        if (f->is_int) {
+            if (v != floor(v) || v < 0 || v > 2147483647.0)
+                return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "sim device line %u: '%s' needs a non-negative integer",
+                                   line, f->key);
+            *(int32_t*)(void*)((char*)out + f->offset) = (int32_t)v;
+        } else {
+            *(double*)(void*)((char*)out + f->offset) = v;
+        }
+        return OPARA_OK;
+    }
+    return opara__fail(rt, OPARA_ERR_NOT_FOUND, "sim device line %u: unknown key '%.*s'", line, (int)key_len, key);
+}
+
+static const char* opara__sim_trim_start(const char* p, const char* end) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
+    return p;
+}
+
+static const char* opara__sim_trim_end(const char* start, const char* p) {
+    while (p > start && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\r')) --p;
+    return p;
+}
+
+OPARADEF opara_result opara_sim_device_parse(opara_runtime* rt, const char* text, size_t len, opara_sim_device* out) {
+    const char* p = text;
+    const char* end = text + len;
+    uint32_t line = 0;
+    opara_sim_device dev;
+    opara_result r;
+    if (!out || (!text && len > 0)) return OPARA_ERR_INVALID_ARGS;
+    memset(&dev, 0, sizeof dev);
+    dev.hw_queues = 8;
+    dev.mem_saturation = 0.25;
+    while (p < end) {
+        const char* eol = (const char*)memchr(p, '\n', (size_t)(end - p));
+        const char *hash, *eq, *key, *key_end, *val, *val_end;
+        if (!eol) eol = end;
+        ++line;
+        hash = (const char*)memchr(p, '#', (size_t)(eol - p));
+        val_end = hash ? hash : eol;
+        key = opara__sim_trim_start(p, val_end);
+        p = eol < end ? eol + 1 : end;
+        if (key == val_end) continue;
+        eq = (const char*)memchr(key, '=', (size_t)(val_end - key));
+        if (!eq) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "sim device line %u: expected 'key = value'", line);
+        key_end = opara__sim_trim_end(key, eq);
+        val = opara__sim_trim_start(eq + 1, val_end);
+        val_end = opara__sim_trim_end(val, val_end);
+        r = opara__sim_set_field(rt, &dev, key, (size_t)(key_end - key), val, val_end, line);
+        if (r != OPARA_OK) return r;
+    }
+    if (!dev.name[0]) opara__format(dev.name, sizeof dev.name, "custom");
+    if ((r = opara__sim_check_device(rt, &dev)) != OPARA_OK) return r;
+    *out = dev;
+    return OPARA_OK;
+}
+
+OPARADEF size_t opara_sim_device_format(const opara_sim_device* dev, char* dst, size_t cap) {
+    size_t i, len = 0;
+    char line[128];
+    if (!dev) return 0;
+    for (i = 0; i <= OPARA__ARRAY_COUNT(opara__sim_fields); ++i) {
+        size_t n;
+        if (i == 0) {
+            n = opara__format(line, sizeof line, "name = %s\n", dev->name);
+        } else {
+            const opara__sim_field* f = &opara__sim_fields[i - 1];
+            const char* field = (const char*)dev + f->offset;
+            if (f->is_int) n = opara__format(line, sizeof line, "%s = %d\n", f->key, (int)*(const int32_t*)(const void*)field);
+            else n = opara__format(line, sizeof line, "%s = %.17g\n", f->key, *(const double*)(const void*)field);
+        }
+        if (dst && len + n < cap) memcpy(dst + len, line, n + 1);
+        else if (dst && cap > 0 && len < cap) dst[len] = 0;
+        len += n;
+    }
+    return len;
+}
+
+#ifndef OPARA_NO_STDIO
+#include <stdio.h>
+OPARADEF opara_result opara_sim_device_load(opara_runtime* rt, const char* name_or_path, opara_sim_device* out) {
+    FILE* f;
+    char* text;
+    long size;
+    opara_result r;
+    if (!name_or_path || !out) return OPARA_ERR_INVALID_ARGS;
+    if (opara_sim_device_preset(name_or_path, out) == OPARA_OK) return OPARA_OK;
+    f = fopen(name_or_path, "rb");
+    if (!f) return opara__fail(rt, OPARA_ERR_NOT_FOUND, "sim device '%s': not a preset and not a readable file", name_or_path);
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || size > (1 << 20) || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return opara__fail(rt, OPARA_ERR_IO, "sim device '%s': cannot size the file (or it is over 1 MiB)", name_or_path);
+    }
+    text = (char*)opara__alloc(rt, (size_t)size + 1);
+    if (!text) {
+        fclose(f);
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "sim device '%s': out of memory", name_or_path);
+    }
+    r = fread(text, 1, (size_t)size, f) == (size_t)size ? OPARA_OK : OPARA_ERR_IO;
+    fclose(f);
+    if (r != OPARA_OK) opara__fail(rt, r, "sim device '%s': read failed", name_or_path);
+    else r = opara_sim_device_parse(rt, text, (size_t)size, out);
+    opara__free(rt, text);
+    return r;
+}
+#endif
+
+/* ---- Chrome trace ---------------------------------------------------------------------------- */
+
+static void opara__sim_json_string(const char* s, void (*write)(const char*, size_t, void*), void* user) {
+    char buf[8];
+    write("\"", 1, user);
+    for (; *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            buf[0] = '\\';
+            buf[1] = (char)c;
+            write(buf, 2, user);
+        } else if (c < 0x20) {
+            write(buf, opara__format(buf, sizeof buf, "\\u%04x", c), user);
+        } else {
+            write(s, 1, user);
+        }
+    }
+    write("\"", 1, user);
+}
+
+OPARADEF void opara_sim_trace_write(const opara_sim_result* result, const char* const* op_names,
+                                    void (*write)(const char* text, size_t len, void* user), void* user) {
+    char buf[256];
+    uint32_t i;
+    if (!result || !write) return;
+    write(buf, opara__format(buf, sizeof buf,
+                             "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+                             "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"SIMULATED %s (%s)\"}}",
+                             result->device.name, result->mode == OPARA_SIM_EAGER ? "eager" : "graph"), user);
+    for (i = 0; i < result->n_streams; ++i)
+        write(buf, opara__format(buf, sizeof buf,
+                                 ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":\"stream %u\"}}",
+                                 i, i), user);
+    for (i = 0; i < result->n_ops; ++i) {
+        const opara_sim_op_time* o = &result->ops[i];
+        char fallback[32];
+        if (o->blocks == 0) continue;
+        opara__format(fallback, sizeof fallback, "op%u", i);
+        write(",\n{\"name\":", 10, user);
+        opara__sim_json_string(op_names && op_names[i] ? op_names[i] : fallback, write, user);
+        write(buf, opara__format(buf, sizeof buf,
+                                 ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
+                                 "\"args\":{\"ready_us\":%.3f,\"blocks\":%u}}",
+                                 o->memory_bound ? "memory" : "compute", o->stream, o->start_us, o->end_us - o->start_us,
+                                 o->ready_us, o->blocks), user);
+    }
+    for (i = 0; i < result->n_samples; ++i)
+        write(buf, opara__format(buf, sizeof buf,
+                                 ",\n{\"name\":\"busy SMs\",\"ph\":\"C\",\"pid\":1,\"ts\":%.3f,\"args\":{\"busy\":%u}}",
+                                 result->sample_us[i], result->busy_sms[i]), user);
+    write("\n]}\n", 4, user);
+}
+/* ==== END src/opara_sim.c ==== */
 
 #endif /* OPARA_IMPLEMENTATION */
 

@@ -43,7 +43,7 @@ static const char* googlenet_name(googlenet_builder* g, const char* stem, char* 
 /* Conv (+ fused ReLU) with He-initialised weights and small biases. Writes the output name. */
 static void googlenet_conv(googlenet_builder* g, const char* in, int c_in, int c_out, int k, int stride, int pad,
                            char* out, size_t cap) {
-    char w[64], bias[64], node[64];
+    char w[48], bias[48], node[48];
     const char* inputs[3];
     int64_t wdims[4], bdims[1];
     int64_t kernel[2], strides[2], pads[4];
@@ -77,7 +77,7 @@ static void googlenet_conv(googlenet_builder* g, const char* in, int c_in, int c
 
 static void googlenet_maxpool(googlenet_builder* g, const char* in, int k, int stride, int pad, char* out,
                               size_t cap) {
-    char node[64];
+    char node[48];
     int64_t kernel[2], strides[2], pads[4];
     opara_attr attrs[4];
     const char* outputs[1];
@@ -97,7 +97,7 @@ static void googlenet_maxpool(googlenet_builder* g, const char* in, int k, int s
 /* One inception module: 1x1 | 1x1->3x3 | 1x1->3x3 | maxpool->1x1, concatenated on channels. */
 static int googlenet_inception(googlenet_builder* g, const char* in, int c_in, int c1, int c3r, int c3, int c5r, int c5,
                                int cp, char* out, size_t cap) {
-    char b1[64], b2a[64], b2[64], b3a[64], b3[64], b4a[64], b4[64], node[64];
+    char b1[64], b2a[64], b2[64], b3a[64], b3[64], b4a[64], b4[64], node[48];
     const char* parts[4];
     const char* outputs[1];
     opara_attr axis;

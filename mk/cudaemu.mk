@@ -13,9 +13,9 @@ CUDAEMU_OBJ := $(CUDAEMU_DIR)/obj
 KERNEL_CU := $(sort $(wildcard src/kernels/*.cu))
 KERNEL_NAMES := $(basename $(notdir $(KERNEL_CU)))
 CUDAEMU_KERNEL_CU := $(sort $(wildcard tests/cudaemu/*.cu))
-CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h
+CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h opara_cuda.h
 CUDAEMU_CFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -D_GNU_SOURCE -Isrc/kernels -Itests/cudaemu
-CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx
+CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx emu_abi
 CUDAEMU_DRIVER_OBJ := $(addprefix $(CUDAEMU_OBJ)/,$(addsuffix .o,$(CUDAEMU_DRIVER_SRC))) \
     $(patsubst src/kernels/%.cu,$(CUDAEMU_OBJ)/kernel_%.o,$(KERNEL_CU)) \
     $(patsubst tests/cudaemu/%.cu,$(CUDAEMU_OBJ)/emukernel_%.o,$(CUDAEMU_KERNEL_CU))
@@ -39,15 +39,21 @@ $(CUDAEMU_OBJ)/emukernel_%.o: tests/cudaemu/%.cu src/kernels/opara_kernel.h
 	@mkdir -p $(@D)
 	$(CC) $(CUDAEMU_CFLAGS) -x c -c $< -o $@
 
+# --no-undefined: every driver function of opara_cuda.h is exported (emu_abi.c takes their addresses).
 # nodelete: its worker threads and state outlive a dlclose (as a driver's do)
 $(CUDAEMU_DIR)/libcuda.so.1: $(CUDAEMU_DRIVER_OBJ)
-	$(CC) $(CFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,nodelete -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -shared -Wl,--no-undefined -Wl,-soname,libcuda.so.1 -Wl,-z,nodelete -o $@ $^ $(LDLIBS)
+
+# The fakes run on the emulated driver (linked by soname, found next to them). --no-undefined: every function
+# of opara_cuda.h's table must be defined (emu_lib.h); -Bsymbolic: NVIDIA's library in the same process (the
+# descriptor cross-check) never interposes on the fake's own calls.
+CUDAEMU_LIB_LDFLAGS = -shared -Wl,--no-undefined -Wl,-Bsymbolic -Wl,-rpath,'$$ORIGIN'
 
 $(CUDAEMU_DIR)/libcublas.so: $(CUDAEMU_OBJ)/emu_cublas.o $(CUDAEMU_DIR)/libcuda.so.1
-	$(CC) $(CFLAGS) -shared -Wl,-soname,libcublas.so.13 -Wl,-rpath,'$$ORIGIN' -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
+	$(CC) $(CFLAGS) $(CUDAEMU_LIB_LDFLAGS) -Wl,-soname,libcublas.so.13 -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
 
 $(CUDAEMU_DIR)/libcudnn.so: $(CUDAEMU_OBJ)/emu_cudnn.o $(CUDAEMU_DIR)/libcuda.so.1
-	$(CC) $(CFLAGS) -shared -Wl,-soname,libcudnn.so.9 -Wl,-rpath,'$$ORIGIN' -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
+	$(CC) $(CFLAGS) $(CUDAEMU_LIB_LDFLAGS) -Wl,-soname,libcudnn.so.9 -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
 
 # The tests dlopen the libraries (so `make test-gpu` can point them at NVIDIA's instead).
 $(CUDAEMU_DIR)/test_emu%: tests/cudaemu/test_emu%.c tests/cudaemu/emu_test.h $(CUDAEMU_LIBS)

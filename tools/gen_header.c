@@ -21,6 +21,7 @@ typedef struct manifest_entry {
 
 static const manifest_entry manifest[] = {
     {"src/opara_api.h", PART_PUBLIC},
+    {"src/opara_sim.h", PART_PUBLIC},
     {"src/opara_internal.h", PART_IMPL},
     {"opara_cuda.h", PART_IMPL},
     {"src/opara_util.c", PART_IMPL},
@@ -51,12 +52,15 @@ static const manifest_entry manifest[] = {
     {"src/opara_cuda_lower.c", PART_IMPL},
     {"src/opara_cuda_cudnn.c", PART_IMPL},
     {"src/opara_backend_cuda.c", PART_IMPL},
+    {"src/opara_export.h", PART_IMPL},
+    {"src/opara_export.c", PART_IMPL},
     {"src/opara_backend_cpu.c", PART_IMPL},
     {"src/opara_session.c", PART_IMPL},
     {"src/opara_pb.h", PART_IMPL},
     {"src/opara_pb.c", PART_IMPL},
     {"src/opara_onnx.h", PART_IMPL},
     {"src/opara_onnx.c", PART_IMPL},
+    {"src/opara_sim.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
@@ -70,8 +74,10 @@ static const char* const known_headers[] = {
     "src/opara_sched.h",
     "src/kernels/opara_ptx.h",
     "src/opara_backend_cuda.h",
+    "src/opara_export.h",
     "src/opara_pb.h",
     "src/opara_onnx.h",
+    "src/opara_sim.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])

@@ -15,7 +15,7 @@ for t in "$@"; do
     esac
     rc=$?
     summary=$(grep -E '^([A-Za-z-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
-    grep -E '^(FAIL|SKIP) |^  ' "$log" | head -n 60
+    if [ "$rc" -ne 0 ]; then grep -E '^(FAIL|SKIP) |^  ' "$log" | head -n 60; else grep -E '^SKIP ' "$log"; fi
     if [ -z "$summary" ]; then
         echo "$name: no closing line (exit $rc); see $log"
         tail -n 15 "$log"

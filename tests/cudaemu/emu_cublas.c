@@ -1,5 +1,281 @@
-/* emu_cublas.c - placeholder for the cuBLAS fake (build/cudaemu/libcublas.so). Not written yet: the library
- * exports no cuBLAS entry point, so opara_cuda_cublas_load reports the first missing symbol. Plan
- * (docs/TESTING-GPU.md): handles, stream, workspace, sgemm, strided batched sgemm and gemmEx for fp32 as
- * kernels in the dialect, launched with cuLaunchKernel on the handle's stream so they are captured. */
-typedef int emu_cublas_placeholder;
+/* emu_cublas.c - the cuBLAS fake (build/cudaemu/libcublas.so): every function of opara_cuda.h's cuBLAS table
+ * with NVIDIA's semantics for what opara uses (cuBLAS docs §2.4, shared/research/cuda-semantics.md §6):
+ *   - handles need a current context; creating or destroying one allocates/frees device memory, so it is an
+ *     unsafe call during stream capture, as with the real library;
+ *   - the handle's stream (NULL = legacy default stream); cublasSetStream resets the workspace to the default
+ *     pool (§6.2), cublasSetWorkspace needs a 256-byte aligned pointer;
+ *   - [EMU] the default pool is a plain device allocation: a GEMM captured on a handle without a user
+ *     workspace allocates with cuMemAlloc, which the capture rules refuse (900, capture invalidated) unless
+ *     the capture is RELAXED; the call returns CUBLAS_STATUS_ALLOC_FAILED. opara sets explicit workspaces
+ *     (BRIEF §4), so this catches a workspace lost to a later cublasSetStream;
+ *   - column-major SGEMM, strided batched SGEMM and GemmEx with fp32 operands, the reference BLAS argument
+ *     checks (CUBLAS_STATUS_INVALID_VALUE) and quick returns, alpha/beta read on the host at call time
+ *     (CUBLAS_POINTER_MODE_HOST, the default), queued as kernels on the handle's stream. */
+#include "emu_lib.h"
+
+OPARA_CUDA_CUBLAS_FUNCS(EMU_LIB_DECLARE)
+
+enum { CUBLAS_EMU_VERSION_MAJOR = 13, CUBLAS_EMU_VERSION_MINOR = 1, CUBLAS_EMU_VERSION_PATCH = 0 };
+enum { GEMM_TILE = 16, GRID_Z_MAX = 65535 };
+#define DEFAULT_POOL_BYTES ((size_t)4 << 20) /* cuBLAS's default workspace below sm_90 (§6.2) */
+
+struct opara_cublasContext {
+    opara_CUcontext ctx;
+    opara_CUstream stream;
+    void* workspace;
+    size_t workspace_bytes;
+    int user_workspace; /* 0: the default pool */
+    opara_cublasMath_t math;
+    opara_CUdeviceptr state; /* device memory every handle owns */
+};
+
+static emu_lib_registry handles = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+/* Every listed function exists (link-time check); opara's loader looks them up by name. */
+static void (*const exports[])(void) __attribute__((used)) = {OPARA_CUDA_CUBLAS_FUNCS(EMU_LIB_ADDRESS)};
+
+static void report(const char* msg) { emu_lib_report("cuBLAS", msg); }
+
+static int valid(opara_cublasHandle_t h) { return emu_lib_registry_has(&handles, h); }
+
+opara_cublasStatus_t cublasCreate_v2(opara_cublasHandle_t* handle) {
+    opara_cublasHandle_t h;
+    opara_CUcontext ctx = NULL;
+    if (!handle) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if (cuCtxGetCurrent(&ctx) != OPARA_CUDA_SUCCESS || !ctx) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    h = (opara_cublasHandle_t)calloc(1, sizeof(*h));
+    if (!h) return OPARA_CUBLAS_STATUS_ALLOC_FAILED;
+    h->ctx = ctx;
+    if (cuMemAlloc_v2(&h->state, 256) != OPARA_CUDA_SUCCESS || !emu_lib_registry_add(&handles, h)) {
+        if (h->state) cuMemFree_v2(h->state);
+        free(h);
+        return OPARA_CUBLAS_STATUS_ALLOC_FAILED;
+    }
+    *handle = h;
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+opara_cublasStatus_t cublasDestroy_v2(opara_cublasHandle_t handle) {
+    if (!emu_lib_registry_remove(&handles, handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    cuMemFree_v2(handle->state);
+    free(handle);
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+opara_cublasStatus_t cublasGetVersion_v2(opara_cublasHandle_t handle, int* version) {
+    (void)handle; /* the real library answers without a valid handle too */
+    if (!version) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    *version = CUBLAS_EMU_VERSION_MAJOR * 10000 + CUBLAS_EMU_VERSION_MINOR * 100 + CUBLAS_EMU_VERSION_PATCH;
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+opara_cublasStatus_t cublasGetProperty(opara_libraryPropertyType type, int* value) {
+    if (!value) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    switch (type) {
+    case OPARA_MAJOR_VERSION: *value = CUBLAS_EMU_VERSION_MAJOR; break;
+    case OPARA_MINOR_VERSION: *value = CUBLAS_EMU_VERSION_MINOR; break;
+    case OPARA_PATCH_LEVEL: *value = CUBLAS_EMU_VERSION_PATCH; break;
+    default: return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    }
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+opara_cublasStatus_t cublasSetStream_v2(opara_cublasHandle_t handle, opara_CUstream streamId) {
+    if (!valid(handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    handle->stream = streamId;
+    handle->workspace = NULL; /* cuBLAS §2.4.7: unconditionally back to the default pool */
+    handle->workspace_bytes = 0;
+    handle->user_workspace = 0;
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+opara_cublasStatus_t cublasSetWorkspace_v2(opara_cublasHandle_t handle, void* workspace, size_t workspaceSizeInBytes) {
+    if (!valid(handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    if ((size_t)workspace % 256 != 0 || (!workspace && workspaceSizeInBytes)) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    handle->workspace = workspace;
+    handle->workspace_bytes = workspaceSizeInBytes;
+    handle->user_workspace = 1;
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+opara_cublasStatus_t cublasSetMathMode(opara_cublasHandle_t handle, opara_cublasMath_t mode) {
+    int base = (int)mode & ~(int)OPARA_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    if (!valid(handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    if (base < (int)OPARA_CUBLAS_DEFAULT_MATH || base > (int)OPARA_CUBLAS_TF32_TENSOR_OP_MATH)
+        return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    handle->math = mode; /* the fake computes in fp32 whatever the mode (TF32 would only be less exact) */
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+/* One GEMM request (column-major, batch >= 1 after the quick returns). */
+typedef struct gemm_call {
+    int ta, tb, m, n, k;
+    float alpha, beta;
+    const float *a, *b;
+    float* c;
+    int lda, ldb, ldc;
+    long long sa, sb, sc;
+    int batch;
+} gemm_call;
+
+static int max1(int v) { return v > 1 ? v : 1; }
+
+/* The reference BLAS argument checks (xerbla order), as cuBLAS reports them: CUBLAS_STATUS_INVALID_VALUE. */
+static opara_cublasStatus_t gemm_check(opara_cublasOperation_t ta, opara_cublasOperation_t tb, const gemm_call* g) {
+    if ((int)ta < 0 || (int)ta > 2 || (int)tb < 0 || (int)tb > 2) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if (g->m < 0 || g->n < 0 || g->k < 0 || g->batch < 0) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if (g->lda < max1(g->ta ? g->k : g->m)) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if (g->ldb < max1(g->tb ? g->n : g->k)) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if (g->ldc < max1(g->m)) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+/* [EMU] the default pool under capture: an ordinary allocation, refused by the capture rules (see top). */
+static opara_cublasStatus_t default_pool_during_capture(opara_cublasHandle_t h) {
+    opara_CUdeviceptr p = 0;
+    if (h->user_workspace || !emu_lib_capturing(h->stream)) return OPARA_CUBLAS_STATUS_SUCCESS;
+    if (cuMemAlloc_v2(&p, DEFAULT_POOL_BYTES) == OPARA_CUDA_SUCCESS) { /* a relaxed capture allows it */
+        cuMemFree_v2(p);
+        return OPARA_CUBLAS_STATUS_SUCCESS;
+    }
+    report("GEMM captured without a user workspace: the default pool allocates (cuMemAlloc) during capture; "
+           "call cublasSetWorkspace after every cublasSetStream");
+    return OPARA_CUBLAS_STATUS_ALLOC_FAILED;
+}
+
+static opara_cublasStatus_t gemm_launch(opara_cublasHandle_t h, const gemm_call* g) {
+    unsigned int grid[3], block[3];
+    int done = 0;
+    block[0] = GEMM_TILE;
+    block[1] = GEMM_TILE;
+    block[2] = 1;
+    grid[0] = (unsigned int)((g->m + GEMM_TILE - 1) / GEMM_TILE);
+    grid[1] = (unsigned int)((g->n + GEMM_TILE - 1) / GEMM_TILE);
+    while (done < g->batch) { /* the grid's z limit splits very large batches into several launches */
+        int chunk = g->batch - done < GRID_Z_MAX ? g->batch - done : GRID_Z_MAX;
+        const float* a = g->a + (long long)done * g->sa;
+        const float* b = g->b + (long long)done * g->sb;
+        float* c = g->c + (long long)done * g->sc;
+        void* args[16];
+        args[0] = (void*)&g->ta;
+        args[1] = (void*)&g->tb;
+        args[2] = (void*)&g->m;
+        args[3] = (void*)&g->n;
+        args[4] = (void*)&g->k;
+        args[5] = (void*)&g->alpha;
+        args[6] = (void*)&a;
+        args[7] = (void*)&g->lda;
+        args[8] = (void*)&g->sa;
+        args[9] = (void*)&b;
+        args[10] = (void*)&g->ldb;
+        args[11] = (void*)&g->sb;
+        args[12] = (void*)&g->beta;
+        args[13] = (void*)&c;
+        args[14] = (void*)&g->ldc;
+        args[15] = (void*)&g->sc;
+        grid[2] = (unsigned int)chunk;
+        if (emu_lib_launch("opara_emulib_sgemm", grid, block, h->stream, args) != OPARA_CUDA_SUCCESS)
+            return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
+        done += chunk;
+    }
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+static opara_cublasStatus_t gemm_run(opara_cublasHandle_t h, opara_cublasOperation_t ta, opara_cublasOperation_t tb,
+                                     gemm_call* g, const float* alpha, const float* beta) {
+    opara_cublasStatus_t st;
+    if (!valid(h)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    g->ta = ta != OPARA_CUBLAS_OP_N; /* OP_C is OP_T for real data */
+    g->tb = tb != OPARA_CUBLAS_OP_N;
+    if ((st = gemm_check(ta, tb, g)) != OPARA_CUBLAS_STATUS_SUCCESS) return st;
+    if (g->m == 0 || g->n == 0 || g->batch == 0) return OPARA_CUBLAS_STATUS_SUCCESS;
+    if (!alpha || !beta) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    g->alpha = *alpha; /* CUBLAS_POINTER_MODE_HOST: the values at call time are what a capture records */
+    g->beta = *beta;
+    if ((g->alpha == 0.0f || g->k == 0) && g->beta == 1.0f) return OPARA_CUBLAS_STATUS_SUCCESS;
+    if ((st = default_pool_during_capture(h)) != OPARA_CUBLAS_STATUS_SUCCESS) return st;
+    return gemm_launch(h, g);
+}
+
+opara_cublasStatus_t cublasSgemm_v2(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
+                                    opara_cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                                    const float* A, int lda, const float* B, int ldb, const float* beta, float* C,
+                                    int ldc) {
+    return cublasSgemmStridedBatched(handle, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+
+opara_cublasStatus_t cublasSgemmStridedBatched(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
+                                               opara_cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                                               const float* A, int lda, long long int strideA, const float* B, int ldb,
+                                               long long int strideB, const float* beta, float* C, int ldc,
+                                               long long int strideC, int batchCount) {
+    gemm_call g;
+    memset(&g, 0, sizeof g);
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = A;
+    g.b = B;
+    g.c = C;
+    g.lda = lda;
+    g.ldb = ldb;
+    g.ldc = ldc;
+    g.sa = strideA;
+    g.sb = strideB;
+    g.sc = strideC;
+    g.batch = batchCount;
+    return gemm_run(handle, transa, transb, &g, alpha, beta);
+}
+
+static int fp32_compute(opara_cublasComputeType_t t) {
+    return t == OPARA_CUBLAS_COMPUTE_32F || t == OPARA_CUBLAS_COMPUTE_32F_PEDANTIC ||
+           t == OPARA_CUBLAS_COMPUTE_32F_FAST_16F || t == OPARA_CUBLAS_COMPUTE_32F_FAST_16BF ||
+           t == OPARA_CUBLAS_COMPUTE_32F_FAST_TF32;
+}
+
+/* CUBLAS_GEMM_DEFAULT, CUBLAS_GEMM_ALGO0..23, CUBLAS_GEMM_DEFAULT_TENSOR_OP, CUBLAS_GEMM_ALGO0..15_TENSOR_OP. */
+static int known_algo(opara_cublasGemmAlgo_t a) {
+    int v = (int)a;
+    return (v >= -1 && v <= 23) || (v >= 99 && v <= 115);
+}
+
+opara_cublasStatus_t cublasGemmEx(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
+                                  opara_cublasOperation_t transb, int m, int n, int k, const void* alpha,
+                                  const void* A, opara_cudaDataType Atype, int lda, const void* B,
+                                  opara_cudaDataType Btype, int ldb, const void* beta, void* C, opara_cudaDataType Ctype,
+                                  int ldc, opara_cublasComputeType_t computeType, opara_cublasGemmAlgo_t algo) {
+    if (!valid(handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!known_algo(algo)) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if (Atype != OPARA_CUDA_R_32F || Btype != OPARA_CUDA_R_32F || Ctype != OPARA_CUDA_R_32F || !fp32_compute(computeType)) {
+        report("cublasGemmEx: only fp32 operands with a 32F compute type are emulated");
+        return OPARA_CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    return cublasSgemmStridedBatched(handle, transa, transb, m, n, k, (const float*)alpha, (const float*)A, lda, 0,
+                                     (const float*)B, ldb, 0, (const float*)beta, (float*)C, ldc, 0, 1);
+}
+
+const char* cublasGetStatusName(opara_cublasStatus_t status) {
+    switch (status) {
+#define NAME_CASE(name, value) \
+    case OPARA_##name: return #name;
+        OPARA_CUBLAS_STATUS_LIST(NAME_CASE)
+#undef NAME_CASE
+    }
+    return "unrecognized status";
+}
+
+const char* cublasGetStatusString(opara_cublasStatus_t status) {
+    switch (status) {
+    case OPARA_CUBLAS_STATUS_SUCCESS: return "success";
+    case OPARA_CUBLAS_STATUS_NOT_INITIALIZED: return "the handle is not valid or the library is not initialized";
+    case OPARA_CUBLAS_STATUS_ALLOC_FAILED: return "a resource could not be allocated";
+    case OPARA_CUBLAS_STATUS_INVALID_VALUE: return "a parameter has an unsupported value";
+    case OPARA_CUBLAS_STATUS_ARCH_MISMATCH: return "the device lacks a feature the function needs";
+    case OPARA_CUBLAS_STATUS_MAPPING_ERROR: return "a GPU memory access failed";
+    case OPARA_CUBLAS_STATUS_EXECUTION_FAILED: return "the kernel could not be launched";
+    case OPARA_CUBLAS_STATUS_INTERNAL_ERROR: return "an internal operation failed";
+    case OPARA_CUBLAS_STATUS_NOT_SUPPORTED: return "the requested functionality is not supported";
+    case OPARA_CUBLAS_STATUS_LICENSE_ERROR: return "the license check failed";
+    }
+    return "unrecognized status";
+}

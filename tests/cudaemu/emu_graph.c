@@ -12,33 +12,6 @@
 
 static __thread int emu_tls_capture_mode; /* CAPTURE_GLOBAL by default (rule 1.4) */
 
-typedef struct emu_edge_data { unsigned char from_port, to_port, type, reserved[5]; } emu_edge_data;
-
-typedef struct emu_kernel_node_params { /* CUDA_KERNEL_NODE_PARAMS_v2 */
-    emu_func* func;
-    unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared;
-    void** kernel_params;
-    void** extra;
-    void* kern;
-    emu_ctx* ctx;
-} emu_kernel_node_params;
-
-typedef struct emu_update_info { /* CUgraphExecUpdateResultInfo */
-    int result;
-    emu_node* error_node;
-    emu_node* error_from_node;
-} emu_update_info;
-
-typedef struct emu_instantiate_params { /* CUDA_GRAPH_INSTANTIATE_PARAMS */
-    unsigned long long flags;
-    emu_stream* upload_stream;
-    emu_node* err_node;
-    int result;
-} emu_instantiate_params;
-
-enum { UPDATE_SUCCESS = 0, UPDATE_TOPOLOGY_CHANGED = 2, UPDATE_NODE_TYPE_CHANGED = 3,
-       UPDATE_UNSUPPORTED_FUNCTION_CHANGE = 7 };
-
 /* ---------------------------------------------------------------- graphs */
 
 static emu_graph* emu_graph_new(void) {

@@ -1,8 +1,9 @@
 /* emu_internal.h - state shared by the files of the emulated driver (libcuda.so.1). Test infrastructure:
  * the emulator is a process-wide singleton like the real driver, so it keeps global state behind one lock.
  *
- * Stop-gap: the CUDA types below are the emulator's own (values from shared/research/cuda-semantics.md §0
- * and the CUDA 13.0 driver API reference); they move to opara_cuda.h's declarations once that header lands. */
+ * The CUDA types below are the emulator's own (values from shared/research/cuda-semantics.md §0 and the CUDA
+ * 13.0 driver API reference); emu_abi.c checks at compile time that every constant and struct layout agrees
+ * with opara_cuda.h, so the two cannot drift. */
 #ifndef EMU_INTERNAL_H
 #define EMU_INTERNAL_H
 #include <pthread.h>
@@ -163,6 +164,34 @@ typedef struct emu_capture {
     size_t n_members, cap_members;
     struct emu_capture* next;
 } emu_capture;
+
+/* Parameter structs of the graph API (layouts checked against opara_cuda.h in emu_abi.c). */
+typedef struct emu_edge_data { unsigned char from_port, to_port, type, reserved[5]; } emu_edge_data;
+
+typedef struct emu_kernel_node_params { /* CUDA_KERNEL_NODE_PARAMS_v2 */
+    emu_func* func;
+    unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared;
+    void** kernel_params;
+    void** extra;
+    void* kern;
+    emu_ctx* ctx;
+} emu_kernel_node_params;
+
+typedef struct emu_update_info { /* CUgraphExecUpdateResultInfo */
+    int result;
+    emu_node* error_node;
+    emu_node* error_from_node;
+} emu_update_info;
+
+typedef struct emu_instantiate_params { /* CUDA_GRAPH_INSTANTIATE_PARAMS */
+    unsigned long long flags;
+    emu_stream* upload_stream;
+    emu_node* err_node;
+    int result;
+} emu_instantiate_params;
+
+enum { UPDATE_SUCCESS = 0, UPDATE_TOPOLOGY_CHANGED = 2, UPDATE_NODE_TYPE_CHANGED = 3,
+       UPDATE_UNSUPPORTED_FUNCTION_CHANGE = 7 };
 
 /* Immutable snapshot of a graph for execution; shared by an exec and its in-flight launches. */
 typedef struct emu_xnode {

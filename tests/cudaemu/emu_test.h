@@ -200,4 +200,34 @@ static inline tcu_module tcu_sample_module(tcu_driver* d) {
     return m;
 }
 
+/* Path of a library for the tests: its environment variable, else the emulator's fake; on a real GPU
+ * (OPARA_CUDA_DRIVER set) NULL, i.e. opara_cuda.h's search list finds NVIDIA's. */
+static inline const char* tcu_lib_path(const char* env_var, const char* fake_name, char* buf, size_t size) {
+    const char* env = getenv(env_var);
+    const char* drv = getenv("OPARA_CUDA_DRIVER");
+    if (env && *env) return env;
+    if (drv && *drv) return NULL;
+    snprintf(buf, size, "%s/%s", OPARA_EMU_LIB_DIR, fake_name);
+    return buf;
+}
+
+/* Index of the first element of got further than tol * (1 + |ref|) from ref (NaN counts), or n. */
+static inline size_t tcu_first_mismatch(const double* ref, const float* got, size_t n, double tol) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double diff = ref[i] - (double)got[i], lim = tol * (1.0 + (ref[i] < 0 ? -ref[i] : ref[i]));
+        if (!(diff <= lim && -diff <= lim)) return i;
+    }
+    return n;
+}
+
+/* Deterministic test data in [-1, 1). */
+static inline void tcu_fill(float* p, size_t n, unsigned int seed) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        p[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+    }
+}
+
 #endif

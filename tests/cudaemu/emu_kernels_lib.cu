@@ -1,0 +1,114 @@
+/* The kernels of the emulator's cuBLAS and cuDNN fakes (tests/cudaemu/emu_cublas.c, emu_cudnn.c), written in
+ * the dialect of src/kernels/opara_kernel.h and executed by the emulator like any kernel, so a library call
+ * takes part in stream ordering and capture exactly as a kernel launch does. They belong to the emulator,
+ * not to opara (host build only; their "PTX" is never produced). Straightforward one-thread-per-output
+ * loops: correctness and NVIDIA's reading rules (alpha == 0 reads no input, beta == 0 reads no output)
+ * matter here, speed does not. */
+#include "opara_kernel.h"
+
+/* Column-major C[i + j*ldc] = alpha * sum_l op(A)[i,l] * op(B)[l,j] + beta * C, one batch per grid z.
+ * ta/tb: 0 = N, 1 = T (the fake maps CUBLAS_OP_C to T for real types). */
+OPARA_KERNEL(opara_emulib_sgemm, (int, ta), (int, tb), (int, m), (int, n), (int, k), (float, alpha),
+             (const float*, A), (int, lda), (long long, stride_a), (const float*, B), (int, ldb),
+             (long long, stride_b), (float, beta), (float*, C), (int, ldc), (long long, stride_c))
+{
+    int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    int j = (int)(blockIdx.y * blockDim.y + threadIdx.y);
+    long long batch = (long long)blockIdx.z;
+    const float* a = A + batch * stride_a;
+    const float* b = B + batch * stride_b;
+    float* c = C + batch * stride_c;
+    float acc = 0.0f, out;
+    int l;
+    if (i >= m || j >= n) return;
+    if (alpha != 0.0f)
+        for (l = 0; l < k; l++) {
+            float av = ta ? a[l + (long long)i * lda] : a[i + (long long)l * lda];
+            float bv = tb ? b[j + (long long)l * ldb] : b[l + (long long)j * ldb];
+            acc += av * bv;
+        }
+    out = alpha * acc;
+    if (beta != 0.0f) out += beta * c[i + (long long)j * ldc];
+    c[i + (long long)j * ldc] = out;
+}
+
+OPARA_DEVICE int opara_emulib_hi(long long v) { return (int)(v >> 32); }
+OPARA_DEVICE int opara_emulib_lo(long long v) { return (int)(v & 0xffffffffLL); }
+
+/* NCHW convolution with cuDNN's bias/activation epilogue, one thread per output element:
+ *   y = act(alpha1 * conv(x, w) + alpha2 * z + bias)
+ * Plain cudnnConvolutionForward is the same with z = y, alpha2 = beta, no bias, identity.
+ * Pairs of ints travel packed in one long long (hi, lo) to stay within the dialect's 24 parameters:
+ * xs_nc/xs_hw, zs_*, ys_* are element strides; nc = (N, C), hw = (H, W), kg = (K, groups), rs = (R, S),
+ * ohw = (OH, OW), pad/str/dil = (h, w). flags bit 0: CUDNN_CONVOLUTION (flipped filter), bit 1: ReLU.
+ * bias_stride is the channel stride of the 1xKx1x1 bias (bias may be NULL). */
+OPARA_KERNEL(opara_emulib_conv2d, (const float*, x), (const float*, w), (const float*, z), (const float*, bias),
+             (float*, y), (long long, xs_nc), (long long, xs_hw), (long long, zs_nc), (long long, zs_hw),
+             (long long, ys_nc), (long long, ys_hw), (long long, nc), (long long, hw), (long long, kg),
+             (long long, rs), (long long, ohw), (long long, pad), (long long, str), (long long, dil), (int, flags),
+             (float, alpha1), (float, alpha2), (int, bias_stride))
+{
+    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    int N = opara_emulib_hi(nc), C = opara_emulib_lo(nc), H = opara_emulib_hi(hw), W = opara_emulib_lo(hw);
+    int K = opara_emulib_hi(kg), G = opara_emulib_lo(kg), R = opara_emulib_hi(rs), S = opara_emulib_lo(rs);
+    int OH = opara_emulib_hi(ohw), OW = opara_emulib_lo(ohw);
+    int cpg = C / G, kpg = K / G;
+    int ow, oh, kk, nn, g, c, r, s;
+    float acc = 0.0f, out;
+    if (idx >= (long long)N * K * OH * OW) return;
+    ow = (int)(idx % OW);
+    oh = (int)(idx / OW % OH);
+    kk = (int)(idx / ((long long)OW * OH) % K);
+    nn = (int)(idx / ((long long)OW * OH * K));
+    g = kk / kpg;
+    if (alpha1 != 0.0f)
+        for (c = 0; c < cpg; c++)
+            for (r = 0; r < R; r++) {
+                int ih = oh * opara_emulib_hi(str) - opara_emulib_hi(pad) + r * opara_emulib_hi(dil);
+                if (ih < 0 || ih >= H) continue;
+                for (s = 0; s < S; s++) {
+                    int iw = ow * opara_emulib_lo(str) - opara_emulib_lo(pad) + s * opara_emulib_lo(dil);
+                    int fr = (flags & 1) ? R - 1 - r : r, fs = (flags & 1) ? S - 1 - s : s;
+                    float xv, wv;
+                    if (iw < 0 || iw >= W) continue;
+                    xv = x[nn * (long long)opara_emulib_hi(xs_nc) + (g * cpg + c) * (long long)opara_emulib_lo(xs_nc) +
+                           ih * (long long)opara_emulib_hi(xs_hw) + iw * (long long)opara_emulib_lo(xs_hw)];
+                    wv = w[(((long long)kk * cpg + c) * R + fr) * S + fs];
+                    acc += xv * wv;
+                }
+            }
+    out = alpha1 * acc;
+    if (alpha2 != 0.0f)
+        out += alpha2 * z[nn * (long long)opara_emulib_hi(zs_nc) + kk * (long long)opara_emulib_lo(zs_nc) +
+                          oh * (long long)opara_emulib_hi(zs_hw) + ow * (long long)opara_emulib_lo(zs_hw)];
+    if (bias) out += bias[kk * (long long)bias_stride];
+    if ((flags & 2) && !(out > 0.0f)) out = 0.0f;
+    y[nn * (long long)opara_emulib_hi(ys_nc) + kk * (long long)opara_emulib_lo(ys_nc) +
+      oh * (long long)opara_emulib_hi(ys_hw) + ow * (long long)opara_emulib_lo(ys_hw)] = out;
+}
+
+/* cudnnAddTensor: C = alpha * A + beta * C over up to 5 dimensions; a broadcast dimension of A has stride 0. */
+OPARA_KERNEL(opara_emulib_add_tensor, (const float*, A), (float*, C), (int, d0), (int, d1), (int, d2), (int, d3),
+             (int, d4), (int, as0), (int, as1), (int, as2), (int, as3), (int, as4), (int, cs0), (int, cs1),
+             (int, cs2), (int, cs3), (int, cs4), (float, alpha), (float, beta))
+{
+    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x, rest;
+    long long ai = 0, ci = 0;
+    int i4, i3, i2, i1, i0;
+    float out = 0.0f;
+    if (idx >= (long long)d0 * d1 * d2 * d3 * d4) return;
+    rest = idx;
+    i4 = (int)(rest % d4);
+    rest /= d4;
+    i3 = (int)(rest % d3);
+    rest /= d3;
+    i2 = (int)(rest % d2);
+    rest /= d2;
+    i1 = (int)(rest % d1);
+    i0 = (int)(rest / d1);
+    ai = (long long)i0 * as0 + (long long)i1 * as1 + (long long)i2 * as2 + (long long)i3 * as3 + (long long)i4 * as4;
+    ci = (long long)i0 * cs0 + (long long)i1 * cs1 + (long long)i2 * cs2 + (long long)i3 * cs3 + (long long)i4 * cs4;
+    if (alpha != 0.0f) out = alpha * A[ai];
+    if (beta != 0.0f) out += beta * C[ci];
+    C[ci] = out;
+}

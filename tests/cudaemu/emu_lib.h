@@ -1,0 +1,113 @@
+/* emu_lib.h - what the cuBLAS and cuDNN fakes (libcublas.so, libcudnn.so) share. They are built on the
+ * emulated driver (libcuda.so.1, linked by soname) the way NVIDIA's libraries sit on the CUDA runtime: their
+ * work is kernel launches (tests/cudaemu/emu_kernels_lib.cu) on the caller's stream, so ordering and stream
+ * capture treat a library call exactly like a kernel launch.
+ *
+ * Types come from opara_cuda.h, and every exported function is first declared from opara_cuda.h's X-macro
+ * lists (EMU_LIB_DECLARE): a definition whose prototype drifts from opara's declaration does not compile,
+ * and a listed function that is not defined fails the link (-Wl,--no-undefined, EMU_LIB_EXPORTS). */
+#ifndef EMU_LIB_H
+#define EMU_LIB_H
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../opara_cuda.h"
+
+#define EMU_LIB_API __attribute__((visibility("default")))
+
+/* The driver entry points the fakes call, with opara_cuda.h's prototypes (the driver defines them). */
+#define EMU_LIB_DRIVER_DECL(ret, name, params, req, proc, ver, alt, alt_ver) ret name params;
+OPARA_CUDA_DRIVER_FUNCS(EMU_LIB_DRIVER_DECL)
+#undef EMU_LIB_DRIVER_DECL
+
+/* The emulator's control API (emu_stream.c, emu_core.c). */
+opara_CUresult opara_emu_function(const char* name, opara_CUfunction* pf);
+unsigned long long opara_emu_seed(void);
+
+/* A diagnostic in the emulator's format (stderr), e.g. why a call fails where a GPU would fail silently. */
+static inline void emu_lib_report(const char* lib, const char* msg) {
+    fprintf(stderr, "opara-emu: %s: %s (OPARA_EMU_SEED=%llu)\n", lib, msg, opara_emu_seed());
+}
+
+/* Declares an exported library function with opara_cuda.h's prototype. */
+#define EMU_LIB_DECLARE(ret, name, params, req) EMU_LIB_API ret name params;
+/* Takes the address of every listed function (in a table the library keeps), so a missing one fails the link. */
+#define EMU_LIB_ADDRESS(ret, name, params, req) (void (*)(void))name,
+
+/* A live-handle registry (the fakes reject stale or foreign handles instead of dereferencing them). */
+typedef struct emu_lib_registry {
+    pthread_mutex_t mu;
+    const void** items;
+    size_t n, cap;
+} emu_lib_registry;
+
+static inline int emu_lib_registry_add(emu_lib_registry* r, const void* p) {
+    int ok = 1;
+    pthread_mutex_lock(&r->mu);
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        const void** items = (const void**)realloc((void*)r->items, cap * sizeof(void*));
+        if (items) {
+            r->items = items;
+            r->cap = cap;
+        } else {
+            ok = 0;
+        }
+    }
+    if (ok) r->items[r->n++] = p;
+    pthread_mutex_unlock(&r->mu);
+    return ok;
+}
+
+static inline int emu_lib_registry_has(emu_lib_registry* r, const void* p) {
+    size_t i;
+    int found = 0;
+    if (!p) return 0;
+    pthread_mutex_lock(&r->mu);
+    for (i = 0; i < r->n && !found; i++) found = r->items[i] == p;
+    pthread_mutex_unlock(&r->mu);
+    return found;
+}
+
+/* Removes p; returns 0 when it was not registered. */
+static inline int emu_lib_registry_remove(emu_lib_registry* r, const void* p) {
+    size_t i;
+    int found = 0;
+    pthread_mutex_lock(&r->mu);
+    for (i = 0; i < r->n; i++)
+        if (r->items[i] == p) {
+            r->items[i] = r->items[--r->n];
+            found = 1;
+            break;
+        }
+    if (r->n == 0) { /* the library may be unloaded once its last object is gone: leave nothing behind */
+        free((void*)r->items);
+        r->items = NULL;
+        r->cap = 0;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return found;
+}
+
+/* Launches one of the emulator's library kernels on stream s (1-D or 2-D/3-D grid). */
+static inline opara_CUresult emu_lib_launch(const char* kernel, const unsigned int grid[3], const unsigned int block[3],
+                                            opara_CUstream s, void** args) {
+    opara_CUfunction f;
+    opara_CUresult r = opara_emu_function(kernel, &f);
+    if (r != OPARA_CUDA_SUCCESS) {
+        emu_lib_report(kernel, "library kernel not built into the emulator");
+        return r;
+    }
+    return cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, s, args, NULL);
+}
+
+/* Whether stream s is capturing (errors count as not capturing: the launch reports them). */
+static inline int emu_lib_capturing(opara_CUstream s) {
+    opara_CUstreamCaptureStatus st = OPARA_CU_STREAM_CAPTURE_STATUS_NONE;
+    return cuStreamIsCapturing(s, &st) == OPARA_CUDA_SUCCESS && st == OPARA_CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+#endif

@@ -1,0 +1,341 @@
+/* The cuBLAS fake (build/cudaemu/libcublas.so, loaded with opara_cuda.h's loader) against a naive column-major
+ * GEMM written here, NVIDIA's documented argument checks, and stream capture: a captured SGEMM is kernel work
+ * of the graph and its replay computes the same product. Runs unchanged on NVIDIA's libcublas
+ * (`make test-gpu`); the emulator-only workspace rule skips there. */
+#define OPARA_CUDA_IMPLEMENTATION
+#define OPARA_CUDA_STATIC
+#include "opara_cuda.h"
+
+#include <math.h>
+
+#include "emu_test.h"
+
+typedef struct blas {
+    tcu_driver* d;
+    opara_cuda_cublas lib;
+    opara_cublasHandle_t h;
+    char err[1024];
+} blas;
+
+static int blas_open(blas* b, tcu_driver* d) {
+    char buf[OPARA_CUDA_PATH_MAX];
+    const char* path = tcu_lib_path("OPARA_CUBLAS", "libcublas.so", buf, sizeof buf);
+    memset(b, 0, sizeof(*b));
+    b->d = d;
+    if (opara_cuda_cublas_load(&b->lib, path, b->err, sizeof b->err) != OPARA_CUDA_LOAD_OK) return -1;
+    return b->lib.cublasCreate_v2(&b->h) == OPARA_CUBLAS_STATUS_SUCCESS ? 0 : -1;
+}
+
+static void blas_close(blas* b) {
+    if (b->h) b->lib.cublasDestroy_v2(b->h);
+    opara_cuda_cublas_unload(&b->lib);
+}
+
+#define BLAS(b, d)                                                                                             \
+    blas b;                                                                                                   \
+    TCU_REQUIRE_DRIVER(d);                                                                                     \
+    BLAS_OPEN(b, d)
+#define BLAS_EMU(b, d)                                                                                         \
+    blas b;                                                                                                   \
+    TCU_REQUIRE_EMULATOR(d);                                                                                   \
+    BLAS_OPEN(b, d)
+#define BLAS_OPEN(b, d)                                                                                        \
+    if (blas_open(&b, d) != 0) {                                                                               \
+        OT_LOG("%s", b.err);                                                                                   \
+        blas_close(&b);                                                                                        \
+        REQUIRE(!"cuBLAS (fake) loads and creates a handle");                                                 \
+    }
+
+/* Column-major reference: C = alpha * op(A) op(B) + beta * C, in double. */
+static void ref_gemm(int ta, int tb, int m, int n, int k, float alpha, const float* A, int lda, const float* B, int ldb,
+                     float beta, const float* C, int ldc, double* out) {
+    int i, j, l;
+    for (j = 0; j < n; j++)
+        for (i = 0; i < m; i++) {
+            double acc = 0;
+            for (l = 0; l < k; l++) {
+                double a = ta ? A[l + i * lda] : A[i + l * lda];
+                double bv = tb ? B[j + l * ldb] : B[l + j * ldb];
+                acc += a * bv;
+            }
+            out[i + j * ldc] = alpha * acc + (beta != 0.0f ? beta * (double)C[i + j * ldc] : 0.0);
+        }
+}
+
+/* Device copies of host arrays. */
+static tcu_devptr upload(tcu_driver* d, const float* host, size_t n) {
+    tcu_devptr p = 0;
+    if (d->MemAlloc(&p, (n ? n : 1) * sizeof(float)) != 0) return 0; /* cuMemAlloc refuses 0 bytes */
+    if (host && n && d->MemcpyHtoD(p, host, n * sizeof(float)) != 0) return 0;
+    return p;
+}
+
+OT_TEST(loader_finds_every_cublas_entry_point) {
+    BLAS(b, d);
+    CHECK(b.lib.cublasGemmEx != NULL && b.lib.cublasSgemmStridedBatched != NULL);
+    CHECK(b.lib.cublasGetStatusName != NULL); /* optional in opara's table, present in cuBLAS 11.4+ and the fake */
+    CHECK_STR(b.lib.cublasGetStatusName(OPARA_CUBLAS_STATUS_INVALID_VALUE), "CUBLAS_STATUS_INVALID_VALUE");
+    {
+        int v = 0, major = 0;
+        CHECK_EQ(b.lib.cublasGetVersion_v2(b.h, &v), OPARA_CUBLAS_STATUS_SUCCESS);
+        CHECK_EQ(b.lib.cublasGetProperty(OPARA_MAJOR_VERSION, &major), OPARA_CUBLAS_STATUS_SUCCESS);
+        CHECK(major >= 11 && v / 10000 == major);
+    }
+    blas_close(&b);
+}
+
+/* One sgemm case on the device vs the reference, with padded leading dimensions. */
+static void sgemm_case(opara_test* T, blas* b, opara_cublasOperation_t opa, opara_cublasOperation_t opb, int m, int n,
+                       int k, float alpha, float beta, int nan_c) {
+    tcu_driver* d = b->d;
+    int ta = opa != OPARA_CUBLAS_OP_N, tb = opb != OPARA_CUBLAS_OP_N;
+    int lda = (ta ? k : m) + 3, ldb = (tb ? n : k) + 1, ldc = m + 2;
+    size_t na = (size_t)lda * (ta ? m : k), nb = (size_t)ldb * (tb ? k : n), nc = (size_t)ldc * n, bad;
+    float *A = (float*)malloc(na * 4), *B = (float*)malloc(nb * 4), *C = (float*)malloc(nc * 4), *got = (float*)malloc(nc * 4);
+    double* want = (double*)malloc(nc * sizeof(double));
+    tcu_devptr dA, dB, dC;
+    size_t i;
+    REQUIRE(A && B && C && got && want);
+    tcu_fill(A, na, 1);
+    tcu_fill(B, nb, 2);
+    tcu_fill(C, nc, 3);
+    if (nan_c)
+        for (i = 0; i < nc; i++) C[i] = NAN; /* beta == 0: C must not be read */
+    ref_gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, want);
+    dA = upload(d, A, na);
+    dB = upload(d, B, nb);
+    dC = upload(d, C, nc);
+    REQUIRE(dA && dB && dC);
+    CHECK_EQ(b->lib.cublasSgemm_v2(b->h, opa, opb, m, n, k, &alpha, (const float*)(size_t)dA, lda,
+                                   (const float*)(size_t)dB, ldb, &beta, (float*)(size_t)dC, ldc),
+             OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(got, dC, nc * 4), 0);
+    for (bad = 0, i = 0; i < nc; i++) /* compare rows < m (padding rows are C's own business) */
+        if (i % (size_t)ldc < (size_t)m) {
+            want[bad] = want[i];
+            got[bad++] = got[i];
+        }
+    nc = bad;
+    bad = tcu_first_mismatch(want, got, nc, 1e-5);
+    if (bad != nc) OT_LOG("op %d/%d m=%d n=%d k=%d: C[%zu] = %g, want %g", opa, opb, m, n, k, bad, got[bad], want[bad]);
+    CHECK(bad == nc);
+    d->MemFree(dA);
+    d->MemFree(dB);
+    d->MemFree(dC);
+    free(A);
+    free(B);
+    free(C);
+    free(got);
+    free(want);
+}
+
+OT_TEST(sgemm_matches_reference_for_every_transpose) {
+    static const opara_cublasOperation_t ops[3] = {OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_T, OPARA_CUBLAS_OP_C};
+    int i, j;
+    BLAS(b, d);
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < 3; j++) sgemm_case(T, &b, ops[i], ops[j], 37, 19, 23, 1.5f, -0.5f, 0);
+    sgemm_case(T, &b, OPARA_CUBLAS_OP_T, OPARA_CUBLAS_OP_N, 1, 1, 1, 2.0f, 0.0f, 1);
+    sgemm_case(T, &b, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_T, 17, 33, 5, 1.0f, 0.0f, 1); /* NaN C, beta 0 */
+    sgemm_case(T, &b, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 9, 7, 0, 1.0f, 2.0f, 0);  /* k = 0: C = beta C */
+    sgemm_case(T, &b, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 9, 7, 3, 0.0f, 0.25f, 0); /* alpha = 0 */
+    blas_close(&b);
+}
+
+OT_TEST(strided_batched_sgemm_and_gemm_ex) {
+    enum { M = 13, N = 11, K = 7, BATCH = 3, LDA = M, LDB = K + 2, LDC = M + 1 };
+    const long long sa = LDA * K + 5, sb = LDB * N, sc = LDC * N + 3;
+    float A[(LDA * K + 5) * BATCH], B[LDB * N * BATCH], C[(LDC * N + 3) * BATCH], got[(LDC * N + 3) * BATCH];
+    double want[(LDC * N + 3) * BATCH];
+    float alpha = 0.75f, beta = 0.5f;
+    int i;
+    size_t bad, n = sizeof C / sizeof C[0];
+    tcu_devptr dA, dB, dC;
+    BLAS(b, d);
+    tcu_fill(A, sizeof A / 4, 11);
+    tcu_fill(B, sizeof B / 4, 12);
+    tcu_fill(C, n, 13);
+    for (i = 0; i < (int)n; i++) want[i] = C[i];
+    for (i = 0; i < BATCH; i++)
+        ref_gemm(0, 0, M, N, K, alpha, A + i * sa, LDA, B + i * sb, LDB, beta, C + i * sc, LDC, want + i * sc);
+    dA = upload(d, A, sizeof A / 4);
+    dB = upload(d, B, sizeof B / 4);
+    dC = upload(d, C, n);
+    REQUIRE(dA && dB && dC);
+    CHECK_EQ(b.lib.cublasSgemmStridedBatched(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha,
+                                             (const float*)(size_t)dA, LDA, sa, (const float*)(size_t)dB, LDB, sb, &beta,
+                                             (float*)(size_t)dC, LDC, sc, BATCH),
+             OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(got, dC, sizeof got), 0);
+    for (i = 0; i < (int)n; i++) /* rows m..ldc-1 and the gaps between batches are left alone */
+        if ((i % sc) >= LDC * N || (i % sc) % LDC >= M) want[i] = C[i];
+    bad = tcu_first_mismatch(want, got, n, 1e-5);
+    if (bad != n) OT_LOG("C[%zu] = %g, want %g", bad, got[bad], want[bad]);
+    CHECK(bad == n);
+    /* GemmEx with fp32 operands = the first batch again, from the original C */
+    CHECK_EQ(d->MemcpyHtoD(dC, C, sizeof C), 0);
+    CHECK_EQ(b.lib.cublasGemmEx(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const void*)(size_t)dA,
+                                OPARA_CUDA_R_32F, LDA, (const void*)(size_t)dB, OPARA_CUDA_R_32F, LDB, &beta,
+                                (void*)(size_t)dC, OPARA_CUDA_R_32F, LDC, OPARA_CUBLAS_COMPUTE_32F, OPARA_CUBLAS_GEMM_DEFAULT),
+             OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(got, dC, sizeof got), 0);
+    bad = tcu_first_mismatch(want, got, (size_t)(LDC * N), 1e-5);
+    CHECK(bad == (size_t)(LDC * N));
+    CHECK_EQ(b.lib.cublasGemmEx(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const void*)(size_t)dA,
+                                OPARA_CUDA_R_32F, LDA, (const void*)(size_t)dB, OPARA_CUDA_R_32F, LDB, &beta,
+                                (void*)(size_t)dC, OPARA_CUDA_R_32F, LDC, OPARA_CUBLAS_COMPUTE_32F_FAST_TF32,
+                                OPARA_CUBLAS_GEMM_DEFAULT_TENSOR_OP),
+             OPARA_CUBLAS_STATUS_SUCCESS);
+    d->CtxSynchronize();
+    d->MemFree(dA);
+    d->MemFree(dB);
+    d->MemFree(dC);
+    blas_close(&b);
+}
+
+/* NVIDIA's argument rules (cuBLAS §2.7.1 and the reference BLAS): nothing is launched, C is unchanged. */
+OT_TEST(invalid_arguments_give_invalid_value) {
+    float A[64], alpha = 1.0f, beta = 0.0f, got[64];
+    tcu_devptr dA;
+    int i;
+    BLAS(b, d);
+    tcu_fill(A, 64, 5);
+    dA = upload(d, A, 64);
+    REQUIRE(dA);
+#define SG(ta, tb, m, n, k, lda, ldb, ldc)                                                                         \
+    b.lib.cublasSgemm_v2(b.h, ta, tb, m, n, k, &alpha, (const float*)(size_t)dA, lda, (const float*)(size_t)dA, ldb, \
+                         &beta, (float*)(size_t)dA, ldc)
+    CHECK_EQ(SG(OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, 3, 4, 4), OPARA_CUBLAS_STATUS_INVALID_VALUE); /* lda < m */
+    CHECK_EQ(SG(OPARA_CUBLAS_OP_T, OPARA_CUBLAS_OP_N, 4, 4, 5, 4, 5, 4), OPARA_CUBLAS_STATUS_INVALID_VALUE); /* lda < k */
+    CHECK_EQ(SG(OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 5, 4, 4, 4), OPARA_CUBLAS_STATUS_INVALID_VALUE); /* ldb < k */
+    CHECK_EQ(SG(OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_T, 4, 6, 2, 4, 5, 4), OPARA_CUBLAS_STATUS_INVALID_VALUE); /* ldb < n */
+    CHECK_EQ(SG(OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 2, 2, 4, 2, 3), OPARA_CUBLAS_STATUS_INVALID_VALUE); /* ldc < m */
+    CHECK_EQ(SG(OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, -1, 2, 2, 4, 2, 4), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(SG(OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 2, 2, -2, 4, 2, 4), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(SG((opara_cublasOperation_t)7, OPARA_CUBLAS_OP_N, 2, 2, 2, 4, 2, 4), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(SG(OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 0, 4, 4, 1, 4, 1), OPARA_CUBLAS_STATUS_SUCCESS); /* quick return */
+#undef SG
+    CHECK_EQ(b.lib.cublasSgemmStridedBatched(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 2, 2, 2, &alpha,
+                                             (const float*)(size_t)dA, 2, 4, (const float*)(size_t)dA, 2, 4, &beta,
+                                             (float*)(size_t)dA, 2, 4, -1),
+             OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(b.lib.cublasSgemm_v2(NULL, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 2, 2, 2, &alpha, (const float*)(size_t)dA,
+                                  2, (const float*)(size_t)dA, 2, &beta, (float*)(size_t)dA, 2),
+             OPARA_CUBLAS_STATUS_NOT_INITIALIZED);
+    CHECK_EQ(b.lib.cublasSetMathMode(b.h, (opara_cublasMath_t)9), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(b.lib.cublasSetMathMode(b.h, (opara_cublasMath_t)(OPARA_CUBLAS_TF32_TENSOR_OP_MATH |
+                                                               OPARA_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+             OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)(dA + 4), 64), OPARA_CUBLAS_STATUS_INVALID_VALUE); /* 256-aligned */
+    CHECK_EQ(b.lib.cublasGemmEx(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 2, 2, 2, &alpha, (const void*)(size_t)dA,
+                                OPARA_CUDA_R_16F, 2, (const void*)(size_t)dA, OPARA_CUDA_R_16F, 2, &beta, (void*)(size_t)dA,
+                                OPARA_CUDA_R_32F, 2, OPARA_CUBLAS_COMPUTE_32F, OPARA_CUBLAS_GEMM_DEFAULT) == OPARA_CUBLAS_STATUS_SUCCESS,
+             0);
+    CHECK_EQ(d->CtxSynchronize(), 0);
+    CHECK_EQ(d->MemcpyDtoH(got, dA, sizeof got), 0);
+    for (i = 0; i < 64; i++) CHECK(got[i] == A[i]);
+    d->MemFree(dA);
+    blas_close(&b);
+}
+
+/* C = A B captured on s (with a user workspace), replayed after A changes: the graph holds kernel nodes. */
+OT_TEST(captured_sgemm_is_kernel_work_and_replays) {
+    enum { M = 8, N = 6, K = 5 };
+    float A[M * K], B[K * N], got[M * N], alpha = 1.0f, beta = 0.0f;
+    double want[M * N];
+    tcu_devptr dA, dB, dC, ws;
+    tcu_stream s;
+    tcu_graph g = NULL;
+    tcu_exec e = NULL;
+    tcu_node nodes[16];
+    size_t n = 16, i, kernels = 0;
+    int type;
+    BLAS(b, d);
+    tcu_fill(A, M * K, 21);
+    tcu_fill(B, K * N, 22);
+    dA = upload(d, A, M * K);
+    dB = upload(d, B, K * N);
+    dC = upload(d, NULL, M * N);
+    REQUIRE(dA && dB && dC && d->MemAlloc(&ws, 1 << 16) == 0 && d->StreamCreate(&s, 1) == 0);
+    CHECK_EQ(b.lib.cublasSetStream_v2(b.h, (opara_CUstream)s), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, 1 << 16), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+    CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const float*)(size_t)dA, M,
+                                  (const float*)(size_t)dB, K, &beta, (float*)(size_t)dC, M),
+             OPARA_CUBLAS_STATUS_SUCCESS);
+    REQUIRE(d->StreamEndCapture(s, &g) == 0);
+    CHECK_EQ(d->GraphGetNodes(g, nodes, &n), 0);
+    for (i = 0; i < n && i < 16; i++)
+        if (d->GraphNodeGetType(nodes[i], &type) == 0 && type == 0) kernels++;
+    CHECK(kernels >= 1);
+    CHECK_EQ(d->GraphInstantiate(&e, g, 0), 0);
+    for (i = 0; i < M * K; i++) A[i] = -A[i] * 2.0f; /* the graph reads the buffers at replay */
+    CHECK_EQ(d->MemcpyHtoD(dA, A, sizeof A), 0);
+    ref_gemm(0, 0, M, N, K, alpha, A, M, B, K, beta, got, M, want);
+    CHECK_EQ(d->GraphLaunch(e, s), 0);
+    CHECK_EQ(d->StreamSynchronize(s), 0);
+    CHECK_EQ(d->MemcpyDtoH(got, dC, sizeof got), 0);
+    CHECK(tcu_first_mismatch(want, got, M * N, 1e-5) == M * N);
+    d->GraphExecDestroy(e);
+    d->GraphDestroy(g);
+    blas_close(&b);
+    d->StreamDestroy(s);
+    d->MemFree(dA);
+    d->MemFree(dB);
+    d->MemFree(dC);
+    d->MemFree(ws);
+}
+
+/* [EMU] cublasSetStream resets the workspace to the default pool, which allocates during capture: the call
+ * fails and the capture is invalidated (docs/TESTING-GPU.md; a real cuBLAS 12.2+ would add memory nodes). */
+OT_TEST(capture_without_user_workspace_fails) {
+    float alpha = 1.0f, beta = 0.0f;
+    tcu_devptr dA, ws;
+    tcu_stream s;
+    tcu_graph g = NULL;
+    BLAS_EMU(b, d);
+    {
+        dA = upload(d, NULL, 16);
+        REQUIRE(dA && d->MemAlloc(&ws, 1 << 16) == 0 && d->StreamCreate(&s, 1) == 0);
+        CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, 1 << 16), OPARA_CUBLAS_STATUS_SUCCESS);
+        CHECK_EQ(b.lib.cublasSetStream_v2(b.h, (opara_CUstream)s), OPARA_CUBLAS_STATUS_SUCCESS); /* drops it */
+        CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+        CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, &alpha, (const float*)(size_t)dA,
+                                      4, (const float*)(size_t)dA, 4, &beta, (float*)(size_t)dA, 4),
+                 OPARA_CUBLAS_STATUS_ALLOC_FAILED);
+        CHECK_EQ(d->StreamEndCapture(s, &g), TCU_CAPTURE_INVALIDATED);
+        if (g) d->GraphDestroy(g);
+        blas_close(&b);
+        d->StreamDestroy(s);
+        d->MemFree(dA);
+        d->MemFree(ws);
+    }
+}
+
+OT_TEST(handle_calls_during_capture_are_unsafe) { /* cublasCreate allocates device memory (rule 1.5) */
+    opara_cublasHandle_t h2 = NULL;
+    tcu_stream s;
+    tcu_graph g = NULL;
+    BLAS_EMU(b, d);
+    {
+        REQUIRE(d->StreamCreate(&s, 1) == 0);
+        CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+        CHECK(b.lib.cublasCreate_v2(&h2) != OPARA_CUBLAS_STATUS_SUCCESS);
+        CHECK_EQ(d->StreamEndCapture(s, &g), TCU_CAPTURE_INVALIDATED);
+        if (g) d->GraphDestroy(g);
+        d->StreamDestroy(s);
+        blas_close(&b);
+    }
+}
+
+static const opara_test_case tests[] = {
+    OT_CASE(loader_finds_every_cublas_entry_point),
+    OT_CASE(sgemm_matches_reference_for_every_transpose),
+    OT_CASE(strided_batched_sgemm_and_gemm_ex),
+    OT_CASE(invalid_arguments_give_invalid_value),
+    OT_CASE(captured_sgemm_is_kernel_work_and_replays),
+    OT_CASE(capture_without_user_workspace_fails),
+    OT_CASE(handle_calls_during_capture_are_unsafe),
+};
+
+int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

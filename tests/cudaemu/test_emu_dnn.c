@@ -1,0 +1,632 @@
+/* The cuDNN fake (build/cudaemu/libcudnn.so, loaded with opara_cuda.h's loader): convolution forward against a
+ * naive 7-loop convolution written here (pads, strides, dilations, groups, depthwise, flipped filters,
+ * strided output), bias + activation, add tensor with broadcasting, the algorithm and workspace queries,
+ * capture; and its descriptor logic against NVIDIA's libcudnn.so.9 (descriptor calls need no GPU): the same
+ * calls must give the same status codes and output dimensions, and the same error strings. */
+#define OPARA_CUDA_IMPLEMENTATION
+#define OPARA_CUDA_STATIC
+#include "opara_cuda.h"
+
+#include <math.h>
+
+#include "emu_test.h"
+
+#ifndef OPARA_REAL_CUDNN
+#define OPARA_REAL_CUDNN "/usr/local/cuda/lib64/libcudnn.so.9"
+#endif
+
+typedef struct dnn {
+    tcu_driver* d;
+    opara_cuda_cudnn lib;
+    opara_cudnnHandle_t h;
+    char err[1024];
+} dnn;
+
+static int dnn_open(dnn* n, tcu_driver* d) {
+    char buf[OPARA_CUDA_PATH_MAX];
+    const char* path = tcu_lib_path("OPARA_CUDNN", "libcudnn.so", buf, sizeof buf);
+    memset(n, 0, sizeof(*n));
+    n->d = d;
+    if (opara_cuda_cudnn_load(&n->lib, path, n->err, sizeof n->err) != OPARA_CUDA_LOAD_OK) return -1;
+    return n->lib.cudnnCreate(&n->h) == OPARA_CUDNN_STATUS_SUCCESS ? 0 : -1;
+}
+
+static void dnn_close(dnn* n) {
+    if (n->h) n->lib.cudnnDestroy(n->h);
+    opara_cuda_cudnn_unload(&n->lib);
+}
+
+#define DNN_OPEN(n, d)                                                                                         \
+    if (dnn_open(&n, d) != 0) {                                                                                \
+        OT_LOG("%s", n.err);                                                                                   \
+        dnn_close(&n);                                                                                         \
+        REQUIRE(!"cuDNN (fake) loads and creates a handle");                                                  \
+    }
+#define DNN(n, d)                                                                                              \
+    dnn n;                                                                                                    \
+    TCU_REQUIRE_DRIVER(d);                                                                                     \
+    DNN_OPEN(n, d)
+
+static tcu_devptr upload(tcu_driver* d, const float* host, size_t n) {
+    tcu_devptr p = 0;
+    if (d->MemAlloc(&p, (n ? n : 1) * sizeof(float)) != 0) return 0;
+    if (host && n && d->MemcpyHtoD(p, host, n * sizeof(float)) != 0) return 0;
+    return p;
+}
+
+/* ---------------------------------------------------------------- the independent reference */
+
+typedef struct conv_case {
+    const char* name;
+    int n, c, h, w, k, r, s, pad_h, pad_w, str_h, str_w, dil_h, dil_w, groups;
+    opara_cudnnConvolutionMode_t mode;
+} conv_case;
+
+static int out_dim(int in, int pad, int f, int dil, int str) { return (in + 2 * pad - (f - 1) * dil - 1) / str + 1; }
+
+/* y[n][k][oh][ow] = sum over the group's channels and the filter window; CONVOLUTION flips the window. */
+static void ref_conv(const conv_case* p, const float* x, const float* w, double* y) {
+    int oh_n = out_dim(p->h, p->pad_h, p->r, p->dil_h, p->str_h), ow_n = out_dim(p->w, p->pad_w, p->s, p->dil_w, p->str_w);
+    int cpg = p->c / p->groups, kpg = p->k / p->groups;
+    int n, k, oh, ow, c, i, j;
+    for (n = 0; n < p->n; n++)
+        for (k = 0; k < p->k; k++)
+            for (oh = 0; oh < oh_n; oh++)
+                for (ow = 0; ow < ow_n; ow++) {
+                    double acc = 0;
+                    for (c = 0; c < cpg; c++)
+                        for (i = 0; i < p->r; i++)
+                            for (j = 0; j < p->s; j++) {
+                                int ih = oh * p->str_h - p->pad_h + i * p->dil_h, iw = ow * p->str_w - p->pad_w + j * p->dil_w;
+                                int fi = p->mode == OPARA_CUDNN_CONVOLUTION ? p->r - 1 - i : i;
+                                int fj = p->mode == OPARA_CUDNN_CONVOLUTION ? p->s - 1 - j : j;
+                                int cin = (k / kpg) * cpg + c;
+                                if (ih < 0 || ih >= p->h || iw < 0 || iw >= p->w) continue;
+                                acc += (double)x[((n * p->c + cin) * p->h + ih) * p->w + iw] *
+                                       w[((k * cpg + c) * p->r + fi) * p->s + fj];
+                            }
+                    y[((n * p->k + k) * oh_n + oh) * ow_n + ow] = acc;
+                }
+}
+
+/* ---------------------------------------------------------------- descriptors for one case */
+
+typedef struct conv_descs {
+    opara_cudnnTensorDescriptor_t x, y;
+    opara_cudnnFilterDescriptor_t w;
+    opara_cudnnConvolutionDescriptor_t conv;
+    int on, oc, oh, ow;
+} conv_descs;
+
+static int descs_make(const opara_cuda_cudnn* L, const conv_case* p, conv_descs* D) {
+    memset(D, 0, sizeof(*D));
+    if (L->cudnnCreateTensorDescriptor(&D->x) || L->cudnnCreateTensorDescriptor(&D->y) ||
+        L->cudnnCreateFilterDescriptor(&D->w) || L->cudnnCreateConvolutionDescriptor(&D->conv))
+        return -1;
+    if (L->cudnnSetTensor4dDescriptor(D->x, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, p->n, p->c, p->h, p->w) ||
+        L->cudnnSetFilter4dDescriptor(D->w, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, p->k, p->c / p->groups, p->r,
+                                      p->s) ||
+        L->cudnnSetConvolution2dDescriptor(D->conv, p->pad_h, p->pad_w, p->str_h, p->str_w, p->dil_h, p->dil_w, p->mode,
+                                           OPARA_CUDNN_DATA_FLOAT) ||
+        L->cudnnSetConvolutionGroupCount(D->conv, p->groups) ||
+        L->cudnnGetConvolution2dForwardOutputDim(D->conv, D->x, D->w, &D->on, &D->oc, &D->oh, &D->ow))
+        return -1;
+    return L->cudnnSetTensor4dDescriptor(D->y, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, D->on, D->oc, D->oh, D->ow)
+               ? -1
+               : 0;
+}
+
+static void descs_free(const opara_cuda_cudnn* L, conv_descs* D) {
+    L->cudnnDestroyTensorDescriptor(D->x);
+    L->cudnnDestroyTensorDescriptor(D->y);
+    L->cudnnDestroyFilterDescriptor(D->w);
+    L->cudnnDestroyConvolutionDescriptor(D->conv);
+}
+
+static const conv_case cases[] = {
+    {"3x3 pad 1", 2, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, OPARA_CUDNN_CROSS_CORRELATION},
+    {"1x3 stride 2x1 pad 0x1", 1, 2, 9, 6, 3, 1, 3, 0, 1, 2, 1, 1, 1, 1, OPARA_CUDNN_CROSS_CORRELATION},
+    {"5x3 stride 3x2 pad 2x0", 1, 3, 11, 8, 2, 5, 3, 2, 0, 3, 2, 1, 1, 1, OPARA_CUDNN_CROSS_CORRELATION},
+    {"dilation 2x3", 1, 2, 10, 11, 3, 3, 2, 2, 1, 1, 1, 2, 3, 1, OPARA_CUDNN_CROSS_CORRELATION},
+    {"groups 2", 2, 4, 6, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2, OPARA_CUDNN_CROSS_CORRELATION},
+    {"depthwise stride 2", 1, 5, 8, 8, 5, 3, 3, 1, 1, 2, 2, 1, 1, 5, OPARA_CUDNN_CROSS_CORRELATION},
+    {"depthwise multiplier 2", 1, 3, 5, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 3, OPARA_CUDNN_CROSS_CORRELATION},
+    {"flipped filter", 1, 2, 5, 5, 2, 3, 2, 0, 1, 1, 1, 1, 1, 1, OPARA_CUDNN_CONVOLUTION},
+    {"1x1", 3, 8, 4, 4, 5, 1, 1, 0, 0, 1, 1, 1, 1, 1, OPARA_CUDNN_CROSS_CORRELATION},
+};
+
+/* Runs one case with the given algorithm; y starts as y0 (NaN-free) and ends as alpha conv + beta y0. */
+static void conv_run(opara_test* T, dnn* N, const conv_case* p, opara_cudnnConvolutionFwdAlgo_t algo, float alpha, float beta) {
+    tcu_driver* d = N->d;
+    conv_descs D;
+    size_t nx = (size_t)p->n * p->c * p->h * p->w, nw = (size_t)p->k * (p->c / p->groups) * p->r * p->s, ny, ws_bytes = 0, bad;
+    float *x, *w, *y0, *got;
+    double* want;
+    tcu_devptr dx, dw, dy, dws = 0;
+    size_t i;
+    REQUIRE(descs_make(&N->lib, p, &D) == 0);
+    ny = (size_t)D.on * D.oc * D.oh * D.ow;
+    x = (float*)malloc(nx * 4);
+    w = (float*)malloc(nw * 4);
+    y0 = (float*)malloc(ny * 4);
+    got = (float*)malloc(ny * 4);
+    want = (double*)malloc(ny * sizeof(double));
+    REQUIRE(x && w && y0 && got && want);
+    CHECK_EQ(D.oh, out_dim(p->h, p->pad_h, p->r, p->dil_h, p->str_h));
+    CHECK_EQ(D.ow, out_dim(p->w, p->pad_w, p->s, p->dil_w, p->str_w));
+    tcu_fill(x, nx, 31);
+    tcu_fill(w, nw, 32);
+    tcu_fill(y0, ny, 33);
+    ref_conv(p, x, w, want);
+    for (i = 0; i < ny; i++) want[i] = alpha * want[i] + (beta != 0.0f ? beta * (double)y0[i] : 0.0);
+    CHECK_EQ(N->lib.cudnnGetConvolutionForwardWorkspaceSize(N->h, D.x, D.w, D.conv, D.y, algo, &ws_bytes),
+             OPARA_CUDNN_STATUS_SUCCESS);
+    dx = upload(d, x, nx);
+    dw = upload(d, w, nw);
+    dy = upload(d, beta != 0.0f ? y0 : NULL, ny); /* beta 0: y is not read (the emulator's fresh memory is NaN) */
+    REQUIRE(dx && dw && dy && (ws_bytes == 0 || (dws = upload(d, NULL, ws_bytes / 4 + 1)) != 0));
+    CHECK_EQ(N->lib.cudnnConvolutionForward(N->h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv,
+                                            algo, (void*)(size_t)dws, ws_bytes, &beta, D.y, (void*)(size_t)dy),
+             OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(got, dy, ny * 4), 0);
+    bad = tcu_first_mismatch(want, got, ny, 1e-5);
+    if (bad != ny) OT_LOG("%s, algo %d: y[%zu] = %g, want %g", p->name, algo, bad, got[bad], want[bad]);
+    CHECK(bad == ny);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(dy);
+    if (dws) d->MemFree(dws);
+    descs_free(&N->lib, &D);
+    free(x);
+    free(w);
+    free(y0);
+    free(got);
+    free(want);
+}
+
+OT_TEST(convolution_matches_reference) {
+    size_t i;
+    DNN(N, d);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        conv_run(T, &N, &cases[i], OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1.0f, 0.0f);
+    conv_run(T, &N, &cases[0], OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 0.5f, -2.0f);
+    conv_run(T, &N, &cases[0], OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM, 1.0f, 1.0f);
+    conv_run(T, &N, &cases[4], OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 2.0f, 0.5f);
+    dnn_close(&N);
+}
+
+/* The algorithm list: counts, a supported algorithm first, workspace sizes that agree with the size query. */
+OT_TEST(algorithm_and_workspace_queries) {
+    opara_cudnnConvolutionFwdAlgoPerf_t perf[8];
+    conv_descs D;
+    int got = 0, i, direct_supported = 0;
+    DNN(N, d);
+    REQUIRE(descs_make(&N.lib, &cases[0], &D) == 0);
+    CHECK_EQ(N.lib.cudnnGetConvolutionForwardAlgorithm_v7(N.h, D.x, D.w, D.conv, D.y, 8, &got, perf), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK(got >= 1 && got <= 8);
+    CHECK_EQ(perf[0].status, OPARA_CUDNN_STATUS_SUCCESS);
+    for (i = 0; i < got; i++) {
+        size_t bytes = 0;
+        opara_cudnnStatus_t st = N.lib.cudnnGetConvolutionForwardWorkspaceSize(N.h, D.x, D.w, D.conv, D.y, perf[i].algo, &bytes);
+        if (perf[i].status != OPARA_CUDNN_STATUS_SUCCESS) continue;
+        CHECK_EQ(st, OPARA_CUDNN_STATUS_SUCCESS);
+        CHECK_EQ(bytes, perf[i].memory);
+        if (perf[i].algo == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_DIRECT) direct_supported = 1;
+    }
+    CHECK(!direct_supported); /* not implemented by cuDNN */
+    CHECK_EQ(N.lib.cudnnGetConvolutionForwardAlgorithm_v7(N.h, D.x, D.w, D.conv, D.y, 1, &got, perf), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(got, 1);
+    CHECK_EQ(N.lib.cudnnGetConvolutionForwardAlgorithm_v7(N.h, D.x, D.w, D.conv, D.y, 0, &got, perf), OPARA_CUDNN_STATUS_BAD_PARAM);
+    descs_free(&N.lib, &D);
+    dnn_close(&N);
+}
+
+/* A workspace below the algorithm's size is refused before anything runs; y is untouched. */
+OT_TEST(workspace_too_small_is_refused) {
+    conv_descs D;
+    size_t need = 0, ny;
+    float alpha = 1.0f, beta = 0.0f, probe[4];
+    tcu_devptr dx, dw, dy, dws;
+    DNN(N, d);
+    REQUIRE(descs_make(&N.lib, &cases[0], &D) == 0);
+    ny = (size_t)D.on * D.oc * D.oh * D.ow;
+    CHECK_EQ(N.lib.cudnnGetConvolutionForwardWorkspaceSize(N.h, D.x, D.w, D.conv, D.y,
+                                                           OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM, &need),
+             OPARA_CUDNN_STATUS_SUCCESS);
+    REQUIRE(need >= 8);
+    dx = upload(d, NULL, 2 * 3 * 7 * 9);
+    dw = upload(d, NULL, 4 * 3 * 9);
+    dy = upload(d, NULL, ny);
+    dws = upload(d, NULL, need / 4);
+    REQUIRE(dx && dw && dy && dws);
+    CHECK_EQ(d->MemsetD32Async(dy, 0x3f800000u, ny, TCU_LEGACY), 0); /* 1.0f */
+    CHECK_EQ(N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv,
+                                           OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM, (void*)(size_t)dws, need - 4, &beta, D.y,
+                                           (void*)(size_t)dy),
+             OPARA_CUDNN_STATUS_BAD_PARAM);
+    CHECK_EQ(N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv,
+                                           OPARA_CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, (void*)(size_t)dws, need, &beta, D.y,
+                                           (void*)(size_t)dy),
+             OPARA_CUDNN_STATUS_NOT_SUPPORTED);
+    CHECK_EQ(d->MemcpyDtoH(probe, dy, sizeof probe), 0);
+    CHECK(probe[0] == 1.0f && probe[3] == 1.0f);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(dy);
+    d->MemFree(dws);
+    descs_free(&N.lib, &D);
+    dnn_close(&N);
+}
+
+/* y = act(alpha1 conv + alpha2 z + bias), written into a channel slice of a bigger (concat) buffer. */
+OT_TEST(bias_activation_into_strided_output) {
+    const conv_case* p = &cases[4]; /* groups 2, K = 6 */
+    conv_descs D;
+    opara_cudnnTensorDescriptor_t bias_d, z_d, slice_d;
+    opara_cudnnActivationDescriptor_t relu, ident;
+    float x[2 * 4 * 6 * 5], w[6 * 2 * 3 * 3], z[2 * 6 * 6 * 5], bias[6], alpha1 = 1.25f, alpha2 = 0.5f;
+    float got[2 * 10 * 6 * 5];
+    double conv[2 * 6 * 6 * 5], want[2 * 6 * 6 * 5];
+    int dims[4], strides[4], n, k, i, total_c = 10, c0 = 3, hw = 30;
+    size_t bad, cnt = 0;
+    tcu_devptr dx, dw, dz, db, dy;
+    DNN(N, d);
+    REQUIRE(descs_make(&N.lib, p, &D) == 0 && D.oh * D.ow == hw && D.oc == 6);
+    tcu_fill(x, sizeof x / 4, 41);
+    tcu_fill(w, sizeof w / 4, 42);
+    tcu_fill(z, sizeof z / 4, 43);
+    tcu_fill(bias, 6, 44);
+    ref_conv(p, x, w, conv);
+    dx = upload(d, x, sizeof x / 4);
+    dw = upload(d, w, sizeof w / 4);
+    dz = upload(d, z, sizeof z / 4);
+    db = upload(d, bias, 6);
+    dy = upload(d, NULL, sizeof got / 4);
+    REQUIRE(dx && dw && dz && db && dy);
+    CHECK_EQ(d->MemsetD32Async(dy, 0x40000000u, sizeof got / 4, TCU_LEGACY), 0); /* 2.0f outside the slice */
+    REQUIRE(N.lib.cudnnCreateTensorDescriptor(&bias_d) == 0 && N.lib.cudnnCreateTensorDescriptor(&z_d) == 0 &&
+            N.lib.cudnnCreateTensorDescriptor(&slice_d) == 0 && N.lib.cudnnCreateActivationDescriptor(&relu) == 0 &&
+            N.lib.cudnnCreateActivationDescriptor(&ident) == 0);
+    CHECK_EQ(N.lib.cudnnSetTensor4dDescriptor(bias_d, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, 6, 1, 1), 0);
+    CHECK_EQ(N.lib.cudnnSetTensor4dDescriptor(z_d, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 2, 6, D.oh, D.ow), 0);
+    dims[0] = 2, dims[1] = 6, dims[2] = D.oh, dims[3] = D.ow;
+    strides[0] = total_c * hw, strides[1] = hw, strides[2] = D.ow, strides[3] = 1;
+    CHECK_EQ(N.lib.cudnnSetTensorNdDescriptor(slice_d, OPARA_CUDNN_DATA_FLOAT, 4, dims, strides), 0);
+    CHECK_EQ(N.lib.cudnnSetActivationDescriptor(relu, OPARA_CUDNN_ACTIVATION_RELU, OPARA_CUDNN_NOT_PROPAGATE_NAN, 0.0), 0);
+    CHECK_EQ(N.lib.cudnnSetActivationDescriptor(ident, OPARA_CUDNN_ACTIVATION_IDENTITY, OPARA_CUDNN_NOT_PROPAGATE_NAN, 0.0), 0);
+#define CBA(algo, act, zz)                                                                                          \
+    N.lib.cudnnConvolutionBiasActivationForward(N.h, &alpha1, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, \
+                                                D.conv, algo, NULL, 0, &alpha2, z_d, (const void*)(size_t)(zz), bias_d, \
+                                                (const void*)(size_t)db, act, slice_d, (void*)(size_t)(dy + (size_t)c0 * hw * 4))
+    /* cuDNN: IDENTITY only with IMPLICIT_PRECOMP_GEMM; other activations are not supported here */
+    CHECK_EQ(CBA(OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, ident, dz), OPARA_CUDNN_STATUS_NOT_SUPPORTED);
+    CHECK_EQ(N.lib.cudnnSetActivationDescriptor(ident, OPARA_CUDNN_ACTIVATION_SIGMOID, OPARA_CUDNN_NOT_PROPAGATE_NAN, 0.0), 0);
+    CHECK_EQ(CBA(OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, ident, dz), OPARA_CUDNN_STATUS_NOT_SUPPORTED);
+    CHECK_EQ(CBA(OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, relu, dz), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(got, dy, sizeof got), 0);
+    for (n = 0; n < 2; n++)
+        for (k = 0; k < total_c; k++)
+            for (i = 0; i < hw; i++) {
+                size_t at = ((size_t)n * total_c + k) * hw + i;
+                if (k < c0 || k >= c0 + 6) {
+                    CHECK(got[at] == 2.0f);
+                } else {
+                    size_t o = ((size_t)n * 6 + (k - c0)) * hw + i;
+                    double v = alpha1 * conv[o] + alpha2 * z[o] + bias[k - c0];
+                    want[cnt] = v > 0 ? v : 0;
+                    got[cnt++] = got[at];
+                }
+            }
+    bad = tcu_first_mismatch(want, got, cnt, 1e-5);
+    if (bad != cnt) OT_LOG("y[%zu] = %g, want %g", bad, got[bad], want[bad]);
+    CHECK(bad == cnt);
+#undef CBA
+    N.lib.cudnnDestroyTensorDescriptor(bias_d);
+    N.lib.cudnnDestroyTensorDescriptor(z_d);
+    N.lib.cudnnDestroyTensorDescriptor(slice_d);
+    N.lib.cudnnDestroyActivationDescriptor(relu);
+    N.lib.cudnnDestroyActivationDescriptor(ident);
+    descs_free(&N.lib, &D);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(dz);
+    d->MemFree(db);
+    d->MemFree(dy);
+    dnn_close(&N);
+}
+
+/* C = alpha A + beta C with A broadcast along its size-1 dimensions (4-d and 5-d). */
+static void add_case(opara_test* T, dnn* N, int nb, const int* cdims, const int* adims, float alpha, float beta,
+                     opara_cudnnStatus_t expect) {
+    tcu_driver* d = N->d;
+    opara_cudnnTensorDescriptor_t a_d, c_d;
+    int cs[5], as[5], i, idx[5];
+    size_t nc = 1, na = 1, e, bad;
+    float *A, *C, *got;
+    double* want;
+    tcu_devptr dA, dC;
+    for (i = nb - 1; i >= 0; i--) {
+        cs[i] = (int)nc;
+        as[i] = (int)na;
+        nc *= (size_t)cdims[i];
+        na *= (size_t)adims[i];
+    }
+    A = (float*)malloc(na * 4);
+    C = (float*)malloc(nc * 4);
+    got = (float*)malloc(nc * 4);
+    want = (double*)malloc(nc * sizeof(double));
+    REQUIRE(A && C && got && want);
+    tcu_fill(A, na, 51);
+    tcu_fill(C, nc, 52);
+    REQUIRE(N->lib.cudnnCreateTensorDescriptor(&a_d) == 0 && N->lib.cudnnCreateTensorDescriptor(&c_d) == 0);
+    CHECK_EQ(N->lib.cudnnSetTensorNdDescriptor(a_d, OPARA_CUDNN_DATA_FLOAT, nb, adims, as), 0);
+    CHECK_EQ(N->lib.cudnnSetTensorNdDescriptor(c_d, OPARA_CUDNN_DATA_FLOAT, nb, cdims, cs), 0);
+    for (e = 0; e < nc && expect == OPARA_CUDNN_STATUS_SUCCESS; e++) {
+        size_t rest = e, ai = 0;
+        for (i = nb - 1; i >= 0; i--) {
+            idx[i] = (int)(rest % (size_t)cdims[i]);
+            rest /= (size_t)cdims[i];
+            ai += (size_t)(adims[i] == 1 ? 0 : idx[i]) * (size_t)as[i];
+        }
+        want[e] = alpha * (double)A[ai] + beta * (double)C[e];
+    }
+    dA = upload(d, A, na);
+    dC = upload(d, C, nc);
+    REQUIRE(dA && dC);
+    CHECK_EQ(N->lib.cudnnAddTensor(N->h, &alpha, a_d, (const void*)(size_t)dA, &beta, c_d, (void*)(size_t)dC), expect);
+    CHECK_EQ(d->MemcpyDtoH(got, dC, nc * 4), 0);
+    if (expect != OPARA_CUDNN_STATUS_SUCCESS)
+        for (e = 0; e < nc; e++) want[e] = C[e];
+    bad = tcu_first_mismatch(want, got, nc, 1e-5);
+    if (bad != nc) OT_LOG("C[%zu] = %g, want %g", bad, got[bad], want[bad]);
+    CHECK(bad == nc);
+    N->lib.cudnnDestroyTensorDescriptor(a_d);
+    N->lib.cudnnDestroyTensorDescriptor(c_d);
+    d->MemFree(dA);
+    d->MemFree(dC);
+    free(A);
+    free(C);
+    free(got);
+    free(want);
+}
+
+OT_TEST(add_tensor_broadcasts) {
+    static const int c4[4] = {2, 5, 3, 4}, bias4[4] = {1, 5, 1, 1}, same4[4] = {2, 5, 3, 4}, row4[4] = {2, 1, 3, 1};
+    static const int c5[5] = {2, 3, 2, 3, 2}, b5[5] = {1, 3, 1, 1, 2}, bad4[4] = {1, 4, 1, 1};
+    DNN(N, d);
+    add_case(T, &N, 4, c4, bias4, 1.0f, 1.0f, OPARA_CUDNN_STATUS_SUCCESS);
+    add_case(T, &N, 4, c4, same4, 0.5f, -1.0f, OPARA_CUDNN_STATUS_SUCCESS);
+    add_case(T, &N, 4, c4, row4, 2.0f, 0.0f, OPARA_CUDNN_STATUS_SUCCESS);
+    add_case(T, &N, 5, c5, b5, 1.0f, 0.25f, OPARA_CUDNN_STATUS_SUCCESS);
+    add_case(T, &N, 4, c4, bad4, 1.0f, 1.0f, OPARA_CUDNN_STATUS_BAD_PARAM); /* 4 neither 5 nor 1 */
+    dnn_close(&N);
+}
+
+/* conv then add on a capturing stream: kernel nodes, and the replay computes what the eager calls did. */
+OT_TEST(captured_convolution_is_kernel_work_and_replays) {
+    const conv_case* p = &cases[0];
+    conv_descs D;
+    opara_cudnnTensorDescriptor_t bias_d;
+    float x[2 * 3 * 7 * 9], w[4 * 3 * 3 * 3], bias[4], got[2 * 4 * 7 * 9], alpha = 1.0f, beta = 0.0f;
+    double want[2 * 4 * 7 * 9];
+    tcu_devptr dx, dw, db, dy;
+    tcu_stream s;
+    tcu_graph g = NULL;
+    tcu_exec e = NULL;
+    tcu_node nodes[16];
+    size_t n = 16, i, kernels = 0, ny = sizeof got / 4;
+    int type;
+    DNN(N, d);
+    REQUIRE(descs_make(&N.lib, p, &D) == 0 && (size_t)D.on * D.oc * D.oh * D.ow == ny);
+    REQUIRE(N.lib.cudnnCreateTensorDescriptor(&bias_d) == 0);
+    CHECK_EQ(N.lib.cudnnSetTensor4dDescriptor(bias_d, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, 4, 1, 1), 0);
+    tcu_fill(x, sizeof x / 4, 61);
+    tcu_fill(w, sizeof w / 4, 62);
+    tcu_fill(bias, 4, 63);
+    dx = upload(d, x, sizeof x / 4);
+    dw = upload(d, w, sizeof w / 4);
+    db = upload(d, bias, 4);
+    dy = upload(d, NULL, ny);
+    REQUIRE(dx && dw && db && dy && d->StreamCreate(&s, 1) == 0);
+    CHECK_EQ(N.lib.cudnnSetStream(N.h, (opara_CUstream)s), 0);
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+    CHECK_EQ(N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv,
+                                           OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &beta, D.y,
+                                           (void*)(size_t)dy),
+             0);
+    alpha = 1.0f, beta = 1.0f;
+    CHECK_EQ(N.lib.cudnnAddTensor(N.h, &alpha, bias_d, (const void*)(size_t)db, &beta, D.y, (void*)(size_t)dy), 0);
+    REQUIRE(d->StreamEndCapture(s, &g) == 0);
+    CHECK_EQ(d->GraphGetNodes(g, nodes, &n), 0);
+    for (i = 0; i < n && i < 16; i++)
+        if (d->GraphNodeGetType(nodes[i], &type) == 0 && type == 0) kernels++;
+    CHECK(kernels >= 2);
+    CHECK_EQ(d->GraphInstantiate(&e, g, 0), 0);
+    for (i = 0; i < sizeof x / 4; i++) x[i] = 1.0f - x[i]; /* new input: the replay reads it */
+    CHECK_EQ(d->MemcpyHtoD(dx, x, sizeof x), 0);
+    ref_conv(p, x, w, want);
+    for (i = 0; i < ny; i++) want[i] += bias[i / (size_t)(D.oh * D.ow) % 4];
+    CHECK_EQ(d->GraphLaunch(e, s), 0);
+    CHECK_EQ(d->StreamSynchronize(s), 0);
+    CHECK_EQ(d->MemcpyDtoH(got, dy, sizeof got), 0);
+    CHECK(tcu_first_mismatch(want, got, ny, 1e-5) == ny);
+    d->GraphExecDestroy(e);
+    d->GraphDestroy(g);
+    N.lib.cudnnDestroyTensorDescriptor(bias_d);
+    descs_free(&N.lib, &D);
+    dnn_close(&N);
+    d->StreamDestroy(s);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(db);
+    d->MemFree(dy);
+}
+
+/* ---------------------------------------------------------------- the fake against NVIDIA's library */
+
+enum { SCRIPT_MAX = 256 }; /* more than descriptor_script records */
+
+/* The same descriptor calls, in the same order, on one library; every status and output dimension is
+ * recorded (good and bad parameters both). NULL output pointers are not tried: NVIDIA's library crashes. */
+static int descriptor_script(const opara_cuda_cudnn* L, int* out) {
+    static const int d2[2] = {2, 3}, s2[2] = {3, 1}, d3[3] = {2, 3, 4}, s3[3] = {12, 4, 1};
+    static const int d5[5] = {1, 2, 3, 4, 5}, s5[5] = {120, 60, 20, 5, 1};
+    static const int d9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, s9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    static const int d4[4] = {1, 2, 3, 4}, s4zero[4] = {24, 12, 4, 0}, s4neg[4] = {24, 12, 4, -1};
+    static const int s4tr[4] = {24, 1, 8, 2}, d4z[4] = {1, 0, 3, 4}, s4[4] = {24, 12, 4, 1};
+    opara_cudnnTensorDescriptor_t t, t5, fresh;
+    opara_cudnnFilterDescriptor_t f, ffresh;
+    opara_cudnnConvolutionDescriptor_t c;
+    opara_cudnnActivationDescriptor_t a;
+    int k = 0, on, oc, oh, ow;
+#define R(call) out[k++] = (int)(call)
+#define DIMS(call)                                                                                              \
+    do {                                                                                                       \
+        on = oc = oh = ow = -7;                                                                                \
+        R(call);                                                                                               \
+        out[k++] = on, out[k++] = oc, out[k++] = oh, out[k++] = ow;                                            \
+    } while (0)
+    R(L->cudnnCreateTensorDescriptor(&t));
+    R(L->cudnnCreateTensorDescriptor(&t5));
+    R(L->cudnnCreateTensorDescriptor(&fresh));
+    R(L->cudnnCreateFilterDescriptor(&f));
+    R(L->cudnnCreateFilterDescriptor(&ffresh));
+    R(L->cudnnCreateConvolutionDescriptor(&c));
+    R(L->cudnnCreateActivationDescriptor(&a));
+    R(L->cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 0, 3, 5, 5));
+    R(L->cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, -1, 5, 5));
+    R(L->cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW_VECT_C, OPARA_CUDNN_DATA_FLOAT, 1, 4, 5, 5));
+    R(L->cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, (opara_cudnnDataType_t)99, 1, 3, 5, 5));
+    R(L->cudnnSetTensor4dDescriptor(t, (opara_cudnnTensorFormat_t)99, OPARA_CUDNN_DATA_FLOAT, 1, 3, 5, 5));
+    R(L->cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_HALF, 1, 3, 5, 5));
+    R(L->cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NHWC, OPARA_CUDNN_DATA_FLOAT, 1, 3, 5, 5));
+    R(L->cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 65536, 65536, 2, 1));
+    R(L->cudnnSetTensorNdDescriptor(t, OPARA_CUDNN_DATA_FLOAT, 1, d2, s2));
+    R(L->cudnnSetTensorNdDescriptor(t, OPARA_CUDNN_DATA_FLOAT, 2, d2, s2));
+    R(L->cudnnSetTensorNdDescriptor(t, OPARA_CUDNN_DATA_FLOAT, 3, d3, s3));
+    R(L->cudnnSetTensorNdDescriptor(t, OPARA_CUDNN_DATA_FLOAT, 9, d9, s9));
+    R(L->cudnnSetTensorNdDescriptor(t, OPARA_CUDNN_DATA_FLOAT, 4, d4, s4zero));
+    R(L->cudnnSetTensorNdDescriptor(t, OPARA_CUDNN_DATA_FLOAT, 4, d4, s4neg));
+    R(L->cudnnSetTensorNdDescriptor(t, OPARA_CUDNN_DATA_FLOAT, 4, d4, s4tr));
+    R(L->cudnnSetTensorNdDescriptor(t, OPARA_CUDNN_DATA_FLOAT, 4, d4z, s4));
+    R(L->cudnnSetTensorNdDescriptor(t5, OPARA_CUDNN_DATA_FLOAT, 5, d5, s5));
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, 0, 3, 3, 3));
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NHWC, 8, 3, 3, 3));
+    R(L->cudnnSetFilter4dDescriptor(f, (opara_cudnnDataType_t)99, OPARA_CUDNN_TENSOR_NCHW, 8, 3, 3, 3));
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, (opara_cudnnTensorFormat_t)99, 8, 3, 3, 3));
+    R(L->cudnnSetConvolution2dDescriptor(c, -1, 0, 1, 1, 1, 1, OPARA_CUDNN_CROSS_CORRELATION, OPARA_CUDNN_DATA_FLOAT));
+    R(L->cudnnSetConvolution2dDescriptor(c, 0, 0, 0, 1, 1, 1, OPARA_CUDNN_CROSS_CORRELATION, OPARA_CUDNN_DATA_FLOAT));
+    R(L->cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 0, 1, OPARA_CUDNN_CROSS_CORRELATION, OPARA_CUDNN_DATA_FLOAT));
+    R(L->cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 1, 1, (opara_cudnnConvolutionMode_t)5, OPARA_CUDNN_DATA_FLOAT));
+    R(L->cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 1, 1, OPARA_CUDNN_CROSS_CORRELATION, OPARA_CUDNN_DATA_HALF));
+    R(L->cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 1, 1, OPARA_CUDNN_CROSS_CORRELATION, (opara_cudnnDataType_t)99));
+    R(L->cudnnSetConvolutionGroupCount(c, 0));
+    R(L->cudnnSetConvolutionGroupCount(c, -1));
+    R(L->cudnnSetConvolutionGroupCount(c, 1));
+    R(L->cudnnSetConvolutionMathType(c, (opara_cudnnMathType_t)7));
+    R(L->cudnnSetConvolutionMathType(c, OPARA_CUDNN_FMA_MATH));
+    R(L->cudnnSetConvolution2dDescriptor(c, 1, 1, 1, 1, 1, 1, OPARA_CUDNN_CROSS_CORRELATION, OPARA_CUDNN_DATA_FLOAT));
+    R(L->cudnnGetConvolution2dForwardOutputDim(c, fresh, f, &on, &oc, &oh, &ow));
+    R(L->cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 2, 6, 7, 9));
+    R(L->cudnnGetConvolution2dForwardOutputDim(c, t, ffresh, &on, &oc, &oh, &ow));
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, 8, 6, 3, 3));
+    DIMS(L->cudnnGetConvolution2dForwardOutputDim(c, t, f, &on, &oc, &oh, &ow));
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, 8, 4, 3, 3));
+    R(L->cudnnGetConvolution2dForwardOutputDim(c, t, f, &on, &oc, &oh, &ow)); /* C 6 != 4 */
+    R(L->cudnnSetConvolutionGroupCount(c, 2));
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, 8, 3, 3, 3));
+    DIMS(L->cudnnGetConvolution2dForwardOutputDim(c, t, f, &on, &oc, &oh, &ow));
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, 7, 3, 3, 3));
+    DIMS(L->cudnnGetConvolution2dForwardOutputDim(c, t, f, &on, &oc, &oh, &ow)); /* K 7 with 2 groups */
+    R(L->cudnnSetConvolutionGroupCount(c, 4));
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, 8, 2, 3, 3));
+    R(L->cudnnGetConvolution2dForwardOutputDim(c, t, f, &on, &oc, &oh, &ow)); /* 4 groups do not divide C = 6 */
+    R(L->cudnnSetConvolutionGroupCount(c, 1));
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, 8, 6, 11, 3));
+    R(L->cudnnGetConvolution2dForwardOutputDim(c, t, f, &on, &oc, &oh, &ow)); /* filter taller than padded input */
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, 8, 6, 9, 3));
+    DIMS(L->cudnnGetConvolution2dForwardOutputDim(c, t, f, &on, &oc, &oh, &ow)); /* exactly fits */
+    R(L->cudnnSetConvolution2dDescriptor(c, 2, 0, 3, 2, 2, 3, OPARA_CUDNN_CONVOLUTION, OPARA_CUDNN_DATA_FLOAT));
+    R(L->cudnnSetFilter4dDescriptor(f, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, 5, 6, 3, 2));
+    DIMS(L->cudnnGetConvolution2dForwardOutputDim(c, t, f, &on, &oc, &oh, &ow)); /* stride, dilation */
+    R(L->cudnnGetConvolution2dForwardOutputDim(c, t5, f, &on, &oc, &oh, &ow));
+    R(L->cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_HALF, 2, 6, 7, 9));
+    DIMS(L->cudnnGetConvolution2dForwardOutputDim(c, t, f, &on, &oc, &oh, &ow)); /* types are not compared here */
+    R(L->cudnnSetActivationDescriptor(a, (opara_cudnnActivationMode_t)9, OPARA_CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    R(L->cudnnSetActivationDescriptor(a, OPARA_CUDNN_ACTIVATION_RELU, (opara_cudnnNanPropagation_t)5, 0.0));
+    R(L->cudnnSetActivationDescriptor(a, OPARA_CUDNN_ACTIVATION_IDENTITY, OPARA_CUDNN_PROPAGATE_NAN, 0.0));
+    R(L->cudnnDestroyTensorDescriptor(NULL));
+    R(L->cudnnDestroyTensorDescriptor(t));
+    R(L->cudnnDestroyTensorDescriptor(t5));
+    R(L->cudnnDestroyTensorDescriptor(fresh));
+    R(L->cudnnDestroyFilterDescriptor(f));
+    R(L->cudnnDestroyFilterDescriptor(ffresh));
+    R(L->cudnnDestroyConvolutionDescriptor(c));
+    R(L->cudnnDestroyActivationDescriptor(a));
+#undef R
+#undef DIMS
+    return k;
+}
+
+static int load_real(opara_cuda_cudnn* real, char* err, size_t size) {
+    const char* env = getenv("OPARA_REAL_CUDNN");
+    return opara_cuda_cudnn_load(real, env && *env ? env : OPARA_REAL_CUDNN, err, size) == OPARA_CUDA_LOAD_OK;
+}
+
+OT_TEST(descriptors_agree_with_nvidia_cudnn) {
+    opara_cuda_cudnn real;
+    char err[1024];
+    int fake_out[SCRIPT_MAX], real_out[SCRIPT_MAX], nf, nr, i;
+    DNN(N, d);
+    if (!load_real(&real, err, sizeof err)) {
+        dnn_close(&N);
+        SKIP("NVIDIA's cuDNN is not available: %s", err);
+    }
+    if (strcmp(real.path, N.lib.path) == 0) { /* make test-gpu without OPARA_CUDNN: both are NVIDIA's */
+        OT_LOG("comparing %s with itself", real.path);
+    }
+    nf = descriptor_script(&N.lib, fake_out);
+    nr = descriptor_script(&real, real_out);
+    REQUIRE(nf == nr && nf <= SCRIPT_MAX);
+    for (i = 0; i < nf; i++) {
+        if (fake_out[i] != real_out[i]) OT_LOG("step %d: fake %d, NVIDIA %d", i, fake_out[i], real_out[i]);
+        CHECK_EQ(fake_out[i], real_out[i]);
+    }
+    CHECK_EQ(N.lib.cudnnGetVersion() / 10000, real.cudnnGetVersion() / 10000);
+#define STR_CHECK(name, value) \
+    CHECK_STR(N.lib.cudnnGetErrorString(OPARA_##name), real.cudnnGetErrorString(OPARA_##name));
+    OPARA_CUDNN_STATUS_LIST(STR_CHECK)
+#undef STR_CHECK
+    CHECK_STR(N.lib.cudnnGetErrorString((opara_cudnnStatus_t)12345), real.cudnnGetErrorString((opara_cudnnStatus_t)12345));
+    opara_cuda_cudnn_unload(&real);
+    dnn_close(&N);
+}
+
+OT_TEST(handle_creation_during_capture_is_unsafe) { /* cudnnCreate allocates device memory (rule 1.5) */
+    opara_cudnnHandle_t h2 = NULL;
+    tcu_stream s;
+    tcu_graph g = NULL;
+    dnn N;
+    TCU_REQUIRE_EMULATOR(d);
+    DNN_OPEN(N, d);
+    REQUIRE(d->StreamCreate(&s, 1) == 0);
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+    CHECK(N.lib.cudnnCreate(&h2) != OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(d->StreamEndCapture(s, &g), TCU_CAPTURE_INVALIDATED);
+    if (g) d->GraphDestroy(g);
+    d->StreamDestroy(s);
+    dnn_close(&N);
+}
+
+static const opara_test_case tests[] = {
+    OT_CASE(convolution_matches_reference),
+    OT_CASE(algorithm_and_workspace_queries),
+    OT_CASE(workspace_too_small_is_refused),
+    OT_CASE(bias_activation_into_strided_output),
+    OT_CASE(add_tensor_broadcasts),
+    OT_CASE(captured_convolution_is_kernel_work_and_replays),
+    OT_CASE(descriptors_agree_with_nvidia_cudnn),
+    OT_CASE(handle_creation_during_capture_is_unsafe),
+};
+
+int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

@@ -1,0 +1,330 @@
+/* Property tests over seeded random DAGs (widths 1-64, up to 2,000 ops): every strategy's plan
+   passes the verifier, and deliberately broken plans (a wait removed, a buffer aliased, a bad
+   order) are caught. */
+#define OPARA_IMPLEMENTATION
+#include "opara.h"
+#include "opara_test.h"
+#include "test_sched_util.h"
+
+typedef struct variant {
+    const char* name;
+    opara_strategy strategy;
+    opara_launch_order order;
+    opara__pred_order pred;
+    opara__inherit inherit;
+    opara__alternation alt;
+    opara__metric metric;
+    uint32_t cap;
+    int cap_hard;
+    uint32_t memory_sync_window;
+} variant;
+
+static const variant variants[] = {
+    {"opara", OPARA_STRATEGY_OPARA, OPARA_LAUNCH_DEFAULT, OPARA__PRED_DEFAULT, OPARA__INHERIT_DEFAULT, OPARA__ALT_DEFAULT, OPARA__METRIC_DEFAULT, 0, 0, 0},
+    {"opara-dominant-lastpick", OPARA_STRATEGY_OPARA, OPARA_LAUNCH_DEFAULT, OPARA__PRED_ASC_STREAM, OPARA__INHERIT_DEFAULT, OPARA__ALT_LAST_PICK, OPARA__METRIC_DOMINANT, 0, 0, 0},
+    {"opara-topo-first-successor", OPARA_STRATEGY_OPARA_TOPO, OPARA_LAUNCH_TOPO, OPARA__PRED_DESC_ID, OPARA__INHERIT_FIRST_SUCCESSOR, OPARA__ALT_DEFAULT, OPARA__METRIC_DEFAULT, 0, 0, 0},
+    {"opara-dfs-cap4", OPARA_STRATEGY_OPARA_TOPO, OPARA_LAUNCH_DFS, OPARA__PRED_ASC_ID, OPARA__INHERIT_DEFAULT, OPARA__ALT_DEFAULT, OPARA__METRIC_DEFAULT, 4, 0, 0},
+    {"opara-bfs-hardcap3", OPARA_STRATEGY_OPARA_TOPO, OPARA_LAUNCH_BFS, OPARA__PRED_INPUT, OPARA__INHERIT_DEFAULT, OPARA__ALT_DEFAULT, OPARA__METRIC_DEFAULT, 3, 1, 0},
+    {"sequential", OPARA_STRATEGY_SEQUENTIAL, OPARA_LAUNCH_DEFAULT, OPARA__PRED_DEFAULT, OPARA__INHERIT_DEFAULT, OPARA__ALT_DEFAULT, OPARA__METRIC_DEFAULT, 0, 0, 0},
+    {"sequential-dfs", OPARA_STRATEGY_SEQUENTIAL, OPARA_LAUNCH_DFS, OPARA__PRED_DEFAULT, OPARA__INHERIT_DEFAULT, OPARA__ALT_DEFAULT, OPARA__METRIC_DEFAULT, 0, 0, 0},
+    {"wavefront", OPARA_STRATEGY_WAVEFRONT, OPARA_LAUNCH_DEFAULT, OPARA__PRED_DEFAULT, OPARA__INHERIT_DEFAULT, OPARA__ALT_DEFAULT, OPARA__METRIC_DEFAULT, 0, 0, 0},
+    {"nimble", OPARA_STRATEGY_NIMBLE, OPARA_LAUNCH_DEFAULT, OPARA__PRED_DEFAULT, OPARA__INHERIT_DEFAULT, OPARA__ALT_DEFAULT, OPARA__METRIC_DEFAULT, 0, 0, 0},
+    {"opara-memsync2", OPARA_STRATEGY_OPARA, OPARA_LAUNCH_DEFAULT, OPARA__PRED_DEFAULT, OPARA__INHERIT_DEFAULT, OPARA__ALT_DEFAULT, OPARA__METRIC_DEFAULT, 0, 0, 2},
+    {"wavefront-memsync2", OPARA_STRATEGY_WAVEFRONT, OPARA_LAUNCH_DEFAULT, OPARA__PRED_DEFAULT, OPARA__INHERIT_DEFAULT, OPARA__ALT_DEFAULT, OPARA__METRIC_DEFAULT, 0, 0, 2},
+};
+#define N_VARIANTS (sizeof variants / sizeof variants[0])
+
+static void plan_desc_of(const variant* v, opara__plan_desc* d) {
+    memset(d, 0, sizeof *d);
+    d->strategy = v->strategy;
+    d->launch_order = v->order;
+    d->pred_order = v->pred;
+    d->inherit = v->inherit;
+    d->alternation = v->alt;
+    d->metric = v->metric;
+    d->stream_cap = v->cap;
+    d->stream_cap_hard = v->cap_hard;
+    d->memory_sync_window = v->memory_sync_window;
+}
+
+/* Random descriptors: shared memory 0..48 KiB, 64..1024 threads, class by coin. */
+static void random_descs(opara__op_desc* d, uint32_t n, uint64_t seed) {
+    trng r;
+    uint32_t i;
+    r.s = seed ^ 0x9e3779b97f4a7c15ULL;
+    for (i = 0; i < n; ++i) {
+        memset(&d[i], 0, sizeof d[i]);
+        d[i].grid = 1 + trng_below(&r, 512);
+        d[i].block_threads = 64u << trng_below(&r, 5);
+        d[i].regs_per_thread = 16 + trng_below(&r, 112);
+        d[i].smem_per_block = trng_below(&r, 4) ? 1024 * trng_below(&r, 49) : 0;
+        d[i].op_class = (uint8_t)trng_below(&r, 2);
+        d[i].has_info = trng_below(&r, 8) != 0;
+    }
+}
+
+/* Live bytes at any point of a sequential run are a lower bound for any valid arena. */
+static uint64_t max_live_lower_bound(const tgraph* t, const opara__plan* p) {
+    uint64_t best = 0;
+    uint32_t i;
+    /* the largest single arena value */
+    for (i = 0; i < t->g.n_values; ++i)
+        if (p->storage[i] == OPARA__STORAGE_ARENA && p->alias_root[i] == (int32_t)i && t->bytes[i] > best)
+            best = t->bytes[i];
+    return best;
+}
+
+static int check_graph(opara_test* T, uint32_t n, uint32_t width, uint64_t seed) {
+    tgraph t;
+    opara__op_desc* descs;
+    uint32_t k;
+    int ok = 1;
+    if (!tg_random(&t, n, width, seed)) {
+        CHECK(!"random graph");
+        return 0;
+    }
+    descs = (opara__op_desc*)calloc(n + 1, sizeof(opara__op_desc));
+    random_descs(descs, n, seed);
+    for (k = 0; k < N_VARIANTS; ++k) {
+        opara__plan_desc d;
+        opara__plan* p = NULL;
+        opara_result r;
+        plan_desc_of(&variants[k], &d);
+        r = tg_plan(&t, descs, &d, &p);
+        if (r != OPARA_OK) {
+            OT_LOG("graph n=%u width=%u seed=%llu, %s: %s", n, width, (unsigned long long)seed, variants[k].name,
+                   opara_runtime_last_error(t.rt));
+            CHECK(r == OPARA_OK);
+            ok = 0;
+            break;
+        }
+        if (variants[k].cap_hard) CHECK(p->n_streams <= variants[k].cap);
+        if (variants[k].strategy == OPARA_STRATEGY_SEQUENTIAL) CHECK_EQ(p->n_streams, 1);
+        CHECK(p->arena_bytes >= max_live_lower_bound(&t, p));
+        CHECK(p->arena_bytes <= p->stats.no_reuse_bytes);
+        opara__plan_free(t.rt, p);
+    }
+    free(descs);
+    tg_free(&t);
+    return ok;
+}
+
+OT_TEST(random_dags_every_strategy_verifies) {
+    uint64_t seed;
+    uint32_t graphs = 0;
+    for (seed = 1; seed <= 1500; ++seed) {
+        trng r;
+        uint32_t n, width;
+        r.s = seed;
+        n = 2 + trng_below(&r, seed % 10 == 0 ? 400 : 60);
+        width = 1 + trng_below(&r, 64);
+        if (!check_graph(T, n, width, seed)) return;
+        graphs++;
+    }
+    CHECK_EQ(graphs, 1500);
+}
+
+OT_TEST(large_random_dags_verify) {
+    static const uint32_t widths[] = {1, 2, 8, 16, 32, 64};
+    uint32_t i;
+    for (i = 0; i < 6; ++i)
+        if (!check_graph(T, 2000, widths[i], 7000 + i)) return;
+}
+
+/* Removes the first wait of node n from the plan; every stream gets fork and join waits so that
+   only the missing event differs from a valid plan. */
+static void drop_wait(opara__plan* p, uint32_t n) {
+    uint32_t at = p->wait_start[n], m;
+    memmove(p->wait_nodes + at, p->wait_nodes + at + 1, (p->stats.n_waits - at - 1) * sizeof(uint32_t));
+    for (m = n + 1; m <= p->n_nodes; ++m) p->wait_start[m]--;
+    p->stats.n_waits--;
+    for (m = 1; m < p->n_streams; ++m) p->stream_fork[m] = p->stream_join[m] = 1;
+}
+
+OT_TEST(removed_wait_is_caught) {
+    uint64_t seed;
+    uint32_t caught = 0;
+    for (seed = 1; seed <= 300; ++seed) {
+        tgraph t;
+        opara__plan_desc d;
+        opara__plan* p = NULL;
+        uint32_t n;
+        REQUIRE(tg_random(&t, 20 + (uint32_t)(seed % 80), 1 + (uint32_t)(seed % 16), seed));
+        memset(&d, 0, sizeof d);
+        d.strategy = seed % 2 ? OPARA_STRATEGY_OPARA : OPARA_STRATEGY_NIMBLE;
+        REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
+        for (n = 0; n < p->n_nodes; ++n)
+            if (p->wait_start[n + 1] > p->wait_start[n]) break;
+        if (n < p->n_nodes) {
+            opara_result r;
+            drop_wait(p, n);
+            r = opara__plan_verify(&t.g, p);
+            CHECK(r == OPARA_ERR_PLAN_INVALID);
+            if (r == OPARA_ERR_PLAN_INVALID) {
+                caught++;
+                /* a data dependency, or a block reused behind that event */
+                const char* why = opara_runtime_last_error(t.rt);
+                if (!strstr(why, "is not enforced") && !strstr(why, "arena bytes")) OT_LOG("%s", why);
+                CHECK(strstr(why, "is not enforced") != NULL || strstr(why, "arena bytes") != NULL);
+            }
+        }
+        opara__plan_free(t.rt, p);
+        tg_free(&t);
+    }
+    CHECK(caught > 200);
+}
+
+/* Puts output y of node v on the bytes of v's input x (v is not in place): v writes what it reads. */
+static int alias_output_onto_input(const tgraph* t, opara__plan* p) {
+    uint32_t v, i;
+    for (v = 0; v < t->g.n_nodes; ++v) {
+        const opara__node* nd = &t->g.nodes[v];
+        int32_t y = nd->outputs[0];
+        if (nd->op != OPARA__OP_CONV || p->alias_root[y] != y || p->storage[y] != OPARA__STORAGE_ARENA) continue;
+        for (i = 0; i < nd->n_inputs; ++i) {
+            int32_t x = nd->inputs[i], w;
+            uint64_t base;
+            if (x < 0 || p->storage[x] != OPARA__STORAGE_ARENA || p->alias_root[x] != x) continue;
+            base = p->offset[x];
+            for (w = 0; w < (int32_t)p->n_values; ++w)
+                if (p->alias_root[w] == y) p->offset[w] = base + p->alias_offset[w];
+            if (base + t->bytes[y] > p->arena_bytes) p->arena_bytes = base + t->bytes[y];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+OT_TEST(aliased_buffer_is_caught) {
+    uint64_t seed;
+    uint32_t caught = 0;
+    for (seed = 1; seed <= 300; ++seed) {
+        tgraph t;
+        opara__plan_desc d;
+        opara__plan* p = NULL;
+        REQUIRE(tg_random(&t, 10 + (uint32_t)(seed % 60), 1 + (uint32_t)(seed % 8), seed));
+        memset(&d, 0, sizeof d);
+        d.strategy = (opara_strategy)(seed % 4);
+        REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
+        if (alias_output_onto_input(&t, p)) {
+            opara_result r = opara__plan_verify(&t.g, p);
+            CHECK(r == OPARA_ERR_PLAN_INVALID);
+            caught += r == OPARA_ERR_PLAN_INVALID;
+            if (r == OPARA_ERR_PLAN_INVALID && !strstr(opara_runtime_last_error(t.rt), "arena bytes"))
+                OT_LOG("%s", opara_runtime_last_error(t.rt));
+            if (r == OPARA_ERR_PLAN_INVALID) CHECK(strstr(opara_runtime_last_error(t.rt), "arena bytes") != NULL);
+        }
+        opara__plan_free(t.rt, p);
+        tg_free(&t);
+    }
+    CHECK(caught > 100);
+}
+
+/* Two concurrent branches: the block of one given to the other is a race the verifier reports. */
+OT_TEST(cross_stream_reuse_is_caught) {
+    static const int edges[][2] = {{1, 2}, {3, 4}};
+    tgraph t;
+    opara__plan_desc d;
+    opara__plan* p = NULL;
+    REQUIRE(tg_edges(&t, 4, edges, 2, OPARA__OP_CONV, 256));
+    memset(&d, 0, sizeof d);
+    d.strategy = OPARA_STRATEGY_OPARA_TOPO;
+    REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
+    REQUIRE(p->n_streams == 2);
+    /* what a launch-order-only allocator would do: b2 (value of node 4) takes a1's block */
+    p->offset[t.out_of[3]] = p->offset[t.out_of[0]];
+    CHECK(opara__plan_verify(&t.g, p) == OPARA_ERR_PLAN_INVALID);
+    OT_LOG("%s", opara_runtime_last_error(t.rt));
+    opara__plan_free(t.rt, p);
+    tg_free(&t);
+}
+
+OT_TEST(bad_order_and_streams_are_caught) {
+    static const int edges[][2] = {{1, 2}, {2, 3}, {1, 3}};
+    tgraph t;
+    opara__plan_desc d;
+    opara__plan* p = NULL;
+    uint32_t tmp;
+    REQUIRE(tg_edges(&t, 3, edges, 3, OPARA__OP_ADD, 16));
+    memset(&d, 0, sizeof d);
+    REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
+    tmp = p->order[0];
+    p->order[0] = p->order[1];
+    p->order[1] = tmp;
+    p->position[p->order[0]] = 0;
+    p->position[p->order[1]] = 1;
+    CHECK(opara__plan_verify(&t.g, p) == OPARA_ERR_PLAN_INVALID);
+    CHECK(strstr(opara_runtime_last_error(t.rt), "not topological") != NULL);
+    p->order[1] = p->order[0];
+    CHECK(opara__plan_verify(&t.g, p) == OPARA_ERR_PLAN_INVALID);
+    opara__plan_free(t.rt, p);
+    REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
+    p->stream[2] = 7;
+    CHECK(opara__plan_verify(&t.g, p) == OPARA_ERR_PLAN_INVALID);
+    opara__plan_free(t.rt, p);
+    REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
+    p->offset[t.out_of[2]] = p->arena_bytes; /* the output lies past the arena */
+    CHECK(opara__plan_verify(&t.g, p) == OPARA_ERR_PLAN_INVALID);
+    opara__plan_free(t.rt, p);
+    tg_free(&t);
+}
+
+OT_TEST(plans_are_deterministic) {
+    tgraph t;
+    opara__plan_desc d;
+    opara__plan *a = NULL, *b = NULL;
+    opara__op_desc descs[300];
+    REQUIRE(tg_random(&t, 300, 24, 4242));
+    random_descs(descs, 300, 4242);
+    memset(&d, 0, sizeof d);
+    REQUIRE(tg_plan(&t, descs, &d, &a) == OPARA_OK);
+    REQUIRE(tg_plan(&t, descs, &d, &b) == OPARA_OK);
+    CHECK(memcmp(a->order, b->order, 300 * sizeof(uint32_t)) == 0);
+    CHECK(memcmp(a->stream, b->stream, 300 * sizeof(uint32_t)) == 0);
+    CHECK(memcmp(a->offset, b->offset, t.g.n_values * sizeof(uint64_t)) == 0);
+    CHECK_EQ(a->stats.n_waits, b->stats.n_waits);
+    opara__plan_free(t.rt, a);
+    opara__plan_free(t.rt, b);
+    tg_free(&t);
+}
+
+/* With a short memory-sync window the planner adds waits to reuse blocks; the plans still verify
+   and need less memory than with the sync turned off. */
+OT_TEST(memory_sync_waits_reduce_peak_and_verify) {
+    uint64_t seed;
+    uint32_t added = 0, smaller = 0;
+    for (seed = 1; seed <= 60; ++seed) {
+        tgraph t;
+        opara__plan_desc d;
+        opara__plan *a = NULL, *b = NULL;
+        REQUIRE(tg_random(&t, 200, 16, seed));
+        memset(&d, 0, sizeof d);
+        d.no_memory_sync = 1;
+        REQUIRE(tg_plan(&t, NULL, &d, &a) == OPARA_OK);
+        memset(&d, 0, sizeof d);
+        d.memory_sync_window = 2;
+        REQUIRE(tg_plan(&t, NULL, &d, &b) == OPARA_OK);
+        CHECK_EQ(a->stats.n_memory_waits, 0);
+        added += b->stats.n_memory_waits > 0;
+        smaller += b->arena_bytes < a->arena_bytes;
+        CHECK(b->stats.n_waits >= b->stats.n_memory_waits);
+        opara__plan_free(t.rt, a);
+        opara__plan_free(t.rt, b);
+        tg_free(&t);
+    }
+    CHECK(added > 30);
+    CHECK(smaller > 30);
+}
+
+static const opara_test_case tests[] = {
+    OT_CASE(random_dags_every_strategy_verifies),
+    OT_CASE(large_random_dags_verify),
+    OT_CASE(removed_wait_is_caught),
+    OT_CASE(aliased_buffer_is_caught),
+    OT_CASE(cross_stream_reuse_is_caught),
+    OT_CASE(bad_order_and_streams_are_caught),
+    OT_CASE(plans_are_deterministic),
+    OT_CASE(memory_sync_waits_reduce_peak_and_verify),
+};
+
+int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

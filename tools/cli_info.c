@@ -1,0 +1,186 @@
+/* opara info FILE [--json]: what a model holds and how much parallelism its DAG offers.
+
+   The width is the size of a maximum antichain of the operator DAG (the most operators that can
+   run at the same time), computed exactly: by Dilworth's theorem it equals the minimum number of
+   chains covering the DAG's transitive closure, which is n minus a maximum bipartite matching
+   (Hopcroft-Karp) on the closure; see opara__graph_max_width in src/opara_reach.c. */
+
+#define CLI_INFO_MAX_WIDTH_NODES 20000u
+
+typedef struct cli_op_count {
+    const char* op;
+    uint32_t count;
+} cli_op_count;
+
+/* Counts per operator type, sorted by count (descending) then name. */
+static uint32_t cli_info_op_counts(const opara_model* m, cli_op_count* counts) {
+    uint32_t n = 0, i, j;
+    for (i = 0; i < opara_model_node_count(m); ++i) {
+        const char* op = opara_model_node_op(m, i);
+        for (j = 0; j < n && strcmp(counts[j].op, op) != 0; ++j) {}
+        if (j == n) counts[n].op = op, counts[n++].count = 0;
+        counts[j].count++;
+    }
+    for (i = 1; i < n; ++i)
+        for (j = i; j > 0 && (counts[j].count > counts[j - 1].count ||
+                              (counts[j].count == counts[j - 1].count && strcmp(counts[j].op, counts[j - 1].op) < 0));
+             --j) {
+            cli_op_count t = counts[j];
+            counts[j] = counts[j - 1];
+            counts[j - 1] = t;
+        }
+    return n;
+}
+
+static void cli_info_json_str(FILE* out, const char* s) {
+    fputc('"', out);
+    for (; *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
+        else if (c < 0x20) fprintf(out, "\\u%04x", c);
+        else fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static void cli_info_dims(FILE* out, const opara_tensor_info* t, int json) {
+    int32_t k;
+    fputc('[', out);
+    for (k = 0; k < t->rank; ++k) {
+        if (k) fputs(", ", out);
+        if (t->dims[k] == OPARA_DIM_BATCH) fputs(json ? "\"N\"" : "N", out);
+        else fprintf(out, "%lld", (long long)t->dims[k]);
+    }
+    fputc(']', out);
+}
+
+/* Output shapes are not declared in the file: show them inferred at batch 1 with N marking
+   nothing (the batch dim is only known per session). */
+static void cli_info_output(const opara_model* m, const opara__shape* shapes, uint32_t i, opara_tensor_info* t) {
+    const opara__graph* g = opara__model_graph(m);
+    int32_t v = g->outputs[i], k;
+    opara_model_output_info(m, i, t);
+    if (t->rank >= 0 || !shapes) return;
+    t->rank = shapes[v].ndim;
+    for (k = 0; k < t->rank; ++k) t->dims[k] = shapes[v].dims[k];
+}
+
+static void cli_info_tensors(FILE* out, const opara_model* m, const opara__shape* shapes, int outputs, int json) {
+    uint32_t i, n = outputs ? opara_model_output_count(m) : opara_model_input_count(m);
+    for (i = 0; i < n; ++i) {
+        opara_tensor_info t;
+        if (outputs) cli_info_output(m, shapes, i, &t);
+        else opara_model_input_info(m, i, &t);
+        if (json) {
+            fprintf(out, "%s{\"name\": ", i ? ", " : "");
+            cli_info_json_str(out, t.name);
+            fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", opara_dtype_name(t.dtype));
+            cli_info_dims(out, &t, 1);
+            fputc('}', out);
+        } else {
+            fprintf(out, "  %-24s %-5s ", t.name, opara_dtype_name(t.dtype));
+            cli_info_dims(out, &t, 0);
+            fputs(outputs ? "  (at batch 1)\n" : "\n", out);
+        }
+    }
+}
+
+static int cli_info_load(opara_runtime* rt, const char* path, opara_model** m) {
+    unsigned char magic[8] = {0};
+    FILE* f = fopen(path, "rb");
+    size_t got;
+    opara_result r;
+    if (!f) {
+        fprintf(stderr, "opara info: cannot open '%s'\n", path);
+        return 1;
+    }
+    got = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    if (got == sizeof magic && memcmp(magic, OPARA__FORMAT_MAGIC, sizeof magic) == 0) {
+        r = opara_model_load_file(rt, path, m);
+    } else {
+        r = opara_model_load_onnx_file(rt, path, NULL, m); /* not a .opara file: try ONNX */
+    }
+    if (r == OPARA_OK) return 0;
+    fprintf(stderr, "opara info: %s: %s\n  %s\n", path, opara_result_string(r), opara_runtime_last_error(rt));
+    return 1;
+}
+
+static int cli_info(int argc, char** argv) {
+    const char* path = NULL;
+    int json = 0, i;
+    opara_runtime* rt = NULL;
+    opara_model* m = NULL;
+    opara_model_stats st;
+    cli_op_count* counts;
+    opara__shape* shapes;
+    uint32_t n_ops, width = 0;
+    int have_width = 0, rc;
+    const opara__graph* g;
+    for (i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (!path && argv[i][0] != '-') path = argv[i];
+        else {
+            fprintf(stderr, "usage: opara info FILE [--json]\n");
+            return 2;
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "usage: opara info FILE [--json]\n");
+        return 2;
+    }
+    if (opara_runtime_create(NULL, &rt) != OPARA_OK) return 1;
+    rc = cli_info_load(rt, path, &m);
+    if (rc) {
+        opara_runtime_destroy(rt);
+        return rc;
+    }
+    g = opara__model_graph(m);
+    opara_model_get_stats(m, &st);
+    counts = (cli_op_count*)calloc(st.n_nodes + 1, sizeof *counts);
+    shapes = (opara__shape*)calloc(g->n_values + 1, sizeof *shapes);
+    n_ops = counts ? cli_info_op_counts(m, counts) : 0;
+    if (shapes && opara__infer_shapes(rt, g, 1, shapes) != OPARA_OK) {
+        free(shapes);
+        shapes = NULL;
+    }
+    if (st.n_nodes <= CLI_INFO_MAX_WIDTH_NODES) have_width = opara__graph_max_width(rt, g, &width, NULL) == OPARA_OK;
+    if (json) {
+        printf("{\"file\": ");
+        cli_info_json_str(stdout, path);
+        printf(", \"bytes\": %llu, \"content_hash\": \"%016llx\", \"producer\": ", (unsigned long long)st.file_bytes,
+               (unsigned long long)st.content_hash);
+        cli_info_json_str(stdout, st.producer);
+        printf(", \"source_opset\": %lld,\n", (long long)st.source_opset);
+        printf(" \"nodes\": %u, \"tensors\": %u, \"constants\": %u, \"parameters\": %llu, \"parameter_bytes\": %llu,\n",
+               st.n_nodes, st.n_tensors, st.n_constants, (unsigned long long)st.n_params, (unsigned long long)st.param_bytes);
+        if (have_width) printf(" \"max_width\": %u,\n", width);
+        else printf(" \"max_width\": null,\n");
+        printf(" \"inputs\": [");
+        cli_info_tensors(stdout, m, shapes, 0, 1);
+        printf("],\n \"outputs\": [");
+        cli_info_tensors(stdout, m, shapes, 1, 1);
+        printf("],\n \"ops\": {");
+        for (i = 0; i < (int)n_ops; ++i) printf("%s\"%s\": %u", i ? ", " : "", counts[i].op, counts[i].count);
+        printf("}}\n");
+    } else {
+        printf("%s: %llu bytes, hash %016llx%s\n", path, (unsigned long long)st.file_bytes,
+               (unsigned long long)st.content_hash, st.zero_copy ? ", weights mapped in place" : "");
+        if (st.producer[0] || st.source_opset) printf("producer: %s, source opset %lld\n", st.producer, (long long)st.source_opset);
+        printf("nodes: %u, tensors: %u\nparameters: %llu in %u constants (%llu bytes)\n", st.n_nodes, st.n_tensors,
+               (unsigned long long)st.n_params, st.n_constants, (unsigned long long)st.param_bytes);
+        if (have_width) printf("max width: %u (largest set of mutually independent operators, exact)\n", width);
+        else printf("max width: not computed (%u nodes)\n", st.n_nodes);
+        printf("inputs:\n");
+        cli_info_tensors(stdout, m, shapes, 0, 0);
+        printf("outputs:\n");
+        cli_info_tensors(stdout, m, shapes, 1, 0);
+        printf("operators:\n");
+        for (i = 0; i < (int)n_ops; ++i) printf("  %-22s %u\n", counts[i].op, counts[i].count);
+    }
+    free(counts);
+    free(shapes);
+    opara_model_destroy(m);
+    opara_runtime_destroy(rt);
+    return 0;
+}
