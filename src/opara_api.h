@@ -384,6 +384,10 @@ typedef struct opara_session_desc {
     int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
     int verify_plan;                 /* 1: prove the plan safe at creation (slower) */
     opara_logger logger;             /* zero: the runtime's logger */
+    int cuda_device;                 /* CUDA device ordinal; 0 default */
+    int cuda_eager;                  /* CUDA: 1 launches on the plan's streams every run instead of
+                                        replaying a CUDA graph (0: capture once, replay; the
+                                        SEQUENTIAL strategy then gives the sequential-graph baseline) */
 } opara_session_desc;
 
 /* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
@@ -400,9 +404,10 @@ typedef struct opara_tensor {
 
 /* The strings point into the session and stay valid until it is destroyed. */
 typedef struct opara_plan_info {
-    const char* backend;        /* "cpu" */
+    const char* backend;        /* "cpu" or "cuda" */
     const char* strategy;       /* "opara", "sequential", ... */
-    const char* gemm;           /* which SGEMM the CPU backend uses, e.g. "OpenBLAS (libopenblas.so.0)" */
+    const char* gemm;           /* which SGEMM is used, e.g. "OpenBLAS (libopenblas.so.0)", "cuBLAS" */
+    const char* cuda_mode;      /* CUDA: "graph", "sequential-graph" or "eager" (after a capture fallback too); NULL on CPU */
     uint32_t n_nodes, n_streams, n_events, n_waits, n_workers;
     uint64_t peak_memory_bytes; /* the arena: all intermediate tensors at their peak */
     uint64_t no_reuse_bytes;    /* what the arena would need without reuse */

@@ -1,7 +1,8 @@
-/* The public session API: shapes for the batch size, the plan, the backend (CPU for now), runs
-   with caller tensors, plan queries and run statistics. */
+/* The public session API: shapes for the batch size, the plan, the backend (CPU, or CUDA when a
+   driver and a device exist), runs with caller tensors, plan queries and run statistics. */
 #include "opara_cpu.h"
 #include "opara_model.h"
+#include "opara_backend_cuda.h"
 #include "opara_export.h"
 
 #if !defined(_WIN32)
@@ -20,6 +21,10 @@ struct opara_session {
     opara__op_desc* descs;
     opara__plan* plan;
     opara__cpu_exec* exec;
+    opara__cuda_session* cuda;  /* the CUDA backend (then exec is NULL and the plan is cuda's) */
+    const opara__plan* active;  /* the plan in use */
+    void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA) */
+    const void** cuda_in;       /* [n_inputs] caller's input data of the current run (CUDA) */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
     volatile int32_t busy;
     opara_run_stats stats;
@@ -35,27 +40,17 @@ static opara_result opara__session_fail(opara_session* s, opara_result code, con
     return r;
 }
 
-/* Why the CUDA backend cannot be used on this machine. */
-static void opara__cuda_unavailable_reason(char* buf, size_t cap) {
-#if defined(_WIN32)
-    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
-#else
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        opara__format(buf, cap, "libcuda.so.1 could not be loaded (no NVIDIA driver)");
-        return;
-    }
-    dlclose(lib);
-    opara__format(buf, cap, "the CUDA backend is not part of this build yet");
-#endif
-}
-
-static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d) {
-    char reason[256];
+/* 1 when the session should use CUDA; AUTO falls back to CPU with an INFO log saying why. */
+static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, int* use_cuda) {
+    char reason[2048];
+    *use_cuda = 0;
     if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
     if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
-    opara__cuda_unavailable_reason(reason, sizeof reason);
+    if (opara__cuda_available(NULL, reason, sizeof reason)) {
+        *use_cuda = 1;
+        return OPARA_OK;
+    }
     if (d->backend == OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
     opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
@@ -63,9 +58,8 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     return OPARA_OK;
 }
 
-static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
+static opara_result opara__session_shapes(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
-    opara__plan_desc pd;
     opara_result r;
     int64_t batch = d->batch_size > 0 ? d->batch_size : 1;
     size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
@@ -80,7 +74,13 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     r = opara__infer_shapes(s->rt, g, batch, s->shapes);
     if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
-    if (r == OPARA_OK) r = opara__describe_ops(g, s->shapes, NULL, s->descs);
+    return r;
+}
+
+static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
+    const opara__graph* g = s->g;
+    opara__plan_desc pd;
+    opara_result r = opara__describe_ops(g, s->shapes, NULL, s->descs);
     if (r != OPARA_OK) return r;
     memset(&pd, 0, sizeof pd);
     pd.strategy = d->strategy;
@@ -88,7 +88,50 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     pd.shapes = s->shapes;
     pd.verify = d->verify_plan;
     s->strategy = d->strategy;
-    return opara__plan_create(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+    r = opara__plan_create(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+    s->active = s->plan;
+    return r;
+}
+
+/* The CUDA backend plans for itself (descriptors from its kernels, the device's limits). */
+static opara_result opara__session_cuda(opara_session* s, const opara_session_desc* d) {
+    opara__cuda_options o;
+    opara__plan_desc pd;
+    opara__cuda_info info;
+    opara_result r;
+    uint32_t i;
+    memset(&o, 0, sizeof o);
+    memset(&pd, 0, sizeof pd);
+    pd.strategy = d->strategy;
+    pd.launch_order = d->launch_order;
+    pd.verify = d->verify_plan;
+    o.device = d->cuda_device;
+    o.batch = d->batch_size > 0 ? d->batch_size : 1;
+    o.plan = &pd;
+    o.mode = d->cuda_eager ? OPARA__CUDA_EAGER
+                           : d->strategy == OPARA_STRATEGY_SEQUENTIAL ? OPARA__CUDA_SEQ_GRAPH : OPARA__CUDA_GRAPH;
+    s->strategy = d->strategy;
+    s->cuda_out = (void**)opara__calloc(s->rt, s->g->n_outputs ? s->g->n_outputs : 1, sizeof(void*));
+    s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
+    if (!s->cuda_out || !s->cuda_in) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    for (i = 0; i < s->g->n_outputs; ++i) {
+        s->cuda_out[i] = opara__calloc(s->rt, (size_t)(s->value_bytes[s->g->outputs[i]] ? s->value_bytes[s->g->outputs[i]] : 1), 1);
+        if (!s->cuda_out[i]) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    }
+    r = opara__cuda_session_create(s->rt, s->g, &o, &s->cuda);
+    if (r != OPARA_OK) return r;
+    opara__cuda_session_info(s->cuda, &info);
+    s->active = info.plan;
+    return OPARA_OK;
+}
+
+/* Host buffer that holds value v after a run (graph outputs and, on CPU, every value). */
+static void* opara__session_value_data(const opara_session* s, int32_t v) {
+    uint32_t i;
+    if (!s->cuda) return opara__cpu_exec_value_data(s->exec, v);
+    for (i = 0; i < s->g->n_outputs; ++i)
+        if (s->g->outputs[i] == v) return s->cuda_out[i];
+    return NULL;
 }
 
 OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
@@ -98,6 +141,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     opara_result r;
     char err[OPARA__DETAIL_MAX];
     uint32_t threads;
+    int use_cuda = 0;
     if (out) *out = NULL;
     if (!runtime || !model || !out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: NULL argument")
                                                    : OPARA_ERR_INVALID_ARGS;
@@ -105,16 +149,18 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (desc) d = *desc;
     if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
         return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
-    r = opara__session_pick_backend(runtime, &d);
+    r = opara__session_pick_backend(runtime, &d, &use_cuda);
     if (r != OPARA_OK) return r;
     s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
     if (!s) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     s->rt = runtime;
     s->g = opara__model_graph(model);
     s->logger = d.logger.func ? d.logger : runtime->logger;
-    r = opara__session_plan(s, &d);
+    r = opara__session_shapes(s, &d);
+    if (r == OPARA_OK && use_cuda) r = opara__session_cuda(s, &d);
+    else if (r == OPARA_OK) r = opara__session_plan(s, &d);
     threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
-    if (r == OPARA_OK) {
+    if (r == OPARA_OK && !use_cuda) {
         r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
                                    sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
@@ -128,8 +174,14 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 }
 
 OPARADEF void opara_session_destroy(opara_session* s) {
+    uint32_t i;
     if (!s) return;
     opara__cpu_exec_destroy(s->exec);
+    opara__cuda_session_destroy(s->cuda);
+    if (s->cuda_out)
+        for (i = 0; i < s->g->n_outputs; ++i) opara__free(s->rt, s->cuda_out[i]);
+    opara__free(s->rt, s->cuda_out);
+    opara__free(s->rt, (void*)s->cuda_in);
     if (s->plan) opara__plan_free(s->rt, s->plan);
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
@@ -206,7 +258,8 @@ static opara_result opara__session_inputs(opara_session* s, const opara_tensor* 
         if (r != OPARA_OK) return r;
         if (s->given[at]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' given twice", g->values[v].name);
         s->given[at] = 1;
-        if (s->value_bytes[v]) memcpy(opara__cpu_exec_value_data(s->exec, v), inputs[i].data, (size_t)s->value_bytes[v]);
+        if (s->cuda) s->cuda_in[at] = inputs[i].data;
+        else if (s->value_bytes[v]) memcpy(opara__cpu_exec_value_data(s->exec, v), inputs[i].data, (size_t)s->value_bytes[v]);
     }
     for (i = 0; i < g->n_inputs; ++i)
         if (!s->given[i]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' is missing",
@@ -225,7 +278,7 @@ static opara_result opara__session_outputs(opara_session* s, opara_tensor* outpu
         v = g->outputs[at];
         r = opara__session_check_tensor(s, &outputs[i], v, "output");
         if (r != OPARA_OK) return r;
-        if (s->value_bytes[v]) memcpy(outputs[i].data, opara__cpu_exec_value_data(s->exec, v), (size_t)s->value_bytes[v]);
+        if (s->value_bytes[v]) memcpy(outputs[i].data, opara__session_value_data(s, v), (size_t)s->value_bytes[v]);
     }
     return OPARA_OK;
 }
@@ -240,7 +293,10 @@ OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* in
     t0 = opara__now_ns();
     if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run: NULL tensors");
     else r = opara__session_inputs(s, inputs, n_inputs);
-    if (r == OPARA_OK) {
+    if (r == OPARA_OK && s->cuda) {
+        r = opara__cuda_session_run(s->cuda, s->cuda_in, s->cuda_out);
+        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", opara_runtime_last_error(s->rt));
+    } else if (r == OPARA_OK) {
         r = opara__cpu_exec_run(s->exec, err, sizeof err);
         if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
     }
@@ -259,22 +315,31 @@ OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* in
 
 OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
     if (!s || index >= s->g->n_outputs) return NULL;
-    return opara__cpu_exec_value_data(s->exec, s->g->outputs[index]);
+    return opara__session_value_data(s, s->g->outputs[index]);
 }
 
 OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_plan_info* out) {
     if (!s || !out) return OPARA_ERR_INVALID_ARGS;
     memset(out, 0, sizeof *out);
-    out->backend = "cpu";
     out->strategy = opara_strategy_name(s->strategy);
-    out->gemm = opara__cpu_exec_gemm_name(s->exec);
-    out->n_nodes = s->plan->n_nodes;
-    out->n_streams = s->plan->n_streams;
-    out->n_events = s->plan->stats.n_events;
-    out->n_waits = s->plan->stats.n_waits;
-    out->n_workers = opara__cpu_exec_workers(s->exec);
-    out->peak_memory_bytes = s->plan->arena_bytes;
-    out->no_reuse_bytes = s->plan->stats.no_reuse_bytes;
+    out->n_nodes = s->active->n_nodes;
+    out->n_streams = s->active->n_streams;
+    out->n_events = s->active->stats.n_events;
+    out->n_waits = s->active->stats.n_waits;
+    out->peak_memory_bytes = s->active->arena_bytes;
+    out->no_reuse_bytes = s->active->stats.no_reuse_bytes;
+    if (s->cuda) {
+        opara__cuda_info info;
+        opara__cuda_session_info(s->cuda, &info);
+        out->backend = "cuda";
+        out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
+        out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
+        out->n_workers = out->n_streams;
+    } else {
+        out->backend = "cpu";
+        out->gemm = opara__cpu_exec_gemm_name(s->exec);
+        out->n_workers = opara__cpu_exec_workers(s->exec);
+    }
     return OPARA_OK;
 }
 
@@ -289,6 +354,15 @@ OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_nod
     const uint32_t* worker;
     uint32_t i;
     if (!s) return 0;
+    if (s->cuda) { /* no per-node host timing on CUDA: the stream is the worker, times are 0 */
+        for (i = 0; out && i < cap && i < s->active->n_nodes; ++i) {
+            uint32_t n = s->active->order[i];
+            memset(&out[i], 0, sizeof out[i]);
+            out[i].worker = s->active->stream[n];
+            out[i].node = n;
+        }
+        return s->active->n_nodes;
+    }
     opara__cpu_exec_node_times(s->exec, &start, &end, &worker);
     for (i = 0; out && i < cap && i < s->plan->n_nodes; ++i) {
         uint32_t n = s->plan->order[i];

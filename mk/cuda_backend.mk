@@ -1,0 +1,20 @@
+# mk/cuda_backend.mk - the CUDA backend's kernels and tools.
+#   make kernel-report   registers / shared memory / local memory per kernel and architecture
+#                        (nvcc + ptxas from OPARA_CUDA_HOME, default /usr/local/cuda)
+# The kernel tests are tests/test_cuda_kernels.c (host build of src/kernels/*.cu against naive
+# references) and tests/test_cuda_nvrtc.c (NVRTC + ptxas for sm_75..sm_90, no spills); the main
+# Makefile builds and runs them. They include the kernel files, so rebuild them when those change.
+
+$(BUILD)/tests/test_cuda_kernels $(BUILD)/tests/test_cuda_nvrtc: $(wildcard src/kernels/*.cu src/kernels/*.h)
+
+.PHONY: kernel-report
+kernel-report:
+	@BUILD=$(BUILD) sh tools/kernel_report.sh
+
+# The backend test loads the emulator's libraries (or a real driver from OPARA_CUDA_DRIVER).
+# (mk/cudaemu.mk is included after this file: name its libraries directly)
+CUDA_BACKEND_EMU := $(BUILD)/cudaemu
+$(BUILD)/tests/test_cuda_backend: private CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDA_BACKEND_EMU))"'
+$(BUILD)/tests/test_cuda_backend: | $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so $(CUDA_BACKEND_EMU)/libcudnn.so
+$(BUILD)/tests/test_cuda_zoo: private CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDA_BACKEND_EMU))"'
+$(BUILD)/tests/test_cuda_zoo: | $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so $(CUDA_BACKEND_EMU)/libcudnn.so

@@ -1,0 +1,87 @@
+/* Row-wise kernels with a block reduction: Softmax, LayerNormalization and ReduceMean (which also
+ * serves GlobalAveragePool). One block per row; blockDim.x must be a power of two <= 256. */
+#include "opara_kernel.h"
+
+#define OPARA__NORM_THREADS 256
+
+/* Tree reduction of v over the block (op 0: sum, 1: max); every thread gets the result. buf holds
+ * OPARA__NORM_THREADS floats. Contains barriers: call it from every thread. */
+OPARA_DEVICE float opara__k_block_reduce(float* buf, float v, int op)
+{
+    unsigned int t = threadIdx.x, s;
+    float r;
+    buf[t] = v;
+    __syncthreads();
+    for (s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) buf[t] = op ? fmaxf(buf[t], buf[t + s]) : buf[t] + buf[t + s];
+        __syncthreads();
+    }
+    r = buf[0];
+    __syncthreads();
+    return r;
+}
+
+/* Softmax over the middle axis of x viewed as [outer, len, inner]; block b handles row
+ * (b / inner, :, b % inner). Launch: grid outer * inner. */
+OPARA_KERNEL(opara_softmax_f32, (const float*, x), (float*, y), (int, len), (int, inner))
+{
+    OPARA_SHARED(float, buf, OPARA__NORM_THREADS);
+    long long base = (long long)(blockIdx.x / (unsigned)inner) * len * inner + blockIdx.x % (unsigned)inner;
+    float m = -OPARA_INF_F32, sum = 0.0f;
+    int j;
+    for (j = (int)threadIdx.x; j < len; j += (int)blockDim.x) m = fmaxf(m, x[base + (long long)j * inner]);
+    m = opara__k_block_reduce(buf, m, 1);
+    for (j = (int)threadIdx.x; j < len; j += (int)blockDim.x) sum += expf(x[base + (long long)j * inner] - m);
+    sum = opara__k_block_reduce(buf, sum, 0);
+    for (j = (int)threadIdx.x; j < len; j += (int)blockDim.x)
+        y[base + (long long)j * inner] = expf(x[base + (long long)j * inner] - m) / sum;
+}
+
+/* LayerNormalization over the last `cols` elements of each row:
+ * y = (x - mean) / sqrt(var + eps) * scale[c] + bias[c] (bias may be NULL). Launch: grid rows. */
+OPARA_KERNEL(opara_layer_norm_f32, (const float*, x), (const float*, scale), (const float*, bias), (float*, y),
+             (int, cols), (float, eps))
+{
+    OPARA_SHARED(float, buf, OPARA__NORM_THREADS);
+    const float* row = x + (long long)blockIdx.x * cols;
+    float* out = y + (long long)blockIdx.x * cols;
+    float mean = 0.0f, var = 0.0f, inv;
+    int j;
+    for (j = (int)threadIdx.x; j < cols; j += (int)blockDim.x) mean += row[j];
+    mean = opara__k_block_reduce(buf, mean, 0) / (float)cols;
+    for (j = (int)threadIdx.x; j < cols; j += (int)blockDim.x) var += (row[j] - mean) * (row[j] - mean);
+    var = opara__k_block_reduce(buf, var, 0) / (float)cols;
+    inv = 1.0f / sqrtf(var + eps);
+    for (j = (int)threadIdx.x; j < cols; j += (int)blockDim.x)
+        out[j] = (row[j] - mean) * inv * scale[j] + (bias ? bias[j] : 0.0f);
+}
+
+/* ReduceMean with any set of axes: block b computes output element b. meta = [kept_n, kept dims,
+ * kept input strides, red_n, reduced dims, reduced input strides] (kept_n may be 0, red_n >= 1).
+ * Launch: grid = number of outputs. */
+OPARA_KERNEL(opara_reduce_mean_f32, (const float*, x), (float*, y), (const int*, meta))
+{
+    OPARA_SHARED(float, buf, OPARA__NORM_THREADS);
+    int kept_n = meta[0], red_n = meta[1 + 2 * kept_n], d;
+    const int* kdims = meta + 1;
+    const int* kstr = meta + 1 + kept_n;
+    const int* rdims = meta + 2 + 2 * kept_n;
+    const int* rstr = meta + 2 + 2 * kept_n + red_n;
+    long long base = 0, count = 1, rest = blockIdx.x, j;
+    float sum = 0.0f;
+    for (d = kept_n - 1; d >= 0; --d) {
+        base += (rest % kdims[d]) * kstr[d];
+        rest /= kdims[d];
+    }
+    for (d = 0; d < red_n; ++d) count *= rdims[d];
+    for (j = threadIdx.x; j < count; j += blockDim.x) {
+        long long r = j, off = base;
+        for (d = red_n - 1; d >= 0; --d) {
+            off += (r % rdims[d]) * rstr[d];
+            r /= rdims[d];
+        }
+        sum += x[off];
+    }
+    sum = opara__k_block_reduce(buf, sum, 0);
+    if (threadIdx.x == 0) y[blockIdx.x] = sum / (float)count;
+}

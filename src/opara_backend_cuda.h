@@ -1,0 +1,212 @@
+/* The CUDA backend: runs a plan (opara_sched.h) on an NVIDIA GPU through the driver API loaded at
+   run time (opara_cuda.h), with our kernels (src/kernels, embedded PTX or NVRTC) and, when they
+   load, cuBLAS for Gemm/MatMul.
+
+   Session creation does all the work that can fail: load the driver, pick the device, load the
+   kernel modules, infer shapes, lower every node to launch descriptors (kernel, grid, block,
+   parameters), build the plan with the descriptors' resource demand, allocate the arena, the
+   constants, the static input buffers and the library workspaces, create streams, events and
+   library handles, and (graph modes) run once, capture and instantiate. A run then only copies
+   the inputs in, launches (one cuGraphLaunch in the graph modes) and copies the outputs out; it
+   never allocates.
+
+   Modes, one plan:
+     EAGER      ops launched in the plan's order on the plan's streams, events per the plan
+     GRAPH      the same sequence captured from the origin stream (fork/join), replayed
+     SEQ_GRAPH  the sequential plan (one stream, topological order) captured: the papers' baseline
+   When capture or instantiation fails, GRAPH and SEQ_GRAPH fall back to EAGER (same plan) and log
+   the reason (OPARA_LOGITEM_GRAPH_FALLBACK). */
+#ifndef OPARA_BACKEND_CUDA_H
+#define OPARA_BACKEND_CUDA_H
+
+#include "opara_sched.h"
+#include "opara_model.h"
+#include "../opara_cuda.h"
+
+/* Activation codes of the kernels' shared epilogue (src/kernels/epilogue.cu). */
+typedef enum opara__cuda_act {
+    OPARA__CUDA_ACT_NONE = 0,
+    OPARA__CUDA_ACT_RELU = 1,
+    OPARA__CUDA_ACT_LEAKY_RELU = 2,
+    OPARA__CUDA_ACT_SIGMOID = 3,
+    OPARA__CUDA_ACT_TANH = 4,
+    OPARA__CUDA_ACT_HARD_SIGMOID = 5,
+    OPARA__CUDA_ACT_HARD_SWISH = 6,
+    OPARA__CUDA_ACT_CLIP = 7,
+    OPARA__CUDA_ACT_SQRT = 8,
+    OPARA__CUDA_ACT_ERF = 9,
+    OPARA__CUDA_ACT_GELU = 10,
+    OPARA__CUDA_ACT_GELU_TANH = 11
+} opara__cuda_act;
+
+/* Binary operator codes of src/kernels/elementwise.cu. */
+typedef enum opara__cuda_binop {
+    OPARA__CUDA_BIN_ADD = 0,
+    OPARA__CUDA_BIN_SUB = 1,
+    OPARA__CUDA_BIN_MUL = 2,
+    OPARA__CUDA_BIN_DIV = 3,
+    OPARA__CUDA_BIN_POW = 4
+} opara__cuda_binop;
+
+/* X(id, entry point name, kernel file): every kernel the backend launches. */
+#define OPARA__CUDA_KERNELS(X) \
+    X(UNARY, "opara_unary_f32", "epilogue") X(CHANNEL_AFFINE, "opara_channel_affine_f32", "epilogue") \
+    X(BIAS_ACT, "opara_bias_act_f32", "epilogue") X(SGEMM, "opara_sgemm_f32", "epilogue") \
+    X(CONV2D, "opara_conv2d_f32", "epilogue") X(CONV_TRANSPOSE2D, "opara_conv_transpose2d_f32", "epilogue") \
+    X(BINARY_F32, "opara_binary_f32", "elementwise") X(BINARY_INT, "opara_binary_int", "elementwise") \
+    X(WHERE, "opara_where", "elementwise") X(STRIDED_COPY, "opara_strided_copy", "elementwise") \
+    X(CAST, "opara_cast", "elementwise") X(POOL2D, "opara_pool2d_f32", "pool") \
+    X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
+    X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
+    X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout")
+
+#define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
+typedef enum opara__cuda_kernel { OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_ENUM) OPARA__CUK_COUNT } opara__cuda_kernel;
+#undef OPARA__CUDA_KERNEL_ENUM
+
+#define OPARA__CUDA_MAX_ARGS 24
+
+/* One kernel argument as lowered (before device addresses exist). */
+typedef enum opara__cuda_arg_kind {
+    OPARA__CUARG_I32 = 0,    /* raw holds the value */
+    OPARA__CUARG_I64 = 1,
+    OPARA__CUARG_F32 = 2,    /* raw holds the float's bits */
+    OPARA__CUARG_TENSOR = 3, /* device address of value `ref` plus raw bytes */
+    OPARA__CUARG_META = 4,   /* device address of meta int ref */
+    OPARA__CUARG_AUX = 5,    /* device address of aux float ref */
+    OPARA__CUARG_NULL = 6    /* a NULL pointer */
+} opara__cuda_arg_kind;
+
+typedef struct opara__cuda_arg {
+    uint8_t kind;
+    int32_t ref;
+    uint64_t raw;
+} opara__cuda_arg;
+
+typedef enum opara__cuda_launch_type {
+    OPARA__CULAUNCH_KERNEL = 0,
+    OPARA__CULAUNCH_COPY = 1,  /* device-to-device copy of raw bytes: args[0] dst, args[1] src */
+    OPARA__CULAUNCH_CUBLAS = 2 /* cublasSgemmStridedBatched; args as for SGEMM, epilogue follows */
+} opara__cuda_launch_type;
+
+typedef struct opara__cuda_launch {
+    uint32_t node;
+    uint8_t type;
+    uint8_t kernel; /* opara__cuda_kernel */
+    uint32_t grid[3], block[3];
+    uint32_t n_args;
+    opara__cuda_arg args[OPARA__CUDA_MAX_ARGS];
+    /* bound at session creation once addresses exist */
+    uint64_t values[OPARA__CUDA_MAX_ARGS];
+    void* params[OPARA__CUDA_MAX_ARGS];
+} opara__cuda_launch;
+
+typedef enum opara__cuda_mode {
+    OPARA__CUDA_EAGER = 0,
+    OPARA__CUDA_GRAPH = 1,
+    OPARA__CUDA_SEQ_GRAPH = 2
+} opara__cuda_mode;
+
+typedef struct opara__cuda_options {
+    int device;                  /* ordinal; 0 default */
+    opara__cuda_mode mode;
+    int64_t batch;               /* 0: 1 */
+    const opara__plan_desc* plan; /* NULL: defaults (SEQ_GRAPH forces the sequential strategy) */
+    const char* driver_path;     /* NULL: OPARA_CUDA_DRIVER, else the search list */
+    const char* cublas_path;     /* NULL: OPARA_CUBLAS, else the search list */
+    const char* nvrtc_path;      /* NULL: OPARA_NVRTC, else the search list (only with use_nvrtc) */
+    int no_cublas;               /* use our SGEMM even when cuBLAS loads */
+    int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
+    int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
+} opara__cuda_options;
+
+typedef struct opara__cuda_session opara__cuda_session;
+
+/* Checks that a CUDA device is usable (driver loads, cuInit, a device exists) without keeping
+   anything; reason receives why not. Used by the AUTO backend choice. */
+OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
+
+/* Creates a session for graph g (finalized; g must outlive the session). On failure everything
+   is freed, *out is NULL and the runtime's error says why (OPARA_ERR_DEVICE_MEMORY when device
+   memory runs out). */
+OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
+                                                      const opara__cuda_options* opt, opara__cuda_session** out);
+OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s);
+/* inputs[i]: host data of graph input i (its size from the shapes); outputs[i]: host buffer of
+   graph output i. */
+OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
+                                                   void* const* outputs);
+
+/* What the session ended up doing (for tests, `opara run` and the profiler). */
+typedef struct opara__cuda_info {
+    opara__cuda_mode mode;        /* the mode in use (EAGER after a fallback) */
+    char fallback_reason[256];    /* "" when no fallback happened */
+    int cublas;                   /* 1 when Gemm/MatMul use cuBLAS */
+    int nvrtc;                    /* 1 when the kernels came from NVRTC */
+    uint32_t n_launches;          /* kernel and copy launches per run */
+    uint64_t driver_calls_last_run; /* driver API calls made by the last run */
+    uint64_t arena_bytes;
+    const opara__plan* plan;
+    const opara__shape* shapes;
+    opara_CUgraph graph;          /* the captured graph (graph modes), kept for inspection */
+    const opara__cuda_launch* launches;
+    const uint32_t* node_launch_start; /* [n_nodes + 1] */
+} opara__cuda_info;
+
+OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
+/* The loaded driver table of a session (tests inspect the captured graph with it). */
+OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s);
+
+/* ---- lowering (opara_cuda_lower.c) ------------------------------------------------------------ */
+
+/* Launch descriptors of every node: the launches of node n are launches[start[n] .. start[n+1]).
+   Meta ints and aux floats the launches refer to are appended to the given arrays. */
+typedef struct opara__cuda_lowering {
+    opara__cuda_launch* launches;
+    uint32_t n_launches;
+    size_t cap_launches;
+    uint32_t* node_start;   /* [n_nodes + 1] */
+    int32_t* meta;
+    size_t n_meta, cap_meta;
+    float* aux;
+    size_t n_aux, cap_aux;
+    int use_cublas;
+} opara__cuda_lowering;
+
+OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
+                                             const opara_dtype* dtypes, opara__cuda_lowering* low);
+OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_lowering* low);
+OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
+OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);
+
+/* ---- cuDNN convolutions (opara_cuda_cudnn.c) ---------------------------------------------------- */
+
+/* Geometry of a 2-D convolution (a 1-D one has H = OH = R = 1). */
+typedef struct opara__cuda_conv_geom {
+    int N, C, H, W, K, R, S, OH, OW;
+    int ph, pw, ph_end, pw_end, sh, sw, dh, dw, group;
+    int relu; /* fused Relu */
+} opara__cuda_conv_geom;
+
+typedef struct opara__cudnn_conv {
+    opara_cudnnTensorDescriptor_t x, y, bias;
+    opara_cudnnFilterDescriptor_t w;
+    opara_cudnnConvolutionDescriptor_t conv;
+    opara_cudnnActivationDescriptor_t act;
+    opara_cudnnConvolutionFwdAlgo_t algo;
+    size_t workspace;
+} opara__cudnn_conv;
+
+/* 1 when cuDNN's legacy convolution API can express c (symmetric padding). */
+OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
+/* Creates and sets the descriptors of c and checks cuDNN's output size against c's (OPARA_ERR_SHAPE
+   when they disagree). On failure the caller still calls opara__cudnn_conv_destroy. */
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
+                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
+/* Algorithm from cuDNN's heuristics (IMPLICIT_PRECOMP_GEMM without Relu: the identity epilogue
+   needs it) and its workspace size. Needs a handle (a GPU). */
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
+                                                    opara_cudnnHandle_t handle, int relu, opara__cudnn_conv* conv);
+OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara__cudnn_conv* conv);
+
+#endif /* OPARA_BACKEND_CUDA_H */

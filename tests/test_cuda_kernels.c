@@ -1,0 +1,773 @@
+/* The kernels of src/kernels/ (every .cu file), built for the host (the dialect's host build), each run with
+   a small executor in this file and compared with a naive reference written here: direct loops
+   in double precision, or the worked examples of the ONNX operator documentation.
+
+   The executor runs the threads of a block as real threads (one pthread per CUDA thread) and
+   __syncthreads() as a pthread barrier, so a missing barrier in a kernel shows up as a race. */
+#define _GNU_SOURCE
+#define OPARA_IMPLEMENTATION
+#include "opara.h"
+#include "opara_test.h"
+
+#include <math.h>
+#include <pthread.h>
+
+#include "../src/kernels/opara_kernel.h"
+
+/* ---- host executor ---------------------------------------------------------------------------- */
+
+__thread opara_kernel_thread* opara__kernel_current;
+static opara_kernel_entry* kx_registry;
+
+void opara_kernel_register(opara_kernel_entry* entry) {
+    entry->next = kx_registry;
+    kx_registry = entry;
+}
+
+#define KX_SHARED_BYTES (64 * 1024)
+
+typedef struct kx_launch {
+    opara_kernel_trampoline fn;
+    void* const* params;
+    unsigned grid[3], block[3];
+    pthread_barrier_t barrier;
+    unsigned char* shared;
+    unsigned char* dynamic_shared;
+} kx_launch;
+
+typedef struct kx_thread {
+    kx_launch* launch;
+    opara_kernel_thread self;
+    pthread_t tid;
+} kx_thread;
+
+static __thread kx_launch* kx_current_launch;
+static __thread size_t kx_shared_cursor;
+static __thread int kx_shared_overflow;
+
+void opara__kernel_syncthreads(void) { pthread_barrier_wait(&kx_current_launch->barrier); }
+
+void* opara__kernel_shared(size_t bytes) {
+    size_t at = (kx_shared_cursor + 15) & ~(size_t)15;
+    if (at + bytes > KX_SHARED_BYTES) {
+        kx_shared_overflow = 1;
+        return kx_current_launch->shared;
+    }
+    kx_shared_cursor = at + bytes;
+    return kx_current_launch->shared + at;
+}
+
+static void* kx_thread_main(void* arg) {
+    kx_thread* t = (kx_thread*)arg;
+    kx_launch* L = t->launch;
+    unsigned bx, by, bz;
+    kx_current_launch = L;
+    opara__kernel_current = &t->self;
+    for (bz = 0; bz < L->grid[2]; ++bz)
+        for (by = 0; by < L->grid[1]; ++by)
+            for (bx = 0; bx < L->grid[0]; ++bx) {
+                t->self.block_idx.x = bx;
+                t->self.block_idx.y = by;
+                t->self.block_idx.z = bz;
+                kx_shared_cursor = 0;
+                L->fn(L->params);
+                pthread_barrier_wait(&L->barrier); /* the block ends for everyone before the next */
+            }
+    return NULL;
+}
+
+static const opara_kernel_entry* kx_find(const char* name) {
+    const opara_kernel_entry* e;
+    for (e = kx_registry; e; e = e->next)
+        if (strcmp(e->name, name) == 0) return e;
+    return NULL;
+}
+
+/* Runs kernel `name` like cuLaunchKernel. Returns 0 on success. */
+static int kx_run(const char* name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                  void** params) {
+    const opara_kernel_entry* e = kx_find(name);
+    kx_launch L;
+    kx_thread* threads;
+    unsigned n = bx * by * bz, i;
+    if (!e || n == 0 || gx * gy * gz == 0) return -1;
+    memset(&L, 0, sizeof L);
+    L.fn = e->trampoline;
+    L.params = params;
+    L.grid[0] = gx, L.grid[1] = gy, L.grid[2] = gz;
+    L.block[0] = bx, L.block[1] = by, L.block[2] = bz;
+    L.shared = (unsigned char*)calloc(1, KX_SHARED_BYTES);
+    threads = (kx_thread*)calloc(n, sizeof *threads);
+    if (!L.shared || !threads) return -1;
+    pthread_barrier_init(&L.barrier, NULL, n);
+    for (i = 0; i < n; ++i) {
+        kx_thread* t = &threads[i];
+        t->launch = &L;
+        t->self.thread_idx.x = i % bx;
+        t->self.thread_idx.y = (i / bx) % by;
+        t->self.thread_idx.z = i / (bx * by);
+        t->self.block_dim.x = bx, t->self.block_dim.y = by, t->self.block_dim.z = bz;
+        t->self.grid_dim.x = gx, t->self.grid_dim.y = gy, t->self.grid_dim.z = gz;
+        t->self.dynamic_shared = L.dynamic_shared;
+        pthread_create(&t->tid, NULL, kx_thread_main, t);
+    }
+    for (i = 0; i < n; ++i) pthread_join(threads[i].tid, NULL);
+    pthread_barrier_destroy(&L.barrier);
+    free(threads);
+    free(L.shared);
+    return 0;
+}
+
+#define KX_ARGS(...) {__VA_ARGS__}
+
+/* The kernels themselves (host build). */
+#include "../src/kernels/elementwise.cu"
+#include "../src/kernels/epilogue.cu"
+#include "../src/kernels/layout.cu"
+#include "../src/kernels/norm.cu"
+#include "../src/kernels/pool.cu"
+
+/* ---- helpers ------------------------------------------------------------------------------------ */
+
+static unsigned kx_seed = 12345u;
+static float rnd(void) { /* uniform in [-1, 1) */
+    kx_seed = kx_seed * 1664525u + 1013904223u;
+    return (float)((kx_seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+static float* rnd_vec(size_t n) {
+    float* v = (float*)malloc(n * sizeof *v);
+    size_t i;
+    for (i = 0; i < n; ++i) v[i] = rnd();
+    return v;
+}
+static float* zeros(size_t n) { return (float*)calloc(n ? n : 1, sizeof(float)); }
+static unsigned blocks_for(int n, unsigned threads) { return (unsigned)((n + (int)threads - 1) / (int)threads); }
+
+/* ---- activations ---------------------------------------------------------------------------------- */
+
+/* Switches on the backend's codes (src/opara_backend_cuda.h), so the kernels' behaviour is checked
+   against the numbers the backend passes. */
+static double ref_act(double x, int act, double a, double b) {
+    switch (act) {
+    case OPARA__CUDA_ACT_RELU: return x > 0 ? x : 0;
+    case OPARA__CUDA_ACT_LEAKY_RELU: return x >= 0 ? x : a * x;
+    case OPARA__CUDA_ACT_SIGMOID: return 1 / (1 + exp(-x));
+    case OPARA__CUDA_ACT_TANH: return tanh(x);
+    case OPARA__CUDA_ACT_HARD_SIGMOID: { double v = a * x + b; return v < 0 ? 0 : (v > 1 ? 1 : v); }
+    case OPARA__CUDA_ACT_HARD_SWISH: { double v = x / 6 + 0.5; return x * (v < 0 ? 0 : (v > 1 ? 1 : v)); }
+    case OPARA__CUDA_ACT_CLIP: return x < a ? a : (x > b ? b : x);
+    case OPARA__CUDA_ACT_SQRT: return sqrt(x);
+    case OPARA__CUDA_ACT_ERF: return erf(x);
+    case OPARA__CUDA_ACT_GELU: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    case OPARA__CUDA_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+    default: return x;
+    }
+}
+
+OT_TEST(unary_activations_match_formulas) {
+    int n = 1000, act, i;
+    float* x = rnd_vec((size_t)n);
+    float* y = zeros((size_t)n);
+    for (i = 0; i < n; ++i) x[i] *= 4.0f;
+    for (act = OPARA__CUDA_ACT_NONE; act <= OPARA__CUDA_ACT_GELU_TANH; ++act) {
+        float a = act == OPARA__CUDA_ACT_CLIP ? -0.5f : 0.2f, b = act == OPARA__CUDA_ACT_CLIP ? 0.7f : 0.5f;
+        float* in = x;
+        float sq[1000];
+        void* p[] = KX_ARGS(&in, &y, &n, &act, &a, &b);
+        if (act == OPARA__CUDA_ACT_SQRT) {
+            for (i = 0; i < n; ++i) sq[i] = fabsf(x[i]);
+            in = sq;
+        }
+        REQUIRE(kx_run("opara_unary_f32", 3, 1, 1, 128, 1, 1, p) == 0);
+        for (i = 0; i < n; ++i) {
+            double r = ref_act(in[i], act, a, b);
+            if (fabs(r - y[i]) > 1e-5 * (1 + fabs(r))) {
+                OT_LOG("act %d x %g ref %g got %g", act, (double)in[i], r, (double)y[i]);
+                CHECK(0);
+                break;
+            }
+        }
+    }
+    free(x);
+    free(y);
+}
+
+OT_TEST(batch_norm_affine_matches_definition) {
+    int N = 2, C = 5, HW = 7, n = N * C * HW, i, act = OPARA__CUDA_ACT_RELU;
+    float *x = rnd_vec((size_t)n), *y = zeros((size_t)n), s[5], b[5], m[5], v[5], scale[5], shift[5], eps = 1e-5f;
+    float a0 = 0, a1 = 0;
+    const float *ps = scale, *pb = shift;
+    void* p[] = KX_ARGS(&x, &ps, &pb, &y, &n, &C, &HW, &act, &a0, &a1);
+    for (i = 0; i < C; ++i) {
+        s[i] = rnd(), b[i] = rnd(), m[i] = rnd(), v[i] = rnd() + 1.5f;
+        scale[i] = s[i] / sqrtf(v[i] + eps);
+        shift[i] = b[i] - m[i] * scale[i];
+    }
+    REQUIRE(kx_run("opara_channel_affine_f32", 2, 1, 1, 64, 1, 1, p) == 0);
+    for (i = 0; i < n; ++i) {
+        int c = (i / HW) % C;
+        double r = ref_act((x[i] - m[c]) / sqrt((double)v[c] + eps) * s[c] + b[c], OPARA__CUDA_ACT_RELU, 0, 0);
+        CHECK_NEAR(r, y[i], 1e-5);
+    }
+    free(x);
+    free(y);
+}
+
+OT_TEST(bias_act_broadcasts_like_gemm_c) {
+    int rows = 6, cols = 9, n = rows * cols, mode, i, act = OPARA__CUDA_ACT_CLIP;
+    int rs[4] = {0, 0, 1, 9}, cs[4] = {0, 1, 0, 1};
+    float* c = rnd_vec(64);
+    float a = -0.3f, bb = 0.4f, beta = 0.5f;
+    for (mode = 0; mode < 4; ++mode) {
+        float* y = rnd_vec((size_t)n);
+        float* y0 = (float*)malloc((size_t)n * sizeof *y0);
+        const float* cp = c;
+        void* p[] = KX_ARGS(&y, &cp, &n, &cols, &rs[mode], &cs[mode], &beta, &act, &a, &bb);
+        memcpy(y0, y, (size_t)n * sizeof *y);
+        REQUIRE(kx_run("opara_bias_act_f32", 1, 1, 1, 32, 1, 1, p) == 0);
+        for (i = 0; i < n; ++i) {
+            int r = i / cols, k = i % cols;
+            double bias = mode == 0 ? c[0] : mode == 1 ? c[k] : mode == 2 ? c[r] : c[r * cols + k];
+            CHECK_NEAR(ref_act(y0[i] + 0.5 * bias, OPARA__CUDA_ACT_CLIP, a, bb), y[i], 1e-6);
+        }
+        free(y);
+        free(y0);
+    }
+    free(c);
+}
+
+/* ---- GEMM and convolution ------------------------------------------------------------------------- */
+
+static void ref_gemm(const float* A, const float* B, const float* C, double* Y, int M, int N, int K, int ta, int tb,
+                     double alpha, double beta, int crs, int ccs, int act) {
+    int m, n, k;
+    for (m = 0; m < M; ++m)
+        for (n = 0; n < N; ++n) {
+            double acc = 0;
+            for (k = 0; k < K; ++k) acc += (double)(ta ? A[k * M + m] : A[m * K + k]) * (tb ? B[n * K + k] : B[k * N + n]);
+            acc *= alpha;
+            if (C) acc += beta * C[m * crs + n * ccs];
+            Y[m * N + n] = ref_act(acc, act, 0, 0);
+        }
+}
+
+OT_TEST(sgemm_all_transposes_batches_and_c_modes) {
+    int shapes[][3] = {{1, 1, 1}, {17, 5, 33}, {40, 37, 16}, {3, 70, 19}};
+    int si, ta, tb;
+    for (si = 0; si < 4; ++si)
+        for (ta = 0; ta < 2; ++ta)
+            for (tb = 0; tb < 2; ++tb) {
+                int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], batch = 3, z, i;
+                int crs = N, ccs = 1, act = (ta + tb) % 2;
+                long long sa = (long long)M * K, sb = 0, sy = (long long)M * N; /* B broadcast over the batch */
+                float *A = rnd_vec((size_t)(M * K * batch)), *B = rnd_vec((size_t)(K * N)), *C = rnd_vec((size_t)(M * N));
+                float *Y = zeros((size_t)(M * N * batch)), alpha = 0.75f, beta = 1.5f, a0 = 0, a1 = 0;
+                double* R = (double*)malloc((size_t)(M * N) * sizeof(double));
+                const float *pa = A, *pb = B, *pc = C;
+                void* p[] = KX_ARGS(&pa, &pb, &pc, &Y, &M, &N, &K, &ta, &tb, &alpha, &beta, &crs, &ccs, &act, &a0, &a1,
+                                    &sa, &sb, &sy);
+                REQUIRE(kx_run("opara_sgemm_f32", (unsigned)(N + 15) / 16, (unsigned)(M + 15) / 16, (unsigned)batch, 16,
+                               16, 1, p) == 0);
+                for (z = 0; z < batch; ++z) {
+                    ref_gemm(A + z * sa, B, C, R, M, N, K, ta, tb, alpha, beta, crs, ccs, act);
+                    for (i = 0; i < M * N; ++i)
+                        if (fabs(R[i] - Y[z * sy + i]) > 1e-4 * (1 + fabs(R[i]))) {
+                            OT_LOG("M%d N%d K%d ta%d tb%d z%d i%d ref %g got %g", M, N, K, ta, tb, z, i, R[i],
+                                   (double)Y[z * sy + i]);
+                            CHECK(0);
+                            break;
+                        }
+                }
+                free(A), free(B), free(C), free(Y), free(R);
+            }
+}
+
+typedef struct conv_case { int N, C, H, W, K, R, S, sh, sw, ph, pw, dh, dw, group; } conv_case;
+
+static void ref_conv(const conv_case* c, const float* x, const float* w, const float* bias, double* y, int OH, int OW) {
+    int n, k, p, q, ci, r, s, Kg = c->K / c->group, Cg = c->C / c->group;
+    for (n = 0; n < c->N; ++n)
+        for (k = 0; k < c->K; ++k)
+            for (p = 0; p < OH; ++p)
+                for (q = 0; q < OW; ++q) {
+                    double acc = bias ? bias[k] : 0;
+                    int g = k / Kg;
+                    for (ci = 0; ci < Cg; ++ci)
+                        for (r = 0; r < c->R; ++r)
+                            for (s = 0; s < c->S; ++s) {
+                                int ih = p * c->sh - c->ph + r * c->dh, iw = q * c->sw - c->pw + s * c->dw;
+                                if (ih < 0 || ih >= c->H || iw < 0 || iw >= c->W) continue;
+                                acc += (double)x[((n * c->C + g * Cg + ci) * c->H + ih) * c->W + iw] *
+                                       w[((k * Cg + ci) * c->R + r) * c->S + s];
+                            }
+                    y[((n * c->K + k) * OH + p) * OW + q] = acc;
+                }
+}
+
+OT_TEST(implicit_gemm_conv_matches_direct_convolution) {
+    conv_case cases[] = {
+        {1, 3, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1},   /* 3x3 same */
+        {2, 4, 10, 10, 6, 3, 3, 2, 2, 0, 1, 1, 1, 2},  /* strided, grouped, asymmetric pads in use */
+        {1, 6, 8, 8, 6, 3, 3, 1, 1, 2, 2, 2, 2, 6},    /* depthwise dilated */
+        {2, 17, 5, 7, 19, 1, 1, 1, 1, 0, 0, 1, 1, 1},  /* pointwise with odd sizes */
+        {1, 2, 1, 20, 3, 1, 5, 1, 2, 0, 2, 1, 1, 1},   /* 1-D as H = 1 */
+    };
+    int ci;
+    for (ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ++ci) {
+        conv_case c = cases[ci];
+        int OH = (c.H + 2 * c.ph - c.dh * (c.R - 1) - 1) / c.sh + 1, OW = (c.W + 2 * c.pw - c.dw * (c.S - 1) - 1) / c.sw + 1;
+        int ny = c.N * c.K * OH * OW, i, act = ci == 0 ? 1 : 0, Kg = c.K / c.group;
+        float *x = rnd_vec((size_t)(c.N * c.C * c.H * c.W)), *w = rnd_vec((size_t)(c.K * (c.C / c.group) * c.R * c.S));
+        float *bias = rnd_vec((size_t)c.K), *y = zeros((size_t)ny), a0 = 0, a1 = 0;
+        double* r = (double*)malloc((size_t)ny * sizeof(double));
+        const float *px = x, *pw = w, *pb = bias;
+        void* p[] = KX_ARGS(&px, &pw, &pb, &y, &c.N, &c.C, &c.H, &c.W, &c.K, &c.R, &c.S, &OH, &OW, &c.sh, &c.sw, &c.ph,
+                            &c.pw, &c.dh, &c.dw, &c.group, &act, &a0, &a1);
+        REQUIRE(kx_run("opara_conv2d_f32", blocks_for(c.N * OH * OW, 16), blocks_for(Kg, 16), (unsigned)c.group, 16, 16,
+                       1, p) == 0);
+        ref_conv(&c, x, w, bias, r, OH, OW);
+        for (i = 0; i < ny; ++i) {
+            double ref = ref_act(r[i], act, 0, 0);
+            if (fabs(ref - y[i]) > 1e-4 * (1 + fabs(ref))) {
+                OT_LOG("case %d i %d ref %g got %g", ci, i, ref, (double)y[i]);
+                CHECK(0);
+                break;
+            }
+        }
+        free(x), free(w), free(bias), free(y), free(r);
+    }
+}
+
+OT_TEST(conv_transpose_matches_scatter_definition) {
+    /* N C H W K R S sh sw ph pw dh dw group, output padding (1, 0) */
+    conv_case cases[] = {{1, 3, 4, 5, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1}, {2, 4, 3, 3, 6, 2, 3, 1, 2, 0, 1, 2, 1, 2}};
+    int ci;
+    for (ci = 0; ci < 2; ++ci) {
+        conv_case c = cases[ci];
+        int Kg = c.K / c.group, Cg = c.C / c.group;
+        int OH = (c.H - 1) * c.sh - 2 * c.ph + c.dh * (c.R - 1) + 1 + 1, OW = (c.W - 1) * c.sw - 2 * c.pw + c.dw * (c.S - 1) + 1;
+        int ny = c.N * c.K * OH * OW, n, ch, h, wi, kk, r, s, i;
+        float *x = rnd_vec((size_t)(c.N * c.C * c.H * c.W)), *w = rnd_vec((size_t)(c.C * Kg * c.R * c.S));
+        float *bias = rnd_vec((size_t)c.K), *y = zeros((size_t)ny);
+        double* ref = (double*)calloc((size_t)ny, sizeof(double));
+        const float *px = x, *pw = w, *pb = bias;
+        void* p[] = KX_ARGS(&px, &pw, &pb, &y, &c.N, &c.C, &c.H, &c.W, &c.K, &c.R, &c.S, &OH, &OW, &c.sh, &c.sw, &c.ph,
+                            &c.pw, &c.dh, &c.dw, &c.group);
+        /* scatter: every input element adds its weighted kernel footprint to the output */
+        for (n = 0; n < c.N; ++n)
+            for (i = 0; i < c.K * OH * OW; ++i) ref[n * c.K * OH * OW + i] = bias[i / (OH * OW)];
+        for (n = 0; n < c.N; ++n)
+            for (ch = 0; ch < c.C; ++ch)
+                for (h = 0; h < c.H; ++h)
+                    for (wi = 0; wi < c.W; ++wi)
+                        for (kk = 0; kk < Kg; ++kk)
+                            for (r = 0; r < c.R; ++r)
+                                for (s = 0; s < c.S; ++s) {
+                                    int oh = h * c.sh - c.ph + r * c.dh, ow = wi * c.sw - c.pw + s * c.dw;
+                                    int k = (ch / Cg) * Kg + kk;
+                                    if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
+                                    ref[((n * c.K + k) * OH + oh) * OW + ow] +=
+                                        (double)x[((n * c.C + ch) * c.H + h) * c.W + wi] * w[((ch * Kg + kk) * c.R + r) * c.S + s];
+                                }
+        REQUIRE(kx_run("opara_conv_transpose2d_f32", blocks_for(ny, 64), 1, 1, 64, 1, 1, p) == 0);
+        for (i = 0; i < ny; ++i) CHECK_NEAR(ref[i], y[i], 1e-4);
+        free(x), free(w), free(bias), free(y), free(ref);
+    }
+}
+
+/* ---- strided element-wise ------------------------------------------------------------------------ */
+
+/* Numpy broadcasting of in (rank ir, dims id) to out dims: strides into `in` per output dim. */
+static void bcast(int orank, const int* od, int ir, const int* id, int* st) {
+    int d, s = 1;
+    for (d = orank - 1; d >= 0; --d) {
+        int k = d - (orank - ir);
+        if (k < 0) { st[d] = 0; continue; }
+        st[d] = id[k] == 1 && od[d] != 1 ? 0 : s;
+        s *= id[k];
+    }
+}
+
+static double ref_binary(int op, double x, double z) {
+    switch (op) {
+    case OPARA__CUDA_BIN_ADD: return x + z;
+    case OPARA__CUDA_BIN_SUB: return x - z;
+    case OPARA__CUDA_BIN_MUL: return x * z;
+    case OPARA__CUDA_BIN_DIV: return x / z;
+    default: return pow(x, z);
+    }
+}
+
+OT_TEST(binary_broadcast_matches_numpy_rules) {
+    int od[4] = {2, 3, 4, 5}, ad[4] = {2, 1, 4, 1}, bd[2] = {4, 5};
+    int meta[1 + 3 * 4], n = 120, op, i;
+    float *a = rnd_vec(8), *b = rnd_vec(20), *y = zeros(120);
+    const float *pa = a, *pb = b;
+    const int* pm = meta;
+    meta[0] = 4;
+    memcpy(meta + 1, od, sizeof od);
+    bcast(4, od, 4, ad, meta + 5);
+    bcast(4, od, 2, bd, meta + 9);
+    for (i = 0; i < 8; ++i) a[i] = fabsf(a[i]) + 0.1f; /* Pow of a positive base */
+    for (op = OPARA__CUDA_BIN_ADD; op <= OPARA__CUDA_BIN_POW; ++op) {
+        void* p[] = KX_ARGS(&pa, &pb, &y, &n, &op, &pm);
+        REQUIRE(kx_run("opara_binary_f32", 2, 1, 1, 32, 1, 1, p) == 0);
+        for (i = 0; i < n; ++i) {
+            int i0 = i / 60, i2 = (i / 5) % 4, i3 = i % 5; /* a is [2,1,4,1], b is [4,5] */
+            double r = ref_binary(op, a[i0 * 4 + i2], b[i2 * 5 + i3]);
+            if (fabs(r - y[i]) > 1e-5 * (1 + fabs(r))) {
+                OT_LOG("op %d i %d ref %g got %g", op, i, r, (double)y[i]);
+                CHECK(0);
+                break;
+            }
+        }
+    }
+    free(a), free(b), free(y);
+}
+
+OT_TEST(binary_int64_and_int32) {
+    long long a[6] = {7, -7, 3, 0, 2, -3}, b[3] = {2, 3, -2}, y[6];
+    int a32[6] = {7, -7, 3, 0, 2, -3}, b32[3] = {2, 3, -2}, y32[6];
+    int meta[7] = {2, 2, 3, 3, 1, 0, 1}, n = 6, op, is64, i; /* a [2,3], b [3] */
+    const int* pm = meta;
+    for (op = 0; op <= 4; ++op)
+        for (is64 = 0; is64 < 2; ++is64) {
+            const void *pa = is64 ? (const void*)a : (const void*)a32, *pb = is64 ? (const void*)b : (const void*)b32;
+            void* py = is64 ? (void*)y : (void*)y32;
+            void* p[] = KX_ARGS(&pa, &pb, &py, &n, &op, &is64, &pm);
+            REQUIRE(kx_run("opara_binary_int", 1, 1, 1, 8, 1, 1, p) == 0);
+            for (i = 0; i < 6; ++i) {
+                long long x = a[i], z = b[i % 3], want;
+                long long got = is64 ? y[i] : (long long)y32[i];
+                if (op == 4) want = z < 0 ? (x == 1 ? 1 : 0) : (long long)llround(pow((double)x, (double)z));
+                else if (op == 3) want = x / z;
+                else want = op == 0 ? x + z : op == 1 ? x - z : x * z;
+                if (op == 4 && z < 0 && x == -1) want = (z & 1) ? -1 : 1;
+                CHECK_EQ(want, got);
+            }
+        }
+}
+
+OT_TEST(where_selects_with_broadcast) {
+    unsigned char cond[3] = {1, 0, 1};
+    float x[6] = {1, 2, 3, 4, 5, 6}, z = -1, y[6];
+    int meta[1 + 2 * 4] = {2, 2, 3, 0, 1, 3, 1, 0, 0}, n = 6, es = 4, i; /* cond [3], x [2,3], z scalar */
+    const unsigned char *pc = cond, *px = (const unsigned char*)x, *pz = (const unsigned char*)&z;
+    unsigned char* py = (unsigned char*)y;
+    const int* pm = meta;
+    void* p[] = KX_ARGS(&pc, &px, &pz, &py, &n, &es, &pm);
+    REQUIRE(kx_run("opara_where", 1, 1, 1, 4, 1, 1, p) == 0);
+    for (i = 0; i < 6; ++i) CHECK_NEAR(cond[i % 3] ? x[i] : -1.0, y[i], 0);
+}
+
+OT_TEST(cast_between_onnx_types) {
+    float f[5] = {1.75f, -2.5f, 0.0f, 300.0f, -0.25f};
+    long long i64[5];
+    int i32[5], n = 5, from = 1, to = 7, i;
+    unsigned char b[5], u8[5];
+    const unsigned char* px = (const unsigned char*)f;
+    unsigned char* py = (unsigned char*)i64;
+    void* p[] = KX_ARGS(&px, &py, &n, &from, &to);
+    REQUIRE(kx_run("opara_cast", 1, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 5; ++i) CHECK_EQ((long long)f[i], i64[i]);
+    to = 9, py = b;
+    REQUIRE(kx_run("opara_cast", 1, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 5; ++i) CHECK_EQ(f[i] != 0.0f, b[i]);
+    from = 7, to = 6, px = (const unsigned char*)i64, py = (unsigned char*)i32;
+    REQUIRE(kx_run("opara_cast", 1, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 5; ++i) CHECK_EQ(i64[i], i32[i]);
+    from = 6, to = 2, px = (const unsigned char*)i32, py = u8;
+    REQUIRE(kx_run("opara_cast", 1, 1, 1, 8, 1, 1, p) == 0);
+    CHECK_EQ(44, u8[3]); /* 300 wraps modulo 256 */
+    from = 6, to = 1, py = (unsigned char*)f;
+    REQUIRE(kx_run("opara_cast", 1, 1, 1, 8, 1, 1, p) == 0);
+    CHECK_NEAR(-2.0, f[1], 0);
+}
+
+OT_TEST(strided_copy_transposes_slices_and_concats) {
+    /* transpose [2,3,4] with perm (2,0,1): out [4,2,3], out[i][j][k] = in[j][k][i] */
+    float x[24], y[24], big[40];
+    int meta[1 + 3 * 3] = {3, 4, 2, 3, 1, 12, 4, 6, 3, 1}, n = 24, es = 4, i, j, k;
+    long long so = 0, dof = 0;
+    const unsigned char* px = (const unsigned char*)x;
+    unsigned char* py = (unsigned char*)y;
+    const int* pm = meta;
+    void* p[] = KX_ARGS(&px, &py, &n, &es, &so, &dof, &pm);
+    for (i = 0; i < 24; ++i) x[i] = (float)i;
+    REQUIRE(kx_run("opara_strided_copy", 1, 1, 1, 16, 1, 1, p) == 0);
+    for (i = 0; i < 4; ++i)
+        for (j = 0; j < 2; ++j)
+            for (k = 0; k < 3; ++k) CHECK_NEAR(x[j * 12 + k * 4 + i], y[(i * 2 + j) * 3 + k], 0);
+    /* slice [2,3,4][:, 2:0:-1, 1::2] -> [2,2,2]: start offset 0*12 + 2*4 + 1, strides 12, -4, 2 */
+    {
+        int m2[1 + 3 * 3] = {3, 2, 2, 2, 12, -4, 2, 4, 2, 1};
+        memcpy(meta, m2, sizeof m2);
+        n = 8, so = 9;
+        REQUIRE(kx_run("opara_strided_copy", 1, 1, 1, 16, 1, 1, p) == 0);
+        for (i = 0; i < 2; ++i)
+            for (j = 0; j < 2; ++j)
+                for (k = 0; k < 2; ++k) CHECK_NEAR(x[i * 12 + (2 - j) * 4 + 1 + 2 * k], y[(i * 2 + j) * 2 + k], 0);
+    }
+    /* concat along axis 1: [2,3,4] into the slice [:, 1:4, :] of a [2,5,4] output (dst offset 4) */
+    {
+        int m3[1 + 3 * 3] = {3, 2, 3, 4, 12, 4, 1, 20, 4, 1};
+        memcpy(meta, m3, sizeof m3);
+        n = 24, so = 0, dof = 4;
+        py = (unsigned char*)big;
+        for (i = 0; i < 40; ++i) big[i] = -1;
+        REQUIRE(kx_run("opara_strided_copy", 1, 1, 1, 16, 1, 1, p) == 0);
+        for (i = 0; i < 2; ++i)
+            for (j = 0; j < 5; ++j)
+                for (k = 0; k < 4; ++k)
+                    CHECK_NEAR(j >= 1 && j < 4 ? x[i * 12 + (j - 1) * 4 + k] : -1.0, big[(i * 5 + j) * 4 + k], 0);
+    }
+}
+
+/* ---- pooling, normalisation, reductions ----------------------------------------------------------- */
+
+OT_TEST(pooling_max_and_average_with_padding) {
+    int nc = 3, H = 7, W = 6, kh = 3, kw = 2, sh = 2, sw = 2, ph = 1, pw = 1, dh = 1, dw = 2;
+    int OH = (H + 2 * ph - dh * (kh - 1) - 1 + sh - 1) / sh + 1; /* ceil_mode */
+    int OW = (W + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
+    int mode, cip, n = nc * OH * OW, i;
+    float *x = rnd_vec((size_t)(nc * H * W)), *y = zeros((size_t)n);
+    for (mode = 0; mode < 2; ++mode)
+        for (cip = 0; cip < 2; ++cip) {
+            const float* px = x;
+            void* p[] = KX_ARGS(&px, &y, &nc, &H, &W, &OH, &OW, &kh, &kw, &sh, &sw, &ph, &pw, &dh, &dw, &mode, &cip, &ph, &pw);
+            REQUIRE(kx_run("opara_pool2d_f32", 2, 1, 1, 32, 1, 1, p) == 0);
+            for (i = 0; i < n; ++i) {
+                int q = i % OW, pp = (i / OW) % OH, c = i / (OW * OH), r, s, cnt = 0, cntpad = 0;
+                double best = -1e30, sum = 0;
+                for (r = 0; r < kh; ++r)
+                    for (s = 0; s < kw; ++s) {
+                        int ih = pp * sh - ph + r * dh, iw = q * sw - pw + s * dw;
+                        if (ih < H + ph && iw < W + pw) ++cntpad; /* inside the padded input */
+                        if (ih < 0 || iw < 0 || ih >= H || iw >= W) continue;
+                        ++cnt;
+                        sum += x[(c * H + ih) * W + iw];
+                        if (x[(c * H + ih) * W + iw] > best) best = x[(c * H + ih) * W + iw];
+                    }
+                CHECK_NEAR(mode == 0 ? best : sum / (cip ? cntpad : cnt), y[i], 1e-6);
+            }
+        }
+    free(x), free(y);
+}
+
+OT_TEST(softmax_over_any_axis) {
+    int dims[3] = {3, 5, 4}, axis, i;
+    float* x = rnd_vec(60);
+    float* y = zeros(60);
+    for (i = 0; i < 60; ++i) x[i] *= 5;
+    for (axis = 0; axis < 3; ++axis) {
+        int outer = 1, inner = 1, len = dims[axis], d, o, in, j;
+        const float* px = x;
+        void* p[] = KX_ARGS(&px, &y, &len, &inner);
+        for (d = 0; d < axis; ++d) outer *= dims[d];
+        for (d = axis + 1; d < 3; ++d) inner *= dims[d];
+        REQUIRE(kx_run("opara_softmax_f32", (unsigned)(outer * inner), 1, 1, 4, 1, 1, p) == 0);
+        for (o = 0; o < outer; ++o)
+            for (in = 0; in < inner; ++in) {
+                double s = 0;
+                for (j = 0; j < len; ++j) s += exp(x[(o * len + j) * inner + in]);
+                for (j = 0; j < len; ++j) CHECK_NEAR(exp(x[(o * len + j) * inner + in]) / s, y[(o * len + j) * inner + in], 1e-6);
+            }
+    }
+    free(x), free(y);
+}
+
+OT_TEST(layer_norm_matches_definition) {
+    int rows = 5, cols = 300, r, c;
+    float *x = rnd_vec((size_t)(rows * cols)), *y = zeros((size_t)(rows * cols)), *sc = rnd_vec((size_t)cols);
+    float *b = rnd_vec((size_t)cols), eps = 1e-5f;
+    const float *px = x, *ps = sc, *pb = b;
+    void* p[] = KX_ARGS(&px, &ps, &pb, &y, &cols, &eps);
+    REQUIRE(kx_run("opara_layer_norm_f32", (unsigned)rows, 1, 1, 64, 1, 1, p) == 0);
+    for (r = 0; r < rows; ++r) {
+        double m = 0, v = 0;
+        for (c = 0; c < cols; ++c) m += x[r * cols + c];
+        m /= cols;
+        for (c = 0; c < cols; ++c) v += (x[r * cols + c] - m) * (x[r * cols + c] - m);
+        v /= cols;
+        for (c = 0; c < cols; ++c) CHECK_NEAR((x[r * cols + c] - m) / sqrt(v + eps) * sc[c] + b[c], y[r * cols + c], 1e-4);
+    }
+    free(x), free(y), free(sc), free(b);
+}
+
+OT_TEST(reduce_mean_any_axes) {
+    /* x [2,3,4,5]: axes {1,3} keep [2,4] (strides 60, 5), reduce [3,5] (strides 20, 1) */
+    int meta[] = {2, 2, 4, 60, 5, 2, 3, 5, 20, 1}, i, j, k, l;
+    float *x = rnd_vec(120), y[8], *py = y;
+    const float* px = x;
+    const int* pm = meta;
+    void* p[] = KX_ARGS(&px, &py, &pm);
+    REQUIRE(kx_run("opara_reduce_mean_f32", 8, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 2; ++i)
+        for (k = 0; k < 4; ++k) {
+            double s = 0;
+            for (j = 0; j < 3; ++j)
+                for (l = 0; l < 5; ++l) s += x[((i * 3 + j) * 4 + k) * 5 + l];
+            CHECK_NEAR(s / 15, y[i * 4 + k], 1e-6);
+        }
+    /* GlobalAveragePool: keep [6] (stride 20), reduce [20] (stride 1) */
+    {
+        int m2[] = {1, 6, 20, 1, 20, 1};
+        pm = m2;
+        REQUIRE(kx_run("opara_reduce_mean_f32", 6, 1, 1, 16, 1, 1, p) == 0);
+        for (i = 0; i < 6; ++i) {
+            double s = 0;
+            for (j = 0; j < 20; ++j) s += x[i * 20 + j];
+            CHECK_NEAR(s / 20, y[i], 1e-6);
+        }
+    }
+    free(x);
+}
+
+/* ---- gather, pad, resize --------------------------------------------------------------------------- */
+
+OT_TEST(gather_with_negative_indices) {
+    /* ONNX Gather example: data [[1,1.2],[2.3,3.4],[4.5,5.7]], indices [[0,1],[1,2]] axis 0 */
+    float data[6] = {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f}, y[8];
+    long long idx[4] = {0, 1, 1, -1};
+    float want[8] = {1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f, 4.5f, 5.7f};
+    int n = 8, es = 4, is64 = 1, axis_len = 3, inner = 2, nidx = 4, i;
+    const unsigned char* px = (const unsigned char*)data;
+    const void* pi = idx;
+    unsigned char* py = (unsigned char*)y;
+    void* p[] = KX_ARGS(&px, &pi, &py, &n, &es, &is64, &axis_len, &inner, &nidx);
+    REQUIRE(kx_run("opara_gather", 1, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 8; ++i) CHECK_NEAR(want[i], y[i], 0);
+    /* axis 1 with int32 indices: data [3,3] = 1..9 (as 1.0, 1.2, 1.9 ...), indices [0, 2] */
+    {
+        float d2[9] = {1.0f, 1.2f, 1.9f, 2.3f, 3.4f, 3.9f, 4.5f, 5.7f, 5.9f}, w2[6] = {1.0f, 1.9f, 2.3f, 3.9f, 4.5f, 5.9f};
+        int i32[2] = {0, 2};
+        n = 6, is64 = 0, axis_len = 3, inner = 1, nidx = 2, px = (const unsigned char*)d2, pi = i32;
+        REQUIRE(kx_run("opara_gather", 1, 1, 1, 8, 1, 1, p) == 0);
+        for (i = 0; i < 6; ++i) CHECK_NEAR(w2[i], y[i], 0);
+    }
+}
+
+OT_TEST(pad_constant_reflect_edge_match_onnx_examples) {
+    /* ONNX Pad examples: x [[1,1.2],[2.3,3.4],[4.5,5.7]], pads [0,2,0,0] */
+    float x[6] = {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f}, y[12];
+    float want[3][12] = {{0, 0, 1.0f, 1.2f, 0, 0, 2.3f, 3.4f, 0, 0, 4.5f, 5.7f},
+                         {1.0f, 1.2f, 1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f, 4.5f, 5.7f, 4.5f, 5.7f},
+                         {1.0f, 1.0f, 1.0f, 1.2f, 2.3f, 2.3f, 2.3f, 3.4f, 4.5f, 4.5f, 4.5f, 5.7f}};
+    int meta[1 + 3 * 2] = {2, 3, 4, 3, 2, 0, 2}, n = 12, es = 4, mode, i;
+    long long fill = 0;
+    const unsigned char* px = (const unsigned char*)x;
+    unsigned char* py = (unsigned char*)y;
+    const int* pm = meta;
+    void* p[] = KX_ARGS(&px, &py, &n, &es, &mode, &fill, &pm);
+    for (mode = 0; mode < 3; ++mode) {
+        REQUIRE(kx_run("opara_pad", 1, 1, 1, 8, 1, 1, p) == 0);
+        for (i = 0; i < 12; ++i) CHECK_NEAR(want[mode][i], y[i], 0);
+    }
+    {   /* constant fill value 2.5 and a negative pad (crop one column at the end is not a begin pad:
+           crop the first row instead: pads begin [-1, 0]) */
+        float f = 2.5f;
+        int m2[1 + 3 * 2] = {2, 2, 3, 3, 2, -1, 1};
+        memcpy(&fill, &f, sizeof f);
+        memcpy(meta, m2, sizeof m2);
+        n = 6, mode = 0;
+        REQUIRE(kx_run("opara_pad", 1, 1, 1, 8, 1, 1, p) == 0);
+        CHECK_NEAR(2.5, y[0], 0);
+        CHECK_NEAR(2.3, y[1], 1e-6);
+        CHECK_NEAR(3.4, y[2], 1e-6);
+        CHECK_NEAR(2.5, y[3], 0);
+        CHECK_NEAR(4.5, y[4], 1e-6);
+        CHECK_NEAR(5.7, y[5], 1e-6);
+    }
+}
+
+OT_TEST(resize_matches_onnx_examples) {
+    /* resize_upsample_scales_nearest: [[1,2],[3,4]], scales (2, 3), asymmetric? The example uses
+       the default half_pixel + round_prefer_floor. */
+    float x[4] = {1, 2, 3, 4}, y[24], *py = y;
+    float want[24] = {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4};
+    int nc = 1, H = 2, W = 2, OH = 4, OW = 6, mode = 0, coord = 0, nearest = 0, i;
+    float sh = 2.0f, sw = 3.0f;
+    const float* px = x;
+    void* p[] = KX_ARGS(&px, &py, &nc, &H, &W, &OH, &OW, &sh, &sw, &mode, &coord, &nearest);
+    REQUIRE(kx_run("opara_resize_f32", 1, 1, 1, 32, 1, 1, p) == 0);
+    for (i = 0; i < 24; ++i) CHECK_NEAR(want[i], y[i], 0);
+    {   /* resize_downsample_scales_linear: [[1,2,3,4],[5,6,7,8]] scales 0.6 -> [[2.6666665, 4.3333331]] */
+        float x2[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        px = x2, H = 2, W = 4, OH = 1, OW = 2, sh = 0.6f, sw = 0.6f, mode = 1;
+        REQUIRE(kx_run("opara_resize_f32", 1, 1, 1, 32, 1, 1, p) == 0);
+        CHECK_NEAR(2.6666665, y[0], 1e-5);
+        CHECK_NEAR(4.3333331, y[1], 1e-5);
+        /* resize_upsample_scales_linear_align_corners: [[1,2],[3,4]] x2 ->
+           first row 1, 1.333, 1.666, 2 */
+        px = x, H = 2, W = 2, OH = 4, OW = 4, sh = 2, sw = 2, coord = 2;
+        REQUIRE(kx_run("opara_resize_f32", 1, 1, 1, 32, 1, 1, p) == 0);
+        CHECK_NEAR(1.0, y[0], 1e-6);
+        CHECK_NEAR(1.3333333, y[1], 1e-6);
+        CHECK_NEAR(1.6666667, y[2], 1e-6);
+        CHECK_NEAR(2.0, y[3], 1e-6);
+        CHECK_NEAR(4.0, y[15], 1e-6);
+        CHECK_NEAR(2.0, y[5], 1e-6); /* row 1, column 1 of the ONNX example */
+    }
+}
+
+OT_TEST(every_kernel_entry_is_registered_once) {
+    const char* names[] = {"opara_unary_f32", "opara_channel_affine_f32", "opara_bias_act_f32", "opara_sgemm_f32",
+                           "opara_conv2d_f32", "opara_conv_transpose2d_f32", "opara_binary_f32", "opara_binary_int",
+                           "opara_where", "opara_strided_copy", "opara_cast", "opara_pool2d_f32", "opara_softmax_f32",
+                           "opara_layer_norm_f32", "opara_reduce_mean_f32", "opara_gather", "opara_pad",
+                           "opara_resize_f32"};
+    const opara_kernel_entry* e;
+    int i, count = 0;
+    for (i = 0; i < (int)(sizeof names / sizeof names[0]); ++i) CHECK(kx_find(names[i]) != NULL);
+    for (e = kx_registry; e; e = e->next) ++count;
+    CHECK_EQ((long long)(sizeof names / sizeof names[0]), count);
+}
+
+/* Every kernel the backend launches exists in the host build under that name, in that file. */
+OT_TEST(backend_kernel_table_names_registered_entries) {
+    int k;
+    for (k = 0; k < OPARA__CUK_COUNT; ++k) {
+        const char* name = opara__cuda_kernel_name((opara__cuda_kernel)k);
+        const char* file = opara__cuda_kernel_file((opara__cuda_kernel)k);
+        char path[128];
+        FILE* f;
+        CHECK(kx_find(name) != NULL);
+        snprintf(path, sizeof path, "src/kernels/%s.cu", file);
+        f = fopen(path, "rb");
+        if (f) {
+            static char text[1 << 16];
+            size_t n = fread(text, 1, sizeof text - 1, f);
+            text[n] = 0;
+            fclose(f);
+            CHECK(strstr(text, name) != NULL);
+        } else {
+            OT_LOG("cannot open %s (run from the repository root)", path);
+            CHECK(0);
+        }
+    }
+}
+
+static const opara_test_case tests[] = {
+    OT_CASE(unary_activations_match_formulas),
+    OT_CASE(batch_norm_affine_matches_definition),
+    OT_CASE(bias_act_broadcasts_like_gemm_c),
+    OT_CASE(sgemm_all_transposes_batches_and_c_modes),
+    OT_CASE(implicit_gemm_conv_matches_direct_convolution),
+    OT_CASE(conv_transpose_matches_scatter_definition),
+    OT_CASE(binary_broadcast_matches_numpy_rules),
+    OT_CASE(binary_int64_and_int32),
+    OT_CASE(where_selects_with_broadcast),
+    OT_CASE(cast_between_onnx_types),
+    OT_CASE(strided_copy_transposes_slices_and_concats),
+    OT_CASE(pooling_max_and_average_with_padding),
+    OT_CASE(softmax_over_any_axis),
+    OT_CASE(layer_norm_matches_definition),
+    OT_CASE(reduce_mean_any_axes),
+    OT_CASE(gather_with_negative_indices),
+    OT_CASE(pad_constant_reflect_edge_match_onnx_examples),
+    OT_CASE(resize_matches_onnx_examples),
+    OT_CASE(every_kernel_entry_is_registered_once),
+    OT_CASE(backend_kernel_table_names_registered_entries),
+};
+
+int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
