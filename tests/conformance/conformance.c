@@ -48,6 +48,22 @@ typedef struct conf_case {
 
 enum { CONF_PASS = 0, CONF_FAIL = 1, CONF_SKIP = 2 };
 
+/* Tests whose expected numbers disagree with the ONNX operator text and with ONNX Runtime, where
+   opara follows the text. Each still runs: a mismatch is reported as a skip with the reason, a
+   pass is a failure (the entry is stale). */
+static const char* const conf_deviations[][2] = {
+    {"test_resize_downsample_scales_linear_align_corners",
+     "ONNX's reference computes align_corners with the unrounded length in*scale (onnx/onnx#2462); the operator "
+     "text, ONNX Runtime and PyTorch use the output length (ORT gives [1, 4], the data [1, 3.142857])"},
+};
+
+static const char* conf_deviation(const char* test) {
+    size_t i;
+    for (i = 0; i < sizeof conf_deviations / sizeof conf_deviations[0]; ++i)
+        if (strcmp(conf_deviations[i][0], test) == 0) return conf_deviations[i][1];
+    return NULL;
+}
+
 static void conf_count_key(conf_stats* st, const char* key, const char* example) {
     int k;
     for (k = 0; k < st->n_keys && strcmp(st->keys[k].key, key) != 0; ++k) {}
@@ -58,6 +74,29 @@ static void conf_count_key(conf_stats* st, const char* key, const char* example)
         st->n_keys++;
     }
     st->keys[k].count++;
+}
+
+/* A short grouping key for a skip reason: "Op: reason" from details such as
+   "... node 'y' (Clip): Clip: only f32 is supported", else the detail after its last ": ". */
+static void conf_skip_key(const char* prefix, const char* detail, char* key, size_t cap) {
+    const char* p = strstr(detail, "' (");
+    const char* close = p ? strstr(p, "): ") : NULL;
+    if (close) {
+        const char* op = p + 3;
+        const char* reason = close + 3;
+        size_t len = (size_t)(close - op);
+        if (strncmp(reason, op, len) == 0 && reason[len] == ':') reason += len + 2;
+        snprintf(key, cap, "%s%.*s (%.70s)", prefix, (int)len, op, reason);
+    } else {
+        p = strrchr(detail, ':');
+        snprintf(key, cap, "%s%.90s", prefix, p ? p + 2 : detail);
+    }
+}
+
+static void conf_count_skip(conf_stats* st, const char* prefix, const conf_case* c) {
+    char key[160];
+    conf_skip_key(prefix, c->why, key, sizeof key);
+    conf_count_key(st, key, c->name);
 }
 
 /* ---- reading a test ---------------------------------------------------------------------------- */
@@ -80,6 +119,20 @@ static int conf_read_pbs(conf_case* c, const char* stem, opara__tensor_data* out
         }
         (*n)++;
     }
+}
+
+/* Sequence, optional and map graph inputs/outputs (their .pb files are not TensorProtos). */
+static int conf_all_tensors(conf_case* c, const opara__onnx_graph* g) {
+    uint32_t i;
+    for (i = 0; i < g->n_inputs + g->n_outputs; ++i) {
+        const opara__onnx_value_info* vi = i < g->n_inputs ? &g->inputs[i] : &g->outputs[i - g->n_inputs];
+        if (!vi->is_tensor) {
+            snprintf(c->why, sizeof c->why, "graph %s '%s' is not a tensor (sequence, optional or map)",
+                     i < g->n_inputs ? "input" : "output", vi->name);
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static int conf_is_initializer(const opara__onnx_graph* g, const char* name) {
@@ -325,9 +378,14 @@ static int conf_run_case(conf_case* c, conf_stats* st) {
     if (r != OPARA_OK) {
         snprintf(c->why, sizeof c->why, "model.onnx: %s: %s", opara_result_string(r), opara_runtime_last_error(c->rt));
         status = CONF_FAIL;
-    } else if (!conf_read_pbs(c, "input", c->in, &c->n_in) || !conf_read_pbs(c, "output", c->out, &c->n_out)) {
+    } else if (om.has_graph && !conf_all_tensors(c, &om.graph)) {
         status = CONF_SKIP;
-        conf_count_key(st, "(test data type or format)", c->name);
+        conf_count_key(st, "test data: sequence/optional/map inputs or outputs", c->name);
+    } else if (!conf_read_pbs(c, "input", c->in, &c->n_in) || !conf_read_pbs(c, "output", c->out, &c->n_out)) {
+        char key[160];
+        status = CONF_SKIP;
+        conf_skip_key("test data: ", c->why, key, sizeof key);
+        conf_count_key(st, key, c->name);
     } else if (!om.has_graph || !conf_bind_names(c, &om.graph)) {
         status = CONF_FAIL;
     } else {
@@ -337,7 +395,7 @@ static int conf_run_case(conf_case* c, conf_stats* st) {
             opara__graph_free(&g);
             status = conf_is_unsupported(r) ? CONF_SKIP : CONF_FAIL;
             if (status == CONF_SKIP && !(r == OPARA_ERR_UNSUPPORTED_OP && conf_note_unsupported_ops(st, &om.graph, c->name)))
-                conf_count_key(st, "(unsupported type or feature)", c->name);
+                conf_count_skip(st, "import: ", c);
         }
     }
     if (status == CONF_PASS) {
@@ -347,13 +405,13 @@ static int conf_run_case(conf_case* c, conf_stats* st) {
         if (r != OPARA_OK) {
             snprintf(c->why, sizeof c->why, "convert: %s: %s", opara_result_string(r), opara_runtime_last_error(c->rt));
             status = conf_is_unsupported(r) ? CONF_SKIP : CONF_FAIL;
-            if (status == CONF_SKIP) conf_count_key(st, "(unsupported type or feature)", c->name);
+            if (status == CONF_SKIP) conf_count_skip(st, "convert: ", c);
         }
     }
     if (status == CONF_PASS && !conf_outputs_present(c, model)) status = CONF_FAIL;
     if (status == CONF_PASS) status = conf_run_plan(c, model, OPARA_STRATEGY_SEQUENTIAL);
     if (status == CONF_PASS) status = conf_run_plan(c, model, OPARA_STRATEGY_OPARA);
-    if (status == CONF_SKIP && model) conf_count_key(st, "(backend: unsupported type or feature)", c->name);
+    if (status == CONF_SKIP && model) conf_count_skip(st, "backend: ", c);
     opara_model_destroy(model);
     opara_model_destroy(direct);
     opara__free_aligned(&c->rt->allocator, image.data);
@@ -403,6 +461,13 @@ static int conf_folder(const char* data, const char* folder, const char* filter,
         c.name = names[i];
         c.rt = rt;
         status = conf_run_case(&c, st);
+        if (conf_deviation(names[i]) && status != CONF_SKIP) {
+            int passed = status == CONF_PASS;
+            status = passed ? CONF_FAIL : CONF_SKIP;
+            if (passed) snprintf(c.why, sizeof c.why, "passes but is listed as a known deviation: remove the entry");
+            else snprintf(c.why, sizeof c.why, "known deviation: %s", conf_deviation(names[i]));
+            if (!passed) conf_count_key(st, "known deviation from ONNX's reference numbers: see conformance.c", names[i]);
+        }
         if (status == CONF_PASS) st->passed++;
         else if (status == CONF_FAIL) st->failed++;
         else st->skipped++;
@@ -423,14 +488,24 @@ static int conf_cmp_keys(const void* a, const void* b) {
     return x->count != y->count ? y->count - x->count : strcmp(x->key, y->key);
 }
 
+/* Plain operator types on one wrapped list; other reasons ("test data: ...", "backend: ...") one a line. */
 static void conf_print_folder(const char* folder, conf_stats* st) {
-    int k;
+    int k, col = 0;
     printf("%s: %d passed, %d failed, %d skipped\n", folder, st->passed, st->failed, st->skipped);
     if (!st->n_keys) return;
     qsort(st->keys, (size_t)st->n_keys, sizeof st->keys[0], conf_cmp_keys);
-    printf("  skipped (unsupported op type or reason: tests):");
-    for (k = 0; k < st->n_keys; ++k) printf("%s %s: %d", k ? "," : "", st->keys[k].key, st->keys[k].count);
-    printf("\n");
+    for (k = 0; k < st->n_keys; ++k) {
+        int len;
+        if (strchr(st->keys[k].key, ':')) continue;
+        if (!col) col = printf("  skipped, unsupported op types (tests):");
+        len = (int)strlen(st->keys[k].key) + 6;
+        if (col + len > 110) col = printf("\n   ");
+        col += printf(" %s(%d)", st->keys[k].key, st->keys[k].count);
+    }
+    if (col) printf("\n");
+    for (k = 0; k < st->n_keys; ++k)
+        if (strchr(st->keys[k].key, ':'))
+            printf("  skipped, %s: %d (e.g. %s)\n", st->keys[k].key, st->keys[k].count, st->keys[k].example);
 }
 
 static int conf_usage(void) {
