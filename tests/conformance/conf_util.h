@@ -45,7 +45,7 @@ static double conf_get(opara_dtype t, const void* p, uint64_t i) {
 /* Result of comparing got with expected, element by element. */
 typedef struct conf_cmp {
     uint64_t count, mismatches, first_bad;
-    double max_abs, sum_sq_err, sum_sq_ref;
+    double max_abs, max_ref, sum_sq_err, sum_sq_ref;
     double bad_got, bad_exp;
 } conf_cmp;
 
@@ -76,6 +76,7 @@ static void conf_compare(opara_dtype t, const void* got, const void* exp, uint64
         if (!isnan(g) && !isnan(e) && !isinf(g) && !isinf(e)) {
             d = fabs(g - e);
             if (d > c->max_abs) c->max_abs = d;
+            if (fabs(e) > c->max_ref) c->max_ref = fabs(e);
             c->sum_sq_err += d * d;
             c->sum_sq_ref += e * e;
         }
