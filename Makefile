@@ -22,7 +22,7 @@ TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 GEN_HEADER := build/tools/gen_header
 
-.PHONY: all header check-header test demo clean tools compile-matrix
+.PHONY: all header check-header test test-setup test-build test-run demo clean tools compile-matrix
 all: opara.h $(BUILD)/opara
 
 # ---- the single header ---------------------------------------------------------------------------
@@ -45,7 +45,22 @@ $(BUILD)/tests/%: tests/%.c opara.h tests/opara_test.h
 TEST_SCRIPTS := tests/compile_matrix.sh tests/gen_header_test.sh
 include $(sort $(wildcard mk/*.mk))
 
-test: check-header $(GEN_HEADER) $(TEST_BINS)
+# What the suites read: the ONNX backend test data, python3-onnx (an independent reader of
+# expected values) and the model zoo (PyTorch exports). Installed when this machine lets us
+# (root with apt-get); otherwise those tests SKIP and say why.
+test-setup:
+	@sh tools/setup.sh apt libonnx-testdata python3-onnx python3-numpy || echo "test-setup: ONNX data suites will SKIP"
+	@$(MAKE) --no-print-directory zoo
+
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
+test: test-setup
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
+	@$(MAKE) --no-print-directory test-run
+
+test-build: check-header $(GEN_HEADER) $(TEST_BINS)
+
+test-run: test-build
 	@BUILD=$(BUILD) SAN=$(SAN) sh tools/run_tests.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
 compile-matrix:

@@ -252,7 +252,7 @@ typedef struct opara_model_stats {
     uint64_t n_params;       /* elements of all constants */
     uint64_t param_bytes;    /* bytes of all constants */
     uint64_t file_bytes;     /* size of the .opara image (0 for a model built in memory) */
-    uint64_t content_hash;   /* FNV-1a 64 of the image after the header (0 for a model not from a file) */
+    uint64_t content_hash;   /* FNV-1a 64 over the words of the image after the header (docs/FORMAT.md); 0 if not from a file */
     int zero_copy;           /* 1: constants point into the caller's buffer or the file mapping */
     int64_t source_opset;    /* ONNX opset the model was converted from, 0 if unknown */
     const char* producer;    /* "" if unknown */
@@ -401,6 +401,7 @@ typedef struct opara_tensor {
     void* data;
 } opara_tensor;
 
+/* The strings point into the session and stay valid until it is destroyed. */
 typedef struct opara_plan_info {
     const char* backend;        /* "cpu" */
     const char* strategy;       /* "opara", "sequential", ... */
@@ -443,6 +444,12 @@ OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, 
 OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
 /* Detail of the session's last failing call ("" if none). */
 OPARADEF const char* opara_session_last_error(const opara_session* session);
+#ifndef OPARA_NO_STDIO
+/* The session's plan as Graphviz DOT: ops coloured by stream, data edges solid, event waits dashed. */
+OPARADEF opara_result opara_session_write_plan_dot(const opara_session* session, const char* path);
+/* The last run as a Chrome-trace/Perfetto JSON timeline, one track per worker (CPU) or stream. */
+OPARADEF opara_result opara_session_write_trace(const opara_session* session, const char* path);
+#endif
 
 /* ---- ONNX import ----------------------------------------------------------------------------------
    A .onnx file converts into the same immutable model a .opara file loads into. Supported: the
@@ -5226,6 +5233,20 @@ static opara_result opara__check_writable(opara_runtime* rt, const opara__graph*
     return OPARA_OK;
 }
 
+/* FNV-1a over little-endian 64-bit words (the last one zero-padded): one multiply per 8 bytes,
+   so hashing the weights of a large model costs little next to writing them. */
+static uint64_t opara__content_hash(const uint8_t* p, size_t size) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i + 8 <= size; i += 8) h = (h ^ opara__rd_u64(p + i)) * 0x100000001b3ull;
+    if (i < size) {
+        uint8_t tail[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        memcpy(tail, p + i, size - i);
+        h = (h ^ opara__rd_u64(tail)) * 0x100000001b3ull;
+    }
+    return h;
+}
+
 OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__graph* g, uint32_t alignment,
                                                opara__bytes* out) {
     opara__strtab t;
@@ -5255,8 +5276,8 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
         opara__write_strings(o, &t, &L);
         opara__write_tensors(o, g, &t, &L);
         opara__write_nodes(o, g, &t, &L);
-        opara__wr_u64(o + OPARA__HDR_HASH, opara__hash64(o + OPARA__FORMAT_HEADER_SIZE,
-                                                         (size_t)L.total - OPARA__FORMAT_HEADER_SIZE, 0));
+        opara__wr_u64(o + OPARA__HDR_HASH, opara__content_hash(o + OPARA__FORMAT_HEADER_SIZE,
+                                                               (size_t)L.total - OPARA__FORMAT_HEADER_SIZE));
         out->data = o;
         out->size = (size_t)L.total;
     }
@@ -6254,6 +6275,10 @@ typedef struct opara__plan_desc {
     int no_inplace;                  /* disable in-place outputs */
     int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
     int no_view_alias;               /* views get their own block (they still launch no kernel) */
+    int no_memory_sync;              /* never add a wait just to reuse a block (see memory_sync_window) */
+    uint32_t memory_sync_window;     /* when no free block fits, a block whose last readers were launched at
+                                        least this many positions earlier is reused by adding waits on them
+                                        (they have most likely finished); 0: 64 */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
@@ -6285,6 +6310,7 @@ typedef struct opara__plan_stats {
     uint32_t n_pruned_waits; /* waits dropped because earlier waits imply them */
     uint32_t n_forks, n_joins;
     uint32_t n_inplace, n_concat_in_place, n_views;
+    uint32_t n_memory_waits;   /* waits added by the memory plan to reuse a block (part of n_waits) */
     uint64_t arena_bytes;      /* peak memory of the plan = arena size */
     uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
     uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
@@ -6307,6 +6333,14 @@ typedef struct opara__plan {
     uint8_t* records_event; /* [n_nodes] */
     uint32_t* wait_start;   /* [n_nodes + 1] */
     uint32_t* wait_nodes;   /* [stats.n_waits] */
+
+    /* lanes: a chain decomposition of the happens-before order used as the key of the planner's
+       vector clocks. A stream takes over the lane of an ended stream whose last op happens-before
+       its first op, so a lane is totally ordered and the lane count stays near the number of
+       streams alive at once (Opara opens thousands of short streams on large graphs). */
+    uint32_t* lane;     /* [n_nodes] */
+    uint32_t* lane_seq; /* [n_nodes] 1-based rank of the node on its lane */
+    uint32_t n_lanes;
 
     /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
        event before its first op; a stream with stream_fork[s] waits on it before its first op (the
@@ -6351,6 +6385,14 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
    Concat does not copy it). */
 OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
                                                     uint32_t input_index);
+
+/* The whole pipeline for a graph with the analytic model: shapes for `batch` (a graph without a
+   symbolic batch ignores it), value sizes, default descriptors for `dev`, the plan (desc->shapes
+   is filled in for the call). shapes_out/descs_out, when not NULL, receive arrays the caller frees
+   with opara__free (n_values shapes, n_nodes descriptors). */
+OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+                                             const opara__plan_desc* desc, opara__plan** out,
+                                             opara__shape** shapes_out, opara__op_desc** descs_out);
 
 /* ---- the pieces, for tests and the simulator ------------------------------------------------- */
 
@@ -9159,6 +9201,7 @@ OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opa
    sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans.
    Everything is O(V + E) except Nimble (O(V^2/64) bitsets plus matchings, as in the original). */
 /* #include "opara_sched.h" (inlined above) */
+/* #include "opara_model.h" (inlined above) */
 
 #include <math.h>
 
@@ -9837,6 +9880,8 @@ OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
     opara__free(rt, p->position);
     opara__free(rt, p->stream);
     opara__free(rt, p->stream_seq);
+    opara__free(rt, p->lane);
+    opara__free(rt, p->lane_seq);
     opara__free(rt, p->level);
     opara__free(rt, p->records_event);
     opara__free(rt, p->wait_start);
@@ -9863,6 +9908,8 @@ static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
     p->position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->stream = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->stream_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->lane = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->lane_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->level = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->records_event = (uint8_t*)opara__calloc(rt, n, 1);
     p->wait_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
@@ -9872,7 +9919,7 @@ static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
     p->alias_offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
     p->alias_kind = (uint8_t*)opara__calloc(rt, v, 1);
     p->value_bytes = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
-    if (p->order && p->position && p->stream && p->stream_seq && p->level && p->records_event && p->wait_start &&
+    if (p->order && p->position && p->stream && p->stream_seq && p->lane && p->lane_seq && p->level && p->records_event && p->wait_start &&
         p->storage && p->offset && p->alias_root && p->alias_offset && p->alias_kind && p->value_bytes)
         return OPARA_OK;
     return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan of %u nodes", g->n_nodes);
@@ -9996,6 +10043,35 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
     }
     *out = p;
     return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+                                             const opara__plan_desc* desc, opara__plan** out,
+                                             opara__shape** shapes_out, opara__op_desc** descs_out) {
+    opara_runtime* rt = g->rt;
+    opara__shape* shapes = (opara__shape*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(opara__shape));
+    uint64_t* bytes = (uint64_t*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(uint64_t));
+    opara__op_desc* descs = (opara__op_desc*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(opara__op_desc));
+    opara__plan_desc d;
+    opara_result r = OPARA_OK;
+    *out = NULL;
+    if (!shapes || !bytes || !descs) r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory planning the graph");
+    if (r == OPARA_OK) r = opara__infer_shapes(rt, g, batch, shapes);
+    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, shapes, bytes);
+    if (r == OPARA_OK) r = opara__describe_ops(g, shapes, dev, descs);
+    if (r == OPARA_OK) {
+        if (desc) d = *desc;
+        else memset(&d, 0, sizeof d);
+        d.shapes = shapes;
+        r = opara__plan_create(g, bytes, descs, dev, &d, out);
+    }
+    if (*out) (*out)->desc.shapes = NULL; /* not kept alive by the plan */
+    opara__free(rt, bytes);
+    if (shapes_out && r == OPARA_OK) *shapes_out = shapes;
+    else opara__free(rt, shapes);
+    if (descs_out && r == OPARA_OK) *descs_out = descs;
+    else opara__free(rt, descs);
+    return r;
 }
 /* ==== END src/opara_sched.c ==== */
 /* ==== BEGIN src/opara_sync.c ==== */
@@ -10135,6 +10211,9 @@ typedef struct opara__sync {
     uint32_t* stamp;  /* dedup: stamp[u] == gen when u is already listed */
     uint32_t gen;
     uint32_t* dependents; /* per node: cross-stream dependents (before pruning) */
+    uint32_t* stream_lane; /* per stream */
+    uint32_t* lane_len;    /* per lane: ops so far */
+    uint32_t* lane_free;   /* per lane: 1 when its stream has ended (the lane can be taken over) */
 } opara__sync;
 
 /* Cross-stream dependencies of v (data + extra), deduplicated, latest launched first: the latest
@@ -10171,6 +10250,26 @@ static uint32_t opara__sync_count(opara__sync* s) {
     return total;
 }
 
+/* The lane of v: its stream's; at a stream's first op, an ended lane whose whole history the
+   clock covers (only lanes present in the clock can qualify), else a new lane. */
+static void opara__sync_lane(opara__sync* s, uint32_t v, const opara__vc_slot* c) {
+    opara__plan* p = s->p;
+    uint32_t st = p->stream[v], i, lane = UINT32_MAX;
+    if (p->stream_first[st] != v) {
+        lane = s->stream_lane[st];
+    } else {
+        for (i = 0; i < s->walk.k && lane == UINT32_MAX; ++i) {
+            const opara__vc_slot* f = &c[i];
+            if (f->seq && s->lane_free[f->stream] && f->seq == s->lane_len[f->stream]) lane = f->stream;
+        }
+        if (lane == UINT32_MAX) lane = p->n_lanes++;
+        s->lane_free[lane] = 0;
+        s->stream_lane[st] = lane;
+    }
+    p->lane[v] = lane;
+    p->lane_seq[v] = ++s->lane_len[lane];
+}
+
 /* One node: keep the waits its stream's clock does not cover, in ascending launch position. */
 static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_waits) {
     opara__plan* p = s->p;
@@ -10179,7 +10278,7 @@ static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_wai
     if (!c) return OPARA_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n; ++i) {
         uint32_t u = s->deps[i];
-        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->stream[u], p->stream_seq[u])) {
+        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->lane[u], p->lane_seq[u])) {
             p->stats.n_pruned_waits++;
         } else {
             p->wait_nodes[(*n_waits)++] = u;
@@ -10195,9 +10294,13 @@ static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_wai
             p->wait_nodes[b] = t;
         }
     }
-    opara__vc_set(c, s->walk.k, sv, p->stream_seq[v]);
+    opara__sync_lane(s, v, c);
+    opara__vc_set(c, s->walk.k, p->lane[v], p->lane_seq[v]);
     if (s->walk.refs[v] && !opara__vc_walk_snapshot(&s->walk, v, sv)) return OPARA_ERR_OUT_OF_MEMORY;
-    if (p->stream_last[sv] == v) opara__vc_walk_end_stream(&s->walk, sv);
+    if (p->stream_last[sv] == v) {
+        s->lane_free[p->lane[v]] = 1;
+        opara__vc_walk_end_stream(&s->walk, sv);
+    }
     return OPARA_OK;
 }
 
@@ -10272,16 +10375,24 @@ OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan*
     s.extra_start = extra_start;
     s.extra = extra;
     if (extra) max_deps += extra_start[g->n_nodes];
+    plan->n_lanes = 0;
     r = opara__vc_walk_init(&s.walk, g->rt, g->n_nodes, plan->n_streams);
     s.deps = (uint32_t*)opara__calloc(g->rt, max_deps, sizeof(uint32_t));
     s.stamp = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     s.dependents = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents)) r = OPARA_ERR_OUT_OF_MEMORY;
+    s.stream_lane = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    s.lane_len = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    s.lane_free = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents || !s.stream_lane || !s.lane_len || !s.lane_free))
+        r = OPARA_ERR_OUT_OF_MEMORY;
     if (r == OPARA_OK) r = opara__sync_run(&s);
     opara__vc_walk_free(&s.walk);
     opara__free(g->rt, s.deps);
     opara__free(g->rt, s.stamp);
     opara__free(g->rt, s.dependents);
+    opara__free(g->rt, s.stream_lane);
+    opara__free(g->rt, s.lane_len);
+    opara__free(g->rt, s.lane_free);
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
     return r;
 }
@@ -10308,6 +10419,10 @@ typedef struct opara__seg {
     uint8_t state;
 } opara__seg;
 
+typedef struct opara__fact_rec {
+    uint32_t lane, seq, node; /* node: the op at (lane, seq) */
+} opara__fact_rec;
+
 typedef struct opara__mem {
     const opara__graph* g;
     opara__plan* p;
@@ -10327,12 +10442,17 @@ typedef struct opara__mem {
     opara__seg* segs;
     size_t seg_cap;
     uint32_t n_segs, seg_head, seg_tail, seg_free;
-    opara__vc_slot* facts;  /* (stream, seq) facts of retired blocks */
+    opara__fact_rec* facts; /* (lane, seq) facts of retired blocks */
     size_t facts_cap, n_facts;
     uint32_t* stream_stamp; /* [n_streams] dedup while gathering facts */
     uint32_t* stream_fact;  /* [n_streams] index of the stream's fact */
     uint32_t stamp;
     uint64_t top;
+    uint32_t node;          /* the node being planned */
+    uint32_t window;        /* memory sync window (0: off) */
+    uint32_t* extra;        /* (node, waited node) pairs added for memory reuse */
+    size_t n_extra, extra_cap;
+    uint32_t* extra_stamp;  /* [n_nodes] dedup of a node's added waits */
 } opara__mem;
 
 static uint64_t opara__mem_align(const opara__mem* m, uint64_t size) {
@@ -10462,7 +10582,7 @@ static void opara__mem_roots(opara__mem* m) {
 
 static int opara__mem_reserve_facts(opara__mem* m, size_t more) {
     return m->n_facts + more <= m->facts_cap ||
-           opara__grow(m->g->rt, (void**)&m->facts, &m->facts_cap, m->n_facts + more, sizeof(opara__vc_slot)) == OPARA_OK;
+           opara__grow(m->g->rt, (void**)&m->facts, &m->facts_cap, m->n_facts + more, sizeof(opara__fact_rec)) == OPARA_OK;
 }
 
 /* Starts a new fact list at m->n_facts; the caller has reserved room. */
@@ -10471,25 +10591,43 @@ static uint32_t opara__mem_facts_begin(opara__mem* m) {
     return (uint32_t)m->n_facts;
 }
 
-static void opara__mem_add_fact(opara__mem* m, uint32_t s, uint32_t q) {
+static void opara__mem_add_fact(opara__mem* m, uint32_t s, uint32_t q, uint32_t node) {
     if (m->stream_stamp[s] != m->stamp) {
         m->stream_stamp[s] = m->stamp;
         m->stream_fact[s] = (uint32_t)m->n_facts;
-        m->facts[m->n_facts].stream = s;
-        m->facts[m->n_facts++].seq = q;
+        m->facts[m->n_facts].lane = s;
+        m->facts[m->n_facts].seq = q;
+        m->facts[m->n_facts++].node = node;
     } else if (m->facts[m->stream_fact[s]].seq < q) {
         m->facts[m->stream_fact[s]].seq = q;
+        m->facts[m->stream_fact[s]].node = node;
     }
 }
 
 static void opara__mem_fact(opara__mem* m, uint32_t node) {
-    opara__mem_add_fact(m, m->p->stream[node], m->p->stream_seq[node]);
+    opara__mem_add_fact(m, m->p->lane[node], m->p->lane_seq[node], node);
+}
+
+/* Fact f happens-before the node being planned: an earlier op of its stream, or known to the clock. */
+static int opara__mem_knows(const opara__mem* m, const opara__fact_rec* f, const opara__vc_slot* c) {
+    return m->p->stream[f->node] == m->p->stream[m->node] || opara__vc_knows(c, m->walk.k, f->lane, f->seq);
 }
 
 static int opara__mem_knows_all(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
     uint32_t i;
     for (i = 0; i < count; ++i)
-        if (!opara__vc_knows(c, m->walk.k, m->facts[start + i].stream, m->facts[start + i].seq)) return 0;
+        if (!opara__mem_knows(m, &m->facts[start + i], c)) return 0;
+    return 1;
+}
+
+/* Every fact is known, or (sync) its op was launched at least `window` positions before the
+   current node, so a wait on it is cheap. */
+static int opara__mem_syncable(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
+    uint32_t i, here = m->p->position[m->node];
+    for (i = 0; i < count; ++i) {
+        const opara__fact_rec* f = &m->facts[start + i];
+        if (!opara__mem_knows(m, f, c) && m->p->position[f->node] + m->window > here) return 0;
+    }
     return 1;
 }
 
@@ -10532,20 +10670,21 @@ static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
     else m->segs[at].next = id;
 }
 
-static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
+static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c, int sync) {
     const opara__seg* s = &m->segs[id];
     if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
-    return opara__mem_knows_all(m, s->facts, s->n_facts, c);
+    return sync ? opara__mem_syncable(m, s->facts, s->n_facts, c) : opara__mem_knows_all(m, s->facts, s->n_facts, c);
 }
 
-/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits, else the
-   run that ends at the arena's top (it grows). Returns the run's first segment or UINT32_MAX. */
-static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits (*fits = 1),
+   else the run that ends at the arena's top (it grows). Returns the run's first segment or
+   UINT32_MAX. */
+static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c, int sync, int* fits) {
     uint32_t id, best = UINT32_MAX, run = UINT32_MAX, tail_run = UINT32_MAX;
     uint64_t best_size = 0, run_size = 0;
     for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
         uint64_t before;
-        if (!opara__seg_usable(m, id, c)) {
+        if (!opara__seg_usable(m, id, c, sync)) {
             run = UINT32_MAX;
             continue;
         }
@@ -10556,6 +10695,7 @@ static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara_
             best = run, best_size = run_size;
         if (m->segs[id].next == UINT32_MAX) tail_run = run;
     }
+    *fits = best != UINT32_MAX;
     return best != UINT32_MAX ? best : tail_run;
 }
 
@@ -10573,7 +10713,8 @@ static int opara__seg_prior_facts(opara__mem* m, uint32_t first, uint64_t size, 
     for (id = first, have = 0; id != UINT32_MAX && have < size; id = m->segs[id].next) {
         uint32_t i;
         for (i = 0; i < m->segs[id].n_facts; ++i)
-            opara__mem_add_fact(m, m->facts[m->segs[id].facts + i].stream, m->facts[m->segs[id].facts + i].seq);
+            opara__mem_add_fact(m, m->facts[m->segs[id].facts + i].lane, m->facts[m->segs[id].facts + i].seq,
+                                m->facts[m->segs[id].facts + i].node);
         have += m->segs[id].size;
     }
     *count = (uint32_t)m->n_facts - *start;
@@ -10617,10 +10758,51 @@ static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
     return first;
 }
 
-static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_slot* c, uint32_t* prior_start,
+/* Learns fact f (the same slot policy as opara__vc_merge). */
+static void opara__vc_learn(opara__vc_slot* c, uint32_t k, uint32_t lane, uint32_t seq) {
+    opara__vc_slot one[OPARA__VC_MAX_SLOTS];
+    memset(one, 0, k * sizeof(opara__vc_slot));
+    one[lane & (k - 1)].stream = lane;
+    one[lane & (k - 1)].seq = seq;
+    opara__vc_merge(c, one, k);
+}
+
+/* Adds waits of the current node on the unknown facts of the segments covering the run's first
+   `size` bytes, and learns them. */
+static int opara__seg_sync(opara__mem* m, uint32_t first, uint64_t size, opara__vc_slot* c) {
+    uint32_t id, i;
+    uint64_t have = 0;
+    for (id = first; id != UINT32_MAX && have < size; id = m->segs[id].next) {
+        for (i = 0; i < m->segs[id].n_facts; ++i) {
+            const opara__fact_rec* f = &m->facts[m->segs[id].facts + i];
+            if (opara__mem_knows(m, f, c)) continue;
+            if (m->extra_stamp[f->node] != m->node + 1) {
+                if (m->n_extra + 2 > m->extra_cap &&
+                    opara__grow(m->g->rt, (void**)&m->extra, &m->extra_cap, m->n_extra + 2, sizeof(uint32_t)) != OPARA_OK)
+                    return 0;
+                m->extra[m->n_extra++] = m->node;
+                m->extra[m->n_extra++] = f->node;
+                m->extra_stamp[f->node] = m->node + 1;
+            }
+            opara__vc_learn(c, m->walk.k, f->lane, f->seq);
+        }
+        have += m->segs[id].size;
+    }
+    return 1;
+}
+
+static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, opara__vc_slot* c, uint32_t* prior_start,
                                  uint32_t* prior_count) {
-    uint32_t run = opara__seg_find(m, size, c), id;
+    int fits = 0, sync_fits = 0;
+    uint32_t run = opara__seg_find(m, size, c, 0, &fits), id;
     *prior_start = *prior_count = 0;
+    if (!fits && m->window) {
+        uint32_t sync_run = opara__seg_find(m, size, c, 1, &sync_fits);
+        if (sync_fits) {
+            if (!opara__seg_sync(m, sync_run, size, c)) return UINT32_MAX;
+            run = sync_run;
+        }
+    }
     if (run != UINT32_MAX) {
         if (!opara__seg_prior_facts(m, run, size, prior_start, prior_count)) return UINT32_MAX;
         return opara__seg_take(m, run, size);
@@ -10676,10 +10858,10 @@ static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, co
     uint32_t x, k;
     for (x = m->member_head[r]; x != UINT32_MAX; x = m->member_next[x]) {
         int32_t w = g->values[x].producer;
-        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->stream[w], p->stream_seq[w])) return 0;
+        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->lane[w], p->lane_seq[w])) return 0;
         for (k = g->consumer_start[x]; k < g->consumer_start[x + 1]; ++k) {
             uint32_t u = g->consumer_nodes[k];
-            if (u != v && !opara__vc_knows(c, m->walk.k, p->stream[u], p->stream_seq[u])) return 0;
+            if (u != v && !opara__vc_knows(c, m->walk.k, p->lane[u], p->lane_seq[u])) return 0;
         }
     }
     return 1;
@@ -10762,7 +10944,7 @@ static void opara__mem_move_root(opara__mem* m, uint32_t y, uint32_t x) {
     m->p->stats.n_inplace++;
 }
 
-static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__vc_slot* c) {
+static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot* c) {
     const opara__graph* g = m->g;
     const opara__node* n = &g->nodes[v];
     uint32_t i;
@@ -10805,6 +10987,7 @@ static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
     opara__vc_slot* c = opara__vc_walk_stream(&m->walk, s);
     opara_result r;
     if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    m->node = v;
     for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) opara__vc_walk_acquire(&m->walk, s, p->wait_nodes[k]);
     r = opara__mem_outputs(m, v, c);
     if (r != OPARA_OK) return r;
@@ -10818,7 +11001,7 @@ static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
             r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->outputs[k]));
     if (r != OPARA_OK) return r;
     c = opara__vc_walk_stream(&m->walk, s);
-    opara__vc_set(c, m->walk.k, s, p->stream_seq[v]);
+    opara__vc_set(c, m->walk.k, p->lane[v], p->lane_seq[v]);
     if (m->walk.refs[v] && !opara__vc_walk_snapshot(&m->walk, v, s)) return OPARA_ERR_OUT_OF_MEMORY;
     if (p->stream_last[s] == v) opara__vc_walk_end_stream(&m->walk, s);
     return OPARA_OK;
@@ -10849,6 +11032,43 @@ static void opara__mem_publish(opara__mem* m) {
     p->stats.arena_bytes = m->top;
 }
 
+/* Adds the memory plan's waits to the plan's wait lists (each list stays in ascending position). */
+static opara_result opara__mem_merge_waits(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    size_t total = (size_t)p->stats.n_waits + m->n_extra / 2, i;
+    uint32_t* start = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 2, sizeof(uint32_t));
+    uint32_t* data = (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    uint32_t* fill = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    uint32_t v, k;
+    if (!start || !data || !fill) {
+        opara__free(g->rt, start);
+        opara__free(g->rt, data);
+        opara__free(g->rt, fill);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (v = 0; v < g->n_nodes; ++v) start[v + 1] = p->wait_start[v + 1] - p->wait_start[v];
+    for (i = 0; i < m->n_extra; i += 2) start[m->extra[i] + 1]++;
+    for (v = 0; v < g->n_nodes; ++v) start[v + 1] += start[v];
+    for (v = 0; v < g->n_nodes; ++v)
+        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) data[start[v] + fill[v]++] = p->wait_nodes[k];
+    for (i = 0; i < m->n_extra; i += 2) {
+        uint32_t n = m->extra[i], u = m->extra[i + 1], j;
+        uint32_t* list = data + start[n];
+        for (j = fill[n]++; j > 0 && p->position[list[j - 1]] > p->position[u]; --j) list[j] = list[j - 1];
+        list[j] = u;
+        if (!p->records_event[u]) p->records_event[u] = 1, p->stats.n_events++;
+    }
+    memcpy(p->wait_start, start, ((size_t)g->n_nodes + 1) * sizeof(uint32_t));
+    opara__free(g->rt, p->wait_nodes);
+    p->wait_nodes = data;
+    p->stats.n_waits = (uint32_t)total;
+    p->stats.n_memory_waits = (uint32_t)(m->n_extra / 2);
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    return OPARA_OK;
+}
+
 static opara_result opara__mem_run(opara__mem* m) {
     const opara__graph* g = m->g;
     opara__plan* p = m->p;
@@ -10860,6 +11080,7 @@ static opara_result opara__mem_run(opara__mem* m) {
     opara__mem_concats(m);
     opara__mem_roots(m);
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) r = opara__mem_node(m, p->order[i]);
+    if (r == OPARA_OK && m->n_extra) r = opara__mem_merge_waits(m);
     if (r == OPARA_OK) opara__mem_publish(m);
     return r;
 }
@@ -10875,6 +11096,9 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.p = plan;
     m.seg_head = m.seg_tail = m.seg_free = UINT32_MAX;
     r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
+    m.walk.k = opara__vc_slots(plan->n_lanes);
+    m.window = plan->desc.no_memory_sync ? 0 : plan->desc.memory_sync_window ? plan->desc.memory_sync_window : 64;
+    m.extra_stamp = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
     m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
     m.pending = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
@@ -10887,9 +11111,9 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.is_output = (uint8_t*)opara__calloc(rt, nv, 1);
     m.pinned = (uint8_t*)opara__calloc(rt, nv, 1);
     m.retired = (uint8_t*)opara__calloc(rt, nv, 1);
-    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset || !m.prior_start || !m.prior_count || !m.is_output ||
+    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_lanes + 1, sizeof(uint32_t));
+    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_lanes + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset || !m.extra_stamp || !m.prior_start || !m.prior_count || !m.is_output ||
                           !m.pinned || !m.retired || !m.stream_stamp || !m.stream_fact))
         r = OPARA_ERR_OUT_OF_MEMORY;
     if (r == OPARA_OK) {
@@ -10905,6 +11129,8 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     opara__free(rt, m.member_head);
     opara__free(rt, m.seg_of);
     opara__free(rt, m.root_offset);
+    opara__free(rt, m.extra_stamp);
+    opara__free(rt, m.extra);
     opara__free(rt, m.prior_start);
     opara__free(rt, m.prior_count);
     opara__free(rt, m.is_output);
@@ -11349,6 +11575,104 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     return r;
 }
 /* ==== END src/opara_verify.c ==== */
+/* ==== BEGIN src/opara_export.h ==== */
+/* Exports of a plan and of a run's timeline for people to look at: Graphviz DOT and Chrome-trace
+   (Perfetto) JSON. Shared by the session API and the command-line tools. */
+#ifndef OPARA_EXPORT_H
+#define OPARA_EXPORT_H
+
+/* #include "opara_sched.h" (inlined above) */
+
+#ifndef OPARA_NO_STDIO
+#include <stdio.h>
+
+/* The plan's DAG: ops labelled "position: name / op sN" and coloured by stream, data edges solid,
+   cross-stream event waits dashed red. Returns 1 when everything was written. */
+OPARA__PRIVATE int opara__plan_write_dot(FILE* f, const opara__graph* g, const opara__plan* p);
+/* One complete event per op on track `tid` = its worker (CPU) or stream, in microseconds. */
+OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opara_node_time* times, uint32_t n,
+                                     const char* track_kind);
+/* A JSON string literal (quotes included) with ", \ and control characters escaped. */
+OPARA__PRIVATE void opara__write_json_string(FILE* f, const char* s);
+#endif
+
+#endif /* OPARA_EXPORT_H */
+/* ==== END src/opara_export.h ==== */
+/* ==== BEGIN src/opara_export.c ==== */
+/* Graphviz DOT of a plan and Chrome-trace JSON of a run. */
+/* #include "opara_export.h" (inlined above) */
+
+#ifndef OPARA_NO_STDIO
+
+OPARA__PRIVATE void opara__write_json_string(FILE* f, const char* s) {
+    fputc('"', f);
+    for (; s && *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Text inside a DOT string: quotes and backslashes escaped, control characters as spaces. */
+static void opara__write_dot_text(FILE* f, const char* s) {
+    for (; s && *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else fputc(c < 0x20 ? ' ' : c, f);
+    }
+}
+
+static const char* opara__node_label(const opara__graph* g, uint32_t n) {
+    return g->nodes[n].name && g->nodes[n].name[0] ? g->nodes[n].name : opara__op_name(g->nodes[n].op);
+}
+
+OPARA__PRIVATE int opara__plan_write_dot(FILE* f, const opara__graph* g, const opara__plan* p) {
+    static const char* const colors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+                                         "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+    uint32_t n, k;
+    fprintf(f, "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"Helvetica\"];\n");
+    for (n = 0; n < g->n_nodes; ++n) {
+        fprintf(f, "  n%u [label=\"%u: ", n, p->position[n]);
+        opara__write_dot_text(f, opara__node_label(g, n));
+        fprintf(f, "\\n%s s%u\", fillcolor=\"%s\"];\n", opara__op_name(g->nodes[n].op), p->stream[n],
+                colors[p->stream[n] % OPARA__ARRAY_COUNT(colors)]);
+    }
+    for (n = 0; n < g->n_nodes; ++n)
+        for (k = g->pred_start[n]; k < g->pred_start[n + 1]; ++k) fprintf(f, "  n%u -> n%u;\n", g->preds[k], n);
+    for (n = 0; n < g->n_nodes; ++n)
+        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k)
+            fprintf(f, "  n%u -> n%u [style=dashed, color=\"#d62728\", constraint=false];\n", p->wait_nodes[k], n);
+    fprintf(f, "}\n");
+    return !ferror(f);
+}
+
+OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opara_node_time* times, uint32_t n,
+                                     const char* track_kind) {
+    uint32_t i, tracks = 0;
+    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+    for (i = 0; i < n; ++i) {
+        uint32_t node = times[i].node;
+        fprintf(f, "  {\"name\": ");
+        opara__write_json_string(f, opara__op_name(g->nodes[node].op));
+        fprintf(f, ", \"cat\": \"op\", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
+                   "\"args\": {\"node\": %u, \"name\": ",
+                times[i].worker, (double)times[i].start_ns / 1000.0,
+                (double)(times[i].end_ns - times[i].start_ns) / 1000.0, node);
+        opara__write_json_string(f, g->nodes[node].name);
+        fprintf(f, "}},\n");
+        if (times[i].worker + 1 > tracks) tracks = times[i].worker + 1;
+    }
+    for (i = 0; i < tracks; ++i)
+        fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"args\": {\"name\": \"%s %u\"}},\n",
+                i, track_kind, i);
+    fprintf(f, "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"opara\"}}\n]}\n");
+    return !ferror(f);
+}
+
+#endif /* OPARA_NO_STDIO */
+/* ==== END src/opara_export.c ==== */
 /* ==== BEGIN src/opara_backend_cpu.c ==== */
 /* The CPU executor: the plan's streams become worker threads, its events per-node completion
    marks, its arena one allocation; large operators are split across idle workers. */
@@ -11752,6 +12076,7 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
    with caller tensors, plan queries and run statistics. */
 /* #include "opara_cpu.h" (inlined above) */
 /* #include "opara_model.h" (inlined above) */
+/* #include "opara_export.h" (inlined above) */
 
 #if !defined(_WIN32)
 #  include <dlfcn.h>
@@ -12050,6 +12375,42 @@ OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_nod
 }
 
 OPARADEF const char* opara_session_last_error(const opara_session* s) { return s ? s->error.text : ""; }
+
+#ifndef OPARA_NO_STDIO
+typedef int (*opara__session_writer)(FILE* f, const opara_session* s);
+
+static opara_result opara__session_write_file(const opara_session* s, const char* path, opara__session_writer write) {
+    FILE* f;
+    int ok;
+    if (!s || !path) return OPARA_ERR_INVALID_ARGS;
+    f = fopen(path, "w");
+    if (!f) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot open '%s' for writing", path);
+    ok = write(f, s);
+    if (fclose(f) != 0 || !ok) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot write '%s'", path);
+    return OPARA_OK;
+}
+
+static int opara__session_dot(FILE* f, const opara_session* s) { return opara__plan_write_dot(f, s->g, s->plan); }
+
+static int opara__session_trace(FILE* f, const opara_session* s) {
+    uint32_t n = opara_session_get_node_times(s, NULL, 0);
+    opara_node_time* times = (opara_node_time*)opara__calloc(s->rt, n ? n : 1, sizeof *times);
+    int ok;
+    if (!times) return 0;
+    opara_session_get_node_times(s, times, n);
+    ok = opara__write_trace(f, s->g, times, n, "worker");
+    opara__free(s->rt, times);
+    return ok;
+}
+
+OPARADEF opara_result opara_session_write_plan_dot(const opara_session* s, const char* path) {
+    return opara__session_write_file(s, path, opara__session_dot);
+}
+
+OPARADEF opara_result opara_session_write_trace(const opara_session* s, const char* path) {
+    return opara__session_write_file(s, path, opara__session_trace);
+}
+#endif
 /* ==== END src/opara_session.c ==== */
 /* ==== BEGIN src/opara_pb.h ==== */
 /* Protobuf wire-format reader and the decoder of the ONNX messages the importer needs
@@ -13062,9 +13423,10 @@ static void opara__copy_le(void* dst, const uint8_t* src, uint64_t count, size_t
     }
 }
 
-static opara_result opara__typed_fill(opara_runtime* rt, const opara__onnx_tensor* t, const char* where,
-                                      opara__tensor_data* out) {
-    uint64_t i, n = out->count, have;
+/* Checks that the typed field for the tensor's dtype holds exactly count values (before allocating). */
+static opara_result opara__typed_check(opara_runtime* rt, const opara__onnx_tensor* t, const char* where,
+                                       const opara__tensor_data* out) {
+    uint64_t have;
     const char* field;
     switch (out->dtype) {
     case OPARA_DTYPE_F32: have = t->n_float; field = "float_data"; break;
@@ -13072,9 +13434,13 @@ static opara_result opara__typed_fill(opara_runtime* rt, const opara__onnx_tenso
     case OPARA_DTYPE_I64: have = t->n_int64; field = "int64_data"; break;
     default: have = t->n_int32; field = "int32_data"; break;
     }
-    if (have != n)
-        return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: %s has %llu values, dims need %llu", where, field,
-                           (unsigned long long)have, (unsigned long long)n);
+    if (have == out->count) return OPARA_OK;
+    return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: %s has %llu values, dims need %llu", where, field,
+                       (unsigned long long)have, (unsigned long long)out->count);
+}
+
+static void opara__typed_fill(const opara__onnx_tensor* t, opara__tensor_data* out) {
+    uint64_t i, n = out->count;
     for (i = 0; i < n; ++i) {
         switch (out->dtype) {
         case OPARA_DTYPE_F32: ((float*)out->data)[i] = t->float_data[i]; break;
@@ -13085,7 +13451,6 @@ static opara_result opara__typed_fill(opara_runtime* rt, const opara__onnx_tenso
         default: ((uint8_t*)out->data)[i] = (uint8_t)t->int32_data[i]; break;
         }
     }
-    return OPARA_OK;
 }
 
 static int opara__path_is_safe(const char* p) {
@@ -13154,6 +13519,36 @@ static opara_result opara__external_fill(opara_runtime* rt, const opara__onnx_te
 #endif
 }
 
+/* Before allocating: the external file must exist and hold offset + nbytes bytes. */
+static opara_result opara__external_size_check(opara_runtime* rt, const opara__onnx_tensor* t, const char* base_dir,
+                                               const char* where, const opara__tensor_data* out) {
+#ifdef OPARA_NO_STDIO
+    (void)t, (void)base_dir, (void)out;
+    return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data needs stdio (OPARA_NO_STDIO is set)", where);
+#else
+    const char* location = NULL;
+    unsigned long long offset = 0;
+    char path[4096];
+    FILE* f;
+    long end = -1;
+    uint32_t i;
+    for (i = 0; i < t->n_external; ++i) {
+        if (strcmp(t->external[i].key, "location") == 0) location = t->external[i].value;
+        if (strcmp(t->external[i].key, "offset") == 0) offset = strtoull(t->external[i].value, NULL, 10);
+    }
+    if (!location || !base_dir || !opara__path_is_safe(location)) return OPARA_OK; /* the fill reports it */
+    if (opara__format(path, sizeof path, "%s/%s", base_dir, location) >= sizeof path - 1) return OPARA_OK;
+    f = fopen(path, "rb");
+    if (!f) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: cannot open external data '%s'", where, path);
+    if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
+    fclose(f);
+    if (end < 0 || offset > (unsigned long long)end || out->nbytes > (unsigned long long)end - offset)
+        return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: '%s' has fewer than %llu bytes at offset %llu", where, path,
+                           (unsigned long long)out->nbytes, offset);
+    return OPARA_OK;
+#endif
+}
+
 OPARA__PRIVATE void opara__tensor_data_free(opara_runtime* rt, opara__tensor_data* t) {
     opara__free(rt, t->data);
     t->data = NULL;
@@ -13187,16 +13582,24 @@ OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opa
         return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "%s: tensor too large", where);
     out->count = (uint64_t)count;
     out->nbytes = bytes;
+    if (t->data_location != 0 && t->data_location != 1)
+        return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: data_location %d is not DEFAULT (0) or EXTERNAL (1)", where,
+                           (int)t->data_location);
     if (t->data_location == 0 && t->has_raw && t->raw.size != bytes)
         return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: raw_data has %llu bytes, dims need %llu", where,
                            (unsigned long long)t->raw.size, (unsigned long long)bytes);
+    if (t->data_location == 0 && !t->has_raw && (r = opara__typed_check(rt, t, where, out)) != OPARA_OK) return r;
+    if (t->data_location == 1 && (r = opara__external_size_check(rt, t, base_dir, where, out)) != OPARA_OK) return r;
     out->data = opara__alloc(rt, bytes ? bytes : 1);
     if (!out->data) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", where, bytes);
     if (t->data_location == 1) r = opara__external_fill(rt, t, base_dir, where, out);
     else if (t->has_raw) {
         opara__copy_le(out->data, t->raw.data, out->count, esize);
         r = OPARA_OK;
-    } else r = opara__typed_fill(rt, t, where, out);
+    } else {
+        opara__typed_fill(t, out);
+        r = OPARA_OK;
+    }
     if (r != OPARA_OK) opara__tensor_data_free(rt, out);
     return r;
 }
@@ -13298,12 +13701,29 @@ static opara_result opara__imp_oom(opara__imp* im) {
     return opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "node '%s': out of memory", im->node_name);
 }
 
+/* Elements of a shape with known dims; UINT64_MAX when a dim is negative or the product overflows. */
 static uint64_t opara__shape_count(const opara__shape* s) {
     uint64_t n = 1;
     int32_t i;
-    for (i = 0; i < s->ndim; ++i) n *= (uint64_t)s->dims[i];
+    for (i = 0; i < s->ndim; ++i) {
+        if (s->dims[i] < 0 || (s->dims[i] && n > UINT64_MAX / (uint64_t)s->dims[i])) return UINT64_MAX;
+        n *= (uint64_t)s->dims[i];
+    }
     return n;
 }
+
+/* Dims beyond this are treated as unknown by shape inference (keeps all arithmetic in range). */
+#define OPARA__DIM_LIMIT (INT64_C(1) << 40)
+static int opara__dim_sane(int64_t d) { return d >= -1 ? d < OPARA__DIM_LIMIT : d == OPARA__DIM_BATCH; }
+static int opara__shape_sane(const opara__shape* s) {
+    int32_t d;
+    for (d = 0; s && d < s->ndim; ++d)
+        if (!opara__dim_sane(s->dims[d])) return 0;
+    return 1;
+}
+
+/* Constants larger than this are not folded (the node is imported as an operator instead). */
+#define OPARA__FOLD_MAX_ELEMENTS (UINT64_C(1) << 26)
 
 /* Creates (or reuses an existing undefined) value name as a constant; data is in the graph pool. */
 static opara_result opara__imp_const(opara__imp* im, const char* name, opara_dtype dtype, const opara__shape* shape,
@@ -13418,6 +13838,7 @@ static int opara__cv_alloc(opara__imp* im, opara__cv* out, opara_dtype dtype, co
     out->dtype = dtype;
     out->shape = *shape;
     out->count = opara__shape_count(shape);
+    if (out->count > OPARA__FOLD_MAX_ELEMENTS || !opara_dtype_size(dtype)) return OPARA__NOFOLD;
     *data = (uint8_t*)opara__imp_alloc(im, out->count * opara_dtype_size(dtype));
     *coef = with_coef ? (int64_t*)opara__imp_alloc(im, out->count * 8) : NULL;
     if (!*data || (with_coef && !*coef)) return opara__imp_oom(im);
@@ -13617,19 +14038,21 @@ static int opara__slice_box(const opara__shape* in, const int64_t* starts, const
     for (i = 0; i < k; ++i) {
         int64_t axis = axes ? opara__onnx_axis(axes[i], in->ndim) : (int64_t)i;
         int64_t dim, s, e, st = steps ? steps[i] : 1, len;
-        if (axis < 0 || axis >= in->ndim || st == 0) return 0;
+        if (axis < 0 || axis >= in->ndim || st == 0 || st == INT64_MIN) return 0;
         dim = in->dims[axis];
-        if (dim < 0) return 0;
-        s = starts[i] < 0 ? starts[i] + dim : starts[i];
-        e = ends[i] < 0 ? ends[i] + dim : ends[i];
+        if (dim < 0 || dim >= OPARA__DIM_LIMIT) return 0;
+        s = starts[i] < -OPARA__DIM_LIMIT ? -OPARA__DIM_LIMIT : starts[i] > OPARA__DIM_LIMIT ? OPARA__DIM_LIMIT : starts[i];
+        e = ends[i] < -OPARA__DIM_LIMIT ? -OPARA__DIM_LIMIT : ends[i] > OPARA__DIM_LIMIT ? OPARA__DIM_LIMIT : ends[i];
+        s = s < 0 ? s + dim : s;
+        e = e < 0 ? e + dim : e;
         if (st > 0) {
             s = OPARA__MAX(0, OPARA__MIN(s, dim));
             e = OPARA__MAX(0, OPARA__MIN(e, dim));
-            len = e > s ? (e - s + st - 1) / st : 0;
+            len = e > s ? (e - s - 1) / st + 1 : 0;
         } else {
             s = OPARA__MAX(-1, OPARA__MIN(s, dim - 1));
             e = OPARA__MAX(-1, OPARA__MIN(e, dim - 1));
-            len = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+            len = s > e ? (s - e - 1) / (-st) + 1 : 0;
         }
         start[axis] = s;
         step[axis] = st;
@@ -13749,7 +14172,7 @@ static int opara__eval_view(const opara__cv* x, const opara__shape* shape, opara
 /* Output shape of an ONNX Reshape with fully known dims; 0 when invalid. */
 static int opara__reshape_dims(const opara__shape* in, const int64_t* spec, uint32_t n, int allowzero,
                                opara__shape* out) {
-    int64_t known = 1, total = (int64_t)opara__shape_count(in);
+    int64_t known = 1, total = opara__shape_count(in) > (uint64_t)INT64_MAX ? -1 : (int64_t)opara__shape_count(in);
     int32_t infer = -1;
     uint32_t i;
     if (n > OPARA_MAX_DIMS) return 0;
@@ -13764,10 +14187,12 @@ static int opara__reshape_dims(const opara__shape* in, const int64_t* spec, uint
             if (infer >= 0) return 0;
             infer = (int32_t)i;
             d = 1;
-        } else if (d < 0) return 0;
+        } else if (d < 0 || d >= OPARA__DIM_LIMIT) return 0;
         out->dims[i] = d;
+        if (d && known > INT64_MAX / d) return 0;
         known *= d;
     }
+    if (total < 0) return 0;
     if (infer >= 0) {
         if (known == 0 || total % known) return 0;
         out->dims[infer] = total / known;
@@ -13817,6 +14242,7 @@ static int opara__flatten_shape(const opara__shape* in, int64_t axis, opara__sha
             else *acc = OPARA__DIM_BATCH;
         } else if (x < 0 || *acc == -1) *acc = -1;
         else if (*acc == OPARA__DIM_BATCH) { if (x != 1) *acc = -1; }
+        else if (x >= OPARA__DIM_LIMIT || (x && *acc > OPARA__DIM_LIMIT / x)) *acc = -1;
         else *acc *= x;
     }
     out->ndim = 2;
@@ -13883,7 +14309,8 @@ static int opara__eval_range(opara__imp* im, const opara__cv* start, const opara
         if (opara__dtype_is_float(start->dtype)) opara__put_f64(start->dtype, data, i, s + (double)i * d);
         else
             opara__put_i64(start->dtype, data, i,
-                           opara__get_i64(start->dtype, start->data, 0) + (int64_t)i * opara__get_i64(delta->dtype, delta->data, 0));
+                           opara__wrap_add(opara__get_i64(start->dtype, start->data, 0),
+                                           opara__wrap_mul((int64_t)i, opara__get_i64(delta->dtype, delta->data, 0))));
     }
     return r;
 }
@@ -14122,8 +14549,11 @@ static void opara__bcast_shapes(const opara__shape* const* in, uint32_t n, opara
 /* Spatial output size of a convolution or pooling window. */
 static int64_t opara__onnx_window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad, const char* auto_pad,
                                  int ceil_mode) {
-    int64_t eff = (k - 1) * dil + 1, span;
-    if (in < 0 || stride <= 0) return -1;
+    int64_t eff, span;
+    if (in < 0 || stride <= 0 || k < 1 || dil < 1 || k > OPARA__DIM_LIMIT || dil > OPARA__DIM_LIMIT ||
+        stride > OPARA__DIM_LIMIT || pad < -OPARA__DIM_LIMIT || pad > OPARA__DIM_LIMIT || (k - 1) > OPARA__DIM_LIMIT / dil)
+        return -1;
+    eff = (k - 1) * dil + 1;
     if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) return (in + stride - 1) / stride;
     if (strcmp(auto_pad, "VALID") == 0) pad = 0;
     span = in + pad - eff;
@@ -14147,12 +14577,16 @@ static void opara__infer_window(const opara__node* n, const opara__shape* x, con
     }
     spatial = (uint32_t)x->ndim - 2;
     if (n->op == OPARA__OP_CONV) out->dims[1] = w && w->ndim > 0 ? w->dims[0] : -1;
-    if (transpose) out->dims[1] = w && w->ndim > 1 ? w->dims[1] * opara__attr_int(n, "group", 1) : -1;
+    if (transpose) {
+        int64_t group = opara__attr_int(n, "group", 1);
+        out->dims[1] = w && w->ndim > 1 && w->dims[1] >= 0 && group > 0 && group < OPARA__DIM_LIMIT ? w->dims[1] * group : -1;
+        if (!opara__dim_sane(out->dims[1])) out->dims[1] = -1;
+    }
     for (i = 0; i < spatial; ++i) {
         int64_t k = ks && i < nk ? ks[i] : w && (uint32_t)w->ndim == spatial + 2 ? w->dims[i + 2] : -1;
         int64_t s = st && i < ns ? st[i] : 1, d = dl && i < nd ? dl[i] : 1;
         int64_t pad = pd && np == 2 * spatial ? pd[i] + pd[i + spatial] : 0, in = x->dims[i + 2];
-        if (k < 0) {
+        if (k < 1 || !opara__dim_sane(k) || !opara__dim_sane(s) || !opara__dim_sane(d) || !opara__dim_sane(pad < 0 ? -pad : pad)) {
             out->dims[i + 2] = -1;
             continue;
         }
@@ -14161,7 +14595,7 @@ static void opara__infer_window(const opara__node* n, const opara__shape* x, con
             const int64_t* os = opara__attr_ints(n, "output_shape", &no);
             const int64_t* op = opara__attr_ints(n, "output_padding", &nop);
             if (os && no == spatial) out->dims[i + 2] = os[i];
-            else if (in < 0) out->dims[i + 2] = -1;
+            else if (in < 0 || (op && i < nop && !opara__dim_sane(op[i] < 0 ? -op[i] : op[i]))) out->dims[i + 2] = -1;
             else if (strncmp(auto_pad, "SAME", 4) == 0) out->dims[i + 2] = in * s;
             else out->dims[i + 2] = s * (in - 1) + (op && i < nop ? op[i] : 0) + (k - 1) * d + 1 - pad;
         } else
@@ -14195,7 +14629,8 @@ static void opara__infer_reshape(const opara__shape* x, const int64_t* spec, uin
     out->ndim = (int32_t)n;
     for (d = 0; d < x->ndim; ++d) {
         if (x->dims[d] == OPARA__DIM_BATCH) in_batch++;
-        else if (x->dims[d] < 0) unknown = 1;
+        else if (x->dims[d] < 0 || !opara__dim_sane(x->dims[d]) || (x->dims[d] && in_known > OPARA__DIM_LIMIT / x->dims[d]))
+            unknown = 1;
         else in_known *= x->dims[d];
     }
     for (i = 0; i < n; ++i) {
@@ -14204,7 +14639,7 @@ static void opara__infer_reshape(const opara__shape* x, const int64_t* spec, uin
         out->dims[i] = v;
         if (spec[i] == -1) infer = (int)i;
         else if (v == OPARA__DIM_BATCH) out_batch++;
-        else if (v < 0) unknown = 1;
+        else if (v < 0 || !opara__dim_sane(v) || (v && out_known > OPARA__DIM_LIMIT / v)) unknown = 1;
         else out_known *= v;
     }
     if (infer < 0) return;
@@ -14230,6 +14665,7 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         if (!opara__side(im, n->outputs[o])) return;
     x = n->n_inputs > 0 && n->inputs[0] >= 0 ? opara__imp_shape(im, n->inputs[0]) : NULL;
     w = n->n_inputs > 1 && n->inputs[1] >= 0 ? opara__imp_shape(im, n->inputs[1]) : NULL;
+    if (!opara__shape_sane(x) || !opara__shape_sane(w)) return; /* absurd sizes: leave the outputs unknown */
     dt = n->n_inputs > 0 && n->inputs[0] >= 0 ? im->g->values[n->inputs[0]].dtype : OPARA_DTYPE_F32;
     out.ndim = -1;
     if (!x) return;
@@ -14260,7 +14696,9 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         if (axis < 0 || axis >= out.ndim) return;
         for (k = 1; k < n->n_inputs; ++k) {
             const opara__shape* s = opara__imp_shape(im, n->inputs[k]);
-            if (s->ndim != out.ndim || out.dims[axis] < 0 || s->dims[axis] < 0) out.dims[axis] = -1;
+            if (s->ndim != out.ndim || out.dims[axis] < 0 || s->dims[axis] < 0 || !opara__dim_sane(s->dims[axis]) ||
+                out.dims[axis] + s->dims[axis] >= OPARA__DIM_LIMIT)
+                out.dims[axis] = -1;
             else out.dims[axis] += s->dims[axis];
         }
         break;
@@ -14363,8 +14801,9 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         out = *x;
         if (!ints || (int32_t)cnt != 2 * x->ndim) return;
         for (d = 0; d < x->ndim; ++d) {
-            int64_t add = ints[d] + ints[d + x->ndim];
-            if (add != 0) out.dims[d] = x->dims[d] >= 0 ? x->dims[d] + add : -1;
+            int64_t a0 = ints[d], a1 = ints[d + x->ndim];
+            if (!opara__dim_sane(a0 < 0 ? -a0 : a0) || !opara__dim_sane(a1 < 0 ? -a1 : a1)) out.dims[d] = -1;
+            else if (a0 + a1 != 0) out.dims[d] = x->dims[d] >= 0 && x->dims[d] + a0 + a1 >= 0 ? x->dims[d] + a0 + a1 : -1;
         }
         break;
     case OPARA__OP_RESIZE: {
@@ -14375,7 +14814,8 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
             if (ints && (int32_t)cnt == x->ndim) out.dims[d] = ints[d];
             else if (scales && scales->type == OPARA__ATTR_FLOATS && (int32_t)scales->count == x->ndim) {
                 float s = scales->v.floats[d];
-                if (s != 1.0f) out.dims[d] = x->dims[d] >= 0 ? (int64_t)floor((double)x->dims[d] * s) : -1;
+                double v = floor((double)x->dims[d] * s);
+                if (s != 1.0f) out.dims[d] = x->dims[d] >= 0 && v >= 0 && v < (double)OPARA__DIM_LIMIT ? (int64_t)v : -1;
             } else
                 out.dims[d] = -1;
         }
@@ -14419,7 +14859,7 @@ static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
             if (a->s.size >= sizeof buf)
                 return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': attribute '%s' is too long",
                                    im->node_name, a->name);
-            memcpy(buf, a->s.data, a->s.size);
+            if (a->s.size) memcpy(buf, a->s.data, a->s.size);
             buf[a->s.size] = 0;
             r = opara__node_set_string(im->g, node, a->name, buf);
             break;

@@ -6,9 +6,10 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.
-FUZZ_TARGETS += model
+FUZZ_TARGETS += model onnx
+FUZZ_CI_SECONDS ?= 20
 
-.PHONY: fuzz fuzz-seeds
+.PHONY: fuzz fuzz-ci fuzz-seeds
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c opara.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $< -o $@ $(LDLIBS)
@@ -30,3 +31,7 @@ build/fuzz/seeds_model: tests/fuzz/fuzz_model.c tests/opara_model_fixture.h opar
 
 fuzz-seeds: build/fuzz/seeds_model
 	build/fuzz/seeds_model tests/fuzz/corpus_model
+
+# The short pass CI runs on every submission.
+fuzz-ci:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_CI_SECONDS)

@@ -249,7 +249,7 @@ typedef struct opara_model_stats {
     uint64_t n_params;       /* elements of all constants */
     uint64_t param_bytes;    /* bytes of all constants */
     uint64_t file_bytes;     /* size of the .opara image (0 for a model built in memory) */
-    uint64_t content_hash;   /* FNV-1a 64 of the image after the header (0 for a model not from a file) */
+    uint64_t content_hash;   /* FNV-1a 64 over the words of the image after the header (docs/FORMAT.md); 0 if not from a file */
     int zero_copy;           /* 1: constants point into the caller's buffer or the file mapping */
     int64_t source_opset;    /* ONNX opset the model was converted from, 0 if unknown */
     const char* producer;    /* "" if unknown */
@@ -398,6 +398,7 @@ typedef struct opara_tensor {
     void* data;
 } opara_tensor;
 
+/* The strings point into the session and stay valid until it is destroyed. */
 typedef struct opara_plan_info {
     const char* backend;        /* "cpu" */
     const char* strategy;       /* "opara", "sequential", ... */
@@ -440,6 +441,12 @@ OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, 
 OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
 /* Detail of the session's last failing call ("" if none). */
 OPARADEF const char* opara_session_last_error(const opara_session* session);
+#ifndef OPARA_NO_STDIO
+/* The session's plan as Graphviz DOT: ops coloured by stream, data edges solid, event waits dashed. */
+OPARADEF opara_result opara_session_write_plan_dot(const opara_session* session, const char* path);
+/* The last run as a Chrome-trace/Perfetto JSON timeline, one track per worker (CPU) or stream. */
+OPARADEF opara_result opara_session_write_trace(const opara_session* session, const char* path);
+#endif
 
 /* ---- ONNX import ----------------------------------------------------------------------------------
    A .onnx file converts into the same immutable model a .opara file loads into. Supported: the

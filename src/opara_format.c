@@ -763,6 +763,20 @@ static opara_result opara__check_writable(opara_runtime* rt, const opara__graph*
     return OPARA_OK;
 }
 
+/* FNV-1a over little-endian 64-bit words (the last one zero-padded): one multiply per 8 bytes,
+   so hashing the weights of a large model costs little next to writing them. */
+static uint64_t opara__content_hash(const uint8_t* p, size_t size) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i + 8 <= size; i += 8) h = (h ^ opara__rd_u64(p + i)) * 0x100000001b3ull;
+    if (i < size) {
+        uint8_t tail[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        memcpy(tail, p + i, size - i);
+        h = (h ^ opara__rd_u64(tail)) * 0x100000001b3ull;
+    }
+    return h;
+}
+
 OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__graph* g, uint32_t alignment,
                                                opara__bytes* out) {
     opara__strtab t;
@@ -792,8 +806,8 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
         opara__write_strings(o, &t, &L);
         opara__write_tensors(o, g, &t, &L);
         opara__write_nodes(o, g, &t, &L);
-        opara__wr_u64(o + OPARA__HDR_HASH, opara__hash64(o + OPARA__FORMAT_HEADER_SIZE,
-                                                         (size_t)L.total - OPARA__FORMAT_HEADER_SIZE, 0));
+        opara__wr_u64(o + OPARA__HDR_HASH, opara__content_hash(o + OPARA__FORMAT_HEADER_SIZE,
+                                                               (size_t)L.total - OPARA__FORMAT_HEADER_SIZE));
         out->data = o;
         out->size = (size_t)L.total;
     }

@@ -19,6 +19,10 @@ typedef struct opara__seg {
     uint8_t state;
 } opara__seg;
 
+typedef struct opara__fact_rec {
+    uint32_t lane, seq, node; /* node: the op at (lane, seq) */
+} opara__fact_rec;
+
 typedef struct opara__mem {
     const opara__graph* g;
     opara__plan* p;
@@ -38,12 +42,17 @@ typedef struct opara__mem {
     opara__seg* segs;
     size_t seg_cap;
     uint32_t n_segs, seg_head, seg_tail, seg_free;
-    opara__vc_slot* facts;  /* (stream, seq) facts of retired blocks */
+    opara__fact_rec* facts; /* (lane, seq) facts of retired blocks */
     size_t facts_cap, n_facts;
     uint32_t* stream_stamp; /* [n_streams] dedup while gathering facts */
     uint32_t* stream_fact;  /* [n_streams] index of the stream's fact */
     uint32_t stamp;
     uint64_t top;
+    uint32_t node;          /* the node being planned */
+    uint32_t window;        /* memory sync window (0: off) */
+    uint32_t* extra;        /* (node, waited node) pairs added for memory reuse */
+    size_t n_extra, extra_cap;
+    uint32_t* extra_stamp;  /* [n_nodes] dedup of a node's added waits */
 } opara__mem;
 
 static uint64_t opara__mem_align(const opara__mem* m, uint64_t size) {
@@ -173,7 +182,7 @@ static void opara__mem_roots(opara__mem* m) {
 
 static int opara__mem_reserve_facts(opara__mem* m, size_t more) {
     return m->n_facts + more <= m->facts_cap ||
-           opara__grow(m->g->rt, (void**)&m->facts, &m->facts_cap, m->n_facts + more, sizeof(opara__vc_slot)) == OPARA_OK;
+           opara__grow(m->g->rt, (void**)&m->facts, &m->facts_cap, m->n_facts + more, sizeof(opara__fact_rec)) == OPARA_OK;
 }
 
 /* Starts a new fact list at m->n_facts; the caller has reserved room. */
@@ -182,25 +191,43 @@ static uint32_t opara__mem_facts_begin(opara__mem* m) {
     return (uint32_t)m->n_facts;
 }
 
-static void opara__mem_add_fact(opara__mem* m, uint32_t s, uint32_t q) {
+static void opara__mem_add_fact(opara__mem* m, uint32_t s, uint32_t q, uint32_t node) {
     if (m->stream_stamp[s] != m->stamp) {
         m->stream_stamp[s] = m->stamp;
         m->stream_fact[s] = (uint32_t)m->n_facts;
-        m->facts[m->n_facts].stream = s;
-        m->facts[m->n_facts++].seq = q;
+        m->facts[m->n_facts].lane = s;
+        m->facts[m->n_facts].seq = q;
+        m->facts[m->n_facts++].node = node;
     } else if (m->facts[m->stream_fact[s]].seq < q) {
         m->facts[m->stream_fact[s]].seq = q;
+        m->facts[m->stream_fact[s]].node = node;
     }
 }
 
 static void opara__mem_fact(opara__mem* m, uint32_t node) {
-    opara__mem_add_fact(m, m->p->stream[node], m->p->stream_seq[node]);
+    opara__mem_add_fact(m, m->p->lane[node], m->p->lane_seq[node], node);
+}
+
+/* Fact f happens-before the node being planned: an earlier op of its stream, or known to the clock. */
+static int opara__mem_knows(const opara__mem* m, const opara__fact_rec* f, const opara__vc_slot* c) {
+    return m->p->stream[f->node] == m->p->stream[m->node] || opara__vc_knows(c, m->walk.k, f->lane, f->seq);
 }
 
 static int opara__mem_knows_all(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
     uint32_t i;
     for (i = 0; i < count; ++i)
-        if (!opara__vc_knows(c, m->walk.k, m->facts[start + i].stream, m->facts[start + i].seq)) return 0;
+        if (!opara__mem_knows(m, &m->facts[start + i], c)) return 0;
+    return 1;
+}
+
+/* Every fact is known, or (sync) its op was launched at least `window` positions before the
+   current node, so a wait on it is cheap. */
+static int opara__mem_syncable(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
+    uint32_t i, here = m->p->position[m->node];
+    for (i = 0; i < count; ++i) {
+        const opara__fact_rec* f = &m->facts[start + i];
+        if (!opara__mem_knows(m, f, c) && m->p->position[f->node] + m->window > here) return 0;
+    }
     return 1;
 }
 
@@ -243,20 +270,21 @@ static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
     else m->segs[at].next = id;
 }
 
-static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
+static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c, int sync) {
     const opara__seg* s = &m->segs[id];
     if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
-    return opara__mem_knows_all(m, s->facts, s->n_facts, c);
+    return sync ? opara__mem_syncable(m, s->facts, s->n_facts, c) : opara__mem_knows_all(m, s->facts, s->n_facts, c);
 }
 
-/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits, else the
-   run that ends at the arena's top (it grows). Returns the run's first segment or UINT32_MAX. */
-static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c) {
+/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits (*fits = 1),
+   else the run that ends at the arena's top (it grows). Returns the run's first segment or
+   UINT32_MAX. */
+static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c, int sync, int* fits) {
     uint32_t id, best = UINT32_MAX, run = UINT32_MAX, tail_run = UINT32_MAX;
     uint64_t best_size = 0, run_size = 0;
     for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
         uint64_t before;
-        if (!opara__seg_usable(m, id, c)) {
+        if (!opara__seg_usable(m, id, c, sync)) {
             run = UINT32_MAX;
             continue;
         }
@@ -267,6 +295,7 @@ static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara_
             best = run, best_size = run_size;
         if (m->segs[id].next == UINT32_MAX) tail_run = run;
     }
+    *fits = best != UINT32_MAX;
     return best != UINT32_MAX ? best : tail_run;
 }
 
@@ -284,7 +313,8 @@ static int opara__seg_prior_facts(opara__mem* m, uint32_t first, uint64_t size, 
     for (id = first, have = 0; id != UINT32_MAX && have < size; id = m->segs[id].next) {
         uint32_t i;
         for (i = 0; i < m->segs[id].n_facts; ++i)
-            opara__mem_add_fact(m, m->facts[m->segs[id].facts + i].stream, m->facts[m->segs[id].facts + i].seq);
+            opara__mem_add_fact(m, m->facts[m->segs[id].facts + i].lane, m->facts[m->segs[id].facts + i].seq,
+                                m->facts[m->segs[id].facts + i].node);
         have += m->segs[id].size;
     }
     *count = (uint32_t)m->n_facts - *start;
@@ -328,10 +358,51 @@ static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
     return first;
 }
 
-static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, const opara__vc_slot* c, uint32_t* prior_start,
+/* Learns fact f (the same slot policy as opara__vc_merge). */
+static void opara__vc_learn(opara__vc_slot* c, uint32_t k, uint32_t lane, uint32_t seq) {
+    opara__vc_slot one[OPARA__VC_MAX_SLOTS];
+    memset(one, 0, k * sizeof(opara__vc_slot));
+    one[lane & (k - 1)].stream = lane;
+    one[lane & (k - 1)].seq = seq;
+    opara__vc_merge(c, one, k);
+}
+
+/* Adds waits of the current node on the unknown facts of the segments covering the run's first
+   `size` bytes, and learns them. */
+static int opara__seg_sync(opara__mem* m, uint32_t first, uint64_t size, opara__vc_slot* c) {
+    uint32_t id, i;
+    uint64_t have = 0;
+    for (id = first; id != UINT32_MAX && have < size; id = m->segs[id].next) {
+        for (i = 0; i < m->segs[id].n_facts; ++i) {
+            const opara__fact_rec* f = &m->facts[m->segs[id].facts + i];
+            if (opara__mem_knows(m, f, c)) continue;
+            if (m->extra_stamp[f->node] != m->node + 1) {
+                if (m->n_extra + 2 > m->extra_cap &&
+                    opara__grow(m->g->rt, (void**)&m->extra, &m->extra_cap, m->n_extra + 2, sizeof(uint32_t)) != OPARA_OK)
+                    return 0;
+                m->extra[m->n_extra++] = m->node;
+                m->extra[m->n_extra++] = f->node;
+                m->extra_stamp[f->node] = m->node + 1;
+            }
+            opara__vc_learn(c, m->walk.k, f->lane, f->seq);
+        }
+        have += m->segs[id].size;
+    }
+    return 1;
+}
+
+static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, opara__vc_slot* c, uint32_t* prior_start,
                                  uint32_t* prior_count) {
-    uint32_t run = opara__seg_find(m, size, c), id;
+    int fits = 0, sync_fits = 0;
+    uint32_t run = opara__seg_find(m, size, c, 0, &fits), id;
     *prior_start = *prior_count = 0;
+    if (!fits && m->window) {
+        uint32_t sync_run = opara__seg_find(m, size, c, 1, &sync_fits);
+        if (sync_fits) {
+            if (!opara__seg_sync(m, sync_run, size, c)) return UINT32_MAX;
+            run = sync_run;
+        }
+    }
     if (run != UINT32_MAX) {
         if (!opara__seg_prior_facts(m, run, size, prior_start, prior_count)) return UINT32_MAX;
         return opara__seg_take(m, run, size);
@@ -387,10 +458,10 @@ static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, co
     uint32_t x, k;
     for (x = m->member_head[r]; x != UINT32_MAX; x = m->member_next[x]) {
         int32_t w = g->values[x].producer;
-        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->stream[w], p->stream_seq[w])) return 0;
+        if (w >= 0 && (uint32_t)w != v && !opara__vc_knows(c, m->walk.k, p->lane[w], p->lane_seq[w])) return 0;
         for (k = g->consumer_start[x]; k < g->consumer_start[x + 1]; ++k) {
             uint32_t u = g->consumer_nodes[k];
-            if (u != v && !opara__vc_knows(c, m->walk.k, p->stream[u], p->stream_seq[u])) return 0;
+            if (u != v && !opara__vc_knows(c, m->walk.k, p->lane[u], p->lane_seq[u])) return 0;
         }
     }
     return 1;
@@ -473,7 +544,7 @@ static void opara__mem_move_root(opara__mem* m, uint32_t y, uint32_t x) {
     m->p->stats.n_inplace++;
 }
 
-static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, const opara__vc_slot* c) {
+static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot* c) {
     const opara__graph* g = m->g;
     const opara__node* n = &g->nodes[v];
     uint32_t i;
@@ -516,6 +587,7 @@ static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
     opara__vc_slot* c = opara__vc_walk_stream(&m->walk, s);
     opara_result r;
     if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    m->node = v;
     for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) opara__vc_walk_acquire(&m->walk, s, p->wait_nodes[k]);
     r = opara__mem_outputs(m, v, c);
     if (r != OPARA_OK) return r;
@@ -529,7 +601,7 @@ static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
             r = opara__mem_retire(m, opara__value_root(m, (uint32_t)n->outputs[k]));
     if (r != OPARA_OK) return r;
     c = opara__vc_walk_stream(&m->walk, s);
-    opara__vc_set(c, m->walk.k, s, p->stream_seq[v]);
+    opara__vc_set(c, m->walk.k, p->lane[v], p->lane_seq[v]);
     if (m->walk.refs[v] && !opara__vc_walk_snapshot(&m->walk, v, s)) return OPARA_ERR_OUT_OF_MEMORY;
     if (p->stream_last[s] == v) opara__vc_walk_end_stream(&m->walk, s);
     return OPARA_OK;
@@ -560,6 +632,43 @@ static void opara__mem_publish(opara__mem* m) {
     p->stats.arena_bytes = m->top;
 }
 
+/* Adds the memory plan's waits to the plan's wait lists (each list stays in ascending position). */
+static opara_result opara__mem_merge_waits(opara__mem* m) {
+    const opara__graph* g = m->g;
+    opara__plan* p = m->p;
+    size_t total = (size_t)p->stats.n_waits + m->n_extra / 2, i;
+    uint32_t* start = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 2, sizeof(uint32_t));
+    uint32_t* data = (uint32_t*)opara__calloc(g->rt, total + 1, sizeof(uint32_t));
+    uint32_t* fill = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
+    uint32_t v, k;
+    if (!start || !data || !fill) {
+        opara__free(g->rt, start);
+        opara__free(g->rt, data);
+        opara__free(g->rt, fill);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
+    for (v = 0; v < g->n_nodes; ++v) start[v + 1] = p->wait_start[v + 1] - p->wait_start[v];
+    for (i = 0; i < m->n_extra; i += 2) start[m->extra[i] + 1]++;
+    for (v = 0; v < g->n_nodes; ++v) start[v + 1] += start[v];
+    for (v = 0; v < g->n_nodes; ++v)
+        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) data[start[v] + fill[v]++] = p->wait_nodes[k];
+    for (i = 0; i < m->n_extra; i += 2) {
+        uint32_t n = m->extra[i], u = m->extra[i + 1], j;
+        uint32_t* list = data + start[n];
+        for (j = fill[n]++; j > 0 && p->position[list[j - 1]] > p->position[u]; --j) list[j] = list[j - 1];
+        list[j] = u;
+        if (!p->records_event[u]) p->records_event[u] = 1, p->stats.n_events++;
+    }
+    memcpy(p->wait_start, start, ((size_t)g->n_nodes + 1) * sizeof(uint32_t));
+    opara__free(g->rt, p->wait_nodes);
+    p->wait_nodes = data;
+    p->stats.n_waits = (uint32_t)total;
+    p->stats.n_memory_waits = (uint32_t)(m->n_extra / 2);
+    opara__free(g->rt, start);
+    opara__free(g->rt, fill);
+    return OPARA_OK;
+}
+
 static opara_result opara__mem_run(opara__mem* m) {
     const opara__graph* g = m->g;
     opara__plan* p = m->p;
@@ -571,6 +680,7 @@ static opara_result opara__mem_run(opara__mem* m) {
     opara__mem_concats(m);
     opara__mem_roots(m);
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) r = opara__mem_node(m, p->order[i]);
+    if (r == OPARA_OK && m->n_extra) r = opara__mem_merge_waits(m);
     if (r == OPARA_OK) opara__mem_publish(m);
     return r;
 }
@@ -586,6 +696,9 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.p = plan;
     m.seg_head = m.seg_tail = m.seg_free = UINT32_MAX;
     r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
+    m.walk.k = opara__vc_slots(plan->n_lanes);
+    m.window = plan->desc.no_memory_sync ? 0 : plan->desc.memory_sync_window ? plan->desc.memory_sync_window : 64;
+    m.extra_stamp = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
     m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
     m.pending = (uint32_t*)opara__calloc(rt, nv, sizeof(uint32_t));
@@ -598,9 +711,9 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.is_output = (uint8_t*)opara__calloc(rt, nv, 1);
     m.pinned = (uint8_t*)opara__calloc(rt, nv, 1);
     m.retired = (uint8_t*)opara__calloc(rt, nv, 1);
-    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset || !m.prior_start || !m.prior_count || !m.is_output ||
+    m.stream_stamp = (uint32_t*)opara__calloc(rt, (size_t)plan->n_lanes + 1, sizeof(uint32_t));
+    m.stream_fact = (uint32_t*)opara__calloc(rt, (size_t)plan->n_lanes + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!m.parent || !m.parent_off || !m.pending || !m.member_next || !m.member_head || !m.seg_of || !m.root_offset || !m.extra_stamp || !m.prior_start || !m.prior_count || !m.is_output ||
                           !m.pinned || !m.retired || !m.stream_stamp || !m.stream_fact))
         r = OPARA_ERR_OUT_OF_MEMORY;
     if (r == OPARA_OK) {
@@ -616,6 +729,8 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     opara__free(rt, m.member_head);
     opara__free(rt, m.seg_of);
     opara__free(rt, m.root_offset);
+    opara__free(rt, m.extra_stamp);
+    opara__free(rt, m.extra);
     opara__free(rt, m.prior_start);
     opara__free(rt, m.prior_count);
     opara__free(rt, m.is_output);

@@ -45,9 +45,10 @@ static void opara__copy_le(void* dst, const uint8_t* src, uint64_t count, size_t
     }
 }
 
-static opara_result opara__typed_fill(opara_runtime* rt, const opara__onnx_tensor* t, const char* where,
-                                      opara__tensor_data* out) {
-    uint64_t i, n = out->count, have;
+/* Checks that the typed field for the tensor's dtype holds exactly count values (before allocating). */
+static opara_result opara__typed_check(opara_runtime* rt, const opara__onnx_tensor* t, const char* where,
+                                       const opara__tensor_data* out) {
+    uint64_t have;
     const char* field;
     switch (out->dtype) {
     case OPARA_DTYPE_F32: have = t->n_float; field = "float_data"; break;
@@ -55,9 +56,13 @@ static opara_result opara__typed_fill(opara_runtime* rt, const opara__onnx_tenso
     case OPARA_DTYPE_I64: have = t->n_int64; field = "int64_data"; break;
     default: have = t->n_int32; field = "int32_data"; break;
     }
-    if (have != n)
-        return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: %s has %llu values, dims need %llu", where, field,
-                           (unsigned long long)have, (unsigned long long)n);
+    if (have == out->count) return OPARA_OK;
+    return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: %s has %llu values, dims need %llu", where, field,
+                       (unsigned long long)have, (unsigned long long)out->count);
+}
+
+static void opara__typed_fill(const opara__onnx_tensor* t, opara__tensor_data* out) {
+    uint64_t i, n = out->count;
     for (i = 0; i < n; ++i) {
         switch (out->dtype) {
         case OPARA_DTYPE_F32: ((float*)out->data)[i] = t->float_data[i]; break;
@@ -68,7 +73,6 @@ static opara_result opara__typed_fill(opara_runtime* rt, const opara__onnx_tenso
         default: ((uint8_t*)out->data)[i] = (uint8_t)t->int32_data[i]; break;
         }
     }
-    return OPARA_OK;
 }
 
 static int opara__path_is_safe(const char* p) {
@@ -137,6 +141,36 @@ static opara_result opara__external_fill(opara_runtime* rt, const opara__onnx_te
 #endif
 }
 
+/* Before allocating: the external file must exist and hold offset + nbytes bytes. */
+static opara_result opara__external_size_check(opara_runtime* rt, const opara__onnx_tensor* t, const char* base_dir,
+                                               const char* where, const opara__tensor_data* out) {
+#ifdef OPARA_NO_STDIO
+    (void)t, (void)base_dir, (void)out;
+    return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data needs stdio (OPARA_NO_STDIO is set)", where);
+#else
+    const char* location = NULL;
+    unsigned long long offset = 0;
+    char path[4096];
+    FILE* f;
+    long end = -1;
+    uint32_t i;
+    for (i = 0; i < t->n_external; ++i) {
+        if (strcmp(t->external[i].key, "location") == 0) location = t->external[i].value;
+        if (strcmp(t->external[i].key, "offset") == 0) offset = strtoull(t->external[i].value, NULL, 10);
+    }
+    if (!location || !base_dir || !opara__path_is_safe(location)) return OPARA_OK; /* the fill reports it */
+    if (opara__format(path, sizeof path, "%s/%s", base_dir, location) >= sizeof path - 1) return OPARA_OK;
+    f = fopen(path, "rb");
+    if (!f) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: cannot open external data '%s'", where, path);
+    if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
+    fclose(f);
+    if (end < 0 || offset > (unsigned long long)end || out->nbytes > (unsigned long long)end - offset)
+        return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: '%s' has fewer than %llu bytes at offset %llu", where, path,
+                           (unsigned long long)out->nbytes, offset);
+    return OPARA_OK;
+#endif
+}
+
 OPARA__PRIVATE void opara__tensor_data_free(opara_runtime* rt, opara__tensor_data* t) {
     opara__free(rt, t->data);
     t->data = NULL;
@@ -170,16 +204,24 @@ OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opa
         return opara__fail(rt, OPARA_ERR_LIMIT_EXCEEDED, "%s: tensor too large", where);
     out->count = (uint64_t)count;
     out->nbytes = bytes;
+    if (t->data_location != 0 && t->data_location != 1)
+        return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: data_location %d is not DEFAULT (0) or EXTERNAL (1)", where,
+                           (int)t->data_location);
     if (t->data_location == 0 && t->has_raw && t->raw.size != bytes)
         return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: raw_data has %llu bytes, dims need %llu", where,
                            (unsigned long long)t->raw.size, (unsigned long long)bytes);
+    if (t->data_location == 0 && !t->has_raw && (r = opara__typed_check(rt, t, where, out)) != OPARA_OK) return r;
+    if (t->data_location == 1 && (r = opara__external_size_check(rt, t, base_dir, where, out)) != OPARA_OK) return r;
     out->data = opara__alloc(rt, bytes ? bytes : 1);
     if (!out->data) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", where, bytes);
     if (t->data_location == 1) r = opara__external_fill(rt, t, base_dir, where, out);
     else if (t->has_raw) {
         opara__copy_le(out->data, t->raw.data, out->count, esize);
         r = OPARA_OK;
-    } else r = opara__typed_fill(rt, t, where, out);
+    } else {
+        opara__typed_fill(t, out);
+        r = OPARA_OK;
+    }
     if (r != OPARA_OK) opara__tensor_data_free(rt, out);
     return r;
 }
@@ -281,12 +323,29 @@ static opara_result opara__imp_oom(opara__imp* im) {
     return opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "node '%s': out of memory", im->node_name);
 }
 
+/* Elements of a shape with known dims; UINT64_MAX when a dim is negative or the product overflows. */
 static uint64_t opara__shape_count(const opara__shape* s) {
     uint64_t n = 1;
     int32_t i;
-    for (i = 0; i < s->ndim; ++i) n *= (uint64_t)s->dims[i];
+    for (i = 0; i < s->ndim; ++i) {
+        if (s->dims[i] < 0 || (s->dims[i] && n > UINT64_MAX / (uint64_t)s->dims[i])) return UINT64_MAX;
+        n *= (uint64_t)s->dims[i];
+    }
     return n;
 }
+
+/* Dims beyond this are treated as unknown by shape inference (keeps all arithmetic in range). */
+#define OPARA__DIM_LIMIT (INT64_C(1) << 40)
+static int opara__dim_sane(int64_t d) { return d >= -1 ? d < OPARA__DIM_LIMIT : d == OPARA__DIM_BATCH; }
+static int opara__shape_sane(const opara__shape* s) {
+    int32_t d;
+    for (d = 0; s && d < s->ndim; ++d)
+        if (!opara__dim_sane(s->dims[d])) return 0;
+    return 1;
+}
+
+/* Constants larger than this are not folded (the node is imported as an operator instead). */
+#define OPARA__FOLD_MAX_ELEMENTS (UINT64_C(1) << 26)
 
 /* Creates (or reuses an existing undefined) value name as a constant; data is in the graph pool. */
 static opara_result opara__imp_const(opara__imp* im, const char* name, opara_dtype dtype, const opara__shape* shape,
@@ -401,6 +460,7 @@ static int opara__cv_alloc(opara__imp* im, opara__cv* out, opara_dtype dtype, co
     out->dtype = dtype;
     out->shape = *shape;
     out->count = opara__shape_count(shape);
+    if (out->count > OPARA__FOLD_MAX_ELEMENTS || !opara_dtype_size(dtype)) return OPARA__NOFOLD;
     *data = (uint8_t*)opara__imp_alloc(im, out->count * opara_dtype_size(dtype));
     *coef = with_coef ? (int64_t*)opara__imp_alloc(im, out->count * 8) : NULL;
     if (!*data || (with_coef && !*coef)) return opara__imp_oom(im);
@@ -600,19 +660,21 @@ static int opara__slice_box(const opara__shape* in, const int64_t* starts, const
     for (i = 0; i < k; ++i) {
         int64_t axis = axes ? opara__onnx_axis(axes[i], in->ndim) : (int64_t)i;
         int64_t dim, s, e, st = steps ? steps[i] : 1, len;
-        if (axis < 0 || axis >= in->ndim || st == 0) return 0;
+        if (axis < 0 || axis >= in->ndim || st == 0 || st == INT64_MIN) return 0;
         dim = in->dims[axis];
-        if (dim < 0) return 0;
-        s = starts[i] < 0 ? starts[i] + dim : starts[i];
-        e = ends[i] < 0 ? ends[i] + dim : ends[i];
+        if (dim < 0 || dim >= OPARA__DIM_LIMIT) return 0;
+        s = starts[i] < -OPARA__DIM_LIMIT ? -OPARA__DIM_LIMIT : starts[i] > OPARA__DIM_LIMIT ? OPARA__DIM_LIMIT : starts[i];
+        e = ends[i] < -OPARA__DIM_LIMIT ? -OPARA__DIM_LIMIT : ends[i] > OPARA__DIM_LIMIT ? OPARA__DIM_LIMIT : ends[i];
+        s = s < 0 ? s + dim : s;
+        e = e < 0 ? e + dim : e;
         if (st > 0) {
             s = OPARA__MAX(0, OPARA__MIN(s, dim));
             e = OPARA__MAX(0, OPARA__MIN(e, dim));
-            len = e > s ? (e - s + st - 1) / st : 0;
+            len = e > s ? (e - s - 1) / st + 1 : 0;
         } else {
             s = OPARA__MAX(-1, OPARA__MIN(s, dim - 1));
             e = OPARA__MAX(-1, OPARA__MIN(e, dim - 1));
-            len = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+            len = s > e ? (s - e - 1) / (-st) + 1 : 0;
         }
         start[axis] = s;
         step[axis] = st;
@@ -732,7 +794,7 @@ static int opara__eval_view(const opara__cv* x, const opara__shape* shape, opara
 /* Output shape of an ONNX Reshape with fully known dims; 0 when invalid. */
 static int opara__reshape_dims(const opara__shape* in, const int64_t* spec, uint32_t n, int allowzero,
                                opara__shape* out) {
-    int64_t known = 1, total = (int64_t)opara__shape_count(in);
+    int64_t known = 1, total = opara__shape_count(in) > (uint64_t)INT64_MAX ? -1 : (int64_t)opara__shape_count(in);
     int32_t infer = -1;
     uint32_t i;
     if (n > OPARA_MAX_DIMS) return 0;
@@ -747,10 +809,12 @@ static int opara__reshape_dims(const opara__shape* in, const int64_t* spec, uint
             if (infer >= 0) return 0;
             infer = (int32_t)i;
             d = 1;
-        } else if (d < 0) return 0;
+        } else if (d < 0 || d >= OPARA__DIM_LIMIT) return 0;
         out->dims[i] = d;
+        if (d && known > INT64_MAX / d) return 0;
         known *= d;
     }
+    if (total < 0) return 0;
     if (infer >= 0) {
         if (known == 0 || total % known) return 0;
         out->dims[infer] = total / known;
@@ -800,6 +864,7 @@ static int opara__flatten_shape(const opara__shape* in, int64_t axis, opara__sha
             else *acc = OPARA__DIM_BATCH;
         } else if (x < 0 || *acc == -1) *acc = -1;
         else if (*acc == OPARA__DIM_BATCH) { if (x != 1) *acc = -1; }
+        else if (x >= OPARA__DIM_LIMIT || (x && *acc > OPARA__DIM_LIMIT / x)) *acc = -1;
         else *acc *= x;
     }
     out->ndim = 2;
@@ -866,7 +931,8 @@ static int opara__eval_range(opara__imp* im, const opara__cv* start, const opara
         if (opara__dtype_is_float(start->dtype)) opara__put_f64(start->dtype, data, i, s + (double)i * d);
         else
             opara__put_i64(start->dtype, data, i,
-                           opara__get_i64(start->dtype, start->data, 0) + (int64_t)i * opara__get_i64(delta->dtype, delta->data, 0));
+                           opara__wrap_add(opara__get_i64(start->dtype, start->data, 0),
+                                           opara__wrap_mul((int64_t)i, opara__get_i64(delta->dtype, delta->data, 0))));
     }
     return r;
 }
@@ -1105,8 +1171,11 @@ static void opara__bcast_shapes(const opara__shape* const* in, uint32_t n, opara
 /* Spatial output size of a convolution or pooling window. */
 static int64_t opara__onnx_window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad, const char* auto_pad,
                                  int ceil_mode) {
-    int64_t eff = (k - 1) * dil + 1, span;
-    if (in < 0 || stride <= 0) return -1;
+    int64_t eff, span;
+    if (in < 0 || stride <= 0 || k < 1 || dil < 1 || k > OPARA__DIM_LIMIT || dil > OPARA__DIM_LIMIT ||
+        stride > OPARA__DIM_LIMIT || pad < -OPARA__DIM_LIMIT || pad > OPARA__DIM_LIMIT || (k - 1) > OPARA__DIM_LIMIT / dil)
+        return -1;
+    eff = (k - 1) * dil + 1;
     if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) return (in + stride - 1) / stride;
     if (strcmp(auto_pad, "VALID") == 0) pad = 0;
     span = in + pad - eff;
@@ -1130,12 +1199,16 @@ static void opara__infer_window(const opara__node* n, const opara__shape* x, con
     }
     spatial = (uint32_t)x->ndim - 2;
     if (n->op == OPARA__OP_CONV) out->dims[1] = w && w->ndim > 0 ? w->dims[0] : -1;
-    if (transpose) out->dims[1] = w && w->ndim > 1 ? w->dims[1] * opara__attr_int(n, "group", 1) : -1;
+    if (transpose) {
+        int64_t group = opara__attr_int(n, "group", 1);
+        out->dims[1] = w && w->ndim > 1 && w->dims[1] >= 0 && group > 0 && group < OPARA__DIM_LIMIT ? w->dims[1] * group : -1;
+        if (!opara__dim_sane(out->dims[1])) out->dims[1] = -1;
+    }
     for (i = 0; i < spatial; ++i) {
         int64_t k = ks && i < nk ? ks[i] : w && (uint32_t)w->ndim == spatial + 2 ? w->dims[i + 2] : -1;
         int64_t s = st && i < ns ? st[i] : 1, d = dl && i < nd ? dl[i] : 1;
         int64_t pad = pd && np == 2 * spatial ? pd[i] + pd[i + spatial] : 0, in = x->dims[i + 2];
-        if (k < 0) {
+        if (k < 1 || !opara__dim_sane(k) || !opara__dim_sane(s) || !opara__dim_sane(d) || !opara__dim_sane(pad < 0 ? -pad : pad)) {
             out->dims[i + 2] = -1;
             continue;
         }
@@ -1144,7 +1217,7 @@ static void opara__infer_window(const opara__node* n, const opara__shape* x, con
             const int64_t* os = opara__attr_ints(n, "output_shape", &no);
             const int64_t* op = opara__attr_ints(n, "output_padding", &nop);
             if (os && no == spatial) out->dims[i + 2] = os[i];
-            else if (in < 0) out->dims[i + 2] = -1;
+            else if (in < 0 || (op && i < nop && !opara__dim_sane(op[i] < 0 ? -op[i] : op[i]))) out->dims[i + 2] = -1;
             else if (strncmp(auto_pad, "SAME", 4) == 0) out->dims[i + 2] = in * s;
             else out->dims[i + 2] = s * (in - 1) + (op && i < nop ? op[i] : 0) + (k - 1) * d + 1 - pad;
         } else
@@ -1178,7 +1251,8 @@ static void opara__infer_reshape(const opara__shape* x, const int64_t* spec, uin
     out->ndim = (int32_t)n;
     for (d = 0; d < x->ndim; ++d) {
         if (x->dims[d] == OPARA__DIM_BATCH) in_batch++;
-        else if (x->dims[d] < 0) unknown = 1;
+        else if (x->dims[d] < 0 || !opara__dim_sane(x->dims[d]) || (x->dims[d] && in_known > OPARA__DIM_LIMIT / x->dims[d]))
+            unknown = 1;
         else in_known *= x->dims[d];
     }
     for (i = 0; i < n; ++i) {
@@ -1187,7 +1261,7 @@ static void opara__infer_reshape(const opara__shape* x, const int64_t* spec, uin
         out->dims[i] = v;
         if (spec[i] == -1) infer = (int)i;
         else if (v == OPARA__DIM_BATCH) out_batch++;
-        else if (v < 0) unknown = 1;
+        else if (v < 0 || !opara__dim_sane(v) || (v && out_known > OPARA__DIM_LIMIT / v)) unknown = 1;
         else out_known *= v;
     }
     if (infer < 0) return;
@@ -1213,6 +1287,7 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         if (!opara__side(im, n->outputs[o])) return;
     x = n->n_inputs > 0 && n->inputs[0] >= 0 ? opara__imp_shape(im, n->inputs[0]) : NULL;
     w = n->n_inputs > 1 && n->inputs[1] >= 0 ? opara__imp_shape(im, n->inputs[1]) : NULL;
+    if (!opara__shape_sane(x) || !opara__shape_sane(w)) return; /* absurd sizes: leave the outputs unknown */
     dt = n->n_inputs > 0 && n->inputs[0] >= 0 ? im->g->values[n->inputs[0]].dtype : OPARA_DTYPE_F32;
     out.ndim = -1;
     if (!x) return;
@@ -1243,7 +1318,9 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         if (axis < 0 || axis >= out.ndim) return;
         for (k = 1; k < n->n_inputs; ++k) {
             const opara__shape* s = opara__imp_shape(im, n->inputs[k]);
-            if (s->ndim != out.ndim || out.dims[axis] < 0 || s->dims[axis] < 0) out.dims[axis] = -1;
+            if (s->ndim != out.ndim || out.dims[axis] < 0 || s->dims[axis] < 0 || !opara__dim_sane(s->dims[axis]) ||
+                out.dims[axis] + s->dims[axis] >= OPARA__DIM_LIMIT)
+                out.dims[axis] = -1;
             else out.dims[axis] += s->dims[axis];
         }
         break;
@@ -1346,8 +1423,9 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
         out = *x;
         if (!ints || (int32_t)cnt != 2 * x->ndim) return;
         for (d = 0; d < x->ndim; ++d) {
-            int64_t add = ints[d] + ints[d + x->ndim];
-            if (add != 0) out.dims[d] = x->dims[d] >= 0 ? x->dims[d] + add : -1;
+            int64_t a0 = ints[d], a1 = ints[d + x->ndim];
+            if (!opara__dim_sane(a0 < 0 ? -a0 : a0) || !opara__dim_sane(a1 < 0 ? -a1 : a1)) out.dims[d] = -1;
+            else if (a0 + a1 != 0) out.dims[d] = x->dims[d] >= 0 && x->dims[d] + a0 + a1 >= 0 ? x->dims[d] + a0 + a1 : -1;
         }
         break;
     case OPARA__OP_RESIZE: {
@@ -1358,7 +1436,8 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
             if (ints && (int32_t)cnt == x->ndim) out.dims[d] = ints[d];
             else if (scales && scales->type == OPARA__ATTR_FLOATS && (int32_t)scales->count == x->ndim) {
                 float s = scales->v.floats[d];
-                if (s != 1.0f) out.dims[d] = x->dims[d] >= 0 ? (int64_t)floor((double)x->dims[d] * s) : -1;
+                double v = floor((double)x->dims[d] * s);
+                if (s != 1.0f) out.dims[d] = x->dims[d] >= 0 && v >= 0 && v < (double)OPARA__DIM_LIMIT ? (int64_t)v : -1;
             } else
                 out.dims[d] = -1;
         }
@@ -1402,7 +1481,7 @@ static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
             if (a->s.size >= sizeof buf)
                 return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': attribute '%s' is too long",
                                    im->node_name, a->name);
-            memcpy(buf, a->s.data, a->s.size);
+            if (a->s.size) memcpy(buf, a->s.data, a->s.size);
             buf[a->s.size] = 0;
             r = opara__node_set_string(im->g, node, a->name, buf);
             break;

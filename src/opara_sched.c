@@ -2,6 +2,7 @@
    sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans.
    Everything is O(V + E) except Nimble (O(V^2/64) bitsets plus matchings, as in the original). */
 #include "opara_sched.h"
+#include "opara_model.h"
 
 #include <math.h>
 
@@ -680,6 +681,8 @@ OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
     opara__free(rt, p->position);
     opara__free(rt, p->stream);
     opara__free(rt, p->stream_seq);
+    opara__free(rt, p->lane);
+    opara__free(rt, p->lane_seq);
     opara__free(rt, p->level);
     opara__free(rt, p->records_event);
     opara__free(rt, p->wait_start);
@@ -706,6 +709,8 @@ static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
     p->position = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->stream = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->stream_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->lane = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->lane_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->level = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->records_event = (uint8_t*)opara__calloc(rt, n, 1);
     p->wait_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
@@ -715,7 +720,7 @@ static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
     p->alias_offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
     p->alias_kind = (uint8_t*)opara__calloc(rt, v, 1);
     p->value_bytes = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
-    if (p->order && p->position && p->stream && p->stream_seq && p->level && p->records_event && p->wait_start &&
+    if (p->order && p->position && p->stream && p->stream_seq && p->lane && p->lane_seq && p->level && p->records_event && p->wait_start &&
         p->storage && p->offset && p->alias_root && p->alias_offset && p->alias_kind && p->value_bytes)
         return OPARA_OK;
     return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan of %u nodes", g->n_nodes);
@@ -839,4 +844,33 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
     }
     *out = p;
     return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+                                             const opara__plan_desc* desc, opara__plan** out,
+                                             opara__shape** shapes_out, opara__op_desc** descs_out) {
+    opara_runtime* rt = g->rt;
+    opara__shape* shapes = (opara__shape*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(opara__shape));
+    uint64_t* bytes = (uint64_t*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(uint64_t));
+    opara__op_desc* descs = (opara__op_desc*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(opara__op_desc));
+    opara__plan_desc d;
+    opara_result r = OPARA_OK;
+    *out = NULL;
+    if (!shapes || !bytes || !descs) r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory planning the graph");
+    if (r == OPARA_OK) r = opara__infer_shapes(rt, g, batch, shapes);
+    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, shapes, bytes);
+    if (r == OPARA_OK) r = opara__describe_ops(g, shapes, dev, descs);
+    if (r == OPARA_OK) {
+        if (desc) d = *desc;
+        else memset(&d, 0, sizeof d);
+        d.shapes = shapes;
+        r = opara__plan_create(g, bytes, descs, dev, &d, out);
+    }
+    if (*out) (*out)->desc.shapes = NULL; /* not kept alive by the plan */
+    opara__free(rt, bytes);
+    if (shapes_out && r == OPARA_OK) *shapes_out = shapes;
+    else opara__free(rt, shapes);
+    if (descs_out && r == OPARA_OK) *descs_out = descs;
+    else opara__free(rt, descs);
+    return r;
 }

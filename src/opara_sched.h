@@ -126,6 +126,10 @@ typedef struct opara__plan_desc {
     int no_inplace;                  /* disable in-place outputs */
     int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
     int no_view_alias;               /* views get their own block (they still launch no kernel) */
+    int no_memory_sync;              /* never add a wait just to reuse a block (see memory_sync_window) */
+    uint32_t memory_sync_window;     /* when no free block fits, a block whose last readers were launched at
+                                        least this many positions earlier is reused by adding waits on them
+                                        (they have most likely finished); 0: 64 */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
@@ -157,6 +161,7 @@ typedef struct opara__plan_stats {
     uint32_t n_pruned_waits; /* waits dropped because earlier waits imply them */
     uint32_t n_forks, n_joins;
     uint32_t n_inplace, n_concat_in_place, n_views;
+    uint32_t n_memory_waits;   /* waits added by the memory plan to reuse a block (part of n_waits) */
     uint64_t arena_bytes;      /* peak memory of the plan = arena size */
     uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
     uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
@@ -179,6 +184,14 @@ typedef struct opara__plan {
     uint8_t* records_event; /* [n_nodes] */
     uint32_t* wait_start;   /* [n_nodes + 1] */
     uint32_t* wait_nodes;   /* [stats.n_waits] */
+
+    /* lanes: a chain decomposition of the happens-before order used as the key of the planner's
+       vector clocks. A stream takes over the lane of an ended stream whose last op happens-before
+       its first op, so a lane is totally ordered and the lane count stays near the number of
+       streams alive at once (Opara opens thousands of short streams on large graphs). */
+    uint32_t* lane;     /* [n_nodes] */
+    uint32_t* lane_seq; /* [n_nodes] 1-based rank of the node on its lane */
+    uint32_t n_lanes;
 
     /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
        event before its first op; a stream with stream_fork[s] waits on it before its first op (the
@@ -223,6 +236,14 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
    Concat does not copy it). */
 OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
                                                     uint32_t input_index);
+
+/* The whole pipeline for a graph with the analytic model: shapes for `batch` (a graph without a
+   symbolic batch ignores it), value sizes, default descriptors for `dev`, the plan (desc->shapes
+   is filled in for the call). shapes_out/descs_out, when not NULL, receive arrays the caller frees
+   with opara__free (n_values shapes, n_nodes descriptors). */
+OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+                                             const opara__plan_desc* desc, opara__plan** out,
+                                             opara__shape** shapes_out, opara__op_desc** descs_out);
 
 /* ---- the pieces, for tests and the simulator ------------------------------------------------- */
 

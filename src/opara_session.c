@@ -2,6 +2,7 @@
    with caller tensors, plan queries and run statistics. */
 #include "opara_cpu.h"
 #include "opara_model.h"
+#include "opara_export.h"
 
 #if !defined(_WIN32)
 #  include <dlfcn.h>
@@ -300,3 +301,39 @@ OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_nod
 }
 
 OPARADEF const char* opara_session_last_error(const opara_session* s) { return s ? s->error.text : ""; }
+
+#ifndef OPARA_NO_STDIO
+typedef int (*opara__session_writer)(FILE* f, const opara_session* s);
+
+static opara_result opara__session_write_file(const opara_session* s, const char* path, opara__session_writer write) {
+    FILE* f;
+    int ok;
+    if (!s || !path) return OPARA_ERR_INVALID_ARGS;
+    f = fopen(path, "w");
+    if (!f) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot open '%s' for writing", path);
+    ok = write(f, s);
+    if (fclose(f) != 0 || !ok) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot write '%s'", path);
+    return OPARA_OK;
+}
+
+static int opara__session_dot(FILE* f, const opara_session* s) { return opara__plan_write_dot(f, s->g, s->plan); }
+
+static int opara__session_trace(FILE* f, const opara_session* s) {
+    uint32_t n = opara_session_get_node_times(s, NULL, 0);
+    opara_node_time* times = (opara_node_time*)opara__calloc(s->rt, n ? n : 1, sizeof *times);
+    int ok;
+    if (!times) return 0;
+    opara_session_get_node_times(s, times, n);
+    ok = opara__write_trace(f, s->g, times, n, "worker");
+    opara__free(s->rt, times);
+    return ok;
+}
+
+OPARADEF opara_result opara_session_write_plan_dot(const opara_session* s, const char* path) {
+    return opara__session_write_file(s, path, opara__session_dot);
+}
+
+OPARADEF opara_result opara_session_write_trace(const opara_session* s, const char* path) {
+    return opara__session_write_file(s, path, opara__session_trace);
+}
+#endif

@@ -134,6 +134,9 @@ typedef struct opara__sync {
     uint32_t* stamp;  /* dedup: stamp[u] == gen when u is already listed */
     uint32_t gen;
     uint32_t* dependents; /* per node: cross-stream dependents (before pruning) */
+    uint32_t* stream_lane; /* per stream */
+    uint32_t* lane_len;    /* per lane: ops so far */
+    uint32_t* lane_free;   /* per lane: 1 when its stream has ended (the lane can be taken over) */
 } opara__sync;
 
 /* Cross-stream dependencies of v (data + extra), deduplicated, latest launched first: the latest
@@ -170,6 +173,26 @@ static uint32_t opara__sync_count(opara__sync* s) {
     return total;
 }
 
+/* The lane of v: its stream's; at a stream's first op, an ended lane whose whole history the
+   clock covers (only lanes present in the clock can qualify), else a new lane. */
+static void opara__sync_lane(opara__sync* s, uint32_t v, const opara__vc_slot* c) {
+    opara__plan* p = s->p;
+    uint32_t st = p->stream[v], i, lane = UINT32_MAX;
+    if (p->stream_first[st] != v) {
+        lane = s->stream_lane[st];
+    } else {
+        for (i = 0; i < s->walk.k && lane == UINT32_MAX; ++i) {
+            const opara__vc_slot* f = &c[i];
+            if (f->seq && s->lane_free[f->stream] && f->seq == s->lane_len[f->stream]) lane = f->stream;
+        }
+        if (lane == UINT32_MAX) lane = p->n_lanes++;
+        s->lane_free[lane] = 0;
+        s->stream_lane[st] = lane;
+    }
+    p->lane[v] = lane;
+    p->lane_seq[v] = ++s->lane_len[lane];
+}
+
 /* One node: keep the waits its stream's clock does not cover, in ascending launch position. */
 static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_waits) {
     opara__plan* p = s->p;
@@ -178,7 +201,7 @@ static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_wai
     if (!c) return OPARA_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n; ++i) {
         uint32_t u = s->deps[i];
-        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->stream[u], p->stream_seq[u])) {
+        if (!p->desc.no_wait_pruning && opara__vc_knows(c, s->walk.k, p->lane[u], p->lane_seq[u])) {
             p->stats.n_pruned_waits++;
         } else {
             p->wait_nodes[(*n_waits)++] = u;
@@ -194,9 +217,13 @@ static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_wai
             p->wait_nodes[b] = t;
         }
     }
-    opara__vc_set(c, s->walk.k, sv, p->stream_seq[v]);
+    opara__sync_lane(s, v, c);
+    opara__vc_set(c, s->walk.k, p->lane[v], p->lane_seq[v]);
     if (s->walk.refs[v] && !opara__vc_walk_snapshot(&s->walk, v, sv)) return OPARA_ERR_OUT_OF_MEMORY;
-    if (p->stream_last[sv] == v) opara__vc_walk_end_stream(&s->walk, sv);
+    if (p->stream_last[sv] == v) {
+        s->lane_free[p->lane[v]] = 1;
+        opara__vc_walk_end_stream(&s->walk, sv);
+    }
     return OPARA_OK;
 }
 
@@ -271,16 +298,24 @@ OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan*
     s.extra_start = extra_start;
     s.extra = extra;
     if (extra) max_deps += extra_start[g->n_nodes];
+    plan->n_lanes = 0;
     r = opara__vc_walk_init(&s.walk, g->rt, g->n_nodes, plan->n_streams);
     s.deps = (uint32_t*)opara__calloc(g->rt, max_deps, sizeof(uint32_t));
     s.stamp = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     s.dependents = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents)) r = OPARA_ERR_OUT_OF_MEMORY;
+    s.stream_lane = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    s.lane_len = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    s.lane_free = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
+    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents || !s.stream_lane || !s.lane_len || !s.lane_free))
+        r = OPARA_ERR_OUT_OF_MEMORY;
     if (r == OPARA_OK) r = opara__sync_run(&s);
     opara__vc_walk_free(&s.walk);
     opara__free(g->rt, s.deps);
     opara__free(g->rt, s.stamp);
     opara__free(g->rt, s.dependents);
+    opara__free(g->rt, s.stream_lane);
+    opara__free(g->rt, s.lane_len);
+    opara__free(g->rt, s.lane_free);
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
     return r;
 }

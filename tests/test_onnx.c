@@ -682,11 +682,30 @@ OT_TEST(testdata_conversion_coverage) {
         cover_dir(T, rt, categories[i], &c);
         printf("coverage %s: %d converted, %d converted with parameter inputs frozen, %d unsupported operators, "
                "%d unsupported types or features\n", categories[i], c.converted, c.frozen, c.unsupported, c.other);
-        printf("  unsupported:");
+        printf("coverage %s unsupported operator types:", categories[i]);
         for (k = 0; k < c.n_ops; ++k) printf(" %s(%d)", c.ops[k], c.op_count[k]);
         printf("\n");
     }
     opara_runtime_destroy(rt);
+}
+
+/* The converted model written, loaded back and written again gives the same bytes. */
+static void check_save_load_save_identical(opara_test* T, opara_runtime* rt, const opara_model* model) {
+    opara__bytes first, second;
+    opara_model* reloaded = NULL;
+    memset(&first, 0, sizeof first);
+    memset(&second, 0, sizeof second);
+    REQUIRE(opara__format_write(rt, opara__model_graph(model), 0, &first) == OPARA_OK);
+    if (opara_model_load_memory(rt, first.data, first.size, &reloaded) == OPARA_OK &&
+        opara__format_write(rt, opara__model_graph(reloaded), 0, &second) == OPARA_OK) {
+        CHECK_EQ(second.size, first.size);
+        CHECK(second.size == first.size && memcmp(first.data, second.data, first.size) == 0);
+    } else {
+        CHECK_STR(opara_runtime_last_error(rt), "");
+    }
+    opara_model_destroy(reloaded);
+    opara__free(rt, first.data);
+    opara__free(rt, second.data);
 }
 
 OT_TEST(zoo_models_convert_with_expected_node_counts) {
@@ -713,6 +732,7 @@ OT_TEST(zoo_models_convert_with_expected_node_counts) {
         } else {
             printf("zoo %s: %d ONNX nodes -> %u (expected %d)\n", name, onnx_nodes, opara_model_node_count(model), expected);
             CHECK_EQ(opara_model_node_count(model), expected);
+            check_save_load_save_identical(T, rt, model);
         }
         opara_model_destroy(model);
         models++;
@@ -724,7 +744,39 @@ OT_TEST(zoo_models_convert_with_expected_node_counts) {
     if (!models) SKIP("no zoo models in build/zoo (make zoo)");
 }
 
+/* The fuzz seed corpus holds past fuzzer findings (regression_*.bin): each must fail or import cleanly. */
+OT_TEST(fuzz_corpus_imports_or_fails_cleanly) {
+    DIR* d = opendir("tests/fuzz/corpus_onnx");
+    struct dirent* e;
+    opara_runtime* rt = new_rt();
+    int files = 0;
+    if (!d) SKIP("tests/fuzz/corpus_onnx not found (run from the repository root)");
+    REQUIRE(rt);
+    while ((e = readdir(d)) != NULL) {
+        char path[512];
+        uint8_t* data;
+        size_t size;
+        opara_model* model = NULL;
+        opara__tensor_data t;
+        opara_onnx_options o;
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "tests/fuzz/corpus_onnx/%.200s", e->d_name);
+        if (opara__onnx_read_file(rt, path, &data, &size) != OPARA_OK) continue;
+        memset(&o, 0, sizeof o);
+        o.default_dim = 3;
+        if (opara_model_load_onnx_memory(rt, data, size, &o, &model) == OPARA_OK) opara_model_destroy(model);
+        else CHECK(opara_runtime_last_error(rt)[0] != 0);
+        if (opara__onnx_read_tensor(rt, data, size, &t) == OPARA_OK) opara__tensor_data_free(rt, &t);
+        opara__free(rt, data);
+        files++;
+    }
+    closedir(d);
+    CHECK(files > 10);
+    opara_runtime_destroy(rt);
+}
+
 static const opara_test_case tests[] = {
+    OT_CASE(fuzz_corpus_imports_or_fails_cleanly),
     OT_CASE(conv_test_data_matches_spec), OT_CASE(tensor_files_match_numpy_helper),
     OT_CASE(conv_bn_relu_before_and_after_fusion), OT_CASE(relu_not_fused_when_conv_output_is_shared),
     OT_CASE(identity_and_dropout_disappear_output_keeps_name), OT_CASE(shape_chain_folds_to_batch_reshape),

@@ -152,6 +152,44 @@ static double bench_memcpy_ms(size_t bytes) {
     return (double)best / 1e6 + (double)(i - 1); /* i is 1: keeps the copy observable */
 }
 
+typedef struct bench_convert_result {
+    double onnx_mb, convert_ms, load_ms;
+    int zero_copy;
+} bench_convert_result;
+
+/* ONNX -> .opara (import, fold, write the file) for one model, then the converted file's load. */
+static int bench_convert(opara_runtime* rt, const char* onnx_path, const char* out_path, bench_convert_result* res) {
+    opara_model *m = NULL, *loaded = NULL;
+    opara__bytes bytes;
+    opara_model_stats stats;
+    FILE* f;
+    uint64_t t0;
+    memset(res, 0, sizeof *res);
+    memset(&bytes, 0, sizeof bytes);
+    f = fopen(onnx_path, "rb");
+    if (!f) return 1;
+    fseek(f, 0, SEEK_END);
+    res->onnx_mb = (double)ftell(f) / 1e6;
+    fclose(f);
+    t0 = opara__now_ns();
+    if (opara_model_load_onnx_file(rt, onnx_path, NULL, &m) != OPARA_OK ||
+        opara__format_write(rt, opara__model_graph(m), 0, &bytes) != OPARA_OK)
+        return bench_fail(rt, "convert");
+    f = fopen(out_path, "wb");
+    if (!f || fwrite(bytes.data, 1, bytes.size, f) != bytes.size || fclose(f) != 0) return 1;
+    res->convert_ms = (double)(opara__now_ns() - t0) / 1e6;
+    opara__free(rt, bytes.data);
+    opara_model_destroy(m);
+    t0 = opara__now_ns();
+    if (opara_model_load_file(rt, out_path, &loaded) != OPARA_OK) return bench_fail(rt, "load converted");
+    res->load_ms = (double)(opara__now_ns() - t0) / 1e6;
+    opara_model_get_stats(loaded, &stats);
+    res->zero_copy = stats.zero_copy;
+    opara_model_destroy(loaded);
+    remove(out_path);
+    return 0;
+}
+
 int main(int argc, char** argv) {
     const char* dir = "build/bench";
     const char* json_path = "build/bench/load.json";
@@ -159,6 +197,8 @@ int main(int argc, char** argv) {
     bench_model models[2];
     opara_runtime* rt = NULL;
     double copy_ms;
+    bench_convert_result convert;
+    int have_convert = 0;
     FILE* json;
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) dir = argv[++i];
@@ -190,10 +230,30 @@ int main(int argc, char** argv) {
     printf("load time large/small: file %.2fx, memory %.2fx for %.0fx the weight bytes\n",
            models[0].load_file_ms / models[1].load_file_ms, models[0].load_memory_ms / models[1].load_memory_ms,
            (double)models[0].weight_bytes / (double)models[1].weight_bytes);
-    printf("ONNX convert speed (bert_base): pending the onnx branch\n");
+    {
+        char out_path[600];
+        snprintf(out_path, sizeof out_path, "%s/bert_base.opara", dir);
+        if (bench_convert(rt, "build/zoo/bert_base.onnx", out_path, &convert) == 0) {
+            have_convert = 1;
+            printf("ONNX convert (bert_base, %.1f MB): %.0f ms = %.0f MB/s; load of the converted file %.3f ms, weights in place: %s\n",
+                   convert.onnx_mb, convert.convert_ms, convert.onnx_mb / (convert.convert_ms / 1000.0), convert.load_ms,
+                   convert.zero_copy ? "yes" : "NO");
+            failed |= !convert.zero_copy;
+        } else {
+            printf("ONNX convert (bert_base): SKIP, build/zoo/bert_base.onnx not available (make zoo)\n");
+        }
+    }
     json = fopen(json_path, "w");
     if (json) {
-        fprintf(json, "{\"runs\": %d, \"memcpy_large_ms\": %.3f, \"onnx_convert_bert_base\": null,\n \"models\": [", runs, copy_ms);
+        fprintf(json, "{\"runs\": %d, \"memcpy_large_ms\": %.3f,\n", runs, copy_ms);
+        if (have_convert)
+            fprintf(json, " \"onnx_convert_bert_base\": {\"onnx_mb\": %.1f, \"convert_ms\": %.1f, \"mb_per_s\": %.1f, "
+                          "\"load_converted_ms\": %.3f, \"zero_copy\": %s},\n",
+                    convert.onnx_mb, convert.convert_ms, convert.onnx_mb / (convert.convert_ms / 1000.0), convert.load_ms,
+                    convert.zero_copy ? "true" : "false");
+        else
+            fprintf(json, " \"onnx_convert_bert_base\": null,\n");
+        fprintf(json, " \"models\": [");
         for (i = 0; i < 2; ++i)
             fprintf(json,
                     "%s\n  {\"label\": \"%s\", \"nodes\": 1000, \"weight_bytes\": %llu, \"file_bytes\": %llu, \"save_ms\": %.3f, "

@@ -32,17 +32,6 @@ static uint32_t cli_info_op_counts(const opara_model* m, cli_op_count* counts) {
     return n;
 }
 
-static void cli_info_json_str(FILE* out, const char* s) {
-    fputc('"', out);
-    for (; *s; ++s) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c < 0x20) fprintf(out, "\\u%04x", c);
-        else fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 static void cli_info_dims(FILE* out, const opara_tensor_info* t, int json) {
     int32_t k;
     fputc('[', out);
@@ -73,7 +62,7 @@ static void cli_info_tensors(FILE* out, const opara_model* m, const opara__shape
         else opara_model_input_info(m, i, &t);
         if (json) {
             fprintf(out, "%s{\"name\": ", i ? ", " : "");
-            cli_info_json_str(out, t.name);
+            opara__write_json_string(out, t.name);
             fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", opara_dtype_name(t.dtype));
             cli_info_dims(out, &t, 1);
             fputc('}', out);
@@ -147,10 +136,10 @@ static int cli_info(int argc, char** argv) {
     if (st.n_nodes <= CLI_INFO_MAX_WIDTH_NODES) have_width = opara__graph_max_width(rt, g, &width, NULL) == OPARA_OK;
     if (json) {
         printf("{\"file\": ");
-        cli_info_json_str(stdout, path);
+        opara__write_json_string(stdout, path);
         printf(", \"bytes\": %llu, \"content_hash\": \"%016llx\", \"producer\": ", (unsigned long long)st.file_bytes,
                (unsigned long long)st.content_hash);
-        cli_info_json_str(stdout, st.producer);
+        opara__write_json_string(stdout, st.producer);
         printf(", \"source_opset\": %lld,\n", (long long)st.source_opset);
         printf(" \"nodes\": %u, \"tensors\": %u, \"constants\": %u, \"parameters\": %llu, \"parameter_bytes\": %llu,\n",
                st.n_nodes, st.n_tensors, st.n_constants, (unsigned long long)st.n_params, (unsigned long long)st.param_bytes);

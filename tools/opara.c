@@ -11,6 +11,7 @@
 #include "cli_info.c"
 #include "cli_run.c"
 #include "cli_bench.c"
+#include "cli_plan.c"
 
 typedef struct cli_command {
     const char* name;
@@ -24,6 +25,8 @@ static const cli_command cli_commands[] = {
     {"convert", cli_convert, "convert IN.onnx OUT.opara [--shape NAME=d0,d1,...] [--c-header OUT.h]"},
     {"info", cli_info, "info FILE [--json]           operators, parameters, inputs/outputs and DAG width of a model"},
     {"bench", cli_bench, "bench FILE --sim DEVICE      every strategy side by side on the GPU simulator (simulated)"},
+    {"plan", cli_plan, "plan FILE [--strategy opara|opara-topo|sequential|wavefront|nimble|all] [--batch N] "
+                       "[--default-dim N] [--device NAME] [--dot OUT.dot] [--json] [--verify]"},
 };
 
 static int cli_usage(FILE* out) {

@@ -1,0 +1,21 @@
+/* Exports of a plan and of a run's timeline for people to look at: Graphviz DOT and Chrome-trace
+   (Perfetto) JSON. Shared by the session API and the command-line tools. */
+#ifndef OPARA_EXPORT_H
+#define OPARA_EXPORT_H
+
+#include "opara_sched.h"
+
+#ifndef OPARA_NO_STDIO
+#include <stdio.h>
+
+/* The plan's DAG: ops labelled "position: name / op sN" and coloured by stream, data edges solid,
+   cross-stream event waits dashed red. Returns 1 when everything was written. */
+OPARA__PRIVATE int opara__plan_write_dot(FILE* f, const opara__graph* g, const opara__plan* p);
+/* One complete event per op on track `tid` = its worker (CPU) or stream, in microseconds. */
+OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opara_node_time* times, uint32_t n,
+                                     const char* track_kind);
+/* A JSON string literal (quotes included) with ", \ and control characters escaped. */
+OPARA__PRIVATE void opara__write_json_string(FILE* f, const char* s);
+#endif
+
+#endif /* OPARA_EXPORT_H */
