@@ -8270,8 +8270,10 @@ static int opara__resize_enum(const char* s, const char* const* names, int count
 }
 
 static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
+    /* ONNX spells it tf_half_pixel_for_nn; the last entry is an older misspelling kept as an alias */
     static const char* const ct_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                           "tf_half_pixel_for_nearest", "tf_crop_and_resize", "half_pixel_symmetric"};
+                                           "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric",
+                                           "tf_half_pixel_for_nearest"};
     static const char* const nm_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
@@ -8293,7 +8295,8 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: input and output ranks or types differ");
     if (opara__attr_int(n, "antialias", 0))
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
-    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names, 7);
+    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names, 8);
+    if (p->coord_mode == 7) p->coord_mode = OPARA__CT_TF_HALF_PIXEL_NN;
     p->nearest_mode = opara__resize_enum(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nm_names, 4);
     if (p->coord_mode < 0 || p->nearest_mode < 0)
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: unknown coordinate or nearest mode");
@@ -8814,6 +8817,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
             p->pad_b[i] = p->pad_e[i] = 0;
         }
         want = full - p->pad_b[i] - p->pad_e[i];
+        if (j >= 0 && out_shape) want = out_shape[nos == (uint32_t)nsp ? j : j + 2]; /* larger: the tail is bias only */
         p->out_sp[i] = j >= 0 ? y->dims[2 + j] : 1;
         if (p->out_sp[i] != want)
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output dim %d is %lld, expected %lld",
@@ -29877,6 +29881,19 @@ static opara_result opara__import_nodes(opara__imp* im) {
     return r;
 }
 
+/* A graph output that Identity/Dropout made an alias of a graph input, a constant or another
+   output cannot take over that tensor's name: it becomes a copy (Cast to its own type). */
+static opara_result opara__materialize_alias(opara__imp* im, int32_t alias, int32_t src) {
+    int32_t node;
+    im->side[alias].alias = -1;
+    im->g->values[alias].dtype = im->g->values[src].dtype;
+    node = opara__graph_add_node(im->g, OPARA__OP_CAST, im->g->values[alias].name, 1, &src, 1, &alias);
+    if (node < 0) return OPARA_ERR_ONNX_INVALID;
+    if (opara__node_set_int(im->g, node, "to", (int64_t)im->g->values[src].dtype) != OPARA_OK) return opara__imp_oom(im);
+    opara__infer_node(im, node);
+    return OPARA_OK;
+}
+
 static opara_result opara__add_outputs(opara__imp* im) {
     const opara__onnx_graph* g = &im->model->graph;
     uint32_t i;
@@ -29886,10 +29903,16 @@ static opara_result opara__add_outputs(opara__imp* im) {
         opara_result r;
         if (v < 0)
             return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "graph output '%s' is not produced by any node", name);
-        if (direct != v && im->g->values[v].kind == OPARA__VALUE_ACTIVATION && !im->g->values[v].is_output) {
+        if (direct != v) {
             opara__imp_side* side = opara__side(im, v);
             if (!side) return opara__imp_oom(im);
-            if (!side->rename) side->rename = im->g->values[direct].name; /* keeps its name through Identity */
+            if (im->g->values[v].kind == OPARA__VALUE_ACTIVATION && !im->g->values[v].is_output && !side->rename) {
+                side->rename = im->g->values[direct].name; /* keeps its name through Identity */
+            } else {
+                r = opara__materialize_alias(im, direct, v);
+                if (r != OPARA_OK) return r;
+                v = direct;
+            }
         }
         r = opara__graph_add_output(im->g, v);
         if (r != OPARA_OK) return r;

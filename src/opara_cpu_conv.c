@@ -365,6 +365,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
             p->pad_b[i] = p->pad_e[i] = 0;
         }
         want = full - p->pad_b[i] - p->pad_e[i];
+        if (j >= 0 && out_shape) want = out_shape[nos == (uint32_t)nsp ? j : j + 2]; /* larger: the tail is bias only */
         p->out_sp[i] = j >= 0 ? y->dims[2 + j] : 1;
         if (p->out_sp[i] != want)
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output dim %d is %lld, expected %lld",

@@ -1965,6 +1965,19 @@ static opara_result opara__import_nodes(opara__imp* im) {
     return r;
 }
 
+/* A graph output that Identity/Dropout made an alias of a graph input, a constant or another
+   output cannot take over that tensor's name: it becomes a copy (Cast to its own type). */
+static opara_result opara__materialize_alias(opara__imp* im, int32_t alias, int32_t src) {
+    int32_t node;
+    im->side[alias].alias = -1;
+    im->g->values[alias].dtype = im->g->values[src].dtype;
+    node = opara__graph_add_node(im->g, OPARA__OP_CAST, im->g->values[alias].name, 1, &src, 1, &alias);
+    if (node < 0) return OPARA_ERR_ONNX_INVALID;
+    if (opara__node_set_int(im->g, node, "to", (int64_t)im->g->values[src].dtype) != OPARA_OK) return opara__imp_oom(im);
+    opara__infer_node(im, node);
+    return OPARA_OK;
+}
+
 static opara_result opara__add_outputs(opara__imp* im) {
     const opara__onnx_graph* g = &im->model->graph;
     uint32_t i;
@@ -1974,10 +1987,16 @@ static opara_result opara__add_outputs(opara__imp* im) {
         opara_result r;
         if (v < 0)
             return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "graph output '%s' is not produced by any node", name);
-        if (direct != v && im->g->values[v].kind == OPARA__VALUE_ACTIVATION && !im->g->values[v].is_output) {
+        if (direct != v) {
             opara__imp_side* side = opara__side(im, v);
             if (!side) return opara__imp_oom(im);
-            if (!side->rename) side->rename = im->g->values[direct].name; /* keeps its name through Identity */
+            if (im->g->values[v].kind == OPARA__VALUE_ACTIVATION && !im->g->values[v].is_output && !side->rename) {
+                side->rename = im->g->values[direct].name; /* keeps its name through Identity */
+            } else {
+                r = opara__materialize_alias(im, direct, v);
+                if (r != OPARA_OK) return r;
+                v = direct;
+            }
         }
         r = opara__graph_add_output(im->g, v);
         if (r != OPARA_OK) return r;
