@@ -400,6 +400,94 @@ static int64_t opara__pool_padded_taps(const opara__cpu_params* p, int d, int64_
     return hi - lo;
 }
 
+/* First and one-past-last output index o in [0, out) whose window [o*s - pad, o*s - pad + span)
+   lies inside [0, in): the interior, where no tap needs clipping. */
+static void opara__pool_interior(int64_t out, int64_t s, int64_t pad, int64_t span, int64_t in, int64_t* lo,
+                                 int64_t* hi) {
+    int64_t a = (pad + s - 1) / s, b = in - span + pad >= 0 ? (in - span + pad) / s + 1 : 0;
+    if (b > out) b = out;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+/* One output row of a 2-D pool over rows [a1, b1) of the window: the clipped edges one element
+   at a time, the interior as vectorizable loops over the output columns. */
+static void opara__pool2d_row(const opara__cpu_params* p, int is_max, const float* x, int64_t s1, int64_t a1, int64_t b1,
+                              float* yr) {
+    int64_t W = p->in_sp[2], OW = p->out_sp[2], sw = p->stride[2], pw = p->pad_b[2], kw = p->kernel[2];
+    int64_t dw = p->dil[2], dh = p->dil[1], lo, hi, o, k1, k2;
+    float vdiv = (float)(b1 - a1) * (float)kw;
+    opara__pool_interior(OW, sw, pw, (kw - 1) * dw + 1, W, &lo, &hi);
+    for (o = 0; o < OW; ++o) {
+        int64_t s2, a2, b2, cnt;
+        float acc = 0.0f;
+        int first = 1;
+        if (o == lo && hi > lo) o = hi;
+        if (o >= OW) break;
+        s2 = o * sw - pw;
+        opara__pool_taps(s2, dw, kw, W, &a2, &b2);
+        for (k1 = a1; k1 < b1; ++k1) {
+            const float* xr = x + (s1 + k1 * dh) * W + s2;
+            for (k2 = a2; k2 < b2; ++k2) {
+                float v = xr[k2 * dw];
+                if (is_max) acc = first || v > acc ? v : acc;
+                else acc += v;
+                first = 0;
+            }
+        }
+        cnt = p->count_include_pad ? opara__pool_padded_taps(p, 1, s1) * opara__pool_padded_taps(p, 2, s2)
+                                   : (b1 - a1) * (b2 - a2);
+        yr[o] = is_max ? acc : (cnt > 0 ? acc / (float)cnt : 0.0f);
+    }
+    if (hi <= lo) return;
+    if (p->count_include_pad) vdiv = (float)opara__pool_padded_taps(p, 1, s1) * (float)kw;
+    for (k1 = a1; k1 < b1; ++k1) {
+        const float* xr = x + (s1 + k1 * dh) * W - pw;
+        for (k2 = 0; k2 < kw; ++k2) {
+            const float* xk = xr + k2 * dw;
+            int init = k1 == a1 && k2 == 0;
+            if (sw == 1) {
+                if (init) memcpy(yr + lo, xk + lo, (size_t)(hi - lo) * sizeof(float));
+                else if (is_max)
+                    for (o = lo; o < hi; ++o) yr[o] = xk[o] > yr[o] ? xk[o] : yr[o];
+                else
+                    for (o = lo; o < hi; ++o) yr[o] += xk[o];
+            } else {
+                if (init)
+                    for (o = lo; o < hi; ++o) yr[o] = xk[o * sw];
+                else if (is_max)
+                    for (o = lo; o < hi; ++o) yr[o] = xk[o * sw] > yr[o] ? xk[o * sw] : yr[o];
+                else
+                    for (o = lo; o < hi; ++o) yr[o] += xk[o * sw];
+            }
+        }
+    }
+    if (b1 <= a1)
+        for (o = lo; o < hi; ++o) yr[o] = 0.0f;
+    else if (!is_max)
+        for (o = lo; o < hi; ++o) yr[o] /= vdiv;
+}
+
+/* 2-D pooling without indices (the common case): planes [begin, end). */
+static opara_result opara__pool2d_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int is_max = op->node->op == OPARA__OP_MAX_POOL;
+    int64_t Pin = p->in_sp[1] * p->in_sp[2], P = p->out_sp[1] * p->out_sp[2], o1;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        float* y = (float*)op->out[0].data + (int64_t)item * P;
+        for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+            int64_t s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
+            opara__pool_taps(s1, p->dil[1], p->kernel[1], p->in_sp[1], &a1, &b1);
+            opara__pool2d_row(p, is_max, x, s1, a1, b1, y + o1 * p->out_sp[2]);
+        }
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__pool_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int is_max = op->node->op == OPARA__OP_MAX_POOL;
@@ -480,5 +568,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 1;
     op->fn = opara__pool_kernel;
+    if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1 && !(op->n_out > 1 && op->out[1].data))
+        op->fn = opara__pool2d_kernel;
     return OPARA_OK;
 }
