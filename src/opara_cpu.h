@@ -134,11 +134,11 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 
 /* A session's CPU side: one prepared operator per node, the arena (one 64-byte aligned block),
-   static input buffers, per-worker scratch and the worker threads. Thread w runs, in the plan's
-   launch order, the nodes of the streams s with s % n_workers == w; a node first waits for the
-   events the plan lists (per-node completion marks: spin, then mutex + condition variable). A
-   worker that is waiting or has nothing left helps the operator another worker has published
-   for splitting (intra-op parallelism over its work items). */
+   static input buffers, per-worker scratch and the worker threads. A node may start when its
+   stream predecessor and the nodes whose events it waits on have finished; any free worker takes
+   the ready node that comes first in launch order (streams are the unit of ordering, not
+   workers). A worker with nothing ready helps the operator another worker has published for
+   splitting (intra-op parallelism over its work items), then spins briefly and sleeps. */
 typedef struct opara__cpu_exec opara__cpu_exec;
 
 /* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
