@@ -10,8 +10,62 @@
 #  define OPARA__GEMM_AVX2 0
 #endif
 
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#  define OPARA__VEC_SSE 1
+#  include <emmintrin.h>
+#else
+#  define OPARA__VEC_SSE 0
+#endif
+
 #define OPARA__MR 6
 #define OPARA__NR 16
+
+/* ---- row helpers (SSE2 on x86, where -O2 builds would otherwise get scalar, branchy loops) ---- */
+
+OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    __m128 x = _mm_set1_ps(v);
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, x);
+#endif
+    for (; i < n; ++i) d[i] = v;
+}
+
+/* d = max(d, 0); NaN becomes 0. */
+OPARA__PRIVATE void opara__vec_relu(float* d, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    __m128 z = _mm_setzero_ps();
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, _mm_max_ps(_mm_loadu_ps(d + i), z));
+#endif
+    for (; i < n; ++i) d[i] = d[i] > 0.0f ? d[i] : 0.0f;
+}
+
+/* d[i] = s[i * stride] > d[i] ? s[i * stride] : d[i] (a NaN in s is skipped). */
+OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 a = stride == 1 ? _mm_loadu_ps(s + i)
+                               : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
+        _mm_storeu_ps(d + i, _mm_max_ps(a, _mm_loadu_ps(d + i))); /* maxps(a, b) is exactly a > b ? a : b */
+    }
+#endif
+    for (; i < n; ++i) d[i] = s[i * stride] > d[i] ? s[i * stride] : d[i];
+}
+
+/* d[i] += s[i * stride]. */
+OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 a = stride == 1 ? _mm_loadu_ps(s + i)
+                               : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
+        _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), a));
+    }
+#endif
+    for (; i < n; ++i) d[i] += s[i * stride];
+}
 
 /* ---- packing --------------------------------------------------------------------------------- */
 
@@ -263,11 +317,7 @@ static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, si
         opara__sgemm(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
                      y + i0 * ldy + j0, ldy, scratch);
         if (p->relu)
-            for (i = 0; i < mb; ++i)
-                for (j = 0; j < nb; ++j) {
-                    float* v = &y[(i0 + i) * ldy + j0 + j];
-                    *v = *v > 0.0f ? *v : 0.0f;
-                }
+            for (i = 0; i < mb; ++i) opara__vec_relu(y + (i0 + i) * ldy + j0, nb);
     }
     return OPARA_OK;
 }
