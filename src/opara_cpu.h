@@ -60,10 +60,13 @@ OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, siz
 /* Which micro-kernel the built-in GEMM uses on this CPU ("avx2+fma" or "portable"). */
 OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
 
-/* Row helpers of the kernels (SSE2 where available): fill with v; ReLU in place (NaN -> 0);
-   d = max(d, s) and d += s over n elements of s taken every `stride`. */
+/* Row helpers of the kernels (SSE2 where available): fill with v; y = ReLU(x) (NaN -> 0, y may
+   be x); d = max(d, s), d += s and d += w * s over n elements of s taken every `stride`. */
 OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v);
-OPARA__PRIVATE void opara__vec_relu(float* d, size_t n);
+OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n);
+OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w);
+OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
+                                    size_t dil);
 OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n);
 OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n);
 

@@ -102,6 +102,17 @@ static void opara__valid_range(int64_t base, int64_t s, int64_t len, int64_t lim
     *hi = b;
 }
 
+/* First and one-past-last output index o in [0, out) whose window [o*s - pad, o*s - pad + span)
+   lies inside [0, in): the interior, where no tap needs clipping. */
+static void opara__pool_interior(int64_t out, int64_t s, int64_t pad, int64_t span, int64_t in, int64_t* lo,
+                                 int64_t* hi) {
+    int64_t a = (pad + s - 1) / s, b = in - span + pad >= 0 ? (in - span + pad) / s + 1 : 0;
+    if (b > out) b = out;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
 /* Copies len input elements starting at row[base] with stride s into dst, zero where the index
    falls outside [0, limit). */
 static void opara__im2col_run(const float* row, int64_t base, int64_t s, int64_t len, int64_t limit, float* dst) {
@@ -160,7 +171,7 @@ static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld,
     size_t i;
     for (i = 0; i < rows; ++i) {
         if (init) opara__vec_fill(y + i * ld, cols, bias ? bias[i] : 0.0f);
-        else if (relu) opara__vec_relu(y + i * ld, cols);
+        else if (relu) opara__vec_relu(y + i * ld, y + i * ld, cols);
     }
 }
 
@@ -202,24 +213,68 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
     return OPARA_OK;
 }
 
+/* yr += one kernel row wk applied along input row xr: clipped edges per element, the interior
+   with every tap at once. */
+static void opara__depthwise_row(const opara__cpu_params* p, const float* xr, const float* wk, float* yr) {
+    int64_t ow = p->out_sp[2], sw = p->stride[2], pw = p->pad_b[2], dw = p->dil[2], W = p->in_sp[2], KW = p->kernel[2];
+    int64_t lo, hi, t, kc;
+    opara__pool_interior(ow, sw, pw, (KW - 1) * dw + 1, W, &lo, &hi);
+    for (t = 0; t < ow; ++t) {
+        if (t == lo && hi > lo) t = hi;
+        if (t >= ow) break;
+        for (kc = 0; kc < KW; ++kc) {
+            int64_t ix = t * sw - pw + kc * dw;
+            if (ix >= 0 && ix < W) yr[t] += wk[kc] * xr[ix];
+        }
+    }
+    if (hi > lo) opara__vec_taps(yr + lo, xr + lo * sw - pw, (size_t)sw, (size_t)(hi - lo), wk, (size_t)KW, (size_t)dw);
+}
+
+/* Depthwise 2-D: each channel is copied into a zero-bordered plane in scratch, so every output
+   row is one branch-free pass per kernel row. */
+static opara_result opara__conv_depthwise2d_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t H = p->in_sp[1], W = p->in_sp[2], Hp = H + p->pad_b[1] + p->pad_e[1], Wp = W + p->pad_b[2] + p->pad_e[2];
+    int64_t oh = p->out_sp[1], ow = p->out_sp[2], KH = p->kernel[1], KW = p->kernel[2], r, oy, kb;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    size_t item;
+    memset(scratch, 0, (size_t)(Hp * Wp) * sizeof(float));
+    for (item = begin; item < end; ++item) {
+        int64_t c = (int64_t)item % p->cout;
+        const float* x = (const float*)op->in[0].data + (int64_t)item * H * W;
+        const float* w = (const float*)op->in[1].data + c * KH * KW;
+        float* y = (float*)op->out[0].data + (int64_t)item * oh * ow;
+        for (r = 0; r < H; ++r) /* the border stays zero from the memset above */
+            memcpy(scratch + (r + p->pad_b[1]) * Wp + p->pad_b[2], x + r * W, (size_t)W * sizeof(float));
+        for (oy = 0; oy < oh; ++oy) {
+            float* yr = y + oy * ow;
+            opara__vec_fill(yr, (size_t)ow, bias ? bias[c] : 0.0f);
+            for (kb = 0; kb < KH; ++kb)
+                opara__vec_taps(yr, scratch + (oy * p->stride[1] + kb * p->dil[1]) * Wp, (size_t)p->stride[2], (size_t)ow,
+                                w + kb * KW, (size_t)KW, (size_t)p->dil[2]);
+            if (p->relu) opara__vec_relu(yr, yr, (size_t)ow);
+        }
+    }
+    return OPARA_OK;
+}
+
 /* Depthwise (one input and one output channel per group): direct accumulation per output row. */
 static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t K3 = opara__prod3(p->kernel), P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
-    int64_t ow = p->out_sp[2], sw = p->stride[2];
+    int64_t ow = p->out_sp[2];
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
     size_t item;
     (void)scratch;
     for (item = begin; item < end; ++item) {
-        int64_t c = (int64_t)item % p->cout, z, yy, ka, kb, kc, t;
+        int64_t c = (int64_t)item % p->cout, z, yy, ka, kb;
         const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
         const float* w = (const float*)op->in[1].data + c * K3;
         float* y = (float*)op->out[0].data + (int64_t)item * P;
         for (z = 0; z < p->out_sp[0]; ++z)
             for (yy = 0; yy < p->out_sp[1]; ++yy) {
                 float* yr = y + (z * p->out_sp[1] + yy) * ow;
-                float b0 = bias ? bias[c] : 0.0f;
-                for (t = 0; t < ow; ++t) yr[t] = b0;
+                opara__vec_fill(yr, (size_t)ow, bias ? bias[c] : 0.0f);
                 for (ka = 0; ka < p->kernel[0]; ++ka) {
                     int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
                     if (iz < 0 || iz >= p->in_sp[0]) continue;
@@ -228,21 +283,10 @@ static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t
                         const float* xr;
                         if (iy < 0 || iy >= p->in_sp[1]) continue;
                         xr = x + (iz * p->in_sp[1] + iy) * p->in_sp[2];
-                        for (kc = 0; kc < p->kernel[2]; ++kc) {
-                            int64_t base = kc * p->dil[2] - p->pad_b[2], lo, hi;
-                            float wv = w[(ka * p->kernel[1] + kb) * p->kernel[2] + kc];
-                            opara__valid_range(base, sw, ow, p->in_sp[2], &lo, &hi);
-                            if (sw == 1) {
-                                const float* xs = xr + base;
-                                for (t = lo; t < hi; ++t) yr[t] += wv * xs[t];
-                            } else {
-                                for (t = lo; t < hi; ++t) yr[t] += wv * xr[base + t * sw];
-                            }
-                        }
+                        opara__depthwise_row(p, xr, w + (ka * p->kernel[1] + kb) * p->kernel[2], yr);
                     }
                 }
-                if (p->relu)
-                    for (t = 0; t < ow; ++t) yr[t] = yr[t] > 0.0f ? yr[t] : 0.0f;
+                if (p->relu) opara__vec_relu(yr, yr, (size_t)ow);
             }
     }
     return OPARA_OK;
@@ -305,6 +349,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
     if (p->depthwise) {
         op->work_items = (size_t)(p->batch * p->cout);
         op->fn = opara__conv_depthwise_kernel;
+        if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1) { /* 2-D: through a padded copy */
+            op->fn = opara__conv_depthwise2d_kernel;
+            op->scratch_floats = (size_t)((p->in_sp[1] + p->pad_b[1] + p->pad_e[1]) * (p->in_sp[2] + p->pad_b[2] + p->pad_e[2]));
+        }
         return OPARA_OK;
     }
     opara__conv_pick_block(p, K, P);
@@ -439,17 +487,6 @@ static int64_t opara__pool_padded_taps(const opara__cpu_params* p, int d, int64_
     int64_t lo, hi;
     opara__pool_taps(s + p->pad_b[d], p->dil[d], p->kernel[d], p->in_sp[d] + p->pad_b[d] + p->pad_e[d], &lo, &hi);
     return hi - lo;
-}
-
-/* First and one-past-last output index o in [0, out) whose window [o*s - pad, o*s - pad + span)
-   lies inside [0, in): the interior, where no tap needs clipping. */
-static void opara__pool_interior(int64_t out, int64_t s, int64_t pad, int64_t span, int64_t in, int64_t* lo,
-                                 int64_t* hi) {
-    int64_t a = (pad + s - 1) / s, b = in - span + pad >= 0 ? (in - span + pad) / s + 1 : 0;
-    if (b > out) b = out;
-    if (a > b) a = b;
-    *lo = a;
-    *hi = b;
 }
 
 /* One output row of a 2-D pool over rows [a1, b1) of the window: the clipped edges one element

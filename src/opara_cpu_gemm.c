@@ -31,14 +31,51 @@ OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v) {
     for (; i < n; ++i) d[i] = v;
 }
 
-/* d = max(d, 0); NaN becomes 0. */
-OPARA__PRIVATE void opara__vec_relu(float* d, size_t n) {
+/* y = max(x, 0) (y may be x); NaN becomes 0. */
+OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n) {
     size_t i = 0;
 #if OPARA__VEC_SSE
     __m128 z = _mm_setzero_ps();
-    for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, _mm_max_ps(_mm_loadu_ps(d + i), z));
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_max_ps(_mm_loadu_ps(x + i), z));
 #endif
-    for (; i < n; ++i) d[i] = d[i] > 0.0f ? d[i] : 0.0f;
+    for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+/* d[i] += sum over k < taps of w[k] * s[i * stride + k * dil]: one row of a direct convolution,
+   each output loaded and stored once. */
+OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
+                                    size_t dil) {
+    size_t i = 0, k;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 acc = _mm_loadu_ps(d + i);
+        for (k = 0; k < taps; ++k) {
+            const float* sk = s + i * stride + k * dil;
+            __m128 a = stride == 1 ? _mm_loadu_ps(sk) : _mm_set_ps(sk[3 * stride], sk[2 * stride], sk[stride], sk[0]);
+            acc = _mm_add_ps(acc, _mm_mul_ps(_mm_set1_ps(w[k]), a));
+        }
+        _mm_storeu_ps(d + i, acc);
+    }
+#endif
+    for (; i < n; ++i) {
+        float acc = d[i];
+        for (k = 0; k < taps; ++k) acc += w[k] * s[i * stride + k * dil];
+        d[i] = acc;
+    }
+}
+
+/* d[i] += w * s[i * stride]. */
+OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    __m128 wv = _mm_set1_ps(w);
+    for (; i + 4 <= n; i += 4) {
+        __m128 a = stride == 1 ? _mm_loadu_ps(s + i)
+                               : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
+        _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), _mm_mul_ps(wv, a)));
+    }
+#endif
+    for (; i < n; ++i) d[i] += w * s[i * stride];
 }
 
 /* d[i] = s[i * stride] > d[i] ? s[i * stride] : d[i] (a NaN in s is skipped). */
@@ -317,7 +354,7 @@ static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, si
         opara__sgemm(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
                      y + i0 * ldy + j0, ldy, scratch);
         if (p->relu)
-            for (i = 0; i < mb; ++i) opara__vec_relu(y + (i0 + i) * ldy + j0, nb);
+            for (i = 0; i < mb; ++i) opara__vec_relu(y + (i0 + i) * ldy + j0, y + (i0 + i) * ldy + j0, nb);
     }
     return OPARA_OK;
 }

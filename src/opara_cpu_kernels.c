@@ -177,7 +177,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     (void)scratch;
     switch (op->node->op) {
     case OPARA__OP_RELU:
-        for (i = i0; i < i1; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        if (i1 > i0) opara__vec_relu(y + i0, x + i0, i1 - i0);
         break;
     case OPARA__OP_LEAKY_RELU:
         for (i = i0; i < i1; ++i) y[i] = x[i] >= 0.0f ? x[i] : p->alpha * x[i];

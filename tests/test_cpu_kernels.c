@@ -159,6 +159,38 @@ OT_TEST(conv_large_channels_split_columns) {
     CHECK(run_conv_case(T, &cc, &builtin_blas));
 }
 
+/* Small output, many channels: output-channel blocks (work items) and K slices of im2col. */
+OT_TEST(conv_channel_blocks_and_k_slices) {
+    conv_case cc;
+    memset(&cc, 0, sizeof cc);
+    cc.nsp = 2; cc.n = 1; cc.c = 40; cc.m = 96; cc.group = 1;
+    cc.k[0] = cc.k[1] = 3; cc.s[0] = cc.s[1] = 1; cc.d[0] = cc.d[1] = 1;
+    cc.pb[0] = cc.pb[1] = cc.pe[0] = cc.pe[1] = 1; cc.in[0] = 7; cc.in[1] = 6; cc.bias = 1; cc.relu = 1;
+    CHECK(run_conv_case(T, &cc, &builtin_blas));
+    if (system_blas.sgemm) CHECK(run_conv_case(T, &cc, &system_blas));
+}
+
+/* Depthwise on wide rows (the vector interior of every kernel row), strides and dilations. */
+OT_TEST(conv_depthwise_wide_rows) {
+    int t;
+    for (t = 0; t < 12; ++t) {
+        conv_case cc;
+        int i;
+        memset(&cc, 0, sizeof cc);
+        cc.nsp = 2; cc.n = 1; cc.group = cc.c = cc.m = kt_randint(1, 4);
+        cc.bias = t & 1; cc.relu = (t >> 1) & 1;
+        for (i = 0; i < 2; ++i) {
+            cc.k[i] = kt_randint(1, 7);
+            cc.s[i] = kt_randint(1, 2);
+            cc.d[i] = kt_randint(1, 2);
+            cc.pb[i] = kt_randint(0, 3);
+            cc.pe[i] = kt_randint(0, 3);
+            cc.in[i] = kt_randint(cc.d[i] * (cc.k[i] - 1) + 1, 45);
+        }
+        CHECK(run_conv_case(T, &cc, &builtin_blas));
+    }
+}
+
 OT_TEST(conv_rejects_bad_output_shape) {
     kt k;
     int64_t xd[4] = {1, 2, 5, 5}, wd[4] = {3, 2, 3, 3}, yd[4] = {1, 3, 4, 3};
@@ -1263,6 +1295,8 @@ static const opara_test_case tests[] = {
     OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(layer_norm_axes_and_stats),
     OT_CASE(reduce_mean_axes_keepdims), OT_CASE(cast_between_types), OT_CASE(pad_modes_and_negative_pads),
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
+    /* appended last: they draw from the shared random stream */
+    OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows),
 };
 
 int main(int argc, char** argv) {
