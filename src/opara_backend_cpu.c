@@ -31,6 +31,7 @@ struct opara__cpu_exec {
     /* run state, guarded by mu */
     opara__mutex mu;
     opara__cond cv;
+    double* rank;                /* [n_nodes] estimated work on the longest path from the node to the end */
     uint32_t* cursor;            /* [n_streams] next position in the stream's list */
     uint8_t* stream_busy;        /* [n_streams] a worker is running the stream's head */
     uint32_t completed;          /* nodes finished in this run */
@@ -54,8 +55,9 @@ struct opara__cpu_exec {
    Streams, not workers, are the unit of ordering: a node may start once its stream predecessor
    and every node it waits on (the plan's events) have finished, so every happens-before edge
    the plan (and its memory reuse) relies on holds. Any idle worker takes the ready stream head
-   that comes first in launch order; with nothing ready it helps the operator another worker
-   has published for splitting, so an operator is split only when no other one is ready. */
+   with the most estimated work between it and the end of the graph (list scheduling by
+   critical path; ties go to launch order); with nothing ready it helps the operator another
+   worker has published for splitting, so an operator is split only when no other one is ready. */
 
 /* Caller holds mu. */
 static void opara__exec_signal(opara__cpu_exec* ex) {
@@ -130,20 +132,23 @@ static void opara__exec_op(opara__cpu_exec* ex, uint32_t w, const opara__cpu_op*
     opara__atomic_store(&ex->job_busy, 0);
 }
 
-/* Caller holds mu. The ready stream head first in launch order, or -1. */
+/* Caller holds mu. The ready stream head with the most work on its path to the end (the
+   critical path first; ties: launch order), or -1. */
 static int64_t opara__exec_pick(opara__cpu_exec* ex, int32_t gen) {
     const opara__plan* plan = ex->plan;
     uint32_t s, k, best_pos = UINT32_MAX;
+    double best_rank = -1.0;
     int64_t best = -1;
     for (s = 0; s < ex->n_streams; ++s) {
         uint32_t at = ex->list_start[s] + ex->cursor[s], n;
         int ready = 1;
         if (ex->stream_busy[s] || at >= ex->list_start[s + 1]) continue;
         n = ex->list[at];
-        if (plan->position[n] >= best_pos) continue;
+        if (ex->rank[n] < best_rank || (ex->rank[n] == best_rank && plan->position[n] >= best_pos)) continue;
         for (k = plan->wait_start[n]; k < plan->wait_start[n + 1] && ready; ++k)
             ready = opara__atomic_load(&ex->done[plan->wait_nodes[k]]) == gen;
         if (!ready) continue;
+        best_rank = ex->rank[n];
         best_pos = plan->position[n];
         best = (int64_t)s;
     }
@@ -348,6 +353,39 @@ static opara_result opara__exec_lists(opara__cpu_exec* ex, char* err, size_t cap
     return OPARA_OK;
 }
 
+/* Rough work of a prepared operator: multiply-adds for Conv/Gemm/MatMul, else output elements. */
+static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
+    const opara__cpu_op* op = &ex->ops[n];
+    const opara__cpu_params* p = &op->p;
+    double out = op->n_out ? (double)opara__cpu_numel(&op->out[0]) : 0.0;
+    if (ex->skip[n]) return 0.0;
+    switch (op->node->op) {
+    case OPARA__OP_CONV:
+        return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
+    case OPARA__OP_GEMM:
+    case OPARA__OP_MATMUL:
+        return out * (double)p->k;
+    default:
+        return out;
+    }
+}
+
+/* rank[n] = work(n) + max rank of its successors, over the launch order backwards. */
+static opara_result opara__exec_ranks(opara__cpu_exec* ex, char* err, size_t cap) {
+    const opara__graph* g = ex->g;
+    uint32_t i, k;
+    ex->rank = (double*)opara__calloc(ex->rt, g->n_nodes ? g->n_nodes : 1, sizeof(double));
+    if (!ex->rank) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (i = g->n_nodes; i-- > 0;) {
+        uint32_t n = ex->plan->order[i];
+        double tail = 0.0;
+        for (k = g->succ_start[n]; k < g->succ_start[n + 1]; ++k)
+            if (ex->rank[g->succs[k]] > tail) tail = ex->rank[g->succs[k]];
+        ex->rank[n] = opara__exec_node_work(ex, n) + tail;
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t cap) {
     uint32_t w, n_nodes = ex->g->n_nodes ? ex->g->n_nodes : 1;
     ex->done = (volatile int32_t*)opara__calloc(ex->rt, n_nodes, sizeof(int32_t));
@@ -392,6 +430,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     r = opara__exec_memory(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_lists(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_ranks(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);
     if (r != OPARA_OK) {
         opara__cpu_exec_destroy(ex);
@@ -425,6 +464,7 @@ OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
     opara__free(rt, ex->skip);
     opara__free(rt, ex->list);
     opara__free(rt, ex->list_start);
+    opara__free(rt, ex->rank);
     opara__free(rt, ex->cursor);
     opara__free(rt, ex->stream_busy);
     opara__free(rt, (void*)(uintptr_t)ex->done);
