@@ -264,6 +264,46 @@ static void opara__gemm_scale(size_t m, size_t n, float beta, float* c, size_t l
         for (j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
 
+/* sum of a[i] * b[i] */
+static float opara__vec_dot(const float* a, const float* b, size_t n) {
+    size_t i = 0;
+    float sum = 0.0f;
+#if OPARA__VEC_SSE
+    __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
+    float part[4];
+    for (; i + 8 <= n; i += 8) {
+        acc0 = _mm_add_ps(acc0, _mm_mul_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i)));
+        acc1 = _mm_add_ps(acc1, _mm_mul_ps(_mm_loadu_ps(a + i + 4), _mm_loadu_ps(b + i + 4)));
+    }
+    _mm_storeu_ps(part, _mm_add_ps(acc0, acc1));
+    sum = (part[0] + part[1]) + (part[2] + part[3]);
+#endif
+    for (; i < n; ++i) sum += a[i] * b[i];
+    return sum;
+}
+
+/* One row of op(A) times op(B) (a fully connected layer at batch 1): dot products with the rows
+   of B when it is transposed, else a weighted sum of B's rows. */
+static void opara__sgemv_row(int trans_b, size_t n, size_t k, float alpha, const float* a, size_t a_step,
+                             const float* b, size_t ldb, float beta, float* c) {
+    size_t j, p;
+    if (trans_b && a_step == 1) {
+        for (j = 0; j < n; ++j) {
+            float v = alpha * opara__vec_dot(a, b + j * ldb, k);
+            c[j] = beta == 0.0f ? v : v + beta * c[j];
+        }
+        return;
+    }
+    for (j = 0; j < n; ++j) c[j] = beta == 0.0f ? 0.0f : beta * c[j];
+    for (p = 0; p < k; ++p) {
+        float ap = alpha * a[p * a_step];
+        if (trans_b)
+            for (j = 0; j < n; ++j) c[j] += ap * b[j * ldb + p];
+        else
+            opara__vec_axpy(c, b + p * ldb, 1, n, ap);
+    }
+}
+
 OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                          const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                          size_t ldc, float* scratch) {
@@ -275,6 +315,10 @@ OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, siz
     if (m == 0 || n == 0) return;
     if (k == 0) {
         opara__gemm_scale(m, n, beta, c, ldc);
+        return;
+    }
+    if (m == 1) { /* packing would copy all of B for one row */
+        opara__sgemv_row(trans_b, n, k, alpha, a, trans_a ? lda : 1, b, ldb, beta, c);
         return;
     }
     for (jc = 0; jc < n; jc += OPARA__GEMM_NC) {

@@ -845,6 +845,16 @@ static int check_sgemm(opara_test* T, const opara__blas* blas, int m, int n, int
     return err <= 1e-5;
 }
 
+/* One row (a fully connected layer at batch 1): the GEMV path of the built-in SGEMM. */
+OT_TEST(sgemm_builtin_single_row) {
+    static const int ns[] = {1, 37, 1000}, ks[] = {1, 9, 300};
+    int t, failures = 0;
+    for (t = 0; t < 36; ++t)
+        if (!check_sgemm(T, &builtin_blas, 1, ns[t % 3], ks[(t / 3) % 3], (t / 9) & 1, (t / 18) & 1, 1.5f,
+                         t % 2 ? 0.0f : 0.5f)) ++failures;
+    CHECK_EQ(failures, 0);
+}
+
 OT_TEST(sgemm_builtin_odd_sizes) {
     int t, failures = 0;
     static const int sizes[][3] = {{1, 1, 1}, {7, 17, 5}, {6, 16, 256}, {121, 1025, 3}, {13, 33, 300}, {250, 70, 513}, {5, 3, 0}};
@@ -1296,7 +1306,7 @@ static const opara_test_case tests[] = {
     OT_CASE(reduce_mean_axes_keepdims), OT_CASE(cast_between_types), OT_CASE(pad_modes_and_negative_pads),
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
     /* appended last: they draw from the shared random stream */
-    OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows),
+    OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows), OT_CASE(sgemm_builtin_single_row),
 };
 
 int main(int argc, char** argv) {
