@@ -19,6 +19,9 @@ static void opara__exec_fp_leave(unsigned old) { (void)old; }
 #endif
 
 #define OPARA__SPIN_ROUNDS 4096
+/* Multiply-adds above which an operator is worth all workers: an idle worker joins it before
+   starting another ready operator (intra-op for big operators, inter-op for small ones). */
+#define OPARA__BIG_WORK 33554432.0
 
 typedef struct opara__cpu_worker_arg {
     opara__cpu_exec* ex;
@@ -62,6 +65,7 @@ struct opara__cpu_exec {
     const opara__cpu_op* job_op;
     size_t job_chunk, job_items;
     volatile int32_t job_chunks; /* atomic: also read by waiters outside the helper count */
+    volatile int32_t job_big;    /* the published operator has at least OPARA__BIG_WORK */
     uint64_t run_start;
     uint64_t *t_start, *t_end;
     uint32_t* t_worker;
@@ -112,6 +116,23 @@ static int opara__exec_help(opara__cpu_exec* ex, uint32_t w) {
     return worked;
 }
 
+/* Rough work of a prepared operator: multiply-adds for Conv/Gemm/MatMul, else output elements. */
+static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
+    const opara__cpu_op* op = &ex->ops[n];
+    const opara__cpu_params* p = &op->p;
+    double out = op->n_out ? (double)opara__cpu_numel(&op->out[0]) : 0.0;
+    if (ex->skip[n]) return 0.0;
+    switch (op->node->op) {
+    case OPARA__OP_CONV:
+        return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
+    case OPARA__OP_GEMM:
+    case OPARA__OP_MATMUL:
+        return out * (double)p->k;
+    default:
+        return out;
+    }
+}
+
 /* Runs one operator. When it has several chunks of work and the job slot is free it is
    published, so workers that become idle while it runs join in. */
 static void opara__exec_op(opara__cpu_exec* ex, uint32_t w, const opara__cpu_op* op) {
@@ -128,6 +149,7 @@ static void opara__exec_op(opara__cpu_exec* ex, uint32_t w, const opara__cpu_op*
     ex->job_op = op;
     ex->job_items = items;
     ex->job_chunk = chunk;
+    opara__atomic_store(&ex->job_big, opara__exec_node_work(ex, (uint32_t)(op - ex->ops)) >= OPARA__BIG_WORK);
     opara__atomic_store(&ex->job_chunks, chunks);
     opara__atomic_store(&ex->job_next, 0);
     opara__atomic_store(&ex->job_done, 0);
@@ -192,8 +214,15 @@ static void opara__exec_loop(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
     uint32_t n_nodes = ex->g->n_nodes;
     opara__mutex_lock(&ex->mu);
     while (opara__atomic_load(&ex->generation) == gen && ex->completed < n_nodes) {
-        int64_t s = opara__exec_pick(ex, gen);
+        int64_t s;
         uint32_t n;
+        if (opara__atomic_load(&ex->job_big) && opara__exec_job_ready(ex)) {
+            opara__mutex_unlock(&ex->mu);
+            opara__exec_help(ex, w);
+            opara__mutex_lock(&ex->mu);
+            continue;
+        }
+        s = opara__exec_pick(ex, gen);
         if (s < 0) {
             if (opara__exec_job_ready(ex)) {
                 opara__mutex_unlock(&ex->mu);
@@ -373,23 +402,6 @@ static opara_result opara__exec_lists(opara__cpu_exec* ex, char* err, size_t cap
     }
     ex->list_start[ex->n_streams] = at;
     return OPARA_OK;
-}
-
-/* Rough work of a prepared operator: multiply-adds for Conv/Gemm/MatMul, else output elements. */
-static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
-    const opara__cpu_op* op = &ex->ops[n];
-    const opara__cpu_params* p = &op->p;
-    double out = op->n_out ? (double)opara__cpu_numel(&op->out[0]) : 0.0;
-    if (ex->skip[n]) return 0.0;
-    switch (op->node->op) {
-    case OPARA__OP_CONV:
-        return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
-    case OPARA__OP_GEMM:
-    case OPARA__OP_MATMUL:
-        return out * (double)p->k;
-    default:
-        return out;
-    }
 }
 
 /* rank[n] = work(n) + max rank of its successors, over the launch order backwards. */
