@@ -19,7 +19,7 @@ $(BUILD)/bench/bench_cpu: tools/bench_cpu.c opara.h tests/ort/ort_api.h
 # Models from the zoo branch's `make zoo` (override: make bench-cpu BENCH_MODELS="a.onnx b.onnx").
 # bert_base and t5_small_encoder run at batch 1 only, to keep the whole benchmark near 10 minutes.
 BENCH_MODELS ?= $(wildcard build/zoo/*.onnx)
-BENCH_ARGS ?= --budget 6 --skip-batch8 bert_base,t5_small_encoder
+BENCH_ARGS ?= --budget 10 --skip-batch8 bert_base,t5_small_encoder
 
 bench-cpu: check-header $(BUILD)/bench/bench_cpu
 	@sh tools/setup.sh npm $(BUILD)/npm onnxruntime-node || echo "bench-cpu: ONNX Runtime not installed; its column is skipped"
