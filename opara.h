@@ -6517,6 +6517,16 @@ OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, siz
 /* Which micro-kernel the built-in GEMM uses on this CPU ("avx2+fma" or "portable"). */
 OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
 
+/* Row helpers of the kernels (SSE2 where available): fill with v; y = ReLU(x) (NaN -> 0, y may
+   be x); d = max(d, s), d += s and d += w * s over n elements of s taken every `stride`. */
+OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v);
+OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n);
+OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w);
+OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
+                                    size_t dil);
+OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n);
+OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n);
+
 /* ---- prepared operators ---------------------------------------------------------------------- */
 
 typedef struct opara__cpu_op opara__cpu_op;
@@ -6591,11 +6601,11 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 
 /* A session's CPU side: one prepared operator per node, the arena (one 64-byte aligned block),
-   static input buffers, per-worker scratch and the worker threads. Thread w runs, in the plan's
-   launch order, the nodes of the streams s with s % n_workers == w; a node first waits for the
-   events the plan lists (per-node completion marks: spin, then mutex + condition variable). A
-   worker that is waiting or has nothing left helps the operator another worker has published
-   for splitting (intra-op parallelism over its work items). */
+   static input buffers, per-worker scratch and the worker threads. A node may start when its
+   stream predecessor and the nodes whose events it waits on have finished; any free worker takes
+   the ready node that comes first in launch order (streams are the unit of ordering, not
+   workers). A worker with nothing ready helps the operator another worker has published for
+   splitting (intra-op parallelism over its work items), then spins briefly and sleeps. */
 typedef struct opara__cpu_exec opara__cpu_exec;
 
 /* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
@@ -6695,8 +6705,99 @@ OPARA__PRIVATE void opara__blas_unload(opara__blas* blas) {
 #  define OPARA__GEMM_AVX2 0
 #endif
 
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#  define OPARA__VEC_SSE 1
+#  include <emmintrin.h>
+#else
+#  define OPARA__VEC_SSE 0
+#endif
+
 #define OPARA__MR 6
 #define OPARA__NR 16
+
+/* ---- row helpers (SSE2 on x86, where -O2 builds would otherwise get scalar, branchy loops) ---- */
+
+OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    __m128 x = _mm_set1_ps(v);
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, x);
+#endif
+    for (; i < n; ++i) d[i] = v;
+}
+
+/* y = max(x, 0) (y may be x); NaN becomes 0. */
+OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    __m128 z = _mm_setzero_ps();
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_max_ps(_mm_loadu_ps(x + i), z));
+#endif
+    for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+/* d[i] += sum over k < taps of w[k] * s[i * stride + k * dil]: one row of a direct convolution,
+   each output loaded and stored once. */
+OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
+                                    size_t dil) {
+    size_t i = 0, k;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 acc = _mm_loadu_ps(d + i);
+        for (k = 0; k < taps; ++k) {
+            const float* sk = s + i * stride + k * dil;
+            __m128 a = stride == 1 ? _mm_loadu_ps(sk) : _mm_set_ps(sk[3 * stride], sk[2 * stride], sk[stride], sk[0]);
+            acc = _mm_add_ps(acc, _mm_mul_ps(_mm_set1_ps(w[k]), a));
+        }
+        _mm_storeu_ps(d + i, acc);
+    }
+#endif
+    for (; i < n; ++i) {
+        float acc = d[i];
+        for (k = 0; k < taps; ++k) acc += w[k] * s[i * stride + k * dil];
+        d[i] = acc;
+    }
+}
+
+/* d[i] += w * s[i * stride]. */
+OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    __m128 wv = _mm_set1_ps(w);
+    for (; i + 4 <= n; i += 4) {
+        __m128 a = stride == 1 ? _mm_loadu_ps(s + i)
+                               : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
+        _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), _mm_mul_ps(wv, a)));
+    }
+#endif
+    for (; i < n; ++i) d[i] += w * s[i * stride];
+}
+
+/* d[i] = s[i * stride] > d[i] ? s[i * stride] : d[i] (a NaN in s is skipped). */
+OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 a = stride == 1 ? _mm_loadu_ps(s + i)
+                               : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
+        _mm_storeu_ps(d + i, _mm_max_ps(a, _mm_loadu_ps(d + i))); /* maxps(a, b) is exactly a > b ? a : b */
+    }
+#endif
+    for (; i < n; ++i) d[i] = s[i * stride] > d[i] ? s[i * stride] : d[i];
+}
+
+/* d[i] += s[i * stride]. */
+OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 a = stride == 1 ? _mm_loadu_ps(s + i)
+                               : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
+        _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), a));
+    }
+#endif
+    for (; i < n; ++i) d[i] += s[i * stride];
+}
 
 /* ---- packing --------------------------------------------------------------------------------- */
 
@@ -6858,6 +6959,46 @@ static void opara__gemm_scale(size_t m, size_t n, float beta, float* c, size_t l
         for (j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
 
+/* sum of a[i] * b[i] */
+static float opara__vec_dot(const float* a, const float* b, size_t n) {
+    size_t i = 0;
+    float sum = 0.0f;
+#if OPARA__VEC_SSE
+    __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
+    float part[4];
+    for (; i + 8 <= n; i += 8) {
+        acc0 = _mm_add_ps(acc0, _mm_mul_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i)));
+        acc1 = _mm_add_ps(acc1, _mm_mul_ps(_mm_loadu_ps(a + i + 4), _mm_loadu_ps(b + i + 4)));
+    }
+    _mm_storeu_ps(part, _mm_add_ps(acc0, acc1));
+    sum = (part[0] + part[1]) + (part[2] + part[3]);
+#endif
+    for (; i < n; ++i) sum += a[i] * b[i];
+    return sum;
+}
+
+/* One row of op(A) times op(B) (a fully connected layer at batch 1): dot products with the rows
+   of B when it is transposed, else a weighted sum of B's rows. */
+static void opara__sgemv_row(int trans_b, size_t n, size_t k, float alpha, const float* a, size_t a_step,
+                             const float* b, size_t ldb, float beta, float* c) {
+    size_t j, p;
+    if (trans_b && a_step == 1) {
+        for (j = 0; j < n; ++j) {
+            float v = alpha * opara__vec_dot(a, b + j * ldb, k);
+            c[j] = beta == 0.0f ? v : v + beta * c[j];
+        }
+        return;
+    }
+    for (j = 0; j < n; ++j) c[j] = beta == 0.0f ? 0.0f : beta * c[j];
+    for (p = 0; p < k; ++p) {
+        float ap = alpha * a[p * a_step];
+        if (trans_b)
+            for (j = 0; j < n; ++j) c[j] += ap * b[j * ldb + p];
+        else
+            opara__vec_axpy(c, b + p * ldb, 1, n, ap);
+    }
+}
+
 OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                          const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                          size_t ldc, float* scratch) {
@@ -6869,6 +7010,10 @@ OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, siz
     if (m == 0 || n == 0) return;
     if (k == 0) {
         opara__gemm_scale(m, n, beta, c, ldc);
+        return;
+    }
+    if (m == 1) { /* packing would copy all of B for one row */
+        opara__sgemv_row(trans_b, n, k, alpha, a, trans_a ? lda : 1, b, ldb, beta, c);
         return;
     }
     for (jc = 0; jc < n; jc += OPARA__GEMM_NC) {
@@ -6948,11 +7093,7 @@ static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, si
         opara__sgemm(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
                      y + i0 * ldy + j0, ldy, scratch);
         if (p->relu)
-            for (i = 0; i < mb; ++i)
-                for (j = 0; j < nb; ++j) {
-                    float* v = &y[(i0 + i) * ldy + j0 + j];
-                    *v = *v > 0.0f ? *v : 0.0f;
-                }
+            for (i = 0; i < mb; ++i) opara__vec_relu(y + (i0 + i) * ldy + j0, y + (i0 + i) * ldy + j0, nb);
     }
     return OPARA_OK;
 }
@@ -7259,7 +7400,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     (void)scratch;
     switch (op->node->op) {
     case OPARA__OP_RELU:
-        for (i = i0; i < i1; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        if (i1 > i0) opara__vec_relu(y + i0, x + i0, i1 - i0);
         break;
     case OPARA__OP_LEAKY_RELU:
         for (i = i0; i < i1; ++i) y[i] = x[i] >= 0.0f ? x[i] : p->alpha * x[i];
@@ -8089,8 +8230,14 @@ static opara_result opara__pad_kernel(const opara__cpu_op* op, size_t begin, siz
         }
         for (j = 0; j < W; ++j) {
             int64_t s = constant_row ? -1 : opara__pad_src(p->mode, (int64_t)j, before, xw);
-            if (s < 0) memcpy(dst + j * e, p->fill, e);
-            else memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
+            if (s == 0 && before >= 0 && j == (size_t)before && (int64_t)W - before >= xw) { /* the unpadded run */
+                memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)off * e, (size_t)xw * e);
+                j += (size_t)xw - 1;
+            } else if (s < 0) {
+                memcpy(dst + j * e, p->fill, e);
+            } else {
+                memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
+            }
         }
     }
     return OPARA_OK;
@@ -8457,7 +8604,12 @@ OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* s
 
 #include <math.h>
 
-#define OPARA__IM2COL_BUDGET ((size_t)1 << 19) /* floats of im2col scratch per worker (2 MB) */
+#define OPARA__IM2COL_BUDGET ((size_t)1 << 19) /* floats of col2im scratch per worker (2 MB) */
+/* Conv lowers to GEMMs over K slices of the im2col matrix, each slice a few hundred KB so it
+   stays in L2 between being written and being read by the GEMM. */
+#define OPARA__CONV_K_SLICE 256
+#define OPARA__CONV_SLICE_FLOATS ((int64_t)1 << 17)
+#define OPARA__CONV_MIN_ITEMS 4 /* work items a single image should give, to share between workers */
 
 /* ---- geometry ---------------------------------------------------------------------------------- */
 
@@ -8549,79 +8701,158 @@ static void opara__valid_range(int64_t base, int64_t s, int64_t len, int64_t lim
     *hi = b;
 }
 
-/* Writes im2col rows for output columns [p0, p1) of image x (cin_g channels) into col (row
-   stride p1 - p0). */
-static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t cin_g, int64_t p0, int64_t p1,
+/* First and one-past-last output index o in [0, out) whose window [o*s - pad, o*s - pad + span)
+   lies inside [0, in): the interior, where no tap needs clipping. */
+static void opara__pool_interior(int64_t out, int64_t s, int64_t pad, int64_t span, int64_t in, int64_t* lo,
+                                 int64_t* hi) {
+    int64_t a = (pad + s - 1) / s, b = in - span + pad >= 0 ? (in - span + pad) / s + 1 : 0;
+    if (b > out) b = out;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+/* Copies len input elements starting at row[base] with stride s into dst, zero where the index
+   falls outside [0, limit). */
+static void opara__im2col_run(const float* row, int64_t base, int64_t s, int64_t len, int64_t limit, float* dst) {
+    int64_t lo, hi, t;
+    if (s == 1) {
+        lo = base >= 0 ? 0 : -base;
+        hi = limit - base;
+        if (hi > len) hi = len;
+        if (lo > hi) lo = hi < 0 ? 0 : hi;
+        if (hi < lo) hi = lo;
+    } else {
+        opara__valid_range(base, s, len, limit, &lo, &hi);
+    }
+    for (t = 0; t < lo; ++t) dst[t] = 0.0f;
+    if (s == 1)
+        memcpy(dst + lo, row + base + lo, (size_t)(hi - lo) * sizeof(float));
+    else
+        for (t = lo; t < hi; ++t) dst[t] = row[base + t * s];
+    for (t = hi; t < len; ++t) dst[t] = 0.0f;
+}
+
+/* Writes im2col rows [r0, r1) for output columns [p0, p1) of image x into col (row stride
+   p1 - p0). */
+static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t r0, int64_t r1, int64_t p0, int64_t p1,
                           float* col) {
-    int64_t K3 = opara__prod3(p->kernel), ohw = p->out_sp[1] * p->out_sp[2], ow = p->out_sp[2];
+    int64_t K3 = opara__prod3(p->kernel), ohw = p->out_sp[1] * p->out_sp[2], ow = p->out_sp[2], oh = p->out_sp[1];
     int64_t ihw = p->in_sp[1] * p->in_sp[2], cb = p1 - p0, r;
-    for (r = 0; r < cin_g * K3; ++r) {
+    int64_t z0 = p0 / ohw, y0 = (p0 % ohw) / ow, x0 = p0 % ow;
+    for (r = r0; r < r1; ++r) {
         int64_t c = r / K3, kk = r % K3, ka = kk / (p->kernel[1] * p->kernel[2]);
         int64_t kb = (kk / p->kernel[2]) % p->kernel[1], kc = kk % p->kernel[2], pp = p0;
+        int64_t z = z0, yy = y0, xx = x0;
         const float* xc = x + c * p->in_sp[0] * ihw;
-        float* dst = col + r * cb;
+        float* dst = col + (r - r0) * cb;
         while (pp < p1) {
-            int64_t z = pp / ohw, rem = pp % ohw, yy = rem / ow, xx0 = rem % ow, len = OPARA__MIN(ow - xx0, p1 - pp);
+            int64_t len = OPARA__MIN(ow - xx, p1 - pp), t;
             int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
             int64_t iy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
-            int64_t base = xx0 * p->stride[2] - p->pad_b[2] + kc * p->dil[2], lo = 0, hi = 0, t;
+            int64_t base = xx * p->stride[2] - p->pad_b[2] + kc * p->dil[2];
             if (iz >= 0 && iz < p->in_sp[0] && iy >= 0 && iy < p->in_sp[1])
-                opara__valid_range(base, p->stride[2], len, p->in_sp[2], &lo, &hi);
-            for (t = 0; t < lo; ++t) dst[t] = 0.0f;
-            if (hi > lo) {
-                const float* row = xc + (iz * p->in_sp[1] + iy) * p->in_sp[2] + base;
-                if (p->stride[2] == 1) memcpy(dst + lo, row + lo, (size_t)(hi - lo) * sizeof(float));
-                else
-                    for (t = lo; t < hi; ++t) dst[t] = row[t * p->stride[2]];
-            }
-            for (t = hi; t < len; ++t) dst[t] = 0.0f;
+                opara__im2col_run(xc + (iz * p->in_sp[1] + iy) * p->in_sp[2], base, p->stride[2], len, p->in_sp[2], dst);
+            else
+                for (t = 0; t < len; ++t) dst[t] = 0.0f;
             dst += len;
             pp += len;
+            xx = 0;
+            if (++yy == oh) {
+                yy = 0;
+                ++z;
+            }
         }
     }
 }
 
 static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld, const float* bias, int relu, int init) {
-    size_t i, j;
+    size_t i;
     for (i = 0; i < rows; ++i) {
-        float* r = y + i * ld;
-        if (init) {
-            float b = bias ? bias[i] : 0.0f;
-            for (j = 0; j < cols; ++j) r[j] = b;
-        } else if (relu) {
-            for (j = 0; j < cols; ++j) r[j] = r[j] > 0.0f ? r[j] : 0.0f;
-        }
+        if (init) opara__vec_fill(y + i * ld, cols, bias ? bias[i] : 0.0f);
+        else if (relu) opara__vec_relu(y + i * ld, y + i * ld, cols);
     }
 }
 
+/* Work item = (image and group, block of output channels, block of output columns). The
+   output block starts as the bias, then takes one GEMM per K slice (pointwise: one GEMM straight
+   from the input), then the ReLU. */
 static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K = cin_g * opara__prod3(p->kernel);
     int64_t P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
     float* col = scratch;
-    float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(K * p->col_block));
+    float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(p->k * p->col_block));
     size_t item;
     for (item = begin; item < end; ++item) {
-        int64_t blk = (int64_t)item % p->n_col_blocks, ng = (int64_t)item / p->n_col_blocks;
-        int64_t n = ng / p->group, g = ng % p->group, p0 = blk * p->col_block, p1 = OPARA__MIN(P, p0 + p->col_block);
+        int64_t blk = (int64_t)item % p->n_col_blocks, rest = (int64_t)item / p->n_col_blocks;
+        int64_t mblk = rest % p->m_blocks, ng = rest / p->m_blocks, n = ng / p->group, g = ng % p->group;
+        int64_t p0 = blk * p->col_block, p1 = OPARA__MIN(P, p0 + p->col_block);
+        int64_t m0 = mblk * p->m, mm = OPARA__MIN(p->m, cout_g - m0), pc;
         const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
-        const float* w = (const float*)op->in[1].data + g * cout_g * K;
-        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P + p0;
-        const float* b;
-        size_t ldb;
+        const float* w = (const float*)op->in[1].data + (g * cout_g + m0) * K;
+        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g + m0) * P + p0;
+        size_t nb = (size_t)(p1 - p0);
+        if (mm <= 0) continue;
+        if (bias) opara__bias_relu_rows(y, (size_t)mm, nb, (size_t)P, bias + g * cout_g + m0, 0, 1);
         if (p->pointwise) {
-            b = x + p0;
-            ldb = (size_t)P;
+            opara__sgemm(op->blas, 0, 0, (size_t)mm, nb, (size_t)K, 1.0f, w, (size_t)K, x + p0, (size_t)P,
+                         bias ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
         } else {
-            opara__im2col(p, x, cin_g, p0, p1, col);
-            b = col;
-            ldb = (size_t)(p1 - p0);
+            for (pc = 0; pc < K; pc += p->k) {
+                int64_t kc = OPARA__MIN(p->k, K - pc);
+                opara__im2col(p, x, pc, pc + kc, p0, p1, col);
+                opara__sgemm(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
+                             bias || pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
+            }
         }
-        if (bias) opara__bias_relu_rows(y, (size_t)cout_g, (size_t)(p1 - p0), (size_t)P, bias + g * cout_g, 0, 1);
-        opara__sgemm(op->blas, 0, 0, (size_t)cout_g, (size_t)(p1 - p0), (size_t)K, 1.0f, w, (size_t)K, b, ldb,
-                     bias ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
-        if (p->relu) opara__bias_relu_rows(y, (size_t)cout_g, (size_t)(p1 - p0), (size_t)P, NULL, 1, 0);
+        if (p->relu) opara__bias_relu_rows(y, (size_t)mm, nb, (size_t)P, NULL, 1, 0);
+    }
+    return OPARA_OK;
+}
+
+/* yr += one kernel row wk applied along input row xr: clipped edges per element, the interior
+   with every tap at once. */
+static void opara__depthwise_row(const opara__cpu_params* p, const float* xr, const float* wk, float* yr) {
+    int64_t ow = p->out_sp[2], sw = p->stride[2], pw = p->pad_b[2], dw = p->dil[2], W = p->in_sp[2], KW = p->kernel[2];
+    int64_t lo, hi, t, kc;
+    opara__pool_interior(ow, sw, pw, (KW - 1) * dw + 1, W, &lo, &hi);
+    for (t = 0; t < ow; ++t) {
+        if (t == lo && hi > lo) t = hi;
+        if (t >= ow) break;
+        for (kc = 0; kc < KW; ++kc) {
+            int64_t ix = t * sw - pw + kc * dw;
+            if (ix >= 0 && ix < W) yr[t] += wk[kc] * xr[ix];
+        }
+    }
+    if (hi > lo) opara__vec_taps(yr + lo, xr + lo * sw - pw, (size_t)sw, (size_t)(hi - lo), wk, (size_t)KW, (size_t)dw);
+}
+
+/* Depthwise 2-D: each channel is copied into a zero-bordered plane in scratch, so every output
+   row is one branch-free pass per kernel row. */
+static opara_result opara__conv_depthwise2d_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t H = p->in_sp[1], W = p->in_sp[2], Hp = H + p->pad_b[1] + p->pad_e[1], Wp = W + p->pad_b[2] + p->pad_e[2];
+    int64_t oh = p->out_sp[1], ow = p->out_sp[2], KH = p->kernel[1], KW = p->kernel[2], r, oy, kb;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    size_t item;
+    memset(scratch, 0, (size_t)(Hp * Wp) * sizeof(float));
+    for (item = begin; item < end; ++item) {
+        int64_t c = (int64_t)item % p->cout;
+        const float* x = (const float*)op->in[0].data + (int64_t)item * H * W;
+        const float* w = (const float*)op->in[1].data + c * KH * KW;
+        float* y = (float*)op->out[0].data + (int64_t)item * oh * ow;
+        for (r = 0; r < H; ++r) /* the border stays zero from the memset above */
+            memcpy(scratch + (r + p->pad_b[1]) * Wp + p->pad_b[2], x + r * W, (size_t)W * sizeof(float));
+        for (oy = 0; oy < oh; ++oy) {
+            float* yr = y + oy * ow;
+            opara__vec_fill(yr, (size_t)ow, bias ? bias[c] : 0.0f);
+            for (kb = 0; kb < KH; ++kb)
+                opara__vec_taps(yr, scratch + (oy * p->stride[1] + kb * p->dil[1]) * Wp, (size_t)p->stride[2], (size_t)ow,
+                                w + kb * KW, (size_t)KW, (size_t)p->dil[2]);
+            if (p->relu) opara__vec_relu(yr, yr, (size_t)ow);
+        }
     }
     return OPARA_OK;
 }
@@ -8630,20 +8861,19 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
 static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t K3 = opara__prod3(p->kernel), P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
-    int64_t ow = p->out_sp[2], sw = p->stride[2];
+    int64_t ow = p->out_sp[2];
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
     size_t item;
     (void)scratch;
     for (item = begin; item < end; ++item) {
-        int64_t c = (int64_t)item % p->cout, z, yy, ka, kb, kc, t;
+        int64_t c = (int64_t)item % p->cout, z, yy, ka, kb;
         const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
         const float* w = (const float*)op->in[1].data + c * K3;
         float* y = (float*)op->out[0].data + (int64_t)item * P;
         for (z = 0; z < p->out_sp[0]; ++z)
             for (yy = 0; yy < p->out_sp[1]; ++yy) {
                 float* yr = y + (z * p->out_sp[1] + yy) * ow;
-                float b0 = bias ? bias[c] : 0.0f;
-                for (t = 0; t < ow; ++t) yr[t] = b0;
+                opara__vec_fill(yr, (size_t)ow, bias ? bias[c] : 0.0f);
                 for (ka = 0; ka < p->kernel[0]; ++ka) {
                     int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
                     if (iz < 0 || iz >= p->in_sp[0]) continue;
@@ -8652,36 +8882,38 @@ static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t
                         const float* xr;
                         if (iy < 0 || iy >= p->in_sp[1]) continue;
                         xr = x + (iz * p->in_sp[1] + iy) * p->in_sp[2];
-                        for (kc = 0; kc < p->kernel[2]; ++kc) {
-                            int64_t base = kc * p->dil[2] - p->pad_b[2], lo, hi;
-                            float wv = w[(ka * p->kernel[1] + kb) * p->kernel[2] + kc];
-                            opara__valid_range(base, sw, ow, p->in_sp[2], &lo, &hi);
-                            if (sw == 1) {
-                                const float* xs = xr + base;
-                                for (t = lo; t < hi; ++t) yr[t] += wv * xs[t];
-                            } else {
-                                for (t = lo; t < hi; ++t) yr[t] += wv * xr[base + t * sw];
-                            }
-                        }
+                        opara__depthwise_row(p, xr, w + (ka * p->kernel[1] + kb) * p->kernel[2], yr);
                     }
                 }
-                if (p->relu)
-                    for (t = 0; t < ow; ++t) yr[t] = yr[t] > 0.0f ? yr[t] : 0.0f;
+                if (p->relu) opara__vec_relu(yr, yr, (size_t)ow);
             }
     }
     return OPARA_OK;
 }
 
+/* K slice (p->k), column block and output-channel block (p->m): slices that fit L2, and at
+   least OPARA__CONV_MIN_ITEMS items per image where the output allows (columns first, since
+   channel blocks repeat the im2col). */
 static void opara__conv_pick_block(opara__cpu_params* p, int64_t K, int64_t P) {
-    int64_t cb = (int64_t)(OPARA__IM2COL_BUDGET / (size_t)(K > 0 ? K : 1)) / 16 * 16;
+    int64_t images = p->batch * p->group, cout_g = p->cout / p->group, cb, want_m;
+    p->k = p->pointwise ? (K > 0 ? K : 1) : OPARA__MIN(K > 0 ? K : 1, (int64_t)OPARA__CONV_K_SLICE);
+    cb = p->pointwise ? 1024 : OPARA__CONV_SLICE_FLOATS / p->k / 16 * 16;
     if (cb < 64) cb = 64;
-    if (p->batch * p->group < 4 && P >= 256) { /* leave work to share between workers */
-        int64_t quarter = ((P + 3) / 4 + 15) / 16 * 16;
-        if (quarter < cb) cb = quarter;
+    if (images < OPARA__CONV_MIN_ITEMS && P >= 64 * OPARA__CONV_MIN_ITEMS) {
+        int64_t part = ((P + OPARA__CONV_MIN_ITEMS - 1) / OPARA__CONV_MIN_ITEMS + 15) / 16 * 16;
+        if (part < cb) cb = part;
     }
     if (cb > P) cb = P;
     p->col_block = cb > 0 ? cb : 1;
     p->n_col_blocks = P > 0 ? (P + p->col_block - 1) / p->col_block : 0;
+    want_m = images * p->n_col_blocks >= OPARA__CONV_MIN_ITEMS ? 1
+                                                               : OPARA__CONV_MIN_ITEMS / (images * p->n_col_blocks);
+    if (want_m > cout_g / 16) want_m = cout_g / 16;
+    if (want_m < 1) want_m = 1;
+    p->m = ((cout_g + want_m - 1) / want_m + 7) / 8 * 8;
+    if (p->m > cout_g) p->m = cout_g;
+    if (p->m < 1) p->m = 1;
+    p->m_blocks = (cout_g + p->m - 1) / p->m;
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap) {
@@ -8716,11 +8948,15 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
     if (p->depthwise) {
         op->work_items = (size_t)(p->batch * p->cout);
         op->fn = opara__conv_depthwise_kernel;
+        if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1) { /* 2-D: through a padded copy */
+            op->fn = opara__conv_depthwise2d_kernel;
+            op->scratch_floats = (size_t)((p->in_sp[1] + p->pad_b[1] + p->pad_e[1]) * (p->in_sp[2] + p->pad_b[2] + p->pad_e[2]));
+        }
         return OPARA_OK;
     }
     opara__conv_pick_block(p, K, P);
-    op->work_items = (size_t)(p->batch * p->group * p->n_col_blocks);
-    op->scratch_floats = (p->pointwise ? 0 : (size_t)(K * p->col_block)) +
+    op->work_items = (size_t)(p->batch * p->group * p->m_blocks * p->n_col_blocks);
+    op->scratch_floats = (p->pointwise ? 0 : (size_t)(p->k * p->col_block)) +
                          (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
     op->fn = opara__conv_gemm_kernel;
     return OPARA_OK;
@@ -8853,6 +9089,76 @@ static int64_t opara__pool_padded_taps(const opara__cpu_params* p, int d, int64_
     return hi - lo;
 }
 
+/* One output row of a 2-D pool over rows [a1, b1) of the window: the clipped edges one element
+   at a time, the interior as vectorizable loops over the output columns. */
+static void opara__pool2d_row(const opara__cpu_params* p, int is_max, const float* x, int64_t s1, int64_t a1, int64_t b1,
+                              float* yr) {
+    int64_t W = p->in_sp[2], OW = p->out_sp[2], sw = p->stride[2], pw = p->pad_b[2], kw = p->kernel[2];
+    int64_t dw = p->dil[2], dh = p->dil[1], lo, hi, o, k1, k2;
+    float vdiv = (float)(b1 - a1) * (float)kw;
+    opara__pool_interior(OW, sw, pw, (kw - 1) * dw + 1, W, &lo, &hi);
+    for (o = 0; o < OW; ++o) {
+        int64_t s2, a2, b2, cnt;
+        float acc = 0.0f;
+        int first = 1;
+        if (o == lo && hi > lo) o = hi;
+        if (o >= OW) break;
+        s2 = o * sw - pw;
+        opara__pool_taps(s2, dw, kw, W, &a2, &b2);
+        for (k1 = a1; k1 < b1; ++k1) {
+            const float* xr = x + (s1 + k1 * dh) * W + s2;
+            for (k2 = a2; k2 < b2; ++k2) {
+                float v = xr[k2 * dw];
+                if (is_max) acc = first || v > acc ? v : acc;
+                else acc += v;
+                first = 0;
+            }
+        }
+        cnt = p->count_include_pad ? opara__pool_padded_taps(p, 1, s1) * opara__pool_padded_taps(p, 2, s2)
+                                   : (b1 - a1) * (b2 - a2);
+        yr[o] = is_max ? acc : (cnt > 0 ? acc / (float)cnt : 0.0f);
+    }
+    if (hi <= lo) return;
+    if (p->count_include_pad) vdiv = (float)opara__pool_padded_taps(p, 1, s1) * (float)kw;
+    for (k1 = a1; k1 < b1; ++k1) {
+        const float* xr = x + (s1 + k1 * dh) * W - pw;
+        for (k2 = 0; k2 < kw; ++k2) {
+            const float* xk = xr + k2 * dw;
+            int init = k1 == a1 && k2 == 0;
+            if (init && sw == 1) memcpy(yr + lo, xk + lo, (size_t)(hi - lo) * sizeof(float));
+            else if (init)
+                for (o = lo; o < hi; ++o) yr[o] = xk[o * sw];
+            else if (is_max)
+                opara__vec_max_into(yr + lo, xk + lo * sw, (size_t)sw, (size_t)(hi - lo));
+            else
+                opara__vec_add_into(yr + lo, xk + lo * sw, (size_t)sw, (size_t)(hi - lo));
+        }
+    }
+    if (b1 <= a1)
+        for (o = lo; o < hi; ++o) yr[o] = 0.0f;
+    else if (!is_max)
+        for (o = lo; o < hi; ++o) yr[o] /= vdiv;
+}
+
+/* 2-D pooling without indices (the common case): planes [begin, end). */
+static opara_result opara__pool2d_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int is_max = op->node->op == OPARA__OP_MAX_POOL;
+    int64_t Pin = p->in_sp[1] * p->in_sp[2], P = p->out_sp[1] * p->out_sp[2], o1;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        float* y = (float*)op->out[0].data + (int64_t)item * P;
+        for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+            int64_t s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
+            opara__pool_taps(s1, p->dil[1], p->kernel[1], p->in_sp[1], &a1, &b1);
+            opara__pool2d_row(p, is_max, x, s1, a1, b1, y + o1 * p->out_sp[2]);
+        }
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__pool_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int is_max = op->node->op == OPARA__OP_MAX_POOL;
@@ -8933,6 +9239,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 1;
     op->fn = opara__pool_kernel;
+    if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1 && !(op->n_out > 1 && op->out[1].data))
+        op->fn = opara__pool2d_kernel;
     return OPARA_OK;
 }
 /* ==== END src/opara_cpu_conv.c ==== */
@@ -26142,7 +26450,26 @@ OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opar
    marks, its arena one allocation; large operators are split across idle workers. */
 /* #include "opara_cpu.h" (inlined above) */
 
-#define OPARA__SPIN_ROUNDS 256
+#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
+#  include <xmmintrin.h>
+/* Denormal floats make SSE/AVX arithmetic many times slower (a BERT MatMul ran 6x slower on
+   them); during a run every worker flushes them to zero (FTZ) and reads them as zero (DAZ).
+   Returns the caller's MXCSR to restore. */
+static unsigned opara__exec_fp_enter(void) {
+    unsigned old = _mm_getcsr();
+    _mm_setcsr(old | 0x8040u);
+    return old;
+}
+static void opara__exec_fp_leave(unsigned old) { _mm_setcsr(old); }
+#else
+static unsigned opara__exec_fp_enter(void) { return 0; }
+static void opara__exec_fp_leave(unsigned old) { (void)old; }
+#endif
+
+#define OPARA__SPIN_ROUNDS 4096
+/* Multiply-adds above which an operator is worth all workers: an idle worker joins it before
+   starting another ready operator (intra-op for big operators, inter-op for small ones). */
+#define OPARA__BIG_WORK 33554432.0
 
 typedef struct opara__cpu_worker_arg {
     opara__cpu_exec* ex;
@@ -26162,49 +26489,62 @@ struct opara__cpu_exec {
     uint8_t* skip;               /* [n_nodes] kernel-less views */
     float* scratch;              /* n_workers slices of scratch_floats */
     size_t scratch_floats;
-    uint32_t n_workers;
-    uint32_t* list;              /* nodes of each worker in launch order (CSR by worker) */
-    uint32_t* list_start;        /* [n_workers + 1] */
+    uint32_t n_workers, n_streams;
+    uint32_t* list;              /* nodes of each stream in launch order (CSR by stream) */
+    uint32_t* list_start;        /* [n_streams + 1] */
     opara__thread* threads;      /* [n_workers - 1] */
     opara__cpu_worker_arg* args; /* [n_workers - 1] */
     int threads_started;
-    /* run state */
+    /* run state, guarded by mu */
     opara__mutex mu;
     opara__cond cv;
+    double* rank;                /* [n_nodes] estimated work on the longest path from the node to the end */
+    uint32_t* cursor;            /* [n_streams] next position in the stream's list */
+    uint8_t* stream_busy;        /* [n_streams] a worker is running the stream's head */
+    uint32_t completed;          /* nodes finished in this run */
     volatile int32_t generation; /* number of the current run */
     volatile int32_t* done;      /* [n_nodes] generation in which the node finished */
-    volatile int32_t finished;   /* worker lists completed, over all runs */
     volatile int32_t shutdown;
     volatile int32_t error;      /* first kernel error of the run */
     volatile int32_t sleepers;   /* threads inside cond_wait (or about to be) */
-    volatile int32_t idle;       /* workers in a wait loop, able to help */
+    volatile int32_t version;    /* bumped whenever work may have appeared (spinners watch it) */
     /* the one operator published for splitting */
     volatile int32_t job_busy, job_posted, job_helpers, job_next, job_done;
     const opara__cpu_op* job_op;
     size_t job_chunk, job_items;
     volatile int32_t job_chunks; /* atomic: also read by waiters outside the helper count */
+    volatile int32_t job_big;    /* the published operator has at least OPARA__BIG_WORK */
     uint64_t run_start;
     uint64_t *t_start, *t_end;
     uint32_t* t_worker;
 };
 
-/* ---- synchronisation ----------------------------------------------------------------------- */
+/* ---- synchronisation -----------------------------------------------------------------------
+   Streams, not workers, are the unit of ordering: a node may start once its stream predecessor
+   and every node it waits on (the plan's events) have finished, so every happens-before edge
+   the plan (and its memory reuse) relies on holds. Any idle worker takes the ready stream head
+   with the most estimated work between it and the end of the graph (list scheduling by
+   critical path; ties go to launch order); with nothing ready it helps the operator another
+   worker has published for splitting, so an operator is split only when no other one is ready. */
 
-static void opara__exec_wake(opara__cpu_exec* ex) {
-    if (opara__atomic_load(&ex->sleepers) == 0) return;
-    opara__mutex_lock(&ex->mu);
-    opara__cond_broadcast(&ex->cv);
-    opara__mutex_unlock(&ex->mu);
+/* Caller holds mu. */
+static void opara__exec_signal(opara__cpu_exec* ex) {
+    opara__atomic_add(&ex->version, 1);
+    if (opara__atomic_load(&ex->sleepers) != 0) opara__cond_broadcast(&ex->cv);
 }
 
 static void opara__exec_note_error(opara__cpu_exec* ex, opara_result r) {
     if (r != OPARA_OK) opara__atomic_cas(&ex->error, 0, (int32_t)r);
 }
 
+static int opara__exec_job_ready(opara__cpu_exec* ex) {
+    return opara__atomic_load(&ex->job_posted) && opara__atomic_load(&ex->job_next) < opara__atomic_load(&ex->job_chunks);
+}
+
 /* Runs chunks of the published job, if any; returns 1 when it did some work. */
 static int opara__exec_help(opara__cpu_exec* ex, uint32_t w) {
     int worked = 0;
-    if (!opara__atomic_load(&ex->job_posted)) return 0;
+    if (!opara__exec_job_ready(ex)) return 0;
     opara__atomic_add(&ex->job_helpers, 1);
     if (opara__atomic_load(&ex->job_posted)) {
         const opara__cpu_op* op = ex->job_op;
@@ -26224,39 +26564,31 @@ static int opara__exec_help(opara__cpu_exec* ex, uint32_t w) {
     return worked;
 }
 
-static int opara__exec_job_ready(opara__cpu_exec* ex) {
-    return opara__atomic_load(&ex->job_posted) && opara__atomic_load(&ex->job_next) < opara__atomic_load(&ex->job_chunks);
-}
-
-/* Waits until *flag reaches target (signed difference), helping with split operators meanwhile. */
-static void opara__exec_wait(opara__cpu_exec* ex, uint32_t w, volatile int32_t* flag, int32_t target) {
-    int spins = 0;
-    if (opara__atomic_load(flag) - target >= 0) return;
-    opara__atomic_add(&ex->idle, 1);
-    while (opara__atomic_load(flag) - target < 0) {
-        if (opara__exec_help(ex, w)) {
-            spins = 0;
-            continue;
-        }
-        if (++spins < OPARA__SPIN_ROUNDS) continue;
-        opara__mutex_lock(&ex->mu);
-        opara__atomic_add(&ex->sleepers, 1);
-        while (opara__atomic_load(flag) - target < 0 && !opara__exec_job_ready(ex)) opara__cond_wait(&ex->cv, &ex->mu);
-        opara__atomic_add(&ex->sleepers, -1);
-        opara__mutex_unlock(&ex->mu);
-        spins = 0;
+/* Rough work of a prepared operator: multiply-adds for Conv/Gemm/MatMul, else output elements. */
+static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
+    const opara__cpu_op* op = &ex->ops[n];
+    const opara__cpu_params* p = &op->p;
+    double out = op->n_out ? (double)opara__cpu_numel(&op->out[0]) : 0.0;
+    if (ex->skip[n]) return 0.0;
+    switch (op->node->op) {
+    case OPARA__OP_CONV:
+        return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
+    case OPARA__OP_GEMM:
+    case OPARA__OP_MATMUL:
+        return out * (double)p->k;
+    default:
+        return out;
     }
-    opara__atomic_add(&ex->idle, -1);
 }
 
-/* Runs one operator, split across idle workers when it is large enough. */
+/* Runs one operator. When it has several chunks of work and the job slot is free it is
+   published, so workers that become idle while it runs join in. */
 static void opara__exec_op(opara__cpu_exec* ex, uint32_t w, const opara__cpu_op* op) {
     float* scratch = ex->scratch + (size_t)w * ex->scratch_floats;
     size_t items = op->work_items, min = op->min_items_per_task ? op->min_items_per_task : 1, chunk;
     int32_t chunks;
     if (!items) return;
-    if (ex->n_workers < 2 || items < 2 * min || opara__atomic_load(&ex->idle) == 0 ||
-        !opara__atomic_cas(&ex->job_busy, 0, 1)) {
+    if (ex->n_workers < 2 || items < 2 * min || !opara__atomic_cas(&ex->job_busy, 0, 1)) {
         opara__exec_note_error(ex, op->fn(op, 0, items, scratch));
         return;
     }
@@ -26265,11 +26597,18 @@ static void opara__exec_op(opara__cpu_exec* ex, uint32_t w, const opara__cpu_op*
     ex->job_op = op;
     ex->job_items = items;
     ex->job_chunk = chunk;
+    opara__atomic_store(&ex->job_big, opara__exec_node_work(ex, (uint32_t)(op - ex->ops)) >= OPARA__BIG_WORK);
     opara__atomic_store(&ex->job_chunks, chunks);
     opara__atomic_store(&ex->job_next, 0);
     opara__atomic_store(&ex->job_done, 0);
     opara__atomic_store(&ex->job_posted, 1);
-    opara__exec_wake(ex);
+    if (opara__atomic_load(&ex->sleepers) != 0) {
+        opara__mutex_lock(&ex->mu);
+        opara__exec_signal(ex);
+        opara__mutex_unlock(&ex->mu);
+    } else {
+        opara__atomic_add(&ex->version, 1);
+    }
     opara__exec_help(ex, w);
     while (opara__atomic_load(&ex->job_done) < chunks) { /* the last chunks are running elsewhere */
     }
@@ -26279,24 +26618,84 @@ static void opara__exec_op(opara__cpu_exec* ex, uint32_t w, const opara__cpu_op*
     opara__atomic_store(&ex->job_busy, 0);
 }
 
-/* Worker w's share of one run: its nodes in launch order, each after the events it waits on. */
-static void opara__exec_list(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
+/* Caller holds mu. The ready stream head with the most work on its path to the end (the
+   critical path first; ties: launch order), or -1. */
+static int64_t opara__exec_pick(opara__cpu_exec* ex, int32_t gen) {
     const opara__plan* plan = ex->plan;
-    uint32_t i, k;
-    for (i = ex->list_start[w]; i < ex->list_start[w + 1]; ++i) {
-        uint32_t n = ex->list[i];
-        for (k = plan->wait_start[n]; k < plan->wait_start[n + 1]; ++k)
-            opara__exec_wait(ex, w, &ex->done[plan->wait_nodes[k]], gen);
+    uint32_t s, k, best_pos = UINT32_MAX;
+    double best_rank = -1.0;
+    int64_t best = -1;
+    for (s = 0; s < ex->n_streams; ++s) {
+        uint32_t at = ex->list_start[s] + ex->cursor[s], n;
+        int ready = 1;
+        if (ex->stream_busy[s] || at >= ex->list_start[s + 1]) continue;
+        n = ex->list[at];
+        if (ex->rank[n] < best_rank || (ex->rank[n] == best_rank && plan->position[n] >= best_pos)) continue;
+        for (k = plan->wait_start[n]; k < plan->wait_start[n + 1] && ready; ++k)
+            ready = opara__atomic_load(&ex->done[plan->wait_nodes[k]]) == gen;
+        if (!ready) continue;
+        best_rank = ex->rank[n];
+        best_pos = plan->position[n];
+        best = (int64_t)s;
+    }
+    return best;
+}
+
+/* Caller holds mu; returns with mu held. Nothing is ready: help a split operator, or spin a
+   little (dropping the lock) and then sleep until a node finishes or a job is published. */
+static void opara__exec_idle(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
+    int32_t seen = opara__atomic_load(&ex->version), spins;
+    opara__mutex_unlock(&ex->mu);
+    for (spins = 0; spins < OPARA__SPIN_ROUNDS; ++spins) {
+        if (opara__exec_help(ex, w)) spins = 0;
+        if (opara__atomic_load(&ex->version) != seen) break;
+    }
+    opara__mutex_lock(&ex->mu);
+    if (opara__atomic_load(&ex->version) != seen || opara__atomic_load(&ex->generation) != gen) return;
+    opara__atomic_add(&ex->sleepers, 1);
+    while (opara__atomic_load(&ex->version) == seen && !opara__exec_job_ready(ex)) opara__cond_wait(&ex->cv, &ex->mu);
+    opara__atomic_add(&ex->sleepers, -1);
+}
+
+/* Worker w's part of run gen: take ready nodes until every node of the run has finished. */
+static void opara__exec_loop(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
+    uint32_t n_nodes = ex->g->n_nodes;
+    opara__mutex_lock(&ex->mu);
+    while (opara__atomic_load(&ex->generation) == gen && ex->completed < n_nodes) {
+        int64_t s;
+        uint32_t n;
+        if (opara__atomic_load(&ex->job_big) && opara__exec_job_ready(ex)) {
+            opara__mutex_unlock(&ex->mu);
+            opara__exec_help(ex, w);
+            opara__mutex_lock(&ex->mu);
+            continue;
+        }
+        s = opara__exec_pick(ex, gen);
+        if (s < 0) {
+            if (opara__exec_job_ready(ex)) {
+                opara__mutex_unlock(&ex->mu);
+                opara__exec_help(ex, w);
+                opara__mutex_lock(&ex->mu);
+            } else {
+                opara__exec_idle(ex, w, gen);
+            }
+            continue;
+        }
+        n = ex->list[ex->list_start[s] + ex->cursor[s]];
+        ex->stream_busy[s] = 1;
+        opara__mutex_unlock(&ex->mu);
         ex->t_start[n] = opara__now_ns() - ex->run_start;
         if (!ex->skip[n]) opara__exec_op(ex, w, &ex->ops[n]);
         ex->t_end[n] = opara__now_ns() - ex->run_start;
         ex->t_worker[n] = w;
+        opara__mutex_lock(&ex->mu);
         opara__atomic_store(&ex->done[n], gen);
-        if (plan->records_event[n]) opara__exec_wake(ex);
+        ex->cursor[s]++;
+        ex->stream_busy[s] = 0;
+        ex->completed++;
+        opara__exec_signal(ex);
     }
-    opara__atomic_add(&ex->finished, 1);
-    opara__exec_wake(ex);
-    opara__exec_wait(ex, w, &ex->finished, gen * (int32_t)ex->n_workers);
+    opara__mutex_unlock(&ex->mu);
 }
 
 static void opara__exec_worker_main(void* p) {
@@ -26305,6 +26704,7 @@ static void opara__exec_worker_main(void* p) {
     int32_t last = 0;
     for (;;) {
         int32_t gen;
+        unsigned fp;
         opara__mutex_lock(&ex->mu);
         opara__atomic_add(&ex->sleepers, 1);
         while (opara__atomic_load(&ex->generation) == last && !opara__atomic_load(&ex->shutdown))
@@ -26314,19 +26714,28 @@ static void opara__exec_worker_main(void* p) {
         opara__mutex_unlock(&ex->mu);
         if (opara__atomic_load(&ex->shutdown)) return;
         last = gen;
-        opara__exec_list(ex, arg->index, gen);
+        fp = opara__exec_fp_enter();
+        opara__exec_loop(ex, arg->index, gen);
+        opara__exec_fp_leave(fp);
     }
 }
 
 OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap) {
     int32_t gen, e;
+    unsigned fp;
     ex->run_start = opara__now_ns();
     opara__atomic_store(&ex->error, 0);
     opara__mutex_lock(&ex->mu);
+    memset(ex->cursor, 0, ex->n_streams * sizeof *ex->cursor);
+    memset(ex->stream_busy, 0, ex->n_streams);
+    ex->completed = 0;
     gen = opara__atomic_add(&ex->generation, 1);
+    opara__exec_signal(ex);
     opara__cond_broadcast(&ex->cv);
     opara__mutex_unlock(&ex->mu);
-    opara__exec_list(ex, 0, gen);
+    fp = opara__exec_fp_enter();
+    opara__exec_loop(ex, 0, gen);
+    opara__exec_fp_leave(fp);
     e = opara__atomic_load(&ex->error);
     if (e != 0)
         return opara__cpu_reject(err, err_cap, (opara_result)e, "a kernel failed during the run: %s",
@@ -26422,16 +26831,40 @@ static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__sh
 
 static opara_result opara__exec_lists(opara__cpu_exec* ex, char* err, size_t cap) {
     const opara__plan* plan = ex->plan;
-    uint32_t n_nodes = ex->g->n_nodes, w, i, at = 0;
+    uint32_t n_nodes = ex->g->n_nodes, s, i, at = 0;
+    ex->n_streams = plan->n_streams ? plan->n_streams : 1;
     ex->list = (uint32_t*)opara__calloc(ex->rt, n_nodes ? n_nodes : 1, sizeof(uint32_t));
-    ex->list_start = (uint32_t*)opara__calloc(ex->rt, ex->n_workers + 1, sizeof(uint32_t));
-    if (!ex->list || !ex->list_start) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
-    for (w = 0; w < ex->n_workers; ++w) {
-        ex->list_start[w] = at;
+    ex->list_start = (uint32_t*)opara__calloc(ex->rt, ex->n_streams + 1, sizeof(uint32_t));
+    ex->cursor = (uint32_t*)opara__calloc(ex->rt, ex->n_streams, sizeof(uint32_t));
+    ex->stream_busy = (uint8_t*)opara__calloc(ex->rt, ex->n_streams, 1);
+    if (!ex->list || !ex->list_start || !ex->cursor || !ex->stream_busy)
+        return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (i = 0; i < n_nodes; ++i)
+        if (plan->stream[i] >= ex->n_streams)
+            return opara__cpu_reject(err, cap, OPARA_ERR_INTERNAL, "node %u is on stream %u of %u", i, plan->stream[i],
+                                     ex->n_streams);
+    for (s = 0; s < ex->n_streams; ++s) {
+        ex->list_start[s] = at;
         for (i = 0; i < n_nodes; ++i)
-            if (plan->stream[plan->order[i]] % ex->n_workers == w) ex->list[at++] = plan->order[i];
+            if (plan->stream[plan->order[i]] == s) ex->list[at++] = plan->order[i];
     }
-    ex->list_start[ex->n_workers] = at;
+    ex->list_start[ex->n_streams] = at;
+    return OPARA_OK;
+}
+
+/* rank[n] = work(n) + max rank of its successors, over the launch order backwards. */
+static opara_result opara__exec_ranks(opara__cpu_exec* ex, char* err, size_t cap) {
+    const opara__graph* g = ex->g;
+    uint32_t i, k;
+    ex->rank = (double*)opara__calloc(ex->rt, g->n_nodes ? g->n_nodes : 1, sizeof(double));
+    if (!ex->rank) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (i = g->n_nodes; i-- > 0;) {
+        uint32_t n = ex->plan->order[i];
+        double tail = 0.0;
+        for (k = g->succ_start[n]; k < g->succ_start[n + 1]; ++k)
+            if (ex->rank[g->succs[k]] > tail) tail = ex->rank[g->succs[k]];
+        ex->rank[n] = opara__exec_node_work(ex, n) + tail;
+    }
     return OPARA_OK;
 }
 
@@ -26479,6 +26912,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     r = opara__exec_memory(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_lists(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_ranks(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);
     if (r != OPARA_OK) {
         opara__cpu_exec_destroy(ex);
@@ -26512,6 +26946,9 @@ OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
     opara__free(rt, ex->skip);
     opara__free(rt, ex->list);
     opara__free(rt, ex->list_start);
+    opara__free(rt, ex->rank);
+    opara__free(rt, ex->cursor);
+    opara__free(rt, ex->stream_busy);
     opara__free(rt, (void*)(uintptr_t)ex->done);
     opara__free(rt, ex->t_start);
     opara__free(rt, ex->t_end);

@@ -60,6 +60,16 @@ OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, siz
 /* Which micro-kernel the built-in GEMM uses on this CPU ("avx2+fma" or "portable"). */
 OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
 
+/* Row helpers of the kernels (SSE2 where available): fill with v; y = ReLU(x) (NaN -> 0, y may
+   be x); d = max(d, s), d += s and d += w * s over n elements of s taken every `stride`. */
+OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v);
+OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n);
+OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w);
+OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
+                                    size_t dil);
+OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n);
+OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n);
+
 /* ---- prepared operators ---------------------------------------------------------------------- */
 
 typedef struct opara__cpu_op opara__cpu_op;
@@ -134,11 +144,11 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 
 /* A session's CPU side: one prepared operator per node, the arena (one 64-byte aligned block),
-   static input buffers, per-worker scratch and the worker threads. Thread w runs, in the plan's
-   launch order, the nodes of the streams s with s % n_workers == w; a node first waits for the
-   events the plan lists (per-node completion marks: spin, then mutex + condition variable). A
-   worker that is waiting or has nothing left helps the operator another worker has published
-   for splitting (intra-op parallelism over its work items). */
+   static input buffers, per-worker scratch and the worker threads. A node may start when its
+   stream predecessor and the nodes whose events it waits on have finished; any free worker takes
+   the ready node that comes first in launch order (streams are the unit of ordering, not
+   workers). A worker with nothing ready helps the operator another worker has published for
+   splitting (intra-op parallelism over its work items), then spins briefly and sleeps. */
 typedef struct opara__cpu_exec opara__cpu_exec;
 
 /* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must

@@ -5,7 +5,12 @@
 
 #include <math.h>
 
-#define OPARA__IM2COL_BUDGET ((size_t)1 << 19) /* floats of im2col scratch per worker (2 MB) */
+#define OPARA__IM2COL_BUDGET ((size_t)1 << 19) /* floats of col2im scratch per worker (2 MB) */
+/* Conv lowers to GEMMs over K slices of the im2col matrix, each slice a few hundred KB so it
+   stays in L2 between being written and being read by the GEMM. */
+#define OPARA__CONV_K_SLICE 256
+#define OPARA__CONV_SLICE_FLOATS ((int64_t)1 << 17)
+#define OPARA__CONV_MIN_ITEMS 4 /* work items a single image should give, to share between workers */
 
 /* ---- geometry ---------------------------------------------------------------------------------- */
 
@@ -97,79 +102,158 @@ static void opara__valid_range(int64_t base, int64_t s, int64_t len, int64_t lim
     *hi = b;
 }
 
-/* Writes im2col rows for output columns [p0, p1) of image x (cin_g channels) into col (row
-   stride p1 - p0). */
-static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t cin_g, int64_t p0, int64_t p1,
+/* First and one-past-last output index o in [0, out) whose window [o*s - pad, o*s - pad + span)
+   lies inside [0, in): the interior, where no tap needs clipping. */
+static void opara__pool_interior(int64_t out, int64_t s, int64_t pad, int64_t span, int64_t in, int64_t* lo,
+                                 int64_t* hi) {
+    int64_t a = (pad + s - 1) / s, b = in - span + pad >= 0 ? (in - span + pad) / s + 1 : 0;
+    if (b > out) b = out;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+/* Copies len input elements starting at row[base] with stride s into dst, zero where the index
+   falls outside [0, limit). */
+static void opara__im2col_run(const float* row, int64_t base, int64_t s, int64_t len, int64_t limit, float* dst) {
+    int64_t lo, hi, t;
+    if (s == 1) {
+        lo = base >= 0 ? 0 : -base;
+        hi = limit - base;
+        if (hi > len) hi = len;
+        if (lo > hi) lo = hi < 0 ? 0 : hi;
+        if (hi < lo) hi = lo;
+    } else {
+        opara__valid_range(base, s, len, limit, &lo, &hi);
+    }
+    for (t = 0; t < lo; ++t) dst[t] = 0.0f;
+    if (s == 1)
+        memcpy(dst + lo, row + base + lo, (size_t)(hi - lo) * sizeof(float));
+    else
+        for (t = lo; t < hi; ++t) dst[t] = row[base + t * s];
+    for (t = hi; t < len; ++t) dst[t] = 0.0f;
+}
+
+/* Writes im2col rows [r0, r1) for output columns [p0, p1) of image x into col (row stride
+   p1 - p0). */
+static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t r0, int64_t r1, int64_t p0, int64_t p1,
                           float* col) {
-    int64_t K3 = opara__prod3(p->kernel), ohw = p->out_sp[1] * p->out_sp[2], ow = p->out_sp[2];
+    int64_t K3 = opara__prod3(p->kernel), ohw = p->out_sp[1] * p->out_sp[2], ow = p->out_sp[2], oh = p->out_sp[1];
     int64_t ihw = p->in_sp[1] * p->in_sp[2], cb = p1 - p0, r;
-    for (r = 0; r < cin_g * K3; ++r) {
+    int64_t z0 = p0 / ohw, y0 = (p0 % ohw) / ow, x0 = p0 % ow;
+    for (r = r0; r < r1; ++r) {
         int64_t c = r / K3, kk = r % K3, ka = kk / (p->kernel[1] * p->kernel[2]);
         int64_t kb = (kk / p->kernel[2]) % p->kernel[1], kc = kk % p->kernel[2], pp = p0;
+        int64_t z = z0, yy = y0, xx = x0;
         const float* xc = x + c * p->in_sp[0] * ihw;
-        float* dst = col + r * cb;
+        float* dst = col + (r - r0) * cb;
         while (pp < p1) {
-            int64_t z = pp / ohw, rem = pp % ohw, yy = rem / ow, xx0 = rem % ow, len = OPARA__MIN(ow - xx0, p1 - pp);
+            int64_t len = OPARA__MIN(ow - xx, p1 - pp), t;
             int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
             int64_t iy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
-            int64_t base = xx0 * p->stride[2] - p->pad_b[2] + kc * p->dil[2], lo = 0, hi = 0, t;
+            int64_t base = xx * p->stride[2] - p->pad_b[2] + kc * p->dil[2];
             if (iz >= 0 && iz < p->in_sp[0] && iy >= 0 && iy < p->in_sp[1])
-                opara__valid_range(base, p->stride[2], len, p->in_sp[2], &lo, &hi);
-            for (t = 0; t < lo; ++t) dst[t] = 0.0f;
-            if (hi > lo) {
-                const float* row = xc + (iz * p->in_sp[1] + iy) * p->in_sp[2] + base;
-                if (p->stride[2] == 1) memcpy(dst + lo, row + lo, (size_t)(hi - lo) * sizeof(float));
-                else
-                    for (t = lo; t < hi; ++t) dst[t] = row[t * p->stride[2]];
-            }
-            for (t = hi; t < len; ++t) dst[t] = 0.0f;
+                opara__im2col_run(xc + (iz * p->in_sp[1] + iy) * p->in_sp[2], base, p->stride[2], len, p->in_sp[2], dst);
+            else
+                for (t = 0; t < len; ++t) dst[t] = 0.0f;
             dst += len;
             pp += len;
+            xx = 0;
+            if (++yy == oh) {
+                yy = 0;
+                ++z;
+            }
         }
     }
 }
 
 static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld, const float* bias, int relu, int init) {
-    size_t i, j;
+    size_t i;
     for (i = 0; i < rows; ++i) {
-        float* r = y + i * ld;
-        if (init) {
-            float b = bias ? bias[i] : 0.0f;
-            for (j = 0; j < cols; ++j) r[j] = b;
-        } else if (relu) {
-            for (j = 0; j < cols; ++j) r[j] = r[j] > 0.0f ? r[j] : 0.0f;
-        }
+        if (init) opara__vec_fill(y + i * ld, cols, bias ? bias[i] : 0.0f);
+        else if (relu) opara__vec_relu(y + i * ld, y + i * ld, cols);
     }
 }
 
+/* Work item = (image and group, block of output channels, block of output columns). The
+   output block starts as the bias, then takes one GEMM per K slice (pointwise: one GEMM straight
+   from the input), then the ReLU. */
 static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K = cin_g * opara__prod3(p->kernel);
     int64_t P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
     float* col = scratch;
-    float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(K * p->col_block));
+    float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(p->k * p->col_block));
     size_t item;
     for (item = begin; item < end; ++item) {
-        int64_t blk = (int64_t)item % p->n_col_blocks, ng = (int64_t)item / p->n_col_blocks;
-        int64_t n = ng / p->group, g = ng % p->group, p0 = blk * p->col_block, p1 = OPARA__MIN(P, p0 + p->col_block);
+        int64_t blk = (int64_t)item % p->n_col_blocks, rest = (int64_t)item / p->n_col_blocks;
+        int64_t mblk = rest % p->m_blocks, ng = rest / p->m_blocks, n = ng / p->group, g = ng % p->group;
+        int64_t p0 = blk * p->col_block, p1 = OPARA__MIN(P, p0 + p->col_block);
+        int64_t m0 = mblk * p->m, mm = OPARA__MIN(p->m, cout_g - m0), pc;
         const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
-        const float* w = (const float*)op->in[1].data + g * cout_g * K;
-        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P + p0;
-        const float* b;
-        size_t ldb;
+        const float* w = (const float*)op->in[1].data + (g * cout_g + m0) * K;
+        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g + m0) * P + p0;
+        size_t nb = (size_t)(p1 - p0);
+        if (mm <= 0) continue;
+        if (bias) opara__bias_relu_rows(y, (size_t)mm, nb, (size_t)P, bias + g * cout_g + m0, 0, 1);
         if (p->pointwise) {
-            b = x + p0;
-            ldb = (size_t)P;
+            opara__sgemm(op->blas, 0, 0, (size_t)mm, nb, (size_t)K, 1.0f, w, (size_t)K, x + p0, (size_t)P,
+                         bias ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
         } else {
-            opara__im2col(p, x, cin_g, p0, p1, col);
-            b = col;
-            ldb = (size_t)(p1 - p0);
+            for (pc = 0; pc < K; pc += p->k) {
+                int64_t kc = OPARA__MIN(p->k, K - pc);
+                opara__im2col(p, x, pc, pc + kc, p0, p1, col);
+                opara__sgemm(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
+                             bias || pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
+            }
         }
-        if (bias) opara__bias_relu_rows(y, (size_t)cout_g, (size_t)(p1 - p0), (size_t)P, bias + g * cout_g, 0, 1);
-        opara__sgemm(op->blas, 0, 0, (size_t)cout_g, (size_t)(p1 - p0), (size_t)K, 1.0f, w, (size_t)K, b, ldb,
-                     bias ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
-        if (p->relu) opara__bias_relu_rows(y, (size_t)cout_g, (size_t)(p1 - p0), (size_t)P, NULL, 1, 0);
+        if (p->relu) opara__bias_relu_rows(y, (size_t)mm, nb, (size_t)P, NULL, 1, 0);
+    }
+    return OPARA_OK;
+}
+
+/* yr += one kernel row wk applied along input row xr: clipped edges per element, the interior
+   with every tap at once. */
+static void opara__depthwise_row(const opara__cpu_params* p, const float* xr, const float* wk, float* yr) {
+    int64_t ow = p->out_sp[2], sw = p->stride[2], pw = p->pad_b[2], dw = p->dil[2], W = p->in_sp[2], KW = p->kernel[2];
+    int64_t lo, hi, t, kc;
+    opara__pool_interior(ow, sw, pw, (KW - 1) * dw + 1, W, &lo, &hi);
+    for (t = 0; t < ow; ++t) {
+        if (t == lo && hi > lo) t = hi;
+        if (t >= ow) break;
+        for (kc = 0; kc < KW; ++kc) {
+            int64_t ix = t * sw - pw + kc * dw;
+            if (ix >= 0 && ix < W) yr[t] += wk[kc] * xr[ix];
+        }
+    }
+    if (hi > lo) opara__vec_taps(yr + lo, xr + lo * sw - pw, (size_t)sw, (size_t)(hi - lo), wk, (size_t)KW, (size_t)dw);
+}
+
+/* Depthwise 2-D: each channel is copied into a zero-bordered plane in scratch, so every output
+   row is one branch-free pass per kernel row. */
+static opara_result opara__conv_depthwise2d_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t H = p->in_sp[1], W = p->in_sp[2], Hp = H + p->pad_b[1] + p->pad_e[1], Wp = W + p->pad_b[2] + p->pad_e[2];
+    int64_t oh = p->out_sp[1], ow = p->out_sp[2], KH = p->kernel[1], KW = p->kernel[2], r, oy, kb;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    size_t item;
+    memset(scratch, 0, (size_t)(Hp * Wp) * sizeof(float));
+    for (item = begin; item < end; ++item) {
+        int64_t c = (int64_t)item % p->cout;
+        const float* x = (const float*)op->in[0].data + (int64_t)item * H * W;
+        const float* w = (const float*)op->in[1].data + c * KH * KW;
+        float* y = (float*)op->out[0].data + (int64_t)item * oh * ow;
+        for (r = 0; r < H; ++r) /* the border stays zero from the memset above */
+            memcpy(scratch + (r + p->pad_b[1]) * Wp + p->pad_b[2], x + r * W, (size_t)W * sizeof(float));
+        for (oy = 0; oy < oh; ++oy) {
+            float* yr = y + oy * ow;
+            opara__vec_fill(yr, (size_t)ow, bias ? bias[c] : 0.0f);
+            for (kb = 0; kb < KH; ++kb)
+                opara__vec_taps(yr, scratch + (oy * p->stride[1] + kb * p->dil[1]) * Wp, (size_t)p->stride[2], (size_t)ow,
+                                w + kb * KW, (size_t)KW, (size_t)p->dil[2]);
+            if (p->relu) opara__vec_relu(yr, yr, (size_t)ow);
+        }
     }
     return OPARA_OK;
 }
@@ -178,20 +262,19 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
 static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t K3 = opara__prod3(p->kernel), P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
-    int64_t ow = p->out_sp[2], sw = p->stride[2];
+    int64_t ow = p->out_sp[2];
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
     size_t item;
     (void)scratch;
     for (item = begin; item < end; ++item) {
-        int64_t c = (int64_t)item % p->cout, z, yy, ka, kb, kc, t;
+        int64_t c = (int64_t)item % p->cout, z, yy, ka, kb;
         const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
         const float* w = (const float*)op->in[1].data + c * K3;
         float* y = (float*)op->out[0].data + (int64_t)item * P;
         for (z = 0; z < p->out_sp[0]; ++z)
             for (yy = 0; yy < p->out_sp[1]; ++yy) {
                 float* yr = y + (z * p->out_sp[1] + yy) * ow;
-                float b0 = bias ? bias[c] : 0.0f;
-                for (t = 0; t < ow; ++t) yr[t] = b0;
+                opara__vec_fill(yr, (size_t)ow, bias ? bias[c] : 0.0f);
                 for (ka = 0; ka < p->kernel[0]; ++ka) {
                     int64_t iz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
                     if (iz < 0 || iz >= p->in_sp[0]) continue;
@@ -200,36 +283,38 @@ static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t
                         const float* xr;
                         if (iy < 0 || iy >= p->in_sp[1]) continue;
                         xr = x + (iz * p->in_sp[1] + iy) * p->in_sp[2];
-                        for (kc = 0; kc < p->kernel[2]; ++kc) {
-                            int64_t base = kc * p->dil[2] - p->pad_b[2], lo, hi;
-                            float wv = w[(ka * p->kernel[1] + kb) * p->kernel[2] + kc];
-                            opara__valid_range(base, sw, ow, p->in_sp[2], &lo, &hi);
-                            if (sw == 1) {
-                                const float* xs = xr + base;
-                                for (t = lo; t < hi; ++t) yr[t] += wv * xs[t];
-                            } else {
-                                for (t = lo; t < hi; ++t) yr[t] += wv * xr[base + t * sw];
-                            }
-                        }
+                        opara__depthwise_row(p, xr, w + (ka * p->kernel[1] + kb) * p->kernel[2], yr);
                     }
                 }
-                if (p->relu)
-                    for (t = 0; t < ow; ++t) yr[t] = yr[t] > 0.0f ? yr[t] : 0.0f;
+                if (p->relu) opara__vec_relu(yr, yr, (size_t)ow);
             }
     }
     return OPARA_OK;
 }
 
+/* K slice (p->k), column block and output-channel block (p->m): slices that fit L2, and at
+   least OPARA__CONV_MIN_ITEMS items per image where the output allows (columns first, since
+   channel blocks repeat the im2col). */
 static void opara__conv_pick_block(opara__cpu_params* p, int64_t K, int64_t P) {
-    int64_t cb = (int64_t)(OPARA__IM2COL_BUDGET / (size_t)(K > 0 ? K : 1)) / 16 * 16;
+    int64_t images = p->batch * p->group, cout_g = p->cout / p->group, cb, want_m;
+    p->k = p->pointwise ? (K > 0 ? K : 1) : OPARA__MIN(K > 0 ? K : 1, (int64_t)OPARA__CONV_K_SLICE);
+    cb = p->pointwise ? 1024 : OPARA__CONV_SLICE_FLOATS / p->k / 16 * 16;
     if (cb < 64) cb = 64;
-    if (p->batch * p->group < 4 && P >= 256) { /* leave work to share between workers */
-        int64_t quarter = ((P + 3) / 4 + 15) / 16 * 16;
-        if (quarter < cb) cb = quarter;
+    if (images < OPARA__CONV_MIN_ITEMS && P >= 64 * OPARA__CONV_MIN_ITEMS) {
+        int64_t part = ((P + OPARA__CONV_MIN_ITEMS - 1) / OPARA__CONV_MIN_ITEMS + 15) / 16 * 16;
+        if (part < cb) cb = part;
     }
     if (cb > P) cb = P;
     p->col_block = cb > 0 ? cb : 1;
     p->n_col_blocks = P > 0 ? (P + p->col_block - 1) / p->col_block : 0;
+    want_m = images * p->n_col_blocks >= OPARA__CONV_MIN_ITEMS ? 1
+                                                               : OPARA__CONV_MIN_ITEMS / (images * p->n_col_blocks);
+    if (want_m > cout_g / 16) want_m = cout_g / 16;
+    if (want_m < 1) want_m = 1;
+    p->m = ((cout_g + want_m - 1) / want_m + 7) / 8 * 8;
+    if (p->m > cout_g) p->m = cout_g;
+    if (p->m < 1) p->m = 1;
+    p->m_blocks = (cout_g + p->m - 1) / p->m;
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap) {
@@ -264,11 +349,15 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
     if (p->depthwise) {
         op->work_items = (size_t)(p->batch * p->cout);
         op->fn = opara__conv_depthwise_kernel;
+        if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1) { /* 2-D: through a padded copy */
+            op->fn = opara__conv_depthwise2d_kernel;
+            op->scratch_floats = (size_t)((p->in_sp[1] + p->pad_b[1] + p->pad_e[1]) * (p->in_sp[2] + p->pad_b[2] + p->pad_e[2]));
+        }
         return OPARA_OK;
     }
     opara__conv_pick_block(p, K, P);
-    op->work_items = (size_t)(p->batch * p->group * p->n_col_blocks);
-    op->scratch_floats = (p->pointwise ? 0 : (size_t)(K * p->col_block)) +
+    op->work_items = (size_t)(p->batch * p->group * p->m_blocks * p->n_col_blocks);
+    op->scratch_floats = (p->pointwise ? 0 : (size_t)(p->k * p->col_block)) +
                          (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
     op->fn = opara__conv_gemm_kernel;
     return OPARA_OK;
@@ -401,6 +490,76 @@ static int64_t opara__pool_padded_taps(const opara__cpu_params* p, int d, int64_
     return hi - lo;
 }
 
+/* One output row of a 2-D pool over rows [a1, b1) of the window: the clipped edges one element
+   at a time, the interior as vectorizable loops over the output columns. */
+static void opara__pool2d_row(const opara__cpu_params* p, int is_max, const float* x, int64_t s1, int64_t a1, int64_t b1,
+                              float* yr) {
+    int64_t W = p->in_sp[2], OW = p->out_sp[2], sw = p->stride[2], pw = p->pad_b[2], kw = p->kernel[2];
+    int64_t dw = p->dil[2], dh = p->dil[1], lo, hi, o, k1, k2;
+    float vdiv = (float)(b1 - a1) * (float)kw;
+    opara__pool_interior(OW, sw, pw, (kw - 1) * dw + 1, W, &lo, &hi);
+    for (o = 0; o < OW; ++o) {
+        int64_t s2, a2, b2, cnt;
+        float acc = 0.0f;
+        int first = 1;
+        if (o == lo && hi > lo) o = hi;
+        if (o >= OW) break;
+        s2 = o * sw - pw;
+        opara__pool_taps(s2, dw, kw, W, &a2, &b2);
+        for (k1 = a1; k1 < b1; ++k1) {
+            const float* xr = x + (s1 + k1 * dh) * W + s2;
+            for (k2 = a2; k2 < b2; ++k2) {
+                float v = xr[k2 * dw];
+                if (is_max) acc = first || v > acc ? v : acc;
+                else acc += v;
+                first = 0;
+            }
+        }
+        cnt = p->count_include_pad ? opara__pool_padded_taps(p, 1, s1) * opara__pool_padded_taps(p, 2, s2)
+                                   : (b1 - a1) * (b2 - a2);
+        yr[o] = is_max ? acc : (cnt > 0 ? acc / (float)cnt : 0.0f);
+    }
+    if (hi <= lo) return;
+    if (p->count_include_pad) vdiv = (float)opara__pool_padded_taps(p, 1, s1) * (float)kw;
+    for (k1 = a1; k1 < b1; ++k1) {
+        const float* xr = x + (s1 + k1 * dh) * W - pw;
+        for (k2 = 0; k2 < kw; ++k2) {
+            const float* xk = xr + k2 * dw;
+            int init = k1 == a1 && k2 == 0;
+            if (init && sw == 1) memcpy(yr + lo, xk + lo, (size_t)(hi - lo) * sizeof(float));
+            else if (init)
+                for (o = lo; o < hi; ++o) yr[o] = xk[o * sw];
+            else if (is_max)
+                opara__vec_max_into(yr + lo, xk + lo * sw, (size_t)sw, (size_t)(hi - lo));
+            else
+                opara__vec_add_into(yr + lo, xk + lo * sw, (size_t)sw, (size_t)(hi - lo));
+        }
+    }
+    if (b1 <= a1)
+        for (o = lo; o < hi; ++o) yr[o] = 0.0f;
+    else if (!is_max)
+        for (o = lo; o < hi; ++o) yr[o] /= vdiv;
+}
+
+/* 2-D pooling without indices (the common case): planes [begin, end). */
+static opara_result opara__pool2d_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int is_max = op->node->op == OPARA__OP_MAX_POOL;
+    int64_t Pin = p->in_sp[1] * p->in_sp[2], P = p->out_sp[1] * p->out_sp[2], o1;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        float* y = (float*)op->out[0].data + (int64_t)item * P;
+        for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+            int64_t s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
+            opara__pool_taps(s1, p->dil[1], p->kernel[1], p->in_sp[1], &a1, &b1);
+            opara__pool2d_row(p, is_max, x, s1, a1, b1, y + o1 * p->out_sp[2]);
+        }
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__pool_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int is_max = op->node->op == OPARA__OP_MAX_POOL;
@@ -481,5 +640,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 1;
     op->fn = opara__pool_kernel;
+    if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1 && !(op->n_out > 1 && op->out[1].data))
+        op->fn = opara__pool2d_kernel;
     return OPARA_OK;
 }

@@ -10,8 +10,99 @@
 #  define OPARA__GEMM_AVX2 0
 #endif
 
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#  define OPARA__VEC_SSE 1
+#  include <emmintrin.h>
+#else
+#  define OPARA__VEC_SSE 0
+#endif
+
 #define OPARA__MR 6
 #define OPARA__NR 16
+
+/* ---- row helpers (SSE2 on x86, where -O2 builds would otherwise get scalar, branchy loops) ---- */
+
+OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    __m128 x = _mm_set1_ps(v);
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, x);
+#endif
+    for (; i < n; ++i) d[i] = v;
+}
+
+/* y = max(x, 0) (y may be x); NaN becomes 0. */
+OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    __m128 z = _mm_setzero_ps();
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_max_ps(_mm_loadu_ps(x + i), z));
+#endif
+    for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+/* d[i] += sum over k < taps of w[k] * s[i * stride + k * dil]: one row of a direct convolution,
+   each output loaded and stored once. */
+OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
+                                    size_t dil) {
+    size_t i = 0, k;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 acc = _mm_loadu_ps(d + i);
+        for (k = 0; k < taps; ++k) {
+            const float* sk = s + i * stride + k * dil;
+            __m128 a = stride == 1 ? _mm_loadu_ps(sk) : _mm_set_ps(sk[3 * stride], sk[2 * stride], sk[stride], sk[0]);
+            acc = _mm_add_ps(acc, _mm_mul_ps(_mm_set1_ps(w[k]), a));
+        }
+        _mm_storeu_ps(d + i, acc);
+    }
+#endif
+    for (; i < n; ++i) {
+        float acc = d[i];
+        for (k = 0; k < taps; ++k) acc += w[k] * s[i * stride + k * dil];
+        d[i] = acc;
+    }
+}
+
+/* d[i] += w * s[i * stride]. */
+OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    __m128 wv = _mm_set1_ps(w);
+    for (; i + 4 <= n; i += 4) {
+        __m128 a = stride == 1 ? _mm_loadu_ps(s + i)
+                               : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
+        _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), _mm_mul_ps(wv, a)));
+    }
+#endif
+    for (; i < n; ++i) d[i] += w * s[i * stride];
+}
+
+/* d[i] = s[i * stride] > d[i] ? s[i * stride] : d[i] (a NaN in s is skipped). */
+OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 a = stride == 1 ? _mm_loadu_ps(s + i)
+                               : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
+        _mm_storeu_ps(d + i, _mm_max_ps(a, _mm_loadu_ps(d + i))); /* maxps(a, b) is exactly a > b ? a : b */
+    }
+#endif
+    for (; i < n; ++i) d[i] = s[i * stride] > d[i] ? s[i * stride] : d[i];
+}
+
+/* d[i] += s[i * stride]. */
+OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 a = stride == 1 ? _mm_loadu_ps(s + i)
+                               : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
+        _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), a));
+    }
+#endif
+    for (; i < n; ++i) d[i] += s[i * stride];
+}
 
 /* ---- packing --------------------------------------------------------------------------------- */
 
@@ -173,6 +264,46 @@ static void opara__gemm_scale(size_t m, size_t n, float beta, float* c, size_t l
         for (j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
 
+/* sum of a[i] * b[i] */
+static float opara__vec_dot(const float* a, const float* b, size_t n) {
+    size_t i = 0;
+    float sum = 0.0f;
+#if OPARA__VEC_SSE
+    __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
+    float part[4];
+    for (; i + 8 <= n; i += 8) {
+        acc0 = _mm_add_ps(acc0, _mm_mul_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i)));
+        acc1 = _mm_add_ps(acc1, _mm_mul_ps(_mm_loadu_ps(a + i + 4), _mm_loadu_ps(b + i + 4)));
+    }
+    _mm_storeu_ps(part, _mm_add_ps(acc0, acc1));
+    sum = (part[0] + part[1]) + (part[2] + part[3]);
+#endif
+    for (; i < n; ++i) sum += a[i] * b[i];
+    return sum;
+}
+
+/* One row of op(A) times op(B) (a fully connected layer at batch 1): dot products with the rows
+   of B when it is transposed, else a weighted sum of B's rows. */
+static void opara__sgemv_row(int trans_b, size_t n, size_t k, float alpha, const float* a, size_t a_step,
+                             const float* b, size_t ldb, float beta, float* c) {
+    size_t j, p;
+    if (trans_b && a_step == 1) {
+        for (j = 0; j < n; ++j) {
+            float v = alpha * opara__vec_dot(a, b + j * ldb, k);
+            c[j] = beta == 0.0f ? v : v + beta * c[j];
+        }
+        return;
+    }
+    for (j = 0; j < n; ++j) c[j] = beta == 0.0f ? 0.0f : beta * c[j];
+    for (p = 0; p < k; ++p) {
+        float ap = alpha * a[p * a_step];
+        if (trans_b)
+            for (j = 0; j < n; ++j) c[j] += ap * b[j * ldb + p];
+        else
+            opara__vec_axpy(c, b + p * ldb, 1, n, ap);
+    }
+}
+
 OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                          const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                          size_t ldc, float* scratch) {
@@ -184,6 +315,10 @@ OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, siz
     if (m == 0 || n == 0) return;
     if (k == 0) {
         opara__gemm_scale(m, n, beta, c, ldc);
+        return;
+    }
+    if (m == 1) { /* packing would copy all of B for one row */
+        opara__sgemv_row(trans_b, n, k, alpha, a, trans_a ? lda : 1, b, ldb, beta, c);
         return;
     }
     for (jc = 0; jc < n; jc += OPARA__GEMM_NC) {
@@ -263,11 +398,7 @@ static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, si
         opara__sgemm(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
                      y + i0 * ldy + j0, ldy, scratch);
         if (p->relu)
-            for (i = 0; i < mb; ++i)
-                for (j = 0; j < nb; ++j) {
-                    float* v = &y[(i0 + i) * ldy + j0 + j];
-                    *v = *v > 0.0f ? *v : 0.0f;
-                }
+            for (i = 0; i < mb; ++i) opara__vec_relu(y + (i0 + i) * ldy + j0, y + (i0 + i) * ldy + j0, nb);
     }
     return OPARA_OK;
 }

@@ -177,7 +177,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     (void)scratch;
     switch (op->node->op) {
     case OPARA__OP_RELU:
-        for (i = i0; i < i1; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        if (i1 > i0) opara__vec_relu(y + i0, x + i0, i1 - i0);
         break;
     case OPARA__OP_LEAKY_RELU:
         for (i = i0; i < i1; ++i) y[i] = x[i] >= 0.0f ? x[i] : p->alpha * x[i];
@@ -1007,8 +1007,14 @@ static opara_result opara__pad_kernel(const opara__cpu_op* op, size_t begin, siz
         }
         for (j = 0; j < W; ++j) {
             int64_t s = constant_row ? -1 : opara__pad_src(p->mode, (int64_t)j, before, xw);
-            if (s < 0) memcpy(dst + j * e, p->fill, e);
-            else memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
+            if (s == 0 && before >= 0 && j == (size_t)before && (int64_t)W - before >= xw) { /* the unpadded run */
+                memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)off * e, (size_t)xw * e);
+                j += (size_t)xw - 1;
+            } else if (s < 0) {
+                memcpy(dst + j * e, p->fill, e);
+            } else {
+                memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
+            }
         }
     }
     return OPARA_OK;

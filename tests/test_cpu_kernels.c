@@ -159,6 +159,38 @@ OT_TEST(conv_large_channels_split_columns) {
     CHECK(run_conv_case(T, &cc, &builtin_blas));
 }
 
+/* Small output, many channels: output-channel blocks (work items) and K slices of im2col. */
+OT_TEST(conv_channel_blocks_and_k_slices) {
+    conv_case cc;
+    memset(&cc, 0, sizeof cc);
+    cc.nsp = 2; cc.n = 1; cc.c = 40; cc.m = 96; cc.group = 1;
+    cc.k[0] = cc.k[1] = 3; cc.s[0] = cc.s[1] = 1; cc.d[0] = cc.d[1] = 1;
+    cc.pb[0] = cc.pb[1] = cc.pe[0] = cc.pe[1] = 1; cc.in[0] = 7; cc.in[1] = 6; cc.bias = 1; cc.relu = 1;
+    CHECK(run_conv_case(T, &cc, &builtin_blas));
+    if (system_blas.sgemm) CHECK(run_conv_case(T, &cc, &system_blas));
+}
+
+/* Depthwise on wide rows (the vector interior of every kernel row), strides and dilations. */
+OT_TEST(conv_depthwise_wide_rows) {
+    int t;
+    for (t = 0; t < 12; ++t) {
+        conv_case cc;
+        int i;
+        memset(&cc, 0, sizeof cc);
+        cc.nsp = 2; cc.n = 1; cc.group = cc.c = cc.m = kt_randint(1, 4);
+        cc.bias = t & 1; cc.relu = (t >> 1) & 1;
+        for (i = 0; i < 2; ++i) {
+            cc.k[i] = kt_randint(1, 7);
+            cc.s[i] = kt_randint(1, 2);
+            cc.d[i] = kt_randint(1, 2);
+            cc.pb[i] = kt_randint(0, 3);
+            cc.pe[i] = kt_randint(0, 3);
+            cc.in[i] = kt_randint(cc.d[i] * (cc.k[i] - 1) + 1, 45);
+        }
+        CHECK(run_conv_case(T, &cc, &builtin_blas));
+    }
+}
+
 OT_TEST(conv_rejects_bad_output_shape) {
     kt k;
     int64_t xd[4] = {1, 2, 5, 5}, wd[4] = {3, 2, 3, 3}, yd[4] = {1, 3, 4, 3};
@@ -244,14 +276,14 @@ OT_TEST(conv_transpose_random) {
 
 OT_TEST(pools_random) {
     int t, failures = 0;
-    for (t = 0; t < 120; ++t) {
+    for (t = 0; t < 240; ++t) {
         kt k;
-        int is_max = t % 2, nsp = kt_randint(1, 3), ceil_mode = kt_randint(0, 1), cip = kt_randint(0, 1), i;
+        int is_max = t % 2, want_idx = is_max && t % 4 == 1, nsp = kt_randint(1, 3), ceil_mode = kt_randint(0, 1), cip = kt_randint(0, 1), i;
         int64_t xd[5], yd[5], ks[3], st[3], dl[3], pads[6];
         float *x, *y, *ref;
         int64_t* idx = NULL;
         size_t ny, j;
-        kt_init(&k, is_max ? OPARA__OP_MAX_POOL : OPARA__OP_AVERAGE_POOL, 1, is_max ? 2 : 1);
+        kt_init(&k, is_max ? OPARA__OP_MAX_POOL : OPARA__OP_AVERAGE_POOL, 1, want_idx ? 2 : 1); /* no Indices: 2-D fast path */
         xd[0] = yd[0] = kt_randint(1, 2);
         xd[1] = yd[1] = kt_randint(1, 3);
         for (i = 0; i < nsp; ++i) {
@@ -260,7 +292,7 @@ OT_TEST(pools_random) {
             dl[i] = is_max ? kt_randint(1, 2) : 1;
             pads[i] = kt_randint(0, (int)ks[i] - 1);
             pads[i + nsp] = kt_randint(0, (int)ks[i] - 1);
-            xd[2 + i] = kt_randint((int)(dl[i] * (ks[i] - 1) + 1), nsp == 3 ? 6 : 11);
+            xd[2 + i] = kt_randint((int)(dl[i] * (ks[i] - 1) + 1), nsp == 3 ? 6 : t % 3 ? 11 : 40);
             {
                 int64_t span = xd[2 + i] + pads[i] + pads[i + nsp] - dl[i] * (ks[i] - 1) - 1;
                 yd[2 + i] = (ceil_mode ? (span + st[i] - 1) / st[i] : span / st[i]) + 1;
@@ -270,7 +302,7 @@ OT_TEST(pools_random) {
         }
         x = kt_in_f32(&k, 0, nsp + 2, xd);
         y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, nsp + 2, yd);
-        if (is_max) idx = (int64_t*)kt_out(&k, 1, OPARA_DTYPE_I64, nsp + 2, yd);
+        if (want_idx) idx = (int64_t*)kt_out(&k, 1, OPARA_DTYPE_I64, nsp + 2, yd);
         kt_ints(&k, "kernel_shape", ks, (uint32_t)nsp);
         kt_ints(&k, "strides", st, (uint32_t)nsp);
         if (is_max) kt_ints(&k, "dilations", dl, (uint32_t)nsp);
@@ -306,7 +338,7 @@ OT_TEST(pools_random) {
             OT_LOG("pool t=%d max=%d nsp=%d ceil=%d cip=%d: %s err %g", t, is_max, nsp, ceil_mode, cip, k.err,
                    kt_maxerr(ref, y, ny));
             ++failures;
-        } else if (is_max) {
+        } else if (want_idx) {
             for (j = 0; j < ny; ++j)
                 if (((float*)k.in[0].data)[idx[j]] != y[j]) {
                     OT_LOG("pool t=%d: index %zu points to another value", t, j);
@@ -813,6 +845,16 @@ static int check_sgemm(opara_test* T, const opara__blas* blas, int m, int n, int
     return err <= 1e-5;
 }
 
+/* One row (a fully connected layer at batch 1): the GEMV path of the built-in SGEMM. */
+OT_TEST(sgemm_builtin_single_row) {
+    static const int ns[] = {1, 37, 1000}, ks[] = {1, 9, 300};
+    int t, failures = 0;
+    for (t = 0; t < 36; ++t)
+        if (!check_sgemm(T, &builtin_blas, 1, ns[t % 3], ks[(t / 3) % 3], (t / 9) & 1, (t / 18) & 1, 1.5f,
+                         t % 2 ? 0.0f : 0.5f)) ++failures;
+    CHECK_EQ(failures, 0);
+}
+
 OT_TEST(sgemm_builtin_odd_sizes) {
     int t, failures = 0;
     static const int sizes[][3] = {{1, 1, 1}, {7, 17, 5}, {6, 16, 256}, {121, 1025, 3}, {13, 33, 300}, {250, 70, 513}, {5, 3, 0}};
@@ -1263,6 +1305,8 @@ static const opara_test_case tests[] = {
     OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(layer_norm_axes_and_stats),
     OT_CASE(reduce_mean_axes_keepdims), OT_CASE(cast_between_types), OT_CASE(pad_modes_and_negative_pads),
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
+    /* appended last: they draw from the shared random stream */
+    OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows), OT_CASE(sgemm_builtin_single_row),
 };
 
 int main(int argc, char** argv) {
