@@ -130,6 +130,9 @@ typedef struct opara__plan_desc {
     uint32_t memory_sync_window;     /* when no free block fits, a block whose last readers were launched at
                                         least this many positions earlier is reused by adding waits on them
                                         (they have most likely finished); 0: 64 */
+    int no_level_sync;               /* the memory sync also reuses a block whose readers all sit at a lower
+                                        wavefront level than the new writer (such waits keep every level, so
+                                        no parallelism is lost); this turns that off */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */

@@ -152,6 +152,9 @@ OT_TEST(removed_wait_is_caught) {
         REQUIRE(tg_random(&t, 20 + (uint32_t)(seed % 80), 1 + (uint32_t)(seed % 16), seed));
         memset(&d, 0, sizeof d);
         d.strategy = seed % 2 ? OPARA_STRATEGY_OPARA : OPARA_STRATEGY_NIMBLE;
+        /* level-sync memory waits are not pruned against each other, so a node's first wait can be
+           implied by its later ones and dropping it leaves a valid plan */
+        d.no_level_sync = 1;
         REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
         for (n = 0; n < p->n_nodes; ++n)
             if (p->wait_start[n + 1] > p->wait_start[n]) break;
@@ -316,6 +319,55 @@ OT_TEST(memory_sync_waits_reduce_peak_and_verify) {
     CHECK(smaller > 30);
 }
 
+/* Longest path (in ops) from a source to every node, from the graph's edges alone. */
+static void dag_levels(const opara__graph* g, uint32_t* level) {
+    uint32_t i, k;
+    for (i = 0; i < g->n_nodes; ++i) level[i] = 0;
+    for (i = 0; i < g->n_nodes; ++i) {
+        uint32_t v = g->topo[i];
+        for (k = g->succ_start[v]; k < g->succ_start[v + 1]; ++k)
+            if (level[g->succs[k]] < level[v] + 1) level[g->succs[k]] = level[v] + 1;
+    }
+}
+
+/* With the window out of reach only level-sync waits are added: each goes from a lower level to a
+   higher one, so the DAG plus every wait keeps the DAG's longest path; and they save memory. */
+OT_TEST(level_sync_waits_keep_levels_and_reduce_peak) {
+    uint64_t seed;
+    uint32_t added = 0, smaller = 0;
+    for (seed = 1; seed <= 60; ++seed) {
+        tgraph t;
+        opara__plan_desc d;
+        opara__plan *a = NULL, *b = NULL;
+        uint32_t* level;
+        uint32_t v, k;
+        REQUIRE(tg_random(&t, 200, 16, seed));
+        memset(&d, 0, sizeof d);
+        d.memory_sync_window = 1u << 30;
+        d.no_level_sync = 1;
+        REQUIRE(tg_plan(&t, NULL, &d, &a) == OPARA_OK);
+        d.no_level_sync = 0;
+        REQUIRE(tg_plan(&t, NULL, &d, &b) == OPARA_OK);
+        CHECK_EQ(a->stats.n_memory_waits, 0);
+        added += b->stats.n_memory_waits > 0;
+        smaller += b->arena_bytes < a->arena_bytes;
+        level = (uint32_t*)malloc((size_t)t.g.n_nodes * sizeof(uint32_t));
+        REQUIRE(level != NULL);
+        dag_levels(&t.g, level);
+        for (v = 0; v < b->n_nodes; ++v)
+            for (k = b->wait_start[v]; k < b->wait_start[v + 1]; ++k) {
+                if (level[b->wait_nodes[k]] >= level[v]) OT_LOG("seed %u: node %u waits on %u", (unsigned)seed, v, b->wait_nodes[k]);
+                CHECK(level[b->wait_nodes[k]] < level[v]);
+            }
+        free(level);
+        opara__plan_free(t.rt, a);
+        opara__plan_free(t.rt, b);
+        tg_free(&t);
+    }
+    CHECK(added > 30);
+    CHECK(smaller > 30);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(random_dags_every_strategy_verifies),
     OT_CASE(large_random_dags_verify),
@@ -325,6 +377,7 @@ static const opara_test_case tests[] = {
     OT_CASE(bad_order_and_streams_are_caught),
     OT_CASE(plans_are_deterministic),
     OT_CASE(memory_sync_waits_reduce_peak_and_verify),
+    OT_CASE(level_sync_waits_keep_levels_and_reduce_peak),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
