@@ -6284,6 +6284,9 @@ typedef struct opara__plan_desc {
     uint32_t memory_sync_window;     /* when no free block fits, a block whose last readers were launched at
                                         least this many positions earlier is reused by adding waits on them
                                         (they have most likely finished); 0: 64 */
+    int no_level_sync;               /* the memory sync also reuses a block whose readers all sit at a lower
+                                        wavefront level than the new writer (such waits keep every level, so
+                                        no parallelism is lost); this turns that off */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
@@ -10763,6 +10766,7 @@ typedef struct opara__mem {
     uint64_t top;
     uint32_t node;          /* the node being planned */
     uint32_t window;        /* memory sync window (0: off) */
+    int level_sync;         /* also wait on readers at a lower level (needs window != 0) */
     uint32_t* extra;        /* (node, waited node) pairs added for memory reuse */
     size_t n_extra, extra_cap;
     uint32_t* extra_stamp;  /* [n_nodes] dedup of a node's added waits */
@@ -10933,13 +10937,18 @@ static int opara__mem_knows_all(const opara__mem* m, uint32_t start, uint32_t co
     return 1;
 }
 
-/* Every fact is known, or (sync) its op was launched at least `window` positions before the
-   current node, so a wait on it is cheap. */
+/* Every fact is known, or a wait on its op is cheap: the op was launched at least `window`
+   positions before the current node (it has most likely finished), or (level sync) it sits at a
+   lower wavefront level than the current node. An edge u -> v with level(u) < level(v) changes no
+   level, so such waits never lengthen the DAG's longest path (in ops) and keep every wavefront's
+   parallelism. */
 static int opara__mem_syncable(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
     uint32_t i, here = m->p->position[m->node];
     for (i = 0; i < count; ++i) {
         const opara__fact_rec* f = &m->facts[start + i];
-        if (!opara__mem_knows(m, f, c) && m->p->position[f->node] + m->window > here) return 0;
+        if (opara__mem_knows(m, f, c) || m->p->position[f->node] + m->window <= here) continue;
+        if (m->level_sync && m->p->level[f->node] < m->p->level[m->node]) continue;
+        return 0;
     }
     return 1;
 }
@@ -11411,6 +11420,7 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
     m.walk.k = opara__vc_slots(plan->n_lanes);
     m.window = plan->desc.no_memory_sync ? 0 : plan->desc.memory_sync_window ? plan->desc.memory_sync_window : 64;
+    m.level_sync = !plan->desc.no_level_sync;
     m.extra_stamp = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
     m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
