@@ -385,7 +385,6 @@ typedef struct opara_session_desc {
     int64_t batch_size;              /* value of the symbolic batch dimension; 0: 1 */
     uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
     int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
-    int verify_plan;                 /* 1: prove the plan safe at creation (slower) */
     opara_logger logger;             /* zero: the runtime's logger */
     int cuda_device;                 /* CUDA device ordinal; 0 default */
     int cuda_eager;                  /* CUDA: 1 launches on the plan's streams every run instead of
@@ -6380,6 +6379,13 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
                                               const opara__op_desc* descs, const opara__device* dev,
                                               const opara__plan_desc* desc, opara__plan** out);
 OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* plan);
+/* opara__plan_create for a backend that will run the plan: the plan is proven safe
+   (opara__plan_verify) before it is returned. One with in-place Concat inputs that fails the
+   proof (a known memory-plan defect on NASNet-like cells) is rebuilt without them, with a WARN
+   log, rather than run. */
+OPARA__PRIVATE opara_result opara__plan_create_verified(const opara__graph* g, const uint64_t* value_bytes,
+                                                       const opara__op_desc* descs, const opara__device* dev,
+                                                       const opara__plan_desc* desc, opara__plan** out);
 
 /* Proves that the plan is safe for the graph: the order is a topological permutation, streams
    and ranks are consistent, every wait names an earlier recorded event on another stream, every
@@ -11896,6 +11902,24 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     opara__free(g->rt, v.vc);
     opara__free(g->rt, v.writes);
     return r;
+}
+
+OPARA__PRIVATE opara_result opara__plan_create_verified(const opara__graph* g, const uint64_t* value_bytes,
+                                                       const opara__op_desc* descs, const opara__device* dev,
+                                                       const opara__plan_desc* desc, opara__plan** out) {
+    opara__plan_desc pd = *desc;
+    opara_result r;
+    pd.verify = 0;
+    r = opara__plan_create(g, value_bytes, descs, dev, &pd, out);
+    if (r != OPARA_OK || opara__plan_verify(g, *out) == OPARA_OK) return r;
+    opara__log(&g->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
+               "the plan failed verification (%s); planning again without in-place Concat inputs",
+               opara_runtime_last_error(g->rt));
+    opara__plan_free(g->rt, *out);
+    *out = NULL;
+    pd.no_concat_in_place = 1;
+    pd.verify = 1;
+    return opara__plan_create(g, value_bytes, descs, dev, &pd, out);
 }
 /* ==== END src/opara_verify.c ==== */
 /* ==== BEGIN src/kernels/opara_ptx.h ==== */
@@ -25919,20 +25943,9 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
     if (!descs) return opara__cub_oom(s);
     r = opara__cub_cuda_descs(s, descs);
-    if (r == OPARA_OK) r = opara__plan_create(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
     /* Streams run truly concurrently here (and a captured graph in any order its edges allow), so
-       the plan is proven safe before use. A plan with in-place Concat inputs that fails the proof
-       is rebuilt without them (a scheduler defect, logged) rather than run. */
-    if (r == OPARA_OK && !pd.verify && opara__plan_verify(s->g, s->plan) != OPARA_OK) {
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
-                   "CUDA backend: the plan failed verification (%s); planning again without in-place Concat inputs",
-                   opara_runtime_last_error(s->rt));
-        opara__plan_free(s->rt, s->plan);
-        s->plan = NULL;
-        pd.no_concat_in_place = 1;
-        pd.verify = 1;
-        r = opara__plan_create(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
-    }
+       the plan is proven safe before use. */
+    if (r == OPARA_OK) r = opara__plan_create_verified(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
     opara__free(s->rt, descs);
     return r;
 }
@@ -27071,9 +27084,9 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
     pd.shapes = s->shapes;
-    pd.verify = d->verify_plan;
     s->strategy = d->strategy;
-    r = opara__plan_create(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+    /* Worker threads run the streams truly concurrently: the plan is proven safe before use. */
+    r = opara__plan_create_verified(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
     s->active = s->plan;
     return r;
 }
@@ -27089,7 +27102,6 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     memset(&pd, 0, sizeof pd);
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
-    pd.verify = d->verify_plan;
     o.device = d->cuda_device;
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
     o.plan = &pd;

@@ -382,7 +382,6 @@ typedef struct opara_session_desc {
     int64_t batch_size;              /* value of the symbolic batch dimension; 0: 1 */
     uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
     int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
-    int verify_plan;                 /* 1: prove the plan safe at creation (slower) */
     opara_logger logger;             /* zero: the runtime's logger */
     int cuda_device;                 /* CUDA device ordinal; 0 default */
     int cuda_eager;                  /* CUDA: 1 launches on the plan's streams every run instead of

@@ -322,20 +322,9 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
     if (!descs) return opara__cub_oom(s);
     r = opara__cub_cuda_descs(s, descs);
-    if (r == OPARA_OK) r = opara__plan_create(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
     /* Streams run truly concurrently here (and a captured graph in any order its edges allow), so
-       the plan is proven safe before use. A plan with in-place Concat inputs that fails the proof
-       is rebuilt without them (a scheduler defect, logged) rather than run. */
-    if (r == OPARA_OK && !pd.verify && opara__plan_verify(s->g, s->plan) != OPARA_OK) {
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
-                   "CUDA backend: the plan failed verification (%s); planning again without in-place Concat inputs",
-                   opara_runtime_last_error(s->rt));
-        opara__plan_free(s->rt, s->plan);
-        s->plan = NULL;
-        pd.no_concat_in_place = 1;
-        pd.verify = 1;
-        r = opara__plan_create(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
-    }
+       the plan is proven safe before use. */
+    if (r == OPARA_OK) r = opara__plan_create_verified(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
     opara__free(s->rt, descs);
     return r;
 }

@@ -226,6 +226,13 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
                                               const opara__op_desc* descs, const opara__device* dev,
                                               const opara__plan_desc* desc, opara__plan** out);
 OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* plan);
+/* opara__plan_create for a backend that will run the plan: the plan is proven safe
+   (opara__plan_verify) before it is returned. One with in-place Concat inputs that fails the
+   proof (a known memory-plan defect on NASNet-like cells) is rebuilt without them, with a WARN
+   log, rather than run. */
+OPARA__PRIVATE opara_result opara__plan_create_verified(const opara__graph* g, const uint64_t* value_bytes,
+                                                       const opara__op_desc* descs, const opara__device* dev,
+                                                       const opara__plan_desc* desc, opara__plan** out);
 
 /* Proves that the plan is safe for the graph: the order is a topological permutation, streams
    and ranks are consistent, every wait names an earlier recorded event on another stream, every

@@ -86,9 +86,9 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
     pd.shapes = s->shapes;
-    pd.verify = d->verify_plan;
     s->strategy = d->strategy;
-    r = opara__plan_create(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+    /* Worker threads run the streams truly concurrently: the plan is proven safe before use. */
+    r = opara__plan_create_verified(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
     s->active = s->plan;
     return r;
 }
@@ -104,7 +104,6 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     memset(&pd, 0, sizeof pd);
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
-    pd.verify = d->verify_plan;
     o.device = d->cuda_device;
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
     o.plan = &pd;

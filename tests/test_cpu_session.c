@@ -119,7 +119,6 @@ static opara_session* make_session(opara_runtime* rt, const opara_model* m, opar
     d.strategy = st;
     d.threads = threads;
     d.batch_size = batch;
-    d.verify_plan = 1;
     if (opara_session_create(rt, m, &d, &s) != OPARA_OK) printf("session_create: %s\n", opara_runtime_last_error(rt));
     return s;
 }

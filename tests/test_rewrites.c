@@ -85,7 +85,6 @@ static opara_result rw_run(opara_test* T, const pbw* m, int flags, const float* 
     d.strategy = OPARA_STRATEGY_SEQUENTIAL;
     d.batch_size = xd[0];
     d.threads = 2;
-    d.verify_plan = 1;
     if (r == OPARA_OK) r = opara_session_create(rt, model, &d, &s);
     memset(&in, 0, sizeof in);
     in.dtype = OPARA_DTYPE_F32;

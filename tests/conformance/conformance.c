@@ -322,7 +322,6 @@ static int conf_run_plan(conf_case* c, const opara_model* model, opara_strategy 
     d.backend = OPARA_BACKEND_CPU;
     d.strategy = strategy;
     d.threads = 2;
-    d.verify_plan = 1;
     r = opara_session_create(c->rt, model, &d, &s);
     if (r != OPARA_OK) {
         snprintf(c->why, sizeof c->why, "%s session: %s: %s", plan, opara_result_string(r), opara_runtime_last_error(c->rt));
