@@ -27104,6 +27104,10 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     pd.launch_order = d->launch_order;
     o.device = d->cuda_device;
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
+    /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
+       the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
+       streams are only edges, so graphs keep the uncapped plan. */
+    if (d->cuda_eager) pd.stream_cap = 8;
     o.plan = &pd;
     o.mode = d->cuda_eager ? OPARA__CUDA_EAGER
                            : d->strategy == OPARA_STRATEGY_SEQUENTIAL ? OPARA__CUDA_SEQ_GRAPH : OPARA__CUDA_GRAPH;
