@@ -19,6 +19,7 @@ typedef struct opara__seg {
     /* summary of the facts, so most scans decide without reading them: the latest-launched fact
        and the highest launch position and wavefront level among them */
     uint32_t late_lane, late_seq, late_stream, max_pos, max_level;
+    double max_end; /* with expected times: the latest expected end among them */
     uint8_t state;
 } opara__seg;
 
@@ -55,6 +56,8 @@ typedef struct opara__mem {
     uint32_t node_stream, node_pos, node_level; /* its stream, launch position, level */
     uint32_t window;        /* memory sync window (0: off) */
     int level_sync;         /* also wait on readers at a lower level (needs window != 0) */
+    const double* est_start; /* expected times per node (desc), or NULL */
+    const double* est_end;
     uint32_t* extra;        /* (node, waited node) pairs added for memory reuse */
     size_t n_extra, extra_cap;
     uint32_t* extra_stamp;  /* [n_nodes] dedup of a node's added waits */
@@ -229,14 +232,17 @@ static int opara__mem_knows_all(const opara__mem* m, uint32_t start, uint32_t co
 
 /* Every fact is known, or a wait on its op is cheap: the op was launched at least `window`
    positions before the current node (it has most likely finished), or (level sync) it sits at a
-   lower wavefront level than the current node. An edge u -> v with level(u) < level(v) changes no
+   lower wavefront level than the current node, or (expected times) it is expected to end before
+   the current node starts, so the wait is already satisfied on the expected timeline. An edge u -> v with level(u) < level(v) changes no
    level, so such waits never lengthen the DAG's longest path (in ops) and keep every wavefront's
    parallelism. */
 static int opara__mem_syncable(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
     uint32_t i, here = m->p->position[m->node];
     for (i = 0; i < count; ++i) {
         const opara__fact_rec* f = &m->facts[start + i];
-        if (opara__mem_knows(m, f, c) || m->p->position[f->node] + m->window <= here) continue;
+        if (opara__mem_knows(m, f, c)) continue;
+        if (m->est_end && m->est_end[f->node] <= m->est_start[m->node]) continue;
+        if (m->p->position[f->node] + m->window <= here) continue;
         if (m->level_sync && m->p->level[f->node] < m->p->level[m->node]) continue;
         return 0;
     }
@@ -291,7 +297,9 @@ static int opara__seg_usability(const opara__mem* m, uint32_t id, const opara__v
     late_known = !s->n_facts || s->late_stream == m->node_stream || opara__vc_knows(c, m->walk.k, s->late_lane, s->late_seq);
     if (late_known && opara__mem_knows_all(m, s->facts, s->n_facts, c)) return 2;
     if (!m->window) return 0;
-    if (s->max_pos + m->window <= m->node_pos || (m->level_sync && s->max_level < m->node_level)) return 1;
+    if (s->max_pos + m->window <= m->node_pos || (m->level_sync && s->max_level < m->node_level) ||
+        (m->est_end && s->max_end <= m->est_start[m->node]))
+        return 1;
     return opara__mem_syncable(m, s->facts, s->n_facts, c) ? 1 : 0;
 }
 
@@ -457,11 +465,13 @@ static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, opara__vc_slot* c
 static void opara__seg_summarize(const opara__mem* m, opara__seg* s) {
     uint32_t i;
     s->late_lane = s->late_seq = s->late_stream = s->max_pos = s->max_level = 0;
+    s->max_end = 0;
     for (i = 0; i < s->n_facts; ++i) {
         const opara__fact_rec* f = &m->facts[s->facts + i];
         uint32_t pos = m->p->position[f->node];
         if (!i || pos > s->max_pos) s->late_lane = f->lane, s->late_seq = f->seq, s->late_stream = f->stream, s->max_pos = pos;
         s->max_level = OPARA__MAX(s->max_level, m->p->level[f->node]);
+        if (m->est_end) s->max_end = OPARA__MAX(s->max_end, m->est_end[f->node]);
     }
 }
 
@@ -749,6 +759,10 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.walk.k = opara__vc_slots(plan->n_lanes);
     m.window = plan->desc.no_memory_sync ? 0 : plan->desc.memory_sync_window ? plan->desc.memory_sync_window : 64;
     m.level_sync = !plan->desc.no_level_sync;
+    if (plan->desc.est_start_us && plan->desc.est_end_us) {
+        m.est_start = plan->desc.est_start_us;
+        m.est_end = plan->desc.est_end_us;
+    }
     m.extra_stamp = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
     m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));

@@ -133,6 +133,12 @@ typedef struct opara__plan_desc {
     int no_level_sync;               /* the memory sync also reuses a block whose readers all sit at a lower
                                         wavefront level than the new writer (such waits keep every level, so
                                         no parallelism is lost); this turns that off */
+    const double* est_start_us;      /* optional, with est_end_us: per node, when a run is expected to start */
+    const double* est_end_us;        /* and to end (the simulator's or a profile's timeline of this plan's
+                                        streams and waits). The memory sync then also reuses a block when
+                                        every previous occupant is expected to have finished before the new
+                                        writer starts (such waits cost nothing on that timeline), besides the
+                                        window and level rules. Read only during opara__plan_create. */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
