@@ -161,4 +161,217 @@ OT__UNUSED static opara_result tg_plan(tgraph* t, const opara__op_desc* descs, o
     return opara__plan_create(&t->g, t->bytes, descs, NULL, d, out);
 }
 
+/* ---- a brute-force re-check of a plan, independent of opara__plan_verify -----------------------
+   The exact happens-before relation as bitsets (stream order + waits, in launch order), the bytes
+   each operator reads and writes from the plan's offsets, then every pair compared: no two
+   unordered operators touch overlapping bytes with at least one write; every byte an operator
+   reads was not overwritten between its writer and the read (any other writer of it happens
+   before the writer or after the reader; for graph outputs, before the writer); every data edge
+   is ordered. Returns 1 when safe, else 0 with the first problem in why. */
+
+typedef struct tg_access {
+    uint64_t lo, hi;
+    uint32_t node;
+    int write;
+} tg_access;
+
+typedef struct tg_check {
+    const opara__graph* g;
+    const opara__plan* p;
+    uint64_t* hb; /* row b: the nodes that happen-before b */
+    size_t words;
+    tg_access* acc;
+    size_t n_acc;
+    char* why;
+    size_t why_len;
+} tg_check;
+
+OT__UNUSED static int tg_hb(const tg_check* c, uint32_t a, uint32_t b) {
+    return (int)((c->hb[(size_t)b * c->words + a / 64] >> (a % 64)) & 1u);
+}
+
+/* Input k of Concat node n sits in its slice of the output (the Concat does not copy it). */
+OT__UNUSED static int tg_concat_in_place(const tg_check* c, uint32_t n, uint32_t k) {
+    const opara__node* nd = &c->g->nodes[n];
+    const opara__plan* p = c->p;
+    int32_t x = nd->inputs[k], y = nd->outputs[0];
+    uint64_t off = 0;
+    uint32_t i;
+    if (nd->op != OPARA__OP_CONCAT || x < 0 || y < 0) return 0;
+    if (p->storage[x] != OPARA__STORAGE_ARENA || p->storage[y] != OPARA__STORAGE_ARENA) return 0;
+    for (i = 0; i < k; ++i) off += nd->inputs[i] >= 0 ? p->value_bytes[nd->inputs[i]] : 0;
+    return p->alias_root[x] == p->alias_root[y] && p->offset[x] == p->offset[y] + off;
+}
+
+OT__UNUSED static int tg_is_view(const tg_check* c, uint32_t n) {
+    const opara__node* nd = &c->g->nodes[n];
+    return opara__op_is_view(nd->op) && nd->n_outputs >= 1 && nd->outputs[0] >= 0 &&
+           c->p->alias_kind[nd->outputs[0]] == OPARA__ALIAS_VIEW;
+}
+
+OT__UNUSED static void tg_add_access(tg_check* c, uint32_t node, uint64_t lo, uint64_t len, int write) {
+    if (!len) return;
+    c->acc[c->n_acc].lo = lo;
+    c->acc[c->n_acc].hi = lo + len;
+    c->acc[c->n_acc].node = node;
+    c->acc[c->n_acc++].write = write;
+}
+
+OT__UNUSED static void tg_collect(tg_check* c) {
+    const opara__graph* g = c->g;
+    const opara__plan* p = c->p;
+    uint32_t n, k;
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__node* nd = &g->nodes[n];
+        uint64_t off = 0;
+        if (tg_is_view(c, n)) continue; /* no kernel: reads and writes nothing */
+        for (k = 0; k < nd->n_inputs; ++k) {
+            int32_t x = nd->inputs[k];
+            if (x < 0) continue;
+            if (nd->op == OPARA__OP_CONCAT && nd->outputs[0] >= 0 && p->storage[nd->outputs[0]] == OPARA__STORAGE_ARENA &&
+                !tg_concat_in_place(c, n, k))
+                tg_add_access(c, n, p->offset[nd->outputs[0]] + off, p->value_bytes[x], 1);
+            off += p->value_bytes[x];
+            if (p->storage[x] == OPARA__STORAGE_ARENA && !tg_concat_in_place(c, n, k))
+                tg_add_access(c, n, p->offset[x], p->value_bytes[x], 0);
+        }
+        for (k = 0; k < nd->n_outputs; ++k) {
+            int32_t y = nd->outputs[k];
+            if (y < 0 || p->storage[y] != OPARA__STORAGE_ARENA || (nd->op == OPARA__OP_CONCAT && k == 0)) continue;
+            tg_add_access(c, n, p->offset[y], p->value_bytes[y], 1);
+        }
+    }
+}
+
+OT__UNUSED static int tg_bad(tg_check* c, const char* what, uint32_t a, uint32_t b) {
+    snprintf(c->why, c->why_len, "%s: nodes %u '%s' and %u '%s'", what, a, c->g->nodes[a].name, b,
+             b < c->g->n_nodes ? c->g->nodes[b].name : "(end)");
+    return 0;
+}
+
+/* Reader r (UINT32_MAX: the end of the run) reads bytes [lo, hi) that node w wrote: every other
+   writer of them happens before w or after r. r itself may write over them only when its output
+   is declared in place over what it reads (self_ok). */
+OT__UNUSED static int tg_check_piece(tg_check* c, uint32_t r, uint64_t lo, uint64_t hi, uint32_t w, int self_ok) {
+    size_t i;
+    for (i = 0; i < c->n_acc; ++i) {
+        const tg_access* z = &c->acc[i];
+        if (!z->write || z->hi <= lo || z->lo >= hi || z->node == w || (z->node == r && self_ok)) continue;
+        if (z->node == r) return tg_bad(c, "an operator overwrites bytes it reads without being in place", r, r);
+        if (tg_hb(c, z->node, w) || (r != UINT32_MAX && tg_hb(c, r, z->node))) continue;
+        return tg_bad(c, r == UINT32_MAX ? "an output may be overwritten before the end" : "read bytes may be overwritten in between",
+                      z->node, r);
+    }
+    return 1;
+}
+
+/* Reader r reads value x: the pieces of x and who wrote them (through views and in-place Concat
+   inputs). */
+OT__UNUSED static int tg_check_read(tg_check* c, uint32_t r, uint32_t x, uint32_t depth, int self_ok) {
+    const opara__graph* g = c->g;
+    const opara__plan* p = c->p;
+    int32_t w = g->values[x].producer;
+    uint32_t k;
+    if (p->storage[x] != OPARA__STORAGE_ARENA || w < 0 || depth > g->n_values) return 1;
+    if (tg_is_view(c, (uint32_t)w)) {
+        int32_t in = g->nodes[w].inputs[0];
+        if (p->storage[in] == OPARA__STORAGE_ARENA && p->offset[in] != p->offset[x])
+            return tg_bad(c, "a view does not share its input's bytes", (uint32_t)w, (uint32_t)w);
+        return tg_check_read(c, r, (uint32_t)in, depth + 1, self_ok);
+    }
+    if (g->nodes[w].op == OPARA__OP_CONCAT) {
+        uint64_t off = p->offset[x];
+        for (k = 0; k < g->nodes[w].n_inputs; ++k) {
+            int32_t in = g->nodes[w].inputs[k];
+            int ok;
+            if (in < 0) continue;
+            ok = tg_concat_in_place(c, (uint32_t)w, k) ? tg_check_read(c, r, (uint32_t)in, depth + 1, self_ok)
+                                                       : tg_check_piece(c, r, off, off + p->value_bytes[in], (uint32_t)w, self_ok);
+            if (!ok) return 0;
+            off += p->value_bytes[in];
+        }
+        return 1;
+    }
+    return tg_check_piece(c, r, p->offset[x], p->offset[x] + p->value_bytes[x], (uint32_t)w, self_ok);
+}
+
+/* Node r declares an output in place over exactly the bytes of its input x. */
+OT__UNUSED static int tg_in_place_over(const tg_check* c, uint32_t r, uint32_t x) {
+    const opara__node* nd = &c->g->nodes[r];
+    const opara__plan* p = c->p;
+    uint32_t k;
+    for (k = 0; k < nd->n_outputs; ++k) {
+        int32_t y = nd->outputs[k];
+        if (y >= 0 && p->alias_kind[y] == OPARA__ALIAS_INPLACE && p->storage[y] == OPARA__STORAGE_ARENA &&
+            p->offset[y] == p->offset[x] && p->value_bytes[y] == p->value_bytes[x])
+            return 1;
+    }
+    return 0;
+}
+
+OT__UNUSED static int tg_brute_check(const opara__graph* g, const opara__plan* p, char* why, size_t why_len) {
+    tg_check c;
+    uint32_t* last;
+    uint32_t i, k, n = g->n_nodes;
+    size_t a, b;
+    int ok = 1;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.p = p;
+    c.why = why;
+    c.why_len = why_len;
+    why[0] = 0;
+    c.words = (n + 63) / 64;
+    c.hb = (uint64_t*)calloc((size_t)n * c.words + 1, sizeof(uint64_t));
+    last = (uint32_t*)calloc(p->n_streams + 1, sizeof(uint32_t));
+    for (i = 0, a = 0; i < n; ++i) a += (size_t)g->nodes[i].n_inputs + g->nodes[i].n_outputs + 1;
+    c.acc = (tg_access*)calloc(a + 1, sizeof(tg_access));
+    if (!c.hb || !last || !c.acc) {
+        snprintf(why, why_len, "out of memory");
+        ok = 0;
+    }
+    for (i = 0; ok && i < p->n_streams; ++i) last[i] = UINT32_MAX;
+    for (i = 0; ok && i < n; ++i) {
+        uint32_t v = p->order[i], s = p->stream[v], w;
+        uint64_t* row = c.hb + (size_t)v * c.words;
+        size_t j;
+        if (last[s] != UINT32_MAX) {
+            const uint64_t* src = c.hb + (size_t)last[s] * c.words;
+            for (j = 0; j < c.words; ++j) row[j] |= src[j];
+            row[last[s] / 64] |= (uint64_t)1 << (last[s] % 64);
+        }
+        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) {
+            const uint64_t* src;
+            w = p->wait_nodes[k];
+            src = c.hb + (size_t)w * c.words;
+            for (j = 0; j < c.words; ++j) row[j] |= src[j];
+            row[w / 64] |= (uint64_t)1 << (w % 64);
+        }
+        last[s] = v;
+    }
+    for (i = 0; ok && i < n; ++i)
+        for (k = g->pred_start[i]; ok && k < g->pred_start[i + 1]; ++k)
+            if (!tg_hb(&c, g->preds[k], i)) ok = tg_bad(&c, "a data dependency is not ordered", g->preds[k], i);
+    if (ok) tg_collect(&c);
+    for (a = 0; ok && a < c.n_acc; ++a)
+        for (b = a + 1; ok && b < c.n_acc; ++b) {
+            const tg_access* x = &c.acc[a];
+            const tg_access* y = &c.acc[b];
+            if (x->node == y->node || (!x->write && !y->write) || x->hi <= y->lo || y->hi <= x->lo) continue;
+            if (!tg_hb(&c, x->node, y->node) && !tg_hb(&c, y->node, x->node))
+                ok = tg_bad(&c, "unordered operators touch the same bytes", x->node, y->node);
+        }
+    for (i = 0; ok && i < n; ++i) {
+        if (tg_is_view(&c, i)) continue;
+        for (k = 0; ok && k < g->nodes[i].n_inputs; ++k)
+            if (g->nodes[i].inputs[k] >= 0 && !tg_concat_in_place(&c, i, k))
+                ok = tg_check_read(&c, i, (uint32_t)g->nodes[i].inputs[k], 0, tg_in_place_over(&c, i, (uint32_t)g->nodes[i].inputs[k]));
+    }
+    for (i = 0; ok && i < g->n_outputs; ++i) ok = tg_check_read(&c, UINT32_MAX, (uint32_t)g->outputs[i], 0, 0);
+    free(c.hb);
+    free(last);
+    free(c.acc);
+    return ok;
+}
+
 #endif /* TEST_SCHED_UTIL_H */

@@ -4,6 +4,7 @@
 #define OPARA_IMPLEMENTATION
 #include "opara.h"
 #include "opara_test.h"
+#include "test_sched_util.h"
 
 static const char* zoo_dir(void) {
     const char* d = getenv("OPARA_ZOO_DIR");
@@ -79,9 +80,132 @@ OT_TEST(googlenet_streams_match_the_paper) {
     opara_runtime_destroy(rt);
 }
 
+/* Kernel attributes as a CUDA backend reports them (cuFuncGetAttribute: registers, static shared
+   memory; its own launch shapes), which change Alg. 2's order: seeded stand-ins. */
+static void kernel_attribute_descs(opara__op_desc* d, uint32_t n, uint64_t seed) {
+    trng r;
+    uint32_t i;
+    r.s = seed;
+    for (i = 0; i < n; ++i) {
+        if (d[i].kernel_less) continue;
+        d[i].grid = 1 + trng_below(&r, 1024);
+        d[i].block_threads = 32u << trng_below(&r, 6);
+        d[i].regs_per_thread = 16 + trng_below(&r, 96);
+        d[i].smem_per_block = trng_below(&r, 3) ? 1024 * trng_below(&r, 48) : 0;
+        d[i].has_info = 1;
+    }
+}
+
+/* The memory-plan defect once seen on the CUDA path (in-place Concat inputs on NASNet cells):
+   every zoo model, every strategy, Concat inputs in place, batch 1 and 4, 64- and 256-byte
+   alignment, the analytic and a kernel-attribute descriptor model, uncapped and with the eager
+   CUDA cap of 8 streams: the verifier and an independent brute-force check accept every plan. */
+OT_TEST(zoo_concat_in_place_sweep_is_safe) {
+    uint32_t i, found = 0, plans = 0, in_place = 0;
+    for (i = 0; i < sizeof zoo_models / sizeof zoo_models[0]; ++i) {
+        opara_runtime* rt = NULL;
+        opara_model* m = NULL;
+        const opara__graph* g;
+        int batch, align, model, s, cap;
+        if (!zoo_load(T, zoo_models[i], &rt, &m)) continue;
+        found++;
+        g = opara__model_graph(m);
+        for (batch = 1; batch <= 4; batch += 3) {
+            opara__shape* shapes = NULL;
+            opara__op_desc* descs = NULL;
+            uint64_t* bytes = (uint64_t*)calloc(g->n_values + 1, sizeof(uint64_t));
+            opara__plan* p = NULL;
+            opara__plan_desc d;
+            memset(&d, 0, sizeof d);
+            REQUIRE(bytes != NULL);
+            REQUIRE(opara__plan_graph(g, batch, NULL, &d, &p, &shapes, &descs) == OPARA_OK);
+            memcpy(bytes, p->value_bytes, g->n_values * sizeof(uint64_t));
+            opara__plan_free(rt, p);
+            for (model = 0; model < 2; ++model) {
+                if (model) kernel_attribute_descs(descs, g->n_nodes, 77 + (uint64_t)i);
+                for (s = 0; s < OPARA_STRATEGY_COUNT; ++s)
+                    for (align = 64; align <= 256; align *= 4)
+                        for (cap = 0; cap <= 8; cap += 8) {
+                            char why[256];
+                            opara_result r;
+                            memset(&d, 0, sizeof d);
+                            d.strategy = (opara_strategy)s;
+                            d.alignment = (uint32_t)align;
+                            d.stream_cap = (uint32_t)cap;
+                            d.shapes = shapes;
+                            d.verify = 1;
+                            r = opara__plan_create(g, bytes, descs, NULL, &d, &p);
+                            if (r != OPARA_OK)
+                                OT_LOG("%s b%d %s align %d cap %d model %d: %s", zoo_models[i], batch,
+                                       opara_strategy_name(d.strategy), align, cap, model, opara_runtime_last_error(rt));
+                            CHECK(r == OPARA_OK);
+                            if (r != OPARA_OK) continue;
+                            plans++;
+                            in_place += p->stats.n_concat_in_place > 0;
+                            if (!tg_brute_check(g, p, why, sizeof why)) {
+                                OT_LOG("%s b%d %s align %d cap %d model %d: brute force: %s", zoo_models[i], batch,
+                                       opara_strategy_name(d.strategy), align, cap, model, why);
+                                CHECK(!"brute-force check");
+                            }
+                            opara__plan_free(rt, p);
+                        }
+            }
+            opara__free(rt, shapes);
+            opara__free(rt, descs);
+            free(bytes);
+        }
+        opara_model_destroy(m);
+        opara_runtime_destroy(rt);
+    }
+    if (!found) SKIP("no zoo models in %s (run `make zoo`)", zoo_dir());
+    CHECK(in_place > plans / 4); /* Concat inputs in place are really exercised */
+}
+
+/* The backends' safety net (opara__plan_create_verified replans without in-place Concat inputs
+   when the proof fails) is never needed on the zoo. */
+OT_TEST(zoo_plans_never_need_the_fallback) {
+    uint32_t i, found = 0;
+    int s, batch;
+    for (i = 0; i < sizeof zoo_models / sizeof zoo_models[0]; ++i) {
+        opara_runtime* rt = NULL;
+        opara_model* m = NULL;
+        const opara__graph* g;
+        if (!zoo_load(T, zoo_models[i], &rt, &m)) continue;
+        found++;
+        g = opara__model_graph(m);
+        for (batch = 1; batch <= 4; batch += 3) {
+            opara__shape* shapes = NULL;
+            opara__op_desc* descs = NULL;
+            opara__plan* p = NULL;
+            opara__plan_desc d;
+            memset(&d, 0, sizeof d);
+            REQUIRE(opara__plan_graph(g, batch, NULL, &d, &p, &shapes, &descs) == OPARA_OK);
+            for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
+                opara__plan* q = NULL;
+                uint64_t* bytes = p->value_bytes;
+                memset(&d, 0, sizeof d);
+                d.strategy = (opara_strategy)s;
+                d.shapes = shapes;
+                REQUIRE(opara__plan_create_verified(g, bytes, descs, NULL, &d, &q) == OPARA_OK);
+                if (q->desc.no_concat_in_place) OT_LOG("%s b%d %s needed the fallback", zoo_models[i], batch, opara_strategy_name(d.strategy));
+                CHECK(!q->desc.no_concat_in_place);
+                opara__plan_free(rt, q);
+            }
+            opara__plan_free(rt, p);
+            opara__free(rt, shapes);
+            opara__free(rt, descs);
+        }
+        opara_model_destroy(m);
+        opara_runtime_destroy(rt);
+    }
+    if (!found) SKIP("no zoo models in %s (run `make zoo`)", zoo_dir());
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(every_zoo_model_under_every_strategy_verifies),
     OT_CASE(googlenet_streams_match_the_paper),
+    OT_CASE(zoo_concat_in_place_sweep_is_safe),
+    OT_CASE(zoo_plans_never_need_the_fallback),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
