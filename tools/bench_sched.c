@@ -28,8 +28,137 @@ typedef struct bench_result {
     double median_us, min_us;
     opara__plan_stats stats;
     int verified;
+    uint64_t peak_align64; /* arena of the same plan with 64-byte alignment */
+    double sim_us;         /* simulated latency (graph mode, rtx2080s), 0 when not simulated */
     char error[256];
 } bench_result;
+
+/* The extra rows: what the timeline-guided memory sync gives (plan, simulate, plan again with the
+   simulated start/end of every op so blocks move to ops that start after the old readers end). */
+typedef struct bench_extra {
+    int ok;
+    uint64_t peak, peak_align64;
+    uint64_t live; /* most bytes live at once on the simulated timeline (the plan's blocks, aligned) */
+    double sim_us;
+    uint32_t waits, memory_waits;
+} bench_extra;
+
+static opara_sim_device g_sim_dev;
+static int g_have_sim;
+
+/* Simulated latency of plan p; when start/end are given, they receive each node's times. */
+static double bench_simulate(const bench_input* in, const opara__plan* p, double* start, double* end) {
+    opara_sim_result r;
+    uint32_t i;
+    double us;
+    if (!g_have_sim || opara__sim_plan(in->g->rt, &g_sim_dev, OPARA_SIM_GRAPH, p, in->descs, &r) != OPARA_OK) return 0;
+    us = r.makespan_us;
+    for (i = 0; start && i < p->n_nodes; ++i) {
+        start[p->order[i]] = r.ops[i].start_us;
+        end[p->order[i]] = r.ops[i].end_us;
+    }
+    opara_sim_result_free(in->g->rt, &r);
+    return us;
+}
+
+static uint64_t bench_peak(const bench_input* in, const opara__plan_desc* base, uint32_t alignment) {
+    opara__plan_desc d = *base;
+    opara__plan* p = NULL;
+    uint64_t peak = 0;
+    d.alignment = alignment;
+    d.verify = 0;
+    if (opara__plan_create(in->g, in->bytes, in->descs, NULL, &d, &p) == OPARA_OK) peak = p->arena_bytes;
+    opara__plan_free(in->g->rt, p);
+    return peak;
+}
+
+typedef struct live_event {
+    double t;
+    int64_t delta;
+} live_event;
+
+static int live_cmp(const void* a, const void* b) {
+    const live_event* x = (const live_event*)a;
+    const live_event* y = (const live_event*)b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return (x->delta > 0) - (y->delta > 0); /* an end before a start at the same time */
+}
+
+/* Most bytes live at once on a timeline: each block from its first writer's start to its last
+   reader's end (graph outputs to the end), sizes aligned like the plan's. No arena for this
+   timeline and these aliases can be smaller. */
+static uint64_t timeline_live(const opara__graph* g, const opara__plan* p, const double* start, const double* end) {
+    double* from = (double*)calloc(g->n_values + 1, sizeof(double));
+    double* to = (double*)calloc(g->n_values + 1, sizeof(double));
+    live_event* ev = (live_event*)calloc(2 * (size_t)g->n_values + 1, sizeof(live_event));
+    uint32_t v, k, n = 0;
+    int64_t cur = 0, best = 0;
+    if (!from || !to || !ev) goto done;
+    for (v = 0; v < g->n_values; ++v) from[v] = 1e300, to[v] = -1;
+    for (v = 0; v < g->n_values; ++v) {
+        int32_t r = p->alias_root[v], w = g->values[v].producer;
+        if (p->storage[v] != OPARA__STORAGE_ARENA) continue;
+        if (w >= 0) {
+            if (start[w] < from[r]) from[r] = start[w];
+            if (end[w] > to[r]) to[r] = end[w];
+        }
+        for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k)
+            if (end[g->consumer_nodes[k]] > to[r]) to[r] = end[g->consumer_nodes[k]];
+    }
+    for (v = 0; v < g->n_outputs; ++v)
+        if (p->storage[g->outputs[v]] == OPARA__STORAGE_ARENA) to[p->alias_root[g->outputs[v]]] = 1e300;
+    for (v = 0; v < g->n_values; ++v) {
+        uint64_t a = p->alignment, size = p->value_bytes[v] ? p->value_bytes[v] : 1;
+        if (to[v] < 0 || p->alias_root[v] != (int32_t)v) continue;
+        size = (size + a - 1) / a * a;
+        ev[n].t = from[v], ev[n++].delta = (int64_t)size;
+        ev[n].t = to[v], ev[n++].delta = -(int64_t)size;
+    }
+    qsort(ev, n, sizeof(live_event), live_cmp);
+    for (k = 0; k < n; ++k) {
+        cur += ev[k].delta;
+        if (cur > best) best = cur;
+    }
+done:
+    free(from);
+    free(to);
+    free(ev);
+    return (uint64_t)best;
+}
+
+static bench_extra bench_timeline(const bench_input* in, int verify) {
+    bench_extra x;
+    opara__plan_desc d;
+    opara__plan *p = NULL, *q = NULL;
+    double* start = (double*)calloc(in->g->n_nodes + 1, sizeof(double));
+    double* end = (double*)calloc(in->g->n_nodes + 1, sizeof(double));
+    memset(&x, 0, sizeof x);
+    memset(&d, 0, sizeof d);
+    d.strategy = OPARA_STRATEGY_OPARA;
+    d.shapes = in->shapes;
+    d.no_memory_sync = 1; /* the timeline of the plan without memory waits */
+    if (start && end && g_have_sim && opara__plan_create(in->g, in->bytes, in->descs, NULL, &d, &p) == OPARA_OK &&
+        bench_simulate(in, p, start, end) > 0) {
+        x.live = timeline_live(in->g, p, start, end);
+        d.no_memory_sync = 0;
+        d.est_start_us = start;
+        d.est_end_us = end;
+        d.verify = verify;
+        if (opara__plan_create(in->g, in->bytes, in->descs, NULL, &d, &q) == OPARA_OK) {
+            x.ok = 1;
+            x.peak = q->arena_bytes;
+            x.waits = q->stats.n_waits;
+            x.memory_waits = q->stats.n_memory_waits;
+            x.sim_us = bench_simulate(in, q, NULL, NULL);
+            x.peak_align64 = bench_peak(in, &d, 64);
+        }
+    }
+    opara__plan_free(in->g->rt, p);
+    opara__plan_free(in->g->rt, q);
+    free(start);
+    free(end);
+    return x;
+}
 
 static int cmp_double(const void* a, const void* b) {
     double x = *(const double*)a, y = *(const double*)b;
@@ -62,6 +191,10 @@ static bench_result bench_strategy(const bench_input* in, opara_strategy s, int 
             opara_result v = opara__plan_verify(in->g, p);
             r.verified = v == OPARA_OK ? 1 : -1;
             if (v != OPARA_OK) snprintf(r.error, sizeof r.error, "verify: %.200s", opara_runtime_last_error(in->g->rt));
+        }
+        if (reps == 1) {
+            r.peak_align64 = bench_peak(in, &d, 64);
+            if (verify) r.sim_us = bench_simulate(in, p, NULL, NULL);
         }
         opara__plan_free(in->g->rt, p);
         if (spent > 2000000000ull) break; /* a slow strategy on a big graph: a few runs are enough */
@@ -141,10 +274,48 @@ static void release(bench_input* in) {
     free(in->descs);
 }
 
+/* One line of the closing summary table. */
+typedef struct bench_row {
+    char name[48];
+    uint32_t ops;
+    uint64_t seq_peak, seq_peak64;
+    double ratio[OPARA_STRATEGY_COUNT], ratio64_opara, plan_us[OPARA_STRATEGY_COUNT];
+    double sim_seq, sim_opara, sim_timeline;
+    int have_timeline;
+    double timeline_ratio, timeline_ratio64, live_ratio;
+} bench_row;
+
+static bench_row g_rows[64];
+static int g_n_rows;
+
+static double bench_ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
+
+static void print_summary(void) {
+    int i, s;
+    fprintf(stderr, "\nsummary: peak memory vs the sequential plan (same alignment), plan time (median us), simulated latency "
+                    "(graph mode, rtx2080s, us)\n");
+    fprintf(stderr, "%-20s %7s %10s |", "model", "ops", "seq peak");
+    for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) fprintf(stderr, " %10.10s", opara_strategy_name((opara_strategy)s));
+    fprintf(stderr, " | opara@64 +timeline @64  live | plan us opara  seq | sim seq   opara +timeline\n");
+    for (i = 0; i < g_n_rows; ++i) {
+        const bench_row* r = &g_rows[i];
+        fprintf(stderr, "%-20s %7u %10llu |", r->name, r->ops, (unsigned long long)r->seq_peak);
+        for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) fprintf(stderr, " %9.3fx", r->ratio[s]);
+        fprintf(stderr, " | %7.3fx", r->ratio64_opara);
+        if (r->have_timeline) fprintf(stderr, " %7.3fx %6.3fx %5.3fx", r->timeline_ratio, r->timeline_ratio64, r->live_ratio);
+        else fprintf(stderr, " %8s %7s %6s", "-", "-", "-");
+        fprintf(stderr, " | %13.1f %6.1f |", r->plan_us[OPARA_STRATEGY_OPARA], r->plan_us[OPARA_STRATEGY_SEQUENTIAL]);
+        if (r->sim_seq > 0) fprintf(stderr, " %7.1f %7.1f %9.1f", r->sim_seq, r->sim_opara, r->sim_timeline);
+        fprintf(stderr, "\n");
+    }
+}
+
 static void emit_results(FILE* f, const bench_input* in, const char* kind, uint32_t width, int first) {
     int s;
     bench_result res[OPARA_STRATEGY_COUNT];
-    uint64_t seq_peak = 0;
+    bench_extra tl;
+    bench_row* row = g_n_rows < 64 ? &g_rows[g_n_rows++] : NULL;
+    uint64_t seq_peak = 0, seq_peak64 = 0;
     fprintf(f, "%s\n    {\"name\": \"%s\", \"kind\": \"%s\", \"ops\": %u, \"values\": %u", first ? "" : ",", in->name, kind,
             in->g->n_nodes, in->g->n_values);
     if (width) fprintf(f, ", \"width\": %u", width);
@@ -158,7 +329,27 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
         } else {
             res[s] = bench_strategy(in, (opara_strategy)s, verify);
         }
-        if (s == OPARA_STRATEGY_SEQUENTIAL && res[s].ok) seq_peak = res[s].stats.arena_bytes;
+        if (s == OPARA_STRATEGY_SEQUENTIAL && res[s].ok) seq_peak = res[s].stats.arena_bytes, seq_peak64 = res[s].peak_align64;
+    }
+    tl = bench_timeline(in, in->g->n_nodes <= 20000);
+    if (row) {
+        memset(row, 0, sizeof *row);
+        snprintf(row->name, sizeof row->name, "%s", in->name);
+        row->ops = in->g->n_nodes;
+        row->seq_peak = seq_peak;
+        row->seq_peak64 = seq_peak64;
+        for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
+            row->ratio[s] = res[s].ok ? bench_ratio(res[s].stats.arena_bytes, seq_peak) : 0.0;
+            row->plan_us[s] = res[s].ok ? res[s].median_us : 0.0;
+        }
+        row->ratio64_opara = bench_ratio(res[OPARA_STRATEGY_OPARA].peak_align64, seq_peak64);
+        row->sim_seq = res[OPARA_STRATEGY_SEQUENTIAL].sim_us;
+        row->sim_opara = res[OPARA_STRATEGY_OPARA].sim_us;
+        row->have_timeline = tl.ok;
+        row->timeline_ratio = bench_ratio(tl.peak, seq_peak);
+        row->timeline_ratio64 = bench_ratio(tl.peak_align64, seq_peak64);
+        row->sim_timeline = tl.sim_us;
+        row->live_ratio = bench_ratio(tl.live, seq_peak);
     }
     for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
         const bench_result* r = &res[s];
@@ -172,12 +363,14 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
                 "\"plan_us_median\": %.2f, \"plan_us_min\": %.2f, \"streams\": %u, \"events\": %u, \"waits\": %u, "
                 "\"pruned_waits\": %u, \"cross_edges\": %u, \"forks\": %u, \"joins\": %u, \"peak_bytes\": %llu, "
                 "\"no_reuse_bytes\": %llu, \"peak_vs_sequential\": %.4f, \"inplace\": %u, \"concat_in_place\": %u, "
-                "\"views\": %u, \"verified\": %s",
+                "\"views\": %u, \"peak_bytes_align64\": %llu, \"peak_vs_sequential_align64\": %.4f, "
+                "\"sim_latency_us\": %.2f, \"verified\": %s",
                 r->median_us, r->min_us, r->stats.n_streams, r->stats.n_events, r->stats.n_waits, r->stats.n_pruned_waits,
                 r->stats.n_cross_edges, r->stats.n_forks, r->stats.n_joins, (unsigned long long)r->stats.arena_bytes,
                 (unsigned long long)r->stats.no_reuse_bytes,
                 seq_peak ? (double)r->stats.arena_bytes / (double)seq_peak : 0.0, r->stats.n_inplace,
-                r->stats.n_concat_in_place, r->stats.n_views,
+                r->stats.n_concat_in_place, r->stats.n_views, (unsigned long long)r->peak_align64,
+                bench_ratio(r->peak_align64, seq_peak64), r->sim_us,
                 r->verified == 1 ? "true" : r->verified == -1 ? "false" : "null");
         if (r->verified == -1) fprintf(f, ", \"error\": \"verification failed\"");
         fprintf(f, "}");
@@ -191,6 +384,14 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
                 seq_peak ? (double)r->stats.arena_bytes / (double)seq_peak : 0.0,
                 r->verified == -1 ? "  VERIFY FAILED" : "");
     }
+    if (tl.ok)
+        fprintf(f,
+                ",\n      \"opara+timeline\": {\"peak_bytes\": %llu, \"peak_vs_sequential\": %.4f, \"peak_bytes_align64\": %llu, "
+                "\"peak_vs_sequential_align64\": %.4f, \"waits\": %u, \"memory_waits\": %u, \"sim_latency_us\": %.2f, "
+                "\"timeline_live_bytes\": %llu, \"timeline_live_vs_sequential\": %.4f}",
+                (unsigned long long)tl.peak, bench_ratio(tl.peak, seq_peak), (unsigned long long)tl.peak_align64,
+                bench_ratio(tl.peak_align64, seq_peak64), tl.waits, tl.memory_waits, tl.sim_us, (unsigned long long)tl.live,
+                bench_ratio(tl.live, seq_peak));
     fprintf(f, "\n    }}");
 }
 
@@ -275,6 +476,7 @@ int main(int argc, char** argv) {
     fprintf(f, "  \"targets\": {\"opara_googlenet_us\": 50, \"opara_100k_ms\": 100, \"peak_vs_sequential\": 1.15},\n");
     fprintf(f, "  \"results\": [");
     fprintf(stderr, "bench_sched (device %s)\n", dev->name);
+    g_have_sim = opara_sim_device_preset("rtx2080s", &g_sim_dev) == OPARA_OK;
     if (strcmp(zoo, "none") != 0) first = bench_zoo(f, zoo, dev, first);
     for (i = 0; i < (quick ? 2u : n_sizes) && i < 3u; ++i) {
         opara_runtime* rt = NULL;
@@ -298,6 +500,7 @@ int main(int argc, char** argv) {
     }
     fprintf(f, "\n  ]\n}\n");
     fclose(f);
+    print_summary();
     fprintf(stderr, "wrote %s\n", out_path);
     return 0;
 }
