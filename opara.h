@@ -6286,6 +6286,12 @@ typedef struct opara__plan_desc {
     int no_level_sync;               /* the memory sync also reuses a block whose readers all sit at a lower
                                         wavefront level than the new writer (such waits keep every level, so
                                         no parallelism is lost); this turns that off */
+    const double* est_start_us;      /* optional, with est_end_us: per node, when a run is expected to start */
+    const double* est_end_us;        /* and to end (the simulator's or a profile's timeline of this plan's
+                                        streams and waits). The memory sync then also reuses a block when
+                                        every previous occupant is expected to have finished before the new
+                                        writer starts (such waits cost nothing on that timeline), besides the
+                                        window and level rules. Read only during opara__plan_create. */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
@@ -10738,11 +10744,15 @@ typedef struct opara__seg {
     uint64_t offset, size;
     uint32_t prev, next; /* UINT32_MAX at the ends */
     uint32_t facts, n_facts;
+    /* summary of the facts, so most scans decide without reading them: the latest-launched fact
+       and the highest launch position and wavefront level among them */
+    uint32_t late_lane, late_seq, late_stream, max_pos, max_level;
+    double max_end; /* with expected times: the latest expected end among them */
     uint8_t state;
 } opara__seg;
 
 typedef struct opara__fact_rec {
-    uint32_t lane, seq, node; /* node: the op at (lane, seq) */
+    uint32_t lane, seq, node, stream; /* node: the op at (lane, seq); stream: its stream */
 } opara__fact_rec;
 
 typedef struct opara__mem {
@@ -10771,8 +10781,11 @@ typedef struct opara__mem {
     uint32_t stamp;
     uint64_t top;
     uint32_t node;          /* the node being planned */
+    uint32_t node_stream, node_pos, node_level; /* its stream, launch position, level */
     uint32_t window;        /* memory sync window (0: off) */
     int level_sync;         /* also wait on readers at a lower level (needs window != 0) */
+    const double* est_start; /* expected times per node (desc), or NULL */
+    const double* est_end;
     uint32_t* extra;        /* (node, waited node) pairs added for memory reuse */
     size_t n_extra, extra_cap;
     uint32_t* extra_stamp;  /* [n_nodes] dedup of a node's added waits */
@@ -10920,9 +10933,11 @@ static void opara__mem_add_fact(opara__mem* m, uint32_t s, uint32_t q, uint32_t 
         m->stream_fact[s] = (uint32_t)m->n_facts;
         m->facts[m->n_facts].lane = s;
         m->facts[m->n_facts].seq = q;
+        m->facts[m->n_facts].stream = m->p->stream[node];
         m->facts[m->n_facts++].node = node;
     } else if (m->facts[m->stream_fact[s]].seq < q) {
         m->facts[m->stream_fact[s]].seq = q;
+        m->facts[m->stream_fact[s]].stream = m->p->stream[node];
         m->facts[m->stream_fact[s]].node = node;
     }
 }
@@ -10933,7 +10948,7 @@ static void opara__mem_fact(opara__mem* m, uint32_t node) {
 
 /* Fact f happens-before the node being planned: an earlier op of its stream, or known to the clock. */
 static int opara__mem_knows(const opara__mem* m, const opara__fact_rec* f, const opara__vc_slot* c) {
-    return m->p->stream[f->node] == m->p->stream[m->node] || opara__vc_knows(c, m->walk.k, f->lane, f->seq);
+    return f->stream == m->node_stream || opara__vc_knows(c, m->walk.k, f->lane, f->seq);
 }
 
 static int opara__mem_knows_all(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
@@ -10945,14 +10960,17 @@ static int opara__mem_knows_all(const opara__mem* m, uint32_t start, uint32_t co
 
 /* Every fact is known, or a wait on its op is cheap: the op was launched at least `window`
    positions before the current node (it has most likely finished), or (level sync) it sits at a
-   lower wavefront level than the current node. An edge u -> v with level(u) < level(v) changes no
+   lower wavefront level than the current node, or (expected times) it is expected to end before
+   the current node starts, so the wait is already satisfied on the expected timeline. An edge u -> v with level(u) < level(v) changes no
    level, so such waits never lengthen the DAG's longest path (in ops) and keep every wavefront's
    parallelism. */
 static int opara__mem_syncable(const opara__mem* m, uint32_t start, uint32_t count, const opara__vc_slot* c) {
     uint32_t i, here = m->p->position[m->node];
     for (i = 0; i < count; ++i) {
         const opara__fact_rec* f = &m->facts[start + i];
-        if (opara__mem_knows(m, f, c) || m->p->position[f->node] + m->window <= here) continue;
+        if (opara__mem_knows(m, f, c)) continue;
+        if (m->est_end && m->est_end[f->node] <= m->est_start[m->node]) continue;
+        if (m->p->position[f->node] + m->window <= here) continue;
         if (m->level_sync && m->p->level[f->node] < m->p->level[m->node]) continue;
         return 0;
     }
@@ -10998,33 +11016,58 @@ static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
     else m->segs[at].next = id;
 }
 
-static int opara__seg_usable(const opara__mem* m, uint32_t id, const opara__vc_slot* c, int sync) {
+/* 2: usable now (every previous occupant happens-before the current node), 1: usable with
+   memory-sync waits, 0: not usable. */
+static int opara__seg_usability(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
     const opara__seg* s = &m->segs[id];
+    int late_known;
     if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
-    return sync ? opara__mem_syncable(m, s->facts, s->n_facts, c) : opara__mem_knows_all(m, s->facts, s->n_facts, c);
+    late_known = !s->n_facts || s->late_stream == m->node_stream || opara__vc_knows(c, m->walk.k, s->late_lane, s->late_seq);
+    if (late_known && opara__mem_knows_all(m, s->facts, s->n_facts, c)) return 2;
+    if (!m->window) return 0;
+    if (s->max_pos + m->window <= m->node_pos || (m->level_sync && s->max_level < m->node_level) ||
+        (m->est_end && s->max_end <= m->est_start[m->node]))
+        return 1;
+    return opara__mem_syncable(m, s->facts, s->n_facts, c) ? 1 : 0;
 }
 
-/* Best run of adjacent usable segments for `size`: the smallest run prefix that fits (*fits = 1),
-   else the run that ends at the arena's top (it grows). Returns the run's first segment or
-   UINT32_MAX. */
-static uint32_t opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c, int sync, int* fits) {
-    uint32_t id, best = UINT32_MAX, run = UINT32_MAX, tail_run = UINT32_MAX;
-    uint64_t best_size = 0, run_size = 0;
+/* One scan for the best run of adjacent segments for `size` under both rules. For each rule
+   (0: as is, 1: with memory-sync waits) the smallest run prefix that fits, else the run that ends
+   at the arena's top (it grows). found[r]: first segment or UINT32_MAX; fits[r]: 1 when it fits. */
+typedef struct opara__seg_pick {
+    uint32_t best, run, tail;
+    uint64_t best_size, run_size;
+} opara__seg_pick;
+
+static void opara__seg_pick_step(opara__seg_pick* k, uint32_t id, uint64_t seg_size, uint64_t size, int at_end) {
+    uint64_t before;
+    if (k->run == UINT32_MAX) k->run = id, k->run_size = 0;
+    before = k->run_size;
+    k->run_size += seg_size;
+    if (before < size && k->run_size >= size && (k->best == UINT32_MAX || k->run_size < k->best_size))
+        k->best = k->run, k->best_size = k->run_size;
+    if (at_end) k->tail = k->run;
+}
+
+static void opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_slot* c, uint32_t* found, int* fits) {
+    opara__seg_pick k[2];
+    uint32_t id, r;
+    for (r = 0; r < 2; ++r) k[r].best = k[r].run = k[r].tail = UINT32_MAX, k[r].best_size = k[r].run_size = 0;
     for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
-        uint64_t before;
-        if (!opara__seg_usable(m, id, c, sync)) {
-            run = UINT32_MAX;
+        int use = opara__seg_usability(m, id, c), at_end = m->segs[id].next == UINT32_MAX;
+        if (use == 0) {
+            k[0].run = k[1].run = UINT32_MAX;
             continue;
         }
-        if (run == UINT32_MAX) run = id, run_size = 0;
-        before = run_size;
-        run_size += m->segs[id].size;
-        if (before < size && run_size >= size && (best == UINT32_MAX || run_size < best_size))
-            best = run, best_size = run_size;
-        if (m->segs[id].next == UINT32_MAX) tail_run = run;
+        if (use == 2) opara__seg_pick_step(&k[0], id, m->segs[id].size, size, at_end);
+        else k[0].run = UINT32_MAX;
+        opara__seg_pick_step(&k[1], id, m->segs[id].size, size, at_end);
+        if (k[0].best != UINT32_MAX && k[0].best_size == size) break; /* an exact fit: nothing beats it */
     }
-    *fits = best != UINT32_MAX;
-    return best != UINT32_MAX ? best : tail_run;
+    for (r = 0; r < 2; ++r) {
+        fits[r] = k[r].best != UINT32_MAX;
+        found[r] = fits[r] ? k[r].best : k[r].tail;
+    }
 }
 
 /* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
@@ -11086,13 +11129,14 @@ static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
     return first;
 }
 
-/* Learns fact f (the same slot policy as opara__vc_merge). */
+/* Learns fact (lane, seq) (the same slot policy as opara__vc_merge). */
 static void opara__vc_learn(opara__vc_slot* c, uint32_t k, uint32_t lane, uint32_t seq) {
-    opara__vc_slot one[OPARA__VC_MAX_SLOTS];
-    memset(one, 0, k * sizeof(opara__vc_slot));
-    one[lane & (k - 1)].stream = lane;
-    one[lane & (k - 1)].seq = seq;
-    opara__vc_merge(c, one, k);
+    opara__vc_slot* e = &c[lane & (k - 1)];
+    if (e->stream == lane || !e->seq) {
+        if (!e->seq || seq > e->seq) e->stream = lane, e->seq = seq;
+    } else if (lane > e->stream) {
+        e->stream = lane, e->seq = seq;
+    }
 }
 
 /* Adds waits of the current node on the unknown facts of the segments covering the run's first
@@ -11121,15 +11165,14 @@ static int opara__seg_sync(opara__mem* m, uint32_t first, uint64_t size, opara__
 
 static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, opara__vc_slot* c, uint32_t* prior_start,
                                  uint32_t* prior_count) {
-    int fits = 0, sync_fits = 0;
-    uint32_t run = opara__seg_find(m, size, c, 0, &fits), id;
+    int fits[2];
+    uint32_t found[2], run, id;
+    opara__seg_find(m, size, c, found, fits);
+    run = found[0];
     *prior_start = *prior_count = 0;
-    if (!fits && m->window) {
-        uint32_t sync_run = opara__seg_find(m, size, c, 1, &sync_fits);
-        if (sync_fits) {
-            if (!opara__seg_sync(m, sync_run, size, c)) return UINT32_MAX;
-            run = sync_run;
-        }
+    if (!fits[0] && m->window && fits[1]) {
+        if (!opara__seg_sync(m, found[1], size, c)) return UINT32_MAX;
+        run = found[1];
     }
     if (run != UINT32_MAX) {
         if (!opara__seg_prior_facts(m, run, size, prior_start, prior_count)) return UINT32_MAX;
@@ -11146,6 +11189,19 @@ static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, opara__vc_slot* c
 }
 
 /* ---- the walk -------------------------------------------------------------------------------- */
+
+static void opara__seg_summarize(const opara__mem* m, opara__seg* s) {
+    uint32_t i;
+    s->late_lane = s->late_seq = s->late_stream = s->max_pos = s->max_level = 0;
+    s->max_end = 0;
+    for (i = 0; i < s->n_facts; ++i) {
+        const opara__fact_rec* f = &m->facts[s->facts + i];
+        uint32_t pos = m->p->position[f->node];
+        if (!i || pos > s->max_pos) s->late_lane = f->lane, s->late_seq = f->seq, s->late_stream = f->stream, s->max_pos = pos;
+        s->max_level = OPARA__MAX(s->max_level, m->p->level[f->node]);
+        if (m->est_end) s->max_end = OPARA__MAX(s->max_end, m->est_end[f->node]);
+    }
+}
 
 /* Retires root r: its block keeps one fact per stream that touched any member. */
 static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
@@ -11164,6 +11220,7 @@ static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
     s->state = OPARA__SEG_RETIRED;
     s->facts = start;
     s->n_facts = (uint32_t)m->n_facts - start;
+    opara__seg_summarize(m, s);
     m->retired[r] = 1;
     return OPARA_OK;
 }
@@ -11316,6 +11373,9 @@ static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
     opara_result r;
     if (!c) return OPARA_ERR_OUT_OF_MEMORY;
     m->node = v;
+    m->node_stream = s;
+    m->node_pos = p->position[v];
+    m->node_level = p->level[v];
     for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) opara__vc_walk_acquire(&m->walk, s, p->wait_nodes[k]);
     r = opara__mem_outputs(m, v, c);
     if (r != OPARA_OK) return r;
@@ -11427,6 +11487,10 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.walk.k = opara__vc_slots(plan->n_lanes);
     m.window = plan->desc.no_memory_sync ? 0 : plan->desc.memory_sync_window ? plan->desc.memory_sync_window : 64;
     m.level_sync = !plan->desc.no_level_sync;
+    if (plan->desc.est_start_us && plan->desc.est_end_us) {
+        m.est_start = plan->desc.est_start_us;
+        m.est_end = plan->desc.est_end_us;
+    }
     m.extra_stamp = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     m.parent = (int32_t*)opara__calloc(rt, nv, sizeof(int32_t));
     m.parent_off = (uint64_t*)opara__calloc(rt, nv, sizeof(uint64_t));
