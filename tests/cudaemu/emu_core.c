@@ -156,6 +156,12 @@ static const char* emu_env(const char* name) {
     return v && *v ? v : NULL;
 }
 
+/* Threads sharing out a launch's blocks: the machine's cores, at most 4 (each stream already has a worker). */
+static int emu_default_block_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
 static void emu_read_config(void) {
     const char* v;
     size_t i;
@@ -171,6 +177,7 @@ static void emu_read_config(void) {
     if ((v = emu_env("OPARA_EMU_FAIL_INSTANTIATE")) != NULL) G.fail_instantiate = atoi(v);
     if ((v = emu_env("OPARA_EMU_STRICT_PAGEABLE")) != NULL) G.strict_pageable = atoi(v);
     if ((v = emu_env("OPARA_EMU_GRAPH_THREADS")) != NULL) G.graph_threads = atoi(v);
+    emu_exec_set_threads((v = emu_env("OPARA_EMU_BLOCK_THREADS")) != NULL ? atoi(v) : emu_default_block_threads());
     if ((v = emu_env("OPARA_EMU_HIDE")) != NULL) snprintf(G.hidden, sizeof G.hidden, "%s", v);
     if ((v = emu_env("OPARA_EMU_VERBOSE")) != NULL) G.verbose = atoi(v);
 }
@@ -762,6 +769,7 @@ EMU_API int opara_emu_config(const char* key, long long value) {
     else if (strcmp(key, "fail_instantiate") == 0) G.fail_instantiate = (int)value;
     else if (strcmp(key, "strict_pageable") == 0) G.strict_pageable = (int)value;
     else if (strcmp(key, "graph_threads") == 0) G.graph_threads = (int)value;
+    else if (strcmp(key, "block_threads") == 0) emu_exec_set_threads((int)value);
     else if (strcmp(key, "seed") == 0) G.seed = (unsigned long long)value;
     else if (strcmp(key, "driver_version") == 0) G.driver_version = (int)value;
     else if (strcmp(key, "paused") == 0) {
