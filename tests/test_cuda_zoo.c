@@ -168,6 +168,7 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
         if (!strchr(modes, "egs"[mode])) continue;
         opara_plan_info info;
         double worst = 0;
+        uint64_t t0 = opara__now_ns();
         int seed;
         d.backend = OPARA_BACKEND_CUDA;
         d.cuda_eager = mode == 0;
@@ -201,8 +202,9 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
             }
             free_io(&got);
         }
-        printf("%-16s batch %d %-9s %u streams, %d seeds: worst NMSE vs CPU %.2e\n", name, batch, mode_names[mode],
-               info.n_streams, seeds, worst);
+        printf("%-16s batch %d %-9s %3u streams, %d seeds: worst NMSE vs CPU %.2e (%.1f s)\n", name, batch,
+               mode_names[mode], info.n_streams, seeds, worst, (double)(opara__now_ns() - t0) * 1e-9);
+        fflush(stdout);
         opara_session_destroy(gpu);
     }
 done:

@@ -771,7 +771,7 @@ EMU_API int opara_emu_config(const char* key, long long value) {
     else if (strcmp(key, "graph_threads") == 0) G.graph_threads = (int)value;
     else if (strcmp(key, "block_threads") == 0) emu_exec_set_threads((int)value);
     else if (strcmp(key, "seed") == 0) G.seed = (unsigned long long)value;
-    else if (strcmp(key, "driver_version") == 0) G.driver_version = (int)value;
+    else if (strcmp(key, "driver_version") == 0) G.driver_version = value ? (int)value : emu_driver_version_value(); /* 0: back to the default */
     else if (strcmp(key, "paused") == 0) {
         G.paused = (int)value;
         pthread_cond_broadcast(&emu_cv);
@@ -792,6 +792,16 @@ EMU_API int opara_emu_config_str(const char* key, const char* value) {
 }
 
 EMU_API unsigned long long opara_emu_seed(void) { return G.seed; }
+
+/* Live allocations (device and pinned host) and their bytes, so tests can check that nothing leaked. */
+EMU_API long long opara_emu_stat(const char* key) {
+    long long v = -1;
+    pthread_mutex_lock(&emu_mu);
+    if (strcmp(key, "allocations") == 0) v = (long long)G.n_allocs;
+    else if (strcmp(key, "allocated_bytes") == 0) v = (long long)G.allocated_bytes;
+    pthread_mutex_unlock(&emu_mu);
+    return v;
+}
 
 /* Is p inside a live device allocation? (lets the tests check kernels' pointer use independently) */
 EMU_API int opara_emu_is_device_pointer(const void* p) {
