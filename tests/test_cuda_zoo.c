@@ -13,15 +13,8 @@
 #include "opara.h"
 #include "opara_test.h"
 
-#include <dlfcn.h>
-#include <math.h>
+#include "cuda_zoo_util.h"
 
-#ifndef OPARA_EMU_LIB_DIR
-#define OPARA_EMU_LIB_DIR "build/cudaemu"
-#endif
-
-#define ZOO_DIR "build/zoo"
-#define ZOO_MAX_IO 8
 #define ZOO_NMSE_MAX 1e-8
 
 static const char* const zoo_default = "squeezenet:1:5,deepfm:1:5,deepfm:4:5";
@@ -29,127 +22,23 @@ static const char* const zoo_all =
     "squeezenet:1:5,deepfm:1:5,googlenet:1:5,randwire:1:5,nasnet_mobile:1:5,resnet50:1:5,inception_v3:1:5,"
     "ppocr_det:1:5,t5_small_encoder:1:5,bert_base:1:5,squeezenet:4:5,deepfm:4:5,googlenet:4:5";
 
-/* The backend reads OPARA_CUDA_DRIVER / OPARA_CUBLAS; default them to the emulator. */
-static void use_emulator_by_default(void) {
-    setenv("OPARA_CUDA_DRIVER", OPARA_EMU_LIB_DIR "/libcuda.so.1", 0);
-    setenv("OPARA_CUBLAS", OPARA_EMU_LIB_DIR "/libcublas.so", 0);
-    setenv("OPARA_CUDNN", OPARA_EMU_LIB_DIR "/libcudnn.so", 0);
-}
-
-typedef int (*emu_config_fn)(const char* key, long long value);
-static emu_config_fn emu_config(void) {
-    void* h = dlopen(getenv("OPARA_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
-    emu_config_fn f = NULL;
-    if (h) {
-        *(void**)(&f) = dlsym(h, "opara_emu_config");
-        dlclose(h);
-    }
-    return f;
-}
-
-typedef struct zoo_io {
-    opara_tensor t[ZOO_MAX_IO];
-    uint32_t n;
-} zoo_io;
-
-static size_t tensor_bytes(const opara_tensor* t) {
-    size_t n = opara_dtype_size(t->dtype);
-    int32_t d;
-    for (d = 0; d < t->rank; ++d) n *= (size_t)t->dims[d];
-    return n;
-}
-
-/* Deterministic inputs: floats in [-1, 1], integers 0 or 1 (valid indices, ids and attention masks). */
-static int make_inputs(opara_session* s, zoo_io* in) {
-    uint32_t i;
-    in->n = opara_session_input_count(s);
-    if (in->n > ZOO_MAX_IO) return 0;
-    for (i = 0; i < in->n; ++i) {
-        opara_tensor_info ti;
-        opara_tensor* t = &in->t[i];
-        size_t n, e;
-        int32_t d;
-        opara_session_input_info(s, i, &ti);
-        memset(t, 0, sizeof *t);
-        t->name = ti.name, t->dtype = ti.dtype, t->rank = ti.rank;
-        for (d = 0; d < ti.rank; ++d) t->dims[d] = ti.dims[d];
-        n = tensor_bytes(t);
-        t->data = malloc(n ? n : 1);
-        if (!t->data) return 0;
-        n /= opara_dtype_size(t->dtype);
-        for (e = 0; e < n; ++e) {
-            if (t->dtype == OPARA_DTYPE_F32) ((float*)t->data)[e] = (float)sin((double)e * 0.37 + i);
-            else if (t->dtype == OPARA_DTYPE_I64) ((int64_t*)t->data)[e] = (int64_t)((e * 7 + i) % 2);
-            else if (t->dtype == OPARA_DTYPE_I32) ((int32_t*)t->data)[e] = (int32_t)((e * 7 + i) % 2);
-            else memset((char*)t->data + e * opara_dtype_size(t->dtype), 0, opara_dtype_size(t->dtype));
-        }
-    }
-    return 1;
-}
-
-static int make_outputs(opara_session* s, zoo_io* out) {
-    uint32_t i;
-    out->n = opara_session_output_count(s);
-    if (out->n > ZOO_MAX_IO) return 0;
-    for (i = 0; i < out->n; ++i) {
-        opara_tensor_info ti;
-        opara_tensor* t = &out->t[i];
-        int32_t d;
-        opara_session_output_info(s, i, &ti);
-        memset(t, 0, sizeof *t);
-        t->name = ti.name, t->dtype = ti.dtype, t->rank = ti.rank;
-        for (d = 0; d < ti.rank; ++d) t->dims[d] = ti.dims[d];
-        t->data = calloc(tensor_bytes(t) ? tensor_bytes(t) : 1, 1);
-        if (!t->data) return 0;
-    }
-    return 1;
-}
-
-static void free_io(zoo_io* io) {
-    uint32_t i;
-    for (i = 0; i < io->n; ++i) free(io->t[i].data);
-    io->n = 0;
-}
-
-static double nmse_of(const opara_tensor* ref, const opara_tensor* got) {
-    size_t n = tensor_bytes(ref) / opara_dtype_size(ref->dtype), e;
-    double num = 0, den = 0;
-    if (ref->dtype != OPARA_DTYPE_F32) return memcmp(ref->data, got->data, tensor_bytes(ref)) == 0 ? 0.0 : 1.0;
-    for (e = 0; e < n; ++e) {
-        double a = ((const float*)ref->data)[e], b = ((const float*)got->data)[e];
-        num += (a - b) * (a - b);
-        den += a * a;
-    }
-    if (num != num) return 1.0; /* NaN */
-    return den > 0 ? num / den : num;
-}
-
 static const char* const mode_names[3] = {"eager", "graph", "seq-graph"};
 
 /* One model at one batch: the CPU reference, then each CUDA mode with `seeds` emulator seeds. */
 static void run_model(opara_test* T, const char* name, int batch, int seeds, const char* modes) {
-    char path[256], shape_opt[64];
-    const char* shapes[2];
-    opara_onnx_options oo;
     opara_runtime* rt = NULL;
     opara_runtime_desc rd;
     opara_model* model = NULL;
     opara_session* cpu = NULL;
     opara_session_desc d;
     zoo_io in, ref;
-    emu_config_fn cfg = emu_config();
+    zoo_emu_config_fn cfg = zoo_emu_config();
     int mode;
-    snprintf(path, sizeof path, "%s/%s.onnx", ZOO_DIR, name);
     memset(&rd, 0, sizeof rd);
-    memset(&oo, 0, sizeof oo);
     memset(&in, 0, sizeof in);
     memset(&ref, 0, sizeof ref);
-    oo.default_dim = 64; /* image sides that the model leaves symbolic (ppocr_det) */
-    snprintf(shape_opt, sizeof shape_opt, "x=N,3,64,64");
-    shapes[0] = shape_opt, shapes[1] = NULL;
-    if (strcmp(name, "ppocr_det") == 0) oo.input_shapes = shapes;
     opara_runtime_create(&rd, &rt);
-    if (opara_model_load_onnx_file(rt, path, &oo, &model) != OPARA_OK) {
+    if (zoo_load(rt, name, &model) != OPARA_OK) {
         printf("SKIP %s: %s\n", name, opara_runtime_last_error(rt));
         opara_runtime_destroy(rt);
         return;
@@ -157,7 +46,7 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
     memset(&d, 0, sizeof d);
     d.backend = OPARA_BACKEND_CPU;
     d.batch_size = batch;
-    if (opara_session_create(rt, model, &d, &cpu) != OPARA_OK || !make_inputs(cpu, &in) || !make_outputs(cpu, &ref) ||
+    if (opara_session_create(rt, model, &d, &cpu) != OPARA_OK || !zoo_make_inputs(cpu, &in) || !zoo_make_outputs(cpu, &ref) ||
         opara_session_run(cpu, in.t, in.n, ref.t, ref.n) != OPARA_OK) {
         OT_LOG("%s: CPU reference failed: %s %s", name, opara_runtime_last_error(rt), cpu ? opara_session_last_error(cpu) : "");
         CHECK(0);
@@ -178,6 +67,7 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
             CHECK(0);
             continue;
         }
+        if (!cfg) cfg = zoo_emu_config(); /* the driver is loaded now */
         opara_session_get_plan_info(gpu, &info);
         CHECK_STR(mode == 0 ? "eager" : mode == 1 ? "graph" : "sequential-graph", info.cuda_mode);
         for (seed = 1; seed <= seeds; ++seed) {
@@ -185,14 +75,14 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
             uint32_t i;
             memset(&got, 0, sizeof got);
             if (cfg) cfg("seed", 1000 + seed);
-            if (!make_outputs(gpu, &got) || opara_session_run(gpu, in.t, in.n, got.t, got.n) != OPARA_OK) {
+            if (!zoo_make_outputs(gpu, &got) || opara_session_run(gpu, in.t, in.n, got.t, got.n) != OPARA_OK) {
                 OT_LOG("%s %s seed %d: %s", name, mode_names[mode], seed, opara_session_last_error(gpu));
                 CHECK(0);
-                free_io(&got);
+                zoo_free_io(&got);
                 break;
             }
             for (i = 0; i < got.n; ++i) {
-                double e = nmse_of(&ref.t[i], &got.t[i]);
+                double e = zoo_nmse(&ref.t[i], got.t[i].data);
                 if (e > worst) worst = e;
                 if (!(e <= ZOO_NMSE_MAX)) {
                     OT_LOG("%s batch %d %s seed %d output %s: NMSE %g", name, batch, mode_names[mode], seed,
@@ -200,7 +90,7 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
                     CHECK(0);
                 }
             }
-            free_io(&got);
+            zoo_free_io(&got);
         }
         printf("%-16s batch %d %-9s %3u streams, %d seeds: worst NMSE vs CPU %.2e (%.1f s)\n", name, batch,
                mode_names[mode], info.n_streams, seeds, worst, (double)(opara__now_ns() - t0) * 1e-9);
@@ -208,8 +98,8 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
         opara_session_destroy(gpu);
     }
 done:
-    free_io(&in);
-    free_io(&ref);
+    zoo_free_io(&in);
+    zoo_free_io(&ref);
     opara_session_destroy(cpu);
     opara_model_destroy(model);
     opara_runtime_destroy(rt);
@@ -220,7 +110,7 @@ OT_TEST(zoo_models_match_the_cpu_backend_in_every_mode) {
     char buf[1024], *item, *save = NULL;
     FILE* f;
     char why[512];
-    use_emulator_by_default();
+    zoo_use_emulator_by_default();
     if (!opara__cuda_available(NULL, why, sizeof why)) SKIP("no CUDA driver: %s", why);
     f = fopen(ZOO_DIR "/zoo.tsv", "r");
     if (!f) SKIP("no zoo in %s (make zoo)", ZOO_DIR);

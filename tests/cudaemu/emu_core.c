@@ -283,6 +283,14 @@ EMU_API emu_result cuGetErrorName(emu_result error, const char** str) {
     return e ? E_OK : E_INVALID_VALUE;
 }
 
+/* The driver's private tables (looked up by UUID): NVRTC 13 probes them through an already loaded libcuda.so.1
+ * and crashes when the symbol is missing. The emulator has none. */
+EMU_API emu_result cuGetExportTable(const void** table, const void* uuid) {
+    (void)uuid;
+    if (table) *table = NULL;
+    return E_NOT_FOUND;
+}
+
 EMU_API emu_result cuGetErrorString(emu_result error, const char** str) {
     const emu_error_text* e = emu_error_find(error);
     if (!str) return E_INVALID_VALUE;
