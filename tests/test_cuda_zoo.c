@@ -1,12 +1,23 @@
 /* Zoo models (build/zoo, from `make zoo`) through the public session API on the CUDA backend
    (the emulator, or a real GPU with OPARA_CUDA_DRIVER) against the CPU backend: every mode
-   (eager multi-stream, graph, sequential graph) under several emulator seeds, NMSE per output.
+   (eager multi-stream, graph, sequential graph) under several emulator seeds, NMSE per output
+   (printed per model, batch and mode with the seconds it took).
 
-   The emulator executes kernels on the CPU thread by thread, so a large model takes minutes per
-   run; `make test` runs the default list below, OPARA_CUDA_ZOO selects others:
-     OPARA_CUDA_ZOO="name:batch:seeds,..."   e.g. "googlenet:1:5,resnet50:4:1"
-     OPARA_CUDA_ZOO=all                      every model in build/zoo at batch 1 with 5 seeds, and
-                                             the batch-4 subset (squeezenet, deepfm, googlenet)
+   The emulator executes kernels on the host thread by thread (blocks shared among
+   OPARA_EMU_BLOCK_THREADS threads), so a model costs seconds to minutes per run. Measured on the
+   2-core development box under load (seconds per run, graph modes add a warm-up run):
+     deepfm 0.2, ppocr_det 0.7, squeezenet 3.6, t5_small_encoder 6, googlenet 23, randwire 25-35,
+     nasnet_mobile 35-45, resnet50 75, inception_v3 ~100, bert_base ~(see docs/TESTING-GPU.md).
+   Hence three lists:
+     default (make test, ~1.5 min): the cheap models with different operator mixes in all three
+       modes x 5 seeds (squeezenet, deepfm at batch 1 and 4, ppocr_det), t5_small_encoder once
+       in eager mode (MatMul, Softmax, reductions);
+     OPARA_CUDA_ZOO=every (make test-cuda-ci, CI): every zoo model at batch 1 and the batch-4
+       subset (squeezenet, deepfm, googlenet), graph mode, one seed;
+     OPARA_CUDA_ZOO=all (make test-cuda-full, hours): every model at batch 1 and the batch-4
+       subset in all three modes x 5 seeds, as issue #7 asks.
+   Any other selection: OPARA_CUDA_ZOO="name:batch:seeds[:modes],..." with modes a subset of
+   "egs" (eager, graph, sequential graph), e.g. "googlenet:1:5,resnet50:4:1:g".
    A model missing from build/zoo is a skip with the reason. */
 #define _GNU_SOURCE
 #define OPARA_IMPLEMENTATION
@@ -15,9 +26,18 @@
 
 #include "cuda_zoo_util.h"
 
-#define ZOO_NMSE_MAX 1e-8
+/* Largest NMSE vs the CPU backend; OPARA_CUDA_ZOO_NMSE overrides it (a real GPU whose cuDNN picks TF32
+   convolutions needs about 1e-5: docs/TESTING-GPU.md). */
+static double zoo_nmse_max(void) {
+    const char* e = getenv("OPARA_CUDA_ZOO_NMSE");
+    return e && *e ? atof(e) : 1e-8;
+}
 
-static const char* const zoo_default = "squeezenet:1:5,deepfm:1:5,deepfm:4:5";
+static const char* const zoo_default = "squeezenet:1:5,deepfm:1:5,deepfm:4:5,ppocr_det:1:5,t5_small_encoder:1:1:e";
+static const char* const zoo_every =
+    "squeezenet:1:1:g,deepfm:1:1:g,googlenet:1:1:g,randwire:1:1:g,nasnet_mobile:1:1:g,resnet50:1:1:g,"
+    "inception_v3:1:1:g,ppocr_det:1:1:g,t5_small_encoder:1:1:g,bert_base:1:1:g,squeezenet:4:1:g,deepfm:4:1:g,"
+    "googlenet:4:1:g";
 static const char* const zoo_all =
     "squeezenet:1:5,deepfm:1:5,googlenet:1:5,randwire:1:5,nasnet_mobile:1:5,resnet50:1:5,inception_v3:1:5,"
     "ppocr_det:1:5,t5_small_encoder:1:5,bert_base:1:5,squeezenet:4:5,deepfm:4:5,googlenet:4:5";
@@ -84,7 +104,7 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
             for (i = 0; i < got.n; ++i) {
                 double e = zoo_nmse(&ref.t[i], got.t[i].data);
                 if (e > worst) worst = e;
-                if (!(e <= ZOO_NMSE_MAX)) {
+                if (!(e <= zoo_nmse_max())) {
                     OT_LOG("%s batch %d %s seed %d output %s: NMSE %g", name, batch, mode_names[mode], seed,
                            ref.t[i].name, e);
                     CHECK(0);
@@ -117,6 +137,7 @@ OT_TEST(zoo_models_match_the_cpu_backend_in_every_mode) {
     fclose(f);
     if (!list || !*list) list = zoo_default;
     else if (strcmp(list, "all") == 0) list = zoo_all;
+    else if (strcmp(list, "every") == 0) list = zoo_every;
     snprintf(buf, sizeof buf, "%s", list);
     for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char name[64], modes[8] = "egs";
