@@ -28,6 +28,7 @@
 #endif
 #endif
 #ifdef EMU_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -170,6 +171,12 @@ static void emu_fiber_yield(emu_executor* x, int finishing) {
     void* fake = NULL;
     if (!x->failed && x->phase_next < x->phase_len) to = x->fibers[x->order[x->phase_next++]];
 #ifdef EMU_ASAN
+    if (finishing) { /* these frames never return: clear their redzones before the stack is reused */
+        unsigned char* top = from->stack + EMU_PAGE + EMU_FIBER_STACK;
+        unsigned char* low = (unsigned char*)__builtin_frame_address(0) - 1024;
+        if (low < from->stack + EMU_PAGE) low = from->stack + EMU_PAGE;
+        __asan_unpoison_memory_region(low, (size_t)(top - low));
+    }
     if (to) __sanitizer_start_switch_fiber(finishing ? NULL : &fake, to->stack + EMU_PAGE, EMU_FIBER_STACK);
     else __sanitizer_start_switch_fiber(finishing ? NULL : &fake, x->sched_bottom, x->sched_size);
 #endif
