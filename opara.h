@@ -24824,6 +24824,8 @@ static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop 
         return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
+    if (w->dtypes[opara__cul_in(w, 0)] != t || w->dtypes[opara__cul_in(w, 1)] != t) /* e.g. Pow(float, int64) */
+        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "inputs of different data types");
     if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
     if ((r = opara__cul_meta_strided(w, y, st, 2, &meta)) != OPARA_OK) return r;
     if (!(L = opara__cul_lw_launch(w, t == OPARA_DTYPE_F32 ? OPARA__CUK_BINARY_F32 : OPARA__CUK_BINARY_INT)))
@@ -25306,6 +25308,7 @@ static opara_result opara__cul_lower_pool(opara__cul_lw* w, int is_max) {
     opara__cuda_launch* L;
     opara_result r;
     if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
+    if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
     r = opara__cul_win2_read(w, x, y, opara__cul_ints_at(n, "kernel_shape", 0, 1), opara__cul_ints_at(n, "kernel_shape", (uint32_t)k - 1, 1), &v);
     if (r != OPARA_OK) return r;
@@ -26028,7 +26031,14 @@ static opara_result opara__cub_dalloc(opara__cuda_session* s, opara_CUdeviceptr*
     return opara__cub_cu_fail(s, r, buf);
 }
 
-static int opara__cub_value_used(const opara__graph* g, uint32_t v) { return g->consumer_start[v + 1] > g->consumer_start[v]; }
+/* Read by a node or returned as a graph output (a constant output, e.g. a folded Shape, is copied from the device). */
+static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
+    uint32_t i;
+    if (g->consumer_start[v + 1] > g->consumer_start[v]) return 1;
+    for (i = 0; i < g->n_outputs; ++i)
+        if (g->outputs[i] == (int32_t)v) return 1;
+    return 0;
+}
 
 /* Constants (uploaded once), static input buffers, the arena and the kernels' meta/aux tables. */
 static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {

@@ -16,5 +16,11 @@ kernel-report:
 CUDA_BACKEND_EMU := $(BUILD)/cudaemu
 $(BUILD)/tests/test_cuda_backend: private CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDA_BACKEND_EMU))"'
 $(BUILD)/tests/test_cuda_backend: | $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so $(CUDA_BACKEND_EMU)/libcudnn.so
-$(BUILD)/tests/test_cuda_zoo: private CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDA_BACKEND_EMU))"'
-$(BUILD)/tests/test_cuda_zoo: | $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so $(CUDA_BACKEND_EMU)/libcudnn.so
+$(BUILD)/tests/test_cuda_zoo $(BUILD)/tests/test_cuda_nvrtc: private CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDA_BACKEND_EMU))"'
+$(BUILD)/tests/test_cuda_zoo $(BUILD)/tests/test_cuda_nvrtc: tests/cuda_zoo_util.h
+$(BUILD)/tests/test_cuda_zoo $(BUILD)/tests/test_cuda_nvrtc: | $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so \
+    $(CUDA_BACKEND_EMU)/libcudnn.so
+
+# `opara run --backend cuda` on the emulator against `--backend cpu` (tests/cuda_cli_test.sh)
+TEST_SCRIPTS += tests/cuda_cli_test.sh
+test-build: $(BUILD)/opara $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so $(CUDA_BACKEND_EMU)/libcudnn.so

@@ -14,7 +14,7 @@ KERNEL_CU := $(sort $(wildcard src/kernels/*.cu))
 KERNEL_NAMES := $(basename $(notdir $(KERNEL_CU)))
 CUDAEMU_KERNEL_CU := $(sort $(wildcard tests/cudaemu/*.cu))
 CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h opara_cuda.h
-CUDAEMU_CFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -D_GNU_SOURCE -Isrc/kernels -Itests/cudaemu
+CUDAEMU_CFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -D_GNU_SOURCE -Isrc/kernels -Itests/cudaemu
 CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx emu_abi
 CUDAEMU_DRIVER_OBJ := $(addprefix $(CUDAEMU_OBJ)/,$(addsuffix .o,$(CUDAEMU_DRIVER_SRC))) \
     $(patsubst src/kernels/%.cu,$(CUDAEMU_OBJ)/kernel_%.o,$(KERNEL_CU)) \
@@ -90,7 +90,21 @@ check-ptx: $(PTX_DIR)/embed_kernels $(addprefix $(PTX_DIR)/,$(addsuffix .ptx,$(K
 	$(PTX_DIR)/embed_kernels $(PTX_DIR)/opara_ptx.h --check src/kernels/opara_ptx.h $(PTX_EMBED_ARGS)
 endif
 
-# ---- the same tests on a real GPU: NVIDIA's driver instead of the emulator (emulator-only checks skip)
+# ---- the CUDA backend's zoo sweeps on the emulator (lists and measured times: tests/test_cuda_zoo.c)
+#   make test-cuda-ci     every zoo model at batch 1 and the batch-4 subset, graph mode, one seed (CI)
+#   make test-cuda-full   every zoo model at batch 1 and the batch-4 subset, eager/graph/sequential graph
+#                         x 5 emulator seeds (issue #7's full sweep; hours on a 2-core machine)
+.PHONY: test-cuda-ci test-cuda-full
+test-cuda-ci test-cuda-full: check-header $(BUILD)/tests/test_cuda_zoo $(CUDAEMU_LIBS)
+	@if [ ! -f build/zoo/zoo.tsv ]; then $(MAKE) --no-print-directory zoo || true; fi
+	OPARA_CUDA_ZOO=$(if $(filter test-cuda-full,$@),all,every) $(BUILD)/tests/test_cuda_zoo
+
+# ---- the same tests on a real GPU: NVIDIA's driver, cuBLAS and cuDNN instead of the emulator's (checks that
+# need the emulator skip). docs/TESTING-GPU.md. Override the libraries with OPARA_CUDA_DRIVER, OPARA_CUBLAS,
+# OPARA_CUDNN (paths or sonames); OPARA_CUDA_ZOO selects the zoo models (tests/test_cuda_zoo.c).
+CUDA_GPU_TESTS := $(CUDAEMU_TESTS) $(BUILD)/tests/test_cuda_loader $(BUILD)/tests/test_cuda_backend \
+    $(BUILD)/tests/test_cuda_nvrtc $(BUILD)/tests/test_cuda_cudnn $(BUILD)/tests/test_cuda_zoo
 .PHONY: test-gpu
-test-gpu: $(CUDAEMU_TESTS)
-	@OPARA_CUDA_DRIVER=$${OPARA_CUDA_DRIVER:-libcuda.so.1} BUILD=$(BUILD) sh tools/run_tests.sh $(CUDAEMU_TESTS)
+test-gpu: $(CUDA_GPU_TESTS)
+	@OPARA_CUDA_DRIVER=$${OPARA_CUDA_DRIVER:-libcuda.so.1} OPARA_CUBLAS=$${OPARA_CUBLAS:-libcublas.so.13} \
+	  OPARA_CUDNN=$${OPARA_CUDNN:-libcudnn.so.9} BUILD=$(BUILD) sh tools/run_tests.sh $(CUDA_GPU_TESTS)

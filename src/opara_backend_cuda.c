@@ -343,7 +343,14 @@ static opara_result opara__cub_dalloc(opara__cuda_session* s, opara_CUdeviceptr*
     return opara__cub_cu_fail(s, r, buf);
 }
 
-static int opara__cub_value_used(const opara__graph* g, uint32_t v) { return g->consumer_start[v + 1] > g->consumer_start[v]; }
+/* Read by a node or returned as a graph output (a constant output, e.g. a folded Shape, is copied from the device). */
+static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
+    uint32_t i;
+    if (g->consumer_start[v + 1] > g->consumer_start[v]) return 1;
+    for (i = 0; i < g->n_outputs; ++i)
+        if (g->outputs[i] == (int32_t)v) return 1;
+    return 0;
+}
 
 /* Constants (uploaded once), static input buffers, the arena and the kernels' meta/aux tables. */
 static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {

@@ -204,6 +204,8 @@ static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop 
         return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
+    if (w->dtypes[opara__cul_in(w, 0)] != t || w->dtypes[opara__cul_in(w, 1)] != t) /* e.g. Pow(float, int64) */
+        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "inputs of different data types");
     if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
     if ((r = opara__cul_meta_strided(w, y, st, 2, &meta)) != OPARA_OK) return r;
     if (!(L = opara__cul_lw_launch(w, t == OPARA_DTYPE_F32 ? OPARA__CUK_BINARY_F32 : OPARA__CUK_BINARY_INT)))
@@ -686,6 +688,7 @@ static opara_result opara__cul_lower_pool(opara__cul_lw* w, int is_max) {
     opara__cuda_launch* L;
     opara_result r;
     if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
+    if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
     r = opara__cul_win2_read(w, x, y, opara__cul_ints_at(n, "kernel_shape", 0, 1), opara__cul_ints_at(n, "kernel_shape", (uint32_t)k - 1, 1), &v);
     if (r != OPARA_OK) return r;

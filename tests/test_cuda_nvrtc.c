@@ -1,8 +1,12 @@
 /* Every kernel file of src/kernels compiles with the real NVRTC (loaded with dlopen through
    opara_cuda.h, no GPU needed) for compute_75, 80, 86, 87, 89 and 90, and the PTX assembles with
    the toolkit's ptxas for the same sm_XX with no local-memory spills and no stack frame.
+   End to end: a CUDA session with use_nvrtc (the backend compiles every kernel file with the real
+   NVRTC for the device's exact compute capability and loads that PTX instead of the embedded one)
+   runs zoo models on the emulator (or a real GPU with OPARA_CUDA_DRIVER) in graph and eager mode
+   and matches the CPU backend.
    Skips with the reason when NVRTC or ptxas is not installed (OPARA_CUDA_HOME, default
-   /usr/local/cuda). Run from the repository root (make test does). */
+   /usr/local/cuda), or the zoo or a driver is missing. Run from the repository root (make test does). */
 #define _GNU_SOURCE
 #define OPARA_IMPLEMENTATION
 #include "opara.h"
@@ -11,6 +15,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <unistd.h>
+
+#include "cuda_zoo_util.h"
 
 static const int archs[] = {75, 80, 86, 87, 89, 90};
 
@@ -207,8 +213,112 @@ OT_TEST(every_kernel_compiles_with_nvrtc_and_ptxas_without_spills) {
     opara_cuda_nvrtc_unload(&nv);
 }
 
+/* Counts the backend's fallbacks to the embedded PTX (a kernel file NVRTC did not compile). */
+typedef struct fallback_log {
+    int count;
+    char first[512];
+} fallback_log;
+static void on_log(opara_log_level level, opara_log_item item, const char* message, void* user) {
+    fallback_log* f = (fallback_log*)user;
+    (void)level;
+    if (item != OPARA_LOGITEM_BACKEND_FALLBACK) return;
+    if (f->count++ == 0) snprintf(f->first, sizeof f->first, "%s", message);
+}
+
+/* One zoo model: CPU reference, then a CUDA session whose kernels NVRTC compiled, in one mode. */
+static void nvrtc_model(opara_test* T, const char* nvrtc_path, const char* name, opara__cuda_mode mode) {
+    opara_runtime_desc rd;
+    opara_runtime* rt = NULL;
+    opara_model* model = NULL;
+    opara_session* cpu = NULL;
+    opara_session_desc d;
+    opara__cuda_options o;
+    opara__cuda_session* gpu = NULL;
+    opara__cuda_info info;
+    fallback_log log;
+    zoo_io in, ref, got;
+    const void* inputs[ZOO_MAX_IO];
+    void* outputs[ZOO_MAX_IO];
+    double worst = 0;
+    uint32_t i;
+    memset(&rd, 0, sizeof rd);
+    memset(&log, 0, sizeof log);
+    memset(&in, 0, sizeof in), memset(&ref, 0, sizeof ref), memset(&got, 0, sizeof got);
+    rd.logger.func = on_log;
+    rd.logger.user_data = &log;
+    rd.logger.max_level = OPARA_LOG_DEBUG;
+    REQUIRE(opara_runtime_create(&rd, &rt) == OPARA_OK);
+    if (zoo_load(rt, name, &model) != OPARA_OK) {
+        printf("SKIP %s: %s\n", name, opara_runtime_last_error(rt));
+        opara_runtime_destroy(rt);
+        return;
+    }
+    memset(&d, 0, sizeof d);
+    d.backend = OPARA_BACKEND_CPU;
+    if (opara_session_create(rt, model, &d, &cpu) != OPARA_OK || !zoo_make_inputs(cpu, &in) ||
+        !zoo_make_outputs(cpu, &ref) || !zoo_make_outputs(cpu, &got) ||
+        opara_session_run(cpu, in.t, in.n, ref.t, ref.n) != OPARA_OK) {
+        OT_LOG("%s: CPU reference: %s", name, opara_runtime_last_error(rt));
+        CHECK(0);
+        goto done;
+    }
+    memset(&o, 0, sizeof o);
+    o.mode = mode;
+    o.batch = 1;
+    o.use_nvrtc = 1;
+    o.nvrtc_path = nvrtc_path;
+    if (opara__cuda_session_create(rt, opara__model_graph(model), &o, &gpu) != OPARA_OK) {
+        OT_LOG("%s: CUDA session with NVRTC: %s", name, opara_runtime_last_error(rt));
+        CHECK(0);
+        goto done;
+    }
+    opara__cuda_session_info(gpu, &info);
+    CHECK_EQ(1, info.nvrtc);
+    CHECK_EQ(0, log.count); /* every kernel file came from NVRTC, none from the embedded PTX */
+    if (log.count) OT_LOG("%s: %s", name, log.first);
+    CHECK_EQ(mode, info.mode);
+    for (i = 0; i < in.n; ++i) inputs[i] = in.t[i].data;
+    for (i = 0; i < got.n; ++i) outputs[i] = got.t[i].data;
+    if (opara__cuda_session_run(gpu, inputs, outputs) != OPARA_OK) {
+        OT_LOG("%s: run: %s", name, opara_runtime_last_error(rt));
+        CHECK(0);
+        goto done;
+    }
+    for (i = 0; i < ref.n; ++i) {
+        double e = zoo_nmse(&ref.t[i], got.t[i].data);
+        if (e > worst) worst = e;
+    }
+    CHECK(worst <= 1e-8);
+    printf("%-12s %-5s kernels from NVRTC (%s): NMSE vs CPU %.2e\n", name, mode == OPARA__CUDA_EAGER ? "eager" : "graph",
+           nvrtc_path, worst);
+done:
+    opara__cuda_session_destroy(gpu);
+    zoo_free_io(&in), zoo_free_io(&ref), zoo_free_io(&got);
+    opara_session_destroy(cpu);
+    opara_model_destroy(model);
+    opara_runtime_destroy(rt);
+}
+
+OT_TEST(nvrtc_compiled_kernels_run_zoo_models_like_the_cpu_backend) {
+    opara_cuda_nvrtc nv;
+    char err[2048], path[1024];
+    FILE* f;
+    memset(&nv, 0, sizeof nv);
+    if (!load_nvrtc(&nv, err, sizeof err)) SKIP("NVRTC not loadable: %s", err);
+    snprintf(path, sizeof path, "%s", nv.path);
+    opara_cuda_nvrtc_unload(&nv);
+    zoo_use_emulator_by_default();
+    if (!opara__cuda_available(NULL, err, sizeof err)) SKIP("no CUDA driver: %s", err);
+    f = fopen(ZOO_DIR "/zoo.tsv", "r");
+    if (!f) SKIP("no zoo in %s (make zoo)", ZOO_DIR);
+    fclose(f);
+    nvrtc_model(T, path, "deepfm", OPARA__CUDA_GRAPH);     /* Gather, Slice, Concat, Gemm, reductions */
+    nvrtc_model(T, path, "squeezenet", OPARA__CUDA_EAGER); /* Conv, pooling, Concat */
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(every_kernel_compiles_with_nvrtc_and_ptxas_without_spills),
+    OT_CASE(nvrtc_compiled_kernels_run_zoo_models_like_the_cpu_backend),
 };
 
 /* Under AddressSanitizer: libnvrtc keeps allocations from its static initialisers (libstdc++'s

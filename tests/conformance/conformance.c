@@ -1,6 +1,7 @@
-/* ONNX backend test data (libonnx-testdata) run through opara's CPU backend.
+/* ONNX backend test data (libonnx-testdata) run through opara's CPU backend (or its CUDA backend).
 
    build/conformance/conformance [--data DIR] [--folder NAME]... [--filter SUBSTR] [--verbose]
+                                 [--backend cpu|cuda] [--seeds N]
 
    For every test_* directory of the folders (default: node, pytorch-converted, pytorch-operator):
    model.onnx is imported (graph inputs that must be constants, such as Reshape's shape, are
@@ -10,19 +11,70 @@
    backend tests' tolerance (|got - exp| <= atol + rtol * |exp|, rtol 1e-3, atol 1e-7, NaN equal
    to NaN; integer and bool outputs exactly). A test whose operators, types or features the
    importer or the backend rejects as unsupported is skipped with the reason; any other error or
-   mismatch is a failure. Ends with "N passed, N failed, N skipped"; exit status 1 on a failure. */
+   mismatch is a failure. Ends with "N passed, N failed, N skipped"; exit status 1 on a failure.
+
+   --backend cuda runs the same tests through the CUDA backend instead, in its three modes (eager
+   multi-stream with the Opara plan, graph replay of the Opara plan, graph replay of the sequential
+   plan), each run --seeds times (default 5) under a different emulator execution-order seed; the
+   driver, cuBLAS and cuDNN are OPARA_CUDA_DRIVER / OPARA_CUBLAS / OPARA_CUDNN, by default the
+   emulator's in OPARA_EMU_LIB_DIR. A test whose operator or data type the CUDA lowering does not
+   support is a skip ("cuda: Op (reason)"); a graph mode that falls back to eager is a failure. */
+#define _GNU_SOURCE
 #define OPARA_IMPLEMENTATION
 #include "opara.h"
 #include "conf_util.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#ifndef OPARA_EMU_LIB_DIR
+#define OPARA_EMU_LIB_DIR "build/cudaemu"
+#endif
 
 #define CONF_MAX_IO 16
 #define CONF_MAX_KEYS 256
 
 static double conf_rtol = 1e-3, conf_atol = 1e-7;
+
+/* One way of running a model: backend, plan and (CUDA) mode. */
+typedef struct conf_plan {
+    const char* name;
+    opara_backend backend;
+    opara_strategy strategy;
+    int cuda_eager;
+    const char* cuda_mode; /* what opara_plan_info must report (no silent fallback) */
+} conf_plan;
+
+static const conf_plan conf_cpu_plans[] = {
+    {"sequential", OPARA_BACKEND_CPU, OPARA_STRATEGY_SEQUENTIAL, 0, NULL},
+    {"opara", OPARA_BACKEND_CPU, OPARA_STRATEGY_OPARA, 0, NULL},
+};
+static const conf_plan conf_cuda_plans[] = {
+    {"cuda eager", OPARA_BACKEND_CUDA, OPARA_STRATEGY_OPARA, 1, "eager"},
+    {"cuda graph", OPARA_BACKEND_CUDA, OPARA_STRATEGY_OPARA, 0, "graph"},
+    {"cuda sequential graph", OPARA_BACKEND_CUDA, OPARA_STRATEGY_SEQUENTIAL, 0, "sequential-graph"},
+};
+
+/* The run's settings (set once in main). */
+static const conf_plan* conf_plans = conf_cpu_plans;
+static size_t conf_n_plans = sizeof conf_cpu_plans / sizeof conf_cpu_plans[0];
+static int conf_runs = 1; /* runs per session (CUDA: one per emulator seed) */
+
+typedef int (*conf_emu_config_fn)(const char* key, long long value);
+
+/* The emulator's control entry point, once a session has loaded the driver (NULL on a real GPU). */
+static conf_emu_config_fn conf_emu_config(void) {
+    const char* path = getenv("OPARA_CUDA_DRIVER");
+    void* h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    conf_emu_config_fn f = NULL;
+    if (h) {
+        *(void**)(&f) = dlsym(h, "opara_emu_config");
+        dlclose(h);
+    }
+    return f;
+}
 
 typedef struct conf_key_count {
     char key[160];
@@ -309,23 +361,33 @@ static int conf_is_unsupported(opara_result r) {
     return r == OPARA_ERR_UNSUPPORTED || r == OPARA_ERR_UNSUPPORTED_OP || r == OPARA_ERR_BAD_DTYPE;
 }
 
-/* One plan: session, run, compare. Returns CONF_PASS/FAIL/SKIP. */
-static int conf_run_plan(conf_case* c, const opara_model* model, opara_strategy strategy) {
+/* One plan: session, run(s), compare. Returns CONF_PASS/FAIL/SKIP. */
+static int conf_run_plan(conf_case* c, const opara_model* model, const conf_plan* p) {
     opara_session_desc d;
     opara_session* s = NULL;
     opara_tensor inputs[CONF_MAX_IO];
     uint32_t i, n = 0;
     opara_result r;
-    int status = CONF_PASS;
-    const char* plan = opara_strategy_name(strategy);
+    int status = CONF_PASS, run;
+    const char* plan = p->name;
     memset(&d, 0, sizeof d);
-    d.backend = OPARA_BACKEND_CPU;
-    d.strategy = strategy;
+    d.backend = p->backend;
+    d.strategy = p->strategy;
+    d.cuda_eager = p->cuda_eager;
     d.threads = 2;
     r = opara_session_create(c->rt, model, &d, &s);
     if (r != OPARA_OK) {
         snprintf(c->why, sizeof c->why, "%s session: %s: %s", plan, opara_result_string(r), opara_runtime_last_error(c->rt));
         return conf_is_unsupported(r) ? CONF_SKIP : CONF_FAIL;
+    }
+    if (p->cuda_mode) {
+        opara_plan_info info;
+        opara_session_get_plan_info(s, &info);
+        if (!info.cuda_mode || strcmp(info.cuda_mode, p->cuda_mode) != 0) {
+            snprintf(c->why, sizeof c->why, "%s: the session runs in mode %s", plan, info.cuda_mode ? info.cuda_mode : "(none)");
+            opara_session_destroy(s);
+            return CONF_FAIL;
+        }
     }
     for (i = 0; i < c->n_in; ++i) {
         int32_t k;
@@ -338,13 +400,18 @@ static int conf_run_plan(conf_case* c, const opara_model* model, opara_strategy 
         inputs[n].data = c->in[i].data;
         n++;
     }
-    r = opara_session_run(s, inputs, n, NULL, 0);
-    if (r != OPARA_OK) {
-        snprintf(c->why, sizeof c->why, "%s run: %s: %s", plan, opara_result_string(r), opara_session_last_error(s));
-        status = conf_is_unsupported(r) ? CONF_SKIP : CONF_FAIL;
+    for (run = 0; run < conf_runs && status == CONF_PASS; ++run) {
+        conf_emu_config_fn cfg = p->backend == OPARA_BACKEND_CUDA ? conf_emu_config() : NULL;
+        if (cfg) cfg("seed", 7001 + run);
+        r = opara_session_run(s, inputs, n, NULL, 0);
+        if (r != OPARA_OK) {
+            snprintf(c->why, sizeof c->why, "%s run %d: %s: %s", plan, run + 1, opara_result_string(r),
+                     opara_session_last_error(s));
+            status = conf_is_unsupported(r) ? CONF_SKIP : CONF_FAIL;
+        }
+        for (i = 0; status == CONF_PASS && i < opara_session_output_count(s); ++i)
+            if (!conf_check_output(c, s, i, plan)) status = CONF_FAIL;
     }
-    for (i = 0; status == CONF_PASS && i < opara_session_output_count(s); ++i)
-        if (!conf_check_output(c, s, i, plan)) status = CONF_FAIL;
     opara_session_destroy(s);
     return status;
 }
@@ -376,7 +443,7 @@ static int conf_run_case(conf_case* c, conf_stats* st) {
     opara__bytes image;
     opara_model *direct = NULL, *model = NULL;
     uint8_t* bytes = NULL;
-    size_t size = 0;
+    size_t size = 0, k;
     opara_result r;
     int status = CONF_PASS;
     snprintf(model_path, sizeof model_path, "%s/model.onnx", c->dir);
@@ -418,9 +485,8 @@ static int conf_run_case(conf_case* c, conf_stats* st) {
         }
     }
     if (status == CONF_PASS && !conf_outputs_present(c, model)) status = CONF_FAIL;
-    if (status == CONF_PASS) status = conf_run_plan(c, model, OPARA_STRATEGY_SEQUENTIAL);
-    if (status == CONF_PASS) status = conf_run_plan(c, model, OPARA_STRATEGY_OPARA);
-    if (status == CONF_SKIP && model) conf_count_skip(st, "backend: ", c);
+    for (k = 0; k < conf_n_plans && status == CONF_PASS; ++k) status = conf_run_plan(c, model, &conf_plans[k]);
+    if (status == CONF_SKIP && model) conf_count_skip(st, conf_plans[0].backend == OPARA_BACKEND_CUDA ? "cuda: " : "backend: ", c);
     opara_model_destroy(model);
     opara_model_destroy(direct);
     opara__free_aligned(&c->rt->allocator, image.data);
@@ -525,7 +591,8 @@ static void conf_print_folder(const char* folder, conf_stats* st) {
 }
 
 static int conf_usage(void) {
-    fprintf(stderr, "usage: conformance [--data DIR] [--folder NAME]... [--filter SUBSTR] [--verbose]\n");
+    fprintf(stderr, "usage: conformance [--data DIR] [--folder NAME]... [--filter SUBSTR] [--verbose] [--backend cpu|cuda] "
+                    "[--seeds N]\n");
     return 2;
 }
 
@@ -533,14 +600,34 @@ int main(int argc, char** argv) {
     const char* data = "/usr/share/libonnx-testdata/data";
     const char* folders[8];
     const char* filter = NULL;
-    int n_folders = 0, verbose = 0, i, passed = 0, failed = 0, skipped = 0;
+    const char* backend = "cpu";
+    int n_folders = 0, verbose = 0, i, passed = 0, failed = 0, skipped = 0, seeds = 5;
     static conf_stats st;
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) data = argv[++i];
+        else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) backend = argv[++i];
+        else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) seeds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--folder") == 0 && i + 1 < argc && n_folders < 8) folders[n_folders++] = argv[++i];
         else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) filter = argv[++i];
         else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = 1;
         else return conf_usage();
+    }
+    if (strcmp(backend, "cuda") == 0) {
+        char why[512];
+        setenv("OPARA_CUDA_DRIVER", OPARA_EMU_LIB_DIR "/libcuda.so.1", 0); /* the emulator unless told otherwise */
+        setenv("OPARA_CUBLAS", OPARA_EMU_LIB_DIR "/libcublas.so", 0);
+        setenv("OPARA_CUDNN", OPARA_EMU_LIB_DIR "/libcudnn.so", 0);
+        if (!opara__cuda_available(NULL, why, sizeof why)) {
+            printf("conformance --backend cuda: SKIP (no CUDA driver: %s)\n0 passed, 0 failed, 1 skipped\n", why);
+            return 0;
+        }
+        conf_plans = conf_cuda_plans;
+        conf_n_plans = sizeof conf_cuda_plans / sizeof conf_cuda_plans[0];
+        conf_runs = seeds < 1 ? 1 : seeds;
+        printf("CUDA backend (driver %s): modes eager, graph, sequential graph; %d runs each (emulator seeds)\n",
+               getenv("OPARA_CUDA_DRIVER"), conf_runs);
+    } else if (strcmp(backend, "cpu") != 0) {
+        return conf_usage();
     }
     if (!n_folders) {
         folders[n_folders++] = "node";

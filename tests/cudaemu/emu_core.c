@@ -156,6 +156,12 @@ static const char* emu_env(const char* name) {
     return v && *v ? v : NULL;
 }
 
+/* Threads sharing out a launch's blocks: the machine's cores, at most 4 (each stream already has a worker). */
+static int emu_default_block_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
 static void emu_read_config(void) {
     const char* v;
     size_t i;
@@ -171,6 +177,7 @@ static void emu_read_config(void) {
     if ((v = emu_env("OPARA_EMU_FAIL_INSTANTIATE")) != NULL) G.fail_instantiate = atoi(v);
     if ((v = emu_env("OPARA_EMU_STRICT_PAGEABLE")) != NULL) G.strict_pageable = atoi(v);
     if ((v = emu_env("OPARA_EMU_GRAPH_THREADS")) != NULL) G.graph_threads = atoi(v);
+    emu_exec_set_threads((v = emu_env("OPARA_EMU_BLOCK_THREADS")) != NULL ? atoi(v) : emu_default_block_threads());
     if ((v = emu_env("OPARA_EMU_HIDE")) != NULL) snprintf(G.hidden, sizeof G.hidden, "%s", v);
     if ((v = emu_env("OPARA_EMU_VERBOSE")) != NULL) G.verbose = atoi(v);
 }
@@ -274,6 +281,14 @@ EMU_API emu_result cuGetErrorName(emu_result error, const char** str) {
     if (!str) return E_INVALID_VALUE;
     *str = e ? e->name : NULL;
     return e ? E_OK : E_INVALID_VALUE;
+}
+
+/* The driver's private tables (looked up by UUID): NVRTC 13 probes them through an already loaded libcuda.so.1
+ * and crashes when the symbol is missing. The emulator has none. */
+EMU_API emu_result cuGetExportTable(const void** table, const void* uuid) {
+    (void)uuid;
+    if (table) *table = NULL;
+    return E_NOT_FOUND;
 }
 
 EMU_API emu_result cuGetErrorString(emu_result error, const char** str) {
@@ -762,8 +777,9 @@ EMU_API int opara_emu_config(const char* key, long long value) {
     else if (strcmp(key, "fail_instantiate") == 0) G.fail_instantiate = (int)value;
     else if (strcmp(key, "strict_pageable") == 0) G.strict_pageable = (int)value;
     else if (strcmp(key, "graph_threads") == 0) G.graph_threads = (int)value;
+    else if (strcmp(key, "block_threads") == 0) emu_exec_set_threads((int)value);
     else if (strcmp(key, "seed") == 0) G.seed = (unsigned long long)value;
-    else if (strcmp(key, "driver_version") == 0) G.driver_version = (int)value;
+    else if (strcmp(key, "driver_version") == 0) G.driver_version = value ? (int)value : emu_driver_version_value(); /* 0: back to the default */
     else if (strcmp(key, "paused") == 0) {
         G.paused = (int)value;
         pthread_cond_broadcast(&emu_cv);
@@ -784,6 +800,16 @@ EMU_API int opara_emu_config_str(const char* key, const char* value) {
 }
 
 EMU_API unsigned long long opara_emu_seed(void) { return G.seed; }
+
+/* Live allocations (device and pinned host) and their bytes, so tests can check that nothing leaked. */
+EMU_API long long opara_emu_stat(const char* key) {
+    long long v = -1;
+    pthread_mutex_lock(&emu_mu);
+    if (strcmp(key, "allocations") == 0) v = (long long)G.n_allocs;
+    else if (strcmp(key, "allocated_bytes") == 0) v = (long long)G.allocated_bytes;
+    pthread_mutex_unlock(&emu_mu);
+    return v;
+}
 
 /* Is p inside a live device allocation? (lets the tests check kernels' pointer use independently) */
 EMU_API int opara_emu_is_device_pointer(const void* p) {

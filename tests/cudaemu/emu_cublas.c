@@ -16,7 +16,7 @@
 OPARA_CUDA_CUBLAS_FUNCS(EMU_LIB_DECLARE)
 
 enum { CUBLAS_EMU_VERSION_MAJOR = 13, CUBLAS_EMU_VERSION_MINOR = 1, CUBLAS_EMU_VERSION_PATCH = 0 };
-enum { GEMM_TILE = 16, GRID_Z_MAX = 65535 };
+enum { GEMM_TILE = 16, GEMM_THREAD_TILE = 4, GRID_Z_MAX = 65535 }; /* 16x16 threads, 4x4 outputs each */
 #define DEFAULT_POOL_BYTES ((size_t)4 << 20) /* cuBLAS's default workspace below sm_90 (§6.2) */
 
 struct opara_cublasContext {
@@ -149,8 +149,8 @@ static opara_cublasStatus_t gemm_launch(opara_cublasHandle_t h, const gemm_call*
     block[0] = GEMM_TILE;
     block[1] = GEMM_TILE;
     block[2] = 1;
-    grid[0] = (unsigned int)((g->m + GEMM_TILE - 1) / GEMM_TILE);
-    grid[1] = (unsigned int)((g->n + GEMM_TILE - 1) / GEMM_TILE);
+    grid[0] = (unsigned int)((g->m + GEMM_TILE * GEMM_THREAD_TILE - 1) / (GEMM_TILE * GEMM_THREAD_TILE));
+    grid[1] = (unsigned int)((g->n + GEMM_TILE * GEMM_THREAD_TILE - 1) / (GEMM_TILE * GEMM_THREAD_TILE));
     while (done < g->batch) { /* the grid's z limit splits very large batches into several launches */
         int chunk = g->batch - done < GRID_Z_MAX ? g->batch - done : GRID_Z_MAX;
         const float* a = g->a + (long long)done * g->sa;

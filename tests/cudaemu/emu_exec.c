@@ -1,6 +1,9 @@
 /* emu_exec.c - host execution of kernels written in the opara kernel dialect (src/kernels/opara_kernel.h).
  *
- * Blocks run one after the other on the calling thread. In a block, thread 0 starts on a fiber; if it ends
+ * The blocks of a launch are shared out between the calling thread and a small pool of helper threads
+ * (emu_exec_set_threads; blocks are independent in CUDA too, and atomics are real atomics), each with its own
+ * executor. A block's thread order comes from the launch seed and the block's index alone, so a seed replays
+ * the same orders however the blocks were shared out. In a block, thread 0 starts on a fiber; if it ends
  * without touching shared memory or a barrier, the other threads run as plain calls. Otherwise every thread
  * gets a fiber (ucontext) and each __syncthreads() switches back to the block scheduler, which resumes the
  * threads in a seeded random order per phase, so code that needs a barrier it does not have sees stale data.
@@ -10,6 +13,7 @@
 #endif
 #include "emu_exec.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +28,12 @@
 #endif
 #endif
 #ifdef EMU_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
 enum { EMU_MAX_THREADS = 1024, EMU_FIBER_STACK = 128 * 1024, EMU_PAGE = 4096, EMU_SMEM_MAX = 256 * 1024,
-       EMU_SMEM_GUARD = 256, EMU_MAX_SHARED_DECLS = 64 };
+       EMU_SMEM_GUARD = 256, EMU_MAX_SHARED_DECLS = 64, EMU_MAX_HELPERS = 15 };
 enum { FIBER_NEW, FIBER_AT_BARRIER, FIBER_DONE };
 
 /* Context switch: a few instructions on x86-64 (glibc's swapcontext makes a system call per switch, which
@@ -69,6 +74,9 @@ typedef struct emu_executor {
     unsigned char* smem;                   /* EMU_SMEM_MAX + guard */
     const emu_exec_launch* launch;
     emu_fiber* running;
+    unsigned int order[EMU_MAX_THREADS];    /* this phase's thread order */
+    unsigned int phase_next, phase_len;     /* next position in order to run, its length */
+    int from_scheduler;                     /* the running fiber was entered by the scheduler */
     int plain;                              /* threads run as plain calls: no barrier allowed */
     int cooperative;                        /* thread 0 used shared memory or a barrier */
     size_t decl_offset[EMU_MAX_SHARED_DECLS], decl_size[EMU_MAX_SHARED_DECLS];
@@ -114,48 +122,83 @@ static unsigned long long emu_next_random(unsigned long long* state) {
 
 /* ---------------------------------------------------------------- fibers */
 
+static void emu_context_switch(emu_context* save, emu_context* load) {
+#ifdef EMU_FAST_SWITCH
+    emu_ctx_switch(&save->sp, load->sp);
+#else
+    swapcontext(&save->uc, &load->uc);
+#endif
+}
+
+/* Called where a fiber starts or resumes: ends ASan's stack switch and remembers the scheduler's stack
+ * when the scheduler (not another fiber) resumed it. */
+static void emu_fiber_arrived(emu_executor* x, void* fake) {
+#ifdef EMU_ASAN
+    const void* bottom;
+    size_t size;
+    __sanitizer_finish_switch_fiber(fake, &bottom, &size);
+    if (x->from_scheduler) {
+        x->sched_bottom = bottom;
+        x->sched_size = size;
+    }
+#else
+    (void)fake;
+#endif
+    (void)x;
+}
+
+/* The scheduler starts a chain of fibers (this phase's order from phase_next on, after f). */
 static void emu_switch_to_fiber(emu_executor* x, emu_fiber* f) {
     x->running = f;
+    x->from_scheduler = 1;
     opara__kernel_current = &f->thread;
 #ifdef EMU_ASAN
     __sanitizer_start_switch_fiber(&x->fake_stack, f->stack + EMU_PAGE, EMU_FIBER_STACK);
 #endif
-#ifdef EMU_FAST_SWITCH
-    emu_ctx_switch(&x->scheduler.sp, f->context.sp);
-#else
-    swapcontext(&x->scheduler.uc, &f->context.uc);
-#endif
+    emu_context_switch(&x->scheduler, &f->context);
 #ifdef EMU_ASAN
     __sanitizer_finish_switch_fiber(x->fake_stack, NULL, NULL);
 #endif
     x->running = NULL;
 }
 
-static void emu_switch_to_scheduler(emu_executor* x, int finishing) {
-#ifdef EMU_ASAN
+/* The running fiber stops (at a barrier, or for good when finishing) and hands over directly to the next
+ * fiber of the phase's order, or to the scheduler after the last one (one switch per thread and phase
+ * instead of two). */
+static void emu_fiber_yield(emu_executor* x, int finishing) {
+    emu_fiber* from = x->running;
+    emu_fiber* to = NULL;
     void* fake = NULL;
-    __sanitizer_start_switch_fiber(finishing ? NULL : &fake, x->sched_bottom, x->sched_size);
+    if (!x->failed && x->phase_next < x->phase_len) to = x->fibers[x->order[x->phase_next++]];
+#ifdef EMU_ASAN
+    if (finishing) { /* these frames never return: clear their redzones before the stack is reused */
+        unsigned char* top = from->stack + EMU_PAGE + EMU_FIBER_STACK;
+        unsigned char* low = (unsigned char*)__builtin_frame_address(0) - 1024;
+        if (low < from->stack + EMU_PAGE) low = from->stack + EMU_PAGE;
+        __asan_unpoison_memory_region(low, (size_t)(top - low));
+    }
+    if (to) __sanitizer_start_switch_fiber(finishing ? NULL : &fake, to->stack + EMU_PAGE, EMU_FIBER_STACK);
+    else __sanitizer_start_switch_fiber(finishing ? NULL : &fake, x->sched_bottom, x->sched_size);
 #endif
     (void)finishing;
-#ifdef EMU_FAST_SWITCH
-    emu_ctx_switch(&x->running->context.sp, x->scheduler.sp);
-#else
-    swapcontext(&x->running->context.uc, &x->scheduler.uc);
-#endif
-#ifdef EMU_ASAN
-    __sanitizer_finish_switch_fiber(fake, &x->sched_bottom, &x->sched_size);
-#endif
+    if (to) {
+        x->running = to;
+        x->from_scheduler = 0;
+        opara__kernel_current = &to->thread;
+        emu_context_switch(&from->context, &to->context);
+    } else {
+        emu_context_switch(&from->context, &x->scheduler);
+    }
+    emu_fiber_arrived(x, fake);
 }
 
 static void emu_fiber_main(void) {
     emu_executor* x = emu_tls_executor;
     emu_fiber* f = x->running;
-#ifdef EMU_ASAN
-    __sanitizer_finish_switch_fiber(NULL, &x->sched_bottom, &x->sched_size);
-#endif
+    emu_fiber_arrived(x, NULL);
     x->launch->entry->trampoline(x->launch->params);
     f->state = FIBER_DONE;
-    emu_switch_to_scheduler(x, 1);
+    emu_fiber_yield(x, 1);
 }
 
 static emu_fiber* emu_fiber_get(emu_executor* x, unsigned int index) {
@@ -175,11 +218,13 @@ static emu_fiber* emu_fiber_get(emu_executor* x, unsigned int index) {
     return f;
 }
 
-static int emu_fiber_start(emu_executor* x, emu_fiber* f) {
+static int emu_fiber_start(emu_executor* x, emu_fiber* f, unsigned int index) {
 #ifdef EMU_FAST_SWITCH
     /* Initial frame popped by emu_ctx_switch: six callee-saved registers, then the entry as return address,
-     * then a dummy return address so the entry starts with the stack aligned as after a call. */
-    void** top = (void**)(void*)(f->stack + EMU_PAGE + EMU_FIBER_STACK);
+     * then a dummy return address so the entry starts with the stack aligned as after a call. The top is
+     * staggered by a cache line per fiber: with every top at the same page offset, the hot frames of a
+     * block's threads fall into one cache set and evict each other at every switch. */
+    void** top = (void**)(void*)(f->stack + EMU_PAGE + EMU_FIBER_STACK - (index % 60u) * 64u);
     union { void (*fn)(void); void* p; } entry;
     int i;
     entry.fn = emu_fiber_main;
@@ -198,6 +243,7 @@ static int emu_fiber_start(emu_executor* x, emu_fiber* f) {
     f->arrivals = 0;
     f->decl_index = 0;
     (void)x;
+    (void)index;
     return 0;
 }
 
@@ -214,7 +260,7 @@ void opara__kernel_syncthreads(void) {
     x->cooperative = 1;
     x->running->state = FIBER_AT_BARRIER;
     x->running->arrivals++;
-    emu_switch_to_scheduler(x, 0);
+    emu_fiber_yield(x, 0);
 }
 
 void* opara__kernel_shared(size_t bytes) {
@@ -285,7 +331,7 @@ static void emu_run_plain(emu_executor* x, emu_dim3 block_idx, unsigned int from
 /* Runs the block phase by phase: in phase p every live thread that has reached fewer than p barriers runs
  * until its next barrier or its end (thread 0 already ran its first phase). */
 static void emu_run_cooperative(emu_executor* x, unsigned int count, unsigned long long* rng) {
-    unsigned int order[EMU_MAX_THREADS];
+    unsigned int* order = x->order;
     unsigned int i, j, left;
     int phase;
     for (phase = 1;; phase++) {
@@ -301,12 +347,15 @@ static void emu_run_cooperative(emu_executor* x, unsigned int count, unsigned lo
         }
         for (i = left; i > 1; i--) { /* Fisher-Yates: this phase's thread order */
             unsigned int tmp;
-            j = (unsigned int)(emu_next_random(rng) % i);
+            j = (unsigned int)(((emu_next_random(rng) >> 32) * i) >> 32); /* uniform in [0, i) without a division */
             tmp = order[i - 1];
             order[i - 1] = order[j];
             order[j] = tmp;
         }
-        for (i = 0; i < left && !x->failed; i++) emu_switch_to_fiber(x, x->fibers[order[i]]);
+        x->phase_len = left;
+        x->phase_next = 1;
+        emu_switch_to_fiber(x, x->fibers[order[0]]); /* runs the whole order as a chain */
+        x->phase_len = 0;
     }
 }
 
@@ -325,7 +374,7 @@ static int emu_run_block(emu_executor* x, emu_dim3 block_idx, unsigned long long
             return -1;
         }
         if (i == 0 || x->cooperative) {
-            if (emu_fiber_start(x, f) != 0) {
+            if (emu_fiber_start(x, f, i) != 0) {
                 emu_fail(x, "getcontext failed");
                 return -1;
             }
@@ -365,31 +414,162 @@ static int emu_smem_guard_intact(const emu_executor* x) {
     return 1;
 }
 
-int emu_exec_run(const emu_exec_launch* l, char* err, size_t err_size) {
-    emu_executor* x = emu_executor_get();
-    unsigned long long rng = l->seed;
+/* ---------------------------------------------------------------- launches and the helper pool */
+
+/* One launch being shared out: threads take chunks of blocks through an atomic counter. */
+typedef struct emu_job {
+    const emu_exec_launch* launch;
+    unsigned long long blocks, chunk;
+    unsigned long long next;       /* first block not yet taken (atomic) */
+    int failed;                    /* atomic: nobody takes more blocks */
+    int active, max_helpers;       /* helpers inside the job (pool mutex) and how many may join */
+    char* err;
+    size_t err_size;
+    struct emu_job* next_job;
+} emu_job;
+
+static struct emu_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work, idle;
+    emu_job* jobs;                 /* launches open to helpers */
+    pthread_t helpers[EMU_MAX_HELPERS];
+    int started, threads, quit;    /* threads: per launch, the caller included */
+} emu_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, {0}, 0, 1, 0};
+
+static void emu_job_fail(emu_job* job, const char* msg) {
+    pthread_mutex_lock(&emu_pool.mu);
+    if (!__atomic_load_n(&job->failed, __ATOMIC_RELAXED)) snprintf(job->err, job->err_size, "%s", msg);
+    __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&emu_pool.mu);
+}
+
+static emu_dim3 emu_block_index(const emu_exec_launch* l, unsigned long long linear) {
     emu_dim3 b;
+    b.x = (unsigned int)(linear % l->grid.x);
+    b.y = (unsigned int)((linear / l->grid.x) % l->grid.y);
+    b.z = (unsigned int)(linear / ((unsigned long long)l->grid.x * l->grid.y));
+    return b;
+}
+
+/* Runs chunks of the job's blocks on the calling thread's executor until none is left or one failed. */
+static void emu_job_work(emu_job* job) {
+    emu_executor* x = emu_executor_get();
+    const emu_exec_launch* l = job->launch;
+    char err[512];
     if (!x) {
-        snprintf(err, err_size, "out of memory for the executor");
-        return -1;
+        emu_job_fail(job, "out of memory for the executor");
+        return;
     }
+    err[0] = 0;
+    memset(x->smem + EMU_SMEM_MAX, 0xa5, EMU_SMEM_GUARD);
+    x->launch = l;
+    x->err = err;
+    x->err_size = sizeof err;
+    x->failed = 0;
+    while (!x->failed && !__atomic_load_n(&job->failed, __ATOMIC_RELAXED)) {
+        unsigned long long first = __atomic_fetch_add(&job->next, job->chunk, __ATOMIC_RELAXED), i;
+        if (first >= job->blocks) break;
+        for (i = first; i < first + job->chunk && i < job->blocks && !x->failed; i++) {
+            unsigned long long rng = l->seed ^ (i * 0xD1B54A32D192ED03ULL); /* this block's orders */
+            emu_run_block(x, emu_block_index(l, i), &rng);
+        }
+    }
+    opara__kernel_current = NULL;
+    if (!x->failed && !emu_smem_guard_intact(x)) emu_fail(x, "write past the end of shared memory");
+    x->launch = NULL;
+    if (x->failed) emu_job_fail(job, err);
+}
+
+static emu_job* emu_open_job_locked(void) {
+    emu_job* j;
+    for (j = emu_pool.jobs; j; j = j->next_job)
+        if (j->active < j->max_helpers && !__atomic_load_n(&j->failed, __ATOMIC_RELAXED) &&
+            __atomic_load_n(&j->next, __ATOMIC_RELAXED) < j->blocks)
+            return j;
+    return NULL;
+}
+
+static void* emu_helper_main(void* arg) {
+    (void)arg;
+    pthread_mutex_lock(&emu_pool.mu);
+    for (;;) {
+        emu_job* job = NULL;
+        while (!emu_pool.quit && (job = emu_open_job_locked()) == NULL) pthread_cond_wait(&emu_pool.work, &emu_pool.mu);
+        if (emu_pool.quit) break;
+        job->active++;
+        pthread_mutex_unlock(&emu_pool.mu);
+        emu_job_work(job);
+        pthread_mutex_lock(&emu_pool.mu);
+        if (--job->active == 0) pthread_cond_broadcast(&emu_pool.idle);
+    }
+    pthread_mutex_unlock(&emu_pool.mu);
+    emu_exec_release();
+    return NULL;
+}
+
+/* Starts helpers up to the configured count; returns how many may join a launch. */
+static int emu_pool_helpers_locked(void) {
+    int want = emu_pool.threads - 1;
+    if (want > EMU_MAX_HELPERS) want = EMU_MAX_HELPERS;
+    while (!emu_pool.quit && emu_pool.started < want &&
+           pthread_create(&emu_pool.helpers[emu_pool.started], NULL, emu_helper_main, NULL) == 0)
+        emu_pool.started++;
+    return want < emu_pool.started ? want : emu_pool.started;
+}
+
+void emu_exec_set_threads(int threads) {
+    pthread_mutex_lock(&emu_pool.mu);
+    emu_pool.threads = threads < 1 ? 1 : threads;
+    pthread_mutex_unlock(&emu_pool.mu);
+}
+
+void emu_exec_shutdown(void) {
+    int i, n;
+    pthread_mutex_lock(&emu_pool.mu);
+    emu_pool.quit = 1;
+    pthread_cond_broadcast(&emu_pool.work);
+    n = emu_pool.started;
+    emu_pool.started = 0;
+    pthread_mutex_unlock(&emu_pool.mu);
+    for (i = 0; i < n; i++) pthread_join(emu_pool.helpers[i], NULL);
+}
+
+int emu_exec_run(const emu_exec_launch* l, char* err, size_t err_size) {
+    emu_job job;
+    int helpers, shared;
     if (l->dynamic_shared + l->static_shared_limit > EMU_SMEM_MAX) {
         snprintf(err, err_size, "kernel %s: shared memory above the emulator's %d bytes", l->entry->name,
                  EMU_SMEM_MAX);
         return -1;
     }
-    memset(x->smem + EMU_SMEM_MAX, 0xa5, EMU_SMEM_GUARD);
-    x->launch = l;
-    x->err = err;
-    x->err_size = err_size;
-    x->failed = 0;
-    for (b.z = 0; b.z < l->grid.z && !x->failed; b.z++)
-        for (b.y = 0; b.y < l->grid.y && !x->failed; b.y++)
-            for (b.x = 0; b.x < l->grid.x && !x->failed; b.x++) emu_run_block(x, b, &rng);
-    opara__kernel_current = NULL;
-    if (!x->failed && !emu_smem_guard_intact(x)) emu_fail(x, "write past the end of shared memory");
-    x->launch = NULL;
-    return x->failed ? -1 : 0;
+    memset(&job, 0, sizeof job);
+    job.launch = l;
+    job.blocks = (unsigned long long)l->grid.x * l->grid.y * l->grid.z;
+    job.err = err;
+    job.err_size = err_size;
+    if (err_size) err[0] = 0;
+    pthread_mutex_lock(&emu_pool.mu);
+    helpers = job.blocks > 1 ? emu_pool_helpers_locked() : 0;
+    shared = helpers > 0;
+    job.chunk = job.blocks / ((unsigned long long)(helpers + 1) * 8); /* small chunks balance uneven blocks */
+    if (job.chunk == 0) job.chunk = 1;
+    if (shared) {
+        job.max_helpers = helpers;
+        job.next_job = emu_pool.jobs;
+        emu_pool.jobs = &job;
+        pthread_cond_broadcast(&emu_pool.work);
+    }
+    pthread_mutex_unlock(&emu_pool.mu);
+    emu_job_work(&job);
+    if (shared) {
+        emu_job** p;
+        pthread_mutex_lock(&emu_pool.mu);
+        for (p = &emu_pool.jobs; *p != &job; p = &(*p)->next_job) {}
+        *p = job.next_job;
+        while (job.active > 0) pthread_cond_wait(&emu_pool.idle, &emu_pool.mu);
+        pthread_mutex_unlock(&emu_pool.mu);
+    }
+    return job.failed ? -1 : 0;
 }
 
 void emu_exec_release(void) {

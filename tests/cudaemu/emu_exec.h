@@ -24,6 +24,12 @@ typedef struct emu_exec_launch {
  * divergent __syncthreads, shared-memory declarations that differ between threads, overflow). */
 int emu_exec_run(const emu_exec_launch* launch, char* err, size_t err_size);
 
+/* Threads that share out the blocks of one launch, the caller included (1: the caller alone). */
+void emu_exec_set_threads(int threads);
+
+/* Stops and joins the helper threads (at exit, after the stream workers). */
+void emu_exec_shutdown(void);
+
 /* Frees the calling thread's executor (fibers, shared memory); call before a worker thread exits. */
 void emu_exec_release(void);
 

@@ -7,29 +7,49 @@
 #include "opara_kernel.h"
 
 /* Column-major C[i + j*ldc] = alpha * sum_l op(A)[i,l] * op(B)[l,j] + beta * C, one batch per grid z.
- * ta/tb: 0 = N, 1 = T (the fake maps CUBLAS_OP_C to T for real types). */
+ * ta/tb: 0 = N, 1 = T (the fake maps CUBLAS_OP_C to T for real types). Each thread computes a 4x4 tile of C
+ * (rows 4*(blockIdx.x*blockDim.x + threadIdx.x) + 0..3, columns likewise with y): 16 sums from 8 loads per
+ * step of l keeps the emulator's host execution fast; every sum still runs over l in order, as a plain
+ * loop would. Edge tiles read clamped rows and columns and write only the valid part. */
 OPARA_KERNEL(opara_emulib_sgemm, (int, ta), (int, tb), (int, m), (int, n), (int, k), (float, alpha),
              (const float*, A), (int, lda), (long long, stride_a), (const float*, B), (int, ldb),
              (long long, stride_b), (float, beta), (float*, C), (int, ldc), (long long, stride_c))
 {
-    int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-    int j = (int)(blockIdx.y * blockDim.y + threadIdx.y);
+    int i0 = (int)(blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    int j0 = (int)(blockIdx.y * blockDim.y + threadIdx.y) * 4;
     long long batch = (long long)blockIdx.z;
     const float* a = A + batch * stride_a;
     const float* b = B + batch * stride_b;
     float* c = C + batch * stride_c;
-    float acc = 0.0f, out;
-    int l;
-    if (i >= m || j >= n) return;
+    long long a_row = ta ? lda : 1, a_col = ta ? 1 : lda, b_row = tb ? ldb : 1, b_col = tb ? 1 : ldb;
+    long long a_off[4], b_off[4];
+    float acc[4][4];
+    int r, q, l;
+    if (i0 >= m || j0 >= n) return;
+    for (r = 0; r < 4; r++) {
+        a_off[r] = (long long)(i0 + r < m ? i0 + r : m - 1) * a_row;
+        b_off[r] = (long long)(j0 + r < n ? j0 + r : n - 1) * b_col;
+        for (q = 0; q < 4; q++) acc[r][q] = 0.0f;
+    }
     if (alpha != 0.0f)
         for (l = 0; l < k; l++) {
-            float av = ta ? a[l + (long long)i * lda] : a[i + (long long)l * lda];
-            float bv = tb ? b[j + (long long)l * ldb] : b[l + (long long)j * ldb];
-            acc += av * bv;
+            const float* al = a + (long long)l * a_col;
+            const float* bl = b + (long long)l * b_row;
+            float av[4], bv[4];
+            for (r = 0; r < 4; r++) {
+                av[r] = al[a_off[r]];
+                bv[r] = bl[b_off[r]];
+            }
+            for (r = 0; r < 4; r++)
+                for (q = 0; q < 4; q++) acc[r][q] += av[r] * bv[q];
         }
-    out = alpha * acc;
-    if (beta != 0.0f) out += beta * c[i + (long long)j * ldc];
-    c[i + (long long)j * ldc] = out;
+    for (r = 0; r < 4 && i0 + r < m; r++)
+        for (q = 0; q < 4 && j0 + q < n; q++) {
+            float* out = c + (i0 + r) + (long long)(j0 + q) * ldc;
+            float v = alpha * acc[r][q];
+            if (beta != 0.0f) v += beta * *out;
+            *out = v;
+        }
 }
 
 OPARA_DEVICE int opara_emulib_hi(long long v) { return (int)(v >> 32); }

@@ -957,4 +957,5 @@ void emu_join_workers(void) {
     n = G.n_all_streams;
     pthread_mutex_unlock(&emu_mu);
     for (i = 0; i < n; i++) pthread_join(G.all_streams[i]->thread, NULL);
+    emu_exec_shutdown();
 }

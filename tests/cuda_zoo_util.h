@@ -1,0 +1,131 @@
+/* cuda_zoo_util.h - what the CUDA tests on zoo models share (tests/test_cuda_zoo.c,
+   tests/test_cuda_nvrtc.c): the emulator's libraries as defaults, its control entry point,
+   deterministic inputs, output buffers and NMSE. Include after opara.h (with OPARA_IMPLEMENTATION). */
+#ifndef CUDA_ZOO_UTIL_H
+#define CUDA_ZOO_UTIL_H
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef OPARA_EMU_LIB_DIR
+#define OPARA_EMU_LIB_DIR "build/cudaemu"
+#endif
+
+#define ZOO_DIR "build/zoo"
+#define ZOO_MAX_IO 8
+
+/* The backend reads OPARA_CUDA_DRIVER / OPARA_CUBLAS / OPARA_CUDNN; default them to the emulator
+   (a real GPU: set them to NVIDIA's libraries, or to their sonames). */
+static inline void zoo_use_emulator_by_default(void) {
+    setenv("OPARA_CUDA_DRIVER", OPARA_EMU_LIB_DIR "/libcuda.so.1", 0);
+    setenv("OPARA_CUBLAS", OPARA_EMU_LIB_DIR "/libcublas.so", 0);
+    setenv("OPARA_CUDNN", OPARA_EMU_LIB_DIR "/libcudnn.so", 0);
+}
+
+/* The emulator's opara_emu_config once the driver is loaded; NULL on a real driver. */
+typedef int (*zoo_emu_config_fn)(const char* key, long long value);
+static inline zoo_emu_config_fn zoo_emu_config(void) {
+    void* h = dlopen(getenv("OPARA_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
+    zoo_emu_config_fn f = NULL;
+    if (h) {
+        *(void**)(&f) = dlsym(h, "opara_emu_config");
+        dlclose(h);
+    }
+    return f;
+}
+
+typedef struct zoo_io {
+    opara_tensor t[ZOO_MAX_IO];
+    uint32_t n;
+} zoo_io;
+
+static inline size_t zoo_tensor_bytes(const opara_tensor* t) {
+    size_t n = opara_dtype_size(t->dtype);
+    int32_t d;
+    for (d = 0; d < t->rank; ++d) n *= (size_t)t->dims[d];
+    return n;
+}
+
+/* Deterministic inputs: floats in [-1, 1], integers 0 or 1 (valid indices, ids and attention masks). */
+static inline int zoo_make_inputs(opara_session* s, zoo_io* in) {
+    uint32_t i;
+    in->n = opara_session_input_count(s);
+    if (in->n > ZOO_MAX_IO) return 0;
+    for (i = 0; i < in->n; ++i) {
+        opara_tensor_info ti;
+        opara_tensor* t = &in->t[i];
+        size_t n, e;
+        int32_t d;
+        opara_session_input_info(s, i, &ti);
+        memset(t, 0, sizeof *t);
+        t->name = ti.name, t->dtype = ti.dtype, t->rank = ti.rank;
+        for (d = 0; d < ti.rank; ++d) t->dims[d] = ti.dims[d];
+        n = zoo_tensor_bytes(t);
+        t->data = malloc(n ? n : 1);
+        if (!t->data) return 0;
+        n /= opara_dtype_size(t->dtype);
+        for (e = 0; e < n; ++e) {
+            if (t->dtype == OPARA_DTYPE_F32) ((float*)t->data)[e] = (float)sin((double)e * 0.37 + i);
+            else if (t->dtype == OPARA_DTYPE_I64) ((int64_t*)t->data)[e] = (int64_t)((e * 7 + i) % 2);
+            else if (t->dtype == OPARA_DTYPE_I32) ((int32_t*)t->data)[e] = (int32_t)((e * 7 + i) % 2);
+            else memset((char*)t->data + e * opara_dtype_size(t->dtype), 0, opara_dtype_size(t->dtype));
+        }
+    }
+    return 1;
+}
+
+/* Zeroed buffers for every output of s. */
+static inline int zoo_make_outputs(opara_session* s, zoo_io* out) {
+    uint32_t i;
+    out->n = opara_session_output_count(s);
+    if (out->n > ZOO_MAX_IO) return 0;
+    for (i = 0; i < out->n; ++i) {
+        opara_tensor_info ti;
+        opara_tensor* t = &out->t[i];
+        int32_t d;
+        opara_session_output_info(s, i, &ti);
+        memset(t, 0, sizeof *t);
+        t->name = ti.name, t->dtype = ti.dtype, t->rank = ti.rank;
+        for (d = 0; d < ti.rank; ++d) t->dims[d] = ti.dims[d];
+        t->data = calloc(zoo_tensor_bytes(t) ? zoo_tensor_bytes(t) : 1, 1);
+        if (!t->data) return 0;
+    }
+    return 1;
+}
+
+static inline void zoo_free_io(zoo_io* io) {
+    uint32_t i;
+    for (i = 0; i < io->n; ++i) free(io->t[i].data);
+    io->n = 0;
+}
+
+/* sum (ref - got)^2 / sum ref^2 for float32; 0 or 1 (equal or not) for other types; NaN counts as 1. */
+static inline double zoo_nmse(const opara_tensor* ref, const void* got) {
+    size_t n = zoo_tensor_bytes(ref) / opara_dtype_size(ref->dtype), e;
+    double num = 0, den = 0;
+    if (ref->dtype != OPARA_DTYPE_F32) return memcmp(ref->data, got, zoo_tensor_bytes(ref)) == 0 ? 0.0 : 1.0;
+    for (e = 0; e < n; ++e) {
+        double a = ((const float*)ref->data)[e], b = ((const float*)got)[e];
+        num += (a - b) * (a - b);
+        den += a * a;
+    }
+    if (num != num) return 1.0;
+    return den > 0 ? num / den : num;
+}
+
+/* Loads build/zoo/NAME.onnx (ppocr_det's symbolic image sides become 64x64). */
+static inline opara_result zoo_load(opara_runtime* rt, const char* name, opara_model** model) {
+    char path[256];
+    const char* shapes[2];
+    opara_onnx_options oo;
+    snprintf(path, sizeof path, "%s/%s.onnx", ZOO_DIR, name);
+    memset(&oo, 0, sizeof oo);
+    oo.default_dim = 64;
+    shapes[0] = "x=N,3,64,64", shapes[1] = NULL;
+    if (strcmp(name, "ppocr_det") == 0) oo.input_shapes = shapes;
+    return opara_model_load_onnx_file(rt, path, &oo, model);
+}
+
+#endif
