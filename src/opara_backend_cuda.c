@@ -771,6 +771,18 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s);
 }
 
+/* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
+static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
+    uint32_t n, convs = 0, streams = 0, i, n_streams = s->plan->n_streams ? s->plan->n_streams : 1;
+    for (n = 0; n < s->g->n_nodes; ++n) convs += s->g->nodes[n].op == OPARA__OP_CONV;
+    for (i = 0; i < n_streams; ++i) streams += s->ws_bytes[i] > 0;
+    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+               "CUDA backend: %u of %u Conv on cuDNN, GEMM on %s, library workspaces %.2f MiB on %u of %u streams "
+               "(arena %.2f MiB, same allocation)",
+               s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
+               (double)s->workspace_bytes / 1048576.0, streams, n_streams, (double)s->plan->arena_bytes / 1048576.0);
+}
+
 static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     opara_result r;
     if ((r = opara__cub_cuda_open_device(s)) != OPARA_OK) return r;
@@ -784,7 +796,9 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;
-    return opara__cub_cuda_streams(s);
+    if ((r = opara__cub_cuda_streams(s)) != OPARA_OK) return r;
+    opara__cub_cuda_log_libraries(s);
+    return OPARA_OK;
 }
 
 /* Graph modes: a warm-up run (so lazy library state exists before capture), then capture and

@@ -450,10 +450,13 @@ opara_cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(opara_cudnnHandle_t 
     return workspace_for(convDesc, &g, algo, sizeInBytes);
 }
 
-/* Heuristic order of the fake (supported algorithms first, then the rest with NOT_SUPPORTED). */
+/* Heuristic order of the fake (supported algorithms first, then the rest with NOT_SUPPORTED). Winograd
+ * leads where it applies (unit-stride ungrouped 3x3/5x5, as cuDNN favours for fp32), so a caller sees a
+ * first choice that needs a sizeable workspace and is not IMPLICIT_PRECOMP_GEMM (the only algorithm the
+ * IDENTITY epilogue allows). */
 static const opara_cudnnConvolutionFwdAlgo_t heuristic_order[] = {
-    OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
+    OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING,           OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT,                  OPARA_CUDNN_CONVOLUTION_FWD_ALGO_DIRECT};
 
