@@ -518,6 +518,11 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
 
 /* ---- streams, events, library handles ----------------------------------------------------------- */
 
+/* The stream's workspace (NULL when it has none). */
+static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t stream) {
+    return s->ws_bytes[stream] ? (void*)(uintptr_t)(s->arena + s->ws_off[stream]) : NULL;
+}
+
 static int opara__cub_stream_calls(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
     uint32_t i;
     for (i = 0; i < s->low.n_launches; ++i)
@@ -528,7 +533,7 @@ static int opara__cub_stream_calls(const opara__cuda_session* s, uint32_t stream
 /* A cuBLAS handle bound to stream i with the stream's workspace, set after the stream
    (cublasSetStream resets it to the default pool, which allocates during capture). */
 static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i) {
-    void* ws = (void*)(uintptr_t)(s->arena + s->ws_off[i]);
+    void* ws = opara__cub_workspace(s, i);
     opara_cublasStatus_t st = s->cublas.cublasCreate_v2(&s->blas[i]);
     if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
@@ -611,7 +616,7 @@ static opara_CUresult opara__cub_launch_cudnn(opara__cuda_session* s, const opar
     opara_cudnnStatus_t st = opara__cudnn_conv_run(
         &s->dnn, s->dnn_handles[stream], &s->low.dnn_convs[L->lib], (const void*)(uintptr_t)L->values[0],
         (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3],
-        (void*)(uintptr_t)(s->arena + s->ws_off[stream]), (size_t)s->ws_bytes[stream]);
+        opara__cub_workspace(s, stream), (size_t)s->ws_bytes[stream]);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_CUDA_SUCCESS;
     opara__log(&s->rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL, "cuDNN convolution of node %u: %s (%d)", L->node,
                opara_cudnn_status_name(st), (int)st);
