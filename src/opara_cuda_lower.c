@@ -763,6 +763,20 @@ static int opara__cul_fused_act(const opara__node* n) {
     return -1;
 }
 
+/* The arguments both convolution kernels start with: X, W, B, Y and the geometry. */
+static void opara__cul_conv_args(const opara__cul_lw* w, opara__cuda_launch* L, const opara__shape* x, const opara__shape* y,
+                                 const opara__cul_win2* v, int64_t group) {
+    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
+    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
+    opara__cul_arg_tensor(L, opara__cul_in(w, 2));
+    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
+    opara__cul_arg_i32(L, x->dims[0]), opara__cul_arg_i32(L, x->dims[1]), opara__cul_arg_i32(L, v->H), opara__cul_arg_i32(L, v->W);
+    opara__cul_arg_i32(L, y->dims[1]), opara__cul_arg_i32(L, v->kh), opara__cul_arg_i32(L, v->kw);
+    opara__cul_arg_i32(L, v->OH), opara__cul_arg_i32(L, v->OW);
+    opara__cul_arg_i32(L, v->sh), opara__cul_arg_i32(L, v->sw), opara__cul_arg_i32(L, v->ph), opara__cul_arg_i32(L, v->pw);
+    opara__cul_arg_i32(L, v->dh), opara__cul_arg_i32(L, v->dw), opara__cul_arg_i32(L, group);
+}
+
 static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
                                                     opara__cul_win2 v, int64_t group) {
     const opara__node* n = &w->g->nodes[w->node];
@@ -776,14 +790,7 @@ static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opar
         v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
     }
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 2));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, x->dims[0]), opara__cul_arg_i32(L, x->dims[1]), opara__cul_arg_i32(L, v.H), opara__cul_arg_i32(L, v.W);
-    opara__cul_arg_i32(L, y->dims[1]), opara__cul_arg_i32(L, v.kh), opara__cul_arg_i32(L, v.kw), opara__cul_arg_i32(L, v.OH), opara__cul_arg_i32(L, v.OW);
-    opara__cul_arg_i32(L, v.sh), opara__cul_arg_i32(L, v.sw), opara__cul_arg_i32(L, v.ph), opara__cul_arg_i32(L, v.pw);
-    opara__cul_arg_i32(L, v.dh), opara__cul_arg_i32(L, v.dw), opara__cul_arg_i32(L, group);
+    opara__cul_conv_args(w, L, x, y, &v, group);
     opara__cul_grid_1d(L, opara__cul_numel(y));
     return OPARA_OK;
 }
@@ -873,14 +880,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (done) return OPARA_OK;
     kgroup = K / (group > 0 ? group : 1);
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV2D))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 2));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, x->dims[0]), opara__cul_arg_i32(L, x->dims[1]), opara__cul_arg_i32(L, v.H), opara__cul_arg_i32(L, v.W);
-    opara__cul_arg_i32(L, K), opara__cul_arg_i32(L, v.kh), opara__cul_arg_i32(L, v.kw), opara__cul_arg_i32(L, v.OH), opara__cul_arg_i32(L, v.OW);
-    opara__cul_arg_i32(L, v.sh), opara__cul_arg_i32(L, v.sw), opara__cul_arg_i32(L, v.ph), opara__cul_arg_i32(L, v.pw);
-    opara__cul_arg_i32(L, v.dh), opara__cul_arg_i32(L, v.dw), opara__cul_arg_i32(L, group);
+    opara__cul_conv_args(w, L, x, y, &v, group);
     opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
     L->grid[0] = (uint32_t)((x->dims[0] * v.OH * v.OW + 15) / 16);
     L->grid[1] = (uint32_t)((kgroup + 15) / 16);
