@@ -24406,13 +24406,14 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
 /* ==== BEGIN src/opara_backend_cuda.h ==== */
 /* The CUDA backend: runs a plan (opara_sched.h) on an NVIDIA GPU through the driver API loaded at
    run time (opara_cuda.h), with our kernels (src/kernels, embedded PTX or NVRTC) and, when they
-   load, cuBLAS for Gemm/MatMul.
+   load, cuBLAS for Gemm/MatMul and cuDNN for convolutions (our implicit-GEMM kernel otherwise).
 
    Session creation does all the work that can fail: load the driver, pick the device, load the
    kernel modules, infer shapes, lower every node to launch descriptors (kernel, grid, block,
    parameters), build the plan with the descriptors' resource demand, allocate the arena, the
-   constants, the static input buffers and the library workspaces, create streams, events and
-   library handles, and (graph modes) run once, capture and instantiate. A run then only copies
+   constants, the static input buffers and the library workspaces (one region per stream that
+   calls a library, carved from the arena's allocation), create streams, events and one library
+   handle per stream, and (graph modes) run once, capture and instantiate. A run then only copies
    the inputs in, launches (one cuGraphLaunch in the graph modes) and copies the outputs out; it
    never allocates.
 
@@ -24492,13 +24493,15 @@ typedef struct opara__cuda_arg {
 typedef enum opara__cuda_launch_type {
     OPARA__CULAUNCH_KERNEL = 0,
     OPARA__CULAUNCH_COPY = 1,  /* device-to-device copy of raw bytes: args[0] dst, args[1] src */
-    OPARA__CULAUNCH_CUBLAS = 2 /* cublasSgemmStridedBatched; args as for SGEMM, epilogue follows */
+    OPARA__CULAUNCH_CUBLAS = 2, /* cublasSgemmStridedBatched; args as for SGEMM, epilogue follows */
+    OPARA__CULAUNCH_CUDNN = 3   /* a cuDNN convolution: args x, w, bias (NULL or tensor/aux), y; lib indexes dnn_convs */
 } opara__cuda_launch_type;
 
 typedef struct opara__cuda_launch {
     uint32_t node;
     uint8_t type;
     uint8_t kernel; /* opara__cuda_kernel */
+    uint32_t lib;   /* OPARA__CULAUNCH_CUDNN: index in opara__cuda_lowering.dnn_convs */
     uint32_t grid[3], block[3];
     uint32_t n_args;
     opara__cuda_arg args[OPARA__CUDA_MAX_ARGS];
@@ -24521,7 +24524,9 @@ typedef struct opara__cuda_options {
     const char* driver_path;     /* NULL: OPARA_CUDA_DRIVER, else the search list */
     const char* cublas_path;     /* NULL: OPARA_CUBLAS, else the search list */
     const char* nvrtc_path;      /* NULL: OPARA_NVRTC, else the search list (only with use_nvrtc) */
+    const char* cudnn_path;      /* NULL: OPARA_CUDNN, else the search list */
     int no_cublas;               /* use our SGEMM even when cuBLAS loads */
+    int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
 } opara__cuda_options;
@@ -24548,10 +24553,13 @@ typedef struct opara__cuda_info {
     opara__cuda_mode mode;        /* the mode in use (EAGER after a fallback) */
     char fallback_reason[256];    /* "" when no fallback happened */
     int cublas;                   /* 1 when Gemm/MatMul use cuBLAS */
+    int cudnn;                    /* 1 when cuDNN loaded (convolutions it can express use it) */
+    uint32_t n_cudnn_convs;       /* convolutions lowered to cuDNN */
     int nvrtc;                    /* 1 when the kernels came from NVRTC */
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
-    uint64_t arena_bytes;
+    uint64_t arena_bytes;         /* the memory plan's arena */
+    uint64_t workspace_bytes;     /* library workspaces (all streams), in the arena's allocation */
     const opara__plan* plan;
     const opara__shape* shapes;
     opara_CUgraph graph;          /* the captured graph (graph modes), kept for inspection */
@@ -24562,6 +24570,54 @@ typedef struct opara__cuda_info {
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
 /* The loaded driver table of a session (tests inspect the captured graph with it). */
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s);
+
+/* ---- cuDNN convolutions (opara_cuda_cudnn.c) ---------------------------------------------------- */
+
+/* Geometry of a 2-D convolution (a 1-D one has H = OH = R = 1). */
+typedef struct opara__cuda_conv_geom {
+    int N, C, H, W, K, R, S, OH, OW;
+    int ph, pw, ph_end, pw_end, sh, sw, dh, dw, group;
+    int relu;     /* fused Relu */
+    int has_bias; /* a bias vector of K floats is added (cudnnConvolutionBiasActivationForward) */
+} opara__cuda_conv_geom;
+
+/* Which cuDNN call runs a convolution. */
+typedef enum opara__cudnn_call {
+    OPARA__CUDNN_FORWARD = 0,   /* cudnnConvolutionForward: no bias, no activation; heuristic algorithm */
+    OPARA__CUDNN_BIAS = 1,      /* BiasActivationForward with IDENTITY: cuDNN allows it only with
+                                   IMPLICIT_PRECOMP_GEMM, so that algorithm is forced */
+    OPARA__CUDNN_BIAS_RELU = 2  /* BiasActivationForward with RELU; heuristic algorithm */
+} opara__cudnn_call;
+
+typedef struct opara__cudnn_conv {
+    opara_cudnnTensorDescriptor_t x, y, bias;
+    opara_cudnnFilterDescriptor_t w;
+    opara_cudnnConvolutionDescriptor_t conv;
+    opara_cudnnActivationDescriptor_t act;
+    opara_cudnnConvolutionFwdAlgo_t algo;
+    opara__cudnn_call call;
+    size_t workspace;
+} opara__cudnn_conv;
+
+/* Workspace above which a heuristic algorithm is passed over for the next one. */
+#define OPARA__CUDNN_WORKSPACE_LIMIT ((size_t)256 << 20)
+
+/* 1 when cuDNN's legacy convolution API can express c (symmetric padding, whole groups). */
+OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
+/* Creates and sets the descriptors of c and checks cuDNN's output size against c's (OPARA_ERR_SHAPE
+   when they disagree). On failure the caller still calls opara__cudnn_conv_destroy. */
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
+                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
+/* The algorithm (cudnnGetConvolutionForwardAlgorithm_v7's first successful one within
+   OPARA__CUDNN_WORKSPACE_LIMIT; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace
+   size. Never cudnnFind*: it allocates and synchronises. */
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
+                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv);
+/* Enqueues the convolution on the handle's stream: y = act(conv(x, w) + bias). */
+OPARA__PRIVATE opara_cudnnStatus_t opara__cudnn_conv_run(const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                        const opara__cudnn_conv* conv, const void* x, const void* w,
+                                                        const void* bias, void* y, void* workspace, size_t workspace_bytes);
+OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara__cudnn_conv* conv);
 
 /* ---- lowering (opara_cuda_lower.c) ------------------------------------------------------------ */
 
@@ -24577,6 +24633,13 @@ typedef struct opara__cuda_lowering {
     float* aux;
     size_t n_aux, cap_aux;
     int use_cublas;
+    /* cuDNN (NULL: every Conv on our kernel): the table and a handle for the heuristics, set by the
+       caller; the descriptors of the convolutions lowered to it */
+    const opara_cuda_cudnn* dnn;
+    opara_cudnnHandle_t dnn_handle;
+    opara__cudnn_conv* dnn_convs;
+    uint32_t n_dnn_convs;
+    size_t cap_dnn_convs;
 } opara__cuda_lowering;
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
@@ -24584,36 +24647,6 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
 OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_lowering* low);
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);
-
-/* ---- cuDNN convolutions (opara_cuda_cudnn.c) ---------------------------------------------------- */
-
-/* Geometry of a 2-D convolution (a 1-D one has H = OH = R = 1). */
-typedef struct opara__cuda_conv_geom {
-    int N, C, H, W, K, R, S, OH, OW;
-    int ph, pw, ph_end, pw_end, sh, sw, dh, dw, group;
-    int relu; /* fused Relu */
-} opara__cuda_conv_geom;
-
-typedef struct opara__cudnn_conv {
-    opara_cudnnTensorDescriptor_t x, y, bias;
-    opara_cudnnFilterDescriptor_t w;
-    opara_cudnnConvolutionDescriptor_t conv;
-    opara_cudnnActivationDescriptor_t act;
-    opara_cudnnConvolutionFwdAlgo_t algo;
-    size_t workspace;
-} opara__cudnn_conv;
-
-/* 1 when cuDNN's legacy convolution API can express c (symmetric padding). */
-OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
-/* Creates and sets the descriptors of c and checks cuDNN's output size against c's (OPARA_ERR_SHAPE
-   when they disagree). On failure the caller still calls opara__cudnn_conv_destroy. */
-OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
-/* Algorithm from cuDNN's heuristics (IMPLICIT_PRECOMP_GEMM without Relu: the identity epilogue
-   needs it) and its workspace size. Needs a handle (a GPU). */
-OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, int relu, opara__cudnn_conv* conv);
-OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara__cudnn_conv* conv);
 
 #endif /* OPARA_BACKEND_CUDA_H */
 /* ==== END src/opara_backend_cuda.h ==== */
@@ -25386,12 +25419,107 @@ static int opara__cul_fused_act(const opara__node* n) {
     return -1;
 }
 
+/* The arguments both convolution kernels start with: X, W, B, Y and the geometry. */
+static void opara__cul_conv_args(const opara__cul_lw* w, opara__cuda_launch* L, const opara__shape* x, const opara__shape* y,
+                                 const opara__cul_win2* v, int64_t group) {
+    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
+    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
+    opara__cul_arg_tensor(L, opara__cul_in(w, 2));
+    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
+    opara__cul_arg_i32(L, x->dims[0]), opara__cul_arg_i32(L, x->dims[1]), opara__cul_arg_i32(L, v->H), opara__cul_arg_i32(L, v->W);
+    opara__cul_arg_i32(L, y->dims[1]), opara__cul_arg_i32(L, v->kh), opara__cul_arg_i32(L, v->kw);
+    opara__cul_arg_i32(L, v->OH), opara__cul_arg_i32(L, v->OW);
+    opara__cul_arg_i32(L, v->sh), opara__cul_arg_i32(L, v->sw), opara__cul_arg_i32(L, v->ph), opara__cul_arg_i32(L, v->pw);
+    opara__cul_arg_i32(L, v->dh), opara__cul_arg_i32(L, v->dw), opara__cul_arg_i32(L, group);
+}
+
+static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
+                                                    opara__cul_win2 v, int64_t group) {
+    const opara__node* n = &w->g->nodes[w->node];
+    opara__cuda_launch* L;
+    if (opara__node_attr(n, "output_shape") || strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "NOTSET") != 0) {
+        /* pads implied by output_shape / auto_pad: total padding = full size - output size */
+        int64_t full_h = (v.H - 1) * v.sh + (v.kh - 1) * v.dh + 1, full_w = (v.W - 1) * v.sw + (v.kw - 1) * v.dw + 1;
+        int64_t th = full_h - v.OH, tw = full_w - v.OW;
+        int upper = strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "SAME_LOWER") != 0;
+        v.ph = th > 0 ? (upper ? th / 2 : th - th / 2) : 0;
+        v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
+    }
+    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__cul_conv_args(w, L, x, y, &v, group);
+    opara__cul_grid_1d(L, opara__cul_numel(y));
+    return OPARA_OK;
+}
+
+/* The convolution's geometry in cuDNN's int terms; 0 when a size is empty or beyond int. */
+static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, const opara__cul_win2* v, int64_t group,
+                                opara__cuda_conv_geom* c) {
+    int64_t g[19];
+    int i;
+    g[0] = x->dims[0], g[1] = x->dims[1], g[2] = v->H, g[3] = v->W, g[4] = y->dims[1], g[5] = v->kh, g[6] = v->kw;
+    g[7] = v->OH, g[8] = v->OW, g[9] = v->ph + 1, g[10] = v->pw + 1, g[11] = v->ph_end + 1, g[12] = v->pw_end + 1;
+    g[13] = v->sh, g[14] = v->sw, g[15] = v->dh, g[16] = v->dw, g[17] = group, g[18] = opara__cul_numel(x);
+    for (i = 0; i < 19; ++i)
+        if (g[i] < 1 || g[i] > INT32_MAX) return 0;
+    if (opara__cul_numel(y) > INT32_MAX) return 0;
+    memset(c, 0, sizeof *c);
+    c->N = (int)g[0], c->C = (int)g[1], c->H = (int)g[2], c->W = (int)g[3], c->K = (int)g[4], c->R = (int)g[5];
+    c->S = (int)g[6], c->OH = (int)g[7], c->OW = (int)g[8], c->ph = (int)v->ph, c->pw = (int)v->pw;
+    c->ph_end = (int)v->ph_end, c->pw_end = (int)v->pw_end, c->sh = (int)v->sh, c->sw = (int)v->sw;
+    c->dh = (int)v->dh, c->dw = (int)v->dw, c->group = (int)group;
+    return 1;
+}
+
+/* A Conv that cuDNN can express becomes one cuDNN call with bias and Relu fused (a Relu without a
+   bias gets zeros from the aux table: the fused call needs a bias). *done = 0 leaves the Conv to
+   our kernel. */
+static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
+                                                const opara__cul_win2* v, int64_t group, int act, int* done) {
+    opara__cuda_lowering* low = w->low;
+    opara__cuda_conv_geom c;
+    opara__cudnn_conv* conv;
+    opara__cuda_launch* L;
+    int32_t bias = opara__cul_in(w, 2), zeros_at = -1;
+    opara_result r;
+    *done = 0;
+    if (!opara__cul_conv_geom(x, y, v, group, &c)) return OPARA_OK;
+    c.relu = act == OPARA__CUDA_ACT_RELU;
+    c.has_bias = bias >= 0 || c.relu;
+    if (!opara__cudnn_conv_supported(&c)) return OPARA_OK;
+    if (opara__grow(w->rt, (void**)&low->dnn_convs, &low->cap_dnn_convs, low->n_dnn_convs + 1, sizeof *conv) != OPARA_OK)
+        return OPARA_ERR_OUT_OF_MEMORY;
+    conv = &low->dnn_convs[low->n_dnn_convs];
+    r = opara__cudnn_conv_describe(w->rt, low->dnn, &c, conv);
+    if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->dnn, low->dnn_handle, conv);
+    if (r != OPARA_OK) {
+        opara__cudnn_conv_destroy(low->dnn, conv);
+        return r;
+    }
+    low->n_dnn_convs++;
+    if (bias < 0 && c.relu) {
+        float* zeros = (float*)opara__calloc(w->rt, (size_t)c.K, sizeof(float));
+        r = zeros ? opara__cul_aux_push(w, zeros, (size_t)c.K, &zeros_at) : OPARA_ERR_OUT_OF_MEMORY;
+        opara__free(w->rt, zeros);
+        if (r != OPARA_OK) return r;
+    }
+    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV2D))) return OPARA_ERR_OUT_OF_MEMORY;
+    L->type = OPARA__CULAUNCH_CUDNN;
+    L->lib = low->n_dnn_convs - 1;
+    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
+    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
+    if (zeros_at >= 0) opara__cul_arg(L, OPARA__CUARG_AUX, zeros_at, 0);
+    else opara__cul_arg_tensor(L, bias);
+    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
+    *done = 1;
+    return OPARA_OK;
+}
+
 static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__cul_in_shape(w, 0), *wt = opara__cul_in_shape(w, 1), *y = opara__cul_out_shape(w, 0);
     int64_t group = opara__attr_int(n, "group", 1), K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
-    int act = opara__cul_fused_act(n);
+    int act = opara__cul_fused_act(n), done = 0;
     opara__cul_win2 v;
     opara__cuda_launch* L;
     opara_result r;
@@ -25403,38 +25531,12 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (r != OPARA_OK) return r;
     if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
-    if (transpose) {
-        int64_t total = opara__cul_numel(y);
-        if (opara__node_attr(n, "output_shape") || strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "NOTSET") != 0) {
-            /* pads implied by output_shape / auto_pad: total padding = full size - output size */
-            int64_t full_h = (v.H - 1) * v.sh + (v.kh - 1) * v.dh + 1, full_w = (v.W - 1) * v.sw + (v.kw - 1) * v.dw + 1;
-            int64_t th = full_h - v.OH, tw = full_w - v.OW;
-            int upper = strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "SAME_LOWER") != 0;
-            v.ph = th > 0 ? (upper ? th / 2 : th - th / 2) : 0;
-            v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
-        }
-        if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
-        opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-        opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-        opara__cul_arg_tensor(L, opara__cul_in(w, 2));
-        opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-        opara__cul_arg_i32(L, x->dims[0]), opara__cul_arg_i32(L, x->dims[1]), opara__cul_arg_i32(L, v.H), opara__cul_arg_i32(L, v.W);
-        opara__cul_arg_i32(L, K), opara__cul_arg_i32(L, v.kh), opara__cul_arg_i32(L, v.kw), opara__cul_arg_i32(L, v.OH), opara__cul_arg_i32(L, v.OW);
-        opara__cul_arg_i32(L, v.sh), opara__cul_arg_i32(L, v.sw), opara__cul_arg_i32(L, v.ph), opara__cul_arg_i32(L, v.pw);
-        opara__cul_arg_i32(L, v.dh), opara__cul_arg_i32(L, v.dw), opara__cul_arg_i32(L, group);
-        opara__cul_grid_1d(L, total);
-        return OPARA_OK;
-    }
+    if (transpose) return opara__cul_lower_conv_transpose(w, x, y, v, group);
+    if (w->low->dnn && (r = opara__cul_lower_conv_cudnn(w, x, y, &v, group, act, &done)) != OPARA_OK) return r;
+    if (done) return OPARA_OK;
     kgroup = K / (group > 0 ? group : 1);
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV2D))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 2));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, x->dims[0]), opara__cul_arg_i32(L, x->dims[1]), opara__cul_arg_i32(L, v.H), opara__cul_arg_i32(L, v.W);
-    opara__cul_arg_i32(L, K), opara__cul_arg_i32(L, v.kh), opara__cul_arg_i32(L, v.kw), opara__cul_arg_i32(L, v.OH), opara__cul_arg_i32(L, v.OW);
-    opara__cul_arg_i32(L, v.sh), opara__cul_arg_i32(L, v.sw), opara__cul_arg_i32(L, v.ph), opara__cul_arg_i32(L, v.pw);
-    opara__cul_arg_i32(L, v.dh), opara__cul_arg_i32(L, v.dw), opara__cul_arg_i32(L, group);
+    opara__cul_conv_args(w, L, x, y, &v, group);
     opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
     L->grid[0] = (uint32_t)((x->dims[0] * v.OH * v.OW + 15) / 16);
     L->grid[1] = (uint32_t)((kgroup + 15) / 16);
@@ -25568,9 +25670,11 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     opara__cul_lw w;
     uint32_t i;
     opara_result r = OPARA_OK;
-    int use_cublas = low->use_cublas;
+    opara__cuda_lowering keep = *low; /* the caller's choices */
     memset(low, 0, sizeof *low);
-    low->use_cublas = use_cublas;
+    low->use_cublas = keep.use_cublas;
+    low->dnn = keep.dnn;
+    low->dnn_handle = keep.dnn_handle;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     if (!low->node_start) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
     w.rt = rt, w.g = g, w.shapes = shapes, w.dtypes = dtypes, w.low = low;
@@ -25586,6 +25690,9 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
 }
 
 OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_lowering* low) {
+    uint32_t i;
+    for (i = 0; i < low->n_dnn_convs; ++i) opara__cudnn_conv_destroy(low->dnn, &low->dnn_convs[i]);
+    opara__free(rt, low->dnn_convs);
     opara__free(rt, low->launches);
     opara__free(rt, low->node_start);
     opara__free(rt, low->meta);
@@ -25594,10 +25701,11 @@ OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_low
 }
 /* ==== END src/opara_cuda_lower.c ==== */
 /* ==== BEGIN src/opara_cuda_cudnn.c ==== */
-/* cuDNN convolution descriptors: the tensor, filter, convolution and activation descriptors of
-   one 2-D convolution (NCHW, float32, groups, fused bias + Relu/identity), checked against our
-   shape inference, and the algorithm/workspace choice from cuDNN's heuristics (never the
-   cudnnFind* autotuners, which allocate and synchronise and cannot run under capture).
+/* cuDNN convolutions: the tensor, filter, convolution and activation descriptors of one 2-D
+   convolution (NCHW, float32, groups, fused bias + Relu/identity), checked against our shape
+   inference; the algorithm/workspace choice from cuDNN's heuristics (never the cudnnFind*
+   autotuners, which allocate and synchronise and cannot run under capture); the call that
+   enqueues it on the handle's stream.
    The descriptor calls need no GPU, so tests/test_cuda_cudnn.c runs them on the real libcudnn. */
 /* #include "opara_backend_cuda.h" (inlined above) */
 
@@ -25651,20 +25759,21 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const 
     OPARA__DNN_TRY(rt, dnn->cudnnSetActivationDescriptor(out->act, c->relu ? OPARA_CUDNN_ACTIVATION_RELU : OPARA_CUDNN_ACTIVATION_IDENTITY,
                                                          OPARA_CUDNN_NOT_PROPAGATE_NAN, 0.0),
                    "cudnnSetActivationDescriptor");
+    out->call = c->relu ? OPARA__CUDNN_BIAS_RELU : c->has_bias ? OPARA__CUDNN_BIAS : OPARA__CUDNN_FORWARD;
     out->algo = OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     return OPARA_OK;
 }
 
 OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, int relu, opara__cudnn_conv* conv) {
-    opara_cudnnConvolutionFwdAlgoPerf_t perf[8];
+                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv) {
+    opara_cudnnConvolutionFwdAlgoPerf_t perf[OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0, i;
-    if (relu) {
-        OPARA__DNN_TRY(rt, dnn->cudnnGetConvolutionForwardAlgorithm_v7(handle, conv->x, conv->w, conv->conv, conv->y, 8,
-                                                                       &returned, perf),
+    if (conv->call != OPARA__CUDNN_BIAS) {
+        OPARA__DNN_TRY(rt, dnn->cudnnGetConvolutionForwardAlgorithm_v7(handle, conv->x, conv->w, conv->conv, conv->y,
+                                                                       OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
                        "cudnnGetConvolutionForwardAlgorithm_v7");
         for (i = 0; i < returned; ++i)
-            if (perf[i].status == OPARA_CUDNN_STATUS_SUCCESS) {
+            if (perf[i].status == OPARA_CUDNN_STATUS_SUCCESS && perf[i].memory <= OPARA__CUDNN_WORKSPACE_LIMIT) {
                 conv->algo = perf[i].algo;
                 break;
             }
@@ -25673,6 +25782,20 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const op
                                                                     &conv->workspace),
                    "cudnnGetConvolutionForwardWorkspaceSize");
     return OPARA_OK;
+}
+
+/* alpha = 1 and beta (alpha2 for the fused call) = 0: y is overwritten, never read, so the fused
+   call passes y as z. */
+OPARA__PRIVATE opara_cudnnStatus_t opara__cudnn_conv_run(const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                        const opara__cudnn_conv* conv, const void* x, const void* w,
+                                                        const void* bias, void* y, void* workspace, size_t workspace_bytes) {
+    const float one = 1.0f, zero = 0.0f;
+    if (conv->call == OPARA__CUDNN_FORWARD)
+        return dnn->cudnnConvolutionForward(handle, &one, conv->x, x, conv->w, w, conv->conv, conv->algo, workspace,
+                                            workspace_bytes, &zero, conv->y, y);
+    return dnn->cudnnConvolutionBiasActivationForward(handle, &one, conv->x, x, conv->w, w, conv->conv, conv->algo, workspace,
+                                                      workspace_bytes, &zero, conv->y, y, conv->bias, bias, conv->act,
+                                                      conv->y, y);
 }
 
 OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara__cudnn_conv* conv) {
@@ -25714,7 +25837,8 @@ struct opara__cuda_session {
     opara__cuda_options opt;
     opara_cuda_driver cu;
     opara_cuda_cublas cublas;
-    int have_cublas, nvrtc_used;
+    opara_cuda_cudnn dnn;
+    int have_cublas, have_cudnn, nvrtc_used;
     opara_CUdevice dev;
     opara_CUcontext ctx;
     int ctx_retained;
@@ -25740,8 +25864,12 @@ struct opara__cuda_session {
     opara_CUevent* node_events; /* [n_nodes], NULL where the plan records none */
     opara_CUevent fork_event;
     opara_CUevent* join_events; /* [n_streams] */
-    opara_cublasHandle_t* blas; /* [n_streams] */
-    opara_CUdeviceptr* blas_ws; /* [n_streams] */
+    opara_cublasHandle_t* blas;        /* [n_streams], NULL where the stream runs no cuBLAS call */
+    opara_cudnnHandle_t* dnn_handles;  /* [n_streams], NULL where the stream runs no cuDNN call */
+    opara_cudnnHandle_t dnn_probe;     /* the heuristics' handle until a stream takes it */
+    uint64_t* ws_off;                  /* [n_streams] a stream's workspace: offset in the arena allocation */
+    uint64_t* ws_bytes;                /* [n_streams] its size (0: none) */
+    uint64_t workspace_bytes;          /* all streams' workspaces */
 
     opara__cuda_mode mode;
     char fallback[256];
@@ -25960,6 +26088,39 @@ static void opara__cub_cuda_load_cublas(opara__cuda_session* s) {
     }
 }
 
+static int opara__cub_cudnn_out_of_memory(opara_cudnnStatus_t st) {
+    return st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED || (int)st == 2 /* cuDNN 8 ALLOC_FAILED */;
+}
+
+/* cuDNN and the handle its heuristics need. A library that does not load or whose handle cannot be
+   created (e.g. no usable device for it) means our convolution kernel, with the reason logged;
+   running out of device memory is an error. */
+static opara_result opara__cub_cuda_load_cudnn(opara__cuda_session* s) {
+    char err[2048];
+    opara_cudnnStatus_t st;
+    if (s->opt.no_cudnn) return OPARA_OK;
+    if (opara_cuda_cudnn_load(&s->dnn, s->opt.cudnn_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", err);
+        return OPARA_OK;
+    }
+    st = s->dnn.cudnnCreate(&s->dnn_probe);
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) {
+        s->have_cudnn = 1;
+        opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
+                   s->dnn.cudnnGetVersion());
+        return OPARA_OK;
+    }
+    s->dnn_probe = NULL;
+    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
+               opara_cudnn_status_name(st), (int)st);
+    opara_cuda_cudnn_unload(&s->dnn);
+    if (opara__cub_cudnn_out_of_memory(st))
+        return opara__fail(s->rt, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
+    return OPARA_OK;
+}
+
 /* ---- shapes, lowering, plan -------------------------------------------------------------------- */
 
 static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
@@ -26040,10 +26201,41 @@ static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
     return 0;
 }
 
+/* Per stream, one workspace for the library calls it makes (ordered on the stream, so they share
+   it; streams that may run concurrently never do): the largest of its cuDNN convolutions' and, if
+   it runs cuBLAS, the cuBLAS workspace. Placed after the plan's arena in the same allocation, so a
+   run allocates nothing. Returns the allocation's size. */
+static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* total) {
+    const opara__plan* p = s->plan;
+    uint32_t i, n_streams = p->n_streams ? p->n_streams : 1;
+    size_t base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
+    s->ws_off = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
+    s->ws_bytes = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
+    if (!s->ws_off || !s->ws_bytes) return opara__cub_oom(s);
+    for (i = 0; i < s->low.n_launches; ++i) {
+        const opara__cuda_launch* L = &s->low.launches[i];
+        uint32_t st = p->stream[L->node];
+        uint64_t need = L->type == OPARA__CULAUNCH_CUBLAS  ? OPARA__CUBLAS_WORKSPACE
+                        : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
+                                                           : 0;
+        if (need > s->ws_bytes[st]) s->ws_bytes[st] = need;
+    }
+    for (i = 0; i < n_streams; ++i) {
+        size_t end;
+        s->ws_off[i] = at;
+        if (!opara__add_size(at, (size_t)s->ws_bytes[i], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
+            return opara__fail(s->rt, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
+        at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
+    }
+    s->workspace_bytes = at - base;
+    *total = at;
+    return OPARA_OK;
+}
+
 /* Constants (uploaded once), static input buffers, the arena and the kernels' meta/aux tables. */
 static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     const opara__graph* g = s->g;
-    size_t const_bytes = 0, input_bytes = 0, meta_bytes, params_bytes;
+    size_t const_bytes = 0, input_bytes = 0, meta_bytes, params_bytes, arena_bytes = 0;
     uint32_t v, i;
     opara_result r;
     uint8_t* staging;
@@ -26066,7 +26258,8 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     meta_bytes = opara__align_up(s->low.n_meta * sizeof(int32_t), OPARA__CUDA_ALIGN);
     params_bytes = meta_bytes + s->low.n_aux * sizeof(float);
     s->params_meta_bytes = meta_bytes;
-    if ((r = opara__cub_dalloc(s, &s->arena, (size_t)s->plan->arena_bytes, "arena")) != OPARA_OK) return r;
+    if ((r = opara__cub_cuda_workspaces(s, &arena_bytes)) != OPARA_OK) return r;
+    if ((r = opara__cub_dalloc(s, &s->arena, arena_bytes, "arena and library workspaces")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->consts, const_bytes, "constants")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->inputs, input_bytes, "input buffers")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->params, params_bytes, "kernel tables")) != OPARA_OK) return r;
@@ -26143,6 +26336,64 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
 
 /* ---- streams, events, library handles ----------------------------------------------------------- */
 
+/* The stream's workspace (NULL when it has none). */
+static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t stream) {
+    return s->ws_bytes[stream] ? (void*)(uintptr_t)(s->arena + s->ws_off[stream]) : NULL;
+}
+
+static int opara__cub_stream_calls(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
+    uint32_t i;
+    for (i = 0; i < s->low.n_launches; ++i)
+        if (s->low.launches[i].type == type && s->plan->stream[s->low.launches[i].node] == stream) return 1;
+    return 0;
+}
+
+/* A cuBLAS handle bound to stream i with the stream's workspace, set after the stream
+   (cublasSetStream resets it to the default pool, which allocates during capture). */
+static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i) {
+    void* ws = opara__cub_workspace(s, i);
+    opara_cublasStatus_t st = s->cublas.cublasCreate_v2(&s->blas[i]);
+    if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetWorkspace_v2(s->blas[i], ws, (size_t)s->ws_bytes[i]);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
+    return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+                       "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
+}
+
+/* A cuDNN handle bound to stream i (the heuristics' handle serves the first stream). */
+static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) {
+    opara_cudnnStatus_t st = OPARA_CUDNN_STATUS_SUCCESS;
+    if (s->dnn_probe) {
+        s->dnn_handles[i] = s->dnn_probe;
+        s->dnn_probe = NULL;
+    } else if ((st = s->dnn.cudnnCreate(&s->dnn_handles[i])) != OPARA_CUDNN_STATUS_SUCCESS) {
+        s->dnn_handles[i] = NULL;
+    }
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
+    return opara__fail(s->rt, opara__cub_cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+                       "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
+}
+
+/* One handle per library per stream that calls it, bound to that stream. */
+static opara_result opara__cub_cuda_library_handles(opara__cuda_session* s, uint32_t n_streams) {
+    uint32_t i;
+    opara_result r;
+    s->blas = (opara_cublasHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cublasHandle_t));
+    s->dnn_handles = (opara_cudnnHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cudnnHandle_t));
+    if (!s->blas || !s->dnn_handles) return opara__cub_oom(s);
+    for (i = 0; i < n_streams; ++i) {
+        if (s->have_cublas && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUBLAS) &&
+            (r = opara__cub_cublas_handle(s, i)) != OPARA_OK)
+            return r;
+        if (s->have_cudnn && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUDNN) &&
+            (r = opara__cub_cudnn_handle(s, i)) != OPARA_OK)
+            return r;
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
     const opara__plan* p = s->plan;
     uint32_t i, n_streams = p->n_streams ? p->n_streams : 1;
@@ -26158,23 +26409,7 @@ static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
     OPARA__CU_TRY(s, cuEventCreate(&s->fork_event, 2), "cuEventCreate");
     for (i = 0; i < p->n_nodes; ++i)
         if (p->records_event[i]) OPARA__CU_TRY(s, cuEventCreate(&s->node_events[i], 2), "cuEventCreate");
-    if (!s->have_cublas) return OPARA_OK;
-    s->blas = (opara_cublasHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cublasHandle_t));
-    s->blas_ws = (opara_CUdeviceptr*)opara__calloc(s->rt, n_streams, sizeof(opara_CUdeviceptr));
-    if (!s->blas || !s->blas_ws) return opara__cub_oom(s);
-    for (i = 0; i < n_streams; ++i) {
-        opara_result r;
-        /* per stream: a handle bound to it and an explicit workspace (set after the stream: cublasSetStream
-           resets it), so captured GEMMs allocate nothing */
-        if (s->cublas.cublasCreate_v2(&s->blas[i]) != OPARA_CUBLAS_STATUS_SUCCESS ||
-            s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]) != OPARA_CUBLAS_STATUS_SUCCESS)
-            return opara__fail(s->rt, OPARA_ERR_CUBLAS, "CUDA backend: cuBLAS handle for stream %u failed", i);
-        if ((r = opara__cub_dalloc(s, &s->blas_ws[i], OPARA__CUBLAS_WORKSPACE, "cuBLAS workspace")) != OPARA_OK) return r;
-        if (s->cublas.cublasSetWorkspace_v2(s->blas[i], (void*)(uintptr_t)s->blas_ws[i], OPARA__CUBLAS_WORKSPACE) !=
-            OPARA_CUBLAS_STATUS_SUCCESS)
-            return opara__fail(s->rt, OPARA_ERR_CUBLAS, "CUDA backend: cublasSetWorkspace failed");
-    }
-    return OPARA_OK;
+    return opara__cub_cuda_library_handles(s, n_streams);
 }
 
 /* ---- the launch sequence ----------------------------------------------------------------------- */
@@ -26195,15 +26430,36 @@ static opara_CUresult opara__cub_launch_cublas(opara__cuda_session* s, const opa
                : OPARA_CUDA_ERROR_LAUNCH_FAILED;
 }
 
+static opara_CUresult opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+    opara_cudnnStatus_t st = opara__cudnn_conv_run(
+        &s->dnn, s->dnn_handles[stream], &s->low.dnn_convs[L->lib], (const void*)(uintptr_t)L->values[0],
+        (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3],
+        opara__cub_workspace(s, stream), (size_t)s->ws_bytes[stream]);
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_CUDA_SUCCESS;
+    opara__log(&s->rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL, "cuDNN convolution of node %u: %s (%d)", L->node,
+               opara_cudnn_status_name(st), (int)st);
+    return OPARA_CUDA_ERROR_LAUNCH_FAILED;
+}
+
 static opara_CUresult opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
     opara_CUstream st = s->streams[stream];
     switch (L->type) {
     case OPARA__CULAUNCH_COPY:
         return OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
     case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
+    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
     default:
         return OPARA__CU(s, cuLaunchKernel(s->funcs[L->kernel], L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1],
                                            L->block[2], 0, st, L->params, NULL));
+    }
+}
+
+static const char* opara__cub_launch_name(const opara__cuda_launch* L) {
+    switch (L->type) {
+    case OPARA__CULAUNCH_KERNEL: return opara__cuda_kernel_name((opara__cuda_kernel)L->kernel);
+    case OPARA__CULAUNCH_CUBLAS: return "a cuBLAS GEMM";
+    case OPARA__CULAUNCH_CUDNN: return "a cuDNN convolution";
+    default: return "a copy";
     }
 }
 
@@ -26226,11 +26482,7 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
             r = opara__cub_launch_one(s, &s->low.launches[i], sn);
             if (r != OPARA_CUDA_SUCCESS) {
                 char what[160];
-                opara__format(what, sizeof what, "launching %s for node %u",
-                              s->low.launches[i].type == OPARA__CULAUNCH_KERNEL
-                                  ? opara__cuda_kernel_name((opara__cuda_kernel)s->low.launches[i].kernel)
-                                  : "a copy",
-                              n);
+                opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(&s->low.launches[i]), n);
                 return opara__cub_cu_fail(s, r, what);
             }
         }
@@ -26293,9 +26545,10 @@ static void opara__cub_cuda_free_device(opara__cuda_session* s) {
     if (s->blas)
         for (i = 0; i < n_streams; ++i)
             if (s->blas[i]) s->cublas.cublasDestroy_v2(s->blas[i]);
-    if (s->blas_ws)
+    if (s->dnn_handles)
         for (i = 0; i < n_streams; ++i)
-            if (s->blas_ws[i]) OPARA__CU(s, cuMemFree_v2(s->blas_ws[i]));
+            if (s->dnn_handles[i]) s->dnn.cudnnDestroy(s->dnn_handles[i]);
+    if (s->dnn_probe) s->dnn.cudnnDestroy(s->dnn_probe);
     if (s->node_events && s->plan)
         for (i = 0; i < s->plan->n_nodes; ++i)
             if (s->node_events[i]) OPARA__CU(s, cuEventDestroy_v2(s->node_events[i]));
@@ -26324,7 +26577,9 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->join_events);
     opara__free(rt, s->node_events);
     opara__free(rt, s->blas);
-    opara__free(rt, s->blas_ws);
+    opara__free(rt, s->dnn_handles);
+    opara__free(rt, s->ws_off);
+    opara__free(rt, s->ws_bytes);
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
     opara__free(rt, s->skip);
@@ -26334,8 +26589,21 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->dtypes);
     opara__free(rt, s->value_bytes);
     if (s->have_cublas) opara_cuda_cublas_unload(&s->cublas);
+    if (s->have_cudnn) opara_cuda_cudnn_unload(&s->dnn); /* after the lowering: it held cuDNN descriptors */
     opara_cuda_driver_unload(&s->cu);
     opara__free(rt, s);
+}
+
+/* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
+static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
+    uint32_t n, convs = 0, streams = 0, i, n_streams = s->plan->n_streams ? s->plan->n_streams : 1;
+    for (n = 0; n < s->g->n_nodes; ++n) convs += s->g->nodes[n].op == OPARA__OP_CONV;
+    for (i = 0; i < n_streams; ++i) streams += s->ws_bytes[i] > 0;
+    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+               "CUDA backend: %u of %u Conv on cuDNN, GEMM on %s, library workspaces %.2f MiB on %u of %u streams "
+               "(arena %.2f MiB, same allocation)",
+               s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
+               (double)s->workspace_bytes / 1048576.0, streams, n_streams, (double)s->plan->arena_bytes / 1048576.0);
 }
 
 static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
@@ -26344,12 +26612,16 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
     opara__cub_cuda_load_cublas(s);
+    if ((r = opara__cub_cuda_load_cudnn(s)) != OPARA_OK) return r;
     s->low.use_cublas = s->have_cublas;
+    if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;
-    return opara__cub_cuda_streams(s);
+    if ((r = opara__cub_cuda_streams(s)) != OPARA_OK) return r;
+    opara__cub_cuda_log_libraries(s);
+    return OPARA_OK;
 }
 
 /* Graph modes: a warm-up run (so lazy library state exists before capture), then capture and
@@ -26431,6 +26703,9 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->mode = s->mode;
     opara__format(info->fallback_reason, sizeof info->fallback_reason, "%s", s->fallback);
     info->cublas = s->have_cublas;
+    info->cudnn = s->have_cudnn;
+    info->n_cudnn_convs = s->low.n_dnn_convs;
+    info->workspace_bytes = s->workspace_bytes;
     info->nvrtc = s->nvrtc_used;
     info->n_launches = s->low.n_launches;
     info->driver_calls_last_run = s->calls_last_run;

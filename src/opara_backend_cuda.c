@@ -26,7 +26,8 @@ struct opara__cuda_session {
     opara__cuda_options opt;
     opara_cuda_driver cu;
     opara_cuda_cublas cublas;
-    int have_cublas, nvrtc_used;
+    opara_cuda_cudnn dnn;
+    int have_cublas, have_cudnn, nvrtc_used;
     opara_CUdevice dev;
     opara_CUcontext ctx;
     int ctx_retained;
@@ -52,8 +53,12 @@ struct opara__cuda_session {
     opara_CUevent* node_events; /* [n_nodes], NULL where the plan records none */
     opara_CUevent fork_event;
     opara_CUevent* join_events; /* [n_streams] */
-    opara_cublasHandle_t* blas; /* [n_streams] */
-    opara_CUdeviceptr* blas_ws; /* [n_streams] */
+    opara_cublasHandle_t* blas;        /* [n_streams], NULL where the stream runs no cuBLAS call */
+    opara_cudnnHandle_t* dnn_handles;  /* [n_streams], NULL where the stream runs no cuDNN call */
+    opara_cudnnHandle_t dnn_probe;     /* the heuristics' handle until a stream takes it */
+    uint64_t* ws_off;                  /* [n_streams] a stream's workspace: offset in the arena allocation */
+    uint64_t* ws_bytes;                /* [n_streams] its size (0: none) */
+    uint64_t workspace_bytes;          /* all streams' workspaces */
 
     opara__cuda_mode mode;
     char fallback[256];
@@ -272,6 +277,39 @@ static void opara__cub_cuda_load_cublas(opara__cuda_session* s) {
     }
 }
 
+static int opara__cub_cudnn_out_of_memory(opara_cudnnStatus_t st) {
+    return st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED || (int)st == 2 /* cuDNN 8 ALLOC_FAILED */;
+}
+
+/* cuDNN and the handle its heuristics need. A library that does not load or whose handle cannot be
+   created (e.g. no usable device for it) means our convolution kernel, with the reason logged;
+   running out of device memory is an error. */
+static opara_result opara__cub_cuda_load_cudnn(opara__cuda_session* s) {
+    char err[2048];
+    opara_cudnnStatus_t st;
+    if (s->opt.no_cudnn) return OPARA_OK;
+    if (opara_cuda_cudnn_load(&s->dnn, s->opt.cudnn_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", err);
+        return OPARA_OK;
+    }
+    st = s->dnn.cudnnCreate(&s->dnn_probe);
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) {
+        s->have_cudnn = 1;
+        opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
+                   s->dnn.cudnnGetVersion());
+        return OPARA_OK;
+    }
+    s->dnn_probe = NULL;
+    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
+               opara_cudnn_status_name(st), (int)st);
+    opara_cuda_cudnn_unload(&s->dnn);
+    if (opara__cub_cudnn_out_of_memory(st))
+        return opara__fail(s->rt, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
+    return OPARA_OK;
+}
+
 /* ---- shapes, lowering, plan -------------------------------------------------------------------- */
 
 static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
@@ -352,10 +390,41 @@ static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
     return 0;
 }
 
+/* Per stream, one workspace for the library calls it makes (ordered on the stream, so they share
+   it; streams that may run concurrently never do): the largest of its cuDNN convolutions' and, if
+   it runs cuBLAS, the cuBLAS workspace. Placed after the plan's arena in the same allocation, so a
+   run allocates nothing. Returns the allocation's size. */
+static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* total) {
+    const opara__plan* p = s->plan;
+    uint32_t i, n_streams = p->n_streams ? p->n_streams : 1;
+    size_t base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
+    s->ws_off = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
+    s->ws_bytes = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
+    if (!s->ws_off || !s->ws_bytes) return opara__cub_oom(s);
+    for (i = 0; i < s->low.n_launches; ++i) {
+        const opara__cuda_launch* L = &s->low.launches[i];
+        uint32_t st = p->stream[L->node];
+        uint64_t need = L->type == OPARA__CULAUNCH_CUBLAS  ? OPARA__CUBLAS_WORKSPACE
+                        : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
+                                                           : 0;
+        if (need > s->ws_bytes[st]) s->ws_bytes[st] = need;
+    }
+    for (i = 0; i < n_streams; ++i) {
+        size_t end;
+        s->ws_off[i] = at;
+        if (!opara__add_size(at, (size_t)s->ws_bytes[i], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
+            return opara__fail(s->rt, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
+        at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
+    }
+    s->workspace_bytes = at - base;
+    *total = at;
+    return OPARA_OK;
+}
+
 /* Constants (uploaded once), static input buffers, the arena and the kernels' meta/aux tables. */
 static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     const opara__graph* g = s->g;
-    size_t const_bytes = 0, input_bytes = 0, meta_bytes, params_bytes;
+    size_t const_bytes = 0, input_bytes = 0, meta_bytes, params_bytes, arena_bytes = 0;
     uint32_t v, i;
     opara_result r;
     uint8_t* staging;
@@ -378,7 +447,8 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     meta_bytes = opara__align_up(s->low.n_meta * sizeof(int32_t), OPARA__CUDA_ALIGN);
     params_bytes = meta_bytes + s->low.n_aux * sizeof(float);
     s->params_meta_bytes = meta_bytes;
-    if ((r = opara__cub_dalloc(s, &s->arena, (size_t)s->plan->arena_bytes, "arena")) != OPARA_OK) return r;
+    if ((r = opara__cub_cuda_workspaces(s, &arena_bytes)) != OPARA_OK) return r;
+    if ((r = opara__cub_dalloc(s, &s->arena, arena_bytes, "arena and library workspaces")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->consts, const_bytes, "constants")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->inputs, input_bytes, "input buffers")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->params, params_bytes, "kernel tables")) != OPARA_OK) return r;
@@ -455,6 +525,64 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
 
 /* ---- streams, events, library handles ----------------------------------------------------------- */
 
+/* The stream's workspace (NULL when it has none). */
+static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t stream) {
+    return s->ws_bytes[stream] ? (void*)(uintptr_t)(s->arena + s->ws_off[stream]) : NULL;
+}
+
+static int opara__cub_stream_calls(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
+    uint32_t i;
+    for (i = 0; i < s->low.n_launches; ++i)
+        if (s->low.launches[i].type == type && s->plan->stream[s->low.launches[i].node] == stream) return 1;
+    return 0;
+}
+
+/* A cuBLAS handle bound to stream i with the stream's workspace, set after the stream
+   (cublasSetStream resets it to the default pool, which allocates during capture). */
+static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i) {
+    void* ws = opara__cub_workspace(s, i);
+    opara_cublasStatus_t st = s->cublas.cublasCreate_v2(&s->blas[i]);
+    if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetWorkspace_v2(s->blas[i], ws, (size_t)s->ws_bytes[i]);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
+    return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+                       "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
+}
+
+/* A cuDNN handle bound to stream i (the heuristics' handle serves the first stream). */
+static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) {
+    opara_cudnnStatus_t st = OPARA_CUDNN_STATUS_SUCCESS;
+    if (s->dnn_probe) {
+        s->dnn_handles[i] = s->dnn_probe;
+        s->dnn_probe = NULL;
+    } else if ((st = s->dnn.cudnnCreate(&s->dnn_handles[i])) != OPARA_CUDNN_STATUS_SUCCESS) {
+        s->dnn_handles[i] = NULL;
+    }
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
+    return opara__fail(s->rt, opara__cub_cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+                       "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
+}
+
+/* One handle per library per stream that calls it, bound to that stream. */
+static opara_result opara__cub_cuda_library_handles(opara__cuda_session* s, uint32_t n_streams) {
+    uint32_t i;
+    opara_result r;
+    s->blas = (opara_cublasHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cublasHandle_t));
+    s->dnn_handles = (opara_cudnnHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cudnnHandle_t));
+    if (!s->blas || !s->dnn_handles) return opara__cub_oom(s);
+    for (i = 0; i < n_streams; ++i) {
+        if (s->have_cublas && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUBLAS) &&
+            (r = opara__cub_cublas_handle(s, i)) != OPARA_OK)
+            return r;
+        if (s->have_cudnn && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUDNN) &&
+            (r = opara__cub_cudnn_handle(s, i)) != OPARA_OK)
+            return r;
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
     const opara__plan* p = s->plan;
     uint32_t i, n_streams = p->n_streams ? p->n_streams : 1;
@@ -470,23 +598,7 @@ static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
     OPARA__CU_TRY(s, cuEventCreate(&s->fork_event, 2), "cuEventCreate");
     for (i = 0; i < p->n_nodes; ++i)
         if (p->records_event[i]) OPARA__CU_TRY(s, cuEventCreate(&s->node_events[i], 2), "cuEventCreate");
-    if (!s->have_cublas) return OPARA_OK;
-    s->blas = (opara_cublasHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cublasHandle_t));
-    s->blas_ws = (opara_CUdeviceptr*)opara__calloc(s->rt, n_streams, sizeof(opara_CUdeviceptr));
-    if (!s->blas || !s->blas_ws) return opara__cub_oom(s);
-    for (i = 0; i < n_streams; ++i) {
-        opara_result r;
-        /* per stream: a handle bound to it and an explicit workspace (set after the stream: cublasSetStream
-           resets it), so captured GEMMs allocate nothing */
-        if (s->cublas.cublasCreate_v2(&s->blas[i]) != OPARA_CUBLAS_STATUS_SUCCESS ||
-            s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]) != OPARA_CUBLAS_STATUS_SUCCESS)
-            return opara__fail(s->rt, OPARA_ERR_CUBLAS, "CUDA backend: cuBLAS handle for stream %u failed", i);
-        if ((r = opara__cub_dalloc(s, &s->blas_ws[i], OPARA__CUBLAS_WORKSPACE, "cuBLAS workspace")) != OPARA_OK) return r;
-        if (s->cublas.cublasSetWorkspace_v2(s->blas[i], (void*)(uintptr_t)s->blas_ws[i], OPARA__CUBLAS_WORKSPACE) !=
-            OPARA_CUBLAS_STATUS_SUCCESS)
-            return opara__fail(s->rt, OPARA_ERR_CUBLAS, "CUDA backend: cublasSetWorkspace failed");
-    }
-    return OPARA_OK;
+    return opara__cub_cuda_library_handles(s, n_streams);
 }
 
 /* ---- the launch sequence ----------------------------------------------------------------------- */
@@ -507,15 +619,36 @@ static opara_CUresult opara__cub_launch_cublas(opara__cuda_session* s, const opa
                : OPARA_CUDA_ERROR_LAUNCH_FAILED;
 }
 
+static opara_CUresult opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+    opara_cudnnStatus_t st = opara__cudnn_conv_run(
+        &s->dnn, s->dnn_handles[stream], &s->low.dnn_convs[L->lib], (const void*)(uintptr_t)L->values[0],
+        (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3],
+        opara__cub_workspace(s, stream), (size_t)s->ws_bytes[stream]);
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_CUDA_SUCCESS;
+    opara__log(&s->rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL, "cuDNN convolution of node %u: %s (%d)", L->node,
+               opara_cudnn_status_name(st), (int)st);
+    return OPARA_CUDA_ERROR_LAUNCH_FAILED;
+}
+
 static opara_CUresult opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
     opara_CUstream st = s->streams[stream];
     switch (L->type) {
     case OPARA__CULAUNCH_COPY:
         return OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
     case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
+    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
     default:
         return OPARA__CU(s, cuLaunchKernel(s->funcs[L->kernel], L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1],
                                            L->block[2], 0, st, L->params, NULL));
+    }
+}
+
+static const char* opara__cub_launch_name(const opara__cuda_launch* L) {
+    switch (L->type) {
+    case OPARA__CULAUNCH_KERNEL: return opara__cuda_kernel_name((opara__cuda_kernel)L->kernel);
+    case OPARA__CULAUNCH_CUBLAS: return "a cuBLAS GEMM";
+    case OPARA__CULAUNCH_CUDNN: return "a cuDNN convolution";
+    default: return "a copy";
     }
 }
 
@@ -538,11 +671,7 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
             r = opara__cub_launch_one(s, &s->low.launches[i], sn);
             if (r != OPARA_CUDA_SUCCESS) {
                 char what[160];
-                opara__format(what, sizeof what, "launching %s for node %u",
-                              s->low.launches[i].type == OPARA__CULAUNCH_KERNEL
-                                  ? opara__cuda_kernel_name((opara__cuda_kernel)s->low.launches[i].kernel)
-                                  : "a copy",
-                              n);
+                opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(&s->low.launches[i]), n);
                 return opara__cub_cu_fail(s, r, what);
             }
         }
@@ -605,9 +734,10 @@ static void opara__cub_cuda_free_device(opara__cuda_session* s) {
     if (s->blas)
         for (i = 0; i < n_streams; ++i)
             if (s->blas[i]) s->cublas.cublasDestroy_v2(s->blas[i]);
-    if (s->blas_ws)
+    if (s->dnn_handles)
         for (i = 0; i < n_streams; ++i)
-            if (s->blas_ws[i]) OPARA__CU(s, cuMemFree_v2(s->blas_ws[i]));
+            if (s->dnn_handles[i]) s->dnn.cudnnDestroy(s->dnn_handles[i]);
+    if (s->dnn_probe) s->dnn.cudnnDestroy(s->dnn_probe);
     if (s->node_events && s->plan)
         for (i = 0; i < s->plan->n_nodes; ++i)
             if (s->node_events[i]) OPARA__CU(s, cuEventDestroy_v2(s->node_events[i]));
@@ -636,7 +766,9 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->join_events);
     opara__free(rt, s->node_events);
     opara__free(rt, s->blas);
-    opara__free(rt, s->blas_ws);
+    opara__free(rt, s->dnn_handles);
+    opara__free(rt, s->ws_off);
+    opara__free(rt, s->ws_bytes);
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
     opara__free(rt, s->skip);
@@ -646,8 +778,21 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->dtypes);
     opara__free(rt, s->value_bytes);
     if (s->have_cublas) opara_cuda_cublas_unload(&s->cublas);
+    if (s->have_cudnn) opara_cuda_cudnn_unload(&s->dnn); /* after the lowering: it held cuDNN descriptors */
     opara_cuda_driver_unload(&s->cu);
     opara__free(rt, s);
+}
+
+/* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
+static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
+    uint32_t n, convs = 0, streams = 0, i, n_streams = s->plan->n_streams ? s->plan->n_streams : 1;
+    for (n = 0; n < s->g->n_nodes; ++n) convs += s->g->nodes[n].op == OPARA__OP_CONV;
+    for (i = 0; i < n_streams; ++i) streams += s->ws_bytes[i] > 0;
+    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+               "CUDA backend: %u of %u Conv on cuDNN, GEMM on %s, library workspaces %.2f MiB on %u of %u streams "
+               "(arena %.2f MiB, same allocation)",
+               s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
+               (double)s->workspace_bytes / 1048576.0, streams, n_streams, (double)s->plan->arena_bytes / 1048576.0);
 }
 
 static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
@@ -656,12 +801,16 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
     opara__cub_cuda_load_cublas(s);
+    if ((r = opara__cub_cuda_load_cudnn(s)) != OPARA_OK) return r;
     s->low.use_cublas = s->have_cublas;
+    if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;
-    return opara__cub_cuda_streams(s);
+    if ((r = opara__cub_cuda_streams(s)) != OPARA_OK) return r;
+    opara__cub_cuda_log_libraries(s);
+    return OPARA_OK;
 }
 
 /* Graph modes: a warm-up run (so lazy library state exists before capture), then capture and
@@ -743,6 +892,9 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->mode = s->mode;
     opara__format(info->fallback_reason, sizeof info->fallback_reason, "%s", s->fallback);
     info->cublas = s->have_cublas;
+    info->cudnn = s->have_cudnn;
+    info->n_cudnn_convs = s->low.n_dnn_convs;
+    info->workspace_bytes = s->workspace_bytes;
     info->nvrtc = s->nvrtc_used;
     info->n_launches = s->low.n_launches;
     info->driver_calls_last_run = s->calls_last_run;

@@ -1,12 +1,13 @@
 /* The CUDA backend: runs a plan (opara_sched.h) on an NVIDIA GPU through the driver API loaded at
    run time (opara_cuda.h), with our kernels (src/kernels, embedded PTX or NVRTC) and, when they
-   load, cuBLAS for Gemm/MatMul.
+   load, cuBLAS for Gemm/MatMul and cuDNN for convolutions (our implicit-GEMM kernel otherwise).
 
    Session creation does all the work that can fail: load the driver, pick the device, load the
    kernel modules, infer shapes, lower every node to launch descriptors (kernel, grid, block,
    parameters), build the plan with the descriptors' resource demand, allocate the arena, the
-   constants, the static input buffers and the library workspaces, create streams, events and
-   library handles, and (graph modes) run once, capture and instantiate. A run then only copies
+   constants, the static input buffers and the library workspaces (one region per stream that
+   calls a library, carved from the arena's allocation), create streams, events and one library
+   handle per stream, and (graph modes) run once, capture and instantiate. A run then only copies
    the inputs in, launches (one cuGraphLaunch in the graph modes) and copies the outputs out; it
    never allocates.
 
@@ -86,13 +87,15 @@ typedef struct opara__cuda_arg {
 typedef enum opara__cuda_launch_type {
     OPARA__CULAUNCH_KERNEL = 0,
     OPARA__CULAUNCH_COPY = 1,  /* device-to-device copy of raw bytes: args[0] dst, args[1] src */
-    OPARA__CULAUNCH_CUBLAS = 2 /* cublasSgemmStridedBatched; args as for SGEMM, epilogue follows */
+    OPARA__CULAUNCH_CUBLAS = 2, /* cublasSgemmStridedBatched; args as for SGEMM, epilogue follows */
+    OPARA__CULAUNCH_CUDNN = 3   /* a cuDNN convolution: args x, w, bias (NULL or tensor/aux), y; lib indexes dnn_convs */
 } opara__cuda_launch_type;
 
 typedef struct opara__cuda_launch {
     uint32_t node;
     uint8_t type;
     uint8_t kernel; /* opara__cuda_kernel */
+    uint32_t lib;   /* OPARA__CULAUNCH_CUDNN: index in opara__cuda_lowering.dnn_convs */
     uint32_t grid[3], block[3];
     uint32_t n_args;
     opara__cuda_arg args[OPARA__CUDA_MAX_ARGS];
@@ -115,7 +118,9 @@ typedef struct opara__cuda_options {
     const char* driver_path;     /* NULL: OPARA_CUDA_DRIVER, else the search list */
     const char* cublas_path;     /* NULL: OPARA_CUBLAS, else the search list */
     const char* nvrtc_path;      /* NULL: OPARA_NVRTC, else the search list (only with use_nvrtc) */
+    const char* cudnn_path;      /* NULL: OPARA_CUDNN, else the search list */
     int no_cublas;               /* use our SGEMM even when cuBLAS loads */
+    int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
 } opara__cuda_options;
@@ -142,10 +147,13 @@ typedef struct opara__cuda_info {
     opara__cuda_mode mode;        /* the mode in use (EAGER after a fallback) */
     char fallback_reason[256];    /* "" when no fallback happened */
     int cublas;                   /* 1 when Gemm/MatMul use cuBLAS */
+    int cudnn;                    /* 1 when cuDNN loaded (convolutions it can express use it) */
+    uint32_t n_cudnn_convs;       /* convolutions lowered to cuDNN */
     int nvrtc;                    /* 1 when the kernels came from NVRTC */
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
-    uint64_t arena_bytes;
+    uint64_t arena_bytes;         /* the memory plan's arena */
+    uint64_t workspace_bytes;     /* library workspaces (all streams), in the arena's allocation */
     const opara__plan* plan;
     const opara__shape* shapes;
     opara_CUgraph graph;          /* the captured graph (graph modes), kept for inspection */
@@ -156,6 +164,54 @@ typedef struct opara__cuda_info {
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
 /* The loaded driver table of a session (tests inspect the captured graph with it). */
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s);
+
+/* ---- cuDNN convolutions (opara_cuda_cudnn.c) ---------------------------------------------------- */
+
+/* Geometry of a 2-D convolution (a 1-D one has H = OH = R = 1). */
+typedef struct opara__cuda_conv_geom {
+    int N, C, H, W, K, R, S, OH, OW;
+    int ph, pw, ph_end, pw_end, sh, sw, dh, dw, group;
+    int relu;     /* fused Relu */
+    int has_bias; /* a bias vector of K floats is added (cudnnConvolutionBiasActivationForward) */
+} opara__cuda_conv_geom;
+
+/* Which cuDNN call runs a convolution. */
+typedef enum opara__cudnn_call {
+    OPARA__CUDNN_FORWARD = 0,   /* cudnnConvolutionForward: no bias, no activation; heuristic algorithm */
+    OPARA__CUDNN_BIAS = 1,      /* BiasActivationForward with IDENTITY: cuDNN allows it only with
+                                   IMPLICIT_PRECOMP_GEMM, so that algorithm is forced */
+    OPARA__CUDNN_BIAS_RELU = 2  /* BiasActivationForward with RELU; heuristic algorithm */
+} opara__cudnn_call;
+
+typedef struct opara__cudnn_conv {
+    opara_cudnnTensorDescriptor_t x, y, bias;
+    opara_cudnnFilterDescriptor_t w;
+    opara_cudnnConvolutionDescriptor_t conv;
+    opara_cudnnActivationDescriptor_t act;
+    opara_cudnnConvolutionFwdAlgo_t algo;
+    opara__cudnn_call call;
+    size_t workspace;
+} opara__cudnn_conv;
+
+/* Workspace above which a heuristic algorithm is passed over for the next one. */
+#define OPARA__CUDNN_WORKSPACE_LIMIT ((size_t)256 << 20)
+
+/* 1 when cuDNN's legacy convolution API can express c (symmetric padding, whole groups). */
+OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
+/* Creates and sets the descriptors of c and checks cuDNN's output size against c's (OPARA_ERR_SHAPE
+   when they disagree). On failure the caller still calls opara__cudnn_conv_destroy. */
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
+                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
+/* The algorithm (cudnnGetConvolutionForwardAlgorithm_v7's first successful one within
+   OPARA__CUDNN_WORKSPACE_LIMIT; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace
+   size. Never cudnnFind*: it allocates and synchronises. */
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
+                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv);
+/* Enqueues the convolution on the handle's stream: y = act(conv(x, w) + bias). */
+OPARA__PRIVATE opara_cudnnStatus_t opara__cudnn_conv_run(const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                        const opara__cudnn_conv* conv, const void* x, const void* w,
+                                                        const void* bias, void* y, void* workspace, size_t workspace_bytes);
+OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara__cudnn_conv* conv);
 
 /* ---- lowering (opara_cuda_lower.c) ------------------------------------------------------------ */
 
@@ -171,6 +227,13 @@ typedef struct opara__cuda_lowering {
     float* aux;
     size_t n_aux, cap_aux;
     int use_cublas;
+    /* cuDNN (NULL: every Conv on our kernel): the table and a handle for the heuristics, set by the
+       caller; the descriptors of the convolutions lowered to it */
+    const opara_cuda_cudnn* dnn;
+    opara_cudnnHandle_t dnn_handle;
+    opara__cudnn_conv* dnn_convs;
+    uint32_t n_dnn_convs;
+    size_t cap_dnn_convs;
 } opara__cuda_lowering;
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
@@ -178,35 +241,5 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
 OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_lowering* low);
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);
-
-/* ---- cuDNN convolutions (opara_cuda_cudnn.c) ---------------------------------------------------- */
-
-/* Geometry of a 2-D convolution (a 1-D one has H = OH = R = 1). */
-typedef struct opara__cuda_conv_geom {
-    int N, C, H, W, K, R, S, OH, OW;
-    int ph, pw, ph_end, pw_end, sh, sw, dh, dw, group;
-    int relu; /* fused Relu */
-} opara__cuda_conv_geom;
-
-typedef struct opara__cudnn_conv {
-    opara_cudnnTensorDescriptor_t x, y, bias;
-    opara_cudnnFilterDescriptor_t w;
-    opara_cudnnConvolutionDescriptor_t conv;
-    opara_cudnnActivationDescriptor_t act;
-    opara_cudnnConvolutionFwdAlgo_t algo;
-    size_t workspace;
-} opara__cudnn_conv;
-
-/* 1 when cuDNN's legacy convolution API can express c (symmetric padding). */
-OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
-/* Creates and sets the descriptors of c and checks cuDNN's output size against c's (OPARA_ERR_SHAPE
-   when they disagree). On failure the caller still calls opara__cudnn_conv_destroy. */
-OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
-/* Algorithm from cuDNN's heuristics (IMPLICIT_PRECOMP_GEMM without Relu: the identity epilogue
-   needs it) and its workspace size. Needs a handle (a GPU). */
-OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, int relu, opara__cudnn_conv* conv);
-OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara__cudnn_conv* conv);
 
 #endif /* OPARA_BACKEND_CUDA_H */

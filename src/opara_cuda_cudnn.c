@@ -1,7 +1,8 @@
-/* cuDNN convolution descriptors: the tensor, filter, convolution and activation descriptors of
-   one 2-D convolution (NCHW, float32, groups, fused bias + Relu/identity), checked against our
-   shape inference, and the algorithm/workspace choice from cuDNN's heuristics (never the
-   cudnnFind* autotuners, which allocate and synchronise and cannot run under capture).
+/* cuDNN convolutions: the tensor, filter, convolution and activation descriptors of one 2-D
+   convolution (NCHW, float32, groups, fused bias + Relu/identity), checked against our shape
+   inference; the algorithm/workspace choice from cuDNN's heuristics (never the cudnnFind*
+   autotuners, which allocate and synchronise and cannot run under capture); the call that
+   enqueues it on the handle's stream.
    The descriptor calls need no GPU, so tests/test_cuda_cudnn.c runs them on the real libcudnn. */
 #include "opara_backend_cuda.h"
 
@@ -55,20 +56,21 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const 
     OPARA__DNN_TRY(rt, dnn->cudnnSetActivationDescriptor(out->act, c->relu ? OPARA_CUDNN_ACTIVATION_RELU : OPARA_CUDNN_ACTIVATION_IDENTITY,
                                                          OPARA_CUDNN_NOT_PROPAGATE_NAN, 0.0),
                    "cudnnSetActivationDescriptor");
+    out->call = c->relu ? OPARA__CUDNN_BIAS_RELU : c->has_bias ? OPARA__CUDNN_BIAS : OPARA__CUDNN_FORWARD;
     out->algo = OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     return OPARA_OK;
 }
 
 OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, int relu, opara__cudnn_conv* conv) {
-    opara_cudnnConvolutionFwdAlgoPerf_t perf[8];
+                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv) {
+    opara_cudnnConvolutionFwdAlgoPerf_t perf[OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0, i;
-    if (relu) {
-        OPARA__DNN_TRY(rt, dnn->cudnnGetConvolutionForwardAlgorithm_v7(handle, conv->x, conv->w, conv->conv, conv->y, 8,
-                                                                       &returned, perf),
+    if (conv->call != OPARA__CUDNN_BIAS) {
+        OPARA__DNN_TRY(rt, dnn->cudnnGetConvolutionForwardAlgorithm_v7(handle, conv->x, conv->w, conv->conv, conv->y,
+                                                                       OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
                        "cudnnGetConvolutionForwardAlgorithm_v7");
         for (i = 0; i < returned; ++i)
-            if (perf[i].status == OPARA_CUDNN_STATUS_SUCCESS) {
+            if (perf[i].status == OPARA_CUDNN_STATUS_SUCCESS && perf[i].memory <= OPARA__CUDNN_WORKSPACE_LIMIT) {
                 conv->algo = perf[i].algo;
                 break;
             }
@@ -77,6 +79,20 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const op
                                                                     &conv->workspace),
                    "cudnnGetConvolutionForwardWorkspaceSize");
     return OPARA_OK;
+}
+
+/* alpha = 1 and beta (alpha2 for the fused call) = 0: y is overwritten, never read, so the fused
+   call passes y as z. */
+OPARA__PRIVATE opara_cudnnStatus_t opara__cudnn_conv_run(const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                        const opara__cudnn_conv* conv, const void* x, const void* w,
+                                                        const void* bias, void* y, void* workspace, size_t workspace_bytes) {
+    const float one = 1.0f, zero = 0.0f;
+    if (conv->call == OPARA__CUDNN_FORWARD)
+        return dnn->cudnnConvolutionForward(handle, &one, conv->x, x, conv->w, w, conv->conv, conv->algo, workspace,
+                                            workspace_bytes, &zero, conv->y, y);
+    return dnn->cudnnConvolutionBiasActivationForward(handle, &one, conv->x, x, conv->w, w, conv->conv, conv->algo, workspace,
+                                                      workspace_bytes, &zero, conv->y, y, conv->bias, bias, conv->act,
+                                                      conv->y, y);
 }
 
 OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara__cudnn_conv* conv) {

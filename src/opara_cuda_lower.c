@@ -766,12 +766,107 @@ static int opara__cul_fused_act(const opara__node* n) {
     return -1;
 }
 
+/* The arguments both convolution kernels start with: X, W, B, Y and the geometry. */
+static void opara__cul_conv_args(const opara__cul_lw* w, opara__cuda_launch* L, const opara__shape* x, const opara__shape* y,
+                                 const opara__cul_win2* v, int64_t group) {
+    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
+    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
+    opara__cul_arg_tensor(L, opara__cul_in(w, 2));
+    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
+    opara__cul_arg_i32(L, x->dims[0]), opara__cul_arg_i32(L, x->dims[1]), opara__cul_arg_i32(L, v->H), opara__cul_arg_i32(L, v->W);
+    opara__cul_arg_i32(L, y->dims[1]), opara__cul_arg_i32(L, v->kh), opara__cul_arg_i32(L, v->kw);
+    opara__cul_arg_i32(L, v->OH), opara__cul_arg_i32(L, v->OW);
+    opara__cul_arg_i32(L, v->sh), opara__cul_arg_i32(L, v->sw), opara__cul_arg_i32(L, v->ph), opara__cul_arg_i32(L, v->pw);
+    opara__cul_arg_i32(L, v->dh), opara__cul_arg_i32(L, v->dw), opara__cul_arg_i32(L, group);
+}
+
+static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
+                                                    opara__cul_win2 v, int64_t group) {
+    const opara__node* n = &w->g->nodes[w->node];
+    opara__cuda_launch* L;
+    if (opara__node_attr(n, "output_shape") || strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "NOTSET") != 0) {
+        /* pads implied by output_shape / auto_pad: total padding = full size - output size */
+        int64_t full_h = (v.H - 1) * v.sh + (v.kh - 1) * v.dh + 1, full_w = (v.W - 1) * v.sw + (v.kw - 1) * v.dw + 1;
+        int64_t th = full_h - v.OH, tw = full_w - v.OW;
+        int upper = strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "SAME_LOWER") != 0;
+        v.ph = th > 0 ? (upper ? th / 2 : th - th / 2) : 0;
+        v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
+    }
+    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__cul_conv_args(w, L, x, y, &v, group);
+    opara__cul_grid_1d(L, opara__cul_numel(y));
+    return OPARA_OK;
+}
+
+/* The convolution's geometry in cuDNN's int terms; 0 when a size is empty or beyond int. */
+static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, const opara__cul_win2* v, int64_t group,
+                                opara__cuda_conv_geom* c) {
+    int64_t g[19];
+    int i;
+    g[0] = x->dims[0], g[1] = x->dims[1], g[2] = v->H, g[3] = v->W, g[4] = y->dims[1], g[5] = v->kh, g[6] = v->kw;
+    g[7] = v->OH, g[8] = v->OW, g[9] = v->ph + 1, g[10] = v->pw + 1, g[11] = v->ph_end + 1, g[12] = v->pw_end + 1;
+    g[13] = v->sh, g[14] = v->sw, g[15] = v->dh, g[16] = v->dw, g[17] = group, g[18] = opara__cul_numel(x);
+    for (i = 0; i < 19; ++i)
+        if (g[i] < 1 || g[i] > INT32_MAX) return 0;
+    if (opara__cul_numel(y) > INT32_MAX) return 0;
+    memset(c, 0, sizeof *c);
+    c->N = (int)g[0], c->C = (int)g[1], c->H = (int)g[2], c->W = (int)g[3], c->K = (int)g[4], c->R = (int)g[5];
+    c->S = (int)g[6], c->OH = (int)g[7], c->OW = (int)g[8], c->ph = (int)v->ph, c->pw = (int)v->pw;
+    c->ph_end = (int)v->ph_end, c->pw_end = (int)v->pw_end, c->sh = (int)v->sh, c->sw = (int)v->sw;
+    c->dh = (int)v->dh, c->dw = (int)v->dw, c->group = (int)group;
+    return 1;
+}
+
+/* A Conv that cuDNN can express becomes one cuDNN call with bias and Relu fused (a Relu without a
+   bias gets zeros from the aux table: the fused call needs a bias). *done = 0 leaves the Conv to
+   our kernel. */
+static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
+                                                const opara__cul_win2* v, int64_t group, int act, int* done) {
+    opara__cuda_lowering* low = w->low;
+    opara__cuda_conv_geom c;
+    opara__cudnn_conv* conv;
+    opara__cuda_launch* L;
+    int32_t bias = opara__cul_in(w, 2), zeros_at = -1;
+    opara_result r;
+    *done = 0;
+    if (!opara__cul_conv_geom(x, y, v, group, &c)) return OPARA_OK;
+    c.relu = act == OPARA__CUDA_ACT_RELU;
+    c.has_bias = bias >= 0 || c.relu;
+    if (!opara__cudnn_conv_supported(&c)) return OPARA_OK;
+    if (opara__grow(w->rt, (void**)&low->dnn_convs, &low->cap_dnn_convs, low->n_dnn_convs + 1, sizeof *conv) != OPARA_OK)
+        return OPARA_ERR_OUT_OF_MEMORY;
+    conv = &low->dnn_convs[low->n_dnn_convs];
+    r = opara__cudnn_conv_describe(w->rt, low->dnn, &c, conv);
+    if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->dnn, low->dnn_handle, conv);
+    if (r != OPARA_OK) {
+        opara__cudnn_conv_destroy(low->dnn, conv);
+        return r;
+    }
+    low->n_dnn_convs++;
+    if (bias < 0 && c.relu) {
+        float* zeros = (float*)opara__calloc(w->rt, (size_t)c.K, sizeof(float));
+        r = zeros ? opara__cul_aux_push(w, zeros, (size_t)c.K, &zeros_at) : OPARA_ERR_OUT_OF_MEMORY;
+        opara__free(w->rt, zeros);
+        if (r != OPARA_OK) return r;
+    }
+    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV2D))) return OPARA_ERR_OUT_OF_MEMORY;
+    L->type = OPARA__CULAUNCH_CUDNN;
+    L->lib = low->n_dnn_convs - 1;
+    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
+    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
+    if (zeros_at >= 0) opara__cul_arg(L, OPARA__CUARG_AUX, zeros_at, 0);
+    else opara__cul_arg_tensor(L, bias);
+    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
+    *done = 1;
+    return OPARA_OK;
+}
+
 static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__cul_in_shape(w, 0), *wt = opara__cul_in_shape(w, 1), *y = opara__cul_out_shape(w, 0);
     int64_t group = opara__attr_int(n, "group", 1), K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
-    int act = opara__cul_fused_act(n);
+    int act = opara__cul_fused_act(n), done = 0;
     opara__cul_win2 v;
     opara__cuda_launch* L;
     opara_result r;
@@ -783,38 +878,12 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (r != OPARA_OK) return r;
     if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
-    if (transpose) {
-        int64_t total = opara__cul_numel(y);
-        if (opara__node_attr(n, "output_shape") || strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "NOTSET") != 0) {
-            /* pads implied by output_shape / auto_pad: total padding = full size - output size */
-            int64_t full_h = (v.H - 1) * v.sh + (v.kh - 1) * v.dh + 1, full_w = (v.W - 1) * v.sw + (v.kw - 1) * v.dw + 1;
-            int64_t th = full_h - v.OH, tw = full_w - v.OW;
-            int upper = strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "SAME_LOWER") != 0;
-            v.ph = th > 0 ? (upper ? th / 2 : th - th / 2) : 0;
-            v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
-        }
-        if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
-        opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-        opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-        opara__cul_arg_tensor(L, opara__cul_in(w, 2));
-        opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-        opara__cul_arg_i32(L, x->dims[0]), opara__cul_arg_i32(L, x->dims[1]), opara__cul_arg_i32(L, v.H), opara__cul_arg_i32(L, v.W);
-        opara__cul_arg_i32(L, K), opara__cul_arg_i32(L, v.kh), opara__cul_arg_i32(L, v.kw), opara__cul_arg_i32(L, v.OH), opara__cul_arg_i32(L, v.OW);
-        opara__cul_arg_i32(L, v.sh), opara__cul_arg_i32(L, v.sw), opara__cul_arg_i32(L, v.ph), opara__cul_arg_i32(L, v.pw);
-        opara__cul_arg_i32(L, v.dh), opara__cul_arg_i32(L, v.dw), opara__cul_arg_i32(L, group);
-        opara__cul_grid_1d(L, total);
-        return OPARA_OK;
-    }
+    if (transpose) return opara__cul_lower_conv_transpose(w, x, y, v, group);
+    if (w->low->dnn && (r = opara__cul_lower_conv_cudnn(w, x, y, &v, group, act, &done)) != OPARA_OK) return r;
+    if (done) return OPARA_OK;
     kgroup = K / (group > 0 ? group : 1);
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV2D))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 2));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, x->dims[0]), opara__cul_arg_i32(L, x->dims[1]), opara__cul_arg_i32(L, v.H), opara__cul_arg_i32(L, v.W);
-    opara__cul_arg_i32(L, K), opara__cul_arg_i32(L, v.kh), opara__cul_arg_i32(L, v.kw), opara__cul_arg_i32(L, v.OH), opara__cul_arg_i32(L, v.OW);
-    opara__cul_arg_i32(L, v.sh), opara__cul_arg_i32(L, v.sw), opara__cul_arg_i32(L, v.ph), opara__cul_arg_i32(L, v.pw);
-    opara__cul_arg_i32(L, v.dh), opara__cul_arg_i32(L, v.dw), opara__cul_arg_i32(L, group);
+    opara__cul_conv_args(w, L, x, y, &v, group);
     opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
     L->grid[0] = (uint32_t)((x->dims[0] * v.OH * v.OW + 15) / 16);
     L->grid[1] = (uint32_t)((kgroup + 15) / 16);
@@ -948,9 +1017,11 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     opara__cul_lw w;
     uint32_t i;
     opara_result r = OPARA_OK;
-    int use_cublas = low->use_cublas;
+    opara__cuda_lowering keep = *low; /* the caller's choices */
     memset(low, 0, sizeof *low);
-    low->use_cublas = use_cublas;
+    low->use_cublas = keep.use_cublas;
+    low->dnn = keep.dnn;
+    low->dnn_handle = keep.dnn_handle;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     if (!low->node_start) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
     w.rt = rt, w.g = g, w.shapes = shapes, w.dtypes = dtypes, w.low = low;
@@ -966,6 +1037,9 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
 }
 
 OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_lowering* low) {
+    uint32_t i;
+    for (i = 0; i < low->n_dnn_convs; ++i) opara__cudnn_conv_destroy(low->dnn, &low->dnn_convs[i]);
+    opara__free(rt, low->dnn_convs);
     opara__free(rt, low->launches);
     opara__free(rt, low->node_start);
     opara__free(rt, low->meta);

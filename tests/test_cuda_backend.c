@@ -24,6 +24,10 @@ static const char* cublas_path(void) {
     const char* e = getenv("OPARA_CUBLAS");
     return e && *e ? e : OPARA_EMU_LIB_DIR "/libcublas.so";
 }
+static const char* cudnn_path(void) {
+    const char* e = getenv("OPARA_CUDNN");
+    return e && *e ? e : OPARA_EMU_LIB_DIR "/libcudnn.so";
+}
 
 /* The emulator's control API (absent on a real driver: those tests skip). */
 typedef int (*emu_config_fn)(const char* key, long long value);
@@ -272,6 +276,7 @@ static opara__cuda_options options(opara__cuda_mode mode) {
     o.mode = mode;
     o.driver_path = driver_path();
     o.cublas_path = cublas_path();
+    o.cudnn_path = cudnn_path();
     return o;
 }
 
@@ -329,8 +334,9 @@ OT_TEST(all_modes_match_the_reference_under_five_seeds) {
                     CHECK(0);
                 }
             }
-            if (seed == 1) printf("%-9s NMSE vs reference %.2e (streams %u, launches %u, GEMM %s)\n", mode_name(mode), e,
-                                  info.plan->n_streams, info.n_launches, info.cublas ? "cuBLAS" : "opara_sgemm_f32");
+            if (seed == 1)
+                printf("%-9s NMSE vs reference %.2e (streams %u, launches %u, GEMM %s, %u of 4 Conv on cuDNN)\n", mode_name(mode),
+                       e, info.plan->n_streams, info.n_launches, info.cublas ? "cuBLAS" : "opara_sgemm_f32", info.n_cudnn_convs);
             opara__cuda_session_destroy(s);
         }
     opara__graph_free(&m.g);
@@ -412,17 +418,19 @@ OT_TEST(captured_graph_has_exactly_the_plan_dependencies) {
                 found = (int)k;
             }
         }
-        launch_of[i] = found; /* -1: a kernel of a library (cuBLAS), matched below */
+        launch_of[i] = found; /* -1: a kernel of a library (cuBLAS, cuDNN), matched below */
     }
-    /* library kernels: the k-th unmatched graph node (creation order) belongs to the k-th cuBLAS
-       launch in the plan's launch order (one library kernel per call, as the emulator's cuBLAS) */
+    /* library kernels: the k-th unmatched graph node (creation order) belongs to the k-th library
+       launch in the plan's launch order (one library kernel per call, as the emulator's cuBLAS and
+       cuDNN make) */
     {
         size_t u = 0;
         uint32_t p;
         for (p = 0; p < info.plan->n_nodes; ++p) {
             uint32_t nd = info.plan->order[p], l;
             for (l = info.node_launch_start[nd]; l < info.node_launch_start[nd + 1]; ++l) {
-                if (info.launches[l].type != OPARA__CULAUNCH_CUBLAS) continue;
+                if (info.launches[l].type != OPARA__CULAUNCH_CUBLAS && info.launches[l].type != OPARA__CULAUNCH_CUDNN)
+                    continue;
                 while (u < n_nodes && launch_of[u] >= 0) ++u;
                 CHECK(u < n_nodes);
                 if (u < n_nodes) launch_of[u++] = (int)l;
@@ -542,27 +550,40 @@ OT_TEST(capture_failures_fall_back_to_eager_with_the_reason) {
     check_fallback(T, NULL, 1, "cuStreamEndCapture"); /* an unsafe cuMemAlloc invalidated the capture */
 }
 
+/* Every device allocation of session creation fails in turn (the arena with the library
+   workspaces, constants, inputs, tables, and the libraries' own handles): each is a clear
+   out-of-device-memory error and frees everything (ASan/LSan in `make test SAN=1`). */
 OT_TEST(allocation_failure_is_a_clear_error_and_frees_everything) {
     test_model m;
     char why[512];
     emu_config_fn cfg = emu_config();
     opara__cuda_options o = options(OPARA__CUDA_GRAPH);
     opara__cuda_session* s = NULL;
-    int nth;
+    int nth, failures = 0, arena_seen = 0;
+    opara_result r = OPARA_ERR_DEVICE_MEMORY;
     if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
     if (!cfg) SKIP("fault injection needs the emulator");
     m.rt = make_runtime();
     REQUIRE(build_model(&m, 0));
-    for (nth = 1; nth <= 4; ++nth) { /* arena, constants, inputs, tables */
-        opara_result r;
+    for (nth = 1; nth <= 64 && r != OPARA_OK; ++nth) {
+        const char* err;
         cfg("fail_alloc", nth);
         r = opara__cuda_session_create(m.rt, &m.g, &o, &s);
         cfg("fail_alloc", 0);
+        if (r == OPARA_OK) break;
+        err = opara_runtime_last_error(m.rt);
+        ++failures;
         CHECK_EQ(OPARA_ERR_DEVICE_MEMORY, r);
         CHECK(s == NULL);
-        CHECK(strstr(opara_runtime_last_error(m.rt), "cuMemAlloc") != NULL);
-        OT_LOG("allocation %d: %s", nth, opara_runtime_last_error(m.rt));
+        CHECK(strstr(err, "cuMemAlloc") != NULL || strstr(err, "cudnnCreate") != NULL || strstr(err, "handle for stream") != NULL);
+        if (strstr(err, "arena and library workspaces")) arena_seen = 1;
+        OT_LOG("allocation %d: %s", nth, err);
     }
+    CHECK_EQ(OPARA_OK, r); /* past the last allocation the session is created */
+    CHECK(failures >= 5);  /* the four buffers and at least one library handle */
+    CHECK(arena_seen);
+    printf("session creation: %d device allocations, each failure reported and cleaned up\n", failures);
+    opara__cuda_session_destroy(s);
     opara__graph_free(&m.g);
     opara_runtime_destroy(m.rt);
 }

@@ -5,7 +5,12 @@
  * handle's stream as emulator kernels (captured like kernel launches, cuda-semantics.md A17).
  * [EMU] choices: the per-algorithm support rules and workspace sizes are plausible, not NVIDIA's (DIRECT is
  * never supported, as in cuDNN; FFT needs unit stride and dilation; WINOGRAD a 3x3 filter ...); a workspace
- * smaller than the algorithm's size gives CUDNN_STATUS_BAD_PARAM. */
+ * smaller than the algorithm's size gives CUDNN_STATUS_BAD_PARAM.
+ * Execution calls check what a GPU would only show as corrupted memory: every tensor, the filter, the bias
+ * and the workspace must lie inside live device allocations over the whole extent their descriptors
+ * describe (first and last byte), else CUDNN_STATUS_BAD_PARAM with a report.
+ * opara_emu_cudnn_calls(name) counts the successful execution calls per function (tests prove a
+ * convolution really went through cuDNN). */
 #include <limits.h>
 
 #include "emu_lib.h"
@@ -56,6 +61,25 @@ static void (*const exports[])(void) __attribute__((used)) = {OPARA_CUDA_CUDNN_F
 #define OK OPARA_CUDNN_STATUS_SUCCESS
 
 static void report(const char* msg) { emu_lib_report("cuDNN", msg); }
+
+/* ---------------------------------------------------------------- call counters */
+
+int opara_emu_is_device_pointer(const void* p); /* the emulated driver's allocation lookup */
+
+enum { COUNT_FORWARD, COUNT_BIAS_ACT, COUNT_ADD_TENSOR, COUNT_N };
+static const char* const count_names[COUNT_N] = {"cudnnConvolutionForward", "cudnnConvolutionBiasActivationForward",
+                                                 "cudnnAddTensor"};
+static long long counts[COUNT_N];
+
+static void count(int which) { __atomic_fetch_add(&counts[which], 1, __ATOMIC_RELAXED); }
+
+/* Successful calls of the named execution function since the library was loaded; -1 for other names. */
+EMU_LIB_API long long opara_emu_cudnn_calls(const char* name) {
+    int i;
+    for (i = 0; i < COUNT_N; i++)
+        if (name && strcmp(name, count_names[i]) == 0) return __atomic_load_n(&counts[i], __ATOMIC_RELAXED);
+    return -1;
+}
 
 /* ---------------------------------------------------------------- library, handles */
 
@@ -426,10 +450,13 @@ opara_cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(opara_cudnnHandle_t 
     return workspace_for(convDesc, &g, algo, sizeInBytes);
 }
 
-/* Heuristic order of the fake (supported algorithms first, then the rest with NOT_SUPPORTED). */
+/* Heuristic order of the fake (supported algorithms first, then the rest with NOT_SUPPORTED). Winograd
+ * leads where it applies (unit-stride ungrouped 3x3/5x5, as cuDNN favours for fp32), so a caller sees a
+ * first choice that needs a sizeable workspace and is not IMPLICIT_PRECOMP_GEMM (the only algorithm the
+ * IDENTITY epilogue allows). */
 static const opara_cudnnConvolutionFwdAlgo_t heuristic_order[] = {
-    OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
+    OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING,           OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT,                  OPARA_CUDNN_CONVOLUTION_FWD_ALGO_DIRECT};
 
@@ -488,6 +515,36 @@ static opara_cudnnStatus_t conv_supported(opara_cudnnConvolutionDescriptor_t cd,
         return OPARA_CUDNN_STATUS_NOT_SUPPORTED;
     }
     return OK;
+}
+
+/* [p, p + bytes) inside device memory: its first and last byte are in live allocations. */
+static int device_range(const void* p, size_t bytes, const char* what) {
+    char msg[200];
+    if (bytes == 0 || (opara_emu_is_device_pointer(p) && opara_emu_is_device_pointer((const char*)p + bytes - 1))) return 1;
+    snprintf(msg, sizeof msg, "%s at %p: its %zu bytes are not inside a live device allocation", what, p, bytes);
+    report(msg);
+    return 0;
+}
+
+static size_t type_size(opara_cudnnDataType_t t) {
+    switch (t) {
+    case OPARA_CUDNN_DATA_DOUBLE: case OPARA_CUDNN_DATA_INT64: return 8;
+    case OPARA_CUDNN_DATA_HALF: case OPARA_CUDNN_DATA_BFLOAT16: return 2;
+    case OPARA_CUDNN_DATA_INT8: case OPARA_CUDNN_DATA_UINT8: return 1;
+    default: return 4;
+    }
+}
+
+/* The bytes a tensor descriptor reaches from its base pointer (non-negative strides). */
+static size_t tensor_span(opara_cudnnTensorDescriptor_t t) {
+    size_t last = 0;
+    int i;
+    for (i = 0; i < t->nb; i++) last += (size_t)(t->dims[i] - 1) * (size_t)(t->strides[i] > 0 ? t->strides[i] : 0);
+    return (last + 1) * type_size(t->type);
+}
+
+static int tensor_in_memory(opara_cudnnTensorDescriptor_t t, const void* p, const char* what) {
+    return device_range(p, tensor_span(t), what);
 }
 
 /* One launch of opara_emulib_conv2d. */
@@ -562,6 +619,10 @@ static opara_cudnnStatus_t forward_check(opara_cudnnHandle_t handle, opara_cudnn
         report(msg);
         return BAD;
     }
+    if (!tensor_in_memory(xDesc, x, "convolution input x") || !tensor_in_memory(yDesc, y, "convolution output y") ||
+        !device_range(w, (size_t)wDesc->k * wDesc->c * wDesc->r * wDesc->s * type_size(wDesc->type), "filter w") ||
+        (workSpace && !device_range(workSpace, workSpaceSizeInBytes, "workspace")))
+        return BAD;
     return OK;
 }
 
@@ -588,7 +649,8 @@ opara_cudnnStatus_t cudnnConvolutionForward(opara_cudnnHandle_t handle, const vo
     l.yd = yDesc;
     l.alpha1 = *(const float*)alpha;
     l.alpha2 = *(const float*)beta;
-    return conv_enqueue(handle, convDesc, &g, &l);
+    if ((st = conv_enqueue(handle, convDesc, &g, &l)) == OK) count(COUNT_FORWARD);
+    return st;
 }
 
 /* The bias is 1 x K x 1 x 1 (any strides); z has y's shape. */
@@ -618,6 +680,7 @@ opara_cudnnStatus_t cudnnConvolutionBiasActivationForward(
     if (st != OK) return st;
     if (!alpha1 || !alpha2 || !z || !bias) return BAD;
     if ((st = epilogue_check(zDesc, biasDesc, yDesc)) != OK) return st;
+    if (!tensor_in_memory(zDesc, z, "residual z") || !tensor_in_memory(biasDesc, bias, "bias")) return BAD;
     if (!emu_lib_registry_has(&acts, activationDesc) || !activationDesc->set) return BAD;
     /* cuDNN: only RELU and IDENTITY, and IDENTITY only with IMPLICIT_PRECOMP_GEMM */
     if (activationDesc->mode != OPARA_CUDNN_ACTIVATION_RELU &&
@@ -637,7 +700,8 @@ opara_cudnnStatus_t cudnnConvolutionBiasActivationForward(
     l.alpha2 = *(const float*)alpha2;
     l.relu = activationDesc->mode == OPARA_CUDNN_ACTIVATION_RELU;
     l.bias_stride = biasDesc->strides[1];
-    return conv_enqueue(handle, convDesc, &g, &l);
+    if ((st = conv_enqueue(handle, convDesc, &g, &l)) == OK) count(COUNT_BIAS_ACT);
+    return st;
 }
 
 /* ---------------------------------------------------------------- add tensor */
@@ -675,6 +739,7 @@ opara_cudnnStatus_t cudnnAddTensor(opara_cudnnHandle_t handle, const void* alpha
     opara_cudnnStatus_t st;
     if (!emu_lib_registry_has(&handles, handle) || !alpha || !beta || !A || !C) return BAD;
     if ((st = add_shape(aDesc, cDesc, dims, as, cs)) != OK) return st;
+    if (!tensor_in_memory(aDesc, A, "cudnnAddTensor A") || !tensor_in_memory(cDesc, C, "cudnnAddTensor C")) return BAD;
     al = *(const float*)alpha;
     be = *(const float*)beta;
     args[0] = (void*)&A;
@@ -693,5 +758,6 @@ opara_cudnnStatus_t cudnnAddTensor(opara_cudnnHandle_t handle, const void* alpha
     block[1] = block[2] = 1;
     if (emu_lib_launch("opara_emulib_add_tensor", grid, block, handle->stream, args) != OPARA_CUDA_SUCCESS)
         return OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
+    count(COUNT_ADD_TENSOR);
     return OK;
 }
