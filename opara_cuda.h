@@ -1279,7 +1279,7 @@ extern "C" {
     X(CUPTI_ERROR_INVALID_PARAMETER, 1) \
     X(CUPTI_ERROR_MAX_LIMIT_REACHED, 12) \
     X(CUPTI_ERROR_NOT_INITIALIZED, 15) \
-    X(CUPTI_ERROR_NOT_COMPATIBLE, 28) \
+    X(CUPTI_ERROR_NOT_COMPATIBLE, 14) \
     X(CUPTI_ERROR_UNKNOWN, 999)
 typedef enum opara_CUptiResult_enum { OPARA_CUPTI_RESULT_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUptiResult;
 
@@ -1295,7 +1295,7 @@ typedef enum opara_CUpti_ExternalCorrelationKind_enum {
 
 #define OPARA_CUPTI_ACTIVITY_FLAG_FLUSH_FORCED 1
 
-/* Every record starts with its kind. */
+/* Every record starts with its kind (only ever read through a pointer; CUPTI's is 8-aligned). */
 typedef struct opara_CUpti_Activity {
     opara_CUpti_ActivityKind kind;
 } opara_CUpti_Activity;
