@@ -297,7 +297,7 @@ static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc
     if (r != OPARA_OK) return r;
     s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
     if (!s->prof) return opara__cub_oom(s);
-    r = opara__cuda_profile_static(s->rt, &s->cu, s->funcs, &s->low, s->g->n_nodes, s->opt.measured, s->prof);
+    r = opara__cuda_profile_static(s->rt, &s->cu, s->funcs, s->g, s->shapes, &s->low, s->opt.measured, s->prof);
     if (r == OPARA_OK) opara__cuda_profile_to_descs(s->prof, s->g->n_nodes, descs);
     return r;
 }

@@ -249,15 +249,16 @@ typedef enum opara__cuda_lib_kind {
 OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, double m, double n, double batch,
                                                 opara__cuda_op_profile* out);
 /* Static profile of every node from its lowered launches: our kernels through cuFuncGetAttribute
-   (NUM_REGS, SHARED_SIZE_BYTES, MAX_THREADS_PER_BLOCK), library calls from the estimates; then the
-   rows of a profiling run (measured, may be NULL) on top. rows: [n_nodes]. */
+   (NUM_REGS, SHARED_SIZE_BYTES, MAX_THREADS_PER_BLOCK), cuBLAS calls and any library call on a
+   convolution node from the estimates; then the rows of a profiling run (measured, may be NULL) on
+   top. rows: [g->n_nodes]. */
 OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
-                                                      const opara_CUfunction* funcs, const opara__cuda_lowering* low,
-                                                      uint32_t n_nodes, const opara__cuda_op_profile* measured,
-                                                      opara__cuda_op_profile* rows);
-/* The scheduler's descriptors from the rows (launch shape, registers, shared memory, measured time). */
-OPARA__PRIVATE void opara__cuda_profile_to_descs(const opara__cuda_op_profile* rows, uint32_t n_nodes,
-                                                opara__op_desc* descs);
+                                                      const opara_CUfunction* funcs, const opara__graph* g,
+                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows);
+/* The scheduler's descriptors from the rows (launch shape, registers, shared memory, measured time);
+   a library row without an estimate takes the default model's launch instead (and shows it). */
+OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs);
 /* Session creation with opt->profile: an eager sequential session runs once with an event pair
    around every node (and CUPTI when it works), then the real session is planned with the
    measured rows. */

@@ -29,10 +29,11 @@
    B slice of floats = 2 * (128*8 + 8*128) * 4 B = 16 KiB; registers 128 per thread (64
    accumulators plus operands and addresses; the 256-thread block then fits the 64 Ki register
    file of one SM twice). Grid: one block per 128x128 output tile per batch item / group. */
+static double opara__cup_tiles(double extent) { return extent > 128 ? (double)(uint64_t)((extent + 127) / 128) : 1; }
+
 OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, double m, double n, double batch,
                                                 opara__cuda_op_profile* out) {
-    double tiles_m = m > 0 ? (double)(uint64_t)((m + 127) / 128) : 1, tiles_n = n > 0 ? (double)(uint64_t)((n + 127) / 128) : 1;
-    double blocks = (tiles_m < 1 ? 1 : tiles_m) * (tiles_n < 1 ? 1 : tiles_n) * (batch >= 1 ? batch : 1);
+    double blocks = opara__cup_tiles(m) * opara__cup_tiles(n) * (batch >= 1 ? batch : 1);
     memset(out, 0, sizeof *out);
     opara__format(out->kernel, sizeof out->kernel, "%s",
                   kind == OPARA__CULIB_CONV ? "cuDNN conv (est. 128x128 implicit GEMM)" : "cuBLAS sgemm (est. 128x128)");
@@ -74,6 +75,25 @@ static void opara__cup_cublas_row(const opara__cuda_launch* L, opara__cuda_op_pr
     opara__cuda_library_estimate(OPARA__CULIB_GEMM, m, n, (double)L->grid[2], row);
 }
 
+/* Any other library call (cuDNN): on a convolution node the implicit-GEMM estimate from the output
+   shape [N, K, spatial...] and the group count, else no launch shape (the default model's stays). */
+static void opara__cup_library_row(const opara__graph* g, const opara__shape* shapes, uint32_t node,
+                                   opara__cuda_op_profile* row) {
+    const opara__node* nd = &g->nodes[node];
+    const opara__shape* y = nd->n_outputs > 0 && nd->outputs[0] >= 0 ? &shapes[nd->outputs[0]] : NULL;
+    double pixels = 1, groups = (double)opara__attr_int(nd, "group", 1);
+    int32_t d;
+    memset(row, 0, sizeof *row);
+    if ((nd->op == OPARA__OP_CONV || nd->op == OPARA__OP_CONV_TRANSPOSE) && y && y->ndim >= 3) {
+        for (d = 0; d < y->ndim; ++d)
+            if (d != 1) pixels *= (double)y->dims[d];
+        opara__cuda_library_estimate(OPARA__CULIB_CONV, pixels, (double)y->dims[1] / (groups >= 1 ? groups : 1), groups, row);
+        return;
+    }
+    opara__format(row->kernel, sizeof row->kernel, "library call");
+    row->source = OPARA__CURES_ESTIMATE;
+}
+
 /* The node's main launch: its first kernel or library call; a copy only when it has nothing else. */
 static const opara__cuda_launch* opara__cup_main_launch(const opara__cuda_lowering* low, uint32_t node) {
     const opara__cuda_launch* copy = NULL;
@@ -86,10 +106,10 @@ static const opara__cuda_launch* opara__cup_main_launch(const opara__cuda_loweri
 }
 
 OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
-                                                      const opara_CUfunction* funcs, const opara__cuda_lowering* low,
-                                                      uint32_t n_nodes, const opara__cuda_op_profile* measured,
-                                                      opara__cuda_op_profile* rows) {
-    uint32_t n;
+                                                      const opara_CUfunction* funcs, const opara__graph* g,
+                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows) {
+    uint32_t n, n_nodes = g->n_nodes;
     for (n = 0; n < n_nodes; ++n) {
         const opara__cuda_launch* L = opara__cup_main_launch(low, n);
         opara__cuda_op_profile* row = &rows[n];
@@ -100,9 +120,11 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
             if (r != OPARA_OK) return r;
         } else if (L->type == OPARA__CULAUNCH_CUBLAS) {
             opara__cup_cublas_row(L, row);
+        } else if (L->type == OPARA__CULAUNCH_COPY) {
+            opara__format(row->kernel, sizeof row->kernel, "memcpy DtoD");
+            row->source = OPARA__CURES_COPY;
         } else {
-            opara__format(row->kernel, sizeof row->kernel, "%s", L->type == OPARA__CULAUNCH_COPY ? "memcpy DtoD" : "library call");
-            row->source = L->type == OPARA__CULAUNCH_COPY ? OPARA__CURES_COPY : OPARA__CURES_ESTIMATE;
+            opara__cup_library_row(g, shapes, n, row);
         }
         if (!measured) continue;
         if (measured[n].source == OPARA__CURES_CUPTI) *row = measured[n];
@@ -112,13 +134,20 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
     return OPARA_OK;
 }
 
-OPARA__PRIVATE void opara__cuda_profile_to_descs(const opara__cuda_op_profile* rows, uint32_t n_nodes,
-                                                opara__op_desc* descs) {
+OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs) {
     uint32_t n;
     for (n = 0; n < n_nodes; ++n) {
-        const opara__cuda_op_profile* row = &rows[n];
+        opara__cuda_op_profile* row = &rows[n];
         opara__op_desc* d = &descs[n];
-        if (row->source == OPARA__CURES_DRIVER || row->source == OPARA__CURES_ESTIMATE || row->source == OPARA__CURES_CUPTI) {
+        if (row->source == OPARA__CURES_ESTIMATE && row->block[0] == 0) {
+            /* a library call we have no estimate for: the default model's launch, shown in the row */
+            row->grid[0] = d->grid;
+            row->block[0] = d->block_threads;
+            row->grid[1] = row->grid[2] = row->block[1] = row->block[2] = 1;
+            row->regs = d->regs_per_thread;
+            row->smem_static = d->smem_per_block;
+        } else if (row->source == OPARA__CURES_DRIVER || row->source == OPARA__CURES_ESTIMATE ||
+                   row->source == OPARA__CURES_CUPTI) {
             d->grid = row->grid[0] * row->grid[1] * row->grid[2];
             d->block_threads = row->block[0] * row->block[1] * row->block[2];
             if (row->regs) d->regs_per_thread = row->regs;
