@@ -36,7 +36,7 @@ OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, doub
     double blocks = opara__cup_tiles(m) * opara__cup_tiles(n) * (batch >= 1 ? batch : 1);
     memset(out, 0, sizeof *out);
     opara__format(out->kernel, sizeof out->kernel, "%s",
-                  kind == OPARA__CULIB_CONV ? "cuDNN conv (est. 128x128 implicit GEMM)" : "cuBLAS sgemm (est. 128x128)");
+                  kind == OPARA__CULIB_CONV ? "cuDNN conv est. 128x128 tile" : "cuBLAS sgemm est. 128x128 tile");
     out->grid[0] = blocks > 2147483647.0 ? 2147483647u : (uint32_t)blocks;
     out->grid[1] = out->grid[2] = 1;
     out->block[0] = 256;
