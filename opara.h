@@ -390,6 +390,9 @@ typedef struct opara_session_desc {
     int cuda_eager;                  /* CUDA: 1 launches on the plan's streams every run instead of
                                         replaying a CUDA graph (0: capture once, replay; the
                                         SEQUENTIAL strategy then gives the sequential-graph baseline) */
+    int cuda_profile;                /* CUDA: 1 runs the model once at creation with an event pair around
+                                        every op and plans with the measured per-op times (Alg. 2 then
+                                        takes the shortest ready op first); 0: static descriptors */
 } opara_session_desc;
 
 /* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
@@ -2004,6 +2007,133 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 }
 
 #endif /* OPARA_CUDA_IMPLEMENTATION */
+
+/* ============================================================================================== */
+/* CUPTI subset: the activity API's kernel records (CUPTI 13, cupti_activity.h)                   */
+/* ============================================================================================== */
+/* Loaded like the other libraries: opara_cuda_cupti_load(table, path, err, err_size), env
+   OPARA_CUPTI, search list libcupti.so.13 .12 .11 libcupti.so. On Windows the DLL name carries the
+   toolkit release, so give its path in OPARA_CUPTI (the list only tries cupti64.dll). CUPTI's
+   buffer callbacks take no user data: a caller needs one process-wide place to deliver records to. */
+#ifndef OPARA_CUDA_CUPTI_H_INCLUDED
+#define OPARA_CUDA_CUPTI_H_INCLUDED
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef OPARA_CUPTIAPI
+#  define OPARA_CUPTIAPI OPARA__CUDA_STDCALL
+#endif
+
+#define OPARA_CUPTI_RESULT_LIST(X) \
+    X(CUPTI_SUCCESS, 0) \
+    X(CUPTI_ERROR_INVALID_PARAMETER, 1) \
+    X(CUPTI_ERROR_MAX_LIMIT_REACHED, 12) \
+    X(CUPTI_ERROR_NOT_INITIALIZED, 15) \
+    X(CUPTI_ERROR_NOT_COMPATIBLE, 14) \
+    X(CUPTI_ERROR_UNKNOWN, 999)
+typedef enum opara_CUptiResult_enum { OPARA_CUPTI_RESULT_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUptiResult;
+
+#define OPARA_CUPTI_ACTIVITY_KIND_LIST(X) \
+    X(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 10) \
+    X(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, 39)
+typedef enum opara_CUpti_ActivityKind_enum { OPARA_CUPTI_ACTIVITY_KIND_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUpti_ActivityKind;
+
+#define OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_LIST(X) X(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 3)
+typedef enum opara_CUpti_ExternalCorrelationKind_enum {
+    OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_LIST(OPARA__CUDA_ENUM_ITEM)
+} opara_CUpti_ExternalCorrelationKind;
+
+#define OPARA_CUPTI_ACTIVITY_FLAG_FLUSH_FORCED 1
+
+/* Every record starts with its kind (only ever read through a pointer; CUPTI's is 8-aligned). */
+typedef struct opara_CUpti_Activity {
+    opara_CUpti_ActivityKind kind;
+} opara_CUpti_Activity;
+
+/* CUpti_ActivityKernel10 up to and including `name`: the members opara reads. The record is
+   longer (the full size is CUPTI's business: records are walked with cuptiActivityGetNextRecord). */
+typedef struct opara_CUpti_ActivityKernel10 {
+    opara_CUpti_ActivityKind kind;
+    uint8_t cacheConfig; /* a union of one byte in cupti_activity.h */
+    uint8_t sharedMemoryConfig;
+    uint16_t registersPerThread;
+    int partitionedGlobalCacheRequested;
+    int partitionedGlobalCacheExecuted;
+    uint64_t start, end, completed;
+    uint32_t deviceId, contextId, streamId;
+    int32_t gridX, gridY, gridZ, blockX, blockY, blockZ;
+    int32_t staticSharedMemory, dynamicSharedMemory;
+    uint32_t localMemoryPerThread, localMemoryTotal;
+    uint32_t correlationId;
+    int64_t gridId;
+    const char* name;
+} opara_CUpti_ActivityKernel10;
+
+typedef struct opara_CUpti_ActivityExternalCorrelation {
+    opara_CUpti_ActivityKind kind;
+    opara_CUpti_ExternalCorrelationKind externalKind;
+    uint64_t externalId;
+    uint32_t correlationId;
+    uint32_t reserved;
+} opara_CUpti_ActivityExternalCorrelation;
+
+typedef void(OPARA_CUPTIAPI* opara_CUpti_BuffersCallbackRequestFunc)(uint8_t** buffer, size_t* size, size_t* maxNumRecords);
+typedef void(OPARA_CUPTIAPI* opara_CUpti_BuffersCallbackCompleteFunc)(opara_CUcontext context, uint32_t streamId,
+                                                                      uint8_t* buffer, size_t size, size_t validSize);
+
+#define OPARA_CUDA_CUPTI_FUNCS(X) \
+    X(opara_CUptiResult, cuptiGetResultString, (opara_CUptiResult result, const char** str), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityRegisterCallbacks, (opara_CUpti_BuffersCallbackRequestFunc funcBufferRequested, opara_CUpti_BuffersCallbackCompleteFunc funcBufferCompleted), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityEnable, (opara_CUpti_ActivityKind kind), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityDisable, (opara_CUpti_ActivityKind kind), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityFlushAll, (uint32_t flag), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityGetNextRecord, (uint8_t* buffer, size_t validBufferSizeBytes, opara_CUpti_Activity** record), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityPushExternalCorrelationId, (opara_CUpti_ExternalCorrelationKind kind, uint64_t id), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityPopExternalCorrelationId, (opara_CUpti_ExternalCorrelationKind kind, uint64_t* lastId), OPARA_CUDA_REQUIRED)
+
+#define OPARA__CUDA_CUPTI_PFN(ret, name, params, req) typedef ret(OPARA_CUPTIAPI* opara_PFN_##name) params;
+OPARA_CUDA_CUPTI_FUNCS(OPARA__CUDA_CUPTI_PFN)
+
+typedef struct opara_cuda_cupti {
+    void* library;
+    char path[OPARA_CUDA_PATH_MAX];
+    OPARA_CUDA_CUPTI_FUNCS(OPARA__CUDA_LIB_MEMBER)
+} opara_cuda_cupti;
+
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cupti_load(opara_cuda_cupti* cupti, const char* path, char* err, size_t err_size);
+OPARA_CUDA_DEF void opara_cuda_cupti_unload(opara_cuda_cupti* cupti);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPARA_CUDA_CUPTI_H_INCLUDED */
+
+#if defined(OPARA_CUDA_IMPLEMENTATION) && !defined(OPARA_CUDA_CUPTI_IMPLEMENTATION_INCLUDED)
+#define OPARA_CUDA_CUPTI_IMPLEMENTATION_INCLUDED
+
+#define OPARA__CUDA_CUPTI_ENTRY(ret, name, params, req) {#name, 0, 0, 0, 0, offsetof(opara_cuda_cupti, name), req},
+static const opara__cuda_entry opara__cuda_cupti_entries[] = {OPARA_CUDA_CUPTI_FUNCS(OPARA__CUDA_CUPTI_ENTRY)};
+#ifdef _WIN32
+static const char* const opara__cuda_cupti_names[] = {"cupti64.dll"};
+#else
+static const char* const opara__cuda_cupti_names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11", "libcupti.so"};
+#endif
+static const opara__cuda_spec opara__cuda_cupti_spec = OPARA__CUDA_SPEC("CUPTI", "OPARA_CUPTI", cupti);
+
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cupti_load(opara_cuda_cupti* cupti, const char* path, char* err, size_t err_size) {
+    if (!cupti) return opara__cuda_invalid(opara__cuda_cupti_spec.what, err, err_size);
+    return opara__cuda_lib_load(&opara__cuda_cupti_spec, cupti, sizeof *cupti, &cupti->library, cupti->path, path, err,
+                                err_size);
+}
+
+OPARA_CUDA_DEF void opara_cuda_cupti_unload(opara_cuda_cupti* cupti) {
+    if (cupti) opara__cuda_unload(cupti, sizeof *cupti, cupti->library);
+}
+
+#endif /* OPARA_CUDA_CUPTI_IMPLEMENTATION_INCLUDED */
 /* ==== END opara_cuda.h ==== */
 /* ==== BEGIN src/opara_util.c ==== */
 /* Memory through the allocator hook, checked arithmetic, little-endian access, text helpers. */
@@ -6195,7 +6325,9 @@ typedef struct opara__op_desc {
     uint8_t op_class;         /* opara__op_class */
     uint8_t kernel_less;      /* no kernel at all (views): never delays anything */
     uint8_t has_info;         /* 0: no kernel data; Alg. 2 defers it like the reference code */
-    uint8_t reserved;
+    uint8_t time_measured;    /* 1: time_ms was measured (CUDA profiling run), 0: estimated */
+    double time_ms;           /* kernel time: the roofline estimate max(flops/peak, bytes/bandwidth) of
+                                 the default model, or measured; 0 for kernel-less ops */
 } opara__op_desc;
 
 typedef struct opara__device {
@@ -6236,7 +6368,9 @@ OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op);
 typedef enum opara__metric {
     OPARA__METRIC_DEFAULT = 0,
     OPARA__METRIC_SMEM_FRAC = 1, /* shared memory per block / per-block limit (the reference code) */
-    OPARA__METRIC_DOMINANT = 2   /* max of the block's share of an SM's threads, registers, shared memory */
+    OPARA__METRIC_DOMINANT = 2,  /* max of the block's share of an SM's threads, registers, shared memory */
+    OPARA__METRIC_TIME = 3       /* the op's kernel time (time_ms: measured by a profiling run, else the
+                                    roofline estimate); shortest first. Not in the paper */
 } opara__metric;
 
 /* Alg. 2's "alternately choose a non-empty list". */
@@ -9490,6 +9624,13 @@ static void opara__describe_other(const opara__desc_ctx* c, opara__op_desc* d) {
     }
 }
 
+/* The roofline lower bound of a kernel's time: max(FLOPs / peak, bytes / bandwidth). */
+static double opara__roofline_ms(const opara__op_desc* d, const opara__device* dev) {
+    double compute = dev->peak_flops > 0 ? d->flops / dev->peak_flops : 0;
+    double memory = dev->bandwidth > 0 ? d->bytes / dev->bandwidth : 0;
+    return 1e3 * OPARA__MAX(compute, memory);
+}
+
 static void opara__describe_node(const opara__desc_ctx* c, const opara__device* dev, opara__op_desc* d) {
     opara__op op = c->n->op;
     memset(d, 0, sizeof *d);
@@ -9506,6 +9647,7 @@ static void opara__describe_node(const opara__desc_ctx* c, const opara__device* 
     else if (d->flops <= 0) d->op_class = OPARA__CLASS_MEMORY;
     else d->op_class = (uint8_t)(d->flops >= opara__device_balance(dev) * d->bytes ? OPARA__CLASS_COMPUTE
                                                                                    : OPARA__CLASS_MEMORY);
+    d->time_ms = opara__roofline_ms(d, dev);
 }
 
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
@@ -9552,6 +9694,7 @@ OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__dev
     double threads, regs, smem;
     if (!d || !d->has_info || d->kernel_less) return HUGE_VAL;
     if (!dev) dev = opara__device_default();
+    if (metric == OPARA__METRIC_TIME) return d->time_ms;
     if (metric != OPARA__METRIC_DOMINANT) return opara__ratio(d->smem_per_block, dev->max_smem_per_block);
     threads = opara__ratio(d->block_threads, dev->max_threads_per_sm);
     regs = opara__ratio((double)d->block_threads * d->regs_per_thread, dev->max_regs_per_sm);
@@ -10193,7 +10336,7 @@ static opara_result opara__check_desc(const opara__graph* g, const opara__plan_d
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy %d", (int)d->strategy);
     if ((int)d->launch_order < 0 || d->launch_order >= OPARA_LAUNCH_COUNT)
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)d->launch_order);
-    if (d->metric > OPARA__METRIC_DOMINANT || d->alternation > OPARA__ALT_LAST_PICK ||
+    if (d->metric > OPARA__METRIC_TIME || d->alternation > OPARA__ALT_LAST_PICK ||
         d->pred_order > OPARA__PRED_ASC_STREAM || d->inherit > OPARA__INHERIT_FIRST_SUCCESSOR)
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a plan knob is out of range");
     if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
@@ -24529,6 +24672,12 @@ typedef struct opara__cuda_options {
     int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
+    /* profiler (opara_cuda_profile.c) */
+    int profile;                 /* one profiling run before planning: measured per-op times (and CUPTI
+                                    records of library kernels) replace the estimates; the plan's
+                                    metric becomes OPARA__METRIC_TIME unless opt.plan sets one */
+    const char* cupti_path;      /* NULL: OPARA_CUPTI, else the search list; "none": do not try CUPTI */
+    const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler) */
 } opara__cuda_options;
 
 typedef struct opara__cuda_session opara__cuda_session;
@@ -24565,6 +24714,7 @@ typedef struct opara__cuda_info {
     opara_CUgraph graph;          /* the captured graph (graph modes), kept for inspection */
     const opara__cuda_launch* launches;
     const uint32_t* node_launch_start; /* [n_nodes + 1] */
+    const struct opara__cuda_op_profile* profile; /* [n_nodes] the resources and times the plan used */
 } opara__cuda_info;
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
@@ -24647,6 +24797,62 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
 OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_lowering* low);
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);
+
+/* ---- profiler (opara_cuda_profile.c) ------------------------------------------------------------ */
+
+/* Where a node's resource numbers come from. */
+typedef enum opara__cuda_res_source {
+    OPARA__CURES_NONE = 0,     /* no launch (views, copies the plan made unnecessary) */
+    OPARA__CURES_DRIVER = 1,   /* our kernel: cuFuncGetAttribute and the launch configuration */
+    OPARA__CURES_ESTIMATE = 2, /* library kernel: the documented estimate (opara__cuda_library_estimate) */
+    OPARA__CURES_CUPTI = 3,    /* library kernel: a CUPTI kernel activity record of the profiling run */
+    OPARA__CURES_COPY = 4      /* a device-to-device copy: no kernel resources */
+} opara__cuda_res_source;
+
+/* The main launch of one node (its first kernel or library call) as the profiler sees it. */
+typedef struct opara__cuda_op_profile {
+    char kernel[64];          /* our entry point, the library call, or CUPTI's kernel name */
+    uint32_t grid[3], block[3];
+    uint32_t regs;            /* per thread */
+    uint32_t smem_static;     /* bytes per block */
+    uint32_t smem_dynamic;    /* bytes per block, from the launch */
+    uint32_t max_threads;     /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (0 for library kernels) */
+    uint8_t source;           /* opara__cuda_res_source */
+    uint8_t measured;         /* time_ms comes from the profiling run */
+    double time_ms;           /* measured: first launch to last launch of the node, one stream */
+} opara__cuda_op_profile;
+
+typedef enum opara__cuda_lib_kind {
+    OPARA__CULIB_GEMM = 0, /* cuBLAS SGEMM: m x n output per batch item */
+    OPARA__CULIB_CONV = 1  /* cuDNN implicit-GEMM convolution: m = N*P*Q output pixels, n = K */
+} opara__cuda_lib_kind;
+
+/* Documented launch estimate of a library kernel (see opara_cuda_profile.c and docs/TESTING-GPU.md). */
+OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, double m, double n, double batch,
+                                                opara__cuda_op_profile* out);
+/* Static profile of every node from its lowered launches: our kernels through cuFuncGetAttribute
+   (NUM_REGS, SHARED_SIZE_BYTES, MAX_THREADS_PER_BLOCK), cuBLAS calls and any library call on a
+   convolution node from the estimates; then the rows of a profiling run (measured, may be NULL) on
+   top. rows: [g->n_nodes]. */
+OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
+                                                      const opara_CUfunction* funcs, const opara__graph* g,
+                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows);
+/* The scheduler's descriptors from the rows (launch shape, registers, shared memory, measured time);
+   a library row without an estimate takes the default model's launch instead (and shows it). */
+OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs);
+/* Session creation with opt->profile: an eager sequential session runs once with an event pair
+   around every node (and CUPTI when it works), then the real session is planned with the
+   measured rows. */
+OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
+                                                      const opara__cuda_options* opt, opara__cuda_session** out);
+
+/* Called by the launch sequence around every node that launches something (before its first and
+   after its last launch, on the node's stream). */
+typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
+/* One eager pass of the plan with the hook, then a synchronisation (profiling runs). */
+OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
+                                                              void* user);
 
 #endif /* OPARA_BACKEND_CUDA_H */
 /* ==== END src/opara_backend_cuda.h ==== */
@@ -25876,6 +26082,9 @@ struct opara__cuda_session {
     opara_CUgraph graph;
     opara_CUgraphExec exec;
     uint64_t calls, calls_last_run;
+    opara__cuda_op_profile* prof; /* [n_nodes] what the plan's descriptors came from */
+    opara__cuda_node_hook hook;   /* profiling runs only */
+    void* hook_user;
 };
 
 /* ---- errors ------------------------------------------------------------------------------------ */
@@ -26135,29 +26344,17 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
     return opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
 }
 
-/* The scheduler's descriptors: the analytic model, with the launch shape and the registers and
-   static shared memory of the node's first kernel as the driver reports them. */
+/* The scheduler's descriptors: the analytic model (FLOPs, bytes, class), with the launch shape,
+   registers and shared memory of each node's main kernel from the profiler (opara_cuda_profile.c)
+   and, after a profiling run, its measured time. */
 static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc* descs) {
-    uint32_t n;
     opara_result r = opara__describe_ops(s->g, s->shapes, &s->device, descs);
     if (r != OPARA_OK) return r;
-    for (n = 0; n < s->g->n_nodes; ++n) {
-        uint32_t i;
-        for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
-            const opara__cuda_launch* L = &s->low.launches[i];
-            int regs = 0, smem = 0;
-            if (L->type != OPARA__CULAUNCH_KERNEL) continue;
-            OPARA__CU(s, cuFuncGetAttribute(&regs, OPARA_CU_FUNC_ATTRIBUTE_NUM_REGS, s->funcs[L->kernel]));
-            OPARA__CU(s, cuFuncGetAttribute(&smem, OPARA_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, s->funcs[L->kernel]));
-            descs[n].grid = L->grid[0] * L->grid[1] * L->grid[2];
-            descs[n].block_threads = L->block[0] * L->block[1] * L->block[2];
-            descs[n].regs_per_thread = (uint32_t)(regs > 0 ? regs : 32);
-            descs[n].smem_per_block = (uint32_t)(smem > 0 ? smem : 0);
-            descs[n].has_info = 1;
-            break;
-        }
-    }
-    return OPARA_OK;
+    s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
+    if (!s->prof) return opara__cub_oom(s);
+    r = opara__cuda_profile_static(s->rt, &s->cu, s->funcs, s->g, s->shapes, &s->low, s->opt.measured, s->prof);
+    if (r == OPARA_OK) opara__cuda_profile_to_descs(s->prof, s->g->n_nodes, descs);
+    return r;
 }
 
 static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
@@ -26167,10 +26364,12 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     if (s->opt.plan) pd = *s->opt.plan;
     else memset(&pd, 0, sizeof pd);
     if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
+    if (s->opt.measured && pd.metric == OPARA__METRIC_DEFAULT) pd.metric = OPARA__METRIC_TIME;
     pd.shapes = s->shapes; /* lets Concat inputs be written in place */
     descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
     if (!descs) return opara__cub_oom(s);
     r = opara__cub_cuda_descs(s, descs);
+    s->opt.measured = NULL; /* the profiler's rows live during creation only; s->prof keeps them */
     /* Streams run truly concurrently here (and a captured graph in any order its edges allow), so
        the plan is proven safe before use. */
     if (r == OPARA_OK) r = opara__plan_create_verified(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
@@ -26474,11 +26673,14 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
         if (p->stream_fork[st]) OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[st], s->fork_event, 0), "cuStreamWaitEvent (fork)");
     for (k = 0; k < p->n_nodes; ++k) {
         uint32_t n = p->order[k], sn = p->stream[n];
+        opara_result hr;
+        int began = 0;
         for (i = p->wait_start[n]; i < p->wait_start[n + 1]; ++i)
             OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
             opara_CUresult r;
             if (s->skip[i]) continue;
+            if (s->hook && !began++ && (hr = s->hook(s->hook_user, n, 0, s->streams[sn])) != OPARA_OK) return hr;
             r = opara__cub_launch_one(s, &s->low.launches[i], sn);
             if (r != OPARA_CUDA_SUCCESS) {
                 char what[160];
@@ -26486,6 +26688,7 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
                 return opara__cub_cu_fail(s, r, what);
             }
         }
+        if (began && (hr = s->hook(s->hook_user, n, 1, s->streams[sn])) != OPARA_OK) return hr;
         if (p->records_event[n]) OPARA__CU_TRY(s, cuEventRecord(s->node_events[n], s->streams[sn]), "cuEventRecord");
     }
     for (st = 1; st < p->n_streams; ++st) {
@@ -26493,6 +26696,19 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
         OPARA__CU_TRY(s, cuEventRecord(s->join_events[st], s->streams[st]), "cuEventRecord (join)");
         OPARA__CU_TRY(s, cuStreamWaitEvent(origin, s->join_events[st], 0), "cuStreamWaitEvent (join)");
     }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
+                                                              void* user) {
+    opara_result r;
+    s->hook = hook;
+    s->hook_user = user;
+    r = opara__cub_cuda_enqueue(s);
+    s->hook = NULL;
+    s->hook_user = NULL;
+    if (r != OPARA_OK) return r;
+    OPARA__CU_TRY(s, cuStreamSynchronize(s->streams[0]), "the profiling run");
     return OPARA_OK;
 }
 
@@ -26583,6 +26799,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
     opara__free(rt, s->skip);
+    opara__free(rt, s->prof);
     if (s->plan) opara__plan_free(rt, s->plan);
     opara__cuda_lowering_free(rt, &s->low);
     opara__free(rt, s->shapes);
@@ -26652,6 +26869,7 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
     if (!g || !g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
+    if (opt && opt->profile) return opara__cuda_profile_create(rt, g, opt, out);
     s = (opara__cuda_session*)opara__calloc(rt, 1, sizeof *s);
     if (!s) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     s->rt = rt;
@@ -26715,10 +26933,458 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->graph = s->graph;
     info->launches = s->low.launches;
     info->node_launch_start = s->low.node_start;
+    info->profile = s->prof;
 }
 
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s) { return &s->cu; }
 /* ==== END src/opara_backend_cuda.c ==== */
+/* ==== BEGIN src/opara_cuda_profile.c ==== */
+/* The CUDA profiler (Opara's Model Profiler, seeds 000/001 §Profiler): per node, the resources of
+   one thread block of its main kernel and, on request, its time, for Alg. 2.
+
+   - Our kernels: cuFuncGetAttribute NUM_REGS, SHARED_SIZE_BYTES (static) and MAX_THREADS_PER_BLOCK,
+     grid/block/dynamic shared memory from the launch. No run needed.
+   - Library kernels (cuBLAS, cuDNN): their launch configuration is private to the library. In a
+     profiling run, CUPTI kernel activity records give it when libcupti loads and works; otherwise
+     the documented estimates of opara__cuda_library_estimate stand (logged once per run).
+   - Times: one profiling run of the SEQUENTIAL plan in eager mode, an event pair around every node
+     on its stream, so each node runs alone on the device (no interference from concurrent ops in
+     the number); measured ms = cuEventElapsedTime(begin, end).
+   The profiling run uses its own short-lived session (eager, one stream), then the real session is
+   planned with the measured rows: its memory plan and streams follow the final plan and nothing of
+   the profiling run stays allocated. */
+/* #include "opara_backend_cuda.h" (inlined above) */
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- library estimates --------------------------------------------------------------------------- */
+
+/* Launch estimate of a library kernel when nothing better is known. Facts behind the numbers:
+   - cuBLAS's FP32 GEMM kernels are named after their output tile, e.g. maxwell_sgemm_128x128_nn,
+     volta_sgemm_128x64_nn, ampere_sgemm_128x128_nn (as listed by nvprof/Nsight Systems), and the
+     128x128 ones run 256 threads per block (an 8x8 output sub-tile per thread).
+   - cuDNN's implicit-GEMM forward convolutions (implicit_convolve_sgemm, *_fprop_implicit_gemm_*
+     tilesize128x128x8 ...) are the same GEMM over M = N*P*Q output pixels and N = K channels.
+   Derived from the tile, not measured: shared memory = two stages of a 128x8 A slice and an 8x128
+   B slice of floats = 2 * (128*8 + 8*128) * 4 B = 16 KiB; registers 128 per thread (64
+   accumulators plus operands and addresses; the 256-thread block then fits the 64 Ki register
+   file of one SM twice). Grid: one block per 128x128 output tile per batch item / group. */
+static double opara__cup_tiles(double extent) { return extent > 128 ? (double)(uint64_t)((extent + 127) / 128) : 1; }
+
+OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, double m, double n, double batch,
+                                                opara__cuda_op_profile* out) {
+    double blocks = opara__cup_tiles(m) * opara__cup_tiles(n) * (batch >= 1 ? batch : 1);
+    memset(out, 0, sizeof *out);
+    opara__format(out->kernel, sizeof out->kernel, "%s",
+                  kind == OPARA__CULIB_CONV ? "cuDNN conv est. 128x128 tile" : "cuBLAS sgemm est. 128x128 tile");
+    out->grid[0] = blocks > 2147483647.0 ? 2147483647u : (uint32_t)blocks;
+    out->grid[1] = out->grid[2] = 1;
+    out->block[0] = 256;
+    out->block[1] = out->block[2] = 1;
+    out->regs = 128;
+    out->smem_static = 16384;
+    out->source = OPARA__CURES_ESTIMATE;
+}
+
+/* ---- static profile ----------------------------------------------------------------------------- */
+
+static opara_result opara__cup_driver_row(opara_runtime* rt, const opara_cuda_driver* cu, opara_CUfunction f,
+                                          const opara__cuda_launch* L, opara__cuda_op_profile* row) {
+    int regs = 0, smem = 0, max_threads = 0;
+    opara_CUresult r = cu->cuFuncGetAttribute(&regs, OPARA_CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+    if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&smem, OPARA_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+    if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&max_threads, OPARA_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
+    if (r != OPARA_CUDA_SUCCESS)
+        return opara__fail(rt, OPARA_ERR_CUDA, "CUDA profiler: cuFuncGetAttribute of %s failed: %s (%d)",
+                           opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), opara_cuda_driver_result_name(cu, r),
+                           (int)r);
+    opara__format(row->kernel, sizeof row->kernel, "%s", opara__cuda_kernel_name((opara__cuda_kernel)L->kernel));
+    memcpy(row->grid, L->grid, sizeof row->grid);
+    memcpy(row->block, L->block, sizeof row->block);
+    row->regs = (uint32_t)(regs > 0 ? regs : 0);
+    row->smem_static = (uint32_t)(smem > 0 ? smem : 0);
+    row->smem_dynamic = 0; /* every launch of ours passes sharedMemBytes = 0 (opara__cub_launch_one) */
+    row->max_threads = (uint32_t)(max_threads > 0 ? max_threads : 0);
+    row->source = OPARA__CURES_DRIVER;
+    return OPARA_OK;
+}
+
+/* cuBLAS launches carry M, N, K as int arguments 4..6 and the batch in grid[2] (opara_cuda_lower.c). */
+static void opara__cup_cublas_row(const opara__cuda_launch* L, opara__cuda_op_profile* row) {
+    double m = L->n_args > 6 ? (double)(int32_t)L->args[4].raw : 0, n = L->n_args > 6 ? (double)(int32_t)L->args[5].raw : 0;
+    opara__cuda_library_estimate(OPARA__CULIB_GEMM, m, n, (double)L->grid[2], row);
+}
+
+/* Any other library call (cuDNN): on a convolution node the implicit-GEMM estimate from the output
+   shape [N, K, spatial...] and the group count, else no launch shape (the default model's stays). */
+static void opara__cup_library_row(const opara__graph* g, const opara__shape* shapes, uint32_t node,
+                                   opara__cuda_op_profile* row) {
+    const opara__node* nd = &g->nodes[node];
+    const opara__shape* y = nd->n_outputs > 0 && nd->outputs[0] >= 0 ? &shapes[nd->outputs[0]] : NULL;
+    double pixels = 1, groups = (double)opara__attr_int(nd, "group", 1);
+    int32_t d;
+    memset(row, 0, sizeof *row);
+    if ((nd->op == OPARA__OP_CONV || nd->op == OPARA__OP_CONV_TRANSPOSE) && y && y->ndim >= 3) {
+        for (d = 0; d < y->ndim; ++d)
+            if (d != 1) pixels *= (double)y->dims[d];
+        opara__cuda_library_estimate(OPARA__CULIB_CONV, pixels, (double)y->dims[1] / (groups >= 1 ? groups : 1), groups, row);
+        return;
+    }
+    opara__format(row->kernel, sizeof row->kernel, "library call");
+    row->source = OPARA__CURES_ESTIMATE;
+}
+
+/* The node's main launch: its first kernel or library call; a copy only when it has nothing else. */
+static const opara__cuda_launch* opara__cup_main_launch(const opara__cuda_lowering* low, uint32_t node) {
+    const opara__cuda_launch* copy = NULL;
+    uint32_t i;
+    for (i = low->node_start[node]; i < low->node_start[node + 1]; ++i) {
+        if (low->launches[i].type != OPARA__CULAUNCH_COPY) return &low->launches[i];
+        if (!copy) copy = &low->launches[i];
+    }
+    return copy;
+}
+
+OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
+                                                      const opara_CUfunction* funcs, const opara__graph* g,
+                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows) {
+    uint32_t n, n_nodes = g->n_nodes;
+    for (n = 0; n < n_nodes; ++n) {
+        const opara__cuda_launch* L = opara__cup_main_launch(low, n);
+        opara__cuda_op_profile* row = &rows[n];
+        memset(row, 0, sizeof *row);
+        if (!L) continue;
+        if (L->type == OPARA__CULAUNCH_KERNEL) {
+            opara_result r = opara__cup_driver_row(rt, cu, funcs[L->kernel], L, row);
+            if (r != OPARA_OK) return r;
+        } else if (L->type == OPARA__CULAUNCH_CUBLAS) {
+            opara__cup_cublas_row(L, row);
+        } else if (L->type == OPARA__CULAUNCH_COPY) {
+            opara__format(row->kernel, sizeof row->kernel, "memcpy DtoD");
+            row->source = OPARA__CURES_COPY;
+        } else {
+            opara__cup_library_row(g, shapes, n, row);
+        }
+        if (!measured) continue;
+        if (measured[n].source == OPARA__CURES_CUPTI) *row = measured[n];
+        row->measured = measured[n].measured;
+        row->time_ms = measured[n].time_ms;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs) {
+    uint32_t n;
+    for (n = 0; n < n_nodes; ++n) {
+        opara__cuda_op_profile* row = &rows[n];
+        opara__op_desc* d = &descs[n];
+        if (row->source == OPARA__CURES_ESTIMATE && row->block[0] == 0) {
+            /* a library call we have no estimate for: the default model's launch, shown in the row */
+            row->grid[0] = d->grid;
+            row->block[0] = d->block_threads;
+            row->grid[1] = row->grid[2] = row->block[1] = row->block[2] = 1;
+            row->regs = d->regs_per_thread;
+            row->smem_static = d->smem_per_block;
+        } else if (row->source == OPARA__CURES_DRIVER || row->source == OPARA__CURES_ESTIMATE ||
+                   row->source == OPARA__CURES_CUPTI) {
+            d->grid = row->grid[0] * row->grid[1] * row->grid[2];
+            d->block_threads = row->block[0] * row->block[1] * row->block[2];
+            if (row->regs) d->regs_per_thread = row->regs;
+            d->smem_per_block = row->smem_static + row->smem_dynamic;
+            d->has_info = 1;
+        }
+        if (row->measured) {
+            d->time_ms = row->time_ms;
+            d->time_measured = 1;
+        }
+    }
+}
+
+/* ---- CUPTI ------------------------------------------------------------------------------------- */
+
+/* CUPTI hands out activity buffers through callbacks that take no user data, so a profiling run
+   delivers them to one process-wide sink (the library's only global state), claimed by at most
+   one run at a time; a second concurrent run keeps the estimates. */
+#define OPARA__CUPTI_BUFFER ((size_t)1 << 20)
+
+typedef struct opara__cupti_kernel {
+    uint32_t correlation;
+    opara__cuda_op_profile row;
+} opara__cupti_kernel;
+
+typedef struct opara__cupti_sink {
+    opara_runtime* rt;
+    opara_cuda_cupti api;
+    opara__cupti_kernel* kernels;
+    uint64_t* external; /* pairs: correlation id, node */
+    uint32_t n_kernels, n_external, cap;
+} opara__cupti_sink;
+
+static volatile int32_t opara__cupti_claimed;
+static opara__cupti_sink* volatile opara__cupti_current;
+
+static void OPARA_CUPTIAPI opara__cupti_request(uint8_t** buffer, size_t* size, size_t* max_records) {
+    opara__cupti_sink* sink = opara__cupti_current;
+    *buffer = sink ? (uint8_t*)opara__alloc(sink->rt, OPARA__CUPTI_BUFFER) : NULL;
+    *size = *buffer ? OPARA__CUPTI_BUFFER : 0;
+    *max_records = 0;
+}
+
+static void opara__cupti_take(opara__cupti_sink* sink, const opara_CUpti_Activity* rec) {
+    if (rec->kind == OPARA_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && sink->n_kernels < sink->cap) {
+        const opara_CUpti_ActivityKernel10* k = (const opara_CUpti_ActivityKernel10*)(const void*)rec;
+        opara__cupti_kernel* out = &sink->kernels[sink->n_kernels++];
+        memset(out, 0, sizeof *out);
+        out->correlation = k->correlationId;
+        opara__format(out->row.kernel, sizeof out->row.kernel, "%s", k->name ? k->name : "?");
+        out->row.grid[0] = (uint32_t)k->gridX;
+        out->row.grid[1] = (uint32_t)k->gridY;
+        out->row.grid[2] = (uint32_t)k->gridZ;
+        out->row.block[0] = (uint32_t)k->blockX;
+        out->row.block[1] = (uint32_t)k->blockY;
+        out->row.block[2] = (uint32_t)k->blockZ;
+        out->row.regs = k->registersPerThread;
+        out->row.smem_static = (uint32_t)k->staticSharedMemory;
+        out->row.smem_dynamic = (uint32_t)k->dynamicSharedMemory;
+        out->row.source = OPARA__CURES_CUPTI;
+    } else if (rec->kind == OPARA_CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION && sink->n_external < sink->cap) {
+        const opara_CUpti_ActivityExternalCorrelation* e = (const opara_CUpti_ActivityExternalCorrelation*)(const void*)rec;
+        if (e->externalKind != OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return;
+        sink->external[2 * sink->n_external] = e->correlationId;
+        sink->external[2 * sink->n_external + 1] = e->externalId;
+        ++sink->n_external;
+    }
+}
+
+static void OPARA_CUPTIAPI opara__cupti_complete(opara_CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size,
+                                                 size_t valid) {
+    opara__cupti_sink* sink = opara__cupti_current;
+    opara_CUpti_Activity* rec = NULL;
+    (void)ctx;
+    (void)stream;
+    (void)size;
+    if (!sink || !buffer) return;
+    while (valid && sink->api.cuptiActivityGetNextRecord(buffer, valid, &rec) == OPARA_CUPTI_SUCCESS) opara__cupti_take(sink, rec);
+    opara__free(sink->rt, buffer);
+}
+
+static const char* opara__cupti_error(opara__cupti_sink* sink, opara_CUptiResult r) {
+    const char* text = NULL;
+    if (sink->api.cuptiGetResultString(r, &text) != OPARA_CUPTI_SUCCESS || !text) text = "unknown CUPTI error";
+    return text;
+}
+
+/* Loads CUPTI, claims the sink and enables kernel and external-correlation records. 0 with the
+   reason in why when CUPTI cannot be used. */
+static int opara__cupti_start(opara__cupti_sink* sink, const char* path, uint32_t n_launches, char* why, size_t cap) {
+    char err[1024];
+    opara_CUptiResult r;
+    if (path && strcmp(path, "none") == 0) {
+        opara__format(why, cap, "disabled (cupti_path \"none\")");
+        return 0;
+    }
+    if (opara_cuda_cupti_load(&sink->api, path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
+        opara__format(why, cap, "%s", err);
+        return 0;
+    }
+    sink->cap = n_launches * 4 + 64;
+    sink->kernels = (opara__cupti_kernel*)opara__calloc(sink->rt, sink->cap, sizeof *sink->kernels);
+    sink->external = (uint64_t*)opara__calloc(sink->rt, (size_t)sink->cap * 2, sizeof(uint64_t));
+    if (!sink->kernels || !sink->external) {
+        opara__format(why, cap, "out of host memory");
+        return 0;
+    }
+    if (!opara__atomic_cas(&opara__cupti_claimed, 0, 1)) {
+        opara__format(why, cap, "another profiling run is using CUPTI");
+        return 0;
+    }
+    opara__cupti_current = sink;
+    r = sink->api.cuptiActivityRegisterCallbacks(opara__cupti_request, opara__cupti_complete);
+    if (r == OPARA_CUPTI_SUCCESS) r = sink->api.cuptiActivityEnable(OPARA_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (r == OPARA_CUPTI_SUCCESS) r = sink->api.cuptiActivityEnable(OPARA_CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    if (r != OPARA_CUPTI_SUCCESS) {
+        opara__format(why, cap, "%s: activity records unavailable: %s (%d)", sink->api.path, opara__cupti_error(sink, r), (int)r);
+        sink->api.cuptiActivityDisable(OPARA_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        opara__cupti_current = NULL;
+        opara__atomic_store(&opara__cupti_claimed, 0);
+        return 0;
+    }
+    return 1;
+}
+
+/* Flushes the records into the sink and releases it. */
+static void opara__cupti_stop(opara__cupti_sink* sink) {
+    sink->api.cuptiActivityFlushAll(OPARA_CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    sink->api.cuptiActivityDisable(OPARA_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    sink->api.cuptiActivityDisable(OPARA_CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    opara__cupti_current = NULL;
+    opara__atomic_store(&opara__cupti_claimed, 0);
+}
+
+/* Library nodes take the record of their first kernel (the reference profiler also reads info[0]). */
+static uint32_t opara__cupti_apply(const opara__cupti_sink* sink, const uint8_t* library_node, uint32_t n_nodes,
+                                   opara__cuda_op_profile* rows) {
+    uint32_t e, k, applied = 0;
+    for (e = 0; e < sink->n_external; ++e) {
+        uint64_t node = sink->external[2 * e + 1];
+        if (node >= n_nodes || !library_node[node] || rows[node].source == OPARA__CURES_CUPTI) continue;
+        for (k = 0; k < sink->n_kernels; ++k)
+            if (sink->kernels[k].correlation == (uint32_t)sink->external[2 * e]) {
+                double t = rows[node].time_ms;
+                uint8_t measured = rows[node].measured;
+                rows[node] = sink->kernels[k].row;
+                rows[node].time_ms = t;
+                rows[node].measured = measured;
+                ++applied;
+                break;
+            }
+    }
+    return applied;
+}
+
+static void opara__cupti_free(opara__cupti_sink* sink) {
+    opara__free(sink->rt, sink->kernels);
+    opara__free(sink->rt, sink->external);
+    /* the library stays loaded: CUPTI keeps threads and the registered callbacks for the process */
+    sink->kernels = NULL;
+    sink->external = NULL;
+}
+
+/* ---- the profiling run -------------------------------------------------------------------------- */
+
+typedef struct opara__cup_run {
+    const opara_cuda_driver* cu;
+    opara__cupti_sink* cupti; /* NULL without CUPTI */
+    opara_CUevent* begin;     /* [n_nodes] */
+    opara_CUevent* end;
+    uint8_t* launched;        /* [n_nodes] */
+    opara_runtime* rt;
+} opara__cup_run;
+
+static opara_result opara__cup_hook(void* user, uint32_t node, int after, opara_CUstream stream) {
+    opara__cup_run* run = (opara__cup_run*)user;
+    opara_CUresult r = run->cu->cuEventRecord(after ? run->end[node] : run->begin[node], stream);
+    if (r != OPARA_CUDA_SUCCESS)
+        return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventRecord failed: %s (%d)",
+                           opara_cuda_driver_result_name(run->cu, r), (int)r);
+    run->launched[node] = 1;
+    if (run->cupti) {
+        uint64_t last = 0;
+        if (!after) run->cupti->api.cuptiActivityPushExternalCorrelationId(OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, node);
+        else run->cupti->api.cuptiActivityPopExternalCorrelationId(OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int create) {
+    uint32_t n;
+    for (n = 0; n < n_nodes; ++n) {
+        if (!create) {
+            if (run->begin[n]) run->cu->cuEventDestroy_v2(run->begin[n]);
+            if (run->end[n]) run->cu->cuEventDestroy_v2(run->end[n]);
+            continue;
+        }
+        /* flags 0: timing enabled (the plan's own events disable timing) */
+        if (run->cu->cuEventCreate(&run->begin[n], 0) != OPARA_CUDA_SUCCESS ||
+            run->cu->cuEventCreate(&run->end[n], 0) != OPARA_CUDA_SUCCESS)
+            return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventCreate failed");
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, opara__cuda_op_profile* rows) {
+    uint32_t n;
+    for (n = 0; n < n_nodes; ++n) {
+        float ms = 0;
+        opara_CUresult r;
+        if (!run->launched[n]) continue;
+        r = run->cu->cuEventElapsedTime_v2(&ms, run->begin[n], run->end[n]);
+        if (r != OPARA_CUDA_SUCCESS)
+            return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
+                               opara_cuda_driver_result_name(run->cu, r), (int)r);
+        rows[n].time_ms = ms;
+        rows[n].measured = 1;
+    }
+    return OPARA_OK;
+}
+
+/* Runs the profiling session ps once; rows receive its static profile, the measured times and the
+   CUPTI records of library nodes. */
+static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* ps, const opara__cuda_options* opt,
+                                       uint32_t n_nodes, opara__cuda_op_profile* rows) {
+    opara__cuda_info info;
+    opara__cup_run run;
+    opara__cupti_sink sink;
+    uint8_t* library_node;
+    char why[1200];
+    uint32_t n;
+    opara_result r;
+    opara__cuda_session_info(ps, &info);
+    memcpy(rows, info.profile, (size_t)n_nodes * sizeof *rows);
+    memset(&run, 0, sizeof run);
+    memset(&sink, 0, sizeof sink);
+    run.rt = sink.rt = rt;
+    run.cu = opara__cuda_session_driver(ps);
+    run.begin = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
+    run.end = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
+    run.launched = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
+    library_node = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
+    r = run.begin && run.end && run.launched && library_node
+            ? OPARA_OK
+            : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    for (n = 0; r == OPARA_OK && n < n_nodes; ++n) library_node[n] = rows[n].source == OPARA__CURES_ESTIMATE;
+    if (r == OPARA_OK) r = opara__cup_events(&run, n_nodes, 1);
+    if (r == OPARA_OK) {
+        if (opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) run.cupti = &sink;
+        else opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                        "CUPTI not used (%s); library kernels keep the documented launch estimates", why);
+        r = opara__cuda_session_enqueue_hooked(ps, opara__cup_hook, &run);
+        if (run.cupti) opara__cupti_stop(&sink);
+    }
+    if (r == OPARA_OK) r = opara__cup_times(&run, n_nodes, rows);
+    if (r == OPARA_OK && run.cupti)
+        opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY, "CUPTI: %u kernel records, %u library nodes described",
+                   sink.n_kernels, opara__cupti_apply(&sink, library_node, n_nodes, rows));
+    opara__cupti_free(&sink);
+    if (run.begin && run.end) opara__cup_events(&run, n_nodes, 0);
+    opara__free(rt, run.begin);
+    opara__free(rt, run.end);
+    opara__free(rt, run.launched);
+    opara__free(rt, library_node);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
+                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
+    opara__cuda_options po = *opt, fo = *opt;
+    opara__plan_desc pd;
+    opara__cuda_session* ps = NULL;
+    opara__cuda_op_profile* rows;
+    opara_result r;
+    *out = NULL;
+    if (opt->plan) pd = *opt->plan;
+    else memset(&pd, 0, sizeof pd);
+    pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* every node alone on the device */
+    pd.launch_order = OPARA_LAUNCH_DEFAULT;
+    pd.stream_cap = 0;
+    po.profile = 0;
+    po.measured = NULL;
+    po.mode = OPARA__CUDA_EAGER;
+    po.plan = &pd;
+    rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
+    if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    r = opara__cuda_session_create(rt, g, &po, &ps);
+    if (r == OPARA_OK) r = opara__cup_measure(rt, ps, opt, g->n_nodes, rows);
+    opara__cuda_session_destroy(ps);
+    fo.profile = 0;
+    fo.measured = rows;
+    if (r == OPARA_OK) r = opara__cuda_session_create(rt, g, &fo, out);
+    opara__free(rt, rows);
+    return r;
+}
+/* ==== END src/opara_cuda_profile.c ==== */
 /* ==== BEGIN src/opara_export.h ==== */
 /* Exports of a plan and of a run's timeline for people to look at: Graphviz DOT and Chrome-trace
    (Perfetto) JSON. Shared by the session API and the command-line tools. */
@@ -27453,6 +28119,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     pd.launch_order = d->launch_order;
     o.device = d->cuda_device;
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
+    o.profile = d->cuda_profile;
     /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
        the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
        streams are only edges, so graphs keep the uncapped plan. */

@@ -1255,3 +1255,130 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 }
 
 #endif /* OPARA_CUDA_IMPLEMENTATION */
+
+/* ============================================================================================== */
+/* CUPTI subset: the activity API's kernel records (CUPTI 13, cupti_activity.h)                   */
+/* ============================================================================================== */
+/* Loaded like the other libraries: opara_cuda_cupti_load(table, path, err, err_size), env
+   OPARA_CUPTI, search list libcupti.so.13 .12 .11 libcupti.so. On Windows the DLL name carries the
+   toolkit release, so give its path in OPARA_CUPTI (the list only tries cupti64.dll). CUPTI's
+   buffer callbacks take no user data: a caller needs one process-wide place to deliver records to. */
+#ifndef OPARA_CUDA_CUPTI_H_INCLUDED
+#define OPARA_CUDA_CUPTI_H_INCLUDED
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef OPARA_CUPTIAPI
+#  define OPARA_CUPTIAPI OPARA__CUDA_STDCALL
+#endif
+
+#define OPARA_CUPTI_RESULT_LIST(X) \
+    X(CUPTI_SUCCESS, 0) \
+    X(CUPTI_ERROR_INVALID_PARAMETER, 1) \
+    X(CUPTI_ERROR_MAX_LIMIT_REACHED, 12) \
+    X(CUPTI_ERROR_NOT_INITIALIZED, 15) \
+    X(CUPTI_ERROR_NOT_COMPATIBLE, 14) \
+    X(CUPTI_ERROR_UNKNOWN, 999)
+typedef enum opara_CUptiResult_enum { OPARA_CUPTI_RESULT_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUptiResult;
+
+#define OPARA_CUPTI_ACTIVITY_KIND_LIST(X) \
+    X(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 10) \
+    X(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, 39)
+typedef enum opara_CUpti_ActivityKind_enum { OPARA_CUPTI_ACTIVITY_KIND_LIST(OPARA__CUDA_ENUM_ITEM) } opara_CUpti_ActivityKind;
+
+#define OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_LIST(X) X(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 3)
+typedef enum opara_CUpti_ExternalCorrelationKind_enum {
+    OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_LIST(OPARA__CUDA_ENUM_ITEM)
+} opara_CUpti_ExternalCorrelationKind;
+
+#define OPARA_CUPTI_ACTIVITY_FLAG_FLUSH_FORCED 1
+
+/* Every record starts with its kind (only ever read through a pointer; CUPTI's is 8-aligned). */
+typedef struct opara_CUpti_Activity {
+    opara_CUpti_ActivityKind kind;
+} opara_CUpti_Activity;
+
+/* CUpti_ActivityKernel10 up to and including `name`: the members opara reads. The record is
+   longer (the full size is CUPTI's business: records are walked with cuptiActivityGetNextRecord). */
+typedef struct opara_CUpti_ActivityKernel10 {
+    opara_CUpti_ActivityKind kind;
+    uint8_t cacheConfig; /* a union of one byte in cupti_activity.h */
+    uint8_t sharedMemoryConfig;
+    uint16_t registersPerThread;
+    int partitionedGlobalCacheRequested;
+    int partitionedGlobalCacheExecuted;
+    uint64_t start, end, completed;
+    uint32_t deviceId, contextId, streamId;
+    int32_t gridX, gridY, gridZ, blockX, blockY, blockZ;
+    int32_t staticSharedMemory, dynamicSharedMemory;
+    uint32_t localMemoryPerThread, localMemoryTotal;
+    uint32_t correlationId;
+    int64_t gridId;
+    const char* name;
+} opara_CUpti_ActivityKernel10;
+
+typedef struct opara_CUpti_ActivityExternalCorrelation {
+    opara_CUpti_ActivityKind kind;
+    opara_CUpti_ExternalCorrelationKind externalKind;
+    uint64_t externalId;
+    uint32_t correlationId;
+    uint32_t reserved;
+} opara_CUpti_ActivityExternalCorrelation;
+
+typedef void(OPARA_CUPTIAPI* opara_CUpti_BuffersCallbackRequestFunc)(uint8_t** buffer, size_t* size, size_t* maxNumRecords);
+typedef void(OPARA_CUPTIAPI* opara_CUpti_BuffersCallbackCompleteFunc)(opara_CUcontext context, uint32_t streamId,
+                                                                      uint8_t* buffer, size_t size, size_t validSize);
+
+#define OPARA_CUDA_CUPTI_FUNCS(X) \
+    X(opara_CUptiResult, cuptiGetResultString, (opara_CUptiResult result, const char** str), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityRegisterCallbacks, (opara_CUpti_BuffersCallbackRequestFunc funcBufferRequested, opara_CUpti_BuffersCallbackCompleteFunc funcBufferCompleted), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityEnable, (opara_CUpti_ActivityKind kind), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityDisable, (opara_CUpti_ActivityKind kind), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityFlushAll, (uint32_t flag), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityGetNextRecord, (uint8_t* buffer, size_t validBufferSizeBytes, opara_CUpti_Activity** record), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityPushExternalCorrelationId, (opara_CUpti_ExternalCorrelationKind kind, uint64_t id), OPARA_CUDA_REQUIRED) \
+    X(opara_CUptiResult, cuptiActivityPopExternalCorrelationId, (opara_CUpti_ExternalCorrelationKind kind, uint64_t* lastId), OPARA_CUDA_REQUIRED)
+
+#define OPARA__CUDA_CUPTI_PFN(ret, name, params, req) typedef ret(OPARA_CUPTIAPI* opara_PFN_##name) params;
+OPARA_CUDA_CUPTI_FUNCS(OPARA__CUDA_CUPTI_PFN)
+
+typedef struct opara_cuda_cupti {
+    void* library;
+    char path[OPARA_CUDA_PATH_MAX];
+    OPARA_CUDA_CUPTI_FUNCS(OPARA__CUDA_LIB_MEMBER)
+} opara_cuda_cupti;
+
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cupti_load(opara_cuda_cupti* cupti, const char* path, char* err, size_t err_size);
+OPARA_CUDA_DEF void opara_cuda_cupti_unload(opara_cuda_cupti* cupti);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPARA_CUDA_CUPTI_H_INCLUDED */
+
+#if defined(OPARA_CUDA_IMPLEMENTATION) && !defined(OPARA_CUDA_CUPTI_IMPLEMENTATION_INCLUDED)
+#define OPARA_CUDA_CUPTI_IMPLEMENTATION_INCLUDED
+
+#define OPARA__CUDA_CUPTI_ENTRY(ret, name, params, req) {#name, 0, 0, 0, 0, offsetof(opara_cuda_cupti, name), req},
+static const opara__cuda_entry opara__cuda_cupti_entries[] = {OPARA_CUDA_CUPTI_FUNCS(OPARA__CUDA_CUPTI_ENTRY)};
+#ifdef _WIN32
+static const char* const opara__cuda_cupti_names[] = {"cupti64.dll"};
+#else
+static const char* const opara__cuda_cupti_names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11", "libcupti.so"};
+#endif
+static const opara__cuda_spec opara__cuda_cupti_spec = OPARA__CUDA_SPEC("CUPTI", "OPARA_CUPTI", cupti);
+
+OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cupti_load(opara_cuda_cupti* cupti, const char* path, char* err, size_t err_size) {
+    if (!cupti) return opara__cuda_invalid(opara__cuda_cupti_spec.what, err, err_size);
+    return opara__cuda_lib_load(&opara__cuda_cupti_spec, cupti, sizeof *cupti, &cupti->library, cupti->path, path, err,
+                                err_size);
+}
+
+OPARA_CUDA_DEF void opara_cuda_cupti_unload(opara_cuda_cupti* cupti) {
+    if (cupti) opara__cuda_unload(cupti, sizeof *cupti, cupti->library);
+}
+
+#endif /* OPARA_CUDA_CUPTI_IMPLEMENTATION_INCLUDED */

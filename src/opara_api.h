@@ -387,6 +387,9 @@ typedef struct opara_session_desc {
     int cuda_eager;                  /* CUDA: 1 launches on the plan's streams every run instead of
                                         replaying a CUDA graph (0: capture once, replay; the
                                         SEQUENTIAL strategy then gives the sequential-graph baseline) */
+    int cuda_profile;                /* CUDA: 1 runs the model once at creation with an event pair around
+                                        every op and plans with the measured per-op times (Alg. 2 then
+                                        takes the shortest ready op first); 0: static descriptors */
 } opara_session_desc;
 
 /* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,

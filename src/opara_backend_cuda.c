@@ -65,6 +65,9 @@ struct opara__cuda_session {
     opara_CUgraph graph;
     opara_CUgraphExec exec;
     uint64_t calls, calls_last_run;
+    opara__cuda_op_profile* prof; /* [n_nodes] what the plan's descriptors came from */
+    opara__cuda_node_hook hook;   /* profiling runs only */
+    void* hook_user;
 };
 
 /* ---- errors ------------------------------------------------------------------------------------ */
@@ -324,29 +327,17 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
     return opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
 }
 
-/* The scheduler's descriptors: the analytic model, with the launch shape and the registers and
-   static shared memory of the node's first kernel as the driver reports them. */
+/* The scheduler's descriptors: the analytic model (FLOPs, bytes, class), with the launch shape,
+   registers and shared memory of each node's main kernel from the profiler (opara_cuda_profile.c)
+   and, after a profiling run, its measured time. */
 static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc* descs) {
-    uint32_t n;
     opara_result r = opara__describe_ops(s->g, s->shapes, &s->device, descs);
     if (r != OPARA_OK) return r;
-    for (n = 0; n < s->g->n_nodes; ++n) {
-        uint32_t i;
-        for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
-            const opara__cuda_launch* L = &s->low.launches[i];
-            int regs = 0, smem = 0;
-            if (L->type != OPARA__CULAUNCH_KERNEL) continue;
-            OPARA__CU(s, cuFuncGetAttribute(&regs, OPARA_CU_FUNC_ATTRIBUTE_NUM_REGS, s->funcs[L->kernel]));
-            OPARA__CU(s, cuFuncGetAttribute(&smem, OPARA_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, s->funcs[L->kernel]));
-            descs[n].grid = L->grid[0] * L->grid[1] * L->grid[2];
-            descs[n].block_threads = L->block[0] * L->block[1] * L->block[2];
-            descs[n].regs_per_thread = (uint32_t)(regs > 0 ? regs : 32);
-            descs[n].smem_per_block = (uint32_t)(smem > 0 ? smem : 0);
-            descs[n].has_info = 1;
-            break;
-        }
-    }
-    return OPARA_OK;
+    s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
+    if (!s->prof) return opara__cub_oom(s);
+    r = opara__cuda_profile_static(s->rt, &s->cu, s->funcs, s->g, s->shapes, &s->low, s->opt.measured, s->prof);
+    if (r == OPARA_OK) opara__cuda_profile_to_descs(s->prof, s->g->n_nodes, descs);
+    return r;
 }
 
 static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
@@ -356,10 +347,12 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     if (s->opt.plan) pd = *s->opt.plan;
     else memset(&pd, 0, sizeof pd);
     if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
+    if (s->opt.measured && pd.metric == OPARA__METRIC_DEFAULT) pd.metric = OPARA__METRIC_TIME;
     pd.shapes = s->shapes; /* lets Concat inputs be written in place */
     descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
     if (!descs) return opara__cub_oom(s);
     r = opara__cub_cuda_descs(s, descs);
+    s->opt.measured = NULL; /* the profiler's rows live during creation only; s->prof keeps them */
     /* Streams run truly concurrently here (and a captured graph in any order its edges allow), so
        the plan is proven safe before use. */
     if (r == OPARA_OK) r = opara__plan_create_verified(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
@@ -663,11 +656,14 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
         if (p->stream_fork[st]) OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[st], s->fork_event, 0), "cuStreamWaitEvent (fork)");
     for (k = 0; k < p->n_nodes; ++k) {
         uint32_t n = p->order[k], sn = p->stream[n];
+        opara_result hr;
+        int began = 0;
         for (i = p->wait_start[n]; i < p->wait_start[n + 1]; ++i)
             OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
             opara_CUresult r;
             if (s->skip[i]) continue;
+            if (s->hook && !began++ && (hr = s->hook(s->hook_user, n, 0, s->streams[sn])) != OPARA_OK) return hr;
             r = opara__cub_launch_one(s, &s->low.launches[i], sn);
             if (r != OPARA_CUDA_SUCCESS) {
                 char what[160];
@@ -675,6 +671,7 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
                 return opara__cub_cu_fail(s, r, what);
             }
         }
+        if (began && (hr = s->hook(s->hook_user, n, 1, s->streams[sn])) != OPARA_OK) return hr;
         if (p->records_event[n]) OPARA__CU_TRY(s, cuEventRecord(s->node_events[n], s->streams[sn]), "cuEventRecord");
     }
     for (st = 1; st < p->n_streams; ++st) {
@@ -682,6 +679,19 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
         OPARA__CU_TRY(s, cuEventRecord(s->join_events[st], s->streams[st]), "cuEventRecord (join)");
         OPARA__CU_TRY(s, cuStreamWaitEvent(origin, s->join_events[st], 0), "cuStreamWaitEvent (join)");
     }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
+                                                              void* user) {
+    opara_result r;
+    s->hook = hook;
+    s->hook_user = user;
+    r = opara__cub_cuda_enqueue(s);
+    s->hook = NULL;
+    s->hook_user = NULL;
+    if (r != OPARA_OK) return r;
+    OPARA__CU_TRY(s, cuStreamSynchronize(s->streams[0]), "the profiling run");
     return OPARA_OK;
 }
 
@@ -772,6 +782,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
     opara__free(rt, s->skip);
+    opara__free(rt, s->prof);
     if (s->plan) opara__plan_free(rt, s->plan);
     opara__cuda_lowering_free(rt, &s->low);
     opara__free(rt, s->shapes);
@@ -841,6 +852,7 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
     if (!g || !g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
+    if (opt && opt->profile) return opara__cuda_profile_create(rt, g, opt, out);
     s = (opara__cuda_session*)opara__calloc(rt, 1, sizeof *s);
     if (!s) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     s->rt = rt;
@@ -904,6 +916,7 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->graph = s->graph;
     info->launches = s->low.launches;
     info->node_launch_start = s->low.node_start;
+    info->profile = s->prof;
 }
 
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s) { return &s->cu; }

@@ -123,6 +123,12 @@ typedef struct opara__cuda_options {
     int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
+    /* profiler (opara_cuda_profile.c) */
+    int profile;                 /* one profiling run before planning: measured per-op times (and CUPTI
+                                    records of library kernels) replace the estimates; the plan's
+                                    metric becomes OPARA__METRIC_TIME unless opt.plan sets one */
+    const char* cupti_path;      /* NULL: OPARA_CUPTI, else the search list; "none": do not try CUPTI */
+    const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler) */
 } opara__cuda_options;
 
 typedef struct opara__cuda_session opara__cuda_session;
@@ -159,6 +165,7 @@ typedef struct opara__cuda_info {
     opara_CUgraph graph;          /* the captured graph (graph modes), kept for inspection */
     const opara__cuda_launch* launches;
     const uint32_t* node_launch_start; /* [n_nodes + 1] */
+    const struct opara__cuda_op_profile* profile; /* [n_nodes] the resources and times the plan used */
 } opara__cuda_info;
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
@@ -241,5 +248,61 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
 OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_lowering* low);
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);
+
+/* ---- profiler (opara_cuda_profile.c) ------------------------------------------------------------ */
+
+/* Where a node's resource numbers come from. */
+typedef enum opara__cuda_res_source {
+    OPARA__CURES_NONE = 0,     /* no launch (views, copies the plan made unnecessary) */
+    OPARA__CURES_DRIVER = 1,   /* our kernel: cuFuncGetAttribute and the launch configuration */
+    OPARA__CURES_ESTIMATE = 2, /* library kernel: the documented estimate (opara__cuda_library_estimate) */
+    OPARA__CURES_CUPTI = 3,    /* library kernel: a CUPTI kernel activity record of the profiling run */
+    OPARA__CURES_COPY = 4      /* a device-to-device copy: no kernel resources */
+} opara__cuda_res_source;
+
+/* The main launch of one node (its first kernel or library call) as the profiler sees it. */
+typedef struct opara__cuda_op_profile {
+    char kernel[64];          /* our entry point, the library call, or CUPTI's kernel name */
+    uint32_t grid[3], block[3];
+    uint32_t regs;            /* per thread */
+    uint32_t smem_static;     /* bytes per block */
+    uint32_t smem_dynamic;    /* bytes per block, from the launch */
+    uint32_t max_threads;     /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (0 for library kernels) */
+    uint8_t source;           /* opara__cuda_res_source */
+    uint8_t measured;         /* time_ms comes from the profiling run */
+    double time_ms;           /* measured: first launch to last launch of the node, one stream */
+} opara__cuda_op_profile;
+
+typedef enum opara__cuda_lib_kind {
+    OPARA__CULIB_GEMM = 0, /* cuBLAS SGEMM: m x n output per batch item */
+    OPARA__CULIB_CONV = 1  /* cuDNN implicit-GEMM convolution: m = N*P*Q output pixels, n = K */
+} opara__cuda_lib_kind;
+
+/* Documented launch estimate of a library kernel (see opara_cuda_profile.c and docs/TESTING-GPU.md). */
+OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, double m, double n, double batch,
+                                                opara__cuda_op_profile* out);
+/* Static profile of every node from its lowered launches: our kernels through cuFuncGetAttribute
+   (NUM_REGS, SHARED_SIZE_BYTES, MAX_THREADS_PER_BLOCK), cuBLAS calls and any library call on a
+   convolution node from the estimates; then the rows of a profiling run (measured, may be NULL) on
+   top. rows: [g->n_nodes]. */
+OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
+                                                      const opara_CUfunction* funcs, const opara__graph* g,
+                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows);
+/* The scheduler's descriptors from the rows (launch shape, registers, shared memory, measured time);
+   a library row without an estimate takes the default model's launch instead (and shows it). */
+OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs);
+/* Session creation with opt->profile: an eager sequential session runs once with an event pair
+   around every node (and CUPTI when it works), then the real session is planned with the
+   measured rows. */
+OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
+                                                      const opara__cuda_options* opt, opara__cuda_session** out);
+
+/* Called by the launch sequence around every node that launches something (before its first and
+   after its last launch, on the node's stream). */
+typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
+/* One eager pass of the plan with the hook, then a synchronisation (profiling runs). */
+OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
+                                                              void* user);
 
 #endif /* OPARA_BACKEND_CUDA_H */

@@ -228,6 +228,13 @@ static void opara__describe_other(const opara__desc_ctx* c, opara__op_desc* d) {
     }
 }
 
+/* The roofline lower bound of a kernel's time: max(FLOPs / peak, bytes / bandwidth). */
+static double opara__roofline_ms(const opara__op_desc* d, const opara__device* dev) {
+    double compute = dev->peak_flops > 0 ? d->flops / dev->peak_flops : 0;
+    double memory = dev->bandwidth > 0 ? d->bytes / dev->bandwidth : 0;
+    return 1e3 * OPARA__MAX(compute, memory);
+}
+
 static void opara__describe_node(const opara__desc_ctx* c, const opara__device* dev, opara__op_desc* d) {
     opara__op op = c->n->op;
     memset(d, 0, sizeof *d);
@@ -244,6 +251,7 @@ static void opara__describe_node(const opara__desc_ctx* c, const opara__device* 
     else if (d->flops <= 0) d->op_class = OPARA__CLASS_MEMORY;
     else d->op_class = (uint8_t)(d->flops >= opara__device_balance(dev) * d->bytes ? OPARA__CLASS_COMPUTE
                                                                                    : OPARA__CLASS_MEMORY);
+    d->time_ms = opara__roofline_ms(d, dev);
 }
 
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,

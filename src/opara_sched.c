@@ -25,6 +25,7 @@ OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__dev
     double threads, regs, smem;
     if (!d || !d->has_info || d->kernel_less) return HUGE_VAL;
     if (!dev) dev = opara__device_default();
+    if (metric == OPARA__METRIC_TIME) return d->time_ms;
     if (metric != OPARA__METRIC_DOMINANT) return opara__ratio(d->smem_per_block, dev->max_smem_per_block);
     threads = opara__ratio(d->block_threads, dev->max_threads_per_sm);
     regs = opara__ratio((double)d->block_threads * d->regs_per_thread, dev->max_regs_per_sm);
@@ -666,7 +667,7 @@ static opara_result opara__check_desc(const opara__graph* g, const opara__plan_d
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown strategy %d", (int)d->strategy);
     if ((int)d->launch_order < 0 || d->launch_order >= OPARA_LAUNCH_COUNT)
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "unknown launch order %d", (int)d->launch_order);
-    if (d->metric > OPARA__METRIC_DOMINANT || d->alternation > OPARA__ALT_LAST_PICK ||
+    if (d->metric > OPARA__METRIC_TIME || d->alternation > OPARA__ALT_LAST_PICK ||
         d->pred_order > OPARA__PRED_ASC_STREAM || d->inherit > OPARA__INHERIT_FIRST_SUCCESSOR)
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a plan knob is out of range");
     if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))

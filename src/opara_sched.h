@@ -42,7 +42,9 @@ typedef struct opara__op_desc {
     uint8_t op_class;         /* opara__op_class */
     uint8_t kernel_less;      /* no kernel at all (views): never delays anything */
     uint8_t has_info;         /* 0: no kernel data; Alg. 2 defers it like the reference code */
-    uint8_t reserved;
+    uint8_t time_measured;    /* 1: time_ms was measured (CUDA profiling run), 0: estimated */
+    double time_ms;           /* kernel time: the roofline estimate max(flops/peak, bytes/bandwidth) of
+                                 the default model, or measured; 0 for kernel-less ops */
 } opara__op_desc;
 
 typedef struct opara__device {
@@ -83,7 +85,9 @@ OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op);
 typedef enum opara__metric {
     OPARA__METRIC_DEFAULT = 0,
     OPARA__METRIC_SMEM_FRAC = 1, /* shared memory per block / per-block limit (the reference code) */
-    OPARA__METRIC_DOMINANT = 2   /* max of the block's share of an SM's threads, registers, shared memory */
+    OPARA__METRIC_DOMINANT = 2,  /* max of the block's share of an SM's threads, registers, shared memory */
+    OPARA__METRIC_TIME = 3       /* the op's kernel time (time_ms: measured by a profiling run, else the
+                                    roofline estimate); shortest first. Not in the paper */
 } opara__metric;
 
 /* Alg. 2's "alternately choose a non-empty list". */

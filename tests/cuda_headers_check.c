@@ -33,6 +33,10 @@
 #    include <cublas_v2.h>
 #    define HAVE_CUBLAS_H 1
 #  endif
+#  if __has_include(<cupti.h>)
+#    include <cupti.h>
+#    define HAVE_CUPTI_H 1
+#  endif
 #  if __has_include(<cudnn.h>)
 #    include <cudnn.h>
 #    if CUDNN_MAJOR >= 9
@@ -44,6 +48,7 @@
 #if !defined(HAVE_CUDA_H)
 #  undef HAVE_NVRTC_H
 #  undef HAVE_CUBLAS_H
+#  undef HAVE_CUPTI_H
 #endif
 
 #ifndef OPARA_CHECK_OURS_FIRST
@@ -294,6 +299,45 @@ CHK_MEMBER(opara_cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionFwdAlgoPerf_t, r
 #endif
 
 /* ============================================================================================== */
+/* CUPTI: the enums, the external-correlation record, the prefix of the kernel record we read
+   (opara_CUpti_ActivityKernel10 stops at `name`, so its size is not compared), the functions. */
+#ifdef HAVE_CUPTI_H
+#  define CUPTI_VALUE_LISTS(X) \
+    OPARA_CUPTI_RESULT_LIST(X) OPARA_CUPTI_ACTIVITY_KIND_LIST(X) OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_LIST(X)
+CUPTI_VALUE_LISTS(CHK_VALUE)
+CHK_CONST(chk_cupti_flush_forced, OPARA_CUPTI_ACTIVITY_FLAG_FLUSH_FORCED == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
+CHK_ENUM(opara_CUptiResult, CUptiResult)
+CHK_ENUM(opara_CUpti_ActivityKind, CUpti_ActivityKind)
+CHK_ENUM(opara_CUpti_ExternalCorrelationKind, CUpti_ExternalCorrelationKind)
+#  ifdef __cplusplus
+MAP(CUptiResult, opara_CUptiResult)
+MAP(CUpti_ActivityKind, opara_CUpti_ActivityKind)
+MAP(CUpti_ExternalCorrelationKind, opara_CUpti_ExternalCorrelationKind)
+MAP(CUpti_Activity, opara_CUpti_Activity)
+static_assert(std::is_same<opara_map_fn<CUpti_BuffersCallbackRequestFunc>::type, opara_CUpti_BuffersCallbackRequestFunc>::value,
+              "CUpti_BuffersCallbackRequestFunc");
+static_assert(std::is_same<opara_map_fn<CUpti_BuffersCallbackCompleteFunc>::type, opara_CUpti_BuffersCallbackCompleteFunc>::value,
+              "CUpti_BuffersCallbackCompleteFunc");
+MAP(CUpti_BuffersCallbackCompleteFunc, opara_CUpti_BuffersCallbackCompleteFunc)
+#    define CHK_CUPTI_FN(ret, name, params, req) CHK_FN(opara_PFN_##name, decltype(&name))
+OPARA_CUDA_CUPTI_FUNCS(CHK_CUPTI_FN)
+#  endif
+CHK_MEMBER(opara_CUpti_Activity, CUpti_Activity, kind) /* only read through a pointer: size not compared */
+CHK_STRUCT(opara_CUpti_ActivityExternalCorrelation, CUpti_ActivityExternalCorrelation)
+#  define CHK_CUPTI_EXT(field) CHK_MEMBER(opara_CUpti_ActivityExternalCorrelation, CUpti_ActivityExternalCorrelation, field)
+CHK_CUPTI_EXT(kind) CHK_CUPTI_EXT(externalKind) CHK_CUPTI_EXT(externalId) CHK_CUPTI_EXT(correlationId) CHK_CUPTI_EXT(reserved)
+/* cacheConfig is a one-byte union and the partitioned-cache members an enum there: offset and size only */
+#  define CHK_CUPTI_K(field) CHK_FIELD(opara_CUpti_ActivityKernel10, CUpti_ActivityKernel10, field)
+#  define CHK_CUPTI_KT(field) CHK_MEMBER(opara_CUpti_ActivityKernel10, CUpti_ActivityKernel10, field)
+CHK_CUPTI_KT(kind) CHK_CUPTI_K(cacheConfig) CHK_CUPTI_KT(sharedMemoryConfig) CHK_CUPTI_KT(registersPerThread)
+CHK_CUPTI_K(partitionedGlobalCacheRequested) CHK_CUPTI_K(partitionedGlobalCacheExecuted) CHK_CUPTI_KT(start)
+CHK_CUPTI_KT(end) CHK_CUPTI_KT(completed) CHK_CUPTI_KT(deviceId) CHK_CUPTI_KT(contextId) CHK_CUPTI_KT(streamId)
+CHK_CUPTI_KT(gridX) CHK_CUPTI_KT(gridY) CHK_CUPTI_KT(gridZ) CHK_CUPTI_KT(blockX) CHK_CUPTI_KT(blockY) CHK_CUPTI_KT(blockZ)
+CHK_CUPTI_KT(staticSharedMemory) CHK_CUPTI_KT(dynamicSharedMemory) CHK_CUPTI_KT(localMemoryPerThread)
+CHK_CUPTI_KT(localMemoryTotal) CHK_CUPTI_KT(correlationId) CHK_CUPTI_KT(gridId) CHK_CUPTI_KT(name)
+#endif
+
+/* ============================================================================================== */
 /* Run-time part: the same values once more, counted, and a SKIP with the reason per library.     */
 
 #if !defined(__has_include)
@@ -350,6 +394,17 @@ OT_TEST(cudnn_values_match_cudnn_h) {
 #endif
 }
 
+OT_TEST(cupti_values_match_cupti_h) {
+#ifdef HAVE_CUPTI_H
+    long long n = 0, *count = &n;
+    CUPTI_VALUE_LISTS(RUN_VALUE)
+    CHECK(n >= 9);
+    CHECK_EQ((long long)offsetof(opara_CUpti_ActivityKernel10, name), (long long)offsetof(CUpti_ActivityKernel10, name));
+#else
+    SKIP("cupti.h with cuda.h 13.0+: %s", NO_HEADERS_WHY);
+#endif
+}
+
 /* Function types are compile-time checks in the C++ build only; this reports which build ran. */
 OT_TEST(function_types_match) {
 #if !defined(__cplusplus)
@@ -363,7 +418,7 @@ OT_TEST(function_types_match) {
 
 static const opara_test_case tests[] = {
     OT_CASE(driver_values_match_cuda_h), OT_CASE(nvrtc_values_match_nvrtc_h), OT_CASE(cublas_values_match_cublas_h),
-    OT_CASE(cudnn_values_match_cudnn_h), OT_CASE(function_types_match),
+    OT_CASE(cudnn_values_match_cudnn_h), OT_CASE(cupti_values_match_cupti_h), OT_CASE(function_types_match),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

@@ -1,8 +1,12 @@
 /* opara run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] [--threads N]
                   [--builtin-gemm] [--input NAME=FILE.npy] [--output-dir DIR] [--trace OUT.json]
+                  [--profile] [--profile-json OUT.json]
    Runs a model (.onnx or .opara), prints the plan and latency statistics, writes the outputs as
    .npy and a Chrome-trace/Perfetto timeline of one run (one track per worker). Inputs not given
-   with --input get deterministic pseudo-random values. */
+   with --input get deterministic pseudo-random values. CUDA: --profile makes the session do one
+   profiling run at creation (measured per-op times feed Alg. 2) and prints the per-op table
+   (kernel, grid, block, registers, shared memory, where the numbers came from, time);
+   --profile-json also writes it as JSON. */
 
 #define CLI_RUN_MAX_INPUTS 16
 
@@ -165,6 +169,66 @@ static int cli_write_trace(const char* path, const opara_model* m, opara_session
     return fclose(f) == 0;
 }
 
+static const char* cli_profile_source(uint8_t source) {
+    switch (source) {
+    case OPARA__CURES_DRIVER: return "driver";
+    case OPARA__CURES_ESTIMATE: return "estimate";
+    case OPARA__CURES_CUPTI: return "cupti";
+    case OPARA__CURES_COPY: return "copy";
+    default: return "-";
+    }
+}
+
+/* The CUDA profiler's rows of the session (opara_cuda_profile.c), as a table and optionally JSON. */
+static int cli_print_profile(const opara_model* m, const opara_session* s, const char* json_path) {
+    opara__cuda_info ci;
+    uint32_t n, n_nodes = opara_model_node_count(m);
+    FILE* f = NULL;
+    if (!s->cuda) {
+        fprintf(stderr, "opara run: --profile needs the CUDA backend (this session runs on the CPU)\n");
+        return 0;
+    }
+    opara__cuda_session_info(s->cuda, &ci);
+    if (json_path && !(f = fopen(json_path, "w"))) {
+        fprintf(stderr, "opara run: cannot write %s\n", json_path);
+        return 0;
+    }
+    printf("%5s  %-18s %-34s %16s %12s %5s %7s %-8s %10s\n", "node", "op", "kernel", "grid", "block", "regs", "smem",
+           "source", "time ms");
+    if (f) fprintf(f, "{\"nodes\": [\n");
+    for (n = 0; n < n_nodes; ++n) {
+        const opara__cuda_op_profile* r = &ci.profile[n];
+        char grid[48], block[32], time[24];
+        const char* op = opara_model_node_op(m, n);
+        if (!op) op = "?";
+        int kernel = r->source == OPARA__CURES_DRIVER || r->source == OPARA__CURES_ESTIMATE || r->source == OPARA__CURES_CUPTI;
+        snprintf(grid, sizeof grid, "%ux%ux%u", r->grid[0], r->grid[1], r->grid[2]);
+        snprintf(block, sizeof block, "%ux%ux%u", r->block[0], r->block[1], r->block[2]);
+        if (r->measured) snprintf(time, sizeof time, "%.4f", r->time_ms);
+        else snprintf(time, sizeof time, "-");
+        printf("%5u  %-18.18s %-34.34s %16s %12s %5u %7u %-8s %10s\n", n, op,
+               r->source ? r->kernel : "(no launch)", kernel ? grid : "-", kernel ? block : "-", r->regs,
+               r->smem_static + r->smem_dynamic, cli_profile_source(r->source), time);
+        if (!f) continue;
+        fprintf(f, "  {\"node\": %u, \"op\": \"%s\", \"name\": ", n, op);
+        opara__write_json_string(f, opara_model_node_name(m, n) ? opara_model_node_name(m, n) : "");
+        fprintf(f, ", \"kernel\": ");
+        opara__write_json_string(f, r->kernel);
+        fprintf(f, ", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], \"regs\": %u, \"smem_static\": %u, "
+                   "\"smem_dynamic\": %u, \"max_threads\": %u, \"source\": \"%s\", \"time_ms\": ",
+                r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->regs, r->smem_static,
+                r->smem_dynamic, r->max_threads, cli_profile_source(r->source));
+        if (r->measured) fprintf(f, "%.6f}%s\n", r->time_ms, n + 1 < n_nodes ? "," : "");
+        else fprintf(f, "null}%s\n", n + 1 < n_nodes ? "," : "");
+    }
+    if (f) {
+        fprintf(f, "]}\n");
+        if (fclose(f) != 0) return 0;
+        printf("wrote %s\n", json_path);
+    }
+    return 1;
+}
+
 static int cli_run(int argc, char** argv) {
     opara_runtime_desc rd;
     opara_runtime* rt = NULL;
@@ -172,8 +236,8 @@ static int cli_run(int argc, char** argv) {
     opara_session* s = NULL;
     opara_session_desc d;
     opara_plan_info info;
-    const char *file = NULL, *out_dir = NULL, *trace = NULL, *in_spec[CLI_RUN_MAX_INPUTS];
-    int n_in_spec = 0, iters = 10, i, rc = 1;
+    const char *file = NULL, *out_dir = NULL, *trace = NULL, *profile_json = NULL, *in_spec[CLI_RUN_MAX_INPUTS];
+    int n_in_spec = 0, iters = 10, i, rc = 1, profile = 0;
     uint32_t n_inputs, n_outputs, k;
     opara_tensor* ins = NULL;
     uint64_t* lat = NULL;
@@ -184,6 +248,7 @@ static int cli_run(int argc, char** argv) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--builtin-gemm") == 0) { d.builtin_gemm = 1; continue; }
+        if (strcmp(a, "--profile") == 0) { profile = d.cuda_profile = 1; continue; }
         if (a[0] != '-') { file = a; continue; }
         if (!v) { fprintf(stderr, "opara run: %s needs a value\n", a); return 2; }
         ++i;
@@ -199,12 +264,14 @@ static int cli_run(int argc, char** argv) {
         else if (strcmp(a, "--threads") == 0) d.threads = (uint32_t)atoi(v);
         else if (strcmp(a, "--output-dir") == 0) out_dir = v;
         else if (strcmp(a, "--trace") == 0) trace = v;
+        else if (strcmp(a, "--profile-json") == 0) profile_json = v, profile = d.cuda_profile = 1;
         else if (strcmp(a, "--input") == 0 && n_in_spec < CLI_RUN_MAX_INPUTS) in_spec[n_in_spec++] = v;
         else { fprintf(stderr, "opara run: unknown option '%s'\n", a); return 2; }
     }
     if (!file || iters < 1) {
         fprintf(stderr, "usage: opara run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] "
-                        "[--threads N] [--builtin-gemm] [--input NAME=FILE.npy] [--output-dir DIR] [--trace OUT.json]\n");
+                        "[--threads N] [--builtin-gemm] [--input NAME=FILE.npy] [--output-dir DIR] [--trace OUT.json] "
+                        "[--profile] [--profile-json OUT.json]\n");
         return 2;
     }
     memset(&rd, 0, sizeof rd);
@@ -218,6 +285,7 @@ static int cli_run(int argc, char** argv) {
            info.n_nodes, info.backend, info.strategy, info.n_streams, info.n_events, info.n_workers, info.gemm);
     printf("peak memory %.2f MiB (without reuse %.2f MiB)\n", (double)info.peak_memory_bytes / 1048576.0,
            (double)info.no_reuse_bytes / 1048576.0);
+    if (profile && !cli_print_profile(m, s, profile_json)) goto done;
     n_inputs = opara_session_input_count(s);
     n_outputs = opara_session_output_count(s);
     ins = (opara_tensor*)calloc(n_inputs ? n_inputs : 1, sizeof *ins);

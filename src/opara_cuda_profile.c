@@ -1,0 +1,445 @@
+/* The CUDA profiler (Opara's Model Profiler, seeds 000/001 §Profiler): per node, the resources of
+   one thread block of its main kernel and, on request, its time, for Alg. 2.
+
+   - Our kernels: cuFuncGetAttribute NUM_REGS, SHARED_SIZE_BYTES (static) and MAX_THREADS_PER_BLOCK,
+     grid/block/dynamic shared memory from the launch. No run needed.
+   - Library kernels (cuBLAS, cuDNN): their launch configuration is private to the library. In a
+     profiling run, CUPTI kernel activity records give it when libcupti loads and works; otherwise
+     the documented estimates of opara__cuda_library_estimate stand (logged once per run).
+   - Times: one profiling run of the SEQUENTIAL plan in eager mode, an event pair around every node
+     on its stream, so each node runs alone on the device (no interference from concurrent ops in
+     the number); measured ms = cuEventElapsedTime(begin, end).
+   The profiling run uses its own short-lived session (eager, one stream), then the real session is
+   planned with the measured rows: its memory plan and streams follow the final plan and nothing of
+   the profiling run stays allocated. */
+#include "opara_backend_cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- library estimates --------------------------------------------------------------------------- */
+
+/* Launch estimate of a library kernel when nothing better is known. Facts behind the numbers:
+   - cuBLAS's FP32 GEMM kernels are named after their output tile, e.g. maxwell_sgemm_128x128_nn,
+     volta_sgemm_128x64_nn, ampere_sgemm_128x128_nn (as listed by nvprof/Nsight Systems), and the
+     128x128 ones run 256 threads per block (an 8x8 output sub-tile per thread).
+   - cuDNN's implicit-GEMM forward convolutions (implicit_convolve_sgemm, *_fprop_implicit_gemm_*
+     tilesize128x128x8 ...) are the same GEMM over M = N*P*Q output pixels and N = K channels.
+   Derived from the tile, not measured: shared memory = two stages of a 128x8 A slice and an 8x128
+   B slice of floats = 2 * (128*8 + 8*128) * 4 B = 16 KiB; registers 128 per thread (64
+   accumulators plus operands and addresses; the 256-thread block then fits the 64 Ki register
+   file of one SM twice). Grid: one block per 128x128 output tile per batch item / group. */
+static double opara__cup_tiles(double extent) { return extent > 128 ? (double)(uint64_t)((extent + 127) / 128) : 1; }
+
+OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, double m, double n, double batch,
+                                                opara__cuda_op_profile* out) {
+    double blocks = opara__cup_tiles(m) * opara__cup_tiles(n) * (batch >= 1 ? batch : 1);
+    memset(out, 0, sizeof *out);
+    opara__format(out->kernel, sizeof out->kernel, "%s",
+                  kind == OPARA__CULIB_CONV ? "cuDNN conv est. 128x128 tile" : "cuBLAS sgemm est. 128x128 tile");
+    out->grid[0] = blocks > 2147483647.0 ? 2147483647u : (uint32_t)blocks;
+    out->grid[1] = out->grid[2] = 1;
+    out->block[0] = 256;
+    out->block[1] = out->block[2] = 1;
+    out->regs = 128;
+    out->smem_static = 16384;
+    out->source = OPARA__CURES_ESTIMATE;
+}
+
+/* ---- static profile ----------------------------------------------------------------------------- */
+
+static opara_result opara__cup_driver_row(opara_runtime* rt, const opara_cuda_driver* cu, opara_CUfunction f,
+                                          const opara__cuda_launch* L, opara__cuda_op_profile* row) {
+    int regs = 0, smem = 0, max_threads = 0;
+    opara_CUresult r = cu->cuFuncGetAttribute(&regs, OPARA_CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+    if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&smem, OPARA_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+    if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&max_threads, OPARA_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
+    if (r != OPARA_CUDA_SUCCESS)
+        return opara__fail(rt, OPARA_ERR_CUDA, "CUDA profiler: cuFuncGetAttribute of %s failed: %s (%d)",
+                           opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), opara_cuda_driver_result_name(cu, r),
+                           (int)r);
+    opara__format(row->kernel, sizeof row->kernel, "%s", opara__cuda_kernel_name((opara__cuda_kernel)L->kernel));
+    memcpy(row->grid, L->grid, sizeof row->grid);
+    memcpy(row->block, L->block, sizeof row->block);
+    row->regs = (uint32_t)(regs > 0 ? regs : 0);
+    row->smem_static = (uint32_t)(smem > 0 ? smem : 0);
+    row->smem_dynamic = 0; /* every launch of ours passes sharedMemBytes = 0 (opara__cub_launch_one) */
+    row->max_threads = (uint32_t)(max_threads > 0 ? max_threads : 0);
+    row->source = OPARA__CURES_DRIVER;
+    return OPARA_OK;
+}
+
+/* cuBLAS launches carry M, N, K as int arguments 4..6 and the batch in grid[2] (opara_cuda_lower.c). */
+static void opara__cup_cublas_row(const opara__cuda_launch* L, opara__cuda_op_profile* row) {
+    double m = L->n_args > 6 ? (double)(int32_t)L->args[4].raw : 0, n = L->n_args > 6 ? (double)(int32_t)L->args[5].raw : 0;
+    opara__cuda_library_estimate(OPARA__CULIB_GEMM, m, n, (double)L->grid[2], row);
+}
+
+/* Any other library call (cuDNN): on a convolution node the implicit-GEMM estimate from the output
+   shape [N, K, spatial...] and the group count, else no launch shape (the default model's stays). */
+static void opara__cup_library_row(const opara__graph* g, const opara__shape* shapes, uint32_t node,
+                                   opara__cuda_op_profile* row) {
+    const opara__node* nd = &g->nodes[node];
+    const opara__shape* y = nd->n_outputs > 0 && nd->outputs[0] >= 0 ? &shapes[nd->outputs[0]] : NULL;
+    double pixels = 1, groups = (double)opara__attr_int(nd, "group", 1);
+    int32_t d;
+    memset(row, 0, sizeof *row);
+    if ((nd->op == OPARA__OP_CONV || nd->op == OPARA__OP_CONV_TRANSPOSE) && y && y->ndim >= 3) {
+        for (d = 0; d < y->ndim; ++d)
+            if (d != 1) pixels *= (double)y->dims[d];
+        opara__cuda_library_estimate(OPARA__CULIB_CONV, pixels, (double)y->dims[1] / (groups >= 1 ? groups : 1), groups, row);
+        return;
+    }
+    opara__format(row->kernel, sizeof row->kernel, "library call");
+    row->source = OPARA__CURES_ESTIMATE;
+}
+
+/* The node's main launch: its first kernel or library call; a copy only when it has nothing else. */
+static const opara__cuda_launch* opara__cup_main_launch(const opara__cuda_lowering* low, uint32_t node) {
+    const opara__cuda_launch* copy = NULL;
+    uint32_t i;
+    for (i = low->node_start[node]; i < low->node_start[node + 1]; ++i) {
+        if (low->launches[i].type != OPARA__CULAUNCH_COPY) return &low->launches[i];
+        if (!copy) copy = &low->launches[i];
+    }
+    return copy;
+}
+
+OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
+                                                      const opara_CUfunction* funcs, const opara__graph* g,
+                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows) {
+    uint32_t n, n_nodes = g->n_nodes;
+    for (n = 0; n < n_nodes; ++n) {
+        const opara__cuda_launch* L = opara__cup_main_launch(low, n);
+        opara__cuda_op_profile* row = &rows[n];
+        memset(row, 0, sizeof *row);
+        if (!L) continue;
+        if (L->type == OPARA__CULAUNCH_KERNEL) {
+            opara_result r = opara__cup_driver_row(rt, cu, funcs[L->kernel], L, row);
+            if (r != OPARA_OK) return r;
+        } else if (L->type == OPARA__CULAUNCH_CUBLAS) {
+            opara__cup_cublas_row(L, row);
+        } else if (L->type == OPARA__CULAUNCH_COPY) {
+            opara__format(row->kernel, sizeof row->kernel, "memcpy DtoD");
+            row->source = OPARA__CURES_COPY;
+        } else {
+            opara__cup_library_row(g, shapes, n, row);
+        }
+        if (!measured) continue;
+        if (measured[n].source == OPARA__CURES_CUPTI) *row = measured[n];
+        row->measured = measured[n].measured;
+        row->time_ms = measured[n].time_ms;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs) {
+    uint32_t n;
+    for (n = 0; n < n_nodes; ++n) {
+        opara__cuda_op_profile* row = &rows[n];
+        opara__op_desc* d = &descs[n];
+        if (row->source == OPARA__CURES_ESTIMATE && row->block[0] == 0) {
+            /* a library call we have no estimate for: the default model's launch, shown in the row */
+            row->grid[0] = d->grid;
+            row->block[0] = d->block_threads;
+            row->grid[1] = row->grid[2] = row->block[1] = row->block[2] = 1;
+            row->regs = d->regs_per_thread;
+            row->smem_static = d->smem_per_block;
+        } else if (row->source == OPARA__CURES_DRIVER || row->source == OPARA__CURES_ESTIMATE ||
+                   row->source == OPARA__CURES_CUPTI) {
+            d->grid = row->grid[0] * row->grid[1] * row->grid[2];
+            d->block_threads = row->block[0] * row->block[1] * row->block[2];
+            if (row->regs) d->regs_per_thread = row->regs;
+            d->smem_per_block = row->smem_static + row->smem_dynamic;
+            d->has_info = 1;
+        }
+        if (row->measured) {
+            d->time_ms = row->time_ms;
+            d->time_measured = 1;
+        }
+    }
+}
+
+/* ---- CUPTI ------------------------------------------------------------------------------------- */
+
+/* CUPTI hands out activity buffers through callbacks that take no user data, so a profiling run
+   delivers them to one process-wide sink (the library's only global state), claimed by at most
+   one run at a time; a second concurrent run keeps the estimates. */
+#define OPARA__CUPTI_BUFFER ((size_t)1 << 20)
+
+typedef struct opara__cupti_kernel {
+    uint32_t correlation;
+    opara__cuda_op_profile row;
+} opara__cupti_kernel;
+
+typedef struct opara__cupti_sink {
+    opara_runtime* rt;
+    opara_cuda_cupti api;
+    opara__cupti_kernel* kernels;
+    uint64_t* external; /* pairs: correlation id, node */
+    uint32_t n_kernels, n_external, cap;
+} opara__cupti_sink;
+
+static volatile int32_t opara__cupti_claimed;
+static opara__cupti_sink* volatile opara__cupti_current;
+
+static void OPARA_CUPTIAPI opara__cupti_request(uint8_t** buffer, size_t* size, size_t* max_records) {
+    opara__cupti_sink* sink = opara__cupti_current;
+    *buffer = sink ? (uint8_t*)opara__alloc(sink->rt, OPARA__CUPTI_BUFFER) : NULL;
+    *size = *buffer ? OPARA__CUPTI_BUFFER : 0;
+    *max_records = 0;
+}
+
+static void opara__cupti_take(opara__cupti_sink* sink, const opara_CUpti_Activity* rec) {
+    if (rec->kind == OPARA_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && sink->n_kernels < sink->cap) {
+        const opara_CUpti_ActivityKernel10* k = (const opara_CUpti_ActivityKernel10*)(const void*)rec;
+        opara__cupti_kernel* out = &sink->kernels[sink->n_kernels++];
+        memset(out, 0, sizeof *out);
+        out->correlation = k->correlationId;
+        opara__format(out->row.kernel, sizeof out->row.kernel, "%s", k->name ? k->name : "?");
+        out->row.grid[0] = (uint32_t)k->gridX;
+        out->row.grid[1] = (uint32_t)k->gridY;
+        out->row.grid[2] = (uint32_t)k->gridZ;
+        out->row.block[0] = (uint32_t)k->blockX;
+        out->row.block[1] = (uint32_t)k->blockY;
+        out->row.block[2] = (uint32_t)k->blockZ;
+        out->row.regs = k->registersPerThread;
+        out->row.smem_static = (uint32_t)k->staticSharedMemory;
+        out->row.smem_dynamic = (uint32_t)k->dynamicSharedMemory;
+        out->row.source = OPARA__CURES_CUPTI;
+    } else if (rec->kind == OPARA_CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION && sink->n_external < sink->cap) {
+        const opara_CUpti_ActivityExternalCorrelation* e = (const opara_CUpti_ActivityExternalCorrelation*)(const void*)rec;
+        if (e->externalKind != OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return;
+        sink->external[2 * sink->n_external] = e->correlationId;
+        sink->external[2 * sink->n_external + 1] = e->externalId;
+        ++sink->n_external;
+    }
+}
+
+static void OPARA_CUPTIAPI opara__cupti_complete(opara_CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size,
+                                                 size_t valid) {
+    opara__cupti_sink* sink = opara__cupti_current;
+    opara_CUpti_Activity* rec = NULL;
+    (void)ctx;
+    (void)stream;
+    (void)size;
+    if (!sink || !buffer) return;
+    while (valid && sink->api.cuptiActivityGetNextRecord(buffer, valid, &rec) == OPARA_CUPTI_SUCCESS) opara__cupti_take(sink, rec);
+    opara__free(sink->rt, buffer);
+}
+
+static const char* opara__cupti_error(opara__cupti_sink* sink, opara_CUptiResult r) {
+    const char* text = NULL;
+    if (sink->api.cuptiGetResultString(r, &text) != OPARA_CUPTI_SUCCESS || !text) text = "unknown CUPTI error";
+    return text;
+}
+
+/* Loads CUPTI, claims the sink and enables kernel and external-correlation records. 0 with the
+   reason in why when CUPTI cannot be used. */
+static int opara__cupti_start(opara__cupti_sink* sink, const char* path, uint32_t n_launches, char* why, size_t cap) {
+    char err[1024];
+    opara_CUptiResult r;
+    if (path && strcmp(path, "none") == 0) {
+        opara__format(why, cap, "disabled (cupti_path \"none\")");
+        return 0;
+    }
+    if (opara_cuda_cupti_load(&sink->api, path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
+        opara__format(why, cap, "%s", err);
+        return 0;
+    }
+    sink->cap = n_launches * 4 + 64;
+    sink->kernels = (opara__cupti_kernel*)opara__calloc(sink->rt, sink->cap, sizeof *sink->kernels);
+    sink->external = (uint64_t*)opara__calloc(sink->rt, (size_t)sink->cap * 2, sizeof(uint64_t));
+    if (!sink->kernels || !sink->external) {
+        opara__format(why, cap, "out of host memory");
+        return 0;
+    }
+    if (!opara__atomic_cas(&opara__cupti_claimed, 0, 1)) {
+        opara__format(why, cap, "another profiling run is using CUPTI");
+        return 0;
+    }
+    opara__cupti_current = sink;
+    r = sink->api.cuptiActivityRegisterCallbacks(opara__cupti_request, opara__cupti_complete);
+    if (r == OPARA_CUPTI_SUCCESS) r = sink->api.cuptiActivityEnable(OPARA_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (r == OPARA_CUPTI_SUCCESS) r = sink->api.cuptiActivityEnable(OPARA_CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    if (r != OPARA_CUPTI_SUCCESS) {
+        opara__format(why, cap, "%s: activity records unavailable: %s (%d)", sink->api.path, opara__cupti_error(sink, r), (int)r);
+        sink->api.cuptiActivityDisable(OPARA_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        opara__cupti_current = NULL;
+        opara__atomic_store(&opara__cupti_claimed, 0);
+        return 0;
+    }
+    return 1;
+}
+
+/* Flushes the records into the sink and releases it. */
+static void opara__cupti_stop(opara__cupti_sink* sink) {
+    sink->api.cuptiActivityFlushAll(OPARA_CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    sink->api.cuptiActivityDisable(OPARA_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    sink->api.cuptiActivityDisable(OPARA_CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    opara__cupti_current = NULL;
+    opara__atomic_store(&opara__cupti_claimed, 0);
+}
+
+/* Library nodes take the record of their first kernel (the reference profiler also reads info[0]). */
+static uint32_t opara__cupti_apply(const opara__cupti_sink* sink, const uint8_t* library_node, uint32_t n_nodes,
+                                   opara__cuda_op_profile* rows) {
+    uint32_t e, k, applied = 0;
+    for (e = 0; e < sink->n_external; ++e) {
+        uint64_t node = sink->external[2 * e + 1];
+        if (node >= n_nodes || !library_node[node] || rows[node].source == OPARA__CURES_CUPTI) continue;
+        for (k = 0; k < sink->n_kernels; ++k)
+            if (sink->kernels[k].correlation == (uint32_t)sink->external[2 * e]) {
+                double t = rows[node].time_ms;
+                uint8_t measured = rows[node].measured;
+                rows[node] = sink->kernels[k].row;
+                rows[node].time_ms = t;
+                rows[node].measured = measured;
+                ++applied;
+                break;
+            }
+    }
+    return applied;
+}
+
+static void opara__cupti_free(opara__cupti_sink* sink) {
+    opara__free(sink->rt, sink->kernels);
+    opara__free(sink->rt, sink->external);
+    /* the library stays loaded: CUPTI keeps threads and the registered callbacks for the process */
+    sink->kernels = NULL;
+    sink->external = NULL;
+}
+
+/* ---- the profiling run -------------------------------------------------------------------------- */
+
+typedef struct opara__cup_run {
+    const opara_cuda_driver* cu;
+    opara__cupti_sink* cupti; /* NULL without CUPTI */
+    opara_CUevent* begin;     /* [n_nodes] */
+    opara_CUevent* end;
+    uint8_t* launched;        /* [n_nodes] */
+    opara_runtime* rt;
+} opara__cup_run;
+
+static opara_result opara__cup_hook(void* user, uint32_t node, int after, opara_CUstream stream) {
+    opara__cup_run* run = (opara__cup_run*)user;
+    opara_CUresult r = run->cu->cuEventRecord(after ? run->end[node] : run->begin[node], stream);
+    if (r != OPARA_CUDA_SUCCESS)
+        return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventRecord failed: %s (%d)",
+                           opara_cuda_driver_result_name(run->cu, r), (int)r);
+    run->launched[node] = 1;
+    if (run->cupti) {
+        uint64_t last = 0;
+        if (!after) run->cupti->api.cuptiActivityPushExternalCorrelationId(OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, node);
+        else run->cupti->api.cuptiActivityPopExternalCorrelationId(OPARA_CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int create) {
+    uint32_t n;
+    for (n = 0; n < n_nodes; ++n) {
+        if (!create) {
+            if (run->begin[n]) run->cu->cuEventDestroy_v2(run->begin[n]);
+            if (run->end[n]) run->cu->cuEventDestroy_v2(run->end[n]);
+            continue;
+        }
+        /* flags 0: timing enabled (the plan's own events disable timing) */
+        if (run->cu->cuEventCreate(&run->begin[n], 0) != OPARA_CUDA_SUCCESS ||
+            run->cu->cuEventCreate(&run->end[n], 0) != OPARA_CUDA_SUCCESS)
+            return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventCreate failed");
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, opara__cuda_op_profile* rows) {
+    uint32_t n;
+    for (n = 0; n < n_nodes; ++n) {
+        float ms = 0;
+        opara_CUresult r;
+        if (!run->launched[n]) continue;
+        r = run->cu->cuEventElapsedTime_v2(&ms, run->begin[n], run->end[n]);
+        if (r != OPARA_CUDA_SUCCESS)
+            return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
+                               opara_cuda_driver_result_name(run->cu, r), (int)r);
+        rows[n].time_ms = ms;
+        rows[n].measured = 1;
+    }
+    return OPARA_OK;
+}
+
+/* Runs the profiling session ps once; rows receive its static profile, the measured times and the
+   CUPTI records of library nodes. */
+static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* ps, const opara__cuda_options* opt,
+                                       uint32_t n_nodes, opara__cuda_op_profile* rows) {
+    opara__cuda_info info;
+    opara__cup_run run;
+    opara__cupti_sink sink;
+    uint8_t* library_node;
+    char why[1200];
+    uint32_t n;
+    opara_result r;
+    opara__cuda_session_info(ps, &info);
+    memcpy(rows, info.profile, (size_t)n_nodes * sizeof *rows);
+    memset(&run, 0, sizeof run);
+    memset(&sink, 0, sizeof sink);
+    run.rt = sink.rt = rt;
+    run.cu = opara__cuda_session_driver(ps);
+    run.begin = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
+    run.end = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
+    run.launched = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
+    library_node = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
+    r = run.begin && run.end && run.launched && library_node
+            ? OPARA_OK
+            : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    for (n = 0; r == OPARA_OK && n < n_nodes; ++n) library_node[n] = rows[n].source == OPARA__CURES_ESTIMATE;
+    if (r == OPARA_OK) r = opara__cup_events(&run, n_nodes, 1);
+    if (r == OPARA_OK) {
+        if (opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) run.cupti = &sink;
+        else opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                        "CUPTI not used (%s); library kernels keep the documented launch estimates", why);
+        r = opara__cuda_session_enqueue_hooked(ps, opara__cup_hook, &run);
+        if (run.cupti) opara__cupti_stop(&sink);
+    }
+    if (r == OPARA_OK) r = opara__cup_times(&run, n_nodes, rows);
+    if (r == OPARA_OK && run.cupti)
+        opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY, "CUPTI: %u kernel records, %u library nodes described",
+                   sink.n_kernels, opara__cupti_apply(&sink, library_node, n_nodes, rows));
+    opara__cupti_free(&sink);
+    if (run.begin && run.end) opara__cup_events(&run, n_nodes, 0);
+    opara__free(rt, run.begin);
+    opara__free(rt, run.end);
+    opara__free(rt, run.launched);
+    opara__free(rt, library_node);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
+                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
+    opara__cuda_options po = *opt, fo = *opt;
+    opara__plan_desc pd;
+    opara__cuda_session* ps = NULL;
+    opara__cuda_op_profile* rows;
+    opara_result r;
+    *out = NULL;
+    if (opt->plan) pd = *opt->plan;
+    else memset(&pd, 0, sizeof pd);
+    pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* every node alone on the device */
+    pd.launch_order = OPARA_LAUNCH_DEFAULT;
+    pd.stream_cap = 0;
+    po.profile = 0;
+    po.measured = NULL;
+    po.mode = OPARA__CUDA_EAGER;
+    po.plan = &pd;
+    rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
+    if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    r = opara__cuda_session_create(rt, g, &po, &ps);
+    if (r == OPARA_OK) r = opara__cup_measure(rt, ps, opt, g->n_nodes, rows);
+    opara__cuda_session_destroy(ps);
+    fo.profile = 0;
+    fo.measured = rows;
+    if (r == OPARA_OK) r = opara__cuda_session_create(rt, g, &fo, out);
+    opara__free(rt, rows);
+    return r;
+}

@@ -1,0 +1,400 @@
+/* The CUDA profiler (src/opara_cuda_profile.c) on the CUDA emulator (or a real driver with
+   OPARA_CUDA_DRIVER): static descriptors of our kernels against the PTX (parsed here, independently
+   of the emulator's parser) and ptxas's resource table; library kernels fall back to the documented
+   estimates when CUPTI is absent or unusable, logged once; a profiling run times every node, the
+   replanned plan passes the verifier, outputs match the CPU backend, and later runs allocate
+   nothing. Models come from build/zoo (`make zoo`); a missing one is a skip. */
+#define _GNU_SOURCE
+#define OPARA_IMPLEMENTATION
+#include "opara.h"
+#include "opara_test.h"
+
+#include <dlfcn.h>
+
+#ifndef OPARA_EMU_LIB_DIR
+#define OPARA_EMU_LIB_DIR "build/cudaemu"
+#endif
+#define ZOO_DIR "build/zoo"
+
+/* libcupti (NVIDIA's, loaded by the profiling run) keeps allocations we do not own. */
+const char* __lsan_default_suppressions(void);
+const char* __lsan_default_suppressions(void) { return "leak:libcupti\n"; }
+
+static const char* driver_path(void) {
+    const char* e = getenv("OPARA_CUDA_DRIVER");
+    return e && *e ? e : OPARA_EMU_LIB_DIR "/libcuda.so.1";
+}
+static const char* cublas_path(void) {
+    const char* e = getenv("OPARA_CUBLAS");
+    return e && *e ? e : OPARA_EMU_LIB_DIR "/libcublas.so";
+}
+
+/* 1 when the driver is the emulator (it exports its control API). */
+static int on_emulator(void) {
+    void* h = dlopen(driver_path(), RTLD_NOW);
+    int yes = h && dlsym(h, "opara_emu_config") != NULL;
+    if (h) dlclose(h);
+    return yes;
+}
+
+/* ---- a runtime that counts host allocations and CUPTI log lines ---------------------------------- */
+
+typedef struct counters {
+    long allocs;
+    int cupti_lines;
+} counters;
+
+static void* count_alloc(size_t size, size_t alignment, void* user) {
+    void* p = NULL;
+    ((counters*)user)->allocs++;
+    if (alignment < sizeof(void*)) alignment = sizeof(void*);
+    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
+}
+static void count_free(void* p, void* user) {
+    (void)user;
+    free(p);
+}
+static void count_log(opara_log_level level, opara_log_item item, const char* msg, void* user) {
+    (void)level;
+    (void)item;
+    if (strstr(msg, "CUPTI")) ((counters*)user)->cupti_lines++;
+}
+
+typedef struct zoo {
+    counters c;
+    opara_runtime* rt;
+    opara_model* model;
+} zoo;
+
+static int zoo_open(zoo* z, const char* name, char* why, size_t cap) {
+    opara_runtime_desc rd;
+    char path[256];
+    memset(z, 0, sizeof *z);
+    memset(&rd, 0, sizeof rd);
+    rd.allocator.alloc_fn = count_alloc;
+    rd.allocator.free_fn = count_free;
+    rd.allocator.user_data = &z->c;
+    rd.logger.func = count_log;
+    rd.logger.max_level = OPARA_LOG_DEBUG;
+    rd.logger.user_data = &z->c;
+    if (opara_runtime_create(&rd, &z->rt) != OPARA_OK) {
+        snprintf(why, cap, "runtime");
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/%s.onnx", ZOO_DIR, name);
+    if (opara_model_load_onnx_file(z->rt, path, NULL, &z->model) != OPARA_OK) {
+        snprintf(why, cap, "%s", opara_runtime_last_error(z->rt));
+        return 0;
+    }
+    return 1;
+}
+
+static void zoo_close(zoo* z) {
+    opara_model_destroy(z->model);
+    opara_runtime_destroy(z->rt);
+}
+
+static opara__cuda_options options(opara__cuda_mode mode) {
+    opara__cuda_options o;
+    memset(&o, 0, sizeof o);
+    o.mode = mode;
+    o.driver_path = driver_path();
+    o.cublas_path = cublas_path();
+    return o;
+}
+
+/* ---- our own reading of the embedded PTX ----------------------------------------------------------- */
+
+/* Bytes of the .shared declarations inside the body of .entry `name` ("[.align A] .b8 x[N]"). */
+static long ptx_static_shared(const char* name) {
+    size_t f;
+    for (f = 0; f < OPARA__ARRAY_COUNT(opara__kernel_images); ++f) {
+        const char* const* line = opara__kernel_images[f].ptx;
+        int inside = 0;
+        long bytes = 0;
+        for (; *line; ++line) {
+            const char* entry = strstr(*line, ".entry ");
+            if (entry) {
+                if (inside) return bytes;
+                entry += 7;
+                inside = strncmp(entry, name, strlen(name)) == 0 && entry[strlen(name)] == '(';
+                continue;
+            }
+            if (inside && strstr(*line, ".shared .align") && !strstr(*line, "ld.shared") && !strstr(*line, "st.shared")) {
+                const char* open = strrchr(*line, '[');
+                if (open) bytes += strtol(open + 1, NULL, 10);
+            }
+        }
+        if (inside) return bytes;
+    }
+    return -1;
+}
+
+static const opara__kernel_resources* ptxas_row(const char* name) {
+    size_t i;
+    for (i = 0; i < OPARA__ARRAY_COUNT(opara__kernel_resource_table); ++i)
+        if (strcmp(opara__kernel_resource_table[i].entry, name) == 0) return &opara__kernel_resource_table[i];
+    return NULL;
+}
+
+static uint32_t ceil_div(int64_t a, int64_t b) { return (uint32_t)((a + b - 1) / b); }
+
+/* ---- tests -------------------------------------------------------------------------------------- */
+
+OT_TEST(library_estimate_is_the_documented_tile) {
+    opara__cuda_op_profile p;
+    opara__cuda_library_estimate(OPARA__CULIB_GEMM, 300, 129, 2, &p);
+    CHECK_EQ(3 * 2 * 2, p.grid[0] * p.grid[1] * p.grid[2]);
+    CHECK_EQ(256, p.block[0] * p.block[1] * p.block[2]);
+    CHECK_EQ(128, p.regs);
+    CHECK_EQ(2 * (128 * 8 + 8 * 128) * 4, p.smem_static);
+    CHECK_EQ(OPARA__CURES_ESTIMATE, p.source);
+    opara__cuda_library_estimate(OPARA__CULIB_CONV, 56 * 56, 64, 1, &p);
+    CHECK_EQ(25 * 1, p.grid[0]);
+    CHECK(strstr(p.kernel, "cuDNN") != NULL);
+}
+
+/* The sgemm kernel declares two OPARA__TILE x (OPARA__TILE + 1) float tiles (epilogue.cu, tile 16). */
+OT_TEST(our_ptx_parse_agrees_with_the_kernel_source_and_ptxas) {
+    const opara__kernel_resources* r = ptxas_row("opara_sgemm_f32");
+    CHECK_EQ(2 * 16 * 17 * 4, ptx_static_shared("opara_sgemm_f32"));
+    CHECK_EQ(256 * 4, ptx_static_shared("opara_softmax_f32")); /* norm.cu: OPARA__NORM_THREADS floats */
+    CHECK_EQ(0, ptx_static_shared("opara_unary_f32"));
+    REQUIRE(r != NULL);
+    CHECK_EQ(r->static_shared_bytes, ptx_static_shared("opara_sgemm_f32"));
+}
+
+/* Every node's row against the driver's answer for its kernel: static shared memory = the PTX's
+   .shared bytes, registers = ptxas's count (what the emulator reports; a real driver reports the
+   count of the JIT-compiled SASS, so that check runs on the emulator only), grid/block = the launch. */
+static void check_static_rows(opara_test* T, const char* name, int* n_driver, int* n_library) {
+    zoo z;
+    char why[1200];
+    opara__cuda_options o = options(OPARA__CUDA_GRAPH);
+    opara__cuda_session* s = NULL;
+    opara__cuda_info info;
+    const opara__graph* g;
+    uint32_t n;
+    int emu = on_emulator();
+    if (!zoo_open(&z, name, why, sizeof why)) {
+        printf("SKIP %s: %s\n", name, why);
+        zoo_close(&z);
+        return;
+    }
+    g = &z.model->graph;
+    if (opara__cuda_session_create(z.rt, g, &o, &s) != OPARA_OK) {
+        OT_LOG("%s: %s", name, opara_runtime_last_error(z.rt));
+        CHECK(0);
+        zoo_close(&z);
+        return;
+    }
+    opara__cuda_session_info(s, &info);
+    REQUIRE(info.profile != NULL);
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__cuda_op_profile* row = &info.profile[n];
+        const opara__cuda_launch* L = info.launches + info.node_launch_start[n];
+        CHECK_EQ(0, row->measured);
+        if (row->source == OPARA__CURES_DRIVER) {
+            const opara__kernel_resources* pr = ptxas_row(row->kernel);
+            ++*n_driver;
+            CHECK_EQ(ptx_static_shared(row->kernel), row->smem_static);
+            CHECK_EQ(0, row->smem_dynamic);
+            CHECK(row->max_threads >= row->block[0] * row->block[1] * row->block[2]);
+            if (emu && pr) CHECK_EQ(pr->registers, row->regs);
+            CHECK(row->regs > 0);
+            while (L->type != OPARA__CULAUNCH_KERNEL) ++L;
+            CHECK_STR(opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), row->kernel);
+            CHECK_EQ(L->grid[0] * L->grid[1] * L->grid[2], row->grid[0] * row->grid[1] * row->grid[2]);
+            CHECK_EQ(L->block[0], row->block[0]);
+        } else if (row->source == OPARA__CURES_ESTIMATE) {
+            /* one 128x128 tile per block: cuBLAS over the [.., M, N] output; a cuDNN convolution over
+               M = N*spatial pixels and N = K/group channels, per group */
+            const opara__shape* y = &info.shapes[g->nodes[n].outputs[0]];
+            int64_t m = y->ndim >= 2 ? y->dims[y->ndim - 2] : 1, cols = y->dims[y->ndim - 1], batch = 1;
+            int32_t d;
+            if (g->nodes[n].op == OPARA__OP_CONV) {
+                batch = opara__attr_int(&g->nodes[n], "group", 1);
+                cols = y->dims[1] / batch;
+                for (m = 1, d = 0; d < y->ndim; ++d)
+                    if (d != 1) m *= y->dims[d];
+            } else {
+                for (d = 0; d + 2 < y->ndim; ++d) batch *= y->dims[d];
+            }
+            ++*n_library;
+            CHECK_EQ(ceil_div(m, 128) * ceil_div(cols, 128) * (uint32_t)batch, row->grid[0]);
+            CHECK_EQ(256, row->block[0]);
+            CHECK_EQ(16384, row->smem_static);
+        } else if (row->source == OPARA__CURES_NONE) {
+            CHECK(info.node_launch_start[n] == info.node_launch_start[n + 1]);
+        }
+    }
+    opara__cuda_session_destroy(s);
+    zoo_close(&z);
+}
+
+OT_TEST(static_descriptors_come_from_cufuncgetattribute) {
+    char why[1200];
+    int n_driver = 0, n_library = 0;
+    if (!opara__cuda_available(driver_path(), why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    check_static_rows(T, "squeezenet", &n_driver, &n_library);
+    check_static_rows(T, "deepfm", &n_driver, &n_library);
+    printf("static rows: %d of our kernels, %d library estimates\n", n_driver, n_library);
+    CHECK(n_driver > 0);
+}
+
+static double nmse(const float* ref, const float* got, size_t n) {
+    double num = 0, den = 0;
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        double d = (double)ref[i] - (double)got[i];
+        num += d * d;
+        den += (double)ref[i] * (double)ref[i];
+    }
+    return den > 0 ? num / den : num;
+}
+
+/* A profiled session of `name`; checks the rows, the plan and the outputs against the CPU backend. */
+static void check_profiled(opara_test* T, const char* name, const char* cupti_path) {
+    zoo z;
+    char why[1200];
+    opara__cuda_options o = options(OPARA__CUDA_GRAPH), plain_o = options(OPARA__CUDA_GRAPH);
+    opara__cuda_session *s = NULL, *plain = NULL;
+    opara__cuda_info info, plain_info;
+    opara_session* cpu = NULL;
+    opara_session_desc d;
+    const opara__graph* g;
+    const void** ins = NULL;
+    void** outs = NULL;
+    uint32_t n, i, measured = 0, library = 0;
+    int run;
+    long allocs_before;
+    if (!zoo_open(&z, name, why, sizeof why)) {
+        printf("SKIP %s: %s\n", name, why);
+        zoo_close(&z);
+        return;
+    }
+    g = &z.model->graph;
+    o.profile = 1;
+    o.cupti_path = cupti_path;
+    if (opara__cuda_session_create(z.rt, g, &o, &s) != OPARA_OK) {
+        OT_LOG("%s: %s", name, opara_runtime_last_error(z.rt));
+        CHECK(0);
+        zoo_close(&z);
+        return;
+    }
+    CHECK_EQ(1, z.c.cupti_lines); /* CUPTI absent or unusable: said once */
+    opara__cuda_session_info(s, &info);
+    for (n = 0; n < g->n_nodes; ++n) {
+        const opara__cuda_op_profile* row = &info.profile[n];
+        if (row->source == OPARA__CURES_ESTIMATE) ++library;
+        if (row->measured) {
+            ++measured;
+            CHECK(row->time_ms > 0);
+        } else if (row->source == OPARA__CURES_DRIVER || row->source == OPARA__CURES_ESTIMATE) {
+            /* only a Concat whose inputs were all written in place launches nothing */
+            CHECK_EQ(OPARA__OP_CONCAT, g->nodes[n].op);
+        }
+    }
+    CHECK_EQ(OPARA__METRIC_TIME, info.plan->desc.metric);
+    CHECK_EQ(OPARA_OK, opara__plan_verify(g, info.plan));
+    printf("%-12s profiled: %u of %u nodes timed, %u library estimates, %u streams\n", name, measured, g->n_nodes,
+           library, info.plan->n_streams);
+    CHECK(measured > 0);
+
+    /* outputs against the CPU backend; later runs allocate nothing and make the driver calls of
+       an unprofiled session */
+    memset(&d, 0, sizeof d);
+    d.backend = OPARA_BACKEND_CPU;
+    REQUIRE(opara_session_create(z.rt, z.model, &d, &cpu) == OPARA_OK);
+    ins = (const void**)calloc(g->n_inputs + 1, sizeof *ins);
+    outs = (void**)calloc(g->n_outputs + 1, sizeof *outs);
+    REQUIRE(ins && outs);
+    for (i = 0; i < g->n_inputs; ++i) {
+        uint64_t bytes, k;
+        const opara__shape* sh = &info.shapes[g->inputs[i]];
+        int32_t q;
+        bytes = opara_dtype_size(g->values[g->inputs[i]].dtype);
+        for (q = 0; q < sh->ndim; ++q) bytes *= (uint64_t)sh->dims[q];
+        ins[i] = calloc(bytes + 4, 1);
+        REQUIRE(ins[i] != NULL);
+        for (k = 0; k + 4 <= bytes && g->values[g->inputs[i]].dtype == OPARA_DTYPE_F32; k += 4)
+            ((float*)ins[i])[k / 4] = (float)((k / 4) % 17) / 17.0f - 0.4f;
+    }
+    {
+        opara_tensor* tin = (opara_tensor*)calloc(g->n_inputs + 1, sizeof *tin);
+        REQUIRE(tin != NULL);
+        for (i = 0; i < g->n_inputs; ++i) {
+            opara_tensor_info ti;
+            opara_session_input_info(cpu, i, &ti);
+            tin[i].name = ti.name;
+            tin[i].dtype = ti.dtype;
+            tin[i].rank = ti.rank;
+            memcpy(tin[i].dims, ti.dims, sizeof tin[i].dims);
+            tin[i].data = (void*)ins[i];
+        }
+        CHECK_EQ(OPARA_OK, opara_session_run(cpu, tin, g->n_inputs, NULL, 0));
+        free(tin);
+    }
+    for (i = 0; i < g->n_outputs; ++i) {
+        outs[i] = calloc((size_t)info.plan->arena_bytes + 16, 1); /* larger than any output */
+        REQUIRE(outs[i] != NULL);
+    }
+    REQUIRE(opara__cuda_session_create(z.rt, g, &plain_o, &plain) == OPARA_OK);
+    for (run = 0; run < 2; ++run) {
+        allocs_before = z.c.allocs;
+        CHECK_EQ(OPARA_OK, opara__cuda_session_run(s, ins, outs));
+        CHECK_EQ(allocs_before, z.c.allocs);
+    }
+    for (i = 0; i < g->n_outputs; ++i) {
+        opara_tensor_info ti;
+        size_t count = 1;
+        int32_t q;
+        double e;
+        opara_session_output_info(cpu, i, &ti);
+        for (q = 0; q < ti.rank; ++q) count *= (size_t)ti.dims[q];
+        if (ti.dtype != OPARA_DTYPE_F32) continue;
+        e = nmse((const float*)opara_session_output_data(cpu, i), (const float*)outs[i], count);
+        printf("%-12s output %s: NMSE vs CPU %.2e\n", name, ti.name, e);
+        CHECK(e <= 1e-8);
+    }
+    CHECK_EQ(OPARA_OK, opara__cuda_session_run(plain, ins, outs));
+    opara__cuda_session_info(s, &info);
+    opara__cuda_session_info(plain, &plain_info);
+    CHECK_EQ(plain_info.driver_calls_last_run, info.driver_calls_last_run);
+    for (i = 0; i < g->n_inputs; ++i) free((void*)ins[i]);
+    for (i = 0; i < g->n_outputs; ++i) free(outs[i]);
+    free(ins);
+    free(outs);
+    opara__cuda_session_destroy(plain);
+    opara__cuda_session_destroy(s);
+    opara_session_destroy(cpu);
+    zoo_close(&z);
+}
+
+OT_TEST(cupti_absent_keeps_the_estimates_and_says_so_once) {
+    char why[1200];
+    if (!opara__cuda_available(driver_path(), why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    check_profiled(T, "deepfm", "/nonexistent/libcupti.so.13");
+}
+
+/* The default search list: on the emulator NVIDIA's libcupti (when installed) loads but cannot
+   enable activity records for a driver it does not know, which is the same fallback. */
+OT_TEST(profiling_run_times_every_node_and_the_replanned_plan_is_sound) {
+    char why[1200];
+    if (!opara__cuda_available(driver_path(), why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    if (!on_emulator()) SKIP("on a real GPU CUPTI may work: the fallback count does not apply");
+    check_profiled(T, "squeezenet", NULL);
+}
+
+static const opara_test_case tests[] = {
+    OT_CASE(library_estimate_is_the_documented_tile),
+    OT_CASE(our_ptx_parse_agrees_with_the_kernel_source_and_ptxas),
+    OT_CASE(static_descriptors_come_from_cufuncgetattribute),
+    OT_CASE(cupti_absent_keeps_the_estimates_and_says_so_once),
+    OT_CASE(profiling_run_times_every_node_and_the_replanned_plan_is_sound),
+};
+
+int main(int argc, char** argv) {
+    setenv("OPARA_CUDA_DRIVER", driver_path(), 0);
+    return opara_test_main(argc, argv, tests, OT_COUNT(tests));
+}
