@@ -20,6 +20,44 @@
 #define OPARA__MR 6
 #define OPARA__NR 16
 
+#if OPARA__GEMM_AVX2
+static int opara__gemm_have_avx2(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+/* The stride-1 body of opara__vec_taps, 8-wide with FMA and 32 outputs in flight (the taps'
+   multiply-adds are independent across outputs, so four accumulators hide the FMA latency).
+   Returns how many leading outputs it did. */
+__attribute__((target("avx2,fma"))) static size_t opara__vec_taps_avx2(float* d, const float* s, size_t n,
+                                                                       const float* w, size_t taps, size_t dil) {
+    size_t i = 0, k;
+    for (; i + 32 <= n; i += 32) {
+        __m256 a0 = _mm256_loadu_ps(d + i), a1 = _mm256_loadu_ps(d + i + 8);
+        __m256 a2 = _mm256_loadu_ps(d + i + 16), a3 = _mm256_loadu_ps(d + i + 24);
+        for (k = 0; k < taps; ++k) {
+            const float* sk = s + i + k * dil;
+            __m256 wk = _mm256_broadcast_ss(w + k);
+            a0 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(sk), a0);
+            a1 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(sk + 8), a1);
+            a2 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(sk + 16), a2);
+            a3 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(sk + 24), a3);
+        }
+        _mm256_storeu_ps(d + i, a0);
+        _mm256_storeu_ps(d + i + 8, a1);
+        _mm256_storeu_ps(d + i + 16, a2);
+        _mm256_storeu_ps(d + i + 24, a3);
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256 a0 = _mm256_loadu_ps(d + i);
+        for (k = 0; k < taps; ++k) a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(w + k), _mm256_loadu_ps(s + i + k * dil), a0);
+        _mm256_storeu_ps(d + i, a0);
+    }
+    return i;
+}
+#else
+static int opara__gemm_have_avx2(void) { return 0; }
+#endif
+
 /* ---- row helpers (SSE2 on x86, where -O2 builds would otherwise get scalar, branchy loops) ---- */
 
 OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v) {
@@ -46,6 +84,9 @@ OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n) {
 OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
                                     size_t dil) {
     size_t i = 0, k;
+#if OPARA__GEMM_AVX2
+    if (stride == 1 && n >= 8 && opara__gemm_have_avx2()) i = opara__vec_taps_avx2(d, s, n, w, taps, dil);
+#endif
 #if OPARA__VEC_SSE
     for (; i + 4 <= n; i += 4) {
         __m128 acc = _mm_loadu_ps(d + i);
@@ -221,11 +262,6 @@ __attribute__((target("avx2,fma"))) static void opara__gemm_micro_avx2(size_t kc
 }
 #  undef OPARA__FMA_ROW
 
-static int opara__gemm_have_avx2(void) {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-#else
-static int opara__gemm_have_avx2(void) { return 0; }
 #endif
 
 typedef void (*opara__gemm_micro_fn)(size_t kc, const float* ap, const float* bp, float* tile);
