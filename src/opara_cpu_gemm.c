@@ -54,6 +54,36 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_taps_avx2(float* d,
     }
     return i;
 }
+
+/* Eight outputs of a stride-2 row: the even elements of s[0..15] in order. */
+__attribute__((target("avx2,fma"))) static __m256 opara__vec_even8_avx2(const float* s) {
+    __m256 ev = _mm256_shuffle_ps(_mm256_loadu_ps(s), _mm256_loadu_ps(s + 8), _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
+}
+
+/* The stride-2 body of opara__vec_taps. Each block of eight loads s up to 2 * i + 15 + the tap
+   offset, one past what its outputs need, so a block runs only while a later output exists. */
+__attribute__((target("avx2,fma"))) static size_t opara__vec_taps2_avx2(float* d, const float* s, size_t n,
+                                                                        const float* w, size_t taps, size_t dil) {
+    size_t i = 0, k;
+    for (; i + 16 < n; i += 16) {
+        __m256 a0 = _mm256_loadu_ps(d + i), a1 = _mm256_loadu_ps(d + i + 8);
+        for (k = 0; k < taps; ++k) {
+            __m256 wk = _mm256_broadcast_ss(w + k);
+            a0 = _mm256_fmadd_ps(wk, opara__vec_even8_avx2(s + 2 * i + k * dil), a0);
+            a1 = _mm256_fmadd_ps(wk, opara__vec_even8_avx2(s + 2 * i + 16 + k * dil), a1);
+        }
+        _mm256_storeu_ps(d + i, a0);
+        _mm256_storeu_ps(d + i + 8, a1);
+    }
+    for (; i + 8 < n; i += 8) {
+        __m256 a0 = _mm256_loadu_ps(d + i);
+        for (k = 0; k < taps; ++k)
+            a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(w + k), opara__vec_even8_avx2(s + 2 * i + k * dil), a0);
+        _mm256_storeu_ps(d + i, a0);
+    }
+    return i;
+}
 #else
 static int opara__gemm_have_avx2(void) { return 0; }
 #endif
@@ -85,7 +115,8 @@ OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, siz
                                     size_t dil) {
     size_t i = 0, k;
 #if OPARA__GEMM_AVX2
-    if (stride == 1 && n >= 8 && opara__gemm_have_avx2()) i = opara__vec_taps_avx2(d, s, n, w, taps, dil);
+    if ((stride == 1 || stride == 2) && n >= 8 && opara__gemm_have_avx2())
+        i = stride == 1 ? opara__vec_taps_avx2(d, s, n, w, taps, dil) : opara__vec_taps2_avx2(d, s, n, w, taps, dil);
 #endif
 #if OPARA__VEC_SSE
     for (; i + 4 <= n; i += 4) {

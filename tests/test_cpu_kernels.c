@@ -173,7 +173,7 @@ OT_TEST(conv_channel_blocks_and_k_slices) {
 /* Depthwise on wide rows (the vector interior of every kernel row), strides and dilations. */
 OT_TEST(conv_depthwise_wide_rows) {
     int t;
-    for (t = 0; t < 12; ++t) {
+    for (t = 0; t < 40; ++t) {
         conv_case cc;
         int i;
         memset(&cc, 0, sizeof cc);
