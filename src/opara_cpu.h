@@ -144,11 +144,12 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 
 /* A session's CPU side: one prepared operator per node, the arena (one 64-byte aligned block),
-   static input buffers, per-worker scratch and the worker threads. A node may start when its
-   stream predecessor and the nodes whose events it waits on have finished; any free worker takes
-   the ready node that comes first in launch order (streams are the unit of ordering, not
-   workers). A worker with nothing ready helps the operator another worker has published for
-   splitting (intra-op parallelism over its work items), then spins briefly and sleeps. */
+   static input buffers, per-worker scratch and the worker threads. A node becomes ready when its
+   stream predecessor and the nodes whose events it waits on have finished (dependency counts);
+   any free worker takes the ready node with the longest estimated path to the end (streams are
+   the unit of ordering, not workers, so any number of streams runs on any number of workers).
+   A node with enough work items is cut into chunks that idle workers claim; the worker that
+   finishes the last chunk completes the node, so no worker waits for another one. */
 typedef struct opara__cpu_exec opara__cpu_exec;
 
 /* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must

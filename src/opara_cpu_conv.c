@@ -230,6 +230,28 @@ static void opara__depthwise_row(const opara__cpu_params* p, const float* xr, co
     if (hi > lo) opara__vec_taps(yr + lo, xr + lo * sw - pw, (size_t)sw, (size_t)(hi - lo), wk, (size_t)KW, (size_t)dw);
 }
 
+/* Stride 1 on both axes: output (oy, ox) reads plane[(oy + kb * dh) * Wp + ox + kc * dw], so over
+   the whole plane flattened every kernel row is one long pass (rows of 7 to 28 outputs are too
+   short for the vector units); acc holds (oh - 1) * Wp + ow outputs at row pitch Wp, whose
+   columns from ow on are discarded. The last read is plane[Hp * Wp - 1]. */
+static int opara__depthwise_flat(const opara__cpu_params* p) { return p->stride[1] == 1 && p->stride[2] == 1; }
+
+static void opara__depthwise_plane_flat(const opara__cpu_params* p, const float* plane, const float* w, float b,
+                                        float* acc, float* y) {
+    int64_t Wp = p->in_sp[2] + p->pad_b[2] + p->pad_e[2], oh = p->out_sp[1], ow = p->out_sp[2], kb, oy;
+    size_t n;
+    if (oh <= 0 || ow <= 0) return;
+    n = (size_t)((oh - 1) * Wp + ow);
+    opara__vec_fill(acc, n, b);
+    for (kb = 0; kb < p->kernel[1]; ++kb)
+        opara__vec_taps(acc, plane + kb * p->dil[1] * Wp, 1, n, w + kb * p->kernel[2], (size_t)p->kernel[2],
+                        (size_t)p->dil[2]);
+    for (oy = 0; oy < oh; ++oy) {
+        if (p->relu) opara__vec_relu(y + oy * ow, acc + oy * Wp, (size_t)ow);
+        else memcpy(y + oy * ow, acc + oy * Wp, (size_t)ow * sizeof(float));
+    }
+}
+
 /* Depthwise 2-D: each channel is copied into a zero-bordered plane in scratch, so every output
    row is one branch-free pass per kernel row. */
 static opara_result opara__conv_depthwise2d_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -246,6 +268,10 @@ static opara_result opara__conv_depthwise2d_kernel(const opara__cpu_op* op, size
         float* y = (float*)op->out[0].data + (int64_t)item * oh * ow;
         for (r = 0; r < H; ++r) /* the border stays zero from the memset above */
             memcpy(scratch + (r + p->pad_b[1]) * Wp + p->pad_b[2], x + r * W, (size_t)W * sizeof(float));
+        if (opara__depthwise_flat(p)) {
+            opara__depthwise_plane_flat(p, scratch, w, bias ? bias[c] : 0.0f, scratch + Hp * Wp, y);
+            continue;
+        }
         for (oy = 0; oy < oh; ++oy) {
             float* yr = y + oy * ow;
             opara__vec_fill(yr, (size_t)ow, bias ? bias[c] : 0.0f);
@@ -352,6 +378,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1) { /* 2-D: through a padded copy */
             op->fn = opara__conv_depthwise2d_kernel;
             op->scratch_floats = (size_t)((p->in_sp[1] + p->pad_b[1] + p->pad_e[1]) * (p->in_sp[2] + p->pad_b[2] + p->pad_e[2]));
+            if (opara__depthwise_flat(p)) /* plus the flat accumulator */
+                op->scratch_floats += (size_t)(p->out_sp[1] * (p->in_sp[2] + p->pad_b[2] + p->pad_e[2]));
         }
         return OPARA_OK;
     }

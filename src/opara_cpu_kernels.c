@@ -1194,10 +1194,8 @@ static int opara__resize_enum(const char* s, const char* const* names, int count
 }
 
 static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
-    /* ONNX spells it tf_half_pixel_for_nn; the last entry is an older misspelling kept as an alias */
     static const char* const ct_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                           "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric",
-                                           "tf_half_pixel_for_nearest"};
+                                           "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
     static const char* const nm_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
@@ -1219,8 +1217,8 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: input and output ranks or types differ");
     if (opara__attr_int(n, "antialias", 0))
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
-    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names, 8);
-    if (p->coord_mode == 7) p->coord_mode = OPARA__CT_TF_HALF_PIXEL_NN;
+    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names,
+                                       (int)(sizeof ct_names / sizeof ct_names[0]));
     p->nearest_mode = opara__resize_enum(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nm_names, 4);
     if (p->coord_mode < 0 || p->nearest_mode < 0)
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: unknown coordinate or nearest mode");
