@@ -6750,11 +6750,12 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 
 /* A session's CPU side: one prepared operator per node, the arena (one 64-byte aligned block),
-   static input buffers, per-worker scratch and the worker threads. A node may start when its
-   stream predecessor and the nodes whose events it waits on have finished; any free worker takes
-   the ready node that comes first in launch order (streams are the unit of ordering, not
-   workers). A worker with nothing ready helps the operator another worker has published for
-   splitting (intra-op parallelism over its work items), then spins briefly and sleeps. */
+   static input buffers, per-worker scratch and the worker threads. A node becomes ready when its
+   stream predecessor and the nodes whose events it waits on have finished (dependency counts);
+   any free worker takes the ready node with the longest estimated path to the end (streams are
+   the unit of ordering, not workers, so any number of streams runs on any number of workers).
+   A node with enough work items is cut into chunks that idle workers claim; the worker that
+   finishes the last chunk completes the node, so no worker waits for another one. */
 typedef struct opara__cpu_exec opara__cpu_exec;
 
 /* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
@@ -6864,6 +6865,74 @@ OPARA__PRIVATE void opara__blas_unload(opara__blas* blas) {
 #define OPARA__MR 6
 #define OPARA__NR 16
 
+#if OPARA__GEMM_AVX2
+static int opara__gemm_have_avx2(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+/* The stride-1 body of opara__vec_taps, 8-wide with FMA and 32 outputs in flight (the taps'
+   multiply-adds are independent across outputs, so four accumulators hide the FMA latency).
+   Returns how many leading outputs it did. */
+__attribute__((target("avx2,fma"))) static size_t opara__vec_taps_avx2(float* d, const float* s, size_t n,
+                                                                       const float* w, size_t taps, size_t dil) {
+    size_t i = 0, k;
+    for (; i + 32 <= n; i += 32) {
+        __m256 a0 = _mm256_loadu_ps(d + i), a1 = _mm256_loadu_ps(d + i + 8);
+        __m256 a2 = _mm256_loadu_ps(d + i + 16), a3 = _mm256_loadu_ps(d + i + 24);
+        for (k = 0; k < taps; ++k) {
+            const float* sk = s + i + k * dil;
+            __m256 wk = _mm256_broadcast_ss(w + k);
+            a0 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(sk), a0);
+            a1 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(sk + 8), a1);
+            a2 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(sk + 16), a2);
+            a3 = _mm256_fmadd_ps(wk, _mm256_loadu_ps(sk + 24), a3);
+        }
+        _mm256_storeu_ps(d + i, a0);
+        _mm256_storeu_ps(d + i + 8, a1);
+        _mm256_storeu_ps(d + i + 16, a2);
+        _mm256_storeu_ps(d + i + 24, a3);
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256 a0 = _mm256_loadu_ps(d + i);
+        for (k = 0; k < taps; ++k) a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(w + k), _mm256_loadu_ps(s + i + k * dil), a0);
+        _mm256_storeu_ps(d + i, a0);
+    }
+    return i;
+}
+
+/* Eight outputs of a stride-2 row: the even elements of s[0..15] in order. */
+__attribute__((target("avx2,fma"))) static __m256 opara__vec_even8_avx2(const float* s) {
+    __m256 ev = _mm256_shuffle_ps(_mm256_loadu_ps(s), _mm256_loadu_ps(s + 8), _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
+}
+
+/* The stride-2 body of opara__vec_taps. Each block of eight loads s up to 2 * i + 15 + the tap
+   offset, one past what its outputs need, so a block runs only while a later output exists. */
+__attribute__((target("avx2,fma"))) static size_t opara__vec_taps2_avx2(float* d, const float* s, size_t n,
+                                                                        const float* w, size_t taps, size_t dil) {
+    size_t i = 0, k;
+    for (; i + 16 < n; i += 16) {
+        __m256 a0 = _mm256_loadu_ps(d + i), a1 = _mm256_loadu_ps(d + i + 8);
+        for (k = 0; k < taps; ++k) {
+            __m256 wk = _mm256_broadcast_ss(w + k);
+            a0 = _mm256_fmadd_ps(wk, opara__vec_even8_avx2(s + 2 * i + k * dil), a0);
+            a1 = _mm256_fmadd_ps(wk, opara__vec_even8_avx2(s + 2 * i + 16 + k * dil), a1);
+        }
+        _mm256_storeu_ps(d + i, a0);
+        _mm256_storeu_ps(d + i + 8, a1);
+    }
+    for (; i + 8 < n; i += 8) {
+        __m256 a0 = _mm256_loadu_ps(d + i);
+        for (k = 0; k < taps; ++k)
+            a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(w + k), opara__vec_even8_avx2(s + 2 * i + k * dil), a0);
+        _mm256_storeu_ps(d + i, a0);
+    }
+    return i;
+}
+#else
+static int opara__gemm_have_avx2(void) { return 0; }
+#endif
+
 /* ---- row helpers (SSE2 on x86, where -O2 builds would otherwise get scalar, branchy loops) ---- */
 
 OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v) {
@@ -6890,6 +6959,10 @@ OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n) {
 OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
                                     size_t dil) {
     size_t i = 0, k;
+#if OPARA__GEMM_AVX2
+    if ((stride == 1 || stride == 2) && n >= 8 && opara__gemm_have_avx2())
+        i = stride == 1 ? opara__vec_taps_avx2(d, s, n, w, taps, dil) : opara__vec_taps2_avx2(d, s, n, w, taps, dil);
+#endif
 #if OPARA__VEC_SSE
     for (; i + 4 <= n; i += 4) {
         __m128 acc = _mm_loadu_ps(d + i);
@@ -7065,11 +7138,6 @@ __attribute__((target("avx2,fma"))) static void opara__gemm_micro_avx2(size_t kc
 }
 #  undef OPARA__FMA_ROW
 
-static int opara__gemm_have_avx2(void) {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-#else
-static int opara__gemm_have_avx2(void) { return 0; }
 #endif
 
 typedef void (*opara__gemm_micro_fn)(size_t kc, const float* ap, const float* bp, float* tile);
@@ -7207,11 +7275,13 @@ static size_t opara__gemm_scratch(const opara__cpu_op* op) {
     return op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH;
 }
 
-/* Splits an m x n output into blocks: rows in blocks of 128, columns in blocks of 512 (128 for
-   short matrices, so a matrix-vector product still splits). */
+/* Splits an m x n output into blocks: rows in blocks of 128, columns in blocks of 512, or of 128
+   when that gives fewer than 8 blocks: BERT's [128 x 768] outputs made 2 blocks of 512 and 256
+   columns, a 2:1 imbalance on two workers (128-column blocks cost the BLAS about 3%). */
 static void opara__gemm_blocking(opara__cpu_params* p, int64_t batch) {
-    int64_t bm = 128, bn = p->m <= 32 ? 128 : 512;
+    int64_t bm = 128, bn = 512;
     p->m_blocks = p->m > 0 ? (p->m + bm - 1) / bm : 0;
+    if (batch * p->m_blocks * ((p->n + bn - 1) / bn) < 8) bn = 128;
     p->n_blocks = p->n > 0 ? (p->n + bn - 1) / bn : 0;
     p->outer = batch;
     p->tail = bn; /* column block */
@@ -8566,10 +8636,8 @@ static int opara__resize_enum(const char* s, const char* const* names, int count
 }
 
 static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
-    /* ONNX spells it tf_half_pixel_for_nn; the last entry is an older misspelling kept as an alias */
     static const char* const ct_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                           "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric",
-                                           "tf_half_pixel_for_nearest"};
+                                           "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
     static const char* const nm_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
@@ -8591,8 +8659,8 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: input and output ranks or types differ");
     if (opara__attr_int(n, "antialias", 0))
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
-    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names, 8);
-    if (p->coord_mode == 7) p->coord_mode = OPARA__CT_TF_HALF_PIXEL_NN;
+    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names,
+                                       (int)(sizeof ct_names / sizeof ct_names[0]));
     p->nearest_mode = opara__resize_enum(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nm_names, 4);
     if (p->coord_mode < 0 || p->nearest_mode < 0)
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: unknown coordinate or nearest mode");
@@ -8978,6 +9046,28 @@ static void opara__depthwise_row(const opara__cpu_params* p, const float* xr, co
     if (hi > lo) opara__vec_taps(yr + lo, xr + lo * sw - pw, (size_t)sw, (size_t)(hi - lo), wk, (size_t)KW, (size_t)dw);
 }
 
+/* Stride 1 on both axes: output (oy, ox) reads plane[(oy + kb * dh) * Wp + ox + kc * dw], so over
+   the whole plane flattened every kernel row is one long pass (rows of 7 to 28 outputs are too
+   short for the vector units); acc holds (oh - 1) * Wp + ow outputs at row pitch Wp, whose
+   columns from ow on are discarded. The last read is plane[Hp * Wp - 1]. */
+static int opara__depthwise_flat(const opara__cpu_params* p) { return p->stride[1] == 1 && p->stride[2] == 1; }
+
+static void opara__depthwise_plane_flat(const opara__cpu_params* p, const float* plane, const float* w, float b,
+                                        float* acc, float* y) {
+    int64_t Wp = p->in_sp[2] + p->pad_b[2] + p->pad_e[2], oh = p->out_sp[1], ow = p->out_sp[2], kb, oy;
+    size_t n;
+    if (oh <= 0 || ow <= 0) return;
+    n = (size_t)((oh - 1) * Wp + ow);
+    opara__vec_fill(acc, n, b);
+    for (kb = 0; kb < p->kernel[1]; ++kb)
+        opara__vec_taps(acc, plane + kb * p->dil[1] * Wp, 1, n, w + kb * p->kernel[2], (size_t)p->kernel[2],
+                        (size_t)p->dil[2]);
+    for (oy = 0; oy < oh; ++oy) {
+        if (p->relu) opara__vec_relu(y + oy * ow, acc + oy * Wp, (size_t)ow);
+        else memcpy(y + oy * ow, acc + oy * Wp, (size_t)ow * sizeof(float));
+    }
+}
+
 /* Depthwise 2-D: each channel is copied into a zero-bordered plane in scratch, so every output
    row is one branch-free pass per kernel row. */
 static opara_result opara__conv_depthwise2d_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -8994,6 +9084,10 @@ static opara_result opara__conv_depthwise2d_kernel(const opara__cpu_op* op, size
         float* y = (float*)op->out[0].data + (int64_t)item * oh * ow;
         for (r = 0; r < H; ++r) /* the border stays zero from the memset above */
             memcpy(scratch + (r + p->pad_b[1]) * Wp + p->pad_b[2], x + r * W, (size_t)W * sizeof(float));
+        if (opara__depthwise_flat(p)) {
+            opara__depthwise_plane_flat(p, scratch, w, bias ? bias[c] : 0.0f, scratch + Hp * Wp, y);
+            continue;
+        }
         for (oy = 0; oy < oh; ++oy) {
             float* yr = y + oy * ow;
             opara__vec_fill(yr, (size_t)ow, bias ? bias[c] : 0.0f);
@@ -9100,6 +9194,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1) { /* 2-D: through a padded copy */
             op->fn = opara__conv_depthwise2d_kernel;
             op->scratch_floats = (size_t)((p->in_sp[1] + p->pad_b[1] + p->pad_e[1]) * (p->in_sp[2] + p->pad_b[2] + p->pad_e[2]));
+            if (opara__depthwise_flat(p)) /* plus the flat accumulator */
+                op->scratch_floats += (size_t)(p->out_sp[1] * (p->in_sp[2] + p->pad_b[2] + p->pad_e[2]));
         }
         return OPARA_OK;
     }
@@ -27504,10 +27600,24 @@ static unsigned opara__exec_fp_enter(void) { return 0; }
 static void opara__exec_fp_leave(unsigned old) { (void)old; }
 #endif
 
-#define OPARA__SPIN_ROUNDS 4096
+#if defined(__SSE2__) || defined(_M_X64)
+#  include <emmintrin.h>
+static void opara__exec_relax(void) { _mm_pause(); }
+#else
+static void opara__exec_relax(void) {}
+#endif
+
+/* How long an idle worker spins (watching for ready nodes and open chunks) before it sleeps on
+   the condition variable: a futex wake-up costs tens of microseconds, and on a loaded machine a
+   sleeping thread may wait a whole time slice for a core. */
+#define OPARA__SPIN_NS 100000u
 /* Multiply-adds above which an operator is worth all workers: an idle worker joins it before
    starting another ready operator (intra-op for big operators, inter-op for small ones). */
 #define OPARA__BIG_WORK 33554432.0
+/* Chunks per worker a split operator is cut into (dynamic load balancing), and the most chunks
+   one operator may have (they are counted in the low 16 bits of its claim word). */
+#define OPARA__CHUNKS_PER_WORKER 4
+#define OPARA__MAX_CHUNKS 0xffff
 
 typedef struct opara__cpu_worker_arg {
     opara__cpu_exec* ex;
@@ -27527,45 +27637,55 @@ struct opara__cpu_exec {
     uint8_t* skip;               /* [n_nodes] kernel-less views */
     float* scratch;              /* n_workers slices of scratch_floats */
     size_t scratch_floats;
-    uint32_t n_workers, n_streams;
-    uint32_t* list;              /* nodes of each stream in launch order (CSR by stream) */
-    uint32_t* list_start;        /* [n_streams + 1] */
+    uint32_t n_workers;
     opara__thread* threads;      /* [n_workers - 1] */
     opara__cpu_worker_arg* args; /* [n_workers - 1] */
     int threads_started;
-    /* run state, guarded by mu */
+    /* the plan's happens-before as dependency counts: a node's prerequisites are its stream
+       predecessor and the nodes whose events it waits on */
+    uint32_t* pending_init;      /* [n_nodes] number of prerequisites */
+    uint32_t* dep_start;         /* [n_nodes + 1] CSR: the nodes that have n as a prerequisite */
+    uint32_t* deps;
+    double* rank;                /* [n_nodes] estimated work on the longest path from the node to the end */
+    uint8_t* big;                /* [n_nodes] at least OPARA__BIG_WORK */
+    int32_t* n_chunks;           /* [n_nodes] 0: nothing to run; 1: run whole */
+    size_t* chunk_items;         /* [n_nodes] work items per chunk */
+    /* run state guarded by mu */
     opara__mutex mu;
     opara__cond cv;
-    double* rank;                /* [n_nodes] estimated work on the longest path from the node to the end */
-    uint32_t* cursor;            /* [n_streams] next position in the stream's list */
-    uint8_t* stream_busy;        /* [n_streams] a worker is running the stream's head */
+    uint32_t* pending;           /* [n_nodes] unfinished prerequisites */
+    uint32_t* heap;              /* [n_nodes] ready nodes not yet started, best first */
+    uint32_t heap_n;
     uint32_t completed;          /* nodes finished in this run */
+    /* lock-free run state */
     volatile int32_t generation; /* number of the current run */
-    volatile int32_t* done;      /* [n_nodes] generation in which the node finished */
     volatile int32_t shutdown;
     volatile int32_t error;      /* first kernel error of the run */
     volatile int32_t sleepers;   /* threads inside cond_wait (or about to be) */
-    volatile int32_t version;    /* bumped whenever work may have appeared (spinners watch it) */
-    /* the one operator published for splitting */
-    volatile int32_t job_busy, job_posted, job_helpers, job_next, job_done;
-    const opara__cpu_op* job_op;
-    size_t job_chunk, job_items;
-    volatile int32_t job_chunks; /* atomic: also read by waiters outside the helper count */
-    volatile int32_t job_big;    /* the published operator has at least OPARA__BIG_WORK */
+    volatile int32_t version;    /* bumped whenever work may have appeared or the run ended */
+    volatile int32_t* claim;     /* [n_nodes] run stamp << 16 | next unclaimed chunk (split nodes) */
+    volatile int32_t* left;      /* [n_nodes] chunks not finished yet (split nodes) */
+    volatile int32_t* open;      /* [n_workers] 1 + the split node the worker started, or 0 */
     uint64_t run_start;
     uint64_t *t_start, *t_end;
     uint32_t* t_worker;
 };
 
 /* ---- synchronisation -----------------------------------------------------------------------
-   Streams, not workers, are the unit of ordering: a node may start once its stream predecessor
-   and every node it waits on (the plan's events) have finished, so every happens-before edge
-   the plan (and its memory reuse) relies on holds. Any idle worker takes the ready stream head
-   with the most estimated work between it and the end of the graph (list scheduling by
-   critical path; ties go to launch order); with nothing ready it helps the operator another
-   worker has published for splitting, so an operator is split only when no other one is ready. */
+   Streams are the unit of ordering, not workers: a node becomes ready once its stream
+   predecessor and every node it waits on (the plan's events) have finished, so every
+   happens-before edge the plan (and its memory reuse) relies on holds, whatever the number of
+   streams or workers. Any worker takes the ready node with the most estimated work between it
+   and the end of the graph (list scheduling by critical path; ties: launch order). A node with
+   enough work items is cut into chunks that any idle worker may claim; whoever finishes the last
+   chunk completes the node, so no worker ever waits for another one's chunk (which stalls when
+   that worker is preempted on a loaded machine). */
 
-/* Caller holds mu. */
+static uint32_t opara__exec_node_count(const opara__cpu_exec* ex) { return ex->g->n_nodes; }
+
+static int32_t opara__exec_stamp(int32_t gen) { return (int32_t)(((uint32_t)gen & 0x7fffu) << 16); }
+
+/* Caller holds mu. Work may have appeared: spinners see the version change, sleepers are woken. */
 static void opara__exec_signal(opara__cpu_exec* ex) {
     opara__atomic_add(&ex->version, 1);
     if (opara__atomic_load(&ex->sleepers) != 0) opara__cond_broadcast(&ex->cv);
@@ -27575,165 +27695,165 @@ static void opara__exec_note_error(opara__cpu_exec* ex, opara_result r) {
     if (r != OPARA_OK) opara__atomic_cas(&ex->error, 0, (int32_t)r);
 }
 
-static int opara__exec_job_ready(opara__cpu_exec* ex) {
-    return opara__atomic_load(&ex->job_posted) && opara__atomic_load(&ex->job_next) < opara__atomic_load(&ex->job_chunks);
+/* Ready heap (caller holds mu): higher rank first, then earlier launch position. */
+static int opara__exec_before(const opara__cpu_exec* ex, uint32_t a, uint32_t b) {
+    if (ex->rank[a] != ex->rank[b]) return ex->rank[a] > ex->rank[b];
+    return ex->plan->position[a] < ex->plan->position[b];
 }
 
-/* Runs chunks of the published job, if any; returns 1 when it did some work. */
-static int opara__exec_help(opara__cpu_exec* ex, uint32_t w) {
-    int worked = 0;
-    if (!opara__exec_job_ready(ex)) return 0;
-    opara__atomic_add(&ex->job_helpers, 1);
-    if (opara__atomic_load(&ex->job_posted)) {
-        const opara__cpu_op* op = ex->job_op;
-        float* scratch = ex->scratch + (size_t)w * ex->scratch_floats;
-        for (;;) {
-            int32_t c = opara__atomic_add(&ex->job_next, 1) - 1;
-            size_t b, e;
-            if (c >= opara__atomic_load(&ex->job_chunks)) break;
-            b = (size_t)c * ex->job_chunk;
-            e = OPARA__MIN(ex->job_items, b + ex->job_chunk);
-            opara__exec_note_error(ex, op->fn(op, b, e, scratch));
-            opara__atomic_add(&ex->job_done, 1);
-            worked = 1;
-        }
+static void opara__exec_heap_push(opara__cpu_exec* ex, uint32_t n) {
+    uint32_t i = ex->heap_n++;
+    while (i > 0 && opara__exec_before(ex, n, ex->heap[(i - 1) / 2])) {
+        ex->heap[i] = ex->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
     }
-    opara__atomic_add(&ex->job_helpers, -1);
-    return worked;
+    ex->heap[i] = n;
 }
 
-/* Rough work of a prepared operator: multiply-adds for Conv/Gemm/MatMul, else output elements. */
-static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
+static int64_t opara__exec_heap_pop(opara__cpu_exec* ex) {
+    uint32_t top, last, i = 0;
+    if (ex->heap_n == 0) return -1;
+    top = ex->heap[0];
+    last = ex->heap[--ex->heap_n];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= ex->heap_n) break;
+        if (c + 1 < ex->heap_n && opara__exec_before(ex, ex->heap[c + 1], ex->heap[c])) ++c;
+        if (!opara__exec_before(ex, ex->heap[c], last)) break;
+        ex->heap[i] = ex->heap[c];
+        i = c;
+    }
+    ex->heap[i] = last;
+    return (int64_t)top;
+}
+
+/* Node n has finished: release the nodes that wait for it. Wakes sleepers only when there is
+   more ready work than the calling worker is about to take itself. */
+static void opara__exec_complete(opara__cpu_exec* ex, uint32_t n) {
+    uint32_t k;
+    ex->t_end[n] = opara__now_ns() - ex->run_start;
+    opara__mutex_lock(&ex->mu);
+    for (k = ex->dep_start[n]; k < ex->dep_start[n + 1]; ++k)
+        if (--ex->pending[ex->deps[k]] == 0) opara__exec_heap_push(ex, ex->deps[k]);
+    ex->completed++;
+    if (ex->heap_n > 1 || ex->completed == opara__exec_node_count(ex)) opara__exec_signal(ex);
+    else opara__atomic_add(&ex->version, 1);
+    opara__mutex_unlock(&ex->mu);
+}
+
+/* Claims the next chunk of split node n in the run stamped `stamp`; -1 when none is left (or
+   the node has not been started in this run). */
+static int32_t opara__exec_claim(opara__cpu_exec* ex, uint32_t n, int32_t stamp) {
+    for (;;) {
+        int32_t v = opara__atomic_load(&ex->claim[n]);
+        if ((v & ~0xffff) != stamp || (v & 0xffff) >= ex->n_chunks[n]) return -1;
+        if (opara__atomic_cas(&ex->claim[n], v, v + 1)) return v & 0xffff;
+    }
+}
+
+/* Runs chunks of split node n until none is left to claim; returns 1 if it ran any. */
+static int opara__exec_chunks(opara__cpu_exec* ex, uint32_t w, uint32_t n, int32_t stamp) {
     const opara__cpu_op* op = &ex->ops[n];
-    const opara__cpu_params* p = &op->p;
-    double out = op->n_out ? (double)opara__cpu_numel(&op->out[0]) : 0.0;
-    if (ex->skip[n]) return 0.0;
-    switch (op->node->op) {
-    case OPARA__OP_CONV:
-        return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
-    case OPARA__OP_GEMM:
-    case OPARA__OP_MATMUL:
-        return out * (double)p->k;
-    default:
-        return out;
-    }
-}
-
-/* Runs one operator. When it has several chunks of work and the job slot is free it is
-   published, so workers that become idle while it runs join in. */
-static void opara__exec_op(opara__cpu_exec* ex, uint32_t w, const opara__cpu_op* op) {
     float* scratch = ex->scratch + (size_t)w * ex->scratch_floats;
-    size_t items = op->work_items, min = op->min_items_per_task ? op->min_items_per_task : 1, chunk;
-    int32_t chunks;
-    if (!items) return;
-    if (ex->n_workers < 2 || items < 2 * min || !opara__atomic_cas(&ex->job_busy, 0, 1)) {
-        opara__exec_note_error(ex, op->fn(op, 0, items, scratch));
-        return;
+    int worked = 0;
+    for (;;) {
+        int32_t c = opara__exec_claim(ex, n, stamp);
+        size_t b, e;
+        if (c < 0) return worked;
+        b = (size_t)c * ex->chunk_items[n];
+        e = OPARA__MIN(op->work_items, b + ex->chunk_items[n]);
+        opara__exec_note_error(ex, op->fn(op, b, e, scratch));
+        worked = 1;
+        if (opara__atomic_add(&ex->left[n], -1) == 0) opara__exec_complete(ex, n);
     }
-    chunk = OPARA__MAX(min, items / ((size_t)ex->n_workers * 4));
-    chunks = (int32_t)((items + chunk - 1) / chunk);
-    ex->job_op = op;
-    ex->job_items = items;
-    ex->job_chunk = chunk;
-    opara__atomic_store(&ex->job_big, opara__exec_node_work(ex, (uint32_t)(op - ex->ops)) >= OPARA__BIG_WORK);
-    opara__atomic_store(&ex->job_chunks, chunks);
-    opara__atomic_store(&ex->job_next, 0);
-    opara__atomic_store(&ex->job_done, 0);
-    opara__atomic_store(&ex->job_posted, 1);
-    if (opara__atomic_load(&ex->sleepers) != 0) {
-        opara__mutex_lock(&ex->mu);
-        opara__exec_signal(ex);
-        opara__mutex_unlock(&ex->mu);
-    } else {
-        opara__atomic_add(&ex->version, 1);
-    }
-    opara__exec_help(ex, w);
-    while (opara__atomic_load(&ex->job_done) < chunks) { /* the last chunks are running elsewhere */
-    }
-    opara__atomic_store(&ex->job_posted, 0);
-    while (opara__atomic_load(&ex->job_helpers) != 0) {
-    }
-    opara__atomic_store(&ex->job_busy, 0);
 }
 
-/* Caller holds mu. The ready stream head with the most work on its path to the end (the
-   critical path first; ties: launch order), or -1. */
-static int64_t opara__exec_pick(opara__cpu_exec* ex, int32_t gen) {
-    const opara__plan* plan = ex->plan;
-    uint32_t s, k, best_pos = UINT32_MAX;
-    double best_rank = -1.0;
+/* The split node with unclaimed chunks and the highest rank (only big ones when big_only), or -1. */
+static int64_t opara__exec_find_open(opara__cpu_exec* ex, int32_t stamp, int big_only) {
     int64_t best = -1;
-    for (s = 0; s < ex->n_streams; ++s) {
-        uint32_t at = ex->list_start[s] + ex->cursor[s], n;
-        int ready = 1;
-        if (ex->stream_busy[s] || at >= ex->list_start[s + 1]) continue;
-        n = ex->list[at];
-        if (ex->rank[n] < best_rank || (ex->rank[n] == best_rank && plan->position[n] >= best_pos)) continue;
-        for (k = plan->wait_start[n]; k < plan->wait_start[n + 1] && ready; ++k)
-            ready = opara__atomic_load(&ex->done[plan->wait_nodes[k]]) == gen;
-        if (!ready) continue;
-        best_rank = ex->rank[n];
-        best_pos = plan->position[n];
-        best = (int64_t)s;
+    uint32_t k;
+    for (k = 0; k < ex->n_workers; ++k) {
+        int32_t v = opara__atomic_load(&ex->open[k]), c;
+        uint32_t n;
+        if (v <= 0) continue;
+        n = (uint32_t)(v - 1);
+        if (big_only && !ex->big[n]) continue;
+        c = opara__atomic_load(&ex->claim[n]);
+        if ((c & ~0xffff) != stamp || (c & 0xffff) >= ex->n_chunks[n]) continue;
+        if (best < 0 || ex->rank[n] > ex->rank[best]) best = (int64_t)n;
     }
     return best;
 }
 
-/* Caller holds mu; returns with mu held. Nothing is ready: help a split operator, or spin a
-   little (dropping the lock) and then sleep until a node finishes or a job is published. */
-static void opara__exec_idle(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
-    int32_t seen = opara__atomic_load(&ex->version), spins;
-    opara__mutex_unlock(&ex->mu);
-    for (spins = 0; spins < OPARA__SPIN_ROUNDS; ++spins) {
-        if (opara__exec_help(ex, w)) spins = 0;
-        if (opara__atomic_load(&ex->version) != seen) break;
-    }
-    opara__mutex_lock(&ex->mu);
-    if (opara__atomic_load(&ex->version) != seen || opara__atomic_load(&ex->generation) != gen) return;
-    opara__atomic_add(&ex->sleepers, 1);
-    while (opara__atomic_load(&ex->version) == seen && !opara__exec_job_ready(ex)) opara__cond_wait(&ex->cv, &ex->mu);
-    opara__atomic_add(&ex->sleepers, -1);
+static int opara__exec_help(opara__cpu_exec* ex, uint32_t w, int32_t stamp, int big_only) {
+    int64_t n = opara__exec_find_open(ex, stamp, big_only);
+    return n >= 0 && opara__exec_chunks(ex, w, (uint32_t)n, stamp);
 }
 
-/* Worker w's part of run gen: take ready nodes until every node of the run has finished. */
-static void opara__exec_loop(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
-    uint32_t n_nodes = ex->g->n_nodes;
-    opara__mutex_lock(&ex->mu);
-    while (opara__atomic_load(&ex->generation) == gen && ex->completed < n_nodes) {
-        int64_t s;
-        uint32_t n;
-        if (opara__atomic_load(&ex->job_big) && opara__exec_job_ready(ex)) {
-            opara__mutex_unlock(&ex->mu);
-            opara__exec_help(ex, w);
-            opara__mutex_lock(&ex->mu);
-            continue;
-        }
-        s = opara__exec_pick(ex, gen);
-        if (s < 0) {
-            if (opara__exec_job_ready(ex)) {
-                opara__mutex_unlock(&ex->mu);
-                opara__exec_help(ex, w);
-                opara__mutex_lock(&ex->mu);
-            } else {
-                opara__exec_idle(ex, w, gen);
-            }
-            continue;
-        }
-        n = ex->list[ex->list_start[s] + ex->cursor[s]];
-        ex->stream_busy[s] = 1;
-        opara__mutex_unlock(&ex->mu);
-        ex->t_start[n] = opara__now_ns() - ex->run_start;
-        if (!ex->skip[n]) opara__exec_op(ex, w, &ex->ops[n]);
-        ex->t_end[n] = opara__now_ns() - ex->run_start;
-        ex->t_worker[n] = w;
-        opara__mutex_lock(&ex->mu);
-        opara__atomic_store(&ex->done[n], gen);
-        ex->cursor[s]++;
-        ex->stream_busy[s] = 0;
-        ex->completed++;
-        opara__exec_signal(ex);
+/* Worker w starts ready node n: whole, or published for splitting and worked on until every
+   chunk is claimed (the last chunk to finish, on whichever worker, completes the node). */
+static void opara__exec_start(opara__cpu_exec* ex, uint32_t w, uint32_t n, int32_t stamp) {
+    int32_t chunks = ex->n_chunks[n];
+    ex->t_start[n] = opara__now_ns() - ex->run_start;
+    ex->t_worker[n] = w;
+    if (chunks <= 1) {
+        if (chunks == 1)
+            opara__exec_note_error(ex, ex->ops[n].fn(&ex->ops[n], 0, ex->ops[n].work_items,
+                                                     ex->scratch + (size_t)w * ex->scratch_floats));
+        opara__exec_complete(ex, n);
+        return;
     }
+    opara__atomic_store(&ex->left[n], chunks);
+    opara__atomic_store(&ex->claim[n], stamp);
+    opara__atomic_store(&ex->open[w], (int32_t)n + 1);
+    if (opara__atomic_load(&ex->sleepers) != 0) {
+        opara__mutex_lock(&ex->mu);
+        opara__exec_signal(ex);
+        opara__mutex_unlock(&ex->mu);
+    }
+    opara__exec_chunks(ex, w, n, stamp);
+    opara__atomic_store(&ex->open[w], 0);
+}
+
+/* Nothing to do: spin a while watching for new work, then sleep until a node is released, a
+   split node is published, or the run ends. `seen` is the version read before looking. */
+static void opara__exec_idle(opara__cpu_exec* ex, int32_t gen, int32_t seen) {
+    int32_t stamp = opara__exec_stamp(gen);
+    uint64_t t0 = opara__now_ns();
+    uint32_t spins = 0;
+    for (;;) {
+        if (opara__atomic_load(&ex->version) != seen || opara__exec_find_open(ex, stamp, 0) >= 0) return;
+        opara__exec_relax();
+        if ((++spins & 63u) == 0 && opara__now_ns() - t0 > OPARA__SPIN_NS) break;
+    }
+    opara__mutex_lock(&ex->mu);
+    opara__atomic_add(&ex->sleepers, 1);
+    while (opara__atomic_load(&ex->version) == seen && opara__atomic_load(&ex->generation) == gen &&
+           opara__exec_find_open(ex, stamp, 0) < 0)
+        opara__cond_wait(&ex->cv, &ex->mu);
+    opara__atomic_add(&ex->sleepers, -1);
     opara__mutex_unlock(&ex->mu);
+}
+
+/* Worker w's part of run gen: take ready nodes (or help split ones) until every node of the run
+   has finished. */
+static void opara__exec_loop(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
+    int32_t stamp = opara__exec_stamp(gen);
+    for (;;) {
+        int32_t seen;
+        int64_t n;
+        if (opara__exec_help(ex, w, stamp, 1)) continue;
+        seen = opara__atomic_load(&ex->version);
+        opara__mutex_lock(&ex->mu);
+        if (opara__atomic_load(&ex->generation) != gen || ex->completed >= opara__exec_node_count(ex)) {
+            opara__mutex_unlock(&ex->mu);
+            return;
+        }
+        n = opara__exec_heap_pop(ex);
+        opara__mutex_unlock(&ex->mu);
+        if (n >= 0) opara__exec_start(ex, w, (uint32_t)n, stamp);
+        else if (!opara__exec_help(ex, w, stamp, 0)) opara__exec_idle(ex, gen, seen);
+    }
 }
 
 static void opara__exec_worker_main(void* p) {
@@ -27759,17 +27879,19 @@ static void opara__exec_worker_main(void* p) {
 }
 
 OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap) {
+    uint32_t n, n_nodes = opara__exec_node_count(ex);
     int32_t gen, e;
     unsigned fp;
     ex->run_start = opara__now_ns();
     opara__atomic_store(&ex->error, 0);
     opara__mutex_lock(&ex->mu);
-    memset(ex->cursor, 0, ex->n_streams * sizeof *ex->cursor);
-    memset(ex->stream_busy, 0, ex->n_streams);
+    memcpy(ex->pending, ex->pending_init, n_nodes * sizeof *ex->pending);
+    ex->heap_n = 0;
+    for (n = 0; n < n_nodes; ++n)
+        if (ex->pending[n] == 0) opara__exec_heap_push(ex, n);
     ex->completed = 0;
     gen = opara__atomic_add(&ex->generation, 1);
     opara__exec_signal(ex);
-    opara__cond_broadcast(&ex->cv);
     opara__mutex_unlock(&ex->mu);
     fp = opara__exec_fp_enter();
     opara__exec_loop(ex, 0, gen);
@@ -27867,48 +27989,112 @@ static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__sh
     return OPARA_OK;
 }
 
-static opara_result opara__exec_lists(opara__cpu_exec* ex, char* err, size_t cap) {
-    const opara__plan* plan = ex->plan;
-    uint32_t n_nodes = ex->g->n_nodes, s, i, at = 0;
-    ex->n_streams = plan->n_streams ? plan->n_streams : 1;
-    ex->list = (uint32_t*)opara__calloc(ex->rt, n_nodes ? n_nodes : 1, sizeof(uint32_t));
-    ex->list_start = (uint32_t*)opara__calloc(ex->rt, ex->n_streams + 1, sizeof(uint32_t));
-    ex->cursor = (uint32_t*)opara__calloc(ex->rt, ex->n_streams, sizeof(uint32_t));
-    ex->stream_busy = (uint8_t*)opara__calloc(ex->rt, ex->n_streams, 1);
-    if (!ex->list || !ex->list_start || !ex->cursor || !ex->stream_busy)
-        return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
-    for (i = 0; i < n_nodes; ++i)
-        if (plan->stream[i] >= ex->n_streams)
-            return opara__cpu_reject(err, cap, OPARA_ERR_INTERNAL, "node %u is on stream %u of %u", i, plan->stream[i],
-                                     ex->n_streams);
-    for (s = 0; s < ex->n_streams; ++s) {
-        ex->list_start[s] = at;
-        for (i = 0; i < n_nodes; ++i)
-            if (plan->stream[plan->order[i]] == s) ex->list[at++] = plan->order[i];
+/* Adds edge: node `to` has `from` as a prerequisite. count_only: only count it (CSR pass 1). */
+static void opara__exec_add_dep(opara__cpu_exec* ex, uint32_t* fill, uint32_t from, uint32_t to, int count_only) {
+    if (count_only) {
+        ex->dep_start[from + 1]++;
+        ex->pending_init[to]++;
+    } else {
+        ex->deps[ex->dep_start[from] + fill[from]++] = to;
     }
-    ex->list_start[ex->n_streams] = at;
-    return OPARA_OK;
 }
 
-/* rank[n] = work(n) + max rank of its successors, over the launch order backwards. */
+/* Prerequisites of every node from the plan: its stream predecessor (the previous node of its
+   stream in launch order) and the nodes it waits on; plus the reverse lists (CSR, two passes). */
+static opara_result opara__exec_deps(opara__cpu_exec* ex, char* err, size_t cap) {
+    const opara__plan* plan = ex->plan;
+    uint32_t n_nodes = ex->g->n_nodes, n_streams = plan->n_streams ? plan->n_streams : 1, i, k, n;
+    uint32_t* last = (uint32_t*)opara__calloc(ex->rt, n_streams, sizeof(uint32_t)); /* 1 + last node seen */
+    uint32_t* fill = (uint32_t*)opara__calloc(ex->rt, n_nodes ? n_nodes : 1, sizeof(uint32_t));
+    opara_result r = OPARA_OK;
+    int pass;
+    ex->pending_init = (uint32_t*)opara__calloc(ex->rt, n_nodes ? n_nodes : 1, sizeof(uint32_t));
+    ex->dep_start = (uint32_t*)opara__calloc(ex->rt, n_nodes + 1, sizeof(uint32_t));
+    ex->deps = (uint32_t*)opara__calloc(ex->rt, n_nodes + plan->wait_start[n_nodes] + 1, sizeof(uint32_t));
+    if (!last || !fill || !ex->pending_init || !ex->dep_start || !ex->deps)
+        r = opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (i = 0; i < n_nodes && r == OPARA_OK; ++i) {
+        n = plan->order[i];
+        if (plan->stream[n] >= n_streams)
+            r = opara__cpu_reject(err, cap, OPARA_ERR_INTERNAL, "node %u is on stream %u of %u", n, plan->stream[n],
+                                  n_streams);
+        for (k = plan->wait_start[n]; k < plan->wait_start[n + 1] && r == OPARA_OK; ++k)
+            if (plan->wait_nodes[k] >= n_nodes || plan->position[plan->wait_nodes[k]] >= i)
+                r = opara__cpu_reject(err, cap, OPARA_ERR_INTERNAL, "node %u waits on node %u, not launched before it", n,
+                                      plan->wait_nodes[k]);
+    }
+    for (pass = 1; pass >= 0 && r == OPARA_OK; --pass) {
+        memset(last, 0, n_streams * sizeof(uint32_t));
+        for (i = 0; i < n_nodes; ++i) {
+            n = plan->order[i];
+            if (last[plan->stream[n]]) opara__exec_add_dep(ex, fill, last[plan->stream[n]] - 1, n, pass);
+            last[plan->stream[n]] = n + 1;
+            for (k = plan->wait_start[n]; k < plan->wait_start[n + 1]; ++k)
+                opara__exec_add_dep(ex, fill, plan->wait_nodes[k], n, pass);
+        }
+        if (pass)
+            for (n = 0; n < n_nodes; ++n) ex->dep_start[n + 1] += ex->dep_start[n];
+    }
+    opara__free(ex->rt, last);
+    opara__free(ex->rt, fill);
+    return r;
+}
+
+/* Rough work of a prepared operator: multiply-adds for Conv/Gemm/MatMul, else output elements. */
+static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
+    const opara__cpu_op* op = &ex->ops[n];
+    const opara__cpu_params* p = &op->p;
+    double out = op->n_out ? (double)opara__cpu_numel(&op->out[0]) : 0.0;
+    if (ex->skip[n]) return 0.0;
+    switch (op->node->op) {
+    case OPARA__OP_CONV:
+        return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
+    case OPARA__OP_GEMM:
+    case OPARA__OP_MATMUL:
+        return out * (double)p->k;
+    default:
+        return out;
+    }
+}
+
+/* Per node: rank = work + max rank of its successors (over the launch order backwards), whether
+   it is big, and how it is cut into chunks. */
 static opara_result opara__exec_ranks(opara__cpu_exec* ex, char* err, size_t cap) {
     const opara__graph* g = ex->g;
-    uint32_t i, k;
-    ex->rank = (double*)opara__calloc(ex->rt, g->n_nodes ? g->n_nodes : 1, sizeof(double));
-    if (!ex->rank) return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    uint32_t i, k, n_nodes = g->n_nodes ? g->n_nodes : 1;
+    ex->rank = (double*)opara__calloc(ex->rt, n_nodes, sizeof(double));
+    ex->big = (uint8_t*)opara__calloc(ex->rt, n_nodes, 1);
+    ex->n_chunks = (int32_t*)opara__calloc(ex->rt, n_nodes, sizeof(int32_t));
+    ex->chunk_items = (size_t*)opara__calloc(ex->rt, n_nodes, sizeof(size_t));
+    if (!ex->rank || !ex->big || !ex->n_chunks || !ex->chunk_items)
+        return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
     for (i = g->n_nodes; i-- > 0;) {
         uint32_t n = ex->plan->order[i];
-        double tail = 0.0;
+        const opara__cpu_op* op = &ex->ops[n];
+        size_t items = ex->skip[n] ? 0 : op->work_items, min = op->min_items_per_task ? op->min_items_per_task : 1;
+        size_t chunk = items;
+        double tail = 0.0, work = opara__exec_node_work(ex, n);
         for (k = g->succ_start[n]; k < g->succ_start[n + 1]; ++k)
             if (ex->rank[g->succs[k]] > tail) tail = ex->rank[g->succs[k]];
-        ex->rank[n] = opara__exec_node_work(ex, n) + tail;
+        ex->rank[n] = work + tail;
+        ex->big[n] = work >= OPARA__BIG_WORK;
+        if (ex->n_workers > 1 && items >= 2 * min) {
+            chunk = OPARA__MAX(min, items / ((size_t)ex->n_workers * OPARA__CHUNKS_PER_WORKER));
+            chunk = OPARA__MAX(chunk, (items + OPARA__MAX_CHUNKS - 1) / OPARA__MAX_CHUNKS);
+        }
+        ex->chunk_items[n] = chunk ? chunk : 1;
+        ex->n_chunks[n] = items ? (int32_t)((items + ex->chunk_items[n] - 1) / ex->chunk_items[n]) : 0;
     }
     return OPARA_OK;
 }
 
 static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t cap) {
     uint32_t w, n_nodes = ex->g->n_nodes ? ex->g->n_nodes : 1;
-    ex->done = (volatile int32_t*)opara__calloc(ex->rt, n_nodes, sizeof(int32_t));
+    ex->pending = (uint32_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint32_t));
+    ex->heap = (uint32_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint32_t));
+    ex->claim = (volatile int32_t*)opara__calloc(ex->rt, n_nodes, sizeof(int32_t));
+    ex->left = (volatile int32_t*)opara__calloc(ex->rt, n_nodes, sizeof(int32_t));
+    ex->open = (volatile int32_t*)opara__calloc(ex->rt, ex->n_workers, sizeof(int32_t));
     ex->t_start = (uint64_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint64_t));
     ex->t_end = (uint64_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint64_t));
     ex->t_worker = (uint32_t*)opara__calloc(ex->rt, n_nodes, sizeof(uint32_t));
@@ -27917,7 +28103,7 @@ static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t c
                                                OPARA__DEFAULT_ALIGN);
     ex->threads = (opara__thread*)opara__calloc(ex->rt, ex->n_workers, sizeof(opara__thread));
     ex->args = (opara__cpu_worker_arg*)opara__calloc(ex->rt, ex->n_workers, sizeof(opara__cpu_worker_arg));
-    if (!ex->done || !ex->t_start || !ex->t_end || !ex->t_worker || !ex->scratch || !ex->threads || !ex->args)
+    if (!ex->pending || !ex->heap || !ex->claim || !ex->left || !ex->open || !ex->t_start || !ex->t_end || !ex->t_worker || !ex->scratch || !ex->threads || !ex->args)
         return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory (scratch %zu floats per worker)",
                                  ex->scratch_floats);
     if (!opara__mutex_init(&ex->mu) || !opara__cond_init(&ex->cv))
@@ -27949,7 +28135,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
     r = opara__exec_memory(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
-    if (r == OPARA_OK) r = opara__exec_lists(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_deps(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_ranks(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);
     if (r != OPARA_OK) {
@@ -27982,12 +28168,18 @@ OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
     opara__free(rt, ex->ops);
     opara__free(rt, ex->tensors);
     opara__free(rt, ex->skip);
-    opara__free(rt, ex->list);
-    opara__free(rt, ex->list_start);
+    opara__free(rt, ex->pending_init);
+    opara__free(rt, ex->dep_start);
+    opara__free(rt, ex->deps);
     opara__free(rt, ex->rank);
-    opara__free(rt, ex->cursor);
-    opara__free(rt, ex->stream_busy);
-    opara__free(rt, (void*)(uintptr_t)ex->done);
+    opara__free(rt, ex->big);
+    opara__free(rt, ex->n_chunks);
+    opara__free(rt, ex->chunk_items);
+    opara__free(rt, ex->pending);
+    opara__free(rt, ex->heap);
+    opara__free(rt, (void*)(uintptr_t)ex->claim);
+    opara__free(rt, (void*)(uintptr_t)ex->left);
+    opara__free(rt, (void*)(uintptr_t)ex->open);
     opara__free(rt, ex->t_start);
     opara__free(rt, ex->t_end);
     opara__free(rt, ex->t_worker);
