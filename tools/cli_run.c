@@ -10,6 +10,31 @@
 
 #define CLI_RUN_MAX_INPUTS 16
 
+#include <errno.h>
+#ifdef _WIN32
+#include <direct.h>
+#define CLI_MKDIR(p) _mkdir(p)
+#else
+#include <sys/stat.h>
+#define CLI_MKDIR(p) mkdir((p), 0777)
+#endif
+
+/* mkdir -p: the output directory and its parents, when missing. */
+static int cli_make_dirs(const char* dir) {
+    char path[4096];
+    size_t i, n = strlen(dir);
+    if (n == 0 || n >= sizeof path) return 0;
+    memcpy(path, dir, n + 1);
+    for (i = 1; i <= n; ++i) {
+        if (path[i] != '/' && path[i] != '\0') continue;
+        path[i] = '\0';
+        if (CLI_MKDIR(path) != 0 && errno != EEXIST) return 0;
+        if (i < n) path[i] = '/';
+    }
+    return 1;
+}
+
+
 typedef struct cli_npy {
     opara_dtype dtype;
     int32_t rank;
@@ -339,6 +364,10 @@ static int cli_run(int argc, char** argv) {
         mean /= iters;
         printf("latency over %d runs (ms): min %.3f  median %.3f  mean %.3f  p90 %.3f\n", iters, (double)lat[0] / 1e6,
                (double)lat[iters / 2] / 1e6, mean / 1e6, (double)lat[(size_t)((iters - 1) * 0.9 + 0.5)] / 1e6);
+    }
+    if (out_dir && !cli_make_dirs(out_dir)) {
+        fprintf(stderr, "opara run: cannot create the output directory %s: %s\n", out_dir, strerror(errno));
+        goto done;
     }
     if (out_dir) {
         for (k = 0; k < n_outputs; ++k) {
