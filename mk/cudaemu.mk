@@ -91,9 +91,9 @@ check-ptx: $(PTX_DIR)/embed_kernels $(addprefix $(PTX_DIR)/,$(addsuffix .ptx,$(K
 endif
 
 # ---- the CUDA backend's zoo sweeps on the emulator (lists and measured times: tests/test_cuda_zoo.c)
-#   make test-cuda-ci     every zoo model at batch 1 and the batch-4 subset, graph mode, one seed (CI)
+#   make test-cuda-ci     every zoo model at batch 1 and the batch-4 subset, graph mode, one seed (2.5 min)
 #   make test-cuda-full   every zoo model at batch 1 and the batch-4 subset, eager/graph/sequential graph
-#                         x 5 emulator seeds (issue #7's full sweep; hours on a 2-core machine)
+#                         x 5 emulator seeds (issue #7's full sweep, CI; 9 min on an idle 2-core machine)
 .PHONY: test-cuda-ci test-cuda-full
 test-cuda-ci test-cuda-full: check-header $(BUILD)/tests/test_cuda_zoo $(CUDAEMU_LIBS)
 	@if [ ! -f build/zoo/zoo.tsv ]; then $(MAKE) --no-print-directory zoo || true; fi

@@ -4,17 +4,18 @@
    (printed per model, batch and mode with the seconds it took).
 
    The emulator executes kernels on the host thread by thread (blocks shared among
-   OPARA_EMU_BLOCK_THREADS threads), so a model costs seconds to minutes per run. Measured on the
-   2-core development box under load (seconds per run, graph modes add a warm-up run):
-     deepfm 0.2, ppocr_det 0.7, squeezenet 3.6, t5_small_encoder 6, googlenet 23, randwire 25-35,
-     nasnet_mobile 35-45, resnet50 75, inception_v3 ~100, bert_base ~(see docs/TESTING-GPU.md).
+   OPARA_EMU_BLOCK_THREADS threads), so a model costs seconds per run. Measured on the idle 2-core
+   development box with convolutions on the cuDNN fake (seconds for graph mode, one seed, warm-up
+   and capture included): deepfm 0.1, ppocr_det 0.2, squeezenet 1.4, nasnet_mobile 3.0,
+   t5_small_encoder 3.0, randwire 3.4, googlenet 3.9, bert_base 12.5, inception_v3 15.5,
+   resnet50 18.0; under heavy load 3-6x that.
    Hence three lists:
      default (make test, ~1.5 min): the cheap models with different operator mixes in all three
        modes x 5 seeds (squeezenet, deepfm at batch 1 and 4, ppocr_det), t5_small_encoder once
        in eager mode (MatMul, Softmax, reductions);
-     OPARA_CUDA_ZOO=every (make test-cuda-ci, CI): every zoo model at batch 1 and the batch-4
+     OPARA_CUDA_ZOO=every (make test-cuda-ci): every zoo model at batch 1 and the batch-4
        subset (squeezenet, deepfm, googlenet), graph mode, one seed;
-     OPARA_CUDA_ZOO=all (make test-cuda-full, hours): every model at batch 1 and the batch-4
+     OPARA_CUDA_ZOO=all (make test-cuda-full, CI): every model at batch 1 and the batch-4
        subset in all three modes x 5 seeds, as issue #7 asks.
    Any other selection: OPARA_CUDA_ZOO="name:batch:seeds[:modes],..." with modes a subset of
    "egs" (eager, graph, sequential graph), e.g. "googlenet:1:5,resnet50:4:1:g".
