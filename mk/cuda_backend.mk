@@ -24,3 +24,4 @@ $(BUILD)/tests/test_cuda_zoo $(BUILD)/tests/test_cuda_nvrtc: | $(CUDA_BACKEND_EM
 # `opara run --backend cuda` on the emulator against `--backend cpu` (tests/cuda_cli_test.sh)
 TEST_SCRIPTS += tests/cuda_cli_test.sh
 test-build: $(BUILD)/opara $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so $(CUDA_BACKEND_EMU)/libcudnn.so
+$(BUILD)/tests/test_cuda_backend $(BUILD)/tests/test_cuda_dnn_run $(BUILD)/tests/test_cuda_profile: tests/cuda_test_env.h

@@ -12,22 +12,7 @@
 #include <dlfcn.h>
 #include <math.h>
 
-#ifndef OPARA_EMU_LIB_DIR
-#define OPARA_EMU_LIB_DIR "build/cudaemu"
-#endif
-
-static const char* driver_path(void) {
-    const char* e = getenv("OPARA_CUDA_DRIVER");
-    return e && *e ? e : OPARA_EMU_LIB_DIR "/libcuda.so.1";
-}
-static const char* cublas_path(void) {
-    const char* e = getenv("OPARA_CUBLAS");
-    return e && *e ? e : OPARA_EMU_LIB_DIR "/libcublas.so";
-}
-static const char* cudnn_path(void) {
-    const char* e = getenv("OPARA_CUDNN");
-    return e && *e ? e : OPARA_EMU_LIB_DIR "/libcudnn.so";
-}
+#include "cuda_test_env.h"
 
 /* The emulator's control API (absent on a real driver: those tests skip). */
 typedef int (*emu_config_fn)(const char* key, long long value);
@@ -271,15 +256,7 @@ static opara_runtime* make_runtime(void) {
     return rt;
 }
 
-static opara__cuda_options options(opara__cuda_mode mode) {
-    opara__cuda_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = mode;
-    o.driver_path = driver_path();
-    o.cublas_path = cublas_path();
-    o.cudnn_path = cudnn_path();
-    return o;
-}
+static opara__cuda_options options(opara__cuda_mode mode) { return cuda_test_options(mode); }
 
 static const char* mode_name(int mode) { return mode == 0 ? "eager" : mode == 1 ? "graph" : "seq-graph"; }
 

@@ -16,23 +16,13 @@
 #include <dlfcn.h>
 #include <math.h>
 
-#ifndef OPARA_EMU_LIB_DIR
-#define OPARA_EMU_LIB_DIR "build/cudaemu"
-#endif
+#include "cuda_test_env.h"
 
 #define NMSE_MAX 1e-8
 #define N_IN 2
 #define N_OUT 5
 #define N_CONV 7
 #define N_CUDNN 6 /* all but the asymmetric padding */
-
-static const char* env_or(const char* var, const char* fallback) {
-    const char* e = getenv(var);
-    return e && *e ? e : fallback;
-}
-static const char* driver_path(void) { return env_or("OPARA_CUDA_DRIVER", OPARA_EMU_LIB_DIR "/libcuda.so.1"); }
-static const char* cublas_path(void) { return env_or("OPARA_CUBLAS", OPARA_EMU_LIB_DIR "/libcublas.so"); }
-static const char* cudnn_path(void) { return env_or("OPARA_CUDNN", OPARA_EMU_LIB_DIR "/libcudnn.so"); }
 
 /* ---- the emulator's hooks (absent on real libraries: those checks are skipped) ---------------- */
 
@@ -276,15 +266,7 @@ static opara_runtime* make_runtime(log_capture* logs) {
     return rt;
 }
 
-static opara__cuda_options options(opara__cuda_mode mode) {
-    opara__cuda_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = mode;
-    o.driver_path = driver_path();
-    o.cublas_path = cublas_path();
-    o.cudnn_path = cudnn_path();
-    return o;
-}
+static opara__cuda_options options(opara__cuda_mode mode) { return cuda_test_options(mode); }
 
 static const char* const mode_names[3] = {"eager", "graph", "seq-graph"};
 

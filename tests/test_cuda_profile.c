@@ -11,23 +11,12 @@
 
 #include <dlfcn.h>
 
-#ifndef OPARA_EMU_LIB_DIR
-#define OPARA_EMU_LIB_DIR "build/cudaemu"
-#endif
+#include "cuda_test_env.h"
 #define ZOO_DIR "build/zoo"
 
 /* libcupti (NVIDIA's, loaded by the profiling run) keeps allocations we do not own. */
 const char* __lsan_default_suppressions(void);
 const char* __lsan_default_suppressions(void) { return "leak:libcupti\n"; }
-
-static const char* driver_path(void) {
-    const char* e = getenv("OPARA_CUDA_DRIVER");
-    return e && *e ? e : OPARA_EMU_LIB_DIR "/libcuda.so.1";
-}
-static const char* cublas_path(void) {
-    const char* e = getenv("OPARA_CUBLAS");
-    return e && *e ? e : OPARA_EMU_LIB_DIR "/libcublas.so";
-}
 
 /* 1 when the driver is the emulator (it exports its control API). */
 static int on_emulator(void) {
@@ -94,12 +83,10 @@ static void zoo_close(zoo* z) {
     opara_runtime_destroy(z->rt);
 }
 
+/* cuDNN as OPARA_CUDNN or the search list say (not forced to the emulator's). */
 static opara__cuda_options options(opara__cuda_mode mode) {
-    opara__cuda_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = mode;
-    o.driver_path = driver_path();
-    o.cublas_path = cublas_path();
+    opara__cuda_options o = cuda_test_options(mode);
+    o.cudnn_path = NULL;
     return o;
 }
 
