@@ -48,6 +48,16 @@ static inline size_t zoo_tensor_bytes(const opara_tensor* t) {
     return n;
 }
 
+/* t shaped as ti with zeroed storage. */
+static inline int zoo_tensor_alloc(opara_tensor* t, const opara_tensor_info* ti) {
+    int32_t d;
+    memset(t, 0, sizeof *t);
+    t->name = ti->name, t->dtype = ti->dtype, t->rank = ti->rank;
+    for (d = 0; d < ti->rank; ++d) t->dims[d] = ti->dims[d];
+    t->data = calloc(zoo_tensor_bytes(t) ? zoo_tensor_bytes(t) : 1, 1);
+    return t->data != NULL;
+}
+
 /* Deterministic inputs: floats in [-1, 1], integers 0 or 1 (valid indices, ids and attention masks). */
 static inline int zoo_make_inputs(opara_session* s, zoo_io* in) {
     uint32_t i;
@@ -57,20 +67,13 @@ static inline int zoo_make_inputs(opara_session* s, zoo_io* in) {
         opara_tensor_info ti;
         opara_tensor* t = &in->t[i];
         size_t n, e;
-        int32_t d;
         opara_session_input_info(s, i, &ti);
-        memset(t, 0, sizeof *t);
-        t->name = ti.name, t->dtype = ti.dtype, t->rank = ti.rank;
-        for (d = 0; d < ti.rank; ++d) t->dims[d] = ti.dims[d];
-        n = zoo_tensor_bytes(t);
-        t->data = malloc(n ? n : 1);
-        if (!t->data) return 0;
-        n /= opara_dtype_size(t->dtype);
-        for (e = 0; e < n; ++e) {
+        if (!zoo_tensor_alloc(t, &ti)) return 0;
+        n = zoo_tensor_bytes(t) / opara_dtype_size(t->dtype);
+        for (e = 0; e < n; ++e) { /* other dtypes stay zero */
             if (t->dtype == OPARA_DTYPE_F32) ((float*)t->data)[e] = (float)sin((double)e * 0.37 + i);
             else if (t->dtype == OPARA_DTYPE_I64) ((int64_t*)t->data)[e] = (int64_t)((e * 7 + i) % 2);
             else if (t->dtype == OPARA_DTYPE_I32) ((int32_t*)t->data)[e] = (int32_t)((e * 7 + i) % 2);
-            else memset((char*)t->data + e * opara_dtype_size(t->dtype), 0, opara_dtype_size(t->dtype));
         }
     }
     return 1;
@@ -83,14 +86,8 @@ static inline int zoo_make_outputs(opara_session* s, zoo_io* out) {
     if (out->n > ZOO_MAX_IO) return 0;
     for (i = 0; i < out->n; ++i) {
         opara_tensor_info ti;
-        opara_tensor* t = &out->t[i];
-        int32_t d;
         opara_session_output_info(s, i, &ti);
-        memset(t, 0, sizeof *t);
-        t->name = ti.name, t->dtype = ti.dtype, t->rank = ti.rank;
-        for (d = 0; d < ti.rank; ++d) t->dims[d] = ti.dims[d];
-        t->data = calloc(zoo_tensor_bytes(t) ? zoo_tensor_bytes(t) : 1, 1);
-        if (!t->data) return 0;
+        if (!zoo_tensor_alloc(&out->t[i], &ti)) return 0;
     }
     return 1;
 }
