@@ -21,6 +21,7 @@ typedef struct opara__seg {
     uint32_t late_lane, late_seq, late_stream, max_pos, max_level;
     double max_end; /* with expected times: the latest expected end among them */
     uint8_t state;
+    uint32_t owner; /* busy: the root it holds */
 } opara__seg;
 
 typedef struct opara__fact_rec {
@@ -48,6 +49,7 @@ typedef struct opara__mem {
     uint32_t n_segs, seg_head, seg_tail, seg_free;
     opara__fact_rec* facts; /* (lane, seq) facts of retired blocks */
     size_t facts_cap, n_facts;
+    size_t compact_at;      /* n_facts at which the live facts move to the front */
     uint32_t* stream_stamp; /* [n_streams] dedup while gathering facts */
     uint32_t* stream_fact;  /* [n_streams] index of the stream's fact */
     uint32_t stamp;
@@ -475,6 +477,32 @@ static void opara__seg_summarize(const opara__mem* m, opara__seg* s) {
     }
 }
 
+/* Facts are appended and never freed. Once most of them are dead (their blocks were taken again),
+   the live ones (retired blocks' facts, busy blocks' previous occupants) move to the front, so that
+   the block scans read a few cache lines rather than a trail through the whole walk's facts. */
+static opara_result opara__mem_compact_facts(opara__mem* m) {
+    opara__fact_rec* live;
+    size_t n = 0;
+    uint32_t id;
+    for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next)
+        n += m->segs[id].state == OPARA__SEG_RETIRED ? m->segs[id].n_facts : m->prior_count[m->segs[id].owner];
+    live = (opara__fact_rec*)opara__alloc(m->g->rt, (n + 1) * sizeof(opara__fact_rec));
+    if (!live) return OPARA_ERR_OUT_OF_MEMORY;
+    for (n = 0, id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
+        opara__seg* s = &m->segs[id];
+        uint32_t* start = s->state == OPARA__SEG_RETIRED ? &s->facts : &m->prior_start[s->owner];
+        uint32_t count = s->state == OPARA__SEG_RETIRED ? s->n_facts : m->prior_count[s->owner];
+        memcpy(live + n, m->facts + *start, count * sizeof(opara__fact_rec));
+        *start = (uint32_t)n;
+        n += count;
+    }
+    memcpy(m->facts, live, n * sizeof(opara__fact_rec));
+    opara__free(m->g->rt, live);
+    m->n_facts = n;
+    m->compact_at = 2 * n + 256;
+    return OPARA_OK;
+}
+
 /* Retires root r: its block keeps one fact per stream that touched any member. */
 static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
     const opara__graph* g = m->g;
@@ -551,9 +579,8 @@ static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32
     for (i = 0; i < n->n_inputs; ++i) {
         int32_t x = n->inputs[i];
         uint32_t reads = 0;
-        if (x < 0 || !opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) continue;
-        if (m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
-        if (m->p->value_bytes[x] != m->p->value_bytes[y]) continue;
+        if (x < 0 || m->parent[x] >= 0 || m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
+        if (m->p->value_bytes[x] != m->p->value_bytes[y] || !opara__is_arena_value(g, (uint32_t)x)) continue;
         if (!opara__mem_same_bytes_only(m, n, (uint32_t)x, &reads)) continue;
         if (m->pending[x] != reads || !opara__mem_all_before(m, (uint32_t)x, v, c)) continue;
         return x;
@@ -626,6 +653,7 @@ static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot
         m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c, &m->prior_start[r],
                                         &m->prior_count[r]);
         if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
+        m->segs[m->seg_of[r]].owner = r;
         m->root_offset[r] = m->segs[m->seg_of[r]].offset;
         m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
     }
@@ -644,6 +672,7 @@ static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
     opara__vc_slot* c = opara__vc_walk_stream(&m->walk, s);
     opara_result r;
     if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    if (m->n_facts >= m->compact_at && (r = opara__mem_compact_facts(m)) != OPARA_OK) return r;
     m->node = v;
     m->node_stream = s;
     m->node_pos = p->position[v];
@@ -755,6 +784,7 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.g = g;
     m.p = plan;
     m.seg_head = m.seg_tail = m.seg_free = UINT32_MAX;
+    m.compact_at = 256;
     r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
     m.walk.k = opara__vc_slots(plan->n_lanes);
     m.window = plan->desc.no_memory_sync ? 0 : plan->desc.memory_sync_window ? plan->desc.memory_sync_window : 64;

@@ -335,6 +335,65 @@ OT_TEST(concat_block_taken_by_one_producer_is_safe_for_the_others) {
     tg_free(&t);
 }
 
+/* The same scenario after a long walk: the memory plan moves its live facts to the front of its
+   fact array once most of them are dead (compaction, every few hundred facts), and the facts of a
+   Concat block's previous occupants must move with the block. A chain of 300 ops (each retiring a
+   block, so compaction runs many times) lies between the producer that takes the Concat's block
+   (n2, reusing n0's block) and the other input's producer (n3, at the end of the chain, beside
+   n0..n2): n3 may write its slice only if n0 and n1 happen-before it, which the relocated facts
+   must still say. */
+OT_TEST(concat_block_previous_occupants_survive_fact_compaction) {
+    enum { CHAIN = 300 };
+    tgraph t;
+    int32_t x, v[5], ins[2], prev;
+    opara__plan_desc d;
+    opara__plan* p = NULL;
+    char why[256], name[32];
+    uint32_t i, in_place = 0;
+    int s;
+    REQUIRE(tg_begin(&t, CHAIN + 5));
+    x = tg_value(&t, "x", 64);
+    REQUIRE(opara__graph_add_input(&t.g, x) == OPARA_OK);
+    v[0] = tg_value(&t, "v0", 64);
+    v[1] = tg_value(&t, "v1", 96);
+    v[2] = tg_value(&t, "v2", 48);
+    v[3] = tg_value(&t, "v3", 16);
+    v[4] = tg_value(&t, "v4", 64);
+    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n0", 1, &x, 1, &v[0]) >= 0);
+    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n1", 1, &v[0], 1, &v[1]) >= 0);
+    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n2", 1, &v[1], 1, &v[2]) >= 0);
+    for (prev = x, i = 0; i < CHAIN; ++i) {
+        int32_t y;
+        snprintf(name, sizeof name, "c%u", i);
+        y = tg_value(&t, name, 1024 + 64 * (i % 3));
+        snprintf(name, sizeof name, "chain%u", i);
+        REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, name, 1, &prev, 1, &y) >= 0);
+        prev = y;
+    }
+    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n3", 1, &prev, 1, &v[3]) >= 0);
+    ins[0] = v[2];
+    ins[1] = v[3];
+    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONCAT, "n4", 2, ins, 1, &v[4]) >= 0);
+    opara__node_set_int(&t.g, CHAIN + 4, "axis", 1);
+    REQUIRE(opara__graph_add_output(&t.g, v[4]) == OPARA_OK);
+    REQUIRE(tg_finish(&t));
+    for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
+        memset(&d, 0, sizeof d);
+        d.strategy = (opara_strategy)s;
+        d.alignment = 64;
+        d.launch_order = OPARA_LAUNCH_DFS; /* n0..n2 first, then the chain, then n3 */
+        REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
+        if (!tg_brute_check(&t.g, p, why, sizeof why)) OT_LOG("%s: %s", opara_strategy_name(d.strategy), why);
+        CHECK(tg_brute_check(&t.g, p, why, sizeof why));
+        CHECK(p->position[2] < 10 && p->position[CHAIN + 3] > CHAIN); /* the chain runs between n2 and n3 */
+        in_place += p->alias_kind[v[2]] == OPARA__ALIAS_CONCAT && p->storage[v[0]] == OPARA__STORAGE_ARENA &&
+                    p->offset[v[0]] == p->offset[v[4]];
+        opara__plan_free(t.rt, p);
+    }
+    CHECK(in_place > 0); /* the scenario is exercised: n2 writes in place into the block n0 had */
+    tg_free(&t);
+}
+
 /* Expected times: two independent branches x -> a1 -> a2 and x -> b1 -> b2 (streams 0 and 1) whose
    timeline runs one after the other. Without times b1 cannot take a1's block (unordered); with
    them it does, by waiting on a2, which the timeline says ended before b1 starts: every added wait
@@ -479,6 +538,7 @@ static const opara_test_case tests[] = {
     OT_CASE(cross_stream_reuse_is_caught),
     OT_CASE(bad_order_and_streams_are_caught),
     OT_CASE(concat_block_taken_by_one_producer_is_safe_for_the_others),
+    OT_CASE(concat_block_previous_occupants_survive_fact_compaction),
     OT_CASE(expected_times_let_blocks_move_across_streams_for_free),
     OT_CASE(plans_are_deterministic),
     OT_CASE(memory_sync_waits_reduce_peak_and_verify),
