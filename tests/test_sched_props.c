@@ -295,31 +295,49 @@ OT_TEST(bad_order_and_streams_are_caught) {
    same bytes. The fix checks every later writer into the block against the block's previous
    occupants and copies that input instead. The graph is the smallest random DAG the old planner
    got wrong (seed 53063, Nimble streams, 64-byte alignment). */
+/* x -> n0 -> n1 -> n2 -> v2 and x -> (a chain of `chain` ops) -> n3 -> v3, Concat(v2, v3) -> v4 (the
+   output); node n3 has index 3 + chain. */
+static int concat_fixture(tgraph* t, uint32_t chain, int32_t* v) {
+    int32_t x, ins[2], prev;
+    char name[32];
+    uint32_t i;
+    int ok;
+    if (!tg_begin(t, chain + 5)) return 0;
+    x = tg_value(t, "x", 64);
+    ok = opara__graph_add_input(&t->g, x) == OPARA_OK;
+    v[0] = tg_value(t, "v0", 64);
+    v[1] = tg_value(t, "v1", 96);
+    v[2] = tg_value(t, "v2", 48);
+    v[3] = tg_value(t, "v3", 16);
+    v[4] = tg_value(t, "v4", 64);
+    ok &= opara__graph_add_node(&t->g, OPARA__OP_CONV, "n0", 1, &x, 1, &v[0]) >= 0;
+    ok &= opara__graph_add_node(&t->g, OPARA__OP_CONV, "n1", 1, &v[0], 1, &v[1]) >= 0;
+    ok &= opara__graph_add_node(&t->g, OPARA__OP_CONV, "n2", 1, &v[1], 1, &v[2]) >= 0;
+    for (prev = x, i = 0; i < chain; ++i) {
+        int32_t y;
+        snprintf(name, sizeof name, "c%u", i);
+        y = tg_value(t, name, 1024 + 64 * (i % 3));
+        snprintf(name, sizeof name, "chain%u", i);
+        ok &= opara__graph_add_node(&t->g, OPARA__OP_CONV, name, 1, &prev, 1, &y) >= 0;
+        prev = y;
+    }
+    ok &= opara__graph_add_node(&t->g, OPARA__OP_CONV, "n3", 1, &prev, 1, &v[3]) >= 0;
+    ins[0] = v[2];
+    ins[1] = v[3];
+    ok &= opara__graph_add_node(&t->g, OPARA__OP_CONCAT, "n4", 2, ins, 1, &v[4]) >= 0;
+    opara__node_set_int(&t->g, chain + 4, "axis", 1);
+    ok &= opara__graph_add_output(&t->g, v[4]) == OPARA_OK;
+    return ok && tg_finish(t);
+}
+
 OT_TEST(concat_block_taken_by_one_producer_is_safe_for_the_others) {
     tgraph t;
-    int32_t x, v[5], ins[2];
+    int32_t v[5];
     opara__plan_desc d;
     opara__plan* p = NULL;
     char why[256];
     int s;
-    REQUIRE(tg_begin(&t, 5));
-    x = tg_value(&t, "x", 64);
-    REQUIRE(opara__graph_add_input(&t.g, x) == OPARA_OK);
-    v[0] = tg_value(&t, "v0", 64);
-    v[1] = tg_value(&t, "v1", 96);
-    v[2] = tg_value(&t, "v2", 48);
-    v[3] = tg_value(&t, "v3", 16);
-    v[4] = tg_value(&t, "v4", 64);
-    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n0", 1, &x, 1, &v[0]) >= 0);
-    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n1", 1, &v[0], 1, &v[1]) >= 0);
-    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n2", 1, &v[1], 1, &v[2]) >= 0);
-    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n3", 1, &x, 1, &v[3]) >= 0);
-    ins[0] = v[2];
-    ins[1] = v[3];
-    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONCAT, "n4", 2, ins, 1, &v[4]) >= 0);
-    opara__node_set_int(&t.g, 4, "axis", 1);
-    REQUIRE(opara__graph_add_output(&t.g, v[4]) == OPARA_OK);
-    REQUIRE(tg_finish(&t));
+    REQUIRE(concat_fixture(&t, 0, v));
     for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
         memset(&d, 0, sizeof d);
         d.strategy = (opara_strategy)s;
@@ -345,38 +363,13 @@ OT_TEST(concat_block_taken_by_one_producer_is_safe_for_the_others) {
 OT_TEST(concat_block_previous_occupants_survive_fact_compaction) {
     enum { CHAIN = 300 };
     tgraph t;
-    int32_t x, v[5], ins[2], prev;
+    int32_t v[5];
     opara__plan_desc d;
     opara__plan* p = NULL;
-    char why[256], name[32];
-    uint32_t i, in_place = 0;
+    char why[256];
+    uint32_t in_place = 0;
     int s;
-    REQUIRE(tg_begin(&t, CHAIN + 5));
-    x = tg_value(&t, "x", 64);
-    REQUIRE(opara__graph_add_input(&t.g, x) == OPARA_OK);
-    v[0] = tg_value(&t, "v0", 64);
-    v[1] = tg_value(&t, "v1", 96);
-    v[2] = tg_value(&t, "v2", 48);
-    v[3] = tg_value(&t, "v3", 16);
-    v[4] = tg_value(&t, "v4", 64);
-    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n0", 1, &x, 1, &v[0]) >= 0);
-    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n1", 1, &v[0], 1, &v[1]) >= 0);
-    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n2", 1, &v[1], 1, &v[2]) >= 0);
-    for (prev = x, i = 0; i < CHAIN; ++i) {
-        int32_t y;
-        snprintf(name, sizeof name, "c%u", i);
-        y = tg_value(&t, name, 1024 + 64 * (i % 3));
-        snprintf(name, sizeof name, "chain%u", i);
-        REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, name, 1, &prev, 1, &y) >= 0);
-        prev = y;
-    }
-    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONV, "n3", 1, &prev, 1, &v[3]) >= 0);
-    ins[0] = v[2];
-    ins[1] = v[3];
-    REQUIRE(opara__graph_add_node(&t.g, OPARA__OP_CONCAT, "n4", 2, ins, 1, &v[4]) >= 0);
-    opara__node_set_int(&t.g, CHAIN + 4, "axis", 1);
-    REQUIRE(opara__graph_add_output(&t.g, v[4]) == OPARA_OK);
-    REQUIRE(tg_finish(&t));
+    REQUIRE(concat_fixture(&t, CHAIN, v));
     for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
         memset(&d, 0, sizeof d);
         d.strategy = (opara_strategy)s;
