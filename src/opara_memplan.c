@@ -291,14 +291,14 @@ static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
 }
 
 /* 2: usable now (every previous occupant happens-before the current node), 1: usable with
-   memory-sync waits, 0: not usable. */
-static int opara__seg_usability(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
+   memory-sync waits, 0: not usable (or, with as_is_only, not usable now). */
+static int opara__seg_usability(const opara__mem* m, uint32_t id, const opara__vc_slot* c, int as_is_only) {
     const opara__seg* s = &m->segs[id];
     int late_known;
     if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
     late_known = !s->n_facts || s->late_stream == m->node_stream || opara__vc_knows(c, m->walk.k, s->late_lane, s->late_seq);
     if (late_known && opara__mem_knows_all(m, s->facts, s->n_facts, c)) return 2;
-    if (!m->window) return 0;
+    if (!m->window || as_is_only) return 0;
     if (s->max_pos + m->window <= m->node_pos || (m->level_sync && s->max_level < m->node_level) ||
         (m->est_end && s->max_end <= m->est_start[m->node]))
         return 1;
@@ -307,7 +307,9 @@ static int opara__seg_usability(const opara__mem* m, uint32_t id, const opara__v
 
 /* One scan for the best run of adjacent segments for `size` under both rules. For each rule
    (0: as is, 1: with memory-sync waits) the smallest run prefix that fits, else the run that ends
-   at the arena's top (it grows). found[r]: first segment or UINT32_MAX; fits[r]: 1 when it fits. */
+   at the arena's top (it grows). found[r]: first segment or UINT32_MAX; fits[r]: 1 when it fits.
+   Rule 1 is read only when nothing fits as is, so once something does, the rest of the scan skips
+   its test (the costly part for blocks that cannot be reused as is) and found[1] means nothing. */
 typedef struct opara__seg_pick {
     uint32_t best, run, tail;
     uint64_t best_size, run_size;
@@ -328,7 +330,7 @@ static void opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_
     uint32_t id, r;
     for (r = 0; r < 2; ++r) k[r].best = k[r].run = k[r].tail = UINT32_MAX, k[r].best_size = k[r].run_size = 0;
     for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
-        int use = opara__seg_usability(m, id, c), at_end = m->segs[id].next == UINT32_MAX;
+        int use = opara__seg_usability(m, id, c, k[0].best != UINT32_MAX), at_end = m->segs[id].next == UINT32_MAX;
         if (use == 0) {
             k[0].run = k[1].run = UINT32_MAX;
             continue;
