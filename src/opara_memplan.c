@@ -330,14 +330,15 @@ static void opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_
     uint32_t id, r;
     for (r = 0; r < 2; ++r) k[r].best = k[r].run = k[r].tail = UINT32_MAX, k[r].best_size = k[r].run_size = 0;
     for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
-        int use = opara__seg_usability(m, id, c, k[0].best != UINT32_MAX), at_end = m->segs[id].next == UINT32_MAX;
+        int rule1 = k[0].best == UINT32_MAX;
+        int use = opara__seg_usability(m, id, c, !rule1), at_end = m->segs[id].next == UINT32_MAX;
         if (use == 0) {
             k[0].run = k[1].run = UINT32_MAX;
             continue;
         }
         if (use == 2) opara__seg_pick_step(&k[0], id, m->segs[id].size, size, at_end);
         else k[0].run = UINT32_MAX;
-        opara__seg_pick_step(&k[1], id, m->segs[id].size, size, at_end);
+        if (rule1) opara__seg_pick_step(&k[1], id, m->segs[id].size, size, at_end);
         if (k[0].best != UINT32_MAX && k[0].best_size == size) break; /* an exact fit: nothing beats it */
     }
     for (r = 0; r < 2; ++r) {
