@@ -6932,6 +6932,7 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_taps2_avx2(float* d
     }
     return i;
 }
+
 /* The 8-wide body of opara__vec_window; returns how many leading outputs it did. */
 __attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* d, const float* s, size_t n, size_t taps,
                                                                          size_t pitch, int is_max) {
@@ -6946,6 +6947,7 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* 
     }
     return i;
 }
+
 #else
 static int opara__gemm_have_avx2(void) { return 0; }
 #endif
@@ -9485,20 +9487,25 @@ static float opara__pool_count(const opara__cpu_params* p, int d, int64_t s) {
     return (float)(hi - lo);
 }
 
-/* Output row o1 from the rows of h its window covers. */
-static void opara__pool_vrow(const opara__cpu_params* p, int is_max, const float* h, const float* col_count, int64_t o1,
-                             float* yr) {
-    int64_t OW = p->out_sp[2], s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1, o;
-    float rows;
+/* Output row o1 from the rows of h its window covers (sums stay undivided). */
+static void opara__pool_vrow(const opara__cpu_params* p, int is_max, const float* h, int64_t o1, float* yr) {
+    int64_t OW = p->out_sp[2], s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
     opara__pool_taps(s1, 1, p->kernel[1], p->in_sp[1], &a1, &b1);
-    if (b1 <= a1) {
-        opara__vec_fill(yr, (size_t)OW, 0.0f);
-        return;
+    if (b1 <= a1) opara__vec_fill(yr, (size_t)OW, 0.0f);
+    else opara__vec_window(yr, h + (s1 + a1) * OW, (size_t)OW, (size_t)(b1 - a1), (size_t)OW, is_max);
+}
+
+/* 1 / x, or 0 for an empty window. */
+static float opara__pool_inverse(float x) { return x > 0.0f ? 1.0f / x : 0.0f; }
+
+/* Average: every sum times 1 / (its window's taps), from per-row and per-column reciprocals. */
+static void opara__pool_divide(const opara__cpu_params* p, const float* inv_col, float* y) {
+    int64_t OW = p->out_sp[2], o1, o;
+    for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+        float inv_row = opara__pool_inverse(opara__pool_count(p, 1, o1 * p->stride[1] - p->pad_b[1]));
+        float* yr = y + o1 * OW;
+        for (o = 0; o < OW; ++o) yr[o] = yr[o] * inv_row * inv_col[o];
     }
-    opara__vec_window(yr, h + (s1 + a1) * OW, (size_t)OW, (size_t)(b1 - a1), (size_t)OW, is_max);
-    if (is_max) return;
-    rows = opara__pool_count(p, 1, s1);
-    for (o = 0; o < OW; ++o) yr[o] = rows * col_count[o] > 0.0f ? yr[o] / (rows * col_count[o]) : 0.0f;
 }
 
 static opara_result opara__pool2d_separable_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -9506,11 +9513,11 @@ static opara_result opara__pool2d_separable_kernel(const opara__cpu_op* op, size
     int is_max = op->node->op == OPARA__OP_MAX_POOL;
     int64_t H = p->in_sp[1], W = p->in_sp[2], OH = p->out_sp[1], OW = p->out_sp[2], kh = p->kernel[1], r, o1, o;
     int64_t lo, hi;
-    float *run = scratch, *h = scratch + H * W, *col_count = h + H * OW;
+    float *run = scratch, *h = scratch + H * W, *inv_col = h + H * OW;
     size_t item;
     opara__pool_interior(OH, p->stride[1], p->pad_b[1], kh, H, &lo, &hi);
-    if (p->stride[1] != 1 || !is_max) hi = lo; /* the flat vertical pass: stride-1 max only */
-    for (o = 0; o < OW; ++o) col_count[o] = opara__pool_count(p, 2, o * p->stride[2] - p->pad_b[2]);
+    if (p->stride[1] != 1) hi = lo; /* the flat vertical pass needs stride 1 */
+    for (o = 0; o < OW; ++o) inv_col[o] = opara__pool_inverse(opara__pool_count(p, 2, o * p->stride[2] - p->pad_b[2]));
     for (item = begin; item < end; ++item) {
         const float* x = (const float*)op->in[0].data + (int64_t)item * H * W;
         float* y = (float*)op->out[0].data + (int64_t)item * OH * OW;
@@ -9522,8 +9529,9 @@ static opara_result opara__pool2d_separable_kernel(const opara__cpu_op* op, size
         for (o1 = 0; o1 < OH; ++o1) {
             if (o1 == lo && hi > lo) o1 = hi;
             if (o1 >= OH) break;
-            opara__pool_vrow(p, is_max, h, col_count, o1, y + o1 * OW);
+            opara__pool_vrow(p, is_max, h, o1, y + o1 * OW);
         }
+        if (!is_max) opara__pool_divide(p, inv_col, y);
     }
     return OPARA_OK;
 }
@@ -31964,6 +31972,55 @@ static opara_result opara__fuse_relu(opara__imp* im, uint32_t relu, uint8_t* dea
     return OPARA_OK;
 }
 
+/* The spatial pads of a Pad that an unpadded AveragePool after it can take over: constant 0, no
+   padding of N and C, each pad smaller than the window; 0 when it cannot. */
+static int opara__pad_for_pool(const opara__node* pad, const opara__node* pool, int64_t* pads, uint32_t* n_pads) {
+    uint32_t np = 0, nk = 0, n_pool_pads = 0, n_dil = 0, i, rank;
+    const int64_t* p = opara__attr_ints(pad, "pads", &np);
+    const int64_t* kernel = opara__attr_ints(pool, "kernel_shape", &nk);
+    const int64_t* pool_pads = opara__attr_ints(pool, "pads", &n_pool_pads);
+    const int64_t* dil = opara__attr_ints(pool, "dilations", &n_dil);
+    rank = nk + 2;
+    if (!p || !kernel || nk == 0 || nk > 3 || np != 2 * rank || opara__attr_float(pad, "value", 0.0f) != 0.0f ||
+        strcmp(opara__attr_string(pad, "mode", "constant"), "constant") != 0 ||
+        strcmp(opara__attr_string(pool, "auto_pad", "NOTSET"), "NOTSET") != 0 || opara__attr_int(pool, "ceil_mode", 0))
+        return 0;
+    for (i = 0; i < n_pool_pads; ++i)
+        if (pool_pads[i]) return 0;
+    for (i = 0; i < n_dil; ++i)
+        if (dil[i] != 1) return 0;
+    if (p[0] || p[1] || p[rank] || p[rank + 1]) return 0;
+    for (i = 0; i < nk; ++i) {
+        int64_t b = p[2 + i], e = p[2 + i + rank];
+        if (b < 0 || e < 0 || b >= kernel[i] || e >= kernel[i]) return 0;
+        pads[i] = b;
+        pads[i + nk] = e;
+    }
+    *n_pads = 2 * nk;
+    return 1;
+}
+
+/* Pad(0) -> AveragePool (how exporters write count_include_pad pooling) becomes one AveragePool
+   with the pads and count_include_pad = 1: every window lies inside the padded extent and divides
+   by the whole kernel, as it did over the padded tensor. */
+static opara_result opara__fuse_pad_pool(opara__imp* im, uint32_t pool, uint8_t* dead) {
+    opara__graph* g = im->g;
+    int32_t x = g->nodes[pool].n_inputs ? g->nodes[pool].inputs[0] : -1, p;
+    int64_t pads[6];
+    uint32_t n_pads = 0;
+    opara_result r;
+    if (x < 0 || (p = g->values[x].producer) < 0 || dead[p] || g->nodes[p].op != OPARA__OP_PAD ||
+        g->nodes[p].n_inputs < 1 || g->nodes[p].inputs[0] < 0 || opara__sole_consumer(g, x) != (int32_t)pool ||
+        !opara__pad_for_pool(&g->nodes[p], &g->nodes[pool], pads, &n_pads))
+        return OPARA_OK;
+    r = opara__node_set_ints(g, (int32_t)pool, "pads", pads, n_pads);
+    if (r == OPARA_OK) r = opara__node_set_int(g, (int32_t)pool, "count_include_pad", 1);
+    if (r != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
+    g->nodes[pool].inputs[0] = g->nodes[p].inputs[0];
+    dead[p] = 1;
+    return OPARA_OK;
+}
+
 static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
     opara__graph* g = im->g;
     uint32_t i, n = g->n_nodes;
@@ -31972,6 +32029,8 @@ static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
         if (g->nodes[g->topo[i]].op == OPARA__OP_BATCH_NORM) r = opara__fold_bn(im, g->topo[i], dead);
     for (i = 0; r == OPARA_OK && i < n; ++i)
         if (g->nodes[g->topo[i]].op == OPARA__OP_RELU) r = opara__fuse_relu(im, g->topo[i], dead);
+    for (i = 0; r == OPARA_OK && i < n; ++i)
+        if (g->nodes[g->topo[i]].op == OPARA__OP_AVERAGE_POOL) r = opara__fuse_pad_pool(im, g->topo[i], dead);
     return r;
 }
 

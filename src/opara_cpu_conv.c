@@ -615,20 +615,25 @@ static float opara__pool_count(const opara__cpu_params* p, int d, int64_t s) {
     return (float)(hi - lo);
 }
 
-/* Output row o1 from the rows of h its window covers. */
-static void opara__pool_vrow(const opara__cpu_params* p, int is_max, const float* h, const float* col_count, int64_t o1,
-                             float* yr) {
-    int64_t OW = p->out_sp[2], s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1, o;
-    float rows;
+/* Output row o1 from the rows of h its window covers (sums stay undivided). */
+static void opara__pool_vrow(const opara__cpu_params* p, int is_max, const float* h, int64_t o1, float* yr) {
+    int64_t OW = p->out_sp[2], s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
     opara__pool_taps(s1, 1, p->kernel[1], p->in_sp[1], &a1, &b1);
-    if (b1 <= a1) {
-        opara__vec_fill(yr, (size_t)OW, 0.0f);
-        return;
+    if (b1 <= a1) opara__vec_fill(yr, (size_t)OW, 0.0f);
+    else opara__vec_window(yr, h + (s1 + a1) * OW, (size_t)OW, (size_t)(b1 - a1), (size_t)OW, is_max);
+}
+
+/* 1 / x, or 0 for an empty window. */
+static float opara__pool_inverse(float x) { return x > 0.0f ? 1.0f / x : 0.0f; }
+
+/* Average: every sum times 1 / (its window's taps), from per-row and per-column reciprocals. */
+static void opara__pool_divide(const opara__cpu_params* p, const float* inv_col, float* y) {
+    int64_t OW = p->out_sp[2], o1, o;
+    for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+        float inv_row = opara__pool_inverse(opara__pool_count(p, 1, o1 * p->stride[1] - p->pad_b[1]));
+        float* yr = y + o1 * OW;
+        for (o = 0; o < OW; ++o) yr[o] = yr[o] * inv_row * inv_col[o];
     }
-    opara__vec_window(yr, h + (s1 + a1) * OW, (size_t)OW, (size_t)(b1 - a1), (size_t)OW, is_max);
-    if (is_max) return;
-    rows = opara__pool_count(p, 1, s1);
-    for (o = 0; o < OW; ++o) yr[o] = rows * col_count[o] > 0.0f ? yr[o] / (rows * col_count[o]) : 0.0f;
 }
 
 static opara_result opara__pool2d_separable_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -636,11 +641,11 @@ static opara_result opara__pool2d_separable_kernel(const opara__cpu_op* op, size
     int is_max = op->node->op == OPARA__OP_MAX_POOL;
     int64_t H = p->in_sp[1], W = p->in_sp[2], OH = p->out_sp[1], OW = p->out_sp[2], kh = p->kernel[1], r, o1, o;
     int64_t lo, hi;
-    float *run = scratch, *h = scratch + H * W, *col_count = h + H * OW;
+    float *run = scratch, *h = scratch + H * W, *inv_col = h + H * OW;
     size_t item;
     opara__pool_interior(OH, p->stride[1], p->pad_b[1], kh, H, &lo, &hi);
-    if (p->stride[1] != 1 || !is_max) hi = lo; /* the flat vertical pass: stride-1 max only */
-    for (o = 0; o < OW; ++o) col_count[o] = opara__pool_count(p, 2, o * p->stride[2] - p->pad_b[2]);
+    if (p->stride[1] != 1) hi = lo; /* the flat vertical pass needs stride 1 */
+    for (o = 0; o < OW; ++o) inv_col[o] = opara__pool_inverse(opara__pool_count(p, 2, o * p->stride[2] - p->pad_b[2]));
     for (item = begin; item < end; ++item) {
         const float* x = (const float*)op->in[0].data + (int64_t)item * H * W;
         float* y = (float*)op->out[0].data + (int64_t)item * OH * OW;
@@ -652,8 +657,9 @@ static opara_result opara__pool2d_separable_kernel(const opara__cpu_op* op, size
         for (o1 = 0; o1 < OH; ++o1) {
             if (o1 == lo && hi > lo) o1 = hi;
             if (o1 >= OH) break;
-            opara__pool_vrow(p, is_max, h, col_count, o1, y + o1 * OW);
+            opara__pool_vrow(p, is_max, h, o1, y + o1 * OW);
         }
+        if (!is_max) opara__pool_divide(p, inv_col, y);
     }
     return OPARA_OK;
 }

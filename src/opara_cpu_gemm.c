@@ -84,6 +84,7 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_taps2_avx2(float* d
     }
     return i;
 }
+
 /* The 8-wide body of opara__vec_window; returns how many leading outputs it did. */
 __attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* d, const float* s, size_t n, size_t taps,
                                                                          size_t pitch, int is_max) {
@@ -98,6 +99,7 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* 
     }
     return i;
 }
+
 #else
 static int opara__gemm_have_avx2(void) { return 0; }
 #endif
