@@ -949,38 +949,61 @@ static opara_result opara__plan_reference(const opara__graph* g, const uint64_t*
     return OPARA_OK;
 }
 
-/* Under a memory budget (ratio R): the arena budget is R x the sequential arena; Alg. 2 keeps the
-   launch-order live bytes under R x the sequential order's (the two orders then pack with about
-   the same fragmentation). The memory plan packs online, so a plan whose live bytes fit can still
-   overshoot the arena budget (NASNet's stem: no retired run is long enough for the next big
-   tensor): then plan again with the live limit x 0.9, 0.8, 0.7 and keep the first plan within the
-   budget (the least restricted order that fits), else the one with the smallest arena. */
+/* Keeps the one of *best and p with the smaller arena (*best on ties); frees the other. */
+static void opara__plan_keep_smaller(opara_runtime* rt, opara__plan** best, opara__plan* p) {
+    if (!*best || p->arena_bytes < (*best)->arena_bytes) {
+        opara__plan_free(rt, *best);
+        *best = p;
+    } else {
+        opara__plan_free(rt, p);
+    }
+}
+
+/* Under a memory budget (ratio R). The plan without a budget is kept when its arena fits R x the
+   sequential arena (the budget never changes such a plan). Else Alg. 2 keeps the launch-order live
+   bytes under R x the sequential order's (the two orders then pack with about the same
+   fragmentation) and the memory plan waits rather than grow the arena past the budget. The memory
+   plan packs online, so an order whose live bytes fit can still overshoot (NASNet's stem: no
+   retired run is long enough for the next big tensor): then plan again with the live limit x 0.9,
+   0.8, 0.7. The first plan within the budget is kept (the least restricted order that fits), else
+   the smallest arena. */
 static opara_result opara__plan_budgeted(const opara__graph* g, const uint64_t* value_bytes, const opara__op_desc* descs,
                                          const opara__device* dev, const opara__plan_desc* d, opara__plan** out) {
     static const double scales[] = {1.0, 0.9, 0.8, 0.7};
     uint64_t seq_arena = 0, seq_live = 0, budget;
-    opara__plan *best = NULL, *p = NULL;
-    opara_result r = opara__plan_reference(g, value_bytes, descs, dev, d, &seq_arena, &seq_live);
+    opara__plan *free_plan = NULL, *best = NULL, *p = NULL;
+    opara__plan_desc unbounded = *d;
+    opara_result r;
     uint32_t i;
-    if (r != OPARA_OK) return r;
+    unbounded.memory_budget = 0;
+    r = opara__plan_make(g, value_bytes, descs, dev, &unbounded, 0, 0, &free_plan);
+    if (r == OPARA_OK) r = opara__plan_reference(g, value_bytes, descs, dev, d, &seq_arena, &seq_live);
+    if (r != OPARA_OK) goto done;
     budget = (uint64_t)((double)seq_arena * d->memory_budget);
+    free_plan->desc = *d;
+    free_plan->stats.budget_bytes = budget;
+    if (free_plan->arena_bytes <= budget) goto done;
     for (i = 0; i < sizeof scales / sizeof scales[0]; ++i) {
-        r = opara__plan_make(g, value_bytes, descs, dev, d, budget, (uint64_t)((double)seq_live * d->memory_budget * scales[i]), &p);
-        if (r != OPARA_OK) break;
-        if (!best || p->arena_bytes < best->arena_bytes) {
-            opara__plan_free(g->rt, best);
-            best = p;
-        } else {
-            opara__plan_free(g->rt, p);
-        }
+        uint64_t live_limit = (uint64_t)((double)seq_live * d->memory_budget * scales[i]);
+        r = opara__plan_make(g, value_bytes, descs, dev, d, budget, live_limit, &p);
+        if (r != OPARA_OK) goto done;
+        opara__plan_keep_smaller(g->rt, &best, p);
         p = NULL;
-        if (best->arena_bytes <= budget || opara__resolve_order(d) != OPARA_LAUNCH_ALG2) break;
+        if ((best && best->arena_bytes <= budget) || opara__resolve_order(d) != OPARA_LAUNCH_ALG2) break;
     }
+    if (best && best->arena_bytes < free_plan->arena_bytes) {
+        opara__plan_free(g->rt, free_plan);
+        free_plan = best;
+        best = NULL;
+    }
+done:
+    opara__plan_free(g->rt, p);
+    opara__plan_free(g->rt, best);
     if (r != OPARA_OK) {
-        opara__plan_free(g->rt, best);
+        opara__plan_free(g->rt, free_plan);
         return r;
     }
-    *out = best;
+    *out = free_plan;
     return OPARA_OK;
 }
 

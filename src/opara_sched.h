@@ -149,8 +149,8 @@ typedef struct opara__plan_desc {
                                         order's (preferring ready ops that fit, else the ones that free
                                         most), and the memory plan reuses any retired block with waits
                                         rather than grow the arena past the ratio times the sequential
-                                        arena (docs/SCHEDULING.md, "Memory budget"). Costs one sequential
-                                        plan more at planning time. */
+                                        arena (docs/SCHEDULING.md, "Memory budget"). The plan without a
+                                        budget is kept when it fits; else this costs a few plans more. */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
