@@ -965,8 +965,11 @@ static void opara__plan_keep_smaller(opara_runtime* rt, opara__plan** best, opar
    fragmentation) and the memory plan waits rather than grow the arena past the budget. The memory
    plan packs online, so an order whose live bytes fit can still overshoot (NASNet's stem: no
    retired run is long enough for the next big tensor): then plan again with the live limit x 0.9,
-   0.8, 0.7. The first plan within the budget is kept (the least restricted order that fits), else
-   the smallest arena. */
+   0.8, 0.7. The first plan within the budget is kept (the least restricted order that fits). When
+   none fits, the graph's topological order (Alg. 1 streams over it, like OPARA_TOPO) is tried last:
+   its arena is set by packing, not by concurrency, where Alg. 2's order fragments the arena (T5,
+   BERT: their Alg. 2 orders need no more live bytes than the sequential order, but leave no hole
+   long enough for the next big tensor). The smallest arena is kept. */
 static opara_result opara__plan_budgeted(const opara__graph* g, const uint64_t* value_bytes, const opara__op_desc* descs,
                                          const opara__device* dev, const opara__plan_desc* d, opara__plan** out) {
     static const double scales[] = {1.0, 0.9, 0.8, 0.7};
@@ -990,6 +993,14 @@ static opara_result opara__plan_budgeted(const opara__graph* g, const uint64_t* 
         opara__plan_keep_smaller(g->rt, &best, p);
         p = NULL;
         if ((best && best->arena_bytes <= budget) || opara__resolve_order(d) != OPARA_LAUNCH_ALG2) break;
+    }
+    if (best->arena_bytes > budget && opara__resolve_order(d) == OPARA_LAUNCH_ALG2) {
+        opara__plan_desc topo = *d;
+        topo.launch_order = OPARA_LAUNCH_TOPO;
+        r = opara__plan_make(g, value_bytes, descs, dev, &topo, budget, 0, &p);
+        if (r != OPARA_OK) goto done;
+        opara__plan_keep_smaller(g->rt, &best, p);
+        p = NULL;
     }
     if (best && best->arena_bytes < free_plan->arena_bytes) {
         opara__plan_free(g->rt, free_plan);

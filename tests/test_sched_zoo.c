@@ -203,18 +203,15 @@ OT_TEST(zoo_plans_never_need_the_fallback) {
 
 /* Memory budget (docs/SCHEDULING.md): every zoo model's Opara plan under a budget of 1.15x the
    sequential plan's arena passes the verifier and the brute-force check, at batch 1 and 4, and
-   stays within the budget (the sequential arena measured here, by a plan without a budget) except
-   where `make bench-sched` shows it is not reachable: t5_small_encoder, whose arena is set by the
-   online packing (its launch-order live bytes are the sequential plan's), not by the order. */
+   stays within the budget (the sequential arena measured here, by a plan without a budget), as
+   `make bench-sched` shows it reachable on every zoo model (issue #4's target). */
 OT_TEST(zoo_memory_budget_is_met_and_safe) {
-    static const char* const unreachable[] = {"t5_small_encoder"};
-    uint32_t i, found = 0, met = 0;
+    uint32_t i, found = 0;
     int batch;
     for (i = 0; i < sizeof zoo_models / sizeof zoo_models[0]; ++i) {
         opara_runtime* rt = NULL;
         opara_model* m = NULL;
         const opara__graph* g;
-        int reachable = strcmp(zoo_models[i], unreachable[0]) != 0;
         if (!zoo_load(T, zoo_models[i], &rt, &m)) continue;
         found++;
         g = opara__model_graph(m);
@@ -239,12 +236,11 @@ OT_TEST(zoo_memory_budget_is_met_and_safe) {
                     OT_LOG("%s b%d: brute force: %s", zoo_models[i], batch, why);
                     CHECK(!"brute-force check");
                 }
-                if (reachable && (double)p->arena_bytes > 1.15 * (double)seq->arena_bytes) {
+                if ((double)p->arena_bytes > 1.15 * (double)seq->arena_bytes) {
                     OT_LOG("%s b%d: arena %llu > 1.15 x sequential %llu", zoo_models[i], batch,
                            (unsigned long long)p->arena_bytes, (unsigned long long)seq->arena_bytes);
                     CHECK(!"within the budget");
                 }
-                met += (double)p->arena_bytes <= 1.15 * (double)seq->arena_bytes;
             }
             opara__plan_free(rt, p);
             opara__plan_free(rt, seq);
@@ -255,7 +251,6 @@ OT_TEST(zoo_memory_budget_is_met_and_safe) {
         opara_runtime_destroy(rt);
     }
     if (!found) SKIP("no zoo models in %s (run `make zoo`)", zoo_dir());
-    CHECK(met > 0);
 }
 
 static const opara_test_case tests[] = {
