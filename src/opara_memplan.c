@@ -461,11 +461,12 @@ static uint32_t opara__seg_budget_run(opara__mem* m, uint64_t size, const opara_
     uint32_t found[2], window = m->window, pick = UINT32_MAX;
     int fits[2];
     if (!m->budget || !m->window || m->top + size - have <= m->budget) return UINT32_MAX;
-    for (m->window = window / 2; m->window >= 1 && pick == UINT32_MAX; m->window /= 2) {
+    do {
+        m->window = m->window > 1 ? m->window / 2 : 1;
         opara__seg_find(m, size, c, found, fits);
         if (fits[1]) pick = found[1];
         else if (m->window == 1 && found[1] != UINT32_MAX && opara__seg_bytes_to_top(m, found[1]) > have) pick = found[1];
-    }
+    } while (pick == UINT32_MAX && m->window > 1);
     m->window = window;
     return pick;
 }
