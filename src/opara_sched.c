@@ -969,11 +969,12 @@ static void opara__plan_keep_smaller(opara_runtime* rt, opara__plan** best, opar
    none fits, the graph's topological order (Alg. 1 streams over it, like OPARA_TOPO) is tried last:
    its arena is set by packing, not by concurrency, where Alg. 2's order fragments the arena (T5,
    BERT: their Alg. 2 orders need no more live bytes than the sequential order, but leave no hole
-   long enough for the next big tensor). The smallest arena is kept. */
+   long enough for the next big tensor). The smallest arena is kept. Its stats.total_ns covers all
+   of this; the phase times are the kept plan's. */
 static opara_result opara__plan_budgeted(const opara__graph* g, const uint64_t* value_bytes, const opara__op_desc* descs,
                                          const opara__device* dev, const opara__plan_desc* d, opara__plan** out) {
     static const double scales[] = {1.0, 0.9, 0.8, 0.7};
-    uint64_t seq_arena = 0, seq_live = 0, budget;
+    uint64_t seq_arena = 0, seq_live = 0, budget, t0 = opara__now_ns();
     opara__plan *free_plan = NULL, *best = NULL, *p = NULL;
     opara__plan_desc unbounded = *d;
     opara_result r;
@@ -1014,6 +1015,7 @@ done:
         opara__plan_free(g->rt, free_plan);
         return r;
     }
+    free_plan->stats.total_ns = opara__now_ns() - t0;
     *out = free_plan;
     return OPARA_OK;
 }
