@@ -63,12 +63,6 @@ static int plan_strategy_from_name(const char* name, opara_strategy* out) {
     return 0;
 }
 
-static int plan_has_suffix(const char* s, const char* suffix) {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-
 static const char* plan_node_name(const opara__graph* g, uint32_t n) {
     return g->nodes[n].name && g->nodes[n].name[0] ? g->nodes[n].name : "(unnamed)";
 }
@@ -147,8 +141,7 @@ static int plan_load(opara_runtime* rt, const char* path, int64_t default_dim, o
     opara_result r;
     memset(&onnx, 0, sizeof onnx);
     onnx.default_dim = default_dim;
-    r = plan_has_suffix(path, ".onnx") ? opara_model_load_onnx_file(rt, path, &onnx, model)
-                                       : opara_model_load_file(rt, path, model);
+    r = cli_load_model(rt, path, &onnx, model);
     if (r != OPARA_OK) fprintf(stderr, "plan: %s: %s\n", path, opara_runtime_last_error(rt));
     return r == OPARA_OK;
 }

@@ -156,12 +156,6 @@ static int cli_cmp_u64(const void* a, const void* b) {
     return x < y ? -1 : x > y;
 }
 
-static opara_result cli_load_model(opara_runtime* rt, const char* path, opara_model** m) {
-    size_t n = strlen(path);
-    if (n > 5 && strcmp(path + n - 5, ".onnx") == 0) return opara_model_load_onnx_file(rt, path, NULL, m);
-    return opara_model_load_file(rt, path, m);
-}
-
 static void cli_fill_random(opara_tensor* t, size_t count, uint32_t seed) {
     size_t i;
     for (i = 0; i < count; ++i) {
@@ -305,7 +299,7 @@ static int cli_run(int argc, char** argv) {
     rd.logger.func = opara_log_stderr;
     rd.logger.max_level = OPARA_LOG_INFO;
     if (opara_runtime_create(&rd, &rt) != OPARA_OK) return 1;
-    if (cli_load_model(rt, file, &m) != OPARA_OK) goto done;
+    if (cli_load_model(rt, file, NULL, &m) != OPARA_OK) goto done;
     if (opara_session_create(rt, m, &d, &s) != OPARA_OK) goto done;
     opara_session_get_plan_info(s, &info);
     printf("model %s: %u nodes, backend %s, strategy %s, %u streams, %u events, %u workers, GEMM %s\n", file,
