@@ -393,6 +393,10 @@ typedef struct opara_session_desc {
     int cuda_profile;                /* CUDA: 1 runs the model once at creation with an event pair around
                                         every op and plans with the measured per-op times (Alg. 2 then
                                         takes the shortest ready op first); 0: static descriptors */
+    double memory_budget;            /* peak memory (the arena) as a ratio of the sequential plan's, e.g. 1.15:
+                                        the OPARA strategy launches fewer branches at once and reuses memory
+                                        with extra waits to stay within it (docs/SCHEDULING.md, "Memory
+                                        budget"); 0: unbounded (the paper's schedule) */
 } opara_session_desc;
 
 /* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
@@ -6426,6 +6430,14 @@ typedef struct opara__plan_desc {
                                         every previous occupant is expected to have finished before the new
                                         writer starts (such waits cost nothing on that timeline), besides the
                                         window and level rules. Read only during opara__plan_create. */
+    double memory_budget;            /* peak memory budget as a ratio of the sequential plan's arena (same
+                                        knobs and alignment), e.g. 1.15; 0: unbounded. Alg. 2 then keeps
+                                        the bytes live in launch order under the ratio times the sequential
+                                        order's (preferring ready ops that fit, else the ones that free
+                                        most), and the memory plan reuses any retired block with waits
+                                        rather than grow the arena past the ratio times the sequential
+                                        arena (docs/SCHEDULING.md, "Memory budget"). The plan without a
+                                        budget is kept when it fits; else this costs a few plans more. */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
@@ -6459,6 +6471,10 @@ typedef struct opara__plan_stats {
     uint32_t n_inplace, n_concat_in_place, n_views;
     uint32_t n_memory_waits;   /* waits added by the memory plan to reuse a block (part of n_waits) */
     uint64_t arena_bytes;      /* peak memory of the plan = arena size */
+    uint64_t budget_bytes;     /* with memory_budget: the arena budget (ratio x the sequential arena), else 0 */
+    uint64_t live_bytes;       /* most bytes live at once in launch order (blocks written at their producer's
+                                  launch, freed at their last reader's launch; no arena can be smaller
+                                  when every op runs in launch order) */
     uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
     uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
 } opara__plan_stats;
@@ -6557,6 +6573,49 @@ OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__dev
 OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
                                               const opara__device* dev, const opara__plan_desc* desc,
                                               uint32_t* order);
+
+/* ---- memory budget (opara_live.c) ------------------------------------------------------------ */
+
+/* Bytes live in launch order: a storage root (the memory plan's static aliases: views and in-place
+   Concat inputs share their root) becomes live when its first writer is launched and dies when its
+   last reader is launched; graph outputs never die. In-place outputs are not modelled (they depend
+   on happens-before, known only after streams are assigned), so this slightly over-counts. */
+typedef struct opara__live {
+    const opara__graph* g;
+    uint32_t* root;  /* [n_values] storage root of an arena value, UINT32_MAX for other values */
+    uint64_t* size;  /* [n_values] by root: aligned bytes */
+    uint32_t* reads; /* [n_values] by root: reads still to come */
+    uint8_t* state;  /* [n_values] by root: OPARA__LIVE_* bits */
+    uint32_t* seen;  /* [n_values] by root: stamp deduplicating one node's roots */
+    uint32_t stamp;
+    uint64_t live, peak;
+} opara__live;
+
+/* Sets up the tracker for plan p's value sizes, alignment and alias knobs (p->order unused). */
+OPARA__PRIVATE opara_result opara__live_init(opara__live* t, const opara__graph* g, const opara__plan* p);
+OPARA__PRIVATE void opara__live_free(opara_runtime* rt, opara__live* t);
+/* What launching `node` now would do: *alloc bytes become live, then *freed bytes die. */
+OPARA__PRIVATE void opara__live_cost(opara__live* t, uint32_t node, uint64_t* alloc, uint64_t* freed);
+/* Launches `node`: updates live and peak. */
+OPARA__PRIVATE void opara__live_launch(opara__live* t, uint32_t node);
+/* Peak live bytes of launch order `order` for plan p's sizes and knobs. */
+OPARA__PRIVATE opara_result opara__live_peak(const opara__graph* g, const opara__plan* p, const uint32_t* order,
+                                            uint64_t* peak);
+
+/* Alg. 2 under a memory budget: `live` tracks the launch-order live bytes, `limit` caps them. */
+typedef struct opara__order_budget {
+    opara__live* live;
+    uint64_t limit;
+} opara__order_budget;
+
+/* opara__sched_order with an optional budget (NULL: none). */
+OPARA__PRIVATE opara_result opara__sched_order_budgeted(const opara__graph* g, const opara__op_desc* descs,
+                                                       const opara__device* dev, const opara__plan_desc* desc,
+                                                       opara__order_budget* budget, uint32_t* order);
+
+/* The static aliases the memory plan makes for p's knobs and sizes (views, in-place Concat
+   inputs): parent[v] is the value v lives in, -1 for a root (opara_memplan.c). */
+OPARA__PRIVATE opara_result opara__memory_aliases(const opara__graph* g, const opara__plan* p, int32_t* parent);
 
 /* Opara Alg. 1 over `order`: stream[n_nodes], returns the stream count in *n_streams. Streams are
    numbered in creation order. */
@@ -6673,6 +6732,8 @@ OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n);
 OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w);
 OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
                                     size_t dil);
+OPARA__PRIVATE void opara__vec_window(float* d, const float* s, size_t n, size_t taps, size_t pitch, int is_max);
+OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n);
 OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n);
 
@@ -6724,6 +6785,7 @@ struct opara__cpu_op {
     size_t work_items;
     size_t scratch_floats; /* per worker */
     size_t min_items_per_task; /* how many items make a task worth handing to another worker */
+    uint32_t workers;      /* set before prepare: the executor's worker count (0: unknown) */
     opara__cpu_params p;
 };
 
@@ -6929,6 +6991,22 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_taps2_avx2(float* d
     }
     return i;
 }
+
+/* The 8-wide body of opara__vec_window; returns how many leading outputs it did. */
+__attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* d, const float* s, size_t n, size_t taps,
+                                                                         size_t pitch, int is_max) {
+    size_t i = 0, k;
+    for (; i + 8 <= n; i += 8) {
+        __m256 acc = _mm256_loadu_ps(s + i);
+        for (k = 1; k < taps; ++k) {
+            __m256 v = _mm256_loadu_ps(s + i + k * pitch);
+            acc = is_max ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
+        }
+        _mm256_storeu_ps(d + i, acc);
+    }
+    return i;
+}
+
 #else
 static int opara__gemm_have_avx2(void) { return 0; }
 #endif
@@ -6977,6 +7055,43 @@ OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, siz
     for (; i < n; ++i) {
         float acc = d[i];
         for (k = 0; k < taps; ++k) acc += w[k] * s[i * stride + k * dil];
+        d[i] = acc;
+    }
+}
+
+/* d[i] = s[2 * i] for i < n; reads nothing past s[2 * (n - 1)]. */
+OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    for (; i + 4 < n; i += 4) /* reads s[2i .. 2i + 7]; 2i + 7 < 2(n - 1) while i + 4 < n */
+        _mm_storeu_ps(d + i, _mm_shuffle_ps(_mm_loadu_ps(s + 2 * i), _mm_loadu_ps(s + 2 * i + 4), _MM_SHUFFLE(2, 0, 2, 0)));
+#endif
+    for (; i < n; ++i) d[i] = s[2 * i];
+}
+
+/* d[i] = the max (or sum) over k < taps of s[i + k * pitch]: the windows of a separable pool,
+   each output stored once. */
+OPARA__PRIVATE void opara__vec_window(float* d, const float* s, size_t n, size_t taps, size_t pitch, int is_max) {
+    size_t i = 0, k;
+#if OPARA__GEMM_AVX2
+    if (n >= 8 && opara__gemm_have_avx2()) i = opara__vec_window_avx2(d, s, n, taps, pitch, is_max);
+#endif
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 acc = _mm_loadu_ps(s + i);
+        for (k = 1; k < taps; ++k) {
+            __m128 v = _mm_loadu_ps(s + i + k * pitch);
+            acc = is_max ? _mm_max_ps(v, acc) : _mm_add_ps(acc, v);
+        }
+        _mm_storeu_ps(d + i, acc);
+    }
+#endif
+    for (; i < n; ++i) {
+        float acc = s[i];
+        for (k = 1; k < taps; ++k) {
+            float v = s[i + k * pitch];
+            acc = is_max ? (v > acc ? v : acc) : acc + v;
+        }
         d[i] = acc;
     }
 }
@@ -8824,9 +8939,9 @@ OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* s
 #define OPARA__IM2COL_BUDGET ((size_t)1 << 19) /* floats of col2im scratch per worker (2 MB) */
 /* Conv lowers to GEMMs over K slices of the im2col matrix, each slice a few hundred KB so it
    stays in L2 between being written and being read by the GEMM. */
-#define OPARA__CONV_K_SLICE 256
+#define OPARA__CONV_K_SLICE 2048
 #define OPARA__CONV_SLICE_FLOATS ((int64_t)1 << 17)
-#define OPARA__CONV_MIN_ITEMS 4 /* work items a single image should give, to share between workers */
+#define OPARA__CONV_MIN_ITEMS 4 /* work items per image when the worker count is not known */
 
 /* ---- geometry ---------------------------------------------------------------------------------- */
 
@@ -8945,6 +9060,8 @@ static void opara__im2col_run(const float* row, int64_t base, int64_t s, int64_t
     for (t = 0; t < lo; ++t) dst[t] = 0.0f;
     if (s == 1)
         memcpy(dst + lo, row + base + lo, (size_t)(hi - lo) * sizeof(float));
+    else if (s == 2 && hi > lo)
+        opara__vec_copy_even(dst + lo, row + base + 2 * lo, (size_t)(hi - lo));
     else
         for (t = lo; t < hi; ++t) dst[t] = row[base + t * s];
     for (t = hi; t < len; ++t) dst[t] = 0.0f;
@@ -8991,20 +9108,21 @@ static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld,
     }
 }
 
-/* Work item = (image and group, block of output channels, block of output columns). The
-   output block starts as the bias, then takes one GEMM per K slice (pointwise: one GEMM straight
-   from the input), then the ReLU. */
+/* Work item = (image and group, block of output columns, block of output channels), channel
+   blocks innermost: consecutive items of one call share the im2col of their columns when K is one
+   slice. The output block starts as the bias, then takes one GEMM per K slice (pointwise: one GEMM
+   straight from the input), then the ReLU. */
 static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K = cin_g * opara__prod3(p->kernel);
-    int64_t P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
+    int64_t P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp), col_of = -1;
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
     float* col = scratch;
     float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(p->k * p->col_block));
     size_t item;
     for (item = begin; item < end; ++item) {
-        int64_t blk = (int64_t)item % p->n_col_blocks, rest = (int64_t)item / p->n_col_blocks;
-        int64_t mblk = rest % p->m_blocks, ng = rest / p->m_blocks, n = ng / p->group, g = ng % p->group;
+        int64_t mblk = (int64_t)item % p->m_blocks, rest = (int64_t)item / p->m_blocks;
+        int64_t blk = rest % p->n_col_blocks, ng = rest / p->n_col_blocks, n = ng / p->group, g = ng % p->group;
         int64_t p0 = blk * p->col_block, p1 = OPARA__MIN(P, p0 + p->col_block);
         int64_t m0 = mblk * p->m, mm = OPARA__MIN(p->m, cout_g - m0), pc;
         const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
@@ -9019,7 +9137,8 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
         } else {
             for (pc = 0; pc < K; pc += p->k) {
                 int64_t kc = OPARA__MIN(p->k, K - pc);
-                opara__im2col(p, x, pc, pc + kc, p0, p1, col);
+                if (kc < K || col_of != rest) opara__im2col(p, x, pc, pc + kc, p0, p1, col);
+                col_of = kc < K ? -1 : rest;
                 opara__sgemm(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
                              bias || pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
             }
@@ -9134,23 +9253,23 @@ static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t
     return OPARA_OK;
 }
 
-/* K slice (p->k), column block and output-channel block (p->m): slices that fit L2, and at
-   least OPARA__CONV_MIN_ITEMS items per image where the output allows (columns first, since
-   channel blocks repeat the im2col). */
-static void opara__conv_pick_block(opara__cpu_params* p, int64_t K, int64_t P) {
+/* K slice (p->k), column block and output-channel block (p->m): slices that fit L2, and one work
+   item per worker for each image where the output allows (columns first, since channel blocks
+   repeat the im2col; one worker gets one item: a split would only repeat it). */
+static void opara__conv_pick_block(opara__cpu_params* p, int64_t K, int64_t P, uint32_t workers) {
     int64_t images = p->batch * p->group, cout_g = p->cout / p->group, cb, want_m;
+    int64_t parts = workers ? (int64_t)workers : OPARA__CONV_MIN_ITEMS;
     p->k = p->pointwise ? (K > 0 ? K : 1) : OPARA__MIN(K > 0 ? K : 1, (int64_t)OPARA__CONV_K_SLICE);
     cb = p->pointwise ? 1024 : OPARA__CONV_SLICE_FLOATS / p->k / 16 * 16;
-    if (cb < 64) cb = 64;
-    if (images < OPARA__CONV_MIN_ITEMS && P >= 64 * OPARA__CONV_MIN_ITEMS) {
-        int64_t part = ((P + OPARA__CONV_MIN_ITEMS - 1) / OPARA__CONV_MIN_ITEMS + 15) / 16 * 16;
-        if (part < cb) cb = part;
+    if (cb < 256) cb = 256;
+    if (images < parts && P >= 64 * parts) { /* a multiple of `parts` blocks of about equal size */
+        int64_t blocks = ((P + cb - 1) / cb + parts - 1) / parts * parts;
+        cb = ((P + blocks - 1) / blocks + 15) / 16 * 16;
     }
     if (cb > P) cb = P;
     p->col_block = cb > 0 ? cb : 1;
     p->n_col_blocks = P > 0 ? (P + p->col_block - 1) / p->col_block : 0;
-    want_m = images * p->n_col_blocks >= OPARA__CONV_MIN_ITEMS ? 1
-                                                               : OPARA__CONV_MIN_ITEMS / (images * p->n_col_blocks);
+    want_m = images * p->n_col_blocks >= parts ? 1 : parts / (images * p->n_col_blocks);
     if (want_m > cout_g / 16) want_m = cout_g / 16;
     if (want_m < 1) want_m = 1;
     p->m = ((cout_g + want_m - 1) / want_m + 7) / 8 * 8;
@@ -9199,7 +9318,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         }
         return OPARA_OK;
     }
-    opara__conv_pick_block(p, K, P);
+    opara__conv_pick_block(p, K, P, op->workers);
     op->work_items = (size_t)(p->batch * p->group * p->m_blocks * p->n_col_blocks);
     op->scratch_floats = (p->pointwise ? 0 : (size_t)(p->k * p->col_block)) +
                          (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
@@ -9385,6 +9504,97 @@ static void opara__pool2d_row(const opara__cpu_params* p, int is_max, const floa
         for (o = lo; o < hi; ++o) yr[o] /= vdiv;
 }
 
+/* Separable 2-D pooling (no dilation): a window's max or sum is the max or sum over its rows of
+   the per-row max or sum over its columns. The plane is reduced horizontally in one flat pass per
+   column tap (run[j]: the kw elements from j on; rows of 7 to 56 are too short for the vector
+   units), each row's window starts are picked from run into h (H rows of OW; clipped edge windows
+   one at a time), and output rows are vertical passes over kh rows of h, flat over the rows whose
+   windows need no clipping when the stride is 1. Windows with no tap inside give 0, as in the
+   general path. */
+static void opara__pool_hrow(const opara__cpu_params* p, int is_max, const float* xr, const float* run, float* hr) {
+    int64_t W = p->in_sp[2], OW = p->out_sp[2], kw = p->kernel[2], sw = p->stride[2], pw = p->pad_b[2];
+    int64_t lo, hi, o, k;
+    opara__pool_interior(OW, sw, pw, kw, W, &lo, &hi);
+    if (hi > lo && sw == 1) memcpy(hr + lo, run + lo - pw, (size_t)(hi - lo) * sizeof(float));
+    else if (hi > lo && sw == 2) opara__vec_copy_even(hr + lo, run + 2 * lo - pw, (size_t)(hi - lo));
+    else
+        for (o = lo; o < hi; ++o) hr[o] = run[o * sw - pw];
+    for (o = 0; o < OW; ++o) {
+        int64_t s2, a2, b2;
+        float acc = 0.0f;
+        if (o == lo && hi > lo) o = hi;
+        if (o >= OW) break;
+        s2 = o * sw - pw;
+        opara__pool_taps(s2, 1, kw, W, &a2, &b2);
+        for (k = a2; k < b2; ++k) {
+            float v = xr[s2 + k];
+            acc = k == a2 ? v : is_max ? (v > acc ? v : acc) : acc + v;
+        }
+        hr[o] = acc;
+    }
+}
+
+static int opara__pool_separable(const opara__cpu_params* p) {
+    return p->dil[1] == 1 && p->dil[2] == 1 && p->kernel[2] <= p->in_sp[2];
+}
+
+/* Taps of a window starting at s along spatial dim d that the average divides by. */
+static float opara__pool_count(const opara__cpu_params* p, int d, int64_t s) {
+    int64_t lo, hi;
+    if (p->count_include_pad) return (float)opara__pool_padded_taps(p, d, s);
+    opara__pool_taps(s, 1, p->kernel[d], p->in_sp[d], &lo, &hi);
+    return (float)(hi - lo);
+}
+
+/* Output row o1 from the rows of h its window covers (sums stay undivided). */
+static void opara__pool_vrow(const opara__cpu_params* p, int is_max, const float* h, int64_t o1, float* yr) {
+    int64_t OW = p->out_sp[2], s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
+    opara__pool_taps(s1, 1, p->kernel[1], p->in_sp[1], &a1, &b1);
+    if (b1 <= a1) opara__vec_fill(yr, (size_t)OW, 0.0f);
+    else opara__vec_window(yr, h + (s1 + a1) * OW, (size_t)OW, (size_t)(b1 - a1), (size_t)OW, is_max);
+}
+
+/* 1 / x, or 0 for an empty window. */
+static float opara__pool_inverse(float x) { return x > 0.0f ? 1.0f / x : 0.0f; }
+
+/* Average: every sum times 1 / (its window's taps), from per-row and per-column reciprocals. */
+static void opara__pool_divide(const opara__cpu_params* p, const float* inv_col, float* y) {
+    int64_t OW = p->out_sp[2], o1, o;
+    for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+        float inv_row = opara__pool_inverse(opara__pool_count(p, 1, o1 * p->stride[1] - p->pad_b[1]));
+        float* yr = y + o1 * OW;
+        for (o = 0; o < OW; ++o) yr[o] = yr[o] * inv_row * inv_col[o];
+    }
+}
+
+static opara_result opara__pool2d_separable_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int is_max = op->node->op == OPARA__OP_MAX_POOL;
+    int64_t H = p->in_sp[1], W = p->in_sp[2], OH = p->out_sp[1], OW = p->out_sp[2], kh = p->kernel[1], r, o1, o;
+    int64_t lo, hi;
+    float *run = scratch, *h = scratch + H * W, *inv_col = h + H * OW;
+    size_t item;
+    opara__pool_interior(OH, p->stride[1], p->pad_b[1], kh, H, &lo, &hi);
+    if (p->stride[1] != 1) hi = lo; /* the flat vertical pass needs stride 1 */
+    for (o = 0; o < OW; ++o) inv_col[o] = opara__pool_inverse(opara__pool_count(p, 2, o * p->stride[2] - p->pad_b[2]));
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * H * W;
+        float* y = (float*)op->out[0].data + (int64_t)item * OH * OW;
+        opara__vec_window(run, x, (size_t)(H * W - p->kernel[2] + 1), (size_t)p->kernel[2], 1, is_max);
+        for (r = 0; r < H; ++r) opara__pool_hrow(p, is_max, x + r * W, run + r * W, h + r * OW);
+        if (hi > lo)
+            opara__vec_window(y + lo * OW, h + (lo - p->pad_b[1]) * OW, (size_t)((hi - lo) * OW), (size_t)kh, (size_t)OW,
+                              is_max);
+        for (o1 = 0; o1 < OH; ++o1) {
+            if (o1 == lo && hi > lo) o1 = hi;
+            if (o1 >= OH) break;
+            opara__pool_vrow(p, is_max, h, o1, y + o1 * OW);
+        }
+        if (!is_max) opara__pool_divide(p, inv_col, y);
+    }
+    return OPARA_OK;
+}
+
 /* 2-D pooling without indices (the common case): planes [begin, end). */
 static opara_result opara__pool2d_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -9484,8 +9694,13 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 1;
     op->fn = opara__pool_kernel;
-    if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1 && !(op->n_out > 1 && op->out[1].data))
+    if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1 && !(op->n_out > 1 && op->out[1].data)) {
         op->fn = opara__pool2d_kernel;
+        if (opara__pool_separable(p)) {
+            op->fn = opara__pool2d_separable_kernel;
+            op->scratch_floats = (size_t)(p->in_sp[1] * p->in_sp[2] + (p->in_sp[1] + 1) * p->out_sp[2]);
+        }
+    }
     return OPARA_OK;
 }
 /* ==== END src/opara_cpu_conv.c ==== */
@@ -9858,9 +10073,15 @@ static void opara__ready_push(opara__ready_heap* h, opara__ready x) {
     h->items[i] = x;
 }
 
-static uint32_t opara__ready_pop(opara__ready_heap* h) {
-    uint32_t top = h->items[0].node, i = 0;
+/* Removes the item at index i (0: the least) and returns its node. */
+static uint32_t opara__ready_remove(opara__ready_heap* h, uint32_t i) {
+    uint32_t top = h->items[i].node;
     opara__ready x = h->items[--h->size];
+    if (i == h->size) return top;
+    while (i > 0 && opara__ready_less(&x, &h->items[(i - 1) / 2])) {
+        h->items[i] = h->items[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= h->size) break;
@@ -9869,7 +10090,7 @@ static uint32_t opara__ready_pop(opara__ready_heap* h) {
         h->items[i] = h->items[c];
         i = c;
     }
-    if (h->size) h->items[i] = x;
+    h->items[i] = x;
     return top;
 }
 
@@ -9880,6 +10101,7 @@ typedef struct opara__alg2 {
     opara__metric metric;
     opara__ready_heap lists[2]; /* indexed by opara__op_class */
     uint32_t seq;
+    opara__order_budget* budget; /* NULL: unbounded */
 } opara__alg2;
 
 static void opara__alg2_make_ready(opara__alg2* a, uint32_t node) {
@@ -9906,8 +10128,54 @@ static int opara__alg2_choose(const opara__alg2* a, opara__alternation mode, int
     }
     if (want == OPARA__CLASS_MEMORY && !mem_ok) want = OPARA__CLASS_COMPUTE;
     if (want == OPARA__CLASS_COMPUTE && !comp_ok) want = OPARA__CLASS_MEMORY;
-    if (mode == OPARA__ALT_LAST_PICK) *state = want == OPARA__CLASS_MEMORY ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
     return want;
+}
+
+/* A ready op's effect on the launch-order live bytes, for the budgeted pick. */
+typedef struct opara__alg2_cost {
+    int fits;       /* live + alloc stays within the budget */
+    int64_t net;    /* alloc - freed: the change of live bytes once it has run */
+    uint64_t alloc;
+} opara__alg2_cost;
+
+static opara__alg2_cost opara__alg2_cost_of(opara__alg2* a, uint32_t node) {
+    opara__alg2_cost c;
+    uint64_t freed;
+    opara__live_cost(a->budget->live, node, &c.alloc, &freed);
+    c.fits = a->budget->live->live + c.alloc <= a->budget->limit;
+    c.net = (int64_t)c.alloc - (int64_t)freed;
+    return c;
+}
+
+/* Under a memory budget. The ready op Alg. 2 picks (list `which`, index 0) when launching it keeps
+   the live bytes within the budget; else, among the ready ops that fit, the least demand of the
+   preferred list, then of the other list (the alternation and least-demand-first rules, restricted
+   to what fits); when none fits, the op that leaves the fewest bytes live, then the one that
+   allocates least, then the one ready last (it continues a branch just advanced instead of
+   opening another, depth first): finishing branches frees their inputs, so the schedule narrows
+   to about as many branches as the budget holds. Linear in the ready ops, only while the budget
+   binds. */
+static void opara__alg2_budget_pick(opara__alg2* a, int* which, uint32_t* index) {
+    int best_list[2] = {-1, -1}, l, other = -1;
+    uint32_t best_at[2] = {0, 0}, i, other_at = 0;
+    opara__alg2_cost best_other;
+    memset(&best_other, 0, sizeof best_other);
+    *index = 0;
+    if (opara__alg2_cost_of(a, a->lists[*which].items[0].node).fits) return;
+    for (l = 0; l < 2; ++l)
+        for (i = 0; i < a->lists[l].size; ++i) {
+            const opara__ready* r = &a->lists[l].items[i];
+            opara__alg2_cost c = opara__alg2_cost_of(a, r->node);
+            if (c.fits) {
+                if (best_list[l] < 0 || opara__ready_less(r, &a->lists[l].items[best_at[l]])) best_list[l] = l, best_at[l] = i;
+            } else if (other < 0 || c.net < best_other.net || (c.net == best_other.net && (c.alloc < best_other.alloc ||
+                       (c.alloc == best_other.alloc && r->seq > a->lists[other].items[other_at].seq)))) {
+                other = l, other_at = i, best_other = c;
+            }
+        }
+    if (best_list[*which] >= 0) *index = best_at[*which];
+    else if (best_list[!*which] >= 0) *which = !*which, *index = best_at[*which];
+    else *which = other, *index = other_at;
 }
 
 static void opara__order_alg2(opara__alg2* a, opara__alternation mode, uint32_t* indeg, uint32_t* order) {
@@ -9919,7 +10187,11 @@ static void opara__order_alg2(opara__alg2* a, opara__alternation mode, uint32_t*
         if (!indeg[n]) opara__alg2_make_ready(a, n);
     while (a->lists[0].size || a->lists[1].size) {
         int which = opara__alg2_choose(a, mode, &state);
-        uint32_t u = opara__ready_pop(&a->lists[which]);
+        uint32_t at = 0, u;
+        if (a->budget) opara__alg2_budget_pick(a, &which, &at);
+        if (mode == OPARA__ALT_LAST_PICK) state = which == OPARA__CLASS_MEMORY ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
+        u = opara__ready_remove(&a->lists[which], at);
+        if (a->budget) opara__live_launch(a->budget->live, u);
         order[emitted++] = u;
         for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
             if (--indeg[g->succs[k]] == 0) opara__alg2_make_ready(a, g->succs[k]);
@@ -9934,6 +10206,12 @@ static opara_launch_order opara__resolve_order(const opara__plan_desc* d) {
 OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
                                               const opara__device* dev, const opara__plan_desc* desc,
                                               uint32_t* order) {
+    return opara__sched_order_budgeted(g, descs, dev, desc, NULL, order);
+}
+
+OPARA__PRIVATE opara_result opara__sched_order_budgeted(const opara__graph* g, const opara__op_desc* descs,
+                                                       const opara__device* dev, const opara__plan_desc* desc,
+                                                       opara__order_budget* budget, uint32_t* order) {
     opara_launch_order which = opara__resolve_order(desc);
     uint32_t* scratch;
     if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
@@ -9956,6 +10234,7 @@ OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opar
         a.descs = descs;
         a.dev = dev ? dev : opara__device_default();
         a.metric = desc->metric;
+        a.budget = budget;
         a.lists[0].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
         a.lists[1].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
         if (a.lists[0].items && a.lists[1].items) opara__order_alg2(&a, desc->alternation, scratch, order);
@@ -10435,6 +10714,8 @@ static opara_result opara__check_desc(const opara__graph* g, const opara__plan_d
     if (d->metric > OPARA__METRIC_TIME || d->alternation > OPARA__ALT_LAST_PICK ||
         d->pred_order > OPARA__PRED_ASC_STREAM || d->inherit > OPARA__INHERIT_FIRST_SUCCESSOR)
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a plan knob is out of range");
+    if (!(d->memory_budget >= 0) || d->memory_budget > 1e6)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "memory budget %g is not a ratio in [0, 1e6]", d->memory_budget);
     if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "alignment %u is not a power of two <= 1 MiB", d->alignment);
     if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
@@ -10559,12 +10840,30 @@ static opara_result opara__assign_streams(const opara__graph* g, opara__plan* p,
     return opara__finish_streams(g, p, raw);
 }
 
+/* The launch order, under a limit on the bytes live in launch order when live_limit != 0. */
+static opara_result opara__plan_order(const opara__graph* g, opara__plan* p, const opara__op_desc* descs,
+                                      const opara__device* dev, uint64_t live_limit) {
+    opara__live live;
+    opara__order_budget budget;
+    opara_result r;
+    if (!live_limit || opara__resolve_order(&p->desc) != OPARA_LAUNCH_ALG2)
+        return opara__sched_order(g, descs, dev, &p->desc, p->order);
+    r = opara__live_init(&live, g, p);
+    if (r != OPARA_OK) return r;
+    budget.live = &live;
+    budget.limit = live_limit;
+    r = opara__sched_order_budgeted(g, descs, dev, &p->desc, &budget, p->order);
+    opara__live_free(g->rt, &live);
+    return r;
+}
+
 static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, const opara__op_desc* descs,
-                                      const opara__device* dev) {
+                                      const opara__device* dev, uint64_t live_limit) {
     uint32_t* extra_start = NULL;
     uint32_t* extra = NULL;
     uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
-    opara_result r = opara__sched_order(g, descs, dev, &p->desc, p->order);
+    opara_result r = opara__plan_order(g, p, descs, dev, live_limit);
+    if (r == OPARA_OK) r = opara__live_peak(g, p, p->order, &p->stats.live_bytes);
     opara__compute_levels(g, p->level);
     t1 = opara__now_ns();
     if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
@@ -10587,22 +10886,20 @@ static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, con
     return r;
 }
 
-OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
-                                              const opara__op_desc* descs, const opara__device* dev,
-                                              const opara__plan_desc* desc, opara__plan** out) {
-    opara__plan* p;
+/* One plan for resolved knobs d; with a budget, the arena budget and the launch-order live limit. */
+static opara_result opara__plan_make(const opara__graph* g, const uint64_t* value_bytes, const opara__op_desc* descs,
+                                     const opara__device* dev, const opara__plan_desc* d, uint64_t budget_bytes,
+                                     uint64_t live_limit, opara__plan** out) {
+    opara__plan* p = (opara__plan*)opara__calloc(g->rt, 1, sizeof(opara__plan));
     opara_result r;
     *out = NULL;
-    if (!g || !value_bytes) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "value sizes are required")
-                                     : OPARA_ERR_INVALID_ARGS;
-    p = (opara__plan*)opara__calloc(g->rt, 1, sizeof(opara__plan));
     if (!p) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan");
-    opara__resolve_desc(&p->desc, desc);
-    r = opara__check_desc(g, &p->desc);
-    if (r == OPARA_OK) r = opara__plan_alloc(g, p);
+    p->desc = *d;
+    r = opara__plan_alloc(g, p);
     if (r == OPARA_OK) {
         memcpy(p->value_bytes, value_bytes, (size_t)g->n_values * sizeof(uint64_t));
-        r = opara__plan_build(g, p, descs, dev);
+        p->stats.budget_bytes = budget_bytes;
+        r = opara__plan_build(g, p, descs, dev, live_limit);
     }
     if (r != OPARA_OK) {
         opara__plan_free(g->rt, p);
@@ -10610,6 +10907,112 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
     }
     *out = p;
     return OPARA_OK;
+}
+
+/* The sequential plan with the same knobs: its arena and its launch-order live bytes. */
+static opara_result opara__plan_reference(const opara__graph* g, const uint64_t* value_bytes, const opara__op_desc* descs,
+                                          const opara__device* dev, const opara__plan_desc* d, uint64_t* arena,
+                                          uint64_t* live) {
+    opara__plan_desc sd = *d;
+    opara__plan* seq = NULL;
+    opara_result r;
+    sd.strategy = OPARA_STRATEGY_SEQUENTIAL;
+    sd.launch_order = OPARA_LAUNCH_TOPO;
+    sd.memory_budget = 0;
+    sd.est_start_us = sd.est_end_us = NULL;
+    sd.verify = 0;
+    r = opara__plan_make(g, value_bytes, descs, dev, &sd, 0, 0, &seq);
+    if (r != OPARA_OK) return r;
+    *arena = seq->arena_bytes;
+    *live = seq->stats.live_bytes;
+    opara__plan_free(g->rt, seq);
+    return OPARA_OK;
+}
+
+/* Keeps the one of *best and p with the smaller arena (*best on ties); frees the other. */
+static void opara__plan_keep_smaller(opara_runtime* rt, opara__plan** best, opara__plan* p) {
+    if (!*best || p->arena_bytes < (*best)->arena_bytes) {
+        opara__plan_free(rt, *best);
+        *best = p;
+    } else {
+        opara__plan_free(rt, p);
+    }
+}
+
+/* Under a memory budget (ratio R). The plan without a budget is kept when its arena fits R x the
+   sequential arena (the budget never changes such a plan). Else Alg. 2 keeps the launch-order live
+   bytes under R x the sequential order's (the two orders then pack with about the same
+   fragmentation) and the memory plan waits rather than grow the arena past the budget. The memory
+   plan packs online, so an order whose live bytes fit can still overshoot (NASNet's stem: no
+   retired run is long enough for the next big tensor): then plan again with the live limit x 0.9,
+   0.8, 0.7. The first plan within the budget is kept (the least restricted order that fits). When
+   none fits, the graph's topological order (Alg. 1 streams over it, like OPARA_TOPO) is tried last:
+   its arena is set by packing, not by concurrency, where Alg. 2's order fragments the arena (T5,
+   BERT: their Alg. 2 orders need no more live bytes than the sequential order, but leave no hole
+   long enough for the next big tensor). The smallest arena is kept. Its stats.total_ns covers all
+   of this; the phase times are the kept plan's. */
+static opara_result opara__plan_budgeted(const opara__graph* g, const uint64_t* value_bytes, const opara__op_desc* descs,
+                                         const opara__device* dev, const opara__plan_desc* d, opara__plan** out) {
+    static const double scales[] = {1.0, 0.9, 0.8, 0.7};
+    uint64_t seq_arena = 0, seq_live = 0, budget, t0 = opara__now_ns();
+    opara__plan *free_plan = NULL, *best = NULL, *p = NULL;
+    opara__plan_desc unbounded = *d;
+    opara_result r;
+    uint32_t i;
+    unbounded.memory_budget = 0;
+    r = opara__plan_make(g, value_bytes, descs, dev, &unbounded, 0, 0, &free_plan);
+    if (r == OPARA_OK) r = opara__plan_reference(g, value_bytes, descs, dev, d, &seq_arena, &seq_live);
+    if (r != OPARA_OK) goto done;
+    budget = (uint64_t)((double)seq_arena * d->memory_budget);
+    free_plan->desc = *d;
+    free_plan->stats.budget_bytes = budget;
+    if (free_plan->arena_bytes <= budget) goto done;
+    for (i = 0; i < sizeof scales / sizeof scales[0]; ++i) {
+        uint64_t live_limit = (uint64_t)((double)seq_live * d->memory_budget * scales[i]);
+        r = opara__plan_make(g, value_bytes, descs, dev, d, budget, live_limit, &p);
+        if (r != OPARA_OK) goto done;
+        opara__plan_keep_smaller(g->rt, &best, p);
+        p = NULL;
+        if ((best && best->arena_bytes <= budget) || opara__resolve_order(d) != OPARA_LAUNCH_ALG2) break;
+    }
+    if (best->arena_bytes > budget && opara__resolve_order(d) == OPARA_LAUNCH_ALG2) {
+        opara__plan_desc topo = *d;
+        topo.launch_order = OPARA_LAUNCH_TOPO;
+        r = opara__plan_make(g, value_bytes, descs, dev, &topo, budget, 0, &p);
+        if (r != OPARA_OK) goto done;
+        opara__plan_keep_smaller(g->rt, &best, p);
+        p = NULL;
+    }
+    if (best && best->arena_bytes < free_plan->arena_bytes) {
+        opara__plan_free(g->rt, free_plan);
+        free_plan = best;
+        best = NULL;
+    }
+done:
+    opara__plan_free(g->rt, p);
+    opara__plan_free(g->rt, best);
+    if (r != OPARA_OK) {
+        opara__plan_free(g->rt, free_plan);
+        return r;
+    }
+    free_plan->stats.total_ns = opara__now_ns() - t0;
+    *out = free_plan;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out) {
+    opara__plan_desc d;
+    opara_result r;
+    *out = NULL;
+    if (!g || !value_bytes) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "value sizes are required")
+                                     : OPARA_ERR_INVALID_ARGS;
+    opara__resolve_desc(&d, desc);
+    r = opara__check_desc(g, &d);
+    if (r != OPARA_OK) return r;
+    if (d.memory_budget > 0) return opara__plan_budgeted(g, value_bytes, descs, dev, &d, out);
+    return opara__plan_make(g, value_bytes, descs, dev, &d, 0, 0, out);
 }
 
 OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
@@ -11023,6 +11426,7 @@ typedef struct opara__mem {
     uint32_t node_stream, node_pos, node_level; /* its stream, launch position, level */
     uint32_t window;        /* memory sync window (0: off) */
     int level_sync;         /* also wait on readers at a lower level (needs window != 0) */
+    uint64_t budget;        /* memory budget: rather than grow the arena past it, wait on any retired block */
     const double* est_start; /* expected times per node (desc), or NULL */
     const double* est_end;
     uint32_t* extra;        /* (node, waited node) pairs added for memory reuse */
@@ -11380,38 +11784,76 @@ static void opara__vc_learn(opara__vc_slot* c, uint32_t k, uint32_t lane, uint32
 
 /* Adds waits of the current node on the unknown facts of the segments covering the run's first
    `size` bytes, and learns them. */
+/* Facts start..start+count: the current node waits on the op of each unknown one and learns it. */
+static int opara__mem_sync_facts(opara__mem* m, uint32_t start, uint32_t count, opara__vc_slot* c) {
+    uint32_t i;
+    for (i = 0; i < count; ++i) {
+        const opara__fact_rec* f = &m->facts[start + i];
+        if (opara__mem_knows(m, f, c)) continue;
+        if (m->extra_stamp[f->node] != m->node + 1) {
+            if (m->n_extra + 2 > m->extra_cap &&
+                opara__grow(m->g->rt, (void**)&m->extra, &m->extra_cap, m->n_extra + 2, sizeof(uint32_t)) != OPARA_OK)
+                return 0;
+            m->extra[m->n_extra++] = m->node;
+            m->extra[m->n_extra++] = f->node;
+            m->extra_stamp[f->node] = m->node + 1;
+        }
+        opara__vc_learn(c, m->walk.k, f->lane, f->seq);
+    }
+    return 1;
+}
+
 static int opara__seg_sync(opara__mem* m, uint32_t first, uint64_t size, opara__vc_slot* c) {
-    uint32_t id, i;
+    uint32_t id;
     uint64_t have = 0;
     for (id = first; id != UINT32_MAX && have < size; id = m->segs[id].next) {
-        for (i = 0; i < m->segs[id].n_facts; ++i) {
-            const opara__fact_rec* f = &m->facts[m->segs[id].facts + i];
-            if (opara__mem_knows(m, f, c)) continue;
-            if (m->extra_stamp[f->node] != m->node + 1) {
-                if (m->n_extra + 2 > m->extra_cap &&
-                    opara__grow(m->g->rt, (void**)&m->extra, &m->extra_cap, m->n_extra + 2, sizeof(uint32_t)) != OPARA_OK)
-                    return 0;
-                m->extra[m->n_extra++] = m->node;
-                m->extra[m->n_extra++] = f->node;
-                m->extra_stamp[f->node] = m->node + 1;
-            }
-            opara__vc_learn(c, m->walk.k, f->lane, f->seq);
-        }
+        if (!opara__mem_sync_facts(m, m->segs[id].facts, m->segs[id].n_facts, c)) return 0;
         have += m->segs[id].size;
     }
     return 1;
 }
 
+/* Bytes from segment `first` to the arena's top (a run that does not fit ends there). */
+static uint64_t opara__seg_bytes_to_top(const opara__mem* m, uint32_t first) {
+    uint64_t sum = 0;
+    for (; first != UINT32_MAX; first = m->segs[first].next) sum += m->segs[first].size;
+    return sum;
+}
+
+/* Under a memory budget, when taking `run` (UINT32_MAX: a new segment at the top) would grow the
+   arena past the budget: a run of retired blocks reused with waits on their previous occupants
+   (all launched earlier, so the waits point backwards), with the sync window halved until one
+   fits: the blocks whose occupants were launched longest ago first, since waiting on a recent
+   op serialises most. Window 1 accepts every retired block. Else the longest run at the top, if
+   it grows the arena less. These waits trade parallelism for memory. */
+static uint32_t opara__seg_budget_run(opara__mem* m, uint64_t size, const opara__vc_slot* c, uint32_t run) {
+    uint64_t have = run == UINT32_MAX ? 0 : opara__seg_bytes_to_top(m, run);
+    uint32_t found[2], window = m->window, pick = UINT32_MAX;
+    int fits[2];
+    if (!m->budget || !m->window || m->top + size - have <= m->budget) return UINT32_MAX;
+    do {
+        m->window = m->window > 1 ? m->window / 2 : 1;
+        opara__seg_find(m, size, c, found, fits);
+        if (fits[1]) pick = found[1];
+        else if (m->window == 1 && found[1] != UINT32_MAX && opara__seg_bytes_to_top(m, found[1]) > have) pick = found[1];
+    } while (pick == UINT32_MAX && m->window > 1);
+    m->window = window;
+    return pick;
+}
+
 static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, opara__vc_slot* c, uint32_t* prior_start,
                                  uint32_t* prior_count) {
     int fits[2];
-    uint32_t found[2], run, id;
+    uint32_t found[2], run, id, forced;
     opara__seg_find(m, size, c, found, fits);
     run = found[0];
     *prior_start = *prior_count = 0;
     if (!fits[0] && m->window && fits[1]) {
         if (!opara__seg_sync(m, found[1], size, c)) return UINT32_MAX;
         run = found[1];
+    } else if (!fits[0] && (forced = opara__seg_budget_run(m, size, c, run)) != UINT32_MAX) {
+        if (!opara__seg_sync(m, forced, size, c)) return UINT32_MAX;
+        run = forced;
     }
     if (run != UINT32_MAX) {
         if (!opara__seg_prior_facts(m, run, size, prior_start, prior_count)) return UINT32_MAX;
@@ -11587,6 +12029,12 @@ static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot
                if the block's previous occupants are done for this producer too. (The Concat itself
                comes after all its inputs' producers, so after the one that allocated the block.) */
             if (r == y || opara__mem_knows_all(m, m->prior_start[r], m->prior_count[r], c)) continue;
+            /* under a memory budget, wait on those occupants (launched before the block's first
+               writer, so earlier) rather than give the input a block of its own */
+            if (m->budget && m->window) {
+                if (!opara__mem_sync_facts(m, m->prior_start[r], m->prior_count[r], c)) return OPARA_ERR_OUT_OF_MEMORY;
+                continue;
+            }
             opara__mem_unfuse(m, y);
             r = y;
         }
@@ -11726,6 +12174,7 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.walk.k = opara__vc_slots(plan->n_lanes);
     m.window = plan->desc.no_memory_sync ? 0 : plan->desc.memory_sync_window ? plan->desc.memory_sync_window : 64;
     m.level_sync = !plan->desc.no_level_sync;
+    m.budget = plan->stats.budget_bytes;
     if (plan->desc.est_start_us && plan->desc.est_end_us) {
         m.est_start = plan->desc.est_start_us;
         m.est_end = plan->desc.est_end_us;
@@ -11775,7 +12224,176 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "out of memory planning memory for %u values", g->n_values);
     return r;
 }
+
+/* The static aliases (views, in-place Concat inputs) for p's knobs and sizes, as the memory plan
+   makes them before its walk, over the graph's topological order instead of p's launch order (a
+   Concat comes after the Concats among its inputs in every topological order; only an input
+   shared by two Concats may land in the other one). */
+OPARA__PRIVATE opara_result opara__memory_aliases(const opara__graph* g, const opara__plan* p, int32_t* parent) {
+    opara__mem m;
+    opara__plan q = *p;
+    uint32_t v;
+    memset(&m, 0, sizeof m);
+    q.order = g->topo;
+    q.alias_kind = (uint8_t*)opara__calloc(g->rt, (size_t)g->n_values + 1, 1);
+    m.parent_off = (uint64_t*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(uint64_t));
+    if (!q.alias_kind || !m.parent_off) {
+        opara__free(g->rt, q.alias_kind);
+        opara__free(g->rt, m.parent_off);
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the aliases of %u values", g->n_values);
+    }
+    m.g = g;
+    m.p = &q;
+    m.parent = parent;
+    for (v = 0; v < g->n_values; ++v) parent[v] = -1;
+    opara__mem_views(&m);
+    opara__mem_concats(&m);
+    opara__free(g->rt, q.alias_kind);
+    opara__free(g->rt, m.parent_off);
+    return OPARA_OK;
+}
 /* ==== END src/opara_memplan.c ==== */
+/* ==== BEGIN src/opara_live.c ==== */
+/* Bytes live in launch order, for the memory budget of Alg. 2 (docs/SCHEDULING.md, "Memory
+   budget"). A storage root is live from its first writer's launch to its last reader's launch:
+   the memory a plan needs if every op ran in launch order, and what any plan that follows its
+   launch order closely (the memory plan's waits make it) needs at least. */
+/* #include "opara_sched.h" (inlined above) */
+
+enum { OPARA__LIVE_WRITTEN = 1, OPARA__LIVE_DEAD = 2, OPARA__LIVE_PINNED = 4 };
+
+static uint64_t opara__live_align(uint64_t size, uint64_t a) {
+    size = size ? size : 1;
+    return size + (a - size % a) % a;
+}
+
+OPARA__PRIVATE void opara__live_free(opara_runtime* rt, opara__live* t) {
+    opara__free(rt, t->root);
+    opara__free(rt, t->size);
+    opara__free(rt, t->reads);
+    opara__free(rt, t->state);
+    opara__free(rt, t->seen);
+    memset(t, 0, sizeof *t);
+}
+
+/* Roots from the memory plan's static aliases; only activations with a producer live in the arena
+   (a view of a graph input gets its own block there, so it is a root here too). */
+static void opara__live_roots(opara__live* t, const opara__plan* p, const int32_t* parent) {
+    const opara__graph* g = t->g;
+    uint32_t v, k;
+    for (v = 0; v < g->n_values; ++v) {
+        uint32_t r = v;
+        while (parent[r] >= 0) r = (uint32_t)parent[r];
+        t->root[v] = g->values[r].kind == OPARA__VALUE_ACTIVATION && g->values[r].producer >= 0 ? r : UINT32_MAX;
+    }
+    for (v = 0; v < g->n_values; ++v) {
+        uint32_t r = t->root[v];
+        if (r == UINT32_MAX) continue;
+        if (r == v) t->size[r] = opara__live_align(p->value_bytes[r], p->desc.alignment ? p->desc.alignment : 256);
+        for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k) t->reads[r]++;
+    }
+    for (v = 0; v < g->n_outputs; ++v)
+        if (g->outputs[v] >= 0 && t->root[g->outputs[v]] != UINT32_MAX) t->state[t->root[g->outputs[v]]] |= OPARA__LIVE_PINNED;
+}
+
+OPARA__PRIVATE opara_result opara__live_init(opara__live* t, const opara__graph* g, const opara__plan* p) {
+    size_t n = (size_t)g->n_values + 1;
+    int32_t* parent;
+    opara_result r;
+    memset(t, 0, sizeof *t);
+    t->g = g;
+    t->root = (uint32_t*)opara__calloc(g->rt, n, sizeof(uint32_t));
+    t->size = (uint64_t*)opara__calloc(g->rt, n, sizeof(uint64_t));
+    t->reads = (uint32_t*)opara__calloc(g->rt, n, sizeof(uint32_t));
+    t->state = (uint8_t*)opara__calloc(g->rt, n, 1);
+    t->seen = (uint32_t*)opara__calloc(g->rt, n, sizeof(uint32_t));
+    parent = (int32_t*)opara__calloc(g->rt, n, sizeof(int32_t));
+    if (!t->root || !t->size || !t->reads || !t->state || !t->seen || !parent) {
+        opara__free(g->rt, parent);
+        opara__live_free(g->rt, t);
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory tracking live bytes of %u values", g->n_values);
+    }
+    r = opara__memory_aliases(g, p, parent);
+    if (r == OPARA_OK) opara__live_roots(t, p, parent);
+    opara__free(g->rt, parent);
+    if (r != OPARA_OK) opara__live_free(g->rt, t);
+    return r;
+}
+
+/* Bytes the node's outputs make live (roots not yet written, each once). */
+static uint64_t opara__live_alloc(opara__live* t, const opara__node* n) {
+    uint64_t sum = 0;
+    uint32_t i;
+    t->stamp++;
+    for (i = 0; i < n->n_outputs; ++i) {
+        uint32_t r = n->outputs[i] >= 0 ? t->root[n->outputs[i]] : UINT32_MAX;
+        if (r == UINT32_MAX || t->seen[r] == t->stamp || (t->state[r] & OPARA__LIVE_WRITTEN)) continue;
+        t->seen[r] = t->stamp;
+        sum += t->size[r];
+    }
+    return sum;
+}
+
+/* Reads of root r by node n. */
+static uint32_t opara__live_reads_by(const opara__live* t, const opara__node* n, uint32_t r) {
+    uint32_t i, c = 0;
+    for (i = 0; i < n->n_inputs; ++i) c += n->inputs[i] >= 0 && t->root[n->inputs[i]] == r;
+    return c;
+}
+
+/* Bytes that die once the node has run: input roots it reads last, and outputs nobody reads. */
+static uint64_t opara__live_dying(opara__live* t, const opara__node* n) {
+    uint64_t sum = 0;
+    uint32_t i;
+    t->stamp++;
+    for (i = 0; i < n->n_inputs + n->n_outputs; ++i) {
+        int32_t v = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
+        uint32_t r = v >= 0 ? t->root[v] : UINT32_MAX;
+        if (r == UINT32_MAX || t->seen[r] == t->stamp || (t->state[r] & (OPARA__LIVE_PINNED | OPARA__LIVE_DEAD))) continue;
+        t->seen[r] = t->stamp;
+        if (t->reads[r] == opara__live_reads_by(t, n, r)) sum += t->size[r];
+    }
+    return sum;
+}
+
+OPARA__PRIVATE void opara__live_cost(opara__live* t, uint32_t node, uint64_t* alloc, uint64_t* freed) {
+    const opara__node* n = &t->g->nodes[node];
+    *alloc = opara__live_alloc(t, n);
+    *freed = opara__live_dying(t, n);
+}
+
+OPARA__PRIVATE void opara__live_launch(opara__live* t, uint32_t node) {
+    const opara__node* n = &t->g->nodes[node];
+    uint64_t alloc, freed;
+    uint32_t i;
+    opara__live_cost(t, node, &alloc, &freed);
+    t->live += alloc;
+    if (t->live > t->peak) t->peak = t->live;
+    t->live -= freed;
+    for (i = 0; i < n->n_outputs; ++i)
+        if (n->outputs[i] >= 0 && t->root[n->outputs[i]] != UINT32_MAX) t->state[t->root[n->outputs[i]]] |= OPARA__LIVE_WRITTEN;
+    for (i = 0; i < n->n_inputs; ++i)
+        if (n->inputs[i] >= 0 && t->root[n->inputs[i]] != UINT32_MAX) t->reads[t->root[n->inputs[i]]]--;
+    for (i = 0; i < n->n_inputs + n->n_outputs; ++i) {
+        int32_t v = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
+        uint32_t r = v >= 0 ? t->root[v] : UINT32_MAX;
+        if (r != UINT32_MAX && !t->reads[r] && !(t->state[r] & OPARA__LIVE_PINNED)) t->state[r] |= OPARA__LIVE_DEAD;
+    }
+}
+
+OPARA__PRIVATE opara_result opara__live_peak(const opara__graph* g, const opara__plan* p, const uint32_t* order,
+                                            uint64_t* peak) {
+    opara__live t;
+    uint32_t i;
+    opara_result r = opara__live_init(&t, g, p);
+    *peak = 0;
+    if (r != OPARA_OK) return r;
+    for (i = 0; i < g->n_nodes; ++i) opara__live_launch(&t, order[i]);
+    *peak = t.peak;
+    opara__live_free(g->rt, &t);
+    return OPARA_OK;
+}
+/* ==== END src/opara_live.c ==== */
 /* ==== BEGIN src/opara_verify.c ==== */
 /* The plan verifier. Independent of how the plan was made: it rebuilds the happens-before
    relation from the plan alone (stream order + waits, exact vector clocks of size n_streams per
@@ -27976,6 +28594,7 @@ static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__sh
         op->out = ex->tensors + at;
         at += node->n_outputs;
         op->blas = &ex->blas;
+        op->workers = ex->n_workers;
         for (i = 0; i < node->n_inputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->inputs[i], &op->in[i]);
         for (i = 0; i < node->n_outputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->outputs[i], &op->out[i]);
         ex->skip[n] = node->n_outputs == 1 && ex->plan->alias_kind[node->outputs[0]] == OPARA__ALIAS_VIEW;
@@ -28290,6 +28909,7 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     memset(&pd, 0, sizeof pd);
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
+    pd.memory_budget = d->memory_budget;
     pd.shapes = s->shapes;
     s->strategy = d->strategy;
     /* Worker threads run the streams truly concurrently: the plan is proven safe before use. */
@@ -28309,6 +28929,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     memset(&pd, 0, sizeof pd);
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
+    pd.memory_budget = d->memory_budget;
     o.device = d->cuda_device;
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
     o.profile = d->cuda_profile;
@@ -28358,6 +28979,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (desc) d = *desc;
     if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
         return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
+    if (!(d.memory_budget >= 0))
+        return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: memory_budget must be a ratio >= 0 (0: unbounded)");
     r = opara__session_pick_backend(runtime, &d, &use_cuda);
     if (r != OPARA_OK) return r;
     s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
@@ -31815,6 +32438,55 @@ static opara_result opara__fuse_relu(opara__imp* im, uint32_t relu, uint8_t* dea
     return OPARA_OK;
 }
 
+/* The spatial pads of a Pad that an unpadded AveragePool after it can take over: constant 0, no
+   padding of N and C, each pad smaller than the window; 0 when it cannot. */
+static int opara__pad_for_pool(const opara__node* pad, const opara__node* pool, int64_t* pads, uint32_t* n_pads) {
+    uint32_t np = 0, nk = 0, n_pool_pads = 0, n_dil = 0, i, rank;
+    const int64_t* p = opara__attr_ints(pad, "pads", &np);
+    const int64_t* kernel = opara__attr_ints(pool, "kernel_shape", &nk);
+    const int64_t* pool_pads = opara__attr_ints(pool, "pads", &n_pool_pads);
+    const int64_t* dil = opara__attr_ints(pool, "dilations", &n_dil);
+    rank = nk + 2;
+    if (!p || !kernel || nk == 0 || nk > 3 || np != 2 * rank || opara__attr_float(pad, "value", 0.0f) != 0.0f ||
+        strcmp(opara__attr_string(pad, "mode", "constant"), "constant") != 0 ||
+        strcmp(opara__attr_string(pool, "auto_pad", "NOTSET"), "NOTSET") != 0 || opara__attr_int(pool, "ceil_mode", 0))
+        return 0;
+    for (i = 0; i < n_pool_pads; ++i)
+        if (pool_pads[i]) return 0;
+    for (i = 0; i < n_dil; ++i)
+        if (dil[i] != 1) return 0;
+    if (p[0] || p[1] || p[rank] || p[rank + 1]) return 0;
+    for (i = 0; i < nk; ++i) {
+        int64_t b = p[2 + i], e = p[2 + i + rank];
+        if (b < 0 || e < 0 || b >= kernel[i] || e >= kernel[i]) return 0;
+        pads[i] = b;
+        pads[i + nk] = e;
+    }
+    *n_pads = 2 * nk;
+    return 1;
+}
+
+/* Pad(0) -> AveragePool (how exporters write count_include_pad pooling) becomes one AveragePool
+   with the pads and count_include_pad = 1: every window lies inside the padded extent and divides
+   by the whole kernel, as it did over the padded tensor. */
+static opara_result opara__fuse_pad_pool(opara__imp* im, uint32_t pool, uint8_t* dead) {
+    opara__graph* g = im->g;
+    int32_t x = g->nodes[pool].n_inputs ? g->nodes[pool].inputs[0] : -1, p;
+    int64_t pads[6];
+    uint32_t n_pads = 0;
+    opara_result r;
+    if (x < 0 || (p = g->values[x].producer) < 0 || dead[p] || g->nodes[p].op != OPARA__OP_PAD ||
+        g->nodes[p].n_inputs < 1 || g->nodes[p].inputs[0] < 0 || opara__sole_consumer(g, x) != (int32_t)pool ||
+        !opara__pad_for_pool(&g->nodes[p], &g->nodes[pool], pads, &n_pads))
+        return OPARA_OK;
+    r = opara__node_set_ints(g, (int32_t)pool, "pads", pads, n_pads);
+    if (r == OPARA_OK) r = opara__node_set_int(g, (int32_t)pool, "count_include_pad", 1);
+    if (r != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
+    g->nodes[pool].inputs[0] = g->nodes[p].inputs[0];
+    dead[p] = 1;
+    return OPARA_OK;
+}
+
 static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
     opara__graph* g = im->g;
     uint32_t i, n = g->n_nodes;
@@ -31823,6 +32495,8 @@ static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
         if (g->nodes[g->topo[i]].op == OPARA__OP_BATCH_NORM) r = opara__fold_bn(im, g->topo[i], dead);
     for (i = 0; r == OPARA_OK && i < n; ++i)
         if (g->nodes[g->topo[i]].op == OPARA__OP_RELU) r = opara__fuse_relu(im, g->topo[i], dead);
+    for (i = 0; r == OPARA_OK && i < n; ++i)
+        if (g->nodes[g->topo[i]].op == OPARA__OP_AVERAGE_POOL) r = opara__fuse_pad_pool(im, g->topo[i], dead);
     return r;
 }
 

@@ -390,6 +390,10 @@ typedef struct opara_session_desc {
     int cuda_profile;                /* CUDA: 1 runs the model once at creation with an event pair around
                                         every op and plans with the measured per-op times (Alg. 2 then
                                         takes the shortest ready op first); 0: static descriptors */
+    double memory_budget;            /* peak memory (the arena) as a ratio of the sequential plan's, e.g. 1.15:
+                                        the OPARA strategy launches fewer branches at once and reuses memory
+                                        with extra waits to stay within it (docs/SCHEDULING.md, "Memory
+                                        budget"); 0: unbounded (the paper's schedule) */
 } opara_session_desc;
 
 /* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,

@@ -394,6 +394,7 @@ static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__sh
         op->out = ex->tensors + at;
         at += node->n_outputs;
         op->blas = &ex->blas;
+        op->workers = ex->n_workers;
         for (i = 0; i < node->n_inputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->inputs[i], &op->in[i]);
         for (i = 0; i < node->n_outputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->outputs[i], &op->out[i]);
         ex->skip[n] = node->n_outputs == 1 && ex->plan->alias_kind[node->outputs[0]] == OPARA__ALIAS_VIEW;

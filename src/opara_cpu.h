@@ -67,6 +67,8 @@ OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n);
 OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w);
 OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
                                     size_t dil);
+OPARA__PRIVATE void opara__vec_window(float* d, const float* s, size_t n, size_t taps, size_t pitch, int is_max);
+OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n);
 OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n);
 
@@ -118,6 +120,7 @@ struct opara__cpu_op {
     size_t work_items;
     size_t scratch_floats; /* per worker */
     size_t min_items_per_task; /* how many items make a task worth handing to another worker */
+    uint32_t workers;      /* set before prepare: the executor's worker count (0: unknown) */
     opara__cpu_params p;
 };
 

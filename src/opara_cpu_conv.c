@@ -8,9 +8,9 @@
 #define OPARA__IM2COL_BUDGET ((size_t)1 << 19) /* floats of col2im scratch per worker (2 MB) */
 /* Conv lowers to GEMMs over K slices of the im2col matrix, each slice a few hundred KB so it
    stays in L2 between being written and being read by the GEMM. */
-#define OPARA__CONV_K_SLICE 256
+#define OPARA__CONV_K_SLICE 2048
 #define OPARA__CONV_SLICE_FLOATS ((int64_t)1 << 17)
-#define OPARA__CONV_MIN_ITEMS 4 /* work items a single image should give, to share between workers */
+#define OPARA__CONV_MIN_ITEMS 4 /* work items per image when the worker count is not known */
 
 /* ---- geometry ---------------------------------------------------------------------------------- */
 
@@ -129,6 +129,8 @@ static void opara__im2col_run(const float* row, int64_t base, int64_t s, int64_t
     for (t = 0; t < lo; ++t) dst[t] = 0.0f;
     if (s == 1)
         memcpy(dst + lo, row + base + lo, (size_t)(hi - lo) * sizeof(float));
+    else if (s == 2 && hi > lo)
+        opara__vec_copy_even(dst + lo, row + base + 2 * lo, (size_t)(hi - lo));
     else
         for (t = lo; t < hi; ++t) dst[t] = row[base + t * s];
     for (t = hi; t < len; ++t) dst[t] = 0.0f;
@@ -175,20 +177,21 @@ static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld,
     }
 }
 
-/* Work item = (image and group, block of output channels, block of output columns). The
-   output block starts as the bias, then takes one GEMM per K slice (pointwise: one GEMM straight
-   from the input), then the ReLU. */
+/* Work item = (image and group, block of output columns, block of output channels), channel
+   blocks innermost: consecutive items of one call share the im2col of their columns when K is one
+   slice. The output block starts as the bias, then takes one GEMM per K slice (pointwise: one GEMM
+   straight from the input), then the ReLU. */
 static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K = cin_g * opara__prod3(p->kernel);
-    int64_t P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp);
+    int64_t P = opara__prod3(p->out_sp), Pin = opara__prod3(p->in_sp), col_of = -1;
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
     float* col = scratch;
     float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(p->k * p->col_block));
     size_t item;
     for (item = begin; item < end; ++item) {
-        int64_t blk = (int64_t)item % p->n_col_blocks, rest = (int64_t)item / p->n_col_blocks;
-        int64_t mblk = rest % p->m_blocks, ng = rest / p->m_blocks, n = ng / p->group, g = ng % p->group;
+        int64_t mblk = (int64_t)item % p->m_blocks, rest = (int64_t)item / p->m_blocks;
+        int64_t blk = rest % p->n_col_blocks, ng = rest / p->n_col_blocks, n = ng / p->group, g = ng % p->group;
         int64_t p0 = blk * p->col_block, p1 = OPARA__MIN(P, p0 + p->col_block);
         int64_t m0 = mblk * p->m, mm = OPARA__MIN(p->m, cout_g - m0), pc;
         const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
@@ -203,7 +206,8 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
         } else {
             for (pc = 0; pc < K; pc += p->k) {
                 int64_t kc = OPARA__MIN(p->k, K - pc);
-                opara__im2col(p, x, pc, pc + kc, p0, p1, col);
+                if (kc < K || col_of != rest) opara__im2col(p, x, pc, pc + kc, p0, p1, col);
+                col_of = kc < K ? -1 : rest;
                 opara__sgemm(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
                              bias || pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
             }
@@ -318,23 +322,23 @@ static opara_result opara__conv_depthwise_kernel(const opara__cpu_op* op, size_t
     return OPARA_OK;
 }
 
-/* K slice (p->k), column block and output-channel block (p->m): slices that fit L2, and at
-   least OPARA__CONV_MIN_ITEMS items per image where the output allows (columns first, since
-   channel blocks repeat the im2col). */
-static void opara__conv_pick_block(opara__cpu_params* p, int64_t K, int64_t P) {
+/* K slice (p->k), column block and output-channel block (p->m): slices that fit L2, and one work
+   item per worker for each image where the output allows (columns first, since channel blocks
+   repeat the im2col; one worker gets one item: a split would only repeat it). */
+static void opara__conv_pick_block(opara__cpu_params* p, int64_t K, int64_t P, uint32_t workers) {
     int64_t images = p->batch * p->group, cout_g = p->cout / p->group, cb, want_m;
+    int64_t parts = workers ? (int64_t)workers : OPARA__CONV_MIN_ITEMS;
     p->k = p->pointwise ? (K > 0 ? K : 1) : OPARA__MIN(K > 0 ? K : 1, (int64_t)OPARA__CONV_K_SLICE);
     cb = p->pointwise ? 1024 : OPARA__CONV_SLICE_FLOATS / p->k / 16 * 16;
-    if (cb < 64) cb = 64;
-    if (images < OPARA__CONV_MIN_ITEMS && P >= 64 * OPARA__CONV_MIN_ITEMS) {
-        int64_t part = ((P + OPARA__CONV_MIN_ITEMS - 1) / OPARA__CONV_MIN_ITEMS + 15) / 16 * 16;
-        if (part < cb) cb = part;
+    if (cb < 256) cb = 256;
+    if (images < parts && P >= 64 * parts) { /* a multiple of `parts` blocks of about equal size */
+        int64_t blocks = ((P + cb - 1) / cb + parts - 1) / parts * parts;
+        cb = ((P + blocks - 1) / blocks + 15) / 16 * 16;
     }
     if (cb > P) cb = P;
     p->col_block = cb > 0 ? cb : 1;
     p->n_col_blocks = P > 0 ? (P + p->col_block - 1) / p->col_block : 0;
-    want_m = images * p->n_col_blocks >= OPARA__CONV_MIN_ITEMS ? 1
-                                                               : OPARA__CONV_MIN_ITEMS / (images * p->n_col_blocks);
+    want_m = images * p->n_col_blocks >= parts ? 1 : parts / (images * p->n_col_blocks);
     if (want_m > cout_g / 16) want_m = cout_g / 16;
     if (want_m < 1) want_m = 1;
     p->m = ((cout_g + want_m - 1) / want_m + 7) / 8 * 8;
@@ -383,7 +387,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         }
         return OPARA_OK;
     }
-    opara__conv_pick_block(p, K, P);
+    opara__conv_pick_block(p, K, P, op->workers);
     op->work_items = (size_t)(p->batch * p->group * p->m_blocks * p->n_col_blocks);
     op->scratch_floats = (p->pointwise ? 0 : (size_t)(p->k * p->col_block)) +
                          (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
@@ -569,6 +573,97 @@ static void opara__pool2d_row(const opara__cpu_params* p, int is_max, const floa
         for (o = lo; o < hi; ++o) yr[o] /= vdiv;
 }
 
+/* Separable 2-D pooling (no dilation): a window's max or sum is the max or sum over its rows of
+   the per-row max or sum over its columns. The plane is reduced horizontally in one flat pass per
+   column tap (run[j]: the kw elements from j on; rows of 7 to 56 are too short for the vector
+   units), each row's window starts are picked from run into h (H rows of OW; clipped edge windows
+   one at a time), and output rows are vertical passes over kh rows of h, flat over the rows whose
+   windows need no clipping when the stride is 1. Windows with no tap inside give 0, as in the
+   general path. */
+static void opara__pool_hrow(const opara__cpu_params* p, int is_max, const float* xr, const float* run, float* hr) {
+    int64_t W = p->in_sp[2], OW = p->out_sp[2], kw = p->kernel[2], sw = p->stride[2], pw = p->pad_b[2];
+    int64_t lo, hi, o, k;
+    opara__pool_interior(OW, sw, pw, kw, W, &lo, &hi);
+    if (hi > lo && sw == 1) memcpy(hr + lo, run + lo - pw, (size_t)(hi - lo) * sizeof(float));
+    else if (hi > lo && sw == 2) opara__vec_copy_even(hr + lo, run + 2 * lo - pw, (size_t)(hi - lo));
+    else
+        for (o = lo; o < hi; ++o) hr[o] = run[o * sw - pw];
+    for (o = 0; o < OW; ++o) {
+        int64_t s2, a2, b2;
+        float acc = 0.0f;
+        if (o == lo && hi > lo) o = hi;
+        if (o >= OW) break;
+        s2 = o * sw - pw;
+        opara__pool_taps(s2, 1, kw, W, &a2, &b2);
+        for (k = a2; k < b2; ++k) {
+            float v = xr[s2 + k];
+            acc = k == a2 ? v : is_max ? (v > acc ? v : acc) : acc + v;
+        }
+        hr[o] = acc;
+    }
+}
+
+static int opara__pool_separable(const opara__cpu_params* p) {
+    return p->dil[1] == 1 && p->dil[2] == 1 && p->kernel[2] <= p->in_sp[2];
+}
+
+/* Taps of a window starting at s along spatial dim d that the average divides by. */
+static float opara__pool_count(const opara__cpu_params* p, int d, int64_t s) {
+    int64_t lo, hi;
+    if (p->count_include_pad) return (float)opara__pool_padded_taps(p, d, s);
+    opara__pool_taps(s, 1, p->kernel[d], p->in_sp[d], &lo, &hi);
+    return (float)(hi - lo);
+}
+
+/* Output row o1 from the rows of h its window covers (sums stay undivided). */
+static void opara__pool_vrow(const opara__cpu_params* p, int is_max, const float* h, int64_t o1, float* yr) {
+    int64_t OW = p->out_sp[2], s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
+    opara__pool_taps(s1, 1, p->kernel[1], p->in_sp[1], &a1, &b1);
+    if (b1 <= a1) opara__vec_fill(yr, (size_t)OW, 0.0f);
+    else opara__vec_window(yr, h + (s1 + a1) * OW, (size_t)OW, (size_t)(b1 - a1), (size_t)OW, is_max);
+}
+
+/* 1 / x, or 0 for an empty window. */
+static float opara__pool_inverse(float x) { return x > 0.0f ? 1.0f / x : 0.0f; }
+
+/* Average: every sum times 1 / (its window's taps), from per-row and per-column reciprocals. */
+static void opara__pool_divide(const opara__cpu_params* p, const float* inv_col, float* y) {
+    int64_t OW = p->out_sp[2], o1, o;
+    for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
+        float inv_row = opara__pool_inverse(opara__pool_count(p, 1, o1 * p->stride[1] - p->pad_b[1]));
+        float* yr = y + o1 * OW;
+        for (o = 0; o < OW; ++o) yr[o] = yr[o] * inv_row * inv_col[o];
+    }
+}
+
+static opara_result opara__pool2d_separable_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int is_max = op->node->op == OPARA__OP_MAX_POOL;
+    int64_t H = p->in_sp[1], W = p->in_sp[2], OH = p->out_sp[1], OW = p->out_sp[2], kh = p->kernel[1], r, o1, o;
+    int64_t lo, hi;
+    float *run = scratch, *h = scratch + H * W, *inv_col = h + H * OW;
+    size_t item;
+    opara__pool_interior(OH, p->stride[1], p->pad_b[1], kh, H, &lo, &hi);
+    if (p->stride[1] != 1) hi = lo; /* the flat vertical pass needs stride 1 */
+    for (o = 0; o < OW; ++o) inv_col[o] = opara__pool_inverse(opara__pool_count(p, 2, o * p->stride[2] - p->pad_b[2]));
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * H * W;
+        float* y = (float*)op->out[0].data + (int64_t)item * OH * OW;
+        opara__vec_window(run, x, (size_t)(H * W - p->kernel[2] + 1), (size_t)p->kernel[2], 1, is_max);
+        for (r = 0; r < H; ++r) opara__pool_hrow(p, is_max, x + r * W, run + r * W, h + r * OW);
+        if (hi > lo)
+            opara__vec_window(y + lo * OW, h + (lo - p->pad_b[1]) * OW, (size_t)((hi - lo) * OW), (size_t)kh, (size_t)OW,
+                              is_max);
+        for (o1 = 0; o1 < OH; ++o1) {
+            if (o1 == lo && hi > lo) o1 = hi;
+            if (o1 >= OH) break;
+            opara__pool_vrow(p, is_max, h, o1, y + o1 * OW);
+        }
+        if (!is_max) opara__pool_divide(p, inv_col, y);
+    }
+    return OPARA_OK;
+}
+
 /* 2-D pooling without indices (the common case): planes [begin, end). */
 static opara_result opara__pool2d_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -668,7 +763,12 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 1;
     op->fn = opara__pool_kernel;
-    if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1 && !(op->n_out > 1 && op->out[1].data))
+    if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1 && !(op->n_out > 1 && op->out[1].data)) {
         op->fn = opara__pool2d_kernel;
+        if (opara__pool_separable(p)) {
+            op->fn = opara__pool2d_separable_kernel;
+            op->scratch_floats = (size_t)(p->in_sp[1] * p->in_sp[2] + (p->in_sp[1] + 1) * p->out_sp[2]);
+        }
+    }
     return OPARA_OK;
 }

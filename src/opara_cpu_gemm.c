@@ -84,6 +84,22 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_taps2_avx2(float* d
     }
     return i;
 }
+
+/* The 8-wide body of opara__vec_window; returns how many leading outputs it did. */
+__attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* d, const float* s, size_t n, size_t taps,
+                                                                         size_t pitch, int is_max) {
+    size_t i = 0, k;
+    for (; i + 8 <= n; i += 8) {
+        __m256 acc = _mm256_loadu_ps(s + i);
+        for (k = 1; k < taps; ++k) {
+            __m256 v = _mm256_loadu_ps(s + i + k * pitch);
+            acc = is_max ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
+        }
+        _mm256_storeu_ps(d + i, acc);
+    }
+    return i;
+}
+
 #else
 static int opara__gemm_have_avx2(void) { return 0; }
 #endif
@@ -132,6 +148,43 @@ OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, siz
     for (; i < n; ++i) {
         float acc = d[i];
         for (k = 0; k < taps; ++k) acc += w[k] * s[i * stride + k * dil];
+        d[i] = acc;
+    }
+}
+
+/* d[i] = s[2 * i] for i < n; reads nothing past s[2 * (n - 1)]. */
+OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    for (; i + 4 < n; i += 4) /* reads s[2i .. 2i + 7]; 2i + 7 < 2(n - 1) while i + 4 < n */
+        _mm_storeu_ps(d + i, _mm_shuffle_ps(_mm_loadu_ps(s + 2 * i), _mm_loadu_ps(s + 2 * i + 4), _MM_SHUFFLE(2, 0, 2, 0)));
+#endif
+    for (; i < n; ++i) d[i] = s[2 * i];
+}
+
+/* d[i] = the max (or sum) over k < taps of s[i + k * pitch]: the windows of a separable pool,
+   each output stored once. */
+OPARA__PRIVATE void opara__vec_window(float* d, const float* s, size_t n, size_t taps, size_t pitch, int is_max) {
+    size_t i = 0, k;
+#if OPARA__GEMM_AVX2
+    if (n >= 8 && opara__gemm_have_avx2()) i = opara__vec_window_avx2(d, s, n, taps, pitch, is_max);
+#endif
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) {
+        __m128 acc = _mm_loadu_ps(s + i);
+        for (k = 1; k < taps; ++k) {
+            __m128 v = _mm_loadu_ps(s + i + k * pitch);
+            acc = is_max ? _mm_max_ps(v, acc) : _mm_add_ps(acc, v);
+        }
+        _mm_storeu_ps(d + i, acc);
+    }
+#endif
+    for (; i < n; ++i) {
+        float acc = s[i];
+        for (k = 1; k < taps; ++k) {
+            float v = s[i + k * pitch];
+            acc = is_max ? (v > acc ? v : acc) : acc + v;
+        }
         d[i] = acc;
     }
 }

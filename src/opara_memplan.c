@@ -58,6 +58,7 @@ typedef struct opara__mem {
     uint32_t node_stream, node_pos, node_level; /* its stream, launch position, level */
     uint32_t window;        /* memory sync window (0: off) */
     int level_sync;         /* also wait on readers at a lower level (needs window != 0) */
+    uint64_t budget;        /* memory budget: rather than grow the arena past it, wait on any retired block */
     const double* est_start; /* expected times per node (desc), or NULL */
     const double* est_end;
     uint32_t* extra;        /* (node, waited node) pairs added for memory reuse */
@@ -418,38 +419,76 @@ static void opara__vc_learn(opara__vc_slot* c, uint32_t k, uint32_t lane, uint32
 
 /* Adds waits of the current node on the unknown facts of the segments covering the run's first
    `size` bytes, and learns them. */
+/* Facts start..start+count: the current node waits on the op of each unknown one and learns it. */
+static int opara__mem_sync_facts(opara__mem* m, uint32_t start, uint32_t count, opara__vc_slot* c) {
+    uint32_t i;
+    for (i = 0; i < count; ++i) {
+        const opara__fact_rec* f = &m->facts[start + i];
+        if (opara__mem_knows(m, f, c)) continue;
+        if (m->extra_stamp[f->node] != m->node + 1) {
+            if (m->n_extra + 2 > m->extra_cap &&
+                opara__grow(m->g->rt, (void**)&m->extra, &m->extra_cap, m->n_extra + 2, sizeof(uint32_t)) != OPARA_OK)
+                return 0;
+            m->extra[m->n_extra++] = m->node;
+            m->extra[m->n_extra++] = f->node;
+            m->extra_stamp[f->node] = m->node + 1;
+        }
+        opara__vc_learn(c, m->walk.k, f->lane, f->seq);
+    }
+    return 1;
+}
+
 static int opara__seg_sync(opara__mem* m, uint32_t first, uint64_t size, opara__vc_slot* c) {
-    uint32_t id, i;
+    uint32_t id;
     uint64_t have = 0;
     for (id = first; id != UINT32_MAX && have < size; id = m->segs[id].next) {
-        for (i = 0; i < m->segs[id].n_facts; ++i) {
-            const opara__fact_rec* f = &m->facts[m->segs[id].facts + i];
-            if (opara__mem_knows(m, f, c)) continue;
-            if (m->extra_stamp[f->node] != m->node + 1) {
-                if (m->n_extra + 2 > m->extra_cap &&
-                    opara__grow(m->g->rt, (void**)&m->extra, &m->extra_cap, m->n_extra + 2, sizeof(uint32_t)) != OPARA_OK)
-                    return 0;
-                m->extra[m->n_extra++] = m->node;
-                m->extra[m->n_extra++] = f->node;
-                m->extra_stamp[f->node] = m->node + 1;
-            }
-            opara__vc_learn(c, m->walk.k, f->lane, f->seq);
-        }
+        if (!opara__mem_sync_facts(m, m->segs[id].facts, m->segs[id].n_facts, c)) return 0;
         have += m->segs[id].size;
     }
     return 1;
 }
 
+/* Bytes from segment `first` to the arena's top (a run that does not fit ends there). */
+static uint64_t opara__seg_bytes_to_top(const opara__mem* m, uint32_t first) {
+    uint64_t sum = 0;
+    for (; first != UINT32_MAX; first = m->segs[first].next) sum += m->segs[first].size;
+    return sum;
+}
+
+/* Under a memory budget, when taking `run` (UINT32_MAX: a new segment at the top) would grow the
+   arena past the budget: a run of retired blocks reused with waits on their previous occupants
+   (all launched earlier, so the waits point backwards), with the sync window halved until one
+   fits: the blocks whose occupants were launched longest ago first, since waiting on a recent
+   op serialises most. Window 1 accepts every retired block. Else the longest run at the top, if
+   it grows the arena less. These waits trade parallelism for memory. */
+static uint32_t opara__seg_budget_run(opara__mem* m, uint64_t size, const opara__vc_slot* c, uint32_t run) {
+    uint64_t have = run == UINT32_MAX ? 0 : opara__seg_bytes_to_top(m, run);
+    uint32_t found[2], window = m->window, pick = UINT32_MAX;
+    int fits[2];
+    if (!m->budget || !m->window || m->top + size - have <= m->budget) return UINT32_MAX;
+    do {
+        m->window = m->window > 1 ? m->window / 2 : 1;
+        opara__seg_find(m, size, c, found, fits);
+        if (fits[1]) pick = found[1];
+        else if (m->window == 1 && found[1] != UINT32_MAX && opara__seg_bytes_to_top(m, found[1]) > have) pick = found[1];
+    } while (pick == UINT32_MAX && m->window > 1);
+    m->window = window;
+    return pick;
+}
+
 static uint32_t opara__seg_alloc(opara__mem* m, uint64_t size, opara__vc_slot* c, uint32_t* prior_start,
                                  uint32_t* prior_count) {
     int fits[2];
-    uint32_t found[2], run, id;
+    uint32_t found[2], run, id, forced;
     opara__seg_find(m, size, c, found, fits);
     run = found[0];
     *prior_start = *prior_count = 0;
     if (!fits[0] && m->window && fits[1]) {
         if (!opara__seg_sync(m, found[1], size, c)) return UINT32_MAX;
         run = found[1];
+    } else if (!fits[0] && (forced = opara__seg_budget_run(m, size, c, run)) != UINT32_MAX) {
+        if (!opara__seg_sync(m, forced, size, c)) return UINT32_MAX;
+        run = forced;
     }
     if (run != UINT32_MAX) {
         if (!opara__seg_prior_facts(m, run, size, prior_start, prior_count)) return UINT32_MAX;
@@ -650,6 +689,12 @@ static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot
                if the block's previous occupants are done for this producer too. (The Concat itself
                comes after all its inputs' producers, so after the one that allocated the block.) */
             if (r == y || opara__mem_knows_all(m, m->prior_start[r], m->prior_count[r], c)) continue;
+            /* under a memory budget, wait on those occupants (launched before the block's first
+               writer, so earlier) rather than give the input a block of its own */
+            if (m->budget && m->window) {
+                if (!opara__mem_sync_facts(m, m->prior_start[r], m->prior_count[r], c)) return OPARA_ERR_OUT_OF_MEMORY;
+                continue;
+            }
             opara__mem_unfuse(m, y);
             r = y;
         }
@@ -792,6 +837,7 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.walk.k = opara__vc_slots(plan->n_lanes);
     m.window = plan->desc.no_memory_sync ? 0 : plan->desc.memory_sync_window ? plan->desc.memory_sync_window : 64;
     m.level_sync = !plan->desc.no_level_sync;
+    m.budget = plan->stats.budget_bytes;
     if (plan->desc.est_start_us && plan->desc.est_end_us) {
         m.est_start = plan->desc.est_start_us;
         m.est_end = plan->desc.est_end_us;
@@ -840,4 +886,32 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     opara__free(rt, m.stream_fact);
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "out of memory planning memory for %u values", g->n_values);
     return r;
+}
+
+/* The static aliases (views, in-place Concat inputs) for p's knobs and sizes, as the memory plan
+   makes them before its walk, over the graph's topological order instead of p's launch order (a
+   Concat comes after the Concats among its inputs in every topological order; only an input
+   shared by two Concats may land in the other one). */
+OPARA__PRIVATE opara_result opara__memory_aliases(const opara__graph* g, const opara__plan* p, int32_t* parent) {
+    opara__mem m;
+    opara__plan q = *p;
+    uint32_t v;
+    memset(&m, 0, sizeof m);
+    q.order = g->topo;
+    q.alias_kind = (uint8_t*)opara__calloc(g->rt, (size_t)g->n_values + 1, 1);
+    m.parent_off = (uint64_t*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(uint64_t));
+    if (!q.alias_kind || !m.parent_off) {
+        opara__free(g->rt, q.alias_kind);
+        opara__free(g->rt, m.parent_off);
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the aliases of %u values", g->n_values);
+    }
+    m.g = g;
+    m.p = &q;
+    m.parent = parent;
+    for (v = 0; v < g->n_values; ++v) parent[v] = -1;
+    opara__mem_views(&m);
+    opara__mem_concats(&m);
+    opara__free(g->rt, q.alias_kind);
+    opara__free(g->rt, m.parent_off);
+    return OPARA_OK;
 }

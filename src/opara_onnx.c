@@ -2228,6 +2228,55 @@ static opara_result opara__fuse_relu(opara__imp* im, uint32_t relu, uint8_t* dea
     return OPARA_OK;
 }
 
+/* The spatial pads of a Pad that an unpadded AveragePool after it can take over: constant 0, no
+   padding of N and C, each pad smaller than the window; 0 when it cannot. */
+static int opara__pad_for_pool(const opara__node* pad, const opara__node* pool, int64_t* pads, uint32_t* n_pads) {
+    uint32_t np = 0, nk = 0, n_pool_pads = 0, n_dil = 0, i, rank;
+    const int64_t* p = opara__attr_ints(pad, "pads", &np);
+    const int64_t* kernel = opara__attr_ints(pool, "kernel_shape", &nk);
+    const int64_t* pool_pads = opara__attr_ints(pool, "pads", &n_pool_pads);
+    const int64_t* dil = opara__attr_ints(pool, "dilations", &n_dil);
+    rank = nk + 2;
+    if (!p || !kernel || nk == 0 || nk > 3 || np != 2 * rank || opara__attr_float(pad, "value", 0.0f) != 0.0f ||
+        strcmp(opara__attr_string(pad, "mode", "constant"), "constant") != 0 ||
+        strcmp(opara__attr_string(pool, "auto_pad", "NOTSET"), "NOTSET") != 0 || opara__attr_int(pool, "ceil_mode", 0))
+        return 0;
+    for (i = 0; i < n_pool_pads; ++i)
+        if (pool_pads[i]) return 0;
+    for (i = 0; i < n_dil; ++i)
+        if (dil[i] != 1) return 0;
+    if (p[0] || p[1] || p[rank] || p[rank + 1]) return 0;
+    for (i = 0; i < nk; ++i) {
+        int64_t b = p[2 + i], e = p[2 + i + rank];
+        if (b < 0 || e < 0 || b >= kernel[i] || e >= kernel[i]) return 0;
+        pads[i] = b;
+        pads[i + nk] = e;
+    }
+    *n_pads = 2 * nk;
+    return 1;
+}
+
+/* Pad(0) -> AveragePool (how exporters write count_include_pad pooling) becomes one AveragePool
+   with the pads and count_include_pad = 1: every window lies inside the padded extent and divides
+   by the whole kernel, as it did over the padded tensor. */
+static opara_result opara__fuse_pad_pool(opara__imp* im, uint32_t pool, uint8_t* dead) {
+    opara__graph* g = im->g;
+    int32_t x = g->nodes[pool].n_inputs ? g->nodes[pool].inputs[0] : -1, p;
+    int64_t pads[6];
+    uint32_t n_pads = 0;
+    opara_result r;
+    if (x < 0 || (p = g->values[x].producer) < 0 || dead[p] || g->nodes[p].op != OPARA__OP_PAD ||
+        g->nodes[p].n_inputs < 1 || g->nodes[p].inputs[0] < 0 || opara__sole_consumer(g, x) != (int32_t)pool ||
+        !opara__pad_for_pool(&g->nodes[p], &g->nodes[pool], pads, &n_pads))
+        return OPARA_OK;
+    r = opara__node_set_ints(g, (int32_t)pool, "pads", pads, n_pads);
+    if (r == OPARA_OK) r = opara__node_set_int(g, (int32_t)pool, "count_include_pad", 1);
+    if (r != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
+    g->nodes[pool].inputs[0] = g->nodes[p].inputs[0];
+    dead[p] = 1;
+    return OPARA_OK;
+}
+
 static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
     opara__graph* g = im->g;
     uint32_t i, n = g->n_nodes;
@@ -2236,6 +2285,8 @@ static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
         if (g->nodes[g->topo[i]].op == OPARA__OP_BATCH_NORM) r = opara__fold_bn(im, g->topo[i], dead);
     for (i = 0; r == OPARA_OK && i < n; ++i)
         if (g->nodes[g->topo[i]].op == OPARA__OP_RELU) r = opara__fuse_relu(im, g->topo[i], dead);
+    for (i = 0; r == OPARA_OK && i < n; ++i)
+        if (g->nodes[g->topo[i]].op == OPARA__OP_AVERAGE_POOL) r = opara__fuse_pad_pool(im, g->topo[i], dead);
     return r;
 }
 

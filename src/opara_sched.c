@@ -93,9 +93,15 @@ static void opara__ready_push(opara__ready_heap* h, opara__ready x) {
     h->items[i] = x;
 }
 
-static uint32_t opara__ready_pop(opara__ready_heap* h) {
-    uint32_t top = h->items[0].node, i = 0;
+/* Removes the item at index i (0: the least) and returns its node. */
+static uint32_t opara__ready_remove(opara__ready_heap* h, uint32_t i) {
+    uint32_t top = h->items[i].node;
     opara__ready x = h->items[--h->size];
+    if (i == h->size) return top;
+    while (i > 0 && opara__ready_less(&x, &h->items[(i - 1) / 2])) {
+        h->items[i] = h->items[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= h->size) break;
@@ -104,7 +110,7 @@ static uint32_t opara__ready_pop(opara__ready_heap* h) {
         h->items[i] = h->items[c];
         i = c;
     }
-    if (h->size) h->items[i] = x;
+    h->items[i] = x;
     return top;
 }
 
@@ -115,6 +121,7 @@ typedef struct opara__alg2 {
     opara__metric metric;
     opara__ready_heap lists[2]; /* indexed by opara__op_class */
     uint32_t seq;
+    opara__order_budget* budget; /* NULL: unbounded */
 } opara__alg2;
 
 static void opara__alg2_make_ready(opara__alg2* a, uint32_t node) {
@@ -141,8 +148,54 @@ static int opara__alg2_choose(const opara__alg2* a, opara__alternation mode, int
     }
     if (want == OPARA__CLASS_MEMORY && !mem_ok) want = OPARA__CLASS_COMPUTE;
     if (want == OPARA__CLASS_COMPUTE && !comp_ok) want = OPARA__CLASS_MEMORY;
-    if (mode == OPARA__ALT_LAST_PICK) *state = want == OPARA__CLASS_MEMORY ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
     return want;
+}
+
+/* A ready op's effect on the launch-order live bytes, for the budgeted pick. */
+typedef struct opara__alg2_cost {
+    int fits;       /* live + alloc stays within the budget */
+    int64_t net;    /* alloc - freed: the change of live bytes once it has run */
+    uint64_t alloc;
+} opara__alg2_cost;
+
+static opara__alg2_cost opara__alg2_cost_of(opara__alg2* a, uint32_t node) {
+    opara__alg2_cost c;
+    uint64_t freed;
+    opara__live_cost(a->budget->live, node, &c.alloc, &freed);
+    c.fits = a->budget->live->live + c.alloc <= a->budget->limit;
+    c.net = (int64_t)c.alloc - (int64_t)freed;
+    return c;
+}
+
+/* Under a memory budget. The ready op Alg. 2 picks (list `which`, index 0) when launching it keeps
+   the live bytes within the budget; else, among the ready ops that fit, the least demand of the
+   preferred list, then of the other list (the alternation and least-demand-first rules, restricted
+   to what fits); when none fits, the op that leaves the fewest bytes live, then the one that
+   allocates least, then the one ready last (it continues a branch just advanced instead of
+   opening another, depth first): finishing branches frees their inputs, so the schedule narrows
+   to about as many branches as the budget holds. Linear in the ready ops, only while the budget
+   binds. */
+static void opara__alg2_budget_pick(opara__alg2* a, int* which, uint32_t* index) {
+    int best_list[2] = {-1, -1}, l, other = -1;
+    uint32_t best_at[2] = {0, 0}, i, other_at = 0;
+    opara__alg2_cost best_other;
+    memset(&best_other, 0, sizeof best_other);
+    *index = 0;
+    if (opara__alg2_cost_of(a, a->lists[*which].items[0].node).fits) return;
+    for (l = 0; l < 2; ++l)
+        for (i = 0; i < a->lists[l].size; ++i) {
+            const opara__ready* r = &a->lists[l].items[i];
+            opara__alg2_cost c = opara__alg2_cost_of(a, r->node);
+            if (c.fits) {
+                if (best_list[l] < 0 || opara__ready_less(r, &a->lists[l].items[best_at[l]])) best_list[l] = l, best_at[l] = i;
+            } else if (other < 0 || c.net < best_other.net || (c.net == best_other.net && (c.alloc < best_other.alloc ||
+                       (c.alloc == best_other.alloc && r->seq > a->lists[other].items[other_at].seq)))) {
+                other = l, other_at = i, best_other = c;
+            }
+        }
+    if (best_list[*which] >= 0) *index = best_at[*which];
+    else if (best_list[!*which] >= 0) *which = !*which, *index = best_at[*which];
+    else *which = other, *index = other_at;
 }
 
 static void opara__order_alg2(opara__alg2* a, opara__alternation mode, uint32_t* indeg, uint32_t* order) {
@@ -154,7 +207,11 @@ static void opara__order_alg2(opara__alg2* a, opara__alternation mode, uint32_t*
         if (!indeg[n]) opara__alg2_make_ready(a, n);
     while (a->lists[0].size || a->lists[1].size) {
         int which = opara__alg2_choose(a, mode, &state);
-        uint32_t u = opara__ready_pop(&a->lists[which]);
+        uint32_t at = 0, u;
+        if (a->budget) opara__alg2_budget_pick(a, &which, &at);
+        if (mode == OPARA__ALT_LAST_PICK) state = which == OPARA__CLASS_MEMORY ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
+        u = opara__ready_remove(&a->lists[which], at);
+        if (a->budget) opara__live_launch(a->budget->live, u);
         order[emitted++] = u;
         for (k = g->succ_start[u]; k < g->succ_start[u + 1]; ++k)
             if (--indeg[g->succs[k]] == 0) opara__alg2_make_ready(a, g->succs[k]);
@@ -169,6 +226,12 @@ static opara_launch_order opara__resolve_order(const opara__plan_desc* d) {
 OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
                                               const opara__device* dev, const opara__plan_desc* desc,
                                               uint32_t* order) {
+    return opara__sched_order_budgeted(g, descs, dev, desc, NULL, order);
+}
+
+OPARA__PRIVATE opara_result opara__sched_order_budgeted(const opara__graph* g, const opara__op_desc* descs,
+                                                       const opara__device* dev, const opara__plan_desc* desc,
+                                                       opara__order_budget* budget, uint32_t* order) {
     opara_launch_order which = opara__resolve_order(desc);
     uint32_t* scratch;
     if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
@@ -191,6 +254,7 @@ OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opar
         a.descs = descs;
         a.dev = dev ? dev : opara__device_default();
         a.metric = desc->metric;
+        a.budget = budget;
         a.lists[0].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
         a.lists[1].items = (opara__ready*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(opara__ready));
         if (a.lists[0].items && a.lists[1].items) opara__order_alg2(&a, desc->alternation, scratch, order);
@@ -670,6 +734,8 @@ static opara_result opara__check_desc(const opara__graph* g, const opara__plan_d
     if (d->metric > OPARA__METRIC_TIME || d->alternation > OPARA__ALT_LAST_PICK ||
         d->pred_order > OPARA__PRED_ASC_STREAM || d->inherit > OPARA__INHERIT_FIRST_SUCCESSOR)
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a plan knob is out of range");
+    if (!(d->memory_budget >= 0) || d->memory_budget > 1e6)
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "memory budget %g is not a ratio in [0, 1e6]", d->memory_budget);
     if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "alignment %u is not a power of two <= 1 MiB", d->alignment);
     if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
@@ -794,12 +860,30 @@ static opara_result opara__assign_streams(const opara__graph* g, opara__plan* p,
     return opara__finish_streams(g, p, raw);
 }
 
+/* The launch order, under a limit on the bytes live in launch order when live_limit != 0. */
+static opara_result opara__plan_order(const opara__graph* g, opara__plan* p, const opara__op_desc* descs,
+                                      const opara__device* dev, uint64_t live_limit) {
+    opara__live live;
+    opara__order_budget budget;
+    opara_result r;
+    if (!live_limit || opara__resolve_order(&p->desc) != OPARA_LAUNCH_ALG2)
+        return opara__sched_order(g, descs, dev, &p->desc, p->order);
+    r = opara__live_init(&live, g, p);
+    if (r != OPARA_OK) return r;
+    budget.live = &live;
+    budget.limit = live_limit;
+    r = opara__sched_order_budgeted(g, descs, dev, &p->desc, &budget, p->order);
+    opara__live_free(g->rt, &live);
+    return r;
+}
+
 static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, const opara__op_desc* descs,
-                                      const opara__device* dev) {
+                                      const opara__device* dev, uint64_t live_limit) {
     uint32_t* extra_start = NULL;
     uint32_t* extra = NULL;
     uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
-    opara_result r = opara__sched_order(g, descs, dev, &p->desc, p->order);
+    opara_result r = opara__plan_order(g, p, descs, dev, live_limit);
+    if (r == OPARA_OK) r = opara__live_peak(g, p, p->order, &p->stats.live_bytes);
     opara__compute_levels(g, p->level);
     t1 = opara__now_ns();
     if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
@@ -822,22 +906,20 @@ static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, con
     return r;
 }
 
-OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
-                                              const opara__op_desc* descs, const opara__device* dev,
-                                              const opara__plan_desc* desc, opara__plan** out) {
-    opara__plan* p;
+/* One plan for resolved knobs d; with a budget, the arena budget and the launch-order live limit. */
+static opara_result opara__plan_make(const opara__graph* g, const uint64_t* value_bytes, const opara__op_desc* descs,
+                                     const opara__device* dev, const opara__plan_desc* d, uint64_t budget_bytes,
+                                     uint64_t live_limit, opara__plan** out) {
+    opara__plan* p = (opara__plan*)opara__calloc(g->rt, 1, sizeof(opara__plan));
     opara_result r;
     *out = NULL;
-    if (!g || !value_bytes) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "value sizes are required")
-                                     : OPARA_ERR_INVALID_ARGS;
-    p = (opara__plan*)opara__calloc(g->rt, 1, sizeof(opara__plan));
     if (!p) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan");
-    opara__resolve_desc(&p->desc, desc);
-    r = opara__check_desc(g, &p->desc);
-    if (r == OPARA_OK) r = opara__plan_alloc(g, p);
+    p->desc = *d;
+    r = opara__plan_alloc(g, p);
     if (r == OPARA_OK) {
         memcpy(p->value_bytes, value_bytes, (size_t)g->n_values * sizeof(uint64_t));
-        r = opara__plan_build(g, p, descs, dev);
+        p->stats.budget_bytes = budget_bytes;
+        r = opara__plan_build(g, p, descs, dev, live_limit);
     }
     if (r != OPARA_OK) {
         opara__plan_free(g->rt, p);
@@ -845,6 +927,112 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
     }
     *out = p;
     return OPARA_OK;
+}
+
+/* The sequential plan with the same knobs: its arena and its launch-order live bytes. */
+static opara_result opara__plan_reference(const opara__graph* g, const uint64_t* value_bytes, const opara__op_desc* descs,
+                                          const opara__device* dev, const opara__plan_desc* d, uint64_t* arena,
+                                          uint64_t* live) {
+    opara__plan_desc sd = *d;
+    opara__plan* seq = NULL;
+    opara_result r;
+    sd.strategy = OPARA_STRATEGY_SEQUENTIAL;
+    sd.launch_order = OPARA_LAUNCH_TOPO;
+    sd.memory_budget = 0;
+    sd.est_start_us = sd.est_end_us = NULL;
+    sd.verify = 0;
+    r = opara__plan_make(g, value_bytes, descs, dev, &sd, 0, 0, &seq);
+    if (r != OPARA_OK) return r;
+    *arena = seq->arena_bytes;
+    *live = seq->stats.live_bytes;
+    opara__plan_free(g->rt, seq);
+    return OPARA_OK;
+}
+
+/* Keeps the one of *best and p with the smaller arena (*best on ties); frees the other. */
+static void opara__plan_keep_smaller(opara_runtime* rt, opara__plan** best, opara__plan* p) {
+    if (!*best || p->arena_bytes < (*best)->arena_bytes) {
+        opara__plan_free(rt, *best);
+        *best = p;
+    } else {
+        opara__plan_free(rt, p);
+    }
+}
+
+/* Under a memory budget (ratio R). The plan without a budget is kept when its arena fits R x the
+   sequential arena (the budget never changes such a plan). Else Alg. 2 keeps the launch-order live
+   bytes under R x the sequential order's (the two orders then pack with about the same
+   fragmentation) and the memory plan waits rather than grow the arena past the budget. The memory
+   plan packs online, so an order whose live bytes fit can still overshoot (NASNet's stem: no
+   retired run is long enough for the next big tensor): then plan again with the live limit x 0.9,
+   0.8, 0.7. The first plan within the budget is kept (the least restricted order that fits). When
+   none fits, the graph's topological order (Alg. 1 streams over it, like OPARA_TOPO) is tried last:
+   its arena is set by packing, not by concurrency, where Alg. 2's order fragments the arena (T5,
+   BERT: their Alg. 2 orders need no more live bytes than the sequential order, but leave no hole
+   long enough for the next big tensor). The smallest arena is kept. Its stats.total_ns covers all
+   of this; the phase times are the kept plan's. */
+static opara_result opara__plan_budgeted(const opara__graph* g, const uint64_t* value_bytes, const opara__op_desc* descs,
+                                         const opara__device* dev, const opara__plan_desc* d, opara__plan** out) {
+    static const double scales[] = {1.0, 0.9, 0.8, 0.7};
+    uint64_t seq_arena = 0, seq_live = 0, budget, t0 = opara__now_ns();
+    opara__plan *free_plan = NULL, *best = NULL, *p = NULL;
+    opara__plan_desc unbounded = *d;
+    opara_result r;
+    uint32_t i;
+    unbounded.memory_budget = 0;
+    r = opara__plan_make(g, value_bytes, descs, dev, &unbounded, 0, 0, &free_plan);
+    if (r == OPARA_OK) r = opara__plan_reference(g, value_bytes, descs, dev, d, &seq_arena, &seq_live);
+    if (r != OPARA_OK) goto done;
+    budget = (uint64_t)((double)seq_arena * d->memory_budget);
+    free_plan->desc = *d;
+    free_plan->stats.budget_bytes = budget;
+    if (free_plan->arena_bytes <= budget) goto done;
+    for (i = 0; i < sizeof scales / sizeof scales[0]; ++i) {
+        uint64_t live_limit = (uint64_t)((double)seq_live * d->memory_budget * scales[i]);
+        r = opara__plan_make(g, value_bytes, descs, dev, d, budget, live_limit, &p);
+        if (r != OPARA_OK) goto done;
+        opara__plan_keep_smaller(g->rt, &best, p);
+        p = NULL;
+        if ((best && best->arena_bytes <= budget) || opara__resolve_order(d) != OPARA_LAUNCH_ALG2) break;
+    }
+    if (best->arena_bytes > budget && opara__resolve_order(d) == OPARA_LAUNCH_ALG2) {
+        opara__plan_desc topo = *d;
+        topo.launch_order = OPARA_LAUNCH_TOPO;
+        r = opara__plan_make(g, value_bytes, descs, dev, &topo, budget, 0, &p);
+        if (r != OPARA_OK) goto done;
+        opara__plan_keep_smaller(g->rt, &best, p);
+        p = NULL;
+    }
+    if (best && best->arena_bytes < free_plan->arena_bytes) {
+        opara__plan_free(g->rt, free_plan);
+        free_plan = best;
+        best = NULL;
+    }
+done:
+    opara__plan_free(g->rt, p);
+    opara__plan_free(g->rt, best);
+    if (r != OPARA_OK) {
+        opara__plan_free(g->rt, free_plan);
+        return r;
+    }
+    free_plan->stats.total_ns = opara__now_ns() - t0;
+    *out = free_plan;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint64_t* value_bytes,
+                                              const opara__op_desc* descs, const opara__device* dev,
+                                              const opara__plan_desc* desc, opara__plan** out) {
+    opara__plan_desc d;
+    opara_result r;
+    *out = NULL;
+    if (!g || !value_bytes) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "value sizes are required")
+                                     : OPARA_ERR_INVALID_ARGS;
+    opara__resolve_desc(&d, desc);
+    r = opara__check_desc(g, &d);
+    if (r != OPARA_OK) return r;
+    if (d.memory_budget > 0) return opara__plan_budgeted(g, value_bytes, descs, dev, &d, out);
+    return opara__plan_make(g, value_bytes, descs, dev, &d, 0, 0, out);
 }
 
 OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,

@@ -143,6 +143,14 @@ typedef struct opara__plan_desc {
                                         every previous occupant is expected to have finished before the new
                                         writer starts (such waits cost nothing on that timeline), besides the
                                         window and level rules. Read only during opara__plan_create. */
+    double memory_budget;            /* peak memory budget as a ratio of the sequential plan's arena (same
+                                        knobs and alignment), e.g. 1.15; 0: unbounded. Alg. 2 then keeps
+                                        the bytes live in launch order under the ratio times the sequential
+                                        order's (preferring ready ops that fit, else the ones that free
+                                        most), and the memory plan reuses any retired block with waits
+                                        rather than grow the arena past the ratio times the sequential
+                                        arena (docs/SCHEDULING.md, "Memory budget"). The plan without a
+                                        budget is kept when it fits; else this costs a few plans more. */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
@@ -176,6 +184,10 @@ typedef struct opara__plan_stats {
     uint32_t n_inplace, n_concat_in_place, n_views;
     uint32_t n_memory_waits;   /* waits added by the memory plan to reuse a block (part of n_waits) */
     uint64_t arena_bytes;      /* peak memory of the plan = arena size */
+    uint64_t budget_bytes;     /* with memory_budget: the arena budget (ratio x the sequential arena), else 0 */
+    uint64_t live_bytes;       /* most bytes live at once in launch order (blocks written at their producer's
+                                  launch, freed at their last reader's launch; no arena can be smaller
+                                  when every op runs in launch order) */
     uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
     uint64_t order_ns, streams_ns, sync_ns, memory_ns, verify_ns, total_ns;
 } opara__plan_stats;
@@ -274,6 +286,49 @@ OPARA__PRIVATE double opara__op_demand(const opara__op_desc* d, const opara__dev
 OPARA__PRIVATE opara_result opara__sched_order(const opara__graph* g, const opara__op_desc* descs,
                                               const opara__device* dev, const opara__plan_desc* desc,
                                               uint32_t* order);
+
+/* ---- memory budget (opara_live.c) ------------------------------------------------------------ */
+
+/* Bytes live in launch order: a storage root (the memory plan's static aliases: views and in-place
+   Concat inputs share their root) becomes live when its first writer is launched and dies when its
+   last reader is launched; graph outputs never die. In-place outputs are not modelled (they depend
+   on happens-before, known only after streams are assigned), so this slightly over-counts. */
+typedef struct opara__live {
+    const opara__graph* g;
+    uint32_t* root;  /* [n_values] storage root of an arena value, UINT32_MAX for other values */
+    uint64_t* size;  /* [n_values] by root: aligned bytes */
+    uint32_t* reads; /* [n_values] by root: reads still to come */
+    uint8_t* state;  /* [n_values] by root: OPARA__LIVE_* bits */
+    uint32_t* seen;  /* [n_values] by root: stamp deduplicating one node's roots */
+    uint32_t stamp;
+    uint64_t live, peak;
+} opara__live;
+
+/* Sets up the tracker for plan p's value sizes, alignment and alias knobs (p->order unused). */
+OPARA__PRIVATE opara_result opara__live_init(opara__live* t, const opara__graph* g, const opara__plan* p);
+OPARA__PRIVATE void opara__live_free(opara_runtime* rt, opara__live* t);
+/* What launching `node` now would do: *alloc bytes become live, then *freed bytes die. */
+OPARA__PRIVATE void opara__live_cost(opara__live* t, uint32_t node, uint64_t* alloc, uint64_t* freed);
+/* Launches `node`: updates live and peak. */
+OPARA__PRIVATE void opara__live_launch(opara__live* t, uint32_t node);
+/* Peak live bytes of launch order `order` for plan p's sizes and knobs. */
+OPARA__PRIVATE opara_result opara__live_peak(const opara__graph* g, const opara__plan* p, const uint32_t* order,
+                                            uint64_t* peak);
+
+/* Alg. 2 under a memory budget: `live` tracks the launch-order live bytes, `limit` caps them. */
+typedef struct opara__order_budget {
+    opara__live* live;
+    uint64_t limit;
+} opara__order_budget;
+
+/* opara__sched_order with an optional budget (NULL: none). */
+OPARA__PRIVATE opara_result opara__sched_order_budgeted(const opara__graph* g, const opara__op_desc* descs,
+                                                       const opara__device* dev, const opara__plan_desc* desc,
+                                                       opara__order_budget* budget, uint32_t* order);
+
+/* The static aliases the memory plan makes for p's knobs and sizes (views, in-place Concat
+   inputs): parent[v] is the value v lives in, -1 for a root (opara_memplan.c). */
+OPARA__PRIVATE opara_result opara__memory_aliases(const opara__graph* g, const opara__plan* p, int32_t* parent);
 
 /* Opara Alg. 1 over `order`: stream[n_nodes], returns the stream count in *n_streams. Streams are
    numbered in creation order. */

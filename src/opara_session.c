@@ -85,6 +85,7 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     memset(&pd, 0, sizeof pd);
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
+    pd.memory_budget = d->memory_budget;
     pd.shapes = s->shapes;
     s->strategy = d->strategy;
     /* Worker threads run the streams truly concurrently: the plan is proven safe before use. */
@@ -104,6 +105,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     memset(&pd, 0, sizeof pd);
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
+    pd.memory_budget = d->memory_budget;
     o.device = d->cuda_device;
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
     o.profile = d->cuda_profile;
@@ -153,6 +155,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (desc) d = *desc;
     if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
         return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
+    if (!(d.memory_budget >= 0))
+        return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: memory_budget must be a ratio >= 0 (0: unbounded)");
     r = opara__session_pick_backend(runtime, &d, &use_cuda);
     if (r != OPARA_OK) return r;
     s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);

@@ -37,12 +37,44 @@ FOLDABLE = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast"
             "Reshape", "ConstantOfShape", "Range", "Equal", "Where", "Transpose", "Flatten", "Sqrt", "Pow"}
 
 
+def zero_pad(n, init):
+    """A constant Pad's pads (opset >= 11: from initializers or Constant nodes) when its value is 0, else None."""
+    from onnx import numpy_helper
+    attrs = {a.name: a for a in n.attribute}
+    if "mode" in attrs and attrs["mode"].s not in (b"", b"constant"):
+        return None
+    if len(n.input) < 2 or n.input[1] not in init:
+        return None
+    if len(n.input) > 2 and n.input[2]:
+        if n.input[2] not in init or float(numpy_helper.to_array(init[n.input[2]])) != 0.0:
+            return None
+    return [int(v) for v in numpy_helper.to_array(init[n.input[1]])]
+
+
+def pool_takes_pad(n, pads):
+    """An unpadded AveragePool absorbs a zero pad of its spatial dims smaller than its window."""
+    attrs = {a.name: a for a in n.attribute}
+    kernel = list(attrs["kernel_shape"].ints)
+    rank = len(kernel) + 2
+    if len(pads) != 2 * rank or any(pads[i] or pads[rank + i] for i in (0, 1)):
+        return False
+    if any(attrs[k].ints and any(attrs[k].ints) for k in ("pads",) if k in attrs):
+        return False
+    if "dilations" in attrs and any(d != 1 for d in attrs["dilations"].ints):
+        return False
+    if attrs.get("ceil_mode") and attrs["ceil_mode"].i or attrs.get("auto_pad") and attrs["auto_pad"].s not in (b"", b"NOTSET"):
+        return False
+    return all(0 <= pads[2 + i] < kernel[i] and 0 <= pads[rank + 2 + i] < kernel[i] for i in range(len(kernel)))
+
+
 def zoo(zoo_dir, out):
     import onnx
     lines = []
     for path in sorted(glob.glob(os.path.join(zoo_dir, "*.onnx"))):
         g = onnx.load(path, load_external_data=False).graph
         const = {i.name for i in g.initializer}
+        init = {i.name: i for i in g.initializer}
+        init.update({n.output[0]: a.t for n in g.node if n.op_type == "Constant" for a in n.attribute if a.name == "value"})
         nodes = list(g.node)
         kept = []
         alias = {}
@@ -65,6 +97,14 @@ def zoo(zoo_dir, out):
             for o in n.output: producer[o] = n.op_type
             for i in ins: uses[i] = uses.get(i, 0) + 1
         fused = 0
+        pads_of = {}  # Pad output -> its pads, when the Pad is a zero pad (AveragePool takes it over)
+        for n, ins in kept:
+            if n.op_type == "Pad":
+                pads = zero_pad(n, init)
+                if pads is not None: pads_of[n.output[0]] = pads
+            if n.op_type == "AveragePool" and ins and uses.get(ins[0]) == 1 and ins[0] not in outputs and \
+                    ins[0] in pads_of and pool_takes_pad(n, pads_of[ins[0]]):
+                fused += 1
         for n, ins in kept:
             if n.op_type in ("BatchNormalization", "Relu") and ins and uses.get(ins[0]) == 1 and ins[0] not in outputs:
                 p = producer.get(ins[0])

@@ -95,8 +95,12 @@ static void kt_ints(kt* k, const char* name, const int64_t* v, uint32_t n) { opa
 static void kt_floats(kt* k, const char* name, const float* v, uint32_t n) { opara__node_set_floats(&k->g, k->node, name, v, n); }
 static void kt_str(kt* k, const char* name, const char* v) { opara__node_set_string(&k->g, k->node, name, v); }
 
+/* The worker count kernels are prepared for (0: unknown), which decides how convolutions split. */
+static uint32_t kt_workers = 0;
+
 static opara_result kt_prepare(kt* k, const opara__blas* blas) {
     memset(&k->op, 0, sizeof k->op);
+    k->op.workers = kt_workers;
     k->op.node = &k->g.nodes[k->node];
     k->op.n_in = k->n_in;
     k->op.n_out = k->n_out;

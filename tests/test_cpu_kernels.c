@@ -144,9 +144,11 @@ OT_TEST(conv_random_all_paths) {
         for (t = 0; t < 25; ++t) {
             conv_case cc;
             random_conv(&cc, kind);
+            kt_workers = (uint32_t)(t % 4); /* unknown, 1, 2, 3 workers: different splits */
             if (!run_conv_case(T, &cc, &builtin_blas)) ++failures;
             if (system_blas.sgemm && !run_conv_case(T, &cc, &system_blas)) ++failures;
         }
+    kt_workers = 0;
     CHECK_EQ(failures, 0);
 }
 
@@ -168,6 +170,24 @@ OT_TEST(conv_channel_blocks_and_k_slices) {
     cc.pb[0] = cc.pb[1] = cc.pe[0] = cc.pe[1] = 1; cc.in[0] = 7; cc.in[1] = 6; cc.bias = 1; cc.relu = 1;
     CHECK(run_conv_case(T, &cc, &builtin_blas));
     if (system_blas.sgemm) CHECK(run_conv_case(T, &cc, &system_blas));
+}
+
+/* K = 256 * 9 is more than one K slice (2048): the im2col is rebuilt per slice, never reused
+   across channel blocks; for every worker count (1: one item, 2-3: channel or column blocks). */
+OT_TEST(conv_k_slices_for_each_worker_count) {
+    conv_case cc;
+    uint32_t workers;
+    memset(&cc, 0, sizeof cc);
+    cc.nsp = 2; cc.n = 1; cc.c = 256; cc.m = 40; cc.group = 1;
+    cc.k[0] = cc.k[1] = 3; cc.s[0] = cc.s[1] = 1; cc.d[0] = cc.d[1] = 1;
+    cc.pb[0] = cc.pb[1] = cc.pe[0] = cc.pe[1] = 1; cc.in[0] = 5; cc.in[1] = 4; cc.bias = 1; cc.relu = 1;
+    for (workers = 0; workers <= 3; ++workers) {
+        kt_workers = workers;
+        OT_LOG("workers %u", workers);
+        CHECK(run_conv_case(T, &cc, &builtin_blas));
+        if (system_blas.sgemm) CHECK(run_conv_case(T, &cc, &system_blas));
+    }
+    kt_workers = 0;
 }
 
 /* Depthwise on wide rows (the vector interior of every kernel row), strides and dilations. */
@@ -1295,7 +1315,7 @@ OT_TEST(blas_loader_reports_choice) {
 }
 
 static const opara_test_case tests[] = {
-    OT_CASE(conv_random_all_paths), OT_CASE(conv_large_channels_split_columns), OT_CASE(conv_rejects_bad_output_shape),
+    OT_CASE(conv_random_all_paths), OT_CASE(conv_large_channels_split_columns), OT_CASE(conv_k_slices_for_each_worker_count), OT_CASE(conv_rejects_bad_output_shape),
     OT_CASE(conv_transpose_random), OT_CASE(pools_random), OT_CASE(global_average_pool_and_batch_norm),
     OT_CASE(unary_ops), OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
     OT_CASE(binary_rejects_wrong_output), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),

@@ -412,14 +412,102 @@ OT_TEST(identity_and_dropout_drop_outputs_keep_names_and_values) {
     free(m.d);
 }
 
+/* x[N,PC,PH,PH] -> Pad(pads, value) -> AveragePool(3x3, stride) -> y: what exporters write for
+   count_include_pad pooling; fused into one AveragePool only when the pad is a zero spatial pad
+   smaller than the window. */
+enum { PC = 3, PH = 7, PK = 3 };
+
+typedef struct pad_pool_case {
+    int64_t pads[8]; /* ONNX order: begins of N, C, H, W then ends */
+    float value;
+    int64_t stride;
+    uint32_t fused_nodes;
+} pad_pool_case;
+
+static pbw pad_pool_model(const pad_pool_case* c) {
+    static const int64_t xd[4] = {-1, PC, PH, PH}, pd[1] = {8}, ks[2] = {PK, PK};
+    int64_t st[2];
+    pbw g = {0, 0, 0}, a = {0, 0, 0};
+    st[0] = st[1] = c->stride;
+    pbw_tensor_i64(&g, 5, "pads", pd, 1, c->pads);
+    pbw_tensor_f32(&g, 5, "value", NULL, 0, &c->value);
+    pbw_node(&g, "Pad", "pad", L("x", "pads", "value"), L("p", NULL, NULL), NULL);
+    pbw_attr_ints(&a, "kernel_shape", ks, 2);
+    pbw_attr_ints(&a, "strides", st, 2);
+    pbw_node(&g, "AveragePool", "pool", L("p", NULL, NULL), L("y", NULL, NULL), &a);
+    pbw_value_info(&g, 11, "x", 1, xd, 4);
+    pbw_value_info(&g, 12, "y", 1, NULL, -1);
+    return pbw_model(7, 13, &g);
+}
+
+/* The padded tensor's value at (n, c, h, w) of padded coordinates. */
+static double pad_pool_at(const pad_pool_case* c, const float* x, int64_t n, int64_t ch, int64_t h, int64_t w) {
+    int64_t xc = ch - c->pads[1], xh = h - c->pads[2], xw = w - c->pads[3];
+    if (xc < 0 || xc >= PC || xh < 0 || xh >= PH || xw < 0 || xw >= PH) return c->value;
+    return x[((n * PC + xc) * PH + xh) * PH + xw];
+}
+
+/* Pads explicitly, then averages every whole 3x3 window of the padded tensor; returns the count. */
+static size_t pad_pool_ref(const pad_pool_case* c, const float* x, int64_t batch, double* y, int64_t* yd) {
+    int64_t C = PC + c->pads[1] + c->pads[5], H = PH + c->pads[2] + c->pads[6], W = PH + c->pads[3] + c->pads[7];
+    int64_t OH = (H - PK) / c->stride + 1, OW = (W - PK) / c->stride + 1, n, ch, i, j, a, b;
+    size_t at = 0;
+    for (n = 0; n < batch; ++n)
+        for (ch = 0; ch < C; ++ch)
+            for (i = 0; i < OH; ++i)
+                for (j = 0; j < OW; ++j) {
+                    double sum = 0;
+                    for (a = 0; a < PK; ++a)
+                        for (b = 0; b < PK; ++b) sum += pad_pool_at(c, x, n, ch, i * c->stride + a, j * c->stride + b);
+                    y[at++] = sum / (PK * PK);
+                }
+    yd[0] = batch, yd[1] = C, yd[2] = OH, yd[3] = OW;
+    return at;
+}
+
+OT_TEST(zero_pad_fuses_into_average_pool) {
+    static const pad_pool_case cases[] = {
+        {{0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, 1, 1},  /* count_include_pad pooling */
+        {{0, 0, 2, 1, 0, 0, 0, 2}, 0.0f, 2, 1},  /* asymmetric, strided */
+        {{0, 0, 1, 1, 0, 0, 1, 1}, 0.5f, 1, 2},  /* not zero: stays a Pad */
+        {{0, 1, 1, 1, 0, 0, 1, 1}, 0.0f, 1, 2},  /* pads a channel: stays a Pad */
+        {{0, 0, 3, 0, 0, 0, 0, 0}, 0.0f, 1, 2}}; /* a pad as wide as the window: stays a Pad */
+    static const int64_t xd[4] = {2, PC, PH, PH};
+    float x[2 * PC * PH * PH];
+    double want[2 * (PC + 1) * (PH + 3) * (PH + 3)];
+    size_t k;
+    rw_fill(x, sizeof x / sizeof x[0], -1, 1);
+    for (k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        pbw m = pad_pool_model(&cases[k]);
+        rw_result on, off;
+        int64_t yd[4];
+        size_t ny = pad_pool_ref(&cases[k], x, 2, want, yd);
+        OT_LOG("case %zu", k);
+        if (rw_run(T, &m, 0, x, xd, 4, &on) == OPARA_OK &&
+            rw_run(T, &m, OPARA__ONNX_NO_FUSION, x, xd, 4, &off) == OPARA_OK) {
+            CHECK_EQ(on.n_nodes, cases[k].fused_nodes);
+            CHECK_EQ(off.n_nodes, 2);
+            CHECK_EQ(rw_count(&on.info[0]), ny);
+            CHECK_EQ(on.info[0].dims[1], yd[1]);
+            CHECK_EQ(on.info[0].dims[3], yd[3]);
+            CHECK(rw_max_err(on.out[0], want, ny) < 1e-5);
+            CHECK(rw_max_err(off.out[0], want, ny) < 1e-5);
+        }
+        rw_result_free(&on);
+        rw_result_free(&off);
+        free(m.d);
+    }
+}
+
 /* ---- the same models in ONNX Runtime ------------------------------------------------------------- */
 
 OT_TEST(rewritten_models_match_onnx_runtime) {
-    static const int64_t xconv[4] = {2, CI, HW, HW}, xshape[4] = {2, 3, 4, 4};
+    static const int64_t xconv[4] = {2, CI, HW, HW}, xshape[4] = {2, 3, 4, 4}, xpool[4] = {2, PC, PH, PH};
+    static const pad_pool_case pad_pool = {{0, 0, 2, 1, 0, 0, 1, 2}, 0.0f, 2, 1};
     conv_bn_params p;
-    float x[2 * CI * HW * HW];
-    pbw models[2];
-    const int64_t* dims[2];
+    float x[2 * PC * PH * PH];
+    pbw models[3];
+    const int64_t* dims[3];
     char why[600];
     int k;
     if (RW_ASAN) SKIP("ONNX Runtime is not loaded under AddressSanitizer (LeakSanitizer reports ORT's own allocations)");
@@ -429,13 +517,16 @@ OT_TEST(rewritten_models_match_onnx_runtime) {
     dims[0] = xconv;
     models[1] = shape_chain_model(13);
     dims[1] = xshape;
-    for (k = 0; k < 2; ++k) {
+    models[2] = pad_pool_model(&pad_pool);
+    dims[2] = xpool;
+    for (k = 0; k < 3; ++k) {
         ort_tensor ref;
         rw_result res;
         int got = rw_run_ort(&models[k], x, dims[k], 4, &ref, why, sizeof why);
         if (got == 0) {
             free(models[0].d);
             free(models[1].d);
+            free(models[2].d);
             SKIP("ONNX Runtime not available (tools/setup.sh npm build/npm onnxruntime-node): %s", why);
         }
         OT_LOG("model %d: %s", k, got < 0 ? why : "");
@@ -452,12 +543,14 @@ OT_TEST(rewritten_models_match_onnx_runtime) {
     }
     free(models[0].d);
     free(models[1].d);
+    free(models[2].d);
 }
 
 static const opara_test_case tests[] = {
     OT_CASE(batchnorm_folds_into_conv), OT_CASE(relu_fuses_into_conv), OT_CASE(conv_batchnorm_relu_become_one_node),
     OT_CASE(relu_fuses_into_gemm), OT_CASE(shape_chain_folds_and_reshapes_every_batch),
-    OT_CASE(identity_and_dropout_drop_outputs_keep_names_and_values), OT_CASE(rewritten_models_match_onnx_runtime),
+    OT_CASE(identity_and_dropout_drop_outputs_keep_names_and_values), OT_CASE(zero_pad_fuses_into_average_pool),
+    OT_CASE(rewritten_models_match_onnx_runtime),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

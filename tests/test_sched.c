@@ -519,6 +519,125 @@ OT_TEST(dominant_share_metric) {
     CHECK(opara__op_demand(&d, NULL, OPARA__METRIC_DOMINANT) > 1e300);
 }
 
+/* Memory budget. s = Conv(x) 4 KiB; a1 = Conv(s), b1 = Conv(s) 4 KiB each; a2 = Conv(a1),
+   b2 = Conv(b1) 256 B each; y = Add(a2, b2). Demands (shared memory): a1 10%, b1 20%, a2 and b2
+   90%, so Alg. 2 goes breadth first (s a1 b1 a2 b2 y: s, a1 and b1 live at once, 12 KiB). The
+   sequential order is depth first (s a1 a2 b1 b2 y, 8,448 B). Under a budget of 1.0x, a1 leaves
+   no room for b1 until a2 has freed a1: s a1 a2 b1 b2 y. The brute force below checks that no
+   topological order has a smaller launch-order peak than the one the budget gives. */
+#define BUDGET_N 6
+static const int budget_preds[BUDGET_N][2] = {{-1, -1}, {0, -1}, {1, -1}, {0, -1}, {3, -1}, {2, 4}};
+
+static int budget_graph(tgraph* t, opara__op_desc* descs) {
+    static const int64_t elems[BUDGET_N] = {1024, 1024, 64, 1024, 64, 64};
+    static const double smem[BUDGET_N] = {0.1, 0.1, 0.9, 0.2, 0.9, 0.1};
+    char name[16];
+    int32_t x, ins[2];
+    uint32_t i, k;
+    if (!tg_begin(t, BUDGET_N)) return 0;
+    x = tg_value(t, "x", 64);
+    opara__graph_add_input(&t->g, x);
+    for (i = 0; i < BUDGET_N; ++i) {
+        snprintf(name, sizeof name, "v%u", i);
+        t->out_of[i] = tg_value(t, name, elems[i]);
+    }
+    for (i = 0; i < BUDGET_N; ++i) {
+        uint32_t n = 0;
+        for (k = 0; k < 2; ++k)
+            if (budget_preds[i][k] >= 0) ins[n++] = t->out_of[budget_preds[i][k]];
+        if (!n) ins[n++] = x;
+        snprintf(name, sizeof name, "n%u", i);
+        opara__graph_add_node(&t->g, n == 2 ? OPARA__OP_ADD : OPARA__OP_CONV, name, n, ins, 1, &t->out_of[i]);
+        descs[i] = kernel(smem[i], OPARA__CLASS_COMPUTE);
+    }
+    opara__graph_add_output(&t->g, t->out_of[BUDGET_N - 1]);
+    return tg_finish(t);
+}
+
+/* Launch-order peak of `order` on the budget graph, by hand: an output is allocated (256-byte
+   aligned) at its node's launch and freed after its last reader's launch; y is the graph output. */
+static uint64_t budget_order_peak(const tgraph* t, const uint32_t* order) {
+    uint64_t live = 0, peak = 0;
+    uint32_t i, k, readers_left[BUDGET_N] = {0};
+    for (i = 0; i < BUDGET_N; ++i)
+        for (k = 0; k < 2; ++k)
+            if (budget_preds[i][k] >= 0) readers_left[budget_preds[i][k]]++;
+    for (i = 0; i < BUDGET_N; ++i) {
+        uint32_t n = order[i];
+        live += (t->bytes[t->out_of[n]] + 255) / 256 * 256;
+        if (live > peak) peak = live;
+        for (k = 0; k < 2; ++k) {
+            int p = budget_preds[n][k];
+            if (p >= 0 && --readers_left[p] == 0) live -= (t->bytes[t->out_of[p]] + 255) / 256 * 256;
+        }
+    }
+    return peak;
+}
+
+/* Smallest launch-order peak over every topological order (all 720 permutations, filtered);
+   *n_topo counts the topological orders. */
+static uint64_t budget_best_peak(const tgraph* t, uint32_t* n_topo) {
+    uint32_t perm[BUDGET_N], pos[BUDGET_N], i, k, c[BUDGET_N] = {0};
+    uint64_t best = UINT64_MAX;
+    *n_topo = 0;
+    for (i = 0; i < BUDGET_N; ++i) perm[i] = i;
+    for (i = 0;;) { /* Heap's algorithm */
+        int topo = 1;
+        for (k = 0; k < BUDGET_N; ++k) pos[perm[k]] = k;
+        for (k = 0; k < BUDGET_N; ++k)
+            if ((budget_preds[k][0] >= 0 && pos[budget_preds[k][0]] > pos[k]) ||
+                (budget_preds[k][1] >= 0 && pos[budget_preds[k][1]] > pos[k]))
+                topo = 0;
+        *n_topo += (uint32_t)topo;
+        if (topo && budget_order_peak(t, perm) < best) best = budget_order_peak(t, perm);
+        while (i < BUDGET_N && c[i] >= i) c[i++] = 0;
+        if (i >= BUDGET_N) break;
+        k = i % 2 ? c[i] : 0;
+        { uint32_t tmp = perm[k]; perm[k] = perm[i]; perm[i] = tmp; }
+        c[i]++;
+        i = 0;
+    }
+    return best;
+}
+
+OT_TEST(memory_budget_forces_depth_first_order) {
+    static const uint32_t breadth[BUDGET_N] = {0, 1, 3, 2, 4, 5}, depth[BUDGET_N] = {0, 1, 2, 3, 4, 5};
+    tgraph t;
+    opara__op_desc descs[BUDGET_N];
+    opara__plan_desc d;
+    opara__plan *p = NULL, *seq = NULL;
+    uint32_t i, n_topo;
+    REQUIRE(budget_graph(&t, descs));
+    memset(&d, 0, sizeof d);
+    REQUIRE(tg_plan(&t, descs, &d, &p) == OPARA_OK);
+    for (i = 0; i < BUDGET_N; ++i) CHECK_EQ(p->order[i], breadth[i]);
+    CHECK_EQ(budget_order_peak(&t, p->order), 12288);
+    CHECK_EQ(p->stats.budget_bytes, 0);
+    opara__plan_free(t.rt, p);
+    memset(&d, 0, sizeof d);
+    d.strategy = OPARA_STRATEGY_SEQUENTIAL;
+    REQUIRE(tg_plan(&t, descs, &d, &seq) == OPARA_OK);
+    memset(&d, 0, sizeof d);
+    d.memory_budget = 1.0;
+    REQUIRE(tg_plan(&t, descs, &d, &p) == OPARA_OK); /* verified */
+    for (i = 0; i < BUDGET_N; ++i) CHECK_EQ(p->order[i], depth[i]);
+    CHECK_EQ(budget_order_peak(&t, p->order), 8448);
+    CHECK_EQ(budget_best_peak(&t, &n_topo), 8448);
+    CHECK_EQ(n_topo, 6); /* s, the 6 interleavings of a1 a2 and b1 b2, y */
+    CHECK_EQ(p->stats.live_bytes, 8448);
+    CHECK_EQ(p->stats.budget_bytes, seq->arena_bytes);
+    /* b1 (another stream) takes a1's block by waiting on a2, a1's reader */
+    CHECK(p->arena_bytes <= seq->arena_bytes);
+    CHECK(p->stream[3] != p->stream[2]);
+    CHECK_EQ(p->offset[t.out_of[3]], p->offset[t.out_of[1]]);
+    CHECK(p->stats.n_memory_waits >= 1);
+    opara__plan_free(t.rt, p);
+    opara__plan_free(t.rt, seq);
+    d.memory_budget = -1.0;
+    CHECK(tg_plan(&t, descs, &d, &p) == OPARA_ERR_INVALID_ARGS);
+    tg_free(&t);
+}
+
 OT_TEST(bad_arguments_are_errors) {
     tgraph t;
     opara__plan_desc d;
@@ -560,6 +679,7 @@ static const opara_test_case tests[] = {
     OT_CASE(device_presets_follow_public_specs),
     OT_CASE(analytic_descriptors_conv_gemm_relu),
     OT_CASE(dominant_share_metric),
+    OT_CASE(memory_budget_forces_depth_first_order),
     OT_CASE(bad_arguments_are_errors),
 };
 

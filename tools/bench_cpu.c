@@ -7,9 +7,10 @@
    usage: bench_cpu [--out FILE.json] [--threads N] [--batches 1,8] [--budget SECONDS]
                     [--max-iters N] [--skip-batch8 a,b] [--default-dim N] [--profile] MODEL...
    --budget: measuring time per model and batch (split over the contenders; iterations follow
-   from the warm-up latency, at least 3); --skip-batch8: models (file stem) measured at batch 1
-   only; --default-dim: value of symbolic non-batch dims (ppocr_det's image size); --profile: print
-   where our time goes (per operator kind, min over the runs) instead of the ORT comparison. */
+   from the warm-up latency plus the settling pauses, at least 3); --skip-batch8: models (file
+   stem) measured at batch 1 only; --default-dim: value of symbolic non-batch dims (ppocr_det's
+   image size); --profile: print where our time goes (per operator kind, min over the runs)
+   instead of the ORT comparison. */
 #define OPARA_IMPLEMENTATION
 #include "../opara.h"
 #include "../tests/ort/ort_api.h"
@@ -61,6 +62,12 @@ static double bench_rss_mb(void) {
     fclose(f);
     return (double)rss * 4096.0 / (1024.0 * 1024.0);
 }
+
+/* Pause before each timed run so the previous contender's spinning threads are idle again: ONNX
+   Runtime's intra-op worker keeps spinning for about 30 ms of CPU time after every run (measured
+   here from /proc/self/task with the googlenet model), and with a shorter pause the run after an
+   ORT run found one of the two cores taken and ran nearly single-threaded. */
+#define BENCH_SETTLE_MS 50
 
 static void bench_pause_ms(int ms) {
     struct timespec ts;
@@ -254,7 +261,8 @@ static void bench_config(const bench_opts* o, opara_runtime* rt, const opara_mod
         warm += bench_time_one(&side[i]);
     }
     if (n_sides == 3) side[2].rss_mb = bench_rss_mb() - side[2].rss_mb;
-    iters = warm ? (int)(o->budget_s * 1e9 / (double)warm) : o->max_iters;
+    warm += (uint64_t)n_sides * BENCH_SETTLE_MS * 1000000u; /* the pauses count against the budget too */
+    iters = (int)(o->budget_s * 1e9 / (double)warm);
     if (iters < 3) iters = 3;
     if (iters > o->max_iters) iters = o->max_iters;
     if (o->profile) {
@@ -267,7 +275,7 @@ static void bench_config(const bench_opts* o, opara_runtime* rt, const opara_mod
     for (it = 0; it < iters; ++it)
         for (i = 0; i < n_sides; ++i) { /* rotate who goes first */
             bench_side* b = &side[(i + it) % n_sides];
-            bench_pause_ms(3); /* let the previous contender's spinning threads settle */
+            bench_pause_ms(BENCH_SETTLE_MS);
             b->lat[b->n_lat++] = bench_time_one(b);
         }
     for (i = 0; i < n_sides; ++i) qsort(side[i].lat, (size_t)side[i].n_lat, sizeof(uint64_t), bench_cmp);

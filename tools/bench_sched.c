@@ -160,6 +160,53 @@ static bench_extra bench_timeline(const bench_input* in, int verify) {
     return x;
 }
 
+/* The Opara plan under a memory budget (ratio of the sequential arena; docs/SCHEDULING.md). */
+typedef struct bench_budget {
+    int ok, verified;
+    double ratio;
+    uint64_t peak, budget, live;
+    double sim_us, plan_us;
+    uint32_t waits, memory_waits, streams;
+    int topo; /* the budget fell back to the topological launch order */
+} bench_budget;
+
+static bench_budget bench_budgeted(const bench_input* in, double ratio, int verify) {
+    bench_budget b;
+    opara__plan_desc d;
+    opara__plan* p = NULL;
+    uint64_t spent = 0;
+    int reps;
+    memset(&b, 0, sizeof b);
+    memset(&d, 0, sizeof d);
+    b.ratio = ratio;
+    d.strategy = OPARA_STRATEGY_OPARA;
+    d.shapes = in->shapes;
+    d.memory_budget = ratio;
+    for (reps = 0; reps < 5 && spent < 200000000ull; ++reps) { /* plan time: the fastest of up to 5 runs */
+        uint64_t t0 = opara__now_ns(), t;
+        opara__plan_free(in->g->rt, p);
+        p = NULL;
+        if (opara__plan_create(in->g, in->bytes, in->descs, NULL, &d, &p) != OPARA_OK) return b;
+        t = opara__now_ns() - t0;
+        spent += t;
+        if (!reps || (double)t / 1000.0 < b.plan_us) b.plan_us = (double)t / 1000.0;
+    }
+    b.ok = 1;
+    b.peak = p->arena_bytes;
+    b.budget = p->stats.budget_bytes;
+    b.live = p->stats.live_bytes;
+    b.waits = p->stats.n_waits;
+    b.memory_waits = p->stats.n_memory_waits;
+    b.streams = p->n_streams;
+    b.topo = p->desc.launch_order == OPARA_LAUNCH_TOPO;
+    if (verify) {
+        b.verified = opara__plan_verify(in->g, p) == OPARA_OK ? 1 : -1;
+        b.sim_us = bench_simulate(in, p, NULL, NULL);
+    }
+    opara__plan_free(in->g->rt, p);
+    return b;
+}
+
 static int cmp_double(const void* a, const void* b) {
     double x = *(const double*)a, y = *(const double*)b;
     return x < y ? -1 : x > y;
@@ -294,6 +341,7 @@ typedef struct bench_row {
     double sim_seq, sim_opara, sim_timeline;
     int have_timeline;
     double timeline_ratio, timeline_ratio64, live_ratio;
+    bench_budget budget;
 } bench_row;
 
 static bench_row g_rows[64];
@@ -307,7 +355,7 @@ static void print_summary(void) {
                     "(graph mode, rtx2080s, us)\n");
     fprintf(stderr, "%-20s %7s %10s |", "model", "ops", "seq peak");
     for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) fprintf(stderr, " %10.10s", opara_strategy_name((opara_strategy)s));
-    fprintf(stderr, " | opara@64 +timeline @64  live | plan us opara  seq | sim seq   opara +timeline\n");
+    fprintf(stderr, " | opara@64 +timeline @64  live | plan us opara  seq | sim seq   opara +timeline | budget  peak   sim     (+%%)  order\n");
     for (i = 0; i < g_n_rows; ++i) {
         const bench_row* r = &g_rows[i];
         fprintf(stderr, "%-20s %7u %10llu |", r->name, r->ops, (unsigned long long)r->seq_peak);
@@ -317,6 +365,10 @@ static void print_summary(void) {
         else fprintf(stderr, " %8s %7s %6s", "-", "-", "-");
         fprintf(stderr, " | %13.1f %6.1f |", r->plan_us[OPARA_STRATEGY_OPARA], r->plan_us[OPARA_STRATEGY_SEQUENTIAL]);
         if (r->sim_seq > 0) fprintf(stderr, " %7.1f %7.1f %9.1f", r->sim_seq, r->sim_opara, r->sim_timeline);
+        if (r->budget.ok)
+            fprintf(stderr, " | %5.2fx %5.3fx %7.1f %+6.1f%% %s%s", r->budget.ratio, bench_ratio(r->budget.peak, r->seq_peak),
+                    r->budget.sim_us, r->sim_opara > 0 ? 100.0 * (r->budget.sim_us / r->sim_opara - 1.0) : 0.0,
+                    r->budget.topo ? "topo" : "alg2", r->budget.verified == -1 ? " VERIFY FAILED" : "");
         fprintf(stderr, "\n");
     }
 }
@@ -325,6 +377,7 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
     int s;
     bench_result res[OPARA_STRATEGY_COUNT];
     bench_extra tl;
+    bench_budget bud;
     bench_row* row = g_n_rows < 64 ? &g_rows[g_n_rows++] : NULL;
     uint64_t seq_peak = 0, seq_peak64 = 0;
     fprintf(f, "%s\n    {\"name\": \"%s\", \"kind\": \"%s\", \"ops\": %u, \"values\": %u", first ? "" : ",", in->name, kind,
@@ -343,6 +396,7 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
         if (s == OPARA_STRATEGY_SEQUENTIAL && res[s].ok) seq_peak = res[s].stats.arena_bytes, seq_peak64 = res[s].peak_align64;
     }
     tl = bench_timeline(in, in->g->n_nodes <= 20000);
+    bud = bench_budgeted(in, 1.15, in->g->n_nodes <= 20000);
     if (row) {
         memset(row, 0, sizeof *row);
         snprintf(row->name, sizeof row->name, "%s", in->name);
@@ -361,6 +415,7 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
         row->timeline_ratio64 = bench_ratio(tl.peak_align64, seq_peak64);
         row->sim_timeline = tl.sim_us;
         row->live_ratio = bench_ratio(tl.live, seq_peak);
+        row->budget = bud;
     }
     for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
         const bench_result* r = &res[s];
@@ -403,6 +458,17 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
                 (unsigned long long)tl.peak, bench_ratio(tl.peak, seq_peak), (unsigned long long)tl.peak_align64,
                 bench_ratio(tl.peak_align64, seq_peak64), tl.waits, tl.memory_waits, tl.sim_us, (unsigned long long)tl.live,
                 bench_ratio(tl.live, seq_peak));
+    if (bud.ok)
+        fprintf(f,
+                ",\n      \"opara+budget\": {\"memory_budget\": %.3f, \"budget_bytes\": %llu, \"peak_bytes\": %llu, "
+                "\"peak_vs_sequential\": %.4f, \"launch_order_live_bytes\": %llu, \"streams\": %u, \"waits\": %u, "
+                "\"memory_waits\": %u, \"launch_order\": \"%s\", \"plan_us\": %.2f, \"sim_latency_us\": %.2f, "
+                "\"sim_vs_opara\": %.4f, \"verified\": %s}",
+                bud.ratio, (unsigned long long)bud.budget, (unsigned long long)bud.peak, bench_ratio(bud.peak, seq_peak),
+                (unsigned long long)bud.live, bud.streams, bud.waits, bud.memory_waits, bud.topo ? "topo" : "alg2", bud.plan_us,
+                bud.sim_us,
+                res[OPARA_STRATEGY_OPARA].sim_us > 0 ? bud.sim_us / res[OPARA_STRATEGY_OPARA].sim_us : 0.0,
+                bud.verified == 1 ? "true" : bud.verified == -1 ? "false" : "null");
     fprintf(f, "\n    }}");
 }
 

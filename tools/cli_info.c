@@ -75,21 +75,7 @@ static void cli_info_tensors(FILE* out, const opara_model* m, const opara__shape
 }
 
 static int cli_info_load(opara_runtime* rt, const char* path, opara_model** m) {
-    unsigned char magic[8] = {0};
-    FILE* f = fopen(path, "rb");
-    size_t got;
-    opara_result r;
-    if (!f) {
-        fprintf(stderr, "opara info: cannot open '%s'\n", path);
-        return 1;
-    }
-    got = fread(magic, 1, sizeof magic, f);
-    fclose(f);
-    if (got == sizeof magic && memcmp(magic, OPARA__FORMAT_MAGIC, sizeof magic) == 0) {
-        r = opara_model_load_file(rt, path, m);
-    } else {
-        r = opara_model_load_onnx_file(rt, path, NULL, m); /* not a .opara file: try ONNX */
-    }
+    opara_result r = cli_load_model(rt, path, NULL, m);
     if (r == OPARA_OK) return 0;
     fprintf(stderr, "opara info: %s: %s\n  %s\n", path, opara_result_string(r), opara_runtime_last_error(rt));
     return 1;

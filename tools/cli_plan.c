@@ -1,9 +1,10 @@
 /* opara plan FILE [--strategy opara|opara-topo|sequential|wavefront|nimble|all] [--batch N]
-                   [--default-dim N] [--device NAME] [--dot OUT.dot] [--json] [--verify]
+                   [--default-dim N] [--device NAME] [--memory-budget R] [--dot OUT.dot] [--json] [--verify]
    FILE is a .opara model or an .onnx file (--default-dim sizes its symbolic non-batch dims).
    Prints the execution plan: per op its launch position, stream, event and waits, then the
    totals; with `all`, one line of totals per strategy. --dot writes Graphviz (ops coloured by
-   stream, data edges solid, event waits dashed), --json the whole plan as JSON on stdout. */
+   stream, data edges solid, event waits dashed), --json the whole plan as JSON on stdout.
+   --memory-budget R keeps the arena within R times the sequential plan's (docs/SCHEDULING.md). */
 
 typedef struct plan_cli {
     const char* path;
@@ -11,6 +12,7 @@ typedef struct plan_cli {
     const char* device;
     const char* dot;
     int64_t batch, default_dim;
+    double memory_budget;
     int json, verify;
 } plan_cli;
 
@@ -28,6 +30,7 @@ static int plan_parse_args(int argc, char** argv, plan_cli* o) {
         else if (strcmp(a, "--dot") == 0 && has_value) o->dot = argv[++i];
         else if (strcmp(a, "--batch") == 0 && has_value) o->batch = strtoll(argv[++i], NULL, 10);
         else if (strcmp(a, "--default-dim") == 0 && has_value) o->default_dim = strtoll(argv[++i], NULL, 10);
+        else if (strcmp(a, "--memory-budget") == 0 && has_value) o->memory_budget = strtod(argv[++i], NULL);
         else if (strcmp(a, "--json") == 0) o->json = 1;
         else if (strcmp(a, "--verify") == 0) o->verify = 1;
         else if (a[0] != '-' && !o->path) o->path = a;
@@ -37,9 +40,14 @@ static int plan_parse_args(int argc, char** argv, plan_cli* o) {
         }
     }
     if (!o->path) fprintf(stderr, "usage: opara plan FILE [--strategy opara|opara-topo|sequential|wavefront|nimble|all] "
-                                  "[--batch N] [--default-dim N] [--device NAME] [--dot OUT.dot] [--json] [--verify]\n");
+                                  "[--batch N] [--default-dim N] [--device NAME] [--memory-budget R] [--dot OUT.dot] "
+                                  "[--json] [--verify]\n");
     if (o->batch < 1) {
         fprintf(stderr, "plan: --batch must be at least 1\n");
+        return 0;
+    }
+    if (!(o->memory_budget >= 0)) {
+        fprintf(stderr, "plan: --memory-budget must be a ratio >= 0 (0: unbounded)\n");
         return 0;
     }
     return o->path != NULL;
@@ -55,12 +63,6 @@ static int plan_strategy_from_name(const char* name, opara_strategy* out) {
     return 0;
 }
 
-static int plan_has_suffix(const char* s, const char* suffix) {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-
 static const char* plan_node_name(const opara__graph* g, uint32_t n) {
     return g->nodes[n].name && g->nodes[n].name[0] ? g->nodes[n].name : "(unnamed)";
 }
@@ -71,6 +73,10 @@ static void plan_print_totals(const opara__plan* p, const char* label) {
            label, p->stats.n_streams, p->stats.n_events, p->stats.n_waits, p->stats.n_cross_edges, p->stats.n_forks,
            p->stats.n_joins, (unsigned long long)p->stats.arena_bytes, (unsigned long long)p->stats.no_reuse_bytes,
            (double)p->stats.total_ns / 1000.0);
+    if (p->stats.budget_bytes)
+        printf("%-11s memory budget %llu B (%g x sequential): %s, %u memory waits\n", "",
+               (unsigned long long)p->stats.budget_bytes, p->desc.memory_budget,
+               p->stats.arena_bytes <= p->stats.budget_bytes ? "met" : "exceeded", p->stats.n_memory_waits);
 }
 
 static void plan_print_table(const opara__graph* g, const opara__plan* p) {
@@ -101,11 +107,13 @@ static void plan_print_json(const opara__graph* g, const opara__plan* p, int fir
     uint32_t n, k;
     printf("%s{\"strategy\":\"%s\",\"streams\":%u,\"events\":%u,\"waits\":%u,\"cross_edges\":%u,\"forks\":%u,"
            "\"joins\":%u,\"pruned_waits\":%u,\"arena_bytes\":%llu,\"no_reuse_bytes\":%llu,\"inplace\":%u,"
-           "\"concat_in_place\":%u,\"views\":%u,\"plan_ns\":%llu,\"nodes\":[",
+           "\"concat_in_place\":%u,\"views\":%u,\"memory_waits\":%u,\"budget_bytes\":%llu,\"live_bytes\":%llu,"
+           "\"plan_ns\":%llu,\"nodes\":[",
            first ? "" : ",", opara_strategy_name(p->desc.strategy), p->stats.n_streams, p->stats.n_events,
            p->stats.n_waits, p->stats.n_cross_edges, p->stats.n_forks, p->stats.n_joins, p->stats.n_pruned_waits,
            (unsigned long long)p->stats.arena_bytes, (unsigned long long)p->stats.no_reuse_bytes, p->stats.n_inplace,
-           p->stats.n_concat_in_place, p->stats.n_views, (unsigned long long)p->stats.total_ns);
+           p->stats.n_concat_in_place, p->stats.n_views, p->stats.n_memory_waits, (unsigned long long)p->stats.budget_bytes,
+           (unsigned long long)p->stats.live_bytes, (unsigned long long)p->stats.total_ns);
     for (n = 0; n < g->n_nodes; ++n) {
         printf("%s{\"name\":", n ? "," : "");
         opara__write_json_string(stdout, plan_node_name(g, n));
@@ -133,8 +141,7 @@ static int plan_load(opara_runtime* rt, const char* path, int64_t default_dim, o
     opara_result r;
     memset(&onnx, 0, sizeof onnx);
     onnx.default_dim = default_dim;
-    r = plan_has_suffix(path, ".onnx") ? opara_model_load_onnx_file(rt, path, &onnx, model)
-                                       : opara_model_load_file(rt, path, model);
+    r = cli_load_model(rt, path, &onnx, model);
     if (r != OPARA_OK) fprintf(stderr, "plan: %s: %s\n", path, opara_runtime_last_error(rt));
     return r == OPARA_OK;
 }
@@ -156,6 +163,7 @@ static int plan_run(const plan_cli* o, opara_runtime* rt, const opara__graph* g,
         memset(&d, 0, sizeof d);
         d.strategy = (opara_strategy)s;
         d.verify = o->verify;
+        d.memory_budget = o->memory_budget;
         if (opara__plan_graph(g, o->batch, dev, &d, &p, NULL, NULL) != OPARA_OK) {
             fprintf(stderr, "plan: %s: %s\n", opara_strategy_name((opara_strategy)s), opara_runtime_last_error(rt));
             ok = 0;

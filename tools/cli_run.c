@@ -1,12 +1,13 @@
 /* opara run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] [--threads N]
-                  [--builtin-gemm] [--input NAME=FILE.npy] [--output-dir DIR] [--trace OUT.json]
-                  [--profile] [--profile-json OUT.json]
+                  [--builtin-gemm] [--memory-budget R] [--input NAME=FILE.npy] [--output-dir DIR]
+                  [--trace OUT.json] [--profile] [--profile-json OUT.json]
    Runs a model (.onnx or .opara), prints the plan and latency statistics, writes the outputs as
    .npy and a Chrome-trace/Perfetto timeline of one run (one track per worker). Inputs not given
    with --input get deterministic pseudo-random values. CUDA: --profile makes the session do one
    profiling run at creation (measured per-op times feed Alg. 2) and prints the per-op table
    (kernel, grid, block, registers, shared memory, where the numbers came from, time);
-   --profile-json also writes it as JSON. */
+   --profile-json also writes it as JSON. --memory-budget R keeps the plan's arena within R times
+   the sequential plan's (docs/SCHEDULING.md). */
 
 #define CLI_RUN_MAX_INPUTS 16
 
@@ -155,12 +156,6 @@ static int cli_cmp_u64(const void* a, const void* b) {
     return x < y ? -1 : x > y;
 }
 
-static opara_result cli_load_model(opara_runtime* rt, const char* path, opara_model** m) {
-    size_t n = strlen(path);
-    if (n > 5 && strcmp(path + n - 5, ".onnx") == 0) return opara_model_load_onnx_file(rt, path, NULL, m);
-    return opara_model_load_file(rt, path, m);
-}
-
 static void cli_fill_random(opara_tensor* t, size_t count, uint32_t seed) {
     size_t i;
     for (i = 0; i < count; ++i) {
@@ -287,6 +282,7 @@ static int cli_run(int argc, char** argv) {
         } else if (strcmp(a, "--batch") == 0) d.batch_size = atoll(v);
         else if (strcmp(a, "--iters") == 0) iters = atoi(v);
         else if (strcmp(a, "--threads") == 0) d.threads = (uint32_t)atoi(v);
+        else if (strcmp(a, "--memory-budget") == 0) d.memory_budget = strtod(v, NULL);
         else if (strcmp(a, "--output-dir") == 0) out_dir = v;
         else if (strcmp(a, "--trace") == 0) trace = v;
         else if (strcmp(a, "--profile-json") == 0) profile_json = v, profile = d.cuda_profile = 1;
@@ -295,15 +291,15 @@ static int cli_run(int argc, char** argv) {
     }
     if (!file || iters < 1) {
         fprintf(stderr, "usage: opara run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] "
-                        "[--threads N] [--builtin-gemm] [--input NAME=FILE.npy] [--output-dir DIR] [--trace OUT.json] "
-                        "[--profile] [--profile-json OUT.json]\n");
+                        "[--threads N] [--builtin-gemm] [--memory-budget R] [--input NAME=FILE.npy] [--output-dir DIR] "
+                        "[--trace OUT.json] [--profile] [--profile-json OUT.json]\n");
         return 2;
     }
     memset(&rd, 0, sizeof rd);
     rd.logger.func = opara_log_stderr;
     rd.logger.max_level = OPARA_LOG_INFO;
     if (opara_runtime_create(&rd, &rt) != OPARA_OK) return 1;
-    if (cli_load_model(rt, file, &m) != OPARA_OK) goto done;
+    if (cli_load_model(rt, file, NULL, &m) != OPARA_OK) goto done;
     if (opara_session_create(rt, m, &d, &s) != OPARA_OK) goto done;
     opara_session_get_plan_info(s, &info);
     printf("model %s: %u nodes, backend %s, strategy %s, %u streams, %u events, %u workers, GEMM %s\n", file,

@@ -46,6 +46,7 @@ static const manifest_entry manifest[] = {
     {"src/opara_sched.c", PART_IMPL},
     {"src/opara_sync.c", PART_IMPL},
     {"src/opara_memplan.c", PART_IMPL},
+    {"src/opara_live.c", PART_IMPL},
     {"src/opara_verify.c", PART_IMPL},
     {"src/kernels/opara_ptx.h", PART_IMPL},
     {"src/opara_backend_cuda.h", PART_IMPL},
