@@ -11391,6 +11391,7 @@ typedef struct opara__seg {
     uint32_t late_lane, late_seq, late_stream, max_pos, max_level;
     double max_end; /* with expected times: the latest expected end among them */
     uint8_t state;
+    uint32_t owner; /* busy: the root it holds */
 } opara__seg;
 
 typedef struct opara__fact_rec {
@@ -11418,6 +11419,7 @@ typedef struct opara__mem {
     uint32_t n_segs, seg_head, seg_tail, seg_free;
     opara__fact_rec* facts; /* (lane, seq) facts of retired blocks */
     size_t facts_cap, n_facts;
+    size_t compact_at;      /* n_facts at which the live facts move to the front */
     uint32_t* stream_stamp; /* [n_streams] dedup while gathering facts */
     uint32_t* stream_fact;  /* [n_streams] index of the stream's fact */
     uint32_t stamp;
@@ -11660,14 +11662,14 @@ static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
 }
 
 /* 2: usable now (every previous occupant happens-before the current node), 1: usable with
-   memory-sync waits, 0: not usable. */
-static int opara__seg_usability(const opara__mem* m, uint32_t id, const opara__vc_slot* c) {
+   memory-sync waits, 0: not usable (or, with as_is_only, not usable now). */
+static int opara__seg_usability(const opara__mem* m, uint32_t id, const opara__vc_slot* c, int as_is_only) {
     const opara__seg* s = &m->segs[id];
     int late_known;
     if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
     late_known = !s->n_facts || s->late_stream == m->node_stream || opara__vc_knows(c, m->walk.k, s->late_lane, s->late_seq);
     if (late_known && opara__mem_knows_all(m, s->facts, s->n_facts, c)) return 2;
-    if (!m->window) return 0;
+    if (!m->window || as_is_only) return 0;
     if (s->max_pos + m->window <= m->node_pos || (m->level_sync && s->max_level < m->node_level) ||
         (m->est_end && s->max_end <= m->est_start[m->node]))
         return 1;
@@ -11676,7 +11678,9 @@ static int opara__seg_usability(const opara__mem* m, uint32_t id, const opara__v
 
 /* One scan for the best run of adjacent segments for `size` under both rules. For each rule
    (0: as is, 1: with memory-sync waits) the smallest run prefix that fits, else the run that ends
-   at the arena's top (it grows). found[r]: first segment or UINT32_MAX; fits[r]: 1 when it fits. */
+   at the arena's top (it grows). found[r]: first segment or UINT32_MAX; fits[r]: 1 when it fits.
+   Rule 1 is read only when nothing fits as is, so once something does, the rest of the scan skips
+   its test (the costly part for blocks that cannot be reused as is) and found[1] means nothing. */
 typedef struct opara__seg_pick {
     uint32_t best, run, tail;
     uint64_t best_size, run_size;
@@ -11697,14 +11701,15 @@ static void opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_
     uint32_t id, r;
     for (r = 0; r < 2; ++r) k[r].best = k[r].run = k[r].tail = UINT32_MAX, k[r].best_size = k[r].run_size = 0;
     for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
-        int use = opara__seg_usability(m, id, c), at_end = m->segs[id].next == UINT32_MAX;
+        int rule1 = k[0].best == UINT32_MAX;
+        int use = opara__seg_usability(m, id, c, !rule1), at_end = m->segs[id].next == UINT32_MAX;
         if (use == 0) {
             k[0].run = k[1].run = UINT32_MAX;
             continue;
         }
         if (use == 2) opara__seg_pick_step(&k[0], id, m->segs[id].size, size, at_end);
         else k[0].run = UINT32_MAX;
-        opara__seg_pick_step(&k[1], id, m->segs[id].size, size, at_end);
+        if (rule1) opara__seg_pick_step(&k[1], id, m->segs[id].size, size, at_end);
         if (k[0].best != UINT32_MAX && k[0].best_size == size) break; /* an exact fit: nothing beats it */
     }
     for (r = 0; r < 2; ++r) {
@@ -11884,6 +11889,32 @@ static void opara__seg_summarize(const opara__mem* m, opara__seg* s) {
     }
 }
 
+/* Facts are appended and never freed. Once most of them are dead (their blocks were taken again),
+   the live ones (retired blocks' facts, busy blocks' previous occupants) move to the front, so that
+   the block scans read a few cache lines rather than a trail through the whole walk's facts. */
+static opara_result opara__mem_compact_facts(opara__mem* m) {
+    opara__fact_rec* live;
+    size_t n = 0;
+    uint32_t id;
+    for (id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next)
+        n += m->segs[id].state == OPARA__SEG_RETIRED ? m->segs[id].n_facts : m->prior_count[m->segs[id].owner];
+    live = (opara__fact_rec*)opara__alloc(m->g->rt, (n + 1) * sizeof(opara__fact_rec));
+    if (!live) return OPARA_ERR_OUT_OF_MEMORY;
+    for (n = 0, id = m->seg_head; id != UINT32_MAX; id = m->segs[id].next) {
+        opara__seg* s = &m->segs[id];
+        uint32_t* start = s->state == OPARA__SEG_RETIRED ? &s->facts : &m->prior_start[s->owner];
+        uint32_t count = s->state == OPARA__SEG_RETIRED ? s->n_facts : m->prior_count[s->owner];
+        memcpy(live + n, m->facts + *start, count * sizeof(opara__fact_rec));
+        *start = (uint32_t)n;
+        n += count;
+    }
+    memcpy(m->facts, live, n * sizeof(opara__fact_rec));
+    opara__free(m->g->rt, live);
+    m->n_facts = n;
+    m->compact_at = 2 * n + 256;
+    return OPARA_OK;
+}
+
 /* Retires root r: its block keeps one fact per stream that touched any member. */
 static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
     const opara__graph* g = m->g;
@@ -11960,9 +11991,8 @@ static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32
     for (i = 0; i < n->n_inputs; ++i) {
         int32_t x = n->inputs[i];
         uint32_t reads = 0;
-        if (x < 0 || !opara__is_arena_value(g, (uint32_t)x) || m->parent[x] >= 0) continue;
-        if (m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
-        if (m->p->value_bytes[x] != m->p->value_bytes[y]) continue;
+        if (x < 0 || m->parent[x] >= 0 || m->pinned[x] || m->seg_of[x] == UINT32_MAX || m->retired[x]) continue;
+        if (m->p->value_bytes[x] != m->p->value_bytes[y] || !opara__is_arena_value(g, (uint32_t)x)) continue;
         if (!opara__mem_same_bytes_only(m, n, (uint32_t)x, &reads)) continue;
         if (m->pending[x] != reads || !opara__mem_all_before(m, (uint32_t)x, v, c)) continue;
         return x;
@@ -12041,6 +12071,7 @@ static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot
         m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c, &m->prior_start[r],
                                         &m->prior_count[r]);
         if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
+        m->segs[m->seg_of[r]].owner = r;
         m->root_offset[r] = m->segs[m->seg_of[r]].offset;
         m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
     }
@@ -12059,6 +12090,7 @@ static opara_result opara__mem_node(opara__mem* m, uint32_t v) {
     opara__vc_slot* c = opara__vc_walk_stream(&m->walk, s);
     opara_result r;
     if (!c) return OPARA_ERR_OUT_OF_MEMORY;
+    if (m->n_facts >= m->compact_at && (r = opara__mem_compact_facts(m)) != OPARA_OK) return r;
     m->node = v;
     m->node_stream = s;
     m->node_pos = p->position[v];
@@ -12170,6 +12202,7 @@ OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__pla
     m.g = g;
     m.p = plan;
     m.seg_head = m.seg_tail = m.seg_free = UINT32_MAX;
+    m.compact_at = 256;
     r = opara__vc_walk_init(&m.walk, rt, g->n_nodes, plan->n_streams);
     m.walk.k = opara__vc_slots(plan->n_lanes);
     m.window = plan->desc.no_memory_sync ? 0 : plan->desc.memory_sync_window ? plan->desc.memory_sync_window : 64;
