@@ -6,8 +6,9 @@
 #include <math.h>
 
 #define OPARA__IM2COL_BUDGET ((size_t)1 << 19) /* floats of col2im scratch per worker (2 MB) */
-/* Conv lowers to GEMMs over K slices of the im2col matrix, each slice a few hundred KB so it
-   stays in L2 between being written and being read by the GEMM. */
+/* Conv lowers to GEMMs over K slices of the im2col matrix: up to 2048 rows (one slice for every
+   3x3 convolution of up to 227 input channels, so its im2col can serve several channel blocks) by
+   512 KB worth of columns, at least 256. */
 #define OPARA__CONV_K_SLICE 2048
 #define OPARA__CONV_SLICE_FLOATS ((int64_t)1 << 17)
 #define OPARA__CONV_MIN_ITEMS 4 /* work items per image when the worker count is not known */

@@ -30,7 +30,7 @@ done
 expect_fail "run garbage.opara names the magic" "magic" "$opara" run "$work/garbage.opara" --iters 1
 expect_fail "info garbage.bin is read as ONNX" "ONNX" "$opara" info "$work/garbage.bin"
 
-model=$BUILD/zoo/squeezenet.onnx
+model=${ZOO:-build/zoo}/squeezenet.onnx
 if [ -f "$model" ]; then
     if "$opara" convert "$model" "$work/squeezenet.model" > /dev/null 2>&1 &&
        "$opara" info "$work/squeezenet.model" 2>&1 | grep -q "^nodes: 39"; then
