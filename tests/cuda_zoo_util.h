@@ -92,6 +92,19 @@ static inline int zoo_make_outputs(opara_session* s, zoo_io* out) {
     return 1;
 }
 
+/* The reference every CUDA run is compared with: a CPU session of model at `batch` (0: 1), its
+   deterministic inputs in `in` and its outputs in `ref`. 0 on failure (the runtime's or the
+   session's last error says why). */
+static inline int zoo_cpu_reference(opara_runtime* rt, const opara_model* model, int64_t batch, opara_session** cpu,
+                                    zoo_io* in, zoo_io* ref) {
+    opara_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = OPARA_BACKEND_CPU;
+    d.batch_size = batch;
+    return opara_session_create(rt, model, &d, cpu) == OPARA_OK && zoo_make_inputs(*cpu, in) &&
+           zoo_make_outputs(*cpu, ref) && opara_session_run(*cpu, in->t, in->n, ref->t, ref->n) == OPARA_OK;
+}
+
 static inline void zoo_free_io(zoo_io* io) {
     uint32_t i;
     for (i = 0; i < io->n; ++i) free(io->t[i].data);

@@ -231,7 +231,6 @@ static void nvrtc_model(opara_test* T, const char* nvrtc_path, const char* name,
     opara_runtime* rt = NULL;
     opara_model* model = NULL;
     opara_session* cpu = NULL;
-    opara_session_desc d;
     opara__cuda_options o;
     opara__cuda_session* gpu = NULL;
     opara__cuda_info info;
@@ -253,11 +252,7 @@ static void nvrtc_model(opara_test* T, const char* nvrtc_path, const char* name,
         opara_runtime_destroy(rt);
         return;
     }
-    memset(&d, 0, sizeof d);
-    d.backend = OPARA_BACKEND_CPU;
-    if (opara_session_create(rt, model, &d, &cpu) != OPARA_OK || !zoo_make_inputs(cpu, &in) ||
-        !zoo_make_outputs(cpu, &ref) || !zoo_make_outputs(cpu, &got) ||
-        opara_session_run(cpu, in.t, in.n, ref.t, ref.n) != OPARA_OK) {
+    if (!zoo_cpu_reference(rt, model, 1, &cpu, &in, &ref) || !zoo_make_outputs(cpu, &got)) {
         OT_LOG("%s: CPU reference: %s", name, opara_runtime_last_error(rt));
         CHECK(0);
         goto done;

@@ -64,15 +64,13 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
         opara_runtime_destroy(rt);
         return;
     }
-    memset(&d, 0, sizeof d);
-    d.backend = OPARA_BACKEND_CPU;
-    d.batch_size = batch;
-    if (opara_session_create(rt, model, &d, &cpu) != OPARA_OK || !zoo_make_inputs(cpu, &in) || !zoo_make_outputs(cpu, &ref) ||
-        opara_session_run(cpu, in.t, in.n, ref.t, ref.n) != OPARA_OK) {
+    if (!zoo_cpu_reference(rt, model, batch, &cpu, &in, &ref)) {
         OT_LOG("%s: CPU reference failed: %s %s", name, opara_runtime_last_error(rt), cpu ? opara_session_last_error(cpu) : "");
         CHECK(0);
         goto done;
     }
+    memset(&d, 0, sizeof d);
+    d.batch_size = batch;
     for (mode = 0; mode < 3; ++mode) {
         opara_session* gpu = NULL;
         if (!strchr(modes, "egs"[mode])) continue;
