@@ -6472,7 +6472,8 @@ typedef struct opara__plan_stats {
     uint32_t n_memory_waits;   /* waits added by the memory plan to reuse a block (part of n_waits) */
     uint64_t arena_bytes;      /* peak memory of the plan = arena size */
     uint64_t budget_bytes;     /* with memory_budget: the arena budget (ratio x the sequential arena), else 0 */
-    uint64_t live_bytes;       /* most bytes live at once in launch order (blocks written at their producer's
+    uint64_t live_bytes;       /* with memory_budget (else 0; opara__live_peak gives it for any plan): most
+                                  bytes live at once in launch order (blocks written at their producer's
                                   launch, freed at their last reader's launch; no arena can be smaller
                                   when every op runs in launch order) */
     uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */
@@ -10864,7 +10865,6 @@ static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, con
     uint32_t* extra = NULL;
     uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
     opara_result r = opara__plan_order(g, p, descs, dev, live_limit);
-    if (r == OPARA_OK) r = opara__live_peak(g, p, p->order, &p->stats.live_bytes);
     opara__compute_levels(g, p->level);
     t1 = opara__now_ns();
     if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
@@ -10923,9 +10923,12 @@ static opara_result opara__plan_reference(const opara__graph* g, const uint64_t*
     sd.est_start_us = sd.est_end_us = NULL;
     sd.verify = 0;
     r = opara__plan_make(g, value_bytes, descs, dev, &sd, 0, 0, &seq);
-    if (r != OPARA_OK) return r;
+    if (r == OPARA_OK) r = opara__live_peak(g, seq, seq->order, live);
+    if (r != OPARA_OK) {
+        opara__plan_free(g->rt, seq);
+        return r;
+    }
     *arena = seq->arena_bytes;
-    *live = seq->stats.live_bytes;
     opara__plan_free(g->rt, seq);
     return OPARA_OK;
 }
@@ -10992,6 +10995,7 @@ static opara_result opara__plan_budgeted(const opara__graph* g, const uint64_t* 
 done:
     opara__plan_free(g->rt, p);
     opara__plan_free(g->rt, best);
+    if (r == OPARA_OK) r = opara__live_peak(g, free_plan, free_plan->order, &free_plan->stats.live_bytes);
     if (r != OPARA_OK) {
         opara__plan_free(g->rt, free_plan);
         return r;

@@ -883,7 +883,6 @@ static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, con
     uint32_t* extra = NULL;
     uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
     opara_result r = opara__plan_order(g, p, descs, dev, live_limit);
-    if (r == OPARA_OK) r = opara__live_peak(g, p, p->order, &p->stats.live_bytes);
     opara__compute_levels(g, p->level);
     t1 = opara__now_ns();
     if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
@@ -942,9 +941,12 @@ static opara_result opara__plan_reference(const opara__graph* g, const uint64_t*
     sd.est_start_us = sd.est_end_us = NULL;
     sd.verify = 0;
     r = opara__plan_make(g, value_bytes, descs, dev, &sd, 0, 0, &seq);
-    if (r != OPARA_OK) return r;
+    if (r == OPARA_OK) r = opara__live_peak(g, seq, seq->order, live);
+    if (r != OPARA_OK) {
+        opara__plan_free(g->rt, seq);
+        return r;
+    }
     *arena = seq->arena_bytes;
-    *live = seq->stats.live_bytes;
     opara__plan_free(g->rt, seq);
     return OPARA_OK;
 }
@@ -1011,6 +1013,7 @@ static opara_result opara__plan_budgeted(const opara__graph* g, const uint64_t* 
 done:
     opara__plan_free(g->rt, p);
     opara__plan_free(g->rt, best);
+    if (r == OPARA_OK) r = opara__live_peak(g, free_plan, free_plan->order, &free_plan->stats.live_bytes);
     if (r != OPARA_OK) {
         opara__plan_free(g->rt, free_plan);
         return r;

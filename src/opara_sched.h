@@ -185,7 +185,8 @@ typedef struct opara__plan_stats {
     uint32_t n_memory_waits;   /* waits added by the memory plan to reuse a block (part of n_waits) */
     uint64_t arena_bytes;      /* peak memory of the plan = arena size */
     uint64_t budget_bytes;     /* with memory_budget: the arena budget (ratio x the sequential arena), else 0 */
-    uint64_t live_bytes;       /* most bytes live at once in launch order (blocks written at their producer's
+    uint64_t live_bytes;       /* with memory_budget (else 0; opara__live_peak gives it for any plan): most
+                                  bytes live at once in launch order (blocks written at their producer's
                                   launch, freed at their last reader's launch; no arena can be smaller
                                   when every op runs in launch order) */
     uint64_t no_reuse_bytes;   /* arena size if no block were ever reused (the prototypes' behaviour) */

@@ -105,6 +105,8 @@ static int plan_write_dot(const char* path, const opara__graph* g, const opara__
 
 static void plan_print_json(const opara__graph* g, const opara__plan* p, int first) {
     uint32_t n, k;
+    uint64_t live = p->stats.live_bytes; /* set by budgeted plans only */
+    if (!live && opara__live_peak(g, p, p->order, &live) != OPARA_OK) live = 0;
     printf("%s{\"strategy\":\"%s\",\"streams\":%u,\"events\":%u,\"waits\":%u,\"cross_edges\":%u,\"forks\":%u,"
            "\"joins\":%u,\"pruned_waits\":%u,\"arena_bytes\":%llu,\"no_reuse_bytes\":%llu,\"inplace\":%u,"
            "\"concat_in_place\":%u,\"views\":%u,\"memory_waits\":%u,\"budget_bytes\":%llu,\"live_bytes\":%llu,"
@@ -113,7 +115,7 @@ static void plan_print_json(const opara__graph* g, const opara__plan* p, int fir
            p->stats.n_waits, p->stats.n_cross_edges, p->stats.n_forks, p->stats.n_joins, p->stats.n_pruned_waits,
            (unsigned long long)p->stats.arena_bytes, (unsigned long long)p->stats.no_reuse_bytes, p->stats.n_inplace,
            p->stats.n_concat_in_place, p->stats.n_views, p->stats.n_memory_waits, (unsigned long long)p->stats.budget_bytes,
-           (unsigned long long)p->stats.live_bytes, (unsigned long long)p->stats.total_ns);
+           (unsigned long long)live, (unsigned long long)p->stats.total_ns);
     for (n = 0; n < g->n_nodes; ++n) {
         printf("%s{\"name\":", n ? "," : "");
         opara__write_json_string(stdout, plan_node_name(g, n));
