@@ -6626,13 +6626,14 @@ OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint3
 /* ---- between the planning modules ------------------------------------------------------------ */
 
 /* Bounded vector clocks: k slots (a power of two), stream s lives in slot s & (k-1). A slot holds
-   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me". When two
-   streams compete for a slot, the merge keeps one fact and forgets the other: a clock only ever
+   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me", packed as
+   stream << 32 | seq (0: empty; seq starts at 1). When two streams compete for a slot, the merge
+   keeps the newer stream and forgets the other, and one stream's facts keep the higher seq: both
+   are the larger packed key, so a merge is a slot-wise maximum. A clock only ever
    under-approximates the happens-before relation, so a wait it cannot prove redundant is kept and
    a block it cannot prove free is not reused. Exact whenever the stream count is at most k. */
-typedef struct opara__vc_slot {
-    uint32_t stream, seq; /* seq 0: empty */
-} opara__vc_slot;
+typedef uint64_t opara__vc_slot;
+#define OPARA__VC_FACT(stream, seq) ((uint64_t)(stream) << 32 | (uint32_t)(seq))
 
 #define OPARA__VC_MAX_SLOTS 64u
 /* Slot count for a plan with n_streams streams: the next power of two, at most OPARA__VC_MAX_SLOTS. */
@@ -11066,25 +11067,16 @@ OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams) {
 
 OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k) {
     uint32_t i;
-    for (i = 0; i < k; ++i) {
-        if (!src[i].seq) continue;
-        if (dst[i].stream == src[i].stream || !dst[i].seq) {
-            if (!dst[i].seq || src[i].seq > dst[i].seq) dst[i] = src[i];
-        } else if (src[i].stream > dst[i].stream) {
-            dst[i] = src[i]; /* two streams share the slot: keep the newer stream, forget the other */
-        }
-    }
+    for (i = 0; i < k; ++i) dst[i] = src[i] > dst[i] ? src[i] : dst[i];
 }
 
 OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
-    const opara__vc_slot* e = &c[stream & (k - 1)];
-    return e->seq && e->stream == stream && e->seq >= seq;
+    opara__vc_slot e = c[stream & (k - 1)];
+    return (uint32_t)(e >> 32) == stream && (uint32_t)e >= seq && (uint32_t)e;
 }
 
 OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
-    opara__vc_slot* e = &c[stream & (k - 1)];
-    e->stream = stream;
-    e->seq = seq;
+    c[stream & (k - 1)] = OPARA__VC_FACT(stream, seq);
 }
 
 /* ---- the walk -------------------------------------------------------------------------------- */
@@ -11234,8 +11226,8 @@ static void opara__sync_lane(opara__sync* s, uint32_t v, const opara__vc_slot* c
         lane = s->stream_lane[st];
     } else {
         for (i = 0; i < s->walk.k && lane == UINT32_MAX; ++i) {
-            const opara__vc_slot* f = &c[i];
-            if (f->seq && s->lane_free[f->stream] && f->seq == s->lane_len[f->stream]) lane = f->stream;
+            uint32_t f_lane = (uint32_t)(c[i] >> 32), f_seq = (uint32_t)c[i];
+            if (f_seq && s->lane_free[f_lane] && f_seq == s->lane_len[f_lane]) lane = f_lane;
         }
         if (lane == UINT32_MAX) lane = p->n_lanes++;
         s->lane_free[lane] = 0;
@@ -11785,11 +11777,7 @@ static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
 /* Learns fact (lane, seq) (the same slot policy as opara__vc_merge). */
 static void opara__vc_learn(opara__vc_slot* c, uint32_t k, uint32_t lane, uint32_t seq) {
     opara__vc_slot* e = &c[lane & (k - 1)];
-    if (e->stream == lane || !e->seq) {
-        if (!e->seq || seq > e->seq) e->stream = lane, e->seq = seq;
-    } else if (lane > e->stream) {
-        e->stream = lane, e->seq = seq;
-    }
+    if (OPARA__VC_FACT(lane, seq) > *e) *e = OPARA__VC_FACT(lane, seq);
 }
 
 /* Adds waits of the current node on the unknown facts of the segments covering the run's first

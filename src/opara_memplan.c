@@ -410,11 +410,7 @@ static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
 /* Learns fact (lane, seq) (the same slot policy as opara__vc_merge). */
 static void opara__vc_learn(opara__vc_slot* c, uint32_t k, uint32_t lane, uint32_t seq) {
     opara__vc_slot* e = &c[lane & (k - 1)];
-    if (e->stream == lane || !e->seq) {
-        if (!e->seq || seq > e->seq) e->stream = lane, e->seq = seq;
-    } else if (lane > e->stream) {
-        e->stream = lane, e->seq = seq;
-    }
+    if (OPARA__VC_FACT(lane, seq) > *e) *e = OPARA__VC_FACT(lane, seq);
 }
 
 /* Adds waits of the current node on the unknown facts of the segments covering the run's first

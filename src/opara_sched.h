@@ -339,13 +339,14 @@ OPARA__PRIVATE opara_result opara__sched_alg1(const opara__graph* g, const uint3
 /* ---- between the planning modules ------------------------------------------------------------ */
 
 /* Bounded vector clocks: k slots (a power of two), stream s lives in slot s & (k-1). A slot holds
-   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me". When two
-   streams compete for a slot, the merge keeps one fact and forgets the other: a clock only ever
+   one (stream, seq) fact "every op of `stream` up to rank `seq` happens-before me", packed as
+   stream << 32 | seq (0: empty; seq starts at 1). When two streams compete for a slot, the merge
+   keeps the newer stream and forgets the other, and one stream's facts keep the higher seq: both
+   are the larger packed key, so a merge is a slot-wise maximum. A clock only ever
    under-approximates the happens-before relation, so a wait it cannot prove redundant is kept and
    a block it cannot prove free is not reused. Exact whenever the stream count is at most k. */
-typedef struct opara__vc_slot {
-    uint32_t stream, seq; /* seq 0: empty */
-} opara__vc_slot;
+typedef uint64_t opara__vc_slot;
+#define OPARA__VC_FACT(stream, seq) ((uint64_t)(stream) << 32 | (uint32_t)(seq))
 
 #define OPARA__VC_MAX_SLOTS 64u
 /* Slot count for a plan with n_streams streams: the next power of two, at most OPARA__VC_MAX_SLOTS. */

@@ -14,25 +14,16 @@ OPARA__PRIVATE uint32_t opara__vc_slots(uint32_t n_streams) {
 
 OPARA__PRIVATE void opara__vc_merge(opara__vc_slot* dst, const opara__vc_slot* src, uint32_t k) {
     uint32_t i;
-    for (i = 0; i < k; ++i) {
-        if (!src[i].seq) continue;
-        if (dst[i].stream == src[i].stream || !dst[i].seq) {
-            if (!dst[i].seq || src[i].seq > dst[i].seq) dst[i] = src[i];
-        } else if (src[i].stream > dst[i].stream) {
-            dst[i] = src[i]; /* two streams share the slot: keep the newer stream, forget the other */
-        }
-    }
+    for (i = 0; i < k; ++i) dst[i] = src[i] > dst[i] ? src[i] : dst[i];
 }
 
 OPARA__PRIVATE int opara__vc_knows(const opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
-    const opara__vc_slot* e = &c[stream & (k - 1)];
-    return e->seq && e->stream == stream && e->seq >= seq;
+    opara__vc_slot e = c[stream & (k - 1)];
+    return (uint32_t)(e >> 32) == stream && (uint32_t)e >= seq && (uint32_t)e;
 }
 
 OPARA__PRIVATE void opara__vc_set(opara__vc_slot* c, uint32_t k, uint32_t stream, uint32_t seq) {
-    opara__vc_slot* e = &c[stream & (k - 1)];
-    e->stream = stream;
-    e->seq = seq;
+    c[stream & (k - 1)] = OPARA__VC_FACT(stream, seq);
 }
 
 /* ---- the walk -------------------------------------------------------------------------------- */
@@ -182,8 +173,8 @@ static void opara__sync_lane(opara__sync* s, uint32_t v, const opara__vc_slot* c
         lane = s->stream_lane[st];
     } else {
         for (i = 0; i < s->walk.k && lane == UINT32_MAX; ++i) {
-            const opara__vc_slot* f = &c[i];
-            if (f->seq && s->lane_free[f->stream] && f->seq == s->lane_len[f->stream]) lane = f->stream;
+            uint32_t f_lane = (uint32_t)(c[i] >> 32), f_seq = (uint32_t)c[i];
+            if (f_seq && s->lane_free[f_lane] && f_seq == s->lane_len[f_lane]) lane = f_lane;
         }
         if (lane == UINT32_MAX) lane = p->n_lanes++;
         s->lane_free[lane] = 0;
