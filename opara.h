@@ -6614,6 +6614,9 @@ OPARA__PRIVATE opara_result opara__sched_order_budgeted(const opara__graph* g, c
                                                        const opara__device* dev, const opara__plan_desc* desc,
                                                        opara__order_budget* budget, uint32_t* order);
 
+/* The arena bytes of a block holding `bytes` (at least 1) at a plan's alignment (opara_memplan.c). */
+OPARA__PRIVATE uint64_t opara__block_bytes(uint64_t bytes, uint32_t alignment);
+
 /* The static aliases the memory plan makes for p's knobs and sizes (views, in-place Concat
    inputs): parent[v] is the value v lives in, -1 for a root (opara_memplan.c). */
 OPARA__PRIVATE opara_result opara__memory_aliases(const opara__graph* g, const opara__plan* p, int32_t* parent);
@@ -11433,10 +11436,9 @@ typedef struct opara__mem {
     uint32_t* extra_stamp;  /* [n_nodes] dedup of a node's added waits */
 } opara__mem;
 
-static uint64_t opara__mem_align(const opara__mem* m, uint64_t size) {
-    uint64_t a = m->p->desc.alignment;
-    size = size ? size : 1;
-    return size + (a - size % a) % a;
+OPARA__PRIVATE uint64_t opara__block_bytes(uint64_t bytes, uint32_t alignment) {
+    bytes = bytes ? bytes : 1;
+    return bytes + (alignment - bytes % alignment) % alignment;
 }
 
 static uint32_t opara__value_root(const opara__mem* m, uint32_t v) {
@@ -11715,8 +11717,6 @@ static void opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_
     }
 }
 
-/* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
-   segment it covers, or growing the arena). */
 /* The previous occupants' facts of the segments a run's first `size` bytes cover, so later writers
    into the same block (other inputs of an in-place Concat) can be checked too. */
 static int opara__seg_prior_facts(opara__mem* m, uint32_t first, uint64_t size, uint32_t* start, uint32_t* count) {
@@ -11737,6 +11737,8 @@ static int opara__seg_prior_facts(opara__mem* m, uint32_t first, uint64_t size, 
     return 1;
 }
 
+/* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
+   segment it covers, or growing the arena). */
 static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
     opara__seg* head = &m->segs[first];
     uint64_t have = head->size;
@@ -11780,8 +11782,6 @@ static void opara__vc_learn(opara__vc_slot* c, uint32_t k, uint32_t lane, uint32
     if (OPARA__VC_FACT(lane, seq) > *e) *e = OPARA__VC_FACT(lane, seq);
 }
 
-/* Adds waits of the current node on the unknown facts of the segments covering the run's first
-   `size` bytes, and learns them. */
 /* Facts start..start+count: the current node waits on the op of each unknown one and learns it. */
 static int opara__mem_sync_facts(opara__mem* m, uint32_t start, uint32_t count, opara__vc_slot* c) {
     uint32_t i;
@@ -11801,6 +11801,8 @@ static int opara__mem_sync_facts(opara__mem* m, uint32_t start, uint32_t count, 
     return 1;
 }
 
+/* Adds waits of the current node on the unknown facts of the segments covering the run's first
+   `size` bytes, and learns them. */
 static int opara__seg_sync(opara__mem* m, uint32_t first, uint64_t size, opara__vc_slot* c) {
     uint32_t id;
     uint64_t have = 0;
@@ -12040,6 +12042,7 @@ static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot
     for (i = 0; i < n->n_outputs; ++i) {
         uint32_t y = (uint32_t)n->outputs[i], r;
         int32_t src;
+        uint64_t bytes;
         if (n->outputs[i] < 0 || m->p->alias_kind[y] == OPARA__ALIAS_VIEW) continue;
         src = opara__mem_inplace_source(m, v, y, c);
         if (src >= 0) {
@@ -12061,12 +12064,12 @@ static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot
             opara__mem_unfuse(m, y);
             r = y;
         }
-        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c, &m->prior_start[r],
-                                        &m->prior_count[r]);
+        bytes = opara__block_bytes(m->p->value_bytes[r], m->p->desc.alignment);
+        m->seg_of[r] = opara__seg_alloc(m, bytes, c, &m->prior_start[r], &m->prior_count[r]);
         if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
         m->segs[m->seg_of[r]].owner = r;
         m->root_offset[r] = m->segs[m->seg_of[r]].offset;
-        m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
+        m->p->stats.no_reuse_bytes += bytes;
     }
     return OPARA_OK;
 }
@@ -12288,11 +12291,6 @@ OPARA__PRIVATE opara_result opara__memory_aliases(const opara__graph* g, const o
 
 enum { OPARA__LIVE_WRITTEN = 1, OPARA__LIVE_DEAD = 2, OPARA__LIVE_PINNED = 4 };
 
-static uint64_t opara__live_align(uint64_t size, uint64_t a) {
-    size = size ? size : 1;
-    return size + (a - size % a) % a;
-}
-
 OPARA__PRIVATE void opara__live_free(opara_runtime* rt, opara__live* t) {
     opara__free(rt, t->root);
     opara__free(rt, t->size);
@@ -12315,7 +12313,7 @@ static void opara__live_roots(opara__live* t, const opara__plan* p, const int32_
     for (v = 0; v < g->n_values; ++v) {
         uint32_t r = t->root[v];
         if (r == UINT32_MAX) continue;
-        if (r == v) t->size[r] = opara__live_align(p->value_bytes[r], p->desc.alignment ? p->desc.alignment : 256);
+        if (r == v) t->size[r] = opara__block_bytes(p->value_bytes[r], p->desc.alignment);
         for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k) t->reads[r]++;
     }
     for (v = 0; v < g->n_outputs; ++v)

@@ -6,11 +6,6 @@
 
 enum { OPARA__LIVE_WRITTEN = 1, OPARA__LIVE_DEAD = 2, OPARA__LIVE_PINNED = 4 };
 
-static uint64_t opara__live_align(uint64_t size, uint64_t a) {
-    size = size ? size : 1;
-    return size + (a - size % a) % a;
-}
-
 OPARA__PRIVATE void opara__live_free(opara_runtime* rt, opara__live* t) {
     opara__free(rt, t->root);
     opara__free(rt, t->size);
@@ -33,7 +28,7 @@ static void opara__live_roots(opara__live* t, const opara__plan* p, const int32_
     for (v = 0; v < g->n_values; ++v) {
         uint32_t r = t->root[v];
         if (r == UINT32_MAX) continue;
-        if (r == v) t->size[r] = opara__live_align(p->value_bytes[r], p->desc.alignment ? p->desc.alignment : 256);
+        if (r == v) t->size[r] = opara__block_bytes(p->value_bytes[r], p->desc.alignment);
         for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k) t->reads[r]++;
     }
     for (v = 0; v < g->n_outputs; ++v)

@@ -66,10 +66,9 @@ typedef struct opara__mem {
     uint32_t* extra_stamp;  /* [n_nodes] dedup of a node's added waits */
 } opara__mem;
 
-static uint64_t opara__mem_align(const opara__mem* m, uint64_t size) {
-    uint64_t a = m->p->desc.alignment;
-    size = size ? size : 1;
-    return size + (a - size % a) % a;
+OPARA__PRIVATE uint64_t opara__block_bytes(uint64_t bytes, uint32_t alignment) {
+    bytes = bytes ? bytes : 1;
+    return bytes + (alignment - bytes % alignment) % alignment;
 }
 
 static uint32_t opara__value_root(const opara__mem* m, uint32_t v) {
@@ -348,8 +347,6 @@ static void opara__seg_find(const opara__mem* m, uint64_t size, const opara__vc_
     }
 }
 
-/* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
-   segment it covers, or growing the arena). */
 /* The previous occupants' facts of the segments a run's first `size` bytes cover, so later writers
    into the same block (other inputs of an in-place Concat) can be checked too. */
 static int opara__seg_prior_facts(opara__mem* m, uint32_t first, uint64_t size, uint32_t* start, uint32_t* count) {
@@ -370,6 +367,8 @@ static int opara__seg_prior_facts(opara__mem* m, uint32_t first, uint64_t size, 
     return 1;
 }
 
+/* Turns the run starting at `first` into one busy segment of `size` bytes (splitting the last
+   segment it covers, or growing the arena). */
 static uint32_t opara__seg_take(opara__mem* m, uint32_t first, uint64_t size) {
     opara__seg* head = &m->segs[first];
     uint64_t have = head->size;
@@ -413,8 +412,6 @@ static void opara__vc_learn(opara__vc_slot* c, uint32_t k, uint32_t lane, uint32
     if (OPARA__VC_FACT(lane, seq) > *e) *e = OPARA__VC_FACT(lane, seq);
 }
 
-/* Adds waits of the current node on the unknown facts of the segments covering the run's first
-   `size` bytes, and learns them. */
 /* Facts start..start+count: the current node waits on the op of each unknown one and learns it. */
 static int opara__mem_sync_facts(opara__mem* m, uint32_t start, uint32_t count, opara__vc_slot* c) {
     uint32_t i;
@@ -434,6 +431,8 @@ static int opara__mem_sync_facts(opara__mem* m, uint32_t start, uint32_t count, 
     return 1;
 }
 
+/* Adds waits of the current node on the unknown facts of the segments covering the run's first
+   `size` bytes, and learns them. */
 static int opara__seg_sync(opara__mem* m, uint32_t first, uint64_t size, opara__vc_slot* c) {
     uint32_t id;
     uint64_t have = 0;
@@ -673,6 +672,7 @@ static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot
     for (i = 0; i < n->n_outputs; ++i) {
         uint32_t y = (uint32_t)n->outputs[i], r;
         int32_t src;
+        uint64_t bytes;
         if (n->outputs[i] < 0 || m->p->alias_kind[y] == OPARA__ALIAS_VIEW) continue;
         src = opara__mem_inplace_source(m, v, y, c);
         if (src >= 0) {
@@ -694,12 +694,12 @@ static opara_result opara__mem_outputs(opara__mem* m, uint32_t v, opara__vc_slot
             opara__mem_unfuse(m, y);
             r = y;
         }
-        m->seg_of[r] = opara__seg_alloc(m, opara__mem_align(m, m->p->value_bytes[r]), c, &m->prior_start[r],
-                                        &m->prior_count[r]);
+        bytes = opara__block_bytes(m->p->value_bytes[r], m->p->desc.alignment);
+        m->seg_of[r] = opara__seg_alloc(m, bytes, c, &m->prior_start[r], &m->prior_count[r]);
         if (m->seg_of[r] == UINT32_MAX) return OPARA_ERR_OUT_OF_MEMORY;
         m->segs[m->seg_of[r]].owner = r;
         m->root_offset[r] = m->segs[m->seg_of[r]].offset;
-        m->p->stats.no_reuse_bytes += opara__mem_align(m, m->p->value_bytes[r]);
+        m->p->stats.no_reuse_bytes += bytes;
     }
     return OPARA_OK;
 }

@@ -327,6 +327,9 @@ OPARA__PRIVATE opara_result opara__sched_order_budgeted(const opara__graph* g, c
                                                        const opara__device* dev, const opara__plan_desc* desc,
                                                        opara__order_budget* budget, uint32_t* order);
 
+/* The arena bytes of a block holding `bytes` (at least 1) at a plan's alignment (opara_memplan.c). */
+OPARA__PRIVATE uint64_t opara__block_bytes(uint64_t bytes, uint32_t alignment);
+
 /* The static aliases the memory plan makes for p's knobs and sizes (views, in-place Concat
    inputs): parent[v] is the value v lives in, -1 for a root (opara_memplan.c). */
 OPARA__PRIVATE opara_result opara__memory_aliases(const opara__graph* g, const opara__plan* p, int32_t* parent);
