@@ -46,10 +46,12 @@ TEST_SCRIPTS := tests/compile_matrix.sh tests/gen_header_test.sh tests/cli_load_
 include $(sort $(wildcard mk/*.mk))
 
 # What the suites read: the ONNX backend test data, python3-onnx (an independent reader of
-# expected values) and the model zoo (PyTorch exports). Installed when this machine lets us
-# (root with apt-get); otherwise those tests SKIP and say why.
+# expected values), ONNX Runtime (npm onnxruntime-node in build/npm, the reference for the rewrite
+# tests) and the model zoo (PyTorch exports). Installed when this machine lets us (root with
+# apt-get, npm); otherwise those tests SKIP and say why.
 test-setup:
 	@sh tools/setup.sh apt libonnx-testdata python3-onnx python3-numpy || echo "test-setup: ONNX data suites will SKIP"
+	@sh tools/setup.sh npm build/npm onnxruntime-node || echo "test-setup: ONNX Runtime comparisons will SKIP"
 	@$(MAKE) --no-print-directory zoo
 
 NPROC := $(shell nproc 2>/dev/null || echo 2)
