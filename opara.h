@@ -6413,7 +6413,6 @@ typedef struct opara__plan_desc {
     int stream_cap_hard;             /* with stream_cap: never exceed it; when no stream is idle, reuse the
                                         one whose last op was launched earliest (adds false dependencies) */
     int no_wait_pruning;             /* keep waits implied by earlier ones (the reference code's behaviour) */
-    int no_memory_reuse;             /* never reuse a block (what the Opara and Nimble prototypes do) */
     int no_inplace;                  /* disable in-place outputs */
     int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
     int no_view_alias;               /* views get their own block (they still launch no kernel) */
@@ -11665,7 +11664,7 @@ static void opara__seg_link_after(opara__mem* m, uint32_t at, uint32_t id) {
 static int opara__seg_usability(const opara__mem* m, uint32_t id, const opara__vc_slot* c, int as_is_only) {
     const opara__seg* s = &m->segs[id];
     int late_known;
-    if (s->state != OPARA__SEG_RETIRED || m->p->desc.no_memory_reuse) return 0;
+    if (s->state != OPARA__SEG_RETIRED) return 0;
     late_known = !s->n_facts || s->late_stream == m->node_stream || opara__vc_knows(c, m->walk.k, s->late_lane, s->late_seq);
     if (late_known && opara__mem_knows_all(m, s->facts, s->n_facts, c)) return 2;
     if (!m->window || as_is_only) return 0;
@@ -11981,7 +11980,7 @@ static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32
     const opara__graph* g = m->g;
     const opara__node* n = &g->nodes[v];
     uint32_t i;
-    if (m->p->desc.no_inplace || m->p->desc.no_memory_reuse || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
+    if (m->p->desc.no_inplace || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
     if (m->parent[y] >= 0 || m->pinned[y] || m->seg_of[y] != UINT32_MAX) return -1;
     for (i = 0; i < n->n_inputs; ++i) {
         int32_t x = n->inputs[i];

@@ -126,7 +126,6 @@ typedef struct opara__plan_desc {
     int stream_cap_hard;             /* with stream_cap: never exceed it; when no stream is idle, reuse the
                                         one whose last op was launched earliest (adds false dependencies) */
     int no_wait_pruning;             /* keep waits implied by earlier ones (the reference code's behaviour) */
-    int no_memory_reuse;             /* never reuse a block (what the Opara and Nimble prototypes do) */
     int no_inplace;                  /* disable in-place outputs */
     int no_concat_in_place;          /* disable writing Concat inputs straight into the output */
     int no_view_alias;               /* views get their own block (they still launch no kernel) */

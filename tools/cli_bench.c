@@ -348,6 +348,7 @@ typedef struct bench_args {
 
 static int bench_parse_args(int argc, char** argv, bench_args* a) {
     int i;
+    long long number;
     memset(a, 0, sizeof *a);
     snprintf(a->devices, sizeof a->devices, "rtx2080s");
     snprintf(a->batches, sizeof a->batches, "1");
@@ -358,8 +359,15 @@ static int bench_parse_args(int argc, char** argv, bench_args* a) {
         else if (strcmp(argv[i], "--json") == 0 && v) a->json = argv[++i];
         else if (strcmp(argv[i], "--trace") == 0 && v) a->trace = argv[++i];
         else if (strcmp(argv[i], "--svg") == 0 && v) a->svg = argv[++i];
-        else if (strcmp(argv[i], "--default-dim") == 0 && v) a->default_dim = (int64_t)strtol(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--stream-cap") == 0 && v) a->stream_cap = (uint32_t)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--default-dim") == 0 && v) {
+            if (!cli_int_arg("bench", argv[i], argv[i + 1], 0, INT32_MAX, &number)) return 0;
+            a->default_dim = number;
+            ++i;
+        } else if (strcmp(argv[i], "--stream-cap") == 0 && v) {
+            if (!cli_int_arg("bench", argv[i], argv[i + 1], 0, UINT32_MAX, &number)) return 0;
+            a->stream_cap = (uint32_t)number;
+            ++i;
+        }
         else if (strcmp(argv[i], "--metric") == 0 && v && strcmp(v, "smem") == 0) a->metric = OPARA__METRIC_SMEM_FRAC, ++i;
         else if (strcmp(argv[i], "--metric") == 0 && v && strcmp(v, "dominant") == 0) a->metric = OPARA__METRIC_DOMINANT, ++i;
         else if (argv[i][0] != '-' && a->n_files < BENCH_MAX_FILES) a->files[a->n_files++] = argv[i];
@@ -465,9 +473,8 @@ static int bench_model_file(opara_runtime* rt, const bench_args* a, const char* 
             break;
         }
         while (ok && bench_next_item(&batch_list, b, sizeof b)) {
-            long long batch = atoll(b);
-            if (batch <= 0) {
-                fprintf(stderr, "opara bench: bad batch size '%s'\n", b);
+            long long batch;
+            if (!cli_int_arg("bench", "--batch", b, 1, INT32_MAX, &batch)) {
                 ok = 0;
                 break;
             }

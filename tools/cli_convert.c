@@ -77,7 +77,12 @@ static int cli_convert(int argc, char** argv) {
             if (options.n_input_shapes == 64) return cli_convert_usage();
             shapes[options.n_input_shapes++] = argv[++i];
         } else if (strcmp(argv[i], "--c-header") == 0 && i + 1 < argc) header = argv[++i];
-        else if (strcmp(argv[i], "--default-dim") == 0 && i + 1 < argc) options.default_dim = atoll(argv[++i]);
+        else if (strcmp(argv[i], "--default-dim") == 0 && i + 1 < argc) {
+            long long dim;
+            if (!cli_int_arg("convert", argv[i], argv[i + 1], 0, INT32_MAX, &dim)) return 2;
+            options.default_dim = dim;
+            ++i;
+        }
         else if (argv[i][0] == '-') return cli_convert_usage();
         else if (!in) in = argv[i];
         else if (!out) out = argv[i];

@@ -11,7 +11,7 @@ typedef struct plan_cli {
     const char* strategy;
     const char* device;
     const char* dot;
-    int64_t batch, default_dim;
+    long long batch, default_dim;
     double memory_budget;
     int json, verify;
 } plan_cli;
@@ -28,9 +28,13 @@ static int plan_parse_args(int argc, char** argv, plan_cli* o) {
         if (strcmp(a, "--strategy") == 0 && has_value) o->strategy = argv[++i];
         else if (strcmp(a, "--device") == 0 && has_value) o->device = argv[++i];
         else if (strcmp(a, "--dot") == 0 && has_value) o->dot = argv[++i];
-        else if (strcmp(a, "--batch") == 0 && has_value) o->batch = strtoll(argv[++i], NULL, 10);
-        else if (strcmp(a, "--default-dim") == 0 && has_value) o->default_dim = strtoll(argv[++i], NULL, 10);
-        else if (strcmp(a, "--memory-budget") == 0 && has_value) o->memory_budget = strtod(argv[++i], NULL);
+        else if (strcmp(a, "--batch") == 0 && has_value) {
+            if (!cli_int_arg("plan", a, argv[++i], 1, INT32_MAX, &o->batch)) return 0;
+        } else if (strcmp(a, "--default-dim") == 0 && has_value) {
+            if (!cli_int_arg("plan", a, argv[++i], 0, INT32_MAX, &o->default_dim)) return 0;
+        } else if (strcmp(a, "--memory-budget") == 0 && has_value) {
+            if (!cli_real_arg("plan", a, argv[++i], 0, 1e6, &o->memory_budget)) return 0;
+        }
         else if (strcmp(a, "--json") == 0) o->json = 1;
         else if (strcmp(a, "--verify") == 0) o->verify = 1;
         else if (a[0] != '-' && !o->path) o->path = a;
@@ -42,14 +46,6 @@ static int plan_parse_args(int argc, char** argv, plan_cli* o) {
     if (!o->path) fprintf(stderr, "usage: opara plan FILE [--strategy opara|opara-topo|sequential|wavefront|nimble|all] "
                                   "[--batch N] [--default-dim N] [--device NAME] [--memory-budget R] [--dot OUT.dot] "
                                   "[--json] [--verify]\n");
-    if (o->batch < 1) {
-        fprintf(stderr, "plan: --batch must be at least 1\n");
-        return 0;
-    }
-    if (!(o->memory_budget >= 0)) {
-        fprintf(stderr, "plan: --memory-budget must be a ratio >= 0 (0: unbounded)\n");
-        return 0;
-    }
     return o->path != NULL;
 }
 

@@ -258,6 +258,7 @@ static int cli_run(int argc, char** argv) {
     opara_plan_info info;
     const char *file = NULL, *out_dir = NULL, *trace = NULL, *profile_json = NULL, *in_spec[CLI_RUN_MAX_INPUTS];
     int n_in_spec = 0, iters = 10, i, rc = 1, profile = 0;
+    long long number;
     uint32_t n_inputs, n_outputs, k;
     opara_tensor* ins = NULL;
     uint64_t* lat = NULL;
@@ -279,11 +280,18 @@ static int cli_run(int argc, char** argv) {
             else { fprintf(stderr, "opara run: unknown backend '%s'\n", v); return 2; }
         } else if (strcmp(a, "--strategy") == 0) {
             if (!cli_parse_strategy(v, &d.strategy)) { fprintf(stderr, "opara run: unknown strategy '%s'\n", v); return 2; }
-        } else if (strcmp(a, "--batch") == 0) d.batch_size = atoll(v);
-        else if (strcmp(a, "--iters") == 0) iters = atoi(v);
-        else if (strcmp(a, "--threads") == 0) d.threads = (uint32_t)atoi(v);
-        else if (strcmp(a, "--memory-budget") == 0) d.memory_budget = strtod(v, NULL);
-        else if (strcmp(a, "--output-dir") == 0) out_dir = v;
+        } else if (strcmp(a, "--batch") == 0) {
+            if (!cli_int_arg("run", a, v, 1, INT32_MAX, &number)) return 2;
+            d.batch_size = number;
+        } else if (strcmp(a, "--iters") == 0) {
+            if (!cli_int_arg("run", a, v, 1, INT32_MAX, &number)) return 2;
+            iters = (int)number;
+        } else if (strcmp(a, "--threads") == 0) {
+            if (!cli_int_arg("run", a, v, 0, 4096, &number)) return 2;
+            d.threads = (uint32_t)number;
+        } else if (strcmp(a, "--memory-budget") == 0) {
+            if (!cli_real_arg("run", a, v, 0, 1e6, &d.memory_budget)) return 2;
+        } else if (strcmp(a, "--output-dir") == 0) out_dir = v;
         else if (strcmp(a, "--trace") == 0) trace = v;
         else if (strcmp(a, "--profile-json") == 0) profile_json = v, profile = d.cuda_profile = 1;
         else if (strcmp(a, "--input") == 0 && n_in_spec < CLI_RUN_MAX_INPUTS) in_spec[n_in_spec++] = v;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_args.c"
 #include "cli_load.c"
 #include "cli_version.c"
 #include "cli_convert.c"
