@@ -417,7 +417,8 @@ typedef struct opara_plan_info {
     const char* strategy;       /* "opara", "sequential", ... */
     const char* gemm;           /* which SGEMM is used, e.g. "OpenBLAS (libopenblas.so.0)", "cuBLAS" */
     const char* cuda_mode;      /* CUDA: "graph", "sequential-graph" or "eager" (after a capture fallback too); NULL on CPU */
-    uint32_t n_nodes, n_streams, n_events, n_waits, n_workers;
+    uint32_t n_nodes, n_streams, n_events, n_waits;
+    uint32_t n_workers;         /* CPU: worker threads; CUDA: CUDA streams (plan streams that never overlap share one) */
     uint64_t peak_memory_bytes; /* the arena: all intermediate tensors at their peak */
     uint64_t no_reuse_bytes;    /* what the arena would need without reuse */
 } opara_plan_info;
@@ -6462,6 +6463,7 @@ typedef enum opara__alias_kind {
 
 typedef struct opara__plan_stats {
     uint32_t n_streams;
+    uint32_t n_lanes;        /* the CUDA streams the plan runs on (see lanes below) */
     uint32_t n_events;       /* nodes that record an event (fork/join events not included) */
     uint32_t n_waits;        /* cross-stream waits of nodes (fork/join waits not included) */
     uint32_t n_cross_edges;  /* data edges between nodes on different streams */
@@ -6497,12 +6499,15 @@ typedef struct opara__plan {
     uint32_t* wait_start;   /* [n_nodes + 1] */
     uint32_t* wait_nodes;   /* [stats.n_waits] */
 
-    /* lanes: a chain decomposition of the happens-before order used as the key of the planner's
-       vector clocks. A stream takes over the lane of an ended stream whose last op happens-before
-       its first op, so a lane is totally ordered and the lane count stays near the number of
-       streams alive at once (Opara opens thousands of short streams on large graphs). */
-    uint32_t* lane;     /* [n_nodes] */
-    uint32_t* lane_seq; /* [n_nodes] 1-based rank of the node on its lane */
+    /* lanes: a chain decomposition of the happens-before order, the key of the planner's vector
+       clocks and the CUDA backend's physical streams. A stream takes over the lane of an ended
+       stream whose last op happens-before its first op, so a lane is totally ordered: running a
+       lane's streams one after another on one CUDA stream adds no ordering the plan lacks, and the
+       lane count stays near the number of streams alive at once (Opara opens many short streams:
+       GoogLeNet's 28 fit on 4 lanes, a 100k-op graph's 25k on 15k). Lane 0 is the origin's. */
+    uint32_t* lane;        /* [n_nodes] */
+    uint32_t* lane_seq;    /* [n_nodes] 1-based rank of the node on its lane */
+    uint32_t* stream_lane; /* [n_streams] the lane of all of the stream's ops */
     uint32_t n_lanes;
 
     /* fork/join through the origin stream 0 (the stream of order[0]): the origin records a fork
@@ -6514,6 +6519,10 @@ typedef struct opara__plan {
     uint8_t* stream_join;   /* [n_streams] */
     uint32_t* stream_first; /* [n_streams] first node of each stream */
     uint32_t* stream_last;  /* [n_streams] last node of each stream */
+    /* the same per lane, for backends that run lanes: lane l >= 1 waits on the fork when its first
+       stream does, and is joined when its last stream is (earlier ones happen-before it) */
+    uint8_t* lane_fork;     /* [n_lanes] */
+    uint8_t* lane_join;     /* [n_lanes] */
 
     /* memory */
     uint64_t arena_bytes;
@@ -10743,6 +10752,9 @@ OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
     opara__free(rt, p->stream_join);
     opara__free(rt, p->stream_first);
     opara__free(rt, p->stream_last);
+    opara__free(rt, p->stream_lane);
+    opara__free(rt, p->lane_fork);
+    opara__free(rt, p->lane_join);
     opara__free(rt, p->storage);
     opara__free(rt, p->offset);
     opara__free(rt, p->alias_root);
@@ -10807,8 +10819,12 @@ static opara_result opara__finish_streams(const opara__graph* g, opara__plan* p,
     p->stream_join = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
     p->stream_first = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
     p->stream_last = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    p->stream_lane = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    p->lane_fork = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1); /* there are at most as many lanes as streams */
+    p->lane_join = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
     count = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
-    if (!p->stream_fork || !p->stream_join || !p->stream_first || !p->stream_last || !count) {
+    if (!p->stream_fork || !p->stream_join || !p->stream_first || !p->stream_last || !p->stream_lane || !p->lane_fork ||
+        !p->lane_join || !count) {
         opara__free(g->rt, count);
         return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
     }
@@ -11180,7 +11196,6 @@ typedef struct opara__sync {
     uint32_t* stamp;  /* dedup: stamp[u] == gen when u is already listed */
     uint32_t gen;
     uint32_t* dependents; /* per node: cross-stream dependents (before pruning) */
-    uint32_t* stream_lane; /* per stream */
     uint32_t* lane_len;    /* per lane: ops so far */
     uint32_t* lane_free;   /* per lane: 1 when its stream has ended (the lane can be taken over) */
 } opara__sync;
@@ -11225,7 +11240,7 @@ static void opara__sync_lane(opara__sync* s, uint32_t v, const opara__vc_slot* c
     opara__plan* p = s->p;
     uint32_t st = p->stream[v], i, lane = UINT32_MAX;
     if (p->stream_first[st] != v) {
-        lane = s->stream_lane[st];
+        lane = p->stream_lane[st];
     } else {
         for (i = 0; i < s->walk.k && lane == UINT32_MAX; ++i) {
             uint32_t f_lane = (uint32_t)(c[i] >> 32), f_seq = (uint32_t)c[i];
@@ -11233,7 +11248,7 @@ static void opara__sync_lane(opara__sync* s, uint32_t v, const opara__vc_slot* c
         }
         if (lane == UINT32_MAX) lane = p->n_lanes++;
         s->lane_free[lane] = 0;
-        s->stream_lane[st] = lane;
+        p->stream_lane[st] = lane;
     }
     p->lane[v] = lane;
     p->lane_seq[v] = ++s->lane_len[lane];
@@ -11273,15 +11288,20 @@ static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_wai
     return OPARA_OK;
 }
 
+/* A lane's streams run one after another and are numbered by first use, so the last one seen is
+   its last; its first is the one whose first op opened it. Lane 0 is the origin's: neither. */
 static void opara__sync_fork_join(opara__sync* s) {
     opara__plan* p = s->p;
     uint32_t st;
     for (st = 1; st < p->n_streams; ++st) {
-        uint32_t first = p->stream_first[st], last = p->stream_last[st];
+        uint32_t first = p->stream_first[st], last = p->stream_last[st], l = p->stream_lane[st];
         p->stream_fork[st] = p->wait_start[first] == p->wait_start[first + 1];
         p->stream_join[st] = s->dependents[last] == 0;
         p->stats.n_forks += p->stream_fork[st];
         p->stats.n_joins += p->stream_join[st];
+        if (l == 0) continue;
+        if (p->lane_seq[first] == 1) p->lane_fork[l] = p->stream_fork[st];
+        p->lane_join[l] = p->stream_join[st];
     }
 }
 
@@ -11330,6 +11350,7 @@ static opara_result opara__sync_run(opara__sync* s) {
             p->stats.n_cross_edges += p->stream[g->preds[k]] != p->stream[v];
     }
     opara__sync_fork_join(s);
+    p->stats.n_lanes = p->n_lanes;
     return OPARA_OK;
 }
 
@@ -11349,17 +11370,15 @@ OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan*
     s.deps = (uint32_t*)opara__calloc(g->rt, max_deps, sizeof(uint32_t));
     s.stamp = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     s.dependents = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    s.stream_lane = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
     s.lane_len = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
     s.lane_free = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents || !s.stream_lane || !s.lane_len || !s.lane_free))
+    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents || !s.lane_len || !s.lane_free))
         r = OPARA_ERR_OUT_OF_MEMORY;
     if (r == OPARA_OK) r = opara__sync_run(&s);
     opara__vc_walk_free(&s.walk);
     opara__free(g->rt, s.deps);
     opara__free(g->rt, s.stamp);
     opara__free(g->rt, s.dependents);
-    opara__free(g->rt, s.stream_lane);
     opara__free(g->rt, s.lane_len);
     opara__free(g->rt, s.lane_free);
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
@@ -12556,6 +12575,35 @@ static opara_result opara__verify_fork_join(opara__verify* v, uint32_t* end) {
     return OPARA_OK;
 }
 
+/* Lanes: lane 0 holds the origin, and the streams sharing a lane are ordered (each starts after
+   the previous one's last op), so running them on one CUDA stream loses no parallelism; the lane
+   fork and join flags are those of the lane's first and last stream. */
+static opara_result opara__verify_lanes(opara__verify* v, uint32_t* last_stream) {
+    const opara__plan* p = v->p;
+    uint32_t s, l;
+    if (p->n_lanes > p->n_streams || (p->n_streams && p->stream_lane[0] != 0))
+        return OPARA__BAD(v, "%u lanes for %u streams, the origin on lane %u", p->n_lanes, p->n_streams,
+                          p->n_streams ? p->stream_lane[0] : 0);
+    for (l = 0; l < p->n_lanes; ++l) last_stream[l] = UINT32_MAX;
+    for (s = 0; s < p->n_streams; ++s) {
+        uint32_t prev, first = p->stream_first[s];
+        l = p->stream_lane[s];
+        if (l >= p->n_lanes) return OPARA__BAD(v, "stream %u is on lane %u of %u", s, l, p->n_lanes);
+        prev = last_stream[l];
+        if (prev == UINT32_MAX && l > 0 && p->lane_fork[l] != p->stream_fork[s])
+            return OPARA__BAD(v, "lane %u: fork flag %u, its first stream %u has %u", l, p->lane_fork[l], s, p->stream_fork[s]);
+        if (prev != UINT32_MAX && (p->position[p->stream_last[prev]] > p->position[first] || !opara__hb(v, p->stream_last[prev], first)))
+            return OPARA__BAD(v, "streams %u and %u share lane %u but may overlap: node %u '%s' does not happen-before node %u '%s'",
+                              prev, s, l, p->stream_last[prev], opara__vname(v->g, p->stream_last[prev]), first,
+                              opara__vname(v->g, first));
+        last_stream[l] = s;
+    }
+    for (l = 1; l < p->n_lanes; ++l)
+        if (last_stream[l] == UINT32_MAX || p->lane_join[l] != p->stream_join[last_stream[l]])
+            return OPARA__BAD(v, "lane %u: no stream, or its join flag differs from its last stream's", l);
+    return OPARA_OK;
+}
+
 static opara_result opara__verify_deps(opara__verify* v) {
     const opara__graph* g = v->g;
     uint32_t n, k;
@@ -12842,6 +12890,7 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     }
     if (r == OPARA_OK) r = opara__verify_deps(&v);
     if (r == OPARA_OK) r = opara__verify_memory(&v);
+    if (r == OPARA_OK) r = opara__verify_lanes(&v, scratch);
     opara__free(g->rt, scratch);
     opara__free(g->rt, v.vc);
     opara__free(g->rt, v.writes);
@@ -26803,6 +26852,9 @@ struct opara__cuda_session {
     uint64_t* input_off; /* [n_values] offset in inputs, UINT64_MAX when not a graph input */
     size_t params_meta_bytes;
 
+    /* One CUDA stream per lane of the plan (streams that never overlap share one, in launch order);
+       "stream" below means a CUDA stream, indexed by lane. */
+    uint32_t n_streams;
     opara_CUstream* streams;
     opara_CUevent* node_events; /* [n_nodes], NULL where the plan records none */
     opara_CUevent fork_event;
@@ -27110,8 +27162,14 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     /* Streams run truly concurrently here (and a captured graph in any order its edges allow), so
        the plan is proven safe before use. */
     if (r == OPARA_OK) r = opara__plan_create_verified(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
+    if (r == OPARA_OK) s->n_streams = s->plan->n_lanes ? s->plan->n_lanes : 1;
     opara__free(s->rt, descs);
     return r;
+}
+
+/* The CUDA stream node n runs on: its plan stream's lane. */
+static uint32_t opara__cub_stream_of(const opara__cuda_session* s, uint32_t n) {
+    return s->plan->stream_lane[s->plan->stream[n]];
 }
 
 /* ---- device memory ------------------------------------------------------------------------------ */
@@ -27143,14 +27201,14 @@ static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
    run allocates nothing. Returns the allocation's size. */
 static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* total) {
     const opara__plan* p = s->plan;
-    uint32_t i, n_streams = p->n_streams ? p->n_streams : 1;
+    uint32_t i, n_streams = s->n_streams;
     size_t base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
     s->ws_off = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
     s->ws_bytes = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
     if (!s->ws_off || !s->ws_bytes) return opara__cub_oom(s);
     for (i = 0; i < s->low.n_launches; ++i) {
         const opara__cuda_launch* L = &s->low.launches[i];
-        uint32_t st = p->stream[L->node];
+        uint32_t st = opara__cub_stream_of(s, L->node);
         uint64_t need = L->type == OPARA__CULAUNCH_CUBLAS  ? OPARA__CUBLAS_WORKSPACE
                         : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
                                                            : 0;
@@ -27280,7 +27338,7 @@ static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t stream)
 static int opara__cub_stream_calls(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
     uint32_t i;
     for (i = 0; i < s->low.n_launches; ++i)
-        if (s->low.launches[i].type == type && s->plan->stream[s->low.launches[i].node] == stream) return 1;
+        if (s->low.launches[i].type == type && opara__cub_stream_of(s, s->low.launches[i].node) == stream) return 1;
     return 0;
 }
 
@@ -27332,14 +27390,14 @@ static opara_result opara__cub_cuda_library_handles(opara__cuda_session* s, uint
 
 static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
     const opara__plan* p = s->plan;
-    uint32_t i, n_streams = p->n_streams ? p->n_streams : 1;
+    uint32_t i, n_streams = s->n_streams;
     s->streams = (opara_CUstream*)opara__calloc(s->rt, n_streams, sizeof(opara_CUstream));
     s->join_events = (opara_CUevent*)opara__calloc(s->rt, n_streams, sizeof(opara_CUevent));
     s->node_events = (opara_CUevent*)opara__calloc(s->rt, p->n_nodes ? p->n_nodes : 1, sizeof(opara_CUevent));
     if (!s->streams || !s->join_events || !s->node_events) return opara__cub_oom(s);
     for (i = 0; i < n_streams; ++i) {
         OPARA__CU_TRY(s, cuStreamCreate(&s->streams[i], 1 /* CU_STREAM_NON_BLOCKING */), "cuStreamCreate");
-        if (i > 0 && p->stream_join[i])
+        if (i > 0 && p->lane_join[i])
             OPARA__CU_TRY(s, cuEventCreate(&s->join_events[i], 2 /* DISABLE_TIMING */), "cuEventCreate");
     }
     OPARA__CU_TRY(s, cuEventCreate(&s->fork_event, 2), "cuEventCreate");
@@ -27406,14 +27464,15 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
     opara_CUstream origin = s->streams[0];
     uint32_t k, i, st;
     OPARA__CU_TRY(s, cuEventRecord(s->fork_event, origin), "cuEventRecord (fork)");
-    for (st = 1; st < p->n_streams; ++st)
-        if (p->stream_fork[st]) OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[st], s->fork_event, 0), "cuStreamWaitEvent (fork)");
+    for (st = 1; st < s->n_streams; ++st)
+        if (p->lane_fork[st]) OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[st], s->fork_event, 0), "cuStreamWaitEvent (fork)");
     for (k = 0; k < p->n_nodes; ++k) {
-        uint32_t n = p->order[k], sn = p->stream[n];
+        uint32_t n = p->order[k], sn = opara__cub_stream_of(s, n);
         opara_result hr;
         int began = 0;
         for (i = p->wait_start[n]; i < p->wait_start[n + 1]; ++i)
-            OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
+            if (opara__cub_stream_of(s, p->wait_nodes[i]) != sn) /* else launched earlier on this very stream */
+                OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
             opara_CUresult r;
             if (s->skip[i]) continue;
@@ -27428,8 +27487,8 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
         if (began && (hr = s->hook(s->hook_user, n, 1, s->streams[sn])) != OPARA_OK) return hr;
         if (p->records_event[n]) OPARA__CU_TRY(s, cuEventRecord(s->node_events[n], s->streams[sn]), "cuEventRecord");
     }
-    for (st = 1; st < p->n_streams; ++st) {
-        if (!p->stream_join[st]) continue;
+    for (st = 1; st < s->n_streams; ++st) {
+        if (!p->lane_join[st]) continue;
         OPARA__CU_TRY(s, cuEventRecord(s->join_events[st], s->streams[st]), "cuEventRecord (join)");
         OPARA__CU_TRY(s, cuStreamWaitEvent(origin, s->join_events[st], 0), "cuStreamWaitEvent (join)");
     }
@@ -27489,7 +27548,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
 /* ---- lifecycle ---------------------------------------------------------------------------------- */
 
 static void opara__cub_cuda_free_device(opara__cuda_session* s) {
-    uint32_t i, n_streams = s->plan ? (s->plan->n_streams ? s->plan->n_streams : 1) : 0;
+    uint32_t i, n_streams = s->n_streams;
     if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
     if (s->graph) OPARA__CU(s, cuGraphDestroy(s->graph));
     if (s->streams)
@@ -27550,14 +27609,14 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
 
 /* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
-    uint32_t n, convs = 0, streams = 0, i, n_streams = s->plan->n_streams ? s->plan->n_streams : 1;
+    uint32_t n, convs = 0, streams = 0, i;
     for (n = 0; n < s->g->n_nodes; ++n) convs += s->g->nodes[n].op == OPARA__OP_CONV;
-    for (i = 0; i < n_streams; ++i) streams += s->ws_bytes[i] > 0;
+    for (i = 0; i < s->n_streams; ++i) streams += s->ws_bytes[i] > 0;
     opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
-               "CUDA backend: %u of %u Conv on cuDNN, GEMM on %s, library workspaces %.2f MiB on %u of %u streams "
-               "(arena %.2f MiB, same allocation)",
-               s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
-               (double)s->workspace_bytes / 1048576.0, streams, n_streams, (double)s->plan->arena_bytes / 1048576.0);
+               "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN, GEMM on %s, "
+               "library workspaces %.2f MiB on %u of them (arena %.2f MiB, same allocation)",
+               s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
+               (double)s->workspace_bytes / 1048576.0, streams, (double)s->plan->arena_bytes / 1048576.0);
 }
 
 static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
@@ -29189,7 +29248,7 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
         out->backend = "cuda";
         out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
         out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
-        out->n_workers = out->n_streams;
+        out->n_workers = s->active->n_lanes ? s->active->n_lanes : 1; /* the CUDA streams */
     } else {
         out->backend = "cpu";
         out->gemm = opara__cpu_exec_gemm_name(s->exec);
@@ -32693,7 +32752,8 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
    change costs O(1)): memory-bound blocks share the bandwidth (when their uncontended demand D
    exceeds it, all slow down by bandwidth/D); compute-bound blocks share their SM's peak likewise.
    Launch: eager mode issues kernels from one host thread in launch order (launch_us each, event_us
-   per event), streams map onto hw_queues queues (stream % hw_queues) that run in issue order;
+   per event), streams map onto hw_queues queues (stream % hw_queues) that run in issue order (a
+   plan runs on the CUDA backend's streams, one per lane, as opara__sim_plan says);
    graph mode has one replay call and a front end that reaches node i after (i+1)*graph_node_us.
    A kernel becomes ready kernel_gap_us after its last dependency finished (or when launched). */
 /* #include "opara_sim.h" (inlined above) */
@@ -32716,7 +32776,8 @@ typedef struct opara__sim_kernel {
 OPARA__PRIVATE opara_result opara__sim_run(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
                                           const opara__sim_kernel* kernels, uint32_t n, const uint32_t* deps,
                                           opara_sim_result* out);
-/* Simulates a plan: each op depends on its stream predecessor and on the events it waits for. */
+/* Simulates a plan on the CUDA backend's streams (one per lane): each op depends on the previous
+   op of its lane and on the events it waits for. */
 OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
                                            const opara__plan* plan, const opara__op_desc* descs,
                                            opara_sim_result* out);
@@ -33345,10 +33406,12 @@ OPARADEF void opara_sim_result_free(opara_runtime* rt, opara_sim_result* result)
 
 /* ---- plans ----------------------------------------------------------------------------------- */
 
+/* As the CUDA backend runs it: on the CUDA stream of the plan stream's lane (lane 0 the origin),
+   behind the lane's previous op, waiting on events of other lanes only. */
 static void opara__sim_plan_kernel(const opara__plan* plan, const opara__op_desc* descs, uint32_t pos,
                                    const uint32_t* last_on_stream, opara__sim_kernel* k, uint32_t* deps,
                                    uint32_t* n_deps) {
-    uint32_t node = plan->order[pos], s = plan->stream[node], w;
+    uint32_t node = plan->order[pos], s = plan->stream_lane[plan->stream[node]], w;
     memset(k, 0, sizeof *k);
     if (descs) k->desc = descs[node];
     else k->desc.kernel_less = 1;
@@ -33356,13 +33419,15 @@ static void opara__sim_plan_kernel(const opara__plan* plan, const opara__op_desc
     k->dep_start = *n_deps;
     if (last_on_stream[s] != UINT32_MAX) deps[(*n_deps)++] = last_on_stream[s];
     for (w = plan->wait_start[node]; w < plan->wait_start[node + 1]; ++w) {
-        uint32_t p = plan->position[plan->wait_nodes[w]];
-        if (last_on_stream[s] == UINT32_MAX || p != last_on_stream[s]) deps[(*n_deps)++] = p;
+        uint32_t u = plan->wait_nodes[w];
+        if (plan->stream_lane[plan->stream[u]] == s) continue; /* earlier on the same CUDA stream */
+        deps[(*n_deps)++] = plan->position[u];
+        k->host_events++;
     }
     k->dep_count = *n_deps - k->dep_start;
-    k->host_events = (plan->wait_start[node + 1] - plan->wait_start[node]) + (plan->records_event[node] ? 1u : 0u);
-    if (last_on_stream[s] == UINT32_MAX && plan->stream_fork[s]) k->host_events++; /* wait on the fork event */
-    if (pos == 0) k->host_events++;                                                 /* record the fork event */
+    k->host_events += plan->records_event[node] ? 1u : 0u;
+    if (last_on_stream[s] == UINT32_MAX && plan->lane_fork[s]) k->host_events++; /* wait on the fork event */
+    if (pos == 0) k->host_events++;                                               /* record the fork event */
 }
 
 OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
@@ -33379,11 +33444,11 @@ OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_d
     if (!opara__add_size(n, plan->wait_start[n], &dep_cap)) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "sim: plan too big");
     kernels = (opara__sim_kernel*)opara__calloc(rt, n ? n : 1, sizeof *kernels);
     deps = (uint32_t*)opara__calloc(rt, dep_cap ? dep_cap : 1, sizeof(uint32_t));
-    last_on_stream = (uint32_t*)opara__calloc(rt, plan->n_streams ? plan->n_streams : 1, sizeof(uint32_t));
+    last_on_stream = (uint32_t*)opara__calloc(rt, plan->n_lanes ? plan->n_lanes : 1, sizeof(uint32_t));
     if (!kernels || !deps || !last_on_stream) {
         r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "sim: out of memory for %u ops", n);
     } else {
-        memset(last_on_stream, 0xff, (plan->n_streams ? plan->n_streams : 1) * sizeof(uint32_t));
+        memset(last_on_stream, 0xff, (plan->n_lanes ? plan->n_lanes : 1) * sizeof(uint32_t));
         for (pos = 0; pos < n; ++pos) {
             opara__sim_plan_kernel(plan, descs, pos, last_on_stream, &kernels[pos], deps, &n_deps);
             last_on_stream[kernels[pos].stream] = pos;

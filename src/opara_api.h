@@ -414,7 +414,8 @@ typedef struct opara_plan_info {
     const char* strategy;       /* "opara", "sequential", ... */
     const char* gemm;           /* which SGEMM is used, e.g. "OpenBLAS (libopenblas.so.0)", "cuBLAS" */
     const char* cuda_mode;      /* CUDA: "graph", "sequential-graph" or "eager" (after a capture fallback too); NULL on CPU */
-    uint32_t n_nodes, n_streams, n_events, n_waits, n_workers;
+    uint32_t n_nodes, n_streams, n_events, n_waits;
+    uint32_t n_workers;         /* CPU: worker threads; CUDA: CUDA streams (plan streams that never overlap share one) */
     uint64_t peak_memory_bytes; /* the arena: all intermediate tensors at their peak */
     uint64_t no_reuse_bytes;    /* what the arena would need without reuse */
 } opara_plan_info;

@@ -49,6 +49,9 @@ struct opara__cuda_session {
     uint64_t* input_off; /* [n_values] offset in inputs, UINT64_MAX when not a graph input */
     size_t params_meta_bytes;
 
+    /* One CUDA stream per lane of the plan (streams that never overlap share one, in launch order);
+       "stream" below means a CUDA stream, indexed by lane. */
+    uint32_t n_streams;
     opara_CUstream* streams;
     opara_CUevent* node_events; /* [n_nodes], NULL where the plan records none */
     opara_CUevent fork_event;
@@ -356,8 +359,14 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     /* Streams run truly concurrently here (and a captured graph in any order its edges allow), so
        the plan is proven safe before use. */
     if (r == OPARA_OK) r = opara__plan_create_verified(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
+    if (r == OPARA_OK) s->n_streams = s->plan->n_lanes ? s->plan->n_lanes : 1;
     opara__free(s->rt, descs);
     return r;
+}
+
+/* The CUDA stream node n runs on: its plan stream's lane. */
+static uint32_t opara__cub_stream_of(const opara__cuda_session* s, uint32_t n) {
+    return s->plan->stream_lane[s->plan->stream[n]];
 }
 
 /* ---- device memory ------------------------------------------------------------------------------ */
@@ -389,14 +398,14 @@ static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
    run allocates nothing. Returns the allocation's size. */
 static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* total) {
     const opara__plan* p = s->plan;
-    uint32_t i, n_streams = p->n_streams ? p->n_streams : 1;
+    uint32_t i, n_streams = s->n_streams;
     size_t base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
     s->ws_off = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
     s->ws_bytes = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
     if (!s->ws_off || !s->ws_bytes) return opara__cub_oom(s);
     for (i = 0; i < s->low.n_launches; ++i) {
         const opara__cuda_launch* L = &s->low.launches[i];
-        uint32_t st = p->stream[L->node];
+        uint32_t st = opara__cub_stream_of(s, L->node);
         uint64_t need = L->type == OPARA__CULAUNCH_CUBLAS  ? OPARA__CUBLAS_WORKSPACE
                         : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
                                                            : 0;
@@ -526,7 +535,7 @@ static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t stream)
 static int opara__cub_stream_calls(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
     uint32_t i;
     for (i = 0; i < s->low.n_launches; ++i)
-        if (s->low.launches[i].type == type && s->plan->stream[s->low.launches[i].node] == stream) return 1;
+        if (s->low.launches[i].type == type && opara__cub_stream_of(s, s->low.launches[i].node) == stream) return 1;
     return 0;
 }
 
@@ -578,14 +587,14 @@ static opara_result opara__cub_cuda_library_handles(opara__cuda_session* s, uint
 
 static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
     const opara__plan* p = s->plan;
-    uint32_t i, n_streams = p->n_streams ? p->n_streams : 1;
+    uint32_t i, n_streams = s->n_streams;
     s->streams = (opara_CUstream*)opara__calloc(s->rt, n_streams, sizeof(opara_CUstream));
     s->join_events = (opara_CUevent*)opara__calloc(s->rt, n_streams, sizeof(opara_CUevent));
     s->node_events = (opara_CUevent*)opara__calloc(s->rt, p->n_nodes ? p->n_nodes : 1, sizeof(opara_CUevent));
     if (!s->streams || !s->join_events || !s->node_events) return opara__cub_oom(s);
     for (i = 0; i < n_streams; ++i) {
         OPARA__CU_TRY(s, cuStreamCreate(&s->streams[i], 1 /* CU_STREAM_NON_BLOCKING */), "cuStreamCreate");
-        if (i > 0 && p->stream_join[i])
+        if (i > 0 && p->lane_join[i])
             OPARA__CU_TRY(s, cuEventCreate(&s->join_events[i], 2 /* DISABLE_TIMING */), "cuEventCreate");
     }
     OPARA__CU_TRY(s, cuEventCreate(&s->fork_event, 2), "cuEventCreate");
@@ -652,14 +661,15 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
     opara_CUstream origin = s->streams[0];
     uint32_t k, i, st;
     OPARA__CU_TRY(s, cuEventRecord(s->fork_event, origin), "cuEventRecord (fork)");
-    for (st = 1; st < p->n_streams; ++st)
-        if (p->stream_fork[st]) OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[st], s->fork_event, 0), "cuStreamWaitEvent (fork)");
+    for (st = 1; st < s->n_streams; ++st)
+        if (p->lane_fork[st]) OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[st], s->fork_event, 0), "cuStreamWaitEvent (fork)");
     for (k = 0; k < p->n_nodes; ++k) {
-        uint32_t n = p->order[k], sn = p->stream[n];
+        uint32_t n = p->order[k], sn = opara__cub_stream_of(s, n);
         opara_result hr;
         int began = 0;
         for (i = p->wait_start[n]; i < p->wait_start[n + 1]; ++i)
-            OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
+            if (opara__cub_stream_of(s, p->wait_nodes[i]) != sn) /* else launched earlier on this very stream */
+                OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
             opara_CUresult r;
             if (s->skip[i]) continue;
@@ -674,8 +684,8 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
         if (began && (hr = s->hook(s->hook_user, n, 1, s->streams[sn])) != OPARA_OK) return hr;
         if (p->records_event[n]) OPARA__CU_TRY(s, cuEventRecord(s->node_events[n], s->streams[sn]), "cuEventRecord");
     }
-    for (st = 1; st < p->n_streams; ++st) {
-        if (!p->stream_join[st]) continue;
+    for (st = 1; st < s->n_streams; ++st) {
+        if (!p->lane_join[st]) continue;
         OPARA__CU_TRY(s, cuEventRecord(s->join_events[st], s->streams[st]), "cuEventRecord (join)");
         OPARA__CU_TRY(s, cuStreamWaitEvent(origin, s->join_events[st], 0), "cuStreamWaitEvent (join)");
     }
@@ -735,7 +745,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
 /* ---- lifecycle ---------------------------------------------------------------------------------- */
 
 static void opara__cub_cuda_free_device(opara__cuda_session* s) {
-    uint32_t i, n_streams = s->plan ? (s->plan->n_streams ? s->plan->n_streams : 1) : 0;
+    uint32_t i, n_streams = s->n_streams;
     if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
     if (s->graph) OPARA__CU(s, cuGraphDestroy(s->graph));
     if (s->streams)
@@ -796,14 +806,14 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
 
 /* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
-    uint32_t n, convs = 0, streams = 0, i, n_streams = s->plan->n_streams ? s->plan->n_streams : 1;
+    uint32_t n, convs = 0, streams = 0, i;
     for (n = 0; n < s->g->n_nodes; ++n) convs += s->g->nodes[n].op == OPARA__OP_CONV;
-    for (i = 0; i < n_streams; ++i) streams += s->ws_bytes[i] > 0;
+    for (i = 0; i < s->n_streams; ++i) streams += s->ws_bytes[i] > 0;
     opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
-               "CUDA backend: %u of %u Conv on cuDNN, GEMM on %s, library workspaces %.2f MiB on %u of %u streams "
-               "(arena %.2f MiB, same allocation)",
-               s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
-               (double)s->workspace_bytes / 1048576.0, streams, n_streams, (double)s->plan->arena_bytes / 1048576.0);
+               "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN, GEMM on %s, "
+               "library workspaces %.2f MiB on %u of them (arena %.2f MiB, same allocation)",
+               s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
+               (double)s->workspace_bytes / 1048576.0, streams, (double)s->plan->arena_bytes / 1048576.0);
 }
 
 static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {

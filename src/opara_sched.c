@@ -758,6 +758,9 @@ OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
     opara__free(rt, p->stream_join);
     opara__free(rt, p->stream_first);
     opara__free(rt, p->stream_last);
+    opara__free(rt, p->stream_lane);
+    opara__free(rt, p->lane_fork);
+    opara__free(rt, p->lane_join);
     opara__free(rt, p->storage);
     opara__free(rt, p->offset);
     opara__free(rt, p->alias_root);
@@ -822,8 +825,12 @@ static opara_result opara__finish_streams(const opara__graph* g, opara__plan* p,
     p->stream_join = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
     p->stream_first = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
     p->stream_last = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    p->stream_lane = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
+    p->lane_fork = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1); /* there are at most as many lanes as streams */
+    p->lane_join = (uint8_t*)opara__calloc(g->rt, (size_t)used + 1, 1);
     count = (uint32_t*)opara__calloc(g->rt, (size_t)used + 1, sizeof(uint32_t));
-    if (!p->stream_fork || !p->stream_join || !p->stream_first || !p->stream_last || !count) {
+    if (!p->stream_fork || !p->stream_join || !p->stream_first || !p->stream_last || !p->stream_lane || !p->lane_fork ||
+        !p->lane_join || !count) {
         opara__free(g->rt, count);
         return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory numbering streams");
     }

@@ -11,7 +11,8 @@
    change costs O(1)): memory-bound blocks share the bandwidth (when their uncontended demand D
    exceeds it, all slow down by bandwidth/D); compute-bound blocks share their SM's peak likewise.
    Launch: eager mode issues kernels from one host thread in launch order (launch_us each, event_us
-   per event), streams map onto hw_queues queues (stream % hw_queues) that run in issue order;
+   per event), streams map onto hw_queues queues (stream % hw_queues) that run in issue order (a
+   plan runs on the CUDA backend's streams, one per lane, as opara__sim_plan says);
    graph mode has one replay call and a front end that reaches node i after (i+1)*graph_node_us.
    A kernel becomes ready kernel_gap_us after its last dependency finished (or when launched). */
 #include "opara_sim.h"
@@ -34,7 +35,8 @@ typedef struct opara__sim_kernel {
 OPARA__PRIVATE opara_result opara__sim_run(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
                                           const opara__sim_kernel* kernels, uint32_t n, const uint32_t* deps,
                                           opara_sim_result* out);
-/* Simulates a plan: each op depends on its stream predecessor and on the events it waits for. */
+/* Simulates a plan on the CUDA backend's streams (one per lane): each op depends on the previous
+   op of its lane and on the events it waits for. */
 OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
                                            const opara__plan* plan, const opara__op_desc* descs,
                                            opara_sim_result* out);
@@ -663,10 +665,12 @@ OPARADEF void opara_sim_result_free(opara_runtime* rt, opara_sim_result* result)
 
 /* ---- plans ----------------------------------------------------------------------------------- */
 
+/* As the CUDA backend runs it: on the CUDA stream of the plan stream's lane (lane 0 the origin),
+   behind the lane's previous op, waiting on events of other lanes only. */
 static void opara__sim_plan_kernel(const opara__plan* plan, const opara__op_desc* descs, uint32_t pos,
                                    const uint32_t* last_on_stream, opara__sim_kernel* k, uint32_t* deps,
                                    uint32_t* n_deps) {
-    uint32_t node = plan->order[pos], s = plan->stream[node], w;
+    uint32_t node = plan->order[pos], s = plan->stream_lane[plan->stream[node]], w;
     memset(k, 0, sizeof *k);
     if (descs) k->desc = descs[node];
     else k->desc.kernel_less = 1;
@@ -674,13 +678,15 @@ static void opara__sim_plan_kernel(const opara__plan* plan, const opara__op_desc
     k->dep_start = *n_deps;
     if (last_on_stream[s] != UINT32_MAX) deps[(*n_deps)++] = last_on_stream[s];
     for (w = plan->wait_start[node]; w < plan->wait_start[node + 1]; ++w) {
-        uint32_t p = plan->position[plan->wait_nodes[w]];
-        if (last_on_stream[s] == UINT32_MAX || p != last_on_stream[s]) deps[(*n_deps)++] = p;
+        uint32_t u = plan->wait_nodes[w];
+        if (plan->stream_lane[plan->stream[u]] == s) continue; /* earlier on the same CUDA stream */
+        deps[(*n_deps)++] = plan->position[u];
+        k->host_events++;
     }
     k->dep_count = *n_deps - k->dep_start;
-    k->host_events = (plan->wait_start[node + 1] - plan->wait_start[node]) + (plan->records_event[node] ? 1u : 0u);
-    if (last_on_stream[s] == UINT32_MAX && plan->stream_fork[s]) k->host_events++; /* wait on the fork event */
-    if (pos == 0) k->host_events++;                                                 /* record the fork event */
+    k->host_events += plan->records_event[node] ? 1u : 0u;
+    if (last_on_stream[s] == UINT32_MAX && plan->lane_fork[s]) k->host_events++; /* wait on the fork event */
+    if (pos == 0) k->host_events++;                                               /* record the fork event */
 }
 
 OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
@@ -697,11 +703,11 @@ OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_d
     if (!opara__add_size(n, plan->wait_start[n], &dep_cap)) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "sim: plan too big");
     kernels = (opara__sim_kernel*)opara__calloc(rt, n ? n : 1, sizeof *kernels);
     deps = (uint32_t*)opara__calloc(rt, dep_cap ? dep_cap : 1, sizeof(uint32_t));
-    last_on_stream = (uint32_t*)opara__calloc(rt, plan->n_streams ? plan->n_streams : 1, sizeof(uint32_t));
+    last_on_stream = (uint32_t*)opara__calloc(rt, plan->n_lanes ? plan->n_lanes : 1, sizeof(uint32_t));
     if (!kernels || !deps || !last_on_stream) {
         r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "sim: out of memory for %u ops", n);
     } else {
-        memset(last_on_stream, 0xff, (plan->n_streams ? plan->n_streams : 1) * sizeof(uint32_t));
+        memset(last_on_stream, 0xff, (plan->n_lanes ? plan->n_lanes : 1) * sizeof(uint32_t));
         for (pos = 0; pos < n; ++pos) {
             opara__sim_plan_kernel(plan, descs, pos, last_on_stream, &kernels[pos], deps, &n_deps);
             last_on_stream[kernels[pos].stream] = pos;

@@ -125,7 +125,6 @@ typedef struct opara__sync {
     uint32_t* stamp;  /* dedup: stamp[u] == gen when u is already listed */
     uint32_t gen;
     uint32_t* dependents; /* per node: cross-stream dependents (before pruning) */
-    uint32_t* stream_lane; /* per stream */
     uint32_t* lane_len;    /* per lane: ops so far */
     uint32_t* lane_free;   /* per lane: 1 when its stream has ended (the lane can be taken over) */
 } opara__sync;
@@ -170,7 +169,7 @@ static void opara__sync_lane(opara__sync* s, uint32_t v, const opara__vc_slot* c
     opara__plan* p = s->p;
     uint32_t st = p->stream[v], i, lane = UINT32_MAX;
     if (p->stream_first[st] != v) {
-        lane = s->stream_lane[st];
+        lane = p->stream_lane[st];
     } else {
         for (i = 0; i < s->walk.k && lane == UINT32_MAX; ++i) {
             uint32_t f_lane = (uint32_t)(c[i] >> 32), f_seq = (uint32_t)c[i];
@@ -178,7 +177,7 @@ static void opara__sync_lane(opara__sync* s, uint32_t v, const opara__vc_slot* c
         }
         if (lane == UINT32_MAX) lane = p->n_lanes++;
         s->lane_free[lane] = 0;
-        s->stream_lane[st] = lane;
+        p->stream_lane[st] = lane;
     }
     p->lane[v] = lane;
     p->lane_seq[v] = ++s->lane_len[lane];
@@ -218,15 +217,20 @@ static opara_result opara__sync_node(opara__sync* s, uint32_t v, uint32_t* n_wai
     return OPARA_OK;
 }
 
+/* A lane's streams run one after another and are numbered by first use, so the last one seen is
+   its last; its first is the one whose first op opened it. Lane 0 is the origin's: neither. */
 static void opara__sync_fork_join(opara__sync* s) {
     opara__plan* p = s->p;
     uint32_t st;
     for (st = 1; st < p->n_streams; ++st) {
-        uint32_t first = p->stream_first[st], last = p->stream_last[st];
+        uint32_t first = p->stream_first[st], last = p->stream_last[st], l = p->stream_lane[st];
         p->stream_fork[st] = p->wait_start[first] == p->wait_start[first + 1];
         p->stream_join[st] = s->dependents[last] == 0;
         p->stats.n_forks += p->stream_fork[st];
         p->stats.n_joins += p->stream_join[st];
+        if (l == 0) continue;
+        if (p->lane_seq[first] == 1) p->lane_fork[l] = p->stream_fork[st];
+        p->lane_join[l] = p->stream_join[st];
     }
 }
 
@@ -275,6 +279,7 @@ static opara_result opara__sync_run(opara__sync* s) {
             p->stats.n_cross_edges += p->stream[g->preds[k]] != p->stream[v];
     }
     opara__sync_fork_join(s);
+    p->stats.n_lanes = p->n_lanes;
     return OPARA_OK;
 }
 
@@ -294,17 +299,15 @@ OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan*
     s.deps = (uint32_t*)opara__calloc(g->rt, max_deps, sizeof(uint32_t));
     s.stamp = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     s.dependents = (uint32_t*)opara__calloc(g->rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    s.stream_lane = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
     s.lane_len = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
     s.lane_free = (uint32_t*)opara__calloc(g->rt, (size_t)plan->n_streams + 1, sizeof(uint32_t));
-    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents || !s.stream_lane || !s.lane_len || !s.lane_free))
+    if (r == OPARA_OK && (!s.deps || !s.stamp || !s.dependents || !s.lane_len || !s.lane_free))
         r = OPARA_ERR_OUT_OF_MEMORY;
     if (r == OPARA_OK) r = opara__sync_run(&s);
     opara__vc_walk_free(&s.walk);
     opara__free(g->rt, s.deps);
     opara__free(g->rt, s.stamp);
     opara__free(g->rt, s.dependents);
-    opara__free(g->rt, s.stream_lane);
     opara__free(g->rt, s.lane_len);
     opara__free(g->rt, s.lane_free);
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);

@@ -136,6 +136,35 @@ static opara_result opara__verify_fork_join(opara__verify* v, uint32_t* end) {
     return OPARA_OK;
 }
 
+/* Lanes: lane 0 holds the origin, and the streams sharing a lane are ordered (each starts after
+   the previous one's last op), so running them on one CUDA stream loses no parallelism; the lane
+   fork and join flags are those of the lane's first and last stream. */
+static opara_result opara__verify_lanes(opara__verify* v, uint32_t* last_stream) {
+    const opara__plan* p = v->p;
+    uint32_t s, l;
+    if (p->n_lanes > p->n_streams || (p->n_streams && p->stream_lane[0] != 0))
+        return OPARA__BAD(v, "%u lanes for %u streams, the origin on lane %u", p->n_lanes, p->n_streams,
+                          p->n_streams ? p->stream_lane[0] : 0);
+    for (l = 0; l < p->n_lanes; ++l) last_stream[l] = UINT32_MAX;
+    for (s = 0; s < p->n_streams; ++s) {
+        uint32_t prev, first = p->stream_first[s];
+        l = p->stream_lane[s];
+        if (l >= p->n_lanes) return OPARA__BAD(v, "stream %u is on lane %u of %u", s, l, p->n_lanes);
+        prev = last_stream[l];
+        if (prev == UINT32_MAX && l > 0 && p->lane_fork[l] != p->stream_fork[s])
+            return OPARA__BAD(v, "lane %u: fork flag %u, its first stream %u has %u", l, p->lane_fork[l], s, p->stream_fork[s]);
+        if (prev != UINT32_MAX && (p->position[p->stream_last[prev]] > p->position[first] || !opara__hb(v, p->stream_last[prev], first)))
+            return OPARA__BAD(v, "streams %u and %u share lane %u but may overlap: node %u '%s' does not happen-before node %u '%s'",
+                              prev, s, l, p->stream_last[prev], opara__vname(v->g, p->stream_last[prev]), first,
+                              opara__vname(v->g, first));
+        last_stream[l] = s;
+    }
+    for (l = 1; l < p->n_lanes; ++l)
+        if (last_stream[l] == UINT32_MAX || p->lane_join[l] != p->stream_join[last_stream[l]])
+            return OPARA__BAD(v, "lane %u: no stream, or its join flag differs from its last stream's", l);
+    return OPARA_OK;
+}
+
 static opara_result opara__verify_deps(opara__verify* v) {
     const opara__graph* g = v->g;
     uint32_t n, k;
@@ -422,6 +451,7 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     }
     if (r == OPARA_OK) r = opara__verify_deps(&v);
     if (r == OPARA_OK) r = opara__verify_memory(&v);
+    if (r == OPARA_OK) r = opara__verify_lanes(&v, scratch);
     opara__free(g->rt, scratch);
     opara__free(g->rt, v.vc);
     opara__free(g->rt, v.writes);

@@ -28,6 +28,16 @@ static emu_config_fn emu_config(void) {
     return f;
 }
 
+static emu_stat_fn emu_stat(void) {
+    void* h = dlopen(driver_path(), RTLD_NOW | RTLD_NOLOAD);
+    emu_stat_fn f = NULL;
+    if (h) {
+        *(void**)(&f) = dlsym(h, "opara_emu_stat");
+        dlclose(h);
+    }
+    return f;
+}
+
 static int driver_loads(char* why, size_t cap) { return opara__cuda_available(driver_path(), why, cap); }
 
 /* ---- the test graph ---------------------------------------------------------------------------- */
@@ -82,7 +92,9 @@ static void set_ints(test_model* m, int32_t n, const char* name, int64_t a, int6
 /* X -> b1 = Relu(Conv1x1(X))          b2 = Relu(BN(Conv3x3(X)))
         b3 = Conv1x1(MaxPool3x3(X))     b4 = Conv3x3(X) + b1
    cat = Concat(b1, b2, b3, b4) -> GAP -> Flatten -> Gemm -> Softmax = Y;  S = Sigmoid(b2)
-   (chain_len > 0 appends that many Relu to Y's input instead: a longer model for call counts) */
+   (chain_len > 0 appends that many Relu to Y's input: a longer model for call counts; chain_len < 0
+   puts Add(Relu(F), Relu(F)) there: a second Relu on a new stream that starts after the branches'
+   streams ended, so two streams share a lane) */
 static int build_model(test_model* m, int chain_len) {
     int64_t d4[4] = {NB, CI, HW, HW}, dw1[4] = {CO, CI, 1, 1}, dw3[4] = {CO, CI, 3, 3}, dc[1] = {CO};
     int64_t dfw[2] = {NCLS, 4 * CO}, dfb[1] = {NCLS};
@@ -136,6 +148,15 @@ static int build_model(test_model* m, int chain_len) {
     node(m, OPARA__OP_GLOBAL_AVERAGE_POOL, "gap", 1, ins, gap);
     ins[0] = gap;
     node(m, OPARA__OP_FLATTEN, "flat", 1, ins, fl);
+    if (chain_len < 0) {
+        int32_t ra = val(m, "dia_a"), rb = val(m, "dia_b"), sum = val(m, "dia_sum");
+        ins[0] = fl;
+        node(m, OPARA__OP_RELU, "dia_relu_a", 1, ins, ra);
+        node(m, OPARA__OP_RELU, "dia_relu_b", 1, ins, rb);
+        ins[0] = ra, ins[1] = rb;
+        node(m, OPARA__OP_ADD, "dia_add", 2, ins, sum);
+        fl = sum;
+    }
     if (chain_len > 0) {
         int k;
         for (k = 0; k < chain_len; ++k) {
@@ -221,7 +242,8 @@ static void reference(const test_model* m, int chain_len, double* y_ref, double*
             double sum = 0;
             for (i = 0; i < PL; ++i) sum += src[(n * CO + c % CO) * PL + i];
             feat[n][c] = sum / PL;
-            if (chain_len > 0 && feat[n][c] < 0) feat[n][c] = 0;
+            if (chain_len != 0 && feat[n][c] < 0) feat[n][c] = 0;
+            if (chain_len < 0) feat[n][c] *= 2;
         }
     for (n = 0; n < NB; ++n) {
         double mx = -1e300, tot = 0, logits[NCLS];
@@ -279,45 +301,59 @@ static double run_and_compare(opara__cuda_session* s, const test_model* m, int c
 
 /* ---- tests ------------------------------------------------------------------------------------ */
 
+/* Every mode against the reference, under five execution orders of the emulator, on the test model
+   and on its variant where two plan streams share a lane: the session makes one CUDA stream per
+   lane (as the emulator counts them) and destroys them with it. */
 OT_TEST(all_modes_match_the_reference_under_five_seeds) {
+    static const int variants[] = {0, -1}; /* build_model's chain_len */
     test_model m;
     char why[512];
     emu_config_fn cfg = emu_config();
-    int mode, seed;
+    emu_stat_fn stat;
+    int mode, seed, variant;
     if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    stat = emu_stat();
     m.rt = make_runtime();
-    REQUIRE(build_model(&m, 0));
-    for (mode = 0; mode < 3; ++mode)
-        for (seed = 1; seed <= 5; ++seed) {
-            opara__cuda_options o = options((opara__cuda_mode)mode);
-            opara__cuda_session* s = NULL;
-            opara__cuda_info info;
-            double e;
-            int ok, run;
-            if (cfg) cfg("seed", seed * 7919);
-            if (opara__cuda_session_create(m.rt, &m.g, &o, &s) != OPARA_OK) {
-                OT_LOG("%s seed %d: %s", mode_name(mode), seed, opara_runtime_last_error(m.rt));
-                CHECK(0);
-                continue;
-            }
-            opara__cuda_session_info(s, &info);
-            CHECK_EQ(mode, info.mode);
-            if (mode == 0) CHECK(info.plan->n_streams > 1); /* the branches run on several streams */
-            if (mode == 2) CHECK_EQ(1, info.plan->n_streams);
-            for (run = 0; run < 2; ++run) { /* the second run replays the same graph */
-                e = run_and_compare(s, &m, 0, &ok);
-                CHECK(ok);
-                if (e > 1e-10) {
-                    OT_LOG("%s seed %d run %d: NMSE %g", mode_name(mode), seed, run, e);
+    for (variant = 0; variant < 2; ++variant) {
+        int chain = variants[variant];
+        REQUIRE(build_model(&m, chain));
+        for (mode = 0; mode < 3; ++mode)
+            for (seed = 1; seed <= 5; ++seed) {
+                opara__cuda_options o = options((opara__cuda_mode)mode);
+                opara__cuda_session* s = NULL;
+                opara__cuda_info info;
+                long long streams_before = stat ? stat("streams") : 0;
+                double e;
+                int ok, run;
+                if (cfg) cfg("seed", seed * 7919);
+                if (opara__cuda_session_create(m.rt, &m.g, &o, &s) != OPARA_OK) {
+                    OT_LOG("%s seed %d: %s", mode_name(mode), seed, opara_runtime_last_error(m.rt));
                     CHECK(0);
+                    continue;
                 }
+                opara__cuda_session_info(s, &info);
+                CHECK_EQ(mode, info.mode);
+                if (mode == 0) CHECK(info.plan->n_streams > 1); /* the branches run on several streams */
+                if (mode == 2) CHECK_EQ(1, info.plan->n_streams);
+                if (mode < 2 && chain < 0) CHECK(info.plan->n_lanes < info.plan->n_streams);
+                if (stat) CHECK_EQ(streams_before + (long long)info.plan->n_lanes, stat("streams"));
+                for (run = 0; run < 2; ++run) { /* the second run replays the same graph */
+                    e = run_and_compare(s, &m, chain, &ok);
+                    CHECK(ok);
+                    if (e > 1e-10) {
+                        OT_LOG("%s seed %d run %d: NMSE %g", mode_name(mode), seed, run, e);
+                        CHECK(0);
+                    }
+                }
+                if (seed == 1)
+                    printf("%-9s NMSE vs reference %.2e (streams %u on %u CUDA streams, launches %u, GEMM %s, %u of 4 Conv on cuDNN)\n",
+                           mode_name(mode), e, info.plan->n_streams, info.plan->n_lanes, info.n_launches,
+                           info.cublas ? "cuBLAS" : "opara_sgemm_f32", info.n_cudnn_convs);
+                opara__cuda_session_destroy(s);
+                if (stat) CHECK_EQ(streams_before, stat("streams"));
             }
-            if (seed == 1)
-                printf("%-9s NMSE vs reference %.2e (streams %u, launches %u, GEMM %s, %u of 4 Conv on cuDNN)\n", mode_name(mode),
-                       e, info.plan->n_streams, info.n_launches, info.cublas ? "cuBLAS" : "opara_sgemm_f32", info.n_cudnn_convs);
-            opara__cuda_session_destroy(s);
-        }
-    opara__graph_free(&m.g);
+        opara__graph_free(&m.g);
+    }
     opara_runtime_destroy(m.rt);
 }
 
@@ -537,18 +573,12 @@ OT_TEST(allocation_failure_is_a_clear_error_and_frees_everything) {
     emu_config_fn cfg = emu_config();
     opara__cuda_options o = options(OPARA__CUDA_GRAPH);
     opara__cuda_session* s = NULL;
-    emu_stat_fn stat = NULL;
-    void* h;
+    emu_stat_fn stat;
     int nth, failures = 0, arena_seen = 0;
     opara_result r = OPARA_ERR_DEVICE_MEMORY;
     if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
     if (!cfg) SKIP("fault injection needs the emulator");
-    h = dlopen(driver_path(), RTLD_NOW | RTLD_NOLOAD);
-    if (h) {
-        *(void**)(&stat) = dlsym(h, "opara_emu_stat");
-        dlclose(h);
-    }
-    if (!stat) SKIP("the emulator has no opara_emu_stat");
+    if (!(stat = emu_stat())) SKIP("the emulator has no opara_emu_stat");
     m.rt = make_runtime();
     REQUIRE(build_model(&m, 0));
     for (nth = 1; nth <= 64 && r != OPARA_OK; ++nth) {

@@ -59,6 +59,30 @@ OT_TEST(appendix_a_ascending_id) {
     appendix_case(T, OPARA__PRED_ASC_ID, groups);
 }
 
+/* Lanes (the CUDA streams): stream {3, 6} ends at 6 -> 8, and stream {12} starts at 12, whose
+   input 8 comes after 6, so {12} continues {3, 6}'s lane; {10} cannot ({3, 6} is not before 10) and
+   starts a lane of its own. 5 streams on 4 lanes, the graph's width. */
+OT_TEST(appendix_a_five_streams_on_four_lanes) {
+    tgraph t;
+    opara__plan_desc d;
+    opara__plan* p = NULL;
+    uint32_t lane[APPENDIX_N + 1], i;
+    REQUIRE(tg_edges(&t, APPENDIX_N, appendix_edges, APPENDIX_M, OPARA__OP_RELU, 16));
+    memset(&d, 0, sizeof d);
+    d.strategy = OPARA_STRATEGY_OPARA_TOPO;
+    d.pred_order = OPARA__PRED_ASC_ID;
+    REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
+    CHECK_EQ(5, p->n_streams);
+    CHECK_EQ(4, p->n_lanes);
+    for (i = 1; i <= APPENDIX_N; ++i) lane[i] = p->stream_lane[p->stream[i - 1]];
+    CHECK_EQ(lane[3], lane[12]);
+    CHECK(lane[1] != lane[3] && lane[1] != lane[4] && lane[1] != lane[10]);
+    CHECK(lane[3] != lane[4] && lane[3] != lane[10] && lane[4] != lane[10]);
+    CHECK_EQ(0, lane[1]); /* the origin's */
+    opara__plan_free(t.rt, p);
+    tg_free(&t);
+}
+
 OT_TEST(appendix_a_input_order_equals_ascending_here) {
     /* the edges list 4->8 before 6->8 and 9..12 -> 13 in order, so argument order = ascending id */
     static const int groups[] = {1, 2, 5, 7, 9, 13, 0, 3, 6, 0, 4, 8, 11, 0, 10, 0, 12, -1};
@@ -658,6 +682,7 @@ OT_TEST(bad_arguments_are_errors) {
 
 static const opara_test_case tests[] = {
     OT_CASE(appendix_a_ascending_id),
+    OT_CASE(appendix_a_five_streams_on_four_lanes),
     OT_CASE(appendix_a_input_order_equals_ascending_here),
     OT_CASE(appendix_a_descending_id),
     OT_CASE(appendix_a_ascending_stream_reproduces_ccfsys_listing),

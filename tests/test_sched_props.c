@@ -294,6 +294,45 @@ OT_TEST(bad_order_and_streams_are_caught) {
     tg_free(&t);
 }
 
+/* Streams a < b on different lanes whose lifetimes overlap in launch order; 0 when none. */
+static int overlapping_streams(const opara__plan* p, uint32_t* a, uint32_t* b) {
+    for (*a = 0; *a < p->n_streams; ++*a)
+        for (*b = *a + 1; *b < p->n_streams; ++*b)
+            if (p->position[p->stream_last[*a]] > p->position[p->stream_first[*b]] && p->stream_lane[*a] != p->stream_lane[*b])
+                return 1;
+    return 0;
+}
+
+/* Over random plans: every plan's lanes pass the verifier (the property tests above verify every
+   plan), and putting a stream on the lane of a stream it overlaps (the earlier one's last op is
+   launched after the later one's first) is reported as such. */
+OT_TEST(overlapping_streams_on_one_lane_are_caught) {
+    uint64_t seed;
+    uint32_t caught = 0, shared = 0;
+    for (seed = 1; seed <= 200; ++seed) {
+        tgraph t;
+        opara__plan_desc d;
+        opara__plan* p = NULL;
+        uint32_t a, b;
+        REQUIRE(tg_random(&t, 30 + (uint32_t)(seed % 90), 2 + (uint32_t)(seed % 12), seed));
+        memset(&d, 0, sizeof d);
+        d.strategy = seed % 3 == 0 ? OPARA_STRATEGY_WAVEFRONT : OPARA_STRATEGY_OPARA;
+        REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
+        shared += p->n_lanes < p->n_streams;
+        if (overlapping_streams(p, &a, &b)) {
+            p->stream_lane[b] = p->stream_lane[a];
+            CHECK_EQ(OPARA_ERR_PLAN_INVALID, opara__plan_verify(&t.g, p));
+            CHECK(strstr(opara_runtime_last_error(t.rt), "may overlap") != NULL);
+            caught++;
+        }
+        opara__plan_free(t.rt, p);
+        tg_free(&t);
+    }
+    CHECK(caught > 150);
+    CHECK(shared > 50); /* many plans run fewer CUDA streams than they have streams */
+    printf("%u of 200 random plans share lanes; %u overlapping lanes caught\n", shared, caught);
+}
+
 /* The memory-plan defect once seen on the CUDA path (NASNet cells): a Concat's output block was
    taken when its first in-place input's producer ran (n2 on stream 0, reusing n0's block), then
    another in-place input's producer on another stream (n3) wrote its slice of the same block
@@ -536,6 +575,7 @@ static const opara_test_case tests[] = {
     OT_CASE(aliased_buffer_is_caught),
     OT_CASE(cross_stream_reuse_is_caught),
     OT_CASE(bad_order_and_streams_are_caught),
+    OT_CASE(overlapping_streams_on_one_lane_are_caught),
     OT_CASE(concat_block_taken_by_one_producer_is_safe_for_the_others),
     OT_CASE(concat_block_previous_occupants_survive_fact_compaction),
     OT_CASE(expected_times_let_blocks_move_across_streams_for_free),

@@ -426,13 +426,13 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
             continue;
         }
         fprintf(f,
-                "\"plan_us_median\": %.2f, \"plan_us_min\": %.2f, \"streams\": %u, \"events\": %u, \"waits\": %u, "
+                "\"plan_us_median\": %.2f, \"plan_us_min\": %.2f, \"streams\": %u, \"lanes\": %u, \"events\": %u, \"waits\": %u, "
                 "\"pruned_waits\": %u, \"cross_edges\": %u, \"forks\": %u, \"joins\": %u, \"peak_bytes\": %llu, "
                 "\"no_reuse_bytes\": %llu, \"peak_vs_sequential\": %.4f, \"inplace\": %u, \"concat_in_place\": %u, "
                 "\"views\": %u, \"peak_bytes_align64\": %llu, \"peak_vs_sequential_align64\": %.4f, "
                 "\"sim_latency_us\": %.2f, \"verified\": %s",
-                r->median_us, r->min_us, r->stats.n_streams, r->stats.n_events, r->stats.n_waits, r->stats.n_pruned_waits,
-                r->stats.n_cross_edges, r->stats.n_forks, r->stats.n_joins, (unsigned long long)r->stats.arena_bytes,
+                r->median_us, r->min_us, r->stats.n_streams, r->stats.n_lanes, r->stats.n_events, r->stats.n_waits,
+                r->stats.n_pruned_waits, r->stats.n_cross_edges, r->stats.n_forks, r->stats.n_joins, (unsigned long long)r->stats.arena_bytes,
                 (unsigned long long)r->stats.no_reuse_bytes,
                 seq_peak ? (double)r->stats.arena_bytes / (double)seq_peak : 0.0, r->stats.n_inplace,
                 r->stats.n_concat_in_place, r->stats.n_views, (unsigned long long)r->peak_align64,
@@ -444,8 +444,8 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
             fprintf(stderr, "    phases (last run): order %.1f us, streams %.1f us, sync %.1f us, memory %.1f us\n",
                     (double)r->stats.order_ns / 1e3, (double)r->stats.streams_ns / 1e3, (double)r->stats.sync_ns / 1e3,
                     (double)r->stats.memory_ns / 1e3);
-        fprintf(stderr, "  %-22s %-11s %10.1f us  streams %5u  events %5u  waits %6u  peak %11llu B (%.3fx seq)%s\n",
-                in->name, opara_strategy_name((opara_strategy)s), r->median_us, r->stats.n_streams, r->stats.n_events,
+        fprintf(stderr, "  %-22s %-11s %10.1f us  streams %5u  lanes %5u  events %5u  waits %6u  peak %11llu B (%.3fx seq)%s\n",
+                in->name, opara_strategy_name((opara_strategy)s), r->median_us, r->stats.n_streams, r->stats.n_lanes, r->stats.n_events,
                 r->stats.n_waits, (unsigned long long)r->stats.arena_bytes,
                 seq_peak ? (double)r->stats.arena_bytes / (double)seq_peak : 0.0,
                 r->verified == -1 ? "  VERIFY FAILED" : "");

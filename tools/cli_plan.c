@@ -64,9 +64,9 @@ static const char* plan_node_name(const opara__graph* g, uint32_t n) {
 }
 
 static void plan_print_totals(const opara__plan* p, const char* label) {
-    printf("%-11s streams %4u  events %4u  waits %4u  cross-edges %4u  forks %3u  joins %3u  peak %10llu B"
+    printf("%-11s streams %4u  lanes %4u  events %4u  waits %4u  cross-edges %4u  forks %3u  joins %3u  peak %10llu B"
            "  (no reuse %10llu B)  plan %8.1f us\n",
-           label, p->stats.n_streams, p->stats.n_events, p->stats.n_waits, p->stats.n_cross_edges, p->stats.n_forks,
+           label, p->stats.n_streams, p->stats.n_lanes, p->stats.n_events, p->stats.n_waits, p->stats.n_cross_edges, p->stats.n_forks,
            p->stats.n_joins, (unsigned long long)p->stats.arena_bytes, (unsigned long long)p->stats.no_reuse_bytes,
            (double)p->stats.total_ns / 1000.0);
     if (p->stats.budget_bytes)
@@ -103,11 +103,11 @@ static void plan_print_json(const opara__graph* g, const opara__plan* p, int fir
     uint32_t n, k;
     uint64_t live = p->stats.live_bytes; /* set by budgeted plans only */
     if (!live && opara__live_peak(g, p, p->order, &live) != OPARA_OK) live = 0;
-    printf("%s{\"strategy\":\"%s\",\"streams\":%u,\"events\":%u,\"waits\":%u,\"cross_edges\":%u,\"forks\":%u,"
+    printf("%s{\"strategy\":\"%s\",\"streams\":%u,\"lanes\":%u,\"events\":%u,\"waits\":%u,\"cross_edges\":%u,\"forks\":%u,"
            "\"joins\":%u,\"pruned_waits\":%u,\"arena_bytes\":%llu,\"no_reuse_bytes\":%llu,\"inplace\":%u,"
            "\"concat_in_place\":%u,\"views\":%u,\"memory_waits\":%u,\"budget_bytes\":%llu,\"live_bytes\":%llu,"
            "\"plan_ns\":%llu,\"nodes\":[",
-           first ? "" : ",", opara_strategy_name(p->desc.strategy), p->stats.n_streams, p->stats.n_events,
+           first ? "" : ",", opara_strategy_name(p->desc.strategy), p->stats.n_streams, p->stats.n_lanes, p->stats.n_events,
            p->stats.n_waits, p->stats.n_cross_edges, p->stats.n_forks, p->stats.n_joins, p->stats.n_pruned_waits,
            (unsigned long long)p->stats.arena_bytes, (unsigned long long)p->stats.no_reuse_bytes, p->stats.n_inplace,
            p->stats.n_concat_in_place, p->stats.n_views, p->stats.n_memory_waits, (unsigned long long)p->stats.budget_bytes,
@@ -115,8 +115,9 @@ static void plan_print_json(const opara__graph* g, const opara__plan* p, int fir
     for (n = 0; n < g->n_nodes; ++n) {
         printf("%s{\"name\":", n ? "," : "");
         opara__write_json_string(stdout, plan_node_name(g, n));
-        printf(",\"op\":\"%s\",\"order\":%u,\"stream\":%u,\"event\":%s,\"waits\":[", opara__op_name(g->nodes[n].op),
-               p->position[n], p->stream[n], p->records_event[n] ? "true" : "false");
+        printf(",\"op\":\"%s\",\"order\":%u,\"stream\":%u,\"lane\":%u,\"event\":%s,\"waits\":[",
+               opara__op_name(g->nodes[n].op), p->position[n], p->stream[n], p->stream_lane[p->stream[n]],
+               p->records_event[n] ? "true" : "false");
         for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) printf("%s%u", k > p->wait_start[n] ? "," : "", p->wait_nodes[k]);
         printf("]}");
     }

@@ -807,6 +807,10 @@ EMU_API long long opara_emu_stat(const char* key) {
     pthread_mutex_lock(&emu_mu);
     if (strcmp(key, "allocations") == 0) v = (long long)G.n_allocs;
     else if (strcmp(key, "allocated_bytes") == 0) v = (long long)G.allocated_bytes;
+    else if (strcmp(key, "streams") == 0) { /* created with cuStreamCreate* and not destroyed */
+        size_t i;
+        for (v = 0, i = 0; i < G.n_all_streams; ++i) v += G.all_streams[i]->special == 0 && !G.all_streams[i]->retired;
+    }
     pthread_mutex_unlock(&emu_mu);
     return v;
 }
