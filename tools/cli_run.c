@@ -249,6 +249,41 @@ static int cli_print_profile(const opara_model* m, const opara_session* s, const
     return 1;
 }
 
+/* The --input NAME=FILE.npy specs: each must name an input of the session, at most once (a typo
+   would otherwise run on random data). spec_of[k]: the spec that feeds input k, -1 for none. */
+static int cli_match_inputs(const opara_session* s, const char* const* spec, int n_spec, int* spec_of) {
+    uint32_t k, n = opara_session_input_count(s);
+    opara_tensor_info ti;
+    int j;
+    for (k = 0; k < n; ++k) spec_of[k] = -1;
+    for (j = 0; j < n_spec; ++j) {
+        const char* eq = strchr(spec[j], '=');
+        size_t name_len = eq ? (size_t)(eq - spec[j]) : 0;
+        int hit = 0;
+        if (!name_len || !eq[1]) {
+            fprintf(stderr, "opara run: --input takes NAME=FILE.npy, not '%s'\n", spec[j]);
+            return 0;
+        }
+        for (k = 0; k < n; ++k) {
+            opara_session_input_info(s, k, &ti);
+            if (strlen(ti.name) != name_len || strncmp(ti.name, spec[j], name_len) != 0) continue;
+            if (spec_of[k] >= 0) {
+                fprintf(stderr, "opara run: input '%s' is given twice\n", ti.name);
+                return 0;
+            }
+            spec_of[k] = j;
+            hit = 1;
+        }
+        if (!hit) {
+            fprintf(stderr, "opara run: --input %.*s: the model has no input of that name; its inputs:", (int)name_len, spec[j]);
+            for (k = 0; k < n; ++k) opara_session_input_info(s, k, &ti), fprintf(stderr, " %s", ti.name);
+            fputc('\n', stderr);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int cli_run(int argc, char** argv) {
     opara_runtime_desc rd;
     opara_runtime* rt = NULL;
@@ -257,7 +292,7 @@ static int cli_run(int argc, char** argv) {
     opara_session_desc d;
     opara_plan_info info;
     const char *file = NULL, *out_dir = NULL, *trace = NULL, *profile_json = NULL, *in_spec[CLI_RUN_MAX_INPUTS];
-    int n_in_spec = 0, iters = 10, i, rc = 1, profile = 0;
+    int n_in_spec = 0, iters = 10, i, rc = 1, profile = 0, *spec_of = NULL;
     long long number;
     uint32_t n_inputs, n_outputs, k;
     opara_tensor* ins = NULL;
@@ -294,7 +329,13 @@ static int cli_run(int argc, char** argv) {
         } else if (strcmp(a, "--output-dir") == 0) out_dir = v;
         else if (strcmp(a, "--trace") == 0) trace = v;
         else if (strcmp(a, "--profile-json") == 0) profile_json = v, profile = d.cuda_profile = 1;
-        else if (strcmp(a, "--input") == 0 && n_in_spec < CLI_RUN_MAX_INPUTS) in_spec[n_in_spec++] = v;
+        else if (strcmp(a, "--input") == 0) {
+            if (n_in_spec == CLI_RUN_MAX_INPUTS) {
+                fprintf(stderr, "opara run: at most %d --input options\n", CLI_RUN_MAX_INPUTS);
+                return 2;
+            }
+            in_spec[n_in_spec++] = v;
+        }
         else { fprintf(stderr, "opara run: unknown option '%s'\n", a); return 2; }
     }
     if (!file || iters < 1) {
@@ -318,13 +359,13 @@ static int cli_run(int argc, char** argv) {
     n_inputs = opara_session_input_count(s);
     n_outputs = opara_session_output_count(s);
     ins = (opara_tensor*)calloc(n_inputs ? n_inputs : 1, sizeof *ins);
+    spec_of = (int*)calloc(n_inputs ? n_inputs : 1, sizeof *spec_of);
     lat = (uint64_t*)calloc((size_t)iters, sizeof *lat);
-    if (!ins || !lat) goto done;
+    if (!ins || !spec_of || !lat || !cli_match_inputs(s, in_spec, n_in_spec, spec_of)) goto done;
     for (k = 0; k < n_inputs; ++k) {
         opara_tensor_info ti;
         size_t count = 1;
         int32_t j;
-        int found = 0;
         opara_session_input_info(s, k, &ti);
         ins[k].name = ti.name;
         ins[k].dtype = ti.dtype;
@@ -333,21 +374,18 @@ static int cli_run(int argc, char** argv) {
             ins[k].dims[j] = ti.dims[j];
             count *= (size_t)ti.dims[j];
         }
-        for (j = 0; j < n_in_spec; ++j) {
-            size_t nl = strlen(ti.name);
-            if (strncmp(in_spec[j], ti.name, nl) == 0 && in_spec[j][nl] == '=') {
-                if (!cli_npy_read(in_spec[j] + nl + 1, &npy[k])) {
-                    fprintf(stderr, "opara run: cannot read %s as .npy (C order, one of f4 f8 i8 i4 i1 u1 b1)\n", in_spec[j] + nl + 1);
-                    goto done;
-                }
-                ins[k].dtype = npy[k].dtype;
-                ins[k].rank = npy[k].rank;
-                memcpy(ins[k].dims, npy[k].dims, sizeof ins[k].dims);
-                ins[k].data = npy[k].data;
-                found = 1;
+        if (spec_of[k] >= 0) {
+            const char* path = strchr(in_spec[spec_of[k]], '=') + 1;
+            cli_npy* f = &npy[spec_of[k]];
+            if (!cli_npy_read(path, f)) {
+                fprintf(stderr, "opara run: cannot read %s as .npy (C order, one of f4 f8 i8 i4 i1 u1 b1)\n", path);
+                goto done;
             }
-        }
-        if (!found) {
+            ins[k].dtype = f->dtype;
+            ins[k].rank = f->rank;
+            memcpy(ins[k].dims, f->dims, sizeof ins[k].dims);
+            ins[k].data = f->data;
+        } else {
             ins[k].data = calloc(count ? count : 1, opara_dtype_size(ti.dtype));
             if (!ins[k].data) goto done;
             cli_fill_random(&ins[k], count, 1234u + k);
@@ -402,10 +440,11 @@ static int cli_run(int argc, char** argv) {
     rc = 0;
 done:
     if (rc && rt && !s) fprintf(stderr, "opara run: %s\n", opara_runtime_last_error(rt));
-    for (k = 0; ins && k < opara_session_input_count(s); ++k)
-        if (!npy[k].data) free(ins[k].data);
+    for (k = 0; ins && spec_of && k < opara_session_input_count(s); ++k)
+        if (spec_of[k] < 0) free(ins[k].data);
     for (i = 0; i < CLI_RUN_MAX_INPUTS; ++i) free(npy[i].data);
     free(ins);
+    free(spec_of);
     free(lat);
     opara_session_destroy(s);
     opara_model_destroy(m);
