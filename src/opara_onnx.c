@@ -87,12 +87,17 @@ static int opara__path_is_safe(const char* p) {
     }
 }
 
-static opara_result opara__external_fill(opara_runtime* rt, const opara__onnx_tensor* t, const char* base_dir,
-                                         const char* where, opara__tensor_data* out) {
+/* Where an external tensor's bytes are (path = base_dir/location, *offset), checked before anything
+   is allocated: the keys parse, the location is a relative path inside the model's directory, a
+   given length matches the dims, and the file holds offset + nbytes bytes. */
+static opara_result opara__external_locate(opara_runtime* rt, const opara__onnx_tensor* t, const char* base_dir,
+                                           const char* where, const opara__tensor_data* out, char* path, size_t cap,
+                                           uint64_t* offset) {
     const char* location = NULL;
-    uint64_t offset = 0, length = out->nbytes;
+    uint64_t length = out->nbytes;
     int has_length = 0;
     uint32_t i;
+    *offset = 0;
     for (i = 0; i < t->n_external; ++i) {
         const opara__onnx_kv* kv = &t->external[i];
         char* end = NULL;
@@ -102,7 +107,7 @@ static opara_result opara__external_fill(opara_runtime* rt, const opara__onnx_te
             if (!kv->value[0] || !end || *end || kv->value[0] == '-')
                 return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external_data %s '%s' is not a number", where,
                                    kv->key, kv->value);
-            if (kv->key[0] == 'o') offset = v;
+            if (kv->key[0] == 'o') *offset = v;
             else length = v, has_length = 1;
         }
     }
@@ -119,54 +124,41 @@ static opara_result opara__external_fill(opara_runtime* rt, const opara__onnx_te
                            "%s: external data '%s' needs the model's directory (load from a file, or set "
                            "external_data_dir)", where, location);
 #ifdef OPARA_NO_STDIO
-    (void)offset;
+    (void)path, (void)cap;
     return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data needs stdio (OPARA_NO_STDIO is set)", where);
 #else
     {
-        char path[4096];
         FILE* f;
-        size_t got = 0;
-        if (opara__format(path, sizeof path, "%s/%s", base_dir, location) >= sizeof path - 1)
+        long end = -1;
+        if (opara__format(path, cap, "%s/%s", base_dir, location) >= cap - 1)
             return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data path too long", where);
         f = fopen(path, "rb");
         if (!f) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: cannot open external data '%s'", where, path);
-        if (offset <= (uint64_t)LONG_MAX && fseek(f, (long)offset, SEEK_SET) == 0)
-            got = fread(out->data, 1, (size_t)out->nbytes, f);
+        if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
         fclose(f);
-        if (got != out->nbytes)
+        if (end < 0 || *offset > (uint64_t)end || out->nbytes > (uint64_t)end - *offset)
             return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: '%s' has fewer than %llu bytes at offset %llu", where,
-                               path, (unsigned long long)out->nbytes, (unsigned long long)offset);
+                               path, (unsigned long long)out->nbytes, (unsigned long long)*offset);
         return OPARA_OK;
     }
 #endif
 }
 
-/* Before allocating: the external file must exist and hold offset + nbytes bytes. */
-static opara_result opara__external_size_check(opara_runtime* rt, const opara__onnx_tensor* t, const char* base_dir,
-                                               const char* where, const opara__tensor_data* out) {
+/* Reads the bytes opara__external_locate found into out->data. */
+static opara_result opara__external_fill(opara_runtime* rt, const char* path, uint64_t offset, const char* where,
+                                         opara__tensor_data* out) {
 #ifdef OPARA_NO_STDIO
-    (void)t, (void)base_dir, (void)out;
+    (void)path, (void)offset, (void)out;
     return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data needs stdio (OPARA_NO_STDIO is set)", where);
 #else
-    const char* location = NULL;
-    unsigned long long offset = 0;
-    char path[4096];
-    FILE* f;
-    long end = -1;
-    uint32_t i;
-    for (i = 0; i < t->n_external; ++i) {
-        if (strcmp(t->external[i].key, "location") == 0) location = t->external[i].value;
-        if (strcmp(t->external[i].key, "offset") == 0) offset = strtoull(t->external[i].value, NULL, 10);
-    }
-    if (!location || !base_dir || !opara__path_is_safe(location)) return OPARA_OK; /* the fill reports it */
-    if (opara__format(path, sizeof path, "%s/%s", base_dir, location) >= sizeof path - 1) return OPARA_OK;
-    f = fopen(path, "rb");
+    FILE* f = fopen(path, "rb");
+    size_t got = 0;
     if (!f) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: cannot open external data '%s'", where, path);
-    if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
+    if (offset <= (uint64_t)LONG_MAX && fseek(f, (long)offset, SEEK_SET) == 0) got = fread(out->data, 1, (size_t)out->nbytes, f);
     fclose(f);
-    if (end < 0 || offset > (unsigned long long)end || out->nbytes > (unsigned long long)end - offset)
+    if (got != out->nbytes)
         return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: '%s' has fewer than %llu bytes at offset %llu", where, path,
-                           (unsigned long long)out->nbytes, offset);
+                           (unsigned long long)out->nbytes, (unsigned long long)offset);
     return OPARA_OK;
 #endif
 }
@@ -181,6 +173,8 @@ OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opa
     uint32_t i;
     int64_t count = 1;
     size_t esize, bytes;
+    uint64_t offset = 0;
+    char path[4096];
     opara_result r;
     memset(out, 0, sizeof *out);
     opara__format(out->name, sizeof out->name, "%s", t->name);
@@ -211,10 +205,12 @@ OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opa
         return opara__fail(rt, OPARA_ERR_ONNX_INVALID, "%s: raw_data has %llu bytes, dims need %llu", where,
                            (unsigned long long)t->raw.size, (unsigned long long)bytes);
     if (t->data_location == 0 && !t->has_raw && (r = opara__typed_check(rt, t, where, out)) != OPARA_OK) return r;
-    if (t->data_location == 1 && (r = opara__external_size_check(rt, t, base_dir, where, out)) != OPARA_OK) return r;
+    if (t->data_location == 1 &&
+        (r = opara__external_locate(rt, t, base_dir, where, out, path, sizeof path, &offset)) != OPARA_OK)
+        return r;
     out->data = opara__alloc(rt, bytes ? bytes : 1);
     if (!out->data) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", where, bytes);
-    if (t->data_location == 1) r = opara__external_fill(rt, t, base_dir, where, out);
+    if (t->data_location == 1) r = opara__external_fill(rt, path, offset, where, out);
     else if (t->has_raw) {
         opara__copy_le(out->data, t->raw.data, out->count, esize);
         r = OPARA_OK;

@@ -452,10 +452,10 @@ OT_TEST(symbolic_dims_need_values) {
     opara_runtime_destroy(rt);
 }
 
-static pbw external_model(const char* location) {
+static pbw external_model_dims(const char* location, int64_t dim) {
     static const int64_t xd[1] = {2};
     pbw gr = {0, 0, 0}, t = {0, 0, 0}, kv = {0, 0, 0};
-    pbw_int(&t, 1, 2);
+    pbw_int(&t, 1, dim);
     pbw_int(&t, 2, 1);
     pbw_str(&t, 8, "W");
     pbw_str(&kv, 1, "location");
@@ -467,6 +467,48 @@ static pbw external_model(const char* location) {
     pbw_value_info(&gr, 11, "x", 1, xd, 1);
     pbw_value_info(&gr, 12, "y", 1, xd, 1);
     return pbw_model(7, 13, &gr);
+}
+
+static pbw external_model(const char* location) { return external_model_dims(location, 2); }
+
+static size_t largest_alloc;
+static void* record_alloc(size_t size, size_t alignment, void* user) {
+    void* p = NULL;
+    (void)user;
+    if (size > largest_alloc) largest_alloc = size;
+    if (size > ((size_t)1 << 32)) return NULL;
+    return posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment, size) == 0 ? p : NULL;
+}
+static void record_free(void* p, void* user) {
+    (void)user;
+    free(p);
+}
+
+/* An external tensor whose data cannot be read (no directory, a missing file) is refused before its
+   bytes are allocated: a 4 TB claim in a 100-byte model is an external-data error, not an attempt to
+   allocate 4 TB (a fuzz finding: ASan aborts on such a malloc). */
+OT_TEST(unreadable_external_data_is_refused_before_allocating) {
+    opara_runtime_desc rd;
+    opara_runtime* rt = NULL;
+    opara_onnx_options o;
+    opara__graph g;
+    pbw m;
+    memset(&rd, 0, sizeof rd);
+    rd.allocator.alloc_fn = record_alloc;
+    rd.allocator.free_fn = record_free;
+    REQUIRE(opara_runtime_create(&rd, &rt) == OPARA_OK);
+    memset(&o, 0, sizeof o);
+    largest_alloc = 0;
+    m = external_model_dims("w.bin", (int64_t)1 << 40);
+    CHECK_EQ(import_pbw(rt, &m, NULL, 0, &g), OPARA_ERR_EXTERNAL_DATA);
+    opara__graph_free(&g);
+    o.external_data_dir = "/nonexistent-dir";
+    m = external_model_dims("w.bin", (int64_t)1 << 40);
+    CHECK_EQ(import_pbw(rt, &m, &o, 0, &g), OPARA_ERR_EXTERNAL_DATA);
+    CHECK(strstr(opara_runtime_last_error(rt), "cannot open external data") != NULL);
+    opara__graph_free(&g);
+    CHECK(largest_alloc < ((size_t)1 << 30));
+    opara_runtime_destroy(rt);
 }
 
 OT_TEST(external_data_stays_inside_the_model_directory) {
@@ -782,7 +824,7 @@ static const opara_test_case tests[] = {
     OT_CASE(identity_and_dropout_disappear_output_keeps_name), OT_CASE(shape_chain_folds_to_batch_reshape),
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
     OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(symbolic_dims_need_values),
-    OT_CASE(external_data_stays_inside_the_model_directory), OT_CASE(public_api_builds_a_valid_model),
+    OT_CASE(external_data_stays_inside_the_model_directory), OT_CASE(unreadable_external_data_is_refused_before_allocating), OT_CASE(public_api_builds_a_valid_model),
     OT_CASE(node_test_models_structure), OT_CASE(testdata_conversion_coverage),
     OT_CASE(zoo_models_convert_with_expected_node_counts),
 };
