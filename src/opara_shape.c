@@ -766,6 +766,7 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
 
 typedef struct opara__arity {
     uint16_t min_in, max_in, min_out, max_out;
+    uint8_t none_omitted; /* variadic inputs that are all required (Concat) */
 } opara__arity;
 
 #define OPARA__ANY 0xFFFFu
@@ -773,13 +774,14 @@ typedef struct opara__arity {
 static opara__arity opara__op_arity(opara__op op) {
     opara__arity a;
     a.min_in = a.max_in = a.min_out = a.max_out = 1;
+    a.none_omitted = 0;
     switch (op) {
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: a.min_in = 2, a.max_in = 3; break;
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
-    case OPARA__OP_CONCAT: a.max_in = OPARA__ANY; break;
+    case OPARA__OP_CONCAT: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
     case OPARA__OP_WHERE: a.min_in = a.max_in = 3; break;
@@ -796,7 +798,8 @@ static opara_result opara__check_arity(opara__shape_ctx* c) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%u inputs and %u outputs (needs at least %u inputs and %u to %u outputs)",
                                  c->n->n_inputs, c->n->n_outputs, a.min_in, a.min_out, a.max_out);
     for (k = 0; k < c->n->n_inputs; ++k) {
-        if (k < a.min_in && !c->in[k]) return opara__shape_fail(c, OPARA_ERR_SHAPE, "required input %u is omitted", k);
+        if ((k < a.min_in || a.none_omitted) && !c->in[k])
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "required input %u is omitted", k);
         if (k >= a.max_in && c->in[k])
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is not supported (the IR takes at most %u; constant "
                                      "inputs belong in attributes)", k, a.max_in);

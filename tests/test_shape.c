@@ -340,6 +340,21 @@ OT_TEST(concat) {
     EXPECT_FAIL(OPARA__OP_CONCAT, a, NULL); /* axis is required */
 }
 
+/* Concat has no optional inputs: an omitted one (a fuzz finding: it was dereferenced) is an error. */
+OT_TEST(concat_with_an_omitted_input_is_an_error) {
+    one t;
+    int32_t in[3];
+    one_init(&t);
+    in[0] = one_input(&t, shp(2, 2, 3), F32);
+    in[1] = -1;
+    in[2] = one_input(&t, shp(2, 2, 3), F32);
+    one_node(&t, OPARA__OP_CONCAT, 3, in, 1);
+    opara__node_set_int(&t.g, t.node, "axis", 2);
+    CHECK_EQ(OPARA_ERR_SHAPE, one_infer(&t, 1));
+    CHECK(strstr(opara_runtime_last_error(g_rt), "required input 1 is omitted") != NULL);
+    one_free(&t);
+}
+
 static void a_split_2_4(one* t) { set_ints(t, "split", 2, 2, 4); }
 static void a_split_axis1(one* t) { opara__node_set_int(&t->g, t->node, "axis", 1); set_ints(t, "split", 2, 1, 5); }
 
@@ -744,6 +759,7 @@ static const opara_test_case tests[] = {
     OT_CASE(unary_ops_keep_the_shape),
     OT_CASE(softmax_axis_is_checked),
     OT_CASE(concat),
+    OT_CASE(concat_with_an_omitted_input_is_an_error),
     OT_CASE(split),
     OT_CASE(slice),
     OT_CASE(gather),
