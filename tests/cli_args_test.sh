@@ -3,17 +3,11 @@
 # the option's range is refused with a message naming the option and the value; a good value gets
 # past the options (to the missing model's error). `opara run --input NAME=FILE.npy` must name an
 # input of the model, once, with a readable file (never a silent run on random data).
-BUILD=${BUILD:-build}
-opara="$BUILD/opara"
+. "$(dirname "$0")/cli_test_lib.sh"
 work="$BUILD/cli_args_test"
 none="$work/missing.opara"
-pass=0 fail=0 skip=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
 
-if [ ! -x "$opara" ]; then
-    echo "FAIL $opara missing (make $opara)"; echo "0 passed, 1 failed, 0 skipped"; exit 1
-fi
+require_opara
 mkdir -p "$work"
 rm -f "$none"
 
@@ -111,5 +105,4 @@ PY
 else
     echo "SKIP the 20-input model: python3 onnx/numpy missing (make test-setup)"; skip=$((skip + 1))
 fi
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" -eq 0 ]
+finish

@@ -1,16 +1,10 @@
 #!/bin/sh
 # Every subcommand picks the loader the same way (tools/cli_load.c): the .opara magic first, then a
 # name ending in .opara (its "bad magic" error, not a protobuf one), else ONNX.
-BUILD=${BUILD:-build}
-opara="$BUILD/opara"
+. "$(dirname "$0")/cli_test_lib.sh"
 work="$BUILD/cli_load_test"
-pass=0 fail=0 skip=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
 
-if [ ! -x "$opara" ]; then
-    echo "FAIL $opara missing (make $opara)"; echo "0 passed, 1 failed, 0 skipped"; exit 1
-fi
+require_opara
 mkdir -p "$work"
 head -c 300 /dev/urandom > "$work/garbage.opara"
 cp "$work/garbage.opara" "$work/garbage.bin"
@@ -41,5 +35,4 @@ if [ -f "$model" ]; then
 else
     echo "SKIP squeezenet checks: $model missing (make zoo)"; skip=$((skip + 1))
 fi
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" -eq 0 ]
+finish

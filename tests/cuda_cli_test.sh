@@ -3,14 +3,10 @@
 # emulator (build/cudaemu) writes the same outputs as `--backend cpu`: every .npy of the CPU run has
 # a CUDA twin of the same dtype and shape with NMSE <= 1e-8 (numpy reads both files, not opara).
 # Models: squeezenet (Conv, pooling, Concat) and deepfm (int64 inputs, Gather, Gemm through cuBLAS).
-BUILD=${BUILD:-build}
-opara="$BUILD/opara"
+. "$(dirname "$0")/cli_test_lib.sh"
 emu="$BUILD/cudaemu"
 work="$BUILD/cuda_cli_test"
 py=/usr/bin/python3
-pass=0 fail=0 skip=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
 
 if [ ! -x "$opara" ] || [ ! -f "$emu/libcuda.so.1" ]; then
     echo "FAIL $opara or $emu/libcuda.so.1 missing (make $opara cudaemu)"; echo "0 passed, 1 failed, 0 skipped"; exit 1
@@ -68,5 +64,4 @@ for model in squeezenet deepfm; do
         bad "$model: outputs differ"; echo "$out"
     fi
 done
-echo "$pass passed, $fail failed, $skip skipped"
-[ $fail -eq 0 ]
+finish
