@@ -338,7 +338,7 @@ static int cli_run(int argc, char** argv) {
         }
         else { fprintf(stderr, "opara run: unknown option '%s'\n", a); return 2; }
     }
-    if (!file || iters < 1) {
+    if (!file) {
         fprintf(stderr, "usage: opara run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] "
                         "[--threads N] [--builtin-gemm] [--memory-budget R] [--input NAME=FILE.npy] [--output-dir DIR] "
                         "[--trace OUT.json] [--profile] [--profile-json OUT.json]\n");
