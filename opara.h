@@ -377,6 +377,20 @@ typedef enum opara_backend {
     OPARA_BACKEND_FORCE_U32 = 0x7fffffff
 } opara_backend;
 
+/* The arithmetic of convolutions and matrix products where a backend offers a choice. */
+typedef enum opara_precision {
+    OPARA_PRECISION_FP32 = 0, /* exact FP32 everywhere (the default): no TF32 or other reduced-precision
+                                 math in any library call; results match the CPU backend closely */
+    OPARA_PRECISION_TF32 = 1, /* CUDA on compute capability 8.0 and newer: FP32 storage, TF32 tensor-core
+                                 math (operands rounded to 10 mantissa bits, FP32 accumulation) in cuDNN
+                                 convolutions and cuBLAS GEMMs; elsewhere the same as FP32 */
+    OPARA_PRECISION_COUNT,
+    OPARA_PRECISION_FORCE_U32 = 0x7fffffff
+} opara_precision;
+
+/* "fp32", "tf32"; "?" when out of range. */
+OPARADEF const char* opara_precision_name(opara_precision precision);
+
 /* Zero means default everywhere. */
 typedef struct opara_session_desc {
     opara_backend backend;           /* AUTO */
@@ -397,7 +411,17 @@ typedef struct opara_session_desc {
                                         the OPARA strategy launches fewer branches at once and reuses memory
                                         with extra waits to stay within it (docs/SCHEDULING.md, "Memory
                                         budget"); 0: unbounded (the paper's schedule) */
+    opara_precision precision;       /* FP32 (exact) */
 } opara_session_desc;
+
+/* Where the data of an opara_tensor lives. */
+typedef enum opara_memory {
+    OPARA_MEMORY_HOST = 0,        /* host memory (pageable or pinned) */
+    OPARA_MEMORY_CUDA_DEVICE = 1, /* CUDA: a device pointer (CUdeviceptr cast to void*) in the session's
+                                     context; copied device to device, never through the host */
+    OPARA_MEMORY_COUNT,
+    OPARA_MEMORY_FORCE_U32 = 0x7fffffff
+} opara_memory;
 
 /* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
    or by position when name is NULL. rank/dims must equal the session's shape for the tensor
@@ -409,6 +433,7 @@ typedef struct opara_tensor {
     int32_t rank;
     int64_t dims[OPARA_MAX_DIMS];
     void* data;
+    opara_memory memory; /* HOST; CUDA_DEVICE only on a CUDA session (else OPARA_ERR_INVALID_ARGS) */
 } opara_tensor;
 
 /* The strings point into the session and stay valid until it is destroyed. */
@@ -421,6 +446,17 @@ typedef struct opara_plan_info {
     uint32_t n_workers;         /* CPU: worker threads; CUDA: CUDA streams (plan streams that never overlap share one) */
     uint64_t peak_memory_bytes; /* the arena: all intermediate tensors at their peak */
     uint64_t no_reuse_bytes;    /* what the arena would need without reuse */
+    const char* precision;      /* "fp32" or "tf32": what the session computes with */
+    /* Which code served each kind of op. CUDA: conv is "cuDNN", "opara_conv2d_f32", or "cuDNN +
+       opara_conv2d_f32" when some convolutions fell back (n_conv_library of n_conv ran on cuDNN; the
+       log says why for the others); kernels says where our kernels came from (e.g. "NVRTC cubin sm_90",
+       "embedded PTX sm_75 (driver JIT)"); libraries lists each library loaded with its version and
+       path, "; "-separated. CPU: conv names the convolution path, kernels and libraries "" or the BLAS. */
+    const char* conv;
+    uint32_t n_conv, n_conv_library;
+    const char* kernels;
+    const char* libraries;
+    uint64_t workspace_bytes;   /* CUDA: library workspaces (cuBLAS, cuDNN) on top of peak_memory_bytes */
 } opara_plan_info;
 
 typedef struct opara_run_stats {
@@ -28949,6 +28985,16 @@ static opara_result opara__session_fail(opara_session* s, opara_result code, con
     return r;
 }
 
+OPARADEF const char* opara_precision_name(opara_precision precision) {
+    switch (precision) {
+    case OPARA_PRECISION_FP32: return "fp32";
+    case OPARA_PRECISION_TF32: return "tf32";
+    case OPARA_PRECISION_COUNT:
+    case OPARA_PRECISION_FORCE_U32: break;
+    }
+    return "?";
+}
+
 /* 1 when the session should use CUDA; AUTO falls back to CPU with an INFO log saying why. */
 static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, int* use_cuda) {
     char reason[2048];
@@ -29064,6 +29110,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (desc) d = *desc;
     if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
         return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
+    if ((unsigned)d.precision >= (unsigned)OPARA_PRECISION_COUNT)
+        return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown precision %d", (int)d.precision);
     if (!(d.memory_budget >= 0))
         return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: memory_budget must be a ratio >= 0 (0: unbounded)");
     r = opara__session_pick_backend(runtime, &d, &use_cuda);
@@ -29145,6 +29193,12 @@ static int32_t opara__session_match(const opara_session* s, const int32_t* list,
 static opara_result opara__session_check_tensor(opara_session* s, const opara_tensor* t, int32_t v, const char* what) {
     const opara__shape* sh = &s->shapes[v];
     int32_t i;
+    if ((unsigned)t->memory >= (unsigned)OPARA_MEMORY_COUNT)
+        return opara__session_fail(s, OPARA_ERR_BAD_ENUM, "%s '%s': unknown memory kind %d", what, s->g->values[v].name,
+                                   (int)t->memory);
+    if (t->memory == OPARA_MEMORY_CUDA_DEVICE && !s->cuda)
+        return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s '%s' is in CUDA device memory but the session runs on the CPU",
+                                   what, s->g->values[v].name);
     if (t->dtype != s->dtypes[v])
         return opara__session_fail(s, OPARA_ERR_BAD_DTYPE, "%s '%s' is %s, the model wants %s", what, s->g->values[v].name,
                                    opara_dtype_name(t->dtype), opara_dtype_name(s->dtypes[v]));
@@ -29245,6 +29299,8 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
     out->n_waits = s->active->stats.n_waits;
     out->peak_memory_bytes = s->active->arena_bytes;
     out->no_reuse_bytes = s->active->stats.no_reuse_bytes;
+    out->precision = "fp32";
+    out->conv = out->kernels = out->libraries = "";
     if (s->cuda) {
         opara__cuda_info info;
         opara__cuda_session_info(s->cuda, &info);

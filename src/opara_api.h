@@ -374,6 +374,20 @@ typedef enum opara_backend {
     OPARA_BACKEND_FORCE_U32 = 0x7fffffff
 } opara_backend;
 
+/* The arithmetic of convolutions and matrix products where a backend offers a choice. */
+typedef enum opara_precision {
+    OPARA_PRECISION_FP32 = 0, /* exact FP32 everywhere (the default): no TF32 or other reduced-precision
+                                 math in any library call; results match the CPU backend closely */
+    OPARA_PRECISION_TF32 = 1, /* CUDA on compute capability 8.0 and newer: FP32 storage, TF32 tensor-core
+                                 math (operands rounded to 10 mantissa bits, FP32 accumulation) in cuDNN
+                                 convolutions and cuBLAS GEMMs; elsewhere the same as FP32 */
+    OPARA_PRECISION_COUNT,
+    OPARA_PRECISION_FORCE_U32 = 0x7fffffff
+} opara_precision;
+
+/* "fp32", "tf32"; "?" when out of range. */
+OPARADEF const char* opara_precision_name(opara_precision precision);
+
 /* Zero means default everywhere. */
 typedef struct opara_session_desc {
     opara_backend backend;           /* AUTO */
@@ -394,7 +408,17 @@ typedef struct opara_session_desc {
                                         the OPARA strategy launches fewer branches at once and reuses memory
                                         with extra waits to stay within it (docs/SCHEDULING.md, "Memory
                                         budget"); 0: unbounded (the paper's schedule) */
+    opara_precision precision;       /* FP32 (exact) */
 } opara_session_desc;
+
+/* Where the data of an opara_tensor lives. */
+typedef enum opara_memory {
+    OPARA_MEMORY_HOST = 0,        /* host memory (pageable or pinned) */
+    OPARA_MEMORY_CUDA_DEVICE = 1, /* CUDA: a device pointer (CUdeviceptr cast to void*) in the session's
+                                     context; copied device to device, never through the host */
+    OPARA_MEMORY_COUNT,
+    OPARA_MEMORY_FORCE_U32 = 0x7fffffff
+} opara_memory;
 
 /* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
    or by position when name is NULL. rank/dims must equal the session's shape for the tensor
@@ -406,6 +430,7 @@ typedef struct opara_tensor {
     int32_t rank;
     int64_t dims[OPARA_MAX_DIMS];
     void* data;
+    opara_memory memory; /* HOST; CUDA_DEVICE only on a CUDA session (else OPARA_ERR_INVALID_ARGS) */
 } opara_tensor;
 
 /* The strings point into the session and stay valid until it is destroyed. */
@@ -418,6 +443,17 @@ typedef struct opara_plan_info {
     uint32_t n_workers;         /* CPU: worker threads; CUDA: CUDA streams (plan streams that never overlap share one) */
     uint64_t peak_memory_bytes; /* the arena: all intermediate tensors at their peak */
     uint64_t no_reuse_bytes;    /* what the arena would need without reuse */
+    const char* precision;      /* "fp32" or "tf32": what the session computes with */
+    /* Which code served each kind of op. CUDA: conv is "cuDNN", "opara_conv2d_f32", or "cuDNN +
+       opara_conv2d_f32" when some convolutions fell back (n_conv_library of n_conv ran on cuDNN; the
+       log says why for the others); kernels says where our kernels came from (e.g. "NVRTC cubin sm_90",
+       "embedded PTX sm_75 (driver JIT)"); libraries lists each library loaded with its version and
+       path, "; "-separated. CPU: conv names the convolution path, kernels and libraries "" or the BLAS. */
+    const char* conv;
+    uint32_t n_conv, n_conv_library;
+    const char* kernels;
+    const char* libraries;
+    uint64_t workspace_bytes;   /* CUDA: library workspaces (cuBLAS, cuDNN) on top of peak_memory_bytes */
 } opara_plan_info;
 
 typedef struct opara_run_stats {

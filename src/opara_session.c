@@ -40,6 +40,16 @@ static opara_result opara__session_fail(opara_session* s, opara_result code, con
     return r;
 }
 
+OPARADEF const char* opara_precision_name(opara_precision precision) {
+    switch (precision) {
+    case OPARA_PRECISION_FP32: return "fp32";
+    case OPARA_PRECISION_TF32: return "tf32";
+    case OPARA_PRECISION_COUNT:
+    case OPARA_PRECISION_FORCE_U32: break;
+    }
+    return "?";
+}
+
 /* 1 when the session should use CUDA; AUTO falls back to CPU with an INFO log saying why. */
 static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, int* use_cuda) {
     char reason[2048];
@@ -155,6 +165,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (desc) d = *desc;
     if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
         return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
+    if ((unsigned)d.precision >= (unsigned)OPARA_PRECISION_COUNT)
+        return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown precision %d", (int)d.precision);
     if (!(d.memory_budget >= 0))
         return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: memory_budget must be a ratio >= 0 (0: unbounded)");
     r = opara__session_pick_backend(runtime, &d, &use_cuda);
@@ -236,6 +248,12 @@ static int32_t opara__session_match(const opara_session* s, const int32_t* list,
 static opara_result opara__session_check_tensor(opara_session* s, const opara_tensor* t, int32_t v, const char* what) {
     const opara__shape* sh = &s->shapes[v];
     int32_t i;
+    if ((unsigned)t->memory >= (unsigned)OPARA_MEMORY_COUNT)
+        return opara__session_fail(s, OPARA_ERR_BAD_ENUM, "%s '%s': unknown memory kind %d", what, s->g->values[v].name,
+                                   (int)t->memory);
+    if (t->memory == OPARA_MEMORY_CUDA_DEVICE && !s->cuda)
+        return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s '%s' is in CUDA device memory but the session runs on the CPU",
+                                   what, s->g->values[v].name);
     if (t->dtype != s->dtypes[v])
         return opara__session_fail(s, OPARA_ERR_BAD_DTYPE, "%s '%s' is %s, the model wants %s", what, s->g->values[v].name,
                                    opara_dtype_name(t->dtype), opara_dtype_name(s->dtypes[v]));
@@ -336,6 +354,8 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
     out->n_waits = s->active->stats.n_waits;
     out->peak_memory_bytes = s->active->arena_bytes;
     out->no_reuse_bytes = s->active->stats.no_reuse_bytes;
+    out->precision = "fp32";
+    out->conv = out->kernels = out->libraries = "";
     if (s->cuda) {
         opara__cuda_info info;
         opara__cuda_session_info(s->cuda, &info);
