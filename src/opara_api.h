@@ -411,14 +411,6 @@ typedef struct opara_session_desc {
     opara_precision precision;       /* FP32 (exact) */
 } opara_session_desc;
 
-/* Where the data of an opara_tensor lives. */
-typedef enum opara_memory {
-    OPARA_MEMORY_HOST = 0,        /* host memory (pageable or pinned) */
-    OPARA_MEMORY_CUDA_DEVICE = 1, /* CUDA: a device pointer (CUdeviceptr cast to void*) in the session's
-                                     context; copied device to device, never through the host */
-    OPARA_MEMORY_COUNT,
-    OPARA_MEMORY_FORCE_U32 = 0x7fffffff
-} opara_memory;
 
 /* A tensor handed to or returned by opara_session_run. Inputs and outputs are matched by name,
    or by position when name is NULL. rank/dims must equal the session's shape for the tensor
@@ -430,7 +422,6 @@ typedef struct opara_tensor {
     int32_t rank;
     int64_t dims[OPARA_MAX_DIMS];
     void* data;
-    opara_memory memory; /* HOST; CUDA_DEVICE only on a CUDA session (else OPARA_ERR_INVALID_ARGS) */
 } opara_tensor;
 
 /* The strings point into the session and stay valid until it is destroyed. */
@@ -481,6 +472,12 @@ OPARADEF opara_result opara_session_output_info(const opara_session* session, ui
    be NULL/0 and read with opara_session_output_data instead). Every model input must be given. */
 OPARADEF opara_result opara_session_run(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
                                         opara_tensor* outputs, uint32_t n_outputs);
+/* CUDA sessions: like opara_session_run, but every tensor's data is a device pointer (a CUdeviceptr
+   cast to void*) in the device's primary context, which is what the CUDA runtime API uses. Inputs and
+   outputs are copied device to device on the session's stream, never through the host; the call
+   returns when the outputs are written. OPARA_ERR_INVALID_ARGS on a CPU session. */
+OPARADEF opara_result opara_session_run_device(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
+                                               opara_tensor* outputs, uint32_t n_outputs);
 /* Output `index` of the last run, inside the session (valid until the next run or destroy). */
 OPARADEF const void* opara_session_output_data(const opara_session* session, uint32_t index);
 OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, opara_plan_info* out);

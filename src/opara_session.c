@@ -248,12 +248,6 @@ static int32_t opara__session_match(const opara_session* s, const int32_t* list,
 static opara_result opara__session_check_tensor(opara_session* s, const opara_tensor* t, int32_t v, const char* what) {
     const opara__shape* sh = &s->shapes[v];
     int32_t i;
-    if ((unsigned)t->memory >= (unsigned)OPARA_MEMORY_COUNT)
-        return opara__session_fail(s, OPARA_ERR_BAD_ENUM, "%s '%s': unknown memory kind %d", what, s->g->values[v].name,
-                                   (int)t->memory);
-    if (t->memory == OPARA_MEMORY_CUDA_DEVICE && !s->cuda)
-        return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s '%s' is in CUDA device memory but the session runs on the CPU",
-                                   what, s->g->values[v].name);
     if (t->dtype != s->dtypes[v])
         return opara__session_fail(s, OPARA_ERR_BAD_DTYPE, "%s '%s' is %s, the model wants %s", what, s->g->values[v].name,
                                    opara_dtype_name(t->dtype), opara_dtype_name(s->dtypes[v]));
