@@ -478,7 +478,8 @@ OPARADEF opara_result opara_session_run(opara_session* session, const opara_tens
 /* CUDA sessions: like opara_session_run, but every tensor's data is a device pointer (a CUdeviceptr
    cast to void*) in the device's primary context, which is what the CUDA runtime API uses. Inputs and
    outputs are copied device to device on the session's stream, never through the host; the call
-   returns when the outputs are written. OPARA_ERR_INVALID_ARGS on a CPU session. */
+   returns when the outputs are written. OPARA_ERR_INVALID_ARGS on a CPU session. Outputs not given
+   are not copied, and opara_session_output_data keeps the outputs of the last opara_session_run. */
 OPARADEF opara_result opara_session_run_device(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
                                                opara_tensor* outputs, uint32_t n_outputs);
 /* Output `index` of the last run, inside the session (valid until the next run or destroy). */
@@ -695,12 +696,6 @@ typedef struct opara__errbuf {
     char text[OPARA__DETAIL_MAX];
 } opara__errbuf;
 
-struct opara_runtime {
-    opara_allocator allocator;
-    opara_logger logger;
-    opara__errbuf error;
-};
-
 /* Formats the detail of a failure into rt's error buffer, logs it at ERROR and returns code. */
 OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 OPARA__PRIVATE opara_result opara__failv(opara_runtime* rt, opara_result code, const char* fmt, va_list args);
@@ -784,6 +779,26 @@ OPARA__PRIVATE int32_t opara__atomic_load(const volatile int32_t* p);
 OPARA__PRIVATE void opara__atomic_store(volatile int32_t* p, int32_t v);
 OPARA__PRIVATE int32_t opara__atomic_add(volatile int32_t* p, int32_t delta); /* returns the new value */
 OPARA__PRIVATE int opara__atomic_cas(volatile int32_t* p, int32_t expected, int32_t desired); /* 1 if swapped */
+
+/* ---- the runtime ----------------------------------------------------------------------------- */
+
+/* What a backend keeps loaded for the runtime's lifetime (opara_backend_cuda.c: the CUDA driver,
+   cuBLAS, cuDNN and the retained primary contexts, set up by the first CUDA session or AUTO check).
+   `release` frees it at opara_runtime_destroy; the runtime never looks inside, so it calls no
+   backend code by name (layers call only downward). */
+typedef struct opara__runtime_ext {
+    void* state;
+    void (*release)(opara_runtime* rt, void* state);
+} opara__runtime_ext;
+
+struct opara_runtime {
+    opara_allocator allocator;
+    opara_logger logger;
+    opara__errbuf error;
+    opara__mutex lock;       /* guards ext: sessions of this runtime may be run and destroyed on other
+                                threads while it creates another session */
+    opara__runtime_ext cuda;
+};
 
 #endif /* OPARA_INTERNAL_H */
 /* ==== END src/opara_internal.h ==== */
@@ -1453,6 +1468,8 @@ typedef struct opara_cudnnConvolutionFwdAlgoPerfStruct {
     X(opara_CUresult, cuDevicePrimaryCtxRelease_v2, (opara_CUdevice dev), OPARA_CUDA_REQUIRED, cuDevicePrimaryCtxRelease, 11000, none, 0) \
     X(opara_CUresult, cuCtxSetCurrent, (opara_CUcontext ctx), OPARA_CUDA_REQUIRED, cuCtxSetCurrent, 4000, none, 0) \
     X(opara_CUresult, cuCtxGetCurrent, (opara_CUcontext* pctx), OPARA_CUDA_REQUIRED, cuCtxGetCurrent, 4000, none, 0) \
+    X(opara_CUresult, cuCtxPushCurrent_v2, (opara_CUcontext ctx), OPARA_CUDA_REQUIRED, cuCtxPushCurrent, 4000, none, 0) \
+    X(opara_CUresult, cuCtxPopCurrent_v2, (opara_CUcontext* pctx), OPARA_CUDA_REQUIRED, cuCtxPopCurrent, 4000, none, 0) \
     X(opara_CUresult, cuCtxSynchronize, (void), OPARA_CUDA_REQUIRED, cuCtxSynchronize, 2000, none, 0) \
     X(opara_CUresult, cuMemAlloc_v2, (opara_CUdeviceptr* dptr, size_t bytesize), OPARA_CUDA_REQUIRED, cuMemAlloc, 3020, none, 0) \
     X(opara_CUresult, cuMemFree_v2, (opara_CUdeviceptr dptr), OPARA_CUDA_REQUIRED, cuMemFree, 3020, none, 0) \
@@ -2584,7 +2601,7 @@ OPARA__PRIVATE int opara__atomic_cas(volatile int32_t* p, int32_t expected, int3
 #endif
 /* ==== END src/opara_thread.c ==== */
 /* ==== BEGIN src/opara_runtime.c ==== */
-/* The runtime object: allocator, logger, last error. */
+/* The runtime object: allocator, logger, last error, and the backend state it keeps loaded. */
 /* #include "opara_internal.h" (inlined above) */
 
 OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara_runtime** out) {
@@ -2598,6 +2615,10 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
     rt = (opara_runtime*)opara__alloc_aligned(&desc->allocator, sizeof *rt, 16);
     if (!rt) return OPARA_ERR_OUT_OF_MEMORY;
     memset(rt, 0, sizeof *rt);
+    if (!opara__mutex_init(&rt->lock)) {
+        opara__free_aligned(&desc->allocator, rt);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
     rt->allocator = desc->allocator;
     rt->logger = desc->logger;
     *out = rt;
@@ -2607,6 +2628,8 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
 OPARADEF void opara_runtime_destroy(opara_runtime* runtime) {
     opara_allocator allocator;
     if (!runtime) return;
+    if (runtime->cuda.release) runtime->cuda.release(runtime, runtime->cuda.state);
+    opara__mutex_destroy(&runtime->lock);
     allocator = runtime->allocator;
     opara__free_aligned(&allocator, runtime);
 }
@@ -25373,14 +25396,24 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
    run time (opara_cuda.h), with our kernels (src/kernels, embedded PTX or NVRTC) and, when they
    load, cuBLAS for Gemm/MatMul and cuDNN for convolutions (our implicit-GEMM kernel otherwise).
 
-   Session creation does all the work that can fail: load the driver, pick the device, load the
-   kernel modules, infer shapes, lower every node to launch descriptors (kernel, grid, block,
+   The runtime owns what every session shares (opara_backend_cuda.c, "the runtime's CUDA state"):
+   its first CUDA session or AUTO check loads the driver, cuBLAS and cuDNN and retains the device's
+   primary context; later sessions share them; opara_runtime_destroy releases them.
+
+   Threads: a session may be created, run and destroyed on any thread (one call at a time per
+   session). Every entry point that calls the driver or a library pushes the session's context
+   (cuCtxPushCurrent) and pops it before returning, on every path, so the calling thread's own
+   current context is what it was.
+
+   Session creation does all the work that can fail: attach to the runtime's driver and device,
+   load the kernel modules, infer shapes, lower every node to launch descriptors (kernel, grid, block,
    parameters), build the plan with the descriptors' resource demand, allocate the arena, the
-   constants, the static input buffers and the library workspaces (one region per stream that
-   calls a library, carved from the arena's allocation), create streams, events and one library
-   handle per stream, and (graph modes) run once, capture and instantiate. A run then only copies
-   the inputs in, launches (one cuGraphLaunch in the graph modes) and copies the outputs out; it
-   never allocates.
+   constants, the static input buffers, the pinned host staging of the inputs and outputs and the
+   library workspaces (one region per stream that calls a library, carved from the arena's
+   allocation), create streams, events and one library handle per stream, and (graph modes) run
+   once, capture and instantiate. A run then only copies the inputs in (through the pinned
+   staging, or device to device), launches (one cuGraphLaunch in the graph modes) and copies the
+   outputs out; it never allocates.
 
    Modes, one plan:
      EAGER      ops launched in the plan's order on the plan's streams, events per the plan
@@ -25504,20 +25537,37 @@ typedef struct opara__cuda_options {
 
 typedef struct opara__cuda_session opara__cuda_session;
 
-/* Checks that a CUDA device is usable (driver loads, cuInit, a device exists) without keeping
-   anything; reason receives why not. Used by the AUTO backend choice. */
+/* 1 when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads, initialises
+   and has a device; it stays loaded for the runtime's sessions, and a failure is remembered (no
+   retry for the same request). reason receives why not. Used by the AUTO and CUDA backend choice. */
+OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap);
+/* The same check without a runtime: loads driver_path (NULL: the environment, else the search
+   list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
 
 /* Creates a session for graph g (finalized; g must outlive the session). On failure everything
-   is freed, *out is NULL and the runtime's error says why (OPARA_ERR_DEVICE_MEMORY when device
-   memory runs out). */
+   the session allocated is freed, *out is NULL and the runtime's error says why
+   (OPARA_ERR_DEVICE_MEMORY when device memory runs out). What the runtime loaded stays loaded. */
 OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
                                                       const opara__cuda_options* opt, opara__cuda_session** out);
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s);
-/* inputs[i]: host data of graph input i (its size from the shapes); outputs[i]: host buffer of
-   graph output i. */
+/* inputs[i]: host data of graph input i (its size from the shapes). The outputs land in the
+   session's pinned staging (opara__cuda_session_output); outputs (may be NULL, or NULL entries)
+   receives copies. Failures of runs go to the session's error (opara__cuda_session_last_error),
+   not the runtime's, since runs may happen on any thread. */
 OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
                                                    void* const* outputs);
+/* Device-pointer I/O: inputs[i] / outputs[i] are device addresses in the primary context (outputs[i]
+   0: not copied); device-to-device copies on the origin stream; returns when they are done. */
+OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
+                                                          const opara_CUdeviceptr* outputs);
+/* Graph output `index` of the last host run, in the pinned staging (valid until the session is destroyed). */
+OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index);
+OPARA__PRIVATE const char* opara__cuda_session_last_error(const opara__cuda_session* s);
+/* Push / pop the session's context around driver calls made outside the backend's entry points
+   (the profiler's timing run). enter reports a failure into the session's error. */
+OPARA__PRIVATE opara_result opara__cuda_session_enter(opara__cuda_session* s);
+OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s);
 
 /* What the session ended up doing (for tests, `opara run` and the profiler). */
 typedef struct opara__cuda_info {
@@ -25672,7 +25722,9 @@ OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const 
 /* Called by the launch sequence around every node that launches something (before its first and
    after its last launch, on the node's stream). */
 typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
-/* One eager pass of the plan with the hook, then a synchronisation (profiling runs). */
+/* One eager pass of the plan with the hook, then a synchronisation (profiling runs, during the
+   creation of another session: failures go to the runtime's error). Call it between
+   opara__cuda_session_enter and opara__cuda_session_leave. */
 OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
                                                               void* user);
 
@@ -26837,10 +26889,13 @@ OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara
 }
 /* ==== END src/opara_cuda_cudnn.c ==== */
 /* ==== BEGIN src/opara_backend_cuda.c ==== */
-/* The CUDA backend (see opara_backend_cuda.h): device and modules, memory from the plan, binding
+/* The CUDA backend (see opara_backend_cuda.h): the runtime's CUDA state (driver, libraries and
+   primary contexts, loaded once per runtime), device and modules, memory from the plan, binding
    of the lowered launches to device addresses, the launch sequence of the plan (eager), its
    capture into a CUDA graph, and the run. Every driver call goes through OPARA__CU so the
-   session can count them (a graph-mode run makes a constant number of calls). */
+   session can count them (a graph-mode run makes a constant number of calls), and every entry
+   point makes the session's context current with push/pop, so it works from any thread and
+   leaves the caller's current context as it was. */
 /* Built as a separate file, this one emits the opara_cuda.h loader (the amalgamation emits it once
    where the header is inlined). */
 #if !defined(OPARA__AMALGAMATED) && !defined(OPARA_CUDA_IMPLEMENTATION)
@@ -26859,17 +26914,22 @@ OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara
 
 static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "pool"};
 
+typedef struct opara__cuda_shared opara__cuda_shared;
+
 struct opara__cuda_session {
     opara_runtime* rt;
     const opara__graph* g;
     opara__cuda_options opt;
+    /* copies of the runtime's tables (they never change while the runtime has them loaded) */
     opara_cuda_driver cu;
     opara_cuda_cublas cublas;
     opara_cuda_cudnn dnn;
+    opara__cuda_shared* shared; /* the runtime's CUDA state; NULL until attached */
+    opara__errbuf* err;         /* where failures go: the runtime's buffer during creation, then error */
+    opara__errbuf error;        /* failures of runs (which may happen on any thread) */
     int have_cublas, have_cudnn, nvrtc_used;
     opara_CUdevice dev;
-    opara_CUcontext ctx;
-    int ctx_retained;
+    opara_CUcontext ctx;        /* the device's primary context, retained by the runtime */
     opara__device device;
     char device_name[128];
     int cc_major, cc_minor;
@@ -26887,6 +26947,12 @@ struct opara__cuda_session {
     uint64_t* const_off; /* [n_values] offset in consts, UINT64_MAX when not uploaded */
     uint64_t* input_off; /* [n_values] offset in inputs, UINT64_MAX when not a graph input */
     size_t params_meta_bytes;
+    size_t input_bytes;  /* the input buffers, laid out alike on the device and in host_io */
+    /* Pinned (page-locked) host staging: [0, input_bytes) mirrors the device input buffers, the
+       outputs follow at output_off. Copies from pageable memory are synchronous and slow; from
+       here they are asynchronous DMA. */
+    uint8_t* host_io;
+    uint64_t* output_off; /* [n_outputs] offset of graph output i in host_io */
 
     /* One CUDA stream per lane of the plan (streams that never overlap share one, in launch order);
        "stream" below means a CUDA stream, indexed by lane. */
@@ -26914,10 +26980,21 @@ struct opara__cuda_session {
 
 /* ---- errors ------------------------------------------------------------------------------------ */
 
+/* A failure of session s: into the runtime's error during creation (the runtime's thread), into the
+   session's own afterwards, so runs on other threads never write the runtime. */
+static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    code = opara__fail_into(s->err, &s->rt->logger, code, fmt, args);
+    va_end(args);
+    return code;
+}
+
 static opara_result opara__cub_cu_fail(opara__cuda_session* s, opara_CUresult r, const char* what) {
     opara_result code = r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
-    return opara__fail(s->rt, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
-                       (int)r);
+    return opara__cub_fail(s, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
+                           (int)r);
 }
 #define OPARA__CU_TRY(s, call, what)                                           \
     do {                                                                       \
@@ -26926,20 +27003,199 @@ static opara_result opara__cub_cu_fail(opara__cuda_session* s, opara_CUresult r,
     } while (0)
 
 static opara_result opara__cub_oom(opara__cuda_session* s) {
-    return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    return opara__cub_fail(s, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
 }
 
-/* ---- driver, device, modules ------------------------------------------------------------------- */
+/* Makes the session's context current on the calling thread on top of whatever the caller has
+   (cuCtxPushCurrent); opara__cub_leave pops it, so the caller's current context is restored.
+   Every entry point that calls the driver or a library runs between the two. */
+static opara_CUresult opara__cub_enter(opara__cuda_session* s) { return OPARA__CU(s, cuCtxPushCurrent_v2(s->ctx)); }
 
-static opara_result opara__cub_cuda_load_driver(opara_runtime* rt, opara_cuda_driver* cu, const char* path) {
-    char err[2048];
-    opara_cuda_load_status st = opara_cuda_driver_load(cu, path, err, sizeof err);
-    switch (st) {
-    case OPARA_CUDA_LOAD_OK: return OPARA_OK;
-    case OPARA_CUDA_LOAD_NOT_FOUND: return opara__fail(rt, OPARA_ERR_LIB_NOT_FOUND, "CUDA backend: %s", err);
-    case OPARA_CUDA_LOAD_SYMBOL_MISSING: return opara__fail(rt, OPARA_ERR_SYMBOL_NOT_FOUND, "CUDA backend: %s", err);
-    default: return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend: %s", err);
+static void opara__cub_leave(opara__cuda_session* s) {
+    opara_CUcontext popped = NULL;
+    opara_CUresult r = OPARA__CU(s, cuCtxPopCurrent_v2(&popped));
+    if (r != OPARA_CUDA_SUCCESS || popped != s->ctx) /* something between enter and leave unbalanced the stack */
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
+                   "CUDA backend: cuCtxPopCurrent returned %s (%d) and %s context", opara_cuda_driver_result_name(&s->cu, r),
+                   (int)r, popped == s->ctx ? "the session's" : "another");
+}
+
+/* ---- the runtime's CUDA state ------------------------------------------------------------------ */
+
+/* The first session (or AUTO check) of a runtime loads the driver (with cuInit and at least one
+   device), cuBLAS and cuDNN, and retains the primary context of each device a session uses; the
+   runtime's later sessions share them and opara_runtime_destroy releases them. Per runtime, not
+   per process: the project keeps no global mutable state (a process normally has one runtime).
+   A failed load is remembered with its reason and not retried for the same request; another
+   request (a session's path option or the environment variable) is tried. One library of each
+   kind per runtime: a session that asks for another file than the one loaded gets an error that
+   names both (two cuBLAS or cuDNN builds in one process may clash in their own dependencies, and
+   the driver is process-wide anyway). Everything here runs under the runtime's lock; sessions
+   copy the tables, which never change while loaded, so runs and destroys need no lock. */
+
+enum { OPARA__CUSH_DRIVER = 0, OPARA__CUSH_CUBLAS = 1, OPARA__CUSH_CUDNN = 2, OPARA__CUSH_COUNT = 3 };
+
+typedef struct opara__cuda_slot {
+    int state;                         /* 0 not tried, 1 loaded, -1 failed */
+    opara_result code;                 /* the failure's code */
+    char request[OPARA_CUDA_PATH_MAX]; /* what was asked for: a path or name, "" for the search list */
+    char reason[2048];                 /* why it failed */
+} opara__cuda_slot;
+
+struct opara__cuda_shared {
+    opara_cuda_driver cu;
+    opara_cuda_cublas cublas;
+    opara_cuda_cudnn dnn;
+    opara__cuda_slot slot[OPARA__CUSH_COUNT];
+    int n_devices;
+    opara_CUdevice* devs;      /* [n_devices] */
+    opara_CUcontext* ctxs;     /* [n_devices] retained primary contexts, NULL until a session uses the device */
+    volatile int32_t sessions; /* attached sessions (atomic: they are destroyed on any thread) */
+};
+
+static const char* const opara__cush_name[OPARA__CUSH_COUNT] = {"CUDA driver", "cuBLAS", "cuDNN"};
+static const char* const opara__cush_env[OPARA__CUSH_COUNT] = {"OPARA_CUDA_DRIVER", "OPARA_CUBLAS", "OPARA_CUDNN"};
+
+static const char* opara__cush_path(const opara__cuda_shared* sh, int kind) {
+    return kind == OPARA__CUSH_DRIVER ? sh->cu.path : kind == OPARA__CUSH_CUBLAS ? sh->cublas.path : sh->dnn.path;
+}
+
+static void opara__cush_unload(opara__cuda_shared* sh, int kind) {
+    if (kind == OPARA__CUSH_DRIVER) opara_cuda_driver_unload(&sh->cu);
+    else if (kind == OPARA__CUSH_CUBLAS) opara_cuda_cublas_unload(&sh->cublas);
+    else opara_cuda_cudnn_unload(&sh->dnn);
+}
+
+/* opara_runtime_destroy: releases the primary contexts, then unloads cuDNN, cuBLAS and the driver. */
+static void opara__cush_release(opara_runtime* rt, void* state) {
+    opara__cuda_shared* sh = (opara__cuda_shared*)state;
+    int32_t live = opara__atomic_load(&sh->sessions);
+    int d, k;
+    if (live > 0) { /* their streams and memory live in the contexts: releasing would pull them away */
+        opara__log(&rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+                   "opara_runtime_destroy: %d CUDA sessions are still alive, so the CUDA driver and libraries stay "
+                   "loaded (destroy sessions before their runtime)", (int)live);
+        return;
     }
+    for (d = 0; sh->ctxs && d < sh->n_devices; ++d)
+        if (sh->ctxs[d]) sh->cu.cuDevicePrimaryCtxRelease_v2(sh->devs[d]);
+    for (k = OPARA__CUSH_COUNT - 1; k >= 0; --k) opara__cush_unload(sh, k);
+    opara__free(rt, sh->devs);
+    opara__free(rt, sh->ctxs);
+    opara__free(rt, sh);
+}
+
+/* The runtime's CUDA state, made on first use (NULL when out of host memory). */
+static opara__cuda_shared* opara__cush_get(opara_runtime* rt) {
+    opara__cuda_shared* sh = (opara__cuda_shared*)rt->cuda.state;
+    if (sh) return sh;
+    sh = (opara__cuda_shared*)opara__calloc(rt, 1, sizeof *sh);
+    if (!sh) return NULL;
+    rt->cuda.state = sh;
+    rt->cuda.release = opara__cush_release;
+    return sh;
+}
+
+/* What is asked for: the explicit path, else the environment variable, else "" (the search list),
+   as the loader resolves it. */
+static const char* opara__cush_request(int kind, const char* path) {
+    const char* env = path ? NULL : getenv(opara__cush_env[kind]);
+    return path ? path : env ? env : "";
+}
+
+/* A loaded driver must initialise and have a device; otherwise it is unloaded and the slot failed. */
+static void opara__cush_init_driver(opara__cuda_shared* sh) {
+    opara__cuda_slot* slot = &sh->slot[OPARA__CUSH_DRIVER];
+    int count = 0;
+    opara_CUresult r = sh->cu.cuInit(0);
+    if (r == OPARA_CUDA_SUCCESS) r = sh->cu.cuDeviceGetCount(&count);
+    if (r == OPARA_CUDA_SUCCESS && count > 0) {
+        sh->n_devices = count;
+        return;
+    }
+    if (r != OPARA_CUDA_SUCCESS) {
+        opara__format(slot->reason, sizeof slot->reason, "%s: cuInit failed: %s (%d)", sh->cu.path,
+                      opara_cuda_driver_result_name(&sh->cu, r), (int)r);
+        slot->code = OPARA_ERR_CUDA;
+    } else {
+        opara__format(slot->reason, sizeof slot->reason, "%s: no CUDA device", sh->cu.path);
+        slot->code = OPARA_ERR_NO_BACKEND;
+    }
+    slot->state = -1;
+    opara_cuda_driver_unload(&sh->cu);
+}
+
+/* Library `kind` for `path` (NULL: the environment variable, else the search list): loaded now
+   unless the runtime has it, or failed on the same request before. OPARA_OK when loaded; else
+   the failure's code with the reason in why. */
+static opara_result opara__cush_load(opara__cuda_shared* sh, int kind, const char* path, char* why, size_t cap) {
+    opara__cuda_slot* slot = &sh->slot[kind];
+    const char* request = opara__cush_request(kind, path);
+    opara_cuda_load_status st;
+    if (slot->state == 1) {
+        if (!*request || strcmp(request, slot->request) == 0 || strcmp(request, opara__cush_path(sh, kind)) == 0)
+            return OPARA_OK;
+        opara__format(why, cap,
+                      "this runtime has loaded the %s %s (asked for as \"%s\") and the session asks for \"%s\": a runtime "
+                      "loads one %s (use another runtime for another one)",
+                      opara__cush_name[kind], opara__cush_path(sh, kind), slot->request, request, opara__cush_name[kind]);
+        return OPARA_ERR_INVALID_ARGS;
+    }
+    if (slot->state == 0 || strcmp(request, slot->request) != 0) {
+        st = kind == OPARA__CUSH_DRIVER   ? opara_cuda_driver_load(&sh->cu, path, slot->reason, sizeof slot->reason)
+             : kind == OPARA__CUSH_CUBLAS ? opara_cuda_cublas_load(&sh->cublas, path, slot->reason, sizeof slot->reason)
+                                          : opara_cuda_cudnn_load(&sh->dnn, path, slot->reason, sizeof slot->reason);
+        opara__format(slot->request, sizeof slot->request, "%s", request);
+        slot->state = st == OPARA_CUDA_LOAD_OK ? 1 : -1;
+        slot->code = st == OPARA_CUDA_LOAD_NOT_FOUND        ? OPARA_ERR_LIB_NOT_FOUND
+                     : st == OPARA_CUDA_LOAD_SYMBOL_MISSING ? OPARA_ERR_SYMBOL_NOT_FOUND
+                                                            : OPARA_ERR_NO_BACKEND;
+        if (slot->state == 1 && kind == OPARA__CUSH_DRIVER) opara__cush_init_driver(sh);
+        if (slot->state == 1) return OPARA_OK;
+    }
+    opara__format(why, cap, "%s", slot->reason);
+    return slot->code;
+}
+
+/* The primary context of device ordinal `device`, retained by the runtime on first use. */
+static opara_result opara__cush_context(opara_runtime* rt, opara__cuda_shared* sh, int device, char* why, size_t cap) {
+    opara_CUresult r;
+    if (device < 0 || device >= sh->n_devices) {
+        opara__format(why, cap, "device %d does not exist (%d devices)", device, sh->n_devices);
+        return OPARA_ERR_INVALID_ARGS;
+    }
+    if (!sh->ctxs) {
+        sh->devs = (opara_CUdevice*)opara__calloc(rt, (size_t)sh->n_devices, sizeof *sh->devs);
+        sh->ctxs = (opara_CUcontext*)opara__calloc(rt, (size_t)sh->n_devices, sizeof *sh->ctxs);
+        if (!sh->devs || !sh->ctxs) {
+            opara__free(rt, sh->devs);
+            opara__free(rt, sh->ctxs);
+            sh->devs = NULL;
+            sh->ctxs = NULL;
+            opara__format(why, cap, "out of host memory");
+            return OPARA_ERR_OUT_OF_MEMORY;
+        }
+    }
+    if (sh->ctxs[device]) return OPARA_OK;
+    r = sh->cu.cuDeviceGet(&sh->devs[device], device);
+    if (r == OPARA_CUDA_SUCCESS) r = sh->cu.cuDevicePrimaryCtxRetain(&sh->ctxs[device], sh->devs[device]);
+    if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
+    sh->ctxs[device] = NULL;
+    opara__format(why, cap, "cuDevicePrimaryCtxRetain of device %d failed: %s (%d)", device,
+                  opara_cuda_driver_result_name(&sh->cu, r), (int)r);
+    return r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
+}
+
+OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
+    char why[2400];
+    opara__cuda_shared* sh;
+    opara_result r = OPARA_ERR_OUT_OF_MEMORY;
+    opara__format(why, sizeof why, "out of host memory");
+    opara__mutex_lock(&rt->lock);
+    if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, NULL, why, sizeof why);
+    opara__mutex_unlock(&rt->lock);
+    if (reason && cap) opara__format(reason, cap, "%s", r == OPARA_OK ? "" : why);
+    return r == OPARA_OK;
 }
 
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
@@ -26961,6 +27217,55 @@ OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, 
     opara_cuda_driver_unload(&cu);
     return ok;
 }
+
+/* The outcome of an optional library for one session (logged outside the runtime's lock). */
+typedef struct opara__cub_libnote {
+    opara_result r;
+    char why[2400];
+} opara__cub_libnote;
+
+/* Attaches session s to its runtime's CUDA state, loading what is missing: the driver, the
+   device's primary context, and cuBLAS / cuDNN unless the options leave them out. A library that
+   does not load means our kernels (logged); a different file than the runtime's is an error. */
+static opara_result opara__cub_attach(opara__cuda_session* s) {
+    opara_runtime* rt = s->rt;
+    opara__cuda_shared* sh;
+    opara__cub_libnote blas, dnn;
+    char why[2400];
+    opara_result r = OPARA_ERR_OUT_OF_MEMORY;
+    opara__format(why, sizeof why, "out of host memory");
+    blas.r = dnn.r = OPARA_ERR_UNSUPPORTED; /* not asked for */
+    opara__mutex_lock(&rt->lock);
+    if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, s->opt.driver_path, why, sizeof why);
+    if (r == OPARA_OK) r = opara__cush_context(rt, sh, s->opt.device, why, sizeof why);
+    if (r == OPARA_OK && !s->opt.no_cublas) blas.r = opara__cush_load(sh, OPARA__CUSH_CUBLAS, s->opt.cublas_path, blas.why, sizeof blas.why);
+    if (r == OPARA_OK && !s->opt.no_cudnn) dnn.r = opara__cush_load(sh, OPARA__CUSH_CUDNN, s->opt.cudnn_path, dnn.why, sizeof dnn.why);
+    if (r == OPARA_OK && blas.r == OPARA_ERR_INVALID_ARGS) r = blas.r, opara__format(why, sizeof why, "%s", blas.why);
+    if (r == OPARA_OK && dnn.r == OPARA_ERR_INVALID_ARGS) r = dnn.r, opara__format(why, sizeof why, "%s", dnn.why);
+    if (r == OPARA_OK) {
+        s->shared = sh;
+        s->cu = sh->cu;
+        s->dev = sh->devs[s->opt.device];
+        s->ctx = sh->ctxs[s->opt.device];
+        if ((s->have_cublas = blas.r == OPARA_OK) != 0) s->cublas = sh->cublas;
+        if (dnn.r == OPARA_OK) s->dnn = sh->dnn; /* used once a handle is made (opara__cub_cuda_cudnn_probe) */
+        opara__atomic_add(&sh->sessions, 1);
+    }
+    opara__mutex_unlock(&rt->lock);
+    if (r != OPARA_OK) return opara__cub_fail(s, r, "CUDA backend: %s", why);
+    opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
+               s->cu.driver_version);
+    if (s->have_cublas) opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
+    else if (!s->opt.no_cublas)
+        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", blas.why);
+    if (!s->opt.no_cudnn && dnn.r != OPARA_OK)
+        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", dnn.why);
+    return OPARA_OK;
+}
+
+/* ---- device, modules -------------------------------------------------------------------------- */
 
 static int opara__cub_dev_attr(opara__cuda_session* s, opara_CUdevice_attribute a, int fallback) {
     int v = 0;
@@ -26989,26 +27294,6 @@ static void opara__cub_cuda_describe_device(opara__cuda_session* s) {
         (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, (int)base->max_smem_per_block);
     s->device.max_smem_per_sm = (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
                                                           (int)base->max_smem_per_sm);
-}
-
-static opara_result opara__cub_cuda_open_device(opara__cuda_session* s) {
-    int count = 0;
-    opara_result r = opara__cub_cuda_load_driver(s->rt, &s->cu, s->opt.driver_path);
-    if (r != OPARA_OK) return r;
-    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
-               s->cu.driver_version);
-    OPARA__CU_TRY(s, cuInit(0), "cuInit");
-    OPARA__CU_TRY(s, cuDeviceGetCount(&count), "cuDeviceGetCount");
-    if (count < 1) return opara__fail(s->rt, OPARA_ERR_NO_BACKEND, "CUDA backend: no CUDA device");
-    if (s->opt.device < 0 || s->opt.device >= count)
-        return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: device %d does not exist (%d devices)",
-                           s->opt.device, count);
-    OPARA__CU_TRY(s, cuDeviceGet(&s->dev, s->opt.device), "cuDeviceGet");
-    OPARA__CU_TRY(s, cuDevicePrimaryCtxRetain(&s->ctx, s->dev), "cuDevicePrimaryCtxRetain");
-    s->ctx_retained = 1;
-    OPARA__CU_TRY(s, cuCtxSetCurrent(s->ctx), "cuCtxSetCurrent");
-    opara__cub_cuda_describe_device(s);
-    return OPARA_OK;
 }
 
 /* The lines of a generated image joined into one malloc'ed string. */
@@ -27108,36 +27393,16 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
-static void opara__cub_cuda_load_cublas(opara__cuda_session* s) {
-    char err[2048];
-    const char* env = getenv("OPARA_CUBLAS");
-    const char* path = s->opt.cublas_path ? s->opt.cublas_path : (env && *env ? env : NULL);
-    if (s->opt.no_cublas) return;
-    if (opara_cuda_cublas_load(&s->cublas, path, err, sizeof err) == OPARA_CUDA_LOAD_OK) {
-        s->have_cublas = 1;
-        opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
-    } else {
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                   "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", err);
-    }
-}
-
 static int opara__cub_cudnn_out_of_memory(opara_cudnnStatus_t st) {
     return st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED || (int)st == 2 /* cuDNN 8 ALLOC_FAILED */;
 }
 
-/* cuDNN and the handle its heuristics need. A library that does not load or whose handle cannot be
-   created (e.g. no usable device for it) means our convolution kernel, with the reason logged;
-   running out of device memory is an error. */
-static opara_result opara__cub_cuda_load_cudnn(opara__cuda_session* s) {
-    char err[2048];
+/* The handle cuDNN's heuristics need (then the first stream's). A handle that cannot be made
+   (e.g. no usable device for cuDNN) means our convolution kernel, with the reason logged; running
+   out of device memory is an error. The library stays loaded: the runtime owns it. */
+static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
     opara_cudnnStatus_t st;
-    if (s->opt.no_cudnn) return OPARA_OK;
-    if (opara_cuda_cudnn_load(&s->dnn, s->opt.cudnn_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                   "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", err);
-        return OPARA_OK;
-    }
+    if (!s->dnn.library) return OPARA_OK;
     st = s->dnn.cudnnCreate(&s->dnn_probe);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) {
         s->have_cudnn = 1;
@@ -27149,9 +27414,9 @@ static opara_result opara__cub_cuda_load_cudnn(opara__cuda_session* s) {
     opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
-    opara_cuda_cudnn_unload(&s->dnn);
+    memset(&s->dnn, 0, sizeof s->dnn);
     if (opara__cub_cudnn_out_of_memory(st))
-        return opara__fail(s->rt, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
+        return opara__cub_fail(s, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
     return OPARA_OK;
 }
 
@@ -27262,7 +27527,34 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
     return OPARA_OK;
 }
 
-/* Constants (uploaded once), static input buffers, the arena and the kernels' meta/aux tables. */
+/* The pinned staging of host I/O: the input buffers' layout, then every graph output (aligned). */
+static opara_result opara__cub_cuda_host_io(opara__cuda_session* s) {
+    const opara__graph* g = s->g;
+    size_t at = opara__align_up(s->input_bytes, OPARA__CUDA_ALIGN), end;
+    opara_CUresult cr;
+    uint32_t i;
+    void* p = NULL;
+    s->output_off = (uint64_t*)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof(uint64_t));
+    if (!s->output_off) return opara__cub_oom(s);
+    for (i = 0; i < g->n_outputs; ++i) {
+        s->output_off[i] = at;
+        if (!opara__add_size(at, (size_t)s->value_bytes[g->outputs[i]], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
+            return opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: the host staging buffers overflow size_t");
+        at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
+    }
+    if (at == 0) at = OPARA__CUDA_ALIGN; /* every output pointer stays valid (no inputs or outputs have bytes) */
+    cr = OPARA__CU(s, cuMemAllocHost_v2(&p, at));
+    if (cr != OPARA_CUDA_SUCCESS) /* page-locked host memory: out of (host) memory, not device memory */
+        return opara__cub_fail(s, cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_OUT_OF_MEMORY : OPARA_ERR_CUDA,
+                               "CUDA backend: cuMemAllocHost of %llu bytes for the pinned input/output staging failed: "
+                               "%s (%d)", (unsigned long long)at, opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
+    s->host_io = (uint8_t*)p;
+    memset(s->host_io, 0, at);
+    return OPARA_OK;
+}
+
+/* Constants (uploaded once), static input buffers, the arena, the kernels' meta/aux tables and
+   the pinned host staging. */
 static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     const opara__graph* g = s->g;
     size_t const_bytes = 0, input_bytes = 0, meta_bytes, params_bytes, arena_bytes = 0;
@@ -27293,6 +27585,8 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     if ((r = opara__cub_dalloc(s, &s->consts, const_bytes, "constants")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->inputs, input_bytes, "input buffers")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->params, params_bytes, "kernel tables")) != OPARA_OK) return r;
+    s->input_bytes = input_bytes;
+    if ((r = opara__cub_cuda_host_io(s)) != OPARA_OK) return r;
     for (v = 0; v < g->n_values; ++v)
         if (s->const_off[v] != UINT64_MAX)
             OPARA__CU_TRY(s, cuMemcpyHtoD_v2(s->consts + s->const_off[v], g->values[v].data, (size_t)g->values[v].nbytes),
@@ -27534,15 +27828,27 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
 OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
                                                               void* user) {
     opara_result r;
+    opara__errbuf* err = s->err;
+    s->err = &s->rt->error; /* a profiling run belongs to the creation of another session */
     s->hook = hook;
     s->hook_user = user;
     r = opara__cub_cuda_enqueue(s);
     s->hook = NULL;
     s->hook_user = NULL;
-    if (r != OPARA_OK) return r;
-    OPARA__CU_TRY(s, cuStreamSynchronize(s->streams[0]), "the profiling run");
-    return OPARA_OK;
+    if (r == OPARA_OK) {
+        opara_CUresult cr = OPARA__CU(s, cuStreamSynchronize(s->streams[0]));
+        if (cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "the profiling run");
+    }
+    s->err = err;
+    return r;
 }
+
+OPARA__PRIVATE opara_result opara__cuda_session_enter(opara__cuda_session* s) {
+    opara_CUresult r = opara__cub_enter(s);
+    return r == OPARA_CUDA_SUCCESS ? OPARA_OK : opara__cub_cu_fail(s, r, "cuCtxPushCurrent");
+}
+
+OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s) { opara__cub_leave(s); }
 
 /* Captures the sequence from the origin stream and instantiates it. On failure returns the
    reason in why (the caller falls back to eager). */
@@ -27563,7 +27869,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
     }
     r = OPARA__CU(s, cuStreamEndCapture(origin, &graph));
     if (er != OPARA_OK) {
-        opara__format(why, cap, "capturing the launch sequence: %s", opara_runtime_last_error(s->rt));
+        opara__format(why, cap, "capturing the launch sequence: %s", s->err->text);
         if (graph) OPARA__CU(s, cuGraphDestroy(graph));
         return 0;
     }
@@ -27583,6 +27889,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
 
 /* ---- lifecycle ---------------------------------------------------------------------------------- */
 
+/* Device objects of the session, in the session's context (the caller pushed it). */
 static void opara__cub_cuda_free_device(opara__cuda_session* s) {
     uint32_t i, n_streams = s->n_streams;
     if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
@@ -27611,16 +27918,30 @@ static void opara__cub_cuda_free_device(opara__cuda_session* s) {
     if (s->consts) OPARA__CU(s, cuMemFree_v2(s->consts));
     if (s->inputs) OPARA__CU(s, cuMemFree_v2(s->inputs));
     if (s->params) OPARA__CU(s, cuMemFree_v2(s->params));
+    if (s->host_io) OPARA__CU(s, cuMemFreeHost(s->host_io));
     for (i = 0; i < OPARA__CUDA_FILES; ++i)
         if (s->modules[i]) OPARA__CU(s, cuModuleUnload(s->modules[i]));
-    if (s->ctx_retained) OPARA__CU(s, cuDevicePrimaryCtxRelease_v2(s->dev));
 }
 
+/* Any thread: the device objects go in the session's context (pushed over the caller's, then
+   popped); the driver, the libraries and the primary context stay with the runtime. */
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara_runtime* rt;
     if (!s) return;
     rt = s->rt;
-    if (s->cu.library) opara__cub_cuda_free_device(s);
+    if (s->shared) {
+        opara_CUresult cr = opara__cub_enter(s);
+        if (cr == OPARA_CUDA_SUCCESS) {
+            opara__cub_cuda_free_device(s);
+            opara__cub_leave(s);
+        } else {
+            opara__log(&rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+                       "CUDA backend: destroying a session: cuCtxPushCurrent failed: %s (%d); its device memory, streams "
+                       "and modules stay until the primary context is released",
+                       opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
+        }
+        opara__atomic_add(&s->shared->sessions, -1);
+    }
     opara__free(rt, s->streams);
     opara__free(rt, s->join_events);
     opara__free(rt, s->node_events);
@@ -27630,16 +27951,14 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->ws_bytes);
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
+    opara__free(rt, s->output_off);
     opara__free(rt, s->skip);
     opara__free(rt, s->prof);
     if (s->plan) opara__plan_free(rt, s->plan);
-    opara__cuda_lowering_free(rt, &s->low);
+    opara__cuda_lowering_free(rt, &s->low); /* its cuDNN descriptors: the runtime keeps cuDNN loaded */
     opara__free(rt, s->shapes);
     opara__free(rt, s->dtypes);
     opara__free(rt, s->value_bytes);
-    if (s->have_cublas) opara_cuda_cublas_unload(&s->cublas);
-    if (s->have_cudnn) opara_cuda_cudnn_unload(&s->dnn); /* after the lowering: it held cuDNN descriptors */
-    opara_cuda_driver_unload(&s->cu);
     opara__free(rt, s);
 }
 
@@ -27655,13 +27974,13 @@ static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
                (double)s->workspace_bytes / 1048576.0, streams, (double)s->plan->arena_bytes / 1048576.0);
 }
 
+/* Everything after attaching, with the session's context pushed. */
 static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     opara_result r;
-    if ((r = opara__cub_cuda_open_device(s)) != OPARA_OK) return r;
+    opara__cub_cuda_describe_device(s);
     if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
-    opara__cub_cuda_load_cublas(s);
-    if ((r = opara__cub_cuda_load_cudnn(s)) != OPARA_OK) return r;
+    if ((r = opara__cub_cuda_cudnn_probe(s)) != OPARA_OK) return r;
     s->low.use_cublas = s->have_cublas;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
@@ -27706,47 +28025,106 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     if (!s) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     s->rt = rt;
     s->g = g;
+    s->err = &rt->error;
     if (opt) s->opt = *opt;
-    r = opara__cub_cuda_setup(s);
-    if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
+    r = opara__cub_attach(s);
+    if (r == OPARA_OK) r = opara__cuda_session_enter(s);
+    if (r == OPARA_OK) {
+        r = opara__cub_cuda_setup(s);
+        if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
+        opara__cub_leave(s);
+    }
     if (r != OPARA_OK) {
         opara__cuda_session_destroy(s); /* makes no opara__fail: the first failure's text stays */
         return r;
     }
+    s->err = &s->error;
     *out = s;
     return OPARA_OK;
+}
+
+/* The plan once, from the origin stream: the eager launch sequence or one graph launch. */
+static opara_result opara__cub_execute(opara__cuda_session* s) {
+    if (s->mode == OPARA__CUDA_EAGER) return opara__cub_cuda_enqueue(s);
+    OPARA__CU_TRY(s, cuGraphLaunch(s->exec, s->streams[0]), "cuGraphLaunch");
+    return OPARA_OK;
+}
+
+/* One run in the pushed context, all on the origin stream: inputs in (host: one copy of the pinned
+   staging; device: one copy per input from the caller's pointers), the plan, outputs out (host:
+   into the pinned staging; device: to the caller's pointers where given), synchronize. A failure
+   still waits for what was queued, so no copy is left reading or writing the staging. */
+static opara_result opara__cub_run(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+    const opara__graph* g = s->g;
+    opara_CUstream origin = s->streams[0];
+    opara_CUresult cr = OPARA_CUDA_SUCCESS;
+    opara_result r;
+    uint32_t i;
+    if (!dev_in && s->input_bytes) cr = OPARA__CU(s, cuMemcpyHtoDAsync_v2(s->inputs, s->host_io, s->input_bytes, origin));
+    for (i = 0; dev_in && cr == OPARA_CUDA_SUCCESS && i < g->n_inputs; ++i) {
+        int32_t v = g->inputs[i];
+        if (s->value_bytes[v])
+            cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], dev_in[i], (size_t)s->value_bytes[v], origin));
+    }
+    r = cr == OPARA_CUDA_SUCCESS ? opara__cub_execute(s) : opara__cub_cu_fail(s, cr, "copying the inputs to the device");
+    for (i = 0; r == OPARA_OK && i < g->n_outputs; ++i) {
+        int32_t v = g->outputs[i];
+        size_t bytes = (size_t)s->value_bytes[v];
+        if (bytes == 0 || (dev_out && !dev_out[i])) continue;
+        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(dev_out[i], opara__cub_value_addr(s, v), bytes, origin))
+                     : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__cub_value_addr(s, v), bytes, origin));
+        if (cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "copying an output");
+    }
+    cr = OPARA__CU(s, cuStreamSynchronize(origin));
+    if (r == OPARA_OK && cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "running the model");
+    return r;
+}
+
+/* A run from any thread: the session's context is pushed over the caller's and popped. */
+static opara_result opara__cub_run_entry(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+    uint64_t before = s->calls;
+    opara_result r = opara__cuda_session_enter(s);
+    if (r != OPARA_OK) return r;
+    r = opara__cub_run(s, dev_in, dev_out);
+    opara__cub_leave(s);
+    s->calls_last_run = s->calls - before;
+    return r;
 }
 
 OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
                                                    void* const* outputs) {
     const opara__graph* g = s->g;
-    opara_CUstream origin = s->streams[0];
-    uint64_t before = s->calls;
     uint32_t i;
     opara_result r;
     for (i = 0; i < g->n_inputs; ++i) {
         int32_t v = g->inputs[i];
         if (s->value_bytes[v] == 0) continue;
-        if (!inputs || !inputs[i]) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
-        OPARA__CU_TRY(s, cuMemcpyHtoDAsync_v2(s->inputs + s->input_off[v], inputs[i], (size_t)s->value_bytes[v], origin),
-                      "copying an input to the device");
+        if (!inputs || !inputs[i]) return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
+        memcpy(s->host_io + s->input_off[v], inputs[i], (size_t)s->value_bytes[v]);
     }
-    if (s->mode == OPARA__CUDA_EAGER) {
-        if ((r = opara__cub_cuda_enqueue(s)) != OPARA_OK) return r;
-    } else {
-        OPARA__CU_TRY(s, cuGraphLaunch(s->exec, origin), "cuGraphLaunch");
-    }
-    for (i = 0; i < g->n_outputs; ++i) {
-        int32_t v = g->outputs[i];
-        if (s->value_bytes[v] == 0) continue;
-        if (!outputs || !outputs[i]) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: output %u is NULL", i);
-        OPARA__CU_TRY(s, cuMemcpyDtoHAsync_v2(outputs[i], opara__cub_value_addr(s, v), (size_t)s->value_bytes[v], origin),
-                      "copying an output to the host");
-    }
-    OPARA__CU_TRY(s, cuStreamSynchronize(origin), "running the model");
-    s->calls_last_run = s->calls - before;
-    return OPARA_OK;
+    r = opara__cub_run_entry(s, NULL, NULL);
+    for (i = 0; r == OPARA_OK && outputs && i < g->n_outputs; ++i)
+        if (outputs[i] && outputs[i] != (void*)(s->host_io + s->output_off[i]) && s->value_bytes[g->outputs[i]])
+            memcpy(outputs[i], s->host_io + s->output_off[i], (size_t)s->value_bytes[g->outputs[i]]);
+    return r;
 }
+
+OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
+                                                          const opara_CUdeviceptr* outputs) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    for (i = 0; i < g->n_inputs; ++i)
+        if (s->value_bytes[g->inputs[i]] && (!inputs || !inputs[i]))
+            return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u has no device pointer", i);
+    if (!outputs) return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: no output device pointers");
+    return opara__cub_run_entry(s, inputs, outputs);
+}
+
+OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index) {
+    return index < s->g->n_outputs ? s->host_io + s->output_off[index] : NULL;
+}
+
+OPARA__PRIVATE const char* opara__cuda_session_last_error(const opara__cuda_session* s) { return s->error.text; }
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info) {
     memset(info, 0, sizeof *info);
@@ -28208,7 +28586,12 @@ OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const 
     rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
     if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     r = opara__cuda_session_create(rt, g, &po, &ps);
-    if (r == OPARA_OK) r = opara__cup_measure(rt, ps, opt, g->n_nodes, rows);
+    if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
+        opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
+    else if (r == OPARA_OK) { /* its events and the timing run need its context */
+        r = opara__cup_measure(rt, ps, opt, g->n_nodes, rows);
+        opara__cuda_session_leave(ps);
+    }
     opara__cuda_session_destroy(ps);
     fo.profile = 0;
     fo.measured = rows;
@@ -28965,8 +29348,9 @@ struct opara_session {
     opara__cpu_exec* exec;
     opara__cuda_session* cuda;  /* the CUDA backend (then exec is NULL and the plan is cuda's) */
     const opara__plan* active;  /* the plan in use */
-    void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA) */
+    void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA: the backend's pinned staging) */
     const void** cuda_in;       /* [n_inputs] caller's input data of the current run (CUDA) */
+    opara_CUdeviceptr* cuda_dev; /* [n_inputs + n_outputs] device pointers of the current device run */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
     volatile int32_t busy;
     opara_run_stats stats;
@@ -28999,7 +29383,7 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
     if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
-    if (opara__cuda_available(NULL, reason, sizeof reason)) {
+    if (opara__cuda_runtime_available(rt, reason, sizeof reason)) { /* loads the driver once per runtime */
         *use_cuda = 1;
         return OPARA_OK;
     }
@@ -29071,13 +29455,11 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     s->strategy = d->strategy;
     s->cuda_out = (void**)opara__calloc(s->rt, s->g->n_outputs ? s->g->n_outputs : 1, sizeof(void*));
     s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
-    if (!s->cuda_out || !s->cuda_in) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    for (i = 0; i < s->g->n_outputs; ++i) {
-        s->cuda_out[i] = opara__calloc(s->rt, (size_t)(s->value_bytes[s->g->outputs[i]] ? s->value_bytes[s->g->outputs[i]] : 1), 1);
-        if (!s->cuda_out[i]) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    }
+    s->cuda_dev = (opara_CUdeviceptr*)opara__calloc(s->rt, (size_t)s->g->n_inputs + s->g->n_outputs + 1, sizeof(opara_CUdeviceptr));
+    if (!s->cuda_out || !s->cuda_in || !s->cuda_dev) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     r = opara__cuda_session_create(s->rt, s->g, &o, &s->cuda);
     if (r != OPARA_OK) return r;
+    for (i = 0; i < s->g->n_outputs; ++i) s->cuda_out[i] = (void*)opara__cuda_session_output(s->cuda, i);
     opara__cuda_session_info(s->cuda, &info);
     s->active = info.plan;
     return OPARA_OK;
@@ -29136,14 +29518,12 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 }
 
 OPARADEF void opara_session_destroy(opara_session* s) {
-    uint32_t i;
     if (!s) return;
     opara__cpu_exec_destroy(s->exec);
     opara__cuda_session_destroy(s->cuda);
-    if (s->cuda_out)
-        for (i = 0; i < s->g->n_outputs; ++i) opara__free(s->rt, s->cuda_out[i]);
     opara__free(s->rt, s->cuda_out);
     opara__free(s->rt, (void*)s->cuda_in);
+    opara__free(s->rt, s->cuda_dev);
     if (s->plan) opara__plan_free(s->rt, s->plan);
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
@@ -29229,40 +29609,72 @@ static opara_result opara__session_inputs(opara_session* s, const opara_tensor* 
     return OPARA_OK;
 }
 
-static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
+/* The graph output outputs[i] names (by name, else position), checked; -1 with *r set when not. */
+static int32_t opara__session_output_at(opara_session* s, const opara_tensor* outputs, uint32_t i, opara_result* r) {
     const opara__graph* g = s->g;
+    int32_t at = opara__session_match(s, g->outputs, g->n_outputs, outputs[i].name, i);
+    if (at < 0) {
+        *r = opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no output '%s'",
+                                 outputs[i].name ? outputs[i].name : "(by index)");
+        return -1;
+    }
+    *r = opara__session_check_tensor(s, &outputs[i], g->outputs[at], "output");
+    return *r == OPARA_OK ? at : -1;
+}
+
+static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
     uint32_t i;
+    opara_result r = OPARA_OK;
     for (i = 0; i < n; ++i) {
-        int32_t at = opara__session_match(s, g->outputs, g->n_outputs, outputs[i].name, i), v;
-        opara_result r;
-        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no output '%s'",
-                                               outputs[i].name ? outputs[i].name : "(by index)");
-        v = g->outputs[at];
-        r = opara__session_check_tensor(s, &outputs[i], v, "output");
-        if (r != OPARA_OK) return r;
+        int32_t at = opara__session_output_at(s, outputs, i, &r), v;
+        if (at < 0) return r;
+        v = s->g->outputs[at];
         if (s->value_bytes[v]) memcpy(outputs[i].data, opara__session_value_data(s, v), (size_t)s->value_bytes[v]);
     }
     return OPARA_OK;
 }
 
-OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
-                                        opara_tensor* outputs, uint32_t n_outputs) {
+/* A device run's pointers: inputs (checked by opara__session_inputs) then outputs, checked here
+   before anything runs; outputs not asked for stay 0 (not copied). */
+static opara_result opara__session_device_io(opara_session* s, const opara_tensor* outputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    opara_CUdeviceptr* out = s->cuda_dev + g->n_inputs;
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    for (i = 0; i < g->n_inputs; ++i) s->cuda_dev[i] = (opara_CUdeviceptr)(uintptr_t)s->cuda_in[i];
+    memset(out, 0, (g->n_outputs ? g->n_outputs : 1) * sizeof *out);
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_output_at(s, outputs, i, &r);
+        if (at < 0) return r;
+        out[at] = (opara_CUdeviceptr)(uintptr_t)outputs[i].data;
+    }
+    return OPARA_OK;
+}
+
+/* opara_session_run (device 0) and opara_session_run_device (1). */
+static opara_result opara__session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                       opara_tensor* outputs, uint32_t n_outputs, int device) {
+    const char* what = device ? "run_device" : "run";
     opara_result r;
     uint64_t t0;
     char err[OPARA__DETAIL_MAX];
     if (!s) return OPARA_ERR_INVALID_ARGS;
     if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
     t0 = opara__now_ns();
-    if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run: NULL tensors");
+    if (device && !s->cuda)
+        r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run_device: device pointers need a CUDA session; this one runs on the CPU");
+    else if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s: NULL tensors", what);
     else r = opara__session_inputs(s, inputs, n_inputs);
+    if (r == OPARA_OK && device) r = opara__session_device_io(s, outputs, n_outputs);
     if (r == OPARA_OK && s->cuda) {
-        r = opara__cuda_session_run(s->cuda, s->cuda_in, s->cuda_out);
-        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", opara_runtime_last_error(s->rt));
+        r = device ? opara__cuda_session_run_device(s->cuda, s->cuda_dev, s->cuda_dev + s->g->n_inputs)
+                   : opara__cuda_session_run(s->cuda, s->cuda_in, NULL);
+        if (r != OPARA_OK) opara__session_fail(s, r, "%s: %s", what, opara__cuda_session_last_error(s->cuda));
     } else if (r == OPARA_OK) {
         r = opara__cpu_exec_run(s->exec, err, sizeof err);
         if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
     }
-    if (r == OPARA_OK) r = opara__session_outputs(s, outputs, n_outputs);
+    if (r == OPARA_OK && !device) r = opara__session_outputs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
         uint64_t dt = opara__now_ns() - t0;
         s->stats.last_ns = dt;
@@ -29273,6 +29685,16 @@ OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* in
     }
     opara__atomic_store(&s->busy, 0);
     return r;
+}
+
+OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs) {
+    return opara__session_run(s, inputs, n_inputs, outputs, n_outputs, 0);
+}
+
+OPARADEF opara_result opara_session_run_device(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                               opara_tensor* outputs, uint32_t n_outputs) {
+    return opara__session_run(s, inputs, n_inputs, outputs, n_outputs, 1);
 }
 
 OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {

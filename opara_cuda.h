@@ -663,6 +663,8 @@ typedef struct opara_cudnnConvolutionFwdAlgoPerfStruct {
     X(opara_CUresult, cuDevicePrimaryCtxRelease_v2, (opara_CUdevice dev), OPARA_CUDA_REQUIRED, cuDevicePrimaryCtxRelease, 11000, none, 0) \
     X(opara_CUresult, cuCtxSetCurrent, (opara_CUcontext ctx), OPARA_CUDA_REQUIRED, cuCtxSetCurrent, 4000, none, 0) \
     X(opara_CUresult, cuCtxGetCurrent, (opara_CUcontext* pctx), OPARA_CUDA_REQUIRED, cuCtxGetCurrent, 4000, none, 0) \
+    X(opara_CUresult, cuCtxPushCurrent_v2, (opara_CUcontext ctx), OPARA_CUDA_REQUIRED, cuCtxPushCurrent, 4000, none, 0) \
+    X(opara_CUresult, cuCtxPopCurrent_v2, (opara_CUcontext* pctx), OPARA_CUDA_REQUIRED, cuCtxPopCurrent, 4000, none, 0) \
     X(opara_CUresult, cuCtxSynchronize, (void), OPARA_CUDA_REQUIRED, cuCtxSynchronize, 2000, none, 0) \
     X(opara_CUresult, cuMemAlloc_v2, (opara_CUdeviceptr* dptr, size_t bytesize), OPARA_CUDA_REQUIRED, cuMemAlloc, 3020, none, 0) \
     X(opara_CUresult, cuMemFree_v2, (opara_CUdeviceptr dptr), OPARA_CUDA_REQUIRED, cuMemFree, 3020, none, 0) \

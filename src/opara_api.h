@@ -475,7 +475,8 @@ OPARADEF opara_result opara_session_run(opara_session* session, const opara_tens
 /* CUDA sessions: like opara_session_run, but every tensor's data is a device pointer (a CUdeviceptr
    cast to void*) in the device's primary context, which is what the CUDA runtime API uses. Inputs and
    outputs are copied device to device on the session's stream, never through the host; the call
-   returns when the outputs are written. OPARA_ERR_INVALID_ARGS on a CPU session. */
+   returns when the outputs are written. OPARA_ERR_INVALID_ARGS on a CPU session. Outputs not given
+   are not copied, and opara_session_output_data keeps the outputs of the last opara_session_run. */
 OPARADEF opara_result opara_session_run_device(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
                                                opara_tensor* outputs, uint32_t n_outputs);
 /* Output `index` of the last run, inside the session (valid until the next run or destroy). */

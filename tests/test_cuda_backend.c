@@ -520,8 +520,9 @@ OT_TEST(graph_run_makes_a_constant_number_of_driver_calls) {
             opara__graph_free(&m.g);
             opara_runtime_destroy(m.rt);
         }
-    /* graph mode: 1 input copy + 1 launch + 2 output copies + 1 synchronize, whatever the size */
-    for (i = 0; i < 3; ++i) CHECK_EQ(5, (long long)calls[1][i]);
+    /* graph mode: context push + 1 input copy + 1 launch + 2 output copies + 1 synchronize + pop,
+       whatever the size */
+    for (i = 0; i < 3; ++i) CHECK_EQ(7, (long long)calls[1][i]);
     CHECK(calls[0][2] >= calls[0][0] + 40); /* eager grows with the model: one launch per added node */
     printf("driver calls per run: eager %llu/%llu/%llu, graph %llu/%llu/%llu (models of +0/+5/+40 nodes)\n",
            (unsigned long long)calls[0][0], (unsigned long long)calls[0][1], (unsigned long long)calls[0][2],
@@ -565,8 +566,12 @@ OT_TEST(capture_failures_fall_back_to_eager_with_the_reason) {
 }
 
 /* Every device allocation of session creation fails in turn (the arena with the library
-   workspaces, constants, inputs, tables, and the libraries' own handles): each is a clear
-   out-of-device-memory error and frees everything (ASan/LSan in `make test SAN=1`). */
+   workspaces, constants, inputs, tables, the pinned host staging, and the libraries' own handles),
+   each time in the first session of a fresh runtime so the runtime's CUDA state is set up under
+   the failure too: each is a clear out-of-memory error (OPARA_ERR_OUT_OF_MEMORY for the pinned
+   host memory, else OPARA_ERR_DEVICE_MEMORY) and, once the runtime is destroyed, nothing is left:
+   no device or pinned allocation, no retained context (when the emulator counts them) and, under
+   `make test SAN=1`, no host leak. */
 OT_TEST(allocation_failure_is_a_clear_error_and_frees_everything) {
     test_model m;
     char why[512];
@@ -574,7 +579,7 @@ OT_TEST(allocation_failure_is_a_clear_error_and_frees_everything) {
     opara__cuda_options o = options(OPARA__CUDA_GRAPH);
     opara__cuda_session* s = NULL;
     emu_stat_fn stat;
-    int nth, failures = 0, arena_seen = 0;
+    int nth, failures = 0, arena_seen = 0, pinned_seen = 0;
     opara_result r = OPARA_ERR_DEVICE_MEMORY;
     if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
     if (!cfg) SKIP("fault injection needs the emulator");
@@ -582,26 +587,37 @@ OT_TEST(allocation_failure_is_a_clear_error_and_frees_everything) {
     m.rt = make_runtime();
     REQUIRE(build_model(&m, 0));
     for (nth = 1; nth <= 64 && r != OPARA_OK; ++nth) {
-        const char* err;
-        long long before = stat("allocations");
+        char err[OPARA__DETAIL_MAX];
+        long long before = stat("allocations"), contexts = stat("live_contexts");
+        opara_runtime* rt = make_runtime();
         cfg("fail_alloc", nth);
-        r = opara__cuda_session_create(m.rt, &m.g, &o, &s);
+        r = opara__cuda_session_create(rt, &m.g, &o, &s);
         cfg("fail_alloc", 0);
+        snprintf(err, sizeof err, "%s", opara_runtime_last_error(rt));
+        if (r == OPARA_OK) opara__cuda_session_destroy(s);
+        opara_runtime_destroy(rt);
+        CHECK_EQ(before, stat("allocations")); /* nothing left allocated on the device or pinned */
+        if (contexts >= 0) CHECK_EQ(contexts, stat("live_contexts"));
         if (r == OPARA_OK) break;
-        CHECK_EQ(before, stat("allocations")); /* nothing left allocated on the device */
-        err = opara_runtime_last_error(m.rt);
         ++failures;
-        CHECK_EQ(OPARA_ERR_DEVICE_MEMORY, r);
         CHECK(s == NULL);
-        CHECK(strstr(err, "cuMemAlloc") != NULL || strstr(err, "cudnnCreate") != NULL || strstr(err, "handle for stream") != NULL);
+        if (strstr(err, "pinned")) {
+            pinned_seen = 1;
+            CHECK_EQ(OPARA_ERR_OUT_OF_MEMORY, r);
+            CHECK(strstr(err, "cuMemAllocHost") != NULL);
+        } else {
+            CHECK_EQ(OPARA_ERR_DEVICE_MEMORY, r);
+            CHECK(strstr(err, "cuMemAlloc") != NULL || strstr(err, "cudnnCreate") != NULL || strstr(err, "handle for stream") != NULL);
+        }
         if (strstr(err, "arena and library workspaces")) arena_seen = 1;
         OT_LOG("allocation %d: %s", nth, err);
     }
     CHECK_EQ(OPARA_OK, r); /* past the last allocation the session is created */
-    CHECK(failures >= 5);  /* the four buffers and at least one library handle */
+    CHECK(failures >= 6);  /* the four buffers, the pinned staging and at least one library handle */
     CHECK(arena_seen);
-    printf("session creation: %d device allocations, each failure reported, no device memory leaked\n", failures);
-    opara__cuda_session_destroy(s);
+    CHECK(pinned_seen);
+    printf("session creation: %d device and pinned allocations, each failure reported, nothing left after the runtime\n",
+           failures);
     opara__graph_free(&m.g);
     opara_runtime_destroy(m.rt);
 }
@@ -635,15 +651,17 @@ OT_TEST(old_driver_and_missing_libraries) {
         CHECK(ok);
         opara__cuda_session_destroy(s);
     }
-    /* a driver older than CUDA 12.0 */
+    /* a driver older than CUDA 12.0, in a fresh runtime (m.rt has loaded the driver already) */
     if (cfg) {
+        opara_runtime* rt = make_runtime();
         o = options(OPARA__CUDA_GRAPH);
         cfg("driver_version", 11080);
-        r = opara__cuda_session_create(m.rt, &m.g, &o, &s);
+        r = opara__cuda_session_create(rt, &m.g, &o, &s);
         cfg("driver_version", 0);
         CHECK_EQ(OPARA_ERR_NO_BACKEND, r);
-        CHECK(strstr(opara_runtime_last_error(m.rt), "11") != NULL);
-        OT_LOG("old driver: %s", opara_runtime_last_error(m.rt));
+        CHECK(strstr(opara_runtime_last_error(rt), "11") != NULL);
+        OT_LOG("old driver: %s", opara_runtime_last_error(rt));
+        opara_runtime_destroy(rt);
     }
     opara__graph_free(&m.g);
     opara_runtime_destroy(m.rt);
