@@ -27954,7 +27954,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->output_off);
     opara__free(rt, s->skip);
     opara__free(rt, s->prof);
-    if (s->plan) opara__plan_free(rt, s->plan);
+    if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the graph's (model's) runtime */
     opara__cuda_lowering_free(rt, &s->low); /* its cuDNN descriptors: the runtime keeps cuDNN loaded */
     opara__free(rt, s->shapes);
     opara__free(rt, s->dtypes);
@@ -29524,7 +29524,7 @@ OPARADEF void opara_session_destroy(opara_session* s) {
     opara__free(s->rt, s->cuda_out);
     opara__free(s->rt, (void*)s->cuda_in);
     opara__free(s->rt, s->cuda_dev);
-    if (s->plan) opara__plan_free(s->rt, s->plan);
+    if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the model's runtime */
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);

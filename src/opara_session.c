@@ -199,7 +199,7 @@ OPARADEF void opara_session_destroy(opara_session* s) {
     opara__free(s->rt, s->cuda_out);
     opara__free(s->rt, (void*)s->cuda_in);
     opara__free(s->rt, s->cuda_dev);
-    if (s->plan) opara__plan_free(s->rt, s->plan);
+    if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the model's runtime */
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
