@@ -162,14 +162,17 @@ static int emu_default_block_threads(void) {
     return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
+/* The profile named key (NULL or unknown: the default profile). */
+static const emu_profile* emu_profile_find(const char* key) {
+    size_t i;
+    for (i = 0; key && i < sizeof emu_profiles / sizeof emu_profiles[0]; i++)
+        if (strcmp(key, emu_profiles[i].key) == 0) return &emu_profiles[i];
+    return &emu_profiles[0];
+}
+
 static void emu_read_config(void) {
     const char* v;
-    size_t i;
-    G.profile = &emu_profiles[0];
-    if ((v = emu_env("OPARA_EMU_DEVICE")) != NULL) {
-        for (i = 0; i < sizeof emu_profiles / sizeof emu_profiles[0]; i++)
-            if (strcmp(v, emu_profiles[i].key) == 0) G.profile = &emu_profiles[i];
-    }
+    G.profile = emu_profile_find(emu_env("OPARA_EMU_DEVICE"));
     if ((v = emu_env("OPARA_EMU_SEED")) != NULL) G.seed = strtoull(v, NULL, 0);
     else G.seed = emu_mix((unsigned long long)emu_now_ns() ^ ((unsigned long long)getpid() << 32));
     if ((v = emu_env("OPARA_EMU_FAIL_ALLOC")) != NULL) G.fail_alloc_after = atoll(v);
@@ -794,6 +797,8 @@ EMU_API int opara_emu_config_str(const char* key, const char* value) {
     int rc = 0;
     pthread_mutex_lock(&emu_mu);
     if (strcmp(key, "hide") == 0) snprintf(G.hidden, sizeof G.hidden, "%s", value ? value : "");
+    else if (strcmp(key, "device") == 0) /* tests: objects made afterwards see this profile; "" = the default */
+        G.profile = emu_profile_find(value && *value ? value : emu_env("OPARA_EMU_DEVICE"));
     else rc = -1;
     pthread_mutex_unlock(&emu_mu);
     return rc;

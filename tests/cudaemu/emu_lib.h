@@ -104,6 +104,31 @@ static inline opara_CUresult emu_lib_launch(const char* kernel, const unsigned i
     return cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, s, args, NULL);
 }
 
+/* How a library kernel rounds its multiplication operands before the FP32 accumulation (the `rmode` of
+ * emu_kernels_lib.cu): what the tensor cores of the emulated device would read. */
+enum { EMU_ROUND_NONE = 0, EMU_ROUND_TF32 = 1, EMU_ROUND_FP16 = 2, EMU_ROUND_BF16 = 3 };
+
+/* Compute capability of the emulated device as 10 * major + minor (75 when the query fails). */
+static inline int emu_lib_compute_capability(void) {
+    int major = 7, minor = 5;
+    opara_CUdevice dev = 0;
+    if (cuDeviceGet(&dev, 0) != OPARA_CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&major, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != OPARA_CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&minor, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != OPARA_CUDA_SUCCESS)
+        return 75;
+    return major * 10 + minor;
+}
+
+/* NVIDIA_TF32_OVERRIDE=0 turns TF32 off in every NVIDIA library (cuDNN's cudnnMathType_t and cuBLAS's
+ * cublasMath_t documentation); read at each call, as the variable may be set after the library loads. */
+static inline int emu_lib_tf32_overridden(void) {
+    const char* v = getenv("NVIDIA_TF32_OVERRIDE");
+    return v && strcmp(v, "0") == 0;
+}
+
+/* TF32 on a device that has it (compute capability 8.0 and newer), unless overridden. */
+static inline int emu_lib_tf32(int cc) { return cc >= 80 && !emu_lib_tf32_overridden() ? EMU_ROUND_TF32 : EMU_ROUND_NONE; }
+
 /* Whether stream s is capturing (errors count as not capturing: the launch reports them). */
 static inline int emu_lib_capturing(opara_CUstream s) {
     opara_CUstreamCaptureStatus st = OPARA_CU_STREAM_CAPTURE_STATUS_NONE;

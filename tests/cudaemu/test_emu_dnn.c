@@ -462,6 +462,120 @@ OT_TEST(captured_convolution_is_kernel_work_and_replays) {
     d->MemFree(dy);
 }
 
+
+/* ---------------------------------------------------------------- math types (TF32) */
+
+/* Operand rounding from its definition: TF32 = 10 explicit mantissa bits, nearest, ties away from zero
+ * (crt/mma.h __float_to_tf32 = cvt.rna.tf32.f32); FP16 = round-to-nearest-even (the test data is in range). */
+enum { PREC_FP32, PREC_TF32, PREC_FP16 };
+
+static float round_operand(float v, int prec) {
+    union { float f; unsigned int u; } b;
+    b.f = v;
+    if (prec == PREC_TF32) b.u = (b.u + 0x1000u) & ~0x1fffu;
+    if (prec == PREC_FP16) b.u = (b.u + 0xfffu + ((b.u >> 13) & 1u)) & ~0x1fffu;
+    return b.f;
+}
+
+/* Convolution of cases[0] with a math type and algorithm; 1 when y equals the reference in precision prec. */
+static int conv_precision_is(opara_test* T, dnn* N, opara_cudnnMathType_t math, opara_cudnnConvolutionFwdAlgo_t algo,
+                             int prec) {
+    const conv_case* p = &cases[0];
+    tcu_driver* d = N->d;
+    conv_descs D;
+    float x[2 * 3 * 7 * 9], w[4 * 3 * 3 * 3], rx[2 * 3 * 7 * 9], rw[4 * 3 * 3 * 3], got[2 * 4 * 7 * 9];
+    float alpha = 1.0f, beta = 0.0f;
+    double want[2 * 4 * 7 * 9];
+    size_t i, ny = sizeof got / 4, ws_bytes = 0, bad;
+    tcu_devptr dx, dw, dy, dws = 0;
+    if (descs_make(&N->lib, p, &D) != 0 || (size_t)D.on * D.oc * D.oh * D.ow != ny) {
+        CHECK(!"descriptors of cases[0]");
+        return 0;
+    }
+    CHECK_EQ(N->lib.cudnnSetConvolutionMathType(D.conv, math), OPARA_CUDNN_STATUS_SUCCESS);
+    tcu_fill(x, sizeof x / 4, 71);
+    tcu_fill(w, sizeof w / 4, 72);
+    for (i = 0; i < sizeof x / 4; i++) rx[i] = round_operand(x[i], prec);
+    for (i = 0; i < sizeof w / 4; i++) rw[i] = round_operand(w[i], prec);
+    ref_conv(p, rx, rw, want);
+    CHECK_EQ(N->lib.cudnnGetConvolutionForwardWorkspaceSize(N->h, D.x, D.w, D.conv, D.y, algo, &ws_bytes), 0);
+    dx = upload(d, x, sizeof x / 4);
+    dw = upload(d, w, sizeof w / 4);
+    dy = upload(d, NULL, ny);
+    CHECK(dx && dw && dy && (ws_bytes == 0 || (dws = upload(d, NULL, ws_bytes / 4 + 1)) != 0));
+    CHECK_EQ(N->lib.cudnnConvolutionForward(N->h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv,
+                                            algo, (void*)(size_t)dws, ws_bytes, &beta, D.y, (void*)(size_t)dy),
+             OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(got, dy, sizeof got), 0);
+    bad = tcu_first_mismatch(want, got, ny, 1e-5);
+    if (bad != ny) OT_LOG("math %d algo %d precision %d: y[%zu] = %.9g, want %.9g", (int)math, (int)algo, prec, bad, got[bad], want[bad]);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(dy);
+    if (dws) d->MemFree(dws);
+    descs_free(&N->lib, &D);
+    return bad == ny;
+}
+
+/* The math type the v7 heuristics report for algo on cases[0] with the descriptor's math type m (-1: absent). */
+static int reported_math(dnn* N, opara_cudnnMathType_t m, opara_cudnnConvolutionFwdAlgo_t algo) {
+    opara_cudnnConvolutionFwdAlgoPerf_t perf[8];
+    conv_descs D;
+    int got = 0, i, math = -1;
+    if (descs_make(&N->lib, &cases[0], &D) != 0 || N->lib.cudnnSetConvolutionMathType(D.conv, m) != 0) return -2;
+    if (N->lib.cudnnGetConvolutionForwardAlgorithm_v7(N->h, D.x, D.w, D.conv, D.y, 8, &got, perf) == 0)
+        for (i = 0; i < got; i++)
+            if (perf[i].algo == algo) math = (int)perf[i].mathType;
+    descs_free(&N->lib, &D);
+    return math;
+}
+
+/* cudnnMathType_t: "with NVIDIA Ampere architecture, CUDNN_DEFAULT_MATH permits TF32 Tensor Core operation and
+ * CUDNN_FMA_MATH does not"; so an FP32 convolution with the default math type is TF32-rounded on an H100.
+ * FMA_MATH is exact everywhere (also checked on a real GPU); the rest is checked on the emulated H100 and
+ * Turing (which algorithms have tensor-core kernels is the emulator's choice, docs/TESTING-GPU.md). */
+OT_TEST(convolution_precision_follows_math_type) {
+    dnn H;
+    DNN(N, d);
+    CHECK(conv_precision_is(T, &N, OPARA_CUDNN_FMA_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_FP32));
+    CHECK(conv_precision_is(T, &N, OPARA_CUDNN_FMA_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, PREC_FP32));
+    if (d->emu_config_str) {
+        d->emu_config_str("device", "h100");
+        if (dnn_open(&H, d) == 0) {
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_TF32));
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_TENSOR_OP_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
+                                    PREC_TF32));
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_FMA_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, PREC_FP32));
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT, PREC_FP32));
+            CHECK_EQ(reported_math(&H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
+                     OPARA_CUDNN_TENSOR_OP_MATH);
+            CHECK_EQ(reported_math(&H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT), OPARA_CUDNN_FMA_MATH);
+            CHECK_EQ(reported_math(&H, OPARA_CUDNN_FMA_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
+                     OPARA_CUDNN_FMA_MATH);
+            setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_FP32));
+            CHECK_EQ(reported_math(&H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
+                     OPARA_CUDNN_FMA_MATH);
+            unsetenv("NVIDIA_TF32_OVERRIDE");
+        } else {
+            CHECK(!"cuDNN handle on the emulated H100");
+        }
+        dnn_close(&H);
+        d->emu_config_str("device", "rtx2080super");
+        if (dnn_open(&H, d) == 0) {
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_FP32));
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_TENSOR_OP_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_FP32));
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION,
+                                    OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_FP16));
+            CHECK_EQ(reported_math(&H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
+                     OPARA_CUDNN_FMA_MATH);
+        }
+        dnn_close(&H);
+        d->emu_config_str("device", "");
+    }
+    dnn_close(&N);
+}
+
 /* ---------------------------------------------------------------- the fake against NVIDIA's library */
 
 enum { SCRIPT_MAX = 256 }; /* more than descriptor_script records */
@@ -627,6 +741,7 @@ static const opara_test_case tests[] = {
     OT_CASE(captured_convolution_is_kernel_work_and_replays),
     OT_CASE(descriptors_agree_with_nvidia_cudnn),
     OT_CASE(handle_creation_during_capture_is_unsafe),
+    OT_CASE(convolution_precision_follows_math_type),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
