@@ -17,7 +17,6 @@ emu_global G;
 pthread_mutex_t emu_mu = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t emu_cv = PTHREAD_COND_INITIALIZER;
 __thread int emu_tls_in_callback;
-static __thread emu_ctx* emu_tls_ctx;
 
 enum { GUARD = 256, ALIGN = 256, QUARANTINE_BYTES = 64 << 20 };
 enum { POISON_NEW = 0xff, POISON_GUARD = 0xa5, POISON_FREED = 0xdb };
@@ -252,6 +251,7 @@ static const emu_error_text emu_errors[] = {
     {600, "CUDA_ERROR_NOT_READY", "device not ready"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
     {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {800, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
     {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
@@ -391,10 +391,42 @@ EMU_API emu_result cuDeviceGetAttribute(int* value, int attr, int device) {
 
 /* ---------------------------------------------------------------- contexts */
 
+/* The calling thread's context stack (DRV cuCtxPushCurrent/PopCurrent/SetCurrent): the top is the current
+ * context. Entries are contexts that were valid when pushed; context objects are never freed, so a destroyed
+ * one stays readable (its `destroyed` flag) until it is popped. */
+enum { CTX_STACK_MAX = 64 };
+static __thread emu_ctx* emu_tls_stack[CTX_STACK_MAX];
+static __thread int emu_tls_depth;
+
+static emu_ctx* emu_ctx_top(void) { return emu_tls_depth ? emu_tls_stack[emu_tls_depth - 1] : NULL; }
+
+/* The current context, or why there is none usable: CUDA_ERROR_INVALID_CONTEXT (201) when the thread has no
+ * current context (or the primary context was released to zero: it is reset, [EMU] 201), and
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED (709) when another thread destroyed it while it was current here (DRV
+ * cuCtxDestroy). */
+emu_result emu_require_ctx(emu_ctx** out) {
+    emu_ctx* c = emu_ctx_top();
+    *out = NULL;
+    if (!c) return E_INVALID_CONTEXT;
+    if (c->destroyed) return E_CONTEXT_IS_DESTROYED;
+    if (c->primary && !c->retained) return E_INVALID_CONTEXT;
+    *out = c;
+    return E_OK;
+}
+
 emu_ctx* emu_current_ctx(void) {
-    emu_ctx* c = emu_tls_ctx;
-    if (!c || emu_handle_kind(c) != K_CTX || c->destroyed || (c->primary && !c->retained)) return NULL;
-    return c;
+    emu_ctx* c;
+    return emu_require_ctx(&c) == E_OK ? c : NULL;
+}
+
+/* The current context must own a handle (stream, event, module, graph exec) of ctx `owner`: with none
+ * current 201; with another one current [EMU] CUDA_ERROR_INVALID_HANDLE (400), the code DRV gives for an
+ * event and a stream of different contexts (cuEventRecord) and the one drivers report for a stream of
+ * another device's context. */
+emu_result emu_require_owner(const emu_ctx* owner, emu_ctx** out) {
+    emu_result r = emu_require_ctx(out);
+    if (r != E_OK) return r;
+    return owner == *out ? E_OK : E_INVALID_HANDLE;
 }
 
 EMU_API emu_result cuDevicePrimaryCtxRetain(emu_ctx** pctx, int device) {
@@ -407,6 +439,7 @@ EMU_API emu_result cuDevicePrimaryCtxRetain(emu_ctx** pctx, int device) {
     return emu_leave(E_OK);
 }
 
+/* Does not pop the context from any stack (DRV); a thread that still has it current gets 201. */
 EMU_API emu_result cuDevicePrimaryCtxRelease_v2(int device) {
     emu_result r = emu_enter();
     if (r) return r;
@@ -416,34 +449,53 @@ EMU_API emu_result cuDevicePrimaryCtxRelease_v2(int device) {
     return emu_leave(E_OK);
 }
 
+static emu_result emu_ctx_push(emu_ctx* c) {
+    if (emu_tls_depth == CTX_STACK_MAX) return E_OUT_OF_MEMORY; /* [EMU] a bounded stack */
+    emu_tls_stack[emu_tls_depth++] = c;
+    return E_OK;
+}
+
+/* Creates a context and pushes it: "If a context is already current to the thread, it is supplanted by the
+ * newly created context and may be restored by a subsequent call to cuCtxPopCurrent()" (DRV). */
 EMU_API emu_result cuCtxCreate_v2(emu_ctx** pctx, unsigned int flags, int device) {
     emu_result r = emu_enter();
     emu_ctx* c;
     if (r) return r;
     if (!pctx || flags > 0x3f) return emu_leave(E_INVALID_VALUE);
     if (device != 0) return emu_leave(E_INVALID_DEVICE);
+    if (emu_tls_depth == CTX_STACK_MAX) return emu_leave(E_OUT_OF_MEMORY);
     c = emu_ctx_new(0);
     if (!c) return emu_leave(E_OUT_OF_MEMORY);
-    emu_tls_ctx = c;
+    emu_ctx_push(c);
+    G.live_contexts++;
     *pctx = c;
     return emu_leave(E_OK);
 }
 
+/* Destroys ctx whatever threads have it current; popped from this thread's stack if it is the top (DRV). */
 EMU_API emu_result cuCtxDestroy_v2(emu_ctx* ctx) {
     emu_result r = emu_enter();
     if (r) return r;
     if (emu_handle_kind(ctx) != K_CTX || ctx->primary) return emu_leave(E_INVALID_CONTEXT);
     ctx->destroyed = 1; /* streams keep running to completion; the object stays for their workers */
     emu_handle_del(ctx);
-    if (emu_tls_ctx == ctx) emu_tls_ctx = NULL;
+    G.live_contexts--;
+    if (emu_ctx_top() == ctx) emu_tls_depth--;
     return emu_leave(E_OK);
 }
 
+/* Replaces the top of the stack (pushes onto an empty one); NULL pops the top, a no-op on an empty stack. */
 EMU_API emu_result cuCtxSetCurrent(emu_ctx* ctx) {
     emu_result r = emu_enter();
     if (r) return r;
     if (ctx && emu_handle_kind(ctx) != K_CTX) return emu_leave(E_INVALID_CONTEXT);
-    emu_tls_ctx = ctx;
+    if (!ctx) {
+        if (emu_tls_depth) emu_tls_depth--;
+    } else if (emu_tls_depth) {
+        emu_tls_stack[emu_tls_depth - 1] = ctx;
+    } else {
+        emu_ctx_push(ctx);
+    }
     return emu_leave(E_OK);
 }
 
@@ -451,27 +503,37 @@ EMU_API emu_result cuCtxGetCurrent(emu_ctx** pctx) {
     emu_result r = emu_enter();
     if (r) return r;
     if (!pctx) return emu_leave(E_INVALID_VALUE);
-    *pctx = emu_tls_ctx;
+    *pctx = emu_ctx_top();
     return emu_leave(E_OK);
 }
 
 EMU_API emu_result cuCtxGetDevice(int* device) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
     if (!device) return emu_leave(E_INVALID_VALUE);
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     *device = 0;
     return emu_leave(E_OK);
 }
 
-EMU_API emu_result cuCtxPushCurrent_v2(emu_ctx* ctx) { return cuCtxSetCurrent(ctx); }
-
-EMU_API emu_result cuCtxPopCurrent_v2(emu_ctx** pctx) {
+/* [EMU] pushing NULL is CUDA_ERROR_INVALID_VALUE (in DRV's return list), a stale handle INVALID_CONTEXT. */
+EMU_API emu_result cuCtxPushCurrent_v2(emu_ctx* ctx) {
     emu_result r = emu_enter();
     if (r) return r;
-    if (!emu_tls_ctx) return emu_leave(E_INVALID_CONTEXT);
-    if (pctx) *pctx = emu_tls_ctx;
-    emu_tls_ctx = NULL;
+    if (!ctx) return emu_leave(E_INVALID_VALUE);
+    if (emu_handle_kind(ctx) != K_CTX) return emu_leave(E_INVALID_CONTEXT);
+    return emu_leave(emu_ctx_push(ctx));
+}
+
+/* Pops the top and returns it; the context below becomes current again. Empty stack: INVALID_CONTEXT. */
+EMU_API emu_result cuCtxPopCurrent_v2(emu_ctx** pctx) {
+    emu_result r = emu_enter();
+    emu_ctx* top;
+    if (r) return r;
+    if (!(top = emu_ctx_top())) return emu_leave(E_INVALID_CONTEXT);
+    emu_tls_depth--;
+    if (pctx) *pctx = top;
     return emu_leave(E_OK);
 }
 
@@ -589,8 +651,9 @@ static emu_result emu_alloc_free(void* p, int host) {
 EMU_API emu_result cuMemAlloc_v2(emu_devptr* dptr, size_t bytes) {
     emu_result r = emu_enter();
     void* p = NULL;
+    emu_ctx* ctx;
     if (r) return r;
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if (!dptr) return emu_leave(E_INVALID_VALUE);
     if ((r = emu_unsafe_call()) != E_OK) return emu_leave(r); /* rule 1.5/1.6 */
     r = emu_alloc_new(bytes, 0, &p);
@@ -600,8 +663,9 @@ EMU_API emu_result cuMemAlloc_v2(emu_devptr* dptr, size_t bytes) {
 
 EMU_API emu_result cuMemFree_v2(emu_devptr dptr) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if ((r = emu_unsafe_call()) != E_OK) return emu_leave(r);
     if (dptr == 0) return emu_leave(E_OK);
     return emu_leave(emu_alloc_free((void*)(size_t)dptr, 0));
@@ -609,8 +673,9 @@ EMU_API emu_result cuMemFree_v2(emu_devptr dptr) {
 
 EMU_API emu_result cuMemAllocHost_v2(void** pp, size_t bytes) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if (!pp) return emu_leave(E_INVALID_VALUE);
     if ((r = emu_unsafe_call()) != E_OK) return emu_leave(r);
     return emu_leave(emu_alloc_new(bytes, 1, pp));
@@ -623,15 +688,18 @@ EMU_API emu_result cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags) {
 
 EMU_API emu_result cuMemFreeHost(void* p) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if ((r = emu_unsafe_call()) != E_OK) return emu_leave(r);
     return emu_leave(emu_alloc_free(p, 1));
 }
 
 EMU_API emu_result cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if (!free_bytes || !total) return emu_leave(E_INVALID_VALUE);
     *total = (size_t)G.profile->total_mem;
     *free_bytes = *total - G.allocated_bytes;
@@ -787,7 +855,8 @@ EMU_API int opara_emu_config(const char* key, long long value) {
         G.paused = (int)value;
         pthread_cond_broadcast(&emu_cv);
     } else if (strcmp(key, "clear_sticky") == 0) {
-        if (emu_tls_ctx && emu_handle_kind(emu_tls_ctx) == K_CTX) emu_tls_ctx->sticky = 0;
+        emu_ctx* c = emu_current_ctx();
+        if (c) c->sticky = 0;
     } else rc = -1;
     pthread_mutex_unlock(&emu_mu);
     return rc;

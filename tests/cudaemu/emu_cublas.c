@@ -61,6 +61,9 @@ opara_cublasStatus_t cublasCreate_v2(opara_cublasHandle_t* handle) {
 }
 
 opara_cublasStatus_t cublasDestroy_v2(opara_cublasHandle_t handle) {
+    if (!valid(handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    /* [EMU] frees device memory: the handle's context must be current (the handle stays valid otherwise) */
+    if (!emu_lib_context_ok("cuBLAS", "cublasDestroy", handle->ctx)) return OPARA_CUBLAS_STATUS_INTERNAL_ERROR;
     if (!emu_lib_registry_remove(&handles, handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
     cuMemFree_v2(handle->state);
     free(handle);
@@ -214,6 +217,8 @@ static opara_cublasStatus_t gemm_run(opara_cublasHandle_t h, opara_cublasOperati
     opara_cublasStatus_t st;
     if (!valid(h)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
     g->rmode = operand_rounding(h, ct);
+    /* [EMU] EXECUTION_FAILED: what a launch into a stream of another context would give */
+    if (!emu_lib_context_ok("cuBLAS", "GEMM", h->ctx)) return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
     g->ta = ta != OPARA_CUBLAS_OP_N; /* OP_C is OP_T for real data */
     g->tb = tb != OPARA_CUBLAS_OP_N;
     if ((st = gemm_check(ta, tb, g)) != OPARA_CUBLAS_STATUS_SUCCESS) return st;

@@ -20,6 +20,7 @@ OPARA_CUDA_CUDNN_FUNCS(EMU_LIB_DECLARE)
 enum { DIM_MAX = 8, CUDNN_EMU_VERSION = 91900, THREADS = 256 };
 
 struct opara_cudnnContext {
+    opara_CUcontext ctx; /* current when the handle was created */
     opara_CUstream stream;
     opara_CUdeviceptr state;
     int cc; /* compute capability of the device (10 * major + minor) */
@@ -104,6 +105,7 @@ opara_cudnnStatus_t cudnnCreate(opara_cudnnHandle_t* handle) {
     h = (opara_cudnnHandle_t)calloc(1, sizeof(*h));
     if (!h) return OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
     h->cc = emu_lib_compute_capability();
+    h->ctx = ctx;
     /* device memory, as the real handle owns: an unsafe call during capture, like cudnnCreate is */
     if (cuMemAlloc_v2(&h->state, 256) != OPARA_CUDA_SUCCESS || !emu_lib_registry_add(&handles, h)) {
         if (h->state) cuMemFree_v2(h->state);
@@ -116,6 +118,9 @@ opara_cudnnStatus_t cudnnCreate(opara_cudnnHandle_t* handle) {
 
 opara_cudnnStatus_t cudnnDestroy(opara_cudnnHandle_t handle) {
     if (!handle) return OK;
+    if (!emu_lib_registry_has(&handles, handle)) return BAD;
+    /* [EMU] frees device memory: the handle's context must be current (the handle stays valid otherwise) */
+    if (!emu_lib_context_ok("cuDNN", "cudnnDestroy", handle->ctx)) return OPARA_CUDNN_STATUS_INTERNAL_ERROR;
     if (!emu_lib_registry_remove(&handles, handle)) return BAD;
     cuMemFree_v2(handle->state);
     free(handle);
@@ -632,7 +637,12 @@ static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvol
     return OK;
 }
 
-/* Checks shared by the two forward calls, up to and including the workspace. */
+/* The handle's context must be current to launch ([EMU] 5001, what cuDNN returns when a driver call fails). */
+static opara_cudnnStatus_t launch_context(opara_cudnnHandle_t h, const char* call) {
+    return emu_lib_context_ok("cuDNN", call, h->ctx) ? OK : OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
+}
+
+/* Checks shared by the two forward calls, up to and including the workspace and the context. */
 static opara_cudnnStatus_t forward_check(opara_cudnnHandle_t handle, opara_cudnnTensorDescriptor_t xDesc, const void* x,
                                          opara_cudnnFilterDescriptor_t wDesc, const void* w,
                                          opara_cudnnConvolutionDescriptor_t convDesc, opara_cudnnConvolutionFwdAlgo_t algo,
@@ -655,7 +665,7 @@ static opara_cudnnStatus_t forward_check(opara_cudnnHandle_t handle, opara_cudnn
         !device_range(w, (size_t)wDesc->k * wDesc->c * wDesc->r * wDesc->s * type_size(wDesc->type), "filter w") ||
         (workSpace && !device_range(workSpace, workSpaceSizeInBytes, "workspace")))
         return BAD;
-    return OK;
+    return launch_context(handle, "convolution");
 }
 
 opara_cudnnStatus_t cudnnConvolutionForward(opara_cudnnHandle_t handle, const void* alpha,
@@ -772,6 +782,7 @@ opara_cudnnStatus_t cudnnAddTensor(opara_cudnnHandle_t handle, const void* alpha
     if (!emu_lib_registry_has(&handles, handle) || !alpha || !beta || !A || !C) return BAD;
     if ((st = add_shape(aDesc, cDesc, dims, as, cs)) != OK) return st;
     if (!tensor_in_memory(aDesc, A, "cudnnAddTensor A") || !tensor_in_memory(cDesc, C, "cudnnAddTensor C")) return BAD;
+    if ((st = launch_context(handle, "cudnnAddTensor")) != OK) return st;
     al = *(const float*)alpha;
     be = *(const float*)beta;
     args[0] = (void*)&A;

@@ -104,6 +104,21 @@ static inline opara_CUresult emu_lib_launch(const char* kernel, const unsigned i
     return cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, s, args, NULL);
 }
 
+/* Whether ctx (the handle's context) is current on the calling thread. Every library call that launches
+ * work or frees the handle's device memory needs it: "the calling thread's current context must be the one
+ * of the handle's stream". [EMU] NVIDIA's libraries sit on the CUDA runtime, which would make the device's
+ * primary context current on a thread that has none; the fakes refuse instead (the caller's own driver calls
+ * on that thread would fail with CUDA_ERROR_INVALID_CONTEXT anyway), with a report naming the call. */
+static inline int emu_lib_context_ok(const char* lib, const char* call, opara_CUcontext ctx) {
+    opara_CUcontext cur = NULL;
+    char msg[200];
+    if (cuCtxGetCurrent(&cur) == OPARA_CUDA_SUCCESS && cur == ctx) return 1;
+    snprintf(msg, sizeof msg, "%s: the handle's context is not current on the calling thread (%s)", call,
+             cur ? "another context is" : "no context is");
+    emu_lib_report(lib, msg);
+    return 0;
+}
+
 /* How a library kernel rounds its multiplication operands before the FP32 accumulation (the `rmode` of
  * emu_kernels_lib.cu): what the tensor cores of the emulated device would read. */
 enum { EMU_ROUND_NONE = 0, EMU_ROUND_TF32 = 1, EMU_ROUND_FP16 = 2, EMU_ROUND_BF16 = 3 };

@@ -7,6 +7,7 @@
 #include "opara_cuda.h"
 
 #include <math.h>
+#include <pthread.h>
 
 #include "emu_test.h"
 
@@ -450,6 +451,56 @@ OT_TEST(operand_precision_follows_math_mode_and_compute_type) {
     blas_close(&b);
 }
 
+
+/* A GEMM from a thread that does not have the handle's context current. */
+typedef struct blas_thread {
+    blas* b;
+    tcu_ctx ctx;
+    tcu_devptr p;
+    opara_cublasStatus_t none, pushed, destroy_none;
+} blas_thread;
+
+static opara_cublasStatus_t small_gemm(blas* b, tcu_devptr p) {
+    float alpha = 1.0f, beta = 0.0f;
+    return b->lib.cublasSgemm_v2(b->h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, &alpha, (const float*)(size_t)p, 4,
+                                 (const float*)(size_t)p, 4, &beta, (float*)(size_t)(p + 64), 4);
+}
+
+static void* blas_other_thread(void* arg) {
+    blas_thread* t = (blas_thread*)arg;
+    t->none = small_gemm(t->b, t->p);
+    t->destroy_none = t->b->lib.cublasDestroy_v2(t->b->h); /* refused: the handle stays valid */
+    if (t->b->d->CtxPushCurrent(t->ctx) == 0) {
+        t->pushed = small_gemm(t->b, t->p);
+        t->b->d->CtxSynchronize();
+        t->b->d->CtxPopCurrent(NULL);
+    }
+    return NULL;
+}
+
+/* [EMU] the library needs the handle's context current on the calling thread (docs/TESTING-GPU.md). */
+OT_TEST(gemm_needs_the_handle_context_current) {
+    blas_thread t;
+    pthread_t th;
+    float ones[32];
+    int i;
+    BLAS_EMU(b, d);
+    for (i = 0; i < 32; i++) ones[i] = 1.0f;
+    memset(&t, 0, sizeof t);
+    t.b = &b;
+    t.p = upload(d, ones, 32);
+    REQUIRE(t.p && d->CtxGetCurrent(&t.ctx) == 0);
+    REQUIRE(pthread_create(&th, NULL, blas_other_thread, &t) == 0);
+    pthread_join(th, NULL);
+    CHECK_EQ(t.none, OPARA_CUBLAS_STATUS_EXECUTION_FAILED);
+    CHECK_EQ(t.destroy_none, OPARA_CUBLAS_STATUS_INTERNAL_ERROR);
+    CHECK_EQ(t.pushed, OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(ones, t.p + 64, 16 * sizeof(float)), 0);
+    CHECK(ones[0] == 4.0f && ones[15] == 4.0f);
+    d->MemFree(t.p);
+    blas_close(&b);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(loader_finds_every_cublas_entry_point),
     OT_CASE(sgemm_matches_reference_for_every_transpose),
@@ -459,6 +510,7 @@ static const opara_test_case tests[] = {
     OT_CASE(capture_without_user_workspace_fails),
     OT_CASE(handle_calls_during_capture_are_unsafe),
     OT_CASE(operand_precision_follows_math_mode_and_compute_type),
+    OT_CASE(gemm_needs_the_handle_context_current),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

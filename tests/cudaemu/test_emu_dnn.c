@@ -8,6 +8,7 @@
 #include "opara_cuda.h"
 
 #include <math.h>
+#include <pthread.h>
 
 #include "emu_test.h"
 
@@ -576,6 +577,59 @@ OT_TEST(convolution_precision_follows_math_type) {
     dnn_close(&N);
 }
 
+
+/* cudnnAddTensor from a thread that does not have the handle's context current. */
+typedef struct dnn_thread {
+    dnn* n;
+    tcu_ctx ctx;
+    opara_cudnnTensorDescriptor_t t;
+    tcu_devptr p;
+    opara_cudnnStatus_t none, pushed;
+} dnn_thread;
+
+static opara_cudnnStatus_t add_ones(dnn_thread* t) {
+    float alpha = 1.0f, beta = 1.0f;
+    return t->n->lib.cudnnAddTensor(t->n->h, &alpha, t->t, (const void*)(size_t)t->p, &beta, t->t,
+                                    (void*)(size_t)(t->p + 256));
+}
+
+static void* dnn_other_thread(void* arg) {
+    dnn_thread* t = (dnn_thread*)arg;
+    t->none = add_ones(t);
+    if (t->n->d->CtxPushCurrent(t->ctx) == 0) {
+        t->pushed = add_ones(t);
+        t->n->d->CtxSynchronize();
+        t->n->d->CtxPopCurrent(NULL);
+    }
+    return NULL;
+}
+
+/* [EMU] the library needs the handle's context current on the calling thread: 5001 otherwise. */
+OT_TEST(execution_needs_the_handle_context_current) {
+    dnn_thread t;
+    pthread_t th;
+    float v[128];
+    int i;
+    dnn N;
+    TCU_REQUIRE_EMULATOR(d);
+    DNN_OPEN(N, d);
+    for (i = 0; i < 128; i++) v[i] = 1.0f;
+    memset(&t, 0, sizeof t);
+    t.n = &N;
+    t.p = upload(d, v, 128);
+    REQUIRE(t.p && d->CtxGetCurrent(&t.ctx) == 0 && N.lib.cudnnCreateTensorDescriptor(&t.t) == 0);
+    CHECK_EQ(N.lib.cudnnSetTensor4dDescriptor(t.t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, 4, 4, 4), 0);
+    REQUIRE(pthread_create(&th, NULL, dnn_other_thread, &t) == 0);
+    pthread_join(th, NULL);
+    CHECK_EQ(t.none, OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER);
+    CHECK_EQ(t.pushed, OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(v, t.p + 256, 64 * sizeof(float)), 0);
+    CHECK(v[0] == 2.0f && v[63] == 2.0f);
+    N.lib.cudnnDestroyTensorDescriptor(t.t);
+    d->MemFree(t.p);
+    dnn_close(&N);
+}
+
 /* ---------------------------------------------------------------- the fake against NVIDIA's library */
 
 enum { SCRIPT_MAX = 256 }; /* more than descriptor_script records */
@@ -742,6 +796,7 @@ static const opara_test_case tests[] = {
     OT_CASE(descriptors_agree_with_nvidia_cudnn),
     OT_CASE(handle_creation_during_capture_is_unsafe),
     OT_CASE(convolution_precision_follows_math_type),
+    OT_CASE(execution_needs_the_handle_context_current),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
