@@ -875,12 +875,32 @@ EMU_API int opara_emu_config_str(const char* key, const char* value) {
 
 EMU_API unsigned long long opara_emu_seed(void) { return G.seed; }
 
+/* Contexts a process must still give back: created and not destroyed, plus the primary context while it is
+ * retained (it counts once however often). */
+static long long emu_live_contexts(void) {
+    return (long long)G.live_contexts + (G.primary && G.primary->retained > 0 ? 1 : 0);
+}
+
+/* libcuda.so.1 is built with -z nodelete, so it is unloaded only when the process exits: a program that
+ * leaves a context alive or the primary context retained gets a warning then (a session must give back
+ * everything it took; a real driver says nothing and keeps the device's memory until exit). Reads G without
+ * the lock: the workers are joined by then, and another thread may be stuck holding it. */
+__attribute__((destructor)) static void emu_check_at_unload(void) {
+    if (!G.initialized || (G.live_contexts <= 0 && (!G.primary || G.primary->retained <= 0))) return;
+    emu_report("warning: libcuda.so.1 unloaded at process exit with %d context(s) made by cuCtxCreate and not "
+               "destroyed and the primary context retained %d time(s) (cuDevicePrimaryCtxRelease missing); "
+               "opara_emu_stat(\"live_contexts\") = %lld",
+               G.live_contexts, G.primary ? G.primary->retained : 0, emu_live_contexts());
+}
+
 /* Live allocations (device and pinned host) and their bytes, so tests can check that nothing leaked. */
 EMU_API long long opara_emu_stat(const char* key) {
     long long v = -1;
     pthread_mutex_lock(&emu_mu);
     if (strcmp(key, "allocations") == 0) v = (long long)G.n_allocs;
     else if (strcmp(key, "allocated_bytes") == 0) v = (long long)G.allocated_bytes;
+    else if (strcmp(key, "live_contexts") == 0) v = emu_live_contexts();
+    else if (strcmp(key, "primary_retained") == 0) v = G.primary ? G.primary->retained : 0;
     else if (strcmp(key, "streams") == 0) { /* created with cuStreamCreate* and not destroyed */
         size_t i;
         for (v = 0, i = 0; i < G.n_all_streams; ++i) v += G.all_streams[i]->special == 0 && !G.all_streams[i]->retired;

@@ -131,6 +131,11 @@ typedef struct tcu_driver {
 
 static tcu_driver tcu_the_driver;
 
+/* Gives the primary context back at exit (the emulator warns about contexts still held when it unloads). */
+static inline void tcu_release_at_exit(void) {
+    if (tcu_the_driver.PrimaryCtxRelease) tcu_the_driver.PrimaryCtxRelease(0);
+}
+
 /* One driver for the whole test binary, with the primary context current. */
 #define d tcu_the_driver
 static inline tcu_driver* tcu_get(void) {
@@ -173,6 +178,7 @@ static inline tcu_driver* tcu_get(void) {
         snprintf(d.error, sizeof d.error, "%s: cuInit or the primary context failed", d.path);
         return NULL;
     }
+    atexit(tcu_release_at_exit);
     state = 1;
     return &d;
 }

@@ -717,6 +717,61 @@ OT_TEST(context_destroyed_by_another_thread_reports_709) {
     pthread_cond_destroy(&w.cv);
 }
 
+
+/* ---------------------------------------------------------------- contexts left alive at exit */
+
+/* Child modes of this binary (run through popen by the test below): exit with a context made by cuCtxCreate
+ * alive, with the primary context retained once more, or after giving everything back. */
+static int exit_child(const char* mode) {
+    tcu_driver* d = tcu_get();
+    tcu_ctx c = NULL;
+    if (!d) return 2;
+    if (strcmp(mode, "context") == 0) return d->CtxCreate(&c, 0, 0) == 0 ? 0 : 3;
+    if (strcmp(mode, "primary") == 0) return d->PrimaryCtxRetain(&c, 0) == 0 ? 0 : 3;
+    if (d->CtxCreate(&c, 0, 0) != 0 || d->CtxDestroy(c) != 0) return 3;
+    return d->emu_stat && d->emu_stat("live_contexts") == 1 ? 0 : 4; /* the primary, released by atexit */
+}
+
+/* Runs this binary in a child mode; returns its stderr+stdout (static buffer) or NULL. */
+static const char* run_child(const char* mode) {
+    static char out[4096];
+    char self[1024], cmd[1200];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    size_t got;
+    FILE* f;
+    if (n <= 0) return NULL;
+    self[n] = 0;
+    snprintf(cmd, sizeof cmd, "'%s' --exit-child %s 2>&1", self, mode);
+    if (!(f = popen(cmd, "r"))) return NULL;
+    got = fread(out, 1, sizeof out - 1, f);
+    out[got] = 0;
+    return pclose(f) == 0 ? out : NULL;
+}
+
+OT_TEST(contexts_alive_at_exit_are_reported) {
+    const char* out;
+    long long before;
+    tcu_ctx c = NULL;
+    TCU_REQUIRE_EMULATOR(d);
+    REQUIRE(d->emu_stat != NULL);
+    before = d->emu_stat("live_contexts");
+    CHECK_EQ(before, 1); /* this binary holds the primary context */
+    REQUIRE(d->CtxCreate(&c, 0, 0) == 0);
+    CHECK_EQ(d->emu_stat("live_contexts"), 2);
+    CHECK_EQ(d->CtxDestroy(c), 0);
+    CHECK_EQ(d->emu_stat("live_contexts"), 1);
+    out = run_child("context");
+    REQUIRE(out != NULL);
+    CHECK(strstr(out, "opara-emu: warning: libcuda.so.1 unloaded at process exit with 1 context(s)") != NULL);
+    out = run_child("primary");
+    REQUIRE(out != NULL);
+    CHECK(strstr(out, "primary context retained 1 time(s)") != NULL);
+    out = run_child("clean");
+    REQUIRE(out != NULL);
+    if (*out) OT_LOG("clean child said: %s", out);
+    CHECK(strstr(out, "warning") == NULL);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(device_profile_matches_public_specs),
     OT_CASE(get_proc_address_follows_driver_13_rules),
@@ -742,6 +797,10 @@ static const opara_test_case tests[] = {
     OT_CASE(context_stack_follows_push_pop_and_set),
     OT_CASE(objects_of_another_thread_need_their_context_current),
     OT_CASE(context_destroyed_by_another_thread_reports_709),
+    OT_CASE(contexts_alive_at_exit_are_reported),
 };
 
-int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
+int main(int argc, char** argv) {
+    if (argc == 3 && strcmp(argv[1], "--exit-child") == 0) return exit_child(argv[2]);
+    return opara_test_main(argc, argv, tests, OT_COUNT(tests));
+}
