@@ -178,6 +178,7 @@ static void emu_read_config(void) {
     if ((v = emu_env("OPARA_EMU_FAIL_CAPTURE")) != NULL) G.fail_capture = atoi(v);
     if ((v = emu_env("OPARA_EMU_FAIL_INSTANTIATE")) != NULL) G.fail_instantiate = atoi(v);
     if ((v = emu_env("OPARA_EMU_STRICT_PAGEABLE")) != NULL) G.strict_pageable = atoi(v);
+    G.lib_align = (v = emu_env("OPARA_EMU_LIB_ALIGN")) != NULL ? atoll(v) : 16;
     if ((v = emu_env("OPARA_EMU_GRAPH_THREADS")) != NULL) G.graph_threads = atoi(v);
     emu_exec_set_threads((v = emu_env("OPARA_EMU_BLOCK_THREADS")) != NULL ? atoi(v) : emu_default_block_threads());
     if ((v = emu_env("OPARA_EMU_HIDE")) != NULL) snprintf(G.hidden, sizeof G.hidden, "%s", v);
@@ -847,6 +848,7 @@ EMU_API int opara_emu_config(const char* key, long long value) {
     else if (strcmp(key, "fail_capture") == 0) G.fail_capture = (int)value;
     else if (strcmp(key, "fail_instantiate") == 0) G.fail_instantiate = (int)value;
     else if (strcmp(key, "strict_pageable") == 0) G.strict_pageable = (int)value;
+    else if (strcmp(key, "lib_align") == 0) G.lib_align = value;
     else if (strcmp(key, "graph_threads") == 0) G.graph_threads = (int)value;
     else if (strcmp(key, "block_threads") == 0) emu_exec_set_threads((int)value);
     else if (strcmp(key, "seed") == 0) G.seed = (unsigned long long)value;
@@ -900,6 +902,7 @@ EMU_API long long opara_emu_stat(const char* key) {
     if (strcmp(key, "allocations") == 0) v = (long long)G.n_allocs;
     else if (strcmp(key, "allocated_bytes") == 0) v = (long long)G.allocated_bytes;
     else if (strcmp(key, "live_contexts") == 0) v = emu_live_contexts();
+    else if (strcmp(key, "lib_align") == 0) v = G.lib_align; /* the fakes' pointer alignment rule (emu_lib.h) */
     else if (strcmp(key, "primary_retained") == 0) v = G.primary ? G.primary->retained : 0;
     else if (strcmp(key, "streams") == 0) { /* created with cuStreamCreate* and not destroyed */
         size_t i;

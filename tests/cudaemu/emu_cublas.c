@@ -227,6 +227,11 @@ static opara_cublasStatus_t gemm_run(opara_cublasHandle_t h, opara_cublasOperati
     g->alpha = *alpha; /* CUBLAS_POINTER_MODE_HOST: the values at call time are what a capture records */
     g->beta = *beta;
     if ((g->alpha == 0.0f || g->k == 0) && g->beta == 1.0f) return OPARA_CUBLAS_STATUS_SUCCESS;
+    /* [EMU] 16-byte aligned operands (emu_lib_aligned); cuBLAS documents no status for this: INVALID_VALUE */
+    if (((g->alpha != 0.0f && g->k > 0) && (!emu_lib_aligned("cuBLAS", "GEMM operand A", g->a) ||
+                                             !emu_lib_aligned("cuBLAS", "GEMM operand B", g->b))) ||
+        !emu_lib_aligned("cuBLAS", "GEMM output C", g->c))
+        return OPARA_CUBLAS_STATUS_INVALID_VALUE;
     if ((st = default_pool_during_capture(h)) != OPARA_CUBLAS_STATUS_SUCCESS) return st;
     return gemm_launch(h, g);
 }

@@ -665,6 +665,9 @@ static opara_cudnnStatus_t forward_check(opara_cudnnHandle_t handle, opara_cudnn
         !device_range(w, (size_t)wDesc->k * wDesc->c * wDesc->r * wDesc->s * type_size(wDesc->type), "filter w") ||
         (workSpace && !device_range(workSpace, workSpaceSizeInBytes, "workspace")))
         return BAD;
+    if (!emu_lib_aligned("cuDNN", "convolution input x", x) || !emu_lib_aligned("cuDNN", "filter w", w) ||
+        !emu_lib_aligned("cuDNN", "convolution output y", y) || !emu_lib_aligned("cuDNN", "workspace", workSpace))
+        return OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
     return launch_context(handle, "convolution");
 }
 
@@ -723,6 +726,8 @@ opara_cudnnStatus_t cudnnConvolutionBiasActivationForward(
     if (!alpha1 || !alpha2 || !z || !bias) return BAD;
     if ((st = epilogue_check(zDesc, biasDesc, yDesc)) != OK) return st;
     if (!tensor_in_memory(zDesc, z, "residual z") || !tensor_in_memory(biasDesc, bias, "bias")) return BAD;
+    if (!emu_lib_aligned("cuDNN", "residual z", z) || !emu_lib_aligned("cuDNN", "bias", bias))
+        return OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
     if (!emu_lib_registry_has(&acts, activationDesc) || !activationDesc->set) return BAD;
     /* cuDNN: only RELU and IDENTITY, and IDENTITY only with IMPLICIT_PRECOMP_GEMM */
     if (activationDesc->mode != OPARA_CUDNN_ACTIVATION_RELU &&
@@ -782,6 +787,8 @@ opara_cudnnStatus_t cudnnAddTensor(opara_cudnnHandle_t handle, const void* alpha
     if (!emu_lib_registry_has(&handles, handle) || !alpha || !beta || !A || !C) return BAD;
     if ((st = add_shape(aDesc, cDesc, dims, as, cs)) != OK) return st;
     if (!tensor_in_memory(aDesc, A, "cudnnAddTensor A") || !tensor_in_memory(cDesc, C, "cudnnAddTensor C")) return BAD;
+    if (!emu_lib_aligned("cuDNN", "cudnnAddTensor A", A) || !emu_lib_aligned("cuDNN", "cudnnAddTensor C", C))
+        return OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
     if ((st = launch_context(handle, "cudnnAddTensor")) != OK) return st;
     al = *(const float*)alpha;
     be = *(const float*)beta;

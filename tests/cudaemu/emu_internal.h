@@ -250,6 +250,7 @@ typedef struct emu_global {
     /* configuration and fault injection (env OPARA_EMU_* or opara_emu_config) */
     long long fail_alloc_after;      /* >0: the Nth allocation from now fails */
     int fail_capture, fail_instantiate, strict_pageable, graph_threads, paused, quit, verbose;
+    long long lib_align;             /* alignment the library fakes require of data pointers (emu_lib.h) */
     void** graveyard;                /* destroyed objects that queued work may still reference */
     size_t n_graveyard, cap_graveyard;
     char hidden[1024];               /* comma-separated base names cuGetProcAddress does not know */

@@ -26,6 +26,7 @@ OPARA_CUDA_DRIVER_FUNCS(EMU_LIB_DRIVER_DECL)
 /* The emulator's control API (emu_stream.c, emu_core.c). */
 opara_CUresult opara_emu_function(const char* name, opara_CUfunction* pf);
 unsigned long long opara_emu_seed(void);
+long long opara_emu_stat(const char* key);
 
 /* A diagnostic in the emulator's format (stderr), e.g. why a call fails where a GPU would fail silently. */
 static inline void emu_lib_report(const char* lib, const char* msg) {
@@ -115,6 +116,20 @@ static inline int emu_lib_context_ok(const char* lib, const char* call, opara_CU
     if (cuCtxGetCurrent(&cur) == OPARA_CUDA_SUCCESS && cur == ctx) return 1;
     snprintf(msg, sizeof msg, "%s: the handle's context is not current on the calling thread (%s)", call,
              cur ? "another context is" : "no context is");
+    emu_lib_report(lib, msg);
+    return 0;
+}
+
+/* [EMU] Data pointers handed to the libraries (operands, outputs, workspaces) must be aligned to
+ * opara_emu_stat("lib_align") bytes (16 by default: the 128-bit vector loads of the tensor-core and vectorised
+ * kernels; OPARA_EMU_LIB_ALIGN / opara_emu_config("lib_align") change it, 1 or 0 turns the check off).
+ * Real cuBLAS and cuDNN accept 4-byte aligned FP32 data and silently pick slower kernels; the emulator refuses
+ * so that a buffer placed at an odd offset (e.g. a Concat input written in place) shows up. */
+static inline int emu_lib_aligned(const char* lib, const char* what, const void* p) {
+    long long a = opara_emu_stat("lib_align");
+    char msg[200];
+    if (a <= 1 || !p || (size_t)p % (size_t)a == 0) return 1;
+    snprintf(msg, sizeof msg, "%s at %p is not %lld-byte aligned (offset %zu)", what, p, a, (size_t)p % (size_t)a);
     emu_lib_report(lib, msg);
     return 0;
 }

@@ -501,6 +501,30 @@ OT_TEST(gemm_needs_the_handle_context_current) {
     blas_close(&b);
 }
 
+/* [EMU] GEMM operands must be 16-byte aligned (cuBLAS documents no status: INVALID_VALUE); nothing runs. */
+OT_TEST(misaligned_gemm_operands_are_refused) {
+    float alpha = 1.0f, beta = 0.0f, zero = 0.0f;
+    tcu_devptr p;
+    BLAS_EMU(b, d);
+    p = upload(d, NULL, 128);
+    REQUIRE(p);
+#define G(a, bb, c, al)                                                                                          \
+    b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, al, (const float*)(size_t)(a), 4,    \
+                         (const float*)(size_t)(bb), 4, &beta, (float*)(size_t)(c), 4)
+    CHECK_EQ(G(p + 4, p, p + 256, &alpha), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(G(p, p + 8, p + 256, &alpha), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(G(p, p, p + 260, &alpha), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(G(p + 4, p + 8, p + 256, &zero), OPARA_CUBLAS_STATUS_SUCCESS); /* alpha 0: A and B are not read */
+    CHECK_EQ(G(p + 16, p + 32, p + 256, &alpha), OPARA_CUBLAS_STATUS_SUCCESS);
+    d->emu_config("lib_align", 0);
+    CHECK_EQ(G(p + 4, p + 8, p + 260, &alpha), OPARA_CUBLAS_STATUS_SUCCESS);
+    d->emu_config("lib_align", 16);
+#undef G
+    CHECK_EQ(d->CtxSynchronize(), 0);
+    d->MemFree(p);
+    blas_close(&b);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(loader_finds_every_cublas_entry_point),
     OT_CASE(sgemm_matches_reference_for_every_transpose),
@@ -511,6 +535,7 @@ static const opara_test_case tests[] = {
     OT_CASE(handle_calls_during_capture_are_unsafe),
     OT_CASE(operand_precision_follows_math_mode_and_compute_type),
     OT_CASE(gemm_needs_the_handle_context_current),
+    OT_CASE(misaligned_gemm_operands_are_refused),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

@@ -268,7 +268,7 @@ OT_TEST(bias_activation_into_strided_output) {
     float x[2 * 4 * 6 * 5], w[6 * 2 * 3 * 3], z[2 * 6 * 6 * 5], bias[6], alpha1 = 1.25f, alpha2 = 0.5f;
     float got[2 * 10 * 6 * 5];
     double conv[2 * 6 * 6 * 5], want[2 * 6 * 6 * 5];
-    int dims[4], strides[4], n, k, i, total_c = 10, c0 = 3, hw = 30;
+    int dims[4], strides[4], n, k, i, total_c = 10, c0 = 4, hw = 30; /* slice at 480 bytes: 16-byte aligned */
     size_t bad, cnt = 0;
     tcu_devptr dx, dw, dz, db, dy;
     DNN(N, d);
@@ -630,6 +630,49 @@ OT_TEST(execution_needs_the_handle_context_current) {
     dnn_close(&N);
 }
 
+
+/* [EMU] Library data pointers must be 16-byte aligned (docs/TESTING-GPU.md): cuDNN's documented status for a
+ * misaligned pointer is CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER. A channel slice at an odd offset, as a
+ * Concat input written in place can be, is refused; with the rule off (lib_align 0) it runs. */
+OT_TEST(misaligned_pointers_are_refused) {
+    conv_descs D;
+    opara_cudnnTensorDescriptor_t t;
+    float alpha = 1.0f, beta = 0.0f;
+    tcu_devptr dx, dw, dy;
+    DNN(N, d);
+    if (!d->emu_config) {
+        dnn_close(&N);
+        SKIP("emulator-only rule (NVIDIA's cuDNN accepts 4-byte aligned FP32 data)");
+    }
+    REQUIRE(descs_make(&N.lib, &cases[0], &D) == 0 && N.lib.cudnnCreateTensorDescriptor(&t) == 0);
+    CHECK_EQ(N.lib.cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, 2, 2, 2), 0);
+    dx = upload(d, NULL, 2 * 3 * 7 * 9 + 4);
+    dw = upload(d, NULL, 4 * 3 * 9 + 4);
+    dy = upload(d, NULL, 2 * 4 * 7 * 9 + 4);
+    REQUIRE(dx && dw && dy);
+    CHECK_EQ(d->MemsetD32Async(dx, 0, 2 * 3 * 7 * 9 + 4, TCU_LEGACY), 0);
+    CHECK_EQ(d->MemsetD32Async(dw, 0, 4 * 3 * 9 + 4, TCU_LEGACY), 0);
+#define FWD(px, py)                                                                                                \
+    N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)(px), D.w, (const void*)(size_t)dw, D.conv, \
+                                  OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &beta, D.y, (void*)(size_t)(py))
+    CHECK_EQ(FWD(dx + 4, dy), OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+    CHECK_EQ(FWD(dx, dy + 8), OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+    CHECK_EQ(FWD(dx + 16, dy + 16), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(N.lib.cudnnAddTensor(N.h, &alpha, t, (const void*)(size_t)(dx + 4), &alpha, t, (void*)(size_t)dy),
+             OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+    d->emu_config("lib_align", 0);
+    CHECK_EQ(FWD(dx + 4, dy + 8), OPARA_CUDNN_STATUS_SUCCESS);
+    d->emu_config("lib_align", 16);
+#undef FWD
+    CHECK_EQ(d->CtxSynchronize(), 0);
+    N.lib.cudnnDestroyTensorDescriptor(t);
+    descs_free(&N.lib, &D);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(dy);
+    dnn_close(&N);
+}
+
 /* ---------------------------------------------------------------- the fake against NVIDIA's library */
 
 enum { SCRIPT_MAX = 256 }; /* more than descriptor_script records */
@@ -797,6 +840,7 @@ static const opara_test_case tests[] = {
     OT_CASE(handle_creation_during_capture_is_unsafe),
     OT_CASE(convolution_precision_follows_math_type),
     OT_CASE(execution_needs_the_handle_context_current),
+    OT_CASE(misaligned_pointers_are_refused),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
