@@ -50,6 +50,15 @@ long long emu_now_ns(void) {
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+void emu_sleep_us(long long us) {
+    struct timespec ts;
+    if (us <= 0) return;
+    ts.tv_sec = (time_t)(us / 1000000);
+    ts.tv_nsec = (long)(us % 1000000) * 1000L;
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
 unsigned long long emu_mix(unsigned long long z) {
     z += 0x9E3779B97F4A7C15ULL;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -179,6 +188,9 @@ static void emu_read_config(void) {
     if ((v = emu_env("OPARA_EMU_FAIL_INSTANTIATE")) != NULL) G.fail_instantiate = atoi(v);
     if ((v = emu_env("OPARA_EMU_STRICT_PAGEABLE")) != NULL) G.strict_pageable = atoi(v);
     G.lib_align = (v = emu_env("OPARA_EMU_LIB_ALIGN")) != NULL ? atoll(v) : 16;
+    G.lib_first_use_us = (v = emu_env("OPARA_EMU_LIB_FIRST_USE_US")) != NULL ? atoll(v) : 10000;
+    G.handle_first_use_us = (v = emu_env("OPARA_EMU_HANDLE_FIRST_USE_US")) != NULL ? atoll(v) : 1000;
+    G.func_first_use_us = (v = emu_env("OPARA_EMU_FUNC_FIRST_USE_US")) != NULL ? atoll(v) : 100;
     if ((v = emu_env("OPARA_EMU_GRAPH_THREADS")) != NULL) G.graph_threads = atoi(v);
     emu_exec_set_threads((v = emu_env("OPARA_EMU_BLOCK_THREADS")) != NULL ? atoi(v) : emu_default_block_threads());
     if ((v = emu_env("OPARA_EMU_HIDE")) != NULL) snprintf(G.hidden, sizeof G.hidden, "%s", v);
@@ -849,6 +861,9 @@ EMU_API int opara_emu_config(const char* key, long long value) {
     else if (strcmp(key, "fail_instantiate") == 0) G.fail_instantiate = (int)value;
     else if (strcmp(key, "strict_pageable") == 0) G.strict_pageable = (int)value;
     else if (strcmp(key, "lib_align") == 0) G.lib_align = value;
+    else if (strcmp(key, "lib_first_use_us") == 0) G.lib_first_use_us = value;
+    else if (strcmp(key, "handle_first_use_us") == 0) G.handle_first_use_us = value;
+    else if (strcmp(key, "func_first_use_us") == 0) G.func_first_use_us = value;
     else if (strcmp(key, "graph_threads") == 0) G.graph_threads = (int)value;
     else if (strcmp(key, "block_threads") == 0) emu_exec_set_threads((int)value);
     else if (strcmp(key, "seed") == 0) G.seed = (unsigned long long)value;
@@ -903,6 +918,9 @@ EMU_API long long opara_emu_stat(const char* key) {
     else if (strcmp(key, "allocated_bytes") == 0) v = (long long)G.allocated_bytes;
     else if (strcmp(key, "live_contexts") == 0) v = emu_live_contexts();
     else if (strcmp(key, "lib_align") == 0) v = G.lib_align; /* the fakes' pointer alignment rule (emu_lib.h) */
+    else if (strcmp(key, "lib_first_use_us") == 0) v = G.lib_first_use_us; /* first-use costs (emu_lib.h) */
+    else if (strcmp(key, "handle_first_use_us") == 0) v = G.handle_first_use_us;
+    else if (strcmp(key, "func_first_use_us") == 0) v = G.func_first_use_us;
     else if (strcmp(key, "primary_retained") == 0) v = G.primary ? G.primary->retained : 0;
     else if (strcmp(key, "streams") == 0) { /* created with cuStreamCreate* and not destroyed */
         size_t i;

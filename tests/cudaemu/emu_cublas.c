@@ -31,9 +31,11 @@ struct opara_cublasContext {
     opara_cublasMath_t math;
     int cc;                  /* compute capability of the device (10 * major + minor) */
     opara_CUdeviceptr state; /* device memory every handle owns */
+    opara_CUdeviceptr setup; /* lazily set up at the first GEMM (emu_lib_first_use) */
 };
 
 static emu_lib_registry handles = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+static int loaded; /* the first GEMM in the process "loads the kernels" (emu_lib_first_use) */
 
 /* Every listed function exists (link-time check); opara's loader looks them up by name. */
 static void (*const exports[])(void) __attribute__((used)) = {OPARA_CUDA_CUBLAS_FUNCS(EMU_LIB_ADDRESS)};
@@ -66,6 +68,7 @@ opara_cublasStatus_t cublasDestroy_v2(opara_cublasHandle_t handle) {
     if (!emu_lib_context_ok("cuBLAS", "cublasDestroy", handle->ctx)) return OPARA_CUBLAS_STATUS_INTERNAL_ERROR;
     if (!emu_lib_registry_remove(&handles, handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
     cuMemFree_v2(handle->state);
+    if (handle->setup) cuMemFree_v2(handle->setup);
     free(handle);
     return OPARA_CUBLAS_STATUS_SUCCESS;
 }
@@ -232,6 +235,7 @@ static opara_cublasStatus_t gemm_run(opara_cublasHandle_t h, opara_cublasOperati
                                              !emu_lib_aligned("cuBLAS", "GEMM operand B", g->b))) ||
         !emu_lib_aligned("cuBLAS", "GEMM output C", g->c))
         return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if (emu_lib_first_use("cuBLAS", &loaded, &h->setup) != 0) return OPARA_CUBLAS_STATUS_ALLOC_FAILED;
     if ((st = default_pool_during_capture(h)) != OPARA_CUBLAS_STATUS_SUCCESS) return st;
     return gemm_launch(h, g);
 }

@@ -23,6 +23,7 @@ struct opara_cudnnContext {
     opara_CUcontext ctx; /* current when the handle was created */
     opara_CUstream stream;
     opara_CUdeviceptr state;
+    opara_CUdeviceptr setup; /* lazily set up at the first execution call (emu_lib_first_use) */
     int cc; /* compute capability of the device (10 * major + minor) */
 };
 struct opara_cudnnTensorStruct {
@@ -51,6 +52,7 @@ struct opara_cudnnActivationStruct {
 };
 
 static emu_lib_registry handles = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+static int loaded; /* the first execution call in the process "loads the kernels" (emu_lib_first_use) */
 static emu_lib_registry tensors = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 static emu_lib_registry filters = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 static emu_lib_registry convs = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
@@ -123,6 +125,7 @@ opara_cudnnStatus_t cudnnDestroy(opara_cudnnHandle_t handle) {
     if (!emu_lib_context_ok("cuDNN", "cudnnDestroy", handle->ctx)) return OPARA_CUDNN_STATUS_INTERNAL_ERROR;
     if (!emu_lib_registry_remove(&handles, handle)) return BAD;
     cuMemFree_v2(handle->state);
+    if (handle->setup) cuMemFree_v2(handle->setup);
     free(handle);
     return OK;
 }
@@ -637,9 +640,12 @@ static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvol
     return OK;
 }
 
-/* The handle's context must be current to launch ([EMU] 5001, what cuDNN returns when a driver call fails). */
+/* The handle's context must be current to launch ([EMU] 5001, what cuDNN returns when a driver call fails),
+ * and the handle's first call sets it up (device memory: refused inside a capture). */
 static opara_cudnnStatus_t launch_context(opara_cudnnHandle_t h, const char* call) {
-    return emu_lib_context_ok("cuDNN", call, h->ctx) ? OK : OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
+    if (!emu_lib_context_ok("cuDNN", call, h->ctx)) return OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
+    if (emu_lib_first_use("cuDNN", &loaded, &h->setup) != 0) return OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+    return OK;
 }
 
 /* Checks shared by the two forward calls, up to and including the workspace and the context. */

@@ -71,6 +71,7 @@ typedef struct emu_func {
     const opara_kernel_entry* host;
     emu_ptx_entry ptx;               /* parameters, static shared memory, launch bounds */
     int regs, max_dynamic_shared, carveout, ptx_version, binary_version;
+    int loaded;                      /* looked up once (lazy loading cost paid) */
 } emu_func;
 
 typedef struct emu_dep {
@@ -251,6 +252,8 @@ typedef struct emu_global {
     long long fail_alloc_after;      /* >0: the Nth allocation from now fails */
     int fail_capture, fail_instantiate, strict_pageable, graph_threads, paused, quit, verbose;
     long long lib_align;             /* alignment the library fakes require of data pointers (emu_lib.h) */
+    long long lib_first_use_us, handle_first_use_us; /* first-use costs of the fakes (emu_lib.h) */
+    long long func_first_use_us;     /* lazy loading: the first cuModuleGetFunction of each function */
     void** graveyard;                /* destroyed objects that queued work may still reference */
     size_t n_graveyard, cap_graveyard;
     char hidden[1024];               /* comma-separated base names cuGetProcAddress does not know */
@@ -279,6 +282,7 @@ emu_alloc* emu_alloc_find(const void* p, size_t len);
 int emu_alloc_guard_ok(const emu_alloc* a, size_t* bad_offset);
 void emu_alloc_guard_restore(emu_alloc* a);
 long long emu_now_ns(void);
+void emu_sleep_us(long long us);
 unsigned long long emu_mix(unsigned long long x);
 
 /* streams */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../opara_cuda.h"
 
@@ -132,6 +133,44 @@ static inline int emu_lib_aligned(const char* lib, const char* what, const void*
     snprintf(msg, sizeof msg, "%s at %p is not %lld-byte aligned (offset %zu)", what, p, a, (size_t)p % (size_t)a);
     emu_lib_report(lib, msg);
     return 0;
+}
+
+/* ---- first-use costs (docs/TESTING-GPU.md "First use")
+ * A library's first call in the process loads its kernels (lazy module loading) and a handle's first call
+ * sets up its device state: the emulator sleeps opara_emu_stat("lib_first_use_us") once per loaded library
+ * and ("handle_first_use_us") once per handle, on the calling thread, and the handle's set-up allocates
+ * device memory with cuMemAlloc, an unsafe call during a GLOBAL or THREAD_LOCAL capture (rules 1.5/1.6): a
+ * capture that contains a handle's very first call fails as on the real libraries, and the call returns
+ * the library's allocation status. The allocation is retried at the next call; it is freed at destroy. */
+enum { EMU_LIB_SETUP_BYTES = 4096 };
+
+static inline void emu_lib_sleep_us(long long us) {
+    struct timespec ts;
+    if (us <= 0) return;
+    ts.tv_sec = (time_t)(us / 1000000);
+    ts.tv_nsec = (long)(us % 1000000) * 1000L;
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* Once per loaded library (*loaded: the library's flag) and once per handle (*setup: the handle's lazily
+ * allocated state, 0 until the first call). Returns 0, or -1 when the set-up allocation failed. */
+static inline int emu_lib_first_use(const char* lib, int* loaded, opara_CUdeviceptr* setup) {
+    char msg[240];
+    opara_CUresult r;
+    if (*setup) return 0;
+    if (!__atomic_exchange_n(loaded, 1, __ATOMIC_ACQ_REL)) emu_lib_sleep_us(opara_emu_stat("lib_first_use_us"));
+    if ((r = cuMemAlloc_v2(setup, EMU_LIB_SETUP_BYTES)) == OPARA_CUDA_SUCCESS) {
+        emu_lib_sleep_us(opara_emu_stat("handle_first_use_us"));
+        return 0;
+    }
+    *setup = 0;
+    snprintf(msg, sizeof msg, "the handle's first call sets up device memory and cuMemAlloc failed (%d)%s", (int)r,
+             r == OPARA_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+                 ? ": it is inside a stream capture; run the handle once before capturing (warm-up)"
+                 : "");
+    emu_lib_report(lib, msg);
+    return -1;
 }
 
 /* How a library kernel rounds its multiplication operands before the FP32 accumulation (the `rmode` of

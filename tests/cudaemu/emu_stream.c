@@ -814,8 +814,12 @@ EMU_API emu_result cuModuleGetFunction(emu_func** pf, emu_module* mod, const cha
     if ((r = emu_module_ctx(mod)) != E_OK) return emu_leave(r);
     for (i = 0; i < mod->n_funcs; i++)
         if (strcmp(mod->funcs[i]->ptx.name, name) == 0) {
+            long long cold = mod->funcs[i]->loaded ? 0 : G.func_first_use_us;
+            mod->funcs[i]->loaded = 1;
             *pf = mod->funcs[i];
-            return emu_leave(E_OK);
+            emu_leave(E_OK);
+            emu_sleep_us(cold); /* lazy loading: the kernel is loaded at its first lookup (outside the lock) */
+            return E_OK;
         }
     return emu_leave(E_NOT_FOUND);
 }

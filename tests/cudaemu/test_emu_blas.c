@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "emu_test.h"
 
@@ -260,6 +261,10 @@ OT_TEST(captured_sgemm_is_kernel_work_and_replays) {
     REQUIRE(dA && dB && dC && d->MemAlloc(&ws, 1 << 16) == 0 && d->StreamCreate(&s, 1) == 0);
     CHECK_EQ(b.lib.cublasSetStream_v2(b.h, (opara_CUstream)s), OPARA_CUBLAS_STATUS_SUCCESS);
     CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, 1 << 16), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const float*)(size_t)dA, M,
+                                  (const float*)(size_t)dB, K, &beta, (float*)(size_t)dC, M),
+             OPARA_CUBLAS_STATUS_SUCCESS); /* warm-up: the handle's first call is not capturable */
+    CHECK_EQ(d->StreamSynchronize(s), 0);
     CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
     CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const float*)(size_t)dA, M,
                                   (const float*)(size_t)dB, K, &beta, (float*)(size_t)dC, M),
@@ -299,6 +304,9 @@ OT_TEST(capture_without_user_workspace_fails) {
         dA = upload(d, NULL, 16);
         REQUIRE(dA && d->MemAlloc(&ws, 1 << 16) == 0 && d->StreamCreate(&s, 1) == 0);
         CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, 1 << 16), OPARA_CUBLAS_STATUS_SUCCESS);
+        CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, &alpha, (const float*)(size_t)dA,
+                                      4, (const float*)(size_t)dA, 4, &beta, (float*)(size_t)dA, 4),
+                 OPARA_CUBLAS_STATUS_SUCCESS); /* warm-up */
         CHECK_EQ(b.lib.cublasSetStream_v2(b.h, (opara_CUstream)s), OPARA_CUBLAS_STATUS_SUCCESS); /* drops it */
         CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
         CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, &alpha, (const float*)(size_t)dA,
@@ -525,6 +533,62 @@ OT_TEST(misaligned_gemm_operands_are_refused) {
     blas_close(&b);
 }
 
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A handle's first call sets up device memory (and costs time): captured without a warm-up it fails and
+ * invalidates a GLOBAL capture; a RELAXED capture allows the allocation; after a warm-up capture works. */
+OT_TEST(first_call_of_a_handle_cannot_be_captured) {
+    float alpha = 1.0f, beta = 0.0f;
+    tcu_devptr p, ws;
+    tcu_stream s;
+    tcu_graph g = NULL;
+    double t0, first;
+    opara_cublasHandle_t h2 = NULL;
+    BLAS_EMU(b, d);
+    p = upload(d, NULL, 64);
+    REQUIRE(p && d->MemAlloc(&ws, 1 << 16) == 0 && d->StreamCreate(&s, 1) == 0);
+    CHECK_EQ(d->MemsetD32Async(p, 0, 64, s), 0);
+    CHECK_EQ(b.lib.cublasSetStream_v2(b.h, (opara_CUstream)s), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, 1 << 16), OPARA_CUBLAS_STATUS_SUCCESS);
+#define GEMM(h)                                                                                                  \
+    b.lib.cublasSgemm_v2(h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, &alpha, (const float*)(size_t)p, 4,      \
+                         (const float*)(size_t)p, 4, &beta, (float*)(size_t)(p + 64), 4)
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+    CHECK_EQ(GEMM(b.h), OPARA_CUBLAS_STATUS_ALLOC_FAILED);
+    CHECK_EQ(d->StreamEndCapture(s, &g), TCU_CAPTURE_INVALIDATED);
+    if (g) d->GraphDestroy(g);
+    g = NULL;
+    CHECK_EQ(d->StreamBeginCapture(s, 2), 0); /* RELAXED: the set-up allocation is allowed */
+    CHECK_EQ(GEMM(b.h), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->StreamEndCapture(s, &g), 0);
+    if (g) d->GraphDestroy(g);
+    g = NULL;
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0); /* set up by now: captures */
+    CHECK_EQ(GEMM(b.h), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->StreamEndCapture(s, &g), 0);
+    if (g) d->GraphDestroy(g);
+    /* the first call of a new handle costs its set-up time on the calling thread */
+    d->emu_config("handle_first_use_us", 30000);
+    REQUIRE(b.lib.cublasCreate_v2(&h2) == OPARA_CUBLAS_STATUS_SUCCESS);
+    t0 = now_ms();
+    CHECK_EQ(GEMM(h2), OPARA_CUBLAS_STATUS_SUCCESS);
+    first = now_ms() - t0;
+    OT_LOG("first GEMM of a handle: %.1f ms", first);
+    CHECK(first >= 30.0);
+    d->emu_config("handle_first_use_us", 1000);
+#undef GEMM
+    CHECK_EQ(d->CtxSynchronize(), 0);
+    b.lib.cublasDestroy_v2(h2);
+    blas_close(&b);
+    d->StreamDestroy(s);
+    d->MemFree(p);
+    d->MemFree(ws);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(loader_finds_every_cublas_entry_point),
     OT_CASE(sgemm_matches_reference_for_every_transpose),
@@ -536,6 +600,7 @@ static const opara_test_case tests[] = {
     OT_CASE(operand_precision_follows_math_mode_and_compute_type),
     OT_CASE(gemm_needs_the_handle_context_current),
     OT_CASE(misaligned_gemm_operands_are_refused),
+    OT_CASE(first_call_of_a_handle_cannot_be_captured),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

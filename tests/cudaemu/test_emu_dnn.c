@@ -430,6 +430,11 @@ OT_TEST(captured_convolution_is_kernel_work_and_replays) {
     dy = upload(d, NULL, ny);
     REQUIRE(dx && dw && db && dy && d->StreamCreate(&s, 1) == 0);
     CHECK_EQ(N.lib.cudnnSetStream(N.h, (opara_CUstream)s), 0);
+    CHECK_EQ(N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv,
+                                           OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &beta, D.y,
+                                           (void*)(size_t)dy),
+             0); /* warm-up: the handle's first call is not capturable */
+    CHECK_EQ(d->StreamSynchronize(s), 0);
     CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
     CHECK_EQ(N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv,
                                            OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &beta, D.y,
@@ -673,6 +678,44 @@ OT_TEST(misaligned_pointers_are_refused) {
     dnn_close(&N);
 }
 
+
+/* The handle's first execution call sets up device memory: inside a capture it fails
+ * (CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED) and the capture is invalidated; after a warm-up the
+ * same call captures. */
+OT_TEST(first_call_of_a_handle_cannot_be_captured) {
+    opara_cudnnTensorDescriptor_t t;
+    float v[16], alpha = 1.0f, beta = 1.0f;
+    tcu_devptr p;
+    tcu_stream s;
+    tcu_graph g = NULL;
+    int i;
+    dnn N;
+    TCU_REQUIRE_EMULATOR(d);
+    DNN_OPEN(N, d);
+    for (i = 0; i < 16; i++) v[i] = 1.0f;
+    p = upload(d, v, 16);
+    REQUIRE(p && d->StreamCreate(&s, 1) == 0 && N.lib.cudnnCreateTensorDescriptor(&t) == 0);
+    CHECK_EQ(N.lib.cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, 1, 2, 2), 0);
+    CHECK_EQ(N.lib.cudnnSetStream(N.h, (opara_CUstream)s), 0);
+#define ADD() N.lib.cudnnAddTensor(N.h, &alpha, t, (const void*)(size_t)p, &beta, t, (void*)(size_t)(p + 32))
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+    CHECK_EQ(ADD(), OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED);
+    CHECK_EQ(d->StreamEndCapture(s, &g), TCU_CAPTURE_INVALIDATED);
+    if (g) d->GraphDestroy(g);
+    g = NULL;
+    CHECK_EQ(ADD(), OPARA_CUDNN_STATUS_SUCCESS); /* warm-up */
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+    CHECK_EQ(ADD(), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(d->StreamEndCapture(s, &g), 0);
+    if (g) d->GraphDestroy(g);
+#undef ADD
+    CHECK_EQ(d->StreamSynchronize(s), 0);
+    N.lib.cudnnDestroyTensorDescriptor(t);
+    d->StreamDestroy(s);
+    d->MemFree(p);
+    dnn_close(&N);
+}
+
 /* ---------------------------------------------------------------- the fake against NVIDIA's library */
 
 enum { SCRIPT_MAX = 256 }; /* more than descriptor_script records */
@@ -841,6 +884,7 @@ static const opara_test_case tests[] = {
     OT_CASE(convolution_precision_follows_math_type),
     OT_CASE(execution_needs_the_handle_context_current),
     OT_CASE(misaligned_pointers_are_refused),
+    OT_CASE(first_call_of_a_handle_cannot_be_captured),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
