@@ -20,8 +20,11 @@ OPARA_CUDA_CUDNN_FUNCS(EMU_LIB_DECLARE)
 enum { DIM_MAX = 8, CUDNN_EMU_VERSION = 91900, THREADS = 256 };
 
 struct opara_cudnnContext {
+    opara_CUcontext ctx; /* current when the handle was created */
     opara_CUstream stream;
     opara_CUdeviceptr state;
+    opara_CUdeviceptr setup; /* lazily set up at the first execution call (emu_lib_first_use) */
+    int cc; /* compute capability of the device (10 * major + minor) */
 };
 struct opara_cudnnTensorStruct {
     int set, nb;
@@ -49,6 +52,7 @@ struct opara_cudnnActivationStruct {
 };
 
 static emu_lib_registry handles = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+static int loaded; /* the first execution call in the process "loads the kernels" (emu_lib_first_use) */
 static emu_lib_registry tensors = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 static emu_lib_registry filters = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 static emu_lib_registry convs = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
@@ -102,6 +106,8 @@ opara_cudnnStatus_t cudnnCreate(opara_cudnnHandle_t* handle) {
     if (cuCtxGetCurrent(&ctx) != OPARA_CUDA_SUCCESS || !ctx) return OPARA_CUDNN_STATUS_NOT_INITIALIZED;
     h = (opara_cudnnHandle_t)calloc(1, sizeof(*h));
     if (!h) return OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+    h->cc = emu_lib_compute_capability();
+    h->ctx = ctx;
     /* device memory, as the real handle owns: an unsafe call during capture, like cudnnCreate is */
     if (cuMemAlloc_v2(&h->state, 256) != OPARA_CUDA_SUCCESS || !emu_lib_registry_add(&handles, h)) {
         if (h->state) cuMemFree_v2(h->state);
@@ -114,8 +120,12 @@ opara_cudnnStatus_t cudnnCreate(opara_cudnnHandle_t* handle) {
 
 opara_cudnnStatus_t cudnnDestroy(opara_cudnnHandle_t handle) {
     if (!handle) return OK;
+    if (!emu_lib_registry_has(&handles, handle)) return BAD;
+    /* [EMU] frees device memory: the handle's context must be current (the handle stays valid otherwise) */
+    if (!emu_lib_context_ok("cuDNN", "cudnnDestroy", handle->ctx)) return OPARA_CUDNN_STATUS_INTERNAL_ERROR;
     if (!emu_lib_registry_remove(&handles, handle)) return BAD;
     cuMemFree_v2(handle->state);
+    if (handle->setup) cuMemFree_v2(handle->setup);
     free(handle);
     return OK;
 }
@@ -438,6 +448,36 @@ static opara_cudnnStatus_t workspace_for(opara_cudnnConvolutionDescriptor_t cd, 
     return OK;
 }
 
+/* The precision a forward algorithm gives its x and w operands (cudnnMathType_t, cudnn_graph.h and the cuDNN
+ * API reference): "with NVIDIA Ampere architecture, CUDNN_DEFAULT_MATH permits TF32 Tensor Core operation and
+ * CUDNN_FMA_MATH does not"; TENSOR_OP_MATH(_ALLOW_CONVERSION) permit tensor cores too; NVIDIA_TF32_OVERRIDE=0
+ * turns TF32 off. Before Ampere FP32 data stays FP32, except that ALLOW_CONVERSION lets cuDNN convert FP32 to
+ * FP16 for the tensor cores (7.0+; the legacy API's "FP32-to-FP16 conversion").
+ * [EMU] Which algorithms have tensor-core kernels: the GEMM-like ones (IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM,
+ * GEMM) and WINOGRAD_NONFUSED (the legacy API lists IMPLICIT_PRECOMP_GEMM and WINOGRAD_NONFUSED); FFT,
+ * FFT_TILING and the fused WINOGRAD compute in FP32. [EMU] ALLOW_CONVERSION on 8.0+ gives TF32, not FP16. */
+static int tensor_core_algo(opara_cudnnConvolutionFwdAlgo_t a) {
+    return a == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || a == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+           a == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM || a == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+
+static int conv_rounding(opara_cudnnHandle_t h, opara_cudnnConvolutionDescriptor_t cd, opara_cudnnConvolutionFwdAlgo_t a) {
+    if (cd->math == OPARA_CUDNN_FMA_MATH || !tensor_core_algo(a)) return EMU_ROUND_NONE;
+    if (h->cc >= 80) return emu_lib_tf32(h->cc);
+    return cd->math == OPARA_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION && h->cc >= 70 ? EMU_ROUND_FP16 : EMU_ROUND_NONE;
+}
+
+/* The math type an algorithm's perf result reports: what it would really use [EMU]: TENSOR_OP_MATH for TF32,
+ * TENSOR_OP_MATH_ALLOW_CONVERSION for FP16 conversion, FMA_MATH for FP32 arithmetic. */
+static opara_cudnnMathType_t conv_math_used(opara_cudnnHandle_t h, opara_cudnnConvolutionDescriptor_t cd,
+                                            opara_cudnnConvolutionFwdAlgo_t a) {
+    switch (conv_rounding(h, cd, a)) {
+    case EMU_ROUND_TF32: return OPARA_CUDNN_TENSOR_OP_MATH;
+    case EMU_ROUND_FP16: return OPARA_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    default: return OPARA_CUDNN_FMA_MATH;
+    }
+}
+
 opara_cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(opara_cudnnHandle_t handle, opara_cudnnTensorDescriptor_t xDesc,
                                                             opara_cudnnFilterDescriptor_t wDesc,
                                                             opara_cudnnConvolutionDescriptor_t convDesc,
@@ -483,7 +523,7 @@ opara_cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(opara_cudnnHandle_t h
             p->time = -1.0f; /* heuristics do not time */
             p->memory = pass ? algo_workspace(convDesc, &g, a) : 0;
             p->determinism = OPARA_CUDNN_DETERMINISTIC;
-            p->mathType = convDesc->math;
+            p->mathType = conv_math_used(handle, convDesc, a);
             n++;
         }
     *returnedAlgoCount = n;
@@ -557,7 +597,7 @@ typedef struct conv_launch {
 } conv_launch;
 
 static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvolutionDescriptor_t cd, const conv_geom* g,
-                                        const conv_launch* l) {
+                                        opara_cudnnConvolutionFwdAlgo_t algo, const conv_launch* l) {
     long long xs_nc = pack(l->xd->strides[0], l->xd->strides[1]), xs_hw = pack(l->xd->strides[2], l->xd->strides[3]);
     long long zs_nc = pack(l->zd->strides[0], l->zd->strides[1]), zs_hw = pack(l->zd->strides[2], l->zd->strides[3]);
     long long ys_nc = pack(l->yd->strides[0], l->yd->strides[1]), ys_hw = pack(l->yd->strides[2], l->yd->strides[3]);
@@ -565,7 +605,7 @@ static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvol
     long long ohw = pack(g->oh, g->ow), pad = pack(cd->pad[0], cd->pad[1]), str = pack(cd->stride[0], cd->stride[1]);
     long long dil = pack(cd->dil[0], cd->dil[1]);
     long long total = (long long)g->n * g->k * g->oh * g->ow;
-    int flags = (cd->mode == OPARA_CUDNN_CONVOLUTION ? 1 : 0) | (l->relu ? 2 : 0);
+    int flags = (cd->mode == OPARA_CUDNN_CONVOLUTION ? 1 : 0) | (l->relu ? 2 : 0) | conv_rounding(h, cd, algo) << 2;
     unsigned int grid[3], block[3];
     void* args[23];
     args[0] = (void*)&l->x;
@@ -600,7 +640,15 @@ static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvol
     return OK;
 }
 
-/* Checks shared by the two forward calls, up to and including the workspace. */
+/* The handle's context must be current to launch ([EMU] 5001, what cuDNN returns when a driver call fails),
+ * and the handle's first call sets it up (device memory: refused inside a capture). */
+static opara_cudnnStatus_t launch_context(opara_cudnnHandle_t h, const char* call) {
+    if (!emu_lib_context_ok("cuDNN", call, h->ctx)) return OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
+    if (emu_lib_first_use("cuDNN", &loaded, &h->setup) != 0) return OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+    return OK;
+}
+
+/* Checks shared by the two forward calls, up to and including the workspace and the context. */
 static opara_cudnnStatus_t forward_check(opara_cudnnHandle_t handle, opara_cudnnTensorDescriptor_t xDesc, const void* x,
                                          opara_cudnnFilterDescriptor_t wDesc, const void* w,
                                          opara_cudnnConvolutionDescriptor_t convDesc, opara_cudnnConvolutionFwdAlgo_t algo,
@@ -623,7 +671,10 @@ static opara_cudnnStatus_t forward_check(opara_cudnnHandle_t handle, opara_cudnn
         !device_range(w, (size_t)wDesc->k * wDesc->c * wDesc->r * wDesc->s * type_size(wDesc->type), "filter w") ||
         (workSpace && !device_range(workSpace, workSpaceSizeInBytes, "workspace")))
         return BAD;
-    return OK;
+    if (!emu_lib_aligned("cuDNN", "convolution input x", x) || !emu_lib_aligned("cuDNN", "filter w", w) ||
+        !emu_lib_aligned("cuDNN", "convolution output y", y) || !emu_lib_aligned("cuDNN", "workspace", workSpace))
+        return OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
+    return launch_context(handle, "convolution");
 }
 
 opara_cudnnStatus_t cudnnConvolutionForward(opara_cudnnHandle_t handle, const void* alpha,
@@ -649,7 +700,7 @@ opara_cudnnStatus_t cudnnConvolutionForward(opara_cudnnHandle_t handle, const vo
     l.yd = yDesc;
     l.alpha1 = *(const float*)alpha;
     l.alpha2 = *(const float*)beta;
-    if ((st = conv_enqueue(handle, convDesc, &g, &l)) == OK) count(COUNT_FORWARD);
+    if ((st = conv_enqueue(handle, convDesc, &g, algo, &l)) == OK) count(COUNT_FORWARD);
     return st;
 }
 
@@ -681,6 +732,8 @@ opara_cudnnStatus_t cudnnConvolutionBiasActivationForward(
     if (!alpha1 || !alpha2 || !z || !bias) return BAD;
     if ((st = epilogue_check(zDesc, biasDesc, yDesc)) != OK) return st;
     if (!tensor_in_memory(zDesc, z, "residual z") || !tensor_in_memory(biasDesc, bias, "bias")) return BAD;
+    if (!emu_lib_aligned("cuDNN", "residual z", z) || !emu_lib_aligned("cuDNN", "bias", bias))
+        return OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
     if (!emu_lib_registry_has(&acts, activationDesc) || !activationDesc->set) return BAD;
     /* cuDNN: only RELU and IDENTITY, and IDENTITY only with IMPLICIT_PRECOMP_GEMM */
     if (activationDesc->mode != OPARA_CUDNN_ACTIVATION_RELU &&
@@ -700,7 +753,7 @@ opara_cudnnStatus_t cudnnConvolutionBiasActivationForward(
     l.alpha2 = *(const float*)alpha2;
     l.relu = activationDesc->mode == OPARA_CUDNN_ACTIVATION_RELU;
     l.bias_stride = biasDesc->strides[1];
-    if ((st = conv_enqueue(handle, convDesc, &g, &l)) == OK) count(COUNT_BIAS_ACT);
+    if ((st = conv_enqueue(handle, convDesc, &g, algo, &l)) == OK) count(COUNT_BIAS_ACT);
     return st;
 }
 
@@ -740,6 +793,9 @@ opara_cudnnStatus_t cudnnAddTensor(opara_cudnnHandle_t handle, const void* alpha
     if (!emu_lib_registry_has(&handles, handle) || !alpha || !beta || !A || !C) return BAD;
     if ((st = add_shape(aDesc, cDesc, dims, as, cs)) != OK) return st;
     if (!tensor_in_memory(aDesc, A, "cudnnAddTensor A") || !tensor_in_memory(cDesc, C, "cudnnAddTensor C")) return BAD;
+    if (!emu_lib_aligned("cuDNN", "cudnnAddTensor A", A) || !emu_lib_aligned("cuDNN", "cudnnAddTensor C", C))
+        return OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
+    if ((st = launch_context(handle, "cudnnAddTensor")) != OK) return st;
     al = *(const float*)alpha;
     be = *(const float*)beta;
     args[0] = (void*)&A;
