@@ -32,6 +32,6 @@ $(BUILD)/cuda/libopara_fake_cuda11.so: tests/test_cuda_loader.c
 	$(FAKE_CUDA_CC) -DOPARA_TEST_FAKE_PROC_DRIVER=11080
 
 # Order-only, so the automatic test rule's $< and $^ stay the test source alone.
-$(BUILD)/tests/test_cuda_loader: | $(FAKE_CUDA_LIBS)
+$(BUILD)/tests/test_cuda_loader: opara_cuda.h | $(FAKE_CUDA_LIBS) $(BUILD)/cudaemu/libcublas.so $(BUILD)/cudaemu/libcudnn.so
 
 TEST_BINS += $(BUILD)/cuda/cuda_headers_check_c $(BUILD)/cuda/cuda_headers_check_cxx
