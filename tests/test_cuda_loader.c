@@ -1292,12 +1292,41 @@ static const opara_test_case tests[] = {
     OT_CASE(driver_stub_library),
 };
 
+/* --print-libs: what this process finds, as shell assignments of the full paths
+   (`eval "$(build/tests/test_cuda_loader --print-libs)"` pins the libraries the search finds for
+   tools that take explicit paths, such as make test-gpu), with how each was found; a library that
+   is not found is a comment with the reason. Run it with the OPARA_<LIB> variables unset to see
+   the search itself. */
+static int print_libs(void) {
+    static char err[4096];
+    opara_cuda_driver cu;
+    opara_cuda_nvrtc nv;
+    opara_cuda_cublas blas;
+    opara_cuda_cudnn dnn;
+    opara_cuda_cupti cupti;
+#define PRINT_LIB(var, load, table, unload) \
+    if (load(&table, NULL, err, sizeof err) == OPARA_CUDA_LOAD_OK) { \
+        printf("export %s='%s' # %s\n", var, table.path, table.origin); \
+        unload(&table); \
+    } else { \
+        printf("# %s: %s\n", var, err); \
+    }
+    PRINT_LIB("OPARA_CUDA_DRIVER", opara_cuda_driver_load, cu, opara_cuda_driver_unload)
+    PRINT_LIB("OPARA_NVRTC", opara_cuda_nvrtc_load, nv, opara_cuda_nvrtc_unload)
+    PRINT_LIB("OPARA_CUBLAS", opara_cuda_cublas_load, blas, opara_cuda_cublas_unload)
+    PRINT_LIB("OPARA_CUDNN", opara_cuda_cudnn_load, dnn, opara_cuda_cudnn_unload)
+    PRINT_LIB("OPARA_CUPTI", opara_cuda_cupti_load, cupti, opara_cuda_cupti_unload)
+#undef PRINT_LIB
+    return 0;
+}
+
 int main(int argc, char** argv) {
     const char* slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
     int dir_len = slash ? (int)(slash - argv[0] + 1) : 0;
     const char* dir = slash ? argv[0] : "";
     const char* cuda_home = getenv("OPARA_CUDA_HOME");
     char emu[1200];
+    if (argc > 1 && strcmp(argv[1], "--print-libs") == 0) return print_libs();
     if (argc > 2 && strcmp(argv[1], "--child") == 0) {
         snprintf(fx_sys, sizeof fx_sys, "%s", argc > 6 ? argv[6] : "/nonexistent");
         return child_main(argc, argv);
