@@ -37,6 +37,7 @@ struct opara__cuda_session {
     opara__errbuf* err;         /* where failures go: the runtime's buffer during creation, then error */
     opara__errbuf error;        /* failures of runs (which may happen on any thread) */
     int have_cublas, have_cudnn, nvrtc_used;
+    char kernels[160]; /* where our kernels came from (opara__cuda_info.kernels) */
     opara_CUdevice dev;
     opara_CUcontext ctx;        /* the device's primary context, retained by the runtime */
     opara__device device;
@@ -428,69 +429,236 @@ static const opara__kernel_image* opara__cub_find_image(const char* file) {
     return NULL;
 }
 
-/* NVRTC: the kernel source compiled for the exact device. NULL (with the reason logged) on any
-   failure: the embedded PTX is then used. */
-static char* opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img) {
-    opara_nvrtcProgram prog = NULL;
-    char arch[64];
-    const char* opts[2];
-    char* src = opara__cub_join_lines(s, img->source);
-    char* ptx = NULL;
+/* Where a kernel module's image came from, in the order they are tried. */
+typedef enum opara__cub_image_kind {
+    OPARA__CUB_CUBIN = 0,     /* NVRTC's cubin for the device's sm_XY: no JIT, no PTX version check */
+    OPARA__CUB_NVRTC_PTX = 1, /* NVRTC's PTX: JIT by the driver, refused (222) when newer than it */
+    OPARA__CUB_EMBEDDED = 2,  /* the PTX generated at build time (make ptx), JIT by the driver */
+    OPARA__CUB_IMAGE_KINDS = 3
+} opara__cub_image_kind;
+
+/* What NVRTC made of one kernel file (malloc'ed; NULL where absent). */
+typedef struct opara__cub_nvrtc_out {
+    char* cubin;
+    char* ptx;
+} opara__cub_nvrtc_out;
+
+/* The architecture NVRTC compiles for: the device's own (sm_XY: a cubin and its PTX) when NVRTC
+   supports it, else the newest NVRTC knows below the device (compute_XY: PTX only, the driver
+   compiles it forward). 0 when NVRTC supports nothing at or below the device. */
+static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc* nv, int* real) {
+    int device = s->cc_major * 10 + s->cc_minor, count = 0, archs[64], i, best = 0;
+    *real = 0;
+    if (nv->nvrtcGetNumSupportedArchs(&count) != OPARA_NVRTC_SUCCESS || count < 1 || count > 64 ||
+        nv->nvrtcGetSupportedArchs(archs) != OPARA_NVRTC_SUCCESS)
+        return 0;
+    for (i = 0; i < count; ++i)
+        if (archs[i] <= device && archs[i] > best) best = archs[i];
+    *real = best == device;
+    return best;
+}
+
+/* The first line of NVRTC's compile log, for the warning. */
+static void opara__cub_nvrtc_log(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, char* out,
+                                 size_t cap) {
     size_t size = 0;
-    if (!src) return NULL;
-    opara__format(arch, sizeof arch, "--gpu-architecture=compute_%d%d", s->cc_major, s->cc_minor);
-    opts[0] = arch;
-    opts[1] = "--std=c++11";
-    if (nv->nvrtcCreateProgram(&prog, src, img->file, 0, NULL, NULL) == OPARA_NVRTC_SUCCESS) {
-        opara_nvrtcResult r = nv->nvrtcCompileProgram(prog, 2, opts);
-        if (r == OPARA_NVRTC_SUCCESS && nv->nvrtcGetPTXSize(prog, &size) == OPARA_NVRTC_SUCCESS &&
-            (ptx = (char*)opara__alloc(s->rt, size + 1)) != NULL) {
-            if (nv->nvrtcGetPTX(prog, ptx) != OPARA_NVRTC_SUCCESS) {
-                opara__free(s->rt, ptx);
-                ptx = NULL;
-            }
-        } else if (r != OPARA_NVRTC_SUCCESS) {
-            opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
-                       "NVRTC could not compile %s.cu for %s (%s); using the embedded PTX", img->file, arch,
-                       nv->nvrtcGetErrorString(r));
+    char* log;
+    out[0] = 0;
+    if (nv->nvrtcGetProgramLogSize(prog, &size) != OPARA_NVRTC_SUCCESS || size < 2) return;
+    if ((log = (char*)opara__alloc(s->rt, size)) == NULL) return;
+    if (nv->nvrtcGetProgramLog(prog, log) == OPARA_NVRTC_SUCCESS) {
+        char* nl = strchr(log, '\n');
+        if (nl) *nl = 0;
+        opara__format(out, cap, ": %s", log);
+    }
+    opara__free(s->rt, log);
+}
+
+/* NVRTC's output of a compiled program: the cubin (sm_XY only; nvrtcGetCUBINSize gives 0 for a
+   virtual architecture) and the PTX. */
+static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, int real,
+                                  opara__cub_nvrtc_out* out) {
+    size_t size = 0;
+    if (real && nv->nvrtcGetCUBINSize && nv->nvrtcGetCUBIN && nv->nvrtcGetCUBINSize(prog, &size) == OPARA_NVRTC_SUCCESS &&
+        size > 0 && (out->cubin = (char*)opara__alloc(s->rt, size)) != NULL &&
+        nv->nvrtcGetCUBIN(prog, out->cubin) != OPARA_NVRTC_SUCCESS) {
+        opara__free(s->rt, out->cubin);
+        out->cubin = NULL;
+    }
+    if (nv->nvrtcGetPTXSize(prog, &size) == OPARA_NVRTC_SUCCESS && size > 0 &&
+        (out->ptx = (char*)opara__alloc(s->rt, size + 1)) != NULL) {
+        out->ptx[size] = 0;
+        if (nv->nvrtcGetPTX(prog, out->ptx) != OPARA_NVRTC_SUCCESS) {
+            opara__free(s->rt, out->ptx);
+            out->ptx = NULL;
         }
+    }
+}
+
+/* NVRTC: the kernel source compiled for the device. Options: the architecture and the language
+   standard of the kernel dialect (src/kernels/opara_kernel.h), nothing else: no -default-device,
+   no fast-math (the kernels must match the CPU backend). On failure out stays empty, with the
+   reason logged: the embedded PTX is then used. */
+static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img,
+                                     int arch, int real, opara__cub_nvrtc_out* out) {
+    opara_nvrtcProgram prog = NULL;
+    char option[64], log[256] = "";
+    const char* opts[2];
+    opara_nvrtcResult r;
+    char* src = opara__cub_join_lines(s, img->source);
+    memset(out, 0, sizeof *out);
+    if (!src) return;
+    opara__format(option, sizeof option, "--gpu-architecture=%s_%d", real ? "sm" : "compute", arch);
+    opts[0] = option;
+    opts[1] = "--std=c++11";
+    r = nv->nvrtcCreateProgram(&prog, src, img->file, 0, NULL, NULL);
+    if (r == OPARA_NVRTC_SUCCESS) {
+        r = nv->nvrtcCompileProgram(prog, 2, opts);
+        if (r == OPARA_NVRTC_SUCCESS) opara__cub_nvrtc_take(s, nv, prog, real, out);
+        else opara__cub_nvrtc_log(s, nv, prog, log, sizeof log);
         nv->nvrtcDestroyProgram(&prog);
     }
+    if (r != OPARA_NVRTC_SUCCESS)
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC could not compile %s.cu with %s: %s%s; using the embedded PTX", img->file, option,
+                   opara_nvrtc_result_name(r), log);
     opara__free(s->rt, src);
-    return ptx;
+}
+
+/* cuModuleLoadDataEx with the JIT's error log, which says why a PTX image was refused. */
+static opara_CUresult opara__cub_module_load(opara__cuda_session* s, opara_CUmodule* module, const void* image,
+                                             char* log, size_t cap) {
+    opara_CUjit_option options[2] = {OPARA_CU_JIT_ERROR_LOG_BUFFER, OPARA_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[2];
+    log[0] = 0;
+    values[0] = log;
+    values[1] = (void*)(uintptr_t)cap; /* an unsigned int passed by value (cuda.h CUjit_option) */
+    return OPARA__CU(s, cuModuleLoadDataEx(module, image, 2, options, values));
+}
+
+/* The ".target sm_XX" of an embedded PTX image, e.g. "sm_75". */
+static void opara__cub_ptx_target(const opara__kernel_image* img, char* out, size_t cap) {
+    size_t i;
+    opara__format(out, cap, "?");
+    for (i = 0; img->ptx[i]; ++i)
+        if (strncmp(img->ptx[i], ".target ", 8) == 0) {
+            size_t n = strcspn(img->ptx[i] + 8, " ,\n");
+            opara__format(out, cap, "%.*s", (int)n, img->ptx[i] + 8);
+            return;
+        }
+}
+
+/* The session's description of one kind of image: "NVRTC cubin sm_90", "NVRTC PTX compute_90",
+   "embedded PTX sm_75 (driver JIT)". */
+static void opara__cub_image_name(opara__cub_image_kind kind, int arch, const char* embedded_target, char* out,
+                                  size_t cap) {
+    if (kind == OPARA__CUB_CUBIN) opara__format(out, cap, "NVRTC cubin sm_%d", arch);
+    else if (kind == OPARA__CUB_NVRTC_PTX) opara__format(out, cap, "NVRTC PTX compute_%d", arch);
+    else opara__format(out, cap, "embedded PTX %s (driver JIT)", embedded_target);
+}
+
+/* One kernel file's module: NVRTC's cubin, else NVRTC's PTX, else the embedded PTX, logging why
+   each step was passed over. Running out of device memory is an error, not a reason to go on. */
+static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, const opara__kernel_image* img,
+                                           const opara__cub_nvrtc_out* nv, int arch, opara__cub_image_kind* kind) {
+    char log[512], what[64], target[16];
+    const char* images[OPARA__CUB_IMAGE_KINDS];
+    char* embedded;
+    opara_CUresult cr = OPARA_CUDA_ERROR_INVALID_IMAGE;
+    int k;
+    images[OPARA__CUB_CUBIN] = nv->cubin;
+    images[OPARA__CUB_NVRTC_PTX] = nv->ptx;
+    for (k = OPARA__CUB_CUBIN; k < OPARA__CUB_EMBEDDED; ++k) {
+        if (!images[k]) continue;
+        cr = opara__cub_module_load(s, &s->modules[f], images[k], log, sizeof log);
+        if (cr == OPARA_CUDA_SUCCESS) {
+            *kind = (opara__cub_image_kind)k;
+            return OPARA_OK;
+        }
+        if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
+        opara__cub_image_name((opara__cub_image_kind)k, arch, "", what, sizeof what);
+        opara__log(&s->rt->logger, k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "CUDA backend: the driver refused %s of %s.cu: %s (%d)%s%s; trying %s", what, img->file,
+                   opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log,
+                   k == OPARA__CUB_CUBIN && images[OPARA__CUB_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
+    }
+    if ((embedded = opara__cub_join_lines(s, img->ptx)) == NULL) return opara__cub_oom(s);
+    cr = opara__cub_module_load(s, &s->modules[f], embedded, log, sizeof log);
+    opara__free(s->rt, embedded);
+    *kind = OPARA__CUB_EMBEDDED;
+    if (cr == OPARA_CUDA_SUCCESS) return OPARA_OK;
+    opara__cub_ptx_target(img, target, sizeof target);
+    if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
+    return opara__fail(s->rt, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
+                       target, img->file, opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log);
+}
+
+/* s->kernels: the kinds of image the modules came from, with counts when they differ. */
+static void opara__cub_describe_kernels(opara__cuda_session* s, const unsigned* count, int arch,
+                                        const char* embedded_target) {
+    size_t at = 0;
+    int k;
+    char name[64];
+    for (k = 0; k < OPARA__CUB_IMAGE_KINDS; ++k) {
+        if (!count[k]) continue;
+        opara__cub_image_name((opara__cub_image_kind)k, arch, embedded_target, name, sizeof name);
+        if (count[k] == OPARA__CUDA_FILES)
+            at += opara__format(s->kernels + at, sizeof s->kernels - at, "%s", name);
+        else
+            at += opara__format(s->kernels + at, sizeof s->kernels - at, "%s%s for %u of %d files", at ? "; " : "", name,
+                                count[k], OPARA__CUDA_FILES);
+    }
+}
+
+/* NVRTC when the session asks for it (logged: where it was found, its builtins). */
+static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
+    char err[2048];
+    int major = 0, minor = 0;
+    memset(nv, 0, sizeof *nv);
+    if (!s->opt.use_nvrtc) return 0;
+    if (opara_cuda_nvrtc_load(nv, s->opt.nvrtc_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC not loaded (%s); using the embedded PTX", err);
+        return 0;
+    }
+    nv->nvrtcVersion(&major, &minor);
+    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
+               minor, nv->path, nv->origin, nv->builtins_path[0] ? nv->builtins_path : "not preloaded");
+    return 1;
 }
 
 static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     opara_cuda_nvrtc nv;
-    char err[2048];
-    int have_nvrtc = 0, k;
+    unsigned count[OPARA__CUB_IMAGE_KINDS] = {0, 0, 0};
+    char target[16] = "?";
+    int k, arch = 0, real = 0;
     size_t f;
-    memset(&nv, 0, sizeof nv);
-    if (s->opt.use_nvrtc) {
-        have_nvrtc = opara_cuda_nvrtc_load(&nv, s->opt.nvrtc_path, err, sizeof err) == OPARA_CUDA_LOAD_OK;
-        if (!have_nvrtc)
-            opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                       "NVRTC not loaded (%s); using the embedded PTX", err);
-    }
-    for (f = 0; f < OPARA__CUDA_FILES; ++f) {
+    opara_result r = OPARA_OK;
+    if (opara__cub_nvrtc_open(s, &nv) && (arch = opara__cub_nvrtc_arch(s, &nv, &real)) == 0)
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC %s supports no architecture at or below the device's sm_%d%d; using the embedded PTX", nv.path,
+                   s->cc_major, s->cc_minor);
+    for (f = 0; f < OPARA__CUDA_FILES && r == OPARA_OK; ++f) {
         const opara__kernel_image* img = opara__cub_find_image(opara__cuda_files[f]);
-        char* ptx = NULL;
-        opara_CUresult cr;
-        if (!img) return opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
-        if (have_nvrtc && (ptx = opara__cub_nvrtc_compile(s, &nv, img)) != NULL) s->nvrtc_used = 1;
-        if (!ptx) ptx = opara__cub_join_lines(s, img->ptx);
-        if (!ptx) {
-            opara_cuda_nvrtc_unload(&nv);
-            return opara__cub_oom(s);
+        opara__cub_nvrtc_out out;
+        opara__cub_image_kind kind = OPARA__CUB_EMBEDDED;
+        memset(&out, 0, sizeof out);
+        if (!img) {
+            r = opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
+            break;
         }
-        cr = OPARA__CU(s, cuModuleLoadDataEx(&s->modules[f], ptx, 0, NULL, NULL));
-        opara__free(s->rt, ptx);
-        if (cr != OPARA_CUDA_SUCCESS) {
-            opara_cuda_nvrtc_unload(&nv);
-            return opara__cub_cu_fail(s, cr, "cuModuleLoadDataEx of the embedded kernels");
-        }
+        if (nv.library && arch) opara__cub_nvrtc_compile(s, &nv, img, arch, real, &out);
+        r = opara__cub_load_module(s, f, img, &out, arch, &kind);
+        if (r == OPARA_OK) ++count[kind];
+        if (r == OPARA_OK && kind == OPARA__CUB_EMBEDDED) opara__cub_ptx_target(img, target, sizeof target);
+        opara__free(s->rt, out.cubin);
+        opara__free(s->rt, out.ptx);
     }
     opara_cuda_nvrtc_unload(&nv);
+    if (r != OPARA_OK) return r;
+    s->nvrtc_used = count[OPARA__CUB_CUBIN] + count[OPARA__CUB_NVRTC_PTX] > 0;
+    opara__cub_describe_kernels(s, count, arch, target);
+    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
     for (k = 0; k < OPARA__CUK_COUNT; ++k) {
         const char* file = opara__cuda_kernel_file((opara__cuda_kernel)k);
         for (f = 0; f < OPARA__CUDA_FILES && strcmp(file, opara__cuda_files[f]) != 0; ++f) {
@@ -1244,6 +1412,7 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->n_cudnn_convs = s->low.n_dnn_convs;
     info->workspace_bytes = s->workspace_bytes;
     info->nvrtc = s->nvrtc_used;
+    info->kernels = s->kernels;
     info->n_launches = s->low.n_launches;
     info->driver_calls_last_run = s->calls_last_run;
     info->arena_bytes = s->plan ? s->plan->arena_bytes : 0;

@@ -183,6 +183,8 @@ typedef struct opara__cuda_info {
     int cudnn;                    /* 1 when cuDNN loaded (convolutions it can express use it) */
     uint32_t n_cudnn_convs;       /* convolutions lowered to cuDNN */
     int nvrtc;                    /* 1 when the kernels came from NVRTC */
+    const char* kernels;          /* where they came from, in the session: "NVRTC cubin sm_90",
+                                     "NVRTC PTX compute_90", "embedded PTX sm_75 (driver JIT)" */
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
     uint64_t arena_bytes;         /* the memory plan's arena */
