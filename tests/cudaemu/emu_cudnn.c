@@ -421,8 +421,31 @@ static unsigned long long next_pow2(unsigned long long v) {
     return p;
 }
 
-/* Plausible workspace bytes per algorithm (an [EMU] model of what each method stores). */
+/* [EMU] The algorithms that transform the filter into the workspace with a kernel of their own before the
+ * convolution kernel (which then reads the transformed filter there): the workspace-based GEMM, FFT and
+ * non-fused Winograd methods. A call with one of them is two kernels (two nodes when captured). */
+static int transform_algo(opara_cudnnConvolutionFwdAlgo_t a) {
+    return a == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM || a == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT ||
+           a == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING || a == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+
+/* Bytes of the transformed filter at the start of the workspace (256-byte aligned, so what follows is too). */
+static size_t filter_bytes(const conv_geom* g) {
+    unsigned long long b = (unsigned long long)g->k * (unsigned long long)(g->c / g->groups) * g->r * g->s * 4;
+    return (size_t)((b + 255) / 256 * 256);
+}
+
+static size_t algo_method_workspace(opara_cudnnConvolutionDescriptor_t cd, const conv_geom* g,
+                                    opara_cudnnConvolutionFwdAlgo_t a);
+
+/* Plausible workspace bytes per algorithm (an [EMU] model of what each method stores): the transformed filter
+ * (transform_algo) plus the method's own buffers. */
 static size_t algo_workspace(opara_cudnnConvolutionDescriptor_t cd, const conv_geom* g, opara_cudnnConvolutionFwdAlgo_t a) {
+    return (transform_algo(a) ? filter_bytes(g) : 0) + algo_method_workspace(cd, g, a);
+}
+
+static size_t algo_method_workspace(opara_cudnnConvolutionDescriptor_t cd, const conv_geom* g,
+                                    opara_cudnnConvolutionFwdAlgo_t a) {
     unsigned long long cpg = (unsigned long long)(g->c / g->groups), taps = cpg * (unsigned long long)g->r * g->s;
     unsigned long long out = (unsigned long long)g->oh * g->ow, n = (unsigned long long)g->n;
     unsigned long long planes = n * g->c + (unsigned long long)g->k * g->c + n * g->k, tiles = (out + 3) / 4;
@@ -590,11 +613,28 @@ static int tensor_in_memory(opara_cudnnTensorDescriptor_t t, const void* p, cons
 /* One launch of opara_emulib_conv2d. */
 typedef struct conv_launch {
     const void *x, *w, *z, *bias;
-    void* y;
+    void *y, *ws; /* ws: the workspace (the transformed filter of transform_algo) */
     opara_cudnnTensorDescriptor_t xd, zd, yd;
     float alpha1, alpha2;
     int relu, bias_stride;
 } conv_launch;
+
+/* The filter transform of transform_algo: the filter copied to the start of the workspace. */
+static opara_cudnnStatus_t filter_transform(opara_cudnnHandle_t h, const conv_geom* g, const void* w, void* ws) {
+    long long n = (long long)g->k * (g->c / g->groups) * g->r * g->s;
+    unsigned int grid[3], block[3];
+    void* args[3];
+    args[0] = (void*)&w;
+    args[1] = (void*)&ws;
+    args[2] = &n;
+    grid[0] = (unsigned int)((n + THREADS - 1) / THREADS);
+    grid[1] = grid[2] = 1;
+    block[0] = THREADS;
+    block[1] = block[2] = 1;
+    if (emu_lib_launch("opara_emulib_copy_f32", grid, block, h->stream, args) != OPARA_CUDA_SUCCESS)
+        return OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
+    return OK;
+}
 
 static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvolutionDescriptor_t cd, const conv_geom* g,
                                         opara_cudnnConvolutionFwdAlgo_t algo, const conv_launch* l) {
@@ -608,8 +648,14 @@ static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvol
     int flags = (cd->mode == OPARA_CUDNN_CONVOLUTION ? 1 : 0) | (l->relu ? 2 : 0) | conv_rounding(h, cd, algo) << 2;
     unsigned int grid[3], block[3];
     void* args[23];
+    const void* w = l->w;
+    if (transform_algo(algo)) {
+        opara_cudnnStatus_t st = filter_transform(h, g, l->w, l->ws);
+        if (st != OK) return st;
+        w = l->ws;
+    }
     args[0] = (void*)&l->x;
-    args[1] = (void*)&l->w;
+    args[1] = (void*)&w;
     args[2] = (void*)&l->z;
     args[3] = (void*)&l->bias;
     args[4] = (void*)&l->y;
@@ -693,6 +739,7 @@ opara_cudnnStatus_t cudnnConvolutionForward(opara_cudnnHandle_t handle, const vo
     memset(&l, 0, sizeof l);
     l.x = x;
     l.w = w;
+    l.ws = workSpace;
     l.z = y; /* y = alpha * conv + beta * y: the epilogue with z = y */
     l.y = y;
     l.xd = xDesc;
@@ -743,6 +790,7 @@ opara_cudnnStatus_t cudnnConvolutionBiasActivationForward(
     memset(&l, 0, sizeof l);
     l.x = x;
     l.w = w;
+    l.ws = workSpace;
     l.z = z;
     l.bias = bias;
     l.y = y;

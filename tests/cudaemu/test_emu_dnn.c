@@ -716,6 +716,75 @@ OT_TEST(first_call_of_a_handle_cannot_be_captured) {
     dnn_close(&N);
 }
 
+
+/* A convolution with a workspace algorithm is a filter transform kernel then the convolution kernel (two
+ * nodes, one edge, when captured); IMPLICIT_GEMM is one kernel. Each replay matches the reference. */
+OT_TEST(workspace_algorithms_are_several_kernels) {
+    static const opara_cudnnConvolutionFwdAlgo_t algos[3] = {OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
+                                                             OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
+                                                             OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM};
+    const conv_case* p = &cases[0];
+    conv_descs D;
+    float x[2 * 3 * 7 * 9], w[4 * 3 * 3 * 3], got[2 * 4 * 7 * 9], alpha = 1.0f, beta = 0.0f;
+    double want[2 * 4 * 7 * 9];
+    tcu_devptr dx, dw, dy, dws;
+    tcu_stream s;
+    size_t ny = sizeof got / 4;
+    int a;
+    dnn N;
+    TCU_REQUIRE_EMULATOR(d);
+    DNN_OPEN(N, d);
+    REQUIRE(descs_make(&N.lib, p, &D) == 0);
+    tcu_fill(x, sizeof x / 4, 91);
+    tcu_fill(w, sizeof w / 4, 92);
+    ref_conv(p, x, w, want);
+    dx = upload(d, x, sizeof x / 4);
+    dw = upload(d, w, sizeof w / 4);
+    dy = upload(d, NULL, ny);
+    dws = upload(d, NULL, 1 << 16);
+    REQUIRE(dx && dw && dy && dws && d->StreamCreate(&s, 1) == 0);
+    CHECK_EQ(N.lib.cudnnSetStream(N.h, (opara_CUstream)s), 0);
+    for (a = 0; a < 3; a++) {
+        tcu_graph g = NULL;
+        tcu_exec e = NULL;
+        tcu_node nodes[8];
+        size_t n = 8, edges = 0, bytes = 0, i;
+        int type, kernels = 0;
+        CHECK_EQ(N.lib.cudnnGetConvolutionForwardWorkspaceSize(N.h, D.x, D.w, D.conv, D.y, algos[a], &bytes), 0);
+        REQUIRE(bytes <= (1 << 18));
+#define FWD()                                                                                                      \
+    N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv, \
+                                  algos[a], (void*)(size_t)dws, bytes, &beta, D.y, (void*)(size_t)dy)
+        CHECK_EQ(FWD(), 0); /* warm-up */
+        CHECK_EQ(d->StreamSynchronize(s), 0);
+        CHECK_EQ(d->MemsetD32Async(dws, 0xffffffffu, 1 << 16, s), 0); /* NaN: the replay's transform must run first */
+        CHECK_EQ(d->MemsetD32Async(dy, 0xffffffffu, ny, s), 0);
+        CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+        CHECK_EQ(FWD(), 0);
+#undef FWD
+        REQUIRE(d->StreamEndCapture(s, &g) == 0 && g);
+        CHECK_EQ(d->GraphGetNodes(g, nodes, &n), 0);
+        for (i = 0; i < n && i < 8; i++) kernels += d->GraphNodeGetType(nodes[i], &type) == 0 && type == 0;
+        CHECK_EQ(d->GraphGetEdges(g, NULL, NULL, NULL, &edges), 0);
+        CHECK_EQ(kernels, a < 2 ? 2 : 1);
+        CHECK_EQ(edges, a < 2 ? 1u : 0u);
+        CHECK_EQ(d->GraphInstantiate(&e, g, 0), 0);
+        CHECK_EQ(d->GraphLaunch(e, s), 0);
+        CHECK_EQ(d->StreamSynchronize(s), 0);
+        CHECK_EQ(d->MemcpyDtoH(got, dy, sizeof got), 0);
+        CHECK(tcu_first_mismatch(want, got, ny, 1e-5) == ny);
+        d->GraphExecDestroy(e);
+        d->GraphDestroy(g);
+    }
+    descs_free(&N.lib, &D);
+    dnn_close(&N);
+    d->StreamDestroy(s);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(dy);
+    d->MemFree(dws);
+}
+
 /* ---------------------------------------------------------------- the fake against NVIDIA's library */
 
 enum { SCRIPT_MAX = 256 }; /* more than descriptor_script records */
@@ -885,6 +954,7 @@ static const opara_test_case tests[] = {
     OT_CASE(execution_needs_the_handle_context_current),
     OT_CASE(misaligned_pointers_are_refused),
     OT_CASE(first_call_of_a_handle_cannot_be_captured),
+    OT_CASE(workspace_algorithms_are_several_kernels),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
