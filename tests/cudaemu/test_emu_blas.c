@@ -633,6 +633,7 @@ OT_TEST(long_reductions_become_several_nodes) {
         CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const float*)(size_t)dA,
                                       M, (const float*)(size_t)dB, K, &beta, (float*)(size_t)dC, M),
                  OPARA_CUBLAS_STATUS_SUCCESS); /* eager (and the handle's warm-up) */
+        CHECK_EQ(d->StreamSynchronize(s), 0); /* s is non-blocking: the legacy-stream copy would not wait */
         CHECK_EQ(d->MemcpyDtoH(got, dC, sizeof got), 0);
         CHECK(tcu_first_mismatch(want, got, M * N, 1e-5) == M * N);
         CHECK_EQ(d->MemsetD32Async(dC, 0xffffffffu, M * N, s), 0); /* NaN: the replay must write C */
