@@ -53,7 +53,8 @@ CUDAEMU_LIB_LDFLAGS = -shared -Wl,--no-undefined -Wl,-Bsymbolic -Wl,-rpath,'$$OR
 $(CUDAEMU_DIR)/libcublas.so: $(CUDAEMU_OBJ)/emu_cublas.o $(CUDAEMU_DIR)/libcuda.so.1
 	$(CC) $(CFLAGS) $(CUDAEMU_LIB_LDFLAGS) -Wl,-soname,libcublas.so.13 -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
 
-$(CUDAEMU_DIR)/libcudnn.so: $(CUDAEMU_OBJ)/emu_cudnn.o $(CUDAEMU_DIR)/libcuda.so.1
+# (order-only: whatever needs the main cuDNN fake also gets the sub-library it loads at run time)
+$(CUDAEMU_DIR)/libcudnn.so: $(CUDAEMU_OBJ)/emu_cudnn.o $(CUDAEMU_DIR)/libcuda.so.1 | $(CUDAEMU_DIR)/libcudnn_cnn.so.9
 	$(CC) $(CFLAGS) $(CUDAEMU_LIB_LDFLAGS) -Wl,-soname,libcudnn.so.9 -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
 
 # The convolution sub-library the main cuDNN fake dlopens at its first convolution call, from its own directory
