@@ -226,22 +226,22 @@ opara_cudnnStatus_t cudnnSetActivationDescriptor(opara_cudnnActivationDescriptor
 
 /* ---------------------------------------------------------------- what the sub-library may use */
 
+static int valid_handle(opara_cudnnHandle_t h) { return emu_lib_registry_has(&handles, h); }
 static int valid_tensor(opara_cudnnTensorDescriptor_t t) { return emu_lib_registry_has(&tensors, t) && t->set; }
+static int valid_filter(opara_cudnnFilterDescriptor_t f) { return emu_lib_registry_has(&filters, f) && f->set; }
+static int valid_activation(opara_cudnnActivationDescriptor_t a) { return emu_lib_registry_has(&acts, a) && a->set; }
 
 /* The handle's context must be current to launch ([EMU] 5001, what cuDNN returns when a driver call fails),
  * and the handle's first call sets it up (device memory: refused inside a capture). */
 static opara_cudnnStatus_t launch_context(opara_cudnnHandle_t h, const char* call) {
     if (!emu_lib_context_ok("cuDNN", call, h->ctx)) return OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
-    if (emu_lib_first_use("cuDNN", &loaded, &h->setup) != 0) return OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+    if (emu_lib_first_use("cuDNN", &loaded, &h->setup) != 0)
+        return OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
     return OK;
 }
 
-static int valid_handle(opara_cudnnHandle_t h) { return emu_lib_registry_has(&handles, h); }
-static int valid_filter(opara_cudnnFilterDescriptor_t f) { return emu_lib_registry_has(&filters, f) && f->set; }
-static int valid_activation(opara_cudnnActivationDescriptor_t a) { return emu_lib_registry_has(&acts, a) && a->set; }
-
-static const emu_cudnn_core core = {EMU_CUDNN_ABI, valid_handle,   valid_tensor, valid_filter,
-                                    valid_activation, launch_context, count};
+static const emu_cudnn_core core = {EMU_CUDNN_ABI, valid_handle, valid_tensor, valid_filter, valid_activation,
+                                    launch_context, count};
 
 /* ---------------------------------------------------------------- the convolution sub-library */
 
