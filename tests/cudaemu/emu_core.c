@@ -50,6 +50,9 @@ long long emu_now_ns(void) {
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Exported for the library fakes' first-use costs (emu_lib.h). */
+EMU_API void opara_emu_sleep_us(long long us) { emu_sleep_us(us); }
+
 void emu_sleep_us(long long us) {
     struct timespec ts;
     if (us <= 0) return;

@@ -176,7 +176,8 @@ static opara_cublasStatus_t default_pool_during_capture(opara_cublasHandle_t h) 
     return OPARA_CUBLAS_STATUS_ALLOC_FAILED;
 }
 
-static opara_cublasStatus_t gemm_launch(opara_cublasHandle_t h, const gemm_call* g) {
+/* The GEMM kernel over g's batches. */
+static opara_cublasStatus_t gemm_batches(opara_cublasHandle_t h, const gemm_call* g) {
     unsigned int grid[3], block[3];
     int done = 0;
     block[0] = GEMM_TILE;
@@ -213,6 +214,65 @@ static opara_cublasStatus_t gemm_launch(opara_cublasHandle_t h, const gemm_call*
         done += chunk;
     }
     return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+/* [EMU] Split-K, as cuBLAS does for a long reduction into a small output: a GEMM with batch 1, alpha != 0,
+ * k >= 512 and m * n <= 64 * k runs as `splits` partial products over k / splits each (splits = 8, 4 or 2,
+ * the first that divides k into chunks of at least 128) in the user workspace, which must hold them (else
+ * one kernel, as cuBLAS picks another algorithm; without a user workspace never): a memset of the partials,
+ * one GEMM kernel accumulating each chunk into its zeroed partial, and a reduction kernel into C. So a
+ * captured call is a memset node and two kernel nodes, and the sum's order differs from one kernel's. */
+static int split_k(opara_cublasHandle_t h, const gemm_call* g) {
+    static const int choices[3] = {8, 4, 2};
+    int i;
+    if (g->batch != 1 || g->alpha == 0.0f || g->k < 512 || (long long)g->m * g->n > 64LL * g->k || !h->user_workspace)
+        return 0;
+    for (i = 0; i < 3; i++)
+        if (g->k % choices[i] == 0 && g->k / choices[i] >= 128 &&
+            (size_t)choices[i] * (size_t)g->m * (size_t)g->n * sizeof(float) <= h->workspace_bytes)
+            return choices[i];
+    return 0;
+}
+
+static opara_cublasStatus_t gemm_split_k(opara_cublasHandle_t h, const gemm_call* g, int splits) {
+    gemm_call part = *g;
+    float* w = (float*)h->workspace;
+    unsigned int grid[3], block[3];
+    void* args[8];
+    opara_cublasStatus_t st;
+    size_t mn = (size_t)g->m * (size_t)g->n;
+    part.k = g->k / splits;
+    part.alpha = 1.0f;
+    part.beta = 1.0f; /* accumulate into the zeroed partial */
+    part.sa = (long long)part.k * (g->ta ? 1 : g->lda);
+    part.sb = (long long)part.k * (g->tb ? g->ldb : 1);
+    part.c = w;
+    part.ldc = g->m;
+    part.sc = (long long)mn;
+    part.batch = splits;
+    if (cuMemsetD32Async((opara_CUdeviceptr)(size_t)w, 0u, (size_t)splits * mn, h->stream) != OPARA_CUDA_SUCCESS)
+        return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
+    if ((st = gemm_batches(h, &part)) != OPARA_CUBLAS_STATUS_SUCCESS) return st;
+    args[0] = (void*)&part.c;
+    args[1] = (void*)&g->c;
+    args[2] = (void*)&g->m;
+    args[3] = (void*)&g->n;
+    args[4] = (void*)&g->ldc;
+    args[5] = (void*)&splits;
+    args[6] = (void*)&g->alpha;
+    args[7] = (void*)&g->beta;
+    grid[0] = (unsigned int)((mn + 255) / 256);
+    grid[1] = grid[2] = 1;
+    block[0] = 256;
+    block[1] = block[2] = 1;
+    if (emu_lib_launch("opara_emulib_splitk_reduce", grid, block, h->stream, args) != OPARA_CUDA_SUCCESS)
+        return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+static opara_cublasStatus_t gemm_launch(opara_cublasHandle_t h, const gemm_call* g) {
+    int splits = split_k(h, g);
+    return splits ? gemm_split_k(h, g, splits) : gemm_batches(h, g);
 }
 
 static opara_cublasStatus_t gemm_run(opara_cublasHandle_t h, opara_cublasOperation_t ta, opara_cublasOperation_t tb,

@@ -160,3 +160,28 @@ OPARA_KERNEL(opara_emulib_add_tensor, (const float*, A), (float*, C), (int, d0),
     if (beta != 0.0f) out += beta * C[ci];
     C[ci] = out;
 }
+
+/* The reduction of a split-K GEMM (emu_cublas.c): C = alpha * sum over the splits of the partial products
+ * W[s] (m x n, column-major, leading dimension m, one after the other) + beta * C; beta == 0 reads no C. */
+OPARA_KERNEL(opara_emulib_splitk_reduce, (const float*, W), (float*, C), (int, m), (int, n), (int, ldc), (int, splits),
+             (float, alpha), (float, beta))
+{
+    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x, mn = (long long)m * n;
+    float acc = 0.0f, v;
+    int s, i, j;
+    if (idx >= mn) return;
+    i = (int)(idx % m);
+    j = (int)(idx / m);
+    for (s = 0; s < splits; s++) acc += W[s * mn + idx];
+    v = alpha * acc;
+    if (beta != 0.0f) v += beta * C[i + (long long)j * ldc];
+    C[i + (long long)j * ldc] = v;
+}
+
+/* dst[i] = src[i]: the filter transform of cuDNN's workspace algorithms (emu_cudnn.c), which then read the
+ * filter from the workspace. */
+OPARA_KERNEL(opara_emulib_copy_f32, (const float*, src), (float*, dst), (long long, n))
+{
+    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < n) dst[idx] = src[idx];
+}

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../../opara_cuda.h"
 
@@ -28,6 +27,7 @@ OPARA_CUDA_DRIVER_FUNCS(EMU_LIB_DRIVER_DECL)
 opara_CUresult opara_emu_function(const char* name, opara_CUfunction* pf);
 unsigned long long opara_emu_seed(void);
 long long opara_emu_stat(const char* key);
+void opara_emu_sleep_us(long long us);
 
 /* A diagnostic in the emulator's format (stderr), e.g. why a call fails where a GPU would fail silently. */
 static inline void emu_lib_report(const char* lib, const char* msg) {
@@ -144,24 +144,15 @@ static inline int emu_lib_aligned(const char* lib, const char* what, const void*
  * the library's allocation status. The allocation is retried at the next call; it is freed at destroy. */
 enum { EMU_LIB_SETUP_BYTES = 4096 };
 
-static inline void emu_lib_sleep_us(long long us) {
-    struct timespec ts;
-    if (us <= 0) return;
-    ts.tv_sec = (time_t)(us / 1000000);
-    ts.tv_nsec = (long)(us % 1000000) * 1000L;
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
 /* Once per loaded library (*loaded: the library's flag) and once per handle (*setup: the handle's lazily
  * allocated state, 0 until the first call). Returns 0, or -1 when the set-up allocation failed. */
 static inline int emu_lib_first_use(const char* lib, int* loaded, opara_CUdeviceptr* setup) {
     char msg[240];
     opara_CUresult r;
     if (*setup) return 0;
-    if (!__atomic_exchange_n(loaded, 1, __ATOMIC_ACQ_REL)) emu_lib_sleep_us(opara_emu_stat("lib_first_use_us"));
+    if (!__atomic_exchange_n(loaded, 1, __ATOMIC_ACQ_REL)) opara_emu_sleep_us(opara_emu_stat("lib_first_use_us"));
     if ((r = cuMemAlloc_v2(setup, EMU_LIB_SETUP_BYTES)) == OPARA_CUDA_SUCCESS) {
-        emu_lib_sleep_us(opara_emu_stat("handle_first_use_us"));
+        opara_emu_sleep_us(opara_emu_stat("handle_first_use_us"));
         return 0;
     }
     *setup = 0;

@@ -589,6 +589,81 @@ OT_TEST(first_call_of_a_handle_cannot_be_captured) {
     d->MemFree(ws);
 }
 
+/* Node types of a captured graph: counts of kernel (0) and memset (2) nodes; edges through *n_edges. */
+static void graph_shape(tcu_driver* d, tcu_graph g, int* kernels, int* memsets, size_t* n_edges) {
+    tcu_node nodes[32];
+    size_t n = 32, i;
+    int type;
+    *kernels = *memsets = 0;
+    if (d->GraphGetNodes(g, nodes, &n) != 0) return;
+    for (i = 0; i < n && i < 32; i++)
+        if (d->GraphNodeGetType(nodes[i], &type) == 0) {
+            *kernels += type == 0;
+            *memsets += type == 2;
+        }
+    *n_edges = 0;
+    d->GraphGetEdges(g, NULL, NULL, NULL, n_edges);
+}
+
+/* One call of a long reduction into a small output is several device operations, as in cuBLAS (split-K:
+ * a memset, the partial products, a reduction; docs/TESTING-GPU.md). Each variant is captured, replayed and
+ * compared with the reference; without enough workspace the same call is one kernel. */
+OT_TEST(long_reductions_become_several_nodes) {
+    enum { M = 16, N = 8, K = 1024 };
+    static float A[M * K], B[K * N];
+    float got[M * N], alpha = 0.5f, beta = 0.0f;
+    double want[M * N];
+    tcu_devptr dA, dB, dC, ws;
+    tcu_stream s;
+    int pass, kernels, memsets;
+    size_t edges;
+    BLAS_EMU(b, d);
+    tcu_fill(A, M * K, 81);
+    tcu_fill(B, K * N, 82);
+    ref_gemm(0, 0, M, N, K, alpha, A, M, B, K, beta, NULL, M, want);
+    dA = upload(d, A, M * K);
+    dB = upload(d, B, K * N);
+    dC = upload(d, NULL, M * N);
+    REQUIRE(dA && dB && dC && d->MemAlloc(&ws, 1 << 16) == 0 && d->StreamCreate(&s, 1) == 0);
+    CHECK_EQ(b.lib.cublasSetStream_v2(b.h, (opara_CUstream)s), OPARA_CUBLAS_STATUS_SUCCESS);
+    for (pass = 0; pass < 2; pass++) { /* 64 KiB holds 8 partials of 16 x 8; 512 bytes not even 2 */
+        tcu_graph g = NULL;
+        tcu_exec e = NULL;
+        CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, pass == 0 ? 1 << 16 : 512), 0);
+        CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const float*)(size_t)dA,
+                                      M, (const float*)(size_t)dB, K, &beta, (float*)(size_t)dC, M),
+                 OPARA_CUBLAS_STATUS_SUCCESS); /* eager (and the handle's warm-up) */
+        CHECK_EQ(d->StreamSynchronize(s), 0); /* s is non-blocking: the legacy-stream copy would not wait */
+        CHECK_EQ(d->MemcpyDtoH(got, dC, sizeof got), 0);
+        CHECK(tcu_first_mismatch(want, got, M * N, 1e-5) == M * N);
+        CHECK_EQ(d->MemsetD32Async(dC, 0xffffffffu, M * N, s), 0); /* NaN: the replay must write C */
+        CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+        CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const float*)(size_t)dA,
+                                      M, (const float*)(size_t)dB, K, &beta, (float*)(size_t)dC, M),
+                 OPARA_CUBLAS_STATUS_SUCCESS);
+        REQUIRE(d->StreamEndCapture(s, &g) == 0 && g);
+        graph_shape(d, g, &kernels, &memsets, &edges);
+        OT_LOG("workspace %d: %d kernel nodes, %d memset nodes, %zu edges", pass == 0 ? 1 << 16 : 512, kernels,
+               memsets, edges);
+        CHECK_EQ(kernels, pass == 0 ? 2 : 1);
+        CHECK_EQ(memsets, pass == 0 ? 1 : 0);
+        CHECK_EQ(edges, pass == 0 ? 2 : 0); /* a chain: memset -> partial GEMM -> reduction */
+        CHECK_EQ(d->GraphInstantiate(&e, g, 0), 0);
+        CHECK_EQ(d->GraphLaunch(e, s), 0);
+        CHECK_EQ(d->StreamSynchronize(s), 0);
+        CHECK_EQ(d->MemcpyDtoH(got, dC, sizeof got), 0);
+        CHECK(tcu_first_mismatch(want, got, M * N, 1e-5) == M * N);
+        d->GraphExecDestroy(e);
+        d->GraphDestroy(g);
+    }
+    blas_close(&b);
+    d->StreamDestroy(s);
+    d->MemFree(dA);
+    d->MemFree(dB);
+    d->MemFree(dC);
+    d->MemFree(ws);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(loader_finds_every_cublas_entry_point),
     OT_CASE(sgemm_matches_reference_for_every_transpose),
@@ -601,6 +676,7 @@ static const opara_test_case tests[] = {
     OT_CASE(gemm_needs_the_handle_context_current),
     OT_CASE(misaligned_gemm_operands_are_refused),
     OT_CASE(first_call_of_a_handle_cannot_be_captured),
+    OT_CASE(long_reductions_become_several_nodes),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include "emu_test.h"
 
@@ -716,6 +717,150 @@ OT_TEST(first_call_of_a_handle_cannot_be_captured) {
     dnn_close(&N);
 }
 
+
+/* A convolution with a workspace algorithm is a filter transform kernel then the convolution kernel (two
+ * nodes, one edge, when captured); IMPLICIT_GEMM is one kernel. Each replay matches the reference. */
+OT_TEST(workspace_algorithms_are_several_kernels) {
+    static const opara_cudnnConvolutionFwdAlgo_t algos[3] = {OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
+                                                             OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
+                                                             OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM};
+    const conv_case* p = &cases[0];
+    conv_descs D;
+    float x[2 * 3 * 7 * 9], w[4 * 3 * 3 * 3], got[2 * 4 * 7 * 9], alpha = 1.0f, beta = 0.0f;
+    double want[2 * 4 * 7 * 9];
+    tcu_devptr dx, dw, dy, dws;
+    tcu_stream s;
+    size_t ny = sizeof got / 4;
+    int a;
+    dnn N;
+    TCU_REQUIRE_EMULATOR(d);
+    DNN_OPEN(N, d);
+    REQUIRE(descs_make(&N.lib, p, &D) == 0);
+    tcu_fill(x, sizeof x / 4, 91);
+    tcu_fill(w, sizeof w / 4, 92);
+    ref_conv(p, x, w, want);
+    dx = upload(d, x, sizeof x / 4);
+    dw = upload(d, w, sizeof w / 4);
+    dy = upload(d, NULL, ny);
+    dws = upload(d, NULL, 1 << 16);
+    REQUIRE(dx && dw && dy && dws && d->StreamCreate(&s, 1) == 0);
+    CHECK_EQ(N.lib.cudnnSetStream(N.h, (opara_CUstream)s), 0);
+    for (a = 0; a < 3; a++) {
+        tcu_graph g = NULL;
+        tcu_exec e = NULL;
+        tcu_node nodes[8];
+        size_t n = 8, edges = 0, bytes = 0, i;
+        int type, kernels = 0;
+        CHECK_EQ(N.lib.cudnnGetConvolutionForwardWorkspaceSize(N.h, D.x, D.w, D.conv, D.y, algos[a], &bytes), 0);
+        REQUIRE(bytes <= (1 << 18));
+#define FWD()                                                                                                      \
+    N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv, \
+                                  algos[a], (void*)(size_t)dws, bytes, &beta, D.y, (void*)(size_t)dy)
+        CHECK_EQ(FWD(), 0); /* warm-up */
+        CHECK_EQ(d->StreamSynchronize(s), 0);
+        CHECK_EQ(d->MemsetD32Async(dws, 0xffffffffu, 1 << 16, s), 0); /* NaN: the replay's transform must run first */
+        CHECK_EQ(d->MemsetD32Async(dy, 0xffffffffu, ny, s), 0);
+        CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+        CHECK_EQ(FWD(), 0);
+#undef FWD
+        REQUIRE(d->StreamEndCapture(s, &g) == 0 && g);
+        CHECK_EQ(d->GraphGetNodes(g, nodes, &n), 0);
+        for (i = 0; i < n && i < 8; i++) kernels += d->GraphNodeGetType(nodes[i], &type) == 0 && type == 0;
+        CHECK_EQ(d->GraphGetEdges(g, NULL, NULL, NULL, &edges), 0);
+        CHECK_EQ(kernels, a < 2 ? 2 : 1);
+        CHECK_EQ(edges, a < 2 ? 1u : 0u);
+        CHECK_EQ(d->GraphInstantiate(&e, g, 0), 0);
+        CHECK_EQ(d->GraphLaunch(e, s), 0);
+        CHECK_EQ(d->StreamSynchronize(s), 0);
+        CHECK_EQ(d->MemcpyDtoH(got, dy, sizeof got), 0);
+        CHECK(tcu_first_mismatch(want, got, ny, 1e-5) == ny);
+        d->GraphExecDestroy(e);
+        d->GraphDestroy(g);
+    }
+    descs_free(&N.lib, &D);
+    dnn_close(&N);
+    d->StreamDestroy(s);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(dy);
+    d->MemFree(dws);
+}
+
+
+/* ---------------------------------------------------------------- the late-loaded sub-library */
+
+static int copy_file(const char* from, const char* to) {
+    char buf[65536];
+    size_t n;
+    int ok = 1;
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    if (!in || !out) ok = 0;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) ok = 0;
+    return ok;
+}
+
+/* Loads DIR/libcudnn.so.9 and records what the first calls give: version, handle, tensor descriptor,
+ * convolution descriptor (twice: the failure is not retried), output dimensions. */
+static void probe_main_library(opara_test* T, const char* dir, opara_cudnnStatus_t want_conv) {
+    char path[1200], err[1024];
+    opara_cuda_cudnn lib;
+    opara_cudnnHandle_t h = NULL;
+    opara_cudnnTensorDescriptor_t t = NULL;
+    opara_cudnnConvolutionDescriptor_t c = NULL;
+    int n, ch, hh, w;
+    snprintf(path, sizeof path, "%s/libcudnn.so.9", dir);
+    if (opara_cuda_cudnn_load(&lib, path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
+        OT_LOG("%s", err);
+        CHECK(!"the copied main library loads");
+        return;
+    }
+    CHECK_EQ(lib.cudnnGetVersion(), 91900u);
+    CHECK_EQ(lib.cudnnCreate(&h), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(lib.cudnnCreateTensorDescriptor(&t), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(lib.cudnnCreateConvolutionDescriptor(&c), want_conv); /* the first call that needs libcudnn_cnn */
+    if (want_conv != OPARA_CUDNN_STATUS_SUCCESS) {
+        CHECK_EQ(lib.cudnnCreateConvolutionDescriptor(&c), want_conv);
+        CHECK_EQ(lib.cudnnGetConvolution2dForwardOutputDim(c, t, NULL, &n, &ch, &hh, &w), want_conv);
+    } else {
+        CHECK_EQ(lib.cudnnDestroyConvolutionDescriptor(c), OPARA_CUDNN_STATUS_SUCCESS);
+    }
+    lib.cudnnDestroyTensorDescriptor(t);
+    lib.cudnnDestroy(h);
+    opara_cuda_cudnn_unload(&lib);
+}
+
+/* cuDNN 9 loads libcudnn_cnn.so.9 at the first call of a convolution function, by bare name through its
+ * RUNPATH $ORIGIN and LD_LIBRARY_PATH (NVIDIA's 9.19 shim without the sub-library returns
+ * CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE from cudnnCreateConvolutionDescriptor and keeps doing so,
+ * while handles and tensor descriptors work). A copy of the fake's main library alone in a directory behaves
+ * so; with LD_LIBRARY_PATH naming the emulator's directory, or with the sub-library next to it, it works. */
+OT_TEST(missing_convolution_sublibrary_shows_at_the_first_descriptor) {
+    char dir[] = "/tmp/opara_emu_cudnn_XXXXXX", main_copy[1200], cnn_copy[1200];
+    char* saved = NULL;
+    const char* llp = getenv("LD_LIBRARY_PATH");
+    TCU_REQUIRE_EMULATOR(d);
+    if (getenv("OPARA_CUDNN") && *getenv("OPARA_CUDNN")) SKIP("OPARA_CUDNN is set: the fake is not the library under test");
+    REQUIRE(mkdtemp(dir) != NULL);
+    snprintf(main_copy, sizeof main_copy, "%s/libcudnn.so.9", dir);
+    snprintf(cnn_copy, sizeof cnn_copy, "%s/libcudnn_cnn.so.9", dir);
+    REQUIRE(copy_file(OPARA_EMU_LIB_DIR "/libcudnn.so", main_copy));
+    if (llp) saved = strdup(llp);
+    unsetenv("LD_LIBRARY_PATH"); /* read by the fake at its first convolution call, not by the loader here */
+    probe_main_library(T, dir, OPARA_CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE);
+    setenv("LD_LIBRARY_PATH", "/nonexistent:" OPARA_EMU_LIB_DIR, 1);
+    probe_main_library(T, dir, OPARA_CUDNN_STATUS_SUCCESS);
+    unsetenv("LD_LIBRARY_PATH");
+    CHECK(copy_file(OPARA_EMU_LIB_DIR "/libcudnn_cnn.so.9", cnn_copy));
+    probe_main_library(T, dir, OPARA_CUDNN_STATUS_SUCCESS);
+    if (saved) setenv("LD_LIBRARY_PATH", saved, 1);
+    free(saved);
+    unlink(cnn_copy);
+    unlink(main_copy);
+    rmdir(dir);
+}
+
 /* ---------------------------------------------------------------- the fake against NVIDIA's library */
 
 enum { SCRIPT_MAX = 256 }; /* more than descriptor_script records */
@@ -885,6 +1030,8 @@ static const opara_test_case tests[] = {
     OT_CASE(execution_needs_the_handle_context_current),
     OT_CASE(misaligned_pointers_are_refused),
     OT_CASE(first_call_of_a_handle_cannot_be_captured),
+    OT_CASE(workspace_algorithms_are_several_kernels),
+    OT_CASE(missing_convolution_sublibrary_shows_at_the_first_descriptor),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
