@@ -269,8 +269,11 @@ typedef struct opara__cuda_op_profile {
     uint32_t smem_dynamic;    /* bytes per block, from the launch */
     uint32_t max_threads;     /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (0 for library kernels) */
     uint8_t source;           /* opara__cuda_res_source */
-    uint8_t measured;         /* time_ms comes from the profiling run */
-    double time_ms;           /* measured: first launch to last launch of the node, one stream */
+    uint8_t measured;         /* time_ms comes from the profiling runs */
+    uint16_t n_runs;          /* measured: the timed runs behind time_ms (after the warm-up) */
+    double time_ms;           /* measured: the median over the timed runs of first launch to last launch of
+                                 the node, one stream */
+    double time_spread;       /* measured: (75th - 25th percentile) / median of those runs */
 } opara__cuda_op_profile;
 
 typedef enum opara__cuda_lib_kind {
@@ -292,9 +295,10 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
 /* The scheduler's descriptors from the rows (launch shape, registers, shared memory, measured time);
    a library row without an estimate takes the default model's launch instead (and shows it). */
 OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs);
-/* Session creation with opt->profile: an eager sequential session runs once with an event pair
-   around every node (and CUPTI when it works), then the real session is planned with the
-   measured rows. */
+/* Session creation with opt->profile: an eager sequential session runs with an event pair around
+   every node: one untimed warm-up pass (lazy module loading, JIT, the libraries' first-call set-up;
+   CUPTI records when it works), then timed passes whose per-node median is the node's time (more
+   passes while a node's spread stays large); then the real session is planned with the measured rows. */
 OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
                                                       const opara__cuda_options* opt, opara__cuda_session** out);
 
