@@ -25482,6 +25482,10 @@ typedef enum opara__cuda_mode {
     OPARA__CUDA_SEQ_GRAPH = 2
 } opara__cuda_mode;
 
+/* Called by the launch sequence around every node that launches something (before its first and
+   after its last launch, on the node's stream). */
+typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
+
 typedef struct opara__cuda_options {
     int device;                  /* ordinal; 0 default */
     opara__cuda_mode mode;
@@ -25495,6 +25499,10 @@ typedef struct opara__cuda_options {
     int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
+    opara__cuda_node_hook test_capture_hook; /* tests: called around every node while the launch sequence is
+                                                captured (the captured-graph test attributes graph nodes to
+                                                ops with it) */
+    void* test_capture_hook_user;
     /* profiler (opara_cuda_profile.c) */
     int profile;                 /* one profiling run before planning: measured per-op times (and CUPTI
                                     records of library kernels) replace the estimates; the plan's
@@ -25538,6 +25546,7 @@ typedef struct opara__cuda_info {
     const opara__cuda_launch* launches;
     const uint32_t* node_launch_start; /* [n_nodes + 1] */
     const struct opara__cuda_op_profile* profile; /* [n_nodes] the resources and times the plan used */
+    const opara_CUfunction* funcs; /* [OPARA__CUK_COUNT] the loaded kernels */
 } opara__cuda_info;
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
@@ -25674,9 +25683,6 @@ OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, u
 OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
                                                       const opara__cuda_options* opt, opara__cuda_session** out);
 
-/* Called by the launch sequence around every node that launches something (before its first and
-   after its last launch, on the node's stream). */
-typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
 /* One eager pass of the plan with the hook, then a synchronisation (profiling runs). */
 OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
                                                               void* user);
@@ -27561,7 +27567,11 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
         opara__format(why, cap, "cuStreamBeginCapture: %s", opara_cuda_driver_result_name(&s->cu, r));
         return 0;
     }
+    s->hook = s->opt.test_capture_hook;
+    s->hook_user = s->opt.test_capture_hook_user;
     er = opara__cub_cuda_enqueue(s);
+    s->hook = NULL;
+    s->hook_user = NULL;
     if (er == OPARA_OK && s->opt.test_break_capture) {
         opara_CUdeviceptr p = 0; /* an unsafe call during capture: it invalidates the capture */
         if (OPARA__CU(s, cuMemAlloc_v2(&p, 256)) == OPARA_CUDA_SUCCESS) OPARA__CU(s, cuMemFree_v2(p));
@@ -27771,6 +27781,7 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->launches = s->low.launches;
     info->node_launch_start = s->low.node_start;
     info->profile = s->prof;
+    info->funcs = s->funcs;
 }
 
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s) { return &s->cu; }

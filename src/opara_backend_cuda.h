@@ -110,6 +110,10 @@ typedef enum opara__cuda_mode {
     OPARA__CUDA_SEQ_GRAPH = 2
 } opara__cuda_mode;
 
+/* Called by the launch sequence around every node that launches something (before its first and
+   after its last launch, on the node's stream). */
+typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
+
 typedef struct opara__cuda_options {
     int device;                  /* ordinal; 0 default */
     opara__cuda_mode mode;
@@ -123,6 +127,10 @@ typedef struct opara__cuda_options {
     int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
+    opara__cuda_node_hook test_capture_hook; /* tests: called around every node while the launch sequence is
+                                                captured (the captured-graph test attributes graph nodes to
+                                                ops with it) */
+    void* test_capture_hook_user;
     /* profiler (opara_cuda_profile.c) */
     int profile;                 /* one profiling run before planning: measured per-op times (and CUPTI
                                     records of library kernels) replace the estimates; the plan's
@@ -166,6 +174,7 @@ typedef struct opara__cuda_info {
     const opara__cuda_launch* launches;
     const uint32_t* node_launch_start; /* [n_nodes + 1] */
     const struct opara__cuda_op_profile* profile; /* [n_nodes] the resources and times the plan used */
+    const opara_CUfunction* funcs; /* [OPARA__CUK_COUNT] the loaded kernels */
 } opara__cuda_info;
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
@@ -302,9 +311,6 @@ OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, u
 OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
                                                       const opara__cuda_options* opt, opara__cuda_session** out);
 
-/* Called by the launch sequence around every node that launches something (before its first and
-   after its last launch, on the node's stream). */
-typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
 /* One eager pass of the plan with the hook, then a synchronisation (profiling runs). */
 OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
                                                               void* user);
