@@ -80,6 +80,17 @@ static int zoo_open(zoo* z, const char* name, char* why, size_t cap) {
     return 1;
 }
 
+/* A zoo model that does not load: a skip, or a failure under OPARA_REQUIRE_ZOO=1 (make test-gpu). */
+static void zoo_missing(opara_test* T, const char* name, const char* why) {
+    const char* req = getenv("OPARA_REQUIRE_ZOO");
+    if (req && *req && strcmp(req, "0") != 0) {
+        OT_LOG("%s: %s (OPARA_REQUIRE_ZOO=1: a missing model is a failure)", name, why);
+        CHECK(0);
+    } else {
+        printf("SKIP %s: %s\n", name, why);
+    }
+}
+
 static void zoo_close(zoo* z) {
     opara_model_destroy(z->model);
     opara_runtime_destroy(z->rt);
@@ -166,7 +177,7 @@ static void check_static_rows(opara_test* T, const char* name, int* n_driver, in
     uint32_t n;
     int emu = on_emulator();
     if (!zoo_open(&z, name, why, sizeof why)) {
-        printf("SKIP %s: %s\n", name, why);
+        zoo_missing(T, name, why);
         zoo_close(&z);
         return;
     }
@@ -258,7 +269,7 @@ static void check_profiled(opara_test* T, const char* name, const char* cupti_pa
     int run;
     long allocs_before;
     if (!zoo_open(&z, name, why, sizeof why)) {
-        printf("SKIP %s: %s\n", name, why);
+        zoo_missing(T, name, why);
         zoo_close(&z);
         return;
     }
