@@ -264,8 +264,13 @@ static void gc_session_open(gc_session* g, opara_runtime* rt, const opara_model*
     }
     for (i = 0; i < g->out.n && i < ref->n; ++i) {
         double e = zoo_nmse(&ref->t[i], g->out.t[i].data);
-        size_t used = strlen(g->nmse);
-        snprintf(g->nmse + used, sizeof g->nmse - used, "%s\"%s\": %.3e", i ? ", " : "", ref->t[i].name, e);
+        size_t used = strlen(g->nmse), k;
+        char name[128];
+        snprintf(name, sizeof name, "%s", ref->t[i].name ? ref->t[i].name : "?");
+        for (k = 0; name[k]; ++k) /* a JSON key as it is */
+            if (name[k] == '"' || name[k] == '\\' || (unsigned char)name[k] < 0x20) name[k] = '_';
+        snprintf(g->nmse + used, sizeof g->nmse - used, "%s\"%s\": %.3e", i ? ", " : "", name,
+                 e == e && e < 1e300 ? e : 1e300); /* JSON has no inf or nan */
         if (!(e <= g->nmse_worst)) g->nmse_worst = e; /* NaN stays */
     }
 }

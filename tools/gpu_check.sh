@@ -13,7 +13,7 @@
 # GPU_CHECK_ONLY=step,step (run only those; the others are "skipped: not selected"), GPU_CHECK_INJECT=
 # step:fail,step:hang (replace a step's command; merge:fail breaks the merge, leaving the shell's own
 # results.json), GPU_CHECK_MAX_STEP_S (cap every step's timeout), GPU_CHECK_MODELS="a b", GPU_CHECK_BATCHES=1,8,
-# GPU_CHECK_RUNS=N (other models, batches, timed runs).
+# GPU_CHECK_RUNS=N, GPU_CHECK_ZOO_TESTS=OPARA_CUDA_ZOO list (other models, batches, timed runs, zoo tests).
 set -u
 set -o pipefail
 
@@ -165,6 +165,7 @@ fi
 MODELS=${GPU_CHECK_MODELS:-$MODELS}
 BATCHES=${GPU_CHECK_BATCHES:-$BATCHES}
 RUNS=${GPU_CHECK_RUNS:-$RUNS}
+ZOO_TESTS=${GPU_CHECK_ZOO_TESTS:-$ZOO_TESTS}
 ZOO_MODELS=$(echo "$MODELS deepfm" | tr ' ' '\n' | sort -u | tr '\n' ' ')
 RESERVE_S=25 # merge and packaging
 DEADLINE_MS=$((START_MS + (BUDGET_S - RESERVE_S) * 1000))
@@ -266,6 +267,15 @@ if [ "$EMU" = 0 ]; then
         [ -z "$f" ] && f=$(ls "${CUDA_HOME:-/usr/local/cuda}"/lib64/"$1"* 2>/dev/null | head -n 1)
         echo "$f"
     }
+    if [ -z "${OPARA_CUDA_DRIVER:-}" ] && ! grep -q '"kind": "device".*"status": "ok"' "$SCRATCH/frag/device-env.out" 2>/dev/null; then
+        for d in /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/cuda/compat /usr/lib/wsl/lib; do
+            if [ -e "$d/libcuda.so.1" ]; then
+                export OPARA_CUDA_DRIVER="$d/libcuda.so.1"
+                LIB_NOTE=" OPARA_CUDA_DRIVER=$OPARA_CUDA_DRIVER (the loader did not find the driver)"
+                break
+            fi
+        done
+    fi
     loader_gemm=$(grep -o '"gemm": "[^"]*"' "$SCRATCH/frag/device-env.out" 2>/dev/null | head -n 1)
     for pair in OPARA_CUBLAS:libcublas.so.1 OPARA_CUDNN:libcudnn.so.9 OPARA_NVRTC:libnvrtc.so.1 OPARA_CUPTI:libcupti.so.1; do
         var=${pair%%:*} lib=${pair#*:}
@@ -306,6 +316,10 @@ fi
 run_step thread 10 90 -- "$BUILD/gpu_check" thread "$THREAD_MODEL"
 run_step profile 10 120 -- "$BUILD/opara" run "build/zoo/$PROFILE_MODEL.onnx" --backend cuda --iters 20 \
     --profile-json "$SCRATCH/frag/profile.json"
+if grep -qE '"name": "profile", "status": "(failed|timeout)"' "$STEPS"; then # CUPTI's record path never ran before
+    run_step profile-no-cupti 10 120 -- env OPARA_CUPTI=none "$BUILD/opara" run "build/zoo/$PROFILE_MODEL.onnx" \
+        --backend cuda --iters 20 --profile-json "$SCRATCH/frag/profile.json"
+fi
 for m in $MODELS; do
     run_step "bench-tf32-$m" 20 $BENCH_CAP -- "$BUILD/gpu_check" bench "$m" --batches "$BATCHES" --runs "$RUNS" \
         --warmup "$WARMUP" --precisions tf32 --tf32-modes gs --max-seconds $((BENCH_CAP * 2 / 3))
