@@ -306,7 +306,7 @@ done
 TORCH_MODELS=$(echo $MODELS | tr ' ' ',')
 if [ -n "$PY" ]; then
     compile_s=0
-    [ "$(left_s)" -gt 240 ] && compile_s=90
+    [ "$(left_s)" -gt 200 ] && compile_s=60
     run_step torch 20 200 -- "$PY" tools/gpu_check_torch.py bench --models "$TORCH_MODELS" --batches "$BATCHES" \
         --precisions fp32,tf32 --runs "$RUNS" --warmup "$WARMUP" --compile-seconds $compile_s --max-seconds 150
 else
