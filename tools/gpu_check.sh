@@ -171,6 +171,8 @@ RESERVE_S=25 # merge and packaging
 DEADLINE_MS=$((START_MS + (BUDGET_S - RESERVE_S) * 1000))
 
 left_s() { local l=$(((DEADLINE_MS - $(now_ms)) / 1000)); [ "$l" -lt 0 ] && l=0; echo "$l"; }
+# seconds a program may plan with inside a step capped at $1 (its own --max-seconds): two thirds of its timeout
+plan_s() { local l; l=$(left_s); [ "$l" -gt "$1" ] && l=$1; echo $((l * 2 / 3)); }
 selected() { [ -z "${GPU_CHECK_ONLY:-}" ] || [[ ",$GPU_CHECK_ONLY," == *",$1,"* ]]; }
 injected() { [[ ",${GPU_CHECK_INJECT:-}," == *",$1:$2,"* ]]; }
 
@@ -300,7 +302,7 @@ BENCH_CAP=75
 [ "$EMU" = 1 ] && BENCH_CAP=300
 for m in $MODELS; do
     run_step "bench-$m" 20 $BENCH_CAP -- "$BUILD/gpu_check" bench "$m" --batches "$BATCHES" --runs "$RUNS" \
-        --warmup "$WARMUP" --precisions fp32 --max-seconds $((BENCH_CAP * 2 / 3))
+        --warmup "$WARMUP" --precisions fp32 --max-seconds "$(plan_s $BENCH_CAP)"
 done
 
 TORCH_MODELS=$(echo $MODELS | tr ' ' ',')
@@ -308,7 +310,7 @@ if [ -n "$PY" ]; then
     compile_s=0
     [ "$(left_s)" -gt 200 ] && compile_s=60
     run_step torch 20 200 -- "$PY" tools/gpu_check_torch.py bench --models "$TORCH_MODELS" --batches "$BATCHES" \
-        --precisions fp32,tf32 --runs "$RUNS" --warmup "$WARMUP" --compile-seconds $compile_s --max-seconds 150
+        --precisions fp32,tf32 --runs "$RUNS" --warmup "$WARMUP" --compile-seconds $compile_s --max-seconds "$(plan_s 200)"
 else
     record torch skipped 0 null null "no Python with torch found"
 fi
@@ -322,7 +324,7 @@ if grep -qE '"name": "profile", "status": "(failed|timeout)"' "$STEPS"; then # C
 fi
 for m in $MODELS; do
     run_step "bench-tf32-$m" 20 $BENCH_CAP -- "$BUILD/gpu_check" bench "$m" --batches "$BATCHES" --runs "$RUNS" \
-        --warmup "$WARMUP" --precisions tf32 --tf32-modes gs --max-seconds $((BENCH_CAP * 2 / 3))
+        --warmup "$WARMUP" --precisions tf32 --tf32-modes gs --max-seconds "$(plan_s $BENCH_CAP)"
 done
 run_step test-gpu-tf32 30 150 -- "${TEST_ENV[@]}" TEST_LOGS="$SCRATCH/test-logs-tf32" OPARA_CUDA_PRECISION=tf32 \
     make --no-print-directory test-gpu BUILD="$BUILD" CUDA_GPU_TESTS="$TEST_BINS_TF32"
