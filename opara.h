@@ -411,9 +411,10 @@ typedef struct opara_session_desc {
     int cuda_eager;                  /* CUDA: 1 launches on the plan's streams every run instead of
                                         replaying a CUDA graph (0: capture once, replay; the
                                         SEQUENTIAL strategy then gives the sequential-graph baseline) */
-    int cuda_profile;                /* CUDA: 1 runs the model once at creation with an event pair around
-                                        every op and plans with the measured per-op times (Alg. 2 then
-                                        takes the shortest ready op first); 0: static descriptors */
+    int cuda_profile;                /* CUDA: 1 profiles the model at creation (a warm-up pass, then the
+                                        median of several timed passes with an event pair around every op)
+                                        and plans with the measured per-op times (Alg. 2 then takes the
+                                        shortest ready op first); 0: static descriptors */
     double memory_budget;            /* peak memory (the arena) as a ratio of the sequential plan's, e.g. 1.15:
                                         the OPARA strategy launches fewer branches at once and reuses memory
                                         with extra waits to stay within it (docs/SCHEDULING.md, "Memory
@@ -26116,6 +26117,10 @@ typedef enum opara__cuda_mode {
     OPARA__CUDA_SEQ_GRAPH = 2
 } opara__cuda_mode;
 
+/* Called by the launch sequence around every node that launches something (before its first and
+   after its last launch, on the node's stream). */
+typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
+
 typedef struct opara__cuda_options {
     int device;                  /* ordinal; 0 default */
     opara__cuda_mode mode;
@@ -26129,6 +26134,10 @@ typedef struct opara__cuda_options {
     int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
+    opara__cuda_node_hook test_capture_hook; /* tests: called around every node while the launch sequence is
+                                                captured (the captured-graph test attributes graph nodes to
+                                                ops with it) */
+    void* test_capture_hook_user;
     /* profiler (opara_cuda_profile.c) */
     int profile;                 /* one profiling run before planning: measured per-op times (and CUPTI
                                     records of library kernels) replace the estimates; the plan's
@@ -26191,6 +26200,7 @@ typedef struct opara__cuda_info {
     const opara__cuda_launch* launches;
     const uint32_t* node_launch_start; /* [n_nodes + 1] */
     const struct opara__cuda_op_profile* profile; /* [n_nodes] the resources and times the plan used */
+    const opara_CUfunction* funcs; /* [OPARA__CUK_COUNT] the loaded kernels */
 } opara__cuda_info;
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
@@ -26294,8 +26304,11 @@ typedef struct opara__cuda_op_profile {
     uint32_t smem_dynamic;    /* bytes per block, from the launch */
     uint32_t max_threads;     /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (0 for library kernels) */
     uint8_t source;           /* opara__cuda_res_source */
-    uint8_t measured;         /* time_ms comes from the profiling run */
-    double time_ms;           /* measured: first launch to last launch of the node, one stream */
+    uint8_t measured;         /* time_ms comes from the profiling runs */
+    uint16_t n_runs;          /* measured: the timed runs behind time_ms (after the warm-up) */
+    double time_ms;           /* measured: the median over the timed runs of first launch to last launch of
+                                 the node, one stream */
+    double time_spread;       /* measured: (75th - 25th percentile) / median of those runs */
 } opara__cuda_op_profile;
 
 typedef enum opara__cuda_lib_kind {
@@ -26317,15 +26330,13 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
 /* The scheduler's descriptors from the rows (launch shape, registers, shared memory, measured time);
    a library row without an estimate takes the default model's launch instead (and shows it). */
 OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs);
-/* Session creation with opt->profile: an eager sequential session runs once with an event pair
-   around every node (and CUPTI when it works), then the real session is planned with the
-   measured rows. */
+/* Session creation with opt->profile: an eager sequential session runs with an event pair around
+   every node: one untimed warm-up pass (lazy module loading, JIT, the libraries' first-call set-up;
+   CUPTI records when it works), then timed passes whose per-node median is the node's time (more
+   passes while a node's spread stays large); then the real session is planned with the measured rows. */
 OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
                                                       const opara__cuda_options* opt, opara__cuda_session** out);
 
-/* Called by the launch sequence around every node that launches something (before its first and
-   after its last launch, on the node's stream). */
-typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
 /* One eager pass of the plan with the hook, then a synchronisation (profiling runs, during the
    creation of another session: failures go to the runtime's error). Call it between
    opara__cuda_session_enter and opara__cuda_session_leave. */
@@ -28634,7 +28645,11 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
         opara__format(why, cap, "cuStreamBeginCapture: %s", opara_cuda_driver_result_name(&s->cu, r));
         return 0;
     }
+    s->hook = s->opt.test_capture_hook;
+    s->hook_user = s->opt.test_capture_hook_user;
     er = opara__cub_cuda_enqueue(s);
+    s->hook = NULL;
+    s->hook_user = NULL;
     if (er == OPARA_OK && s->opt.test_break_capture) {
         opara_CUdeviceptr p = 0; /* an unsafe call during capture: it invalidates the capture */
         if (OPARA__CU(s, cuMemAlloc_v2(&p, 256)) == OPARA_CUDA_SUCCESS) OPARA__CU(s, cuMemFree_v2(p));
@@ -28917,6 +28932,7 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->launches = s->low.launches;
     info->node_launch_start = s->low.node_start;
     info->profile = s->prof;
+    info->funcs = s->funcs;
 }
 
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s) { return &s->cu; }
@@ -28930,9 +28946,11 @@ OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__
    - Library kernels (cuBLAS, cuDNN): their launch configuration is private to the library. In a
      profiling run, CUPTI kernel activity records give it when libcupti loads and works; otherwise
      the documented estimates of opara__cuda_library_estimate stand (logged once per run).
-   - Times: one profiling run of the SEQUENTIAL plan in eager mode, an event pair around every node
-     on its stream, so each node runs alone on the device (no interference from concurrent ops in
-     the number); measured ms = cuEventElapsedTime(begin, end).
+   - Times: profiling runs of the SEQUENTIAL plan in eager mode, an event pair around every node on
+     its stream, so each node runs alone on the device (no interference from concurrent ops in the
+     number): one untimed warm-up pass, then timed passes; a node's time is the median of its
+     cuEventElapsedTime(begin, end) over them, its spread the interquartile range / median (more
+     passes while a node's spread is large; see "the timing protocol" below).
    The profiling run uses its own short-lived session (eager, one stream), then the real session is
    planned with the measured rows: its memory plan and streams follow the final plan and nothing of
    the profiling run stays allocated. */
@@ -29018,6 +29036,14 @@ static void opara__cup_library_row(const opara__graph* g, const opara__shape* sh
     row->source = OPARA__CURES_ESTIMATE;
 }
 
+/* The timing fields of a row (the rest describes the launch). */
+static void opara__cup_copy_times(const opara__cuda_op_profile* from, opara__cuda_op_profile* to) {
+    to->measured = from->measured;
+    to->n_runs = from->n_runs;
+    to->time_ms = from->time_ms;
+    to->time_spread = from->time_spread;
+}
+
 /* The node's main launch: its first kernel or library call; a copy only when it has nothing else. */
 static const opara__cuda_launch* opara__cup_main_launch(const opara__cuda_lowering* low, uint32_t node) {
     const opara__cuda_launch* copy = NULL;
@@ -29052,8 +29078,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
         }
         if (!measured) continue;
         if (measured[n].source == OPARA__CURES_CUPTI) *row = measured[n];
-        row->measured = measured[n].measured;
-        row->time_ms = measured[n].time_ms;
+        opara__cup_copy_times(&measured[n], row);
     }
     return OPARA_OK;
 }
@@ -29215,11 +29240,9 @@ static uint32_t opara__cupti_apply(const opara__cupti_sink* sink, const uint8_t*
         if (node >= n_nodes || !library_node[node] || rows[node].source == OPARA__CURES_CUPTI) continue;
         for (k = 0; k < sink->n_kernels; ++k)
             if (sink->kernels[k].correlation == (uint32_t)sink->external[2 * e]) {
-                double t = rows[node].time_ms;
-                uint8_t measured = rows[node].measured;
+                opara__cuda_op_profile timed = rows[node];
                 rows[node] = sink->kernels[k].row;
-                rows[node].time_ms = t;
-                rows[node].measured = measured;
+                opara__cup_copy_times(&timed, &rows[node]);
                 ++applied;
                 break;
             }
@@ -29235,14 +29258,30 @@ static void opara__cupti_free(opara__cupti_sink* sink) {
     sink->external = NULL;
 }
 
-/* ---- the profiling run -------------------------------------------------------------------------- */
+/* ---- the profiling runs ------------------------------------------------------------------------- */
+
+/* The timing protocol. The first pass of a fresh session pays first-use costs that later runs never
+   see: lazy module loading and PTX JIT by the driver (CUDA_MODULE_LOADING=LAZY is the default since
+   CUDA 12.2), and cuBLAS/cuDNN set-up on the first call of a handle or algorithm. So one untimed
+   warm-up pass goes first; then OPARA__PROFILE_RUNS timed passes, and as many again while a node's
+   spread (interquartile range / median) exceeds OPARA__PROFILE_SPREAD, up to OPARA__PROFILE_MAX_RUNS
+   passes or OPARA__PROFILE_BUDGET_NS of timed passes. A node's time is its median. Nodes shorter than
+   OPARA__PROFILE_FLOOR_MS or 1% of the total do not count as unstable: event timing jitter of a few
+   microseconds says nothing about the order Alg. 2 picks. */
+#define OPARA__PROFILE_WARMUP 1
+#define OPARA__PROFILE_RUNS 5
+#define OPARA__PROFILE_MAX_RUNS 25
+#define OPARA__PROFILE_SPREAD 0.25
+#define OPARA__PROFILE_FLOOR_MS 0.01
+#define OPARA__PROFILE_BUDGET_NS ((uint64_t)2000000000)
 
 typedef struct opara__cup_run {
     const opara_cuda_driver* cu;
-    opara__cupti_sink* cupti; /* NULL without CUPTI */
+    opara__cupti_sink* cupti; /* NULL without CUPTI, or after the pass it observes */
     opara_CUevent* begin;     /* [n_nodes] */
     opara_CUevent* end;
     uint8_t* launched;        /* [n_nodes] */
+    float* samples;           /* [n_nodes][OPARA__PROFILE_MAX_RUNS] ms per timed pass */
     opara_runtime* rt;
 } opara__cup_run;
 
@@ -29277,7 +29316,8 @@ static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int
     return OPARA_OK;
 }
 
-static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, opara__cuda_op_profile* rows) {
+/* The event times of timed pass `pass` (the pass has synchronised). */
+static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, uint32_t pass) {
     uint32_t n;
     for (n = 0; n < n_nodes; ++n) {
         float ms = 0;
@@ -29287,22 +29327,106 @@ static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, opar
         if (r != OPARA_CUDA_SUCCESS)
             return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
                                opara_cuda_driver_result_name(run->cu, r), (int)r);
-        rows[n].time_ms = ms;
-        rows[n].measured = 1;
+        run->samples[(size_t)n * OPARA__PROFILE_MAX_RUNS + pass] = ms;
     }
     return OPARA_OK;
 }
 
-/* Runs the profiling session ps once; rows receive its static profile, the measured times and the
-   CUPTI records of library nodes. */
+/* The q-quantile of sorted[0..n) by linear interpolation between the closest ranks. */
+static double opara__cup_quantile(const float* sorted, uint32_t n, double q) {
+    double pos = q * (double)(n - 1);
+    uint32_t lo = (uint32_t)pos;
+    double frac = pos - (double)lo;
+    return lo + 1 < n ? sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]) : sorted[n - 1];
+}
+
+typedef struct opara__cup_summary {
+    uint32_t n_unstable;
+    uint32_t worst;      /* the node with the largest counted spread (n_nodes: none) */
+    double worst_spread;
+} opara__cup_summary;
+
+/* Median and spread of every launched node over `runs` timed passes into rows; which nodes are
+   still unstable (counted as the protocol above says). */
+static void opara__cup_summarise(const opara__cup_run* run, uint32_t n_nodes, uint32_t runs, opara__cuda_op_profile* rows,
+                                 opara__cup_summary* out) {
+    float sorted[OPARA__PROFILE_MAX_RUNS];
+    double total = 0;
+    uint32_t n, i, j;
+    for (n = 0; n < n_nodes; ++n) {
+        const float* x = &run->samples[(size_t)n * OPARA__PROFILE_MAX_RUNS];
+        double median;
+        if (!run->launched[n]) continue;
+        for (i = 0; i < runs; ++i) { /* insertion sort: at most OPARA__PROFILE_MAX_RUNS values */
+            float v = x[i];
+            for (j = i; j > 0 && sorted[j - 1] > v; --j) sorted[j] = sorted[j - 1];
+            sorted[j] = v;
+        }
+        median = opara__cup_quantile(sorted, runs, 0.5);
+        rows[n].time_ms = median;
+        rows[n].time_spread = median > 0 ? (opara__cup_quantile(sorted, runs, 0.75) - opara__cup_quantile(sorted, runs, 0.25)) / median : 0;
+        rows[n].n_runs = (uint16_t)runs;
+        rows[n].measured = 1;
+        total += median;
+    }
+    memset(out, 0, sizeof *out);
+    out->worst = n_nodes;
+    for (n = 0; n < n_nodes; ++n) {
+        if (!run->launched[n] || rows[n].time_ms < OPARA__PROFILE_FLOOR_MS || rows[n].time_ms < 0.01 * total) continue;
+        if (rows[n].time_spread > OPARA__PROFILE_SPREAD) ++out->n_unstable;
+        if (out->worst == n_nodes || rows[n].time_spread > out->worst_spread) out->worst = n, out->worst_spread = rows[n].time_spread;
+    }
+}
+
+/* The passes: warm-up (observed by CUPTI when it works), then timed passes until the spreads settle. */
+static opara_result opara__cup_passes(opara__cup_run* run, opara__cuda_session* ps, const opara__graph* g,
+                                      opara__cuda_op_profile* rows) {
+    opara__cup_summary sum;
+    uint64_t timed_ns = 0;
+    uint32_t pass, runs = 0, n_nodes = g->n_nodes;
+    opara_result r = OPARA_OK;
+    memset(&sum, 0, sizeof sum);
+    sum.worst = n_nodes;
+    for (pass = 0; r == OPARA_OK; ++pass) {
+        uint64_t t0 = opara__now_ns();
+        r = opara__cuda_session_enqueue_hooked(ps, opara__cup_hook, run);
+        if (pass < OPARA__PROFILE_WARMUP) {
+            if (run->cupti) opara__cupti_stop(run->cupti);
+            run->cupti = NULL;
+            continue;
+        }
+        if (r == OPARA_OK) r = opara__cup_times(run, n_nodes, runs++);
+        timed_ns += opara__now_ns() - t0;
+        if (r != OPARA_OK || runs % OPARA__PROFILE_RUNS != 0) continue;
+        opara__cup_summarise(run, n_nodes, runs, rows, &sum);
+        if (sum.n_unstable == 0 || runs + OPARA__PROFILE_RUNS > OPARA__PROFILE_MAX_RUNS || timed_ns >= OPARA__PROFILE_BUDGET_NS) break;
+    }
+    if (run->cupti) opara__cupti_stop(run->cupti); /* the warm-up failed */
+    run->cupti = NULL;
+    if (r != OPARA_OK) return r;
+    if (sum.worst < n_nodes)
+        opara__log(&run->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+                   "CUDA profiler: %d warm-up + %u timed runs (%.1f ms), per-node median; largest spread %.0f%% at node %u (%s)",
+                   OPARA__PROFILE_WARMUP, runs, (double)timed_ns * 1e-6, sum.worst_spread * 100, sum.worst, g->nodes[sum.worst].name);
+    if (sum.n_unstable)
+        opara__log(&run->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
+                   "CUDA profiler: %u node(s) still vary by more than %.0f%% (interquartile range / median) after %u timed "
+                   "runs, most node %u (%s) by %.0f%%; the plan uses their medians",
+                   sum.n_unstable, OPARA__PROFILE_SPREAD * 100, runs, sum.worst, g->nodes[sum.worst].name, sum.worst_spread * 100);
+    return OPARA_OK;
+}
+
+/* Profiles session ps (eager, sequential plan of g); rows receive its static profile, the measured
+   times and the CUPTI records of library nodes. */
 static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* ps, const opara__cuda_options* opt,
-                                       uint32_t n_nodes, opara__cuda_op_profile* rows) {
+                                       const opara__graph* g, opara__cuda_op_profile* rows) {
     opara__cuda_info info;
     opara__cup_run run;
     opara__cupti_sink sink;
     uint8_t* library_node;
     char why[1200];
-    uint32_t n;
+    uint32_t n, n_nodes = g->n_nodes;
+    int cupti = 0;
     opara_result r;
     opara__cuda_session_info(ps, &info);
     memcpy(rows, info.profile, (size_t)n_nodes * sizeof *rows);
@@ -29313,21 +29437,20 @@ static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* p
     run.begin = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
     run.end = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
     run.launched = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
+    run.samples = (float*)opara__calloc(rt, ((size_t)n_nodes + 1) * OPARA__PROFILE_MAX_RUNS, sizeof(float));
     library_node = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
-    r = run.begin && run.end && run.launched && library_node
+    r = run.begin && run.end && run.launched && run.samples && library_node
             ? OPARA_OK
             : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     for (n = 0; r == OPARA_OK && n < n_nodes; ++n) library_node[n] = rows[n].source == OPARA__CURES_ESTIMATE;
     if (r == OPARA_OK) r = opara__cup_events(&run, n_nodes, 1);
     if (r == OPARA_OK) {
-        if (opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) run.cupti = &sink;
+        if ((cupti = opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) != 0) run.cupti = &sink;
         else opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                         "CUPTI not used (%s); library kernels keep the documented launch estimates", why);
-        r = opara__cuda_session_enqueue_hooked(ps, opara__cup_hook, &run);
-        if (run.cupti) opara__cupti_stop(&sink);
+        r = opara__cup_passes(&run, ps, g, rows);
     }
-    if (r == OPARA_OK) r = opara__cup_times(&run, n_nodes, rows);
-    if (r == OPARA_OK && run.cupti)
+    if (r == OPARA_OK && cupti)
         opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY, "CUPTI: %u kernel records, %u library nodes described",
                    sink.n_kernels, opara__cupti_apply(&sink, library_node, n_nodes, rows));
     opara__cupti_free(&sink);
@@ -29335,6 +29458,7 @@ static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* p
     opara__free(rt, run.begin);
     opara__free(rt, run.end);
     opara__free(rt, run.launched);
+    opara__free(rt, run.samples);
     opara__free(rt, library_node);
     return r;
 }
@@ -29362,7 +29486,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const 
     if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
         opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
     else if (r == OPARA_OK) { /* its events and the timing run need its context */
-        r = opara__cup_measure(rt, ps, opt, g->n_nodes, rows);
+        r = opara__cup_measure(rt, ps, opt, g, rows);
         opara__cuda_session_leave(ps);
     }
     opara__cuda_session_destroy(ps);

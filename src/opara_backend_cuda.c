@@ -1139,7 +1139,11 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
         opara__format(why, cap, "cuStreamBeginCapture: %s", opara_cuda_driver_result_name(&s->cu, r));
         return 0;
     }
+    s->hook = s->opt.test_capture_hook;
+    s->hook_user = s->opt.test_capture_hook_user;
     er = opara__cub_cuda_enqueue(s);
+    s->hook = NULL;
+    s->hook_user = NULL;
     if (er == OPARA_OK && s->opt.test_break_capture) {
         opara_CUdeviceptr p = 0; /* an unsafe call during capture: it invalidates the capture */
         if (OPARA__CU(s, cuMemAlloc_v2(&p, 256)) == OPARA_CUDA_SUCCESS) OPARA__CU(s, cuMemFree_v2(p));
@@ -1422,6 +1426,7 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->launches = s->low.launches;
     info->node_launch_start = s->low.node_start;
     info->profile = s->prof;
+    info->funcs = s->funcs;
 }
 
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s) { return &s->cu; }

@@ -120,6 +120,10 @@ typedef enum opara__cuda_mode {
     OPARA__CUDA_SEQ_GRAPH = 2
 } opara__cuda_mode;
 
+/* Called by the launch sequence around every node that launches something (before its first and
+   after its last launch, on the node's stream). */
+typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
+
 typedef struct opara__cuda_options {
     int device;                  /* ordinal; 0 default */
     opara__cuda_mode mode;
@@ -133,6 +137,10 @@ typedef struct opara__cuda_options {
     int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
+    opara__cuda_node_hook test_capture_hook; /* tests: called around every node while the launch sequence is
+                                                captured (the captured-graph test attributes graph nodes to
+                                                ops with it) */
+    void* test_capture_hook_user;
     /* profiler (opara_cuda_profile.c) */
     int profile;                 /* one profiling run before planning: measured per-op times (and CUPTI
                                     records of library kernels) replace the estimates; the plan's
@@ -195,6 +203,7 @@ typedef struct opara__cuda_info {
     const opara__cuda_launch* launches;
     const uint32_t* node_launch_start; /* [n_nodes + 1] */
     const struct opara__cuda_op_profile* profile; /* [n_nodes] the resources and times the plan used */
+    const opara_CUfunction* funcs; /* [OPARA__CUK_COUNT] the loaded kernels */
 } opara__cuda_info;
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
@@ -298,8 +307,11 @@ typedef struct opara__cuda_op_profile {
     uint32_t smem_dynamic;    /* bytes per block, from the launch */
     uint32_t max_threads;     /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (0 for library kernels) */
     uint8_t source;           /* opara__cuda_res_source */
-    uint8_t measured;         /* time_ms comes from the profiling run */
-    double time_ms;           /* measured: first launch to last launch of the node, one stream */
+    uint8_t measured;         /* time_ms comes from the profiling runs */
+    uint16_t n_runs;          /* measured: the timed runs behind time_ms (after the warm-up) */
+    double time_ms;           /* measured: the median over the timed runs of first launch to last launch of
+                                 the node, one stream */
+    double time_spread;       /* measured: (75th - 25th percentile) / median of those runs */
 } opara__cuda_op_profile;
 
 typedef enum opara__cuda_lib_kind {
@@ -321,15 +333,13 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
 /* The scheduler's descriptors from the rows (launch shape, registers, shared memory, measured time);
    a library row without an estimate takes the default model's launch instead (and shows it). */
 OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs);
-/* Session creation with opt->profile: an eager sequential session runs once with an event pair
-   around every node (and CUPTI when it works), then the real session is planned with the
-   measured rows. */
+/* Session creation with opt->profile: an eager sequential session runs with an event pair around
+   every node: one untimed warm-up pass (lazy module loading, JIT, the libraries' first-call set-up;
+   CUPTI records when it works), then timed passes whose per-node median is the node's time (more
+   passes while a node's spread stays large); then the real session is planned with the measured rows. */
 OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
                                                       const opara__cuda_options* opt, opara__cuda_session** out);
 
-/* Called by the launch sequence around every node that launches something (before its first and
-   after its last launch, on the node's stream). */
-typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
 /* One eager pass of the plan with the hook, then a synchronisation (profiling runs, during the
    creation of another session: failures go to the runtime's error). Call it between
    opara__cuda_session_enter and opara__cuda_session_leave. */

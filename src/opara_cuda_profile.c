@@ -6,9 +6,11 @@
    - Library kernels (cuBLAS, cuDNN): their launch configuration is private to the library. In a
      profiling run, CUPTI kernel activity records give it when libcupti loads and works; otherwise
      the documented estimates of opara__cuda_library_estimate stand (logged once per run).
-   - Times: one profiling run of the SEQUENTIAL plan in eager mode, an event pair around every node
-     on its stream, so each node runs alone on the device (no interference from concurrent ops in
-     the number); measured ms = cuEventElapsedTime(begin, end).
+   - Times: profiling runs of the SEQUENTIAL plan in eager mode, an event pair around every node on
+     its stream, so each node runs alone on the device (no interference from concurrent ops in the
+     number): one untimed warm-up pass, then timed passes; a node's time is the median of its
+     cuEventElapsedTime(begin, end) over them, its spread the interquartile range / median (more
+     passes while a node's spread is large; see "the timing protocol" below).
    The profiling run uses its own short-lived session (eager, one stream), then the real session is
    planned with the measured rows: its memory plan and streams follow the final plan and nothing of
    the profiling run stays allocated. */
@@ -94,6 +96,14 @@ static void opara__cup_library_row(const opara__graph* g, const opara__shape* sh
     row->source = OPARA__CURES_ESTIMATE;
 }
 
+/* The timing fields of a row (the rest describes the launch). */
+static void opara__cup_copy_times(const opara__cuda_op_profile* from, opara__cuda_op_profile* to) {
+    to->measured = from->measured;
+    to->n_runs = from->n_runs;
+    to->time_ms = from->time_ms;
+    to->time_spread = from->time_spread;
+}
+
 /* The node's main launch: its first kernel or library call; a copy only when it has nothing else. */
 static const opara__cuda_launch* opara__cup_main_launch(const opara__cuda_lowering* low, uint32_t node) {
     const opara__cuda_launch* copy = NULL;
@@ -128,8 +138,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
         }
         if (!measured) continue;
         if (measured[n].source == OPARA__CURES_CUPTI) *row = measured[n];
-        row->measured = measured[n].measured;
-        row->time_ms = measured[n].time_ms;
+        opara__cup_copy_times(&measured[n], row);
     }
     return OPARA_OK;
 }
@@ -291,11 +300,9 @@ static uint32_t opara__cupti_apply(const opara__cupti_sink* sink, const uint8_t*
         if (node >= n_nodes || !library_node[node] || rows[node].source == OPARA__CURES_CUPTI) continue;
         for (k = 0; k < sink->n_kernels; ++k)
             if (sink->kernels[k].correlation == (uint32_t)sink->external[2 * e]) {
-                double t = rows[node].time_ms;
-                uint8_t measured = rows[node].measured;
+                opara__cuda_op_profile timed = rows[node];
                 rows[node] = sink->kernels[k].row;
-                rows[node].time_ms = t;
-                rows[node].measured = measured;
+                opara__cup_copy_times(&timed, &rows[node]);
                 ++applied;
                 break;
             }
@@ -311,14 +318,30 @@ static void opara__cupti_free(opara__cupti_sink* sink) {
     sink->external = NULL;
 }
 
-/* ---- the profiling run -------------------------------------------------------------------------- */
+/* ---- the profiling runs ------------------------------------------------------------------------- */
+
+/* The timing protocol. The first pass of a fresh session pays first-use costs that later runs never
+   see: lazy module loading and PTX JIT by the driver (CUDA_MODULE_LOADING=LAZY is the default since
+   CUDA 12.2), and cuBLAS/cuDNN set-up on the first call of a handle or algorithm. So one untimed
+   warm-up pass goes first; then OPARA__PROFILE_RUNS timed passes, and as many again while a node's
+   spread (interquartile range / median) exceeds OPARA__PROFILE_SPREAD, up to OPARA__PROFILE_MAX_RUNS
+   passes or OPARA__PROFILE_BUDGET_NS of timed passes. A node's time is its median. Nodes shorter than
+   OPARA__PROFILE_FLOOR_MS or 1% of the total do not count as unstable: event timing jitter of a few
+   microseconds says nothing about the order Alg. 2 picks. */
+#define OPARA__PROFILE_WARMUP 1
+#define OPARA__PROFILE_RUNS 5
+#define OPARA__PROFILE_MAX_RUNS 25
+#define OPARA__PROFILE_SPREAD 0.25
+#define OPARA__PROFILE_FLOOR_MS 0.01
+#define OPARA__PROFILE_BUDGET_NS ((uint64_t)2000000000)
 
 typedef struct opara__cup_run {
     const opara_cuda_driver* cu;
-    opara__cupti_sink* cupti; /* NULL without CUPTI */
+    opara__cupti_sink* cupti; /* NULL without CUPTI, or after the pass it observes */
     opara_CUevent* begin;     /* [n_nodes] */
     opara_CUevent* end;
     uint8_t* launched;        /* [n_nodes] */
+    float* samples;           /* [n_nodes][OPARA__PROFILE_MAX_RUNS] ms per timed pass */
     opara_runtime* rt;
 } opara__cup_run;
 
@@ -353,7 +376,8 @@ static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int
     return OPARA_OK;
 }
 
-static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, opara__cuda_op_profile* rows) {
+/* The event times of timed pass `pass` (the pass has synchronised). */
+static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, uint32_t pass) {
     uint32_t n;
     for (n = 0; n < n_nodes; ++n) {
         float ms = 0;
@@ -363,22 +387,106 @@ static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, opar
         if (r != OPARA_CUDA_SUCCESS)
             return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
                                opara_cuda_driver_result_name(run->cu, r), (int)r);
-        rows[n].time_ms = ms;
-        rows[n].measured = 1;
+        run->samples[(size_t)n * OPARA__PROFILE_MAX_RUNS + pass] = ms;
     }
     return OPARA_OK;
 }
 
-/* Runs the profiling session ps once; rows receive its static profile, the measured times and the
-   CUPTI records of library nodes. */
+/* The q-quantile of sorted[0..n) by linear interpolation between the closest ranks. */
+static double opara__cup_quantile(const float* sorted, uint32_t n, double q) {
+    double pos = q * (double)(n - 1);
+    uint32_t lo = (uint32_t)pos;
+    double frac = pos - (double)lo;
+    return lo + 1 < n ? sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]) : sorted[n - 1];
+}
+
+typedef struct opara__cup_summary {
+    uint32_t n_unstable;
+    uint32_t worst;      /* the node with the largest counted spread (n_nodes: none) */
+    double worst_spread;
+} opara__cup_summary;
+
+/* Median and spread of every launched node over `runs` timed passes into rows; which nodes are
+   still unstable (counted as the protocol above says). */
+static void opara__cup_summarise(const opara__cup_run* run, uint32_t n_nodes, uint32_t runs, opara__cuda_op_profile* rows,
+                                 opara__cup_summary* out) {
+    float sorted[OPARA__PROFILE_MAX_RUNS];
+    double total = 0;
+    uint32_t n, i, j;
+    for (n = 0; n < n_nodes; ++n) {
+        const float* x = &run->samples[(size_t)n * OPARA__PROFILE_MAX_RUNS];
+        double median;
+        if (!run->launched[n]) continue;
+        for (i = 0; i < runs; ++i) { /* insertion sort: at most OPARA__PROFILE_MAX_RUNS values */
+            float v = x[i];
+            for (j = i; j > 0 && sorted[j - 1] > v; --j) sorted[j] = sorted[j - 1];
+            sorted[j] = v;
+        }
+        median = opara__cup_quantile(sorted, runs, 0.5);
+        rows[n].time_ms = median;
+        rows[n].time_spread = median > 0 ? (opara__cup_quantile(sorted, runs, 0.75) - opara__cup_quantile(sorted, runs, 0.25)) / median : 0;
+        rows[n].n_runs = (uint16_t)runs;
+        rows[n].measured = 1;
+        total += median;
+    }
+    memset(out, 0, sizeof *out);
+    out->worst = n_nodes;
+    for (n = 0; n < n_nodes; ++n) {
+        if (!run->launched[n] || rows[n].time_ms < OPARA__PROFILE_FLOOR_MS || rows[n].time_ms < 0.01 * total) continue;
+        if (rows[n].time_spread > OPARA__PROFILE_SPREAD) ++out->n_unstable;
+        if (out->worst == n_nodes || rows[n].time_spread > out->worst_spread) out->worst = n, out->worst_spread = rows[n].time_spread;
+    }
+}
+
+/* The passes: warm-up (observed by CUPTI when it works), then timed passes until the spreads settle. */
+static opara_result opara__cup_passes(opara__cup_run* run, opara__cuda_session* ps, const opara__graph* g,
+                                      opara__cuda_op_profile* rows) {
+    opara__cup_summary sum;
+    uint64_t timed_ns = 0;
+    uint32_t pass, runs = 0, n_nodes = g->n_nodes;
+    opara_result r = OPARA_OK;
+    memset(&sum, 0, sizeof sum);
+    sum.worst = n_nodes;
+    for (pass = 0; r == OPARA_OK; ++pass) {
+        uint64_t t0 = opara__now_ns();
+        r = opara__cuda_session_enqueue_hooked(ps, opara__cup_hook, run);
+        if (pass < OPARA__PROFILE_WARMUP) {
+            if (run->cupti) opara__cupti_stop(run->cupti);
+            run->cupti = NULL;
+            continue;
+        }
+        if (r == OPARA_OK) r = opara__cup_times(run, n_nodes, runs++);
+        timed_ns += opara__now_ns() - t0;
+        if (r != OPARA_OK || runs % OPARA__PROFILE_RUNS != 0) continue;
+        opara__cup_summarise(run, n_nodes, runs, rows, &sum);
+        if (sum.n_unstable == 0 || runs + OPARA__PROFILE_RUNS > OPARA__PROFILE_MAX_RUNS || timed_ns >= OPARA__PROFILE_BUDGET_NS) break;
+    }
+    if (run->cupti) opara__cupti_stop(run->cupti); /* the warm-up failed */
+    run->cupti = NULL;
+    if (r != OPARA_OK) return r;
+    if (sum.worst < n_nodes)
+        opara__log(&run->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+                   "CUDA profiler: %d warm-up + %u timed runs (%.1f ms), per-node median; largest spread %.0f%% at node %u (%s)",
+                   OPARA__PROFILE_WARMUP, runs, (double)timed_ns * 1e-6, sum.worst_spread * 100, sum.worst, g->nodes[sum.worst].name);
+    if (sum.n_unstable)
+        opara__log(&run->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
+                   "CUDA profiler: %u node(s) still vary by more than %.0f%% (interquartile range / median) after %u timed "
+                   "runs, most node %u (%s) by %.0f%%; the plan uses their medians",
+                   sum.n_unstable, OPARA__PROFILE_SPREAD * 100, runs, sum.worst, g->nodes[sum.worst].name, sum.worst_spread * 100);
+    return OPARA_OK;
+}
+
+/* Profiles session ps (eager, sequential plan of g); rows receive its static profile, the measured
+   times and the CUPTI records of library nodes. */
 static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* ps, const opara__cuda_options* opt,
-                                       uint32_t n_nodes, opara__cuda_op_profile* rows) {
+                                       const opara__graph* g, opara__cuda_op_profile* rows) {
     opara__cuda_info info;
     opara__cup_run run;
     opara__cupti_sink sink;
     uint8_t* library_node;
     char why[1200];
-    uint32_t n;
+    uint32_t n, n_nodes = g->n_nodes;
+    int cupti = 0;
     opara_result r;
     opara__cuda_session_info(ps, &info);
     memcpy(rows, info.profile, (size_t)n_nodes * sizeof *rows);
@@ -389,21 +497,20 @@ static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* p
     run.begin = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
     run.end = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
     run.launched = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
+    run.samples = (float*)opara__calloc(rt, ((size_t)n_nodes + 1) * OPARA__PROFILE_MAX_RUNS, sizeof(float));
     library_node = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
-    r = run.begin && run.end && run.launched && library_node
+    r = run.begin && run.end && run.launched && run.samples && library_node
             ? OPARA_OK
             : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     for (n = 0; r == OPARA_OK && n < n_nodes; ++n) library_node[n] = rows[n].source == OPARA__CURES_ESTIMATE;
     if (r == OPARA_OK) r = opara__cup_events(&run, n_nodes, 1);
     if (r == OPARA_OK) {
-        if (opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) run.cupti = &sink;
+        if ((cupti = opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) != 0) run.cupti = &sink;
         else opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                         "CUPTI not used (%s); library kernels keep the documented launch estimates", why);
-        r = opara__cuda_session_enqueue_hooked(ps, opara__cup_hook, &run);
-        if (run.cupti) opara__cupti_stop(&sink);
+        r = opara__cup_passes(&run, ps, g, rows);
     }
-    if (r == OPARA_OK) r = opara__cup_times(&run, n_nodes, rows);
-    if (r == OPARA_OK && run.cupti)
+    if (r == OPARA_OK && cupti)
         opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY, "CUPTI: %u kernel records, %u library nodes described",
                    sink.n_kernels, opara__cupti_apply(&sink, library_node, n_nodes, rows));
     opara__cupti_free(&sink);
@@ -411,6 +518,7 @@ static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* p
     opara__free(rt, run.begin);
     opara__free(rt, run.end);
     opara__free(rt, run.launched);
+    opara__free(rt, run.samples);
     opara__free(rt, library_node);
     return r;
 }
@@ -438,7 +546,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const 
     if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
         opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
     else if (r == OPARA_OK) { /* its events and the timing run need its context */
-        r = opara__cup_measure(rt, ps, opt, g->n_nodes, rows);
+        r = opara__cup_measure(rt, ps, opt, g, rows);
         opara__cuda_session_leave(ps);
     }
     opara__cuda_session_destroy(ps);

@@ -24,6 +24,45 @@ static inline void zoo_use_emulator_by_default(void) {
     setenv("OPARA_CUDNN", OPARA_EMU_LIB_DIR "/libcudnn.so", 0);
 }
 
+/* What `make test-gpu` asks of the zoo tests (mk/cudaemu.mk sets these unless they are set):
+   OPARA_REQUIRE_ZOO=1: a missing zoo or zoo model is a failure, not a skip;
+   OPARA_EXPECT_LIBS=cublas,cudnn: sessions must use cuBLAS for GEMMs and cuDNN for convolutions (a
+   library that did not load, or that every op fell back from, would otherwise pass unnoticed);
+   OPARA_CUDA_PRECISION=tf32: sessions compute with TF32 (opara_session_desc.precision), checked
+   against the looser bound below. */
+static inline int zoo_env_on(const char* var) {
+    const char* e = getenv(var);
+    return e && *e && strcmp(e, "0") != 0;
+}
+static inline int zoo_required(void) { return zoo_env_on("OPARA_REQUIRE_ZOO"); }
+
+/* 1 when `lib` ("cublas", "cudnn") is named in OPARA_EXPECT_LIBS. */
+static inline int zoo_expects(const char* lib) {
+    const char* e = getenv("OPARA_EXPECT_LIBS");
+    size_t n = strlen(lib);
+    while (e && *e) {
+        if (strncmp(e, lib, n) == 0 && (e[n] == 0 || e[n] == ',')) return 1;
+        e = strchr(e, ',');
+        if (e) ++e;
+    }
+    return 0;
+}
+
+static inline opara_precision zoo_precision(void) {
+    const char* e = getenv("OPARA_CUDA_PRECISION");
+    return e && strcmp(e, "tf32") == 0 ? OPARA_PRECISION_TF32 : OPARA_PRECISION_FP32;
+}
+
+/* Largest NMSE vs the CPU backend (OPARA_CUDA_ZOO_NMSE overrides it). FP32: 1e-8, the exact mode,
+   where only the order of float sums differs. TF32: operands rounded to 10 mantissa bits (relative
+   error up to 2^-11, about 2.8e-4 RMS), so each conv or GEMM layer adds an NMSE of the order of
+   (4e-4)^2 = 1.6e-7 and the deepest zoo models stack about a hundred of them: 1e-4. */
+static inline double zoo_nmse_max(opara_precision precision) {
+    const char* e = getenv("OPARA_CUDA_ZOO_NMSE");
+    if (e && *e) return atof(e);
+    return precision == OPARA_PRECISION_TF32 ? 1e-4 : 1e-8;
+}
+
 /* The emulator's opara_emu_config once the driver is loaded; NULL on a real driver. */
 typedef int (*zoo_emu_config_fn)(const char* key, long long value);
 static inline zoo_emu_config_fn zoo_emu_config(void) {

@@ -376,124 +376,244 @@ static void plan_closure(const opara__plan* p, unsigned char* hb) {
                     if (hb[k * n + b]) hb[a * n + b] = 1;
 }
 
-OT_TEST(captured_graph_has_exactly_the_plan_dependencies) {
+/* ---- the captured graph against the plan ------------------------------------------------------------
+   What holds on any driver: a library call may add any number of kernel, memset or memcpy nodes (real
+   cuBLAS adds split-K reductions and memsets, cuDNN several kernels), so graph nodes are attributed to
+   ops by when they appear. The session calls test_capture_hook before each op's first launch and after
+   its last one, on the capturing thread; the graph being captured may be read meanwhile
+   (cuStreamGetCaptureInfo_v3 returns it; "all operations other than destroy and node removal are
+   permitted on the graph while the capture sequence is in progress"). The nodes that appear between
+   the two calls for op X are X's. Then: an op the plan orders after another has every one of its
+   nodes reachable from every node of the other; ops the plan leaves unordered have no path between
+   any of their nodes; our own kernels are identified by function and parameter values and must sit
+   in their op; a node outside every op (fork/join bookkeeping) is no kernel, copy or memset. */
+
+typedef struct capture_log {
+    const opara_cuda_driver* cu;
+    opara_CUgraphNode* node;  /* every node seen, in the order seen */
+    int* owner;               /* its op, -1 outside every op */
+    size_t n, cap;
+    int* hooked;              /* [n_ops] 1 when the op's hooks ran */
+    int failed;
+} capture_log;
+
+static int log_has(const capture_log* c, opara_CUgraphNode x) {
+    size_t i;
+    for (i = 0; i < c->n; ++i)
+        if (c->node[i] == x) return 1;
+    return 0;
+}
+
+/* Records the nodes of graph g not seen yet as owned by `owner`. */
+static void log_new_nodes(capture_log* c, opara_CUgraph g, int owner) {
+    size_t count = 0, i;
+    opara_CUgraphNode* all;
+    if (c->cu->cuGraphGetNodes(g, NULL, &count) != OPARA_CUDA_SUCCESS) {
+        c->failed = 1;
+        return;
+    }
+    all = (opara_CUgraphNode*)calloc(count + 1, sizeof *all);
+    if (!all || c->cu->cuGraphGetNodes(g, all, &count) != OPARA_CUDA_SUCCESS) c->failed = 1;
+    for (i = 0; all && !c->failed && i < count; ++i) {
+        if (log_has(c, all[i])) continue;
+        if (c->n == c->cap) {
+            size_t cap = c->cap ? 2 * c->cap : 64;
+            opara_CUgraphNode* nn = (opara_CUgraphNode*)realloc(c->node, cap * sizeof *nn);
+            int* no = nn ? (int*)realloc(c->owner, cap * sizeof *no) : NULL;
+            if (nn) c->node = nn;
+            if (!nn || !no) {
+                c->failed = 1;
+                break;
+            }
+            c->owner = no, c->cap = cap;
+        }
+        c->node[c->n] = all[i];
+        c->owner[c->n++] = owner;
+    }
+    free(all);
+}
+
+static opara_result capture_hook(void* user, uint32_t op, int after, opara_CUstream stream) {
+    capture_log* c = (capture_log*)user;
+    opara_CUstreamCaptureStatus status = OPARA_CU_STREAM_CAPTURE_STATUS_NONE;
+    opara_CUgraph g = NULL;
+    if (c->cu->cuStreamGetCaptureInfo_v3(stream, &status, NULL, &g, NULL, NULL, NULL) != OPARA_CUDA_SUCCESS ||
+        status != OPARA_CU_STREAM_CAPTURE_STATUS_ACTIVE || !g) {
+        c->failed = 1;
+        return OPARA_OK;
+    }
+    log_new_nodes(c, g, after ? (int)op : -1); /* before: whatever came since the last op is no op's */
+    c->hooked[op] = 1;
+    return OPARA_OK;
+}
+
+/* The launch of op `op` whose kernel and parameter values the kernel node has, or -1. */
+static int our_launch(const opara__cuda_info* info, const opara_CUDA_KERNEL_NODE_PARAMS* kp) {
+    uint32_t k, t;
+    for (k = 0; k < info->n_launches; ++k) {
+        const opara__cuda_launch* L = &info->launches[k];
+        int same = L->type == OPARA__CULAUNCH_KERNEL && kp->func == info->funcs[L->kernel] && L->grid[0] == kp->gridDimX &&
+                   L->grid[1] == kp->gridDimY && L->grid[2] == kp->gridDimZ && L->block[0] == kp->blockDimX;
+        for (t = 0; same && t < L->n_args; ++t) {
+            uint64_t v = 0;
+            memcpy(&v, kp->kernelParams[t], L->args[t].kind == OPARA__CUARG_I32 || L->args[t].kind == OPARA__CUARG_F32 ? 4 : 8);
+            same = v == L->values[t];
+        }
+        if (same) return (int)k;
+    }
+    return -1;
+}
+
+/* Violations of the rules above for the graph with these edges (reach: scratch of n*n bytes). Every
+   violation is logged when `say`. */
+static int capture_violations(opara_test* T, const capture_log* c, const unsigned char* hb, uint32_t n_ops,
+                              const opara_CUgraphNode* from, const opara_CUgraphNode* to, size_t n_edges,
+                              unsigned char* reach, int say) {
+    size_t n = c->n, i, j, k;
+    int bad = 0;
+    memset(reach, 0, n * n);
+    for (k = 0; k < n_edges; ++k) {
+        size_t f = n, t = n;
+        for (i = 0; i < n; ++i) {
+            if (c->node[i] == from[k]) f = i;
+            if (c->node[i] == to[k]) t = i;
+        }
+        if (f == n || t == n) return 1; /* an edge to a node the log does not know */
+        reach[f * n + t] = 1;
+    }
+    for (k = 0; k < n; ++k)
+        for (i = 0; i < n; ++i)
+            if (reach[i * n + k])
+                for (j = 0; j < n; ++j)
+                    if (reach[k * n + j]) reach[i * n + j] = 1;
+    for (i = 0; i < n; ++i)
+        for (j = 0; j < n; ++j) {
+            int a = c->owner[i], b = c->owner[j], want;
+            if (a < 0 || b < 0 || a == b || (uint32_t)a >= n_ops || (uint32_t)b >= n_ops) continue;
+            want = hb[a * n_ops + b];
+            if (want == reach[i * n + j]) continue;
+            if (say) OT_LOG("graph node %zu of op %d -> graph node %zu of op %d: plan %s, graph %s", i, a, j, b,
+                            want ? "ordered" : "unordered", reach[i * n + j] ? "path" : "no path");
+            ++bad;
+        }
+    return bad;
+}
+
+OT_TEST(captured_graph_orders_ops_as_the_plan_does) {
     test_model m;
     char why[512];
     opara__cuda_options o = options(OPARA__CUDA_GRAPH);
     opara__cuda_session* s = NULL;
     opara__cuda_info info;
-    const opara_cuda_driver* cu;
-    opara_CUgraphNode nodes[256], from[1024], to[1024];
-    size_t n_nodes = 256, n_edges = 1024, i, j, k;
-    int launch_of[256];
-    unsigned char *hb, reach[256 * 256];
-    uint32_t a, b, n_plan;
+    capture_log c;
+    opara_cuda_driver probe; /* the hook runs inside session creation, before the session's table can be read */
+    opara_CUgraphNode *from = NULL, *to = NULL;
+    size_t n_edges = 0, i, k, n_other = 0, n_ours = 0, detected = 0, cross = 0;
+    unsigned char *hb = NULL, *reach = NULL;
+    uint32_t a, b, n_ops;
     if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    memset(&probe, 0, sizeof probe);
+    if (opara_cuda_driver_load(&probe, driver_path(), why, sizeof why) != OPARA_CUDA_LOAD_OK ||
+        !probe.cuStreamGetCaptureInfo_v3 || !probe.cuGraphGetEdges_v2) {
+        opara_cuda_driver_unload(&probe);
+        SKIP("the driver lacks cuStreamGetCaptureInfo_v3 or cuGraphGetEdges_v2 (CUDA 12.3)");
+    }
+    memset(&c, 0, sizeof c);
     m.rt = make_runtime();
     REQUIRE(build_model(&m, 0));
+    c.hooked = (int*)calloc(m.g.n_nodes, sizeof *c.hooked);
+    REQUIRE(c.hooked != NULL);
+    o.test_capture_hook = capture_hook;
+    o.test_capture_hook_user = &c;
+    c.cu = &probe;
     if (opara__cuda_session_create(m.rt, &m.g, &o, &s) != OPARA_OK) {
         OT_LOG("%s", opara_runtime_last_error(m.rt));
-        opara__graph_free(&m.g);
-        opara_runtime_destroy(m.rt);
-        REQUIRE(0);
+        CHECK(0);
+        goto done;
     }
     opara__cuda_session_info(s, &info);
-    cu = opara__cuda_session_driver(s);
-    if (!info.graph || !cu->cuGraphGetEdges_v2) {
-        opara__cuda_session_destroy(s);
-        opara__graph_free(&m.g);
-        opara_runtime_destroy(m.rt);
-        SKIP("no captured graph or no cuGraphGetEdges_v2");
-    }
-    REQUIRE(cu->cuGraphGetNodes(info.graph, nodes, &n_nodes) == OPARA_CUDA_SUCCESS);
-    REQUIRE(cu->cuGraphGetEdges_v2(info.graph, from, to, NULL, &n_edges) == OPARA_CUDA_SUCCESS);
-    REQUIRE(n_nodes <= 256 && n_edges <= 1024);
-    /* match every graph node to the launch with the same function and parameter values */
-    for (i = 0; i < n_nodes; ++i) {
-        opara_CUgraphNodeType type;
-        opara_CUDA_KERNEL_NODE_PARAMS kp;
-        int found = -1;
-        launch_of[i] = -1;
-        REQUIRE(cu->cuGraphNodeGetType(nodes[i], &type) == OPARA_CUDA_SUCCESS);
-        if (type != OPARA_CU_GRAPH_NODE_TYPE_KERNEL) {
-            OT_LOG("graph node %zu has type %d (only kernels expected)", i, (int)type);
+    c.cu = opara__cuda_session_driver(s);
+    REQUIRE(info.graph != NULL);
+    CHECK(!c.failed);
+    log_new_nodes(&c, info.graph, -1); /* after the last op: the join */
+    REQUIRE(c.cu->cuGraphGetEdges_v2(info.graph, NULL, NULL, NULL, &n_edges) == OPARA_CUDA_SUCCESS);
+    from = (opara_CUgraphNode*)calloc(n_edges + 1, sizeof *from);
+    to = (opara_CUgraphNode*)calloc(n_edges + 1, sizeof *to);
+    REQUIRE(from && to);
+    REQUIRE(c.cu->cuGraphGetEdges_v2(info.graph, from, to, NULL, &n_edges) == OPARA_CUDA_SUCCESS);
+    /* every op that launches owns nodes; our kernels sit in their op; outside ops only bookkeeping */
+    for (a = 0; a < m.g.n_nodes; ++a) {
+        int owned = 0;
+        for (i = 0; i < c.n; ++i) owned += c.owner[i] == (int)a;
+        if (c.hooked[a] && !owned) {
+            OT_LOG("op %u (%s) launched but owns no graph node", a, m.g.nodes[a].name);
             CHECK(0);
-            continue;
         }
-        REQUIRE(cu->cuGraphKernelNodeGetParams_v2(nodes[i], &kp) == OPARA_CUDA_SUCCESS);
-        for (k = 0; k < info.n_launches; ++k) {
-            const opara__cuda_launch* L = &info.launches[k];
-            uint32_t t;
-            int same = L->type == OPARA__CULAUNCH_KERNEL && L->grid[0] == kp.gridDimX && L->grid[1] == kp.gridDimY;
-            for (t = 0; same && t < L->n_args; ++t) {
-                uint64_t v = 0;
-                memcpy(&v, kp.kernelParams[t], L->args[t].kind == OPARA__CUARG_I32 || L->args[t].kind == OPARA__CUARG_F32 ? 4 : 8);
-                same = v == L->values[t];
-            }
-            if (same) {
-                CHECK(found < 0); /* unambiguous */
-                found = (int)k;
-            }
-        }
-        launch_of[i] = found; /* -1: a kernel of a library (cuBLAS, cuDNN), matched below */
     }
-    /* library kernels: the k-th unmatched graph node (creation order) belongs to the k-th library
-       launch in the plan's launch order (one library kernel per call, as the emulator's cuBLAS and
-       cuDNN make) */
-    {
-        size_t u = 0;
-        uint32_t p;
-        for (p = 0; p < info.plan->n_nodes; ++p) {
-            uint32_t nd = info.plan->order[p], l;
-            for (l = info.node_launch_start[nd]; l < info.node_launch_start[nd + 1]; ++l) {
-                if (info.launches[l].type != OPARA__CULAUNCH_CUBLAS && info.launches[l].type != OPARA__CULAUNCH_CUDNN)
-                    continue;
-                while (u < n_nodes && launch_of[u] >= 0) ++u;
-                CHECK(u < n_nodes);
-                if (u < n_nodes) launch_of[u++] = (int)l;
-            }
-        }
-        for (i = 0; i < n_nodes; ++i) CHECK(launch_of[i] >= 0);
-    }
-    /* reachability in the captured graph */
-    memset(reach, 0, sizeof reach);
-    for (k = 0; k < n_edges; ++k) {
-        size_t f = n_nodes, t = n_nodes;
-        for (i = 0; i < n_nodes; ++i) {
-            if (nodes[i] == from[k]) f = i;
-            if (nodes[i] == to[k]) t = i;
-        }
-        REQUIRE(f < n_nodes && t < n_nodes);
-        reach[f * 256 + t] = 1;
-    }
-    for (k = 0; k < n_nodes; ++k)
-        for (i = 0; i < n_nodes; ++i)
-            if (reach[i * 256 + k])
-                for (j = 0; j < n_nodes; ++j)
-                    if (reach[k * 256 + j]) reach[i * 256 + j] = 1;
-    /* the plan's happens-before over the launches' nodes (launches of one node are ordered) */
-    n_plan = info.plan->n_nodes;
-    hb = (unsigned char*)malloc((size_t)n_plan * n_plan);
-    REQUIRE(hb != NULL);
-    plan_closure(info.plan, hb);
-    for (i = 0; i < n_nodes; ++i)
-        for (j = 0; j < n_nodes; ++j) {
-            int want;
-            if (i == j || launch_of[i] < 0 || launch_of[j] < 0) continue;
-            a = info.launches[launch_of[i]].node, b = info.launches[launch_of[j]].node;
-            want = a == b ? launch_of[i] < launch_of[j] : hb[a * n_plan + b];
-            if (want != reach[i * 256 + j]) {
-                OT_LOG("launch %d (node %u %s) -> launch %d (node %u %s): plan %d, graph %d", launch_of[i], a,
-                       m.g.nodes[a].name, launch_of[j], b, m.g.nodes[b].name, want, reach[i * 256 + j]);
+    for (i = 0; i < c.n; ++i) {
+        opara_CUgraphNodeType type;
+        REQUIRE(c.cu->cuGraphNodeGetType(c.node[i], &type) == OPARA_CUDA_SUCCESS);
+        if (c.owner[i] < 0) {
+            ++n_other;
+            if (type == OPARA_CU_GRAPH_NODE_TYPE_KERNEL || type == OPARA_CU_GRAPH_NODE_TYPE_MEMCPY ||
+                type == OPARA_CU_GRAPH_NODE_TYPE_MEMSET) {
+                OT_LOG("graph node %zu (type %d) appeared outside every op", i, (int)type);
                 CHECK(0);
             }
         }
-    /* every data edge of the model is a path in the graph (through the plan) */
+        if (type == OPARA_CU_GRAPH_NODE_TYPE_KERNEL) {
+            opara_CUDA_KERNEL_NODE_PARAMS kp;
+            int l;
+            REQUIRE(c.cu->cuGraphKernelNodeGetParams_v2(c.node[i], &kp) == OPARA_CUDA_SUCCESS);
+            l = our_launch(&info, &kp);
+            if (l >= 0) {
+                ++n_ours;
+                if ((int)info.launches[l].node != c.owner[i]) {
+                    OT_LOG("graph node %zu is a launch of op %u but appeared in op %d", i, info.launches[l].node, c.owner[i]);
+                    CHECK(0);
+                }
+            }
+        }
+    }
+    /* the plan's order against the graph's paths; every data edge of the model is in the plan's order */
+    n_ops = info.plan->n_nodes;
+    hb = (unsigned char*)malloc((size_t)n_ops * n_ops);
+    reach = (unsigned char*)malloc(c.n * c.n + 1);
+    REQUIRE(hb && reach);
+    plan_closure(info.plan, hb);
     for (b = 0; b < m.g.n_nodes; ++b)
-        for (k = m.g.pred_start[b]; k < m.g.pred_start[b + 1]; ++k) CHECK(hb[m.g.preds[k] * n_plan + b] == 1);
-    printf("captured graph: %zu kernel nodes, %zu edges, %u streams in the plan\n", n_nodes, n_edges, info.plan->n_streams);
+        for (k = m.g.pred_start[b]; k < m.g.pred_start[b + 1]; ++k) CHECK(hb[m.g.preds[k] * n_ops + b] == 1);
+    CHECK_EQ(0, capture_violations(T, &c, hb, n_ops, from, to, n_edges, reach, 1));
+    /* the check fails when an edge is missing: drop each edge between two ops in turn */
+    for (k = 0; k < n_edges; ++k) {
+        opara_CUgraphNode f = from[k], t = to[k];
+        int fo = -1, tw = -1;
+        for (i = 0; i < c.n; ++i) {
+            if (c.node[i] == f) fo = c.owner[i];
+            if (c.node[i] == t) tw = c.owner[i];
+        }
+        if (fo < 0 || tw < 0 || fo == tw) continue;
+        ++cross;
+        from[k] = from[n_edges - 1], to[k] = to[n_edges - 1];
+        detected += capture_violations(T, &c, hb, n_ops, from, to, n_edges - 1, reach, 0) > 0;
+        from[n_edges - 1] = from[k], to[n_edges - 1] = to[k];
+        from[k] = f, to[k] = t;
+    }
+    CHECK(cross > 0);
+    CHECK(detected > 0);
+    printf("captured graph: %zu nodes (%zu our kernels, %zu outside ops), %zu edges, %u streams; dropping one of the "
+           "%zu edges between ops is caught for %zu\n",
+           c.n, n_ours, n_other, n_edges, info.plan->n_streams, cross, detected);
+done:
     free(hb);
+    free(reach);
+    free(from);
+    free(to);
+    free(c.node);
+    free(c.owner);
+    free(c.hooked);
     opara__cuda_session_destroy(s);
+    opara_cuda_driver_unload(&probe);
     opara__graph_free(&m.g);
     opara_runtime_destroy(m.rt);
 }
@@ -1397,7 +1517,7 @@ OT_TEST(host_allocation_failure_frees_everything) {
 
 static const opara_test_case tests[] = {
     OT_CASE(all_modes_match_the_reference_under_five_seeds),
-    OT_CASE(captured_graph_has_exactly_the_plan_dependencies),
+    OT_CASE(captured_graph_orders_ops_as_the_plan_does),
     OT_CASE(graph_run_makes_a_constant_number_of_driver_calls),
     OT_CASE(capture_failures_fall_back_to_eager_with_the_reason),
     OT_CASE(allocation_failure_is_a_clear_error_and_frees_everything),

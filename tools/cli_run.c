@@ -3,9 +3,10 @@
                   [--trace OUT.json] [--profile] [--profile-json OUT.json]
    Runs a model (.onnx or .opara), prints the plan and latency statistics, writes the outputs as
    .npy and a Chrome-trace/Perfetto timeline of one run (one track per worker). Inputs not given
-   with --input get deterministic pseudo-random values. CUDA: --profile makes the session do one
-   profiling run at creation (measured per-op times feed Alg. 2) and prints the per-op table
-   (kernel, grid, block, registers, shared memory, where the numbers came from, time);
+   with --input get deterministic pseudo-random values. CUDA: --profile makes the session profile the
+   model at creation (a warm-up pass, then the median of several timed passes per op feeds Alg. 2)
+   and prints the per-op table (kernel, grid, block, registers, shared memory, where the numbers
+   came from, median time and its spread);
    --profile-json also writes it as JSON. --memory-budget R keeps the plan's arena within R times
    the sequential plan's (docs/SCHEDULING.md). */
 
@@ -213,22 +214,22 @@ static int cli_print_profile(const opara_model* m, const opara_session* s, const
         fprintf(stderr, "opara run: cannot write %s\n", json_path);
         return 0;
     }
-    printf("%5s  %-18s %-34s %16s %12s %5s %7s %-8s %10s\n", "node", "op", "kernel", "grid", "block", "regs", "smem",
-           "source", "time ms");
+    printf("%5s  %-18s %-34s %16s %12s %5s %7s %-8s %10s %6s\n", "node", "op", "kernel", "grid", "block", "regs", "smem",
+           "source", "time ms", "spread");
     if (f) fprintf(f, "{\"nodes\": [\n");
     for (n = 0; n < n_nodes; ++n) {
         const opara__cuda_op_profile* r = &ci.profile[n];
-        char grid[48], block[32], time[24];
+        char grid[48], block[32], time[24], spread[24];
         const char* op = opara_model_node_op(m, n);
         if (!op) op = "?";
         int kernel = r->source == OPARA__CURES_DRIVER || r->source == OPARA__CURES_ESTIMATE || r->source == OPARA__CURES_CUPTI;
         snprintf(grid, sizeof grid, "%ux%ux%u", r->grid[0], r->grid[1], r->grid[2]);
         snprintf(block, sizeof block, "%ux%ux%u", r->block[0], r->block[1], r->block[2]);
-        if (r->measured) snprintf(time, sizeof time, "%.4f", r->time_ms);
-        else snprintf(time, sizeof time, "-");
-        printf("%5u  %-18.18s %-34.34s %16s %12s %5u %7u %-8s %10s\n", n, op,
+        if (r->measured) snprintf(time, sizeof time, "%.4f", r->time_ms), snprintf(spread, sizeof spread, "%.0f%%", r->time_spread * 100);
+        else snprintf(time, sizeof time, "-"), snprintf(spread, sizeof spread, "-");
+        printf("%5u  %-18.18s %-34.34s %16s %12s %5u %7u %-8s %10s %6s\n", n, op,
                r->source ? r->kernel : "(no launch)", kernel ? grid : "-", kernel ? block : "-", r->regs,
-               r->smem_static + r->smem_dynamic, cli_profile_source(r->source), time);
+               r->smem_static + r->smem_dynamic, cli_profile_source(r->source), time, spread);
         if (!f) continue;
         fprintf(f, "  {\"node\": %u, \"op\": \"%s\", \"name\": ", n, op);
         opara__write_json_string(f, opara_model_node_name(m, n) ? opara_model_node_name(m, n) : "");
@@ -238,8 +239,10 @@ static int cli_print_profile(const opara_model* m, const opara_session* s, const
                    "\"smem_dynamic\": %u, \"max_threads\": %u, \"source\": \"%s\", \"time_ms\": ",
                 r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->regs, r->smem_static,
                 r->smem_dynamic, r->max_threads, cli_profile_source(r->source));
-        if (r->measured) fprintf(f, "%.6f}%s\n", r->time_ms, n + 1 < n_nodes ? "," : "");
-        else fprintf(f, "null}%s\n", n + 1 < n_nodes ? "," : "");
+        if (r->measured)
+            fprintf(f, "%.6f, \"time_spread\": %.4f, \"runs\": %u}%s\n", r->time_ms, r->time_spread, (unsigned)r->n_runs,
+                    n + 1 < n_nodes ? "," : "");
+        else fprintf(f, "null, \"time_spread\": null, \"runs\": 0}%s\n", n + 1 < n_nodes ? "," : "");
     }
     if (f) {
         fprintf(f, "]}\n");

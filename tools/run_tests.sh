@@ -1,17 +1,20 @@
 #!/bin/sh
-# Runs every test binary or script given, keeps each output under $BUILD/test-logs, and ends
+# Runs every test binary or script given, keeps each output under $BUILD/test-logs (or $TEST_LOGS), and ends
 # with one overall "N passed, N failed, N skipped" line summed from each one's closing line.
 # A program that exits non-zero, or ends without a closing line, counts as one failure.
+# TEST_TIMEOUT=S (with coreutils' timeout) stops a test after S seconds: a failure (exit 124).
 BUILD=${BUILD:-build}
-logs="$BUILD/test-logs"
+logs=${TEST_LOGS:-$BUILD/test-logs}
+limit=""
+if [ -n "${TEST_TIMEOUT:-}" ] && command -v timeout >/dev/null 2>&1; then limit="timeout -k 5 $TEST_TIMEOUT"; fi
 mkdir -p "$logs"
 total_pass=0 total_fail=0 total_skip=0 broken=""
 for t in "$@"; do
     name=$(basename "$t")
     log="$logs/$name.log"
     case "$t" in
-        *.sh) sh "$t" >"$log" 2>&1 ;;
-        *) "$t" >"$log" 2>&1 ;;
+        *.sh) $limit sh "$t" >"$log" 2>&1 ;;
+        *) $limit "$t" >"$log" 2>&1 ;;
     esac
     rc=$?
     summary=$(grep -E '^([A-Za-z-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)

@@ -12,10 +12,11 @@ import zlib
 
 import numpy as np
 import onnx
-from onnx import mapping, numpy_helper
+from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import specs  # noqa: E402
+import zoo_common  # noqa: E402
 
 
 def concrete_shape(name, value):
@@ -49,7 +50,7 @@ def write_inputs(zoo_dir, name):
     out_dir = os.path.join(zoo_dir, name)
     os.makedirs(out_dir, exist_ok=True)
     for i, value in enumerate(graph.input):
-        dtype = mapping.TENSOR_TYPE_TO_NP_TYPE[value.type.tensor_type.elem_type]
+        dtype = zoo_common.onnx_np_dtype(value.type.tensor_type.elem_type)
         kind = ranges.get(value.name, ("normal",))
         if kind[0] == "normal" and not np.issubdtype(dtype, np.floating):
             sys.exit("make_inputs.py: %s input %s is %s but has no range" % (name, value.name, dtype))

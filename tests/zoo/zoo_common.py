@@ -1,10 +1,32 @@
 """Export helper: torch.onnx.export the way users call it, then check the result."""
 import collections
+import inspect
 import os
 
+import numpy as np
 import onnx
 
 import specs
+
+
+def legacy_exporter_args(export):
+    """{"dynamo": False} when torch.onnx.export has a `dynamo` parameter (torch 2.5+; the default
+    became True in torch 2.9), so every torch exports with the TorchScript exporter that the zoo's
+    `dynamic_axes` and opsets are written for; {} for older torch (1.13 has no such parameter)."""
+    try:
+        params = inspect.signature(export).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {"dynamo": False} if "dynamo" in params else {}
+
+
+def onnx_np_dtype(elem_type):
+    """numpy dtype of an ONNX TensorProto data type (onnx.mapping is gone from newer onnx)."""
+    to_np = getattr(onnx.helper, "tensor_dtype_to_np_dtype", None)
+    if to_np is not None:
+        return np.dtype(to_np(elem_type))
+    from onnx import mapping  # onnx < 1.13
+    return np.dtype(mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type])
 
 
 def export_model(model, example_inputs, input_names, output_names, path, opset):
@@ -16,7 +38,8 @@ def export_model(model, example_inputs, input_names, output_names, path, opset):
     with torch.no_grad():
         torch.onnx.export(model, tuple(example_inputs), tmp, opset_version=opset,
                           input_names=list(input_names), output_names=list(output_names),
-                          dynamic_axes=dynamic_axes, do_constant_folding=True)
+                          dynamic_axes=dynamic_axes, do_constant_folding=True,
+                          **legacy_exporter_args(torch.onnx.export))
     onnx.checker.check_model(tmp)
     os.replace(tmp, path)  # a failed export never leaves a fresh-looking file behind
 

@@ -10,7 +10,6 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import mapping
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import specs  # noqa: E402
@@ -23,7 +22,7 @@ def describe_values(values):
     parts = []
     for v in values:
         t = v.type.tensor_type
-        dtype = np.dtype(mapping.TENSOR_TYPE_TO_NP_TYPE[t.elem_type]).name
+        dtype = zoo_common.onnx_np_dtype(t.elem_type).name
         dims = []
         for axis, d in enumerate(t.shape.dim):
             if d.HasField("dim_value"):
