@@ -999,6 +999,16 @@ static int fx_emu_link(const char* rel, const char* lib) {
     return fx_link(rel, target);
 }
 
+/* The emulator's cuDNN at rel (".../libcudnn.so.9") with its convolution sub-library beside it, as cuDNN 9
+   is installed (the fake loads libcudnn_cnn.so.9 from its own directory at the first convolution call). */
+static int fx_emu_cudnn(const char* rel) {
+    char cnn[700];
+    const char* slash = strrchr(rel, '/');
+    int dir_len = slash ? (int)(slash - rel) : 0;
+    snprintf(cnn, sizeof cnn, "%.*s%slibcudnn_cnn.so.9", dir_len, rel, slash ? "/" : "");
+    return fx_emu_link(rel, "libcudnn.so") | fx_emu_link(cnn, "libcudnn_cnn.so.9");
+}
+
 /* Links every file of NVIDIA's directory whose name starts with one of prefixes (and is a
    versioned soname: has ".so."), except those starting with skip, into dir. */
 static int fx_nvidia_links(const char* dir, const char* const* prefixes, const char* skip) {
@@ -1029,24 +1039,24 @@ static int fx_build_emulator_layouts(void) {
     snprintf(rel, sizeof rel, "%s/cu13/lib/libcublas.so.13", site);
     bad |= fx_emu_link(rel, "libcublas.so");
     snprintf(rel, sizeof rel, "%s/cudnn/lib/libcudnn.so.9", site);
-    bad |= fx_emu_link(rel, "libcudnn.so");
+    bad |= fx_emu_cudnn(rel);
     bad |= fx_file("venv/lib/python3.9/site-packages/nvidia/cu13/lib/libcublas.so.13", 0644);
     bad |= fx_file("py/bin/python3.11", 0755);
     bad |= fx_emu_link("py/lib/python3.11/site-packages/nvidia/cublas/lib/libcublas.so.12", "libcublas.so");
-    bad |= fx_emu_link("py/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn.so.9", "libcudnn.so");
+    bad |= fx_emu_cudnn("py/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn.so.9");
     bad |= fx_emu_link("conda/lib/libcublas.so.13", "libcublas.so");
-    bad |= fx_emu_link("conda/lib/libcudnn.so.9", "libcudnn.so");
+    bad |= fx_emu_cudnn("conda/lib/libcudnn.so.9");
     bad |= fx_emu_link("cuda/lib64/libcublas.so.13", "libcublas.so");
     bad |= fx_emu_link("extra/libcublas.so", "libcublas.so");
     bad |= make_dirs(fx("nothing"));
     bad |= fx_emu_link("home/.local/lib/python3.10/site-packages/nvidia/cu13/lib/libcublas.so.13", "libcublas.so");
     bad |= fx_emu_link("sys/usr/local/cuda/lib64/libcublas.so.13", "libcublas.so");
-    bad |= fx_emu_link("sys/usr/lib/python3/dist-packages/nvidia/cudnn/lib/libcudnn.so.9", "libcudnn.so");
+    bad |= fx_emu_cudnn("sys/usr/lib/python3/dist-packages/nvidia/cudnn/lib/libcudnn.so.9");
     bad |= fx_link("site/torch/lib/libtorch_cuda.so", fx_other_lib); /* a library without a CUDA soname */
     bad |= fx_emu_link("site/nvidia/cu13/lib/libcublas.so.13", "libcublas.so");
-    bad |= fx_emu_link("site/nvidia/cudnn/lib/libcudnn.so.9", "libcudnn.so");
+    bad |= fx_emu_cudnn("site/nvidia/cudnn/lib/libcudnn.so.9");
     bad |= fx_emu_link("beside/libcublas.so.13", "libcublas.so");
-    bad |= fx_emu_link("beside/libcudnn.so.9", "libcudnn.so");
+    bad |= fx_emu_cudnn("beside/libcudnn.so.9");
     bad |= fx_file("broken/lib/libcublas.so.13", 0644);
     bad |= make_dirs(fx("emptyvenv/lib/python3.12/site-packages/nvidia/cu13/lib"));
     bad |= make_dirs(fx("empty-root"));

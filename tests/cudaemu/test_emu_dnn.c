@@ -801,19 +801,42 @@ static int copy_file(const char* from, const char* to) {
     return ok;
 }
 
+/* The functions probe_main_library calls, taken with dlsym: opara's loader refuses a cuDNN whose
+ * convolution sub-library is missing (OPARA_CUDA_LOAD_INCOMPLETE), and this test is about the library. */
+#define PROBE_FUNCS(X) X(cudnnGetVersion) X(cudnnCreate) X(cudnnDestroy) X(cudnnCreateTensorDescriptor) \
+    X(cudnnDestroyTensorDescriptor) X(cudnnCreateConvolutionDescriptor) X(cudnnDestroyConvolutionDescriptor) \
+    X(cudnnGetConvolution2dForwardOutputDim)
+#define PROBE_MEMBER(name) opara_PFN_##name name;
+typedef struct probe_lib { void* so; PROBE_FUNCS(PROBE_MEMBER) } probe_lib;
+
+static int probe_open(probe_lib* lib, const char* path) {
+    memset(lib, 0, sizeof *lib);
+    if (!(lib->so = dlopen(path, RTLD_NOW | RTLD_LOCAL))) return 0;
+#define PROBE_SYM(name) { void* f = dlsym(lib->so, #name); if (!f) return 0; memcpy(&lib->name, &f, sizeof f); }
+    PROBE_FUNCS(PROBE_SYM)
+#undef PROBE_SYM
+    return 1;
+}
+
 /* Loads DIR/libcudnn.so.9 and records what the first calls give: version, handle, tensor descriptor,
- * convolution descriptor (twice: the failure is not retried), output dimensions. */
+ * convolution descriptor (twice: the failure is not retried), output dimensions. opara's loader says the
+ * same at load: INCOMPLETE exactly when the convolutions are unavailable. */
 static void probe_main_library(opara_test* T, const char* dir, opara_cudnnStatus_t want_conv) {
     char path[1200], err[1024];
-    opara_cuda_cudnn lib;
+    opara_cuda_cudnn loaded;
+    probe_lib lib;
     opara_cudnnHandle_t h = NULL;
     opara_cudnnTensorDescriptor_t t = NULL;
     opara_cudnnConvolutionDescriptor_t c = NULL;
     int n, ch, hh, w;
     snprintf(path, sizeof path, "%s/libcudnn.so.9", dir);
-    if (opara_cuda_cudnn_load(&lib, path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
-        OT_LOG("%s", err);
+    CHECK_EQ(opara_cuda_cudnn_load(&loaded, path, err, sizeof err),
+             want_conv == OPARA_CUDNN_STATUS_SUCCESS ? OPARA_CUDA_LOAD_OK : OPARA_CUDA_LOAD_INCOMPLETE);
+    opara_cuda_cudnn_unload(&loaded);
+    if (!probe_open(&lib, path)) {
+        OT_LOG("%s", dlerror());
         CHECK(!"the copied main library loads");
+        if (lib.so) dlclose(lib.so);
         return;
     }
     CHECK_EQ(lib.cudnnGetVersion(), 91900u);
@@ -828,7 +851,7 @@ static void probe_main_library(opara_test* T, const char* dir, opara_cudnnStatus
     }
     lib.cudnnDestroyTensorDescriptor(t);
     lib.cudnnDestroy(h);
-    opara_cuda_cudnn_unload(&lib);
+    dlclose(lib.so);
 }
 
 /* cuDNN 9 loads libcudnn_cnn.so.9 at the first call of a convolution function, by bare name through its
