@@ -6884,6 +6884,11 @@ OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, 
 /* Name of the GEMM in use, worker count, and the last run's per-node times (ns since run start)
    and the worker that ran each node; arrays have one entry per node. */
 OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
+/* Conv nodes: their count, how many run their GEMM on a loaded BLAS library (0 with the built-in
+   SGEMM), and the path in words (opara_cpu_conv.c: 1x1 convolutions as one GEMM, others im2col +
+   GEMM, depthwise ones a direct loop; "" without Conv). */
+OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
+                                              size_t cap);
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);
 OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
                                                const uint32_t** worker);
@@ -25492,6 +25497,8 @@ typedef struct opara__cuda_options {
     const char* cudnn_path;      /* NULL: OPARA_CUDNN, else the search list */
     int no_cublas;               /* use our SGEMM even when cuBLAS loads */
     int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
+    opara_precision precision;   /* FP32 (exact: no TF32 in any library call) or TF32 (tensor-core math in
+                                    cuBLAS and cuDNN on compute capability 8.0+; FP32 below) */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
     /* profiler (opara_cuda_profile.c) */
@@ -25525,7 +25532,10 @@ typedef struct opara__cuda_info {
     char fallback_reason[256];    /* "" when no fallback happened */
     int cublas;                   /* 1 when Gemm/MatMul use cuBLAS */
     int cudnn;                    /* 1 when cuDNN loaded (convolutions it can express use it) */
-    uint32_t n_cudnn_convs;       /* convolutions lowered to cuDNN */
+    opara_precision precision;    /* what the library calls compute with (TF32 only on compute capability 8.0+) */
+    uint32_t n_conv;              /* Conv nodes */
+    uint32_t n_cudnn_convs;       /* of them, lowered to cuDNN (the others run opara_conv2d_f32) */
+    uint32_t n_cudnn_refused;     /* Conv that cuDNN refused at lowering (logged with its status; our kernel runs them) */
     int nvrtc;                    /* 1 when the kernels came from NVRTC */
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
@@ -25551,6 +25561,7 @@ typedef struct opara__cuda_conv_geom {
     int ph, pw, ph_end, pw_end, sh, sw, dh, dw, group;
     int relu;     /* fused Relu */
     int has_bias; /* a bias vector of K floats is added (cudnnConvolutionBiasActivationForward) */
+    int tf32;     /* TF32 tensor-core math allowed (else exact FP32: FMA kernels only) */
 } opara__cuda_conv_geom;
 
 /* Which cuDNN call runs a convolution. */
@@ -25568,21 +25579,34 @@ typedef struct opara__cudnn_conv {
     opara_cudnnActivationDescriptor_t act;
     opara_cudnnConvolutionFwdAlgo_t algo;
     opara__cudnn_call call;
+    int tf32;                   /* TF32 tensor-core math allowed (from the geometry) */
+    opara_cudnnMathType_t math; /* set on conv: CUDNN_FMA_MATH (exact FP32), or with TF32 allowed the
+                                   chosen algorithm's math type (never ALLOW_CONVERSION) */
     size_t workspace;
+    /* When describe or choose returns OPARA_ERR_CUDNN (cuDNN refused this convolution; nothing was
+       logged): the call that failed and its status. */
+    const char* failed_call;
+    opara_cudnnStatus_t status;
 } opara__cudnn_conv;
 
 /* Workspace above which a heuristic algorithm is passed over for the next one. */
 #define OPARA__CUDNN_WORKSPACE_LIMIT ((size_t)256 << 20)
 
+/* 1 when a cuDNN status means it ran out of host or device memory (cuDNN 9 and 8 codes). */
+OPARA__PRIVATE int opara__cudnn_out_of_memory(opara_cudnnStatus_t st);
 /* 1 when cuDNN's legacy convolution API can express c (symmetric padding, whole groups). */
 OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
-/* Creates and sets the descriptors of c and checks cuDNN's output size against c's (OPARA_ERR_SHAPE
-   when they disagree). On failure the caller still calls opara__cudnn_conv_destroy. */
+/* Creates and sets the descriptors of c (the math type from c->tf32) and checks cuDNN's output size
+   against c's (OPARA_ERR_SHAPE when they disagree). A cuDNN call that fails gives OPARA_ERR_CUDNN
+   with out->failed_call and out->status set and nothing logged (the caller decides: the lowering
+   falls back to our kernel), except running out of memory (OPARA_ERR_DEVICE_MEMORY or
+   OPARA_ERR_OUT_OF_MEMORY, reported). On failure the caller still calls opara__cudnn_conv_destroy. */
 OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
                                                       const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
 /* The algorithm (cudnnGetConvolutionForwardAlgorithm_v7's first successful one within
-   OPARA__CUDNN_WORKSPACE_LIMIT; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace
-   size. Never cudnnFind*: it allocates and synchronises. */
+   OPARA__CUDNN_WORKSPACE_LIMIT whose math type the precision allows, that math type then set on
+   the descriptor; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace size. Never
+   cudnnFind*: it allocates and synchronises. Failures as for describe. */
 OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
                                                     opara_cudnnHandle_t handle, opara__cudnn_conv* conv);
 /* Enqueues the convolution on the handle's stream: y = act(conv(x, w) + bias). */
@@ -25605,6 +25629,7 @@ typedef struct opara__cuda_lowering {
     float* aux;
     size_t n_aux, cap_aux;
     int use_cublas;
+    int tf32;               /* TF32 allowed in cuDNN convolutions (the caller's precision on cc >= 8.0) */
     /* cuDNN (NULL: every Conv on our kernel): the table and a handle for the heuristics, set by the
        caller; the descriptors of the convolutions lowered to it */
     const opara_cuda_cudnn* dnn;
@@ -25612,6 +25637,8 @@ typedef struct opara__cuda_lowering {
     opara__cudnn_conv* dnn_convs;
     uint32_t n_dnn_convs;
     size_t cap_dnn_convs;
+    uint32_t n_conv;         /* Conv nodes lowered (cuDNN or our kernel) */
+    uint32_t n_dnn_refused;  /* Conv cuDNN refused at describe/choose (each logged with its status) */
 } opara__cuda_lowering;
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
@@ -26498,6 +26525,17 @@ static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, co
     return 1;
 }
 
+/* cuDNN 9 loads its sub-libraries (libcudnn_cnn, ...) late, so a missing or broken one shows up
+   at the first descriptor or heuristics call of a convolution, as may a geometry cuDNN does not
+   support: that convolution runs on our kernel, counted, with cuDNN's status logged. */
+static void opara__cul_cudnn_refused(opara__cul_lw* w, const opara__cudnn_conv* conv) {
+    const opara__node* n = &w->g->nodes[w->node];
+    w->low->n_dnn_refused++;
+    opara__log(&w->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "CUDA backend: node %u '%s' (Conv): cuDNN refused it (%s: %s, %d); it runs on opara_conv2d_f32", w->node,
+               n->name ? n->name : "", conv->failed_call, opara_cudnn_status_name(conv->status), (int)conv->status);
+}
+
 /* A Conv that cuDNN can express becomes one cuDNN call with bias and Relu fused (a Relu without a
    bias gets zeros from the aux table: the fused call needs a bias). *done = 0 leaves the Conv to
    our kernel. */
@@ -26517,9 +26555,14 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
     if (opara__grow(w->rt, (void**)&low->dnn_convs, &low->cap_dnn_convs, low->n_dnn_convs + 1, sizeof *conv) != OPARA_OK)
         return OPARA_ERR_OUT_OF_MEMORY;
     conv = &low->dnn_convs[low->n_dnn_convs];
+    c.tf32 = low->tf32;
     r = opara__cudnn_conv_describe(w->rt, low->dnn, &c, conv);
     if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->dnn, low->dnn_handle, conv);
-    if (r != OPARA_OK) {
+    if (r == OPARA_ERR_CUDNN) { /* cuDNN refused this one (e.g. a sub-library that fails to load): our kernel */
+        opara__cul_cudnn_refused(w, conv);
+        r = OPARA_OK;
+    }
+    if (r != OPARA_OK || conv->failed_call) {
         opara__cudnn_conv_destroy(low->dnn, conv);
         return r;
     }
@@ -26560,6 +26603,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
     if (transpose) return opara__cul_lower_conv_transpose(w, x, y, v, group);
+    w->low->n_conv++;
     if (w->low->dnn && (r = opara__cul_lower_conv_cudnn(w, x, y, &v, group, act, &done)) != OPARA_OK) return r;
     if (done) return OPARA_OK;
     kgroup = K / (group > 0 ? group : 1);
@@ -26701,6 +26745,7 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     opara__cuda_lowering keep = *low; /* the caller's choices */
     memset(low, 0, sizeof *low);
     low->use_cublas = keep.use_cublas;
+    low->tf32 = keep.tf32;
     low->dnn = keep.dnn;
     low->dnn_handle = keep.dnn_handle;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
@@ -26734,19 +26779,44 @@ OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_low
    inference; the algorithm/workspace choice from cuDNN's heuristics (never the cudnnFind*
    autotuners, which allocate and synchronise and cannot run under capture); the call that
    enqueues it on the handle's stream.
-   The descriptor calls need no GPU, so tests/test_cuda_cudnn.c runs them on the real libcudnn. */
+   The descriptor calls need no GPU, so tests/test_cuda_cudnn.c runs them on the real libcudnn.
+
+   Precision. cuDNN's cudnnMathType_t (API reference, cudnn_graph library): DEFAULT_MATH permits TF32
+   tensor-core operations on compute capability 8.0 and newer (none before); TENSOR_OP_MATH permits
+   tensor cores without down-converting the data; TENSOR_OP_MATH_ALLOW_CONVERSION also down-converts
+   (FP32 data to FP16 included); FMA_MATH restricts cuDNN to kernels that use FMA instructions. The
+   math type lives on the convolution descriptor, so every descriptor gets one explicitly: FMA_MATH
+   for exact FP32, DEFAULT_MATH when TF32 is allowed. cudnnGetConvolutionForwardAlgorithm_v7 reports
+   each algorithm with the math type it needs (perf.mathType), which must be set on the descriptor
+   for that algorithm to run as ranked; an algorithm whose math type the precision forbids is
+   passed over. */
 /* #include "opara_backend_cuda.h" (inlined above) */
 
 #include <string.h>
 
-static opara_result opara__dnn_fail(opara_runtime* rt, opara_cudnnStatus_t st, const char* what) {
-    return opara__fail(rt, OPARA_ERR_CUDNN, "cuDNN: %s failed: %s (%d)", what, opara_cudnn_status_name(st), (int)st);
+OPARA__PRIVATE int opara__cudnn_out_of_memory(opara_cudnnStatus_t st) {
+    return st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
+           st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED || (int)st == 2 /* cuDNN 8 ALLOC_FAILED */;
 }
 
-#define OPARA__DNN_TRY(rt, call, what)                                                        \
-    do {                                                                                      \
-        opara_cudnnStatus_t opara__st_ = (call);                                              \
-        if (opara__st_ != OPARA_CUDNN_STATUS_SUCCESS) return opara__dnn_fail(rt, opara__st_, what); \
+/* A failed cuDNN call on conv: out of memory is an error reported here; anything else is cuDNN
+   refusing the convolution, kept in conv for the caller (no log, no runtime error). */
+static opara_result opara__dnn_refused(opara_runtime* rt, opara__cudnn_conv* conv, opara_cudnnStatus_t st, const char* what) {
+    conv->failed_call = what;
+    conv->status = st;
+    if (st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "cuDNN: %s ran out of host memory: %s (%d)", what,
+                           opara_cudnn_status_name(st), (int)st);
+    if (opara__cudnn_out_of_memory(st))
+        return opara__fail(rt, OPARA_ERR_DEVICE_MEMORY, "cuDNN: %s ran out of device memory: %s (%d)", what,
+                           opara_cudnn_status_name(st), (int)st);
+    return OPARA_ERR_CUDNN;
+}
+
+#define OPARA__DNN_TRY(rt, conv, call, what)                                                        \
+    do {                                                                                            \
+        opara_cudnnStatus_t opara__st_ = (call);                                                    \
+        if (opara__st_ != OPARA_CUDNN_STATUS_SUCCESS) return opara__dnn_refused(rt, conv, opara__st_, what); \
     } while (0)
 
 OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c) {
@@ -26759,32 +26829,35 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const 
     memset(out, 0, sizeof *out);
     if (!opara__cudnn_conv_supported(c))
         return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "cuDNN: asymmetric padding or bad groups");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateTensorDescriptor(&out->x), "cudnnCreateTensorDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateTensorDescriptor(&out->y), "cudnnCreateTensorDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateTensorDescriptor(&out->bias), "cudnnCreateTensorDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateFilterDescriptor(&out->w), "cudnnCreateFilterDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateConvolutionDescriptor(&out->conv), "cudnnCreateConvolutionDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateActivationDescriptor(&out->act), "cudnnCreateActivationDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnSetTensor4dDescriptor(out->x, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, c->N, c->C, c->H, c->W),
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->x), "cudnnCreateTensorDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->y), "cudnnCreateTensorDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->bias), "cudnnCreateTensorDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateFilterDescriptor(&out->w), "cudnnCreateFilterDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateConvolutionDescriptor(&out->conv), "cudnnCreateConvolutionDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateActivationDescriptor(&out->act), "cudnnCreateActivationDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->x, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, c->N, c->C, c->H, c->W),
                    "cudnnSetTensor4dDescriptor (input)");
-    OPARA__DNN_TRY(rt, dnn->cudnnSetFilter4dDescriptor(out->w, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, c->K,
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetFilter4dDescriptor(out->w, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, c->K,
                                                        c->C / c->group, c->R, c->S),
                    "cudnnSetFilter4dDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnSetConvolution2dDescriptor(out->conv, c->ph, c->pw, c->sh, c->sw, c->dh, c->dw,
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetConvolution2dDescriptor(out->conv, c->ph, c->pw, c->sh, c->sw, c->dh, c->dw,
                                                             OPARA_CUDNN_CROSS_CORRELATION, OPARA_CUDNN_DATA_FLOAT),
                    "cudnnSetConvolution2dDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnSetConvolutionGroupCount(out->conv, c->group), "cudnnSetConvolutionGroupCount");
-    OPARA__DNN_TRY(rt, dnn->cudnnGetConvolution2dForwardOutputDim(out->conv, out->x, out->w, &n, &k, &h, &w),
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetConvolutionGroupCount(out->conv, c->group), "cudnnSetConvolutionGroupCount");
+    out->tf32 = c->tf32 != 0;
+    out->math = out->tf32 ? OPARA_CUDNN_DEFAULT_MATH : OPARA_CUDNN_FMA_MATH;
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetConvolutionMathType(out->conv, out->math), "cudnnSetConvolutionMathType");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnGetConvolution2dForwardOutputDim(out->conv, out->x, out->w, &n, &k, &h, &w),
                    "cudnnGetConvolution2dForwardOutputDim");
     if (n != c->N || k != c->K || h != c->OH || w != c->OW)
         return opara__fail(rt, OPARA_ERR_SHAPE, "cuDNN computes output [%d, %d, %d, %d] but shape inference [%d, %d, %d, %d]",
                            n, k, h, w, c->N, c->K, c->OH, c->OW);
-    OPARA__DNN_TRY(rt, dnn->cudnnSetTensor4dDescriptor(out->y, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, n, k, h, w),
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->y, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, n, k, h, w),
                    "cudnnSetTensor4dDescriptor (output)");
-    OPARA__DNN_TRY(rt, dnn->cudnnSetTensor4dDescriptor(out->bias, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, k, 1, 1),
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->bias, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, k, 1, 1),
                    "cudnnSetTensor4dDescriptor (bias)");
     /* the fused epilogue: Relu, or identity (which cuDNN supports only with IMPLICIT_PRECOMP_GEMM) */
-    OPARA__DNN_TRY(rt, dnn->cudnnSetActivationDescriptor(out->act, c->relu ? OPARA_CUDNN_ACTIVATION_RELU : OPARA_CUDNN_ACTIVATION_IDENTITY,
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetActivationDescriptor(out->act, c->relu ? OPARA_CUDNN_ACTIVATION_RELU : OPARA_CUDNN_ACTIVATION_IDENTITY,
                                                          OPARA_CUDNN_NOT_PROPAGATE_NAN, 0.0),
                    "cudnnSetActivationDescriptor");
     out->call = c->relu ? OPARA__CUDNN_BIAS_RELU : c->has_bias ? OPARA__CUDNN_BIAS : OPARA__CUDNN_FORWARD;
@@ -26792,22 +26865,35 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const 
     return OPARA_OK;
 }
 
+/* 1 when the precision allows an algorithm of math type m (see the top of the file). */
+static int opara__cudnn_math_allowed(opara_cudnnMathType_t m, int tf32) {
+    if (m == OPARA_CUDNN_FMA_MATH) return 1;
+    return tf32 && (m == OPARA_CUDNN_DEFAULT_MATH || m == OPARA_CUDNN_TENSOR_OP_MATH);
+}
+
 OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
                                                     opara_cudnnHandle_t handle, opara__cudnn_conv* conv) {
     opara_cudnnConvolutionFwdAlgoPerf_t perf[OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0, i;
     if (conv->call != OPARA__CUDNN_BIAS) {
-        OPARA__DNN_TRY(rt, dnn->cudnnGetConvolutionForwardAlgorithm_v7(handle, conv->x, conv->w, conv->conv, conv->y,
-                                                                       OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
+        OPARA__DNN_TRY(rt, conv, dnn->cudnnGetConvolutionForwardAlgorithm_v7(handle, conv->x, conv->w, conv->conv, conv->y,
+                                                                             OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
                        "cudnnGetConvolutionForwardAlgorithm_v7");
-        for (i = 0; i < returned; ++i)
-            if (perf[i].status == OPARA_CUDNN_STATUS_SUCCESS && perf[i].memory <= OPARA__CUDNN_WORKSPACE_LIMIT) {
+        for (i = 0; i < returned && i < OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++i)
+            if (perf[i].status == OPARA_CUDNN_STATUS_SUCCESS && perf[i].memory <= OPARA__CUDNN_WORKSPACE_LIMIT &&
+                opara__cudnn_math_allowed(perf[i].mathType, conv->tf32)) {
                 conv->algo = perf[i].algo;
+                if (perf[i].mathType != conv->math) {
+                    OPARA__DNN_TRY(rt, conv, dnn->cudnnSetConvolutionMathType(conv->conv, perf[i].mathType),
+                                   "cudnnSetConvolutionMathType (the algorithm's)");
+                    conv->math = perf[i].mathType;
+                }
                 break;
             }
     }
-    OPARA__DNN_TRY(rt, dnn->cudnnGetConvolutionForwardWorkspaceSize(handle, conv->x, conv->w, conv->conv, conv->y, conv->algo,
-                                                                    &conv->workspace),
+    /* the workspace depends on the math type: asked after it is final */
+    OPARA__DNN_TRY(rt, conv, dnn->cudnnGetConvolutionForwardWorkspaceSize(handle, conv->x, conv->w, conv->conv, conv->y, conv->algo,
+                                                                          &conv->workspace),
                    "cudnnGetConvolutionForwardWorkspaceSize");
     return OPARA_OK;
 }
@@ -26867,6 +26953,7 @@ struct opara__cuda_session {
     opara_cuda_cublas cublas;
     opara_cuda_cudnn dnn;
     int have_cublas, have_cudnn, nvrtc_used;
+    int tf32; /* TF32 requested and the device has it (compute capability 8.0+) */
     opara_CUdevice dev;
     opara_CUcontext ctx;
     int ctx_retained;
@@ -27122,10 +27209,6 @@ static void opara__cub_cuda_load_cublas(opara__cuda_session* s) {
     }
 }
 
-static int opara__cub_cudnn_out_of_memory(opara_cudnnStatus_t st) {
-    return st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED || (int)st == 2 /* cuDNN 8 ALLOC_FAILED */;
-}
-
 /* cuDNN and the handle its heuristics need. A library that does not load or whose handle cannot be
    created (e.g. no usable device for it) means our convolution kernel, with the reason logged;
    running out of device memory is an error. */
@@ -27150,7 +27233,7 @@ static opara_result opara__cub_cuda_load_cudnn(opara__cuda_session* s) {
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
     opara_cuda_cudnn_unload(&s->dnn);
-    if (opara__cub_cudnn_out_of_memory(st))
+    if (opara__cudnn_out_of_memory(st))
         return opara__fail(s->rt, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
     return OPARA_OK;
 }
@@ -27386,6 +27469,11 @@ static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i)
     if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetWorkspace_v2(s->blas[i], ws, (size_t)s->ws_bytes[i]);
+    /* cublasMath_t (cuBLAS docs; cublas_api.h): DEFAULT_MATH keeps at least the requested precision
+       (so never TF32 for SGEMM); TF32_TENSOR_OP_MATH lets single-precision routines use TF32 tensor
+       cores. PEDANTIC_MATH would also forbid the faster FP32-exact paths; it is not needed here. */
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS)
+        st = s->cublas.cublasSetMathMode(s->blas[i], s->tf32 ? OPARA_CUBLAS_TF32_TENSOR_OP_MATH : OPARA_CUBLAS_DEFAULT_MATH);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
     return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
@@ -27402,7 +27490,7 @@ static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) 
     }
     if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, opara__cub_cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
 }
 
@@ -27444,53 +27532,62 @@ static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
 
 /* ---- the launch sequence ----------------------------------------------------------------------- */
 
-/* Row-major Y = alpha op(A) op(B) through column-major cuBLAS: Y^T = op(B)^T op(A)^T. */
-static opara_CUresult opara__cub_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+/* Row-major Y = alpha op(A) op(B) through column-major cuBLAS: Y^T = op(B)^T op(A)^T. A failure
+   names cuBLAS's status (not a driver code). */
+static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
     int M = (int)L->values[4], N = (int)L->values[5], K = (int)L->values[6], ta = (int)L->values[7], tb = (int)L->values[8];
     int batch = (int)L->grid[2];
     float alpha, beta = 0.0f;
     uint32_t bits = (uint32_t)L->values[9];
+    opara_cublasStatus_t st;
     memcpy(&alpha, &bits, sizeof alpha);
-    return s->cublas.cublasSgemmStridedBatched(
-               s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N,
-               M, K, &alpha, (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17],
-               (const float*)(uintptr_t)L->values[0], ta ? M : K, (long long)L->values[16], &beta,
-               (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch) == OPARA_CUBLAS_STATUS_SUCCESS
-               ? OPARA_CUDA_SUCCESS
-               : OPARA_CUDA_ERROR_LAUNCH_FAILED;
+    st = s->cublas.cublasSgemmStridedBatched(
+        s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N, M, K, &alpha,
+        (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
+        ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
+    return opara__fail(s->rt, OPARA_ERR_CUBLAS, "CUDA backend: cublasSgemmStridedBatched for node %u failed: %s (%d)", L->node,
+                       opara_cublas_status_name(st), (int)st);
 }
 
-static opara_CUresult opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+/* A failure names cuDNN's status (not a driver code). */
+static opara_result opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+    const opara__cudnn_conv* conv = &s->low.dnn_convs[L->lib];
     opara_cudnnStatus_t st = opara__cudnn_conv_run(
-        &s->dnn, s->dnn_handles[stream], &s->low.dnn_convs[L->lib], (const void*)(uintptr_t)L->values[0],
-        (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3],
-        opara__cub_workspace(s, stream), (size_t)s->ws_bytes[stream]);
-    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_CUDA_SUCCESS;
-    opara__log(&s->rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL, "cuDNN convolution of node %u: %s (%d)", L->node,
-               opara_cudnn_status_name(st), (int)st);
-    return OPARA_CUDA_ERROR_LAUNCH_FAILED;
-}
-
-static opara_CUresult opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
-    opara_CUstream st = s->streams[stream];
-    switch (L->type) {
-    case OPARA__CULAUNCH_COPY:
-        return OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
-    case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
-    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
-    default:
-        return OPARA__CU(s, cuLaunchKernel(s->funcs[L->kernel], L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1],
-                                           L->block[2], 0, st, L->params, NULL));
-    }
+        &s->dnn, s->dnn_handles[stream], conv, (const void*)(uintptr_t)L->values[0], (const void*)(uintptr_t)L->values[1],
+        (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3], opara__cub_workspace(s, stream),
+        (size_t)s->ws_bytes[stream]);
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
+    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+                       "CUDA backend: %s for node %u failed: %s (%d)",
+                       conv->call == OPARA__CUDNN_FORWARD ? "cudnnConvolutionForward" : "cudnnConvolutionBiasActivationForward",
+                       L->node, opara_cudnn_status_name(st), (int)st);
 }
 
 static const char* opara__cub_launch_name(const opara__cuda_launch* L) {
+    return L->type == OPARA__CULAUNCH_KERNEL ? opara__cuda_kernel_name((opara__cuda_kernel)L->kernel) : "a copy";
+}
+
+/* One launch of node L->node on a stream: a library call (which reports its own status) or a
+   driver call. */
+static opara_result opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
+    opara_CUstream st = s->streams[stream];
+    opara_CUresult r;
+    char what[160];
     switch (L->type) {
-    case OPARA__CULAUNCH_KERNEL: return opara__cuda_kernel_name((opara__cuda_kernel)L->kernel);
-    case OPARA__CULAUNCH_CUBLAS: return "a cuBLAS GEMM";
-    case OPARA__CULAUNCH_CUDNN: return "a cuDNN convolution";
-    default: return "a copy";
+    case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
+    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
+    case OPARA__CULAUNCH_COPY:
+        r = OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
+        break;
+    default:
+        r = OPARA__CU(s, cuLaunchKernel(s->funcs[L->kernel], L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1],
+                                        L->block[2], 0, st, L->params, NULL));
+        break;
     }
+    if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
+    opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(L), L->node);
+    return opara__cub_cu_fail(s, r, what);
 }
 
 /* Everything the plan says, in its order, from the origin stream 0: fork, per node its waits,
@@ -27510,15 +27607,9 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
             if (opara__cub_stream_of(s, p->wait_nodes[i]) != sn) /* else launched earlier on this very stream */
                 OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
-            opara_CUresult r;
             if (s->skip[i]) continue;
             if (s->hook && !began++ && (hr = s->hook(s->hook_user, n, 0, s->streams[sn])) != OPARA_OK) return hr;
-            r = opara__cub_launch_one(s, &s->low.launches[i], sn);
-            if (r != OPARA_CUDA_SUCCESS) {
-                char what[160];
-                opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(&s->low.launches[i]), n);
-                return opara__cub_cu_fail(s, r, what);
-            }
+            if ((hr = opara__cub_launch_one(s, &s->low.launches[i], sn)) != OPARA_OK) return hr;
         }
         if (began && (hr = s->hook(s->hook_user, n, 1, s->streams[sn])) != OPARA_OK) return hr;
         if (p->records_event[n]) OPARA__CU_TRY(s, cuEventRecord(s->node_events[n], s->streams[sn]), "cuEventRecord");
@@ -27662,7 +27753,14 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
     opara__cub_cuda_load_cublas(s);
     if ((r = opara__cub_cuda_load_cudnn(s)) != OPARA_OK) return r;
+    /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
+    s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
+    if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "CUDA backend: TF32 requested, but %s (compute capability %d.%d) has no TF32 tensor cores: exact FP32",
+                   s->device_name, s->cc_major, s->cc_minor);
     s->low.use_cublas = s->have_cublas;
+    s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
@@ -27707,6 +27805,10 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     s->rt = rt;
     s->g = g;
     if (opt) s->opt = *opt;
+    if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
+        opara__free(rt, s);
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
+    }
     r = opara__cub_cuda_setup(s);
     if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
     if (r != OPARA_OK) {
@@ -27754,7 +27856,10 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     opara__format(info->fallback_reason, sizeof info->fallback_reason, "%s", s->fallback);
     info->cublas = s->have_cublas;
     info->cudnn = s->have_cudnn;
+    info->precision = s->tf32 ? OPARA_PRECISION_TF32 : OPARA_PRECISION_FP32;
+    info->n_conv = s->low.n_conv;
     info->n_cudnn_convs = s->low.n_dnn_convs;
+    info->n_cudnn_refused = s->low.n_dnn_refused;
     info->workspace_bytes = s->workspace_bytes;
     info->nvrtc = s->nvrtc_used;
     info->n_launches = s->low.n_launches;
@@ -28930,6 +29035,22 @@ OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32
 }
 
 OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) { return ex->blas.name; }
+
+OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
+                                              size_t cap) {
+    uint32_t i, gemm = 0, direct = 0;
+    for (i = 0; i < ex->g->n_nodes; ++i) {
+        if (ex->ops[i].node->op != OPARA__OP_CONV) continue;
+        if (ex->ops[i].p.depthwise) direct++;
+        else gemm++;
+    }
+    *n_conv = gemm + direct;
+    *n_library = ex->blas.sgemm ? gemm : 0;
+    if (gemm && direct) opara__format(name, cap, "im2col/1x1 GEMM on %s + direct depthwise", ex->blas.name);
+    else if (gemm) opara__format(name, cap, "im2col/1x1 GEMM on %s", ex->blas.name);
+    else if (direct) opara__format(name, cap, "direct depthwise");
+    else if (cap) name[0] = 0;
+}
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex) { return ex->n_workers; }
 
 OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
@@ -28968,6 +29089,8 @@ struct opara_session {
     void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA) */
     const void** cuda_in;       /* [n_inputs] caller's input data of the current run (CUDA) */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
+    char conv_name[192];        /* plan info on CPU: the convolution path, */
+    uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
     volatile int32_t busy;
     opara_run_stats stats;
 };
@@ -29061,6 +29184,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     o.device = d->cuda_device;
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
     o.profile = d->cuda_profile;
+    o.precision = d->precision;
     /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
        the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
        streams are only edges, so graphs keep the uncapped plan. */
@@ -29126,6 +29250,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
         r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
                                    sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
+        else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
     }
     if (r != OPARA_OK) {
         opara_session_destroy(s);
@@ -29290,7 +29415,7 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
     out->n_waits = s->active->stats.n_waits;
     out->peak_memory_bytes = s->active->arena_bytes;
     out->no_reuse_bytes = s->active->stats.no_reuse_bytes;
-    out->precision = "fp32";
+    out->precision = opara_precision_name(OPARA_PRECISION_FP32);
     out->conv = out->kernels = out->libraries = "";
     if (s->cuda) {
         opara__cuda_info info;
@@ -29299,10 +29424,21 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
         out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
         out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
         out->n_workers = s->active->n_lanes ? s->active->n_lanes : 1; /* the CUDA streams */
+        out->precision = opara_precision_name(info.precision);
+        out->n_conv = info.n_conv;
+        out->n_conv_library = info.n_cudnn_convs;
+        out->conv = info.n_conv == 0                         ? ""
+                    : info.n_cudnn_convs == info.n_conv      ? "cuDNN"
+                    : info.n_cudnn_convs == 0                ? "opara_conv2d_f32"
+                                                             : "cuDNN + opara_conv2d_f32";
+        out->workspace_bytes = info.workspace_bytes;
     } else {
         out->backend = "cpu";
         out->gemm = opara__cpu_exec_gemm_name(s->exec);
         out->n_workers = opara__cpu_exec_workers(s->exec);
+        out->n_conv = s->n_conv;
+        out->n_conv_library = s->n_conv_library;
+        out->conv = s->conv_name;
     }
     return OPARA_OK;
 }

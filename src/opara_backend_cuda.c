@@ -28,6 +28,7 @@ struct opara__cuda_session {
     opara_cuda_cublas cublas;
     opara_cuda_cudnn dnn;
     int have_cublas, have_cudnn, nvrtc_used;
+    int tf32; /* TF32 requested and the device has it (compute capability 8.0+) */
     opara_CUdevice dev;
     opara_CUcontext ctx;
     int ctx_retained;
@@ -283,10 +284,6 @@ static void opara__cub_cuda_load_cublas(opara__cuda_session* s) {
     }
 }
 
-static int opara__cub_cudnn_out_of_memory(opara_cudnnStatus_t st) {
-    return st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED || (int)st == 2 /* cuDNN 8 ALLOC_FAILED */;
-}
-
 /* cuDNN and the handle its heuristics need. A library that does not load or whose handle cannot be
    created (e.g. no usable device for it) means our convolution kernel, with the reason logged;
    running out of device memory is an error. */
@@ -311,7 +308,7 @@ static opara_result opara__cub_cuda_load_cudnn(opara__cuda_session* s) {
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
     opara_cuda_cudnn_unload(&s->dnn);
-    if (opara__cub_cudnn_out_of_memory(st))
+    if (opara__cudnn_out_of_memory(st))
         return opara__fail(s->rt, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
     return OPARA_OK;
 }
@@ -547,6 +544,11 @@ static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i)
     if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetWorkspace_v2(s->blas[i], ws, (size_t)s->ws_bytes[i]);
+    /* cublasMath_t (cuBLAS docs; cublas_api.h): DEFAULT_MATH keeps at least the requested precision
+       (so never TF32 for SGEMM); TF32_TENSOR_OP_MATH lets single-precision routines use TF32 tensor
+       cores. PEDANTIC_MATH would also forbid the faster FP32-exact paths; it is not needed here. */
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS)
+        st = s->cublas.cublasSetMathMode(s->blas[i], s->tf32 ? OPARA_CUBLAS_TF32_TENSOR_OP_MATH : OPARA_CUBLAS_DEFAULT_MATH);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
     return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
@@ -563,7 +565,7 @@ static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) 
     }
     if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, opara__cub_cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
 }
 
@@ -605,53 +607,62 @@ static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
 
 /* ---- the launch sequence ----------------------------------------------------------------------- */
 
-/* Row-major Y = alpha op(A) op(B) through column-major cuBLAS: Y^T = op(B)^T op(A)^T. */
-static opara_CUresult opara__cub_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+/* Row-major Y = alpha op(A) op(B) through column-major cuBLAS: Y^T = op(B)^T op(A)^T. A failure
+   names cuBLAS's status (not a driver code). */
+static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
     int M = (int)L->values[4], N = (int)L->values[5], K = (int)L->values[6], ta = (int)L->values[7], tb = (int)L->values[8];
     int batch = (int)L->grid[2];
     float alpha, beta = 0.0f;
     uint32_t bits = (uint32_t)L->values[9];
+    opara_cublasStatus_t st;
     memcpy(&alpha, &bits, sizeof alpha);
-    return s->cublas.cublasSgemmStridedBatched(
-               s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N,
-               M, K, &alpha, (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17],
-               (const float*)(uintptr_t)L->values[0], ta ? M : K, (long long)L->values[16], &beta,
-               (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch) == OPARA_CUBLAS_STATUS_SUCCESS
-               ? OPARA_CUDA_SUCCESS
-               : OPARA_CUDA_ERROR_LAUNCH_FAILED;
+    st = s->cublas.cublasSgemmStridedBatched(
+        s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N, M, K, &alpha,
+        (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
+        ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
+    return opara__fail(s->rt, OPARA_ERR_CUBLAS, "CUDA backend: cublasSgemmStridedBatched for node %u failed: %s (%d)", L->node,
+                       opara_cublas_status_name(st), (int)st);
 }
 
-static opara_CUresult opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+/* A failure names cuDNN's status (not a driver code). */
+static opara_result opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+    const opara__cudnn_conv* conv = &s->low.dnn_convs[L->lib];
     opara_cudnnStatus_t st = opara__cudnn_conv_run(
-        &s->dnn, s->dnn_handles[stream], &s->low.dnn_convs[L->lib], (const void*)(uintptr_t)L->values[0],
-        (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3],
-        opara__cub_workspace(s, stream), (size_t)s->ws_bytes[stream]);
-    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_CUDA_SUCCESS;
-    opara__log(&s->rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL, "cuDNN convolution of node %u: %s (%d)", L->node,
-               opara_cudnn_status_name(st), (int)st);
-    return OPARA_CUDA_ERROR_LAUNCH_FAILED;
-}
-
-static opara_CUresult opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
-    opara_CUstream st = s->streams[stream];
-    switch (L->type) {
-    case OPARA__CULAUNCH_COPY:
-        return OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
-    case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
-    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
-    default:
-        return OPARA__CU(s, cuLaunchKernel(s->funcs[L->kernel], L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1],
-                                           L->block[2], 0, st, L->params, NULL));
-    }
+        &s->dnn, s->dnn_handles[stream], conv, (const void*)(uintptr_t)L->values[0], (const void*)(uintptr_t)L->values[1],
+        (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3], opara__cub_workspace(s, stream),
+        (size_t)s->ws_bytes[stream]);
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
+    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+                       "CUDA backend: %s for node %u failed: %s (%d)",
+                       conv->call == OPARA__CUDNN_FORWARD ? "cudnnConvolutionForward" : "cudnnConvolutionBiasActivationForward",
+                       L->node, opara_cudnn_status_name(st), (int)st);
 }
 
 static const char* opara__cub_launch_name(const opara__cuda_launch* L) {
+    return L->type == OPARA__CULAUNCH_KERNEL ? opara__cuda_kernel_name((opara__cuda_kernel)L->kernel) : "a copy";
+}
+
+/* One launch of node L->node on a stream: a library call (which reports its own status) or a
+   driver call. */
+static opara_result opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
+    opara_CUstream st = s->streams[stream];
+    opara_CUresult r;
+    char what[160];
     switch (L->type) {
-    case OPARA__CULAUNCH_KERNEL: return opara__cuda_kernel_name((opara__cuda_kernel)L->kernel);
-    case OPARA__CULAUNCH_CUBLAS: return "a cuBLAS GEMM";
-    case OPARA__CULAUNCH_CUDNN: return "a cuDNN convolution";
-    default: return "a copy";
+    case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
+    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
+    case OPARA__CULAUNCH_COPY:
+        r = OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
+        break;
+    default:
+        r = OPARA__CU(s, cuLaunchKernel(s->funcs[L->kernel], L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1],
+                                        L->block[2], 0, st, L->params, NULL));
+        break;
     }
+    if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
+    opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(L), L->node);
+    return opara__cub_cu_fail(s, r, what);
 }
 
 /* Everything the plan says, in its order, from the origin stream 0: fork, per node its waits,
@@ -671,15 +682,9 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
             if (opara__cub_stream_of(s, p->wait_nodes[i]) != sn) /* else launched earlier on this very stream */
                 OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
-            opara_CUresult r;
             if (s->skip[i]) continue;
             if (s->hook && !began++ && (hr = s->hook(s->hook_user, n, 0, s->streams[sn])) != OPARA_OK) return hr;
-            r = opara__cub_launch_one(s, &s->low.launches[i], sn);
-            if (r != OPARA_CUDA_SUCCESS) {
-                char what[160];
-                opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(&s->low.launches[i]), n);
-                return opara__cub_cu_fail(s, r, what);
-            }
+            if ((hr = opara__cub_launch_one(s, &s->low.launches[i], sn)) != OPARA_OK) return hr;
         }
         if (began && (hr = s->hook(s->hook_user, n, 1, s->streams[sn])) != OPARA_OK) return hr;
         if (p->records_event[n]) OPARA__CU_TRY(s, cuEventRecord(s->node_events[n], s->streams[sn]), "cuEventRecord");
@@ -823,7 +828,14 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
     opara__cub_cuda_load_cublas(s);
     if ((r = opara__cub_cuda_load_cudnn(s)) != OPARA_OK) return r;
+    /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
+    s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
+    if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "CUDA backend: TF32 requested, but %s (compute capability %d.%d) has no TF32 tensor cores: exact FP32",
+                   s->device_name, s->cc_major, s->cc_minor);
     s->low.use_cublas = s->have_cublas;
+    s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
@@ -868,6 +880,10 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     s->rt = rt;
     s->g = g;
     if (opt) s->opt = *opt;
+    if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
+        opara__free(rt, s);
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
+    }
     r = opara__cub_cuda_setup(s);
     if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
     if (r != OPARA_OK) {
@@ -915,7 +931,10 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     opara__format(info->fallback_reason, sizeof info->fallback_reason, "%s", s->fallback);
     info->cublas = s->have_cublas;
     info->cudnn = s->have_cudnn;
+    info->precision = s->tf32 ? OPARA_PRECISION_TF32 : OPARA_PRECISION_FP32;
+    info->n_conv = s->low.n_conv;
     info->n_cudnn_convs = s->low.n_dnn_convs;
+    info->n_cudnn_refused = s->low.n_dnn_refused;
     info->workspace_bytes = s->workspace_bytes;
     info->nvrtc = s->nvrtc_used;
     info->n_launches = s->low.n_launches;

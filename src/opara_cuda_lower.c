@@ -817,6 +817,17 @@ static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, co
     return 1;
 }
 
+/* cuDNN 9 loads its sub-libraries (libcudnn_cnn, ...) late, so a missing or broken one shows up
+   at the first descriptor or heuristics call of a convolution, as may a geometry cuDNN does not
+   support: that convolution runs on our kernel, counted, with cuDNN's status logged. */
+static void opara__cul_cudnn_refused(opara__cul_lw* w, const opara__cudnn_conv* conv) {
+    const opara__node* n = &w->g->nodes[w->node];
+    w->low->n_dnn_refused++;
+    opara__log(&w->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "CUDA backend: node %u '%s' (Conv): cuDNN refused it (%s: %s, %d); it runs on opara_conv2d_f32", w->node,
+               n->name ? n->name : "", conv->failed_call, opara_cudnn_status_name(conv->status), (int)conv->status);
+}
+
 /* A Conv that cuDNN can express becomes one cuDNN call with bias and Relu fused (a Relu without a
    bias gets zeros from the aux table: the fused call needs a bias). *done = 0 leaves the Conv to
    our kernel. */
@@ -836,9 +847,14 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
     if (opara__grow(w->rt, (void**)&low->dnn_convs, &low->cap_dnn_convs, low->n_dnn_convs + 1, sizeof *conv) != OPARA_OK)
         return OPARA_ERR_OUT_OF_MEMORY;
     conv = &low->dnn_convs[low->n_dnn_convs];
+    c.tf32 = low->tf32;
     r = opara__cudnn_conv_describe(w->rt, low->dnn, &c, conv);
     if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->dnn, low->dnn_handle, conv);
-    if (r != OPARA_OK) {
+    if (r == OPARA_ERR_CUDNN) { /* cuDNN refused this one (e.g. a sub-library that fails to load): our kernel */
+        opara__cul_cudnn_refused(w, conv);
+        r = OPARA_OK;
+    }
+    if (r != OPARA_OK || conv->failed_call) {
         opara__cudnn_conv_destroy(low->dnn, conv);
         return r;
     }
@@ -879,6 +895,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
     if (transpose) return opara__cul_lower_conv_transpose(w, x, y, v, group);
+    w->low->n_conv++;
     if (w->low->dnn && (r = opara__cul_lower_conv_cudnn(w, x, y, &v, group, act, &done)) != OPARA_OK) return r;
     if (done) return OPARA_OK;
     kgroup = K / (group > 0 ? group : 1);
@@ -1020,6 +1037,7 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     opara__cuda_lowering keep = *low; /* the caller's choices */
     memset(low, 0, sizeof *low);
     low->use_cublas = keep.use_cublas;
+    low->tf32 = keep.tf32;
     low->dnn = keep.dnn;
     low->dnn_handle = keep.dnn_handle;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
