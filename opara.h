@@ -6723,6 +6723,15 @@ OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s);
    dependencies beyond the data edges (the wavefront barriers). */
 OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
                                             const uint32_t* extra);
+/* Scratch memory a node uses only while it runs (the CUDA backend's library workspaces), shared
+   between nodes that never run at the same time (opara_sync.c). need[n] > 0: node n needs need[n]
+   bytes. Each such node gets a slot (slot[n]; UINT32_MAX for the others; [n_nodes]) whose nodes
+   are pairwise ordered by the plan's happens-before (lane order and event waits), so one block of
+   size[k] bytes (the largest need in slot k; size has room for n_nodes entries) serves slot k.
+   *n_slots: the slot count. A plan with more than 8192 such nodes, or too large for the clocks
+   (over 2^24 entries), gets one slot per lane. */
+OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, const opara__plan* p, const uint64_t* need,
+                                                     uint32_t* slot, uint64_t* size, uint32_t* n_slots);
 /* Memory plan (opara_memplan.c): fills storage, offset, alias_*, arena_bytes from the sync plan. */
 OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
 
@@ -11423,6 +11432,133 @@ OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan*
     opara__free(g->rt, s.lane_len);
     opara__free(g->rt, s.lane_free);
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
+    return r;
+}
+
+/* ---- sharing scratch memory between nodes that never run at the same time ---------------------- */
+
+#define OPARA__SHARE_MAX_CELLS ((size_t)1 << 24) /* clock entries: (lanes + events + nodes) x lanes */
+#define OPARA__SHARE_MAX_NODES 8192u             /* nodes compared pairwise (at most n^2 / 2 tests) */
+
+typedef struct opara__share {
+    const opara__plan* p;
+    const uint64_t* need;
+    uint32_t* nodes;    /* [n] the nodes with a need, in launch order */
+    uint32_t n, m;      /* their count; the lanes holding them */
+    uint32_t* lane_idx; /* [n_lanes] index among those lanes, UINT32_MAX for the others */
+    uint32_t* clock;    /* [n * m] per such node: the highest lane_seq of each such lane that happens-before it */
+} opara__share;
+
+/* Happens-before clocks of the nodes with a need, over the lanes that hold such nodes: a lane runs
+   in order on one CUDA stream, and a node also follows everything the nodes it waits on follow. */
+static opara_result opara__share_clocks(opara__share* sh, opara_runtime* rt) {
+    const opara__plan* p = sh->p;
+    uint32_t m = sh->m, k, i, c = 0, n_snap = 0;
+    uint32_t* lane_clock = (uint32_t*)opara__calloc(rt, (size_t)p->n_lanes * m + 1, sizeof(uint32_t));
+    uint32_t* snap_of = (uint32_t*)opara__calloc(rt, p->n_nodes ? p->n_nodes : 1, sizeof(uint32_t));
+    uint32_t* snaps = (uint32_t*)opara__calloc(rt, ((size_t)p->stats.n_events + 1) * m, sizeof(uint32_t));
+    opara_result r = lane_clock && snap_of && snaps ? OPARA_OK : OPARA_ERR_OUT_OF_MEMORY;
+    for (k = 0; r == OPARA_OK && k < p->n_nodes; ++k) {
+        uint32_t n = p->order[k], l = p->lane[n];
+        uint32_t* cl = lane_clock + (size_t)l * m;
+        for (i = p->wait_start[n]; i < p->wait_start[n + 1]; ++i) {
+            const uint32_t* w = snaps + (size_t)snap_of[p->wait_nodes[i]] * m;
+            uint32_t j;
+            for (j = 0; j < m; ++j)
+                if (w[j] > cl[j]) cl[j] = w[j];
+        }
+        if (sh->lane_idx[l] != UINT32_MAX) cl[sh->lane_idx[l]] = p->lane_seq[n];
+        if (sh->need[n]) memcpy(sh->clock + (size_t)c++ * m, cl, m * sizeof(uint32_t));
+        if (p->records_event[n] && n_snap < p->stats.n_events) {
+            snap_of[n] = n_snap;
+            memcpy(snaps + (size_t)n_snap++ * m, cl, m * sizeof(uint32_t));
+        }
+    }
+    opara__free(rt, lane_clock);
+    opara__free(rt, snap_of);
+    opara__free(rt, snaps);
+    return r;
+}
+
+/* a and b (indices into sh->nodes) are ordered by happens-before (either way). */
+static int opara__share_ordered(const opara__share* sh, uint32_t a, uint32_t b) {
+    const opara__plan* p = sh->p;
+    uint32_t na, nb;
+    if (a > b) {
+        uint32_t t = a;
+        a = b, b = t;
+    }
+    na = sh->nodes[a], nb = sh->nodes[b]; /* a was launched first: only a -> b can hold */
+    return p->lane[na] == p->lane[nb] || sh->clock[(size_t)b * sh->m + sh->lane_idx[p->lane[na]]] >= p->lane_seq[na];
+}
+
+/* Slots of pairwise ordered nodes (chains of the happens-before order), largest need first: a node
+   joins the first slot all of whose nodes are ordered with it (free: the slot is already at least
+   as large), else opens one of its own size. order: scratch [n]; members: scratch [n], the nodes
+   of each slot as a linked list through next (scratch [n]). */
+static void opara__share_slots(const opara__share* sh, uint32_t* order, uint32_t* head, uint32_t* next, uint32_t* slot,
+                               uint64_t* size, uint32_t* n_slots) {
+    uint32_t i, j, k;
+    for (i = 0; i < sh->n; ++i) order[i] = i;
+    for (i = 1; i < sh->n; ++i) /* insertion sort by need, descending; launch order breaks ties (stable) */
+        for (j = i; j > 0 && sh->need[sh->nodes[order[j]]] > sh->need[sh->nodes[order[j - 1]]]; --j) {
+            uint32_t t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    *n_slots = 0;
+    for (i = 0; i < sh->n; ++i) {
+        uint32_t b = order[i], a = UINT32_MAX;
+        for (k = 0; k < *n_slots; ++k) {
+            for (a = head[k]; a != UINT32_MAX && opara__share_ordered(sh, a, b); a = next[a]) {
+            }
+            if (a == UINT32_MAX) break; /* every node of slot k is ordered with b */
+        }
+        if (k == *n_slots) head[k] = UINT32_MAX, size[k] = sh->need[sh->nodes[b]], ++*n_slots;
+        next[b] = head[k];
+        head[k] = b;
+        slot[sh->nodes[b]] = k;
+    }
+}
+
+OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, const opara__plan* p, const uint64_t* need,
+                                                     uint32_t* slot, uint64_t* size, uint32_t* n_slots) {
+    opara__share sh;
+    uint32_t k, i;
+    opara_result r = OPARA_OK;
+    memset(&sh, 0, sizeof sh);
+    sh.p = p, sh.need = need;
+    *n_slots = 0;
+    sh.lane_idx = (uint32_t*)opara__calloc(g->rt, p->n_lanes ? p->n_lanes : 1, sizeof(uint32_t));
+    sh.nodes = (uint32_t*)opara__calloc(g->rt, p->n_nodes ? p->n_nodes : 1, sizeof(uint32_t));
+    if (!sh.lane_idx || !sh.nodes) r = OPARA_ERR_OUT_OF_MEMORY;
+    for (k = 0; r == OPARA_OK && k < p->n_lanes; ++k) sh.lane_idx[k] = UINT32_MAX;
+    for (k = 0; r == OPARA_OK && k < p->n_nodes; ++k) {
+        uint32_t n = p->order[k];
+        slot[n] = UINT32_MAX;
+        if (!need[n]) continue;
+        sh.nodes[sh.n++] = n;
+        if (sh.lane_idx[p->lane[n]] == UINT32_MAX) sh.lane_idx[p->lane[n]] = sh.m++;
+    }
+    if (r == OPARA_OK && (sh.n > OPARA__SHARE_MAX_NODES ||
+                          ((size_t)p->n_lanes + p->stats.n_events + sh.n) * sh.m > OPARA__SHARE_MAX_CELLS)) {
+        /* too large to compare: one block per lane (a lane is a chain) */
+        for (i = 0; i < sh.n; ++i) {
+            uint32_t n = sh.nodes[i], s = sh.lane_idx[p->lane[n]];
+            if (s >= *n_slots) size[s] = 0, *n_slots = s + 1;
+            slot[n] = s;
+            if (need[n] > size[s]) size[s] = need[n];
+        }
+    } else if (r == OPARA_OK) {
+        uint32_t* scratch = (uint32_t*)opara__calloc(g->rt, 3 * (size_t)sh.n + 1, sizeof(uint32_t));
+        sh.clock = (uint32_t*)opara__calloc(g->rt, (size_t)sh.n * sh.m + 1, sizeof(uint32_t));
+        r = sh.clock && scratch ? opara__share_clocks(&sh, g->rt) : OPARA_ERR_OUT_OF_MEMORY;
+        if (r == OPARA_OK) opara__share_slots(&sh, scratch, scratch + sh.n, scratch + 2 * (size_t)sh.n, slot, size, n_slots);
+        opara__free(g->rt, scratch);
+    }
+    opara__free(g->rt, sh.lane_idx);
+    opara__free(g->rt, sh.nodes);
+    opara__free(g->rt, sh.clock);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory sharing scratch between %u nodes", sh.n);
     return r;
 }
 /* ==== END src/opara_sync.c ==== */
@@ -25540,7 +25676,11 @@ typedef struct opara__cuda_info {
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
     uint64_t arena_bytes;         /* the memory plan's arena */
-    uint64_t workspace_bytes;     /* library workspaces (all streams), in the arena's allocation */
+    uint64_t workspace_bytes;     /* library workspaces (all slots), in the arena's allocation */
+    uint32_t n_workspaces;        /* workspace slots: nodes of one slot never run at the same time */
+    const uint32_t* workspace_slot;   /* [n_nodes] slot of the node's library calls, UINT32_MAX when none */
+    const uint64_t* workspace_offset; /* [n_workspaces] a slot's offset in the arena's allocation */
+    const uint64_t* workspace_size;   /* [n_workspaces] its bytes */
     const opara__plan* plan;
     const opara__shape* shapes;
     opara_CUgraph graph;          /* the captured graph (graph modes), kept for inspection */
@@ -26985,9 +27125,14 @@ struct opara__cuda_session {
     opara_cublasHandle_t* blas;        /* [n_streams], NULL where the stream runs no cuBLAS call */
     opara_cudnnHandle_t* dnn_handles;  /* [n_streams], NULL where the stream runs no cuDNN call */
     opara_cudnnHandle_t dnn_probe;     /* the heuristics' handle until a stream takes it */
-    uint64_t* ws_off;                  /* [n_streams] a stream's workspace: offset in the arena allocation */
-    uint64_t* ws_bytes;                /* [n_streams] its size (0: none) */
-    uint64_t workspace_bytes;          /* all streams' workspaces */
+    /* Library workspaces: a node's library calls use the block of its slot; the nodes of one slot
+       never run at the same time (opara__plan_share_scratch). */
+    uint32_t* ws_slot;                 /* [n_nodes] slot of the node's calls, UINT32_MAX when none */
+    uint64_t* ws_off;                  /* [n_nodes] (room for one per slot) a slot's offset in the arena allocation */
+    uint64_t* ws_bytes;                /* [n_nodes] (as ws_off) its size */
+    uint32_t n_workspaces;             /* slots */
+    uint64_t workspace_bytes;          /* all slots */
+    uint32_t* blas_slot;               /* [n_streams] the workspace slot a cuBLAS handle holds now */
 
     opara__cuda_mode mode;
     char fallback[256];
@@ -27314,35 +27459,46 @@ static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
     return 0;
 }
 
-/* Per stream, one workspace for the library calls it makes (ordered on the stream, so they share
-   it; streams that may run concurrently never do): the largest of its cuDNN convolutions' and, if
-   it runs cuBLAS, the cuBLAS workspace. Placed after the plan's arena in the same allocation, so a
-   run allocates nothing. Returns the allocation's size. */
+/* cuBLAS workspace per handle. cuBLAS docs (cublasSetWorkspace): NVIDIA recommends 32 MiB on Hopper
+   (compute capability 9.0) and newer architectures, 4 MiB on the others. */
+static uint64_t opara__cub_cublas_workspace(const opara__cuda_session* s) {
+    return s->cc_major >= 9 ? (uint64_t)32 << 20 : (uint64_t)4 << 20;
+}
+
+/* Library workspaces. A node's library calls (a cuBLAS GEMM, or its cuDNN algorithm) need a
+   workspace while they run; nodes that the plan orders against each other share one block
+   (opara__plan_share_scratch: each slot is a chain of the happens-before order), so the memory
+   follows how many library calls can really run at once, not the stream count. Placed after the
+   plan's arena in the same allocation, so a run allocates nothing. Returns the allocation's size. */
 static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* total) {
     const opara__plan* p = s->plan;
-    uint32_t i, n_streams = s->n_streams;
-    size_t base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
-    s->ws_off = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
-    s->ws_bytes = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
-    if (!s->ws_off || !s->ws_bytes) return opara__cub_oom(s);
-    for (i = 0; i < s->low.n_launches; ++i) {
+    size_t nn = p->n_nodes ? p->n_nodes : 1, base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
+    uint64_t* need = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    s->ws_slot = (uint32_t*)opara__calloc(s->rt, nn, sizeof(uint32_t));
+    s->ws_off = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    s->ws_bytes = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    if (!s->ws_slot || !s->ws_off || !s->ws_bytes || !need) r = opara__cub_oom(s);
+    for (i = 0; r == OPARA_OK && i < s->low.n_launches; ++i) {
         const opara__cuda_launch* L = &s->low.launches[i];
-        uint32_t st = opara__cub_stream_of(s, L->node);
-        uint64_t need = L->type == OPARA__CULAUNCH_CUBLAS  ? OPARA__CUBLAS_WORKSPACE
-                        : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
-                                                           : 0;
-        if (need > s->ws_bytes[st]) s->ws_bytes[st] = need;
+        uint64_t n = L->type == OPARA__CULAUNCH_CUBLAS  ? opara__cub_cublas_workspace(s)
+                     : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
+                                                        : 0;
+        if (n > need[L->node]) need[L->node] = n;
     }
-    for (i = 0; i < n_streams; ++i) {
+    if (r == OPARA_OK) r = opara__plan_share_scratch(s->g, p, need, s->ws_slot, s->ws_bytes, &s->n_workspaces);
+    for (i = 0; r == OPARA_OK && i < s->n_workspaces; ++i) {
         size_t end;
         s->ws_off[i] = at;
         if (!opara__add_size(at, (size_t)s->ws_bytes[i], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
-            return opara__fail(s->rt, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
-        at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
+            r = opara__fail(s->rt, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
+        else at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
     }
     s->workspace_bytes = at - base;
     *total = at;
-    return OPARA_OK;
+    opara__free(s->rt, need);
+    return r;
 }
 
 /* Constants (uploaded once), static input buffers, the arena and the kernels' meta/aux tables. */
@@ -27449,26 +27605,46 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
 
 /* ---- streams, events, library handles ----------------------------------------------------------- */
 
-/* The stream's workspace (NULL when it has none). */
-static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t stream) {
-    return s->ws_bytes[stream] ? (void*)(uintptr_t)(s->arena + s->ws_off[stream]) : NULL;
+/* The workspace of node n's library calls and its size (NULL and 0 when it needs none). */
+static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t n, size_t* bytes) {
+    uint32_t k = s->ws_slot[n];
+    *bytes = k == UINT32_MAX ? 0 : (size_t)s->ws_bytes[k];
+    return *bytes ? (void*)(uintptr_t)(s->arena + s->ws_off[k]) : NULL;
 }
 
-static int opara__cub_stream_calls(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
-    uint32_t i;
-    for (i = 0; i < s->low.n_launches; ++i)
-        if (s->low.launches[i].type == type && opara__cub_stream_of(s, s->low.launches[i].node) == stream) return 1;
-    return 0;
+/* Points the cuBLAS handle of a stream at node n's workspace (a host-side setting: nothing is
+   enqueued). Called after cublasSetStream, which resets the workspace to the default pool (that
+   pool allocates during capture), and before each GEMM whose slot differs from the handle's. */
+static opara_cublasStatus_t opara__cub_cublas_workspace_for(opara__cuda_session* s, uint32_t stream, uint32_t n) {
+    size_t bytes;
+    void* ws = opara__cub_workspace(s, n, &bytes);
+    opara_cublasStatus_t st;
+    if (s->blas_slot[stream] == s->ws_slot[n]) return OPARA_CUBLAS_STATUS_SUCCESS;
+    st = s->cublas.cublasSetWorkspace_v2(s->blas[stream], ws, bytes);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) s->blas_slot[stream] = s->ws_slot[n];
+    return st;
 }
 
-/* A cuBLAS handle bound to stream i with the stream's workspace, set after the stream
-   (cublasSetStream resets it to the default pool, which allocates during capture). */
-static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i) {
-    void* ws = opara__cub_workspace(s, i);
+/* The first node on a stream with a launch of this type (UINT32_MAX: none). */
+static uint32_t opara__cub_stream_first_call(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
+    uint32_t k, i;
+    for (k = 0; k < s->plan->n_nodes; ++k) {
+        uint32_t n = s->plan->order[k];
+        if (opara__cub_stream_of(s, n) != stream) continue;
+        for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i)
+            if (s->low.launches[i].type == type) return n;
+    }
+    return UINT32_MAX;
+}
+
+/* A cuBLAS handle bound to stream i, holding the workspace of the stream's first GEMM node (first:
+   set after the stream). */
+static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i, uint32_t first) {
     opara_cublasStatus_t st = s->cublas.cublasCreate_v2(&s->blas[i]);
     if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
-    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetWorkspace_v2(s->blas[i], ws, (size_t)s->ws_bytes[i]);
+    s->blas_slot[i] = UINT32_MAX - 1; /* none yet (UINT32_MAX is "no workspace") */
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = opara__cub_cublas_workspace_for(s, i, first);
     /* cublasMath_t (cuBLAS docs; cublas_api.h): DEFAULT_MATH keeps at least the requested precision
        (so never TF32 for SGEMM); TF32_TENSOR_OP_MATH lets single-precision routines use TF32 tensor
        cores. PEDANTIC_MATH would also forbid the faster FP32-exact paths; it is not needed here. */
@@ -27499,13 +27675,13 @@ static opara_result opara__cub_cuda_library_handles(opara__cuda_session* s, uint
     uint32_t i;
     opara_result r;
     s->blas = (opara_cublasHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cublasHandle_t));
+    s->blas_slot = (uint32_t*)opara__calloc(s->rt, n_streams, sizeof(uint32_t));
     s->dnn_handles = (opara_cudnnHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cudnnHandle_t));
-    if (!s->blas || !s->dnn_handles) return opara__cub_oom(s);
+    if (!s->blas || !s->blas_slot || !s->dnn_handles) return opara__cub_oom(s);
     for (i = 0; i < n_streams; ++i) {
-        if (s->have_cublas && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUBLAS) &&
-            (r = opara__cub_cublas_handle(s, i)) != OPARA_OK)
-            return r;
-        if (s->have_cudnn && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUDNN) &&
+        uint32_t first = s->have_cublas ? opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUBLAS) : UINT32_MAX;
+        if (first != UINT32_MAX && (r = opara__cub_cublas_handle(s, i, first)) != OPARA_OK) return r;
+        if (s->have_cudnn && opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUDNN) != UINT32_MAX &&
             (r = opara__cub_cudnn_handle(s, i)) != OPARA_OK)
             return r;
     }
@@ -27539,9 +27715,9 @@ static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara
     int batch = (int)L->grid[2];
     float alpha, beta = 0.0f;
     uint32_t bits = (uint32_t)L->values[9];
-    opara_cublasStatus_t st;
+    opara_cublasStatus_t st = opara__cub_cublas_workspace_for(s, stream, L->node);
     memcpy(&alpha, &bits, sizeof alpha);
-    st = s->cublas.cublasSgemmStridedBatched(
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSgemmStridedBatched(
         s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N, M, K, &alpha,
         (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
         ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
@@ -27553,10 +27729,11 @@ static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara
 /* A failure names cuDNN's status (not a driver code). */
 static opara_result opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
     const opara__cudnn_conv* conv = &s->low.dnn_convs[L->lib];
-    opara_cudnnStatus_t st = opara__cudnn_conv_run(
-        &s->dnn, s->dnn_handles[stream], conv, (const void*)(uintptr_t)L->values[0], (const void*)(uintptr_t)L->values[1],
-        (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3], opara__cub_workspace(s, stream),
-        (size_t)s->ws_bytes[stream]);
+    size_t bytes;
+    void* ws = opara__cub_workspace(s, L->node, &bytes);
+    opara_cudnnStatus_t st = opara__cudnn_conv_run(&s->dnn, s->dnn_handles[stream], conv, (const void*)(uintptr_t)L->values[0],
+                                                   (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2],
+                                                   (void*)(uintptr_t)L->values[3], ws, bytes);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
     return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: %s for node %u failed: %s (%d)",
@@ -27717,8 +27894,10 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->node_events);
     opara__free(rt, s->blas);
     opara__free(rt, s->dnn_handles);
+    opara__free(rt, s->ws_slot);
     opara__free(rt, s->ws_off);
     opara__free(rt, s->ws_bytes);
+    opara__free(rt, s->blas_slot);
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
     opara__free(rt, s->skip);
@@ -27736,14 +27915,15 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
 
 /* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
-    uint32_t n, convs = 0, streams = 0, i;
-    for (n = 0; n < s->g->n_nodes; ++n) convs += s->g->nodes[n].op == OPARA__OP_CONV;
-    for (i = 0; i < s->n_streams; ++i) streams += s->ws_bytes[i] > 0;
+    uint32_t n, calls = 0;
+    for (n = 0; n < s->plan->n_nodes; ++n) calls += s->ws_slot[n] != UINT32_MAX;
     opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
-               "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN, GEMM on %s, "
-               "library workspaces %.2f MiB on %u of them (arena %.2f MiB, same allocation)",
-               s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
-               (double)s->workspace_bytes / 1048576.0, streams, (double)s->plan->arena_bytes / 1048576.0);
+               "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN%s, GEMM on %s, %s; "
+               "library workspaces %.2f MiB: %u blocks shared by the %u nodes that need one (arena %.2f MiB, same allocation)",
+               s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, s->low.n_conv,
+               s->low.n_dnn_refused ? " (cuDNN refused some: see the warnings)" : "",
+               s->have_cublas ? "cuBLAS" : "opara_sgemm_f32", s->tf32 ? "TF32 allowed" : "exact FP32",
+               (double)s->workspace_bytes / 1048576.0, s->n_workspaces, calls, (double)s->plan->arena_bytes / 1048576.0);
 }
 
 static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
@@ -27861,6 +28041,10 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->n_cudnn_convs = s->low.n_dnn_convs;
     info->n_cudnn_refused = s->low.n_dnn_refused;
     info->workspace_bytes = s->workspace_bytes;
+    info->n_workspaces = s->n_workspaces;
+    info->workspace_slot = s->ws_slot;
+    info->workspace_offset = s->ws_off;
+    info->workspace_size = s->ws_bytes;
     info->nvrtc = s->nvrtc_used;
     info->n_launches = s->low.n_launches;
     info->driver_calls_last_run = s->calls_last_run;

@@ -60,9 +60,14 @@ struct opara__cuda_session {
     opara_cublasHandle_t* blas;        /* [n_streams], NULL where the stream runs no cuBLAS call */
     opara_cudnnHandle_t* dnn_handles;  /* [n_streams], NULL where the stream runs no cuDNN call */
     opara_cudnnHandle_t dnn_probe;     /* the heuristics' handle until a stream takes it */
-    uint64_t* ws_off;                  /* [n_streams] a stream's workspace: offset in the arena allocation */
-    uint64_t* ws_bytes;                /* [n_streams] its size (0: none) */
-    uint64_t workspace_bytes;          /* all streams' workspaces */
+    /* Library workspaces: a node's library calls use the block of its slot; the nodes of one slot
+       never run at the same time (opara__plan_share_scratch). */
+    uint32_t* ws_slot;                 /* [n_nodes] slot of the node's calls, UINT32_MAX when none */
+    uint64_t* ws_off;                  /* [n_nodes] (room for one per slot) a slot's offset in the arena allocation */
+    uint64_t* ws_bytes;                /* [n_nodes] (as ws_off) its size */
+    uint32_t n_workspaces;             /* slots */
+    uint64_t workspace_bytes;          /* all slots */
+    uint32_t* blas_slot;               /* [n_streams] the workspace slot a cuBLAS handle holds now */
 
     opara__cuda_mode mode;
     char fallback[256];
@@ -389,35 +394,46 @@ static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
     return 0;
 }
 
-/* Per stream, one workspace for the library calls it makes (ordered on the stream, so they share
-   it; streams that may run concurrently never do): the largest of its cuDNN convolutions' and, if
-   it runs cuBLAS, the cuBLAS workspace. Placed after the plan's arena in the same allocation, so a
-   run allocates nothing. Returns the allocation's size. */
+/* cuBLAS workspace per handle. cuBLAS docs (cublasSetWorkspace): NVIDIA recommends 32 MiB on Hopper
+   (compute capability 9.0) and newer architectures, 4 MiB on the others. */
+static uint64_t opara__cub_cublas_workspace(const opara__cuda_session* s) {
+    return s->cc_major >= 9 ? (uint64_t)32 << 20 : (uint64_t)4 << 20;
+}
+
+/* Library workspaces. A node's library calls (a cuBLAS GEMM, or its cuDNN algorithm) need a
+   workspace while they run; nodes that the plan orders against each other share one block
+   (opara__plan_share_scratch: each slot is a chain of the happens-before order), so the memory
+   follows how many library calls can really run at once, not the stream count. Placed after the
+   plan's arena in the same allocation, so a run allocates nothing. Returns the allocation's size. */
 static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* total) {
     const opara__plan* p = s->plan;
-    uint32_t i, n_streams = s->n_streams;
-    size_t base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
-    s->ws_off = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
-    s->ws_bytes = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
-    if (!s->ws_off || !s->ws_bytes) return opara__cub_oom(s);
-    for (i = 0; i < s->low.n_launches; ++i) {
+    size_t nn = p->n_nodes ? p->n_nodes : 1, base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
+    uint64_t* need = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    s->ws_slot = (uint32_t*)opara__calloc(s->rt, nn, sizeof(uint32_t));
+    s->ws_off = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    s->ws_bytes = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    if (!s->ws_slot || !s->ws_off || !s->ws_bytes || !need) r = opara__cub_oom(s);
+    for (i = 0; r == OPARA_OK && i < s->low.n_launches; ++i) {
         const opara__cuda_launch* L = &s->low.launches[i];
-        uint32_t st = opara__cub_stream_of(s, L->node);
-        uint64_t need = L->type == OPARA__CULAUNCH_CUBLAS  ? OPARA__CUBLAS_WORKSPACE
-                        : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
-                                                           : 0;
-        if (need > s->ws_bytes[st]) s->ws_bytes[st] = need;
+        uint64_t n = L->type == OPARA__CULAUNCH_CUBLAS  ? opara__cub_cublas_workspace(s)
+                     : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
+                                                        : 0;
+        if (n > need[L->node]) need[L->node] = n;
     }
-    for (i = 0; i < n_streams; ++i) {
+    if (r == OPARA_OK) r = opara__plan_share_scratch(s->g, p, need, s->ws_slot, s->ws_bytes, &s->n_workspaces);
+    for (i = 0; r == OPARA_OK && i < s->n_workspaces; ++i) {
         size_t end;
         s->ws_off[i] = at;
         if (!opara__add_size(at, (size_t)s->ws_bytes[i], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
-            return opara__fail(s->rt, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
-        at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
+            r = opara__fail(s->rt, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
+        else at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
     }
     s->workspace_bytes = at - base;
     *total = at;
-    return OPARA_OK;
+    opara__free(s->rt, need);
+    return r;
 }
 
 /* Constants (uploaded once), static input buffers, the arena and the kernels' meta/aux tables. */
@@ -524,26 +540,46 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
 
 /* ---- streams, events, library handles ----------------------------------------------------------- */
 
-/* The stream's workspace (NULL when it has none). */
-static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t stream) {
-    return s->ws_bytes[stream] ? (void*)(uintptr_t)(s->arena + s->ws_off[stream]) : NULL;
+/* The workspace of node n's library calls and its size (NULL and 0 when it needs none). */
+static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t n, size_t* bytes) {
+    uint32_t k = s->ws_slot[n];
+    *bytes = k == UINT32_MAX ? 0 : (size_t)s->ws_bytes[k];
+    return *bytes ? (void*)(uintptr_t)(s->arena + s->ws_off[k]) : NULL;
 }
 
-static int opara__cub_stream_calls(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
-    uint32_t i;
-    for (i = 0; i < s->low.n_launches; ++i)
-        if (s->low.launches[i].type == type && opara__cub_stream_of(s, s->low.launches[i].node) == stream) return 1;
-    return 0;
+/* Points the cuBLAS handle of a stream at node n's workspace (a host-side setting: nothing is
+   enqueued). Called after cublasSetStream, which resets the workspace to the default pool (that
+   pool allocates during capture), and before each GEMM whose slot differs from the handle's. */
+static opara_cublasStatus_t opara__cub_cublas_workspace_for(opara__cuda_session* s, uint32_t stream, uint32_t n) {
+    size_t bytes;
+    void* ws = opara__cub_workspace(s, n, &bytes);
+    opara_cublasStatus_t st;
+    if (s->blas_slot[stream] == s->ws_slot[n]) return OPARA_CUBLAS_STATUS_SUCCESS;
+    st = s->cublas.cublasSetWorkspace_v2(s->blas[stream], ws, bytes);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) s->blas_slot[stream] = s->ws_slot[n];
+    return st;
 }
 
-/* A cuBLAS handle bound to stream i with the stream's workspace, set after the stream
-   (cublasSetStream resets it to the default pool, which allocates during capture). */
-static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i) {
-    void* ws = opara__cub_workspace(s, i);
+/* The first node on a stream with a launch of this type (UINT32_MAX: none). */
+static uint32_t opara__cub_stream_first_call(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
+    uint32_t k, i;
+    for (k = 0; k < s->plan->n_nodes; ++k) {
+        uint32_t n = s->plan->order[k];
+        if (opara__cub_stream_of(s, n) != stream) continue;
+        for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i)
+            if (s->low.launches[i].type == type) return n;
+    }
+    return UINT32_MAX;
+}
+
+/* A cuBLAS handle bound to stream i, holding the workspace of the stream's first GEMM node (first:
+   set after the stream). */
+static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i, uint32_t first) {
     opara_cublasStatus_t st = s->cublas.cublasCreate_v2(&s->blas[i]);
     if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
-    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetWorkspace_v2(s->blas[i], ws, (size_t)s->ws_bytes[i]);
+    s->blas_slot[i] = UINT32_MAX - 1; /* none yet (UINT32_MAX is "no workspace") */
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = opara__cub_cublas_workspace_for(s, i, first);
     /* cublasMath_t (cuBLAS docs; cublas_api.h): DEFAULT_MATH keeps at least the requested precision
        (so never TF32 for SGEMM); TF32_TENSOR_OP_MATH lets single-precision routines use TF32 tensor
        cores. PEDANTIC_MATH would also forbid the faster FP32-exact paths; it is not needed here. */
@@ -574,13 +610,13 @@ static opara_result opara__cub_cuda_library_handles(opara__cuda_session* s, uint
     uint32_t i;
     opara_result r;
     s->blas = (opara_cublasHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cublasHandle_t));
+    s->blas_slot = (uint32_t*)opara__calloc(s->rt, n_streams, sizeof(uint32_t));
     s->dnn_handles = (opara_cudnnHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cudnnHandle_t));
-    if (!s->blas || !s->dnn_handles) return opara__cub_oom(s);
+    if (!s->blas || !s->blas_slot || !s->dnn_handles) return opara__cub_oom(s);
     for (i = 0; i < n_streams; ++i) {
-        if (s->have_cublas && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUBLAS) &&
-            (r = opara__cub_cublas_handle(s, i)) != OPARA_OK)
-            return r;
-        if (s->have_cudnn && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUDNN) &&
+        uint32_t first = s->have_cublas ? opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUBLAS) : UINT32_MAX;
+        if (first != UINT32_MAX && (r = opara__cub_cublas_handle(s, i, first)) != OPARA_OK) return r;
+        if (s->have_cudnn && opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUDNN) != UINT32_MAX &&
             (r = opara__cub_cudnn_handle(s, i)) != OPARA_OK)
             return r;
     }
@@ -614,9 +650,9 @@ static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara
     int batch = (int)L->grid[2];
     float alpha, beta = 0.0f;
     uint32_t bits = (uint32_t)L->values[9];
-    opara_cublasStatus_t st;
+    opara_cublasStatus_t st = opara__cub_cublas_workspace_for(s, stream, L->node);
     memcpy(&alpha, &bits, sizeof alpha);
-    st = s->cublas.cublasSgemmStridedBatched(
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSgemmStridedBatched(
         s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N, M, K, &alpha,
         (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
         ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
@@ -628,10 +664,11 @@ static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara
 /* A failure names cuDNN's status (not a driver code). */
 static opara_result opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
     const opara__cudnn_conv* conv = &s->low.dnn_convs[L->lib];
-    opara_cudnnStatus_t st = opara__cudnn_conv_run(
-        &s->dnn, s->dnn_handles[stream], conv, (const void*)(uintptr_t)L->values[0], (const void*)(uintptr_t)L->values[1],
-        (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3], opara__cub_workspace(s, stream),
-        (size_t)s->ws_bytes[stream]);
+    size_t bytes;
+    void* ws = opara__cub_workspace(s, L->node, &bytes);
+    opara_cudnnStatus_t st = opara__cudnn_conv_run(&s->dnn, s->dnn_handles[stream], conv, (const void*)(uintptr_t)L->values[0],
+                                                   (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2],
+                                                   (void*)(uintptr_t)L->values[3], ws, bytes);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
     return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: %s for node %u failed: %s (%d)",
@@ -792,8 +829,10 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->node_events);
     opara__free(rt, s->blas);
     opara__free(rt, s->dnn_handles);
+    opara__free(rt, s->ws_slot);
     opara__free(rt, s->ws_off);
     opara__free(rt, s->ws_bytes);
+    opara__free(rt, s->blas_slot);
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
     opara__free(rt, s->skip);
@@ -811,14 +850,15 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
 
 /* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
-    uint32_t n, convs = 0, streams = 0, i;
-    for (n = 0; n < s->g->n_nodes; ++n) convs += s->g->nodes[n].op == OPARA__OP_CONV;
-    for (i = 0; i < s->n_streams; ++i) streams += s->ws_bytes[i] > 0;
+    uint32_t n, calls = 0;
+    for (n = 0; n < s->plan->n_nodes; ++n) calls += s->ws_slot[n] != UINT32_MAX;
     opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
-               "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN, GEMM on %s, "
-               "library workspaces %.2f MiB on %u of them (arena %.2f MiB, same allocation)",
-               s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
-               (double)s->workspace_bytes / 1048576.0, streams, (double)s->plan->arena_bytes / 1048576.0);
+               "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN%s, GEMM on %s, %s; "
+               "library workspaces %.2f MiB: %u blocks shared by the %u nodes that need one (arena %.2f MiB, same allocation)",
+               s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, s->low.n_conv,
+               s->low.n_dnn_refused ? " (cuDNN refused some: see the warnings)" : "",
+               s->have_cublas ? "cuBLAS" : "opara_sgemm_f32", s->tf32 ? "TF32 allowed" : "exact FP32",
+               (double)s->workspace_bytes / 1048576.0, s->n_workspaces, calls, (double)s->plan->arena_bytes / 1048576.0);
 }
 
 static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
@@ -936,6 +976,10 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->n_cudnn_convs = s->low.n_dnn_convs;
     info->n_cudnn_refused = s->low.n_dnn_refused;
     info->workspace_bytes = s->workspace_bytes;
+    info->n_workspaces = s->n_workspaces;
+    info->workspace_slot = s->ws_slot;
+    info->workspace_offset = s->ws_off;
+    info->workspace_size = s->ws_bytes;
     info->nvrtc = s->nvrtc_used;
     info->n_launches = s->low.n_launches;
     info->driver_calls_last_run = s->calls_last_run;

@@ -164,7 +164,11 @@ typedef struct opara__cuda_info {
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
     uint64_t arena_bytes;         /* the memory plan's arena */
-    uint64_t workspace_bytes;     /* library workspaces (all streams), in the arena's allocation */
+    uint64_t workspace_bytes;     /* library workspaces (all slots), in the arena's allocation */
+    uint32_t n_workspaces;        /* workspace slots: nodes of one slot never run at the same time */
+    const uint32_t* workspace_slot;   /* [n_nodes] slot of the node's library calls, UINT32_MAX when none */
+    const uint64_t* workspace_offset; /* [n_workspaces] a slot's offset in the arena's allocation */
+    const uint64_t* workspace_size;   /* [n_workspaces] its bytes */
     const opara__plan* plan;
     const opara__shape* shapes;
     opara_CUgraph graph;          /* the captured graph (graph modes), kept for inspection */

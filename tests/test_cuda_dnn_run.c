@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "cuda_test_env.h"
+#include "test_sched_util.h"
 
 #define NMSE_MAX 1e-8
 #define N_IN 2
@@ -290,6 +291,39 @@ static int graph_dnn_kernels(const opara__cuda_session* s, const emu_hooks* h) {
     return count;
 }
 
+/* The library workspaces against the plan: two nodes whose workspace bytes overlap are ordered by
+   the plan's happens-before (rebuilt here from stream order and waits, independently of the
+   backend), and every node with a library call has a workspace slot. */
+static void check_workspaces(opara_test* T, const opara__cuda_info* info) {
+    const opara__plan* p = info->plan;
+    size_t words = 0;
+    uint64_t* hb = tg_hb_build(p, &words);
+    uint32_t a, b, i, with = 0;
+    REQUIRE(hb != NULL);
+    for (i = 0; i < info->n_launches; ++i) {
+        const opara__cuda_launch* L = &info->launches[i];
+        if (L->type == OPARA__CULAUNCH_CUBLAS || (L->type == OPARA__CULAUNCH_CUDNN && info->workspace_slot[L->node] != UINT32_MAX))
+            CHECK(info->workspace_slot[L->node] < info->n_workspaces);
+    }
+    for (a = 0; a < p->n_nodes; ++a) {
+        uint32_t sa = info->workspace_slot[a];
+        if (sa == UINT32_MAX) continue;
+        with++;
+        for (b = 0; b < a; ++b) {
+            uint32_t sb = info->workspace_slot[b];
+            if (sb == UINT32_MAX || info->workspace_offset[sa] + info->workspace_size[sa] <= info->workspace_offset[sb] ||
+                info->workspace_offset[sb] + info->workspace_size[sb] <= info->workspace_offset[sa])
+                continue;
+            if (!((hb[(size_t)a * words + b / 64] >> (b % 64)) & 1u) && !((hb[(size_t)b * words + a / 64] >> (a % 64)) & 1u)) {
+                OT_LOG("nodes %u and %u share workspace bytes but may run at the same time", b, a);
+                CHECK(0);
+            }
+        }
+    }
+    free(hb);
+    CHECK(with > 0);
+}
+
 /* ---- tests ----------------------------------------------------------------------------------------- */
 
 /* One mode: create, check the lowering and the library calls, run under five seeds. */
@@ -310,6 +344,7 @@ static void check_mode(opara_test* T, opara_runtime* rt, opara_model* m, const i
     CHECK(info.cudnn);
     CHECK_EQ(N_CUDNN, info.n_cudnn_convs);
     CHECK(info.workspace_bytes > 0);
+    check_workspaces(T, &info);
     if (h->calls && mode != 0) { /* the warm-up run and the capture call cuDNN, replays do not */
         CHECK_EQ(2, fwd_calls(h) - f0);
         CHECK_EQ(2 * (N_CUDNN - 1), fused_calls(h) - b0);
@@ -330,9 +365,9 @@ static void check_mode(opara_test* T, opara_runtime* rt, opara_model* m, const i
             CHECK_EQ(mode == 0 ? N_CUDNN - 1 : 0, fused_calls(h) - b1);
         }
     }
-    printf("%-9s %u streams, %u of %d Conv on cuDNN, workspaces %llu B, 5 seeds: worst NMSE vs CPU %.2e\n",
+    printf("%-9s %u streams, %u of %d Conv on cuDNN, workspaces %llu B in %u slots, 5 seeds: worst NMSE vs CPU %.2e\n",
            mode_names[mode], info.plan->n_streams, info.n_cudnn_convs, N_CONV, (unsigned long long)info.workspace_bytes,
-           worst);
+           info.n_workspaces, worst);
     opara__cuda_session_destroy(s);
 }
 
