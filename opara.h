@@ -6475,6 +6475,10 @@ typedef struct opara__plan_desc {
                                         arena (docs/SCHEDULING.md, "Memory budget"). The plan without a
                                         budget is kept when it fits; else this costs a few plans more. */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
+    uint32_t concat_align;           /* a Concat input is written in place only when its slice starts a multiple
+                                        of this many bytes into the output (a power of two <= alignment; the
+                                        CUDA backend asks 16 for vectorised kernels and cuBLAS/cuDNN
+                                        pointers); 0: any offset (slices of whole elements) */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
     int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
@@ -10782,6 +10786,9 @@ static opara_result opara__check_desc(const opara__graph* g, const opara__plan_d
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "memory budget %g is not a ratio in [0, 1e6]", d->memory_budget);
     if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "alignment %u is not a power of two <= 1 MiB", d->alignment);
+    if (d->concat_align && (!opara__is_pow2(d->concat_align) || d->concat_align > d->alignment))
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "concat_align %u is not a power of two <= the alignment %u",
+                           d->concat_align, d->alignment);
     if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
     return OPARA_OK;
 }
@@ -11721,7 +11728,11 @@ static void opara__mem_concats(opara__mem* m) {
         if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, n)) continue;
         for (k = 0; k < n->n_inputs; ++k) {
             int32_t x = n->inputs[k];
-            if (opara__concat_part_ok(m, n, k)) {
+            /* the slice's offset is also its alignment (the output's block is aligned to
+               desc.alignment >= concat_align); with the dimensions before the axis all 1 there is
+               no per-image stride to keep aligned */
+            int aligned = !m->p->desc.concat_align || off % m->p->desc.concat_align == 0;
+            if (aligned && opara__concat_part_ok(m, n, k)) {
                 m->parent[x] = n->outputs[0];
                 m->parent_off[x] = off;
                 m->p->alias_kind[x] = OPARA__ALIAS_CONCAT;
@@ -12819,6 +12830,9 @@ static opara_result opara__verify_value(opara__verify* v, uint32_t x) {
             return OPARA__BAD(v, "value %u '%s': offset is not its root's plus its alias offset", x, val->name);
         if (p->offset[x] % p->alignment && r == (int32_t)x)
             return OPARA__BAD(v, "value %u '%s' is misaligned", x, val->name);
+        if (p->desc.concat_align && p->alias_kind[x] == OPARA__ALIAS_CONCAT && p->offset[x] % p->desc.concat_align)
+            return OPARA__BAD(v, "Concat input %u '%s' sits at offset %llu, not a multiple of %u bytes", x, val->name,
+                              (unsigned long long)p->offset[x], p->desc.concat_align);
         if (!opara__range_ok(p->offset[x], p->value_bytes[x], p->arena_bytes))
             return OPARA__BAD(v, "value %u '%s' (%llu bytes at %llu) lies outside the arena of %llu bytes", x, val->name,
                               (unsigned long long)p->value_bytes[x], (unsigned long long)p->offset[x],
@@ -25945,10 +25959,15 @@ static opara_result opara__cul_meta_push(opara__cul_lw* w, const int64_t* v, uin
     return OPARA_OK;
 }
 
+/* Appends n floats to the aux table; they start 16 bytes aligned (the table itself is 256-aligned
+   in device memory), so a library may read them too. */
 static opara_result opara__cul_aux_push(opara__cul_lw* w, const float* v, size_t n, int32_t* at) {
     opara__cuda_lowering* low = w->low;
-    if (opara__grow(w->rt, (void**)&low->aux, &low->cap_aux, low->n_aux + n, sizeof(float)) != OPARA_OK)
+    size_t start = (low->n_aux + 3) / 4 * 4;
+    if (opara__grow(w->rt, (void**)&low->aux, &low->cap_aux, start + n, sizeof(float)) != OPARA_OK)
         return OPARA_ERR_OUT_OF_MEMORY;
+    memset(low->aux + low->n_aux, 0, (start - low->n_aux) * sizeof(float));
+    low->n_aux = start;
     memcpy(low->aux + low->n_aux, v, n * sizeof(float));
     *at = (int32_t)low->n_aux;
     low->n_aux += n;
@@ -27080,6 +27099,9 @@ OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara
 
 #define OPARA__CU(s, call) ((s)->calls++, (s)->cu.call)
 #define OPARA__CUDA_ALIGN 256u
+/* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
+   16 bytes, what their vectorised kernels load. */
+#define OPARA__CUDA_LIB_ALIGN 16u
 #define OPARA__CUBLAS_WORKSPACE ((size_t)4 << 20)
 #define OPARA__CUDA_FILES 5
 
@@ -27419,6 +27441,7 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
     if (s->opt.measured && pd.metric == OPARA__METRIC_DEFAULT) pd.metric = OPARA__METRIC_TIME;
     pd.shapes = s->shapes; /* lets Concat inputs be written in place */
+    if (pd.concat_align == 0) pd.concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
     descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
     if (!descs) return opara__cub_oom(s);
     r = opara__cub_cuda_descs(s, descs);
@@ -27563,6 +27586,23 @@ static opara_CUdeviceptr opara__cub_value_addr(const opara__cuda_session* s, int
     return 0;
 }
 
+/* Every pointer a library call gets must be 16-byte aligned: the plan places Concat slices so
+   (concat_align), the arena, inputs and constants are 256-aligned and the lowering aligns what
+   it puts in the aux table for libraries. A violation is a defect of ours: it fails loudly. */
+static int opara__cub_lib_aligned(opara__cuda_session* s, const opara__cuda_launch* L) {
+    uint32_t a;
+    for (a = 0; a < L->n_args; ++a) {
+        uint8_t k = L->args[a].kind;
+        if ((k != OPARA__CUARG_TENSOR && k != OPARA__CUARG_AUX) || L->values[a] % OPARA__CUDA_LIB_ALIGN == 0) continue;
+        opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
+                                               "not %u-byte aligned", L->node, s->g->nodes[L->node].name ? s->g->nodes[L->node].name : "",
+                    a, L->type == OPARA__CULAUNCH_CUBLAS ? "cuBLAS" : "cuDNN", (unsigned long long)L->values[a],
+                    OPARA__CUDA_LIB_ALIGN);
+        return 0;
+    }
+    return 1;
+}
+
 /* Kernel parameters with device addresses; drops copies the plan made unnecessary. */
 static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
     const opara__graph* g = s->g;
@@ -27591,6 +27631,8 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             L->values[a] = v;
             L->params[a] = &L->values[a];
         }
+        if ((L->type == OPARA__CULAUNCH_CUBLAS || L->type == OPARA__CULAUNCH_CUDNN) && !opara__cub_lib_aligned(s, L))
+            return OPARA_ERR_INTERNAL;
         if (L->type == OPARA__CULAUNCH_COPY)
             s->skip[i] = L->values[0] == L->values[1] || s->value_bytes[L->args[0].ref] == 0;
         if (n->op == OPARA__OP_CONCAT && L->type == OPARA__CULAUNCH_KERNEL) {

@@ -15,6 +15,9 @@
 
 #define OPARA__CU(s, call) ((s)->calls++, (s)->cu.call)
 #define OPARA__CUDA_ALIGN 256u
+/* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
+   16 bytes, what their vectorised kernels load. */
+#define OPARA__CUDA_LIB_ALIGN 16u
 #define OPARA__CUBLAS_WORKSPACE ((size_t)4 << 20)
 #define OPARA__CUDA_FILES 5
 
@@ -354,6 +357,7 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
     if (s->opt.measured && pd.metric == OPARA__METRIC_DEFAULT) pd.metric = OPARA__METRIC_TIME;
     pd.shapes = s->shapes; /* lets Concat inputs be written in place */
+    if (pd.concat_align == 0) pd.concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
     descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
     if (!descs) return opara__cub_oom(s);
     r = opara__cub_cuda_descs(s, descs);
@@ -498,6 +502,23 @@ static opara_CUdeviceptr opara__cub_value_addr(const opara__cuda_session* s, int
     return 0;
 }
 
+/* Every pointer a library call gets must be 16-byte aligned: the plan places Concat slices so
+   (concat_align), the arena, inputs and constants are 256-aligned and the lowering aligns what
+   it puts in the aux table for libraries. A violation is a defect of ours: it fails loudly. */
+static int opara__cub_lib_aligned(opara__cuda_session* s, const opara__cuda_launch* L) {
+    uint32_t a;
+    for (a = 0; a < L->n_args; ++a) {
+        uint8_t k = L->args[a].kind;
+        if ((k != OPARA__CUARG_TENSOR && k != OPARA__CUARG_AUX) || L->values[a] % OPARA__CUDA_LIB_ALIGN == 0) continue;
+        opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
+                                               "not %u-byte aligned", L->node, s->g->nodes[L->node].name ? s->g->nodes[L->node].name : "",
+                    a, L->type == OPARA__CULAUNCH_CUBLAS ? "cuBLAS" : "cuDNN", (unsigned long long)L->values[a],
+                    OPARA__CUDA_LIB_ALIGN);
+        return 0;
+    }
+    return 1;
+}
+
 /* Kernel parameters with device addresses; drops copies the plan made unnecessary. */
 static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
     const opara__graph* g = s->g;
@@ -526,6 +547,8 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             L->values[a] = v;
             L->params[a] = &L->values[a];
         }
+        if ((L->type == OPARA__CULAUNCH_CUBLAS || L->type == OPARA__CULAUNCH_CUDNN) && !opara__cub_lib_aligned(s, L))
+            return OPARA_ERR_INTERNAL;
         if (L->type == OPARA__CULAUNCH_COPY)
             s->skip[i] = L->values[0] == L->values[1] || s->value_bytes[L->args[0].ref] == 0;
         if (n->op == OPARA__OP_CONCAT && L->type == OPARA__CULAUNCH_KERNEL) {

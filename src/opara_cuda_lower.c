@@ -97,10 +97,15 @@ static opara_result opara__cul_meta_push(opara__cul_lw* w, const int64_t* v, uin
     return OPARA_OK;
 }
 
+/* Appends n floats to the aux table; they start 16 bytes aligned (the table itself is 256-aligned
+   in device memory), so a library may read them too. */
 static opara_result opara__cul_aux_push(opara__cul_lw* w, const float* v, size_t n, int32_t* at) {
     opara__cuda_lowering* low = w->low;
-    if (opara__grow(w->rt, (void**)&low->aux, &low->cap_aux, low->n_aux + n, sizeof(float)) != OPARA_OK)
+    size_t start = (low->n_aux + 3) / 4 * 4;
+    if (opara__grow(w->rt, (void**)&low->aux, &low->cap_aux, start + n, sizeof(float)) != OPARA_OK)
         return OPARA_ERR_OUT_OF_MEMORY;
+    memset(low->aux + low->n_aux, 0, (start - low->n_aux) * sizeof(float));
+    low->n_aux = start;
     memcpy(low->aux + low->n_aux, v, n * sizeof(float));
     *at = (int32_t)low->n_aux;
     low->n_aux += n;

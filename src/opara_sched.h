@@ -151,6 +151,10 @@ typedef struct opara__plan_desc {
                                         arena (docs/SCHEDULING.md, "Memory budget"). The plan without a
                                         budget is kept when it fits; else this costs a few plans more. */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
+    uint32_t concat_align;           /* a Concat input is written in place only when its slice starts a multiple
+                                        of this many bytes into the output (a power of two <= alignment; the
+                                        CUDA backend asks 16 for vectorised kernels and cuBLAS/cuDNN
+                                        pointers); 0: any offset (slices of whole elements) */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
     int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
