@@ -98,6 +98,7 @@ typedef struct opara__cuda_launch {
     uint32_t lib;   /* OPARA__CULAUNCH_CUDNN: index in opara__cuda_lowering.dnn_convs */
     uint32_t grid[3], block[3];
     uint32_t n_args;
+    uint8_t arg_overflow; /* lowering: 1 + the first int argument whose value did not fit 32 bits (0: none) */
     opara__cuda_arg args[OPARA__CUDA_MAX_ARGS];
     /* bound at session creation once addresses exist */
     uint64_t values[OPARA__CUDA_MAX_ARGS];
