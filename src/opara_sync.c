@@ -330,25 +330,28 @@ typedef struct opara__share {
 
 /* Happens-before clocks of the nodes with a need, over the lanes that hold such nodes: a lane runs
    in order on one CUDA stream, and a node also follows everything the nodes it waits on follow. */
-static opara_result opara__share_clocks(opara__share* sh, opara_runtime* rt) {
+static opara_result opara__share_clocks(opara__share* sh, opara_runtime* rt, uint32_t n_events) {
     const opara__plan* p = sh->p;
     uint32_t m = sh->m, k, i, c = 0, n_snap = 0;
     uint32_t* lane_clock = (uint32_t*)opara__calloc(rt, (size_t)p->n_lanes * m + 1, sizeof(uint32_t));
     uint32_t* snap_of = (uint32_t*)opara__calloc(rt, p->n_nodes ? p->n_nodes : 1, sizeof(uint32_t));
-    uint32_t* snaps = (uint32_t*)opara__calloc(rt, ((size_t)p->stats.n_events + 1) * m, sizeof(uint32_t));
+    uint32_t* snaps = (uint32_t*)opara__calloc(rt, ((size_t)n_events + 1) * m, sizeof(uint32_t));
     opara_result r = lane_clock && snap_of && snaps ? OPARA_OK : OPARA_ERR_OUT_OF_MEMORY;
+    for (k = 0; r == OPARA_OK && k < p->n_nodes; ++k) snap_of[k] = UINT32_MAX;
     for (k = 0; r == OPARA_OK && k < p->n_nodes; ++k) {
         uint32_t n = p->order[k], l = p->lane[n];
         uint32_t* cl = lane_clock + (size_t)l * m;
         for (i = p->wait_start[n]; i < p->wait_start[n + 1]; ++i) {
-            const uint32_t* w = snaps + (size_t)snap_of[p->wait_nodes[i]] * m;
+            const uint32_t* w;
             uint32_t j;
+            if (snap_of[p->wait_nodes[i]] == UINT32_MAX) continue; /* no event recorded: it orders nothing */
+            w = snaps + (size_t)snap_of[p->wait_nodes[i]] * m;
             for (j = 0; j < m; ++j)
                 if (w[j] > cl[j]) cl[j] = w[j];
         }
         if (sh->lane_idx[l] != UINT32_MAX) cl[sh->lane_idx[l]] = p->lane_seq[n];
         if (sh->need[n]) memcpy(sh->clock + (size_t)c++ * m, cl, m * sizeof(uint32_t));
-        if (p->records_event[n] && n_snap < p->stats.n_events) {
+        if (p->records_event[n] && n_snap < n_events) {
             snap_of[n] = n_snap;
             memcpy(snaps + (size_t)n_snap++ * m, cl, m * sizeof(uint32_t));
         }
@@ -402,11 +405,12 @@ static void opara__share_slots(const opara__share* sh, uint32_t* order, uint32_t
 OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, const opara__plan* p, const uint64_t* need,
                                                      uint32_t* slot, uint64_t* size, uint32_t* n_slots) {
     opara__share sh;
-    uint32_t k, i;
+    uint32_t k, i, n_events = 0;
     opara_result r = OPARA_OK;
     memset(&sh, 0, sizeof sh);
     sh.p = p, sh.need = need;
     *n_slots = 0;
+    for (k = 0; k < p->n_nodes; ++k) n_events += p->records_event[k] != 0;
     sh.lane_idx = (uint32_t*)opara__calloc(g->rt, p->n_lanes ? p->n_lanes : 1, sizeof(uint32_t));
     sh.nodes = (uint32_t*)opara__calloc(g->rt, p->n_nodes ? p->n_nodes : 1, sizeof(uint32_t));
     if (!sh.lane_idx || !sh.nodes) r = OPARA_ERR_OUT_OF_MEMORY;
@@ -419,7 +423,7 @@ OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, con
         if (sh.lane_idx[p->lane[n]] == UINT32_MAX) sh.lane_idx[p->lane[n]] = sh.m++;
     }
     if (r == OPARA_OK && (sh.n > OPARA__SHARE_MAX_NODES ||
-                          ((size_t)p->n_lanes + p->stats.n_events + sh.n) * sh.m > OPARA__SHARE_MAX_CELLS)) {
+                          ((size_t)p->n_lanes + n_events + sh.n) * sh.m > OPARA__SHARE_MAX_CELLS)) {
         /* too large to compare: one block per lane (a lane is a chain) */
         for (i = 0; i < sh.n; ++i) {
             uint32_t n = sh.nodes[i], s = sh.lane_idx[p->lane[n]];
@@ -430,7 +434,7 @@ OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, con
     } else if (r == OPARA_OK) {
         uint32_t* scratch = (uint32_t*)opara__calloc(g->rt, 3 * (size_t)sh.n + 1, sizeof(uint32_t));
         sh.clock = (uint32_t*)opara__calloc(g->rt, (size_t)sh.n * sh.m + 1, sizeof(uint32_t));
-        r = sh.clock && scratch ? opara__share_clocks(&sh, g->rt) : OPARA_ERR_OUT_OF_MEMORY;
+        r = sh.clock && scratch ? opara__share_clocks(&sh, g->rt, n_events) : OPARA_ERR_OUT_OF_MEMORY;
         if (r == OPARA_OK) opara__share_slots(&sh, scratch, scratch + sh.n, scratch + 2 * (size_t)sh.n, slot, size, n_slots);
         opara__free(g->rt, scratch);
     }
