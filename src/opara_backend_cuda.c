@@ -680,7 +680,9 @@ static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara
         (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
         ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, OPARA_ERR_CUBLAS, "CUDA backend: cublasSgemmStridedBatched for node %u failed: %s (%d)", L->node,
+    return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+                       "CUDA backend: %s for node %u failed: %s (%d)",
+                       s->blas_slot[stream] == s->ws_slot[L->node] ? "cublasSgemmStridedBatched" : "cublasSetWorkspace", L->node,
                        opara_cublas_status_name(st), (int)st);
 }
 
