@@ -1,6 +1,6 @@
 # mk/cudaemu.mk - the CUDA emulator (tests/cudaemu) and the kernels' generated PTX.
 #
-#   make cudaemu     build/cudaemu/{libcuda.so.1, libcublas.so, libcudnn.so}
+#   make cudaemu     build/cudaemu/{libcuda.so.1, libcublas.so, libcudnn.so, libcudnn_cnn.so.9}
 #   make ptx         regenerate src/kernels/opara_ptx.h with nvcc/ptxas (commit the result)
 #   make check-ptx   fail, naming the kernel file, when src/kernels/opara_ptx.h is stale (skips without nvcc)
 #   make test        also runs the emulator's own tests (TEST_BINS below)
@@ -19,7 +19,8 @@ CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx emu_abi
 CUDAEMU_DRIVER_OBJ := $(addprefix $(CUDAEMU_OBJ)/,$(addsuffix .o,$(CUDAEMU_DRIVER_SRC))) \
     $(patsubst src/kernels/%.cu,$(CUDAEMU_OBJ)/kernel_%.o,$(KERNEL_CU)) \
     $(patsubst tests/cudaemu/%.cu,$(CUDAEMU_OBJ)/emukernel_%.o,$(CUDAEMU_KERNEL_CU))
-CUDAEMU_LIBS := $(CUDAEMU_DIR)/libcuda.so.1 $(CUDAEMU_DIR)/libcublas.so $(CUDAEMU_DIR)/libcudnn.so
+CUDAEMU_LIBS := $(CUDAEMU_DIR)/libcuda.so.1 $(CUDAEMU_DIR)/libcublas.so $(CUDAEMU_DIR)/libcudnn.so \
+    $(CUDAEMU_DIR)/libcudnn_cnn.so.9
 CUDAEMU_TESTS := $(patsubst tests/cudaemu/%.c,$(CUDAEMU_DIR)/%,$(sort $(wildcard tests/cudaemu/test_emu*.c)))
 
 TEST_BINS += $(CUDAEMU_TESTS)
@@ -52,8 +53,15 @@ CUDAEMU_LIB_LDFLAGS = -shared -Wl,--no-undefined -Wl,-Bsymbolic -Wl,-rpath,'$$OR
 $(CUDAEMU_DIR)/libcublas.so: $(CUDAEMU_OBJ)/emu_cublas.o $(CUDAEMU_DIR)/libcuda.so.1
 	$(CC) $(CFLAGS) $(CUDAEMU_LIB_LDFLAGS) -Wl,-soname,libcublas.so.13 -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
 
-$(CUDAEMU_DIR)/libcudnn.so: $(CUDAEMU_OBJ)/emu_cudnn.o $(CUDAEMU_DIR)/libcuda.so.1
+# (order-only: whatever needs the main cuDNN fake also gets the sub-library it loads at run time)
+$(CUDAEMU_DIR)/libcudnn.so: $(CUDAEMU_OBJ)/emu_cudnn.o $(CUDAEMU_DIR)/libcuda.so.1 | $(CUDAEMU_DIR)/libcudnn_cnn.so.9
 	$(CC) $(CFLAGS) $(CUDAEMU_LIB_LDFLAGS) -Wl,-soname,libcudnn.so.9 -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
+
+# The convolution sub-library the main cuDNN fake dlopens at its first convolution call, from its own directory
+# (as cuDNN 9's shim loads libcudnn_cnn.so.9). Its soname differs from the file name on purpose: NVIDIA's shim,
+# when loaded in the same process, dlopens "libcudnn_cnn.so.9" by bare name and must not be handed this one.
+$(CUDAEMU_DIR)/libcudnn_cnn.so.9: $(CUDAEMU_OBJ)/emu_cudnn_cnn.o $(CUDAEMU_DIR)/libcuda.so.1
+	$(CC) $(CFLAGS) $(CUDAEMU_LIB_LDFLAGS) -Wl,-soname,libcudnn_cnn_emu.so.9 -o $@ $< $(CUDAEMU_DIR)/libcuda.so.1 $(LDLIBS)
 
 # The tests dlopen the libraries (so `make test-gpu` can point them at NVIDIA's instead).
 $(CUDAEMU_DIR)/test_emu%: tests/cudaemu/test_emu%.c tests/cudaemu/emu_test.h $(CUDAEMU_LIBS)

@@ -17,7 +17,6 @@ emu_global G;
 pthread_mutex_t emu_mu = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t emu_cv = PTHREAD_COND_INITIALIZER;
 __thread int emu_tls_in_callback;
-static __thread emu_ctx* emu_tls_ctx;
 
 enum { GUARD = 256, ALIGN = 256, QUARANTINE_BYTES = 64 << 20 };
 enum { POISON_NEW = 0xff, POISON_GUARD = 0xa5, POISON_FREED = 0xdb };
@@ -49,6 +48,18 @@ long long emu_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Exported for the library fakes' first-use costs (emu_lib.h). */
+EMU_API void opara_emu_sleep_us(long long us) { emu_sleep_us(us); }
+
+void emu_sleep_us(long long us) {
+    struct timespec ts;
+    if (us <= 0) return;
+    ts.tv_sec = (time_t)(us / 1000000);
+    ts.tv_nsec = (long)(us % 1000000) * 1000L;
+    while (nanosleep(&ts, &ts) != 0) {
+    }
 }
 
 unsigned long long emu_mix(unsigned long long z) {
@@ -162,20 +173,27 @@ static int emu_default_block_threads(void) {
     return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
+/* The profile named key (NULL or unknown: the default profile). */
+static const emu_profile* emu_profile_find(const char* key) {
+    size_t i;
+    for (i = 0; key && i < sizeof emu_profiles / sizeof emu_profiles[0]; i++)
+        if (strcmp(key, emu_profiles[i].key) == 0) return &emu_profiles[i];
+    return &emu_profiles[0];
+}
+
 static void emu_read_config(void) {
     const char* v;
-    size_t i;
-    G.profile = &emu_profiles[0];
-    if ((v = emu_env("OPARA_EMU_DEVICE")) != NULL) {
-        for (i = 0; i < sizeof emu_profiles / sizeof emu_profiles[0]; i++)
-            if (strcmp(v, emu_profiles[i].key) == 0) G.profile = &emu_profiles[i];
-    }
+    G.profile = emu_profile_find(emu_env("OPARA_EMU_DEVICE"));
     if ((v = emu_env("OPARA_EMU_SEED")) != NULL) G.seed = strtoull(v, NULL, 0);
     else G.seed = emu_mix((unsigned long long)emu_now_ns() ^ ((unsigned long long)getpid() << 32));
     if ((v = emu_env("OPARA_EMU_FAIL_ALLOC")) != NULL) G.fail_alloc_after = atoll(v);
     if ((v = emu_env("OPARA_EMU_FAIL_CAPTURE")) != NULL) G.fail_capture = atoi(v);
     if ((v = emu_env("OPARA_EMU_FAIL_INSTANTIATE")) != NULL) G.fail_instantiate = atoi(v);
     if ((v = emu_env("OPARA_EMU_STRICT_PAGEABLE")) != NULL) G.strict_pageable = atoi(v);
+    G.lib_align = (v = emu_env("OPARA_EMU_LIB_ALIGN")) != NULL ? atoll(v) : 16;
+    G.lib_first_use_us = (v = emu_env("OPARA_EMU_LIB_FIRST_USE_US")) != NULL ? atoll(v) : 10000;
+    G.handle_first_use_us = (v = emu_env("OPARA_EMU_HANDLE_FIRST_USE_US")) != NULL ? atoll(v) : 1000;
+    G.func_first_use_us = (v = emu_env("OPARA_EMU_FUNC_FIRST_USE_US")) != NULL ? atoll(v) : 100;
     if ((v = emu_env("OPARA_EMU_GRAPH_THREADS")) != NULL) G.graph_threads = atoi(v);
     emu_exec_set_threads((v = emu_env("OPARA_EMU_BLOCK_THREADS")) != NULL ? atoi(v) : emu_default_block_threads());
     if ((v = emu_env("OPARA_EMU_HIDE")) != NULL) snprintf(G.hidden, sizeof G.hidden, "%s", v);
@@ -249,6 +267,7 @@ static const emu_error_text emu_errors[] = {
     {600, "CUDA_ERROR_NOT_READY", "device not ready"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
     {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {800, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
     {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
@@ -388,10 +407,42 @@ EMU_API emu_result cuDeviceGetAttribute(int* value, int attr, int device) {
 
 /* ---------------------------------------------------------------- contexts */
 
+/* The calling thread's context stack (DRV cuCtxPushCurrent/PopCurrent/SetCurrent): the top is the current
+ * context. Entries are contexts that were valid when pushed; context objects are never freed, so a destroyed
+ * one stays readable (its `destroyed` flag) until it is popped. */
+enum { CTX_STACK_MAX = 64 };
+static __thread emu_ctx* emu_tls_stack[CTX_STACK_MAX];
+static __thread int emu_tls_depth;
+
+static emu_ctx* emu_ctx_top(void) { return emu_tls_depth ? emu_tls_stack[emu_tls_depth - 1] : NULL; }
+
+/* The current context, or why there is none usable: CUDA_ERROR_INVALID_CONTEXT (201) when the thread has no
+ * current context (or the primary context was released to zero: it is reset, [EMU] 201), and
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED (709) when another thread destroyed it while it was current here (DRV
+ * cuCtxDestroy). */
+emu_result emu_require_ctx(emu_ctx** out) {
+    emu_ctx* c = emu_ctx_top();
+    *out = NULL;
+    if (!c) return E_INVALID_CONTEXT;
+    if (c->destroyed) return E_CONTEXT_IS_DESTROYED;
+    if (c->primary && !c->retained) return E_INVALID_CONTEXT;
+    *out = c;
+    return E_OK;
+}
+
 emu_ctx* emu_current_ctx(void) {
-    emu_ctx* c = emu_tls_ctx;
-    if (!c || emu_handle_kind(c) != K_CTX || c->destroyed || (c->primary && !c->retained)) return NULL;
-    return c;
+    emu_ctx* c;
+    return emu_require_ctx(&c) == E_OK ? c : NULL;
+}
+
+/* The current context must own a handle (stream, event, module, graph exec) of ctx `owner`: with none
+ * current 201; with another one current [EMU] CUDA_ERROR_INVALID_HANDLE (400), the code DRV gives for an
+ * event and a stream of different contexts (cuEventRecord) and the one drivers report for a stream of
+ * another device's context. */
+emu_result emu_require_owner(const emu_ctx* owner, emu_ctx** out) {
+    emu_result r = emu_require_ctx(out);
+    if (r != E_OK) return r;
+    return owner == *out ? E_OK : E_INVALID_HANDLE;
 }
 
 EMU_API emu_result cuDevicePrimaryCtxRetain(emu_ctx** pctx, int device) {
@@ -404,6 +455,7 @@ EMU_API emu_result cuDevicePrimaryCtxRetain(emu_ctx** pctx, int device) {
     return emu_leave(E_OK);
 }
 
+/* Does not pop the context from any stack (DRV); a thread that still has it current gets 201. */
 EMU_API emu_result cuDevicePrimaryCtxRelease_v2(int device) {
     emu_result r = emu_enter();
     if (r) return r;
@@ -413,34 +465,53 @@ EMU_API emu_result cuDevicePrimaryCtxRelease_v2(int device) {
     return emu_leave(E_OK);
 }
 
+static emu_result emu_ctx_push(emu_ctx* c) {
+    if (emu_tls_depth == CTX_STACK_MAX) return E_OUT_OF_MEMORY; /* [EMU] a bounded stack */
+    emu_tls_stack[emu_tls_depth++] = c;
+    return E_OK;
+}
+
+/* Creates a context and pushes it: "If a context is already current to the thread, it is supplanted by the
+ * newly created context and may be restored by a subsequent call to cuCtxPopCurrent()" (DRV). */
 EMU_API emu_result cuCtxCreate_v2(emu_ctx** pctx, unsigned int flags, int device) {
     emu_result r = emu_enter();
     emu_ctx* c;
     if (r) return r;
     if (!pctx || flags > 0x3f) return emu_leave(E_INVALID_VALUE);
     if (device != 0) return emu_leave(E_INVALID_DEVICE);
+    if (emu_tls_depth == CTX_STACK_MAX) return emu_leave(E_OUT_OF_MEMORY);
     c = emu_ctx_new(0);
     if (!c) return emu_leave(E_OUT_OF_MEMORY);
-    emu_tls_ctx = c;
+    emu_ctx_push(c);
+    G.live_contexts++;
     *pctx = c;
     return emu_leave(E_OK);
 }
 
+/* Destroys ctx whatever threads have it current; popped from this thread's stack if it is the top (DRV). */
 EMU_API emu_result cuCtxDestroy_v2(emu_ctx* ctx) {
     emu_result r = emu_enter();
     if (r) return r;
     if (emu_handle_kind(ctx) != K_CTX || ctx->primary) return emu_leave(E_INVALID_CONTEXT);
     ctx->destroyed = 1; /* streams keep running to completion; the object stays for their workers */
     emu_handle_del(ctx);
-    if (emu_tls_ctx == ctx) emu_tls_ctx = NULL;
+    G.live_contexts--;
+    if (emu_ctx_top() == ctx) emu_tls_depth--;
     return emu_leave(E_OK);
 }
 
+/* Replaces the top of the stack (pushes onto an empty one); NULL pops the top, a no-op on an empty stack. */
 EMU_API emu_result cuCtxSetCurrent(emu_ctx* ctx) {
     emu_result r = emu_enter();
     if (r) return r;
     if (ctx && emu_handle_kind(ctx) != K_CTX) return emu_leave(E_INVALID_CONTEXT);
-    emu_tls_ctx = ctx;
+    if (!ctx) {
+        if (emu_tls_depth) emu_tls_depth--;
+    } else if (emu_tls_depth) {
+        emu_tls_stack[emu_tls_depth - 1] = ctx;
+    } else {
+        emu_ctx_push(ctx);
+    }
     return emu_leave(E_OK);
 }
 
@@ -448,27 +519,37 @@ EMU_API emu_result cuCtxGetCurrent(emu_ctx** pctx) {
     emu_result r = emu_enter();
     if (r) return r;
     if (!pctx) return emu_leave(E_INVALID_VALUE);
-    *pctx = emu_tls_ctx;
+    *pctx = emu_ctx_top();
     return emu_leave(E_OK);
 }
 
 EMU_API emu_result cuCtxGetDevice(int* device) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
     if (!device) return emu_leave(E_INVALID_VALUE);
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     *device = 0;
     return emu_leave(E_OK);
 }
 
-EMU_API emu_result cuCtxPushCurrent_v2(emu_ctx* ctx) { return cuCtxSetCurrent(ctx); }
-
-EMU_API emu_result cuCtxPopCurrent_v2(emu_ctx** pctx) {
+/* [EMU] pushing NULL is CUDA_ERROR_INVALID_VALUE (in DRV's return list), a stale handle INVALID_CONTEXT. */
+EMU_API emu_result cuCtxPushCurrent_v2(emu_ctx* ctx) {
     emu_result r = emu_enter();
     if (r) return r;
-    if (!emu_tls_ctx) return emu_leave(E_INVALID_CONTEXT);
-    if (pctx) *pctx = emu_tls_ctx;
-    emu_tls_ctx = NULL;
+    if (!ctx) return emu_leave(E_INVALID_VALUE);
+    if (emu_handle_kind(ctx) != K_CTX) return emu_leave(E_INVALID_CONTEXT);
+    return emu_leave(emu_ctx_push(ctx));
+}
+
+/* Pops the top and returns it; the context below becomes current again. Empty stack: INVALID_CONTEXT. */
+EMU_API emu_result cuCtxPopCurrent_v2(emu_ctx** pctx) {
+    emu_result r = emu_enter();
+    emu_ctx* top;
+    if (r) return r;
+    if (!(top = emu_ctx_top())) return emu_leave(E_INVALID_CONTEXT);
+    emu_tls_depth--;
+    if (pctx) *pctx = top;
     return emu_leave(E_OK);
 }
 
@@ -586,8 +667,9 @@ static emu_result emu_alloc_free(void* p, int host) {
 EMU_API emu_result cuMemAlloc_v2(emu_devptr* dptr, size_t bytes) {
     emu_result r = emu_enter();
     void* p = NULL;
+    emu_ctx* ctx;
     if (r) return r;
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if (!dptr) return emu_leave(E_INVALID_VALUE);
     if ((r = emu_unsafe_call()) != E_OK) return emu_leave(r); /* rule 1.5/1.6 */
     r = emu_alloc_new(bytes, 0, &p);
@@ -597,8 +679,9 @@ EMU_API emu_result cuMemAlloc_v2(emu_devptr* dptr, size_t bytes) {
 
 EMU_API emu_result cuMemFree_v2(emu_devptr dptr) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if ((r = emu_unsafe_call()) != E_OK) return emu_leave(r);
     if (dptr == 0) return emu_leave(E_OK);
     return emu_leave(emu_alloc_free((void*)(size_t)dptr, 0));
@@ -606,8 +689,9 @@ EMU_API emu_result cuMemFree_v2(emu_devptr dptr) {
 
 EMU_API emu_result cuMemAllocHost_v2(void** pp, size_t bytes) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if (!pp) return emu_leave(E_INVALID_VALUE);
     if ((r = emu_unsafe_call()) != E_OK) return emu_leave(r);
     return emu_leave(emu_alloc_new(bytes, 1, pp));
@@ -620,15 +704,18 @@ EMU_API emu_result cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags) {
 
 EMU_API emu_result cuMemFreeHost(void* p) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if ((r = emu_unsafe_call()) != E_OK) return emu_leave(r);
     return emu_leave(emu_alloc_free(p, 1));
 }
 
 EMU_API emu_result cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if (!free_bytes || !total) return emu_leave(E_INVALID_VALUE);
     *total = (size_t)G.profile->total_mem;
     *free_bytes = *total - G.allocated_bytes;
@@ -776,6 +863,10 @@ EMU_API int opara_emu_config(const char* key, long long value) {
     else if (strcmp(key, "fail_capture") == 0) G.fail_capture = (int)value;
     else if (strcmp(key, "fail_instantiate") == 0) G.fail_instantiate = (int)value;
     else if (strcmp(key, "strict_pageable") == 0) G.strict_pageable = (int)value;
+    else if (strcmp(key, "lib_align") == 0) G.lib_align = value;
+    else if (strcmp(key, "lib_first_use_us") == 0) G.lib_first_use_us = value;
+    else if (strcmp(key, "handle_first_use_us") == 0) G.handle_first_use_us = value;
+    else if (strcmp(key, "func_first_use_us") == 0) G.func_first_use_us = value;
     else if (strcmp(key, "graph_threads") == 0) G.graph_threads = (int)value;
     else if (strcmp(key, "block_threads") == 0) emu_exec_set_threads((int)value);
     else if (strcmp(key, "seed") == 0) G.seed = (unsigned long long)value;
@@ -784,7 +875,8 @@ EMU_API int opara_emu_config(const char* key, long long value) {
         G.paused = (int)value;
         pthread_cond_broadcast(&emu_cv);
     } else if (strcmp(key, "clear_sticky") == 0) {
-        if (emu_tls_ctx && emu_handle_kind(emu_tls_ctx) == K_CTX) emu_tls_ctx->sticky = 0;
+        emu_ctx* c = emu_current_ctx();
+        if (c) c->sticky = 0;
     } else rc = -1;
     pthread_mutex_unlock(&emu_mu);
     return rc;
@@ -794,6 +886,8 @@ EMU_API int opara_emu_config_str(const char* key, const char* value) {
     int rc = 0;
     pthread_mutex_lock(&emu_mu);
     if (strcmp(key, "hide") == 0) snprintf(G.hidden, sizeof G.hidden, "%s", value ? value : "");
+    else if (strcmp(key, "device") == 0) /* tests: objects made afterwards see this profile; "" = the default */
+        G.profile = emu_profile_find(value && *value ? value : emu_env("OPARA_EMU_DEVICE"));
     else rc = -1;
     pthread_mutex_unlock(&emu_mu);
     return rc;
@@ -801,12 +895,36 @@ EMU_API int opara_emu_config_str(const char* key, const char* value) {
 
 EMU_API unsigned long long opara_emu_seed(void) { return G.seed; }
 
+/* Contexts a process must still give back: created and not destroyed, plus the primary context while it is
+ * retained (it counts once however often). */
+static long long emu_live_contexts(void) {
+    return (long long)G.live_contexts + (G.primary && G.primary->retained > 0 ? 1 : 0);
+}
+
+/* libcuda.so.1 is built with -z nodelete, so it is unloaded only when the process exits: a program that
+ * leaves a context alive or the primary context retained gets a warning then (a session must give back
+ * everything it took; a real driver says nothing and keeps the device's memory until exit). Reads G without
+ * the lock: the workers are joined by then, and another thread may be stuck holding it. */
+__attribute__((destructor)) static void emu_check_at_unload(void) {
+    if (!G.initialized || (G.live_contexts <= 0 && (!G.primary || G.primary->retained <= 0))) return;
+    emu_report("warning: libcuda.so.1 unloaded at process exit with %d context(s) made by cuCtxCreate and not "
+               "destroyed and the primary context retained %d time(s) (cuDevicePrimaryCtxRelease missing); "
+               "opara_emu_stat(\"live_contexts\") = %lld",
+               G.live_contexts, G.primary ? G.primary->retained : 0, emu_live_contexts());
+}
+
 /* Live allocations (device and pinned host) and their bytes, so tests can check that nothing leaked. */
 EMU_API long long opara_emu_stat(const char* key) {
     long long v = -1;
     pthread_mutex_lock(&emu_mu);
     if (strcmp(key, "allocations") == 0) v = (long long)G.n_allocs;
     else if (strcmp(key, "allocated_bytes") == 0) v = (long long)G.allocated_bytes;
+    else if (strcmp(key, "live_contexts") == 0) v = emu_live_contexts();
+    else if (strcmp(key, "lib_align") == 0) v = G.lib_align; /* the fakes' pointer alignment rule (emu_lib.h) */
+    else if (strcmp(key, "lib_first_use_us") == 0) v = G.lib_first_use_us; /* first-use costs (emu_lib.h) */
+    else if (strcmp(key, "handle_first_use_us") == 0) v = G.handle_first_use_us;
+    else if (strcmp(key, "func_first_use_us") == 0) v = G.func_first_use_us;
+    else if (strcmp(key, "primary_retained") == 0) v = G.primary ? G.primary->retained : 0;
     else if (strcmp(key, "streams") == 0) { /* created with cuStreamCreate* and not destroyed */
         size_t i;
         for (v = 0, i = 0; i < G.n_all_streams; ++i) v += G.all_streams[i]->special == 0 && !G.all_streams[i]->retired;

@@ -10,7 +10,10 @@
  *     (BRIEF §4), so this catches a workspace lost to a later cublasSetStream;
  *   - column-major SGEMM, strided batched SGEMM and GemmEx with fp32 operands, the reference BLAS argument
  *     checks (CUBLAS_STATUS_INVALID_VALUE) and quick returns, alpha/beta read on the host at call time
- *     (CUBLAS_POINTER_MODE_HOST, the default), queued as kernels on the handle's stream. */
+ *     (CUBLAS_POINTER_MODE_HOST, the default), queued as kernels on the handle's stream;
+ *   - the math mode and compute type decide the operands' precision as on the emulated device (operand_rounding
+ *     below): TF32 only where cuBLAS documents it (CUBLAS_TF32_TENSOR_OP_MATH or CUBLAS_COMPUTE_32F_FAST_TF32 on
+ *     compute capability 8.0+, never under NVIDIA_TF32_OVERRIDE=0), FP32 for CUBLAS_DEFAULT_MATH. */
 #include "emu_lib.h"
 
 OPARA_CUDA_CUBLAS_FUNCS(EMU_LIB_DECLARE)
@@ -26,10 +29,13 @@ struct opara_cublasContext {
     size_t workspace_bytes;
     int user_workspace; /* 0: the default pool */
     opara_cublasMath_t math;
+    int cc;                  /* compute capability of the device (10 * major + minor) */
     opara_CUdeviceptr state; /* device memory every handle owns */
+    opara_CUdeviceptr setup; /* lazily set up at the first GEMM (emu_lib_first_use) */
 };
 
 static emu_lib_registry handles = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+static int loaded; /* the first GEMM in the process "loads the kernels" (emu_lib_first_use) */
 
 /* Every listed function exists (link-time check); opara's loader looks them up by name. */
 static void (*const exports[])(void) __attribute__((used)) = {OPARA_CUDA_CUBLAS_FUNCS(EMU_LIB_ADDRESS)};
@@ -46,6 +52,7 @@ opara_cublasStatus_t cublasCreate_v2(opara_cublasHandle_t* handle) {
     h = (opara_cublasHandle_t)calloc(1, sizeof(*h));
     if (!h) return OPARA_CUBLAS_STATUS_ALLOC_FAILED;
     h->ctx = ctx;
+    h->cc = emu_lib_compute_capability();
     if (cuMemAlloc_v2(&h->state, 256) != OPARA_CUDA_SUCCESS || !emu_lib_registry_add(&handles, h)) {
         if (h->state) cuMemFree_v2(h->state);
         free(h);
@@ -56,8 +63,12 @@ opara_cublasStatus_t cublasCreate_v2(opara_cublasHandle_t* handle) {
 }
 
 opara_cublasStatus_t cublasDestroy_v2(opara_cublasHandle_t handle) {
+    if (!valid(handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    /* [EMU] frees device memory: the handle's context must be current (the handle stays valid otherwise) */
+    if (!emu_lib_context_ok("cuBLAS", "cublasDestroy", handle->ctx)) return OPARA_CUBLAS_STATUS_INTERNAL_ERROR;
     if (!emu_lib_registry_remove(&handles, handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
     cuMemFree_v2(handle->state);
+    if (handle->setup) cuMemFree_v2(handle->setup);
     free(handle);
     return OPARA_CUBLAS_STATUS_SUCCESS;
 }
@@ -103,7 +114,7 @@ opara_cublasStatus_t cublasSetMathMode(opara_cublasHandle_t handle, opara_cublas
     if (!valid(handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
     if (base < (int)OPARA_CUBLAS_DEFAULT_MATH || base > (int)OPARA_CUBLAS_TF32_TENSOR_OP_MATH)
         return OPARA_CUBLAS_STATUS_INVALID_VALUE;
-    handle->math = mode; /* the fake computes in fp32 whatever the mode (TF32 would only be less exact) */
+    handle->math = mode; /* used by operand_rounding at every GEMM */
     return OPARA_CUBLAS_STATUS_SUCCESS;
 }
 
@@ -116,9 +127,31 @@ typedef struct gemm_call {
     int lda, ldb, ldc;
     long long sa, sb, sc;
     int batch;
+    int rmode; /* EMU_ROUND_*: the operands' precision (operand_rounding) */
 } gemm_call;
 
 static int max1(int v) { return v > 1 ? v : 1; }
+
+/* The precision of an FP32 GEMM's operands (cublas_api.h cublasMath_t / cublasComputeType_t):
+ *   CUBLAS_COMPUTE_32F (every cublasSgemm*): the handle's math mode decides: DEFAULT and PEDANTIC keep FP32
+ *     ("at least the same number of mantissa bits as requested"), TF32_TENSOR_OP allows TF32, the deprecated
+ *     TENSOR_OP is "the same as CUBLAS_COMPUTE_32F_FAST_16F";
+ *   CUBLAS_COMPUTE_32F_PEDANTIC: FP32 always; _FAST_TF32: TF32; _FAST_16BF: BF16 (bf16 tensor cores: 8.0+);
+ *   _FAST_16F: "half or TF32": [EMU] half (FP16 tensor cores exist from 7.0; half also narrows the range).
+ * TF32 needs compute capability 8.0+ and is off under NVIDIA_TF32_OVERRIDE=0 (emu_lib_tf32). */
+static int operand_rounding(opara_cublasHandle_t h, opara_cublasComputeType_t t) {
+    int math = (int)h->math & ~(int)OPARA_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    if (t == OPARA_CUBLAS_COMPUTE_32F) {
+        if (math == OPARA_CUBLAS_TF32_TENSOR_OP_MATH) t = OPARA_CUBLAS_COMPUTE_32F_FAST_TF32;
+        else if (math == OPARA_CUBLAS_TENSOR_OP_MATH) t = OPARA_CUBLAS_COMPUTE_32F_FAST_16F;
+    }
+    switch (t) {
+    case OPARA_CUBLAS_COMPUTE_32F_FAST_TF32: return emu_lib_tf32(h->cc);
+    case OPARA_CUBLAS_COMPUTE_32F_FAST_16F: return h->cc >= 70 ? EMU_ROUND_FP16 : EMU_ROUND_NONE;
+    case OPARA_CUBLAS_COMPUTE_32F_FAST_16BF: return h->cc >= 80 ? EMU_ROUND_BF16 : EMU_ROUND_NONE;
+    default: return EMU_ROUND_NONE;
+    }
+}
 
 /* The reference BLAS argument checks (xerbla order), as cuBLAS reports them: CUBLAS_STATUS_INVALID_VALUE. */
 static opara_cublasStatus_t gemm_check(opara_cublasOperation_t ta, opara_cublasOperation_t tb, const gemm_call* g) {
@@ -143,7 +176,8 @@ static opara_cublasStatus_t default_pool_during_capture(opara_cublasHandle_t h) 
     return OPARA_CUBLAS_STATUS_ALLOC_FAILED;
 }
 
-static opara_cublasStatus_t gemm_launch(opara_cublasHandle_t h, const gemm_call* g) {
+/* The GEMM kernel over g's batches. */
+static opara_cublasStatus_t gemm_batches(opara_cublasHandle_t h, const gemm_call* g) {
     unsigned int grid[3], block[3];
     int done = 0;
     block[0] = GEMM_TILE;
@@ -156,7 +190,7 @@ static opara_cublasStatus_t gemm_launch(opara_cublasHandle_t h, const gemm_call*
         const float* a = g->a + (long long)done * g->sa;
         const float* b = g->b + (long long)done * g->sb;
         float* c = g->c + (long long)done * g->sc;
-        void* args[16];
+        void* args[17];
         args[0] = (void*)&g->ta;
         args[1] = (void*)&g->tb;
         args[2] = (void*)&g->m;
@@ -173,6 +207,7 @@ static opara_cublasStatus_t gemm_launch(opara_cublasHandle_t h, const gemm_call*
         args[13] = (void*)&c;
         args[14] = (void*)&g->ldc;
         args[15] = (void*)&g->sc;
+        args[16] = (void*)&g->rmode;
         grid[2] = (unsigned int)chunk;
         if (emu_lib_launch("opara_emulib_sgemm", grid, block, h->stream, args) != OPARA_CUDA_SUCCESS)
             return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
@@ -181,10 +216,72 @@ static opara_cublasStatus_t gemm_launch(opara_cublasHandle_t h, const gemm_call*
     return OPARA_CUBLAS_STATUS_SUCCESS;
 }
 
+/* [EMU] Split-K, as cuBLAS does for a long reduction into a small output: a GEMM with batch 1, alpha != 0,
+ * k >= 512 and m * n <= 64 * k runs as `splits` partial products over k / splits each (splits = 8, 4 or 2,
+ * the first that divides k into chunks of at least 128) in the user workspace, which must hold them (else
+ * one kernel, as cuBLAS picks another algorithm; without a user workspace never): a memset of the partials,
+ * one GEMM kernel accumulating each chunk into its zeroed partial, and a reduction kernel into C. So a
+ * captured call is a memset node and two kernel nodes, and the sum's order differs from one kernel's. */
+static int split_k(opara_cublasHandle_t h, const gemm_call* g) {
+    static const int choices[3] = {8, 4, 2};
+    int i;
+    if (g->batch != 1 || g->alpha == 0.0f || g->k < 512 || (long long)g->m * g->n > 64LL * g->k || !h->user_workspace)
+        return 0;
+    for (i = 0; i < 3; i++)
+        if (g->k % choices[i] == 0 && g->k / choices[i] >= 128 &&
+            (size_t)choices[i] * (size_t)g->m * (size_t)g->n * sizeof(float) <= h->workspace_bytes)
+            return choices[i];
+    return 0;
+}
+
+static opara_cublasStatus_t gemm_split_k(opara_cublasHandle_t h, const gemm_call* g, int splits) {
+    gemm_call part = *g;
+    float* w = (float*)h->workspace;
+    unsigned int grid[3], block[3];
+    void* args[8];
+    opara_cublasStatus_t st;
+    size_t mn = (size_t)g->m * (size_t)g->n;
+    part.k = g->k / splits;
+    part.alpha = 1.0f;
+    part.beta = 1.0f; /* accumulate into the zeroed partial */
+    part.sa = (long long)part.k * (g->ta ? 1 : g->lda);
+    part.sb = (long long)part.k * (g->tb ? g->ldb : 1);
+    part.c = w;
+    part.ldc = g->m;
+    part.sc = (long long)mn;
+    part.batch = splits;
+    if (cuMemsetD32Async((opara_CUdeviceptr)(size_t)w, 0u, (size_t)splits * mn, h->stream) != OPARA_CUDA_SUCCESS)
+        return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
+    if ((st = gemm_batches(h, &part)) != OPARA_CUBLAS_STATUS_SUCCESS) return st;
+    args[0] = (void*)&part.c;
+    args[1] = (void*)&g->c;
+    args[2] = (void*)&g->m;
+    args[3] = (void*)&g->n;
+    args[4] = (void*)&g->ldc;
+    args[5] = (void*)&splits;
+    args[6] = (void*)&g->alpha;
+    args[7] = (void*)&g->beta;
+    grid[0] = (unsigned int)((mn + 255) / 256);
+    grid[1] = grid[2] = 1;
+    block[0] = 256;
+    block[1] = block[2] = 1;
+    if (emu_lib_launch("opara_emulib_splitk_reduce", grid, block, h->stream, args) != OPARA_CUDA_SUCCESS)
+        return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
+    return OPARA_CUBLAS_STATUS_SUCCESS;
+}
+
+static opara_cublasStatus_t gemm_launch(opara_cublasHandle_t h, const gemm_call* g) {
+    int splits = split_k(h, g);
+    return splits ? gemm_split_k(h, g, splits) : gemm_batches(h, g);
+}
+
 static opara_cublasStatus_t gemm_run(opara_cublasHandle_t h, opara_cublasOperation_t ta, opara_cublasOperation_t tb,
-                                     gemm_call* g, const float* alpha, const float* beta) {
+                                     gemm_call* g, const float* alpha, const float* beta, opara_cublasComputeType_t ct) {
     opara_cublasStatus_t st;
     if (!valid(h)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    g->rmode = operand_rounding(h, ct);
+    /* [EMU] EXECUTION_FAILED: what a launch into a stream of another context would give */
+    if (!emu_lib_context_ok("cuBLAS", "GEMM", h->ctx)) return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
     g->ta = ta != OPARA_CUBLAS_OP_N; /* OP_C is OP_T for real data */
     g->tb = tb != OPARA_CUBLAS_OP_N;
     if ((st = gemm_check(ta, tb, g)) != OPARA_CUBLAS_STATUS_SUCCESS) return st;
@@ -193,22 +290,20 @@ static opara_cublasStatus_t gemm_run(opara_cublasHandle_t h, opara_cublasOperati
     g->alpha = *alpha; /* CUBLAS_POINTER_MODE_HOST: the values at call time are what a capture records */
     g->beta = *beta;
     if ((g->alpha == 0.0f || g->k == 0) && g->beta == 1.0f) return OPARA_CUBLAS_STATUS_SUCCESS;
+    /* [EMU] 16-byte aligned operands (emu_lib_aligned); cuBLAS documents no status for this: INVALID_VALUE */
+    if (((g->alpha != 0.0f && g->k > 0) && (!emu_lib_aligned("cuBLAS", "GEMM operand A", g->a) ||
+                                             !emu_lib_aligned("cuBLAS", "GEMM operand B", g->b))) ||
+        !emu_lib_aligned("cuBLAS", "GEMM output C", g->c))
+        return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if (emu_lib_first_use("cuBLAS", &loaded, &h->setup) != 0) return OPARA_CUBLAS_STATUS_ALLOC_FAILED;
     if ((st = default_pool_during_capture(h)) != OPARA_CUBLAS_STATUS_SUCCESS) return st;
     return gemm_launch(h, g);
 }
 
-opara_cublasStatus_t cublasSgemm_v2(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
-                                    opara_cublasOperation_t transb, int m, int n, int k, const float* alpha,
-                                    const float* A, int lda, const float* B, int ldb, const float* beta, float* C,
-                                    int ldc) {
-    return cublasSgemmStridedBatched(handle, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
-}
-
-opara_cublasStatus_t cublasSgemmStridedBatched(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
-                                               opara_cublasOperation_t transb, int m, int n, int k, const float* alpha,
-                                               const float* A, int lda, long long int strideA, const float* B, int ldb,
-                                               long long int strideB, const float* beta, float* C, int ldc,
-                                               long long int strideC, int batchCount) {
+static opara_cublasStatus_t sgemm(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
+                                  opara_cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A,
+                                  int lda, long long strideA, const float* B, int ldb, long long strideB, const float* beta,
+                                  float* C, int ldc, long long strideC, int batchCount, opara_cublasComputeType_t ct) {
     gemm_call g;
     memset(&g, 0, sizeof g);
     g.m = m;
@@ -224,7 +319,23 @@ opara_cublasStatus_t cublasSgemmStridedBatched(opara_cublasHandle_t handle, opar
     g.sb = strideB;
     g.sc = strideC;
     g.batch = batchCount;
-    return gemm_run(handle, transa, transb, &g, alpha, beta);
+    return gemm_run(handle, transa, transb, &g, alpha, beta, ct);
+}
+
+opara_cublasStatus_t cublasSgemm_v2(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
+                                    opara_cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                                    const float* A, int lda, const float* B, int ldb, const float* beta, float* C,
+                                    int ldc) {
+    return sgemm(handle, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, OPARA_CUBLAS_COMPUTE_32F);
+}
+
+opara_cublasStatus_t cublasSgemmStridedBatched(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
+                                               opara_cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                                               const float* A, int lda, long long int strideA, const float* B, int ldb,
+                                               long long int strideB, const float* beta, float* C, int ldc,
+                                               long long int strideC, int batchCount) {
+    return sgemm(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount,
+                 OPARA_CUBLAS_COMPUTE_32F);
 }
 
 static int fp32_compute(opara_cublasComputeType_t t) {
@@ -250,8 +361,8 @@ opara_cublasStatus_t cublasGemmEx(opara_cublasHandle_t handle, opara_cublasOpera
         report("cublasGemmEx: only fp32 operands with a 32F compute type are emulated");
         return OPARA_CUBLAS_STATUS_NOT_SUPPORTED;
     }
-    return cublasSgemmStridedBatched(handle, transa, transb, m, n, k, (const float*)alpha, (const float*)A, lda, 0,
-                                     (const float*)B, ldb, 0, (const float*)beta, (float*)C, ldc, 0, 1);
+    return sgemm(handle, transa, transb, m, n, k, (const float*)alpha, (const float*)A, lda, 0, (const float*)B, ldb, 0,
+                 (const float*)beta, (float*)C, ldc, 0, 1, computeType);
 }
 
 const char* cublasGetStatusName(opara_cublasStatus_t status) {

@@ -1,8 +1,11 @@
-/* emu_cudnn.c - the cuDNN fake (build/cudaemu/libcudnn.so): every function of opara_cuda.h's cuDNN table with
- * cuDNN 9's legacy-API semantics for what opara uses. Descriptor calls follow the real library's checks
- * (tests/cudaemu/test_emu_dnn.c runs the same calls against NVIDIA's libcudnn.so.9 and compares). Execution is
- * fp32 NCHW (any tensor strides, NCHW filters): one convolution kernel for every algorithm, queued on the
- * handle's stream as emulator kernels (captured like kernel launches, cuda-semantics.md A17).
+/* emu_cudnn.c - the cuDNN fake's main library (build/cudaemu/libcudnn.so, soname libcudnn.so.9): every function of
+ * opara_cuda.h's cuDNN table with cuDNN 9's legacy-API semantics for what opara uses. Like cuDNN 9's shim it
+ * holds the handle, tensor, filter and activation functions and cudnnAddTensor itself and loads the
+ * convolution functions from a sub-library, libcudnn_cnn.so.9 (emu_cudnn_cnn.c), at the first call of one of
+ * them (see cnn() below). Descriptor calls follow the real library's checks (tests/cudaemu/test_emu_dnn.c runs
+ * the same calls against NVIDIA's libcudnn.so.9 and compares). Execution is fp32 NCHW (any tensor strides,
+ * NCHW filters), queued on the handle's stream as emulator kernels (captured like kernel launches,
+ * cuda-semantics.md A17).
  * [EMU] choices: the per-algorithm support rules and workspace sizes are plausible, not NVIDIA's (DIRECT is
  * never supported, as in cuDNN; FFT needs unit stride and dilation; WINOGRAD a 3x3 filter ...); a workspace
  * smaller than the algorithm's size gives CUDNN_STATUS_BAD_PARAM.
@@ -11,62 +14,21 @@
  * describe (first and last byte), else CUDNN_STATUS_BAD_PARAM with a report.
  * opara_emu_cudnn_calls(name) counts the successful execution calls per function (tests prove a
  * convolution really went through cuDNN). */
-#include <limits.h>
+#include <dlfcn.h>
 
-#include "emu_lib.h"
-
-OPARA_CUDA_CUDNN_FUNCS(EMU_LIB_DECLARE)
-
-enum { DIM_MAX = 8, CUDNN_EMU_VERSION = 91900, THREADS = 256 };
-
-struct opara_cudnnContext {
-    opara_CUstream stream;
-    opara_CUdeviceptr state;
-};
-struct opara_cudnnTensorStruct {
-    int set, nb;
-    opara_cudnnDataType_t type;
-    int dims[DIM_MAX], strides[DIM_MAX];
-};
-struct opara_cudnnFilterStruct {
-    int set;
-    opara_cudnnDataType_t type;
-    opara_cudnnTensorFormat_t format;
-    int k, c, r, s;
-};
-struct opara_cudnnConvolutionStruct {
-    int set;
-    int pad[2], stride[2], dil[2], groups;
-    opara_cudnnConvolutionMode_t mode;
-    opara_cudnnDataType_t type;
-    opara_cudnnMathType_t math;
-};
-struct opara_cudnnActivationStruct {
-    int set;
-    opara_cudnnActivationMode_t mode;
-    opara_cudnnNanPropagation_t nan;
-    double coef;
-};
+#include "emu_cudnn.h"
 
 static emu_lib_registry handles = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+static int loaded; /* the first execution call in the process "loads the kernels" (emu_lib_first_use) */
 static emu_lib_registry tensors = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 static emu_lib_registry filters = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
-static emu_lib_registry convs = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 static emu_lib_registry acts = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 
 /* Every listed function exists (link-time check); opara's loader looks them up by name. */
 static void (*const exports[])(void) __attribute__((used)) = {OPARA_CUDA_CUDNN_FUNCS(EMU_LIB_ADDRESS)};
 
-#define BAD OPARA_CUDNN_STATUS_BAD_PARAM
-#define OK OPARA_CUDNN_STATUS_SUCCESS
-
-static void report(const char* msg) { emu_lib_report("cuDNN", msg); }
-
 /* ---------------------------------------------------------------- call counters */
 
-int opara_emu_is_device_pointer(const void* p); /* the emulated driver's allocation lookup */
-
-enum { COUNT_FORWARD, COUNT_BIAS_ACT, COUNT_ADD_TENSOR, COUNT_N };
 static const char* const count_names[COUNT_N] = {"cudnnConvolutionForward", "cudnnConvolutionBiasActivationForward",
                                                  "cudnnAddTensor"};
 static long long counts[COUNT_N];
@@ -102,6 +64,8 @@ opara_cudnnStatus_t cudnnCreate(opara_cudnnHandle_t* handle) {
     if (cuCtxGetCurrent(&ctx) != OPARA_CUDA_SUCCESS || !ctx) return OPARA_CUDNN_STATUS_NOT_INITIALIZED;
     h = (opara_cudnnHandle_t)calloc(1, sizeof(*h));
     if (!h) return OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+    h->cc = emu_lib_compute_capability();
+    h->ctx = ctx;
     /* device memory, as the real handle owns: an unsafe call during capture, like cudnnCreate is */
     if (cuMemAlloc_v2(&h->state, 256) != OPARA_CUDA_SUCCESS || !emu_lib_registry_add(&handles, h)) {
         if (h->state) cuMemFree_v2(h->state);
@@ -114,8 +78,12 @@ opara_cudnnStatus_t cudnnCreate(opara_cudnnHandle_t* handle) {
 
 opara_cudnnStatus_t cudnnDestroy(opara_cudnnHandle_t handle) {
     if (!handle) return OK;
+    if (!emu_lib_registry_has(&handles, handle)) return BAD;
+    /* [EMU] frees device memory: the handle's context must be current (the handle stays valid otherwise) */
+    if (!emu_lib_context_ok("cuDNN", "cudnnDestroy", handle->ctx)) return OPARA_CUDNN_STATUS_INTERNAL_ERROR;
     if (!emu_lib_registry_remove(&handles, handle)) return BAD;
     cuMemFree_v2(handle->state);
+    if (handle->setup) cuMemFree_v2(handle->setup);
     free(handle);
     return OK;
 }
@@ -127,35 +95,6 @@ opara_cudnnStatus_t cudnnSetStream(opara_cudnnHandle_t handle, opara_CUstream st
 }
 
 /* ---------------------------------------------------------------- descriptors */
-
-static opara_cudnnStatus_t create(emu_lib_registry* r, void** out, size_t size) {
-    void* p;
-    if (!out) return BAD;
-    if (!(p = calloc(1, size))) return OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-    if (!emu_lib_registry_add(r, p)) {
-        free(p);
-        return OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-    }
-    *out = p;
-    return OK;
-}
-
-static opara_cudnnStatus_t destroy(emu_lib_registry* r, void* p) {
-    if (!p) return OK;
-    if (!emu_lib_registry_remove(r, p)) return BAD;
-    free(p);
-    return OK;
-}
-
-static int valid_type(opara_cudnnDataType_t t) {
-    switch (t) {
-#define TYPE_CASE(name, value) case OPARA_##name:
-        OPARA_CUDNN_DATA_TYPE_LIST(TYPE_CASE)
-#undef TYPE_CASE
-        return 1;
-    }
-    return 0;
-}
 
 opara_cudnnStatus_t cudnnCreateTensorDescriptor(opara_cudnnTensorDescriptor_t* tensorDesc) {
     void* p = NULL;
@@ -261,53 +200,6 @@ opara_cudnnStatus_t cudnnSetFilter4dDescriptor(opara_cudnnFilterDescriptor_t fil
     return OK;
 }
 
-opara_cudnnStatus_t cudnnCreateConvolutionDescriptor(opara_cudnnConvolutionDescriptor_t* convDesc) {
-    void* p = NULL;
-    opara_cudnnStatus_t st = create(&convs, &p, sizeof(struct opara_cudnnConvolutionStruct));
-    if (st == OK) {
-        *convDesc = (opara_cudnnConvolutionDescriptor_t)p;
-        (*convDesc)->groups = 1;
-    }
-    return st;
-}
-
-opara_cudnnStatus_t cudnnDestroyConvolutionDescriptor(opara_cudnnConvolutionDescriptor_t convDesc) {
-    return destroy(&convs, convDesc);
-}
-
-opara_cudnnStatus_t cudnnSetConvolution2dDescriptor(opara_cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w,
-                                                    int u, int v, int dilation_h, int dilation_w,
-                                                    opara_cudnnConvolutionMode_t mode, opara_cudnnDataType_t computeType) {
-    if (!emu_lib_registry_has(&convs, convDesc)) return BAD;
-    if (pad_h < 0 || pad_w < 0 || u <= 0 || v <= 0 || dilation_h <= 0 || dilation_w <= 0) return BAD;
-    if ((mode != OPARA_CUDNN_CONVOLUTION && mode != OPARA_CUDNN_CROSS_CORRELATION) || !valid_type(computeType))
-        return BAD;
-    convDesc->set = 1;
-    convDesc->pad[0] = pad_h;
-    convDesc->pad[1] = pad_w;
-    convDesc->stride[0] = u;
-    convDesc->stride[1] = v;
-    convDesc->dil[0] = dilation_h;
-    convDesc->dil[1] = dilation_w;
-    convDesc->mode = mode;
-    convDesc->type = computeType;
-    return OK;
-}
-
-opara_cudnnStatus_t cudnnSetConvolutionGroupCount(opara_cudnnConvolutionDescriptor_t convDesc, int groupCount) {
-    if (!emu_lib_registry_has(&convs, convDesc) || groupCount <= 0) return BAD;
-    convDesc->groups = groupCount;
-    return OK;
-}
-
-opara_cudnnStatus_t cudnnSetConvolutionMathType(opara_cudnnConvolutionDescriptor_t convDesc,
-                                                opara_cudnnMathType_t mathType) {
-    if (!emu_lib_registry_has(&convs, convDesc)) return BAD;
-    if ((int)mathType < (int)OPARA_CUDNN_DEFAULT_MATH || (int)mathType > (int)OPARA_CUDNN_FMA_MATH) return BAD;
-    convDesc->math = mathType;
-    return OK;
-}
-
 opara_cudnnStatus_t cudnnCreateActivationDescriptor(opara_cudnnActivationDescriptor_t* activationDesc) {
     void* p = NULL;
     opara_cudnnStatus_t st = create(&acts, &p, sizeof(struct opara_cudnnActivationStruct));
@@ -332,133 +224,138 @@ opara_cudnnStatus_t cudnnSetActivationDescriptor(opara_cudnnActivationDescriptor
     return OK;
 }
 
-/* ---------------------------------------------------------------- convolution geometry */
+/* ---------------------------------------------------------------- what the sub-library may use */
 
-typedef struct conv_geom {
-    int n, c, h, w, k, r, s, oh, ow, groups;
-} conv_geom;
-
+static int valid_handle(opara_cudnnHandle_t h) { return emu_lib_registry_has(&handles, h); }
 static int valid_tensor(opara_cudnnTensorDescriptor_t t) { return emu_lib_registry_has(&tensors, t) && t->set; }
+static int valid_filter(opara_cudnnFilterDescriptor_t f) { return emu_lib_registry_has(&filters, f) && f->set; }
+static int valid_activation(opara_cudnnActivationDescriptor_t a) { return emu_lib_registry_has(&acts, a) && a->set; }
 
-/* What cudnnGetConvolution2dForwardOutputDim checks: set 4-d descriptors, C == filter C * groups, a positive
- * output size. */
-static opara_cudnnStatus_t conv_geometry(opara_cudnnConvolutionDescriptor_t cd, opara_cudnnTensorDescriptor_t x,
-                                         opara_cudnnFilterDescriptor_t f, conv_geom* g) {
-    if (!emu_lib_registry_has(&convs, cd) || !valid_tensor(x) || !emu_lib_registry_has(&filters, f) || !f->set)
-        return BAD;
-    if (x->nb != 4 || (long long)f->c * cd->groups != x->dims[1]) return BAD;
-    g->n = x->dims[0];
-    g->c = x->dims[1];
-    g->h = x->dims[2];
-    g->w = x->dims[3];
-    g->k = f->k;
-    g->r = f->r;
-    g->s = f->s;
-    g->groups = cd->groups;
-    g->oh = (g->h + 2 * cd->pad[0] - ((g->r - 1) * cd->dil[0] + 1)) / cd->stride[0] + 1;
-    g->ow = (g->w + 2 * cd->pad[1] - ((g->s - 1) * cd->dil[1] + 1)) / cd->stride[1] + 1;
-    if (g->h + 2 * cd->pad[0] < (g->r - 1) * cd->dil[0] + 1 || g->w + 2 * cd->pad[1] < (g->s - 1) * cd->dil[1] + 1)
-        return BAD;
-    if (g->oh <= 0 || g->ow <= 0) return BAD;
+/* The handle's context must be current to launch ([EMU] 5001, what cuDNN returns when a driver call fails),
+ * and the handle's first call sets it up (device memory: refused inside a capture). */
+static opara_cudnnStatus_t launch_context(opara_cudnnHandle_t h, const char* call) {
+    if (!emu_lib_context_ok("cuDNN", call, h->ctx)) return OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
+    if (emu_lib_first_use("cuDNN", &loaded, &h->setup) != 0)
+        return OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
     return OK;
+}
+
+static const emu_cudnn_core core = {EMU_CUDNN_ABI, valid_handle, valid_tensor, valid_filter, valid_activation,
+                                    launch_context, count};
+
+/* ---------------------------------------------------------------- the convolution sub-library */
+
+/* cuDNN 9's libcudnn.so.9 is a shim: at the first call of a function that lives in a sub-library it dlopens
+ * that sub-library by bare name, trying libcudnn_cnn.so.9.19.0, .9.19, .9 and .so in turn, found through the
+ * shim's RUNPATH $ORIGIN (its own directory), LD_LIBRARY_PATH, the loader cache and the system directories.
+ * When none loads, it prints "Invalid handle. Cannot load symbol <function>" and the function returns
+ * CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE (3009), at every later call too without retrying
+ * (observed with cuDNN 9.19 and `ld.so --inhibit-cache`, docs/TESTING-GPU.md). The fake does the same over
+ * LD_LIBRARY_PATH and its own directory, opening full paths; [EMU] it skips the loader cache and the system
+ * directories (they may hold NVIDIA's libcudnn_cnn.so.9) and refuses a file without its entry point. */
+static pthread_mutex_t cnn_mu = PTHREAD_MUTEX_INITIALIZER;
+static int cnn_state; /* 0 not tried, 1 loaded, -1 unavailable */
+static void* cnn_lib;
+static const emu_cudnn_cnn* cnn_table;
+
+/* dlopens dir/name when it is the emulator's sub-library and hands it the core table. */
+static int cnn_try(const char* dir, size_t dir_len, const char* name) {
+    char path[4096];
+    void* lib;
+    union { void* p; emu_cudnn_cnn_open_fn f; } open_fn;
+    if (dir_len == 0 || dir_len + strlen(name) + 2 > sizeof path) return 0;
+    snprintf(path, sizeof path, "%.*s/%s", (int)dir_len, dir, name);
+    if (!(lib = dlopen(path, RTLD_NOW | RTLD_LOCAL))) return 0;
+    open_fn.p = dlsym(lib, EMU_CUDNN_CNN_OPEN);
+    if (!open_fn.p || !(cnn_table = open_fn.f(&core))) {
+        char msg[4200];
+        snprintf(msg, sizeof msg, "%s is not the emulator's convolution sub-library; ignored", path);
+        report(msg);
+        dlclose(lib);
+        return 0;
+    }
+    cnn_lib = lib;
+    return 1;
+}
+
+static int cnn_load(void) {
+    static const char* const names[4] = {"libcudnn_cnn.so.9.19.0", "libcudnn_cnn.so.9.19", "libcudnn_cnn.so.9",
+                                         "libcudnn_cnn.so"};
+    const char* llp = getenv("LD_LIBRARY_PATH");
+    Dl_info self;
+    const char* slash = NULL;
+    int i;
+    if (dladdr((void*)&core, &self) && self.dli_fname) slash = strrchr(self.dli_fname, '/');
+    for (i = 0; i < 4; i++) {
+        const char* p = llp;
+        while (p && *p) {
+            size_t len = strcspn(p, ":");
+            if (cnn_try(p, len, names[i])) return 1;
+            p += len + (p[len] == ':');
+        }
+        if (slash && cnn_try(self.dli_fname, (size_t)(slash - self.dli_fname), names[i])) return 1;
+    }
+    return 0;
+}
+
+/* The sub-library's table, loaded at the first call (NULL when it is unavailable). */
+static const emu_cudnn_cnn* cnn(const char* call) {
+    int state;
+    pthread_mutex_lock(&cnn_mu);
+    if (cnn_state == 0) {
+        cnn_state = cnn_load() ? 1 : -1;
+        if (cnn_state < 0) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "cannot load the sub-library libcudnn_cnn.so.9 (searched LD_LIBRARY_PATH and this "
+                                      "library's directory) for %s; convolution calls return "
+                                      "CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE", call);
+            report(msg);
+        }
+    }
+    state = cnn_state;
+    pthread_mutex_unlock(&cnn_mu);
+    return state > 0 ? cnn_table : NULL;
+}
+
+/* The sub-library goes when the main library is unloaded (its objects point into this one's state). */
+__attribute__((destructor)) static void cnn_unload(void) {
+    if (cnn_lib) dlclose(cnn_lib);
+}
+
+#define UNAVAILABLE OPARA_CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE
+#define CNN(call, args)                                                                                           \
+    const emu_cudnn_cnn* t = cnn(#call);                                                                          \
+    return t ? t->call args : UNAVAILABLE
+
+opara_cudnnStatus_t cudnnCreateConvolutionDescriptor(opara_cudnnConvolutionDescriptor_t* convDesc) {
+    CNN(cudnnCreateConvolutionDescriptor, (convDesc));
+}
+
+opara_cudnnStatus_t cudnnDestroyConvolutionDescriptor(opara_cudnnConvolutionDescriptor_t convDesc) {
+    CNN(cudnnDestroyConvolutionDescriptor, (convDesc));
+}
+
+opara_cudnnStatus_t cudnnSetConvolution2dDescriptor(opara_cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w,
+                                                    int u, int v, int dilation_h, int dilation_w,
+                                                    opara_cudnnConvolutionMode_t mode, opara_cudnnDataType_t computeType) {
+    CNN(cudnnSetConvolution2dDescriptor, (convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType));
+}
+
+opara_cudnnStatus_t cudnnSetConvolutionGroupCount(opara_cudnnConvolutionDescriptor_t convDesc, int groupCount) {
+    CNN(cudnnSetConvolutionGroupCount, (convDesc, groupCount));
+}
+
+opara_cudnnStatus_t cudnnSetConvolutionMathType(opara_cudnnConvolutionDescriptor_t convDesc,
+                                                opara_cudnnMathType_t mathType) {
+    CNN(cudnnSetConvolutionMathType, (convDesc, mathType));
 }
 
 opara_cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(opara_cudnnConvolutionDescriptor_t convDesc,
                                                           opara_cudnnTensorDescriptor_t inputTensorDesc,
                                                           opara_cudnnFilterDescriptor_t filterDesc, int* n, int* c,
                                                           int* h, int* w) {
-    conv_geom g;
-    opara_cudnnStatus_t st = conv_geometry(convDesc, inputTensorDesc, filterDesc, &g);
-    if (st != OK) return st;
-    if (!n || !c || !h || !w) return OPARA_CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    *n = g.n;
-    *c = g.k;
-    *h = g.oh;
-    *w = g.ow;
-    return OK;
+    CNN(cudnnGetConvolution2dForwardOutputDim, (convDesc, inputTensorDesc, filterDesc, n, c, h, w));
 }
-
-/* The full check of a forward convolution: geometry, y's shape, K divisible by the groups. */
-static opara_cudnnStatus_t conv_check(opara_cudnnConvolutionDescriptor_t cd, opara_cudnnTensorDescriptor_t x,
-                                      opara_cudnnFilterDescriptor_t f, opara_cudnnTensorDescriptor_t y, conv_geom* g) {
-    opara_cudnnStatus_t st = conv_geometry(cd, x, f, g);
-    if (st != OK) return st;
-    if (!valid_tensor(y) || y->nb != 4) return BAD;
-    if (y->dims[0] != g->n || y->dims[1] != g->k || y->dims[2] != g->oh || y->dims[3] != g->ow) return BAD;
-    if (g->k % g->groups != 0) return BAD;
-    return OK;
-}
-
-static int is_unit(const int v[2]) { return v[0] == 1 && v[1] == 1; }
-
-static int algo_supported(opara_cudnnConvolutionDescriptor_t cd, const conv_geom* g, opara_cudnnConvolutionFwdAlgo_t a) {
-    int plain = g->groups == 1 && is_unit(cd->stride) && is_unit(cd->dil);
-    switch (a) {
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return 1;
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT:
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return plain && cd->pad[0] < g->r && cd->pad[1] < g->s;
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return plain && g->r == 3 && g->s == 3;
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return plain && g->r == g->s && (g->r == 3 || g->r == 5);
-    default: return 0; /* DIRECT is not implemented in cuDNN either */
-    }
-}
-
-static unsigned long long next_pow2(unsigned long long v) {
-    unsigned long long p = 1;
-    while (p < v) p <<= 1;
-    return p;
-}
-
-/* Plausible workspace bytes per algorithm (an [EMU] model of what each method stores). */
-static size_t algo_workspace(opara_cudnnConvolutionDescriptor_t cd, const conv_geom* g, opara_cudnnConvolutionFwdAlgo_t a) {
-    unsigned long long cpg = (unsigned long long)(g->c / g->groups), taps = cpg * (unsigned long long)g->r * g->s;
-    unsigned long long out = (unsigned long long)g->oh * g->ow, n = (unsigned long long)g->n;
-    unsigned long long planes = n * g->c + (unsigned long long)g->k * g->c + n * g->k, tiles = (out + 3) / 4;
-    unsigned long long fh = next_pow2((unsigned long long)g->h + 2 * cd->pad[0]);
-    unsigned long long fw = next_pow2((unsigned long long)g->w + 2 * cd->pad[1]);
-    switch (a) {
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return (size_t)((taps * 4 + 255) / 256 * 256);
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return (size_t)(taps * out * 4);
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT: return (size_t)(planes * fh * (fw / 2 + 1) * 8);
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return (size_t)(planes * 32 * 17 * 8);
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return (size_t)((unsigned long long)g->k * g->c * 16 * 4);
-    case OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
-        return (size_t)(((unsigned long long)g->k * g->c + n * (g->c + g->k) * tiles) * 36 * 4);
-    default: return 0;
-    }
-}
-
-static opara_cudnnStatus_t workspace_for(opara_cudnnConvolutionDescriptor_t cd, const conv_geom* g,
-                                         opara_cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
-    if ((int)algo < 0 || (int)algo >= (int)OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT) return BAD;
-    if (!algo_supported(cd, g, algo)) return OPARA_CUDNN_STATUS_NOT_SUPPORTED;
-    *bytes = algo_workspace(cd, g, algo);
-    return OK;
-}
-
-opara_cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(opara_cudnnHandle_t handle, opara_cudnnTensorDescriptor_t xDesc,
-                                                            opara_cudnnFilterDescriptor_t wDesc,
-                                                            opara_cudnnConvolutionDescriptor_t convDesc,
-                                                            opara_cudnnTensorDescriptor_t yDesc,
-                                                            opara_cudnnConvolutionFwdAlgo_t algo, size_t* sizeInBytes) {
-    conv_geom g;
-    opara_cudnnStatus_t st;
-    if (!emu_lib_registry_has(&handles, handle) || !sizeInBytes) return BAD;
-    if ((st = conv_check(convDesc, xDesc, wDesc, yDesc, &g)) != OK) return st;
-    return workspace_for(convDesc, &g, algo, sizeInBytes);
-}
-
-/* Heuristic order of the fake (supported algorithms first, then the rest with NOT_SUPPORTED). Winograd
- * leads where it applies (unit-stride ungrouped 3x3/5x5, as cuDNN favours for fp32), so a caller sees a
- * first choice that needs a sizeable workspace and is not IMPLICIT_PRECOMP_GEMM (the only algorithm the
- * IDENTITY epilogue allows). */
-static const opara_cudnnConvolutionFwdAlgo_t heuristic_order[] = {
-    OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
-    OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
-    OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING,           OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
-    OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT,                  OPARA_CUDNN_CONVOLUTION_FWD_ALGO_DIRECT};
 
 opara_cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(opara_cudnnHandle_t handle, opara_cudnnTensorDescriptor_t srcDesc,
                                                            opara_cudnnFilterDescriptor_t filterDesc,
@@ -466,164 +363,16 @@ opara_cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(opara_cudnnHandle_t h
                                                            opara_cudnnTensorDescriptor_t destDesc, int requestedAlgoCount,
                                                            int* returnedAlgoCount,
                                                            opara_cudnnConvolutionFwdAlgoPerf_t* perfResults) {
-    conv_geom g;
-    opara_cudnnStatus_t st;
-    int pass, i, n = 0;
-    if (!emu_lib_registry_has(&handles, handle) || !returnedAlgoCount || !perfResults || requestedAlgoCount <= 0)
-        return BAD;
-    if ((st = conv_check(convDesc, srcDesc, filterDesc, destDesc, &g)) != OK) return st;
-    for (pass = 1; pass >= 0; pass--)
-        for (i = 0; i < (int)(sizeof heuristic_order / sizeof heuristic_order[0]) && n < requestedAlgoCount; i++) {
-            opara_cudnnConvolutionFwdAlgo_t a = heuristic_order[i];
-            opara_cudnnConvolutionFwdAlgoPerf_t* p = &perfResults[n];
-            if (algo_supported(convDesc, &g, a) != pass) continue;
-            memset(p, 0, sizeof(*p));
-            p->algo = a;
-            p->status = pass ? OK : OPARA_CUDNN_STATUS_NOT_SUPPORTED;
-            p->time = -1.0f; /* heuristics do not time */
-            p->memory = pass ? algo_workspace(convDesc, &g, a) : 0;
-            p->determinism = OPARA_CUDNN_DETERMINISTIC;
-            p->mathType = convDesc->math;
-            n++;
-        }
-    *returnedAlgoCount = n;
-    return OK;
+    CNN(cudnnGetConvolutionForwardAlgorithm_v7,
+        (handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults));
 }
 
-/* ---------------------------------------------------------------- execution */
-
-static long long pack(int hi, int lo) { return (long long)(((unsigned long long)(unsigned int)hi << 32) | (unsigned int)lo); }
-
-static int all_float(opara_cudnnTensorDescriptor_t t) { return t->type == OPARA_CUDNN_DATA_FLOAT; }
-
-static int nonneg_strides(opara_cudnnTensorDescriptor_t t) {
-    int i;
-    for (i = 0; i < t->nb; i++)
-        if (t->strides[i] < 0) return 0;
-    return 1;
-}
-
-/* What the fake executes: fp32 data and compute, NCHW filters, non-negative strides. */
-static opara_cudnnStatus_t conv_supported(opara_cudnnConvolutionDescriptor_t cd, opara_cudnnTensorDescriptor_t x,
-                                          opara_cudnnFilterDescriptor_t f, opara_cudnnTensorDescriptor_t y) {
-    if (!all_float(x) || !all_float(y) || f->type != OPARA_CUDNN_DATA_FLOAT || cd->type != OPARA_CUDNN_DATA_FLOAT) {
-        report("convolution: only fp32 data with fp32 compute is emulated");
-        return OPARA_CUDNN_STATUS_NOT_SUPPORTED;
-    }
-    if (f->format != OPARA_CUDNN_TENSOR_NCHW || !nonneg_strides(x) || !nonneg_strides(y)) {
-        report("convolution: only NCHW filters and non-negative tensor strides are emulated");
-        return OPARA_CUDNN_STATUS_NOT_SUPPORTED;
-    }
-    return OK;
-}
-
-/* [p, p + bytes) inside device memory: its first and last byte are in live allocations. */
-static int device_range(const void* p, size_t bytes, const char* what) {
-    char msg[200];
-    if (bytes == 0 || (opara_emu_is_device_pointer(p) && opara_emu_is_device_pointer((const char*)p + bytes - 1))) return 1;
-    snprintf(msg, sizeof msg, "%s at %p: its %zu bytes are not inside a live device allocation", what, p, bytes);
-    report(msg);
-    return 0;
-}
-
-static size_t type_size(opara_cudnnDataType_t t) {
-    switch (t) {
-    case OPARA_CUDNN_DATA_DOUBLE: case OPARA_CUDNN_DATA_INT64: return 8;
-    case OPARA_CUDNN_DATA_HALF: case OPARA_CUDNN_DATA_BFLOAT16: return 2;
-    case OPARA_CUDNN_DATA_INT8: case OPARA_CUDNN_DATA_UINT8: return 1;
-    default: return 4;
-    }
-}
-
-/* The bytes a tensor descriptor reaches from its base pointer (non-negative strides). */
-static size_t tensor_span(opara_cudnnTensorDescriptor_t t) {
-    size_t last = 0;
-    int i;
-    for (i = 0; i < t->nb; i++) last += (size_t)(t->dims[i] - 1) * (size_t)(t->strides[i] > 0 ? t->strides[i] : 0);
-    return (last + 1) * type_size(t->type);
-}
-
-static int tensor_in_memory(opara_cudnnTensorDescriptor_t t, const void* p, const char* what) {
-    return device_range(p, tensor_span(t), what);
-}
-
-/* One launch of opara_emulib_conv2d. */
-typedef struct conv_launch {
-    const void *x, *w, *z, *bias;
-    void* y;
-    opara_cudnnTensorDescriptor_t xd, zd, yd;
-    float alpha1, alpha2;
-    int relu, bias_stride;
-} conv_launch;
-
-static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvolutionDescriptor_t cd, const conv_geom* g,
-                                        const conv_launch* l) {
-    long long xs_nc = pack(l->xd->strides[0], l->xd->strides[1]), xs_hw = pack(l->xd->strides[2], l->xd->strides[3]);
-    long long zs_nc = pack(l->zd->strides[0], l->zd->strides[1]), zs_hw = pack(l->zd->strides[2], l->zd->strides[3]);
-    long long ys_nc = pack(l->yd->strides[0], l->yd->strides[1]), ys_hw = pack(l->yd->strides[2], l->yd->strides[3]);
-    long long nc = pack(g->n, g->c), hw = pack(g->h, g->w), kg = pack(g->k, g->groups), rs = pack(g->r, g->s);
-    long long ohw = pack(g->oh, g->ow), pad = pack(cd->pad[0], cd->pad[1]), str = pack(cd->stride[0], cd->stride[1]);
-    long long dil = pack(cd->dil[0], cd->dil[1]);
-    long long total = (long long)g->n * g->k * g->oh * g->ow;
-    int flags = (cd->mode == OPARA_CUDNN_CONVOLUTION ? 1 : 0) | (l->relu ? 2 : 0);
-    unsigned int grid[3], block[3];
-    void* args[23];
-    args[0] = (void*)&l->x;
-    args[1] = (void*)&l->w;
-    args[2] = (void*)&l->z;
-    args[3] = (void*)&l->bias;
-    args[4] = (void*)&l->y;
-    args[5] = &xs_nc;
-    args[6] = &xs_hw;
-    args[7] = &zs_nc;
-    args[8] = &zs_hw;
-    args[9] = &ys_nc;
-    args[10] = &ys_hw;
-    args[11] = &nc;
-    args[12] = &hw;
-    args[13] = &kg;
-    args[14] = &rs;
-    args[15] = &ohw;
-    args[16] = &pad;
-    args[17] = &str;
-    args[18] = &dil;
-    args[19] = &flags;
-    args[20] = (void*)&l->alpha1;
-    args[21] = (void*)&l->alpha2;
-    args[22] = (void*)&l->bias_stride;
-    grid[0] = (unsigned int)((total + THREADS - 1) / THREADS);
-    grid[1] = grid[2] = 1;
-    block[0] = THREADS;
-    block[1] = block[2] = 1;
-    if (emu_lib_launch("opara_emulib_conv2d", grid, block, h->stream, args) != OPARA_CUDA_SUCCESS)
-        return OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
-    return OK;
-}
-
-/* Checks shared by the two forward calls, up to and including the workspace. */
-static opara_cudnnStatus_t forward_check(opara_cudnnHandle_t handle, opara_cudnnTensorDescriptor_t xDesc, const void* x,
-                                         opara_cudnnFilterDescriptor_t wDesc, const void* w,
-                                         opara_cudnnConvolutionDescriptor_t convDesc, opara_cudnnConvolutionFwdAlgo_t algo,
-                                         void* workSpace, size_t workSpaceSizeInBytes, opara_cudnnTensorDescriptor_t yDesc,
-                                         const void* y, conv_geom* g) {
-    opara_cudnnStatus_t st;
-    size_t need = 0;
-    if (!emu_lib_registry_has(&handles, handle) || !x || !w || !y) return BAD;
-    if ((st = conv_check(convDesc, xDesc, wDesc, yDesc, g)) != OK) return st;
-    if ((st = workspace_for(convDesc, g, algo, &need)) != OK) return st;
-    if ((st = conv_supported(convDesc, xDesc, wDesc, yDesc)) != OK) return st;
-    if (workSpaceSizeInBytes < need || (need && !workSpace)) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "convolution algorithm %d needs %zu bytes of workspace, %zu given", (int)algo, need,
-                 workSpaceSizeInBytes);
-        report(msg);
-        return BAD;
-    }
-    if (!tensor_in_memory(xDesc, x, "convolution input x") || !tensor_in_memory(yDesc, y, "convolution output y") ||
-        !device_range(w, (size_t)wDesc->k * wDesc->c * wDesc->r * wDesc->s * type_size(wDesc->type), "filter w") ||
-        (workSpace && !device_range(workSpace, workSpaceSizeInBytes, "workspace")))
-        return BAD;
-    return OK;
+opara_cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(opara_cudnnHandle_t handle, opara_cudnnTensorDescriptor_t xDesc,
+                                                            opara_cudnnFilterDescriptor_t wDesc,
+                                                            opara_cudnnConvolutionDescriptor_t convDesc,
+                                                            opara_cudnnTensorDescriptor_t yDesc,
+                                                            opara_cudnnConvolutionFwdAlgo_t algo, size_t* sizeInBytes) {
+    CNN(cudnnGetConvolutionForwardWorkspaceSize, (handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes));
 }
 
 opara_cudnnStatus_t cudnnConvolutionForward(opara_cudnnHandle_t handle, const void* alpha,
@@ -633,38 +382,8 @@ opara_cudnnStatus_t cudnnConvolutionForward(opara_cudnnHandle_t handle, const vo
                                             opara_cudnnConvolutionFwdAlgo_t algo, void* workSpace,
                                             size_t workSpaceSizeInBytes, const void* beta,
                                             opara_cudnnTensorDescriptor_t yDesc, void* y) {
-    conv_geom g;
-    conv_launch l;
-    opara_cudnnStatus_t st = forward_check(handle, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes,
-                                           yDesc, y, &g);
-    if (st != OK) return st;
-    if (!alpha || !beta) return BAD;
-    memset(&l, 0, sizeof l);
-    l.x = x;
-    l.w = w;
-    l.z = y; /* y = alpha * conv + beta * y: the epilogue with z = y */
-    l.y = y;
-    l.xd = xDesc;
-    l.zd = yDesc;
-    l.yd = yDesc;
-    l.alpha1 = *(const float*)alpha;
-    l.alpha2 = *(const float*)beta;
-    if ((st = conv_enqueue(handle, convDesc, &g, &l)) == OK) count(COUNT_FORWARD);
-    return st;
-}
-
-/* The bias is 1 x K x 1 x 1 (any strides); z has y's shape. */
-static opara_cudnnStatus_t epilogue_check(opara_cudnnTensorDescriptor_t zDesc, opara_cudnnTensorDescriptor_t biasDesc,
-                                          opara_cudnnTensorDescriptor_t yDesc) {
-    int i;
-    if (!valid_tensor(zDesc) || !valid_tensor(biasDesc) || zDesc->nb != 4 || biasDesc->nb != 4) return BAD;
-    for (i = 0; i < 4; i++)
-        if (zDesc->dims[i] != yDesc->dims[i]) return BAD;
-    if (biasDesc->dims[0] != 1 || biasDesc->dims[1] != yDesc->dims[1] || biasDesc->dims[2] != 1 || biasDesc->dims[3] != 1)
-        return BAD;
-    if (!all_float(zDesc) || !all_float(biasDesc) || !nonneg_strides(zDesc) || biasDesc->strides[1] < 0)
-        return OPARA_CUDNN_STATUS_NOT_SUPPORTED;
-    return OK;
+    CNN(cudnnConvolutionForward,
+        (handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y));
 }
 
 opara_cudnnStatus_t cudnnConvolutionBiasActivationForward(
@@ -673,36 +392,11 @@ opara_cudnnStatus_t cudnnConvolutionBiasActivationForward(
     opara_cudnnConvolutionFwdAlgo_t algo, void* workSpace, size_t workSpaceSizeInBytes, const void* alpha2,
     opara_cudnnTensorDescriptor_t zDesc, const void* z, opara_cudnnTensorDescriptor_t biasDesc, const void* bias,
     opara_cudnnActivationDescriptor_t activationDesc, opara_cudnnTensorDescriptor_t yDesc, void* y) {
-    conv_geom g;
-    conv_launch l;
-    opara_cudnnStatus_t st = forward_check(handle, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes,
-                                           yDesc, y, &g);
-    if (st != OK) return st;
-    if (!alpha1 || !alpha2 || !z || !bias) return BAD;
-    if ((st = epilogue_check(zDesc, biasDesc, yDesc)) != OK) return st;
-    if (!tensor_in_memory(zDesc, z, "residual z") || !tensor_in_memory(biasDesc, bias, "bias")) return BAD;
-    if (!emu_lib_registry_has(&acts, activationDesc) || !activationDesc->set) return BAD;
-    /* cuDNN: only RELU and IDENTITY, and IDENTITY only with IMPLICIT_PRECOMP_GEMM */
-    if (activationDesc->mode != OPARA_CUDNN_ACTIVATION_RELU &&
-        !(activationDesc->mode == OPARA_CUDNN_ACTIVATION_IDENTITY &&
-          algo == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))
-        return OPARA_CUDNN_STATUS_NOT_SUPPORTED;
-    memset(&l, 0, sizeof l);
-    l.x = x;
-    l.w = w;
-    l.z = z;
-    l.bias = bias;
-    l.y = y;
-    l.xd = xDesc;
-    l.zd = zDesc;
-    l.yd = yDesc;
-    l.alpha1 = *(const float*)alpha1;
-    l.alpha2 = *(const float*)alpha2;
-    l.relu = activationDesc->mode == OPARA_CUDNN_ACTIVATION_RELU;
-    l.bias_stride = biasDesc->strides[1];
-    if ((st = conv_enqueue(handle, convDesc, &g, &l)) == OK) count(COUNT_BIAS_ACT);
-    return st;
+    CNN(cudnnConvolutionBiasActivationForward, (handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace,
+                                                workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc,
+                                                yDesc, y));
 }
+#undef CNN
 
 /* ---------------------------------------------------------------- add tensor */
 
@@ -740,6 +434,9 @@ opara_cudnnStatus_t cudnnAddTensor(opara_cudnnHandle_t handle, const void* alpha
     if (!emu_lib_registry_has(&handles, handle) || !alpha || !beta || !A || !C) return BAD;
     if ((st = add_shape(aDesc, cDesc, dims, as, cs)) != OK) return st;
     if (!tensor_in_memory(aDesc, A, "cudnnAddTensor A") || !tensor_in_memory(cDesc, C, "cudnnAddTensor C")) return BAD;
+    if (!emu_lib_aligned("cuDNN", "cudnnAddTensor A", A) || !emu_lib_aligned("cuDNN", "cudnnAddTensor C", C))
+        return OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
+    if ((st = launch_context(handle, "cudnnAddTensor")) != OK) return st;
     al = *(const float*)alpha;
     be = *(const float*)beta;
     args[0] = (void*)&A;

@@ -585,11 +585,12 @@ static void emu_exec_free(emu_exec* e) {
 
 static emu_result emu_instantiate(emu_exec** pe, emu_graph* g, unsigned long long flags, emu_node** err_node) {
     emu_exec* e;
-    emu_ctx* ctx = emu_current_ctx();
+    emu_ctx* ctx;
     size_t i, j;
     int cycle;
+    emu_result r;
     if (!pe || emu_handle_kind(g) != K_GRAPH) return E_INVALID_VALUE;
-    if (!ctx) return E_INVALID_CONTEXT;
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return r; /* [EMU] not in DRV's return list; the exec is of ctx */
     if ((flags & ~15ULL) || ((flags & 4) && (flags & 1))) return E_INVALID_VALUE; /* rule 4.1 */
     if (g->capturing) return E_INVALID_VALUE; /* not instantiable until the capture ends (2.12) */
     if (G.fail_instantiate > 0) { /* fault injection */
@@ -654,12 +655,16 @@ EMU_API emu_result cuGraphExecDestroy(emu_exec* e) {
     return emu_leave(E_OK);
 }
 
+/* Launch and upload need the exec's context current [EMU: DRV's return lists have no INVALID_CONTEXT; 201
+ * without a context, INVALID_HANDLE for another context's exec or stream, as for the other handles]. */
 static emu_result emu_graph_submit(emu_exec* e, emu_stream* h, int upload) {
     emu_stream* s;
     emu_work w;
     emu_result r;
+    emu_ctx* ctx;
     if (emu_handle_kind(e) != K_EXEC) return E_INVALID_VALUE;
-    if ((r = emu_resolve_stream(h, e->ctx, &s)) != E_OK) return r;
+    if ((r = emu_require_owner(e->ctx, &ctx)) != E_OK) return r;
+    if ((r = emu_resolve_stream(h, ctx, &s)) != E_OK) return r;
     if (s->cap) { /* A9: observed 900 */
         emu_capture_invalidate(s->cap);
         return E_CAPTURE_UNSUPPORTED;

@@ -21,7 +21,7 @@ enum {
     E_NO_DEVICE = 100, E_INVALID_DEVICE = 101, E_INVALID_IMAGE = 200, E_INVALID_CONTEXT = 201,
     E_NO_BINARY_FOR_GPU = 209, E_INVALID_PTX = 218, E_UNSUPPORTED_PTX_VERSION = 222, E_INVALID_HANDLE = 400,
     E_ILLEGAL_STATE = 401, E_LOSSY_QUERY = 402, E_NOT_FOUND = 500, E_NOT_READY = 600, E_ILLEGAL_ADDRESS = 700,
-    E_LAUNCH_OUT_OF_RESOURCES = 701, E_LAUNCH_FAILED = 719, E_NOT_PERMITTED = 800, E_NOT_SUPPORTED = 801,
+    E_LAUNCH_OUT_OF_RESOURCES = 701, E_CONTEXT_IS_DESTROYED = 709, E_LAUNCH_FAILED = 719, E_NOT_PERMITTED = 800, E_NOT_SUPPORTED = 801,
     E_CAPTURE_UNSUPPORTED = 900, E_CAPTURE_INVALIDATED = 901, E_CAPTURE_MERGE = 902, E_CAPTURE_UNMATCHED = 903,
     E_CAPTURE_UNJOINED = 904, E_CAPTURE_ISOLATION = 905, E_CAPTURE_IMPLICIT = 906, E_CAPTURED_EVENT = 907,
     E_CAPTURE_WRONG_THREAD = 908, E_GRAPH_EXEC_UPDATE_FAILURE = 910, E_UNKNOWN = 999
@@ -71,6 +71,7 @@ typedef struct emu_func {
     const opara_kernel_entry* host;
     emu_ptx_entry ptx;               /* parameters, static shared memory, launch bounds */
     int regs, max_dynamic_shared, carveout, ptx_version, binary_version;
+    int loaded;                      /* looked up once (lazy loading cost paid) */
 } emu_func;
 
 typedef struct emu_dep {
@@ -233,6 +234,7 @@ typedef struct emu_global {
     const emu_profile* profile;
     int driver_version;
     emu_ctx* primary;
+    int live_contexts;               /* made with cuCtxCreate and not destroyed */
     unsigned long long seed, launches, next_capture_id;
     /* live handles: open addressing, key = pointer, value = kind */
     const void** handle_keys;
@@ -249,6 +251,9 @@ typedef struct emu_global {
     /* configuration and fault injection (env OPARA_EMU_* or opara_emu_config) */
     long long fail_alloc_after;      /* >0: the Nth allocation from now fails */
     int fail_capture, fail_instantiate, strict_pageable, graph_threads, paused, quit, verbose;
+    long long lib_align;             /* alignment the library fakes require of data pointers (emu_lib.h) */
+    long long lib_first_use_us, handle_first_use_us; /* first-use costs of the fakes (emu_lib.h) */
+    long long func_first_use_us;     /* lazy loading: the first cuModuleGetFunction of each function */
     void** graveyard;                /* destroyed objects that queued work may still reference */
     size_t n_graveyard, cap_graveyard;
     char hidden[1024];               /* comma-separated base names cuGetProcAddress does not know */
@@ -269,12 +274,15 @@ int emu_handle_add(const void* h, int kind);
 void emu_handle_del(const void* h);
 void emu_bury(void* p);
 emu_ctx* emu_current_ctx(void);
+emu_result emu_require_ctx(emu_ctx** out);
+emu_result emu_require_owner(const emu_ctx* owner, emu_ctx** out);
 void* emu_xcalloc(size_t n, size_t size);
 int emu_grow(void** arr, size_t* cap, size_t need, size_t elem);
 emu_alloc* emu_alloc_find(const void* p, size_t len);
 int emu_alloc_guard_ok(const emu_alloc* a, size_t* bad_offset);
 void emu_alloc_guard_restore(emu_alloc* a);
 long long emu_now_ns(void);
+void emu_sleep_us(long long us);
 unsigned long long emu_mix(unsigned long long x);
 
 /* streams */

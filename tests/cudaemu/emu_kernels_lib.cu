@@ -6,14 +6,41 @@
  * matter here, speed does not. */
 #include "opara_kernel.h"
 
+/* Operand rounding of the tensor-core paths (what the fakes pass as `rmode`; emu_lib.h EMU_ROUND_*):
+ *   0 none (FP32 FMA), 1 TF32, 2 FP16, 3 BF16.
+ * TF32 keeps 10 explicit mantissa bits and FP32's exponent range, rounding to nearest with ties away from
+ * zero: NVIDIA's own conversion (crt/mma.h __float_to_tf32 = PTX cvt.rna.tf32.f32, the only f32->tf32
+ * rounding of sm_80). FP16 is IEEE binary16 round-to-nearest-even with its range (overflow to infinity,
+ * subnormals below 2^-14); BF16 keeps 7 mantissa bits, round-to-nearest-even. NaN and infinity pass. */
+OPARA_DEVICE float opara_emulib_round(float v, int mode) {
+    union { float f; unsigned int u; } b;
+    unsigned int mag;
+    if (mode == 0) return v;
+    b.f = v;
+    mag = b.u & 0x7fffffffu;
+    if (mag >= 0x7f800000u) return v; /* NaN, infinity */
+    if (mode == 1) {
+        b.u = (b.u + 0x1000u) & ~0x1fffu; /* half an ulp added to the magnitude: ties away from zero */
+    } else if (mode == 3) {
+        b.u = (b.u + 0x7fffu + ((b.u >> 16) & 1u)) & 0xffff0000u;
+    } else {
+        float a = fabsf(v);
+        if (a >= 65520.0f) return v < 0.0f ? -OPARA_INF_F32 : OPARA_INF_F32; /* rounds above 65504 */
+        if (a < 6.103515625e-05f) return rintf(v * 16777216.0f) / 16777216.0f; /* subnormal: steps of 2^-24 */
+        b.u = (b.u + 0xfffu + ((b.u >> 13) & 1u)) & ~0x1fffu;
+    }
+    return b.f;
+}
+
 /* Column-major C[i + j*ldc] = alpha * sum_l op(A)[i,l] * op(B)[l,j] + beta * C, one batch per grid z.
  * ta/tb: 0 = N, 1 = T (the fake maps CUBLAS_OP_C to T for real types). Each thread computes a 4x4 tile of C
  * (rows 4*(blockIdx.x*blockDim.x + threadIdx.x) + 0..3, columns likewise with y): 16 sums from 8 loads per
  * step of l keeps the emulator's host execution fast; every sum still runs over l in order, as a plain
- * loop would. Edge tiles read clamped rows and columns and write only the valid part. */
+ * loop would. Edge tiles read clamped rows and columns and write only the valid part. `rmode` rounds the
+ * operands before the FP32 accumulation (opara_emulib_round), as tensor cores do. */
 OPARA_KERNEL(opara_emulib_sgemm, (int, ta), (int, tb), (int, m), (int, n), (int, k), (float, alpha),
              (const float*, A), (int, lda), (long long, stride_a), (const float*, B), (int, ldb),
-             (long long, stride_b), (float, beta), (float*, C), (int, ldc), (long long, stride_c))
+             (long long, stride_b), (float, beta), (float*, C), (int, ldc), (long long, stride_c), (int, rmode))
 {
     int i0 = (int)(blockIdx.x * blockDim.x + threadIdx.x) * 4;
     int j0 = (int)(blockIdx.y * blockDim.y + threadIdx.y) * 4;
@@ -37,8 +64,8 @@ OPARA_KERNEL(opara_emulib_sgemm, (int, ta), (int, tb), (int, m), (int, n), (int,
             const float* bl = b + (long long)l * b_row;
             float av[4], bv[4];
             for (r = 0; r < 4; r++) {
-                av[r] = al[a_off[r]];
-                bv[r] = bl[b_off[r]];
+                av[r] = opara_emulib_round(al[a_off[r]], rmode);
+                bv[r] = opara_emulib_round(bl[b_off[r]], rmode);
             }
             for (r = 0; r < 4; r++)
                 for (q = 0; q < 4; q++) acc[r][q] += av[r] * bv[q];
@@ -60,7 +87,8 @@ OPARA_DEVICE int opara_emulib_lo(long long v) { return (int)(v & 0xffffffffLL); 
  * Plain cudnnConvolutionForward is the same with z = y, alpha2 = beta, no bias, identity.
  * Pairs of ints travel packed in one long long (hi, lo) to stay within the dialect's 24 parameters:
  * xs_nc/xs_hw, zs_*, ys_* are element strides; nc = (N, C), hw = (H, W), kg = (K, groups), rs = (R, S),
- * ohw = (OH, OW), pad/str/dil = (h, w). flags bit 0: CUDNN_CONVOLUTION (flipped filter), bit 1: ReLU.
+ * ohw = (OH, OW), pad/str/dil = (h, w). flags bit 0: CUDNN_CONVOLUTION (flipped filter), bit 1: ReLU,
+ * bits 2-3: the rounding of x and w before the FP32 accumulation (opara_emulib_round).
  * bias_stride is the channel stride of the 1xKx1x1 bias (bias may be NULL). */
 OPARA_KERNEL(opara_emulib_conv2d, (const float*, x), (const float*, w), (const float*, z), (const float*, bias),
              (float*, y), (long long, xs_nc), (long long, xs_hw), (long long, zs_nc), (long long, zs_hw),
@@ -72,7 +100,7 @@ OPARA_KERNEL(opara_emulib_conv2d, (const float*, x), (const float*, w), (const f
     int N = opara_emulib_hi(nc), C = opara_emulib_lo(nc), H = opara_emulib_hi(hw), W = opara_emulib_lo(hw);
     int K = opara_emulib_hi(kg), G = opara_emulib_lo(kg), R = opara_emulib_hi(rs), S = opara_emulib_lo(rs);
     int OH = opara_emulib_hi(ohw), OW = opara_emulib_lo(ohw);
-    int cpg = C / G, kpg = K / G;
+    int cpg = C / G, kpg = K / G, rmode = (flags >> 2) & 3;
     int ow, oh, kk, nn, g, c, r, s;
     float acc = 0.0f, out;
     if (idx >= (long long)N * K * OH * OW) return;
@@ -94,7 +122,7 @@ OPARA_KERNEL(opara_emulib_conv2d, (const float*, x), (const float*, w), (const f
                     xv = x[nn * (long long)opara_emulib_hi(xs_nc) + (g * cpg + c) * (long long)opara_emulib_lo(xs_nc) +
                            ih * (long long)opara_emulib_hi(xs_hw) + iw * (long long)opara_emulib_lo(xs_hw)];
                     wv = w[(((long long)kk * cpg + c) * R + fr) * S + fs];
-                    acc += xv * wv;
+                    acc += opara_emulib_round(xv, rmode) * opara_emulib_round(wv, rmode);
                 }
             }
     out = alpha1 * acc;
@@ -131,4 +159,29 @@ OPARA_KERNEL(opara_emulib_add_tensor, (const float*, A), (float*, C), (int, d0),
     if (alpha != 0.0f) out = alpha * A[ai];
     if (beta != 0.0f) out += beta * C[ci];
     C[ci] = out;
+}
+
+/* The reduction of a split-K GEMM (emu_cublas.c): C = alpha * sum over the splits of the partial products
+ * W[s] (m x n, column-major, leading dimension m, one after the other) + beta * C; beta == 0 reads no C. */
+OPARA_KERNEL(opara_emulib_splitk_reduce, (const float*, W), (float*, C), (int, m), (int, n), (int, ldc), (int, splits),
+             (float, alpha), (float, beta))
+{
+    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x, mn = (long long)m * n;
+    float acc = 0.0f, v;
+    int s, i, j;
+    if (idx >= mn) return;
+    i = (int)(idx % m);
+    j = (int)(idx / m);
+    for (s = 0; s < splits; s++) acc += W[s * mn + idx];
+    v = alpha * acc;
+    if (beta != 0.0f) v += beta * C[i + (long long)j * ldc];
+    C[i + (long long)j * ldc] = v;
+}
+
+/* dst[i] = src[i]: the filter transform of cuDNN's workspace algorithms (emu_cudnn.c), which then read the
+ * filter from the workspace. */
+OPARA_KERNEL(opara_emulib_copy_f32, (const float*, src), (float*, dst), (long long, n))
+{
+    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < n) dst[idx] = src[idx];
 }

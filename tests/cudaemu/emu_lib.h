@@ -26,6 +26,8 @@ OPARA_CUDA_DRIVER_FUNCS(EMU_LIB_DRIVER_DECL)
 /* The emulator's control API (emu_stream.c, emu_core.c). */
 opara_CUresult opara_emu_function(const char* name, opara_CUfunction* pf);
 unsigned long long opara_emu_seed(void);
+long long opara_emu_stat(const char* key);
+void opara_emu_sleep_us(long long us);
 
 /* A diagnostic in the emulator's format (stderr), e.g. why a call fails where a GPU would fail silently. */
 static inline void emu_lib_report(const char* lib, const char* msg) {
@@ -103,6 +105,89 @@ static inline opara_CUresult emu_lib_launch(const char* kernel, const unsigned i
     }
     return cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, s, args, NULL);
 }
+
+/* Whether ctx (the handle's context) is current on the calling thread. Every library call that launches
+ * work or frees the handle's device memory needs it: "the calling thread's current context must be the one
+ * of the handle's stream". [EMU] NVIDIA's libraries sit on the CUDA runtime, which would make the device's
+ * primary context current on a thread that has none; the fakes refuse instead (the caller's own driver calls
+ * on that thread would fail with CUDA_ERROR_INVALID_CONTEXT anyway), with a report naming the call. */
+static inline int emu_lib_context_ok(const char* lib, const char* call, opara_CUcontext ctx) {
+    opara_CUcontext cur = NULL;
+    char msg[200];
+    if (cuCtxGetCurrent(&cur) == OPARA_CUDA_SUCCESS && cur == ctx) return 1;
+    snprintf(msg, sizeof msg, "%s: the handle's context is not current on the calling thread (%s)", call,
+             cur ? "another context is" : "no context is");
+    emu_lib_report(lib, msg);
+    return 0;
+}
+
+/* [EMU] Data pointers handed to the libraries (operands, outputs, workspaces) must be aligned to
+ * opara_emu_stat("lib_align") bytes (16 by default: the 128-bit vector loads of the tensor-core and vectorised
+ * kernels; OPARA_EMU_LIB_ALIGN / opara_emu_config("lib_align") change it, 1 or 0 turns the check off).
+ * Real cuBLAS and cuDNN accept 4-byte aligned FP32 data and silently pick slower kernels; the emulator refuses
+ * so that a buffer placed at an odd offset (e.g. a Concat input written in place) shows up. */
+static inline int emu_lib_aligned(const char* lib, const char* what, const void* p) {
+    long long a = opara_emu_stat("lib_align");
+    char msg[200];
+    if (a <= 1 || !p || (size_t)p % (size_t)a == 0) return 1;
+    snprintf(msg, sizeof msg, "%s at %p is not %lld-byte aligned (offset %zu)", what, p, a, (size_t)p % (size_t)a);
+    emu_lib_report(lib, msg);
+    return 0;
+}
+
+/* ---- first-use costs (docs/TESTING-GPU.md "First use")
+ * A library's first call in the process loads its kernels (lazy module loading) and a handle's first call
+ * sets up its device state: the emulator sleeps opara_emu_stat("lib_first_use_us") once per loaded library
+ * and ("handle_first_use_us") once per handle, on the calling thread, and the handle's set-up allocates
+ * device memory with cuMemAlloc, an unsafe call during a GLOBAL or THREAD_LOCAL capture (rules 1.5/1.6): a
+ * capture that contains a handle's very first call fails as on the real libraries, and the call returns
+ * the library's allocation status. The allocation is retried at the next call; it is freed at destroy. */
+enum { EMU_LIB_SETUP_BYTES = 4096 };
+
+/* Once per loaded library (*loaded: the library's flag) and once per handle (*setup: the handle's lazily
+ * allocated state, 0 until the first call). Returns 0, or -1 when the set-up allocation failed. */
+static inline int emu_lib_first_use(const char* lib, int* loaded, opara_CUdeviceptr* setup) {
+    char msg[240];
+    opara_CUresult r;
+    if (*setup) return 0;
+    if (!__atomic_exchange_n(loaded, 1, __ATOMIC_ACQ_REL)) opara_emu_sleep_us(opara_emu_stat("lib_first_use_us"));
+    if ((r = cuMemAlloc_v2(setup, EMU_LIB_SETUP_BYTES)) == OPARA_CUDA_SUCCESS) {
+        opara_emu_sleep_us(opara_emu_stat("handle_first_use_us"));
+        return 0;
+    }
+    *setup = 0;
+    snprintf(msg, sizeof msg, "the handle's first call sets up device memory and cuMemAlloc failed (%d)%s", (int)r,
+             r == OPARA_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+                 ? ": it is inside a stream capture; run the handle once before capturing (warm-up)"
+                 : "");
+    emu_lib_report(lib, msg);
+    return -1;
+}
+
+/* How a library kernel rounds its multiplication operands before the FP32 accumulation (the `rmode` of
+ * emu_kernels_lib.cu): what the tensor cores of the emulated device would read. */
+enum { EMU_ROUND_NONE = 0, EMU_ROUND_TF32 = 1, EMU_ROUND_FP16 = 2, EMU_ROUND_BF16 = 3 };
+
+/* Compute capability of the emulated device as 10 * major + minor (75 when the query fails). */
+static inline int emu_lib_compute_capability(void) {
+    int major = 7, minor = 5;
+    opara_CUdevice dev = 0;
+    if (cuDeviceGet(&dev, 0) != OPARA_CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&major, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != OPARA_CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&minor, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != OPARA_CUDA_SUCCESS)
+        return 75;
+    return major * 10 + minor;
+}
+
+/* NVIDIA_TF32_OVERRIDE=0 turns TF32 off in every NVIDIA library (cuDNN's cudnnMathType_t and cuBLAS's
+ * cublasMath_t documentation); read at each call, as the variable may be set after the library loads. */
+static inline int emu_lib_tf32_overridden(void) {
+    const char* v = getenv("NVIDIA_TF32_OVERRIDE");
+    return v && strcmp(v, "0") == 0;
+}
+
+/* TF32 on a device that has it (compute capability 8.0 and newer), unless overridden. */
+static inline int emu_lib_tf32(int cc) { return cc >= 80 && !emu_lib_tf32_overridden() ? EMU_ROUND_TF32 : EMU_ROUND_NONE; }
 
 /* Whether stream s is capturing (errors count as not capturing: the launch reports them). */
 static inline int emu_lib_capturing(opara_CUstream s) {

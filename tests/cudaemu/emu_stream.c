@@ -282,9 +282,12 @@ emu_result emu_wait_stream(emu_stream* s) {
     return s->ctx->sticky;
 }
 
+/* The stream of a call that needs a current context (every stream call: DRV lists INVALID_CONTEXT for them):
+ * 201/709 without one, and [EMU] INVALID_HANDLE for a stream of another context than the current one. */
 static emu_result emu_stream_for_call(emu_stream* h, emu_stream** out) {
-    emu_ctx* ctx = emu_current_ctx();
-    return emu_resolve_stream(h, (h && h != EMU_STREAM_LEGACY && h != EMU_STREAM_PER_THREAD) ? NULL : ctx, out);
+    emu_ctx* ctx;
+    emu_result r = emu_require_ctx(&ctx);
+    return r != E_OK ? r : emu_resolve_stream(h, ctx, out);
 }
 
 EMU_API emu_result cuStreamCreateWithPriority(emu_stream** ps, unsigned int flags, int priority) {
@@ -292,7 +295,7 @@ EMU_API emu_result cuStreamCreateWithPriority(emu_stream** ps, unsigned int flag
     emu_ctx* ctx;
     if (r) return r;
     if (!ps || (flags & ~1u)) return emu_leave(E_INVALID_VALUE);
-    if (!(ctx = emu_current_ctx())) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if (priority > 0) priority = 0; /* clamped to [greatest=-5, least=0] like the driver */
     if (priority < -5) priority = -5;
     *ps = emu_stream_new_locked(ctx, flags, priority, 0);
@@ -313,8 +316,10 @@ EMU_API emu_result cuStreamGetFlags(emu_stream* h, unsigned int* flags) {
 
 EMU_API emu_result cuStreamDestroy_v2(emu_stream* s) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
     if (emu_handle_kind(s) != K_STREAM || s->retired) return emu_leave(E_INVALID_HANDLE);
+    if ((r = emu_require_owner(s->ctx, &ctx)) != E_OK) return emu_leave(r);
     if (s->cap) {
         emu_capture_invalidate(s->cap);
         emu_capture_leave_stream(s);
@@ -377,15 +382,15 @@ EMU_API emu_result cuCtxSynchronize(void) {
     emu_result r = emu_enter();
     emu_ctx* ctx;
     if (r) return r;
-    if (!(ctx = emu_current_ctx())) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     return emu_leave(emu_ctx_sync(ctx));
 }
 
 EMU_API emu_result cuCtxSynchronize_v2(emu_ctx* ctx) {
     emu_result r = emu_enter();
     if (r) return r;
-    if (!ctx) ctx = emu_current_ctx();
-    if (!ctx || emu_handle_kind(ctx) != K_CTX) return emu_leave(E_INVALID_CONTEXT);
+    if (!ctx && (r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
+    if (emu_handle_kind(ctx) != K_CTX) return emu_leave(E_INVALID_CONTEXT);
     return emu_leave(emu_ctx_sync(ctx));
 }
 
@@ -393,14 +398,15 @@ EMU_API emu_result cuCtxSynchronize_v2(emu_ctx* ctx) {
 
 EMU_API emu_result cuEventCreate(emu_event** pe, unsigned int flags) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     emu_event* e;
     if (r) return r;
     if (!pe || (flags & ~7u)) return emu_leave(E_INVALID_VALUE);
     if ((flags & EVENT_INTERPROCESS) && !(flags & EVENT_DISABLE_TIMING)) return emu_leave(E_INVALID_VALUE);
-    if (!emu_current_ctx()) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     e = (emu_event*)emu_xcalloc(1, sizeof(*e));
     if (!e) return emu_leave(E_OUT_OF_MEMORY);
-    e->ctx = emu_current_ctx();
+    e->ctx = ctx;
     e->flags = flags;
     emu_handle_add(e, K_EVENT);
     *pe = e;
@@ -409,8 +415,10 @@ EMU_API emu_result cuEventCreate(emu_event** pe, unsigned int flags) {
 
 EMU_API emu_result cuEventDestroy_v2(emu_event* e) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
     if (emu_handle_kind(e) != K_EVENT) return emu_leave(E_INVALID_HANDLE);
+    if ((r = emu_require_owner(e->ctx, &ctx)) != E_OK) return emu_leave(r);
     emu_handle_del(e);
     emu_bury(e); /* a queued record may still stamp it */
     return emu_leave(E_OK);
@@ -463,8 +471,13 @@ EMU_API emu_result cuStreamWaitEvent(emu_stream* h, emu_event* e, unsigned int f
     return emu_leave(emu_submit(s, &w, &e->dep));
 }
 
+/* Query and synchronize need the event's context current ([EMU] for cuEventQuery, whose DRV return list has
+ * no INVALID_CONTEXT; another context's event: [EMU] INVALID_HANDLE). */
 static emu_result emu_event_observe(emu_event* e) {
+    emu_ctx* ctx;
+    emu_result r;
     if (emu_handle_kind(e) != K_EVENT) return E_INVALID_HANDLE;
+    if ((r = emu_require_owner(e->ctx, &ctx)) != E_OK) return r;
     if (e->captured) return E_CAPTURED_EVENT; /* rule 2.8, any mode */
     return emu_unsafe_call();                 /* rule 1.6 */
 }
@@ -488,9 +501,12 @@ EMU_API emu_result cuEventSynchronize(emu_event* e) {
 
 EMU_API emu_result cuEventElapsedTime(float* ms, emu_event* start, emu_event* end) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
     if (!ms) return emu_leave(E_INVALID_VALUE);
     if (emu_handle_kind(start) != K_EVENT || emu_handle_kind(end) != K_EVENT) return emu_leave(E_INVALID_HANDLE);
+    if ((r = emu_require_owner(start->ctx, &ctx)) != E_OK || (r = emu_require_owner(end->ctx, &ctx)) != E_OK)
+        return emu_leave(r);
     if (start->captured || end->captured) return emu_leave(E_CAPTURED_EVENT);
     if ((start->flags | end->flags) & EVENT_DISABLE_TIMING) return emu_leave(E_INVALID_HANDLE);
     if (!start->recorded || !end->recorded) return emu_leave(E_INVALID_HANDLE);
@@ -510,10 +526,11 @@ EMU_API emu_result cuEventElapsedTime_v2(float* ms, emu_event* start, emu_event*
 static int emu_range_ok(const void* p, size_t n) { return n == 0 || emu_alloc_find(p, n) != NULL; }
 
 static emu_result emu_copy(emu_stream* h, void* dst, const void* src, size_t n, int dst_dev, int src_dev, int sync) {
+    emu_ctx* ctx;
     emu_stream* s;
     emu_work w;
     emu_result r;
-    if (!emu_current_ctx() && (sync || !h)) return E_INVALID_CONTEXT;
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return r; /* async copies too (DRV INVALID_CONTEXT) */
     if (!dst || !src) return E_INVALID_VALUE;
     if ((dst_dev && !emu_range_ok(dst, n)) || (src_dev && !emu_range_ok(src, n))) return E_INVALID_VALUE;
     if ((r = emu_stream_for_call(sync ? NULL : h, &s)) != E_OK) return r;
@@ -567,11 +584,12 @@ EMU_API emu_result cuMemcpyAsync(emu_devptr dst, emu_devptr src, size_t n, emu_s
 }
 
 static emu_result emu_memset(emu_stream* h, emu_devptr d, unsigned int value, unsigned int elem, size_t count, int sync) {
+    emu_ctx* ctx;
     emu_stream* s;
     emu_work w;
     emu_result r;
     void* p = EMU_PTR(d);
-    if (!emu_current_ctx() && (sync || !h)) return E_INVALID_CONTEXT;
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return r;
     if (d % elem != 0 || !emu_range_ok(p, count * elem)) return E_INVALID_VALUE;
     if ((r = emu_stream_for_call(sync ? NULL : h, &s)) != E_OK) return r;
     if (count == 0) return E_OK;
@@ -732,7 +750,7 @@ EMU_API emu_result cuModuleLoadDataEx(emu_module** pmod, const void* image, unsi
     char err[512];
     const unsigned char* b = (const unsigned char*)image;
     if (r) return r;
-    if (!(ctx = emu_current_ctx())) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_require_ctx(&ctx)) != E_OK) return emu_leave(r);
     if (!pmod || !image || (n && (!options || !values))) return emu_leave(E_INVALID_VALUE);
     if ((r = emu_unsafe_call()) != E_OK) return emu_leave(r); /* rule 1.6 */
     if ((b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') || (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55)) {
@@ -766,11 +784,20 @@ EMU_API emu_result cuModuleLoadData(emu_module** pmod, const void* image) {
     return cuModuleLoadDataEx(pmod, image, 0, NULL, NULL);
 }
 
+/* A module belongs to its context: unloading or looking it up needs that context current (DRV "unloads a
+ * module from the current context"); [EMU] INVALID_CONTEXT when another one is current. */
+static emu_result emu_module_ctx(const emu_module* mod) {
+    emu_ctx* ctx;
+    emu_result r = emu_require_ctx(&ctx);
+    return r != E_OK ? r : mod->ctx == ctx ? E_OK : E_INVALID_CONTEXT;
+}
+
 EMU_API emu_result cuModuleUnload(emu_module* mod) {
     emu_result r = emu_enter();
     int i;
     if (r) return r;
     if (emu_handle_kind(mod) != K_MODULE) return emu_leave(E_INVALID_HANDLE);
+    if ((r = emu_module_ctx(mod)) != E_OK) return emu_leave(r);
     if ((r = emu_unsafe_call()) != E_OK) return emu_leave(r);
     for (i = 0; i < mod->n_funcs; i++) emu_handle_del(mod->funcs[i]);
     emu_handle_del(mod);
@@ -784,19 +811,33 @@ EMU_API emu_result cuModuleGetFunction(emu_func** pf, emu_module* mod, const cha
     if (r) return r;
     if (!pf || !name) return emu_leave(E_INVALID_VALUE);
     if (emu_handle_kind(mod) != K_MODULE) return emu_leave(E_INVALID_HANDLE);
+    if ((r = emu_module_ctx(mod)) != E_OK) return emu_leave(r);
     for (i = 0; i < mod->n_funcs; i++)
         if (strcmp(mod->funcs[i]->ptx.name, name) == 0) {
+            long long cold = mod->funcs[i]->loaded ? 0 : G.func_first_use_us;
+            mod->funcs[i]->loaded = 1;
             *pf = mod->funcs[i];
-            return emu_leave(E_OK);
+            emu_leave(E_OK);
+            emu_sleep_us(cold); /* lazy loading: the kernel is loaded at its first lookup (outside the lock) */
+            return E_OK;
         }
     return emu_leave(E_NOT_FOUND);
 }
 
+/* A function of a module needs its context current ([EMU] INVALID_HANDLE for another context's function);
+ * the emulator's library kernels (no module) run in any context. */
+static emu_result emu_func_ctx(const emu_func* f, emu_ctx** ctx) {
+    emu_result r = emu_require_ctx(ctx);
+    return r != E_OK ? r : (f->module && f->module->ctx != *ctx) ? E_INVALID_HANDLE : E_OK;
+}
+
 EMU_API emu_result cuFuncGetAttribute(int* value, int attr, emu_func* f) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
     if (!value) return emu_leave(E_INVALID_VALUE);
     if (emu_handle_kind(f) != K_FUNC) return emu_leave(E_INVALID_HANDLE);
+    if ((r = emu_func_ctx(f, &ctx)) != E_OK) return emu_leave(r);
     switch (attr) {
     case 0: *value = emu_func_max_threads(f); break;
     case 1: *value = (int)f->ptx.static_shared; break;
@@ -814,8 +855,10 @@ EMU_API emu_result cuFuncGetAttribute(int* value, int attr, emu_func* f) {
 
 EMU_API emu_result cuFuncSetAttribute(emu_func* f, int attr, int value) {
     emu_result r = emu_enter();
+    emu_ctx* ctx;
     if (r) return r;
     if (emu_handle_kind(f) != K_FUNC) return emu_leave(E_INVALID_HANDLE);
+    if ((r = emu_func_ctx(f, &ctx)) != E_OK) return emu_leave(r);
     if (attr == 8) { /* MAX_DYNAMIC_SHARED_SIZE_BYTES: static + dynamic <= opt-in limit (rule 5.3) */
         if (value < 0 || value + (int)f->ptx.static_shared > G.profile->smem_optin) return emu_leave(E_INVALID_VALUE);
         f->max_dynamic_shared = value;
@@ -893,7 +936,7 @@ EMU_API emu_result cuLaunchKernel(emu_func* f, unsigned int gx, unsigned int gy,
     emu_ctx* ctx;
     if (r) return r;
     if (emu_handle_kind(f) != K_FUNC) return emu_leave(E_INVALID_HANDLE);
-    if (!(ctx = emu_current_ctx())) return emu_leave(E_INVALID_CONTEXT);
+    if ((r = emu_func_ctx(f, &ctx)) != E_OK) return emu_leave(r);
     if ((r = emu_resolve_stream(h, ctx, &s)) != E_OK) return emu_leave(r);
     if (ctx->sticky) return emu_leave(ctx->sticky);
     grid[0] = gx;

@@ -40,7 +40,8 @@ typedef struct tcu_update_info { int result; tcu_node error_node, error_from_nod
 #define TCU_LEGACY ((tcu_stream)0x1)
 enum { TCU_INVALID_VALUE = 1, TCU_OUT_OF_MEMORY = 2, TCU_INVALID_CONTEXT = 201, TCU_INVALID_PTX = 218,
        TCU_UNSUPPORTED_PTX = 222, TCU_INVALID_HANDLE = 400, TCU_NOT_FOUND = 500, TCU_NOT_READY = 600,
-       TCU_ILLEGAL_ADDRESS = 700, TCU_OUT_OF_RESOURCES = 701, TCU_LAUNCH_FAILED = 719, TCU_NOT_PERMITTED = 800,
+       TCU_ILLEGAL_ADDRESS = 700, TCU_OUT_OF_RESOURCES = 701, TCU_CONTEXT_IS_DESTROYED = 709,
+       TCU_LAUNCH_FAILED = 719, TCU_NOT_PERMITTED = 800,
        TCU_CAPTURE_UNSUPPORTED = 900, TCU_CAPTURE_INVALIDATED = 901, TCU_CAPTURE_MERGE = 902,
        TCU_CAPTURE_UNMATCHED = 903, TCU_CAPTURE_UNJOINED = 904, TCU_CAPTURE_ISOLATION = 905,
        TCU_CAPTURE_IMPLICIT = 906, TCU_CAPTURED_EVENT = 907, TCU_CAPTURE_WRONG_THREAD = 908,
@@ -56,7 +57,13 @@ enum { TCU_INVALID_VALUE = 1, TCU_OUT_OF_MEMORY = 2, TCU_INVALID_CONTEXT = 201, 
     X(DeviceGetName, cuDeviceGetName, tcu_result, (char*, int, int))                                          \
     X(DeviceGetAttribute, cuDeviceGetAttribute, tcu_result, (int*, int, int))                                 \
     X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, tcu_result, (tcu_ctx*, int))                                \
+    X(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, tcu_result, (int))                                     \
     X(CtxSetCurrent, cuCtxSetCurrent, tcu_result, (tcu_ctx))                                                  \
+    X(CtxGetCurrent, cuCtxGetCurrent, tcu_result, (tcu_ctx*))                                                 \
+    X(CtxPushCurrent, cuCtxPushCurrent_v2, tcu_result, (tcu_ctx))                                             \
+    X(CtxPopCurrent, cuCtxPopCurrent_v2, tcu_result, (tcu_ctx*))                                              \
+    X(CtxCreate, cuCtxCreate_v2, tcu_result, (tcu_ctx*, unsigned int, int))                                   \
+    X(CtxDestroy, cuCtxDestroy_v2, tcu_result, (tcu_ctx))                                                     \
     X(CtxSynchronize, cuCtxSynchronize, tcu_result, (void))                                                   \
     X(MemAlloc, cuMemAlloc_v2, tcu_result, (tcu_devptr*, size_t))                                             \
     X(MemFree, cuMemFree_v2, tcu_result, (tcu_devptr))                                                        \
@@ -104,6 +111,7 @@ enum { TCU_INVALID_VALUE = 1, TCU_OUT_OF_MEMORY = 2, TCU_INVALID_CONTEXT = 201, 
     X(GraphKernelNodeGetParams, cuGraphKernelNodeGetParams_v2, tcu_result, (tcu_node, tcu_kernel_node_params*)) \
     X(GraphInstantiate, cuGraphInstantiateWithFlags, tcu_result, (tcu_exec*, tcu_graph, unsigned long long))  \
     X(GraphLaunch, cuGraphLaunch, tcu_result, (tcu_exec, tcu_stream))                                         \
+    X(GraphUpload, cuGraphUpload, tcu_result, (tcu_exec, tcu_stream))                                         \
     X(GraphExecUpdate, cuGraphExecUpdate_v2, tcu_result, (tcu_exec, tcu_graph, tcu_update_info*))             \
     X(GraphExecDestroy, cuGraphExecDestroy, tcu_result, (tcu_exec))                                           \
     X(GetProcAddress, cuGetProcAddress_v2, tcu_result, (const char*, void**, int, unsigned long long, int*))
@@ -115,12 +123,18 @@ typedef struct tcu_driver {
     /* emulator control API; NULL on a real driver (emulator-only tests skip) */
     int (*emu_config)(const char* key, long long value);
     int (*emu_config_str)(const char* key, const char* value);
+    long long (*emu_stat)(const char* key);
     unsigned long long (*emu_seed)(void);
     char path[1024];
     char error[1200];
 } tcu_driver;
 
 static tcu_driver tcu_the_driver;
+
+/* Gives the primary context back at exit (the emulator warns about contexts still held when it unloads). */
+static inline void tcu_release_at_exit(void) {
+    if (tcu_the_driver.PrimaryCtxRelease) tcu_the_driver.PrimaryCtxRelease(0);
+}
 
 /* One driver for the whole test binary, with the primary context current. */
 #define d tcu_the_driver
@@ -130,6 +144,7 @@ static inline tcu_driver* tcu_get(void) {
     union { void* p; int (*f)(const char*, long long); } cfg;
     union { void* p; int (*f)(const char*, const char*); } cfg_str;
     union { void* p; unsigned long long (*f)(void); } seed;
+    union { void* p; long long (*f)(const char*); } stat;
     tcu_ctx ctx;
     if (state) return state > 0 ? &d : NULL;
     state = -1;
@@ -154,13 +169,16 @@ static inline tcu_driver* tcu_get(void) {
     cfg.p = dlsym(d.lib, "opara_emu_config");
     cfg_str.p = dlsym(d.lib, "opara_emu_config_str");
     seed.p = dlsym(d.lib, "opara_emu_seed");
+    stat.p = dlsym(d.lib, "opara_emu_stat");
     d.emu_config = cfg.f;
     d.emu_config_str = cfg_str.f;
     d.emu_seed = seed.f;
+    d.emu_stat = stat.f;
     if (d.Init(0) != 0 || d.PrimaryCtxRetain(&ctx, 0) != 0 || d.CtxSetCurrent(ctx) != 0) {
         snprintf(d.error, sizeof d.error, "%s: cuInit or the primary context failed", d.path);
         return NULL;
     }
+    atexit(tcu_release_at_exit);
     state = 1;
     return &d;
 }

@@ -7,6 +7,8 @@
 #include "opara_cuda.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "emu_test.h"
 
@@ -259,6 +261,10 @@ OT_TEST(captured_sgemm_is_kernel_work_and_replays) {
     REQUIRE(dA && dB && dC && d->MemAlloc(&ws, 1 << 16) == 0 && d->StreamCreate(&s, 1) == 0);
     CHECK_EQ(b.lib.cublasSetStream_v2(b.h, (opara_CUstream)s), OPARA_CUBLAS_STATUS_SUCCESS);
     CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, 1 << 16), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const float*)(size_t)dA, M,
+                                  (const float*)(size_t)dB, K, &beta, (float*)(size_t)dC, M),
+             OPARA_CUBLAS_STATUS_SUCCESS); /* warm-up: the handle's first call is not capturable */
+    CHECK_EQ(d->StreamSynchronize(s), 0);
     CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
     CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const float*)(size_t)dA, M,
                                   (const float*)(size_t)dB, K, &beta, (float*)(size_t)dC, M),
@@ -298,6 +304,9 @@ OT_TEST(capture_without_user_workspace_fails) {
         dA = upload(d, NULL, 16);
         REQUIRE(dA && d->MemAlloc(&ws, 1 << 16) == 0 && d->StreamCreate(&s, 1) == 0);
         CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, 1 << 16), OPARA_CUBLAS_STATUS_SUCCESS);
+        CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, &alpha, (const float*)(size_t)dA,
+                                      4, (const float*)(size_t)dA, 4, &beta, (float*)(size_t)dA, 4),
+                 OPARA_CUBLAS_STATUS_SUCCESS); /* warm-up */
         CHECK_EQ(b.lib.cublasSetStream_v2(b.h, (opara_CUstream)s), OPARA_CUBLAS_STATUS_SUCCESS); /* drops it */
         CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
         CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, &alpha, (const float*)(size_t)dA,
@@ -328,6 +337,333 @@ OT_TEST(handle_calls_during_capture_are_unsafe) { /* cublasCreate allocates devi
     }
 }
 
+
+/* The operand precision NVIDIA documents per math mode and compute type (cublas_api.h cublasMath_t,
+ * cublasComputeType_t), against a reference that rounds the operands itself: TF32 = 10 explicit mantissa
+ * bits, nearest, ties away from zero (crt/mma.h __float_to_tf32, PTX cvt.rna.tf32.f32); FP16 and BF16 =
+ * round-to-nearest-even. On a real GPU only the documented FP32 cases are checked (a library "allows" TF32
+ * but need not use it on a tiny GEMM); the emulator is switched to an H100 and a Turing profile. */
+static float round_bits(float v, int keep) { /* nearest, ties away, to `keep` explicit mantissa bits */
+    union { float f; unsigned int u; } b;
+    unsigned int drop = 23u - (unsigned int)keep;
+    b.f = v;
+    b.u = (b.u + (1u << (drop - 1))) & ~((1u << drop) - 1u);
+    return b.f;
+}
+
+static float round_even_bits(float v, int keep) {
+    union { float f; unsigned int u; } b;
+    unsigned int drop = 23u - (unsigned int)keep;
+    b.f = v;
+    b.u = (b.u + (1u << (drop - 1)) - 1u + ((b.u >> drop) & 1u)) & ~((1u << drop) - 1u);
+    return b.f;
+}
+
+enum { PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16 };
+
+/* C = A B for a 2x2x4 GEMM whose operands tell the precisions apart: 1 + 2^-11 is a TF32 tie (away: 1 + 2^-10;
+ * even: 1), 1 + 2^-12 vanishes in TF32, 70000 overflows FP16, 1 + 2^-9 vanishes in BF16. */
+static const float tf32_a[8] = {1.00048828125f, 1.000244140625f, -1.00048828125f, 3.0f,
+                                1.001953125f,  0.1f,             70000.0f,        -2.5f};
+static const float tf32_b[8] = {1.0f, 0.5f, 0.25f, 1.000244140625f, 2.0f, -1.0f, 1.00048828125f, 0.1f};
+
+static void tf32_reference(int prec, double want[4]) {
+    int i, j, l;
+    for (i = 0; i < 2; i++)
+        for (j = 0; j < 2; j++) {
+            double acc = 0;
+            for (l = 0; l < 4; l++) {
+                float a = tf32_a[i + 2 * l], b = tf32_b[l + 4 * j];
+                if (prec == PREC_TF32) a = round_bits(a, 10), b = round_bits(b, 10);
+                if (prec == PREC_BF16) a = round_even_bits(a, 7), b = round_even_bits(b, 7);
+                if (prec == PREC_FP16) {
+                    a = fabsf(a) >= 65520.0f ? (a < 0 ? -INFINITY : INFINITY) : round_even_bits(a, 10);
+                    b = fabsf(b) >= 65520.0f ? (b < 0 ? -INFINITY : INFINITY) : round_even_bits(b, 10);
+                }
+                acc += (double)a * b;
+            }
+            want[i + 2 * j] = acc;
+        }
+}
+
+/* Runs the GEMM with a math mode and compute type; returns 1 when the result equals the reference of prec. */
+static int gemm_precision_is(opara_test* T, blas* b, tcu_devptr dA, tcu_devptr dB, tcu_devptr dC, opara_cublasMath_t math,
+                             opara_cublasComputeType_t ct, int prec) {
+    float alpha = 1.0f, beta = 0.0f, got[4];
+    double want[4];
+    int i, same = 1;
+    CHECK_EQ(b->lib.cublasSetMathMode(b->h, math), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(b->lib.cublasGemmEx(b->h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 2, 2, 4, &alpha, (const void*)(size_t)dA,
+                                 OPARA_CUDA_R_32F, 2, (const void*)(size_t)dB, OPARA_CUDA_R_32F, 4, &beta, (void*)(size_t)dC,
+                                 OPARA_CUDA_R_32F, 2, ct, OPARA_CUBLAS_GEMM_DEFAULT),
+             OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(b->d->MemcpyDtoH(got, dC, sizeof got), 0);
+    tf32_reference(prec, want);
+    for (i = 0; i < 4; i++) /* FP32 accumulation of 4 products: a few float ulps */
+        same &= (isinf(want[i]) ? got[i] == want[i] : fabs(got[i] - want[i]) <= 1e-6 * (1 + fabs(want[i])));
+    if (!same) OT_LOG("math %d compute %d: C = %.9g %.9g %.9g %.9g", (int)math, (int)ct, got[0], got[1], got[2], got[3]);
+    return same;
+}
+
+OT_TEST(operand_precision_follows_math_mode_and_compute_type) {
+    tcu_devptr dA, dB, dC;
+    blas b2;
+    double exact[4], tf32[4];
+    BLAS(b, d);
+    tf32_reference(PREC_FP32, exact);
+    tf32_reference(PREC_TF32, tf32);
+    REQUIRE(exact[0] != tf32[0] && exact[1] != tf32[1]); /* the data tells the precisions apart */
+    dA = upload(d, tf32_a, 8);
+    dB = upload(d, tf32_b, 8);
+    dC = upload(d, NULL, 4);
+    REQUIRE(dA && dB && dC);
+    /* documented everywhere: FP32 GEMMs keep FP32 with the default and pedantic modes */
+    CHECK(gemm_precision_is(T, &b, dA, dB, dC, OPARA_CUBLAS_DEFAULT_MATH, OPARA_CUBLAS_COMPUTE_32F, PREC_FP32));
+    CHECK(gemm_precision_is(T, &b, dA, dB, dC, OPARA_CUBLAS_PEDANTIC_MATH, OPARA_CUBLAS_COMPUTE_32F, PREC_FP32));
+    CHECK(gemm_precision_is(T, &b, dA, dB, dC, OPARA_CUBLAS_TF32_TENSOR_OP_MATH, OPARA_CUBLAS_COMPUTE_32F_PEDANTIC,
+                            PREC_FP32));
+    if (d->emu_config_str) { /* the emulated H100: exactly the documented choices */
+        d->emu_config_str("device", "h100");
+        if (blas_open(&b2, d) == 0) {
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_DEFAULT_MATH, OPARA_CUBLAS_COMPUTE_32F, PREC_FP32));
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_TF32_TENSOR_OP_MATH, OPARA_CUBLAS_COMPUTE_32F, PREC_TF32));
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_DEFAULT_MATH, OPARA_CUBLAS_COMPUTE_32F_FAST_TF32,
+                                    PREC_TF32));
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_DEFAULT_MATH, OPARA_CUBLAS_COMPUTE_32F_FAST_16BF,
+                                    PREC_BF16));
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_DEFAULT_MATH, OPARA_CUBLAS_COMPUTE_32F_FAST_16F,
+                                    PREC_FP16));
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_TENSOR_OP_MATH, OPARA_CUBLAS_COMPUTE_32F, PREC_FP16));
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_PEDANTIC_MATH, OPARA_CUBLAS_COMPUTE_32F, PREC_FP32));
+            setenv("NVIDIA_TF32_OVERRIDE", "0", 1); /* documented kill switch */
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_TF32_TENSOR_OP_MATH, OPARA_CUBLAS_COMPUTE_32F, PREC_FP32));
+            unsetenv("NVIDIA_TF32_OVERRIDE");
+        } else {
+            CHECK(!"cuBLAS handle on the emulated H100");
+        }
+        blas_close(&b2);
+        d->emu_config_str("device", "rtx2080super"); /* Turing: no TF32, no BF16 tensor cores */
+        if (blas_open(&b2, d) == 0) {
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_TF32_TENSOR_OP_MATH, OPARA_CUBLAS_COMPUTE_32F, PREC_FP32));
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_DEFAULT_MATH, OPARA_CUBLAS_COMPUTE_32F_FAST_16BF,
+                                    PREC_FP32));
+            CHECK(gemm_precision_is(T, &b2, dA, dB, dC, OPARA_CUBLAS_DEFAULT_MATH, OPARA_CUBLAS_COMPUTE_32F_FAST_16F,
+                                    PREC_FP16));
+        }
+        blas_close(&b2);
+        d->emu_config_str("device", "");
+    }
+    d->MemFree(dA);
+    d->MemFree(dB);
+    d->MemFree(dC);
+    blas_close(&b);
+}
+
+
+/* A GEMM from a thread that does not have the handle's context current. */
+typedef struct blas_thread {
+    blas* b;
+    tcu_ctx ctx;
+    tcu_devptr p;
+    opara_cublasStatus_t none, pushed, destroy_none;
+} blas_thread;
+
+static opara_cublasStatus_t small_gemm(blas* b, tcu_devptr p) {
+    float alpha = 1.0f, beta = 0.0f;
+    return b->lib.cublasSgemm_v2(b->h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, &alpha, (const float*)(size_t)p, 4,
+                                 (const float*)(size_t)p, 4, &beta, (float*)(size_t)(p + 64), 4);
+}
+
+static void* blas_other_thread(void* arg) {
+    blas_thread* t = (blas_thread*)arg;
+    t->none = small_gemm(t->b, t->p);
+    t->destroy_none = t->b->lib.cublasDestroy_v2(t->b->h); /* refused: the handle stays valid */
+    if (t->b->d->CtxPushCurrent(t->ctx) == 0) {
+        t->pushed = small_gemm(t->b, t->p);
+        t->b->d->CtxSynchronize();
+        t->b->d->CtxPopCurrent(NULL);
+    }
+    return NULL;
+}
+
+/* [EMU] the library needs the handle's context current on the calling thread (docs/TESTING-GPU.md). */
+OT_TEST(gemm_needs_the_handle_context_current) {
+    blas_thread t;
+    pthread_t th;
+    float ones[32];
+    int i;
+    BLAS_EMU(b, d);
+    for (i = 0; i < 32; i++) ones[i] = 1.0f;
+    memset(&t, 0, sizeof t);
+    t.b = &b;
+    t.p = upload(d, ones, 32);
+    REQUIRE(t.p && d->CtxGetCurrent(&t.ctx) == 0);
+    REQUIRE(pthread_create(&th, NULL, blas_other_thread, &t) == 0);
+    pthread_join(th, NULL);
+    CHECK_EQ(t.none, OPARA_CUBLAS_STATUS_EXECUTION_FAILED);
+    CHECK_EQ(t.destroy_none, OPARA_CUBLAS_STATUS_INTERNAL_ERROR);
+    CHECK_EQ(t.pushed, OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(ones, t.p + 64, 16 * sizeof(float)), 0);
+    CHECK(ones[0] == 4.0f && ones[15] == 4.0f);
+    d->MemFree(t.p);
+    blas_close(&b);
+}
+
+/* [EMU] GEMM operands must be 16-byte aligned (cuBLAS documents no status: INVALID_VALUE); nothing runs. */
+OT_TEST(misaligned_gemm_operands_are_refused) {
+    float alpha = 1.0f, beta = 0.0f, zero = 0.0f;
+    tcu_devptr p;
+    BLAS_EMU(b, d);
+    p = upload(d, NULL, 128);
+    REQUIRE(p);
+#define G(a, bb, c, al)                                                                                          \
+    b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, al, (const float*)(size_t)(a), 4,    \
+                         (const float*)(size_t)(bb), 4, &beta, (float*)(size_t)(c), 4)
+    CHECK_EQ(G(p + 4, p, p + 256, &alpha), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(G(p, p + 8, p + 256, &alpha), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(G(p, p, p + 260, &alpha), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(G(p + 4, p + 8, p + 256, &zero), OPARA_CUBLAS_STATUS_SUCCESS); /* alpha 0: A and B are not read */
+    CHECK_EQ(G(p + 16, p + 32, p + 256, &alpha), OPARA_CUBLAS_STATUS_SUCCESS);
+    d->emu_config("lib_align", 0);
+    CHECK_EQ(G(p + 4, p + 8, p + 260, &alpha), OPARA_CUBLAS_STATUS_SUCCESS);
+    d->emu_config("lib_align", 16);
+#undef G
+    CHECK_EQ(d->CtxSynchronize(), 0);
+    d->MemFree(p);
+    blas_close(&b);
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A handle's first call sets up device memory (and costs time): captured without a warm-up it fails and
+ * invalidates a GLOBAL capture; a RELAXED capture allows the allocation; after a warm-up capture works. */
+OT_TEST(first_call_of_a_handle_cannot_be_captured) {
+    float alpha = 1.0f, beta = 0.0f;
+    tcu_devptr p, ws;
+    tcu_stream s;
+    tcu_graph g = NULL;
+    double t0, first;
+    opara_cublasHandle_t h2 = NULL;
+    BLAS_EMU(b, d);
+    p = upload(d, NULL, 64);
+    REQUIRE(p && d->MemAlloc(&ws, 1 << 16) == 0 && d->StreamCreate(&s, 1) == 0);
+    CHECK_EQ(d->MemsetD32Async(p, 0, 64, s), 0);
+    CHECK_EQ(b.lib.cublasSetStream_v2(b.h, (opara_CUstream)s), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, 1 << 16), OPARA_CUBLAS_STATUS_SUCCESS);
+#define GEMM(h)                                                                                                  \
+    b.lib.cublasSgemm_v2(h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 4, 4, 4, &alpha, (const float*)(size_t)p, 4,      \
+                         (const float*)(size_t)p, 4, &beta, (float*)(size_t)(p + 64), 4)
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+    CHECK_EQ(GEMM(b.h), OPARA_CUBLAS_STATUS_ALLOC_FAILED);
+    CHECK_EQ(d->StreamEndCapture(s, &g), TCU_CAPTURE_INVALIDATED);
+    if (g) d->GraphDestroy(g);
+    g = NULL;
+    CHECK_EQ(d->StreamBeginCapture(s, 2), 0); /* RELAXED: the set-up allocation is allowed */
+    CHECK_EQ(GEMM(b.h), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->StreamEndCapture(s, &g), 0);
+    if (g) d->GraphDestroy(g);
+    g = NULL;
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0); /* set up by now: captures */
+    CHECK_EQ(GEMM(b.h), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->StreamEndCapture(s, &g), 0);
+    if (g) d->GraphDestroy(g);
+    /* the first call of a new handle costs its set-up time on the calling thread */
+    d->emu_config("handle_first_use_us", 30000);
+    REQUIRE(b.lib.cublasCreate_v2(&h2) == OPARA_CUBLAS_STATUS_SUCCESS);
+    t0 = now_ms();
+    CHECK_EQ(GEMM(h2), OPARA_CUBLAS_STATUS_SUCCESS);
+    first = now_ms() - t0;
+    OT_LOG("first GEMM of a handle: %.1f ms", first);
+    CHECK(first >= 30.0);
+    d->emu_config("handle_first_use_us", 1000);
+#undef GEMM
+    CHECK_EQ(d->CtxSynchronize(), 0);
+    b.lib.cublasDestroy_v2(h2);
+    blas_close(&b);
+    d->StreamDestroy(s);
+    d->MemFree(p);
+    d->MemFree(ws);
+}
+
+/* Node types of a captured graph: counts of kernel (0) and memset (2) nodes; edges through *n_edges. */
+static void graph_shape(tcu_driver* d, tcu_graph g, int* kernels, int* memsets, size_t* n_edges) {
+    tcu_node nodes[32];
+    size_t n = 32, i;
+    int type;
+    *kernels = *memsets = 0;
+    if (d->GraphGetNodes(g, nodes, &n) != 0) return;
+    for (i = 0; i < n && i < 32; i++)
+        if (d->GraphNodeGetType(nodes[i], &type) == 0) {
+            *kernels += type == 0;
+            *memsets += type == 2;
+        }
+    *n_edges = 0;
+    d->GraphGetEdges(g, NULL, NULL, NULL, n_edges);
+}
+
+/* One call of a long reduction into a small output is several device operations, as in cuBLAS (split-K:
+ * a memset, the partial products, a reduction; docs/TESTING-GPU.md). Each variant is captured, replayed and
+ * compared with the reference; without enough workspace the same call is one kernel. */
+OT_TEST(long_reductions_become_several_nodes) {
+    enum { M = 16, N = 8, K = 1024 };
+    static float A[M * K], B[K * N];
+    float got[M * N], alpha = 0.5f, beta = 0.0f;
+    double want[M * N];
+    tcu_devptr dA, dB, dC, ws;
+    tcu_stream s;
+    int pass, kernels, memsets;
+    size_t edges;
+    BLAS_EMU(b, d);
+    tcu_fill(A, M * K, 81);
+    tcu_fill(B, K * N, 82);
+    ref_gemm(0, 0, M, N, K, alpha, A, M, B, K, beta, NULL, M, want);
+    dA = upload(d, A, M * K);
+    dB = upload(d, B, K * N);
+    dC = upload(d, NULL, M * N);
+    REQUIRE(dA && dB && dC && d->MemAlloc(&ws, 1 << 16) == 0 && d->StreamCreate(&s, 1) == 0);
+    CHECK_EQ(b.lib.cublasSetStream_v2(b.h, (opara_CUstream)s), OPARA_CUBLAS_STATUS_SUCCESS);
+    for (pass = 0; pass < 2; pass++) { /* 64 KiB holds 8 partials of 16 x 8; 512 bytes not even 2 */
+        tcu_graph g = NULL;
+        tcu_exec e = NULL;
+        CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, pass == 0 ? 1 << 16 : 512), 0);
+        CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const float*)(size_t)dA,
+                                      M, (const float*)(size_t)dB, K, &beta, (float*)(size_t)dC, M),
+                 OPARA_CUBLAS_STATUS_SUCCESS); /* eager (and the handle's warm-up) */
+        CHECK_EQ(d->StreamSynchronize(s), 0); /* s is non-blocking: the legacy-stream copy would not wait */
+        CHECK_EQ(d->MemcpyDtoH(got, dC, sizeof got), 0);
+        CHECK(tcu_first_mismatch(want, got, M * N, 1e-5) == M * N);
+        CHECK_EQ(d->MemsetD32Async(dC, 0xffffffffu, M * N, s), 0); /* NaN: the replay must write C */
+        CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+        CHECK_EQ(b.lib.cublasSgemm_v2(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, M, N, K, &alpha, (const float*)(size_t)dA,
+                                      M, (const float*)(size_t)dB, K, &beta, (float*)(size_t)dC, M),
+                 OPARA_CUBLAS_STATUS_SUCCESS);
+        REQUIRE(d->StreamEndCapture(s, &g) == 0 && g);
+        graph_shape(d, g, &kernels, &memsets, &edges);
+        OT_LOG("workspace %d: %d kernel nodes, %d memset nodes, %zu edges", pass == 0 ? 1 << 16 : 512, kernels,
+               memsets, edges);
+        CHECK_EQ(kernels, pass == 0 ? 2 : 1);
+        CHECK_EQ(memsets, pass == 0 ? 1 : 0);
+        CHECK_EQ(edges, pass == 0 ? 2 : 0); /* a chain: memset -> partial GEMM -> reduction */
+        CHECK_EQ(d->GraphInstantiate(&e, g, 0), 0);
+        CHECK_EQ(d->GraphLaunch(e, s), 0);
+        CHECK_EQ(d->StreamSynchronize(s), 0);
+        CHECK_EQ(d->MemcpyDtoH(got, dC, sizeof got), 0);
+        CHECK(tcu_first_mismatch(want, got, M * N, 1e-5) == M * N);
+        d->GraphExecDestroy(e);
+        d->GraphDestroy(g);
+    }
+    blas_close(&b);
+    d->StreamDestroy(s);
+    d->MemFree(dA);
+    d->MemFree(dB);
+    d->MemFree(dC);
+    d->MemFree(ws);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(loader_finds_every_cublas_entry_point),
     OT_CASE(sgemm_matches_reference_for_every_transpose),
@@ -336,6 +672,11 @@ static const opara_test_case tests[] = {
     OT_CASE(captured_sgemm_is_kernel_work_and_replays),
     OT_CASE(capture_without_user_workspace_fails),
     OT_CASE(handle_calls_during_capture_are_unsafe),
+    OT_CASE(operand_precision_follows_math_mode_and_compute_type),
+    OT_CASE(gemm_needs_the_handle_context_current),
+    OT_CASE(misaligned_gemm_operands_are_refused),
+    OT_CASE(first_call_of_a_handle_cannot_be_captured),
+    OT_CASE(long_reductions_become_several_nodes),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

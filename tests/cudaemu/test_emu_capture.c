@@ -319,6 +319,7 @@ static void run_other_thread(thread_probe* t) {
     pthread_t th;
     t->d->PrimaryCtxRetain(&t->ctx, 0);
     if (pthread_create(&th, NULL, other_thread, t) == 0) pthread_join(th, NULL);
+    t->d->PrimaryCtxRelease(0);
 }
 
 OT_TEST(other_threads_see_global_captures_only) { /* rule 1.5 */

@@ -8,6 +8,8 @@
 #include "opara_cuda.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "emu_test.h"
 
@@ -267,7 +269,7 @@ OT_TEST(bias_activation_into_strided_output) {
     float x[2 * 4 * 6 * 5], w[6 * 2 * 3 * 3], z[2 * 6 * 6 * 5], bias[6], alpha1 = 1.25f, alpha2 = 0.5f;
     float got[2 * 10 * 6 * 5];
     double conv[2 * 6 * 6 * 5], want[2 * 6 * 6 * 5];
-    int dims[4], strides[4], n, k, i, total_c = 10, c0 = 3, hw = 30;
+    int dims[4], strides[4], n, k, i, total_c = 10, c0 = 4, hw = 30; /* slice at 480 bytes: 16-byte aligned */
     size_t bad, cnt = 0;
     tcu_devptr dx, dw, dz, db, dy;
     DNN(N, d);
@@ -429,6 +431,11 @@ OT_TEST(captured_convolution_is_kernel_work_and_replays) {
     dy = upload(d, NULL, ny);
     REQUIRE(dx && dw && db && dy && d->StreamCreate(&s, 1) == 0);
     CHECK_EQ(N.lib.cudnnSetStream(N.h, (opara_CUstream)s), 0);
+    CHECK_EQ(N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv,
+                                           OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &beta, D.y,
+                                           (void*)(size_t)dy),
+             0); /* warm-up: the handle's first call is not capturable */
+    CHECK_EQ(d->StreamSynchronize(s), 0);
     CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
     CHECK_EQ(N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv,
                                            OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &beta, D.y,
@@ -460,6 +467,398 @@ OT_TEST(captured_convolution_is_kernel_work_and_replays) {
     d->MemFree(dw);
     d->MemFree(db);
     d->MemFree(dy);
+}
+
+
+/* ---------------------------------------------------------------- math types (TF32) */
+
+/* Operand rounding from its definition: TF32 = 10 explicit mantissa bits, nearest, ties away from zero
+ * (crt/mma.h __float_to_tf32 = cvt.rna.tf32.f32); FP16 = round-to-nearest-even (the test data is in range). */
+enum { PREC_FP32, PREC_TF32, PREC_FP16 };
+
+static float round_operand(float v, int prec) {
+    union { float f; unsigned int u; } b;
+    b.f = v;
+    if (prec == PREC_TF32) b.u = (b.u + 0x1000u) & ~0x1fffu;
+    if (prec == PREC_FP16) b.u = (b.u + 0xfffu + ((b.u >> 13) & 1u)) & ~0x1fffu;
+    return b.f;
+}
+
+/* Convolution of cases[0] with a math type and algorithm; 1 when y equals the reference in precision prec. */
+static int conv_precision_is(opara_test* T, dnn* N, opara_cudnnMathType_t math, opara_cudnnConvolutionFwdAlgo_t algo,
+                             int prec) {
+    const conv_case* p = &cases[0];
+    tcu_driver* d = N->d;
+    conv_descs D;
+    float x[2 * 3 * 7 * 9], w[4 * 3 * 3 * 3], rx[2 * 3 * 7 * 9], rw[4 * 3 * 3 * 3], got[2 * 4 * 7 * 9];
+    float alpha = 1.0f, beta = 0.0f;
+    double want[2 * 4 * 7 * 9];
+    size_t i, ny = sizeof got / 4, ws_bytes = 0, bad;
+    tcu_devptr dx, dw, dy, dws = 0;
+    if (descs_make(&N->lib, p, &D) != 0 || (size_t)D.on * D.oc * D.oh * D.ow != ny) {
+        CHECK(!"descriptors of cases[0]");
+        return 0;
+    }
+    CHECK_EQ(N->lib.cudnnSetConvolutionMathType(D.conv, math), OPARA_CUDNN_STATUS_SUCCESS);
+    tcu_fill(x, sizeof x / 4, 71);
+    tcu_fill(w, sizeof w / 4, 72);
+    for (i = 0; i < sizeof x / 4; i++) rx[i] = round_operand(x[i], prec);
+    for (i = 0; i < sizeof w / 4; i++) rw[i] = round_operand(w[i], prec);
+    ref_conv(p, rx, rw, want);
+    CHECK_EQ(N->lib.cudnnGetConvolutionForwardWorkspaceSize(N->h, D.x, D.w, D.conv, D.y, algo, &ws_bytes), 0);
+    dx = upload(d, x, sizeof x / 4);
+    dw = upload(d, w, sizeof w / 4);
+    dy = upload(d, NULL, ny);
+    CHECK(dx && dw && dy && (ws_bytes == 0 || (dws = upload(d, NULL, ws_bytes / 4 + 1)) != 0));
+    CHECK_EQ(N->lib.cudnnConvolutionForward(N->h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv,
+                                            algo, (void*)(size_t)dws, ws_bytes, &beta, D.y, (void*)(size_t)dy),
+             OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(got, dy, sizeof got), 0);
+    bad = tcu_first_mismatch(want, got, ny, 1e-5);
+    if (bad != ny) OT_LOG("math %d algo %d precision %d: y[%zu] = %.9g, want %.9g", (int)math, (int)algo, prec, bad, got[bad], want[bad]);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(dy);
+    if (dws) d->MemFree(dws);
+    descs_free(&N->lib, &D);
+    return bad == ny;
+}
+
+/* The math type the v7 heuristics report for algo on cases[0] with the descriptor's math type m (-1: absent). */
+static int reported_math(dnn* N, opara_cudnnMathType_t m, opara_cudnnConvolutionFwdAlgo_t algo) {
+    opara_cudnnConvolutionFwdAlgoPerf_t perf[8];
+    conv_descs D;
+    int got = 0, i, math = -1;
+    if (descs_make(&N->lib, &cases[0], &D) != 0 || N->lib.cudnnSetConvolutionMathType(D.conv, m) != 0) return -2;
+    if (N->lib.cudnnGetConvolutionForwardAlgorithm_v7(N->h, D.x, D.w, D.conv, D.y, 8, &got, perf) == 0)
+        for (i = 0; i < got; i++)
+            if (perf[i].algo == algo) math = (int)perf[i].mathType;
+    descs_free(&N->lib, &D);
+    return math;
+}
+
+/* cudnnMathType_t: "with NVIDIA Ampere architecture, CUDNN_DEFAULT_MATH permits TF32 Tensor Core operation and
+ * CUDNN_FMA_MATH does not"; so an FP32 convolution with the default math type is TF32-rounded on an H100.
+ * FMA_MATH is exact everywhere (also checked on a real GPU); the rest is checked on the emulated H100 and
+ * Turing (which algorithms have tensor-core kernels is the emulator's choice, docs/TESTING-GPU.md). */
+OT_TEST(convolution_precision_follows_math_type) {
+    dnn H;
+    DNN(N, d);
+    CHECK(conv_precision_is(T, &N, OPARA_CUDNN_FMA_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_FP32));
+    CHECK(conv_precision_is(T, &N, OPARA_CUDNN_FMA_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, PREC_FP32));
+    if (d->emu_config_str) {
+        d->emu_config_str("device", "h100");
+        if (dnn_open(&H, d) == 0) {
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_TF32));
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_TENSOR_OP_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
+                                    PREC_TF32));
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_FMA_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, PREC_FP32));
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT, PREC_FP32));
+            CHECK_EQ(reported_math(&H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
+                     OPARA_CUDNN_TENSOR_OP_MATH);
+            CHECK_EQ(reported_math(&H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_FFT), OPARA_CUDNN_FMA_MATH);
+            CHECK_EQ(reported_math(&H, OPARA_CUDNN_FMA_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
+                     OPARA_CUDNN_FMA_MATH);
+            setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_FP32));
+            CHECK_EQ(reported_math(&H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
+                     OPARA_CUDNN_FMA_MATH);
+            unsetenv("NVIDIA_TF32_OVERRIDE");
+        } else {
+            CHECK(!"cuDNN handle on the emulated H100");
+        }
+        dnn_close(&H);
+        d->emu_config_str("device", "rtx2080super");
+        if (dnn_open(&H, d) == 0) {
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_FP32));
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_TENSOR_OP_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_FP32));
+            CHECK(conv_precision_is(T, &H, OPARA_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION,
+                                    OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, PREC_FP16));
+            CHECK_EQ(reported_math(&H, OPARA_CUDNN_DEFAULT_MATH, OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
+                     OPARA_CUDNN_FMA_MATH);
+        }
+        dnn_close(&H);
+        d->emu_config_str("device", "");
+    }
+    dnn_close(&N);
+}
+
+
+/* cudnnAddTensor from a thread that does not have the handle's context current. */
+typedef struct dnn_thread {
+    dnn* n;
+    tcu_ctx ctx;
+    opara_cudnnTensorDescriptor_t t;
+    tcu_devptr p;
+    opara_cudnnStatus_t none, pushed;
+} dnn_thread;
+
+static opara_cudnnStatus_t add_ones(dnn_thread* t) {
+    float alpha = 1.0f, beta = 1.0f;
+    return t->n->lib.cudnnAddTensor(t->n->h, &alpha, t->t, (const void*)(size_t)t->p, &beta, t->t,
+                                    (void*)(size_t)(t->p + 256));
+}
+
+static void* dnn_other_thread(void* arg) {
+    dnn_thread* t = (dnn_thread*)arg;
+    t->none = add_ones(t);
+    if (t->n->d->CtxPushCurrent(t->ctx) == 0) {
+        t->pushed = add_ones(t);
+        t->n->d->CtxSynchronize();
+        t->n->d->CtxPopCurrent(NULL);
+    }
+    return NULL;
+}
+
+/* [EMU] the library needs the handle's context current on the calling thread: 5001 otherwise. */
+OT_TEST(execution_needs_the_handle_context_current) {
+    dnn_thread t;
+    pthread_t th;
+    float v[128];
+    int i;
+    dnn N;
+    TCU_REQUIRE_EMULATOR(d);
+    DNN_OPEN(N, d);
+    for (i = 0; i < 128; i++) v[i] = 1.0f;
+    memset(&t, 0, sizeof t);
+    t.n = &N;
+    t.p = upload(d, v, 128);
+    REQUIRE(t.p && d->CtxGetCurrent(&t.ctx) == 0 && N.lib.cudnnCreateTensorDescriptor(&t.t) == 0);
+    CHECK_EQ(N.lib.cudnnSetTensor4dDescriptor(t.t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, 4, 4, 4), 0);
+    REQUIRE(pthread_create(&th, NULL, dnn_other_thread, &t) == 0);
+    pthread_join(th, NULL);
+    CHECK_EQ(t.none, OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER);
+    CHECK_EQ(t.pushed, OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(d->MemcpyDtoH(v, t.p + 256, 64 * sizeof(float)), 0);
+    CHECK(v[0] == 2.0f && v[63] == 2.0f);
+    N.lib.cudnnDestroyTensorDescriptor(t.t);
+    d->MemFree(t.p);
+    dnn_close(&N);
+}
+
+
+/* [EMU] Library data pointers must be 16-byte aligned (docs/TESTING-GPU.md): cuDNN's documented status for a
+ * misaligned pointer is CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER. A channel slice at an odd offset, as a
+ * Concat input written in place can be, is refused; with the rule off (lib_align 0) it runs. */
+OT_TEST(misaligned_pointers_are_refused) {
+    conv_descs D;
+    opara_cudnnTensorDescriptor_t t;
+    float alpha = 1.0f, beta = 0.0f;
+    tcu_devptr dx, dw, dy;
+    DNN(N, d);
+    if (!d->emu_config) {
+        dnn_close(&N);
+        SKIP("emulator-only rule (NVIDIA's cuDNN accepts 4-byte aligned FP32 data)");
+    }
+    REQUIRE(descs_make(&N.lib, &cases[0], &D) == 0 && N.lib.cudnnCreateTensorDescriptor(&t) == 0);
+    CHECK_EQ(N.lib.cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, 2, 2, 2), 0);
+    dx = upload(d, NULL, 2 * 3 * 7 * 9 + 4);
+    dw = upload(d, NULL, 4 * 3 * 9 + 4);
+    dy = upload(d, NULL, 2 * 4 * 7 * 9 + 4);
+    REQUIRE(dx && dw && dy);
+    CHECK_EQ(d->MemsetD32Async(dx, 0, 2 * 3 * 7 * 9 + 4, TCU_LEGACY), 0);
+    CHECK_EQ(d->MemsetD32Async(dw, 0, 4 * 3 * 9 + 4, TCU_LEGACY), 0);
+#define FWD(px, py)                                                                                                \
+    N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)(px), D.w, (const void*)(size_t)dw, D.conv, \
+                                  OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &beta, D.y, (void*)(size_t)(py))
+    CHECK_EQ(FWD(dx + 4, dy), OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+    CHECK_EQ(FWD(dx, dy + 8), OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+    CHECK_EQ(FWD(dx + 16, dy + 16), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(N.lib.cudnnAddTensor(N.h, &alpha, t, (const void*)(size_t)(dx + 4), &alpha, t, (void*)(size_t)dy),
+             OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+    d->emu_config("lib_align", 0);
+    CHECK_EQ(FWD(dx + 4, dy + 8), OPARA_CUDNN_STATUS_SUCCESS);
+    d->emu_config("lib_align", 16);
+#undef FWD
+    CHECK_EQ(d->CtxSynchronize(), 0);
+    N.lib.cudnnDestroyTensorDescriptor(t);
+    descs_free(&N.lib, &D);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(dy);
+    dnn_close(&N);
+}
+
+
+/* The handle's first execution call sets up device memory: inside a capture it fails
+ * (CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED) and the capture is invalidated; after a warm-up the
+ * same call captures. */
+OT_TEST(first_call_of_a_handle_cannot_be_captured) {
+    opara_cudnnTensorDescriptor_t t;
+    float v[16], alpha = 1.0f, beta = 1.0f;
+    tcu_devptr p;
+    tcu_stream s;
+    tcu_graph g = NULL;
+    int i;
+    dnn N;
+    TCU_REQUIRE_EMULATOR(d);
+    DNN_OPEN(N, d);
+    for (i = 0; i < 16; i++) v[i] = 1.0f;
+    p = upload(d, v, 16);
+    REQUIRE(p && d->StreamCreate(&s, 1) == 0 && N.lib.cudnnCreateTensorDescriptor(&t) == 0);
+    CHECK_EQ(N.lib.cudnnSetTensor4dDescriptor(t, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, 1, 2, 2), 0);
+    CHECK_EQ(N.lib.cudnnSetStream(N.h, (opara_CUstream)s), 0);
+#define ADD() N.lib.cudnnAddTensor(N.h, &alpha, t, (const void*)(size_t)p, &beta, t, (void*)(size_t)(p + 32))
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+    CHECK_EQ(ADD(), OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED);
+    CHECK_EQ(d->StreamEndCapture(s, &g), TCU_CAPTURE_INVALIDATED);
+    if (g) d->GraphDestroy(g);
+    g = NULL;
+    CHECK_EQ(ADD(), OPARA_CUDNN_STATUS_SUCCESS); /* warm-up */
+    CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+    CHECK_EQ(ADD(), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(d->StreamEndCapture(s, &g), 0);
+    if (g) d->GraphDestroy(g);
+#undef ADD
+    CHECK_EQ(d->StreamSynchronize(s), 0);
+    N.lib.cudnnDestroyTensorDescriptor(t);
+    d->StreamDestroy(s);
+    d->MemFree(p);
+    dnn_close(&N);
+}
+
+
+/* A convolution with a workspace algorithm is a filter transform kernel then the convolution kernel (two
+ * nodes, one edge, when captured); IMPLICIT_GEMM is one kernel. Each replay matches the reference. */
+OT_TEST(workspace_algorithms_are_several_kernels) {
+    static const opara_cudnnConvolutionFwdAlgo_t algos[3] = {OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
+                                                             OPARA_CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
+                                                             OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM};
+    const conv_case* p = &cases[0];
+    conv_descs D;
+    float x[2 * 3 * 7 * 9], w[4 * 3 * 3 * 3], got[2 * 4 * 7 * 9], alpha = 1.0f, beta = 0.0f;
+    double want[2 * 4 * 7 * 9];
+    tcu_devptr dx, dw, dy, dws;
+    tcu_stream s;
+    size_t ny = sizeof got / 4;
+    int a;
+    dnn N;
+    TCU_REQUIRE_EMULATOR(d);
+    DNN_OPEN(N, d);
+    REQUIRE(descs_make(&N.lib, p, &D) == 0);
+    tcu_fill(x, sizeof x / 4, 91);
+    tcu_fill(w, sizeof w / 4, 92);
+    ref_conv(p, x, w, want);
+    dx = upload(d, x, sizeof x / 4);
+    dw = upload(d, w, sizeof w / 4);
+    dy = upload(d, NULL, ny);
+    dws = upload(d, NULL, 1 << 16);
+    REQUIRE(dx && dw && dy && dws && d->StreamCreate(&s, 1) == 0);
+    CHECK_EQ(N.lib.cudnnSetStream(N.h, (opara_CUstream)s), 0);
+    for (a = 0; a < 3; a++) {
+        tcu_graph g = NULL;
+        tcu_exec e = NULL;
+        tcu_node nodes[8];
+        size_t n = 8, edges = 0, bytes = 0, i;
+        int type, kernels = 0;
+        CHECK_EQ(N.lib.cudnnGetConvolutionForwardWorkspaceSize(N.h, D.x, D.w, D.conv, D.y, algos[a], &bytes), 0);
+        REQUIRE(bytes <= (1 << 18));
+#define FWD()                                                                                                      \
+    N.lib.cudnnConvolutionForward(N.h, &alpha, D.x, (const void*)(size_t)dx, D.w, (const void*)(size_t)dw, D.conv, \
+                                  algos[a], (void*)(size_t)dws, bytes, &beta, D.y, (void*)(size_t)dy)
+        CHECK_EQ(FWD(), 0); /* warm-up */
+        CHECK_EQ(d->StreamSynchronize(s), 0);
+        CHECK_EQ(d->MemsetD32Async(dws, 0xffffffffu, 1 << 16, s), 0); /* NaN: the replay's transform must run first */
+        CHECK_EQ(d->MemsetD32Async(dy, 0xffffffffu, ny, s), 0);
+        CHECK_EQ(d->StreamBeginCapture(s, 0), 0);
+        CHECK_EQ(FWD(), 0);
+#undef FWD
+        REQUIRE(d->StreamEndCapture(s, &g) == 0 && g);
+        CHECK_EQ(d->GraphGetNodes(g, nodes, &n), 0);
+        for (i = 0; i < n && i < 8; i++) kernels += d->GraphNodeGetType(nodes[i], &type) == 0 && type == 0;
+        CHECK_EQ(d->GraphGetEdges(g, NULL, NULL, NULL, &edges), 0);
+        CHECK_EQ(kernels, a < 2 ? 2 : 1);
+        CHECK_EQ(edges, a < 2 ? 1u : 0u);
+        CHECK_EQ(d->GraphInstantiate(&e, g, 0), 0);
+        CHECK_EQ(d->GraphLaunch(e, s), 0);
+        CHECK_EQ(d->StreamSynchronize(s), 0);
+        CHECK_EQ(d->MemcpyDtoH(got, dy, sizeof got), 0);
+        CHECK(tcu_first_mismatch(want, got, ny, 1e-5) == ny);
+        d->GraphExecDestroy(e);
+        d->GraphDestroy(g);
+    }
+    descs_free(&N.lib, &D);
+    dnn_close(&N);
+    d->StreamDestroy(s);
+    d->MemFree(dx);
+    d->MemFree(dw);
+    d->MemFree(dy);
+    d->MemFree(dws);
+}
+
+
+/* ---------------------------------------------------------------- the late-loaded sub-library */
+
+static int copy_file(const char* from, const char* to) {
+    char buf[65536];
+    size_t n;
+    int ok = 1;
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    if (!in || !out) ok = 0;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) ok = 0;
+    return ok;
+}
+
+/* Loads DIR/libcudnn.so.9 and records what the first calls give: version, handle, tensor descriptor,
+ * convolution descriptor (twice: the failure is not retried), output dimensions. */
+static void probe_main_library(opara_test* T, const char* dir, opara_cudnnStatus_t want_conv) {
+    char path[1200], err[1024];
+    opara_cuda_cudnn lib;
+    opara_cudnnHandle_t h = NULL;
+    opara_cudnnTensorDescriptor_t t = NULL;
+    opara_cudnnConvolutionDescriptor_t c = NULL;
+    int n, ch, hh, w;
+    snprintf(path, sizeof path, "%s/libcudnn.so.9", dir);
+    if (opara_cuda_cudnn_load(&lib, path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
+        OT_LOG("%s", err);
+        CHECK(!"the copied main library loads");
+        return;
+    }
+    CHECK_EQ(lib.cudnnGetVersion(), 91900u);
+    CHECK_EQ(lib.cudnnCreate(&h), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(lib.cudnnCreateTensorDescriptor(&t), OPARA_CUDNN_STATUS_SUCCESS);
+    CHECK_EQ(lib.cudnnCreateConvolutionDescriptor(&c), want_conv); /* the first call that needs libcudnn_cnn */
+    if (want_conv != OPARA_CUDNN_STATUS_SUCCESS) {
+        CHECK_EQ(lib.cudnnCreateConvolutionDescriptor(&c), want_conv);
+        CHECK_EQ(lib.cudnnGetConvolution2dForwardOutputDim(c, t, NULL, &n, &ch, &hh, &w), want_conv);
+    } else {
+        CHECK_EQ(lib.cudnnDestroyConvolutionDescriptor(c), OPARA_CUDNN_STATUS_SUCCESS);
+    }
+    lib.cudnnDestroyTensorDescriptor(t);
+    lib.cudnnDestroy(h);
+    opara_cuda_cudnn_unload(&lib);
+}
+
+/* cuDNN 9 loads libcudnn_cnn.so.9 at the first call of a convolution function, by bare name through its
+ * RUNPATH $ORIGIN and LD_LIBRARY_PATH (NVIDIA's 9.19 shim without the sub-library returns
+ * CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE from cudnnCreateConvolutionDescriptor and keeps doing so,
+ * while handles and tensor descriptors work). A copy of the fake's main library alone in a directory behaves
+ * so; with LD_LIBRARY_PATH naming the emulator's directory, or with the sub-library next to it, it works. */
+OT_TEST(missing_convolution_sublibrary_shows_at_the_first_descriptor) {
+    char dir[] = "/tmp/opara_emu_cudnn_XXXXXX", main_copy[1200], cnn_copy[1200];
+    char* saved = NULL;
+    const char* llp = getenv("LD_LIBRARY_PATH");
+    TCU_REQUIRE_EMULATOR(d);
+    if (getenv("OPARA_CUDNN") && *getenv("OPARA_CUDNN")) SKIP("OPARA_CUDNN is set: the fake is not the library under test");
+    REQUIRE(mkdtemp(dir) != NULL);
+    snprintf(main_copy, sizeof main_copy, "%s/libcudnn.so.9", dir);
+    snprintf(cnn_copy, sizeof cnn_copy, "%s/libcudnn_cnn.so.9", dir);
+    REQUIRE(copy_file(OPARA_EMU_LIB_DIR "/libcudnn.so", main_copy));
+    if (llp) saved = strdup(llp);
+    unsetenv("LD_LIBRARY_PATH"); /* read by the fake at its first convolution call, not by the loader here */
+    probe_main_library(T, dir, OPARA_CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE);
+    setenv("LD_LIBRARY_PATH", "/nonexistent:" OPARA_EMU_LIB_DIR, 1);
+    probe_main_library(T, dir, OPARA_CUDNN_STATUS_SUCCESS);
+    unsetenv("LD_LIBRARY_PATH");
+    CHECK(copy_file(OPARA_EMU_LIB_DIR "/libcudnn_cnn.so.9", cnn_copy));
+    probe_main_library(T, dir, OPARA_CUDNN_STATUS_SUCCESS);
+    if (saved) setenv("LD_LIBRARY_PATH", saved, 1);
+    free(saved);
+    unlink(cnn_copy);
+    unlink(main_copy);
+    rmdir(dir);
 }
 
 /* ---------------------------------------------------------------- the fake against NVIDIA's library */
@@ -627,6 +1026,12 @@ static const opara_test_case tests[] = {
     OT_CASE(captured_convolution_is_kernel_work_and_replays),
     OT_CASE(descriptors_agree_with_nvidia_cudnn),
     OT_CASE(handle_creation_during_capture_is_unsafe),
+    OT_CASE(convolution_precision_follows_math_type),
+    OT_CASE(execution_needs_the_handle_context_current),
+    OT_CASE(misaligned_pointers_are_refused),
+    OT_CASE(first_call_of_a_handle_cannot_be_captured),
+    OT_CASE(workspace_algorithms_are_several_kernels),
+    OT_CASE(missing_convolution_sublibrary_shows_at_the_first_descriptor),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

@@ -494,6 +494,284 @@ OT_TEST(divergent_barrier_fails_the_launch) {
     d->MemFree(y);
 }
 
+
+/* ---------------------------------------------------------------- current context (DRV cuCtx*) */
+
+/* A thread's contexts form a stack: push/pop, set replaces the top (NULL pops it), create pushes, destroy pops
+ * the calling thread's top. Every step is NVIDIA's documented behaviour, so this also runs on a real driver. */
+OT_TEST(context_stack_follows_push_pop_and_set) {
+    tcu_ctx primary = NULL, c = NULL, cur = (tcu_ctx)1, popped = NULL;
+    TCU_REQUIRE_DRIVER(d);
+    CHECK_EQ(d->CtxGetCurrent(&primary), 0);
+    REQUIRE(primary != NULL);
+    CHECK_EQ(d->CtxCreate(&c, 0, 0), 0); /* pushed: supplants the primary context */
+    CHECK_EQ(d->CtxGetCurrent(&cur), 0);
+    CHECK(cur == c);
+    CHECK_EQ(d->CtxPopCurrent(&popped), 0);
+    CHECK(popped == c);
+    CHECK_EQ(d->CtxGetCurrent(&cur), 0);
+    CHECK(cur == primary); /* the one below is current again */
+    CHECK_EQ(d->CtxPushCurrent(c), 0);
+    CHECK_EQ(d->CtxSetCurrent(primary), 0); /* replaces the top: [primary, primary] */
+    CHECK_EQ(d->CtxPopCurrent(&popped), 0);
+    CHECK(popped == primary);
+    CHECK_EQ(d->CtxGetCurrent(&cur), 0);
+    CHECK(cur == primary);
+    CHECK_EQ(d->CtxPopCurrent(&popped), 0); /* now empty */
+    CHECK_EQ(d->CtxGetCurrent(&cur), 0);
+    CHECK(cur == NULL);
+    CHECK_EQ(d->CtxPopCurrent(&popped), TCU_INVALID_CONTEXT);
+    CHECK_EQ(d->CtxSetCurrent(NULL), 0); /* a no-op on an empty stack */
+    CHECK_EQ(d->CtxSetCurrent(primary), 0); /* pushes onto the empty stack */
+    CHECK_EQ(d->CtxPushCurrent(c), 0);
+    CHECK_EQ(d->CtxDestroy(c), 0); /* current to this thread: popped */
+    CHECK_EQ(d->CtxGetCurrent(&cur), 0);
+    CHECK(cur == primary);
+    if (d->emu_config) CHECK_EQ(d->CtxPushCurrent(NULL), TCU_INVALID_VALUE); /* [EMU] */
+}
+
+/* What thread B gets for A's objects: with nothing current, with its own context, with A's pushed. */
+typedef struct ctx_probe {
+    tcu_driver* d;
+    tcu_ctx a_ctx, b_ctx, after_pop, after_destroy, popped;
+    tcu_stream s;
+    tcu_event e;
+    tcu_func f;
+    tcu_module m;
+    tcu_exec x;
+    tcu_devptr buf;
+    float* host;
+    tcu_result none[20], other[8], pushed[8];
+} ctx_probe;
+
+static void noop_host_fn(void* user) { (void)user; }
+
+/* The calls that need a current context, in a fixed order (none[i] / other[i] / pushed[i]). */
+static void ctx_calls(ctx_probe* p, tcu_result* out, int all) {
+    tcu_driver* d = p->d;
+    tcu_devptr tmp = 0;
+    tcu_stream s2 = NULL;
+    tcu_event e2 = NULL;
+    tcu_func f2 = NULL;
+    int n = 64;
+    void* args[4];
+    args[0] = &p->buf;
+    args[1] = &p->buf;
+    args[2] = &p->buf;
+    args[3] = &n;
+    out[0] = d->LaunchKernel(p->f, 1, 1, 1, 64, 1, 1, 0, p->s, args, NULL);
+    out[1] = d->MemcpyHtoDAsync(p->buf, p->host, 64 * sizeof(float), p->s);
+    out[2] = d->MemsetD32Async(p->buf, 0, 64, p->s);
+    out[3] = d->EventRecord(p->e, p->s);
+    out[4] = d->StreamSynchronize(p->s);
+    out[5] = d->GraphLaunch(p->x, p->s);
+    out[6] = d->EventSynchronize(p->e);
+    out[7] = d->StreamWaitEvent(p->s, p->e, 0);
+    if (!all) return;
+    out[8] = d->StreamQuery(p->s);
+    out[9] = d->MemcpyHtoD(p->buf, p->host, 16);
+    out[10] = d->MemAlloc(&tmp, 16);
+    out[11] = d->CtxSynchronize();
+    out[12] = d->StreamCreate(&s2, 0);
+    out[13] = d->EventCreate(&e2, 0);
+    out[14] = d->ModuleGetFunction(&f2, p->m, "opara_sample_add_f32");
+    out[15] = d->LaunchHostFunc(p->s, noop_host_fn, NULL);
+    out[16] = d->EventQuery(p->e);
+    out[17] = d->GraphUpload(p->x, p->s);
+    out[18] = d->MemcpyDtoHAsync(p->host, p->buf, 16, p->s);
+    out[19] = d->StreamDestroy(p->s);
+}
+
+static void* ctx_thread(void* arg) {
+    ctx_probe* p = (ctx_probe*)arg;
+    tcu_driver* d = p->d;
+    ctx_calls(p, p->none, 1);            /* a new thread has no current context */
+    if (d->CtxCreate(&p->b_ctx, 0, 0) == 0) {
+        ctx_calls(p, p->other, 0);       /* its own context is current */
+        if (d->CtxPushCurrent(p->a_ctx) == 0) {
+            ctx_calls(p, p->pushed, 0);  /* A's context pushed: everything works */
+            d->StreamSynchronize(p->s);
+            d->CtxPopCurrent(&p->popped);
+        }
+        d->CtxGetCurrent(&p->after_pop); /* B's own context again */
+        d->CtxDestroy(p->b_ctx);
+        d->CtxGetCurrent(&p->after_destroy);
+    }
+    return NULL;
+}
+
+OT_TEST(objects_of_another_thread_need_their_context_current) {
+    static const char* const names[20] = {
+        "cuLaunchKernel", "cuMemcpyHtoDAsync", "cuMemsetD32Async", "cuEventRecord", "cuStreamSynchronize",
+        "cuGraphLaunch", "cuEventSynchronize", "cuStreamWaitEvent", "cuStreamQuery", "cuMemcpyHtoD", "cuMemAlloc",
+        "cuCtxSynchronize", "cuStreamCreate", "cuEventCreate", "cuModuleGetFunction", "cuLaunchHostFunc",
+        "cuEventQuery", "cuGraphUpload", "cuMemcpyDtoHAsync", "cuStreamDestroy"};
+    /* documented in DRV's return lists: INVALID_CONTEXT; [EMU]: the emulator's strict choices */
+    static const int emu_only[20] = {0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0};
+    ctx_probe p;
+    pthread_t th;
+    tcu_graph g = NULL;
+    tcu_node node;
+    tcu_kernel_node_params kp;
+    float host[64], got[64];
+    int n = 64, i, bad = 0;
+    void* args[4];
+    TCU_REQUIRE_DRIVER(d);
+    memset(&p, 0, sizeof p);
+    p.d = d;
+    p.host = host;
+    for (i = 0; i < 64; i++) host[i] = (float)i;
+    CHECK_EQ(d->CtxGetCurrent(&p.a_ctx), 0);
+    p.m = tcu_sample_module(d);
+    p.f = get_func(d, p.m, "opara_sample_add_f32");
+    REQUIRE(p.f && d->StreamCreate(&p.s, 1) == 0 && d->EventCreate(&p.e, 2) == 0);
+    REQUIRE(d->MemAlloc(&p.buf, 64 * sizeof(float)) == 0);
+    args[0] = &p.buf;
+    args[1] = &p.buf;
+    args[2] = &p.buf;
+    args[3] = &n;
+    memset(&kp, 0, sizeof kp);
+    kp.func = p.f;
+    kp.grid_x = kp.grid_y = kp.grid_z = 1;
+    kp.block_x = 64, kp.block_y = kp.block_z = 1;
+    kp.kernel_params = args;
+    REQUIRE(d->GraphCreate(&g, 0) == 0 && d->GraphAddKernelNode(&node, g, NULL, 0, &kp) == 0);
+    REQUIRE(d->GraphInstantiate(&p.x, g, 0) == 0);
+    REQUIRE(pthread_create(&th, NULL, ctx_thread, &p) == 0);
+    pthread_join(th, NULL);
+    for (i = 0; i < 20; i++) {
+        if (emu_only[i] && !d->emu_config) continue;
+        if (p.none[i] != TCU_INVALID_CONTEXT) OT_LOG("no current context: %s gave %d", names[i], p.none[i]);
+        CHECK_EQ(p.none[i], TCU_INVALID_CONTEXT);
+    }
+    for (i = 0; i < 8 && d->emu_config; i++) { /* [EMU] another context's handles: INVALID_HANDLE */
+        if (p.other[i] != TCU_INVALID_HANDLE) OT_LOG("another context current: %s gave %d", names[i], p.other[i]);
+        CHECK_EQ(p.other[i], i == 7 ? 400 : TCU_INVALID_HANDLE);
+    }
+    for (i = 0; i < 8; i++) {
+        if (p.pushed[i] != 0) OT_LOG("context pushed: %s gave %d", names[i], p.pushed[i]);
+        CHECK_EQ(p.pushed[i], 0);
+    }
+    CHECK(p.popped == p.a_ctx);
+    CHECK(p.after_pop == p.b_ctx && p.b_ctx != NULL); /* B's previous context is restored */
+    CHECK(p.after_destroy == NULL);
+    CHECK_EQ(d->StreamSynchronize(p.s), 0); /* y = x + x ran on B (then the graph, then the memset) */
+    CHECK_EQ(d->MemcpyDtoH(got, p.buf, sizeof got), 0);
+    for (i = 0; i < 64; i++) bad += got[i] != 0.0f;
+    CHECK_EQ(bad, 0);
+    d->GraphExecDestroy(p.x);
+    d->GraphDestroy(g);
+    d->EventDestroy(p.e);
+    d->StreamDestroy(p.s);
+    d->MemFree(p.buf);
+}
+
+typedef struct push_then_wait {
+    ctx_probe* p;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stage;
+} push_then_wait;
+
+static void* push_wait_call(void* arg) {
+    push_then_wait* w = (push_then_wait*)arg;
+    tcu_devptr tmp = 0;
+    w->p->d->CtxPushCurrent(w->p->b_ctx);
+    pthread_mutex_lock(&w->mu);
+    w->stage = 1;
+    pthread_cond_broadcast(&w->cv);
+    while (w->stage != 2) pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    w->p->none[0] = w->p->d->MemAlloc(&tmp, 16); /* destroyed by the other thread meanwhile */
+    w->p->d->CtxPopCurrent(NULL);
+    return NULL;
+}
+
+/* cuCtxDestroy: "If ctx is current to other threads, then ctx will remain current to those threads, and
+ * attempting to access ctx from those threads will result in the error CUDA_ERROR_CONTEXT_IS_DESTROYED". */
+OT_TEST(context_destroyed_by_another_thread_reports_709) {
+    ctx_probe p;
+    push_then_wait w;
+    pthread_t th;
+    tcu_ctx c = NULL, popped = NULL;
+    TCU_REQUIRE_DRIVER(d);
+    memset(&p, 0, sizeof p);
+    memset(&w, 0, sizeof w);
+    p.d = d;
+    w.p = &p;
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    REQUIRE(d->CtxCreate(&c, 0, 0) == 0);
+    REQUIRE(d->CtxPopCurrent(&popped) == 0 && popped == c);
+    p.b_ctx = c;
+    REQUIRE(pthread_create(&th, NULL, push_wait_call, &w) == 0);
+    pthread_mutex_lock(&w.mu);
+    while (w.stage != 1) pthread_cond_wait(&w.cv, &w.mu);
+    CHECK_EQ(d->CtxDestroy(c), 0);
+    w.stage = 2;
+    pthread_cond_broadcast(&w.cv);
+    pthread_mutex_unlock(&w.mu);
+    pthread_join(th, NULL);
+    CHECK_EQ(p.none[0], TCU_CONTEXT_IS_DESTROYED);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
+}
+
+
+/* ---------------------------------------------------------------- contexts left alive at exit */
+
+/* Child modes of this binary (run through popen by the test below): exit with a context made by cuCtxCreate
+ * alive, with the primary context retained once more, or after giving everything back. */
+static int exit_child(const char* mode) {
+    tcu_driver* d = tcu_get();
+    tcu_ctx c = NULL;
+    if (!d) return 2;
+    if (strcmp(mode, "context") == 0) return d->CtxCreate(&c, 0, 0) == 0 ? 0 : 3;
+    if (strcmp(mode, "primary") == 0) return d->PrimaryCtxRetain(&c, 0) == 0 ? 0 : 3;
+    if (d->CtxCreate(&c, 0, 0) != 0 || d->CtxDestroy(c) != 0) return 3;
+    return d->emu_stat && d->emu_stat("live_contexts") == 1 ? 0 : 4; /* the primary, released by atexit */
+}
+
+/* Runs this binary in a child mode; returns its stderr+stdout (static buffer) or NULL. */
+static const char* run_child(const char* mode) {
+    static char out[4096];
+    char self[1024], cmd[1200];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    size_t got;
+    FILE* f;
+    if (n <= 0) return NULL;
+    self[n] = 0;
+    snprintf(cmd, sizeof cmd, "'%s' --exit-child %s 2>&1", self, mode);
+    if (!(f = popen(cmd, "r"))) return NULL;
+    got = fread(out, 1, sizeof out - 1, f);
+    out[got] = 0;
+    return pclose(f) == 0 ? out : NULL;
+}
+
+OT_TEST(contexts_alive_at_exit_are_reported) {
+    const char* out;
+    long long before;
+    tcu_ctx c = NULL;
+    TCU_REQUIRE_EMULATOR(d);
+    REQUIRE(d->emu_stat != NULL);
+    before = d->emu_stat("live_contexts");
+    CHECK_EQ(before, 1); /* this binary holds the primary context */
+    REQUIRE(d->CtxCreate(&c, 0, 0) == 0);
+    CHECK_EQ(d->emu_stat("live_contexts"), 2);
+    CHECK_EQ(d->CtxDestroy(c), 0);
+    CHECK_EQ(d->emu_stat("live_contexts"), 1);
+    out = run_child("context");
+    REQUIRE(out != NULL);
+    CHECK(strstr(out, "opara-emu: warning: libcuda.so.1 unloaded at process exit with 1 context(s)") != NULL);
+    out = run_child("primary");
+    REQUIRE(out != NULL);
+    CHECK(strstr(out, "primary context retained 1 time(s)") != NULL);
+    out = run_child("clean");
+    REQUIRE(out != NULL);
+    if (*out) OT_LOG("clean child said: %s", out);
+    CHECK(strstr(out, "warning") == NULL);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(device_profile_matches_public_specs),
     OT_CASE(get_proc_address_follows_driver_13_rules),
@@ -516,6 +794,13 @@ static const opara_test_case tests[] = {
     OT_CASE(dynamic_shared_memory_and_barrier),
     OT_CASE(missing_barrier_gives_wrong_results),
     OT_CASE(divergent_barrier_fails_the_launch),
+    OT_CASE(context_stack_follows_push_pop_and_set),
+    OT_CASE(objects_of_another_thread_need_their_context_current),
+    OT_CASE(context_destroyed_by_another_thread_reports_709),
+    OT_CASE(contexts_alive_at_exit_are_reported),
 };
 
-int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
+int main(int argc, char** argv) {
+    if (argc == 3 && strcmp(argv[1], "--exit-child") == 0) return exit_child(argv[2]);
+    return opara_test_main(argc, argv, tests, OT_COUNT(tests));
+}

@@ -29,6 +29,8 @@ OT_TEST(opara_cuda_loader_finds_every_driver_entry_point) {
     CHECK_EQ(cu.cuMemFree_v2(p), OPARA_CUDA_SUCCESS);
     CHECK(cu.cuStreamGetCaptureInfo_v3 != NULL); /* optional (12.3), but the emulator is 13.0 */
     CHECK(cu.cuGraphGetEdges_v2 != NULL);
+    CHECK_EQ(cu.cuCtxSetCurrent(NULL), OPARA_CUDA_SUCCESS);
+    CHECK_EQ(cu.cuDevicePrimaryCtxRelease_v2(dev), OPARA_CUDA_SUCCESS);
     opara_cuda_driver_unload(&cu);
 }
 
