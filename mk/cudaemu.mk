@@ -111,7 +111,7 @@ test-cuda-ci test-cuda-full: check-header $(BUILD)/tests/test_cuda_zoo $(CUDAEMU
 # need the emulator skip). docs/TESTING-GPU.md. Override the libraries with OPARA_CUDA_DRIVER, OPARA_CUBLAS,
 # OPARA_CUDNN (paths or sonames); OPARA_CUDA_ZOO selects the zoo models (tests/test_cuda_zoo.c).
 CUDA_GPU_TESTS := $(CUDAEMU_TESTS) $(BUILD)/tests/test_cuda_loader $(BUILD)/tests/test_cuda_backend \
-    $(BUILD)/tests/test_cuda_nvrtc $(BUILD)/tests/test_cuda_cudnn $(BUILD)/tests/test_cuda_zoo
+    $(BUILD)/tests/test_cuda_nvrtc $(BUILD)/tests/test_cuda_cudnn $(BUILD)/tests/test_cuda_zoo $(BUILD)/tests/test_cuda_precision
 .PHONY: test-gpu
 test-gpu: $(CUDA_GPU_TESTS)
 	@OPARA_CUDA_DRIVER=$${OPARA_CUDA_DRIVER:-libcuda.so.1} OPARA_CUBLAS=$${OPARA_CUBLAS:-libcublas.so.13} \
