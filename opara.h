@@ -211,8 +211,12 @@ typedef struct opara_logger {
 OPARADEF void opara_log_stderr(opara_log_level level, opara_log_item item, const char* message, void* user_data);
 
 /* The runtime holds the allocator, the logger and the detail of the last failing call made
-   through it. Use one runtime from one thread at a time (make one per thread if several threads
-   load models or create sessions). Models are immutable once loaded and may be shared by sessions
+   through it, and what the CUDA backend loads once for all its sessions (the driver, cuBLAS,
+   cuDNN, the device's retained primary context: from its first CUDA session or AUTO choice until
+   opara_runtime_destroy). A process normally has one runtime. Use one runtime from one thread at
+   a time for loading models and creating sessions (make one per thread if several threads do
+   that); its sessions may meanwhile be run and destroyed on any other threads (the allocator
+   hook must then be thread-safe). Models are immutable once loaded and may be shared by sessions
    on any thread. Destroy models and sessions before the runtime they came from. */
 typedef struct opara_runtime opara_runtime;
 
@@ -367,7 +371,10 @@ OPARADEF const char* opara_strategy_name(opara_strategy strategy);
    A session runs one model on one backend with one execution plan. The model stays immutable and
    may be shared by any number of sessions on any threads. A session runs one inference at a time:
    a call that arrives while another call on the same session is running returns OPARA_ERR_BUSY
-   (it never waits and never races). Use one session per thread for concurrent inferences. */
+   (it never waits and never races). Use one session per thread for concurrent inferences. A
+   session may be created, run and destroyed on different threads; a CUDA session makes its
+   context current only for the duration of each call (push/pop), so the calling thread's own
+   current CUDA context is unchanged when the call returns. */
 typedef struct opara_session opara_session;
 
 typedef enum opara_backend {
@@ -478,7 +485,8 @@ OPARADEF opara_result opara_session_run(opara_session* session, const opara_tens
 /* CUDA sessions: like opara_session_run, but every tensor's data is a device pointer (a CUdeviceptr
    cast to void*) in the device's primary context, which is what the CUDA runtime API uses. Inputs and
    outputs are copied device to device on the session's stream, never through the host; the call
-   returns when the outputs are written. OPARA_ERR_INVALID_ARGS on a CPU session. */
+   returns when the outputs are written. OPARA_ERR_INVALID_ARGS on a CPU session. Outputs not given
+   are not copied, and opara_session_output_data keeps the outputs of the last opara_session_run. */
 OPARADEF opara_result opara_session_run_device(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
                                                opara_tensor* outputs, uint32_t n_outputs);
 /* Output `index` of the last run, inside the session (valid until the next run or destroy). */
@@ -695,12 +703,6 @@ typedef struct opara__errbuf {
     char text[OPARA__DETAIL_MAX];
 } opara__errbuf;
 
-struct opara_runtime {
-    opara_allocator allocator;
-    opara_logger logger;
-    opara__errbuf error;
-};
-
 /* Formats the detail of a failure into rt's error buffer, logs it at ERROR and returns code. */
 OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 OPARA__PRIVATE opara_result opara__failv(opara_runtime* rt, opara_result code, const char* fmt, va_list args);
@@ -785,6 +787,26 @@ OPARA__PRIVATE void opara__atomic_store(volatile int32_t* p, int32_t v);
 OPARA__PRIVATE int32_t opara__atomic_add(volatile int32_t* p, int32_t delta); /* returns the new value */
 OPARA__PRIVATE int opara__atomic_cas(volatile int32_t* p, int32_t expected, int32_t desired); /* 1 if swapped */
 
+/* ---- the runtime ----------------------------------------------------------------------------- */
+
+/* What a backend keeps loaded for the runtime's lifetime (opara_backend_cuda.c: the CUDA driver,
+   cuBLAS, cuDNN and the retained primary contexts, set up by the first CUDA session or AUTO check).
+   `release` frees it at opara_runtime_destroy; the runtime never looks inside, so it calls no
+   backend code by name (layers call only downward). */
+typedef struct opara__runtime_ext {
+    void* state;
+    void (*release)(opara_runtime* rt, void* state);
+} opara__runtime_ext;
+
+struct opara_runtime {
+    opara_allocator allocator;
+    opara_logger logger;
+    opara__errbuf error;
+    opara__mutex lock;       /* guards ext: sessions of this runtime may be run and destroyed on other
+                                threads while it creates another session */
+    opara__runtime_ext cuda;
+};
+
 #endif /* OPARA_INTERNAL_H */
 /* ==== END src/opara_internal.h ==== */
 /* ==== BEGIN opara_cuda.h ==== */
@@ -825,12 +847,25 @@ OPARA__PRIVATE int opara__atomic_cas(volatile int32_t* p, int32_t expected, int3
    opara_cuda_<lib>_load(table, path, err, err_size) opens one library and fills its table.
    - path (else the environment variable below) names one library to load. When it is given only
      that library is tried: an explicit choice that fails is an error, never silently replaced.
-   - otherwise the search list is tried in order, versioned names first:
+   - otherwise the search list is tried in order, versioned names first, by name (the system
+     loader path: LD_LIBRARY_PATH, ldconfig's cache, the default directories):
        lib      env variable        Linux                                     Windows
        driver   OPARA_CUDA_DRIVER   libcuda.so.1 libcuda.so                   nvcuda.dll
        NVRTC    OPARA_NVRTC         libnvrtc.so.13 .12 .11.2 libnvrtc.so      nvrtc64_130_0.dll nvrtc64_120_0.dll nvrtc64_112_0.dll
        cuBLAS   OPARA_CUBLAS        libcublas.so.13 .12 .11 libcublas.so      cublas64_13.dll cublas64_12.dll cublas64_11.dll
        cuDNN    OPARA_CUDNN         libcudnn.so.9 .8 libcudnn.so              cudnn64_9.dll cudnn64_8.dll
+     then (all but the driver) the same names in directories, each searched once, in this order:
+     OPARA_CUDA_LIB_PATH (':'-separated, ';' on Windows); the directories of CUDA libraries already
+     in the process (ours, libcudart, libtorch_cuda, ...) and the pip wheels of the site-packages
+     above them; the pip wheels of $VIRTUAL_ENV; $CONDA_PREFIX/lib and its wheels; $CUDA_HOME and
+     $CUDA_PATH lib64, lib; the wheels of every python3* on PATH (prefix = the directory above
+     bin), of ~/.local, /usr/local and /usr; /usr/local/cuda/lib64, lib. Wheels: site-packages/
+     nvidia/cu13/lib (CUDA 13) and nvidia/cublas|cuda_nvrtc|cuda_cupti|cudnn/lib (CUDA 12, cuDNN).
+     Windows: OPARA_CUDA_LIB_PATH, %CUDA_PATH%\bin\x64, %CUDA_PATH%\bin, %CONDA_PREFIX%\Library\bin.
+   - the table's path is the file the system mapped (a bare name resolved to the full path) and
+     origin says how it was found. NVRTC's builtins library is preloaded from NVRTC's directory
+     (NVRTC opens it by soname); cuDNN is asked for a convolution descriptor, so a missing
+     sub-library (libcudnn_cnn) is OPARA_CUDA_LOAD_INCOMPLETE at load rather than a failure later.
    - driver entry points are resolved with cuGetProcAddress_v2, asking for each symbol the CUDA
      version that introduced the ABI of our prototype, with CU_GET_PROC_ADDRESS_LEGACY_STREAM, when the
      driver exports it and cuDriverGetVersion answers; otherwise (and for any symbol it does not
@@ -1453,6 +1488,8 @@ typedef struct opara_cudnnConvolutionFwdAlgoPerfStruct {
     X(opara_CUresult, cuDevicePrimaryCtxRelease_v2, (opara_CUdevice dev), OPARA_CUDA_REQUIRED, cuDevicePrimaryCtxRelease, 11000, none, 0) \
     X(opara_CUresult, cuCtxSetCurrent, (opara_CUcontext ctx), OPARA_CUDA_REQUIRED, cuCtxSetCurrent, 4000, none, 0) \
     X(opara_CUresult, cuCtxGetCurrent, (opara_CUcontext* pctx), OPARA_CUDA_REQUIRED, cuCtxGetCurrent, 4000, none, 0) \
+    X(opara_CUresult, cuCtxPushCurrent_v2, (opara_CUcontext ctx), OPARA_CUDA_REQUIRED, cuCtxPushCurrent, 4000, none, 0) \
+    X(opara_CUresult, cuCtxPopCurrent_v2, (opara_CUcontext* pctx), OPARA_CUDA_REQUIRED, cuCtxPopCurrent, 4000, none, 0) \
     X(opara_CUresult, cuCtxSynchronize, (void), OPARA_CUDA_REQUIRED, cuCtxSynchronize, 2000, none, 0) \
     X(opara_CUresult, cuMemAlloc_v2, (opara_CUdeviceptr* dptr, size_t bytesize), OPARA_CUDA_REQUIRED, cuMemAlloc, 3020, none, 0) \
     X(opara_CUresult, cuMemFree_v2, (opara_CUdeviceptr dptr), OPARA_CUDA_REQUIRED, cuMemFree, 3020, none, 0) \
@@ -1500,7 +1537,8 @@ typedef struct opara_cudnnConvolutionFwdAlgoPerfStruct {
     X(opara_CUresult, cuGraphKernelNodeGetParams_v2, (opara_CUgraphNode hNode, opara_CUDA_KERNEL_NODE_PARAMS* nodeParams), OPARA_CUDA_REQUIRED, cuGraphKernelNodeGetParams, 12000, none, 0) \
     X(opara_CUresult, cuGetProcAddress_v2, (const char* symbol, void** pfn, int cudaVersion, opara_cuuint64_t flags, opara_CUdriverProcAddressQueryResult* symbolStatus), OPARA_CUDA_OPTIONAL, cuGetProcAddress, 12000, none, 0)
 
-/* X(return type, exported symbol = table member, (parameters), required) */
+/* X(return type, exported symbol = table member, (parameters), required). nvrtcGetCUBIN/Size came
+   with NVRTC 11.1 and are optional: without them the backend uses NVRTC's PTX. */
 #define OPARA_CUDA_NVRTC_FUNCS(X) \
     X(const char*, nvrtcGetErrorString, (opara_nvrtcResult result), OPARA_CUDA_REQUIRED) \
     X(opara_nvrtcResult, nvrtcVersion, (int* major, int* minor), OPARA_CUDA_REQUIRED) \
@@ -1511,8 +1549,8 @@ typedef struct opara_cudnnConvolutionFwdAlgoPerfStruct {
     X(opara_nvrtcResult, nvrtcCompileProgram, (opara_nvrtcProgram prog, int numOptions, const char* const* options), OPARA_CUDA_REQUIRED) \
     X(opara_nvrtcResult, nvrtcGetPTXSize, (opara_nvrtcProgram prog, size_t* ptxSizeRet), OPARA_CUDA_REQUIRED) \
     X(opara_nvrtcResult, nvrtcGetPTX, (opara_nvrtcProgram prog, char* ptx), OPARA_CUDA_REQUIRED) \
-    X(opara_nvrtcResult, nvrtcGetCUBINSize, (opara_nvrtcProgram prog, size_t* cubinSizeRet), OPARA_CUDA_REQUIRED) \
-    X(opara_nvrtcResult, nvrtcGetCUBIN, (opara_nvrtcProgram prog, char* cubin), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcGetCUBINSize, (opara_nvrtcProgram prog, size_t* cubinSizeRet), OPARA_CUDA_OPTIONAL) \
+    X(opara_nvrtcResult, nvrtcGetCUBIN, (opara_nvrtcProgram prog, char* cubin), OPARA_CUDA_OPTIONAL) \
     X(opara_nvrtcResult, nvrtcGetProgramLogSize, (opara_nvrtcProgram prog, size_t* logSizeRet), OPARA_CUDA_REQUIRED) \
     X(opara_nvrtcResult, nvrtcGetProgramLog, (opara_nvrtcProgram prog, char* log), OPARA_CUDA_REQUIRED)
 
@@ -1573,16 +1611,21 @@ OPARA_CUDA_CUDNN_FUNCS(OPARA__CUDA_CUDNN_PFN)
 /* ============================================================================================== */
 
 #define OPARA_CUDA_PATH_MAX 512
+#define OPARA_CUDA_ORIGIN_MAX 160
 #define OPARA_CUDA_MIN_DRIVER_VERSION 12000 /* CUDA 12.0 */
 
 #define OPARA__CUDA_DRIVER_MEMBER(ret, name, params, req, proc, ver, alt, alt_ver) opara_PFN_##name name;
 #define OPARA__CUDA_LIB_MEMBER(ret, name, params, req) opara_PFN_##name name;
 
-/* Every table starts with the library handle (NULL when not loaded) and the name or path that
-   was loaded; the function members follow. A table that failed to load is all zero. */
+/* Every table starts with the library handle (NULL when not loaded), the path of the file the
+   system mapped (the full path when the platform can tell it, else the name that was opened) and
+   how it was found (origin, for logs: "given by the caller", "from OPARA_CUBLAS", "by name from
+   the system loader path", "in a directory from VIRTUAL_ENV", ...); the function members follow.
+   A table that failed to load is all zero. */
 typedef struct opara_cuda_driver {
     void* library;
     char path[OPARA_CUDA_PATH_MAX];
+    char origin[OPARA_CUDA_ORIGIN_MAX];
     int driver_version;    /* cuDriverGetVersion (13000 = 13.0), 0 when it did not answer */
     int used_proc_address; /* 1 when entry points came from cuGetProcAddress_v2 */
     OPARA_CUDA_DRIVER_FUNCS(OPARA__CUDA_DRIVER_MEMBER)
@@ -1591,18 +1634,25 @@ typedef struct opara_cuda_driver {
 typedef struct opara_cuda_nvrtc {
     void* library;
     char path[OPARA_CUDA_PATH_MAX];
+    char origin[OPARA_CUDA_ORIGIN_MAX];
+    /* libnvrtc-builtins (NVRTC dlopens it by soname), preloaded from NVRTC's own directory so it
+       is found when that directory is not on the system loader path; closed by the unload */
+    void* builtins;
+    char builtins_path[OPARA_CUDA_PATH_MAX];
     OPARA_CUDA_NVRTC_FUNCS(OPARA__CUDA_LIB_MEMBER)
 } opara_cuda_nvrtc;
 
 typedef struct opara_cuda_cublas {
     void* library;
     char path[OPARA_CUDA_PATH_MAX];
+    char origin[OPARA_CUDA_ORIGIN_MAX];
     OPARA_CUDA_CUBLAS_FUNCS(OPARA__CUDA_LIB_MEMBER)
 } opara_cuda_cublas;
 
 typedef struct opara_cuda_cudnn {
     void* library;
     char path[OPARA_CUDA_PATH_MAX];
+    char origin[OPARA_CUDA_ORIGIN_MAX];
     OPARA_CUDA_CUDNN_FUNCS(OPARA__CUDA_LIB_MEMBER)
 } opara_cuda_cudnn;
 
@@ -1611,7 +1661,8 @@ typedef enum opara_cuda_load_status {
     OPARA_CUDA_LOAD_INVALID_ARGUMENT = -1, /* the table pointer is NULL */
     OPARA_CUDA_LOAD_NOT_FOUND = -2,        /* no library could be opened */
     OPARA_CUDA_LOAD_SYMBOL_MISSING = -3,   /* a required entry point is missing: library too old */
-    OPARA_CUDA_LOAD_DRIVER_TOO_OLD = -4    /* cuDriverGetVersion < OPARA_CUDA_MIN_DRIVER_VERSION */
+    OPARA_CUDA_LOAD_DRIVER_TOO_OLD = -4,   /* cuDriverGetVersion < OPARA_CUDA_MIN_DRIVER_VERSION */
+    OPARA_CUDA_LOAD_INCOMPLETE = -5        /* it loaded but cannot load a part it needs (cuDNN's sub-libraries) */
 } opara_cuda_load_status;
 
 /* path: one library to load instead of the search list (NULL: the environment variable, else the
@@ -1653,6 +1704,12 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 #if defined(OPARA_CUDA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION_INCLUDED)
 #define OPARA_CUDA_IMPLEMENTATION_INCLUDED
 
+/* Prepended to the fixed system places the search looks in (/usr/local/cuda/lib64, the site-
+   packages of /usr/local and /usr): a sysroot, or the tests' fake tree. A string expression. */
+#ifndef OPARA_CUDA_SYSTEM_PREFIX
+#  define OPARA_CUDA_SYSTEM_PREFIX ""
+#endif
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1660,7 +1717,15 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 #ifdef _WIN32
 #  include <windows.h>
 #else
+#  include <dirent.h>
 #  include <dlfcn.h>
+#  include <sys/stat.h>
+#  include <sys/types.h>
+#  include <unistd.h>
+#  if defined(__linux__)
+#    include <link.h> /* ElfW: the program headers of loaded objects */
+#    define OPARA__CUDA_HAVE_PHDR 1
+#  endif
 #endif
 
 /* Entry points are stored by copying the void* the system returns into the typed member. */
@@ -1669,7 +1734,16 @@ typedef char opara__cuda_fnptr_size_check[sizeof(void*) == sizeof(opara_PFN_cuIn
 /* ---- platform ---------------------------------------------------------------------------------- */
 
 #ifdef _WIN32
-static void* opara__cuda_dlopen(const char* path) { return (void*)LoadLibraryA(path); }
+#  define OPARA__CUDA_LIST_SEP ';' /* in OPARA_CUDA_LIB_PATH */
+#  define OPARA__CUDA_DIR_SEP "\\"
+static int opara__cuda_absolute(const char* p) {
+    return (p[0] && p[1] == ':') || (p[0] == '\\' && p[1] == '\\');
+}
+static void* opara__cuda_dlopen(const char* path) {
+    /* An absolute path: the DLLs it imports are looked for in its own directory first. */
+    if (opara__cuda_absolute(path)) return (void*)LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
+    return (void*)LoadLibraryA(path);
+}
 static void* opara__cuda_dlsym(void* library, const char* name) {
     FARPROC proc = GetProcAddress((HMODULE)library, name);
     void* p;
@@ -1680,13 +1754,119 @@ static void opara__cuda_dlclose(void* library) { FreeLibrary((HMODULE)library); 
 static void opara__cuda_dlerror(char* buf, size_t size) {
     snprintf(buf, size, "LoadLibrary error %lu", (unsigned long)GetLastError());
 }
+static int opara__cuda_is_file(const char* p) {
+    DWORD a = GetFileAttributesA(p);
+    return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY);
+}
+/* Identity of a directory, to search each one once: a hash of its name (case-insensitive). */
+typedef unsigned long long opara__cuda_dir_id;
+static int opara__cuda_dir_identity(const char* p, opara__cuda_dir_id* id) {
+    DWORD a = GetFileAttributesA(p);
+    unsigned long long h = 1469598103934665603ull;
+    if (a == INVALID_FILE_ATTRIBUTES || !(a & FILE_ATTRIBUTE_DIRECTORY)) return 0;
+    for (; *p; ++p) h = (h ^ (unsigned char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p)) * 1099511628211ull;
+    *id = h;
+    return 1;
+}
+static int opara__cuda_same_dir(const opara__cuda_dir_id* a, const opara__cuda_dir_id* b) { return *a == *b; }
+/* The file the system mapped for a loaded module. */
+static int opara__cuda_mapped_path(void* library, const char* symbol, char* out, size_t size) {
+    DWORD n = GetModuleFileNameA((HMODULE)library, out, (DWORD)size);
+    (void)symbol;
+    return n > 0 && n < size;
+}
 #else
+#  define OPARA__CUDA_LIST_SEP ':'
+#  define OPARA__CUDA_DIR_SEP "/"
+static int opara__cuda_absolute(const char* p) { return p[0] == '/'; }
 static void* opara__cuda_dlopen(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
 static void* opara__cuda_dlsym(void* library, const char* name) { return dlsym(library, name); }
 static void opara__cuda_dlclose(void* library) { dlclose(library); }
 static void opara__cuda_dlerror(char* buf, size_t size) {
     const char* why = dlerror();
     snprintf(buf, size, "%s", why ? why : "unknown dlopen error");
+}
+static int opara__cuda_is_file(const char* p) {
+    struct stat st;
+    return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+typedef struct opara__cuda_dir_id {
+    dev_t dev;
+    ino_t ino;
+} opara__cuda_dir_id;
+static int opara__cuda_dir_identity(const char* p, opara__cuda_dir_id* id) {
+    struct stat st;
+    if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    return 1;
+}
+static int opara__cuda_same_dir(const opara__cuda_dir_id* a, const opara__cuda_dir_id* b) {
+    return a->dev == b->dev && a->ino == b->ino;
+}
+#  ifdef OPARA__CUDA_HAVE_PHDR
+/* dl_iterate_phdr(3) walks the loaded objects; glibc declares it and its struct dl_phdr_info only
+   under _GNU_SOURCE, which a header cannot set after the fact. So the function comes from dlsym
+   and the struct is the documented leading members (the callback's size argument exists so that
+   members are only ever added after these). */
+typedef struct opara__cuda_phdr_info {
+    ElfW(Addr) dlpi_addr;
+    const char* dlpi_name;
+    const ElfW(Phdr)* dlpi_phdr;
+    ElfW(Half) dlpi_phnum;
+} opara__cuda_phdr_info;
+typedef int (*opara__cuda_phdr_callback)(opara__cuda_phdr_info* info, size_t size, void* data);
+typedef int (*opara__cuda_iterate_phdr_fn)(opara__cuda_phdr_callback callback, void* data);
+static void opara__cuda_iterate_phdr(opara__cuda_phdr_callback callback, void* data) {
+    void* self = dlopen(NULL, RTLD_NOW);
+    void* sym = self ? dlsym(self, "dl_iterate_phdr") : NULL;
+    opara__cuda_iterate_phdr_fn iterate;
+    if (sym) {
+        memcpy(&iterate, &sym, sizeof iterate);
+        iterate(callback, data);
+    }
+    if (self) dlclose(self);
+}
+typedef struct opara__cuda_phdr_query {
+    uintptr_t addr; /* an address inside the library */
+    char* out;
+    size_t size;
+    int found;
+} opara__cuda_phdr_query;
+static int opara__cuda_phdr_contains(const opara__cuda_phdr_info* info, uintptr_t addr) {
+    int i;
+    for (i = 0; i < (int)info->dlpi_phnum; ++i) {
+        const ElfW(Phdr)* ph = &info->dlpi_phdr[i];
+        uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && addr >= start && addr - start < (uintptr_t)ph->p_memsz) return 1;
+    }
+    return 0;
+}
+static int opara__cuda_phdr_find(opara__cuda_phdr_info* info, size_t size, void* data) {
+    opara__cuda_phdr_query* q = (opara__cuda_phdr_query*)data;
+    (void)size;
+    if (!info->dlpi_name || !info->dlpi_name[0] || !opara__cuda_phdr_contains(info, q->addr)) return 0;
+    q->found = (size_t)snprintf(q->out, q->size, "%s", info->dlpi_name) < q->size;
+    return 1;
+}
+#  endif
+/* The file the system mapped for a loaded library (glibc's link map name: the path it opened),
+   found through the segment that holds one of its symbols. 0 when the platform cannot tell. */
+static int opara__cuda_mapped_path(void* library, const char* symbol, char* out, size_t size) {
+#  ifdef OPARA__CUDA_HAVE_PHDR
+    opara__cuda_phdr_query q;
+    void* sym = symbol ? dlsym(library, symbol) : NULL;
+    if (!sym) return 0;
+    q.addr = (uintptr_t)sym;
+    q.out = out;
+    q.size = size;
+    q.found = 0;
+    opara__cuda_iterate_phdr(opara__cuda_phdr_find, &q);
+    return q.found;
+#  else
+    (void)library, (void)symbol, (void)out, (void)size;
+    return 0;
+#  endif
 }
 #endif
 
@@ -1729,6 +1909,8 @@ typedef struct opara__cuda_spec {
     size_t name_count;
     const opara__cuda_entry* entries;
     size_t entry_count;
+    const char* const* wheels; /* pip wheel directories under site-packages/nvidia, NULL-terminated;
+                                  NULL: no directory search (the driver) */
 } opara__cuda_spec;
 
 #define OPARA__CUDA_COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -1756,52 +1938,412 @@ static const char* const opara__cuda_cublas_names[] = {"libcublas.so.13", "libcu
 static const char* const opara__cuda_cudnn_names[] = {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"};
 #endif
 
-#define OPARA__CUDA_SPEC(what, env, lib) \
+/* Where pip wheels put each library (site-packages/nvidia/<dir>): CUDA 13 wheels share cu13/lib,
+   CUDA 12 wheels have one directory per component. The driver is never searched in directories:
+   it belongs to the installed kernel module, and a libcuda.so.1 found elsewhere (a toolkit's
+   stub, a container's compat copy) is the wrong one. */
+static const char* const opara__cuda_nvrtc_wheels[] = {"cu13/lib", "cuda_nvrtc/lib", NULL};
+static const char* const opara__cuda_cublas_wheels[] = {"cu13/lib", "cublas/lib", NULL};
+static const char* const opara__cuda_cudnn_wheels[] = {"cudnn/lib", "cu13/lib", NULL};
+static const char* const opara__cuda_cupti_wheels[] = {"cu13/lib", "cuda_cupti/lib", NULL};
+
+#define OPARA__CUDA_SPEC(what, env, lib, wheels) \
     {what, env, opara__cuda_##lib##_names, OPARA__CUDA_COUNT(opara__cuda_##lib##_names), opara__cuda_##lib##_entries, \
-     OPARA__CUDA_COUNT(opara__cuda_##lib##_entries)}
-static const opara__cuda_spec opara__cuda_driver_spec = OPARA__CUDA_SPEC("CUDA driver", "OPARA_CUDA_DRIVER", driver);
-static const opara__cuda_spec opara__cuda_nvrtc_spec = OPARA__CUDA_SPEC("NVRTC", "OPARA_NVRTC", nvrtc);
-static const opara__cuda_spec opara__cuda_cublas_spec = OPARA__CUDA_SPEC("cuBLAS", "OPARA_CUBLAS", cublas);
-static const opara__cuda_spec opara__cuda_cudnn_spec = OPARA__CUDA_SPEC("cuDNN", "OPARA_CUDNN", cudnn);
+     OPARA__CUDA_COUNT(opara__cuda_##lib##_entries), wheels}
+static const opara__cuda_spec opara__cuda_driver_spec = OPARA__CUDA_SPEC("CUDA driver", "OPARA_CUDA_DRIVER", driver, NULL);
+static const opara__cuda_spec opara__cuda_nvrtc_spec =
+    OPARA__CUDA_SPEC("NVRTC", "OPARA_NVRTC", nvrtc, opara__cuda_nvrtc_wheels);
+static const opara__cuda_spec opara__cuda_cublas_spec =
+    OPARA__CUDA_SPEC("cuBLAS", "OPARA_CUBLAS", cublas, opara__cuda_cublas_wheels);
+static const opara__cuda_spec opara__cuda_cudnn_spec =
+    OPARA__CUDA_SPEC("cuDNN", "OPARA_CUDNN", cudnn, opara__cuda_cudnn_wheels);
 
 /* ---- opening ----------------------------------------------------------------------------------- */
 
 static void opara__cuda_copy_path(char* dst, const char* src) {
-    snprintf(dst, OPARA_CUDA_PATH_MAX, "%s", src);
+    snprintf(dst, OPARA_CUDA_PATH_MAX, "%.*s", OPARA_CUDA_PATH_MAX - 1, src); /* a longer path is cut */
 }
 
-/* Opens the explicit path (argument, else environment variable) or the first name of the search
-   list that opens. On failure the message names every path tried with the system's reason. */
+/* dlerror() says "<what was opened>: <reason>"; the message names the file already. */
+static void opara__cuda_strip_name(char* why, const char* name) {
+    size_t len = strlen(name);
+    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
+        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
+}
+
+/* One search for a library: where it is, how it was found, and what the failure message says. */
+#define OPARA__CUDA_MAX_SEEN 48 /* directories searched at most */
+#define OPARA__CUDA_LISTED 10   /* directories the message lists by name */
+typedef struct opara__cuda_search {
+    const opara__cuda_spec* spec;
+    void* library;              /* set when found */
+    char* loaded;               /* [OPARA_CUDA_PATH_MAX] what was opened */
+    char* origin;               /* [OPARA_CUDA_ORIGIN_MAX] how it was found */
+    char* err;
+    size_t err_size;
+    unsigned dirs;              /* directories searched */
+    unsigned broken;            /* files present there that did not load */
+    char broken_why[768];       /* the first of them, with the system's reason */
+    unsigned n_seen;
+    opara__cuda_dir_id seen[OPARA__CUDA_MAX_SEEN];
+} opara__cuda_search;
+
+/* dir + separator + name into out (OPARA_CUDA_PATH_MAX); 0 when it does not fit. */
+static int opara__cuda_join(char* out, const char* dir, const char* name) {
+    size_t n = strlen(dir);
+    const char* sep = n > 0 && (dir[n - 1] == '/' || dir[n - 1] == '\\') ? "" : OPARA__CUDA_DIR_SEP;
+    return (size_t)snprintf(out, OPARA_CUDA_PATH_MAX, "%s%s%s", dir, sep, name) < OPARA_CUDA_PATH_MAX;
+}
+
+/* Opens a file found in a directory; a file that is there but does not load is remembered for
+   the message (a broken install is worth reporting even when another directory has one). */
+static int opara__cuda_try_file(opara__cuda_search* s, const char* path, const char* why) {
+    char reason[512];
+    if (!opara__cuda_is_file(path)) return 0;
+    s->library = opara__cuda_dlopen(path);
+    if (s->library) {
+        opara__cuda_copy_path(s->loaded, path);
+        snprintf(s->origin, OPARA_CUDA_ORIGIN_MAX, "in a directory from %s", why);
+        return 1;
+    }
+    opara__cuda_dlerror(reason, sizeof reason);
+    opara__cuda_strip_name(reason, path);
+    if (s->broken++ < 2)
+        opara__cuda_appendf(s->broken_why, sizeof s->broken_why, "%s%s (%s)", s->broken > 1 ? "; " : "", path, reason);
+    return 0;
+}
+
+/* Searches one directory (once per search, only if it exists) for the library's names, versioned
+   names first. why says where the directory came from. */
+static void opara__cuda_try_dir(opara__cuda_search* s, const char* dir, const char* why) {
+    opara__cuda_dir_id id;
+    char path[OPARA_CUDA_PATH_MAX];
+    unsigned i;
+    size_t k;
+    if (s->library || !dir[0] || !opara__cuda_dir_identity(dir, &id)) return;
+    for (i = 0; i < s->n_seen; ++i)
+        if (opara__cuda_same_dir(&s->seen[i], &id)) return;
+    if (s->n_seen == OPARA__CUDA_MAX_SEEN) return;
+    s->seen[s->n_seen++] = id;
+    if (s->dirs < OPARA__CUDA_LISTED)
+        opara__cuda_appendf(s->err, s->err_size, "%s%s (%s)", s->dirs ? ", " : "; then the same names in ", dir, why);
+    ++s->dirs;
+    for (k = 0; k < s->spec->name_count; ++k)
+        if (opara__cuda_join(path, dir, s->spec->names[k]) && opara__cuda_try_file(s, path, why)) return;
+}
+
+static void opara__cuda_try_subdir(opara__cuda_search* s, const char* dir, const char* sub, const char* why) {
+    char path[OPARA_CUDA_PATH_MAX];
+    if (!s->library && opara__cuda_join(path, dir, sub)) opara__cuda_try_dir(s, path, why);
+}
+
+/* The directories listed in an environment variable (OPARA_CUDA_LIB_PATH). */
+static void opara__cuda_try_list(opara__cuda_search* s, const char* var) {
+    const char* list = getenv(var);
+    char dir[OPARA_CUDA_PATH_MAX];
+    while (list && *list && !s->library) {
+        const char* end = strchr(list, OPARA__CUDA_LIST_SEP);
+        size_t n = end ? (size_t)(end - list) : strlen(list);
+        if (n > 0 && n < sizeof dir) {
+            memcpy(dir, list, n);
+            dir[n] = 0;
+            opara__cuda_try_dir(s, dir, var);
+        }
+        list = end ? end + 1 : NULL;
+    }
+}
+
+/* An environment variable naming a prefix (CUDA_HOME=/usr/local/cuda-13.0): its sub directory. */
+static void opara__cuda_try_env(opara__cuda_search* s, const char* var, const char* sub) {
+    const char* prefix = getenv(var);
+    if (prefix && opara__cuda_absolute(prefix)) opara__cuda_try_subdir(s, prefix, sub, var);
+}
+
+#ifndef _WIN32
+/* A site-packages directory: the library's pip wheel directories under nvidia/. */
+static void opara__cuda_try_site(opara__cuda_search* s, const char* site, const char* why) {
+    char path[OPARA_CUDA_PATH_MAX];
+    const char* const* w;
+    for (w = s->spec->wheels; *w && !s->library; ++w)
+        if (snprintf(path, sizeof path, "%s/nvidia/%s", site, *w) < (int)sizeof path) opara__cuda_try_dir(s, path, why);
+}
+
+/* The minor version of "python3.12" (12), -1 for "python3", -2 for any other name. */
+static int opara__cuda_python_minor(const char* name) {
+    const char* p = name + 7;
+    int minor = 0;
+    if (strncmp(name, "python3", 7) != 0) return -2;
+    if (*p == 0) return -1;
+    if (*p++ != '.' || *p < '0' || *p > '9') return -2;
+    while (*p >= '0' && *p <= '9' && minor < 1000) minor = minor * 10 + (*p++ - '0');
+    return *p ? -2 : minor;
+}
+
+/* A Python prefix (a venv, conda, /usr/local, ~/.local): the site-packages and dist-packages of
+   each lib/python3.N (newest first) and of lib/python3 (Debian's). */
+static void opara__cuda_try_python_prefix(opara__cuda_search* s, const char* prefix, const char* why) {
+    char lib[OPARA_CUDA_PATH_MAX], site[OPARA_CUDA_PATH_MAX];
+    int minors[16], n = 0, i, j;
+    DIR* d;
+    struct dirent* e;
+    if (s->library || !opara__cuda_join(lib, prefix, "lib") || (d = opendir(lib)) == NULL) return;
+    while ((e = readdir(d)) != NULL && n < 16) {
+        int m = opara__cuda_python_minor(e->d_name);
+        if (m < -1) continue;
+        for (i = n++; i > 0 && minors[i - 1] < m; --i) minors[i] = minors[i - 1];
+        minors[i] = m;
+    }
+    closedir(d);
+    for (i = 0; i < n && !s->library; ++i) {
+        static const char* const kinds[] = {"site-packages", "dist-packages"};
+        for (j = 0; j < 2; ++j) {
+            int len = minors[i] < 0 ? snprintf(site, sizeof site, "%s/python3/%s", lib, kinds[j])
+                                    : snprintf(site, sizeof site, "%s/python3.%d/%s", lib, minors[i], kinds[j]);
+            if (len < (int)sizeof site) opara__cuda_try_site(s, site, why);
+        }
+    }
+}
+
+static void opara__cuda_try_env_python(opara__cuda_search* s, const char* var) {
+    const char* prefix = getenv(var);
+    if (prefix && opara__cuda_absolute(prefix)) opara__cuda_try_python_prefix(s, prefix, var);
+}
+
+/* 1 when directory dir holds an executable python3 or python3.N. */
+static int opara__cuda_has_python(const char* dir) {
+    char path[OPARA_CUDA_PATH_MAX];
+    DIR* d = opendir(dir);
+    struct dirent* e;
+    int found = 0;
+    if (!d) return 0;
+    while (!found && (e = readdir(d)) != NULL)
+        found = opara__cuda_python_minor(e->d_name) >= -1 && opara__cuda_join(path, dir, e->d_name) &&
+                access(path, X_OK) == 0;
+    closedir(d);
+    return found;
+}
+
+/* Every python3* on PATH: its prefix is the directory above bin/ (a venv, conda, /usr). Relative
+   PATH entries are skipped: the current directory is no place to load libraries from. */
+static void opara__cuda_try_path_pythons(opara__cuda_search* s) {
+    const char* list = getenv("PATH");
+    char dir[OPARA_CUDA_PATH_MAX];
+    while (list && *list && !s->library) {
+        const char* end = strchr(list, ':');
+        size_t n = end ? (size_t)(end - list) : strlen(list);
+        if (n > 1 && n < sizeof dir && list[0] == '/') {
+            char* slash;
+            memcpy(dir, list, n);
+            dir[n] = 0;
+            while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
+            if (opara__cuda_has_python(dir) && (slash = strrchr(dir, '/')) != NULL) {
+                if (slash == dir) slash[1] = 0; /* /bin: prefix "/" */
+                else *slash = 0;
+                opara__cuda_try_python_prefix(s, dir, "python3 on PATH");
+            }
+        }
+        list = end ? end + 1 : NULL;
+    }
+}
+#endif
+
+#ifdef OPARA__CUDA_HAVE_PHDR
+/* Libraries whose directory is a good place to look: our own (once one is found, the next is
+   probably beside it), the CUDA runtime and math libraries, PyTorch's CUDA library. */
+static const char* const opara__cuda_loaded_markers[] = {
+    "libcublas", "libcudnn", "libnvrtc", "libcupti", "libcudart.so", "libnvJitLink", "libcufft",
+    "libcurand", "libcusparse", "libcusolver", "libtorch_cuda", "libc10_cuda"};
+
+#define OPARA__CUDA_MAX_LOADED 8
+typedef struct opara__cuda_loaded {
+    unsigned n;
+    char dir[OPARA__CUDA_MAX_LOADED][OPARA_CUDA_PATH_MAX];
+    char why[OPARA__CUDA_MAX_LOADED][64];
+} opara__cuda_loaded;
+
+static int opara__cuda_collect_loaded(opara__cuda_phdr_info* info, size_t size, void* data) {
+    opara__cuda_loaded* l = (opara__cuda_loaded*)data;
+    const char* name = info->dlpi_name;
+    const char* base = name ? strrchr(name, '/') : NULL;
+    size_t i;
+    (void)size;
+    if (!base || l->n == OPARA__CUDA_MAX_LOADED) return 0;
+    for (i = 0; i < OPARA__CUDA_COUNT(opara__cuda_loaded_markers); ++i)
+        if (strncmp(base + 1, opara__cuda_loaded_markers[i], strlen(opara__cuda_loaded_markers[i])) == 0) break;
+    if (i == OPARA__CUDA_COUNT(opara__cuda_loaded_markers) || (size_t)(base - name) >= OPARA_CUDA_PATH_MAX) return 0;
+    memcpy(l->dir[l->n], name, (size_t)(base - name));
+    l->dir[l->n][base - name] = 0;
+    snprintf(l->why[l->n], sizeof l->why[l->n], "the loaded %.40s", base + 1);
+    ++l->n;
+    return 0;
+}
+
+/* The directories of libraries already in the process, and the pip wheel directories beside
+   them: the site-packages above (torch/lib -> site-packages, nvidia/cu13/lib -> site-packages). */
+static void opara__cuda_try_loaded(opara__cuda_search* s) {
+    opara__cuda_loaded l;
+    char up[OPARA_CUDA_PATH_MAX], probe[OPARA_CUDA_PATH_MAX];
+    opara__cuda_dir_id id;
+    unsigned i, level;
+    l.n = 0;
+    opara__cuda_iterate_phdr(opara__cuda_collect_loaded, &l);
+    for (i = 0; i < l.n && !s->library; ++i) {
+        opara__cuda_try_dir(s, l.dir[i], l.why[i]);
+        opara__cuda_copy_path(up, l.dir[i]);
+        for (level = 0; level < 3 && !s->library; ++level) {
+            char* slash = strrchr(up, '/');
+            if (!slash || slash == up) break;
+            *slash = 0;
+            if (opara__cuda_join(probe, up, "nvidia") && opara__cuda_dir_identity(probe, &id)) {
+                opara__cuda_try_site(s, up, l.why[i]);
+                break;
+            }
+        }
+    }
+}
+#endif
+
+#ifndef _WIN32
+/* A fixed place of the system (under OPARA_CUDA_SYSTEM_PREFIX): a Python prefix or a directory. */
+static void opara__cuda_try_system(opara__cuda_search* s, const char* place, int python, const char* why) {
+    char path[OPARA_CUDA_PATH_MAX];
+    if (s->library || (size_t)snprintf(path, sizeof path, "%s%s", OPARA_CUDA_SYSTEM_PREFIX, place) >= sizeof path) return;
+    if (python) opara__cuda_try_python_prefix(s, path, why);
+    else opara__cuda_try_dir(s, path, why);
+}
+#endif
+
+/* The directories, after the system loader path: see docs/CUDA-LOADER.md for the order. */
+static void opara__cuda_search_dirs(opara__cuda_search* s) {
+    opara__cuda_try_list(s, "OPARA_CUDA_LIB_PATH");
+#ifdef OPARA__CUDA_HAVE_PHDR
+    opara__cuda_try_loaded(s);
+#endif
+#ifdef _WIN32
+    opara__cuda_try_env(s, "CUDA_PATH", "bin\\x64");
+    opara__cuda_try_env(s, "CUDA_PATH", "bin");
+    opara__cuda_try_env(s, "CONDA_PREFIX", "Library\\bin");
+#else
+    opara__cuda_try_env_python(s, "VIRTUAL_ENV");
+    opara__cuda_try_env(s, "CONDA_PREFIX", "lib");
+    opara__cuda_try_env_python(s, "CONDA_PREFIX");
+    opara__cuda_try_env(s, "CUDA_HOME", "lib64");
+    opara__cuda_try_env(s, "CUDA_HOME", "lib");
+    opara__cuda_try_env(s, "CUDA_PATH", "lib64");
+    opara__cuda_try_env(s, "CUDA_PATH", "lib");
+    opara__cuda_try_path_pythons(s);
+    {
+        const char* home = getenv("HOME");
+        char local[OPARA_CUDA_PATH_MAX];
+        if (home && opara__cuda_absolute(home) && opara__cuda_join(local, home, ".local"))
+            opara__cuda_try_python_prefix(s, local, "HOME (~/.local)");
+    }
+    opara__cuda_try_system(s, "/usr/local", 1, "the system's Python");
+    opara__cuda_try_system(s, "/usr", 1, "the system's Python");
+    opara__cuda_try_system(s, "/usr/local/cuda/lib64", 0, "the default toolkit");
+    opara__cuda_try_system(s, "/usr/local/cuda/lib", 0, "the default toolkit");
+#endif
+}
+
+/* The end of a NOT_FOUND message: what the directories held, and what to set. */
+static void opara__cuda_search_failed(const opara__cuda_search* s) {
+    if (s->dirs > OPARA__CUDA_LISTED) opara__cuda_appendf(s->err, s->err_size, " and %u more", s->dirs - OPARA__CUDA_LISTED);
+    if (s->dirs == 0)
+        opara__cuda_appendf(s->err, s->err_size,
+                            "; no search directory exists (OPARA_CUDA_LIB_PATH, the loaded CUDA libraries, VIRTUAL_ENV, "
+                            "CONDA_PREFIX, CUDA_HOME, CUDA_PATH, python3 on PATH, ~/.local, /usr/local, /usr, "
+                            "/usr/local/cuda)");
+    else if (s->broken == 0)
+        opara__cuda_appendf(s->err, s->err_size, "; none holds one");
+    else
+        opara__cuda_appendf(s->err, s->err_size, "; %u present but not loadable: %s%s", s->broken, s->broken_why,
+                            s->broken > 2 ? "; ..." : "");
+}
+
+/* The library's names on the system loader path, versioned first; returns the one that opened,
+   else NULL with "cannot load ...: tried <names> (<reasons>)" in err. dlerror's "name: reason" is
+   shortened to the reason, given once when every name failed the same way. */
+#define OPARA__CUDA_MAX_NAMES 6
+static const char* opara__cuda_try_names(const opara__cuda_spec* spec, void** library, char* err, size_t err_size) {
+    char why[OPARA__CUDA_MAX_NAMES][256];
+    size_t i, n = spec->name_count < OPARA__CUDA_MAX_NAMES ? spec->name_count : OPARA__CUDA_MAX_NAMES;
+    int same = 1;
+    for (i = 0; i < n; ++i) {
+        if ((*library = opara__cuda_dlopen(spec->names[i])) != NULL) return spec->names[i];
+        opara__cuda_dlerror(why[i], sizeof why[i]);
+        opara__cuda_strip_name(why[i], spec->names[i]);
+        same = same && strcmp(why[i], why[0]) == 0;
+    }
+    opara__cuda_appendf(err, err_size, "cannot load the %s library: tried", spec->what);
+    for (i = 0; i < n; ++i) {
+        opara__cuda_appendf(err, err_size, "%s \"%s\"", i ? "," : "", spec->names[i]);
+        if (!same) opara__cuda_appendf(err, err_size, " (%s)", why[i]);
+    }
+    if (same) opara__cuda_appendf(err, err_size, " on the system loader path (%s)", why[0]);
+    return NULL;
+}
+
+/* Opens the explicit path (argument, else environment variable) or searches: the names on the
+   system loader path, then (except for the driver) the same names in the directories above. On
+   failure the message names what was tried with the system's reasons. */
 static opara_cuda_load_status opara__cuda_open(const opara__cuda_spec* spec, const char* path, void** library,
-                                               char* loaded_path, char* err, size_t err_size) {
+                                               char* loaded_path, char* origin, char* err, size_t err_size) {
     char why[512];
     const char* env = path ? NULL : getenv(spec->env_var);
     const char* chosen = path ? path : (env && env[0] ? env : NULL);
-    size_t i;
+    const char* name;
+    opara__cuda_search s;
     if (chosen) {
         *library = opara__cuda_dlopen(chosen);
         if (*library) {
             opara__cuda_copy_path(loaded_path, chosen);
+            snprintf(origin, OPARA_CUDA_ORIGIN_MAX, path ? "given by the caller" : "from %s", spec->env_var);
             return OPARA_CUDA_LOAD_OK;
         }
         opara__cuda_dlerror(why, sizeof why);
+        opara__cuda_strip_name(why, chosen);
         opara__cuda_appendf(err, err_size, "cannot load the %s library: tried \"%s\" (%s%s) (%s)", spec->what, chosen,
                             path ? "given by the caller" : "from ", path ? "" : spec->env_var, why);
         return OPARA_CUDA_LOAD_NOT_FOUND;
     }
-    opara__cuda_appendf(err, err_size, "cannot load the %s library: tried", spec->what);
-    for (i = 0; i < spec->name_count; ++i) {
-        *library = opara__cuda_dlopen(spec->names[i]);
-        if (*library) {
+    if ((name = opara__cuda_try_names(spec, library, err, err_size)) != NULL) {
+        opara__cuda_clear(err, err_size);
+        opara__cuda_copy_path(loaded_path, name);
+        snprintf(origin, OPARA_CUDA_ORIGIN_MAX, "by name from the system loader path");
+        return OPARA_CUDA_LOAD_OK;
+    }
+    if (spec->wheels) {
+        memset(&s, 0, sizeof s);
+        s.spec = spec;
+        s.loaded = loaded_path;
+        s.origin = origin;
+        s.err = err;
+        s.err_size = err_size;
+        opara__cuda_search_dirs(&s);
+        if (s.library) {
+            *library = s.library;
             opara__cuda_clear(err, err_size);
-            opara__cuda_copy_path(loaded_path, spec->names[i]);
             return OPARA_CUDA_LOAD_OK;
         }
-        opara__cuda_dlerror(why, sizeof why);
-        opara__cuda_appendf(err, err_size, "%s \"%s\" (%s)", i ? "," : "", spec->names[i], why);
+        opara__cuda_search_failed(&s);
+        opara__cuda_appendf(err, err_size, "; set %s to the library's path, or OPARA_CUDA_LIB_PATH to directories to search",
+                            spec->env_var);
+    } else {
+        opara__cuda_appendf(err, err_size, "; set %s to the library's path to choose one", spec->env_var);
     }
-    opara__cuda_appendf(err, err_size, "; set %s to the library's path to choose one", spec->env_var);
     return OPARA_CUDA_LOAD_NOT_FOUND;
+}
+
+/* Replaces the opened name by the file the system mapped (a bare name becomes the full path),
+   found through the first entry point the library exports itself. */
+static void opara__cuda_resolve_path(const opara__cuda_spec* spec, void* library, char* loaded_path) {
+    char mapped[OPARA_CUDA_PATH_MAX];
+    size_t i;
+    for (i = 0; i < spec->entry_count; ++i)
+        if (opara__cuda_mapped_path(library, spec->entries[i].symbol, mapped, sizeof mapped)) {
+            opara__cuda_copy_path(loaded_path, mapped);
+            return;
+        }
 }
 
 /* ---- resolving --------------------------------------------------------------------------------- */
@@ -1900,12 +2442,13 @@ OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_driver_load(opara_cuda_driver* 
     opara__cuda_resolver r;
     opara_cuda_load_status status;
     void* library = NULL;
-    char loaded[OPARA_CUDA_PATH_MAX];
+    char loaded[OPARA_CUDA_PATH_MAX], origin[OPARA_CUDA_ORIGIN_MAX];
     if (!cu) return opara__cuda_invalid(opara__cuda_driver_spec.what, err, err_size);
     memset(cu, 0, sizeof *cu);
     opara__cuda_clear(err, err_size);
-    status = opara__cuda_open(&opara__cuda_driver_spec, path, &library, loaded, err, err_size);
+    status = opara__cuda_open(&opara__cuda_driver_spec, path, &library, loaded, origin, err, err_size);
     if (status != OPARA_CUDA_LOAD_OK) return status;
+    opara__cuda_resolve_path(&opara__cuda_driver_spec, library, loaded);
     opara__cuda_driver_bootstrap(library, &r);
     if (r.driver_version != 0 && r.driver_version < OPARA_CUDA_MIN_DRIVER_VERSION) {
         opara__cuda_appendf(err, err_size, "the CUDA driver \"%s\" is version %d.%d; opara needs %d.%d or newer", loaded,
@@ -1918,45 +2461,114 @@ OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_driver_load(opara_cuda_driver* 
     if (status != OPARA_CUDA_LOAD_OK) return status;
     cu->library = library;
     opara__cuda_copy_path(cu->path, loaded);
+    snprintf(cu->origin, sizeof cu->origin, "%s", origin);
     cu->driver_version = r.driver_version;
     cu->used_proc_address = r.get_proc != NULL;
     return OPARA_CUDA_LOAD_OK;
 }
 
-/* NVRTC, cuBLAS and cuDNN: open, then dlsym every entry point. */
+/* NVRTC, cuBLAS, cuDNN and CUPTI: open, then dlsym every entry point. Every table starts with
+   library, path and origin. */
 static opara_cuda_load_status opara__cuda_lib_load(const opara__cuda_spec* spec, void* table, size_t table_size,
-                                                   void** library, char* loaded_path, const char* path, char* err,
-                                                   size_t err_size) {
+                                                   void** library, char* loaded_path, char* origin, const char* path,
+                                                   char* err, size_t err_size) {
     opara__cuda_resolver r;
     opara_cuda_load_status status;
-    char loaded[OPARA_CUDA_PATH_MAX];
+    char loaded[OPARA_CUDA_PATH_MAX], found[OPARA_CUDA_ORIGIN_MAX];
     memset(table, 0, table_size);
     memset(&r, 0, sizeof r);
     opara__cuda_clear(err, err_size);
-    status = opara__cuda_open(spec, path, &r.library, loaded, err, err_size);
-    if (status == OPARA_CUDA_LOAD_OK) status = opara__cuda_finish(spec, table, table_size, &r, loaded, err, err_size);
+    status = opara__cuda_open(spec, path, &r.library, loaded, found, err, err_size);
+    if (status != OPARA_CUDA_LOAD_OK) return status;
+    opara__cuda_resolve_path(spec, r.library, loaded);
+    status = opara__cuda_finish(spec, table, table_size, &r, loaded, err, err_size);
     if (status != OPARA_CUDA_LOAD_OK) return status;
     *library = r.library;
     opara__cuda_copy_path(loaded_path, loaded);
+    snprintf(origin, OPARA_CUDA_ORIGIN_MAX, "%s", found);
     return OPARA_CUDA_LOAD_OK;
 }
 
+/* The directory part of path into dir (OPARA_CUDA_PATH_MAX); 0 when path has none. */
+static int opara__cuda_dirname(const char* path, char* dir) {
+    const char* slash = strrchr(path, '/');
+#ifdef _WIN32
+    const char* back = strrchr(path, '\\');
+    if (back && (!slash || back > slash)) slash = back;
+#endif
+    if (!slash || (size_t)(slash - path) >= OPARA_CUDA_PATH_MAX) return 0;
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = 0;
+    if (slash == path) dir[0] = '/', dir[1] = 0;
+    return 1;
+}
+
+/* NVRTC dlopens its builtins library by soname (libnvrtc-builtins.so.MAJOR.MINOR; strings in
+   libnvrtc.so.13 name "libnvrtc-builtins.so.13.0"), which the system only finds on the loader
+   path: NVRTC found in a pip wheel's directory would fail every compilation with
+   NVRTC_ERROR_BUILTIN_OPERATION_FAILURE. Loading the builtins from NVRTC's own directory first
+   makes that later dlopen return the object already loaded under the same soname (glibc matches
+   loaded objects by soname; Windows by module name). A builtins file that is absent or does not
+   load is left to NVRTC, whose compilation then fails and says so. */
+static void opara__cuda_nvrtc_builtins(opara_cuda_nvrtc* nv) {
+    char dir[OPARA_CUDA_PATH_MAX], name[64], path[OPARA_CUDA_PATH_MAX];
+    int major = 0, minor = 0;
+    if (nv->nvrtcVersion(&major, &minor) != OPARA_NVRTC_SUCCESS || !opara__cuda_dirname(nv->path, dir)) return;
+#ifdef _WIN32
+    snprintf(name, sizeof name, "nvrtc-builtins64_%d%d.dll", major, minor);
+#else
+    snprintf(name, sizeof name, "libnvrtc-builtins.so.%d.%d", major, minor);
+#endif
+    if (!opara__cuda_join(path, dir, name) || !opara__cuda_is_file(path)) return;
+    nv->builtins = opara__cuda_dlopen(path);
+    if (nv->builtins) opara__cuda_copy_path(nv->builtins_path, path);
+}
+
 OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_nvrtc_load(opara_cuda_nvrtc* nvrtc, const char* path, char* err, size_t err_size) {
+    opara_cuda_load_status status;
     if (!nvrtc) return opara__cuda_invalid(opara__cuda_nvrtc_spec.what, err, err_size);
-    return opara__cuda_lib_load(&opara__cuda_nvrtc_spec, nvrtc, sizeof *nvrtc, &nvrtc->library, nvrtc->path, path, err,
-                                err_size);
+    status = opara__cuda_lib_load(&opara__cuda_nvrtc_spec, nvrtc, sizeof *nvrtc, &nvrtc->library, nvrtc->path,
+                                  nvrtc->origin, path, err, err_size);
+    if (status == OPARA_CUDA_LOAD_OK) opara__cuda_nvrtc_builtins(nvrtc);
+    return status;
 }
 
 OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cublas_load(opara_cuda_cublas* cublas, const char* path, char* err, size_t err_size) {
     if (!cublas) return opara__cuda_invalid(opara__cuda_cublas_spec.what, err, err_size);
-    return opara__cuda_lib_load(&opara__cuda_cublas_spec, cublas, sizeof *cublas, &cublas->library, cublas->path, path,
-                                err, err_size);
+    return opara__cuda_lib_load(&opara__cuda_cublas_spec, cublas, sizeof *cublas, &cublas->library, cublas->path,
+                                cublas->origin, path, err, err_size);
+}
+
+/* cuDNN 8 and 9 are a small libcudnn that loads its sub-libraries on first use, by soname through
+   its own RUNPATH ($ORIGIN) and the loader path (cuDNN 9: libcudnn_graph/_ops/_cnn, then the
+   engine libraries from libcudnn_graph; NVIDIA documents the split, not the search). A missing
+   libcudnn_cnn would only show at the first convolution, as a failure far from its cause, so the
+   load asks cuDNN for a convolution descriptor (it needs no GPU) and reports a refusal here. */
+static opara_cuda_load_status opara__cuda_cudnn_probe(opara_cuda_cudnn* dnn, char* err, size_t err_size) {
+    opara_cudnnConvolutionDescriptor_t conv = NULL;
+    opara_cudnnStatus_t st = dnn->cudnnCreateConvolutionDescriptor(&conv);
+    char dir[OPARA_CUDA_PATH_MAX];
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) {
+        dnn->cudnnDestroyConvolutionDescriptor(conv);
+        return OPARA_CUDA_LOAD_OK;
+    }
+    if (!opara__cuda_dirname(dnn->path, dir)) snprintf(dir, sizeof dir, "its directory");
+    opara__cuda_appendf(err, err_size,
+                        "the cuDNN library \"%s\" cannot load the sub-library of its convolutions: "
+                        "cudnnCreateConvolutionDescriptor returned %s (%d); cuDNN 9 needs libcudnn_cnn.so.9, "
+                        "libcudnn_ops.so.9 and libcudnn_graph.so.9 in %s or on the system loader path",
+                        dnn->path, opara_cudnn_status_name(st), (int)st, dir);
+    opara__cuda_dlclose(dnn->library);
+    memset(dnn, 0, sizeof *dnn);
+    return OPARA_CUDA_LOAD_INCOMPLETE;
 }
 
 OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cudnn_load(opara_cuda_cudnn* cudnn, const char* path, char* err, size_t err_size) {
+    opara_cuda_load_status status;
     if (!cudnn) return opara__cuda_invalid(opara__cuda_cudnn_spec.what, err, err_size);
-    return opara__cuda_lib_load(&opara__cuda_cudnn_spec, cudnn, sizeof *cudnn, &cudnn->library, cudnn->path, path, err,
-                                err_size);
+    status = opara__cuda_lib_load(&opara__cuda_cudnn_spec, cudnn, sizeof *cudnn, &cudnn->library, cudnn->path,
+                                  cudnn->origin, path, err, err_size);
+    return status == OPARA_CUDA_LOAD_OK ? opara__cuda_cudnn_probe(cudnn, err, err_size) : status;
 }
 
 /* ---- public: unloading ------------------------------------------------------------------------- */
@@ -1970,7 +2582,11 @@ OPARA_CUDA_DEF void opara_cuda_driver_unload(opara_cuda_driver* cu) {
     if (cu) opara__cuda_unload(cu, sizeof *cu, cu->library);
 }
 OPARA_CUDA_DEF void opara_cuda_nvrtc_unload(opara_cuda_nvrtc* nvrtc) {
-    if (nvrtc) opara__cuda_unload(nvrtc, sizeof *nvrtc, nvrtc->library);
+    void* builtins;
+    if (!nvrtc) return;
+    builtins = nvrtc->builtins; /* after NVRTC, which may hold its own reference to it */
+    opara__cuda_unload(nvrtc, sizeof *nvrtc, nvrtc->library);
+    if (builtins) opara__cuda_dlclose(builtins);
 }
 OPARA_CUDA_DEF void opara_cuda_cublas_unload(opara_cuda_cublas* cublas) {
     if (cublas) opara__cuda_unload(cublas, sizeof *cublas, cublas->library);
@@ -2050,7 +2666,8 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 /* CUPTI subset: the activity API's kernel records (CUPTI 13, cupti_activity.h)                   */
 /* ============================================================================================== */
 /* Loaded like the other libraries: opara_cuda_cupti_load(table, path, err, err_size), env
-   OPARA_CUPTI, search list libcupti.so.13 .12 .11 libcupti.so. On Windows the DLL name carries the
+   OPARA_CUPTI, search list libcupti.so.13 .12 .11 libcupti.so by name, then in the directories
+   (pip wheels: nvidia/cu13/lib, nvidia/cuda_cupti/lib). On Windows the DLL name carries the
    toolkit release, so give its path in OPARA_CUPTI (the list only tries cupti64.dll). CUPTI's
    buffer callbacks take no user data: a caller needs one process-wide place to deliver records to. */
 #ifndef OPARA_CUDA_CUPTI_H_INCLUDED
@@ -2137,6 +2754,7 @@ OPARA_CUDA_CUPTI_FUNCS(OPARA__CUDA_CUPTI_PFN)
 typedef struct opara_cuda_cupti {
     void* library;
     char path[OPARA_CUDA_PATH_MAX];
+    char origin[OPARA_CUDA_ORIGIN_MAX];
     OPARA_CUDA_CUPTI_FUNCS(OPARA__CUDA_LIB_MEMBER)
 } opara_cuda_cupti;
 
@@ -2159,12 +2777,13 @@ static const char* const opara__cuda_cupti_names[] = {"cupti64.dll"};
 #else
 static const char* const opara__cuda_cupti_names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11", "libcupti.so"};
 #endif
-static const opara__cuda_spec opara__cuda_cupti_spec = OPARA__CUDA_SPEC("CUPTI", "OPARA_CUPTI", cupti);
+static const opara__cuda_spec opara__cuda_cupti_spec =
+    OPARA__CUDA_SPEC("CUPTI", "OPARA_CUPTI", cupti, opara__cuda_cupti_wheels);
 
 OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cupti_load(opara_cuda_cupti* cupti, const char* path, char* err, size_t err_size) {
     if (!cupti) return opara__cuda_invalid(opara__cuda_cupti_spec.what, err, err_size);
-    return opara__cuda_lib_load(&opara__cuda_cupti_spec, cupti, sizeof *cupti, &cupti->library, cupti->path, path, err,
-                                err_size);
+    return opara__cuda_lib_load(&opara__cuda_cupti_spec, cupti, sizeof *cupti, &cupti->library, cupti->path,
+                                cupti->origin, path, err, err_size);
 }
 
 OPARA_CUDA_DEF void opara_cuda_cupti_unload(opara_cuda_cupti* cupti) {
@@ -2584,7 +3203,7 @@ OPARA__PRIVATE int opara__atomic_cas(volatile int32_t* p, int32_t expected, int3
 #endif
 /* ==== END src/opara_thread.c ==== */
 /* ==== BEGIN src/opara_runtime.c ==== */
-/* The runtime object: allocator, logger, last error. */
+/* The runtime object: allocator, logger, last error, and the backend state it keeps loaded. */
 /* #include "opara_internal.h" (inlined above) */
 
 OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara_runtime** out) {
@@ -2598,6 +3217,10 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
     rt = (opara_runtime*)opara__alloc_aligned(&desc->allocator, sizeof *rt, 16);
     if (!rt) return OPARA_ERR_OUT_OF_MEMORY;
     memset(rt, 0, sizeof *rt);
+    if (!opara__mutex_init(&rt->lock)) {
+        opara__free_aligned(&desc->allocator, rt);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
     rt->allocator = desc->allocator;
     rt->logger = desc->logger;
     *out = rt;
@@ -2607,6 +3230,8 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
 OPARADEF void opara_runtime_destroy(opara_runtime* runtime) {
     opara_allocator allocator;
     if (!runtime) return;
+    if (runtime->cuda.release) runtime->cuda.release(runtime, runtime->cuda.state);
+    opara__mutex_destroy(&runtime->lock);
     allocator = runtime->allocator;
     opara__free_aligned(&allocator, runtime);
 }
@@ -25532,14 +26157,24 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
    run time (opara_cuda.h), with our kernels (src/kernels, embedded PTX or NVRTC) and, when they
    load, cuBLAS for Gemm/MatMul and cuDNN for convolutions (our implicit-GEMM kernel otherwise).
 
-   Session creation does all the work that can fail: load the driver, pick the device, load the
-   kernel modules, infer shapes, lower every node to launch descriptors (kernel, grid, block,
+   The runtime owns what every session shares (opara_backend_cuda.c, "the runtime's CUDA state"):
+   its first CUDA session or AUTO check loads the driver, cuBLAS and cuDNN and retains the device's
+   primary context; later sessions share them; opara_runtime_destroy releases them.
+
+   Threads: a session may be created, run and destroyed on any thread (one call at a time per
+   session). Every entry point that calls the driver or a library pushes the session's context
+   (cuCtxPushCurrent) and pops it before returning, on every path, so the calling thread's own
+   current context is what it was.
+
+   Session creation does all the work that can fail: attach to the runtime's driver and device,
+   load the kernel modules, infer shapes, lower every node to launch descriptors (kernel, grid, block,
    parameters), build the plan with the descriptors' resource demand, allocate the arena, the
-   constants, the static input buffers and the library workspaces (one region per stream that
-   calls a library, carved from the arena's allocation), create streams, events and one library
-   handle per stream, and (graph modes) run once, capture and instantiate. A run then only copies
-   the inputs in, launches (one cuGraphLaunch in the graph modes) and copies the outputs out; it
-   never allocates.
+   constants, the static input buffers, the pinned host staging of the inputs and outputs and the
+   library workspaces (one region per stream that calls a library, carved from the arena's
+   allocation), create streams, events and one library handle per stream, and (graph modes) run
+   once, capture and instantiate. A run then only copies the inputs in (through the pinned
+   staging, or device to device), launches (one cuGraphLaunch in the graph modes) and copies the
+   outputs out; it never allocates.
 
    Modes, one plan:
      EAGER      ops launched in the plan's order on the plan's streams, events per the plan
@@ -25666,20 +26301,37 @@ typedef struct opara__cuda_options {
 
 typedef struct opara__cuda_session opara__cuda_session;
 
-/* Checks that a CUDA device is usable (driver loads, cuInit, a device exists) without keeping
-   anything; reason receives why not. Used by the AUTO backend choice. */
+/* 1 when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads, initialises
+   and has a device; it stays loaded for the runtime's sessions, and a failure is remembered (no
+   retry for the same request). reason receives why not. Used by the AUTO and CUDA backend choice. */
+OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap);
+/* The same check without a runtime: loads driver_path (NULL: the environment, else the search
+   list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
 
 /* Creates a session for graph g (finalized; g must outlive the session). On failure everything
-   is freed, *out is NULL and the runtime's error says why (OPARA_ERR_DEVICE_MEMORY when device
-   memory runs out). */
+   the session allocated is freed, *out is NULL and the runtime's error says why
+   (OPARA_ERR_DEVICE_MEMORY when device memory runs out). What the runtime loaded stays loaded. */
 OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
                                                       const opara__cuda_options* opt, opara__cuda_session** out);
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s);
-/* inputs[i]: host data of graph input i (its size from the shapes); outputs[i]: host buffer of
-   graph output i. */
+/* inputs[i]: host data of graph input i (its size from the shapes). The outputs land in the
+   session's pinned staging (opara__cuda_session_output); outputs (may be NULL, or NULL entries)
+   receives copies. Failures of runs go to the session's error (opara__cuda_session_last_error),
+   not the runtime's, since runs may happen on any thread. */
 OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
                                                    void* const* outputs);
+/* Device-pointer I/O: inputs[i] / outputs[i] are device addresses in the primary context (outputs[i]
+   0: not copied); device-to-device copies on the origin stream; returns when they are done. */
+OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
+                                                          const opara_CUdeviceptr* outputs);
+/* Graph output `index` of the last host run, in the pinned staging (valid until the session is destroyed). */
+OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index);
+OPARA__PRIVATE const char* opara__cuda_session_last_error(const opara__cuda_session* s);
+/* Push / pop the session's context around driver calls made outside the backend's entry points
+   (the profiler's timing run). enter reports a failure into the session's error. */
+OPARA__PRIVATE opara_result opara__cuda_session_enter(opara__cuda_session* s);
+OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s);
 
 /* What the session ended up doing (for tests, `opara run` and the profiler). */
 typedef struct opara__cuda_info {
@@ -25692,6 +26344,8 @@ typedef struct opara__cuda_info {
     uint32_t n_cudnn_convs;       /* of them, lowered to cuDNN (the others run opara_conv2d_f32) */
     uint32_t n_cudnn_refused;     /* Conv that cuDNN refused at lowering (logged with its status; our kernel runs them) */
     int nvrtc;                    /* 1 when the kernels came from NVRTC */
+    const char* kernels;          /* where they came from, in the session: "NVRTC cubin sm_90",
+                                     "NVRTC PTX compute_90", "embedded PTX sm_75 (driver JIT)" */
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
     uint64_t arena_bytes;         /* the memory plan's arena */
@@ -25858,7 +26512,9 @@ OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const 
 /* Called by the launch sequence around every node that launches something (before its first and
    after its last launch, on the node's stream). */
 typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
-/* One eager pass of the plan with the hook, then a synchronisation (profiling runs). */
+/* One eager pass of the plan with the hook, then a synchronisation (profiling runs, during the
+   creation of another session: failures go to the runtime's error). Call it between
+   opara__cuda_session_enter and opara__cuda_session_leave. */
 OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
                                                               void* user);
 
@@ -27154,10 +27810,13 @@ OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara
 }
 /* ==== END src/opara_cuda_cudnn.c ==== */
 /* ==== BEGIN src/opara_backend_cuda.c ==== */
-/* The CUDA backend (see opara_backend_cuda.h): device and modules, memory from the plan, binding
+/* The CUDA backend (see opara_backend_cuda.h): the runtime's CUDA state (driver, libraries and
+   primary contexts, loaded once per runtime), device and modules, memory from the plan, binding
    of the lowered launches to device addresses, the launch sequence of the plan (eager), its
    capture into a CUDA graph, and the run. Every driver call goes through OPARA__CU so the
-   session can count them (a graph-mode run makes a constant number of calls). */
+   session can count them (a graph-mode run makes a constant number of calls), and every entry
+   point makes the session's context current with push/pop, so it works from any thread and
+   leaves the caller's current context as it was. */
 /* Built as a separate file, this one emits the opara_cuda.h loader (the amalgamation emits it once
    where the header is inlined). */
 #if !defined(OPARA__AMALGAMATED) && !defined(OPARA_CUDA_IMPLEMENTATION)
@@ -27178,18 +27837,24 @@ OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara
 
 static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "pool"};
 
+typedef struct opara__cuda_shared opara__cuda_shared;
+
 struct opara__cuda_session {
     opara_runtime* rt;
     const opara__graph* g;
     opara__cuda_options opt;
+    /* copies of the runtime's tables (they never change while the runtime has them loaded) */
     opara_cuda_driver cu;
     opara_cuda_cublas cublas;
     opara_cuda_cudnn dnn;
+    opara__cuda_shared* shared; /* the runtime's CUDA state; NULL until attached */
+    opara__errbuf* err;         /* where failures go: the runtime's buffer during creation, then error */
+    opara__errbuf error;        /* failures of runs (which may happen on any thread) */
     int have_cublas, have_cudnn, nvrtc_used;
     int tf32; /* TF32 requested and the device has it (compute capability 8.0+) */
+    char kernels[160]; /* where our kernels came from (opara__cuda_info.kernels) */
     opara_CUdevice dev;
-    opara_CUcontext ctx;
-    int ctx_retained;
+    opara_CUcontext ctx;        /* the device's primary context, retained by the runtime */
     opara__device device;
     char device_name[128];
     int cc_major, cc_minor;
@@ -27207,6 +27872,12 @@ struct opara__cuda_session {
     uint64_t* const_off; /* [n_values] offset in consts, UINT64_MAX when not uploaded */
     uint64_t* input_off; /* [n_values] offset in inputs, UINT64_MAX when not a graph input */
     size_t params_meta_bytes;
+    size_t input_bytes;  /* the input buffers, laid out alike on the device and in host_io */
+    /* Pinned (page-locked) host staging: [0, input_bytes) mirrors the device input buffers, the
+       outputs follow at output_off. Copies from pageable memory are synchronous and slow; from
+       here they are asynchronous DMA. */
+    uint8_t* host_io;
+    uint64_t* output_off; /* [n_outputs] offset of graph output i in host_io */
 
     /* One CUDA stream per lane of the plan (streams that never overlap share one, in launch order);
        "stream" below means a CUDA stream, indexed by lane. */
@@ -27239,10 +27910,21 @@ struct opara__cuda_session {
 
 /* ---- errors ------------------------------------------------------------------------------------ */
 
+/* A failure of session s: into the runtime's error during creation (the runtime's thread), into the
+   session's own afterwards, so runs on other threads never write the runtime. */
+static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    code = opara__fail_into(s->err, &s->rt->logger, code, fmt, args);
+    va_end(args);
+    return code;
+}
+
 static opara_result opara__cub_cu_fail(opara__cuda_session* s, opara_CUresult r, const char* what) {
     opara_result code = r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
-    return opara__fail(s->rt, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
-                       (int)r);
+    return opara__cub_fail(s, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
+                           (int)r);
 }
 #define OPARA__CU_TRY(s, call, what)                                           \
     do {                                                                       \
@@ -27251,20 +27933,199 @@ static opara_result opara__cub_cu_fail(opara__cuda_session* s, opara_CUresult r,
     } while (0)
 
 static opara_result opara__cub_oom(opara__cuda_session* s) {
-    return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    return opara__cub_fail(s, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
 }
 
-/* ---- driver, device, modules ------------------------------------------------------------------- */
+/* Makes the session's context current on the calling thread on top of whatever the caller has
+   (cuCtxPushCurrent); opara__cub_leave pops it, so the caller's current context is restored.
+   Every entry point that calls the driver or a library runs between the two. */
+static opara_CUresult opara__cub_enter(opara__cuda_session* s) { return OPARA__CU(s, cuCtxPushCurrent_v2(s->ctx)); }
 
-static opara_result opara__cub_cuda_load_driver(opara_runtime* rt, opara_cuda_driver* cu, const char* path) {
-    char err[2048];
-    opara_cuda_load_status st = opara_cuda_driver_load(cu, path, err, sizeof err);
-    switch (st) {
-    case OPARA_CUDA_LOAD_OK: return OPARA_OK;
-    case OPARA_CUDA_LOAD_NOT_FOUND: return opara__fail(rt, OPARA_ERR_LIB_NOT_FOUND, "CUDA backend: %s", err);
-    case OPARA_CUDA_LOAD_SYMBOL_MISSING: return opara__fail(rt, OPARA_ERR_SYMBOL_NOT_FOUND, "CUDA backend: %s", err);
-    default: return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend: %s", err);
+static void opara__cub_leave(opara__cuda_session* s) {
+    opara_CUcontext popped = NULL;
+    opara_CUresult r = OPARA__CU(s, cuCtxPopCurrent_v2(&popped));
+    if (r != OPARA_CUDA_SUCCESS || popped != s->ctx) /* something between enter and leave unbalanced the stack */
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
+                   "CUDA backend: cuCtxPopCurrent returned %s (%d) and %s context", opara_cuda_driver_result_name(&s->cu, r),
+                   (int)r, popped == s->ctx ? "the session's" : "another");
+}
+
+/* ---- the runtime's CUDA state ------------------------------------------------------------------ */
+
+/* The first session (or AUTO check) of a runtime loads the driver (with cuInit and at least one
+   device), cuBLAS and cuDNN, and retains the primary context of each device a session uses; the
+   runtime's later sessions share them and opara_runtime_destroy releases them. Per runtime, not
+   per process: the project keeps no global mutable state (a process normally has one runtime).
+   A failed load is remembered with its reason and not retried for the same request; another
+   request (a session's path option or the environment variable) is tried. One library of each
+   kind per runtime: a session that asks for another file than the one loaded gets an error that
+   names both (two cuBLAS or cuDNN builds in one process may clash in their own dependencies, and
+   the driver is process-wide anyway). Everything here runs under the runtime's lock; sessions
+   copy the tables, which never change while loaded, so runs and destroys need no lock. */
+
+enum { OPARA__CUSH_DRIVER = 0, OPARA__CUSH_CUBLAS = 1, OPARA__CUSH_CUDNN = 2, OPARA__CUSH_COUNT = 3 };
+
+typedef struct opara__cuda_slot {
+    int state;                         /* 0 not tried, 1 loaded, -1 failed */
+    opara_result code;                 /* the failure's code */
+    char request[OPARA_CUDA_PATH_MAX]; /* what was asked for: a path or name, "" for the search list */
+    char reason[2048];                 /* why it failed */
+} opara__cuda_slot;
+
+struct opara__cuda_shared {
+    opara_cuda_driver cu;
+    opara_cuda_cublas cublas;
+    opara_cuda_cudnn dnn;
+    opara__cuda_slot slot[OPARA__CUSH_COUNT];
+    int n_devices;
+    opara_CUdevice* devs;      /* [n_devices] */
+    opara_CUcontext* ctxs;     /* [n_devices] retained primary contexts, NULL until a session uses the device */
+    volatile int32_t sessions; /* attached sessions (atomic: they are destroyed on any thread) */
+};
+
+static const char* const opara__cush_name[OPARA__CUSH_COUNT] = {"CUDA driver", "cuBLAS", "cuDNN"};
+static const char* const opara__cush_env[OPARA__CUSH_COUNT] = {"OPARA_CUDA_DRIVER", "OPARA_CUBLAS", "OPARA_CUDNN"};
+
+static const char* opara__cush_path(const opara__cuda_shared* sh, int kind) {
+    return kind == OPARA__CUSH_DRIVER ? sh->cu.path : kind == OPARA__CUSH_CUBLAS ? sh->cublas.path : sh->dnn.path;
+}
+
+static void opara__cush_unload(opara__cuda_shared* sh, int kind) {
+    if (kind == OPARA__CUSH_DRIVER) opara_cuda_driver_unload(&sh->cu);
+    else if (kind == OPARA__CUSH_CUBLAS) opara_cuda_cublas_unload(&sh->cublas);
+    else opara_cuda_cudnn_unload(&sh->dnn);
+}
+
+/* opara_runtime_destroy: releases the primary contexts, then unloads cuDNN, cuBLAS and the driver. */
+static void opara__cush_release(opara_runtime* rt, void* state) {
+    opara__cuda_shared* sh = (opara__cuda_shared*)state;
+    int32_t live = opara__atomic_load(&sh->sessions);
+    int d, k;
+    if (live > 0) { /* their streams and memory live in the contexts: releasing would pull them away */
+        opara__log(&rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+                   "opara_runtime_destroy: %d CUDA sessions are still alive, so the CUDA driver and libraries stay "
+                   "loaded (destroy sessions before their runtime)", (int)live);
+        return;
     }
+    for (d = 0; sh->ctxs && d < sh->n_devices; ++d)
+        if (sh->ctxs[d]) sh->cu.cuDevicePrimaryCtxRelease_v2(sh->devs[d]);
+    for (k = OPARA__CUSH_COUNT - 1; k >= 0; --k) opara__cush_unload(sh, k);
+    opara__free(rt, sh->devs);
+    opara__free(rt, sh->ctxs);
+    opara__free(rt, sh);
+}
+
+/* The runtime's CUDA state, made on first use (NULL when out of host memory). */
+static opara__cuda_shared* opara__cush_get(opara_runtime* rt) {
+    opara__cuda_shared* sh = (opara__cuda_shared*)rt->cuda.state;
+    if (sh) return sh;
+    sh = (opara__cuda_shared*)opara__calloc(rt, 1, sizeof *sh);
+    if (!sh) return NULL;
+    rt->cuda.state = sh;
+    rt->cuda.release = opara__cush_release;
+    return sh;
+}
+
+/* What is asked for: the explicit path, else the environment variable, else "" (the search list),
+   as the loader resolves it. */
+static const char* opara__cush_request(int kind, const char* path) {
+    const char* env = path ? NULL : getenv(opara__cush_env[kind]);
+    return path ? path : env ? env : "";
+}
+
+/* A loaded driver must initialise and have a device; otherwise it is unloaded and the slot failed. */
+static void opara__cush_init_driver(opara__cuda_shared* sh) {
+    opara__cuda_slot* slot = &sh->slot[OPARA__CUSH_DRIVER];
+    int count = 0;
+    opara_CUresult r = sh->cu.cuInit(0);
+    if (r == OPARA_CUDA_SUCCESS) r = sh->cu.cuDeviceGetCount(&count);
+    if (r == OPARA_CUDA_SUCCESS && count > 0) {
+        sh->n_devices = count;
+        return;
+    }
+    if (r != OPARA_CUDA_SUCCESS) {
+        opara__format(slot->reason, sizeof slot->reason, "%s: cuInit failed: %s (%d)", sh->cu.path,
+                      opara_cuda_driver_result_name(&sh->cu, r), (int)r);
+        slot->code = OPARA_ERR_CUDA;
+    } else {
+        opara__format(slot->reason, sizeof slot->reason, "%s: no CUDA device", sh->cu.path);
+        slot->code = OPARA_ERR_NO_BACKEND;
+    }
+    slot->state = -1;
+    opara_cuda_driver_unload(&sh->cu);
+}
+
+/* Library `kind` for `path` (NULL: the environment variable, else the search list): loaded now
+   unless the runtime has it, or failed on the same request before. OPARA_OK when loaded; else
+   the failure's code with the reason in why. */
+static opara_result opara__cush_load(opara__cuda_shared* sh, int kind, const char* path, char* why, size_t cap) {
+    opara__cuda_slot* slot = &sh->slot[kind];
+    const char* request = opara__cush_request(kind, path);
+    opara_cuda_load_status st;
+    if (slot->state == 1) {
+        if (!*request || strcmp(request, slot->request) == 0 || strcmp(request, opara__cush_path(sh, kind)) == 0)
+            return OPARA_OK;
+        opara__format(why, cap,
+                      "this runtime has loaded the %s %s (asked for as \"%s\") and the session asks for \"%s\": a runtime "
+                      "loads one %s (use another runtime for another one)",
+                      opara__cush_name[kind], opara__cush_path(sh, kind), slot->request, request, opara__cush_name[kind]);
+        return OPARA_ERR_INVALID_ARGS;
+    }
+    if (slot->state == 0 || strcmp(request, slot->request) != 0) {
+        st = kind == OPARA__CUSH_DRIVER   ? opara_cuda_driver_load(&sh->cu, path, slot->reason, sizeof slot->reason)
+             : kind == OPARA__CUSH_CUBLAS ? opara_cuda_cublas_load(&sh->cublas, path, slot->reason, sizeof slot->reason)
+                                          : opara_cuda_cudnn_load(&sh->dnn, path, slot->reason, sizeof slot->reason);
+        opara__format(slot->request, sizeof slot->request, "%s", request);
+        slot->state = st == OPARA_CUDA_LOAD_OK ? 1 : -1;
+        slot->code = st == OPARA_CUDA_LOAD_NOT_FOUND        ? OPARA_ERR_LIB_NOT_FOUND
+                     : st == OPARA_CUDA_LOAD_SYMBOL_MISSING ? OPARA_ERR_SYMBOL_NOT_FOUND
+                                                            : OPARA_ERR_NO_BACKEND;
+        if (slot->state == 1 && kind == OPARA__CUSH_DRIVER) opara__cush_init_driver(sh);
+        if (slot->state == 1) return OPARA_OK;
+    }
+    opara__format(why, cap, "%s", slot->reason);
+    return slot->code;
+}
+
+/* The primary context of device ordinal `device`, retained by the runtime on first use. */
+static opara_result opara__cush_context(opara_runtime* rt, opara__cuda_shared* sh, int device, char* why, size_t cap) {
+    opara_CUresult r;
+    if (device < 0 || device >= sh->n_devices) {
+        opara__format(why, cap, "device %d does not exist (%d devices)", device, sh->n_devices);
+        return OPARA_ERR_INVALID_ARGS;
+    }
+    if (!sh->ctxs) {
+        sh->devs = (opara_CUdevice*)opara__calloc(rt, (size_t)sh->n_devices, sizeof *sh->devs);
+        sh->ctxs = (opara_CUcontext*)opara__calloc(rt, (size_t)sh->n_devices, sizeof *sh->ctxs);
+        if (!sh->devs || !sh->ctxs) {
+            opara__free(rt, sh->devs);
+            opara__free(rt, sh->ctxs);
+            sh->devs = NULL;
+            sh->ctxs = NULL;
+            opara__format(why, cap, "out of host memory");
+            return OPARA_ERR_OUT_OF_MEMORY;
+        }
+    }
+    if (sh->ctxs[device]) return OPARA_OK;
+    r = sh->cu.cuDeviceGet(&sh->devs[device], device);
+    if (r == OPARA_CUDA_SUCCESS) r = sh->cu.cuDevicePrimaryCtxRetain(&sh->ctxs[device], sh->devs[device]);
+    if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
+    sh->ctxs[device] = NULL;
+    opara__format(why, cap, "cuDevicePrimaryCtxRetain of device %d failed: %s (%d)", device,
+                  opara_cuda_driver_result_name(&sh->cu, r), (int)r);
+    return r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
+}
+
+OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
+    char why[2400];
+    opara__cuda_shared* sh;
+    opara_result r = OPARA_ERR_OUT_OF_MEMORY;
+    opara__format(why, sizeof why, "out of host memory");
+    opara__mutex_lock(&rt->lock);
+    if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, NULL, why, sizeof why);
+    opara__mutex_unlock(&rt->lock);
+    if (reason && cap) opara__format(reason, cap, "%s", r == OPARA_OK ? "" : why);
+    return r == OPARA_OK;
 }
 
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
@@ -27286,6 +28147,55 @@ OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, 
     opara_cuda_driver_unload(&cu);
     return ok;
 }
+
+/* The outcome of an optional library for one session (logged outside the runtime's lock). */
+typedef struct opara__cub_libnote {
+    opara_result r;
+    char why[2400];
+} opara__cub_libnote;
+
+/* Attaches session s to its runtime's CUDA state, loading what is missing: the driver, the
+   device's primary context, and cuBLAS / cuDNN unless the options leave them out. A library that
+   does not load means our kernels (logged); a different file than the runtime's is an error. */
+static opara_result opara__cub_attach(opara__cuda_session* s) {
+    opara_runtime* rt = s->rt;
+    opara__cuda_shared* sh;
+    opara__cub_libnote blas, dnn;
+    char why[2400];
+    opara_result r = OPARA_ERR_OUT_OF_MEMORY;
+    opara__format(why, sizeof why, "out of host memory");
+    blas.r = dnn.r = OPARA_ERR_UNSUPPORTED; /* not asked for */
+    opara__mutex_lock(&rt->lock);
+    if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, s->opt.driver_path, why, sizeof why);
+    if (r == OPARA_OK) r = opara__cush_context(rt, sh, s->opt.device, why, sizeof why);
+    if (r == OPARA_OK && !s->opt.no_cublas) blas.r = opara__cush_load(sh, OPARA__CUSH_CUBLAS, s->opt.cublas_path, blas.why, sizeof blas.why);
+    if (r == OPARA_OK && !s->opt.no_cudnn) dnn.r = opara__cush_load(sh, OPARA__CUSH_CUDNN, s->opt.cudnn_path, dnn.why, sizeof dnn.why);
+    if (r == OPARA_OK && blas.r == OPARA_ERR_INVALID_ARGS) r = blas.r, opara__format(why, sizeof why, "%s", blas.why);
+    if (r == OPARA_OK && dnn.r == OPARA_ERR_INVALID_ARGS) r = dnn.r, opara__format(why, sizeof why, "%s", dnn.why);
+    if (r == OPARA_OK) {
+        s->shared = sh;
+        s->cu = sh->cu;
+        s->dev = sh->devs[s->opt.device];
+        s->ctx = sh->ctxs[s->opt.device];
+        if ((s->have_cublas = blas.r == OPARA_OK) != 0) s->cublas = sh->cublas;
+        if (dnn.r == OPARA_OK) s->dnn = sh->dnn; /* used once a handle is made (opara__cub_cuda_cudnn_probe) */
+        opara__atomic_add(&sh->sessions, 1);
+    }
+    opara__mutex_unlock(&rt->lock);
+    if (r != OPARA_OK) return opara__cub_fail(s, r, "CUDA backend: %s", why);
+    opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
+               s->cu.driver_version);
+    if (s->have_cublas) opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
+    else if (!s->opt.no_cublas)
+        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", blas.why);
+    if (!s->opt.no_cudnn && dnn.r != OPARA_OK)
+        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", dnn.why);
+    return OPARA_OK;
+}
+
+/* ---- device, modules -------------------------------------------------------------------------- */
 
 static int opara__cub_dev_attr(opara__cuda_session* s, opara_CUdevice_attribute a, int fallback) {
     int v = 0;
@@ -27316,26 +28226,6 @@ static void opara__cub_cuda_describe_device(opara__cuda_session* s) {
                                                           (int)base->max_smem_per_sm);
 }
 
-static opara_result opara__cub_cuda_open_device(opara__cuda_session* s) {
-    int count = 0;
-    opara_result r = opara__cub_cuda_load_driver(s->rt, &s->cu, s->opt.driver_path);
-    if (r != OPARA_OK) return r;
-    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
-               s->cu.driver_version);
-    OPARA__CU_TRY(s, cuInit(0), "cuInit");
-    OPARA__CU_TRY(s, cuDeviceGetCount(&count), "cuDeviceGetCount");
-    if (count < 1) return opara__fail(s->rt, OPARA_ERR_NO_BACKEND, "CUDA backend: no CUDA device");
-    if (s->opt.device < 0 || s->opt.device >= count)
-        return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: device %d does not exist (%d devices)",
-                           s->opt.device, count);
-    OPARA__CU_TRY(s, cuDeviceGet(&s->dev, s->opt.device), "cuDeviceGet");
-    OPARA__CU_TRY(s, cuDevicePrimaryCtxRetain(&s->ctx, s->dev), "cuDevicePrimaryCtxRetain");
-    s->ctx_retained = 1;
-    OPARA__CU_TRY(s, cuCtxSetCurrent(s->ctx), "cuCtxSetCurrent");
-    opara__cub_cuda_describe_device(s);
-    return OPARA_OK;
-}
-
 /* The lines of a generated image joined into one malloc'ed string. */
 static char* opara__cub_join_lines(opara__cuda_session* s, const char* const* lines) {
     size_t n = 1, i, at = 0;
@@ -27359,69 +28249,236 @@ static const opara__kernel_image* opara__cub_find_image(const char* file) {
     return NULL;
 }
 
-/* NVRTC: the kernel source compiled for the exact device. NULL (with the reason logged) on any
-   failure: the embedded PTX is then used. */
-static char* opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img) {
-    opara_nvrtcProgram prog = NULL;
-    char arch[64];
-    const char* opts[2];
-    char* src = opara__cub_join_lines(s, img->source);
-    char* ptx = NULL;
+/* Where a kernel module's image came from, in the order they are tried. */
+typedef enum opara__cub_image_kind {
+    OPARA__CUB_CUBIN = 0,     /* NVRTC's cubin for the device's sm_XY: no JIT, no PTX version check */
+    OPARA__CUB_NVRTC_PTX = 1, /* NVRTC's PTX: JIT by the driver, refused (222) when newer than it */
+    OPARA__CUB_EMBEDDED = 2,  /* the PTX generated at build time (make ptx), JIT by the driver */
+    OPARA__CUB_IMAGE_KINDS = 3
+} opara__cub_image_kind;
+
+/* What NVRTC made of one kernel file (malloc'ed; NULL where absent). */
+typedef struct opara__cub_nvrtc_out {
+    char* cubin;
+    char* ptx;
+} opara__cub_nvrtc_out;
+
+/* The architecture NVRTC compiles for: the device's own (sm_XY: a cubin and its PTX) when NVRTC
+   supports it, else the newest NVRTC knows below the device (compute_XY: PTX only, the driver
+   compiles it forward). 0 when NVRTC supports nothing at or below the device. */
+static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc* nv, int* real) {
+    int device = s->cc_major * 10 + s->cc_minor, count = 0, archs[64], i, best = 0;
+    *real = 0;
+    if (nv->nvrtcGetNumSupportedArchs(&count) != OPARA_NVRTC_SUCCESS || count < 1 || count > 64 ||
+        nv->nvrtcGetSupportedArchs(archs) != OPARA_NVRTC_SUCCESS)
+        return 0;
+    for (i = 0; i < count; ++i)
+        if (archs[i] <= device && archs[i] > best) best = archs[i];
+    *real = best == device;
+    return best;
+}
+
+/* The first line of NVRTC's compile log, for the warning. */
+static void opara__cub_nvrtc_log(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, char* out,
+                                 size_t cap) {
     size_t size = 0;
-    if (!src) return NULL;
-    opara__format(arch, sizeof arch, "--gpu-architecture=compute_%d%d", s->cc_major, s->cc_minor);
-    opts[0] = arch;
-    opts[1] = "--std=c++11";
-    if (nv->nvrtcCreateProgram(&prog, src, img->file, 0, NULL, NULL) == OPARA_NVRTC_SUCCESS) {
-        opara_nvrtcResult r = nv->nvrtcCompileProgram(prog, 2, opts);
-        if (r == OPARA_NVRTC_SUCCESS && nv->nvrtcGetPTXSize(prog, &size) == OPARA_NVRTC_SUCCESS &&
-            (ptx = (char*)opara__alloc(s->rt, size + 1)) != NULL) {
-            if (nv->nvrtcGetPTX(prog, ptx) != OPARA_NVRTC_SUCCESS) {
-                opara__free(s->rt, ptx);
-                ptx = NULL;
-            }
-        } else if (r != OPARA_NVRTC_SUCCESS) {
-            opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
-                       "NVRTC could not compile %s.cu for %s (%s); using the embedded PTX", img->file, arch,
-                       nv->nvrtcGetErrorString(r));
+    char* log;
+    out[0] = 0;
+    if (nv->nvrtcGetProgramLogSize(prog, &size) != OPARA_NVRTC_SUCCESS || size < 2) return;
+    if ((log = (char*)opara__alloc(s->rt, size)) == NULL) return;
+    if (nv->nvrtcGetProgramLog(prog, log) == OPARA_NVRTC_SUCCESS) {
+        char* nl = strchr(log, '\n');
+        if (nl) *nl = 0;
+        opara__format(out, cap, ": %s", log);
+    }
+    opara__free(s->rt, log);
+}
+
+/* NVRTC's output of a compiled program: the cubin (sm_XY only; nvrtcGetCUBINSize gives 0 for a
+   virtual architecture) and the PTX. */
+static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, int real,
+                                  opara__cub_nvrtc_out* out) {
+    size_t size = 0;
+    if (real && nv->nvrtcGetCUBINSize && nv->nvrtcGetCUBIN && nv->nvrtcGetCUBINSize(prog, &size) == OPARA_NVRTC_SUCCESS &&
+        size > 0 && (out->cubin = (char*)opara__alloc(s->rt, size)) != NULL &&
+        nv->nvrtcGetCUBIN(prog, out->cubin) != OPARA_NVRTC_SUCCESS) {
+        opara__free(s->rt, out->cubin);
+        out->cubin = NULL;
+    }
+    if (nv->nvrtcGetPTXSize(prog, &size) == OPARA_NVRTC_SUCCESS && size > 0 &&
+        (out->ptx = (char*)opara__alloc(s->rt, size + 1)) != NULL) {
+        out->ptx[size] = 0;
+        if (nv->nvrtcGetPTX(prog, out->ptx) != OPARA_NVRTC_SUCCESS) {
+            opara__free(s->rt, out->ptx);
+            out->ptx = NULL;
         }
+    }
+}
+
+/* NVRTC: the kernel source compiled for the device. Options: the architecture and the language
+   standard of the kernel dialect (src/kernels/opara_kernel.h), nothing else: no -default-device,
+   no fast-math (the kernels must match the CPU backend). On failure out stays empty, with the
+   reason logged: the embedded PTX is then used. */
+static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img,
+                                     int arch, int real, opara__cub_nvrtc_out* out) {
+    opara_nvrtcProgram prog = NULL;
+    char option[64], log[256] = "";
+    const char* opts[2];
+    opara_nvrtcResult r;
+    char* src = opara__cub_join_lines(s, img->source);
+    memset(out, 0, sizeof *out);
+    if (!src) return;
+    opara__format(option, sizeof option, "--gpu-architecture=%s_%d", real ? "sm" : "compute", arch);
+    opts[0] = option;
+    opts[1] = "--std=c++11";
+    r = nv->nvrtcCreateProgram(&prog, src, img->file, 0, NULL, NULL);
+    if (r == OPARA_NVRTC_SUCCESS) {
+        r = nv->nvrtcCompileProgram(prog, 2, opts);
+        if (r == OPARA_NVRTC_SUCCESS) opara__cub_nvrtc_take(s, nv, prog, real, out);
+        else opara__cub_nvrtc_log(s, nv, prog, log, sizeof log);
         nv->nvrtcDestroyProgram(&prog);
     }
+    if (r != OPARA_NVRTC_SUCCESS)
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC could not compile %s.cu with %s: %s%s; using the embedded PTX", img->file, option,
+                   opara_nvrtc_result_name(r), log);
     opara__free(s->rt, src);
-    return ptx;
+}
+
+/* cuModuleLoadDataEx with the JIT's error log, which says why a PTX image was refused. */
+static opara_CUresult opara__cub_module_load(opara__cuda_session* s, opara_CUmodule* module, const void* image,
+                                             char* log, size_t cap) {
+    opara_CUjit_option options[2] = {OPARA_CU_JIT_ERROR_LOG_BUFFER, OPARA_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[2];
+    log[0] = 0;
+    values[0] = log;
+    values[1] = (void*)(uintptr_t)cap; /* an unsigned int passed by value (cuda.h CUjit_option) */
+    return OPARA__CU(s, cuModuleLoadDataEx(module, image, 2, options, values));
+}
+
+/* The ".target sm_XX" of an embedded PTX image, e.g. "sm_75". */
+static void opara__cub_ptx_target(const opara__kernel_image* img, char* out, size_t cap) {
+    size_t i;
+    opara__format(out, cap, "?");
+    for (i = 0; img->ptx[i]; ++i)
+        if (strncmp(img->ptx[i], ".target ", 8) == 0) {
+            size_t n = strcspn(img->ptx[i] + 8, " ,\n");
+            opara__format(out, cap, "%.*s", (int)n, img->ptx[i] + 8);
+            return;
+        }
+}
+
+/* The session's description of one kind of image: "NVRTC cubin sm_90", "NVRTC PTX compute_90",
+   "embedded PTX sm_75 (driver JIT)". */
+static void opara__cub_image_name(opara__cub_image_kind kind, int arch, const char* embedded_target, char* out,
+                                  size_t cap) {
+    if (kind == OPARA__CUB_CUBIN) opara__format(out, cap, "NVRTC cubin sm_%d", arch);
+    else if (kind == OPARA__CUB_NVRTC_PTX) opara__format(out, cap, "NVRTC PTX compute_%d", arch);
+    else opara__format(out, cap, "embedded PTX %s (driver JIT)", embedded_target);
+}
+
+/* One kernel file's module: NVRTC's cubin, else NVRTC's PTX, else the embedded PTX, logging why
+   each step was passed over. Running out of device memory is an error, not a reason to go on. */
+static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, const opara__kernel_image* img,
+                                           const opara__cub_nvrtc_out* nv, int arch, opara__cub_image_kind* kind) {
+    char log[512], what[64], target[16];
+    const char* images[OPARA__CUB_IMAGE_KINDS];
+    char* embedded;
+    opara_CUresult cr = OPARA_CUDA_ERROR_INVALID_IMAGE;
+    int k;
+    images[OPARA__CUB_CUBIN] = nv->cubin;
+    images[OPARA__CUB_NVRTC_PTX] = nv->ptx;
+    for (k = OPARA__CUB_CUBIN; k < OPARA__CUB_EMBEDDED; ++k) {
+        if (!images[k]) continue;
+        cr = opara__cub_module_load(s, &s->modules[f], images[k], log, sizeof log);
+        if (cr == OPARA_CUDA_SUCCESS) {
+            *kind = (opara__cub_image_kind)k;
+            return OPARA_OK;
+        }
+        if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
+        opara__cub_image_name((opara__cub_image_kind)k, arch, "", what, sizeof what);
+        opara__log(&s->rt->logger, k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "CUDA backend: the driver refused %s of %s.cu: %s (%d)%s%s; trying %s", what, img->file,
+                   opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log,
+                   k == OPARA__CUB_CUBIN && images[OPARA__CUB_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
+    }
+    if ((embedded = opara__cub_join_lines(s, img->ptx)) == NULL) return opara__cub_oom(s);
+    cr = opara__cub_module_load(s, &s->modules[f], embedded, log, sizeof log);
+    opara__free(s->rt, embedded);
+    *kind = OPARA__CUB_EMBEDDED;
+    if (cr == OPARA_CUDA_SUCCESS) return OPARA_OK;
+    opara__cub_ptx_target(img, target, sizeof target);
+    if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
+    return opara__fail(s->rt, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
+                       target, img->file, opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log);
+}
+
+/* s->kernels: the kinds of image the modules came from, with counts when they differ. */
+static void opara__cub_describe_kernels(opara__cuda_session* s, const unsigned* count, int arch,
+                                        const char* embedded_target) {
+    size_t at = 0;
+    int k;
+    char name[64];
+    for (k = 0; k < OPARA__CUB_IMAGE_KINDS; ++k) {
+        if (!count[k]) continue;
+        opara__cub_image_name((opara__cub_image_kind)k, arch, embedded_target, name, sizeof name);
+        if (count[k] == OPARA__CUDA_FILES)
+            at += opara__format(s->kernels + at, sizeof s->kernels - at, "%s", name);
+        else
+            at += opara__format(s->kernels + at, sizeof s->kernels - at, "%s%s for %u of %d files", at ? "; " : "", name,
+                                count[k], OPARA__CUDA_FILES);
+    }
+}
+
+/* NVRTC when the session asks for it (logged: where it was found, its builtins). */
+static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
+    char err[2048];
+    int major = 0, minor = 0;
+    memset(nv, 0, sizeof *nv);
+    if (!s->opt.use_nvrtc) return 0;
+    if (opara_cuda_nvrtc_load(nv, s->opt.nvrtc_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC not loaded (%s); using the embedded PTX", err);
+        return 0;
+    }
+    nv->nvrtcVersion(&major, &minor);
+    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
+               minor, nv->path, nv->origin, nv->builtins_path[0] ? nv->builtins_path : "not preloaded");
+    return 1;
 }
 
 static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     opara_cuda_nvrtc nv;
-    char err[2048];
-    int have_nvrtc = 0, k;
+    unsigned count[OPARA__CUB_IMAGE_KINDS] = {0, 0, 0};
+    char target[16] = "?";
+    int k, arch = 0, real = 0;
     size_t f;
-    memset(&nv, 0, sizeof nv);
-    if (s->opt.use_nvrtc) {
-        have_nvrtc = opara_cuda_nvrtc_load(&nv, s->opt.nvrtc_path, err, sizeof err) == OPARA_CUDA_LOAD_OK;
-        if (!have_nvrtc)
-            opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                       "NVRTC not loaded (%s); using the embedded PTX", err);
-    }
-    for (f = 0; f < OPARA__CUDA_FILES; ++f) {
+    opara_result r = OPARA_OK;
+    if (opara__cub_nvrtc_open(s, &nv) && (arch = opara__cub_nvrtc_arch(s, &nv, &real)) == 0)
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC %s supports no architecture at or below the device's sm_%d%d; using the embedded PTX", nv.path,
+                   s->cc_major, s->cc_minor);
+    for (f = 0; f < OPARA__CUDA_FILES && r == OPARA_OK; ++f) {
         const opara__kernel_image* img = opara__cub_find_image(opara__cuda_files[f]);
-        char* ptx = NULL;
-        opara_CUresult cr;
-        if (!img) return opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
-        if (have_nvrtc && (ptx = opara__cub_nvrtc_compile(s, &nv, img)) != NULL) s->nvrtc_used = 1;
-        if (!ptx) ptx = opara__cub_join_lines(s, img->ptx);
-        if (!ptx) {
-            opara_cuda_nvrtc_unload(&nv);
-            return opara__cub_oom(s);
+        opara__cub_nvrtc_out out;
+        opara__cub_image_kind kind = OPARA__CUB_EMBEDDED;
+        memset(&out, 0, sizeof out);
+        if (!img) {
+            r = opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
+            break;
         }
-        cr = OPARA__CU(s, cuModuleLoadDataEx(&s->modules[f], ptx, 0, NULL, NULL));
-        opara__free(s->rt, ptx);
-        if (cr != OPARA_CUDA_SUCCESS) {
-            opara_cuda_nvrtc_unload(&nv);
-            return opara__cub_cu_fail(s, cr, "cuModuleLoadDataEx of the embedded kernels");
-        }
+        if (nv.library && arch) opara__cub_nvrtc_compile(s, &nv, img, arch, real, &out);
+        r = opara__cub_load_module(s, f, img, &out, arch, &kind);
+        if (r == OPARA_OK) ++count[kind];
+        if (r == OPARA_OK && kind == OPARA__CUB_EMBEDDED) opara__cub_ptx_target(img, target, sizeof target);
+        opara__free(s->rt, out.cubin);
+        opara__free(s->rt, out.ptx);
     }
     opara_cuda_nvrtc_unload(&nv);
+    if (r != OPARA_OK) return r;
+    s->nvrtc_used = count[OPARA__CUB_CUBIN] + count[OPARA__CUB_NVRTC_PTX] > 0;
+    opara__cub_describe_kernels(s, count, arch, target);
+    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
     for (k = 0; k < OPARA__CUK_COUNT; ++k) {
         const char* file = opara__cuda_kernel_file((opara__cuda_kernel)k);
         for (f = 0; f < OPARA__CUDA_FILES && strcmp(file, opara__cuda_files[f]) != 0; ++f) {
@@ -27433,32 +28490,12 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
-static void opara__cub_cuda_load_cublas(opara__cuda_session* s) {
-    char err[2048];
-    const char* env = getenv("OPARA_CUBLAS");
-    const char* path = s->opt.cublas_path ? s->opt.cublas_path : (env && *env ? env : NULL);
-    if (s->opt.no_cublas) return;
-    if (opara_cuda_cublas_load(&s->cublas, path, err, sizeof err) == OPARA_CUDA_LOAD_OK) {
-        s->have_cublas = 1;
-        opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
-    } else {
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                   "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", err);
-    }
-}
-
-/* cuDNN and the handle its heuristics need. A library that does not load or whose handle cannot be
-   created (e.g. no usable device for it) means our convolution kernel, with the reason logged;
-   running out of device memory is an error. */
-static opara_result opara__cub_cuda_load_cudnn(opara__cuda_session* s) {
-    char err[2048];
+/* The handle cuDNN's heuristics need (then the first stream's). A handle that cannot be made
+   (e.g. no usable device for cuDNN) means our convolution kernel, with the reason logged; running
+   out of device memory is an error. The library stays loaded: the runtime owns it. */
+static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
     opara_cudnnStatus_t st;
-    if (s->opt.no_cudnn) return OPARA_OK;
-    if (opara_cuda_cudnn_load(&s->dnn, s->opt.cudnn_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                   "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", err);
-        return OPARA_OK;
-    }
+    if (!s->dnn.library) return OPARA_OK;
     st = s->dnn.cudnnCreate(&s->dnn_probe);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) {
         s->have_cudnn = 1;
@@ -27470,9 +28507,9 @@ static opara_result opara__cub_cuda_load_cudnn(opara__cuda_session* s) {
     opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
-    opara_cuda_cudnn_unload(&s->dnn);
+    memset(&s->dnn, 0, sizeof s->dnn);
     if (opara__cudnn_out_of_memory(st))
-        return opara__fail(s->rt, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
+        return opara__cub_fail(s, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
     return OPARA_OK;
 }
 
@@ -27586,7 +28623,7 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
         size_t end;
         s->ws_off[i] = at;
         if (!opara__add_size(at, (size_t)s->ws_bytes[i], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
-            r = opara__fail(s->rt, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
+            r = opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
         else at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
     }
     s->workspace_bytes = at - base;
@@ -27595,7 +28632,34 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
     return r;
 }
 
-/* Constants (uploaded once), static input buffers, the arena and the kernels' meta/aux tables. */
+/* The pinned staging of host I/O: the input buffers' layout, then every graph output (aligned). */
+static opara_result opara__cub_cuda_host_io(opara__cuda_session* s) {
+    const opara__graph* g = s->g;
+    size_t at = opara__align_up(s->input_bytes, OPARA__CUDA_ALIGN), end;
+    opara_CUresult cr;
+    uint32_t i;
+    void* p = NULL;
+    s->output_off = (uint64_t*)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof(uint64_t));
+    if (!s->output_off) return opara__cub_oom(s);
+    for (i = 0; i < g->n_outputs; ++i) {
+        s->output_off[i] = at;
+        if (!opara__add_size(at, (size_t)s->value_bytes[g->outputs[i]], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
+            return opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: the host staging buffers overflow size_t");
+        at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
+    }
+    if (at == 0) at = OPARA__CUDA_ALIGN; /* every output pointer stays valid (no inputs or outputs have bytes) */
+    cr = OPARA__CU(s, cuMemAllocHost_v2(&p, at));
+    if (cr != OPARA_CUDA_SUCCESS) /* page-locked host memory: out of (host) memory, not device memory */
+        return opara__cub_fail(s, cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_OUT_OF_MEMORY : OPARA_ERR_CUDA,
+                               "CUDA backend: cuMemAllocHost of %llu bytes for the pinned input/output staging failed: "
+                               "%s (%d)", (unsigned long long)at, opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
+    s->host_io = (uint8_t*)p;
+    memset(s->host_io, 0, at);
+    return OPARA_OK;
+}
+
+/* Constants (uploaded once), static input buffers, the arena, the kernels' meta/aux tables and
+   the pinned host staging. */
 static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     const opara__graph* g = s->g;
     size_t const_bytes = 0, input_bytes = 0, meta_bytes, params_bytes, arena_bytes = 0;
@@ -27626,6 +28690,8 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     if ((r = opara__cub_dalloc(s, &s->consts, const_bytes, "constants")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->inputs, input_bytes, "input buffers")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->params, params_bytes, "kernel tables")) != OPARA_OK) return r;
+    s->input_bytes = input_bytes;
+    if ((r = opara__cub_cuda_host_io(s)) != OPARA_OK) return r;
     for (v = 0; v < g->n_values; ++v)
         if (s->const_off[v] != UINT64_MAX)
             OPARA__CU_TRY(s, cuMemcpyHtoD_v2(s->consts + s->const_off[v], g->values[v].data, (size_t)g->values[v].nbytes),
@@ -27665,7 +28731,7 @@ static int opara__cub_lib_aligned(opara__cuda_session* s, const opara__cuda_laun
     for (a = 0; a < L->n_args; ++a) {
         uint8_t k = L->args[a].kind;
         if ((k != OPARA__CUARG_TENSOR && k != OPARA__CUARG_AUX) || L->values[a] % OPARA__CUDA_LIB_ALIGN == 0) continue;
-        opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
+        opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
                                                "not %u-byte aligned", L->node, s->g->nodes[L->node].name ? s->g->nodes[L->node].name : "",
                     a, L->type == OPARA__CULAUNCH_CUBLAS ? "cuBLAS" : "cuDNN", (unsigned long long)L->values[a],
                     OPARA__CUDA_LIB_ALIGN);
@@ -27836,7 +28902,7 @@ static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara
         (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
         ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: %s for node %u failed: %s (%d)",
                        s->blas_slot[stream] == s->ws_slot[L->node] ? "cublasSgemmStridedBatched" : "cublasSetWorkspace", L->node,
                        opara_cublas_status_name(st), (int)st);
@@ -27851,7 +28917,7 @@ static opara_result opara__cub_launch_cudnn(opara__cuda_session* s, const opara_
                                                    (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2],
                                                    (void*)(uintptr_t)L->values[3], ws, bytes);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: %s for node %u failed: %s (%d)",
                        conv->call == OPARA__CUDNN_FORWARD ? "cudnnConvolutionForward" : "cudnnConvolutionBiasActivationForward",
                        L->node, opara_cudnn_status_name(st), (int)st);
@@ -27918,15 +28984,27 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
 OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
                                                               void* user) {
     opara_result r;
+    opara__errbuf* err = s->err;
+    s->err = &s->rt->error; /* a profiling run belongs to the creation of another session */
     s->hook = hook;
     s->hook_user = user;
     r = opara__cub_cuda_enqueue(s);
     s->hook = NULL;
     s->hook_user = NULL;
-    if (r != OPARA_OK) return r;
-    OPARA__CU_TRY(s, cuStreamSynchronize(s->streams[0]), "the profiling run");
-    return OPARA_OK;
+    if (r == OPARA_OK) {
+        opara_CUresult cr = OPARA__CU(s, cuStreamSynchronize(s->streams[0]));
+        if (cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "the profiling run");
+    }
+    s->err = err;
+    return r;
 }
+
+OPARA__PRIVATE opara_result opara__cuda_session_enter(opara__cuda_session* s) {
+    opara_CUresult r = opara__cub_enter(s);
+    return r == OPARA_CUDA_SUCCESS ? OPARA_OK : opara__cub_cu_fail(s, r, "cuCtxPushCurrent");
+}
+
+OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s) { opara__cub_leave(s); }
 
 /* Captures the sequence from the origin stream and instantiates it. On failure returns the
    reason in why (the caller falls back to eager). */
@@ -27947,7 +29025,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
     }
     r = OPARA__CU(s, cuStreamEndCapture(origin, &graph));
     if (er != OPARA_OK) {
-        opara__format(why, cap, "capturing the launch sequence: %s", opara_runtime_last_error(s->rt));
+        opara__format(why, cap, "capturing the launch sequence: %s", s->err->text);
         if (graph) OPARA__CU(s, cuGraphDestroy(graph));
         return 0;
     }
@@ -27967,6 +29045,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
 
 /* ---- lifecycle ---------------------------------------------------------------------------------- */
 
+/* Device objects of the session, in the session's context (the caller pushed it). */
 static void opara__cub_cuda_free_device(opara__cuda_session* s) {
     uint32_t i, n_streams = s->n_streams;
     if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
@@ -27995,16 +29074,30 @@ static void opara__cub_cuda_free_device(opara__cuda_session* s) {
     if (s->consts) OPARA__CU(s, cuMemFree_v2(s->consts));
     if (s->inputs) OPARA__CU(s, cuMemFree_v2(s->inputs));
     if (s->params) OPARA__CU(s, cuMemFree_v2(s->params));
+    if (s->host_io) OPARA__CU(s, cuMemFreeHost(s->host_io));
     for (i = 0; i < OPARA__CUDA_FILES; ++i)
         if (s->modules[i]) OPARA__CU(s, cuModuleUnload(s->modules[i]));
-    if (s->ctx_retained) OPARA__CU(s, cuDevicePrimaryCtxRelease_v2(s->dev));
 }
 
+/* Any thread: the device objects go in the session's context (pushed over the caller's, then
+   popped); the driver, the libraries and the primary context stay with the runtime. */
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara_runtime* rt;
     if (!s) return;
     rt = s->rt;
-    if (s->cu.library) opara__cub_cuda_free_device(s);
+    if (s->shared) {
+        opara_CUresult cr = opara__cub_enter(s);
+        if (cr == OPARA_CUDA_SUCCESS) {
+            opara__cub_cuda_free_device(s);
+            opara__cub_leave(s);
+        } else {
+            opara__log(&rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+                       "CUDA backend: destroying a session: cuCtxPushCurrent failed: %s (%d); its device memory, streams "
+                       "and modules stay until the primary context is released",
+                       opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
+        }
+        opara__atomic_add(&s->shared->sessions, -1);
+    }
     opara__free(rt, s->streams);
     opara__free(rt, s->join_events);
     opara__free(rt, s->node_events);
@@ -28016,16 +29109,14 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->blas_slot);
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
+    opara__free(rt, s->output_off);
     opara__free(rt, s->skip);
     opara__free(rt, s->prof);
-    if (s->plan) opara__plan_free(rt, s->plan);
-    opara__cuda_lowering_free(rt, &s->low);
+    if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the graph's (model's) runtime */
+    opara__cuda_lowering_free(rt, &s->low); /* its cuDNN descriptors: the runtime keeps cuDNN loaded */
     opara__free(rt, s->shapes);
     opara__free(rt, s->dtypes);
     opara__free(rt, s->value_bytes);
-    if (s->have_cublas) opara_cuda_cublas_unload(&s->cublas);
-    if (s->have_cudnn) opara_cuda_cudnn_unload(&s->dnn); /* after the lowering: it held cuDNN descriptors */
-    opara_cuda_driver_unload(&s->cu);
     opara__free(rt, s);
 }
 
@@ -28042,13 +29133,13 @@ static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
                (double)s->workspace_bytes / 1048576.0, s->n_workspaces, calls, (double)s->plan->arena_bytes / 1048576.0);
 }
 
+/* Everything after attaching, with the session's context pushed. */
 static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     opara_result r;
-    if ((r = opara__cub_cuda_open_device(s)) != OPARA_OK) return r;
+    opara__cub_cuda_describe_device(s);
     if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
-    opara__cub_cuda_load_cublas(s);
-    if ((r = opara__cub_cuda_load_cudnn(s)) != OPARA_OK) return r;
+    if ((r = opara__cub_cuda_cudnn_probe(s)) != OPARA_OK) return r;
     /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
     s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
     if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
@@ -28100,51 +29191,110 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     if (!s) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     s->rt = rt;
     s->g = g;
+    s->err = &rt->error;
     if (opt) s->opt = *opt;
     if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
         opara__free(rt, s);
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
     }
-    r = opara__cub_cuda_setup(s);
-    if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
+    r = opara__cub_attach(s);
+    if (r == OPARA_OK) r = opara__cuda_session_enter(s);
+    if (r == OPARA_OK) {
+        r = opara__cub_cuda_setup(s);
+        if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
+        opara__cub_leave(s);
+    }
     if (r != OPARA_OK) {
         opara__cuda_session_destroy(s); /* makes no opara__fail: the first failure's text stays */
         return r;
     }
+    s->err = &s->error;
     *out = s;
     return OPARA_OK;
+}
+
+/* The plan once, from the origin stream: the eager launch sequence or one graph launch. */
+static opara_result opara__cub_execute(opara__cuda_session* s) {
+    if (s->mode == OPARA__CUDA_EAGER) return opara__cub_cuda_enqueue(s);
+    OPARA__CU_TRY(s, cuGraphLaunch(s->exec, s->streams[0]), "cuGraphLaunch");
+    return OPARA_OK;
+}
+
+/* One run in the pushed context, all on the origin stream: inputs in (host: one copy of the pinned
+   staging; device: one copy per input from the caller's pointers), the plan, outputs out (host:
+   into the pinned staging; device: to the caller's pointers where given), synchronize. A failure
+   still waits for what was queued, so no copy is left reading or writing the staging. */
+static opara_result opara__cub_run(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+    const opara__graph* g = s->g;
+    opara_CUstream origin = s->streams[0];
+    opara_CUresult cr = OPARA_CUDA_SUCCESS;
+    opara_result r;
+    uint32_t i;
+    if (!dev_in && s->input_bytes) cr = OPARA__CU(s, cuMemcpyHtoDAsync_v2(s->inputs, s->host_io, s->input_bytes, origin));
+    for (i = 0; dev_in && cr == OPARA_CUDA_SUCCESS && i < g->n_inputs; ++i) {
+        int32_t v = g->inputs[i];
+        if (s->value_bytes[v])
+            cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], dev_in[i], (size_t)s->value_bytes[v], origin));
+    }
+    r = cr == OPARA_CUDA_SUCCESS ? opara__cub_execute(s) : opara__cub_cu_fail(s, cr, "copying the inputs to the device");
+    for (i = 0; r == OPARA_OK && i < g->n_outputs; ++i) {
+        int32_t v = g->outputs[i];
+        size_t bytes = (size_t)s->value_bytes[v];
+        if (bytes == 0 || (dev_out && !dev_out[i])) continue;
+        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(dev_out[i], opara__cub_value_addr(s, v), bytes, origin))
+                     : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__cub_value_addr(s, v), bytes, origin));
+        if (cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "copying an output");
+    }
+    cr = OPARA__CU(s, cuStreamSynchronize(origin));
+    if (r == OPARA_OK && cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "running the model");
+    return r;
+}
+
+/* A run from any thread: the session's context is pushed over the caller's and popped. */
+static opara_result opara__cub_run_entry(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+    uint64_t before = s->calls;
+    opara_result r = opara__cuda_session_enter(s);
+    if (r != OPARA_OK) return r;
+    r = opara__cub_run(s, dev_in, dev_out);
+    opara__cub_leave(s);
+    s->calls_last_run = s->calls - before;
+    return r;
 }
 
 OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
                                                    void* const* outputs) {
     const opara__graph* g = s->g;
-    opara_CUstream origin = s->streams[0];
-    uint64_t before = s->calls;
     uint32_t i;
     opara_result r;
     for (i = 0; i < g->n_inputs; ++i) {
         int32_t v = g->inputs[i];
         if (s->value_bytes[v] == 0) continue;
-        if (!inputs || !inputs[i]) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
-        OPARA__CU_TRY(s, cuMemcpyHtoDAsync_v2(s->inputs + s->input_off[v], inputs[i], (size_t)s->value_bytes[v], origin),
-                      "copying an input to the device");
+        if (!inputs || !inputs[i]) return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
+        memcpy(s->host_io + s->input_off[v], inputs[i], (size_t)s->value_bytes[v]);
     }
-    if (s->mode == OPARA__CUDA_EAGER) {
-        if ((r = opara__cub_cuda_enqueue(s)) != OPARA_OK) return r;
-    } else {
-        OPARA__CU_TRY(s, cuGraphLaunch(s->exec, origin), "cuGraphLaunch");
-    }
-    for (i = 0; i < g->n_outputs; ++i) {
-        int32_t v = g->outputs[i];
-        if (s->value_bytes[v] == 0) continue;
-        if (!outputs || !outputs[i]) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: output %u is NULL", i);
-        OPARA__CU_TRY(s, cuMemcpyDtoHAsync_v2(outputs[i], opara__cub_value_addr(s, v), (size_t)s->value_bytes[v], origin),
-                      "copying an output to the host");
-    }
-    OPARA__CU_TRY(s, cuStreamSynchronize(origin), "running the model");
-    s->calls_last_run = s->calls - before;
-    return OPARA_OK;
+    r = opara__cub_run_entry(s, NULL, NULL);
+    for (i = 0; r == OPARA_OK && outputs && i < g->n_outputs; ++i)
+        if (outputs[i] && outputs[i] != (void*)(s->host_io + s->output_off[i]) && s->value_bytes[g->outputs[i]])
+            memcpy(outputs[i], s->host_io + s->output_off[i], (size_t)s->value_bytes[g->outputs[i]]);
+    return r;
 }
+
+OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
+                                                          const opara_CUdeviceptr* outputs) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    for (i = 0; i < g->n_inputs; ++i)
+        if (s->value_bytes[g->inputs[i]] && (!inputs || !inputs[i]))
+            return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u has no device pointer", i);
+    if (!outputs) return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: no output device pointers");
+    return opara__cub_run_entry(s, inputs, outputs);
+}
+
+OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index) {
+    return index < s->g->n_outputs ? s->host_io + s->output_off[index] : NULL;
+}
+
+OPARA__PRIVATE const char* opara__cuda_session_last_error(const opara__cuda_session* s) { return s->error.text; }
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info) {
     memset(info, 0, sizeof *info);
@@ -28162,6 +29312,7 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->workspace_offset = s->ws_off;
     info->workspace_size = s->ws_bytes;
     info->nvrtc = s->nvrtc_used;
+    info->kernels = s->kernels;
     info->n_launches = s->low.n_launches;
     info->driver_calls_last_run = s->calls_last_run;
     info->arena_bytes = s->plan ? s->plan->arena_bytes : 0;
@@ -28613,7 +29764,12 @@ OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const 
     rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
     if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     r = opara__cuda_session_create(rt, g, &po, &ps);
-    if (r == OPARA_OK) r = opara__cup_measure(rt, ps, opt, g->n_nodes, rows);
+    if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
+        opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
+    else if (r == OPARA_OK) { /* its events and the timing run need its context */
+        r = opara__cup_measure(rt, ps, opt, g->n_nodes, rows);
+        opara__cuda_session_leave(ps);
+    }
     opara__cuda_session_destroy(ps);
     fo.profile = 0;
     fo.measured = rows;
@@ -29386,8 +30542,9 @@ struct opara_session {
     opara__cpu_exec* exec;
     opara__cuda_session* cuda;  /* the CUDA backend (then exec is NULL and the plan is cuda's) */
     const opara__plan* active;  /* the plan in use */
-    void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA) */
+    void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA: the backend's pinned staging) */
     const void** cuda_in;       /* [n_inputs] caller's input data of the current run (CUDA) */
+    opara_CUdeviceptr* cuda_dev; /* [n_inputs + n_outputs] device pointers of the current device run */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
     char conv_name[192];        /* plan info on CPU: the convolution path, */
     uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
@@ -29422,7 +30579,7 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
     if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
-    if (opara__cuda_available(NULL, reason, sizeof reason)) {
+    if (opara__cuda_runtime_available(rt, reason, sizeof reason)) { /* loads the driver once per runtime */
         *use_cuda = 1;
         return OPARA_OK;
     }
@@ -29495,13 +30652,11 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     s->strategy = d->strategy;
     s->cuda_out = (void**)opara__calloc(s->rt, s->g->n_outputs ? s->g->n_outputs : 1, sizeof(void*));
     s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
-    if (!s->cuda_out || !s->cuda_in) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    for (i = 0; i < s->g->n_outputs; ++i) {
-        s->cuda_out[i] = opara__calloc(s->rt, (size_t)(s->value_bytes[s->g->outputs[i]] ? s->value_bytes[s->g->outputs[i]] : 1), 1);
-        if (!s->cuda_out[i]) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    }
+    s->cuda_dev = (opara_CUdeviceptr*)opara__calloc(s->rt, (size_t)s->g->n_inputs + s->g->n_outputs + 1, sizeof(opara_CUdeviceptr));
+    if (!s->cuda_out || !s->cuda_in || !s->cuda_dev) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     r = opara__cuda_session_create(s->rt, s->g, &o, &s->cuda);
     if (r != OPARA_OK) return r;
+    for (i = 0; i < s->g->n_outputs; ++i) s->cuda_out[i] = (void*)opara__cuda_session_output(s->cuda, i);
     opara__cuda_session_info(s->cuda, &info);
     s->active = info.plan;
     return OPARA_OK;
@@ -29561,15 +30716,13 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 }
 
 OPARADEF void opara_session_destroy(opara_session* s) {
-    uint32_t i;
     if (!s) return;
     opara__cpu_exec_destroy(s->exec);
     opara__cuda_session_destroy(s->cuda);
-    if (s->cuda_out)
-        for (i = 0; i < s->g->n_outputs; ++i) opara__free(s->rt, s->cuda_out[i]);
     opara__free(s->rt, s->cuda_out);
     opara__free(s->rt, (void*)s->cuda_in);
-    if (s->plan) opara__plan_free(s->rt, s->plan);
+    opara__free(s->rt, s->cuda_dev);
+    if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the model's runtime */
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
@@ -29654,40 +30807,72 @@ static opara_result opara__session_inputs(opara_session* s, const opara_tensor* 
     return OPARA_OK;
 }
 
-static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
+/* The graph output outputs[i] names (by name, else position), checked; -1 with *r set when not. */
+static int32_t opara__session_output_at(opara_session* s, const opara_tensor* outputs, uint32_t i, opara_result* r) {
     const opara__graph* g = s->g;
+    int32_t at = opara__session_match(s, g->outputs, g->n_outputs, outputs[i].name, i);
+    if (at < 0) {
+        *r = opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no output '%s'",
+                                 outputs[i].name ? outputs[i].name : "(by index)");
+        return -1;
+    }
+    *r = opara__session_check_tensor(s, &outputs[i], g->outputs[at], "output");
+    return *r == OPARA_OK ? at : -1;
+}
+
+static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
     uint32_t i;
+    opara_result r = OPARA_OK;
     for (i = 0; i < n; ++i) {
-        int32_t at = opara__session_match(s, g->outputs, g->n_outputs, outputs[i].name, i), v;
-        opara_result r;
-        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no output '%s'",
-                                               outputs[i].name ? outputs[i].name : "(by index)");
-        v = g->outputs[at];
-        r = opara__session_check_tensor(s, &outputs[i], v, "output");
-        if (r != OPARA_OK) return r;
+        int32_t at = opara__session_output_at(s, outputs, i, &r), v;
+        if (at < 0) return r;
+        v = s->g->outputs[at];
         if (s->value_bytes[v]) memcpy(outputs[i].data, opara__session_value_data(s, v), (size_t)s->value_bytes[v]);
     }
     return OPARA_OK;
 }
 
-OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
-                                        opara_tensor* outputs, uint32_t n_outputs) {
+/* A device run's pointers: inputs (checked by opara__session_inputs) then outputs, checked here
+   before anything runs; outputs not asked for stay 0 (not copied). */
+static opara_result opara__session_device_io(opara_session* s, const opara_tensor* outputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    opara_CUdeviceptr* out = s->cuda_dev + g->n_inputs;
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    for (i = 0; i < g->n_inputs; ++i) s->cuda_dev[i] = (opara_CUdeviceptr)(uintptr_t)s->cuda_in[i];
+    memset(out, 0, (g->n_outputs ? g->n_outputs : 1) * sizeof *out);
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_output_at(s, outputs, i, &r);
+        if (at < 0) return r;
+        out[at] = (opara_CUdeviceptr)(uintptr_t)outputs[i].data;
+    }
+    return OPARA_OK;
+}
+
+/* opara_session_run (device 0) and opara_session_run_device (1). */
+static opara_result opara__session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                       opara_tensor* outputs, uint32_t n_outputs, int device) {
+    const char* what = device ? "run_device" : "run";
     opara_result r;
     uint64_t t0;
     char err[OPARA__DETAIL_MAX];
     if (!s) return OPARA_ERR_INVALID_ARGS;
     if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
     t0 = opara__now_ns();
-    if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run: NULL tensors");
+    if (device && !s->cuda)
+        r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run_device: device pointers need a CUDA session; this one runs on the CPU");
+    else if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s: NULL tensors", what);
     else r = opara__session_inputs(s, inputs, n_inputs);
+    if (r == OPARA_OK && device) r = opara__session_device_io(s, outputs, n_outputs);
     if (r == OPARA_OK && s->cuda) {
-        r = opara__cuda_session_run(s->cuda, s->cuda_in, s->cuda_out);
-        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", opara_runtime_last_error(s->rt));
+        r = device ? opara__cuda_session_run_device(s->cuda, s->cuda_dev, s->cuda_dev + s->g->n_inputs)
+                   : opara__cuda_session_run(s->cuda, s->cuda_in, NULL);
+        if (r != OPARA_OK) opara__session_fail(s, r, "%s: %s", what, opara__cuda_session_last_error(s->cuda));
     } else if (r == OPARA_OK) {
         r = opara__cpu_exec_run(s->exec, err, sizeof err);
         if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
     }
-    if (r == OPARA_OK) r = opara__session_outputs(s, outputs, n_outputs);
+    if (r == OPARA_OK && !device) r = opara__session_outputs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
         uint64_t dt = opara__now_ns() - t0;
         s->stats.last_ns = dt;
@@ -29698,6 +30883,16 @@ OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* in
     }
     opara__atomic_store(&s->busy, 0);
     return r;
+}
+
+OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs) {
+    return opara__session_run(s, inputs, n_inputs, outputs, n_outputs, 0);
+}
+
+OPARADEF opara_result opara_session_run_device(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                               opara_tensor* outputs, uint32_t n_outputs) {
+    return opara__session_run(s, inputs, n_inputs, outputs, n_outputs, 1);
 }
 
 OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
@@ -29722,6 +30917,7 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
         opara__cuda_session_info(s->cuda, &info);
         out->backend = "cuda";
         out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
+        out->kernels = info.kernels;
         out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
         out->n_workers = s->active->n_lanes ? s->active->n_lanes : 1; /* the CUDA streams */
         out->precision = opara_precision_name(info.precision);

@@ -35,12 +35,25 @@
    opara_cuda_<lib>_load(table, path, err, err_size) opens one library and fills its table.
    - path (else the environment variable below) names one library to load. When it is given only
      that library is tried: an explicit choice that fails is an error, never silently replaced.
-   - otherwise the search list is tried in order, versioned names first:
+   - otherwise the search list is tried in order, versioned names first, by name (the system
+     loader path: LD_LIBRARY_PATH, ldconfig's cache, the default directories):
        lib      env variable        Linux                                     Windows
        driver   OPARA_CUDA_DRIVER   libcuda.so.1 libcuda.so                   nvcuda.dll
        NVRTC    OPARA_NVRTC         libnvrtc.so.13 .12 .11.2 libnvrtc.so      nvrtc64_130_0.dll nvrtc64_120_0.dll nvrtc64_112_0.dll
        cuBLAS   OPARA_CUBLAS        libcublas.so.13 .12 .11 libcublas.so      cublas64_13.dll cublas64_12.dll cublas64_11.dll
        cuDNN    OPARA_CUDNN         libcudnn.so.9 .8 libcudnn.so              cudnn64_9.dll cudnn64_8.dll
+     then (all but the driver) the same names in directories, each searched once, in this order:
+     OPARA_CUDA_LIB_PATH (':'-separated, ';' on Windows); the directories of CUDA libraries already
+     in the process (ours, libcudart, libtorch_cuda, ...) and the pip wheels of the site-packages
+     above them; the pip wheels of $VIRTUAL_ENV; $CONDA_PREFIX/lib and its wheels; $CUDA_HOME and
+     $CUDA_PATH lib64, lib; the wheels of every python3* on PATH (prefix = the directory above
+     bin), of ~/.local, /usr/local and /usr; /usr/local/cuda/lib64, lib. Wheels: site-packages/
+     nvidia/cu13/lib (CUDA 13) and nvidia/cublas|cuda_nvrtc|cuda_cupti|cudnn/lib (CUDA 12, cuDNN).
+     Windows: OPARA_CUDA_LIB_PATH, %CUDA_PATH%\bin\x64, %CUDA_PATH%\bin, %CONDA_PREFIX%\Library\bin.
+   - the table's path is the file the system mapped (a bare name resolved to the full path) and
+     origin says how it was found. NVRTC's builtins library is preloaded from NVRTC's directory
+     (NVRTC opens it by soname); cuDNN is asked for a convolution descriptor, so a missing
+     sub-library (libcudnn_cnn) is OPARA_CUDA_LOAD_INCOMPLETE at load rather than a failure later.
    - driver entry points are resolved with cuGetProcAddress_v2, asking for each symbol the CUDA
      version that introduced the ABI of our prototype, with CU_GET_PROC_ADDRESS_LEGACY_STREAM, when the
      driver exports it and cuDriverGetVersion answers; otherwise (and for any symbol it does not
@@ -663,6 +676,8 @@ typedef struct opara_cudnnConvolutionFwdAlgoPerfStruct {
     X(opara_CUresult, cuDevicePrimaryCtxRelease_v2, (opara_CUdevice dev), OPARA_CUDA_REQUIRED, cuDevicePrimaryCtxRelease, 11000, none, 0) \
     X(opara_CUresult, cuCtxSetCurrent, (opara_CUcontext ctx), OPARA_CUDA_REQUIRED, cuCtxSetCurrent, 4000, none, 0) \
     X(opara_CUresult, cuCtxGetCurrent, (opara_CUcontext* pctx), OPARA_CUDA_REQUIRED, cuCtxGetCurrent, 4000, none, 0) \
+    X(opara_CUresult, cuCtxPushCurrent_v2, (opara_CUcontext ctx), OPARA_CUDA_REQUIRED, cuCtxPushCurrent, 4000, none, 0) \
+    X(opara_CUresult, cuCtxPopCurrent_v2, (opara_CUcontext* pctx), OPARA_CUDA_REQUIRED, cuCtxPopCurrent, 4000, none, 0) \
     X(opara_CUresult, cuCtxSynchronize, (void), OPARA_CUDA_REQUIRED, cuCtxSynchronize, 2000, none, 0) \
     X(opara_CUresult, cuMemAlloc_v2, (opara_CUdeviceptr* dptr, size_t bytesize), OPARA_CUDA_REQUIRED, cuMemAlloc, 3020, none, 0) \
     X(opara_CUresult, cuMemFree_v2, (opara_CUdeviceptr dptr), OPARA_CUDA_REQUIRED, cuMemFree, 3020, none, 0) \
@@ -710,7 +725,8 @@ typedef struct opara_cudnnConvolutionFwdAlgoPerfStruct {
     X(opara_CUresult, cuGraphKernelNodeGetParams_v2, (opara_CUgraphNode hNode, opara_CUDA_KERNEL_NODE_PARAMS* nodeParams), OPARA_CUDA_REQUIRED, cuGraphKernelNodeGetParams, 12000, none, 0) \
     X(opara_CUresult, cuGetProcAddress_v2, (const char* symbol, void** pfn, int cudaVersion, opara_cuuint64_t flags, opara_CUdriverProcAddressQueryResult* symbolStatus), OPARA_CUDA_OPTIONAL, cuGetProcAddress, 12000, none, 0)
 
-/* X(return type, exported symbol = table member, (parameters), required) */
+/* X(return type, exported symbol = table member, (parameters), required). nvrtcGetCUBIN/Size came
+   with NVRTC 11.1 and are optional: without them the backend uses NVRTC's PTX. */
 #define OPARA_CUDA_NVRTC_FUNCS(X) \
     X(const char*, nvrtcGetErrorString, (opara_nvrtcResult result), OPARA_CUDA_REQUIRED) \
     X(opara_nvrtcResult, nvrtcVersion, (int* major, int* minor), OPARA_CUDA_REQUIRED) \
@@ -721,8 +737,8 @@ typedef struct opara_cudnnConvolutionFwdAlgoPerfStruct {
     X(opara_nvrtcResult, nvrtcCompileProgram, (opara_nvrtcProgram prog, int numOptions, const char* const* options), OPARA_CUDA_REQUIRED) \
     X(opara_nvrtcResult, nvrtcGetPTXSize, (opara_nvrtcProgram prog, size_t* ptxSizeRet), OPARA_CUDA_REQUIRED) \
     X(opara_nvrtcResult, nvrtcGetPTX, (opara_nvrtcProgram prog, char* ptx), OPARA_CUDA_REQUIRED) \
-    X(opara_nvrtcResult, nvrtcGetCUBINSize, (opara_nvrtcProgram prog, size_t* cubinSizeRet), OPARA_CUDA_REQUIRED) \
-    X(opara_nvrtcResult, nvrtcGetCUBIN, (opara_nvrtcProgram prog, char* cubin), OPARA_CUDA_REQUIRED) \
+    X(opara_nvrtcResult, nvrtcGetCUBINSize, (opara_nvrtcProgram prog, size_t* cubinSizeRet), OPARA_CUDA_OPTIONAL) \
+    X(opara_nvrtcResult, nvrtcGetCUBIN, (opara_nvrtcProgram prog, char* cubin), OPARA_CUDA_OPTIONAL) \
     X(opara_nvrtcResult, nvrtcGetProgramLogSize, (opara_nvrtcProgram prog, size_t* logSizeRet), OPARA_CUDA_REQUIRED) \
     X(opara_nvrtcResult, nvrtcGetProgramLog, (opara_nvrtcProgram prog, char* log), OPARA_CUDA_REQUIRED)
 
@@ -783,16 +799,21 @@ OPARA_CUDA_CUDNN_FUNCS(OPARA__CUDA_CUDNN_PFN)
 /* ============================================================================================== */
 
 #define OPARA_CUDA_PATH_MAX 512
+#define OPARA_CUDA_ORIGIN_MAX 160
 #define OPARA_CUDA_MIN_DRIVER_VERSION 12000 /* CUDA 12.0 */
 
 #define OPARA__CUDA_DRIVER_MEMBER(ret, name, params, req, proc, ver, alt, alt_ver) opara_PFN_##name name;
 #define OPARA__CUDA_LIB_MEMBER(ret, name, params, req) opara_PFN_##name name;
 
-/* Every table starts with the library handle (NULL when not loaded) and the name or path that
-   was loaded; the function members follow. A table that failed to load is all zero. */
+/* Every table starts with the library handle (NULL when not loaded), the path of the file the
+   system mapped (the full path when the platform can tell it, else the name that was opened) and
+   how it was found (origin, for logs: "given by the caller", "from OPARA_CUBLAS", "by name from
+   the system loader path", "in a directory from VIRTUAL_ENV", ...); the function members follow.
+   A table that failed to load is all zero. */
 typedef struct opara_cuda_driver {
     void* library;
     char path[OPARA_CUDA_PATH_MAX];
+    char origin[OPARA_CUDA_ORIGIN_MAX];
     int driver_version;    /* cuDriverGetVersion (13000 = 13.0), 0 when it did not answer */
     int used_proc_address; /* 1 when entry points came from cuGetProcAddress_v2 */
     OPARA_CUDA_DRIVER_FUNCS(OPARA__CUDA_DRIVER_MEMBER)
@@ -801,18 +822,25 @@ typedef struct opara_cuda_driver {
 typedef struct opara_cuda_nvrtc {
     void* library;
     char path[OPARA_CUDA_PATH_MAX];
+    char origin[OPARA_CUDA_ORIGIN_MAX];
+    /* libnvrtc-builtins (NVRTC dlopens it by soname), preloaded from NVRTC's own directory so it
+       is found when that directory is not on the system loader path; closed by the unload */
+    void* builtins;
+    char builtins_path[OPARA_CUDA_PATH_MAX];
     OPARA_CUDA_NVRTC_FUNCS(OPARA__CUDA_LIB_MEMBER)
 } opara_cuda_nvrtc;
 
 typedef struct opara_cuda_cublas {
     void* library;
     char path[OPARA_CUDA_PATH_MAX];
+    char origin[OPARA_CUDA_ORIGIN_MAX];
     OPARA_CUDA_CUBLAS_FUNCS(OPARA__CUDA_LIB_MEMBER)
 } opara_cuda_cublas;
 
 typedef struct opara_cuda_cudnn {
     void* library;
     char path[OPARA_CUDA_PATH_MAX];
+    char origin[OPARA_CUDA_ORIGIN_MAX];
     OPARA_CUDA_CUDNN_FUNCS(OPARA__CUDA_LIB_MEMBER)
 } opara_cuda_cudnn;
 
@@ -821,7 +849,8 @@ typedef enum opara_cuda_load_status {
     OPARA_CUDA_LOAD_INVALID_ARGUMENT = -1, /* the table pointer is NULL */
     OPARA_CUDA_LOAD_NOT_FOUND = -2,        /* no library could be opened */
     OPARA_CUDA_LOAD_SYMBOL_MISSING = -3,   /* a required entry point is missing: library too old */
-    OPARA_CUDA_LOAD_DRIVER_TOO_OLD = -4    /* cuDriverGetVersion < OPARA_CUDA_MIN_DRIVER_VERSION */
+    OPARA_CUDA_LOAD_DRIVER_TOO_OLD = -4,   /* cuDriverGetVersion < OPARA_CUDA_MIN_DRIVER_VERSION */
+    OPARA_CUDA_LOAD_INCOMPLETE = -5        /* it loaded but cannot load a part it needs (cuDNN's sub-libraries) */
 } opara_cuda_load_status;
 
 /* path: one library to load instead of the search list (NULL: the environment variable, else the
@@ -863,6 +892,12 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 #if defined(OPARA_CUDA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION_INCLUDED)
 #define OPARA_CUDA_IMPLEMENTATION_INCLUDED
 
+/* Prepended to the fixed system places the search looks in (/usr/local/cuda/lib64, the site-
+   packages of /usr/local and /usr): a sysroot, or the tests' fake tree. A string expression. */
+#ifndef OPARA_CUDA_SYSTEM_PREFIX
+#  define OPARA_CUDA_SYSTEM_PREFIX ""
+#endif
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -870,7 +905,15 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 #ifdef _WIN32
 #  include <windows.h>
 #else
+#  include <dirent.h>
 #  include <dlfcn.h>
+#  include <sys/stat.h>
+#  include <sys/types.h>
+#  include <unistd.h>
+#  if defined(__linux__)
+#    include <link.h> /* ElfW: the program headers of loaded objects */
+#    define OPARA__CUDA_HAVE_PHDR 1
+#  endif
 #endif
 
 /* Entry points are stored by copying the void* the system returns into the typed member. */
@@ -879,7 +922,16 @@ typedef char opara__cuda_fnptr_size_check[sizeof(void*) == sizeof(opara_PFN_cuIn
 /* ---- platform ---------------------------------------------------------------------------------- */
 
 #ifdef _WIN32
-static void* opara__cuda_dlopen(const char* path) { return (void*)LoadLibraryA(path); }
+#  define OPARA__CUDA_LIST_SEP ';' /* in OPARA_CUDA_LIB_PATH */
+#  define OPARA__CUDA_DIR_SEP "\\"
+static int opara__cuda_absolute(const char* p) {
+    return (p[0] && p[1] == ':') || (p[0] == '\\' && p[1] == '\\');
+}
+static void* opara__cuda_dlopen(const char* path) {
+    /* An absolute path: the DLLs it imports are looked for in its own directory first. */
+    if (opara__cuda_absolute(path)) return (void*)LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
+    return (void*)LoadLibraryA(path);
+}
 static void* opara__cuda_dlsym(void* library, const char* name) {
     FARPROC proc = GetProcAddress((HMODULE)library, name);
     void* p;
@@ -890,13 +942,119 @@ static void opara__cuda_dlclose(void* library) { FreeLibrary((HMODULE)library); 
 static void opara__cuda_dlerror(char* buf, size_t size) {
     snprintf(buf, size, "LoadLibrary error %lu", (unsigned long)GetLastError());
 }
+static int opara__cuda_is_file(const char* p) {
+    DWORD a = GetFileAttributesA(p);
+    return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY);
+}
+/* Identity of a directory, to search each one once: a hash of its name (case-insensitive). */
+typedef unsigned long long opara__cuda_dir_id;
+static int opara__cuda_dir_identity(const char* p, opara__cuda_dir_id* id) {
+    DWORD a = GetFileAttributesA(p);
+    unsigned long long h = 1469598103934665603ull;
+    if (a == INVALID_FILE_ATTRIBUTES || !(a & FILE_ATTRIBUTE_DIRECTORY)) return 0;
+    for (; *p; ++p) h = (h ^ (unsigned char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p)) * 1099511628211ull;
+    *id = h;
+    return 1;
+}
+static int opara__cuda_same_dir(const opara__cuda_dir_id* a, const opara__cuda_dir_id* b) { return *a == *b; }
+/* The file the system mapped for a loaded module. */
+static int opara__cuda_mapped_path(void* library, const char* symbol, char* out, size_t size) {
+    DWORD n = GetModuleFileNameA((HMODULE)library, out, (DWORD)size);
+    (void)symbol;
+    return n > 0 && n < size;
+}
 #else
+#  define OPARA__CUDA_LIST_SEP ':'
+#  define OPARA__CUDA_DIR_SEP "/"
+static int opara__cuda_absolute(const char* p) { return p[0] == '/'; }
 static void* opara__cuda_dlopen(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
 static void* opara__cuda_dlsym(void* library, const char* name) { return dlsym(library, name); }
 static void opara__cuda_dlclose(void* library) { dlclose(library); }
 static void opara__cuda_dlerror(char* buf, size_t size) {
     const char* why = dlerror();
     snprintf(buf, size, "%s", why ? why : "unknown dlopen error");
+}
+static int opara__cuda_is_file(const char* p) {
+    struct stat st;
+    return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+typedef struct opara__cuda_dir_id {
+    dev_t dev;
+    ino_t ino;
+} opara__cuda_dir_id;
+static int opara__cuda_dir_identity(const char* p, opara__cuda_dir_id* id) {
+    struct stat st;
+    if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    return 1;
+}
+static int opara__cuda_same_dir(const opara__cuda_dir_id* a, const opara__cuda_dir_id* b) {
+    return a->dev == b->dev && a->ino == b->ino;
+}
+#  ifdef OPARA__CUDA_HAVE_PHDR
+/* dl_iterate_phdr(3) walks the loaded objects; glibc declares it and its struct dl_phdr_info only
+   under _GNU_SOURCE, which a header cannot set after the fact. So the function comes from dlsym
+   and the struct is the documented leading members (the callback's size argument exists so that
+   members are only ever added after these). */
+typedef struct opara__cuda_phdr_info {
+    ElfW(Addr) dlpi_addr;
+    const char* dlpi_name;
+    const ElfW(Phdr)* dlpi_phdr;
+    ElfW(Half) dlpi_phnum;
+} opara__cuda_phdr_info;
+typedef int (*opara__cuda_phdr_callback)(opara__cuda_phdr_info* info, size_t size, void* data);
+typedef int (*opara__cuda_iterate_phdr_fn)(opara__cuda_phdr_callback callback, void* data);
+static void opara__cuda_iterate_phdr(opara__cuda_phdr_callback callback, void* data) {
+    void* self = dlopen(NULL, RTLD_NOW);
+    void* sym = self ? dlsym(self, "dl_iterate_phdr") : NULL;
+    opara__cuda_iterate_phdr_fn iterate;
+    if (sym) {
+        memcpy(&iterate, &sym, sizeof iterate);
+        iterate(callback, data);
+    }
+    if (self) dlclose(self);
+}
+typedef struct opara__cuda_phdr_query {
+    uintptr_t addr; /* an address inside the library */
+    char* out;
+    size_t size;
+    int found;
+} opara__cuda_phdr_query;
+static int opara__cuda_phdr_contains(const opara__cuda_phdr_info* info, uintptr_t addr) {
+    int i;
+    for (i = 0; i < (int)info->dlpi_phnum; ++i) {
+        const ElfW(Phdr)* ph = &info->dlpi_phdr[i];
+        uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && addr >= start && addr - start < (uintptr_t)ph->p_memsz) return 1;
+    }
+    return 0;
+}
+static int opara__cuda_phdr_find(opara__cuda_phdr_info* info, size_t size, void* data) {
+    opara__cuda_phdr_query* q = (opara__cuda_phdr_query*)data;
+    (void)size;
+    if (!info->dlpi_name || !info->dlpi_name[0] || !opara__cuda_phdr_contains(info, q->addr)) return 0;
+    q->found = (size_t)snprintf(q->out, q->size, "%s", info->dlpi_name) < q->size;
+    return 1;
+}
+#  endif
+/* The file the system mapped for a loaded library (glibc's link map name: the path it opened),
+   found through the segment that holds one of its symbols. 0 when the platform cannot tell. */
+static int opara__cuda_mapped_path(void* library, const char* symbol, char* out, size_t size) {
+#  ifdef OPARA__CUDA_HAVE_PHDR
+    opara__cuda_phdr_query q;
+    void* sym = symbol ? dlsym(library, symbol) : NULL;
+    if (!sym) return 0;
+    q.addr = (uintptr_t)sym;
+    q.out = out;
+    q.size = size;
+    q.found = 0;
+    opara__cuda_iterate_phdr(opara__cuda_phdr_find, &q);
+    return q.found;
+#  else
+    (void)library, (void)symbol, (void)out, (void)size;
+    return 0;
+#  endif
 }
 #endif
 
@@ -939,6 +1097,8 @@ typedef struct opara__cuda_spec {
     size_t name_count;
     const opara__cuda_entry* entries;
     size_t entry_count;
+    const char* const* wheels; /* pip wheel directories under site-packages/nvidia, NULL-terminated;
+                                  NULL: no directory search (the driver) */
 } opara__cuda_spec;
 
 #define OPARA__CUDA_COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -966,52 +1126,412 @@ static const char* const opara__cuda_cublas_names[] = {"libcublas.so.13", "libcu
 static const char* const opara__cuda_cudnn_names[] = {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"};
 #endif
 
-#define OPARA__CUDA_SPEC(what, env, lib) \
+/* Where pip wheels put each library (site-packages/nvidia/<dir>): CUDA 13 wheels share cu13/lib,
+   CUDA 12 wheels have one directory per component. The driver is never searched in directories:
+   it belongs to the installed kernel module, and a libcuda.so.1 found elsewhere (a toolkit's
+   stub, a container's compat copy) is the wrong one. */
+static const char* const opara__cuda_nvrtc_wheels[] = {"cu13/lib", "cuda_nvrtc/lib", NULL};
+static const char* const opara__cuda_cublas_wheels[] = {"cu13/lib", "cublas/lib", NULL};
+static const char* const opara__cuda_cudnn_wheels[] = {"cudnn/lib", "cu13/lib", NULL};
+static const char* const opara__cuda_cupti_wheels[] = {"cu13/lib", "cuda_cupti/lib", NULL};
+
+#define OPARA__CUDA_SPEC(what, env, lib, wheels) \
     {what, env, opara__cuda_##lib##_names, OPARA__CUDA_COUNT(opara__cuda_##lib##_names), opara__cuda_##lib##_entries, \
-     OPARA__CUDA_COUNT(opara__cuda_##lib##_entries)}
-static const opara__cuda_spec opara__cuda_driver_spec = OPARA__CUDA_SPEC("CUDA driver", "OPARA_CUDA_DRIVER", driver);
-static const opara__cuda_spec opara__cuda_nvrtc_spec = OPARA__CUDA_SPEC("NVRTC", "OPARA_NVRTC", nvrtc);
-static const opara__cuda_spec opara__cuda_cublas_spec = OPARA__CUDA_SPEC("cuBLAS", "OPARA_CUBLAS", cublas);
-static const opara__cuda_spec opara__cuda_cudnn_spec = OPARA__CUDA_SPEC("cuDNN", "OPARA_CUDNN", cudnn);
+     OPARA__CUDA_COUNT(opara__cuda_##lib##_entries), wheels}
+static const opara__cuda_spec opara__cuda_driver_spec = OPARA__CUDA_SPEC("CUDA driver", "OPARA_CUDA_DRIVER", driver, NULL);
+static const opara__cuda_spec opara__cuda_nvrtc_spec =
+    OPARA__CUDA_SPEC("NVRTC", "OPARA_NVRTC", nvrtc, opara__cuda_nvrtc_wheels);
+static const opara__cuda_spec opara__cuda_cublas_spec =
+    OPARA__CUDA_SPEC("cuBLAS", "OPARA_CUBLAS", cublas, opara__cuda_cublas_wheels);
+static const opara__cuda_spec opara__cuda_cudnn_spec =
+    OPARA__CUDA_SPEC("cuDNN", "OPARA_CUDNN", cudnn, opara__cuda_cudnn_wheels);
 
 /* ---- opening ----------------------------------------------------------------------------------- */
 
 static void opara__cuda_copy_path(char* dst, const char* src) {
-    snprintf(dst, OPARA_CUDA_PATH_MAX, "%s", src);
+    snprintf(dst, OPARA_CUDA_PATH_MAX, "%.*s", OPARA_CUDA_PATH_MAX - 1, src); /* a longer path is cut */
 }
 
-/* Opens the explicit path (argument, else environment variable) or the first name of the search
-   list that opens. On failure the message names every path tried with the system's reason. */
+/* dlerror() says "<what was opened>: <reason>"; the message names the file already. */
+static void opara__cuda_strip_name(char* why, const char* name) {
+    size_t len = strlen(name);
+    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
+        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
+}
+
+/* One search for a library: where it is, how it was found, and what the failure message says. */
+#define OPARA__CUDA_MAX_SEEN 48 /* directories searched at most */
+#define OPARA__CUDA_LISTED 10   /* directories the message lists by name */
+typedef struct opara__cuda_search {
+    const opara__cuda_spec* spec;
+    void* library;              /* set when found */
+    char* loaded;               /* [OPARA_CUDA_PATH_MAX] what was opened */
+    char* origin;               /* [OPARA_CUDA_ORIGIN_MAX] how it was found */
+    char* err;
+    size_t err_size;
+    unsigned dirs;              /* directories searched */
+    unsigned broken;            /* files present there that did not load */
+    char broken_why[768];       /* the first of them, with the system's reason */
+    unsigned n_seen;
+    opara__cuda_dir_id seen[OPARA__CUDA_MAX_SEEN];
+} opara__cuda_search;
+
+/* dir + separator + name into out (OPARA_CUDA_PATH_MAX); 0 when it does not fit. */
+static int opara__cuda_join(char* out, const char* dir, const char* name) {
+    size_t n = strlen(dir);
+    const char* sep = n > 0 && (dir[n - 1] == '/' || dir[n - 1] == '\\') ? "" : OPARA__CUDA_DIR_SEP;
+    return (size_t)snprintf(out, OPARA_CUDA_PATH_MAX, "%s%s%s", dir, sep, name) < OPARA_CUDA_PATH_MAX;
+}
+
+/* Opens a file found in a directory; a file that is there but does not load is remembered for
+   the message (a broken install is worth reporting even when another directory has one). */
+static int opara__cuda_try_file(opara__cuda_search* s, const char* path, const char* why) {
+    char reason[512];
+    if (!opara__cuda_is_file(path)) return 0;
+    s->library = opara__cuda_dlopen(path);
+    if (s->library) {
+        opara__cuda_copy_path(s->loaded, path);
+        snprintf(s->origin, OPARA_CUDA_ORIGIN_MAX, "in a directory from %s", why);
+        return 1;
+    }
+    opara__cuda_dlerror(reason, sizeof reason);
+    opara__cuda_strip_name(reason, path);
+    if (s->broken++ < 2)
+        opara__cuda_appendf(s->broken_why, sizeof s->broken_why, "%s%s (%s)", s->broken > 1 ? "; " : "", path, reason);
+    return 0;
+}
+
+/* Searches one directory (once per search, only if it exists) for the library's names, versioned
+   names first. why says where the directory came from. */
+static void opara__cuda_try_dir(opara__cuda_search* s, const char* dir, const char* why) {
+    opara__cuda_dir_id id;
+    char path[OPARA_CUDA_PATH_MAX];
+    unsigned i;
+    size_t k;
+    if (s->library || !dir[0] || !opara__cuda_dir_identity(dir, &id)) return;
+    for (i = 0; i < s->n_seen; ++i)
+        if (opara__cuda_same_dir(&s->seen[i], &id)) return;
+    if (s->n_seen == OPARA__CUDA_MAX_SEEN) return;
+    s->seen[s->n_seen++] = id;
+    if (s->dirs < OPARA__CUDA_LISTED)
+        opara__cuda_appendf(s->err, s->err_size, "%s%s (%s)", s->dirs ? ", " : "; then the same names in ", dir, why);
+    ++s->dirs;
+    for (k = 0; k < s->spec->name_count; ++k)
+        if (opara__cuda_join(path, dir, s->spec->names[k]) && opara__cuda_try_file(s, path, why)) return;
+}
+
+static void opara__cuda_try_subdir(opara__cuda_search* s, const char* dir, const char* sub, const char* why) {
+    char path[OPARA_CUDA_PATH_MAX];
+    if (!s->library && opara__cuda_join(path, dir, sub)) opara__cuda_try_dir(s, path, why);
+}
+
+/* The directories listed in an environment variable (OPARA_CUDA_LIB_PATH). */
+static void opara__cuda_try_list(opara__cuda_search* s, const char* var) {
+    const char* list = getenv(var);
+    char dir[OPARA_CUDA_PATH_MAX];
+    while (list && *list && !s->library) {
+        const char* end = strchr(list, OPARA__CUDA_LIST_SEP);
+        size_t n = end ? (size_t)(end - list) : strlen(list);
+        if (n > 0 && n < sizeof dir) {
+            memcpy(dir, list, n);
+            dir[n] = 0;
+            opara__cuda_try_dir(s, dir, var);
+        }
+        list = end ? end + 1 : NULL;
+    }
+}
+
+/* An environment variable naming a prefix (CUDA_HOME=/usr/local/cuda-13.0): its sub directory. */
+static void opara__cuda_try_env(opara__cuda_search* s, const char* var, const char* sub) {
+    const char* prefix = getenv(var);
+    if (prefix && opara__cuda_absolute(prefix)) opara__cuda_try_subdir(s, prefix, sub, var);
+}
+
+#ifndef _WIN32
+/* A site-packages directory: the library's pip wheel directories under nvidia/. */
+static void opara__cuda_try_site(opara__cuda_search* s, const char* site, const char* why) {
+    char path[OPARA_CUDA_PATH_MAX];
+    const char* const* w;
+    for (w = s->spec->wheels; *w && !s->library; ++w)
+        if (snprintf(path, sizeof path, "%s/nvidia/%s", site, *w) < (int)sizeof path) opara__cuda_try_dir(s, path, why);
+}
+
+/* The minor version of "python3.12" (12), -1 for "python3", -2 for any other name. */
+static int opara__cuda_python_minor(const char* name) {
+    const char* p = name + 7;
+    int minor = 0;
+    if (strncmp(name, "python3", 7) != 0) return -2;
+    if (*p == 0) return -1;
+    if (*p++ != '.' || *p < '0' || *p > '9') return -2;
+    while (*p >= '0' && *p <= '9' && minor < 1000) minor = minor * 10 + (*p++ - '0');
+    return *p ? -2 : minor;
+}
+
+/* A Python prefix (a venv, conda, /usr/local, ~/.local): the site-packages and dist-packages of
+   each lib/python3.N (newest first) and of lib/python3 (Debian's). */
+static void opara__cuda_try_python_prefix(opara__cuda_search* s, const char* prefix, const char* why) {
+    char lib[OPARA_CUDA_PATH_MAX], site[OPARA_CUDA_PATH_MAX];
+    int minors[16], n = 0, i, j;
+    DIR* d;
+    struct dirent* e;
+    if (s->library || !opara__cuda_join(lib, prefix, "lib") || (d = opendir(lib)) == NULL) return;
+    while ((e = readdir(d)) != NULL && n < 16) {
+        int m = opara__cuda_python_minor(e->d_name);
+        if (m < -1) continue;
+        for (i = n++; i > 0 && minors[i - 1] < m; --i) minors[i] = minors[i - 1];
+        minors[i] = m;
+    }
+    closedir(d);
+    for (i = 0; i < n && !s->library; ++i) {
+        static const char* const kinds[] = {"site-packages", "dist-packages"};
+        for (j = 0; j < 2; ++j) {
+            int len = minors[i] < 0 ? snprintf(site, sizeof site, "%s/python3/%s", lib, kinds[j])
+                                    : snprintf(site, sizeof site, "%s/python3.%d/%s", lib, minors[i], kinds[j]);
+            if (len < (int)sizeof site) opara__cuda_try_site(s, site, why);
+        }
+    }
+}
+
+static void opara__cuda_try_env_python(opara__cuda_search* s, const char* var) {
+    const char* prefix = getenv(var);
+    if (prefix && opara__cuda_absolute(prefix)) opara__cuda_try_python_prefix(s, prefix, var);
+}
+
+/* 1 when directory dir holds an executable python3 or python3.N. */
+static int opara__cuda_has_python(const char* dir) {
+    char path[OPARA_CUDA_PATH_MAX];
+    DIR* d = opendir(dir);
+    struct dirent* e;
+    int found = 0;
+    if (!d) return 0;
+    while (!found && (e = readdir(d)) != NULL)
+        found = opara__cuda_python_minor(e->d_name) >= -1 && opara__cuda_join(path, dir, e->d_name) &&
+                access(path, X_OK) == 0;
+    closedir(d);
+    return found;
+}
+
+/* Every python3* on PATH: its prefix is the directory above bin/ (a venv, conda, /usr). Relative
+   PATH entries are skipped: the current directory is no place to load libraries from. */
+static void opara__cuda_try_path_pythons(opara__cuda_search* s) {
+    const char* list = getenv("PATH");
+    char dir[OPARA_CUDA_PATH_MAX];
+    while (list && *list && !s->library) {
+        const char* end = strchr(list, ':');
+        size_t n = end ? (size_t)(end - list) : strlen(list);
+        if (n > 1 && n < sizeof dir && list[0] == '/') {
+            char* slash;
+            memcpy(dir, list, n);
+            dir[n] = 0;
+            while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
+            if (opara__cuda_has_python(dir) && (slash = strrchr(dir, '/')) != NULL) {
+                if (slash == dir) slash[1] = 0; /* /bin: prefix "/" */
+                else *slash = 0;
+                opara__cuda_try_python_prefix(s, dir, "python3 on PATH");
+            }
+        }
+        list = end ? end + 1 : NULL;
+    }
+}
+#endif
+
+#ifdef OPARA__CUDA_HAVE_PHDR
+/* Libraries whose directory is a good place to look: our own (once one is found, the next is
+   probably beside it), the CUDA runtime and math libraries, PyTorch's CUDA library. */
+static const char* const opara__cuda_loaded_markers[] = {
+    "libcublas", "libcudnn", "libnvrtc", "libcupti", "libcudart.so", "libnvJitLink", "libcufft",
+    "libcurand", "libcusparse", "libcusolver", "libtorch_cuda", "libc10_cuda"};
+
+#define OPARA__CUDA_MAX_LOADED 8
+typedef struct opara__cuda_loaded {
+    unsigned n;
+    char dir[OPARA__CUDA_MAX_LOADED][OPARA_CUDA_PATH_MAX];
+    char why[OPARA__CUDA_MAX_LOADED][64];
+} opara__cuda_loaded;
+
+static int opara__cuda_collect_loaded(opara__cuda_phdr_info* info, size_t size, void* data) {
+    opara__cuda_loaded* l = (opara__cuda_loaded*)data;
+    const char* name = info->dlpi_name;
+    const char* base = name ? strrchr(name, '/') : NULL;
+    size_t i;
+    (void)size;
+    if (!base || l->n == OPARA__CUDA_MAX_LOADED) return 0;
+    for (i = 0; i < OPARA__CUDA_COUNT(opara__cuda_loaded_markers); ++i)
+        if (strncmp(base + 1, opara__cuda_loaded_markers[i], strlen(opara__cuda_loaded_markers[i])) == 0) break;
+    if (i == OPARA__CUDA_COUNT(opara__cuda_loaded_markers) || (size_t)(base - name) >= OPARA_CUDA_PATH_MAX) return 0;
+    memcpy(l->dir[l->n], name, (size_t)(base - name));
+    l->dir[l->n][base - name] = 0;
+    snprintf(l->why[l->n], sizeof l->why[l->n], "the loaded %.40s", base + 1);
+    ++l->n;
+    return 0;
+}
+
+/* The directories of libraries already in the process, and the pip wheel directories beside
+   them: the site-packages above (torch/lib -> site-packages, nvidia/cu13/lib -> site-packages). */
+static void opara__cuda_try_loaded(opara__cuda_search* s) {
+    opara__cuda_loaded l;
+    char up[OPARA_CUDA_PATH_MAX], probe[OPARA_CUDA_PATH_MAX];
+    opara__cuda_dir_id id;
+    unsigned i, level;
+    l.n = 0;
+    opara__cuda_iterate_phdr(opara__cuda_collect_loaded, &l);
+    for (i = 0; i < l.n && !s->library; ++i) {
+        opara__cuda_try_dir(s, l.dir[i], l.why[i]);
+        opara__cuda_copy_path(up, l.dir[i]);
+        for (level = 0; level < 3 && !s->library; ++level) {
+            char* slash = strrchr(up, '/');
+            if (!slash || slash == up) break;
+            *slash = 0;
+            if (opara__cuda_join(probe, up, "nvidia") && opara__cuda_dir_identity(probe, &id)) {
+                opara__cuda_try_site(s, up, l.why[i]);
+                break;
+            }
+        }
+    }
+}
+#endif
+
+#ifndef _WIN32
+/* A fixed place of the system (under OPARA_CUDA_SYSTEM_PREFIX): a Python prefix or a directory. */
+static void opara__cuda_try_system(opara__cuda_search* s, const char* place, int python, const char* why) {
+    char path[OPARA_CUDA_PATH_MAX];
+    if (s->library || (size_t)snprintf(path, sizeof path, "%s%s", OPARA_CUDA_SYSTEM_PREFIX, place) >= sizeof path) return;
+    if (python) opara__cuda_try_python_prefix(s, path, why);
+    else opara__cuda_try_dir(s, path, why);
+}
+#endif
+
+/* The directories, after the system loader path: see docs/CUDA-LOADER.md for the order. */
+static void opara__cuda_search_dirs(opara__cuda_search* s) {
+    opara__cuda_try_list(s, "OPARA_CUDA_LIB_PATH");
+#ifdef OPARA__CUDA_HAVE_PHDR
+    opara__cuda_try_loaded(s);
+#endif
+#ifdef _WIN32
+    opara__cuda_try_env(s, "CUDA_PATH", "bin\\x64");
+    opara__cuda_try_env(s, "CUDA_PATH", "bin");
+    opara__cuda_try_env(s, "CONDA_PREFIX", "Library\\bin");
+#else
+    opara__cuda_try_env_python(s, "VIRTUAL_ENV");
+    opara__cuda_try_env(s, "CONDA_PREFIX", "lib");
+    opara__cuda_try_env_python(s, "CONDA_PREFIX");
+    opara__cuda_try_env(s, "CUDA_HOME", "lib64");
+    opara__cuda_try_env(s, "CUDA_HOME", "lib");
+    opara__cuda_try_env(s, "CUDA_PATH", "lib64");
+    opara__cuda_try_env(s, "CUDA_PATH", "lib");
+    opara__cuda_try_path_pythons(s);
+    {
+        const char* home = getenv("HOME");
+        char local[OPARA_CUDA_PATH_MAX];
+        if (home && opara__cuda_absolute(home) && opara__cuda_join(local, home, ".local"))
+            opara__cuda_try_python_prefix(s, local, "HOME (~/.local)");
+    }
+    opara__cuda_try_system(s, "/usr/local", 1, "the system's Python");
+    opara__cuda_try_system(s, "/usr", 1, "the system's Python");
+    opara__cuda_try_system(s, "/usr/local/cuda/lib64", 0, "the default toolkit");
+    opara__cuda_try_system(s, "/usr/local/cuda/lib", 0, "the default toolkit");
+#endif
+}
+
+/* The end of a NOT_FOUND message: what the directories held, and what to set. */
+static void opara__cuda_search_failed(const opara__cuda_search* s) {
+    if (s->dirs > OPARA__CUDA_LISTED) opara__cuda_appendf(s->err, s->err_size, " and %u more", s->dirs - OPARA__CUDA_LISTED);
+    if (s->dirs == 0)
+        opara__cuda_appendf(s->err, s->err_size,
+                            "; no search directory exists (OPARA_CUDA_LIB_PATH, the loaded CUDA libraries, VIRTUAL_ENV, "
+                            "CONDA_PREFIX, CUDA_HOME, CUDA_PATH, python3 on PATH, ~/.local, /usr/local, /usr, "
+                            "/usr/local/cuda)");
+    else if (s->broken == 0)
+        opara__cuda_appendf(s->err, s->err_size, "; none holds one");
+    else
+        opara__cuda_appendf(s->err, s->err_size, "; %u present but not loadable: %s%s", s->broken, s->broken_why,
+                            s->broken > 2 ? "; ..." : "");
+}
+
+/* The library's names on the system loader path, versioned first; returns the one that opened,
+   else NULL with "cannot load ...: tried <names> (<reasons>)" in err. dlerror's "name: reason" is
+   shortened to the reason, given once when every name failed the same way. */
+#define OPARA__CUDA_MAX_NAMES 6
+static const char* opara__cuda_try_names(const opara__cuda_spec* spec, void** library, char* err, size_t err_size) {
+    char why[OPARA__CUDA_MAX_NAMES][256];
+    size_t i, n = spec->name_count < OPARA__CUDA_MAX_NAMES ? spec->name_count : OPARA__CUDA_MAX_NAMES;
+    int same = 1;
+    for (i = 0; i < n; ++i) {
+        if ((*library = opara__cuda_dlopen(spec->names[i])) != NULL) return spec->names[i];
+        opara__cuda_dlerror(why[i], sizeof why[i]);
+        opara__cuda_strip_name(why[i], spec->names[i]);
+        same = same && strcmp(why[i], why[0]) == 0;
+    }
+    opara__cuda_appendf(err, err_size, "cannot load the %s library: tried", spec->what);
+    for (i = 0; i < n; ++i) {
+        opara__cuda_appendf(err, err_size, "%s \"%s\"", i ? "," : "", spec->names[i]);
+        if (!same) opara__cuda_appendf(err, err_size, " (%s)", why[i]);
+    }
+    if (same) opara__cuda_appendf(err, err_size, " on the system loader path (%s)", why[0]);
+    return NULL;
+}
+
+/* Opens the explicit path (argument, else environment variable) or searches: the names on the
+   system loader path, then (except for the driver) the same names in the directories above. On
+   failure the message names what was tried with the system's reasons. */
 static opara_cuda_load_status opara__cuda_open(const opara__cuda_spec* spec, const char* path, void** library,
-                                               char* loaded_path, char* err, size_t err_size) {
+                                               char* loaded_path, char* origin, char* err, size_t err_size) {
     char why[512];
     const char* env = path ? NULL : getenv(spec->env_var);
     const char* chosen = path ? path : (env && env[0] ? env : NULL);
-    size_t i;
+    const char* name;
+    opara__cuda_search s;
     if (chosen) {
         *library = opara__cuda_dlopen(chosen);
         if (*library) {
             opara__cuda_copy_path(loaded_path, chosen);
+            snprintf(origin, OPARA_CUDA_ORIGIN_MAX, path ? "given by the caller" : "from %s", spec->env_var);
             return OPARA_CUDA_LOAD_OK;
         }
         opara__cuda_dlerror(why, sizeof why);
+        opara__cuda_strip_name(why, chosen);
         opara__cuda_appendf(err, err_size, "cannot load the %s library: tried \"%s\" (%s%s) (%s)", spec->what, chosen,
                             path ? "given by the caller" : "from ", path ? "" : spec->env_var, why);
         return OPARA_CUDA_LOAD_NOT_FOUND;
     }
-    opara__cuda_appendf(err, err_size, "cannot load the %s library: tried", spec->what);
-    for (i = 0; i < spec->name_count; ++i) {
-        *library = opara__cuda_dlopen(spec->names[i]);
-        if (*library) {
+    if ((name = opara__cuda_try_names(spec, library, err, err_size)) != NULL) {
+        opara__cuda_clear(err, err_size);
+        opara__cuda_copy_path(loaded_path, name);
+        snprintf(origin, OPARA_CUDA_ORIGIN_MAX, "by name from the system loader path");
+        return OPARA_CUDA_LOAD_OK;
+    }
+    if (spec->wheels) {
+        memset(&s, 0, sizeof s);
+        s.spec = spec;
+        s.loaded = loaded_path;
+        s.origin = origin;
+        s.err = err;
+        s.err_size = err_size;
+        opara__cuda_search_dirs(&s);
+        if (s.library) {
+            *library = s.library;
             opara__cuda_clear(err, err_size);
-            opara__cuda_copy_path(loaded_path, spec->names[i]);
             return OPARA_CUDA_LOAD_OK;
         }
-        opara__cuda_dlerror(why, sizeof why);
-        opara__cuda_appendf(err, err_size, "%s \"%s\" (%s)", i ? "," : "", spec->names[i], why);
+        opara__cuda_search_failed(&s);
+        opara__cuda_appendf(err, err_size, "; set %s to the library's path, or OPARA_CUDA_LIB_PATH to directories to search",
+                            spec->env_var);
+    } else {
+        opara__cuda_appendf(err, err_size, "; set %s to the library's path to choose one", spec->env_var);
     }
-    opara__cuda_appendf(err, err_size, "; set %s to the library's path to choose one", spec->env_var);
     return OPARA_CUDA_LOAD_NOT_FOUND;
+}
+
+/* Replaces the opened name by the file the system mapped (a bare name becomes the full path),
+   found through the first entry point the library exports itself. */
+static void opara__cuda_resolve_path(const opara__cuda_spec* spec, void* library, char* loaded_path) {
+    char mapped[OPARA_CUDA_PATH_MAX];
+    size_t i;
+    for (i = 0; i < spec->entry_count; ++i)
+        if (opara__cuda_mapped_path(library, spec->entries[i].symbol, mapped, sizeof mapped)) {
+            opara__cuda_copy_path(loaded_path, mapped);
+            return;
+        }
 }
 
 /* ---- resolving --------------------------------------------------------------------------------- */
@@ -1110,12 +1630,13 @@ OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_driver_load(opara_cuda_driver* 
     opara__cuda_resolver r;
     opara_cuda_load_status status;
     void* library = NULL;
-    char loaded[OPARA_CUDA_PATH_MAX];
+    char loaded[OPARA_CUDA_PATH_MAX], origin[OPARA_CUDA_ORIGIN_MAX];
     if (!cu) return opara__cuda_invalid(opara__cuda_driver_spec.what, err, err_size);
     memset(cu, 0, sizeof *cu);
     opara__cuda_clear(err, err_size);
-    status = opara__cuda_open(&opara__cuda_driver_spec, path, &library, loaded, err, err_size);
+    status = opara__cuda_open(&opara__cuda_driver_spec, path, &library, loaded, origin, err, err_size);
     if (status != OPARA_CUDA_LOAD_OK) return status;
+    opara__cuda_resolve_path(&opara__cuda_driver_spec, library, loaded);
     opara__cuda_driver_bootstrap(library, &r);
     if (r.driver_version != 0 && r.driver_version < OPARA_CUDA_MIN_DRIVER_VERSION) {
         opara__cuda_appendf(err, err_size, "the CUDA driver \"%s\" is version %d.%d; opara needs %d.%d or newer", loaded,
@@ -1128,45 +1649,114 @@ OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_driver_load(opara_cuda_driver* 
     if (status != OPARA_CUDA_LOAD_OK) return status;
     cu->library = library;
     opara__cuda_copy_path(cu->path, loaded);
+    snprintf(cu->origin, sizeof cu->origin, "%s", origin);
     cu->driver_version = r.driver_version;
     cu->used_proc_address = r.get_proc != NULL;
     return OPARA_CUDA_LOAD_OK;
 }
 
-/* NVRTC, cuBLAS and cuDNN: open, then dlsym every entry point. */
+/* NVRTC, cuBLAS, cuDNN and CUPTI: open, then dlsym every entry point. Every table starts with
+   library, path and origin. */
 static opara_cuda_load_status opara__cuda_lib_load(const opara__cuda_spec* spec, void* table, size_t table_size,
-                                                   void** library, char* loaded_path, const char* path, char* err,
-                                                   size_t err_size) {
+                                                   void** library, char* loaded_path, char* origin, const char* path,
+                                                   char* err, size_t err_size) {
     opara__cuda_resolver r;
     opara_cuda_load_status status;
-    char loaded[OPARA_CUDA_PATH_MAX];
+    char loaded[OPARA_CUDA_PATH_MAX], found[OPARA_CUDA_ORIGIN_MAX];
     memset(table, 0, table_size);
     memset(&r, 0, sizeof r);
     opara__cuda_clear(err, err_size);
-    status = opara__cuda_open(spec, path, &r.library, loaded, err, err_size);
-    if (status == OPARA_CUDA_LOAD_OK) status = opara__cuda_finish(spec, table, table_size, &r, loaded, err, err_size);
+    status = opara__cuda_open(spec, path, &r.library, loaded, found, err, err_size);
+    if (status != OPARA_CUDA_LOAD_OK) return status;
+    opara__cuda_resolve_path(spec, r.library, loaded);
+    status = opara__cuda_finish(spec, table, table_size, &r, loaded, err, err_size);
     if (status != OPARA_CUDA_LOAD_OK) return status;
     *library = r.library;
     opara__cuda_copy_path(loaded_path, loaded);
+    snprintf(origin, OPARA_CUDA_ORIGIN_MAX, "%s", found);
     return OPARA_CUDA_LOAD_OK;
 }
 
+/* The directory part of path into dir (OPARA_CUDA_PATH_MAX); 0 when path has none. */
+static int opara__cuda_dirname(const char* path, char* dir) {
+    const char* slash = strrchr(path, '/');
+#ifdef _WIN32
+    const char* back = strrchr(path, '\\');
+    if (back && (!slash || back > slash)) slash = back;
+#endif
+    if (!slash || (size_t)(slash - path) >= OPARA_CUDA_PATH_MAX) return 0;
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = 0;
+    if (slash == path) dir[0] = '/', dir[1] = 0;
+    return 1;
+}
+
+/* NVRTC dlopens its builtins library by soname (libnvrtc-builtins.so.MAJOR.MINOR; strings in
+   libnvrtc.so.13 name "libnvrtc-builtins.so.13.0"), which the system only finds on the loader
+   path: NVRTC found in a pip wheel's directory would fail every compilation with
+   NVRTC_ERROR_BUILTIN_OPERATION_FAILURE. Loading the builtins from NVRTC's own directory first
+   makes that later dlopen return the object already loaded under the same soname (glibc matches
+   loaded objects by soname; Windows by module name). A builtins file that is absent or does not
+   load is left to NVRTC, whose compilation then fails and says so. */
+static void opara__cuda_nvrtc_builtins(opara_cuda_nvrtc* nv) {
+    char dir[OPARA_CUDA_PATH_MAX], name[64], path[OPARA_CUDA_PATH_MAX];
+    int major = 0, minor = 0;
+    if (nv->nvrtcVersion(&major, &minor) != OPARA_NVRTC_SUCCESS || !opara__cuda_dirname(nv->path, dir)) return;
+#ifdef _WIN32
+    snprintf(name, sizeof name, "nvrtc-builtins64_%d%d.dll", major, minor);
+#else
+    snprintf(name, sizeof name, "libnvrtc-builtins.so.%d.%d", major, minor);
+#endif
+    if (!opara__cuda_join(path, dir, name) || !opara__cuda_is_file(path)) return;
+    nv->builtins = opara__cuda_dlopen(path);
+    if (nv->builtins) opara__cuda_copy_path(nv->builtins_path, path);
+}
+
 OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_nvrtc_load(opara_cuda_nvrtc* nvrtc, const char* path, char* err, size_t err_size) {
+    opara_cuda_load_status status;
     if (!nvrtc) return opara__cuda_invalid(opara__cuda_nvrtc_spec.what, err, err_size);
-    return opara__cuda_lib_load(&opara__cuda_nvrtc_spec, nvrtc, sizeof *nvrtc, &nvrtc->library, nvrtc->path, path, err,
-                                err_size);
+    status = opara__cuda_lib_load(&opara__cuda_nvrtc_spec, nvrtc, sizeof *nvrtc, &nvrtc->library, nvrtc->path,
+                                  nvrtc->origin, path, err, err_size);
+    if (status == OPARA_CUDA_LOAD_OK) opara__cuda_nvrtc_builtins(nvrtc);
+    return status;
 }
 
 OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cublas_load(opara_cuda_cublas* cublas, const char* path, char* err, size_t err_size) {
     if (!cublas) return opara__cuda_invalid(opara__cuda_cublas_spec.what, err, err_size);
-    return opara__cuda_lib_load(&opara__cuda_cublas_spec, cublas, sizeof *cublas, &cublas->library, cublas->path, path,
-                                err, err_size);
+    return opara__cuda_lib_load(&opara__cuda_cublas_spec, cublas, sizeof *cublas, &cublas->library, cublas->path,
+                                cublas->origin, path, err, err_size);
+}
+
+/* cuDNN 8 and 9 are a small libcudnn that loads its sub-libraries on first use, by soname through
+   its own RUNPATH ($ORIGIN) and the loader path (cuDNN 9: libcudnn_graph/_ops/_cnn, then the
+   engine libraries from libcudnn_graph; NVIDIA documents the split, not the search). A missing
+   libcudnn_cnn would only show at the first convolution, as a failure far from its cause, so the
+   load asks cuDNN for a convolution descriptor (it needs no GPU) and reports a refusal here. */
+static opara_cuda_load_status opara__cuda_cudnn_probe(opara_cuda_cudnn* dnn, char* err, size_t err_size) {
+    opara_cudnnConvolutionDescriptor_t conv = NULL;
+    opara_cudnnStatus_t st = dnn->cudnnCreateConvolutionDescriptor(&conv);
+    char dir[OPARA_CUDA_PATH_MAX];
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) {
+        dnn->cudnnDestroyConvolutionDescriptor(conv);
+        return OPARA_CUDA_LOAD_OK;
+    }
+    if (!opara__cuda_dirname(dnn->path, dir)) snprintf(dir, sizeof dir, "its directory");
+    opara__cuda_appendf(err, err_size,
+                        "the cuDNN library \"%s\" cannot load the sub-library of its convolutions: "
+                        "cudnnCreateConvolutionDescriptor returned %s (%d); cuDNN 9 needs libcudnn_cnn.so.9, "
+                        "libcudnn_ops.so.9 and libcudnn_graph.so.9 in %s or on the system loader path",
+                        dnn->path, opara_cudnn_status_name(st), (int)st, dir);
+    opara__cuda_dlclose(dnn->library);
+    memset(dnn, 0, sizeof *dnn);
+    return OPARA_CUDA_LOAD_INCOMPLETE;
 }
 
 OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cudnn_load(opara_cuda_cudnn* cudnn, const char* path, char* err, size_t err_size) {
+    opara_cuda_load_status status;
     if (!cudnn) return opara__cuda_invalid(opara__cuda_cudnn_spec.what, err, err_size);
-    return opara__cuda_lib_load(&opara__cuda_cudnn_spec, cudnn, sizeof *cudnn, &cudnn->library, cudnn->path, path, err,
-                                err_size);
+    status = opara__cuda_lib_load(&opara__cuda_cudnn_spec, cudnn, sizeof *cudnn, &cudnn->library, cudnn->path,
+                                  cudnn->origin, path, err, err_size);
+    return status == OPARA_CUDA_LOAD_OK ? opara__cuda_cudnn_probe(cudnn, err, err_size) : status;
 }
 
 /* ---- public: unloading ------------------------------------------------------------------------- */
@@ -1180,7 +1770,11 @@ OPARA_CUDA_DEF void opara_cuda_driver_unload(opara_cuda_driver* cu) {
     if (cu) opara__cuda_unload(cu, sizeof *cu, cu->library);
 }
 OPARA_CUDA_DEF void opara_cuda_nvrtc_unload(opara_cuda_nvrtc* nvrtc) {
-    if (nvrtc) opara__cuda_unload(nvrtc, sizeof *nvrtc, nvrtc->library);
+    void* builtins;
+    if (!nvrtc) return;
+    builtins = nvrtc->builtins; /* after NVRTC, which may hold its own reference to it */
+    opara__cuda_unload(nvrtc, sizeof *nvrtc, nvrtc->library);
+    if (builtins) opara__cuda_dlclose(builtins);
 }
 OPARA_CUDA_DEF void opara_cuda_cublas_unload(opara_cuda_cublas* cublas) {
     if (cublas) opara__cuda_unload(cublas, sizeof *cublas, cublas->library);
@@ -1260,7 +1854,8 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 /* CUPTI subset: the activity API's kernel records (CUPTI 13, cupti_activity.h)                   */
 /* ============================================================================================== */
 /* Loaded like the other libraries: opara_cuda_cupti_load(table, path, err, err_size), env
-   OPARA_CUPTI, search list libcupti.so.13 .12 .11 libcupti.so. On Windows the DLL name carries the
+   OPARA_CUPTI, search list libcupti.so.13 .12 .11 libcupti.so by name, then in the directories
+   (pip wheels: nvidia/cu13/lib, nvidia/cuda_cupti/lib). On Windows the DLL name carries the
    toolkit release, so give its path in OPARA_CUPTI (the list only tries cupti64.dll). CUPTI's
    buffer callbacks take no user data: a caller needs one process-wide place to deliver records to. */
 #ifndef OPARA_CUDA_CUPTI_H_INCLUDED
@@ -1347,6 +1942,7 @@ OPARA_CUDA_CUPTI_FUNCS(OPARA__CUDA_CUPTI_PFN)
 typedef struct opara_cuda_cupti {
     void* library;
     char path[OPARA_CUDA_PATH_MAX];
+    char origin[OPARA_CUDA_ORIGIN_MAX];
     OPARA_CUDA_CUPTI_FUNCS(OPARA__CUDA_LIB_MEMBER)
 } opara_cuda_cupti;
 
@@ -1369,12 +1965,13 @@ static const char* const opara__cuda_cupti_names[] = {"cupti64.dll"};
 #else
 static const char* const opara__cuda_cupti_names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11", "libcupti.so"};
 #endif
-static const opara__cuda_spec opara__cuda_cupti_spec = OPARA__CUDA_SPEC("CUPTI", "OPARA_CUPTI", cupti);
+static const opara__cuda_spec opara__cuda_cupti_spec =
+    OPARA__CUDA_SPEC("CUPTI", "OPARA_CUPTI", cupti, opara__cuda_cupti_wheels);
 
 OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cupti_load(opara_cuda_cupti* cupti, const char* path, char* err, size_t err_size) {
     if (!cupti) return opara__cuda_invalid(opara__cuda_cupti_spec.what, err, err_size);
-    return opara__cuda_lib_load(&opara__cuda_cupti_spec, cupti, sizeof *cupti, &cupti->library, cupti->path, path, err,
-                                err_size);
+    return opara__cuda_lib_load(&opara__cuda_cupti_spec, cupti, sizeof *cupti, &cupti->library, cupti->path,
+                                cupti->origin, path, err, err_size);
 }
 
 OPARA_CUDA_DEF void opara_cuda_cupti_unload(opara_cuda_cupti* cupti) {

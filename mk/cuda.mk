@@ -31,7 +31,13 @@ $(BUILD)/cuda/libopara_fake_cuda13.so: tests/test_cuda_loader.c
 $(BUILD)/cuda/libopara_fake_cuda11.so: tests/test_cuda_loader.c
 	$(FAKE_CUDA_CC) -DOPARA_TEST_FAKE_PROC_DRIVER=11080
 
+# A fake NVRTC for tests/test_cuda_nvrtc.c (built from that file; found in ../cuda/ beside the
+# test binary): its cubin and PTX are refused by the driver, so the embedded PTX runs.
+$(BUILD)/cuda/libopara_fake_nvrtc.so: tests/test_cuda_nvrtc.c src/kernels/opara_ptx.h
+	$(FAKE_CUDA_CC) -I. -DOPARA_TEST_FAKE_NVRTC
+
 # Order-only, so the automatic test rule's $< and $^ stay the test source alone.
-$(BUILD)/tests/test_cuda_loader: | $(FAKE_CUDA_LIBS)
+$(BUILD)/tests/test_cuda_loader: opara_cuda.h | $(FAKE_CUDA_LIBS) $(BUILD)/cudaemu/libcublas.so $(BUILD)/cudaemu/libcudnn.so
+$(BUILD)/tests/test_cuda_nvrtc: | $(BUILD)/cuda/libopara_fake_nvrtc.so
 
 TEST_BINS += $(BUILD)/cuda/cuda_headers_check_c $(BUILD)/cuda/cuda_headers_check_cxx

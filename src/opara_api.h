@@ -208,8 +208,12 @@ typedef struct opara_logger {
 OPARADEF void opara_log_stderr(opara_log_level level, opara_log_item item, const char* message, void* user_data);
 
 /* The runtime holds the allocator, the logger and the detail of the last failing call made
-   through it. Use one runtime from one thread at a time (make one per thread if several threads
-   load models or create sessions). Models are immutable once loaded and may be shared by sessions
+   through it, and what the CUDA backend loads once for all its sessions (the driver, cuBLAS,
+   cuDNN, the device's retained primary context: from its first CUDA session or AUTO choice until
+   opara_runtime_destroy). A process normally has one runtime. Use one runtime from one thread at
+   a time for loading models and creating sessions (make one per thread if several threads do
+   that); its sessions may meanwhile be run and destroyed on any other threads (the allocator
+   hook must then be thread-safe). Models are immutable once loaded and may be shared by sessions
    on any thread. Destroy models and sessions before the runtime they came from. */
 typedef struct opara_runtime opara_runtime;
 
@@ -364,7 +368,10 @@ OPARADEF const char* opara_strategy_name(opara_strategy strategy);
    A session runs one model on one backend with one execution plan. The model stays immutable and
    may be shared by any number of sessions on any threads. A session runs one inference at a time:
    a call that arrives while another call on the same session is running returns OPARA_ERR_BUSY
-   (it never waits and never races). Use one session per thread for concurrent inferences. */
+   (it never waits and never races). Use one session per thread for concurrent inferences. A
+   session may be created, run and destroyed on different threads; a CUDA session makes its
+   context current only for the duration of each call (push/pop), so the calling thread's own
+   current CUDA context is unchanged when the call returns. */
 typedef struct opara_session opara_session;
 
 typedef enum opara_backend {
@@ -475,7 +482,8 @@ OPARADEF opara_result opara_session_run(opara_session* session, const opara_tens
 /* CUDA sessions: like opara_session_run, but every tensor's data is a device pointer (a CUdeviceptr
    cast to void*) in the device's primary context, which is what the CUDA runtime API uses. Inputs and
    outputs are copied device to device on the session's stream, never through the host; the call
-   returns when the outputs are written. OPARA_ERR_INVALID_ARGS on a CPU session. */
+   returns when the outputs are written. OPARA_ERR_INVALID_ARGS on a CPU session. Outputs not given
+   are not copied, and opara_session_output_data keeps the outputs of the last opara_session_run. */
 OPARADEF opara_result opara_session_run_device(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
                                                opara_tensor* outputs, uint32_t n_outputs);
 /* Output `index` of the last run, inside the session (valid until the next run or destroy). */

@@ -1,7 +1,10 @@
-/* The CUDA backend (see opara_backend_cuda.h): device and modules, memory from the plan, binding
+/* The CUDA backend (see opara_backend_cuda.h): the runtime's CUDA state (driver, libraries and
+   primary contexts, loaded once per runtime), device and modules, memory from the plan, binding
    of the lowered launches to device addresses, the launch sequence of the plan (eager), its
    capture into a CUDA graph, and the run. Every driver call goes through OPARA__CU so the
-   session can count them (a graph-mode run makes a constant number of calls). */
+   session can count them (a graph-mode run makes a constant number of calls), and every entry
+   point makes the session's context current with push/pop, so it works from any thread and
+   leaves the caller's current context as it was. */
 /* Built as a separate file, this one emits the opara_cuda.h loader (the amalgamation emits it once
    where the header is inlined). */
 #if !defined(OPARA__AMALGAMATED) && !defined(OPARA_CUDA_IMPLEMENTATION)
@@ -22,18 +25,24 @@
 
 static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "pool"};
 
+typedef struct opara__cuda_shared opara__cuda_shared;
+
 struct opara__cuda_session {
     opara_runtime* rt;
     const opara__graph* g;
     opara__cuda_options opt;
+    /* copies of the runtime's tables (they never change while the runtime has them loaded) */
     opara_cuda_driver cu;
     opara_cuda_cublas cublas;
     opara_cuda_cudnn dnn;
+    opara__cuda_shared* shared; /* the runtime's CUDA state; NULL until attached */
+    opara__errbuf* err;         /* where failures go: the runtime's buffer during creation, then error */
+    opara__errbuf error;        /* failures of runs (which may happen on any thread) */
     int have_cublas, have_cudnn, nvrtc_used;
     int tf32; /* TF32 requested and the device has it (compute capability 8.0+) */
+    char kernels[160]; /* where our kernels came from (opara__cuda_info.kernels) */
     opara_CUdevice dev;
-    opara_CUcontext ctx;
-    int ctx_retained;
+    opara_CUcontext ctx;        /* the device's primary context, retained by the runtime */
     opara__device device;
     char device_name[128];
     int cc_major, cc_minor;
@@ -51,6 +60,12 @@ struct opara__cuda_session {
     uint64_t* const_off; /* [n_values] offset in consts, UINT64_MAX when not uploaded */
     uint64_t* input_off; /* [n_values] offset in inputs, UINT64_MAX when not a graph input */
     size_t params_meta_bytes;
+    size_t input_bytes;  /* the input buffers, laid out alike on the device and in host_io */
+    /* Pinned (page-locked) host staging: [0, input_bytes) mirrors the device input buffers, the
+       outputs follow at output_off. Copies from pageable memory are synchronous and slow; from
+       here they are asynchronous DMA. */
+    uint8_t* host_io;
+    uint64_t* output_off; /* [n_outputs] offset of graph output i in host_io */
 
     /* One CUDA stream per lane of the plan (streams that never overlap share one, in launch order);
        "stream" below means a CUDA stream, indexed by lane. */
@@ -83,10 +98,21 @@ struct opara__cuda_session {
 
 /* ---- errors ------------------------------------------------------------------------------------ */
 
+/* A failure of session s: into the runtime's error during creation (the runtime's thread), into the
+   session's own afterwards, so runs on other threads never write the runtime. */
+static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    code = opara__fail_into(s->err, &s->rt->logger, code, fmt, args);
+    va_end(args);
+    return code;
+}
+
 static opara_result opara__cub_cu_fail(opara__cuda_session* s, opara_CUresult r, const char* what) {
     opara_result code = r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
-    return opara__fail(s->rt, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
-                       (int)r);
+    return opara__cub_fail(s, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
+                           (int)r);
 }
 #define OPARA__CU_TRY(s, call, what)                                           \
     do {                                                                       \
@@ -95,20 +121,199 @@ static opara_result opara__cub_cu_fail(opara__cuda_session* s, opara_CUresult r,
     } while (0)
 
 static opara_result opara__cub_oom(opara__cuda_session* s) {
-    return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    return opara__cub_fail(s, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
 }
 
-/* ---- driver, device, modules ------------------------------------------------------------------- */
+/* Makes the session's context current on the calling thread on top of whatever the caller has
+   (cuCtxPushCurrent); opara__cub_leave pops it, so the caller's current context is restored.
+   Every entry point that calls the driver or a library runs between the two. */
+static opara_CUresult opara__cub_enter(opara__cuda_session* s) { return OPARA__CU(s, cuCtxPushCurrent_v2(s->ctx)); }
 
-static opara_result opara__cub_cuda_load_driver(opara_runtime* rt, opara_cuda_driver* cu, const char* path) {
-    char err[2048];
-    opara_cuda_load_status st = opara_cuda_driver_load(cu, path, err, sizeof err);
-    switch (st) {
-    case OPARA_CUDA_LOAD_OK: return OPARA_OK;
-    case OPARA_CUDA_LOAD_NOT_FOUND: return opara__fail(rt, OPARA_ERR_LIB_NOT_FOUND, "CUDA backend: %s", err);
-    case OPARA_CUDA_LOAD_SYMBOL_MISSING: return opara__fail(rt, OPARA_ERR_SYMBOL_NOT_FOUND, "CUDA backend: %s", err);
-    default: return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend: %s", err);
+static void opara__cub_leave(opara__cuda_session* s) {
+    opara_CUcontext popped = NULL;
+    opara_CUresult r = OPARA__CU(s, cuCtxPopCurrent_v2(&popped));
+    if (r != OPARA_CUDA_SUCCESS || popped != s->ctx) /* something between enter and leave unbalanced the stack */
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
+                   "CUDA backend: cuCtxPopCurrent returned %s (%d) and %s context", opara_cuda_driver_result_name(&s->cu, r),
+                   (int)r, popped == s->ctx ? "the session's" : "another");
+}
+
+/* ---- the runtime's CUDA state ------------------------------------------------------------------ */
+
+/* The first session (or AUTO check) of a runtime loads the driver (with cuInit and at least one
+   device), cuBLAS and cuDNN, and retains the primary context of each device a session uses; the
+   runtime's later sessions share them and opara_runtime_destroy releases them. Per runtime, not
+   per process: the project keeps no global mutable state (a process normally has one runtime).
+   A failed load is remembered with its reason and not retried for the same request; another
+   request (a session's path option or the environment variable) is tried. One library of each
+   kind per runtime: a session that asks for another file than the one loaded gets an error that
+   names both (two cuBLAS or cuDNN builds in one process may clash in their own dependencies, and
+   the driver is process-wide anyway). Everything here runs under the runtime's lock; sessions
+   copy the tables, which never change while loaded, so runs and destroys need no lock. */
+
+enum { OPARA__CUSH_DRIVER = 0, OPARA__CUSH_CUBLAS = 1, OPARA__CUSH_CUDNN = 2, OPARA__CUSH_COUNT = 3 };
+
+typedef struct opara__cuda_slot {
+    int state;                         /* 0 not tried, 1 loaded, -1 failed */
+    opara_result code;                 /* the failure's code */
+    char request[OPARA_CUDA_PATH_MAX]; /* what was asked for: a path or name, "" for the search list */
+    char reason[2048];                 /* why it failed */
+} opara__cuda_slot;
+
+struct opara__cuda_shared {
+    opara_cuda_driver cu;
+    opara_cuda_cublas cublas;
+    opara_cuda_cudnn dnn;
+    opara__cuda_slot slot[OPARA__CUSH_COUNT];
+    int n_devices;
+    opara_CUdevice* devs;      /* [n_devices] */
+    opara_CUcontext* ctxs;     /* [n_devices] retained primary contexts, NULL until a session uses the device */
+    volatile int32_t sessions; /* attached sessions (atomic: they are destroyed on any thread) */
+};
+
+static const char* const opara__cush_name[OPARA__CUSH_COUNT] = {"CUDA driver", "cuBLAS", "cuDNN"};
+static const char* const opara__cush_env[OPARA__CUSH_COUNT] = {"OPARA_CUDA_DRIVER", "OPARA_CUBLAS", "OPARA_CUDNN"};
+
+static const char* opara__cush_path(const opara__cuda_shared* sh, int kind) {
+    return kind == OPARA__CUSH_DRIVER ? sh->cu.path : kind == OPARA__CUSH_CUBLAS ? sh->cublas.path : sh->dnn.path;
+}
+
+static void opara__cush_unload(opara__cuda_shared* sh, int kind) {
+    if (kind == OPARA__CUSH_DRIVER) opara_cuda_driver_unload(&sh->cu);
+    else if (kind == OPARA__CUSH_CUBLAS) opara_cuda_cublas_unload(&sh->cublas);
+    else opara_cuda_cudnn_unload(&sh->dnn);
+}
+
+/* opara_runtime_destroy: releases the primary contexts, then unloads cuDNN, cuBLAS and the driver. */
+static void opara__cush_release(opara_runtime* rt, void* state) {
+    opara__cuda_shared* sh = (opara__cuda_shared*)state;
+    int32_t live = opara__atomic_load(&sh->sessions);
+    int d, k;
+    if (live > 0) { /* their streams and memory live in the contexts: releasing would pull them away */
+        opara__log(&rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+                   "opara_runtime_destroy: %d CUDA sessions are still alive, so the CUDA driver and libraries stay "
+                   "loaded (destroy sessions before their runtime)", (int)live);
+        return;
     }
+    for (d = 0; sh->ctxs && d < sh->n_devices; ++d)
+        if (sh->ctxs[d]) sh->cu.cuDevicePrimaryCtxRelease_v2(sh->devs[d]);
+    for (k = OPARA__CUSH_COUNT - 1; k >= 0; --k) opara__cush_unload(sh, k);
+    opara__free(rt, sh->devs);
+    opara__free(rt, sh->ctxs);
+    opara__free(rt, sh);
+}
+
+/* The runtime's CUDA state, made on first use (NULL when out of host memory). */
+static opara__cuda_shared* opara__cush_get(opara_runtime* rt) {
+    opara__cuda_shared* sh = (opara__cuda_shared*)rt->cuda.state;
+    if (sh) return sh;
+    sh = (opara__cuda_shared*)opara__calloc(rt, 1, sizeof *sh);
+    if (!sh) return NULL;
+    rt->cuda.state = sh;
+    rt->cuda.release = opara__cush_release;
+    return sh;
+}
+
+/* What is asked for: the explicit path, else the environment variable, else "" (the search list),
+   as the loader resolves it. */
+static const char* opara__cush_request(int kind, const char* path) {
+    const char* env = path ? NULL : getenv(opara__cush_env[kind]);
+    return path ? path : env ? env : "";
+}
+
+/* A loaded driver must initialise and have a device; otherwise it is unloaded and the slot failed. */
+static void opara__cush_init_driver(opara__cuda_shared* sh) {
+    opara__cuda_slot* slot = &sh->slot[OPARA__CUSH_DRIVER];
+    int count = 0;
+    opara_CUresult r = sh->cu.cuInit(0);
+    if (r == OPARA_CUDA_SUCCESS) r = sh->cu.cuDeviceGetCount(&count);
+    if (r == OPARA_CUDA_SUCCESS && count > 0) {
+        sh->n_devices = count;
+        return;
+    }
+    if (r != OPARA_CUDA_SUCCESS) {
+        opara__format(slot->reason, sizeof slot->reason, "%s: cuInit failed: %s (%d)", sh->cu.path,
+                      opara_cuda_driver_result_name(&sh->cu, r), (int)r);
+        slot->code = OPARA_ERR_CUDA;
+    } else {
+        opara__format(slot->reason, sizeof slot->reason, "%s: no CUDA device", sh->cu.path);
+        slot->code = OPARA_ERR_NO_BACKEND;
+    }
+    slot->state = -1;
+    opara_cuda_driver_unload(&sh->cu);
+}
+
+/* Library `kind` for `path` (NULL: the environment variable, else the search list): loaded now
+   unless the runtime has it, or failed on the same request before. OPARA_OK when loaded; else
+   the failure's code with the reason in why. */
+static opara_result opara__cush_load(opara__cuda_shared* sh, int kind, const char* path, char* why, size_t cap) {
+    opara__cuda_slot* slot = &sh->slot[kind];
+    const char* request = opara__cush_request(kind, path);
+    opara_cuda_load_status st;
+    if (slot->state == 1) {
+        if (!*request || strcmp(request, slot->request) == 0 || strcmp(request, opara__cush_path(sh, kind)) == 0)
+            return OPARA_OK;
+        opara__format(why, cap,
+                      "this runtime has loaded the %s %s (asked for as \"%s\") and the session asks for \"%s\": a runtime "
+                      "loads one %s (use another runtime for another one)",
+                      opara__cush_name[kind], opara__cush_path(sh, kind), slot->request, request, opara__cush_name[kind]);
+        return OPARA_ERR_INVALID_ARGS;
+    }
+    if (slot->state == 0 || strcmp(request, slot->request) != 0) {
+        st = kind == OPARA__CUSH_DRIVER   ? opara_cuda_driver_load(&sh->cu, path, slot->reason, sizeof slot->reason)
+             : kind == OPARA__CUSH_CUBLAS ? opara_cuda_cublas_load(&sh->cublas, path, slot->reason, sizeof slot->reason)
+                                          : opara_cuda_cudnn_load(&sh->dnn, path, slot->reason, sizeof slot->reason);
+        opara__format(slot->request, sizeof slot->request, "%s", request);
+        slot->state = st == OPARA_CUDA_LOAD_OK ? 1 : -1;
+        slot->code = st == OPARA_CUDA_LOAD_NOT_FOUND        ? OPARA_ERR_LIB_NOT_FOUND
+                     : st == OPARA_CUDA_LOAD_SYMBOL_MISSING ? OPARA_ERR_SYMBOL_NOT_FOUND
+                                                            : OPARA_ERR_NO_BACKEND;
+        if (slot->state == 1 && kind == OPARA__CUSH_DRIVER) opara__cush_init_driver(sh);
+        if (slot->state == 1) return OPARA_OK;
+    }
+    opara__format(why, cap, "%s", slot->reason);
+    return slot->code;
+}
+
+/* The primary context of device ordinal `device`, retained by the runtime on first use. */
+static opara_result opara__cush_context(opara_runtime* rt, opara__cuda_shared* sh, int device, char* why, size_t cap) {
+    opara_CUresult r;
+    if (device < 0 || device >= sh->n_devices) {
+        opara__format(why, cap, "device %d does not exist (%d devices)", device, sh->n_devices);
+        return OPARA_ERR_INVALID_ARGS;
+    }
+    if (!sh->ctxs) {
+        sh->devs = (opara_CUdevice*)opara__calloc(rt, (size_t)sh->n_devices, sizeof *sh->devs);
+        sh->ctxs = (opara_CUcontext*)opara__calloc(rt, (size_t)sh->n_devices, sizeof *sh->ctxs);
+        if (!sh->devs || !sh->ctxs) {
+            opara__free(rt, sh->devs);
+            opara__free(rt, sh->ctxs);
+            sh->devs = NULL;
+            sh->ctxs = NULL;
+            opara__format(why, cap, "out of host memory");
+            return OPARA_ERR_OUT_OF_MEMORY;
+        }
+    }
+    if (sh->ctxs[device]) return OPARA_OK;
+    r = sh->cu.cuDeviceGet(&sh->devs[device], device);
+    if (r == OPARA_CUDA_SUCCESS) r = sh->cu.cuDevicePrimaryCtxRetain(&sh->ctxs[device], sh->devs[device]);
+    if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
+    sh->ctxs[device] = NULL;
+    opara__format(why, cap, "cuDevicePrimaryCtxRetain of device %d failed: %s (%d)", device,
+                  opara_cuda_driver_result_name(&sh->cu, r), (int)r);
+    return r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
+}
+
+OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
+    char why[2400];
+    opara__cuda_shared* sh;
+    opara_result r = OPARA_ERR_OUT_OF_MEMORY;
+    opara__format(why, sizeof why, "out of host memory");
+    opara__mutex_lock(&rt->lock);
+    if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, NULL, why, sizeof why);
+    opara__mutex_unlock(&rt->lock);
+    if (reason && cap) opara__format(reason, cap, "%s", r == OPARA_OK ? "" : why);
+    return r == OPARA_OK;
 }
 
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
@@ -130,6 +335,55 @@ OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, 
     opara_cuda_driver_unload(&cu);
     return ok;
 }
+
+/* The outcome of an optional library for one session (logged outside the runtime's lock). */
+typedef struct opara__cub_libnote {
+    opara_result r;
+    char why[2400];
+} opara__cub_libnote;
+
+/* Attaches session s to its runtime's CUDA state, loading what is missing: the driver, the
+   device's primary context, and cuBLAS / cuDNN unless the options leave them out. A library that
+   does not load means our kernels (logged); a different file than the runtime's is an error. */
+static opara_result opara__cub_attach(opara__cuda_session* s) {
+    opara_runtime* rt = s->rt;
+    opara__cuda_shared* sh;
+    opara__cub_libnote blas, dnn;
+    char why[2400];
+    opara_result r = OPARA_ERR_OUT_OF_MEMORY;
+    opara__format(why, sizeof why, "out of host memory");
+    blas.r = dnn.r = OPARA_ERR_UNSUPPORTED; /* not asked for */
+    opara__mutex_lock(&rt->lock);
+    if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, s->opt.driver_path, why, sizeof why);
+    if (r == OPARA_OK) r = opara__cush_context(rt, sh, s->opt.device, why, sizeof why);
+    if (r == OPARA_OK && !s->opt.no_cublas) blas.r = opara__cush_load(sh, OPARA__CUSH_CUBLAS, s->opt.cublas_path, blas.why, sizeof blas.why);
+    if (r == OPARA_OK && !s->opt.no_cudnn) dnn.r = opara__cush_load(sh, OPARA__CUSH_CUDNN, s->opt.cudnn_path, dnn.why, sizeof dnn.why);
+    if (r == OPARA_OK && blas.r == OPARA_ERR_INVALID_ARGS) r = blas.r, opara__format(why, sizeof why, "%s", blas.why);
+    if (r == OPARA_OK && dnn.r == OPARA_ERR_INVALID_ARGS) r = dnn.r, opara__format(why, sizeof why, "%s", dnn.why);
+    if (r == OPARA_OK) {
+        s->shared = sh;
+        s->cu = sh->cu;
+        s->dev = sh->devs[s->opt.device];
+        s->ctx = sh->ctxs[s->opt.device];
+        if ((s->have_cublas = blas.r == OPARA_OK) != 0) s->cublas = sh->cublas;
+        if (dnn.r == OPARA_OK) s->dnn = sh->dnn; /* used once a handle is made (opara__cub_cuda_cudnn_probe) */
+        opara__atomic_add(&sh->sessions, 1);
+    }
+    opara__mutex_unlock(&rt->lock);
+    if (r != OPARA_OK) return opara__cub_fail(s, r, "CUDA backend: %s", why);
+    opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
+               s->cu.driver_version);
+    if (s->have_cublas) opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
+    else if (!s->opt.no_cublas)
+        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", blas.why);
+    if (!s->opt.no_cudnn && dnn.r != OPARA_OK)
+        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", dnn.why);
+    return OPARA_OK;
+}
+
+/* ---- device, modules -------------------------------------------------------------------------- */
 
 static int opara__cub_dev_attr(opara__cuda_session* s, opara_CUdevice_attribute a, int fallback) {
     int v = 0;
@@ -160,26 +414,6 @@ static void opara__cub_cuda_describe_device(opara__cuda_session* s) {
                                                           (int)base->max_smem_per_sm);
 }
 
-static opara_result opara__cub_cuda_open_device(opara__cuda_session* s) {
-    int count = 0;
-    opara_result r = opara__cub_cuda_load_driver(s->rt, &s->cu, s->opt.driver_path);
-    if (r != OPARA_OK) return r;
-    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
-               s->cu.driver_version);
-    OPARA__CU_TRY(s, cuInit(0), "cuInit");
-    OPARA__CU_TRY(s, cuDeviceGetCount(&count), "cuDeviceGetCount");
-    if (count < 1) return opara__fail(s->rt, OPARA_ERR_NO_BACKEND, "CUDA backend: no CUDA device");
-    if (s->opt.device < 0 || s->opt.device >= count)
-        return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: device %d does not exist (%d devices)",
-                           s->opt.device, count);
-    OPARA__CU_TRY(s, cuDeviceGet(&s->dev, s->opt.device), "cuDeviceGet");
-    OPARA__CU_TRY(s, cuDevicePrimaryCtxRetain(&s->ctx, s->dev), "cuDevicePrimaryCtxRetain");
-    s->ctx_retained = 1;
-    OPARA__CU_TRY(s, cuCtxSetCurrent(s->ctx), "cuCtxSetCurrent");
-    opara__cub_cuda_describe_device(s);
-    return OPARA_OK;
-}
-
 /* The lines of a generated image joined into one malloc'ed string. */
 static char* opara__cub_join_lines(opara__cuda_session* s, const char* const* lines) {
     size_t n = 1, i, at = 0;
@@ -203,69 +437,236 @@ static const opara__kernel_image* opara__cub_find_image(const char* file) {
     return NULL;
 }
 
-/* NVRTC: the kernel source compiled for the exact device. NULL (with the reason logged) on any
-   failure: the embedded PTX is then used. */
-static char* opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img) {
-    opara_nvrtcProgram prog = NULL;
-    char arch[64];
-    const char* opts[2];
-    char* src = opara__cub_join_lines(s, img->source);
-    char* ptx = NULL;
+/* Where a kernel module's image came from, in the order they are tried. */
+typedef enum opara__cub_image_kind {
+    OPARA__CUB_CUBIN = 0,     /* NVRTC's cubin for the device's sm_XY: no JIT, no PTX version check */
+    OPARA__CUB_NVRTC_PTX = 1, /* NVRTC's PTX: JIT by the driver, refused (222) when newer than it */
+    OPARA__CUB_EMBEDDED = 2,  /* the PTX generated at build time (make ptx), JIT by the driver */
+    OPARA__CUB_IMAGE_KINDS = 3
+} opara__cub_image_kind;
+
+/* What NVRTC made of one kernel file (malloc'ed; NULL where absent). */
+typedef struct opara__cub_nvrtc_out {
+    char* cubin;
+    char* ptx;
+} opara__cub_nvrtc_out;
+
+/* The architecture NVRTC compiles for: the device's own (sm_XY: a cubin and its PTX) when NVRTC
+   supports it, else the newest NVRTC knows below the device (compute_XY: PTX only, the driver
+   compiles it forward). 0 when NVRTC supports nothing at or below the device. */
+static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc* nv, int* real) {
+    int device = s->cc_major * 10 + s->cc_minor, count = 0, archs[64], i, best = 0;
+    *real = 0;
+    if (nv->nvrtcGetNumSupportedArchs(&count) != OPARA_NVRTC_SUCCESS || count < 1 || count > 64 ||
+        nv->nvrtcGetSupportedArchs(archs) != OPARA_NVRTC_SUCCESS)
+        return 0;
+    for (i = 0; i < count; ++i)
+        if (archs[i] <= device && archs[i] > best) best = archs[i];
+    *real = best == device;
+    return best;
+}
+
+/* The first line of NVRTC's compile log, for the warning. */
+static void opara__cub_nvrtc_log(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, char* out,
+                                 size_t cap) {
     size_t size = 0;
-    if (!src) return NULL;
-    opara__format(arch, sizeof arch, "--gpu-architecture=compute_%d%d", s->cc_major, s->cc_minor);
-    opts[0] = arch;
-    opts[1] = "--std=c++11";
-    if (nv->nvrtcCreateProgram(&prog, src, img->file, 0, NULL, NULL) == OPARA_NVRTC_SUCCESS) {
-        opara_nvrtcResult r = nv->nvrtcCompileProgram(prog, 2, opts);
-        if (r == OPARA_NVRTC_SUCCESS && nv->nvrtcGetPTXSize(prog, &size) == OPARA_NVRTC_SUCCESS &&
-            (ptx = (char*)opara__alloc(s->rt, size + 1)) != NULL) {
-            if (nv->nvrtcGetPTX(prog, ptx) != OPARA_NVRTC_SUCCESS) {
-                opara__free(s->rt, ptx);
-                ptx = NULL;
-            }
-        } else if (r != OPARA_NVRTC_SUCCESS) {
-            opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
-                       "NVRTC could not compile %s.cu for %s (%s); using the embedded PTX", img->file, arch,
-                       nv->nvrtcGetErrorString(r));
+    char* log;
+    out[0] = 0;
+    if (nv->nvrtcGetProgramLogSize(prog, &size) != OPARA_NVRTC_SUCCESS || size < 2) return;
+    if ((log = (char*)opara__alloc(s->rt, size)) == NULL) return;
+    if (nv->nvrtcGetProgramLog(prog, log) == OPARA_NVRTC_SUCCESS) {
+        char* nl = strchr(log, '\n');
+        if (nl) *nl = 0;
+        opara__format(out, cap, ": %s", log);
+    }
+    opara__free(s->rt, log);
+}
+
+/* NVRTC's output of a compiled program: the cubin (sm_XY only; nvrtcGetCUBINSize gives 0 for a
+   virtual architecture) and the PTX. */
+static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, int real,
+                                  opara__cub_nvrtc_out* out) {
+    size_t size = 0;
+    if (real && nv->nvrtcGetCUBINSize && nv->nvrtcGetCUBIN && nv->nvrtcGetCUBINSize(prog, &size) == OPARA_NVRTC_SUCCESS &&
+        size > 0 && (out->cubin = (char*)opara__alloc(s->rt, size)) != NULL &&
+        nv->nvrtcGetCUBIN(prog, out->cubin) != OPARA_NVRTC_SUCCESS) {
+        opara__free(s->rt, out->cubin);
+        out->cubin = NULL;
+    }
+    if (nv->nvrtcGetPTXSize(prog, &size) == OPARA_NVRTC_SUCCESS && size > 0 &&
+        (out->ptx = (char*)opara__alloc(s->rt, size + 1)) != NULL) {
+        out->ptx[size] = 0;
+        if (nv->nvrtcGetPTX(prog, out->ptx) != OPARA_NVRTC_SUCCESS) {
+            opara__free(s->rt, out->ptx);
+            out->ptx = NULL;
         }
+    }
+}
+
+/* NVRTC: the kernel source compiled for the device. Options: the architecture and the language
+   standard of the kernel dialect (src/kernels/opara_kernel.h), nothing else: no -default-device,
+   no fast-math (the kernels must match the CPU backend). On failure out stays empty, with the
+   reason logged: the embedded PTX is then used. */
+static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img,
+                                     int arch, int real, opara__cub_nvrtc_out* out) {
+    opara_nvrtcProgram prog = NULL;
+    char option[64], log[256] = "";
+    const char* opts[2];
+    opara_nvrtcResult r;
+    char* src = opara__cub_join_lines(s, img->source);
+    memset(out, 0, sizeof *out);
+    if (!src) return;
+    opara__format(option, sizeof option, "--gpu-architecture=%s_%d", real ? "sm" : "compute", arch);
+    opts[0] = option;
+    opts[1] = "--std=c++11";
+    r = nv->nvrtcCreateProgram(&prog, src, img->file, 0, NULL, NULL);
+    if (r == OPARA_NVRTC_SUCCESS) {
+        r = nv->nvrtcCompileProgram(prog, 2, opts);
+        if (r == OPARA_NVRTC_SUCCESS) opara__cub_nvrtc_take(s, nv, prog, real, out);
+        else opara__cub_nvrtc_log(s, nv, prog, log, sizeof log);
         nv->nvrtcDestroyProgram(&prog);
     }
+    if (r != OPARA_NVRTC_SUCCESS)
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC could not compile %s.cu with %s: %s%s; using the embedded PTX", img->file, option,
+                   opara_nvrtc_result_name(r), log);
     opara__free(s->rt, src);
-    return ptx;
+}
+
+/* cuModuleLoadDataEx with the JIT's error log, which says why a PTX image was refused. */
+static opara_CUresult opara__cub_module_load(opara__cuda_session* s, opara_CUmodule* module, const void* image,
+                                             char* log, size_t cap) {
+    opara_CUjit_option options[2] = {OPARA_CU_JIT_ERROR_LOG_BUFFER, OPARA_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[2];
+    log[0] = 0;
+    values[0] = log;
+    values[1] = (void*)(uintptr_t)cap; /* an unsigned int passed by value (cuda.h CUjit_option) */
+    return OPARA__CU(s, cuModuleLoadDataEx(module, image, 2, options, values));
+}
+
+/* The ".target sm_XX" of an embedded PTX image, e.g. "sm_75". */
+static void opara__cub_ptx_target(const opara__kernel_image* img, char* out, size_t cap) {
+    size_t i;
+    opara__format(out, cap, "?");
+    for (i = 0; img->ptx[i]; ++i)
+        if (strncmp(img->ptx[i], ".target ", 8) == 0) {
+            size_t n = strcspn(img->ptx[i] + 8, " ,\n");
+            opara__format(out, cap, "%.*s", (int)n, img->ptx[i] + 8);
+            return;
+        }
+}
+
+/* The session's description of one kind of image: "NVRTC cubin sm_90", "NVRTC PTX compute_90",
+   "embedded PTX sm_75 (driver JIT)". */
+static void opara__cub_image_name(opara__cub_image_kind kind, int arch, const char* embedded_target, char* out,
+                                  size_t cap) {
+    if (kind == OPARA__CUB_CUBIN) opara__format(out, cap, "NVRTC cubin sm_%d", arch);
+    else if (kind == OPARA__CUB_NVRTC_PTX) opara__format(out, cap, "NVRTC PTX compute_%d", arch);
+    else opara__format(out, cap, "embedded PTX %s (driver JIT)", embedded_target);
+}
+
+/* One kernel file's module: NVRTC's cubin, else NVRTC's PTX, else the embedded PTX, logging why
+   each step was passed over. Running out of device memory is an error, not a reason to go on. */
+static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, const opara__kernel_image* img,
+                                           const opara__cub_nvrtc_out* nv, int arch, opara__cub_image_kind* kind) {
+    char log[512], what[64], target[16];
+    const char* images[OPARA__CUB_IMAGE_KINDS];
+    char* embedded;
+    opara_CUresult cr = OPARA_CUDA_ERROR_INVALID_IMAGE;
+    int k;
+    images[OPARA__CUB_CUBIN] = nv->cubin;
+    images[OPARA__CUB_NVRTC_PTX] = nv->ptx;
+    for (k = OPARA__CUB_CUBIN; k < OPARA__CUB_EMBEDDED; ++k) {
+        if (!images[k]) continue;
+        cr = opara__cub_module_load(s, &s->modules[f], images[k], log, sizeof log);
+        if (cr == OPARA_CUDA_SUCCESS) {
+            *kind = (opara__cub_image_kind)k;
+            return OPARA_OK;
+        }
+        if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
+        opara__cub_image_name((opara__cub_image_kind)k, arch, "", what, sizeof what);
+        opara__log(&s->rt->logger, k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "CUDA backend: the driver refused %s of %s.cu: %s (%d)%s%s; trying %s", what, img->file,
+                   opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log,
+                   k == OPARA__CUB_CUBIN && images[OPARA__CUB_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
+    }
+    if ((embedded = opara__cub_join_lines(s, img->ptx)) == NULL) return opara__cub_oom(s);
+    cr = opara__cub_module_load(s, &s->modules[f], embedded, log, sizeof log);
+    opara__free(s->rt, embedded);
+    *kind = OPARA__CUB_EMBEDDED;
+    if (cr == OPARA_CUDA_SUCCESS) return OPARA_OK;
+    opara__cub_ptx_target(img, target, sizeof target);
+    if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
+    return opara__fail(s->rt, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
+                       target, img->file, opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log);
+}
+
+/* s->kernels: the kinds of image the modules came from, with counts when they differ. */
+static void opara__cub_describe_kernels(opara__cuda_session* s, const unsigned* count, int arch,
+                                        const char* embedded_target) {
+    size_t at = 0;
+    int k;
+    char name[64];
+    for (k = 0; k < OPARA__CUB_IMAGE_KINDS; ++k) {
+        if (!count[k]) continue;
+        opara__cub_image_name((opara__cub_image_kind)k, arch, embedded_target, name, sizeof name);
+        if (count[k] == OPARA__CUDA_FILES)
+            at += opara__format(s->kernels + at, sizeof s->kernels - at, "%s", name);
+        else
+            at += opara__format(s->kernels + at, sizeof s->kernels - at, "%s%s for %u of %d files", at ? "; " : "", name,
+                                count[k], OPARA__CUDA_FILES);
+    }
+}
+
+/* NVRTC when the session asks for it (logged: where it was found, its builtins). */
+static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
+    char err[2048];
+    int major = 0, minor = 0;
+    memset(nv, 0, sizeof *nv);
+    if (!s->opt.use_nvrtc) return 0;
+    if (opara_cuda_nvrtc_load(nv, s->opt.nvrtc_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC not loaded (%s); using the embedded PTX", err);
+        return 0;
+    }
+    nv->nvrtcVersion(&major, &minor);
+    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
+               minor, nv->path, nv->origin, nv->builtins_path[0] ? nv->builtins_path : "not preloaded");
+    return 1;
 }
 
 static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     opara_cuda_nvrtc nv;
-    char err[2048];
-    int have_nvrtc = 0, k;
+    unsigned count[OPARA__CUB_IMAGE_KINDS] = {0, 0, 0};
+    char target[16] = "?";
+    int k, arch = 0, real = 0;
     size_t f;
-    memset(&nv, 0, sizeof nv);
-    if (s->opt.use_nvrtc) {
-        have_nvrtc = opara_cuda_nvrtc_load(&nv, s->opt.nvrtc_path, err, sizeof err) == OPARA_CUDA_LOAD_OK;
-        if (!have_nvrtc)
-            opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                       "NVRTC not loaded (%s); using the embedded PTX", err);
-    }
-    for (f = 0; f < OPARA__CUDA_FILES; ++f) {
+    opara_result r = OPARA_OK;
+    if (opara__cub_nvrtc_open(s, &nv) && (arch = opara__cub_nvrtc_arch(s, &nv, &real)) == 0)
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC %s supports no architecture at or below the device's sm_%d%d; using the embedded PTX", nv.path,
+                   s->cc_major, s->cc_minor);
+    for (f = 0; f < OPARA__CUDA_FILES && r == OPARA_OK; ++f) {
         const opara__kernel_image* img = opara__cub_find_image(opara__cuda_files[f]);
-        char* ptx = NULL;
-        opara_CUresult cr;
-        if (!img) return opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
-        if (have_nvrtc && (ptx = opara__cub_nvrtc_compile(s, &nv, img)) != NULL) s->nvrtc_used = 1;
-        if (!ptx) ptx = opara__cub_join_lines(s, img->ptx);
-        if (!ptx) {
-            opara_cuda_nvrtc_unload(&nv);
-            return opara__cub_oom(s);
+        opara__cub_nvrtc_out out;
+        opara__cub_image_kind kind = OPARA__CUB_EMBEDDED;
+        memset(&out, 0, sizeof out);
+        if (!img) {
+            r = opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
+            break;
         }
-        cr = OPARA__CU(s, cuModuleLoadDataEx(&s->modules[f], ptx, 0, NULL, NULL));
-        opara__free(s->rt, ptx);
-        if (cr != OPARA_CUDA_SUCCESS) {
-            opara_cuda_nvrtc_unload(&nv);
-            return opara__cub_cu_fail(s, cr, "cuModuleLoadDataEx of the embedded kernels");
-        }
+        if (nv.library && arch) opara__cub_nvrtc_compile(s, &nv, img, arch, real, &out);
+        r = opara__cub_load_module(s, f, img, &out, arch, &kind);
+        if (r == OPARA_OK) ++count[kind];
+        if (r == OPARA_OK && kind == OPARA__CUB_EMBEDDED) opara__cub_ptx_target(img, target, sizeof target);
+        opara__free(s->rt, out.cubin);
+        opara__free(s->rt, out.ptx);
     }
     opara_cuda_nvrtc_unload(&nv);
+    if (r != OPARA_OK) return r;
+    s->nvrtc_used = count[OPARA__CUB_CUBIN] + count[OPARA__CUB_NVRTC_PTX] > 0;
+    opara__cub_describe_kernels(s, count, arch, target);
+    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
     for (k = 0; k < OPARA__CUK_COUNT; ++k) {
         const char* file = opara__cuda_kernel_file((opara__cuda_kernel)k);
         for (f = 0; f < OPARA__CUDA_FILES && strcmp(file, opara__cuda_files[f]) != 0; ++f) {
@@ -277,32 +678,12 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
-static void opara__cub_cuda_load_cublas(opara__cuda_session* s) {
-    char err[2048];
-    const char* env = getenv("OPARA_CUBLAS");
-    const char* path = s->opt.cublas_path ? s->opt.cublas_path : (env && *env ? env : NULL);
-    if (s->opt.no_cublas) return;
-    if (opara_cuda_cublas_load(&s->cublas, path, err, sizeof err) == OPARA_CUDA_LOAD_OK) {
-        s->have_cublas = 1;
-        opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
-    } else {
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                   "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", err);
-    }
-}
-
-/* cuDNN and the handle its heuristics need. A library that does not load or whose handle cannot be
-   created (e.g. no usable device for it) means our convolution kernel, with the reason logged;
-   running out of device memory is an error. */
-static opara_result opara__cub_cuda_load_cudnn(opara__cuda_session* s) {
-    char err[2048];
+/* The handle cuDNN's heuristics need (then the first stream's). A handle that cannot be made
+   (e.g. no usable device for cuDNN) means our convolution kernel, with the reason logged; running
+   out of device memory is an error. The library stays loaded: the runtime owns it. */
+static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
     opara_cudnnStatus_t st;
-    if (s->opt.no_cudnn) return OPARA_OK;
-    if (opara_cuda_cudnn_load(&s->dnn, s->opt.cudnn_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                   "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", err);
-        return OPARA_OK;
-    }
+    if (!s->dnn.library) return OPARA_OK;
     st = s->dnn.cudnnCreate(&s->dnn_probe);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) {
         s->have_cudnn = 1;
@@ -314,9 +695,9 @@ static opara_result opara__cub_cuda_load_cudnn(opara__cuda_session* s) {
     opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
-    opara_cuda_cudnn_unload(&s->dnn);
+    memset(&s->dnn, 0, sizeof s->dnn);
     if (opara__cudnn_out_of_memory(st))
-        return opara__fail(s->rt, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
+        return opara__cub_fail(s, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
     return OPARA_OK;
 }
 
@@ -430,7 +811,7 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
         size_t end;
         s->ws_off[i] = at;
         if (!opara__add_size(at, (size_t)s->ws_bytes[i], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
-            r = opara__fail(s->rt, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
+            r = opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
         else at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
     }
     s->workspace_bytes = at - base;
@@ -439,7 +820,34 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
     return r;
 }
 
-/* Constants (uploaded once), static input buffers, the arena and the kernels' meta/aux tables. */
+/* The pinned staging of host I/O: the input buffers' layout, then every graph output (aligned). */
+static opara_result opara__cub_cuda_host_io(opara__cuda_session* s) {
+    const opara__graph* g = s->g;
+    size_t at = opara__align_up(s->input_bytes, OPARA__CUDA_ALIGN), end;
+    opara_CUresult cr;
+    uint32_t i;
+    void* p = NULL;
+    s->output_off = (uint64_t*)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof(uint64_t));
+    if (!s->output_off) return opara__cub_oom(s);
+    for (i = 0; i < g->n_outputs; ++i) {
+        s->output_off[i] = at;
+        if (!opara__add_size(at, (size_t)s->value_bytes[g->outputs[i]], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
+            return opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: the host staging buffers overflow size_t");
+        at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
+    }
+    if (at == 0) at = OPARA__CUDA_ALIGN; /* every output pointer stays valid (no inputs or outputs have bytes) */
+    cr = OPARA__CU(s, cuMemAllocHost_v2(&p, at));
+    if (cr != OPARA_CUDA_SUCCESS) /* page-locked host memory: out of (host) memory, not device memory */
+        return opara__cub_fail(s, cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_OUT_OF_MEMORY : OPARA_ERR_CUDA,
+                               "CUDA backend: cuMemAllocHost of %llu bytes for the pinned input/output staging failed: "
+                               "%s (%d)", (unsigned long long)at, opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
+    s->host_io = (uint8_t*)p;
+    memset(s->host_io, 0, at);
+    return OPARA_OK;
+}
+
+/* Constants (uploaded once), static input buffers, the arena, the kernels' meta/aux tables and
+   the pinned host staging. */
 static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     const opara__graph* g = s->g;
     size_t const_bytes = 0, input_bytes = 0, meta_bytes, params_bytes, arena_bytes = 0;
@@ -470,6 +878,8 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     if ((r = opara__cub_dalloc(s, &s->consts, const_bytes, "constants")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->inputs, input_bytes, "input buffers")) != OPARA_OK) return r;
     if ((r = opara__cub_dalloc(s, &s->params, params_bytes, "kernel tables")) != OPARA_OK) return r;
+    s->input_bytes = input_bytes;
+    if ((r = opara__cub_cuda_host_io(s)) != OPARA_OK) return r;
     for (v = 0; v < g->n_values; ++v)
         if (s->const_off[v] != UINT64_MAX)
             OPARA__CU_TRY(s, cuMemcpyHtoD_v2(s->consts + s->const_off[v], g->values[v].data, (size_t)g->values[v].nbytes),
@@ -509,7 +919,7 @@ static int opara__cub_lib_aligned(opara__cuda_session* s, const opara__cuda_laun
     for (a = 0; a < L->n_args; ++a) {
         uint8_t k = L->args[a].kind;
         if ((k != OPARA__CUARG_TENSOR && k != OPARA__CUARG_AUX) || L->values[a] % OPARA__CUDA_LIB_ALIGN == 0) continue;
-        opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
+        opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
                                                "not %u-byte aligned", L->node, s->g->nodes[L->node].name ? s->g->nodes[L->node].name : "",
                     a, L->type == OPARA__CULAUNCH_CUBLAS ? "cuBLAS" : "cuDNN", (unsigned long long)L->values[a],
                     OPARA__CUDA_LIB_ALIGN);
@@ -680,7 +1090,7 @@ static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara
         (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
         ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: %s for node %u failed: %s (%d)",
                        s->blas_slot[stream] == s->ws_slot[L->node] ? "cublasSgemmStridedBatched" : "cublasSetWorkspace", L->node,
                        opara_cublas_status_name(st), (int)st);
@@ -695,7 +1105,7 @@ static opara_result opara__cub_launch_cudnn(opara__cuda_session* s, const opara_
                                                    (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2],
                                                    (void*)(uintptr_t)L->values[3], ws, bytes);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: %s for node %u failed: %s (%d)",
                        conv->call == OPARA__CUDNN_FORWARD ? "cudnnConvolutionForward" : "cudnnConvolutionBiasActivationForward",
                        L->node, opara_cudnn_status_name(st), (int)st);
@@ -762,15 +1172,27 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
 OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
                                                               void* user) {
     opara_result r;
+    opara__errbuf* err = s->err;
+    s->err = &s->rt->error; /* a profiling run belongs to the creation of another session */
     s->hook = hook;
     s->hook_user = user;
     r = opara__cub_cuda_enqueue(s);
     s->hook = NULL;
     s->hook_user = NULL;
-    if (r != OPARA_OK) return r;
-    OPARA__CU_TRY(s, cuStreamSynchronize(s->streams[0]), "the profiling run");
-    return OPARA_OK;
+    if (r == OPARA_OK) {
+        opara_CUresult cr = OPARA__CU(s, cuStreamSynchronize(s->streams[0]));
+        if (cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "the profiling run");
+    }
+    s->err = err;
+    return r;
 }
+
+OPARA__PRIVATE opara_result opara__cuda_session_enter(opara__cuda_session* s) {
+    opara_CUresult r = opara__cub_enter(s);
+    return r == OPARA_CUDA_SUCCESS ? OPARA_OK : opara__cub_cu_fail(s, r, "cuCtxPushCurrent");
+}
+
+OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s) { opara__cub_leave(s); }
 
 /* Captures the sequence from the origin stream and instantiates it. On failure returns the
    reason in why (the caller falls back to eager). */
@@ -791,7 +1213,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
     }
     r = OPARA__CU(s, cuStreamEndCapture(origin, &graph));
     if (er != OPARA_OK) {
-        opara__format(why, cap, "capturing the launch sequence: %s", opara_runtime_last_error(s->rt));
+        opara__format(why, cap, "capturing the launch sequence: %s", s->err->text);
         if (graph) OPARA__CU(s, cuGraphDestroy(graph));
         return 0;
     }
@@ -811,6 +1233,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
 
 /* ---- lifecycle ---------------------------------------------------------------------------------- */
 
+/* Device objects of the session, in the session's context (the caller pushed it). */
 static void opara__cub_cuda_free_device(opara__cuda_session* s) {
     uint32_t i, n_streams = s->n_streams;
     if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
@@ -839,16 +1262,30 @@ static void opara__cub_cuda_free_device(opara__cuda_session* s) {
     if (s->consts) OPARA__CU(s, cuMemFree_v2(s->consts));
     if (s->inputs) OPARA__CU(s, cuMemFree_v2(s->inputs));
     if (s->params) OPARA__CU(s, cuMemFree_v2(s->params));
+    if (s->host_io) OPARA__CU(s, cuMemFreeHost(s->host_io));
     for (i = 0; i < OPARA__CUDA_FILES; ++i)
         if (s->modules[i]) OPARA__CU(s, cuModuleUnload(s->modules[i]));
-    if (s->ctx_retained) OPARA__CU(s, cuDevicePrimaryCtxRelease_v2(s->dev));
 }
 
+/* Any thread: the device objects go in the session's context (pushed over the caller's, then
+   popped); the driver, the libraries and the primary context stay with the runtime. */
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara_runtime* rt;
     if (!s) return;
     rt = s->rt;
-    if (s->cu.library) opara__cub_cuda_free_device(s);
+    if (s->shared) {
+        opara_CUresult cr = opara__cub_enter(s);
+        if (cr == OPARA_CUDA_SUCCESS) {
+            opara__cub_cuda_free_device(s);
+            opara__cub_leave(s);
+        } else {
+            opara__log(&rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+                       "CUDA backend: destroying a session: cuCtxPushCurrent failed: %s (%d); its device memory, streams "
+                       "and modules stay until the primary context is released",
+                       opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
+        }
+        opara__atomic_add(&s->shared->sessions, -1);
+    }
     opara__free(rt, s->streams);
     opara__free(rt, s->join_events);
     opara__free(rt, s->node_events);
@@ -860,16 +1297,14 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->blas_slot);
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
+    opara__free(rt, s->output_off);
     opara__free(rt, s->skip);
     opara__free(rt, s->prof);
-    if (s->plan) opara__plan_free(rt, s->plan);
-    opara__cuda_lowering_free(rt, &s->low);
+    if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the graph's (model's) runtime */
+    opara__cuda_lowering_free(rt, &s->low); /* its cuDNN descriptors: the runtime keeps cuDNN loaded */
     opara__free(rt, s->shapes);
     opara__free(rt, s->dtypes);
     opara__free(rt, s->value_bytes);
-    if (s->have_cublas) opara_cuda_cublas_unload(&s->cublas);
-    if (s->have_cudnn) opara_cuda_cudnn_unload(&s->dnn); /* after the lowering: it held cuDNN descriptors */
-    opara_cuda_driver_unload(&s->cu);
     opara__free(rt, s);
 }
 
@@ -886,13 +1321,13 @@ static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
                (double)s->workspace_bytes / 1048576.0, s->n_workspaces, calls, (double)s->plan->arena_bytes / 1048576.0);
 }
 
+/* Everything after attaching, with the session's context pushed. */
 static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     opara_result r;
-    if ((r = opara__cub_cuda_open_device(s)) != OPARA_OK) return r;
+    opara__cub_cuda_describe_device(s);
     if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
-    opara__cub_cuda_load_cublas(s);
-    if ((r = opara__cub_cuda_load_cudnn(s)) != OPARA_OK) return r;
+    if ((r = opara__cub_cuda_cudnn_probe(s)) != OPARA_OK) return r;
     /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
     s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
     if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
@@ -944,51 +1379,110 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     if (!s) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     s->rt = rt;
     s->g = g;
+    s->err = &rt->error;
     if (opt) s->opt = *opt;
     if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
         opara__free(rt, s);
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
     }
-    r = opara__cub_cuda_setup(s);
-    if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
+    r = opara__cub_attach(s);
+    if (r == OPARA_OK) r = opara__cuda_session_enter(s);
+    if (r == OPARA_OK) {
+        r = opara__cub_cuda_setup(s);
+        if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
+        opara__cub_leave(s);
+    }
     if (r != OPARA_OK) {
         opara__cuda_session_destroy(s); /* makes no opara__fail: the first failure's text stays */
         return r;
     }
+    s->err = &s->error;
     *out = s;
     return OPARA_OK;
+}
+
+/* The plan once, from the origin stream: the eager launch sequence or one graph launch. */
+static opara_result opara__cub_execute(opara__cuda_session* s) {
+    if (s->mode == OPARA__CUDA_EAGER) return opara__cub_cuda_enqueue(s);
+    OPARA__CU_TRY(s, cuGraphLaunch(s->exec, s->streams[0]), "cuGraphLaunch");
+    return OPARA_OK;
+}
+
+/* One run in the pushed context, all on the origin stream: inputs in (host: one copy of the pinned
+   staging; device: one copy per input from the caller's pointers), the plan, outputs out (host:
+   into the pinned staging; device: to the caller's pointers where given), synchronize. A failure
+   still waits for what was queued, so no copy is left reading or writing the staging. */
+static opara_result opara__cub_run(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+    const opara__graph* g = s->g;
+    opara_CUstream origin = s->streams[0];
+    opara_CUresult cr = OPARA_CUDA_SUCCESS;
+    opara_result r;
+    uint32_t i;
+    if (!dev_in && s->input_bytes) cr = OPARA__CU(s, cuMemcpyHtoDAsync_v2(s->inputs, s->host_io, s->input_bytes, origin));
+    for (i = 0; dev_in && cr == OPARA_CUDA_SUCCESS && i < g->n_inputs; ++i) {
+        int32_t v = g->inputs[i];
+        if (s->value_bytes[v])
+            cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], dev_in[i], (size_t)s->value_bytes[v], origin));
+    }
+    r = cr == OPARA_CUDA_SUCCESS ? opara__cub_execute(s) : opara__cub_cu_fail(s, cr, "copying the inputs to the device");
+    for (i = 0; r == OPARA_OK && i < g->n_outputs; ++i) {
+        int32_t v = g->outputs[i];
+        size_t bytes = (size_t)s->value_bytes[v];
+        if (bytes == 0 || (dev_out && !dev_out[i])) continue;
+        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(dev_out[i], opara__cub_value_addr(s, v), bytes, origin))
+                     : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__cub_value_addr(s, v), bytes, origin));
+        if (cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "copying an output");
+    }
+    cr = OPARA__CU(s, cuStreamSynchronize(origin));
+    if (r == OPARA_OK && cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "running the model");
+    return r;
+}
+
+/* A run from any thread: the session's context is pushed over the caller's and popped. */
+static opara_result opara__cub_run_entry(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+    uint64_t before = s->calls;
+    opara_result r = opara__cuda_session_enter(s);
+    if (r != OPARA_OK) return r;
+    r = opara__cub_run(s, dev_in, dev_out);
+    opara__cub_leave(s);
+    s->calls_last_run = s->calls - before;
+    return r;
 }
 
 OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
                                                    void* const* outputs) {
     const opara__graph* g = s->g;
-    opara_CUstream origin = s->streams[0];
-    uint64_t before = s->calls;
     uint32_t i;
     opara_result r;
     for (i = 0; i < g->n_inputs; ++i) {
         int32_t v = g->inputs[i];
         if (s->value_bytes[v] == 0) continue;
-        if (!inputs || !inputs[i]) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
-        OPARA__CU_TRY(s, cuMemcpyHtoDAsync_v2(s->inputs + s->input_off[v], inputs[i], (size_t)s->value_bytes[v], origin),
-                      "copying an input to the device");
+        if (!inputs || !inputs[i]) return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
+        memcpy(s->host_io + s->input_off[v], inputs[i], (size_t)s->value_bytes[v]);
     }
-    if (s->mode == OPARA__CUDA_EAGER) {
-        if ((r = opara__cub_cuda_enqueue(s)) != OPARA_OK) return r;
-    } else {
-        OPARA__CU_TRY(s, cuGraphLaunch(s->exec, origin), "cuGraphLaunch");
-    }
-    for (i = 0; i < g->n_outputs; ++i) {
-        int32_t v = g->outputs[i];
-        if (s->value_bytes[v] == 0) continue;
-        if (!outputs || !outputs[i]) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: output %u is NULL", i);
-        OPARA__CU_TRY(s, cuMemcpyDtoHAsync_v2(outputs[i], opara__cub_value_addr(s, v), (size_t)s->value_bytes[v], origin),
-                      "copying an output to the host");
-    }
-    OPARA__CU_TRY(s, cuStreamSynchronize(origin), "running the model");
-    s->calls_last_run = s->calls - before;
-    return OPARA_OK;
+    r = opara__cub_run_entry(s, NULL, NULL);
+    for (i = 0; r == OPARA_OK && outputs && i < g->n_outputs; ++i)
+        if (outputs[i] && outputs[i] != (void*)(s->host_io + s->output_off[i]) && s->value_bytes[g->outputs[i]])
+            memcpy(outputs[i], s->host_io + s->output_off[i], (size_t)s->value_bytes[g->outputs[i]]);
+    return r;
 }
+
+OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
+                                                          const opara_CUdeviceptr* outputs) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    for (i = 0; i < g->n_inputs; ++i)
+        if (s->value_bytes[g->inputs[i]] && (!inputs || !inputs[i]))
+            return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u has no device pointer", i);
+    if (!outputs) return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: no output device pointers");
+    return opara__cub_run_entry(s, inputs, outputs);
+}
+
+OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index) {
+    return index < s->g->n_outputs ? s->host_io + s->output_off[index] : NULL;
+}
+
+OPARA__PRIVATE const char* opara__cuda_session_last_error(const opara__cuda_session* s) { return s->error.text; }
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info) {
     memset(info, 0, sizeof *info);
@@ -1006,6 +1500,7 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->workspace_offset = s->ws_off;
     info->workspace_size = s->ws_bytes;
     info->nvrtc = s->nvrtc_used;
+    info->kernels = s->kernels;
     info->n_launches = s->low.n_launches;
     info->driver_calls_last_run = s->calls_last_run;
     info->arena_bytes = s->plan ? s->plan->arena_bytes : 0;

@@ -2,14 +2,24 @@
    run time (opara_cuda.h), with our kernels (src/kernels, embedded PTX or NVRTC) and, when they
    load, cuBLAS for Gemm/MatMul and cuDNN for convolutions (our implicit-GEMM kernel otherwise).
 
-   Session creation does all the work that can fail: load the driver, pick the device, load the
-   kernel modules, infer shapes, lower every node to launch descriptors (kernel, grid, block,
+   The runtime owns what every session shares (opara_backend_cuda.c, "the runtime's CUDA state"):
+   its first CUDA session or AUTO check loads the driver, cuBLAS and cuDNN and retains the device's
+   primary context; later sessions share them; opara_runtime_destroy releases them.
+
+   Threads: a session may be created, run and destroyed on any thread (one call at a time per
+   session). Every entry point that calls the driver or a library pushes the session's context
+   (cuCtxPushCurrent) and pops it before returning, on every path, so the calling thread's own
+   current context is what it was.
+
+   Session creation does all the work that can fail: attach to the runtime's driver and device,
+   load the kernel modules, infer shapes, lower every node to launch descriptors (kernel, grid, block,
    parameters), build the plan with the descriptors' resource demand, allocate the arena, the
-   constants, the static input buffers and the library workspaces (one region per stream that
-   calls a library, carved from the arena's allocation), create streams, events and one library
-   handle per stream, and (graph modes) run once, capture and instantiate. A run then only copies
-   the inputs in, launches (one cuGraphLaunch in the graph modes) and copies the outputs out; it
-   never allocates.
+   constants, the static input buffers, the pinned host staging of the inputs and outputs and the
+   library workspaces (one region per stream that calls a library, carved from the arena's
+   allocation), create streams, events and one library handle per stream, and (graph modes) run
+   once, capture and instantiate. A run then only copies the inputs in (through the pinned
+   staging, or device to device), launches (one cuGraphLaunch in the graph modes) and copies the
+   outputs out; it never allocates.
 
    Modes, one plan:
      EAGER      ops launched in the plan's order on the plan's streams, events per the plan
@@ -136,20 +146,37 @@ typedef struct opara__cuda_options {
 
 typedef struct opara__cuda_session opara__cuda_session;
 
-/* Checks that a CUDA device is usable (driver loads, cuInit, a device exists) without keeping
-   anything; reason receives why not. Used by the AUTO backend choice. */
+/* 1 when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads, initialises
+   and has a device; it stays loaded for the runtime's sessions, and a failure is remembered (no
+   retry for the same request). reason receives why not. Used by the AUTO and CUDA backend choice. */
+OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap);
+/* The same check without a runtime: loads driver_path (NULL: the environment, else the search
+   list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
 
 /* Creates a session for graph g (finalized; g must outlive the session). On failure everything
-   is freed, *out is NULL and the runtime's error says why (OPARA_ERR_DEVICE_MEMORY when device
-   memory runs out). */
+   the session allocated is freed, *out is NULL and the runtime's error says why
+   (OPARA_ERR_DEVICE_MEMORY when device memory runs out). What the runtime loaded stays loaded. */
 OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
                                                       const opara__cuda_options* opt, opara__cuda_session** out);
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s);
-/* inputs[i]: host data of graph input i (its size from the shapes); outputs[i]: host buffer of
-   graph output i. */
+/* inputs[i]: host data of graph input i (its size from the shapes). The outputs land in the
+   session's pinned staging (opara__cuda_session_output); outputs (may be NULL, or NULL entries)
+   receives copies. Failures of runs go to the session's error (opara__cuda_session_last_error),
+   not the runtime's, since runs may happen on any thread. */
 OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
                                                    void* const* outputs);
+/* Device-pointer I/O: inputs[i] / outputs[i] are device addresses in the primary context (outputs[i]
+   0: not copied); device-to-device copies on the origin stream; returns when they are done. */
+OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
+                                                          const opara_CUdeviceptr* outputs);
+/* Graph output `index` of the last host run, in the pinned staging (valid until the session is destroyed). */
+OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index);
+OPARA__PRIVATE const char* opara__cuda_session_last_error(const opara__cuda_session* s);
+/* Push / pop the session's context around driver calls made outside the backend's entry points
+   (the profiler's timing run). enter reports a failure into the session's error. */
+OPARA__PRIVATE opara_result opara__cuda_session_enter(opara__cuda_session* s);
+OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s);
 
 /* What the session ended up doing (for tests, `opara run` and the profiler). */
 typedef struct opara__cuda_info {
@@ -162,6 +189,8 @@ typedef struct opara__cuda_info {
     uint32_t n_cudnn_convs;       /* of them, lowered to cuDNN (the others run opara_conv2d_f32) */
     uint32_t n_cudnn_refused;     /* Conv that cuDNN refused at lowering (logged with its status; our kernel runs them) */
     int nvrtc;                    /* 1 when the kernels came from NVRTC */
+    const char* kernels;          /* where they came from, in the session: "NVRTC cubin sm_90",
+                                     "NVRTC PTX compute_90", "embedded PTX sm_75 (driver JIT)" */
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
     uint64_t arena_bytes;         /* the memory plan's arena */
@@ -328,7 +357,9 @@ OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const 
 /* Called by the launch sequence around every node that launches something (before its first and
    after its last launch, on the node's stream). */
 typedef opara_result (*opara__cuda_node_hook)(void* user, uint32_t node, int after, opara_CUstream stream);
-/* One eager pass of the plan with the hook, then a synchronisation (profiling runs). */
+/* One eager pass of the plan with the hook, then a synchronisation (profiling runs, during the
+   creation of another session: failures go to the runtime's error). Call it between
+   opara__cuda_session_enter and opara__cuda_session_leave. */
 OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
                                                               void* user);
 

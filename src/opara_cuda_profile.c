@@ -435,7 +435,12 @@ OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const 
     rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
     if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     r = opara__cuda_session_create(rt, g, &po, &ps);
-    if (r == OPARA_OK) r = opara__cup_measure(rt, ps, opt, g->n_nodes, rows);
+    if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
+        opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
+    else if (r == OPARA_OK) { /* its events and the timing run need its context */
+        r = opara__cup_measure(rt, ps, opt, g->n_nodes, rows);
+        opara__cuda_session_leave(ps);
+    }
     opara__cuda_session_destroy(ps);
     fo.profile = 0;
     fo.measured = rows;

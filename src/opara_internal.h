@@ -55,12 +55,6 @@ typedef struct opara__errbuf {
     char text[OPARA__DETAIL_MAX];
 } opara__errbuf;
 
-struct opara_runtime {
-    opara_allocator allocator;
-    opara_logger logger;
-    opara__errbuf error;
-};
-
 /* Formats the detail of a failure into rt's error buffer, logs it at ERROR and returns code. */
 OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 OPARA__PRIVATE opara_result opara__failv(opara_runtime* rt, opara_result code, const char* fmt, va_list args);
@@ -144,5 +138,25 @@ OPARA__PRIVATE int32_t opara__atomic_load(const volatile int32_t* p);
 OPARA__PRIVATE void opara__atomic_store(volatile int32_t* p, int32_t v);
 OPARA__PRIVATE int32_t opara__atomic_add(volatile int32_t* p, int32_t delta); /* returns the new value */
 OPARA__PRIVATE int opara__atomic_cas(volatile int32_t* p, int32_t expected, int32_t desired); /* 1 if swapped */
+
+/* ---- the runtime ----------------------------------------------------------------------------- */
+
+/* What a backend keeps loaded for the runtime's lifetime (opara_backend_cuda.c: the CUDA driver,
+   cuBLAS, cuDNN and the retained primary contexts, set up by the first CUDA session or AUTO check).
+   `release` frees it at opara_runtime_destroy; the runtime never looks inside, so it calls no
+   backend code by name (layers call only downward). */
+typedef struct opara__runtime_ext {
+    void* state;
+    void (*release)(opara_runtime* rt, void* state);
+} opara__runtime_ext;
+
+struct opara_runtime {
+    opara_allocator allocator;
+    opara_logger logger;
+    opara__errbuf error;
+    opara__mutex lock;       /* guards ext: sessions of this runtime may be run and destroyed on other
+                                threads while it creates another session */
+    opara__runtime_ext cuda;
+};
 
 #endif /* OPARA_INTERNAL_H */

@@ -1,4 +1,4 @@
-/* The runtime object: allocator, logger, last error. */
+/* The runtime object: allocator, logger, last error, and the backend state it keeps loaded. */
 #include "opara_internal.h"
 
 OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara_runtime** out) {
@@ -12,6 +12,10 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
     rt = (opara_runtime*)opara__alloc_aligned(&desc->allocator, sizeof *rt, 16);
     if (!rt) return OPARA_ERR_OUT_OF_MEMORY;
     memset(rt, 0, sizeof *rt);
+    if (!opara__mutex_init(&rt->lock)) {
+        opara__free_aligned(&desc->allocator, rt);
+        return OPARA_ERR_OUT_OF_MEMORY;
+    }
     rt->allocator = desc->allocator;
     rt->logger = desc->logger;
     *out = rt;
@@ -21,6 +25,8 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
 OPARADEF void opara_runtime_destroy(opara_runtime* runtime) {
     opara_allocator allocator;
     if (!runtime) return;
+    if (runtime->cuda.release) runtime->cuda.release(runtime, runtime->cuda.state);
+    opara__mutex_destroy(&runtime->lock);
     allocator = runtime->allocator;
     opara__free_aligned(&allocator, runtime);
 }

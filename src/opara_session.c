@@ -23,8 +23,9 @@ struct opara_session {
     opara__cpu_exec* exec;
     opara__cuda_session* cuda;  /* the CUDA backend (then exec is NULL and the plan is cuda's) */
     const opara__plan* active;  /* the plan in use */
-    void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA) */
+    void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA: the backend's pinned staging) */
     const void** cuda_in;       /* [n_inputs] caller's input data of the current run (CUDA) */
+    opara_CUdeviceptr* cuda_dev; /* [n_inputs + n_outputs] device pointers of the current device run */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
     char conv_name[192];        /* plan info on CPU: the convolution path, */
     uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
@@ -59,7 +60,7 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
     if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
-    if (opara__cuda_available(NULL, reason, sizeof reason)) {
+    if (opara__cuda_runtime_available(rt, reason, sizeof reason)) { /* loads the driver once per runtime */
         *use_cuda = 1;
         return OPARA_OK;
     }
@@ -132,13 +133,11 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     s->strategy = d->strategy;
     s->cuda_out = (void**)opara__calloc(s->rt, s->g->n_outputs ? s->g->n_outputs : 1, sizeof(void*));
     s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
-    if (!s->cuda_out || !s->cuda_in) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    for (i = 0; i < s->g->n_outputs; ++i) {
-        s->cuda_out[i] = opara__calloc(s->rt, (size_t)(s->value_bytes[s->g->outputs[i]] ? s->value_bytes[s->g->outputs[i]] : 1), 1);
-        if (!s->cuda_out[i]) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    }
+    s->cuda_dev = (opara_CUdeviceptr*)opara__calloc(s->rt, (size_t)s->g->n_inputs + s->g->n_outputs + 1, sizeof(opara_CUdeviceptr));
+    if (!s->cuda_out || !s->cuda_in || !s->cuda_dev) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     r = opara__cuda_session_create(s->rt, s->g, &o, &s->cuda);
     if (r != OPARA_OK) return r;
+    for (i = 0; i < s->g->n_outputs; ++i) s->cuda_out[i] = (void*)opara__cuda_session_output(s->cuda, i);
     opara__cuda_session_info(s->cuda, &info);
     s->active = info.plan;
     return OPARA_OK;
@@ -198,15 +197,13 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 }
 
 OPARADEF void opara_session_destroy(opara_session* s) {
-    uint32_t i;
     if (!s) return;
     opara__cpu_exec_destroy(s->exec);
     opara__cuda_session_destroy(s->cuda);
-    if (s->cuda_out)
-        for (i = 0; i < s->g->n_outputs; ++i) opara__free(s->rt, s->cuda_out[i]);
     opara__free(s->rt, s->cuda_out);
     opara__free(s->rt, (void*)s->cuda_in);
-    if (s->plan) opara__plan_free(s->rt, s->plan);
+    opara__free(s->rt, s->cuda_dev);
+    if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the model's runtime */
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
@@ -291,40 +288,72 @@ static opara_result opara__session_inputs(opara_session* s, const opara_tensor* 
     return OPARA_OK;
 }
 
-static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
+/* The graph output outputs[i] names (by name, else position), checked; -1 with *r set when not. */
+static int32_t opara__session_output_at(opara_session* s, const opara_tensor* outputs, uint32_t i, opara_result* r) {
     const opara__graph* g = s->g;
+    int32_t at = opara__session_match(s, g->outputs, g->n_outputs, outputs[i].name, i);
+    if (at < 0) {
+        *r = opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no output '%s'",
+                                 outputs[i].name ? outputs[i].name : "(by index)");
+        return -1;
+    }
+    *r = opara__session_check_tensor(s, &outputs[i], g->outputs[at], "output");
+    return *r == OPARA_OK ? at : -1;
+}
+
+static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
     uint32_t i;
+    opara_result r = OPARA_OK;
     for (i = 0; i < n; ++i) {
-        int32_t at = opara__session_match(s, g->outputs, g->n_outputs, outputs[i].name, i), v;
-        opara_result r;
-        if (at < 0) return opara__session_fail(s, OPARA_ERR_NOT_FOUND, "the model has no output '%s'",
-                                               outputs[i].name ? outputs[i].name : "(by index)");
-        v = g->outputs[at];
-        r = opara__session_check_tensor(s, &outputs[i], v, "output");
-        if (r != OPARA_OK) return r;
+        int32_t at = opara__session_output_at(s, outputs, i, &r), v;
+        if (at < 0) return r;
+        v = s->g->outputs[at];
         if (s->value_bytes[v]) memcpy(outputs[i].data, opara__session_value_data(s, v), (size_t)s->value_bytes[v]);
     }
     return OPARA_OK;
 }
 
-OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
-                                        opara_tensor* outputs, uint32_t n_outputs) {
+/* A device run's pointers: inputs (checked by opara__session_inputs) then outputs, checked here
+   before anything runs; outputs not asked for stay 0 (not copied). */
+static opara_result opara__session_device_io(opara_session* s, const opara_tensor* outputs, uint32_t n) {
+    const opara__graph* g = s->g;
+    opara_CUdeviceptr* out = s->cuda_dev + g->n_inputs;
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    for (i = 0; i < g->n_inputs; ++i) s->cuda_dev[i] = (opara_CUdeviceptr)(uintptr_t)s->cuda_in[i];
+    memset(out, 0, (g->n_outputs ? g->n_outputs : 1) * sizeof *out);
+    for (i = 0; i < n; ++i) {
+        int32_t at = opara__session_output_at(s, outputs, i, &r);
+        if (at < 0) return r;
+        out[at] = (opara_CUdeviceptr)(uintptr_t)outputs[i].data;
+    }
+    return OPARA_OK;
+}
+
+/* opara_session_run (device 0) and opara_session_run_device (1). */
+static opara_result opara__session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                       opara_tensor* outputs, uint32_t n_outputs, int device) {
+    const char* what = device ? "run_device" : "run";
     opara_result r;
     uint64_t t0;
     char err[OPARA__DETAIL_MAX];
     if (!s) return OPARA_ERR_INVALID_ARGS;
     if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
     t0 = opara__now_ns();
-    if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run: NULL tensors");
+    if (device && !s->cuda)
+        r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run_device: device pointers need a CUDA session; this one runs on the CPU");
+    else if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s: NULL tensors", what);
     else r = opara__session_inputs(s, inputs, n_inputs);
+    if (r == OPARA_OK && device) r = opara__session_device_io(s, outputs, n_outputs);
     if (r == OPARA_OK && s->cuda) {
-        r = opara__cuda_session_run(s->cuda, s->cuda_in, s->cuda_out);
-        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", opara_runtime_last_error(s->rt));
+        r = device ? opara__cuda_session_run_device(s->cuda, s->cuda_dev, s->cuda_dev + s->g->n_inputs)
+                   : opara__cuda_session_run(s->cuda, s->cuda_in, NULL);
+        if (r != OPARA_OK) opara__session_fail(s, r, "%s: %s", what, opara__cuda_session_last_error(s->cuda));
     } else if (r == OPARA_OK) {
         r = opara__cpu_exec_run(s->exec, err, sizeof err);
         if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
     }
-    if (r == OPARA_OK) r = opara__session_outputs(s, outputs, n_outputs);
+    if (r == OPARA_OK && !device) r = opara__session_outputs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
         uint64_t dt = opara__now_ns() - t0;
         s->stats.last_ns = dt;
@@ -335,6 +364,16 @@ OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* in
     }
     opara__atomic_store(&s->busy, 0);
     return r;
+}
+
+OPARADEF opara_result opara_session_run(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                        opara_tensor* outputs, uint32_t n_outputs) {
+    return opara__session_run(s, inputs, n_inputs, outputs, n_outputs, 0);
+}
+
+OPARADEF opara_result opara_session_run_device(opara_session* s, const opara_tensor* inputs, uint32_t n_inputs,
+                                               opara_tensor* outputs, uint32_t n_outputs) {
+    return opara__session_run(s, inputs, n_inputs, outputs, n_outputs, 1);
 }
 
 OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
@@ -359,6 +398,7 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
         opara__cuda_session_info(s->cuda, &info);
         out->backend = "cuda";
         out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
+        out->kernels = info.kernels;
         out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
         out->n_workers = s->active->n_lanes ? s->active->n_lanes : 1; /* the CUDA streams */
         out->precision = opara_precision_name(info.precision);

@@ -9,7 +9,7 @@
    - TF32 asked of a Turing device (7.5) is FP32 (plan info says so, results exact);
    - plan info names the precision, the GEMM and Conv paths with their counts and the workspaces;
    - a cuDNN whose convolution sub-library is missing (a copy of the fake's main library alone): every
-     convolution falls back to our kernel with a WARN naming cuDNN's status, results exact;
+     convolution runs on our kernel and the log names cuDNN's status, results exact;
    - a library failing at run time reports its own status (not a driver code).
    On a real GPU the emulator-only parts skip and the bounds are FP32 1e-8, TF32 1e-5 (a library
    may choose FP32 kernels for tiny problems even when TF32 is allowed). */
@@ -306,7 +306,8 @@ static int copy_file(const char* from, const char* to) {
 }
 
 /* cuDNN 9 loads libcudnn_cnn.so.9 at the first convolution call; without it every convolution
-   descriptor fails. The backend then runs each convolution on its own kernel and says why. */
+   descriptor fails. The backend then runs each convolution on its own kernel and says why (the
+   loader already, when its probe sees it; else the lowering, per convolution). */
 OT_TEST(missing_cudnn_sublibrary_falls_back_per_convolution) {
     char why[512], dir[] = "/tmp/opara_precision_XXXXXX", lib[1200];
     char *saved_llp = NULL, *saved_dnn = NULL;
@@ -334,9 +335,10 @@ OT_TEST(missing_cudnn_sublibrary_falls_back_per_convolution) {
     CHECK_STR("opara_conv2d_f32", o.conv);
     CHECK_EQ(2, o.info.n_conv);
     CHECK_EQ(0, o.info.n_conv_library);
-    CHECK_EQ(2, logs.warnings); /* one per convolution */
+    /* the loader's probe of a convolution call declines such a cuDNN at load (an INFO naming the status);
+       past it, each convolution would fall back with a WARN of its own (tests/test_cuda_lower.c) */
     CHECK(strstr(logs.text, "CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE") != NULL);
-    CHECK(strstr(logs.text, "'conv3x3'") != NULL && strstr(logs.text, "'conv1x1'") != NULL);
+    CHECK(logs.warnings == 0 || (logs.warnings == 2 && strstr(logs.text, "'conv3x3'") && strstr(logs.text, "'conv1x1'")));
     CHECK(o.e_conv <= NMSE_EXACT && o.e_gemm <= NMSE_EXACT);
     OT_LOG("%s", logs.text);
 }
