@@ -28,13 +28,14 @@
 #include "cuda_zoo_util.h"
 
 /* Largest NMSE vs the CPU backend for what the session computes with (plan info's precision): exact
-   FP32 1e-8; TF32 1e-4 (operands rounded to 10 mantissa bits, unit roundoff u = 2^-11: about
-   2u^2/3 = 1.6e-7 of NMSE per layer of products, times ~100 layers, times a safety factor of 6;
-   docs/TESTING-GPU.md, "Precision"). OPARA_CUDA_ZOO_NMSE overrides both. */
+   FP32 1e-8; TF32 1e-3 (operands rounded to 10 mantissa bits add about 1.6e-7 of NMSE per layer of
+   products, which deep networks amplify: on the emulated H100, whose fakes round as the hardware
+   does, the zoo measured 4e-7 (BERT) to 4.9e-5 (ppocr_det); the bound stays 20x above that,
+   docs/CUDA-BACKEND.md). OPARA_CUDA_ZOO_NMSE overrides both. */
 static double zoo_nmse_max(const char* precision) {
     const char* e = getenv("OPARA_CUDA_ZOO_NMSE");
     if (e && *e) return atof(e);
-    return strcmp(precision, "tf32") == 0 ? 1e-4 : 1e-8;
+    return strcmp(precision, "tf32") == 0 ? 1e-3 : 1e-8;
 }
 
 /* OPARA_CUDA_ZOO_PRECISION=tf32 asks TF32 sessions (exact FP32 by default). */
