@@ -7101,6 +7101,10 @@ typedef struct opara__plan_desc {
                                         arena (docs/SCHEDULING.md, "Memory budget"). The plan without a
                                         budget is kept when it fits; else this costs a few plans more. */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
+    uint32_t concat_align;           /* a Concat input is written in place only when its slice starts a multiple
+                                        of this many bytes into the output (a power of two <= alignment; the
+                                        CUDA backend asks 16 for vectorised kernels and cuBLAS/cuDNN
+                                        pointers); 0: any offset (slices of whole elements) */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
     int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
@@ -7349,6 +7353,15 @@ OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s);
    dependencies beyond the data edges (the wavefront barriers). */
 OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
                                             const uint32_t* extra);
+/* Scratch memory a node uses only while it runs (the CUDA backend's library workspaces), shared
+   between nodes that never run at the same time (opara_sync.c). need[n] > 0: node n needs need[n]
+   bytes. Each such node gets a slot (slot[n]; UINT32_MAX for the others; [n_nodes]) whose nodes
+   are pairwise ordered by the plan's happens-before (lane order and event waits), so one block of
+   size[k] bytes (the largest need in slot k; size has room for n_nodes entries) serves slot k.
+   *n_slots: the slot count. A plan with more than 8192 such nodes, or too large for the clocks
+   (over 2^24 entries), gets one slot per lane. */
+OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, const opara__plan* p, const uint64_t* need,
+                                                     uint32_t* slot, uint64_t* size, uint32_t* n_slots);
 /* Memory plan (opara_memplan.c): fills storage, offset, alias_*, arena_bytes from the sync plan. */
 OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
 
@@ -7510,6 +7523,11 @@ OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, 
 /* Name of the GEMM in use, worker count, and the last run's per-node times (ns since run start)
    and the worker that ran each node; arrays have one entry per node. */
 OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
+/* Conv nodes: their count, how many run their GEMM on a loaded BLAS library (0 with the built-in
+   SGEMM), and the path in words (opara_cpu_conv.c: 1x1 convolutions as one GEMM, others im2col +
+   GEMM, depthwise ones a direct loop; "" without Conv). */
+OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
+                                              size_t cap);
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);
 OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
                                                const uint32_t** worker);
@@ -11394,6 +11412,9 @@ static opara_result opara__check_desc(const opara__graph* g, const opara__plan_d
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "memory budget %g is not a ratio in [0, 1e6]", d->memory_budget);
     if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "alignment %u is not a power of two <= 1 MiB", d->alignment);
+    if (d->concat_align && (!opara__is_pow2(d->concat_align) || d->concat_align > d->alignment))
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "concat_align %u is not a power of two <= the alignment %u",
+                           d->concat_align, d->alignment);
     if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
     return OPARA_OK;
 }
@@ -12046,6 +12067,137 @@ OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan*
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
     return r;
 }
+
+/* ---- sharing scratch memory between nodes that never run at the same time ---------------------- */
+
+#define OPARA__SHARE_MAX_CELLS ((size_t)1 << 24) /* clock entries: (lanes + events + nodes) x lanes */
+#define OPARA__SHARE_MAX_NODES 8192u             /* nodes compared pairwise (at most n^2 / 2 tests) */
+
+typedef struct opara__share {
+    const opara__plan* p;
+    const uint64_t* need;
+    uint32_t* nodes;    /* [n] the nodes with a need, in launch order */
+    uint32_t n, m;      /* their count; the lanes holding them */
+    uint32_t* lane_idx; /* [n_lanes] index among those lanes, UINT32_MAX for the others */
+    uint32_t* clock;    /* [n * m] per such node: the highest lane_seq of each such lane that happens-before it */
+} opara__share;
+
+/* Happens-before clocks of the nodes with a need, over the lanes that hold such nodes: a lane runs
+   in order on one CUDA stream, and a node also follows everything the nodes it waits on follow. */
+static opara_result opara__share_clocks(opara__share* sh, opara_runtime* rt, uint32_t n_events) {
+    const opara__plan* p = sh->p;
+    uint32_t m = sh->m, k, i, c = 0, n_snap = 0;
+    uint32_t* lane_clock = (uint32_t*)opara__calloc(rt, (size_t)p->n_lanes * m + 1, sizeof(uint32_t));
+    uint32_t* snap_of = (uint32_t*)opara__calloc(rt, p->n_nodes ? p->n_nodes : 1, sizeof(uint32_t));
+    uint32_t* snaps = (uint32_t*)opara__calloc(rt, ((size_t)n_events + 1) * m, sizeof(uint32_t));
+    opara_result r = lane_clock && snap_of && snaps ? OPARA_OK : OPARA_ERR_OUT_OF_MEMORY;
+    for (k = 0; r == OPARA_OK && k < p->n_nodes; ++k) snap_of[k] = UINT32_MAX;
+    for (k = 0; r == OPARA_OK && k < p->n_nodes; ++k) {
+        uint32_t n = p->order[k], l = p->lane[n];
+        uint32_t* cl = lane_clock + (size_t)l * m;
+        for (i = p->wait_start[n]; i < p->wait_start[n + 1]; ++i) {
+            const uint32_t* w;
+            uint32_t j;
+            if (snap_of[p->wait_nodes[i]] == UINT32_MAX) continue; /* no event recorded: it orders nothing */
+            w = snaps + (size_t)snap_of[p->wait_nodes[i]] * m;
+            for (j = 0; j < m; ++j)
+                if (w[j] > cl[j]) cl[j] = w[j];
+        }
+        if (sh->lane_idx[l] != UINT32_MAX) cl[sh->lane_idx[l]] = p->lane_seq[n];
+        if (sh->need[n]) memcpy(sh->clock + (size_t)c++ * m, cl, m * sizeof(uint32_t));
+        if (p->records_event[n] && n_snap < n_events) {
+            snap_of[n] = n_snap;
+            memcpy(snaps + (size_t)n_snap++ * m, cl, m * sizeof(uint32_t));
+        }
+    }
+    opara__free(rt, lane_clock);
+    opara__free(rt, snap_of);
+    opara__free(rt, snaps);
+    return r;
+}
+
+/* a and b (indices into sh->nodes) are ordered by happens-before (either way). */
+static int opara__share_ordered(const opara__share* sh, uint32_t a, uint32_t b) {
+    const opara__plan* p = sh->p;
+    uint32_t na, nb;
+    if (a > b) {
+        uint32_t t = a;
+        a = b, b = t;
+    }
+    na = sh->nodes[a], nb = sh->nodes[b]; /* a was launched first: only a -> b can hold */
+    return p->lane[na] == p->lane[nb] || sh->clock[(size_t)b * sh->m + sh->lane_idx[p->lane[na]]] >= p->lane_seq[na];
+}
+
+/* Slots of pairwise ordered nodes (chains of the happens-before order), largest need first: a node
+   joins the first slot all of whose nodes are ordered with it (free: the slot is already at least
+   as large), else opens one of its own size. order: scratch [n]; members: scratch [n], the nodes
+   of each slot as a linked list through next (scratch [n]). */
+static void opara__share_slots(const opara__share* sh, uint32_t* order, uint32_t* head, uint32_t* next, uint32_t* slot,
+                               uint64_t* size, uint32_t* n_slots) {
+    uint32_t i, j, k;
+    for (i = 0; i < sh->n; ++i) order[i] = i;
+    for (i = 1; i < sh->n; ++i) /* insertion sort by need, descending; launch order breaks ties (stable) */
+        for (j = i; j > 0 && sh->need[sh->nodes[order[j]]] > sh->need[sh->nodes[order[j - 1]]]; --j) {
+            uint32_t t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    *n_slots = 0;
+    for (i = 0; i < sh->n; ++i) {
+        uint32_t b = order[i], a = UINT32_MAX;
+        for (k = 0; k < *n_slots; ++k) {
+            for (a = head[k]; a != UINT32_MAX && opara__share_ordered(sh, a, b); a = next[a]) {
+            }
+            if (a == UINT32_MAX) break; /* every node of slot k is ordered with b */
+        }
+        if (k == *n_slots) head[k] = UINT32_MAX, size[k] = sh->need[sh->nodes[b]], ++*n_slots;
+        next[b] = head[k];
+        head[k] = b;
+        slot[sh->nodes[b]] = k;
+    }
+}
+
+OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, const opara__plan* p, const uint64_t* need,
+                                                     uint32_t* slot, uint64_t* size, uint32_t* n_slots) {
+    opara__share sh;
+    uint32_t k, i, n_events = 0;
+    opara_result r = OPARA_OK;
+    memset(&sh, 0, sizeof sh);
+    sh.p = p, sh.need = need;
+    *n_slots = 0;
+    for (k = 0; k < p->n_nodes; ++k) n_events += p->records_event[k] != 0;
+    sh.lane_idx = (uint32_t*)opara__calloc(g->rt, p->n_lanes ? p->n_lanes : 1, sizeof(uint32_t));
+    sh.nodes = (uint32_t*)opara__calloc(g->rt, p->n_nodes ? p->n_nodes : 1, sizeof(uint32_t));
+    if (!sh.lane_idx || !sh.nodes) r = OPARA_ERR_OUT_OF_MEMORY;
+    for (k = 0; r == OPARA_OK && k < p->n_lanes; ++k) sh.lane_idx[k] = UINT32_MAX;
+    for (k = 0; r == OPARA_OK && k < p->n_nodes; ++k) {
+        uint32_t n = p->order[k];
+        slot[n] = UINT32_MAX;
+        if (!need[n]) continue;
+        sh.nodes[sh.n++] = n;
+        if (sh.lane_idx[p->lane[n]] == UINT32_MAX) sh.lane_idx[p->lane[n]] = sh.m++;
+    }
+    if (r == OPARA_OK && (sh.n > OPARA__SHARE_MAX_NODES ||
+                          ((size_t)p->n_lanes + n_events + sh.n) * sh.m > OPARA__SHARE_MAX_CELLS)) {
+        /* too large to compare: one block per lane (a lane is a chain) */
+        for (i = 0; i < sh.n; ++i) {
+            uint32_t n = sh.nodes[i], s = sh.lane_idx[p->lane[n]];
+            if (s >= *n_slots) size[s] = 0, *n_slots = s + 1;
+            slot[n] = s;
+            if (need[n] > size[s]) size[s] = need[n];
+        }
+    } else if (r == OPARA_OK) {
+        uint32_t* scratch = (uint32_t*)opara__calloc(g->rt, 3 * (size_t)sh.n + 1, sizeof(uint32_t));
+        sh.clock = (uint32_t*)opara__calloc(g->rt, (size_t)sh.n * sh.m + 1, sizeof(uint32_t));
+        r = sh.clock && scratch ? opara__share_clocks(&sh, g->rt, n_events) : OPARA_ERR_OUT_OF_MEMORY;
+        if (r == OPARA_OK) opara__share_slots(&sh, scratch, scratch + sh.n, scratch + 2 * (size_t)sh.n, slot, size, n_slots);
+        opara__free(g->rt, scratch);
+    }
+    opara__free(g->rt, sh.lane_idx);
+    opara__free(g->rt, sh.nodes);
+    opara__free(g->rt, sh.clock);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory sharing scratch between %u nodes", sh.n);
+    return r;
+}
 /* ==== END src/opara_sync.c ==== */
 /* ==== BEGIN src/opara_memplan.c ==== */
 /* The memory plan: one arena, a block per storage root, reused only when it is provably free.
@@ -12206,7 +12358,11 @@ static void opara__mem_concats(opara__mem* m) {
         if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, n)) continue;
         for (k = 0; k < n->n_inputs; ++k) {
             int32_t x = n->inputs[k];
-            if (opara__concat_part_ok(m, n, k)) {
+            /* the slice's offset is also its alignment (the output's block is aligned to
+               desc.alignment >= concat_align); with the dimensions before the axis all 1 there is
+               no per-image stride to keep aligned */
+            int aligned = !m->p->desc.concat_align || off % m->p->desc.concat_align == 0;
+            if (aligned && opara__concat_part_ok(m, n, k)) {
                 m->parent[x] = n->outputs[0];
                 m->parent_off[x] = off;
                 m->p->alias_kind[x] = OPARA__ALIAS_CONCAT;
@@ -13304,6 +13460,9 @@ static opara_result opara__verify_value(opara__verify* v, uint32_t x) {
             return OPARA__BAD(v, "value %u '%s': offset is not its root's plus its alias offset", x, val->name);
         if (p->offset[x] % p->alignment && r == (int32_t)x)
             return OPARA__BAD(v, "value %u '%s' is misaligned", x, val->name);
+        if (p->desc.concat_align && p->alias_kind[x] == OPARA__ALIAS_CONCAT && p->offset[x] % p->desc.concat_align)
+            return OPARA__BAD(v, "Concat input %u '%s' sits at offset %llu, not a multiple of %u bytes", x, val->name,
+                              (unsigned long long)p->offset[x], p->desc.concat_align);
         if (!opara__range_ok(p->offset[x], p->value_bytes[x], p->arena_bytes))
             return OPARA__BAD(v, "value %u '%s' (%llu bytes at %llu) lies outside the arena of %llu bytes", x, val->name,
                               (unsigned long long)p->value_bytes[x], (unsigned long long)p->offset[x],
@@ -26105,6 +26264,7 @@ typedef struct opara__cuda_launch {
     uint32_t lib;   /* OPARA__CULAUNCH_CUDNN: index in opara__cuda_lowering.dnn_convs */
     uint32_t grid[3], block[3];
     uint32_t n_args;
+    uint8_t arg_overflow; /* lowering: 1 + the first int argument whose value did not fit 32 bits (0: none) */
     opara__cuda_arg args[OPARA__CUDA_MAX_ARGS];
     /* bound at session creation once addresses exist */
     uint64_t values[OPARA__CUDA_MAX_ARGS];
@@ -26132,6 +26292,8 @@ typedef struct opara__cuda_options {
     const char* cudnn_path;      /* NULL: OPARA_CUDNN, else the search list */
     int no_cublas;               /* use our SGEMM even when cuBLAS loads */
     int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
+    opara_precision precision;   /* FP32 (exact: no TF32 in any library call) or TF32 (tensor-core math in
+                                    cuBLAS and cuDNN on compute capability 8.0+; FP32 below) */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
     opara__cuda_node_hook test_capture_hook; /* tests: called around every node while the launch sequence is
@@ -26186,14 +26348,21 @@ typedef struct opara__cuda_info {
     char fallback_reason[256];    /* "" when no fallback happened */
     int cublas;                   /* 1 when Gemm/MatMul use cuBLAS */
     int cudnn;                    /* 1 when cuDNN loaded (convolutions it can express use it) */
-    uint32_t n_cudnn_convs;       /* convolutions lowered to cuDNN */
+    opara_precision precision;    /* what the library calls compute with (TF32 only on compute capability 8.0+) */
+    uint32_t n_conv;              /* Conv nodes */
+    uint32_t n_cudnn_convs;       /* of them, lowered to cuDNN (the others run opara_conv2d_f32) */
+    uint32_t n_cudnn_refused;     /* Conv that cuDNN refused at lowering (logged with its status; our kernel runs them) */
     int nvrtc;                    /* 1 when the kernels came from NVRTC */
     const char* kernels;          /* where they came from, in the session: "NVRTC cubin sm_90",
                                      "NVRTC PTX compute_90", "embedded PTX sm_75 (driver JIT)" */
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
     uint64_t arena_bytes;         /* the memory plan's arena */
-    uint64_t workspace_bytes;     /* library workspaces (all streams), in the arena's allocation */
+    uint64_t workspace_bytes;     /* library workspaces (all slots), in the arena's allocation */
+    uint32_t n_workspaces;        /* workspace slots: nodes of one slot never run at the same time */
+    const uint32_t* workspace_slot;   /* [n_nodes] slot of the node's library calls, UINT32_MAX when none */
+    const uint64_t* workspace_offset; /* [n_workspaces] a slot's offset in the arena's allocation */
+    const uint64_t* workspace_size;   /* [n_workspaces] its bytes */
     const opara__plan* plan;
     const opara__shape* shapes;
     opara_CUgraph graph;          /* the captured graph (graph modes), kept for inspection */
@@ -26215,6 +26384,7 @@ typedef struct opara__cuda_conv_geom {
     int ph, pw, ph_end, pw_end, sh, sw, dh, dw, group;
     int relu;     /* fused Relu */
     int has_bias; /* a bias vector of K floats is added (cudnnConvolutionBiasActivationForward) */
+    int tf32;     /* TF32 tensor-core math allowed (else exact FP32: FMA kernels only) */
 } opara__cuda_conv_geom;
 
 /* Which cuDNN call runs a convolution. */
@@ -26232,21 +26402,34 @@ typedef struct opara__cudnn_conv {
     opara_cudnnActivationDescriptor_t act;
     opara_cudnnConvolutionFwdAlgo_t algo;
     opara__cudnn_call call;
+    int tf32;                   /* TF32 tensor-core math allowed (from the geometry) */
+    opara_cudnnMathType_t math; /* set on conv: CUDNN_FMA_MATH (exact FP32), or with TF32 allowed the
+                                   chosen algorithm's math type (never ALLOW_CONVERSION) */
     size_t workspace;
+    /* When describe or choose returns OPARA_ERR_CUDNN (cuDNN refused this convolution; nothing was
+       logged): the call that failed and its status. */
+    const char* failed_call;
+    opara_cudnnStatus_t status;
 } opara__cudnn_conv;
 
 /* Workspace above which a heuristic algorithm is passed over for the next one. */
 #define OPARA__CUDNN_WORKSPACE_LIMIT ((size_t)256 << 20)
 
+/* 1 when a cuDNN status means it ran out of host or device memory (cuDNN 9 and 8 codes). */
+OPARA__PRIVATE int opara__cudnn_out_of_memory(opara_cudnnStatus_t st);
 /* 1 when cuDNN's legacy convolution API can express c (symmetric padding, whole groups). */
 OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
-/* Creates and sets the descriptors of c and checks cuDNN's output size against c's (OPARA_ERR_SHAPE
-   when they disagree). On failure the caller still calls opara__cudnn_conv_destroy. */
+/* Creates and sets the descriptors of c (the math type from c->tf32) and checks cuDNN's output size
+   against c's (OPARA_ERR_SHAPE when they disagree). A cuDNN call that fails gives OPARA_ERR_CUDNN
+   with out->failed_call and out->status set and nothing logged (the caller decides: the lowering
+   falls back to our kernel), except running out of memory (OPARA_ERR_DEVICE_MEMORY or
+   OPARA_ERR_OUT_OF_MEMORY, reported). On failure the caller still calls opara__cudnn_conv_destroy. */
 OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
                                                       const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
 /* The algorithm (cudnnGetConvolutionForwardAlgorithm_v7's first successful one within
-   OPARA__CUDNN_WORKSPACE_LIMIT; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace
-   size. Never cudnnFind*: it allocates and synchronises. */
+   OPARA__CUDNN_WORKSPACE_LIMIT whose math type the precision allows, that math type then set on
+   the descriptor; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace size. Never
+   cudnnFind*: it allocates and synchronises. Failures as for describe. */
 OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
                                                     opara_cudnnHandle_t handle, opara__cudnn_conv* conv);
 /* Enqueues the convolution on the handle's stream: y = act(conv(x, w) + bias). */
@@ -26269,6 +26452,7 @@ typedef struct opara__cuda_lowering {
     float* aux;
     size_t n_aux, cap_aux;
     int use_cublas;
+    int tf32;               /* TF32 allowed in cuDNN convolutions (the caller's precision on cc >= 8.0) */
     /* cuDNN (NULL: every Conv on our kernel): the table and a handle for the heuristics, set by the
        caller; the descriptors of the convolutions lowered to it */
     const opara_cuda_cudnn* dnn;
@@ -26276,6 +26460,8 @@ typedef struct opara__cuda_lowering {
     opara__cudnn_conv* dnn_convs;
     uint32_t n_dnn_convs;
     size_t cap_dnn_convs;
+    uint32_t n_conv;         /* Conv nodes lowered (cuDNN or our kernel) */
+    uint32_t n_dnn_refused;  /* Conv cuDNN refused at describe/choose (each logged with its status) */
 } opara__cuda_lowering;
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
@@ -26357,6 +26543,15 @@ OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_sessi
 
 #define OPARA__CUDA_THREADS 256u
 #define OPARA__CUDA_MAX_GRID 65535u
+/* Limits of a launch (CUDA C++ Programming Guide, compute capabilities table, all architectures
+   since 3.0): grid x up to 2^31 - 1, y and z up to 65535; block x, y up to 1024, z up to 64, at
+   most 1024 threads. */
+#define OPARA__CUDA_GRID_X_MAX 2147483647u
+#define OPARA__CUDA_GRID_YZ_MAX 65535u
+/* Our kernels index with 32-bit ints and walk with grid-stride loops (i += blockDim.x * gridDim.x,
+   at most 256 * 65535): the last step must not overflow, so a tensor a kernel touches has at most
+   this many elements (2^31 - 1 - 256 * 65535 + 1, about 2.13e9). */
+#define OPARA__CUDA_MAX_ELEMS ((int64_t)INT32_MAX - (int64_t)OPARA__CUDA_THREADS * OPARA__CUDA_MAX_GRID + 1)
 
 typedef struct opara__cul_lw {
     opara_runtime* rt;
@@ -26411,7 +26606,12 @@ static void opara__cul_arg(opara__cuda_launch* L, opara__cuda_arg_kind kind, int
     L->args[L->n_args].raw = raw;
     L->n_args++;
 }
-static void opara__cul_arg_i32(opara__cuda_launch* L, int64_t v) { opara__cul_arg(L, OPARA__CUARG_I32, 0, (uint64_t)(uint32_t)(int32_t)v); }
+/* A 32-bit int argument; a value that does not fit is remembered (opara__cul_check_launches refuses
+   the node) rather than silently truncated. */
+static void opara__cul_arg_i32(opara__cuda_launch* L, int64_t v) {
+    if ((v < INT32_MIN || v > INT32_MAX) && !L->arg_overflow) L->arg_overflow = (uint8_t)(L->n_args + 1);
+    opara__cul_arg(L, OPARA__CUARG_I32, 0, (uint64_t)(uint32_t)(int32_t)v);
+}
 static void opara__cul_arg_i64(opara__cuda_launch* L, int64_t v) { opara__cul_arg(L, OPARA__CUARG_I64, 0, (uint64_t)v); }
 static void opara__cul_arg_f32(opara__cuda_launch* L, float v) {
     uint32_t bits;
@@ -26445,10 +26645,15 @@ static opara_result opara__cul_meta_push(opara__cul_lw* w, const int64_t* v, uin
     return OPARA_OK;
 }
 
+/* Appends n floats to the aux table; they start 16 bytes aligned (the table itself is 256-aligned
+   in device memory), so a library may read them too. */
 static opara_result opara__cul_aux_push(opara__cul_lw* w, const float* v, size_t n, int32_t* at) {
     opara__cuda_lowering* low = w->low;
-    if (opara__grow(w->rt, (void**)&low->aux, &low->cap_aux, low->n_aux + n, sizeof(float)) != OPARA_OK)
+    size_t start = (low->n_aux + 3) / 4 * 4;
+    if (opara__grow(w->rt, (void**)&low->aux, &low->cap_aux, start + n, sizeof(float)) != OPARA_OK)
         return OPARA_ERR_OUT_OF_MEMORY;
+    memset(low->aux + low->n_aux, 0, (start - low->n_aux) * sizeof(float));
+    low->n_aux = start;
     memcpy(low->aux + low->n_aux, v, n * sizeof(float));
     *at = (int32_t)low->n_aux;
     low->n_aux += n;
@@ -26503,8 +26708,21 @@ static int opara__cul_bcast_strides(const opara__shape* out, const opara__shape*
 static size_t opara__cul_dsize(opara_dtype t) { return opara_dtype_size(t); }
 
 static opara_result opara__cul_check_elems(opara__cul_lw* w, int64_t n) {
-    if (n > INT32_MAX) return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "more than 2^31 elements");
-    return OPARA_OK;
+    char what[160];
+    if (n <= OPARA__CUDA_MAX_ELEMS) return OPARA_OK;
+    opara__format(what, sizeof what, "%lld elements, more than the %lld the CUDA kernels can index with 32-bit ints", (long long)n,
+                  (long long)OPARA__CUDA_MAX_ELEMS);
+    return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+}
+
+/* Value v (an input or output a kernel indexes) within OPARA__CUDA_MAX_ELEMS; the error names it. */
+static opara_result opara__cul_check_value(opara__cul_lw* w, int32_t v, const char* kernel) {
+    char what[192];
+    int64_t n = v >= 0 ? opara__cul_numel(&w->shapes[v]) : 0;
+    if (n <= OPARA__CUDA_MAX_ELEMS) return OPARA_OK;
+    opara__format(what, sizeof what, "%s would index value '%s' of %lld elements with 32-bit ints (at most %lld)", kernel,
+                  w->g->values[v].name ? w->g->values[v].name : "", (long long)n, (long long)OPARA__CUDA_MAX_ELEMS);
+    return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
 }
 
 /* Pushes [ndim, dims, strides of each operand] (ndim >= 1: a scalar becomes [1]). */
@@ -26628,7 +26846,9 @@ static opara_result opara__cul_push_copy(opara__cul_lw* w, int32_t src, int32_t 
     opara_result r;
     if (count == 0) return OPARA_OK;
     st[0] = ss, st[1] = ds;
-    if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__cul_check_value(w, src, "opara_strided_copy")) != OPARA_OK ||
+        (r = opara__cul_check_value(w, dst, "opara_strided_copy")) != OPARA_OK)
+        return r;
     if ((r = opara__cul_meta_strided(w, dims, st, 2, &meta)) != OPARA_OK) return r;
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_STRIDED_COPY))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_arg_tensor(L, src);
@@ -27165,6 +27385,17 @@ static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, co
     return 1;
 }
 
+/* cuDNN 9 loads its sub-libraries (libcudnn_cnn, ...) late, so a missing or broken one shows up
+   at the first descriptor or heuristics call of a convolution, as may a geometry cuDNN does not
+   support: that convolution runs on our kernel, counted, with cuDNN's status logged. */
+static void opara__cul_cudnn_refused(opara__cul_lw* w, const opara__cudnn_conv* conv) {
+    const opara__node* n = &w->g->nodes[w->node];
+    w->low->n_dnn_refused++;
+    opara__log(&w->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "CUDA backend: node %u '%s' (Conv): cuDNN refused it (%s: %s, %d); it runs on opara_conv2d_f32", w->node,
+               n->name ? n->name : "", conv->failed_call, opara_cudnn_status_name(conv->status), (int)conv->status);
+}
+
 /* A Conv that cuDNN can express becomes one cuDNN call with bias and Relu fused (a Relu without a
    bias gets zeros from the aux table: the fused call needs a bias). *done = 0 leaves the Conv to
    our kernel. */
@@ -27184,9 +27415,14 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
     if (opara__grow(w->rt, (void**)&low->dnn_convs, &low->cap_dnn_convs, low->n_dnn_convs + 1, sizeof *conv) != OPARA_OK)
         return OPARA_ERR_OUT_OF_MEMORY;
     conv = &low->dnn_convs[low->n_dnn_convs];
+    c.tf32 = low->tf32;
     r = opara__cudnn_conv_describe(w->rt, low->dnn, &c, conv);
     if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->dnn, low->dnn_handle, conv);
-    if (r != OPARA_OK) {
+    if (r == OPARA_ERR_CUDNN) { /* cuDNN refused this one (e.g. a sub-library that fails to load): our kernel */
+        opara__cul_cudnn_refused(w, conv);
+        r = OPARA_OK;
+    }
+    if (r != OPARA_OK || conv->failed_call) {
         opara__cudnn_conv_destroy(low->dnn, conv);
         return r;
     }
@@ -27227,6 +27463,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
     if (transpose) return opara__cul_lower_conv_transpose(w, x, y, v, group);
+    w->low->n_conv++;
     if (w->low->dnn && (r = opara__cul_lower_conv_cudnn(w, x, y, &v, group, act, &done)) != OPARA_OK) return r;
     if (done) return OPARA_OK;
     kgroup = K / (group > 0 ? group : 1);
@@ -27245,8 +27482,12 @@ static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b
                                       int64_t K, int ta, int tb, float alpha, float beta, int64_t crs, int64_t ccs,
                                       int64_t batch, int64_t sa, int64_t sb, int64_t sy, int act) {
     opara__cuda_launch* L;
-    if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > 65535)
-        return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "GEMM dimensions");
+    if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > 65535) {
+        char what[160];
+        opara__format(what, sizeof what, "GEMM of M %lld, N %lld, K %lld, batch %lld (at most 2^31 - 1 and a batch of 65535)",
+                      (long long)M, (long long)N, (long long)K, (long long)batch);
+        return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+    }
     if (M == 0 || N == 0 || batch == 0) return OPARA_OK;
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_SGEMM))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_arg_tensor(L, a), opara__cul_arg_tensor(L, b), opara__cul_arg_tensor(L, c), opara__cul_arg_tensor(L, y);
@@ -27263,6 +27504,7 @@ static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b
     L->type = OPARA__CULAUNCH_CUBLAS;
     if (c < 0 && act == OPARA__CUDA_ACT_NONE) return OPARA_OK;
     if (batch != 1) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "batched GEMM with C");
+    if (opara__cul_check_elems(w, M * N) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_BIAS_ACT))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_arg_tensor(L, y), opara__cul_arg_tensor(L, c);
     opara__cul_arg_i32(L, M * N), opara__cul_arg_i32(L, N), opara__cul_arg_i32(L, crs), opara__cul_arg_i32(L, ccs);
@@ -27305,6 +27547,38 @@ static opara_result opara__cul_lower_matmul(opara__cul_lw* w) {
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MatMul batch broadcast across several dims");
     return opara__cul_push_sgemm(w, opara__cul_in(w, 0), opara__cul_in(w, 1), -1, opara__cul_out(w, 0), M, N, K, 0, 0, 1.0f, 0.0f, 0, 0,
                              batch, ab == 1 ? 0 : M * K, bb == 1 ? 0 : K * N, M * N, OPARA__CUDA_ACT_NONE);
+}
+
+/* ---- limits ------------------------------------------------------------------------------------ */
+
+/* What the node's kernel launches (from launch `first` on) must respect, whatever each lowering
+   function checked: every 32-bit int argument fits, the grid and block are within the device
+   limits, and every tensor a kernel touches has at most OPARA__CUDA_MAX_ELEMS elements. Library
+   calls (cuBLAS, cuDNN) and device copies keep their own limits. */
+static opara_result opara__cul_check_launches(opara__cul_lw* w, uint32_t first) {
+    const opara__cuda_lowering* low = w->low;
+    char what[192];
+    uint32_t i, a;
+    for (i = first; i < low->n_launches; ++i) {
+        const opara__cuda_launch* L = &low->launches[i];
+        const char* k = opara__cuda_kernel_name((opara__cuda_kernel)L->kernel);
+        uint64_t threads = (uint64_t)L->block[0] * L->block[1] * L->block[2];
+        if (L->type != OPARA__CULAUNCH_KERNEL) continue;
+        if (L->arg_overflow) {
+            opara__format(what, sizeof what, "argument %u of %s exceeds a 32-bit int", L->arg_overflow - 1, k);
+            return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+        }
+        if (L->grid[0] < 1 || L->grid[0] > OPARA__CUDA_GRID_X_MAX || L->grid[1] < 1 || L->grid[1] > OPARA__CUDA_GRID_YZ_MAX ||
+            L->grid[2] < 1 || L->grid[2] > OPARA__CUDA_GRID_YZ_MAX || threads < 1 || threads > 1024 || L->block[2] > 64) {
+            opara__format(what, sizeof what, "%s grid (%u, %u, %u) x block (%u, %u, %u) exceeds the launch limits (grid y, z <= 65535)",
+                          k, L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1], L->block[2]);
+            return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+        }
+        for (a = 0; a < L->n_args; ++a)
+            if (L->args[a].kind == OPARA__CUARG_TENSOR && opara__cul_check_value(w, L->args[a].ref, k) != OPARA_OK)
+                return OPARA_ERR_LIMIT_EXCEEDED;
+    }
+    return OPARA_OK;
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------------- */
@@ -27368,6 +27642,7 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     opara__cuda_lowering keep = *low; /* the caller's choices */
     memset(low, 0, sizeof *low);
     low->use_cublas = keep.use_cublas;
+    low->tf32 = keep.tf32;
     low->dnn = keep.dnn;
     low->dnn_handle = keep.dnn_handle;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
@@ -27377,6 +27652,7 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
         w.node = i;
         low->node_start[i] = low->n_launches;
         r = opara__cul_lower_node(&w);
+        if (r == OPARA_OK) r = opara__cul_check_launches(&w, low->node_start[i]);
         if (r == OPARA_ERR_OUT_OF_MEMORY) opara__fail(rt, r, "CUDA backend: out of memory while lowering node %u", i);
     }
     low->node_start[g->n_nodes] = low->n_launches;
@@ -27401,19 +27677,44 @@ OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_low
    inference; the algorithm/workspace choice from cuDNN's heuristics (never the cudnnFind*
    autotuners, which allocate and synchronise and cannot run under capture); the call that
    enqueues it on the handle's stream.
-   The descriptor calls need no GPU, so tests/test_cuda_cudnn.c runs them on the real libcudnn. */
+   The descriptor calls need no GPU, so tests/test_cuda_cudnn.c runs them on the real libcudnn.
+
+   Precision. cuDNN's cudnnMathType_t (API reference, cudnn_graph library): DEFAULT_MATH permits TF32
+   tensor-core operations on compute capability 8.0 and newer (none before); TENSOR_OP_MATH permits
+   tensor cores without down-converting the data; TENSOR_OP_MATH_ALLOW_CONVERSION also down-converts
+   (FP32 data to FP16 included); FMA_MATH restricts cuDNN to kernels that use FMA instructions. The
+   math type lives on the convolution descriptor, so every descriptor gets one explicitly: FMA_MATH
+   for exact FP32, DEFAULT_MATH when TF32 is allowed. cudnnGetConvolutionForwardAlgorithm_v7 reports
+   each algorithm with the math type it needs (perf.mathType), which must be set on the descriptor
+   for that algorithm to run as ranked; an algorithm whose math type the precision forbids is
+   passed over. */
 /* #include "opara_backend_cuda.h" (inlined above) */
 
 #include <string.h>
 
-static opara_result opara__dnn_fail(opara_runtime* rt, opara_cudnnStatus_t st, const char* what) {
-    return opara__fail(rt, OPARA_ERR_CUDNN, "cuDNN: %s failed: %s (%d)", what, opara_cudnn_status_name(st), (int)st);
+OPARA__PRIVATE int opara__cudnn_out_of_memory(opara_cudnnStatus_t st) {
+    return st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
+           st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED || (int)st == 2 /* cuDNN 8 ALLOC_FAILED */;
 }
 
-#define OPARA__DNN_TRY(rt, call, what)                                                        \
-    do {                                                                                      \
-        opara_cudnnStatus_t opara__st_ = (call);                                              \
-        if (opara__st_ != OPARA_CUDNN_STATUS_SUCCESS) return opara__dnn_fail(rt, opara__st_, what); \
+/* A failed cuDNN call on conv: out of memory is an error reported here; anything else is cuDNN
+   refusing the convolution, kept in conv for the caller (no log, no runtime error). */
+static opara_result opara__dnn_refused(opara_runtime* rt, opara__cudnn_conv* conv, opara_cudnnStatus_t st, const char* what) {
+    conv->failed_call = what;
+    conv->status = st;
+    if (st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "cuDNN: %s ran out of host memory: %s (%d)", what,
+                           opara_cudnn_status_name(st), (int)st);
+    if (opara__cudnn_out_of_memory(st))
+        return opara__fail(rt, OPARA_ERR_DEVICE_MEMORY, "cuDNN: %s ran out of device memory: %s (%d)", what,
+                           opara_cudnn_status_name(st), (int)st);
+    return OPARA_ERR_CUDNN;
+}
+
+#define OPARA__DNN_TRY(rt, conv, call, what)                                                        \
+    do {                                                                                            \
+        opara_cudnnStatus_t opara__st_ = (call);                                                    \
+        if (opara__st_ != OPARA_CUDNN_STATUS_SUCCESS) return opara__dnn_refused(rt, conv, opara__st_, what); \
     } while (0)
 
 OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c) {
@@ -27426,32 +27727,35 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const 
     memset(out, 0, sizeof *out);
     if (!opara__cudnn_conv_supported(c))
         return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "cuDNN: asymmetric padding or bad groups");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateTensorDescriptor(&out->x), "cudnnCreateTensorDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateTensorDescriptor(&out->y), "cudnnCreateTensorDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateTensorDescriptor(&out->bias), "cudnnCreateTensorDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateFilterDescriptor(&out->w), "cudnnCreateFilterDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateConvolutionDescriptor(&out->conv), "cudnnCreateConvolutionDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnCreateActivationDescriptor(&out->act), "cudnnCreateActivationDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnSetTensor4dDescriptor(out->x, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, c->N, c->C, c->H, c->W),
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->x), "cudnnCreateTensorDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->y), "cudnnCreateTensorDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->bias), "cudnnCreateTensorDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateFilterDescriptor(&out->w), "cudnnCreateFilterDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateConvolutionDescriptor(&out->conv), "cudnnCreateConvolutionDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnCreateActivationDescriptor(&out->act), "cudnnCreateActivationDescriptor");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->x, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, c->N, c->C, c->H, c->W),
                    "cudnnSetTensor4dDescriptor (input)");
-    OPARA__DNN_TRY(rt, dnn->cudnnSetFilter4dDescriptor(out->w, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, c->K,
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetFilter4dDescriptor(out->w, OPARA_CUDNN_DATA_FLOAT, OPARA_CUDNN_TENSOR_NCHW, c->K,
                                                        c->C / c->group, c->R, c->S),
                    "cudnnSetFilter4dDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnSetConvolution2dDescriptor(out->conv, c->ph, c->pw, c->sh, c->sw, c->dh, c->dw,
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetConvolution2dDescriptor(out->conv, c->ph, c->pw, c->sh, c->sw, c->dh, c->dw,
                                                             OPARA_CUDNN_CROSS_CORRELATION, OPARA_CUDNN_DATA_FLOAT),
                    "cudnnSetConvolution2dDescriptor");
-    OPARA__DNN_TRY(rt, dnn->cudnnSetConvolutionGroupCount(out->conv, c->group), "cudnnSetConvolutionGroupCount");
-    OPARA__DNN_TRY(rt, dnn->cudnnGetConvolution2dForwardOutputDim(out->conv, out->x, out->w, &n, &k, &h, &w),
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetConvolutionGroupCount(out->conv, c->group), "cudnnSetConvolutionGroupCount");
+    out->tf32 = c->tf32 != 0;
+    out->math = out->tf32 ? OPARA_CUDNN_DEFAULT_MATH : OPARA_CUDNN_FMA_MATH;
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetConvolutionMathType(out->conv, out->math), "cudnnSetConvolutionMathType");
+    OPARA__DNN_TRY(rt, out, dnn->cudnnGetConvolution2dForwardOutputDim(out->conv, out->x, out->w, &n, &k, &h, &w),
                    "cudnnGetConvolution2dForwardOutputDim");
     if (n != c->N || k != c->K || h != c->OH || w != c->OW)
         return opara__fail(rt, OPARA_ERR_SHAPE, "cuDNN computes output [%d, %d, %d, %d] but shape inference [%d, %d, %d, %d]",
                            n, k, h, w, c->N, c->K, c->OH, c->OW);
-    OPARA__DNN_TRY(rt, dnn->cudnnSetTensor4dDescriptor(out->y, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, n, k, h, w),
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->y, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, n, k, h, w),
                    "cudnnSetTensor4dDescriptor (output)");
-    OPARA__DNN_TRY(rt, dnn->cudnnSetTensor4dDescriptor(out->bias, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, k, 1, 1),
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->bias, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, k, 1, 1),
                    "cudnnSetTensor4dDescriptor (bias)");
     /* the fused epilogue: Relu, or identity (which cuDNN supports only with IMPLICIT_PRECOMP_GEMM) */
-    OPARA__DNN_TRY(rt, dnn->cudnnSetActivationDescriptor(out->act, c->relu ? OPARA_CUDNN_ACTIVATION_RELU : OPARA_CUDNN_ACTIVATION_IDENTITY,
+    OPARA__DNN_TRY(rt, out, dnn->cudnnSetActivationDescriptor(out->act, c->relu ? OPARA_CUDNN_ACTIVATION_RELU : OPARA_CUDNN_ACTIVATION_IDENTITY,
                                                          OPARA_CUDNN_NOT_PROPAGATE_NAN, 0.0),
                    "cudnnSetActivationDescriptor");
     out->call = c->relu ? OPARA__CUDNN_BIAS_RELU : c->has_bias ? OPARA__CUDNN_BIAS : OPARA__CUDNN_FORWARD;
@@ -27459,22 +27763,35 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const 
     return OPARA_OK;
 }
 
+/* 1 when the precision allows an algorithm of math type m (see the top of the file). */
+static int opara__cudnn_math_allowed(opara_cudnnMathType_t m, int tf32) {
+    if (m == OPARA_CUDNN_FMA_MATH) return 1;
+    return tf32 && (m == OPARA_CUDNN_DEFAULT_MATH || m == OPARA_CUDNN_TENSOR_OP_MATH);
+}
+
 OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
                                                     opara_cudnnHandle_t handle, opara__cudnn_conv* conv) {
     opara_cudnnConvolutionFwdAlgoPerf_t perf[OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0, i;
     if (conv->call != OPARA__CUDNN_BIAS) {
-        OPARA__DNN_TRY(rt, dnn->cudnnGetConvolutionForwardAlgorithm_v7(handle, conv->x, conv->w, conv->conv, conv->y,
-                                                                       OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
+        OPARA__DNN_TRY(rt, conv, dnn->cudnnGetConvolutionForwardAlgorithm_v7(handle, conv->x, conv->w, conv->conv, conv->y,
+                                                                             OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
                        "cudnnGetConvolutionForwardAlgorithm_v7");
-        for (i = 0; i < returned; ++i)
-            if (perf[i].status == OPARA_CUDNN_STATUS_SUCCESS && perf[i].memory <= OPARA__CUDNN_WORKSPACE_LIMIT) {
+        for (i = 0; i < returned && i < OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++i)
+            if (perf[i].status == OPARA_CUDNN_STATUS_SUCCESS && perf[i].memory <= OPARA__CUDNN_WORKSPACE_LIMIT &&
+                opara__cudnn_math_allowed(perf[i].mathType, conv->tf32)) {
                 conv->algo = perf[i].algo;
+                if (perf[i].mathType != conv->math) {
+                    OPARA__DNN_TRY(rt, conv, dnn->cudnnSetConvolutionMathType(conv->conv, perf[i].mathType),
+                                   "cudnnSetConvolutionMathType (the algorithm's)");
+                    conv->math = perf[i].mathType;
+                }
                 break;
             }
     }
-    OPARA__DNN_TRY(rt, dnn->cudnnGetConvolutionForwardWorkspaceSize(handle, conv->x, conv->w, conv->conv, conv->y, conv->algo,
-                                                                    &conv->workspace),
+    /* the workspace depends on the math type: asked after it is final */
+    OPARA__DNN_TRY(rt, conv, dnn->cudnnGetConvolutionForwardWorkspaceSize(handle, conv->x, conv->w, conv->conv, conv->y, conv->algo,
+                                                                          &conv->workspace),
                    "cudnnGetConvolutionForwardWorkspaceSize");
     return OPARA_OK;
 }
@@ -27524,7 +27841,9 @@ OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara
 
 #define OPARA__CU(s, call) ((s)->calls++, (s)->cu.call)
 #define OPARA__CUDA_ALIGN 256u
-#define OPARA__CUBLAS_WORKSPACE ((size_t)4 << 20)
+/* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
+   16 bytes, what their vectorised kernels load. */
+#define OPARA__CUDA_LIB_ALIGN 16u
 #define OPARA__CUDA_FILES 5
 
 static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "pool"};
@@ -27543,6 +27862,7 @@ struct opara__cuda_session {
     opara__errbuf* err;         /* where failures go: the runtime's buffer during creation, then error */
     opara__errbuf error;        /* failures of runs (which may happen on any thread) */
     int have_cublas, have_cudnn, nvrtc_used;
+    int tf32; /* TF32 requested and the device has it (compute capability 8.0+) */
     char kernels[160]; /* where our kernels came from (opara__cuda_info.kernels) */
     opara_CUdevice dev;
     opara_CUcontext ctx;        /* the device's primary context, retained by the runtime */
@@ -27580,9 +27900,14 @@ struct opara__cuda_session {
     opara_cublasHandle_t* blas;        /* [n_streams], NULL where the stream runs no cuBLAS call */
     opara_cudnnHandle_t* dnn_handles;  /* [n_streams], NULL where the stream runs no cuDNN call */
     opara_cudnnHandle_t dnn_probe;     /* the heuristics' handle until a stream takes it */
-    uint64_t* ws_off;                  /* [n_streams] a stream's workspace: offset in the arena allocation */
-    uint64_t* ws_bytes;                /* [n_streams] its size (0: none) */
-    uint64_t workspace_bytes;          /* all streams' workspaces */
+    /* Library workspaces: a node's library calls use the block of its slot; the nodes of one slot
+       never run at the same time (opara__plan_share_scratch). */
+    uint32_t* ws_slot;                 /* [n_nodes] slot of the node's calls, UINT32_MAX when none */
+    uint64_t* ws_off;                  /* [n_nodes] (room for one per slot) a slot's offset in the arena allocation */
+    uint64_t* ws_bytes;                /* [n_nodes] (as ws_off) its size */
+    uint32_t n_workspaces;             /* slots */
+    uint64_t workspace_bytes;          /* all slots */
+    uint32_t* blas_slot;               /* [n_streams] the workspace slot a cuBLAS handle holds now */
 
     opara__cuda_mode mode;
     char fallback[256];
@@ -28176,10 +28501,6 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
-static int opara__cub_cudnn_out_of_memory(opara_cudnnStatus_t st) {
-    return st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED || (int)st == 2 /* cuDNN 8 ALLOC_FAILED */;
-}
-
 /* The handle cuDNN's heuristics need (then the first stream's). A handle that cannot be made
    (e.g. no usable device for cuDNN) means our convolution kernel, with the reason logged; running
    out of device memory is an error. The library stays loaded: the runtime owns it. */
@@ -28198,7 +28519,7 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
     memset(&s->dnn, 0, sizeof s->dnn);
-    if (opara__cub_cudnn_out_of_memory(st))
+    if (opara__cudnn_out_of_memory(st))
         return opara__cub_fail(s, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
     return OPARA_OK;
 }
@@ -28239,6 +28560,7 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
     if (s->opt.measured && pd.metric == OPARA__METRIC_DEFAULT) pd.metric = OPARA__METRIC_TIME;
     pd.shapes = s->shapes; /* lets Concat inputs be written in place */
+    if (pd.concat_align == 0) pd.concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
     descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
     if (!descs) return opara__cub_oom(s);
     r = opara__cub_cuda_descs(s, descs);
@@ -28279,35 +28601,46 @@ static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
     return 0;
 }
 
-/* Per stream, one workspace for the library calls it makes (ordered on the stream, so they share
-   it; streams that may run concurrently never do): the largest of its cuDNN convolutions' and, if
-   it runs cuBLAS, the cuBLAS workspace. Placed after the plan's arena in the same allocation, so a
-   run allocates nothing. Returns the allocation's size. */
+/* cuBLAS workspace per handle. cuBLAS docs (cublasSetWorkspace): NVIDIA recommends 32 MiB on Hopper
+   (compute capability 9.0) and newer architectures, 4 MiB on the others. */
+static uint64_t opara__cub_cublas_workspace(const opara__cuda_session* s) {
+    return s->cc_major >= 9 ? (uint64_t)32 << 20 : (uint64_t)4 << 20;
+}
+
+/* Library workspaces. A node's library calls (a cuBLAS GEMM, or its cuDNN algorithm) need a
+   workspace while they run; nodes that the plan orders against each other share one block
+   (opara__plan_share_scratch: each slot is a chain of the happens-before order), so the memory
+   follows how many library calls can really run at once, not the stream count. Placed after the
+   plan's arena in the same allocation, so a run allocates nothing. Returns the allocation's size. */
 static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* total) {
     const opara__plan* p = s->plan;
-    uint32_t i, n_streams = s->n_streams;
-    size_t base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
-    s->ws_off = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
-    s->ws_bytes = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
-    if (!s->ws_off || !s->ws_bytes) return opara__cub_oom(s);
-    for (i = 0; i < s->low.n_launches; ++i) {
+    size_t nn = p->n_nodes ? p->n_nodes : 1, base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
+    uint64_t* need = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    s->ws_slot = (uint32_t*)opara__calloc(s->rt, nn, sizeof(uint32_t));
+    s->ws_off = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    s->ws_bytes = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    if (!s->ws_slot || !s->ws_off || !s->ws_bytes || !need) r = opara__cub_oom(s);
+    for (i = 0; r == OPARA_OK && i < s->low.n_launches; ++i) {
         const opara__cuda_launch* L = &s->low.launches[i];
-        uint32_t st = opara__cub_stream_of(s, L->node);
-        uint64_t need = L->type == OPARA__CULAUNCH_CUBLAS  ? OPARA__CUBLAS_WORKSPACE
-                        : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
-                                                           : 0;
-        if (need > s->ws_bytes[st]) s->ws_bytes[st] = need;
+        uint64_t n = L->type == OPARA__CULAUNCH_CUBLAS  ? opara__cub_cublas_workspace(s)
+                     : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
+                                                        : 0;
+        if (n > need[L->node]) need[L->node] = n;
     }
-    for (i = 0; i < n_streams; ++i) {
+    if (r == OPARA_OK) r = opara__plan_share_scratch(s->g, p, need, s->ws_slot, s->ws_bytes, &s->n_workspaces);
+    for (i = 0; r == OPARA_OK && i < s->n_workspaces; ++i) {
         size_t end;
         s->ws_off[i] = at;
         if (!opara__add_size(at, (size_t)s->ws_bytes[i], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
-            return opara__fail(s->rt, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
-        at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
+            r = opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
+        else at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
     }
     s->workspace_bytes = at - base;
     *total = at;
-    return OPARA_OK;
+    opara__free(s->rt, need);
+    return r;
 }
 
 /* The pinned staging of host I/O: the input buffers' layout, then every graph output (aligned). */
@@ -28401,6 +28734,23 @@ static opara_CUdeviceptr opara__cub_value_addr(const opara__cuda_session* s, int
     return 0;
 }
 
+/* Every pointer a library call gets must be 16-byte aligned: the plan places Concat slices so
+   (concat_align), the arena, inputs and constants are 256-aligned and the lowering aligns what
+   it puts in the aux table for libraries. A violation is a defect of ours: it fails loudly. */
+static int opara__cub_lib_aligned(opara__cuda_session* s, const opara__cuda_launch* L) {
+    uint32_t a;
+    for (a = 0; a < L->n_args; ++a) {
+        uint8_t k = L->args[a].kind;
+        if ((k != OPARA__CUARG_TENSOR && k != OPARA__CUARG_AUX) || L->values[a] % OPARA__CUDA_LIB_ALIGN == 0) continue;
+        opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
+                                               "not %u-byte aligned", L->node, s->g->nodes[L->node].name ? s->g->nodes[L->node].name : "",
+                    a, L->type == OPARA__CULAUNCH_CUBLAS ? "cuBLAS" : "cuDNN", (unsigned long long)L->values[a],
+                    OPARA__CUDA_LIB_ALIGN);
+        return 0;
+    }
+    return 1;
+}
+
 /* Kernel parameters with device addresses; drops copies the plan made unnecessary. */
 static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
     const opara__graph* g = s->g;
@@ -28429,6 +28779,8 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             L->values[a] = v;
             L->params[a] = &L->values[a];
         }
+        if ((L->type == OPARA__CULAUNCH_CUBLAS || L->type == OPARA__CULAUNCH_CUDNN) && !opara__cub_lib_aligned(s, L))
+            return OPARA_ERR_INTERNAL;
         if (L->type == OPARA__CULAUNCH_COPY)
             s->skip[i] = L->values[0] == L->values[1] || s->value_bytes[L->args[0].ref] == 0;
         if (n->op == OPARA__OP_CONCAT && L->type == OPARA__CULAUNCH_KERNEL) {
@@ -28443,26 +28795,52 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
 
 /* ---- streams, events, library handles ----------------------------------------------------------- */
 
-/* The stream's workspace (NULL when it has none). */
-static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t stream) {
-    return s->ws_bytes[stream] ? (void*)(uintptr_t)(s->arena + s->ws_off[stream]) : NULL;
+/* The workspace of node n's library calls and its size (NULL and 0 when it needs none). */
+static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t n, size_t* bytes) {
+    uint32_t k = s->ws_slot[n];
+    *bytes = k == UINT32_MAX ? 0 : (size_t)s->ws_bytes[k];
+    return *bytes ? (void*)(uintptr_t)(s->arena + s->ws_off[k]) : NULL;
 }
 
-static int opara__cub_stream_calls(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
-    uint32_t i;
-    for (i = 0; i < s->low.n_launches; ++i)
-        if (s->low.launches[i].type == type && opara__cub_stream_of(s, s->low.launches[i].node) == stream) return 1;
-    return 0;
+/* Points the cuBLAS handle of a stream at node n's workspace (a host-side setting: nothing is
+   enqueued). Called after cublasSetStream, which resets the workspace to the default pool (that
+   pool allocates during capture), and before each GEMM whose slot differs from the handle's. */
+static opara_cublasStatus_t opara__cub_cublas_workspace_for(opara__cuda_session* s, uint32_t stream, uint32_t n) {
+    size_t bytes;
+    void* ws = opara__cub_workspace(s, n, &bytes);
+    opara_cublasStatus_t st;
+    if (s->blas_slot[stream] == s->ws_slot[n]) return OPARA_CUBLAS_STATUS_SUCCESS;
+    st = s->cublas.cublasSetWorkspace_v2(s->blas[stream], ws, bytes);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) s->blas_slot[stream] = s->ws_slot[n];
+    return st;
 }
 
-/* A cuBLAS handle bound to stream i with the stream's workspace, set after the stream
-   (cublasSetStream resets it to the default pool, which allocates during capture). */
-static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i) {
-    void* ws = opara__cub_workspace(s, i);
+/* The first node on a stream with a launch of this type (UINT32_MAX: none). */
+static uint32_t opara__cub_stream_first_call(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
+    uint32_t k, i;
+    for (k = 0; k < s->plan->n_nodes; ++k) {
+        uint32_t n = s->plan->order[k];
+        if (opara__cub_stream_of(s, n) != stream) continue;
+        for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i)
+            if (s->low.launches[i].type == type) return n;
+    }
+    return UINT32_MAX;
+}
+
+/* A cuBLAS handle bound to stream i, holding the workspace of the stream's first GEMM node (first:
+   set after the stream). */
+static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i, uint32_t first) {
     opara_cublasStatus_t st = s->cublas.cublasCreate_v2(&s->blas[i]);
     if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
-    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetWorkspace_v2(s->blas[i], ws, (size_t)s->ws_bytes[i]);
+    s->blas_slot[i] = UINT32_MAX - 1; /* none yet (UINT32_MAX is "no workspace") */
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = opara__cub_cublas_workspace_for(s, i, first);
+    /* cublasMath_t (cuBLAS docs; cublas_api.h): DEFAULT_MATH keeps at least the requested precision
+       (so never TF32 for SGEMM); TF32_TENSOR_OP_MATH lets single-precision routines use TF32 tensor
+       cores. PEDANTIC_MATH (standardised arithmetic in every phase, documented as possibly slower)
+       is not needed for exact FP32. */
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS)
+        st = s->cublas.cublasSetMathMode(s->blas[i], s->tf32 ? OPARA_CUBLAS_TF32_TENSOR_OP_MATH : OPARA_CUBLAS_DEFAULT_MATH);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
     return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
@@ -28479,7 +28857,7 @@ static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) 
     }
     if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, opara__cub_cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
 }
 
@@ -28488,13 +28866,13 @@ static opara_result opara__cub_cuda_library_handles(opara__cuda_session* s, uint
     uint32_t i;
     opara_result r;
     s->blas = (opara_cublasHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cublasHandle_t));
+    s->blas_slot = (uint32_t*)opara__calloc(s->rt, n_streams, sizeof(uint32_t));
     s->dnn_handles = (opara_cudnnHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cudnnHandle_t));
-    if (!s->blas || !s->dnn_handles) return opara__cub_oom(s);
+    if (!s->blas || !s->blas_slot || !s->dnn_handles) return opara__cub_oom(s);
     for (i = 0; i < n_streams; ++i) {
-        if (s->have_cublas && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUBLAS) &&
-            (r = opara__cub_cublas_handle(s, i)) != OPARA_OK)
-            return r;
-        if (s->have_cudnn && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUDNN) &&
+        uint32_t first = s->have_cublas ? opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUBLAS) : UINT32_MAX;
+        if (first != UINT32_MAX && (r = opara__cub_cublas_handle(s, i, first)) != OPARA_OK) return r;
+        if (s->have_cudnn && opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUDNN) != UINT32_MAX &&
             (r = opara__cub_cudnn_handle(s, i)) != OPARA_OK)
             return r;
     }
@@ -28521,53 +28899,65 @@ static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
 
 /* ---- the launch sequence ----------------------------------------------------------------------- */
 
-/* Row-major Y = alpha op(A) op(B) through column-major cuBLAS: Y^T = op(B)^T op(A)^T. */
-static opara_CUresult opara__cub_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+/* Row-major Y = alpha op(A) op(B) through column-major cuBLAS: Y^T = op(B)^T op(A)^T. A failure
+   names cuBLAS's status (not a driver code). */
+static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
     int M = (int)L->values[4], N = (int)L->values[5], K = (int)L->values[6], ta = (int)L->values[7], tb = (int)L->values[8];
     int batch = (int)L->grid[2];
     float alpha, beta = 0.0f;
     uint32_t bits = (uint32_t)L->values[9];
+    opara_cublasStatus_t st = opara__cub_cublas_workspace_for(s, stream, L->node);
     memcpy(&alpha, &bits, sizeof alpha);
-    return s->cublas.cublasSgemmStridedBatched(
-               s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N,
-               M, K, &alpha, (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17],
-               (const float*)(uintptr_t)L->values[0], ta ? M : K, (long long)L->values[16], &beta,
-               (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch) == OPARA_CUBLAS_STATUS_SUCCESS
-               ? OPARA_CUDA_SUCCESS
-               : OPARA_CUDA_ERROR_LAUNCH_FAILED;
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSgemmStridedBatched(
+        s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N, M, K, &alpha,
+        (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
+        ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
+    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+                       "CUDA backend: %s for node %u failed: %s (%d)",
+                       s->blas_slot[stream] == s->ws_slot[L->node] ? "cublasSgemmStridedBatched" : "cublasSetWorkspace", L->node,
+                       opara_cublas_status_name(st), (int)st);
 }
 
-static opara_CUresult opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
-    opara_cudnnStatus_t st = opara__cudnn_conv_run(
-        &s->dnn, s->dnn_handles[stream], &s->low.dnn_convs[L->lib], (const void*)(uintptr_t)L->values[0],
-        (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3],
-        opara__cub_workspace(s, stream), (size_t)s->ws_bytes[stream]);
-    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_CUDA_SUCCESS;
-    opara__log(&s->rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL, "cuDNN convolution of node %u: %s (%d)", L->node,
-               opara_cudnn_status_name(st), (int)st);
-    return OPARA_CUDA_ERROR_LAUNCH_FAILED;
-}
-
-static opara_CUresult opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
-    opara_CUstream st = s->streams[stream];
-    switch (L->type) {
-    case OPARA__CULAUNCH_COPY:
-        return OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
-    case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
-    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
-    default:
-        return OPARA__CU(s, cuLaunchKernel(s->funcs[L->kernel], L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1],
-                                           L->block[2], 0, st, L->params, NULL));
-    }
+/* A failure names cuDNN's status (not a driver code). */
+static opara_result opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+    const opara__cudnn_conv* conv = &s->low.dnn_convs[L->lib];
+    size_t bytes;
+    void* ws = opara__cub_workspace(s, L->node, &bytes);
+    opara_cudnnStatus_t st = opara__cudnn_conv_run(&s->dnn, s->dnn_handles[stream], conv, (const void*)(uintptr_t)L->values[0],
+                                                   (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2],
+                                                   (void*)(uintptr_t)L->values[3], ws, bytes);
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
+    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+                       "CUDA backend: %s for node %u failed: %s (%d)",
+                       conv->call == OPARA__CUDNN_FORWARD ? "cudnnConvolutionForward" : "cudnnConvolutionBiasActivationForward",
+                       L->node, opara_cudnn_status_name(st), (int)st);
 }
 
 static const char* opara__cub_launch_name(const opara__cuda_launch* L) {
+    return L->type == OPARA__CULAUNCH_KERNEL ? opara__cuda_kernel_name((opara__cuda_kernel)L->kernel) : "a copy";
+}
+
+/* One launch of node L->node on a stream: a library call (which reports its own status) or a
+   driver call. */
+static opara_result opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
+    opara_CUstream st = s->streams[stream];
+    opara_CUresult r;
+    char what[160];
     switch (L->type) {
-    case OPARA__CULAUNCH_KERNEL: return opara__cuda_kernel_name((opara__cuda_kernel)L->kernel);
-    case OPARA__CULAUNCH_CUBLAS: return "a cuBLAS GEMM";
-    case OPARA__CULAUNCH_CUDNN: return "a cuDNN convolution";
-    default: return "a copy";
+    case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
+    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
+    case OPARA__CULAUNCH_COPY:
+        r = OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
+        break;
+    default:
+        r = OPARA__CU(s, cuLaunchKernel(s->funcs[L->kernel], L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1],
+                                        L->block[2], 0, st, L->params, NULL));
+        break;
     }
+    if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
+    opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(L), L->node);
+    return opara__cub_cu_fail(s, r, what);
 }
 
 /* Everything the plan says, in its order, from the origin stream 0: fork, per node its waits,
@@ -28587,15 +28977,9 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
             if (opara__cub_stream_of(s, p->wait_nodes[i]) != sn) /* else launched earlier on this very stream */
                 OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
-            opara_CUresult r;
             if (s->skip[i]) continue;
             if (s->hook && !began++ && (hr = s->hook(s->hook_user, n, 0, s->streams[sn])) != OPARA_OK) return hr;
-            r = opara__cub_launch_one(s, &s->low.launches[i], sn);
-            if (r != OPARA_CUDA_SUCCESS) {
-                char what[160];
-                opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(&s->low.launches[i]), n);
-                return opara__cub_cu_fail(s, r, what);
-            }
+            if ((hr = opara__cub_launch_one(s, &s->low.launches[i], sn)) != OPARA_OK) return hr;
         }
         if (began && (hr = s->hook(s->hook_user, n, 1, s->streams[sn])) != OPARA_OK) return hr;
         if (p->records_event[n]) OPARA__CU_TRY(s, cuEventRecord(s->node_events[n], s->streams[sn]), "cuEventRecord");
@@ -28734,8 +29118,10 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->node_events);
     opara__free(rt, s->blas);
     opara__free(rt, s->dnn_handles);
+    opara__free(rt, s->ws_slot);
     opara__free(rt, s->ws_off);
     opara__free(rt, s->ws_bytes);
+    opara__free(rt, s->blas_slot);
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
     opara__free(rt, s->output_off);
@@ -28751,14 +29137,15 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
 
 /* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
-    uint32_t n, convs = 0, streams = 0, i;
-    for (n = 0; n < s->g->n_nodes; ++n) convs += s->g->nodes[n].op == OPARA__OP_CONV;
-    for (i = 0; i < s->n_streams; ++i) streams += s->ws_bytes[i] > 0;
+    uint32_t n, calls = 0;
+    for (n = 0; n < s->plan->n_nodes; ++n) calls += s->ws_slot[n] != UINT32_MAX;
     opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
-               "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN, GEMM on %s, "
-               "library workspaces %.2f MiB on %u of them (arena %.2f MiB, same allocation)",
-               s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
-               (double)s->workspace_bytes / 1048576.0, streams, (double)s->plan->arena_bytes / 1048576.0);
+               "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN%s, GEMM on %s, %s; "
+               "library workspaces %.2f MiB: %u blocks shared by the %u nodes that need one (arena %.2f MiB, same allocation)",
+               s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, s->low.n_conv,
+               s->low.n_dnn_refused ? " (cuDNN refused some: see the warnings)" : "",
+               s->have_cublas ? "cuBLAS" : "opara_sgemm_f32", s->tf32 ? "TF32 allowed" : "exact FP32",
+               (double)s->workspace_bytes / 1048576.0, s->n_workspaces, calls, (double)s->plan->arena_bytes / 1048576.0);
 }
 
 /* Everything after attaching, with the session's context pushed. */
@@ -28768,7 +29155,14 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_cudnn_probe(s)) != OPARA_OK) return r;
+    /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
+    s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
+    if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "CUDA backend: TF32 requested, but %s (compute capability %d.%d) has no TF32 tensor cores: exact FP32",
+                   s->device_name, s->cc_major, s->cc_minor);
     s->low.use_cublas = s->have_cublas;
+    s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
@@ -28814,6 +29208,10 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     s->g = g;
     s->err = &rt->error;
     if (opt) s->opt = *opt;
+    if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
+        opara__free(rt, s);
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
+    }
     r = opara__cub_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);
     if (r == OPARA_OK) {
@@ -28919,8 +29317,15 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     opara__format(info->fallback_reason, sizeof info->fallback_reason, "%s", s->fallback);
     info->cublas = s->have_cublas;
     info->cudnn = s->have_cudnn;
+    info->precision = s->tf32 ? OPARA_PRECISION_TF32 : OPARA_PRECISION_FP32;
+    info->n_conv = s->low.n_conv;
     info->n_cudnn_convs = s->low.n_dnn_convs;
+    info->n_cudnn_refused = s->low.n_dnn_refused;
     info->workspace_bytes = s->workspace_bytes;
+    info->n_workspaces = s->n_workspaces;
+    info->workspace_slot = s->ws_slot;
+    info->workspace_offset = s->ws_off;
+    info->workspace_size = s->ws_bytes;
     info->nvrtc = s->nvrtc_used;
     info->kernels = s->kernels;
     info->n_launches = s->low.n_launches;
@@ -30210,6 +30615,22 @@ OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32
 }
 
 OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) { return ex->blas.name; }
+
+OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
+                                              size_t cap) {
+    uint32_t i, gemm = 0, direct = 0;
+    for (i = 0; i < ex->g->n_nodes; ++i) {
+        if (ex->ops[i].node->op != OPARA__OP_CONV) continue;
+        if (ex->ops[i].p.depthwise) direct++;
+        else gemm++;
+    }
+    *n_conv = gemm + direct;
+    *n_library = ex->blas.sgemm ? gemm : 0;
+    if (gemm && direct) opara__format(name, cap, "im2col/1x1 GEMM on %s + direct depthwise", ex->blas.name);
+    else if (gemm) opara__format(name, cap, "im2col/1x1 GEMM on %s", ex->blas.name);
+    else if (direct) opara__format(name, cap, "direct depthwise");
+    else if (cap) name[0] = 0;
+}
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex) { return ex->n_workers; }
 
 OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
@@ -30249,6 +30670,8 @@ struct opara_session {
     const void** cuda_in;       /* [n_inputs] caller's input data of the current run (CUDA) */
     opara_CUdeviceptr* cuda_dev; /* [n_inputs + n_outputs] device pointers of the current device run */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
+    char conv_name[192];        /* plan info on CPU: the convolution path, */
+    uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
     volatile int32_t busy;
     opara_run_stats stats;
 };
@@ -30342,6 +30765,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     o.device = d->cuda_device;
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
     o.profile = d->cuda_profile;
+    o.precision = d->precision;
     /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
        the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
        streams are only edges, so graphs keep the uncapped plan. */
@@ -30405,6 +30829,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
         r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
                                    sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
+        else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
     }
     if (r != OPARA_OK) {
         opara_session_destroy(s);
@@ -30609,7 +31034,7 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
     out->n_waits = s->active->stats.n_waits;
     out->peak_memory_bytes = s->active->arena_bytes;
     out->no_reuse_bytes = s->active->stats.no_reuse_bytes;
-    out->precision = "fp32";
+    out->precision = opara_precision_name(OPARA_PRECISION_FP32);
     out->conv = out->kernels = out->libraries = "";
     if (s->cuda) {
         opara__cuda_info info;
@@ -30619,10 +31044,21 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
         out->kernels = info.kernels;
         out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
         out->n_workers = s->active->n_lanes ? s->active->n_lanes : 1; /* the CUDA streams */
+        out->precision = opara_precision_name(info.precision);
+        out->n_conv = info.n_conv;
+        out->n_conv_library = info.n_cudnn_convs;
+        out->conv = info.n_conv == 0                         ? ""
+                    : info.n_cudnn_convs == info.n_conv      ? "cuDNN"
+                    : info.n_cudnn_convs == 0                ? "opara_conv2d_f32"
+                                                             : "cuDNN + opara_conv2d_f32";
+        out->workspace_bytes = info.workspace_bytes;
     } else {
         out->backend = "cpu";
         out->gemm = opara__cpu_exec_gemm_name(s->exec);
         out->n_workers = opara__cpu_exec_workers(s->exec);
+        out->n_conv = s->n_conv;
+        out->n_conv_library = s->n_conv_library;
+        out->conv = s->conv_name;
     }
     return OPARA_OK;
 }

@@ -25,3 +25,7 @@ $(BUILD)/tests/test_cuda_zoo $(BUILD)/tests/test_cuda_nvrtc: | $(CUDA_BACKEND_EM
 TEST_SCRIPTS += tests/cuda_cli_test.sh
 test-build: $(BUILD)/opara $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so $(CUDA_BACKEND_EMU)/libcudnn.so
 $(BUILD)/tests/test_cuda_backend $(BUILD)/tests/test_cuda_dnn_run $(BUILD)/tests/test_cuda_profile: tests/cuda_test_env.h
+# precision and what ran where through the public API (tests/test_cuda_precision.c): the emulator's libraries
+$(BUILD)/tests/test_cuda_precision: private CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDA_BACKEND_EMU))"'
+$(BUILD)/tests/test_cuda_precision: tests/cuda_test_env.h | $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so \
+    $(CUDA_BACKEND_EMU)/libcudnn.so

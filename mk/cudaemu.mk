@@ -109,14 +109,16 @@ test-cuda-ci test-cuda-full: check-header $(BUILD)/tests/test_cuda_zoo $(CUDAEMU
 
 # ---- the same tests on a real GPU: NVIDIA's driver, cuBLAS and cuDNN instead of the emulator's (checks that
 # need the emulator skip). docs/TESTING-GPU.md. Override the libraries with OPARA_CUDA_DRIVER, OPARA_CUBLAS,
-# OPARA_CUDNN (paths or sonames); OPARA_CUDA_ZOO selects the zoo models (tests/test_cuda_zoo.c). Unless set:
+# OPARA_CUDNN (paths or sonames; unset ones are what opara's loader search finds: test_cuda_loader --print-libs,
+# so pip wheels, conda and toolkit directories work as in a user's program); OPARA_CUDA_ZOO selects the zoo models (tests/test_cuda_zoo.c). Unless set:
 # OPARA_REQUIRE_ZOO=1 (a missing zoo model fails) and OPARA_EXPECT_LIBS=cublas,cudnn (sessions that do not use
 # them fail); set either empty to drop it. OPARA_CUDA_PRECISION=tf32 runs the zoo in TF32.
 CUDA_GPU_TESTS := $(CUDAEMU_TESTS) $(BUILD)/tests/test_cuda_loader $(BUILD)/tests/test_cuda_backend \
     $(BUILD)/tests/test_cuda_nvrtc $(BUILD)/tests/test_cuda_cudnn $(BUILD)/tests/test_cuda_dnn_run \
-    $(BUILD)/tests/test_cuda_profile $(BUILD)/tests/test_cuda_zoo
+    $(BUILD)/tests/test_cuda_profile $(BUILD)/tests/test_cuda_zoo $(BUILD)/tests/test_cuda_precision
 .PHONY: test-gpu
 test-gpu: $(CUDA_GPU_TESTS)
-	@OPARA_CUDA_DRIVER=$${OPARA_CUDA_DRIVER:-libcuda.so.1} OPARA_CUBLAS=$${OPARA_CUBLAS:-libcublas.so.13} \
-	  OPARA_CUDNN=$${OPARA_CUDNN:-libcudnn.so.9} OPARA_REQUIRE_ZOO=$${OPARA_REQUIRE_ZOO-1} \
-	  OPARA_EXPECT_LIBS=$${OPARA_EXPECT_LIBS-cublas,cudnn} BUILD=$(BUILD) sh tools/run_tests.sh $(CUDA_GPU_TESTS)
+	@export OPARA_CUDA_DRIVER=$${OPARA_CUDA_DRIVER:-libcuda.so.1}; \
+	  eval "$$($(BUILD)/tests/test_cuda_loader --print-libs)"; \
+	  OPARA_REQUIRE_ZOO=$${OPARA_REQUIRE_ZOO-1} OPARA_EXPECT_LIBS=$${OPARA_EXPECT_LIBS-cublas,cudnn} \
+	  BUILD=$(BUILD) sh tools/run_tests.sh $(CUDA_GPU_TESTS)

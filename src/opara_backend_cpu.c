@@ -612,6 +612,22 @@ OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32
 }
 
 OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) { return ex->blas.name; }
+
+OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
+                                              size_t cap) {
+    uint32_t i, gemm = 0, direct = 0;
+    for (i = 0; i < ex->g->n_nodes; ++i) {
+        if (ex->ops[i].node->op != OPARA__OP_CONV) continue;
+        if (ex->ops[i].p.depthwise) direct++;
+        else gemm++;
+    }
+    *n_conv = gemm + direct;
+    *n_library = ex->blas.sgemm ? gemm : 0;
+    if (gemm && direct) opara__format(name, cap, "im2col/1x1 GEMM on %s + direct depthwise", ex->blas.name);
+    else if (gemm) opara__format(name, cap, "im2col/1x1 GEMM on %s", ex->blas.name);
+    else if (direct) opara__format(name, cap, "direct depthwise");
+    else if (cap) name[0] = 0;
+}
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex) { return ex->n_workers; }
 
 OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,

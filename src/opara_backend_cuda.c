@@ -18,7 +18,9 @@
 
 #define OPARA__CU(s, call) ((s)->calls++, (s)->cu.call)
 #define OPARA__CUDA_ALIGN 256u
-#define OPARA__CUBLAS_WORKSPACE ((size_t)4 << 20)
+/* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
+   16 bytes, what their vectorised kernels load. */
+#define OPARA__CUDA_LIB_ALIGN 16u
 #define OPARA__CUDA_FILES 5
 
 static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "pool"};
@@ -37,6 +39,7 @@ struct opara__cuda_session {
     opara__errbuf* err;         /* where failures go: the runtime's buffer during creation, then error */
     opara__errbuf error;        /* failures of runs (which may happen on any thread) */
     int have_cublas, have_cudnn, nvrtc_used;
+    int tf32; /* TF32 requested and the device has it (compute capability 8.0+) */
     char kernels[160]; /* where our kernels came from (opara__cuda_info.kernels) */
     opara_CUdevice dev;
     opara_CUcontext ctx;        /* the device's primary context, retained by the runtime */
@@ -74,9 +77,14 @@ struct opara__cuda_session {
     opara_cublasHandle_t* blas;        /* [n_streams], NULL where the stream runs no cuBLAS call */
     opara_cudnnHandle_t* dnn_handles;  /* [n_streams], NULL where the stream runs no cuDNN call */
     opara_cudnnHandle_t dnn_probe;     /* the heuristics' handle until a stream takes it */
-    uint64_t* ws_off;                  /* [n_streams] a stream's workspace: offset in the arena allocation */
-    uint64_t* ws_bytes;                /* [n_streams] its size (0: none) */
-    uint64_t workspace_bytes;          /* all streams' workspaces */
+    /* Library workspaces: a node's library calls use the block of its slot; the nodes of one slot
+       never run at the same time (opara__plan_share_scratch). */
+    uint32_t* ws_slot;                 /* [n_nodes] slot of the node's calls, UINT32_MAX when none */
+    uint64_t* ws_off;                  /* [n_nodes] (room for one per slot) a slot's offset in the arena allocation */
+    uint64_t* ws_bytes;                /* [n_nodes] (as ws_off) its size */
+    uint32_t n_workspaces;             /* slots */
+    uint64_t workspace_bytes;          /* all slots */
+    uint32_t* blas_slot;               /* [n_streams] the workspace slot a cuBLAS handle holds now */
 
     opara__cuda_mode mode;
     char fallback[256];
@@ -670,10 +678,6 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
-static int opara__cub_cudnn_out_of_memory(opara_cudnnStatus_t st) {
-    return st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED || (int)st == 2 /* cuDNN 8 ALLOC_FAILED */;
-}
-
 /* The handle cuDNN's heuristics need (then the first stream's). A handle that cannot be made
    (e.g. no usable device for cuDNN) means our convolution kernel, with the reason logged; running
    out of device memory is an error. The library stays loaded: the runtime owns it. */
@@ -692,7 +696,7 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
     memset(&s->dnn, 0, sizeof s->dnn);
-    if (opara__cub_cudnn_out_of_memory(st))
+    if (opara__cudnn_out_of_memory(st))
         return opara__cub_fail(s, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
     return OPARA_OK;
 }
@@ -733,6 +737,7 @@ static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
     if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
     if (s->opt.measured && pd.metric == OPARA__METRIC_DEFAULT) pd.metric = OPARA__METRIC_TIME;
     pd.shapes = s->shapes; /* lets Concat inputs be written in place */
+    if (pd.concat_align == 0) pd.concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
     descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
     if (!descs) return opara__cub_oom(s);
     r = opara__cub_cuda_descs(s, descs);
@@ -773,35 +778,46 @@ static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
     return 0;
 }
 
-/* Per stream, one workspace for the library calls it makes (ordered on the stream, so they share
-   it; streams that may run concurrently never do): the largest of its cuDNN convolutions' and, if
-   it runs cuBLAS, the cuBLAS workspace. Placed after the plan's arena in the same allocation, so a
-   run allocates nothing. Returns the allocation's size. */
+/* cuBLAS workspace per handle. cuBLAS docs (cublasSetWorkspace): NVIDIA recommends 32 MiB on Hopper
+   (compute capability 9.0) and newer architectures, 4 MiB on the others. */
+static uint64_t opara__cub_cublas_workspace(const opara__cuda_session* s) {
+    return s->cc_major >= 9 ? (uint64_t)32 << 20 : (uint64_t)4 << 20;
+}
+
+/* Library workspaces. A node's library calls (a cuBLAS GEMM, or its cuDNN algorithm) need a
+   workspace while they run; nodes that the plan orders against each other share one block
+   (opara__plan_share_scratch: each slot is a chain of the happens-before order), so the memory
+   follows how many library calls can really run at once, not the stream count. Placed after the
+   plan's arena in the same allocation, so a run allocates nothing. Returns the allocation's size. */
 static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* total) {
     const opara__plan* p = s->plan;
-    uint32_t i, n_streams = s->n_streams;
-    size_t base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
-    s->ws_off = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
-    s->ws_bytes = (uint64_t*)opara__calloc(s->rt, n_streams, sizeof(uint64_t));
-    if (!s->ws_off || !s->ws_bytes) return opara__cub_oom(s);
-    for (i = 0; i < s->low.n_launches; ++i) {
+    size_t nn = p->n_nodes ? p->n_nodes : 1, base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
+    uint64_t* need = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    s->ws_slot = (uint32_t*)opara__calloc(s->rt, nn, sizeof(uint32_t));
+    s->ws_off = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    s->ws_bytes = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
+    if (!s->ws_slot || !s->ws_off || !s->ws_bytes || !need) r = opara__cub_oom(s);
+    for (i = 0; r == OPARA_OK && i < s->low.n_launches; ++i) {
         const opara__cuda_launch* L = &s->low.launches[i];
-        uint32_t st = opara__cub_stream_of(s, L->node);
-        uint64_t need = L->type == OPARA__CULAUNCH_CUBLAS  ? OPARA__CUBLAS_WORKSPACE
-                        : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
-                                                           : 0;
-        if (need > s->ws_bytes[st]) s->ws_bytes[st] = need;
+        uint64_t n = L->type == OPARA__CULAUNCH_CUBLAS  ? opara__cub_cublas_workspace(s)
+                     : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
+                                                        : 0;
+        if (n > need[L->node]) need[L->node] = n;
     }
-    for (i = 0; i < n_streams; ++i) {
+    if (r == OPARA_OK) r = opara__plan_share_scratch(s->g, p, need, s->ws_slot, s->ws_bytes, &s->n_workspaces);
+    for (i = 0; r == OPARA_OK && i < s->n_workspaces; ++i) {
         size_t end;
         s->ws_off[i] = at;
         if (!opara__add_size(at, (size_t)s->ws_bytes[i], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
-            return opara__fail(s->rt, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
-        at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
+            r = opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
+        else at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
     }
     s->workspace_bytes = at - base;
     *total = at;
-    return OPARA_OK;
+    opara__free(s->rt, need);
+    return r;
 }
 
 /* The pinned staging of host I/O: the input buffers' layout, then every graph output (aligned). */
@@ -895,6 +911,23 @@ static opara_CUdeviceptr opara__cub_value_addr(const opara__cuda_session* s, int
     return 0;
 }
 
+/* Every pointer a library call gets must be 16-byte aligned: the plan places Concat slices so
+   (concat_align), the arena, inputs and constants are 256-aligned and the lowering aligns what
+   it puts in the aux table for libraries. A violation is a defect of ours: it fails loudly. */
+static int opara__cub_lib_aligned(opara__cuda_session* s, const opara__cuda_launch* L) {
+    uint32_t a;
+    for (a = 0; a < L->n_args; ++a) {
+        uint8_t k = L->args[a].kind;
+        if ((k != OPARA__CUARG_TENSOR && k != OPARA__CUARG_AUX) || L->values[a] % OPARA__CUDA_LIB_ALIGN == 0) continue;
+        opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
+                                               "not %u-byte aligned", L->node, s->g->nodes[L->node].name ? s->g->nodes[L->node].name : "",
+                    a, L->type == OPARA__CULAUNCH_CUBLAS ? "cuBLAS" : "cuDNN", (unsigned long long)L->values[a],
+                    OPARA__CUDA_LIB_ALIGN);
+        return 0;
+    }
+    return 1;
+}
+
 /* Kernel parameters with device addresses; drops copies the plan made unnecessary. */
 static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
     const opara__graph* g = s->g;
@@ -923,6 +956,8 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             L->values[a] = v;
             L->params[a] = &L->values[a];
         }
+        if ((L->type == OPARA__CULAUNCH_CUBLAS || L->type == OPARA__CULAUNCH_CUDNN) && !opara__cub_lib_aligned(s, L))
+            return OPARA_ERR_INTERNAL;
         if (L->type == OPARA__CULAUNCH_COPY)
             s->skip[i] = L->values[0] == L->values[1] || s->value_bytes[L->args[0].ref] == 0;
         if (n->op == OPARA__OP_CONCAT && L->type == OPARA__CULAUNCH_KERNEL) {
@@ -937,26 +972,52 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
 
 /* ---- streams, events, library handles ----------------------------------------------------------- */
 
-/* The stream's workspace (NULL when it has none). */
-static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t stream) {
-    return s->ws_bytes[stream] ? (void*)(uintptr_t)(s->arena + s->ws_off[stream]) : NULL;
+/* The workspace of node n's library calls and its size (NULL and 0 when it needs none). */
+static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t n, size_t* bytes) {
+    uint32_t k = s->ws_slot[n];
+    *bytes = k == UINT32_MAX ? 0 : (size_t)s->ws_bytes[k];
+    return *bytes ? (void*)(uintptr_t)(s->arena + s->ws_off[k]) : NULL;
 }
 
-static int opara__cub_stream_calls(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
-    uint32_t i;
-    for (i = 0; i < s->low.n_launches; ++i)
-        if (s->low.launches[i].type == type && opara__cub_stream_of(s, s->low.launches[i].node) == stream) return 1;
-    return 0;
+/* Points the cuBLAS handle of a stream at node n's workspace (a host-side setting: nothing is
+   enqueued). Called after cublasSetStream, which resets the workspace to the default pool (that
+   pool allocates during capture), and before each GEMM whose slot differs from the handle's. */
+static opara_cublasStatus_t opara__cub_cublas_workspace_for(opara__cuda_session* s, uint32_t stream, uint32_t n) {
+    size_t bytes;
+    void* ws = opara__cub_workspace(s, n, &bytes);
+    opara_cublasStatus_t st;
+    if (s->blas_slot[stream] == s->ws_slot[n]) return OPARA_CUBLAS_STATUS_SUCCESS;
+    st = s->cublas.cublasSetWorkspace_v2(s->blas[stream], ws, bytes);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) s->blas_slot[stream] = s->ws_slot[n];
+    return st;
 }
 
-/* A cuBLAS handle bound to stream i with the stream's workspace, set after the stream
-   (cublasSetStream resets it to the default pool, which allocates during capture). */
-static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i) {
-    void* ws = opara__cub_workspace(s, i);
+/* The first node on a stream with a launch of this type (UINT32_MAX: none). */
+static uint32_t opara__cub_stream_first_call(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
+    uint32_t k, i;
+    for (k = 0; k < s->plan->n_nodes; ++k) {
+        uint32_t n = s->plan->order[k];
+        if (opara__cub_stream_of(s, n) != stream) continue;
+        for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i)
+            if (s->low.launches[i].type == type) return n;
+    }
+    return UINT32_MAX;
+}
+
+/* A cuBLAS handle bound to stream i, holding the workspace of the stream's first GEMM node (first:
+   set after the stream). */
+static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i, uint32_t first) {
     opara_cublasStatus_t st = s->cublas.cublasCreate_v2(&s->blas[i]);
     if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
-    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetWorkspace_v2(s->blas[i], ws, (size_t)s->ws_bytes[i]);
+    s->blas_slot[i] = UINT32_MAX - 1; /* none yet (UINT32_MAX is "no workspace") */
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = opara__cub_cublas_workspace_for(s, i, first);
+    /* cublasMath_t (cuBLAS docs; cublas_api.h): DEFAULT_MATH keeps at least the requested precision
+       (so never TF32 for SGEMM); TF32_TENSOR_OP_MATH lets single-precision routines use TF32 tensor
+       cores. PEDANTIC_MATH (standardised arithmetic in every phase, documented as possibly slower)
+       is not needed for exact FP32. */
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS)
+        st = s->cublas.cublasSetMathMode(s->blas[i], s->tf32 ? OPARA_CUBLAS_TF32_TENSOR_OP_MATH : OPARA_CUBLAS_DEFAULT_MATH);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
     return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
@@ -973,7 +1034,7 @@ static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) 
     }
     if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, opara__cub_cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
 }
 
@@ -982,13 +1043,13 @@ static opara_result opara__cub_cuda_library_handles(opara__cuda_session* s, uint
     uint32_t i;
     opara_result r;
     s->blas = (opara_cublasHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cublasHandle_t));
+    s->blas_slot = (uint32_t*)opara__calloc(s->rt, n_streams, sizeof(uint32_t));
     s->dnn_handles = (opara_cudnnHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cudnnHandle_t));
-    if (!s->blas || !s->dnn_handles) return opara__cub_oom(s);
+    if (!s->blas || !s->blas_slot || !s->dnn_handles) return opara__cub_oom(s);
     for (i = 0; i < n_streams; ++i) {
-        if (s->have_cublas && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUBLAS) &&
-            (r = opara__cub_cublas_handle(s, i)) != OPARA_OK)
-            return r;
-        if (s->have_cudnn && opara__cub_stream_calls(s, i, OPARA__CULAUNCH_CUDNN) &&
+        uint32_t first = s->have_cublas ? opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUBLAS) : UINT32_MAX;
+        if (first != UINT32_MAX && (r = opara__cub_cublas_handle(s, i, first)) != OPARA_OK) return r;
+        if (s->have_cudnn && opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUDNN) != UINT32_MAX &&
             (r = opara__cub_cudnn_handle(s, i)) != OPARA_OK)
             return r;
     }
@@ -1015,53 +1076,65 @@ static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
 
 /* ---- the launch sequence ----------------------------------------------------------------------- */
 
-/* Row-major Y = alpha op(A) op(B) through column-major cuBLAS: Y^T = op(B)^T op(A)^T. */
-static opara_CUresult opara__cub_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+/* Row-major Y = alpha op(A) op(B) through column-major cuBLAS: Y^T = op(B)^T op(A)^T. A failure
+   names cuBLAS's status (not a driver code). */
+static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
     int M = (int)L->values[4], N = (int)L->values[5], K = (int)L->values[6], ta = (int)L->values[7], tb = (int)L->values[8];
     int batch = (int)L->grid[2];
     float alpha, beta = 0.0f;
     uint32_t bits = (uint32_t)L->values[9];
+    opara_cublasStatus_t st = opara__cub_cublas_workspace_for(s, stream, L->node);
     memcpy(&alpha, &bits, sizeof alpha);
-    return s->cublas.cublasSgemmStridedBatched(
-               s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N,
-               M, K, &alpha, (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17],
-               (const float*)(uintptr_t)L->values[0], ta ? M : K, (long long)L->values[16], &beta,
-               (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch) == OPARA_CUBLAS_STATUS_SUCCESS
-               ? OPARA_CUDA_SUCCESS
-               : OPARA_CUDA_ERROR_LAUNCH_FAILED;
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSgemmStridedBatched(
+        s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N, M, K, &alpha,
+        (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
+        ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
+    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+                       "CUDA backend: %s for node %u failed: %s (%d)",
+                       s->blas_slot[stream] == s->ws_slot[L->node] ? "cublasSgemmStridedBatched" : "cublasSetWorkspace", L->node,
+                       opara_cublas_status_name(st), (int)st);
 }
 
-static opara_CUresult opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
-    opara_cudnnStatus_t st = opara__cudnn_conv_run(
-        &s->dnn, s->dnn_handles[stream], &s->low.dnn_convs[L->lib], (const void*)(uintptr_t)L->values[0],
-        (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2], (void*)(uintptr_t)L->values[3],
-        opara__cub_workspace(s, stream), (size_t)s->ws_bytes[stream]);
-    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_CUDA_SUCCESS;
-    opara__log(&s->rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL, "cuDNN convolution of node %u: %s (%d)", L->node,
-               opara_cudnn_status_name(st), (int)st);
-    return OPARA_CUDA_ERROR_LAUNCH_FAILED;
-}
-
-static opara_CUresult opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
-    opara_CUstream st = s->streams[stream];
-    switch (L->type) {
-    case OPARA__CULAUNCH_COPY:
-        return OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
-    case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
-    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
-    default:
-        return OPARA__CU(s, cuLaunchKernel(s->funcs[L->kernel], L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1],
-                                           L->block[2], 0, st, L->params, NULL));
-    }
+/* A failure names cuDNN's status (not a driver code). */
+static opara_result opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+    const opara__cudnn_conv* conv = &s->low.dnn_convs[L->lib];
+    size_t bytes;
+    void* ws = opara__cub_workspace(s, L->node, &bytes);
+    opara_cudnnStatus_t st = opara__cudnn_conv_run(&s->dnn, s->dnn_handles[stream], conv, (const void*)(uintptr_t)L->values[0],
+                                                   (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2],
+                                                   (void*)(uintptr_t)L->values[3], ws, bytes);
+    if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
+    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+                       "CUDA backend: %s for node %u failed: %s (%d)",
+                       conv->call == OPARA__CUDNN_FORWARD ? "cudnnConvolutionForward" : "cudnnConvolutionBiasActivationForward",
+                       L->node, opara_cudnn_status_name(st), (int)st);
 }
 
 static const char* opara__cub_launch_name(const opara__cuda_launch* L) {
+    return L->type == OPARA__CULAUNCH_KERNEL ? opara__cuda_kernel_name((opara__cuda_kernel)L->kernel) : "a copy";
+}
+
+/* One launch of node L->node on a stream: a library call (which reports its own status) or a
+   driver call. */
+static opara_result opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
+    opara_CUstream st = s->streams[stream];
+    opara_CUresult r;
+    char what[160];
     switch (L->type) {
-    case OPARA__CULAUNCH_KERNEL: return opara__cuda_kernel_name((opara__cuda_kernel)L->kernel);
-    case OPARA__CULAUNCH_CUBLAS: return "a cuBLAS GEMM";
-    case OPARA__CULAUNCH_CUDNN: return "a cuDNN convolution";
-    default: return "a copy";
+    case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
+    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
+    case OPARA__CULAUNCH_COPY:
+        r = OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
+        break;
+    default:
+        r = OPARA__CU(s, cuLaunchKernel(s->funcs[L->kernel], L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1],
+                                        L->block[2], 0, st, L->params, NULL));
+        break;
     }
+    if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
+    opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(L), L->node);
+    return opara__cub_cu_fail(s, r, what);
 }
 
 /* Everything the plan says, in its order, from the origin stream 0: fork, per node its waits,
@@ -1081,15 +1154,9 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
             if (opara__cub_stream_of(s, p->wait_nodes[i]) != sn) /* else launched earlier on this very stream */
                 OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
-            opara_CUresult r;
             if (s->skip[i]) continue;
             if (s->hook && !began++ && (hr = s->hook(s->hook_user, n, 0, s->streams[sn])) != OPARA_OK) return hr;
-            r = opara__cub_launch_one(s, &s->low.launches[i], sn);
-            if (r != OPARA_CUDA_SUCCESS) {
-                char what[160];
-                opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(&s->low.launches[i]), n);
-                return opara__cub_cu_fail(s, r, what);
-            }
+            if ((hr = opara__cub_launch_one(s, &s->low.launches[i], sn)) != OPARA_OK) return hr;
         }
         if (began && (hr = s->hook(s->hook_user, n, 1, s->streams[sn])) != OPARA_OK) return hr;
         if (p->records_event[n]) OPARA__CU_TRY(s, cuEventRecord(s->node_events[n], s->streams[sn]), "cuEventRecord");
@@ -1228,8 +1295,10 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->node_events);
     opara__free(rt, s->blas);
     opara__free(rt, s->dnn_handles);
+    opara__free(rt, s->ws_slot);
     opara__free(rt, s->ws_off);
     opara__free(rt, s->ws_bytes);
+    opara__free(rt, s->blas_slot);
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
     opara__free(rt, s->output_off);
@@ -1245,14 +1314,15 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
 
 /* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
-    uint32_t n, convs = 0, streams = 0, i;
-    for (n = 0; n < s->g->n_nodes; ++n) convs += s->g->nodes[n].op == OPARA__OP_CONV;
-    for (i = 0; i < s->n_streams; ++i) streams += s->ws_bytes[i] > 0;
+    uint32_t n, calls = 0;
+    for (n = 0; n < s->plan->n_nodes; ++n) calls += s->ws_slot[n] != UINT32_MAX;
     opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
-               "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN, GEMM on %s, "
-               "library workspaces %.2f MiB on %u of them (arena %.2f MiB, same allocation)",
-               s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, convs, s->have_cublas ? "cuBLAS" : "opara_sgemm_f32",
-               (double)s->workspace_bytes / 1048576.0, streams, (double)s->plan->arena_bytes / 1048576.0);
+               "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN%s, GEMM on %s, %s; "
+               "library workspaces %.2f MiB: %u blocks shared by the %u nodes that need one (arena %.2f MiB, same allocation)",
+               s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, s->low.n_conv,
+               s->low.n_dnn_refused ? " (cuDNN refused some: see the warnings)" : "",
+               s->have_cublas ? "cuBLAS" : "opara_sgemm_f32", s->tf32 ? "TF32 allowed" : "exact FP32",
+               (double)s->workspace_bytes / 1048576.0, s->n_workspaces, calls, (double)s->plan->arena_bytes / 1048576.0);
 }
 
 /* Everything after attaching, with the session's context pushed. */
@@ -1262,7 +1332,14 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_cudnn_probe(s)) != OPARA_OK) return r;
+    /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
+    s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
+    if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "CUDA backend: TF32 requested, but %s (compute capability %d.%d) has no TF32 tensor cores: exact FP32",
+                   s->device_name, s->cc_major, s->cc_minor);
     s->low.use_cublas = s->have_cublas;
+    s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
@@ -1308,6 +1385,10 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     s->g = g;
     s->err = &rt->error;
     if (opt) s->opt = *opt;
+    if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
+        opara__free(rt, s);
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
+    }
     r = opara__cub_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);
     if (r == OPARA_OK) {
@@ -1413,8 +1494,15 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     opara__format(info->fallback_reason, sizeof info->fallback_reason, "%s", s->fallback);
     info->cublas = s->have_cublas;
     info->cudnn = s->have_cudnn;
+    info->precision = s->tf32 ? OPARA_PRECISION_TF32 : OPARA_PRECISION_FP32;
+    info->n_conv = s->low.n_conv;
     info->n_cudnn_convs = s->low.n_dnn_convs;
+    info->n_cudnn_refused = s->low.n_dnn_refused;
     info->workspace_bytes = s->workspace_bytes;
+    info->n_workspaces = s->n_workspaces;
+    info->workspace_slot = s->ws_slot;
+    info->workspace_offset = s->ws_off;
+    info->workspace_size = s->ws_bytes;
     info->nvrtc = s->nvrtc_used;
     info->kernels = s->kernels;
     info->n_launches = s->low.n_launches;

@@ -108,6 +108,7 @@ typedef struct opara__cuda_launch {
     uint32_t lib;   /* OPARA__CULAUNCH_CUDNN: index in opara__cuda_lowering.dnn_convs */
     uint32_t grid[3], block[3];
     uint32_t n_args;
+    uint8_t arg_overflow; /* lowering: 1 + the first int argument whose value did not fit 32 bits (0: none) */
     opara__cuda_arg args[OPARA__CUDA_MAX_ARGS];
     /* bound at session creation once addresses exist */
     uint64_t values[OPARA__CUDA_MAX_ARGS];
@@ -135,6 +136,8 @@ typedef struct opara__cuda_options {
     const char* cudnn_path;      /* NULL: OPARA_CUDNN, else the search list */
     int no_cublas;               /* use our SGEMM even when cuBLAS loads */
     int no_cudnn;                /* use our convolution kernel even when cuDNN loads */
+    opara_precision precision;   /* FP32 (exact: no TF32 in any library call) or TF32 (tensor-core math in
+                                    cuBLAS and cuDNN on compute capability 8.0+; FP32 below) */
     int use_nvrtc;               /* compile the kernel sources for the exact device with NVRTC */
     int test_break_capture;      /* tests: make an unsafe call during capture (it must fall back) */
     opara__cuda_node_hook test_capture_hook; /* tests: called around every node while the launch sequence is
@@ -189,14 +192,21 @@ typedef struct opara__cuda_info {
     char fallback_reason[256];    /* "" when no fallback happened */
     int cublas;                   /* 1 when Gemm/MatMul use cuBLAS */
     int cudnn;                    /* 1 when cuDNN loaded (convolutions it can express use it) */
-    uint32_t n_cudnn_convs;       /* convolutions lowered to cuDNN */
+    opara_precision precision;    /* what the library calls compute with (TF32 only on compute capability 8.0+) */
+    uint32_t n_conv;              /* Conv nodes */
+    uint32_t n_cudnn_convs;       /* of them, lowered to cuDNN (the others run opara_conv2d_f32) */
+    uint32_t n_cudnn_refused;     /* Conv that cuDNN refused at lowering (logged with its status; our kernel runs them) */
     int nvrtc;                    /* 1 when the kernels came from NVRTC */
     const char* kernels;          /* where they came from, in the session: "NVRTC cubin sm_90",
                                      "NVRTC PTX compute_90", "embedded PTX sm_75 (driver JIT)" */
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
     uint64_t arena_bytes;         /* the memory plan's arena */
-    uint64_t workspace_bytes;     /* library workspaces (all streams), in the arena's allocation */
+    uint64_t workspace_bytes;     /* library workspaces (all slots), in the arena's allocation */
+    uint32_t n_workspaces;        /* workspace slots: nodes of one slot never run at the same time */
+    const uint32_t* workspace_slot;   /* [n_nodes] slot of the node's library calls, UINT32_MAX when none */
+    const uint64_t* workspace_offset; /* [n_workspaces] a slot's offset in the arena's allocation */
+    const uint64_t* workspace_size;   /* [n_workspaces] its bytes */
     const opara__plan* plan;
     const opara__shape* shapes;
     opara_CUgraph graph;          /* the captured graph (graph modes), kept for inspection */
@@ -218,6 +228,7 @@ typedef struct opara__cuda_conv_geom {
     int ph, pw, ph_end, pw_end, sh, sw, dh, dw, group;
     int relu;     /* fused Relu */
     int has_bias; /* a bias vector of K floats is added (cudnnConvolutionBiasActivationForward) */
+    int tf32;     /* TF32 tensor-core math allowed (else exact FP32: FMA kernels only) */
 } opara__cuda_conv_geom;
 
 /* Which cuDNN call runs a convolution. */
@@ -235,21 +246,34 @@ typedef struct opara__cudnn_conv {
     opara_cudnnActivationDescriptor_t act;
     opara_cudnnConvolutionFwdAlgo_t algo;
     opara__cudnn_call call;
+    int tf32;                   /* TF32 tensor-core math allowed (from the geometry) */
+    opara_cudnnMathType_t math; /* set on conv: CUDNN_FMA_MATH (exact FP32), or with TF32 allowed the
+                                   chosen algorithm's math type (never ALLOW_CONVERSION) */
     size_t workspace;
+    /* When describe or choose returns OPARA_ERR_CUDNN (cuDNN refused this convolution; nothing was
+       logged): the call that failed and its status. */
+    const char* failed_call;
+    opara_cudnnStatus_t status;
 } opara__cudnn_conv;
 
 /* Workspace above which a heuristic algorithm is passed over for the next one. */
 #define OPARA__CUDNN_WORKSPACE_LIMIT ((size_t)256 << 20)
 
+/* 1 when a cuDNN status means it ran out of host or device memory (cuDNN 9 and 8 codes). */
+OPARA__PRIVATE int opara__cudnn_out_of_memory(opara_cudnnStatus_t st);
 /* 1 when cuDNN's legacy convolution API can express c (symmetric padding, whole groups). */
 OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
-/* Creates and sets the descriptors of c and checks cuDNN's output size against c's (OPARA_ERR_SHAPE
-   when they disagree). On failure the caller still calls opara__cudnn_conv_destroy. */
+/* Creates and sets the descriptors of c (the math type from c->tf32) and checks cuDNN's output size
+   against c's (OPARA_ERR_SHAPE when they disagree). A cuDNN call that fails gives OPARA_ERR_CUDNN
+   with out->failed_call and out->status set and nothing logged (the caller decides: the lowering
+   falls back to our kernel), except running out of memory (OPARA_ERR_DEVICE_MEMORY or
+   OPARA_ERR_OUT_OF_MEMORY, reported). On failure the caller still calls opara__cudnn_conv_destroy. */
 OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
                                                       const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
 /* The algorithm (cudnnGetConvolutionForwardAlgorithm_v7's first successful one within
-   OPARA__CUDNN_WORKSPACE_LIMIT; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace
-   size. Never cudnnFind*: it allocates and synchronises. */
+   OPARA__CUDNN_WORKSPACE_LIMIT whose math type the precision allows, that math type then set on
+   the descriptor; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace size. Never
+   cudnnFind*: it allocates and synchronises. Failures as for describe. */
 OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
                                                     opara_cudnnHandle_t handle, opara__cudnn_conv* conv);
 /* Enqueues the convolution on the handle's stream: y = act(conv(x, w) + bias). */
@@ -272,6 +296,7 @@ typedef struct opara__cuda_lowering {
     float* aux;
     size_t n_aux, cap_aux;
     int use_cublas;
+    int tf32;               /* TF32 allowed in cuDNN convolutions (the caller's precision on cc >= 8.0) */
     /* cuDNN (NULL: every Conv on our kernel): the table and a handle for the heuristics, set by the
        caller; the descriptors of the convolutions lowered to it */
     const opara_cuda_cudnn* dnn;
@@ -279,6 +304,8 @@ typedef struct opara__cuda_lowering {
     opara__cudnn_conv* dnn_convs;
     uint32_t n_dnn_convs;
     size_t cap_dnn_convs;
+    uint32_t n_conv;         /* Conv nodes lowered (cuDNN or our kernel) */
+    uint32_t n_dnn_refused;  /* Conv cuDNN refused at describe/choose (each logged with its status) */
 } opara__cuda_lowering;
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,

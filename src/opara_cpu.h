@@ -170,6 +170,11 @@ OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, 
 /* Name of the GEMM in use, worker count, and the last run's per-node times (ns since run start)
    and the worker that ran each node; arrays have one entry per node. */
 OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
+/* Conv nodes: their count, how many run their GEMM on a loaded BLAS library (0 with the built-in
+   SGEMM), and the path in words (opara_cpu_conv.c: 1x1 convolutions as one GEMM, others im2col +
+   GEMM, depthwise ones a direct loop; "" without Conv). */
+OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
+                                              size_t cap);
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);
 OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
                                                const uint32_t** worker);

@@ -9,6 +9,15 @@
 
 #define OPARA__CUDA_THREADS 256u
 #define OPARA__CUDA_MAX_GRID 65535u
+/* Limits of a launch (CUDA C++ Programming Guide, compute capabilities table, all architectures
+   since 3.0): grid x up to 2^31 - 1, y and z up to 65535; block x, y up to 1024, z up to 64, at
+   most 1024 threads. */
+#define OPARA__CUDA_GRID_X_MAX 2147483647u
+#define OPARA__CUDA_GRID_YZ_MAX 65535u
+/* Our kernels index with 32-bit ints and walk with grid-stride loops (i += blockDim.x * gridDim.x,
+   at most 256 * 65535): the last step must not overflow, so a tensor a kernel touches has at most
+   this many elements (2^31 - 1 - 256 * 65535 + 1, about 2.13e9). */
+#define OPARA__CUDA_MAX_ELEMS ((int64_t)INT32_MAX - (int64_t)OPARA__CUDA_THREADS * OPARA__CUDA_MAX_GRID + 1)
 
 typedef struct opara__cul_lw {
     opara_runtime* rt;
@@ -63,7 +72,12 @@ static void opara__cul_arg(opara__cuda_launch* L, opara__cuda_arg_kind kind, int
     L->args[L->n_args].raw = raw;
     L->n_args++;
 }
-static void opara__cul_arg_i32(opara__cuda_launch* L, int64_t v) { opara__cul_arg(L, OPARA__CUARG_I32, 0, (uint64_t)(uint32_t)(int32_t)v); }
+/* A 32-bit int argument; a value that does not fit is remembered (opara__cul_check_launches refuses
+   the node) rather than silently truncated. */
+static void opara__cul_arg_i32(opara__cuda_launch* L, int64_t v) {
+    if ((v < INT32_MIN || v > INT32_MAX) && !L->arg_overflow) L->arg_overflow = (uint8_t)(L->n_args + 1);
+    opara__cul_arg(L, OPARA__CUARG_I32, 0, (uint64_t)(uint32_t)(int32_t)v);
+}
 static void opara__cul_arg_i64(opara__cuda_launch* L, int64_t v) { opara__cul_arg(L, OPARA__CUARG_I64, 0, (uint64_t)v); }
 static void opara__cul_arg_f32(opara__cuda_launch* L, float v) {
     uint32_t bits;
@@ -97,10 +111,15 @@ static opara_result opara__cul_meta_push(opara__cul_lw* w, const int64_t* v, uin
     return OPARA_OK;
 }
 
+/* Appends n floats to the aux table; they start 16 bytes aligned (the table itself is 256-aligned
+   in device memory), so a library may read them too. */
 static opara_result opara__cul_aux_push(opara__cul_lw* w, const float* v, size_t n, int32_t* at) {
     opara__cuda_lowering* low = w->low;
-    if (opara__grow(w->rt, (void**)&low->aux, &low->cap_aux, low->n_aux + n, sizeof(float)) != OPARA_OK)
+    size_t start = (low->n_aux + 3) / 4 * 4;
+    if (opara__grow(w->rt, (void**)&low->aux, &low->cap_aux, start + n, sizeof(float)) != OPARA_OK)
         return OPARA_ERR_OUT_OF_MEMORY;
+    memset(low->aux + low->n_aux, 0, (start - low->n_aux) * sizeof(float));
+    low->n_aux = start;
     memcpy(low->aux + low->n_aux, v, n * sizeof(float));
     *at = (int32_t)low->n_aux;
     low->n_aux += n;
@@ -155,8 +174,21 @@ static int opara__cul_bcast_strides(const opara__shape* out, const opara__shape*
 static size_t opara__cul_dsize(opara_dtype t) { return opara_dtype_size(t); }
 
 static opara_result opara__cul_check_elems(opara__cul_lw* w, int64_t n) {
-    if (n > INT32_MAX) return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "more than 2^31 elements");
-    return OPARA_OK;
+    char what[160];
+    if (n <= OPARA__CUDA_MAX_ELEMS) return OPARA_OK;
+    opara__format(what, sizeof what, "%lld elements, more than the %lld the CUDA kernels can index with 32-bit ints", (long long)n,
+                  (long long)OPARA__CUDA_MAX_ELEMS);
+    return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+}
+
+/* Value v (an input or output a kernel indexes) within OPARA__CUDA_MAX_ELEMS; the error names it. */
+static opara_result opara__cul_check_value(opara__cul_lw* w, int32_t v, const char* kernel) {
+    char what[192];
+    int64_t n = v >= 0 ? opara__cul_numel(&w->shapes[v]) : 0;
+    if (n <= OPARA__CUDA_MAX_ELEMS) return OPARA_OK;
+    opara__format(what, sizeof what, "%s would index value '%s' of %lld elements with 32-bit ints (at most %lld)", kernel,
+                  w->g->values[v].name ? w->g->values[v].name : "", (long long)n, (long long)OPARA__CUDA_MAX_ELEMS);
+    return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
 }
 
 /* Pushes [ndim, dims, strides of each operand] (ndim >= 1: a scalar becomes [1]). */
@@ -280,7 +312,9 @@ static opara_result opara__cul_push_copy(opara__cul_lw* w, int32_t src, int32_t 
     opara_result r;
     if (count == 0) return OPARA_OK;
     st[0] = ss, st[1] = ds;
-    if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__cul_check_value(w, src, "opara_strided_copy")) != OPARA_OK ||
+        (r = opara__cul_check_value(w, dst, "opara_strided_copy")) != OPARA_OK)
+        return r;
     if ((r = opara__cul_meta_strided(w, dims, st, 2, &meta)) != OPARA_OK) return r;
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_STRIDED_COPY))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_arg_tensor(L, src);
@@ -817,6 +851,17 @@ static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, co
     return 1;
 }
 
+/* cuDNN 9 loads its sub-libraries (libcudnn_cnn, ...) late, so a missing or broken one shows up
+   at the first descriptor or heuristics call of a convolution, as may a geometry cuDNN does not
+   support: that convolution runs on our kernel, counted, with cuDNN's status logged. */
+static void opara__cul_cudnn_refused(opara__cul_lw* w, const opara__cudnn_conv* conv) {
+    const opara__node* n = &w->g->nodes[w->node];
+    w->low->n_dnn_refused++;
+    opara__log(&w->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "CUDA backend: node %u '%s' (Conv): cuDNN refused it (%s: %s, %d); it runs on opara_conv2d_f32", w->node,
+               n->name ? n->name : "", conv->failed_call, opara_cudnn_status_name(conv->status), (int)conv->status);
+}
+
 /* A Conv that cuDNN can express becomes one cuDNN call with bias and Relu fused (a Relu without a
    bias gets zeros from the aux table: the fused call needs a bias). *done = 0 leaves the Conv to
    our kernel. */
@@ -836,9 +881,14 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
     if (opara__grow(w->rt, (void**)&low->dnn_convs, &low->cap_dnn_convs, low->n_dnn_convs + 1, sizeof *conv) != OPARA_OK)
         return OPARA_ERR_OUT_OF_MEMORY;
     conv = &low->dnn_convs[low->n_dnn_convs];
+    c.tf32 = low->tf32;
     r = opara__cudnn_conv_describe(w->rt, low->dnn, &c, conv);
     if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->dnn, low->dnn_handle, conv);
-    if (r != OPARA_OK) {
+    if (r == OPARA_ERR_CUDNN) { /* cuDNN refused this one (e.g. a sub-library that fails to load): our kernel */
+        opara__cul_cudnn_refused(w, conv);
+        r = OPARA_OK;
+    }
+    if (r != OPARA_OK || conv->failed_call) {
         opara__cudnn_conv_destroy(low->dnn, conv);
         return r;
     }
@@ -879,6 +929,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
     if (transpose) return opara__cul_lower_conv_transpose(w, x, y, v, group);
+    w->low->n_conv++;
     if (w->low->dnn && (r = opara__cul_lower_conv_cudnn(w, x, y, &v, group, act, &done)) != OPARA_OK) return r;
     if (done) return OPARA_OK;
     kgroup = K / (group > 0 ? group : 1);
@@ -897,8 +948,12 @@ static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b
                                       int64_t K, int ta, int tb, float alpha, float beta, int64_t crs, int64_t ccs,
                                       int64_t batch, int64_t sa, int64_t sb, int64_t sy, int act) {
     opara__cuda_launch* L;
-    if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > 65535)
-        return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "GEMM dimensions");
+    if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batch > 65535) {
+        char what[160];
+        opara__format(what, sizeof what, "GEMM of M %lld, N %lld, K %lld, batch %lld (at most 2^31 - 1 and a batch of 65535)",
+                      (long long)M, (long long)N, (long long)K, (long long)batch);
+        return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+    }
     if (M == 0 || N == 0 || batch == 0) return OPARA_OK;
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_SGEMM))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_arg_tensor(L, a), opara__cul_arg_tensor(L, b), opara__cul_arg_tensor(L, c), opara__cul_arg_tensor(L, y);
@@ -915,6 +970,7 @@ static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b
     L->type = OPARA__CULAUNCH_CUBLAS;
     if (c < 0 && act == OPARA__CUDA_ACT_NONE) return OPARA_OK;
     if (batch != 1) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "batched GEMM with C");
+    if (opara__cul_check_elems(w, M * N) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_BIAS_ACT))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_arg_tensor(L, y), opara__cul_arg_tensor(L, c);
     opara__cul_arg_i32(L, M * N), opara__cul_arg_i32(L, N), opara__cul_arg_i32(L, crs), opara__cul_arg_i32(L, ccs);
@@ -957,6 +1013,38 @@ static opara_result opara__cul_lower_matmul(opara__cul_lw* w) {
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MatMul batch broadcast across several dims");
     return opara__cul_push_sgemm(w, opara__cul_in(w, 0), opara__cul_in(w, 1), -1, opara__cul_out(w, 0), M, N, K, 0, 0, 1.0f, 0.0f, 0, 0,
                              batch, ab == 1 ? 0 : M * K, bb == 1 ? 0 : K * N, M * N, OPARA__CUDA_ACT_NONE);
+}
+
+/* ---- limits ------------------------------------------------------------------------------------ */
+
+/* What the node's kernel launches (from launch `first` on) must respect, whatever each lowering
+   function checked: every 32-bit int argument fits, the grid and block are within the device
+   limits, and every tensor a kernel touches has at most OPARA__CUDA_MAX_ELEMS elements. Library
+   calls (cuBLAS, cuDNN) and device copies keep their own limits. */
+static opara_result opara__cul_check_launches(opara__cul_lw* w, uint32_t first) {
+    const opara__cuda_lowering* low = w->low;
+    char what[192];
+    uint32_t i, a;
+    for (i = first; i < low->n_launches; ++i) {
+        const opara__cuda_launch* L = &low->launches[i];
+        const char* k = opara__cuda_kernel_name((opara__cuda_kernel)L->kernel);
+        uint64_t threads = (uint64_t)L->block[0] * L->block[1] * L->block[2];
+        if (L->type != OPARA__CULAUNCH_KERNEL) continue;
+        if (L->arg_overflow) {
+            opara__format(what, sizeof what, "argument %u of %s exceeds a 32-bit int", L->arg_overflow - 1, k);
+            return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+        }
+        if (L->grid[0] < 1 || L->grid[0] > OPARA__CUDA_GRID_X_MAX || L->grid[1] < 1 || L->grid[1] > OPARA__CUDA_GRID_YZ_MAX ||
+            L->grid[2] < 1 || L->grid[2] > OPARA__CUDA_GRID_YZ_MAX || threads < 1 || threads > 1024 || L->block[2] > 64) {
+            opara__format(what, sizeof what, "%s grid (%u, %u, %u) x block (%u, %u, %u) exceeds the launch limits (grid y, z <= 65535)",
+                          k, L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1], L->block[2]);
+            return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+        }
+        for (a = 0; a < L->n_args; ++a)
+            if (L->args[a].kind == OPARA__CUARG_TENSOR && opara__cul_check_value(w, L->args[a].ref, k) != OPARA_OK)
+                return OPARA_ERR_LIMIT_EXCEEDED;
+    }
+    return OPARA_OK;
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------------- */
@@ -1020,6 +1108,7 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     opara__cuda_lowering keep = *low; /* the caller's choices */
     memset(low, 0, sizeof *low);
     low->use_cublas = keep.use_cublas;
+    low->tf32 = keep.tf32;
     low->dnn = keep.dnn;
     low->dnn_handle = keep.dnn_handle;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
@@ -1029,6 +1118,7 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
         w.node = i;
         low->node_start[i] = low->n_launches;
         r = opara__cul_lower_node(&w);
+        if (r == OPARA_OK) r = opara__cul_check_launches(&w, low->node_start[i]);
         if (r == OPARA_ERR_OUT_OF_MEMORY) opara__fail(rt, r, "CUDA backend: out of memory while lowering node %u", i);
     }
     low->node_start[g->n_nodes] = low->n_launches;

@@ -156,7 +156,11 @@ static void opara__mem_concats(opara__mem* m) {
         if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, n)) continue;
         for (k = 0; k < n->n_inputs; ++k) {
             int32_t x = n->inputs[k];
-            if (opara__concat_part_ok(m, n, k)) {
+            /* the slice's offset is also its alignment (the output's block is aligned to
+               desc.alignment >= concat_align); with the dimensions before the axis all 1 there is
+               no per-image stride to keep aligned */
+            int aligned = !m->p->desc.concat_align || off % m->p->desc.concat_align == 0;
+            if (aligned && opara__concat_part_ok(m, n, k)) {
                 m->parent[x] = n->outputs[0];
                 m->parent_off[x] = off;
                 m->p->alias_kind[x] = OPARA__ALIAS_CONCAT;

@@ -738,6 +738,9 @@ static opara_result opara__check_desc(const opara__graph* g, const opara__plan_d
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "memory budget %g is not a ratio in [0, 1e6]", d->memory_budget);
     if (!opara__is_pow2(d->alignment) || d->alignment > (1u << 20))
         return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "alignment %u is not a power of two <= 1 MiB", d->alignment);
+    if (d->concat_align && (!opara__is_pow2(d->concat_align) || d->concat_align > d->alignment))
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "concat_align %u is not a power of two <= the alignment %u",
+                           d->concat_align, d->alignment);
     if (!g->finalized) return opara__fail(g->rt, OPARA_ERR_INVALID_STATE, "the graph is not finalized");
     return OPARA_OK;
 }

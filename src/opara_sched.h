@@ -151,6 +151,10 @@ typedef struct opara__plan_desc {
                                         arena (docs/SCHEDULING.md, "Memory budget"). The plan without a
                                         budget is kept when it fits; else this costs a few plans more. */
     uint32_t alignment;              /* arena alignment of every block; 0: 256 */
+    uint32_t concat_align;           /* a Concat input is written in place only when its slice starts a multiple
+                                        of this many bytes into the output (a power of two <= alignment; the
+                                        CUDA backend asks 16 for vectorised kernels and cuBLAS/cuDNN
+                                        pointers); 0: any offset (slices of whole elements) */
     const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
                                         when the shapes prove each input is one contiguous slice */
     int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
@@ -399,6 +403,15 @@ OPARA__PRIVATE void opara__vc_walk_end_stream(opara__vc_walk* w, uint32_t s);
    dependencies beyond the data edges (the wavefront barriers). */
 OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan* plan, const uint32_t* extra_start,
                                             const uint32_t* extra);
+/* Scratch memory a node uses only while it runs (the CUDA backend's library workspaces), shared
+   between nodes that never run at the same time (opara_sync.c). need[n] > 0: node n needs need[n]
+   bytes. Each such node gets a slot (slot[n]; UINT32_MAX for the others; [n_nodes]) whose nodes
+   are pairwise ordered by the plan's happens-before (lane order and event waits), so one block of
+   size[k] bytes (the largest need in slot k; size has room for n_nodes entries) serves slot k.
+   *n_slots: the slot count. A plan with more than 8192 such nodes, or too large for the clocks
+   (over 2^24 entries), gets one slot per lane. */
+OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, const opara__plan* p, const uint64_t* need,
+                                                     uint32_t* slot, uint64_t* size, uint32_t* n_slots);
 /* Memory plan (opara_memplan.c): fills storage, offset, alias_*, arena_bytes from the sync plan. */
 OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
 

@@ -27,6 +27,8 @@ struct opara_session {
     const void** cuda_in;       /* [n_inputs] caller's input data of the current run (CUDA) */
     opara_CUdeviceptr* cuda_dev; /* [n_inputs + n_outputs] device pointers of the current device run */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
+    char conv_name[192];        /* plan info on CPU: the convolution path, */
+    uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
     volatile int32_t busy;
     opara_run_stats stats;
 };
@@ -120,6 +122,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     o.device = d->cuda_device;
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
     o.profile = d->cuda_profile;
+    o.precision = d->precision;
     /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
        the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
        streams are only edges, so graphs keep the uncapped plan. */
@@ -183,6 +186,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
         r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
                                    sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
+        else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
     }
     if (r != OPARA_OK) {
         opara_session_destroy(s);
@@ -387,7 +391,7 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
     out->n_waits = s->active->stats.n_waits;
     out->peak_memory_bytes = s->active->arena_bytes;
     out->no_reuse_bytes = s->active->stats.no_reuse_bytes;
-    out->precision = "fp32";
+    out->precision = opara_precision_name(OPARA_PRECISION_FP32);
     out->conv = out->kernels = out->libraries = "";
     if (s->cuda) {
         opara__cuda_info info;
@@ -397,10 +401,21 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
         out->kernels = info.kernels;
         out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
         out->n_workers = s->active->n_lanes ? s->active->n_lanes : 1; /* the CUDA streams */
+        out->precision = opara_precision_name(info.precision);
+        out->n_conv = info.n_conv;
+        out->n_conv_library = info.n_cudnn_convs;
+        out->conv = info.n_conv == 0                         ? ""
+                    : info.n_cudnn_convs == info.n_conv      ? "cuDNN"
+                    : info.n_cudnn_convs == 0                ? "opara_conv2d_f32"
+                                                             : "cuDNN + opara_conv2d_f32";
+        out->workspace_bytes = info.workspace_bytes;
     } else {
         out->backend = "cpu";
         out->gemm = opara__cpu_exec_gemm_name(s->exec);
         out->n_workers = opara__cpu_exec_workers(s->exec);
+        out->n_conv = s->n_conv;
+        out->n_conv_library = s->n_conv_library;
+        out->conv = s->conv_name;
     }
     return OPARA_OK;
 }

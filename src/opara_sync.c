@@ -313,3 +313,134 @@ OPARA__PRIVATE opara_result opara__sync_plan(const opara__graph* g, opara__plan*
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory planning events for %u nodes", g->n_nodes);
     return r;
 }
+
+/* ---- sharing scratch memory between nodes that never run at the same time ---------------------- */
+
+#define OPARA__SHARE_MAX_CELLS ((size_t)1 << 24) /* clock entries: (lanes + events + nodes) x lanes */
+#define OPARA__SHARE_MAX_NODES 8192u             /* nodes compared pairwise (at most n^2 / 2 tests) */
+
+typedef struct opara__share {
+    const opara__plan* p;
+    const uint64_t* need;
+    uint32_t* nodes;    /* [n] the nodes with a need, in launch order */
+    uint32_t n, m;      /* their count; the lanes holding them */
+    uint32_t* lane_idx; /* [n_lanes] index among those lanes, UINT32_MAX for the others */
+    uint32_t* clock;    /* [n * m] per such node: the highest lane_seq of each such lane that happens-before it */
+} opara__share;
+
+/* Happens-before clocks of the nodes with a need, over the lanes that hold such nodes: a lane runs
+   in order on one CUDA stream, and a node also follows everything the nodes it waits on follow. */
+static opara_result opara__share_clocks(opara__share* sh, opara_runtime* rt, uint32_t n_events) {
+    const opara__plan* p = sh->p;
+    uint32_t m = sh->m, k, i, c = 0, n_snap = 0;
+    uint32_t* lane_clock = (uint32_t*)opara__calloc(rt, (size_t)p->n_lanes * m + 1, sizeof(uint32_t));
+    uint32_t* snap_of = (uint32_t*)opara__calloc(rt, p->n_nodes ? p->n_nodes : 1, sizeof(uint32_t));
+    uint32_t* snaps = (uint32_t*)opara__calloc(rt, ((size_t)n_events + 1) * m, sizeof(uint32_t));
+    opara_result r = lane_clock && snap_of && snaps ? OPARA_OK : OPARA_ERR_OUT_OF_MEMORY;
+    for (k = 0; r == OPARA_OK && k < p->n_nodes; ++k) snap_of[k] = UINT32_MAX;
+    for (k = 0; r == OPARA_OK && k < p->n_nodes; ++k) {
+        uint32_t n = p->order[k], l = p->lane[n];
+        uint32_t* cl = lane_clock + (size_t)l * m;
+        for (i = p->wait_start[n]; i < p->wait_start[n + 1]; ++i) {
+            const uint32_t* w;
+            uint32_t j;
+            if (snap_of[p->wait_nodes[i]] == UINT32_MAX) continue; /* no event recorded: it orders nothing */
+            w = snaps + (size_t)snap_of[p->wait_nodes[i]] * m;
+            for (j = 0; j < m; ++j)
+                if (w[j] > cl[j]) cl[j] = w[j];
+        }
+        if (sh->lane_idx[l] != UINT32_MAX) cl[sh->lane_idx[l]] = p->lane_seq[n];
+        if (sh->need[n]) memcpy(sh->clock + (size_t)c++ * m, cl, m * sizeof(uint32_t));
+        if (p->records_event[n] && n_snap < n_events) {
+            snap_of[n] = n_snap;
+            memcpy(snaps + (size_t)n_snap++ * m, cl, m * sizeof(uint32_t));
+        }
+    }
+    opara__free(rt, lane_clock);
+    opara__free(rt, snap_of);
+    opara__free(rt, snaps);
+    return r;
+}
+
+/* a and b (indices into sh->nodes) are ordered by happens-before (either way). */
+static int opara__share_ordered(const opara__share* sh, uint32_t a, uint32_t b) {
+    const opara__plan* p = sh->p;
+    uint32_t na, nb;
+    if (a > b) {
+        uint32_t t = a;
+        a = b, b = t;
+    }
+    na = sh->nodes[a], nb = sh->nodes[b]; /* a was launched first: only a -> b can hold */
+    return p->lane[na] == p->lane[nb] || sh->clock[(size_t)b * sh->m + sh->lane_idx[p->lane[na]]] >= p->lane_seq[na];
+}
+
+/* Slots of pairwise ordered nodes (chains of the happens-before order), largest need first: a node
+   joins the first slot all of whose nodes are ordered with it (free: the slot is already at least
+   as large), else opens one of its own size. order: scratch [n]; members: scratch [n], the nodes
+   of each slot as a linked list through next (scratch [n]). */
+static void opara__share_slots(const opara__share* sh, uint32_t* order, uint32_t* head, uint32_t* next, uint32_t* slot,
+                               uint64_t* size, uint32_t* n_slots) {
+    uint32_t i, j, k;
+    for (i = 0; i < sh->n; ++i) order[i] = i;
+    for (i = 1; i < sh->n; ++i) /* insertion sort by need, descending; launch order breaks ties (stable) */
+        for (j = i; j > 0 && sh->need[sh->nodes[order[j]]] > sh->need[sh->nodes[order[j - 1]]]; --j) {
+            uint32_t t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    *n_slots = 0;
+    for (i = 0; i < sh->n; ++i) {
+        uint32_t b = order[i], a = UINT32_MAX;
+        for (k = 0; k < *n_slots; ++k) {
+            for (a = head[k]; a != UINT32_MAX && opara__share_ordered(sh, a, b); a = next[a]) {
+            }
+            if (a == UINT32_MAX) break; /* every node of slot k is ordered with b */
+        }
+        if (k == *n_slots) head[k] = UINT32_MAX, size[k] = sh->need[sh->nodes[b]], ++*n_slots;
+        next[b] = head[k];
+        head[k] = b;
+        slot[sh->nodes[b]] = k;
+    }
+}
+
+OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, const opara__plan* p, const uint64_t* need,
+                                                     uint32_t* slot, uint64_t* size, uint32_t* n_slots) {
+    opara__share sh;
+    uint32_t k, i, n_events = 0;
+    opara_result r = OPARA_OK;
+    memset(&sh, 0, sizeof sh);
+    sh.p = p, sh.need = need;
+    *n_slots = 0;
+    for (k = 0; k < p->n_nodes; ++k) n_events += p->records_event[k] != 0;
+    sh.lane_idx = (uint32_t*)opara__calloc(g->rt, p->n_lanes ? p->n_lanes : 1, sizeof(uint32_t));
+    sh.nodes = (uint32_t*)opara__calloc(g->rt, p->n_nodes ? p->n_nodes : 1, sizeof(uint32_t));
+    if (!sh.lane_idx || !sh.nodes) r = OPARA_ERR_OUT_OF_MEMORY;
+    for (k = 0; r == OPARA_OK && k < p->n_lanes; ++k) sh.lane_idx[k] = UINT32_MAX;
+    for (k = 0; r == OPARA_OK && k < p->n_nodes; ++k) {
+        uint32_t n = p->order[k];
+        slot[n] = UINT32_MAX;
+        if (!need[n]) continue;
+        sh.nodes[sh.n++] = n;
+        if (sh.lane_idx[p->lane[n]] == UINT32_MAX) sh.lane_idx[p->lane[n]] = sh.m++;
+    }
+    if (r == OPARA_OK && (sh.n > OPARA__SHARE_MAX_NODES ||
+                          ((size_t)p->n_lanes + n_events + sh.n) * sh.m > OPARA__SHARE_MAX_CELLS)) {
+        /* too large to compare: one block per lane (a lane is a chain) */
+        for (i = 0; i < sh.n; ++i) {
+            uint32_t n = sh.nodes[i], s = sh.lane_idx[p->lane[n]];
+            if (s >= *n_slots) size[s] = 0, *n_slots = s + 1;
+            slot[n] = s;
+            if (need[n] > size[s]) size[s] = need[n];
+        }
+    } else if (r == OPARA_OK) {
+        uint32_t* scratch = (uint32_t*)opara__calloc(g->rt, 3 * (size_t)sh.n + 1, sizeof(uint32_t));
+        sh.clock = (uint32_t*)opara__calloc(g->rt, (size_t)sh.n * sh.m + 1, sizeof(uint32_t));
+        r = sh.clock && scratch ? opara__share_clocks(&sh, g->rt, n_events) : OPARA_ERR_OUT_OF_MEMORY;
+        if (r == OPARA_OK) opara__share_slots(&sh, scratch, scratch + sh.n, scratch + 2 * (size_t)sh.n, slot, size, n_slots);
+        opara__free(g->rt, scratch);
+    }
+    opara__free(g->rt, sh.lane_idx);
+    opara__free(g->rt, sh.nodes);
+    opara__free(g->rt, sh.clock);
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory sharing scratch between %u nodes", sh.n);
+    return r;
+}

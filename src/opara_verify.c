@@ -203,6 +203,9 @@ static opara_result opara__verify_value(opara__verify* v, uint32_t x) {
             return OPARA__BAD(v, "value %u '%s': offset is not its root's plus its alias offset", x, val->name);
         if (p->offset[x] % p->alignment && r == (int32_t)x)
             return OPARA__BAD(v, "value %u '%s' is misaligned", x, val->name);
+        if (p->desc.concat_align && p->alias_kind[x] == OPARA__ALIAS_CONCAT && p->offset[x] % p->desc.concat_align)
+            return OPARA__BAD(v, "Concat input %u '%s' sits at offset %llu, not a multiple of %u bytes", x, val->name,
+                              (unsigned long long)p->offset[x], p->desc.concat_align);
         if (!opara__range_ok(p->offset[x], p->value_bytes[x], p->arena_bytes))
             return OPARA__BAD(v, "value %u '%s' (%llu bytes at %llu) lies outside the arena of %llu bytes", x, val->name,
                               (unsigned long long)p->value_bytes[x], (unsigned long long)p->offset[x],

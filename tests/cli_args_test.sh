@@ -1,6 +1,7 @@
 #!/bin/sh
-# Numeric options of every subcommand (tools/cli_args.c): a value that is not wholly a number in
-# the option's range is refused with a message naming the option and the value; a good value gets
+# Numeric and named options of every subcommand (tools/cli_args.c): a value that is not wholly a
+# number in the option's range (or, for --precision, not exactly a precision name) is refused with a
+# message naming the option and the value; a good value gets
 # past the options (to the missing model's error). `opara run --input NAME=FILE.npy` must name an
 # input of the model, once, with a readable file (never a silent run on random data).
 . "$(dirname "$0")/cli_test_lib.sh"
@@ -41,6 +42,7 @@ refused run --batch 1e3 "$none"
 refused bench --stream-cap -3 "$none" --sim rtx2080s
 refused bench --default-dim x "$none" --sim rtx2080s
 refused convert --default-dim q "$none" "$work/out.opara"
+for v in fp16 FP32 tf "" "fp32 "; do refused run --precision "$v" "$none"; done
 
 accepted plan --memory-budget 1.15 "$none"
 accepted plan --memory-budget 0 "$none"
@@ -48,6 +50,8 @@ accepted plan --batch 4 "$none"
 accepted run --iters 3 "$none"
 accepted run --memory-budget 2.5e0 "$none"
 accepted bench --stream-cap 4 "$none" --sim rtx2080s
+accepted run --precision fp32 "$none"
+accepted run --precision tf32 "$none"
 
 model=${ZOO:-build/zoo}/squeezenet.onnx
 if [ -f "$model" ]; then

@@ -1,6 +1,6 @@
 /* The CUDA libraries the CUDA backend tests load: OPARA_CUDA_DRIVER, OPARA_CUBLAS and OPARA_CUDNN
    when set (make test-gpu points them at NVIDIA's), else this build's emulator; and the backend
-   options every such test starts from. Include after opara.h. */
+   options every such test starts from. Include after opara.h and opara_test.h. */
 #ifndef CUDA_TEST_ENV_H
 #define CUDA_TEST_ENV_H
 
@@ -20,7 +20,7 @@ static const char* cuda_test_env_or(const char* var, const char* fallback) {
 #define cudnn_path() cuda_test_env_or("OPARA_CUDNN", OPARA_EMU_LIB_DIR "/libcudnn.so")
 
 /* Options of a session in `mode` on those libraries. */
-static opara__cuda_options cuda_test_options(opara__cuda_mode mode) {
+OT__UNUSED static opara__cuda_options cuda_test_options(opara__cuda_mode mode) {
     opara__cuda_options o;
     memset(&o, 0, sizeof o);
     o.mode = mode;

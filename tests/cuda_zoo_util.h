@@ -53,14 +53,16 @@ static inline opara_precision zoo_precision(void) {
     return e && strcmp(e, "tf32") == 0 ? OPARA_PRECISION_TF32 : OPARA_PRECISION_FP32;
 }
 
-/* Largest NMSE vs the CPU backend (OPARA_CUDA_ZOO_NMSE overrides it). FP32: 1e-8, the exact mode,
-   where only the order of float sums differs. TF32: operands rounded to 10 mantissa bits (relative
-   error up to 2^-11, about 2.8e-4 RMS), so each conv or GEMM layer adds an NMSE of the order of
-   (4e-4)^2 = 1.6e-7 and the deepest zoo models stack about a hundred of them: 1e-4. */
-static inline double zoo_nmse_max(opara_precision precision) {
+/* Largest NMSE vs the CPU backend for what the session computes with (plan info's precision, "fp32" or
+   "tf32"; OPARA_CUDA_ZOO_NMSE overrides it). FP32: 1e-8, the exact mode, where only the order of float
+   sums differs. TF32: operands rounded to 10 mantissa bits add about 1.6e-7 of NMSE per layer of
+   products, which deep networks amplify: on the emulated H100, whose fakes round as the hardware does,
+   the zoo measured 4e-7 (BERT) to 4.9e-5 (ppocr_det); the bound stays 20x above that, 1e-3
+   (docs/CUDA-BACKEND.md). */
+static inline double zoo_nmse_max(const char* precision) {
     const char* e = getenv("OPARA_CUDA_ZOO_NMSE");
     if (e && *e) return atof(e);
-    return precision == OPARA_PRECISION_TF32 ? 1e-4 : 1e-8;
+    return precision && strcmp(precision, "tf32") == 0 ? 1e-3 : 1e-8;
 }
 
 /* The emulator's opara_emu_config once the driver is loaded; NULL on a real driver. */

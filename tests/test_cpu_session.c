@@ -238,6 +238,28 @@ OT_TEST(plan_info_reports_streams_memory_and_gemm) {
     CHECK(info.gemm && info.gemm[0]);
     CHECK_EQ(info.n_workers, 2);
     CHECK_STR(info.strategy, "opara");
+    /* what ran where: 8 Conv (3x3 through im2col, 1x1 as one GEMM) on the session's SGEMM, exact FP32 */
+    CHECK_STR(info.backend, "cpu");
+    CHECK_STR(info.precision, "fp32");
+    CHECK_EQ(info.n_conv, 8);
+    CHECK(strstr(info.conv, "im2col/1x1 GEMM on ") != NULL && strstr(info.conv, info.gemm) != NULL);
+    CHECK(strstr(info.conv, "depthwise") == NULL);
+    CHECK_EQ(info.n_conv_library, strncmp(info.gemm, "built-in", 8) == 0 ? 0u : 8u);
+    CHECK_EQ(info.workspace_bytes, 0);
+    CHECK(info.cuda_mode == NULL);
+    { /* the built-in SGEMM is no library */
+        opara_session_desc d;
+        opara_session* b = NULL;
+        opara_plan_info bi;
+        memset(&d, 0, sizeof d);
+        d.backend = OPARA_BACKEND_CPU, d.builtin_gemm = 1, d.threads = 1;
+        REQUIRE(opara_session_create(rt, m, &d, &b) == OPARA_OK);
+        REQUIRE(opara_session_get_plan_info(b, &bi) == OPARA_OK);
+        CHECK_EQ(bi.n_conv, 8);
+        CHECK_EQ(bi.n_conv_library, 0);
+        CHECK(strstr(bi.conv, "GEMM on built-in") != NULL);
+        opara_session_destroy(b);
+    }
     memset(x, 0, sizeof x);
     fill_tensor(&in, "x", 4, xd, x);
     fill_tensor(&out, "logits", 2, yd, y);

@@ -1,7 +1,8 @@
 /* The cuDNN descriptor and shape code of the CUDA backend against the real libcudnn (loaded with
    dlopen; the descriptor calls need no GPU): for convolutions of every kind the models use
    (strided, padded, dilated, grouped, depthwise, pointwise, 1-D), cuDNN's output size equals the
-   size computed here from the ONNX formula, and a geometry whose output size is wrong is refused.
+   size computed here from the ONNX formula (with the math type of exact FP32, FMA_MATH, and of TF32,
+   DEFAULT_MATH, set on the descriptor), and a geometry whose output size is wrong is refused.
    Skips with the reason when libcudnn is not installed (OPARA_CUDNN names it). */
 #define OPARA_IMPLEMENTATION
 #include "opara.h"
@@ -46,11 +47,17 @@ OT_TEST(cudnn_output_sizes_match_shape_inference) {
     cases[5] = geom(3, 4, 1, 50, 6, 1, 7, 3, 1, 1, 1, 0);       /* 1-D as H = 1 */
     cases[6] = geom(1, 3, 299, 299, 32, 3, 3, 0, 2, 1, 1, 1);   /* Inception stem */
     cases[7] = geom(1, 8, 10, 10, 8, 5, 5, 4, 3, 2, 2, 1);      /* stride 3, dilation 2 */
-    for (i = 0; i < 8; ++i) {
+    for (i = 0; i < 16; ++i) { /* each case in exact FP32 (FMA_MATH) and with TF32 allowed (DEFAULT_MATH) */
         opara__cudnn_conv conv;
-        opara_result r = opara__cudnn_conv_describe(rt, &dnn, &cases[i], &conv);
-        if (r != OPARA_OK) OT_LOG("case %d: %s", i, opara_runtime_last_error(rt));
+        opara__cuda_conv_geom c = cases[i / 2];
+        opara_result r;
+        c.tf32 = i % 2;
+        r = opara__cudnn_conv_describe(rt, &dnn, &c, &conv);
+        if (r != OPARA_OK)
+            OT_LOG("case %d (tf32 %d): %s; %s: %s", i / 2, c.tf32, opara_runtime_last_error(rt),
+                   conv.failed_call ? conv.failed_call : "-", opara_cudnn_status_name(conv.status));
         CHECK_EQ(OPARA_OK, r);
+        CHECK_EQ(c.tf32 ? OPARA_CUDNN_DEFAULT_MATH : OPARA_CUDNN_FMA_MATH, conv.math);
         opara__cudnn_conv_destroy(&dnn, &conv);
     }
     /* a wrong output size (as a broken shape inference would give) is refused */

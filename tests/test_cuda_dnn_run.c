@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "cuda_test_env.h"
+#include "test_sched_util.h"
 
 #define NMSE_MAX 1e-8
 #define N_IN 2
@@ -290,6 +291,39 @@ static int graph_dnn_kernels(const opara__cuda_session* s, const emu_hooks* h) {
     return count;
 }
 
+/* The library workspaces against the plan: two nodes whose workspace bytes overlap are ordered by
+   the plan's happens-before (rebuilt here from stream order and waits, independently of the
+   backend), and every node with a library call has a workspace slot. */
+static void check_workspaces(opara_test* T, const opara__cuda_info* info) {
+    const opara__plan* p = info->plan;
+    size_t words = 0;
+    uint64_t* hb = tg_hb_build(p, &words);
+    uint32_t a, b, i, with = 0;
+    REQUIRE(hb != NULL);
+    for (i = 0; i < info->n_launches; ++i) {
+        const opara__cuda_launch* L = &info->launches[i];
+        if (L->type == OPARA__CULAUNCH_CUBLAS || (L->type == OPARA__CULAUNCH_CUDNN && info->workspace_slot[L->node] != UINT32_MAX))
+            CHECK(info->workspace_slot[L->node] < info->n_workspaces);
+    }
+    for (a = 0; a < p->n_nodes; ++a) {
+        uint32_t sa = info->workspace_slot[a];
+        if (sa == UINT32_MAX) continue;
+        with++;
+        for (b = 0; b < a; ++b) {
+            uint32_t sb = info->workspace_slot[b];
+            if (sb == UINT32_MAX || info->workspace_offset[sa] + info->workspace_size[sa] <= info->workspace_offset[sb] ||
+                info->workspace_offset[sb] + info->workspace_size[sb] <= info->workspace_offset[sa])
+                continue;
+            if (!((hb[(size_t)a * words + b / 64] >> (b % 64)) & 1u) && !((hb[(size_t)b * words + a / 64] >> (a % 64)) & 1u)) {
+                OT_LOG("nodes %u and %u share workspace bytes but may run at the same time", b, a);
+                CHECK(0);
+            }
+        }
+    }
+    free(hb);
+    CHECK(with > 0);
+}
+
 /* ---- tests ----------------------------------------------------------------------------------------- */
 
 /* One mode: create, check the lowering and the library calls, run under five seeds. */
@@ -310,6 +344,7 @@ static void check_mode(opara_test* T, opara_runtime* rt, opara_model* m, const i
     CHECK(info.cudnn);
     CHECK_EQ(N_CUDNN, info.n_cudnn_convs);
     CHECK(info.workspace_bytes > 0);
+    check_workspaces(T, &info);
     if (h->calls && mode != 0) { /* the warm-up run and the capture call cuDNN, replays do not */
         CHECK_EQ(2, fwd_calls(h) - f0);
         CHECK_EQ(2 * (N_CUDNN - 1), fused_calls(h) - b0);
@@ -330,9 +365,9 @@ static void check_mode(opara_test* T, opara_runtime* rt, opara_model* m, const i
             CHECK_EQ(mode == 0 ? N_CUDNN - 1 : 0, fused_calls(h) - b1);
         }
     }
-    printf("%-9s %u streams, %u of %d Conv on cuDNN, workspaces %llu B, 5 seeds: worst NMSE vs CPU %.2e\n",
+    printf("%-9s %u streams, %u of %d Conv on cuDNN, workspaces %llu B in %u slots, 5 seeds: worst NMSE vs CPU %.2e\n",
            mode_names[mode], info.plan->n_streams, info.n_cudnn_convs, N_CONV, (unsigned long long)info.workspace_bytes,
-           worst);
+           info.n_workspaces, worst);
     opara__cuda_session_destroy(s);
 }
 
@@ -422,6 +457,85 @@ OT_TEST(missing_cudnn_logs_the_path_and_uses_our_kernel) {
     opara_model_destroy(m);
     opara_runtime_destroy(rt);
     hooks_close(&h);
+}
+
+/* ---- 16-byte alignment of library pointers ----------------------------------------------------------- */
+
+/* x [1,2,1,3] -> y_k = Conv1x1(x, w_k) [1,1,1,3] for k = 0, 1 -> cat = Concat(y0, y1) axis 1: y1's slice
+   starts 12 bytes into cat. */
+static opara_model* build_concat_model(opara_runtime* rt) {
+    opara_builder* b = NULL;
+    opara_model* m = NULL;
+    int64_t xd[4] = {1, 2, 1, 3};
+    const char *cat_in[2], *cat = "cat";
+    opara_attr axis = int_attr("axis", 1);
+    if (opara_builder_create(rt, &b) != OPARA_OK) return NULL;
+    opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 4, xd);
+    add_weight(b, "w0", 4, 1, 2, 1, 1), add_weight(b, "w1", 4, 1, 2, 1, 1);
+    conv(b, "conv0", "x", "w0", NULL, "y0", 0, NULL);
+    conv(b, "conv1", "x", "w1", NULL, "y1", 0, NULL);
+    cat_in[0] = "y0", cat_in[1] = "y1";
+    opara_builder_add_node(b, "Concat", "cat", 2, cat_in, 1, &cat, 1, &axis);
+    opara_builder_add_output(b, "cat");
+    if (opara_builder_finish(b, &m) != OPARA_OK) m = NULL;
+    opara_builder_destroy(b);
+    return m;
+}
+
+/* The CUDA plan writes a Concat input in place only at a 16-byte multiple (here: y0, not y1, whose
+   slice starts at 12 bytes), and the results are right; a plan that allows 4-byte slices hands cuDNN
+   a misaligned output pointer, which session creation refuses loudly (OPARA_ERR_INTERNAL). */
+OT_TEST(library_pointers_are_16_byte_aligned) {
+    char why[512];
+    opara_runtime* rt;
+    opara_model* m;
+    opara__cuda_options o = options(OPARA__CUDA_GRAPH);
+    opara__cuda_session* s = NULL;
+    opara__cuda_info info;
+    opara__plan_desc pd;
+    float x[6], out[12], want[12];
+    const void* ins[1];
+    void* outs[1];
+    const float *w0, *w1;
+    int32_t cat_node = -1;
+    uint32_t n;
+    int k, p;
+    if (!opara__cuda_available(driver_path(), why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    rt = make_runtime(NULL);
+    m = build_concat_model(rt);
+    REQUIRE(m != NULL);
+    for (n = 0; n < m->graph.n_nodes; ++n)
+        if (m->graph.nodes[n].op == OPARA__OP_CONCAT) cat_node = (int32_t)n;
+    w0 = (const float*)m->graph.values[m->graph.nodes[0].inputs[1]].data;
+    w1 = (const float*)m->graph.values[m->graph.nodes[1].inputs[1]].data;
+    for (k = 0; k < 6; ++k) x[k] = (float)k - 2.5f;
+    for (p = 0; p < 3; ++p) { /* NCHW: cat[0][c][0][p], c = 0 from w0, 1 from w1 */
+        want[p] = w0[0] * x[p] + w0[1] * x[3 + p];
+        want[3 + p] = w1[0] * x[p] + w1[1] * x[3 + p];
+    }
+    if (opara__cuda_session_create(rt, &m->graph, &o, &s) != OPARA_OK) {
+        OT_LOG("%s", opara_runtime_last_error(rt));
+        CHECK(0);
+    } else {
+        opara__cuda_session_info(s, &info);
+        CHECK_EQ(2, info.n_cudnn_convs);
+        CHECK(opara__plan_concat_input_in_place(&m->graph, info.plan, (uint32_t)cat_node, 0));
+        CHECK(!opara__plan_concat_input_in_place(&m->graph, info.plan, (uint32_t)cat_node, 1));
+        ins[0] = x, outs[0] = out;
+        CHECK_EQ(OPARA_OK, opara__cuda_session_run(s, ins, outs));
+        for (k = 0; k < 6; ++k) CHECK(fabsf(out[k] - want[k]) <= 1e-5f * (1.0f + fabsf(want[k])));
+        opara__cuda_session_destroy(s);
+    }
+    memset(&pd, 0, sizeof pd);
+    pd.concat_align = 4; /* the CPU's rule: y1 goes to its 12-byte slice */
+    o.plan = &pd;
+    s = NULL;
+    CHECK_EQ(OPARA_ERR_INTERNAL, opara__cuda_session_create(rt, &m->graph, &o, &s));
+    CHECK(s == NULL);
+    CHECK(strstr(opara_runtime_last_error(rt), "not 16-byte aligned") != NULL);
+    OT_LOG("%s", opara_runtime_last_error(rt));
+    opara_model_destroy(m);
+    opara_runtime_destroy(rt);
 }
 
 /* ---- the cuDNN fake's documented rules, called directly ------------------------------------------- */
@@ -549,6 +663,7 @@ static const opara_test_case tests[] = {
     OT_CASE(convolutions_run_on_cudnn_and_match_the_cpu_backend),
     OT_CASE(missing_cudnn_logs_the_path_and_uses_our_kernel),
     OT_CASE(cudnn_fake_enforces_the_documented_rules),
+    OT_CASE(library_pointers_are_16_byte_aligned),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

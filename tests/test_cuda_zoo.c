@@ -29,36 +29,19 @@
 
 #include "cuda_zoo_util.h"
 
-/* The model's nodes of ONNX type `op` ("Conv"). */
-static uint32_t count_ops(const opara_model* model, const char* op) {
-    uint32_t i, n = 0;
-    for (i = 0; i < opara_model_node_count(model); ++i) n += strcmp(opara_model_node_op(model, i), op) == 0;
-    return n;
-}
-
-/* The libraries OPARA_EXPECT_LIBS names served the session: GEMMs on cuBLAS, and at least one of the
-   model's convolutions on cuDNN (some may fall back to our kernel, e.g. asymmetric padding; the log
-   says why). */
-static void check_libraries(opara_test* T, const char* what, const opara_model* model, opara_session* gpu) {
+/* The libraries OPARA_EXPECT_LIBS names served the session (plan info): GEMMs on cuBLAS, and at least
+   one of the model's convolutions on cuDNN (some may fall back to our kernel, e.g. asymmetric padding;
+   the log says why). */
+static void check_libraries(opara_test* T, const char* what, opara_session* gpu) {
     opara_plan_info info;
-    uint32_t n_conv = count_ops(model, "Conv"), on_cudnn;
     opara_session_get_plan_info(gpu, &info);
     if (zoo_expects("cublas") && strcmp(info.gemm, "cuBLAS") != 0) {
         OT_LOG("%s: GEMMs on %s, but OPARA_EXPECT_LIBS names cublas", what, info.gemm);
         CHECK(0);
     }
-    if (!zoo_expects("cudnn") || n_conv == 0) return;
-    on_cudnn = info.n_conv_library;
-    if (info.n_conv == 0) { /* plan info without conv counts yet: the backend's own count */
-        opara__cuda_info ci;
-        opara__cuda_session_info(gpu->cuda, &ci);
-        on_cudnn = ci.n_cudnn_convs;
-    } else if (!strstr(info.conv, "cuDNN")) {
-        on_cudnn = 0;
-    }
-    if (on_cudnn == 0) {
+    if (zoo_expects("cudnn") && info.n_conv > 0 && (info.n_conv_library == 0 || !strstr(info.conv, "cuDNN"))) {
         OT_LOG("%s: none of %u Conv on cuDNN (conv \"%s\", libraries \"%s\"), but OPARA_EXPECT_LIBS names cudnn", what,
-               n_conv, info.conv, info.libraries);
+               info.n_conv, info.conv, info.libraries);
         CHECK(0);
     }
 }
@@ -127,7 +110,7 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
         {
             char what[160];
             snprintf(what, sizeof what, "%s batch %d %s", name, batch, mode_names[mode]);
-            check_libraries(T, what, model, gpu);
+            check_libraries(T, what, gpu);
         }
         for (seed = 1; seed <= seeds; ++seed) {
             zoo_io got;
@@ -143,7 +126,7 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
             for (i = 0; i < got.n; ++i) {
                 double e = zoo_nmse(&ref.t[i], got.t[i].data);
                 if (e > worst) worst = e;
-                if (!(e <= zoo_nmse_max(d.precision))) {
+                if (!(e <= zoo_nmse_max(info.precision))) {
                     OT_LOG("%s batch %d %s seed %d output %s: NMSE %g", name, batch, mode_names[mode], seed,
                            ref.t[i].name, e);
                     CHECK(0);
@@ -151,8 +134,9 @@ static void run_model(opara_test* T, const char* name, int batch, int seeds, con
             }
             zoo_free_io(&got);
         }
-        printf("%-16s batch %d %-9s %3u streams, %d seeds: worst NMSE vs CPU %.2e (%s, bound %.0e) (%.1f s)\n", name, batch,
-               mode_names[mode], info.n_streams, seeds, worst, opara_precision_name(d.precision), zoo_nmse_max(d.precision),
+        printf("%-16s batch %d %-9s %3u streams, %s, Conv %s (%u/%u), %d seeds: worst NMSE vs CPU %.2e (bound %.0e) (%.1f s)\n",
+               name, batch, mode_names[mode], info.n_streams, info.precision, info.n_conv ? info.conv : "-",
+               info.n_conv_library, info.n_conv, seeds, worst, zoo_nmse_max(info.precision),
                (double)(opara__now_ns() - t0) * 1e-9);
         fflush(stdout);
         opara_session_destroy(gpu);

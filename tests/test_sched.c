@@ -330,6 +330,57 @@ OT_TEST(ios_network_concat_inputs_written_in_place) {
     tg_free(&t);
 }
 
+/* Concat of slices of 3, 4 and 5 floats (offsets 0, 12, 28 bytes): with concat_align 16 (what the
+   CUDA backend asks) only the first slice is written in place, with 0 (the CPU's rule) all three;
+   the verifier refuses a plan whose Concat slice breaks its own concat_align. */
+OT_TEST(concat_in_place_respects_concat_align) {
+    static const int64_t elems[3] = {3, 4, 5};
+    tgraph t;
+    int32_t x, v[4];
+    uint32_t i, align;
+    REQUIRE(tg_begin(&t, 4));
+    x = tg_value(&t, "x", 8);
+    opara__graph_add_input(&t.g, x);
+    for (i = 0; i < 3; ++i) {
+        char name[8];
+        snprintf(name, sizeof name, "r%u", i);
+        v[i] = tg_value(&t, name, elems[i]);
+        opara__graph_add_node(&t.g, OPARA__OP_CONV, name, 1, &x, 1, &v[i]);
+    }
+    v[3] = tg_value(&t, "cat", 12);
+    opara__graph_add_node(&t.g, OPARA__OP_CONCAT, "cat", 3, v, 1, &v[3]);
+    opara__node_set_int(&t.g, 3, "axis", 1);
+    opara__graph_add_output(&t.g, v[3]);
+    REQUIRE(tg_finish(&t));
+    for (align = 0; align <= 16; align += 16) {
+        opara__plan_desc d;
+        opara__plan* p = NULL;
+        memset(&d, 0, sizeof d);
+        d.concat_align = align;
+        REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK);
+        CHECK(opara__plan_concat_input_in_place(&t.g, p, 3, 0));
+        CHECK_EQ(align == 0, opara__plan_concat_input_in_place(&t.g, p, 3, 1));
+        CHECK_EQ(align == 0, opara__plan_concat_input_in_place(&t.g, p, 3, 2));
+        CHECK_EQ(p->stats.n_concat_in_place, align ? 1u : 3u);
+        if (align == 0) { /* the same plan claimed for a 16-byte rule: its slice at 12 bytes is refused */
+            p->desc.concat_align = 16;
+            CHECK_EQ(OPARA_ERR_PLAN_INVALID, opara__plan_verify(&t.g, p));
+            CHECK(strstr(opara_runtime_last_error(t.rt), "not a multiple of 16 bytes") != NULL);
+        }
+        opara__plan_free(t.rt, p);
+    }
+    { /* concat_align must be a power of two no larger than the arena alignment */
+        opara__plan_desc d;
+        opara__plan* p = NULL;
+        memset(&d, 0, sizeof d);
+        d.concat_align = 24;
+        CHECK_EQ(OPARA_ERR_INVALID_ARGS, tg_plan(&t, NULL, &d, &p));
+        d.concat_align = 512;
+        CHECK_EQ(OPARA_ERR_INVALID_ARGS, tg_plan(&t, NULL, &d, &p));
+    }
+    tg_free(&t);
+}
+
 OT_TEST(ios_network_wait_pruning_can_be_disabled) {
     tgraph t;
     opara__plan_desc d;
@@ -695,6 +746,7 @@ static const opara_test_case tests[] = {
     OT_CASE(launch_orders_dfs_and_bfs),
     OT_CASE(ios_network_streams_per_strategy),
     OT_CASE(ios_network_concat_inputs_written_in_place),
+    OT_CASE(concat_in_place_respects_concat_align),
     OT_CASE(ios_network_wait_pruning_can_be_disabled),
     OT_CASE(memory_not_reused_across_unordered_streams),
     OT_CASE(memory_reused_after_event_edge),

@@ -568,7 +568,112 @@ OT_TEST(level_sync_waits_keep_levels_and_reduce_peak) {
     CHECK(smaller > 30);
 }
 
+/* ---- scratch shared between nodes that never overlap (the CUDA backend's library workspaces) ---- */
+
+typedef struct share_totals {
+    uint64_t shared, per_lane, nodes;
+} share_totals;
+
+/* Random needs on about a third of the nodes; opara__plan_share_scratch's slots must hold only
+   nodes that the brute-force happens-before orders pairwise, each slot's size is its largest
+   need, and a sequential plan needs one slot. Returns 0 after a failed CHECK. */
+static int check_share(opara_test* T, const tgraph* t, const opara__plan* p, uint64_t seed, const char* name, int every,
+                       share_totals* tot) {
+    uint32_t n = p->n_nodes, i, j, n_slots = 0, *slot = (uint32_t*)calloc(n + 1, sizeof(uint32_t));
+    uint64_t *need = (uint64_t*)calloc(n + 1, sizeof(uint64_t)), *size = (uint64_t*)calloc(n + 1, sizeof(uint64_t));
+    uint64_t *biggest = (uint64_t*)calloc(n + 1, sizeof(uint64_t)), *lane_max = (uint64_t*)calloc(p->n_lanes + 1, sizeof(uint64_t));
+    size_t words = 0;
+    uint64_t* hb = tg_hb_build(p, &words);
+    trng r;
+    int ok = slot && need && size && biggest && lane_max && hb;
+    CHECK(ok);
+    r.s = seed * 31 + 7;
+    for (i = 0; ok && i < n; ++i)
+        if (every || trng_below(&r, 3) == 0) need[i] = 256 + (uint64_t)trng_below(&r, 1u << 20);
+    if (ok) CHECK_EQ(OPARA_OK, opara__plan_share_scratch(&t->g, p, need, slot, size, &n_slots));
+    for (i = 0; ok && i < n; ++i) {
+        if (!need[i]) {
+            if (slot[i] != UINT32_MAX) ok = 0, OT_LOG("%s seed %llu: node %u needs nothing but has slot %u", name, (unsigned long long)seed, i, slot[i]);
+            continue;
+        }
+        if (slot[i] >= n_slots) { ok = 0; OT_LOG("%s: node %u slot %u of %u", name, i, slot[i], n_slots); break; }
+        if (need[i] > biggest[slot[i]]) biggest[slot[i]] = need[i];
+        if (need[i] > lane_max[p->lane[i]]) lane_max[p->lane[i]] = need[i];
+        tot->nodes++;
+        for (j = 0; j < i; ++j) /* the proof: every two nodes of one slot are ordered */
+            if (need[j] && slot[j] == slot[i] && !((hb[(size_t)i * words + j / 64] >> (j % 64)) & 1u) &&
+                !((hb[(size_t)j * words + i / 64] >> (i % 64)) & 1u)) {
+                ok = 0;
+                OT_LOG("%s seed %llu: nodes %u and %u share slot %u but may overlap", name, (unsigned long long)seed, j, i, slot[i]);
+                break;
+            }
+    }
+    for (i = 0; ok && i < n_slots; ++i) {
+        if (size[i] != biggest[i]) ok = 0, OT_LOG("%s: slot %u has %llu bytes, its largest need is %llu", name, i,
+                                                  (unsigned long long)size[i], (unsigned long long)biggest[i]);
+        tot->shared += size[i];
+    }
+    for (i = 0; i < p->n_lanes; ++i) tot->per_lane += lane_max[i];
+    if (ok && p->n_streams == 1) CHECK(n_slots <= 1);
+    CHECK(ok);
+    free(slot), free(need), free(size), free(biggest), free(lane_max), free(hb);
+    return ok;
+}
+
+OT_TEST(scratch_slots_share_only_between_ordered_nodes) {
+    share_totals tot;
+    uint64_t seed;
+    memset(&tot, 0, sizeof tot);
+    for (seed = 1; seed <= 120; ++seed) {
+        trng r;
+        tgraph t;
+        opara__op_desc* descs;
+        uint32_t n, width, k;
+        r.s = seed;
+        n = 2 + trng_below(&r, seed % 10 == 0 ? 400 : 80);
+        width = 1 + trng_below(&r, 32);
+        if (!tg_random(&t, n, width, seed)) {
+            CHECK(!"random graph");
+            return;
+        }
+        descs = (opara__op_desc*)calloc(n + 1, sizeof(opara__op_desc));
+        random_descs(descs, n, seed);
+        for (k = 0; k < N_VARIANTS; ++k) {
+            opara__plan_desc d;
+            opara__plan* p = NULL;
+            int ok;
+            plan_desc_of(&variants[k], &d);
+            if (tg_plan(&t, descs, &d, &p) != OPARA_OK) continue; /* planning is tested above */
+            ok = check_share(T, &t, p, seed, variants[k].name, 0, &tot);
+            opara__plan_free(t.rt, p);
+            if (!ok) break;
+        }
+        free(descs);
+        tg_free(&t);
+    }
+    printf("scratch sharing: %llu nodes with a need; %.1f MiB in shared slots vs %.1f MiB with one block per lane\n",
+           (unsigned long long)tot.nodes, (double)tot.shared / 1048576.0, (double)tot.per_lane / 1048576.0);
+    { /* more than 8192 nodes with a need: one slot per lane (still pairwise ordered) */
+        tgraph t;
+        opara__plan_desc d;
+        opara__plan* p = NULL;
+        share_totals big;
+        memset(&big, 0, sizeof big);
+        if (!tg_random(&t, 9000, 16, 99)) {
+            CHECK(!"random graph");
+            return;
+        }
+        plan_desc_of(&variants[0], &d);
+        CHECK_EQ(OPARA_OK, tg_plan(&t, NULL, &d, &p));
+        if (p) check_share(T, &t, p, 99, "9000 nodes", 1, &big);
+        if (p) CHECK_EQ(big.shared, big.per_lane);
+        opara__plan_free(t.rt, p);
+        tg_free(&t);
+    }
+}
+
 static const opara_test_case tests[] = {
+    OT_CASE(scratch_slots_share_only_between_ordered_nodes),
     OT_CASE(random_dags_every_strategy_verifies),
     OT_CASE(large_random_dags_verify),
     OT_CASE(removed_wait_is_caught),

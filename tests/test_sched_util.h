@@ -309,9 +309,45 @@ OT__UNUSED static int tg_in_place_over(const tg_check* c, uint32_t r, uint32_t x
     return 0;
 }
 
+/* The exact happens-before relation of a plan as bitsets (stream order + waits, in launch order):
+   row b of hb (words 64-bit words per row) holds the nodes that happen-before b. NULL when out of
+   memory; the caller frees it. */
+OT__UNUSED static uint64_t* tg_hb_build(const opara__plan* p, size_t* words) {
+    uint32_t n = p->n_nodes, i, k;
+    uint64_t* hb;
+    uint32_t* last = (uint32_t*)calloc(p->n_streams + 1, sizeof(uint32_t));
+    *words = (n + 63) / 64;
+    hb = (uint64_t*)calloc((size_t)n * *words + 1, sizeof(uint64_t));
+    if (!hb || !last) {
+        free(hb);
+        free(last);
+        return NULL;
+    }
+    for (i = 0; i < p->n_streams; ++i) last[i] = UINT32_MAX;
+    for (i = 0; i < n; ++i) {
+        uint32_t v = p->order[i], s = p->stream[v], w;
+        uint64_t* row = hb + (size_t)v * *words;
+        size_t j;
+        if (last[s] != UINT32_MAX) {
+            const uint64_t* src = hb + (size_t)last[s] * *words;
+            for (j = 0; j < *words; ++j) row[j] |= src[j];
+            row[last[s] / 64] |= (uint64_t)1 << (last[s] % 64);
+        }
+        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) {
+            const uint64_t* src;
+            w = p->wait_nodes[k];
+            src = hb + (size_t)w * *words;
+            for (j = 0; j < *words; ++j) row[j] |= src[j];
+            row[w / 64] |= (uint64_t)1 << (w % 64);
+        }
+        last[s] = v;
+    }
+    free(last);
+    return hb;
+}
+
 OT__UNUSED static int tg_brute_check(const opara__graph* g, const opara__plan* p, char* why, size_t why_len) {
     tg_check c;
-    uint32_t* last;
     uint32_t i, k, n = g->n_nodes;
     size_t a, b;
     int ok = 1;
@@ -321,33 +357,12 @@ OT__UNUSED static int tg_brute_check(const opara__graph* g, const opara__plan* p
     c.why = why;
     c.why_len = why_len;
     why[0] = 0;
-    c.words = (n + 63) / 64;
-    c.hb = (uint64_t*)calloc((size_t)n * c.words + 1, sizeof(uint64_t));
-    last = (uint32_t*)calloc(p->n_streams + 1, sizeof(uint32_t));
+    c.hb = tg_hb_build(p, &c.words);
     for (i = 0, a = 0; i < n; ++i) a += (size_t)g->nodes[i].n_inputs + g->nodes[i].n_outputs + 1;
     c.acc = (tg_access*)calloc(a + 1, sizeof(tg_access));
-    if (!c.hb || !last || !c.acc) {
+    if (!c.hb || !c.acc) {
         snprintf(why, why_len, "out of memory");
         ok = 0;
-    }
-    for (i = 0; ok && i < p->n_streams; ++i) last[i] = UINT32_MAX;
-    for (i = 0; ok && i < n; ++i) {
-        uint32_t v = p->order[i], s = p->stream[v], w;
-        uint64_t* row = c.hb + (size_t)v * c.words;
-        size_t j;
-        if (last[s] != UINT32_MAX) {
-            const uint64_t* src = c.hb + (size_t)last[s] * c.words;
-            for (j = 0; j < c.words; ++j) row[j] |= src[j];
-            row[last[s] / 64] |= (uint64_t)1 << (last[s] % 64);
-        }
-        for (k = p->wait_start[v]; k < p->wait_start[v + 1]; ++k) {
-            const uint64_t* src;
-            w = p->wait_nodes[k];
-            src = c.hb + (size_t)w * c.words;
-            for (j = 0; j < c.words; ++j) row[j] |= src[j];
-            row[w / 64] |= (uint64_t)1 << (w % 64);
-        }
-        last[s] = v;
     }
     for (i = 0; ok && i < n; ++i)
         for (k = g->pred_start[i]; ok && k < g->pred_start[i + 1]; ++k)
@@ -369,7 +384,6 @@ OT__UNUSED static int tg_brute_check(const opara__graph* g, const opara__plan* p
     }
     for (i = 0; ok && i < g->n_outputs; ++i) ok = tg_check_read(&c, UINT32_MAX, (uint32_t)g->outputs[i], 0, 0);
     free(c.hb);
-    free(last);
     free(c.acc);
     return ok;
 }

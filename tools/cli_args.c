@@ -28,3 +28,15 @@ static int cli_real_arg(const char* cmd, const char* opt, const char* v, double 
     *out = x;
     return 1;
 }
+
+/* --precision: one of the library's precision names (opara_precision_name), nothing else. */
+static int cli_precision_arg(const char* cmd, const char* opt, const char* v, opara_precision* out) {
+    int i;
+    for (i = 0; v && i < (int)OPARA_PRECISION_COUNT; ++i)
+        if (strcmp(v, opara_precision_name((opara_precision)i)) == 0) {
+            *out = (opara_precision)i;
+            return 1;
+        }
+    fprintf(stderr, "opara %s: %s takes fp32 or tf32, not '%s'\n", cmd, opt, v ? v : "");
+    return 0;
+}

@@ -1,6 +1,6 @@
 /* opara run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] [--threads N]
-                  [--builtin-gemm] [--memory-budget R] [--input NAME=FILE.npy] [--output-dir DIR]
-                  [--trace OUT.json] [--profile] [--profile-json OUT.json]
+                  [--builtin-gemm] [--memory-budget R] [--precision fp32|tf32] [--input NAME=FILE.npy]
+                  [--output-dir DIR] [--trace OUT.json] [--profile] [--profile-json OUT.json]
    Runs a model (.onnx or .opara), prints the plan and latency statistics, writes the outputs as
    .npy and a Chrome-trace/Perfetto timeline of one run (one track per worker). Inputs not given
    with --input get deterministic pseudo-random values. CUDA: --profile makes the session profile the
@@ -8,7 +8,9 @@
    and prints the per-op table (kernel, grid, block, registers, shared memory, where the numbers
    came from, median time and its spread);
    --profile-json also writes it as JSON. --memory-budget R keeps the plan's arena within R times
-   the sequential plan's (docs/SCHEDULING.md). */
+   the sequential plan's (docs/SCHEDULING.md). --precision tf32 lets cuBLAS/cuDNN use TF32 tensor
+   cores on compute capability 8.0+ (default fp32: exact). The plan lines say what ran where: GEMM
+   and Conv paths, how many Conv ran on a library, the precision and the library workspaces. */
 
 #define CLI_RUN_MAX_INPUTS 16
 
@@ -329,6 +331,8 @@ static int cli_run(int argc, char** argv) {
             d.threads = (uint32_t)number;
         } else if (strcmp(a, "--memory-budget") == 0) {
             if (!cli_real_arg("run", a, v, 0, 1e6, &d.memory_budget)) return 2;
+        } else if (strcmp(a, "--precision") == 0) {
+            if (!cli_precision_arg("run", a, v, &d.precision)) return 2;
         } else if (strcmp(a, "--output-dir") == 0) out_dir = v;
         else if (strcmp(a, "--trace") == 0) trace = v;
         else if (strcmp(a, "--profile-json") == 0) profile_json = v, profile = d.cuda_profile = 1;
@@ -343,7 +347,8 @@ static int cli_run(int argc, char** argv) {
     }
     if (!file) {
         fprintf(stderr, "usage: opara run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] "
-                        "[--threads N] [--builtin-gemm] [--memory-budget R] [--input NAME=FILE.npy] [--output-dir DIR] "
+                        "[--threads N] [--builtin-gemm] [--memory-budget R] [--precision fp32|tf32] [--input NAME=FILE.npy] "
+                        "[--output-dir DIR] "
                         "[--trace OUT.json] [--profile] [--profile-json OUT.json]\n");
         return 2;
     }
@@ -356,8 +361,11 @@ static int cli_run(int argc, char** argv) {
     opara_session_get_plan_info(s, &info);
     printf("model %s: %u nodes, backend %s, strategy %s, %u streams, %u events, %u workers, GEMM %s\n", file,
            info.n_nodes, info.backend, info.strategy, info.n_streams, info.n_events, info.n_workers, info.gemm);
-    printf("peak memory %.2f MiB (without reuse %.2f MiB)\n", (double)info.peak_memory_bytes / 1048576.0,
-           (double)info.no_reuse_bytes / 1048576.0);
+    printf("precision %s, Conv %s (%u of %u on a library)\n", info.precision, info.n_conv ? info.conv : "none",
+           info.n_conv_library, info.n_conv);
+    printf("peak memory %.2f MiB (without reuse %.2f MiB), library workspaces %.2f MiB\n",
+           (double)info.peak_memory_bytes / 1048576.0, (double)info.no_reuse_bytes / 1048576.0,
+           (double)info.workspace_bytes / 1048576.0);
     if (profile && !cli_print_profile(m, s, profile_json)) goto done;
     n_inputs = opara_session_input_count(s);
     n_outputs = opara_session_output_count(s);

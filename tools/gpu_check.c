@@ -489,7 +489,7 @@ static int gc_thread_mode(opara_runtime* rt, const opara_model* m, const char* n
     gc_key_num("nmse_worst", ok ? worst : NAN);
     j.result = opara_session_run(j.s, in->t, in->n, out.t, out.n); /* back on the creating thread */
     gc_key_str("creating_thread_run", j.result == OPARA_OK ? "ok" : opara_session_last_error(j.s));
-    ok = ok && j.result == OPARA_OK && worst <= zoo_nmse_max(OPARA_PRECISION_FP32);
+    ok = ok && j.result == OPARA_OK && worst <= zoo_nmse_max("fp32");
     gc_key_str("status", ok ? "ok" : "failed");
     gc_end();
     zoo_free_io(&out);
