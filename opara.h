@@ -449,8 +449,11 @@ typedef struct opara_plan_info {
     /* Which code served each kind of op. CUDA: conv is "cuDNN", "opara_conv2d_f32", or "cuDNN +
        opara_conv2d_f32" when some convolutions fell back (n_conv_library of n_conv ran on cuDNN; the
        log says why for the others); kernels says where our kernels came from (e.g. "NVRTC cubin sm_90",
-       "embedded PTX sm_75 (driver JIT)"); libraries lists each library loaded with its version and
-       path, "; "-separated. CPU: conv names the convolution path, kernels and libraries "" or the BLAS. */
+       "embedded PTX sm_75 (driver JIT)"); libraries lists each library that serves the session with its
+       version and the file mapped, "; "-separated ("CUDA driver 13.0 /usr/lib/x86_64-linux-gnu/libcuda.so.1;
+       cuBLAS 13.0.2 /.../libcublas.so.13; cuDNN 9.19.0 /.../libcudnn.so.9"). CPU: conv names the
+       convolution path and n_conv_library counts the convolutions on an external BLAS (gemm names it);
+       kernels and libraries are "". */
     const char* conv;
     uint32_t n_conv, n_conv_library;
     const char* kernels;
@@ -26355,6 +26358,8 @@ typedef struct opara__cuda_info {
     int nvrtc;                    /* 1 when the kernels came from NVRTC */
     const char* kernels;          /* where they came from, in the session: "NVRTC cubin sm_90",
                                      "NVRTC PTX compute_90", "embedded PTX sm_75 (driver JIT)" */
+    const char* libraries;        /* the libraries in use, versions and files: "CUDA driver 13.0 /usr/lib/...;
+                                     cuBLAS 13.0.2 /...; cuDNN 9.19.0 /..." (opara_plan_info.libraries) */
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
     uint64_t arena_bytes;         /* the memory plan's arena */
@@ -27864,6 +27869,8 @@ struct opara__cuda_session {
     int have_cublas, have_cudnn, nvrtc_used;
     int tf32; /* TF32 requested and the device has it (compute capability 8.0+) */
     char kernels[160]; /* where our kernels came from (opara__cuda_info.kernels) */
+    char nvrtc_lib[OPARA_CUDA_PATH_MAX + 32]; /* "NVRTC 13.0 /path" when NVRTC compiled kernels, else "" */
+    char libraries[4 * OPARA_CUDA_PATH_MAX + 160]; /* each library in use with version and path (info.libraries) */
     opara_CUdevice dev;
     opara_CUcontext ctx;        /* the device's primary context, retained by the runtime */
     opara__device device;
@@ -28453,6 +28460,7 @@ static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
         return 0;
     }
     nv->nvrtcVersion(&major, &minor);
+    opara__format(s->nvrtc_lib, sizeof s->nvrtc_lib, "NVRTC %d.%d %s", major, minor, nv->path);
     opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
                minor, nv->path, nv->origin, nv->builtins_path[0] ? nv->builtins_path : "not preloaded");
     return 1;
@@ -28488,6 +28496,7 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     opara_cuda_nvrtc_unload(&nv);
     if (r != OPARA_OK) return r;
     s->nvrtc_used = count[OPARA__CUB_CUBIN] + count[OPARA__CUB_NVRTC_PTX] > 0;
+    if (!s->nvrtc_used) s->nvrtc_lib[0] = 0;
     opara__cub_describe_kernels(s, count, arch, target);
     opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
     for (k = 0; k < OPARA__CUK_COUNT; ++k) {
@@ -29135,6 +29144,39 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s);
 }
 
+/* cuDNN's version number: 9.x is major*10000 + minor*100 + patch, 8.x major*1000 + minor*100 + patch. */
+static void opara__cub_cudnn_version(size_t v, char* out, size_t cap) {
+    if (v >= 90000) opara__format(out, cap, "%u.%u.%u", (unsigned)(v / 10000), (unsigned)(v / 100 % 100), (unsigned)(v % 100));
+    else opara__format(out, cap, "%u.%u.%u", (unsigned)(v / 1000), (unsigned)(v / 100 % 10), (unsigned)(v % 100));
+}
+
+/* The libraries that serve the session, with versions and the files mapped, "; "-separated
+   (opara_plan_info.libraries): the driver, cuBLAS and cuDNN when ops run on them, NVRTC when it
+   compiled our kernels. */
+static void opara__cub_describe_libraries(opara__cuda_session* s) {
+    char* out = s->libraries;
+    size_t cap = sizeof s->libraries, at;
+    uint32_t i, gemms = 0;
+    opara__format(out, cap, "CUDA driver %d.%d %s", s->cu.driver_version / 1000, s->cu.driver_version % 1000 / 10, s->cu.path);
+    for (i = 0; i < s->low.n_launches; ++i) gemms += s->low.launches[i].type == OPARA__CULAUNCH_CUBLAS;
+    if (gemms > 0) {
+        int v[3] = {0, 0, 0}, k;
+        for (k = 0; k < 3; ++k) s->cublas.cublasGetProperty((opara_libraryPropertyType)k, &v[k]);
+        at = strlen(out);
+        opara__format(out + at, cap - at, "; cuBLAS %d.%d.%d %s", v[0], v[1], v[2], s->cublas.path);
+    }
+    if (s->have_cudnn && s->low.n_dnn_convs > 0) {
+        char ver[32];
+        opara__cub_cudnn_version(s->dnn.cudnnGetVersion(), ver, sizeof ver);
+        at = strlen(out);
+        opara__format(out + at, cap - at, "; cuDNN %s %s", ver, s->dnn.path);
+    }
+    if (s->nvrtc_lib[0]) {
+        at = strlen(out);
+        opara__format(out + at, cap - at, "; %s", s->nvrtc_lib);
+    }
+}
+
 /* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
     uint32_t n, calls = 0;
@@ -29169,6 +29211,7 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_streams(s)) != OPARA_OK) return r;
+    opara__cub_describe_libraries(s);
     opara__cub_cuda_log_libraries(s);
     return OPARA_OK;
 }
@@ -29328,6 +29371,7 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->workspace_size = s->ws_bytes;
     info->nvrtc = s->nvrtc_used;
     info->kernels = s->kernels;
+    info->libraries = s->libraries;
     info->n_launches = s->low.n_launches;
     info->driver_calls_last_run = s->calls_last_run;
     info->arena_bytes = s->plan ? s->plan->arena_bytes : 0;
@@ -31042,6 +31086,7 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
         out->backend = "cuda";
         out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
         out->kernels = info.kernels;
+        out->libraries = info.libraries;
         out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
         out->n_workers = s->active->n_lanes ? s->active->n_lanes : 1; /* the CUDA streams */
         out->precision = opara_precision_name(info.precision);

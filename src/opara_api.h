@@ -446,8 +446,11 @@ typedef struct opara_plan_info {
     /* Which code served each kind of op. CUDA: conv is "cuDNN", "opara_conv2d_f32", or "cuDNN +
        opara_conv2d_f32" when some convolutions fell back (n_conv_library of n_conv ran on cuDNN; the
        log says why for the others); kernels says where our kernels came from (e.g. "NVRTC cubin sm_90",
-       "embedded PTX sm_75 (driver JIT)"); libraries lists each library loaded with its version and
-       path, "; "-separated. CPU: conv names the convolution path, kernels and libraries "" or the BLAS. */
+       "embedded PTX sm_75 (driver JIT)"); libraries lists each library that serves the session with its
+       version and the file mapped, "; "-separated ("CUDA driver 13.0 /usr/lib/x86_64-linux-gnu/libcuda.so.1;
+       cuBLAS 13.0.2 /.../libcublas.so.13; cuDNN 9.19.0 /.../libcudnn.so.9"). CPU: conv names the
+       convolution path and n_conv_library counts the convolutions on an external BLAS (gemm names it);
+       kernels and libraries are "". */
     const char* conv;
     uint32_t n_conv, n_conv_library;
     const char* kernels;

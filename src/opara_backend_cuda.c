@@ -41,6 +41,8 @@ struct opara__cuda_session {
     int have_cublas, have_cudnn, nvrtc_used;
     int tf32; /* TF32 requested and the device has it (compute capability 8.0+) */
     char kernels[160]; /* where our kernels came from (opara__cuda_info.kernels) */
+    char nvrtc_lib[OPARA_CUDA_PATH_MAX + 32]; /* "NVRTC 13.0 /path" when NVRTC compiled kernels, else "" */
+    char libraries[4 * OPARA_CUDA_PATH_MAX + 160]; /* each library in use with version and path (info.libraries) */
     opara_CUdevice dev;
     opara_CUcontext ctx;        /* the device's primary context, retained by the runtime */
     opara__device device;
@@ -630,6 +632,7 @@ static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
         return 0;
     }
     nv->nvrtcVersion(&major, &minor);
+    opara__format(s->nvrtc_lib, sizeof s->nvrtc_lib, "NVRTC %d.%d %s", major, minor, nv->path);
     opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
                minor, nv->path, nv->origin, nv->builtins_path[0] ? nv->builtins_path : "not preloaded");
     return 1;
@@ -665,6 +668,7 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     opara_cuda_nvrtc_unload(&nv);
     if (r != OPARA_OK) return r;
     s->nvrtc_used = count[OPARA__CUB_CUBIN] + count[OPARA__CUB_NVRTC_PTX] > 0;
+    if (!s->nvrtc_used) s->nvrtc_lib[0] = 0;
     opara__cub_describe_kernels(s, count, arch, target);
     opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
     for (k = 0; k < OPARA__CUK_COUNT; ++k) {
@@ -1312,6 +1316,39 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s);
 }
 
+/* cuDNN's version number: 9.x is major*10000 + minor*100 + patch, 8.x major*1000 + minor*100 + patch. */
+static void opara__cub_cudnn_version(size_t v, char* out, size_t cap) {
+    if (v >= 90000) opara__format(out, cap, "%u.%u.%u", (unsigned)(v / 10000), (unsigned)(v / 100 % 100), (unsigned)(v % 100));
+    else opara__format(out, cap, "%u.%u.%u", (unsigned)(v / 1000), (unsigned)(v / 100 % 10), (unsigned)(v % 100));
+}
+
+/* The libraries that serve the session, with versions and the files mapped, "; "-separated
+   (opara_plan_info.libraries): the driver, cuBLAS and cuDNN when ops run on them, NVRTC when it
+   compiled our kernels. */
+static void opara__cub_describe_libraries(opara__cuda_session* s) {
+    char* out = s->libraries;
+    size_t cap = sizeof s->libraries, at;
+    uint32_t i, gemms = 0;
+    opara__format(out, cap, "CUDA driver %d.%d %s", s->cu.driver_version / 1000, s->cu.driver_version % 1000 / 10, s->cu.path);
+    for (i = 0; i < s->low.n_launches; ++i) gemms += s->low.launches[i].type == OPARA__CULAUNCH_CUBLAS;
+    if (gemms > 0) {
+        int v[3] = {0, 0, 0}, k;
+        for (k = 0; k < 3; ++k) s->cublas.cublasGetProperty((opara_libraryPropertyType)k, &v[k]);
+        at = strlen(out);
+        opara__format(out + at, cap - at, "; cuBLAS %d.%d.%d %s", v[0], v[1], v[2], s->cublas.path);
+    }
+    if (s->have_cudnn && s->low.n_dnn_convs > 0) {
+        char ver[32];
+        opara__cub_cudnn_version(s->dnn.cudnnGetVersion(), ver, sizeof ver);
+        at = strlen(out);
+        opara__format(out + at, cap - at, "; cuDNN %s %s", ver, s->dnn.path);
+    }
+    if (s->nvrtc_lib[0]) {
+        at = strlen(out);
+        opara__format(out + at, cap - at, "; %s", s->nvrtc_lib);
+    }
+}
+
 /* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
     uint32_t n, calls = 0;
@@ -1346,6 +1383,7 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_streams(s)) != OPARA_OK) return r;
+    opara__cub_describe_libraries(s);
     opara__cub_cuda_log_libraries(s);
     return OPARA_OK;
 }
@@ -1505,6 +1543,7 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
     info->workspace_size = s->ws_bytes;
     info->nvrtc = s->nvrtc_used;
     info->kernels = s->kernels;
+    info->libraries = s->libraries;
     info->n_launches = s->low.n_launches;
     info->driver_calls_last_run = s->calls_last_run;
     info->arena_bytes = s->plan ? s->plan->arena_bytes : 0;

@@ -199,6 +199,8 @@ typedef struct opara__cuda_info {
     int nvrtc;                    /* 1 when the kernels came from NVRTC */
     const char* kernels;          /* where they came from, in the session: "NVRTC cubin sm_90",
                                      "NVRTC PTX compute_90", "embedded PTX sm_75 (driver JIT)" */
+    const char* libraries;        /* the libraries in use, versions and files: "CUDA driver 13.0 /usr/lib/...;
+                                     cuBLAS 13.0.2 /...; cuDNN 9.19.0 /..." (opara_plan_info.libraries) */
     uint32_t n_launches;          /* kernel and copy launches per run */
     uint64_t driver_calls_last_run; /* driver API calls made by the last run */
     uint64_t arena_bytes;         /* the memory plan's arena */

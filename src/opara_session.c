@@ -399,6 +399,7 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
         out->backend = "cuda";
         out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
         out->kernels = info.kernels;
+        out->libraries = info.libraries;
         out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
         out->n_workers = s->active->n_lanes ? s->active->n_lanes : 1; /* the CUDA streams */
         out->precision = opara_precision_name(info.precision);

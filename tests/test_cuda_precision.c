@@ -170,7 +170,7 @@ static void capture(opara_log_level level, opara_log_item item, const char* mess
 /* One CUDA session with `precision`: its plan info and the NMSE of each output against the CPU. */
 typedef struct outcome {
     opara_plan_info info;
-    char precision[8], conv[64], gemm[64];
+    char precision[8], conv[64], gemm[64], libraries[2048];
     double e_conv, e_gemm;
     int ok;
 } outcome;
@@ -210,6 +210,7 @@ static outcome cuda_outcome(opara_test* T, opara_precision precision, log_captur
             opara__format(o.precision, sizeof o.precision, "%s", o.info.precision);
             opara__format(o.conv, sizeof o.conv, "%s", o.info.conv);
             opara__format(o.gemm, sizeof o.gemm, "%s", o.info.gemm);
+            opara__format(o.libraries, sizeof o.libraries, "%s", o.info.libraries);
             o.e_conv = nmse(d.ref_c, c, N_C);
             o.e_gemm = nmse(d.ref_g, g, N_G);
             o.ok = 1;
@@ -244,6 +245,11 @@ OT_TEST(fp32_is_exact_and_tf32_differs_on_the_emulated_h100) {
         CHECK_EQ(2, o[p].info.n_conv);
         CHECK_EQ(2, o[p].info.n_conv_library);
         CHECK(o[p].info.workspace_bytes >= ((uint64_t)32 << 20)); /* cuBLAS on Hopper: 32 MiB */
+        /* the libraries that served it, with versions and the files mapped */
+        CHECK(strncmp(o[p].libraries, "CUDA driver ", 12) == 0 && strstr(o[p].libraries, "libcuda.so.1"));
+        CHECK(strstr(o[p].libraries, "; cuBLAS 13.") && strstr(o[p].libraries, "/libcublas.so"));
+        CHECK(strstr(o[p].libraries, "; cuDNN 9.19.0 ") && strstr(o[p].libraries, "/libcudnn.so"));
+        if (p == 0) printf("libraries: %s\n", o[p].libraries);
         printf("emulated H100, %s: NMSE vs CPU: convolutions %.2e, GEMM %.2e\n", precision_names[p], o[p].e_conv, o[p].e_gemm);
     }
     dev("device", "");

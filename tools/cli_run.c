@@ -363,6 +363,7 @@ static int cli_run(int argc, char** argv) {
            info.n_nodes, info.backend, info.strategy, info.n_streams, info.n_events, info.n_workers, info.gemm);
     printf("precision %s, Conv %s (%u of %u on a library)\n", info.precision, info.n_conv ? info.conv : "none",
            info.n_conv_library, info.n_conv);
+    if (info.libraries[0]) printf("libraries: %s\nkernels: %s\n", info.libraries, info.kernels);
     printf("peak memory %.2f MiB (without reuse %.2f MiB), library workspaces %.2f MiB\n",
            (double)info.peak_memory_bytes / 1048576.0, (double)info.no_reuse_bytes / 1048576.0,
            (double)info.workspace_bytes / 1048576.0);
