@@ -26313,6 +26313,33 @@ typedef struct opara__cuda_options {
 
 typedef struct opara__cuda_session opara__cuda_session;
 
+/* ---- the runtime's CUDA state (opara_cuda_runtime.c) -------------------------------------------
+   The first CUDA session (or AUTO check) of a runtime loads the driver, cuBLAS and cuDNN and retains
+   the primary context of each device a session uses; the runtime's later sessions share them and
+   opara_runtime_destroy releases them. */
+typedef struct opara__cuda_shared opara__cuda_shared;
+
+/* What a session gets from its runtime besides the tables: the device, its retained primary context,
+   and for each optional library OPARA_OK (loaded), OPARA_ERR_UNSUPPORTED (not asked for) or the
+   failure's code with why_* saying why. */
+typedef struct opara__cuda_attachment {
+    opara__cuda_shared* shared;
+    opara_CUdevice dev;
+    opara_CUcontext ctx;
+    opara_result cublas, cudnn;
+    char why_cublas[2400], why_cudnn[2400];
+} opara__cuda_attachment;
+
+/* Loads what opt needs into the runtime unless it has it, fills copies of the tables (the driver's
+   always, cuBLAS's / cuDNN's when att says OPARA_OK) and counts the session. The driver and the
+   context are required (their failure is returned, why says why); a library file other than the
+   one the runtime loaded is OPARA_ERR_INVALID_ARGS. */
+OPARA__PRIVATE opara_result opara__cuda_runtime_attach(opara_runtime* rt, const opara__cuda_options* opt,
+                                                      opara_cuda_driver* cu, opara_cuda_cublas* cublas,
+                                                      opara_cuda_cudnn* dnn, opara__cuda_attachment* att, char* why,
+                                                      size_t cap);
+/* A session let go of the state (any thread). */
+OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
 /* 1 when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads, initialises
    and has a device; it stays loaded for the runtime's sessions, and a failure is remembered (no
    retry for the same request). reason receives why not. Used by the AUTO and CUDA backend choice. */
@@ -27825,150 +27852,14 @@ OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara
     memset(conv, 0, sizeof *conv);
 }
 /* ==== END src/opara_cuda_cudnn.c ==== */
-/* ==== BEGIN src/opara_backend_cuda.c ==== */
-/* The CUDA backend (see opara_backend_cuda.h): the runtime's CUDA state (driver, libraries and
-   primary contexts, loaded once per runtime), device and modules, memory from the plan, binding
-   of the lowered launches to device addresses, the launch sequence of the plan (eager), its
-   capture into a CUDA graph, and the run. Every driver call goes through OPARA__CU so the
-   session can count them (a graph-mode run makes a constant number of calls), and every entry
-   point makes the session's context current with push/pop, so it works from any thread and
-   leaves the caller's current context as it was. */
-/* Built as a separate file, this one emits the opara_cuda.h loader (the amalgamation emits it once
-   where the header is inlined). */
-#if !defined(OPARA__AMALGAMATED) && !defined(OPARA_CUDA_IMPLEMENTATION)
-#  define OPARA_CUDA_IMPLEMENTATION
-#endif
+/* ==== BEGIN src/opara_cuda_runtime.c ==== */
+/* The runtime's CUDA state (see opara_backend_cuda.h): the driver, cuBLAS and cuDNN loaded once per
+   runtime and the primary contexts it retains, shared by the runtime's CUDA sessions. */
+/* Built as a separate file, the loader (opara_cuda.h) is emitted by opara_backend_cuda.c. */
 /* #include "opara_backend_cuda.h" (inlined above) */
-/* #include "kernels/opara_ptx.h" (inlined above) */
 
 #include <stdlib.h>
 #include <string.h>
-
-#define OPARA__CU(s, call) ((s)->calls++, (s)->cu.call)
-#define OPARA__CUDA_ALIGN 256u
-/* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
-   16 bytes, what their vectorised kernels load. */
-#define OPARA__CUDA_LIB_ALIGN 16u
-#define OPARA__CUDA_FILES 5
-
-static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "pool"};
-
-typedef struct opara__cuda_shared opara__cuda_shared;
-
-struct opara__cuda_session {
-    opara_runtime* rt;
-    const opara__graph* g;
-    opara__cuda_options opt;
-    /* copies of the runtime's tables (they never change while the runtime has them loaded) */
-    opara_cuda_driver cu;
-    opara_cuda_cublas cublas;
-    opara_cuda_cudnn dnn;
-    opara__cuda_shared* shared; /* the runtime's CUDA state; NULL until attached */
-    opara__errbuf* err;         /* where failures go: the runtime's buffer during creation, then error */
-    opara__errbuf error;        /* failures of runs (which may happen on any thread) */
-    int have_cublas, have_cudnn, nvrtc_used;
-    int tf32; /* TF32 requested and the device has it (compute capability 8.0+) */
-    char kernels[160]; /* where our kernels came from (opara__cuda_info.kernels) */
-    char nvrtc_lib[OPARA_CUDA_PATH_MAX + 32]; /* "NVRTC 13.0 /path" when NVRTC compiled kernels, else "" */
-    char libraries[4 * OPARA_CUDA_PATH_MAX + 160]; /* each library in use with version and path (info.libraries) */
-    opara_CUdevice dev;
-    opara_CUcontext ctx;        /* the device's primary context, retained by the runtime */
-    opara__device device;
-    char device_name[128];
-    int cc_major, cc_minor;
-    opara_CUmodule modules[OPARA__CUDA_FILES];
-    opara_CUfunction funcs[OPARA__CUK_COUNT];
-
-    opara__shape* shapes;
-    opara_dtype* dtypes;
-    uint64_t* value_bytes;
-    opara__cuda_lowering low;
-    uint8_t* skip; /* [n_launches] launches that bind found unnecessary (aliased copies) */
-    opara__plan* plan;
-
-    opara_CUdeviceptr arena, consts, inputs, params;
-    uint64_t* const_off; /* [n_values] offset in consts, UINT64_MAX when not uploaded */
-    uint64_t* input_off; /* [n_values] offset in inputs, UINT64_MAX when not a graph input */
-    size_t params_meta_bytes;
-    size_t input_bytes;  /* the input buffers, laid out alike on the device and in host_io */
-    /* Pinned (page-locked) host staging: [0, input_bytes) mirrors the device input buffers, the
-       outputs follow at output_off. Copies from pageable memory are synchronous and slow; from
-       here they are asynchronous DMA. */
-    uint8_t* host_io;
-    uint64_t* output_off; /* [n_outputs] offset of graph output i in host_io */
-
-    /* One CUDA stream per lane of the plan (streams that never overlap share one, in launch order);
-       "stream" below means a CUDA stream, indexed by lane. */
-    uint32_t n_streams;
-    opara_CUstream* streams;
-    opara_CUevent* node_events; /* [n_nodes], NULL where the plan records none */
-    opara_CUevent fork_event;
-    opara_CUevent* join_events; /* [n_streams] */
-    opara_cublasHandle_t* blas;        /* [n_streams], NULL where the stream runs no cuBLAS call */
-    opara_cudnnHandle_t* dnn_handles;  /* [n_streams], NULL where the stream runs no cuDNN call */
-    opara_cudnnHandle_t dnn_probe;     /* the heuristics' handle until a stream takes it */
-    /* Library workspaces: a node's library calls use the block of its slot; the nodes of one slot
-       never run at the same time (opara__plan_share_scratch). */
-    uint32_t* ws_slot;                 /* [n_nodes] slot of the node's calls, UINT32_MAX when none */
-    uint64_t* ws_off;                  /* [n_nodes] (room for one per slot) a slot's offset in the arena allocation */
-    uint64_t* ws_bytes;                /* [n_nodes] (as ws_off) its size */
-    uint32_t n_workspaces;             /* slots */
-    uint64_t workspace_bytes;          /* all slots */
-    uint32_t* blas_slot;               /* [n_streams] the workspace slot a cuBLAS handle holds now */
-
-    opara__cuda_mode mode;
-    char fallback[256];
-    opara_CUgraph graph;
-    opara_CUgraphExec exec;
-    uint64_t calls, calls_last_run;
-    opara__cuda_op_profile* prof; /* [n_nodes] what the plan's descriptors came from */
-    opara__cuda_node_hook hook;   /* profiling runs only */
-    void* hook_user;
-};
-
-/* ---- errors ------------------------------------------------------------------------------------ */
-
-/* A failure of session s: into the runtime's error during creation (the runtime's thread), into the
-   session's own afterwards, so runs on other threads never write the runtime. */
-static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
-static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
-    va_list args;
-    va_start(args, fmt);
-    code = opara__fail_into(s->err, &s->rt->logger, code, fmt, args);
-    va_end(args);
-    return code;
-}
-
-static opara_result opara__cub_cu_fail(opara__cuda_session* s, opara_CUresult r, const char* what) {
-    opara_result code = r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
-    return opara__cub_fail(s, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
-                           (int)r);
-}
-#define OPARA__CU_TRY(s, call, what)                                           \
-    do {                                                                       \
-        opara_CUresult opara__r_ = OPARA__CU(s, call);                         \
-        if (opara__r_ != OPARA_CUDA_SUCCESS) return opara__cub_cu_fail(s, opara__r_, what); \
-    } while (0)
-
-static opara_result opara__cub_oom(opara__cuda_session* s) {
-    return opara__cub_fail(s, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
-}
-
-/* Makes the session's context current on the calling thread on top of whatever the caller has
-   (cuCtxPushCurrent); opara__cub_leave pops it, so the caller's current context is restored.
-   Every entry point that calls the driver or a library runs between the two. */
-static opara_CUresult opara__cub_enter(opara__cuda_session* s) { return OPARA__CU(s, cuCtxPushCurrent_v2(s->ctx)); }
-
-static void opara__cub_leave(opara__cuda_session* s) {
-    opara_CUcontext popped = NULL;
-    opara_CUresult r = OPARA__CU(s, cuCtxPopCurrent_v2(&popped));
-    if (r != OPARA_CUDA_SUCCESS || popped != s->ctx) /* something between enter and leave unbalanced the stack */
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
-                   "CUDA backend: cuCtxPopCurrent returned %s (%d) and %s context", opara_cuda_driver_result_name(&s->cu, r),
-                   (int)r, popped == s->ctx ? "the session's" : "another");
-}
-
-/* ---- the runtime's CUDA state ------------------------------------------------------------------ */
 
 /* The first session (or AUTO check) of a runtime loads the driver (with cuInit and at least one
    device), cuBLAS and cuDNN, and retains the primary context of each device a session uses; the
@@ -28166,50 +28057,205 @@ OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, 
     return ok;
 }
 
-/* The outcome of an optional library for one session (logged outside the runtime's lock). */
-typedef struct opara__cub_libnote {
-    opara_result r;
-    char why[2400];
-} opara__cub_libnote;
-
-/* Attaches session s to its runtime's CUDA state, loading what is missing: the driver, the
-   device's primary context, and cuBLAS / cuDNN unless the options leave them out. A library that
-   does not load means our kernels (logged); a different file than the runtime's is an error. */
-static opara_result opara__cub_attach(opara__cuda_session* s) {
-    opara_runtime* rt = s->rt;
+/* Attaches a session to its runtime's CUDA state, loading what is missing: the driver, the device's
+   primary context, and cuBLAS / cuDNN unless opt leaves them out. Fills the session's copies of the
+   tables (they never change while loaded). A library that does not load is not an error (att says
+   why; the session uses its own kernels); a different file than the runtime's is. */
+OPARA__PRIVATE opara_result opara__cuda_runtime_attach(opara_runtime* rt, const opara__cuda_options* opt, opara_cuda_driver* cu,
+                                                      opara_cuda_cublas* cublas, opara_cuda_cudnn* dnn,
+                                                      opara__cuda_attachment* att, char* why, size_t cap) {
     opara__cuda_shared* sh;
-    opara__cub_libnote blas, dnn;
-    char why[2400];
     opara_result r = OPARA_ERR_OUT_OF_MEMORY;
-    opara__format(why, sizeof why, "out of host memory");
-    blas.r = dnn.r = OPARA_ERR_UNSUPPORTED; /* not asked for */
+    opara__format(why, cap, "out of host memory");
+    memset(att, 0, sizeof *att);
+    att->cublas = att->cudnn = OPARA_ERR_UNSUPPORTED; /* not asked for */
     opara__mutex_lock(&rt->lock);
-    if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, s->opt.driver_path, why, sizeof why);
-    if (r == OPARA_OK) r = opara__cush_context(rt, sh, s->opt.device, why, sizeof why);
-    if (r == OPARA_OK && !s->opt.no_cublas) blas.r = opara__cush_load(sh, OPARA__CUSH_CUBLAS, s->opt.cublas_path, blas.why, sizeof blas.why);
-    if (r == OPARA_OK && !s->opt.no_cudnn) dnn.r = opara__cush_load(sh, OPARA__CUSH_CUDNN, s->opt.cudnn_path, dnn.why, sizeof dnn.why);
-    if (r == OPARA_OK && blas.r == OPARA_ERR_INVALID_ARGS) r = blas.r, opara__format(why, sizeof why, "%s", blas.why);
-    if (r == OPARA_OK && dnn.r == OPARA_ERR_INVALID_ARGS) r = dnn.r, opara__format(why, sizeof why, "%s", dnn.why);
+    if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, opt->driver_path, why, cap);
+    if (r == OPARA_OK) r = opara__cush_context(rt, sh, opt->device, why, cap);
+    if (r == OPARA_OK && !opt->no_cublas)
+        att->cublas = opara__cush_load(sh, OPARA__CUSH_CUBLAS, opt->cublas_path, att->why_cublas, sizeof att->why_cublas);
+    if (r == OPARA_OK && !opt->no_cudnn)
+        att->cudnn = opara__cush_load(sh, OPARA__CUSH_CUDNN, opt->cudnn_path, att->why_cudnn, sizeof att->why_cudnn);
+    if (r == OPARA_OK && att->cublas == OPARA_ERR_INVALID_ARGS) r = att->cublas, opara__format(why, cap, "%s", att->why_cublas);
+    if (r == OPARA_OK && att->cudnn == OPARA_ERR_INVALID_ARGS) r = att->cudnn, opara__format(why, cap, "%s", att->why_cudnn);
     if (r == OPARA_OK) {
-        s->shared = sh;
-        s->cu = sh->cu;
-        s->dev = sh->devs[s->opt.device];
-        s->ctx = sh->ctxs[s->opt.device];
-        if ((s->have_cublas = blas.r == OPARA_OK) != 0) s->cublas = sh->cublas;
-        if (dnn.r == OPARA_OK) s->dnn = sh->dnn; /* used once a handle is made (opara__cub_cuda_cudnn_probe) */
+        att->shared = sh;
+        att->dev = sh->devs[opt->device];
+        att->ctx = sh->ctxs[opt->device];
+        *cu = sh->cu;
+        if (att->cublas == OPARA_OK) *cublas = sh->cublas;
+        if (att->cudnn == OPARA_OK) *dnn = sh->dnn;
         opara__atomic_add(&sh->sessions, 1);
     }
     opara__mutex_unlock(&rt->lock);
+    return r;
+}
+
+OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh) {
+    if (sh) opara__atomic_add(&sh->sessions, -1);
+}
+/* ==== END src/opara_cuda_runtime.c ==== */
+/* ==== BEGIN src/opara_backend_cuda.c ==== */
+/* The CUDA backend (see opara_backend_cuda.h): attaching to the runtime's CUDA state
+   (opara_cuda_runtime.c), device and modules, memory from the plan, binding
+   of the lowered launches to device addresses, the launch sequence of the plan (eager), its
+   capture into a CUDA graph, and the run. Every driver call goes through OPARA__CU so the
+   session can count them (a graph-mode run makes a constant number of calls), and every entry
+   point makes the session's context current with push/pop, so it works from any thread and
+   leaves the caller's current context as it was. */
+/* Built as a separate file, this one emits the opara_cuda.h loader (the amalgamation emits it once
+   where the header is inlined). */
+#if !defined(OPARA__AMALGAMATED) && !defined(OPARA_CUDA_IMPLEMENTATION)
+#  define OPARA_CUDA_IMPLEMENTATION
+#endif
+/* #include "opara_backend_cuda.h" (inlined above) */
+/* #include "kernels/opara_ptx.h" (inlined above) */
+
+#include <stdlib.h>
+#include <string.h>
+
+#define OPARA__CU(s, call) ((s)->calls++, (s)->cu.call)
+#define OPARA__CUDA_ALIGN 256u
+/* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
+   16 bytes, what their vectorised kernels load. */
+#define OPARA__CUDA_LIB_ALIGN 16u
+#define OPARA__CUDA_FILES 5
+
+static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "pool"};
+
+struct opara__cuda_session {
+    opara_runtime* rt;
+    const opara__graph* g;
+    opara__cuda_options opt;
+    /* copies of the runtime's tables (they never change while the runtime has them loaded) */
+    opara_cuda_driver cu;
+    opara_cuda_cublas cublas;
+    opara_cuda_cudnn dnn;
+    opara__cuda_shared* shared; /* the runtime's CUDA state; NULL until attached */
+    opara__errbuf* err;         /* where failures go: the runtime's buffer during creation, then error */
+    opara__errbuf error;        /* failures of runs (which may happen on any thread) */
+    int have_cublas, have_cudnn, nvrtc_used;
+    int tf32; /* TF32 requested and the device has it (compute capability 8.0+) */
+    char kernels[160]; /* where our kernels came from (opara__cuda_info.kernels) */
+    char nvrtc_lib[OPARA_CUDA_PATH_MAX + 32]; /* "NVRTC 13.0 /path" when NVRTC compiled kernels, else "" */
+    char libraries[4 * OPARA_CUDA_PATH_MAX + 160]; /* each library in use with version and path (info.libraries) */
+    opara_CUdevice dev;
+    opara_CUcontext ctx;        /* the device's primary context, retained by the runtime */
+    opara__device device;
+    char device_name[128];
+    int cc_major, cc_minor;
+    opara_CUmodule modules[OPARA__CUDA_FILES];
+    opara_CUfunction funcs[OPARA__CUK_COUNT];
+
+    opara__shape* shapes;
+    opara_dtype* dtypes;
+    uint64_t* value_bytes;
+    opara__cuda_lowering low;
+    uint8_t* skip; /* [n_launches] launches that bind found unnecessary (aliased copies) */
+    opara__plan* plan;
+
+    opara_CUdeviceptr arena, consts, inputs, params;
+    uint64_t* const_off; /* [n_values] offset in consts, UINT64_MAX when not uploaded */
+    uint64_t* input_off; /* [n_values] offset in inputs, UINT64_MAX when not a graph input */
+    size_t params_meta_bytes;
+    size_t input_bytes;  /* the input buffers, laid out alike on the device and in host_io */
+    /* Pinned (page-locked) host staging: [0, input_bytes) mirrors the device input buffers, the
+       outputs follow at output_off. Copies from pageable memory are synchronous and slow; from
+       here they are asynchronous DMA. */
+    uint8_t* host_io;
+    uint64_t* output_off; /* [n_outputs] offset of graph output i in host_io */
+
+    /* One CUDA stream per lane of the plan (streams that never overlap share one, in launch order);
+       "stream" below means a CUDA stream, indexed by lane. */
+    uint32_t n_streams;
+    opara_CUstream* streams;
+    opara_CUevent* node_events; /* [n_nodes], NULL where the plan records none */
+    opara_CUevent fork_event;
+    opara_CUevent* join_events; /* [n_streams] */
+    opara_cublasHandle_t* blas;        /* [n_streams], NULL where the stream runs no cuBLAS call */
+    opara_cudnnHandle_t* dnn_handles;  /* [n_streams], NULL where the stream runs no cuDNN call */
+    opara_cudnnHandle_t dnn_probe;     /* the heuristics' handle until a stream takes it */
+    /* Library workspaces: a node's library calls use the block of its slot; the nodes of one slot
+       never run at the same time (opara__plan_share_scratch). */
+    uint32_t* ws_slot;                 /* [n_nodes] slot of the node's calls, UINT32_MAX when none */
+    uint64_t* ws_off;                  /* [n_nodes] (room for one per slot) a slot's offset in the arena allocation */
+    uint64_t* ws_bytes;                /* [n_nodes] (as ws_off) its size */
+    uint32_t n_workspaces;             /* slots */
+    uint64_t workspace_bytes;          /* all slots */
+    uint32_t* blas_slot;               /* [n_streams] the workspace slot a cuBLAS handle holds now */
+
+    opara__cuda_mode mode;
+    char fallback[256];
+    opara_CUgraph graph;
+    opara_CUgraphExec exec;
+    uint64_t calls, calls_last_run;
+    opara__cuda_op_profile* prof; /* [n_nodes] what the plan's descriptors came from */
+    opara__cuda_node_hook hook;   /* profiling runs only */
+    void* hook_user;
+};
+
+/* ---- errors ------------------------------------------------------------------------------------ */
+
+/* A failure of session s: into the runtime's error during creation (the runtime's thread), into the
+   session's own afterwards, so runs on other threads never write the runtime. */
+static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    code = opara__fail_into(s->err, &s->rt->logger, code, fmt, args);
+    va_end(args);
+    return code;
+}
+
+static opara_result opara__cub_cu_fail(opara__cuda_session* s, opara_CUresult r, const char* what) {
+    opara_result code = r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
+    return opara__cub_fail(s, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
+                           (int)r);
+}
+#define OPARA__CU_TRY(s, call, what)                                           \
+    do {                                                                       \
+        opara_CUresult opara__r_ = OPARA__CU(s, call);                         \
+        if (opara__r_ != OPARA_CUDA_SUCCESS) return opara__cub_cu_fail(s, opara__r_, what); \
+    } while (0)
+
+static opara_result opara__cub_oom(opara__cuda_session* s) {
+    return opara__cub_fail(s, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+}
+
+/* Makes the session's context current on the calling thread on top of whatever the caller has
+   (cuCtxPushCurrent); opara__cub_leave pops it, so the caller's current context is restored.
+   Every entry point that calls the driver or a library runs between the two. */
+static opara_CUresult opara__cub_enter(opara__cuda_session* s) { return OPARA__CU(s, cuCtxPushCurrent_v2(s->ctx)); }
+
+static void opara__cub_leave(opara__cuda_session* s) {
+    opara_CUcontext popped = NULL;
+    opara_CUresult r = OPARA__CU(s, cuCtxPopCurrent_v2(&popped));
+    if (r != OPARA_CUDA_SUCCESS || popped != s->ctx) /* something between enter and leave unbalanced the stack */
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
+                   "CUDA backend: cuCtxPopCurrent returned %s (%d) and %s context", opara_cuda_driver_result_name(&s->cu, r),
+                   (int)r, popped == s->ctx ? "the session's" : "another");
+}
+
+/* Attaches session s to its runtime's CUDA state (opara_cuda_runtime.c) and logs what it got. */
+static opara_result opara__cub_attach(opara__cuda_session* s) {
+    opara_runtime* rt = s->rt;
+    opara__cuda_attachment att;
+    char why[2400];
+    opara_result r = opara__cuda_runtime_attach(rt, &s->opt, &s->cu, &s->cublas, &s->dnn, &att, why, sizeof why);
     if (r != OPARA_OK) return opara__cub_fail(s, r, "CUDA backend: %s", why);
+    s->shared = att.shared;
+    s->dev = att.dev;
+    s->ctx = att.ctx;
+    s->have_cublas = att.cublas == OPARA_OK; /* cuDNN counts once a handle is made (opara__cub_cuda_cudnn_probe) */
     opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
                s->cu.driver_version);
     if (s->have_cublas) opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
     else if (!s->opt.no_cublas)
         opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                   "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", blas.why);
-    if (!s->opt.no_cudnn && dnn.r != OPARA_OK)
+                   "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", att.why_cublas);
+    if (!s->opt.no_cudnn && att.cudnn != OPARA_OK)
         opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-                   "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", dnn.why);
+                   "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", att.why_cudnn);
     return OPARA_OK;
 }
 
@@ -29120,7 +29166,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
                        "and modules stay until the primary context is released",
                        opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
         }
-        opara__atomic_add(&s->shared->sessions, -1);
+        opara__cuda_runtime_detach(s->shared);
     }
     opara__free(rt, s->streams);
     opara__free(rt, s->join_events);

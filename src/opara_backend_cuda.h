@@ -154,6 +154,33 @@ typedef struct opara__cuda_options {
 
 typedef struct opara__cuda_session opara__cuda_session;
 
+/* ---- the runtime's CUDA state (opara_cuda_runtime.c) -------------------------------------------
+   The first CUDA session (or AUTO check) of a runtime loads the driver, cuBLAS and cuDNN and retains
+   the primary context of each device a session uses; the runtime's later sessions share them and
+   opara_runtime_destroy releases them. */
+typedef struct opara__cuda_shared opara__cuda_shared;
+
+/* What a session gets from its runtime besides the tables: the device, its retained primary context,
+   and for each optional library OPARA_OK (loaded), OPARA_ERR_UNSUPPORTED (not asked for) or the
+   failure's code with why_* saying why. */
+typedef struct opara__cuda_attachment {
+    opara__cuda_shared* shared;
+    opara_CUdevice dev;
+    opara_CUcontext ctx;
+    opara_result cublas, cudnn;
+    char why_cublas[2400], why_cudnn[2400];
+} opara__cuda_attachment;
+
+/* Loads what opt needs into the runtime unless it has it, fills copies of the tables (the driver's
+   always, cuBLAS's / cuDNN's when att says OPARA_OK) and counts the session. The driver and the
+   context are required (their failure is returned, why says why); a library file other than the
+   one the runtime loaded is OPARA_ERR_INVALID_ARGS. */
+OPARA__PRIVATE opara_result opara__cuda_runtime_attach(opara_runtime* rt, const opara__cuda_options* opt,
+                                                      opara_cuda_driver* cu, opara_cuda_cublas* cublas,
+                                                      opara_cuda_cudnn* dnn, opara__cuda_attachment* att, char* why,
+                                                      size_t cap);
+/* A session let go of the state (any thread). */
+OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
 /* 1 when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads, initialises
    and has a device; it stays loaded for the runtime's sessions, and a failure is remembered (no
    retry for the same request). reason receives why not. Used by the AUTO and CUDA backend choice. */
