@@ -78,9 +78,16 @@ $(PTX_DIR)/embed_kernels: tools/embed_kernels.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@
 
+# The PTX declares the oldest ISA version that holds it, PTX_ISA (8.0, CUDA 12.0: the oldest driver the
+# loader accepts), instead of nvcc's own (9.0 from nvcc 13, which a CUDA 12 driver refuses with
+# CUDA_ERROR_UNSUPPORTED_PTX_VERSION). ptxas then assembles the lowered text: it refuses an instruction
+# or directive newer than the declared version, so a kernel that needs a newer ISA fails here.
+PTX_ISA ?= 8.0
 $(PTX_DIR)/%.ptx: src/kernels/%.cu src/kernels/opara_kernel.h
 	@mkdir -p $(@D)
-	$(NVCC) -ptx -arch=$(PTX_ARCH) -Isrc/kernels $< -o $@
+	$(NVCC) -ptx -arch=$(PTX_ARCH) -Isrc/kernels $< -o $@.nvcc
+	sed 's/^\.version [0-9][0-9]*\.[0-9][0-9]*$$/.version $(PTX_ISA)/' $@.nvcc > $@
+	grep -qx '\.version $(PTX_ISA)' $@
 	$(PTXAS) -v -arch=$(PTX_ARCH) $@ -o /dev/null > $(PTX_DIR)/$*.log 2>&1
 
 PTX_EMBED_ARGS = --header src/kernels/opara_kernel.h \
