@@ -237,7 +237,6 @@ static int split_k(opara_cublasHandle_t h, const gemm_call* g) {
 static opara_cublasStatus_t gemm_split_k(opara_cublasHandle_t h, const gemm_call* g, int splits) {
     gemm_call part = *g;
     float* w = (float*)h->workspace;
-    unsigned int grid[3], block[3];
     void* args[8];
     opara_cublasStatus_t st;
     size_t mn = (size_t)g->m * (size_t)g->n;
@@ -261,11 +260,7 @@ static opara_cublasStatus_t gemm_split_k(opara_cublasHandle_t h, const gemm_call
     args[5] = (void*)&splits;
     args[6] = (void*)&g->alpha;
     args[7] = (void*)&g->beta;
-    grid[0] = (unsigned int)((mn + 255) / 256);
-    grid[1] = grid[2] = 1;
-    block[0] = 256;
-    block[1] = block[2] = 1;
-    if (emu_lib_launch("opara_emulib_splitk_reduce", grid, block, h->stream, args) != OPARA_CUDA_SUCCESS)
+    if (emu_lib_launch_1d("opara_emulib_splitk_reduce", mn, 256, h->stream, args) != OPARA_CUDA_SUCCESS)
         return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
     return OPARA_CUBLAS_STATUS_SUCCESS;
 }

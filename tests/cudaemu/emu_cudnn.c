@@ -428,7 +428,6 @@ opara_cudnnStatus_t cudnnAddTensor(opara_cudnnHandle_t handle, const void* alpha
     int dims[5], as[5], cs[5], i;
     float al, be;
     long long total = 1;
-    unsigned int grid[3], block[3];
     void* args[19];
     opara_cudnnStatus_t st;
     if (!emu_lib_registry_has(&handles, handle) || !alpha || !beta || !A || !C) return BAD;
@@ -449,11 +448,7 @@ opara_cudnnStatus_t cudnnAddTensor(opara_cudnnHandle_t handle, const void* alpha
     }
     args[17] = &al;
     args[18] = &be;
-    grid[0] = (unsigned int)((total + THREADS - 1) / THREADS);
-    grid[1] = grid[2] = 1;
-    block[0] = THREADS;
-    block[1] = block[2] = 1;
-    if (emu_lib_launch("opara_emulib_add_tensor", grid, block, handle->stream, args) != OPARA_CUDA_SUCCESS)
+    if (emu_lib_launch_1d("opara_emulib_add_tensor", total, THREADS, handle->stream, args) != OPARA_CUDA_SUCCESS)
         return OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
     count(COUNT_ADD_TENSOR);
     return OK;

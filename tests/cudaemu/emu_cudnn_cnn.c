@@ -301,16 +301,11 @@ typedef struct conv_launch {
 /* The filter transform of transform_algo: the filter copied to the start of the workspace. */
 static opara_cudnnStatus_t filter_transform(opara_cudnnHandle_t h, const conv_geom* g, const void* w, void* ws) {
     long long n = (long long)g->k * (g->c / g->groups) * g->r * g->s;
-    unsigned int grid[3], block[3];
     void* args[3];
     args[0] = (void*)&w;
     args[1] = (void*)&ws;
     args[2] = &n;
-    grid[0] = (unsigned int)((n + THREADS - 1) / THREADS);
-    grid[1] = grid[2] = 1;
-    block[0] = THREADS;
-    block[1] = block[2] = 1;
-    if (emu_lib_launch("opara_emulib_copy_f32", grid, block, h->stream, args) != OPARA_CUDA_SUCCESS)
+    if (emu_lib_launch_1d("opara_emulib_copy_f32", n, THREADS, h->stream, args) != OPARA_CUDA_SUCCESS)
         return OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
     return OK;
 }
@@ -325,7 +320,6 @@ static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvol
     long long dil = pack(cd->dil[0], cd->dil[1]);
     long long total = (long long)g->n * g->k * g->oh * g->ow;
     int flags = (cd->mode == OPARA_CUDNN_CONVOLUTION ? 1 : 0) | (l->relu ? 2 : 0) | conv_rounding(h, cd, algo) << 2;
-    unsigned int grid[3], block[3];
     void* args[23];
     const void* w = l->w;
     if (transform_algo(algo)) {
@@ -356,11 +350,7 @@ static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvol
     args[20] = (void*)&l->alpha1;
     args[21] = (void*)&l->alpha2;
     args[22] = (void*)&l->bias_stride;
-    grid[0] = (unsigned int)((total + THREADS - 1) / THREADS);
-    grid[1] = grid[2] = 1;
-    block[0] = THREADS;
-    block[1] = block[2] = 1;
-    if (emu_lib_launch("opara_emulib_conv2d", grid, block, h->stream, args) != OPARA_CUDA_SUCCESS)
+    if (emu_lib_launch_1d("opara_emulib_conv2d", total, THREADS, h->stream, args) != OPARA_CUDA_SUCCESS)
         return OPARA_CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
     return OK;
 }

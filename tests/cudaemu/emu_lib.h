@@ -106,6 +106,17 @@ static inline opara_CUresult emu_lib_launch(const char* kernel, const unsigned i
     return cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, s, args, NULL);
 }
 
+/* Launches a library kernel over `total` elements: 1-D blocks of `threads`, as many as cover them. */
+static inline opara_CUresult emu_lib_launch_1d(const char* kernel, long long total, unsigned int threads, opara_CUstream s,
+                                               void** args) {
+    unsigned int grid[3], block[3];
+    grid[0] = (unsigned int)((total + threads - 1) / threads);
+    grid[1] = grid[2] = 1;
+    block[0] = threads;
+    block[1] = block[2] = 1;
+    return emu_lib_launch(kernel, grid, block, s, args);
+}
+
 /* Whether ctx (the handle's context) is current on the calling thread. Every library call that launches
  * work or frees the handle's device memory needs it: "the calling thread's current context must be the one
  * of the handle's stream". [EMU] NVIDIA's libraries sit on the CUDA runtime, which would make the device's
