@@ -11,6 +11,9 @@
          --runs N --warmup N            timed runs (>= 1) after warm-up runs, per session, interleaved
                                         over the sessions of one batch and precision
          --max-seconds S                start no new batch/precision after S seconds
+                                        Each session is also timed with device-resident inputs and
+                                        outputs (opara_session_run_device, buffers allocated here with
+                                        the driver), interleaved with its host runs: "device_*" fields.
      gpu_check thread MODEL [--batch B] a session created on this thread, run from a second thread (each
                                         mode), outputs vs the CPU backend */
 #define _GNU_SOURCE
@@ -230,15 +233,102 @@ static double gc_quantile(const double* sorted, int n, double q) {
     return lo + 1 < n ? sorted[lo] + (pos - lo) * (sorted[lo + 1] - sorted[lo]) : sorted[n - 1];
 }
 
-/* One session of the bench: its mode, creation time, worst NMSE and the timed runs. */
+/* Device memory for opara_session_run_device: the driver the sessions use (OPARA_CUDA_DRIVER, else the
+   search list) and device 0's primary context, which is the one sessions run in. */
+typedef struct gc_gpu {
+    opara_cuda_driver cu;
+    opara_CUdevice dev;
+    opara_CUcontext ctx;
+    char error[600];
+} gc_gpu;
+
+static int gc_gpu_open(gc_gpu* g) {
+    opara_CUresult r;
+    memset(g, 0, sizeof *g);
+    if (opara_cuda_driver_load(&g->cu, NULL, g->error, sizeof g->error) != OPARA_CUDA_LOAD_OK) return 0;
+    r = g->cu.cuInit(0);
+    if (r == OPARA_CUDA_SUCCESS) r = g->cu.cuDeviceGet(&g->dev, 0);
+    if (r == OPARA_CUDA_SUCCESS) r = g->cu.cuDevicePrimaryCtxRetain(&g->ctx, g->dev);
+    if (r == OPARA_CUDA_SUCCESS) return 1;
+    snprintf(g->error, sizeof g->error, "driver: %s", opara_cuda_driver_result_name(&g->cu, r));
+    g->ctx = NULL;
+    opara_cuda_driver_unload(&g->cu);
+    return 0;
+}
+
+static void gc_gpu_close(gc_gpu* g) {
+    if (!g->cu.library) return;
+    if (g->ctx) g->cu.cuDevicePrimaryCtxRelease_v2(g->dev);
+    opara_cuda_driver_unload(&g->cu);
+}
+
+static void gc_gpu_free(gc_gpu* g, zoo_io* dev) {
+    uint32_t i;
+    opara_CUcontext prev;
+    if (!g->cu.library || g->cu.cuCtxPushCurrent_v2(g->ctx) != OPARA_CUDA_SUCCESS) return;
+    for (i = 0; i < dev->n; ++i)
+        if (dev->t[i].data) g->cu.cuMemFree_v2((opara_CUdeviceptr)(uintptr_t)dev->t[i].data);
+    g->cu.cuCtxPopCurrent_v2(&prev);
+    memset(dev, 0, sizeof *dev);
+}
+
+/* dev: the tensors of io (names, dtypes, shapes) with data in device memory, io's contents uploaded when
+   upload is set. 0 with g->error on failure (nothing left allocated). */
+static int gc_gpu_mirror(gc_gpu* g, const zoo_io* io, int upload, zoo_io* dev) {
+    uint32_t i;
+    opara_CUresult r = g->cu.cuCtxPushCurrent_v2(g->ctx);
+    opara_CUcontext prev;
+    memset(dev, 0, sizeof *dev);
+    if (r != OPARA_CUDA_SUCCESS) {
+        snprintf(g->error, sizeof g->error, "cuCtxPushCurrent: %s", opara_cuda_driver_result_name(&g->cu, r));
+        return 0;
+    }
+    for (i = 0; i < io->n && r == OPARA_CUDA_SUCCESS; ++i) {
+        size_t bytes = zoo_tensor_bytes(&io->t[i]);
+        opara_CUdeviceptr p = 0;
+        dev->t[i] = io->t[i];
+        dev->t[i].data = NULL;
+        dev->n = i + 1;
+        r = g->cu.cuMemAlloc_v2(&p, bytes ? bytes : 1);
+        if (r == OPARA_CUDA_SUCCESS) dev->t[i].data = (void*)(uintptr_t)p;
+        if (r == OPARA_CUDA_SUCCESS && upload && bytes) r = g->cu.cuMemcpyHtoD_v2(p, io->t[i].data, bytes);
+    }
+    g->cu.cuCtxPopCurrent_v2(&prev);
+    if (r == OPARA_CUDA_SUCCESS) return 1;
+    snprintf(g->error, sizeof g->error, "device buffers: %s", opara_cuda_driver_result_name(&g->cu, r));
+    gc_gpu_free(g, dev);
+    return 0;
+}
+
+/* 1 when the device outputs hold exactly the host outputs (a device run and a host run of one input). */
+static int gc_gpu_same(gc_gpu* g, const zoo_io* dev, const zoo_io* host) {
+    uint32_t i;
+    int same = g->cu.cuCtxPushCurrent_v2(g->ctx) == OPARA_CUDA_SUCCESS;
+    opara_CUcontext prev;
+    if (!same) return 0;
+    for (i = 0; i < host->n && same; ++i) {
+        size_t bytes = zoo_tensor_bytes(&host->t[i]);
+        void* copy = malloc(bytes ? bytes : 1);
+        same = copy && g->cu.cuMemcpyDtoH_v2(copy, (opara_CUdeviceptr)(uintptr_t)dev->t[i].data, bytes) == OPARA_CUDA_SUCCESS &&
+               memcmp(copy, host->t[i].data, bytes) == 0;
+        free(copy);
+    }
+    g->cu.cuCtxPopCurrent_v2(&prev);
+    return same;
+}
+
+/* One session of the bench: its mode, creation time, worst NMSE and the timed runs (host I/O in ms,
+   device-resident I/O in dms when din/dout exist). */
 typedef struct gc_session {
     opara_session* s;
     int mode;
     double create_ms, nmse_worst;
     char nmse[1024]; /* "name": value pairs */
     char error[1100];
-    zoo_io out;
-    double* ms;
+    char device_error[1100]; /* why there are no device-resident timings */
+    int device_same;        /* the device run's outputs equal the host run's, bit for bit */
+    zoo_io out, din, dout;
+    double *ms, *dms;
 } gc_session;
 
 static void gc_session_open(gc_session* g, opara_runtime* rt, const opara_model* m, int mode, int batch, opara_precision p,
@@ -286,6 +376,50 @@ static int gc_session_run(gc_session* g, const zoo_io* in, double* ms) {
     return 1;
 }
 
+static void gc_session_run_device(gc_session* g, double* ms) {
+    double t0 = gc_now_ms();
+    if (g->error[0] || g->device_error[0] || !g->s) return;
+    if (opara_session_run_device(g->s, g->din.t, g->din.n, g->dout.t, g->dout.n) != OPARA_OK)
+        snprintf(g->device_error, sizeof g->device_error, "run_device: %.1000s", opara_session_last_error(g->s));
+    else if (ms)
+        *ms = gc_now_ms() - t0;
+}
+
+/* Device-resident I/O for session g: buffers, one run compared with the host run's outputs. */
+static void gc_session_device_io(gc_session* g, gc_gpu* gpu, const zoo_io* in) {
+    if (g->error[0] || !g->s) return;
+    if (!gpu->cu.library) {
+        snprintf(g->device_error, sizeof g->device_error, "%s", gpu->error);
+        return;
+    }
+    if (!gc_gpu_mirror(gpu, in, 1, &g->din) || !gc_gpu_mirror(gpu, &g->out, 0, &g->dout)) {
+        snprintf(g->device_error, sizeof g->device_error, "%s", gpu->error);
+        return;
+    }
+    gc_session_run_device(g, NULL);
+    if (!g->device_error[0] && gc_session_run(g, in, NULL)) g->device_same = gc_gpu_same(gpu, &g->dout, &g->out);
+}
+
+/* median/p10/p90/min/mean of runs timings under `prefix` ("" or "device_"). */
+static void gc_report_times(const char* prefix, const double* ms, int runs) {
+    double* sorted = (double*)malloc((size_t)runs * sizeof *sorted);
+    double sum = 0;
+    char key[64];
+    int i;
+    if (!sorted) return;
+    memcpy(sorted, ms, (size_t)runs * sizeof *sorted);
+    qsort(sorted, (size_t)runs, sizeof *sorted, gc_cmp);
+    for (i = 0; i < runs; ++i) sum += sorted[i];
+#define GC_TIME(name, value) (snprintf(key, sizeof key, "%s%s", prefix, name), gc_key_num(key, value))
+    GC_TIME("median_ms", gc_quantile(sorted, runs, 0.5));
+    GC_TIME("p10_ms", gc_quantile(sorted, runs, 0.1));
+    GC_TIME("p90_ms", gc_quantile(sorted, runs, 0.9));
+    GC_TIME("min_ms", sorted[0]);
+    GC_TIME("mean_ms", sum / runs);
+#undef GC_TIME
+    free(sorted);
+}
+
 static void gc_session_report(const gc_session* g, const gc_args* a, int batch, opara_precision p, int runs, double cpu_ms) {
     printf("{\"kind\": \"ours\"");
     gc_key_str("model", a->model);
@@ -299,20 +433,13 @@ static void gc_session_report(const gc_session* g, const gc_args* a, int batch, 
     if (g->nmse[0]) printf(", \"nmse\": {%s}", g->nmse);
     gc_key_num("nmse_worst", g->nmse[0] ? g->nmse_worst : NAN);
     if (!g->error[0] && runs > 0) {
-        double* sorted = (double*)malloc((size_t)runs * sizeof *sorted);
-        double sum = 0;
-        int i;
-        if (sorted) {
-            memcpy(sorted, g->ms, (size_t)runs * sizeof *sorted);
-            qsort(sorted, (size_t)runs, sizeof *sorted, gc_cmp);
-            for (i = 0; i < runs; ++i) sum += sorted[i];
-            printf(", \"runs\": %d, \"warmup\": %d", runs, a->warmup);
-            gc_key_num("median_ms", gc_quantile(sorted, runs, 0.5));
-            gc_key_num("p10_ms", gc_quantile(sorted, runs, 0.1));
-            gc_key_num("p90_ms", gc_quantile(sorted, runs, 0.9));
-            gc_key_num("min_ms", sorted[0]);
-            gc_key_num("mean_ms", sum / runs);
-            free(sorted);
+        printf(", \"runs\": %d, \"warmup\": %d", runs, a->warmup);
+        gc_report_times("", g->ms, runs);
+        if (g->device_error[0]) {
+            gc_key_str("device_io", g->device_error);
+        } else {
+            printf(", \"device_io_same_outputs\": %s", g->device_same ? "true" : "false");
+            gc_report_times("device_", g->dms, runs);
         }
     }
     if (g->s) gc_plan_info(g->s);
@@ -321,7 +448,7 @@ static void gc_session_report(const gc_session* g, const gc_args* a, int batch, 
 
 /* The sessions of `modes` at one batch and precision: created, checked against ref, warmed up and
    timed with their runs interleaved (so drifting clocks or a neighbour's load hit all alike). */
-static void gc_bench_one(opara_runtime* rt, const opara_model* m, const gc_args* a, int batch, opara_precision p,
+static void gc_bench_one(opara_runtime* rt, gc_gpu* gpu, const opara_model* m, const gc_args* a, int batch, opara_precision p,
                          const char* modes, const zoo_io* in, const zoo_io* ref, double cpu_ms) {
     gc_session g[GC_MODES];
     int k, r, runs = 0;
@@ -329,18 +456,24 @@ static void gc_bench_one(opara_runtime* rt, const opara_model* m, const gc_args*
     for (k = 0; k < GC_MODES; ++k) {
         if (!strchr(modes, "egs"[k])) continue;
         g[k].ms = (double*)calloc((size_t)a->runs, sizeof(double));
-        gc_session_open(&g[k], rt, m, k, batch, p, in, ref);
+        g[k].dms = (double*)calloc((size_t)a->runs, sizeof(double));
+        if (!g[k].ms || !g[k].dms) snprintf(g[k].error, sizeof g[k].error, "out of host memory");
+        else gc_session_open(&g[k], rt, m, k, batch, p, in, ref);
+        gc_session_device_io(&g[k], gpu, in);
     }
     for (r = 0; r < a->warmup; ++r)
-        for (k = 0; k < GC_MODES; ++k) gc_session_run(&g[k], in, NULL);
+        for (k = 0; k < GC_MODES; ++k) gc_session_run(&g[k], in, NULL), gc_session_run_device(&g[k], NULL);
     for (r = 0; r < a->runs; ++r, ++runs)
         for (k = 0; k < GC_MODES; ++k)
-            if (g[k].ms) gc_session_run(&g[k], in, &g[k].ms[r]);
+            if (g[k].ms) gc_session_run(&g[k], in, &g[k].ms[r]), gc_session_run_device(&g[k], &g[k].dms[r]);
     for (k = 0; k < GC_MODES; ++k) {
         if (!strchr(modes, "egs"[k])) continue;
         gc_session_report(&g[k], a, batch, p, runs, cpu_ms);
         zoo_free_io(&g[k].out);
+        gc_gpu_free(gpu, &g[k].din);
+        gc_gpu_free(gpu, &g[k].dout);
         free(g[k].ms);
+        free(g[k].dms);
         opara_session_destroy(g[k].s);
     }
 }
@@ -385,6 +518,7 @@ static void gc_skipped(const gc_args* a, int batch, const char* precision, const
 
 static int gc_bench(int argc, char** argv) {
     gc_args a;
+    gc_gpu gpu;
     opara_runtime* rt;
     opara_model* m = NULL;
     double start = gc_now_ms();
@@ -404,6 +538,7 @@ static int gc_bench(int argc, char** argv) {
         opara_runtime_destroy(rt);
         return 1;
     }
+    gc_gpu_open(&gpu); /* without it the device-resident timings say why they are missing */
     for (b = 0; b < a.n_batches; ++b) {
         opara_session* cpu = NULL;
         zoo_io in, ref;
@@ -421,13 +556,14 @@ static int gc_bench(int argc, char** argv) {
             ok = 0;
         } else {
             cpu_ms = gc_now_ms() - t0;
-            if (a.fp32) gc_bench_one(rt, m, &a, batch, OPARA_PRECISION_FP32, a.modes, &in, &ref, cpu_ms);
+            if (a.fp32) gc_bench_one(rt, &gpu, m, &a, batch, OPARA_PRECISION_FP32, a.modes, &in, &ref, cpu_ms);
             if (a.tf32 && (gc_now_ms() - start) * 1e-3 > a.max_seconds) gc_skipped(&a, batch, "tf32", "out of time (--max-seconds)");
-            else if (a.tf32) gc_bench_one(rt, m, &a, batch, OPARA_PRECISION_TF32, a.tf32_modes, &in, &ref, cpu_ms);
+            else if (a.tf32) gc_bench_one(rt, &gpu, m, &a, batch, OPARA_PRECISION_TF32, a.tf32_modes, &in, &ref, cpu_ms);
         }
         zoo_free_io(&in), zoo_free_io(&ref);
         opara_session_destroy(cpu);
     }
+    gc_gpu_close(&gpu);
     opara_model_destroy(m);
     opara_runtime_destroy(rt);
     return ok ? 0 : 1;

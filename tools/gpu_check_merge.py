@@ -132,6 +132,7 @@ def table(ours, torch):
             row["ours_%s_p90_ms" % key] = r["p90_ms"] if r else None
             row["ours_%s_create_ms" % key] = r["create_ms"] if r else None
             row["ours_%s_nmse" % key] = r.get("nmse_worst") if r else None
+            row["ours_%s_device_ms" % key] = r.get("device_median_ms") if r else None
         for variant in ("eager", "graph", "compile"):
             for io in ("host", "device"):
                 r = t.get((model, batch, prec, variant, io))
@@ -140,6 +141,7 @@ def table(ours, torch):
         row["opara_graph_speedup_over_seq_graph"] = ratio(s, g)
         row["torch_graph_host_over_ours_graph"] = ratio(row["torch_graph_host_ms"], g)
         row["torch_graph_device_over_ours_graph"] = ratio(row["torch_graph_device_ms"], g)
+        row["torch_graph_device_over_ours_graph_device"] = ratio(row["torch_graph_device_ms"], row["ours_graph_device_ms"])
         row["torch_eager_host_over_ours_graph"] = ratio(row["torch_eager_host_ms"], g)
         row["torch_compile_host_over_ours_graph"] = ratio(row["torch_compile_host_ms"], g)
         nmse = [row["ours_%s_nmse" % m.replace("-", "_")] for m in MODES]
@@ -178,6 +180,12 @@ def targets(variant, models, batches, ours, torch, thread, tests):
     out.append(target("TF32 sessions match the CPU backend within NMSE %g" % TF32_NMSE,
                       "pass" if tf and not tbad else "fail" if tbad else "not measured",
                       "; ".join(tbad) or "%d sessions" % len(tf), "correctness"))
+    dio = [r for r in o.values() if "device_io_same_outputs" in r]
+    dbad = ["%s b%s %s %s" % (r["model"], r["batch"], r["precision"], r["mode"]) for r in dio if not r["device_io_same_outputs"]]
+    dmiss = sorted({r.get("device_io", "")[:200] for r in o.values() if r.get("device_io")})
+    out.append(target("opara_session_run_device (device-resident I/O) gives the host run's outputs bit for bit",
+                      "pass" if dio and not dbad else "fail",
+                      "; ".join(dbad + ["not measured: " + x for x in dmiss]) or "%d sessions" % len(dio), "correctness"))
     th = [r for r in thread if r.get("kind") == "thread"]
     tfail = ["%s %s: %s" % (r.get("model"), r.get("mode", "*"), r.get("second_thread_run") or r.get("reason")) for r in th
              if r.get("status") != "ok"]
@@ -215,8 +223,12 @@ def targets(variant, models, batches, ours, torch, thread, tests):
                 measured = True
                 faster = g["median_ms"] < tg["median_ms"]
                 ok_all &= faster
-                details.append("%s b%d %s: ours %.3f ms vs torch graph %.3f ms (%s)" % (
-                    m, b, p, g["median_ms"], tg["median_ms"], "faster" if faster else "SLOWER"))
+                td = t.get((m, b, p, "graph", "device"))
+                device = ""
+                if g.get("device_median_ms") and td:
+                    device = "; device-resident I/O: ours %.3f ms vs torch graph %.3f ms" % (g["device_median_ms"], td["median_ms"])
+                details.append("%s b%d %s: ours %.3f ms vs torch graph %.3f ms (%s)%s" % (
+                    m, b, p, g["median_ms"], tg["median_ms"], "faster" if faster else "SLOWER", device))
     out.append(target("our Opara graph faster than PyTorch's CUDA graph at batch 1 and 8, same precision, host copies "
                       "included on both sides", timing or ("pass" if ok_all and measured else "fail"),
                       "; ".join(details), "timing"))
@@ -268,15 +280,16 @@ def summary_text(res):
     lines += ["", "steps:"]
     for s in res["steps"]:
         lines.append("  %-16s %-8s %7s s  %s" % (s["name"], s["status"], s["seconds"], (s.get("reason") or "")[:150]))
-    lines += ["", "table (median ms; host copies included for ours and torch 'host'; ratios > 1: ours faster):"]
-    head = "%-13s %2s %-4s | %8s %8s %8s | %8s %8s %8s %8s %8s | %6s %6s | %8s" % (
-        "model", "b", "prec", "seq-grph", "graph", "eager", "t.eagerH", "t.grphH", "t.grphD", "t.compH", "t.compD",
+    lines += ["", "table (median ms; host copies included for ours and torch 'H'; 'D': inputs and outputs stay on the "
+                  "device; ratios > 1: ours faster):"]
+    head = "%-13s %2s %-4s | %8s %8s %8s %8s | %8s %8s %8s %8s %8s | %6s %6s | %8s" % (
+        "model", "b", "prec", "seq-grph", "graph", "graphD", "eager", "t.eagerH", "t.grphH", "t.grphD", "t.compH", "t.compD",
         "spdup", "vsTgH", "NMSE")
     lines.append(head)
     for r in res["table"]:
-        lines.append("%-13s %2s %-4s | %8s %8s %8s | %8s %8s %8s %8s %8s | %6s %6s | %8s" % (
+        lines.append("%-13s %2s %-4s | %8s %8s %8s %8s | %8s %8s %8s %8s %8s | %6s %6s | %8s" % (
             r["model"], r["batch"], r["precision"], fmt(r["ours_seq_graph_ms"]), fmt(r["ours_graph_ms"]),
-            fmt(r["ours_eager_ms"]), fmt(r["torch_eager_host_ms"]), fmt(r["torch_graph_host_ms"]),
+            fmt(r.get("ours_graph_device_ms")), fmt(r["ours_eager_ms"]), fmt(r["torch_eager_host_ms"]), fmt(r["torch_graph_host_ms"]),
             fmt(r["torch_graph_device_ms"]), fmt(r["torch_compile_host_ms"]), fmt(r["torch_compile_device_ms"]),
             fmt(r["opara_graph_speedup_over_seq_graph"], 2), fmt(r["torch_graph_host_over_ours_graph"], 2),
             "-" if r["nmse_worst"] is None else "%.1e" % r["nmse_worst"]))
