@@ -13,7 +13,7 @@ import re
 import sys
 
 FP32_NMSE = 1e-8   # the exact mode (tests/cuda_zoo_util.h)
-TF32_NMSE = 1e-4   # TF32 (tests/cuda_zoo_util.h explains the bound)
+TF32_NMSE = 1e-3   # TF32 (tests/cuda_zoo_util.h: 20x the worst zoo model measured on the emulated H100)
 SPEEDUP = 1.5      # Opara graph over our sequential graph on GoogLeNet and Inception-v3 at batch 1
 MODES = ["eager", "graph", "seq-graph"]
 
