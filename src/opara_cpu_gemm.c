@@ -591,7 +591,8 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
-    int64_t adims[OPARA_MAX_DIMS], bdims[OPARA_MAX_DIMS], astr[OPARA_MAX_DIMS], bstr[OPARA_MAX_DIMS];
+    /* zeroed: GCC 13 cannot see that only the first ab / bb entries are read */
+    int64_t adims[OPARA_MAX_DIMS] = {0}, bdims[OPARA_MAX_DIMS] = {0}, astr[OPARA_MAX_DIMS], bstr[OPARA_MAX_DIMS];
     int32_t ab = a->ndim >= 2 ? a->ndim - 2 : 0, bb = b->ndim >= 2 ? b->ndim - 2 : 0, nb, i, expect;
     int64_t batch = 1, ka, acc;
     if (a->ndim < 1 || b->ndim < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul of a scalar");
