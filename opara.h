@@ -28340,6 +28340,14 @@ static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc*
     for (i = 0; i < count; ++i)
         if (archs[i] <= device && archs[i] > best) best = archs[i];
     *real = best == device;
+    if (!*real) {
+        char list[256] = "";
+        size_t at = 0;
+        for (i = 0; i < count && at + 8 < sizeof list; ++i)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", i ? " " : "", archs[i]);
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC supports no sm_%d (its architectures: %s): compiling PTX for compute_%d", device, list, best);
+    }
     return best;
 }
 
@@ -28364,12 +28372,18 @@ static void opara__cub_nvrtc_log(opara__cuda_session* s, opara_cuda_nvrtc* nv, o
 static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, int real,
                                   opara__cub_nvrtc_out* out) {
     size_t size = 0;
-    if (real && nv->nvrtcGetCUBINSize && nv->nvrtcGetCUBIN && nv->nvrtcGetCUBINSize(prog, &size) == OPARA_NVRTC_SUCCESS &&
+    opara_nvrtcResult r = OPARA_NVRTC_SUCCESS;
+    if (real && nv->nvrtcGetCUBINSize && nv->nvrtcGetCUBIN && (r = nv->nvrtcGetCUBINSize(prog, &size)) == OPARA_NVRTC_SUCCESS &&
         size > 0 && (out->cubin = (char*)opara__alloc(s->rt, size)) != NULL &&
-        nv->nvrtcGetCUBIN(prog, out->cubin) != OPARA_NVRTC_SUCCESS) {
+        (r = nv->nvrtcGetCUBIN(prog, out->cubin)) != OPARA_NVRTC_SUCCESS) {
         opara__free(s->rt, out->cubin);
         out->cubin = NULL;
     }
+    if (real && !out->cubin)
+        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC gave no cubin (%s, %s, %zu bytes); using its PTX",
+                   nv->nvrtcGetCUBIN && nv->nvrtcGetCUBINSize ? "nvrtcGetCUBIN present" : "no nvrtcGetCUBIN in this NVRTC",
+                   opara_nvrtc_result_name(r), size);
     if (nv->nvrtcGetPTXSize(prog, &size) == OPARA_NVRTC_SUCCESS && size > 0 &&
         (out->ptx = (char*)opara__alloc(s->rt, size + 1)) != NULL) {
         out->ptx[size] = 0;

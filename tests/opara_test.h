@@ -7,11 +7,14 @@
 
    CHECK records a failure and continues; REQUIRE records it and returns from the test; SKIP
    returns and counts the test as skipped with its reason. The run ends with the line
-   "N passed, N failed, N skipped" and exits 1 when anything failed.
+   "N passed, N failed, N skipped" and exits 1 when anything failed. Output is line-buffered, and a
+   crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) names the running test on stderr first, so a log
+   cut short by a crash still says where (a handler installed before ours, e.g. a sanitizer's, is kept).
    Options: --filter SUBSTR (run matching tests only), --list. */
 #ifndef OPARA_TEST_H
 #define OPARA_TEST_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,36 +95,69 @@ OT__UNUSED static double ot_nmse(const float* ref, const float* got, size_t n) {
     return num / (den > 1e-30 ? den : 1e-30);
 }
 
+/* The running test and the check being evaluated, for the crash message. */
+static const char* volatile ot__running;
+#if defined(__GNUC__) || defined(__clang__)
+#  define OT__THREAD __thread /* checks run on tests' own threads too */
+#else
+#  define OT__THREAD
+#endif
+static OT__THREAD const char* volatile ot__file;
+static OT__THREAD volatile int ot__line;
+#define OT__AT() (ot__file = __FILE__, ot__line = __LINE__)
+
 #define OT_LOG(...) ot__log(T, __VA_ARGS__)
 #define CHECK(cond) \
-    do { if (!(cond)) ot__fail_at(T, __FILE__, __LINE__, "CHECK(%s)", #cond); } while (0)
+    do { OT__AT(); if (!(cond)) ot__fail_at(T, __FILE__, __LINE__, "CHECK(%s)", #cond); } while (0)
 #define REQUIRE(cond) \
-    do { if (!(cond)) { ot__fail_at(T, __FILE__, __LINE__, "REQUIRE(%s)", #cond); return; } } while (0)
+    do { OT__AT(); if (!(cond)) { ot__fail_at(T, __FILE__, __LINE__, "REQUIRE(%s)", #cond); return; } } while (0)
 #define CHECK_EQ(a, b) \
-    do { long long ot_a_ = (long long)(a), ot_b_ = (long long)(b); \
+    do { OT__AT(); long long ot_a_ = (long long)(a), ot_b_ = (long long)(b); \
          if (ot_a_ != ot_b_) ot__fail_at(T, __FILE__, __LINE__, "CHECK_EQ(%s, %s): %lld != %lld", #a, #b, ot_a_, ot_b_); \
     } while (0)
 #define CHECK_STR(a, b) \
-    do { const char *ot_a_ = (a), *ot_b_ = (b); \
+    do { OT__AT(); const char *ot_a_ = (a), *ot_b_ = (b); \
          if (!ot_a_ || !ot_b_ || strcmp(ot_a_, ot_b_) != 0) \
              ot__fail_at(T, __FILE__, __LINE__, "CHECK_STR(%s, %s): \"%s\" != \"%s\"", #a, #b, \
                          ot_a_ ? ot_a_ : "(null)", ot_b_ ? ot_b_ : "(null)"); \
     } while (0)
 #define CHECK_NEAR(a, b, tol) \
-    do { double ot_a_ = (double)(a), ot_b_ = (double)(b), ot_t_ = (double)(tol); \
+    do { OT__AT(); double ot_a_ = (double)(a), ot_b_ = (double)(b), ot_t_ = (double)(tol); \
          if (!(ot_a_ - ot_b_ <= ot_t_ && ot_b_ - ot_a_ <= ot_t_)) \
              ot__fail_at(T, __FILE__, __LINE__, "CHECK_NEAR(%s, %s, %s): %.9g vs %.9g", #a, #b, #tol, ot_a_, ot_b_); \
     } while (0)
 #define CHECK_NMSE(ref, got, n, max) \
-    do { double ot_e_ = ot_nmse((ref), (got), (size_t)(n)); \
+    do { OT__AT(); double ot_e_ = ot_nmse((ref), (got), (size_t)(n)); \
          if (!(ot_e_ <= (double)(max))) \
              ot__fail_at(T, __FILE__, __LINE__, "CHECK_NMSE(%s, %s): %.3g > %.3g", #ref, #got, ot_e_, (double)(max)); \
     } while (0)
 #define SKIP(...) do { ot__skip(T, __VA_ARGS__); return; } while (0)
 
+OT__UNUSED static void ot__on_crash(int sig) {
+    signal(sig, SIG_DFL);
+    fprintf(stderr, "CRASH in test %s (signal %d) at or after the check at %s:%d\n",
+            ot__running ? ot__running : "(none)", sig, ot__file ? ot__file : "?", ot__line);
+    raise(sig);
+}
+
+OT__UNUSED static void ot__catch_crashes(void) {
+    static const int sigs[] = {SIGSEGV, SIGFPE, SIGILL, SIGABRT,
+#ifdef SIGBUS
+                               SIGBUS
+#endif
+    };
+    size_t i;
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; ++i) {
+        void (*before)(int) = signal(sigs[i], ot__on_crash);
+        if (before != SIG_DFL && before != SIG_ERR) signal(sigs[i], before);
+    }
+}
+
 OT__UNUSED static int opara_test_main(int argc, char** argv, const opara_test_case* tests, int count) {
     const char* filter = NULL;
     int i, passed = 0, failed = 0, skipped = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    ot__catch_crashes();
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) filter = argv[++i];
         else if (strcmp(argv[i], "--list") == 0) {
@@ -137,7 +173,10 @@ OT__UNUSED static int opara_test_main(int argc, char** argv, const opara_test_ca
         memset(&t, 0, sizeof t);
         t.name = tests[i].name;
         start = clock();
+        ot__running = t.name;
+        ot__file = NULL;
         tests[i].fn(&t);
+        ot__running = NULL;
         if (t.failures) {
             if (t.log_len) printf("  log:\n%s", t.log);
             failed++;

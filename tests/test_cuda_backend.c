@@ -395,7 +395,13 @@ typedef struct capture_log {
     size_t n, cap;
     int* hooked;              /* [n_ops] 1 when the op's hooks ran */
     int failed;
+    char why[160];            /* the first failure */
 } capture_log;
+
+static void capture_failed(capture_log* c, const char* call, int rc, int op) {
+    if (!c->failed) snprintf(c->why, sizeof c->why, "%s gave %d at op %d", call, rc, op);
+    c->failed = 1;
+}
 
 static int log_has(const capture_log* c, opara_CUgraphNode x) {
     size_t i;
@@ -408,12 +414,14 @@ static int log_has(const capture_log* c, opara_CUgraphNode x) {
 static void log_new_nodes(capture_log* c, opara_CUgraph g, int owner) {
     size_t count = 0, i;
     opara_CUgraphNode* all;
-    if (c->cu->cuGraphGetNodes(g, NULL, &count) != OPARA_CUDA_SUCCESS) {
-        c->failed = 1;
+    opara_CUresult rc = c->cu->cuGraphGetNodes(g, NULL, &count);
+    if (rc != OPARA_CUDA_SUCCESS) {
+        capture_failed(c, "cuGraphGetNodes (count)", (int)rc, owner);
         return;
     }
     all = (opara_CUgraphNode*)calloc(count + 1, sizeof *all);
-    if (!all || c->cu->cuGraphGetNodes(g, all, &count) != OPARA_CUDA_SUCCESS) c->failed = 1;
+    if (!all || (rc = c->cu->cuGraphGetNodes(g, all, &count)) != OPARA_CUDA_SUCCESS)
+        capture_failed(c, "cuGraphGetNodes", (int)rc, owner);
     for (i = 0; all && !c->failed && i < count; ++i) {
         if (log_has(c, all[i])) continue;
         if (c->n == c->cap) {
@@ -437,9 +445,10 @@ static opara_result capture_hook(void* user, uint32_t op, int after, opara_CUstr
     capture_log* c = (capture_log*)user;
     opara_CUstreamCaptureStatus status = OPARA_CU_STREAM_CAPTURE_STATUS_NONE;
     opara_CUgraph g = NULL;
-    if (c->cu->cuStreamGetCaptureInfo_v3(stream, &status, NULL, &g, NULL, NULL, NULL) != OPARA_CUDA_SUCCESS ||
-        status != OPARA_CU_STREAM_CAPTURE_STATUS_ACTIVE || !g) {
-        c->failed = 1;
+    opara_CUresult rc = c->cu->cuStreamGetCaptureInfo_v3(stream, &status, NULL, &g, NULL, NULL, NULL);
+    if (rc != OPARA_CUDA_SUCCESS || status != OPARA_CU_STREAM_CAPTURE_STATUS_ACTIVE || !g) {
+        capture_failed(c, rc != OPARA_CUDA_SUCCESS ? "cuStreamGetCaptureInfo_v3" : "the capture status (1: active)",
+                       rc != OPARA_CUDA_SUCCESS ? (int)rc : (int)status, (int)op);
         return OPARA_OK;
     }
     log_new_nodes(c, g, after ? (int)op : -1); /* before: whatever came since the last op is no op's */
@@ -534,6 +543,7 @@ OT_TEST(captured_graph_orders_ops_as_the_plan_does) {
     opara__cuda_session_info(s, &info);
     c.cu = opara__cuda_session_driver(s);
     REQUIRE(info.graph != NULL);
+    if (c.failed) OT_LOG("capture hook: %s", c.why);
     CHECK(!c.failed);
     log_new_nodes(&c, info.graph, -1); /* after the last op: the join */
     REQUIRE(c.cu->cuGraphGetEdges_v2(info.graph, NULL, NULL, NULL, &n_edges) == OPARA_CUDA_SUCCESS);
