@@ -3,17 +3,25 @@
  *   - handles need a current context; creating or destroying one allocates/frees device memory, so it is an
  *     unsafe call during stream capture, as with the real library;
  *   - the handle's stream (NULL = legacy default stream); cublasSetStream resets the workspace to the default
- *     pool (§6.2), cublasSetWorkspace needs a 256-byte aligned pointer;
+ *     pool (§6.2); cublasSetWorkspace takes any pointer: the docs ask for 256-byte alignment but cuBLAS 13.1
+ *     does not check it there (SUCCESS on an H100 for a pointer 4 bytes off); [EMU] the emulator reports a
+ *     misaligned workspace and never uses it (split-K below), so the GEMMs' return codes do not change;
  *   - [EMU] the default pool is a plain device allocation: a GEMM captured on a handle without a user
  *     workspace allocates with cuMemAlloc, which the capture rules refuse (900, capture invalidated) unless
  *     the capture is RELAXED; the call returns CUBLAS_STATUS_ALLOC_FAILED. opara sets explicit workspaces
  *     (BRIEF §4), so this catches a workspace lost to a later cublasSetStream;
- *   - column-major SGEMM, strided batched SGEMM and GemmEx with fp32 operands, the reference BLAS argument
- *     checks (CUBLAS_STATUS_INVALID_VALUE) and quick returns, alpha/beta read on the host at call time
+ *   - column-major SGEMM, strided batched SGEMM and GemmEx with fp32 operands, or fp16 A and B with fp32 C
+ *     (gemm_ex_types: the rows of the docs' cublasGemmEx table that the emulator runs), the reference BLAS
+ *     argument checks (CUBLAS_STATUS_INVALID_VALUE) and quick returns, alpha/beta read on the host at call time
  *     (CUBLAS_POINTER_MODE_HOST, the default), queued as kernels on the handle's stream;
  *   - the math mode and compute type decide the operands' precision as on the emulated device (operand_rounding
  *     below): TF32 only where cuBLAS documents it (CUBLAS_TF32_TENSOR_OP_MATH or CUBLAS_COMPUTE_32F_FAST_TF32 on
- *     compute capability 8.0+, never under NVIDIA_TF32_OVERRIDE=0), FP32 for CUBLAS_DEFAULT_MATH. */
+ *     compute capability 8.0+, never under NVIDIA_TF32_OVERRIDE=0), FP32 for CUBLAS_DEFAULT_MATH;
+ *   - the math mode is a base mode (DEFAULT 0, TENSOR_OP 1, PEDANTIC 2, TF32_TENSOR_OP 3) OR'ed with the flag
+ *     bits of cuBLAS 13's cublasMath_t (FP32_EMULATED_BF16X9 4, FP64_EMULATED_FIXEDPOINT 8,
+ *     DISALLOW_REDUCED_PRECISION_REDUCTION 16): cublasSetMathMode(9) = TENSOR_OP | FP64_EMULATED_FIXEDPOINT
+ *     succeeds on cuBLAS 13.1. The emulation flags leave an FP32 GEMM's precision alone (BF16x9 keeps FP32
+ *     accuracy, FP64 emulation is for DGEMM). */
 #include "emu_lib.h"
 
 OPARA_CUDA_CUBLAS_FUNCS(EMU_LIB_DECLARE)
@@ -21,6 +29,9 @@ OPARA_CUDA_CUBLAS_FUNCS(EMU_LIB_DECLARE)
 enum { CUBLAS_EMU_VERSION_MAJOR = 13, CUBLAS_EMU_VERSION_MINOR = 1, CUBLAS_EMU_VERSION_PATCH = 0 };
 enum { GEMM_TILE = 16, GEMM_THREAD_TILE = 4, GRID_Z_MAX = 65535 }; /* 16x16 threads, 4x4 outputs each */
 #define DEFAULT_POOL_BYTES ((size_t)4 << 20) /* cuBLAS's default workspace below sm_90 (§6.2) */
+/* cuBLAS 13's cublasMath_t beyond opara_cuda.h's list: CUBLAS_FP32_EMULATED_BF16X9_MATH = 4 and
+ * CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH = 8 (flag bits, like DISALLOW_REDUCED_PRECISION_REDUCTION = 16). */
+enum { MATH_BASE_MASK = 3, MATH_KNOWN_BITS = 3 | 4 | 8 | 16 };
 
 struct opara_cublasContext {
     opara_CUcontext ctx;
@@ -102,18 +113,26 @@ opara_cublasStatus_t cublasSetStream_v2(opara_cublasHandle_t handle, opara_CUstr
 
 opara_cublasStatus_t cublasSetWorkspace_v2(opara_cublasHandle_t handle, void* workspace, size_t workspaceSizeInBytes) {
     if (!valid(handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
-    if ((size_t)workspace % 256 != 0 || (!workspace && workspaceSizeInBytes)) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if (!workspace && workspaceSizeInBytes) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if ((size_t)workspace % 256 != 0) { /* accepted, as cuBLAS 13.1 does; see the top */
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "cublasSetWorkspace: workspace %p is not 256-byte aligned (offset %zu), as the docs require; "
+                 "the emulator will not use it",
+                 workspace, (size_t)workspace % 256);
+        report(msg);
+    }
     handle->workspace = workspace;
     handle->workspace_bytes = workspaceSizeInBytes;
     handle->user_workspace = 1;
     return OPARA_CUBLAS_STATUS_SUCCESS;
 }
 
+/* Any base mode with any of the flag bits (see the top). [EMU] A value with other bits set (negative, or 32 and
+ * above) is refused: what cuBLAS does with one is unverified. */
 opara_cublasStatus_t cublasSetMathMode(opara_cublasHandle_t handle, opara_cublasMath_t mode) {
-    int base = (int)mode & ~(int)OPARA_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
     if (!valid(handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
-    if (base < (int)OPARA_CUBLAS_DEFAULT_MATH || base > (int)OPARA_CUBLAS_TF32_TENSOR_OP_MATH)
-        return OPARA_CUBLAS_STATUS_INVALID_VALUE;
+    if (((unsigned int)mode & ~(unsigned int)MATH_KNOWN_BITS) != 0) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
     handle->math = mode; /* used by operand_rounding at every GEMM */
     return OPARA_CUBLAS_STATUS_SUCCESS;
 }
@@ -122,12 +141,13 @@ opara_cublasStatus_t cublasSetMathMode(opara_cublasHandle_t handle, opara_cublas
 typedef struct gemm_call {
     int ta, tb, m, n, k;
     float alpha, beta;
-    const float *a, *b;
+    const void *a, *b; /* fp32, or fp16 with f16_in */
     float* c;
     int lda, ldb, ldc;
     long long sa, sb, sc;
     int batch;
-    int rmode; /* EMU_ROUND_*: the operands' precision (operand_rounding) */
+    int rmode;  /* EMU_ROUND_*: the operands' precision (operand_rounding) */
+    int f16_in; /* A and B hold IEEE binary16 (GemmEx CUDA_R_16F), converted exactly to float */
 } gemm_call;
 
 static int max1(int v) { return v > 1 ? v : 1; }
@@ -140,7 +160,7 @@ static int max1(int v) { return v > 1 ? v : 1; }
  *   _FAST_16F: "half or TF32": [EMU] half (FP16 tensor cores exist from 7.0; half also narrows the range).
  * TF32 needs compute capability 8.0+ and is off under NVIDIA_TF32_OVERRIDE=0 (emu_lib_tf32). */
 static int operand_rounding(opara_cublasHandle_t h, opara_cublasComputeType_t t) {
-    int math = (int)h->math & ~(int)OPARA_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    int math = (int)h->math & MATH_BASE_MASK; /* the flag bits do not change an FP32 GEMM's operands */
     if (t == OPARA_CUBLAS_COMPUTE_32F) {
         if (math == OPARA_CUBLAS_TF32_TENSOR_OP_MATH) t = OPARA_CUBLAS_COMPUTE_32F_FAST_TF32;
         else if (math == OPARA_CUBLAS_TENSOR_OP_MATH) t = OPARA_CUBLAS_COMPUTE_32F_FAST_16F;
@@ -187,10 +207,11 @@ static opara_cublasStatus_t gemm_batches(opara_cublasHandle_t h, const gemm_call
     grid[1] = (unsigned int)((g->n + GEMM_TILE * GEMM_THREAD_TILE - 1) / (GEMM_TILE * GEMM_THREAD_TILE));
     while (done < g->batch) { /* the grid's z limit splits very large batches into several launches */
         int chunk = g->batch - done < GRID_Z_MAX ? g->batch - done : GRID_Z_MAX;
-        const float* a = g->a + (long long)done * g->sa;
-        const float* b = g->b + (long long)done * g->sb;
+        size_t esize = g->f16_in ? 2 : sizeof(float);
+        const void* a = (const char*)g->a + (long long)done * g->sa * (long long)esize;
+        const void* b = (const char*)g->b + (long long)done * g->sb * (long long)esize;
         float* c = g->c + (long long)done * g->sc;
-        void* args[17];
+        void* args[18];
         args[0] = (void*)&g->ta;
         args[1] = (void*)&g->tb;
         args[2] = (void*)&g->m;
@@ -208,6 +229,7 @@ static opara_cublasStatus_t gemm_batches(opara_cublasHandle_t h, const gemm_call
         args[14] = (void*)&g->ldc;
         args[15] = (void*)&g->sc;
         args[16] = (void*)&g->rmode;
+        args[17] = (void*)&g->f16_in;
         grid[2] = (unsigned int)chunk;
         if (emu_lib_launch("opara_emulib_sgemm", grid, block, h->stream, args) != OPARA_CUDA_SUCCESS)
             return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
@@ -225,7 +247,8 @@ static opara_cublasStatus_t gemm_batches(opara_cublasHandle_t h, const gemm_call
 static int split_k(opara_cublasHandle_t h, const gemm_call* g) {
     static const int choices[3] = {8, 4, 2};
     int i;
-    if (g->batch != 1 || g->alpha == 0.0f || g->k < 512 || (long long)g->m * g->n > 64LL * g->k || !h->user_workspace)
+    if (g->batch != 1 || g->alpha == 0.0f || g->k < 512 || (long long)g->m * g->n > 64LL * g->k || !h->user_workspace ||
+        (size_t)h->workspace % 256 != 0) /* [EMU] a misaligned workspace is never used (cublasSetWorkspace) */
         return 0;
     for (i = 0; i < 3; i++)
         if (g->k % choices[i] == 0 && g->k / choices[i] >= 128 &&
@@ -274,7 +297,8 @@ static opara_cublasStatus_t gemm_run(opara_cublasHandle_t h, opara_cublasOperati
                                      gemm_call* g, const float* alpha, const float* beta, opara_cublasComputeType_t ct) {
     opara_cublasStatus_t st;
     if (!valid(h)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
-    g->rmode = operand_rounding(h, ct);
+    /* fp16 operands are exact in FP32, TF32 and FP16 alike: no rounding whatever the mode picks */
+    g->rmode = g->f16_in ? EMU_ROUND_NONE : operand_rounding(h, ct);
     /* [EMU] EXECUTION_FAILED: what a launch into a stream of another context would give */
     if (!emu_lib_context_ok("cuBLAS", "GEMM", h->ctx)) return OPARA_CUBLAS_STATUS_EXECUTION_FAILED;
     g->ta = ta != OPARA_CUBLAS_OP_N; /* OP_C is OP_T for real data */
@@ -295,12 +319,14 @@ static opara_cublasStatus_t gemm_run(opara_cublasHandle_t h, opara_cublasOperati
     return gemm_launch(h, g);
 }
 
-static opara_cublasStatus_t sgemm(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
-                                  opara_cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A,
-                                  int lda, long long strideA, const float* B, int ldb, long long strideB, const float* beta,
-                                  float* C, int ldc, long long strideC, int batchCount, opara_cublasComputeType_t ct) {
+static opara_cublasStatus_t gemm(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
+                                 opara_cublasOperation_t transb, int m, int n, int k, const float* alpha, const void* A,
+                                 int lda, long long strideA, const void* B, int ldb, long long strideB, const float* beta,
+                                 float* C, int ldc, long long strideC, int batchCount, opara_cublasComputeType_t ct,
+                                 int f16_in) {
     gemm_call g;
     memset(&g, 0, sizeof g);
+    g.f16_in = f16_in;
     g.m = m;
     g.n = n;
     g.k = k;
@@ -315,6 +341,14 @@ static opara_cublasStatus_t sgemm(opara_cublasHandle_t handle, opara_cublasOpera
     g.sc = strideC;
     g.batch = batchCount;
     return gemm_run(handle, transa, transb, &g, alpha, beta, ct);
+}
+
+static opara_cublasStatus_t sgemm(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
+                                  opara_cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A,
+                                  int lda, long long strideA, const float* B, int ldb, long long strideB, const float* beta,
+                                  float* C, int ldc, long long strideC, int batchCount, opara_cublasComputeType_t ct) {
+    return gemm(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
+                batchCount, ct, 0);
 }
 
 opara_cublasStatus_t cublasSgemm_v2(opara_cublasHandle_t handle, opara_cublasOperation_t transa,
@@ -339,6 +373,36 @@ static int fp32_compute(opara_cublasComputeType_t t) {
            t == OPARA_CUBLAS_COMPUTE_32F_FAST_TF32;
 }
 
+/* The real-typed rows of the cublasGemmEx table (cuBLAS docs, "cublasGemmEx"), A and B always of one type:
+ *   COMPUTE_16F(_PEDANTIC):  16F/16F -> 16F
+ *   COMPUTE_32I(_PEDANTIC):  8I/8I -> 32I
+ *   COMPUTE_32F(_PEDANTIC):  16BF -> 16BF, 16F -> 16F, 8I -> 32F, 16BF -> 32F, 16F -> 32F, 32F -> 32F
+ *   COMPUTE_32F_FAST_16F / _FAST_16BF / _FAST_TF32:  32F -> 32F
+ *   COMPUTE_64F(_PEDANTIC):  64F -> 64F
+ * and the complex rows (C_8I -> C_32F and C_32F -> C_32F for COMPUTE_32F, C_32F for the FAST types, C_64F).
+ * Returns 2 for what the emulator runs (fp32 A/B/C with any 32F compute type; fp16 A/B into fp32 C with
+ * COMPUTE_32F(_PEDANTIC)), 1 for a listed combination it does not run, 0 for one the table does not list. */
+static int gemm_ex_types(opara_cudaDataType a, opara_cudaDataType b, opara_cudaDataType c, opara_cublasComputeType_t t) {
+    int pedantic_32f = t == OPARA_CUBLAS_COMPUTE_32F || t == OPARA_CUBLAS_COMPUTE_32F_PEDANTIC;
+    if (a != b) return 0;
+    if (a == OPARA_CUDA_R_32F && c == OPARA_CUDA_R_32F) return fp32_compute(t) ? 2 : 0;
+    if (a == OPARA_CUDA_C_32F && c == OPARA_CUDA_C_32F) return fp32_compute(t); /* the complex rows */
+    if (a == OPARA_CUDA_C_8I && c == OPARA_CUDA_C_32F) return pedantic_32f;
+    if (a == OPARA_CUDA_C_64F && c == OPARA_CUDA_C_64F)
+        return t == OPARA_CUBLAS_COMPUTE_64F || t == OPARA_CUBLAS_COMPUTE_64F_PEDANTIC;
+    if (a == OPARA_CUDA_R_16F && c == OPARA_CUDA_R_32F) return pedantic_32f ? 2 : 0;
+    if (pedantic_32f)
+        return (a == OPARA_CUDA_R_16BF && (c == OPARA_CUDA_R_16BF || c == OPARA_CUDA_R_32F)) ||
+               (a == OPARA_CUDA_R_16F && c == OPARA_CUDA_R_16F) || (a == OPARA_CUDA_R_8I && c == OPARA_CUDA_R_32F);
+    if (t == OPARA_CUBLAS_COMPUTE_16F || t == OPARA_CUBLAS_COMPUTE_16F_PEDANTIC)
+        return a == OPARA_CUDA_R_16F && c == OPARA_CUDA_R_16F;
+    if (t == OPARA_CUBLAS_COMPUTE_32I || t == OPARA_CUBLAS_COMPUTE_32I_PEDANTIC)
+        return a == OPARA_CUDA_R_8I && c == OPARA_CUDA_R_32I;
+    if (t == OPARA_CUBLAS_COMPUTE_64F || t == OPARA_CUBLAS_COMPUTE_64F_PEDANTIC)
+        return a == OPARA_CUDA_R_64F && c == OPARA_CUDA_R_64F;
+    return 0;
+}
+
 /* CUBLAS_GEMM_DEFAULT, CUBLAS_GEMM_ALGO0..23, CUBLAS_GEMM_DEFAULT_TENSOR_OP, CUBLAS_GEMM_ALGO0..15_TENSOR_OP. */
 static int known_algo(opara_cublasGemmAlgo_t a) {
     int v = (int)a;
@@ -351,13 +415,20 @@ opara_cublasStatus_t cublasGemmEx(opara_cublasHandle_t handle, opara_cublasOpera
                                   opara_cudaDataType Btype, int ldb, const void* beta, void* C, opara_cudaDataType Ctype,
                                   int ldc, opara_cublasComputeType_t computeType, opara_cublasGemmAlgo_t algo) {
     if (!valid(handle)) return OPARA_CUBLAS_STATUS_NOT_INITIALIZED;
+    int types;
     if (!known_algo(algo)) return OPARA_CUBLAS_STATUS_INVALID_VALUE;
-    if (Atype != OPARA_CUDA_R_32F || Btype != OPARA_CUDA_R_32F || Ctype != OPARA_CUDA_R_32F || !fp32_compute(computeType)) {
-        report("cublasGemmEx: only fp32 operands with a 32F compute type are emulated");
+    types = gemm_ex_types(Atype, Btype, Ctype, computeType);
+    if (types != 2) { /* the docs: NOT_SUPPORTED for a combination of types it does not support */
+        char msg[200];
+        snprintf(msg, sizeof msg, "cublasGemmEx: types A %d, B %d, C %d with compute type %d: %s", (int)Atype, (int)Btype,
+                 (int)Ctype, (int)computeType,
+                 types ? "supported by cuBLAS but not emulated (fp32, or fp16 A/B into fp32 C)"
+                       : "not a combination of the cublasGemmEx table");
+        report(msg);
         return OPARA_CUBLAS_STATUS_NOT_SUPPORTED;
     }
-    return sgemm(handle, transa, transb, m, n, k, (const float*)alpha, (const float*)A, lda, 0, (const float*)B, ldb, 0,
-                 (const float*)beta, (float*)C, ldc, 0, 1, computeType);
+    return gemm(handle, transa, transb, m, n, k, (const float*)alpha, A, lda, 0, B, ldb, 0, (const float*)beta, (float*)C,
+                ldc, 0, 1, computeType, Atype == OPARA_CUDA_R_16F);
 }
 
 const char* cublasGetStatusName(opara_cublasStatus_t status) {

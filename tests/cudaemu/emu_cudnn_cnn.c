@@ -250,7 +250,8 @@ static opara_cudnnStatus_t cnn_cudnnGetConvolutionForwardAlgorithm_v7(opara_cudn
     conv_geom g;
     opara_cudnnStatus_t st;
     int pass, i, n = 0;
-    if (!core->valid_handle(handle) || !returnedAlgoCount || !perfResults || requestedAlgoCount <= 0)
+    /* requestedAlgoCount 0 is accepted (cuDNN 9.19: SUCCESS, no results) */
+    if (!core->valid_handle(handle) || !returnedAlgoCount || !perfResults || requestedAlgoCount < 0)
         return BAD;
     if ((st = conv_check(convDesc, srcDesc, filterDesc, destDesc, &g)) != OK) return st;
     for (pass = 1; pass >= 0; pass--)
@@ -412,6 +413,17 @@ static opara_cudnnStatus_t cnn_cudnnConvolutionForward(opara_cudnnHandle_t handl
     return st;
 }
 
+/* Whether t's strides are the fully packed NCHW ones (a dimension of size 1 may have any stride). */
+static int packed_nchw(opara_cudnnTensorDescriptor_t t) {
+    long long expect = 1;
+    int i;
+    for (i = t->nb - 1; i >= 0; i--) {
+        if (t->dims[i] != 1 && t->strides[i] != expect) return 0;
+        expect *= t->dims[i];
+    }
+    return 1;
+}
+
 /* The bias is 1 x K x 1 x 1 (any strides); z has y's shape. */
 static opara_cudnnStatus_t epilogue_check(opara_cudnnTensorDescriptor_t zDesc, opara_cudnnTensorDescriptor_t biasDesc,
                                           opara_cudnnTensorDescriptor_t yDesc) {
@@ -443,6 +455,13 @@ static opara_cudnnStatus_t cnn_cudnnConvolutionBiasActivationForward(
     if (!emu_lib_aligned("cuDNN", "residual z", z) || !emu_lib_aligned("cuDNN", "bias", bias))
         return OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
     if (!core->valid_activation(activationDesc)) return BAD;
+    /* cuDNN 9.19 on an H100: IMPLICIT_GEMM into a y that is not packed (a channel slice of a bigger tensor) is
+     * CUDNN_STATUS_NOT_SUPPORTED_SHAPE, with RELU and IDENTITY alike, so before the activation rule.
+     * [EMU] packed means the packed NCHW strides; other algorithms take any non-negative strides. */
+    if (algo == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && !packed_nchw(yDesc)) {
+        report("cudnnConvolutionBiasActivationForward: IMPLICIT_GEMM needs a packed output: CUDNN_STATUS_NOT_SUPPORTED_SHAPE");
+        return OPARA_CUDNN_STATUS_NOT_SUPPORTED_SHAPE;
+    }
     /* cuDNN: only RELU and IDENTITY, and IDENTITY only with IMPLICIT_PRECOMP_GEMM */
     if (activationDesc->mode != OPARA_CUDNN_ACTIVATION_RELU &&
         !(activationDesc->mode == OPARA_CUDNN_ACTIVATION_IDENTITY &&

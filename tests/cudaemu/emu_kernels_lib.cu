@@ -32,21 +32,41 @@ OPARA_DEVICE float opara_emulib_round(float v, int mode) {
     return b.f;
 }
 
+/* IEEE binary16 bits to float, exactly (every half is a float: subnormals are m * 2^-24, infinity and NaN keep
+ * their sign and payload). */
+OPARA_DEVICE float opara_emulib_half(unsigned int h) {
+    union { float f; unsigned int u; } b;
+    unsigned int sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0) {
+        float v = (float)m * 5.9604644775390625e-08f; /* 2^-24 */
+        return sign ? -v : v;
+    }
+    b.u = sign | (e == 31 ? 0x7f800000u : (e + 112u) << 23) | (m << 13);
+    return b.f;
+}
+
+/* Element i of an operand: float, or (f16) binary16 stored where p points. */
+OPARA_DEVICE float opara_emulib_load(const float* p, long long i, int f16) {
+    if (f16) return opara_emulib_half(((const unsigned short*)(const void*)p)[i]);
+    return p[i];
+}
+
 /* Column-major C[i + j*ldc] = alpha * sum_l op(A)[i,l] * op(B)[l,j] + beta * C, one batch per grid z.
  * ta/tb: 0 = N, 1 = T (the fake maps CUBLAS_OP_C to T for real types). Each thread computes a 4x4 tile of C
  * (rows 4*(blockIdx.x*blockDim.x + threadIdx.x) + 0..3, columns likewise with y): 16 sums from 8 loads per
  * step of l keeps the emulator's host execution fast; every sum still runs over l in order, as a plain
  * loop would. Edge tiles read clamped rows and columns and write only the valid part. `rmode` rounds the
- * operands before the FP32 accumulation (opara_emulib_round), as tensor cores do. */
+ * operands before the FP32 accumulation (opara_emulib_round), as tensor cores do. f16_in: A and B hold binary16
+ * (cublasGemmEx CUDA_R_16F; the strides and leading dimensions count elements), converted exactly. */
 OPARA_KERNEL(opara_emulib_sgemm, (int, ta), (int, tb), (int, m), (int, n), (int, k), (float, alpha),
              (const float*, A), (int, lda), (long long, stride_a), (const float*, B), (int, ldb),
-             (long long, stride_b), (float, beta), (float*, C), (int, ldc), (long long, stride_c), (int, rmode))
+             (long long, stride_b), (float, beta), (float*, C), (int, ldc), (long long, stride_c), (int, rmode),
+             (int, f16_in))
 {
     int i0 = (int)(blockIdx.x * blockDim.x + threadIdx.x) * 4;
     int j0 = (int)(blockIdx.y * blockDim.y + threadIdx.y) * 4;
     long long batch = (long long)blockIdx.z;
-    const float* a = A + batch * stride_a;
-    const float* b = B + batch * stride_b;
+    long long a0 = batch * stride_a, b0 = batch * stride_b; /* element offsets of this batch's A and B */
     float* c = C + batch * stride_c;
     long long a_row = ta ? lda : 1, a_col = ta ? 1 : lda, b_row = tb ? ldb : 1, b_col = tb ? 1 : ldb;
     long long a_off[4], b_off[4];
@@ -60,12 +80,11 @@ OPARA_KERNEL(opara_emulib_sgemm, (int, ta), (int, tb), (int, m), (int, n), (int,
     }
     if (alpha != 0.0f)
         for (l = 0; l < k; l++) {
-            const float* al = a + (long long)l * a_col;
-            const float* bl = b + (long long)l * b_row;
+            long long al = a0 + (long long)l * a_col, bl = b0 + (long long)l * b_row;
             float av[4], bv[4];
             for (r = 0; r < 4; r++) {
-                av[r] = opara_emulib_round(al[a_off[r]], rmode);
-                bv[r] = opara_emulib_round(bl[b_off[r]], rmode);
+                av[r] = opara_emulib_round(opara_emulib_load(A, al + a_off[r], f16_in), rmode);
+                bv[r] = opara_emulib_round(opara_emulib_load(B, bl + b_off[r], f16_in), rmode);
             }
             for (r = 0; r < 4; r++)
                 for (q = 0; q < 4; q++) acc[r][q] += av[r] * bv[q];

@@ -224,13 +224,20 @@ OT_TEST(invalid_arguments_give_invalid_value) {
     CHECK_EQ(b.lib.cublasSgemm_v2(NULL, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 2, 2, 2, &alpha, (const float*)(size_t)dA,
                                   2, (const float*)(size_t)dA, 2, &beta, (float*)(size_t)dA, 2),
              OPARA_CUBLAS_STATUS_NOT_INITIALIZED);
-    CHECK_EQ(b.lib.cublasSetMathMode(b.h, (opara_cublasMath_t)9), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    /* cuBLAS 13's cublasMath_t: a base mode OR'ed with flag bits (4 FP32_EMULATED_BF16X9, 8 FP64_EMULATED_FIXEDPOINT,
+     * 16 DISALLOW_REDUCED_PRECISION_REDUCTION); 9 = TENSOR_OP | FP64_EMULATED_FIXEDPOINT (SUCCESS on cuBLAS 13.1) */
+    CHECK_EQ(b.lib.cublasSetMathMode(b.h, (opara_cublasMath_t)9), OPARA_CUBLAS_STATUS_SUCCESS);
     CHECK_EQ(b.lib.cublasSetMathMode(b.h, (opara_cublasMath_t)(OPARA_CUBLAS_TF32_TENSOR_OP_MATH |
                                                                OPARA_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
              OPARA_CUBLAS_STATUS_SUCCESS);
-    CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)(dA + 4), 64), OPARA_CUBLAS_STATUS_INVALID_VALUE); /* 256-aligned */
+    CHECK_EQ(b.lib.cublasSetMathMode(b.h, OPARA_CUBLAS_DEFAULT_MATH), OPARA_CUBLAS_STATUS_SUCCESS);
+    /* the docs ask for a 256-byte aligned workspace, but cublasSetWorkspace does not check it (cuBLAS 13.1) */
+    CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)(dA + 4), 64), OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(b.lib.cublasSetStream_v2(b.h, NULL), OPARA_CUBLAS_STATUS_SUCCESS); /* back to the default pool */
+    /* A and B of different types: no row of the cublasGemmEx table (the docs' code is NOT_SUPPORTED; only the
+     * refusal is asserted, the real library's code for it is unverified) */
     CHECK_EQ(b.lib.cublasGemmEx(b.h, OPARA_CUBLAS_OP_N, OPARA_CUBLAS_OP_N, 2, 2, 2, &alpha, (const void*)(size_t)dA,
-                                OPARA_CUDA_R_16F, 2, (const void*)(size_t)dA, OPARA_CUDA_R_16F, 2, &beta, (void*)(size_t)dA,
+                                OPARA_CUDA_R_16F, 2, (const void*)(size_t)dA, OPARA_CUDA_R_32F, 2, &beta, (void*)(size_t)dA,
                                 OPARA_CUDA_R_32F, 2, OPARA_CUBLAS_COMPUTE_32F, OPARA_CUBLAS_GEMM_DEFAULT) == OPARA_CUBLAS_STATUS_SUCCESS,
              0);
     CHECK_EQ(d->CtxSynchronize(), 0);
@@ -238,6 +245,89 @@ OT_TEST(invalid_arguments_give_invalid_value) {
     for (i = 0; i < 64; i++) CHECK(got[i] == A[i]);
     d->MemFree(dA);
     blas_close(&b);
+}
+
+/* [EMU] what the emulator decides where the real library's answer is unverified: a math mode with bits that
+ * no cublasMath_t value uses is refused. */
+OT_TEST(unknown_math_mode_bits_are_refused) {
+    BLAS_EMU(b, d);
+    CHECK_EQ(b.lib.cublasSetMathMode(b.h, (opara_cublasMath_t)32), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(b.lib.cublasSetMathMode(b.h, (opara_cublasMath_t)-1), OPARA_CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_EQ(b.lib.cublasSetMathMode(b.h, (opara_cublasMath_t)31), OPARA_CUBLAS_STATUS_SUCCESS);
+    blas_close(&b);
+}
+
+/* IEEE binary16 bits of v, a normal half value or zero (the callers' data is exact in half). */
+static unsigned short half_bits(float v) {
+    int e;
+    float f;
+    unsigned short sign = v < 0 ? 0x8000u : 0;
+    if (v == 0.0f) return sign;
+    f = frexpf(fabsf(v), &e); /* |v| = f 2^e, f in [0.5, 1) */
+    return (unsigned short)(sign | (unsigned short)((e + 14) << 10) | (unsigned short)((f * 2.0f - 1.0f) * 1024.0f));
+}
+
+/* One GemmEx with fp16 A and B into fp32 C (a row of the docs' cublasGemmEx table, CUBLAS_COMPUTE_32F):
+ * op(A) = A^T (k x m stored, lda padded), values exact in half, plus (short sums) the smallest subnormal and
+ * the largest finite half; compared with the product of the same values in double. */
+static void half_gemm_case(opara_test* T, blas* b, int m, int n, int k) {
+    tcu_driver* d = b->d;
+    int lda = k + 3, ldb = k, ldc = m + 1, i;
+    size_t na = (size_t)lda * m, nb = (size_t)ldb * n, nc = (size_t)ldc * n, bad;
+    float *A = (float*)malloc(na * 4), *B = (float*)malloc(nb * 4), *C = (float*)malloc(nc * 4), *got = (float*)malloc(nc * 4);
+    unsigned short *hA = (unsigned short*)malloc(na * 2), *hB = (unsigned short*)malloc(nb * 2);
+    double* want = (double*)malloc(nc * sizeof(double));
+    float alpha = 0.75f, beta = -0.5f;
+    tcu_devptr dA = 0, dB = 0, dC;
+    REQUIRE(A && B && C && got && hA && hB && want);
+    tcu_fill(A, na, 91);
+    tcu_fill(B, nb, 92);
+    tcu_fill(C, nc, 93);
+    for (i = 0; i < (int)na; i++) A[i] = floorf(A[i] * 1024.0f) / 1024.0f; /* multiples of 2^-10 in [-1, 1) */
+    for (i = 0; i < (int)nb; i++) B[i] = floorf(B[i] * 1024.0f) / 1024.0f;
+    for (i = 0; i < (int)na; i++) hA[i] = half_bits(A[i]);
+    for (i = 0; i < (int)nb; i++) hB[i] = half_bits(B[i]);
+    if (k < 64) { /* short sums only: next to -65504 longer ones lose the small products' bits */
+        A[1] = ldexpf(1.0f, -24), hA[1] = 0x0001u; /* the smallest subnormal */
+        A[lda] = -65504.0f, hA[lda] = 0xfbffu;      /* the largest finite half */
+    }
+    ref_gemm(1, 0, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, want);
+    REQUIRE(d->MemAlloc(&dA, na * 2) == 0 && d->MemAlloc(&dB, nb * 2) == 0 && (dC = upload(d, C, nc)) != 0);
+    CHECK_EQ(d->MemcpyHtoD(dA, hA, na * 2), 0);
+    CHECK_EQ(d->MemcpyHtoD(dB, hB, nb * 2), 0);
+    CHECK_EQ(b->lib.cublasGemmEx(b->h, OPARA_CUBLAS_OP_T, OPARA_CUBLAS_OP_N, m, n, k, &alpha, (const void*)(size_t)dA,
+                                 OPARA_CUDA_R_16F, lda, (const void*)(size_t)dB, OPARA_CUDA_R_16F, ldb, &beta,
+                                 (void*)(size_t)dC, OPARA_CUDA_R_32F, ldc, OPARA_CUBLAS_COMPUTE_32F, OPARA_CUBLAS_GEMM_DEFAULT),
+             OPARA_CUBLAS_STATUS_SUCCESS);
+    CHECK_EQ(d->CtxSynchronize(), 0);
+    CHECK_EQ(d->MemcpyDtoH(got, dC, nc * 4), 0);
+    for (i = 0; i < (int)nc; i++) /* the padding row is C's own */
+        if (i % ldc >= m) want[i] = C[i];
+    bad = tcu_first_mismatch(want, got, nc, 1e-5);
+    if (bad != nc) OT_LOG("m=%d n=%d k=%d: C[%zu] = %g, want %g", m, n, k, bad, got[bad], want[bad]);
+    CHECK(bad == nc);
+    d->MemFree(dA);
+    d->MemFree(dB);
+    d->MemFree(dC);
+    free(A);
+    free(B);
+    free(C);
+    free(got);
+    free(hA);
+    free(hB);
+    free(want);
+}
+
+OT_TEST(gemm_ex_half_inputs_into_float_output) {
+    tcu_devptr ws;
+    BLAS(b, d);
+    half_gemm_case(T, &b, 13, 11, 7);
+    REQUIRE(d->MemAlloc(&ws, 1 << 16) == 0);
+    CHECK_EQ(b.lib.cublasSetWorkspace_v2(b.h, (void*)(size_t)ws, 1 << 16), OPARA_CUBLAS_STATUS_SUCCESS);
+    half_gemm_case(T, &b, 4, 3, 1024); /* a long reduction (split-K in the emulator) */
+    CHECK_EQ(d->CtxSynchronize(), 0);
+    blas_close(&b);
+    d->MemFree(ws);
 }
 
 /* C = A B captured on s (with a user workspace), replayed after A changes: the graph holds kernel nodes. */
@@ -670,6 +760,8 @@ static const opara_test_case tests[] = {
     OT_CASE(sgemm_matches_reference_for_every_transpose),
     OT_CASE(strided_batched_sgemm_and_gemm_ex),
     OT_CASE(invalid_arguments_give_invalid_value),
+    OT_CASE(unknown_math_mode_bits_are_refused),
+    OT_CASE(gemm_ex_half_inputs_into_float_output),
     OT_CASE(captured_sgemm_is_kernel_work_and_replays),
     OT_CASE(capture_without_user_workspace_fails),
     OT_CASE(handle_calls_during_capture_are_unsafe),
