@@ -81,6 +81,17 @@ emu_capture* emu_capture_by_id(unsigned long long id) {
 
 void emu_capture_invalidate(emu_capture* c) { c->invalidated = 1; }
 
+/* A failed call on a stream that belongs to an active capture invalidates that capture (rules 1.8, A5).
+ * Observed on driver 580 (CUDA 13.0), H100: after cuStreamEndCapture on a forked stream (903) the origin
+ * reports INVALIDATED and its end returns 901. [EMU] Generalised to every call that fails once its stream is
+ * known (a launch with a bad configuration, a copy out of bounds...). Left alone: the checks made before the
+ * stream is looked up (NULL outputs, unknown flags, bad handles), the capture-status queries
+ * (cuStreamIsCapturing, cuStreamGetCaptureInfo) and a second cuStreamBeginCapture (see there). Returns r. */
+emu_result emu_capture_fail(emu_stream* s, emu_result r) {
+    if (r != E_OK && s && s->cap) emu_capture_invalidate(s->cap);
+    return r;
+}
+
 /* Rule 1.5: is a "potentially unsafe" call from this thread prohibited? Invalidates the captures that
  * prohibit it and returns 900 [EMU A3]. */
 emu_result emu_unsafe_call(void) {
@@ -138,7 +149,8 @@ emu_result emu_capture_add(emu_stream* s, emu_work* w, int node_type) {
     return E_OK; /* the stream's next work depends on this node only */
 }
 
-static void emu_capture_end(emu_capture* c) {
+/* Every member stream leaves capture; with failed set the graph is discarded (rules 1.2, 1.8, 2.4). */
+static void emu_capture_end(emu_capture* c, int failed) {
     emu_capture** p;
     while (c->n_members) emu_capture_leave_stream(c->members[0]);
     for (p = &G.captures; *p; p = &(*p)->next)
@@ -147,6 +159,7 @@ static void emu_capture_end(emu_capture* c) {
             break;
         }
     c->graph->capturing = NULL;
+    if (failed) emu_graph_free(c->graph);
     free(c->members);
     free(c);
 }
@@ -187,7 +200,12 @@ EMU_API emu_result cuStreamBeginCapture_v2(emu_stream* h, int mode) {
     if (mode < CAPTURE_GLOBAL || mode > CAPTURE_RELAXED) return emu_leave(E_INVALID_VALUE);
     if ((r = emu_resolve_stream(h, (h && h != EMU_STREAM_LEGACY && h != EMU_STREAM_PER_THREAD) ? NULL : ctx, &s)))
         return emu_leave(r);
-    if (s->special == 1 || s->cap) return emu_leave(E_INVALID_VALUE); /* rule 1.1, A1 */
+    /* Rule 1.1, codes observed on driver 580 (CUDA 13.0), H100 (cuda-semantics.md A1 guessed INVALID_VALUE):
+     * 900 for NULL or CU_STREAM_LEGACY, 401 for a stream already capturing. The 401 leaves the capture valid:
+     * on that driver a cuEventRecord on the stream and a fork from that event succeeded right after it, and
+     * PG-G says the streams and captured events of an invalidated capture return errors. */
+    if (s->special == 1) return emu_leave(E_CAPTURE_UNSUPPORTED);
+    if (s->cap) return emu_leave(E_ILLEGAL_STATE);
     c = (emu_capture*)emu_xcalloc(1, sizeof(*c));
     if (!c || !(c->graph = emu_graph_new())) {
         free(c);
@@ -215,24 +233,23 @@ EMU_API emu_result cuStreamEndCapture(emu_stream* h, emu_graph** pg) {
                                                                                             : emu_current_ctx(), &s)))
         return emu_leave(r);
     c = s->cap;
-    if (!c) return emu_leave(E_INVALID_VALUE);                   /* A2 */
-    if (c->origin != s) return emu_leave(E_CAPTURE_UNMATCHED);    /* rule 1.3 */
-    if (c->mode != CAPTURE_RELAXED && !pthread_equal(c->owner, pthread_self()))
-        return emu_leave(E_CAPTURE_WRONG_THREAD);                 /* rule 1.2 */
+    /* Observed on driver 580 (CUDA 13.0), H100: 401 on a stream that is not capturing (A2 guessed
+     * INVALID_VALUE); 903 on a forked stream, which invalidates the capture (rule 1.3). */
+    if (!c) return emu_leave(E_ILLEGAL_STATE);
+    if (c->origin != s) return emu_leave(emu_capture_fail(s, E_CAPTURE_UNMATCHED));
+    if (c->mode != CAPTURE_RELAXED && !pthread_equal(c->owner, pthread_self())) {
+        emu_capture_end(c, 1); /* rule 1.2; observed on driver 580 (CUDA 13.0), H100: the capture is over */
+        return emu_leave(E_CAPTURE_WRONG_THREAD);
+    }
     g = c->graph;
     if (G.fail_capture > 0) { /* fault injection: as if the capture had been invalidated */
         G.fail_capture--;
         c->invalidated = 1;
     }
     r = c->invalidated ? E_CAPTURE_INVALIDATED : emu_capture_unjoined(c) ? E_CAPTURE_UNJOINED : E_OK;
-    emu_capture_end(c); /* every member stream leaves capture, also on failure (rules 1.2, 2.4) */
-    if (r != E_OK) {
-        emu_graph_free(g);
-        *pg = NULL;
-        return emu_leave(r);
-    }
-    *pg = g;
-    return emu_leave(E_OK);
+    emu_capture_end(c, r != E_OK); /* every member stream leaves capture, also on failure (rules 1.2, 2.4) */
+    *pg = r == E_OK ? g : NULL;
+    return emu_leave(r);
 }
 
 EMU_API emu_result cuStreamIsCapturing(emu_stream* h, int* status) {

@@ -300,6 +300,7 @@ emu_result emu_kernel_work(emu_func* f, const unsigned int grid[3], const unsign
 /* capture and graphs */
 emu_result emu_unsafe_call(void);
 void emu_capture_invalidate(emu_capture* c);
+emu_result emu_capture_fail(emu_stream* s, emu_result r);
 emu_capture* emu_capture_by_id(unsigned long long id);
 emu_result emu_capture_add(emu_stream* s, emu_work* w, int node_type);
 void emu_capture_leave_stream(emu_stream* s);
