@@ -435,9 +435,9 @@ EMU_API emu_result cuEventRecordWithFlags(emu_event* e, emu_stream* h, unsigned 
     if (flags & ~1u) return emu_leave(E_INVALID_VALUE);
     if (emu_handle_kind(e) != K_EVENT) return emu_leave(E_INVALID_HANDLE);
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return emu_leave(r);
-    if (s->ctx != e->ctx) return emu_leave(E_INVALID_HANDLE); /* rule 2.1 */
+    if (s->ctx != e->ctx) return emu_leave(emu_capture_fail(s, E_INVALID_HANDLE)); /* rule 2.1 */
     if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return emu_leave(r);
-    if (s->cap) return emu_leave(emu_capture_record(s, e, flags));
+    if (s->cap) return emu_leave(emu_capture_fail(s, emu_capture_record(s, e, flags)));
     if (flags & EVENT_RECORD_EXTERNAL) return emu_leave(E_INVALID_VALUE); /* A19 */
     memset(&w, 0, sizeof w);
     w.type = W_EVENT_RECORD;
@@ -463,7 +463,7 @@ EMU_API emu_result cuStreamWaitEvent(emu_stream* h, emu_event* e, unsigned int f
     if (emu_handle_kind(e) != K_EVENT) return emu_leave(E_INVALID_HANDLE);
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return emu_leave(r);
     if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return emu_leave(r);
-    if (s->cap || e->captured) return emu_leave(emu_capture_wait(s, e, flags));
+    if (s->cap || e->captured) return emu_leave(emu_capture_fail(s, emu_capture_wait(s, e, flags)));
     if (flags & EVENT_WAIT_EXTERNAL) return emu_leave(E_INVALID_VALUE); /* A19 */
     if (!e->recorded) return emu_leave(E_OK);                           /* empty set of work (2.7) */
     memset(&w, 0, sizeof w);
@@ -532,8 +532,9 @@ static emu_result emu_copy(emu_stream* h, void* dst, const void* src, size_t n, 
     emu_result r;
     if ((r = emu_require_ctx(&ctx)) != E_OK) return r; /* async copies too (DRV INVALID_CONTEXT) */
     if (!dst || !src) return E_INVALID_VALUE;
-    if ((dst_dev && !emu_range_ok(dst, n)) || (src_dev && !emu_range_ok(src, n))) return E_INVALID_VALUE;
     if ((r = emu_stream_for_call(sync ? NULL : h, &s)) != E_OK) return r;
+    if ((dst_dev && !emu_range_ok(dst, n)) || (src_dev && !emu_range_ok(src, n)))
+        return emu_capture_fail(s, E_INVALID_VALUE);
     if (s->cap && G.strict_pageable && ((!dst_dev && !emu_alloc_find(dst, n)) || (!src_dev && !emu_alloc_find(src, n)))) {
         emu_capture_invalidate(s->cap); /* §3.3 strict option: pageable host memory in a captured copy */
         return E_CAPTURE_UNSUPPORTED;
@@ -590,8 +591,8 @@ static emu_result emu_memset(emu_stream* h, emu_devptr d, unsigned int value, un
     emu_result r;
     void* p = EMU_PTR(d);
     if ((r = emu_require_ctx(&ctx)) != E_OK) return r;
-    if (d % elem != 0 || !emu_range_ok(p, count * elem)) return E_INVALID_VALUE;
     if ((r = emu_stream_for_call(sync ? NULL : h, &s)) != E_OK) return r;
+    if (d % elem != 0 || !emu_range_ok(p, count * elem)) return emu_capture_fail(s, E_INVALID_VALUE);
     if (count == 0) return E_OK;
     memset(&w, 0, sizeof w);
     w.type = W_MEMSET;
@@ -625,8 +626,8 @@ EMU_API emu_result cuLaunchHostFunc(emu_stream* h, void (*fn)(void*), void* user
     emu_stream* s;
     emu_work w;
     if (r) return r;
-    if (!fn) return emu_leave(E_INVALID_VALUE);
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return emu_leave(r);
+    if (!fn) return emu_leave(emu_capture_fail(s, E_INVALID_VALUE));
     memset(&w, 0, sizeof w);
     w.type = W_HOST;
     w.fn = fn;
@@ -947,7 +948,7 @@ EMU_API emu_result cuLaunchKernel(emu_func* f, unsigned int gx, unsigned int gy,
     block[2] = bz;
     if ((r = emu_kernel_work(f, grid, block, shared, kp, extra, &w)) != E_OK) {
         emu_work_free(&w);
-        return emu_leave(r);
+        return emu_leave(emu_capture_fail(s, r));
     }
     return emu_leave(emu_submit(s, &w, NULL));
 }

@@ -253,6 +253,24 @@ OT_TEST(begin_and_end_misuse) { /* rules 1.1-1.3, 1.8, A1, A2 */
     fixture_close(&f);
 }
 
+/* [EMU] The observed 903 rule generalised (emu_capture_fail): any call that fails on a capturing stream
+ * invalidates its capture, here a launch with too many threads per block. Unverified on a GPU. */
+OT_TEST(a_failed_launch_invalidates_the_capture) { /* rule 1.8 */
+    FIXTURE(f, d, 0);
+    int n = N, null_graph = 0;
+    void* args[4];
+    args[0] = &f.a;
+    args[1] = &f.b;
+    args[2] = &f.x;
+    args[3] = &n;
+    CHECK_EQ(d->StreamBeginCapture(f.s0, CAP_GLOBAL), 0);
+    CHECK_EQ(d->LaunchKernel(f.add, 1, 1, 1, 2048, 1, 1, 0, f.s0, args, NULL), TCU_INVALID_VALUE);
+    CHECK_EQ(status_of(&f, f.s0), ST_INVALIDATED);
+    CHECK_EQ(end_capture(&f, f.s0, &null_graph), TCU_CAPTURE_INVALIDATED);
+    CHECK(null_graph);
+    fixture_close(&f);
+}
+
 OT_TEST(unjoined_fork_fails_end_capture) { /* rule 2.4 */
     FIXTURE(f, d, 0);
     tcu_graph g = (tcu_graph)1;
@@ -592,6 +610,7 @@ static const opara_test_case tests[] = {
     OT_CASE(graph_runs_on_several_threads),
     OT_CASE(capture_status_and_info_follow_the_sequence),
     OT_CASE(begin_and_end_misuse),
+    OT_CASE(a_failed_launch_invalidates_the_capture),
     OT_CASE(unjoined_fork_fails_end_capture),
     OT_CASE(sync_or_query_of_a_capturing_stream_invalidates),
     OT_CASE(unsafe_calls_depend_on_the_capture_mode),
