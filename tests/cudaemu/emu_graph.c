@@ -260,7 +260,7 @@ EMU_API emu_result cuStreamIsCapturing(emu_stream* h, int* status) {
     if ((r = emu_resolve_stream(h, (h && h != EMU_STREAM_LEGACY && h != EMU_STREAM_PER_THREAD) ? NULL
                                                                                             : emu_current_ctx(), &s)))
         return emu_leave(r);
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return emu_leave(r); /* rule 2.9 */
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 0)) != E_OK) return emu_leave(r); /* rule 2.9 */
     *status = !s->cap ? STATUS_NONE : s->cap->invalidated ? STATUS_INVALIDATED : STATUS_ACTIVE;
     return emu_leave(E_OK);
 }
@@ -276,7 +276,7 @@ EMU_API emu_result cuStreamGetCaptureInfo_v3(emu_stream* h, int* status, unsigne
     if ((r = emu_resolve_stream(h, (h && h != EMU_STREAM_LEGACY && h != EMU_STREAM_PER_THREAD) ? NULL
                                                                                             : emu_current_ctx(), &s)))
         return emu_leave(r);
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return emu_leave(r);
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 0)) != E_OK) return emu_leave(r); /* rule 2.10 */
     *status = !s->cap ? STATUS_NONE : s->cap->invalidated ? STATUS_INVALIDATED : STATUS_ACTIVE;
     if (*status != STATUS_ACTIVE) return emu_leave(E_OK);
     if (id) *id = s->cap->id;

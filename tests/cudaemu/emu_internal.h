@@ -289,7 +289,7 @@ unsigned long long emu_mix(unsigned long long x);
 emu_stream* emu_stream_new_locked(emu_ctx* ctx, unsigned int flags, int priority, int special);
 emu_result emu_resolve_stream(emu_stream* h, emu_ctx* ctx, emu_stream** out);
 emu_result emu_submit(emu_stream* s, emu_work* w, const emu_dep* extra_dep);
-emu_result emu_legacy_conflict(emu_ctx* ctx);
+emu_result emu_legacy_conflict(emu_ctx* ctx, int invalidate);
 emu_result emu_wait_stream(emu_stream* s);
 void emu_work_free(emu_work* w);
 int emu_work_copy(emu_work* dst, const emu_work* src);

@@ -222,14 +222,27 @@ emu_result emu_resolve_stream(emu_stream* h, emu_ctx* ctx, emu_stream** out) {
     return E_OK;
 }
 
-/* Rule 2.13: with a blocking stream of ctx capturing, the legacy stream cannot be used. */
-emu_result emu_legacy_conflict(emu_ctx* ctx) {
-    emu_capture* c;
+/* Does capture c hold a blocking stream of ctx (one the legacy stream synchronizes with)? */
+static int emu_capture_blocks_legacy(const emu_capture* c, const emu_ctx* ctx) {
     size_t i;
+    for (i = 0; i < c->n_members; i++)
+        if (c->members[i]->ctx == ctx && !(c->members[i]->flags & STREAM_NON_BLOCKING)) return 1;
+    return 0;
+}
+
+/* Rule 2.13: with a blocking stream of ctx capturing (invalidated or not), the legacy stream cannot be used:
+ * 906. With invalidate set the use also invalidates those captures: observed on driver 580 (CUDA 13.0), H100,
+ * for a synchronous cuMemcpyDtoH during a RELAXED capture (cuda-semantics.md A6 guessed it would not). The
+ * capture-status queries pass 0: DRV cuStreamIsCapturing says "The blocking stream capture is not invalidated". */
+emu_result emu_legacy_conflict(emu_ctx* ctx, int invalidate) {
+    emu_capture* c;
+    emu_result r = E_OK;
     for (c = G.captures; c; c = c->next)
-        for (i = 0; i < c->n_members; i++)
-            if (c->members[i]->ctx == ctx && !(c->members[i]->flags & STREAM_NON_BLOCKING)) return E_CAPTURE_IMPLICIT;
-    return E_OK;
+        if (emu_capture_blocks_legacy(c, ctx)) {
+            if (invalidate) emu_capture_invalidate(c);
+            r = E_CAPTURE_IMPLICIT;
+        }
+    return r;
 }
 
 static int emu_add_dep(emu_op* op, emu_stream* s, unsigned long long seq, size_t* cap) {
@@ -247,7 +260,7 @@ emu_result emu_submit(emu_stream* s, emu_work* w, const emu_dep* extra) {
     emu_stream* o;
     size_t cap = 0;
     emu_result r;
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) {
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) {
         emu_work_free(w);
         return r;
     }
@@ -335,7 +348,7 @@ static emu_result emu_stream_observe(emu_stream* h, emu_stream** out) {
     emu_result r;
     emu_stream* s;
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return r;
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return r;
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) return r;
     if (s->cap) { /* conflicts with capture whatever the mode; invalidates it [EMU A13] */
         emu_capture_invalidate(s->cap);
         return E_CAPTURE_UNSUPPORTED;
@@ -436,7 +449,7 @@ EMU_API emu_result cuEventRecordWithFlags(emu_event* e, emu_stream* h, unsigned 
     if (emu_handle_kind(e) != K_EVENT) return emu_leave(E_INVALID_HANDLE);
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return emu_leave(r);
     if (s->ctx != e->ctx) return emu_leave(emu_capture_fail(s, E_INVALID_HANDLE)); /* rule 2.1 */
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return emu_leave(r);
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) return emu_leave(r);
     if (s->cap) return emu_leave(emu_capture_fail(s, emu_capture_record(s, e, flags)));
     if (flags & EVENT_RECORD_EXTERNAL) return emu_leave(E_INVALID_VALUE); /* A19 */
     memset(&w, 0, sizeof w);
@@ -462,7 +475,7 @@ EMU_API emu_result cuStreamWaitEvent(emu_stream* h, emu_event* e, unsigned int f
     if (flags & ~1u) return emu_leave(E_INVALID_VALUE);
     if (emu_handle_kind(e) != K_EVENT) return emu_leave(E_INVALID_HANDLE);
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return emu_leave(r);
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return emu_leave(r);
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) return emu_leave(r);
     if (s->cap || e->captured) return emu_leave(emu_capture_fail(s, emu_capture_wait(s, e, flags)));
     if (flags & EVENT_WAIT_EXTERNAL) return emu_leave(E_INVALID_VALUE); /* A19 */
     if (!e->recorded) return emu_leave(E_OK);                           /* empty set of work (2.7) */
