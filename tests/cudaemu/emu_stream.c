@@ -437,9 +437,6 @@ EMU_API emu_result cuEventDestroy_v2(emu_event* e) {
     return emu_leave(E_OK);
 }
 
-emu_result emu_capture_record(emu_stream* s, emu_event* e, unsigned int flags);
-emu_result emu_capture_wait(emu_stream* s, emu_event* e, unsigned int flags);
-
 EMU_API emu_result cuEventRecordWithFlags(emu_event* e, emu_stream* h, unsigned int flags) {
     emu_result r = emu_enter();
     emu_stream* s;
@@ -451,7 +448,8 @@ EMU_API emu_result cuEventRecordWithFlags(emu_event* e, emu_stream* h, unsigned 
     if (s->ctx != e->ctx) return emu_leave(emu_capture_fail(s, E_INVALID_HANDLE)); /* rule 2.1 */
     if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) return emu_leave(r);
     if (s->cap) return emu_leave(emu_capture_fail(s, emu_capture_record(s, e, flags)));
-    if (flags & EVENT_RECORD_EXTERNAL) return emu_leave(E_INVALID_VALUE); /* A19 */
+    /* EXTERNAL outside capture: an ordinary record (observed on driver 580 (CUDA 13.0), H100; A19 guessed
+     * INVALID_VALUE) */
     memset(&w, 0, sizeof w);
     w.type = W_EVENT_RECORD;
     w.event = e;
@@ -460,6 +458,7 @@ EMU_API emu_result cuEventRecordWithFlags(emu_event* e, emu_stream* h, unsigned 
     if ((r = emu_submit(s, &w, NULL)) != E_OK) return emu_leave(r);
     e->recorded = 1;
     e->captured = 0;
+    e->cap_failed = 0;
     e->dep.stream = s;
     e->dep.seq = s->enq_seq;
     return emu_leave(E_OK);
@@ -477,22 +476,24 @@ EMU_API emu_result cuStreamWaitEvent(emu_stream* h, emu_event* e, unsigned int f
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return emu_leave(r);
     if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) return emu_leave(r);
     if (s->cap || e->captured) return emu_leave(emu_capture_fail(s, emu_capture_wait(s, e, flags)));
-    if (flags & EVENT_WAIT_EXTERNAL) return emu_leave(E_INVALID_VALUE); /* A19 */
-    if (!e->recorded) return emu_leave(E_OK);                           /* empty set of work (2.7) */
+    /* EXTERNAL outside capture: an ordinary wait (observed on driver 580 (CUDA 13.0), H100; A19 guessed
+     * INVALID_VALUE) */
+    if (!e->recorded) return emu_leave(E_OK); /* empty set of work (2.7) */
     memset(&w, 0, sizeof w);
     w.type = W_EMPTY;
     return emu_leave(emu_submit(s, &w, &e->dep));
 }
 
 /* Query and synchronize need the event's context current ([EMU] for cuEventQuery, whose DRV return list has
- * no INVALID_CONTEXT; another context's event: [EMU] INVALID_HANDLE). */
-static emu_result emu_event_observe(emu_event* e) {
+ * no INVALID_CONTEXT; another context's event: [EMU] INVALID_HANDLE). An event last recorded in a capture
+ * conflicts with it in any mode (rule 2.8; emu_captured_event_query/_sync for the codes). */
+static emu_result emu_event_observe(emu_event* e, int sync) {
     emu_ctx* ctx;
     emu_result r;
     if (emu_handle_kind(e) != K_EVENT) return E_INVALID_HANDLE;
     if ((r = emu_require_owner(e->ctx, &ctx)) != E_OK) return r;
-    if (e->captured) return E_CAPTURED_EVENT; /* rule 2.8, any mode */
-    return emu_unsafe_call();                 /* rule 1.6 */
+    if (e->captured) return sync ? emu_captured_event_sync(e) : emu_captured_event_query(e);
+    return emu_unsafe_call(); /* rule 1.6 */
 }
 
 static int emu_event_done(const emu_event* e) { return !e->recorded || e->dep.stream->done_seq >= e->dep.seq; }
@@ -500,14 +501,14 @@ static int emu_event_done(const emu_event* e) { return !e->recorded || e->dep.st
 EMU_API emu_result cuEventQuery(emu_event* e) {
     emu_result r = emu_enter();
     if (r) return r;
-    if ((r = emu_event_observe(e)) != E_OK) return emu_leave(r);
+    if ((r = emu_event_observe(e, 0)) != E_OK) return emu_leave(r);
     return emu_leave(emu_event_done(e) ? e->ctx->sticky : E_NOT_READY);
 }
 
 EMU_API emu_result cuEventSynchronize(emu_event* e) {
     emu_result r = emu_enter();
     if (r) return r;
-    if ((r = emu_event_observe(e)) != E_OK) return emu_leave(r);
+    if ((r = emu_event_observe(e, 1)) != E_OK) return emu_leave(r);
     if (e->recorded) emu_wait_until(e->dep.stream, e->dep.seq);
     return emu_leave(e->ctx->sticky);
 }
