@@ -448,8 +448,8 @@ EMU_API emu_result cuEventRecordWithFlags(emu_event* e, emu_stream* h, unsigned 
     if (s->ctx != e->ctx) return emu_leave(emu_capture_fail(s, E_INVALID_HANDLE)); /* rule 2.1 */
     if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) return emu_leave(r);
     if (s->cap) return emu_leave(emu_capture_fail(s, emu_capture_record(s, e, flags)));
-    /* EXTERNAL outside capture: an ordinary record (observed on driver 580 (CUDA 13.0), H100; A19 guessed
-     * INVALID_VALUE) */
+    /* EXTERNAL outside capture: 401, observed on driver 580 (CUDA 13.0), H100 (A19 guessed INVALID_VALUE) */
+    if (flags & EVENT_RECORD_EXTERNAL) return emu_leave(E_ILLEGAL_STATE);
     memset(&w, 0, sizeof w);
     w.type = W_EVENT_RECORD;
     w.event = e;
@@ -476,8 +476,8 @@ EMU_API emu_result cuStreamWaitEvent(emu_stream* h, emu_event* e, unsigned int f
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return emu_leave(r);
     if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) return emu_leave(r);
     if (s->cap || e->captured) return emu_leave(emu_capture_fail(s, emu_capture_wait(s, e, flags)));
-    /* EXTERNAL outside capture: an ordinary wait (observed on driver 580 (CUDA 13.0), H100; A19 guessed
-     * INVALID_VALUE) */
+    /* EXTERNAL outside capture: 401, observed on driver 580 (CUDA 13.0), H100 (A19 guessed INVALID_VALUE) */
+    if (flags & EVENT_WAIT_EXTERNAL) return emu_leave(E_ILLEGAL_STATE);
     if (!e->recorded) return emu_leave(E_OK); /* empty set of work (2.7) */
     memset(&w, 0, sizeof w);
     w.type = W_EMPTY;
