@@ -81,6 +81,17 @@ emu_capture* emu_capture_by_id(unsigned long long id) {
 
 void emu_capture_invalidate(emu_capture* c) { c->invalidated = 1; }
 
+/* A failed call on a stream that belongs to an active capture invalidates that capture (rules 1.8, A5).
+ * Observed on driver 580 (CUDA 13.0), H100: after cuStreamEndCapture on a forked stream (903) the origin
+ * reports INVALIDATED and its end returns 901. [EMU] Generalised to every call that fails once its stream is
+ * known (a launch with a bad configuration, a copy out of bounds...). Left alone: the checks made before the
+ * stream is looked up (NULL outputs, unknown flags, bad handles), the capture-status queries
+ * (cuStreamIsCapturing, cuStreamGetCaptureInfo) and a second cuStreamBeginCapture (see there). Returns r. */
+emu_result emu_capture_fail(emu_stream* s, emu_result r) {
+    if (r != E_OK && s && s->cap) emu_capture_invalidate(s->cap);
+    return r;
+}
+
 /* Rule 1.5: is a "potentially unsafe" call from this thread prohibited? Invalidates the captures that
  * prohibit it and returns 900 [EMU A3]. */
 emu_result emu_unsafe_call(void) {
@@ -138,7 +149,20 @@ emu_result emu_capture_add(emu_stream* s, emu_work* w, int node_type) {
     return E_OK; /* the stream's next work depends on this node only */
 }
 
-static void emu_capture_end(emu_capture* c) {
+/* The events still last recorded into c learn that its graph is gone (rule 2.8): cuEventQuery answers
+ * INVALID_VALUE until they are recorded again outside capture (observed on driver 580 (CUDA 13.0), H100, after
+ * an invalidated capture; [EMU] the same after an unjoined or terminated one). Destroyed events are buried,
+ * never freed, so the pointers stay readable. */
+static void emu_capture_fail_events(const emu_capture* c) {
+    size_t i;
+    for (i = 0; i < c->n_events; i++) {
+        emu_event* e = c->events[i];
+        if (emu_handle_kind(e) == K_EVENT && e->captured && e->cap_id == c->id) e->cap_failed = 1;
+    }
+}
+
+/* Every member stream leaves capture; with failed set the graph is discarded (rules 1.2, 1.8, 2.4). */
+static void emu_capture_end(emu_capture* c, int failed) {
     emu_capture** p;
     while (c->n_members) emu_capture_leave_stream(c->members[0]);
     for (p = &G.captures; *p; p = &(*p)->next)
@@ -147,7 +171,12 @@ static void emu_capture_end(emu_capture* c) {
             break;
         }
     c->graph->capturing = NULL;
+    if (failed) {
+        emu_capture_fail_events(c);
+        emu_graph_free(c->graph);
+    }
     free(c->members);
+    free(c->events);
     free(c);
 }
 
@@ -187,7 +216,12 @@ EMU_API emu_result cuStreamBeginCapture_v2(emu_stream* h, int mode) {
     if (mode < CAPTURE_GLOBAL || mode > CAPTURE_RELAXED) return emu_leave(E_INVALID_VALUE);
     if ((r = emu_resolve_stream(h, (h && h != EMU_STREAM_LEGACY && h != EMU_STREAM_PER_THREAD) ? NULL : ctx, &s)))
         return emu_leave(r);
-    if (s->special == 1 || s->cap) return emu_leave(E_INVALID_VALUE); /* rule 1.1, A1 */
+    /* Rule 1.1, codes observed on driver 580 (CUDA 13.0), H100 (cuda-semantics.md A1 guessed INVALID_VALUE):
+     * 900 for NULL or CU_STREAM_LEGACY, 401 for a stream already capturing. The 401 leaves the capture valid:
+     * on that driver a cuEventRecord on the stream and a fork from that event succeeded right after it, and
+     * PG-G says the streams and captured events of an invalidated capture return errors. */
+    if (s->special == 1) return emu_leave(E_CAPTURE_UNSUPPORTED);
+    if (s->cap) return emu_leave(E_ILLEGAL_STATE);
     c = (emu_capture*)emu_xcalloc(1, sizeof(*c));
     if (!c || !(c->graph = emu_graph_new())) {
         free(c);
@@ -215,24 +249,23 @@ EMU_API emu_result cuStreamEndCapture(emu_stream* h, emu_graph** pg) {
                                                                                             : emu_current_ctx(), &s)))
         return emu_leave(r);
     c = s->cap;
-    if (!c) return emu_leave(E_INVALID_VALUE);                   /* A2 */
-    if (c->origin != s) return emu_leave(E_CAPTURE_UNMATCHED);    /* rule 1.3 */
-    if (c->mode != CAPTURE_RELAXED && !pthread_equal(c->owner, pthread_self()))
-        return emu_leave(E_CAPTURE_WRONG_THREAD);                 /* rule 1.2 */
+    /* Observed on driver 580 (CUDA 13.0), H100: 401 on a stream that is not capturing (A2 guessed
+     * INVALID_VALUE); 903 on a forked stream, which invalidates the capture (rule 1.3). */
+    if (!c) return emu_leave(E_ILLEGAL_STATE);
+    if (c->origin != s) return emu_leave(emu_capture_fail(s, E_CAPTURE_UNMATCHED));
+    if (c->mode != CAPTURE_RELAXED && !pthread_equal(c->owner, pthread_self())) {
+        emu_capture_end(c, 1); /* rule 1.2; observed on driver 580 (CUDA 13.0), H100: the capture is over */
+        return emu_leave(E_CAPTURE_WRONG_THREAD);
+    }
     g = c->graph;
     if (G.fail_capture > 0) { /* fault injection: as if the capture had been invalidated */
         G.fail_capture--;
         c->invalidated = 1;
     }
     r = c->invalidated ? E_CAPTURE_INVALIDATED : emu_capture_unjoined(c) ? E_CAPTURE_UNJOINED : E_OK;
-    emu_capture_end(c); /* every member stream leaves capture, also on failure (rules 1.2, 2.4) */
-    if (r != E_OK) {
-        emu_graph_free(g);
-        *pg = NULL;
-        return emu_leave(r);
-    }
-    *pg = g;
-    return emu_leave(E_OK);
+    emu_capture_end(c, r != E_OK); /* every member stream leaves capture, also on failure (rules 1.2, 2.4) */
+    *pg = r == E_OK ? g : NULL;
+    return emu_leave(r);
 }
 
 EMU_API emu_result cuStreamIsCapturing(emu_stream* h, int* status) {
@@ -243,7 +276,7 @@ EMU_API emu_result cuStreamIsCapturing(emu_stream* h, int* status) {
     if ((r = emu_resolve_stream(h, (h && h != EMU_STREAM_LEGACY && h != EMU_STREAM_PER_THREAD) ? NULL
                                                                                             : emu_current_ctx(), &s)))
         return emu_leave(r);
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return emu_leave(r); /* rule 2.9 */
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 0)) != E_OK) return emu_leave(r); /* rule 2.9 */
     *status = !s->cap ? STATUS_NONE : s->cap->invalidated ? STATUS_INVALIDATED : STATUS_ACTIVE;
     return emu_leave(E_OK);
 }
@@ -259,7 +292,7 @@ EMU_API emu_result cuStreamGetCaptureInfo_v3(emu_stream* h, int* status, unsigne
     if ((r = emu_resolve_stream(h, (h && h != EMU_STREAM_LEGACY && h != EMU_STREAM_PER_THREAD) ? NULL
                                                                                             : emu_current_ctx(), &s)))
         return emu_leave(r);
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return emu_leave(r);
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 0)) != E_OK) return emu_leave(r); /* rule 2.10 */
     *status = !s->cap ? STATUS_NONE : s->cap->invalidated ? STATUS_INVALIDATED : STATUS_ACTIVE;
     if (*status != STATUS_ACTIVE) return emu_leave(E_OK);
     if (id) *id = s->cap->id;
@@ -285,6 +318,16 @@ EMU_API emu_result cuThreadExchangeStreamCaptureMode(int* mode) {
     return E_OK;
 }
 
+/* Remembers that e was recorded into c, once (its state when c fails, emu_capture_fail_events). */
+static int emu_capture_note_event(emu_capture* c, emu_event* e) {
+    size_t i;
+    for (i = 0; i < c->n_events; i++)
+        if (c->events[i] == e) return 0;
+    if (emu_grow((void**)&c->events, &c->cap_events, c->n_events + 1, sizeof(emu_event*)) != 0) return -1;
+    c->events[c->n_events++] = e;
+    return 0;
+}
+
 /* cuEventRecord on a capturing stream (rule 2.1): a captured event, or an event-record node (EXTERNAL). */
 emu_result emu_capture_record(emu_stream* s, emu_event* e, unsigned int flags) {
     if (s->cap->invalidated) return E_CAPTURE_INVALIDATED;
@@ -295,13 +338,33 @@ emu_result emu_capture_record(emu_stream* s, emu_event* e, unsigned int flags) {
         w.event = e; /* event_gen 0: replay does not re-arm the event (A11) */
         return emu_capture_add(s, &w, NODE_EVENT_RECORD);
     }
-    if (emu_grow((void**)&e->cap_nodes, &e->n_cap_nodes, s->n_cap_deps + 1, sizeof(emu_node*)) != 0)
+    if (emu_grow((void**)&e->cap_nodes, &e->n_cap_nodes, s->n_cap_deps + 1, sizeof(emu_node*)) != 0 ||
+        emu_capture_note_event(s->cap, e) != 0)
         return E_OUT_OF_MEMORY;
     if (s->n_cap_deps) memcpy(e->cap_nodes, s->cap_deps, s->n_cap_deps * sizeof(emu_node*));
     e->n_cap_nodes = s->n_cap_deps;
     e->captured = 1;
     e->cap_id = s->cap->id;
+    e->cap_failed = 0;
     return E_OK;
+}
+
+/* cuEventQuery on an event last recorded in a capture (rule 2.8), in any mode: 907 while that capture is valid
+ * (observed on driver 580 (CUDA 13.0), H100) and, [EMU A10, unverified], after it ended with a graph, until the
+ * event is recorded again outside capture. INVALID_VALUE once the capture was invalidated, also after it ended
+ * (observed on driver 580 (CUDA 13.0), H100). The query does not invalidate the capture. */
+emu_result emu_captured_event_query(const emu_event* e) {
+    const emu_capture* c = emu_capture_by_id(e->cap_id);
+    return (c ? c->invalidated : e->cap_failed) ? E_INVALID_VALUE : E_CAPTURED_EVENT;
+}
+
+/* cuEventSynchronize on such an event: INVALID_VALUE (not the 907 of rule 2.8), and a capture still going on
+ * is invalidated (observed on driver 580 (CUDA 13.0), H100, in a RELAXED capture; that run queried the event
+ * before, so which of the two calls invalidated was not isolated: the query is taken not to). */
+emu_result emu_captured_event_sync(emu_event* e) {
+    emu_capture* c = emu_capture_by_id(e->cap_id);
+    if (c) emu_capture_invalidate(c);
+    return E_INVALID_VALUE;
 }
 
 /* cuStreamWaitEvent where the stream captures or the event was captured (rules 2.2-2.6). */
@@ -310,7 +373,7 @@ emu_result emu_capture_wait(emu_stream* s, emu_event* e, unsigned int flags) {
     if (e->captured) {
         emu_capture* ce = emu_capture_by_id(e->cap_id);
         if (!ce) { /* recorded in a capture that has ended */
-            if (!s->cap) return E_CAPTURED_EVENT;
+            if (!s->cap) return emu_captured_event_query(e);
             emu_capture_invalidate(s->cap);
             return E_CAPTURE_ISOLATION;
         }

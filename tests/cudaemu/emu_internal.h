@@ -135,6 +135,7 @@ typedef struct emu_event {
     int time_valid;
     int captured;                    /* last recorded in a capturing stream (rule 2.1, 2.8) */
     unsigned long long cap_id;
+    int cap_failed;                  /* that capture ended without a graph (invalidated, unjoined, terminated) */
     struct emu_node** cap_nodes;
     size_t n_cap_nodes;
 } emu_event;
@@ -163,6 +164,8 @@ typedef struct emu_capture {
     pthread_t owner;
     emu_stream** members;
     size_t n_members, cap_members;
+    emu_event** events;              /* events recorded into it (their state when it fails, rule 2.8) */
+    size_t n_events, cap_events;
     struct emu_capture* next;
 } emu_capture;
 
@@ -289,7 +292,7 @@ unsigned long long emu_mix(unsigned long long x);
 emu_stream* emu_stream_new_locked(emu_ctx* ctx, unsigned int flags, int priority, int special);
 emu_result emu_resolve_stream(emu_stream* h, emu_ctx* ctx, emu_stream** out);
 emu_result emu_submit(emu_stream* s, emu_work* w, const emu_dep* extra_dep);
-emu_result emu_legacy_conflict(emu_ctx* ctx);
+emu_result emu_legacy_conflict(emu_ctx* ctx, int invalidate);
 emu_result emu_wait_stream(emu_stream* s);
 void emu_work_free(emu_work* w);
 int emu_work_copy(emu_work* dst, const emu_work* src);
@@ -300,6 +303,11 @@ emu_result emu_kernel_work(emu_func* f, const unsigned int grid[3], const unsign
 /* capture and graphs */
 emu_result emu_unsafe_call(void);
 void emu_capture_invalidate(emu_capture* c);
+emu_result emu_capture_fail(emu_stream* s, emu_result r);
+emu_result emu_capture_record(emu_stream* s, emu_event* e, unsigned int flags);
+emu_result emu_capture_wait(emu_stream* s, emu_event* e, unsigned int flags);
+emu_result emu_captured_event_query(const emu_event* e);
+emu_result emu_captured_event_sync(emu_event* e);
 emu_capture* emu_capture_by_id(unsigned long long id);
 emu_result emu_capture_add(emu_stream* s, emu_work* w, int node_type);
 void emu_capture_leave_stream(emu_stream* s);

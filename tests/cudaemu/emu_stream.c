@@ -222,14 +222,27 @@ emu_result emu_resolve_stream(emu_stream* h, emu_ctx* ctx, emu_stream** out) {
     return E_OK;
 }
 
-/* Rule 2.13: with a blocking stream of ctx capturing, the legacy stream cannot be used. */
-emu_result emu_legacy_conflict(emu_ctx* ctx) {
-    emu_capture* c;
+/* Does capture c hold a blocking stream of ctx (one the legacy stream synchronizes with)? */
+static int emu_capture_blocks_legacy(const emu_capture* c, const emu_ctx* ctx) {
     size_t i;
+    for (i = 0; i < c->n_members; i++)
+        if (c->members[i]->ctx == ctx && !(c->members[i]->flags & STREAM_NON_BLOCKING)) return 1;
+    return 0;
+}
+
+/* Rule 2.13: with a blocking stream of ctx capturing (invalidated or not), the legacy stream cannot be used:
+ * 906. With invalidate set the use also invalidates those captures: observed on driver 580 (CUDA 13.0), H100,
+ * for a synchronous cuMemcpyDtoH during a RELAXED capture (cuda-semantics.md A6 guessed it would not). The
+ * capture-status queries pass 0: DRV cuStreamIsCapturing says "The blocking stream capture is not invalidated". */
+emu_result emu_legacy_conflict(emu_ctx* ctx, int invalidate) {
+    emu_capture* c;
+    emu_result r = E_OK;
     for (c = G.captures; c; c = c->next)
-        for (i = 0; i < c->n_members; i++)
-            if (c->members[i]->ctx == ctx && !(c->members[i]->flags & STREAM_NON_BLOCKING)) return E_CAPTURE_IMPLICIT;
-    return E_OK;
+        if (emu_capture_blocks_legacy(c, ctx)) {
+            if (invalidate) emu_capture_invalidate(c);
+            r = E_CAPTURE_IMPLICIT;
+        }
+    return r;
 }
 
 static int emu_add_dep(emu_op* op, emu_stream* s, unsigned long long seq, size_t* cap) {
@@ -247,7 +260,7 @@ emu_result emu_submit(emu_stream* s, emu_work* w, const emu_dep* extra) {
     emu_stream* o;
     size_t cap = 0;
     emu_result r;
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) {
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) {
         emu_work_free(w);
         return r;
     }
@@ -335,7 +348,7 @@ static emu_result emu_stream_observe(emu_stream* h, emu_stream** out) {
     emu_result r;
     emu_stream* s;
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return r;
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return r;
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) return r;
     if (s->cap) { /* conflicts with capture whatever the mode; invalidates it [EMU A13] */
         emu_capture_invalidate(s->cap);
         return E_CAPTURE_UNSUPPORTED;
@@ -424,9 +437,6 @@ EMU_API emu_result cuEventDestroy_v2(emu_event* e) {
     return emu_leave(E_OK);
 }
 
-emu_result emu_capture_record(emu_stream* s, emu_event* e, unsigned int flags);
-emu_result emu_capture_wait(emu_stream* s, emu_event* e, unsigned int flags);
-
 EMU_API emu_result cuEventRecordWithFlags(emu_event* e, emu_stream* h, unsigned int flags) {
     emu_result r = emu_enter();
     emu_stream* s;
@@ -435,10 +445,11 @@ EMU_API emu_result cuEventRecordWithFlags(emu_event* e, emu_stream* h, unsigned 
     if (flags & ~1u) return emu_leave(E_INVALID_VALUE);
     if (emu_handle_kind(e) != K_EVENT) return emu_leave(E_INVALID_HANDLE);
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return emu_leave(r);
-    if (s->ctx != e->ctx) return emu_leave(E_INVALID_HANDLE); /* rule 2.1 */
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return emu_leave(r);
-    if (s->cap) return emu_leave(emu_capture_record(s, e, flags));
-    if (flags & EVENT_RECORD_EXTERNAL) return emu_leave(E_INVALID_VALUE); /* A19 */
+    if (s->ctx != e->ctx) return emu_leave(emu_capture_fail(s, E_INVALID_HANDLE)); /* rule 2.1 */
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) return emu_leave(r);
+    if (s->cap) return emu_leave(emu_capture_fail(s, emu_capture_record(s, e, flags)));
+    /* EXTERNAL outside capture: 401, observed on driver 580 (CUDA 13.0), H100 (A19 guessed INVALID_VALUE) */
+    if (flags & EVENT_RECORD_EXTERNAL) return emu_leave(E_ILLEGAL_STATE);
     memset(&w, 0, sizeof w);
     w.type = W_EVENT_RECORD;
     w.event = e;
@@ -447,6 +458,7 @@ EMU_API emu_result cuEventRecordWithFlags(emu_event* e, emu_stream* h, unsigned 
     if ((r = emu_submit(s, &w, NULL)) != E_OK) return emu_leave(r);
     e->recorded = 1;
     e->captured = 0;
+    e->cap_failed = 0;
     e->dep.stream = s;
     e->dep.seq = s->enq_seq;
     return emu_leave(E_OK);
@@ -462,24 +474,26 @@ EMU_API emu_result cuStreamWaitEvent(emu_stream* h, emu_event* e, unsigned int f
     if (flags & ~1u) return emu_leave(E_INVALID_VALUE);
     if (emu_handle_kind(e) != K_EVENT) return emu_leave(E_INVALID_HANDLE);
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return emu_leave(r);
-    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx)) != E_OK) return emu_leave(r);
-    if (s->cap || e->captured) return emu_leave(emu_capture_wait(s, e, flags));
-    if (flags & EVENT_WAIT_EXTERNAL) return emu_leave(E_INVALID_VALUE); /* A19 */
-    if (!e->recorded) return emu_leave(E_OK);                           /* empty set of work (2.7) */
+    if (s->special == 1 && (r = emu_legacy_conflict(s->ctx, 1)) != E_OK) return emu_leave(r);
+    if (s->cap || e->captured) return emu_leave(emu_capture_fail(s, emu_capture_wait(s, e, flags)));
+    /* EXTERNAL outside capture: 401, observed on driver 580 (CUDA 13.0), H100 (A19 guessed INVALID_VALUE) */
+    if (flags & EVENT_WAIT_EXTERNAL) return emu_leave(E_ILLEGAL_STATE);
+    if (!e->recorded) return emu_leave(E_OK); /* empty set of work (2.7) */
     memset(&w, 0, sizeof w);
     w.type = W_EMPTY;
     return emu_leave(emu_submit(s, &w, &e->dep));
 }
 
 /* Query and synchronize need the event's context current ([EMU] for cuEventQuery, whose DRV return list has
- * no INVALID_CONTEXT; another context's event: [EMU] INVALID_HANDLE). */
-static emu_result emu_event_observe(emu_event* e) {
+ * no INVALID_CONTEXT; another context's event: [EMU] INVALID_HANDLE). An event last recorded in a capture
+ * conflicts with it in any mode (rule 2.8; emu_captured_event_query/_sync for the codes). */
+static emu_result emu_event_observe(emu_event* e, int sync) {
     emu_ctx* ctx;
     emu_result r;
     if (emu_handle_kind(e) != K_EVENT) return E_INVALID_HANDLE;
     if ((r = emu_require_owner(e->ctx, &ctx)) != E_OK) return r;
-    if (e->captured) return E_CAPTURED_EVENT; /* rule 2.8, any mode */
-    return emu_unsafe_call();                 /* rule 1.6 */
+    if (e->captured) return sync ? emu_captured_event_sync(e) : emu_captured_event_query(e);
+    return emu_unsafe_call(); /* rule 1.6 */
 }
 
 static int emu_event_done(const emu_event* e) { return !e->recorded || e->dep.stream->done_seq >= e->dep.seq; }
@@ -487,14 +501,14 @@ static int emu_event_done(const emu_event* e) { return !e->recorded || e->dep.st
 EMU_API emu_result cuEventQuery(emu_event* e) {
     emu_result r = emu_enter();
     if (r) return r;
-    if ((r = emu_event_observe(e)) != E_OK) return emu_leave(r);
+    if ((r = emu_event_observe(e, 0)) != E_OK) return emu_leave(r);
     return emu_leave(emu_event_done(e) ? e->ctx->sticky : E_NOT_READY);
 }
 
 EMU_API emu_result cuEventSynchronize(emu_event* e) {
     emu_result r = emu_enter();
     if (r) return r;
-    if ((r = emu_event_observe(e)) != E_OK) return emu_leave(r);
+    if ((r = emu_event_observe(e, 1)) != E_OK) return emu_leave(r);
     if (e->recorded) emu_wait_until(e->dep.stream, e->dep.seq);
     return emu_leave(e->ctx->sticky);
 }
@@ -532,8 +546,9 @@ static emu_result emu_copy(emu_stream* h, void* dst, const void* src, size_t n, 
     emu_result r;
     if ((r = emu_require_ctx(&ctx)) != E_OK) return r; /* async copies too (DRV INVALID_CONTEXT) */
     if (!dst || !src) return E_INVALID_VALUE;
-    if ((dst_dev && !emu_range_ok(dst, n)) || (src_dev && !emu_range_ok(src, n))) return E_INVALID_VALUE;
     if ((r = emu_stream_for_call(sync ? NULL : h, &s)) != E_OK) return r;
+    if ((dst_dev && !emu_range_ok(dst, n)) || (src_dev && !emu_range_ok(src, n)))
+        return emu_capture_fail(s, E_INVALID_VALUE);
     if (s->cap && G.strict_pageable && ((!dst_dev && !emu_alloc_find(dst, n)) || (!src_dev && !emu_alloc_find(src, n)))) {
         emu_capture_invalidate(s->cap); /* §3.3 strict option: pageable host memory in a captured copy */
         return E_CAPTURE_UNSUPPORTED;
@@ -590,8 +605,8 @@ static emu_result emu_memset(emu_stream* h, emu_devptr d, unsigned int value, un
     emu_result r;
     void* p = EMU_PTR(d);
     if ((r = emu_require_ctx(&ctx)) != E_OK) return r;
-    if (d % elem != 0 || !emu_range_ok(p, count * elem)) return E_INVALID_VALUE;
     if ((r = emu_stream_for_call(sync ? NULL : h, &s)) != E_OK) return r;
+    if (d % elem != 0 || !emu_range_ok(p, count * elem)) return emu_capture_fail(s, E_INVALID_VALUE);
     if (count == 0) return E_OK;
     memset(&w, 0, sizeof w);
     w.type = W_MEMSET;
@@ -625,8 +640,8 @@ EMU_API emu_result cuLaunchHostFunc(emu_stream* h, void (*fn)(void*), void* user
     emu_stream* s;
     emu_work w;
     if (r) return r;
-    if (!fn) return emu_leave(E_INVALID_VALUE);
     if ((r = emu_stream_for_call(h, &s)) != E_OK) return emu_leave(r);
+    if (!fn) return emu_leave(emu_capture_fail(s, E_INVALID_VALUE));
     memset(&w, 0, sizeof w);
     w.type = W_HOST;
     w.fn = fn;
@@ -947,7 +962,7 @@ EMU_API emu_result cuLaunchKernel(emu_func* f, unsigned int gx, unsigned int gy,
     block[2] = bz;
     if ((r = emu_kernel_work(f, grid, block, shared, kp, extra, &w)) != E_OK) {
         emu_work_free(&w);
-        return emu_leave(r);
+        return emu_leave(emu_capture_fail(s, r));
     }
     return emu_leave(emu_submit(s, &w, NULL));
 }
