@@ -42,6 +42,10 @@ static tcu_result launch_add(tcu_driver* d, tcu_stream s, tcu_devptr a, tcu_devp
     return d->LaunchKernel(f, (unsigned int)(n + 127) / 128, 1, 1, 128, 1, 1, 0, s, args, NULL);
 }
 
+/* NULL_ARGS_NOTE: NVIDIA documents no result for a NULL image, NULL kernel parameters of a kernel that has
+ * some, or a NULL host pointer, and this binary died of SIGSEGV on the first real-GPU run (H100, driver 580)
+ * with its output lost to buffering; these calls are the suspects, so they are the emulator's refusals
+ * only (checked on the emulator, not on a real driver). */
 OT_TEST(device_profile_matches_public_specs) {
     TCU_REQUIRE_EMULATOR(d);
     int n = 0, v = 0;
@@ -184,7 +188,7 @@ OT_TEST(launch_configuration_errors) { /* rules 5.1-5.3 */
     CHECK_EQ(d->LaunchKernel(f, 1, 1, 1, 1, 1, 65, 0, NULL, args, NULL), TCU_INVALID_VALUE);
     CHECK_EQ(d->LaunchKernel(f, 1, 65536, 1, 32, 1, 1, 0, NULL, args, NULL), TCU_INVALID_VALUE);
     CHECK_EQ(d->LaunchKernel(f, 1, 1, 1, 32, 1, 1, 49153, NULL, args, NULL), TCU_INVALID_VALUE);
-    CHECK_EQ(d->LaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), TCU_INVALID_VALUE);
+    if (d->emu_config) CHECK_EQ(d->LaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), TCU_INVALID_VALUE); /* NULL_ARGS_NOTE */
     memset(buf, 0, sizeof buf);
     memcpy(buf, &p, 8);
     memcpy(buf + 8, &p, 8);
@@ -227,7 +231,7 @@ OT_TEST(ptx_errors_have_the_driver_codes) { /* §7.1, 7.4, 7.5 */
     CHECK_EQ(d->ModuleLoadData(&m, "this is not PTX"), TCU_INVALID_PTX);
     CHECK_EQ(d->ModuleLoadData(&m, ".version 99.0\n.target sm_75\n.address_size 64\n"), TCU_UNSUPPORTED_PTX);
     CHECK_EQ(d->ModuleLoadData(&m, ".version 9.0\n.target sm_120\n.address_size 64\n"), TCU_INVALID_PTX);
-    CHECK_EQ(d->ModuleLoadData(&m, NULL), TCU_INVALID_VALUE);
+    if (d->emu_config) CHECK_EQ(d->ModuleLoadData(&m, NULL), TCU_INVALID_VALUE); /* NULL_ARGS_NOTE */
     REQUIRE(tcu_sample_module(d) != NULL);
     CHECK_EQ(d->ModuleGetFunction(&f, tcu_sample_module(d), "no_such_kernel"), TCU_NOT_FOUND);
 }
@@ -385,7 +389,7 @@ OT_TEST(memory_checks) {
     REQUIRE(d->MemAlloc(&p, 16) == 0);
     CHECK_EQ(p % 256, 0);
     CHECK_EQ(d->MemcpyDtoH(host, p + 8, 16), TCU_INVALID_VALUE); /* runs past the allocation */
-    CHECK_EQ(d->MemcpyHtoD(p, NULL, 16), TCU_INVALID_VALUE);
+    if (d->emu_config) CHECK_EQ(d->MemcpyHtoD(p, NULL, 16), TCU_INVALID_VALUE); /* NULL_ARGS_NOTE */
     CHECK_EQ(d->MemAlloc(&p, 0), TCU_INVALID_VALUE);
     CHECK_EQ(d->MemFree(p + 4), TCU_INVALID_VALUE);
     CHECK_EQ(d->MemFree(p), 0);
