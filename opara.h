@@ -217,7 +217,8 @@ OPARADEF void opara_log_stderr(opara_log_level level, opara_log_item item, const
    a time for loading models and creating sessions (make one per thread if several threads do
    that); its sessions may meanwhile be run and destroyed on any other threads (the allocator
    hook must then be thread-safe). Models are immutable once loaded and may be shared by sessions
-   on any thread. Destroy models and sessions before the runtime they came from. */
+   on any thread. Destroy models and sessions before the runtime they came from (models and
+   sessions in any order: a session keeps its model alive, see opara_model_destroy). */
 typedef struct opara_runtime opara_runtime;
 
 typedef struct opara_runtime_desc {
@@ -268,10 +269,17 @@ typedef struct opara_model_stats {
 OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out);
 #endif
 /* Loads a .opara image from memory without copying: constants point into `data`, which must
-   stay alive and unchanged until opara_model_destroy. If `data` is not aligned to the file's
-   alignment (64 by default), the image is copied into an aligned buffer owned by the model. */
+   stay alive and unchanged until the model is freed: opara_model_destroy and the destroy of every
+   session made from it, whichever comes last. If `data` is not aligned to the file's alignment
+   (64 by default), the image is copied into an aligned buffer owned by the model. */
 OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void* data, size_t size,
                                               opara_model** out);
+/* Drops the caller's handle (call it once per model; NULL is ignored). Models are reference-counted:
+   each session made from the model holds a reference, so a session may outlive the model's handle
+   (run it, query it and destroy it after opara_model_destroy); the model's memory (and a
+   file mapping) is freed when the handle and the last such session are gone. The count is atomic:
+   the handle and the sessions may be destroyed on different threads in any order. The handle is
+   invalid after this call (no opara_model_* call and no new session through it). */
 OPARADEF void opara_model_destroy(opara_model* model);
 
 OPARADEF uint32_t opara_model_input_count(const opara_model* model);
@@ -473,7 +481,9 @@ typedef struct opara_node_time {
     uint32_t node;
 } opara_node_time;
 
-/* desc may be NULL. On failure *out is NULL and opara_runtime_last_error says why. */
+/* desc may be NULL. On failure *out is NULL and opara_runtime_last_error says why. The session holds
+   a reference to `model` (see opara_model_destroy): the model may be destroyed before the session,
+   which keeps it alive until opara_session_destroy. The runtime must outlive both. */
 OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
                                            const opara_session_desc* desc, opara_session** out);
 OPARADEF void opara_session_destroy(opara_session* session);
@@ -4006,6 +4016,8 @@ OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g);
 
 struct opara_model {
     opara_runtime* rt;
+    volatile int32_t refs;   /* the caller's handle (1 until opara_model_destroy) + 1 per live session;
+                                atomic: sessions are destroyed on any thread */
     opara__graph graph;      /* finalized and validated */
     uint8_t* owned;          /* aligned copy of the image (or NULL) */
     void* map_base;          /* file mapping (or NULL) */
@@ -4022,6 +4034,10 @@ struct opara_model {
    freed). Validates with opara__graph_validate. */
 OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out);
 OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model);
+/* A session's reference: the model (its graph, constants and image) stays alive until the last
+   session that retained it releases it, even after opara_model_destroy. */
+OPARA__PRIVATE void opara__model_retain(const opara_model* model);
+OPARA__PRIVATE void opara__model_release(const opara_model* model);
 
 /* ---- shapes and data types ------------------------------------------------------------------- */
 
@@ -6281,6 +6297,7 @@ static opara_model* opara__model_new(opara_runtime* rt) {
     opara_model* m = (opara_model*)opara__calloc(rt, 1, sizeof *m);
     if (!m) return NULL;
     m->rt = rt;
+    m->refs = 1;
     opara__graph_init(&m->graph, rt);
     return m;
 }
@@ -6296,15 +6313,26 @@ static void opara__unmap(opara_model* m) {
     m->map_handle = NULL;
 }
 
-OPARADEF void opara_model_destroy(opara_model* model) {
-    opara_runtime* rt;
-    if (!model) return;
-    rt = model->rt;
+static void opara__model_free(opara_model* model) {
+    opara_runtime* rt = model->rt;
     opara__graph_free(&model->graph);
     opara__free(rt, model->owned);
     opara__unmap(model);
     opara__free(rt, model);
 }
+
+/* The model object is mutable only in its reference count (sessions take `const opara_model*`). */
+OPARA__PRIVATE void opara__model_retain(const opara_model* model) {
+    opara__atomic_add(&((opara_model*)(uintptr_t)model)->refs, 1);
+}
+
+OPARA__PRIVATE void opara__model_release(const opara_model* model) {
+    opara_model* m = (opara_model*)(uintptr_t)model;
+    if (m && opara__atomic_add(&m->refs, -1) == 0) opara__model_free(m);
+}
+
+/* Drops the caller's reference: sessions made from the model keep it alive until they are destroyed. */
+OPARADEF void opara_model_destroy(opara_model* model) { opara__model_release(model); }
 
 OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out) {
     opara_model* m;
@@ -30759,6 +30787,7 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
 
 struct opara_session {
     opara_runtime* rt;
+    const opara_model* model;   /* retained: the model outlives the session (opara_model_destroy only drops the caller's reference) */
     const opara__graph* g;
     opara_logger logger;
     opara__errbuf error;
@@ -30924,6 +30953,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
     if (!s) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     s->rt = runtime;
+    s->model = model;
+    opara__model_retain(model);
     s->g = opara__model_graph(model);
     s->logger = d.logger.func ? d.logger : runtime->logger;
     r = opara__session_shapes(s, &d);
@@ -30957,6 +30988,7 @@ OPARADEF void opara_session_destroy(opara_session* s) {
     opara__free(s->rt, s->value_bytes);
     opara__free(s->rt, s->descs);
     opara__free(s->rt, s->given);
+    opara__model_release(s->model); /* last: everything above may read the graph */
     opara__free(s->rt, s);
 }
 

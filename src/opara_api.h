@@ -214,7 +214,8 @@ OPARADEF void opara_log_stderr(opara_log_level level, opara_log_item item, const
    a time for loading models and creating sessions (make one per thread if several threads do
    that); its sessions may meanwhile be run and destroyed on any other threads (the allocator
    hook must then be thread-safe). Models are immutable once loaded and may be shared by sessions
-   on any thread. Destroy models and sessions before the runtime they came from. */
+   on any thread. Destroy models and sessions before the runtime they came from (models and
+   sessions in any order: a session keeps its model alive, see opara_model_destroy). */
 typedef struct opara_runtime opara_runtime;
 
 typedef struct opara_runtime_desc {
@@ -265,10 +266,17 @@ typedef struct opara_model_stats {
 OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out);
 #endif
 /* Loads a .opara image from memory without copying: constants point into `data`, which must
-   stay alive and unchanged until opara_model_destroy. If `data` is not aligned to the file's
-   alignment (64 by default), the image is copied into an aligned buffer owned by the model. */
+   stay alive and unchanged until the model is freed: opara_model_destroy and the destroy of every
+   session made from it, whichever comes last. If `data` is not aligned to the file's alignment
+   (64 by default), the image is copied into an aligned buffer owned by the model. */
 OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void* data, size_t size,
                                               opara_model** out);
+/* Drops the caller's handle (call it once per model; NULL is ignored). Models are reference-counted:
+   each session made from the model holds a reference, so a session may outlive the model's handle
+   (run it, query it and destroy it after opara_model_destroy); the model's memory (and a
+   file mapping) is freed when the handle and the last such session are gone. The count is atomic:
+   the handle and the sessions may be destroyed on different threads in any order. The handle is
+   invalid after this call (no opara_model_* call and no new session through it). */
 OPARADEF void opara_model_destroy(opara_model* model);
 
 OPARADEF uint32_t opara_model_input_count(const opara_model* model);
@@ -470,7 +478,9 @@ typedef struct opara_node_time {
     uint32_t node;
 } opara_node_time;
 
-/* desc may be NULL. On failure *out is NULL and opara_runtime_last_error says why. */
+/* desc may be NULL. On failure *out is NULL and opara_runtime_last_error says why. The session holds
+   a reference to `model` (see opara_model_destroy): the model may be destroyed before the session,
+   which keeps it alive until opara_session_destroy. The runtime must outlive both. */
 OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
                                            const opara_session_desc* desc, opara_session** out);
 OPARADEF void opara_session_destroy(opara_session* session);

@@ -187,6 +187,7 @@ static opara_model* opara__model_new(opara_runtime* rt) {
     opara_model* m = (opara_model*)opara__calloc(rt, 1, sizeof *m);
     if (!m) return NULL;
     m->rt = rt;
+    m->refs = 1;
     opara__graph_init(&m->graph, rt);
     return m;
 }
@@ -202,15 +203,26 @@ static void opara__unmap(opara_model* m) {
     m->map_handle = NULL;
 }
 
-OPARADEF void opara_model_destroy(opara_model* model) {
-    opara_runtime* rt;
-    if (!model) return;
-    rt = model->rt;
+static void opara__model_free(opara_model* model) {
+    opara_runtime* rt = model->rt;
     opara__graph_free(&model->graph);
     opara__free(rt, model->owned);
     opara__unmap(model);
     opara__free(rt, model);
 }
+
+/* The model object is mutable only in its reference count (sessions take `const opara_model*`). */
+OPARA__PRIVATE void opara__model_retain(const opara_model* model) {
+    opara__atomic_add(&((opara_model*)(uintptr_t)model)->refs, 1);
+}
+
+OPARA__PRIVATE void opara__model_release(const opara_model* model) {
+    opara_model* m = (opara_model*)(uintptr_t)model;
+    if (m && opara__atomic_add(&m->refs, -1) == 0) opara__model_free(m);
+}
+
+/* Drops the caller's reference: sessions made from the model keep it alive until they are destroyed. */
+OPARADEF void opara_model_destroy(opara_model* model) { opara__model_release(model); }
 
 OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out) {
     opara_model* m;

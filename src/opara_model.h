@@ -86,6 +86,8 @@ OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g);
 
 struct opara_model {
     opara_runtime* rt;
+    volatile int32_t refs;   /* the caller's handle (1 until opara_model_destroy) + 1 per live session;
+                                atomic: sessions are destroyed on any thread */
     opara__graph graph;      /* finalized and validated */
     uint8_t* owned;          /* aligned copy of the image (or NULL) */
     void* map_base;          /* file mapping (or NULL) */
@@ -102,6 +104,10 @@ struct opara_model {
    freed). Validates with opara__graph_validate. */
 OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out);
 OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model);
+/* A session's reference: the model (its graph, constants and image) stays alive until the last
+   session that retained it releases it, even after opara_model_destroy. */
+OPARA__PRIVATE void opara__model_retain(const opara_model* model);
+OPARA__PRIVATE void opara__model_release(const opara_model* model);
 
 /* ---- shapes and data types ------------------------------------------------------------------- */
 

@@ -11,6 +11,7 @@
 
 struct opara_session {
     opara_runtime* rt;
+    const opara_model* model;   /* retained: the model outlives the session (opara_model_destroy only drops the caller's reference) */
     const opara__graph* g;
     opara_logger logger;
     opara__errbuf error;
@@ -176,6 +177,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
     if (!s) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     s->rt = runtime;
+    s->model = model;
+    opara__model_retain(model);
     s->g = opara__model_graph(model);
     s->logger = d.logger.func ? d.logger : runtime->logger;
     r = opara__session_shapes(s, &d);
@@ -209,6 +212,7 @@ OPARADEF void opara_session_destroy(opara_session* s) {
     opara__free(s->rt, s->value_bytes);
     opara__free(s->rt, s->descs);
     opara__free(s->rt, s->given);
+    opara__model_release(s->model); /* last: everything above may read the graph */
     opara__free(s->rt, s);
 }
 
