@@ -383,7 +383,11 @@ OPARADEF const char* opara_strategy_name(opara_strategy strategy);
 typedef struct opara_session opara_session;
 
 typedef enum opara_backend {
-    OPARA_BACKEND_AUTO = 0, /* CUDA when usable, else CPU (with an INFO log saying why) */
+    OPARA_BACKEND_AUTO = 0, /* CUDA when usable, else CPU: without a driver or device an INFO log, and on any
+                               other failure to initialise the CUDA backend (bad cuda_device, a library that
+                               fails or clashes, device memory, ...) a WARN log, both OPARA_LOGITEM_BACKEND_FALLBACK
+                               and saying why; opara_session_get_plan_info's backend says "cpu".
+                               OPARA_BACKEND_CUDA returns those failures as errors instead. */
     OPARA_BACKEND_CPU = 1,
     OPARA_BACKEND_CUDA = 2,
     OPARA_BACKEND_FORCE_U32 = 0x7fffffff

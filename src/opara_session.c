@@ -144,6 +144,25 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     return OPARA_OK;
 }
 
+/* AUTO: the CUDA backend failed to initialise after the driver loaded (a bad device ordinal, a
+   library clash, a handle or device allocation that failed, a model it cannot lower...): any such
+   failure falls back to the CPU, with a WARN log (OPARA_LOGITEM_BACKEND_FALLBACK) that says why
+   (the layer that failed has logged it as an ERROR detail too). Undoes the CUDA parts. */
+static void opara__session_cuda_fallback(opara_session* s, opara_result failure) {
+    opara__log(&s->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+               "CUDA backend failed to initialise: %s (%s); using the CPU backend", opara_runtime_last_error(s->rt),
+               opara_result_string(failure));
+    opara__cuda_session_destroy(s->cuda);
+    opara__free(s->rt, s->cuda_out);
+    opara__free(s->rt, (void*)s->cuda_in);
+    opara__free(s->rt, s->cuda_dev);
+    s->cuda = NULL;
+    s->cuda_out = NULL;
+    s->cuda_in = NULL;
+    s->cuda_dev = NULL;
+    s->active = NULL;
+}
+
 /* Host buffer that holds value v after a run (graph outputs and, on CPU, every value). */
 static void* opara__session_value_data(const opara_session* s, int32_t v) {
     uint32_t i;
@@ -182,8 +201,15 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     s->g = opara__model_graph(model);
     s->logger = d.logger.func ? d.logger : runtime->logger;
     r = opara__session_shapes(s, &d);
-    if (r == OPARA_OK && use_cuda) r = opara__session_cuda(s, &d);
-    else if (r == OPARA_OK) r = opara__session_plan(s, &d);
+    if (r == OPARA_OK && use_cuda) {
+        r = opara__session_cuda(s, &d);
+        if (r != OPARA_OK && d.backend == OPARA_BACKEND_AUTO) {
+            opara__session_cuda_fallback(s, r);
+            use_cuda = 0;
+            r = OPARA_OK;
+        }
+    }
+    if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
     threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
     if (r == OPARA_OK && !use_cuda) {
         r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
