@@ -7419,6 +7419,8 @@ typedef void (*opara__cblas_sgemm_fn)(int order, int trans_a, int trans_b, int m
 typedef struct opara__blas {
     void* lib;                    /* dlopen handle; NULL: the built-in GEMM */
     opara__cblas_sgemm_fn sgemm;  /* cblas_sgemm, or NULL */
+    void (*set_threads)(int n);   /* OpenBLAS's openblas_set_num_threads and _get_, or NULL (then */
+    int (*get_threads)(void);     /* the library's thread count is left alone) */
     char name[96];                /* "OpenBLAS (libopenblas.so.0)", "built-in", ... */
 } opara__blas;
 
@@ -7430,10 +7432,14 @@ typedef struct opara__blas {
 
 /* Loads a BLAS (OpenBLAS first, then any libblas with cblas_sgemm) unless use_builtin is set;
    without one the built-in GEMM is used. Never fails: the name says what was chosen, and
-   `tried` (may be NULL) receives the paths tried. OpenBLAS is set to one thread, because the
-   executor owns the parallelism. */
+   `tried` (may be NULL) receives the paths tried. Loading changes nothing in the library. */
 OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap);
 OPARA__PRIVATE void opara__blas_unload(opara__blas* blas);
+/* Brackets a run that may call the BLAS: the executor owns the parallelism, so OpenBLAS runs one
+   thread per call while any opara run is in progress (process-wide count: OpenBLAS's thread count is
+   process-wide), and the host's setting is put back when the last such run ends. */
+OPARA__PRIVATE void opara__blas_run_enter(const opara__blas* blas);
+OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas);
 
 /* Row-major C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C (beta 0: C is not read).
    op(A) = A when trans_a is 0 (A is m x k, row stride lda), else A^T (A is k x m). Uses the
@@ -7570,20 +7576,42 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
 #endif /* OPARA_CPU_H */
 /* ==== END src/opara_cpu.h ==== */
 /* ==== BEGIN src/opara_blas.c ==== */
-/* Run-time BLAS: OpenBLAS (set to one thread) or any libblas that exports cblas_sgemm, by dlopen. */
+/* Run-time BLAS: OpenBLAS or any libblas that exports cblas_sgemm, by dlopen; OpenBLAS runs one
+   thread per call during opara runs only (opara__blas_run_enter/leave). */
 /* #include "opara_cpu.h" (inlined above) */
 
 #if !defined(_WIN32)
 #  include <dlfcn.h>
 #endif
 
-typedef void (*opara__blas_set_threads_fn)(int n);
+/* OpenBLAS's thread count is one process-wide setting, and 0.3.x has no per-call count for sgemm
+   (openblas_set_num_threads_local, 0.3.27, sets the same global and returns the old value). Our
+   workers each call sgemm on their own part, so OpenBLAS must run one thread per call while we
+   run (else every worker's call fans out over all cores). The library must not change the host's
+   setting for good: the first opara run in progress (in any session or runtime of the process)
+   saves the host's count and sets 1, the last one to end puts the saved count back, unless the
+   host changed it meanwhile (then the host's new value stays). So between opara calls the host
+   always sees its own setting; a host that calls OpenBLAS on its own threads *during* an opara run
+   gets one thread per call for that time (correct results, less parallelism). The state is
+   process-wide on purpose (the setting it guards is) and guarded by its own lock. */
+typedef struct opara__blas_guard {
+    int32_t depth; /* opara runs in progress that use OpenBLAS */
+    int saved;     /* the host's thread count when the first of them began */
+} opara__blas_guard;
+
+static opara__blas_guard opara__blas_state;
 
 #if defined(_WIN32)
+/* No BLAS is loaded on Windows, so the guard is never used there. */
+static void opara__blas_lock(void) {}
+static void opara__blas_unlock(void) {}
 static void* opara__blas_open(const char* path) { (void)path; return NULL; }
 static void* opara__blas_sym(void* lib, const char* name) { (void)lib; (void)name; return NULL; }
 static void opara__blas_close(void* lib) { (void)lib; }
 #else
+static pthread_mutex_t opara__blas_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void opara__blas_lock(void) { pthread_mutex_lock(&opara__blas_mutex); }
+static void opara__blas_unlock(void) { pthread_mutex_unlock(&opara__blas_mutex); }
 static void* opara__blas_open(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
 static void* opara__blas_sym(void* lib, const char* name) { return dlsym(lib, name); }
 static void opara__blas_close(void* lib) { dlclose(lib); }
@@ -7601,7 +7629,7 @@ OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* t
     if (!use_builtin) {
         for (i = 0; i < OPARA__ARRAY_COUNT(paths); ++i) {
             void* lib = opara__blas_open(paths[i]);
-            void *sgemm, *threads;
+            void *sgemm, *set_threads, *get_threads;
             if (tried && used < tried_cap)
                 used += opara__format(tried + used, tried_cap - used, "%s%s", used ? ", " : "", paths[i]);
             if (!lib) continue;
@@ -7612,11 +7640,11 @@ OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* t
             }
             blas->lib = lib;
             opara__blas_fnptr(sgemm, &blas->sgemm, sizeof blas->sgemm);
-            threads = opara__blas_sym(lib, "openblas_set_num_threads");
-            if (threads) {
-                opara__blas_set_threads_fn set_threads;
-                opara__blas_fnptr(threads, &set_threads, sizeof set_threads);
-                set_threads(1);
+            set_threads = opara__blas_sym(lib, "openblas_set_num_threads");
+            get_threads = opara__blas_sym(lib, "openblas_get_num_threads");
+            if (set_threads && get_threads) {
+                opara__blas_fnptr(set_threads, &blas->set_threads, sizeof blas->set_threads);
+                opara__blas_fnptr(get_threads, &blas->get_threads, sizeof blas->get_threads);
                 opara__format(blas->name, sizeof blas->name, "OpenBLAS (%s)", paths[i]);
             } else {
                 opara__format(blas->name, sizeof blas->name, "BLAS (%s)", paths[i]);
@@ -7630,6 +7658,25 @@ OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* t
 OPARA__PRIVATE void opara__blas_unload(opara__blas* blas) {
     if (blas->lib) opara__blas_close(blas->lib);
     memset(blas, 0, sizeof *blas);
+}
+
+OPARA__PRIVATE void opara__blas_run_enter(const opara__blas* blas) {
+    if (!blas->set_threads) return;
+    opara__blas_lock();
+    if (opara__blas_state.depth++ == 0) {
+        opara__blas_state.saved = blas->get_threads();
+        if (opara__blas_state.saved != 1) blas->set_threads(1);
+    }
+    opara__blas_unlock();
+}
+
+OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas) {
+    if (!blas->set_threads) return;
+    opara__blas_lock();
+    /* get_threads() != 1: the host set its own count during the run; keep it */
+    if (--opara__blas_state.depth == 0 && opara__blas_state.saved != 1 && blas->get_threads() == 1)
+        blas->set_threads(opara__blas_state.saved);
+    opara__blas_unlock();
 }
 /* ==== END src/opara_blas.c ==== */
 /* ==== BEGIN src/opara_cpu_gemm.c ==== */
@@ -30442,6 +30489,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, 
     unsigned fp;
     ex->run_start = opara__now_ns();
     opara__atomic_store(&ex->error, 0);
+    opara__blas_run_enter(&ex->blas); /* before any worker can call sgemm */
     opara__mutex_lock(&ex->mu);
     memcpy(ex->pending, ex->pending_init, n_nodes * sizeof *ex->pending);
     ex->heap_n = 0;
@@ -30454,6 +30502,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, 
     fp = opara__exec_fp_enter();
     opara__exec_loop(ex, 0, gen);
     opara__exec_fp_leave(fp);
+    opara__blas_run_leave(&ex->blas); /* the loop returns once every node has completed */
     e = opara__atomic_load(&ex->error);
     if (e != 0)
         return opara__cpu_reject(err, err_cap, (opara_result)e, "a kernel failed during the run: %s",

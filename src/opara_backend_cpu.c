@@ -302,6 +302,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, 
     unsigned fp;
     ex->run_start = opara__now_ns();
     opara__atomic_store(&ex->error, 0);
+    opara__blas_run_enter(&ex->blas); /* before any worker can call sgemm */
     opara__mutex_lock(&ex->mu);
     memcpy(ex->pending, ex->pending_init, n_nodes * sizeof *ex->pending);
     ex->heap_n = 0;
@@ -314,6 +315,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, 
     fp = opara__exec_fp_enter();
     opara__exec_loop(ex, 0, gen);
     opara__exec_fp_leave(fp);
+    opara__blas_run_leave(&ex->blas); /* the loop returns once every node has completed */
     e = opara__atomic_load(&ex->error);
     if (e != 0)
         return opara__cpu_reject(err, err_cap, (opara_result)e, "a kernel failed during the run: %s",

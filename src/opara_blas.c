@@ -1,17 +1,39 @@
-/* Run-time BLAS: OpenBLAS (set to one thread) or any libblas that exports cblas_sgemm, by dlopen. */
+/* Run-time BLAS: OpenBLAS or any libblas that exports cblas_sgemm, by dlopen; OpenBLAS runs one
+   thread per call during opara runs only (opara__blas_run_enter/leave). */
 #include "opara_cpu.h"
 
 #if !defined(_WIN32)
 #  include <dlfcn.h>
 #endif
 
-typedef void (*opara__blas_set_threads_fn)(int n);
+/* OpenBLAS's thread count is one process-wide setting, and 0.3.x has no per-call count for sgemm
+   (openblas_set_num_threads_local, 0.3.27, sets the same global and returns the old value). Our
+   workers each call sgemm on their own part, so OpenBLAS must run one thread per call while we
+   run (else every worker's call fans out over all cores). The library must not change the host's
+   setting for good: the first opara run in progress (in any session or runtime of the process)
+   saves the host's count and sets 1, the last one to end puts the saved count back, unless the
+   host changed it meanwhile (then the host's new value stays). So between opara calls the host
+   always sees its own setting; a host that calls OpenBLAS on its own threads *during* an opara run
+   gets one thread per call for that time (correct results, less parallelism). The state is
+   process-wide on purpose (the setting it guards is) and guarded by its own lock. */
+typedef struct opara__blas_guard {
+    int32_t depth; /* opara runs in progress that use OpenBLAS */
+    int saved;     /* the host's thread count when the first of them began */
+} opara__blas_guard;
+
+static opara__blas_guard opara__blas_state;
 
 #if defined(_WIN32)
+/* No BLAS is loaded on Windows, so the guard is never used there. */
+static void opara__blas_lock(void) {}
+static void opara__blas_unlock(void) {}
 static void* opara__blas_open(const char* path) { (void)path; return NULL; }
 static void* opara__blas_sym(void* lib, const char* name) { (void)lib; (void)name; return NULL; }
 static void opara__blas_close(void* lib) { (void)lib; }
 #else
+static pthread_mutex_t opara__blas_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void opara__blas_lock(void) { pthread_mutex_lock(&opara__blas_mutex); }
+static void opara__blas_unlock(void) { pthread_mutex_unlock(&opara__blas_mutex); }
 static void* opara__blas_open(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
 static void* opara__blas_sym(void* lib, const char* name) { return dlsym(lib, name); }
 static void opara__blas_close(void* lib) { dlclose(lib); }
@@ -29,7 +51,7 @@ OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* t
     if (!use_builtin) {
         for (i = 0; i < OPARA__ARRAY_COUNT(paths); ++i) {
             void* lib = opara__blas_open(paths[i]);
-            void *sgemm, *threads;
+            void *sgemm, *set_threads, *get_threads;
             if (tried && used < tried_cap)
                 used += opara__format(tried + used, tried_cap - used, "%s%s", used ? ", " : "", paths[i]);
             if (!lib) continue;
@@ -40,11 +62,11 @@ OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* t
             }
             blas->lib = lib;
             opara__blas_fnptr(sgemm, &blas->sgemm, sizeof blas->sgemm);
-            threads = opara__blas_sym(lib, "openblas_set_num_threads");
-            if (threads) {
-                opara__blas_set_threads_fn set_threads;
-                opara__blas_fnptr(threads, &set_threads, sizeof set_threads);
-                set_threads(1);
+            set_threads = opara__blas_sym(lib, "openblas_set_num_threads");
+            get_threads = opara__blas_sym(lib, "openblas_get_num_threads");
+            if (set_threads && get_threads) {
+                opara__blas_fnptr(set_threads, &blas->set_threads, sizeof blas->set_threads);
+                opara__blas_fnptr(get_threads, &blas->get_threads, sizeof blas->get_threads);
                 opara__format(blas->name, sizeof blas->name, "OpenBLAS (%s)", paths[i]);
             } else {
                 opara__format(blas->name, sizeof blas->name, "BLAS (%s)", paths[i]);
@@ -58,4 +80,23 @@ OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* t
 OPARA__PRIVATE void opara__blas_unload(opara__blas* blas) {
     if (blas->lib) opara__blas_close(blas->lib);
     memset(blas, 0, sizeof *blas);
+}
+
+OPARA__PRIVATE void opara__blas_run_enter(const opara__blas* blas) {
+    if (!blas->set_threads) return;
+    opara__blas_lock();
+    if (opara__blas_state.depth++ == 0) {
+        opara__blas_state.saved = blas->get_threads();
+        if (opara__blas_state.saved != 1) blas->set_threads(1);
+    }
+    opara__blas_unlock();
+}
+
+OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas) {
+    if (!blas->set_threads) return;
+    opara__blas_lock();
+    /* get_threads() != 1: the host set its own count during the run; keep it */
+    if (--opara__blas_state.depth == 0 && opara__blas_state.saved != 1 && blas->get_threads() == 1)
+        blas->set_threads(opara__blas_state.saved);
+    opara__blas_unlock();
 }

@@ -31,6 +31,8 @@ typedef void (*opara__cblas_sgemm_fn)(int order, int trans_a, int trans_b, int m
 typedef struct opara__blas {
     void* lib;                    /* dlopen handle; NULL: the built-in GEMM */
     opara__cblas_sgemm_fn sgemm;  /* cblas_sgemm, or NULL */
+    void (*set_threads)(int n);   /* OpenBLAS's openblas_set_num_threads and _get_, or NULL (then */
+    int (*get_threads)(void);     /* the library's thread count is left alone) */
     char name[96];                /* "OpenBLAS (libopenblas.so.0)", "built-in", ... */
 } opara__blas;
 
@@ -42,10 +44,14 @@ typedef struct opara__blas {
 
 /* Loads a BLAS (OpenBLAS first, then any libblas with cblas_sgemm) unless use_builtin is set;
    without one the built-in GEMM is used. Never fails: the name says what was chosen, and
-   `tried` (may be NULL) receives the paths tried. OpenBLAS is set to one thread, because the
-   executor owns the parallelism. */
+   `tried` (may be NULL) receives the paths tried. Loading changes nothing in the library. */
 OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap);
 OPARA__PRIVATE void opara__blas_unload(opara__blas* blas);
+/* Brackets a run that may call the BLAS: the executor owns the parallelism, so OpenBLAS runs one
+   thread per call while any opara run is in progress (process-wide count: OpenBLAS's thread count is
+   process-wide), and the host's setting is put back when the last such run ends. */
+OPARA__PRIVATE void opara__blas_run_enter(const opara__blas* blas);
+OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas);
 
 /* Row-major C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C (beta 0: C is not read).
    op(A) = A when trans_a is 0 (A is m x k, row stride lda), else A^T (A is k x m). Uses the
