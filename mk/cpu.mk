@@ -1,4 +1,4 @@
-# CPU backend: ThreadSanitizer run of the session tests, and the CPU benchmark.
+# CPU backend: ThreadSanitizer run of the session tests (CPU, and CUDA on the emulator), and the CPU benchmark.
 .PHONY: test-tsan bench-cpu
 
 TSAN_FLAGS := -std=c99 $(WARN) -O1 -g -fsanitize=thread -fno-omit-frame-pointer
@@ -7,8 +7,15 @@ $(BUILD)/tsan/test_cpu_session: tests/test_cpu_session.c opara.h tests/opara_tes
 	@mkdir -p $(dir $@)
 	$(CC) $(TSAN_FLAGS) -I. -Itests $< -o $@ $(LDLIBS)
 
-test-tsan: check-header $(BUILD)/tsan/test_cpu_session
-	@BUILD=$(BUILD) sh tools/run_tests.sh $(BUILD)/tsan/test_cpu_session
+# test_lifetime: CUDA sessions created, run and destroyed on different threads (the emulator's libraries,
+# uninstrumented, enforce the current-context rule), sessions and models destroyed concurrently.
+$(BUILD)/tsan/test_lifetime: tests/test_lifetime.c opara.h tests/opara_test.h | $(BUILD)/cudaemu/libcuda.so.1 \
+    $(BUILD)/cudaemu/libcublas.so $(BUILD)/cudaemu/libcudnn.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_FLAGS) -I. -Itests -DOPARA_EMU_LIB_DIR='"$(abspath $(BUILD)/cudaemu)"' $< -o $@ $(LDLIBS)
+
+test-tsan: check-header $(BUILD)/tsan/test_cpu_session $(BUILD)/tsan/test_lifetime
+	@BUILD=$(BUILD) sh tools/run_tests.sh $(BUILD)/tsan/test_cpu_session $(BUILD)/tsan/test_lifetime
 
 $(BUILD)/tests/test_cpu_kernels: tests/test_cpu_common.h
 
