@@ -8,11 +8,13 @@ $(BUILD)/tsan/test_cpu_session: tests/test_cpu_session.c opara.h tests/opara_tes
 	$(CC) $(TSAN_FLAGS) -I. -Itests $< -o $@ $(LDLIBS)
 
 # test_lifetime: CUDA sessions created, run and destroyed on different threads (the emulator's libraries,
-# uninstrumented, enforce the current-context rule), sessions and models destroyed concurrently.
+# uninstrumented, enforce the current-context rule), sessions and models destroyed concurrently, the
+# OpenBLAS thread-count guard with runs on two threads (the fake OpenBLAS, mk/lifetime.mk).
 $(BUILD)/tsan/test_lifetime: tests/test_lifetime.c opara.h tests/opara_test.h | $(BUILD)/cudaemu/libcuda.so.1 \
-    $(BUILD)/cudaemu/libcublas.so $(BUILD)/cudaemu/libcudnn.so
+    $(BUILD)/cudaemu/libcublas.so $(BUILD)/cudaemu/libcudnn.so $(BUILD)/tests/libfake_openblas.so
 	@mkdir -p $(dir $@)
-	$(CC) $(TSAN_FLAGS) -I. -Itests -DOPARA_EMU_LIB_DIR='"$(abspath $(BUILD)/cudaemu)"' $< -o $@ $(LDLIBS)
+	$(CC) $(TSAN_FLAGS) -I. -Itests -DOPARA_EMU_LIB_DIR='"$(abspath $(BUILD)/cudaemu)"' \
+	    -DFAKE_OPENBLAS_PATH='"$(abspath $(BUILD)/tests/libfake_openblas.so)"' $< -o $@ $(LDLIBS)
 
 test-tsan: check-header $(BUILD)/tsan/test_cpu_session $(BUILD)/tsan/test_lifetime
 	@BUILD=$(BUILD) sh tools/run_tests.sh $(BUILD)/tsan/test_cpu_session $(BUILD)/tsan/test_lifetime

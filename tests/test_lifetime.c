@@ -446,11 +446,10 @@ typedef void (*set_threads_fn)(int);
 typedef int (*get_threads_fn)(void);
 typedef void (*stats_fn)(int*, int*, int*);
 
-static void* fake_blas;
-
 /* The fake OpenBLAS, loaded before any session so that opara's dlopen("libopenblas.so.0") finds it. */
 static int load_fake_openblas(set_threads_fn* set, get_threads_fn* get, stats_fn* stats) {
 #ifdef FAKE_OPENBLAS_PATH
+    static void* fake_blas;
     void* sym;
     if (!fake_blas) fake_blas = dlopen(FAKE_OPENBLAS_PATH, RTLD_NOW | RTLD_GLOBAL);
     if (!fake_blas) return 0;
