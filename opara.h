@@ -26368,6 +26368,9 @@ OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
    and has a device; it stays loaded for the runtime's sessions, and a failure is remembered (no
    retry for the same request). reason receives why not. Used by the AUTO and CUDA backend choice. */
 OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap);
+/* The same with the failure's code: OPARA_ERR_OUT_OF_MEMORY when the runtime's CUDA state could not
+   be allocated (not remembered: the next call tries again). */
+OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
@@ -28049,7 +28052,7 @@ static opara_result opara__cush_context(opara_runtime* rt, opara__cuda_shared* s
     return r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
 }
 
-OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
+OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap) {
     char why[2400];
     opara__cuda_shared* sh;
     opara_result r = OPARA_ERR_OUT_OF_MEMORY;
@@ -28058,7 +28061,11 @@ OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason
     if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, NULL, why, sizeof why);
     opara__mutex_unlock(&rt->lock);
     if (reason && cap) opara__format(reason, cap, "%s", r == OPARA_OK ? "" : why);
-    return r == OPARA_OK;
+    return r;
+}
+
+OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
+    return opara__cuda_runtime_check(rt, reason, cap) == OPARA_OK;
 }
 
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
@@ -30827,14 +30834,19 @@ OPARADEF const char* opara_precision_name(opara_precision precision) {
 /* 1 when the session should use CUDA; AUTO falls back to CPU with an INFO log saying why. */
 static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, int* use_cuda) {
     char reason[2048];
+    opara_result r;
     *use_cuda = 0;
     if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
     if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
-    if (opara__cuda_runtime_available(rt, reason, sizeof reason)) { /* loads the driver once per runtime */
+    r = opara__cuda_runtime_check(rt, reason, sizeof reason); /* loads the driver once per runtime */
+    if (r == OPARA_OK) {
         *use_cuda = 1;
         return OPARA_OK;
     }
+    /* out of host memory is the caller's to see (also under AUTO: the CPU would not choose itself
+       for a lasting reason), every other failure is an unusable backend */
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "CUDA backend: %s", reason);
     if (d->backend == OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
     opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
