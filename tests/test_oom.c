@@ -10,6 +10,7 @@
 
    The default run sweeps every N with a stride (OPARA_OOM_STRIDE, default 1: every N); the
    counts of failure points tried per path are printed. */
+#define _GNU_SOURCE /* setenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@ OT__UNUSED static void bypass_free(void* p) { if (p) bypass_calls++; free(p); }
 #undef realloc
 #undef free
 #include "opara_model_fixture.h"
+#include "cuda_test_env.h"
+#include <dlfcn.h>
 
 /* ---- the failing allocator ---------------------------------------------------------------------- */
 
@@ -270,6 +273,7 @@ static const char* const step_names[STEP_COUNT] = {"runtime create", "load", "se
 typedef struct chain {
     const sweep_model* sm;
     int from;
+    int cuda; /* the session on the CUDA backend (the emulator's libraries) */
     oom_alloc alloc;
     opara_runtime* rt;
     opara_model* m;
@@ -300,13 +304,14 @@ static opara_result chain_load(chain* c) {
 }
 
 static int outputs_match(const chain* c) {
+    float tol = c->cuda ? 1e-4f : 1e-5f; /* CUDA: other summation orders than the CPU reference's */
     uint32_t i;
     size_t k;
     for (i = 0; i < c->sm->n_outputs; ++i) {
         const float* got = (const float*)opara_session_output_data(c->s, i);
         if (!got) return 0;
         for (k = 0; k < c->sm->out_numel[i]; ++k)
-            if (fabsf(got[k] - c->sm->expected[i][k]) > 1e-5f * (1.0f + fabsf(c->sm->expected[i][k]))) return 0;
+            if (fabsf(got[k] - c->sm->expected[i][k]) > tol * (1.0f + fabsf(c->sm->expected[i][k]))) return 0;
     }
     return 1;
 }
@@ -325,7 +330,7 @@ static opara_result chain_step(chain* c, int step) {
     case STEP_LOAD: return chain_load(c);
     case STEP_SESSION:
         memset(&sd, 0, sizeof sd);
-        sd.backend = OPARA_BACKEND_CPU;
+        sd.backend = c->cuda ? OPARA_BACKEND_CUDA : OPARA_BACKEND_CPU;
         sd.threads = 2;
         sd.builtin_gemm = 1;
         sd.batch_size = c->sm->batch;
@@ -347,6 +352,7 @@ typedef struct pass_result {
     int bad;
     char what[400];
     long bypassed; /* malloc/calloc/realloc/free calls of the library's code (the hook was bypassed) */
+    int failed_step; /* the first step that failed, -1: none */
 } pass_result;
 
 static void pass_fail(pass_result* pr, const char* fmt, ...) OT__PRINTF(2, 3);
@@ -359,26 +365,49 @@ static void pass_fail(pass_result* pr, const char* fmt, ...) {
 }
 
 /* Runs the whole path once with allocation fail_at refused; returns the allocations asked for. */
-static long chain_pass(const sweep_model* sm, int from, long fail_at, int persistent, pass_result* pr) {
+/* The emulator's control API (NULL on a real driver). */
+typedef int (*emu_config_fn)(const char* key, long long value);
+typedef long long (*emu_stat_fn)(const char* key);
+static emu_config_fn emu_config;
+static emu_stat_fn emu_stat;
+
+/* The error codes a call may return when allocation fails: out of host memory, and on CUDA out of
+   device memory when the emulator refuses a device allocation. */
+static int oom_code(opara_result r, int device) {
+    return r == OPARA_ERR_OUT_OF_MEMORY || (device && r == OPARA_ERR_DEVICE_MEMORY);
+}
+
+/* Runs the whole path once with host allocation fail_at refused, or with device_fail_at the
+   emulator's device allocation to refuse; returns the host allocations asked for. */
+static long chain_pass_on(const sweep_model* sm, int from, int cuda, long fail_at, int persistent, long device_fail_at,
+                          pass_result* pr) {
     chain c;
     int step;
     long live_runtime = 0;
+    long long device0 = cuda && emu_stat ? emu_stat("allocations") : 0;
+    long long contexts0 = cuda && emu_stat ? emu_stat("live_contexts") : 0;
     memset(&c, 0, sizeof c);
     c.sm = sm;
     c.from = from;
+    c.cuda = cuda;
+    pr->failed_step = -1;
     c.alloc.fail_at = fail_at;
     c.alloc.persistent = persistent;
     bypass_calls = 0;
     for (step = 0; step < STEP_COUNT; ++step) {
         long refused_before = c.alloc.refused;
-        opara_result r = chain_step(&c, step);
+        opara_result r;
+        if (device_fail_at && step == STEP_SESSION) emu_config("fail_alloc", device_fail_at);
+        r = chain_step(&c, step);
+        if (device_fail_at && step == STEP_SESSION) emu_config("fail_alloc", 0);
         if (r != OPARA_OK) {
             const char* detail = chain_detail(&c, step);
-            if (r != OPARA_ERR_OUT_OF_MEMORY) {
+            if (pr->failed_step < 0) pr->failed_step = step;
+            if (!oom_code(r, device_fail_at != 0)) {
                 pass_fail(pr, "%s returned %s (%s)", step_names[step], opara_result_string(r), detail);
                 break;
             }
-            if (c.alloc.refused == refused_before)
+            if (!device_fail_at && c.alloc.refused == refused_before)
                 pass_fail(pr, "%s returned OUT_OF_MEMORY with no allocation refused", step_names[step]);
             if (!detail || !detail[0]) pass_fail(pr, "%s: OUT_OF_MEMORY without a detail", step_names[step]);
             if (persistent) break;
@@ -394,12 +423,20 @@ static long chain_pass(const sweep_model* sm, int from, long fail_at, int persis
     }
     opara_session_destroy(c.s);
     opara_model_destroy(c.m);
-    if (c.rt && c.alloc.live != live_runtime)
+    /* (a CUDA runtime keeps what its first session loaded until it is destroyed) */
+    if (c.rt && !cuda && c.alloc.live != live_runtime)
         pass_fail(pr, "%ld allocations leaked by the model or session", c.alloc.live - live_runtime);
     opara_runtime_destroy(c.rt);
     if (c.alloc.live != 0) pass_fail(pr, "%ld allocations live after runtime destroy", c.alloc.live);
+    if (cuda && emu_stat && emu_stat("allocations") != device0)
+        pass_fail(pr, "%lld device/pinned allocations left", emu_stat("allocations") - device0);
+    if (cuda && emu_stat && emu_stat("live_contexts") != contexts0) pass_fail(pr, "a context is left retained");
     pr->bypassed = bypass_calls;
     return c.alloc.count;
+}
+
+static long chain_pass(const sweep_model* sm, int from, long fail_at, int persistent, pass_result* pr) {
+    return chain_pass_on(sm, from, 0, fail_at, persistent, 0, pr);
 }
 
 static long sweep_stride(void) {
@@ -467,9 +504,79 @@ OT_TEST(oom_sweep_rewritten_model) {
     sweep_all_forms(T, &sm);
 }
 
+/* Loads the emulator's control API; 0 (with the reason) when the CUDA libraries are not the emulator's. */
+static int emu_open(char* why, size_t cap) {
+    void* h = dlopen(driver_path(), RTLD_NOW);
+    if (!h) {
+        snprintf(why, cap, "cannot load %s: %s", driver_path(), dlerror());
+        return 0;
+    }
+    *(void**)(&emu_config) = dlsym(h, "opara_emu_config");
+    *(void**)(&emu_stat) = dlsym(h, "opara_emu_stat");
+    if (!emu_config || !emu_stat) {
+        snprintf(why, cap, "%s is not the emulator (no fault injection)", driver_path());
+        return 0;
+    }
+    return 1; /* h stays open: the functions are used until the process ends */
+}
+
+/* The same path with the session on the CUDA backend (graph mode) on the emulator: every host
+   allocation refused once and from N on, then every device/pinned allocation of session creation
+   refused by the emulator (OPARA_ERR_DEVICE_MEMORY or OUT_OF_MEMORY), with no device memory or
+   context left once the runtime is destroyed. The model comes from its .opara image in memory (the
+   load paths are swept above). */
+OT_TEST(oom_sweep_cuda_session) {
+    sweep_model sm;
+    pass_result clean;
+    char why[512];
+    long total, n, tried = 0, bad = 0, device_points = 0, bypassed = 0, stride = sweep_stride();
+    int persistent;
+    if (!emu_open(why, sizeof why)) SKIP("%s", why);
+    setenv("OPARA_CUDA_DRIVER", driver_path(), 0);
+    setenv("OPARA_CUBLAS", cublas_path(), 0);
+    setenv("OPARA_CUDNN", cudnn_path(), 0);
+    memset(&sm, 0, sizeof sm);
+    sm.name = "branchy";
+    sm.onnx = branchy_onnx();
+    sm.batch = 2;
+    REQUIRE(sweep_model_prepare(T, &sm));
+    memset(&clean, 0, sizeof clean);
+    total = chain_pass_on(&sm, FROM_OPARA_MEMORY, 1, 0, 0, 0, &clean);
+    if (clean.bad) {
+        ot__fail_at(T, __FILE__, __LINE__, "CUDA session without refused allocations: %s", clean.what);
+        sweep_model_release(&sm);
+        return;
+    }
+    for (persistent = 0; persistent < 2; ++persistent)
+        for (n = 1; n <= total; n += stride) {
+            pass_result pr;
+            memset(&pr, 0, sizeof pr);
+            chain_pass_on(&sm, FROM_OPARA_MEMORY, 1, n, persistent, 0, &pr);
+            tried++;
+            bypassed += pr.bypassed;
+            if (pr.bad && bad++ < 8)
+                ot__fail_at(T, __FILE__, __LINE__, "CUDA: host allocation %ld refused %s: %s", n,
+                            persistent ? "from then on" : "once", pr.what);
+        }
+    for (n = 1; n < 1000; ++n) { /* until session creation makes fewer than n device allocations */
+        pass_result pr;
+        memset(&pr, 0, sizeof pr);
+        chain_pass_on(&sm, FROM_OPARA_MEMORY, 1, 0, 0, n, &pr);
+        if (pr.bad && bad++ < 8) ot__fail_at(T, __FILE__, __LINE__, "CUDA: device allocation %ld refused: %s", n, pr.what);
+        if (pr.failed_step < 0) break; /* session creation made fewer than n device allocations */
+        device_points++;
+    }
+    if (bad > 8) ot__fail_at(T, __FILE__, __LINE__, "... %ld failing passes in all", bad);
+    if (bypassed) ot__fail_at(T, __FILE__, __LINE__, "CUDA: %ld malloc/free calls bypassed the allocator hook", bypassed);
+    printf("  branchy on CUDA (emulator): %ld host allocations, %ld host failure points tried (once and from N on), "
+           "%ld device failure points, %ld bad\n", total, tried, device_points, bad);
+    sweep_model_release(&sm);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(oom_sweep_branchy_model),
     OT_CASE(oom_sweep_rewritten_model),
+    OT_CASE(oom_sweep_cuda_session),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
