@@ -228,7 +228,7 @@ static int sweep_model_prepare(opara_test* T, sweep_model* sm) {
     for (i = 0; i < sm->n_inputs; ++i) {
         opara_tensor_info info;
         opara_tensor* t = &sm->in_tensors[i];
-        if (opara_session_input_info(s, i, &info) != OPARA_OK) goto done;
+        if (opara_session_input_info(s, i, &info) != OPARA_OK || info.dtype != OPARA_DTYPE_F32) goto done;
         sm->inputs[i] = (float*)malloc(info_numel(&info) * sizeof(float));
         for (k = 0; k < info_numel(&info); ++k) sm->inputs[i][k] = (float)((int)(k % 13) - 6) * 0.25f;
         memset(t, 0, sizeof *t);
@@ -241,7 +241,7 @@ static int sweep_model_prepare(opara_test* T, sweep_model* sm) {
     if (opara_session_run(s, sm->in_tensors, sm->n_inputs, NULL, 0) != OPARA_OK) goto done;
     for (i = 0; i < sm->n_outputs; ++i) {
         opara_tensor_info info;
-        if (opara_session_output_info(s, i, &info) != OPARA_OK) goto done;
+        if (opara_session_output_info(s, i, &info) != OPARA_OK || info.dtype != OPARA_DTYPE_F32) goto done;
         sm->out_numel[i] = info_numel(&info);
         sm->expected[i] = (float*)malloc(sm->out_numel[i] * sizeof(float));
         memcpy(sm->expected[i], opara_session_output_data(s, i), sm->out_numel[i] * sizeof(float));
@@ -504,6 +504,44 @@ OT_TEST(oom_sweep_rewritten_model) {
     sweep_all_forms(T, &sm);
 }
 
+/* The ONNX file at path into m (malloc'ed); 0 when it cannot be read. */
+static int read_onnx(const char* path, pbw* m) {
+    FILE* f = fopen(path, "rb");
+    long size;
+    int ok = 0;
+    memset(m, 0, sizeof *m);
+    if (!f) return 0;
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
+        m->d = (uint8_t*)malloc((size_t)size);
+        m->n = m->cap = (size_t)size;
+        ok = m->d && fread(m->d, 1, m->n, f) == m->n;
+    }
+    fclose(f);
+    return ok;
+}
+
+/* make test-oom: the sweep on zoo models (build/zoo/NAME.onnx, float inputs), named in
+   OPARA_OOM_MODELS ("squeezenet,ppocr_det"); OPARA_OOM_STRIDE thins the failure points. */
+OT_TEST(oom_sweep_zoo_models) {
+    const char* list = getenv("OPARA_OOM_MODELS");
+    char names[256], *name, *save = NULL;
+    if (!list || !*list) SKIP("set OPARA_OOM_MODELS=squeezenet,... (make test-oom does)");
+    snprintf(names, sizeof names, "%s", list);
+    for (name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        sweep_model sm;
+        char path[512];
+        memset(&sm, 0, sizeof sm);
+        snprintf(path, sizeof path, "build/zoo/%s.onnx", name);
+        sm.name = name;
+        sm.batch = 1;
+        if (!read_onnx(path, &sm.onnx)) {
+            ot__fail_at(T, __FILE__, __LINE__, "cannot read %s (make zoo)", path);
+            continue;
+        }
+        sweep_all_forms(T, &sm);
+    }
+}
+
 /* Loads the emulator's control API; 0 (with the reason) when the CUDA libraries are not the emulator's. */
 static int emu_open(char* why, size_t cap) {
     void* h = dlopen(driver_path(), RTLD_NOW);
@@ -577,6 +615,7 @@ static const opara_test_case tests[] = {
     OT_CASE(oom_sweep_branchy_model),
     OT_CASE(oom_sweep_rewritten_model),
     OT_CASE(oom_sweep_cuda_session),
+    OT_CASE(oom_sweep_zoo_models),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
