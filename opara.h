@@ -388,9 +388,11 @@ typedef struct opara_session opara_session;
 typedef enum opara_backend {
     OPARA_BACKEND_AUTO = 0, /* CUDA when usable, else CPU: without a driver or device an INFO log, and on any
                                other failure to initialise the CUDA backend (bad cuda_device, a library that
-                               fails or clashes, device memory, ...) a WARN log, both OPARA_LOGITEM_BACKEND_FALLBACK
-                               and saying why; opara_session_get_plan_info's backend says "cpu".
-                               OPARA_BACKEND_CUDA returns those failures as errors instead. */
+                               fails or clashes, a model it cannot lower, ...) a WARN log, both
+                               OPARA_LOGITEM_BACKEND_FALLBACK and saying why; opara_session_get_plan_info's
+                               backend says "cpu". Running out of host or device memory is returned as
+                               OPARA_ERR_OUT_OF_MEMORY, not fallen back from. OPARA_BACKEND_CUDA returns
+                               every failure as an error. */
     OPARA_BACKEND_CPU = 1,
     OPARA_BACKEND_CUDA = 2,
     OPARA_BACKEND_FORCE_U32 = 0x7fffffff
@@ -774,15 +776,22 @@ OPARA__PRIVATE uint64_t opara__hash64(const void* data, size_t size, uint64_t se
 #if defined(_WIN32)
 typedef struct opara__mutex { void* srw; } opara__mutex;        /* SRWLOCK */
 typedef struct opara__cond { void* cv; } opara__cond;           /* CONDITION_VARIABLE */
-typedef struct opara__thread { void* handle; } opara__thread;
 #else
 #  include <pthread.h>
 typedef struct opara__mutex { pthread_mutex_t m; } opara__mutex;
 typedef struct opara__cond { pthread_cond_t c; } opara__cond;
-typedef struct opara__thread { pthread_t t; } opara__thread;
 #endif
 
 typedef void (*opara__thread_fn)(void* arg);
+
+/* The thread's function and argument live in the handle itself, so starting a thread allocates
+   nothing (every allocation goes through the runtime's hook); the handle must therefore stay at
+   its address until opara__thread_join. */
+#if defined(_WIN32)
+typedef struct opara__thread { void* handle; opara__thread_fn fn; void* arg; } opara__thread;
+#else
+typedef struct opara__thread { pthread_t t; opara__thread_fn fn; void* arg; } opara__thread;
+#endif
 
 OPARA__PRIVATE int opara__mutex_init(opara__mutex* m);
 OPARA__PRIVATE void opara__mutex_destroy(opara__mutex* m);
@@ -3101,11 +3110,6 @@ OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, co
 #  endif
 #endif
 
-typedef struct opara__thread_start_args {
-    opara__thread_fn fn;
-    void* arg;
-} opara__thread_start_args;
-
 #if defined(_WIN32)
 
 OPARA__PRIVATE int opara__mutex_init(opara__mutex* m) { InitializeSRWLock((PSRWLOCK)&m->srw); return 1; }
@@ -3120,20 +3124,15 @@ OPARA__PRIVATE void opara__cond_wait(opara__cond* c, opara__mutex* m) {
 OPARA__PRIVATE void opara__cond_broadcast(opara__cond* c) { WakeAllConditionVariable((PCONDITION_VARIABLE)&c->cv); }
 
 static DWORD WINAPI opara__thread_main(LPVOID p) {
-    opara__thread_start_args args = *(opara__thread_start_args*)p;
-    HeapFree(GetProcessHeap(), 0, p);
-    args.fn(args.arg);
+    const opara__thread* t = (const opara__thread*)p;
+    t->fn(t->arg);
     return 0;
 }
 
 OPARA__PRIVATE int opara__thread_start(opara__thread* t, opara__thread_fn fn, void* arg) {
-    opara__thread_start_args* args =
-        (opara__thread_start_args*)HeapAlloc(GetProcessHeap(), 0, sizeof(opara__thread_start_args));
-    if (!args) return 0;
-    args->fn = fn;
-    args->arg = arg;
-    t->handle = CreateThread(NULL, 0, opara__thread_main, args, 0, NULL);
-    if (!t->handle) HeapFree(GetProcessHeap(), 0, args);
+    t->fn = fn;
+    t->arg = arg;
+    t->handle = CreateThread(NULL, 0, opara__thread_main, t, 0, NULL);
     return t->handle != NULL;
 }
 
@@ -3174,22 +3173,15 @@ OPARA__PRIVATE void opara__cond_wait(opara__cond* c, opara__mutex* m) { pthread_
 OPARA__PRIVATE void opara__cond_broadcast(opara__cond* c) { pthread_cond_broadcast(&c->c); }
 
 static void* opara__thread_main(void* p) {
-    opara__thread_start_args args = *(opara__thread_start_args*)p;
-    free(p);
-    args.fn(args.arg);
+    const opara__thread* t = (const opara__thread*)p;
+    t->fn(t->arg);
     return NULL;
 }
 
 OPARA__PRIVATE int opara__thread_start(opara__thread* t, opara__thread_fn fn, void* arg) {
-    opara__thread_start_args* args = (opara__thread_start_args*)malloc(sizeof(opara__thread_start_args));
-    if (!args) return 0;
-    args->fn = fn;
-    args->arg = arg;
-    if (pthread_create(&t->t, NULL, opara__thread_main, args) != 0) {
-        free(args);
-        return 0;
-    }
-    return 1;
+    t->fn = fn;
+    t->arg = arg;
+    return pthread_create(&t->t, NULL, opara__thread_main, t) == 0;
 }
 
 OPARA__PRIVATE void opara__thread_join(opara__thread* t) { pthread_join(t->t, NULL); }
@@ -3395,8 +3387,13 @@ OPARA__PRIVATE void opara__pool_free(opara_runtime* rt, opara__pool* pool);
 OPARA__PRIVATE void opara__graph_init(opara__graph* g, opara_runtime* rt);
 OPARA__PRIVATE void opara__graph_free(opara__graph* g);
 
-/* Adds a value; the name must be unique and non-empty. Returns its index, or -1 with the
-   runtime's error set. shape may be NULL (unknown). */
+/* Adds a value; the name must be unique and non-empty. shape may be NULL (unknown). Sets *index
+   (-1 on failure) and returns why it failed, with the runtime's error set: OPARA_ERR_OUT_OF_MEMORY
+   when an allocation failed, so callers propagate the code instead of choosing one. */
+OPARA__PRIVATE opara_result opara__graph_insert_value(opara__graph* g, const char* name, opara_dtype dtype,
+                                                     const opara__shape* shape, int32_t* index);
+/* The same returning the index or -1, for tests and tools that build graphs known to be valid;
+   library code uses opara__graph_insert_value, whose failure says why. */
 OPARA__PRIVATE int32_t opara__graph_add_value(opara__graph* g, const char* name, opara_dtype dtype,
                                              const opara__shape* shape);
 OPARA__PRIVATE int32_t opara__graph_find_value(const opara__graph* g, const char* name);
@@ -3405,7 +3402,12 @@ OPARA__PRIVATE opara_result opara__graph_set_const(opara__graph* g, int32_t v, c
                                                   int copy);
 OPARA__PRIVATE opara_result opara__graph_add_input(opara__graph* g, int32_t v);
 OPARA__PRIVATE opara_result opara__graph_add_output(opara__graph* g, int32_t v);
-/* Adds a node; inputs may contain -1 for omitted optional inputs. Returns the index or -1. */
+/* Adds a node; inputs may contain -1 for omitted optional inputs. Sets *index (-1 on failure) and
+   returns why it failed, like opara__graph_insert_value. */
+OPARA__PRIVATE opara_result opara__graph_insert_node(opara__graph* g, opara__op op, const char* name,
+                                                    uint32_t n_inputs, const int32_t* inputs, uint32_t n_outputs,
+                                                    const int32_t* outputs, int32_t* index);
+/* The same returning the index or -1 (tests and tools, as opara__graph_add_value). */
 OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
                                             const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs);
 OPARA__PRIVATE opara_result opara__node_set_int(opara__graph* g, int32_t node, const char* name, int64_t value);
@@ -3570,29 +3572,40 @@ static opara_result opara__name_reserve(opara__graph* g, uint32_t n_values) {
     return OPARA_OK;
 }
 
-OPARA__PRIVATE int32_t opara__graph_add_value(opara__graph* g, const char* name, opara_dtype dtype,
-                                             const opara__shape* shape) {
+OPARA__PRIVATE opara_result opara__graph_insert_value(opara__graph* g, const char* name, opara_dtype dtype,
+                                                     const opara__shape* shape, int32_t* index) {
     opara__value* v;
-    if (!name || !name[0]) return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name"), -1;
+    opara_result r;
+    *index = -1;
+    if (!name || !name[0]) return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name");
     if (opara__graph_find_value(g, name) >= 0)
-        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "tensor name '%s' is used twice", name), -1;
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "tensor name '%s' is used twice", name);
     if (shape && (shape->ndim < -1 || shape->ndim > OPARA_MAX_DIMS))
         return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "tensor '%s' has rank %d (max %d)", name,
-                           (int)shape->ndim, OPARA_MAX_DIMS), -1;
-    if (g->n_values >= 0x7fffffffu) return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "too many tensors"), -1;
-    if (opara__grow(g->rt, (void**)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values) != OPARA_OK ||
-        opara__name_reserve(g, g->n_values + 1) != OPARA_OK)
-        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding tensor '%s'", name), -1;
+                           (int)shape->ndim, OPARA_MAX_DIMS);
+    if (g->n_values >= 0x7fffffffu) return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "too many tensors");
+    r = opara__grow(g->rt, (void**)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values);
+    if (r == OPARA_OK) r = opara__name_reserve(g, g->n_values + 1);
+    if (r != OPARA_OK)
+        return opara__fail(g->rt, r, r == OPARA_ERR_OUT_OF_MEMORY ? "out of memory adding tensor '%s'"
+                                                                  : "too many tensors to add '%s'", name);
     v = &g->values[g->n_values];
     memset(v, 0, sizeof *v);
     v->name = opara__pool_strdup(g->rt, &g->pool, name);
-    if (!v->name) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding tensor '%s'", name), -1;
+    if (!v->name) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding tensor '%s'", name);
     v->dtype = dtype;
     v->producer = -1;
     if (shape) v->shape = *shape;
     else v->shape.ndim = -1;
     opara__name_insert(g, g->n_values);
-    return (int32_t)g->n_values++;
+    *index = (int32_t)g->n_values++;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE int32_t opara__graph_add_value(opara__graph* g, const char* name, opara_dtype dtype,
+                                             const opara__shape* shape) {
+    int32_t index;
+    return opara__graph_insert_value(g, name, dtype, shape, &index) == OPARA_OK ? index : -1;
 }
 
 static int opara__value_ok(const opara__graph* g, int32_t v) {
@@ -3643,40 +3656,50 @@ static int32_t* opara__pool_indices(opara__graph* g, const int32_t* src, uint32_
     return copy;
 }
 
-OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
-                                            const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs) {
+OPARA__PRIVATE opara_result opara__graph_insert_node(opara__graph* g, opara__op op, const char* name,
+                                                    uint32_t n_inputs, const int32_t* inputs, uint32_t n_outputs,
+                                                    const int32_t* outputs, int32_t* index) {
     opara__node* node;
     uint32_t i;
+    *index = -1;
+    if (!name) name = "";
     if ((unsigned)op >= OPARA__OP_COUNT)
-        return opara__fail(g->rt, OPARA_ERR_BAD_ENUM, "node '%s': unknown operator %d", name ? name : "", (int)op), -1;
+        return opara__fail(g->rt, OPARA_ERR_BAD_ENUM, "node '%s': unknown operator %d", name, (int)op);
     for (i = 0; i < n_inputs; ++i)
         if (inputs[i] != -1 && !opara__value_ok(g, inputs[i]))
-            return opara__fail(g->rt, OPARA_ERR_BAD_INDEX, "node '%s' input %u: tensor %d does not exist",
-                               name ? name : "", i, inputs[i]), -1;
+            return opara__fail(g->rt, OPARA_ERR_BAD_INDEX, "node '%s' input %u: tensor %d does not exist", name, i,
+                               inputs[i]);
     for (i = 0; i < n_outputs; ++i) {
         if (!opara__value_ok(g, outputs[i]))
-            return opara__fail(g->rt, OPARA_ERR_BAD_INDEX, "node '%s' output %u: tensor %d does not exist",
-                               name ? name : "", i, outputs[i]), -1;
+            return opara__fail(g->rt, OPARA_ERR_BAD_INDEX, "node '%s' output %u: tensor %d does not exist", name, i,
+                               outputs[i]);
         if (g->values[outputs[i]].producer >= 0 || g->values[outputs[i]].kind != OPARA__VALUE_ACTIVATION)
-            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "node '%s': tensor '%s' already has a producer",
-                               name ? name : "", g->values[outputs[i]].name), -1;
+            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "node '%s': tensor '%s' already has a producer", name,
+                               g->values[outputs[i]].name);
     }
-    if (g->n_nodes >= 0x7fffffffu) return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "too many nodes"), -1;
+    if (g->n_nodes >= 0x7fffffffu) return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "too many nodes");
     if (opara__grow(g->rt, (void**)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes) != OPARA_OK)
-        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node"), -1;
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding node '%s'", name);
     node = &g->nodes[g->n_nodes];
     memset(node, 0, sizeof *node);
     node->op = op;
-    node->name = opara__pool_strdup(g->rt, &g->pool, name ? name : "");
+    node->name = opara__pool_strdup(g->rt, &g->pool, name);
     node->inputs = opara__pool_indices(g, inputs, n_inputs);
     node->outputs = opara__pool_indices(g, outputs, n_outputs);
     if (!node->name || !node->inputs || !node->outputs)
-        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node"), -1;
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding node '%s'", name);
     node->n_inputs = n_inputs;
     node->n_outputs = n_outputs;
     for (i = 0; i < n_outputs; ++i) g->values[outputs[i]].producer = (int32_t)g->n_nodes;
     if (g->finalized) opara__graph_free_derived(g);
-    return (int32_t)g->n_nodes++;
+    *index = (int32_t)g->n_nodes++;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
+                                            const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs) {
+    int32_t index;
+    return opara__graph_insert_node(g, op, name, n_inputs, inputs, n_outputs, outputs, &index) == OPARA_OK ? index : -1;
 }
 
 /* Returns the attribute slot for name on node (replacing an existing one), or NULL. */
@@ -5512,6 +5535,7 @@ static opara_result opara__read_tensor(opara__reader* r, opara__graph* g, uint32
     uint64_t off = opara__rd_u64(rec + 80), size = opara__rd_u64(rec + 88);
     opara__shape shape;
     opara_result res;
+    int32_t index;
     if (!name) return OPARA_ERR_BAD_INDEX;
     if (!name[0]) return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u has an empty name", t);
     if (opara__graph_find_value(g, name) >= 0)
@@ -5526,7 +5550,8 @@ static opara_result opara__read_tensor(opara__reader* r, opara__graph* g, uint32
     memset(&shape, 0, sizeof shape);
     res = opara__read_shape(r, t, name, rec, &shape);
     if (res != OPARA_OK) return res;
-    if (opara__graph_add_value(g, name, (opara_dtype)dtype, &shape) < 0) return OPARA_ERR_OUT_OF_MEMORY;
+    res = opara__graph_insert_value(g, name, (opara_dtype)dtype, &shape, &index);
+    if (res != OPARA_OK) return res;
     if (kind != OPARA__VALUE_CONST) {
         if (off || size)
             return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' is not a constant but has data [%llu, +%llu)", t,
@@ -5702,6 +5727,7 @@ static opara_result opara__read_node(opara__reader* r, opara__graph* g, uint32_t
     const char* name = opara__string(r, opara__rd_u32(rec + 4), "node", node);
     uint32_t first = opara__rd_u32(rec + 8), n_in = opara__rd_u32(rec + 12), n_out = opara__rd_u32(rec + 16);
     uint32_t first_attr = opara__rd_u32(rec + 20), n_attrs = opara__rd_u32(rec + 24), a;
+    int32_t index;
     opara__op op;
     opara_result res;
     if (!op_name || !name) return OPARA_ERR_BAD_INDEX;
@@ -5720,7 +5746,8 @@ static opara_result opara__read_node(opara__reader* r, opara__graph* g, uint32_t
                            name, first_attr, (unsigned long long)first_attr + n_attrs, r->n_attrs);
     res = opara__check_refs(r, node, name, first, n_in, n_out, idx);
     if (res != OPARA_OK) return res;
-    if (opara__graph_add_node(g, op, name, n_in, idx, n_out, idx + n_in) < 0) return OPARA_ERR_CORRUPT;
+    res = opara__graph_insert_node(g, op, name, n_in, idx, n_out, idx + n_in, &index);
+    if (res != OPARA_OK) return res;
     for (a = 0; a < n_attrs; ++a) {
         res = opara__read_attr(r, g, node, name, first_attr + a);
         if (res != OPARA_OK) return res;
@@ -6839,9 +6866,9 @@ static opara_result opara__bgraph_tensors(opara_builder* b, opara__graph* g) {
     size_t i;
     for (i = 0; i < b->n_tensors; ++i) {
         const opara__btensor* t = &b->tensors[i];
-        int32_t v = opara__graph_add_value(g, t->name, t->dtype, &t->shape);
-        opara_result r;
-        if (v < 0) return OPARA_ERR_INVALID_ARGS;
+        int32_t v;
+        opara_result r = opara__graph_insert_value(g, t->name, t->dtype, &t->shape, &v);
+        if (r != OPARA_OK) return r;
         r = t->kind == OPARA__VALUE_INPUT ? opara__graph_add_input(g, v) : opara__graph_set_const(g, v, t->data, t->nbytes, 1);
         if (r != OPARA_OK) return r;
     }
@@ -6861,6 +6888,7 @@ static opara_result opara__bgraph_attr(opara__graph* g, int32_t node, const opar
 static opara_result opara__bgraph_node(opara_builder* b, opara__graph* g, const opara__bnode* n, int32_t* idx) {
     uint32_t k;
     int32_t node;
+    opara_result r;
     for (k = 0; k < n->n_inputs; ++k) {
         idx[k] = n->inputs[k] ? opara__graph_find_value(g, n->inputs[k]) : -1;
         if (n->inputs[k] && idx[k] < 0)
@@ -6868,23 +6896,20 @@ static opara_result opara__bgraph_node(opara_builder* b, opara__graph* g, const 
                                n->op_type, k, n->inputs[k]);
     }
     for (k = 0; k < n->n_outputs; ++k) idx[n->n_inputs + k] = opara__graph_find_value(g, n->outputs[k]);
-    node = opara__graph_add_node(g, opara__op_from_name(n->op_type), n->name, n->n_inputs, idx, n->n_outputs,
-                                 idx + n->n_inputs);
-    if (node < 0) return OPARA_ERR_CORRUPT;
-    for (k = 0; k < n->n_attrs; ++k) {
-        opara_result r = opara__bgraph_attr(g, node, &n->attrs[k]);
-        if (r != OPARA_OK) return r;
-    }
-    return OPARA_OK;
+    r = opara__graph_insert_node(g, opara__op_from_name(n->op_type), n->name, n->n_inputs, idx, n->n_outputs,
+                                 idx + n->n_inputs, &node);
+    for (k = 0; r == OPARA_OK && k < n->n_attrs; ++k) r = opara__bgraph_attr(g, node, &n->attrs[k]);
+    return r;
 }
 
 static opara_result opara__bgraph_nodes(opara_builder* b, opara__graph* g) {
     size_t i, k;
+    int32_t v;
     int32_t* idx = (int32_t*)opara__calloc(b->rt, 2 * (size_t)OPARA_MAX_NODE_IO + 1, sizeof(int32_t));
     opara_result r = idx ? OPARA_OK : opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
     for (i = 0; i < b->n_nodes && r == OPARA_OK; ++i) /* outputs first, so inputs may name later nodes' outputs */
         for (k = 0; k < b->nodes[i].n_outputs && r == OPARA_OK; ++k)
-            if (opara__graph_add_value(g, b->nodes[i].outputs[k], OPARA_DTYPE_UNDEFINED, NULL) < 0) r = OPARA_ERR_INVALID_ARGS;
+            r = opara__graph_insert_value(g, b->nodes[i].outputs[k], OPARA_DTYPE_UNDEFINED, NULL, &v);
     for (i = 0; i < b->n_nodes && r == OPARA_OK; ++i) r = opara__bgraph_node(b, g, &b->nodes[i], idx);
     opara__free(b->rt, idx);
     return r;
@@ -26424,6 +26449,9 @@ OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
    and has a device; it stays loaded for the runtime's sessions, and a failure is remembered (no
    retry for the same request). reason receives why not. Used by the AUTO and CUDA backend choice. */
 OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap);
+/* The same with the failure's code: OPARA_ERR_OUT_OF_MEMORY when the runtime's CUDA state could not
+   be allocated (not remembered: the next call tries again). */
+OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
@@ -28105,7 +28133,7 @@ static opara_result opara__cush_context(opara_runtime* rt, opara__cuda_shared* s
     return r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
 }
 
-OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
+OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap) {
     char why[2400];
     opara__cuda_shared* sh;
     opara_result r = OPARA_ERR_OUT_OF_MEMORY;
@@ -28114,7 +28142,11 @@ OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason
     if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, NULL, why, sizeof why);
     opara__mutex_unlock(&rt->lock);
     if (reason && cap) opara__format(reason, cap, "%s", r == OPARA_OK ? "" : why);
-    return r == OPARA_OK;
+    return r;
+}
+
+OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
+    return opara__cuda_runtime_check(rt, reason, cap) == OPARA_OK;
 }
 
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
@@ -28370,7 +28402,7 @@ static void opara__cub_cuda_describe_device(opara__cuda_session* s) {
                                                           (int)base->max_smem_per_sm);
 }
 
-/* The lines of a generated image joined into one malloc'ed string. */
+/* The lines of a generated image joined into one string (from the runtime's allocator). */
 static char* opara__cub_join_lines(opara__cuda_session* s, const char* const* lines) {
     size_t n = 1, i, at = 0;
     char* out;
@@ -28401,7 +28433,7 @@ typedef enum opara__cub_image_kind {
     OPARA__CUB_IMAGE_KINDS = 3
 } opara__cub_image_kind;
 
-/* What NVRTC made of one kernel file (malloc'ed; NULL where absent). */
+/* What NVRTC made of one kernel file (from the runtime's allocator; NULL where absent). */
 typedef struct opara__cub_nvrtc_out {
     char* cubin;
     char* ptx;
@@ -30886,14 +30918,19 @@ OPARADEF const char* opara_precision_name(opara_precision precision) {
 /* 1 when the session should use CUDA; AUTO falls back to CPU with an INFO log saying why. */
 static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, int* use_cuda) {
     char reason[2048];
+    opara_result r;
     *use_cuda = 0;
     if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
     if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
-    if (opara__cuda_runtime_available(rt, reason, sizeof reason)) { /* loads the driver once per runtime */
+    r = opara__cuda_runtime_check(rt, reason, sizeof reason); /* loads the driver once per runtime */
+    if (r == OPARA_OK) {
         *use_cuda = 1;
         return OPARA_OK;
     }
+    /* out of host memory is the caller's to see (also under AUTO: the CPU would not choose itself
+       for a lasting reason), every other failure is an unusable backend */
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "CUDA backend: %s", reason);
     if (d->backend == OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
     opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
@@ -31032,7 +31069,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     r = opara__session_shapes(s, &d);
     if (r == OPARA_OK && use_cuda) {
         r = opara__session_cuda(s, &d);
-        if (r != OPARA_OK && d.backend == OPARA_BACKEND_AUTO) {
+        /* as in opara__session_pick_backend: running out of memory is reported, not fallen back from */
+        if (r != OPARA_OK && r != OPARA_ERR_OUT_OF_MEMORY && d.backend == OPARA_BACKEND_AUTO) {
             opara__session_cuda_fallback(s, r);
             use_cuda = 0;
             r = OPARA_OK;
@@ -32634,6 +32672,12 @@ static opara_result opara__imp_oom(opara__imp* im) {
     return opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "node '%s': out of memory", im->node_name);
 }
 
+/* A graph insertion failed with the detail set: out of memory stays so; anything else (a name
+   defined twice, a rank beyond the limit) is the ONNX model's fault. */
+static opara_result opara__onnx_insert_result(opara_result r) {
+    return r == OPARA_ERR_OUT_OF_MEMORY ? r : OPARA_ERR_ONNX_INVALID;
+}
+
 /* Elements of a shape with known dims; UINT64_MAX when a dim is negative or the product overflows. */
 static uint64_t opara__shape_count(const opara__shape* s) {
     uint64_t n = 1;
@@ -32663,12 +32707,14 @@ static opara_result opara__imp_const(opara__imp* im, const char* name, opara_dty
                                      const void* data, const int64_t* coef, int copy) {
     int32_t v = opara__graph_find_value(im->g, name);
     opara__imp_side* side;
+    opara_result r;
     int has_coef = 0;
     uint64_t i, n = opara__shape_count(shape);
     if (v >= 0) return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "tensor '%s' is defined twice", name);
-    v = opara__graph_add_value(im->g, name, dtype, shape);
-    if (v < 0) return im->rt->error.text[0] ? OPARA_ERR_ONNX_INVALID : OPARA_ERR_INTERNAL;
-    if (opara__graph_set_const(im->g, v, data, n * opara_dtype_size(dtype), copy) != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
+    r = opara__graph_insert_value(im->g, name, dtype, shape, &v);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    r = opara__graph_set_const(im->g, v, data, n * opara_dtype_size(dtype), copy);
+    if (r != OPARA_OK) return r;
     for (i = 0; coef && i < n; ++i) has_coef |= coef[i] != 0;
     side = opara__side(im, v);
     if (!side) return opara__imp_oom(im);
@@ -33949,11 +33995,11 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
         if (opara__graph_find_value(im->g, n->outputs[i]) >= 0)
             return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name,
                                n->outputs[i]);
-        outs[i] = opara__graph_add_value(im->g, n->outputs[i], OPARA_DTYPE_UNDEFINED, NULL);
-        if (outs[i] < 0) return OPARA_ERR_ONNX_INVALID;
+        r = opara__graph_insert_value(im->g, n->outputs[i], OPARA_DTYPE_UNDEFINED, NULL, &outs[i]);
+        if (r != OPARA_OK) return opara__onnx_insert_result(r);
     }
-    node = opara__graph_add_node(im->g, op, im->node_name, kept, in, n_out, outs);
-    if (node < 0) return OPARA_ERR_ONNX_INVALID;
+    r = opara__graph_insert_node(im->g, op, im->node_name, kept, in, n_out, outs, &node);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
     r = opara__copy_onnx_attrs(im, node);
     if (r == OPARA_OK) r = opara__canonicalize(im, op, node, in, n_in);
     if (r == OPARA_OK) opara__infer_node(im, node);
@@ -33996,12 +34042,14 @@ static opara_result opara__import_alias(opara__imp* im, int32_t src) {
     const char* out = im->node->n_outputs ? im->node->outputs[0] : "";
     int32_t v;
     opara__imp_side* side;
+    opara_result r;
     if (!out[0] || src < 0) return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): missing input or output",
                                                im->node_name, im->node->op_type);
     if (opara__graph_find_value(im->g, out) >= 0)
         return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name, out);
-    v = opara__graph_add_value(im->g, out, im->g->values[src].dtype, NULL);
-    if (v < 0 || !(side = opara__side(im, v))) return OPARA_ERR_OUT_OF_MEMORY;
+    r = opara__graph_insert_value(im->g, out, im->g->values[src].dtype, NULL, &v);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    if (!(side = opara__side(im, v))) return opara__imp_oom(im);
     side->alias = src;
     return OPARA_OK;
 }
@@ -34185,8 +34233,8 @@ static opara_result opara__add_graph_input(opara__imp* im, const opara__onnx_val
                                    vi->name, d, dim->param ? dim->param : "?", vi->name);
         }
     }
-    v = opara__graph_add_value(im->g, vi->name, dtype, &shape);
-    if (v < 0) return OPARA_ERR_ONNX_INVALID;
+    r = opara__graph_insert_value(im->g, vi->name, dtype, &shape, &v);
+    if (r != OPARA_OK) return opara__onnx_insert_result((opara_result)r);
     return opara__graph_add_input(im->g, v);
 }
 
@@ -34280,10 +34328,11 @@ static opara_result opara__import_nodes(opara__imp* im) {
    output cannot take over that tensor's name: it becomes a copy (Cast to its own type). */
 static opara_result opara__materialize_alias(opara__imp* im, int32_t alias, int32_t src) {
     int32_t node;
+    opara_result r;
     im->side[alias].alias = -1;
     im->g->values[alias].dtype = im->g->values[src].dtype;
-    node = opara__graph_add_node(im->g, OPARA__OP_CAST, im->g->values[alias].name, 1, &src, 1, &alias);
-    if (node < 0) return OPARA_ERR_ONNX_INVALID;
+    r = opara__graph_insert_node(im->g, OPARA__OP_CAST, im->g->values[alias].name, 1, &src, 1, &alias, &node);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
     if (opara__node_set_int(im->g, node, "to", (int64_t)im->g->values[src].dtype) != OPARA_OK) return opara__imp_oom(im);
     opara__infer_node(im, node);
     return OPARA_OK;
@@ -34322,20 +34371,32 @@ typedef struct opara__rebuild {
     const opara__graph* src;
     opara__graph* dst;
     int32_t* map; /* src value -> dst value, -1 */
+    opara_result result; /* why opara__rebuild_value last failed */
 } opara__rebuild;
+
+/* Why opara__rebuild_value failed: its insertion's code (out of memory), else ours (a bug). */
+static opara_result opara__rebuild_failure(const opara__rebuild* rb) {
+    if (rb->result == OPARA_ERR_OUT_OF_MEMORY) return rb->result;
+    return opara__fail(rb->im->rt, OPARA_ERR_INTERNAL, "rebuilding the graph failed");
+}
 
 static int32_t opara__rebuild_value(opara__rebuild* rb, int32_t v) {
     const opara__value* val;
     const char* name;
     int32_t nv;
+    opara_result r;
     if (v < 0) return -1;
     if (rb->map[v] >= 0) return rb->map[v];
     val = &rb->src->values[v];
     name = (size_t)v < rb->im->side_cap && rb->im->side[v].rename ? rb->im->side[v].rename : val->name;
-    nv = opara__graph_add_value(rb->dst, name, val->dtype, val->kind == OPARA__VALUE_ACTIVATION ? NULL : &val->shape);
-    if (nv < 0) return -2;
-    if (val->kind == OPARA__VALUE_CONST && opara__graph_set_const(rb->dst, nv, val->data, val->nbytes, 1) != OPARA_OK)
+    r = opara__graph_insert_value(rb->dst, name, val->dtype, val->kind == OPARA__VALUE_ACTIVATION ? NULL : &val->shape,
+                                  &nv);
+    if (r == OPARA_OK && val->kind == OPARA__VALUE_CONST)
+        r = opara__graph_set_const(rb->dst, nv, val->data, val->nbytes, 1);
+    if (r != OPARA_OK) {
+        rb->result = r;
         return -2;
+    }
     rb->map[v] = nv;
     return nv;
 }
@@ -34390,6 +34451,7 @@ static opara_result opara__rebuild_into(opara__imp* im, const uint8_t* dead, opa
     rb.im = im;
     rb.src = src;
     rb.dst = dst;
+    rb.result = OPARA_OK;
     rb.map = (int32_t*)opara__calloc(im->rt, (size_t)src->n_values + 1, sizeof(int32_t));
     live = opara__live_nodes(im, src, dead);
     if (!rb.map || !live) r = opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory rebuilding the graph");
@@ -34398,7 +34460,7 @@ static opara_result opara__rebuild_into(opara__imp* im, const uint8_t* dead, opa
     dst->source_opset = src->source_opset;
     for (i = 0; r == OPARA_OK && i < src->n_inputs; ++i) {
         int32_t v = opara__rebuild_value(&rb, src->inputs[i]);
-        r = v < 0 ? OPARA_ERR_OUT_OF_MEMORY : opara__graph_add_input(dst, v);
+        r = v < 0 ? opara__rebuild_failure(&rb) : opara__graph_add_input(dst, v);
     }
     for (i = 0; r == OPARA_OK && i < src->n_nodes; ++i) {
         const opara__node* n = &src->nodes[src->topo[i]];
@@ -34409,16 +34471,16 @@ static opara_result opara__rebuild_into(opara__imp* im, const uint8_t* dead, opa
             break;
         }
         for (k = 0; k < n->n_inputs; ++k)
-            if ((ins[k] = opara__rebuild_value(&rb, n->inputs[k])) < -1) r = OPARA_ERR_OUT_OF_MEMORY;
+            if ((ins[k] = opara__rebuild_value(&rb, n->inputs[k])) < -1) r = opara__rebuild_failure(&rb);
         for (k = 0; k < n->n_outputs; ++k)
-            if ((outs[k] = opara__rebuild_value(&rb, n->outputs[k])) < 0) r = OPARA_ERR_OUT_OF_MEMORY;
+            if ((outs[k] = opara__rebuild_value(&rb, n->outputs[k])) < 0) r = opara__rebuild_failure(&rb);
         if (r != OPARA_OK) break;
-        node = opara__graph_add_node(dst, n->op, n->name, n->n_inputs, ins, n->n_outputs, outs);
-        r = node < 0 ? OPARA_ERR_INTERNAL : opara__rebuild_attrs(&rb, n, node);
+        r = opara__graph_insert_node(dst, n->op, n->name, n->n_inputs, ins, n->n_outputs, outs, &node);
+        if (r == OPARA_OK) r = opara__rebuild_attrs(&rb, n, node);
     }
     for (i = 0; r == OPARA_OK && i < src->n_outputs; ++i) {
         int32_t v = opara__rebuild_value(&rb, src->outputs[i]);
-        r = v < 0 ? OPARA_ERR_OUT_OF_MEMORY : opara__graph_add_output(dst, v);
+        r = v < 0 ? opara__rebuild_failure(&rb) : opara__graph_add_output(dst, v);
     }
     if (r == OPARA_OK) r = opara__graph_finalize(dst);
     else if (!im->rt->error.text[0]) r = opara__fail(im->rt, r, "rebuilding the graph failed");

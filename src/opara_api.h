@@ -385,9 +385,11 @@ typedef struct opara_session opara_session;
 typedef enum opara_backend {
     OPARA_BACKEND_AUTO = 0, /* CUDA when usable, else CPU: without a driver or device an INFO log, and on any
                                other failure to initialise the CUDA backend (bad cuda_device, a library that
-                               fails or clashes, device memory, ...) a WARN log, both OPARA_LOGITEM_BACKEND_FALLBACK
-                               and saying why; opara_session_get_plan_info's backend says "cpu".
-                               OPARA_BACKEND_CUDA returns those failures as errors instead. */
+                               fails or clashes, a model it cannot lower, ...) a WARN log, both
+                               OPARA_LOGITEM_BACKEND_FALLBACK and saying why; opara_session_get_plan_info's
+                               backend says "cpu". Running out of host or device memory is returned as
+                               OPARA_ERR_OUT_OF_MEMORY, not fallen back from. OPARA_BACKEND_CUDA returns
+                               every failure as an error. */
     OPARA_BACKEND_CPU = 1,
     OPARA_BACKEND_CUDA = 2,
     OPARA_BACKEND_FORCE_U32 = 0x7fffffff

@@ -192,7 +192,7 @@ static void opara__cub_cuda_describe_device(opara__cuda_session* s) {
                                                           (int)base->max_smem_per_sm);
 }
 
-/* The lines of a generated image joined into one malloc'ed string. */
+/* The lines of a generated image joined into one string (from the runtime's allocator). */
 static char* opara__cub_join_lines(opara__cuda_session* s, const char* const* lines) {
     size_t n = 1, i, at = 0;
     char* out;
@@ -223,7 +223,7 @@ typedef enum opara__cub_image_kind {
     OPARA__CUB_IMAGE_KINDS = 3
 } opara__cub_image_kind;
 
-/* What NVRTC made of one kernel file (malloc'ed; NULL where absent). */
+/* What NVRTC made of one kernel file (from the runtime's allocator; NULL where absent). */
 typedef struct opara__cub_nvrtc_out {
     char* cubin;
     char* ptx;

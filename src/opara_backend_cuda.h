@@ -185,6 +185,9 @@ OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
    and has a device; it stays loaded for the runtime's sessions, and a failure is remembered (no
    retry for the same request). reason receives why not. Used by the AUTO and CUDA backend choice. */
 OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap);
+/* The same with the failure's code: OPARA_ERR_OUT_OF_MEMORY when the runtime's CUDA state could not
+   be allocated (not remembered: the next call tries again). */
+OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);

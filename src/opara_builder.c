@@ -237,9 +237,9 @@ static opara_result opara__bgraph_tensors(opara_builder* b, opara__graph* g) {
     size_t i;
     for (i = 0; i < b->n_tensors; ++i) {
         const opara__btensor* t = &b->tensors[i];
-        int32_t v = opara__graph_add_value(g, t->name, t->dtype, &t->shape);
-        opara_result r;
-        if (v < 0) return OPARA_ERR_INVALID_ARGS;
+        int32_t v;
+        opara_result r = opara__graph_insert_value(g, t->name, t->dtype, &t->shape, &v);
+        if (r != OPARA_OK) return r;
         r = t->kind == OPARA__VALUE_INPUT ? opara__graph_add_input(g, v) : opara__graph_set_const(g, v, t->data, t->nbytes, 1);
         if (r != OPARA_OK) return r;
     }
@@ -259,6 +259,7 @@ static opara_result opara__bgraph_attr(opara__graph* g, int32_t node, const opar
 static opara_result opara__bgraph_node(opara_builder* b, opara__graph* g, const opara__bnode* n, int32_t* idx) {
     uint32_t k;
     int32_t node;
+    opara_result r;
     for (k = 0; k < n->n_inputs; ++k) {
         idx[k] = n->inputs[k] ? opara__graph_find_value(g, n->inputs[k]) : -1;
         if (n->inputs[k] && idx[k] < 0)
@@ -266,23 +267,20 @@ static opara_result opara__bgraph_node(opara_builder* b, opara__graph* g, const 
                                n->op_type, k, n->inputs[k]);
     }
     for (k = 0; k < n->n_outputs; ++k) idx[n->n_inputs + k] = opara__graph_find_value(g, n->outputs[k]);
-    node = opara__graph_add_node(g, opara__op_from_name(n->op_type), n->name, n->n_inputs, idx, n->n_outputs,
-                                 idx + n->n_inputs);
-    if (node < 0) return OPARA_ERR_CORRUPT;
-    for (k = 0; k < n->n_attrs; ++k) {
-        opara_result r = opara__bgraph_attr(g, node, &n->attrs[k]);
-        if (r != OPARA_OK) return r;
-    }
-    return OPARA_OK;
+    r = opara__graph_insert_node(g, opara__op_from_name(n->op_type), n->name, n->n_inputs, idx, n->n_outputs,
+                                 idx + n->n_inputs, &node);
+    for (k = 0; r == OPARA_OK && k < n->n_attrs; ++k) r = opara__bgraph_attr(g, node, &n->attrs[k]);
+    return r;
 }
 
 static opara_result opara__bgraph_nodes(opara_builder* b, opara__graph* g) {
     size_t i, k;
+    int32_t v;
     int32_t* idx = (int32_t*)opara__calloc(b->rt, 2 * (size_t)OPARA_MAX_NODE_IO + 1, sizeof(int32_t));
     opara_result r = idx ? OPARA_OK : opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
     for (i = 0; i < b->n_nodes && r == OPARA_OK; ++i) /* outputs first, so inputs may name later nodes' outputs */
         for (k = 0; k < b->nodes[i].n_outputs && r == OPARA_OK; ++k)
-            if (opara__graph_add_value(g, b->nodes[i].outputs[k], OPARA_DTYPE_UNDEFINED, NULL) < 0) r = OPARA_ERR_INVALID_ARGS;
+            r = opara__graph_insert_value(g, b->nodes[i].outputs[k], OPARA_DTYPE_UNDEFINED, NULL, &v);
     for (i = 0; i < b->n_nodes && r == OPARA_OK; ++i) r = opara__bgraph_node(b, g, &b->nodes[i], idx);
     opara__free(b->rt, idx);
     return r;

@@ -170,7 +170,7 @@ static opara_result opara__cush_context(opara_runtime* rt, opara__cuda_shared* s
     return r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
 }
 
-OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
+OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap) {
     char why[2400];
     opara__cuda_shared* sh;
     opara_result r = OPARA_ERR_OUT_OF_MEMORY;
@@ -179,7 +179,11 @@ OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason
     if ((sh = opara__cush_get(rt)) != NULL) r = opara__cush_load(sh, OPARA__CUSH_DRIVER, NULL, why, sizeof why);
     opara__mutex_unlock(&rt->lock);
     if (reason && cap) opara__format(reason, cap, "%s", r == OPARA_OK ? "" : why);
-    return r == OPARA_OK;
+    return r;
+}
+
+OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
+    return opara__cuda_runtime_check(rt, reason, cap) == OPARA_OK;
 }
 
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {

@@ -218,6 +218,7 @@ static opara_result opara__read_tensor(opara__reader* r, opara__graph* g, uint32
     uint64_t off = opara__rd_u64(rec + 80), size = opara__rd_u64(rec + 88);
     opara__shape shape;
     opara_result res;
+    int32_t index;
     if (!name) return OPARA_ERR_BAD_INDEX;
     if (!name[0]) return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u has an empty name", t);
     if (opara__graph_find_value(g, name) >= 0)
@@ -232,7 +233,8 @@ static opara_result opara__read_tensor(opara__reader* r, opara__graph* g, uint32
     memset(&shape, 0, sizeof shape);
     res = opara__read_shape(r, t, name, rec, &shape);
     if (res != OPARA_OK) return res;
-    if (opara__graph_add_value(g, name, (opara_dtype)dtype, &shape) < 0) return OPARA_ERR_OUT_OF_MEMORY;
+    res = opara__graph_insert_value(g, name, (opara_dtype)dtype, &shape, &index);
+    if (res != OPARA_OK) return res;
     if (kind != OPARA__VALUE_CONST) {
         if (off || size)
             return opara__fail(r->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' is not a constant but has data [%llu, +%llu)", t,
@@ -408,6 +410,7 @@ static opara_result opara__read_node(opara__reader* r, opara__graph* g, uint32_t
     const char* name = opara__string(r, opara__rd_u32(rec + 4), "node", node);
     uint32_t first = opara__rd_u32(rec + 8), n_in = opara__rd_u32(rec + 12), n_out = opara__rd_u32(rec + 16);
     uint32_t first_attr = opara__rd_u32(rec + 20), n_attrs = opara__rd_u32(rec + 24), a;
+    int32_t index;
     opara__op op;
     opara_result res;
     if (!op_name || !name) return OPARA_ERR_BAD_INDEX;
@@ -426,7 +429,8 @@ static opara_result opara__read_node(opara__reader* r, opara__graph* g, uint32_t
                            name, first_attr, (unsigned long long)first_attr + n_attrs, r->n_attrs);
     res = opara__check_refs(r, node, name, first, n_in, n_out, idx);
     if (res != OPARA_OK) return res;
-    if (opara__graph_add_node(g, op, name, n_in, idx, n_out, idx + n_in) < 0) return OPARA_ERR_CORRUPT;
+    res = opara__graph_insert_node(g, op, name, n_in, idx, n_out, idx + n_in, &index);
+    if (res != OPARA_OK) return res;
     for (a = 0; a < n_attrs; ++a) {
         res = opara__read_attr(r, g, node, name, first_attr + a);
         if (res != OPARA_OK) return res;

@@ -138,29 +138,40 @@ static opara_result opara__name_reserve(opara__graph* g, uint32_t n_values) {
     return OPARA_OK;
 }
 
-OPARA__PRIVATE int32_t opara__graph_add_value(opara__graph* g, const char* name, opara_dtype dtype,
-                                             const opara__shape* shape) {
+OPARA__PRIVATE opara_result opara__graph_insert_value(opara__graph* g, const char* name, opara_dtype dtype,
+                                                     const opara__shape* shape, int32_t* index) {
     opara__value* v;
-    if (!name || !name[0]) return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name"), -1;
+    opara_result r;
+    *index = -1;
+    if (!name || !name[0]) return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name");
     if (opara__graph_find_value(g, name) >= 0)
-        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "tensor name '%s' is used twice", name), -1;
+        return opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "tensor name '%s' is used twice", name);
     if (shape && (shape->ndim < -1 || shape->ndim > OPARA_MAX_DIMS))
         return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "tensor '%s' has rank %d (max %d)", name,
-                           (int)shape->ndim, OPARA_MAX_DIMS), -1;
-    if (g->n_values >= 0x7fffffffu) return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "too many tensors"), -1;
-    if (opara__grow(g->rt, (void**)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values) != OPARA_OK ||
-        opara__name_reserve(g, g->n_values + 1) != OPARA_OK)
-        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding tensor '%s'", name), -1;
+                           (int)shape->ndim, OPARA_MAX_DIMS);
+    if (g->n_values >= 0x7fffffffu) return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "too many tensors");
+    r = opara__grow(g->rt, (void**)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values);
+    if (r == OPARA_OK) r = opara__name_reserve(g, g->n_values + 1);
+    if (r != OPARA_OK)
+        return opara__fail(g->rt, r, r == OPARA_ERR_OUT_OF_MEMORY ? "out of memory adding tensor '%s'"
+                                                                  : "too many tensors to add '%s'", name);
     v = &g->values[g->n_values];
     memset(v, 0, sizeof *v);
     v->name = opara__pool_strdup(g->rt, &g->pool, name);
-    if (!v->name) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding tensor '%s'", name), -1;
+    if (!v->name) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding tensor '%s'", name);
     v->dtype = dtype;
     v->producer = -1;
     if (shape) v->shape = *shape;
     else v->shape.ndim = -1;
     opara__name_insert(g, g->n_values);
-    return (int32_t)g->n_values++;
+    *index = (int32_t)g->n_values++;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE int32_t opara__graph_add_value(opara__graph* g, const char* name, opara_dtype dtype,
+                                             const opara__shape* shape) {
+    int32_t index;
+    return opara__graph_insert_value(g, name, dtype, shape, &index) == OPARA_OK ? index : -1;
 }
 
 static int opara__value_ok(const opara__graph* g, int32_t v) {
@@ -211,40 +222,50 @@ static int32_t* opara__pool_indices(opara__graph* g, const int32_t* src, uint32_
     return copy;
 }
 
-OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
-                                            const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs) {
+OPARA__PRIVATE opara_result opara__graph_insert_node(opara__graph* g, opara__op op, const char* name,
+                                                    uint32_t n_inputs, const int32_t* inputs, uint32_t n_outputs,
+                                                    const int32_t* outputs, int32_t* index) {
     opara__node* node;
     uint32_t i;
+    *index = -1;
+    if (!name) name = "";
     if ((unsigned)op >= OPARA__OP_COUNT)
-        return opara__fail(g->rt, OPARA_ERR_BAD_ENUM, "node '%s': unknown operator %d", name ? name : "", (int)op), -1;
+        return opara__fail(g->rt, OPARA_ERR_BAD_ENUM, "node '%s': unknown operator %d", name, (int)op);
     for (i = 0; i < n_inputs; ++i)
         if (inputs[i] != -1 && !opara__value_ok(g, inputs[i]))
-            return opara__fail(g->rt, OPARA_ERR_BAD_INDEX, "node '%s' input %u: tensor %d does not exist",
-                               name ? name : "", i, inputs[i]), -1;
+            return opara__fail(g->rt, OPARA_ERR_BAD_INDEX, "node '%s' input %u: tensor %d does not exist", name, i,
+                               inputs[i]);
     for (i = 0; i < n_outputs; ++i) {
         if (!opara__value_ok(g, outputs[i]))
-            return opara__fail(g->rt, OPARA_ERR_BAD_INDEX, "node '%s' output %u: tensor %d does not exist",
-                               name ? name : "", i, outputs[i]), -1;
+            return opara__fail(g->rt, OPARA_ERR_BAD_INDEX, "node '%s' output %u: tensor %d does not exist", name, i,
+                               outputs[i]);
         if (g->values[outputs[i]].producer >= 0 || g->values[outputs[i]].kind != OPARA__VALUE_ACTIVATION)
-            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "node '%s': tensor '%s' already has a producer",
-                               name ? name : "", g->values[outputs[i]].name), -1;
+            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "node '%s': tensor '%s' already has a producer", name,
+                               g->values[outputs[i]].name);
     }
-    if (g->n_nodes >= 0x7fffffffu) return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "too many nodes"), -1;
+    if (g->n_nodes >= 0x7fffffffu) return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "too many nodes");
     if (opara__grow(g->rt, (void**)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes) != OPARA_OK)
-        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node"), -1;
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding node '%s'", name);
     node = &g->nodes[g->n_nodes];
     memset(node, 0, sizeof *node);
     node->op = op;
-    node->name = opara__pool_strdup(g->rt, &g->pool, name ? name : "");
+    node->name = opara__pool_strdup(g->rt, &g->pool, name);
     node->inputs = opara__pool_indices(g, inputs, n_inputs);
     node->outputs = opara__pool_indices(g, outputs, n_outputs);
     if (!node->name || !node->inputs || !node->outputs)
-        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node"), -1;
+        return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding node '%s'", name);
     node->n_inputs = n_inputs;
     node->n_outputs = n_outputs;
     for (i = 0; i < n_outputs; ++i) g->values[outputs[i]].producer = (int32_t)g->n_nodes;
     if (g->finalized) opara__graph_free_derived(g);
-    return (int32_t)g->n_nodes++;
+    *index = (int32_t)g->n_nodes++;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
+                                            const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs) {
+    int32_t index;
+    return opara__graph_insert_node(g, op, name, n_inputs, inputs, n_outputs, outputs, &index) == OPARA_OK ? index : -1;
 }
 
 /* Returns the attribute slot for name on node (replacing an existing one), or NULL. */

@@ -108,15 +108,22 @@ OPARA__PRIVATE uint64_t opara__hash64(const void* data, size_t size, uint64_t se
 #if defined(_WIN32)
 typedef struct opara__mutex { void* srw; } opara__mutex;        /* SRWLOCK */
 typedef struct opara__cond { void* cv; } opara__cond;           /* CONDITION_VARIABLE */
-typedef struct opara__thread { void* handle; } opara__thread;
 #else
 #  include <pthread.h>
 typedef struct opara__mutex { pthread_mutex_t m; } opara__mutex;
 typedef struct opara__cond { pthread_cond_t c; } opara__cond;
-typedef struct opara__thread { pthread_t t; } opara__thread;
 #endif
 
 typedef void (*opara__thread_fn)(void* arg);
+
+/* The thread's function and argument live in the handle itself, so starting a thread allocates
+   nothing (every allocation goes through the runtime's hook); the handle must therefore stay at
+   its address until opara__thread_join. */
+#if defined(_WIN32)
+typedef struct opara__thread { void* handle; opara__thread_fn fn; void* arg; } opara__thread;
+#else
+typedef struct opara__thread { pthread_t t; opara__thread_fn fn; void* arg; } opara__thread;
+#endif
 
 OPARA__PRIVATE int opara__mutex_init(opara__mutex* m);
 OPARA__PRIVATE void opara__mutex_destroy(opara__mutex* m);

@@ -134,8 +134,13 @@ OPARA__PRIVATE void opara__pool_free(opara_runtime* rt, opara__pool* pool);
 OPARA__PRIVATE void opara__graph_init(opara__graph* g, opara_runtime* rt);
 OPARA__PRIVATE void opara__graph_free(opara__graph* g);
 
-/* Adds a value; the name must be unique and non-empty. Returns its index, or -1 with the
-   runtime's error set. shape may be NULL (unknown). */
+/* Adds a value; the name must be unique and non-empty. shape may be NULL (unknown). Sets *index
+   (-1 on failure) and returns why it failed, with the runtime's error set: OPARA_ERR_OUT_OF_MEMORY
+   when an allocation failed, so callers propagate the code instead of choosing one. */
+OPARA__PRIVATE opara_result opara__graph_insert_value(opara__graph* g, const char* name, opara_dtype dtype,
+                                                     const opara__shape* shape, int32_t* index);
+/* The same returning the index or -1, for tests and tools that build graphs known to be valid;
+   library code uses opara__graph_insert_value, whose failure says why. */
 OPARA__PRIVATE int32_t opara__graph_add_value(opara__graph* g, const char* name, opara_dtype dtype,
                                              const opara__shape* shape);
 OPARA__PRIVATE int32_t opara__graph_find_value(const opara__graph* g, const char* name);
@@ -144,7 +149,12 @@ OPARA__PRIVATE opara_result opara__graph_set_const(opara__graph* g, int32_t v, c
                                                   int copy);
 OPARA__PRIVATE opara_result opara__graph_add_input(opara__graph* g, int32_t v);
 OPARA__PRIVATE opara_result opara__graph_add_output(opara__graph* g, int32_t v);
-/* Adds a node; inputs may contain -1 for omitted optional inputs. Returns the index or -1. */
+/* Adds a node; inputs may contain -1 for omitted optional inputs. Sets *index (-1 on failure) and
+   returns why it failed, like opara__graph_insert_value. */
+OPARA__PRIVATE opara_result opara__graph_insert_node(opara__graph* g, opara__op op, const char* name,
+                                                    uint32_t n_inputs, const int32_t* inputs, uint32_t n_outputs,
+                                                    const int32_t* outputs, int32_t* index);
+/* The same returning the index or -1 (tests and tools, as opara__graph_add_value). */
 OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
                                             const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs);
 OPARA__PRIVATE opara_result opara__node_set_int(opara__graph* g, int32_t node, const char* name, int64_t value);

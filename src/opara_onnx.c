@@ -319,6 +319,12 @@ static opara_result opara__imp_oom(opara__imp* im) {
     return opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "node '%s': out of memory", im->node_name);
 }
 
+/* A graph insertion failed with the detail set: out of memory stays so; anything else (a name
+   defined twice, a rank beyond the limit) is the ONNX model's fault. */
+static opara_result opara__onnx_insert_result(opara_result r) {
+    return r == OPARA_ERR_OUT_OF_MEMORY ? r : OPARA_ERR_ONNX_INVALID;
+}
+
 /* Elements of a shape with known dims; UINT64_MAX when a dim is negative or the product overflows. */
 static uint64_t opara__shape_count(const opara__shape* s) {
     uint64_t n = 1;
@@ -348,12 +354,14 @@ static opara_result opara__imp_const(opara__imp* im, const char* name, opara_dty
                                      const void* data, const int64_t* coef, int copy) {
     int32_t v = opara__graph_find_value(im->g, name);
     opara__imp_side* side;
+    opara_result r;
     int has_coef = 0;
     uint64_t i, n = opara__shape_count(shape);
     if (v >= 0) return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "tensor '%s' is defined twice", name);
-    v = opara__graph_add_value(im->g, name, dtype, shape);
-    if (v < 0) return im->rt->error.text[0] ? OPARA_ERR_ONNX_INVALID : OPARA_ERR_INTERNAL;
-    if (opara__graph_set_const(im->g, v, data, n * opara_dtype_size(dtype), copy) != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
+    r = opara__graph_insert_value(im->g, name, dtype, shape, &v);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    r = opara__graph_set_const(im->g, v, data, n * opara_dtype_size(dtype), copy);
+    if (r != OPARA_OK) return r;
     for (i = 0; coef && i < n; ++i) has_coef |= coef[i] != 0;
     side = opara__side(im, v);
     if (!side) return opara__imp_oom(im);
@@ -1634,11 +1642,11 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
         if (opara__graph_find_value(im->g, n->outputs[i]) >= 0)
             return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name,
                                n->outputs[i]);
-        outs[i] = opara__graph_add_value(im->g, n->outputs[i], OPARA_DTYPE_UNDEFINED, NULL);
-        if (outs[i] < 0) return OPARA_ERR_ONNX_INVALID;
+        r = opara__graph_insert_value(im->g, n->outputs[i], OPARA_DTYPE_UNDEFINED, NULL, &outs[i]);
+        if (r != OPARA_OK) return opara__onnx_insert_result(r);
     }
-    node = opara__graph_add_node(im->g, op, im->node_name, kept, in, n_out, outs);
-    if (node < 0) return OPARA_ERR_ONNX_INVALID;
+    r = opara__graph_insert_node(im->g, op, im->node_name, kept, in, n_out, outs, &node);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
     r = opara__copy_onnx_attrs(im, node);
     if (r == OPARA_OK) r = opara__canonicalize(im, op, node, in, n_in);
     if (r == OPARA_OK) opara__infer_node(im, node);
@@ -1681,12 +1689,14 @@ static opara_result opara__import_alias(opara__imp* im, int32_t src) {
     const char* out = im->node->n_outputs ? im->node->outputs[0] : "";
     int32_t v;
     opara__imp_side* side;
+    opara_result r;
     if (!out[0] || src < 0) return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): missing input or output",
                                                im->node_name, im->node->op_type);
     if (opara__graph_find_value(im->g, out) >= 0)
         return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name, out);
-    v = opara__graph_add_value(im->g, out, im->g->values[src].dtype, NULL);
-    if (v < 0 || !(side = opara__side(im, v))) return OPARA_ERR_OUT_OF_MEMORY;
+    r = opara__graph_insert_value(im->g, out, im->g->values[src].dtype, NULL, &v);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    if (!(side = opara__side(im, v))) return opara__imp_oom(im);
     side->alias = src;
     return OPARA_OK;
 }
@@ -1870,8 +1880,8 @@ static opara_result opara__add_graph_input(opara__imp* im, const opara__onnx_val
                                    vi->name, d, dim->param ? dim->param : "?", vi->name);
         }
     }
-    v = opara__graph_add_value(im->g, vi->name, dtype, &shape);
-    if (v < 0) return OPARA_ERR_ONNX_INVALID;
+    r = opara__graph_insert_value(im->g, vi->name, dtype, &shape, &v);
+    if (r != OPARA_OK) return opara__onnx_insert_result((opara_result)r);
     return opara__graph_add_input(im->g, v);
 }
 
@@ -1965,10 +1975,11 @@ static opara_result opara__import_nodes(opara__imp* im) {
    output cannot take over that tensor's name: it becomes a copy (Cast to its own type). */
 static opara_result opara__materialize_alias(opara__imp* im, int32_t alias, int32_t src) {
     int32_t node;
+    opara_result r;
     im->side[alias].alias = -1;
     im->g->values[alias].dtype = im->g->values[src].dtype;
-    node = opara__graph_add_node(im->g, OPARA__OP_CAST, im->g->values[alias].name, 1, &src, 1, &alias);
-    if (node < 0) return OPARA_ERR_ONNX_INVALID;
+    r = opara__graph_insert_node(im->g, OPARA__OP_CAST, im->g->values[alias].name, 1, &src, 1, &alias, &node);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
     if (opara__node_set_int(im->g, node, "to", (int64_t)im->g->values[src].dtype) != OPARA_OK) return opara__imp_oom(im);
     opara__infer_node(im, node);
     return OPARA_OK;
@@ -2007,20 +2018,32 @@ typedef struct opara__rebuild {
     const opara__graph* src;
     opara__graph* dst;
     int32_t* map; /* src value -> dst value, -1 */
+    opara_result result; /* why opara__rebuild_value last failed */
 } opara__rebuild;
+
+/* Why opara__rebuild_value failed: its insertion's code (out of memory), else ours (a bug). */
+static opara_result opara__rebuild_failure(const opara__rebuild* rb) {
+    if (rb->result == OPARA_ERR_OUT_OF_MEMORY) return rb->result;
+    return opara__fail(rb->im->rt, OPARA_ERR_INTERNAL, "rebuilding the graph failed");
+}
 
 static int32_t opara__rebuild_value(opara__rebuild* rb, int32_t v) {
     const opara__value* val;
     const char* name;
     int32_t nv;
+    opara_result r;
     if (v < 0) return -1;
     if (rb->map[v] >= 0) return rb->map[v];
     val = &rb->src->values[v];
     name = (size_t)v < rb->im->side_cap && rb->im->side[v].rename ? rb->im->side[v].rename : val->name;
-    nv = opara__graph_add_value(rb->dst, name, val->dtype, val->kind == OPARA__VALUE_ACTIVATION ? NULL : &val->shape);
-    if (nv < 0) return -2;
-    if (val->kind == OPARA__VALUE_CONST && opara__graph_set_const(rb->dst, nv, val->data, val->nbytes, 1) != OPARA_OK)
+    r = opara__graph_insert_value(rb->dst, name, val->dtype, val->kind == OPARA__VALUE_ACTIVATION ? NULL : &val->shape,
+                                  &nv);
+    if (r == OPARA_OK && val->kind == OPARA__VALUE_CONST)
+        r = opara__graph_set_const(rb->dst, nv, val->data, val->nbytes, 1);
+    if (r != OPARA_OK) {
+        rb->result = r;
         return -2;
+    }
     rb->map[v] = nv;
     return nv;
 }
@@ -2075,6 +2098,7 @@ static opara_result opara__rebuild_into(opara__imp* im, const uint8_t* dead, opa
     rb.im = im;
     rb.src = src;
     rb.dst = dst;
+    rb.result = OPARA_OK;
     rb.map = (int32_t*)opara__calloc(im->rt, (size_t)src->n_values + 1, sizeof(int32_t));
     live = opara__live_nodes(im, src, dead);
     if (!rb.map || !live) r = opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory rebuilding the graph");
@@ -2083,7 +2107,7 @@ static opara_result opara__rebuild_into(opara__imp* im, const uint8_t* dead, opa
     dst->source_opset = src->source_opset;
     for (i = 0; r == OPARA_OK && i < src->n_inputs; ++i) {
         int32_t v = opara__rebuild_value(&rb, src->inputs[i]);
-        r = v < 0 ? OPARA_ERR_OUT_OF_MEMORY : opara__graph_add_input(dst, v);
+        r = v < 0 ? opara__rebuild_failure(&rb) : opara__graph_add_input(dst, v);
     }
     for (i = 0; r == OPARA_OK && i < src->n_nodes; ++i) {
         const opara__node* n = &src->nodes[src->topo[i]];
@@ -2094,16 +2118,16 @@ static opara_result opara__rebuild_into(opara__imp* im, const uint8_t* dead, opa
             break;
         }
         for (k = 0; k < n->n_inputs; ++k)
-            if ((ins[k] = opara__rebuild_value(&rb, n->inputs[k])) < -1) r = OPARA_ERR_OUT_OF_MEMORY;
+            if ((ins[k] = opara__rebuild_value(&rb, n->inputs[k])) < -1) r = opara__rebuild_failure(&rb);
         for (k = 0; k < n->n_outputs; ++k)
-            if ((outs[k] = opara__rebuild_value(&rb, n->outputs[k])) < 0) r = OPARA_ERR_OUT_OF_MEMORY;
+            if ((outs[k] = opara__rebuild_value(&rb, n->outputs[k])) < 0) r = opara__rebuild_failure(&rb);
         if (r != OPARA_OK) break;
-        node = opara__graph_add_node(dst, n->op, n->name, n->n_inputs, ins, n->n_outputs, outs);
-        r = node < 0 ? OPARA_ERR_INTERNAL : opara__rebuild_attrs(&rb, n, node);
+        r = opara__graph_insert_node(dst, n->op, n->name, n->n_inputs, ins, n->n_outputs, outs, &node);
+        if (r == OPARA_OK) r = opara__rebuild_attrs(&rb, n, node);
     }
     for (i = 0; r == OPARA_OK && i < src->n_outputs; ++i) {
         int32_t v = opara__rebuild_value(&rb, src->outputs[i]);
-        r = v < 0 ? OPARA_ERR_OUT_OF_MEMORY : opara__graph_add_output(dst, v);
+        r = v < 0 ? opara__rebuild_failure(&rb) : opara__graph_add_output(dst, v);
     }
     if (r == OPARA_OK) r = opara__graph_finalize(dst);
     else if (!im->rt->error.text[0]) r = opara__fail(im->rt, r, "rebuilding the graph failed");

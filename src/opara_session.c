@@ -57,14 +57,19 @@ OPARADEF const char* opara_precision_name(opara_precision precision) {
 /* 1 when the session should use CUDA; AUTO falls back to CPU with an INFO log saying why. */
 static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, int* use_cuda) {
     char reason[2048];
+    opara_result r;
     *use_cuda = 0;
     if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
     if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
-    if (opara__cuda_runtime_available(rt, reason, sizeof reason)) { /* loads the driver once per runtime */
+    r = opara__cuda_runtime_check(rt, reason, sizeof reason); /* loads the driver once per runtime */
+    if (r == OPARA_OK) {
         *use_cuda = 1;
         return OPARA_OK;
     }
+    /* out of host memory is the caller's to see (also under AUTO: the CPU would not choose itself
+       for a lasting reason), every other failure is an unusable backend */
+    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "CUDA backend: %s", reason);
     if (d->backend == OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
     opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
@@ -203,7 +208,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     r = opara__session_shapes(s, &d);
     if (r == OPARA_OK && use_cuda) {
         r = opara__session_cuda(s, &d);
-        if (r != OPARA_OK && d.backend == OPARA_BACKEND_AUTO) {
+        /* as in opara__session_pick_backend: running out of memory is reported, not fallen back from */
+        if (r != OPARA_OK && r != OPARA_ERR_OUT_OF_MEMORY && d.backend == OPARA_BACKEND_AUTO) {
             opara__session_cuda_fallback(s, r);
             use_cuda = 0;
             r = OPARA_OK;

@@ -13,11 +13,6 @@
 #  endif
 #endif
 
-typedef struct opara__thread_start_args {
-    opara__thread_fn fn;
-    void* arg;
-} opara__thread_start_args;
-
 #if defined(_WIN32)
 
 OPARA__PRIVATE int opara__mutex_init(opara__mutex* m) { InitializeSRWLock((PSRWLOCK)&m->srw); return 1; }
@@ -32,20 +27,15 @@ OPARA__PRIVATE void opara__cond_wait(opara__cond* c, opara__mutex* m) {
 OPARA__PRIVATE void opara__cond_broadcast(opara__cond* c) { WakeAllConditionVariable((PCONDITION_VARIABLE)&c->cv); }
 
 static DWORD WINAPI opara__thread_main(LPVOID p) {
-    opara__thread_start_args args = *(opara__thread_start_args*)p;
-    HeapFree(GetProcessHeap(), 0, p);
-    args.fn(args.arg);
+    const opara__thread* t = (const opara__thread*)p;
+    t->fn(t->arg);
     return 0;
 }
 
 OPARA__PRIVATE int opara__thread_start(opara__thread* t, opara__thread_fn fn, void* arg) {
-    opara__thread_start_args* args =
-        (opara__thread_start_args*)HeapAlloc(GetProcessHeap(), 0, sizeof(opara__thread_start_args));
-    if (!args) return 0;
-    args->fn = fn;
-    args->arg = arg;
-    t->handle = CreateThread(NULL, 0, opara__thread_main, args, 0, NULL);
-    if (!t->handle) HeapFree(GetProcessHeap(), 0, args);
+    t->fn = fn;
+    t->arg = arg;
+    t->handle = CreateThread(NULL, 0, opara__thread_main, t, 0, NULL);
     return t->handle != NULL;
 }
 
@@ -86,22 +76,15 @@ OPARA__PRIVATE void opara__cond_wait(opara__cond* c, opara__mutex* m) { pthread_
 OPARA__PRIVATE void opara__cond_broadcast(opara__cond* c) { pthread_cond_broadcast(&c->c); }
 
 static void* opara__thread_main(void* p) {
-    opara__thread_start_args args = *(opara__thread_start_args*)p;
-    free(p);
-    args.fn(args.arg);
+    const opara__thread* t = (const opara__thread*)p;
+    t->fn(t->arg);
     return NULL;
 }
 
 OPARA__PRIVATE int opara__thread_start(opara__thread* t, opara__thread_fn fn, void* arg) {
-    opara__thread_start_args* args = (opara__thread_start_args*)malloc(sizeof(opara__thread_start_args));
-    if (!args) return 0;
-    args->fn = fn;
-    args->arg = arg;
-    if (pthread_create(&t->t, NULL, opara__thread_main, args) != 0) {
-        free(args);
-        return 0;
-    }
-    return 1;
+    t->fn = fn;
+    t->arg = arg;
+    return pthread_create(&t->t, NULL, opara__thread_main, t) == 0;
 }
 
 OPARA__PRIVATE void opara__thread_join(opara__thread* t) { pthread_join(t->t, NULL); }
