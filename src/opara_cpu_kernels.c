@@ -562,7 +562,9 @@ static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, 
         uint8_t* dst = (uint8_t*)op->out[0].data + o * row_bytes;
         for (k = 0; k < op->n_in; ++k) {
             size_t chunk = (size_t)op->in[k].dims[op->p.axis] * inner * e;
-            const uint8_t* src = (const uint8_t*)op->in[k].data + o * chunk;
+            const uint8_t* src;
+            if (chunk == 0) continue; /* an empty part may have no data pointer at all */
+            src = (const uint8_t*)op->in[k].data + o * chunk;
             if (src != dst) memcpy(dst, src, chunk); /* else the producer wrote it in place */
             dst += chunk;
         }

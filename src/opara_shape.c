@@ -888,10 +888,9 @@ OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__
 }
 
 /* Zero-sized tensors (a dim of 0, which ONNX allows and the inference above follows) are refused
-   rather than run: no kernel has to plan for empty work, and the caller learns at load which input
-   or node made one. Constants may be empty (an unused Resize roi is); what they feed is checked
-   by its output shape. Inputs first (their declared shapes), then node outputs in order (when
-   shapes is not NULL), so the first cause is named. */
+   rather than run: no kernel has to plan for empty work, and the caller learns at load which input,
+   constant or node made one. Inputs first (their declared shapes), then per node in order its
+   constant inputs and (when shapes is not NULL) its outputs, so the first cause is named. */
 OPARA__PRIVATE opara_result opara__refuse_zero_sized(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes) {
     uint32_t i, k;
     int32_t d;
@@ -903,9 +902,16 @@ OPARA__PRIVATE opara_result opara__refuse_zero_sized(opara_runtime* rt, const op
                 return opara__fail(rt, OPARA_ERR_SHAPE, "input '%s' has shape %s: dim %d is 0 (zero-sized tensors are not supported)",
                                    g->values[i].name, opara__shape_str(&g->values[i].shape, buf, sizeof buf), (int)d);
     }
-    for (i = 0; shapes && i < g->n_nodes; ++i) {
+    for (i = 0; i < g->n_nodes; ++i) {
         const opara__node* n = &g->nodes[g->topo[i]];
-        for (k = 0; k < n->n_outputs; ++k)
+        for (k = 0; k < n->n_inputs; ++k) {
+            const opara__value* v = n->inputs[k] >= 0 ? &g->values[n->inputs[k]] : NULL;
+            if (v && v->kind == OPARA__VALUE_CONST && opara__shape_numel(&v->shape) == 0)
+                return opara__fail(rt, OPARA_ERR_SHAPE, "node %u '%s' (%s): constant input %u '%s' has shape %s (zero-sized "
+                                   "tensors are not supported)", g->topo[i], n->name ? n->name : "", opara__op_name(n->op), k,
+                                   v->name, opara__shape_str(&v->shape, buf, sizeof buf));
+        }
+        for (k = 0; shapes && k < n->n_outputs; ++k)
             if (opara__shape_numel(&shapes[n->outputs[k]]) == 0)
                 return opara__fail(rt, OPARA_ERR_SHAPE, "node %u '%s' (%s): output %u '%s' has shape %s (zero-sized tensors are not "
                                    "supported)", g->topo[i], n->name ? n->name : "", opara__op_name(n->op), k,

@@ -277,6 +277,33 @@ OT_TEST(op_producing_an_empty_tensor_is_refused) {
     opara_runtime_destroy(rt);
 }
 
+/* Concat of x with a constant of zero elements: the output would not be empty, so the constant is
+   what is refused (found by tests/fuzz/fuzz_run.c: the kernel offset the constant's NULL data). */
+OT_TEST(empty_constant_input_is_refused) {
+    static const int64_t xd[2] = {2, 4}, cd[2] = {2, 0};
+    const char *ins[2] = {"x", "empty"}, *outs[1] = {"y"};
+    opara_attr axis = attr_int("axis", 1);
+    opara_runtime* rt;
+    opara_builder* b;
+    opara_model* m = NULL;
+    opara_result r;
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    REQUIRE(opara_builder_create(rt, &b) == OPARA_OK);
+    opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 2, xd);
+    opara_builder_add_constant(b, "empty", OPARA_DTYPE_F32, 2, cd, NULL, 0);
+    opara_builder_add_node(b, "Concat", "cat", 2, ins, 1, outs, 1, &axis);
+    opara_builder_add_output(b, "y");
+    r = opara_builder_finish(b, &m);
+    opara_builder_destroy(b);
+    CHECK_EQ(r, OPARA_ERR_SHAPE);
+    if (r == OPARA_OK) opara_model_destroy(m);
+    else {
+        CHECK(strstr(opara_runtime_last_error(rt), "'cat'") != NULL);
+        CHECK(strstr(opara_runtime_last_error(rt), "'empty'") != NULL);
+    }
+    opara_runtime_destroy(rt);
+}
+
 /* The call: a Conv model from ONNX with the input overridden to batch 0. */
 OT_TEST(onnx_batch_zero_override_is_refused_at_load) {
     const char* path = "build/zoo/squeezenet.onnx";
@@ -643,6 +670,7 @@ OT_TEST(gather_index_out_of_range_names_node_index_and_axis_size) {
 static const opara_test_case tests[] = {
     OT_CASE(zero_sized_input_is_refused_for_every_operator),
     OT_CASE(op_producing_an_empty_tensor_is_refused),
+    OT_CASE(empty_constant_input_is_refused),
     OT_CASE(onnx_batch_zero_override_is_refused_at_load),
     OT_CASE(relu_propagates_nan),
     OT_CASE(leaky_relu_clip_hard_sigmoid_hard_swish_propagate_nan),
