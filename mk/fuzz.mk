@@ -6,7 +6,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.
-FUZZ_TARGETS += model onnx
+FUZZ_TARGETS += model onnx run
 FUZZ_CI_SECONDS ?= 20
 
 .PHONY: fuzz fuzz-ci fuzz-seeds

@@ -79,6 +79,7 @@ struct opara__cpu_exec {
     volatile int32_t generation; /* number of the current run */
     volatile int32_t shutdown;
     volatile int32_t error;      /* first kernel error of the run */
+    volatile int32_t error_node; /* its node + 1 (0: none yet) */
     volatile int32_t sleepers;   /* threads inside cond_wait (or about to be) */
     volatile int32_t version;    /* bumped whenever work may have appeared or the run ended */
     volatile int32_t* claim;     /* [n_nodes] run stamp << 16 | next unclaimed chunk (split nodes) */
@@ -109,8 +110,8 @@ static void opara__exec_signal(opara__cpu_exec* ex) {
     if (opara__atomic_load(&ex->sleepers) != 0) opara__cond_broadcast(&ex->cv);
 }
 
-static void opara__exec_note_error(opara__cpu_exec* ex, opara_result r) {
-    if (r != OPARA_OK) opara__atomic_cas(&ex->error, 0, (int32_t)r);
+static void opara__exec_note_error(opara__cpu_exec* ex, uint32_t n, opara_result r) {
+    if (r != OPARA_OK && opara__atomic_cas(&ex->error, 0, (int32_t)r)) opara__atomic_store(&ex->error_node, (int32_t)n + 1);
 }
 
 /* Ready heap (caller holds mu): higher rank first, then earlier launch position. */
@@ -180,7 +181,7 @@ static int opara__exec_chunks(opara__cpu_exec* ex, uint32_t w, uint32_t n, int32
         if (c < 0) return worked;
         b = (size_t)c * ex->chunk_items[n];
         e = OPARA__MIN(op->work_items, b + ex->chunk_items[n]);
-        opara__exec_note_error(ex, op->fn(op, b, e, scratch));
+        opara__exec_note_error(ex, n, op->fn(op, b, e, scratch));
         worked = 1;
         if (opara__atomic_add(&ex->left[n], -1) == 0) opara__exec_complete(ex, n);
     }
@@ -216,8 +217,8 @@ static void opara__exec_start(opara__cpu_exec* ex, uint32_t w, uint32_t n, int32
     ex->t_worker[n] = w;
     if (chunks <= 1) {
         if (chunks == 1)
-            opara__exec_note_error(ex, ex->ops[n].fn(&ex->ops[n], 0, ex->ops[n].work_items,
-                                                     ex->scratch + (size_t)w * ex->scratch_floats));
+            opara__exec_note_error(ex, n, ex->ops[n].fn(&ex->ops[n], 0, ex->ops[n].work_items,
+                                                        ex->scratch + (size_t)w * ex->scratch_floats));
         opara__exec_complete(ex, n);
         return;
     }
@@ -296,12 +297,28 @@ static void opara__exec_worker_main(void* p) {
     }
 }
 
+/* After a run (workers idle): names the failing node and lets its kernel say what went wrong. */
+static opara_result opara__exec_report_error(const opara__cpu_exec* ex, opara_result e, char* err, size_t err_cap) {
+    int32_t at = opara__atomic_load((volatile int32_t*)&ex->error_node);
+    char detail[192];
+    const opara__cpu_op* op;
+    if (at <= 0 || (uint32_t)at > opara__exec_node_count(ex))
+        return opara__cpu_reject(err, err_cap, e, "a kernel failed during the run: %s", opara_result_string(e));
+    op = &ex->ops[at - 1];
+    detail[0] = 0;
+    opara__cpu_explain_error(op, detail, sizeof detail);
+    return opara__cpu_reject(err, err_cap, e, "node %d '%s' (%s) failed during the run: %s", at - 1,
+                             op->node->name ? op->node->name : "", opara__op_name(op->node->op),
+                             detail[0] ? detail : opara_result_string(e));
+}
+
 OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, size_t err_cap) {
     uint32_t n, n_nodes = opara__exec_node_count(ex);
     int32_t gen, e;
     unsigned fp;
     ex->run_start = opara__now_ns();
     opara__atomic_store(&ex->error, 0);
+    opara__atomic_store(&ex->error_node, 0);
     opara__blas_run_enter(&ex->blas); /* before any worker can call sgemm */
     opara__mutex_lock(&ex->mu);
     memcpy(ex->pending, ex->pending_init, n_nodes * sizeof *ex->pending);
@@ -317,9 +334,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, 
     opara__exec_fp_leave(fp);
     opara__blas_run_leave(&ex->blas); /* the loop returns once every node has completed */
     e = opara__atomic_load(&ex->error);
-    if (e != 0)
-        return opara__cpu_reject(err, err_cap, (opara_result)e, "a kernel failed during the run: %s",
-                                 opara_result_string((opara_result)e));
+    if (e != 0) return opara__exec_report_error(ex, (opara_result)e, err, err_cap);
     return OPARA_OK;
 }
 

@@ -506,6 +506,7 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
     if (!s->shapes || !s->dtypes || !s->value_bytes) return opara__cub_oom(s);
     if ((r = opara__infer_dtypes(s->rt, g, s->dtypes)) != OPARA_OK) return r;
     if ((r = opara__infer_shapes(s->rt, g, s->opt.batch > 0 ? s->opt.batch : 1, s->shapes)) != OPARA_OK) return r;
+    if ((r = opara__refuse_zero_sized(s->rt, g, s->shapes)) != OPARA_OK) return r;
     return opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
 }
 

@@ -66,8 +66,13 @@ OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, siz
 /* Which micro-kernel the built-in GEMM uses on this CPU ("avx2+fma" or "portable"). */
 OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
 
-/* Row helpers of the kernels (SSE2 where available): fill with v; y = ReLU(x) (NaN -> 0, y may
-   be x); d = max(d, s), d += s and d += w * s over n elements of s taken every `stride`. */
+/* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the
+   SSE/AVX max instructions drop one side's NaN instead). */
+static float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
+
+/* Row helpers of the kernels (SSE2 where available): fill with v; y = ReLU(x) (NaN stays NaN, y
+   may be x); d = max(d, s) (NaN-propagating), d += s and d += w * s over n elements of s taken
+   every `stride`. */
 OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v);
 OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n);
 OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w);
@@ -131,6 +136,9 @@ struct opara__cpu_op {
 };
 
 OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap);
+/* After op's kernel failed in a run: what went wrong, found again single-threaded (kernels only
+   return a code); leaves buf untouched when the op has nothing to add. */
+OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap);
 /* Runs the whole operator on the calling thread. */
 OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch);
 

@@ -543,7 +543,7 @@ static void opara__pool2d_row(const opara__cpu_params* p, int is_max, const floa
             const float* xr = x + (s1 + k1 * dh) * W + s2;
             for (k2 = a2; k2 < b2; ++k2) {
                 float v = xr[k2 * dw];
-                if (is_max) acc = first || v > acc ? v : acc;
+                if (is_max) acc = first ? v : opara__max_nan(acc, v);
                 else acc += v;
                 first = 0;
             }
@@ -598,7 +598,7 @@ static void opara__pool_hrow(const opara__cpu_params* p, int is_max, const float
         opara__pool_taps(s2, 1, kw, W, &a2, &b2);
         for (k = a2; k < b2; ++k) {
             float v = xr[s2 + k];
-            acc = k == a2 ? v : is_max ? (v > acc ? v : acc) : acc + v;
+            acc = k == a2 ? v : is_max ? opara__max_nan(acc, v) : acc + v;
         }
         hr[o] = acc;
     }
@@ -712,7 +712,8 @@ static opara_result opara__pool_kernel(const opara__cpu_op* op, size_t begin, si
                             if (is_max) {
                                 for (k2 = a2; k2 < b2; ++k2) {
                                     float v = xr[k2 * p->dil[2]];
-                                    if (v > best || arg < 0) {
+                                    /* the first NaN of the window wins and stays */
+                                    if (arg < 0 || (best == best && (v > best || v != v))) {
                                         best = v;
                                         arg = row + k2 * p->dil[2];
                                     }

@@ -93,7 +93,8 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* 
         __m256 acc = _mm256_loadu_ps(s + i);
         for (k = 1; k < taps; ++k) {
             __m256 v = _mm256_loadu_ps(s + i + k * pitch);
-            acc = is_max ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
+            /* maxps(v, acc) keeps a NaN acc; OR-ing the unordered mask makes a NaN v win too */
+            acc = is_max ? _mm256_or_ps(_mm256_max_ps(v, acc), _mm256_cmp_ps(v, v, _CMP_UNORD_Q)) : _mm256_add_ps(acc, v);
         }
         _mm256_storeu_ps(d + i, acc);
     }
@@ -115,14 +116,15 @@ OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v) {
     for (; i < n; ++i) d[i] = v;
 }
 
-/* y = max(x, 0) (y may be x); NaN becomes 0. */
+/* y = max(x, 0) (y may be x); NaN stays NaN, as in ONNX Runtime and PyTorch. */
 OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n) {
     size_t i = 0;
 #if OPARA__VEC_SSE
     __m128 z = _mm_setzero_ps();
-    for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_max_ps(_mm_loadu_ps(x + i), z));
+    /* maxps(a, b) is a > b ? a : b, so with x second a NaN x is returned as is */
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_max_ps(z, _mm_loadu_ps(x + i)));
 #endif
-    for (; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    for (; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
 
 /* d[i] += sum over k < taps of w[k] * s[i * stride + k * dil]: one row of a direct convolution,
@@ -174,7 +176,7 @@ OPARA__PRIVATE void opara__vec_window(float* d, const float* s, size_t n, size_t
         __m128 acc = _mm_loadu_ps(s + i);
         for (k = 1; k < taps; ++k) {
             __m128 v = _mm_loadu_ps(s + i + k * pitch);
-            acc = is_max ? _mm_max_ps(v, acc) : _mm_add_ps(acc, v);
+            acc = is_max ? _mm_or_ps(_mm_max_ps(v, acc), _mm_cmpunord_ps(v, v)) : _mm_add_ps(acc, v);
         }
         _mm_storeu_ps(d + i, acc);
     }
@@ -183,7 +185,7 @@ OPARA__PRIVATE void opara__vec_window(float* d, const float* s, size_t n, size_t
         float acc = s[i];
         for (k = 1; k < taps; ++k) {
             float v = s[i + k * pitch];
-            acc = is_max ? (v > acc ? v : acc) : acc + v;
+            acc = is_max ? opara__max_nan(acc, v) : acc + v;
         }
         d[i] = acc;
     }
@@ -203,17 +205,18 @@ OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, siz
     for (; i < n; ++i) d[i] += w * s[i * stride];
 }
 
-/* d[i] = s[i * stride] > d[i] ? s[i * stride] : d[i] (a NaN in s is skipped). */
+/* d[i] = max(d[i], s[i * stride]), a NaN on either side giving NaN. */
 OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n) {
     size_t i = 0;
 #if OPARA__VEC_SSE
     for (; i + 4 <= n; i += 4) {
         __m128 a = stride == 1 ? _mm_loadu_ps(s + i)
                                : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
-        _mm_storeu_ps(d + i, _mm_max_ps(a, _mm_loadu_ps(d + i))); /* maxps(a, b) is exactly a > b ? a : b */
+        /* maxps(a, d) is a > d ? a : d (keeps a NaN d); the unordered mask of a adds a NaN a */
+        _mm_storeu_ps(d + i, _mm_or_ps(_mm_max_ps(a, _mm_loadu_ps(d + i)), _mm_cmpunord_ps(a, a)));
     }
 #endif
-    for (; i < n; ++i) d[i] = s[i * stride] > d[i] ? s[i * stride] : d[i];
+    for (; i < n; ++i) d[i] = opara__max_nan(d[i], s[i * stride]);
 }
 
 /* d[i] += s[i * stride]. */

@@ -562,7 +562,9 @@ static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, 
         uint8_t* dst = (uint8_t*)op->out[0].data + o * row_bytes;
         for (k = 0; k < op->n_in; ++k) {
             size_t chunk = (size_t)op->in[k].dims[op->p.axis] * inner * e;
-            const uint8_t* src = (const uint8_t*)op->in[k].data + o * chunk;
+            const uint8_t* src;
+            if (chunk == 0) continue; /* an empty part may have no data pointer at all */
+            src = (const uint8_t*)op->in[k].data + o * chunk;
             if (src != dst) memcpy(dst, src, chunk); /* else the producer wrote it in place */
             dst += chunk;
         }
@@ -642,6 +644,25 @@ static opara_result opara__gather_kernel(const opara__cpu_op* op, size_t begin, 
                (const uint8_t*)op->in[0].data + (o * (size_t)dim + (size_t)v) * block, block);
     }
     return OPARA_OK;
+}
+
+/* The first out-of-range index of a Gather, for the error message. */
+static void opara__gather_explain(const opara__cpu_op* op, char* buf, size_t cap) {
+    const opara__cpu_tensor* idx = &op->in[1];
+    size_t nidx = opara__cpu_numel(idx), j;
+    int64_t dim = op->in[0].dims[op->p.axis];
+    for (j = 0; j < nidx; ++j) {
+        int64_t v = idx->dtype == OPARA_DTYPE_I64 ? ((const int64_t*)idx->data)[j] : ((const int32_t*)idx->data)[j];
+        if (v < -dim || v >= dim) {
+            opara__format(buf, cap, "index %lld (indices element %zu) is out of range for axis %lld of size %lld", (long long)v,
+                          j, (long long)op->p.axis, (long long)dim);
+            return;
+        }
+    }
+}
+
+OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap) {
+    if (op->node->op == OPARA__OP_GATHER) opara__gather_explain(op, buf, cap);
 }
 
 static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t cap) {

@@ -80,9 +80,10 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const 
                    "cudnnSetTensor4dDescriptor (output)");
     OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->bias, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, k, 1, 1),
                    "cudnnSetTensor4dDescriptor (bias)");
-    /* the fused epilogue: Relu, or identity (which cuDNN supports only with IMPLICIT_PRECOMP_GEMM) */
+    /* the fused epilogue: Relu, or identity (which cuDNN supports only with IMPLICIT_PRECOMP_GEMM);
+       PROPAGATE_NAN keeps a NaN through the Relu, as ONNX and the CPU backend do */
     OPARA__DNN_TRY(rt, out, dnn->cudnnSetActivationDescriptor(out->act, c->relu ? OPARA_CUDNN_ACTIVATION_RELU : OPARA_CUDNN_ACTIVATION_IDENTITY,
-                                                         OPARA_CUDNN_NOT_PROPAGATE_NAN, 0.0),
+                                                         OPARA_CUDNN_PROPAGATE_NAN, 0.0),
                    "cudnnSetActivationDescriptor");
     out->call = c->relu ? OPARA__CUDNN_BIAS_RELU : c->has_bias ? OPARA__CUDNN_BIAS : OPARA__CUDNN_FORWARD;
     out->algo = OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;

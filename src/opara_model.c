@@ -146,6 +146,7 @@ static opara_result opara__validate_flow(opara__graph* g) {
     opara_result r = OPARA_OK;
     uint32_t i;
     if (!dt || !shapes) r = opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory validating the graph");
+    if (r == OPARA_OK) r = opara__refuse_zero_sized(g->rt, g, NULL);
     if (r == OPARA_OK) r = opara__infer_dtypes(g->rt, g, dt);
     for (i = 0; i < g->n_values && r == OPARA_OK; ++i) {
         opara__value* v = &g->values[i];
@@ -157,6 +158,7 @@ static opara_result opara__validate_flow(opara__graph* g) {
         v->dtype = dt[i];
     }
     if (r == OPARA_OK) r = opara__infer_shapes(g->rt, g, 1, shapes);
+    if (r == OPARA_OK) r = opara__refuse_zero_sized(g->rt, g, shapes);
     opara__free(g->rt, dt);
     opara__free(g->rt, shapes);
     return r;

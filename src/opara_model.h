@@ -120,6 +120,9 @@ OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__
    Errors (OPARA_ERR_SHAPE, ...) name the node, its op and the offending shapes. */
 OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
                                                opara__shape* shapes);
+/* OPARA_ERR_SHAPE naming the input or node when a declared input or (shapes not NULL) an
+   inferred tensor is zero-sized. */
+OPARA__PRIVATE opara_result opara__refuse_zero_sized(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes);
 /* Number of elements (1 for a scalar); -1 on overflow or a negative dim. */
 OPARA__PRIVATE int64_t opara__shape_numel(const opara__shape* s);
 /* "[1, 3, 224, 224]" (or "[?]" for an unknown shape) into buf. */

@@ -91,6 +91,7 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
         return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     if (d->batch_size < 0) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
     r = opara__infer_shapes(s->rt, g, batch, s->shapes);
+    if (r == OPARA_OK) r = opara__refuse_zero_sized(s->rt, g, s->shapes);
     if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
     return r;

@@ -852,6 +852,7 @@ static opara_result opara__declared_shape(opara_runtime* rt, const opara__value*
     return OPARA_OK;
 }
 
+
 OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
                                                opara__shape* shapes) {
     opara__shape_ctx* c;
@@ -884,6 +885,39 @@ OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__
     }
     opara__free(rt, c);
     return r;
+}
+
+/* Zero-sized tensors (a dim of 0, which ONNX allows and the inference above follows) are refused
+   rather than run: no kernel has to plan for empty work, and the caller learns at load which input,
+   constant or node made one. Inputs first (their declared shapes), then per node in order its
+   constant inputs and (when shapes is not NULL) its outputs, so the first cause is named. */
+OPARA__PRIVATE opara_result opara__refuse_zero_sized(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes) {
+    uint32_t i, k;
+    int32_t d;
+    char buf[160];
+    for (i = 0; i < g->n_values; ++i) {
+        if (g->values[i].kind != OPARA__VALUE_INPUT) continue;
+        for (d = 0; d < g->values[i].shape.ndim; ++d)
+            if (g->values[i].shape.dims[d] == 0)
+                return opara__fail(rt, OPARA_ERR_SHAPE, "input '%s' has shape %s: dim %d is 0 (zero-sized tensors are not supported)",
+                                   g->values[i].name, opara__shape_str(&g->values[i].shape, buf, sizeof buf), (int)d);
+    }
+    for (i = 0; i < g->n_nodes; ++i) {
+        const opara__node* n = &g->nodes[g->topo[i]];
+        for (k = 0; k < n->n_inputs; ++k) {
+            const opara__value* v = n->inputs[k] >= 0 ? &g->values[n->inputs[k]] : NULL;
+            if (v && v->kind == OPARA__VALUE_CONST && opara__shape_numel(&v->shape) == 0)
+                return opara__fail(rt, OPARA_ERR_SHAPE, "node %u '%s' (%s): constant input %u '%s' has shape %s (zero-sized "
+                                   "tensors are not supported)", g->topo[i], n->name ? n->name : "", opara__op_name(n->op), k,
+                                   v->name, opara__shape_str(&v->shape, buf, sizeof buf));
+        }
+        for (k = 0; shapes && k < n->n_outputs; ++k)
+            if (opara__shape_numel(&shapes[n->outputs[k]]) == 0)
+                return opara__fail(rt, OPARA_ERR_SHAPE, "node %u '%s' (%s): output %u '%s' has shape %s (zero-sized tensors are not "
+                                   "supported)", g->topo[i], n->name ? n->name : "", opara__op_name(n->op), k,
+                                   g->values[n->outputs[k]].name, opara__shape_str(&shapes[n->outputs[k]], buf, sizeof buf));
+    }
+    return OPARA_OK;
 }
 
 /* ---- data types ------------------------------------------------------------------------------ */

@@ -11,16 +11,24 @@
  */
 #include "opara_kernel.h"
 
+/* x clamped to [lo, hi], a NaN x staying NaN (ONNX semantics; fminf/fmaxf would return the bound). */
+OPARA_DEVICE float opara__k_clamp(float x, float lo, float hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* Every activation propagates NaN, as ONNX Runtime and PyTorch do: comparisons are written so that
+ * a NaN x fails them and falls through to x. */
 OPARA_DEVICE float opara__k_act(float x, int act, float a, float b)
 {
     switch (act) {
-    case 1: return x > 0.0f ? x : 0.0f;
+    case 1: return x < 0.0f ? 0.0f : x;
     case 2: return x >= 0.0f ? x : a * x;
     case 3: return 1.0f / (1.0f + expf(-x));
     case 4: return tanhf(x);
-    case 5: return fmaxf(0.0f, fminf(1.0f, a * x + b));
-    case 6: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
-    case 7: return fminf(fmaxf(x, a), b);
+    case 5: return opara__k_clamp(a * x + b, 0.0f, 1.0f);
+    case 6: return x * opara__k_clamp(x / 6.0f + 0.5f, 0.0f, 1.0f);
+    case 7: return opara__k_clamp(x, a, b);
     case 8: return sqrtf(x);
     case 9: return erff(x);
     case 10: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));

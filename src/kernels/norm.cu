@@ -4,6 +4,12 @@
 
 #define OPARA__NORM_THREADS 256
 
+/* max(a, b) with a NaN on either side giving NaN (fmaxf returns the other operand). */
+OPARA_DEVICE float opara__k_max_nan(float a, float b)
+{
+    return b > a || b != b ? b : a;
+}
+
 /* Tree reduction of v over the block (op 0: sum, 1: max); every thread gets the result. buf holds
  * OPARA__NORM_THREADS floats. Contains barriers: call it from every thread. */
 OPARA_DEVICE float opara__k_block_reduce(float* buf, float v, int op)
@@ -13,7 +19,7 @@ OPARA_DEVICE float opara__k_block_reduce(float* buf, float v, int op)
     buf[t] = v;
     __syncthreads();
     for (s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (t < s) buf[t] = op ? fmaxf(buf[t], buf[t + s]) : buf[t] + buf[t + s];
+        if (t < s) buf[t] = op ? opara__k_max_nan(buf[t], buf[t + s]) : buf[t] + buf[t + s];
         __syncthreads();
     }
     r = buf[0];
@@ -29,7 +35,7 @@ OPARA_KERNEL(opara_softmax_f32, (const float*, x), (float*, y), (int, len), (int
     long long base = (long long)(blockIdx.x / (unsigned)inner) * len * inner + blockIdx.x % (unsigned)inner;
     float m = -OPARA_INF_F32, sum = 0.0f;
     int j;
-    for (j = (int)threadIdx.x; j < len; j += (int)blockDim.x) m = fmaxf(m, x[base + (long long)j * inner]);
+    for (j = (int)threadIdx.x; j < len; j += (int)blockDim.x) m = opara__k_max_nan(m, x[base + (long long)j * inner]);
     m = opara__k_block_reduce(buf, m, 1);
     for (j = (int)threadIdx.x; j < len; j += (int)blockDim.x) sum += expf(x[base + (long long)j * inner] - m);
     sum = opara__k_block_reduce(buf, sum, 0);

@@ -13,7 +13,7 @@ OPARA_KERNEL(opara_pool2d_f32, (const float*, x), (float*, y), (int, nc), (int, 
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < total; i += (int)(blockDim.x * gridDim.x)) {
         int q = i % OW, p = (i / OW) % OH, plane = i / (OW * OH);
         const float* src = x + (long long)plane * H * W;
-        float best = -OPARA_INF_F32, sum = 0.0f;
+        float best = -OPARA_INF_F32, sum = 0.0f, v;
         int count = 0, padded = 0, r, s;
         for (r = 0; r < kh; ++r) {
             int ih = p * sh - ph + r * dh;
@@ -21,8 +21,9 @@ OPARA_KERNEL(opara_pool2d_f32, (const float*, x), (float*, y), (int, nc), (int, 
                 int iw = q * sw - pw + s * dw;
                 if (ih >= -ph && ih < H + ph_end && iw >= -pw && iw < W + pw_end) ++padded;
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                best = fmaxf(best, src[ih * W + iw]);
-                sum += src[ih * W + iw];
+                v = src[ih * W + iw];
+                best = v > best || v != v ? v : best; /* a NaN wins and stays (fmaxf would skip it) */
+                sum += v;
                 ++count;
             }
         }

@@ -361,6 +361,11 @@ static int conf_is_unsupported(opara_result r) {
     return r == OPARA_ERR_UNSUPPORTED || r == OPARA_ERR_UNSUPPORTED_OP || r == OPARA_ERR_BAD_DTYPE;
 }
 
+/* Zero-sized tensors are refused by design (README, "Zero-sized tensors"): a skip with the reason. */
+static int conf_is_zero_sized_refusal(opara_result r, const char* message) {
+    return r == OPARA_ERR_SHAPE && strstr(message, "zero-sized tensors are not supported") != NULL;
+}
+
 /* One plan: session, run(s), compare. Returns CONF_PASS/FAIL/SKIP. */
 static int conf_run_plan(conf_case* c, const opara_model* model, const conf_plan* p) {
     opara_session_desc d;
@@ -480,7 +485,8 @@ static int conf_run_case(conf_case* c, conf_stats* st) {
         if (r == OPARA_OK) r = opara_model_load_memory(c->rt, image.data, image.size, &model);
         if (r != OPARA_OK) {
             snprintf(c->why, sizeof c->why, "convert: %s: %s", opara_result_string(r), opara_runtime_last_error(c->rt));
-            status = conf_is_unsupported(r) ? CONF_SKIP : CONF_FAIL;
+            status = conf_is_unsupported(r) || conf_is_zero_sized_refusal(r, opara_runtime_last_error(c->rt)) ? CONF_SKIP
+                                                                                                                : CONF_FAIL;
             if (status == CONF_SKIP) conf_count_skip(st, "convert: ", c);
         }
     }

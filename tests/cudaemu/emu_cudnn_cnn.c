@@ -296,7 +296,7 @@ typedef struct conv_launch {
     void *y, *ws; /* ws: the workspace (the transformed filter of transform_algo) */
     opara_cudnnTensorDescriptor_t xd, zd, yd;
     float alpha1, alpha2;
-    int relu, bias_stride;
+    int relu, relu_keeps_nan, bias_stride;
 } conv_launch;
 
 /* The filter transform of transform_algo: the filter copied to the start of the workspace. */
@@ -320,7 +320,8 @@ static opara_cudnnStatus_t conv_enqueue(opara_cudnnHandle_t h, opara_cudnnConvol
     long long ohw = pack(g->oh, g->ow), pad = pack(cd->pad[0], cd->pad[1]), str = pack(cd->stride[0], cd->stride[1]);
     long long dil = pack(cd->dil[0], cd->dil[1]);
     long long total = (long long)g->n * g->k * g->oh * g->ow;
-    int flags = (cd->mode == OPARA_CUDNN_CONVOLUTION ? 1 : 0) | (l->relu ? 2 : 0) | conv_rounding(h, cd, algo) << 2;
+    int flags = (cd->mode == OPARA_CUDNN_CONVOLUTION ? 1 : 0) | (l->relu ? 2 : 0) | conv_rounding(h, cd, algo) << 2 |
+                (l->relu_keeps_nan ? 16 : 0);
     void* args[23];
     const void* w = l->w;
     if (transform_algo(algo)) {
@@ -480,6 +481,7 @@ static opara_cudnnStatus_t cnn_cudnnConvolutionBiasActivationForward(
     l.alpha1 = *(const float*)alpha1;
     l.alpha2 = *(const float*)alpha2;
     l.relu = activationDesc->mode == OPARA_CUDNN_ACTIVATION_RELU;
+    l.relu_keeps_nan = activationDesc->nan == OPARA_CUDNN_PROPAGATE_NAN;
     l.bias_stride = biasDesc->strides[1];
     if ((st = conv_enqueue(handle, convDesc, &g, algo, &l)) == OK) core->count(COUNT_BIAS_ACT);
     return st;

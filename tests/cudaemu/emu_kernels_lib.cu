@@ -107,7 +107,8 @@ OPARA_DEVICE int opara_emulib_lo(long long v) { return (int)(v & 0xffffffffLL); 
  * Pairs of ints travel packed in one long long (hi, lo) to stay within the dialect's 24 parameters:
  * xs_nc/xs_hw, zs_*, ys_* are element strides; nc = (N, C), hw = (H, W), kg = (K, groups), rs = (R, S),
  * ohw = (OH, OW), pad/str/dil = (h, w). flags bit 0: CUDNN_CONVOLUTION (flipped filter), bit 1: ReLU,
- * bits 2-3: the rounding of x and w before the FP32 accumulation (opara_emulib_round).
+ * bits 2-3: the rounding of x and w before the FP32 accumulation (opara_emulib_round), bit 4: the ReLU keeps
+ * NaN (CUDNN_PROPAGATE_NAN; without it a NaN becomes 0, as cuDNN's NOT_PROPAGATE_NAN does).
  * bias_stride is the channel stride of the 1xKx1x1 bias (bias may be NULL). */
 OPARA_KERNEL(opara_emulib_conv2d, (const float*, x), (const float*, w), (const float*, z), (const float*, bias),
              (float*, y), (long long, xs_nc), (long long, xs_hw), (long long, zs_nc), (long long, zs_hw),
@@ -149,7 +150,7 @@ OPARA_KERNEL(opara_emulib_conv2d, (const float*, x), (const float*, w), (const f
         out += alpha2 * z[nn * (long long)opara_emulib_hi(zs_nc) + kk * (long long)opara_emulib_lo(zs_nc) +
                           oh * (long long)opara_emulib_hi(zs_hw) + ow * (long long)opara_emulib_lo(zs_hw)];
     if (bias) out += bias[kk * (long long)bias_stride];
-    if ((flags & 2) && !(out > 0.0f)) out = 0.0f;
+    if ((flags & 2) && !(out > 0.0f) && !((flags & 16) && out != out)) out = 0.0f;
     y[nn * (long long)opara_emulib_hi(ys_nc) + kk * (long long)opara_emulib_lo(ys_nc) +
       oh * (long long)opara_emulib_hi(ys_hw) + ow * (long long)opara_emulib_lo(ys_hw)] = out;
 }
