@@ -2348,30 +2348,9 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 }
 
 #ifndef OPARA_NO_STDIO
+/* The file layer of the .opara loader: sized once, regular files only, refused if it changes. */
 OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size) {
-    FILE* f = fopen(path, "rb");
-    long n;
-    *data = NULL;
-    *size = 0;
-    if (!f) return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s'", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return opara__fail(rt, OPARA_ERR_IO, "cannot size '%s'", path);
-    }
-    *data = (uint8_t*)opara__alloc(rt, (size_t)n + 1);
-    if (!*data) {
-        fclose(f);
-        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%ld bytes)", path, n);
-    }
-    if (fread(*data, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        opara__free(rt, *data);
-        *data = NULL;
-        return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return OPARA_OK;
+    return opara__read_file_once(rt, path, NULL, data, size);
 }
 
 OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
