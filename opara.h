@@ -276,7 +276,7 @@ OPARADEF void opara_model_destroy(opara_model* model);
 
 OPARADEF uint32_t opara_model_input_count(const opara_model* model);
 OPARADEF uint32_t opara_model_output_count(const opara_model* model);
-/* OPARA_ERR_NOT_FOUND when index is out of range. */
+/* OPARA_ERR_INVALID_ARGS when model or out is NULL, OPARA_ERR_NOT_FOUND when index is out of range. */
 OPARADEF opara_result opara_model_input_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
 OPARADEF opara_result opara_model_output_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
 OPARADEF uint32_t opara_model_node_count(const opara_model* model);
@@ -479,7 +479,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 OPARADEF void opara_session_destroy(opara_session* session);
 OPARADEF uint32_t opara_session_input_count(const opara_session* session);
 OPARADEF uint32_t opara_session_output_count(const opara_session* session);
-/* Name, dtype and concrete shape (batch resolved) of input/output `index`. */
+/* Name, dtype and concrete shape (batch resolved) of input/output `index`. OPARA_ERR_INVALID_ARGS
+   when session or out is NULL, OPARA_ERR_NOT_FOUND when index is out of range (as for models). */
 OPARADEF opara_result opara_session_input_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
 OPARADEF opara_result opara_session_output_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
 /* Runs one inference: copies the inputs in, runs, copies the requested outputs out (outputs may
@@ -493,7 +494,9 @@ OPARADEF opara_result opara_session_run(opara_session* session, const opara_tens
    are not copied, and opara_session_output_data keeps the outputs of the last opara_session_run. */
 OPARADEF opara_result opara_session_run_device(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
                                                opara_tensor* outputs, uint32_t n_outputs);
-/* Output `index` of the last run, inside the session (valid until the next run or destroy). */
+/* Output `index` of the last opara_session_run, inside the session (valid until the next run or
+   destroy). NULL before the first successful opara_session_run, after a failed one (its outputs may
+   be half-written), for an index out of range and for a NULL session. */
 OPARADEF const void* opara_session_output_data(const opara_session* session, uint32_t index);
 OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, opara_plan_info* out);
 OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);
@@ -3026,7 +3029,7 @@ static const char* opara__level_name(opara_log_level level) {
 OPARADEF void opara_log_stderr(opara_log_level level, opara_log_item item, const char* message, void* user_data) {
     (void)item;
     (void)user_data;
-    fprintf(stderr, "opara: %s: %s\n", opara__level_name(level), message);
+    fprintf(stderr, "opara: %s: %s\n", opara__level_name(level), message ? message : "");
 }
 #endif
 
@@ -4983,7 +4986,9 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     const opara__node* n = &g->nodes[node];
     opara_dtype in0 = n->n_inputs && n->inputs[0] >= 0 ? dt[n->inputs[0]] : OPARA_DTYPE_UNDEFINED, out = in0;
     uint32_t k;
-    if (n->n_inputs == 0 || n->inputs[0] < 0) return opara__dtype_fail(rt, g, node, "input 0 is missing");
+    if (n->n_inputs == 0 || n->inputs[0] < 0) /* the graph's structure, not a data type, is wrong */
+        return opara__fail(rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): input 0 is missing", node, n->name ? n->name : "",
+                           opara__op_name(n->op));
     switch (n->op) {
     case OPARA__OP_CAST:
     {
@@ -9696,9 +9701,13 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
     if (op->n_in < min_in || op->n_out < min_out)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s needs %u inputs and %u outputs",
                                  opara__op_name(kind), min_in, min_out);
-    for (k = 0; k < min_in; ++k)
-        if (!op->in[k].data)
-            return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
+    for (k = 0; k < min_in; ++k) {
+        if (op->in[k].data) continue;
+        if (opara__cpu_numel(&op->in[k]) == 0) /* an empty tensor has no buffer, but it is there */
+            return opara__cpu_reject(err, err_cap, OPARA_ERR_SHAPE, "%s: input %u has 0 elements, which this kernel "
+                                     "cannot take", opara__op_name(kind), k);
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
+    }
     if (!op->out[0].data && opara__cpu_numel(&op->out[0]) > 0)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: output 0 has no buffer", opara__op_name(kind));
     if (opara__needs_f32(kind) && (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32))
@@ -30869,6 +30878,7 @@ struct opara_session {
     uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
     volatile int32_t busy;
     opara_run_stats stats;
+    int has_outputs; /* the last opara_session_run succeeded: opara_session_output_data has data */
 };
 
 static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
@@ -31063,13 +31073,15 @@ static void opara__session_info(const opara_session* s, int32_t v, opara_tensor_
 }
 
 OPARADEF opara_result opara_session_input_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
-    if (!s || !out || index >= s->g->n_inputs) return OPARA_ERR_NOT_FOUND;
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS; /* as opara_model_input_info */
+    if (index >= s->g->n_inputs) return OPARA_ERR_NOT_FOUND;
     opara__session_info(s, s->g->inputs[index], out);
     return OPARA_OK;
 }
 
 OPARADEF opara_result opara_session_output_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
-    if (!s || !out || index >= s->g->n_outputs) return OPARA_ERR_NOT_FOUND;
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS; /* as opara_model_output_info */
+    if (index >= s->g->n_outputs) return OPARA_ERR_NOT_FOUND;
     opara__session_info(s, s->g->outputs[index], out);
     return OPARA_OK;
 }
@@ -31178,6 +31190,7 @@ static opara_result opara__session_run(opara_session* s, const opara_tensor* inp
     if (!s) return OPARA_ERR_INVALID_ARGS;
     if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
     t0 = opara__now_ns();
+    if (!device) s->has_outputs = 0; /* a failed run may leave them half-written */
     if (device && !s->cuda)
         r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run_device: device pointers need a CUDA session; this one runs on the CPU");
     else if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s: NULL tensors", what);
@@ -31194,6 +31207,7 @@ static opara_result opara__session_run(opara_session* s, const opara_tensor* inp
     if (r == OPARA_OK && !device) r = opara__session_outputs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
         uint64_t dt = opara__now_ns() - t0;
+        if (!device) s->has_outputs = 1;
         s->stats.last_ns = dt;
         s->stats.min_ns = s->stats.runs == 0 || dt < s->stats.min_ns ? dt : s->stats.min_ns;
         s->stats.total_ns += dt;
@@ -31215,7 +31229,7 @@ OPARADEF opara_result opara_session_run_device(opara_session* s, const opara_ten
 }
 
 OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
-    if (!s || index >= s->g->n_outputs) return NULL;
+    if (!s || index >= s->g->n_outputs || !s->has_outputs) return NULL;
     return opara__session_value_data(s, s->g->outputs[index]);
 }
 
@@ -34691,6 +34705,18 @@ static opara_result opara__model_from_onnx_graph(opara_runtime* rt, opara_result
     return r;
 }
 
+/* The (pointer, count) pairs and values of the options, checked before anything is read. */
+static opara_result opara__check_onnx_options(opara_runtime* rt, const opara_onnx_options* o, const char* fn) {
+    if (!o) return OPARA_OK;
+    if (o->n_input_shapes && !o->input_shapes)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "%s: options.input_shapes is NULL but n_input_shapes is %u", fn,
+                           (unsigned)o->n_input_shapes);
+    if (o->default_dim < 0)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "%s: options.default_dim is %lld (0 or a size > 0)", fn,
+                           (long long)o->default_dim);
+    return OPARA_OK;
+}
+
 OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const void* data, size_t size,
                                                    const opara_onnx_options* options, opara_model** out) {
     opara__graph g;
@@ -34699,6 +34725,7 @@ OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const
     *out = NULL;
     if (!runtime || (!data && size)) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
                                                                   "opara_model_load_onnx_memory: no data") : OPARA_ERR_INVALID_ARGS;
+    if (opara__check_onnx_options(runtime, options, "opara_model_load_onnx_memory") != OPARA_OK) return OPARA_ERR_INVALID_ARGS;
     return opara__model_from_onnx_graph(runtime, opara__onnx_import(runtime, data, size, options, NULL, NULL, &g), &g, out);
 }
 
@@ -34711,6 +34738,7 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
     *out = NULL;
     if (!runtime || !path) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
                                                         "opara_model_load_onnx_file: no path") : OPARA_ERR_INVALID_ARGS;
+    if (opara__check_onnx_options(runtime, options, "opara_model_load_onnx_file") != OPARA_OK) return OPARA_ERR_INVALID_ARGS;
     return opara__model_from_onnx_graph(runtime, opara__onnx_import_file(runtime, path, options, NULL, &g), &g, out);
 }
 #endif

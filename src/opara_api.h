@@ -273,7 +273,7 @@ OPARADEF void opara_model_destroy(opara_model* model);
 
 OPARADEF uint32_t opara_model_input_count(const opara_model* model);
 OPARADEF uint32_t opara_model_output_count(const opara_model* model);
-/* OPARA_ERR_NOT_FOUND when index is out of range. */
+/* OPARA_ERR_INVALID_ARGS when model or out is NULL, OPARA_ERR_NOT_FOUND when index is out of range. */
 OPARADEF opara_result opara_model_input_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
 OPARADEF opara_result opara_model_output_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
 OPARADEF uint32_t opara_model_node_count(const opara_model* model);
@@ -476,7 +476,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 OPARADEF void opara_session_destroy(opara_session* session);
 OPARADEF uint32_t opara_session_input_count(const opara_session* session);
 OPARADEF uint32_t opara_session_output_count(const opara_session* session);
-/* Name, dtype and concrete shape (batch resolved) of input/output `index`. */
+/* Name, dtype and concrete shape (batch resolved) of input/output `index`. OPARA_ERR_INVALID_ARGS
+   when session or out is NULL, OPARA_ERR_NOT_FOUND when index is out of range (as for models). */
 OPARADEF opara_result opara_session_input_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
 OPARADEF opara_result opara_session_output_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
 /* Runs one inference: copies the inputs in, runs, copies the requested outputs out (outputs may
@@ -490,7 +491,9 @@ OPARADEF opara_result opara_session_run(opara_session* session, const opara_tens
    are not copied, and opara_session_output_data keeps the outputs of the last opara_session_run. */
 OPARADEF opara_result opara_session_run_device(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
                                                opara_tensor* outputs, uint32_t n_outputs);
-/* Output `index` of the last run, inside the session (valid until the next run or destroy). */
+/* Output `index` of the last opara_session_run, inside the session (valid until the next run or
+   destroy). NULL before the first successful opara_session_run, after a failed one (its outputs may
+   be half-written), for an index out of range and for a NULL session. */
 OPARADEF const void* opara_session_output_data(const opara_session* session, uint32_t index);
 OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, opara_plan_info* out);
 OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);

@@ -2397,6 +2397,18 @@ static opara_result opara__model_from_onnx_graph(opara_runtime* rt, opara_result
     return r;
 }
 
+/* The (pointer, count) pairs and values of the options, checked before anything is read. */
+static opara_result opara__check_onnx_options(opara_runtime* rt, const opara_onnx_options* o, const char* fn) {
+    if (!o) return OPARA_OK;
+    if (o->n_input_shapes && !o->input_shapes)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "%s: options.input_shapes is NULL but n_input_shapes is %u", fn,
+                           (unsigned)o->n_input_shapes);
+    if (o->default_dim < 0)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "%s: options.default_dim is %lld (0 or a size > 0)", fn,
+                           (long long)o->default_dim);
+    return OPARA_OK;
+}
+
 OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const void* data, size_t size,
                                                    const opara_onnx_options* options, opara_model** out) {
     opara__graph g;
@@ -2405,6 +2417,7 @@ OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const
     *out = NULL;
     if (!runtime || (!data && size)) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
                                                                   "opara_model_load_onnx_memory: no data") : OPARA_ERR_INVALID_ARGS;
+    if (opara__check_onnx_options(runtime, options, "opara_model_load_onnx_memory") != OPARA_OK) return OPARA_ERR_INVALID_ARGS;
     return opara__model_from_onnx_graph(runtime, opara__onnx_import(runtime, data, size, options, NULL, NULL, &g), &g, out);
 }
 
@@ -2417,6 +2430,7 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
     *out = NULL;
     if (!runtime || !path) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
                                                         "opara_model_load_onnx_file: no path") : OPARA_ERR_INVALID_ARGS;
+    if (opara__check_onnx_options(runtime, options, "opara_model_load_onnx_file") != OPARA_OK) return OPARA_ERR_INVALID_ARGS;
     return opara__model_from_onnx_graph(runtime, opara__onnx_import_file(runtime, path, options, NULL, &g), &g, out);
 }
 #endif
