@@ -18,6 +18,7 @@
    | OPARA_MALLOC(sz,al)    | aligned malloc   | default allocator, aligned (define OPARA_MALLOC and         |
    | OPARA_FREE(p)          | free             | OPARA_FREE together, or neither)                            |
    | OPARA_NO_STDIO         | off              | drop the functions that read or write files                 |
+   | OPARA_NO_MMAP          | off              | copy .opara files into memory instead of mapping them       |
    | OPARA_MAX_DIMS         | 8                | maximum tensor rank (the .opara format stores at most 8)    |
    | OPARA_MAX_TENSORS      | 1048576          | limits a model file may not exceed (hostile-input guards);  |
    | OPARA_MAX_NODES        | 1048576          | exceeding one gives OPARA_ERR_LIMIT_EXCEEDED                |
@@ -223,6 +224,10 @@ typedef struct opara_runtime opara_runtime;
 typedef struct opara_runtime_desc {
     opara_allocator allocator; /* zero: OPARA_MALLOC/OPARA_FREE */
     opara_logger logger;       /* zero: silent */
+    int verify_content_hash;   /* 1: every .opara load (file or memory) recomputes the header's content hash over
+                                  the whole image and refuses a mismatch with OPARA_ERR_CORRUPT (flipped weight
+                                  bytes); this reads every weight byte once at load. 0 (default): structure,
+                                  offsets, sizes and types are checked, weight values are not (docs/FORMAT.md) */
 } opara_runtime_desc;
 
 /* desc may be NULL for defaults. On failure *out is NULL. */
@@ -264,7 +269,10 @@ typedef struct opara_model_stats {
 
 #ifndef OPARA_NO_STDIO
 /* Loads a .opara file. The file is memory-mapped where the OS allows (POSIX mmap, Win32
-   MapViewOfFile) and the weights are used in place; otherwise it is read into an aligned buffer. */
+   MapViewOfFile) and the weights are used in place; otherwise (or with OPARA_NO_MMAP) it is read
+   into an aligned buffer. Only regular files load: a directory, device or FIFO is OPARA_ERR_IO, and
+   so is a file whose length changes while it is read. A mapped file must not be truncated in
+   place while the model lives (replace it by rename instead); see docs/FORMAT.md. */
 OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out);
 #endif
 /* Loads a .opara image from memory without copying: constants point into `data`, which must
@@ -812,6 +820,7 @@ struct opara_runtime {
     opara__mutex lock;       /* guards ext: sessions of this runtime may be run and destroyed on other
                                 threads while it creates another session */
     opara__runtime_ext cuda;
+    int verify_content_hash; /* opara_runtime_desc.verify_content_hash */
 };
 
 #endif /* OPARA_INTERNAL_H */
@@ -3230,6 +3239,7 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
     }
     rt->allocator = desc->allocator;
     rt->logger = desc->logger;
+    rt->verify_content_hash = desc->verify_content_hash != 0;
     *out = rt;
     return OPARA_OK;
 }
@@ -3996,6 +4006,9 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
    Fills *alignment and *hash from the header. */
 OPARA__PRIVATE opara_result opara__format_read(opara_runtime* rt, const uint8_t* data, size_t size, opara__graph* g,
                                               uint32_t* alignment, uint64_t* hash);
+/* Recomputes the content hash of an image that opara__format_read accepted over
+   [header_size, total_size) and compares it with the header's: OPARA_ERR_CORRUPT on a mismatch. */
+OPARA__PRIVATE opara_result opara__format_verify_hash(opara_runtime* rt, const uint8_t* data);
 /* Reads only the header's alignment field (0 when the header is unusable). */
 OPARA__PRIVATE uint32_t opara__format_peek_alignment(const uint8_t* data, size_t size);
 
@@ -6067,6 +6080,17 @@ static uint64_t opara__content_hash(const uint8_t* p, size_t size) {
     return h;
 }
 
+OPARA__PRIVATE opara_result opara__format_verify_hash(opara_runtime* rt, const uint8_t* data) {
+    uint32_t header_size = opara__rd_u32(data + OPARA__HDR_HEADER_SIZE);
+    uint64_t total = opara__rd_u64(data + OPARA__HDR_TOTAL_SIZE), stored = opara__rd_u64(data + OPARA__HDR_HASH);
+    uint64_t computed = opara__content_hash(data + header_size, (size_t)(total - header_size));
+    if (computed != stored)
+        return opara__fail(rt, OPARA_ERR_CORRUPT, "content hash mismatch: the header says %016llx, the %llu bytes after "
+                           "it hash to %016llx (the file was altered or damaged)", (unsigned long long)stored,
+                           (unsigned long long)(total - header_size), (unsigned long long)computed);
+    return OPARA_OK;
+}
+
 OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__graph* g, uint32_t alignment,
                                                opara__bytes* out) {
     opara__strtab t;
@@ -6355,6 +6379,7 @@ OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model) 
 /* Parses m->image into m->graph; destroys m on failure. */
 static opara_result opara__model_parse(opara_model* m, opara_model** out) {
     opara_result r = opara__format_read(m->rt, m->image, m->image_size, &m->graph, &m->alignment, &m->content_hash);
+    if (r == OPARA_OK && m->rt->verify_content_hash) r = opara__format_verify_hash(m->rt, m->image);
     if (r != OPARA_OK) {
         opara_model_destroy(m);
         return r;

@@ -15,6 +15,7 @@
    | OPARA_MALLOC(sz,al)    | aligned malloc   | default allocator, aligned (define OPARA_MALLOC and         |
    | OPARA_FREE(p)          | free             | OPARA_FREE together, or neither)                            |
    | OPARA_NO_STDIO         | off              | drop the functions that read or write files                 |
+   | OPARA_NO_MMAP          | off              | copy .opara files into memory instead of mapping them       |
    | OPARA_MAX_DIMS         | 8                | maximum tensor rank (the .opara format stores at most 8)    |
    | OPARA_MAX_TENSORS      | 1048576          | limits a model file may not exceed (hostile-input guards);  |
    | OPARA_MAX_NODES        | 1048576          | exceeding one gives OPARA_ERR_LIMIT_EXCEEDED                |
@@ -220,6 +221,10 @@ typedef struct opara_runtime opara_runtime;
 typedef struct opara_runtime_desc {
     opara_allocator allocator; /* zero: OPARA_MALLOC/OPARA_FREE */
     opara_logger logger;       /* zero: silent */
+    int verify_content_hash;   /* 1: every .opara load (file or memory) recomputes the header's content hash over
+                                  the whole image and refuses a mismatch with OPARA_ERR_CORRUPT (flipped weight
+                                  bytes); this reads every weight byte once at load. 0 (default): structure,
+                                  offsets, sizes and types are checked, weight values are not (docs/FORMAT.md) */
 } opara_runtime_desc;
 
 /* desc may be NULL for defaults. On failure *out is NULL. */
@@ -261,7 +266,10 @@ typedef struct opara_model_stats {
 
 #ifndef OPARA_NO_STDIO
 /* Loads a .opara file. The file is memory-mapped where the OS allows (POSIX mmap, Win32
-   MapViewOfFile) and the weights are used in place; otherwise it is read into an aligned buffer. */
+   MapViewOfFile) and the weights are used in place; otherwise (or with OPARA_NO_MMAP) it is read
+   into an aligned buffer. Only regular files load: a directory, device or FIFO is OPARA_ERR_IO, and
+   so is a file whose length changes while it is read. A mapped file must not be truncated in
+   place while the model lives (replace it by rename instead); see docs/FORMAT.md. */
 OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out);
 #endif
 /* Loads a .opara image from memory without copying: constants point into `data`, which must

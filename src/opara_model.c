@@ -245,6 +245,7 @@ OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model) 
 /* Parses m->image into m->graph; destroys m on failure. */
 static opara_result opara__model_parse(opara_model* m, opara_model** out) {
     opara_result r = opara__format_read(m->rt, m->image, m->image_size, &m->graph, &m->alignment, &m->content_hash);
+    if (r == OPARA_OK && m->rt->verify_content_hash) r = opara__format_verify_hash(m->rt, m->image);
     if (r != OPARA_OK) {
         opara_model_destroy(m);
         return r;

@@ -73,6 +73,9 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
    Fills *alignment and *hash from the header. */
 OPARA__PRIVATE opara_result opara__format_read(opara_runtime* rt, const uint8_t* data, size_t size, opara__graph* g,
                                               uint32_t* alignment, uint64_t* hash);
+/* Recomputes the content hash of an image that opara__format_read accepted over
+   [header_size, total_size) and compares it with the header's: OPARA_ERR_CORRUPT on a mismatch. */
+OPARA__PRIVATE opara_result opara__format_verify_hash(opara_runtime* rt, const uint8_t* data);
 /* Reads only the header's alignment field (0 when the header is unusable). */
 OPARA__PRIVATE uint32_t opara__format_peek_alignment(const uint8_t* data, size_t size);
 

@@ -245,7 +245,77 @@ OT_TEST(missing_file_says_no_such_file) {
     check_refused(T, path, "No such file");
 }
 
+/* ---- the opt-in content-hash check ------------------------------------------------------------ */
+
+static uint64_t rd64(const uint8_t* p) {
+    uint64_t v = 0;
+    int i;
+    for (i = 7; i >= 0; --i) v = v << 8 | p[i];
+    return v;
+}
+
+/* The fixture image with one weight byte flipped (data_off at header offset 152, docs/FORMAT.md),
+   in a malloc'd buffer whose 64-byte aligned start is aligned_start(buffer). */
+static uint8_t* aligned_start(uint8_t* raw) { return raw + ((64 - ((uintptr_t)raw & 63)) & 63); }
+
+static uint8_t* flipped_image(opara_runtime* rt, size_t* size) {
+    void* image = NULL;
+    uint8_t *raw = NULL, *aligned;
+    if (fixture_image(rt, &image, size) == OPARA_OK && (raw = (uint8_t*)malloc(*size + 64)) != NULL) {
+        aligned = aligned_start(raw);
+        memcpy(aligned, image, *size);
+        aligned[rd64(aligned + 152) + 5] ^= 0x10; /* inside w1, the first constant */
+    }
+    opara_free(rt, image);
+    return raw;
+}
+
+static opara_runtime* runtime_verifying(int verify) {
+    opara_runtime_desc d;
+    opara_runtime* rt = NULL;
+    memset(&d, 0, sizeof d);
+    d.verify_content_hash = verify;
+    return opara_runtime_create(&d, &rt) == OPARA_OK ? rt : NULL;
+}
+
+OT_TEST(flipped_weight_byte_is_refused_when_verifying) {
+    opara_runtime* plain = runtime_verifying(0);
+    opara_runtime* verifying = runtime_verifying(1);
+    opara_model* m = NULL;
+    size_t size = 0;
+    uint8_t* raw;
+    const uint8_t* image;
+    REQUIRE(plain && verifying);
+    raw = flipped_image(plain, &size);
+    REQUIRE(raw != NULL);
+    image = aligned_start(raw);
+    /* default: structure only, so the damaged weight loads (documented) */
+    CHECK_EQ(opara_model_load_memory(plain, image, size, &m), OPARA_OK);
+    opara_model_destroy(m);
+    m = (opara_model*)raw;
+    CHECK_EQ(opara_model_load_memory(verifying, image, size, &m), OPARA_ERR_CORRUPT);
+    CHECK(m == NULL);
+    CHECK(strstr(opara_runtime_last_error(verifying), "content hash mismatch") != NULL);
+    /* the same through a file */
+    REQUIRE(write_file(g_opara, image, size));
+    CHECK_EQ(opara_model_load_file(verifying, g_opara, &m), OPARA_ERR_CORRUPT);
+    free(raw);
+    opara_runtime_destroy(plain);
+    opara_runtime_destroy(verifying);
+}
+
+OT_TEST(intact_model_loads_when_verifying) {
+    opara_runtime* rt = runtime_verifying(1);
+    opara_model* m = NULL;
+    REQUIRE(rt && write_fixtures(rt));
+    CHECK_EQ(opara_model_load_file(rt, g_opara, &m), OPARA_OK);
+    opara_model_destroy(m);
+    opara_runtime_destroy(rt);
+}
+
 static const opara_test_case tests[] = {
+    OT_CASE(flipped_weight_byte_is_refused_when_verifying),
+    OT_CASE(intact_model_loads_when_verifying),
     OT_CASE(unchanged_files_load_through_the_read_path),
     OT_CASE(opara_file_that_grows_while_read_is_refused),
     OT_CASE(opara_file_that_shrinks_while_read_is_refused),
