@@ -24,6 +24,16 @@ once() {
 once "a missing model is reported once" "missing.opara" "$opara" run "$work/missing.opara" --iters 1
 once "a missing model says why" "No such file" "$opara" run "$work/missing.opara" --iters 1
 
+# a FIFO is not a model: refused at once (opening it used to block until a writer came)
+rm -f "$work/fifo.opara"
+if mkfifo "$work/fifo.opara" 2>/dev/null && command -v timeout > /dev/null; then
+    once "info on a FIFO is refused without blocking" "not a regular file" timeout 20 "$opara" info "$work/fifo.opara"
+    rm -f "$work/fifo.opara"
+else
+    echo "SKIP the FIFO check: no mkfifo or timeout here"; skip=$((skip + 1))
+fi
+once "info on a directory says it is one" "is a directory" "$opara" info "$work"
+
 model=${ZOO:-build/zoo}/squeezenet.onnx
 if [ -f "$model" ]; then
     once "a missing --input file says so" "cannot read $work/missing.npy: No such file" \

@@ -245,6 +245,11 @@ static opara_result node_without_inputs(fx* f) {
     opara_builder_add_output(f->b, "y");
     return opara_builder_finish(f->b, &f->out_m);
 }
+/* A zero-element constant needs no data: dims [2,0], data NULL, size 0. */
+static opara_result empty_constant(fx* f) {
+    static const int64_t empty[2] = {2, 0};
+    return opara_builder_add_constant(f->b, "c", OPARA_DTYPE_F32, 2, empty, NULL, 0);
+}
 /* A valid model saved to path. */
 static opara_result save_to(fx* f, const char* path) {
     opara_builder_add_input(f->b, "x", OPARA_DTYPE_F32, 2, k_dims2);
@@ -403,6 +408,7 @@ static opara_result output_data_after_failed_run(fx* f) {
     X(add_constant_rank_with_null_dims, OPARA_ERR_INVALID_ARGS, opara_builder_add_constant(f->b, "c", OPARA_DTYPE_F32, 2, NULL, k_six, sizeof k_six)) \
     X(add_constant_size_mismatch,       OPARA_ERR_BAD_DTYPE, constant_then_finish(f, k_six, sizeof k_six - 4)) \
     X(add_constant_data_with_size_0,    OPARA_ERR_BAD_DTYPE, constant_then_finish(f, k_six, 0)) \
+    X(add_constant_empty_null_data,     OPARA_OK, empty_constant(f)) \
     X(add_node_null_builder,            OPARA_ERR_INVALID_ARGS, opara_builder_add_node(NULL, "Relu", "r", 1, k_x, 1, k_y, 0, NULL)) \
     X(add_node_null_op,                 OPARA_ERR_INVALID_ARGS, opara_builder_add_node(f->b, NULL, "r", 1, k_x, 1, k_y, 0, NULL)) \
     X(add_node_null_name_is_fine,       OPARA_OK, opara_builder_add_node(f->b, "Relu", NULL, 1, k_x, 1, k_y, 0, NULL)) \
@@ -448,7 +454,7 @@ static opara_result output_data_after_failed_run(fx* f) {
     X(session_create_budget_negative,   OPARA_ERR_INVALID_ARGS, session_with(f, desc_budget(-1.0))) \
     X(session_create_budget_nan,        OPARA_ERR_INVALID_ARGS, session_with(f, desc_budget(nan("")))) \
     X(session_create_batch_negative,    OPARA_ERR_INVALID_ARGS, session_with(f, desc_batch(-2))) \
-    X(session_create_desc_null_is_fine, OPARA_OK, session_cpu_default(f)) \
+    X(session_create_cpu_one_thread,    OPARA_OK, session_cpu_default(f)) \
     /* session queries */ \
     X(session_destroy_null,             OPARA_OK, VOID(opara_session_destroy(NULL))) \
     X(session_input_count_null,         OPARA_OK, IS(opara_session_input_count(NULL) == 0)) \

@@ -1,6 +1,9 @@
 /* Loading a model for any subcommand: a file that starts with the .opara magic is a .opara model;
    otherwise a name ending in .opara gets the .opara loader's "bad magic" error (not a confusing
    protobuf one), and anything else is read as ONNX. */
+#if !defined(_WIN32)
+#  include <sys/stat.h>
+#endif
 
 static int cli_has_suffix(const char* s, const char* suffix) {
     size_t n = strlen(s), k = strlen(suffix);
@@ -9,7 +12,12 @@ static int cli_has_suffix(const char* s, const char* suffix) {
 
 static int cli_starts_with_magic(const char* path) {
     unsigned char magic[OPARA__FORMAT_MAGIC_SIZE];
-    FILE* f = fopen(path, "rb");
+    FILE* f;
+#if !defined(_WIN32)
+    struct stat st; /* opening a FIFO would block: only regular files are sniffed (the loader refuses the rest) */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+#endif
+    f = fopen(path, "rb");
     size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
     if (f) fclose(f);
     return got == sizeof magic && memcmp(magic, OPARA__FORMAT_MAGIC, sizeof magic) == 0;
