@@ -6435,12 +6435,28 @@ OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void
 #if !defined(OPARA_NO_STDIO)
 /* ---- reading a file once -------------------------------------------------------------------- */
 
-/* Sizes an open file once. Only regular files qualify: a directory reads as LONG_MAX bytes or
-   fails, a device or pipe has no size (/dev/zero reads as 0 and yields bytes forever). */
-static opara_result opara__file_size(opara_runtime* rt, FILE* f, const char* path, size_t* size) {
+/* An open file: a POSIX descriptor (opened without blocking, so a FIFO without a writer cannot
+   hang the call; plain open/fstat/read need no feature macros beyond what mmap needs), else stdio. */
+typedef struct opara__rfile {
 #if defined(OPARA__HAVE_FSTAT)
+    int fd;
+#else
+    FILE* f;
+#endif
+} opara__rfile;
+
+#if defined(OPARA__HAVE_FSTAT)
+static int opara__rfile_open(opara__rfile* f, const char* path) {
+    f->fd = open(path, O_RDONLY | O_NONBLOCK);
+    return f->fd >= 0;
+}
+static void opara__rfile_close(opara__rfile* f) { close(f->fd); }
+
+/* Only regular files qualify: a directory reads as LONG_MAX bytes or fails, a device or pipe has
+   no size (/dev/zero says 0 and yields bytes forever). */
+static opara_result opara__rfile_size(opara_runtime* rt, opara__rfile* f, const char* path, size_t* size) {
     struct stat st;
-    if (fstat(fileno(f), &st) != 0) return opara__fail(rt, OPARA_ERR_IO, "cannot determine the size of '%s'", path);
+    if (fstat(f->fd, &st) != 0) return opara__fail(rt, OPARA_ERR_IO, "cannot determine the size of '%s'", path);
     if (S_ISDIR(st.st_mode)) return opara__fail(rt, OPARA_ERR_IO, "'%s' is a directory, not a model file", path);
     if (!S_ISREG(st.st_mode))
         return opara__fail(rt, OPARA_ERR_IO, "'%s' is not a regular file (a device, pipe or socket); read it into "
@@ -6449,73 +6465,88 @@ static opara_result opara__file_size(opara_runtime* rt, FILE* f, const char* pat
         return opara__fail(rt, OPARA_ERR_IO, "'%s' is too large for this address space", path);
     *size = (size_t)st.st_size;
     return OPARA_OK;
+}
+
+/* Reads up to n bytes (fewer only at the end of the file); 0 on a read error. */
+static int opara__rfile_read(opara__rfile* f, uint8_t* dst, size_t n, size_t* got) {
+    *got = 0;
+    while (*got < n) {
+        size_t chunk = n - *got < ((size_t)1 << 30) ? n - *got : ((size_t)1 << 30);
+        ssize_t k = read(f->fd, dst + *got, chunk);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return 0;
+        if (k == 0) break;
+        *got += (size_t)k;
+    }
+    return 1;
+}
 #else
+static int opara__rfile_open(opara__rfile* f, const char* path) {
+    f->f = fopen(path, "rb");
+    if (f->f) setvbuf(f->f, NULL, _IONBF, 0); /* reads go straight into the buffer, each one to the file */
+    return f->f != NULL;
+}
+static void opara__rfile_close(opara__rfile* f) { fclose(f->f); }
+
+static opara_result opara__rfile_size(opara_runtime* rt, opara__rfile* f, const char* path, size_t* size) {
     long n;
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 || n == LONG_MAX)
+    if (fseek(f->f, 0, SEEK_END) != 0 || (n = ftell(f->f)) < 0 || fseek(f->f, 0, SEEK_SET) != 0 || n == LONG_MAX)
         return opara__fail(rt, OPARA_ERR_IO, "cannot determine the size of '%s' (a directory or not a regular file?)",
                            path);
     *size = (size_t)n;
     return OPARA_OK;
-#endif
 }
+
+static int opara__rfile_read(opara__rfile* f, uint8_t* dst, size_t n, size_t* got) {
+    *got = fread(dst, 1, n, f->f);
+    return !ferror(f->f);
+}
+#endif
 
 /* Reads exactly `size` more bytes, then checks that the file ends there: a file truncated or
    extended since it was sized (an editor rewriting it in place) is refused, not half-read. */
-static opara_result opara__file_read_rest(opara_runtime* rt, FILE* f, const char* path, uint8_t* dst, size_t done,
-                                          size_t size) {
-    size_t got = done + fread(dst + done, 1, size - done, f);
-    if (ferror(f)) return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
+static opara_result opara__rfile_read_rest(opara_runtime* rt, opara__rfile* f, const char* path, uint8_t* dst,
+                                           size_t done, size_t size) {
+    uint8_t probe;
+    size_t got, more;
+    if (!opara__rfile_read(f, dst + done, size - done, &got)) return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    got += done;
     if (got != size)
         return opara__fail(rt, OPARA_ERR_IO, "'%s' changed while being read: it was %zu bytes, %zu could be read",
                            path, size, got);
-    if (fgetc(f) != EOF)
+    if (!opara__rfile_read(f, &probe, 1, &more)) return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    if (more)
         return opara__fail(rt, OPARA_ERR_IO, "'%s' changed while being read: it was %zu bytes and now holds more",
                            path, size);
     return OPARA_OK;
 }
 
-/* fopen, except that a FIFO without a writer cannot block the call (POSIX opens without
-   waiting; opara__file_size then refuses anything that is not a regular file). */
-static FILE* opara__open_for_reading(const char* path) {
-#if defined(OPARA__HAVE_FSTAT)
-    FILE* f;
-    int fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return NULL;
-    f = fdopen(fd, "rb");
-    if (!f) close(fd);
-    return f;
-#else
-    return fopen(path, "rb");
-#endif
-}
-
 OPARA__PRIVATE opara_result opara__read_file_once(opara_runtime* rt, const char* path, opara__head_alignment_fn align,
                                                  uint8_t** data, size_t* size) {
     uint8_t head[OPARA__FORMAT_HEADER_SIZE];
-    size_t n = 0, got, alignment = 16;
+    size_t n = 0, got = 0, alignment = 16;
     opara_result r;
-    FILE* f = opara__open_for_reading(path);
+    opara__rfile f;
     *data = NULL;
     *size = 0;
-    if (!f) return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    r = opara__file_size(rt, f, path, &n);
-    if (r == OPARA_OK && setvbuf(f, NULL, _IONBF, 0) != 0) /* big reads go straight into the buffer */
+    if (!opara__rfile_open(&f, path)) return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    r = opara__rfile_size(rt, &f, path, &n);
+    if (r == OPARA_OK && !opara__rfile_read(&f, head, n < sizeof head ? n : sizeof head, &got)) /* never past the size */
         r = opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
     if (r != OPARA_OK) {
-        fclose(f);
+        opara__rfile_close(&f);
         return r;
     }
-    got = fread(head, 1, n < sizeof head ? n : sizeof head, f); /* never more than the size */
     if (align) alignment = align(head, got);
     if (!opara__is_pow2(alignment) || alignment > OPARA__FORMAT_MAX_ALIGN) alignment = OPARA__DEFAULT_ALIGN;
     *data = (uint8_t*)opara__alloc_aligned(&rt->allocator, n + 1, alignment);
     if (!*data) {
-        fclose(f);
+        opara__rfile_close(&f);
         return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%zu bytes)", path, n);
     }
     memcpy(*data, head, got);
-    r = opara__file_read_rest(rt, f, path, *data, got, n);
-    fclose(f);
+    r = opara__rfile_read_rest(rt, &f, path, *data, got, n);
+    opara__rfile_close(&f);
     if (r != OPARA_OK) {
         opara__free(rt, *data);
         *data = NULL;
