@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- the objects a row may use: made fresh for every row -------------------------------------- */
@@ -64,7 +65,7 @@ typedef struct fx {
 } fx;
 
 static char g_dir[] = "/tmp/opara_api_misuse_XXXXXX";
-static char g_model_path[128], g_onnx_path[128], g_absent[128], g_out_path[128];
+static char g_model_path[128], g_onnx_path[128], g_absent[128], g_out_path[128], g_fifo[128];
 static pbw g_onnx;
 
 static opara_tensor tensor(const char* name, int32_t rank, const int64_t* dims, void* data) {
@@ -343,6 +344,7 @@ static opara_result output_data_after_failed_run(fx* f) {
     X(load_file_missing,                OPARA_ERR_IO, opara_model_load_file(f->rt, g_absent, &f->out_m)) \
     X(load_file_directory,              OPARA_ERR_IO, opara_model_load_file(f->rt, g_dir, &f->out_m)) \
     X(load_file_dev_zero,               OPARA_ERR_IO, opara_model_load_file(f->rt, "/dev/zero", &f->out_m)) \
+    X(load_file_fifo,                   OPARA_ERR_IO, opara_model_load_file(f->rt, g_fifo, &f->out_m)) \
     X(load_file_ok,                     OPARA_OK, opara_model_load_file(f->rt, g_model_path, &f->out_m)) \
     X(load_memory_null_runtime,         OPARA_ERR_INVALID_ARGS, opara_model_load_memory(NULL, f->image, f->image_size, &f->out_m)) \
     X(load_memory_null_data_with_size,  OPARA_ERR_INVALID_ARGS, opara_model_load_memory(f->rt, NULL, f->image_size, &f->out_m)) \
@@ -369,6 +371,7 @@ static opara_result output_data_after_failed_run(fx* f) {
     X(onnx_file_missing,                OPARA_ERR_IO, opara_model_load_onnx_file(f->rt, g_absent, NULL, &f->out_m)) \
     X(onnx_file_directory,              OPARA_ERR_IO, opara_model_load_onnx_file(f->rt, g_dir, NULL, &f->out_m)) \
     X(onnx_file_dev_zero,               OPARA_ERR_IO, opara_model_load_onnx_file(f->rt, "/dev/zero", NULL, &f->out_m)) \
+    X(onnx_file_fifo,                   OPARA_ERR_IO, opara_model_load_onnx_file(f->rt, g_fifo, NULL, &f->out_m)) \
     X(onnx_file_ok,                     OPARA_OK, onnx_file(f, NULL)) \
     /* model queries */ \
     X(model_destroy_null,               OPARA_OK, VOID(opara_model_destroy(NULL))) \
@@ -641,9 +644,11 @@ int main(int argc, char** argv) {
     snprintf(g_onnx_path, sizeof g_onnx_path, "%s/model.onnx", g_dir);
     snprintf(g_absent, sizeof g_absent, "%s/absent.opara", g_dir);
     snprintf(g_out_path, sizeof g_out_path, "%s/out.txt", g_dir);
+    snprintf(g_fifo, sizeof g_fifo, "%s/fifo.opara", g_dir);
     g_onnx = relu_onnx();
     ok = opara_runtime_create(NULL, &rt) == OPARA_OK && fixture_image(rt, &image, &size) == OPARA_OK &&
-         write_file(g_model_path, image, size) && write_file(g_onnx_path, g_onnx.d, g_onnx.n);
+         write_file(g_model_path, image, size) && write_file(g_onnx_path, g_onnx.d, g_onnx.n) &&
+         mkfifo(g_fifo, 0600) == 0; /* no writer ever opens it: a blocking open would hang the row */
     opara_free(rt, image);
     opara_runtime_destroy(rt);
     if (!ok) {
@@ -654,6 +659,7 @@ int main(int argc, char** argv) {
     remove(g_model_path);
     remove(g_onnx_path);
     remove(g_out_path);
+    remove(g_fifo);
     rmdir(g_dir);
     free(g_onnx.d);
     return rc;

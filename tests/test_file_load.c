@@ -6,8 +6,8 @@
    size query and before the read) rewrites the file.
 
    Built with OPARA_NO_MMAP so that .opara files take the read path too (with mmap, a regular
-   file is mapped and never read). Directory, device and FIFO refusals of the mmap build are rows
-   of test_api_misuse. */
+   file is mapped and never read). Directory, device and FIFO refusals of the default (mmap) build
+   are rows of test_api_misuse. */
 #if !defined(_WIN32)
 #  define _GNU_SOURCE /* mkdtemp, mkfifo, truncate: the test's own fixture */
 #endif
