@@ -18,6 +18,7 @@
    | OPARA_MALLOC(sz,al)    | aligned malloc   | default allocator, aligned (define OPARA_MALLOC and         |
    | OPARA_FREE(p)          | free             | OPARA_FREE together, or neither)                            |
    | OPARA_NO_STDIO         | off              | drop the functions that read or write files                 |
+   | OPARA_NO_MMAP          | off              | copy .opara files into memory instead of mapping them       |
    | OPARA_MAX_DIMS         | 8                | maximum tensor rank (the .opara format stores at most 8)    |
    | OPARA_MAX_TENSORS      | 1048576          | limits a model file may not exceed (hostile-input guards);  |
    | OPARA_MAX_NODES        | 1048576          | exceeding one gives OPARA_ERR_LIMIT_EXCEEDED                |
@@ -224,6 +225,10 @@ typedef struct opara_runtime opara_runtime;
 typedef struct opara_runtime_desc {
     opara_allocator allocator; /* zero: OPARA_MALLOC/OPARA_FREE */
     opara_logger logger;       /* zero: silent */
+    int verify_content_hash;   /* 1: every .opara load (file or memory) recomputes the header's content hash over
+                                  the whole image and refuses a mismatch with OPARA_ERR_CORRUPT (flipped weight
+                                  bytes); this reads every weight byte once at load. 0 (default): structure,
+                                  offsets, sizes and types are checked, weight values are not (docs/FORMAT.md) */
 } opara_runtime_desc;
 
 /* desc may be NULL for defaults. On failure *out is NULL. */
@@ -265,7 +270,10 @@ typedef struct opara_model_stats {
 
 #ifndef OPARA_NO_STDIO
 /* Loads a .opara file. The file is memory-mapped where the OS allows (POSIX mmap, Win32
-   MapViewOfFile) and the weights are used in place; otherwise it is read into an aligned buffer. */
+   MapViewOfFile) and the weights are used in place; otherwise (or with OPARA_NO_MMAP) it is read
+   into an aligned buffer. Only regular files load: a directory, device or FIFO is OPARA_ERR_IO, and
+   so is a file whose length changes while it is read. A mapped file must not be truncated in
+   place while the model lives (replace it by rename instead); see docs/FORMAT.md. */
 OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out);
 #endif
 /* Loads a .opara image from memory without copying: constants point into `data`, which must
@@ -284,7 +292,7 @@ OPARADEF void opara_model_destroy(opara_model* model);
 
 OPARADEF uint32_t opara_model_input_count(const opara_model* model);
 OPARADEF uint32_t opara_model_output_count(const opara_model* model);
-/* OPARA_ERR_NOT_FOUND when index is out of range. */
+/* OPARA_ERR_INVALID_ARGS when model or out is NULL, OPARA_ERR_NOT_FOUND when index is out of range. */
 OPARADEF opara_result opara_model_input_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
 OPARADEF opara_result opara_model_output_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
 OPARADEF uint32_t opara_model_node_count(const opara_model* model);
@@ -495,7 +503,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 OPARADEF void opara_session_destroy(opara_session* session);
 OPARADEF uint32_t opara_session_input_count(const opara_session* session);
 OPARADEF uint32_t opara_session_output_count(const opara_session* session);
-/* Name, dtype and concrete shape (batch resolved) of input/output `index`. */
+/* Name, dtype and concrete shape (batch resolved) of input/output `index`. OPARA_ERR_INVALID_ARGS
+   when session or out is NULL, OPARA_ERR_NOT_FOUND when index is out of range (as for models). */
 OPARADEF opara_result opara_session_input_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
 OPARADEF opara_result opara_session_output_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
 /* Runs one inference: copies the inputs in, runs, copies the requested outputs out (outputs may
@@ -509,7 +518,9 @@ OPARADEF opara_result opara_session_run(opara_session* session, const opara_tens
    are not copied, and opara_session_output_data keeps the outputs of the last opara_session_run. */
 OPARADEF opara_result opara_session_run_device(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
                                                opara_tensor* outputs, uint32_t n_outputs);
-/* Output `index` of the last run, inside the session (valid until the next run or destroy). */
+/* Output `index` of the last opara_session_run, inside the session (valid until the next run or
+   destroy). NULL before the first successful opara_session_run, after a failed one (its outputs may
+   be half-written), for an index out of range and for a NULL session. */
 OPARADEF const void* opara_session_output_data(const opara_session* session, uint32_t index);
 OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, opara_plan_info* out);
 OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);
@@ -832,6 +843,7 @@ struct opara_runtime {
     opara__mutex lock;       /* guards ext: sessions of this runtime may be run and destroyed on other
                                 threads while it creates another session */
     opara__runtime_ext cuda;
+    int verify_content_hash; /* opara_runtime_desc.verify_content_hash */
 };
 
 #endif /* OPARA_INTERNAL_H */
@@ -3049,7 +3061,7 @@ static const char* opara__level_name(opara_log_level level) {
 OPARADEF void opara_log_stderr(opara_log_level level, opara_log_item item, const char* message, void* user_data) {
     (void)item;
     (void)user_data;
-    fprintf(stderr, "opara: %s: %s\n", opara__level_name(level), message);
+    fprintf(stderr, "opara: %s: %s\n", opara__level_name(level), message ? message : "");
 }
 #endif
 
@@ -3233,6 +3245,7 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
     }
     rt->allocator = desc->allocator;
     rt->logger = desc->logger;
+    rt->verify_content_hash = desc->verify_content_hash != 0;
     *out = rt;
     return OPARA_OK;
 }
@@ -4030,8 +4043,22 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
    Fills *alignment and *hash from the header. */
 OPARA__PRIVATE opara_result opara__format_read(opara_runtime* rt, const uint8_t* data, size_t size, opara__graph* g,
                                               uint32_t* alignment, uint64_t* hash);
+/* Recomputes the content hash of an image that opara__format_read accepted over
+   [header_size, total_size) and compares it with the header's: OPARA_ERR_CORRUPT on a mismatch. */
+OPARA__PRIVATE opara_result opara__format_verify_hash(opara_runtime* rt, const uint8_t* data);
 /* Reads only the header's alignment field (0 when the header is unusable). */
 OPARA__PRIVATE uint32_t opara__format_peek_alignment(const uint8_t* data, size_t size);
+
+#ifndef OPARA_NO_STDIO
+/* Reads a whole regular file into a buffer from the runtime's allocator (free with opara__free),
+   aligned to align(first bytes) (NULL or 0: 16). The file is sized once and at most that many
+   bytes are read; a file that is not regular (directory, device, pipe) or that holds more or fewer
+   bytes than its size said (rewritten while being read) is OPARA_ERR_IO, never a short or
+   overlong buffer. */
+typedef uint32_t (*opara__head_alignment_fn)(const uint8_t* head, size_t size);
+OPARA__PRIVATE opara_result opara__read_file_once(opara_runtime* rt, const char* path, opara__head_alignment_fn align,
+                                                 uint8_t** data, size_t* size);
+#endif
 
 /* Semantic checks shared by the loader, the builder and the converter: names, kinds, constant
    sizes against dtype and shape, producers, graph inputs/outputs, per-op attribute types,
@@ -5052,7 +5079,9 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     const opara__node* n = &g->nodes[node];
     opara_dtype in0 = n->n_inputs && n->inputs[0] >= 0 ? dt[n->inputs[0]] : OPARA_DTYPE_UNDEFINED, out = in0;
     uint32_t k;
-    if (n->n_inputs == 0 || n->inputs[0] < 0) return opara__dtype_fail(rt, g, node, "input 0 is missing");
+    if (n->n_inputs == 0 || n->inputs[0] < 0) /* the graph's structure, not a data type, is wrong */
+        return opara__fail(rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): input 0 is missing", node, n->name ? n->name : "",
+                           opara__op_name(n->op));
     switch (n->op) {
     case OPARA__OP_CAST:
     {
@@ -6135,6 +6164,17 @@ static uint64_t opara__content_hash(const uint8_t* p, size_t size) {
     return h;
 }
 
+OPARA__PRIVATE opara_result opara__format_verify_hash(opara_runtime* rt, const uint8_t* data) {
+    uint32_t header_size = opara__rd_u32(data + OPARA__HDR_HEADER_SIZE);
+    uint64_t total = opara__rd_u64(data + OPARA__HDR_TOTAL_SIZE), stored = opara__rd_u64(data + OPARA__HDR_HASH);
+    uint64_t computed = opara__content_hash(data + header_size, (size_t)(total - header_size));
+    if (computed != stored)
+        return opara__fail(rt, OPARA_ERR_CORRUPT, "content hash mismatch: the header says %016llx, the %llu bytes after "
+                           "it hash to %016llx (the file was altered or damaged)", (unsigned long long)stored,
+                           (unsigned long long)(total - header_size), (unsigned long long)computed);
+    return OPARA_OK;
+}
+
 OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__graph* g, uint32_t alignment,
                                                opara__bytes* out) {
     opara__strtab t;
@@ -6181,16 +6221,22 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
 /* #include "opara_model.h" (inlined above) */
 
 #if !defined(OPARA_NO_STDIO)
+#  include <errno.h>
 #  include <stdio.h>
 #  if defined(_WIN32)
 #    define WIN32_LEAN_AND_MEAN
 #    include <windows.h>
 #  elif defined(__unix__) || defined(__APPLE__)
 #    include <fcntl.h>
-#    include <sys/mman.h>
 #    include <sys/stat.h>
 #    include <unistd.h>
-#    define OPARA__HAVE_MMAP 1
+#    define OPARA__HAVE_FSTAT 1
+/* OPARA_NO_MMAP: always copy .opara files into memory (then a file rewritten in place while the
+   model lives cannot fault the process; see opara_model_load_file). */
+#    if !defined(OPARA_NO_MMAP)
+#      include <sys/mman.h>
+#      define OPARA__HAVE_MMAP 1
+#    endif
 #  endif
 #endif
 
@@ -6431,6 +6477,7 @@ OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model) 
 /* Parses m->image into m->graph; destroys m on failure. */
 static opara_result opara__model_parse(opara_model* m, opara_model** out) {
     opara_result r = opara__format_read(m->rt, m->image, m->image_size, &m->graph, &m->alignment, &m->content_hash);
+    if (r == OPARA_OK && m->rt->verify_content_hash) r = opara__format_verify_hash(m->rt, m->image);
     if (r != OPARA_OK) {
         opara_model_destroy(m);
         return r;
@@ -6484,33 +6531,136 @@ OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void
 }
 
 #if !defined(OPARA_NO_STDIO)
+/* ---- reading a file once -------------------------------------------------------------------- */
+
+/* An open file: a POSIX descriptor (opened without blocking, so a FIFO without a writer cannot
+   hang the call; plain open/fstat/read need no feature macros beyond what mmap needs), else stdio. */
+typedef struct opara__rfile {
+#if defined(OPARA__HAVE_FSTAT)
+    int fd;
+#else
+    FILE* f;
+#endif
+} opara__rfile;
+
+#if defined(OPARA__HAVE_FSTAT)
+static int opara__rfile_open(opara__rfile* f, const char* path) {
+    f->fd = open(path, O_RDONLY | O_NONBLOCK);
+    return f->fd >= 0;
+}
+static void opara__rfile_close(opara__rfile* f) { close(f->fd); }
+
+/* Only regular files qualify: a directory reads as LONG_MAX bytes or fails, a device or pipe has
+   no size (/dev/zero says 0 and yields bytes forever). */
+static opara_result opara__rfile_size(opara_runtime* rt, opara__rfile* f, const char* path, size_t* size) {
+    struct stat st;
+    if (fstat(f->fd, &st) != 0) return opara__fail(rt, OPARA_ERR_IO, "cannot determine the size of '%s'", path);
+    if (S_ISDIR(st.st_mode)) return opara__fail(rt, OPARA_ERR_IO, "'%s' is a directory, not a model file", path);
+    if (!S_ISREG(st.st_mode))
+        return opara__fail(rt, OPARA_ERR_IO, "'%s' is not a regular file (a device, pipe or socket); read it into "
+                           "memory and load that", path);
+    if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)((size_t)-1 - 1))
+        return opara__fail(rt, OPARA_ERR_IO, "'%s' is too large for this address space", path);
+    *size = (size_t)st.st_size;
+    return OPARA_OK;
+}
+
+/* Reads up to n bytes (fewer only at the end of the file); 0 on a read error. */
+static int opara__rfile_read(opara__rfile* f, uint8_t* dst, size_t n, size_t* got) {
+    *got = 0;
+    while (*got < n) {
+        size_t chunk = n - *got < ((size_t)1 << 30) ? n - *got : ((size_t)1 << 30);
+        ssize_t k = read(f->fd, dst + *got, chunk);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return 0;
+        if (k == 0) break;
+        *got += (size_t)k;
+    }
+    return 1;
+}
+#else
+static int opara__rfile_open(opara__rfile* f, const char* path) {
+    f->f = fopen(path, "rb");
+    if (f->f) setvbuf(f->f, NULL, _IONBF, 0); /* reads go straight into the buffer, each one to the file */
+    return f->f != NULL;
+}
+static void opara__rfile_close(opara__rfile* f) { fclose(f->f); }
+
+static opara_result opara__rfile_size(opara_runtime* rt, opara__rfile* f, const char* path, size_t* size) {
+    long n;
+    if (fseek(f->f, 0, SEEK_END) != 0 || (n = ftell(f->f)) < 0 || fseek(f->f, 0, SEEK_SET) != 0 || n == LONG_MAX)
+        return opara__fail(rt, OPARA_ERR_IO, "cannot determine the size of '%s' (a directory or not a regular file?)",
+                           path);
+    *size = (size_t)n;
+    return OPARA_OK;
+}
+
+static int opara__rfile_read(opara__rfile* f, uint8_t* dst, size_t n, size_t* got) {
+    *got = fread(dst, 1, n, f->f);
+    return !ferror(f->f);
+}
+#endif
+
+/* Reads exactly `size` more bytes, then checks that the file ends there: a file truncated or
+   extended since it was sized (an editor rewriting it in place) is refused, not half-read. */
+static opara_result opara__rfile_read_rest(opara_runtime* rt, opara__rfile* f, const char* path, uint8_t* dst,
+                                           size_t done, size_t size) {
+    uint8_t probe;
+    size_t got, more;
+    if (!opara__rfile_read(f, dst + done, size - done, &got)) return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    got += done;
+    if (got != size)
+        return opara__fail(rt, OPARA_ERR_IO, "'%s' changed while being read: it was %zu bytes, %zu could be read",
+                           path, size, got);
+    if (!opara__rfile_read(f, &probe, 1, &more)) return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    if (more)
+        return opara__fail(rt, OPARA_ERR_IO, "'%s' changed while being read: it was %zu bytes and now holds more",
+                           path, size);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__read_file_once(opara_runtime* rt, const char* path, opara__head_alignment_fn align,
+                                                 uint8_t** data, size_t* size) {
+    uint8_t head[OPARA__FORMAT_HEADER_SIZE];
+    size_t n = 0, got = 0, alignment = 16;
+    opara_result r;
+    opara__rfile f;
+    *data = NULL;
+    *size = 0;
+    if (!opara__rfile_open(&f, path)) return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    r = opara__rfile_size(rt, &f, path, &n);
+    if (r == OPARA_OK && !opara__rfile_read(&f, head, n < sizeof head ? n : sizeof head, &got)) /* never past the size */
+        r = opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    if (r != OPARA_OK) {
+        opara__rfile_close(&f);
+        return r;
+    }
+    if (align) alignment = align(head, got);
+    if (!opara__is_pow2(alignment) || alignment > OPARA__FORMAT_MAX_ALIGN) alignment = OPARA__DEFAULT_ALIGN;
+    *data = (uint8_t*)opara__alloc_aligned(&rt->allocator, n + 1, alignment);
+    if (!*data) {
+        opara__rfile_close(&f);
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%zu bytes)", path, n);
+    }
+    memcpy(*data, head, got);
+    r = opara__rfile_read_rest(rt, &f, path, *data, got, n);
+    opara__rfile_close(&f);
+    if (r != OPARA_OK) {
+        opara__free(rt, *data);
+        *data = NULL;
+        return r;
+    }
+    *size = n;
+    return OPARA_OK;
+}
+
 /* Reads the whole file into an aligned buffer (the portable path). */
 static opara_result opara__read_whole_file(opara_model* m, const char* path) {
-    FILE* f = fopen(path, "rb");
-    uint8_t head[OPARA__FORMAT_HEADER_SIZE];
-    size_t got, alignment;
-    long n;
-    if (!f) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return opara__fail(m->rt, OPARA_ERR_IO, "cannot determine the size of '%s'", path);
-    }
-    got = fread(head, 1, sizeof head, f);
-    alignment = opara__format_peek_alignment(head, got);
-    if (!opara__is_pow2(alignment) || alignment > OPARA__FORMAT_MAX_ALIGN) alignment = OPARA__DEFAULT_ALIGN;
-    m->owned = (uint8_t*)opara__alloc_aligned(&m->rt->allocator, (size_t)n + 1, alignment);
-    if (!m->owned) {
-        fclose(f);
-        return opara__fail(m->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%ld bytes)", path, n);
-    }
-    memcpy(m->owned, head, got);
-    if (got < (size_t)n && fread(m->owned + got, 1, (size_t)n - got, f) != (size_t)n - got) {
-        fclose(f);
-        return opara__fail(m->rt, OPARA_ERR_IO, "cannot read '%s'", path);
-    }
-    fclose(f);
+    size_t n;
+    opara_result r = opara__read_file_once(m->rt, path, opara__format_peek_alignment, &m->owned, &n);
+    if (r != OPARA_OK) return r;
     m->image = m->owned;
-    m->image_size = (size_t)n;
+    m->image_size = n;
     return OPARA_OK;
 }
 
@@ -6519,9 +6669,10 @@ static opara_result opara__map_file(opara_model* m, const char* path) {
 #if defined(OPARA__HAVE_MMAP)
     struct stat st;
     void* base;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
-    if (fstat(fd, &st) != 0 || st.st_size <= 0 || (uint64_t)st.st_size > (uint64_t)(size_t)-1) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO must not block; it takes the read path's refusal */
+    if (fd < 0) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > (uint64_t)(size_t)-1) {
         close(fd);
         return OPARA_ERR_UNSUPPORTED; /* empty or odd files take the read path and its messages */
     }
@@ -6530,7 +6681,7 @@ static opara_result opara__map_file(opara_model* m, const char* path) {
     if (base == MAP_FAILED) return OPARA_ERR_UNSUPPORTED;
     m->map_base = base;
     m->map_size = (size_t)st.st_size;
-#elif defined(_WIN32)
+#elif defined(_WIN32) && !defined(OPARA_NO_MMAP)
     HANDLE file = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
     LARGE_INTEGER size;
     HANDLE mapping;
@@ -9781,9 +9932,13 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
     if (op->n_in < min_in || op->n_out < min_out)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s needs %u inputs and %u outputs",
                                  opara__op_name(kind), min_in, min_out);
-    for (k = 0; k < min_in; ++k)
-        if (!op->in[k].data)
-            return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
+    for (k = 0; k < min_in; ++k) {
+        if (op->in[k].data) continue;
+        if (opara__cpu_numel(&op->in[k]) == 0) /* an empty tensor has no buffer, but it is there */
+            return opara__cpu_reject(err, err_cap, OPARA_ERR_SHAPE, "%s: input %u has 0 elements, which this kernel "
+                                     "cannot take", opara__op_name(kind), k);
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
+    }
     if (!op->out[0].data && opara__cpu_numel(&op->out[0]) > 0)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: output 0 has no buffer", opara__op_name(kind));
     if (opara__needs_f32(kind) && (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32))
@@ -31051,6 +31206,7 @@ struct opara_session {
     uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
     volatile int32_t busy;
     opara_run_stats stats;
+    int has_outputs; /* the last opara_session_run succeeded: opara_session_output_data has data */
 };
 
 static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
@@ -31281,13 +31437,15 @@ static void opara__session_info(const opara_session* s, int32_t v, opara_tensor_
 }
 
 OPARADEF opara_result opara_session_input_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
-    if (!s || !out || index >= s->g->n_inputs) return OPARA_ERR_NOT_FOUND;
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS; /* as opara_model_input_info */
+    if (index >= s->g->n_inputs) return OPARA_ERR_NOT_FOUND;
     opara__session_info(s, s->g->inputs[index], out);
     return OPARA_OK;
 }
 
 OPARADEF opara_result opara_session_output_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
-    if (!s || !out || index >= s->g->n_outputs) return OPARA_ERR_NOT_FOUND;
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS; /* as opara_model_output_info */
+    if (index >= s->g->n_outputs) return OPARA_ERR_NOT_FOUND;
     opara__session_info(s, s->g->outputs[index], out);
     return OPARA_OK;
 }
@@ -31396,6 +31554,7 @@ static opara_result opara__session_run(opara_session* s, const opara_tensor* inp
     if (!s) return OPARA_ERR_INVALID_ARGS;
     if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
     t0 = opara__now_ns();
+    if (!device) s->has_outputs = 0; /* a failed run may leave them half-written */
     if (device && !s->cuda)
         r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run_device: device pointers need a CUDA session; this one runs on the CPU");
     else if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s: NULL tensors", what);
@@ -31412,6 +31571,7 @@ static opara_result opara__session_run(opara_session* s, const opara_tensor* inp
     if (r == OPARA_OK && !device) r = opara__session_outputs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
         uint64_t dt = opara__now_ns() - t0;
+        if (!device) s->has_outputs = 1;
         s->stats.last_ns = dt;
         s->stats.min_ns = s->stats.runs == 0 || dt < s->stats.min_ns ? dt : s->stats.min_ns;
         s->stats.total_ns += dt;
@@ -31433,7 +31593,7 @@ OPARADEF opara_result opara_session_run_device(opara_session* s, const opara_ten
 }
 
 OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
-    if (!s || index >= s->g->n_outputs) return NULL;
+    if (!s || index >= s->g->n_outputs || !s->has_outputs) return NULL;
     return opara__session_value_data(s, s->g->outputs[index]);
 }
 
@@ -34884,30 +35044,9 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 }
 
 #ifndef OPARA_NO_STDIO
+/* The file layer of the .opara loader: sized once, regular files only, refused if it changes. */
 OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size) {
-    FILE* f = fopen(path, "rb");
-    long n;
-    *data = NULL;
-    *size = 0;
-    if (!f) return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s'", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return opara__fail(rt, OPARA_ERR_IO, "cannot size '%s'", path);
-    }
-    *data = (uint8_t*)opara__alloc(rt, (size_t)n + 1);
-    if (!*data) {
-        fclose(f);
-        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%ld bytes)", path, n);
-    }
-    if (fread(*data, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        opara__free(rt, *data);
-        *data = NULL;
-        return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return OPARA_OK;
+    return opara__read_file_once(rt, path, NULL, data, size);
 }
 
 OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
@@ -34954,6 +35093,18 @@ static opara_result opara__model_from_onnx_graph(opara_runtime* rt, opara_result
     return r;
 }
 
+/* The (pointer, count) pairs and values of the options, checked before anything is read. */
+static opara_result opara__check_onnx_options(opara_runtime* rt, const opara_onnx_options* o, const char* fn) {
+    if (!o) return OPARA_OK;
+    if (o->n_input_shapes && !o->input_shapes)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "%s: options.input_shapes is NULL but n_input_shapes is %u", fn,
+                           (unsigned)o->n_input_shapes);
+    if (o->default_dim < 0)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "%s: options.default_dim is %lld (0 or a size > 0)", fn,
+                           (long long)o->default_dim);
+    return OPARA_OK;
+}
+
 OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const void* data, size_t size,
                                                    const opara_onnx_options* options, opara_model** out) {
     opara__graph g;
@@ -34962,6 +35113,7 @@ OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const
     *out = NULL;
     if (!runtime || (!data && size)) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
                                                                   "opara_model_load_onnx_memory: no data") : OPARA_ERR_INVALID_ARGS;
+    if (opara__check_onnx_options(runtime, options, "opara_model_load_onnx_memory") != OPARA_OK) return OPARA_ERR_INVALID_ARGS;
     return opara__model_from_onnx_graph(runtime, opara__onnx_import(runtime, data, size, options, NULL, NULL, &g), &g, out);
 }
 
@@ -34974,6 +35126,7 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
     *out = NULL;
     if (!runtime || !path) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
                                                         "opara_model_load_onnx_file: no path") : OPARA_ERR_INVALID_ARGS;
+    if (opara__check_onnx_options(runtime, options, "opara_model_load_onnx_file") != OPARA_OK) return OPARA_ERR_INVALID_ARGS;
     return opara__model_from_onnx_graph(runtime, opara__onnx_import_file(runtime, path, options, NULL, &g), &g, out);
 }
 #endif

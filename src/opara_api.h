@@ -15,6 +15,7 @@
    | OPARA_MALLOC(sz,al)    | aligned malloc   | default allocator, aligned (define OPARA_MALLOC and         |
    | OPARA_FREE(p)          | free             | OPARA_FREE together, or neither)                            |
    | OPARA_NO_STDIO         | off              | drop the functions that read or write files                 |
+   | OPARA_NO_MMAP          | off              | copy .opara files into memory instead of mapping them       |
    | OPARA_MAX_DIMS         | 8                | maximum tensor rank (the .opara format stores at most 8)    |
    | OPARA_MAX_TENSORS      | 1048576          | limits a model file may not exceed (hostile-input guards);  |
    | OPARA_MAX_NODES        | 1048576          | exceeding one gives OPARA_ERR_LIMIT_EXCEEDED                |
@@ -221,6 +222,10 @@ typedef struct opara_runtime opara_runtime;
 typedef struct opara_runtime_desc {
     opara_allocator allocator; /* zero: OPARA_MALLOC/OPARA_FREE */
     opara_logger logger;       /* zero: silent */
+    int verify_content_hash;   /* 1: every .opara load (file or memory) recomputes the header's content hash over
+                                  the whole image and refuses a mismatch with OPARA_ERR_CORRUPT (flipped weight
+                                  bytes); this reads every weight byte once at load. 0 (default): structure,
+                                  offsets, sizes and types are checked, weight values are not (docs/FORMAT.md) */
 } opara_runtime_desc;
 
 /* desc may be NULL for defaults. On failure *out is NULL. */
@@ -262,7 +267,10 @@ typedef struct opara_model_stats {
 
 #ifndef OPARA_NO_STDIO
 /* Loads a .opara file. The file is memory-mapped where the OS allows (POSIX mmap, Win32
-   MapViewOfFile) and the weights are used in place; otherwise it is read into an aligned buffer. */
+   MapViewOfFile) and the weights are used in place; otherwise (or with OPARA_NO_MMAP) it is read
+   into an aligned buffer. Only regular files load: a directory, device or FIFO is OPARA_ERR_IO, and
+   so is a file whose length changes while it is read. A mapped file must not be truncated in
+   place while the model lives (replace it by rename instead); see docs/FORMAT.md. */
 OPARADEF opara_result opara_model_load_file(opara_runtime* runtime, const char* path, opara_model** out);
 #endif
 /* Loads a .opara image from memory without copying: constants point into `data`, which must
@@ -281,7 +289,7 @@ OPARADEF void opara_model_destroy(opara_model* model);
 
 OPARADEF uint32_t opara_model_input_count(const opara_model* model);
 OPARADEF uint32_t opara_model_output_count(const opara_model* model);
-/* OPARA_ERR_NOT_FOUND when index is out of range. */
+/* OPARA_ERR_INVALID_ARGS when model or out is NULL, OPARA_ERR_NOT_FOUND when index is out of range. */
 OPARADEF opara_result opara_model_input_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
 OPARADEF opara_result opara_model_output_info(const opara_model* model, uint32_t index, opara_tensor_info* out);
 OPARADEF uint32_t opara_model_node_count(const opara_model* model);
@@ -492,7 +500,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 OPARADEF void opara_session_destroy(opara_session* session);
 OPARADEF uint32_t opara_session_input_count(const opara_session* session);
 OPARADEF uint32_t opara_session_output_count(const opara_session* session);
-/* Name, dtype and concrete shape (batch resolved) of input/output `index`. */
+/* Name, dtype and concrete shape (batch resolved) of input/output `index`. OPARA_ERR_INVALID_ARGS
+   when session or out is NULL, OPARA_ERR_NOT_FOUND when index is out of range (as for models). */
 OPARADEF opara_result opara_session_input_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
 OPARADEF opara_result opara_session_output_info(const opara_session* session, uint32_t index, opara_tensor_info* out);
 /* Runs one inference: copies the inputs in, runs, copies the requested outputs out (outputs may
@@ -506,7 +515,9 @@ OPARADEF opara_result opara_session_run(opara_session* session, const opara_tens
    are not copied, and opara_session_output_data keeps the outputs of the last opara_session_run. */
 OPARADEF opara_result opara_session_run_device(opara_session* session, const opara_tensor* inputs, uint32_t n_inputs,
                                                opara_tensor* outputs, uint32_t n_outputs);
-/* Output `index` of the last run, inside the session (valid until the next run or destroy). */
+/* Output `index` of the last opara_session_run, inside the session (valid until the next run or
+   destroy). NULL before the first successful opara_session_run, after a failed one (its outputs may
+   be half-written), for an index out of range and for a NULL session. */
 OPARADEF const void* opara_session_output_data(const opara_session* session, uint32_t index);
 OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, opara_plan_info* out);
 OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);

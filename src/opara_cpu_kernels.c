@@ -1373,9 +1373,13 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
     if (op->n_in < min_in || op->n_out < min_out)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s needs %u inputs and %u outputs",
                                  opara__op_name(kind), min_in, min_out);
-    for (k = 0; k < min_in; ++k)
-        if (!op->in[k].data)
-            return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
+    for (k = 0; k < min_in; ++k) {
+        if (op->in[k].data) continue;
+        if (opara__cpu_numel(&op->in[k]) == 0) /* an empty tensor has no buffer, but it is there */
+            return opara__cpu_reject(err, err_cap, OPARA_ERR_SHAPE, "%s: input %u has 0 elements, which this kernel "
+                                     "cannot take", opara__op_name(kind), k);
+        return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: input %u is missing", opara__op_name(kind), k);
+    }
     if (!op->out[0].data && opara__cpu_numel(&op->out[0]) > 0)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: output 0 has no buffer", opara__op_name(kind));
     if (opara__needs_f32(kind) && (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32))

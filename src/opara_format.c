@@ -781,6 +781,17 @@ static uint64_t opara__content_hash(const uint8_t* p, size_t size) {
     return h;
 }
 
+OPARA__PRIVATE opara_result opara__format_verify_hash(opara_runtime* rt, const uint8_t* data) {
+    uint32_t header_size = opara__rd_u32(data + OPARA__HDR_HEADER_SIZE);
+    uint64_t total = opara__rd_u64(data + OPARA__HDR_TOTAL_SIZE), stored = opara__rd_u64(data + OPARA__HDR_HASH);
+    uint64_t computed = opara__content_hash(data + header_size, (size_t)(total - header_size));
+    if (computed != stored)
+        return opara__fail(rt, OPARA_ERR_CORRUPT, "content hash mismatch: the header says %016llx, the %llu bytes after "
+                           "it hash to %016llx (the file was altered or damaged)", (unsigned long long)stored,
+                           (unsigned long long)(total - header_size), (unsigned long long)computed);
+    return OPARA_OK;
+}
+
 OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__graph* g, uint32_t alignment,
                                                opara__bytes* out) {
     opara__strtab t;

@@ -164,6 +164,7 @@ struct opara_runtime {
     opara__mutex lock;       /* guards ext: sessions of this runtime may be run and destroyed on other
                                 threads while it creates another session */
     opara__runtime_ext cuda;
+    int verify_content_hash; /* opara_runtime_desc.verify_content_hash */
 };
 
 #endif /* OPARA_INTERNAL_H */

@@ -29,7 +29,7 @@ static const char* opara__level_name(opara_log_level level) {
 OPARADEF void opara_log_stderr(opara_log_level level, opara_log_item item, const char* message, void* user_data) {
     (void)item;
     (void)user_data;
-    fprintf(stderr, "opara: %s: %s\n", opara__level_name(level), message);
+    fprintf(stderr, "opara: %s: %s\n", opara__level_name(level), message ? message : "");
 }
 #endif
 

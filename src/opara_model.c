@@ -3,16 +3,22 @@
 #include "opara_model.h"
 
 #if !defined(OPARA_NO_STDIO)
+#  include <errno.h>
 #  include <stdio.h>
 #  if defined(_WIN32)
 #    define WIN32_LEAN_AND_MEAN
 #    include <windows.h>
 #  elif defined(__unix__) || defined(__APPLE__)
 #    include <fcntl.h>
-#    include <sys/mman.h>
 #    include <sys/stat.h>
 #    include <unistd.h>
-#    define OPARA__HAVE_MMAP 1
+#    define OPARA__HAVE_FSTAT 1
+/* OPARA_NO_MMAP: always copy .opara files into memory (then a file rewritten in place while the
+   model lives cannot fault the process; see opara_model_load_file). */
+#    if !defined(OPARA_NO_MMAP)
+#      include <sys/mman.h>
+#      define OPARA__HAVE_MMAP 1
+#    endif
 #  endif
 #endif
 
@@ -253,6 +259,7 @@ OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model) 
 /* Parses m->image into m->graph; destroys m on failure. */
 static opara_result opara__model_parse(opara_model* m, opara_model** out) {
     opara_result r = opara__format_read(m->rt, m->image, m->image_size, &m->graph, &m->alignment, &m->content_hash);
+    if (r == OPARA_OK && m->rt->verify_content_hash) r = opara__format_verify_hash(m->rt, m->image);
     if (r != OPARA_OK) {
         opara_model_destroy(m);
         return r;
@@ -306,33 +313,136 @@ OPARADEF opara_result opara_model_load_memory(opara_runtime* runtime, const void
 }
 
 #if !defined(OPARA_NO_STDIO)
+/* ---- reading a file once -------------------------------------------------------------------- */
+
+/* An open file: a POSIX descriptor (opened without blocking, so a FIFO without a writer cannot
+   hang the call; plain open/fstat/read need no feature macros beyond what mmap needs), else stdio. */
+typedef struct opara__rfile {
+#if defined(OPARA__HAVE_FSTAT)
+    int fd;
+#else
+    FILE* f;
+#endif
+} opara__rfile;
+
+#if defined(OPARA__HAVE_FSTAT)
+static int opara__rfile_open(opara__rfile* f, const char* path) {
+    f->fd = open(path, O_RDONLY | O_NONBLOCK);
+    return f->fd >= 0;
+}
+static void opara__rfile_close(opara__rfile* f) { close(f->fd); }
+
+/* Only regular files qualify: a directory reads as LONG_MAX bytes or fails, a device or pipe has
+   no size (/dev/zero says 0 and yields bytes forever). */
+static opara_result opara__rfile_size(opara_runtime* rt, opara__rfile* f, const char* path, size_t* size) {
+    struct stat st;
+    if (fstat(f->fd, &st) != 0) return opara__fail(rt, OPARA_ERR_IO, "cannot determine the size of '%s'", path);
+    if (S_ISDIR(st.st_mode)) return opara__fail(rt, OPARA_ERR_IO, "'%s' is a directory, not a model file", path);
+    if (!S_ISREG(st.st_mode))
+        return opara__fail(rt, OPARA_ERR_IO, "'%s' is not a regular file (a device, pipe or socket); read it into "
+                           "memory and load that", path);
+    if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)((size_t)-1 - 1))
+        return opara__fail(rt, OPARA_ERR_IO, "'%s' is too large for this address space", path);
+    *size = (size_t)st.st_size;
+    return OPARA_OK;
+}
+
+/* Reads up to n bytes (fewer only at the end of the file); 0 on a read error. */
+static int opara__rfile_read(opara__rfile* f, uint8_t* dst, size_t n, size_t* got) {
+    *got = 0;
+    while (*got < n) {
+        size_t chunk = n - *got < ((size_t)1 << 30) ? n - *got : ((size_t)1 << 30);
+        ssize_t k = read(f->fd, dst + *got, chunk);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return 0;
+        if (k == 0) break;
+        *got += (size_t)k;
+    }
+    return 1;
+}
+#else
+static int opara__rfile_open(opara__rfile* f, const char* path) {
+    f->f = fopen(path, "rb");
+    if (f->f) setvbuf(f->f, NULL, _IONBF, 0); /* reads go straight into the buffer, each one to the file */
+    return f->f != NULL;
+}
+static void opara__rfile_close(opara__rfile* f) { fclose(f->f); }
+
+static opara_result opara__rfile_size(opara_runtime* rt, opara__rfile* f, const char* path, size_t* size) {
+    long n;
+    if (fseek(f->f, 0, SEEK_END) != 0 || (n = ftell(f->f)) < 0 || fseek(f->f, 0, SEEK_SET) != 0 || n == LONG_MAX)
+        return opara__fail(rt, OPARA_ERR_IO, "cannot determine the size of '%s' (a directory or not a regular file?)",
+                           path);
+    *size = (size_t)n;
+    return OPARA_OK;
+}
+
+static int opara__rfile_read(opara__rfile* f, uint8_t* dst, size_t n, size_t* got) {
+    *got = fread(dst, 1, n, f->f);
+    return !ferror(f->f);
+}
+#endif
+
+/* Reads exactly `size` more bytes, then checks that the file ends there: a file truncated or
+   extended since it was sized (an editor rewriting it in place) is refused, not half-read. */
+static opara_result opara__rfile_read_rest(opara_runtime* rt, opara__rfile* f, const char* path, uint8_t* dst,
+                                           size_t done, size_t size) {
+    uint8_t probe;
+    size_t got, more;
+    if (!opara__rfile_read(f, dst + done, size - done, &got)) return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    got += done;
+    if (got != size)
+        return opara__fail(rt, OPARA_ERR_IO, "'%s' changed while being read: it was %zu bytes, %zu could be read",
+                           path, size, got);
+    if (!opara__rfile_read(f, &probe, 1, &more)) return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    if (more)
+        return opara__fail(rt, OPARA_ERR_IO, "'%s' changed while being read: it was %zu bytes and now holds more",
+                           path, size);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__read_file_once(opara_runtime* rt, const char* path, opara__head_alignment_fn align,
+                                                 uint8_t** data, size_t* size) {
+    uint8_t head[OPARA__FORMAT_HEADER_SIZE];
+    size_t n = 0, got = 0, alignment = 16;
+    opara_result r;
+    opara__rfile f;
+    *data = NULL;
+    *size = 0;
+    if (!opara__rfile_open(&f, path)) return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    r = opara__rfile_size(rt, &f, path, &n);
+    if (r == OPARA_OK && !opara__rfile_read(&f, head, n < sizeof head ? n : sizeof head, &got)) /* never past the size */
+        r = opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
+    if (r != OPARA_OK) {
+        opara__rfile_close(&f);
+        return r;
+    }
+    if (align) alignment = align(head, got);
+    if (!opara__is_pow2(alignment) || alignment > OPARA__FORMAT_MAX_ALIGN) alignment = OPARA__DEFAULT_ALIGN;
+    *data = (uint8_t*)opara__alloc_aligned(&rt->allocator, n + 1, alignment);
+    if (!*data) {
+        opara__rfile_close(&f);
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%zu bytes)", path, n);
+    }
+    memcpy(*data, head, got);
+    r = opara__rfile_read_rest(rt, &f, path, *data, got, n);
+    opara__rfile_close(&f);
+    if (r != OPARA_OK) {
+        opara__free(rt, *data);
+        *data = NULL;
+        return r;
+    }
+    *size = n;
+    return OPARA_OK;
+}
+
 /* Reads the whole file into an aligned buffer (the portable path). */
 static opara_result opara__read_whole_file(opara_model* m, const char* path) {
-    FILE* f = fopen(path, "rb");
-    uint8_t head[OPARA__FORMAT_HEADER_SIZE];
-    size_t got, alignment;
-    long n;
-    if (!f) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return opara__fail(m->rt, OPARA_ERR_IO, "cannot determine the size of '%s'", path);
-    }
-    got = fread(head, 1, sizeof head, f);
-    alignment = opara__format_peek_alignment(head, got);
-    if (!opara__is_pow2(alignment) || alignment > OPARA__FORMAT_MAX_ALIGN) alignment = OPARA__DEFAULT_ALIGN;
-    m->owned = (uint8_t*)opara__alloc_aligned(&m->rt->allocator, (size_t)n + 1, alignment);
-    if (!m->owned) {
-        fclose(f);
-        return opara__fail(m->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%ld bytes)", path, n);
-    }
-    memcpy(m->owned, head, got);
-    if (got < (size_t)n && fread(m->owned + got, 1, (size_t)n - got, f) != (size_t)n - got) {
-        fclose(f);
-        return opara__fail(m->rt, OPARA_ERR_IO, "cannot read '%s'", path);
-    }
-    fclose(f);
+    size_t n;
+    opara_result r = opara__read_file_once(m->rt, path, opara__format_peek_alignment, &m->owned, &n);
+    if (r != OPARA_OK) return r;
     m->image = m->owned;
-    m->image_size = (size_t)n;
+    m->image_size = n;
     return OPARA_OK;
 }
 
@@ -341,9 +451,10 @@ static opara_result opara__map_file(opara_model* m, const char* path) {
 #if defined(OPARA__HAVE_MMAP)
     struct stat st;
     void* base;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
-    if (fstat(fd, &st) != 0 || st.st_size <= 0 || (uint64_t)st.st_size > (uint64_t)(size_t)-1) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO must not block; it takes the read path's refusal */
+    if (fd < 0) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > (uint64_t)(size_t)-1) {
         close(fd);
         return OPARA_ERR_UNSUPPORTED; /* empty or odd files take the read path and its messages */
     }
@@ -352,7 +463,7 @@ static opara_result opara__map_file(opara_model* m, const char* path) {
     if (base == MAP_FAILED) return OPARA_ERR_UNSUPPORTED;
     m->map_base = base;
     m->map_size = (size_t)st.st_size;
-#elif defined(_WIN32)
+#elif defined(_WIN32) && !defined(OPARA_NO_MMAP)
     HANDLE file = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
     LARGE_INTEGER size;
     HANDLE mapping;

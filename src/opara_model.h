@@ -73,8 +73,22 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
    Fills *alignment and *hash from the header. */
 OPARA__PRIVATE opara_result opara__format_read(opara_runtime* rt, const uint8_t* data, size_t size, opara__graph* g,
                                               uint32_t* alignment, uint64_t* hash);
+/* Recomputes the content hash of an image that opara__format_read accepted over
+   [header_size, total_size) and compares it with the header's: OPARA_ERR_CORRUPT on a mismatch. */
+OPARA__PRIVATE opara_result opara__format_verify_hash(opara_runtime* rt, const uint8_t* data);
 /* Reads only the header's alignment field (0 when the header is unusable). */
 OPARA__PRIVATE uint32_t opara__format_peek_alignment(const uint8_t* data, size_t size);
+
+#ifndef OPARA_NO_STDIO
+/* Reads a whole regular file into a buffer from the runtime's allocator (free with opara__free),
+   aligned to align(first bytes) (NULL or 0: 16). The file is sized once and at most that many
+   bytes are read; a file that is not regular (directory, device, pipe) or that holds more or fewer
+   bytes than its size said (rewritten while being read) is OPARA_ERR_IO, never a short or
+   overlong buffer. */
+typedef uint32_t (*opara__head_alignment_fn)(const uint8_t* head, size_t size);
+OPARA__PRIVATE opara_result opara__read_file_once(opara_runtime* rt, const char* path, opara__head_alignment_fn align,
+                                                 uint8_t** data, size_t* size);
+#endif
 
 /* Semantic checks shared by the loader, the builder and the converter: names, kinds, constant
    sizes against dtype and shape, producers, graph inputs/outputs, per-op attribute types,

@@ -2372,30 +2372,9 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 }
 
 #ifndef OPARA_NO_STDIO
+/* The file layer of the .opara loader: sized once, regular files only, refused if it changes. */
 OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size) {
-    FILE* f = fopen(path, "rb");
-    long n;
-    *data = NULL;
-    *size = 0;
-    if (!f) return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s'", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return opara__fail(rt, OPARA_ERR_IO, "cannot size '%s'", path);
-    }
-    *data = (uint8_t*)opara__alloc(rt, (size_t)n + 1);
-    if (!*data) {
-        fclose(f);
-        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory reading '%s' (%ld bytes)", path, n);
-    }
-    if (fread(*data, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        opara__free(rt, *data);
-        *data = NULL;
-        return opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return OPARA_OK;
+    return opara__read_file_once(rt, path, NULL, data, size);
 }
 
 OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
@@ -2442,6 +2421,18 @@ static opara_result opara__model_from_onnx_graph(opara_runtime* rt, opara_result
     return r;
 }
 
+/* The (pointer, count) pairs and values of the options, checked before anything is read. */
+static opara_result opara__check_onnx_options(opara_runtime* rt, const opara_onnx_options* o, const char* fn) {
+    if (!o) return OPARA_OK;
+    if (o->n_input_shapes && !o->input_shapes)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "%s: options.input_shapes is NULL but n_input_shapes is %u", fn,
+                           (unsigned)o->n_input_shapes);
+    if (o->default_dim < 0)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "%s: options.default_dim is %lld (0 or a size > 0)", fn,
+                           (long long)o->default_dim);
+    return OPARA_OK;
+}
+
 OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const void* data, size_t size,
                                                    const opara_onnx_options* options, opara_model** out) {
     opara__graph g;
@@ -2450,6 +2441,7 @@ OPARADEF opara_result opara_model_load_onnx_memory(opara_runtime* runtime, const
     *out = NULL;
     if (!runtime || (!data && size)) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
                                                                   "opara_model_load_onnx_memory: no data") : OPARA_ERR_INVALID_ARGS;
+    if (opara__check_onnx_options(runtime, options, "opara_model_load_onnx_memory") != OPARA_OK) return OPARA_ERR_INVALID_ARGS;
     return opara__model_from_onnx_graph(runtime, opara__onnx_import(runtime, data, size, options, NULL, NULL, &g), &g, out);
 }
 
@@ -2462,6 +2454,7 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
     *out = NULL;
     if (!runtime || !path) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS,
                                                         "opara_model_load_onnx_file: no path") : OPARA_ERR_INVALID_ARGS;
+    if (opara__check_onnx_options(runtime, options, "opara_model_load_onnx_file") != OPARA_OK) return OPARA_ERR_INVALID_ARGS;
     return opara__model_from_onnx_graph(runtime, opara__onnx_import_file(runtime, path, options, NULL, &g), &g, out);
 }
 #endif

@@ -18,6 +18,7 @@ OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara
     }
     rt->allocator = desc->allocator;
     rt->logger = desc->logger;
+    rt->verify_content_hash = desc->verify_content_hash != 0;
     *out = rt;
     return OPARA_OK;
 }

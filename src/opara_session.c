@@ -32,6 +32,7 @@ struct opara_session {
     uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
     volatile int32_t busy;
     opara_run_stats stats;
+    int has_outputs; /* the last opara_session_run succeeded: opara_session_output_data has data */
 };
 
 static opara_result opara__session_fail(opara_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
@@ -262,13 +263,15 @@ static void opara__session_info(const opara_session* s, int32_t v, opara_tensor_
 }
 
 OPARADEF opara_result opara_session_input_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
-    if (!s || !out || index >= s->g->n_inputs) return OPARA_ERR_NOT_FOUND;
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS; /* as opara_model_input_info */
+    if (index >= s->g->n_inputs) return OPARA_ERR_NOT_FOUND;
     opara__session_info(s, s->g->inputs[index], out);
     return OPARA_OK;
 }
 
 OPARADEF opara_result opara_session_output_info(const opara_session* s, uint32_t index, opara_tensor_info* out) {
-    if (!s || !out || index >= s->g->n_outputs) return OPARA_ERR_NOT_FOUND;
+    if (!s || !out) return OPARA_ERR_INVALID_ARGS; /* as opara_model_output_info */
+    if (index >= s->g->n_outputs) return OPARA_ERR_NOT_FOUND;
     opara__session_info(s, s->g->outputs[index], out);
     return OPARA_OK;
 }
@@ -377,6 +380,7 @@ static opara_result opara__session_run(opara_session* s, const opara_tensor* inp
     if (!s) return OPARA_ERR_INVALID_ARGS;
     if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
     t0 = opara__now_ns();
+    if (!device) s->has_outputs = 0; /* a failed run may leave them half-written */
     if (device && !s->cuda)
         r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run_device: device pointers need a CUDA session; this one runs on the CPU");
     else if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s: NULL tensors", what);
@@ -393,6 +397,7 @@ static opara_result opara__session_run(opara_session* s, const opara_tensor* inp
     if (r == OPARA_OK && !device) r = opara__session_outputs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
         uint64_t dt = opara__now_ns() - t0;
+        if (!device) s->has_outputs = 1;
         s->stats.last_ns = dt;
         s->stats.min_ns = s->stats.runs == 0 || dt < s->stats.min_ns ? dt : s->stats.min_ns;
         s->stats.total_ns += dt;
@@ -414,7 +419,7 @@ OPARADEF opara_result opara_session_run_device(opara_session* s, const opara_ten
 }
 
 OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
-    if (!s || index >= s->g->n_outputs) return NULL;
+    if (!s || index >= s->g->n_outputs || !s->has_outputs) return NULL;
     return opara__session_value_data(s, s->g->outputs[index]);
 }
 

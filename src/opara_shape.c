@@ -937,7 +937,9 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     const opara__node* n = &g->nodes[node];
     opara_dtype in0 = n->n_inputs && n->inputs[0] >= 0 ? dt[n->inputs[0]] : OPARA_DTYPE_UNDEFINED, out = in0;
     uint32_t k;
-    if (n->n_inputs == 0 || n->inputs[0] < 0) return opara__dtype_fail(rt, g, node, "input 0 is missing");
+    if (n->n_inputs == 0 || n->inputs[0] < 0) /* the graph's structure, not a data type, is wrong */
+        return opara__fail(rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): input 0 is missing", node, n->name ? n->name : "",
+                           opara__op_name(n->op));
     switch (n->op) {
     case OPARA__OP_CAST:
     {

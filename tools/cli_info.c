@@ -90,7 +90,7 @@ static int cli_info(int argc, char** argv) {
     cli_op_count* counts;
     opara__shape* shapes;
     uint32_t n_ops, width = 0;
-    int have_width = 0, rc;
+    int have_width = 0, rc, onnx;
     const opara__graph* g;
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
@@ -112,6 +112,7 @@ static int cli_info(int argc, char** argv) {
     }
     g = opara__model_graph(m);
     opara_model_get_stats(m, &st);
+    onnx = !cli_is_opara(path);
     counts = (cli_op_count*)calloc(st.n_nodes + 1, sizeof *counts);
     shapes = (opara__shape*)calloc(g->n_values + 1, sizeof *shapes);
     n_ops = counts ? cli_info_op_counts(m, counts) : 0;
@@ -123,8 +124,10 @@ static int cli_info(int argc, char** argv) {
     if (json) {
         printf("{\"file\": ");
         opara__write_json_string(stdout, path);
-        printf(", \"bytes\": %llu, \"content_hash\": \"%016llx\", \"producer\": ", (unsigned long long)st.file_bytes,
-               (unsigned long long)st.content_hash);
+        if (onnx) printf(", \"format\": \"onnx\", \"bytes\": %lld, \"content_hash\": null, \"producer\": ", cli_file_size(path));
+        else
+            printf(", \"format\": \"opara\", \"bytes\": %llu, \"content_hash\": \"%016llx\", \"producer\": ",
+                   (unsigned long long)st.file_bytes, (unsigned long long)st.content_hash);
         opara__write_json_string(stdout, st.producer);
         printf(", \"source_opset\": %lld,\n", (long long)st.source_opset);
         printf(" \"nodes\": %u, \"tensors\": %u, \"constants\": %u, \"parameters\": %llu, \"parameter_bytes\": %llu,\n",
@@ -139,8 +142,12 @@ static int cli_info(int argc, char** argv) {
         for (i = 0; i < (int)n_ops; ++i) printf("%s\"%s\": %u", i ? ", " : "", counts[i].op, counts[i].count);
         printf("}}\n");
     } else {
-        printf("%s: %llu bytes, hash %016llx%s\n", path, (unsigned long long)st.file_bytes,
-               (unsigned long long)st.content_hash, st.zero_copy ? ", weights mapped in place" : "");
+        /* An .onnx file is converted in memory: there is no .opara image, so no image hash to show. */
+        if (onnx) printf("%s: ONNX, %lld bytes (converted in memory; `opara convert` makes a .opara with a hash)\n", path,
+                         cli_file_size(path));
+        else
+            printf("%s: %llu bytes, hash %016llx%s\n", path, (unsigned long long)st.file_bytes,
+                   (unsigned long long)st.content_hash, st.zero_copy ? ", weights mapped in place" : "");
         if (st.producer[0] || st.source_opset) printf("producer: %s, source opset %lld\n", st.producer, (long long)st.source_opset);
         printf("nodes: %u, tensors: %u\nparameters: %llu in %u constants (%llu bytes)\n", st.n_nodes, st.n_tensors,
                (unsigned long long)st.n_params, st.n_constants, (unsigned long long)st.param_bytes);

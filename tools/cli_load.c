@@ -1,6 +1,9 @@
 /* Loading a model for any subcommand: a file that starts with the .opara magic is a .opara model;
    otherwise a name ending in .opara gets the .opara loader's "bad magic" error (not a confusing
    protobuf one), and anything else is read as ONNX. */
+#if !defined(_WIN32)
+#  include <sys/stat.h>
+#endif
 
 static int cli_has_suffix(const char* s, const char* suffix) {
     size_t n = strlen(s), k = strlen(suffix);
@@ -9,7 +12,12 @@ static int cli_has_suffix(const char* s, const char* suffix) {
 
 static int cli_starts_with_magic(const char* path) {
     unsigned char magic[OPARA__FORMAT_MAGIC_SIZE];
-    FILE* f = fopen(path, "rb");
+    FILE* f;
+#if !defined(_WIN32)
+    struct stat st; /* opening a FIFO would block: only regular files are sniffed (the loader refuses the rest) */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+#endif
+    f = fopen(path, "rb");
     size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
     if (f) fclose(f);
     return got == sizeof magic && memcmp(magic, OPARA__FORMAT_MAGIC, sizeof magic) == 0;
@@ -20,4 +28,42 @@ static opara_result cli_load_model(opara_runtime* rt, const char* path, const op
                                    opara_model** m) {
     if (cli_starts_with_magic(path) || cli_has_suffix(path, ".opara")) return opara_model_load_file(rt, path, m);
     return opara_model_load_onnx_file(rt, path, onnx, m);
+}
+
+/* 1 when path is loaded as .opara (cli_load_model's choice), 0 when as ONNX. */
+static int cli_is_opara(const char* path) {
+    return cli_starts_with_magic(path) || cli_has_suffix(path, ".opara");
+}
+
+/* Size of the file at path, -1 when it cannot be sized. */
+static long long cli_file_size(const char* path) {
+    FILE* f = fopen(path, "rb");
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (f) fclose(f);
+    return n;
+}
+
+/* --batch N sets the symbolic batch dimension; on a model whose inputs have none (their batch is
+   fixed in the file) it would be ignored, so it is refused instead. */
+static int cli_check_batch(const char* cmd, const opara_model* m, long long batch, int given) {
+    uint32_t i;
+    opara_tensor_info t;
+    if (!given) return 1;
+    for (i = 0; i < opara_model_input_count(m); ++i)
+        if (opara_model_input_info(m, i, &t) == OPARA_OK && t.rank > 0 && t.dims[0] == OPARA_DIM_BATCH) return 1;
+    fprintf(stderr, "opara %s: --batch %lld: the model has no symbolic batch dimension (its input shapes are fixed), so "
+                    "the batch cannot be changed; convert the ONNX model with --shape NAME=N,... to make the first "
+                    "dim the batch\n", cmd, batch);
+    return 0;
+}
+
+/* The library's log for subcommands that set a logger: INFO and WARN lines (backend fallback,
+   libraries loaded) pass; while cli_caller_reports_errors is set, the ERROR line a failing call
+   logs is dropped, because the subcommand prints that detail itself (once, with its context). */
+static int cli_caller_reports_errors;
+
+static void cli_log(opara_log_level level, opara_log_item item, const char* message, void* user_data) {
+    if (cli_caller_reports_errors && level == OPARA_LOG_ERROR && item == OPARA_LOGITEM_ERROR_DETAIL) return;
+    opara_log_stderr(level, item, message, user_data);
 }

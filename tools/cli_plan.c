@@ -13,7 +13,7 @@ typedef struct plan_cli {
     const char* dot;
     long long batch, default_dim;
     double memory_budget;
-    int json, verify;
+    int json, verify, batch_given;
 } plan_cli;
 
 static int plan_parse_args(int argc, char** argv, plan_cli* o) {
@@ -30,6 +30,7 @@ static int plan_parse_args(int argc, char** argv, plan_cli* o) {
         else if (strcmp(a, "--dot") == 0 && has_value) o->dot = argv[++i];
         else if (strcmp(a, "--batch") == 0 && has_value) {
             if (!cli_int_arg("plan", a, argv[++i], 1, INT32_MAX, &o->batch)) return 0;
+            o->batch_given = 1;
         } else if (strcmp(a, "--default-dim") == 0 && has_value) {
             if (!cli_int_arg("plan", a, argv[++i], 0, INT32_MAX, &o->default_dim)) return 0;
         } else if (strcmp(a, "--memory-budget") == 0 && has_value) {
@@ -193,7 +194,8 @@ static int cli_plan(int argc, char** argv) {
         return 2;
     }
     if (opara_runtime_create(NULL, &rt) != OPARA_OK) return 1;
-    ok = plan_load(rt, o.path, o.default_dim, &model) && plan_run(&o, rt, opara__model_graph(model), dev);
+    ok = plan_load(rt, o.path, o.default_dim, &model) && cli_check_batch("plan", model, o.batch, o.batch_given) &&
+         plan_run(&o, rt, opara__model_graph(model), dev);
     opara_model_destroy(model);
     opara_runtime_destroy(rt);
     return ok ? 0 : 1;

@@ -297,7 +297,7 @@ static int cli_run(int argc, char** argv) {
     opara_session_desc d;
     opara_plan_info info;
     const char *file = NULL, *out_dir = NULL, *trace = NULL, *profile_json = NULL, *in_spec[CLI_RUN_MAX_INPUTS];
-    int n_in_spec = 0, iters = 10, i, rc = 1, profile = 0, *spec_of = NULL;
+    int n_in_spec = 0, iters = 10, i, rc = 1, profile = 0, *spec_of = NULL, batch_given = 0;
     long long number;
     uint32_t n_inputs, n_outputs, k;
     opara_tensor* ins = NULL;
@@ -323,6 +323,7 @@ static int cli_run(int argc, char** argv) {
         } else if (strcmp(a, "--batch") == 0) {
             if (!cli_int_arg("run", a, v, 1, INT32_MAX, &number)) return 2;
             d.batch_size = number;
+            batch_given = 1;
         } else if (strcmp(a, "--iters") == 0) {
             if (!cli_int_arg("run", a, v, 1, INT32_MAX, &number)) return 2;
             iters = (int)number;
@@ -353,10 +354,12 @@ static int cli_run(int argc, char** argv) {
         return 2;
     }
     memset(&rd, 0, sizeof rd);
-    rd.logger.func = opara_log_stderr;
+    rd.logger.func = cli_log;
     rd.logger.max_level = OPARA_LOG_INFO;
     if (opara_runtime_create(&rd, &rt) != OPARA_OK) return 1;
+    cli_caller_reports_errors = 1;
     if (cli_load_model(rt, file, NULL, &m) != OPARA_OK) goto done;
+    if (!cli_check_batch("run", m, d.batch_size, batch_given)) goto fail_quiet;
     if (opara_session_create(rt, m, &d, &s) != OPARA_OK) goto done;
     opara_session_get_plan_info(s, &info);
     printf("model %s: %u nodes, backend %s, strategy %s, %u streams, %u events, %u workers, GEMM %s\n", file,
@@ -389,6 +392,12 @@ static int cli_run(int argc, char** argv) {
         if (spec_of[k] >= 0) {
             const char* path = strchr(in_spec[spec_of[k]], '=') + 1;
             cli_npy* f = &npy[spec_of[k]];
+            FILE* probe = fopen(path, "rb");
+            if (!probe) { /* say why: a missing file is not a malformed one */
+                fprintf(stderr, "opara run: cannot read %s: %s\n", path, strerror(errno));
+                goto done;
+            }
+            fclose(probe);
             if (!cli_npy_read(path, f)) {
                 fprintf(stderr, "opara run: cannot read %s as .npy (C order, one of f4 f8 i8 i4 i1 u1 b1)\n", path);
                 goto done;
@@ -452,6 +461,8 @@ static int cli_run(int argc, char** argv) {
     rc = 0;
 done:
     if (rc && rt && !s) fprintf(stderr, "opara run: %s\n", opara_runtime_last_error(rt));
+fail_quiet:
+    cli_caller_reports_errors = 0; /* destroy calls log what they cannot return */
     for (k = 0; ins && spec_of && k < opara_session_input_count(s); ++k)
         if (spec_of[k] < 0) free(ins[k].data);
     for (i = 0; i < CLI_RUN_MAX_INPUTS; ++i) free(npy[i].data);
