@@ -398,8 +398,9 @@ typedef enum opara_backend {
                                other failure to initialise the CUDA backend (bad cuda_device, a library that
                                fails or clashes, a model it cannot lower, ...) a WARN log, both
                                OPARA_LOGITEM_BACKEND_FALLBACK and saying why; opara_session_get_plan_info's
-                               backend says "cpu". Running out of host or device memory is returned as
-                               OPARA_ERR_OUT_OF_MEMORY, not fallen back from. OPARA_BACKEND_CUDA returns
+                               backend says "cpu". Running out of host memory is returned as
+                               OPARA_ERR_OUT_OF_MEMORY, not fallen back from (a full device
+                               falls back). OPARA_BACKEND_CUDA returns
                                every failure as an error. */
     OPARA_BACKEND_CPU = 1,
     OPARA_BACKEND_CUDA = 2,
@@ -31384,7 +31385,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     r = opara__session_shapes(s, &d);
     if (r == OPARA_OK && use_cuda) {
         r = opara__session_cuda(s, &d);
-        /* as in opara__session_pick_backend: running out of memory is reported, not fallen back from */
+        /* as in opara__session_pick_backend: running out of host memory is reported, not fallen back
+           from (the CPU needs host memory too); a full device (OPARA_ERR_DEVICE_MEMORY) falls back */
         if (r != OPARA_OK && r != OPARA_ERR_OUT_OF_MEMORY && d.backend == OPARA_BACKEND_AUTO) {
             opara__session_cuda_fallback(s, r);
             use_cuda = 0;

@@ -210,7 +210,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     r = opara__session_shapes(s, &d);
     if (r == OPARA_OK && use_cuda) {
         r = opara__session_cuda(s, &d);
-        /* as in opara__session_pick_backend: running out of memory is reported, not fallen back from */
+        /* as in opara__session_pick_backend: running out of host memory is reported, not fallen back
+           from (the CPU needs host memory too); a full device (OPARA_ERR_DEVICE_MEMORY) falls back */
         if (r != OPARA_OK && r != OPARA_ERR_OUT_OF_MEMORY && d.backend == OPARA_BACKEND_AUTO) {
             opara__session_cuda_fallback(s, r);
             use_cuda = 0;
