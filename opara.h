@@ -697,12 +697,14 @@ OPARADEF void opara_sim_trace_write(const opara_sim_result* result, const char* 
 
 /* In the amalgamated opara.h every private function is static; when src/ is built as separate
    files they are ordinary functions with hidden visibility. */
-#ifndef OPARA__PRIVATE
+#ifndef OPARA__UNUSED
 #  if defined(__GNUC__) || defined(__clang__)
 #    define OPARA__UNUSED __attribute__((unused))
 #  else
 #    define OPARA__UNUSED
 #  endif
+#endif
+#ifndef OPARA__PRIVATE
 #  if defined(OPARA__AMALGAMATED)
 #    define OPARA__PRIVATE static OPARA__UNUSED
 #  elif defined(__GNUC__) && !defined(_WIN32)
@@ -7672,7 +7674,7 @@ OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
 
 /* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the
    SSE/AVX max instructions drop one side's NaN instead). */
-static float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
+static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
 
 /* Row helpers of the kernels (SSE2 where available): fill with v; y = ReLU(x) (NaN stays NaN, y
    may be x); d = max(d, s) (NaN-propagating), d += s and d += w * s over n elements of s taken

@@ -68,7 +68,7 @@ OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
 
 /* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the
    SSE/AVX max instructions drop one side's NaN instead). */
-static float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
+static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
 
 /* Row helpers of the kernels (SSE2 where available): fill with v; y = ReLU(x) (NaN stays NaN, y
    may be x); d = max(d, s) (NaN-propagating), d += s and d += w * s over n elements of s taken

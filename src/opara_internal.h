@@ -17,12 +17,14 @@
 
 /* In the amalgamated opara.h every private function is static; when src/ is built as separate
    files they are ordinary functions with hidden visibility. */
-#ifndef OPARA__PRIVATE
+#ifndef OPARA__UNUSED
 #  if defined(__GNUC__) || defined(__clang__)
 #    define OPARA__UNUSED __attribute__((unused))
 #  else
 #    define OPARA__UNUSED
 #  endif
+#endif
+#ifndef OPARA__PRIVATE
 #  if defined(OPARA__AMALGAMATED)
 #    define OPARA__PRIVATE static OPARA__UNUSED
 #  elif defined(__GNUC__) && !defined(_WIN32)
