@@ -26744,12 +26744,11 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_attach(opara_runtime* rt, const 
                                                       size_t cap);
 /* A session let go of the state (any thread). */
 OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
-/* 1 when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads, initialises
-   and has a device; it stays loaded for the runtime's sessions, and a failure is remembered (no
-   retry for the same request). reason receives why not. Used by the AUTO and CUDA backend choice. */
-OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap);
-/* The same with the failure's code: OPARA_ERR_OUT_OF_MEMORY when the runtime's CUDA state could not
-   be allocated (not remembered: the next call tries again). */
+/* OPARA_OK when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads,
+   initialises and has a device; it stays loaded for the runtime's sessions, and a failure is
+   remembered (no retry for the same request). reason receives why not. OPARA_ERR_OUT_OF_MEMORY
+   when the runtime's CUDA state could not be allocated (not remembered: the next call tries again).
+   Used by the AUTO and CUDA backend choice. */
 OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
@@ -28443,10 +28442,6 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
     opara__mutex_unlock(&rt->lock);
     if (reason && cap) opara__format(reason, cap, "%s", r == OPARA_OK ? "" : why);
     return r;
-}
-
-OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
-    return opara__cuda_runtime_check(rt, reason, cap) == OPARA_OK;
 }
 
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
@@ -35048,7 +35043,7 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 }
 
 #ifndef OPARA_NO_STDIO
-/* The file layer of the .opara loader: sized once, regular files only, refused if it changes. */
+/* The loaders' shared file reader (opara__read_file_once): sized once, regular files only, refused if it changes. */
 OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size) {
     return opara__read_file_once(rt, path, NULL, data, size);
 }

@@ -181,12 +181,11 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_attach(opara_runtime* rt, const 
                                                       size_t cap);
 /* A session let go of the state (any thread). */
 OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
-/* 1 when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads, initialises
-   and has a device; it stays loaded for the runtime's sessions, and a failure is remembered (no
-   retry for the same request). reason receives why not. Used by the AUTO and CUDA backend choice. */
-OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap);
-/* The same with the failure's code: OPARA_ERR_OUT_OF_MEMORY when the runtime's CUDA state could not
-   be allocated (not remembered: the next call tries again). */
+/* OPARA_OK when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads,
+   initialises and has a device; it stays loaded for the runtime's sessions, and a failure is
+   remembered (no retry for the same request). reason receives why not. OPARA_ERR_OUT_OF_MEMORY
+   when the runtime's CUDA state could not be allocated (not remembered: the next call tries again).
+   Used by the AUTO and CUDA backend choice. */
 OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */

@@ -182,10 +182,6 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
     return r;
 }
 
-OPARA__PRIVATE int opara__cuda_runtime_available(opara_runtime* rt, char* reason, size_t cap) {
-    return opara__cuda_runtime_check(rt, reason, cap) == OPARA_OK;
-}
-
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
     opara_cuda_driver cu;
     char err[2048];

@@ -2372,7 +2372,7 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 }
 
 #ifndef OPARA_NO_STDIO
-/* The file layer of the .opara loader: sized once, regular files only, refused if it changes. */
+/* The loaders' shared file reader (opara__read_file_once): sized once, regular files only, refused if it changes. */
 OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size) {
     return opara__read_file_once(rt, path, NULL, data, size);
 }

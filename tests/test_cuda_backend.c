@@ -1448,14 +1448,14 @@ OT_TEST(runtime_loads_once_remembers_failures_and_releases_everything) {
     snprintf(saved_env, sizeof saved_env, "%s", env ? env : "");
     setenv("OPARA_CUDA_DRIVER", late_cu, 1);
     rt3 = make_runtime();
-    CHECK(!opara__cuda_runtime_available(rt3, why, sizeof why));
+    CHECK(opara__cuda_runtime_check(rt3, why, sizeof why) != OPARA_OK);
     CHECK(strstr(why, late_cu) != NULL);
     absolute(env ? env : OPARA_EMU_LIB_DIR "/libcuda.so.1", "cuInit", target, sizeof target);
     REQUIRE(symlink(target, late_cu) == 0);
-    CHECK(!opara__cuda_runtime_available(rt3, why, sizeof why)); /* remembered */
+    CHECK(opara__cuda_runtime_check(rt3, why, sizeof why) != OPARA_OK); /* remembered */
     opara_runtime_destroy(rt3);
     rt3 = make_runtime();
-    CHECK(opara__cuda_runtime_available(rt3, why, sizeof why)); /* a new runtime loads it */
+    CHECK(opara__cuda_runtime_check(rt3, why, sizeof why) == OPARA_OK); /* a new runtime loads it */
     CHECK(((opara__cuda_shared*)rt3->cuda.state)->cu.library != NULL);
     opara_runtime_destroy(rt3);
     if (env) setenv("OPARA_CUDA_DRIVER", saved_env, 1);
