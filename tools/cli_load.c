@@ -23,16 +23,16 @@ static int cli_starts_with_magic(const char* path) {
     return got == sizeof magic && memcmp(magic, OPARA__FORMAT_MAGIC, sizeof magic) == 0;
 }
 
+/* 1 when path is loaded as .opara, 0 when as ONNX. */
+static int cli_is_opara(const char* path) {
+    return cli_starts_with_magic(path) || cli_has_suffix(path, ".opara");
+}
+
 /* onnx may be NULL (ONNX defaults). */
 static opara_result cli_load_model(opara_runtime* rt, const char* path, const opara_onnx_options* onnx,
                                    opara_model** m) {
-    if (cli_starts_with_magic(path) || cli_has_suffix(path, ".opara")) return opara_model_load_file(rt, path, m);
+    if (cli_is_opara(path)) return opara_model_load_file(rt, path, m);
     return opara_model_load_onnx_file(rt, path, onnx, m);
-}
-
-/* 1 when path is loaded as .opara (cli_load_model's choice), 0 when as ONNX. */
-static int cli_is_opara(const char* path) {
-    return cli_starts_with_magic(path) || cli_has_suffix(path, ".opara");
 }
 
 /* Size of the file at path, -1 when it cannot be sized. */
