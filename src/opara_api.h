@@ -396,9 +396,8 @@ typedef enum opara_backend {
                                fails or clashes, a model it cannot lower, ...) a WARN log, both
                                OPARA_LOGITEM_BACKEND_FALLBACK and saying why; opara_session_get_plan_info's
                                backend says "cpu". Running out of host memory is returned as
-                               OPARA_ERR_OUT_OF_MEMORY, not fallen back from (a full device
-                               falls back). OPARA_BACKEND_CUDA returns
-                               every failure as an error. */
+                               OPARA_ERR_OUT_OF_MEMORY, not fallen back from (a full device falls
+                               back). OPARA_BACKEND_CUDA returns every failure as an error. */
     OPARA_BACKEND_CPU = 1,
     OPARA_BACKEND_CUDA = 2,
     OPARA_BACKEND_FORCE_U32 = 0x7fffffff
