@@ -28667,9 +28667,11 @@ static opara_result opara__cub_attach(opara__cuda_session* s) {
 
 /* ---- device, modules -------------------------------------------------------------------------- */
 
-static int opara__cub_dev_attr(opara__cuda_session* s, opara_CUdevice_attribute a, int fallback) {
+/* The attribute, or fallback when the query fails or answers below least (a count of 0 is no answer; a minor
+   compute capability of 0, as on an H100, is). */
+static int opara__cub_dev_attr(opara__cuda_session* s, opara_CUdevice_attribute a, int least, int fallback) {
     int v = 0;
-    if (OPARA__CU(s, cuDeviceGetAttribute(&v, a, s->dev)) != OPARA_CUDA_SUCCESS || v <= 0) return fallback;
+    if (OPARA__CU(s, cuDeviceGetAttribute(&v, a, s->dev)) != OPARA_CUDA_SUCCESS || v < least) return fallback;
     return v;
 }
 
@@ -28679,21 +28681,21 @@ static void opara__cub_cuda_describe_device(opara__cuda_session* s) {
     s->device = *base;
     OPARA__CU(s, cuDeviceGetName(s->device_name, (int)sizeof s->device_name - 1, s->dev));
     s->device.name = s->device_name;
-    s->cc_major = opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 7);
-    s->cc_minor = opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 5);
-    s->device.sms = (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, (int)base->sms);
+    s->cc_major = opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 1, 7);
+    s->cc_minor = opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0, 5);
+    s->device.sms = (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1, (int)base->sms);
     s->device.max_threads_per_block =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (int)base->max_threads_per_block);
+        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1, (int)base->max_threads_per_block);
     s->device.max_threads_per_sm =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, (int)base->max_threads_per_sm);
+        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 1, (int)base->max_threads_per_sm);
     s->device.max_regs_per_block =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, (int)base->max_regs_per_block);
+        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 1, (int)base->max_regs_per_block);
     s->device.max_regs_per_sm =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, (int)base->max_regs_per_sm);
+        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 1, (int)base->max_regs_per_sm);
     s->device.max_smem_per_block =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, (int)base->max_smem_per_block);
+        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 1, (int)base->max_smem_per_block);
     s->device.max_smem_per_sm = (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
-                                                          (int)base->max_smem_per_sm);
+                                                          1, (int)base->max_smem_per_sm);
 }
 
 /* The lines of a generated image joined into one string (from the runtime's allocator). */

@@ -419,7 +419,8 @@ static void log_new_nodes(capture_log* c, opara_CUgraph g, int owner) {
         capture_failed(c, "cuGraphGetNodes (count)", (int)rc, owner);
         return;
     }
-    all = (opara_CUgraphNode*)calloc(count + 1, sizeof *all);
+    if (count == 0) return; /* a fill call with room for 0 nodes is INVALID_VALUE on driver 580 */
+    all = (opara_CUgraphNode*)calloc(count, sizeof *all);
     if (!all || (rc = c->cu->cuGraphGetNodes(g, all, &count)) != OPARA_CUDA_SUCCESS)
         capture_failed(c, "cuGraphGetNodes", (int)rc, owner);
     for (i = 0; all && !c->failed && i < count; ++i) {

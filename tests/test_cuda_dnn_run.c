@@ -5,8 +5,8 @@
    public builder and run in the three modes under five emulator seeds against the CPU backend;
    the emulator's cuDNN call counters prove cuDNN ran (eager: per run; graph: captured once, then
    its kernels replayed); a missing cuDNN (OPARA_CUDNN pointing nowhere) is an INFO log naming the
-   path and the same outputs from our kernel; and the cuDNN fake's documented rules (IDENTITY only
-   with IMPLICIT_PRECOMP_GEMM, the algorithm's workspace, described extents inside device
+   path and the same outputs from our kernel; and the cuDNN fake's documented rules (RELU and IDENTITY
+   only, the algorithm's workspace, described extents inside device
    allocations, beta = 0 never reads y). */
 #define _GNU_SOURCE
 #define OPARA_IMPLEMENTATION
@@ -630,11 +630,14 @@ OT_TEST(cudnn_fake_enforces_the_documented_rules) {
         opara_runtime_destroy(rt);
         SKIP("the cuDNN fake does not load: %s", why);
     }
-    /* IDENTITY is legal only with IMPLICIT_PRECOMP_GEMM (cuDNN API reference, cudnnActivationMode_t) */
+    /* the fused call takes RELU and IDENTITY only (cuDNN API reference, cudnnActivationMode_t; cuDNN 9.19 on
+       an H100 refuses SIGMOID with NOT_SUPPORTED) */
     CHECK_EQ(OPARA_CUDNN_STATUS_SUCCESS, fused(&f, f.y, dp(f.ws), f.ws_bytes));
-    f.conv.algo = OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    REQUIRE(f.dnn.cudnnSetActivationDescriptor(f.conv.act, OPARA_CUDNN_ACTIVATION_SIGMOID, OPARA_CUDNN_NOT_PROPAGATE_NAN,
+                                               0.0) == OPARA_CUDNN_STATUS_SUCCESS);
     CHECK_EQ(OPARA_CUDNN_STATUS_NOT_SUPPORTED, fused(&f, f.y, dp(f.ws), f.ws_bytes));
-    f.conv.algo = OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    REQUIRE(f.dnn.cudnnSetActivationDescriptor(f.conv.act, OPARA_CUDNN_ACTIVATION_IDENTITY, OPARA_CUDNN_PROPAGATE_NAN,
+                                               0.0) == OPARA_CUDNN_STATUS_SUCCESS);
     /* the workspace must be the algorithm's size (cudnnGetConvolutionForwardWorkspaceSize) */
     if (f.ws_bytes > 0) {
         CHECK(fused(&f, f.y, dp(f.ws), f.ws_bytes - 1) != OPARA_CUDNN_STATUS_SUCCESS);

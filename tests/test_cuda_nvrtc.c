@@ -470,6 +470,15 @@ static int device_arch(void) {
     return major * 10 + minor;
 }
 
+/* The emulator's configuration call, NULL on a real driver. */
+typedef int (*emu_config_str_fn)(const char* key, const char* value);
+static emu_config_str_fn emu_config_str(void) {
+    void* h = dlopen(getenv("OPARA_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
+    emu_config_str_fn f = NULL;
+    if (h) *(void**)(&f) = dlsym(h, "opara_emu_config_str"), dlclose(h);
+    return f;
+}
+
 static int driver_is_emulator(void) {
     void* h = dlopen(getenv("OPARA_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
     int emu = h && dlsym(h, "opara_emu_stat") != NULL;
@@ -503,6 +512,29 @@ OT_TEST(nvrtc_compiled_kernels_run_zoo_models_like_the_cpu_backend) {
     e.kernels_prefix = kernels;
     nvrtc_model(T, path, "deepfm", OPARA__CUDA_GRAPH, &e);     /* Gather, Slice, Concat, Gemm, reductions */
     nvrtc_model(T, path, "squeezenet", OPARA__CUDA_EAGER, &e); /* Conv, pooling, Concat */
+}
+
+/* A device whose minor compute capability is 0 (an H100 is 9.0) compiles for sm_90: the first real-GPU run
+   compiled for compute_90 after asking for "sm_95" (a minor of 0 was taken for a failed query). */
+OT_TEST(nvrtc_compiles_for_a_device_of_minor_version_0) {
+    opara_cuda_nvrtc nv;
+    char err[2048], path[1024];
+    const char* missing;
+    emu_config_str_fn dev;
+    nvrtc_expect e;
+    memset(&nv, 0, sizeof nv);
+    if (!load_nvrtc(&nv, err, sizeof err)) SKIP("NVRTC not loadable: %s", err);
+    snprintf(path, sizeof path, "%s", nv.path);
+    opara_cuda_nvrtc_unload(&nv);
+    if ((missing = zoo_and_driver_missing()) != NULL) SKIP("%s", missing);
+    if (!(dev = emu_config_str())) SKIP("needs the emulator's H100 profile (a real H100: the test before)");
+    REQUIRE(dev("device", "h100") == 0);
+    CHECK_EQ(90, device_arch());
+    memset(&e, 0, sizeof e);
+    e.kernels_prefix = "NVRTC PTX compute_90";
+    e.cubin_refused = BACKEND_KERNEL_FILES;
+    nvrtc_model(T, path, "deepfm", OPARA__CUDA_GRAPH, &e);
+    CHECK_EQ(0, dev("device", ""));
 }
 
 /* NVRTC output newer than the driver: the cubin is refused (on the emulator; on a GPU: an ELF
@@ -575,6 +607,7 @@ OT_TEST(plan_info_names_the_kernel_images) {
 static const opara_test_case tests[] = {
     OT_CASE(every_kernel_compiles_with_nvrtc_and_ptxas_without_spills),
     OT_CASE(nvrtc_compiled_kernels_run_zoo_models_like_the_cpu_backend),
+    OT_CASE(nvrtc_compiles_for_a_device_of_minor_version_0),
     OT_CASE(nvrtc_output_newer_than_the_driver_falls_back_to_the_embedded_ptx),
     OT_CASE(nvrtc_that_cannot_compile_falls_back_to_the_embedded_ptx),
     OT_CASE(plan_info_names_the_kernel_images),

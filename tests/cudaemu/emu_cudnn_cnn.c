@@ -233,7 +233,7 @@ static opara_cudnnStatus_t cnn_cudnnGetConvolutionForwardWorkspaceSize(opara_cud
 
 /* Heuristic order of the fake (supported algorithms first, then the rest with NOT_SUPPORTED). Winograd
  * leads where it applies (unit-stride ungrouped 3x3/5x5, as cuDNN favours for fp32), so a caller sees a
- * first choice that needs a sizeable workspace and is not IMPLICIT_PRECOMP_GEMM (the only algorithm the
+ * first choice that needs a sizeable workspace and is neither of the two GEMM algorithms (the only ones the
  * IDENTITY epilogue allows). */
 static const opara_cudnnConvolutionFwdAlgo_t heuristic_order[] = {
     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,     OPARA_CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
@@ -456,17 +456,20 @@ static opara_cudnnStatus_t cnn_cudnnConvolutionBiasActivationForward(
     if (!emu_lib_aligned("cuDNN", "residual z", z) || !emu_lib_aligned("cuDNN", "bias", bias))
         return OPARA_CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER;
     if (!core->valid_activation(activationDesc)) return BAD;
-    /* cuDNN 9.19 on an H100: IMPLICIT_GEMM into a y that is not packed (a channel slice of a bigger tensor) is
-     * CUDNN_STATUS_NOT_SUPPORTED_SHAPE, with RELU and IDENTITY alike, so before the activation rule.
-     * [EMU] packed means the packed NCHW strides; other algorithms take any non-negative strides. */
-    if (algo == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && !packed_nchw(yDesc)) {
-        report("cudnnConvolutionBiasActivationForward: IMPLICIT_GEMM needs a packed output: CUDNN_STATUS_NOT_SUPPORTED_SHAPE");
+    /* cuDNN 9.19 on an H100: IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM into a y that is not packed (a channel
+     * slice of a bigger tensor) are CUDNN_STATUS_NOT_SUPPORTED_SHAPE, with RELU and IDENTITY alike, so before
+     * the activation rule. [EMU] the other algorithms alike; packed means the packed NCHW strides. */
+    if (!packed_nchw(yDesc)) {
+        report("cudnnConvolutionBiasActivationForward: the output must be packed: CUDNN_STATUS_NOT_SUPPORTED_SHAPE");
         return OPARA_CUDNN_STATUS_NOT_SUPPORTED_SHAPE;
     }
-    /* cuDNN: only RELU and IDENTITY, and IDENTITY only with IMPLICIT_PRECOMP_GEMM */
+    /* cuDNN documents only RELU and IDENTITY, IDENTITY only with IMPLICIT_PRECOMP_GEMM; cuDNN 9.19 on an H100
+     * runs IDENTITY with IMPLICIT_GEMM too (and refuses SIGMOID with IMPLICIT_PRECOMP_GEMM). [EMU] IDENTITY with
+     * the other algorithms stays refused (not run on the real library). */
     if (activationDesc->mode != OPARA_CUDNN_ACTIVATION_RELU &&
         !(activationDesc->mode == OPARA_CUDNN_ACTIVATION_IDENTITY &&
-          algo == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))
+          (algo == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+           algo == OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM)))
         return OPARA_CUDNN_STATUS_NOT_SUPPORTED;
     memset(&l, 0, sizeof l);
     l.x = x;

@@ -349,22 +349,17 @@ emu_result emu_capture_record(emu_stream* s, emu_event* e, unsigned int flags) {
     return E_OK;
 }
 
-/* cuEventQuery on an event last recorded in a capture (rule 2.8), in any mode: 907 while that capture is valid
- * (observed on driver 580 (CUDA 13.0), H100) and, [EMU A10, unverified], after it ended with a graph, until the
- * event is recorded again outside capture. INVALID_VALUE once the capture was invalidated, also after it ended
- * (observed on driver 580 (CUDA 13.0), H100). The query does not invalidate the capture. */
-emu_result emu_captured_event_query(const emu_event* e) {
-    const emu_capture* c = emu_capture_by_id(e->cap_id);
-    return (c ? c->invalidated : e->cap_failed) ? E_INVALID_VALUE : E_CAPTURED_EVENT;
-}
-
-/* cuEventSynchronize on such an event: INVALID_VALUE (not the 907 of rule 2.8), and a capture still going on
- * is invalidated (observed on driver 580 (CUDA 13.0), H100, in a RELAXED capture; that run queried the event
- * before, so which of the two calls invalidated was not isolated: the query is taken not to). */
-emu_result emu_captured_event_sync(emu_event* e) {
+/* cuEventQuery or cuEventSynchronize on an event last recorded in a capture (rule 2.8), in any mode: while
+ * that capture is valid, 907 and the capture is invalidated; once it was invalidated, also after it ended,
+ * INVALID_VALUE (both observed on driver 580 (CUDA 13.0), H100, RELAXED captures, each call in a capture of
+ * its own). After the capture ended with a graph: 907 until the event is recorded again outside capture
+ * ([EMU A10], unverified). */
+emu_result emu_captured_event_use(emu_event* e) {
     emu_capture* c = emu_capture_by_id(e->cap_id);
-    if (c) emu_capture_invalidate(c);
-    return E_INVALID_VALUE;
+    if (!c) return e->cap_failed ? E_INVALID_VALUE : E_CAPTURED_EVENT;
+    if (c->invalidated) return E_INVALID_VALUE;
+    emu_capture_invalidate(c);
+    return E_CAPTURED_EVENT;
 }
 
 /* cuStreamWaitEvent where the stream captures or the event was captured (rules 2.2-2.6). */
@@ -373,7 +368,7 @@ emu_result emu_capture_wait(emu_stream* s, emu_event* e, unsigned int flags) {
     if (e->captured) {
         emu_capture* ce = emu_capture_by_id(e->cap_id);
         if (!ce) { /* recorded in a capture that has ended */
-            if (!s->cap) return emu_captured_event_query(e);
+            if (!s->cap) return emu_captured_event_use(e);
             emu_capture_invalidate(s->cap);
             return E_CAPTURE_ISOLATION;
         }
@@ -478,10 +473,12 @@ EMU_API emu_result cuGraphAddEmptyNode(emu_node** pn, emu_graph* g, emu_node* co
     return emu_leave(*pn ? E_OK : E_OUT_OF_MEMORY);
 }
 
-/* cuGraphGetNodes/GetRootNodes convention (rule 4.4): NULL array -> count; else fill, pad with NULL. */
+/* cuGraphGetNodes/GetRootNodes convention (rule 4.4): NULL array -> count; else fill, pad with NULL. An array
+ * with room for 0 nodes is INVALID_VALUE (observed for cuGraphGetNodes on driver 580 (CUDA 13.0), H100, on a
+ * graph being captured that had no node yet; [EMU] on any graph, and for the root nodes). */
 static emu_result emu_list_nodes(emu_graph* g, emu_node** out, size_t* n, int roots_only) {
     size_t i, k = 0;
-    if (!n || emu_handle_kind(g) != K_GRAPH) return E_INVALID_VALUE;
+    if (!n || emu_handle_kind(g) != K_GRAPH || (out && *n == 0)) return E_INVALID_VALUE;
     for (i = 0; i < g->n; i++) {
         if (roots_only && g->nodes[i]->ndeps) continue;
         if (out && k < *n) out[k] = g->nodes[i];

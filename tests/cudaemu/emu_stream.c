@@ -486,13 +486,13 @@ EMU_API emu_result cuStreamWaitEvent(emu_stream* h, emu_event* e, unsigned int f
 
 /* Query and synchronize need the event's context current ([EMU] for cuEventQuery, whose DRV return list has
  * no INVALID_CONTEXT; another context's event: [EMU] INVALID_HANDLE). An event last recorded in a capture
- * conflicts with it in any mode (rule 2.8; emu_captured_event_query/_sync for the codes). */
-static emu_result emu_event_observe(emu_event* e, int sync) {
+ * conflicts with it in any mode (rule 2.8; emu_captured_event_use for the codes). */
+static emu_result emu_event_observe(emu_event* e) {
     emu_ctx* ctx;
     emu_result r;
     if (emu_handle_kind(e) != K_EVENT) return E_INVALID_HANDLE;
     if ((r = emu_require_owner(e->ctx, &ctx)) != E_OK) return r;
-    if (e->captured) return sync ? emu_captured_event_sync(e) : emu_captured_event_query(e);
+    if (e->captured) return emu_captured_event_use(e);
     return emu_unsafe_call(); /* rule 1.6 */
 }
 
@@ -501,14 +501,14 @@ static int emu_event_done(const emu_event* e) { return !e->recorded || e->dep.st
 EMU_API emu_result cuEventQuery(emu_event* e) {
     emu_result r = emu_enter();
     if (r) return r;
-    if ((r = emu_event_observe(e, 0)) != E_OK) return emu_leave(r);
+    if ((r = emu_event_observe(e)) != E_OK) return emu_leave(r);
     return emu_leave(emu_event_done(e) ? e->ctx->sticky : E_NOT_READY);
 }
 
 EMU_API emu_result cuEventSynchronize(emu_event* e) {
     emu_result r = emu_enter();
     if (r) return r;
-    if ((r = emu_event_observe(e, 1)) != E_OK) return emu_leave(r);
+    if ((r = emu_event_observe(e)) != E_OK) return emu_leave(r);
     if (e->recorded) emu_wait_until(e->dep.stream, e->dep.seq);
     return emu_leave(e->ctx->sticky);
 }
