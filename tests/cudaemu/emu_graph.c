@@ -149,18 +149,6 @@ emu_result emu_capture_add(emu_stream* s, emu_work* w, int node_type) {
     return E_OK; /* the stream's next work depends on this node only */
 }
 
-/* The events still last recorded into c learn that its graph is gone (rule 2.8): cuEventQuery answers
- * INVALID_VALUE until they are recorded again outside capture (observed on driver 580 (CUDA 13.0), H100, after
- * an invalidated capture; [EMU] the same after an unjoined or terminated one). Destroyed events are buried,
- * never freed, so the pointers stay readable. */
-static void emu_capture_fail_events(const emu_capture* c) {
-    size_t i;
-    for (i = 0; i < c->n_events; i++) {
-        emu_event* e = c->events[i];
-        if (emu_handle_kind(e) == K_EVENT && e->captured && e->cap_id == c->id) e->cap_failed = 1;
-    }
-}
-
 /* Every member stream leaves capture; with failed set the graph is discarded (rules 1.2, 1.8, 2.4). */
 static void emu_capture_end(emu_capture* c, int failed) {
     emu_capture** p;
@@ -171,12 +159,8 @@ static void emu_capture_end(emu_capture* c, int failed) {
             break;
         }
     c->graph->capturing = NULL;
-    if (failed) {
-        emu_capture_fail_events(c);
-        emu_graph_free(c->graph);
-    }
+    if (failed) emu_graph_free(c->graph);
     free(c->members);
-    free(c->events);
     free(c);
 }
 
@@ -318,16 +302,6 @@ EMU_API emu_result cuThreadExchangeStreamCaptureMode(int* mode) {
     return E_OK;
 }
 
-/* Remembers that e was recorded into c, once (its state when c fails, emu_capture_fail_events). */
-static int emu_capture_note_event(emu_capture* c, emu_event* e) {
-    size_t i;
-    for (i = 0; i < c->n_events; i++)
-        if (c->events[i] == e) return 0;
-    if (emu_grow((void**)&c->events, &c->cap_events, c->n_events + 1, sizeof(emu_event*)) != 0) return -1;
-    c->events[c->n_events++] = e;
-    return 0;
-}
-
 /* cuEventRecord on a capturing stream (rule 2.1): a captured event, or an event-record node (EXTERNAL). */
 emu_result emu_capture_record(emu_stream* s, emu_event* e, unsigned int flags) {
     if (s->cap->invalidated) return E_CAPTURE_INVALIDATED;
@@ -338,26 +312,22 @@ emu_result emu_capture_record(emu_stream* s, emu_event* e, unsigned int flags) {
         w.event = e; /* event_gen 0: replay does not re-arm the event (A11) */
         return emu_capture_add(s, &w, NODE_EVENT_RECORD);
     }
-    if (emu_grow((void**)&e->cap_nodes, &e->n_cap_nodes, s->n_cap_deps + 1, sizeof(emu_node*)) != 0 ||
-        emu_capture_note_event(s->cap, e) != 0)
+    if (emu_grow((void**)&e->cap_nodes, &e->n_cap_nodes, s->n_cap_deps + 1, sizeof(emu_node*)) != 0)
         return E_OUT_OF_MEMORY;
     if (s->n_cap_deps) memcpy(e->cap_nodes, s->cap_deps, s->n_cap_deps * sizeof(emu_node*));
     e->n_cap_nodes = s->n_cap_deps;
     e->captured = 1;
     e->cap_id = s->cap->id;
-    e->cap_failed = 0;
     return E_OK;
 }
 
 /* cuEventQuery or cuEventSynchronize on an event last recorded in a capture (rule 2.8), in any mode: while
- * that capture is valid, 907 and the capture is invalidated; once it was invalidated, also after it ended,
- * INVALID_VALUE (both observed on driver 580 (CUDA 13.0), H100, RELAXED captures, each call in a capture of
- * its own). After the capture ended with a graph: 907 until the event is recorded again outside capture
- * ([EMU A10], unverified). */
+ * that capture is valid, 907 and the capture is invalidated; once it was invalidated or has ended (with a graph
+ * or without), INVALID_VALUE until the event is recorded again outside capture (all observed on driver 580
+ * (CUDA 13.0), H100, RELAXED captures, each call in a capture of its own). */
 emu_result emu_captured_event_use(emu_event* e) {
     emu_capture* c = emu_capture_by_id(e->cap_id);
-    if (!c) return e->cap_failed ? E_INVALID_VALUE : E_CAPTURED_EVENT;
-    if (c->invalidated) return E_INVALID_VALUE;
+    if (!c || c->invalidated) return E_INVALID_VALUE;
     emu_capture_invalidate(c);
     return E_CAPTURED_EVENT;
 }

@@ -135,7 +135,6 @@ typedef struct emu_event {
     int time_valid;
     int captured;                    /* last recorded in a capturing stream (rule 2.1, 2.8) */
     unsigned long long cap_id;
-    int cap_failed;                  /* that capture ended without a graph (invalidated, unjoined, terminated) */
     struct emu_node** cap_nodes;
     size_t n_cap_nodes;
 } emu_event;
@@ -164,8 +163,6 @@ typedef struct emu_capture {
     pthread_t owner;
     emu_stream** members;
     size_t n_members, cap_members;
-    emu_event** events;              /* events recorded into it (their state when it fails, rule 2.8) */
-    size_t n_events, cap_events;
     struct emu_capture* next;
 } emu_capture;
 

@@ -458,7 +458,6 @@ EMU_API emu_result cuEventRecordWithFlags(emu_event* e, emu_stream* h, unsigned 
     if ((r = emu_submit(s, &w, NULL)) != E_OK) return emu_leave(r);
     e->recorded = 1;
     e->captured = 0;
-    e->cap_failed = 0;
     e->dep.stream = s;
     e->dep.seq = s->enq_seq;
     return emu_leave(E_OK);
@@ -771,6 +770,10 @@ EMU_API emu_result cuModuleLoadDataEx(emu_module** pmod, const void* image, unsi
     if ((b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') || (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55)) {
         emu_report("cuModuleLoadData: a cubin/fatbin image; the emulator runs PTX modules only");
         return emu_leave(E_NO_BINARY_FOR_GPU);
+    }
+    if (!strstr((const char*)image, ".version")) { /* text that is no PTX: 200 (observed on driver 580, H100) */
+        emu_report("cuModuleLoadData: neither a cubin, a fatbin nor PTX (no .version directive)");
+        return emu_leave(E_INVALID_IMAGE);
     }
     if (emu_ptx_parse((const char*)image, &m, err, sizeof err) != 0) {
         emu_jit_log(n, options, values, err);

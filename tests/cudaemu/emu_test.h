@@ -38,7 +38,7 @@ typedef struct tcu_kernel_node_params {
 typedef struct tcu_update_info { int result; tcu_node error_node, error_from_node; } tcu_update_info;
 
 #define TCU_LEGACY ((tcu_stream)0x1)
-enum { TCU_INVALID_VALUE = 1, TCU_OUT_OF_MEMORY = 2, TCU_INVALID_CONTEXT = 201, TCU_INVALID_PTX = 218,
+enum { TCU_INVALID_VALUE = 1, TCU_OUT_OF_MEMORY = 2, TCU_INVALID_IMAGE = 200, TCU_INVALID_CONTEXT = 201, TCU_INVALID_PTX = 218,
        TCU_UNSUPPORTED_PTX = 222, TCU_INVALID_HANDLE = 400, TCU_ILLEGAL_STATE = 401, TCU_NOT_FOUND = 500,
        TCU_NOT_READY = 600, TCU_ILLEGAL_ADDRESS = 700, TCU_OUT_OF_RESOURCES = 701, TCU_CONTEXT_IS_DESTROYED = 709,
        TCU_LAUNCH_FAILED = 719, TCU_NOT_PERMITTED = 800,
