@@ -7651,6 +7651,9 @@ typedef struct opara__blas {
    without one the built-in GEMM is used. Never fails: the name says what was chosen, and
    `tried` (may be NULL) receives the paths tried. Loading changes nothing in the library. */
 OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap);
+/* The same over the given candidates (file names or paths, tried in order; none: the built-in GEMM). */
+OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* paths, size_t n_paths, char* tried,
+                                          size_t tried_cap);
 OPARA__PRIVATE void opara__blas_unload(opara__blas* blas);
 /* Brackets a run that may call the BLAS: the executor owns the parallelism, so OpenBLAS runs one
    thread per call while any opara run is in progress (process-wide count: OpenBLAS's thread count is
@@ -7845,39 +7848,45 @@ static void opara__blas_close(void* lib) { dlclose(lib); }
 /* Function pointers from dlsym come as void*; memcpy keeps ISO C quiet about the conversion. */
 static void opara__blas_fnptr(void* sym, void* dst, size_t size) { memcpy(dst, &sym, size); }
 
-OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap) {
-    static const char* const paths[] = {"libopenblas.so.0", "libopenblasp.so.0", "libopenblas.so",
-                                        "libblas.so.3",     "libcblas.so.3",     "libblas.so"};
+/* The sonames tried when no list is given, OpenBLAS's first. */
+static const char* const opara__blas_default_paths[] = {"libopenblas.so.0", "libopenblasp.so.0", "libopenblas.so",
+                                                        "libblas.so.3",     "libcblas.so.3",     "libblas.so"};
+
+OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* paths, size_t n_paths, char* tried,
+                                          size_t tried_cap) {
     size_t i, used = 0;
     memset(blas, 0, sizeof *blas);
     if (tried && tried_cap) tried[0] = 0;
-    if (!use_builtin) {
-        for (i = 0; i < OPARA__ARRAY_COUNT(paths); ++i) {
-            void* lib = opara__blas_open(paths[i]);
-            void *sgemm, *set_threads, *get_threads;
-            if (tried && used < tried_cap)
-                used += opara__format(tried + used, tried_cap - used, "%s%s", used ? ", " : "", paths[i]);
-            if (!lib) continue;
-            sgemm = opara__blas_sym(lib, "cblas_sgemm");
-            if (!sgemm) {
-                opara__blas_close(lib);
-                continue;
-            }
-            blas->lib = lib;
-            opara__blas_fnptr(sgemm, &blas->sgemm, sizeof blas->sgemm);
-            set_threads = opara__blas_sym(lib, "openblas_set_num_threads");
-            get_threads = opara__blas_sym(lib, "openblas_get_num_threads");
-            if (set_threads && get_threads) {
-                opara__blas_fnptr(set_threads, &blas->set_threads, sizeof blas->set_threads);
-                opara__blas_fnptr(get_threads, &blas->get_threads, sizeof blas->get_threads);
-                opara__format(blas->name, sizeof blas->name, "OpenBLAS (%s)", paths[i]);
-            } else {
-                opara__format(blas->name, sizeof blas->name, "BLAS (%s)", paths[i]);
-            }
-            return;
+    for (i = 0; i < n_paths; ++i) {
+        void* lib = opara__blas_open(paths[i]);
+        void *sgemm, *set_threads, *get_threads;
+        if (tried && used < tried_cap)
+            used += opara__format(tried + used, tried_cap - used, "%s%s", used ? ", " : "", paths[i]);
+        if (!lib) continue;
+        sgemm = opara__blas_sym(lib, "cblas_sgemm");
+        if (!sgemm) {
+            opara__blas_close(lib);
+            continue;
         }
+        blas->lib = lib;
+        opara__blas_fnptr(sgemm, &blas->sgemm, sizeof blas->sgemm);
+        set_threads = opara__blas_sym(lib, "openblas_set_num_threads");
+        get_threads = opara__blas_sym(lib, "openblas_get_num_threads");
+        if (set_threads && get_threads) {
+            opara__blas_fnptr(set_threads, &blas->set_threads, sizeof blas->set_threads);
+            opara__blas_fnptr(get_threads, &blas->get_threads, sizeof blas->get_threads);
+            opara__format(blas->name, sizeof blas->name, "OpenBLAS (%s)", paths[i]);
+        } else {
+            opara__format(blas->name, sizeof blas->name, "BLAS (%s)", paths[i]);
+        }
+        return;
     }
     opara__format(blas->name, sizeof blas->name, "built-in (%s)", opara__sgemm_builtin_kind());
+}
+
+OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap) {
+    size_t n = use_builtin ? 0 : OPARA__ARRAY_COUNT(opara__blas_default_paths);
+    opara__blas_load_from(blas, opara__blas_default_paths, n, tried, tried_cap);
 }
 
 OPARA__PRIVATE void opara__blas_unload(opara__blas* blas) {

@@ -46,6 +46,9 @@ typedef struct opara__blas {
    without one the built-in GEMM is used. Never fails: the name says what was chosen, and
    `tried` (may be NULL) receives the paths tried. Loading changes nothing in the library. */
 OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap);
+/* The same over the given candidates (file names or paths, tried in order; none: the built-in GEMM). */
+OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* paths, size_t n_paths, char* tried,
+                                          size_t tried_cap);
 OPARA__PRIVATE void opara__blas_unload(opara__blas* blas);
 /* Brackets a run that may call the BLAS: the executor owns the parallelism, so OpenBLAS runs one
    thread per call while any opara run is in progress (process-wide count: OpenBLAS's thread count is
