@@ -7638,7 +7638,9 @@ typedef struct opara__blas {
     opara__cblas_sgemm_fn sgemm;  /* cblas_sgemm, or NULL */
     void (*set_threads)(int n);   /* OpenBLAS's openblas_set_num_threads and _get_, or NULL (then */
     int (*get_threads)(void);     /* the library's thread count is left alone) */
-    char name[96];                /* "OpenBLAS (libopenblas.so.0)", "built-in", ... */
+    char name[96];                /* "OpenBLAS (libopenblas.so.0)", "BLIS (...)", "MKL (...)", "built-in (...)" */
+    char refused[192];            /* "refused libblas.so.3: a reference BLAS (...)", "; "-separated, or "" */
+    char summary[300];            /* name, then "; " and the refusals if any: the plan info's gemm */
 } opara__blas;
 
 /* Scratch floats the built-in GEMM needs per call (packing buffers). */
@@ -7647,9 +7649,11 @@ typedef struct opara__blas {
 #define OPARA__GEMM_NC 1024
 #define OPARA__GEMM_SCRATCH ((size_t)OPARA__GEMM_MC * OPARA__GEMM_KC + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC + 64)
 
-/* Loads a BLAS (OpenBLAS first, then any libblas with cblas_sgemm) unless use_builtin is set;
-   without one the built-in GEMM is used. Never fails: the name says what was chosen, and
-   `tried` (may be NULL) receives the paths tried. Loading changes nothing in the library. */
+/* Loads a fast BLAS (OpenBLAS, BLIS or MKL, identified by their own entry points; a library with
+   cblas_sgemm and none of them is a reference BLAS, refused) unless use_builtin is set; without one the
+   built-in GEMM is used. Never fails: the name says what was chosen, `refused` what was refused and
+   why, and `tried` (may be NULL) receives each path tried with its outcome ("libblas.so.3 (refused:
+   ...)"). Loading changes nothing in the library. */
 OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap);
 /* The same over the given candidates (file names or paths, tried in order; none: the built-in GEMM). */
 OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* paths, size_t n_paths, char* tried,
@@ -7804,8 +7808,9 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
 #endif /* OPARA_CPU_H */
 /* ==== END src/opara_cpu.h ==== */
 /* ==== BEGIN src/opara_blas.c ==== */
-/* Run-time BLAS: OpenBLAS or any libblas that exports cblas_sgemm, by dlopen; OpenBLAS runs one
-   thread per call during opara runs only (opara__blas_run_enter/leave). */
+/* Run-time BLAS by dlopen, only a fast one named by its own entry points: OpenBLAS (one thread per call
+   during opara runs only, opara__blas_run_enter/leave), or BLIS or MKL set to one thread per call. A
+   reference BLAS is refused; the built-in GEMM is used then. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #if !defined(_WIN32)
@@ -7848,40 +7853,136 @@ static void opara__blas_close(void* lib) { dlclose(lib); }
 /* Function pointers from dlsym come as void*; memcpy keeps ISO C quiet about the conversion. */
 static void opara__blas_fnptr(void* sym, void* dst, size_t size) { memcpy(dst, &sym, size); }
 
-/* The sonames tried when no list is given, OpenBLAS's first. */
-static const char* const opara__blas_default_paths[] = {"libopenblas.so.0", "libopenblasp.so.0", "libopenblas.so",
-                                                        "libblas.so.3",     "libcblas.so.3",     "libblas.so"};
+/* A symbol's presence: identifies which BLAS a library is. */
+static int opara__blas_has(void* lib, const char* name) { return opara__blas_sym(lib, name) != NULL; }
+
+/* A thread-count query of BLIS or MKL, or -1 when the library lacks it. BLIS returns dim_t (64 bits in
+   its default build, 32 in others): read as int, the low half, which holds any real count either way
+   (x86-64 and AArch64 return it in the low half of the same register). */
+static int opara__blas_count(void* lib, const char* name) {
+    void* sym = opara__blas_sym(lib, name);
+    int (*query)(void);
+    if (!sym) return -1;
+    opara__blas_fnptr(sym, &query, sizeof query);
+    return query();
+}
+
+/* OpenBLAS: taken with its thread guard (opara__blas_run_enter/leave), which needs both calls. */
+static int opara__blas_take_openblas(opara__blas* blas, void* lib, const char* path, char* why, size_t cap) {
+    void* set_threads = opara__blas_sym(lib, "openblas_set_num_threads");
+    void* get_threads = opara__blas_sym(lib, "openblas_get_num_threads");
+    if (!set_threads || !get_threads) {
+        opara__format(why, cap, "OpenBLAS without openblas_set_num_threads/openblas_get_num_threads");
+        return 0;
+    }
+    opara__blas_fnptr(set_threads, &blas->set_threads, sizeof blas->set_threads);
+    opara__blas_fnptr(get_threads, &blas->get_threads, sizeof blas->get_threads);
+    opara__format(blas->name, sizeof blas->name, "OpenBLAS (%s)", path);
+    return 1;
+}
+
+/* BLIS and MKL thread each call as their own process-wide setting says (BLIS_NUM_THREADS or
+   OMP_NUM_THREADS, MKL_NUM_THREADS or OMP_NUM_THREADS, or the host's calls). Our workers each call
+   sgemm on their own part, so the library must run one thread per call; per-call control needs BLIS's
+   expert API (a rntm_t whose layout changes between versions) or MKL's mkl_set_num_threads_local on
+   every worker, and changing the process-wide setting would change the host's. So the library is taken
+   only when its setting already is one thread per call (BLIS's default; sequential MKL), read once at
+   load, and refused with its count otherwise. */
+static int opara__blas_take_threaded(opara__blas* blas, const char* kind, int threads, const char* path, char* why,
+                                     size_t cap) {
+    if (threads > 1) {
+        opara__format(why, cap, "%s runs %d threads per call (opara leaves its process-wide setting alone)", kind,
+                      threads);
+        return 0;
+    }
+    opara__format(blas->name, sizeof blas->name, "%s (%s)", kind, path);
+    return 1;
+}
+
+static int opara__blas_blis_threads(void* lib) {
+    static const char* const ways[] = {"bli_thread_get_jc_nt", "bli_thread_get_pc_nt", "bli_thread_get_ic_nt",
+                                       "bli_thread_get_jr_nt", "bli_thread_get_ir_nt"};
+    int threads = opara__blas_count(lib, "bli_thread_get_num_threads"), product = 1;
+    size_t i;
+    /* -1: not set; a count set per loop (BLIS_JC_NT, ...) instead is the product of the ways */
+    for (i = 0; i < OPARA__ARRAY_COUNT(ways); ++i) {
+        int w = opara__blas_count(lib, ways[i]);
+        if (w > 1 && product <= 4096) product *= w;
+    }
+    return threads > product ? threads : product;
+}
+
+/* Takes the library (1) if it is a fast BLAS that can run one thread per call, else says why not (0).
+   The netlib reference BLAS (Debian's libblas3, often behind libblas.so.3) has cblas_sgemm and no
+   identifying entry point: it is tens of times slower than the built-in GEMM. */
+static int opara__blas_take(opara__blas* blas, void* lib, const char* path, char* why, size_t cap) {
+    if (opara__blas_has(lib, "openblas_get_num_threads") || opara__blas_has(lib, "openblas_get_config"))
+        return opara__blas_take_openblas(blas, lib, path, why, cap);
+    if (opara__blas_has(lib, "bli_info_get_version_str"))
+        return opara__blas_take_threaded(blas, "BLIS", opara__blas_blis_threads(lib), path, why, cap);
+    if (opara__blas_has(lib, "MKL_Get_Version") || opara__blas_has(lib, "mkl_get_version_string"))
+        return opara__blas_take_threaded(blas, "MKL", opara__blas_count(lib, "mkl_get_max_threads"), path, why,
+                                         cap);
+    opara__format(why, cap, "a reference BLAS (no OpenBLAS, BLIS or MKL entry point)");
+    return 0;
+}
+
+/* The sonames tried when no list is given: the fast BLAS libraries by name, then the generic names,
+   which Debian's update-alternatives may point at OpenBLAS or BLIS (or at the reference BLAS,
+   refused). Only 32-bit-integer (LP64) builds: the call passes int. */
+static const char* const opara__blas_default_paths[] = {
+    "libopenblas.so.0", "libopenblasp.so.0", "libopenblas.so", "libblis.so.4", "libblis.so",
+    "libmkl_rt.so.2",   "libmkl_rt.so",      "libblas.so.3",   "libcblas.so.3", "libblas.so"};
+
+/* Appends "refused PATH: WHY" to the refusals, "; "-separated. */
+static void opara__blas_note_refusal(opara__blas* blas, const char* path, const char* why) {
+    size_t used = strlen(blas->refused);
+    opara__format(blas->refused + used, sizeof blas->refused - used, "%srefused %s: %s", used ? "; " : "", path, why);
+}
+
+/* Whether `lib` is one of the n handles in `seen` (the generic names often lead to one file). */
+static int opara__blas_seen(void* const* seen, size_t n, const void* lib) {
+    size_t i;
+    for (i = 0; i < n; ++i)
+        if (seen[i] == lib) return 1;
+    return 0;
+}
 
 OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* paths, size_t n_paths, char* tried,
                                           size_t tried_cap) {
-    size_t i, used = 0;
+    void* refused[16]; /* kept open until the end, so that a second name for one of them is seen as such */
+    size_t i, n_refused = 0, used = 0;
     memset(blas, 0, sizeof *blas);
     if (tried && tried_cap) tried[0] = 0;
     for (i = 0; i < n_paths; ++i) {
         void* lib = opara__blas_open(paths[i]);
-        void *sgemm, *set_threads, *get_threads;
+        void* sgemm = lib ? opara__blas_sym(lib, "cblas_sgemm") : NULL;
+        char why[160] = "";
+        int taken = sgemm && opara__blas_take(blas, lib, paths[i], why, sizeof why);
+        if (!lib) opara__format(why, sizeof why, "not found");
+        else if (!sgemm) opara__format(why, sizeof why, "no cblas_sgemm");
+        else if (!taken && !opara__blas_seen(refused, n_refused, lib)) opara__blas_note_refusal(blas, paths[i], why);
         if (tried && used < tried_cap)
-            used += opara__format(tried + used, tried_cap - used, "%s%s", used ? ", " : "", paths[i]);
-        if (!lib) continue;
-        sgemm = opara__blas_sym(lib, "cblas_sgemm");
-        if (!sgemm) {
-            opara__blas_close(lib);
-            continue;
+            used += opara__format(tried + used, tried_cap - used, "%s%s (%s%s)", used ? ", " : "", paths[i],
+                                  taken ? "taken" : sgemm ? "refused: " : "", why);
+        if (taken) {
+            blas->lib = lib;
+            opara__blas_fnptr(sgemm, &blas->sgemm, sizeof blas->sgemm);
+            break;
         }
-        blas->lib = lib;
-        opara__blas_fnptr(sgemm, &blas->sgemm, sizeof blas->sgemm);
-        set_threads = opara__blas_sym(lib, "openblas_set_num_threads");
-        get_threads = opara__blas_sym(lib, "openblas_get_num_threads");
-        if (set_threads && get_threads) {
-            opara__blas_fnptr(set_threads, &blas->set_threads, sizeof blas->set_threads);
-            opara__blas_fnptr(get_threads, &blas->get_threads, sizeof blas->get_threads);
-            opara__format(blas->name, sizeof blas->name, "OpenBLAS (%s)", paths[i]);
-        } else {
-            opara__format(blas->name, sizeof blas->name, "BLAS (%s)", paths[i]);
-        }
-        return;
+        if (sgemm && n_refused < OPARA__ARRAY_COUNT(refused)) refused[n_refused++] = lib;
+        else if (lib) opara__blas_close(lib);
     }
-    opara__format(blas->name, sizeof blas->name, "built-in (%s)", opara__sgemm_builtin_kind());
+    while (n_refused > 0) opara__blas_close(refused[--n_refused]);
+    if (!blas->sgemm) {
+        blas->set_threads = NULL;
+        blas->get_threads = NULL;
+        opara__format(blas->name, sizeof blas->name, "built-in (%s)", opara__sgemm_builtin_kind());
+    }
+    if (blas->refused[0])
+        opara__format(blas->summary, sizeof blas->summary, "%s; %s", blas->name, blas->refused);
+    else
+        opara__format(blas->summary, sizeof blas->summary, "%s", blas->name);
 }
 
 OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap) {
@@ -31153,7 +31254,7 @@ OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32
     return v >= 0 && (uint32_t)v < ex->g->n_values ? ex->value_ptr[v] : NULL;
 }
 
-OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) { return ex->blas.name; }
+OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) { return ex->blas.summary; }
 
 OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
                                               size_t cap) {

@@ -17,7 +17,7 @@
 
 typedef struct demo_result {
     opara_plan_info plan;
-    char backend[32], strategy[32], gemm[96]; /* the plan's strings live only as long as its session */
+    char backend[32], strategy[32], gemm[256]; /* the plan's strings live only as long as its session */
     double median_ms, min_ms;
     float* logits;
 } demo_result;

@@ -19,7 +19,17 @@ $(BUILD)/tsan/test_lifetime: tests/test_lifetime.c opara.h tests/opara_test.h | 
 test-tsan: check-header $(BUILD)/tsan/test_cpu_session $(BUILD)/tsan/test_lifetime
 	@BUILD=$(BUILD) sh tools/run_tests.sh $(BUILD)/tsan/test_cpu_session $(BUILD)/tsan/test_lifetime
 
-$(BUILD)/tests/test_cpu_kernels: tests/test_cpu_common.h
+# The BLAS loader's tests load fakes by path (tests/fake_blas.c built three ways, and the fake OpenBLAS).
+$(BUILD)/tests/libfake_refblas.so: FAKE_BLAS_KIND := -DFAKE_REFERENCE
+$(BUILD)/tests/libfake_blis.so: FAKE_BLAS_KIND := -DFAKE_BLIS
+$(BUILD)/tests/libfake_mkl.so: FAKE_BLAS_KIND := -DFAKE_MKL
+$(BUILD)/tests/libfake_refblas.so $(BUILD)/tests/libfake_blis.so $(BUILD)/tests/libfake_mkl.so: tests/fake_blas.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(FAKE_BLAS_KIND) -fPIC -shared $< -o $@ $(LDFLAGS)
+
+$(BUILD)/tests/test_cpu_kernels: private CFLAGS += -DFAKE_BLAS_DIR='"$(abspath $(BUILD)/tests)"'
+$(BUILD)/tests/test_cpu_kernels: tests/test_cpu_common.h | $(BUILD)/tests/libfake_refblas.so \
+    $(BUILD)/tests/libfake_blis.so $(BUILD)/tests/libfake_mkl.so $(BUILD)/tests/libfake_openblas.so
 
 $(BUILD)/bench/bench_cpu: tools/bench_cpu.c opara.h tests/ort/ort_api.h
 	@mkdir -p $(dir $@)

@@ -628,7 +628,7 @@ OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32
     return v >= 0 && (uint32_t)v < ex->g->n_values ? ex->value_ptr[v] : NULL;
 }
 
-OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) { return ex->blas.name; }
+OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) { return ex->blas.summary; }
 
 OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
                                               size_t cap) {

@@ -33,7 +33,9 @@ typedef struct opara__blas {
     opara__cblas_sgemm_fn sgemm;  /* cblas_sgemm, or NULL */
     void (*set_threads)(int n);   /* OpenBLAS's openblas_set_num_threads and _get_, or NULL (then */
     int (*get_threads)(void);     /* the library's thread count is left alone) */
-    char name[96];                /* "OpenBLAS (libopenblas.so.0)", "built-in", ... */
+    char name[96];                /* "OpenBLAS (libopenblas.so.0)", "BLIS (...)", "MKL (...)", "built-in (...)" */
+    char refused[192];            /* "refused libblas.so.3: a reference BLAS (...)", "; "-separated, or "" */
+    char summary[300];            /* name, then "; " and the refusals if any: the plan info's gemm */
 } opara__blas;
 
 /* Scratch floats the built-in GEMM needs per call (packing buffers). */
@@ -42,9 +44,11 @@ typedef struct opara__blas {
 #define OPARA__GEMM_NC 1024
 #define OPARA__GEMM_SCRATCH ((size_t)OPARA__GEMM_MC * OPARA__GEMM_KC + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC + 64)
 
-/* Loads a BLAS (OpenBLAS first, then any libblas with cblas_sgemm) unless use_builtin is set;
-   without one the built-in GEMM is used. Never fails: the name says what was chosen, and
-   `tried` (may be NULL) receives the paths tried. Loading changes nothing in the library. */
+/* Loads a fast BLAS (OpenBLAS, BLIS or MKL, identified by their own entry points; a library with
+   cblas_sgemm and none of them is a reference BLAS, refused) unless use_builtin is set; without one the
+   built-in GEMM is used. Never fails: the name says what was chosen, `refused` what was refused and
+   why, and `tried` (may be NULL) receives each path tried with its outcome ("libblas.so.3 (refused:
+   ...)"). Loading changes nothing in the library. */
 OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* tried, size_t tried_cap);
 /* The same over the given candidates (file names or paths, tried in order; none: the built-in GEMM). */
 OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* paths, size_t n_paths, char* tried,

@@ -5,9 +5,11 @@
 #include "opara.h"
 #include "opara_test.h"
 #include "test_cpu_common.h"
+#include <dlfcn.h>
 
 static opara__blas builtin_blas;
-static opara__blas system_blas; /* sgemm NULL when no BLAS is installed */
+static opara__blas installed_blas; /* what sessions load here: sgemm NULL when no fast BLAS is installed */
+static opara__blas system_blas;    /* the external-BLAS path under test: the installed one, else the fake OpenBLAS */
 
 /* ---- Conv ------------------------------------------------------------------------------------- */
 
@@ -1308,10 +1310,92 @@ OT_TEST(resize_nearest_and_linear_modes) {
     CHECK_EQ(failures, 0);
 }
 
+/* The installed BLAS as sessions load it: a fast one by name, or the built-in GEMM (a reference BLAS,
+   e.g. Debian's libblas3, is refused and named in the summary). */
 OT_TEST(blas_loader_reports_choice) {
-    CHECK(strncmp(builtin_blas.name, "built-in", 8) == 0);
-    OT_LOG("system BLAS: %s", system_blas.name);
-    CHECK(system_blas.name[0] != 0);
+    static const char* const kinds[] = {"OpenBLAS (", "BLIS (", "MKL (", "built-in ("};
+    size_t i, known = 0;
+    CHECK(strncmp(builtin_blas.name, "built-in (", 10) == 0);
+    CHECK(strcmp(builtin_blas.summary, builtin_blas.name) == 0); /* nothing tried, nothing refused */
+    OT_LOG("installed BLAS: %s", installed_blas.summary);
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) known |= strncmp(installed_blas.name, kinds[i], strlen(kinds[i])) == 0;
+    CHECK(known);
+    CHECK((installed_blas.sgemm != NULL) == (strncmp(installed_blas.name, "built-in", 8) != 0));
+    CHECK(strncmp(installed_blas.summary, installed_blas.name, strlen(installed_blas.name)) == 0);
+}
+
+/* ---- the BLAS loader: only a fast BLAS, named by its own entry points ------------------------------
+   The fakes (mk/cpu.mk, tests/fake_blas.c and tests/fake_openblas.c) are loaded by path. */
+
+#ifdef FAKE_BLAS_DIR
+#  define FAKE_BLAS(file) FAKE_BLAS_DIR "/" file
+#else
+#  define FAKE_BLAS(file) NULL
+#endif
+
+typedef void (*fake_set_threads_fn)(int);
+
+/* The fake's thread count (what its BLIS or MKL queries report); the loader's dlopen of the same path
+   finds this already-loaded copy. */
+static void* fake_blas_open(const char* path, int threads) {
+    void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void* sym = lib ? dlsym(lib, "fake_blas_set_threads") : NULL;
+    fake_set_threads_fn set;
+    if (!sym) return lib;
+    memcpy(&set, &sym, sizeof set);
+    set(threads);
+    return lib;
+}
+
+/* Loads from `paths` and checks what was chosen: `name` exactly, and `reason` in the tried list. */
+static void check_blas_choice(opara_test* T, const char* const* paths, size_t n, const char* name, const char* reason) {
+    opara__blas b;
+    char tried[512];
+    opara__blas_load_from(&b, paths, n, tried, sizeof tried);
+    OT_LOG("chosen: %s; tried: %s", b.name, tried);
+    if (name) CHECK(strcmp(b.name, name) == 0);
+    else CHECK(strncmp(b.name, "built-in (", 10) == 0 && b.sgemm == NULL && b.lib == NULL);
+    if (reason) CHECK(strstr(tried, reason) != NULL);
+    opara__blas_unload(&b);
+}
+
+#define REFERENCE_REFUSED "refused: a reference BLAS (no OpenBLAS, BLIS or MKL entry point)"
+
+OT_TEST(blas_loader_refuses_a_reference_blas) {
+    const char* paths[1];
+    paths[0] = FAKE_BLAS("libfake_refblas.so");
+    if (!paths[0]) SKIP("the fake BLAS libraries were not built (FAKE_BLAS_DIR)");
+    check_blas_choice(T, paths, 1, NULL, REFERENCE_REFUSED);
+}
+
+OT_TEST(blas_loader_takes_openblas_after_refusing_a_reference_blas) {
+    const char* paths[2];
+    char name[512];
+    paths[0] = FAKE_BLAS("libfake_refblas.so");
+    paths[1] = FAKE_BLAS("libfake_openblas.so");
+    if (!paths[0]) SKIP("the fake BLAS libraries were not built (FAKE_BLAS_DIR)");
+    snprintf(name, sizeof name, "OpenBLAS (%s)", paths[1]);
+    check_blas_choice(T, paths, 2, name, REFERENCE_REFUSED);
+}
+
+/* BLIS and MKL run as many threads per call as their own process-wide setting says, which opara does
+   not change: they are taken when that is one thread, and refused with the count otherwise. */
+static void check_threaded_blas(opara_test* T, const char* path, const char* kind) {
+    char name[512], reason[128];
+    void* lib = fake_blas_open(path, 1);
+    REQUIRE(lib != NULL);
+    snprintf(name, sizeof name, "%s (%s)", kind, path);
+    check_blas_choice(T, &path, 1, name, NULL);
+    fake_blas_open(path, 4);
+    snprintf(reason, sizeof reason, "refused: %s runs 4 threads per call", kind);
+    check_blas_choice(T, &path, 1, NULL, reason);
+    dlclose(lib);
+}
+
+OT_TEST(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call) {
+    if (!FAKE_BLAS("libfake_blis.so")) SKIP("the fake BLAS libraries were not built (FAKE_BLAS_DIR)");
+    check_threaded_blas(T, FAKE_BLAS("libfake_blis.so"), "BLIS");
+    check_threaded_blas(T, FAKE_BLAS("libfake_mkl.so"), "MKL");
 }
 
 static const opara_test_case tests[] = {
@@ -1327,13 +1411,23 @@ static const opara_test_case tests[] = {
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
     /* appended last: they draw from the shared random stream */
     OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows), OT_CASE(sgemm_builtin_single_row),
+    OT_CASE(blas_loader_refuses_a_reference_blas), OT_CASE(blas_loader_takes_openblas_after_refusing_a_reference_blas),
+    OT_CASE(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call),
 };
 
 int main(int argc, char** argv) {
     int rc;
     opara__blas_load(&builtin_blas, 1, NULL, 0);
-    opara__blas_load(&system_blas, 0, NULL, 0);
+    opara__blas_load(&installed_blas, 0, NULL, 0);
+    system_blas = installed_blas;
+#ifdef FAKE_BLAS_DIR
+    if (!system_blas.sgemm) { /* keeps the external-BLAS path of every kernel tested without one installed */
+        const char* fake = FAKE_BLAS_DIR "/libfake_openblas.so";
+        opara__blas_load_from(&system_blas, &fake, 1, NULL, 0);
+    }
+#endif
     rc = opara_test_main(argc, argv, tests, OT_COUNT(tests));
-    opara__blas_unload(&system_blas);
+    if (system_blas.lib != installed_blas.lib) opara__blas_unload(&system_blas);
+    opara__blas_unload(&installed_blas);
     return rc;
 }
