@@ -3,7 +3,9 @@
    Runtime (through tests/ort/ort_api.h; the column is skipped with the reason when the library is
    missing), runs interleaved round-robin so load changes hit all three alike; medians and mins,
    ratios against ORT, and memory (our arena peak with and without reuse; ORT's resident-set growth
-   over session creation and its first runs, an approximation). Writes JSON.
+   over session creation and its first runs, an approximation), and the machine's peak (an FMA loop
+   per ISA on 1 thread and on the benchmark's threads) with every model's GFLOP/s as a percentage of
+   it. Writes JSON.
    usage: bench_cpu [--out FILE.json] [--threads N] [--batches 1,8] [--budget SECONDS]
                     [--max-iters N] [--skip-batch8 a,b] [--default-dim N] [--profile] MODEL...
    --budget: measuring time per model and batch (split over the contenders; iterations follow
@@ -74,6 +76,266 @@ static void bench_pause_ms(int ms) {
     ts.tv_sec = 0;
     ts.tv_nsec = (long)ms * 1000000L;
     nanosleep(&ts, NULL);
+}
+
+/* ---- machine peak: FMA throughput per ISA ----------------------------------------------------------
+   Each probe runs independent multiply-add chains (acc = acc * m + a, converging to 1: no overflow, no
+   denormals) on enough accumulators to hide the FMA latency (Zen 4/5 and recent Xeons: 4 cycles, two
+   pipes, so 8 in flight; 16 zmm and 12 ymm/xmm here, the constants in registers too). The ISA paths are
+   compiled with target attributes and chosen at run time, so the file builds without -mavx512f. One
+   thread, then the benchmark's thread count started as our executor starts its workers (the calling
+   thread is worker 0); the peak is the best of several short tries (the whole probe takes about 0.4 s). */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#  include <immintrin.h>
+#  define BENCH_PEAK_X86 1
+#endif
+
+#define PEAK_CHAIN(op, n) acc##n = op(acc##n)
+#define PEAK_12(op)                                                                                            \
+    PEAK_CHAIN(op, 0); PEAK_CHAIN(op, 1); PEAK_CHAIN(op, 2); PEAK_CHAIN(op, 3); PEAK_CHAIN(op, 4);              \
+    PEAK_CHAIN(op, 5); PEAK_CHAIN(op, 6); PEAK_CHAIN(op, 7); PEAK_CHAIN(op, 8); PEAK_CHAIN(op, 9);              \
+    PEAK_CHAIN(op, 10); PEAK_CHAIN(op, 11)
+#define PEAK_16(op) PEAK_12(op); PEAK_CHAIN(op, 12); PEAK_CHAIN(op, 13); PEAK_CHAIN(op, 14); PEAK_CHAIN(op, 15)
+
+typedef struct peak_isa {
+    const char* name;    /* as the JSON and text name it */
+    double flops_per_iter; /* multiply-adds per loop iteration x lanes x 2 */
+    int (*supported)(void);
+    float (*kernel)(uint64_t iters); /* returns a sum of the accumulators, so the work stays live */
+} peak_isa;
+
+#ifdef BENCH_PEAK_X86
+static int peak_has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+static int peak_has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+static int peak_has_sse2(void) { return 1; }
+
+#  define PEAK_FMA512(x) _mm512_fmadd_ps(x, m, a)
+__attribute__((target("avx512f"))) static float peak_avx512(uint64_t iters) {
+    const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-6f);
+    __m512 acc0 = _mm512_set1_ps(0.f), acc1 = _mm512_set1_ps(1.f), acc2 = _mm512_set1_ps(2.f), acc3 = _mm512_set1_ps(3.f);
+    __m512 acc4 = _mm512_set1_ps(4.f), acc5 = _mm512_set1_ps(5.f), acc6 = _mm512_set1_ps(6.f), acc7 = _mm512_set1_ps(7.f);
+    __m512 acc8 = _mm512_set1_ps(8.f), acc9 = _mm512_set1_ps(9.f), acc10 = _mm512_set1_ps(10.f), acc11 = _mm512_set1_ps(11.f);
+    __m512 acc12 = _mm512_set1_ps(12.f), acc13 = _mm512_set1_ps(13.f), acc14 = _mm512_set1_ps(14.f);
+    __m512 acc15 = _mm512_set1_ps(15.f);
+    float out[16];
+    uint64_t i;
+    for (i = 0; i < iters; ++i) {
+        PEAK_16(PEAK_FMA512);
+    }
+    acc0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)),
+                         _mm512_add_ps(_mm512_add_ps(acc4, acc5), _mm512_add_ps(acc6, acc7)));
+    acc8 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc8, acc9), _mm512_add_ps(acc10, acc11)),
+                         _mm512_add_ps(_mm512_add_ps(acc12, acc13), _mm512_add_ps(acc14, acc15)));
+    _mm512_storeu_ps(out, _mm512_add_ps(acc0, acc8));
+    return out[0] + out[15];
+}
+
+#  define PEAK_FMA256(x) _mm256_fmadd_ps(x, m, a)
+__attribute__((target("avx2,fma"))) static float peak_avx2(uint64_t iters) {
+    const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-6f);
+    __m256 acc0 = _mm256_set1_ps(0.f), acc1 = _mm256_set1_ps(1.f), acc2 = _mm256_set1_ps(2.f), acc3 = _mm256_set1_ps(3.f);
+    __m256 acc4 = _mm256_set1_ps(4.f), acc5 = _mm256_set1_ps(5.f), acc6 = _mm256_set1_ps(6.f), acc7 = _mm256_set1_ps(7.f);
+    __m256 acc8 = _mm256_set1_ps(8.f), acc9 = _mm256_set1_ps(9.f), acc10 = _mm256_set1_ps(10.f);
+    __m256 acc11 = _mm256_set1_ps(11.f);
+    float out[8];
+    uint64_t i;
+    for (i = 0; i < iters; ++i) {
+        PEAK_12(PEAK_FMA256);
+    }
+    acc0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)),
+                         _mm256_add_ps(_mm256_add_ps(acc4, acc5), _mm256_add_ps(acc6, acc7)));
+    acc8 = _mm256_add_ps(_mm256_add_ps(acc8, acc9), _mm256_add_ps(acc10, acc11));
+    _mm256_storeu_ps(out, _mm256_add_ps(acc0, acc8));
+    return out[0] + out[7];
+}
+
+/* SSE2 (every x86-64): a multiply and an add per lane, as the portable GEMM's compiled loops */
+#  define PEAK_MULADD128(x) _mm_add_ps(_mm_mul_ps(x, m), a)
+static float peak_sse2(uint64_t iters) {
+    const __m128 m = _mm_set1_ps(0.999999f), a = _mm_set1_ps(1e-6f);
+    __m128 acc0 = _mm_set1_ps(0.f), acc1 = _mm_set1_ps(1.f), acc2 = _mm_set1_ps(2.f), acc3 = _mm_set1_ps(3.f);
+    __m128 acc4 = _mm_set1_ps(4.f), acc5 = _mm_set1_ps(5.f), acc6 = _mm_set1_ps(6.f), acc7 = _mm_set1_ps(7.f);
+    __m128 acc8 = _mm_set1_ps(8.f), acc9 = _mm_set1_ps(9.f), acc10 = _mm_set1_ps(10.f), acc11 = _mm_set1_ps(11.f);
+    float out[4];
+    uint64_t i;
+    for (i = 0; i < iters; ++i) {
+        PEAK_12(PEAK_MULADD128);
+    }
+    acc0 = _mm_add_ps(_mm_add_ps(_mm_add_ps(acc0, acc1), _mm_add_ps(acc2, acc3)),
+                      _mm_add_ps(_mm_add_ps(acc4, acc5), _mm_add_ps(acc6, acc7)));
+    acc8 = _mm_add_ps(_mm_add_ps(acc8, acc9), _mm_add_ps(acc10, acc11));
+    _mm_storeu_ps(out, _mm_add_ps(acc0, acc8));
+    return out[0] + out[3];
+}
+
+static const peak_isa peak_isas[] = {{"avx512f", 16 * 16 * 2, peak_has_avx512, peak_avx512},
+                                     {"avx2+fma", 12 * 8 * 2, peak_has_avx2, peak_avx2},
+                                     {"sse2", 12 * 4 * 2, peak_has_sse2, peak_sse2}};
+#else
+static int peak_has_scalar(void) { return 1; }
+
+/* Elsewhere: scalar multiply-adds (what a compiler makes of them depends on its contraction setting). */
+#  define PEAK_MULADD1(x) (x) * m + a
+static float peak_scalar(uint64_t iters) {
+    const float m = 0.999999f, a = 1e-6f;
+    float acc0 = 0.f, acc1 = 1.f, acc2 = 2.f, acc3 = 3.f, acc4 = 4.f, acc5 = 5.f, acc6 = 6.f, acc7 = 7.f;
+    float acc8 = 8.f, acc9 = 9.f, acc10 = 10.f, acc11 = 11.f;
+    uint64_t i;
+    for (i = 0; i < iters; ++i) {
+        PEAK_12(PEAK_MULADD1);
+    }
+    return acc0 + acc1 + acc2 + acc3 + acc4 + acc5 + acc6 + acc7 + acc8 + acc9 + acc10 + acc11;
+}
+
+static const peak_isa peak_isas[] = {{"scalar", 12 * 2, peak_has_scalar, peak_scalar}};
+#endif
+
+/* Short tries, many with several threads: another process on one core spoils a whole try, and a few
+   milliseconds fit between the scheduler's time slices. */
+#define PEAK_TRIES_1 5
+#define PEAK_TRIES_N 15
+#define PEAK_MAX_ISAS 3
+#define PEAK_MAX_THREADS 256
+
+typedef struct peak_result {
+    const char* isa[PEAK_MAX_ISAS];
+    double one_thread[PEAK_MAX_ISAS], threaded[PEAK_MAX_ISAS]; /* GFLOP/s */
+    int n;
+    uint32_t threads;
+    double best;          /* the best threaded peak: what a model's GFLOP/s is a fraction of */
+    const char* best_isa;
+} peak_result;
+
+/* The probe's threads live for the whole threaded probe, as the executor's workers live for a session
+   (a thread started for each try would often still share its creator's core during a try of a few ms).
+   Between tries they wait on `go`, spinning: the threaded tries follow each other with no gap. */
+typedef struct peak_pool {
+    opara__thread th[PEAK_MAX_THREADS];
+    uint64_t t0[PEAK_MAX_THREADS], t1[PEAK_MAX_THREADS];
+    const peak_isa* isa;
+    uint64_t iters;
+    uint32_t n, started; /* threads wanted and started (the caller is thread 0) */
+    volatile int32_t go, ready, done, quit;
+    volatile float sink[PEAK_MAX_THREADS]; /* the kernels' results, so the work stays live */
+} peak_pool;
+
+typedef struct peak_thread_arg {
+    peak_pool* pool;
+    uint32_t index;
+} peak_thread_arg;
+
+/* One try on thread `i`: all start together, each notes when it started and ended. */
+static void peak_pool_try(peak_pool* p, uint32_t i) {
+    opara__atomic_add(&p->ready, 1);
+    while (opara__atomic_load(&p->ready) < (int32_t)p->n) {
+    }
+    p->t0[i] = opara__now_ns();
+    p->sink[i] = p->isa->kernel(p->iters);
+    p->t1[i] = opara__now_ns();
+}
+
+static void peak_pool_main(void* arg) {
+    peak_thread_arg* a = (peak_thread_arg*)arg;
+    peak_pool* p = a->pool;
+    int32_t last = 0;
+    for (;;) {
+        while (opara__atomic_load(&p->go) == last && !opara__atomic_load(&p->quit)) {
+        }
+        if (opara__atomic_load(&p->quit)) return;
+        last = opara__atomic_load(&p->go);
+        peak_pool_try(p, a->index);
+        opara__atomic_add(&p->done, 1);
+    }
+}
+
+static peak_thread_arg peak_args[PEAK_MAX_THREADS];
+
+static void peak_pool_start(peak_pool* p, uint32_t n) {
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    for (p->started = 1; p->started < n; ++p->started) {
+        peak_args[p->started].pool = p;
+        peak_args[p->started].index = p->started;
+        if (!opara__thread_start(&p->th[p->started], peak_pool_main, &peak_args[p->started])) break;
+    }
+}
+
+static void peak_pool_stop(peak_pool* p) {
+    uint32_t i;
+    opara__atomic_store(&p->quit, 1);
+    for (i = 1; i < p->started; ++i) opara__thread_join(&p->th[i]);
+}
+
+/* GFLOP/s of the pool's threads each running `iters` iterations: wall time from the first start to the
+   last end. 0 when not every thread started. */
+static double peak_measure(peak_pool* p, const peak_isa* isa, uint64_t iters) {
+    uint64_t t0 = UINT64_MAX, t1 = 0;
+    uint32_t i;
+    if (p->started < p->n) return 0.0;
+    p->isa = isa;
+    p->iters = iters;
+    opara__atomic_store(&p->ready, 0);
+    opara__atomic_store(&p->done, 0);
+    opara__atomic_add(&p->go, 1);
+    peak_pool_try(p, 0);
+    while (opara__atomic_load(&p->done) < (int32_t)p->n - 1) {
+    }
+    for (i = 0; i < p->n; ++i) {
+        if (p->t0[i] < t0) t0 = p->t0[i];
+        if (p->t1[i] > t1) t1 = p->t1[i];
+    }
+    return t1 > t0 ? (double)p->n * (double)iters * isa->flops_per_iter / (double)(t1 - t0) : 0.0;
+}
+
+static uint64_t peak_calibrate(const peak_isa* isa, double ms) {
+    uint64_t iters = 4096, t;
+    for (;;) {
+        t = opara__now_ns();
+        isa->kernel(iters);
+        t = opara__now_ns() - t;
+        if (t >= 2000000u || iters >= ((uint64_t)1 << 40)) break;
+        iters *= 4;
+    }
+    return (uint64_t)((double)iters * ms * 1e6 / (double)(t ? t : 1)) + 1;
+}
+
+/* Each supported ISA on one thread, then on `threads`: the best of several tries of about 4 ms, taken
+   round-robin over the ISAs so that a busy spell on the machine spoils a few tries of each, not all of
+   one. */
+static void peak_probe(uint32_t threads, peak_result* p) {
+    static peak_pool pool;
+    const peak_isa* isa[PEAK_MAX_ISAS];
+    uint64_t iters[PEAK_MAX_ISAS];
+    size_t k;
+    int t, i;
+    memset(p, 0, sizeof *p);
+    p->threads = threads < PEAK_MAX_THREADS ? threads : PEAK_MAX_THREADS;
+    p->best_isa = "";
+    for (k = 0; k < sizeof peak_isas / sizeof peak_isas[0] && p->n < PEAK_MAX_ISAS; ++k) {
+        if (!peak_isas[k].supported()) continue;
+        isa[p->n] = &peak_isas[k];
+        iters[p->n] = peak_calibrate(&peak_isas[k], 4.0);
+        p->isa[p->n++] = peak_isas[k].name;
+    }
+    peak_pool_start(&pool, 1);
+    for (t = 0; t < PEAK_TRIES_1; ++t)
+        for (i = 0; i < p->n; ++i) {
+            double g = peak_measure(&pool, isa[i], iters[i]); /* flops per ns: GFLOP/s */
+            if (g > p->one_thread[i]) p->one_thread[i] = g;
+        }
+    if (p->threads > 1) {
+        peak_pool_start(&pool, p->threads);
+        for (t = 0; t < PEAK_TRIES_N; ++t)
+            for (i = 0; i < p->n; ++i) {
+                double g = peak_measure(&pool, isa[i], iters[i]);
+                if (g > p->threaded[i]) p->threaded[i] = g;
+            }
+        peak_pool_stop(&pool);
+    }
+    for (i = 0; i < p->n; ++i) {
+        if (p->threads <= 1) p->threaded[i] = p->one_thread[i];
+        if (p->threaded[i] > p->best) p->best = p->threaded[i], p->best_isa = p->isa[i];
+    }
 }
 
 /* Deterministic input: floats in [-0.5, 0.5), integers 0 (valid ids and masks for every model). */
@@ -230,9 +492,48 @@ static int bench_listed(const char* list, const char* name) {
     return 0;
 }
 
+/* The model's GFLOP per run as the planner counts them (src/opara_desc.c: 2 x multiply-adds of every
+   Conv, ConvTranspose, Gemm and MatMul at the session's shapes; element-wise work is left out, as in
+   the usual GFLOP/s figures). */
+static double bench_model_gflop(const opara_session* s) {
+    double flops = 0.0;
+    uint32_t i;
+    for (i = 0; i < s->g->n_nodes; ++i) {
+        opara__op op = s->g->nodes[i].op;
+        if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE || op == OPARA__OP_GEMM || op == OPARA__OP_MATMUL)
+            flops += s->descs[i].flops;
+    }
+    return flops / 1e9;
+}
+
+static double bench_gflops(double gflop, uint64_t ns) { return ns ? gflop * 1e9 / (double)ns : 0.0; }
+static double bench_pct(double gflops, const peak_result* peak) { return peak->best > 0 ? 100.0 * gflops / peak->best : 0.0; }
+
+static void peak_print(const peak_result* p) {
+    int k;
+    printf("machine peak, GFLOP/s on 1 / %u threads (FMA loop, best of %d / %d tries):", p->threads, PEAK_TRIES_1,
+           PEAK_TRIES_N);
+    for (k = 0; k < p->n; ++k)
+        printf("  %s %.1f / %.1f", p->isa[k], p->one_thread[k], p->threaded[k]);
+    printf("\n");
+}
+
+/* "peak": {isa: GFLOP/s on the benchmark's threads}, the same on one thread, and the best. */
+static void peak_json(FILE* out, const peak_result* p) {
+    int k, one;
+    for (one = 0; one < 2; ++one) {
+        fprintf(out, "\"%s\": {", one ? "peak_1thread" : "peak");
+        for (k = 0; k < p->n; ++k)
+            fprintf(out, "%s\"%s\": %.2f", k ? ", " : "", p->isa[k], one ? p->one_thread[k] : p->threaded[k]);
+        fprintf(out, "}, ");
+    }
+    fprintf(out, "\"peak_best_isa\": \"%s\", \"peak_best_gflops\": %.2f,\n", p->best_isa, p->best);
+}
+
 /* Measures one model at one batch size; prints a line and appends a JSON object. */
 static void bench_config(const bench_opts* o, opara_runtime* rt, const opara_model* m, const char* path,
-                         const char* name, int64_t batch, ort_api* api, const char* ort_reason, FILE* out, int* first) {
+                         const char* name, int64_t batch, ort_api* api, const char* ort_reason, const peak_result* peak,
+                         FILE* out, int* first) {
     bench_side side[3];
     int n_sides = 3, i, it, iters;
     uint64_t warm = 0;
@@ -282,29 +583,36 @@ static void bench_config(const bench_opts* o, opara_runtime* rt, const opara_mod
     {
         uint64_t seq = bench_median(&side[0]), opa = bench_median(&side[1]), ort = n_sides == 3 ? bench_median(&side[2]) : 0;
         uint64_t best = seq < opa ? seq : opa;
+        double gflop = bench_model_gflop(side[0].s), best_gflops = bench_gflops(gflop, best);
         printf("%-17s b%-2lld seq %8.2f (min %8.2f)  opara %8.2f (min %8.2f) %3u str  ", name, (long long)batch,
                bench_ms(seq), bench_ms(bench_min(&side[0])), bench_ms(opa), bench_ms(bench_min(&side[1])),
                side[1].info.n_streams);
         if (ort)
-            printf("ort %8.2f (min %8.2f)  best/ort %.2fx  opara/seq %.2fx  arena %.1f MB\n", bench_ms(ort),
+            printf("ort %8.2f (min %8.2f)  best/ort %.2fx  opara/seq %.2fx  arena %.1f MB  ", bench_ms(ort),
                    bench_ms(bench_min(&side[2])), (double)best / (double)ort, (double)opa / (double)seq,
                    (double)side[1].info.peak_memory_bytes / 1048576.0);
         else
-            printf("ort -- (%s)  opara/seq %.2fx\n", ort_note, (double)opa / (double)seq);
+            printf("ort -- (%s)  opara/seq %.2fx  ", ort_note, (double)opa / (double)seq);
+        printf("%.1f GFLOP/s (%.0f%% of peak)", best_gflops, bench_pct(best_gflops, peak));
+        if (ort) printf(", ort %.1f (%.0f%%)", bench_gflops(gflop, ort), bench_pct(bench_gflops(gflop, ort), peak));
+        printf("\n");
         fflush(stdout);
         fprintf(out,
                 "%s  {\"model\": \"%s\", \"batch\": %lld, \"threads\": %u, \"runs\": %d, \"gemm\": \"%s\",\n"
                 "   \"sequential_ms\": %.4f, \"sequential_min_ms\": %.4f, \"opara_ms\": %.4f, \"opara_min_ms\": %.4f,"
-                " \"opara_streams\": %u, \"opara_vs_sequential\": %.4f,\n",
+                " \"opara_streams\": %u, \"opara_vs_sequential\": %.4f,\n"
+                "   \"gflop\": %.4f, \"sequential_gflops\": %.2f, \"opara_gflops\": %.2f, \"best_gflops\": %.2f,"
+                " \"pct_peak\": %.2f,\n",
                 *first ? "" : ",\n", name, (long long)batch, o->threads, iters, side[0].info.gemm, bench_ms(seq),
                 bench_ms(bench_min(&side[0])), bench_ms(opa), bench_ms(bench_min(&side[1])), side[1].info.n_streams,
-                (double)opa / (double)seq);
+                (double)opa / (double)seq, gflop, bench_gflops(gflop, seq), bench_gflops(gflop, opa), best_gflops,
+                bench_pct(best_gflops, peak));
         if (ort)
             fprintf(out,
                     "   \"ort_ms\": %.4f, \"ort_min_ms\": %.4f, \"sequential_vs_ort\": %.4f, \"opara_vs_ort\": %.4f,"
-                    " \"best_vs_ort\": %.4f,\n",
+                    " \"best_vs_ort\": %.4f, \"ort_gflops\": %.2f, \"ort_pct_peak\": %.2f,\n",
                     bench_ms(ort), bench_ms(bench_min(&side[2])), (double)seq / (double)ort, (double)opa / (double)ort,
-                    (double)best / (double)ort);
+                    (double)best / (double)ort, bench_gflops(gflop, ort), bench_pct(bench_gflops(gflop, ort), peak));
         else
             fprintf(out, "   \"ort_ms\": null, \"ort_skipped\": \"%s\",\n", ort_note);
         fprintf(out,
@@ -368,6 +676,7 @@ int main(int argc, char** argv) {
     int have_ort;
     char ort_reason[600];
     FILE* out;
+    peak_result peak;
     if (i < 0) {
         fprintf(stderr, "usage: bench_cpu [--out F] [--threads N] [--batches 1,8] [--budget S] [--max-iters N]\n"
                         "                 [--skip-batch8 a,b] [--default-dim N] [--profile] MODEL...\n");
@@ -375,6 +684,7 @@ int main(int argc, char** argv) {
     }
     (void)ort_tensor_free; /* outputs are not copied out of ORT */
     if (opara_runtime_create(NULL, &rt) != OPARA_OK) return 1;
+    peak_probe(o.threads, &peak); /* first: before ORT's threads exist */
     have_ort = ort_open(&api, ort_default_library());
     snprintf(ort_reason, sizeof ort_reason, "ONNX Runtime unavailable: %s", have_ort ? "" : api.error);
     if (!have_ort) printf("bench_cpu: %s (the ORT column is skipped)\n", ort_reason);
@@ -385,8 +695,11 @@ int main(int argc, char** argv) {
     }
     printf("bench_cpu: %u threads for every contender, %.0f s per model and batch, latencies in ms (median, min)\n",
            o.threads, o.budget_s);
-    fprintf(out, "{\"threads\": %u, \"budget_s\": %.1f, \"ort\": %s, \"batch8_skipped\": \"%s\", \"results\": [\n", o.threads,
+    peak_print(&peak);
+    fprintf(out, "{\"threads\": %u, \"budget_s\": %.1f, \"ort\": %s, \"batch8_skipped\": \"%s\",\n", o.threads,
             o.budget_s, have_ort ? "true" : "false", o.skip_batch8);
+    peak_json(out, &peak);
+    fprintf(out, "\"results\": [\n");
     for (; i < argc; ++i) {
         opara_model* m = NULL;
         size_t len = strlen(argv[i]);
@@ -407,7 +720,8 @@ int main(int argc, char** argv) {
                 printf("%-17s b8  skipped (--skip-batch8: keeps the whole run under ~10 minutes)\n", name);
                 continue;
             }
-            bench_config(&o, rt, m, argv[i], name, o.batches[b], have_ort ? &api : NULL, ort_reason, out, &first);
+            bench_config(&o, rt, m, argv[i], name, o.batches[b], have_ort ? &api : NULL, ort_reason, &peak, out,
+                         &first);
         }
         opara_model_destroy(m);
     }
