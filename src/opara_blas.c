@@ -108,11 +108,19 @@ static int opara__blas_blis_threads(void* lib) {
 static int opara__blas_take(opara__blas* blas, void* lib, const char* path, char* why, size_t cap) {
     if (opara__blas_has(lib, "openblas_get_num_threads") || opara__blas_has(lib, "openblas_get_config"))
         return opara__blas_take_openblas(blas, lib, path, why, cap);
-    if (opara__blas_has(lib, "bli_info_get_version_str"))
-        return opara__blas_take_threaded(blas, "BLIS", opara__blas_blis_threads(lib), path, why, cap);
-    if (opara__blas_has(lib, "MKL_Get_Version") || opara__blas_has(lib, "mkl_get_version_string"))
-        return opara__blas_take_threaded(blas, "MKL", opara__blas_count(lib, "mkl_get_max_threads"), path, why,
-                                         cap);
+    if (opara__blas_has(lib, "bli_info_get_version_str")) {
+        if (opara__blas_has(lib, "bli_thread_get_num_threads"))
+            return opara__blas_take_threaded(blas, "BLIS", opara__blas_blis_threads(lib), path, why, cap);
+        opara__format(why, cap, "BLIS without bli_thread_get_num_threads (its threads per call are unknown)");
+        return 0;
+    }
+    if (opara__blas_has(lib, "MKL_Get_Version") || opara__blas_has(lib, "mkl_get_version_string")) {
+        if (opara__blas_has(lib, "mkl_get_max_threads"))
+            return opara__blas_take_threaded(blas, "MKL", opara__blas_count(lib, "mkl_get_max_threads"), path, why,
+                                             cap);
+        opara__format(why, cap, "MKL without mkl_get_max_threads (its threads per call are unknown)");
+        return 0;
+    }
     opara__format(why, cap, "a reference BLAS (no OpenBLAS, BLIS or MKL entry point)");
     return 0;
 }
