@@ -663,18 +663,23 @@ static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, si
         const float* ab = p->trans_a ? a + i0 : a + i0 * lda;
         const float* bb = p->trans_b ? b + j0 * ldb : b + j0;
         float beta = 0.0f;
+        opara__gemm_epilogue epi;
         size_t i, j;
-        if (cc && p->beta != 0.0f) {
+        epi.row_bias = epi.col_bias = NULL;
+        epi.relu = p->relu;
+        if (cc && p->beta == 1.0f && p->bc_strides[0][0] == 0 && p->bc_strides[0][1] == 1) {
+            epi.col_bias = cc + j0; /* C of shape [N] or [1, N]: a bias per column, added as Y is stored */
+        } else if (cc && p->beta == 1.0f && p->bc_strides[0][0] == 1 && p->bc_strides[0][1] == 0) {
+            epi.row_bias = cc + i0; /* [M, 1] */
+        } else if (cc && p->beta != 0.0f) {
             for (i = 0; i < mb; ++i)
                 for (j = 0; j < nb; ++j)
                     y[(i0 + i) * ldy + j0 + j] =
                         p->beta * cc[(int64_t)(i0 + i) * p->bc_strides[0][0] + (int64_t)(j0 + j) * p->bc_strides[0][1]];
             beta = 1.0f;
         }
-        opara__sgemm(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
-                     y + i0 * ldy + j0, ldy, scratch);
-        if (p->relu)
-            for (i = 0; i < mb; ++i) opara__vec_relu(y + (i0 + i) * ldy + j0, y + (i0 + i) * ldy + j0, nb);
+        opara__sgemm_ex(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
+                        y + i0 * ldy + j0, ldy, scratch, &epi);
     }
     return OPARA_OK;
 }

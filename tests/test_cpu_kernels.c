@@ -966,6 +966,7 @@ OT_TEST(gemm_op_random) {
         int64_t ad[2], bd[2], yd[2], cd[2];
         int cr = 0;
         float alpha = kt_randf() * 2, beta = kt_randf() * 2, *a, *b, *c = NULL, *y, *ref;
+        if (t % 2 == 0) beta = 1.0f; /* ONNX's default: a C per row or column becomes the GEMM's bias */
         ad[0] = ta ? kk : m; ad[1] = ta ? m : kk;
         bd[0] = tb ? n : kk; bd[1] = tb ? kk : n;
         yd[0] = m; yd[1] = n;
