@@ -311,16 +311,25 @@ static float opara__gemm_finish(float acc, const float* cp, const opara__gemm_ou
     return o->relu && v < 0.0f ? 0.0f : v;
 }
 
-/* A full tile; opara__gemm_isa.partial says whether the kernel also takes rows < mr, cols < nr. */
-typedef void (*opara__gemm_micro_fn)(size_t kc, const float* ap, const float* bp, float* c, size_t ldc, size_t rows,
+/* The A operand of a micro-kernel: element (r, p) of the strip is p[r * rs + p * cs]; a packed
+   strip has rs 1 and cs mr, A read in place (row-major, no packing) rs lda and cs 1. */
+typedef struct opara__gemm_a {
+    const float* p;
+    size_t rs, cs;
+} opara__gemm_a;
+
+/* A full tile; opara__gemm_isa.partial says whether the kernel also takes rows < mr, cols < nr,
+   and .in_place whether it takes an A that is not packed (the others read a->p as packed). */
+typedef void (*opara__gemm_micro_fn)(size_t kc, const opara__gemm_a* a, const float* bp, float* c, size_t ldc, size_t rows,
                                      size_t cols, const opara__gemm_out* o);
 
 #define OPARA__PORTABLE_MR 6
 #define OPARA__PORTABLE_NR 16
 
-static void opara__gemm_micro_c(size_t kc, const float* ap, const float* bp, float* c, size_t ldc, size_t rows,
+static void opara__gemm_micro_c(size_t kc, const opara__gemm_a* a, const float* bp, float* c, size_t ldc, size_t rows,
                                 size_t cols, const opara__gemm_out* o) {
     float acc[OPARA__PORTABLE_MR * OPARA__PORTABLE_NR];
+    const float* ap = a->p;
     size_t p, r, j;
     (void)rows, (void)cols;
     for (j = 0; j < OPARA__PORTABLE_MR * OPARA__PORTABLE_NR; ++j) acc[j] = 0.0f;
@@ -362,9 +371,10 @@ __attribute__((target("avx2,fma"))) static inline void opara__gemm_fin_avx2(floa
           opara__gemm_fin_avx2(c + (r) * ldc + 8, c1, o, (r), 8);     \
       } while (0)
 
-__attribute__((target("avx2,fma"))) static void opara__gemm_micro_avx2(size_t kc, const float* ap, const float* bp,
+__attribute__((target("avx2,fma"))) static void opara__gemm_micro_avx2(size_t kc, const opara__gemm_a* a, const float* bp,
                                                                        float* c, size_t ldc, size_t rows, size_t cols,
                                                                        const opara__gemm_out* o) {
+    const float* ap = a->p;
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps();
     __m256 c11 = _mm256_setzero_ps(), c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
     __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps(), c40 = _mm256_setzero_ps();
@@ -406,7 +416,7 @@ __attribute__((target("avx512f"))) static inline void opara__gemm_fin_avx512(flo
 
 #  define OPARA__FMA_ROW(r)                                         \
       do {                                                          \
-          __m512 av_ = _mm512_set1_ps(ap[r]);                       \
+          __m512 av_ = _mm512_set1_ps(a##r[k]);                     \
           c##r##a = _mm512_fmadd_ps(av_, b0, c##r##a);              \
           c##r##b = _mm512_fmadd_ps(av_, b1, c##r##b);              \
       } while (0)
@@ -419,22 +429,28 @@ __attribute__((target("avx512f"))) static inline void opara__gemm_fin_avx512(flo
       } while (0)
 #  define OPARA__ZERO_ROW(r) __m512 c##r##a = _mm512_setzero_ps(), c##r##b = _mm512_setzero_ps()
 
-/* Any tile of up to 12 x 32 outputs: masked stores leave the columns past `cols` alone. */
-__attribute__((target("avx512f"))) static void opara__gemm_micro_avx512(size_t kc, const float* ap, const float* bp,
+#  define OPARA__ROW_PTR(r) const float* a##r = a->p + ((r) < rows ? (r) : rows - 1) * a->rs
+
+/* Any tile of up to 12 x 32 outputs, A packed or in place: rows past `rows` read the last row
+   again (never past A's end) and are not stored; masked stores leave the columns past `cols`
+   alone. */
+__attribute__((target("avx512f"))) static void opara__gemm_micro_avx512(size_t kc, const opara__gemm_a* a, const float* bp,
                                                                         float* c, size_t ldc, size_t rows, size_t cols,
                                                                         const opara__gemm_out* o) {
     __mmask16 m0 = (__mmask16)(cols >= 16 ? 0xFFFFu : (1u << cols) - 1u);
     __mmask16 m1 = (__mmask16)(cols >= 32 ? 0xFFFFu : cols > 16 ? (1u << (cols - 16)) - 1u : 0u);
-    size_t p;
+    size_t p, k = 0, cs = a->cs;
+    OPARA__ROW_PTR(0); OPARA__ROW_PTR(1); OPARA__ROW_PTR(2); OPARA__ROW_PTR(3);
+    OPARA__ROW_PTR(4); OPARA__ROW_PTR(5); OPARA__ROW_PTR(6); OPARA__ROW_PTR(7);
+    OPARA__ROW_PTR(8); OPARA__ROW_PTR(9); OPARA__ROW_PTR(10); OPARA__ROW_PTR(11);
     OPARA__ZERO_ROW(0); OPARA__ZERO_ROW(1); OPARA__ZERO_ROW(2); OPARA__ZERO_ROW(3);
     OPARA__ZERO_ROW(4); OPARA__ZERO_ROW(5); OPARA__ZERO_ROW(6); OPARA__ZERO_ROW(7);
     OPARA__ZERO_ROW(8); OPARA__ZERO_ROW(9); OPARA__ZERO_ROW(10); OPARA__ZERO_ROW(11);
-    for (p = 0; p < kc; ++p) {
+    for (p = 0; p < kc; ++p, k += cs) {
         __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
         OPARA__FMA_ROW(0); OPARA__FMA_ROW(1); OPARA__FMA_ROW(2); OPARA__FMA_ROW(3);
         OPARA__FMA_ROW(4); OPARA__FMA_ROW(5); OPARA__FMA_ROW(6); OPARA__FMA_ROW(7);
         OPARA__FMA_ROW(8); OPARA__FMA_ROW(9); OPARA__FMA_ROW(10); OPARA__FMA_ROW(11);
-        ap += 12;
         bp += 32;
     }
     OPARA__FIN_ROW(0); OPARA__FIN_ROW(1); OPARA__FIN_ROW(2); OPARA__FIN_ROW(3);
@@ -444,6 +460,7 @@ __attribute__((target("avx512f"))) static void opara__gemm_micro_avx512(size_t k
 #  undef OPARA__FMA_ROW
 #  undef OPARA__FIN_ROW
 #  undef OPARA__ZERO_ROW
+#  undef OPARA__ROW_PTR
 
 static int opara__gemm_have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 #else
@@ -456,7 +473,8 @@ static int opara__gemm_have_avx512(void) { return 0; }
 typedef struct opara__gemm_isa {
     size_t mr, nr;
     opara__gemm_micro_fn micro;
-    int partial; /* the micro-kernel stores partial tiles itself */
+    int partial;  /* the micro-kernel stores partial tiles itself */
+    int in_place; /* it reads A unpacked (row-major A needs no packing) */
     const char* name;
 } opara__gemm_isa;
 
@@ -467,10 +485,12 @@ static opara__gemm_isa opara__gemm_pick_isa(void) {
     int limit = !cap || !*cap ? 2 : strcmp(cap, "avx2") == 0 ? 1 : strcmp(cap, "portable") == 0 ? 0 : 2;
     opara__gemm_isa isa;
     isa.mr = OPARA__PORTABLE_MR, isa.nr = OPARA__PORTABLE_NR, isa.micro = opara__gemm_micro_c, isa.partial = 0;
+    isa.in_place = 0;
     isa.name = "portable";
 #if OPARA__GEMM_AVX2
     if (limit >= 2 && opara__gemm_have_avx512()) {
-        isa.mr = 12, isa.nr = 32, isa.micro = opara__gemm_micro_avx512, isa.partial = 1, isa.name = "avx512";
+        isa.mr = 12, isa.nr = 32, isa.micro = opara__gemm_micro_avx512, isa.partial = 1;
+        isa.in_place = 1, isa.name = "avx512";
     } else if (limit >= 1 && opara__gemm_have_avx2()) {
         isa.mr = 6, isa.nr = 16, isa.micro = opara__gemm_micro_avx2, isa.name = "avx2+fma";
     }
@@ -583,18 +603,21 @@ OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, 
             opara__gemm_pack_b(trans_b, b, ldb, pc, kc, jc, nc, isa.nr, pack_b);
             for (ic = 0; ic < m; ic += OPARA__GEMM_MC) {
                 size_t mc = OPARA__MIN((size_t)OPARA__GEMM_MC, m - ic);
-                opara__gemm_pack_a(trans_a, a, lda, ic, mc, pc, kc, isa.mr, pack_a);
+                int in_place = isa.in_place && !trans_a;
+                if (!in_place) opara__gemm_pack_a(trans_a, a, lda, ic, mc, pc, kc, isa.mr, pack_a);
                 for (jr = 0; jr < nc; jr += isa.nr) {
                     size_t cols = OPARA__MIN(isa.nr, nc - jr);
                     for (ir = 0; ir < mc; ir += isa.mr) {
                         size_t rows = OPARA__MIN(isa.mr, mc - ir);
                         float* ct = c + (ic + ir) * ldc + jc + jr;
                         opara__gemm_out o = opara__gemm_tile_out(alpha, beta, first, last, epi, ic + ir, jc + jr);
+                        opara__gemm_a at;
+                        if (in_place) at.p = a + (ic + ir) * lda + pc, at.rs = lda, at.cs = 1;
+                        else at.p = pack_a + ir * kc, at.rs = 1, at.cs = isa.mr;
                         if (isa.partial || (rows == isa.mr && cols == isa.nr)) {
-                            isa.micro(kc, pack_a + ir * kc, pack_b + jr * kc, ct, ldc, rows, cols, &o);
+                            isa.micro(kc, &at, pack_b + jr * kc, ct, ldc, rows, cols, &o);
                         } else {
-                            isa.micro(kc, pack_a + ir * kc, pack_b + jr * kc, tile, isa.nr, isa.mr, isa.nr,
-                                      &opara__gemm_plain);
+                            isa.micro(kc, &at, pack_b + jr * kc, tile, isa.nr, isa.mr, isa.nr, &opara__gemm_plain);
                             opara__gemm_store(tile, isa.nr, rows, cols, ct, ldc, &o);
                         }
                     }
