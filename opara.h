@@ -7675,7 +7675,25 @@ OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans
 OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                          const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                          size_t ldc, float* scratch);
-/* Which micro-kernel the built-in GEMM uses on this CPU ("avx2+fma" or "portable"). */
+
+/* What follows the product, applied once to each output as it is stored (the built-in GEMM's
+   micro-kernels do it in registers; with an external BLAS it is a pass over C): a bias per row
+   (row_bias[i]) and one per column (col_bias[j]), then ReLU (NaN stays NaN). NULL members: none. */
+typedef struct opara__gemm_epilogue {
+    const float* row_bias;
+    const float* col_bias;
+    int relu;
+} opara__gemm_epilogue;
+
+/* opara__sgemm and opara__sgemm_builtin with an epilogue (epi may be NULL). */
+OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                    float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
+                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
+OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                            const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                            size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
+/* Which micro-kernel the built-in GEMM uses on this CPU ("avx512", "avx2+fma" or "portable";
+   OPARA_CPU_ISA=avx2 or =portable caps it). */
 OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
 
 /* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the
@@ -8023,8 +8041,8 @@ OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas) {
 }
 /* ==== END src/opara_blas.c ==== */
 /* ==== BEGIN src/opara_cpu_gemm.c ==== */
-/* SGEMM: the built-in cache-blocked, register-tiled GEMM (AVX2+FMA micro-kernel chosen at run
-   time on x86 with GCC/Clang, portable C elsewhere), dispatch to a loaded BLAS, and the Gemm and
+/* SGEMM: the built-in cache-blocked, register-tiled GEMM (AVX-512 or AVX2+FMA micro-kernel chosen
+   at run time on x86 with GCC/Clang, portable C elsewhere) with a fused epilogue, dispatch to a loaded BLAS, and the Gemm and
    MatMul operators. */
 /* #include "opara_cpu.h" (inlined above) */
 
@@ -8041,9 +8059,6 @@ OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas) {
 #else
 #  define OPARA__VEC_SSE 0
 #endif
-
-#define OPARA__MR 6
-#define OPARA__NR 16
 
 #if OPARA__GEMM_AVX2
 static int opara__gemm_have_avx2(void) {
@@ -8259,95 +8274,156 @@ OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride,
 
 /* ---- packing --------------------------------------------------------------------------------- */
 
-/* Packs op(A)[i0:i0+mc, p0:p0+kc] into strips of MR rows: strip s holds, for each p, MR values.
+/* Packs op(A)[i0:i0+mc, p0:p0+kc] into strips of mr rows: strip s holds, for each p, mr values.
    Rows past mc are zero. */
 static void opara__gemm_pack_a(int trans_a, const float* a, size_t lda, size_t i0, size_t mc, size_t p0, size_t kc,
-                               float* dst) {
+                               size_t mr, float* dst) {
     size_t s, r, p;
-    for (s = 0; s < mc; s += OPARA__MR) {
-        size_t rows = OPARA__MIN((size_t)OPARA__MR, mc - s);
-        for (r = 0; r < OPARA__MR; ++r) {
+    for (s = 0; s < mc; s += mr) {
+        size_t rows = OPARA__MIN(mr, mc - s);
+        for (r = 0; r < mr; ++r) {
             float* d = dst + r;
             if (r >= rows) {
-                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = 0.0f;
+                for (p = 0; p < kc; ++p) d[p * mr] = 0.0f;
             } else if (!trans_a) {
                 const float* src = a + (i0 + s + r) * lda + p0;
-                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = src[p];
+                for (p = 0; p < kc; ++p) d[p * mr] = src[p];
             } else {
                 const float* src = a + p0 * lda + i0 + s + r;
-                for (p = 0; p < kc; ++p) d[p * OPARA__MR] = src[p * lda];
+                for (p = 0; p < kc; ++p) d[p * mr] = src[p * lda];
             }
         }
-        dst += (size_t)OPARA__MR * kc;
+        dst += mr * kc;
     }
 }
 
-/* Packs op(B)[p0:p0+kc, j0:j0+nc] into strips of NR columns: strip holds, for each p, NR values. */
+/* Packs op(B)[p0:p0+kc, j0:j0+nc] into strips of nr columns: strip holds, for each p, nr values. */
 static void opara__gemm_pack_b(int trans_b, const float* b, size_t ldb, size_t p0, size_t kc, size_t j0, size_t nc,
-                               float* dst) {
+                               size_t nr, float* dst) {
     size_t s, c, p;
-    for (s = 0; s < nc; s += OPARA__NR) {
-        size_t cols = OPARA__MIN((size_t)OPARA__NR, nc - s);
+    for (s = 0; s < nc; s += nr) {
+        size_t cols = OPARA__MIN(nr, nc - s);
         if (!trans_b) {
             for (p = 0; p < kc; ++p) {
                 const float* src = b + (p0 + p) * ldb + j0 + s;
-                float* d = dst + p * OPARA__NR;
-                if (cols == OPARA__NR) {
-                    memcpy(d, src, OPARA__NR * sizeof(float));
+                float* d = dst + p * nr;
+                if (cols == nr) {
+                    memcpy(d, src, nr * sizeof(float));
                 } else {
                     for (c = 0; c < cols; ++c) d[c] = src[c];
-                    for (; c < OPARA__NR; ++c) d[c] = 0.0f;
+                    for (; c < nr; ++c) d[c] = 0.0f;
                 }
             }
         } else {
-            for (c = 0; c < OPARA__NR; ++c) {
+            for (c = 0; c < nr; ++c) {
                 float* d = dst + c;
                 if (c >= cols) {
-                    for (p = 0; p < kc; ++p) d[p * OPARA__NR] = 0.0f;
+                    for (p = 0; p < kc; ++p) d[p * nr] = 0.0f;
                 } else {
                     const float* src = b + (j0 + s + c) * ldb + p0;
-                    for (p = 0; p < kc; ++p) d[p * OPARA__NR] = src[p];
+                    for (p = 0; p < kc; ++p) d[p * nr] = src[p];
                 }
             }
         }
-        dst += (size_t)OPARA__NR * kc;
+        dst += nr * kc;
     }
 }
 
-/* ---- micro-kernels: tile[MR][NR] = sum over kc of a-strip x b-strip ---------------------------- */
+/* ---- micro-kernels: C[mr][nr] = alpha * (a-strip x b-strip over kc) + beta * C, then the
+   epilogue (a bias per row and one per column, ReLU). A tile at the matrix edge goes through a
+   plain tile (alpha 1, beta 0, no epilogue) and opara__gemm_store. ---------------------------- */
 
-static void opara__gemm_micro_c(size_t kc, const float* ap, const float* bp, float* tile) {
-    float acc[OPARA__MR * OPARA__NR];
-    size_t p;
-    int r, c;
-    for (c = 0; c < OPARA__MR * OPARA__NR; ++c) acc[c] = 0.0f;
+/* How a micro-kernel writes its tile: row_bias / col_bias already point at the tile's first row
+   and column (NULL: none). */
+typedef struct opara__gemm_out {
+    float alpha, beta;
+    const float* row_bias;
+    const float* col_bias;
+    int relu;
+} opara__gemm_out;
+
+static const opara__gemm_out opara__gemm_plain = {1.0f, 0.0f, NULL, NULL, 0};
+
+/* One output: the scalar form of every micro-kernel's store (beta 0: C not read; NaN passes
+   the ReLU, as in opara__vec_relu). */
+static float opara__gemm_finish(float acc, const float* cp, const opara__gemm_out* o, size_t i, size_t j) {
+    float v = o->alpha * acc;
+    if (o->beta != 0.0f) v += o->beta * *cp;
+    if (o->row_bias) v += o->row_bias[i];
+    if (o->col_bias) v += o->col_bias[j];
+    return o->relu && v < 0.0f ? 0.0f : v;
+}
+
+/* The A operand of a micro-kernel: element (r, p) of the strip is p[r * rs + p * cs]; a packed
+   strip has rs 1 and cs mr, A read in place (row-major, no packing) rs lda and cs 1. */
+typedef struct opara__gemm_a {
+    const float* p;
+    size_t rs, cs;
+} opara__gemm_a;
+
+/* A full tile; opara__gemm_isa.partial says whether the kernel also takes rows < mr, cols < nr,
+   and .in_place whether it takes an A that is not packed (the others read a->p as packed). */
+typedef void (*opara__gemm_micro_fn)(size_t kc, const opara__gemm_a* a, const float* bp, float* c, size_t ldc, size_t rows,
+                                     size_t cols, const opara__gemm_out* o);
+
+#define OPARA__PORTABLE_MR 6
+#define OPARA__PORTABLE_NR 16
+
+static void opara__gemm_micro_c(size_t kc, const opara__gemm_a* a, const float* bp, float* c, size_t ldc, size_t rows,
+                                size_t cols, const opara__gemm_out* o) {
+    float acc[OPARA__PORTABLE_MR * OPARA__PORTABLE_NR];
+    const float* ap = a->p;
+    size_t p, r, j;
+    (void)rows, (void)cols;
+    for (j = 0; j < OPARA__PORTABLE_MR * OPARA__PORTABLE_NR; ++j) acc[j] = 0.0f;
     for (p = 0; p < kc; ++p) {
-        const float* bv = bp + p * OPARA__NR;
-        const float* av = ap + p * OPARA__MR;
-        for (r = 0; r < OPARA__MR; ++r) {
+        const float* bv = bp + p * OPARA__PORTABLE_NR;
+        const float* av = ap + p * OPARA__PORTABLE_MR;
+        for (r = 0; r < OPARA__PORTABLE_MR; ++r) {
             float x = av[r];
-            float* row = acc + r * OPARA__NR;
-            for (c = 0; c < OPARA__NR; ++c) row[c] += x * bv[c];
+            float* row = acc + r * OPARA__PORTABLE_NR;
+            for (j = 0; j < OPARA__PORTABLE_NR; ++j) row[j] += x * bv[j];
         }
     }
-    memcpy(tile, acc, sizeof acc);
+    for (r = 0; r < OPARA__PORTABLE_MR; ++r)
+        for (j = 0; j < OPARA__PORTABLE_NR; ++j)
+            c[r * ldc + j] = opara__gemm_finish(acc[r * OPARA__PORTABLE_NR + j], c + r * ldc + j, o, r, j);
 }
 
 #if OPARA__GEMM_AVX2
+/* 6 x 16: 12 accumulators, two B vectors and one broadcast of A. */
+__attribute__((target("avx2,fma"))) static inline void opara__gemm_fin_avx2(float* cp, __m256 acc, const opara__gemm_out* o,
+                                                                            size_t r, size_t j) {
+    __m256 v = _mm256_mul_ps(_mm256_set1_ps(o->alpha), acc);
+    if (o->beta != 0.0f) v = _mm256_fmadd_ps(_mm256_set1_ps(o->beta), _mm256_loadu_ps(cp), v);
+    if (o->row_bias) v = _mm256_add_ps(v, _mm256_set1_ps(o->row_bias[r]));
+    if (o->col_bias) v = _mm256_add_ps(v, _mm256_loadu_ps(o->col_bias + j));
+    if (o->relu) v = _mm256_max_ps(_mm256_setzero_ps(), v); /* maxps returns its second operand for a NaN */
+    _mm256_storeu_ps(cp, v);
+}
+
 #  define OPARA__FMA_ROW(r, c0, c1)                        \
       do {                                                 \
           __m256 av_ = _mm256_broadcast_ss(ap + (r));      \
           c0 = _mm256_fmadd_ps(av_, b0, c0);               \
           c1 = _mm256_fmadd_ps(av_, b1, c1);               \
       } while (0)
+#  define OPARA__FIN_ROW(r, c0, c1)                                   \
+      do {                                                            \
+          opara__gemm_fin_avx2(c + (r) * ldc, c0, o, (r), 0);         \
+          opara__gemm_fin_avx2(c + (r) * ldc + 8, c1, o, (r), 8);     \
+      } while (0)
 
-__attribute__((target("avx2,fma"))) static void opara__gemm_micro_avx2(size_t kc, const float* ap, const float* bp,
-                                                                       float* tile) {
+__attribute__((target("avx2,fma"))) static void opara__gemm_micro_avx2(size_t kc, const opara__gemm_a* a, const float* bp,
+                                                                       float* c, size_t ldc, size_t rows, size_t cols,
+                                                                       const opara__gemm_out* o) {
+    const float* ap = a->p;
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps();
     __m256 c11 = _mm256_setzero_ps(), c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
     __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps(), c40 = _mm256_setzero_ps();
     __m256 c41 = _mm256_setzero_ps(), c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
     size_t p;
+    (void)rows, (void)cols;
     for (p = 0; p < kc; ++p) {
         __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
         OPARA__FMA_ROW(0, c00, c01);
@@ -8356,60 +8432,139 @@ __attribute__((target("avx2,fma"))) static void opara__gemm_micro_avx2(size_t kc
         OPARA__FMA_ROW(3, c30, c31);
         OPARA__FMA_ROW(4, c40, c41);
         OPARA__FMA_ROW(5, c50, c51);
-        ap += OPARA__MR;
-        bp += OPARA__NR;
+        ap += 6;
+        bp += 16;
     }
-    _mm256_storeu_ps(tile + 0, c00);
-    _mm256_storeu_ps(tile + 8, c01);
-    _mm256_storeu_ps(tile + 16, c10);
-    _mm256_storeu_ps(tile + 24, c11);
-    _mm256_storeu_ps(tile + 32, c20);
-    _mm256_storeu_ps(tile + 40, c21);
-    _mm256_storeu_ps(tile + 48, c30);
-    _mm256_storeu_ps(tile + 56, c31);
-    _mm256_storeu_ps(tile + 64, c40);
-    _mm256_storeu_ps(tile + 72, c41);
-    _mm256_storeu_ps(tile + 80, c50);
-    _mm256_storeu_ps(tile + 88, c51);
+    OPARA__FIN_ROW(0, c00, c01);
+    OPARA__FIN_ROW(1, c10, c11);
+    OPARA__FIN_ROW(2, c20, c21);
+    OPARA__FIN_ROW(3, c30, c31);
+    OPARA__FIN_ROW(4, c40, c41);
+    OPARA__FIN_ROW(5, c50, c51);
 }
 #  undef OPARA__FMA_ROW
+#  undef OPARA__FIN_ROW
 
-#endif
-
-typedef void (*opara__gemm_micro_fn)(size_t kc, const float* ap, const float* bp, float* tile);
-
-static opara__gemm_micro_fn opara__gemm_pick_micro(void) {
-#if OPARA__GEMM_AVX2
-    if (opara__gemm_have_avx2()) return opara__gemm_micro_avx2;
-#endif
-    return opara__gemm_micro_c;
+/* 12 x 32: 24 accumulators of 16 floats, two B vectors and a broadcast of A (31 of the 32 zmm
+   registers), so the two FMA pipes always have independent work. */
+__attribute__((target("avx512f"))) static inline void opara__gemm_fin_avx512(float* cp, __m512 acc, const opara__gemm_out* o,
+                                                                             size_t r, size_t j, __mmask16 m) {
+    __m512 v = _mm512_mul_ps(_mm512_set1_ps(o->alpha), acc);
+    if (o->beta != 0.0f) v = _mm512_fmadd_ps(_mm512_set1_ps(o->beta), _mm512_maskz_loadu_ps(m, cp), v);
+    if (o->row_bias) v = _mm512_add_ps(v, _mm512_set1_ps(o->row_bias[r]));
+    if (o->col_bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, o->col_bias + j));
+    if (o->relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+    _mm512_mask_storeu_ps(cp, m, v);
 }
 
-OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void) {
-    return opara__gemm_have_avx2() ? "avx2+fma" : "portable";
-}
+#  define OPARA__FMA_ROW(r)                                         \
+      do {                                                          \
+          __m512 av_ = _mm512_set1_ps(a##r[k]);                     \
+          c##r##a = _mm512_fmadd_ps(av_, b0, c##r##a);              \
+          c##r##b = _mm512_fmadd_ps(av_, b1, c##r##b);              \
+      } while (0)
+#  define OPARA__FIN_ROW(r)                                                        \
+      do {                                                                         \
+          if ((r) < rows) {                                                        \
+              opara__gemm_fin_avx512(c + (r) * ldc, c##r##a, o, (r), 0, m0);       \
+              if (m1) opara__gemm_fin_avx512(c + (r) * ldc + 16, c##r##b, o, (r), 16, m1); \
+          }                                                                        \
+      } while (0)
+#  define OPARA__ZERO_ROW(r) __m512 c##r##a = _mm512_setzero_ps(), c##r##b = _mm512_setzero_ps()
 
-/* C[rows, cols] = alpha * tile + beta * C (beta 0: C not read). */
-static void opara__gemm_store(const float* tile, size_t rows, size_t cols, float alpha, float beta, float* c,
-                              size_t ldc) {
-    size_t i, j;
-    for (i = 0; i < rows; ++i) {
-        const float* t = tile + i * OPARA__NR;
-        float* ci = c + i * ldc;
-        if (beta == 0.0f) {
-            for (j = 0; j < cols; ++j) ci[j] = alpha * t[j];
-        } else if (beta == 1.0f && alpha == 1.0f) {
-            for (j = 0; j < cols; ++j) ci[j] += t[j];
-        } else {
-            for (j = 0; j < cols; ++j) ci[j] = alpha * t[j] + beta * ci[j];
-        }
+#  define OPARA__ROW_PTR(r) const float* a##r = a->p + ((r) < rows ? (r) : rows - 1) * a->rs
+
+/* Any tile of up to 12 x 32 outputs, A packed or in place: rows past `rows` read the last row
+   again (never past A's end) and are not stored; masked stores leave the columns past `cols`
+   alone. */
+__attribute__((target("avx512f"))) static void opara__gemm_micro_avx512(size_t kc, const opara__gemm_a* a, const float* bp,
+                                                                        float* c, size_t ldc, size_t rows, size_t cols,
+                                                                        const opara__gemm_out* o) {
+    __mmask16 m0 = (__mmask16)(cols >= 16 ? 0xFFFFu : (1u << cols) - 1u);
+    __mmask16 m1 = (__mmask16)(cols >= 32 ? 0xFFFFu : cols > 16 ? (1u << (cols - 16)) - 1u : 0u);
+    size_t p, k = 0, cs = a->cs;
+    OPARA__ROW_PTR(0); OPARA__ROW_PTR(1); OPARA__ROW_PTR(2); OPARA__ROW_PTR(3);
+    OPARA__ROW_PTR(4); OPARA__ROW_PTR(5); OPARA__ROW_PTR(6); OPARA__ROW_PTR(7);
+    OPARA__ROW_PTR(8); OPARA__ROW_PTR(9); OPARA__ROW_PTR(10); OPARA__ROW_PTR(11);
+    OPARA__ZERO_ROW(0); OPARA__ZERO_ROW(1); OPARA__ZERO_ROW(2); OPARA__ZERO_ROW(3);
+    OPARA__ZERO_ROW(4); OPARA__ZERO_ROW(5); OPARA__ZERO_ROW(6); OPARA__ZERO_ROW(7);
+    OPARA__ZERO_ROW(8); OPARA__ZERO_ROW(9); OPARA__ZERO_ROW(10); OPARA__ZERO_ROW(11);
+    for (p = 0; p < kc; ++p, k += cs) {
+        __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+        OPARA__FMA_ROW(0); OPARA__FMA_ROW(1); OPARA__FMA_ROW(2); OPARA__FMA_ROW(3);
+        OPARA__FMA_ROW(4); OPARA__FMA_ROW(5); OPARA__FMA_ROW(6); OPARA__FMA_ROW(7);
+        OPARA__FMA_ROW(8); OPARA__FMA_ROW(9); OPARA__FMA_ROW(10); OPARA__FMA_ROW(11);
+        bp += 32;
     }
+    OPARA__FIN_ROW(0); OPARA__FIN_ROW(1); OPARA__FIN_ROW(2); OPARA__FIN_ROW(3);
+    OPARA__FIN_ROW(4); OPARA__FIN_ROW(5); OPARA__FIN_ROW(6); OPARA__FIN_ROW(7);
+    OPARA__FIN_ROW(8); OPARA__FIN_ROW(9); OPARA__FIN_ROW(10); OPARA__FIN_ROW(11);
+}
+#  undef OPARA__FMA_ROW
+#  undef OPARA__FIN_ROW
+#  undef OPARA__ZERO_ROW
+#  undef OPARA__ROW_PTR
+
+static int opara__gemm_have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+#else
+static int opara__gemm_have_avx512(void) { return 0; }
+#endif
+
+/* The micro-kernel of this CPU: AVX-512 where the CPU has it, else AVX2+FMA, else portable C.
+   OPARA_CPU_ISA=avx2 or =portable caps the choice (to test or compare the narrower paths on a
+   wider CPU); a request the CPU cannot run falls to the next narrower path. */
+typedef struct opara__gemm_isa {
+    size_t mr, nr;
+    opara__gemm_micro_fn micro;
+    int partial;  /* the micro-kernel stores partial tiles itself */
+    int in_place; /* it reads A unpacked (row-major A needs no packing) */
+    const char* name;
+} opara__gemm_isa;
+
+#define OPARA__GEMM_MAX_TILE (12 * 32)
+
+static opara__gemm_isa opara__gemm_pick_isa(void) {
+    const char* cap = getenv("OPARA_CPU_ISA");
+    int limit = !cap || !*cap ? 2 : strcmp(cap, "avx2") == 0 ? 1 : strcmp(cap, "portable") == 0 ? 0 : 2;
+    opara__gemm_isa isa;
+    isa.mr = OPARA__PORTABLE_MR, isa.nr = OPARA__PORTABLE_NR, isa.micro = opara__gemm_micro_c, isa.partial = 0;
+    isa.in_place = 0;
+    isa.name = "portable";
+#if OPARA__GEMM_AVX2
+    if (limit >= 2 && opara__gemm_have_avx512()) {
+        isa.mr = 12, isa.nr = 32, isa.micro = opara__gemm_micro_avx512, isa.partial = 1;
+        isa.in_place = 1, isa.name = "avx512";
+    } else if (limit >= 1 && opara__gemm_have_avx2()) {
+        isa.mr = 6, isa.nr = 16, isa.micro = opara__gemm_micro_avx2, isa.name = "avx2+fma";
+    }
+#else
+    (void)limit;
+#endif
+    return isa;
 }
 
-static void opara__gemm_scale(size_t m, size_t n, float beta, float* c, size_t ldc) {
+OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void) { return opara__gemm_pick_isa().name; }
+
+/* The edge tile's rows x cols outputs from a plain tile of row pitch nr. */
+static void opara__gemm_store(const float* tile, size_t nr, size_t rows, size_t cols, float* c, size_t ldc,
+                              const opara__gemm_out* o) {
+    size_t i, j;
+    for (i = 0; i < rows; ++i)
+        for (j = 0; j < cols; ++j) c[i * ldc + j] = opara__gemm_finish(tile[i * nr + j], c + i * ldc + j, o, i, j);
+}
+
+/* C = beta * C, then the epilogue, as a pass over C (k = 0, the one-row path, an external BLAS). */
+static void opara__gemm_epilogue_pass(size_t m, size_t n, float beta, float* c, size_t ldc, const opara__gemm_epilogue* e,
+                                      int scale) {
     size_t i, j;
     for (i = 0; i < m; ++i)
-        for (j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        for (j = 0; j < n; ++j) {
+            float v = c[i * ldc + j];
+            if (scale) v = beta == 0.0f ? 0.0f : beta * v;
+            if (e && e->row_bias) v += e->row_bias[i];
+            if (e && e->col_bias) v += e->col_bias[j];
+            c[i * ldc + j] = e && e->relu && v < 0.0f ? 0.0f : v;
+        }
 }
 
 /* sum of a[i] * b[i] */
@@ -8452,38 +8607,62 @@ static void opara__sgemv_row(int trans_b, size_t n, size_t k, float alpha, const
     }
 }
 
-OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
-                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
-                                         size_t ldc, float* scratch) {
-    opara__gemm_micro_fn micro = opara__gemm_pick_micro();
+/* The output rule of the tile at (i, j) of C for K block pc: the caller's beta on the first block
+   (1 on the later ones, which accumulate), the epilogue on the last. */
+static opara__gemm_out opara__gemm_tile_out(float alpha, float beta, int first, int last, const opara__gemm_epilogue* e,
+                                            size_t i, size_t j) {
+    opara__gemm_out o;
+    o.alpha = alpha;
+    o.beta = first ? beta : 1.0f;
+    o.row_bias = last && e && e->row_bias ? e->row_bias + i : NULL;
+    o.col_bias = last && e && e->col_bias ? e->col_bias + j : NULL;
+    o.relu = last && e ? e->relu : 0;
+    return o;
+}
+
+OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                            const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                            size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
+    opara__gemm_isa isa = opara__gemm_pick_isa();
     float* pack_b = scratch;
     float* pack_a = scratch + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC;
-    float tile[OPARA__MR * OPARA__NR];
+    float tile[OPARA__GEMM_MAX_TILE];
     size_t jc, pc, ic, jr, ir;
     if (m == 0 || n == 0) return;
     if (k == 0) {
-        opara__gemm_scale(m, n, beta, c, ldc);
+        opara__gemm_epilogue_pass(m, n, beta, c, ldc, epi, 1);
         return;
     }
     if (m == 1) { /* packing would copy all of B for one row */
         opara__sgemv_row(trans_b, n, k, alpha, a, trans_a ? lda : 1, b, ldb, beta, c);
+        if (epi) opara__gemm_epilogue_pass(m, n, beta, c, ldc, epi, 0);
         return;
     }
     for (jc = 0; jc < n; jc += OPARA__GEMM_NC) {
         size_t nc = OPARA__MIN((size_t)OPARA__GEMM_NC, n - jc);
         for (pc = 0; pc < k; pc += OPARA__GEMM_KC) {
             size_t kc = OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc);
-            float beta_eff = pc == 0 ? beta : 1.0f;
-            opara__gemm_pack_b(trans_b, b, ldb, pc, kc, jc, nc, pack_b);
+            int first = pc == 0, last = pc + kc == k;
+            opara__gemm_pack_b(trans_b, b, ldb, pc, kc, jc, nc, isa.nr, pack_b);
             for (ic = 0; ic < m; ic += OPARA__GEMM_MC) {
                 size_t mc = OPARA__MIN((size_t)OPARA__GEMM_MC, m - ic);
-                opara__gemm_pack_a(trans_a, a, lda, ic, mc, pc, kc, pack_a);
-                for (jr = 0; jr < nc; jr += OPARA__NR) {
-                    size_t cols = OPARA__MIN((size_t)OPARA__NR, nc - jr);
-                    for (ir = 0; ir < mc; ir += OPARA__MR) {
-                        size_t rows = OPARA__MIN((size_t)OPARA__MR, mc - ir);
-                        micro(kc, pack_a + ir * kc, pack_b + jr * kc, tile);
-                        opara__gemm_store(tile, rows, cols, alpha, beta_eff, c + (ic + ir) * ldc + jc + jr, ldc);
+                int in_place = isa.in_place && !trans_a;
+                if (!in_place) opara__gemm_pack_a(trans_a, a, lda, ic, mc, pc, kc, isa.mr, pack_a);
+                for (jr = 0; jr < nc; jr += isa.nr) {
+                    size_t cols = OPARA__MIN(isa.nr, nc - jr);
+                    for (ir = 0; ir < mc; ir += isa.mr) {
+                        size_t rows = OPARA__MIN(isa.mr, mc - ir);
+                        float* ct = c + (ic + ir) * ldc + jc + jr;
+                        opara__gemm_out o = opara__gemm_tile_out(alpha, beta, first, last, epi, ic + ir, jc + jr);
+                        opara__gemm_a at;
+                        if (in_place) at.p = a + (ic + ir) * lda + pc, at.rs = lda, at.cs = 1;
+                        else at.p = pack_a + ir * kc, at.rs = 1, at.cs = isa.mr;
+                        if (isa.partial || (rows == isa.mr && cols == isa.nr)) {
+                            isa.micro(kc, &at, pack_b + jr * kc, ct, ldc, rows, cols, &o);
+                        } else {
+                            isa.micro(kc, &at, pack_b + jr * kc, tile, isa.nr, isa.mr, isa.nr, &opara__gemm_plain);
+                            opara__gemm_store(tile, isa.nr, rows, cols, ct, ldc, &o);
+                        }
                     }
                 }
             }
@@ -8491,18 +8670,31 @@ OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, siz
     }
 }
 
-OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
-                                 float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
-                                 float* c, size_t ldc, float* scratch) {
+OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                         size_t ldc, float* scratch) {
+    opara__sgemm_builtin_ex(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, NULL);
+}
+
+OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                    float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
+                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
     const size_t lim = (size_t)INT_MAX;
     if (m == 0 || n == 0) return;
     if (blas && blas->sgemm && k > 0 && m <= lim && n <= lim && k <= lim && lda <= lim && ldb <= lim && ldc <= lim) {
         /* CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 */
         blas->sgemm(101, trans_a ? 112 : 111, trans_b ? 112 : 111, (int)m, (int)n, (int)k, alpha, a, (int)lda, b,
                     (int)ldb, beta, c, (int)ldc);
+        if (epi) opara__gemm_epilogue_pass(m, n, beta, c, ldc, epi, 0);
         return;
     }
-    opara__sgemm_builtin(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch);
+    opara__sgemm_builtin_ex(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, epi);
+}
+
+OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                 float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
+                                 float* c, size_t ldc, float* scratch) {
+    opara__sgemm_ex(blas, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, NULL);
 }
 
 /* ---- Gemm and MatMul operators ----------------------------------------------------------------- */
@@ -8537,18 +8729,23 @@ static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, si
         const float* ab = p->trans_a ? a + i0 : a + i0 * lda;
         const float* bb = p->trans_b ? b + j0 * ldb : b + j0;
         float beta = 0.0f;
+        opara__gemm_epilogue epi;
         size_t i, j;
-        if (cc && p->beta != 0.0f) {
+        epi.row_bias = epi.col_bias = NULL;
+        epi.relu = p->relu;
+        if (cc && p->beta == 1.0f && p->bc_strides[0][0] == 0 && p->bc_strides[0][1] == 1) {
+            epi.col_bias = cc + j0; /* C of shape [N] or [1, N]: a bias per column, added as Y is stored */
+        } else if (cc && p->beta == 1.0f && p->bc_strides[0][0] == 1 && p->bc_strides[0][1] == 0) {
+            epi.row_bias = cc + i0; /* [M, 1] */
+        } else if (cc && p->beta != 0.0f) {
             for (i = 0; i < mb; ++i)
                 for (j = 0; j < nb; ++j)
                     y[(i0 + i) * ldy + j0 + j] =
                         p->beta * cc[(int64_t)(i0 + i) * p->bc_strides[0][0] + (int64_t)(j0 + j) * p->bc_strides[0][1]];
             beta = 1.0f;
         }
-        opara__sgemm(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
-                     y + i0 * ldy + j0, ldy, scratch);
-        if (p->relu)
-            for (i = 0; i < mb; ++i) opara__vec_relu(y + (i0 + i) * ldy + j0, y + (i0 + i) * ldy + j0, nb);
+        opara__sgemm_ex(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
+                        y + i0 * ldy + j0, ldy, scratch, &epi);
     }
     return OPARA_OK;
 }
@@ -10258,8 +10455,8 @@ static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld,
 
 /* Work item = (image and group, block of output columns, block of output channels), channel
    blocks innermost: consecutive items of one call share the im2col of their columns when K is one
-   slice. The output block starts as the bias, then takes one GEMM per K slice (pointwise: one GEMM
-   straight from the input), then the ReLU. */
+   slice. The output block takes one GEMM per K slice (pointwise: one GEMM straight from the
+   input), the last one adding the bias and applying the ReLU as it stores. */
 static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K = cin_g * opara__prod3(p->kernel);
@@ -10267,7 +10464,10 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
     float* col = scratch;
     float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(p->k * p->col_block));
+    opara__gemm_epilogue epi; /* bias and ReLU as the last K slice's outputs are stored */
     size_t item;
+    epi.col_bias = NULL;
+    epi.relu = p->relu;
     for (item = begin; item < end; ++item) {
         int64_t mblk = (int64_t)item % p->m_blocks, rest = (int64_t)item / p->m_blocks;
         int64_t blk = rest % p->n_col_blocks, ng = rest / p->n_col_blocks, n = ng / p->group, g = ng % p->group;
@@ -10278,20 +10478,19 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
         float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g + m0) * P + p0;
         size_t nb = (size_t)(p1 - p0);
         if (mm <= 0) continue;
-        if (bias) opara__bias_relu_rows(y, (size_t)mm, nb, (size_t)P, bias + g * cout_g + m0, 0, 1);
+        epi.row_bias = bias ? bias + g * cout_g + m0 : NULL;
         if (p->pointwise) {
-            opara__sgemm(op->blas, 0, 0, (size_t)mm, nb, (size_t)K, 1.0f, w, (size_t)K, x + p0, (size_t)P,
-                         bias ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
+            opara__sgemm_ex(op->blas, 0, 0, (size_t)mm, nb, (size_t)K, 1.0f, w, (size_t)K, x + p0, (size_t)P, 0.0f, y,
+                            (size_t)P, gemm_scratch, &epi);
         } else {
             for (pc = 0; pc < K; pc += p->k) {
                 int64_t kc = OPARA__MIN(p->k, K - pc);
                 if (kc < K || col_of != rest) opara__im2col(p, x, pc, pc + kc, p0, p1, col);
                 col_of = kc < K ? -1 : rest;
-                opara__sgemm(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
-                             bias || pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
+                opara__sgemm_ex(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
+                                pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch, pc + kc == K ? &epi : NULL);
             }
         }
-        if (p->relu) opara__bias_relu_rows(y, (size_t)mm, nb, (size_t)P, NULL, 1, 0);
     }
     return OPARA_OK;
 }

@@ -70,7 +70,25 @@ OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans
 OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                          const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                          size_t ldc, float* scratch);
-/* Which micro-kernel the built-in GEMM uses on this CPU ("avx2+fma" or "portable"). */
+
+/* What follows the product, applied once to each output as it is stored (the built-in GEMM's
+   micro-kernels do it in registers; with an external BLAS it is a pass over C): a bias per row
+   (row_bias[i]) and one per column (col_bias[j]), then ReLU (NaN stays NaN). NULL members: none. */
+typedef struct opara__gemm_epilogue {
+    const float* row_bias;
+    const float* col_bias;
+    int relu;
+} opara__gemm_epilogue;
+
+/* opara__sgemm and opara__sgemm_builtin with an epilogue (epi may be NULL). */
+OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                    float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
+                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
+OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                            const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                            size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
+/* Which micro-kernel the built-in GEMM uses on this CPU ("avx512", "avx2+fma" or "portable";
+   OPARA_CPU_ISA=avx2 or =portable caps it). */
 OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
 
 /* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the

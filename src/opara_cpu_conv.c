@@ -180,8 +180,8 @@ static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld,
 
 /* Work item = (image and group, block of output columns, block of output channels), channel
    blocks innermost: consecutive items of one call share the im2col of their columns when K is one
-   slice. The output block starts as the bias, then takes one GEMM per K slice (pointwise: one GEMM
-   straight from the input), then the ReLU. */
+   slice. The output block takes one GEMM per K slice (pointwise: one GEMM straight from the
+   input), the last one adding the bias and applying the ReLU as it stores. */
 static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K = cin_g * opara__prod3(p->kernel);
@@ -189,7 +189,10 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
     float* col = scratch;
     float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(p->k * p->col_block));
+    opara__gemm_epilogue epi; /* bias and ReLU as the last K slice's outputs are stored */
     size_t item;
+    epi.col_bias = NULL;
+    epi.relu = p->relu;
     for (item = begin; item < end; ++item) {
         int64_t mblk = (int64_t)item % p->m_blocks, rest = (int64_t)item / p->m_blocks;
         int64_t blk = rest % p->n_col_blocks, ng = rest / p->n_col_blocks, n = ng / p->group, g = ng % p->group;
@@ -200,20 +203,19 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
         float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g + m0) * P + p0;
         size_t nb = (size_t)(p1 - p0);
         if (mm <= 0) continue;
-        if (bias) opara__bias_relu_rows(y, (size_t)mm, nb, (size_t)P, bias + g * cout_g + m0, 0, 1);
+        epi.row_bias = bias ? bias + g * cout_g + m0 : NULL;
         if (p->pointwise) {
-            opara__sgemm(op->blas, 0, 0, (size_t)mm, nb, (size_t)K, 1.0f, w, (size_t)K, x + p0, (size_t)P,
-                         bias ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
+            opara__sgemm_ex(op->blas, 0, 0, (size_t)mm, nb, (size_t)K, 1.0f, w, (size_t)K, x + p0, (size_t)P, 0.0f, y,
+                            (size_t)P, gemm_scratch, &epi);
         } else {
             for (pc = 0; pc < K; pc += p->k) {
                 int64_t kc = OPARA__MIN(p->k, K - pc);
                 if (kc < K || col_of != rest) opara__im2col(p, x, pc, pc + kc, p0, p1, col);
                 col_of = kc < K ? -1 : rest;
-                opara__sgemm(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
-                             bias || pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch);
+                opara__sgemm_ex(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
+                                pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch, pc + kc == K ? &epi : NULL);
             }
         }
-        if (p->relu) opara__bias_relu_rows(y, (size_t)mm, nb, (size_t)P, NULL, 1, 0);
     }
     return OPARA_OK;
 }

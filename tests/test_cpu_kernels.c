@@ -889,6 +889,67 @@ OT_TEST(sgemm_builtin_odd_sizes) {
     CHECK_EQ(failures, 0);
 }
 
+/* y = relu(alpha * op(A) op(B) + beta * C + row_bias[i] + col_bias[j]) by every micro-kernel the CPU
+   can run (OPARA_CPU_ISA caps the choice), over sizes that leave tails in both tile directions of
+   each (6 x 16 and 12 x 32), K over several blocks of 256 and M over several blocks of 120; NaN in
+   A reaches the outputs of its row through the ReLU. */
+static int check_sgemm_epilogue(opara_test* T, int m, int n, int kk, int ta, int tb, float beta, int relu, int biases) {
+    int lda = ta ? m : kk, ldb = tb ? kk : n, ldc = n + 1, i, j;
+    size_t nc = (size_t)m * ldc;
+    float *a = (float*)malloc((size_t)m * kk * 4 + 4), *b = (float*)malloc((size_t)kk * n * 4 + 4);
+    float *c = (float*)malloc(nc * 4), *r = (float*)malloc(nc * 4), *rb = (float*)malloc((size_t)m * 4),
+          *cb = (float*)malloc((size_t)n * 4), *scratch = (float*)malloc(OPARA__GEMM_SCRATCH * 4);
+    opara__gemm_epilogue e;
+    double err = 0;
+    int nan_ok = 1;
+    for (i = 0; i < m * kk; ++i) a[i] = kt_randf();
+    for (i = 0; i < kk * n; ++i) b[i] = kt_randf();
+    for (i = 0; i < (int)nc; ++i) c[i] = r[i] = kt_randf();
+    for (i = 0; i < m; ++i) rb[i] = kt_randf();
+    for (j = 0; j < n; ++j) cb[j] = kt_randf();
+    if (m > 2 && kk > 0) a[ta ? 2 : 2 * lda] = NAN; /* row 2, k = 0 */
+    naive_gemm(ta, tb, m, n, kk, 1.25f, a, lda, b, ldb, beta, r, ldc);
+    for (i = 0; i < m; ++i)
+        for (j = 0; j < n; ++j) {
+            float v = r[i * ldc + j] + (biases & 1 ? rb[i] : 0.0f) + (biases & 2 ? cb[j] : 0.0f);
+            r[i * ldc + j] = relu && v < 0.0f ? 0.0f : v;
+        }
+    e.row_bias = biases & 1 ? rb : NULL;
+    e.col_bias = biases & 2 ? cb : NULL;
+    e.relu = relu;
+    opara__sgemm_builtin_ex(ta, tb, (size_t)m, (size_t)n, (size_t)kk, 1.25f, a, (size_t)lda, b, (size_t)ldb, beta, c,
+                            (size_t)ldc, scratch, &e);
+    for (i = 0; i < m; ++i)
+        for (j = 0; j < ldc; ++j) {
+            float want = r[i * ldc + j], got = c[i * ldc + j];
+            if (want != want || got != got) nan_ok &= (want != want) == (got != got);
+            else if (fabs((double)want - got) > err) err = fabs((double)want - got);
+        }
+    if (err > 1e-4 || !nan_ok)
+        OT_LOG("sgemm+epilogue %s m=%d n=%d k=%d ta=%d tb=%d beta=%g relu=%d biases=%d: err %g, NaN %s",
+               opara__sgemm_builtin_kind(), m, n, kk, ta, tb, beta, relu, biases, err, nan_ok ? "ok" : "lost");
+    free(a); free(b); free(c); free(r); free(rb); free(cb); free(scratch);
+    return err <= 1e-4 && nan_ok;
+}
+
+OT_TEST(sgemm_every_isa_with_epilogue) {
+    static const char* const caps[] = {"portable", "avx2", ""};
+    static const int sizes[][3] = {{1, 1, 1}, {12, 32, 7}, {13, 33, 300}, {11, 31, 257}, {121, 49, 513},
+                                   {250, 70, 64}, {6, 16, 256}, {25, 97, 3}, {3, 200, 40}};
+    char seen[64] = "";
+    int c, t, failures = 0;
+    for (c = 0; c < 3; ++c) {
+        REQUIRE(setenv("OPARA_CPU_ISA", caps[c], 1) == 0);
+        strcat(seen, opara__sgemm_builtin_kind()), strcat(seen, " ");
+        for (t = 0; t < 9 * 4; ++t)
+            if (!check_sgemm_epilogue(T, sizes[t % 9][0], sizes[t % 9][1], sizes[t % 9][2], (t / 9) & 1, (t / 18) & 1,
+                                      t % 3 ? 0.0f : 0.5f, t % 2, t % 4)) ++failures;
+    }
+    unsetenv("OPARA_CPU_ISA");
+    OT_LOG("micro-kernels run: %s", seen);
+    CHECK_EQ(failures, 0);
+}
+
 OT_TEST(sgemm_blas_matches_reference) {
     int t, failures = 0;
     if (!system_blas.sgemm) SKIP("no BLAS with cblas_sgemm installed");
@@ -907,6 +968,7 @@ OT_TEST(gemm_op_random) {
         int64_t ad[2], bd[2], yd[2], cd[2];
         int cr = 0;
         float alpha = kt_randf() * 2, beta = kt_randf() * 2, *a, *b, *c = NULL, *y, *ref;
+        if (t % 2 == 0) beta = 1.0f; /* ONNX's default: a C per row or column becomes the GEMM's bias */
         ad[0] = ta ? kk : m; ad[1] = ta ? m : kk;
         bd[0] = tb ? n : kk; bd[1] = tb ? kk : n;
         yd[0] = m; yd[1] = n;
@@ -1412,7 +1474,7 @@ static const opara_test_case tests[] = {
     /* appended last: they draw from the shared random stream */
     OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows), OT_CASE(sgemm_builtin_single_row),
     OT_CASE(blas_loader_refuses_a_reference_blas), OT_CASE(blas_loader_takes_openblas_after_refusing_a_reference_blas),
-    OT_CASE(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call),
+    OT_CASE(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call), OT_CASE(sgemm_every_isa_with_epilogue),
 };
 
 int main(int argc, char** argv) {
