@@ -7692,6 +7692,13 @@ OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int tr
 OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                             const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                             size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
+/* The widest vector code this CPU runs, capped by OPARA_CPU_ISA (avx2, portable): 2 AVX-512F,
+   1 AVX2+FMA, 0 portable. */
+OPARA__PRIVATE int opara__cpu_isa_level(void);
+/* y[i] = a[i * a_step] op b[i * b_step], op by kind (0 +, 1 -, 2 *, 3 /), steps 0 or 1, vectors of
+   the given level. */
+OPARA__PRIVATE void opara__vec_binary_f32(int level, int kind, const float* a, int a_step, const float* b, int b_step,
+                                          float* y, size_t n);
 /* Which micro-kernel the built-in GEMM uses on this CPU ("avx512", "avx2+fma" or "portable";
    OPARA_CPU_ISA=avx2 or =portable caps it). */
 OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
@@ -8272,6 +8279,60 @@ OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride,
     for (; i < n; ++i) d[i] += s[i * stride];
 }
 
+/* ---- element-wise arithmetic ----------------------------------------------------------------- */
+
+#if OPARA__GEMM_AVX2
+#  define OPARA__BIN_LOOP(VT, W, LOAD, SET1, STORE, OPF)                                               \
+      do {                                                                                          \
+          for (; i + (W) <= n; i += (W)) {                                                          \
+              VT x = a_step ? LOAD(a + i) : SET1(a[0]), z = b_step ? LOAD(b + i) : SET1(b[0]);     \
+              STORE(y + i, OPF(x, z));                                                              \
+          }                                                                                         \
+      } while (0)
+
+__attribute__((target("avx512f"))) static size_t opara__vec_binary_avx512(int kind, const float* a, int a_step,
+                                                                          const float* b, int b_step, float* y, size_t n) {
+    size_t i = 0;
+    switch (kind) {
+    case 0: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_add_ps); break;
+    case 1: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_sub_ps); break;
+    case 2: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_mul_ps); break;
+    default: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_div_ps); break;
+    }
+    return i;
+}
+
+__attribute__((target("avx2,fma"))) static size_t opara__vec_binary_avx2(int kind, const float* a, int a_step,
+                                                                         const float* b, int b_step, float* y, size_t n) {
+    size_t i = 0;
+    switch (kind) {
+    case 0: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_add_ps); break;
+    case 1: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_sub_ps); break;
+    case 2: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_mul_ps); break;
+    default: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_div_ps); break;
+    }
+    return i;
+}
+#  undef OPARA__BIN_LOOP
+#endif
+
+/* y[i] = a[i * a_step] op b[i * b_step] for op = kind (0 +, 1 -, 2 *, 3 /) and steps 0 or 1, with
+   the vector width of `level` (opara__cpu_isa_level); IEEE results, the same as the scalar loop's. */
+OPARA__PRIVATE void opara__vec_binary_f32(int level, int kind, const float* a, int a_step, const float* b, int b_step,
+                                          float* y, size_t n) {
+    size_t i = 0;
+#if OPARA__GEMM_AVX2
+    if (level == 2) i = opara__vec_binary_avx512(kind, a, a_step, b, b_step, y, n);
+    else if (level == 1) i = opara__vec_binary_avx2(kind, a, a_step, b, b_step, y, n);
+#else
+    (void)level;
+#endif
+    for (; i < n; ++i) {
+        float x = a[a_step ? i : 0], z = b[b_step ? i : 0];
+        y[i] = kind == 0 ? x + z : kind == 1 ? x - z : kind == 2 ? x * z : x / z;
+    }
+}
+
 /* ---- packing --------------------------------------------------------------------------------- */
 
 /* Packs op(A)[i0:i0+mc, p0:p0+kc] into strips of mr rows: strip s holds, for each p, mr values.
@@ -8523,22 +8584,29 @@ typedef struct opara__gemm_isa {
 
 #define OPARA__GEMM_MAX_TILE (12 * 32)
 
-static opara__gemm_isa opara__gemm_pick_isa(void) {
+OPARA__PRIVATE int opara__cpu_isa_level(void) {
     const char* cap = getenv("OPARA_CPU_ISA");
     int limit = !cap || !*cap ? 2 : strcmp(cap, "avx2") == 0 ? 1 : strcmp(cap, "portable") == 0 ? 0 : 2;
+    if (limit >= 2 && opara__gemm_have_avx512()) return 2;
+    if (limit >= 1 && opara__gemm_have_avx2()) return 1;
+    return 0;
+}
+
+static opara__gemm_isa opara__gemm_pick_isa(void) {
+    int level = opara__cpu_isa_level();
     opara__gemm_isa isa;
     isa.mr = OPARA__PORTABLE_MR, isa.nr = OPARA__PORTABLE_NR, isa.micro = opara__gemm_micro_c, isa.partial = 0;
     isa.in_place = 0;
     isa.name = "portable";
 #if OPARA__GEMM_AVX2
-    if (limit >= 2 && opara__gemm_have_avx512()) {
+    if (level == 2) {
         isa.mr = 12, isa.nr = 32, isa.micro = opara__gemm_micro_avx512, isa.partial = 1;
         isa.in_place = 1, isa.name = "avx512";
-    } else if (limit >= 1 && opara__gemm_have_avx2()) {
+    } else if (level == 1) {
         isa.mr = 6, isa.nr = 16, isa.micro = opara__gemm_micro_avx2, isa.name = "avx2+fma";
     }
 #else
-    (void)limit;
+    (void)level;
 #endif
     return isa;
 }
@@ -9138,9 +9206,14 @@ static opara_result opara__prepare_unary(opara__cpu_op* op, char* err, size_t ca
         }                                                                                   \
     } while (0)
 
-static void opara__bin_row_f32(opara__op kind, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
-                               size_t n) {
+static void opara__bin_row_f32(int level, opara__op kind, const float* a, int64_t sa, const float* b, int64_t sb,
+                               float* y, size_t n) {
     size_t i;
+    int arith = kind == OPARA__OP_ADD ? 0 : kind == OPARA__OP_SUB ? 1 : kind == OPARA__OP_MUL ? 2 : kind == OPARA__OP_DIV ? 3 : -1;
+    if (arith >= 0 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
+        opara__vec_binary_f32(level, arith, a, (int)sa, b, (int)sb, y, n);
+        return;
+    }
     switch (kind) {
     case OPARA__OP_ADD: OPARA__BIN_ROW(float, x + z); break;
     case OPARA__OP_SUB: OPARA__BIN_ROW(float, x - z); break;
@@ -9194,6 +9267,7 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
     const opara__cpu_params* p = &op->p;
     int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
     opara_dtype dt = op->out[0].dtype;
+    int level = opara__cpu_isa_level();
     size_t item;
     (void)scratch;
     for (item = begin; item < end; ++item) {
@@ -9205,8 +9279,8 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
         bo = off[1] + (int64_t)j0 * sb;
         yo = (int64_t)(row * (size_t)p->inner + j0);
         if (dt == OPARA_DTYPE_F32)
-            opara__bin_row_f32(op->node->op, (const float*)op->in[0].data + ao, sa, (const float*)op->in[1].data + bo,
-                               sb, (float*)op->out[0].data + yo, n);
+            opara__bin_row_f32(level, op->node->op, (const float*)op->in[0].data + ao, sa,
+                               (const float*)op->in[1].data + bo, sb, (float*)op->out[0].data + yo, n);
         else if (dt == OPARA_DTYPE_I64)
             opara__bin_row_i64(op->node->op, (const int64_t*)op->in[0].data + ao, sa,
                                (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);

@@ -229,6 +229,60 @@ OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride,
     for (; i < n; ++i) d[i] += s[i * stride];
 }
 
+/* ---- element-wise arithmetic ----------------------------------------------------------------- */
+
+#if OPARA__GEMM_AVX2
+#  define OPARA__BIN_LOOP(VT, W, LOAD, SET1, STORE, OPF)                                               \
+      do {                                                                                          \
+          for (; i + (W) <= n; i += (W)) {                                                          \
+              VT x = a_step ? LOAD(a + i) : SET1(a[0]), z = b_step ? LOAD(b + i) : SET1(b[0]);     \
+              STORE(y + i, OPF(x, z));                                                              \
+          }                                                                                         \
+      } while (0)
+
+__attribute__((target("avx512f"))) static size_t opara__vec_binary_avx512(int kind, const float* a, int a_step,
+                                                                          const float* b, int b_step, float* y, size_t n) {
+    size_t i = 0;
+    switch (kind) {
+    case 0: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_add_ps); break;
+    case 1: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_sub_ps); break;
+    case 2: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_mul_ps); break;
+    default: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_div_ps); break;
+    }
+    return i;
+}
+
+__attribute__((target("avx2,fma"))) static size_t opara__vec_binary_avx2(int kind, const float* a, int a_step,
+                                                                         const float* b, int b_step, float* y, size_t n) {
+    size_t i = 0;
+    switch (kind) {
+    case 0: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_add_ps); break;
+    case 1: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_sub_ps); break;
+    case 2: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_mul_ps); break;
+    default: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_div_ps); break;
+    }
+    return i;
+}
+#  undef OPARA__BIN_LOOP
+#endif
+
+/* y[i] = a[i * a_step] op b[i * b_step] for op = kind (0 +, 1 -, 2 *, 3 /) and steps 0 or 1, with
+   the vector width of `level` (opara__cpu_isa_level); IEEE results, the same as the scalar loop's. */
+OPARA__PRIVATE void opara__vec_binary_f32(int level, int kind, const float* a, int a_step, const float* b, int b_step,
+                                          float* y, size_t n) {
+    size_t i = 0;
+#if OPARA__GEMM_AVX2
+    if (level == 2) i = opara__vec_binary_avx512(kind, a, a_step, b, b_step, y, n);
+    else if (level == 1) i = opara__vec_binary_avx2(kind, a, a_step, b, b_step, y, n);
+#else
+    (void)level;
+#endif
+    for (; i < n; ++i) {
+        float x = a[a_step ? i : 0], z = b[b_step ? i : 0];
+        y[i] = kind == 0 ? x + z : kind == 1 ? x - z : kind == 2 ? x * z : x / z;
+    }
+}
+
 /* ---- packing --------------------------------------------------------------------------------- */
 
 /* Packs op(A)[i0:i0+mc, p0:p0+kc] into strips of mr rows: strip s holds, for each p, mr values.
@@ -480,22 +534,29 @@ typedef struct opara__gemm_isa {
 
 #define OPARA__GEMM_MAX_TILE (12 * 32)
 
-static opara__gemm_isa opara__gemm_pick_isa(void) {
+OPARA__PRIVATE int opara__cpu_isa_level(void) {
     const char* cap = getenv("OPARA_CPU_ISA");
     int limit = !cap || !*cap ? 2 : strcmp(cap, "avx2") == 0 ? 1 : strcmp(cap, "portable") == 0 ? 0 : 2;
+    if (limit >= 2 && opara__gemm_have_avx512()) return 2;
+    if (limit >= 1 && opara__gemm_have_avx2()) return 1;
+    return 0;
+}
+
+static opara__gemm_isa opara__gemm_pick_isa(void) {
+    int level = opara__cpu_isa_level();
     opara__gemm_isa isa;
     isa.mr = OPARA__PORTABLE_MR, isa.nr = OPARA__PORTABLE_NR, isa.micro = opara__gemm_micro_c, isa.partial = 0;
     isa.in_place = 0;
     isa.name = "portable";
 #if OPARA__GEMM_AVX2
-    if (limit >= 2 && opara__gemm_have_avx512()) {
+    if (level == 2) {
         isa.mr = 12, isa.nr = 32, isa.micro = opara__gemm_micro_avx512, isa.partial = 1;
         isa.in_place = 1, isa.name = "avx512";
-    } else if (limit >= 1 && opara__gemm_have_avx2()) {
+    } else if (level == 1) {
         isa.mr = 6, isa.nr = 16, isa.micro = opara__gemm_micro_avx2, isa.name = "avx2+fma";
     }
 #else
-    (void)limit;
+    (void)level;
 #endif
     return isa;
 }

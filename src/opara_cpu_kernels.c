@@ -262,9 +262,14 @@ static opara_result opara__prepare_unary(opara__cpu_op* op, char* err, size_t ca
         }                                                                                   \
     } while (0)
 
-static void opara__bin_row_f32(opara__op kind, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
-                               size_t n) {
+static void opara__bin_row_f32(int level, opara__op kind, const float* a, int64_t sa, const float* b, int64_t sb,
+                               float* y, size_t n) {
     size_t i;
+    int arith = kind == OPARA__OP_ADD ? 0 : kind == OPARA__OP_SUB ? 1 : kind == OPARA__OP_MUL ? 2 : kind == OPARA__OP_DIV ? 3 : -1;
+    if (arith >= 0 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
+        opara__vec_binary_f32(level, arith, a, (int)sa, b, (int)sb, y, n);
+        return;
+    }
     switch (kind) {
     case OPARA__OP_ADD: OPARA__BIN_ROW(float, x + z); break;
     case OPARA__OP_SUB: OPARA__BIN_ROW(float, x - z); break;
@@ -318,6 +323,7 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
     const opara__cpu_params* p = &op->p;
     int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
     opara_dtype dt = op->out[0].dtype;
+    int level = opara__cpu_isa_level();
     size_t item;
     (void)scratch;
     for (item = begin; item < end; ++item) {
@@ -329,8 +335,8 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
         bo = off[1] + (int64_t)j0 * sb;
         yo = (int64_t)(row * (size_t)p->inner + j0);
         if (dt == OPARA_DTYPE_F32)
-            opara__bin_row_f32(op->node->op, (const float*)op->in[0].data + ao, sa, (const float*)op->in[1].data + bo,
-                               sb, (float*)op->out[0].data + yo, n);
+            opara__bin_row_f32(level, op->node->op, (const float*)op->in[0].data + ao, sa,
+                               (const float*)op->in[1].data + bo, sb, (float*)op->out[0].data + yo, n);
         else if (dt == OPARA_DTYPE_I64)
             opara__bin_row_i64(op->node->op, (const int64_t*)op->in[0].data + ao, sa,
                                (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
