@@ -1140,12 +1140,15 @@ static int64_t opara__resize_nearest(const opara__cpu_params* p, int32_t d, int6
     return i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
 }
 
+/* Rows [begin, end) of the output's last dimension; the source column of every output column is
+   computed once per call into scratch (W int32, -1 outside the input). */
 static opara_result opara__resize_nearest_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     int32_t nd = y->ndim, d;
     size_t e = p->elem, W = (size_t)y->dims[nd - 1], row, j;
-    (void)scratch;
+    int32_t* col = (int32_t*)(void*)scratch;
+    for (j = 0; j < W; ++j) col[j] = (int32_t)opara__resize_nearest(p, nd - 1, (int64_t)j, x->dims[nd - 1], (int64_t)W);
     for (row = begin; row < end; ++row) {
         uint8_t* dst = (uint8_t*)y->data + row * W * e;
         size_t rem = row;
@@ -1158,8 +1161,15 @@ static opara_result opara__resize_nearest_kernel(const opara__cpu_op* op, size_t
             if (s < 0) outside = 1;
             else off += s * p->src_stride[d];
         }
+        if (e == 4 && !outside) { /* f32 and int32: one load and store per output */
+            const uint32_t* src = (const uint32_t*)x->data + off;
+            uint32_t* out = (uint32_t*)(void*)dst, fill;
+            memcpy(&fill, p->fill, 4);
+            for (j = 0; j < W; ++j) out[j] = col[j] < 0 ? fill : src[col[j]];
+            continue;
+        }
         for (j = 0; j < W; ++j) {
-            int64_t s = outside ? -1 : opara__resize_nearest(p, nd - 1, (int64_t)j, x->dims[nd - 1], (int64_t)W);
+            int64_t s = outside ? -1 : col[j];
             if (s < 0) memcpy(dst + j * e, p->fill, e);
             else memcpy(dst + j * e, (const uint8_t*)x->data + (size_t)(off + s) * e, e);
         }
@@ -1287,6 +1297,9 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
     if (strcmp(mode, "nearest") == 0) {
         p->mode = OPARA__RESIZE_NEAREST;
         op->fn = opara__resize_nearest_kernel;
+        if (y->dims[y->ndim - 1] > INT32_MAX || x->dims[x->ndim - 1] > INT32_MAX)
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: a last dimension above 2^31");
+        op->scratch_floats = (size_t)y->dims[y->ndim - 1]; /* the source columns, int32 */
         return OPARA_OK;
     }
     if (strcmp(mode, "linear") != 0)
