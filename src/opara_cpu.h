@@ -94,6 +94,8 @@ OPARA__PRIVATE int opara__cpu_isa_level(void);
    the given level. */
 OPARA__PRIVATE void opara__vec_binary_f32(int level, int kind, const float* a, int a_step, const float* b, int b_step,
                                           float* y, size_t n);
+/* y = min(max(x, lo), hi) (lo > hi gives hi), NaN kept, vectors of the given level. */
+OPARA__PRIVATE void opara__vec_clip(int level, float* y, const float* x, size_t n, float lo, float hi);
 /* Which micro-kernel the built-in GEMM uses on this CPU ("avx512", "avx2+fma" or "portable";
    OPARA_CPU_ISA=avx2 or =portable caps it). */
 OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);

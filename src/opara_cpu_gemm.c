@@ -266,6 +266,39 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_binary_avx2(int kin
 #  undef OPARA__BIN_LOOP
 #endif
 
+#if OPARA__GEMM_AVX2
+/* maxps/minps return their second operand when either is NaN: with x second a NaN passes, as in
+   the scalar loop. */
+__attribute__((target("avx512f"))) static size_t opara__vec_clip_avx512(float* y, const float* x, size_t n, float lo, float hi) {
+    __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_min_ps(h, _mm512_max_ps(l, _mm512_loadu_ps(x + i))));
+    return i;
+}
+
+__attribute__((target("avx2"))) static size_t opara__vec_clip_avx2(float* y, const float* x, size_t n, float lo, float hi) {
+    __m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_min_ps(h, _mm256_max_ps(l, _mm256_loadu_ps(x + i))));
+    return i;
+}
+#endif
+
+/* y = min(max(x, lo), hi) in that order (lo > hi gives hi), NaN kept; vectors of `level`. */
+OPARA__PRIVATE void opara__vec_clip(int level, float* y, const float* x, size_t n, float lo, float hi) {
+    size_t i = 0;
+#if OPARA__GEMM_AVX2
+    if (level == 2) i = opara__vec_clip_avx512(y, x, n, lo, hi);
+    else if (level == 1) i = opara__vec_clip_avx2(y, x, n, lo, hi);
+#else
+    (void)level;
+#endif
+    for (; i < n; ++i) {
+        float v = x[i] < lo ? lo : x[i];
+        y[i] = v > hi ? hi : v;
+    }
+}
+
 /* y[i] = a[i * a_step] op b[i * b_step] for op = kind (0 +, 1 -, 2 *, 3 /) and steps 0 or 1, with
    the vector width of `level` (opara__cpu_isa_level); IEEE results, the same as the scalar loop's. */
 OPARA__PRIVATE void opara__vec_binary_f32(int level, int kind, const float* a, int a_step, const float* b, int b_step,

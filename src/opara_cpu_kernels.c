@@ -201,10 +201,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
         }
         break;
     case OPARA__OP_CLIP:
-        for (i = i0; i < i1; ++i) {
-            float v = x[i] < p->lo ? p->lo : x[i];
-            y[i] = v > p->hi ? p->hi : v;
-        }
+        if (i1 > i0) opara__vec_clip(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0, p->lo, p->hi);
         break;
     case OPARA__OP_SQRT:
         for (i = i0; i < i1; ++i) y[i] = sqrtf(x[i]);
