@@ -458,6 +458,65 @@ OT_TEST(unary_ops) {
     }
 }
 
+/* The vector loops of Clip and of Add/Sub/Mul/Div (contiguous and scalar-broadcast rows) keep NaN and
+   match the scalar results element for element, with every vector width the CPU has (OPARA_CPU_ISA caps
+   it), over 37 elements: two 16-wide blocks, one 8-wide and a scalar tail, NaN in each part. */
+OT_TEST(vector_elementwise_keeps_nan_every_isa) {
+    static const char* const caps[] = {"portable", "avx2", ""};
+    static const opara__op bin[] = {OPARA__OP_ADD, OPARA__OP_SUB, OPARA__OP_MUL, OPARA__OP_DIV};
+    int64_t d[1] = {37}, one[1] = {1};
+    int c, o, i, bad = 0;
+    for (c = 0; c < 3; ++c) {
+        REQUIRE(setenv("OPARA_CPU_ISA", caps[c], 1) == 0);
+        { /* Clip */
+            kt k;
+            float *x, *y;
+            kt_init(&k, OPARA__OP_CLIP, 1, 1);
+            x = kt_in_f32(&k, 0, 1, d);
+            for (i = 0; i < 37; ++i) x[i] = (float)(i - 18) * 0.1f;
+            x[3] = x[20] = x[33] = x[36] = NAN;
+            y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 1, d);
+            kt_float(&k, "min", -0.5f);
+            kt_float(&k, "max", 0.25f);
+            REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+            for (i = 0; i < 37; ++i) {
+                float want = x[i] != x[i] ? x[i] : x[i] < -0.5f ? -0.5f : x[i] > 0.25f ? 0.25f : x[i];
+                if (!(want == y[i] || (want != want && y[i] != y[i]))) {
+                    OT_LOG("%s Clip[%d] of %g: %g", opara__sgemm_builtin_kind(), i, x[i], y[i]);
+                    ++bad;
+                }
+            }
+            kt_free(&k);
+        }
+        for (o = 0; o < 4 * 3; ++o) { /* both full, b a scalar, a a scalar */
+            kt k;
+            float *a, *b, *y;
+            int form = o % 3;
+            kt_init(&k, bin[o / 3], 2, 1);
+            a = kt_in_f32(&k, 0, 1, form == 2 ? one : d);
+            b = kt_in_f32(&k, 1, 1, form == 1 ? one : d);
+            a[0] = 1.5f, b[0] = -2.0f;
+            if (form != 2) a[5] = a[17] = a[34] = NAN;
+            if (form != 1) b[9] = b[26] = b[35] = NAN;
+            y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 1, d);
+            REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+            for (i = 0; i < 37; ++i) {
+                float x = a[form == 2 ? 0 : i], z = b[form == 1 ? 0 : i];
+                opara__op op = bin[o / 3];
+                float want = op == OPARA__OP_ADD ? x + z : op == OPARA__OP_SUB ? x - z : op == OPARA__OP_MUL ? x * z : x / z;
+                if (!(want == y[i] || (want != want && y[i] != y[i]))) {
+                    OT_LOG("%s %s form %d [%d]: %g, want %g", opara__sgemm_builtin_kind(), opara__op_name(op), form, i,
+                           y[i], want);
+                    ++bad;
+                }
+            }
+            kt_free(&k);
+        }
+    }
+    unsetenv("OPARA_CPU_ISA");
+    CHECK_EQ(bad, 0);
+}
+
 OT_TEST(gelu_tanh_approximation) {
     kt k;
     int64_t d[1] = {1000};
@@ -1475,6 +1534,7 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows), OT_CASE(sgemm_builtin_single_row),
     OT_CASE(blas_loader_refuses_a_reference_blas), OT_CASE(blas_loader_takes_openblas_after_refusing_a_reference_blas),
     OT_CASE(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call), OT_CASE(sgemm_every_isa_with_epilogue),
+    OT_CASE(vector_elementwise_keeps_nan_every_isa),
 };
 
 int main(int argc, char** argv) {
