@@ -8284,56 +8284,42 @@ OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride,
 /* ---- element-wise arithmetic ----------------------------------------------------------------- */
 
 #if OPARA__GEMM_AVX2
-#  define OPARA__BIN_LOOP(VT, W, LOAD, SET1, STORE, OPF)                                               \
+/* One vector width's element-wise loops, P the intrinsics' prefix (_mm512, _mm256): each returns how
+   many leading elements it did, the caller finishes the tail. */
+#  define OPARA__BIN_LOOP(VT, W, P, OPF)                                                              \
       do {                                                                                          \
           for (; i + (W) <= n; i += (W)) {                                                          \
-              VT x = a_step ? LOAD(a + i) : SET1(a[0]), z = b_step ? LOAD(b + i) : SET1(b[0]);     \
-              STORE(y + i, OPF(x, z));                                                              \
+              VT x = a_step ? P##_loadu_ps(a + i) : P##_set1_ps(a[0]);                              \
+              VT z = b_step ? P##_loadu_ps(b + i) : P##_set1_ps(b[0]);                              \
+              P##_storeu_ps(y + i, OPF(x, z));                                                      \
           }                                                                                         \
       } while (0)
-
-__attribute__((target("avx512f"))) static size_t opara__vec_binary_avx512(int kind, const float* a, int a_step,
-                                                                          const float* b, int b_step, float* y, size_t n) {
-    size_t i = 0;
-    switch (kind) {
-    case 0: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_add_ps); break;
-    case 1: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_sub_ps); break;
-    case 2: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_mul_ps); break;
-    default: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_div_ps); break;
-    }
-    return i;
-}
-
-__attribute__((target("avx2,fma"))) static size_t opara__vec_binary_avx2(int kind, const float* a, int a_step,
-                                                                         const float* b, int b_step, float* y, size_t n) {
-    size_t i = 0;
-    switch (kind) {
-    case 0: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_add_ps); break;
-    case 1: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_sub_ps); break;
-    case 2: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_mul_ps); break;
-    default: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_div_ps); break;
-    }
-    return i;
-}
-#  undef OPARA__BIN_LOOP
-#endif
-
-#if OPARA__GEMM_AVX2
 /* maxps/minps return their second operand when either is NaN: with x second a NaN passes, as in
    the scalar loop. */
-__attribute__((target("avx512f"))) static size_t opara__vec_clip_avx512(float* y, const float* x, size_t n, float lo, float hi) {
-    __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_min_ps(h, _mm512_max_ps(l, _mm512_loadu_ps(x + i))));
-    return i;
-}
+#  define OPARA__VEC_LOOPS(SUFFIX, TARGET, VT, W, P)                                                        \
+      __attribute__((target(TARGET))) static size_t opara__vec_binary_##SUFFIX(                             \
+          int kind, const float* a, int a_step, const float* b, int b_step, float* y, size_t n) {           \
+          size_t i = 0;                                                                                     \
+          switch (kind) {                                                                                   \
+          case 0: OPARA__BIN_LOOP(VT, W, P, P##_add_ps); break;                                             \
+          case 1: OPARA__BIN_LOOP(VT, W, P, P##_sub_ps); break;                                             \
+          case 2: OPARA__BIN_LOOP(VT, W, P, P##_mul_ps); break;                                             \
+          default: OPARA__BIN_LOOP(VT, W, P, P##_div_ps); break;                                            \
+          }                                                                                                 \
+          return i;                                                                                         \
+      }                                                                                                     \
+      __attribute__((target(TARGET))) static size_t opara__vec_clip_##SUFFIX(float* y, const float* x,      \
+                                                                             size_t n, float lo, float hi) { \
+          VT l = P##_set1_ps(lo), h = P##_set1_ps(hi);                                                      \
+          size_t i = 0;                                                                                     \
+          for (; i + (W) <= n; i += (W)) P##_storeu_ps(y + i, P##_min_ps(h, P##_max_ps(l, P##_loadu_ps(x + i)))); \
+          return i;                                                                                         \
+      }
 
-__attribute__((target("avx2"))) static size_t opara__vec_clip_avx2(float* y, const float* x, size_t n, float lo, float hi) {
-    __m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_min_ps(h, _mm256_max_ps(l, _mm256_loadu_ps(x + i))));
-    return i;
-}
+OPARA__VEC_LOOPS(avx512, "avx512f", __m512, 16, _mm512)
+OPARA__VEC_LOOPS(avx2, "avx2,fma", __m256, 8, _mm256)
+#  undef OPARA__VEC_LOOPS
+#  undef OPARA__BIN_LOOP
 #endif
 
 /* y = min(max(x, lo), hi) in that order (lo > hi gives hi), NaN kept; vectors of `level`. */
@@ -10564,12 +10550,10 @@ static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t r0
     }
 }
 
-static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld, const float* bias, int relu, int init) {
+/* Each row i of y starts as bias[i] (0 without a bias). */
+static void opara__bias_rows(float* y, size_t rows, size_t cols, size_t ld, const float* bias) {
     size_t i;
-    for (i = 0; i < rows; ++i) {
-        if (init) opara__vec_fill(y + i * ld, cols, bias ? bias[i] : 0.0f);
-        else if (relu) opara__vec_relu(y + i * ld, y + i * ld, cols);
-    }
+    for (i = 0; i < rows; ++i) opara__vec_fill(y + i * ld, cols, bias ? bias[i] : 0.0f);
 }
 
 /* Work item = (image and group, block of output columns, block of output channels), channel
@@ -10826,7 +10810,7 @@ static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t
         const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
         const float* w = (const float*)op->in[1].data + g * cin_g * rows;
         float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P;
-        opara__bias_relu_rows(y, (size_t)cout_g, (size_t)P, (size_t)P, bias ? bias + g * cout_g : NULL, 0, 1);
+        opara__bias_rows(y, (size_t)cout_g, (size_t)P, (size_t)P, bias ? bias + g * cout_g : NULL);
         for (p0 = 0; p0 < Pin; p0 += p->col_block) {
             int64_t p1 = OPARA__MIN(Pin, p0 + p->col_block);
             opara__sgemm(op->blas, 1, 0, (size_t)rows, (size_t)(p1 - p0), (size_t)cin_g, 1.0f, w, (size_t)rows, x + p0,

@@ -23,7 +23,7 @@ test-tsan: check-header $(BUILD)/tsan/test_cpu_session $(BUILD)/tsan/test_lifeti
 $(BUILD)/tests/libfake_refblas.so: FAKE_BLAS_KIND := -DFAKE_REFERENCE
 $(BUILD)/tests/libfake_blis.so: FAKE_BLAS_KIND := -DFAKE_BLIS
 $(BUILD)/tests/libfake_mkl.so: FAKE_BLAS_KIND := -DFAKE_MKL
-$(BUILD)/tests/libfake_refblas.so $(BUILD)/tests/libfake_blis.so $(BUILD)/tests/libfake_mkl.so: tests/fake_blas.c
+$(BUILD)/tests/libfake_refblas.so $(BUILD)/tests/libfake_blis.so $(BUILD)/tests/libfake_mkl.so: tests/fake_blas.c tests/fake_blas_sgemm.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(FAKE_BLAS_KIND) -fPIC -shared $< -o $@ $(LDFLAGS)
 

@@ -5,7 +5,7 @@
 LIFETIME_EMU := $(BUILD)/cudaemu
 LIFETIME_EMU_LIBS := $(LIFETIME_EMU)/libcuda.so.1 $(LIFETIME_EMU)/libcublas.so $(LIFETIME_EMU)/libcudnn.so
 
-$(BUILD)/tests/libfake_openblas.so: tests/fake_openblas.c
+$(BUILD)/tests/libfake_openblas.so: tests/fake_openblas.c tests/fake_blas_sgemm.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libopenblas.so.0 $< -o $@ $(LDFLAGS)
 

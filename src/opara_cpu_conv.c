@@ -170,12 +170,10 @@ static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t r0
     }
 }
 
-static void opara__bias_relu_rows(float* y, size_t rows, size_t cols, size_t ld, const float* bias, int relu, int init) {
+/* Each row i of y starts as bias[i] (0 without a bias). */
+static void opara__bias_rows(float* y, size_t rows, size_t cols, size_t ld, const float* bias) {
     size_t i;
-    for (i = 0; i < rows; ++i) {
-        if (init) opara__vec_fill(y + i * ld, cols, bias ? bias[i] : 0.0f);
-        else if (relu) opara__vec_relu(y + i * ld, y + i * ld, cols);
-    }
+    for (i = 0; i < rows; ++i) opara__vec_fill(y + i * ld, cols, bias ? bias[i] : 0.0f);
 }
 
 /* Work item = (image and group, block of output columns, block of output channels), channel
@@ -432,7 +430,7 @@ static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t
         const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
         const float* w = (const float*)op->in[1].data + g * cin_g * rows;
         float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P;
-        opara__bias_relu_rows(y, (size_t)cout_g, (size_t)P, (size_t)P, bias ? bias + g * cout_g : NULL, 0, 1);
+        opara__bias_rows(y, (size_t)cout_g, (size_t)P, (size_t)P, bias ? bias + g * cout_g : NULL);
         for (p0 = 0; p0 < Pin; p0 += p->col_block) {
             int64_t p1 = OPARA__MIN(Pin, p0 + p->col_block);
             opara__sgemm(op->blas, 1, 0, (size_t)rows, (size_t)(p1 - p0), (size_t)cin_g, 1.0f, w, (size_t)rows, x + p0,

@@ -232,56 +232,42 @@ OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride,
 /* ---- element-wise arithmetic ----------------------------------------------------------------- */
 
 #if OPARA__GEMM_AVX2
-#  define OPARA__BIN_LOOP(VT, W, LOAD, SET1, STORE, OPF)                                               \
+/* One vector width's element-wise loops, P the intrinsics' prefix (_mm512, _mm256): each returns how
+   many leading elements it did, the caller finishes the tail. */
+#  define OPARA__BIN_LOOP(VT, W, P, OPF)                                                              \
       do {                                                                                          \
           for (; i + (W) <= n; i += (W)) {                                                          \
-              VT x = a_step ? LOAD(a + i) : SET1(a[0]), z = b_step ? LOAD(b + i) : SET1(b[0]);     \
-              STORE(y + i, OPF(x, z));                                                              \
+              VT x = a_step ? P##_loadu_ps(a + i) : P##_set1_ps(a[0]);                              \
+              VT z = b_step ? P##_loadu_ps(b + i) : P##_set1_ps(b[0]);                              \
+              P##_storeu_ps(y + i, OPF(x, z));                                                      \
           }                                                                                         \
       } while (0)
-
-__attribute__((target("avx512f"))) static size_t opara__vec_binary_avx512(int kind, const float* a, int a_step,
-                                                                          const float* b, int b_step, float* y, size_t n) {
-    size_t i = 0;
-    switch (kind) {
-    case 0: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_add_ps); break;
-    case 1: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_sub_ps); break;
-    case 2: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_mul_ps); break;
-    default: OPARA__BIN_LOOP(__m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_div_ps); break;
-    }
-    return i;
-}
-
-__attribute__((target("avx2,fma"))) static size_t opara__vec_binary_avx2(int kind, const float* a, int a_step,
-                                                                         const float* b, int b_step, float* y, size_t n) {
-    size_t i = 0;
-    switch (kind) {
-    case 0: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_add_ps); break;
-    case 1: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_sub_ps); break;
-    case 2: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_mul_ps); break;
-    default: OPARA__BIN_LOOP(__m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm256_div_ps); break;
-    }
-    return i;
-}
-#  undef OPARA__BIN_LOOP
-#endif
-
-#if OPARA__GEMM_AVX2
 /* maxps/minps return their second operand when either is NaN: with x second a NaN passes, as in
    the scalar loop. */
-__attribute__((target("avx512f"))) static size_t opara__vec_clip_avx512(float* y, const float* x, size_t n, float lo, float hi) {
-    __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_min_ps(h, _mm512_max_ps(l, _mm512_loadu_ps(x + i))));
-    return i;
-}
+#  define OPARA__VEC_LOOPS(SUFFIX, TARGET, VT, W, P)                                                        \
+      __attribute__((target(TARGET))) static size_t opara__vec_binary_##SUFFIX(                             \
+          int kind, const float* a, int a_step, const float* b, int b_step, float* y, size_t n) {           \
+          size_t i = 0;                                                                                     \
+          switch (kind) {                                                                                   \
+          case 0: OPARA__BIN_LOOP(VT, W, P, P##_add_ps); break;                                             \
+          case 1: OPARA__BIN_LOOP(VT, W, P, P##_sub_ps); break;                                             \
+          case 2: OPARA__BIN_LOOP(VT, W, P, P##_mul_ps); break;                                             \
+          default: OPARA__BIN_LOOP(VT, W, P, P##_div_ps); break;                                            \
+          }                                                                                                 \
+          return i;                                                                                         \
+      }                                                                                                     \
+      __attribute__((target(TARGET))) static size_t opara__vec_clip_##SUFFIX(float* y, const float* x,      \
+                                                                             size_t n, float lo, float hi) { \
+          VT l = P##_set1_ps(lo), h = P##_set1_ps(hi);                                                      \
+          size_t i = 0;                                                                                     \
+          for (; i + (W) <= n; i += (W)) P##_storeu_ps(y + i, P##_min_ps(h, P##_max_ps(l, P##_loadu_ps(x + i)))); \
+          return i;                                                                                         \
+      }
 
-__attribute__((target("avx2"))) static size_t opara__vec_clip_avx2(float* y, const float* x, size_t n, float lo, float hi) {
-    __m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_min_ps(h, _mm256_max_ps(l, _mm256_loadu_ps(x + i))));
-    return i;
-}
+OPARA__VEC_LOOPS(avx512, "avx512f", __m512, 16, _mm512)
+OPARA__VEC_LOOPS(avx2, "avx2,fma", __m256, 8, _mm256)
+#  undef OPARA__VEC_LOOPS
+#  undef OPARA__BIN_LOOP
 #endif
 
 /* y = min(max(x, lo), hi) in that order (lo > hi gives hi), NaN kept; vectors of `level`. */

@@ -3,27 +3,16 @@
    does; FAKE_BLIS adds BLIS's identifying bli_info_get_version_str and its thread queries; FAKE_MKL adds
    MKL's mkl_get_version_string and mkl_get_max_threads. fake_blas_set_threads sets the thread count the
    BLIS/MKL queries report (the library's own setting, 1 at load). */
-#include <stddef.h>
+#include "fake_blas_sgemm.h"
 
 static int fake_threads = 1;
 
 void fake_blas_set_threads(int n) { fake_threads = n; }
 
-/* Row-major only (opara passes 101); 111 no transpose, 112 transpose. */
 void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda,
                  const float* b, int ldb, float beta, float* c, int ldc) {
-    int i, j, p;
     (void)order;
-    for (i = 0; i < m; ++i)
-        for (j = 0; j < n; ++j) {
-            double acc = 0;
-            for (p = 0; p < k; ++p) {
-                float x = trans_a == 112 ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
-                float y = trans_b == 112 ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j];
-                acc += (double)x * y;
-            }
-            c[(size_t)i * ldc + j] = (float)(alpha * acc + (beta != 0 ? (double)beta * c[(size_t)i * ldc + j] : 0));
-        }
+    fake_sgemm_naive(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 #if defined(FAKE_BLIS)
