@@ -7709,15 +7709,18 @@ OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
    SSE/AVX max instructions drop one side's NaN instead). */
 static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
 
-/* Row helpers of the kernels (SSE2 where available): fill with v; y = ReLU(x) (NaN stays NaN, y
-   may be x); d = max(d, s) (NaN-propagating), d += s and d += w * s over n elements of s taken
-   every `stride`. */
+/* Row helpers of the kernels (SSE2 where available; `level` as opara__cpu_isa_level): fill with v;
+   y = ReLU(x) (NaN stays NaN, y may be x); d = max(d, s) (NaN-propagating), d += s and d += w * s
+   over n elements of s taken every `stride`; the max or sum of `taps` elements `pitch` apart
+   (pool windows); a plain copy. */
 OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v);
 OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n);
 OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w);
 OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
                                     size_t dil);
-OPARA__PRIVATE void opara__vec_window(float* d, const float* s, size_t n, size_t taps, size_t pitch, int is_max);
+OPARA__PRIVATE void opara__vec_window(int level, float* d, const float* s, size_t n, size_t taps, size_t pitch,
+                                      int is_max);
+OPARA__PRIVATE void opara__vec_copy(int level, float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n);
 OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n);
@@ -8150,6 +8153,36 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* 
     return i;
 }
 
+
+/* The 16-wide opara__vec_window over all n outputs, the tail masked (masked-off lanes are neither
+   read nor written). */
+__attribute__((target("avx512f"))) static void opara__vec_window_avx512(float* d, const float* s, size_t n, size_t taps,
+                                                                        size_t pitch, int is_max) {
+    size_t i, k;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 acc = _mm512_maskz_loadu_ps(m, s + i);
+        for (k = 1; k < taps; ++k) {
+            __m512 v = _mm512_maskz_loadu_ps(m, s + i + k * pitch);
+            if (is_max) /* maxps(v, acc) keeps a NaN acc; a NaN v is moved in by its unordered mask */
+                acc = _mm512_mask_mov_ps(_mm512_max_ps(v, acc), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+            else
+                acc = _mm512_add_ps(acc, v);
+        }
+        _mm512_mask_storeu_ps(d + i, m, acc);
+    }
+}
+
+/* d[0..n) = s[0..n), 16 floats a step and one masked step for the tail (rows of 7 to 56 floats
+   are too short for memcpy's call to pay off). */
+__attribute__((target("avx512f"))) static void opara__vec_copy_avx512(float* d, const float* s, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(d + i, m, _mm512_maskz_loadu_ps(m, s + i));
+    }
+}
+
 #else
 static int opara__gemm_have_avx2(void) { return 0; }
 #endif
@@ -8203,6 +8236,19 @@ OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, siz
     }
 }
 
+/* d[0..n) = s[0..n) (not overlapping), vectors of `level`. */
+OPARA__PRIVATE void opara__vec_copy(int level, float* d, const float* s, size_t n) {
+#if OPARA__GEMM_AVX2
+    if (level == 2) {
+        opara__vec_copy_avx512(d, s, n);
+        return;
+    }
+#else
+    (void)level;
+#endif
+    memcpy(d, s, n * sizeof(float));
+}
+
 /* d[i] = s[2 * i] for i < n; reads nothing past s[2 * (n - 1)]. */
 OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n) {
     size_t i = 0;
@@ -8213,12 +8259,19 @@ OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n) {
     for (; i < n; ++i) d[i] = s[2 * i];
 }
 
-/* d[i] = the max (or sum) over k < taps of s[i + k * pitch]: the windows of a separable pool,
+/* d[i] = the max (or sum) over k < taps of s[i + k * pitch]: the windows of a pool,
    each output stored once. */
-OPARA__PRIVATE void opara__vec_window(float* d, const float* s, size_t n, size_t taps, size_t pitch, int is_max) {
+OPARA__PRIVATE void opara__vec_window(int level, float* d, const float* s, size_t n, size_t taps, size_t pitch,
+                                      int is_max) {
     size_t i = 0, k;
 #if OPARA__GEMM_AVX2
-    if (n >= 8 && opara__gemm_have_avx2()) i = opara__vec_window_avx2(d, s, n, taps, pitch, is_max);
+    if (level == 2) {
+        opara__vec_window_avx512(d, s, n, taps, pitch, is_max);
+        return;
+    }
+    if (level == 1 && n >= 8) i = opara__vec_window_avx2(d, s, n, taps, pitch, is_max);
+#else
+    (void)level;
 #endif
 #if OPARA__VEC_SSE
     for (; i + 4 <= n; i += 4) {
@@ -10954,40 +11007,6 @@ static void opara__pool2d_row(const opara__cpu_params* p, int is_max, const floa
         for (o = lo; o < hi; ++o) yr[o] /= vdiv;
 }
 
-/* Separable 2-D pooling (no dilation): a window's max or sum is the max or sum over its rows of
-   the per-row max or sum over its columns. The plane is reduced horizontally in one flat pass per
-   column tap (run[j]: the kw elements from j on; rows of 7 to 56 are too short for the vector
-   units), each row's window starts are picked from run into h (H rows of OW; clipped edge windows
-   one at a time), and output rows are vertical passes over kh rows of h, flat over the rows whose
-   windows need no clipping when the stride is 1. Windows with no tap inside give 0, as in the
-   general path. */
-static void opara__pool_hrow(const opara__cpu_params* p, int is_max, const float* xr, const float* run, float* hr) {
-    int64_t W = p->in_sp[2], OW = p->out_sp[2], kw = p->kernel[2], sw = p->stride[2], pw = p->pad_b[2];
-    int64_t lo, hi, o, k;
-    opara__pool_interior(OW, sw, pw, kw, W, &lo, &hi);
-    if (hi > lo && sw == 1) memcpy(hr + lo, run + lo - pw, (size_t)(hi - lo) * sizeof(float));
-    else if (hi > lo && sw == 2) opara__vec_copy_even(hr + lo, run + 2 * lo - pw, (size_t)(hi - lo));
-    else
-        for (o = lo; o < hi; ++o) hr[o] = run[o * sw - pw];
-    for (o = 0; o < OW; ++o) {
-        int64_t s2, a2, b2;
-        float acc = 0.0f;
-        if (o == lo && hi > lo) o = hi;
-        if (o >= OW) break;
-        s2 = o * sw - pw;
-        opara__pool_taps(s2, 1, kw, W, &a2, &b2);
-        for (k = a2; k < b2; ++k) {
-            float v = xr[s2 + k];
-            acc = k == a2 ? v : is_max ? opara__max_nan(acc, v) : acc + v;
-        }
-        hr[o] = acc;
-    }
-}
-
-static int opara__pool_separable(const opara__cpu_params* p) {
-    return p->dil[1] == 1 && p->dil[2] == 1 && p->kernel[2] <= p->in_sp[2];
-}
-
 /* Taps of a window starting at s along spatial dim d that the average divides by. */
 static float opara__pool_count(const opara__cpu_params* p, int d, int64_t s) {
     int64_t lo, hi;
@@ -10996,51 +11015,77 @@ static float opara__pool_count(const opara__cpu_params* p, int d, int64_t s) {
     return (float)(hi - lo);
 }
 
-/* Output row o1 from the rows of h its window covers (sums stay undivided). */
-static void opara__pool_vrow(const opara__cpu_params* p, int is_max, const float* h, int64_t o1, float* yr) {
-    int64_t OW = p->out_sp[2], s1 = o1 * p->stride[1] - p->pad_b[1], a1, b1;
-    opara__pool_taps(s1, 1, p->kernel[1], p->in_sp[1], &a1, &b1);
-    if (b1 <= a1) opara__vec_fill(yr, (size_t)OW, 0.0f);
-    else opara__vec_window(yr, h + (s1 + a1) * OW, (size_t)OW, (size_t)(b1 - a1), (size_t)OW, is_max);
+/* Flat 2-D pooling (no dilation, every window holding at least one input element): the plane is
+   copied into a padded plane whose borders hold the pooling's identity (-inf for max, 0 for the
+   sums of an average), so every window is a plain kh x kw block and the two passes run flat over
+   whole planes with the vector loops: v[i] = max/sum of the kh rows below i (every padded row at
+   stride 1, the output rows' first rows otherwise), then the kw columns from each output's start,
+   and averages divided by their window's taps. The borders are written once per call: a plane's
+   copy only writes the interior. */
+typedef struct opara__pool_flat {
+    int64_t hp, wp; /* the padded plane: rows and row length */
+} opara__pool_flat;
+
+static opara__pool_flat opara__pool_flat_dims(const opara__cpu_params* p) {
+    opara__pool_flat f;
+    f.hp = OPARA__MAX(p->in_sp[1] + p->pad_b[1] + p->pad_e[1], (p->out_sp[1] - 1) * p->stride[1] + p->kernel[1]);
+    f.wp = OPARA__MAX(p->in_sp[2] + p->pad_b[2] + p->pad_e[2], (p->out_sp[2] - 1) * p->stride[2] + p->kernel[2]);
+    return f;
 }
 
-/* 1 / x, or 0 for an empty window. */
-static float opara__pool_inverse(float x) { return x > 0.0f ? 1.0f / x : 0.0f; }
-
-/* Average: every sum times 1 / (its window's taps), from per-row and per-column reciprocals. */
-static void opara__pool_divide(const opara__cpu_params* p, const float* inv_col, float* y) {
-    int64_t OW = p->out_sp[2], o1, o;
-    for (o1 = 0; o1 < p->out_sp[1]; ++o1) {
-        float inv_row = opara__pool_inverse(opara__pool_count(p, 1, o1 * p->stride[1] - p->pad_b[1]));
-        float* yr = y + o1 * OW;
-        for (o = 0; o < OW; ++o) yr[o] = yr[o] * inv_row * inv_col[o];
+/* Whether every window along spatial dim d has a tap inside the input (else the general path
+   gives those windows 0). */
+static int opara__pool_windows_nonempty(const opara__cpu_params* p, int d) {
+    int64_t o, lo, hi;
+    for (o = 0; o < p->out_sp[d]; ++o) {
+        opara__pool_taps(o * p->stride[d] - p->pad_b[d], 1, p->kernel[d], p->in_sp[d], &lo, &hi);
+        if (hi <= lo) return 0;
     }
+    return 1;
 }
 
-static opara_result opara__pool2d_separable_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+static int opara__pool_flat_ok(const opara__cpu_params* p) {
+    return p->dil[1] == 1 && p->dil[2] == 1 && opara__pool_windows_nonempty(p, 1) && opara__pool_windows_nonempty(p, 2);
+}
+
+static size_t opara__pool_flat_scratch(const opara__cpu_params* p) {
+    opara__pool_flat f = opara__pool_flat_dims(p);
+    return (size_t)(f.hp * f.wp + 2 * p->out_sp[1] * f.wp + p->out_sp[1] * p->out_sp[2]);
+}
+
+static opara_result opara__pool2d_flat_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
-    int is_max = op->node->op == OPARA__OP_MAX_POOL;
-    int64_t H = p->in_sp[1], W = p->in_sp[2], OH = p->out_sp[1], OW = p->out_sp[2], kh = p->kernel[1], r, o1, o;
-    int64_t lo, hi;
-    float *run = scratch, *h = scratch + H * W, *inv_col = h + H * OW;
-    size_t item;
-    opara__pool_interior(OH, p->stride[1], p->pad_b[1], kh, H, &lo, &hi);
-    if (p->stride[1] != 1) hi = lo; /* the flat vertical pass needs stride 1 */
-    for (o = 0; o < OW; ++o) inv_col[o] = opara__pool_inverse(opara__pool_count(p, 2, o * p->stride[2] - p->pad_b[2]));
+    int is_max = op->node->op == OPARA__OP_MAX_POOL, level = opara__cpu_isa_level();
+    opara__pool_flat f = opara__pool_flat_dims(p);
+    int64_t H = p->in_sp[1], W = p->in_sp[2], OH = p->out_sp[1], OW = p->out_sp[2], sh = p->stride[1], sw = p->stride[2];
+    int64_t kh = p->kernel[1], kw = p->kernel[2], top = p->pad_b[1], left = p->pad_b[2], r, o1, o;
+    float *plane = scratch, *v = plane + f.hp * f.wp, *h = v + OH * f.wp, *taps = h + OH * f.wp;
+    size_t item, n_h = (size_t)(OH * f.wp - kw + 1);
+    opara__vec_fill(plane, (size_t)(f.hp * f.wp), is_max ? -HUGE_VALF : 0.0f);
+    if (!is_max)
+        for (o1 = 0; o1 < OH; ++o1)
+            for (o = 0; o < OW; ++o)
+                taps[o1 * OW + o] = opara__pool_count(p, 1, o1 * sh - top) * opara__pool_count(p, 2, o * sw - left);
     for (item = begin; item < end; ++item) {
         const float* x = (const float*)op->in[0].data + (int64_t)item * H * W;
         float* y = (float*)op->out[0].data + (int64_t)item * OH * OW;
-        opara__vec_window(run, x, (size_t)(H * W - p->kernel[2] + 1), (size_t)p->kernel[2], 1, is_max);
-        for (r = 0; r < H; ++r) opara__pool_hrow(p, is_max, x + r * W, run + r * W, h + r * OW);
-        if (hi > lo)
-            opara__vec_window(y + lo * OW, h + (lo - p->pad_b[1]) * OW, (size_t)((hi - lo) * OW), (size_t)kh, (size_t)OW,
-                              is_max);
+        for (r = 0; r < H; ++r) opara__vec_copy(level, plane + (top + r) * f.wp + left, x + r * W, (size_t)W);
+        if (sh == 1)
+            opara__vec_window(level, v, plane, (size_t)(OH * f.wp), (size_t)kh, (size_t)f.wp, is_max);
+        else
+            for (o1 = 0; o1 < OH; ++o1)
+                opara__vec_window(level, v + o1 * f.wp, plane + o1 * sh * f.wp, (size_t)f.wp, (size_t)kh, (size_t)f.wp,
+                                  is_max);
+        opara__vec_window(level, h, v, n_h, (size_t)kw, 1, is_max);
         for (o1 = 0; o1 < OH; ++o1) {
-            if (o1 == lo && hi > lo) o1 = hi;
-            if (o1 >= OH) break;
-            opara__pool_vrow(p, is_max, h, o1, y + o1 * OW);
+            const float* hr = h + o1 * f.wp;
+            float* yr = y + o1 * OW;
+            if (sw == 1) opara__vec_copy(level, yr, hr, (size_t)OW);
+            else if (sw == 2) opara__vec_copy_even(yr, hr, (size_t)OW);
+            else
+                for (o = 0; o < OW; ++o) yr[o] = hr[o * sw];
         }
-        if (!is_max) opara__pool_divide(p, inv_col, y);
+        if (!is_max) opara__vec_binary_f32(level, 3, y, 1, taps, 1, y, (size_t)(OH * OW));
     }
     return OPARA_OK;
 }
@@ -11147,9 +11192,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     op->fn = opara__pool_kernel;
     if (p->in_sp[0] == 1 && p->kernel[0] == 1 && p->out_sp[0] == 1 && !(op->n_out > 1 && op->out[1].data)) {
         op->fn = opara__pool2d_kernel;
-        if (opara__pool_separable(p)) {
-            op->fn = opara__pool2d_separable_kernel;
-            op->scratch_floats = (size_t)(p->in_sp[1] * p->in_sp[2] + (p->in_sp[1] + 1) * p->out_sp[2]);
+        if (opara__pool_flat_ok(p)) {
+            op->fn = opara__pool2d_flat_kernel;
+            op->scratch_floats = opara__pool_flat_scratch(p);
         }
     }
     return OPARA_OK;

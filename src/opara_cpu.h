@@ -104,15 +104,18 @@ OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
    SSE/AVX max instructions drop one side's NaN instead). */
 static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
 
-/* Row helpers of the kernels (SSE2 where available): fill with v; y = ReLU(x) (NaN stays NaN, y
-   may be x); d = max(d, s) (NaN-propagating), d += s and d += w * s over n elements of s taken
-   every `stride`. */
+/* Row helpers of the kernels (SSE2 where available; `level` as opara__cpu_isa_level): fill with v;
+   y = ReLU(x) (NaN stays NaN, y may be x); d = max(d, s) (NaN-propagating), d += s and d += w * s
+   over n elements of s taken every `stride`; the max or sum of `taps` elements `pitch` apart
+   (pool windows); a plain copy. */
 OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v);
 OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n);
 OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, size_t n, float w);
 OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
                                     size_t dil);
-OPARA__PRIVATE void opara__vec_window(float* d, const float* s, size_t n, size_t taps, size_t pitch, int is_max);
+OPARA__PRIVATE void opara__vec_window(int level, float* d, const float* s, size_t n, size_t taps, size_t pitch,
+                                      int is_max);
+OPARA__PRIVATE void opara__vec_copy(int level, float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n);
 OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n);

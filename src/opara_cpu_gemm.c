@@ -98,6 +98,36 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* 
     return i;
 }
 
+
+/* The 16-wide opara__vec_window over all n outputs, the tail masked (masked-off lanes are neither
+   read nor written). */
+__attribute__((target("avx512f"))) static void opara__vec_window_avx512(float* d, const float* s, size_t n, size_t taps,
+                                                                        size_t pitch, int is_max) {
+    size_t i, k;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 acc = _mm512_maskz_loadu_ps(m, s + i);
+        for (k = 1; k < taps; ++k) {
+            __m512 v = _mm512_maskz_loadu_ps(m, s + i + k * pitch);
+            if (is_max) /* maxps(v, acc) keeps a NaN acc; a NaN v is moved in by its unordered mask */
+                acc = _mm512_mask_mov_ps(_mm512_max_ps(v, acc), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+            else
+                acc = _mm512_add_ps(acc, v);
+        }
+        _mm512_mask_storeu_ps(d + i, m, acc);
+    }
+}
+
+/* d[0..n) = s[0..n), 16 floats a step and one masked step for the tail (rows of 7 to 56 floats
+   are too short for memcpy's call to pay off). */
+__attribute__((target("avx512f"))) static void opara__vec_copy_avx512(float* d, const float* s, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(d + i, m, _mm512_maskz_loadu_ps(m, s + i));
+    }
+}
+
 #else
 static int opara__gemm_have_avx2(void) { return 0; }
 #endif
@@ -151,6 +181,19 @@ OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, siz
     }
 }
 
+/* d[0..n) = s[0..n) (not overlapping), vectors of `level`. */
+OPARA__PRIVATE void opara__vec_copy(int level, float* d, const float* s, size_t n) {
+#if OPARA__GEMM_AVX2
+    if (level == 2) {
+        opara__vec_copy_avx512(d, s, n);
+        return;
+    }
+#else
+    (void)level;
+#endif
+    memcpy(d, s, n * sizeof(float));
+}
+
 /* d[i] = s[2 * i] for i < n; reads nothing past s[2 * (n - 1)]. */
 OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n) {
     size_t i = 0;
@@ -161,12 +204,19 @@ OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n) {
     for (; i < n; ++i) d[i] = s[2 * i];
 }
 
-/* d[i] = the max (or sum) over k < taps of s[i + k * pitch]: the windows of a separable pool,
+/* d[i] = the max (or sum) over k < taps of s[i + k * pitch]: the windows of a pool,
    each output stored once. */
-OPARA__PRIVATE void opara__vec_window(float* d, const float* s, size_t n, size_t taps, size_t pitch, int is_max) {
+OPARA__PRIVATE void opara__vec_window(int level, float* d, const float* s, size_t n, size_t taps, size_t pitch,
+                                      int is_max) {
     size_t i = 0, k;
 #if OPARA__GEMM_AVX2
-    if (n >= 8 && opara__gemm_have_avx2()) i = opara__vec_window_avx2(d, s, n, taps, pitch, is_max);
+    if (level == 2) {
+        opara__vec_window_avx512(d, s, n, taps, pitch, is_max);
+        return;
+    }
+    if (level == 1 && n >= 8) i = opara__vec_window_avx2(d, s, n, taps, pitch, is_max);
+#else
+    (void)level;
 #endif
 #if OPARA__VEC_SSE
     for (; i + 4 <= n; i += 4) {

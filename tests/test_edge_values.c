@@ -576,7 +576,7 @@ static void maxpool_reference(const float* x, int C, int H, int W, int k, int s,
 }
 
 /* MaxPool kernel k, stride s, pads p over [1, 2, 9, 21] holding NaN and +-Inf at several window
-   positions (first, middle, last tap; SIMD lanes and the scalar tail): the CPU's direct, separable
+   positions (first, middle, last tap; SIMD lanes and the scalar tail): the CPU's direct, flat
    and vectorized paths and the CUDA kernel. */
 OT_TEST(max_pool_propagates_nan_in_every_window_position) {
     enum { C = 2, H = 9, W = 21 };
