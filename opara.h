@@ -428,6 +428,9 @@ typedef struct opara_session_desc {
     int64_t batch_size;              /* value of the symbolic batch dimension; 0: 1 */
     uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
     int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
+    int cpu_keep_weights;            /* CPU: 1 leaves constant Gemm/MatMul weights as the model has them
+                                        (no second copy; every call packs what it reads); 0: they are
+                                        repacked once at creation (plan info's packed_weight_bytes) */
     opara_logger logger;             /* zero: the runtime's logger */
     int cuda_device;                 /* CUDA device ordinal; 0 default */
     int cuda_eager;                  /* CUDA: 1 launches on the plan's streams every run instead of
@@ -481,6 +484,8 @@ typedef struct opara_plan_info {
     const char* kernels;
     const char* libraries;
     uint64_t workspace_bytes;   /* CUDA: library workspaces (cuBLAS, cuDNN) on top of peak_memory_bytes */
+    uint64_t packed_weight_bytes; /* CPU: constant weights repacked once into the GEMM's layout, kept on top of
+                                     the model's own copy for the session's life; 0 on CUDA */
 } opara_plan_info;
 
 typedef struct opara_run_stats {
@@ -7625,6 +7630,7 @@ typedef struct opara__cpu_tensor {
     int32_t ndim;
     int64_t dims[OPARA_MAX_DIMS];
     void* data; /* NULL for an omitted optional input or output */
+    int is_const; /* a model constant (or a view of one): the same data in every run */
 } opara__cpu_tensor;
 
 /* ---- SGEMM ----------------------------------------------------------------------------------- */
@@ -7685,10 +7691,29 @@ typedef struct opara__gemm_epilogue {
     int relu;
 } opara__gemm_epilogue;
 
-/* opara__sgemm and opara__sgemm_builtin with an epilogue (epi may be NULL). */
+/* op(B) packed once (constant weights, at session creation) into the built-in GEMM's panels: for
+   each block of OPARA__GEMM_KC rows starting at row pc (kc rows, fewer in the last), np columns (n
+   rounded up to nr, the padding zero) in strips of nr, strip s at data + pc * np + s * nr * kc. A
+   call whose B starts at column col0 of op(B) (a multiple of nr) reads its panels from there. */
+typedef struct opara__gemm_packed {
+    const float* data;
+    size_t np, nr, col0;
+} opara__gemm_packed;
+
+/* The strip width the built-in GEMM packs B to on this CPU (OPARA_CPU_ISA applied), the floats
+   op(B) of k x n takes packed to width nr, and the packing itself into dst. */
+OPARA__PRIVATE size_t opara__gemm_pack_width(void);
+OPARA__PRIVATE size_t opara__gemm_packed_floats(size_t k, size_t n, size_t nr);
+OPARA__PRIVATE void opara__gemm_pack_b_all(int trans_b, const float* b, size_t ldb, size_t k, size_t n, size_t nr,
+                                           float* dst);
+
+/* opara__sgemm and opara__sgemm_builtin with an epilogue (epi may be NULL) and, for the built-in
+   GEMM, B already packed (packed may be NULL; it is ignored when packed for another width, and b
+   must be valid in any case: an external BLAS and the one-row path read it). */
 OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                     float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
-                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
+                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi,
+                                    const opara__gemm_packed* packed);
 OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                             const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                             size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
@@ -7775,9 +7800,17 @@ struct opara__cpu_op {
     size_t min_items_per_task; /* how many items make a task worth handing to another worker */
     uint32_t workers;      /* set before prepare: the executor's worker count (0: unknown) */
     opara__cpu_params p;
+    /* Constant weights repacked once: prepare asks for packed_b_floats (0: none) at width
+       packed_b_nr; the executor allocates packed_b and fills it with opara__cpu_pack_weights
+       (left NULL when that allocation fails: the kernel then packs per call). */
+    size_t packed_b_floats, packed_b_nr;
+    float* packed_b;
 };
 
 OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap);
+/* Fills op->packed_b (allocated by the caller with op->packed_b_floats floats) from the op's
+   constant B. */
+OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op);
 /* After op's kernel failed in a run: what went wrong, found again single-threaded (kernels only
    return a code); leaves buf untouched when the op has nothing to add. */
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap);
@@ -7812,12 +7845,12 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
 typedef struct opara__cpu_exec opara__cpu_exec;
 
 /* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
-   outlive the executor). threads: worker count (>= 1, the caller is worker 0). On failure the
-   detail is written to err. */
+   outlive the executor). threads: worker count (>= 1, the caller is worker 0); pack_weights: repack
+   constant GEMM weights once (opara__cpu_op.packed_b). On failure the detail is written to err. */
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
                                                    const opara__shape* shapes, const opara_dtype* dtypes,
-                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
-                                                   opara__cpu_exec** out);
+                                                   uint32_t threads, int builtin_gemm, int pack_weights, char* err,
+                                                   size_t err_cap, opara__cpu_exec** out);
 OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);
 /* Where value v lives during a run (graph inputs: their static buffer; outputs: in the arena). */
 OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v);
@@ -7832,6 +7865,8 @@ OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
 OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
                                               size_t cap);
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);
+/* Bytes of constant weights repacked for the GEMM at creation, kept for the session's life. */
+OPARA__PRIVATE uint64_t opara__cpu_exec_packed_bytes(const opara__cpu_exec* ex);
 OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
                                                const uint32_t** worker);
 
@@ -8762,9 +8797,11 @@ static opara__gemm_out opara__gemm_tile_out(float alpha, float beta, int first, 
     return o;
 }
 
-OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
-                                            const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
-                                            size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
+/* The built-in GEMM; `packed` (may be NULL) holds op(B) already in panels, used when it was packed
+   for this call's micro-kernel width. */
+static void opara__sgemm_run(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float* a,
+                             size_t lda, const float* b, size_t ldb, float beta, float* c, size_t ldc, float* scratch,
+                             const opara__gemm_epilogue* epi, const opara__gemm_packed* packed) {
     opara__gemm_isa isa = opara__gemm_pick_isa();
     float* pack_b = scratch;
     float* pack_a = scratch + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC;
@@ -8785,7 +8822,9 @@ OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, 
         for (pc = 0; pc < k; pc += OPARA__GEMM_KC) {
             size_t kc = OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc);
             int first = pc == 0, last = pc + kc == k;
-            opara__gemm_pack_b(trans_b, b, ldb, pc, kc, jc, nc, isa.nr, pack_b);
+            const float* panel = pack_b;
+            if (packed && packed->nr == isa.nr) panel = packed->data + pc * packed->np + (packed->col0 + jc) * kc;
+            else opara__gemm_pack_b(trans_b, b, ldb, pc, kc, jc, nc, isa.nr, pack_b);
             for (ic = 0; ic < m; ic += OPARA__GEMM_MC) {
                 size_t mc = OPARA__MIN((size_t)OPARA__GEMM_MC, m - ic);
                 int in_place = isa.in_place && !trans_a;
@@ -8800,9 +8839,9 @@ OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, 
                         if (in_place) at.p = a + (ic + ir) * lda + pc, at.rs = lda, at.cs = 1;
                         else at.p = pack_a + ir * kc, at.rs = 1, at.cs = isa.mr;
                         if (isa.partial || (rows == isa.mr && cols == isa.nr)) {
-                            isa.micro(kc, &at, pack_b + jr * kc, ct, ldc, rows, cols, &o);
+                            isa.micro(kc, &at, panel + jr * kc, ct, ldc, rows, cols, &o);
                         } else {
-                            isa.micro(kc, &at, pack_b + jr * kc, tile, isa.nr, isa.mr, isa.nr, &opara__gemm_plain);
+                            isa.micro(kc, &at, panel + jr * kc, tile, isa.nr, isa.mr, isa.nr, &opara__gemm_plain);
                             opara__gemm_store(tile, isa.nr, rows, cols, ct, ldc, &o);
                         }
                     }
@@ -8810,6 +8849,25 @@ OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, 
             }
         }
     }
+}
+
+OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                            const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                            size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
+    opara__sgemm_run(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, epi, NULL);
+}
+
+OPARA__PRIVATE size_t opara__gemm_pack_width(void) { return opara__gemm_pick_isa().nr; }
+
+OPARA__PRIVATE size_t opara__gemm_packed_floats(size_t k, size_t n, size_t nr) {
+    return k * ((n + nr - 1) / nr * nr);
+}
+
+OPARA__PRIVATE void opara__gemm_pack_b_all(int trans_b, const float* b, size_t ldb, size_t k, size_t n, size_t nr,
+                                           float* dst) {
+    size_t np = (n + nr - 1) / nr * nr, pc;
+    for (pc = 0; pc < k; pc += OPARA__GEMM_KC)
+        opara__gemm_pack_b(trans_b, b, ldb, pc, OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc), 0, n, nr, dst + pc * np);
 }
 
 OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
@@ -8820,7 +8878,8 @@ OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, siz
 
 OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                     float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
-                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
+                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi,
+                                    const opara__gemm_packed* packed) {
     const size_t lim = (size_t)INT_MAX;
     if (m == 0 || n == 0) return;
     if (blas && blas->sgemm && k > 0 && m <= lim && n <= lim && k <= lim && lda <= lim && ldb <= lim && ldc <= lim) {
@@ -8830,13 +8889,13 @@ OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int tr
         if (epi) opara__gemm_epilogue_pass(m, n, beta, c, ldc, epi, 0);
         return;
     }
-    opara__sgemm_builtin_ex(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, epi);
+    opara__sgemm_run(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, epi, packed);
 }
 
 OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                  float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
                                  float* c, size_t ldc, float* scratch) {
-    opara__sgemm_ex(blas, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, NULL);
+    opara__sgemm_ex(blas, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, NULL, NULL);
 }
 
 /* ---- Gemm and MatMul operators ----------------------------------------------------------------- */
@@ -8857,6 +8916,34 @@ static void opara__gemm_blocking(opara__cpu_params* p, int64_t batch) {
     p->tail = bn; /* column block */
 }
 
+/* The op's packed B for a call starting at column col0, or NULL when it has none. */
+static const opara__gemm_packed* opara__gemm_op_packed(const opara__cpu_op* op, size_t col0, opara__gemm_packed* out) {
+    if (!op->packed_b) return NULL;
+    out->data = op->packed_b;
+    out->nr = op->packed_b_nr;
+    out->np = ((size_t)op->p.n + out->nr - 1) / out->nr * out->nr;
+    out->col0 = col0;
+    return out;
+}
+
+/* Asks for B packed at session creation when it is a constant the built-in GEMM reads (an
+   external BLAS takes B as it is) and every call's columns start on a strip (the column blocks of
+   opara__gemm_blocking are multiples of every micro-kernel width). */
+static void opara__gemm_request_packing(opara__cpu_op* op, int b_const) {
+    size_t nr = opara__gemm_pack_width();
+    op->packed_b_floats = 0;
+    if (!b_const || (op->blas && op->blas->sgemm) || op->p.k <= 0 || op->p.n <= 0 || op->p.m <= 1 || (size_t)op->p.tail % nr) return;
+    op->packed_b_nr = nr;
+    op->packed_b_floats = opara__gemm_packed_floats((size_t)op->p.k, (size_t)op->p.n, nr);
+}
+
+OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
+    const opara__cpu_params* p = &op->p;
+    if (!op->packed_b) return;
+    opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,
+                           (size_t)p->n, op->packed_b_nr, op->packed_b);
+}
+
 static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     const float* a = (const float*)op->in[0].data;
@@ -8872,6 +8959,7 @@ static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, si
         const float* bb = p->trans_b ? b + j0 * ldb : b + j0;
         float beta = 0.0f;
         opara__gemm_epilogue epi;
+        opara__gemm_packed packed;
         size_t i, j;
         epi.row_bias = epi.col_bias = NULL;
         epi.relu = p->relu;
@@ -8887,7 +8975,7 @@ static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, si
             beta = 1.0f;
         }
         opara__sgemm_ex(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
-                        y + i0 * ldy + j0, ldy, scratch, &epi);
+                        y + i0 * ldy + j0, ldy, scratch, &epi, opara__gemm_op_packed(op, j0, &packed));
     }
     return OPARA_OK;
 }
@@ -8921,6 +9009,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
         p->bc_strides[0][1] = cn == 1 ? 0 : 1;
     }
     opara__gemm_blocking(p, 1);
+    opara__gemm_request_packing(op, b->is_const);
     op->work_items = (size_t)(p->m_blocks * p->n_blocks);
     op->scratch_floats = opara__gemm_scratch(op);
     op->min_items_per_task = 1;
@@ -8941,6 +9030,7 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
         size_t i0 = (blk / (size_t)p->n_blocks) * 128, j0 = (blk % (size_t)p->n_blocks) * (size_t)p->tail;
         size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
         int64_t aoff = 0, boff = 0;
+        opara__gemm_packed packed;
         int d;
         for (d = p->bc_ndim - 1; d >= 0; --d) {
             size_t idx = rem % (size_t)p->bc_dims[d];
@@ -8948,9 +9038,9 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
             aoff += (int64_t)idx * p->a_batch_stride[d];
             boff += (int64_t)idx * p->b_batch_stride[d];
         }
-        opara__sgemm(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
-                     b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
-                     (size_t)p->n, scratch);
+        opara__sgemm_ex(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
+                        b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
+                        (size_t)p->n, scratch, NULL, opara__gemm_op_packed(op, j0, &packed));
     }
     return OPARA_OK;
 }
@@ -9008,6 +9098,12 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
         }
     }
     opara__gemm_blocking(p, batch);
+    { /* one B for every batch: a constant one is packed once */
+        int b_shared = 1;
+        for (i = 0; i < p->bc_ndim; ++i)
+            if (p->b_batch_stride[i] != 0) b_shared = 0;
+        opara__gemm_request_packing(op, b->is_const && b_shared);
+    }
     op->work_items = (size_t)(batch * p->m_blocks * p->n_blocks);
     op->scratch_floats = opara__gemm_scratch(op);
     op->min_items_per_task = 1;
@@ -10637,14 +10733,14 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
         epi.row_bias = bias ? bias + g * cout_g + m0 : NULL;
         if (p->pointwise) {
             opara__sgemm_ex(op->blas, 0, 0, (size_t)mm, nb, (size_t)K, 1.0f, w, (size_t)K, x + p0, (size_t)P, 0.0f, y,
-                            (size_t)P, gemm_scratch, &epi);
+                            (size_t)P, gemm_scratch, &epi, NULL);
         } else {
             for (pc = 0; pc < K; pc += p->k) {
                 int64_t kc = OPARA__MIN(p->k, K - pc);
                 if (kc < K || col_of != rest) opara__im2col(p, x, pc, pc + kc, p0, p1, col);
                 col_of = kc < K ? -1 : rest;
                 opara__sgemm_ex(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
-                                pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch, pc + kc == K ? &epi : NULL);
+                                pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch, pc + kc == K ? &epi : NULL, NULL);
             }
         }
     }
@@ -31036,6 +31132,8 @@ struct opara__cpu_exec {
     uint8_t* skip;               /* [n_nodes] kernel-less views */
     float* scratch;              /* n_workers slices of scratch_floats */
     size_t scratch_floats;
+    int pack_weights;            /* repack constant GEMM weights at creation */
+    uint64_t packed_bytes;       /* constant weights repacked for the GEMM (opara__exec_pack_weights) */
     uint32_t n_workers;
     opara__thread* threads;      /* [n_workers - 1] */
     opara__cpu_worker_arg* args; /* [n_workers - 1] */
@@ -31329,6 +31427,9 @@ static void opara__exec_fill_tensor(const opara__cpu_exec* ex, const opara__shap
     t->ndim = shapes[v].ndim < 0 ? 0 : shapes[v].ndim;
     memcpy(t->dims, shapes[v].dims, sizeof t->dims);
     t->data = ex->value_ptr[v];
+    t->is_const = ex->g->values[v].kind == OPARA__VALUE_CONST ||
+                  (ex->plan->storage[v] == OPARA__STORAGE_EXTERNAL && ex->plan->alias_root[v] >= 0 &&
+                   ex->g->values[ex->plan->alias_root[v]].kind == OPARA__VALUE_CONST);
 }
 
 static opara_result opara__exec_memory(opara__cpu_exec* ex, char* err, size_t cap) {
@@ -31369,6 +31470,17 @@ static opara_result opara__exec_memory(opara__cpu_exec* ex, char* err, size_t ca
     return OPARA_OK;
 }
 
+/* The op's constant weights in the GEMM's layout, once for the session; without the memory the op
+   packs per call as before. */
+static void opara__exec_pack_weights(opara__cpu_exec* ex, opara__cpu_op* op) {
+    size_t bytes = op->packed_b_floats * sizeof(float);
+    if (!ex->pack_weights || !op->packed_b_floats || bytes / sizeof(float) != op->packed_b_floats) return;
+    op->packed_b = (float*)opara__alloc_aligned(&ex->rt->allocator, bytes, OPARA__DEFAULT_ALIGN);
+    if (!op->packed_b) return;
+    opara__cpu_pack_weights(op);
+    ex->packed_bytes += bytes;
+}
+
 static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
                                             char* err, size_t cap) {
     const opara__graph* g = ex->g;
@@ -31401,6 +31513,7 @@ static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__sh
             return opara__cpu_reject(err, cap, r, "node %u '%s' (%s): %s", n, node->name ? node->name : "",
                                      opara__op_name(node->op), detail);
         ex->scratch_floats = OPARA__MAX(ex->scratch_floats, op->scratch_floats);
+        opara__exec_pack_weights(ex, op);
     }
     ex->scratch_floats = opara__align_up(ex->scratch_floats, 16);
     return OPARA_OK;
@@ -31538,8 +31651,8 @@ static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t c
 
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
                                                    const opara__shape* shapes, const opara_dtype* dtypes,
-                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
-                                                   opara__cpu_exec** out) {
+                                                   uint32_t threads, int builtin_gemm, int pack_weights, char* err,
+                                                   size_t err_cap, opara__cpu_exec** out) {
     opara__cpu_exec* ex = (opara__cpu_exec*)opara__calloc(rt, 1, sizeof *ex);
     opara_result r;
     *out = NULL;
@@ -31548,6 +31661,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     ex->g = g;
     ex->plan = plan;
     ex->n_workers = threads ? threads : 1;
+    ex->pack_weights = pack_weights;
     ex->threads_started = -1;
     opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
     r = opara__exec_memory(ex, err, err_cap);
@@ -31578,6 +31692,7 @@ OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
         opara__mutex_destroy(&ex->mu);
     }
     opara__blas_unload(&ex->blas);
+    for (w = 0; ex->ops && w < (int)ex->g->n_nodes; ++w) opara__free_aligned(&rt->allocator, ex->ops[w].packed_b);
     opara__free_aligned(&rt->allocator, ex->arena);
     opara__free_aligned(&rt->allocator, ex->inputs_block);
     opara__free_aligned(&rt->allocator, ex->scratch);
@@ -31627,6 +31742,7 @@ OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_
     else if (cap) name[0] = 0;
 }
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex) { return ex->n_workers; }
+OPARA__PRIVATE uint64_t opara__cpu_exec_packed_bytes(const opara__cpu_exec* ex) { return ex->packed_bytes; }
 
 OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
                                                const uint32_t** worker) {
@@ -31859,8 +31975,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
     threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
     if (r == OPARA_OK && !use_cuda) {
-        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
-                                   sizeof err, &s->exec);
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm,
+                                   !d.cpu_keep_weights, err, sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
         else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
     }
@@ -32098,6 +32214,7 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
         out->n_conv = s->n_conv;
         out->n_conv_library = s->n_conv_library;
         out->conv = s->conv_name;
+        out->packed_weight_bytes = opara__cpu_exec_packed_bytes(s->exec);
     }
     return OPARA_OK;
 }

@@ -425,6 +425,9 @@ typedef struct opara_session_desc {
     int64_t batch_size;              /* value of the symbolic batch dimension; 0: 1 */
     uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
     int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
+    int cpu_keep_weights;            /* CPU: 1 leaves constant Gemm/MatMul weights as the model has them
+                                        (no second copy; every call packs what it reads); 0: they are
+                                        repacked once at creation (plan info's packed_weight_bytes) */
     opara_logger logger;             /* zero: the runtime's logger */
     int cuda_device;                 /* CUDA device ordinal; 0 default */
     int cuda_eager;                  /* CUDA: 1 launches on the plan's streams every run instead of
@@ -478,6 +481,8 @@ typedef struct opara_plan_info {
     const char* kernels;
     const char* libraries;
     uint64_t workspace_bytes;   /* CUDA: library workspaces (cuBLAS, cuDNN) on top of peak_memory_bytes */
+    uint64_t packed_weight_bytes; /* CPU: constant weights repacked once into the GEMM's layout, kept on top of
+                                     the model's own copy for the session's life; 0 on CUDA */
 } opara_plan_info;
 
 typedef struct opara_run_stats {

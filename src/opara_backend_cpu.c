@@ -55,6 +55,8 @@ struct opara__cpu_exec {
     uint8_t* skip;               /* [n_nodes] kernel-less views */
     float* scratch;              /* n_workers slices of scratch_floats */
     size_t scratch_floats;
+    int pack_weights;            /* repack constant GEMM weights at creation */
+    uint64_t packed_bytes;       /* constant weights repacked for the GEMM (opara__exec_pack_weights) */
     uint32_t n_workers;
     opara__thread* threads;      /* [n_workers - 1] */
     opara__cpu_worker_arg* args; /* [n_workers - 1] */
@@ -348,6 +350,9 @@ static void opara__exec_fill_tensor(const opara__cpu_exec* ex, const opara__shap
     t->ndim = shapes[v].ndim < 0 ? 0 : shapes[v].ndim;
     memcpy(t->dims, shapes[v].dims, sizeof t->dims);
     t->data = ex->value_ptr[v];
+    t->is_const = ex->g->values[v].kind == OPARA__VALUE_CONST ||
+                  (ex->plan->storage[v] == OPARA__STORAGE_EXTERNAL && ex->plan->alias_root[v] >= 0 &&
+                   ex->g->values[ex->plan->alias_root[v]].kind == OPARA__VALUE_CONST);
 }
 
 static opara_result opara__exec_memory(opara__cpu_exec* ex, char* err, size_t cap) {
@@ -388,6 +393,17 @@ static opara_result opara__exec_memory(opara__cpu_exec* ex, char* err, size_t ca
     return OPARA_OK;
 }
 
+/* The op's constant weights in the GEMM's layout, once for the session; without the memory the op
+   packs per call as before. */
+static void opara__exec_pack_weights(opara__cpu_exec* ex, opara__cpu_op* op) {
+    size_t bytes = op->packed_b_floats * sizeof(float);
+    if (!ex->pack_weights || !op->packed_b_floats || bytes / sizeof(float) != op->packed_b_floats) return;
+    op->packed_b = (float*)opara__alloc_aligned(&ex->rt->allocator, bytes, OPARA__DEFAULT_ALIGN);
+    if (!op->packed_b) return;
+    opara__cpu_pack_weights(op);
+    ex->packed_bytes += bytes;
+}
+
 static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
                                             char* err, size_t cap) {
     const opara__graph* g = ex->g;
@@ -420,6 +436,7 @@ static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__sh
             return opara__cpu_reject(err, cap, r, "node %u '%s' (%s): %s", n, node->name ? node->name : "",
                                      opara__op_name(node->op), detail);
         ex->scratch_floats = OPARA__MAX(ex->scratch_floats, op->scratch_floats);
+        opara__exec_pack_weights(ex, op);
     }
     ex->scratch_floats = opara__align_up(ex->scratch_floats, 16);
     return OPARA_OK;
@@ -557,8 +574,8 @@ static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t c
 
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
                                                    const opara__shape* shapes, const opara_dtype* dtypes,
-                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
-                                                   opara__cpu_exec** out) {
+                                                   uint32_t threads, int builtin_gemm, int pack_weights, char* err,
+                                                   size_t err_cap, opara__cpu_exec** out) {
     opara__cpu_exec* ex = (opara__cpu_exec*)opara__calloc(rt, 1, sizeof *ex);
     opara_result r;
     *out = NULL;
@@ -567,6 +584,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     ex->g = g;
     ex->plan = plan;
     ex->n_workers = threads ? threads : 1;
+    ex->pack_weights = pack_weights;
     ex->threads_started = -1;
     opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
     r = opara__exec_memory(ex, err, err_cap);
@@ -597,6 +615,7 @@ OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
         opara__mutex_destroy(&ex->mu);
     }
     opara__blas_unload(&ex->blas);
+    for (w = 0; ex->ops && w < (int)ex->g->n_nodes; ++w) opara__free_aligned(&rt->allocator, ex->ops[w].packed_b);
     opara__free_aligned(&rt->allocator, ex->arena);
     opara__free_aligned(&rt->allocator, ex->inputs_block);
     opara__free_aligned(&rt->allocator, ex->scratch);
@@ -646,6 +665,7 @@ OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_
     else if (cap) name[0] = 0;
 }
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex) { return ex->n_workers; }
+OPARA__PRIVATE uint64_t opara__cpu_exec_packed_bytes(const opara__cpu_exec* ex) { return ex->packed_bytes; }
 
 OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
                                                const uint32_t** worker) {

@@ -20,6 +20,7 @@ typedef struct opara__cpu_tensor {
     int32_t ndim;
     int64_t dims[OPARA_MAX_DIMS];
     void* data; /* NULL for an omitted optional input or output */
+    int is_const; /* a model constant (or a view of one): the same data in every run */
 } opara__cpu_tensor;
 
 /* ---- SGEMM ----------------------------------------------------------------------------------- */
@@ -80,10 +81,29 @@ typedef struct opara__gemm_epilogue {
     int relu;
 } opara__gemm_epilogue;
 
-/* opara__sgemm and opara__sgemm_builtin with an epilogue (epi may be NULL). */
+/* op(B) packed once (constant weights, at session creation) into the built-in GEMM's panels: for
+   each block of OPARA__GEMM_KC rows starting at row pc (kc rows, fewer in the last), np columns (n
+   rounded up to nr, the padding zero) in strips of nr, strip s at data + pc * np + s * nr * kc. A
+   call whose B starts at column col0 of op(B) (a multiple of nr) reads its panels from there. */
+typedef struct opara__gemm_packed {
+    const float* data;
+    size_t np, nr, col0;
+} opara__gemm_packed;
+
+/* The strip width the built-in GEMM packs B to on this CPU (OPARA_CPU_ISA applied), the floats
+   op(B) of k x n takes packed to width nr, and the packing itself into dst. */
+OPARA__PRIVATE size_t opara__gemm_pack_width(void);
+OPARA__PRIVATE size_t opara__gemm_packed_floats(size_t k, size_t n, size_t nr);
+OPARA__PRIVATE void opara__gemm_pack_b_all(int trans_b, const float* b, size_t ldb, size_t k, size_t n, size_t nr,
+                                           float* dst);
+
+/* opara__sgemm and opara__sgemm_builtin with an epilogue (epi may be NULL) and, for the built-in
+   GEMM, B already packed (packed may be NULL; it is ignored when packed for another width, and b
+   must be valid in any case: an external BLAS and the one-row path read it). */
 OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                     float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
-                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
+                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi,
+                                    const opara__gemm_packed* packed);
 OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                             const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                             size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
@@ -170,9 +190,17 @@ struct opara__cpu_op {
     size_t min_items_per_task; /* how many items make a task worth handing to another worker */
     uint32_t workers;      /* set before prepare: the executor's worker count (0: unknown) */
     opara__cpu_params p;
+    /* Constant weights repacked once: prepare asks for packed_b_floats (0: none) at width
+       packed_b_nr; the executor allocates packed_b and fills it with opara__cpu_pack_weights
+       (left NULL when that allocation fails: the kernel then packs per call). */
+    size_t packed_b_floats, packed_b_nr;
+    float* packed_b;
 };
 
 OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap);
+/* Fills op->packed_b (allocated by the caller with op->packed_b_floats floats) from the op's
+   constant B. */
+OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op);
 /* After op's kernel failed in a run: what went wrong, found again single-threaded (kernels only
    return a code); leaves buf untouched when the op has nothing to add. */
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap);
@@ -207,12 +235,12 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
 typedef struct opara__cpu_exec opara__cpu_exec;
 
 /* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
-   outlive the executor). threads: worker count (>= 1, the caller is worker 0). On failure the
-   detail is written to err. */
+   outlive the executor). threads: worker count (>= 1, the caller is worker 0); pack_weights: repack
+   constant GEMM weights once (opara__cpu_op.packed_b). On failure the detail is written to err. */
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
                                                    const opara__shape* shapes, const opara_dtype* dtypes,
-                                                   uint32_t threads, int builtin_gemm, char* err, size_t err_cap,
-                                                   opara__cpu_exec** out);
+                                                   uint32_t threads, int builtin_gemm, int pack_weights, char* err,
+                                                   size_t err_cap, opara__cpu_exec** out);
 OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);
 /* Where value v lives during a run (graph inputs: their static buffer; outputs: in the arena). */
 OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v);
@@ -227,6 +255,8 @@ OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
 OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
                                               size_t cap);
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);
+/* Bytes of constant weights repacked for the GEMM at creation, kept for the session's life. */
+OPARA__PRIVATE uint64_t opara__cpu_exec_packed_bytes(const opara__cpu_exec* ex);
 OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const uint64_t** start, const uint64_t** end,
                                                const uint32_t** worker);
 

@@ -204,14 +204,14 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
         epi.row_bias = bias ? bias + g * cout_g + m0 : NULL;
         if (p->pointwise) {
             opara__sgemm_ex(op->blas, 0, 0, (size_t)mm, nb, (size_t)K, 1.0f, w, (size_t)K, x + p0, (size_t)P, 0.0f, y,
-                            (size_t)P, gemm_scratch, &epi);
+                            (size_t)P, gemm_scratch, &epi, NULL);
         } else {
             for (pc = 0; pc < K; pc += p->k) {
                 int64_t kc = OPARA__MIN(p->k, K - pc);
                 if (kc < K || col_of != rest) opara__im2col(p, x, pc, pc + kc, p0, p1, col);
                 col_of = kc < K ? -1 : rest;
                 opara__sgemm_ex(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
-                                pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch, pc + kc == K ? &epi : NULL);
+                                pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch, pc + kc == K ? &epi : NULL, NULL);
             }
         }
     }

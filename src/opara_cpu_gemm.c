@@ -707,9 +707,11 @@ static opara__gemm_out opara__gemm_tile_out(float alpha, float beta, int first, 
     return o;
 }
 
-OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
-                                            const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
-                                            size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
+/* The built-in GEMM; `packed` (may be NULL) holds op(B) already in panels, used when it was packed
+   for this call's micro-kernel width. */
+static void opara__sgemm_run(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float* a,
+                             size_t lda, const float* b, size_t ldb, float beta, float* c, size_t ldc, float* scratch,
+                             const opara__gemm_epilogue* epi, const opara__gemm_packed* packed) {
     opara__gemm_isa isa = opara__gemm_pick_isa();
     float* pack_b = scratch;
     float* pack_a = scratch + (size_t)OPARA__GEMM_KC * OPARA__GEMM_NC;
@@ -730,7 +732,9 @@ OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, 
         for (pc = 0; pc < k; pc += OPARA__GEMM_KC) {
             size_t kc = OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc);
             int first = pc == 0, last = pc + kc == k;
-            opara__gemm_pack_b(trans_b, b, ldb, pc, kc, jc, nc, isa.nr, pack_b);
+            const float* panel = pack_b;
+            if (packed && packed->nr == isa.nr) panel = packed->data + pc * packed->np + (packed->col0 + jc) * kc;
+            else opara__gemm_pack_b(trans_b, b, ldb, pc, kc, jc, nc, isa.nr, pack_b);
             for (ic = 0; ic < m; ic += OPARA__GEMM_MC) {
                 size_t mc = OPARA__MIN((size_t)OPARA__GEMM_MC, m - ic);
                 int in_place = isa.in_place && !trans_a;
@@ -745,9 +749,9 @@ OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, 
                         if (in_place) at.p = a + (ic + ir) * lda + pc, at.rs = lda, at.cs = 1;
                         else at.p = pack_a + ir * kc, at.rs = 1, at.cs = isa.mr;
                         if (isa.partial || (rows == isa.mr && cols == isa.nr)) {
-                            isa.micro(kc, &at, pack_b + jr * kc, ct, ldc, rows, cols, &o);
+                            isa.micro(kc, &at, panel + jr * kc, ct, ldc, rows, cols, &o);
                         } else {
-                            isa.micro(kc, &at, pack_b + jr * kc, tile, isa.nr, isa.mr, isa.nr, &opara__gemm_plain);
+                            isa.micro(kc, &at, panel + jr * kc, tile, isa.nr, isa.mr, isa.nr, &opara__gemm_plain);
                             opara__gemm_store(tile, isa.nr, rows, cols, ct, ldc, &o);
                         }
                     }
@@ -755,6 +759,25 @@ OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, 
             }
         }
     }
+}
+
+OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+                                            const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
+                                            size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
+    opara__sgemm_run(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, epi, NULL);
+}
+
+OPARA__PRIVATE size_t opara__gemm_pack_width(void) { return opara__gemm_pick_isa().nr; }
+
+OPARA__PRIVATE size_t opara__gemm_packed_floats(size_t k, size_t n, size_t nr) {
+    return k * ((n + nr - 1) / nr * nr);
+}
+
+OPARA__PRIVATE void opara__gemm_pack_b_all(int trans_b, const float* b, size_t ldb, size_t k, size_t n, size_t nr,
+                                           float* dst) {
+    size_t np = (n + nr - 1) / nr * nr, pc;
+    for (pc = 0; pc < k; pc += OPARA__GEMM_KC)
+        opara__gemm_pack_b(trans_b, b, ldb, pc, OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc), 0, n, nr, dst + pc * np);
 }
 
 OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
@@ -765,7 +788,8 @@ OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, siz
 
 OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                     float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
-                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
+                                    float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi,
+                                    const opara__gemm_packed* packed) {
     const size_t lim = (size_t)INT_MAX;
     if (m == 0 || n == 0) return;
     if (blas && blas->sgemm && k > 0 && m <= lim && n <= lim && k <= lim && lda <= lim && ldb <= lim && ldc <= lim) {
@@ -775,13 +799,13 @@ OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int tr
         if (epi) opara__gemm_epilogue_pass(m, n, beta, c, ldc, epi, 0);
         return;
     }
-    opara__sgemm_builtin_ex(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, epi);
+    opara__sgemm_run(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, epi, packed);
 }
 
 OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                  float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
                                  float* c, size_t ldc, float* scratch) {
-    opara__sgemm_ex(blas, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, NULL);
+    opara__sgemm_ex(blas, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, NULL, NULL);
 }
 
 /* ---- Gemm and MatMul operators ----------------------------------------------------------------- */
@@ -802,6 +826,34 @@ static void opara__gemm_blocking(opara__cpu_params* p, int64_t batch) {
     p->tail = bn; /* column block */
 }
 
+/* The op's packed B for a call starting at column col0, or NULL when it has none. */
+static const opara__gemm_packed* opara__gemm_op_packed(const opara__cpu_op* op, size_t col0, opara__gemm_packed* out) {
+    if (!op->packed_b) return NULL;
+    out->data = op->packed_b;
+    out->nr = op->packed_b_nr;
+    out->np = ((size_t)op->p.n + out->nr - 1) / out->nr * out->nr;
+    out->col0 = col0;
+    return out;
+}
+
+/* Asks for B packed at session creation when it is a constant the built-in GEMM reads (an
+   external BLAS takes B as it is) and every call's columns start on a strip (the column blocks of
+   opara__gemm_blocking are multiples of every micro-kernel width). */
+static void opara__gemm_request_packing(opara__cpu_op* op, int b_const) {
+    size_t nr = opara__gemm_pack_width();
+    op->packed_b_floats = 0;
+    if (!b_const || (op->blas && op->blas->sgemm) || op->p.k <= 0 || op->p.n <= 0 || op->p.m <= 1 || (size_t)op->p.tail % nr) return;
+    op->packed_b_nr = nr;
+    op->packed_b_floats = opara__gemm_packed_floats((size_t)op->p.k, (size_t)op->p.n, nr);
+}
+
+OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
+    const opara__cpu_params* p = &op->p;
+    if (!op->packed_b) return;
+    opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,
+                           (size_t)p->n, op->packed_b_nr, op->packed_b);
+}
+
 static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     const float* a = (const float*)op->in[0].data;
@@ -817,6 +869,7 @@ static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, si
         const float* bb = p->trans_b ? b + j0 * ldb : b + j0;
         float beta = 0.0f;
         opara__gemm_epilogue epi;
+        opara__gemm_packed packed;
         size_t i, j;
         epi.row_bias = epi.col_bias = NULL;
         epi.relu = p->relu;
@@ -832,7 +885,7 @@ static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, si
             beta = 1.0f;
         }
         opara__sgemm_ex(op->blas, p->trans_a, p->trans_b, mb, nb, (size_t)p->k, p->alpha, ab, lda, bb, ldb, beta,
-                        y + i0 * ldy + j0, ldy, scratch, &epi);
+                        y + i0 * ldy + j0, ldy, scratch, &epi, opara__gemm_op_packed(op, j0, &packed));
     }
     return OPARA_OK;
 }
@@ -866,6 +919,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
         p->bc_strides[0][1] = cn == 1 ? 0 : 1;
     }
     opara__gemm_blocking(p, 1);
+    opara__gemm_request_packing(op, b->is_const);
     op->work_items = (size_t)(p->m_blocks * p->n_blocks);
     op->scratch_floats = opara__gemm_scratch(op);
     op->min_items_per_task = 1;
@@ -886,6 +940,7 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
         size_t i0 = (blk / (size_t)p->n_blocks) * 128, j0 = (blk % (size_t)p->n_blocks) * (size_t)p->tail;
         size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
         int64_t aoff = 0, boff = 0;
+        opara__gemm_packed packed;
         int d;
         for (d = p->bc_ndim - 1; d >= 0; --d) {
             size_t idx = rem % (size_t)p->bc_dims[d];
@@ -893,9 +948,9 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
             aoff += (int64_t)idx * p->a_batch_stride[d];
             boff += (int64_t)idx * p->b_batch_stride[d];
         }
-        opara__sgemm(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
-                     b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
-                     (size_t)p->n, scratch);
+        opara__sgemm_ex(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
+                        b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
+                        (size_t)p->n, scratch, NULL, opara__gemm_op_packed(op, j0, &packed));
     }
     return OPARA_OK;
 }
@@ -953,6 +1008,12 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
         }
     }
     opara__gemm_blocking(p, batch);
+    { /* one B for every batch: a constant one is packed once */
+        int b_shared = 1;
+        for (i = 0; i < p->bc_ndim; ++i)
+            if (p->b_batch_stride[i] != 0) b_shared = 0;
+        opara__gemm_request_packing(op, b->is_const && b_shared);
+    }
     op->work_items = (size_t)(batch * p->m_blocks * p->n_blocks);
     op->scratch_floats = opara__gemm_scratch(op);
     op->min_items_per_task = 1;

@@ -221,8 +221,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
     threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
     if (r == OPARA_OK && !use_cuda) {
-        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm, err,
-                                   sizeof err, &s->exec);
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm,
+                                   !d.cpu_keep_weights, err, sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
         else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
     }
@@ -460,6 +460,7 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_
         out->n_conv = s->n_conv;
         out->n_conv_library = s->n_conv_library;
         out->conv = s->conv_name;
+        out->packed_weight_bytes = opara__cpu_exec_packed_bytes(s->exec);
     }
     return OPARA_OK;
 }

@@ -1029,6 +1029,7 @@ OT_TEST(gemm_op_random) {
         kt k;
         int m = kt_randint(1, 300), n = kt_randint(1, 700), kk = kt_randint(1, 40), ta = kt_rand() & 1, tb = kt_rand() & 1;
         int cform = kt_randint(0, 5), relu = kt_rand() & 1, i, j;
+        if (t % 3 == 0) m = kt_randint(1, 40), kk = kt_randint(250, 600); /* several K blocks of the packed B */
         int64_t ad[2], bd[2], yd[2], cd[2];
         int cr = 0;
         float alpha = kt_randf() * 2, beta = kt_randf() * 2, *a, *b, *c = NULL, *y, *ref;
@@ -1066,6 +1067,7 @@ OT_TEST(gemm_op_random) {
             }
         naive_gemm(ta, tb, m, n, kk, alpha, a, ta ? m : kk, b, tb ? kk : n, cform ? 1.0f : 0.0f, ref, n);
         if (relu) for (i = 0; i < m * n; ++i) ref[i] = ref[i] > 0 ? ref[i] : 0;
+        k.in[1].is_const = (t / 2) % 2; /* a constant B is packed once, as the executor does */
         if (kt_run(&k, t % 2 && system_blas.sgemm ? &system_blas : &builtin_blas) != OPARA_OK || kt_maxerr(ref, y, (size_t)m * n) > 1e-4) {
             OT_LOG("gemm t=%d m=%d n=%d k=%d c=%d: %s", t, m, n, kk, cform, k.err);
             ++failures;
@@ -1105,6 +1107,7 @@ OT_TEST(matmul_batched_broadcast_and_vectors) {
         kt_in_f32(&k, 0, ra, ad);
         kt_in_f32(&k, 1, rb, bd);
         kt_out(&k, 0, OPARA_DTYPE_F32, ry, yd);
+        k.in[1].is_const = (t / 2) % 2; /* packed once when B is shared by every batch */
         if (kt_run(&k, t % 2 && system_blas.sgemm ? &system_blas : &builtin_blas) != OPARA_OK) {
             OT_LOG("matmul t=%d: %s", t, k.err);
             ++failures;

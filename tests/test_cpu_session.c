@@ -284,6 +284,44 @@ OT_TEST(plan_info_reports_streams_memory_and_gemm) {
     opara_runtime_destroy(rt);
 }
 
+/* Constant Gemm weights are repacked once at creation (plan info counts the copy: 32 x 10 weights
+   padded to a strip of 16 or 32 columns) and give bit for bit the results of a session that keeps
+   them as they are (cpu_keep_weights, no copy). */
+OT_TEST(packed_weights_counted_and_bitwise_equal) {
+    enum { B = 5 };
+    opara_runtime* rt;
+    opara_model* m;
+    opara_session* s[2];
+    opara_plan_info info[2];
+    static float x[B * 8 * 10 * 10], y[2][B * 10];
+    int64_t xd[4] = {B, 8, 10, 10}, yd[2] = {B, 10};
+    opara_tensor in, out;
+    uint32_t seed = 7;
+    int k;
+    size_t i;
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    m = build_branchy(rt, 10);
+    REQUIRE(m != NULL);
+    for (i = 0; i < sizeof x / sizeof x[0]; ++i) x[i] = (float)((seed = seed * 1103515245u + 12345u) >> 16 & 0xff) / 64.0f - 2.0f;
+    for (k = 0; k < 2; ++k) {
+        opara_session_desc d;
+        memset(&d, 0, sizeof d);
+        d.backend = OPARA_BACKEND_CPU, d.builtin_gemm = 1, d.threads = 2, d.batch_size = B;
+        d.cpu_keep_weights = k;
+        REQUIRE(opara_session_create(rt, m, &d, &s[k]) == OPARA_OK);
+        REQUIRE(opara_session_get_plan_info(s[k], &info[k]) == OPARA_OK);
+        fill_tensor(&in, "x", 4, xd, x);
+        fill_tensor(&out, "logits", 2, yd, y[k]);
+        CHECK_EQ(opara_session_run(s[k], &in, 1, &out, 1), OPARA_OK);
+        opara_session_destroy(s[k]);
+    }
+    CHECK(info[0].packed_weight_bytes == 32 * 16 * 4 || info[0].packed_weight_bytes == 32 * 32 * 4);
+    CHECK_EQ((long long)info[1].packed_weight_bytes, 0);
+    CHECK(memcmp(y[0], y[1], sizeof y[0]) == 0);
+    opara_model_destroy(m);
+    opara_runtime_destroy(rt);
+}
+
 OT_TEST(run_rejects_bad_tensors_with_details) {
     opara_runtime* rt;
     opara_model* m;
@@ -467,7 +505,7 @@ OT_TEST(one_model_shared_by_sessions_on_threads) {
 static const opara_test_case tests[] = {
     OT_CASE(small_model_matches_hand_computation),
     OT_CASE(strategies_and_threads_agree_with_sequential),
-    OT_CASE(plan_info_reports_streams_memory_and_gemm),
+    OT_CASE(plan_info_reports_streams_memory_and_gemm), OT_CASE(packed_weights_counted_and_bitwise_equal),
     OT_CASE(run_rejects_bad_tensors_with_details),
     OT_CASE(backend_selection_auto_falls_back_cuda_fails),
     OT_CASE(concurrent_runs_on_one_session_get_busy_never_race),

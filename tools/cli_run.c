@@ -10,7 +10,7 @@
    --profile-json also writes it as JSON. --memory-budget R keeps the plan's arena within R times
    the sequential plan's (docs/SCHEDULING.md). --precision tf32 lets cuBLAS/cuDNN use TF32 tensor
    cores on compute capability 8.0+ (default fp32: exact). The plan lines say what ran where: GEMM
-   and Conv paths, how many Conv ran on a library, the precision and the library workspaces. */
+   and Conv paths, how many Conv ran on a library, the precision, the library workspaces and the packed weights. */
 
 #define CLI_RUN_MAX_INPUTS 16
 
@@ -367,9 +367,9 @@ static int cli_run(int argc, char** argv) {
     printf("precision %s, Conv %s (%u of %u on a library)\n", info.precision, info.n_conv ? info.conv : "none",
            info.n_conv_library, info.n_conv);
     if (info.libraries[0]) printf("libraries: %s\nkernels: %s\n", info.libraries, info.kernels);
-    printf("peak memory %.2f MiB (without reuse %.2f MiB), library workspaces %.2f MiB\n",
+    printf("peak memory %.2f MiB (without reuse %.2f MiB), library workspaces %.2f MiB, packed weights %.2f MiB\n",
            (double)info.peak_memory_bytes / 1048576.0, (double)info.no_reuse_bytes / 1048576.0,
-           (double)info.workspace_bytes / 1048576.0);
+           (double)info.workspace_bytes / 1048576.0, (double)info.packed_weight_bytes / 1048576.0);
     if (profile && !cli_print_profile(m, s, profile_json)) goto done;
     n_inputs = opara_session_input_count(s);
     n_outputs = opara_session_output_count(s);
