@@ -120,6 +120,15 @@ OPARA__PRIVATE void opara__vec_clip(int level, float* y, const float* x, size_t 
    OPARA_CPU_ISA=avx2 or =portable caps it). */
 OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
 
+/* Vector transcendental functions (opara_cpu_math.c; y may be x): exp, erf and the logistic
+   sigmoid, a few ulp from libm's, NaN kept; the Softmax of a contiguous row (y = exp(x - max) /
+   sum); the mean and variance of a row in double (LayerNormalization). */
+OPARA__PRIVATE void opara__vec_exp(int level, float* y, const float* x, size_t n);
+OPARA__PRIVATE void opara__vec_erf(int level, float* y, const float* x, size_t n);
+OPARA__PRIVATE void opara__vec_sigmoid(int level, float* y, const float* x, size_t n);
+OPARA__PRIVATE void opara__softmax_row(int level, float* y, const float* x, size_t n);
+OPARA__PRIVATE void opara__row_moments(int level, const float* x, size_t n, double* mean, double* var);
+
 /* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the
    SSE/AVX max instructions drop one side's NaN instead). */
 static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }

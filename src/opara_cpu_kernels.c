@@ -168,6 +168,19 @@ static float opara__gelu(float x, int approx) {
     return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
 }
 
+/* Exact GELU, 0.5 x (1 + erf(x / sqrt 2)), with the vector erf over blocks of a stack buffer (y
+   may be x: each x is read before its y is written). */
+static void opara__gelu_erf_rows(int level, float* y, const float* x, size_t n) {
+    float t[256];
+    size_t i0, i, m;
+    for (i0 = 0; i0 < n; i0 += m) {
+        m = OPARA__MIN((size_t)256, n - i0);
+        for (i = 0; i < m; ++i) t[i] = x[i0 + i] * 0.7071067811865476f;
+        opara__vec_erf(level, t, t, m);
+        for (i = 0; i < m; ++i) y[i0 + i] = 0.5f * x[i0 + i] * (1.0f + t[i]);
+    }
+}
+
 static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     const float* x = (const float*)op->in[0].data;
@@ -183,7 +196,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
         for (i = i0; i < i1; ++i) y[i] = x[i] >= 0.0f ? x[i] : p->alpha * x[i];
         break;
     case OPARA__OP_SIGMOID:
-        for (i = i0; i < i1; ++i) y[i] = 1.0f / (1.0f + expf(-x[i]));
+        if (i1 > i0) opara__vec_sigmoid(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
     case OPARA__OP_TANH:
         for (i = i0; i < i1; ++i) y[i] = tanhf(x[i]);
@@ -207,10 +220,14 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
         for (i = i0; i < i1; ++i) y[i] = sqrtf(x[i]);
         break;
     case OPARA__OP_ERF:
-        for (i = i0; i < i1; ++i) y[i] = erff(x[i]);
+        if (i1 > i0) opara__vec_erf(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
     case OPARA__OP_GELU:
-        for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], p->approx);
+        if (p->approx) {
+            for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], 1);
+        } else if (i1 > i0) {
+            opara__gelu_erf_rows(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
+        }
         break;
     default:
         return OPARA_ERR_INTERNAL;
@@ -775,11 +792,16 @@ static opara_result opara__softmax_kernel(const opara__cpu_op* op, size_t begin,
     const opara__cpu_params* p = &op->p;
     size_t L = (size_t)p->mid, in = (size_t)p->inner, item, j;
     (void)scratch;
+    int level = opara__cpu_isa_level();
     for (item = begin; item < end; ++item) {
         size_t base = (item / in) * L * in + item % in;
         const float* x = (const float*)op->in[0].data + base;
         float* y = (float*)op->out[0].data + base;
         float mx = -HUGE_VALF, sum = 0.0f;
+        if (in == 1) {
+            opara__softmax_row(level, y, x, L);
+            continue;
+        }
         for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
         for (j = 0; j < L; ++j) {
             y[j * in] = expf(x[j * in] - mx);
@@ -815,15 +837,15 @@ static opara_result opara__layer_norm_kernel(const opara__cpu_op* op, size_t beg
     float* inv_out = op->n_out > 2 ? (float*)op->out[2].data : NULL;
     size_t ss = (size_t)p->bc_strides[0][0], bs = (size_t)p->bc_strides[1][0];
     (void)scratch;
+    int level = opara__cpu_isa_level();
     for (item = begin; item < end; ++item) {
         const float* x = (const float*)op->in[0].data + item * L;
         float* y = (float*)op->out[0].data + item * L;
-        double sum = 0.0, var = 0.0;
+        double mean_d, var;
         float mean, inv;
-        for (j = 0; j < L; ++j) sum += x[j];
-        mean = (float)(sum / (double)L);
-        for (j = 0; j < L; ++j) var += (double)(x[j] - mean) * (double)(x[j] - mean);
-        inv = (float)(1.0 / sqrt(var / (double)L + (double)p->eps));
+        opara__row_moments(level, x, L, &mean_d, &var);
+        mean = (float)mean_d;
+        inv = (float)(1.0 / sqrt(var + (double)p->eps));
         for (j = 0; j < L; ++j) y[j] = (x[j] - mean) * inv * sc[j * ss] + (bias ? bias[j * bs] : 0.0f);
         if (mean_out) mean_out[item] = mean;
         if (inv_out) inv_out[item] = inv;

@@ -185,7 +185,10 @@ OT__UNUSED static int opara_test_main(int argc, char** argv, const opara_test_ca
             skipped++;
         } else {
             double ms = 1000.0 * (double)(clock() - start) / CLOCKS_PER_SEC;
-            if (getenv("OT_VERBOSE")) printf("ok   %s (%.1f ms)\n", t.name, ms);
+            if (getenv("OT_VERBOSE")) {
+                printf("ok   %s (%.1f ms)\n", t.name, ms);
+                if (t.log_len) printf("  log:\n%s", t.log);
+            }
             passed++;
         }
     }

@@ -463,6 +463,85 @@ OT_TEST(unary_ops) {
     }
 }
 
+/* ulps of float between got and the double want (relative to want's float spacing; 0 when both are
+   NaN or the same infinity). */
+static double ulp_err(float got, double want) {
+    double spacing;
+    if (want != want || got != got) return (want != want) == (got != got) ? 0.0 : 1e30;
+    if (isinf((float)want) || isinf(got)) return got == (float)want ? 0.0 : 1e30; /* past FLT_MAX: inf */
+    spacing = fabs(want) < 1.1754944e-38 ? 1.4e-45 : ldexp(1.0, ilogb((float)want) - 23);
+    return fabs((double)got - want) / spacing;
+}
+
+/* exp, erf and sigmoid of opara_cpu_math.c against double-precision references with every vector
+   width (OPARA_CPU_ISA caps it): a sweep over [-110, 110] and the special values, rows of odd
+   lengths so the masked and padded tails run. Bounds: exp and sigmoid 4 ulp wherever the result is
+   normal, erf 4 ulp or 1.2e-7 absolute (its polynomials' float rounding near the split at
+   0.921875). Also Softmax rows and the double moments of LayerNormalization. */
+OT_TEST(vector_math_accuracy_every_isa) {
+    static const char* const caps[] = {"portable", "avx2", ""};
+    static const float special[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 0.921875f, 0.9218749f, 3.93f, 3.9299998f, 10.0f,
+                                    -87.33654f, -87.4f, -103.9f, -104.0f, -200.0f, 88.72f, 88.73f, 89.0f, 200.0f};
+    enum { N = 4001 + 18 + 3 };
+    static float x[N], y[N];
+    double worst[3] = {0, 0, 0}, erf_abs = 0;
+    int c, f, bad = 0;
+    size_t i, n = 0;
+    for (i = 0; i < 4001; ++i) x[n++] = -110.0f + 0.055f * (float)i;
+    for (i = 0; i < sizeof special / sizeof special[0]; ++i) x[n++] = special[i];
+    x[n++] = NAN, x[n++] = INFINITY, x[n++] = -INFINITY;
+    for (c = 0; c < 3; ++c) {
+        int level;
+        REQUIRE(setenv("OPARA_CPU_ISA", caps[c], 1) == 0);
+        level = opara__cpu_isa_level();
+        for (f = 0; f < 3; ++f) {
+            size_t len = 37 + (size_t)f; /* rows of 37 to 39: tails of every width */
+            for (i = 0; i < n; i += len) {
+                size_t m = OPARA__MIN(len, n - i);
+                if (f == 0) opara__vec_exp(level, y + i, x + i, m);
+                else if (f == 1) opara__vec_erf(level, y + i, x + i, m);
+                else opara__vec_sigmoid(level, y + i, x + i, m);
+            }
+            for (i = 0; i < n; ++i) {
+                double want = f == 0 ? exp((double)x[i]) : f == 1 ? erf((double)x[i]) : 1.0 / (1.0 + exp(-(double)x[i]));
+                double e = ulp_err(y[i], want);
+                int subnormal = want != 0.0 && fabs(want) < 1.1754944e-38 && !isinf(want);
+                if (f == 1 && fabs((double)y[i] - want) > erf_abs) erf_abs = fabs((double)y[i] - want);
+                if (f == 1 && fabs((double)y[i] - want) <= 1.2e-7) e = 0.0;
+                if (subnormal && fabs((double)y[i]) < 1.1754944e-38) e = 0.0; /* flushed or not */
+                if (f != 1 && want == 0.0 && y[i] == 0.0f) e = 0.0;
+                if (e > worst[f]) worst[f] = e;
+                if (e > 4.0 && bad++ < 5)
+                    OT_LOG("isa %s f=%d x=%.9g: got %.9g want %.9g (%g ulp)", caps[c], f, x[i], y[i], want, e);
+            }
+        }
+        { /* Softmax of a row of 133 (with -inf) against double; moments against double */
+            float row[133], out[133];
+            double mx = -INFINITY, sum = 0, mean = 0, var = 0, gm, gv;
+            for (i = 0; i < 133; ++i) row[i] = i == 7 ? -INFINITY : 0.37f * (float)((i * 37) % 61) - 9.0f;
+            for (i = 0; i < 133; ++i) mx = row[i] > mx ? row[i] : mx;
+            for (i = 0; i < 133; ++i) sum += exp((double)row[i] - mx);
+            opara__softmax_row(level, out, row, 133);
+            for (i = 0; i < 133; ++i)
+                if (fabs(out[i] - exp((double)row[i] - mx) / sum) > 1e-6 * (exp((double)row[i] - mx) / sum) + 1e-12 &&
+                    bad++ < 5)
+                    OT_LOG("isa %s softmax[%zu] = %.9g, want %.9g", caps[c], i, out[i], exp((double)row[i] - mx) / sum);
+            for (i = 0; i < 133; ++i) row[i] = out[i] * 1e3f;
+            for (i = 0; i < 133; ++i) mean += row[i];
+            mean /= 133;
+            for (i = 0; i < 133; ++i) var += ((double)row[i] - mean) * ((double)row[i] - mean);
+            var /= 133;
+            opara__row_moments(level, row, 133, &gm, &gv);
+            if ((fabs(gm - mean) > 1e-9 * fabs(mean) || fabs(gv - var) > 1e-9 * var) && bad++ < 5)
+                OT_LOG("isa %s moments %.12g %.12g, want %.12g %.12g", caps[c], gm, gv, mean, var);
+        }
+    }
+    unsetenv("OPARA_CPU_ISA");
+    OT_LOG("worst: exp %.2f ulp, erf %.2f ulp past 1.2e-7 and %.3g absolute, sigmoid %.2f ulp", worst[0], worst[1],
+           erf_abs, worst[2]);
+    CHECK_EQ(bad, 0);
+}
+
 /* The vector loops of Clip and of Add/Sub/Mul/Div (contiguous and scalar-broadcast rows) keep NaN and
    match the scalar results element for element, with every vector width the CPU has (OPARA_CPU_ISA caps
    it), over 37 elements: two 16-wide blocks, one 8-wide and a scalar tail, NaN in each part. */
@@ -1542,7 +1621,7 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows), OT_CASE(sgemm_builtin_single_row),
     OT_CASE(blas_loader_refuses_a_reference_blas), OT_CASE(blas_loader_takes_openblas_after_refusing_a_reference_blas),
     OT_CASE(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call), OT_CASE(sgemm_every_isa_with_epilogue),
-    OT_CASE(vector_elementwise_keeps_nan_every_isa),
+    OT_CASE(vector_elementwise_keeps_nan_every_isa), OT_CASE(vector_math_accuracy_every_isa),
 };
 
 int main(int argc, char** argv) {

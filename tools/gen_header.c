@@ -39,6 +39,7 @@ static const manifest_entry manifest[] = {
     {"src/opara_cpu.h", PART_IMPL},
     {"src/opara_blas.c", PART_IMPL},
     {"src/opara_cpu_gemm.c", PART_IMPL},
+    {"src/opara_cpu_math.c", PART_IMPL},
     {"src/opara_cpu_kernels.c", PART_IMPL},
     {"src/opara_cpu_conv.c", PART_IMPL},
     {"src/opara_sched.h", PART_IMPL},
