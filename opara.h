@@ -7738,6 +7738,8 @@ OPARA__PRIVATE void opara__vec_erf(int level, float* y, const float* x, size_t n
 OPARA__PRIVATE void opara__vec_sigmoid(int level, float* y, const float* x, size_t n);
 OPARA__PRIVATE void opara__softmax_row(int level, float* y, const float* x, size_t n);
 OPARA__PRIVATE void opara__row_moments(int level, const float* x, size_t n, double* mean, double* var);
+/* Sum of a row (the vector paths in several partial sums). */
+OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n);
 
 /* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the
    SSE/AVX max instructions drop one side's NaN instead). */
@@ -9121,9 +9123,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
 }
 /* ==== END src/opara_cpu_gemm.c ==== */
 /* ==== BEGIN src/opara_cpu_math.c ==== */
-/* Vector transcendental functions of the CPU kernels: exp, erf and sigmoid over rows of floats,
-   with AVX-512 and AVX2+FMA bodies (libm on the portable path), and the row pieces of Softmax and
-   LayerNormalization built on them.
+/* Vector row functions of the CPU kernels: exp, erf and sigmoid over rows of floats, with AVX-512
+   and AVX2+FMA bodies (libm on the portable path), the row pieces of Softmax and LayerNormalization
+   built on them, and row sums (GlobalAveragePool).
 
    The polynomials were fitted for this library (least squares on Chebyshev nodes, float32
    coefficients, error measured in float32 against double-precision references):
@@ -9271,6 +9273,36 @@ __attribute__((target("avx512f"))) static void opara__softmax_row_avx512(float* 
     }
 }
 
+/* Sum of a row in four accumulators of 16 (the FMA-free add chain would wait on its latency). */
+__attribute__((target("avx512f"))) static float opara__row_sum_avx512(const float* x, size_t n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+    }
+    for (; i < n; i += 16) a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(OPARA__TAIL_MASK(n, i), x + i));
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+__attribute__((target("avx2,fma"))) static float opara__row_sum_avx2(const float* x, size_t n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    float lanes[8], sum = 0.0f;
+    size_t i = 0, j;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x + i + 24));
+    }
+    _mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (j = 0; j < 8; ++j) sum += lanes[j];
+    for (; i < n; ++i) sum += x[i];
+    return sum;
+}
+
 /* Sum of x (sq 0) or of (x - mean)^2 (sq 1) in double: sixteen floats a step, widened in two
    halves; masked-off lanes add 0. */
 __attribute__((target("avx512f"))) static __m512d opara__sum_half_avx512(__m512d acc, __m256 h, __mmask8 m, __m512d mean,
@@ -9359,6 +9391,19 @@ OPARA__PRIVATE void opara__row_moments(int level, const float* x, size_t n, doub
     *mean = sum / (double)n;
     for (j = 0; j < n; ++j) sq += ((double)x[j] - *mean) * ((double)x[j] - *mean);
     *var = sq / (double)n;
+}
+
+OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n) {
+    float sum = 0.0f;
+    size_t j;
+#if OPARA__MATH_X86
+    if (level == 2) return opara__row_sum_avx512(x, n);
+    if (level == 1) return opara__row_sum_avx2(x, n);
+#else
+    (void)level;
+#endif
+    for (j = 0; j < n; ++j) sum += x[j];
+    return sum;
 }
 /* ==== END src/opara_cpu_math.c ==== */
 /* ==== BEGIN src/opara_cpu_kernels.c ==== */
@@ -9646,6 +9691,10 @@ static void opara__bin_row_f32(int level, opara__op kind, const float* a, int64_
     int arith = kind == OPARA__OP_ADD ? 0 : kind == OPARA__OP_SUB ? 1 : kind == OPARA__OP_MUL ? 2 : kind == OPARA__OP_DIV ? 3 : -1;
     if (arith >= 0 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
         opara__vec_binary_f32(level, arith, a, (int)sa, b, (int)sb, y, n);
+        return;
+    }
+    if (kind == OPARA__OP_POW && sa == 1 && sb == 0 && b[0] == 2.0f) { /* x^2 = x * x exactly (T5's RMS norm) */
+        opara__vec_binary_f32(level, 2, a, 1, a, 1, y, n);
         return;
     }
     switch (kind) {
@@ -10280,12 +10329,11 @@ static opara_result opara__prepare_batch_norm(opara__cpu_op* op, char* err, size
 }
 
 static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    size_t HW = (size_t)op->p.inner, item, j;
+    size_t HW = (size_t)op->p.inner, item;
+    int level = opara__cpu_isa_level();
     (void)scratch;
     for (item = begin; item < end; ++item) {
-        const float* x = (const float*)op->in[0].data + item * HW;
-        float sum = 0.0f;
-        for (j = 0; j < HW; ++j) sum += x[j];
+        float sum = opara__vec_sum(level, (const float*)op->in[0].data + item * HW, HW);
         ((float*)op->out[0].data)[item] = HW ? sum / (float)HW : 0.0f;
     }
     return OPARA_OK;
@@ -11199,44 +11247,61 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
 
 /* ---- ConvTranspose ---------------------------------------------------------------------------- */
 
-/* Adds columns [p0, p1) of col (rows: cout_g x K3, row stride p1 - p0) into y (cout_g planes). */
-static void opara__col2im(const opara__cpu_params* p, const float* col, int64_t cout_g, int64_t p0, int64_t p1, float* y) {
+/* Adds columns [p0, p1) of col (rows: channels x K3, row stride p1 - p0) into y (`channels`
+   planes): input positions in runs along their row, so a run's outputs are `stride` apart with no
+   division per element. */
+static void opara__col2im(const opara__cpu_params* p, const float* col, int64_t channels, int64_t p0, int64_t p1, float* y) {
     int64_t K3 = opara__prod3(p->kernel), ihw = p->in_sp[1] * p->in_sp[2], P = opara__prod3(p->out_sp);
-    int64_t cb = p1 - p0, r, pp;
-    for (r = 0; r < cout_g * K3; ++r) {
+    int64_t W = p->in_sp[2], sw = p->stride[2], cb = p1 - p0, r;
+    for (r = 0; r < channels * K3; ++r) {
         int64_t m = r / K3, kk = r % K3, ka = kk / (p->kernel[1] * p->kernel[2]);
         int64_t kb = (kk / p->kernel[2]) % p->kernel[1], kc = kk % p->kernel[2];
+        int64_t z = p0 / ihw, yy = (p0 % ihw) / W, xx = p0 % W, pp = p0;
         const float* src = col + r * cb;
         float* ym = y + m * P;
-        for (pp = p0; pp < p1; ++pp) {
-            int64_t z = pp / ihw, rem = pp % ihw, yy = rem / p->in_sp[2], xx = rem % p->in_sp[2];
+        while (pp < p1) {
+            int64_t len = OPARA__MIN(W - xx, p1 - pp), lo, hi, t;
             int64_t oz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
             int64_t oy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
-            int64_t ox = xx * p->stride[2] - p->pad_b[2] + kc * p->dil[2];
-            if (oz < 0 || oz >= p->out_sp[0] || oy < 0 || oy >= p->out_sp[1] || ox < 0 || ox >= p->out_sp[2]) continue;
-            ym[(oz * p->out_sp[1] + oy) * p->out_sp[2] + ox] += src[pp - p0];
+            int64_t ox = xx * sw - p->pad_b[2] + kc * p->dil[2];
+            if (oz >= 0 && oz < p->out_sp[0] && oy >= 0 && oy < p->out_sp[1]) {
+                float* dst = ym + (oz * p->out_sp[1] + oy) * p->out_sp[2] + ox;
+                opara__valid_range(ox, sw, len, p->out_sp[2], &lo, &hi);
+                if (sw == 1) opara__vec_add_into(dst + lo, src + lo, 1, (size_t)(hi - lo));
+                else
+                    for (t = lo; t < hi; ++t) dst[t * sw] += src[t];
+            }
+            src += len;
+            pp += len;
+            xx = 0;
+            if (++yy == p->in_sp[1]) yy = 0, ++z;
         }
     }
 }
 
+/* Work item = (image and group, block of p->m output channels): the GEMM of those channels' rows
+   of W^T by the input, then their col2im; blocks write disjoint planes, so the items of one image
+   run on several workers. */
 static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K3 = opara__prod3(p->kernel);
     int64_t Pin = opara__prod3(p->in_sp), P = opara__prod3(p->out_sp), rows = cout_g * K3;
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
-    float* gemm_scratch = scratch + (size_t)(rows * p->col_block);
+    float* gemm_scratch = scratch + (size_t)(p->m * K3 * p->col_block);
     size_t item;
     for (item = begin; item < end; ++item) {
-        int64_t n = (int64_t)item / p->group, g = (int64_t)item % p->group, p0;
+        int64_t mblk = (int64_t)item % p->m_blocks, ng = (int64_t)item / p->m_blocks;
+        int64_t n = ng / p->group, g = ng % p->group, m0 = mblk * p->m, mm = OPARA__MIN(p->m, cout_g - m0), p0;
         const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
-        const float* w = (const float*)op->in[1].data + g * cin_g * rows;
-        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P;
-        opara__bias_rows(y, (size_t)cout_g, (size_t)P, (size_t)P, bias ? bias + g * cout_g : NULL);
+        const float* w = (const float*)op->in[1].data + g * cin_g * rows + m0 * K3;
+        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g + m0) * P;
+        if (mm <= 0) continue;
+        opara__bias_rows(y, (size_t)mm, (size_t)P, (size_t)P, bias ? bias + g * cout_g + m0 : NULL);
         for (p0 = 0; p0 < Pin; p0 += p->col_block) {
             int64_t p1 = OPARA__MIN(Pin, p0 + p->col_block);
-            opara__sgemm(op->blas, 1, 0, (size_t)rows, (size_t)(p1 - p0), (size_t)cin_g, 1.0f, w, (size_t)rows, x + p0,
-                         (size_t)Pin, 0.0f, scratch, (size_t)(p1 - p0), gemm_scratch);
-            opara__col2im(p, scratch, cout_g, p0, p1, y);
+            opara__sgemm(op->blas, 1, 0, (size_t)(mm * K3), (size_t)(p1 - p0), (size_t)cin_g, 1.0f, w, (size_t)rows,
+                         x + p0, (size_t)Pin, 0.0f, scratch, (size_t)(p1 - p0), gemm_scratch);
+            opara__col2im(p, scratch, mm, p0, p1, y);
         }
     }
     return OPARA_OK;
@@ -11294,12 +11359,20 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output dim %d is %lld, expected %lld",
                                      (int)j, (long long)p->out_sp[i], (long long)want);
     }
-    rows = (p->cout / p->group) * opara__prod3(p->kernel);
+    { /* channel blocks: about two items per worker for each image and group */
+        int64_t cout_g = p->cout / p->group, images = p->batch * p->group;
+        int64_t parts = op->workers ? 2 * (int64_t)op->workers : OPARA__CONV_MIN_ITEMS, want;
+        want = images >= parts ? 1 : (parts + images - 1) / images;
+        if (want > cout_g) want = cout_g;
+        p->m = cout_g > 0 ? (cout_g + want - 1) / want : 1;
+        p->m_blocks = cout_g > 0 ? (cout_g + p->m - 1) / p->m : 0;
+    }
+    rows = p->m * opara__prod3(p->kernel);
     cb = (int64_t)(OPARA__IM2COL_BUDGET / (size_t)(rows > 0 ? rows : 1));
     if (cb < 16) cb = 16;
     if (cb > opara__prod3(p->in_sp)) cb = opara__prod3(p->in_sp);
     p->col_block = cb > 0 ? cb : 1;
-    op->work_items = (size_t)(p->batch * p->group);
+    op->work_items = (size_t)(p->batch * p->group * p->m_blocks);
     op->scratch_floats = (size_t)(rows * p->col_block) + (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
     op->min_items_per_task = 1;
     op->fn = opara__conv_transpose_kernel;

@@ -128,6 +128,8 @@ OPARA__PRIVATE void opara__vec_erf(int level, float* y, const float* x, size_t n
 OPARA__PRIVATE void opara__vec_sigmoid(int level, float* y, const float* x, size_t n);
 OPARA__PRIVATE void opara__softmax_row(int level, float* y, const float* x, size_t n);
 OPARA__PRIVATE void opara__row_moments(int level, const float* x, size_t n, double* mean, double* var);
+/* Sum of a row (the vector paths in several partial sums). */
+OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n);
 
 /* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the
    SSE/AVX max instructions drop one side's NaN instead). */

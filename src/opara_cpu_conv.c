@@ -398,44 +398,61 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
 
 /* ---- ConvTranspose ---------------------------------------------------------------------------- */
 
-/* Adds columns [p0, p1) of col (rows: cout_g x K3, row stride p1 - p0) into y (cout_g planes). */
-static void opara__col2im(const opara__cpu_params* p, const float* col, int64_t cout_g, int64_t p0, int64_t p1, float* y) {
+/* Adds columns [p0, p1) of col (rows: channels x K3, row stride p1 - p0) into y (`channels`
+   planes): input positions in runs along their row, so a run's outputs are `stride` apart with no
+   division per element. */
+static void opara__col2im(const opara__cpu_params* p, const float* col, int64_t channels, int64_t p0, int64_t p1, float* y) {
     int64_t K3 = opara__prod3(p->kernel), ihw = p->in_sp[1] * p->in_sp[2], P = opara__prod3(p->out_sp);
-    int64_t cb = p1 - p0, r, pp;
-    for (r = 0; r < cout_g * K3; ++r) {
+    int64_t W = p->in_sp[2], sw = p->stride[2], cb = p1 - p0, r;
+    for (r = 0; r < channels * K3; ++r) {
         int64_t m = r / K3, kk = r % K3, ka = kk / (p->kernel[1] * p->kernel[2]);
         int64_t kb = (kk / p->kernel[2]) % p->kernel[1], kc = kk % p->kernel[2];
+        int64_t z = p0 / ihw, yy = (p0 % ihw) / W, xx = p0 % W, pp = p0;
         const float* src = col + r * cb;
         float* ym = y + m * P;
-        for (pp = p0; pp < p1; ++pp) {
-            int64_t z = pp / ihw, rem = pp % ihw, yy = rem / p->in_sp[2], xx = rem % p->in_sp[2];
+        while (pp < p1) {
+            int64_t len = OPARA__MIN(W - xx, p1 - pp), lo, hi, t;
             int64_t oz = z * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
             int64_t oy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
-            int64_t ox = xx * p->stride[2] - p->pad_b[2] + kc * p->dil[2];
-            if (oz < 0 || oz >= p->out_sp[0] || oy < 0 || oy >= p->out_sp[1] || ox < 0 || ox >= p->out_sp[2]) continue;
-            ym[(oz * p->out_sp[1] + oy) * p->out_sp[2] + ox] += src[pp - p0];
+            int64_t ox = xx * sw - p->pad_b[2] + kc * p->dil[2];
+            if (oz >= 0 && oz < p->out_sp[0] && oy >= 0 && oy < p->out_sp[1]) {
+                float* dst = ym + (oz * p->out_sp[1] + oy) * p->out_sp[2] + ox;
+                opara__valid_range(ox, sw, len, p->out_sp[2], &lo, &hi);
+                if (sw == 1) opara__vec_add_into(dst + lo, src + lo, 1, (size_t)(hi - lo));
+                else
+                    for (t = lo; t < hi; ++t) dst[t * sw] += src[t];
+            }
+            src += len;
+            pp += len;
+            xx = 0;
+            if (++yy == p->in_sp[1]) yy = 0, ++z;
         }
     }
 }
 
+/* Work item = (image and group, block of p->m output channels): the GEMM of those channels' rows
+   of W^T by the input, then their col2im; blocks write disjoint planes, so the items of one image
+   run on several workers. */
 static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t cin_g = p->cin / p->group, cout_g = p->cout / p->group, K3 = opara__prod3(p->kernel);
     int64_t Pin = opara__prod3(p->in_sp), P = opara__prod3(p->out_sp), rows = cout_g * K3;
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
-    float* gemm_scratch = scratch + (size_t)(rows * p->col_block);
+    float* gemm_scratch = scratch + (size_t)(p->m * K3 * p->col_block);
     size_t item;
     for (item = begin; item < end; ++item) {
-        int64_t n = (int64_t)item / p->group, g = (int64_t)item % p->group, p0;
+        int64_t mblk = (int64_t)item % p->m_blocks, ng = (int64_t)item / p->m_blocks;
+        int64_t n = ng / p->group, g = ng % p->group, m0 = mblk * p->m, mm = OPARA__MIN(p->m, cout_g - m0), p0;
         const float* x = (const float*)op->in[0].data + (n * p->cin + g * cin_g) * Pin;
-        const float* w = (const float*)op->in[1].data + g * cin_g * rows;
-        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g) * P;
-        opara__bias_rows(y, (size_t)cout_g, (size_t)P, (size_t)P, bias ? bias + g * cout_g : NULL);
+        const float* w = (const float*)op->in[1].data + g * cin_g * rows + m0 * K3;
+        float* y = (float*)op->out[0].data + (n * p->cout + g * cout_g + m0) * P;
+        if (mm <= 0) continue;
+        opara__bias_rows(y, (size_t)mm, (size_t)P, (size_t)P, bias ? bias + g * cout_g + m0 : NULL);
         for (p0 = 0; p0 < Pin; p0 += p->col_block) {
             int64_t p1 = OPARA__MIN(Pin, p0 + p->col_block);
-            opara__sgemm(op->blas, 1, 0, (size_t)rows, (size_t)(p1 - p0), (size_t)cin_g, 1.0f, w, (size_t)rows, x + p0,
-                         (size_t)Pin, 0.0f, scratch, (size_t)(p1 - p0), gemm_scratch);
-            opara__col2im(p, scratch, cout_g, p0, p1, y);
+            opara__sgemm(op->blas, 1, 0, (size_t)(mm * K3), (size_t)(p1 - p0), (size_t)cin_g, 1.0f, w, (size_t)rows,
+                         x + p0, (size_t)Pin, 0.0f, scratch, (size_t)(p1 - p0), gemm_scratch);
+            opara__col2im(p, scratch, mm, p0, p1, y);
         }
     }
     return OPARA_OK;
@@ -493,12 +510,20 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output dim %d is %lld, expected %lld",
                                      (int)j, (long long)p->out_sp[i], (long long)want);
     }
-    rows = (p->cout / p->group) * opara__prod3(p->kernel);
+    { /* channel blocks: about two items per worker for each image and group */
+        int64_t cout_g = p->cout / p->group, images = p->batch * p->group;
+        int64_t parts = op->workers ? 2 * (int64_t)op->workers : OPARA__CONV_MIN_ITEMS, want;
+        want = images >= parts ? 1 : (parts + images - 1) / images;
+        if (want > cout_g) want = cout_g;
+        p->m = cout_g > 0 ? (cout_g + want - 1) / want : 1;
+        p->m_blocks = cout_g > 0 ? (cout_g + p->m - 1) / p->m : 0;
+    }
+    rows = p->m * opara__prod3(p->kernel);
     cb = (int64_t)(OPARA__IM2COL_BUDGET / (size_t)(rows > 0 ? rows : 1));
     if (cb < 16) cb = 16;
     if (cb > opara__prod3(p->in_sp)) cb = opara__prod3(p->in_sp);
     p->col_block = cb > 0 ? cb : 1;
-    op->work_items = (size_t)(p->batch * p->group);
+    op->work_items = (size_t)(p->batch * p->group * p->m_blocks);
     op->scratch_floats = (size_t)(rows * p->col_block) + (op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH);
     op->min_items_per_task = 1;
     op->fn = opara__conv_transpose_kernel;

@@ -284,6 +284,10 @@ static void opara__bin_row_f32(int level, opara__op kind, const float* a, int64_
         opara__vec_binary_f32(level, arith, a, (int)sa, b, (int)sb, y, n);
         return;
     }
+    if (kind == OPARA__OP_POW && sa == 1 && sb == 0 && b[0] == 2.0f) { /* x^2 = x * x exactly (T5's RMS norm) */
+        opara__vec_binary_f32(level, 2, a, 1, a, 1, y, n);
+        return;
+    }
     switch (kind) {
     case OPARA__OP_ADD: OPARA__BIN_ROW(float, x + z); break;
     case OPARA__OP_SUB: OPARA__BIN_ROW(float, x - z); break;
@@ -916,12 +920,11 @@ static opara_result opara__prepare_batch_norm(opara__cpu_op* op, char* err, size
 }
 
 static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    size_t HW = (size_t)op->p.inner, item, j;
+    size_t HW = (size_t)op->p.inner, item;
+    int level = opara__cpu_isa_level();
     (void)scratch;
     for (item = begin; item < end; ++item) {
-        const float* x = (const float*)op->in[0].data + item * HW;
-        float sum = 0.0f;
-        for (j = 0; j < HW; ++j) sum += x[j];
+        float sum = opara__vec_sum(level, (const float*)op->in[0].data + item * HW, HW);
         ((float*)op->out[0].data)[item] = HW ? sum / (float)HW : 0.0f;
     }
     return OPARA_OK;

@@ -1,6 +1,6 @@
-/* Vector transcendental functions of the CPU kernels: exp, erf and sigmoid over rows of floats,
-   with AVX-512 and AVX2+FMA bodies (libm on the portable path), and the row pieces of Softmax and
-   LayerNormalization built on them.
+/* Vector row functions of the CPU kernels: exp, erf and sigmoid over rows of floats, with AVX-512
+   and AVX2+FMA bodies (libm on the portable path), the row pieces of Softmax and LayerNormalization
+   built on them, and row sums (GlobalAveragePool).
 
    The polynomials were fitted for this library (least squares on Chebyshev nodes, float32
    coefficients, error measured in float32 against double-precision references):
@@ -148,6 +148,36 @@ __attribute__((target("avx512f"))) static void opara__softmax_row_avx512(float* 
     }
 }
 
+/* Sum of a row in four accumulators of 16 (the FMA-free add chain would wait on its latency). */
+__attribute__((target("avx512f"))) static float opara__row_sum_avx512(const float* x, size_t n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+    }
+    for (; i < n; i += 16) a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(OPARA__TAIL_MASK(n, i), x + i));
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+__attribute__((target("avx2,fma"))) static float opara__row_sum_avx2(const float* x, size_t n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    float lanes[8], sum = 0.0f;
+    size_t i = 0, j;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x + i + 24));
+    }
+    _mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (j = 0; j < 8; ++j) sum += lanes[j];
+    for (; i < n; ++i) sum += x[i];
+    return sum;
+}
+
 /* Sum of x (sq 0) or of (x - mean)^2 (sq 1) in double: sixteen floats a step, widened in two
    halves; masked-off lanes add 0. */
 __attribute__((target("avx512f"))) static __m512d opara__sum_half_avx512(__m512d acc, __m256 h, __mmask8 m, __m512d mean,
@@ -236,4 +266,17 @@ OPARA__PRIVATE void opara__row_moments(int level, const float* x, size_t n, doub
     *mean = sum / (double)n;
     for (j = 0; j < n; ++j) sq += ((double)x[j] - *mean) * ((double)x[j] - *mean);
     *var = sq / (double)n;
+}
+
+OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n) {
+    float sum = 0.0f;
+    size_t j;
+#if OPARA__MATH_X86
+    if (level == 2) return opara__row_sum_avx512(x, n);
+    if (level == 1) return opara__row_sum_avx2(x, n);
+#else
+    (void)level;
+#endif
+    for (j = 0; j < n; ++j) sum += x[j];
+    return sum;
 }

@@ -231,7 +231,9 @@ OT_TEST(conv_transpose_random) {
     for (t = 0; t < 40; ++t) {
         kt k;
         int nsp = kt_randint(1, 2), group = kt_randint(1, 2), cg = kt_randint(1, 3), mg = kt_randint(1, 3), i;
-        int n = kt_randint(1, 2), c = cg * group, m = mg * group;
+        int n, c, m;
+        if (t == 0) nsp = 2, group = 1, cg = 2, mg = 8192; /* 4 channel blocks of 32768 rows: col2im by 16 columns */
+        n = t == 0 ? 1 : kt_randint(1, 2), c = cg * group, m = mg * group;
         int64_t xd[4], wd[4], yd[4], pads[4], st[2], dl[2], opad[2], in[2], kk[2];
         float *x, *w, *b, *y, *ref;
         size_t ny, j;
@@ -246,6 +248,10 @@ OT_TEST(conv_transpose_random) {
             pads[i] = kt_randint(0, 1);
             pads[i + nsp] = kt_randint(0, 1);
             opad[i] = kt_randint(0, (int)OPARA__MIN(st[i], dl[i]) - 1);
+            if (t == 0) { /* input rows of 11: the blocks start mid-row */
+                in[i] = i ? 11 : 5, kk[i] = 4, st[i] = i + 2, dl[i] = 1, opad[i] = 0;
+                pads[i] = i, pads[i + nsp] = 1 - i;
+            }
             xd[2 + i] = in[i];
             wd[2 + i] = kk[i];
             yd[2 + i] = st[i] * (in[i] - 1) + opad[i] + (kk[i] - 1) * dl[i] + 1 - pads[i] - pads[i + nsp];
@@ -477,7 +483,7 @@ static double ulp_err(float got, double want) {
    width (OPARA_CPU_ISA caps it): a sweep over [-110, 110] and the special values, rows of odd
    lengths so the masked and padded tails run. Bounds: exp and sigmoid 4 ulp wherever the result is
    normal, erf 4 ulp or 1.2e-7 absolute (its polynomials' float rounding near the split at
-   0.921875). Also Softmax rows and the double moments of LayerNormalization. */
+   0.921875). Also Softmax rows, the double moments of LayerNormalization and row sums. */
 OT_TEST(vector_math_accuracy_every_isa) {
     static const char* const caps[] = {"portable", "avx2", ""};
     static const float special[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 0.921875f, 0.9218749f, 3.93f, 3.9299998f, 10.0f,
@@ -534,6 +540,17 @@ OT_TEST(vector_math_accuracy_every_isa) {
             opara__row_moments(level, row, 133, &gm, &gv);
             if ((fabs(gm - mean) > 1e-9 * fabs(mean) || fabs(gv - var) > 1e-9 * var) && bad++ < 5)
                 OT_LOG("isa %s moments %.12g %.12g, want %.12g %.12g", caps[c], gm, gv, mean, var);
+        }
+        { /* row sums over lengths around every block size (GlobalAveragePool) */
+            static const size_t lens[] = {0, 1, 5, 16, 20, 31, 32, 33, 63, 64, 65, 130, 1000, 2001};
+            for (i = 0; i < sizeof lens / sizeof lens[0]; ++i) {
+                double want = 0, mag = 0;
+                size_t j;
+                float got = opara__vec_sum(level, x + 2000, lens[i]);
+                for (j = 0; j < lens[i]; ++j) want += x[2000 + j], mag += fabs(x[2000 + j]);
+                if (fabs(got - want) > 1e-6 * mag + 1e-30 && bad++ < 5)
+                    OT_LOG("isa %s sum of %zu: %.9g, want %.9g", caps[c], lens[i], got, want);
+            }
         }
     }
     unsetenv("OPARA_CPU_ISA");
@@ -705,6 +722,32 @@ OT_TEST(binary_broadcast_f32_and_int) {
         kt_free(&k);
     }
     CHECK_EQ(failures, 0);
+}
+
+/* Pow by a broadcast exponent 2 (T5's RMS norm) is x * x on the vector path: negative bases,
+   -0, infinities and NaN included, every result the correctly rounded square. */
+OT_TEST(pow_by_two_is_exact_square) {
+    kt k;
+    int64_t a[1] = {37}, b[1] = {1};
+    float *x, *e;
+    int i, bad = 0;
+    kt_init(&k, OPARA__OP_POW, 2, 1);
+    x = kt_in_f32(&k, 0, 1, a);
+    e = kt_in_f32(&k, 1, 1, b);
+    kt_out(&k, 0, OPARA_DTYPE_F32, 1, a);
+    for (i = 0; i < 37; ++i) x[i] = (float)(i - 18) * 1.37f;
+    x[3] = NAN, x[5] = -INFINITY, x[6] = INFINITY, x[7] = -0.0f, x[8] = 3e30f, x[9] = -1e-30f;
+    e[0] = 2.0f;
+    REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+    for (i = 0; i < 37; ++i) {
+        float want = (float)((double)x[i] * (double)x[i]), got = ((float*)k.out[0].data)[i];
+        if (!(want == got && signbit(want) == signbit(got)) && !(want != want && got != got)) {
+            OT_LOG("pow(%g, 2) = %g, want %g", x[i], got, want);
+            ++bad;
+        }
+    }
+    CHECK_EQ(bad, 0);
+    kt_free(&k);
 }
 
 OT_TEST(binary_rejects_wrong_output) {
@@ -1610,7 +1653,7 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_random_all_paths), OT_CASE(conv_large_channels_split_columns), OT_CASE(conv_k_slices_for_each_worker_count), OT_CASE(conv_rejects_bad_output_shape),
     OT_CASE(conv_transpose_random), OT_CASE(pools_random), OT_CASE(global_average_pool_and_batch_norm),
     OT_CASE(unary_ops), OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
-    OT_CASE(binary_rejects_wrong_output), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
+    OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
     OT_CASE(slice_random_with_negative_steps), OT_CASE(transpose_random_perms),
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
