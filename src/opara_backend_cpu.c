@@ -393,15 +393,20 @@ static opara_result opara__exec_memory(opara__cpu_exec* ex, char* err, size_t ca
     return OPARA_OK;
 }
 
-/* The op's constant weights in the GEMM's layout, once for the session; without the memory the op
-   packs per call as before. */
-static void opara__exec_pack_weights(opara__cpu_exec* ex, opara__cpu_op* op) {
-    size_t bytes = op->packed_b_floats * sizeof(float);
-    if (!ex->pack_weights || !op->packed_b_floats || bytes / sizeof(float) != op->packed_b_floats) return;
-    op->packed_b = (float*)opara__alloc_aligned(&ex->rt->allocator, bytes, OPARA__DEFAULT_ALIGN);
-    if (!op->packed_b) return;
+/* The op's constant weights transformed once for the session; without the memory the op is
+   prepared again to keep its weights as they are (it then packs per call or takes another path). */
+static opara_result opara__exec_pack_weights(opara__cpu_exec* ex, opara__cpu_op* op, char* err, size_t cap) {
+    size_t bytes = op->packed_floats * sizeof(float);
+    if (!op->packed_floats) return OPARA_OK;
+    if (bytes / sizeof(float) == op->packed_floats)
+        op->packed = (float*)opara__alloc_aligned(&ex->rt->allocator, bytes, OPARA__DEFAULT_ALIGN);
+    if (!op->packed) {
+        op->keep_weights = 1;
+        return opara__cpu_prepare(op, err, cap);
+    }
     opara__cpu_pack_weights(op);
     ex->packed_bytes += bytes;
+    return OPARA_OK;
 }
 
 static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
@@ -431,12 +436,13 @@ static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__sh
         for (i = 0; i < node->n_inputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->inputs[i], &op->in[i]);
         for (i = 0; i < node->n_outputs; ++i) opara__exec_fill_tensor(ex, shapes, dtypes, node->outputs[i], &op->out[i]);
         ex->skip[n] = node->n_outputs == 1 && ex->plan->alias_kind[node->outputs[0]] == OPARA__ALIAS_VIEW;
+        op->keep_weights = !ex->pack_weights;
         r = opara__cpu_prepare(op, detail, sizeof detail);
+        if (r == OPARA_OK) r = opara__exec_pack_weights(ex, op, detail, sizeof detail);
         if (r != OPARA_OK)
             return opara__cpu_reject(err, cap, r, "node %u '%s' (%s): %s", n, node->name ? node->name : "",
                                      opara__op_name(node->op), detail);
         ex->scratch_floats = OPARA__MAX(ex->scratch_floats, op->scratch_floats);
-        opara__exec_pack_weights(ex, op);
     }
     ex->scratch_floats = opara__align_up(ex->scratch_floats, 16);
     return OPARA_OK;
@@ -615,7 +621,7 @@ OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
         opara__mutex_destroy(&ex->mu);
     }
     opara__blas_unload(&ex->blas);
-    for (w = 0; ex->ops && w < (int)ex->g->n_nodes; ++w) opara__free_aligned(&rt->allocator, ex->ops[w].packed_b);
+    for (w = 0; ex->ops && w < (int)ex->g->n_nodes; ++w) opara__free_aligned(&rt->allocator, ex->ops[w].packed);
     opara__free_aligned(&rt->allocator, ex->arena);
     opara__free_aligned(&rt->allocator, ex->inputs_block);
     opara__free_aligned(&rt->allocator, ex->scratch);
@@ -651,18 +657,21 @@ OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex) 
 
 OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
                                               size_t cap) {
-    uint32_t i, gemm = 0, direct = 0;
+    uint32_t i, gemm = 0, direct = 0, winograd = 0;
+    char wino[48] = "";
     for (i = 0; i < ex->g->n_nodes; ++i) {
         if (ex->ops[i].node->op != OPARA__OP_CONV) continue;
         if (ex->ops[i].p.depthwise) direct++;
+        else if (ex->ops[i].packed_floats) winograd++; /* the only Conv with transformed weights */
         else gemm++;
     }
-    *n_conv = gemm + direct;
-    *n_library = ex->blas.sgemm ? gemm : 0;
-    if (gemm && direct) opara__format(name, cap, "im2col/1x1 GEMM on %s + direct depthwise", ex->blas.name);
-    else if (gemm) opara__format(name, cap, "im2col/1x1 GEMM on %s", ex->blas.name);
-    else if (direct) opara__format(name, cap, "direct depthwise");
-    else if (cap) name[0] = 0;
+    *n_conv = gemm + direct + winograd;
+    *n_library = ex->blas.sgemm ? gemm : 0; /* Winograd runs only on the built-in GEMM */
+    if (winograd) opara__format(wino, sizeof wino, "%u Winograd 3x3%s", winograd, gemm || direct ? " + " : "");
+    if (gemm && direct) opara__format(name, cap, "%sim2col/1x1 GEMM on %s + direct depthwise", wino, ex->blas.name);
+    else if (gemm) opara__format(name, cap, "%sim2col/1x1 GEMM on %s", wino, ex->blas.name);
+    else if (direct) opara__format(name, cap, "%sdirect depthwise", wino);
+    else opara__format(name, cap, "%s", winograd ? wino : "");
 }
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex) { return ex->n_workers; }
 OPARA__PRIVATE uint64_t opara__cpu_exec_packed_bytes(const opara__cpu_exec* ex) { return ex->packed_bytes; }

@@ -201,17 +201,25 @@ struct opara__cpu_op {
     size_t min_items_per_task; /* how many items make a task worth handing to another worker */
     uint32_t workers;      /* set before prepare: the executor's worker count (0: unknown) */
     opara__cpu_params p;
-    /* Constant weights repacked once: prepare asks for packed_b_floats (0: none) at width
-       packed_b_nr; the executor allocates packed_b and fills it with opara__cpu_pack_weights
-       (left NULL when that allocation fails: the kernel then packs per call). */
-    size_t packed_b_floats, packed_b_nr;
-    float* packed_b;
+    /* Constant weights transformed once (Gemm/MatMul: B in the GEMM's panels of width packed_nr;
+       3x3 Conv: the Winograd transform): unless keep_weights is set (before prepare), prepare asks
+       for packed_floats (0: none), the executor allocates `packed` and fills it with
+       opara__cpu_pack_weights. When that allocation fails the executor sets keep_weights and
+       prepares the op again, which then needs no packed weights. */
+    int keep_weights;
+    size_t packed_floats, packed_nr;
+    float* packed;
 };
 
 OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap);
-/* Fills op->packed_b (allocated by the caller with op->packed_b_floats floats) from the op's
-   constant B. */
+/* Fills op->packed (allocated by the caller with op->packed_floats floats) from the op's
+   constant weights. */
 OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op);
+/* 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) (opara_cpu_winograd.c): takes the op (kernel,
+   items, scratch, packed weights) and returns 1 where that path serves it, else 0; and the
+   weight transform. */
+OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op);
+OPARA__PRIVATE void opara__winograd_pack(opara__cpu_op* op);
 /* After op's kernel failed in a run: what went wrong, found again single-threaded (kernels only
    return a code); leaves buf untouched when the op has nothing to add. */
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap);
@@ -247,7 +255,7 @@ typedef struct opara__cpu_exec opara__cpu_exec;
 
 /* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
    outlive the executor). threads: worker count (>= 1, the caller is worker 0); pack_weights: repack
-   constant GEMM weights once (opara__cpu_op.packed_b). On failure the detail is written to err. */
+   constant GEMM weights once (opara__cpu_op.packed). On failure the detail is written to err. */
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
                                                    const opara__shape* shapes, const opara_dtype* dtypes,
                                                    uint32_t threads, int builtin_gemm, int pack_weights, char* err,
@@ -262,7 +270,8 @@ OPARA__PRIVATE opara_result opara__cpu_exec_run(opara__cpu_exec* ex, char* err, 
 OPARA__PRIVATE const char* opara__cpu_exec_gemm_name(const opara__cpu_exec* ex);
 /* Conv nodes: their count, how many run their GEMM on a loaded BLAS library (0 with the built-in
    SGEMM), and the path in words (opara_cpu_conv.c: 1x1 convolutions as one GEMM, others im2col +
-   GEMM, depthwise ones a direct loop; "" without Conv). */
+   GEMM, depthwise ones a direct loop; opara_cpu_winograd.c: "N Winograd 3x3 + ..." first when some
+   3x3 ones take Winograd; "" without Conv). */
 OPARA__PRIVATE void opara__cpu_exec_conv_info(const opara__cpu_exec* ex, uint32_t* n_conv, uint32_t* n_library, char* name,
                                               size_t cap);
 OPARA__PRIVATE uint32_t opara__cpu_exec_workers(const opara__cpu_exec* ex);

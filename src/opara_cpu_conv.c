@@ -377,6 +377,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
     for (i = 0; i < 3; ++i)
         if (p->stride[i] != 1 || p->pad_b[i] != 0 || p->pad_e[i] != 0) p->pointwise = 0;
     op->min_items_per_task = 1;
+    if (opara__winograd_prepare(op)) return OPARA_OK;
     if (p->depthwise) {
         op->work_items = (size_t)(p->batch * p->cout);
         op->fn = opara__conv_depthwise_kernel;

@@ -828,9 +828,9 @@ static void opara__gemm_blocking(opara__cpu_params* p, int64_t batch) {
 
 /* The op's packed B for a call starting at column col0, or NULL when it has none. */
 static const opara__gemm_packed* opara__gemm_op_packed(const opara__cpu_op* op, size_t col0, opara__gemm_packed* out) {
-    if (!op->packed_b) return NULL;
-    out->data = op->packed_b;
-    out->nr = op->packed_b_nr;
+    if (!op->packed) return NULL;
+    out->data = op->packed;
+    out->nr = op->packed_nr;
     out->np = ((size_t)op->p.n + out->nr - 1) / out->nr * out->nr;
     out->col0 = col0;
     return out;
@@ -841,17 +841,21 @@ static const opara__gemm_packed* opara__gemm_op_packed(const opara__cpu_op* op, 
    opara__gemm_blocking are multiples of every micro-kernel width). */
 static void opara__gemm_request_packing(opara__cpu_op* op, int b_const) {
     size_t nr = opara__gemm_pack_width();
-    op->packed_b_floats = 0;
-    if (!b_const || (op->blas && op->blas->sgemm) || op->p.k <= 0 || op->p.n <= 0 || op->p.m <= 1 || (size_t)op->p.tail % nr) return;
-    op->packed_b_nr = nr;
-    op->packed_b_floats = opara__gemm_packed_floats((size_t)op->p.k, (size_t)op->p.n, nr);
+    op->packed_floats = 0;
+    if (!b_const || op->keep_weights || (op->blas && op->blas->sgemm) || op->p.k <= 0 || op->p.n <= 0 || op->p.m <= 1 || (size_t)op->p.tail % nr) return;
+    op->packed_nr = nr;
+    op->packed_floats = opara__gemm_packed_floats((size_t)op->p.k, (size_t)op->p.n, nr);
 }
 
 OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
     const opara__cpu_params* p = &op->p;
-    if (!op->packed_b) return;
+    if (!op->packed) return;
+    if (op->node->op == OPARA__OP_CONV) {
+        opara__winograd_pack(op);
+        return;
+    }
     opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,
-                           (size_t)p->n, op->packed_b_nr, op->packed_b);
+                           (size_t)p->n, op->packed_nr, op->packed);
 }
 
 static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {

@@ -1409,6 +1409,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
     op->work_items = 0;
     op->scratch_floats = 0;
     op->min_items_per_task = 1;
+    op->packed_floats = 0;
     memset(&op->p, 0, sizeof op->p);
     opara__io_minimum(kind, &min_in, &min_out);
     if (op->n_in < min_in || op->n_out < min_out)

@@ -116,9 +116,9 @@ static opara_result kt_run(kt* k, const opara__blas* blas) {
     float* scratch;
     size_t n, a, b;
     if (r != OPARA_OK) return r;
-    if (k->op.packed_b_floats) { /* what the executor does for a constant B */
-        k->op.packed_b = (float*)malloc(k->op.packed_b_floats * sizeof(float));
-        if (k->op.packed_b) opara__cpu_pack_weights(&k->op);
+    if (k->op.packed_floats) { /* what the executor does for a constant B */
+        k->op.packed = (float*)malloc(k->op.packed_floats * sizeof(float));
+        if (k->op.packed) opara__cpu_pack_weights(&k->op);
     }
     n = k->op.work_items;
     scratch = (float*)malloc((k->op.scratch_floats + 1) * sizeof(float));
@@ -128,8 +128,8 @@ static opara_result kt_run(kt* k, const opara__blas* blas) {
     if (r == OPARA_OK) r = k->op.fn(&k->op, a, b, scratch);
     if (r == OPARA_OK) r = k->op.fn(&k->op, 0, a, scratch);
     free(scratch);
-    free(k->op.packed_b);
-    k->op.packed_b = NULL;
+    free(k->op.packed);
+    k->op.packed = NULL;
     return r;
 }
 

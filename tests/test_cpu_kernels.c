@@ -16,6 +16,8 @@ static opara__blas system_blas;    /* the external-BLAS path under test: the ins
 typedef struct conv_case {
     int nsp, n, c, m, group, k[3], s[3], d[3], pb[3], pe[3], in[3], bias, relu;
     const char* auto_pad;
+    int const_w; /* the weights are a model constant (Winograd may serve 3x3 ones) */
+    int winograd; /* out: the op took the Winograd path */
 } conv_case;
 
 static int64_t conv_out(int in, int k, int s, int d, int pb, int pe) { return (in + pb + pe - d * (k - 1) - 1) / s + 1; }
@@ -98,10 +100,12 @@ static int run_conv_case(opara_test* T, const conv_case* cc, const opara__blas* 
     if (cc->auto_pad) kt_str(&k, "auto_pad", cc->auto_pad);
     else kt_ints(&k, "pads", pads, 2 * (uint32_t)cc->nsp);
     if (cc->relu) kt_str(&k, "activation", "Relu");
+    k.in[1].is_const = cc->const_w;
     ny = kt_numel(cc->nsp + 2, yd);
     ref = (float*)malloc(ny * sizeof(float) + 4);
     conv_reference(cc, x, w, b, yd, ref);
     ok = kt_run(&k, blas) == OPARA_OK;
+    ((conv_case*)cc)->winograd = ok && k.op.packed_floats == (size_t)(16 * cc->m * cc->c);
     if (!ok) OT_LOG("prepare: %s", k.err);
     ok = ok && kt_maxerr(ref, y, ny) < 1e-4;
     if (!ok)
@@ -211,6 +215,34 @@ OT_TEST(conv_depthwise_wide_rows) {
         }
         CHECK(run_conv_case(T, &cc, &builtin_blas));
     }
+}
+
+/* 3x3 stride-1 convolutions with constant weights, which Winograd F(2x2, 3x3) serves on AVX-512,
+   against the direct sum: odd and even output sizes (clipped tiles), pads 0 to 2 on each side,
+   channel counts off the GEMM's blocks and past one K block (300 input channels), blocks of tiles
+   across tile rows, batch 2, bias and ReLU, every worker count's block size. The same cases
+   with weights that are not constants take im2col + GEMM. */
+OT_TEST(conv_winograd_matches_direct_sum) {
+    static const int shapes[][4] = {{16, 16, 14, 14}, {17, 33, 15, 11}, {40, 24, 23, 30}, {300, 20, 12, 14},
+                                    {64, 96, 14, 14}, {19, 16, 31, 7}, {32, 48, 56, 20}};
+    int t, seen = 0, failures = 0;
+    for (t = 0; t < 7 * 4; ++t) {
+        conv_case cc;
+        const int* sh = shapes[t % 7];
+        memset(&cc, 0, sizeof cc);
+        cc.nsp = 2, cc.n = t % 3 == 0 ? 2 : 1, cc.c = sh[0], cc.m = sh[1], cc.group = 1;
+        cc.k[0] = cc.k[1] = 3, cc.s[0] = cc.s[1] = 1, cc.d[0] = cc.d[1] = 1;
+        cc.pb[0] = t % 3, cc.pe[0] = (t / 3) % 3, cc.pb[1] = (t + 1) % 3, cc.pe[1] = (t / 2) % 2;
+        cc.in[0] = sh[2], cc.in[1] = sh[3], cc.bias = t % 2, cc.relu = (t / 2) % 2, cc.const_w = t < 7 * 3;
+        kt_workers = (uint32_t)(t % 4);
+        if (!run_conv_case(T, &cc, &builtin_blas)) ++failures;
+        if (cc.winograd) ++seen;
+        else if (cc.const_w && opara__cpu_isa_level() == 2) OT_LOG("case %d did not take Winograd", t);
+    }
+    kt_workers = 0;
+    OT_LOG("%d of 21 constant-weight cases took Winograd", seen);
+    CHECK_EQ(failures, 0);
+    if (opara__cpu_isa_level() == 2) CHECK_EQ(seen, 21);
 }
 
 OT_TEST(conv_rejects_bad_output_shape) {
@@ -1650,7 +1682,7 @@ OT_TEST(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call) {
 }
 
 static const opara_test_case tests[] = {
-    OT_CASE(conv_random_all_paths), OT_CASE(conv_large_channels_split_columns), OT_CASE(conv_k_slices_for_each_worker_count), OT_CASE(conv_rejects_bad_output_shape),
+    OT_CASE(conv_random_all_paths), OT_CASE(conv_large_channels_split_columns), OT_CASE(conv_k_slices_for_each_worker_count), OT_CASE(conv_winograd_matches_direct_sum), OT_CASE(conv_rejects_bad_output_shape),
     OT_CASE(conv_transpose_random), OT_CASE(pools_random), OT_CASE(global_average_pool_and_batch_norm),
     OT_CASE(unary_ops), OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
     OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),

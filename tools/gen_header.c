@@ -42,6 +42,7 @@ static const manifest_entry manifest[] = {
     {"src/opara_cpu_math.c", PART_IMPL},
     {"src/opara_cpu_kernels.c", PART_IMPL},
     {"src/opara_cpu_conv.c", PART_IMPL},
+    {"src/opara_cpu_winograd.c", PART_IMPL},
     {"src/opara_sched.h", PART_IMPL},
     {"src/opara_desc.c", PART_IMPL},
     {"src/opara_sched.c", PART_IMPL},
