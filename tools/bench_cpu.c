@@ -5,7 +5,8 @@
    ratios against ORT, and memory (our arena peak with and without reuse; ORT's resident-set growth
    over session creation and its first runs, an approximation), and the machine's peak (an FMA loop
    per ISA on 1 thread and on the benchmark's threads) with every model's GFLOP/s as a percentage of
-   it. Writes JSON.
+   it. Writes JSON, with the sequential plan's time per operator kind ("op_kind_ms": each node's
+   shortest time over the timed runs, summed per kind).
    usage: bench_cpu [--out FILE.json] [--threads N] [--batches 1,8] [--budget SECONDS]
                     [--max-iters N] [--skip-batch8 a,b] [--default-dim N] [--profile] MODEL...
    --budget: measuring time per model and batch (split over the contenders; iterations follow
@@ -49,6 +50,8 @@ typedef struct bench_side {
     int n_lat;
     opara_plan_info info;
     double rss_mb;
+    double* node_min; /* per node: the shortest time over the timed runs (ns; opara sides) */
+    uint32_t n_nodes;
 } bench_side;
 
 static int bench_cmp(const void* a, const void* b) {
@@ -426,6 +429,7 @@ static void bench_close(bench_side* b) {
     }
     for (k = 0; b->ins && k < b->n_in; ++k) free(b->ins[k].data);
     free(b->ins);
+    free(b->node_min);
     if (b->s) opara_session_destroy(b->s);
 }
 
@@ -434,39 +438,60 @@ static uint64_t bench_median(bench_side* b) { return b->n_lat ? b->lat[b->n_lat 
 static uint64_t bench_min(bench_side* b) { return b->n_lat ? b->lat[0] : 0; }
 
 /* Per operator kind: sum over nodes of each node's minimum time over the runs. */
-static void bench_profile(bench_side* b, const opara_model* m, int iters) {
-    uint32_t nn = opara_model_node_count(m), k, i, nk = 0;
-    opara_node_time* nt = (opara_node_time*)calloc(nn ? nn : 1, sizeof *nt);
-    double* best = (double*)calloc(nn ? nn : 1, sizeof(double));
-    const char* kinds[128];
-    double sums[128], total = 0.0;
-    int it;
-    if (!nt || !best) return;
-    for (k = 0; k < nn; ++k) best[k] = 1e300;
-    for (it = 0; it < iters; ++it) {
-        if (!bench_run(b)) break;
-        opara_session_get_node_times(b->s, nt, nn);
-        for (k = 0; k < nn; ++k) {
-            double v = (double)(nt[k].end_ns - nt[k].start_ns);
-            if (nt[k].node < nn && v < best[nt[k].node]) best[nt[k].node] = v;
-        }
+/* After a run of an opara side: each node's shortest time so far. */
+static void bench_note_nodes(bench_side* b, const opara_model* m) {
+    uint32_t nn = opara_model_node_count(m), k, n;
+    opara_node_time* nt;
+    if (b->is_ort || !nn) return;
+    if (!b->node_min) {
+        b->node_min = (double*)malloc(nn * sizeof(double));
+        if (!b->node_min) return;
+        for (k = 0; k < nn; ++k) b->node_min[k] = 1e300;
+        b->n_nodes = nn;
     }
-    for (k = 0; k < nn; ++k) {
+    nt = (opara_node_time*)calloc(nn, sizeof *nt);
+    if (!nt) return;
+    n = opara_session_get_node_times(b->s, nt, nn);
+    for (k = 0; k < n && k < nn; ++k) {
+        double v = (double)(nt[k].end_ns - nt[k].start_ns);
+        if (nt[k].node < nn && v < b->node_min[nt[k].node]) b->node_min[nt[k].node] = v;
+    }
+    free(nt);
+}
+
+/* The per-node minimum times summed per operator kind (first-seen order); returns the kinds. */
+static uint32_t bench_kind_sums(const bench_side* b, const opara_model* m, const char** kinds, double* sums,
+                                uint32_t cap, double* total) {
+    uint32_t k, i, nk = 0;
+    *total = 0.0;
+    for (k = 0; b->node_min && k < b->n_nodes; ++k) {
         const char* op = opara_model_node_op(m, k);
+        double v = b->node_min[k] < 1e300 ? b->node_min[k] : 0.0;
         for (i = 0; i < nk && strcmp(kinds[i], op) != 0; ++i) {
         }
-        if (i == nk && nk < 128) {
+        if (i == nk && nk < cap) {
             kinds[nk] = op;
             sums[nk++] = 0.0;
         }
-        if (i < nk) sums[i] += best[k];
-        total += best[k];
+        if (i < nk) sums[i] += v;
+        *total += v;
     }
+    return nk;
+}
+
+static void bench_profile(bench_side* b, const opara_model* m, int iters) {
+    const char* kinds[128];
+    double sums[128], total;
+    uint32_t i, nk;
+    int it;
+    for (it = 0; it < iters; ++it) {
+        if (!bench_run(b)) break;
+        bench_note_nodes(b, m);
+    }
+    nk = bench_kind_sums(b, m, kinds, sums, 128, &total);
     printf("  %s: sum of per-node minimum times %.2f ms\n", b->label, total / 1e6);
     for (i = 0; i < nk; ++i)
         printf("    %-22s %8.2f ms %5.1f%%\n", kinds[i], sums[i] / 1e6, total > 0 ? 100.0 * sums[i] / total : 0.0);
-    free(nt);
-    free(best);
 }
 
 static const char* bench_stem(const char* path, char* buf, size_t cap) {
@@ -530,6 +555,16 @@ static void peak_json(FILE* out, const peak_result* p) {
     fprintf(out, "\"peak_best_isa\": \"%s\", \"peak_best_gflops\": %.2f,\n", p->best_isa, p->best);
 }
 
+/* "op_kind_ms": the sequential side's per-node minimum times summed per operator kind. */
+static void bench_json_kinds(FILE* out, const bench_side* b, const opara_model* m) {
+    const char* kinds[128];
+    double sums[128], total;
+    uint32_t i, nk = bench_kind_sums(b, m, kinds, sums, 128, &total);
+    fprintf(out, "   \"op_kind_ms\": {");
+    for (i = 0; i < nk; ++i) fprintf(out, "%s\"%s\": %.4f", i ? ", " : "", kinds[i], sums[i] / 1e6);
+    fprintf(out, "}, \"op_kind_total_ms\": %.4f", total / 1e6);
+}
+
 /* Measures one model at one batch size; prints a line and appends a JSON object. */
 static void bench_config(const bench_opts* o, opara_runtime* rt, const opara_model* m, const char* path,
                          const char* name, int64_t batch, ort_api* api, const char* ort_reason, const peak_result* peak,
@@ -578,6 +613,7 @@ static void bench_config(const bench_opts* o, opara_runtime* rt, const opara_mod
             bench_side* b = &side[(i + it) % n_sides];
             bench_pause_ms(BENCH_SETTLE_MS);
             b->lat[b->n_lat++] = bench_time_one(b);
+            bench_note_nodes(b, m);
         }
     for (i = 0; i < n_sides; ++i) qsort(side[i].lat, (size_t)side[i].n_lat, sizeof(uint64_t), bench_cmp);
     {
@@ -617,9 +653,11 @@ static void bench_config(const bench_opts* o, opara_runtime* rt, const opara_mod
             fprintf(out, "   \"ort_ms\": null, \"ort_skipped\": \"%s\",\n", ort_note);
         fprintf(out,
                 "   \"sequential_arena_bytes\": %llu, \"opara_arena_bytes\": %llu, \"no_reuse_bytes\": %llu,"
-                " \"ort_rss_growth_mb\": %.1f}",
+                " \"ort_rss_growth_mb\": %.1f,\n",
                 (unsigned long long)side[0].info.peak_memory_bytes, (unsigned long long)side[1].info.peak_memory_bytes,
                 (unsigned long long)side[1].info.no_reuse_bytes, n_sides == 3 ? side[2].rss_mb : 0.0);
+        bench_json_kinds(out, &side[0], m);
+        fprintf(out, "}");
         *first = 0;
     }
     for (i = 0; i < 3; ++i) bench_close(&side[i]);
