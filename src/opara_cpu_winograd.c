@@ -25,6 +25,29 @@
 
 #define OPARA__WG_STRIP 32 /* tiles per GEMM strip (the AVX-512 micro-kernel's width) */
 
+OPARA__PRIVATE void opara__winograd_pack(opara__cpu_op* op) {
+    const opara__cpu_params* p = &op->p;
+    const float* w = (const float*)op->in[1].data;
+    int64_t co, ci, i, j;
+    for (co = 0; co < p->cout; ++co)
+        for (ci = 0; ci < p->cin; ++ci) {
+            const float* g = w + (co * p->cin + ci) * 9;
+            double t[4][3], u;
+            for (j = 0; j < 3; ++j) { /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */
+                t[0][j] = g[j];
+                t[1][j] = 0.5 * ((double)g[j] + g[3 + j] + g[6 + j]);
+                t[2][j] = 0.5 * ((double)g[j] - g[3 + j] + g[6 + j]);
+                t[3][j] = g[6 + j];
+            }
+            for (i = 0; i < 4; ++i)
+                for (j = 0; j < 4; ++j) { /* (G g) G^T */
+                    u = j == 0 ? t[i][0] : j == 3 ? t[i][2] : 0.5 * (t[i][0] + (j == 1 ? t[i][1] : -t[i][1]) + t[i][2]);
+                    op->packed[((i * 4 + j) * p->cout + co) * p->cin + ci] = (float)u;
+                }
+        }
+}
+
+#if OPARA__WINOGRAD
 /* Tile geometry of the op: th x tw tiles of 2x2 outputs, work items of tb tiles (p->col_block, a
    multiple of the strip); the padded input rows start at row 2 ty - pad_top and are pw = 2 tw + 2
    wide (column 2 tx - pad_left first). */
@@ -56,29 +79,6 @@ static int64_t opara__wg_v_at(int64_t cin, int64_t tb, int64_t ci, int64_t t) {
     return pc * tb + t / OPARA__WG_STRIP * OPARA__WG_STRIP * kc + (ci - pc) * OPARA__WG_STRIP + t % OPARA__WG_STRIP;
 }
 
-OPARA__PRIVATE void opara__winograd_pack(opara__cpu_op* op) {
-    const opara__cpu_params* p = &op->p;
-    const float* w = (const float*)op->in[1].data;
-    int64_t co, ci, i, j;
-    for (co = 0; co < p->cout; ++co)
-        for (ci = 0; ci < p->cin; ++ci) {
-            const float* g = w + (co * p->cin + ci) * 9;
-            double t[4][3], u;
-            for (j = 0; j < 3; ++j) { /* G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */
-                t[0][j] = g[j];
-                t[1][j] = 0.5 * ((double)g[j] + g[3 + j] + g[6 + j]);
-                t[2][j] = 0.5 * ((double)g[j] - g[3 + j] + g[6 + j]);
-                t[3][j] = g[6 + j];
-            }
-            for (i = 0; i < 4; ++i)
-                for (j = 0; j < 4; ++j) { /* (G g) G^T */
-                    u = j == 0 ? t[i][0] : j == 3 ? t[i][2] : 0.5 * (t[i][0] + (j == 1 ? t[i][1] : -t[i][1]) + t[i][2]);
-                    op->packed[((i * 4 + j) * p->cout + co) * p->cin + ci] = (float)u;
-                }
-        }
-}
-
-#if OPARA__WINOGRAD
 /* The even and odd elements of s[0..31] (two vectors of 16). */
 __attribute__((target("avx512f"))) static void opara__wg_deinterleave(const float* s, __mmask16 m0, __mmask16 m1,
                                                                       __m512* even, __m512* odd) {
@@ -222,8 +222,6 @@ static opara_result opara__winograd_kernel(const opara__cpu_op* op, size_t begin
     }
     return OPARA_OK;
 }
-#endif
-
 /* Tiles per work item: up to 128 (4 strips, so that each pass over U[xi] serves 4 strips: with
    one, the weights' traffic starved the micro-kernel), fewer where that leaves workers without
    an item or a lopsided last round. */
@@ -235,6 +233,8 @@ static int64_t opara__wg_block(const opara__cpu_params* p, uint32_t workers) {
     }
     return tb;
 }
+
+#endif
 
 /* Winograd serves a 2-D 3x3 convolution with stride and dilation 1 and one group, constant
    weights, on a CPU with AVX-512 (the built-in GEMM's 32-wide strip; not with a BLAS), when the transformed weights may be
