@@ -11664,8 +11664,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
    (opara__winograd_pack: U[xi][cout][cin], xi = 4 i + j); a run transforms the input tiles V =
    B^T d B (adds only) into 16 matrices [cin x tiles], written straight in the GEMM's packed B
    layout (strips of 32 tiles, so nothing is copied again), multiplies each by U[xi] with the
-   built-in GEMM, and transforms the 16 products back with adds, adding the bias and applying the
-   ReLU as it stores.
+   built-in GEMM (into M, kept by output channel), and transforms the 16 products back with adds,
+   adding the bias and applying the ReLU as it stores.
 
    Work item = (image, block of up to 128 consecutive tiles in row-major tile order): a block may
    span tile rows, and the transforms run up to 16 tiles of one tile row and one strip at a time
@@ -11725,10 +11725,15 @@ static opara__wg_geom opara__wg_geometry(const opara__cpu_params* p) {
     return g;
 }
 
-/* Floats of one worker's scratch: the padded rows, V and M (16 matrices each). */
+/* M is stored by output channel: row co holds its 16 products of tb tiles (so the output transform
+   reads one block per channel), rows 16 tb + 16 floats apart (a multiple of 4 KB would put the
+   GEMM's 12 stored rows in one cache set). */
+static int64_t opara__wg_mrow(int64_t tb) { return 16 * tb + 16; }
+
+/* Floats of one worker's scratch: the padded rows, V (16 matrices) and M. */
 static size_t opara__wg_scratch(const opara__cpu_params* p) {
     opara__wg_geom g = opara__wg_geometry(p);
-    return (size_t)(g.rows_max * g.pw + 16 * (p->cin + p->cout) * g.tb);
+    return (size_t)(g.rows_max * g.pw + 16 * p->cin * g.tb + p->cout * opara__wg_mrow(g.tb));
 }
 
 /* Where V[xi] holds (input channel ci, tile t of the block): the GEMM's packed B layout, K
@@ -11778,7 +11783,7 @@ __attribute__((target("avx512f"))) static void opara__wg_input16(const float* co
     }
 }
 
-/* A^T M A for n (<= 16) tiles from mm (M[xi] at mm + xi * mstride), plus the bias and the ReLU,
+/* A^T M A for n (<= 16) tiles of one channel (product xi at mm + xi * mstride), plus the bias and the ReLU,
    stored as the 2x2 blocks of output rows y0 and y1 (y1 NULL: past the last row), clipped to
    `cols` columns. */
 __attribute__((target("avx512f"))) static void opara__wg_output16(const float* mm, int64_t mstride, int64_t n, float bias,
@@ -11841,9 +11846,9 @@ static opara_result opara__winograd_kernel(const opara__cpu_op* op, size_t begin
     opara__wg_geom g = opara__wg_geometry(p);
     int64_t blocks = (g.tiles + g.tb - 1) / g.tb, Pin = p->in_sp[1] * p->in_sp[2];
     int64_t P = p->out_sp[1] * p->out_sp[2], OW = p->out_sp[2], OH = p->out_sp[1], xi;
-    int64_t vstride = p->cin * g.tb, mstride = p->cout * g.tb;
+    int64_t vstride = p->cin * g.tb, mrow = opara__wg_mrow(g.tb);
     const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
-    float *rows = scratch, *v = rows + g.rows_max * g.pw, *mm = v + 16 * vstride, *gemm_scratch = mm + 16 * mstride;
+    float *rows = scratch, *v = rows + g.rows_max * g.pw, *mm = v + 16 * vstride, *gemm_scratch = mm + p->cout * mrow;
     size_t item;
     for (item = begin; item < end; ++item) {
         int64_t n = (int64_t)item / blocks, t0 = ((int64_t)item % blocks) * g.tb;
@@ -11866,7 +11871,7 @@ static opara_result opara__winograd_kernel(const opara__cpu_op* op, size_t begin
             pk.data = v + xi * vstride, pk.np = (size_t)g.tb, pk.nr = OPARA__WG_STRIP, pk.col0 = 0;
             opara__sgemm_ex(op->blas, 0, 0, (size_t)p->cout, (size_t)(t1 - t0), (size_t)p->cin, 1.0f,
                             op->packed + xi * p->cout * p->cin, (size_t)p->cin, pk.data, (size_t)g.tb, 0.0f,
-                            mm + xi * mstride, (size_t)g.tb, gemm_scratch, NULL, &pk);
+                            mm + xi * g.tb, (size_t)mrow, gemm_scratch, NULL, &pk);
         }
         for (co = 0; co < p->cout; ++co) {
             float* yc = y + co * P;
@@ -11874,7 +11879,7 @@ static opara_result opara__winograd_kernel(const opara__cpu_op* op, size_t begin
                 int64_t ty = t / g.tw, tx = t % g.tw;
                 float* y0 = yc + 2 * ty * OW + 2 * tx;
                 len = opara__wg_run(&g, t, t0, t1);
-                opara__wg_output16(mm + co * g.tb + (t - t0), mstride, len, bias ? bias[co] : 0.0f, p->relu, y0,
+                opara__wg_output16(mm + co * mrow + (t - t0), g.tb, len, bias ? bias[co] : 0.0f, p->relu, y0,
                                    2 * ty + 1 < OH ? y0 + OW : NULL, OPARA__MIN(2 * len, OW - 2 * tx));
             }
         }
