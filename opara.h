@@ -9222,8 +9222,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
 #  define _mm512_round_ps_near(v) _mm512_roundscale_ps((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #  define OPARA__SCALE_AVX512(p, n) _mm512_scalef_ps((p), (n))
 #  define OPARA__BLEND_LT(P, a, k, lt, ge) OPARA__BLEND_LT_##P(a, k, lt, ge)
-#  define OPARA__BLEND_LT__mm512(a, k, lt, ge) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), _mm512_set1_ps(k), _CMP_LT_OQ), (ge), (lt))
-#  define OPARA__BLEND_LT__mm256(a, k, lt, ge) _mm256_blendv_ps((ge), (lt), _mm256_cmp_ps((a), _mm256_set1_ps(k), _CMP_LT_OQ))
+#  define OPARA__BLEND_LT__mm512(a, k, lt, ge) \
+      _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), _mm512_set1_ps(k), _CMP_LT_OQ), (ge), (lt))
+#  define OPARA__BLEND_LT__mm256(a, k, lt, ge) \
+      _mm256_blendv_ps((ge), (lt), _mm256_cmp_ps((a), _mm256_set1_ps(k), _CMP_LT_OQ))
 /* AVX2: 2^n as 2^(n >> 1) * 2^(n - (n >> 1)), both built in the exponent field and normal for
    every n the clamp to [-104, 89] allows. */
 #  define _mm256_round_ps_near(v) _mm256_round_ps((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
@@ -9318,13 +9320,14 @@ __attribute__((target("avx2,fma"))) static float opara__row_sum_avx2(const float
 
 /* Sum of x (sq 0) or of (x - mean)^2 (sq 1) in double: sixteen floats a step, widened in two
    halves; masked-off lanes add 0. */
-__attribute__((target("avx512f"))) static __m512d opara__sum_half_avx512(__m512d acc, __m256 h, __mmask8 m, __m512d mean,
-                                                                          int sq) {
+__attribute__((target("avx512f"))) static __m512d opara__sum_half_avx512(__m512d acc, __m256 h, __mmask8 m,
+                                                                          __m512d mean, int sq) {
     __m512d v = _mm512_maskz_sub_pd(m, _mm512_cvtps_pd(h), mean);
     return sq ? _mm512_fmadd_pd(v, v, acc) : _mm512_add_pd(acc, v);
 }
 
-__attribute__((target("avx512f"))) static double opara__row_sum_f64_avx512(const float* x, size_t n, double mean, int sq) {
+__attribute__((target("avx512f"))) static double opara__row_sum_f64_avx512(const float* x, size_t n, double mean,
+                                                                           int sq) {
     __m512d acc = _mm512_setzero_pd(), mv = _mm512_set1_pd(mean);
     size_t i;
     for (i = 0; i < n; i += 16) {
@@ -9362,8 +9365,12 @@ static void opara__vec_math(int level, int f, float* y, const float* x, size_t n
     for (i = 0; i < n; ++i) y[i] = f == 0 ? expf(x[i]) : f == 1 ? erff(x[i]) : opara__sigmoid_scalar(x[i]);
 }
 
-OPARA__PRIVATE void opara__vec_exp(int level, float* y, const float* x, size_t n) { opara__vec_math(level, 0, y, x, n); }
-OPARA__PRIVATE void opara__vec_erf(int level, float* y, const float* x, size_t n) { opara__vec_math(level, 1, y, x, n); }
+OPARA__PRIVATE void opara__vec_exp(int level, float* y, const float* x, size_t n) {
+    opara__vec_math(level, 0, y, x, n);
+}
+OPARA__PRIVATE void opara__vec_erf(int level, float* y, const float* x, size_t n) {
+    opara__vec_math(level, 1, y, x, n);
+}
 OPARA__PRIVATE void opara__vec_sigmoid(int level, float* y, const float* x, size_t n) {
     opara__vec_math(level, 2, y, x, n);
 }
@@ -11669,8 +11676,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
 
    Work item = (image, block of up to 128 consecutive tiles in row-major tile order): a block may
    span tile rows, and the transforms run up to 16 tiles of one tile row and one strip at a time
-   on a zero-padded copy of the input rows the block needs. The transforms only add and subtract (the 1/2 of G is in U), so
-   the rounding is that of the sums; the zoo against ONNX Runtime keeps its 1e-8 NMSE bound. */
+   on a zero-padded copy of the input rows the block needs. The transforms only add and subtract
+   (the 1/2 of G is in U), so the rounding is that of the sums; the zoo against ONNX Runtime keeps
+   its 1e-8 NMSE bound. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #include <string.h>
@@ -11783,11 +11791,12 @@ __attribute__((target("avx512f"))) static void opara__wg_input16(const float* co
     }
 }
 
-/* A^T M A for n (<= 16) tiles of one channel (product xi at mm + xi * mstride), plus the bias and the ReLU,
-   stored as the 2x2 blocks of output rows y0 and y1 (y1 NULL: past the last row), clipped to
+/* A^T M A for n (<= 16) tiles of one channel (product xi at mm + xi * mstride), plus the bias and
+   the ReLU, stored as the 2x2 blocks of output rows y0 and y1 (y1 NULL: past the last row), clipped to
    `cols` columns. */
-__attribute__((target("avx512f"))) static void opara__wg_output16(const float* mm, int64_t mstride, int64_t n, float bias,
-                                                                  int relu, float* y0, float* y1, int64_t cols) {
+__attribute__((target("avx512f"))) static void opara__wg_output16(const float* mm, int64_t mstride, int64_t n,
+                                                                  float bias, int relu, float* y0, float* y1,
+                                                                  int64_t cols) {
     const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
     __mmask16 mt = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
@@ -11818,8 +11827,8 @@ __attribute__((target("avx512f"))) static void opara__wg_output16(const float* m
 
 /* The padded input rows of channel plane x for tile rows [ty0, ty1]: rows 2 ty0 - pad_top on, each
    pw wide starting at column -pad_left, zero outside the input. */
-static void opara__wg_pad_rows(const opara__cpu_params* p, const opara__wg_geom* g, const float* x, int64_t ty0, int64_t ty1,
-                               float* rows) {
+static void opara__wg_pad_rows(const opara__cpu_params* p, const opara__wg_geom* g, const float* x, int64_t ty0,
+                               int64_t ty1, float* rows) {
     int64_t H = p->in_sp[1], W = p->in_sp[2], left = p->pad_b[2], r, n = 2 * (ty1 - ty0) + 4;
     int64_t c0 = left < g->pw ? left : g->pw, len = W < g->pw - c0 ? W : g->pw - c0;
     for (r = 0; r < n; ++r) {
@@ -11901,10 +11910,10 @@ static int64_t opara__wg_block(const opara__cpu_params* p, uint32_t workers) {
 #endif
 
 /* Winograd serves a 2-D 3x3 convolution with stride and dilation 1 and one group, constant
-   weights, on a CPU with AVX-512 (the built-in GEMM's 32-wide strip; not with a BLAS), when the transformed weights may be
-   kept and the layer is big enough for the transforms to pay: at least 16 input and output
-   channels and 32 tiles (a 12 x 12 output; measured on one Zen 5 core against im2col + GEMM:
-   1.5x at 64 channels on 56 x 56, 1.7x at 256 on 14 x 14, even at 512 on 8 x 8). */
+   weights, on a CPU with AVX-512 (the built-in GEMM's 32-wide strip; not with a BLAS), when the
+   transformed weights may be kept and the layer is big enough for the transforms to pay: at least
+   16 input and output channels and 32 tiles (a 12 x 12 output; measured on one Zen 5 core against
+   im2col + GEMM: 1.5x at 64 channels on 56 x 56, 1.7x at 256 on 14 x 14, even at 512 on 8 x 8). */
 OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op) {
 #if OPARA__WINOGRAD
     opara__cpu_params* p = &op->p;

@@ -84,8 +84,10 @@
 #  define _mm512_round_ps_near(v) _mm512_roundscale_ps((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #  define OPARA__SCALE_AVX512(p, n) _mm512_scalef_ps((p), (n))
 #  define OPARA__BLEND_LT(P, a, k, lt, ge) OPARA__BLEND_LT_##P(a, k, lt, ge)
-#  define OPARA__BLEND_LT__mm512(a, k, lt, ge) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), _mm512_set1_ps(k), _CMP_LT_OQ), (ge), (lt))
-#  define OPARA__BLEND_LT__mm256(a, k, lt, ge) _mm256_blendv_ps((ge), (lt), _mm256_cmp_ps((a), _mm256_set1_ps(k), _CMP_LT_OQ))
+#  define OPARA__BLEND_LT__mm512(a, k, lt, ge) \
+      _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), _mm512_set1_ps(k), _CMP_LT_OQ), (ge), (lt))
+#  define OPARA__BLEND_LT__mm256(a, k, lt, ge) \
+      _mm256_blendv_ps((ge), (lt), _mm256_cmp_ps((a), _mm256_set1_ps(k), _CMP_LT_OQ))
 /* AVX2: 2^n as 2^(n >> 1) * 2^(n - (n >> 1)), both built in the exponent field and normal for
    every n the clamp to [-104, 89] allows. */
 #  define _mm256_round_ps_near(v) _mm256_round_ps((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
@@ -180,13 +182,14 @@ __attribute__((target("avx2,fma"))) static float opara__row_sum_avx2(const float
 
 /* Sum of x (sq 0) or of (x - mean)^2 (sq 1) in double: sixteen floats a step, widened in two
    halves; masked-off lanes add 0. */
-__attribute__((target("avx512f"))) static __m512d opara__sum_half_avx512(__m512d acc, __m256 h, __mmask8 m, __m512d mean,
-                                                                          int sq) {
+__attribute__((target("avx512f"))) static __m512d opara__sum_half_avx512(__m512d acc, __m256 h, __mmask8 m,
+                                                                          __m512d mean, int sq) {
     __m512d v = _mm512_maskz_sub_pd(m, _mm512_cvtps_pd(h), mean);
     return sq ? _mm512_fmadd_pd(v, v, acc) : _mm512_add_pd(acc, v);
 }
 
-__attribute__((target("avx512f"))) static double opara__row_sum_f64_avx512(const float* x, size_t n, double mean, int sq) {
+__attribute__((target("avx512f"))) static double opara__row_sum_f64_avx512(const float* x, size_t n, double mean,
+                                                                           int sq) {
     __m512d acc = _mm512_setzero_pd(), mv = _mm512_set1_pd(mean);
     size_t i;
     for (i = 0; i < n; i += 16) {
@@ -224,8 +227,12 @@ static void opara__vec_math(int level, int f, float* y, const float* x, size_t n
     for (i = 0; i < n; ++i) y[i] = f == 0 ? expf(x[i]) : f == 1 ? erff(x[i]) : opara__sigmoid_scalar(x[i]);
 }
 
-OPARA__PRIVATE void opara__vec_exp(int level, float* y, const float* x, size_t n) { opara__vec_math(level, 0, y, x, n); }
-OPARA__PRIVATE void opara__vec_erf(int level, float* y, const float* x, size_t n) { opara__vec_math(level, 1, y, x, n); }
+OPARA__PRIVATE void opara__vec_exp(int level, float* y, const float* x, size_t n) {
+    opara__vec_math(level, 0, y, x, n);
+}
+OPARA__PRIVATE void opara__vec_erf(int level, float* y, const float* x, size_t n) {
+    opara__vec_math(level, 1, y, x, n);
+}
 OPARA__PRIVATE void opara__vec_sigmoid(int level, float* y, const float* x, size_t n) {
     opara__vec_math(level, 2, y, x, n);
 }

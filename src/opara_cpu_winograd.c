@@ -10,8 +10,9 @@
 
    Work item = (image, block of up to 128 consecutive tiles in row-major tile order): a block may
    span tile rows, and the transforms run up to 16 tiles of one tile row and one strip at a time
-   on a zero-padded copy of the input rows the block needs. The transforms only add and subtract (the 1/2 of G is in U), so
-   the rounding is that of the sums; the zoo against ONNX Runtime keeps its 1e-8 NMSE bound. */
+   on a zero-padded copy of the input rows the block needs. The transforms only add and subtract
+   (the 1/2 of G is in U), so the rounding is that of the sums; the zoo against ONNX Runtime keeps
+   its 1e-8 NMSE bound. */
 #include "opara_cpu.h"
 
 #include <string.h>
@@ -124,11 +125,12 @@ __attribute__((target("avx512f"))) static void opara__wg_input16(const float* co
     }
 }
 
-/* A^T M A for n (<= 16) tiles of one channel (product xi at mm + xi * mstride), plus the bias and the ReLU,
-   stored as the 2x2 blocks of output rows y0 and y1 (y1 NULL: past the last row), clipped to
+/* A^T M A for n (<= 16) tiles of one channel (product xi at mm + xi * mstride), plus the bias and
+   the ReLU, stored as the 2x2 blocks of output rows y0 and y1 (y1 NULL: past the last row), clipped to
    `cols` columns. */
-__attribute__((target("avx512f"))) static void opara__wg_output16(const float* mm, int64_t mstride, int64_t n, float bias,
-                                                                  int relu, float* y0, float* y1, int64_t cols) {
+__attribute__((target("avx512f"))) static void opara__wg_output16(const float* mm, int64_t mstride, int64_t n,
+                                                                  float bias, int relu, float* y0, float* y1,
+                                                                  int64_t cols) {
     const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
     __mmask16 mt = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
@@ -159,8 +161,8 @@ __attribute__((target("avx512f"))) static void opara__wg_output16(const float* m
 
 /* The padded input rows of channel plane x for tile rows [ty0, ty1]: rows 2 ty0 - pad_top on, each
    pw wide starting at column -pad_left, zero outside the input. */
-static void opara__wg_pad_rows(const opara__cpu_params* p, const opara__wg_geom* g, const float* x, int64_t ty0, int64_t ty1,
-                               float* rows) {
+static void opara__wg_pad_rows(const opara__cpu_params* p, const opara__wg_geom* g, const float* x, int64_t ty0,
+                               int64_t ty1, float* rows) {
     int64_t H = p->in_sp[1], W = p->in_sp[2], left = p->pad_b[2], r, n = 2 * (ty1 - ty0) + 4;
     int64_t c0 = left < g->pw ? left : g->pw, len = W < g->pw - c0 ? W : g->pw - c0;
     for (r = 0; r < n; ++r) {
@@ -242,10 +244,10 @@ static int64_t opara__wg_block(const opara__cpu_params* p, uint32_t workers) {
 #endif
 
 /* Winograd serves a 2-D 3x3 convolution with stride and dilation 1 and one group, constant
-   weights, on a CPU with AVX-512 (the built-in GEMM's 32-wide strip; not with a BLAS), when the transformed weights may be
-   kept and the layer is big enough for the transforms to pay: at least 16 input and output
-   channels and 32 tiles (a 12 x 12 output; measured on one Zen 5 core against im2col + GEMM:
-   1.5x at 64 channels on 56 x 56, 1.7x at 256 on 14 x 14, even at 512 on 8 x 8). */
+   weights, on a CPU with AVX-512 (the built-in GEMM's 32-wide strip; not with a BLAS), when the
+   transformed weights may be kept and the layer is big enough for the transforms to pay: at least
+   16 input and output channels and 32 tiles (a 12 x 12 output; measured on one Zen 5 core against
+   im2col + GEMM: 1.5x at 64 channels on 56 x 56, 1.7x at 256 on 14 x 14, even at 512 on 8 x 8). */
 OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op) {
 #if OPARA__WINOGRAD
     opara__cpu_params* p = &op->p;
