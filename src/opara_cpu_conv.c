@@ -116,7 +116,8 @@ static void opara__pool_interior(int64_t out, int64_t s, int64_t pad, int64_t sp
 
 /* Copies len input elements starting at row[base] with stride s into dst, zero where the index
    falls outside [0, limit). */
-static void opara__im2col_run(const float* row, int64_t base, int64_t s, int64_t len, int64_t limit, float* dst) {
+static void opara__im2col_run(int level, const float* row, int64_t base, int64_t s, int64_t len, int64_t limit,
+                              float* dst) {
     int64_t lo, hi, t;
     if (s == 1) {
         lo = base >= 0 ? 0 : -base;
@@ -129,7 +130,7 @@ static void opara__im2col_run(const float* row, int64_t base, int64_t s, int64_t
     }
     for (t = 0; t < lo; ++t) dst[t] = 0.0f;
     if (s == 1)
-        memcpy(dst + lo, row + base + lo, (size_t)(hi - lo) * sizeof(float));
+        opara__vec_copy(level, dst + lo, row + base + lo, (size_t)(hi - lo));
     else if (s == 2 && hi > lo)
         opara__vec_copy_even(dst + lo, row + base + 2 * lo, (size_t)(hi - lo));
     else
@@ -139,8 +140,8 @@ static void opara__im2col_run(const float* row, int64_t base, int64_t s, int64_t
 
 /* Writes im2col rows [r0, r1) for output columns [p0, p1) of image x into col (row stride
    p1 - p0). */
-static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t r0, int64_t r1, int64_t p0, int64_t p1,
-                          float* col) {
+static void opara__im2col(int level, const opara__cpu_params* p, const float* x, int64_t r0, int64_t r1, int64_t p0,
+                          int64_t p1, float* col) {
     int64_t K3 = opara__prod3(p->kernel), ohw = p->out_sp[1] * p->out_sp[2], ow = p->out_sp[2], oh = p->out_sp[1];
     int64_t ihw = p->in_sp[1] * p->in_sp[2], cb = p1 - p0, r;
     int64_t z0 = p0 / ohw, y0 = (p0 % ohw) / ow, x0 = p0 % ow;
@@ -156,7 +157,8 @@ static void opara__im2col(const opara__cpu_params* p, const float* x, int64_t r0
             int64_t iy = yy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
             int64_t base = xx * p->stride[2] - p->pad_b[2] + kc * p->dil[2];
             if (iz >= 0 && iz < p->in_sp[0] && iy >= 0 && iy < p->in_sp[1])
-                opara__im2col_run(xc + (iz * p->in_sp[1] + iy) * p->in_sp[2], base, p->stride[2], len, p->in_sp[2], dst);
+                opara__im2col_run(level, xc + (iz * p->in_sp[1] + iy) * p->in_sp[2], base, p->stride[2], len,
+                                  p->in_sp[2], dst);
             else
                 for (t = 0; t < len; ++t) dst[t] = 0.0f;
             dst += len;
@@ -188,6 +190,7 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
     float* col = scratch;
     float* gemm_scratch = scratch + (p->pointwise ? 0 : (size_t)(p->k * p->col_block));
     opara__gemm_epilogue epi; /* bias and ReLU as the last K slice's outputs are stored */
+    int level = opara__cpu_isa_level();
     size_t item;
     epi.col_bias = NULL;
     epi.relu = p->relu;
@@ -208,7 +211,7 @@ static opara_result opara__conv_gemm_kernel(const opara__cpu_op* op, size_t begi
         } else {
             for (pc = 0; pc < K; pc += p->k) {
                 int64_t kc = OPARA__MIN(p->k, K - pc);
-                if (kc < K || col_of != rest) opara__im2col(p, x, pc, pc + kc, p0, p1, col);
+                if (kc < K || col_of != rest) opara__im2col(level, p, x, pc, pc + kc, p0, p1, col);
                 col_of = kc < K ? -1 : rest;
                 opara__sgemm_ex(op->blas, 0, 0, (size_t)mm, nb, (size_t)kc, 1.0f, w + pc, (size_t)K, col, nb,
                                 pc > 0 ? 1.0f : 0.0f, y, (size_t)P, gemm_scratch, pc + kc == K ? &epi : NULL, NULL);
