@@ -3,6 +3,8 @@
    epilogue, dispatch to a loaded BLAS, and the Gemm and MatMul operators. */
 #include "opara_cpu.h"
 
+#include <stdlib.h> /* getenv (on x86 <immintrin.h> brought it in, elsewhere nothing did) */
+
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #  define OPARA__GEMM_AVX2 1
 #  include <immintrin.h>
