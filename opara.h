@@ -8286,15 +8286,69 @@ static size_t opara__vec_window_neon(float* d, const float* s, size_t n, size_t 
     }
     return i;
 }
+
+/* The stride-1 and stride-2 bodies of opara__vec_taps, 16 (8) outputs in flight so the taps' FMAs
+   are independent; stride 2 takes the even elements with vld2q_f32, which reads s up to 2 * i + 7
+   + the tap offset, one past what its outputs need, so a block runs only while a later output exists.
+   Returns how many leading outputs it did. */
+static size_t opara__vec_taps_neon(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
+                                   size_t dil) {
+    size_t i = 0, k;
+    if (stride == 1) {
+        for (; i + 16 <= n; i += 16) {
+            float32x4_t a0 = vld1q_f32(d + i), a1 = vld1q_f32(d + i + 4);
+            float32x4_t a2 = vld1q_f32(d + i + 8), a3 = vld1q_f32(d + i + 12);
+            for (k = 0; k < taps; ++k) {
+                const float* sk = s + i + k * dil;
+                float32x4_t wk = vdupq_n_f32(w[k]);
+                a0 = vfmaq_f32(a0, wk, vld1q_f32(sk));
+                a1 = vfmaq_f32(a1, wk, vld1q_f32(sk + 4));
+                a2 = vfmaq_f32(a2, wk, vld1q_f32(sk + 8));
+                a3 = vfmaq_f32(a3, wk, vld1q_f32(sk + 12));
+            }
+            vst1q_f32(d + i, a0);
+            vst1q_f32(d + i + 4, a1);
+            vst1q_f32(d + i + 8, a2);
+            vst1q_f32(d + i + 12, a3);
+        }
+        for (; i + 4 <= n; i += 4) {
+            float32x4_t a0 = vld1q_f32(d + i);
+            for (k = 0; k < taps; ++k) a0 = vfmaq_f32(a0, vdupq_n_f32(w[k]), vld1q_f32(s + i + k * dil));
+            vst1q_f32(d + i, a0);
+        }
+    } else if (stride == 2) {
+        for (; i + 8 < n; i += 8) {
+            float32x4_t a0 = vld1q_f32(d + i), a1 = vld1q_f32(d + i + 4);
+            for (k = 0; k < taps; ++k) {
+                const float* sk = s + 2 * i + k * dil;
+                float32x4_t wk = vdupq_n_f32(w[k]);
+                a0 = vfmaq_f32(a0, wk, vld2q_f32(sk).val[0]);
+                a1 = vfmaq_f32(a1, wk, vld2q_f32(sk + 8).val[0]);
+            }
+            vst1q_f32(d + i, a0);
+            vst1q_f32(d + i + 4, a1);
+        }
+        for (; i + 4 < n; i += 4) {
+            float32x4_t a0 = vld1q_f32(d + i);
+            for (k = 0; k < taps; ++k) a0 = vfmaq_f32(a0, vdupq_n_f32(w[k]), vld2q_f32(s + 2 * i + k * dil).val[0]);
+            vst1q_f32(d + i, a0);
+        }
+    }
+    return i;
+}
 #endif
 
-/* ---- row helpers (SSE2 on x86, where -O2 builds would otherwise get scalar, branchy loops) ---- */
+/* ---- row helpers (SSE2 on x86, NEON on aarch64, where -O2 builds would otherwise get scalar,
+   branchy loops) ---- */
 
 OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v) {
     size_t i = 0;
 #if OPARA__VEC_SSE
     __m128 x = _mm_set1_ps(v);
     for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, x);
+#elif OPARA__GEMM_NEON
+    float32x4_t x = vdupq_n_f32(v);
+    for (; i + 4 <= n; i += 4) vst1q_f32(d + i, x);
 #endif
     for (; i < n; ++i) d[i] = v;
 }
@@ -8306,6 +8360,12 @@ OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n) {
     __m128 z = _mm_setzero_ps();
     /* maxps(a, b) is a > b ? a : b, so with x second a NaN x is returned as is */
     for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_max_ps(z, _mm_loadu_ps(x + i)));
+#elif OPARA__GEMM_NEON
+    float32x4_t z = vdupq_n_f32(0.0f);
+    for (; i + 4 <= n; i += 4) { /* the scalar select: a NaN (and -0) x is kept */
+        float32x4_t v = vld1q_f32(x + i);
+        vst1q_f32(y + i, vbslq_f32(vcltq_f32(v, z), z, v));
+    }
 #endif
     for (; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
@@ -8318,6 +8378,8 @@ OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, siz
 #if OPARA__GEMM_AVX2
     if ((stride == 1 || stride == 2) && n >= 8 && opara__gemm_have_avx2())
         i = stride == 1 ? opara__vec_taps_avx2(d, s, n, w, taps, dil) : opara__vec_taps2_avx2(d, s, n, w, taps, dil);
+#elif OPARA__GEMM_NEON
+    i = opara__vec_taps_neon(d, s, stride, n, w, taps, dil);
 #endif
 #if OPARA__VEC_SSE
     for (; i + 4 <= n; i += 4) {
@@ -8356,6 +8418,8 @@ OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n) {
 #if OPARA__VEC_SSE
     for (; i + 4 < n; i += 4) /* reads s[2i .. 2i + 7]; 2i + 7 < 2(n - 1) while i + 4 < n */
         _mm_storeu_ps(d + i, _mm_shuffle_ps(_mm_loadu_ps(s + 2 * i), _mm_loadu_ps(s + 2 * i + 4), _MM_SHUFFLE(2, 0, 2, 0)));
+#elif OPARA__GEMM_NEON
+    for (; i + 4 < n; i += 4) vst1q_f32(d + i, vld2q_f32(s + 2 * i).val[0]); /* the same reads */
 #endif
     for (; i < n; ++i) d[i] = s[2 * i];
 }
@@ -8406,6 +8470,9 @@ OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, siz
                                : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
         _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), _mm_mul_ps(wv, a)));
     }
+#elif OPARA__GEMM_NEON
+    if (stride == 1)
+        for (; i + 4 <= n; i += 4) vst1q_f32(d + i, vfmaq_n_f32(vld1q_f32(d + i), vld1q_f32(s + i), w));
 #endif
     for (; i < n; ++i) d[i] += w * s[i * stride];
 }
@@ -8420,6 +8487,12 @@ OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride,
         /* maxps(a, d) is a > d ? a : d (keeps a NaN d); the unordered mask of a adds a NaN a */
         _mm_storeu_ps(d + i, _mm_or_ps(_mm_max_ps(a, _mm_loadu_ps(d + i)), _mm_cmpunord_ps(a, a)));
     }
+#elif OPARA__GEMM_NEON
+    if (stride == 1)
+        for (; i + 4 <= n; i += 4) { /* opara__max_nan's select: a > d or a is NaN gives a */
+            float32x4_t a = vld1q_f32(s + i), v = vld1q_f32(d + i);
+            vst1q_f32(d + i, vbslq_f32(vorrq_u32(vcgtq_f32(a, v), vmvnq_u32(vceqq_f32(a, a))), a, v));
+        }
 #endif
     for (; i < n; ++i) d[i] = opara__max_nan(d[i], s[i * stride]);
 }
@@ -8433,6 +8506,9 @@ OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride,
                                : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
         _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), a));
     }
+#elif OPARA__GEMM_NEON
+    if (stride == 1)
+        for (; i + 4 <= n; i += 4) vst1q_f32(d + i, vaddq_f32(vld1q_f32(d + i), vld1q_f32(s + i)));
 #endif
     for (; i < n; ++i) d[i] += s[i * stride];
 }
@@ -8909,6 +8985,14 @@ static float opara__vec_dot(const float* a, const float* b, size_t n) {
     }
     _mm_storeu_ps(part, _mm_add_ps(acc0, acc1));
     sum = (part[0] + part[1]) + (part[2] + part[3]);
+#elif OPARA__GEMM_NEON
+    float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f), t;
+    for (; i + 8 <= n; i += 8) {
+        acc0 = vfmaq_f32(acc0, vld1q_f32(a + i), vld1q_f32(b + i));
+        acc1 = vfmaq_f32(acc1, vld1q_f32(a + i + 4), vld1q_f32(b + i + 4));
+    }
+    t = vaddq_f32(acc0, acc1);
+    sum = (vgetq_lane_f32(t, 0) + vgetq_lane_f32(t, 1)) + (vgetq_lane_f32(t, 2) + vgetq_lane_f32(t, 3));
 #endif
     for (; i < n; ++i) sum += a[i] * b[i];
     return sum;

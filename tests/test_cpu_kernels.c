@@ -574,6 +574,36 @@ OT_TEST(vector_window_keeps_nan_every_isa) {
     CHECK_EQ(bad, 0);
 }
 
+/* The general pool path's row loops: d = max(d, s) and d += s over 37 elements of s taken with stride 1
+   and 2 (vector blocks and a scalar tail), NaN in d, in s and in both; the max is NaN wherever either
+   side is, element for element with the scalar rule. */
+OT_TEST(vector_max_and_add_into_keep_nan) {
+    enum { N = 37 };
+    float s[2 * N], d0[N], d[N];
+    int stride, is_max, i, bad = 0;
+    for (i = 0; i < 2 * N; ++i) s[i] = kt_randf();
+    for (i = 0; i < N; ++i) d0[i] = kt_randf();
+    d0[1] = d0[14] = d0[35] = NAN;
+    for (i = 0; i < 2 * N; i += 11) s[i] = NAN; /* outputs 0, 11, 22 and 33 read a NaN s with either stride */
+    s[2 * 14] = s[14] = NAN;                    /* both sides at 14 */
+    for (stride = 1; stride <= 2; ++stride)
+        for (is_max = 0; is_max < 2; ++is_max) {
+            memcpy(d, d0, sizeof d);
+            if (is_max) opara__vec_max_into(d, s, (size_t)stride, N);
+            else opara__vec_add_into(d, s, (size_t)stride, N);
+            for (i = 0; i < N; ++i) {
+                float a = d0[i], v = s[i * stride];
+                int nan = a != a || v != v;
+                float want = nan ? NAN : is_max ? (v > a ? v : a) : a + v;
+                if (!(want == d[i] || (nan && d[i] != d[i]))) {
+                    OT_LOG("%s stride %d [%d]: %g, want %g", is_max ? "max_into" : "add_into", stride, i, d[i], want);
+                    ++bad;
+                }
+            }
+        }
+    CHECK_EQ(bad, 0);
+}
+
 OT_TEST(gelu_tanh_approximation) {
     kt k;
     int64_t d[1] = {1000};
@@ -1599,6 +1629,7 @@ static const opara_test_case tests[] = {
     OT_CASE(blas_loader_refuses_a_reference_blas), OT_CASE(blas_loader_takes_openblas_after_refusing_a_reference_blas),
     OT_CASE(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call), OT_CASE(sgemm_every_isa_with_epilogue),
     OT_CASE(vector_elementwise_keeps_nan_every_isa), OT_CASE(vector_window_keeps_nan_every_isa),
+    OT_CASE(vector_max_and_add_into_keep_nan),
 };
 
 int main(int argc, char** argv) {
