@@ -43,6 +43,9 @@ if command -v qemu-aarch64 >/dev/null 2>&1; then
     runner="qemu-aarch64 -L ${AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}"
     run_case "aarch64-gcc-c99" aarch64-linux-gnu-gcc -std=c99 $W $INC tests/compile/impl.c -lm -ldl -lpthread
     run_case "aarch64-gcc-split-src" aarch64-linux-gnu-gcc -std=c99 $W $INC -Isrc src/*.c tests/compile/split_main.c -lm -ldl -lpthread
+    if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then # clang links with the cross gcc's runtime files
+        run_case "aarch64-clang-c99" clang --target=aarch64-linux-gnu -std=c99 $W $INC tests/compile/impl.c -lm -ldl -lpthread
+    fi
     runner=""
 else
     echo "SKIP aarch64: qemu-aarch64 is not installed"; skip=$((skip + 1))
