@@ -107,8 +107,8 @@ OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int tr
 OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                             const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                             size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
-/* The widest vector code this CPU runs, capped by OPARA_CPU_ISA (avx2, portable): 2 AVX-512F,
-   1 AVX2+FMA, 0 portable. */
+/* The widest vector code this CPU runs, capped by OPARA_CPU_ISA (avx2 or neon: 1, portable: 0): on
+   x86 2 AVX-512F, 1 AVX2+FMA, 0 portable; on aarch64 1 NEON (every aarch64 CPU has it), 0 portable. */
 OPARA__PRIVATE int opara__cpu_isa_level(void);
 /* y[i] = a[i * a_step] op b[i * b_step], op by kind (0 +, 1 -, 2 *, 3 /), steps 0 or 1, vectors of
    the given level. */
@@ -116,7 +116,7 @@ OPARA__PRIVATE void opara__vec_binary_f32(int level, int kind, const float* a, i
                                           float* y, size_t n);
 /* y = min(max(x, lo), hi) (lo > hi gives hi), NaN kept, vectors of the given level. */
 OPARA__PRIVATE void opara__vec_clip(int level, float* y, const float* x, size_t n, float lo, float hi);
-/* Which micro-kernel the built-in GEMM uses on this CPU ("avx512", "avx2+fma" or "portable";
+/* Which micro-kernel the built-in GEMM uses on this CPU ("avx512", "avx2+fma", "neon" or "portable";
    OPARA_CPU_ISA=avx2 or =portable caps it). */
 OPARA__PRIVATE const char* opara__sgemm_builtin_kind(void);
 

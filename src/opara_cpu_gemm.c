@@ -1,13 +1,23 @@
 /* SGEMM: the built-in cache-blocked, register-tiled GEMM (AVX-512 or AVX2+FMA micro-kernel chosen
-   at run time on x86 with GCC/Clang, portable C elsewhere) with a fused epilogue, dispatch to a loaded BLAS, and the Gemm and
-   MatMul operators. */
+   at run time on x86 with GCC/Clang, NEON on aarch64 with GCC/Clang, portable C elsewhere) with a fused
+   epilogue, dispatch to a loaded BLAS, and the Gemm and MatMul operators. */
 #include "opara_cpu.h"
+
+#include <stdlib.h> /* getenv (on x86 <immintrin.h> brought it in, elsewhere nothing did) */
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #  define OPARA__GEMM_AVX2 1
 #  include <immintrin.h>
 #else
 #  define OPARA__GEMM_AVX2 0
+#endif
+
+/* Advanced SIMD is part of every aarch64 CPU: no run-time detection, only OPARA_CPU_ISA's cap. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+#  define OPARA__GEMM_NEON 1
+#  include <arm_neon.h>
+#else
+#  define OPARA__GEMM_NEON 0
 #endif
 
 #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
@@ -132,13 +142,123 @@ __attribute__((target("avx512f"))) static void opara__vec_copy_avx512(float* d, 
 static int opara__gemm_have_avx2(void) { return 0; }
 #endif
 
-/* ---- row helpers (SSE2 on x86, where -O2 builds would otherwise get scalar, branchy loops) ---- */
+#if OPARA__GEMM_NEON
+/* The NEON element-wise loops (4 floats a step); each returns how many leading elements it did. They
+   compute exactly what the scalar loops do: one IEEE operation per element (no fused multiply-add),
+   and Clip and the max window by compare-and-select in the scalar code's own order, so NaN and
+   signed zeros come out the same. */
+#  define OPARA__NEON_BIN_LOOP(OPF)                                                             \
+      do {                                                                                      \
+          for (; i + 4 <= n; i += 4) {                                                          \
+              float32x4_t x = a_step ? vld1q_f32(a + i) : vdupq_n_f32(a[0]);                    \
+              float32x4_t z = b_step ? vld1q_f32(b + i) : vdupq_n_f32(b[0]);                    \
+              vst1q_f32(y + i, OPF(x, z));                                                      \
+          }                                                                                     \
+      } while (0)
+
+static size_t opara__vec_binary_neon(int kind, const float* a, int a_step, const float* b, int b_step, float* y,
+                                     size_t n) {
+    size_t i = 0;
+    switch (kind) {
+    case 0: OPARA__NEON_BIN_LOOP(vaddq_f32); break;
+    case 1: OPARA__NEON_BIN_LOOP(vsubq_f32); break;
+    case 2: OPARA__NEON_BIN_LOOP(vmulq_f32); break;
+    default: OPARA__NEON_BIN_LOOP(vdivq_f32); break;
+    }
+    return i;
+}
+#  undef OPARA__NEON_BIN_LOOP
+
+/* v = x < lo ? lo : x; y = v > hi ? hi : v (a NaN x fails both compares and is kept). */
+static size_t opara__vec_clip_neon(float* y, const float* x, size_t n, float lo, float hi) {
+    float32x4_t l = vdupq_n_f32(lo), h = vdupq_n_f32(hi);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t v = vld1q_f32(x + i);
+        v = vbslq_f32(vcltq_f32(v, l), l, v);
+        vst1q_f32(y + i, vbslq_f32(vcgtq_f32(v, h), h, v));
+    }
+    return i;
+}
+
+/* opara__vec_window 4 outputs a step; the max is opara__max_nan's select (v > acc or v is NaN: v),
+   so a NaN on either side gives NaN. */
+static size_t opara__vec_window_neon(float* d, const float* s, size_t n, size_t taps, size_t pitch, int is_max) {
+    size_t i = 0, k;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t acc = vld1q_f32(s + i);
+        for (k = 1; k < taps; ++k) {
+            float32x4_t v = vld1q_f32(s + i + k * pitch);
+            if (is_max) acc = vbslq_f32(vorrq_u32(vcgtq_f32(v, acc), vmvnq_u32(vceqq_f32(v, v))), v, acc);
+            else acc = vaddq_f32(acc, v);
+        }
+        vst1q_f32(d + i, acc);
+    }
+    return i;
+}
+
+/* The stride-1 and stride-2 bodies of opara__vec_taps, 16 (8) outputs in flight so the taps' FMAs
+   are independent; stride 2 takes the even elements with vld2q_f32, which reads s up to 2 * i + 7
+   + the tap offset, one past what its outputs need, so a block runs only while a later output exists.
+   Returns how many leading outputs it did. */
+static size_t opara__vec_taps_neon(float* d, const float* s, size_t stride, size_t n, const float* w, size_t taps,
+                                   size_t dil) {
+    size_t i = 0, k;
+    if (stride == 1) {
+        for (; i + 16 <= n; i += 16) {
+            float32x4_t a0 = vld1q_f32(d + i), a1 = vld1q_f32(d + i + 4);
+            float32x4_t a2 = vld1q_f32(d + i + 8), a3 = vld1q_f32(d + i + 12);
+            for (k = 0; k < taps; ++k) {
+                const float* sk = s + i + k * dil;
+                float32x4_t wk = vdupq_n_f32(w[k]);
+                a0 = vfmaq_f32(a0, wk, vld1q_f32(sk));
+                a1 = vfmaq_f32(a1, wk, vld1q_f32(sk + 4));
+                a2 = vfmaq_f32(a2, wk, vld1q_f32(sk + 8));
+                a3 = vfmaq_f32(a3, wk, vld1q_f32(sk + 12));
+            }
+            vst1q_f32(d + i, a0);
+            vst1q_f32(d + i + 4, a1);
+            vst1q_f32(d + i + 8, a2);
+            vst1q_f32(d + i + 12, a3);
+        }
+        for (; i + 4 <= n; i += 4) {
+            float32x4_t a0 = vld1q_f32(d + i);
+            for (k = 0; k < taps; ++k) a0 = vfmaq_f32(a0, vdupq_n_f32(w[k]), vld1q_f32(s + i + k * dil));
+            vst1q_f32(d + i, a0);
+        }
+    } else if (stride == 2) {
+        for (; i + 8 < n; i += 8) {
+            float32x4_t a0 = vld1q_f32(d + i), a1 = vld1q_f32(d + i + 4);
+            for (k = 0; k < taps; ++k) {
+                const float* sk = s + 2 * i + k * dil;
+                float32x4_t wk = vdupq_n_f32(w[k]);
+                a0 = vfmaq_f32(a0, wk, vld2q_f32(sk).val[0]);
+                a1 = vfmaq_f32(a1, wk, vld2q_f32(sk + 8).val[0]);
+            }
+            vst1q_f32(d + i, a0);
+            vst1q_f32(d + i + 4, a1);
+        }
+        for (; i + 4 < n; i += 4) {
+            float32x4_t a0 = vld1q_f32(d + i);
+            for (k = 0; k < taps; ++k) a0 = vfmaq_f32(a0, vdupq_n_f32(w[k]), vld2q_f32(s + 2 * i + k * dil).val[0]);
+            vst1q_f32(d + i, a0);
+        }
+    }
+    return i;
+}
+#endif
+
+/* ---- row helpers (SSE2 on x86, NEON on aarch64, where -O2 builds would otherwise get scalar,
+   branchy loops) ---- */
 
 OPARA__PRIVATE void opara__vec_fill(float* d, size_t n, float v) {
     size_t i = 0;
 #if OPARA__VEC_SSE
     __m128 x = _mm_set1_ps(v);
     for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, x);
+#elif OPARA__GEMM_NEON
+    float32x4_t x = vdupq_n_f32(v);
+    for (; i + 4 <= n; i += 4) vst1q_f32(d + i, x);
 #endif
     for (; i < n; ++i) d[i] = v;
 }
@@ -150,6 +270,12 @@ OPARA__PRIVATE void opara__vec_relu(float* y, const float* x, size_t n) {
     __m128 z = _mm_setzero_ps();
     /* maxps(a, b) is a > b ? a : b, so with x second a NaN x is returned as is */
     for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_max_ps(z, _mm_loadu_ps(x + i)));
+#elif OPARA__GEMM_NEON
+    float32x4_t z = vdupq_n_f32(0.0f);
+    for (; i + 4 <= n; i += 4) { /* the scalar select: a NaN (and -0) x is kept */
+        float32x4_t v = vld1q_f32(x + i);
+        vst1q_f32(y + i, vbslq_f32(vcltq_f32(v, z), z, v));
+    }
 #endif
     for (; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
@@ -162,6 +288,8 @@ OPARA__PRIVATE void opara__vec_taps(float* d, const float* s, size_t stride, siz
 #if OPARA__GEMM_AVX2
     if ((stride == 1 || stride == 2) && n >= 8 && opara__gemm_have_avx2())
         i = stride == 1 ? opara__vec_taps_avx2(d, s, n, w, taps, dil) : opara__vec_taps2_avx2(d, s, n, w, taps, dil);
+#elif OPARA__GEMM_NEON
+    i = opara__vec_taps_neon(d, s, stride, n, w, taps, dil);
 #endif
 #if OPARA__VEC_SSE
     for (; i + 4 <= n; i += 4) {
@@ -200,6 +328,8 @@ OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n) {
 #if OPARA__VEC_SSE
     for (; i + 4 < n; i += 4) /* reads s[2i .. 2i + 7]; 2i + 7 < 2(n - 1) while i + 4 < n */
         _mm_storeu_ps(d + i, _mm_shuffle_ps(_mm_loadu_ps(s + 2 * i), _mm_loadu_ps(s + 2 * i + 4), _MM_SHUFFLE(2, 0, 2, 0)));
+#elif OPARA__GEMM_NEON
+    for (; i + 4 < n; i += 4) vst1q_f32(d + i, vld2q_f32(s + 2 * i).val[0]); /* the same reads */
 #endif
     for (; i < n; ++i) d[i] = s[2 * i];
 }
@@ -215,6 +345,8 @@ OPARA__PRIVATE void opara__vec_window(int level, float* d, const float* s, size_
         return;
     }
     if (level == 1 && n >= 8) i = opara__vec_window_avx2(d, s, n, taps, pitch, is_max);
+#elif OPARA__GEMM_NEON
+    if (level == 1) i = opara__vec_window_neon(d, s, n, taps, pitch, is_max);
 #else
     (void)level;
 #endif
@@ -248,6 +380,9 @@ OPARA__PRIVATE void opara__vec_axpy(float* d, const float* s, size_t stride, siz
                                : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
         _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), _mm_mul_ps(wv, a)));
     }
+#elif OPARA__GEMM_NEON
+    if (stride == 1)
+        for (; i + 4 <= n; i += 4) vst1q_f32(d + i, vfmaq_n_f32(vld1q_f32(d + i), vld1q_f32(s + i), w));
 #endif
     for (; i < n; ++i) d[i] += w * s[i * stride];
 }
@@ -262,6 +397,12 @@ OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride,
         /* maxps(a, d) is a > d ? a : d (keeps a NaN d); the unordered mask of a adds a NaN a */
         _mm_storeu_ps(d + i, _mm_or_ps(_mm_max_ps(a, _mm_loadu_ps(d + i)), _mm_cmpunord_ps(a, a)));
     }
+#elif OPARA__GEMM_NEON
+    if (stride == 1)
+        for (; i + 4 <= n; i += 4) { /* opara__max_nan's select: a > d or a is NaN gives a */
+            float32x4_t a = vld1q_f32(s + i), v = vld1q_f32(d + i);
+            vst1q_f32(d + i, vbslq_f32(vorrq_u32(vcgtq_f32(a, v), vmvnq_u32(vceqq_f32(a, a))), a, v));
+        }
 #endif
     for (; i < n; ++i) d[i] = opara__max_nan(d[i], s[i * stride]);
 }
@@ -275,6 +416,9 @@ OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride,
                                : _mm_set_ps(s[(i + 3) * stride], s[(i + 2) * stride], s[(i + 1) * stride], s[i * stride]);
         _mm_storeu_ps(d + i, _mm_add_ps(_mm_loadu_ps(d + i), a));
     }
+#elif OPARA__GEMM_NEON
+    if (stride == 1)
+        for (; i + 4 <= n; i += 4) vst1q_f32(d + i, vaddq_f32(vld1q_f32(d + i), vld1q_f32(s + i)));
 #endif
     for (; i < n; ++i) d[i] += s[i * stride];
 }
@@ -326,6 +470,8 @@ OPARA__PRIVATE void opara__vec_clip(int level, float* y, const float* x, size_t 
 #if OPARA__GEMM_AVX2
     if (level == 2) i = opara__vec_clip_avx512(y, x, n, lo, hi);
     else if (level == 1) i = opara__vec_clip_avx2(y, x, n, lo, hi);
+#elif OPARA__GEMM_NEON
+    if (level == 1) i = opara__vec_clip_neon(y, x, n, lo, hi);
 #else
     (void)level;
 #endif
@@ -343,6 +489,8 @@ OPARA__PRIVATE void opara__vec_binary_f32(int level, int kind, const float* a, i
 #if OPARA__GEMM_AVX2
     if (level == 2) i = opara__vec_binary_avx512(kind, a, a_step, b, b_step, y, n);
     else if (level == 1) i = opara__vec_binary_avx2(kind, a, a_step, b, b_step, y, n);
+#elif OPARA__GEMM_NEON
+    if (level == 1) i = opara__vec_binary_neon(kind, a, a_step, b, b_step, y, n);
 #else
     (void)level;
 #endif
@@ -605,9 +753,78 @@ static int opara__gemm_have_avx512(void) { return __builtin_cpu_supports("avx512
 static int opara__gemm_have_avx512(void) { return 0; }
 #endif
 
-/* The micro-kernel of this CPU: AVX-512 where the CPU has it, else AVX2+FMA, else portable C.
-   OPARA_CPU_ISA=avx2 or =portable caps the choice (to test or compare the narrower paths on a
-   wider CPU); a request the CPU cannot run falls to the next narrower path. */
+#if OPARA__GEMM_NEON
+/* 12 x 8: 24 accumulators of 4 floats, per k two B vectors and three A vectors whose lanes multiply
+   them (vfmaq_laneq_f32): 29 of the 32 vector registers, 24 FMAs for 5 loads. B strips of 8 keep
+   the session's column blocks (128, 512) whole strips, so constant weights are packed once. Any
+   tile: A and B are packed with zero padding, so the whole tile is computed and only rows x cols
+   stored. */
+#  define OPARA__NEON_MR 12
+#  define OPARA__NEON_NR 8
+
+/* Stores n (1..4) outputs of acc at cp through the epilogue; a short store goes through a
+   temporary, so the tile's edge gets the same arithmetic as its inside. */
+static inline void opara__gemm_fin_neon(float* cp, float32x4_t acc, const opara__gemm_out* o, size_t r, size_t j,
+                                        size_t n) {
+    float tc[4] = {0.0f, 0.0f, 0.0f, 0.0f}, tb[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float* io = cp;
+    const float* cb = o->col_bias ? o->col_bias + j : NULL;
+    float32x4_t v = vmulq_n_f32(acc, o->alpha);
+    if (n < 4) {
+        if (o->beta != 0.0f) memcpy(tc, cp, n * sizeof(float));
+        if (cb) memcpy(tb, cb, n * sizeof(float)), cb = tb;
+        io = tc;
+    }
+    if (o->beta != 0.0f) v = vfmaq_n_f32(v, vld1q_f32(io), o->beta);
+    if (o->row_bias) v = vaddq_f32(v, vdupq_n_f32(o->row_bias[r]));
+    if (cb) v = vaddq_f32(v, vld1q_f32(cb));
+    if (o->relu) v = vmaxq_f32(vdupq_n_f32(0.0f), v); /* FMAX gives NaN when either side is NaN */
+    vst1q_f32(io, v);
+    if (n < 4) memcpy(cp, tc, n * sizeof(float));
+}
+
+#  define OPARA__ZERO_ROW(r) float32x4_t c##r##a = vdupq_n_f32(0.0f), c##r##b = vdupq_n_f32(0.0f)
+#  define OPARA__FMA_ROW(r, av, lane)                         \
+      do {                                                    \
+          c##r##a = vfmaq_laneq_f32(c##r##a, b0, av, lane);   \
+          c##r##b = vfmaq_laneq_f32(c##r##b, b1, av, lane);   \
+      } while (0)
+#  define OPARA__FIN_ROW(r)                                                              \
+      do {                                                                               \
+          if ((r) < rows) {                                                              \
+              opara__gemm_fin_neon(c + (r) * ldc, c##r##a, o, (r), 0, cols < 4 ? cols : 4); \
+              if (cols > 4) opara__gemm_fin_neon(c + (r) * ldc + 4, c##r##b, o, (r), 4, cols - 4); \
+          }                                                                              \
+      } while (0)
+
+static void opara__gemm_micro_neon(size_t kc, const opara__gemm_a* a, const float* bp, float* c, size_t ldc, size_t rows,
+                                   size_t cols, const opara__gemm_out* o) {
+    const float* ap = a->p;
+    size_t p;
+    OPARA__ZERO_ROW(0); OPARA__ZERO_ROW(1); OPARA__ZERO_ROW(2); OPARA__ZERO_ROW(3);
+    OPARA__ZERO_ROW(4); OPARA__ZERO_ROW(5); OPARA__ZERO_ROW(6); OPARA__ZERO_ROW(7);
+    OPARA__ZERO_ROW(8); OPARA__ZERO_ROW(9); OPARA__ZERO_ROW(10); OPARA__ZERO_ROW(11);
+    for (p = 0; p < kc; ++p) {
+        float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4);
+        float32x4_t a0 = vld1q_f32(ap), a1 = vld1q_f32(ap + 4), a2 = vld1q_f32(ap + 8);
+        OPARA__FMA_ROW(0, a0, 0); OPARA__FMA_ROW(1, a0, 1); OPARA__FMA_ROW(2, a0, 2); OPARA__FMA_ROW(3, a0, 3);
+        OPARA__FMA_ROW(4, a1, 0); OPARA__FMA_ROW(5, a1, 1); OPARA__FMA_ROW(6, a1, 2); OPARA__FMA_ROW(7, a1, 3);
+        OPARA__FMA_ROW(8, a2, 0); OPARA__FMA_ROW(9, a2, 1); OPARA__FMA_ROW(10, a2, 2); OPARA__FMA_ROW(11, a2, 3);
+        ap += OPARA__NEON_MR;
+        bp += OPARA__NEON_NR;
+    }
+    OPARA__FIN_ROW(0); OPARA__FIN_ROW(1); OPARA__FIN_ROW(2); OPARA__FIN_ROW(3);
+    OPARA__FIN_ROW(4); OPARA__FIN_ROW(5); OPARA__FIN_ROW(6); OPARA__FIN_ROW(7);
+    OPARA__FIN_ROW(8); OPARA__FIN_ROW(9); OPARA__FIN_ROW(10); OPARA__FIN_ROW(11);
+}
+#  undef OPARA__ZERO_ROW
+#  undef OPARA__FMA_ROW
+#  undef OPARA__FIN_ROW
+#endif
+
+/* The micro-kernel of this CPU: AVX-512 where the CPU has it, else AVX2+FMA, else portable C; NEON
+   on aarch64. OPARA_CPU_ISA=avx2 (or =neon) or =portable caps the choice (to test or compare the
+   narrower paths on a wider CPU); a request the CPU cannot run falls to the next narrower path. */
 typedef struct opara__gemm_isa {
     size_t mr, nr;
     opara__gemm_micro_fn micro;
@@ -616,11 +833,17 @@ typedef struct opara__gemm_isa {
     const char* name;
 } opara__gemm_isa;
 
-#define OPARA__GEMM_MAX_TILE (12 * 32)
+#define OPARA__GEMM_MAX_TILE (12 * 32) /* the widest tile: AVX-512's (NEON's is 12 x 8) */
 
 OPARA__PRIVATE int opara__cpu_isa_level(void) {
     const char* cap = getenv("OPARA_CPU_ISA");
-    int limit = !cap || !*cap ? 2 : strcmp(cap, "avx2") == 0 ? 1 : strcmp(cap, "portable") == 0 ? 0 : 2;
+    int limit = !cap || !*cap                                          ? 2
+                : strcmp(cap, "avx2") == 0 || strcmp(cap, "neon") == 0 ? 1
+                : strcmp(cap, "portable") == 0                         ? 0
+                                                                       : 2;
+#if OPARA__GEMM_NEON
+    if (limit >= 1) return 1; /* every aarch64 CPU has NEON */
+#endif
     if (limit >= 2 && opara__gemm_have_avx512()) return 2;
     if (limit >= 1 && opara__gemm_have_avx2()) return 1;
     return 0;
@@ -638,6 +861,11 @@ static opara__gemm_isa opara__gemm_pick_isa(void) {
         isa.in_place = 1, isa.name = "avx512";
     } else if (level == 1) {
         isa.mr = 6, isa.nr = 16, isa.micro = opara__gemm_micro_avx2, isa.name = "avx2+fma";
+    }
+#elif OPARA__GEMM_NEON
+    if (level == 1) {
+        isa.mr = OPARA__NEON_MR, isa.nr = OPARA__NEON_NR, isa.micro = opara__gemm_micro_neon, isa.partial = 1;
+        isa.name = "neon";
     }
 #else
     (void)level;
@@ -682,6 +910,14 @@ static float opara__vec_dot(const float* a, const float* b, size_t n) {
     }
     _mm_storeu_ps(part, _mm_add_ps(acc0, acc1));
     sum = (part[0] + part[1]) + (part[2] + part[3]);
+#elif OPARA__GEMM_NEON
+    float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f), t;
+    for (; i + 8 <= n; i += 8) {
+        acc0 = vfmaq_f32(acc0, vld1q_f32(a + i), vld1q_f32(b + i));
+        acc1 = vfmaq_f32(acc1, vld1q_f32(a + i + 4), vld1q_f32(b + i + 4));
+    }
+    t = vaddq_f32(acc0, acc1);
+    sum = (vgetq_lane_f32(t, 0) + vgetq_lane_f32(t, 1)) + (vgetq_lane_f32(t, 2) + vgetq_lane_f32(t, 3));
 #endif
     for (; i < n; ++i) sum += a[i] * b[i];
     return sum;

@@ -1,20 +1,22 @@
 #!/bin/sh
 # Compile matrix: opara.h with OPARA_IMPLEMENTATION must build warning-free as C99/C11 with gcc
 # and clang, as C++11 with g++ and clang++, with OPARA_STATIC in two translation units, with
-# OPARA_NO_STDIO, after other system headers, and src/ must build as separate files. Each
-# program also runs. A compiler that is not installed is a skip with its name.
+# OPARA_NO_STDIO, after other system headers, and src/ must build as separate files; and, for
+# the NEON paths, cross-compiled for aarch64 (run under qemu-user). Each program also runs. A
+# compiler (or qemu-aarch64) that is not installed is a skip with its name.
 BUILD=${BUILD:-build}
 out="$BUILD/compile"
 mkdir -p "$out"
 W="-Wall -Wextra -Wpedantic -Werror"
 pass=0 fail=0 skip=0
 
+runner="" # what runs the built program: nothing, or qemu-user for a cross build
 run_case() { # name compiler args...
     name=$1; cc=$2; shift 2
     if ! command -v "$cc" >/dev/null 2>&1; then
         echo "SKIP $name: $cc is not installed"; skip=$((skip + 1)); return
     fi
-    if "$cc" "$@" -o "$out/$name" >"$out/$name.log" 2>&1 && "$out/$name" >>"$out/$name.log" 2>&1; then
+    if "$cc" "$@" -o "$out/$name" >"$out/$name.log" 2>&1 && $runner "$out/$name" >>"$out/$name.log" 2>&1; then
         echo "ok   $name"; pass=$((pass + 1))
     else
         echo "FAIL $name: $cc $*"; sed 's/^/  /' "$out/$name.log" | head -n 20; fail=$((fail + 1))
@@ -36,5 +38,17 @@ run_case "readme-minimal" cc examples/minimal.c -lm -ldl -lpthread
 for cxx in g++ clang++; do
     run_case "$cxx-c++11" $cxx -std=c++11 $W $INC tests/compile/impl.cpp -lm -ldl -lpthread
 done
+# aarch64 (the NEON kernels): tools/setup.sh aarch64 installs the cross compiler and qemu-user
+if command -v qemu-aarch64 >/dev/null 2>&1; then
+    runner="qemu-aarch64 -L ${AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}"
+    run_case "aarch64-gcc-c99" aarch64-linux-gnu-gcc -std=c99 $W $INC tests/compile/impl.c -lm -ldl -lpthread
+    run_case "aarch64-gcc-split-src" aarch64-linux-gnu-gcc -std=c99 $W $INC -Isrc src/*.c tests/compile/split_main.c -lm -ldl -lpthread
+    if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then # clang links with the cross gcc's runtime files
+        run_case "aarch64-clang-c99" clang --target=aarch64-linux-gnu -std=c99 $W $INC tests/compile/impl.c -lm -ldl -lpthread
+    fi
+    runner=""
+else
+    echo "SKIP aarch64: qemu-aarch64 is not installed"; skip=$((skip + 1))
+fi
 echo "compile-matrix: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -332,6 +332,20 @@ OT_TEST(conv_transpose_random) {
     CHECK_EQ(failures, 0);
 }
 
+/* The caller's OPARA_CPU_ISA, put back by the tests that step through the caps, so that a whole run
+   under one cap (make test-aarch64's OPARA_CPU_ISA=portable) stays under it after them. */
+static char isa_cap_saved[32];
+static int isa_cap_was_set;
+static void isa_cap_save(void) {
+    const char* v = getenv("OPARA_CPU_ISA");
+    isa_cap_was_set = v != NULL;
+    if (v) snprintf(isa_cap_saved, sizeof isa_cap_saved, "%s", v);
+}
+static void isa_cap_restore(void) {
+    if (isa_cap_was_set) setenv("OPARA_CPU_ISA", isa_cap_saved, 1);
+    else unsetenv("OPARA_CPU_ISA");
+}
+
 /* ---- pools ------------------------------------------------------------------------------------- */
 
 /* Random pools against a brute-force reference, once with each vector width the CPU has
@@ -413,7 +427,7 @@ OT_TEST(pools_random) {
         free(ref);
         kt_free(&k);
     }
-    unsetenv("OPARA_CPU_ISA");
+    isa_cap_restore();
     CHECK_EQ(failures, 0);
 }
 
@@ -585,7 +599,7 @@ OT_TEST(vector_math_accuracy_every_isa) {
             }
         }
     }
-    unsetenv("OPARA_CPU_ISA");
+    isa_cap_restore();
     OT_LOG("worst: exp %.2f ulp, erf %.2f ulp past 1.2e-7 and %.3g absolute, sigmoid %.2f ulp", worst[0], worst[1],
            erf_abs, worst[2]);
     CHECK_EQ(bad, 0);
@@ -646,7 +660,75 @@ OT_TEST(vector_elementwise_keeps_nan_every_isa) {
             kt_free(&k);
         }
     }
-    unsetenv("OPARA_CPU_ISA");
+    isa_cap_restore();
+    CHECK_EQ(bad, 0);
+}
+
+/* The pool windows' row loop (opara__vec_window) with every vector width the CPU has: 37 outputs (full
+   vectors of 16, 8 and 4 and a scalar tail), 3 taps 41 floats apart, NaN as the first tap (the vector's
+   accumulator), as a later tap and as both; the max is NaN wherever a NaN is in the window, the sum is
+   the scalar one (taps added in order), element for element. */
+OT_TEST(vector_window_keeps_nan_every_isa) {
+    static const char* const caps[] = {"portable", "avx2", ""};
+    enum { N = 37, TAPS = 3, PITCH = 41 };
+    float s[PITCH * TAPS], d[N];
+    int c, is_max, i, k, bad = 0;
+    for (i = 0; i < PITCH * TAPS; ++i) s[i] = kt_randf();
+    s[2] = s[19] = s[33] = NAN;                       /* first tap */
+    s[PITCH + 7] = s[2 * PITCH + 26] = s[PITCH + 36] = NAN; /* a later tap */
+    s[12] = s[2 * PITCH + 12] = NAN;                  /* both */
+    for (c = 0; c < 3; ++c) {
+        REQUIRE(setenv("OPARA_CPU_ISA", caps[c], 1) == 0);
+        for (is_max = 0; is_max < 2; ++is_max) {
+            opara__vec_window(opara__cpu_isa_level(), d, s, N, TAPS, PITCH, is_max);
+            for (i = 0; i < N; ++i) {
+                float want = s[i];
+                int nan = s[i] != s[i];
+                for (k = 1; k < TAPS; ++k) {
+                    float v = s[i + k * PITCH];
+                    nan |= v != v;
+                    want = is_max ? (v > want ? v : want) : want + v;
+                }
+                if (nan) want = NAN;
+                if (!(want == d[i] || (nan && d[i] != d[i]))) {
+                    OT_LOG("%s %s window [%d]: %g, want %g", opara__sgemm_builtin_kind(), is_max ? "max" : "sum", i,
+                           d[i], want);
+                    ++bad;
+                }
+            }
+        }
+    }
+    isa_cap_restore();
+    CHECK_EQ(bad, 0);
+}
+
+/* The general pool path's row loops: d = max(d, s) and d += s over 37 elements of s taken with stride 1
+   and 2 (vector blocks and a scalar tail), NaN in d, in s and in both; the max is NaN wherever either
+   side is, element for element with the scalar rule. */
+OT_TEST(vector_max_and_add_into_keep_nan) {
+    enum { N = 37 };
+    float s[2 * N], d0[N], d[N];
+    int stride, is_max, i, bad = 0;
+    for (i = 0; i < 2 * N; ++i) s[i] = kt_randf();
+    for (i = 0; i < N; ++i) d0[i] = kt_randf();
+    d0[1] = d0[14] = d0[35] = NAN;
+    for (i = 0; i < 2 * N; i += 11) s[i] = NAN; /* outputs 0, 11, 22 and 33 read a NaN s with either stride */
+    s[2 * 14] = s[14] = NAN;                    /* both sides at 14 */
+    for (stride = 1; stride <= 2; ++stride)
+        for (is_max = 0; is_max < 2; ++is_max) {
+            memcpy(d, d0, sizeof d);
+            if (is_max) opara__vec_max_into(d, s, (size_t)stride, N);
+            else opara__vec_add_into(d, s, (size_t)stride, N);
+            for (i = 0; i < N; ++i) {
+                float a = d0[i], v = s[i * stride];
+                int nan = a != a || v != v;
+                float want = nan ? NAN : is_max ? (v > a ? v : a) : a + v;
+                if (!(want == d[i] || (nan && d[i] != d[i]))) {
+                    OT_LOG("%s stride %d [%d]: %g, want %g", is_max ? "max_into" : "add_into", stride, i, d[i], want);
+                    ++bad;
+                }
+            }
+        }
     CHECK_EQ(bad, 0);
 }
 
@@ -1109,7 +1191,7 @@ OT_TEST(sgemm_builtin_odd_sizes) {
 
 /* y = relu(alpha * op(A) op(B) + beta * C + row_bias[i] + col_bias[j]) by every micro-kernel the CPU
    can run (OPARA_CPU_ISA caps the choice), over sizes that leave tails in both tile directions of
-   each (6 x 16 and 12 x 32), K over several blocks of 256 and M over several blocks of 120; NaN in
+   each (6 x 16, 12 x 32 and NEON's 12 x 8), K over several blocks of 256 and M over several blocks of 120; NaN in
    A reaches the outputs of its row through the ReLU. */
 static int check_sgemm_epilogue(opara_test* T, int m, int n, int kk, int ta, int tb, float beta, int relu, int biases) {
     int lda = ta ? m : kk, ldb = tb ? kk : n, ldc = n + 1, i, j;
@@ -1156,15 +1238,22 @@ OT_TEST(sgemm_every_isa_with_epilogue) {
                                    {250, 70, 64}, {6, 16, 256}, {25, 97, 3}, {3, 200, 40}};
     char seen[64] = "";
     int c, t, failures = 0;
-    for (c = 0; c < 3; ++c) {
+    for (c = 0; c < 3; ++c) { /* first, so that the log's first line says which kernels ran */
         REQUIRE(setenv("OPARA_CPU_ISA", caps[c], 1) == 0);
         strcat(seen, opara__sgemm_builtin_kind()), strcat(seen, " ");
+    }
+    OT_LOG("micro-kernels run: %s", seen);
+    for (c = 0; c < 3; ++c) {
+        REQUIRE(setenv("OPARA_CPU_ISA", caps[c], 1) == 0);
         for (t = 0; t < 9 * 4; ++t)
             if (!check_sgemm_epilogue(T, sizes[t % 9][0], sizes[t % 9][1], sizes[t % 9][2], (t / 9) & 1, (t / 18) & 1,
                                       t % 3 ? 0.0f : 0.5f, t % 2, t % 4)) ++failures;
     }
-    unsetenv("OPARA_CPU_ISA");
-    OT_LOG("micro-kernels run: %s", seen);
+    isa_cap_restore();
+#if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+    /* every aarch64 CPU has NEON: the default (and the avx2 cap, level 1) must run its kernel */
+    CHECK(strcmp(seen, "portable neon neon ") == 0);
+#endif
     CHECK_EQ(failures, 0);
 }
 
@@ -1697,10 +1786,12 @@ static const opara_test_case tests[] = {
     OT_CASE(blas_loader_refuses_a_reference_blas), OT_CASE(blas_loader_takes_openblas_after_refusing_a_reference_blas),
     OT_CASE(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call), OT_CASE(sgemm_every_isa_with_epilogue),
     OT_CASE(vector_elementwise_keeps_nan_every_isa), OT_CASE(vector_math_accuracy_every_isa),
+    OT_CASE(vector_window_keeps_nan_every_isa), OT_CASE(vector_max_and_add_into_keep_nan),
 };
 
 int main(int argc, char** argv) {
     int rc;
+    isa_cap_save();
     opara__blas_load(&builtin_blas, 1, NULL, 0);
     opara__blas_load(&installed_blas, 0, NULL, 0);
     system_blas = installed_blas;

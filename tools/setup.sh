@@ -4,6 +4,7 @@
 # that reason. Idempotent and quiet when everything is present.
 #   tools/setup.sh apt PKG...        install Debian packages that are missing
 #   tools/setup.sh npm DIR PKG...    npm-install packages into DIR (node_modules under it)
+#   tools/setup.sh aarch64           the aarch64 cross compiler and qemu-user (make test-aarch64)
 set -u
 mode=${1:-}
 shift || true
@@ -11,6 +12,9 @@ shift || true
 can_root() { [ "$(id -u)" = "0" ]; }
 
 case "$mode" in
+aarch64)
+    exec sh "$0" apt gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+    ;;
 apt)
     missing=""
     for p in "$@"; do
@@ -51,7 +55,7 @@ npm)
     }
     ;;
 *)
-    echo "usage: tools/setup.sh apt PKG... | npm DIR PKG..."
+    echo "usage: tools/setup.sh apt PKG... | npm DIR PKG... | aarch64"
     exit 2
     ;;
 esac
