@@ -25,10 +25,13 @@ static void opara__exec_relax(void) { _mm_pause(); }
 static void opara__exec_relax(void) {}
 #endif
 
-/* How long an idle worker spins (watching for ready nodes and open chunks) before it sleeps on
-   the condition variable: a futex wake-up costs tens of microseconds, and on a loaded machine a
-   sleeping thread may wait a whole time slice for a core. */
-#define OPARA__SPIN_NS 100000u
+/* How long an idle worker spins during a run (watching for ready nodes and open chunks) before it
+   sleeps on the condition variable: a futex wake-up costs tens of microseconds, on a loaded
+   machine a sleeping thread may wait a whole time slice for a core, and in a virtual machine whose
+   vCPU halted a wake-up took milliseconds (GoogLeNet on 2 threads, runs 50 ms apart: median 13.8 ms
+   with 0.1 ms of spinning, 9.1 ms with 5 ms; 7.9 ms back to back either way). Between runs workers
+   sleep at once. */
+#define OPARA__SPIN_NS 5000000u
 /* Multiply-adds above which an operator is worth all workers: an idle worker joins it before
    starting another ready operator (intra-op for big operators, inter-op for small ones). */
 #define OPARA__BIG_WORK 33554432.0
@@ -56,6 +59,7 @@ struct opara__cpu_exec {
     float* scratch;              /* n_workers slices of scratch_floats */
     size_t scratch_floats;
     int pack_weights;            /* repack constant GEMM weights at creation */
+    int pin_workers;             /* worker threads bind themselves to one CPU each */
     uint64_t packed_bytes;       /* constant weights repacked for the GEMM (opara__exec_pack_weights) */
     uint32_t n_workers;
     opara__thread* threads;      /* [n_workers - 1] */
@@ -277,10 +281,17 @@ static void opara__exec_loop(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
     }
 }
 
+/* The next CPU slot a pinned worker takes, process-wide: slot 0 is left to the calling threads. */
+static volatile int32_t opara__pin_next;
+
 static void opara__exec_worker_main(void* p) {
     opara__cpu_worker_arg* arg = (opara__cpu_worker_arg*)p;
     opara__cpu_exec* ex = arg->ex;
     int32_t last = 0;
+    /* Bound, a woken worker runs on its own CPU: in a virtual machine a worker woken after an idle
+       spell was otherwise queued behind the caller on the caller's CPU for milliseconds (SqueezeNet
+       on 2 threads, runs 50 ms apart: 4.7 ms unbound, 2.9 ms bound, 2.3 ms back to back). */
+    if (ex->pin_workers) opara__thread_pin_self((uint32_t)opara__atomic_add(&opara__pin_next, 1));
     for (;;) {
         int32_t gen;
         unsigned fp;
@@ -580,8 +591,8 @@ static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t c
 
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
                                                    const opara__shape* shapes, const opara_dtype* dtypes,
-                                                   uint32_t threads, int builtin_gemm, int pack_weights, char* err,
-                                                   size_t err_cap, opara__cpu_exec** out) {
+                                                   uint32_t threads, int builtin_gemm, int pack_weights,
+                                                   int pin_workers, char* err, size_t err_cap, opara__cpu_exec** out) {
     opara__cpu_exec* ex = (opara__cpu_exec*)opara__calloc(rt, 1, sizeof *ex);
     opara_result r;
     *out = NULL;
@@ -591,6 +602,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     ex->plan = plan;
     ex->n_workers = threads ? threads : 1;
     ex->pack_weights = pack_weights;
+    ex->pin_workers = pin_workers;
     ex->threads_started = -1;
     opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
     r = opara__exec_memory(ex, err, err_cap);

@@ -255,11 +255,13 @@ typedef struct opara__cpu_exec opara__cpu_exec;
 
 /* Creates the executor for graph g with plan and per-value shapes/dtypes (all borrowed: they must
    outlive the executor). threads: worker count (>= 1, the caller is worker 0); pack_weights: repack
-   constant GEMM weights once (opara__cpu_op.packed). On failure the detail is written to err. */
+   constant GEMM weights once (opara__cpu_op.packed); pin_workers: each worker thread binds itself to
+   one CPU (process-wide round robin over the affinity mask, starting at its second CPU, so that the
+   workers of several sessions spread out). On failure the detail is written to err. */
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
                                                    const opara__shape* shapes, const opara_dtype* dtypes,
-                                                   uint32_t threads, int builtin_gemm, int pack_weights, char* err,
-                                                   size_t err_cap, opara__cpu_exec** out);
+                                                   uint32_t threads, int builtin_gemm, int pack_weights,
+                                                   int pin_workers, char* err, size_t err_cap, opara__cpu_exec** out);
 OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);
 /* Where value v lives during a run (graph inputs: their static buffer; outputs: in the arena). */
 OPARA__PRIVATE void* opara__cpu_exec_value_data(const opara__cpu_exec* ex, int32_t v);

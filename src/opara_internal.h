@@ -138,7 +138,11 @@ OPARA__PRIVATE void opara__cond_broadcast(opara__cond* c);
 /* Starts fn(arg) on a new thread; returns 1 on success. */
 OPARA__PRIVATE int opara__thread_start(opara__thread* t, opara__thread_fn fn, void* arg);
 OPARA__PRIVATE void opara__thread_join(opara__thread* t);
+/* CPUs this process may run on (its affinity mask on Linux, else the online count). */
 OPARA__PRIVATE int opara__cpu_count(void);
+/* Binds the calling thread to the slot-th CPU (modulo their number) of the process's affinity mask;
+   returns 1 when done, 0 where the platform offers no such call or it failed (nothing changed). */
+OPARA__PRIVATE int opara__thread_pin_self(uint32_t slot);
 /* Monotonic time in nanoseconds. */
 OPARA__PRIVATE uint64_t opara__now_ns(void);
 

@@ -6,8 +6,12 @@
 #  include <windows.h>
 #else
 #  include <stdlib.h>
+#  include <string.h>
 #  include <time.h>
 #  include <unistd.h>
+#  if defined(__linux__)
+#    include <dlfcn.h>
+#  endif
 #  if !defined(CLOCK_MONOTONIC)
 #    include <sys/time.h>
 #  endif
@@ -42,6 +46,11 @@ OPARA__PRIVATE int opara__thread_start(opara__thread* t, opara__thread_fn fn, vo
 OPARA__PRIVATE void opara__thread_join(opara__thread* t) {
     WaitForSingleObject((HANDLE)t->handle, INFINITE);
     CloseHandle((HANDLE)t->handle);
+}
+
+OPARA__PRIVATE int opara__thread_pin_self(uint32_t slot) {
+    (void)slot;
+    return 0;
 }
 
 OPARA__PRIVATE int opara__cpu_count(void) {
@@ -89,10 +98,70 @@ OPARA__PRIVATE int opara__thread_start(opara__thread* t, opara__thread_fn fn, vo
 
 OPARA__PRIVATE void opara__thread_join(opara__thread* t) { pthread_join(t->t, NULL); }
 
+#  if defined(__linux__)
+/* The process's CPU affinity through sched_getaffinity / sched_setaffinity found at run time: their
+   declarations need _GNU_SOURCE, which a header included after other system headers cannot turn on.
+   The mask is the kernel's bit array of unsigned longs (here 1024 CPUs); pid 0 is the calling
+   thread. Returns 0 on success. */
+#    define OPARA__CPU_WORDS (1024 / (8 * sizeof(unsigned long)))
+typedef int (*opara__affinity_fn)(int pid, size_t size, unsigned long* mask);
+
+static int opara__affinity(const char* name, unsigned long* mask) {
+    void* self = dlopen(NULL, RTLD_NOW);
+    void* sym = self ? dlsym(self, name) : NULL;
+    opara__affinity_fn fn;
+    int r = -1;
+    if (sym) {
+        memcpy(&fn, &sym, sizeof fn); /* dlsym's void* to a function pointer, quietly for ISO C */
+        r = fn(0, OPARA__CPU_WORDS * sizeof(unsigned long), mask);
+    }
+    if (self) dlclose(self);
+    return r < 0 ? -1 : 0;
+}
+
+static int opara__mask_count(const unsigned long* mask) {
+    int n = 0;
+    size_t w, b;
+    for (w = 0; w < OPARA__CPU_WORDS; ++w)
+        for (b = 0; b < 8 * sizeof(unsigned long); ++b) n += (int)((mask[w] >> b) & 1ul);
+    return n;
+}
+
+OPARA__PRIVATE int opara__cpu_count(void) {
+    unsigned long mask[OPARA__CPU_WORDS];
+    long n;
+    memset(mask, 0, sizeof mask);
+    if (opara__affinity("sched_getaffinity", mask) == 0 && opara__mask_count(mask) > 0) return opara__mask_count(mask);
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+OPARA__PRIVATE int opara__thread_pin_self(uint32_t slot) {
+    unsigned long mask[OPARA__CPU_WORDS], one[OPARA__CPU_WORDS];
+    size_t bits = 8 * sizeof(unsigned long), b;
+    int n, want;
+    memset(mask, 0, sizeof mask);
+    if (opara__affinity("sched_getaffinity", mask) != 0 || (n = opara__mask_count(mask)) == 0) return 0;
+    want = (int)(slot % (uint32_t)n);
+    for (b = 0; b < OPARA__CPU_WORDS * bits; ++b) {
+        if (!((mask[b / bits] >> (b % bits)) & 1ul) || want-- > 0) continue;
+        memset(one, 0, sizeof one);
+        one[b / bits] = 1ul << (b % bits);
+        return opara__affinity("sched_setaffinity", one) == 0;
+    }
+    return 0;
+}
+#  else
 OPARA__PRIVATE int opara__cpu_count(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
+
+OPARA__PRIVATE int opara__thread_pin_self(uint32_t slot) {
+    (void)slot;
+    return 0;
+}
+#  endif
 
 OPARA__PRIVATE uint64_t opara__now_ns(void) {
 #  if defined(CLOCK_MONOTONIC)

@@ -1,6 +1,9 @@
 /* Sessions on the CPU backend: results against hand-computed values, every strategy and thread
    count against the sequential single-thread run, input/output checking, backend selection,
    OPARA_ERR_BUSY on concurrent calls, and one model shared by sessions on several threads. */
+#if defined(__linux__)
+#  define _GNU_SOURCE /* sched_getaffinity and CPU_COUNT for the worker-binding test */
+#endif
 #define OPARA_IMPLEMENTATION
 #include "opara.h"
 #include "opara_test.h"
@@ -11,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__linux__)
+#  include <dirent.h>
+#  include <sched.h>
+#endif
 
 static opara_attr attr_int(const char* name, int64_t v) {
     opara_attr a;
@@ -322,6 +329,75 @@ OT_TEST(packed_weights_counted_and_bitwise_equal) {
     opara_runtime_destroy(rt);
 }
 
+#if defined(__linux__)
+/* Threads of this process bound to exactly one CPU, and the CPUs the process may use. */
+static int single_cpu_threads(int* allowed) {
+    DIR* d = opendir("/proc/self/task");
+    struct dirent* e;
+    cpu_set_t set;
+    int n = 0;
+    *allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+    while (d && (e = readdir(d)) != NULL) {
+        int tid = atoi(e->d_name);
+        if (tid > 0 && sched_getaffinity(tid, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1) ++n;
+    }
+    if (d) closedir(d);
+    return n;
+}
+#endif
+
+/* cpu_pin_workers = 1 binds each worker thread (not the caller) to one CPU, -1 binds none; the
+   default binds them only when the thread count is left to the library. Results are the same. */
+OT_TEST(worker_threads_bound_only_when_asked) {
+#if defined(__linux__)
+    opara_runtime* rt;
+    opara_model* m;
+    float x[8 * 10 * 10], y[3][10];
+    int64_t xd[4] = {1, 8, 10, 10}, yd[2] = {1, 10};
+    opara_tensor in, out;
+    int k, allowed, before, bound[3];
+    static const int modes[3] = {1, -1, 0};
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    m = build_branchy(rt, 10);
+    REQUIRE(m != NULL);
+    for (k = 0; k < 8 * 100; ++k) x[k] = (float)(k % 17) * 0.1f - 0.8f;
+    before = single_cpu_threads(&allowed);
+    if (allowed < 2) {
+        opara_model_destroy(m);
+        opara_runtime_destroy(rt);
+        SKIP("the process may use one CPU only");
+    }
+    for (k = 0; k < 3; ++k) {
+        opara_session_desc d;
+        opara_session* s = NULL;
+        memset(&d, 0, sizeof d);
+        d.backend = OPARA_BACKEND_CPU, d.threads = 3, d.cpu_pin_workers = modes[k];
+        REQUIRE(opara_session_create(rt, m, &d, &s) == OPARA_OK);
+        fill_tensor(&in, "x", 4, xd, x);
+        fill_tensor(&out, "logits", 2, yd, y[k]);
+        CHECK_EQ(opara_session_run(s, &in, 1, &out, 1), OPARA_OK);
+        { /* a worker binds itself when it first runs: allow it up to a second to start */
+            int tries;
+            for (tries = 0; tries < 100; ++tries) {
+                struct timespec ts = {0, 10000000L};
+                bound[k] = single_cpu_threads(&allowed) - before;
+                if (bound[k] >= 2 || (modes[k] != 1 && tries >= 10)) break;
+                nanosleep(&ts, NULL);
+            }
+        }
+        opara_session_destroy(s);
+    }
+    CHECK_EQ(bound[0], 2); /* both workers, the caller left alone */
+    CHECK_EQ(bound[1], 0);
+    CHECK_EQ(bound[2], 0); /* an explicit thread count: not bound by default */
+    CHECK(memcmp(y[0], y[1], sizeof y[0]) == 0 && memcmp(y[0], y[2], sizeof y[0]) == 0);
+    opara_model_destroy(m);
+    opara_runtime_destroy(rt);
+#else
+    SKIP("binding threads is implemented on Linux only");
+#endif
+}
+
 OT_TEST(run_rejects_bad_tensors_with_details) {
     opara_runtime* rt;
     opara_model* m;
@@ -506,6 +582,7 @@ static const opara_test_case tests[] = {
     OT_CASE(small_model_matches_hand_computation),
     OT_CASE(strategies_and_threads_agree_with_sequential),
     OT_CASE(plan_info_reports_streams_memory_and_gemm), OT_CASE(packed_weights_counted_and_bitwise_equal),
+    OT_CASE(worker_threads_bound_only_when_asked),
     OT_CASE(run_rejects_bad_tensors_with_details),
     OT_CASE(backend_selection_auto_falls_back_cuda_fails),
     OT_CASE(concurrent_runs_on_one_session_get_busy_never_race),

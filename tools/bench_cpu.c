@@ -8,12 +8,12 @@
    it. Writes JSON, with the sequential plan's time per operator kind ("op_kind_ms": each node's
    shortest time over the timed runs, summed per kind).
    usage: bench_cpu [--out FILE.json] [--threads N] [--batches 1,8] [--budget SECONDS]
-                    [--max-iters N] [--skip-batch8 a,b] [--default-dim N] [--profile] MODEL...
+                    [--max-iters N] [--skip-batch8 a,b] [--default-dim N] [--profile] [--pin] MODEL...
    --budget: measuring time per model and batch (split over the contenders; iterations follow
    from the warm-up latency plus the settling pauses, at least 3); --skip-batch8: models (file
    stem) measured at batch 1 only; --default-dim: value of symbolic non-batch dims (ppocr_det's
    image size); --profile: print where our time goes (per operator kind, min over the runs)
-   instead of the ORT comparison. */
+   instead of the ORT comparison; --pin: bind our worker threads to one CPU each (see bench_pin). */
 #define OPARA_IMPLEMENTATION
 #include "../opara.h"
 #include "../tests/ort/ort_api.h"
@@ -350,6 +350,10 @@ static void* bench_fill(opara_dtype dt, size_t count) {
     return p;
 }
 
+/* --pin: our worker threads bound to one CPU each (what a session with threads = 0 does); without
+   it they are not, like ONNX Runtime's pool with an explicit thread count. */
+static int bench_pin;
+
 static int bench_open_ours(bench_side* b, opara_runtime* rt, const opara_model* m, opara_strategy st, int64_t batch,
                            uint32_t threads) {
     opara_session_desc d;
@@ -359,6 +363,7 @@ static int bench_open_ours(bench_side* b, opara_runtime* rt, const opara_model* 
     d.strategy = st;
     d.batch_size = batch;
     d.threads = threads;
+    d.cpu_pin_workers = bench_pin;
     if (opara_session_create(rt, m, &d, &b->s) != OPARA_OK) {
         fprintf(stderr, "bench_cpu: %s\n", opara_runtime_last_error(rt));
         return 0;
@@ -681,6 +686,10 @@ static int bench_parse(int argc, char** argv, bench_opts* o) {
             o->profile = 1;
             continue;
         }
+        if (strcmp(a, "--pin") == 0) {
+            bench_pin = 1;
+            continue;
+        }
         if (!v) return -1;
         ++i;
         if (strcmp(a, "--out") == 0) o->out_path = v;
@@ -717,7 +726,7 @@ int main(int argc, char** argv) {
     peak_result peak;
     if (i < 0) {
         fprintf(stderr, "usage: bench_cpu [--out F] [--threads N] [--batches 1,8] [--budget S] [--max-iters N]\n"
-                        "                 [--skip-batch8 a,b] [--default-dim N] [--profile] MODEL...\n");
+                        "                 [--skip-batch8 a,b] [--default-dim N] [--profile] [--pin] MODEL...\n");
         return 2;
     }
     (void)ort_tensor_free; /* outputs are not copied out of ORT */
@@ -734,8 +743,8 @@ int main(int argc, char** argv) {
     printf("bench_cpu: %u threads for every contender, %.0f s per model and batch, latencies in ms (median, min)\n",
            o.threads, o.budget_s);
     peak_print(&peak);
-    fprintf(out, "{\"threads\": %u, \"budget_s\": %.1f, \"ort\": %s, \"batch8_skipped\": \"%s\",\n", o.threads,
-            o.budget_s, have_ort ? "true" : "false", o.skip_batch8);
+    fprintf(out, "{\"threads\": %u, \"budget_s\": %.1f, \"ort\": %s, \"batch8_skipped\": \"%s\", \"pinned\": %s,\n",
+            o.threads, o.budget_s, have_ort ? "true" : "false", o.skip_batch8, bench_pin ? "true" : "false");
     peak_json(out, &peak);
     fprintf(out, "\"results\": [\n");
     for (; i < argc; ++i) {
