@@ -428,10 +428,10 @@ typedef struct opara_session_desc {
     int64_t batch_size;              /* value of the symbolic batch dimension; 0: 1 */
     uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
     int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
-    int cpu_pin_workers;             /* CPU: 0 binds each worker thread (never the calling thread) to one
-                                        CPU of the process's affinity mask when `threads` is 0, as ONNX
-                                        Runtime does for its default pool; 1 always; -1 never. Linux only
-                                        (elsewhere nothing is bound) */
+    int cpu_pin_workers;             /* CPU: 1 binds each worker thread (never the calling thread) to one
+                                        CPU of the process's affinity mask (Linux; elsewhere nothing is
+                                        bound); 0: not bound (a bound worker cannot leave a CPU that
+                                        another busy thread holds) */
     int cpu_keep_weights;            /* CPU: 1 leaves constant Gemm/MatMul weights as the model has them
                                         (no second copy; every call packs what it reads); 0: they are
                                         repacked once at creation (plan info's packed_weight_bytes) */
@@ -32336,7 +32336,7 @@ static void opara__exec_loop(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
     }
 }
 
-/* The next CPU slot a pinned worker takes, process-wide: slot 0 is left to the calling threads. */
+/* The next CPU slot a bound worker takes, process-wide: slot 0 is left to the calling threads. */
 static volatile int32_t opara__pin_next;
 
 static void opara__exec_worker_main(void* p) {
@@ -32974,9 +32974,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
     threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
     if (r == OPARA_OK && !use_cuda) {
-        int pin = d.cpu_pin_workers > 0 || (d.cpu_pin_workers == 0 && d.threads == 0);
         r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm,
-                                   !d.cpu_keep_weights, pin, err, sizeof err, &s->exec);
+                                   !d.cpu_keep_weights, d.cpu_pin_workers == 1, err, sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
         else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
     }

@@ -425,10 +425,10 @@ typedef struct opara_session_desc {
     int64_t batch_size;              /* value of the symbolic batch dimension; 0: 1 */
     uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
     int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
-    int cpu_pin_workers;             /* CPU: 0 binds each worker thread (never the calling thread) to one
-                                        CPU of the process's affinity mask when `threads` is 0, as ONNX
-                                        Runtime does for its default pool; 1 always; -1 never. Linux only
-                                        (elsewhere nothing is bound) */
+    int cpu_pin_workers;             /* CPU: 1 binds each worker thread (never the calling thread) to one
+                                        CPU of the process's affinity mask (Linux; elsewhere nothing is
+                                        bound); 0: not bound (a bound worker cannot leave a CPU that
+                                        another busy thread holds) */
     int cpu_keep_weights;            /* CPU: 1 leaves constant Gemm/MatMul weights as the model has them
                                         (no second copy; every call packs what it reads); 0: they are
                                         repacked once at creation (plan info's packed_weight_bytes) */

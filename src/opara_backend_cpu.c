@@ -281,7 +281,7 @@ static void opara__exec_loop(opara__cpu_exec* ex, uint32_t w, int32_t gen) {
     }
 }
 
-/* The next CPU slot a pinned worker takes, process-wide: slot 0 is left to the calling threads. */
+/* The next CPU slot a bound worker takes, process-wide: slot 0 is left to the calling threads. */
 static volatile int32_t opara__pin_next;
 
 static void opara__exec_worker_main(void* p) {

@@ -221,9 +221,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
     threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
     if (r == OPARA_OK && !use_cuda) {
-        int pin = d.cpu_pin_workers > 0 || (d.cpu_pin_workers == 0 && d.threads == 0);
         r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm,
-                                   !d.cpu_keep_weights, pin, err, sizeof err, &s->exec);
+                                   !d.cpu_keep_weights, d.cpu_pin_workers == 1, err, sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
         else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
     }

@@ -350,8 +350,8 @@ static void* bench_fill(opara_dtype dt, size_t count) {
     return p;
 }
 
-/* --pin: our worker threads bound to one CPU each (what a session with threads = 0 does); without
-   it they are not, like ONNX Runtime's pool with an explicit thread count. */
+/* --pin: our worker threads bound to one CPU each (cpu_pin_workers = 1); without it they are not,
+   like ONNX Runtime's pool with an explicit thread count. */
 static int bench_pin;
 
 static int bench_open_ours(bench_side* b, opara_runtime* rt, const opara_model* m, opara_strategy st, int64_t batch,
