@@ -32084,9 +32084,11 @@ static void opara__exec_relax(void) {}
    sleeps on the condition variable: a futex wake-up costs tens of microseconds, on a loaded
    machine a sleeping thread may wait a whole time slice for a core, and in a virtual machine whose
    vCPU halted a wake-up took milliseconds (GoogLeNet on 2 threads, runs 50 ms apart: median 13.8 ms
-   with 0.1 ms of spinning, 9.1 ms with 5 ms; 7.9 ms back to back either way). Between runs workers
-   sleep at once. */
+   with 0.1 ms of spinning, 9.1 ms with 5 ms; 7.9 ms back to back either way). With more workers
+   than CPUs a spinning worker takes time from a busy one, so they spin only the short while.
+   Between runs workers sleep at once. */
 #define OPARA__SPIN_NS 5000000u
+#define OPARA__SPIN_SHORT_NS 100000u
 /* Multiply-adds above which an operator is worth all workers: an idle worker joins it before
    starting another ready operator (intra-op for big operators, inter-op for small ones). */
 #define OPARA__BIG_WORK 33554432.0
@@ -32115,6 +32117,7 @@ struct opara__cpu_exec {
     size_t scratch_floats;
     int pack_weights;            /* repack constant GEMM weights at creation */
     int pin_workers;             /* worker threads bind themselves to one CPU each */
+    uint64_t spin_ns;            /* how long an idle worker spins in a run (OPARA__SPIN_NS) */
     uint64_t packed_bytes;       /* constant weights repacked for the GEMM (opara__exec_pack_weights) */
     uint32_t n_workers;
     opara__thread* threads;      /* [n_workers - 1] */
@@ -32304,7 +32307,7 @@ static void opara__exec_idle(opara__cpu_exec* ex, int32_t gen, int32_t seen) {
     for (;;) {
         if (opara__atomic_load(&ex->version) != seen || opara__exec_find_open(ex, stamp, 0) >= 0) return;
         opara__exec_relax();
-        if ((++spins & 63u) == 0 && opara__now_ns() - t0 > OPARA__SPIN_NS) break;
+        if ((++spins & 63u) == 0 && opara__now_ns() - t0 > ex->spin_ns) break;
     }
     opara__mutex_lock(&ex->mu);
     opara__atomic_add(&ex->sleepers, 1);
@@ -32658,6 +32661,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     ex->n_workers = threads ? threads : 1;
     ex->pack_weights = pack_weights;
     ex->pin_workers = pin_workers;
+    ex->spin_ns = ex->n_workers <= (uint32_t)opara__cpu_count() ? OPARA__SPIN_NS : OPARA__SPIN_SHORT_NS;
     ex->threads_started = -1;
     opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
     r = opara__exec_memory(ex, err, err_cap);
