@@ -9282,7 +9282,8 @@ static const opara__gemm_packed* opara__gemm_op_packed(const opara__cpu_op* op, 
 static void opara__gemm_request_packing(opara__cpu_op* op, int b_const) {
     size_t nr = opara__gemm_pack_width();
     op->packed_floats = 0;
-    if (!b_const || op->keep_weights || (op->blas && op->blas->sgemm) || op->p.k <= 0 || op->p.n <= 0 || op->p.m <= 1 || (size_t)op->p.tail % nr) return;
+    if (!b_const || op->keep_weights || (op->blas && op->blas->sgemm)) return;
+    if (op->p.k <= 0 || op->p.n <= 0 || op->p.m <= 1 || (size_t)op->p.tail % nr) return;
     op->packed_nr = nr;
     op->packed_floats = opara__gemm_packed_floats((size_t)op->p.k, (size_t)op->p.n, nr);
 }
