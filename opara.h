@@ -7822,6 +7822,12 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n);
    SSE/AVX max instructions drop one side's NaN instead). */
 static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
 
+/* The bit mask of the first `lanes` of 16 (none for lanes <= 0, all from 16 on): the AVX-512 loops'
+   masked tails and edge tiles. */
+static OPARA__UNUSED unsigned opara__lanes16(int64_t lanes) {
+    return lanes <= 0 ? 0u : lanes >= 16 ? 0xFFFFu : (1u << lanes) - 1u;
+}
+
 /* Row helpers of the kernels (SSE2 where available; `level` as opara__cpu_isa_level): fill with v;
    y = ReLU(x) (NaN stays NaN, y may be x); d = max(d, s) (NaN-propagating), d += s and d += w * s
    over n elements of s taken every `stride`; the max or sum of `taps` elements `pitch` apart
@@ -8304,7 +8310,7 @@ __attribute__((target("avx512f"))) static void opara__vec_window_avx512(float* d
                                                                         size_t pitch, int is_max) {
     size_t i, k;
     for (i = 0; i < n; i += 16) {
-        __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __mmask16 m = (__mmask16)opara__lanes16((int64_t)(n - i));
         __m512 acc = _mm512_maskz_loadu_ps(m, s + i);
         for (k = 1; k < taps; ++k) {
             __m512 v = _mm512_maskz_loadu_ps(m, s + i + k * pitch);
@@ -8322,7 +8328,7 @@ __attribute__((target("avx512f"))) static void opara__vec_window_avx512(float* d
 __attribute__((target("avx512f"))) static void opara__vec_copy_avx512(float* d, const float* s, size_t n) {
     size_t i;
     for (i = 0; i < n; i += 16) {
-        __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __mmask16 m = (__mmask16)opara__lanes16((int64_t)(n - i));
         _mm512_mask_storeu_ps(d + i, m, _mm512_maskz_loadu_ps(m, s + i));
     }
 }
@@ -8912,8 +8918,7 @@ __attribute__((target("avx512f"))) static inline void opara__gemm_fin_avx512(flo
 __attribute__((target("avx512f"))) static void opara__gemm_micro_avx512(size_t kc, const opara__gemm_a* a, const float* bp,
                                                                         float* c, size_t ldc, size_t rows, size_t cols,
                                                                         const opara__gemm_out* o) {
-    __mmask16 m0 = (__mmask16)(cols >= 16 ? 0xFFFFu : (1u << cols) - 1u);
-    __mmask16 m1 = (__mmask16)(cols >= 32 ? 0xFFFFu : cols > 16 ? (1u << (cols - 16)) - 1u : 0u);
+    __mmask16 m0 = (__mmask16)opara__lanes16((int64_t)cols), m1 = (__mmask16)opara__lanes16((int64_t)cols - 16);
     size_t p, k = 0, cs = a->cs;
     OPARA__ROW_PTR(0); OPARA__ROW_PTR(1); OPARA__ROW_PTR(2); OPARA__ROW_PTR(3);
     OPARA__ROW_PTR(4); OPARA__ROW_PTR(5); OPARA__ROW_PTR(6); OPARA__ROW_PTR(7);
@@ -9576,7 +9581,7 @@ OPARA__MATH_BODIES(avx2, "avx2,fma", __m256, _mm256, OPARA__SCALE_AVX2, -104.0f,
       __attribute__((target("avx512f"))) static void opara__row_##FN##_avx512(float* y, const float* x, size_t n) { \
           size_t i;                                                                                 \
           for (i = 0; i < n; i += 16) {                                                             \
-              __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);              \
+              __mmask16 m = (__mmask16)opara__lanes16((int64_t)(n - i));                            \
               _mm512_mask_storeu_ps(y + i, m, opara__##FN##_avx512(_mm512_maskz_loadu_ps(m, x + i))); \
           }                                                                                         \
       }                                                                                             \
@@ -9595,7 +9600,7 @@ OPARA__ROW_LOOPS(erf)
 OPARA__ROW_LOOPS(sigmoid)
 #  undef OPARA__ROW_LOOPS
 
-#  define OPARA__TAIL_MASK(n, i) ((__mmask16)((n) - (i) >= 16 ? 0xFFFFu : (1u << ((n) - (i))) - 1u))
+#  define OPARA__TAIL_MASK(n, i) ((__mmask16)opara__lanes16((int64_t)((n) - (i))))
 
 /* Softmax of a contiguous row in three vector passes (max, exp and sum, scale); the max skips NaN
    (maxps returns its second operand), masked-off lanes are -inf for the max and left out of the
@@ -12099,13 +12104,11 @@ __attribute__((target("avx512f"))) static void opara__wg_deinterleave(const floa
    rows r[0..3] and columns 2k..2k+3 of each; writes them at v + xi * vstride for each xi. */
 __attribute__((target("avx512f"))) static void opara__wg_input16(const float* const r[4], int64_t n, float* v,
                                                                  int64_t vstride) {
-    __mmask16 mt = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u); /* the tiles */
-    /* tile k reads columns 2k .. 2k + 3: 2n + 2 floats from each row start */
+    __mmask16 mt = (__mmask16)opara__lanes16(n); /* the tiles */
+    /* tile k reads columns 2k .. 2k + 3: 2n + 2 floats from each row start, 2n from the third */
     int64_t need = 2 * n + 2;
-    __mmask16 m0 = (__mmask16)(need >= 16 ? 0xFFFFu : (1u << need) - 1u);
-    __mmask16 m1 = (__mmask16)(need >= 32 ? 0xFFFFu : need > 16 ? (1u << (need - 16)) - 1u : 0u);
-    __mmask16 m2 = (__mmask16)(need - 2 >= 16 ? 0xFFFFu : (1u << (need - 2)) - 1u);
-    __mmask16 m3 = (__mmask16)(need - 2 >= 32 ? 0xFFFFu : need - 2 > 16 ? (1u << (need - 18)) - 1u : 0u);
+    __mmask16 m0 = (__mmask16)opara__lanes16(need), m1 = (__mmask16)opara__lanes16(need - 16);
+    __mmask16 m2 = (__mmask16)opara__lanes16(need - 2), m3 = (__mmask16)opara__lanes16(need - 18);
     __m512 h[4][4];
     int i, j;
     for (i = 0; i < 4; ++i) { /* d B along each row: c0 - c2, c1 + c2, c2 - c1, c1 - c3 */
@@ -12133,9 +12136,8 @@ __attribute__((target("avx512f"))) static void opara__wg_output16(const float* m
                                                                   int64_t cols) {
     const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-    __mmask16 mt = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
-    __mmask16 s0 = (__mmask16)(cols >= 16 ? 0xFFFFu : cols > 0 ? (1u << cols) - 1u : 0u);
-    __mmask16 s1 = (__mmask16)(cols >= 32 ? 0xFFFFu : cols > 16 ? (1u << (cols - 16)) - 1u : 0u);
+    __mmask16 mt = (__mmask16)opara__lanes16(n);
+    __mmask16 s0 = (__mmask16)opara__lanes16(cols), s1 = (__mmask16)opara__lanes16(cols - 16);
     __m512 m[16], t[2][4], out[4], b = _mm512_set1_ps(bias);
     int i, j;
     for (i = 0; i < 16; ++i) m[i] = _mm512_maskz_loadu_ps(mt, mm + i * mstride);

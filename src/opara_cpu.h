@@ -135,6 +135,12 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n);
    SSE/AVX max instructions drop one side's NaN instead). */
 static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
 
+/* The bit mask of the first `lanes` of 16 (none for lanes <= 0, all from 16 on): the AVX-512 loops'
+   masked tails and edge tiles. */
+static OPARA__UNUSED unsigned opara__lanes16(int64_t lanes) {
+    return lanes <= 0 ? 0u : lanes >= 16 ? 0xFFFFu : (1u << lanes) - 1u;
+}
+
 /* Row helpers of the kernels (SSE2 where available; `level` as opara__cpu_isa_level): fill with v;
    y = ReLU(x) (NaN stays NaN, y may be x); d = max(d, s) (NaN-propagating), d += s and d += w * s
    over n elements of s taken every `stride`; the max or sum of `taps` elements `pitch` apart

@@ -115,7 +115,7 @@ __attribute__((target("avx512f"))) static void opara__vec_window_avx512(float* d
                                                                         size_t pitch, int is_max) {
     size_t i, k;
     for (i = 0; i < n; i += 16) {
-        __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __mmask16 m = (__mmask16)opara__lanes16((int64_t)(n - i));
         __m512 acc = _mm512_maskz_loadu_ps(m, s + i);
         for (k = 1; k < taps; ++k) {
             __m512 v = _mm512_maskz_loadu_ps(m, s + i + k * pitch);
@@ -133,7 +133,7 @@ __attribute__((target("avx512f"))) static void opara__vec_window_avx512(float* d
 __attribute__((target("avx512f"))) static void opara__vec_copy_avx512(float* d, const float* s, size_t n) {
     size_t i;
     for (i = 0; i < n; i += 16) {
-        __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __mmask16 m = (__mmask16)opara__lanes16((int64_t)(n - i));
         _mm512_mask_storeu_ps(d + i, m, _mm512_maskz_loadu_ps(m, s + i));
     }
 }
@@ -723,8 +723,7 @@ __attribute__((target("avx512f"))) static inline void opara__gemm_fin_avx512(flo
 __attribute__((target("avx512f"))) static void opara__gemm_micro_avx512(size_t kc, const opara__gemm_a* a, const float* bp,
                                                                         float* c, size_t ldc, size_t rows, size_t cols,
                                                                         const opara__gemm_out* o) {
-    __mmask16 m0 = (__mmask16)(cols >= 16 ? 0xFFFFu : (1u << cols) - 1u);
-    __mmask16 m1 = (__mmask16)(cols >= 32 ? 0xFFFFu : cols > 16 ? (1u << (cols - 16)) - 1u : 0u);
+    __mmask16 m0 = (__mmask16)opara__lanes16((int64_t)cols), m1 = (__mmask16)opara__lanes16((int64_t)cols - 16);
     size_t p, k = 0, cs = a->cs;
     OPARA__ROW_PTR(0); OPARA__ROW_PTR(1); OPARA__ROW_PTR(2); OPARA__ROW_PTR(3);
     OPARA__ROW_PTR(4); OPARA__ROW_PTR(5); OPARA__ROW_PTR(6); OPARA__ROW_PTR(7);

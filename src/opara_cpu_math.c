@@ -107,7 +107,7 @@ OPARA__MATH_BODIES(avx2, "avx2,fma", __m256, _mm256, OPARA__SCALE_AVX2, -104.0f,
       __attribute__((target("avx512f"))) static void opara__row_##FN##_avx512(float* y, const float* x, size_t n) { \
           size_t i;                                                                                 \
           for (i = 0; i < n; i += 16) {                                                             \
-              __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);              \
+              __mmask16 m = (__mmask16)opara__lanes16((int64_t)(n - i));                            \
               _mm512_mask_storeu_ps(y + i, m, opara__##FN##_avx512(_mm512_maskz_loadu_ps(m, x + i))); \
           }                                                                                         \
       }                                                                                             \
@@ -126,7 +126,7 @@ OPARA__ROW_LOOPS(erf)
 OPARA__ROW_LOOPS(sigmoid)
 #  undef OPARA__ROW_LOOPS
 
-#  define OPARA__TAIL_MASK(n, i) ((__mmask16)((n) - (i) >= 16 ? 0xFFFFu : (1u << ((n) - (i))) - 1u))
+#  define OPARA__TAIL_MASK(n, i) ((__mmask16)opara__lanes16((int64_t)((n) - (i))))
 
 /* Softmax of a contiguous row in three vector passes (max, exp and sum, scale); the max skips NaN
    (maxps returns its second operand), masked-off lanes are -inf for the max and left out of the

@@ -99,13 +99,11 @@ __attribute__((target("avx512f"))) static void opara__wg_deinterleave(const floa
    rows r[0..3] and columns 2k..2k+3 of each; writes them at v + xi * vstride for each xi. */
 __attribute__((target("avx512f"))) static void opara__wg_input16(const float* const r[4], int64_t n, float* v,
                                                                  int64_t vstride) {
-    __mmask16 mt = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u); /* the tiles */
-    /* tile k reads columns 2k .. 2k + 3: 2n + 2 floats from each row start */
+    __mmask16 mt = (__mmask16)opara__lanes16(n); /* the tiles */
+    /* tile k reads columns 2k .. 2k + 3: 2n + 2 floats from each row start, 2n from the third */
     int64_t need = 2 * n + 2;
-    __mmask16 m0 = (__mmask16)(need >= 16 ? 0xFFFFu : (1u << need) - 1u);
-    __mmask16 m1 = (__mmask16)(need >= 32 ? 0xFFFFu : need > 16 ? (1u << (need - 16)) - 1u : 0u);
-    __mmask16 m2 = (__mmask16)(need - 2 >= 16 ? 0xFFFFu : (1u << (need - 2)) - 1u);
-    __mmask16 m3 = (__mmask16)(need - 2 >= 32 ? 0xFFFFu : need - 2 > 16 ? (1u << (need - 18)) - 1u : 0u);
+    __mmask16 m0 = (__mmask16)opara__lanes16(need), m1 = (__mmask16)opara__lanes16(need - 16);
+    __mmask16 m2 = (__mmask16)opara__lanes16(need - 2), m3 = (__mmask16)opara__lanes16(need - 18);
     __m512 h[4][4];
     int i, j;
     for (i = 0; i < 4; ++i) { /* d B along each row: c0 - c2, c1 + c2, c2 - c1, c1 - c3 */
@@ -133,9 +131,8 @@ __attribute__((target("avx512f"))) static void opara__wg_output16(const float* m
                                                                   int64_t cols) {
     const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-    __mmask16 mt = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
-    __mmask16 s0 = (__mmask16)(cols >= 16 ? 0xFFFFu : cols > 0 ? (1u << cols) - 1u : 0u);
-    __mmask16 s1 = (__mmask16)(cols >= 32 ? 0xFFFFu : cols > 16 ? (1u << (cols - 16)) - 1u : 0u);
+    __mmask16 mt = (__mmask16)opara__lanes16(n);
+    __mmask16 s0 = (__mmask16)opara__lanes16(cols), s1 = (__mmask16)opara__lanes16(cols - 16);
     __m512 m[16], t[2][4], out[4], b = _mm512_set1_ps(bias);
     int i, j;
     for (i = 0; i < 16; ++i) m[i] = _mm512_maskz_loadu_ps(mt, mm + i * mstride);
