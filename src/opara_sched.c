@@ -1048,6 +1048,25 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
     return opara__plan_make(g, value_bytes, descs, dev, &d, 0, 0, out);
 }
 
+/* The planner owns the retry: the verifier only proves (and says why a plan fails). */
+OPARA__PRIVATE opara_result opara__plan_create_verified(const opara__graph* g, const uint64_t* value_bytes,
+                                                       const opara__op_desc* descs, const opara__device* dev,
+                                                       const opara__plan_desc* desc, opara__plan** out) {
+    opara__plan_desc pd = *desc;
+    opara_result r;
+    pd.verify = 0;
+    r = opara__plan_create(g, value_bytes, descs, dev, &pd, out);
+    if (r != OPARA_OK || opara__plan_verify(g, *out) == OPARA_OK) return r;
+    opara__log(&g->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
+               "the plan failed verification (%s); planning again without in-place Concat inputs",
+               opara_runtime_last_error(g->rt));
+    opara__plan_free(g->rt, *out);
+    *out = NULL;
+    pd.no_concat_in_place = 1;
+    pd.verify = 1;
+    return opara__plan_create(g, value_bytes, descs, dev, &pd, out);
+}
+
 OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
                                              opara__shape** shapes_out, opara__op_desc** descs_out) {
