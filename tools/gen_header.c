@@ -33,6 +33,7 @@ static const manifest_entry manifest[] = {
     {"src/opara_model.h", PART_IMPL},
     {"src/opara_shape.c", PART_IMPL},
     {"src/opara_reach.c", PART_IMPL},
+    {"src/opara_validate.c", PART_IMPL},
     {"src/opara_format.c", PART_IMPL},
     {"src/opara_model.c", PART_IMPL},
     {"src/opara_builder.c", PART_IMPL},
