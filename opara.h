@@ -5464,6 +5464,178 @@ OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opar
     return r;
 }
 /* ==== END src/opara_reach.c ==== */
+/* ==== BEGIN src/opara_validate.c ==== */
+/* Semantic validation of a graph, shared by every way a model is made (the .opara reader, the
+   builder, a graph handed over by the importer): attribute types, values, graph inputs and
+   outputs, data flow. A separate pass (cgltf's idea): the reader checks the file's bounds and
+   encoding, this checks what the graph means, whoever made it. */
+/* #include "opara_model.h" (inlined above) */
+
+/* Types of the attributes the IR knows (ONNX names mean the same thing on every operator that
+   has them). An attribute with a known name and another type is rejected: kernels and shape
+   inference read them by type. Unknown names are kept and ignored. */
+typedef struct opara__attr_rule {
+    const char* name;
+    opara__attr_type type;
+} opara__attr_rule;
+
+static const opara__attr_rule opara__attr_rules[] = {
+    {"kernel_shape", OPARA__ATTR_INTS}, {"strides", OPARA__ATTR_INTS}, {"pads", OPARA__ATTR_INTS},
+    {"dilations", OPARA__ATTR_INTS}, {"group", OPARA__ATTR_INT}, {"auto_pad", OPARA__ATTR_STRING},
+    {"ceil_mode", OPARA__ATTR_INT}, {"count_include_pad", OPARA__ATTR_INT}, {"storage_order", OPARA__ATTR_INT},
+    {"output_padding", OPARA__ATTR_INTS}, {"output_shape", OPARA__ATTR_INTS}, {"epsilon", OPARA__ATTR_FLOAT},
+    {"momentum", OPARA__ATTR_FLOAT}, {"alpha", OPARA__ATTR_FLOAT}, {"beta", OPARA__ATTR_FLOAT},
+    {"axis", OPARA__ATTR_INT}, {"axes", OPARA__ATTR_INTS}, {"split", OPARA__ATTR_INTS}, {"starts", OPARA__ATTR_INTS},
+    {"ends", OPARA__ATTR_INTS}, {"steps", OPARA__ATTR_INTS}, {"shape", OPARA__ATTR_INTS}, {"allowzero", OPARA__ATTR_INT},
+    {"perm", OPARA__ATTR_INTS}, {"transA", OPARA__ATTR_INT}, {"transB", OPARA__ATTR_INT}, {"keepdims", OPARA__ATTR_INT},
+    {"noop_with_empty_axes", OPARA__ATTR_INT}, {"to", OPARA__ATTR_INT}, {"mode", OPARA__ATTR_STRING},
+    {"min", OPARA__ATTR_FLOAT}, {"max", OPARA__ATTR_FLOAT}, {"value", OPARA__ATTR_FLOAT},
+    {"constant_value", OPARA__ATTR_FLOAT}, {"scales", OPARA__ATTR_FLOATS}, {"sizes", OPARA__ATTR_INTS},
+    {"approximate", OPARA__ATTR_STRING}, {"coordinate_transformation_mode", OPARA__ATTR_STRING},
+    {"nearest_mode", OPARA__ATTR_STRING}, {"cubic_coeff_a", OPARA__ATTR_FLOAT}, {"exclude_outside", OPARA__ATTR_INT},
+    {"extrapolation_value", OPARA__ATTR_FLOAT}, {"stash_type", OPARA__ATTR_INT}, {"training_mode", OPARA__ATTR_INT},
+};
+
+static const char* opara__attr_type_name(opara__attr_type t) {
+    switch (t) {
+    case OPARA__ATTR_INT: return "INT";
+    case OPARA__ATTR_FLOAT: return "FLOAT";
+    case OPARA__ATTR_INTS: return "INTS";
+    case OPARA__ATTR_FLOATS: return "FLOATS";
+    case OPARA__ATTR_STRING: return "STRING";
+    default: return "?";
+    }
+}
+
+static opara_result opara__validate_attrs(opara__graph* g, uint32_t i) {
+    const opara__node* n = &g->nodes[i];
+    uint32_t a, k;
+    if (n->n_attrs > OPARA_MAX_ATTRS)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': %u attributes (limit %u)", i, n->name, n->n_attrs,
+                           (unsigned)OPARA_MAX_ATTRS);
+    for (a = 0; a < n->n_attrs; ++a) {
+        const opara__attr* at = &n->attrs[a];
+        if ((at->type == OPARA__ATTR_INTS || at->type == OPARA__ATTR_FLOATS) && at->count > OPARA_MAX_ATTR_ELEMS)
+            return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s' attribute '%s': %u elements (limit %u)", i,
+                               n->name, at->name, at->count, (unsigned)OPARA_MAX_ATTR_ELEMS);
+        for (k = 0; k < OPARA__ARRAY_COUNT(opara__attr_rules); ++k)
+            if (strcmp(opara__attr_rules[k].name, at->name) == 0 && opara__attr_rules[k].type != at->type)
+                return opara__fail(g->rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): attribute '%s' is %s, expected %s", i,
+                                   n->name, opara__op_name(n->op), at->name, opara__attr_type_name(at->type),
+                                   opara__attr_type_name(opara__attr_rules[k].type));
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__validate_value(opara__graph* g, uint32_t i) {
+    const opara__value* v = &g->values[i];
+    int32_t k;
+    size_t esize = opara_dtype_size(v->dtype);
+    if (v->kind != OPARA__VALUE_ACTIVATION && esize == 0)
+        return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d is not supported", i, v->name,
+                           (int)v->dtype);
+    if (v->kind == OPARA__VALUE_ACTIVATION && v->dtype != OPARA_DTYPE_UNDEFINED && esize == 0)
+        return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d is not supported", i, v->name,
+                           (int)v->dtype);
+    if (v->kind == OPARA__VALUE_ACTIVATION && v->producer < 0)
+        return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' is neither an input, a constant nor produced by a node", i,
+                           v->name);
+    if (v->kind != OPARA__VALUE_ACTIVATION && v->shape.ndim < 0)
+        return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' (%s) has no declared shape", i, v->name,
+                           v->kind == OPARA__VALUE_INPUT ? "input" : "constant");
+    for (k = 0; k < v->shape.ndim; ++k) {
+        int64_t d = v->shape.dims[k];
+        if (d < 0 && !(d == OPARA__DIM_BATCH && v->kind != OPARA__VALUE_CONST))
+            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': dimension %d is %lld", i, v->name, (int)k,
+                               (long long)d);
+    }
+    if (v->kind == OPARA__VALUE_CONST) {
+        int64_t numel = opara__shape_numel(&v->shape);
+        uint64_t expect;
+        if (numel < 0 || (uint64_t)numel > UINT64_MAX / 8)
+            return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "constant %u '%s': too many elements", i, v->name);
+        expect = (uint64_t)numel * esize;
+        if (v->nbytes != expect)
+            return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "constant %u '%s': %llu bytes of data, but %lld %s elements need %llu",
+                               i, v->name, (unsigned long long)v->nbytes, (long long)numel, opara_dtype_name(v->dtype),
+                               (unsigned long long)expect);
+        if (v->nbytes && !v->data)
+            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "constant %u '%s' has no data", i, v->name);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__validate_io(opara__graph* g) {
+    uint8_t* seen = (uint8_t*)opara__calloc(g->rt, (size_t)g->n_values + 1, 1);
+    uint32_t i, n_input_values = 0;
+    opara_result r = OPARA_OK;
+    if (!seen) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
+    for (i = 0; i < g->n_inputs && r == OPARA_OK; ++i) {
+        int32_t v = g->inputs[i];
+        if (g->values[v].kind != OPARA__VALUE_INPUT || (seen[v] & 1))
+            r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "graph input %u: tensor '%s' is %s", i, g->values[v].name,
+                            (seen[v] & 1) ? "listed twice" : "not an input");
+        seen[v] |= 1;
+    }
+    for (i = 0; i < g->n_outputs && r == OPARA_OK; ++i) {
+        int32_t v = g->outputs[i];
+        if (seen[v] & 2) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "graph output %u: tensor '%s' is listed twice", i, g->values[v].name);
+        seen[v] |= 2;
+    }
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i)
+        if (g->values[i].kind == OPARA__VALUE_INPUT) ++n_input_values;
+    if (r == OPARA_OK && n_input_values != g->n_inputs)
+        r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "%u tensors are inputs but the graph lists %u", n_input_values, g->n_inputs);
+    if (r == OPARA_OK && g->n_outputs == 0) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "the graph has no outputs");
+    opara__free(g->rt, seen);
+    return r;
+}
+
+/* Infers dtypes, checks declared activation dtypes against them, fills in unknown ones, and
+   checks that shapes infer at batch 1. */
+static opara_result opara__validate_flow(opara__graph* g) {
+    opara_dtype* dt = (opara_dtype*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(opara_dtype));
+    opara__shape* shapes = (opara__shape*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(opara__shape));
+    opara_result r = OPARA_OK;
+    uint32_t i;
+    if (!dt || !shapes) r = opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory validating the graph");
+    if (r == OPARA_OK) r = opara__refuse_zero_sized(g->rt, g, NULL);
+    if (r == OPARA_OK) r = opara__infer_dtypes(g->rt, g, dt);
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) {
+        opara__value* v = &g->values[i];
+        if (v->kind != OPARA__VALUE_ACTIVATION) continue;
+        if (v->dtype != OPARA_DTYPE_UNDEFINED && v->dtype != dt[i])
+            r = opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s' is declared %s but node %d '%s' (%s) produces %s", i,
+                            v->name, opara_dtype_name(v->dtype), v->producer, g->nodes[v->producer].name,
+                            opara__op_name(g->nodes[v->producer].op), opara_dtype_name(dt[i]));
+        v->dtype = dt[i];
+    }
+    if (r == OPARA_OK) r = opara__infer_shapes(g->rt, g, 1, shapes);
+    if (r == OPARA_OK) r = opara__refuse_zero_sized(g->rt, g, shapes);
+    opara__free(g->rt, dt);
+    opara__free(g->rt, shapes);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g) {
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    if (g->n_values > OPARA_MAX_TENSORS || g->n_nodes > OPARA_MAX_NODES)
+        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u tensors, %u nodes (limits %u, %u)", g->n_values, g->n_nodes,
+                           (unsigned)OPARA_MAX_TENSORS, (unsigned)OPARA_MAX_NODES);
+    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) r = opara__validate_value(g, i);
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        if (g->nodes[i].n_outputs == 0) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "node %u '%s' has no outputs", i, g->nodes[i].name);
+        else if (g->nodes[i].n_inputs > OPARA_MAX_NODE_IO || g->nodes[i].n_outputs > OPARA_MAX_NODE_IO)
+            r = opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': too many inputs or outputs", i, g->nodes[i].name);
+        else r = opara__validate_attrs(g, i);
+    }
+    if (r == OPARA_OK) r = opara__validate_io(g);
+    if (r == OPARA_OK) r = opara__graph_finalize(g);
+    if (r == OPARA_OK) r = opara__validate_flow(g);
+    return r;
+}
+/* ==== END src/opara_validate.c ==== */
 /* ==== BEGIN src/opara_format.c ==== */
 /* The .opara reader (hardened: every offset, size, index and enum is checked before use) and
    the deterministic writer. docs/FORMAT.md is the specification; both sides share the
@@ -6300,8 +6472,8 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
 }
 /* ==== END src/opara_format.c ==== */
 /* ==== BEGIN src/opara_model.c ==== */
-/* The model object: semantic validation shared by every way a model is made, loading from
-   memory and from files (mmap / MapViewOfFile / read), the public queries, and the builder. */
+/* The model object: loading from memory and from files (mmap / MapViewOfFile / read) and the
+   public queries. Every way a model is made validates it with opara_validate.c. */
 /* #include "opara_model.h" (inlined above) */
 
 #if !defined(OPARA_NO_STDIO)
@@ -6323,173 +6495,6 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
 #    endif
 #  endif
 #endif
-
-/* ---- semantic validation --------------------------------------------------------------------- */
-
-/* Types of the attributes the IR knows (ONNX names mean the same thing on every operator that
-   has them). An attribute with a known name and another type is rejected: kernels and shape
-   inference read them by type. Unknown names are kept and ignored. */
-typedef struct opara__attr_rule {
-    const char* name;
-    opara__attr_type type;
-} opara__attr_rule;
-
-static const opara__attr_rule opara__attr_rules[] = {
-    {"kernel_shape", OPARA__ATTR_INTS}, {"strides", OPARA__ATTR_INTS}, {"pads", OPARA__ATTR_INTS},
-    {"dilations", OPARA__ATTR_INTS}, {"group", OPARA__ATTR_INT}, {"auto_pad", OPARA__ATTR_STRING},
-    {"ceil_mode", OPARA__ATTR_INT}, {"count_include_pad", OPARA__ATTR_INT}, {"storage_order", OPARA__ATTR_INT},
-    {"output_padding", OPARA__ATTR_INTS}, {"output_shape", OPARA__ATTR_INTS}, {"epsilon", OPARA__ATTR_FLOAT},
-    {"momentum", OPARA__ATTR_FLOAT}, {"alpha", OPARA__ATTR_FLOAT}, {"beta", OPARA__ATTR_FLOAT},
-    {"axis", OPARA__ATTR_INT}, {"axes", OPARA__ATTR_INTS}, {"split", OPARA__ATTR_INTS}, {"starts", OPARA__ATTR_INTS},
-    {"ends", OPARA__ATTR_INTS}, {"steps", OPARA__ATTR_INTS}, {"shape", OPARA__ATTR_INTS}, {"allowzero", OPARA__ATTR_INT},
-    {"perm", OPARA__ATTR_INTS}, {"transA", OPARA__ATTR_INT}, {"transB", OPARA__ATTR_INT}, {"keepdims", OPARA__ATTR_INT},
-    {"noop_with_empty_axes", OPARA__ATTR_INT}, {"to", OPARA__ATTR_INT}, {"mode", OPARA__ATTR_STRING},
-    {"min", OPARA__ATTR_FLOAT}, {"max", OPARA__ATTR_FLOAT}, {"value", OPARA__ATTR_FLOAT},
-    {"constant_value", OPARA__ATTR_FLOAT}, {"scales", OPARA__ATTR_FLOATS}, {"sizes", OPARA__ATTR_INTS},
-    {"approximate", OPARA__ATTR_STRING}, {"coordinate_transformation_mode", OPARA__ATTR_STRING},
-    {"nearest_mode", OPARA__ATTR_STRING}, {"cubic_coeff_a", OPARA__ATTR_FLOAT}, {"exclude_outside", OPARA__ATTR_INT},
-    {"extrapolation_value", OPARA__ATTR_FLOAT}, {"stash_type", OPARA__ATTR_INT}, {"training_mode", OPARA__ATTR_INT},
-};
-
-static const char* opara__attr_type_name(opara__attr_type t) {
-    switch (t) {
-    case OPARA__ATTR_INT: return "INT";
-    case OPARA__ATTR_FLOAT: return "FLOAT";
-    case OPARA__ATTR_INTS: return "INTS";
-    case OPARA__ATTR_FLOATS: return "FLOATS";
-    case OPARA__ATTR_STRING: return "STRING";
-    default: return "?";
-    }
-}
-
-static opara_result opara__validate_attrs(opara__graph* g, uint32_t i) {
-    const opara__node* n = &g->nodes[i];
-    uint32_t a, k;
-    if (n->n_attrs > OPARA_MAX_ATTRS)
-        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': %u attributes (limit %u)", i, n->name, n->n_attrs,
-                           (unsigned)OPARA_MAX_ATTRS);
-    for (a = 0; a < n->n_attrs; ++a) {
-        const opara__attr* at = &n->attrs[a];
-        if ((at->type == OPARA__ATTR_INTS || at->type == OPARA__ATTR_FLOATS) && at->count > OPARA_MAX_ATTR_ELEMS)
-            return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s' attribute '%s': %u elements (limit %u)", i,
-                               n->name, at->name, at->count, (unsigned)OPARA_MAX_ATTR_ELEMS);
-        for (k = 0; k < OPARA__ARRAY_COUNT(opara__attr_rules); ++k)
-            if (strcmp(opara__attr_rules[k].name, at->name) == 0 && opara__attr_rules[k].type != at->type)
-                return opara__fail(g->rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): attribute '%s' is %s, expected %s", i,
-                                   n->name, opara__op_name(n->op), at->name, opara__attr_type_name(at->type),
-                                   opara__attr_type_name(opara__attr_rules[k].type));
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__validate_value(opara__graph* g, uint32_t i) {
-    const opara__value* v = &g->values[i];
-    int32_t k;
-    size_t esize = opara_dtype_size(v->dtype);
-    if (v->kind != OPARA__VALUE_ACTIVATION && esize == 0)
-        return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d is not supported", i, v->name,
-                           (int)v->dtype);
-    if (v->kind == OPARA__VALUE_ACTIVATION && v->dtype != OPARA_DTYPE_UNDEFINED && esize == 0)
-        return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s': data type %d is not supported", i, v->name,
-                           (int)v->dtype);
-    if (v->kind == OPARA__VALUE_ACTIVATION && v->producer < 0)
-        return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' is neither an input, a constant nor produced by a node", i,
-                           v->name);
-    if (v->kind != OPARA__VALUE_ACTIVATION && v->shape.ndim < 0)
-        return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s' (%s) has no declared shape", i, v->name,
-                           v->kind == OPARA__VALUE_INPUT ? "input" : "constant");
-    for (k = 0; k < v->shape.ndim; ++k) {
-        int64_t d = v->shape.dims[k];
-        if (d < 0 && !(d == OPARA__DIM_BATCH && v->kind != OPARA__VALUE_CONST))
-            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "tensor %u '%s': dimension %d is %lld", i, v->name, (int)k,
-                               (long long)d);
-    }
-    if (v->kind == OPARA__VALUE_CONST) {
-        int64_t numel = opara__shape_numel(&v->shape);
-        uint64_t expect;
-        if (numel < 0 || (uint64_t)numel > UINT64_MAX / 8)
-            return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "constant %u '%s': too many elements", i, v->name);
-        expect = (uint64_t)numel * esize;
-        if (v->nbytes != expect)
-            return opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "constant %u '%s': %llu bytes of data, but %lld %s elements need %llu",
-                               i, v->name, (unsigned long long)v->nbytes, (long long)numel, opara_dtype_name(v->dtype),
-                               (unsigned long long)expect);
-        if (v->nbytes && !v->data)
-            return opara__fail(g->rt, OPARA_ERR_CORRUPT, "constant %u '%s' has no data", i, v->name);
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__validate_io(opara__graph* g) {
-    uint8_t* seen = (uint8_t*)opara__calloc(g->rt, (size_t)g->n_values + 1, 1);
-    uint32_t i, n_input_values = 0;
-    opara_result r = OPARA_OK;
-    if (!seen) return opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
-    for (i = 0; i < g->n_inputs && r == OPARA_OK; ++i) {
-        int32_t v = g->inputs[i];
-        if (g->values[v].kind != OPARA__VALUE_INPUT || (seen[v] & 1))
-            r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "graph input %u: tensor '%s' is %s", i, g->values[v].name,
-                            (seen[v] & 1) ? "listed twice" : "not an input");
-        seen[v] |= 1;
-    }
-    for (i = 0; i < g->n_outputs && r == OPARA_OK; ++i) {
-        int32_t v = g->outputs[i];
-        if (seen[v] & 2) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "graph output %u: tensor '%s' is listed twice", i, g->values[v].name);
-        seen[v] |= 2;
-    }
-    for (i = 0; i < g->n_values && r == OPARA_OK; ++i)
-        if (g->values[i].kind == OPARA__VALUE_INPUT) ++n_input_values;
-    if (r == OPARA_OK && n_input_values != g->n_inputs)
-        r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "%u tensors are inputs but the graph lists %u", n_input_values, g->n_inputs);
-    if (r == OPARA_OK && g->n_outputs == 0) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "the graph has no outputs");
-    opara__free(g->rt, seen);
-    return r;
-}
-
-/* Infers dtypes, checks declared activation dtypes against them, fills in unknown ones, and
-   checks that shapes infer at batch 1. */
-static opara_result opara__validate_flow(opara__graph* g) {
-    opara_dtype* dt = (opara_dtype*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(opara_dtype));
-    opara__shape* shapes = (opara__shape*)opara__calloc(g->rt, (size_t)g->n_values + 1, sizeof(opara__shape));
-    opara_result r = OPARA_OK;
-    uint32_t i;
-    if (!dt || !shapes) r = opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory validating the graph");
-    if (r == OPARA_OK) r = opara__refuse_zero_sized(g->rt, g, NULL);
-    if (r == OPARA_OK) r = opara__infer_dtypes(g->rt, g, dt);
-    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) {
-        opara__value* v = &g->values[i];
-        if (v->kind != OPARA__VALUE_ACTIVATION) continue;
-        if (v->dtype != OPARA_DTYPE_UNDEFINED && v->dtype != dt[i])
-            r = opara__fail(g->rt, OPARA_ERR_BAD_DTYPE, "tensor %u '%s' is declared %s but node %d '%s' (%s) produces %s", i,
-                            v->name, opara_dtype_name(v->dtype), v->producer, g->nodes[v->producer].name,
-                            opara__op_name(g->nodes[v->producer].op), opara_dtype_name(dt[i]));
-        v->dtype = dt[i];
-    }
-    if (r == OPARA_OK) r = opara__infer_shapes(g->rt, g, 1, shapes);
-    if (r == OPARA_OK) r = opara__refuse_zero_sized(g->rt, g, shapes);
-    opara__free(g->rt, dt);
-    opara__free(g->rt, shapes);
-    return r;
-}
-
-OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g) {
-    uint32_t i;
-    opara_result r = OPARA_OK;
-    if (g->n_values > OPARA_MAX_TENSORS || g->n_nodes > OPARA_MAX_NODES)
-        return opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "%u tensors, %u nodes (limits %u, %u)", g->n_values, g->n_nodes,
-                           (unsigned)OPARA_MAX_TENSORS, (unsigned)OPARA_MAX_NODES);
-    for (i = 0; i < g->n_values && r == OPARA_OK; ++i) r = opara__validate_value(g, i);
-    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
-        if (g->nodes[i].n_outputs == 0) r = opara__fail(g->rt, OPARA_ERR_CORRUPT, "node %u '%s' has no outputs", i, g->nodes[i].name);
-        else if (g->nodes[i].n_inputs > OPARA_MAX_NODE_IO || g->nodes[i].n_outputs > OPARA_MAX_NODE_IO)
-            r = opara__fail(g->rt, OPARA_ERR_LIMIT_EXCEEDED, "node %u '%s': too many inputs or outputs", i, g->nodes[i].name);
-        else r = opara__validate_attrs(g, i);
-    }
-    if (r == OPARA_OK) r = opara__validate_io(g);
-    if (r == OPARA_OK) r = opara__graph_finalize(g);
-    if (r == OPARA_OK) r = opara__validate_flow(g);
-    return r;
-}
 
 /* ---- the model object ------------------------------------------------------------------------ */
 
@@ -13601,6 +13606,25 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
     return opara__plan_make(g, value_bytes, descs, dev, &d, 0, 0, out);
 }
 
+/* The planner owns the retry: the verifier only proves (and says why a plan fails). */
+OPARA__PRIVATE opara_result opara__plan_create_verified(const opara__graph* g, const uint64_t* value_bytes,
+                                                       const opara__op_desc* descs, const opara__device* dev,
+                                                       const opara__plan_desc* desc, opara__plan** out) {
+    opara__plan_desc pd = *desc;
+    opara_result r;
+    pd.verify = 0;
+    r = opara__plan_create(g, value_bytes, descs, dev, &pd, out);
+    if (r != OPARA_OK || opara__plan_verify(g, *out) == OPARA_OK) return r;
+    opara__log(&g->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
+               "the plan failed verification (%s); planning again without in-place Concat inputs",
+               opara_runtime_last_error(g->rt));
+    opara__plan_free(g->rt, *out);
+    *out = NULL;
+    pd.no_concat_in_place = 1;
+    pd.verify = 1;
+    return opara__plan_create(g, value_bytes, descs, dev, &pd, out);
+}
+
 OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
                                              opara__shape** shapes_out, opara__op_desc** descs_out) {
@@ -15595,24 +15619,6 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     opara__free(g->rt, v.vc);
     opara__free(g->rt, v.writes);
     return r;
-}
-
-OPARA__PRIVATE opara_result opara__plan_create_verified(const opara__graph* g, const uint64_t* value_bytes,
-                                                       const opara__op_desc* descs, const opara__device* dev,
-                                                       const opara__plan_desc* desc, opara__plan** out) {
-    opara__plan_desc pd = *desc;
-    opara_result r;
-    pd.verify = 0;
-    r = opara__plan_create(g, value_bytes, descs, dev, &pd, out);
-    if (r != OPARA_OK || opara__plan_verify(g, *out) == OPARA_OK) return r;
-    opara__log(&g->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
-               "the plan failed verification (%s); planning again without in-place Concat inputs",
-               opara_runtime_last_error(g->rt));
-    opara__plan_free(g->rt, *out);
-    *out = NULL;
-    pd.no_concat_in_place = 1;
-    pd.verify = 1;
-    return opara__plan_create(g, value_bytes, descs, dev, &pd, out);
 }
 /* ==== END src/opara_verify.c ==== */
 /* ==== BEGIN src/kernels/opara_ptx.h ==== */
@@ -32821,8 +32827,6 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     opara_result r;
     *use_cuda = 0;
     if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
-    if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
-        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
     r = opara__cuda_runtime_check(rt, reason, sizeof reason); /* loads the driver once per runtime */
     if (r == OPARA_OK) {
         *use_cuda = 1;
@@ -32833,7 +32837,7 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "CUDA backend: %s", reason);
     if (d->backend == OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
-    opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+    opara__log(&d->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                "CUDA backend unavailable: %s; using the CPU backend", reason);
     return OPARA_OK;
 }
@@ -32841,7 +32845,6 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
 static opara_result opara__session_shapes(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
     opara_result r;
-    int64_t batch = d->batch_size > 0 ? d->batch_size : 1;
     size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
     s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof *s->shapes);
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
@@ -32850,8 +32853,7 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
     if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
         return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    if (d->batch_size < 0) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
-    r = opara__infer_shapes(s->rt, g, batch, s->shapes);
+    r = opara__infer_shapes(s->rt, g, d->batch_size, s->shapes);
     if (r == OPARA_OK) r = opara__refuse_zero_sized(s->rt, g, s->shapes);
     if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
@@ -32888,7 +32890,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     pd.launch_order = d->launch_order;
     pd.memory_budget = d->memory_budget;
     o.device = d->cuda_device;
-    o.batch = d->batch_size > 0 ? d->batch_size : 1;
+    o.batch = d->batch_size;
     o.profile = d->cuda_profile;
     o.precision = d->precision;
     /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
@@ -32939,25 +32941,38 @@ static void* opara__session_value_data(const opara_session* s, int32_t v) {
     return NULL;
 }
 
+/* Every default of opara_session_desc resolved in one place (zero means default), after checking
+   what no default can mend. Nothing below re-derives a default. */
+static opara_result opara__session_desc_defaults(opara_runtime* rt, const opara_session_desc* desc, opara_session_desc* d) {
+    memset(d, 0, sizeof *d);
+    if (desc) *d = *desc;
+    if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CPU && d->backend != OPARA_BACKEND_CUDA)
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
+    if ((unsigned)d->strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d->launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
+    if ((unsigned)d->precision >= (unsigned)OPARA_PRECISION_COUNT)
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown precision %d", (int)d->precision);
+    if (!(d->memory_budget >= 0))
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "session: memory_budget must be a ratio >= 0 (0: unbounded)");
+    if (d->batch_size < 0) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
+    if (d->batch_size == 0) d->batch_size = 1;
+    if (d->threads == 0) d->threads = (uint32_t)opara__cpu_count();
+    if (!d->logger.func) d->logger = rt->logger;
+    return OPARA_OK;
+}
+
 OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
                                            const opara_session_desc* desc, opara_session** out) {
     opara_session_desc d;
     opara_session* s;
     opara_result r;
     char err[OPARA__DETAIL_MAX];
-    uint32_t threads;
     int use_cuda = 0;
     if (out) *out = NULL;
     if (!runtime || !model || !out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: NULL argument")
                                                    : OPARA_ERR_INVALID_ARGS;
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
-        return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
-    if ((unsigned)d.precision >= (unsigned)OPARA_PRECISION_COUNT)
-        return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown precision %d", (int)d.precision);
-    if (!(d.memory_budget >= 0))
-        return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: memory_budget must be a ratio >= 0 (0: unbounded)");
+    r = opara__session_desc_defaults(runtime, desc, &d);
+    if (r != OPARA_OK) return r;
     r = opara__session_pick_backend(runtime, &d, &use_cuda);
     if (r != OPARA_OK) return r;
     s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
@@ -32966,7 +32981,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     s->model = model;
     opara__model_retain(model);
     s->g = opara__model_graph(model);
-    s->logger = d.logger.func ? d.logger : runtime->logger;
+    s->logger = d.logger;
     r = opara__session_shapes(s, &d);
     if (r == OPARA_OK && use_cuda) {
         r = opara__session_cuda(s, &d);
@@ -32979,9 +32994,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
         }
     }
     if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
-    threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
     if (r == OPARA_OK && !use_cuda) {
-        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm,
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, d.threads, d.builtin_gemm,
                                    !d.cpu_keep_weights, d.cpu_pin_workers == 1, err, sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
         else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);

@@ -61,8 +61,6 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     opara_result r;
     *use_cuda = 0;
     if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
-    if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CUDA)
-        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
     r = opara__cuda_runtime_check(rt, reason, sizeof reason); /* loads the driver once per runtime */
     if (r == OPARA_OK) {
         *use_cuda = 1;
@@ -73,7 +71,7 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "CUDA backend: %s", reason);
     if (d->backend == OPARA_BACKEND_CUDA)
         return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
-    opara__log(d->logger.func ? &d->logger : &rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+    opara__log(&d->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                "CUDA backend unavailable: %s; using the CPU backend", reason);
     return OPARA_OK;
 }
@@ -81,7 +79,6 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
 static opara_result opara__session_shapes(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
     opara_result r;
-    int64_t batch = d->batch_size > 0 ? d->batch_size : 1;
     size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
     s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof *s->shapes);
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
@@ -90,8 +87,7 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
     if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
         return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    if (d->batch_size < 0) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
-    r = opara__infer_shapes(s->rt, g, batch, s->shapes);
+    r = opara__infer_shapes(s->rt, g, d->batch_size, s->shapes);
     if (r == OPARA_OK) r = opara__refuse_zero_sized(s->rt, g, s->shapes);
     if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
@@ -128,7 +124,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     pd.launch_order = d->launch_order;
     pd.memory_budget = d->memory_budget;
     o.device = d->cuda_device;
-    o.batch = d->batch_size > 0 ? d->batch_size : 1;
+    o.batch = d->batch_size;
     o.profile = d->cuda_profile;
     o.precision = d->precision;
     /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
@@ -179,25 +175,38 @@ static void* opara__session_value_data(const opara_session* s, int32_t v) {
     return NULL;
 }
 
+/* Every default of opara_session_desc resolved in one place (zero means default), after checking
+   what no default can mend. Nothing below re-derives a default. */
+static opara_result opara__session_desc_defaults(opara_runtime* rt, const opara_session_desc* desc, opara_session_desc* d) {
+    memset(d, 0, sizeof *d);
+    if (desc) *d = *desc;
+    if (d->backend != OPARA_BACKEND_AUTO && d->backend != OPARA_BACKEND_CPU && d->backend != OPARA_BACKEND_CUDA)
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown backend %d", (int)d->backend);
+    if ((unsigned)d->strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d->launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
+    if ((unsigned)d->precision >= (unsigned)OPARA_PRECISION_COUNT)
+        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "session: unknown precision %d", (int)d->precision);
+    if (!(d->memory_budget >= 0))
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "session: memory_budget must be a ratio >= 0 (0: unbounded)");
+    if (d->batch_size < 0) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
+    if (d->batch_size == 0) d->batch_size = 1;
+    if (d->threads == 0) d->threads = (uint32_t)opara__cpu_count();
+    if (!d->logger.func) d->logger = rt->logger;
+    return OPARA_OK;
+}
+
 OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_model* model,
                                            const opara_session_desc* desc, opara_session** out) {
     opara_session_desc d;
     opara_session* s;
     opara_result r;
     char err[OPARA__DETAIL_MAX];
-    uint32_t threads;
     int use_cuda = 0;
     if (out) *out = NULL;
     if (!runtime || !model || !out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: NULL argument")
                                                    : OPARA_ERR_INVALID_ARGS;
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    if ((unsigned)d.strategy >= (unsigned)OPARA_STRATEGY_COUNT || (unsigned)d.launch_order >= (unsigned)OPARA_LAUNCH_COUNT)
-        return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown strategy or launch order");
-    if ((unsigned)d.precision >= (unsigned)OPARA_PRECISION_COUNT)
-        return opara__fail(runtime, OPARA_ERR_BAD_ENUM, "session: unknown precision %d", (int)d.precision);
-    if (!(d.memory_budget >= 0))
-        return opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: memory_budget must be a ratio >= 0 (0: unbounded)");
+    r = opara__session_desc_defaults(runtime, desc, &d);
+    if (r != OPARA_OK) return r;
     r = opara__session_pick_backend(runtime, &d, &use_cuda);
     if (r != OPARA_OK) return r;
     s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
@@ -206,7 +215,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     s->model = model;
     opara__model_retain(model);
     s->g = opara__model_graph(model);
-    s->logger = d.logger.func ? d.logger : runtime->logger;
+    s->logger = d.logger;
     r = opara__session_shapes(s, &d);
     if (r == OPARA_OK && use_cuda) {
         r = opara__session_cuda(s, &d);
@@ -219,9 +228,8 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
         }
     }
     if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
-    threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
     if (r == OPARA_OK && !use_cuda) {
-        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm,
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, d.threads, d.builtin_gemm,
                                    !d.cpu_keep_weights, d.cpu_pin_workers == 1, err, sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
         else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
