@@ -7336,6 +7336,10 @@ typedef struct opara__op_desc {
                                  the default model, or measured; 0 for kernel-less ops */
 } opara__op_desc;
 
+/* What a plan is made for: the GPU presets below, or a CPU's model made by its backend
+   (opara__cpu_device). */
+typedef enum opara__device_kind { OPARA__DEVICE_GPU = 0, OPARA__DEVICE_CPU = 1 } opara__device_kind;
+
 typedef struct opara__device {
     const char* name;
     uint32_t sms;
@@ -7344,7 +7348,9 @@ typedef struct opara__device {
     uint32_t max_smem_per_block, max_smem_per_sm; /* bytes */
     uint32_t max_blocks_per_sm;
     double peak_flops; /* FP32 FLOP/s */
-    double bandwidth;  /* DRAM bytes/s */
+    double bandwidth;  /* DRAM bytes/s (a CPU's: what its cores stream from their caches) */
+    opara__device_kind kind;
+    uint32_t cores;    /* CPU: the cores the session's workers run on (the GPU limits above are 0) */
 } opara__device;
 
 /* Presets from public specifications: "rtx2080s", "v100", "a100", "h100", "orin". NULL if unknown. */
@@ -7496,6 +7502,9 @@ typedef struct opara__plan {
     uint32_t* stream;     /* [n_nodes] stream of each node; streams are numbered by first use in launch order */
     uint32_t* stream_seq; /* [n_nodes] 1-based rank of the node on its stream */
     uint32_t* level;      /* [n_nodes] longest-path depth from a source (wavefront levels); for every strategy */
+    double* priority;     /* [n_nodes] the estimated time (ms, descriptors' time_ms) of the longest path from the
+                             node's start to the end of the graph: the critical path, which a backend that
+                             picks among ready nodes (the CPU executor) runs first; 1 per node without descriptors */
 
     /* synchronisation: before launching node n on its stream, wait on the events recorded after
        nodes wait_nodes[wait_start[n] .. wait_start[n+1]) (all on other streams, in ascending launch
@@ -7956,6 +7965,10 @@ typedef struct opara__cpu_exec opara__cpu_exec;
    constant GEMM weights once (opara__cpu_op.packed); pin_workers: each worker thread binds itself to
    one CPU (process-wide round robin over the affinity mask, starting at its second CPU, so that the
    workers of several sessions spread out). On failure the detail is written to err. */
+/* The CPU as the planner sees it (the plan is made for it, not for a GPU preset): `cores` workers,
+   each with the FMA throughput of the SGEMM's instruction set and 32 bytes a cycle from its caches,
+   at a nominal 3 GHz. Presets, not measurements, so a model's plan is the same on every run. */
+OPARA__PRIVATE void opara__cpu_device(uint32_t cores, opara__device* dev);
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
                                                    const opara__shape* shapes, const opara_dtype* dtypes,
                                                    uint32_t threads, int builtin_gemm, int pack_weights,
@@ -12308,15 +12321,15 @@ OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op) {
    sharedMemPerBlock), not the opt-in maximum. */
 static const opara__device opara__devices[] = {
     /* GeForce RTX 2080 SUPER: TU104, 48 SMs, sm_75, 3072 cores at 1815 MHz, 496 GB/s */
-    {"rtx2080s", 48, 1024, 1024, 65536, 65536, 49152, 65536, 16, 11.15e12, 496e9},
+    {"rtx2080s", 48, 1024, 1024, 65536, 65536, 49152, 65536, 16, 11.15e12, 496e9, OPARA__DEVICE_GPU, 0},
     /* Tesla V100 SXM2: 80 SMs, sm_70, 15.7 TFLOP/s, 900 GB/s */
-    {"v100", 80, 1024, 2048, 65536, 65536, 49152, 98304, 32, 15.7e12, 900e9},
+    {"v100", 80, 1024, 2048, 65536, 65536, 49152, 98304, 32, 15.7e12, 900e9, OPARA__DEVICE_GPU, 0},
     /* A100 PCIe 40 GB: 108 SMs, sm_80, 19.5 TFLOP/s, 1555 GB/s */
-    {"a100", 108, 1024, 2048, 65536, 65536, 49152, 167936, 32, 19.5e12, 1555e9},
+    {"a100", 108, 1024, 2048, 65536, 65536, 49152, 167936, 32, 19.5e12, 1555e9, OPARA__DEVICE_GPU, 0},
     /* H100 SXM5: 132 SMs, sm_90, 67 TFLOP/s, 3.35 TB/s */
-    {"h100", 132, 1024, 2048, 65536, 65536, 49152, 233472, 32, 67e12, 3.35e12},
+    {"h100", 132, 1024, 2048, 65536, 65536, 49152, 233472, 32, 67e12, 3.35e12, OPARA__DEVICE_GPU, 0},
     /* Jetson AGX Orin 64 GB: 16 SMs, sm_87, 5.3 TFLOP/s, 204.8 GB/s */
-    {"orin", 16, 1024, 1536, 65536, 65536, 49152, 167936, 16, 5.3e12, 204.8e9},
+    {"orin", 16, 1024, 1536, 65536, 65536, 49152, 167936, 16, 5.3e12, 204.8e9, OPARA__DEVICE_GPU, 0},
 };
 
 OPARA__PRIVATE const opara__device* opara__device_preset(const char* name) {
@@ -13312,6 +13325,7 @@ OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
     opara__free(rt, p->lane);
     opara__free(rt, p->lane_seq);
     opara__free(rt, p->level);
+    opara__free(rt, p->priority);
     opara__free(rt, p->records_event);
     opara__free(rt, p->wait_start);
     opara__free(rt, p->wait_nodes);
@@ -13343,6 +13357,7 @@ static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
     p->lane = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->lane_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->level = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->priority = (double*)opara__calloc(rt, n, sizeof(double));
     p->records_event = (uint8_t*)opara__calloc(rt, n, 1);
     p->wait_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
     p->storage = (uint8_t*)opara__calloc(rt, v, 1);
@@ -13351,10 +13366,22 @@ static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
     p->alias_offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
     p->alias_kind = (uint8_t*)opara__calloc(rt, v, 1);
     p->value_bytes = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
-    if (p->order && p->position && p->stream && p->stream_seq && p->lane && p->lane_seq && p->level && p->records_event && p->wait_start &&
+    if (p->order && p->position && p->stream && p->stream_seq && p->lane && p->lane_seq && p->level && p->priority && p->records_event && p->wait_start &&
         p->storage && p->offset && p->alias_root && p->alias_offset && p->alias_kind && p->value_bytes)
         return OPARA_OK;
     return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan of %u nodes", g->n_nodes);
+}
+
+/* Over the topological order backwards: a node's estimated time plus the largest priority of its
+   successors. Kernel-less views cost nothing. */
+static void opara__compute_priority(const opara__graph* g, const opara__op_desc* descs, double* priority) {
+    uint32_t i, k;
+    for (i = g->n_nodes; i-- > 0;) {
+        uint32_t v = g->topo[i];
+        double tail = 0.0, own = !descs ? 1.0 : descs[v].kernel_less ? 0.0 : descs[v].time_ms;
+        for (k = g->succ_start[v]; k < g->succ_start[v + 1]; ++k) tail = OPARA__MAX(tail, priority[g->succs[k]]);
+        priority[v] = own + tail;
+    }
 }
 
 static void opara__compute_levels(const opara__graph* g, uint32_t* level) {
@@ -13452,6 +13479,7 @@ static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, con
     uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
     opara_result r = opara__plan_order(g, p, descs, dev, live_limit);
     opara__compute_levels(g, p->level);
+    opara__compute_priority(g, descs, p->priority);
     t1 = opara__now_ns();
     if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
     t2 = opara__now_ns();
@@ -32137,7 +32165,7 @@ struct opara__cpu_exec {
     uint32_t* pending_init;      /* [n_nodes] number of prerequisites */
     uint32_t* dep_start;         /* [n_nodes + 1] CSR: the nodes that have n as a prerequisite */
     uint32_t* deps;
-    double* rank;                /* [n_nodes] estimated work on the longest path from the node to the end */
+    const double* rank;          /* [n_nodes] the plan's priority (its critical path from the node to the end) */
     uint8_t* big;                /* [n_nodes] at least OPARA__BIG_WORK */
     int32_t* n_chunks;           /* [n_nodes] 0: nothing to run; 1: run whole */
     size_t* chunk_items;         /* [n_nodes] work items per chunk */
@@ -32594,27 +32622,20 @@ static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
     }
 }
 
-/* Per node: rank = work + max rank of its successors (over the launch order backwards), whether
-   it is big, and how it is cut into chunks. */
-static opara_result opara__exec_ranks(opara__cpu_exec* ex, char* err, size_t cap) {
-    const opara__graph* g = ex->g;
-    uint32_t i, k, n_nodes = g->n_nodes ? g->n_nodes : 1;
-    ex->rank = (double*)opara__calloc(ex->rt, n_nodes, sizeof(double));
+/* Per node: whether it is big and how it is cut into chunks. Which ready node runs first is the
+   plan's priority. */
+static opara_result opara__exec_cut_nodes(opara__cpu_exec* ex, char* err, size_t cap) {
+    uint32_t n, n_nodes = ex->g->n_nodes ? ex->g->n_nodes : 1;
     ex->big = (uint8_t*)opara__calloc(ex->rt, n_nodes, 1);
     ex->n_chunks = (int32_t*)opara__calloc(ex->rt, n_nodes, sizeof(int32_t));
     ex->chunk_items = (size_t*)opara__calloc(ex->rt, n_nodes, sizeof(size_t));
-    if (!ex->rank || !ex->big || !ex->n_chunks || !ex->chunk_items)
+    if (!ex->big || !ex->n_chunks || !ex->chunk_items)
         return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
-    for (i = g->n_nodes; i-- > 0;) {
-        uint32_t n = ex->plan->order[i];
+    for (n = 0; n < ex->g->n_nodes; ++n) {
         const opara__cpu_op* op = &ex->ops[n];
         size_t items = ex->skip[n] ? 0 : op->work_items, min = op->min_items_per_task ? op->min_items_per_task : 1;
         size_t chunk = items;
-        double tail = 0.0, work = opara__exec_node_work(ex, n);
-        for (k = g->succ_start[n]; k < g->succ_start[n + 1]; ++k)
-            if (ex->rank[g->succs[k]] > tail) tail = ex->rank[g->succs[k]];
-        ex->rank[n] = work + tail;
-        ex->big[n] = work >= OPARA__BIG_WORK;
+        ex->big[n] = opara__exec_node_work(ex, n) >= OPARA__BIG_WORK;
         if (ex->n_workers > 1 && items >= 2 * min) {
             chunk = OPARA__MAX(min, items / ((size_t)ex->n_workers * OPARA__CHUNKS_PER_WORKER));
             chunk = OPARA__MAX(chunk, (items + OPARA__MAX_CHUNKS - 1) / OPARA__MAX_CHUNKS);
@@ -32623,6 +32644,27 @@ static opara_result opara__exec_ranks(opara__cpu_exec* ex, char* err, size_t cap
         ex->n_chunks[n] = items ? (int32_t)((items + ex->chunk_items[n] - 1) / ex->chunk_items[n]) : 0;
     }
     return OPARA_OK;
+}
+
+/* FMA throughput per core and cycle of the SGEMM's instruction set: two FMA pipes of 16 (AVX-512),
+   8 (AVX2) or 4 (NEON) lanes, 2 FLOPs each; 4 for the portable C. */
+static double opara__cpu_flops_per_cycle(void) {
+    int level = opara__cpu_isa_level();
+    if (level >= 2) return 64.0;
+#if OPARA__GEMM_NEON
+    if (level == 1) return 16.0;
+#endif
+    return level == 1 ? 32.0 : 4.0;
+}
+
+OPARA__PRIVATE void opara__cpu_device(uint32_t cores, opara__device* dev) {
+    const double hz = 3e9; /* nominal: only the ratio of FLOPs to bytes and the nodes' relative times matter */
+    memset(dev, 0, sizeof *dev);
+    dev->name = "cpu";
+    dev->kind = OPARA__DEVICE_CPU;
+    dev->cores = cores ? cores : 1;
+    dev->peak_flops = (double)dev->cores * opara__cpu_flops_per_cycle() * hz;
+    dev->bandwidth = (double)dev->cores * 32.0 * hz;
 }
 
 static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t cap) {
@@ -32667,6 +32709,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     ex->rt = rt;
     ex->g = g;
     ex->plan = plan;
+    ex->rank = plan->priority;
     ex->n_workers = threads ? threads : 1;
     ex->pack_weights = pack_weights;
     ex->pin_workers = pin_workers;
@@ -32676,7 +32719,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     r = opara__exec_memory(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_deps(ex, err, err_cap);
-    if (r == OPARA_OK) r = opara__exec_ranks(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_cut_nodes(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);
     if (r != OPARA_OK) {
         opara__cpu_exec_destroy(ex);
@@ -32712,7 +32755,6 @@ OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
     opara__free(rt, ex->pending_init);
     opara__free(rt, ex->dep_start);
     opara__free(rt, ex->deps);
-    opara__free(rt, ex->rank);
     opara__free(rt, ex->big);
     opara__free(rt, ex->n_chunks);
     opara__free(rt, ex->chunk_items);
@@ -32860,19 +32902,25 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     return r;
 }
 
+/* The CPU plan is made for the CPU's model: descriptors from its rates, and Alg. 2 takes the ready
+   op with the shortest estimated time first (a CPU has no per-block GPU resources to fit). */
 static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
     opara__plan_desc pd;
-    opara_result r = opara__describe_ops(g, s->shapes, NULL, s->descs);
+    opara__device cpu;
+    opara_result r;
+    opara__cpu_device(d->threads, &cpu);
+    r = opara__describe_ops(g, s->shapes, &cpu, s->descs);
     if (r != OPARA_OK) return r;
     memset(&pd, 0, sizeof pd);
+    pd.metric = OPARA__METRIC_TIME;
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
     pd.memory_budget = d->memory_budget;
     pd.shapes = s->shapes;
     s->strategy = d->strategy;
     /* Worker threads run the streams truly concurrently: the plan is proven safe before use. */
-    r = opara__plan_create_verified(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+    r = opara__plan_create_verified(g, s->value_bytes, s->descs, &cpu, &pd, &s->plan);
     s->active = s->plan;
     return r;
 }

@@ -73,7 +73,7 @@ struct opara__cpu_exec {
     uint32_t* pending_init;      /* [n_nodes] number of prerequisites */
     uint32_t* dep_start;         /* [n_nodes + 1] CSR: the nodes that have n as a prerequisite */
     uint32_t* deps;
-    double* rank;                /* [n_nodes] estimated work on the longest path from the node to the end */
+    const double* rank;          /* [n_nodes] the plan's priority (its critical path from the node to the end) */
     uint8_t* big;                /* [n_nodes] at least OPARA__BIG_WORK */
     int32_t* n_chunks;           /* [n_nodes] 0: nothing to run; 1: run whole */
     size_t* chunk_items;         /* [n_nodes] work items per chunk */
@@ -530,27 +530,20 @@ static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
     }
 }
 
-/* Per node: rank = work + max rank of its successors (over the launch order backwards), whether
-   it is big, and how it is cut into chunks. */
-static opara_result opara__exec_ranks(opara__cpu_exec* ex, char* err, size_t cap) {
-    const opara__graph* g = ex->g;
-    uint32_t i, k, n_nodes = g->n_nodes ? g->n_nodes : 1;
-    ex->rank = (double*)opara__calloc(ex->rt, n_nodes, sizeof(double));
+/* Per node: whether it is big and how it is cut into chunks. Which ready node runs first is the
+   plan's priority. */
+static opara_result opara__exec_cut_nodes(opara__cpu_exec* ex, char* err, size_t cap) {
+    uint32_t n, n_nodes = ex->g->n_nodes ? ex->g->n_nodes : 1;
     ex->big = (uint8_t*)opara__calloc(ex->rt, n_nodes, 1);
     ex->n_chunks = (int32_t*)opara__calloc(ex->rt, n_nodes, sizeof(int32_t));
     ex->chunk_items = (size_t*)opara__calloc(ex->rt, n_nodes, sizeof(size_t));
-    if (!ex->rank || !ex->big || !ex->n_chunks || !ex->chunk_items)
+    if (!ex->big || !ex->n_chunks || !ex->chunk_items)
         return opara__cpu_reject(err, cap, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
-    for (i = g->n_nodes; i-- > 0;) {
-        uint32_t n = ex->plan->order[i];
+    for (n = 0; n < ex->g->n_nodes; ++n) {
         const opara__cpu_op* op = &ex->ops[n];
         size_t items = ex->skip[n] ? 0 : op->work_items, min = op->min_items_per_task ? op->min_items_per_task : 1;
         size_t chunk = items;
-        double tail = 0.0, work = opara__exec_node_work(ex, n);
-        for (k = g->succ_start[n]; k < g->succ_start[n + 1]; ++k)
-            if (ex->rank[g->succs[k]] > tail) tail = ex->rank[g->succs[k]];
-        ex->rank[n] = work + tail;
-        ex->big[n] = work >= OPARA__BIG_WORK;
+        ex->big[n] = opara__exec_node_work(ex, n) >= OPARA__BIG_WORK;
         if (ex->n_workers > 1 && items >= 2 * min) {
             chunk = OPARA__MAX(min, items / ((size_t)ex->n_workers * OPARA__CHUNKS_PER_WORKER));
             chunk = OPARA__MAX(chunk, (items + OPARA__MAX_CHUNKS - 1) / OPARA__MAX_CHUNKS);
@@ -559,6 +552,27 @@ static opara_result opara__exec_ranks(opara__cpu_exec* ex, char* err, size_t cap
         ex->n_chunks[n] = items ? (int32_t)((items + ex->chunk_items[n] - 1) / ex->chunk_items[n]) : 0;
     }
     return OPARA_OK;
+}
+
+/* FMA throughput per core and cycle of the SGEMM's instruction set: two FMA pipes of 16 (AVX-512),
+   8 (AVX2) or 4 (NEON) lanes, 2 FLOPs each; 4 for the portable C. */
+static double opara__cpu_flops_per_cycle(void) {
+    int level = opara__cpu_isa_level();
+    if (level >= 2) return 64.0;
+#if OPARA__GEMM_NEON
+    if (level == 1) return 16.0;
+#endif
+    return level == 1 ? 32.0 : 4.0;
+}
+
+OPARA__PRIVATE void opara__cpu_device(uint32_t cores, opara__device* dev) {
+    const double hz = 3e9; /* nominal: only the ratio of FLOPs to bytes and the nodes' relative times matter */
+    memset(dev, 0, sizeof *dev);
+    dev->name = "cpu";
+    dev->kind = OPARA__DEVICE_CPU;
+    dev->cores = cores ? cores : 1;
+    dev->peak_flops = (double)dev->cores * opara__cpu_flops_per_cycle() * hz;
+    dev->bandwidth = (double)dev->cores * 32.0 * hz;
 }
 
 static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t cap) {
@@ -603,6 +617,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     ex->rt = rt;
     ex->g = g;
     ex->plan = plan;
+    ex->rank = plan->priority;
     ex->n_workers = threads ? threads : 1;
     ex->pack_weights = pack_weights;
     ex->pin_workers = pin_workers;
@@ -612,7 +627,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     r = opara__exec_memory(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_deps(ex, err, err_cap);
-    if (r == OPARA_OK) r = opara__exec_ranks(ex, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_cut_nodes(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);
     if (r != OPARA_OK) {
         opara__cpu_exec_destroy(ex);
@@ -648,7 +663,6 @@ OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex) {
     opara__free(rt, ex->pending_init);
     opara__free(rt, ex->dep_start);
     opara__free(rt, ex->deps);
-    opara__free(rt, ex->rank);
     opara__free(rt, ex->big);
     opara__free(rt, ex->n_chunks);
     opara__free(rt, ex->chunk_items);

@@ -264,6 +264,10 @@ typedef struct opara__cpu_exec opara__cpu_exec;
    constant GEMM weights once (opara__cpu_op.packed); pin_workers: each worker thread binds itself to
    one CPU (process-wide round robin over the affinity mask, starting at its second CPU, so that the
    workers of several sessions spread out). On failure the detail is written to err. */
+/* The CPU as the planner sees it (the plan is made for it, not for a GPU preset): `cores` workers,
+   each with the FMA throughput of the SGEMM's instruction set and 32 bytes a cycle from its caches,
+   at a nominal 3 GHz. Presets, not measurements, so a model's plan is the same on every run. */
+OPARA__PRIVATE void opara__cpu_device(uint32_t cores, opara__device* dev);
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
                                                    const opara__shape* shapes, const opara_dtype* dtypes,
                                                    uint32_t threads, int builtin_gemm, int pack_weights,

@@ -23,15 +23,15 @@
    sharedMemPerBlock), not the opt-in maximum. */
 static const opara__device opara__devices[] = {
     /* GeForce RTX 2080 SUPER: TU104, 48 SMs, sm_75, 3072 cores at 1815 MHz, 496 GB/s */
-    {"rtx2080s", 48, 1024, 1024, 65536, 65536, 49152, 65536, 16, 11.15e12, 496e9},
+    {"rtx2080s", 48, 1024, 1024, 65536, 65536, 49152, 65536, 16, 11.15e12, 496e9, OPARA__DEVICE_GPU, 0},
     /* Tesla V100 SXM2: 80 SMs, sm_70, 15.7 TFLOP/s, 900 GB/s */
-    {"v100", 80, 1024, 2048, 65536, 65536, 49152, 98304, 32, 15.7e12, 900e9},
+    {"v100", 80, 1024, 2048, 65536, 65536, 49152, 98304, 32, 15.7e12, 900e9, OPARA__DEVICE_GPU, 0},
     /* A100 PCIe 40 GB: 108 SMs, sm_80, 19.5 TFLOP/s, 1555 GB/s */
-    {"a100", 108, 1024, 2048, 65536, 65536, 49152, 167936, 32, 19.5e12, 1555e9},
+    {"a100", 108, 1024, 2048, 65536, 65536, 49152, 167936, 32, 19.5e12, 1555e9, OPARA__DEVICE_GPU, 0},
     /* H100 SXM5: 132 SMs, sm_90, 67 TFLOP/s, 3.35 TB/s */
-    {"h100", 132, 1024, 2048, 65536, 65536, 49152, 233472, 32, 67e12, 3.35e12},
+    {"h100", 132, 1024, 2048, 65536, 65536, 49152, 233472, 32, 67e12, 3.35e12, OPARA__DEVICE_GPU, 0},
     /* Jetson AGX Orin 64 GB: 16 SMs, sm_87, 5.3 TFLOP/s, 204.8 GB/s */
-    {"orin", 16, 1024, 1536, 65536, 65536, 49152, 167936, 16, 5.3e12, 204.8e9},
+    {"orin", 16, 1024, 1536, 65536, 65536, 49152, 167936, 16, 5.3e12, 204.8e9, OPARA__DEVICE_GPU, 0},
 };
 
 OPARA__PRIVATE const opara__device* opara__device_preset(const char* name) {

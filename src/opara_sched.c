@@ -754,6 +754,7 @@ OPARA__PRIVATE void opara__plan_free(opara_runtime* rt, opara__plan* p) {
     opara__free(rt, p->lane);
     opara__free(rt, p->lane_seq);
     opara__free(rt, p->level);
+    opara__free(rt, p->priority);
     opara__free(rt, p->records_event);
     opara__free(rt, p->wait_start);
     opara__free(rt, p->wait_nodes);
@@ -785,6 +786,7 @@ static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
     p->lane = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->lane_seq = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
     p->level = (uint32_t*)opara__calloc(rt, n, sizeof(uint32_t));
+    p->priority = (double*)opara__calloc(rt, n, sizeof(double));
     p->records_event = (uint8_t*)opara__calloc(rt, n, 1);
     p->wait_start = (uint32_t*)opara__calloc(rt, n + 1, sizeof(uint32_t));
     p->storage = (uint8_t*)opara__calloc(rt, v, 1);
@@ -793,10 +795,22 @@ static opara_result opara__plan_alloc(const opara__graph* g, opara__plan* p) {
     p->alias_offset = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
     p->alias_kind = (uint8_t*)opara__calloc(rt, v, 1);
     p->value_bytes = (uint64_t*)opara__calloc(rt, v, sizeof(uint64_t));
-    if (p->order && p->position && p->stream && p->stream_seq && p->lane && p->lane_seq && p->level && p->records_event && p->wait_start &&
+    if (p->order && p->position && p->stream && p->stream_seq && p->lane && p->lane_seq && p->level && p->priority && p->records_event && p->wait_start &&
         p->storage && p->offset && p->alias_root && p->alias_offset && p->alias_kind && p->value_bytes)
         return OPARA_OK;
     return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory for the plan of %u nodes", g->n_nodes);
+}
+
+/* Over the topological order backwards: a node's estimated time plus the largest priority of its
+   successors. Kernel-less views cost nothing. */
+static void opara__compute_priority(const opara__graph* g, const opara__op_desc* descs, double* priority) {
+    uint32_t i, k;
+    for (i = g->n_nodes; i-- > 0;) {
+        uint32_t v = g->topo[i];
+        double tail = 0.0, own = !descs ? 1.0 : descs[v].kernel_less ? 0.0 : descs[v].time_ms;
+        for (k = g->succ_start[v]; k < g->succ_start[v + 1]; ++k) tail = OPARA__MAX(tail, priority[g->succs[k]]);
+        priority[v] = own + tail;
+    }
 }
 
 static void opara__compute_levels(const opara__graph* g, uint32_t* level) {
@@ -894,6 +908,7 @@ static opara_result opara__plan_build(const opara__graph* g, opara__plan* p, con
     uint64_t t0 = opara__now_ns(), t1, t2, t3, t4;
     opara_result r = opara__plan_order(g, p, descs, dev, live_limit);
     opara__compute_levels(g, p->level);
+    opara__compute_priority(g, descs, p->priority);
     t1 = opara__now_ns();
     if (r == OPARA_OK) r = opara__assign_streams(g, p, &extra_start, &extra);
     t2 = opara__now_ns();

@@ -47,6 +47,10 @@ typedef struct opara__op_desc {
                                  the default model, or measured; 0 for kernel-less ops */
 } opara__op_desc;
 
+/* What a plan is made for: the GPU presets below, or a CPU's model made by its backend
+   (opara__cpu_device). */
+typedef enum opara__device_kind { OPARA__DEVICE_GPU = 0, OPARA__DEVICE_CPU = 1 } opara__device_kind;
+
 typedef struct opara__device {
     const char* name;
     uint32_t sms;
@@ -55,7 +59,9 @@ typedef struct opara__device {
     uint32_t max_smem_per_block, max_smem_per_sm; /* bytes */
     uint32_t max_blocks_per_sm;
     double peak_flops; /* FP32 FLOP/s */
-    double bandwidth;  /* DRAM bytes/s */
+    double bandwidth;  /* DRAM bytes/s (a CPU's: what its cores stream from their caches) */
+    opara__device_kind kind;
+    uint32_t cores;    /* CPU: the cores the session's workers run on (the GPU limits above are 0) */
 } opara__device;
 
 /* Presets from public specifications: "rtx2080s", "v100", "a100", "h100", "orin". NULL if unknown. */
@@ -207,6 +213,9 @@ typedef struct opara__plan {
     uint32_t* stream;     /* [n_nodes] stream of each node; streams are numbered by first use in launch order */
     uint32_t* stream_seq; /* [n_nodes] 1-based rank of the node on its stream */
     uint32_t* level;      /* [n_nodes] longest-path depth from a source (wavefront levels); for every strategy */
+    double* priority;     /* [n_nodes] the estimated time (ms, descriptors' time_ms) of the longest path from the
+                             node's start to the end of the graph: the critical path, which a backend that
+                             picks among ready nodes (the CPU executor) runs first; 1 per node without descriptors */
 
     /* synchronisation: before launching node n on its stream, wait on the events recorded after
        nodes wait_nodes[wait_start[n] .. wait_start[n+1]) (all on other streams, in ascending launch

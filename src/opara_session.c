@@ -94,19 +94,25 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     return r;
 }
 
+/* The CPU plan is made for the CPU's model: descriptors from its rates, and Alg. 2 takes the ready
+   op with the shortest estimated time first (a CPU has no per-block GPU resources to fit). */
 static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
     opara__plan_desc pd;
-    opara_result r = opara__describe_ops(g, s->shapes, NULL, s->descs);
+    opara__device cpu;
+    opara_result r;
+    opara__cpu_device(d->threads, &cpu);
+    r = opara__describe_ops(g, s->shapes, &cpu, s->descs);
     if (r != OPARA_OK) return r;
     memset(&pd, 0, sizeof pd);
+    pd.metric = OPARA__METRIC_TIME;
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
     pd.memory_budget = d->memory_budget;
     pd.shapes = s->shapes;
     s->strategy = d->strategy;
     /* Worker threads run the streams truly concurrently: the plan is proven safe before use. */
-    r = opara__plan_create_verified(g, s->value_bytes, s->descs, NULL, &pd, &s->plan);
+    r = opara__plan_create_verified(g, s->value_bytes, s->descs, &cpu, &pd, &s->plan);
     s->active = s->plan;
     return r;
 }

@@ -329,6 +329,44 @@ OT_TEST(packed_weights_counted_and_bitwise_equal) {
     opara_runtime_destroy(rt);
 }
 
+/* The CPU plan is made for the CPU's model, not a GPU preset: a 3x3 convolution of 8 channels on
+   10x10 does 13 FLOPs a byte, compute-bound on any CPU model (balance <= 2 FLOPs a byte) but
+   memory-bound on the default GPU (an RTX 2080 SUPER: 22.5). Alg. 2 orders by estimated time,
+   and the executor runs ready nodes by the plan's critical-path priority. */
+OT_TEST(cpu_plan_is_made_for_the_cpu) {
+    opara_runtime* rt;
+    opara_model* m;
+    opara_session* s;
+    const opara__graph* g;
+    opara__op_desc* gpu;
+    uint32_t n, convs = 0;
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    m = build_branchy(rt, 10);
+    REQUIRE(m != NULL);
+    s = make_session(rt, m, OPARA_STRATEGY_OPARA, 2, 1);
+    REQUIRE(s != NULL);
+    g = s->g;
+    gpu = (opara__op_desc*)calloc(g->n_nodes, sizeof *gpu);
+    REQUIRE(gpu != NULL);
+    REQUIRE(opara__describe_ops(g, s->shapes, NULL, gpu) == OPARA_OK);
+    CHECK_EQ((int)s->plan->desc.metric, (int)OPARA__METRIC_TIME);
+    CHECK(s->exec->rank == s->plan->priority);
+    for (n = 0; n < g->n_nodes; ++n) {
+        if (g->nodes[n].op != OPARA__OP_CONV || g->values[g->nodes[n].inputs[1]].shape.dims[2] != 3) continue;
+        convs++;
+        CHECK_EQ((int)s->descs[n].op_class, (int)OPARA__CLASS_COMPUTE);
+        CHECK_EQ((int)gpu[n].op_class, (int)OPARA__CLASS_MEMORY);
+        CHECK(s->descs[n].time_ms > gpu[n].time_ms);
+        /* a node's priority covers its own time and the longest path after it */
+        CHECK(s->plan->priority[n] > s->descs[n].time_ms);
+    }
+    CHECK_EQ(convs, 4);
+    free(gpu);
+    opara_session_destroy(s);
+    opara_model_destroy(m);
+    opara_runtime_destroy(rt);
+}
+
 #if defined(__linux__)
 /* Threads of this process bound to exactly one CPU, and the CPUs the process may use. */
 static int single_cpu_threads(int* allowed) {
@@ -582,7 +620,9 @@ OT_TEST(one_model_shared_by_sessions_on_threads) {
 static const opara_test_case tests[] = {
     OT_CASE(small_model_matches_hand_computation),
     OT_CASE(strategies_and_threads_agree_with_sequential),
-    OT_CASE(plan_info_reports_streams_memory_and_gemm), OT_CASE(packed_weights_counted_and_bitwise_equal),
+    OT_CASE(plan_info_reports_streams_memory_and_gemm),
+    OT_CASE(packed_weights_counted_and_bitwise_equal),
+    OT_CASE(cpu_plan_is_made_for_the_cpu),
     OT_CASE(worker_threads_bound_only_when_asked),
     OT_CASE(run_rejects_bad_tensors_with_details),
     OT_CASE(backend_selection_auto_falls_back_cuda_fails),

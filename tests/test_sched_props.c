@@ -672,6 +672,65 @@ OT_TEST(scratch_slots_share_only_between_ordered_nodes) {
     }
 }
 
+/* Brute force, independent of the planner's DP and of the graph's successor lists: the longest
+   path from node a (the sum of its nodes' times) by trying every path, with the edges found from
+   the nodes' inputs and outputs. */
+static double longest_path_from(const opara__graph* g, const double* time, uint32_t a) {
+    double best = 0.0;
+    uint32_t b, i, o;
+    for (b = 0; b < g->n_nodes; ++b) {
+        int edge = 0;
+        for (o = 0; o < g->nodes[a].n_outputs; ++o)
+            for (i = 0; i < g->nodes[b].n_inputs; ++i)
+                if (g->nodes[b].inputs[i] >= 0 && g->nodes[b].inputs[i] == g->nodes[a].outputs[o]) edge = 1;
+        if (edge) {
+            double rest = longest_path_from(g, time, b);
+            if (rest > best) best = rest;
+        }
+    }
+    return time[a] + best;
+}
+
+OT_TEST(priority_is_the_longest_path_to_the_end) {
+    uint64_t seed;
+    for (seed = 1; seed <= 200; ++seed) {
+        tgraph t;
+        trng r;
+        uint32_t n, i;
+        opara__op_desc* descs;
+        double* time;
+        opara__plan_desc d;
+        opara__plan* p = NULL;
+        r.s = seed * 7919;
+        n = 2 + trng_below(&r, 14);
+        REQUIRE(tg_random(&t, n, 1 + trng_below(&r, 5), seed));
+        descs = (opara__op_desc*)calloc(n + 1, sizeof(opara__op_desc));
+        time = (double*)calloc(n + 1, sizeof(double));
+        random_descs(descs, n, seed);
+        for (i = 0; i < n; ++i) {
+            descs[i].kernel_less = trng_below(&r, 6) == 0; /* a view: costs nothing */
+            descs[i].time_ms = 0.25 * (double)(1 + trng_below(&r, 40));
+            time[i] = descs[i].kernel_less ? 0.0 : descs[i].time_ms;
+        }
+        memset(&d, 0, sizeof d);
+        REQUIRE(tg_plan(&t, descs, &d, &p) == OPARA_OK);
+        for (i = 0; i < n; ++i) {
+            double want = longest_path_from(&t.g, time, i);
+            if (p->priority[i] != want) OT_LOG("seed %llu node %u: %g, brute force %g", (unsigned long long)seed, i, p->priority[i], want);
+            CHECK(p->priority[i] == want); /* quarter multiples: the sums are exact */
+        }
+        opara__plan_free(t.rt, p);
+        p = NULL;
+        REQUIRE(tg_plan(&t, NULL, &d, &p) == OPARA_OK); /* without descriptors: the longest path in nodes */
+        for (i = 0; i < n; ++i) time[i] = 1.0;
+        for (i = 0; i < n; ++i) CHECK(p->priority[i] == longest_path_from(&t.g, time, i));
+        opara__plan_free(t.rt, p);
+        free(descs);
+        free(time);
+        tg_free(&t);
+    }
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(scratch_slots_share_only_between_ordered_nodes),
     OT_CASE(random_dags_every_strategy_verifies),
@@ -687,6 +746,7 @@ static const opara_test_case tests[] = {
     OT_CASE(plans_are_deterministic),
     OT_CASE(memory_sync_waits_reduce_peak_and_verify),
     OT_CASE(level_sync_waits_keep_levels_and_reduce_peak),
+    OT_CASE(priority_is_the_longest_path_to_the_end),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
