@@ -28329,9 +28329,36 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
    list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
 
-/* Creates a session for graph g (finalized; g must outlive the session). On failure everything
-   the session allocated is freed, *out is NULL and the runtime's error says why
-   (OPARA_ERR_DEVICE_MEMORY when device memory runs out). What the runtime loaded stays loaded. */
+/* The backend interface, in three steps the session drives (opara_session.c): open, describe the
+   nodes for the planner, prepare the plan it made. The backend neither infers shapes nor plans.
+
+   Per value, what the session inferred once (copied by open). */
+typedef struct opara__cuda_shapes {
+    const opara__shape* shapes;
+    const opara_dtype* dtypes;
+    const uint64_t* value_bytes;
+} opara__cuda_shapes;
+
+/* Opens a session for graph g (finalized; g must outlive the session): attaches to the runtime's
+   CUDA state, loads our kernels, lowers every node for the device. On failure everything is
+   freed, *out is NULL and the runtime's error says why. What the runtime loaded stays loaded.
+   opt->plan is ignored (the caller plans). */
+OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                                    const opara__cuda_shapes* shapes, opara__cuda_session** out);
+/* The planner's input for this device: descs[n_nodes] (the analytic model with our kernels'
+   launch shapes, registers and shared memory, and measured times after a profiling run), the
+   device model (*dev, valid while the session lives), and what the plan must respect, set in pd
+   (Concat slice alignment for the libraries, the time metric after profiling). Call once. */
+OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s, opara__op_desc* descs,
+                                                        opara__plan_desc* pd, const opara__device** dev);
+/* Takes over plan (verified by the caller; freed with the session, also on failure): device
+   memory, streams and library handles, then the warm-up run and the capture in graph modes.
+   On failure the caller destroys the session; the runtime's error says why
+   (OPARA_ERR_DEVICE_MEMORY when device memory runs out). Runs may follow on any thread. */
+OPARA__PRIVATE opara_result opara__cuda_session_prepare(opara__cuda_session* s, opara__plan* plan);
+/* The three steps as opara_session_create takes them, with shapes inferred for opt->batch and
+   planned with opt->plan (profiled first when opt->profile): opara_session.c, for the profiler
+   and the tests. */
 OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
                                                       const opara__cuda_options* opt, opara__cuda_session** out);
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s);
@@ -28483,7 +28510,7 @@ OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_low
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);
 
-/* ---- profiler (opara_cuda_profile.c) ------------------------------------------------------------ */
+/* ---- profiler: static resources (opara_cuda_resources.c), runs (opara_cuda_profile.c) ---------- */
 
 /* Where a node's resource numbers come from. */
 typedef enum opara__cuda_res_source {
@@ -28515,7 +28542,7 @@ typedef enum opara__cuda_lib_kind {
     OPARA__CULIB_CONV = 1  /* cuDNN implicit-GEMM convolution: m = N*P*Q output pixels, n = K */
 } opara__cuda_lib_kind;
 
-/* Documented launch estimate of a library kernel (see opara_cuda_profile.c and docs/TESTING-GPU.md). */
+/* Documented launch estimate of a library kernel (see opara_cuda_resources.c and docs/TESTING-GPU.md). */
 OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, double m, double n, double batch,
                                                 opara__cuda_op_profile* out);
 /* Static profile of every node from its lowered launches: our kernels through cuFuncGetAttribute
@@ -28526,15 +28553,20 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
                                                       const opara_CUfunction* funcs, const opara__graph* g,
                                                       const opara__shape* shapes, const opara__cuda_lowering* low,
                                                       const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows);
+/* The timing fields of a profile row (measured, n_runs, time_ms, time_spread): the rest describes the launch. */
+OPARA__PRIVATE void opara__cuda_profile_copy_times(const opara__cuda_op_profile* from, opara__cuda_op_profile* to);
 /* The scheduler's descriptors from the rows (launch shape, registers, shared memory, measured time);
    a library row without an estimate takes the default model's launch instead (and shows it). */
 OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs);
-/* Session creation with opt->profile: an eager sequential session runs with an event pair around
+/* Profiles session ps (eager, the sequential plan of g, its context pushed): an event pair around
    every node: one untimed warm-up pass (lazy module loading, JIT, the libraries' first-call set-up;
    CUPTI records when it works), then timed passes whose per-node median is the node's time (more
-   passes while a node's spread stays large); then the real session is planned with the measured rows. */
-OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out);
+   passes while a node's spread stays large). rows receive its static profile, the measured times
+   and the CUPTI records of library nodes; the real session is then planned with them
+   (opara__cuda_session_create with opt->profile). */
+OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara__cuda_session* ps,
+                                                       const opara__cuda_options* opt, const opara__graph* g,
+                                                       opara__cuda_op_profile* rows);
 
 /* One eager pass of the plan with the hook, then a synchronisation (profiling runs, during the
    creation of another session: failures go to the runtime's error). Call it between
@@ -30077,6 +30109,169 @@ OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh) {
     if (sh) opara__atomic_add(&sh->sessions, -1);
 }
 /* ==== END src/opara_cuda_runtime.c ==== */
+/* ==== BEGIN src/opara_cuda_resources.c ==== */
+/* The CUDA backend's static profile (Opara's Model Profiler, seeds 000/001 §Profiler, without a
+   run): per node, the resources of one thread block of its main kernel, for Alg. 2's descriptors.
+
+   - Our kernels: cuFuncGetAttribute NUM_REGS, SHARED_SIZE_BYTES (static) and MAX_THREADS_PER_BLOCK,
+     grid/block/dynamic shared memory from the launch.
+   - Library kernels (cuBLAS, cuDNN): their launch configuration is private to the library; the
+     documented estimates of opara__cuda_library_estimate stand until a profiling run's CUPTI
+     records replace them (opara_cuda_profile.c), which also measures the times. */
+/* #include "opara_backend_cuda.h" (inlined above) */
+
+#include <string.h>
+
+/* ---- library estimates --------------------------------------------------------------------------- */
+
+/* Launch estimate of a library kernel when nothing better is known. Facts behind the numbers:
+   - cuBLAS's FP32 GEMM kernels are named after their output tile, e.g. maxwell_sgemm_128x128_nn,
+     volta_sgemm_128x64_nn, ampere_sgemm_128x128_nn (as listed by nvprof/Nsight Systems), and the
+     128x128 ones run 256 threads per block (an 8x8 output sub-tile per thread).
+   - cuDNN's implicit-GEMM forward convolutions (implicit_convolve_sgemm, *_fprop_implicit_gemm_*
+     tilesize128x128x8 ...) are the same GEMM over M = N*P*Q output pixels and N = K channels.
+   Derived from the tile, not measured: shared memory = two stages of a 128x8 A slice and an 8x128
+   B slice of floats = 2 * (128*8 + 8*128) * 4 B = 16 KiB; registers 128 per thread (64
+   accumulators plus operands and addresses; the 256-thread block then fits the 64 Ki register
+   file of one SM twice). Grid: one block per 128x128 output tile per batch item / group. */
+static double opara__resources_tiles(double extent) { return extent > 128 ? (double)(uint64_t)((extent + 127) / 128) : 1; }
+
+OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, double m, double n, double batch,
+                                                opara__cuda_op_profile* out) {
+    double blocks = opara__resources_tiles(m) * opara__resources_tiles(n) * (batch >= 1 ? batch : 1);
+    memset(out, 0, sizeof *out);
+    opara__format(out->kernel, sizeof out->kernel, "%s",
+                  kind == OPARA__CULIB_CONV ? "cuDNN conv est. 128x128 tile" : "cuBLAS sgemm est. 128x128 tile");
+    out->grid[0] = blocks > 2147483647.0 ? 2147483647u : (uint32_t)blocks;
+    out->grid[1] = out->grid[2] = 1;
+    out->block[0] = 256;
+    out->block[1] = out->block[2] = 1;
+    out->regs = 128;
+    out->smem_static = 16384;
+    out->source = OPARA__CURES_ESTIMATE;
+}
+
+/* ---- static profile ----------------------------------------------------------------------------- */
+
+static opara_result opara__resources_driver_row(opara_runtime* rt, const opara_cuda_driver* cu, opara_CUfunction f,
+                                          const opara__cuda_launch* L, opara__cuda_op_profile* row) {
+    int regs = 0, smem = 0, max_threads = 0;
+    opara_CUresult r = cu->cuFuncGetAttribute(&regs, OPARA_CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+    if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&smem, OPARA_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+    if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&max_threads, OPARA_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
+    if (r != OPARA_CUDA_SUCCESS)
+        return opara__fail(rt, OPARA_ERR_CUDA, "CUDA profiler: cuFuncGetAttribute of %s failed: %s (%d)",
+                           opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), opara_cuda_driver_result_name(cu, r),
+                           (int)r);
+    opara__format(row->kernel, sizeof row->kernel, "%s", opara__cuda_kernel_name((opara__cuda_kernel)L->kernel));
+    memcpy(row->grid, L->grid, sizeof row->grid);
+    memcpy(row->block, L->block, sizeof row->block);
+    row->regs = (uint32_t)(regs > 0 ? regs : 0);
+    row->smem_static = (uint32_t)(smem > 0 ? smem : 0);
+    row->smem_dynamic = 0; /* every launch of ours passes sharedMemBytes = 0 (opara__cub_launch_one) */
+    row->max_threads = (uint32_t)(max_threads > 0 ? max_threads : 0);
+    row->source = OPARA__CURES_DRIVER;
+    return OPARA_OK;
+}
+
+/* cuBLAS launches carry M, N, K as int arguments 4..6 and the batch in grid[2] (opara_cuda_lower.c). */
+static void opara__resources_cublas_row(const opara__cuda_launch* L, opara__cuda_op_profile* row) {
+    double m = L->n_args > 6 ? (double)(int32_t)L->args[4].raw : 0, n = L->n_args > 6 ? (double)(int32_t)L->args[5].raw : 0;
+    opara__cuda_library_estimate(OPARA__CULIB_GEMM, m, n, (double)L->grid[2], row);
+}
+
+/* Any other library call (cuDNN): on a convolution node the implicit-GEMM estimate from the output
+   shape [N, K, spatial...] and the group count, else no launch shape (the default model's stays). */
+static void opara__resources_library_row(const opara__graph* g, const opara__shape* shapes, uint32_t node,
+                                   opara__cuda_op_profile* row) {
+    const opara__node* nd = &g->nodes[node];
+    const opara__shape* y = nd->n_outputs > 0 && nd->outputs[0] >= 0 ? &shapes[nd->outputs[0]] : NULL;
+    double pixels = 1, groups = (double)opara__attr_int(nd, "group", 1);
+    int32_t d;
+    memset(row, 0, sizeof *row);
+    if ((nd->op == OPARA__OP_CONV || nd->op == OPARA__OP_CONV_TRANSPOSE) && y && y->ndim >= 3) {
+        for (d = 0; d < y->ndim; ++d)
+            if (d != 1) pixels *= (double)y->dims[d];
+        opara__cuda_library_estimate(OPARA__CULIB_CONV, pixels, (double)y->dims[1] / (groups >= 1 ? groups : 1), groups, row);
+        return;
+    }
+    opara__format(row->kernel, sizeof row->kernel, "library call");
+    row->source = OPARA__CURES_ESTIMATE;
+}
+
+OPARA__PRIVATE void opara__cuda_profile_copy_times(const opara__cuda_op_profile* from, opara__cuda_op_profile* to) {
+    to->measured = from->measured;
+    to->n_runs = from->n_runs;
+    to->time_ms = from->time_ms;
+    to->time_spread = from->time_spread;
+}
+
+/* The node's main launch: its first kernel or library call; a copy only when it has nothing else. */
+static const opara__cuda_launch* opara__resources_main_launch(const opara__cuda_lowering* low, uint32_t node) {
+    const opara__cuda_launch* copy = NULL;
+    uint32_t i;
+    for (i = low->node_start[node]; i < low->node_start[node + 1]; ++i) {
+        if (low->launches[i].type != OPARA__CULAUNCH_COPY) return &low->launches[i];
+        if (!copy) copy = &low->launches[i];
+    }
+    return copy;
+}
+
+OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
+                                                      const opara_CUfunction* funcs, const opara__graph* g,
+                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows) {
+    uint32_t n, n_nodes = g->n_nodes;
+    for (n = 0; n < n_nodes; ++n) {
+        const opara__cuda_launch* L = opara__resources_main_launch(low, n);
+        opara__cuda_op_profile* row = &rows[n];
+        memset(row, 0, sizeof *row);
+        if (!L) continue;
+        if (L->type == OPARA__CULAUNCH_KERNEL) {
+            opara_result r = opara__resources_driver_row(rt, cu, funcs[L->kernel], L, row);
+            if (r != OPARA_OK) return r;
+        } else if (L->type == OPARA__CULAUNCH_CUBLAS) {
+            opara__resources_cublas_row(L, row);
+        } else if (L->type == OPARA__CULAUNCH_COPY) {
+            opara__format(row->kernel, sizeof row->kernel, "memcpy DtoD");
+            row->source = OPARA__CURES_COPY;
+        } else {
+            opara__resources_library_row(g, shapes, n, row);
+        }
+        if (!measured) continue;
+        if (measured[n].source == OPARA__CURES_CUPTI) *row = measured[n];
+        opara__cuda_profile_copy_times(&measured[n], row);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs) {
+    uint32_t n;
+    for (n = 0; n < n_nodes; ++n) {
+        opara__cuda_op_profile* row = &rows[n];
+        opara__op_desc* d = &descs[n];
+        if (row->source == OPARA__CURES_ESTIMATE && row->block[0] == 0) {
+            /* a library call we have no estimate for: the default model's launch, shown in the row */
+            row->grid[0] = d->grid;
+            row->block[0] = d->block_threads;
+            row->grid[1] = row->grid[2] = row->block[1] = row->block[2] = 1;
+            row->regs = d->regs_per_thread;
+            row->smem_static = d->smem_per_block;
+        } else if (row->source == OPARA__CURES_DRIVER || row->source == OPARA__CURES_ESTIMATE ||
+                   row->source == OPARA__CURES_CUPTI) {
+            d->grid = row->grid[0] * row->grid[1] * row->grid[2];
+            d->block_threads = row->block[0] * row->block[1] * row->block[2];
+            if (row->regs) d->regs_per_thread = row->regs;
+            d->smem_per_block = row->smem_static + row->smem_dynamic;
+            d->has_info = 1;
+        }
+        if (row->measured) {
+            d->time_ms = row->time_ms;
+            d->time_measured = 1;
+        }
+    }
+}
+/* ==== END src/opara_cuda_resources.c ==== */
 /* ==== BEGIN src/opara_backend_cuda.c ==== */
 /* The CUDA backend (see opara_backend_cuda.h): attaching to the runtime's CUDA state
    (opara_cuda_runtime.c), device and modules, memory from the plan, binding
@@ -30579,21 +30774,22 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
 
 /* ---- shapes, lowering, plan -------------------------------------------------------------------- */
 
-static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
-    const opara__graph* g = s->g;
-    opara_result r;
-    s->shapes = (opara__shape*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(opara__shape));
-    s->dtypes = (opara_dtype*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(opara_dtype));
-    s->value_bytes = (uint64_t*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(uint64_t));
+/* The caller's shapes, dtypes and sizes (inferred once, by the session), copied: lowering, memory
+   and I/O read them for the session's lifetime. */
+static opara_result opara__cub_cuda_shapes(opara__cuda_session* s, const opara__cuda_shapes* in) {
+    size_t nv = s->g->n_values ? s->g->n_values : 1;
+    s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof(opara__shape));
+    s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof(opara_dtype));
+    s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof(uint64_t));
     if (!s->shapes || !s->dtypes || !s->value_bytes) return opara__cub_oom(s);
-    if ((r = opara__infer_dtypes(s->rt, g, s->dtypes)) != OPARA_OK) return r;
-    if ((r = opara__infer_shapes(s->rt, g, s->opt.batch > 0 ? s->opt.batch : 1, s->shapes)) != OPARA_OK) return r;
-    if ((r = opara__refuse_zero_sized(s->rt, g, s->shapes)) != OPARA_OK) return r;
-    return opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
+    memcpy(s->shapes, in->shapes, (size_t)s->g->n_values * sizeof(opara__shape));
+    memcpy(s->dtypes, in->dtypes, (size_t)s->g->n_values * sizeof(opara_dtype));
+    memcpy(s->value_bytes, in->value_bytes, (size_t)s->g->n_values * sizeof(uint64_t));
+    return OPARA_OK;
 }
 
 /* The scheduler's descriptors: the analytic model (FLOPs, bytes, class), with the launch shape,
-   registers and shared memory of each node's main kernel from the profiler (opara_cuda_profile.c)
+   registers and shared memory of each node's main kernel from the static profile (opara_cuda_resources.c)
    and, after a profiling run, its measured time. */
 static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc* descs) {
     opara_result r = opara__describe_ops(s->g, s->shapes, &s->device, descs);
@@ -30605,25 +30801,19 @@ static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc
     return r;
 }
 
-static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
-    opara__plan_desc pd;
-    opara__op_desc* descs;
+OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s, opara__op_desc* descs,
+                                                        opara__plan_desc* pd, const opara__device** dev) {
     opara_result r;
-    if (s->opt.plan) pd = *s->opt.plan;
-    else memset(&pd, 0, sizeof pd);
-    if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
-    if (s->opt.measured && pd.metric == OPARA__METRIC_DEFAULT) pd.metric = OPARA__METRIC_TIME;
-    pd.shapes = s->shapes; /* lets Concat inputs be written in place */
-    if (pd.concat_align == 0) pd.concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
-    descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
-    if (!descs) return opara__cub_oom(s);
-    r = opara__cub_cuda_descs(s, descs);
+    if (s->opt.measured && pd->metric == OPARA__METRIC_DEFAULT) pd->metric = OPARA__METRIC_TIME;
+    pd->shapes = s->shapes; /* lets Concat inputs be written in place */
+    if (pd->concat_align == 0) pd->concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
+    *dev = &s->device;
+    r = opara__cuda_session_enter(s); /* the static profile asks the driver about our kernels */
+    if (r == OPARA_OK) {
+        r = opara__cub_cuda_descs(s, descs);
+        opara__cub_leave(s);
+    }
     s->opt.measured = NULL; /* the profiler's rows live during creation only; s->prof keeps them */
-    /* Streams run truly concurrently here (and a captured graph in any order its edges allow), so
-       the plan is proven safe before use. */
-    if (r == OPARA_OK) r = opara__plan_create_verified(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
-    if (r == OPARA_OK) s->n_streams = s->plan->n_lanes ? s->plan->n_lanes : 1;
-    opara__free(s->rt, descs);
     return r;
 }
 
@@ -31235,12 +31425,12 @@ static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
                (double)s->workspace_bytes / 1048576.0, s->n_workspaces, calls, (double)s->plan->arena_bytes / 1048576.0);
 }
 
-/* Everything after attaching, with the session's context pushed. */
-static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
+/* Everything of opening after attaching, with the session's context pushed. */
+static opara_result opara__cub_cuda_setup(opara__cuda_session* s, const opara__cuda_shapes* shapes) {
     opara_result r;
     opara__cub_cuda_describe_device(s);
     if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
+    if ((r = opara__cub_cuda_shapes(s, shapes)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_cudnn_probe(s)) != OPARA_OK) return r;
     /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
     s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
@@ -31251,8 +31441,13 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     s->low.use_cublas = s->have_cublas;
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
-    if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
+    return opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low);
+}
+
+/* Everything the plan decides, with the session's context pushed. */
+static opara_result opara__cub_cuda_take_plan(opara__cuda_session* s) {
+    opara_result r;
+    s->n_streams = s->plan->n_lanes ? s->plan->n_lanes : 1;
     if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_streams(s)) != OPARA_OK) return r;
@@ -31282,20 +31477,21 @@ static opara_result opara__cub_cuda_prepare_mode(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
+OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                                    const opara__cuda_shapes* shapes, opara__cuda_session** out) {
     opara__cuda_session* s;
     opara_result r;
     if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
-    if (!g || !g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
-    if (opt && opt->profile) return opara__cuda_profile_create(rt, g, opt, out);
+    if (!g || !g->finalized || !shapes || !shapes->shapes || !shapes->dtypes || !shapes->value_bytes)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized or has no shapes");
     s = (opara__cuda_session*)opara__calloc(rt, 1, sizeof *s);
     if (!s) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     s->rt = rt;
     s->g = g;
     s->err = &rt->error;
     if (opt) s->opt = *opt;
+    s->opt.plan = NULL; /* the caller plans (opara__cuda_session_describe says what the plan must respect) */
     if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
         opara__free(rt, s);
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
@@ -31303,17 +31499,32 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     r = opara__cub_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);
     if (r == OPARA_OK) {
-        r = opara__cub_cuda_setup(s);
-        if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
+        r = opara__cub_cuda_setup(s, shapes);
         opara__cub_leave(s);
     }
     if (r != OPARA_OK) {
         opara__cuda_session_destroy(s); /* makes no opara__fail: the first failure's text stays */
         return r;
     }
-    s->err = &s->error;
     *out = s;
     return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cuda_session_prepare(opara__cuda_session* s, opara__plan* plan) {
+    opara_result r;
+    if (!plan || s->plan) {
+        if (plan) opara__plan_free(s->g->rt, plan);
+        return opara__cub_fail(s, OPARA_ERR_INVALID_STATE, "CUDA backend: a session takes one plan");
+    }
+    s->plan = plan;
+    r = opara__cuda_session_enter(s);
+    if (r == OPARA_OK) {
+        r = opara__cub_cuda_take_plan(s);
+        if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
+        opara__cub_leave(s);
+    }
+    if (r == OPARA_OK) s->err = &s->error;
+    return r;
 }
 
 /* The plan once, from the origin stream: the eager launch sequence or one graph launch. */
@@ -31432,11 +31643,10 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s) { return &s->cu; }
 /* ==== END src/opara_backend_cuda.c ==== */
 /* ==== BEGIN src/opara_cuda_profile.c ==== */
-/* The CUDA profiler (Opara's Model Profiler, seeds 000/001 §Profiler): per node, the resources of
-   one thread block of its main kernel and, on request, its time, for Alg. 2.
+/* The CUDA profiler's runs (Opara's Model Profiler, seeds 000/001 §Profiler): per node, its time
+   and, for library kernels, their real launch configuration, for Alg. 2. The resources of our own
+   kernels need no run (opara_cuda_resources.c).
 
-   - Our kernels: cuFuncGetAttribute NUM_REGS, SHARED_SIZE_BYTES (static) and MAX_THREADS_PER_BLOCK,
-     grid/block/dynamic shared memory from the launch. No run needed.
    - Library kernels (cuBLAS, cuDNN): their launch configuration is private to the library. In a
      profiling run, CUPTI kernel activity records give it when libcupti loads and works; otherwise
      the documented estimates of opara__cuda_library_estimate stand (logged once per run).
@@ -31446,163 +31656,12 @@ OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__
      cuEventElapsedTime(begin, end) over them, its spread the interquartile range / median (more
      passes while a node's spread is large; see "the timing protocol" below).
    The profiling run uses its own short-lived session (eager, one stream), then the real session is
-   planned with the measured rows: its memory plan and streams follow the final plan and nothing of
-   the profiling run stays allocated. */
+   planned with the measured rows (opara_session.c): its memory plan and streams follow the final
+   plan and nothing of the profiling run stays allocated. */
 /* #include "opara_backend_cuda.h" (inlined above) */
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- library estimates --------------------------------------------------------------------------- */
-
-/* Launch estimate of a library kernel when nothing better is known. Facts behind the numbers:
-   - cuBLAS's FP32 GEMM kernels are named after their output tile, e.g. maxwell_sgemm_128x128_nn,
-     volta_sgemm_128x64_nn, ampere_sgemm_128x128_nn (as listed by nvprof/Nsight Systems), and the
-     128x128 ones run 256 threads per block (an 8x8 output sub-tile per thread).
-   - cuDNN's implicit-GEMM forward convolutions (implicit_convolve_sgemm, *_fprop_implicit_gemm_*
-     tilesize128x128x8 ...) are the same GEMM over M = N*P*Q output pixels and N = K channels.
-   Derived from the tile, not measured: shared memory = two stages of a 128x8 A slice and an 8x128
-   B slice of floats = 2 * (128*8 + 8*128) * 4 B = 16 KiB; registers 128 per thread (64
-   accumulators plus operands and addresses; the 256-thread block then fits the 64 Ki register
-   file of one SM twice). Grid: one block per 128x128 output tile per batch item / group. */
-static double opara__cup_tiles(double extent) { return extent > 128 ? (double)(uint64_t)((extent + 127) / 128) : 1; }
-
-OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, double m, double n, double batch,
-                                                opara__cuda_op_profile* out) {
-    double blocks = opara__cup_tiles(m) * opara__cup_tiles(n) * (batch >= 1 ? batch : 1);
-    memset(out, 0, sizeof *out);
-    opara__format(out->kernel, sizeof out->kernel, "%s",
-                  kind == OPARA__CULIB_CONV ? "cuDNN conv est. 128x128 tile" : "cuBLAS sgemm est. 128x128 tile");
-    out->grid[0] = blocks > 2147483647.0 ? 2147483647u : (uint32_t)blocks;
-    out->grid[1] = out->grid[2] = 1;
-    out->block[0] = 256;
-    out->block[1] = out->block[2] = 1;
-    out->regs = 128;
-    out->smem_static = 16384;
-    out->source = OPARA__CURES_ESTIMATE;
-}
-
-/* ---- static profile ----------------------------------------------------------------------------- */
-
-static opara_result opara__cup_driver_row(opara_runtime* rt, const opara_cuda_driver* cu, opara_CUfunction f,
-                                          const opara__cuda_launch* L, opara__cuda_op_profile* row) {
-    int regs = 0, smem = 0, max_threads = 0;
-    opara_CUresult r = cu->cuFuncGetAttribute(&regs, OPARA_CU_FUNC_ATTRIBUTE_NUM_REGS, f);
-    if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&smem, OPARA_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
-    if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&max_threads, OPARA_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
-    if (r != OPARA_CUDA_SUCCESS)
-        return opara__fail(rt, OPARA_ERR_CUDA, "CUDA profiler: cuFuncGetAttribute of %s failed: %s (%d)",
-                           opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), opara_cuda_driver_result_name(cu, r),
-                           (int)r);
-    opara__format(row->kernel, sizeof row->kernel, "%s", opara__cuda_kernel_name((opara__cuda_kernel)L->kernel));
-    memcpy(row->grid, L->grid, sizeof row->grid);
-    memcpy(row->block, L->block, sizeof row->block);
-    row->regs = (uint32_t)(regs > 0 ? regs : 0);
-    row->smem_static = (uint32_t)(smem > 0 ? smem : 0);
-    row->smem_dynamic = 0; /* every launch of ours passes sharedMemBytes = 0 (opara__cub_launch_one) */
-    row->max_threads = (uint32_t)(max_threads > 0 ? max_threads : 0);
-    row->source = OPARA__CURES_DRIVER;
-    return OPARA_OK;
-}
-
-/* cuBLAS launches carry M, N, K as int arguments 4..6 and the batch in grid[2] (opara_cuda_lower.c). */
-static void opara__cup_cublas_row(const opara__cuda_launch* L, opara__cuda_op_profile* row) {
-    double m = L->n_args > 6 ? (double)(int32_t)L->args[4].raw : 0, n = L->n_args > 6 ? (double)(int32_t)L->args[5].raw : 0;
-    opara__cuda_library_estimate(OPARA__CULIB_GEMM, m, n, (double)L->grid[2], row);
-}
-
-/* Any other library call (cuDNN): on a convolution node the implicit-GEMM estimate from the output
-   shape [N, K, spatial...] and the group count, else no launch shape (the default model's stays). */
-static void opara__cup_library_row(const opara__graph* g, const opara__shape* shapes, uint32_t node,
-                                   opara__cuda_op_profile* row) {
-    const opara__node* nd = &g->nodes[node];
-    const opara__shape* y = nd->n_outputs > 0 && nd->outputs[0] >= 0 ? &shapes[nd->outputs[0]] : NULL;
-    double pixels = 1, groups = (double)opara__attr_int(nd, "group", 1);
-    int32_t d;
-    memset(row, 0, sizeof *row);
-    if ((nd->op == OPARA__OP_CONV || nd->op == OPARA__OP_CONV_TRANSPOSE) && y && y->ndim >= 3) {
-        for (d = 0; d < y->ndim; ++d)
-            if (d != 1) pixels *= (double)y->dims[d];
-        opara__cuda_library_estimate(OPARA__CULIB_CONV, pixels, (double)y->dims[1] / (groups >= 1 ? groups : 1), groups, row);
-        return;
-    }
-    opara__format(row->kernel, sizeof row->kernel, "library call");
-    row->source = OPARA__CURES_ESTIMATE;
-}
-
-/* The timing fields of a row (the rest describes the launch). */
-static void opara__cup_copy_times(const opara__cuda_op_profile* from, opara__cuda_op_profile* to) {
-    to->measured = from->measured;
-    to->n_runs = from->n_runs;
-    to->time_ms = from->time_ms;
-    to->time_spread = from->time_spread;
-}
-
-/* The node's main launch: its first kernel or library call; a copy only when it has nothing else. */
-static const opara__cuda_launch* opara__cup_main_launch(const opara__cuda_lowering* low, uint32_t node) {
-    const opara__cuda_launch* copy = NULL;
-    uint32_t i;
-    for (i = low->node_start[node]; i < low->node_start[node + 1]; ++i) {
-        if (low->launches[i].type != OPARA__CULAUNCH_COPY) return &low->launches[i];
-        if (!copy) copy = &low->launches[i];
-    }
-    return copy;
-}
-
-OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
-                                                      const opara_CUfunction* funcs, const opara__graph* g,
-                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
-                                                      const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows) {
-    uint32_t n, n_nodes = g->n_nodes;
-    for (n = 0; n < n_nodes; ++n) {
-        const opara__cuda_launch* L = opara__cup_main_launch(low, n);
-        opara__cuda_op_profile* row = &rows[n];
-        memset(row, 0, sizeof *row);
-        if (!L) continue;
-        if (L->type == OPARA__CULAUNCH_KERNEL) {
-            opara_result r = opara__cup_driver_row(rt, cu, funcs[L->kernel], L, row);
-            if (r != OPARA_OK) return r;
-        } else if (L->type == OPARA__CULAUNCH_CUBLAS) {
-            opara__cup_cublas_row(L, row);
-        } else if (L->type == OPARA__CULAUNCH_COPY) {
-            opara__format(row->kernel, sizeof row->kernel, "memcpy DtoD");
-            row->source = OPARA__CURES_COPY;
-        } else {
-            opara__cup_library_row(g, shapes, n, row);
-        }
-        if (!measured) continue;
-        if (measured[n].source == OPARA__CURES_CUPTI) *row = measured[n];
-        opara__cup_copy_times(&measured[n], row);
-    }
-    return OPARA_OK;
-}
-
-OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs) {
-    uint32_t n;
-    for (n = 0; n < n_nodes; ++n) {
-        opara__cuda_op_profile* row = &rows[n];
-        opara__op_desc* d = &descs[n];
-        if (row->source == OPARA__CURES_ESTIMATE && row->block[0] == 0) {
-            /* a library call we have no estimate for: the default model's launch, shown in the row */
-            row->grid[0] = d->grid;
-            row->block[0] = d->block_threads;
-            row->grid[1] = row->grid[2] = row->block[1] = row->block[2] = 1;
-            row->regs = d->regs_per_thread;
-            row->smem_static = d->smem_per_block;
-        } else if (row->source == OPARA__CURES_DRIVER || row->source == OPARA__CURES_ESTIMATE ||
-                   row->source == OPARA__CURES_CUPTI) {
-            d->grid = row->grid[0] * row->grid[1] * row->grid[2];
-            d->block_threads = row->block[0] * row->block[1] * row->block[2];
-            if (row->regs) d->regs_per_thread = row->regs;
-            d->smem_per_block = row->smem_static + row->smem_dynamic;
-            d->has_info = 1;
-        }
-        if (row->measured) {
-            d->time_ms = row->time_ms;
-            d->time_measured = 1;
-        }
-    }
-}
 
 /* ---- CUPTI ------------------------------------------------------------------------------------- */
 
@@ -31736,7 +31795,7 @@ static uint32_t opara__cupti_apply(const opara__cupti_sink* sink, const uint8_t*
             if (sink->kernels[k].correlation == (uint32_t)sink->external[2 * e]) {
                 opara__cuda_op_profile timed = rows[node];
                 rows[node] = sink->kernels[k].row;
-                opara__cup_copy_times(&timed, &rows[node]);
+                opara__cuda_profile_copy_times(&timed, &rows[node]);
                 ++applied;
                 break;
             }
@@ -31910,10 +31969,9 @@ static opara_result opara__cup_passes(opara__cup_run* run, opara__cuda_session* 
     return OPARA_OK;
 }
 
-/* Profiles session ps (eager, sequential plan of g); rows receive its static profile, the measured
-   times and the CUPTI records of library nodes. */
-static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* ps, const opara__cuda_options* opt,
-                                       const opara__graph* g, opara__cuda_op_profile* rows) {
+OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara__cuda_session* ps,
+                                                       const opara__cuda_options* opt, const opara__graph* g,
+                                                       opara__cuda_op_profile* rows) {
     opara__cuda_info info;
     opara__cup_run run;
     opara__cupti_sink sink;
@@ -31954,40 +32012,6 @@ static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* p
     opara__free(rt, run.launched);
     opara__free(rt, run.samples);
     opara__free(rt, library_node);
-    return r;
-}
-
-OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
-    opara__cuda_options po = *opt, fo = *opt;
-    opara__plan_desc pd;
-    opara__cuda_session* ps = NULL;
-    opara__cuda_op_profile* rows;
-    opara_result r;
-    *out = NULL;
-    if (opt->plan) pd = *opt->plan;
-    else memset(&pd, 0, sizeof pd);
-    pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* every node alone on the device */
-    pd.launch_order = OPARA_LAUNCH_DEFAULT;
-    pd.stream_cap = 0;
-    po.profile = 0;
-    po.measured = NULL;
-    po.mode = OPARA__CUDA_EAGER;
-    po.plan = &pd;
-    rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
-    if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
-    r = opara__cuda_session_create(rt, g, &po, &ps);
-    if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
-        opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
-    else if (r == OPARA_OK) { /* its events and the timing run need its context */
-        r = opara__cup_measure(rt, ps, opt, g, rows);
-        opara__cuda_session_leave(ps);
-    }
-    opara__cuda_session_destroy(ps);
-    fo.profile = 0;
-    fo.measured = rows;
-    if (r == OPARA_OK) r = opara__cuda_session_create(rt, g, &fo, out);
-    opara__free(rt, rows);
     return r;
 }
 /* ==== END src/opara_cuda_profile.c ==== */
@@ -32884,9 +32908,18 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     return OPARA_OK;
 }
 
+/* The one shape and dtype inference of a session; every backend reads what it found. */
+static opara_result opara__session_infer(opara_runtime* rt, const opara__graph* g, int64_t batch, opara__shape* shapes,
+                                         opara_dtype* dtypes, uint64_t* value_bytes) {
+    opara_result r = opara__infer_shapes(rt, g, batch, shapes);
+    if (r == OPARA_OK) r = opara__refuse_zero_sized(rt, g, shapes);
+    if (r == OPARA_OK) r = opara__infer_dtypes(rt, g, dtypes);
+    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, shapes, value_bytes);
+    return r;
+}
+
 static opara_result opara__session_shapes(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
-    opara_result r;
     size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
     s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof *s->shapes);
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
@@ -32895,11 +32928,7 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
     if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
         return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    r = opara__infer_shapes(s->rt, g, d->batch_size, s->shapes);
-    if (r == OPARA_OK) r = opara__refuse_zero_sized(s->rt, g, s->shapes);
-    if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
-    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
-    return r;
+    return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->dtypes, s->value_bytes);
 }
 
 /* The CPU plan is made for the CPU's model: descriptors from its rates, and Alg. 2 takes the ready
@@ -32925,9 +32954,114 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     return r;
 }
 
-/* The CUDA backend plans for itself (descriptors from its kernels, the device's limits). */
+/* ---- the CUDA backend, driven through its steps (opara_backend_cuda.h) ------------------------- */
+
+/* Describe, plan (verified: the streams run truly concurrently, and a captured graph in any order
+   its edges allow), prepare. */
+static opara_result opara__cuda_plan_prepare(opara_runtime* rt, const opara__graph* g, opara__cuda_session* cs,
+                                             const opara__cuda_shapes* sh, const opara__plan_desc* base,
+                                             opara__cuda_mode mode) {
+    opara__plan_desc pd;
+    const opara__device* dev = NULL;
+    opara__plan* plan = NULL;
+    opara__op_desc* descs = (opara__op_desc*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *descs);
+    opara_result r;
+    if (!descs) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    if (base) pd = *base;
+    else memset(&pd, 0, sizeof pd);
+    if (mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
+    r = opara__cuda_session_describe(cs, descs, &pd, &dev);
+    if (r == OPARA_OK) r = opara__plan_create_verified(g, sh->value_bytes, descs, dev, &pd, &plan);
+    opara__free(rt, descs);
+    return r == OPARA_OK ? opara__cuda_session_prepare(cs, plan) : r;
+}
+
+static opara_result opara__cuda_session_make(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                             const opara__cuda_shapes* sh, opara__cuda_session** out) {
+    opara__cuda_session* cs = NULL;
+    opara_result r = opara__cuda_session_open(rt, g, opt, sh, &cs);
+    if (r == OPARA_OK) r = opara__cuda_plan_prepare(rt, g, cs, sh, opt->plan, opt->mode);
+    if (r != OPARA_OK) {
+        opara__cuda_session_destroy(cs); /* makes no opara__fail: the first failure's text stays */
+        return r;
+    }
+    *out = cs;
+    return OPARA_OK;
+}
+
+/* opt->profile: a session of the sequential plan in eager mode (every node alone on the device) is
+   measured, then the real one is planned with the measured rows; nothing of the first stays. */
+static opara_result opara__cuda_session_profiled(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                                 const opara__cuda_shapes* sh, opara__cuda_session** out) {
+    opara__cuda_options po = *opt, fo = *opt;
+    opara__plan_desc pd;
+    opara__cuda_session* ps = NULL;
+    opara__cuda_op_profile* rows;
+    opara_result r;
+    if (opt->plan) pd = *opt->plan;
+    else memset(&pd, 0, sizeof pd);
+    pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
+    pd.launch_order = OPARA_LAUNCH_DEFAULT;
+    pd.stream_cap = 0;
+    po.profile = 0;
+    po.measured = NULL;
+    po.mode = OPARA__CUDA_EAGER;
+    po.plan = &pd;
+    rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
+    if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    r = opara__cuda_session_make(rt, g, &po, sh, &ps);
+    if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
+        opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
+    else if (r == OPARA_OK) { /* its events and the timing run need its context */
+        r = opara__cuda_profile_measure(rt, ps, opt, g, rows);
+        opara__cuda_session_leave(ps);
+    }
+    opara__cuda_session_destroy(ps);
+    fo.profile = 0;
+    fo.measured = rows;
+    if (r == OPARA_OK) r = opara__cuda_session_make(rt, g, &fo, sh, out);
+    opara__free(rt, rows);
+    return r;
+}
+
+static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                             const opara__cuda_shapes* sh, opara__cuda_session** out) {
+    *out = NULL;
+    return opt->profile ? opara__cuda_session_profiled(rt, g, opt, sh, out) : opara__cuda_session_make(rt, g, opt, sh, out);
+}
+
+OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
+                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
+    opara__cuda_options o;
+    opara__cuda_shapes sh;
+    opara__shape* shapes;
+    opara_dtype* dtypes;
+    uint64_t* value_bytes;
+    size_t nv;
+    opara_result r;
+    if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
+    *out = NULL;
+    if (!g || !g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
+    if (opt) o = *opt;
+    else memset(&o, 0, sizeof o);
+    nv = g->n_values ? g->n_values : 1;
+    shapes = (opara__shape*)opara__calloc(rt, nv, sizeof *shapes);
+    dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof *dtypes);
+    value_bytes = (uint64_t*)opara__calloc(rt, nv, sizeof *value_bytes);
+    r = shapes && dtypes && value_bytes ? OPARA_OK : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, dtypes, value_bytes);
+    sh.shapes = shapes, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
+    if (r == OPARA_OK) r = opara__cuda_session_from(rt, g, &o, &sh, out);
+    opara__free(rt, shapes);
+    opara__free(rt, dtypes);
+    opara__free(rt, value_bytes);
+    return r;
+}
+
+/* The CUDA backend describes the nodes for its device; the session plans (opara__cuda_plan_prepare). */
 static opara_result opara__session_cuda(opara_session* s, const opara_session_desc* d) {
     opara__cuda_options o;
+    opara__cuda_shapes sh;
     opara__plan_desc pd;
     opara__cuda_info info;
     opara_result r;
@@ -32953,7 +33087,8 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
     s->cuda_dev = (opara_CUdeviceptr*)opara__calloc(s->rt, (size_t)s->g->n_inputs + s->g->n_outputs + 1, sizeof(opara_CUdeviceptr));
     if (!s->cuda_out || !s->cuda_in || !s->cuda_dev) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    r = opara__cuda_session_create(s->rt, s->g, &o, &s->cuda);
+    sh.shapes = s->shapes, sh.dtypes = s->dtypes, sh.value_bytes = s->value_bytes;
+    r = opara__cuda_session_from(s->rt, s->g, &o, &sh, &s->cuda);
     if (r != OPARA_OK) return r;
     for (i = 0; i < s->g->n_outputs; ++i) s->cuda_out[i] = (void*)opara__cuda_session_output(s->cuda, i);
     opara__cuda_session_info(s->cuda, &info);

@@ -499,21 +499,22 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
 
 /* ---- shapes, lowering, plan -------------------------------------------------------------------- */
 
-static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
-    const opara__graph* g = s->g;
-    opara_result r;
-    s->shapes = (opara__shape*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(opara__shape));
-    s->dtypes = (opara_dtype*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(opara_dtype));
-    s->value_bytes = (uint64_t*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(uint64_t));
+/* The caller's shapes, dtypes and sizes (inferred once, by the session), copied: lowering, memory
+   and I/O read them for the session's lifetime. */
+static opara_result opara__cub_cuda_shapes(opara__cuda_session* s, const opara__cuda_shapes* in) {
+    size_t nv = s->g->n_values ? s->g->n_values : 1;
+    s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof(opara__shape));
+    s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof(opara_dtype));
+    s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof(uint64_t));
     if (!s->shapes || !s->dtypes || !s->value_bytes) return opara__cub_oom(s);
-    if ((r = opara__infer_dtypes(s->rt, g, s->dtypes)) != OPARA_OK) return r;
-    if ((r = opara__infer_shapes(s->rt, g, s->opt.batch > 0 ? s->opt.batch : 1, s->shapes)) != OPARA_OK) return r;
-    if ((r = opara__refuse_zero_sized(s->rt, g, s->shapes)) != OPARA_OK) return r;
-    return opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
+    memcpy(s->shapes, in->shapes, (size_t)s->g->n_values * sizeof(opara__shape));
+    memcpy(s->dtypes, in->dtypes, (size_t)s->g->n_values * sizeof(opara_dtype));
+    memcpy(s->value_bytes, in->value_bytes, (size_t)s->g->n_values * sizeof(uint64_t));
+    return OPARA_OK;
 }
 
 /* The scheduler's descriptors: the analytic model (FLOPs, bytes, class), with the launch shape,
-   registers and shared memory of each node's main kernel from the profiler (opara_cuda_profile.c)
+   registers and shared memory of each node's main kernel from the static profile (opara_cuda_resources.c)
    and, after a profiling run, its measured time. */
 static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc* descs) {
     opara_result r = opara__describe_ops(s->g, s->shapes, &s->device, descs);
@@ -525,25 +526,19 @@ static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc
     return r;
 }
 
-static opara_result opara__cub_cuda_make_plan(opara__cuda_session* s) {
-    opara__plan_desc pd;
-    opara__op_desc* descs;
+OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s, opara__op_desc* descs,
+                                                        opara__plan_desc* pd, const opara__device** dev) {
     opara_result r;
-    if (s->opt.plan) pd = *s->opt.plan;
-    else memset(&pd, 0, sizeof pd);
-    if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
-    if (s->opt.measured && pd.metric == OPARA__METRIC_DEFAULT) pd.metric = OPARA__METRIC_TIME;
-    pd.shapes = s->shapes; /* lets Concat inputs be written in place */
-    if (pd.concat_align == 0) pd.concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
-    descs = (opara__op_desc*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *descs);
-    if (!descs) return opara__cub_oom(s);
-    r = opara__cub_cuda_descs(s, descs);
+    if (s->opt.measured && pd->metric == OPARA__METRIC_DEFAULT) pd->metric = OPARA__METRIC_TIME;
+    pd->shapes = s->shapes; /* lets Concat inputs be written in place */
+    if (pd->concat_align == 0) pd->concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
+    *dev = &s->device;
+    r = opara__cuda_session_enter(s); /* the static profile asks the driver about our kernels */
+    if (r == OPARA_OK) {
+        r = opara__cub_cuda_descs(s, descs);
+        opara__cub_leave(s);
+    }
     s->opt.measured = NULL; /* the profiler's rows live during creation only; s->prof keeps them */
-    /* Streams run truly concurrently here (and a captured graph in any order its edges allow), so
-       the plan is proven safe before use. */
-    if (r == OPARA_OK) r = opara__plan_create_verified(s->g, s->value_bytes, descs, &s->device, &pd, &s->plan);
-    if (r == OPARA_OK) s->n_streams = s->plan->n_lanes ? s->plan->n_lanes : 1;
-    opara__free(s->rt, descs);
     return r;
 }
 
@@ -1155,12 +1150,12 @@ static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
                (double)s->workspace_bytes / 1048576.0, s->n_workspaces, calls, (double)s->plan->arena_bytes / 1048576.0);
 }
 
-/* Everything after attaching, with the session's context pushed. */
-static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
+/* Everything of opening after attaching, with the session's context pushed. */
+static opara_result opara__cub_cuda_setup(opara__cuda_session* s, const opara__cuda_shapes* shapes) {
     opara_result r;
     opara__cub_cuda_describe_device(s);
     if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_shapes(s)) != OPARA_OK) return r;
+    if ((r = opara__cub_cuda_shapes(s, shapes)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_cudnn_probe(s)) != OPARA_OK) return r;
     /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
     s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
@@ -1171,8 +1166,13 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     s->low.use_cublas = s->have_cublas;
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
-    if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
+    return opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low);
+}
+
+/* Everything the plan decides, with the session's context pushed. */
+static opara_result opara__cub_cuda_take_plan(opara__cuda_session* s) {
+    opara_result r;
+    s->n_streams = s->plan->n_lanes ? s->plan->n_lanes : 1;
     if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_streams(s)) != OPARA_OK) return r;
@@ -1202,20 +1202,21 @@ static opara_result opara__cub_cuda_prepare_mode(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
+OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                                    const opara__cuda_shapes* shapes, opara__cuda_session** out) {
     opara__cuda_session* s;
     opara_result r;
     if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
-    if (!g || !g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
-    if (opt && opt->profile) return opara__cuda_profile_create(rt, g, opt, out);
+    if (!g || !g->finalized || !shapes || !shapes->shapes || !shapes->dtypes || !shapes->value_bytes)
+        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized or has no shapes");
     s = (opara__cuda_session*)opara__calloc(rt, 1, sizeof *s);
     if (!s) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     s->rt = rt;
     s->g = g;
     s->err = &rt->error;
     if (opt) s->opt = *opt;
+    s->opt.plan = NULL; /* the caller plans (opara__cuda_session_describe says what the plan must respect) */
     if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
         opara__free(rt, s);
         return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
@@ -1223,17 +1224,32 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     r = opara__cub_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);
     if (r == OPARA_OK) {
-        r = opara__cub_cuda_setup(s);
-        if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
+        r = opara__cub_cuda_setup(s, shapes);
         opara__cub_leave(s);
     }
     if (r != OPARA_OK) {
         opara__cuda_session_destroy(s); /* makes no opara__fail: the first failure's text stays */
         return r;
     }
-    s->err = &s->error;
     *out = s;
     return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cuda_session_prepare(opara__cuda_session* s, opara__plan* plan) {
+    opara_result r;
+    if (!plan || s->plan) {
+        if (plan) opara__plan_free(s->g->rt, plan);
+        return opara__cub_fail(s, OPARA_ERR_INVALID_STATE, "CUDA backend: a session takes one plan");
+    }
+    s->plan = plan;
+    r = opara__cuda_session_enter(s);
+    if (r == OPARA_OK) {
+        r = opara__cub_cuda_take_plan(s);
+        if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
+        opara__cub_leave(s);
+    }
+    if (r == OPARA_OK) s->err = &s->error;
+    return r;
 }
 
 /* The plan once, from the origin stream: the eager launch sequence or one graph launch. */

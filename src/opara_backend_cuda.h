@@ -191,9 +191,36 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
    list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
 
-/* Creates a session for graph g (finalized; g must outlive the session). On failure everything
-   the session allocated is freed, *out is NULL and the runtime's error says why
-   (OPARA_ERR_DEVICE_MEMORY when device memory runs out). What the runtime loaded stays loaded. */
+/* The backend interface, in three steps the session drives (opara_session.c): open, describe the
+   nodes for the planner, prepare the plan it made. The backend neither infers shapes nor plans.
+
+   Per value, what the session inferred once (copied by open). */
+typedef struct opara__cuda_shapes {
+    const opara__shape* shapes;
+    const opara_dtype* dtypes;
+    const uint64_t* value_bytes;
+} opara__cuda_shapes;
+
+/* Opens a session for graph g (finalized; g must outlive the session): attaches to the runtime's
+   CUDA state, loads our kernels, lowers every node for the device. On failure everything is
+   freed, *out is NULL and the runtime's error says why. What the runtime loaded stays loaded.
+   opt->plan is ignored (the caller plans). */
+OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                                    const opara__cuda_shapes* shapes, opara__cuda_session** out);
+/* The planner's input for this device: descs[n_nodes] (the analytic model with our kernels'
+   launch shapes, registers and shared memory, and measured times after a profiling run), the
+   device model (*dev, valid while the session lives), and what the plan must respect, set in pd
+   (Concat slice alignment for the libraries, the time metric after profiling). Call once. */
+OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s, opara__op_desc* descs,
+                                                        opara__plan_desc* pd, const opara__device** dev);
+/* Takes over plan (verified by the caller; freed with the session, also on failure): device
+   memory, streams and library handles, then the warm-up run and the capture in graph modes.
+   On failure the caller destroys the session; the runtime's error says why
+   (OPARA_ERR_DEVICE_MEMORY when device memory runs out). Runs may follow on any thread. */
+OPARA__PRIVATE opara_result opara__cuda_session_prepare(opara__cuda_session* s, opara__plan* plan);
+/* The three steps as opara_session_create takes them, with shapes inferred for opt->batch and
+   planned with opt->plan (profiled first when opt->profile): opara_session.c, for the profiler
+   and the tests. */
 OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
                                                       const opara__cuda_options* opt, opara__cuda_session** out);
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s);
@@ -345,7 +372,7 @@ OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_low
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);
 
-/* ---- profiler (opara_cuda_profile.c) ------------------------------------------------------------ */
+/* ---- profiler: static resources (opara_cuda_resources.c), runs (opara_cuda_profile.c) ---------- */
 
 /* Where a node's resource numbers come from. */
 typedef enum opara__cuda_res_source {
@@ -377,7 +404,7 @@ typedef enum opara__cuda_lib_kind {
     OPARA__CULIB_CONV = 1  /* cuDNN implicit-GEMM convolution: m = N*P*Q output pixels, n = K */
 } opara__cuda_lib_kind;
 
-/* Documented launch estimate of a library kernel (see opara_cuda_profile.c and docs/TESTING-GPU.md). */
+/* Documented launch estimate of a library kernel (see opara_cuda_resources.c and docs/TESTING-GPU.md). */
 OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, double m, double n, double batch,
                                                 opara__cuda_op_profile* out);
 /* Static profile of every node from its lowered launches: our kernels through cuFuncGetAttribute
@@ -388,15 +415,20 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
                                                       const opara_CUfunction* funcs, const opara__graph* g,
                                                       const opara__shape* shapes, const opara__cuda_lowering* low,
                                                       const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows);
+/* The timing fields of a profile row (measured, n_runs, time_ms, time_spread): the rest describes the launch. */
+OPARA__PRIVATE void opara__cuda_profile_copy_times(const opara__cuda_op_profile* from, opara__cuda_op_profile* to);
 /* The scheduler's descriptors from the rows (launch shape, registers, shared memory, measured time);
    a library row without an estimate takes the default model's launch instead (and shows it). */
 OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, uint32_t n_nodes, opara__op_desc* descs);
-/* Session creation with opt->profile: an eager sequential session runs with an event pair around
+/* Profiles session ps (eager, the sequential plan of g, its context pushed): an event pair around
    every node: one untimed warm-up pass (lazy module loading, JIT, the libraries' first-call set-up;
    CUPTI records when it works), then timed passes whose per-node median is the node's time (more
-   passes while a node's spread stays large); then the real session is planned with the measured rows. */
-OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out);
+   passes while a node's spread stays large). rows receive its static profile, the measured times
+   and the CUPTI records of library nodes; the real session is then planned with them
+   (opara__cuda_session_create with opt->profile). */
+OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara__cuda_session* ps,
+                                                       const opara__cuda_options* opt, const opara__graph* g,
+                                                       opara__cuda_op_profile* rows);
 
 /* One eager pass of the plan with the hook, then a synchronisation (profiling runs, during the
    creation of another session: failures go to the runtime's error). Call it between

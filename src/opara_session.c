@@ -76,9 +76,18 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     return OPARA_OK;
 }
 
+/* The one shape and dtype inference of a session; every backend reads what it found. */
+static opara_result opara__session_infer(opara_runtime* rt, const opara__graph* g, int64_t batch, opara__shape* shapes,
+                                         opara_dtype* dtypes, uint64_t* value_bytes) {
+    opara_result r = opara__infer_shapes(rt, g, batch, shapes);
+    if (r == OPARA_OK) r = opara__refuse_zero_sized(rt, g, shapes);
+    if (r == OPARA_OK) r = opara__infer_dtypes(rt, g, dtypes);
+    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, shapes, value_bytes);
+    return r;
+}
+
 static opara_result opara__session_shapes(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
-    opara_result r;
     size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
     s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof *s->shapes);
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
@@ -87,11 +96,7 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
     if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
         return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    r = opara__infer_shapes(s->rt, g, d->batch_size, s->shapes);
-    if (r == OPARA_OK) r = opara__refuse_zero_sized(s->rt, g, s->shapes);
-    if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
-    if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
-    return r;
+    return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->dtypes, s->value_bytes);
 }
 
 /* The CPU plan is made for the CPU's model: descriptors from its rates, and Alg. 2 takes the ready
@@ -117,9 +122,114 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     return r;
 }
 
-/* The CUDA backend plans for itself (descriptors from its kernels, the device's limits). */
+/* ---- the CUDA backend, driven through its steps (opara_backend_cuda.h) ------------------------- */
+
+/* Describe, plan (verified: the streams run truly concurrently, and a captured graph in any order
+   its edges allow), prepare. */
+static opara_result opara__cuda_plan_prepare(opara_runtime* rt, const opara__graph* g, opara__cuda_session* cs,
+                                             const opara__cuda_shapes* sh, const opara__plan_desc* base,
+                                             opara__cuda_mode mode) {
+    opara__plan_desc pd;
+    const opara__device* dev = NULL;
+    opara__plan* plan = NULL;
+    opara__op_desc* descs = (opara__op_desc*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *descs);
+    opara_result r;
+    if (!descs) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    if (base) pd = *base;
+    else memset(&pd, 0, sizeof pd);
+    if (mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
+    r = opara__cuda_session_describe(cs, descs, &pd, &dev);
+    if (r == OPARA_OK) r = opara__plan_create_verified(g, sh->value_bytes, descs, dev, &pd, &plan);
+    opara__free(rt, descs);
+    return r == OPARA_OK ? opara__cuda_session_prepare(cs, plan) : r;
+}
+
+static opara_result opara__cuda_session_make(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                             const opara__cuda_shapes* sh, opara__cuda_session** out) {
+    opara__cuda_session* cs = NULL;
+    opara_result r = opara__cuda_session_open(rt, g, opt, sh, &cs);
+    if (r == OPARA_OK) r = opara__cuda_plan_prepare(rt, g, cs, sh, opt->plan, opt->mode);
+    if (r != OPARA_OK) {
+        opara__cuda_session_destroy(cs); /* makes no opara__fail: the first failure's text stays */
+        return r;
+    }
+    *out = cs;
+    return OPARA_OK;
+}
+
+/* opt->profile: a session of the sequential plan in eager mode (every node alone on the device) is
+   measured, then the real one is planned with the measured rows; nothing of the first stays. */
+static opara_result opara__cuda_session_profiled(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                                 const opara__cuda_shapes* sh, opara__cuda_session** out) {
+    opara__cuda_options po = *opt, fo = *opt;
+    opara__plan_desc pd;
+    opara__cuda_session* ps = NULL;
+    opara__cuda_op_profile* rows;
+    opara_result r;
+    if (opt->plan) pd = *opt->plan;
+    else memset(&pd, 0, sizeof pd);
+    pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
+    pd.launch_order = OPARA_LAUNCH_DEFAULT;
+    pd.stream_cap = 0;
+    po.profile = 0;
+    po.measured = NULL;
+    po.mode = OPARA__CUDA_EAGER;
+    po.plan = &pd;
+    rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
+    if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    r = opara__cuda_session_make(rt, g, &po, sh, &ps);
+    if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
+        opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
+    else if (r == OPARA_OK) { /* its events and the timing run need its context */
+        r = opara__cuda_profile_measure(rt, ps, opt, g, rows);
+        opara__cuda_session_leave(ps);
+    }
+    opara__cuda_session_destroy(ps);
+    fo.profile = 0;
+    fo.measured = rows;
+    if (r == OPARA_OK) r = opara__cuda_session_make(rt, g, &fo, sh, out);
+    opara__free(rt, rows);
+    return r;
+}
+
+static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                             const opara__cuda_shapes* sh, opara__cuda_session** out) {
+    *out = NULL;
+    return opt->profile ? opara__cuda_session_profiled(rt, g, opt, sh, out) : opara__cuda_session_make(rt, g, opt, sh, out);
+}
+
+OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
+                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
+    opara__cuda_options o;
+    opara__cuda_shapes sh;
+    opara__shape* shapes;
+    opara_dtype* dtypes;
+    uint64_t* value_bytes;
+    size_t nv;
+    opara_result r;
+    if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
+    *out = NULL;
+    if (!g || !g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
+    if (opt) o = *opt;
+    else memset(&o, 0, sizeof o);
+    nv = g->n_values ? g->n_values : 1;
+    shapes = (opara__shape*)opara__calloc(rt, nv, sizeof *shapes);
+    dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof *dtypes);
+    value_bytes = (uint64_t*)opara__calloc(rt, nv, sizeof *value_bytes);
+    r = shapes && dtypes && value_bytes ? OPARA_OK : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, dtypes, value_bytes);
+    sh.shapes = shapes, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
+    if (r == OPARA_OK) r = opara__cuda_session_from(rt, g, &o, &sh, out);
+    opara__free(rt, shapes);
+    opara__free(rt, dtypes);
+    opara__free(rt, value_bytes);
+    return r;
+}
+
+/* The CUDA backend describes the nodes for its device; the session plans (opara__cuda_plan_prepare). */
 static opara_result opara__session_cuda(opara_session* s, const opara_session_desc* d) {
     opara__cuda_options o;
+    opara__cuda_shapes sh;
     opara__plan_desc pd;
     opara__cuda_info info;
     opara_result r;
@@ -145,7 +255,8 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
     s->cuda_dev = (opara_CUdeviceptr*)opara__calloc(s->rt, (size_t)s->g->n_inputs + s->g->n_outputs + 1, sizeof(opara_CUdeviceptr));
     if (!s->cuda_out || !s->cuda_in || !s->cuda_dev) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    r = opara__cuda_session_create(s->rt, s->g, &o, &s->cuda);
+    sh.shapes = s->shapes, sh.dtypes = s->dtypes, sh.value_bytes = s->value_bytes;
+    r = opara__cuda_session_from(s->rt, s->g, &o, &sh, &s->cuda);
     if (r != OPARA_OK) return r;
     for (i = 0; i < s->g->n_outputs; ++i) s->cuda_out[i] = (void*)opara__cuda_session_output(s->cuda, i);
     opara__cuda_session_info(s->cuda, &info);

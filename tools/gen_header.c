@@ -56,6 +56,7 @@ static const manifest_entry manifest[] = {
     {"src/opara_cuda_lower.c", PART_IMPL},
     {"src/opara_cuda_cudnn.c", PART_IMPL},
     {"src/opara_cuda_runtime.c", PART_IMPL},
+    {"src/opara_cuda_resources.c", PART_IMPL},
     {"src/opara_backend_cuda.c", PART_IMPL},
     {"src/opara_cuda_profile.c", PART_IMPL},
     {"src/opara_export.h", PART_IMPL},
