@@ -9,7 +9,8 @@
    - OPARA_NO_SIM: the simulator's functions return OPARA_ERR_UNSUPPORTED; there are no presets
      (opara_sim_device_preset_name gives NULL), opara_sim_device_format writes "", and freeing or
      tracing a result (which nothing can produce) does nothing.
-   tools/gen_header.c wraps each part's files in `#ifndef OPARA_NO_X`; this file holds the other side. */
+   tools/gen_header.c wraps each part's files in `#ifndef OPARA_NO_X`; this file holds the other side.
+   The macros select parts of opara.h: the files of src/ built separately are the whole library. */
 #include "opara_backend_cuda.h"
 #include "opara_sim.h"
 
