@@ -17,7 +17,7 @@ ifeq ($(SAN),1)
   BUILD    := build/san
 endif
 
-SRC_FILES := $(wildcard src/*.h src/*.c src/kernels/*) opara_cuda.h tools/gen_header.c LICENSE
+SRC_FILES := $(wildcard src/*.h src/*.c src/kernels/*) opara_cuda.h opara_nvrtc.h tools/gen_header.c LICENSE
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 GEN_HEADER := build/tools/gen_header
@@ -30,11 +30,15 @@ $(GEN_HEADER): tools/gen_header.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c99 $(WARN) -O2 $< -o $@
 
+# opara.h, and build/opara_cpu.h: opara.h for CPU-only programs (OPARA_NO_CUDA, the CUDA files left out;
+# generated, not committed; tests/compile_matrix.sh builds and runs a program with it)
 header: $(GEN_HEADER)
 	$(GEN_HEADER) --out opara.h
+	$(GEN_HEADER) --cpu-only --out build/opara_cpu.h
 
 check-header: $(GEN_HEADER)
 	$(GEN_HEADER) --check --out opara.h
+	$(GEN_HEADER) --cpu-only --out build/opara_cpu.h
 
 # ---- tests ---------------------------------------------------------------------------------------
 $(BUILD)/tests/%: tests/%.c opara.h tests/opara_test.h

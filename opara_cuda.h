@@ -78,7 +78,7 @@
 #endif
 
 #ifndef OPARA_CUDA_DEF
-#  if defined(OPARA_CUDA_STATIC) || defined(OPARA__AMALGAMATED)
+#  if defined(OPARA_CUDA_STATIC) || (defined(OPARA__AMALGAMATED) && !defined(OPARA_NO_CUDA))
 #    define OPARA_CUDA_DEF static OPARA__CUDA_UNUSED
 #  else
 #    define OPARA_CUDA_DEF extern
@@ -885,7 +885,8 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 /* Implementation                                                                                 */
 /* ============================================================================================== */
 
-#if defined(OPARA__AMALGAMATED) && defined(OPARA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION)
+#if defined(OPARA__AMALGAMATED) && defined(OPARA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION) && \
+    !defined(OPARA_NO_CUDA) /* the loader goes with the CUDA backend */
 #  define OPARA_CUDA_IMPLEMENTATION
 #endif
 

@@ -6,6 +6,7 @@
 # Makefile builds and runs them. They include the kernel files, so rebuild them when those change.
 
 $(BUILD)/tests/test_cuda_kernels $(BUILD)/tests/test_cuda_nvrtc: $(wildcard src/kernels/*.cu src/kernels/*.h)
+$(BUILD)/tests/test_cuda_nvrtc: opara_nvrtc.h # (built with OPARA_NVRTC_SOURCE: opara.h includes it)
 
 .PHONY: kernel-report
 kernel-report:

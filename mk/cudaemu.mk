@@ -1,8 +1,9 @@
 # mk/cudaemu.mk - the CUDA emulator (tests/cudaemu) and the kernels' generated PTX.
 #
 #   make cudaemu     build/cudaemu/{libcuda.so.1, libcublas.so, libcudnn.so, libcudnn_cnn.so.9}
-#   make ptx         regenerate src/kernels/opara_ptx.h with nvcc/ptxas (commit the result)
-#   make check-ptx   fail, naming the kernel file, when src/kernels/opara_ptx.h is stale (skips without nvcc)
+#   make ptx         regenerate src/kernels/opara_ptx.h, opara_nvrtc.h and tests/cudaemu/emu_test_ptx.h with
+#                    nvcc/ptxas (commit the result)
+#   make check-ptx   fail, naming the kernel file, when one of them is stale (skips without nvcc)
 #   make test        also runs the emulator's own tests (TEST_BINS below)
 #
 # Every src/kernels/*.cu is picked up automatically: its host build is linked into libcuda.so.1 (the
@@ -81,28 +82,45 @@ $(PTX_DIR)/embed_kernels: tools/embed_kernels.c
 # The PTX declares the oldest ISA version that holds it, PTX_ISA (8.0, CUDA 12.0: the oldest driver the
 # loader accepts), instead of nvcc's own (9.0 from nvcc 13, which a CUDA 12 driver refuses with
 # CUDA_ERROR_UNSUPPORTED_PTX_VERSION). ptxas then assembles the lowered text: it refuses an instruction
-# or directive newer than the declared version, so a kernel that needs a newer ISA fails here.
+# or directive newer than the declared version, so a kernel that needs a newer ISA fails here. The text is
+# also made compact for embedding (comment lines, blank lines and indentation dropped, runs of blanks made
+# one space: PTX is free-form), and ptxas reads that same text, so what is embedded is what was checked.
 PTX_ISA ?= 8.0
-$(PTX_DIR)/%.ptx: src/kernels/%.cu src/kernels/opara_kernel.h
+define PTX_RECIPE
 	@mkdir -p $(@D)
 	$(NVCC) -ptx -arch=$(PTX_ARCH) -Isrc/kernels $< -o $@.nvcc
-	sed 's/^\.version [0-9][0-9]*\.[0-9][0-9]*$$/.version $(PTX_ISA)/' $@.nvcc > $@
+	sed -e 's/^\.version [0-9][0-9]*\.[0-9][0-9]*$$/.version $(PTX_ISA)/' -e 's/^[[:space:]]*//' \
+	    -e 's/[[:space:]][[:space:]]*/ /g' -e 's/ $$//' -e '/^\/\//d' -e '/^$$/d' $@.nvcc > $@
 	grep -qx '\.version $(PTX_ISA)' $@
-	$(PTXAS) -v -arch=$(PTX_ARCH) $@ -o /dev/null > $(PTX_DIR)/$*.log 2>&1
+	$(PTXAS) -v -arch=$(PTX_ARCH) $@ -o /dev/null > $(basename $@).log 2>&1
+endef
+$(PTX_DIR)/%.ptx: src/kernels/%.cu src/kernels/opara_kernel.h
+	$(PTX_RECIPE)
+$(PTX_DIR)/test/%.ptx: tests/cudaemu/%.cu src/kernels/opara_kernel.h
+	$(PTX_RECIPE)
 
-PTX_EMBED_ARGS = --header src/kernels/opara_kernel.h \
+# The library's kernels: PTX into src/kernels/opara_ptx.h (inlined into opara.h), sources into the companion
+# opara_nvrtc.h (OPARA_NVRTC_SOURCE). The emulator tests' own kernels (tests/cudaemu/sample.cu): PTX into
+# tests/cudaemu/emu_test_ptx.h, so no test-only image ships in opara.h.
+TEST_KERNEL_NAMES := sample
+PTX_EMBED_ARGS = --ptx src/kernels/opara_ptx.h --nvrtc opara_nvrtc.h --header src/kernels/opara_kernel.h \
     $(foreach k,$(KERNEL_NAMES),$(k) $(PTX_DIR)/$(k).ptx $(PTX_DIR)/$(k).log src/kernels/$(k).cu)
+PTX_TEST_EMBED_ARGS = --ptx tests/cudaemu/emu_test_ptx.h --tables emu_test_kernel \
+    $(foreach k,$(TEST_KERNEL_NAMES),$(k) $(PTX_DIR)/test/$(k).ptx $(PTX_DIR)/test/$(k).log tests/cudaemu/$(k).cu)
+PTX_ALL := $(addprefix $(PTX_DIR)/,$(addsuffix .ptx,$(KERNEL_NAMES))) \
+    $(addprefix $(PTX_DIR)/test/,$(addsuffix .ptx,$(TEST_KERNEL_NAMES)))
 
-ptx: $(PTX_DIR)/embed_kernels $(addprefix $(PTX_DIR)/,$(addsuffix .ptx,$(KERNEL_NAMES)))
+ptx: $(PTX_DIR)/embed_kernels $(PTX_ALL)
 	@test -n "$(NVCC)" || { echo "make ptx: nvcc not found (install the CUDA toolkit or set NVCC=)"; exit 1; }
-	$(PTX_DIR)/embed_kernels src/kernels/opara_ptx.h $(PTX_EMBED_ARGS)
+	$(PTX_DIR)/embed_kernels $(PTX_EMBED_ARGS)
+	$(PTX_DIR)/embed_kernels $(PTX_TEST_EMBED_ARGS)
 
 ifeq ($(NVCC),)
 check-ptx:
 	@echo "check-ptx: skipped: nvcc not found (install the CUDA toolkit or set NVCC=)"
 else
-check-ptx: $(PTX_DIR)/embed_kernels $(addprefix $(PTX_DIR)/,$(addsuffix .ptx,$(KERNEL_NAMES)))
-	$(PTX_DIR)/embed_kernels $(PTX_DIR)/opara_ptx.h --check src/kernels/opara_ptx.h $(PTX_EMBED_ARGS)
+check-ptx: $(PTX_DIR)/embed_kernels $(PTX_ALL)
+	$(PTX_DIR)/embed_kernels --check $(PTX_EMBED_ARGS) && $(PTX_DIR)/embed_kernels --check $(PTX_TEST_EMBED_ARGS)
 endif
 
 # ---- the CUDA backend's zoo sweeps on the emulator (lists and measured times: tests/test_cuda_zoo.c)

@@ -16,6 +16,16 @@
    | OPARA_FREE(p)          | free             | OPARA_FREE together, or neither)                            |
    | OPARA_NO_STDIO         | off              | drop the functions that read or write files                 |
    | OPARA_NO_MMAP          | off              | copy .opara files into memory instead of mapping them       |
+   | OPARA_NO_CUDA          | off              | compile the CUDA backend out: AUTO runs on the CPU, a CUDA  |
+   |                        |                  | session fails with OPARA_ERR_NO_BACKEND                     |
+   | OPARA_NO_ONNX          | off              | compile ONNX import out: opara_model_load_onnx_* fail with  |
+   |                        |                  | OPARA_ERR_UNSUPPORTED                                       |
+   | OPARA_NO_SIM           | off              | compile the simulator out: opara_sim_* fail with            |
+   |                        |                  | OPARA_ERR_UNSUPPORTED (no presets)                          |
+   | OPARA_NVRTC_SOURCE     | off              | compile in the kernel sources for NVRTC (use_nvrtc), from   |
+   |                        |                  | the companion opara_nvrtc.h kept beside opara.h             |
+   | OPARA_CUDA_SYSTEM_PREFIX | ""             | prefix (a sysroot) of the fixed system places the CUDA      |
+   |                        |                  | library search looks in (opara_cuda.h)                      |
    | OPARA_MAX_DIMS         | 8                | maximum tensor rank (the .opara format stores at most 8)    |
    | OPARA_MAX_TENSORS      | 1048576          | limits a model file may not exceed (hostile-input guards);  |
    | OPARA_MAX_NODES        | 1048576          | exceeding one gives OPARA_ERR_LIMIT_EXCEEDED                |
@@ -25,6 +35,10 @@
    | OPARA_MAX_NAME         | 4096             |   bytes of one name or string attribute                     |
    | OPARA_MAX_STRINGS      | 4194304          |   entries of the string table                               |
    | OPARA_MAX_MODEL_BYTES  | 2^40 (64-bit)    |   bytes of one model file                                   |
+   A part compiled out (OPARA_NO_CUDA, _ONNX, _SIM) keeps its declarations, so a program builds the
+   same either way; its calls fail cleanly, with a detail (opara_runtime_last_error) that names the
+   macro. `make header` also writes build/opara_cpu.h: this header with OPARA_NO_CUDA defined and the
+   CUDA backend left out.
 
    ENVIRONMENT VARIABLES (read at session creation; override the desc's library paths)
    OPARA_CUDA_DRIVER, OPARA_CUBLAS, OPARA_CUDNN, OPARA_NVRTC: path of the library to dlopen

@@ -12,6 +12,11 @@
 #endif
 #include "opara_backend_cuda.h"
 #include "kernels/opara_ptx.h"
+/* The kernel sources for NVRTC live in the companion opara_nvrtc.h (beside opara.h), compiled in only on
+   request: most programs run the embedded PTX, and the sources would double the kernels' share of opara.h. */
+#ifdef OPARA_NVRTC_SOURCE
+#  include "../opara_nvrtc.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -194,26 +199,25 @@ static void opara__cub_cuda_describe_device(opara__cuda_session* s) {
                                                           1, (int)base->max_smem_per_sm);
 }
 
-/* The lines of a generated image joined into one string (from the runtime's allocator). */
-static char* opara__cub_join_lines(opara__cuda_session* s, const char* const* lines) {
-    size_t n = 1, i, at = 0;
-    char* out;
-    for (i = 0; lines[i]; ++i) n += strlen(lines[i]);
-    out = (char*)opara__alloc(s->rt, n);
-    if (!out) return NULL;
-    for (i = 0; lines[i]; ++i) {
-        size_t len = strlen(lines[i]);
-        memcpy(out + at, lines[i], len);
-        at += len;
-    }
-    out[at] = 0;
-    return out;
-}
-
 static const opara__kernel_image* opara__cub_find_image(const char* file) {
     size_t i;
     for (i = 0; i < OPARA__ARRAY_COUNT(opara__kernel_images); ++i)
         if (strcmp(opara__kernel_images[i].file, file) == 0) return &opara__kernel_images[i];
+    return NULL;
+}
+
+/* The NVRTC source of a kernel file, and the kernel dialect header it includes; NULL when the
+   sources are not compiled in (OPARA_NVRTC_SOURCE). */
+static const char* opara__cub_find_source(const char* file, const char** dialect) {
+#ifdef OPARA_NVRTC_SOURCE
+    size_t i;
+    *dialect = opara__kernel_dialect;
+    for (i = 0; i < OPARA__ARRAY_COUNT(opara__kernel_sources); ++i)
+        if (strcmp(opara__kernel_sources[i].file, file) == 0) return opara__kernel_sources[i].source;
+#else
+    (void)file;
+    *dialect = NULL;
+#endif
     return NULL;
 }
 
@@ -297,23 +301,26 @@ static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, 
     }
 }
 
-/* NVRTC: the kernel source compiled for the device. Options: the architecture and the language
-   standard of the kernel dialect (src/kernels/opara_kernel.h), nothing else: no -default-device,
-   no fast-math (the kernels must match the CPU backend). On failure out stays empty, with the
-   reason logged: the embedded PTX is then used. */
+/* NVRTC: the kernel source compiled for the device, with the kernel dialect given as the header
+   opara_kernel.h that every source includes. Options: the architecture and the language standard of
+   the dialect (src/kernels/opara_kernel.h), nothing else: no -default-device, no fast-math (the
+   kernels must match the CPU backend). On failure out stays empty, with the reason logged: the
+   embedded PTX is then used. */
 static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img,
                                      int arch, int real, opara__cub_nvrtc_out* out) {
     opara_nvrtcProgram prog = NULL;
     char option[64], log[256] = "";
     const char* opts[2];
+    const char* header_name = "opara_kernel.h";
+    const char* dialect;
+    const char* src = opara__cub_find_source(img->file, &dialect);
     opara_nvrtcResult r;
-    char* src = opara__cub_join_lines(s, img->source);
     memset(out, 0, sizeof *out);
     if (!src) return;
     opara__format(option, sizeof option, "--gpu-architecture=%s_%d", real ? "sm" : "compute", arch);
     opts[0] = option;
     opts[1] = "--std=c++11";
-    r = nv->nvrtcCreateProgram(&prog, src, img->file, 0, NULL, NULL);
+    r = nv->nvrtcCreateProgram(&prog, src, img->file, 1, &dialect, &header_name);
     if (r == OPARA_NVRTC_SUCCESS) {
         r = nv->nvrtcCompileProgram(prog, 2, opts);
         if (r == OPARA_NVRTC_SUCCESS) opara__cub_nvrtc_take(s, nv, prog, real, out);
@@ -324,7 +331,6 @@ static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* n
         opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC could not compile %s.cu with %s: %s%s; using the embedded PTX", img->file, option,
                    opara_nvrtc_result_name(r), log);
-    opara__free(s->rt, src);
 }
 
 /* cuModuleLoadDataEx with the JIT's error log, which says why a PTX image was refused. */
@@ -340,14 +346,9 @@ static opara_CUresult opara__cub_module_load(opara__cuda_session* s, opara_CUmod
 
 /* The ".target sm_XX" of an embedded PTX image, e.g. "sm_75". */
 static void opara__cub_ptx_target(const opara__kernel_image* img, char* out, size_t cap) {
-    size_t i;
-    opara__format(out, cap, "?");
-    for (i = 0; img->ptx[i]; ++i)
-        if (strncmp(img->ptx[i], ".target ", 8) == 0) {
-            size_t n = strcspn(img->ptx[i] + 8, " ,\n");
-            opara__format(out, cap, "%.*s", (int)n, img->ptx[i] + 8);
-            return;
-        }
+    const char* at = strstr(img->ptx, "\n.target ");
+    if (at) opara__format(out, cap, "%.*s", (int)strcspn(at + 9, " ,\n"), at + 9);
+    else opara__format(out, cap, "?");
 }
 
 /* The session's description of one kind of image: "NVRTC cubin sm_90", "NVRTC PTX compute_90",
@@ -365,7 +366,6 @@ static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, con
                                            const opara__cub_nvrtc_out* nv, int arch, opara__cub_image_kind* kind) {
     char log[512], what[64], target[16];
     const char* images[OPARA__CUB_IMAGE_KINDS];
-    char* embedded;
     opara_CUresult cr = OPARA_CUDA_ERROR_INVALID_IMAGE;
     int k;
     images[OPARA__CUB_CUBIN] = nv->cubin;
@@ -384,9 +384,7 @@ static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, con
                    opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log,
                    k == OPARA__CUB_CUBIN && images[OPARA__CUB_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
     }
-    if ((embedded = opara__cub_join_lines(s, img->ptx)) == NULL) return opara__cub_oom(s);
-    cr = opara__cub_module_load(s, &s->modules[f], embedded, log, sizeof log);
-    opara__free(s->rt, embedded);
+    cr = opara__cub_module_load(s, &s->modules[f], img->ptx, log, sizeof log);
     *kind = OPARA__CUB_EMBEDDED;
     if (cr == OPARA_CUDA_SUCCESS) return OPARA_OK;
     opara__cub_ptx_target(img, target, sizeof target);
@@ -412,12 +410,20 @@ static void opara__cub_describe_kernels(opara__cuda_session* s, const unsigned* 
     }
 }
 
-/* NVRTC when the session asks for it (logged: where it was found, its builtins). */
+/* NVRTC when the session asks for it and the kernel sources are compiled in (logged: where it was
+   found, its builtins). */
 static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
     char err[2048];
+    const char* dialect;
     int major = 0, minor = 0;
     memset(nv, 0, sizeof *nv);
     if (!s->opt.use_nvrtc) return 0;
+    if (!opara__cub_find_source(opara__cuda_files[0], &dialect)) {
+        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+                   "NVRTC asked for, but the kernel sources are not compiled in (define OPARA_NVRTC_SOURCE where the "
+                   "implementation is compiled, with opara_nvrtc.h beside opara.h); using the embedded PTX");
+        return 0;
+    }
     if (opara_cuda_nvrtc_load(nv, s->opt.nvrtc_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
         opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC not loaded (%s); using the embedded PTX", err);

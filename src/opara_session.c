@@ -123,6 +123,7 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
 }
 
 /* ---- the CUDA backend, driven through its steps (opara_backend_cuda.h) ------------------------- */
+#ifndef OPARA_NO_CUDA
 
 /* Describe, plan (verified: the streams run truly concurrently, and a captured graph in any order
    its edges allow), prepare. */
@@ -225,6 +226,15 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     opara__free(rt, value_bytes);
     return r;
 }
+
+#else
+/* compiled out: opara__cuda_session_create (opara_features.c) says so */
+static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
+                                             const opara__cuda_shapes* sh, opara__cuda_session** out) {
+    (void)sh;
+    return opara__cuda_session_create(rt, g, opt, out);
+}
+#endif
 
 /* The CUDA backend describes the nodes for its device; the session plans (opara__cuda_plan_prepare). */
 static opara_result opara__session_cuda(opara_session* s, const opara_session_desc* d) {

@@ -1,9 +1,13 @@
 #!/bin/sh
 # Compile matrix: opara.h with OPARA_IMPLEMENTATION must build warning-free as C99/C11 with gcc
 # and clang, as C++11 with g++ and clang++, with OPARA_STATIC in two translation units, with
-# OPARA_NO_STDIO, after other system headers, and src/ must build as separate files; and, for
-# the NEON paths, cross-compiled for aarch64 (run under qemu-user). Each program also runs. A
-# compiler (or qemu-aarch64) that is not installed is a skip with its name.
+# OPARA_NO_STDIO, after other system headers, and src/ must build as separate files; with each
+# feature macro (OPARA_NO_CUDA, OPARA_NO_ONNX, OPARA_NO_SIM, all three) and against the CPU-only
+# header (gen_header --cpu-only, which `make header` writes to build/opara_cpu.h), where
+# tests/compile/features.c checks that a CPU session runs and each compiled-out call fails
+# cleanly; and, for the NEON paths, cross-compiled
+# for aarch64 (run under qemu-user). Each program also runs. A compiler (or qemu-aarch64) that is
+# not installed is a skip with its name.
 BUILD=${BUILD:-build}
 out="$BUILD/compile"
 mkdir -p "$out"
@@ -24,6 +28,11 @@ run_case() { # name compiler args...
 }
 
 INC="-I. -Itests/compile"
+# the CPU-only header, as `make header` writes it (build/tools/gen_header: make check-header builds it)
+if ! build/tools/gen_header --cpu-only --out "$out/opara_cpu.h"; then
+    echo "FAIL gen_header --cpu-only: build/tools/gen_header missing or failing (make check-header builds it)"
+    fail=$((fail + 1))
+fi
 for cc in gcc clang; do
     for std in c99 c11; do
         run_case "$cc-$std" $cc -std=$std $W $INC tests/compile/impl.c -lm -ldl -lpthread
@@ -32,6 +41,13 @@ for cc in gcc clang; do
     run_case "$cc-static-two-tu" $cc -std=c99 $W $INC tests/compile/static_a.c tests/compile/static_b.c -lm -ldl -lpthread
     run_case "$cc-no-stdio" $cc -std=c99 $W $INC tests/compile/no_stdio.c -lm -ldl -lpthread
     run_case "$cc-split-src" $cc -std=c99 $W $INC -Isrc src/*.c tests/compile/split_main.c -lm -ldl -lpthread
+    run_case "$cc-features-all-in" $cc -std=c99 $W $INC tests/compile/features.c -lm -ldl -lpthread
+    for feature in CUDA ONNX SIM; do
+        run_case "$cc-no-$feature" $cc -std=c99 $W $INC -DOPARA_NO_$feature tests/compile/features.c -lm -ldl -lpthread
+    done
+    run_case "$cc-no-cuda-onnx-sim" $cc -std=c99 $W $INC -DOPARA_NO_CUDA -DOPARA_NO_ONNX -DOPARA_NO_SIM \
+        tests/compile/features.c -lm -ldl -lpthread
+    run_case "$cc-cpu-header" $cc -std=c99 $W $INC -I"$out" -DFEATURES_HEADER tests/compile/features.c -lm -ldl -lpthread
 done
 # the README's one-line build of the smallest embedding, exactly as written there
 run_case "readme-minimal" cc examples/minimal.c -lm -ldl -lpthread

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tools/gen_header: deterministic output, stale-header detection naming the line, a clear error
-# for an include outside the manifest, LF-only output from CRLF sources.
+# for an include outside the manifest, LF-only output from CRLF sources, the feature macros' guards,
+# the NVRTC companion left as an include, and the CPU-only header (--cpu-only).
 BUILD=${BUILD:-build}
 gen="build/tools/gen_header"
 work="$BUILD/gen_header_test"
@@ -33,6 +34,32 @@ sed 's/$/\r/' src/opara_util.c > "$work/src/opara_util.c"
 "$gen" --root "$work" --out "$work/d.h"
 if ! grep -q "$(printf '\r')" "$work/d.h" && cmp -s "$work/d.h" opara.h; then ok "CRLF sources give the same LF-only header"
 else bad "CRLF sources give the same LF-only header"; fi
+
+# feature parts: each file of a part that a macro compiles out is wrapped in that macro's guard
+wrapped=1
+for pair in OPARA_NO_CUDA:src/opara_backend_cuda.c OPARA_NO_CUDA:src/kernels/opara_ptx.h OPARA_NO_ONNX:src/opara_onnx.c \
+            OPARA_NO_ONNX:src/opara_pb.c OPARA_NO_SIM:src/opara_sim.c; do
+    macro=${pair%%:*} file=${pair#*:}
+    grep -B1 -x "/\* ==== BEGIN $file ==== \*/" "$work/a.h" | head -n 1 | grep -qx "#ifndef $macro" || wrapped=0
+    grep -A1 -x "/\* ==== END $file ==== \*/" "$work/a.h" | tail -n 1 | grep -qx "#endif /\* $macro \*/" || wrapped=0
+done
+if [ $wrapped -eq 1 ] && ! grep -B1 -x "/\* ==== BEGIN src/opara_session.c ==== \*/" "$work/a.h" | grep -q "#ifndef"; then
+    ok "a feature's files are wrapped in #ifndef OPARA_NO_<feature>, the core's are not"
+else bad "a feature's files are wrapped in #ifndef OPARA_NO_<feature>, the core's are not"; fi
+
+# the NVRTC sources stay in their companion: opara.h includes it, never inlines it
+if grep -qx '#  include "opara_nvrtc.h"' "$work/a.h" && ! grep -q "opara__kernel_sources\[\] =" "$work/a.h" &&
+   ! grep -q "opara__kernel_dialect\[\] =" "$work/a.h"; then ok "the companion opara_nvrtc.h is included, not inlined"
+else bad "the companion opara_nvrtc.h is included, not inlined"; fi
+
+# --cpu-only: OPARA_NO_CUDA defined before anything else, the CUDA files left out, the rest as in opara.h
+"$gen" --root "$work" --cpu-only --out "$work/cpu.h"
+if sed -n 1,8p "$work/cpu.h" | grep -qx "#define OPARA_NO_CUDA" &&
+   grep -qx "/\* ==== src/opara_backend_cuda.c left out (OPARA_NO_CUDA) ==== \*/" "$work/cpu.h" &&
+   ! grep -q "BEGIN src/opara_backend_cuda.c\|BEGIN src/kernels/opara_ptx.h\|opara__ptx_elementwise" "$work/cpu.h" &&
+   grep -q "BEGIN src/opara_onnx.c" "$work/cpu.h" && [ "$(wc -c < "$work/cpu.h")" -lt "$(wc -c < "$work/a.h")" ]; then
+    ok "--cpu-only defines OPARA_NO_CUDA and leaves the CUDA files out"
+else bad "--cpu-only defines OPARA_NO_CUDA and leaves the CUDA files out"; fi
 
 echo "gen-header: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

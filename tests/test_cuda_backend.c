@@ -1324,6 +1324,31 @@ static opara_runtime* make_logged_runtime(log_buf* b) {
     return rt;
 }
 
+/* use_nvrtc in a program built without OPARA_NVRTC_SOURCE (this one; tests/test_cuda_nvrtc.c has the
+   sources): the kernel sources are not in the program, so the session warns, naming the macro, and
+   runs the embedded PTX without loading NVRTC. */
+OT_TEST(use_nvrtc_without_the_sources_runs_the_embedded_ptx) {
+    test_model m;
+    log_buf b;
+    char why[512];
+    opara__cuda_options o = options(OPARA__CUDA_GRAPH);
+    opara__cuda_session* s = NULL;
+    opara__cuda_info info;
+    if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    m.rt = make_logged_runtime(&b);
+    REQUIRE(build_model(&m, 0));
+    o.use_nvrtc = 1;
+    REQUIRE(opara__cuda_session_create(m.rt, &m.g, &o, &s) == OPARA_OK);
+    opara__cuda_session_info(s, &info);
+    CHECK(strncmp(info.kernels, "embedded PTX", 12) == 0);
+    CHECK_EQ(0, info.nvrtc);
+    CHECK(strstr(b.text, "define OPARA_NVRTC_SOURCE") != NULL);
+    OT_LOG("%s", info.kernels);
+    opara__cuda_session_destroy(s);
+    opara__graph_free(&m.g);
+    opara_runtime_destroy(m.rt);
+}
+
 /* The file a library path or bare name (as make test-gpu sets them) loads, for a symlink to it:
    the path if it exists, else where the loader found `symbol`. */
 static void absolute(const char* lib, const char* symbol, char* out, size_t cap) {
@@ -1560,6 +1585,7 @@ static const opara_test_case tests[] = {
     OT_CASE(run_device_matches_a_host_run),
     OT_CASE(concurrent_host_and_device_runs_get_busy_never_race),
     OT_CASE(runtime_loads_once_remembers_failures_and_releases_everything),
+    OT_CASE(use_nvrtc_without_the_sources_runs_the_embedded_ptx),
     OT_CASE(host_allocation_failure_frees_everything),
 };
 

@@ -84,17 +84,16 @@ int nvrtcCompileProgram(fake_program* prog, int n, const char* const* options) {
     prog->failed = mode && strcmp(mode, "builtins") == 0;
     return prog->failed ? 7 : 0;
 }
-/* The build-time PTX with ".version 9.0" raised to ".version 9.9" (same length). */
+/* The build-time PTX with its ".version X.Y" raised to ".version 9.9" (same length). */
 static size_t fake_ptx(const fake_program* prog, char* out) {
-    size_t at = 0, i;
-    for (i = 0; prog->img->ptx[i]; ++i) {
-        const char* line = strncmp(prog->img->ptx[i], ".version ", 9) == 0 ? ".version 9.9\n" : prog->img->ptx[i];
-        size_t len = strlen(line);
-        if (out) memcpy(out + at, line, len);
-        at += len;
+    size_t len = strlen(prog->img->ptx);
+    if (out) {
+        char* version;
+        memcpy(out, prog->img->ptx, len + 1);
+        version = strncmp(out, ".version ", 9) == 0 ? out : strstr(out, "\n.version ");
+        if (version) memcpy(strchr(version + 1, ' ') + 1, "9.9", 3);
     }
-    if (out) out[at] = 0;
-    return at + 1;
+    return len + 1;
 }
 int nvrtcGetPTXSize(fake_program* prog, size_t* size) {
     *size = fake_ptx(prog, NULL);
@@ -127,6 +126,7 @@ int nvrtcGetProgramLog(fake_program* prog, char* log) {
 
 #define _GNU_SOURCE
 #define OPARA_IMPLEMENTATION
+#define OPARA_NVRTC_SOURCE /* the kernel sources for NVRTC (opara_nvrtc.h) */
 #include "opara.h"
 #include "opara_test.h"
 

@@ -109,21 +109,23 @@ static opara__cuda_options options(opara__cuda_mode mode) {
 static long ptx_static_shared(const char* name) {
     size_t f;
     for (f = 0; f < OPARA__ARRAY_COUNT(opara__kernel_images); ++f) {
-        const char* const* line = opara__kernel_images[f].ptx;
+        const char* line = opara__kernel_images[f].ptx;
         int inside = 0;
         long bytes = 0;
-        for (; *line; ++line) {
-            const char* entry = strstr(*line, ".entry ");
-            if (entry) {
+        for (; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+            size_t len = strcspn(line, "\n");
+            const char* entry = strstr(line, ".entry ");
+            const char* open;
+            if (entry && entry < line + len) {
                 if (inside) return bytes;
                 entry += 7;
                 inside = strncmp(entry, name, strlen(name)) == 0 && entry[strlen(name)] == '(';
                 continue;
             }
-            if (inside && strstr(*line, ".shared .align") && !strstr(*line, "ld.shared") && !strstr(*line, "st.shared")) {
-                const char* open = strrchr(*line, '[');
-                if (open) bytes += strtol(open + 1, NULL, 10);
+            if (!inside || strncmp(line, ".shared .align", 14) != 0) continue;
+            for (open = line + len; open > line && *open != '['; --open) {
             }
+            if (*open == '[') bytes += strtol(open + 1, NULL, 10);
         }
         if (inside) return bytes;
     }

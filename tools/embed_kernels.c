@@ -1,11 +1,19 @@
-/* embed_kernels - writes src/kernels/opara_ptx.h: the PTX of every kernel file (one string per line, so no
- * literal exceeds the 4095 characters C99 guarantees), the kernel source for NVRTC (opara_kernel.h inlined)
- * and the register / shared-memory use ptxas reports for the PTX's target.
+/* embed_kernels - writes the generated kernel headers from the PTX of each kernel file and its source:
+ *   --ptx OUT     the PTX of every kernel file, one string each, and the register / shared-memory use ptxas
+ *                 reports per entry point (src/kernels/opara_ptx.h, inlined into opara.h)
+ *   --nvrtc OUT   the kernel sources for NVRTC, one string each, and the kernel dialect header they include,
+ *                 once (opara_nvrtc.h, the companion that OPARA_NVRTC_SOURCE includes)
+ *   --tables P    names the tables P_images / P_resources instead of opara__kernel_images /
+ *                 opara__kernel_resource_table (the tests' own kernel images, beside opara_ptx.h)
  *
- *   embed_kernels OUT [--check COMMITTED] --header opara_kernel.h {NAME PTX PTXAS_LOG SOURCE}...
+ *   embed_kernels [--check] --ptx OUT [--tables P] [--nvrtc OUT --header opara_kernel.h] {NAME PTX LOG SRC}...
  *
- * With --check, OUT is written as usual and compared with COMMITTED; every kernel file whose block differs is
- * named and the exit status is 1. Deterministic: the output depends only on the input files. */
+ * With --check nothing is written: each output is compared with the file there, every kernel file whose PTX
+ * differs is named and the exit status is 1. Deterministic: the output depends only on the input files.
+ *
+ * Each text is one string made of adjacent literals, several source lines to a line of the header. C99 only
+ * promises 4095 characters per string (-Woverlength-strings under -pedantic); gcc and clang take any length,
+ * so the strings are wrapped in a diagnostic pragma instead of being cut into pieces the program joins. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,55 +56,73 @@ static char* read_file(const char* path) {
     return t.data;
 }
 
-/* Appends `text` as a NULL-terminated array of C string literals, one per source line. */
-static void emit_lines(text* out, const char* var, const char* s) {
-    text_str(out, "static const char* const ");
-    text_str(out, var);
-    text_str(out, "[] = {\n");
-    while (*s) {
-        size_t col = 0;
-        text_str(out, "    \"");
-        while (*s && col < 2000) {
-            char c = *s++;
-            char esc[8];
-            col++;
-            if (c == '\n') {
-                text_str(out, "\\n");
-                break;
-            }
-            if (c == '\\' || c == '"') {
-                esc[0] = '\\';
-                esc[1] = c;
-                text_add(out, esc, 2);
-            } else if (c == '\t') {
-                text_str(out, "\\t");
-            } else if ((unsigned char)c < 32 || (unsigned char)c > 126) {
-                snprintf(esc, sizeof esc, "\\%03o", (unsigned char)c);
-                text_str(out, esc);
-            } else {
-                text_add(out, &c, 1);
-            }
-        }
-        text_str(out, "\",\n");
+/* One character as it stands inside a C string literal (after `prev`: the second '?' of a pair is
+   escaped, so no trigraph forms under -std=c99). */
+static void escape_char(text* out, char c, char prev) {
+    char esc[8];
+    if (c == '\\' || c == '"' || (c == '?' && prev == '?')) {
+        esc[0] = '\\';
+        esc[1] = c;
+        text_add(out, esc, 2);
+    } else if (c == '\n') {
+        text_str(out, "\\n");
+    } else if (c == '\t') {
+        text_str(out, "\\t");
+    } else if ((unsigned char)c < 32 || (unsigned char)c > 126) {
+        snprintf(esc, sizeof esc, "\\%03o", (unsigned char)c);
+        text_str(out, esc);
+    } else {
+        text_add(out, &c, 1);
     }
-    text_str(out, "    NULL};\n");
 }
 
-/* The kernel source with its `#include "opara_kernel.h"` line replaced by the header text. */
-static char* inline_header(const char* src, const char* header) {
-    const char* inc = strstr(src, "#include \"opara_kernel.h\"");
-    text t = {NULL, 0, 0};
-    text_add(&t, "", 0);
-    if (!inc) {
-        text_str(&t, src);
-        return t.data;
+/* `static const char var[] = "..." "...";`: the text's lines packed into literals of about 110 columns,
+   one literal per header line (a line of the text never splits, so the header diffs with the text). */
+static void emit_string(text* out, const char* var, const char* s) {
+    size_t col = 0;
+    text_str(out, "static const char ");
+    text_str(out, var);
+    text_str(out, "[] =");
+    if (!*s) text_str(out, " \"\"");
+    while (*s) {
+        const char* start = s;
+        const char* eol = strchr(s, '\n');
+        const char* end = eol ? eol + 1 : s + strlen(s);
+        text piece = {NULL, 0, 0};
+        text_add(&piece, "", 0);
+        for (; s < end; ++s) escape_char(&piece, *s, s == start ? 0 : s[-1]);
+        if (col > 0 && col + piece.len + 1 > 110) {
+            text_str(out, "\"");
+            col = 0;
+        }
+        if (col == 0) {
+            text_str(out, "\n    \"");
+            col = 5;
+        }
+        text_add(out, piece.data, piece.len);
+        col += piece.len;
+        free(piece.data);
     }
-    text_add(&t, src, (size_t)(inc - src));
-    text_str(&t, header);
-    inc = strchr(inc, '\n');
-    if (inc) text_str(&t, inc + 1);
-    return t.data;
+    if (col > 0) text_str(out, "\"");
+    text_str(out, ";\n");
 }
+
+static const char long_strings_begin[] =
+    "/* Strings longer than the 4095 characters C99 promises (gcc and clang take any length). */\n"
+    "#if defined(__clang__)\n"
+    "#  pragma clang diagnostic push\n"
+    "#  pragma clang diagnostic ignored \"-Woverlength-strings\"\n"
+    "#elif defined(__GNUC__) && !defined(__cplusplus)\n"
+    "#  pragma GCC diagnostic push\n"
+    "#  pragma GCC diagnostic ignored \"-Woverlength-strings\"\n"
+    "#endif\n\n";
+
+static const char long_strings_end[] =
+    "#if defined(__clang__)\n"
+    "#  pragma clang diagnostic pop\n"
+    "#elif defined(__GNUC__) && !defined(__cplusplus)\n"
+    "#  pragma GCC diagnostic pop\n"
+    "#endif\n\n";
 
 /* ptxas -v lines: "Compiling entry function 'X' for 'sm_75'" then "Used N registers, ... M bytes smem". */
 static void emit_resources(text* out, const char* log) {
@@ -124,107 +150,176 @@ static void emit_resources(text* out, const char* log) {
     }
 }
 
-static char* block_of(const char* file, const char* marker) {
-    const char* b = strstr(file, marker);
-    const char* e;
+typedef struct kernel_file {
+    const char *name, *ptx, *log, *src;
+} kernel_file;
+
+static void emit_ptx_header(text* out, const char* guard, const char* tables, const kernel_file* k, int n) {
+    char var[256];
+    int i;
+    text_str(out, "/* GENERATED by tools/embed_kernels.c (`make ptx`) from the kernel files; do not edit. `make check-ptx`\n"
+                  " * fails when this file is stale. Per kernel file: its PTX (nvcc -ptx for the lowest architecture the\n"
+                  " * toolkit supports, comments and indentation dropped: ptxas -v read this same text); per entry point:\n"
+                  " * registers and static shared memory reported by ptxas. */\n");
+    text_str(out, "#ifndef ");
+    text_str(out, guard);
+    text_str(out, "\n#define ");
+    text_str(out, guard);
+    text_str(out, "\n\n#ifndef OPARA__KERNEL_IMAGE_DEFINED\n#define OPARA__KERNEL_IMAGE_DEFINED\n"
+                  "typedef struct opara__kernel_image {\n    const char* file;\n    const char* ptx;\n} opara__kernel_image;\n\n"
+                  "typedef struct opara__kernel_resources {\n    const char* entry;\n    int registers;\n"
+                  "    int static_shared_bytes;\n} opara__kernel_resources;\n#endif\n\n");
+    text_str(out, long_strings_begin);
+    for (i = 0; i < n; ++i) {
+        char* ptx = read_file(k[i].ptx);
+        snprintf(var, sizeof var, "opara__ptx_%s", k[i].name);
+        emit_string(out, var, ptx);
+        text_str(out, "\n");
+        free(ptx);
+    }
+    text_str(out, long_strings_end);
+    snprintf(var, sizeof var, "static const opara__kernel_image %s_images[] = {\n", tables ? tables : "opara__kernel");
+    text_str(out, var);
+    for (i = 0; i < n; ++i) {
+        snprintf(var, sizeof var, "    {\"%s\", opara__ptx_%s},\n", k[i].name, k[i].name);
+        text_str(out, var);
+    }
+    if (tables) snprintf(var, sizeof var, "};\n\nstatic const opara__kernel_resources %s_resources[] = {\n", tables);
+    else snprintf(var, sizeof var, "};\n\nstatic const opara__kernel_resources opara__kernel_resource_table[] = {\n");
+    text_str(out, var);
+    for (i = 0; i < n; ++i) {
+        char* log = read_file(k[i].log);
+        emit_resources(out, log);
+        free(log);
+    }
+    text_str(out, "};\n\n#endif\n");
+}
+
+static void emit_nvrtc_header(text* out, const char* header_path, const kernel_file* k, int n) {
+    char var[256];
+    char* header = read_file(header_path);
+    int i;
+    text_str(out, "/* opara_nvrtc.h - GENERATED by tools/embed_kernels.c (`make ptx`) from src/kernels; do not edit.\n"
+                  "   The CUDA kernels' sources, for a CUDA session with use_nvrtc to compile them for the exact device.\n"
+                  "   opara.h includes this file (keep it beside opara.h) where the implementation is compiled with\n"
+                  "   OPARA_NVRTC_SOURCE defined; without it such a session runs the PTX embedded in opara.h. Each\n"
+                  "   source includes the kernel dialect header, which NVRTC is given once as opara_kernel.h. */\n"
+                  "#ifndef OPARA_NVRTC_H\n#define OPARA_NVRTC_H\n\n"
+                  "typedef struct opara__kernel_source {\n    const char* file;\n    const char* source;\n"
+                  "} opara__kernel_source;\n\n");
+    text_str(out, long_strings_begin);
+    emit_string(out, "opara__kernel_dialect", header);
+    text_str(out, "\n");
+    for (i = 0; i < n; ++i) {
+        char* src = read_file(k[i].src);
+        snprintf(var, sizeof var, "opara__source_%s", k[i].name);
+        emit_string(out, var, src);
+        text_str(out, "\n");
+        free(src);
+    }
+    text_str(out, long_strings_end);
+    text_str(out, "static const opara__kernel_source opara__kernel_sources[] = {\n");
+    for (i = 0; i < n; ++i) {
+        snprintf(var, sizeof var, "    {\"%s\", opara__source_%s},\n", k[i].name, k[i].name);
+        text_str(out, var);
+    }
+    text_str(out, "};\n\n#endif /* OPARA_NVRTC_H */\n");
+    free(header);
+}
+
+/* The generated definition of var in a header's text (up to the next blank line), or NULL. */
+static char* definition_of(const char* file, const char* var) {
+    char marker[300];
+    const char *b, *e;
     text t = {NULL, 0, 0};
+    snprintf(marker, sizeof marker, "char %s[] =", var);
+    b = strstr(file, marker);
     if (!b) return NULL;
-    e = strstr(b, "NULL};\n");
+    e = strstr(b, ";\n\n");
     if (!e) return NULL;
     text_add(&t, b, (size_t)(e - b));
     return t.data;
 }
 
-int main(int argc, char** argv) {
-    const char* out_path;
-    const char* check = NULL;
-    char* header = NULL;
-    text out = {NULL, 0, 0}, images = {NULL, 0, 0}, res = {NULL, 0, 0};
-    int i, first, stale = 0;
-    FILE* f;
-    if (argc < 2) {
-        fprintf(stderr, "usage: embed_kernels OUT [--check COMMITTED] --header H {NAME PTX LOG SRC}...\n");
-        return 2;
+/* 0 when out_path holds exactly `fresh`; else 1, naming each kernel file whose string differs. */
+static int check_file(const char* out_path, const text* fresh, const char* prefix, const kernel_file* k, int n) {
+    FILE* f = fopen(out_path, "rb");
+    char* committed;
+    int i, named = 0;
+    if (!f) {
+        fprintf(stderr, "check-ptx: %s is missing: run `make ptx`\n", out_path);
+        return 1;
     }
-    out_path = argv[1];
-    i = 2;
-    if (i + 1 < argc && strcmp(argv[i], "--check") == 0) {
-        check = argv[i + 1];
-        i += 2;
-    }
-    if (i + 1 < argc && strcmp(argv[i], "--header") == 0) {
-        header = read_file(argv[i + 1]);
-        i += 2;
-    }
-    if (!header || (argc - i) % 4 != 0) {
-        fprintf(stderr, "embed_kernels: bad arguments\n");
-        return 2;
-    }
-    text_str(&out, "/* opara_ptx.h - GENERATED by tools/embed_kernels.c (`make ptx`) from the kernel files in src/kernels;\n"
-                   " * do not edit. `make check-ptx` fails when this file is stale. Per kernel file: its PTX (nvcc -ptx for the\n"
-                   " * lowest architecture the toolkit supports) and its source for NVRTC, each as a NULL-terminated array of\n"
-                   " * lines to concatenate; per entry point: registers and static shared memory reported by ptxas. */\n"
-                   "#ifndef OPARA_PTX_H\n#define OPARA_PTX_H\n#include <stddef.h>\n\n"
-                   "typedef struct opara__kernel_image {\n    const char* file;\n    const char* const* ptx;\n"
-                   "    const char* const* source;\n} opara__kernel_image;\n\n"
-                   "typedef struct opara__kernel_resources {\n    const char* entry;\n    int registers;\n"
-                   "    int static_shared_bytes;\n} opara__kernel_resources;\n\n");
-    text_add(&images, "", 0);
-    text_add(&res, "", 0);
-    for (first = i; i < argc; i += 4) {
-        char var[256];
-        char* ptx = read_file(argv[i + 1]);
-        char* log = read_file(argv[i + 2]);
-        char* src = read_file(argv[i + 3]);
-        char* full = inline_header(src, header);
-        snprintf(var, sizeof var, "opara__ptx_%s", argv[i]);
-        emit_lines(&out, var, ptx);
-        text_str(&out, "\n");
-        snprintf(var, sizeof var, "opara__source_%s", argv[i]);
-        emit_lines(&out, var, full);
-        text_str(&out, "\n");
-        snprintf(var, sizeof var, "    {\"%s\", opara__ptx_%s, opara__source_%s},\n", argv[i], argv[i], argv[i]);
-        text_str(&images, var);
-        emit_resources(&res, log);
-        free(ptx);
-        free(log);
-        free(src);
-        free(full);
-    }
-    text_str(&out, "static const opara__kernel_image opara__kernel_images[] = {\n");
-    text_str(&out, images.data);
-    text_str(&out, "};\n\nstatic const opara__kernel_resources opara__kernel_resource_table[] = {\n");
-    text_str(&out, res.data);
-    text_str(&out, "};\n\n#endif /* OPARA_PTX_H */\n");
-    f = fopen(out_path, "wb");
-    if (!f || fwrite(out.data, 1, out.len, f) != out.len || fclose(f) != 0) {
-        fprintf(stderr, "embed_kernels: cannot write %s\n", out_path);
-        return 2;
-    }
-    if (check) {
-        char* committed = read_file(check);
-        if (strcmp(committed, out.data) != 0) {
-            for (i = first; i < argc; i += 4) {
-                char marker[256];
-                char *a, *b;
-                snprintf(marker, sizeof marker, "opara__ptx_%s[]", argv[i]);
-                a = block_of(out.data, marker);
-                b = block_of(committed, marker);
-                if (!b || !a || strcmp(a, b) != 0) {
-                    fprintf(stderr, "check-ptx: PTX of src/kernels/%s.cu is stale in %s\n", argv[i], check);
-                    stale = 1;
-                }
-                free(a);
-                free(b);
-            }
-            if (!stale) fprintf(stderr, "check-ptx: %s is stale (sources or resource table)\n", check);
-            stale = 1;
-        }
+    fclose(f);
+    committed = read_file(out_path);
+    if (strcmp(committed, fresh->data) == 0) {
         free(committed);
+        return 0;
     }
-    free(header);
-    free(out.data);
-    free(images.data);
-    free(res.data);
-    return stale;
+    for (i = 0; i < n; ++i) {
+        char var[256];
+        char *a, *b;
+        snprintf(var, sizeof var, "%s%s", prefix, k[i].name);
+        a = definition_of(fresh->data, var);
+        b = definition_of(committed, var);
+        if (!a || !b || strcmp(a, b) != 0) {
+            fprintf(stderr, "check-ptx: %s of %s is stale in %s\n", strcmp(prefix, "opara__ptx_") == 0 ? "PTX" : "source",
+                    k[i].src, out_path);
+            named = 1;
+        }
+        free(a);
+        free(b);
+    }
+    if (!named) fprintf(stderr, "check-ptx: %s is stale\n", out_path);
+    free(committed);
+    return 1;
+}
+
+static int write_file(const char* path, const text* t) {
+    FILE* f = fopen(path, "wb");
+    if (!f || fwrite(t->data, 1, t->len, f) != t->len || fclose(f) != 0) {
+        fprintf(stderr, "embed_kernels: cannot write %s\n", path);
+        return 2;
+    }
+    return 0;
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: embed_kernels [--check] --ptx OUT [--tables P] [--nvrtc OUT --header H] {NAME PTX LOG SRC}...\n");
+    return 2;
+}
+
+int main(int argc, char** argv) {
+    const char *ptx_out = NULL, *nvrtc_out = NULL, *header = NULL, *tables = NULL;
+    kernel_file files[64];
+    text ptx = {NULL, 0, 0}, nvrtc = {NULL, 0, 0};
+    int i = 1, n = 0, check = 0, rc = 0;
+    for (; i < argc && strncmp(argv[i], "--", 2) == 0; ++i) {
+        if (strcmp(argv[i], "--check") == 0) check = 1;
+        else if (i + 1 >= argc) return usage();
+        else if (strcmp(argv[i], "--ptx") == 0) ptx_out = argv[++i];
+        else if (strcmp(argv[i], "--nvrtc") == 0) nvrtc_out = argv[++i];
+        else if (strcmp(argv[i], "--header") == 0) header = argv[++i];
+        else if (strcmp(argv[i], "--tables") == 0) tables = argv[++i];
+        else return usage();
+    }
+    if (!ptx_out || (nvrtc_out && !header) || (argc - i) % 4 != 0 || (argc - i) / 4 > 64) return usage();
+    for (; i < argc; i += 4, ++n) {
+        files[n].name = argv[i];
+        files[n].ptx = argv[i + 1];
+        files[n].log = argv[i + 2];
+        files[n].src = argv[i + 3];
+    }
+    emit_ptx_header(&ptx, tables ? "OPARA_TEST_PTX_H" : "OPARA_PTX_H", tables, files, n);
+    if (nvrtc_out) emit_nvrtc_header(&nvrtc, header, files, n);
+    if (check) {
+        rc = check_file(ptx_out, &ptx, "opara__ptx_", files, n);
+        if (nvrtc_out) rc |= check_file(nvrtc_out, &nvrtc, "opara__source_", files, n);
+    } else {
+        rc = write_file(ptx_out, &ptx);
+        if (!rc && nvrtc_out) rc = write_file(nvrtc_out, &nvrtc);
+    }
+    free(ptx.data);
+    free(nvrtc.data);
+    return rc;
 }

@@ -1,74 +1,90 @@
 /* gen_header: builds the single header opara.h from src/.
 
-   usage: gen_header [--root DIR] [--out FILE] [--check]
+   usage: gen_header [--root DIR] [--out FILE] [--check] [--cpu-only]
 
    The manifest below is the whole recipe: an ordered list of files, each placed either in the
-   public part (outside the implementation guard) or in the implementation part. Each local
-   header is inlined once, at its first #include; later includes of it become comments. A local
-   include that is not in the manifest is an error. The output is LF-only and has nothing that
-   depends on time or machine, so regenerating gives identical bytes. --check compares with the
-   existing file instead of writing it and names the first line that differs. */
+   public part (outside the implementation guard) or in the implementation part, and each either
+   always there or belonging to a part a feature macro compiles out (OPARA_NO_CUDA, OPARA_NO_ONNX,
+   OPARA_NO_SIM): such a file is wrapped in `#ifndef OPARA_NO_X`, so the sources need no guards of
+   their own. Each local header is inlined once, at its first #include; later includes of it become
+   comments. A companion header (opara_nvrtc.h) is never inlined: its include stays, naming it
+   beside opara.h. A local include that is not in the manifest is an error. The output is LF-only
+   and has nothing that depends on time or machine, so regenerating gives identical bytes. --check
+   compares with the existing file instead of writing it and names the first line that differs.
+   --cpu-only writes the header a CPU-only program needs: OPARA_NO_CUDA defined, the files it
+   would compile out left out (`make header` writes it to build/opara_cpu.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { PART_PUBLIC, PART_IMPL };
 
+/* The part of the library a file belongs to; all but CORE can be compiled out. */
+typedef enum feature { CORE, CUDA, ONNX, SIM } feature;
+
+/* The macro that compiles a feature out (CORE: none). */
+static const char* const feature_macro[] = {NULL, "OPARA_NO_CUDA", "OPARA_NO_ONNX", "OPARA_NO_SIM"};
+
 typedef struct manifest_entry {
     const char* path; /* relative to the repository root */
     int part;
+    feature feature;
 } manifest_entry;
 
 static const manifest_entry manifest[] = {
-    {"src/opara_api.h", PART_PUBLIC},
-    {"src/opara_sim.h", PART_PUBLIC},
-    {"src/opara_internal.h", PART_IMPL},
-    {"opara_cuda.h", PART_IMPL},
-    {"src/opara_util.c", PART_IMPL},
-    {"src/opara_log.c", PART_IMPL},
-    {"src/opara_thread.c", PART_IMPL},
-    {"src/opara_runtime.c", PART_IMPL},
-    {"src/opara_ir.h", PART_IMPL},
-    {"src/opara_graph.c", PART_IMPL},
-    {"src/opara_model.h", PART_IMPL},
-    {"src/opara_shape.c", PART_IMPL},
-    {"src/opara_reach.c", PART_IMPL},
-    {"src/opara_validate.c", PART_IMPL},
-    {"src/opara_format.c", PART_IMPL},
-    {"src/opara_model.c", PART_IMPL},
-    {"src/opara_builder.c", PART_IMPL},
-    {"src/opara_cpu.h", PART_IMPL},
-    {"src/opara_blas.c", PART_IMPL},
-    {"src/opara_cpu_gemm.c", PART_IMPL},
-    {"src/opara_cpu_math.c", PART_IMPL},
-    {"src/opara_cpu_kernels.c", PART_IMPL},
-    {"src/opara_cpu_conv.c", PART_IMPL},
-    {"src/opara_cpu_winograd.c", PART_IMPL},
-    {"src/opara_sched.h", PART_IMPL},
-    {"src/opara_desc.c", PART_IMPL},
-    {"src/opara_sched.c", PART_IMPL},
-    {"src/opara_sync.c", PART_IMPL},
-    {"src/opara_memplan.c", PART_IMPL},
-    {"src/opara_live.c", PART_IMPL},
-    {"src/opara_verify.c", PART_IMPL},
-    {"src/kernels/opara_ptx.h", PART_IMPL},
-    {"src/opara_backend_cuda.h", PART_IMPL},
-    {"src/opara_cuda_lower.c", PART_IMPL},
-    {"src/opara_cuda_cudnn.c", PART_IMPL},
-    {"src/opara_cuda_runtime.c", PART_IMPL},
-    {"src/opara_cuda_resources.c", PART_IMPL},
-    {"src/opara_backend_cuda.c", PART_IMPL},
-    {"src/opara_cuda_profile.c", PART_IMPL},
-    {"src/opara_export.h", PART_IMPL},
-    {"src/opara_export.c", PART_IMPL},
-    {"src/opara_backend_cpu.c", PART_IMPL},
-    {"src/opara_session.c", PART_IMPL},
-    {"src/opara_pb.h", PART_IMPL},
-    {"src/opara_pb.c", PART_IMPL},
-    {"src/opara_onnx.h", PART_IMPL},
-    {"src/opara_onnx.c", PART_IMPL},
-    {"src/opara_sim.c", PART_IMPL},
+    {"src/opara_api.h", PART_PUBLIC, CORE},
+    {"src/opara_sim.h", PART_PUBLIC, CORE},
+    {"src/opara_internal.h", PART_IMPL, CORE},
+    {"opara_cuda.h", PART_IMPL, CORE},
+    {"src/opara_util.c", PART_IMPL, CORE},
+    {"src/opara_log.c", PART_IMPL, CORE},
+    {"src/opara_thread.c", PART_IMPL, CORE},
+    {"src/opara_runtime.c", PART_IMPL, CORE},
+    {"src/opara_ir.h", PART_IMPL, CORE},
+    {"src/opara_graph.c", PART_IMPL, CORE},
+    {"src/opara_model.h", PART_IMPL, CORE},
+    {"src/opara_shape.c", PART_IMPL, CORE},
+    {"src/opara_reach.c", PART_IMPL, CORE},
+    {"src/opara_validate.c", PART_IMPL, CORE},
+    {"src/opara_format.c", PART_IMPL, CORE},
+    {"src/opara_model.c", PART_IMPL, CORE},
+    {"src/opara_builder.c", PART_IMPL, CORE},
+    {"src/opara_cpu.h", PART_IMPL, CORE},
+    {"src/opara_blas.c", PART_IMPL, CORE},
+    {"src/opara_cpu_gemm.c", PART_IMPL, CORE},
+    {"src/opara_cpu_math.c", PART_IMPL, CORE},
+    {"src/opara_cpu_kernels.c", PART_IMPL, CORE},
+    {"src/opara_cpu_conv.c", PART_IMPL, CORE},
+    {"src/opara_cpu_winograd.c", PART_IMPL, CORE},
+    {"src/opara_sched.h", PART_IMPL, CORE},
+    {"src/opara_desc.c", PART_IMPL, CORE},
+    {"src/opara_sched.c", PART_IMPL, CORE},
+    {"src/opara_sync.c", PART_IMPL, CORE},
+    {"src/opara_memplan.c", PART_IMPL, CORE},
+    {"src/opara_live.c", PART_IMPL, CORE},
+    {"src/opara_verify.c", PART_IMPL, CORE},
+    {"src/kernels/opara_ptx.h", PART_IMPL, CUDA},
+    {"src/opara_backend_cuda.h", PART_IMPL, CORE},
+    {"src/opara_cuda_lower.c", PART_IMPL, CUDA},
+    {"src/opara_cuda_cudnn.c", PART_IMPL, CUDA},
+    {"src/opara_cuda_runtime.c", PART_IMPL, CUDA},
+    {"src/opara_cuda_resources.c", PART_IMPL, CUDA},
+    {"src/opara_backend_cuda.c", PART_IMPL, CUDA},
+    {"src/opara_cuda_profile.c", PART_IMPL, CUDA},
+    {"src/opara_export.h", PART_IMPL, CORE},
+    {"src/opara_export.c", PART_IMPL, CORE},
+    {"src/opara_backend_cpu.c", PART_IMPL, CORE},
+    {"src/opara_session.c", PART_IMPL, CORE},
+    {"src/opara_pb.h", PART_IMPL, ONNX},
+    {"src/opara_pb.c", PART_IMPL, ONNX},
+    {"src/opara_onnx.h", PART_IMPL, ONNX},
+    {"src/opara_onnx.c", PART_IMPL, ONNX},
+    {"src/opara_sim.c", PART_IMPL, SIM},
+    {"src/opara_features.c", PART_IMPL, CORE},
 };
+
+/* Headers that ship beside opara.h and are included from it, not inlined. */
+static const char* const companions[] = {"opara_nvrtc.h"};
 
 /* Headers that may be included locally; inlined where first included. */
 static const char* const known_headers[] = {
@@ -97,6 +113,7 @@ typedef struct buffer {
 
 static const char* root = ".";
 static int header_done[N_HEADERS];
+static int cpu_only; /* --cpu-only: the CUDA files are left out */
 
 static void die(const char* what, const char* detail) {
     fprintf(stderr, "gen_header: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
@@ -176,6 +193,30 @@ static int local_include(const char* line, size_t len, char* name, size_t cap) {
 
 static void emit_file(buffer* out, const char* rel);
 
+/* The feature a manifest file belongs to (CORE for a file not in the manifest list). */
+static feature feature_of(const char* rel) {
+    size_t i;
+    for (i = 0; i < N_MANIFEST; ++i)
+        if (strcmp(manifest[i].path, rel) == 0) return manifest[i].feature;
+    return CORE;
+}
+
+/* Writes `#include "companion"` (the name as it stands beside opara.h) when name is a companion. */
+static int emit_companion(buffer* out, const char* line, size_t len, const char* name) {
+    const char* base = strrchr(name, '/');
+    const char* quote = (const char*)memchr(line, '"', len);
+    size_t i;
+    base = base ? base + 1 : name;
+    for (i = 0; i < sizeof companions / sizeof companions[0]; ++i) {
+        if (strcmp(base, companions[i]) != 0) continue;
+        put_bytes(out, line, (size_t)(quote - line) + 1);
+        put(out, base);
+        put(out, "\"\n");
+        return 1;
+    }
+    return 0;
+}
+
 /* Updates whether a block comment is open after this line (string literals are not special:
    the sources keep comment markers out of strings). */
 static int comment_open_after(const char* line, size_t len, int open) {
@@ -196,6 +237,7 @@ static void emit_line(buffer* out, const char* rel, const char* line, size_t len
         put(out, "\n");
         return;
     }
+    if (emit_companion(out, line, len, name)) return;
     h = find_header(rel, name);
     if (h < 0) {
         fprintf(stderr, "gen_header: %s includes \"%s\", which is not in the manifest of tools/gen_header.c\n", rel,
@@ -213,11 +255,24 @@ static void emit_line(buffer* out, const char* rel, const char* line, size_t len
 
 static void emit_file(buffer* out, const char* rel) {
     size_t size, i, start = 0;
-    char* text = read_file(rel, &size);
+    char* text;
     size_t h;
     int in_comment = 0;
+    feature f = feature_of(rel);
     for (h = 0; h < N_HEADERS; ++h)
         if (strcmp(known_headers[h], rel) == 0) header_done[h] = 1;
+    if (cpu_only && f == CUDA) {
+        put(out, "/* ==== ");
+        put(out, rel);
+        put(out, " left out (OPARA_NO_CUDA) ==== */\n");
+        return;
+    }
+    text = read_file(rel, &size);
+    if (f != CORE) {
+        put(out, "#ifndef ");
+        put(out, feature_macro[f]);
+        put(out, "\n");
+    }
     put(out, "/* ==== BEGIN ");
     put(out, rel);
     put(out, " ==== */\n");
@@ -233,6 +288,11 @@ static void emit_file(buffer* out, const char* rel) {
     put(out, "/* ==== END ");
     put(out, rel);
     put(out, " ==== */\n");
+    if (f != CORE) {
+        put(out, "#endif /* ");
+        put(out, feature_macro[f]);
+        put(out, " */\n");
+    }
     free(text);
 }
 
@@ -240,6 +300,10 @@ static void generate(buffer* out) {
     size_t i;
     put(out, "/* opara.h - GENERATED FILE, DO NOT EDIT.\n"
              "   Built from src/ by tools/gen_header.c; edit the sources and run `make header`. */\n");
+    if (cpu_only)
+        put(out, "/* The CPU-only opara.h (gen_header --cpu-only): OPARA_NO_CUDA is defined and the CUDA backend's\n"
+                 "   files are left out; everything else is opara.h's. */\n"
+                 "#ifndef OPARA_NO_CUDA\n#define OPARA_NO_CUDA\n#endif\n");
     for (i = 0; i < N_MANIFEST; ++i)
         if (manifest[i].part == PART_PUBLIC) emit_file(out, manifest[i].path);
     put(out, "\n#if defined(OPARA_IMPLEMENTATION) && !defined(OPARA_IMPLEMENTATION_INCLUDED)\n"
@@ -310,10 +374,11 @@ int main(int argc, char** argv) {
     buffer out = {NULL, 0, 0};
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--check") == 0) check_only = 1;
+        else if (strcmp(argv[i], "--cpu-only") == 0) cpu_only = 1;
         else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) root = argv[++i];
         else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) out_path = argv[++i];
         else {
-            fprintf(stderr, "usage: gen_header [--root DIR] [--out FILE] [--check]\n");
+            fprintf(stderr, "usage: gen_header [--root DIR] [--out FILE] [--check] [--cpu-only]\n");
             return 2;
         }
     }

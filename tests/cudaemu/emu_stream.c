@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../src/kernels/opara_ptx.h"
+#include "emu_test_ptx.h"
 #include "emu_internal.h"
 
 static __thread emu_stream* emu_tls_per_thread;
@@ -661,6 +662,8 @@ static int emu_table_registers(const char* name) {
     size_t i;
     for (i = 0; i < sizeof opara__kernel_resource_table / sizeof opara__kernel_resource_table[0]; i++)
         if (strcmp(opara__kernel_resource_table[i].entry, name) == 0) return opara__kernel_resource_table[i].registers;
+    for (i = 0; i < sizeof emu_test_kernel_resources / sizeof emu_test_kernel_resources[0]; i++)
+        if (strcmp(emu_test_kernel_resources[i].entry, name) == 0) return emu_test_kernel_resources[i].registers;
     return 32; /* not in the table (a kernel compiled elsewhere): a typical count */
 }
 

@@ -1,6 +1,6 @@
 /* emu_test.h - what the emulator's tests share: the driver subset they call, loaded with dlopen from
  * OPARA_CUDA_DRIVER (a real libcuda.so.1 for `make test-gpu`) or from the emulator build directory, and
- * the sample kernels' PTX from src/kernels/opara_ptx.h.
+ * the sample kernels' PTX from emu_test_ptx.h (tests/cudaemu/sample.cu).
  * Stop-gap: the types are declared here until opara_cuda.h provides them; values follow CUDA 13.0. */
 #ifndef EMU_TEST_H
 #define EMU_TEST_H
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opara_ptx.h"
+#include "emu_test_ptx.h"
 #include "opara_test.h"
 
 #ifndef OPARA_EMU_LIB_DIR
@@ -193,28 +193,15 @@ static inline tcu_driver* tcu_get(void) {
     TCU_REQUIRE_DRIVER(d);                                                                                    \
     if (!d->emu_config) SKIP("emulator-only check (fault injection or emulator diagnostics)")
 
-/* The PTX of one kernel file from opara_ptx.h as one string (caller frees). */
-static inline char* tcu_join_lines(const char* const* lines) {
-    size_t n = 1, i;
-    char* s;
-    for (i = 0; lines[i]; i++) n += strlen(lines[i]);
-    s = (char*)malloc(n);
-    if (!s) return NULL;
-    s[0] = 0;
-    for (i = 0; lines[i]; i++) strcat(s, lines[i]);
-    return s;
-}
-
+/* The module of the tests' own sample kernels (tests/cudaemu/sample.cu, PTX in emu_test_ptx.h). */
 static inline tcu_module tcu_sample_module(tcu_driver* d) {
     static tcu_module m;
     size_t i;
     if (m) return m;
-    for (i = 0; i < sizeof opara__kernel_images / sizeof opara__kernel_images[0]; i++)
-        if (strcmp(opara__kernel_images[i].file, "sample") == 0) {
-            char* ptx = tcu_join_lines(opara__kernel_images[i].ptx);
-            if (ptx && d->ModuleLoadData(&m, ptx) != 0) m = NULL;
-            free(ptx);
-        }
+    for (i = 0; i < sizeof emu_test_kernel_images / sizeof emu_test_kernel_images[0]; i++)
+        if (strcmp(emu_test_kernel_images[i].file, "sample") == 0 &&
+            d->ModuleLoadData(&m, emu_test_kernel_images[i].ptx) != 0)
+            m = NULL;
     return m;
 }
 
