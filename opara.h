@@ -3357,61 +3357,63 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
 /* #include "opara_internal.h" (inlined above) */
 
 /* The operator table: one row per IR operator, the only place an operator's facts are written.
-   X(ID, "OnnxName", "domain", since, min_in, kept_in, work, flops, flags):
+   X(ID, "OnnxName", "domain", since, min_in, max_in, max_out, kept_in, work, flops, flags):
      OnnxName/domain  the ONNX op_type it imports ("" = the default domain ai.onnx); the IR name too
      since            the first opset of that domain defining it: an older model is refused at import
-     min_in           inputs a node must have (optional ones beyond it may be omitted, -1)
+     min_in, max_in   inputs a node has: the first min_in present, the optional ones up to max_in may
+                      be omitted (-1); max_out outputs at most, at least 1 (OPARA__OP_ANY: no limit)
      kept_in          ONNX inputs kept as tensors (0: all); the importer turns the rest into attributes
      work             how the planner and the CPU executor estimate its cost (opara__op_work)
      flops            floating-point operations per element for ELEMENTWISE/ROWS work
      flags            OPARA__OPF_*: F32 (f32 tensors only), INPLACE (an element-wise op that may write
-                      its output over an input), COMPUTE (compute-bound when its size is unknown)
+                      its output over an input), COMPUTE (compute-bound when its size is unknown),
+                      NO_OMITTED (variadic inputs that are all required)
    Attributes are in canonical form: whatever ONNX allows as either an attribute or a constant input
    (axes, split sizes, pads, Clip bounds, Slice starts/ends/axes/steps, Reshape/Expand shape, Resize
    scales/sizes) is an attribute here; the importer moves it. See docs/FORMAT.md for the attributes and
    docs/ADDING-AN-OPERATOR.md for every place a new row needs code (the compiler's -Wswitch names the
    switches; tests/test_ops.c fails naming an op without a test case). */
 #define OPARA__OPS(X) \
-    X(CONV, "Conv", "", 1, 2, 0, CONV, 0, OPARA__OPF_F32|OPARA__OPF_COMPUTE)                            \
-    X(CONV_TRANSPOSE, "ConvTranspose", "", 1, 2, 0, CONV, 0, OPARA__OPF_F32|OPARA__OPF_COMPUTE)         \
-    X(MAX_POOL, "MaxPool", "", 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                        \
-    X(AVERAGE_POOL, "AveragePool", "", 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                \
-    X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                   \
-    X(BATCH_NORM, "BatchNormalization", "", 1, 5, 0, ELEMENTWISE, 2, OPARA__OPF_F32|OPARA__OPF_INPLACE) \
-    X(RELU, "Relu", "", 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32|OPARA__OPF_INPLACE)                     \
-    X(LEAKY_RELU, "LeakyRelu", "", 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32|OPARA__OPF_INPLACE)          \
-    X(SIGMOID, "Sigmoid", "", 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32|OPARA__OPF_INPLACE)               \
-    X(TANH, "Tanh", "", 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32|OPARA__OPF_INPLACE)                     \
-    X(HARD_SIGMOID, "HardSigmoid", "", 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32|OPARA__OPF_INPLACE)      \
-    X(HARD_SWISH, "HardSwish", "", 14, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32|OPARA__OPF_INPLACE)         \
-    X(CLIP, "Clip", "", 1, 1, 1, ELEMENTWISE, 2, OPARA__OPF_F32|OPARA__OPF_INPLACE)                     \
-    X(ADD, "Add", "", 1, 2, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                      \
-    X(SUB, "Sub", "", 1, 2, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                      \
-    X(MUL, "Mul", "", 1, 2, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                      \
-    X(DIV, "Div", "", 1, 2, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                      \
-    X(POW, "Pow", "", 1, 2, 0, ELEMENTWISE, 4, OPARA__OPF_INPLACE)                                      \
-    X(SQRT, "Sqrt", "", 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32|OPARA__OPF_INPLACE)                     \
-    X(ERF, "Erf", "", 9, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32|OPARA__OPF_INPLACE)                       \
-    X(GELU, "Gelu", "", 20, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32|OPARA__OPF_INPLACE)                    \
-    X(CONCAT, "Concat", "", 1, 1, 0, ELEMENTWISE, 0, 0)                                                 \
-    X(SPLIT, "Split", "", 1, 1, 1, ELEMENTWISE, 0, 0)                                                   \
-    X(SLICE, "Slice", "", 1, 1, 1, ELEMENTWISE, 0, 0)                                                   \
-    X(GATHER, "Gather", "", 1, 2, 0, ELEMENTWISE, 0, 0)                                                 \
-    X(RESHAPE, "Reshape", "", 1, 1, 1, VIEW, 0, 0)                                                      \
-    X(FLATTEN, "Flatten", "", 1, 1, 0, VIEW, 0, 0)                                                      \
-    X(TRANSPOSE, "Transpose", "", 1, 1, 0, TRANSPOSE, 0, 0)                                             \
-    X(SQUEEZE, "Squeeze", "", 1, 1, 1, VIEW, 0, 0)                                                      \
-    X(UNSQUEEZE, "Unsqueeze", "", 1, 1, 1, VIEW, 0, 0)                                                  \
-    X(EXPAND, "Expand", "", 8, 1, 1, ELEMENTWISE, 0, 0)                                                 \
-    X(GEMM, "Gemm", "", 1, 2, 0, MATMUL, 0, OPARA__OPF_F32|OPARA__OPF_COMPUTE)                          \
-    X(MATMUL, "MatMul", "", 1, 2, 0, MATMUL, 0, OPARA__OPF_F32|OPARA__OPF_COMPUTE)                      \
-    X(SOFTMAX, "Softmax", "", 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                         \
-    X(LAYER_NORM, "LayerNormalization", "", 17, 2, 0, ROWS, 5, OPARA__OPF_F32)                          \
-    X(REDUCE_MEAN, "ReduceMean", "", 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                  \
-    X(WHERE, "Where", "", 9, 3, 0, ELEMENTWISE, 1, 0)                                                   \
-    X(CAST, "Cast", "", 1, 1, 0, ELEMENTWISE, 0, 0)                                                     \
-    X(PAD, "Pad", "", 1, 1, 1, ELEMENTWISE, 0, 0)                                                       \
-    X(RESIZE, "Resize", "", 10, 1, 1, ELEMENTWISE, 0, 0)
+    X(CONV, "Conv", "", 1, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                            \
+    X(CONV_TRANSPOSE, "ConvTranspose", "", 1, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)         \
+    X(MAX_POOL, "MaxPool", "", 1, 1, 1, 2, 0, POOL, 0, OPARA__OPF_F32)                                          \
+    X(AVERAGE_POOL, "AveragePool", "", 1, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                  \
+    X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                     \
+    X(BATCH_NORM, "BatchNormalization", "", 1, 5, 5, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
+    X(RELU, "Relu", "", 1, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(LEAKY_RELU, "LeakyRelu", "", 1, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)          \
+    X(SIGMOID, "Sigmoid", "", 1, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)               \
+    X(TANH, "Tanh", "", 1, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(HARD_SIGMOID, "HardSigmoid", "", 1, 1, 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32 | OPARA__OPF_INPLACE)      \
+    X(HARD_SWISH, "HardSwish", "", 14, 1, 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
+    X(CLIP, "Clip", "", 1, 1, 1, 1, 1, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(ADD, "Add", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(SUB, "Sub", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(MUL, "Mul", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(DIV, "Div", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(POW, "Pow", "", 1, 2, 2, 1, 0, ELEMENTWISE, 4, OPARA__OPF_INPLACE)                                        \
+    X(SQRT, "Sqrt", "", 1, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(ERF, "Erf", "", 9, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                       \
+    X(GELU, "Gelu", "", 20, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(CONCAT, "Concat", "", 1, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 0, OPARA__OPF_NO_OMITTED)                   \
+    X(SPLIT, "Split", "", 1, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                         \
+    X(SLICE, "Slice", "", 1, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                     \
+    X(GATHER, "Gather", "", 1, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                   \
+    X(RESHAPE, "Reshape", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                        \
+    X(FLATTEN, "Flatten", "", 1, 1, 1, 1, 0, VIEW, 0, 0)                                                        \
+    X(TRANSPOSE, "Transpose", "", 1, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                               \
+    X(SQUEEZE, "Squeeze", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                        \
+    X(UNSQUEEZE, "Unsqueeze", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                    \
+    X(EXPAND, "Expand", "", 8, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                   \
+    X(GEMM, "Gemm", "", 1, 2, 3, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                          \
+    X(MATMUL, "MatMul", "", 1, 2, 2, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                      \
+    X(SOFTMAX, "Softmax", "", 1, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                           \
+    X(LAYER_NORM, "LayerNormalization", "", 17, 2, 3, 3, 0, ROWS, 5, OPARA__OPF_F32)                            \
+    X(REDUCE_MEAN, "ReduceMean", "", 1, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                    \
+    X(WHERE, "Where", "", 9, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                     \
+    X(CAST, "Cast", "", 1, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                       \
+    X(PAD, "Pad", "", 1, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                         \
+    X(RESIZE, "Resize", "", 10, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -3427,16 +3429,18 @@ typedef enum opara__op_work {
 #define OPARA__OPF_F32 1u
 #define OPARA__OPF_INPLACE 2u
 #define OPARA__OPF_COMPUTE 4u
+#define OPARA__OPF_NO_OMITTED 8u
+#define OPARA__OP_ANY 255 /* max_in/max_out without a limit */
 
 typedef struct opara__op_info {
     const char* name;
     const char* domain;
-    uint8_t since, min_inputs, kept_inputs, flops_per_elem;
+    uint8_t since, min_inputs, max_inputs, max_outputs, kept_inputs, flops_per_elem;
     opara__op_work work;
     uint32_t flags;
 } opara__op_info;
 
-#define OPARA__OP_ENUM(id, name, domain, since, min_in, kept, work, flops, flags) OPARA__OP_##id,
+#define OPARA__OP_ENUM(id, name, domain, since, min_in, max_in, max_out, kept, work, flops, flags) OPARA__OP_##id,
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
@@ -3603,8 +3607,8 @@ OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g);
 /* #include "opara_ir.h" (inlined above) */
 
 static const opara__op_info opara__op_infos[] = {
-#define OPARA__OP_INFO(id, name, domain, since, min_in, kept, work, flops, flags) \
-    {name, domain, since, min_in, kept, flops, OPARA__WORK_##work, flags},
+#define OPARA__OP_INFO(id, name, domain, since, min_in, max_in, max_out, kept, work, flops, flags) \
+    {name, domain, since, min_in, max_in, max_out, kept, flops, OPARA__WORK_##work, flags},
     OPARA__OPS(OPARA__OP_INFO)
 #undef OPARA__OP_INFO
 };
@@ -36038,11 +36042,11 @@ static int opara__op_too_new(opara__op op, int64_t opset) {
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
                                             "Equal"};
-    opara__op op;
+    opara__op op = opara__op_from_name(n->op_type);
+    const char* domain = strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain; /* the table's "" */
     uint32_t i, extra_outputs = 0;
-    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) return 0;
+    if (strcmp(domain, op != OPARA__OP_COUNT ? opara__op_info_of(op)->domain : "") != 0) return 0;
     for (i = 1; i < n->n_outputs; ++i) extra_outputs += n->outputs[i][0] != 0;
-    op = opara__op_from_name(n->op_type);
     if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
         return 0;
     if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;

@@ -1743,11 +1743,11 @@ static int opara__op_too_new(opara__op op, int64_t opset) {
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
                                             "Equal"};
-    opara__op op;
+    opara__op op = opara__op_from_name(n->op_type);
+    const char* domain = strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain; /* the table's "" */
     uint32_t i, extra_outputs = 0;
-    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) return 0;
+    if (strcmp(domain, op != OPARA__OP_COUNT ? opara__op_info_of(op)->domain : "") != 0) return 0;
     for (i = 1; i < n->n_outputs; ++i) extra_outputs += n->outputs[i][0] != 0;
-    op = opara__op_from_name(n->op_type);
     if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
         return 0;
     if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;
