@@ -188,12 +188,11 @@ static opara_result create_and_run(opara_runtime* rt, const opara_model* m, opar
 }
 
 OT_TEST(zero_sized_input_is_refused_for_every_operator) {
-    static const char* const ops[] = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
-                                      "BatchNormalization", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
-                                      "HardSwish", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Erf", "Gelu",
-                                      "Concat", "Split", "Slice", "Gather", "Reshape", "Flatten", "Transpose", "Squeeze",
-                                      "Unsqueeze", "Expand", "Gemm", "MatMul", "Softmax", "LayerNormalization",
-                                      "ReduceMean", "Where", "Cast", "Pad", "Resize"};
+    static const char* const ops[] = { /* every operator of the op table */
+#define TABLE_OP(id, name, ...) name,
+        OPARA__OPS(TABLE_OP)
+#undef TABLE_OP
+    };
     /* a zero in each position of a 4-D input, and of a 2-D one for the matrix ops */
     static const int64_t shapes4[4][4] = {{0, 3, 4, 4}, {1, 0, 4, 4}, {1, 3, 0, 4}, {1, 3, 4, 0}};
     static const int64_t shapes2[2][2] = {{0, 4}, {3, 0}};

@@ -519,7 +519,7 @@ static const struct {
 
 /* The table's operators, from its X-macro: a new row without a case above fails every_op_has_a_case. */
 static const char* const table_ops[] = {
-#define TABLE_OP(id, name, domain, since, min_in, max_in, max_out, kept, work, flops, flags) name,
+#define TABLE_OP(id, name, ...) name,
     OPARA__OPS(TABLE_OP)
 #undef TABLE_OP
 };
