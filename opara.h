@@ -10127,10 +10127,12 @@ static opara_result opara__prepare_unary(opara__cpu_op* op, opara__cpu_unary fn,
     } while (0)
 
 /* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
-typedef enum opara__cpu_binary { OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW } opara__cpu_binary;
+typedef enum opara__cpu_binary {
+    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
+} opara__cpu_binary;
 
-static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a, int64_t sa, const float* b, int64_t sb,
-                               float* y, size_t n) {
+static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a, int64_t sa, const float* b,
+                               int64_t sb, float* y, size_t n) {
     size_t i;
     if (kind != OPARA__BIN_POW && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
         opara__vec_binary_f32(level, (int)kind, a, (int)sa, b, (int)sb, y, n);
@@ -10174,14 +10176,14 @@ static int64_t opara__ipow(int64_t x, int64_t e) {
      : (kind) == OPARA__BIN_DIV ? opara__idiv((x), (z))                                             \
                                 : opara__ipow((x), (z)))
 
-static void opara__bin_row_i64(opara__cpu_binary kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb, int64_t* y,
-                               size_t n) {
+static void opara__bin_row_i64(opara__cpu_binary kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb,
+                               int64_t* y, size_t n) {
     size_t i;
     for (i = 0; i < n; ++i) y[i] = OPARA__IBIN(kind, a[(int64_t)i * sa], b[(int64_t)i * sb]);
 }
 
-static void opara__bin_row_i32(opara__cpu_binary kind, const int32_t* a, int64_t sa, const int32_t* b, int64_t sb, int32_t* y,
-                               size_t n) {
+static void opara__bin_row_i32(opara__cpu_binary kind, const int32_t* a, int64_t sa, const int32_t* b, int64_t sb,
+                               int32_t* y, size_t n) {
     size_t i;
     for (i = 0; i < n; ++i) {
         int64_t x = a[(int64_t)i * sa], z = b[(int64_t)i * sb];
