@@ -21,48 +21,13 @@
 #include <string.h>
 
 #include "cuda_test_env.h"
-
-static opara_attr attr_int(const char* name, int64_t v) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name;
-    a.type = OPARA_ATTR_INT;
-    a.v.i = v;
-    return a;
-}
-
-static opara_attr attr_float(const char* name, float v) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name;
-    a.type = OPARA_ATTR_FLOAT;
-    a.v.f = v;
-    return a;
-}
-
-static opara_attr attr_ints(const char* name, const int64_t* v, uint32_t n) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name;
-    a.type = OPARA_ATTR_INTS;
-    a.count = n;
-    a.v.ints = v;
-    return a;
-}
+#include "builder_attrs.h"
 
 static int64_t numel(int32_t rank, const int64_t* dims) {
     int64_t n = 1;
     int32_t i;
     for (i = 0; i < rank; ++i) n *= dims[i];
     return n;
-}
-
-/* The public API reads the CUDA libraries from the environment: default them to the emulator's. */
-static int cuda_usable(char* why, size_t cap) {
-    setenv("OPARA_CUDA_DRIVER", driver_path(), 0);
-    setenv("OPARA_CUBLAS", cublas_path(), 0);
-    setenv("OPARA_CUDNN", cudnn_path(), 0);
-    return opara__cuda_available(driver_path(), why, cap);
 }
 
 /* ---- zero-sized tensors -------------------------------------------------------------------------- */

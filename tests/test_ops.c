@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cuda_test_env.h"
+#include "builder_attrs.h"
 
 #define MAX_INPUTS 4
 #define N_VARIANTS 3
@@ -87,41 +88,6 @@ static void weights(op_case* c, const char* name, int32_t rank, const int64_t* d
 
 static void ints(op_case* c, const char* name, int32_t rank, const int64_t* dims, const int64_t* values) {
     opara_builder_add_constant(c->b, name, OPARA_DTYPE_I64, rank, dims, values, (size_t)numel(rank, dims) * 8);
-}
-
-static opara_attr attr_int(const char* name, int64_t v) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name, a.type = OPARA_ATTR_INT, a.v.i = v;
-    return a;
-}
-
-static opara_attr attr_float(const char* name, float v) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name, a.type = OPARA_ATTR_FLOAT, a.v.f = v;
-    return a;
-}
-
-static opara_attr attr_ints(const char* name, const int64_t* v, uint32_t n) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name, a.type = OPARA_ATTR_INTS, a.count = n, a.v.ints = v;
-    return a;
-}
-
-static opara_attr attr_floats(const char* name, const float* v, uint32_t n) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name, a.type = OPARA_ATTR_FLOATS, a.count = n, a.v.floats = v;
-    return a;
-}
-
-static opara_attr attr_str(const char* name, const char* s) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name, a.type = OPARA_ATTR_STRING, a.v.s = s;
-    return a;
 }
 
 /* The case's node: inputs by name (NULL-terminated list), outputs y (and y2 when n_out is 2). */
@@ -533,14 +499,7 @@ static case_fn find_case(const char* op) {
 
 /* ---- the harness -------------------------------------------------------------------------------- */
 
-/* The backends checked against the CPU; usable() says why not when it cannot run here. */
-static int cuda_usable(char* why, size_t cap) {
-    setenv("OPARA_CUDA_DRIVER", driver_path(), 0);
-    setenv("OPARA_CUBLAS", cublas_path(), 0);
-    setenv("OPARA_CUDNN", cudnn_path(), 0);
-    return opara__cuda_available(driver_path(), why, cap);
-}
-
+/* The backends checked against the CPU; usable() says why not when one cannot run here. */
 static const struct {
     const char* name;
     opara_backend backend;
