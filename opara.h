@@ -3371,24 +3371,96 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
 
 /* #include "opara_internal.h" (inlined above) */
 
-/* X(ENUM_SUFFIX, "OnnxName"): the operators of the IR. Their attributes are in canonical form:
-   whatever ONNX allows as either an attribute or a constant input (axes, split sizes, pads,
-   Clip bounds, Slice starts/ends/axes/steps, Reshape/Expand shape, Resize scales/sizes) is an
-   attribute here; the importer moves it. Names follow ONNX; see docs/FORMAT.md for the table. */
+/* The operator table: one row per IR operator, the only place an operator's facts are written.
+   X(ID, "OnnxName", "domain", since, min_in, max_in, max_out, kept_in, work, flops, flags):
+     OnnxName/domain  the ONNX op_type it imports ("" = the default domain ai.onnx); the IR name too
+     since            the first opset of that domain defining it: an older model is refused at import
+     min_in, max_in   inputs a node has: the first min_in present, the optional ones up to max_in may
+                      be omitted (-1); max_out outputs at most, at least 1 (OPARA__OP_ANY: no limit)
+     kept_in          ONNX inputs kept as tensors (0: all); the importer turns the rest into attributes
+     work             how the planner and the CPU executor estimate its cost (opara__op_work)
+     flops            floating-point operations per element for ELEMENTWISE/ROWS work
+     flags            OPARA__OPF_*: F32 (f32 tensors only), INPLACE (an element-wise op that may write
+                      its output over an input), COMPUTE (compute-bound when its size is unknown),
+                      NO_OMITTED (variadic inputs that are all required)
+   Attributes are in canonical form: whatever ONNX allows as either an attribute or a constant input
+   (axes, split sizes, pads, Clip bounds, Slice starts/ends/axes/steps, Reshape/Expand shape, Resize
+   scales/sizes) is an attribute here; the importer moves it. See docs/FORMAT.md for the attributes and
+   docs/ADDING-AN-OPERATOR.md for every place a new row needs code (the compiler's -Wswitch names the
+   switches; tests/test_ops.c fails naming an op without a test case). */
 #define OPARA__OPS(X) \
-    X(CONV, "Conv") X(CONV_TRANSPOSE, "ConvTranspose") X(MAX_POOL, "MaxPool") X(AVERAGE_POOL, "AveragePool") \
-    X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool") X(BATCH_NORM, "BatchNormalization") X(RELU, "Relu") \
-    X(LEAKY_RELU, "LeakyRelu") X(SIGMOID, "Sigmoid") X(TANH, "Tanh") X(HARD_SIGMOID, "HardSigmoid") \
-    X(HARD_SWISH, "HardSwish") X(CLIP, "Clip") X(ADD, "Add") X(SUB, "Sub") X(MUL, "Mul") X(DIV, "Div") \
-    X(POW, "Pow") X(SQRT, "Sqrt") X(ERF, "Erf") X(GELU, "Gelu") X(CONCAT, "Concat") X(SPLIT, "Split") \
-    X(SLICE, "Slice") X(GATHER, "Gather") X(RESHAPE, "Reshape") X(FLATTEN, "Flatten") X(TRANSPOSE, "Transpose") \
-    X(SQUEEZE, "Squeeze") X(UNSQUEEZE, "Unsqueeze") X(EXPAND, "Expand") X(GEMM, "Gemm") X(MATMUL, "MatMul") \
-    X(SOFTMAX, "Softmax") X(LAYER_NORM, "LayerNormalization") X(REDUCE_MEAN, "ReduceMean") X(WHERE, "Where") \
-    X(CAST, "Cast") X(PAD, "Pad") X(RESIZE, "Resize")
+    X(CONV, "Conv", "", 1, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                            \
+    X(CONV_TRANSPOSE, "ConvTranspose", "", 1, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)         \
+    X(MAX_POOL, "MaxPool", "", 1, 1, 1, 2, 0, POOL, 0, OPARA__OPF_F32)                                          \
+    X(AVERAGE_POOL, "AveragePool", "", 1, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                  \
+    X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                     \
+    X(BATCH_NORM, "BatchNormalization", "", 1, 5, 5, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
+    X(RELU, "Relu", "", 1, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(LEAKY_RELU, "LeakyRelu", "", 1, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)          \
+    X(SIGMOID, "Sigmoid", "", 1, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)               \
+    X(TANH, "Tanh", "", 1, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(HARD_SIGMOID, "HardSigmoid", "", 1, 1, 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32 | OPARA__OPF_INPLACE)      \
+    X(HARD_SWISH, "HardSwish", "", 14, 1, 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
+    X(CLIP, "Clip", "", 1, 1, 1, 1, 1, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(ADD, "Add", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(SUB, "Sub", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(MUL, "Mul", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(DIV, "Div", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(POW, "Pow", "", 1, 2, 2, 1, 0, ELEMENTWISE, 4, OPARA__OPF_INPLACE)                                        \
+    X(SQRT, "Sqrt", "", 1, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(ERF, "Erf", "", 9, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                       \
+    X(GELU, "Gelu", "", 20, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(CONCAT, "Concat", "", 1, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 0, OPARA__OPF_NO_OMITTED)                   \
+    X(SPLIT, "Split", "", 1, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                         \
+    X(SLICE, "Slice", "", 1, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                     \
+    X(GATHER, "Gather", "", 1, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                   \
+    X(RESHAPE, "Reshape", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                        \
+    X(FLATTEN, "Flatten", "", 1, 1, 1, 1, 0, VIEW, 0, 0)                                                        \
+    X(TRANSPOSE, "Transpose", "", 1, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                               \
+    X(SQUEEZE, "Squeeze", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                        \
+    X(UNSQUEEZE, "Unsqueeze", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                    \
+    X(EXPAND, "Expand", "", 8, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                   \
+    X(GEMM, "Gemm", "", 1, 2, 3, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                          \
+    X(MATMUL, "MatMul", "", 1, 2, 2, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                      \
+    X(SOFTMAX, "Softmax", "", 1, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                           \
+    X(LAYER_NORM, "LayerNormalization", "", 17, 2, 3, 3, 0, ROWS, 5, OPARA__OPF_F32)                            \
+    X(REDUCE_MEAN, "ReduceMean", "", 1, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                    \
+    X(WHERE, "Where", "", 9, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                     \
+    X(CAST, "Cast", "", 1, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                       \
+    X(PAD, "Pad", "", 1, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                         \
+    X(RESIZE, "Resize", "", 10, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
 
-#define OPARA__OP_ENUM(id, name) OPARA__OP_##id,
+/* The cost model of an operator (the op table's work column). */
+typedef enum opara__op_work {
+    OPARA__WORK_CONV,        /* 2 * outputs * taps (ConvTranspose: inputs * taps) */
+    OPARA__WORK_MATMUL,      /* 2 * batch * M * N * K */
+    OPARA__WORK_POOL,        /* outputs * window */
+    OPARA__WORK_ROWS,        /* a reduction along rows: inputs * flops */
+    OPARA__WORK_TRANSPOSE,   /* a tiled copy */
+    OPARA__WORK_ELEMENTWISE, /* outputs * flops (copies, gathers: flops 0) */
+    OPARA__WORK_VIEW         /* no kernel: the output aliases the input's bytes (a reshape) */
+} opara__op_work;
+
+#define OPARA__OPF_F32 1u
+#define OPARA__OPF_INPLACE 2u
+#define OPARA__OPF_COMPUTE 4u
+#define OPARA__OPF_NO_OMITTED 8u
+#define OPARA__OP_ANY 255 /* max_in/max_out without a limit */
+
+typedef struct opara__op_info {
+    const char* name;
+    const char* domain;
+    uint8_t since, min_inputs, max_inputs, max_outputs, kept_inputs, flops_per_elem;
+    opara__op_work work;
+    uint32_t flags;
+} opara__op_info;
+
+#define OPARA__OP_ENUM(id, name, domain, since, min_in, max_in, max_out, kept, work, flops, flags) OPARA__OP_##id,
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
+/* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
+#define OPARA__OP_COUNT_EXPECTED 40
+typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The symbolic batch dimension in declared shapes and in shape-valued attributes (Reshape,
    Expand): replaced by the session's batch size. */
@@ -3487,6 +3559,8 @@ typedef struct opara__graph {
     uint32_t* succs;
 } opara__graph;
 
+/* The op table's row of op (op < OPARA__OP_COUNT). */
+OPARA__PRIVATE const opara__op_info* opara__op_info_of(opara__op op);
 OPARA__PRIVATE const char* opara__op_name(opara__op op);
 /* OPARA__OP_COUNT when the name is not an IR operator. */
 OPARA__PRIVATE opara__op opara__op_from_name(const char* name);
@@ -3547,20 +3621,23 @@ OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g);
 /* Graph construction, attribute access, and the derived DAG (consumers, preds, succs, topo order). */
 /* #include "opara_ir.h" (inlined above) */
 
-static const char* const opara__op_names[] = {
-#define OPARA__OP_NAME(id, name) name,
-    OPARA__OPS(OPARA__OP_NAME)
-#undef OPARA__OP_NAME
+static const opara__op_info opara__op_infos[] = {
+#define OPARA__OP_INFO(id, name, domain, since, min_in, max_in, max_out, kept, work, flops, flags) \
+    {name, domain, since, min_in, max_in, max_out, kept, flops, OPARA__WORK_##work, flags},
+    OPARA__OPS(OPARA__OP_INFO)
+#undef OPARA__OP_INFO
 };
 
+OPARA__PRIVATE const opara__op_info* opara__op_info_of(opara__op op) { return &opara__op_infos[op]; }
+
 OPARA__PRIVATE const char* opara__op_name(opara__op op) {
-    return (unsigned)op < OPARA__OP_COUNT ? opara__op_names[op] : "?";
+    return (unsigned)op < OPARA__OP_COUNT ? opara__op_infos[op].name : "?";
 }
 
 OPARA__PRIVATE opara__op opara__op_from_name(const char* name) {
     int i;
     for (i = 0; i < OPARA__OP_COUNT; ++i)
-        if (strcmp(opara__op_names[i], name) == 0) return (opara__op)i;
+        if (strcmp(opara__op_infos[i].name, name) == 0) return (opara__op)i;
     return OPARA__OP_COUNT;
 }
 
@@ -7901,6 +7978,7 @@ typedef struct opara__cpu_params {
     int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], src_stride[OPARA_MAX_DIMS];
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
     int mode, coord_mode, nearest_mode;
+    int fn;                /* the unary or binary kernel's function (opara_cpu_kernels.c) */
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */
@@ -9979,6 +10057,12 @@ static void opara__gelu_erf_rows(int level, float* y, const float* x, size_t n) 
     }
 }
 
+/* The functions of the unary kernel (the dispatch maps each operator to one). */
+typedef enum opara__cpu_unary {
+    OPARA__UN_RELU, OPARA__UN_LEAKY_RELU, OPARA__UN_SIGMOID, OPARA__UN_TANH, OPARA__UN_HARD_SIGMOID,
+    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU
+} opara__cpu_unary;
+
 static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     const float* x = (const float*)op->in[0].data;
@@ -9986,70 +10070,71 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     size_t total = opara__cpu_numel(&op->out[0]);
     size_t i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
     (void)scratch;
-    switch (op->node->op) {
-    case OPARA__OP_RELU:
+    switch ((opara__cpu_unary)p->fn) {
+    case OPARA__UN_RELU:
         if (i1 > i0) opara__vec_relu(y + i0, x + i0, i1 - i0);
         break;
-    case OPARA__OP_LEAKY_RELU:
+    case OPARA__UN_LEAKY_RELU:
         for (i = i0; i < i1; ++i) y[i] = x[i] >= 0.0f ? x[i] : p->alpha * x[i];
         break;
-    case OPARA__OP_SIGMOID:
+    case OPARA__UN_SIGMOID:
         if (i1 > i0) opara__vec_sigmoid(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
-    case OPARA__OP_TANH:
+    case OPARA__UN_TANH:
         for (i = i0; i < i1; ++i) y[i] = tanhf(x[i]);
         break;
-    case OPARA__OP_HARD_SIGMOID:
+    case OPARA__UN_HARD_SIGMOID:
         for (i = i0; i < i1; ++i) {
             float v = p->alpha * x[i] + p->beta;
             y[i] = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
         }
         break;
-    case OPARA__OP_HARD_SWISH:
+    case OPARA__UN_HARD_SWISH:
         for (i = i0; i < i1; ++i) {
             float v = x[i] * (1.0f / 6.0f) + 0.5f;
             y[i] = x[i] * (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v));
         }
         break;
-    case OPARA__OP_CLIP:
+    case OPARA__UN_CLIP:
         if (i1 > i0) opara__vec_clip(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0, p->lo, p->hi);
         break;
-    case OPARA__OP_SQRT:
+    case OPARA__UN_SQRT:
         for (i = i0; i < i1; ++i) y[i] = sqrtf(x[i]);
         break;
-    case OPARA__OP_ERF:
+    case OPARA__UN_ERF:
         if (i1 > i0) opara__vec_erf(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
-    case OPARA__OP_GELU:
+    case OPARA__UN_GELU:
         if (p->approx) {
             for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], 1);
         } else if (i1 > i0) {
             opara__gelu_erf_rows(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         }
         break;
-    default:
-        return OPARA_ERR_INTERNAL;
     }
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_unary(opara__cpu_op* op, char* err, size_t cap) {
+static opara_result opara__prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__node* n = op->node;
     if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(n->op));
-    switch (n->op) {
-    case OPARA__OP_LEAKY_RELU: p->alpha = opara__attr_float(n, "alpha", 0.01f); break;
-    case OPARA__OP_HARD_SIGMOID:
+    p->fn = (int)fn;
+    switch (fn) {
+    case OPARA__UN_LEAKY_RELU: p->alpha = opara__attr_float(n, "alpha", 0.01f); break;
+    case OPARA__UN_HARD_SIGMOID:
         p->alpha = opara__attr_float(n, "alpha", 0.2f);
         p->beta = opara__attr_float(n, "beta", 0.5f);
         break;
-    case OPARA__OP_CLIP:
+    case OPARA__UN_CLIP:
         p->lo = opara__attr_float(n, "min", -HUGE_VALF);
         p->hi = opara__attr_float(n, "max", HUGE_VALF);
         break;
-    case OPARA__OP_GELU: p->approx = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0; break;
-    default: break;
+    case OPARA__UN_GELU: p->approx = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0; break;
+    case OPARA__UN_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH: case OPARA__UN_HARD_SWISH: case OPARA__UN_SQRT:
+    case OPARA__UN_ERF:
+        break;
     }
     op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
     op->min_items_per_task = 1;
@@ -10074,24 +10159,28 @@ static opara_result opara__prepare_unary(opara__cpu_op* op, char* err, size_t ca
         }                                                                                   \
     } while (0)
 
-static void opara__bin_row_f32(int level, opara__op kind, const float* a, int64_t sa, const float* b, int64_t sb,
-                               float* y, size_t n) {
+/* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
+typedef enum opara__cpu_binary {
+    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
+} opara__cpu_binary;
+
+static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a, int64_t sa, const float* b,
+                               int64_t sb, float* y, size_t n) {
     size_t i;
-    int arith = kind == OPARA__OP_ADD ? 0 : kind == OPARA__OP_SUB ? 1 : kind == OPARA__OP_MUL ? 2 : kind == OPARA__OP_DIV ? 3 : -1;
-    if (arith >= 0 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
-        opara__vec_binary_f32(level, arith, a, (int)sa, b, (int)sb, y, n);
+    if (kind != OPARA__BIN_POW && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
+        opara__vec_binary_f32(level, (int)kind, a, (int)sa, b, (int)sb, y, n);
         return;
     }
-    if (kind == OPARA__OP_POW && sa == 1 && sb == 0 && b[0] == 2.0f) { /* x^2 = x * x exactly (T5's RMS norm) */
-        opara__vec_binary_f32(level, 2, a, 1, a, 1, y, n);
+    if (kind == OPARA__BIN_POW && sa == 1 && sb == 0 && b[0] == 2.0f) { /* x^2 = x * x exactly (T5's RMS norm) */
+        opara__vec_binary_f32(level, OPARA__BIN_MUL, a, 1, a, 1, y, n);
         return;
     }
     switch (kind) {
-    case OPARA__OP_ADD: OPARA__BIN_ROW(float, x + z); break;
-    case OPARA__OP_SUB: OPARA__BIN_ROW(float, x - z); break;
-    case OPARA__OP_MUL: OPARA__BIN_ROW(float, x * z); break;
-    case OPARA__OP_DIV: OPARA__BIN_ROW(float, x / z); break;
-    default: OPARA__BIN_ROW(float, powf(x, z)); break;
+    case OPARA__BIN_ADD: OPARA__BIN_ROW(float, x + z); break;
+    case OPARA__BIN_SUB: OPARA__BIN_ROW(float, x - z); break;
+    case OPARA__BIN_MUL: OPARA__BIN_ROW(float, x * z); break;
+    case OPARA__BIN_DIV: OPARA__BIN_ROW(float, x / z); break;
+    case OPARA__BIN_POW: OPARA__BIN_ROW(float, powf(x, z)); break;
     }
 }
 
@@ -10114,20 +10203,20 @@ static int64_t opara__ipow(int64_t x, int64_t e) {
 
 /* Wrapping arithmetic through uint64 so overflow is defined. */
 #define OPARA__IBIN(kind, x, z)                                                                      \
-    ((kind) == OPARA__OP_ADD   ? (int64_t)((uint64_t)(x) + (uint64_t)(z))                           \
-     : (kind) == OPARA__OP_SUB ? (int64_t)((uint64_t)(x) - (uint64_t)(z))                           \
-     : (kind) == OPARA__OP_MUL ? (int64_t)((uint64_t)(x) * (uint64_t)(z))                           \
-     : (kind) == OPARA__OP_DIV ? opara__idiv((x), (z))                                              \
-                               : opara__ipow((x), (z)))
+    ((kind) == OPARA__BIN_ADD   ? (int64_t)((uint64_t)(x) + (uint64_t)(z))                          \
+     : (kind) == OPARA__BIN_SUB ? (int64_t)((uint64_t)(x) - (uint64_t)(z))                          \
+     : (kind) == OPARA__BIN_MUL ? (int64_t)((uint64_t)(x) * (uint64_t)(z))                          \
+     : (kind) == OPARA__BIN_DIV ? opara__idiv((x), (z))                                             \
+                                : opara__ipow((x), (z)))
 
-static void opara__bin_row_i64(opara__op kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb, int64_t* y,
-                               size_t n) {
+static void opara__bin_row_i64(opara__cpu_binary kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb,
+                               int64_t* y, size_t n) {
     size_t i;
     for (i = 0; i < n; ++i) y[i] = OPARA__IBIN(kind, a[(int64_t)i * sa], b[(int64_t)i * sb]);
 }
 
-static void opara__bin_row_i32(opara__op kind, const int32_t* a, int64_t sa, const int32_t* b, int64_t sb, int32_t* y,
-                               size_t n) {
+static void opara__bin_row_i32(opara__cpu_binary kind, const int32_t* a, int64_t sa, const int32_t* b, int64_t sb,
+                               int32_t* y, size_t n) {
     size_t i;
     for (i = 0; i < n; ++i) {
         int64_t x = a[(int64_t)i * sa], z = b[(int64_t)i * sb];
@@ -10139,6 +10228,7 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
     const opara__cpu_params* p = &op->p;
     int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
     opara_dtype dt = op->out[0].dtype;
+    opara__cpu_binary kind = (opara__cpu_binary)p->fn;
     int level = opara__cpu_isa_level();
     size_t item;
     (void)scratch;
@@ -10151,19 +10241,19 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
         bo = off[1] + (int64_t)j0 * sb;
         yo = (int64_t)(row * (size_t)p->inner + j0);
         if (dt == OPARA_DTYPE_F32)
-            opara__bin_row_f32(level, op->node->op, (const float*)op->in[0].data + ao, sa,
+            opara__bin_row_f32(level, kind, (const float*)op->in[0].data + ao, sa,
                                (const float*)op->in[1].data + bo, sb, (float*)op->out[0].data + yo, n);
         else if (dt == OPARA_DTYPE_I64)
-            opara__bin_row_i64(op->node->op, (const int64_t*)op->in[0].data + ao, sa,
+            opara__bin_row_i64(kind, (const int64_t*)op->in[0].data + ao, sa,
                                (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
         else
-            opara__bin_row_i32(op->node->op, (const int32_t*)op->in[0].data + ao, sa,
+            opara__bin_row_i32(kind, (const int32_t*)op->in[0].data + ao, sa,
                                (const int32_t*)op->in[1].data + bo, sb, (int32_t*)op->out[0].data + yo, n);
     }
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_binary(opara__cpu_op* op, char* err, size_t cap) {
+static opara_result opara__prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap) {
     const opara__cpu_tensor* ins[2];
     opara_dtype dt = op->out[0].dtype;
     ins[0] = &op->in[0];
@@ -10172,6 +10262,7 @@ static opara_result opara__prepare_binary(opara__cpu_op* op, char* err, size_t c
         (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, i64 or i32 operands of one type",
                                  opara__op_name(op->node->op));
+    op->p.fn = (int)fn;
     op->fn = opara__binary_kernel;
     return opara__bc_prepare(op, 2, ins, err, cap);
 }
@@ -11136,34 +11227,6 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
 
 /* ---- dispatch --------------------------------------------------------------------------------- */
 
-/* Minimum inputs/outputs per operator (0 = checked by the operator itself). */
-static void opara__io_minimum(opara__op kind, uint32_t* n_in, uint32_t* n_out) {
-    *n_in = 1;
-    *n_out = 1;
-    switch (kind) {
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL:
-    case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_GATHER: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
-    case OPARA__OP_LAYER_NORM:
-        *n_in = 2;
-        break;
-    case OPARA__OP_WHERE: *n_in = 3; break;
-    case OPARA__OP_BATCH_NORM: *n_in = 5; break;
-    default: break;
-    }
-}
-
-static int opara__needs_f32(opara__op kind) {
-    switch (kind) {
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
-    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
-    case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_GEMM:
-    case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: case OPARA__OP_REDUCE_MEAN:
-        return 1;
-    default: return 0;
-    }
-}
-
 static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t cap) {
     switch (op->node->op) {
     case OPARA__OP_CONV: return opara__cpu_prepare_conv(op, err, cap);
@@ -11171,12 +11234,21 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__prepare_global_avg(op, err, cap);
     case OPARA__OP_BATCH_NORM: return opara__prepare_batch_norm(op, err, cap);
-    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
-    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT:
-    case OPARA__OP_ERF: case OPARA__OP_GELU:
-        return opara__prepare_unary(op, err, cap);
-    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
-        return opara__prepare_binary(op, err, cap);
+    case OPARA__OP_RELU: return opara__prepare_unary(op, OPARA__UN_RELU, err, cap);
+    case OPARA__OP_LEAKY_RELU: return opara__prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
+    case OPARA__OP_SIGMOID: return opara__prepare_unary(op, OPARA__UN_SIGMOID, err, cap);
+    case OPARA__OP_TANH: return opara__prepare_unary(op, OPARA__UN_TANH, err, cap);
+    case OPARA__OP_HARD_SIGMOID: return opara__prepare_unary(op, OPARA__UN_HARD_SIGMOID, err, cap);
+    case OPARA__OP_HARD_SWISH: return opara__prepare_unary(op, OPARA__UN_HARD_SWISH, err, cap);
+    case OPARA__OP_CLIP: return opara__prepare_unary(op, OPARA__UN_CLIP, err, cap);
+    case OPARA__OP_SQRT: return opara__prepare_unary(op, OPARA__UN_SQRT, err, cap);
+    case OPARA__OP_ERF: return opara__prepare_unary(op, OPARA__UN_ERF, err, cap);
+    case OPARA__OP_GELU: return opara__prepare_unary(op, OPARA__UN_GELU, err, cap);
+    case OPARA__OP_ADD: return opara__prepare_binary(op, OPARA__BIN_ADD, err, cap);
+    case OPARA__OP_SUB: return opara__prepare_binary(op, OPARA__BIN_SUB, err, cap);
+    case OPARA__OP_MUL: return opara__prepare_binary(op, OPARA__BIN_MUL, err, cap);
+    case OPARA__OP_DIV: return opara__prepare_binary(op, OPARA__BIN_DIV, err, cap);
+    case OPARA__OP_POW: return opara__prepare_binary(op, OPARA__BIN_POW, err, cap);
     case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__prepare_concat_split(op, err, cap);
     case OPARA__OP_SLICE: return opara__prepare_slice(op, err, cap);
     case OPARA__OP_GATHER: return opara__prepare_gather(op, err, cap);
@@ -11193,14 +11265,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_CAST: return opara__prepare_cast(op, err, cap);
     case OPARA__OP_PAD: return opara__prepare_pad(op, err, cap);
     case OPARA__OP_RESIZE: return opara__prepare_resize(op, err, cap);
-    default: break;
+    case OPARA__OP_COUNT: break;
     }
     return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED_OP, "operator %s has no CPU kernel",
                              opara__op_name(op->node->op));
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap) {
-    uint32_t min_in, min_out, k;
+    const opara__op_info* info = opara__op_info_of(op->node->op);
+    uint32_t min_in = info->min_inputs, min_out = 1, k;
     opara__op kind = op->node->op;
     opara_result r;
     op->fn = NULL;
@@ -11209,7 +11282,6 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
     op->min_items_per_task = 1;
     op->packed_floats = 0;
     memset(&op->p, 0, sizeof op->p);
-    opara__io_minimum(kind, &min_in, &min_out);
     if (op->n_in < min_in || op->n_out < min_out)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s needs %u inputs and %u outputs",
                                  opara__op_name(kind), min_in, min_out);
@@ -11222,7 +11294,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
     }
     if (!op->out[0].data && opara__cpu_numel(&op->out[0]) > 0)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: output 0 has no buffer", opara__op_name(kind));
-    if (opara__needs_f32(kind) && (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32))
+    if ((info->flags & OPARA__OPF_F32) && (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32))
         return opara__cpu_reject(err, err_cap, OPARA_ERR_BAD_DTYPE, "%s: only f32 is supported", opara__op_name(kind));
     r = opara__prepare_dispatch(op, err, err_cap);
     for (k = 0; k < op->n_out; ++k)
@@ -12362,16 +12434,10 @@ OPARA__PRIVATE double opara__device_balance(const opara__device* dev) {
     return dev->bandwidth > 0 ? dev->peak_flops / dev->bandwidth : 0.0;
 }
 
-OPARA__PRIVATE int opara__op_is_view(opara__op op) {
-    return op == OPARA__OP_RESHAPE || op == OPARA__OP_FLATTEN || op == OPARA__OP_SQUEEZE || op == OPARA__OP_UNSQUEEZE;
-}
+OPARA__PRIVATE int opara__op_is_view(opara__op op) { return opara__op_info_of(op)->work == OPARA__WORK_VIEW; }
 
 OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op) {
-    switch (op) {
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
-        return OPARA__CLASS_COMPUTE;
-    default: return OPARA__CLASS_MEMORY;
-    }
+    return opara__op_info_of(op)->flags & OPARA__OPF_COMPUTE ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
 }
 
 /* ---- sizes ----------------------------------------------------------------------------------- */
@@ -12492,53 +12558,30 @@ static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) 
                       128, 24576);
 }
 
-static double opara__flops_per_elem(opara__op op) {
-    switch (op) {
-    case OPARA__OP_GELU: case OPARA__OP_ERF: case OPARA__OP_TANH: case OPARA__OP_SIGMOID: return 8;
-    case OPARA__OP_HARD_SWISH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_POW: return 4;
-    case OPARA__OP_BATCH_NORM: case OPARA__OP_LEAKY_RELU: case OPARA__OP_CLIP: return 2;
-    case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: return 5;
-    case OPARA__OP_RELU: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV:
-    case OPARA__OP_SQRT: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_WHERE:
-        return 1;
-    default: return 0;
-    }
+static void opara__describe_pool(const opara__desc_ctx* c, opara__op_desc* d) {
+    uint32_t nk = 0, i;
+    const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
+    double taps = 1, out = opara__elems(opara__out_shape(c, 0));
+    for (i = 0; i < nk; ++i) taps *= (double)k[i];
+    d->flops = out * taps;
+    opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
 }
 
-static void opara__describe_other(const opara__desc_ctx* c, opara__op_desc* d) {
+static void opara__describe_rows(const opara__desc_ctx* c, opara__op_desc* d) {
     opara__op op = c->n->op;
-    const opara__shape* y = opara__out_shape(c, 0);
     const opara__shape* x = opara__in_shape(c, 0);
-    double out = opara__elems(y);
-    switch (op) {
-    case OPARA__OP_MAX_POOL:
-    case OPARA__OP_AVERAGE_POOL: {
-        uint32_t nk = 0, i;
-        const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
-        double taps = 1;
-        for (i = 0; i < nk; ++i) taps *= (double)k[i];
-        d->flops = out * taps;
-        opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
-        return;
-    }
-    case OPARA__OP_SOFTMAX:
-    case OPARA__OP_LAYER_NORM:
-    case OPARA__OP_REDUCE_MEAN:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: {
-        double in = opara__elems(x), rows = 1;
-        if (op == OPARA__OP_GLOBAL_AVERAGE_POOL && x && x->ndim >= 2) rows = (double)x->dims[0] * (double)x->dims[1];
-        else if (op == OPARA__OP_REDUCE_MEAN) rows = out;
-        else if (x && x->ndim >= 1) rows = in / (double)(x->dims[x->ndim - 1] > 0 ? x->dims[x->ndim - 1] : 1);
-        d->flops = in * opara__flops_per_elem(op);
-        opara__set_launch(d, opara__blocks(rows, 1), 256, 32, 2048);
-        return;
-    }
-    case OPARA__OP_TRANSPOSE: opara__set_launch(d, opara__blocks(out, 256), 256, 24, 4224); return;
-    default:
-        d->flops = out * opara__flops_per_elem(op);
-        opara__set_launch(d, opara__blocks(out, 256), 256, 16, 0);
-        return;
-    }
+    double in = opara__elems(x), rows = 1;
+    if (op == OPARA__OP_GLOBAL_AVERAGE_POOL && x && x->ndim >= 2) rows = (double)x->dims[0] * (double)x->dims[1];
+    else if (op == OPARA__OP_REDUCE_MEAN) rows = opara__elems(opara__out_shape(c, 0));
+    else if (x && x->ndim >= 1) rows = in / (double)(x->dims[x->ndim - 1] > 0 ? x->dims[x->ndim - 1] : 1);
+    d->flops = in * opara__op_info_of(op)->flops_per_elem;
+    opara__set_launch(d, opara__blocks(rows, 1), 256, 32, 2048);
+}
+
+static void opara__describe_elementwise(const opara__desc_ctx* c, opara__op_desc* d) {
+    double out = opara__elems(opara__out_shape(c, 0));
+    d->flops = out * opara__op_info_of(c->n->op)->flops_per_elem;
+    opara__set_launch(d, opara__blocks(out, 256), 256, 16, 0);
 }
 
 /* The roofline lower bound of a kernel's time: max(FLOPs / peak, bytes / bandwidth). */
@@ -12552,14 +12595,20 @@ static void opara__describe_node(const opara__desc_ctx* c, const opara__device* 
     opara__op op = c->n->op;
     memset(d, 0, sizeof *d);
     d->bytes = opara__node_bytes(c);
-    if (opara__op_is_view(op)) {
+    switch (opara__op_info_of(op)->work) {
+    case OPARA__WORK_VIEW:
         d->kernel_less = 1;
         d->op_class = OPARA__CLASS_MEMORY;
         return;
+    case OPARA__WORK_CONV: opara__describe_conv(c, d); break;
+    case OPARA__WORK_MATMUL: opara__describe_matmul(c, d); break;
+    case OPARA__WORK_POOL: opara__describe_pool(c, d); break;
+    case OPARA__WORK_ROWS: opara__describe_rows(c, d); break;
+    case OPARA__WORK_TRANSPOSE:
+        opara__set_launch(d, opara__blocks(opara__elems(opara__out_shape(c, 0)), 256), 256, 24, 4224);
+        break;
+    case OPARA__WORK_ELEMENTWISE: opara__describe_elementwise(c, d); break;
     }
-    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) opara__describe_conv(c, d);
-    else if (op == OPARA__OP_GEMM || op == OPARA__OP_MATMUL) opara__describe_matmul(c, d);
-    else opara__describe_other(c, d);
     if (d->flops <= 0 && d->bytes <= 0) d->op_class = (uint8_t)opara__op_default_class(op);
     else if (d->flops <= 0) d->op_class = OPARA__CLASS_MEMORY;
     else d->op_class = (uint8_t)(d->flops >= opara__device_balance(dev) * d->bytes ? OPARA__CLASS_COMPUTE
@@ -14714,17 +14763,6 @@ static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
     return OPARA_OK;
 }
 
-static int opara__inplace_op(opara__op op) {
-    switch (op) {
-    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
-    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_ADD:
-    case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_SQRT:
-    case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_BATCH_NORM:
-        return 1;
-    default: return 0;
-    }
-}
-
 /* Every earlier reader and writer of root r other than v happens-before v. */
 static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, const opara__vc_slot* c) {
     const opara__graph* g = m->g;
@@ -14763,7 +14801,8 @@ static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32
     const opara__graph* g = m->g;
     const opara__node* n = &g->nodes[v];
     uint32_t i;
-    if (m->p->desc.no_inplace || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
+    if (m->p->desc.no_inplace || !(opara__op_info_of(n->op)->flags & OPARA__OPF_INPLACE) || n->n_outputs != 1)
+        return -1;
     if (m->parent[y] >= 0 || m->pinned[y] || m->seg_of[y] != UINT32_MAX) return -1;
     for (i = 0; i < n->n_inputs; ++i) {
         int32_t x = n->inputs[i];
@@ -20179,8 +20218,9 @@ static opara_result opara__cul_lower_node(opara__cul_lw* w) {
     case OPARA__OP_CAST: return opara__cul_lower_cast(w);
     case OPARA__OP_PAD: return opara__cul_lower_pad(w);
     case OPARA__OP_RESIZE: return opara__cul_lower_resize(w);
-    default: return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED_OP, "operator not supported by the CUDA backend");
+    case OPARA__OP_COUNT: break;
     }
+    return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED_OP, "operator not supported by the CUDA backend");
 }
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
@@ -23156,15 +23196,16 @@ static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
     const opara__cpu_params* p = &op->p;
     double out = op->n_out ? (double)opara__cpu_numel(&op->out[0]) : 0.0;
     if (ex->skip[n]) return 0.0;
-    switch (op->node->op) {
-    case OPARA__OP_CONV:
+    switch (opara__op_info_of(op->node->op)->work) {
+    case OPARA__WORK_CONV:
+        if (op->node->op != OPARA__OP_CONV) return out; /* ConvTranspose: counted by its outputs */
         return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
-    case OPARA__OP_GEMM:
-    case OPARA__OP_MATMUL:
-        return out * (double)p->k;
-    default:
+    case OPARA__WORK_MATMUL: return out * (double)p->k;
+    case OPARA__WORK_POOL: case OPARA__WORK_ROWS: case OPARA__WORK_TRANSPOSE: case OPARA__WORK_ELEMENTWISE:
+    case OPARA__WORK_VIEW:
         return out;
     }
+    return out;
 }
 
 /* Per node: whether it is big and how it is cut into chunks. Which ready node runs first is the
@@ -26491,17 +26532,6 @@ static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
     return r;
 }
 
-/* Number of leading inputs an IR operator keeps as tensors; the rest become attributes. */
-static uint32_t opara__kept_inputs(opara__op op, uint32_t n_in) {
-    switch (op) {
-    case OPARA__OP_SPLIT: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN:
-    case OPARA__OP_CLIP: case OPARA__OP_SLICE: case OPARA__OP_PAD: case OPARA__OP_RESIZE: case OPARA__OP_RESHAPE:
-    case OPARA__OP_EXPAND:
-        return OPARA__MIN(n_in, 1u);
-    default: return n_in;
-    }
-}
-
 static opara_result opara__set_ints_param(opara__imp* im, int32_t node, const char* name, const opara__param* p) {
     return p->present ? opara__node_set_ints(im->g, node, name, p->ints, p->n) : OPARA_OK;
 }
@@ -26616,17 +26646,25 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
-    default: break;
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
+    case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
+    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: case OPARA__OP_COUNT:
+        break; /* attributes as ONNX has them */
     }
     return r;
 }
 
 static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t* in, uint32_t n_in) {
     const opara__onnx_node* n = im->node;
-    uint32_t n_out = n->n_outputs, kept = opara__kept_inputs(op, n_in), i;
+    uint32_t n_out = n->n_outputs, kept = opara__op_info_of(op)->kept_inputs, i;
     int32_t outs[16], node;
     opara_result r;
     while (n_out > 0 && !n->outputs[n_out - 1][0]) --n_out;
+    if (kept == 0 || kept > n_in) kept = n_in; /* the rest became attributes (opara__canonicalize) */
     while (kept > 0 && in[kept - 1] < 0) --kept;
     if (n_out == 0 || n_out > 16)
         return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): %u outputs", im->node_name, n->op_type, n_out);
@@ -26733,48 +26771,56 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
 
 /* ---- unsupported operators: one error listing them all ---------------------------------------- */
 
-static int opara__node_supported(const opara__onnx_node* n) {
+/* An IR operator whose table row is newer than the model's default-domain opset (0: none declared). */
+static int opara__op_too_new(opara__op op, int64_t opset) {
+    return op != OPARA__OP_COUNT && opset > 0 && opset < opara__op_info_of(op)->since;
+}
+
+static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
                                             "Equal"};
-    opara__op op;
+    opara__op op = opara__op_from_name(n->op_type);
+    const char* domain = strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain; /* the table's "" */
     uint32_t i, extra_outputs = 0;
-    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) return 0;
+    if (strcmp(domain, op != OPARA__OP_COUNT ? opara__op_info_of(op)->domain : "") != 0) return 0;
     for (i = 1; i < n->n_outputs; ++i) extra_outputs += n->outputs[i][0] != 0;
-    op = opara__op_from_name(n->op_type);
     if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
         return 0;
     if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;
-    if (op != OPARA__OP_COUNT) return 1;
+    if (op != OPARA__OP_COUNT) return !opara__op_too_new(op, opset);
     for (i = 0; i < OPARA__ARRAY_COUNT(fold_only); ++i)
         if (strcmp(n->op_type, fold_only[i]) == 0) return 1;
     return 0;
 }
 
-static void opara__unsupported_label(const opara__onnx_node* n, char* buf, size_t cap) {
+static void opara__unsupported_label(const opara__onnx_node* n, int64_t opset, char* buf, size_t cap) {
     opara__op op = opara__op_from_name(n->op_type);
     const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : op == OPARA__OP_MAX_POOL ? " (with Indices)" :
                        strcmp(n->op_type, "Dropout") == 0 ? " (with mask)" : "";
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) opara__format(buf, cap, "%s.%s", n->domain, n->op_type);
+    else if (opara__op_too_new(op, opset))
+        opara__format(buf, cap, "%s (opset %d+, the model's is %lld)", n->op_type, (int)opara__op_info_of(op)->since,
+                      (long long)opset);
     else opara__format(buf, cap, "%s%s", n->op_type, what);
 }
 
-static opara_result opara__check_ops(opara_runtime* rt, const opara__onnx_graph* g) {
+static opara_result opara__check_ops(opara_runtime* rt, const opara__onnx_graph* g, int64_t opset) {
     char msg[OPARA__DETAIL_MAX], label[128], other[128];
     uint32_t i, j, kinds = 0, total = 0;
     size_t len;
     for (i = 0; i < g->n_nodes; ++i)
-        if (!opara__node_supported(&g->nodes[i])) total++;
+        if (!opara__node_supported(&g->nodes[i], opset)) total++;
     if (!total) return OPARA_OK;
     len = opara__format(msg, sizeof msg, "%u node%s use%s unsupported operators:", total, total == 1 ? "" : "s",
                         total == 1 ? "s" : "");
     for (i = 0; i < g->n_nodes; ++i) {
         const opara__onnx_node* n = &g->nodes[i];
         uint32_t count = 0, seen = 0;
-        if (opara__node_supported(n)) continue;
-        opara__unsupported_label(n, label, sizeof label);
+        if (opara__node_supported(n, opset)) continue;
+        opara__unsupported_label(n, opset, label, sizeof label);
         for (j = 0; j < g->n_nodes; ++j) {
-            if (opara__node_supported(&g->nodes[j])) continue;
-            opara__unsupported_label(&g->nodes[j], other, sizeof other);
+            if (opara__node_supported(&g->nodes[j], opset)) continue;
+            opara__unsupported_label(&g->nodes[j], opset, other, sizeof other);
             if (strcmp(label, other) != 0) continue;
             if (j < i) seen = 1;
             count++;
@@ -27351,7 +27397,7 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
     if (r == OPARA_OK && !model.has_graph) r = opara__fail(rt, OPARA_ERR_ONNX_INVALID, "the model has no graph");
     if (r == OPARA_OK && model.graph.n_sparse_initializers)
         r = opara__fail(rt, OPARA_ERR_UNSUPPORTED, "graph.sparse_initializer is not supported");
-    if (r == OPARA_OK) r = opara__check_ops(rt, &model.graph);
+    if (r == OPARA_OK) r = opara__check_ops(rt, &model.graph, opara__default_opset(&model));
     if (r == OPARA_OK) {
         im.rt = rt;
         im.model = &model;

@@ -32,5 +32,9 @@ $(BUILD)/tests/test_cuda_precision: tests/cuda_test_env.h | $(CUDA_BACKEND_EMU)/
     $(CUDA_BACKEND_EMU)/libcudnn.so
 # zero-sized tensors, NaN/Inf and index errors on the CPU and (emulated) CUDA backends (tests/test_edge_values.c)
 $(BUILD)/tests/test_edge_values: private CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDA_BACKEND_EMU))"'
-$(BUILD)/tests/test_edge_values: tests/cuda_test_env.h | $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so \
+$(BUILD)/tests/test_edge_values: tests/cuda_test_env.h tests/builder_attrs.h | $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so \
+    $(CUDA_BACKEND_EMU)/libcudnn.so
+# every operator of the op table on the (emulated) CUDA backend against the CPU (tests/test_ops.c)
+$(BUILD)/tests/test_ops: private CFLAGS += -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDA_BACKEND_EMU))"'
+$(BUILD)/tests/test_ops: tests/cuda_test_env.h tests/builder_attrs.h | $(CUDA_BACKEND_EMU)/libcuda.so.1 $(CUDA_BACKEND_EMU)/libcublas.so \
     $(CUDA_BACKEND_EMU)/libcudnn.so

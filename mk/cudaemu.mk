@@ -140,7 +140,8 @@ test-cuda-ci test-cuda-full: check-header $(BUILD)/tests/test_cuda_zoo $(CUDAEMU
 # them fail); set either empty to drop it. OPARA_CUDA_PRECISION=tf32 runs the zoo in TF32.
 CUDA_GPU_TESTS := $(CUDAEMU_TESTS) $(BUILD)/tests/test_cuda_loader $(BUILD)/tests/test_cuda_backend \
     $(BUILD)/tests/test_cuda_nvrtc $(BUILD)/tests/test_cuda_cudnn $(BUILD)/tests/test_cuda_dnn_run \
-    $(BUILD)/tests/test_cuda_profile $(BUILD)/tests/test_cuda_zoo $(BUILD)/tests/test_cuda_precision
+    $(BUILD)/tests/test_cuda_profile $(BUILD)/tests/test_cuda_zoo $(BUILD)/tests/test_cuda_precision \
+    $(BUILD)/tests/test_ops
 .PHONY: test-gpu
 test-gpu: $(CUDA_GPU_TESTS)
 	@export OPARA_CUDA_DRIVER=$${OPARA_CUDA_DRIVER:-libcuda.so.1}; \

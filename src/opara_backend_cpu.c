@@ -519,15 +519,16 @@ static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
     const opara__cpu_params* p = &op->p;
     double out = op->n_out ? (double)opara__cpu_numel(&op->out[0]) : 0.0;
     if (ex->skip[n]) return 0.0;
-    switch (op->node->op) {
-    case OPARA__OP_CONV:
+    switch (opara__op_info_of(op->node->op)->work) {
+    case OPARA__WORK_CONV:
+        if (op->node->op != OPARA__OP_CONV) return out; /* ConvTranspose: counted by its outputs */
         return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
-    case OPARA__OP_GEMM:
-    case OPARA__OP_MATMUL:
-        return out * (double)p->k;
-    default:
+    case OPARA__WORK_MATMUL: return out * (double)p->k;
+    case OPARA__WORK_POOL: case OPARA__WORK_ROWS: case OPARA__WORK_TRANSPOSE: case OPARA__WORK_ELEMENTWISE:
+    case OPARA__WORK_VIEW:
         return out;
     }
+    return out;
 }
 
 /* Per node: whether it is big and how it is cut into chunks. Which ready node runs first is the

@@ -185,6 +185,7 @@ typedef struct opara__cpu_params {
     int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], src_stride[OPARA_MAX_DIMS];
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
     int mode, coord_mode, nearest_mode;
+    int fn;                /* the unary or binary kernel's function (opara_cpu_kernels.c) */
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */

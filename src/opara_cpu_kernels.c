@@ -181,6 +181,12 @@ static void opara__gelu_erf_rows(int level, float* y, const float* x, size_t n) 
     }
 }
 
+/* The functions of the unary kernel (the dispatch maps each operator to one). */
+typedef enum opara__cpu_unary {
+    OPARA__UN_RELU, OPARA__UN_LEAKY_RELU, OPARA__UN_SIGMOID, OPARA__UN_TANH, OPARA__UN_HARD_SIGMOID,
+    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU
+} opara__cpu_unary;
+
 static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     const float* x = (const float*)op->in[0].data;
@@ -188,70 +194,71 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     size_t total = opara__cpu_numel(&op->out[0]);
     size_t i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
     (void)scratch;
-    switch (op->node->op) {
-    case OPARA__OP_RELU:
+    switch ((opara__cpu_unary)p->fn) {
+    case OPARA__UN_RELU:
         if (i1 > i0) opara__vec_relu(y + i0, x + i0, i1 - i0);
         break;
-    case OPARA__OP_LEAKY_RELU:
+    case OPARA__UN_LEAKY_RELU:
         for (i = i0; i < i1; ++i) y[i] = x[i] >= 0.0f ? x[i] : p->alpha * x[i];
         break;
-    case OPARA__OP_SIGMOID:
+    case OPARA__UN_SIGMOID:
         if (i1 > i0) opara__vec_sigmoid(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
-    case OPARA__OP_TANH:
+    case OPARA__UN_TANH:
         for (i = i0; i < i1; ++i) y[i] = tanhf(x[i]);
         break;
-    case OPARA__OP_HARD_SIGMOID:
+    case OPARA__UN_HARD_SIGMOID:
         for (i = i0; i < i1; ++i) {
             float v = p->alpha * x[i] + p->beta;
             y[i] = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
         }
         break;
-    case OPARA__OP_HARD_SWISH:
+    case OPARA__UN_HARD_SWISH:
         for (i = i0; i < i1; ++i) {
             float v = x[i] * (1.0f / 6.0f) + 0.5f;
             y[i] = x[i] * (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v));
         }
         break;
-    case OPARA__OP_CLIP:
+    case OPARA__UN_CLIP:
         if (i1 > i0) opara__vec_clip(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0, p->lo, p->hi);
         break;
-    case OPARA__OP_SQRT:
+    case OPARA__UN_SQRT:
         for (i = i0; i < i1; ++i) y[i] = sqrtf(x[i]);
         break;
-    case OPARA__OP_ERF:
+    case OPARA__UN_ERF:
         if (i1 > i0) opara__vec_erf(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
-    case OPARA__OP_GELU:
+    case OPARA__UN_GELU:
         if (p->approx) {
             for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], 1);
         } else if (i1 > i0) {
             opara__gelu_erf_rows(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         }
         break;
-    default:
-        return OPARA_ERR_INTERNAL;
     }
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_unary(opara__cpu_op* op, char* err, size_t cap) {
+static opara_result opara__prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__node* n = op->node;
     if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(n->op));
-    switch (n->op) {
-    case OPARA__OP_LEAKY_RELU: p->alpha = opara__attr_float(n, "alpha", 0.01f); break;
-    case OPARA__OP_HARD_SIGMOID:
+    p->fn = (int)fn;
+    switch (fn) {
+    case OPARA__UN_LEAKY_RELU: p->alpha = opara__attr_float(n, "alpha", 0.01f); break;
+    case OPARA__UN_HARD_SIGMOID:
         p->alpha = opara__attr_float(n, "alpha", 0.2f);
         p->beta = opara__attr_float(n, "beta", 0.5f);
         break;
-    case OPARA__OP_CLIP:
+    case OPARA__UN_CLIP:
         p->lo = opara__attr_float(n, "min", -HUGE_VALF);
         p->hi = opara__attr_float(n, "max", HUGE_VALF);
         break;
-    case OPARA__OP_GELU: p->approx = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0; break;
-    default: break;
+    case OPARA__UN_GELU: p->approx = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0; break;
+    case OPARA__UN_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH: case OPARA__UN_HARD_SWISH: case OPARA__UN_SQRT:
+    case OPARA__UN_ERF:
+        break;
     }
     op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
     op->min_items_per_task = 1;
@@ -276,24 +283,28 @@ static opara_result opara__prepare_unary(opara__cpu_op* op, char* err, size_t ca
         }                                                                                   \
     } while (0)
 
-static void opara__bin_row_f32(int level, opara__op kind, const float* a, int64_t sa, const float* b, int64_t sb,
-                               float* y, size_t n) {
+/* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
+typedef enum opara__cpu_binary {
+    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
+} opara__cpu_binary;
+
+static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a, int64_t sa, const float* b,
+                               int64_t sb, float* y, size_t n) {
     size_t i;
-    int arith = kind == OPARA__OP_ADD ? 0 : kind == OPARA__OP_SUB ? 1 : kind == OPARA__OP_MUL ? 2 : kind == OPARA__OP_DIV ? 3 : -1;
-    if (arith >= 0 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
-        opara__vec_binary_f32(level, arith, a, (int)sa, b, (int)sb, y, n);
+    if (kind != OPARA__BIN_POW && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
+        opara__vec_binary_f32(level, (int)kind, a, (int)sa, b, (int)sb, y, n);
         return;
     }
-    if (kind == OPARA__OP_POW && sa == 1 && sb == 0 && b[0] == 2.0f) { /* x^2 = x * x exactly (T5's RMS norm) */
-        opara__vec_binary_f32(level, 2, a, 1, a, 1, y, n);
+    if (kind == OPARA__BIN_POW && sa == 1 && sb == 0 && b[0] == 2.0f) { /* x^2 = x * x exactly (T5's RMS norm) */
+        opara__vec_binary_f32(level, OPARA__BIN_MUL, a, 1, a, 1, y, n);
         return;
     }
     switch (kind) {
-    case OPARA__OP_ADD: OPARA__BIN_ROW(float, x + z); break;
-    case OPARA__OP_SUB: OPARA__BIN_ROW(float, x - z); break;
-    case OPARA__OP_MUL: OPARA__BIN_ROW(float, x * z); break;
-    case OPARA__OP_DIV: OPARA__BIN_ROW(float, x / z); break;
-    default: OPARA__BIN_ROW(float, powf(x, z)); break;
+    case OPARA__BIN_ADD: OPARA__BIN_ROW(float, x + z); break;
+    case OPARA__BIN_SUB: OPARA__BIN_ROW(float, x - z); break;
+    case OPARA__BIN_MUL: OPARA__BIN_ROW(float, x * z); break;
+    case OPARA__BIN_DIV: OPARA__BIN_ROW(float, x / z); break;
+    case OPARA__BIN_POW: OPARA__BIN_ROW(float, powf(x, z)); break;
     }
 }
 
@@ -316,20 +327,20 @@ static int64_t opara__ipow(int64_t x, int64_t e) {
 
 /* Wrapping arithmetic through uint64 so overflow is defined. */
 #define OPARA__IBIN(kind, x, z)                                                                      \
-    ((kind) == OPARA__OP_ADD   ? (int64_t)((uint64_t)(x) + (uint64_t)(z))                           \
-     : (kind) == OPARA__OP_SUB ? (int64_t)((uint64_t)(x) - (uint64_t)(z))                           \
-     : (kind) == OPARA__OP_MUL ? (int64_t)((uint64_t)(x) * (uint64_t)(z))                           \
-     : (kind) == OPARA__OP_DIV ? opara__idiv((x), (z))                                              \
-                               : opara__ipow((x), (z)))
+    ((kind) == OPARA__BIN_ADD   ? (int64_t)((uint64_t)(x) + (uint64_t)(z))                          \
+     : (kind) == OPARA__BIN_SUB ? (int64_t)((uint64_t)(x) - (uint64_t)(z))                          \
+     : (kind) == OPARA__BIN_MUL ? (int64_t)((uint64_t)(x) * (uint64_t)(z))                          \
+     : (kind) == OPARA__BIN_DIV ? opara__idiv((x), (z))                                             \
+                                : opara__ipow((x), (z)))
 
-static void opara__bin_row_i64(opara__op kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb, int64_t* y,
-                               size_t n) {
+static void opara__bin_row_i64(opara__cpu_binary kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb,
+                               int64_t* y, size_t n) {
     size_t i;
     for (i = 0; i < n; ++i) y[i] = OPARA__IBIN(kind, a[(int64_t)i * sa], b[(int64_t)i * sb]);
 }
 
-static void opara__bin_row_i32(opara__op kind, const int32_t* a, int64_t sa, const int32_t* b, int64_t sb, int32_t* y,
-                               size_t n) {
+static void opara__bin_row_i32(opara__cpu_binary kind, const int32_t* a, int64_t sa, const int32_t* b, int64_t sb,
+                               int32_t* y, size_t n) {
     size_t i;
     for (i = 0; i < n; ++i) {
         int64_t x = a[(int64_t)i * sa], z = b[(int64_t)i * sb];
@@ -341,6 +352,7 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
     const opara__cpu_params* p = &op->p;
     int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
     opara_dtype dt = op->out[0].dtype;
+    opara__cpu_binary kind = (opara__cpu_binary)p->fn;
     int level = opara__cpu_isa_level();
     size_t item;
     (void)scratch;
@@ -353,19 +365,19 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
         bo = off[1] + (int64_t)j0 * sb;
         yo = (int64_t)(row * (size_t)p->inner + j0);
         if (dt == OPARA_DTYPE_F32)
-            opara__bin_row_f32(level, op->node->op, (const float*)op->in[0].data + ao, sa,
+            opara__bin_row_f32(level, kind, (const float*)op->in[0].data + ao, sa,
                                (const float*)op->in[1].data + bo, sb, (float*)op->out[0].data + yo, n);
         else if (dt == OPARA_DTYPE_I64)
-            opara__bin_row_i64(op->node->op, (const int64_t*)op->in[0].data + ao, sa,
+            opara__bin_row_i64(kind, (const int64_t*)op->in[0].data + ao, sa,
                                (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
         else
-            opara__bin_row_i32(op->node->op, (const int32_t*)op->in[0].data + ao, sa,
+            opara__bin_row_i32(kind, (const int32_t*)op->in[0].data + ao, sa,
                                (const int32_t*)op->in[1].data + bo, sb, (int32_t*)op->out[0].data + yo, n);
     }
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_binary(opara__cpu_op* op, char* err, size_t cap) {
+static opara_result opara__prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap) {
     const opara__cpu_tensor* ins[2];
     opara_dtype dt = op->out[0].dtype;
     ins[0] = &op->in[0];
@@ -374,6 +386,7 @@ static opara_result opara__prepare_binary(opara__cpu_op* op, char* err, size_t c
         (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, i64 or i32 operands of one type",
                                  opara__op_name(op->node->op));
+    op->p.fn = (int)fn;
     op->fn = opara__binary_kernel;
     return opara__bc_prepare(op, 2, ins, err, cap);
 }
@@ -1338,34 +1351,6 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
 
 /* ---- dispatch --------------------------------------------------------------------------------- */
 
-/* Minimum inputs/outputs per operator (0 = checked by the operator itself). */
-static void opara__io_minimum(opara__op kind, uint32_t* n_in, uint32_t* n_out) {
-    *n_in = 1;
-    *n_out = 1;
-    switch (kind) {
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL:
-    case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_GATHER: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
-    case OPARA__OP_LAYER_NORM:
-        *n_in = 2;
-        break;
-    case OPARA__OP_WHERE: *n_in = 3; break;
-    case OPARA__OP_BATCH_NORM: *n_in = 5; break;
-    default: break;
-    }
-}
-
-static int opara__needs_f32(opara__op kind) {
-    switch (kind) {
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
-    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
-    case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_GEMM:
-    case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: case OPARA__OP_REDUCE_MEAN:
-        return 1;
-    default: return 0;
-    }
-}
-
 static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t cap) {
     switch (op->node->op) {
     case OPARA__OP_CONV: return opara__cpu_prepare_conv(op, err, cap);
@@ -1373,12 +1358,21 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__prepare_global_avg(op, err, cap);
     case OPARA__OP_BATCH_NORM: return opara__prepare_batch_norm(op, err, cap);
-    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
-    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT:
-    case OPARA__OP_ERF: case OPARA__OP_GELU:
-        return opara__prepare_unary(op, err, cap);
-    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
-        return opara__prepare_binary(op, err, cap);
+    case OPARA__OP_RELU: return opara__prepare_unary(op, OPARA__UN_RELU, err, cap);
+    case OPARA__OP_LEAKY_RELU: return opara__prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
+    case OPARA__OP_SIGMOID: return opara__prepare_unary(op, OPARA__UN_SIGMOID, err, cap);
+    case OPARA__OP_TANH: return opara__prepare_unary(op, OPARA__UN_TANH, err, cap);
+    case OPARA__OP_HARD_SIGMOID: return opara__prepare_unary(op, OPARA__UN_HARD_SIGMOID, err, cap);
+    case OPARA__OP_HARD_SWISH: return opara__prepare_unary(op, OPARA__UN_HARD_SWISH, err, cap);
+    case OPARA__OP_CLIP: return opara__prepare_unary(op, OPARA__UN_CLIP, err, cap);
+    case OPARA__OP_SQRT: return opara__prepare_unary(op, OPARA__UN_SQRT, err, cap);
+    case OPARA__OP_ERF: return opara__prepare_unary(op, OPARA__UN_ERF, err, cap);
+    case OPARA__OP_GELU: return opara__prepare_unary(op, OPARA__UN_GELU, err, cap);
+    case OPARA__OP_ADD: return opara__prepare_binary(op, OPARA__BIN_ADD, err, cap);
+    case OPARA__OP_SUB: return opara__prepare_binary(op, OPARA__BIN_SUB, err, cap);
+    case OPARA__OP_MUL: return opara__prepare_binary(op, OPARA__BIN_MUL, err, cap);
+    case OPARA__OP_DIV: return opara__prepare_binary(op, OPARA__BIN_DIV, err, cap);
+    case OPARA__OP_POW: return opara__prepare_binary(op, OPARA__BIN_POW, err, cap);
     case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__prepare_concat_split(op, err, cap);
     case OPARA__OP_SLICE: return opara__prepare_slice(op, err, cap);
     case OPARA__OP_GATHER: return opara__prepare_gather(op, err, cap);
@@ -1395,14 +1389,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_CAST: return opara__prepare_cast(op, err, cap);
     case OPARA__OP_PAD: return opara__prepare_pad(op, err, cap);
     case OPARA__OP_RESIZE: return opara__prepare_resize(op, err, cap);
-    default: break;
+    case OPARA__OP_COUNT: break;
     }
     return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED_OP, "operator %s has no CPU kernel",
                              opara__op_name(op->node->op));
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, size_t err_cap) {
-    uint32_t min_in, min_out, k;
+    const opara__op_info* info = opara__op_info_of(op->node->op);
+    uint32_t min_in = info->min_inputs, min_out = 1, k;
     opara__op kind = op->node->op;
     opara_result r;
     op->fn = NULL;
@@ -1411,7 +1406,6 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
     op->min_items_per_task = 1;
     op->packed_floats = 0;
     memset(&op->p, 0, sizeof op->p);
-    opara__io_minimum(kind, &min_in, &min_out);
     if (op->n_in < min_in || op->n_out < min_out)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s needs %u inputs and %u outputs",
                                  opara__op_name(kind), min_in, min_out);
@@ -1424,7 +1418,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
     }
     if (!op->out[0].data && opara__cpu_numel(&op->out[0]) > 0)
         return opara__cpu_reject(err, err_cap, OPARA_ERR_INVALID_ARGS, "%s: output 0 has no buffer", opara__op_name(kind));
-    if (opara__needs_f32(kind) && (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32))
+    if ((info->flags & OPARA__OPF_F32) && (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32))
         return opara__cpu_reject(err, err_cap, OPARA_ERR_BAD_DTYPE, "%s: only f32 is supported", opara__op_name(kind));
     r = opara__prepare_dispatch(op, err, err_cap);
     for (k = 0; k < op->n_out; ++k)

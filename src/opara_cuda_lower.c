@@ -1096,8 +1096,9 @@ static opara_result opara__cul_lower_node(opara__cul_lw* w) {
     case OPARA__OP_CAST: return opara__cul_lower_cast(w);
     case OPARA__OP_PAD: return opara__cul_lower_pad(w);
     case OPARA__OP_RESIZE: return opara__cul_lower_resize(w);
-    default: return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED_OP, "operator not supported by the CUDA backend");
+    case OPARA__OP_COUNT: break;
     }
+    return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED_OP, "operator not supported by the CUDA backend");
 }
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,

@@ -49,16 +49,10 @@ OPARA__PRIVATE double opara__device_balance(const opara__device* dev) {
     return dev->bandwidth > 0 ? dev->peak_flops / dev->bandwidth : 0.0;
 }
 
-OPARA__PRIVATE int opara__op_is_view(opara__op op) {
-    return op == OPARA__OP_RESHAPE || op == OPARA__OP_FLATTEN || op == OPARA__OP_SQUEEZE || op == OPARA__OP_UNSQUEEZE;
-}
+OPARA__PRIVATE int opara__op_is_view(opara__op op) { return opara__op_info_of(op)->work == OPARA__WORK_VIEW; }
 
 OPARA__PRIVATE opara__op_class opara__op_default_class(opara__op op) {
-    switch (op) {
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
-        return OPARA__CLASS_COMPUTE;
-    default: return OPARA__CLASS_MEMORY;
-    }
+    return opara__op_info_of(op)->flags & OPARA__OPF_COMPUTE ? OPARA__CLASS_COMPUTE : OPARA__CLASS_MEMORY;
 }
 
 /* ---- sizes ----------------------------------------------------------------------------------- */
@@ -179,53 +173,30 @@ static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) 
                       128, 24576);
 }
 
-static double opara__flops_per_elem(opara__op op) {
-    switch (op) {
-    case OPARA__OP_GELU: case OPARA__OP_ERF: case OPARA__OP_TANH: case OPARA__OP_SIGMOID: return 8;
-    case OPARA__OP_HARD_SWISH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_POW: return 4;
-    case OPARA__OP_BATCH_NORM: case OPARA__OP_LEAKY_RELU: case OPARA__OP_CLIP: return 2;
-    case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM: return 5;
-    case OPARA__OP_RELU: case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV:
-    case OPARA__OP_SQRT: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_WHERE:
-        return 1;
-    default: return 0;
-    }
+static void opara__describe_pool(const opara__desc_ctx* c, opara__op_desc* d) {
+    uint32_t nk = 0, i;
+    const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
+    double taps = 1, out = opara__elems(opara__out_shape(c, 0));
+    for (i = 0; i < nk; ++i) taps *= (double)k[i];
+    d->flops = out * taps;
+    opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
 }
 
-static void opara__describe_other(const opara__desc_ctx* c, opara__op_desc* d) {
+static void opara__describe_rows(const opara__desc_ctx* c, opara__op_desc* d) {
     opara__op op = c->n->op;
-    const opara__shape* y = opara__out_shape(c, 0);
     const opara__shape* x = opara__in_shape(c, 0);
-    double out = opara__elems(y);
-    switch (op) {
-    case OPARA__OP_MAX_POOL:
-    case OPARA__OP_AVERAGE_POOL: {
-        uint32_t nk = 0, i;
-        const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
-        double taps = 1;
-        for (i = 0; i < nk; ++i) taps *= (double)k[i];
-        d->flops = out * taps;
-        opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
-        return;
-    }
-    case OPARA__OP_SOFTMAX:
-    case OPARA__OP_LAYER_NORM:
-    case OPARA__OP_REDUCE_MEAN:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: {
-        double in = opara__elems(x), rows = 1;
-        if (op == OPARA__OP_GLOBAL_AVERAGE_POOL && x && x->ndim >= 2) rows = (double)x->dims[0] * (double)x->dims[1];
-        else if (op == OPARA__OP_REDUCE_MEAN) rows = out;
-        else if (x && x->ndim >= 1) rows = in / (double)(x->dims[x->ndim - 1] > 0 ? x->dims[x->ndim - 1] : 1);
-        d->flops = in * opara__flops_per_elem(op);
-        opara__set_launch(d, opara__blocks(rows, 1), 256, 32, 2048);
-        return;
-    }
-    case OPARA__OP_TRANSPOSE: opara__set_launch(d, opara__blocks(out, 256), 256, 24, 4224); return;
-    default:
-        d->flops = out * opara__flops_per_elem(op);
-        opara__set_launch(d, opara__blocks(out, 256), 256, 16, 0);
-        return;
-    }
+    double in = opara__elems(x), rows = 1;
+    if (op == OPARA__OP_GLOBAL_AVERAGE_POOL && x && x->ndim >= 2) rows = (double)x->dims[0] * (double)x->dims[1];
+    else if (op == OPARA__OP_REDUCE_MEAN) rows = opara__elems(opara__out_shape(c, 0));
+    else if (x && x->ndim >= 1) rows = in / (double)(x->dims[x->ndim - 1] > 0 ? x->dims[x->ndim - 1] : 1);
+    d->flops = in * opara__op_info_of(op)->flops_per_elem;
+    opara__set_launch(d, opara__blocks(rows, 1), 256, 32, 2048);
+}
+
+static void opara__describe_elementwise(const opara__desc_ctx* c, opara__op_desc* d) {
+    double out = opara__elems(opara__out_shape(c, 0));
+    d->flops = out * opara__op_info_of(c->n->op)->flops_per_elem;
+    opara__set_launch(d, opara__blocks(out, 256), 256, 16, 0);
 }
 
 /* The roofline lower bound of a kernel's time: max(FLOPs / peak, bytes / bandwidth). */
@@ -239,14 +210,20 @@ static void opara__describe_node(const opara__desc_ctx* c, const opara__device* 
     opara__op op = c->n->op;
     memset(d, 0, sizeof *d);
     d->bytes = opara__node_bytes(c);
-    if (opara__op_is_view(op)) {
+    switch (opara__op_info_of(op)->work) {
+    case OPARA__WORK_VIEW:
         d->kernel_less = 1;
         d->op_class = OPARA__CLASS_MEMORY;
         return;
+    case OPARA__WORK_CONV: opara__describe_conv(c, d); break;
+    case OPARA__WORK_MATMUL: opara__describe_matmul(c, d); break;
+    case OPARA__WORK_POOL: opara__describe_pool(c, d); break;
+    case OPARA__WORK_ROWS: opara__describe_rows(c, d); break;
+    case OPARA__WORK_TRANSPOSE:
+        opara__set_launch(d, opara__blocks(opara__elems(opara__out_shape(c, 0)), 256), 256, 24, 4224);
+        break;
+    case OPARA__WORK_ELEMENTWISE: opara__describe_elementwise(c, d); break;
     }
-    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) opara__describe_conv(c, d);
-    else if (op == OPARA__OP_GEMM || op == OPARA__OP_MATMUL) opara__describe_matmul(c, d);
-    else opara__describe_other(c, d);
     if (d->flops <= 0 && d->bytes <= 0) d->op_class = (uint8_t)opara__op_default_class(op);
     else if (d->flops <= 0) d->op_class = OPARA__CLASS_MEMORY;
     else d->op_class = (uint8_t)(d->flops >= opara__device_balance(dev) * d->bytes ? OPARA__CLASS_COMPUTE

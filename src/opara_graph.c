@@ -1,20 +1,23 @@
 /* Graph construction, attribute access, and the derived DAG (consumers, preds, succs, topo order). */
 #include "opara_ir.h"
 
-static const char* const opara__op_names[] = {
-#define OPARA__OP_NAME(id, name) name,
-    OPARA__OPS(OPARA__OP_NAME)
-#undef OPARA__OP_NAME
+static const opara__op_info opara__op_infos[] = {
+#define OPARA__OP_INFO(id, name, domain, since, min_in, max_in, max_out, kept, work, flops, flags) \
+    {name, domain, since, min_in, max_in, max_out, kept, flops, OPARA__WORK_##work, flags},
+    OPARA__OPS(OPARA__OP_INFO)
+#undef OPARA__OP_INFO
 };
 
+OPARA__PRIVATE const opara__op_info* opara__op_info_of(opara__op op) { return &opara__op_infos[op]; }
+
 OPARA__PRIVATE const char* opara__op_name(opara__op op) {
-    return (unsigned)op < OPARA__OP_COUNT ? opara__op_names[op] : "?";
+    return (unsigned)op < OPARA__OP_COUNT ? opara__op_infos[op].name : "?";
 }
 
 OPARA__PRIVATE opara__op opara__op_from_name(const char* name) {
     int i;
     for (i = 0; i < OPARA__OP_COUNT; ++i)
-        if (strcmp(opara__op_names[i], name) == 0) return (opara__op)i;
+        if (strcmp(opara__op_infos[i].name, name) == 0) return (opara__op)i;
     return OPARA__OP_COUNT;
 }
 

@@ -6,24 +6,96 @@
 
 #include "opara_internal.h"
 
-/* X(ENUM_SUFFIX, "OnnxName"): the operators of the IR. Their attributes are in canonical form:
-   whatever ONNX allows as either an attribute or a constant input (axes, split sizes, pads,
-   Clip bounds, Slice starts/ends/axes/steps, Reshape/Expand shape, Resize scales/sizes) is an
-   attribute here; the importer moves it. Names follow ONNX; see docs/FORMAT.md for the table. */
+/* The operator table: one row per IR operator, the only place an operator's facts are written.
+   X(ID, "OnnxName", "domain", since, min_in, max_in, max_out, kept_in, work, flops, flags):
+     OnnxName/domain  the ONNX op_type it imports ("" = the default domain ai.onnx); the IR name too
+     since            the first opset of that domain defining it: an older model is refused at import
+     min_in, max_in   inputs a node has: the first min_in present, the optional ones up to max_in may
+                      be omitted (-1); max_out outputs at most, at least 1 (OPARA__OP_ANY: no limit)
+     kept_in          ONNX inputs kept as tensors (0: all); the importer turns the rest into attributes
+     work             how the planner and the CPU executor estimate its cost (opara__op_work)
+     flops            floating-point operations per element for ELEMENTWISE/ROWS work
+     flags            OPARA__OPF_*: F32 (f32 tensors only), INPLACE (an element-wise op that may write
+                      its output over an input), COMPUTE (compute-bound when its size is unknown),
+                      NO_OMITTED (variadic inputs that are all required)
+   Attributes are in canonical form: whatever ONNX allows as either an attribute or a constant input
+   (axes, split sizes, pads, Clip bounds, Slice starts/ends/axes/steps, Reshape/Expand shape, Resize
+   scales/sizes) is an attribute here; the importer moves it. See docs/FORMAT.md for the attributes and
+   docs/ADDING-AN-OPERATOR.md for every place a new row needs code (the compiler's -Wswitch names the
+   switches; tests/test_ops.c fails naming an op without a test case). */
 #define OPARA__OPS(X) \
-    X(CONV, "Conv") X(CONV_TRANSPOSE, "ConvTranspose") X(MAX_POOL, "MaxPool") X(AVERAGE_POOL, "AveragePool") \
-    X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool") X(BATCH_NORM, "BatchNormalization") X(RELU, "Relu") \
-    X(LEAKY_RELU, "LeakyRelu") X(SIGMOID, "Sigmoid") X(TANH, "Tanh") X(HARD_SIGMOID, "HardSigmoid") \
-    X(HARD_SWISH, "HardSwish") X(CLIP, "Clip") X(ADD, "Add") X(SUB, "Sub") X(MUL, "Mul") X(DIV, "Div") \
-    X(POW, "Pow") X(SQRT, "Sqrt") X(ERF, "Erf") X(GELU, "Gelu") X(CONCAT, "Concat") X(SPLIT, "Split") \
-    X(SLICE, "Slice") X(GATHER, "Gather") X(RESHAPE, "Reshape") X(FLATTEN, "Flatten") X(TRANSPOSE, "Transpose") \
-    X(SQUEEZE, "Squeeze") X(UNSQUEEZE, "Unsqueeze") X(EXPAND, "Expand") X(GEMM, "Gemm") X(MATMUL, "MatMul") \
-    X(SOFTMAX, "Softmax") X(LAYER_NORM, "LayerNormalization") X(REDUCE_MEAN, "ReduceMean") X(WHERE, "Where") \
-    X(CAST, "Cast") X(PAD, "Pad") X(RESIZE, "Resize")
+    X(CONV, "Conv", "", 1, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                            \
+    X(CONV_TRANSPOSE, "ConvTranspose", "", 1, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)         \
+    X(MAX_POOL, "MaxPool", "", 1, 1, 1, 2, 0, POOL, 0, OPARA__OPF_F32)                                          \
+    X(AVERAGE_POOL, "AveragePool", "", 1, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                  \
+    X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                     \
+    X(BATCH_NORM, "BatchNormalization", "", 1, 5, 5, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
+    X(RELU, "Relu", "", 1, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(LEAKY_RELU, "LeakyRelu", "", 1, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)          \
+    X(SIGMOID, "Sigmoid", "", 1, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)               \
+    X(TANH, "Tanh", "", 1, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(HARD_SIGMOID, "HardSigmoid", "", 1, 1, 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32 | OPARA__OPF_INPLACE)      \
+    X(HARD_SWISH, "HardSwish", "", 14, 1, 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
+    X(CLIP, "Clip", "", 1, 1, 1, 1, 1, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(ADD, "Add", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(SUB, "Sub", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(MUL, "Mul", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(DIV, "Div", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(POW, "Pow", "", 1, 2, 2, 1, 0, ELEMENTWISE, 4, OPARA__OPF_INPLACE)                                        \
+    X(SQRT, "Sqrt", "", 1, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
+    X(ERF, "Erf", "", 9, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                       \
+    X(GELU, "Gelu", "", 20, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(CONCAT, "Concat", "", 1, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 0, OPARA__OPF_NO_OMITTED)                   \
+    X(SPLIT, "Split", "", 1, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                         \
+    X(SLICE, "Slice", "", 1, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                     \
+    X(GATHER, "Gather", "", 1, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                   \
+    X(RESHAPE, "Reshape", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                        \
+    X(FLATTEN, "Flatten", "", 1, 1, 1, 1, 0, VIEW, 0, 0)                                                        \
+    X(TRANSPOSE, "Transpose", "", 1, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                               \
+    X(SQUEEZE, "Squeeze", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                        \
+    X(UNSQUEEZE, "Unsqueeze", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                    \
+    X(EXPAND, "Expand", "", 8, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                   \
+    X(GEMM, "Gemm", "", 1, 2, 3, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                          \
+    X(MATMUL, "MatMul", "", 1, 2, 2, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                      \
+    X(SOFTMAX, "Softmax", "", 1, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                           \
+    X(LAYER_NORM, "LayerNormalization", "", 17, 2, 3, 3, 0, ROWS, 5, OPARA__OPF_F32)                            \
+    X(REDUCE_MEAN, "ReduceMean", "", 1, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                    \
+    X(WHERE, "Where", "", 9, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                     \
+    X(CAST, "Cast", "", 1, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                       \
+    X(PAD, "Pad", "", 1, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                         \
+    X(RESIZE, "Resize", "", 10, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
 
-#define OPARA__OP_ENUM(id, name) OPARA__OP_##id,
+/* The cost model of an operator (the op table's work column). */
+typedef enum opara__op_work {
+    OPARA__WORK_CONV,        /* 2 * outputs * taps (ConvTranspose: inputs * taps) */
+    OPARA__WORK_MATMUL,      /* 2 * batch * M * N * K */
+    OPARA__WORK_POOL,        /* outputs * window */
+    OPARA__WORK_ROWS,        /* a reduction along rows: inputs * flops */
+    OPARA__WORK_TRANSPOSE,   /* a tiled copy */
+    OPARA__WORK_ELEMENTWISE, /* outputs * flops (copies, gathers: flops 0) */
+    OPARA__WORK_VIEW         /* no kernel: the output aliases the input's bytes (a reshape) */
+} opara__op_work;
+
+#define OPARA__OPF_F32 1u
+#define OPARA__OPF_INPLACE 2u
+#define OPARA__OPF_COMPUTE 4u
+#define OPARA__OPF_NO_OMITTED 8u
+#define OPARA__OP_ANY 255 /* max_in/max_out without a limit */
+
+typedef struct opara__op_info {
+    const char* name;
+    const char* domain;
+    uint8_t since, min_inputs, max_inputs, max_outputs, kept_inputs, flops_per_elem;
+    opara__op_work work;
+    uint32_t flags;
+} opara__op_info;
+
+#define OPARA__OP_ENUM(id, name, domain, since, min_in, max_in, max_out, kept, work, flops, flags) OPARA__OP_##id,
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
+/* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
+#define OPARA__OP_COUNT_EXPECTED 40
+typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The symbolic batch dimension in declared shapes and in shape-valued attributes (Reshape,
    Expand): replaced by the session's batch size. */
@@ -122,6 +194,8 @@ typedef struct opara__graph {
     uint32_t* succs;
 } opara__graph;
 
+/* The op table's row of op (op < OPARA__OP_COUNT). */
+OPARA__PRIVATE const opara__op_info* opara__op_info_of(opara__op op);
 OPARA__PRIVATE const char* opara__op_name(opara__op op);
 /* OPARA__OP_COUNT when the name is not an IR operator. */
 OPARA__PRIVATE opara__op opara__op_from_name(const char* name);

@@ -566,17 +566,6 @@ static opara_result opara__mem_retire(opara__mem* m, uint32_t r) {
     return OPARA_OK;
 }
 
-static int opara__inplace_op(opara__op op) {
-    switch (op) {
-    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH:
-    case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_ADD:
-    case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW: case OPARA__OP_SQRT:
-    case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_BATCH_NORM:
-        return 1;
-    default: return 0;
-    }
-}
-
 /* Every earlier reader and writer of root r other than v happens-before v. */
 static int opara__mem_all_before(const opara__mem* m, uint32_t r, uint32_t v, const opara__vc_slot* c) {
     const opara__graph* g = m->g;
@@ -615,7 +604,8 @@ static int32_t opara__mem_inplace_source(const opara__mem* m, uint32_t v, uint32
     const opara__graph* g = m->g;
     const opara__node* n = &g->nodes[v];
     uint32_t i;
-    if (m->p->desc.no_inplace || !opara__inplace_op(n->op) || n->n_outputs != 1) return -1;
+    if (m->p->desc.no_inplace || !(opara__op_info_of(n->op)->flags & OPARA__OPF_INPLACE) || n->n_outputs != 1)
+        return -1;
     if (m->parent[y] >= 0 || m->pinned[y] || m->seg_of[y] != UINT32_MAX) return -1;
     for (i = 0; i < n->n_inputs; ++i) {
         int32_t x = n->inputs[i];

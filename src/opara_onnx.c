@@ -1496,17 +1496,6 @@ static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
     return r;
 }
 
-/* Number of leading inputs an IR operator keeps as tensors; the rest become attributes. */
-static uint32_t opara__kept_inputs(opara__op op, uint32_t n_in) {
-    switch (op) {
-    case OPARA__OP_SPLIT: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN:
-    case OPARA__OP_CLIP: case OPARA__OP_SLICE: case OPARA__OP_PAD: case OPARA__OP_RESIZE: case OPARA__OP_RESHAPE:
-    case OPARA__OP_EXPAND:
-        return OPARA__MIN(n_in, 1u);
-    default: return n_in;
-    }
-}
-
 static opara_result opara__set_ints_param(opara__imp* im, int32_t node, const char* name, const opara__param* p) {
     return p->present ? opara__node_set_ints(im->g, node, name, p->ints, p->n) : OPARA_OK;
 }
@@ -1621,17 +1610,25 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
-    default: break;
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
+    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
+    case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
+    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: case OPARA__OP_COUNT:
+        break; /* attributes as ONNX has them */
     }
     return r;
 }
 
 static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t* in, uint32_t n_in) {
     const opara__onnx_node* n = im->node;
-    uint32_t n_out = n->n_outputs, kept = opara__kept_inputs(op, n_in), i;
+    uint32_t n_out = n->n_outputs, kept = opara__op_info_of(op)->kept_inputs, i;
     int32_t outs[16], node;
     opara_result r;
     while (n_out > 0 && !n->outputs[n_out - 1][0]) --n_out;
+    if (kept == 0 || kept > n_in) kept = n_in; /* the rest became attributes (opara__canonicalize) */
     while (kept > 0 && in[kept - 1] < 0) --kept;
     if (n_out == 0 || n_out > 16)
         return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): %u outputs", im->node_name, n->op_type, n_out);
@@ -1738,48 +1735,56 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
 
 /* ---- unsupported operators: one error listing them all ---------------------------------------- */
 
-static int opara__node_supported(const opara__onnx_node* n) {
+/* An IR operator whose table row is newer than the model's default-domain opset (0: none declared). */
+static int opara__op_too_new(opara__op op, int64_t opset) {
+    return op != OPARA__OP_COUNT && opset > 0 && opset < opara__op_info_of(op)->since;
+}
+
+static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
                                             "Equal"};
-    opara__op op;
+    opara__op op = opara__op_from_name(n->op_type);
+    const char* domain = strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain; /* the table's "" */
     uint32_t i, extra_outputs = 0;
-    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) return 0;
+    if (strcmp(domain, op != OPARA__OP_COUNT ? opara__op_info_of(op)->domain : "") != 0) return 0;
     for (i = 1; i < n->n_outputs; ++i) extra_outputs += n->outputs[i][0] != 0;
-    op = opara__op_from_name(n->op_type);
     if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
         return 0;
     if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;
-    if (op != OPARA__OP_COUNT) return 1;
+    if (op != OPARA__OP_COUNT) return !opara__op_too_new(op, opset);
     for (i = 0; i < OPARA__ARRAY_COUNT(fold_only); ++i)
         if (strcmp(n->op_type, fold_only[i]) == 0) return 1;
     return 0;
 }
 
-static void opara__unsupported_label(const opara__onnx_node* n, char* buf, size_t cap) {
+static void opara__unsupported_label(const opara__onnx_node* n, int64_t opset, char* buf, size_t cap) {
     opara__op op = opara__op_from_name(n->op_type);
     const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : op == OPARA__OP_MAX_POOL ? " (with Indices)" :
                        strcmp(n->op_type, "Dropout") == 0 ? " (with mask)" : "";
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) opara__format(buf, cap, "%s.%s", n->domain, n->op_type);
+    else if (opara__op_too_new(op, opset))
+        opara__format(buf, cap, "%s (opset %d+, the model's is %lld)", n->op_type, (int)opara__op_info_of(op)->since,
+                      (long long)opset);
     else opara__format(buf, cap, "%s%s", n->op_type, what);
 }
 
-static opara_result opara__check_ops(opara_runtime* rt, const opara__onnx_graph* g) {
+static opara_result opara__check_ops(opara_runtime* rt, const opara__onnx_graph* g, int64_t opset) {
     char msg[OPARA__DETAIL_MAX], label[128], other[128];
     uint32_t i, j, kinds = 0, total = 0;
     size_t len;
     for (i = 0; i < g->n_nodes; ++i)
-        if (!opara__node_supported(&g->nodes[i])) total++;
+        if (!opara__node_supported(&g->nodes[i], opset)) total++;
     if (!total) return OPARA_OK;
     len = opara__format(msg, sizeof msg, "%u node%s use%s unsupported operators:", total, total == 1 ? "" : "s",
                         total == 1 ? "s" : "");
     for (i = 0; i < g->n_nodes; ++i) {
         const opara__onnx_node* n = &g->nodes[i];
         uint32_t count = 0, seen = 0;
-        if (opara__node_supported(n)) continue;
-        opara__unsupported_label(n, label, sizeof label);
+        if (opara__node_supported(n, opset)) continue;
+        opara__unsupported_label(n, opset, label, sizeof label);
         for (j = 0; j < g->n_nodes; ++j) {
-            if (opara__node_supported(&g->nodes[j])) continue;
-            opara__unsupported_label(&g->nodes[j], other, sizeof other);
+            if (opara__node_supported(&g->nodes[j], opset)) continue;
+            opara__unsupported_label(&g->nodes[j], opset, other, sizeof other);
             if (strcmp(label, other) != 0) continue;
             if (j < i) seen = 1;
             count++;
@@ -2356,7 +2361,7 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
     if (r == OPARA_OK && !model.has_graph) r = opara__fail(rt, OPARA_ERR_ONNX_INVALID, "the model has no graph");
     if (r == OPARA_OK && model.graph.n_sparse_initializers)
         r = opara__fail(rt, OPARA_ERR_UNSUPPORTED, "graph.sparse_initializer is not supported");
-    if (r == OPARA_OK) r = opara__check_ops(rt, &model.graph);
+    if (r == OPARA_OK) r = opara__check_ops(rt, &model.graph, opara__default_opset(&model));
     if (r == OPARA_OK) {
         im.rt = rt;
         im.model = &model;

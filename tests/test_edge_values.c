@@ -21,48 +21,13 @@
 #include <string.h>
 
 #include "cuda_test_env.h"
-
-static opara_attr attr_int(const char* name, int64_t v) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name;
-    a.type = OPARA_ATTR_INT;
-    a.v.i = v;
-    return a;
-}
-
-static opara_attr attr_float(const char* name, float v) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name;
-    a.type = OPARA_ATTR_FLOAT;
-    a.v.f = v;
-    return a;
-}
-
-static opara_attr attr_ints(const char* name, const int64_t* v, uint32_t n) {
-    opara_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = name;
-    a.type = OPARA_ATTR_INTS;
-    a.count = n;
-    a.v.ints = v;
-    return a;
-}
+#include "builder_attrs.h"
 
 static int64_t numel(int32_t rank, const int64_t* dims) {
     int64_t n = 1;
     int32_t i;
     for (i = 0; i < rank; ++i) n *= dims[i];
     return n;
-}
-
-/* The public API reads the CUDA libraries from the environment: default them to the emulator's. */
-static int cuda_usable(char* why, size_t cap) {
-    setenv("OPARA_CUDA_DRIVER", driver_path(), 0);
-    setenv("OPARA_CUBLAS", cublas_path(), 0);
-    setenv("OPARA_CUDNN", cudnn_path(), 0);
-    return opara__cuda_available(driver_path(), why, cap);
 }
 
 /* ---- zero-sized tensors -------------------------------------------------------------------------- */
@@ -188,12 +153,11 @@ static opara_result create_and_run(opara_runtime* rt, const opara_model* m, opar
 }
 
 OT_TEST(zero_sized_input_is_refused_for_every_operator) {
-    static const char* const ops[] = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
-                                      "BatchNormalization", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
-                                      "HardSwish", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Erf", "Gelu",
-                                      "Concat", "Split", "Slice", "Gather", "Reshape", "Flatten", "Transpose", "Squeeze",
-                                      "Unsqueeze", "Expand", "Gemm", "MatMul", "Softmax", "LayerNormalization",
-                                      "ReduceMean", "Where", "Cast", "Pad", "Resize"};
+    static const char* const ops[] = { /* every operator of the op table */
+#define TABLE_OP(id, name, ...) name,
+        OPARA__OPS(TABLE_OP)
+#undef TABLE_OP
+    };
     /* a zero in each position of a 4-D input, and of a 2-D one for the matrix ops */
     static const int64_t shapes4[4][4] = {{0, 3, 4, 4}, {1, 0, 4, 4}, {1, 3, 0, 4}, {1, 3, 4, 0}};
     static const int64_t shapes2[2][2] = {{0, 4}, {3, 0}};

@@ -411,6 +411,36 @@ OT_TEST(unsupported_ops_are_listed_in_one_error) {
     opara_runtime_destroy(rt);
 }
 
+/* The op table's first opset: Gelu is defined from opset 20, LayerNormalization from 17. */
+OT_TEST(ops_newer_than_the_model_opset_are_refused) {
+    static const int64_t xd[1] = {4};
+    static const int64_t opsets[2] = {17, 20};
+    opara_runtime* rt = new_rt();
+    size_t i;
+    REQUIRE(rt);
+    for (i = 0; i < 2; ++i) {
+        opara__graph g;
+        pbw gr = {0, 0, 0}, m;
+        opara_result r;
+        pbw_node(&gr, "Gelu", "g", L("x", NULL, NULL), L("y", NULL, NULL), NULL);
+        pbw_value_info(&gr, 11, "x", 1, xd, 1);
+        pbw_value_info(&gr, 12, "y", 1, xd, 1);
+        m = pbw_model(7, opsets[i], &gr);
+        r = import_pbw(rt, &m, NULL, 0, &g);
+        if (opsets[i] < 20) {
+            const char* e = opara_runtime_last_error(rt);
+            OT_LOG("%s", e);
+            CHECK_EQ(r, OPARA_ERR_UNSUPPORTED_OP);
+            CHECK(strstr(e, "Gelu (opset 20+, the model's is 17) x1 (first: node 'g')") != NULL);
+        } else {
+            CHECK_EQ(r, OPARA_OK);
+            CHECK_EQ(g.n_nodes, 1);
+        }
+        opara__graph_free(&g);
+    }
+    opara_runtime_destroy(rt);
+}
+
 static pbw symbolic_model(void) {
     static const int64_t xd[3] = {-1, -1, 4};
     pbw gr = {0, 0, 0};
@@ -639,8 +669,8 @@ static void note_unsupported(coverage* c, const char* path, opara_runtime* rt) {
     if (opara__onnx_decode_model(rt, &pool, data, size, &m) == OPARA_OK)
         for (i = 0; i < m.graph.n_nodes; ++i) {
             char label[64];
-            if (opara__node_supported(&m.graph.nodes[i])) continue;
-            opara__unsupported_label(&m.graph.nodes[i], label, sizeof label);
+            if (opara__node_supported(&m.graph.nodes[i], opara__default_opset(&m))) continue;
+            opara__unsupported_label(&m.graph.nodes[i], opara__default_opset(&m), label, sizeof label);
             for (k = 0; k < c->n_ops && strcmp(c->ops[k], label) != 0; ++k) {}
             if (k == c->n_ops && c->n_ops < 128) strcpy(c->ops[c->n_ops++], label);
             if (k < 128) c->op_count[k]++;
@@ -823,7 +853,8 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_bn_relu_before_and_after_fusion), OT_CASE(relu_not_fused_when_conv_output_is_shared),
     OT_CASE(identity_and_dropout_disappear_output_keeps_name), OT_CASE(shape_chain_folds_to_batch_reshape),
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
-    OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(symbolic_dims_need_values),
+    OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(ops_newer_than_the_model_opset_are_refused),
+    OT_CASE(symbolic_dims_need_values),
     OT_CASE(external_data_stays_inside_the_model_directory), OT_CASE(unreadable_external_data_is_refused_before_allocating), OT_CASE(public_api_builds_a_valid_model),
     OT_CASE(node_test_models_structure), OT_CASE(testdata_conversion_coverage),
     OT_CASE(zoo_models_convert_with_expected_node_counts),

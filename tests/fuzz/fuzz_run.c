@@ -33,11 +33,11 @@ static float fz_value(fz* f) {
     return palette[k];
 }
 
-static const char* const fz_ops[] = {
-    "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization", "Relu", "LeakyRelu",
-    "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Erf", "Gelu",
-    "Concat", "Split", "Slice", "Gather", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Expand", "Gemm",
-    "MatMul", "Softmax", "LayerNormalization", "ReduceMean", "Where", "Cast", "Pad", "Resize"};
+static const char* const fz_ops[] = { /* every operator of the op table */
+#define FZ_OP(id, name, ...) name,
+    OPARA__OPS(FZ_OP)
+#undef FZ_OP
+};
 
 typedef struct fz_attr_kind {
     const char* name;

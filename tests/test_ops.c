@@ -1,0 +1,688 @@
+/* Every operator of the op table (src/opara_ir.h, OPARA__OPS) on every backend other than the CPU
+   (today CUDA: the emulator tests/cudaemu, or a real GPU with OPARA_CUDA_DRIVER / OPARA_CUBLAS /
+   OPARA_CUDNN) against the CPU backend, in three shape variants each: 0 plain (batch 1), 1 odd sizes,
+   2 batch > 1 (with broadcasting where the operator has it). Each case is a one-node model made with
+   the public builder, run with the same random inputs on both backends; outputs must agree within
+   the case's tolerance (exactly for copies and integers). The CPU itself is proven against ONNX's
+   test data elsewhere (make conformance); this test proves the backends agree.
+
+   How to add an operator: after its table row and kernels (docs/ADDING-AN-OPERATOR.md), write a
+   case builder below (`static void case_xxx(op_case* c)`: inputs with input(), constants with
+   weights()/ints(), the node with node()) and add {"OnnxName", case_xxx} to `cases`. The test walks
+   the table's X-macro, so an operator without a case fails here, naming it. */
+#define _GNU_SOURCE
+#define OPARA_IMPLEMENTATION
+#include "opara.h"
+#include "opara_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_test_env.h"
+#include "builder_attrs.h"
+
+#define MAX_INPUTS 4
+#define N_VARIANTS 3
+
+typedef struct case_input {
+    const char* name;
+    opara_dtype dtype;
+    int32_t rank;
+    int64_t dims[4];
+    double lo, hi; /* uniform random values in [lo, hi] (integers: rounded; bool: 0/1) */
+} case_input;
+
+typedef struct op_case {
+    const char* op;
+    int v; /* the shape variant, 0 .. N_VARIANTS - 1 */
+    opara_builder* b;
+    unsigned rng;
+    uint32_t n_inputs;
+    case_input in[MAX_INPUTS];
+    double atol, rtol; /* |cuda - cpu| <= atol + rtol * |cpu| */
+    const char* cuda_refuses; /* a documented CUDA limitation: its session must fail saying this */
+} op_case;
+
+typedef void (*case_fn)(op_case* c);
+
+static double rnd(op_case* c, double lo, double hi) {
+    c->rng = c->rng * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (double)(c->rng >> 8) / (double)(1u << 24);
+}
+
+static int64_t numel(int32_t rank, const int64_t* dims) {
+    int64_t n = 1;
+    int32_t i;
+    for (i = 0; i < rank; ++i) n *= dims[i];
+    return n;
+}
+
+/* ---- what case builders use ------------------------------------------------------------------- */
+
+static void input(op_case* c, const char* name, opara_dtype dtype, int32_t rank, const int64_t* dims, double lo,
+                  double hi) {
+    case_input* x = &c->in[c->n_inputs++];
+    x->name = name;
+    x->dtype = dtype;
+    x->rank = rank;
+    memcpy(x->dims, dims, (size_t)rank * sizeof *dims);
+    x->lo = lo;
+    x->hi = hi;
+    opara_builder_add_input(c->b, name, dtype, rank, dims);
+}
+
+static void input_f32(op_case* c, const char* name, int32_t rank, const int64_t* dims) {
+    input(c, name, OPARA_DTYPE_F32, rank, dims, -2.0, 2.0);
+}
+
+/* A random f32 constant in [lo, hi]. */
+static void weights(op_case* c, const char* name, int32_t rank, const int64_t* dims, double lo, double hi) {
+    int64_t n = numel(rank, dims), i;
+    float* w = (float*)malloc((size_t)n * sizeof *w + 1);
+    for (i = 0; i < n; ++i) w[i] = (float)rnd(c, lo, hi);
+    opara_builder_add_constant(c->b, name, OPARA_DTYPE_F32, rank, dims, w, (size_t)n * sizeof *w);
+    free(w);
+}
+
+static void ints(op_case* c, const char* name, int32_t rank, const int64_t* dims, const int64_t* values) {
+    opara_builder_add_constant(c->b, name, OPARA_DTYPE_I64, rank, dims, values, (size_t)numel(rank, dims) * 8);
+}
+
+/* The case's node: inputs by name (NULL-terminated list), outputs y (and y2 when n_out is 2). */
+static void node(op_case* c, const char* const* ins, uint32_t n_out, uint32_t n_attrs, const opara_attr* attrs) {
+    static const char* const outs[2] = {"y", "y2"};
+    uint32_t n_in = 0, i;
+    while (ins[n_in]) ++n_in;
+    opara_builder_add_node(c->b, c->op, "the_op", n_in, ins, n_out, outs, n_attrs, attrs);
+    for (i = 0; i < n_out; ++i) opara_builder_add_output(c->b, outs[i]);
+}
+
+static const char* const IN_X[] = {"x", NULL};
+static const char* const IN_XW[] = {"x", "w", NULL};
+static const char* const IN_XY[] = {"x", "x2", NULL};
+
+/* The 4-D activation of each variant: plain, odd sizes, batch 3. */
+static const int64_t X4[N_VARIANTS][4] = {{1, 4, 6, 6}, {1, 3, 7, 5}, {3, 4, 5, 5}};
+
+static void x4(op_case* c) { input_f32(c, "x", 4, X4[c->v]); }
+
+/* ---- the cases ---------------------------------------------------------------------------------- */
+
+static void case_conv(op_case* c) {
+    static const int64_t strides[N_VARIANTS][2] = {{1, 1}, {2, 1}, {1, 1}}, pads[4] = {1, 0, 1, 2};
+    static const int64_t dil[2] = {1, 2};
+    int64_t cin = X4[c->v][1], group = c->v == 2 ? cin : 1, w[4], b[1];
+    opara_attr a[4];
+    const char* ins[4] = {"x", "w", "b", NULL};
+    w[0] = c->v == 2 ? cin * 2 : 5, w[1] = cin / group, w[2] = 3, w[3] = 3;
+    b[0] = w[0];
+    x4(c);
+    weights(c, "w", 4, w, -1, 1);
+    weights(c, "b", 1, b, -1, 1);
+    a[0] = attr_ints("strides", strides[c->v], 2);
+    a[1] = attr_ints("pads", pads, 4);
+    a[2] = attr_int("group", group);
+    a[3] = attr_ints("dilations", dil, 2);
+    c->atol = c->rtol = 1e-4;
+    node(c, ins, 1, c->v == 1 ? 4 : 3, a);
+}
+
+static void case_conv_transpose(op_case* c) {
+    static const int64_t strides[2] = {2, 2}, pads[4] = {1, 0, 1, 0}, out_pad[2] = {1, 0};
+    int64_t w[4];
+    opara_attr a[3];
+    const char* ins[4] = {"x", "w", "b", NULL};
+    int64_t b[1] = {3};
+    w[0] = X4[c->v][1], w[1] = 3, w[2] = 3, w[3] = 3;
+    x4(c);
+    weights(c, "w", 4, w, -1, 1);
+    weights(c, "b", 1, b, -1, 1);
+    a[0] = attr_ints("strides", strides, 2);
+    a[1] = attr_ints("pads", pads, 4);
+    a[2] = attr_ints("output_padding", out_pad, 2);
+    c->atol = c->rtol = 1e-4;
+    node(c, c->v == 0 ? IN_XW : ins, 1, c->v == 0 ? 1 : 3, a);
+}
+
+static void case_pool(op_case* c) {
+    static const int64_t k[2] = {3, 3}, s[2] = {2, 2}, p[4] = {1, 1, 1, 1};
+    opara_attr a[4];
+    x4(c);
+    a[0] = attr_ints("kernel_shape", k, 2);
+    a[1] = attr_ints("strides", s, 2);
+    a[2] = attr_ints("pads", p, 4);
+    a[3] = c->v == 1 ? attr_int("ceil_mode", 1) : attr_int("count_include_pad", 1); /* AveragePool's */
+    node(c, IN_X, 1, c->v == 0 ? 2 : c->v == 2 && !strcmp(c->op, "MaxPool") ? 3 : 4, a);
+}
+
+static void case_batch_norm(op_case* c) {
+    static const char* const ins[] = {"x", "s", "b", "m", "var", NULL};
+    int64_t ch[1];
+    opara_attr a[1];
+    ch[0] = X4[c->v][1];
+    x4(c);
+    weights(c, "s", 1, ch, 0.5, 1.5);
+    weights(c, "b", 1, ch, -1, 1);
+    weights(c, "m", 1, ch, -1, 1);
+    weights(c, "var", 1, ch, 0.2, 2);
+    a[0] = attr_float("epsilon", 1e-3f);
+    node(c, ins, 1, 1, a);
+}
+
+/* The element-wise activations with their default attributes, and the few that take more. */
+static void case_unary(op_case* c) {
+    x4(c);
+    node(c, IN_X, 1, 0, NULL);
+}
+
+static void case_sqrt(op_case* c) {
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], 0.0, 4.0);
+    node(c, IN_X, 1, 0, NULL);
+}
+
+static void case_leaky_relu(op_case* c) {
+    opara_attr a[1];
+    a[0] = attr_float("alpha", 0.3f);
+    x4(c);
+    node(c, IN_X, 1, c->v == 0 ? 0 : 1, a);
+}
+
+static void case_hard_sigmoid(op_case* c) {
+    opara_attr a[2];
+    a[0] = attr_float("alpha", 0.25f);
+    a[1] = attr_float("beta", 0.4f);
+    x4(c);
+    node(c, IN_X, 1, c->v == 0 ? 0 : 2, a);
+}
+
+static void case_clip(op_case* c) {
+    opara_attr a[2];
+    a[0] = attr_float("min", -0.5f);
+    a[1] = attr_float("max", 0.75f);
+    x4(c);
+    node(c, IN_X, 1, c->v == 2 ? 1 : 2, c->v == 2 ? a + 1 : a); /* variant 2: an upper bound only */
+}
+
+static void case_gelu(op_case* c) {
+    opara_attr a[1];
+    a[0] = attr_str("approximate", "tanh");
+    x4(c);
+    node(c, IN_X, 1, c->v == 1 ? 1 : 0, a);
+}
+
+/* Binary ops: same shapes, odd sizes against a scalar-like [1], and batch 3 broadcast against [4, 1, 5]. */
+static void binary_inputs(op_case* c, double lo, double hi) {
+    static const int64_t one[1] = {1}, bc[3] = {4, 1, 5};
+    x4(c);
+    if (c->v == 0) input(c, "x2", OPARA_DTYPE_F32, 4, X4[0], lo, hi);
+    else if (c->v == 1) input(c, "x2", OPARA_DTYPE_F32, 1, one, lo, hi);
+    else input(c, "x2", OPARA_DTYPE_F32, 3, bc, lo, hi);
+}
+
+static void case_binary(op_case* c) {
+    binary_inputs(c, -2, 2);
+    node(c, IN_XY, 1, 0, NULL);
+}
+
+static void case_div(op_case* c) {
+    binary_inputs(c, 0.5, 2);
+    node(c, IN_XY, 1, 0, NULL);
+}
+
+static void case_pow(op_case* c) {
+    static const int64_t one[1] = {1}, bc[3] = {4, 1, 5};
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], 0.25, 2.0);
+    if (c->v == 0) input(c, "x2", OPARA_DTYPE_F32, 4, X4[0], -2, 2);
+    else if (c->v == 1) input(c, "x2", OPARA_DTYPE_F32, 1, one, 2, 2); /* the x * x path */
+    else input(c, "x2", OPARA_DTYPE_F32, 3, bc, -2, 2);
+    node(c, IN_XY, 1, 0, NULL);
+}
+
+static void case_concat(op_case* c) {
+    int64_t d[4];
+    opara_attr a[1];
+    int axis = c->v == 1 ? 3 : 1;
+    memcpy(d, X4[c->v], sizeof d);
+    d[axis] = 2;
+    x4(c);
+    input_f32(c, "x2", 4, d);
+    a[0] = attr_int("axis", axis);
+    node(c, IN_XY, 1, 1, a);
+}
+
+static void case_split(op_case* c) {
+    static const int64_t split[N_VARIANTS][2] = {{1, 3}, {4, 1}, {2, 2}};
+    opara_attr a[2];
+    a[0] = attr_int("axis", c->v == 1 ? 2 : 1);
+    a[1] = attr_ints("split", split[c->v], 2);
+    static const int64_t odd[4] = {1, 3, 5, 7};
+    if (c->v == 1) input_f32(c, "x", 4, odd);
+    else x4(c);
+    node(c, IN_X, 2, 2, a);
+}
+
+static void case_slice(op_case* c) {
+    static const int64_t starts[N_VARIANTS][2] = {{1, 0}, {-4, 6}, {0, 1}}, ends[N_VARIANTS][2] = {{5, 3}, {100, 0}, {2, 5}};
+    static const int64_t axes[N_VARIANTS][2] = {{2, 3}, {2, 3}, {0, 1}}, steps[N_VARIANTS][2] = {{2, 1}, {1, -2}, {1, 2}};
+    opara_attr a[4];
+    a[0] = attr_ints("starts", starts[c->v], 2);
+    a[1] = attr_ints("ends", ends[c->v], 2);
+    a[2] = attr_ints("axes", axes[c->v], 2);
+    a[3] = attr_ints("steps", steps[c->v], 2);
+    x4(c);
+    node(c, IN_X, 1, 4, a);
+}
+
+static void case_gather(op_case* c) {
+    static const int64_t idx[5] = {2, 0, -1, 1, 2}, d1[1] = {5}, d2[2] = {2, 2};
+    opara_attr a[1];
+    x4(c);
+    ints(c, "w", c->v == 2 ? 2 : 1, c->v == 2 ? d2 : d1, idx);
+    a[0] = attr_int("axis", c->v == 1 ? 2 : c->v == 2 ? 0 : 3);
+    node(c, IN_XW, 1, 1, a);
+}
+
+static void case_reshape(op_case* c) {
+    static const int64_t shape[N_VARIANTS][3] = {{0, -1, 6}, {105, 1, 0}, {3, 100, 0}};
+    static const uint32_t n[N_VARIANTS] = {3, 2, 2};
+    opara_attr a[1];
+    a[0] = attr_ints("shape", shape[c->v], n[c->v]);
+    x4(c);
+    node(c, IN_X, 1, 1, a);
+}
+
+static void case_flatten(op_case* c) {
+    opara_attr a[1];
+    a[0] = attr_int("axis", c->v);
+    x4(c);
+    node(c, IN_X, 1, 1, a);
+}
+
+static void case_transpose(op_case* c) {
+    static const int64_t perm[N_VARIANTS][4] = {{0, 2, 3, 1}, {3, 1, 2, 0}, {1, 0, 3, 2}};
+    opara_attr a[1];
+    a[0] = attr_ints("perm", perm[c->v], 4);
+    x4(c);
+    node(c, IN_X, 1, 1, a);
+}
+
+static void case_squeeze(op_case* c) {
+    static const int64_t d[N_VARIANTS][4] = {{1, 4, 1, 6}, {1, 7, 1, 1}, {3, 1, 5, 1}};
+    static const int64_t axes[N_VARIANTS][2] = {{0, 2}, {-1, 2}, {1, 3}};
+    opara_attr a[1];
+    a[0] = attr_ints("axes", axes[c->v], 2);
+    input_f32(c, "x", 4, d[c->v]);
+    node(c, IN_X, 1, 1, a);
+}
+
+static void case_unsqueeze(op_case* c) {
+    static const int64_t d[2] = {5, 7}, axes[N_VARIANTS][2] = {{0, 3}, {-1, 1}, {0, 2}};
+    opara_attr a[1];
+    a[0] = attr_ints("axes", axes[c->v], 2);
+    if (c->v == 2) x4(c);
+    else input_f32(c, "x", 2, d);
+    node(c, IN_X, 1, 1, a);
+}
+
+static void case_expand(op_case* c) {
+    static const int64_t d[N_VARIANTS][3] = {{4, 1, 6}, {1, 7, 1}, {1, 1, 5}};
+    static const int64_t shape[N_VARIANTS][4] = {{2, 4, 3, 6}, {3, 7, 5, 0}, {3, 4, 1, 5}};
+    opara_attr a[1];
+    a[0] = attr_ints("shape", shape[c->v], c->v == 1 ? 3 : 4);
+    input_f32(c, "x", 3, d[c->v]);
+    node(c, IN_X, 1, 1, a);
+}
+
+static void case_gemm(op_case* c) {
+    static const int64_t m[N_VARIANTS] = {8, 7, 16}, k[N_VARIANTS] = {16, 13, 9}, n[N_VARIANTS] = {12, 5, 33};
+    const char* ins[4] = {"x", "w", "b", NULL};
+    int64_t xd[2], wd[2], bd[2];
+    opara_attr a[4];
+    int ta = c->v == 1, tb = c->v != 0;
+    xd[0] = ta ? k[c->v] : m[c->v], xd[1] = ta ? m[c->v] : k[c->v];
+    wd[0] = tb ? n[c->v] : k[c->v], wd[1] = tb ? k[c->v] : n[c->v];
+    bd[0] = c->v == 2 ? m[c->v] : 1, bd[1] = c->v == 2 ? 1 : n[c->v]; /* C broadcast over rows, then columns */
+    input_f32(c, "x", 2, xd);
+    weights(c, "w", 2, wd, -1, 1);
+    weights(c, "b", c->v == 1 ? 1 : 2, c->v == 1 ? bd + 1 : bd, -1, 1);
+    a[0] = attr_int("transA", ta);
+    a[1] = attr_int("transB", tb);
+    a[2] = attr_float("alpha", 0.5f);
+    a[3] = attr_float("beta", 2.0f);
+    c->atol = c->rtol = 1e-4;
+    node(c, ins, 1, 4, a);
+}
+
+static void case_matmul(op_case* c) {
+    static const int64_t a0[2] = {6, 10}, b0[2] = {10, 4}, a1[3] = {3, 7, 13}, b1[2] = {13, 5};
+    static const int64_t a2[4] = {3, 2, 5, 9}, b2[3] = {2, 9, 7};
+    if (c->v == 0) input_f32(c, "x", 2, a0), weights(c, "w", 2, b0, -1, 1);
+    else if (c->v == 1) input_f32(c, "x", 3, a1), weights(c, "w", 2, b1, -1, 1);
+    else input_f32(c, "x", 4, a2), input_f32(c, "w", 3, b2); /* batch [3, 2] broadcast against [2] */
+    if (c->v == 2) c->cuda_refuses = "MatMul batch broadcast across several dims"; /* docs/CUDA-BACKEND.md */
+    c->atol = c->rtol = 1e-4;
+    node(c, IN_XW, 1, 0, NULL);
+}
+
+static void case_softmax(op_case* c) {
+    opara_attr a[1];
+    a[0] = attr_int("axis", c->v == 2 ? 1 : -1);
+    x4(c);
+    node(c, IN_X, 1, 1, a);
+}
+
+static void case_layer_norm(op_case* c) {
+    const char* ins[4] = {"x", "w", "b", NULL};
+    int64_t d[2];
+    opara_attr a[2];
+    int axis = c->v == 1 ? 2 : -1;
+    d[0] = X4[c->v][2], d[1] = X4[c->v][3];
+    x4(c);
+    weights(c, "w", c->v == 1 ? 2 : 1, c->v == 1 ? d : d + 1, 0.5, 1.5);
+    weights(c, "b", c->v == 1 ? 2 : 1, c->v == 1 ? d : d + 1, -1, 1);
+    a[0] = attr_int("axis", axis);
+    a[1] = attr_float("epsilon", 1e-3f);
+    node(c, c->v == 0 ? IN_XW : ins, 1, 2, a);
+}
+
+static void case_reduce_mean(op_case* c) {
+    static const int64_t axes[N_VARIANTS][2] = {{2, 3}, {1, -1}, {0, 2}};
+    opara_attr a[2];
+    a[0] = attr_ints("axes", axes[c->v], 2);
+    a[1] = attr_int("keepdims", c->v != 1);
+    x4(c);
+    node(c, IN_X, 1, 2, a);
+}
+
+static void case_where(op_case* c) {
+    static const char* const ins[] = {"cond", "x", "x2", NULL};
+    static const int64_t cd[N_VARIANTS][4] = {{1, 4, 6, 6}, {1, 1, 7, 1}, {1, 4, 1, 5}}, one[1] = {1};
+    input(c, "cond", OPARA_DTYPE_BOOL, 4, cd[c->v], 0, 1);
+    x4(c);
+    input(c, "x2", OPARA_DTYPE_F32, c->v == 0 ? 4 : 1, c->v == 0 ? X4[0] : one, -2, 2);
+    node(c, ins, 1, 0, NULL);
+}
+
+static void case_cast(op_case* c) {
+    static const opara_dtype from[N_VARIANTS] = {OPARA_DTYPE_F32, OPARA_DTYPE_I64, OPARA_DTYPE_F32};
+    static const opara_dtype to[N_VARIANTS] = {OPARA_DTYPE_I64, OPARA_DTYPE_F32, OPARA_DTYPE_I32};
+    opara_attr a[1];
+    a[0] = attr_int("to", to[c->v]);
+    input(c, "x", from[c->v], 4, X4[c->v], -100, 100);
+    node(c, IN_X, 1, 1, a);
+}
+
+static void case_pad(op_case* c) {
+    static const int64_t pads[8] = {0, 0, 1, 2, 0, 0, 2, 1};
+    static const char* const modes[N_VARIANTS] = {"constant", "reflect", "edge"};
+    opara_attr a[3];
+    a[0] = attr_ints("pads", pads, 8);
+    a[1] = attr_str("mode", modes[c->v]);
+    a[2] = attr_float("value", 0.5f);
+    x4(c);
+    node(c, IN_X, 1, c->v == 0 ? 3 : 2, a);
+}
+
+static void case_resize(op_case* c) {
+    static const float scales[N_VARIANTS][4] = {{1, 1, 2, 2}, {1, 1, 1.5f, 0.6f}, {1, 1, 2, 3}};
+    static const char* const modes[N_VARIANTS] = {"nearest", "linear", "linear"};
+    static const char* const coords[N_VARIANTS] = {"asymmetric", "half_pixel", "align_corners"};
+    opara_attr a[3];
+    a[0] = attr_floats("scales", scales[c->v], 4);
+    a[1] = attr_str("mode", modes[c->v]);
+    a[2] = attr_str("coordinate_transformation_mode", coords[c->v]);
+    x4(c);
+    node(c, IN_X, 1, 3, a);
+}
+
+static const struct {
+    const char* op;
+    case_fn build;
+} cases[] = {
+    {"Conv", case_conv},
+    {"ConvTranspose", case_conv_transpose},
+    {"MaxPool", case_pool},
+    {"AveragePool", case_pool},
+    {"GlobalAveragePool", case_unary},
+    {"BatchNormalization", case_batch_norm},
+    {"Relu", case_unary},
+    {"LeakyRelu", case_leaky_relu},
+    {"Sigmoid", case_unary},
+    {"Tanh", case_unary},
+    {"HardSigmoid", case_hard_sigmoid},
+    {"HardSwish", case_unary},
+    {"Clip", case_clip},
+    {"Add", case_binary},
+    {"Sub", case_binary},
+    {"Mul", case_binary},
+    {"Div", case_div},
+    {"Pow", case_pow},
+    {"Sqrt", case_sqrt},
+    {"Erf", case_unary},
+    {"Gelu", case_gelu},
+    {"Concat", case_concat},
+    {"Split", case_split},
+    {"Slice", case_slice},
+    {"Gather", case_gather},
+    {"Reshape", case_reshape},
+    {"Flatten", case_flatten},
+    {"Transpose", case_transpose},
+    {"Squeeze", case_squeeze},
+    {"Unsqueeze", case_unsqueeze},
+    {"Expand", case_expand},
+    {"Gemm", case_gemm},
+    {"MatMul", case_matmul},
+    {"Softmax", case_softmax},
+    {"LayerNormalization", case_layer_norm},
+    {"ReduceMean", case_reduce_mean},
+    {"Where", case_where},
+    {"Cast", case_cast},
+    {"Pad", case_pad},
+    {"Resize", case_resize},
+};
+
+/* The table's operators, from its X-macro: a new row without a case above fails every_op_has_a_case. */
+static const char* const table_ops[] = {
+#define TABLE_OP(id, name, ...) name,
+    OPARA__OPS(TABLE_OP)
+#undef TABLE_OP
+};
+
+static case_fn find_case(const char* op) {
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        if (strcmp(cases[i].op, op) == 0) return cases[i].build;
+    return NULL;
+}
+
+/* ---- the harness -------------------------------------------------------------------------------- */
+
+/* The backends checked against the CPU; usable() says why not when one cannot run here. */
+static const struct {
+    const char* name;
+    opara_backend backend;
+    int (*usable)(char* why, size_t cap);
+} backends[] = {{"cuda", OPARA_BACKEND_CUDA, cuda_usable}};
+
+static void fill(op_case* c, const case_input* x, void* data) {
+    int64_t n = numel(x->rank, x->dims), i;
+    for (i = 0; i < n; ++i) {
+        double v = rnd(c, x->lo, x->hi);
+        switch (x->dtype) {
+        case OPARA_DTYPE_F32: ((float*)data)[i] = (float)v; break;
+        case OPARA_DTYPE_I64: ((int64_t*)data)[i] = (int64_t)floor(v + 0.5); break;
+        case OPARA_DTYPE_I32: ((int32_t*)data)[i] = (int32_t)floor(v + 0.5); break;
+        case OPARA_DTYPE_BOOL: ((uint8_t*)data)[i] = v >= 0.5 * (x->lo + x->hi); break;
+        default: memset((uint8_t*)data + i * (int64_t)opara_dtype_size(x->dtype), 0, opara_dtype_size(x->dtype)); break;
+        }
+    }
+}
+
+/* Runs m on one backend with the inputs; NULL (and the reason logged) when it cannot. */
+static opara_session* run_on(opara_test* T, opara_runtime* rt, const opara_model* m, opara_backend backend,
+                             const opara_tensor* in, uint32_t n_in, const char* what) {
+    opara_session_desc d;
+    opara_session* s = NULL;
+    opara_result r;
+    memset(&d, 0, sizeof d);
+    d.backend = backend;
+    d.threads = 2;
+    if ((r = opara_session_create(rt, m, &d, &s)) != OPARA_OK) {
+        ot__fail_at(T, __FILE__, __LINE__, "%s: session: %s: %s", what, opara_result_string(r),
+                    opara_runtime_last_error(rt));
+        return NULL;
+    }
+    if ((r = opara_session_run(s, in, n_in, NULL, 0)) != OPARA_OK) {
+        ot__fail_at(T, __FILE__, __LINE__, "%s: run: %s: %s", what, opara_result_string(r), opara_session_last_error(s));
+        opara_session_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* A documented limitation: the backend refuses m as unsupported, saying `why`. */
+static int refused(opara_test* T, opara_runtime* rt, const opara_model* m, opara_backend backend, const char* why,
+                   const char* what) {
+    opara_session_desc d;
+    opara_session* s = NULL;
+    opara_result r;
+    memset(&d, 0, sizeof d);
+    d.backend = backend;
+    r = opara_session_create(rt, m, &d, &s);
+    opara_session_destroy(s);
+    OT_LOG("%s: refused as documented: %s", what, opara_runtime_last_error(rt));
+    return (r == OPARA_ERR_UNSUPPORTED || r == OPARA_ERR_UNSUPPORTED_OP) && strstr(opara_runtime_last_error(rt), why);
+}
+
+static double value_at(opara_dtype dt, const void* p, int64_t i) {
+    switch (dt) {
+    case OPARA_DTYPE_F32: return ((const float*)p)[i];
+    case OPARA_DTYPE_I64: return (double)((const int64_t*)p)[i];
+    case OPARA_DTYPE_I32: return ((const int32_t*)p)[i];
+    case OPARA_DTYPE_BOOL: return ((const uint8_t*)p)[i];
+    default: return 0;
+    }
+}
+
+/* Every output of the two sessions: same dtype and shape, values within the case's tolerance. */
+static void compare_outputs(opara_test* T, const op_case* c, const opara_session* ref, const opara_session* got,
+                            const char* what) {
+    uint32_t o, n_out = opara_session_output_count(ref);
+    CHECK_EQ(opara_session_output_count(got), n_out);
+    for (o = 0; o < n_out; ++o) {
+        opara_tensor_info a, b;
+        const void *pa = opara_session_output_data(ref, o), *pb = opara_session_output_data(got, o);
+        int64_t n, i, bad = 0;
+        double worst = 0;
+        REQUIRE(opara_session_output_info(ref, o, &a) == OPARA_OK && opara_session_output_info(got, o, &b) == OPARA_OK);
+        if (a.dtype != b.dtype || a.rank != b.rank || memcmp(a.dims, b.dims, (size_t)a.rank * sizeof a.dims[0]) != 0) {
+            ot__fail_at(T, __FILE__, __LINE__, "%s: output %u differs in dtype or shape", what, o);
+            continue;
+        }
+        REQUIRE(pa && pb);
+        n = numel(a.rank, a.dims);
+        for (i = 0; i < n; ++i) {
+            double x = value_at(a.dtype, pa, i), y = value_at(a.dtype, pb, i), d = fabs(x - y);
+            double tol = a.dtype == OPARA_DTYPE_F32 ? c->atol + c->rtol * fabs(x) : 0;
+            if (d <= tol || (x != x && y != y)) continue;
+            if (!bad++ || d > worst) OT_LOG("%s: output %u [%lld]: cpu %.9g, backend %.9g", what, o, (long long)i, x, y);
+            if (d > worst) worst = d;
+        }
+        if (bad)
+            ot__fail_at(T, __FILE__, __LINE__, "%s: output %u: %lld of %lld elements differ (worst %.3g)", what, o,
+                        (long long)bad, (long long)n, worst);
+    }
+}
+
+/* Builds the case's model, runs it on the CPU and on backend `k`, compares. */
+static void check_case(opara_test* T, opara_runtime* rt, const char* op, case_fn build, int v, size_t k) {
+    op_case c;
+    opara_model* m = NULL;
+    opara_tensor in[MAX_INPUTS];
+    void* data[MAX_INPUTS];
+    opara_session *ref, *got;
+    char what[96];
+    uint32_t i;
+    opara_result r;
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    c.v = v;
+    c.rng = 12345u + 977u * (unsigned)v + (unsigned)strlen(op) * 31u;
+    c.atol = c.rtol = 1e-5;
+    snprintf(what, sizeof what, "%s, variant %d, %s", op, v, backends[k].name);
+    REQUIRE(opara_builder_create(rt, &c.b) == OPARA_OK);
+    build(&c);
+    r = opara_builder_finish(c.b, &m);
+    opara_builder_destroy(c.b);
+    if (r != OPARA_OK) {
+        ot__fail_at(T, __FILE__, __LINE__, "%s: the case's model: %s: %s", what, opara_result_string(r),
+                    opara_runtime_last_error(rt));
+        return;
+    }
+    for (i = 0; i < c.n_inputs; ++i) {
+        const case_input* x = &c.in[i];
+        data[i] = calloc((size_t)numel(x->rank, x->dims) + 1, 8);
+        fill(&c, x, data[i]);
+        memset(&in[i], 0, sizeof in[i]);
+        in[i].name = x->name, in[i].dtype = x->dtype, in[i].rank = x->rank, in[i].data = data[i];
+        memcpy(in[i].dims, x->dims, sizeof x->dims);
+    }
+    ref = run_on(T, rt, m, OPARA_BACKEND_CPU, in, c.n_inputs, what);
+    if (c.cuda_refuses && backends[k].backend == OPARA_BACKEND_CUDA) {
+        got = NULL;
+        CHECK(ref && refused(T, rt, m, backends[k].backend, c.cuda_refuses, what));
+    } else {
+        got = ref ? run_on(T, rt, m, backends[k].backend, in, c.n_inputs, what) : NULL;
+    }
+    if (ref && got) compare_outputs(T, &c, ref, got, what);
+    opara_session_destroy(got);
+    opara_session_destroy(ref);
+    for (i = 0; i < c.n_inputs; ++i) free(data[i]);
+    opara_model_destroy(m);
+}
+
+/* ---- tests -------------------------------------------------------------------------------------- */
+
+OT_TEST(every_op_has_a_case) {
+    size_t i;
+    CHECK_EQ(sizeof table_ops / sizeof table_ops[0], OPARA__OP_COUNT);
+    for (i = 0; i < sizeof table_ops / sizeof table_ops[0]; ++i)
+        if (!find_case(table_ops[i]))
+            ot__fail_at(T, __FILE__, __LINE__, "operator %s has no case in tests/test_ops.c (see the note at its top)",
+                        table_ops[i]);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) /* and no case for an operator the table lacks */
+        if (opara__op_from_name(cases[i].op) == OPARA__OP_COUNT)
+            ot__fail_at(T, __FILE__, __LINE__, "case %s names no operator of the table", cases[i].op);
+}
+
+OT_TEST(every_op_agrees_with_the_cpu_on_every_backend) {
+    opara_runtime* rt;
+    size_t i, k;
+    int v, ran = 0;
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    for (k = 0; k < sizeof backends / sizeof backends[0]; ++k) {
+        char why[256];
+        if (!backends[k].usable(why, sizeof why)) {
+            OT_LOG("%s not checked: %s", backends[k].name, why);
+            continue;
+        }
+        for (i = 0; i < sizeof table_ops / sizeof table_ops[0]; ++i) {
+            case_fn build = find_case(table_ops[i]);
+            if (!build) continue; /* every_op_has_a_case names it */
+            for (v = 0; v < N_VARIANTS; ++v) check_case(T, rt, table_ops[i], build, v, k);
+        }
+        OT_LOG("%s: %u operators x %d variants checked", backends[k].name, (unsigned)OPARA__OP_COUNT, N_VARIANTS);
+        ran++;
+    }
+    opara_runtime_destroy(rt);
+    if (!ran) SKIP("no backend other than the CPU can run here");
+}
+
+static const opara_test_case tests[] = {
+    OT_CASE(every_op_has_a_case),
+    OT_CASE(every_op_agrees_with_the_cpu_on_every_backend),
+};
+
+int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
