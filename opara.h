@@ -721,6 +721,19 @@ OPARADEF void opara_sim_trace_write(const opara_sim_result* result, const char* 
 #    define OPARA__PRIVATE
 #  endif
 #endif
+/* A private function the library itself never calls: tests and tools reach it through the
+   implementation. It keeps the unused attribute so that the dead-code build of the compile matrix
+   (OPARA__PRIVATE defined as plain `static`, -Wunused-function -Werror) fails on every other
+   private function that nothing calls. */
+#ifndef OPARA__PRIVATE_TOOL
+#  if defined(OPARA__AMALGAMATED)
+#    define OPARA__PRIVATE_TOOL static OPARA__UNUSED
+#  elif defined(__GNUC__) && !defined(_WIN32)
+#    define OPARA__PRIVATE_TOOL __attribute__((visibility("hidden")))
+#  else
+#    define OPARA__PRIVATE_TOOL
+#  endif
+#endif
 
 #if defined(OPARA_MALLOC) != defined(OPARA_FREE)
 #  error "define OPARA_MALLOC and OPARA_FREE together, or neither"
@@ -764,7 +777,6 @@ OPARA__PRIVATE void* opara__calloc(opara_runtime* rt, size_t count, size_t size)
 OPARA__PRIVATE void opara__free(opara_runtime* rt, void* ptr);
 /* Grows *items (element size elem) to hold at least need elements; doubles capacity. */
 OPARA__PRIVATE opara_result opara__grow(opara_runtime* rt, void** items, size_t* capacity, size_t need, size_t elem);
-OPARA__PRIVATE char* opara__strdup(opara_runtime* rt, const char* s);
 
 /* ---- checked arithmetic ---------------------------------------------------------------------- */
 
@@ -2930,13 +2942,6 @@ OPARA__PRIVATE opara_result opara__grow(opara_runtime* rt, void** items, size_t*
     return OPARA_OK;
 }
 
-OPARA__PRIVATE char* opara__strdup(opara_runtime* rt, const char* s) {
-    size_t n = strlen(s) + 1;
-    char* copy = (char*)opara__alloc(rt, n);
-    if (copy) memcpy(copy, s, n);
-    return copy;
-}
-
 OPARA__PRIVATE int opara__add_size(size_t a, size_t b, size_t* out) {
     if (a > (size_t)-1 - b) return 0;
     *out = a + b;
@@ -3505,7 +3510,7 @@ OPARA__PRIVATE opara_result opara__graph_insert_node(opara__graph* g, opara__op 
                                                     uint32_t n_inputs, const int32_t* inputs, uint32_t n_outputs,
                                                     const int32_t* outputs, int32_t* index);
 /* The same returning the index or -1 (tests and tools, as opara__graph_add_value). */
-OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
+OPARA__PRIVATE_TOOL int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
                                             const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs);
 OPARA__PRIVATE opara_result opara__node_set_int(opara__graph* g, int32_t node, const char* name, int64_t value);
 OPARA__PRIVATE opara_result opara__node_set_float(opara__graph* g, int32_t node, const char* name, float value);
@@ -3793,7 +3798,7 @@ OPARA__PRIVATE opara_result opara__graph_insert_node(opara__graph* g, opara__op 
     return OPARA_OK;
 }
 
-OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
+OPARA__PRIVATE_TOOL int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
                                             const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs) {
     int32_t index;
     return opara__graph_insert_node(g, op, name, n_inputs, inputs, n_outputs, outputs, &index) == OPARA_OK ? index : -1;
@@ -4213,12 +4218,12 @@ OPARA__PRIVATE void opara__closure_free(opara_runtime* rt, opara__closure* c);
 OPARA__PRIVATE int opara__closure_reaches(const opara__closure* c, uint32_t a, uint32_t b);
 /* One query by depth-first search (no closure needed): 1 if a path leads from node a to node b
    (a != b), 0 if not, negative opara_result on failure. */
-OPARA__PRIVATE int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b);
+OPARA__PRIVATE_TOOL int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b);
 /* Maximum antichain of the DAG (largest set of nodes no two of which are ordered): the
    parallelism available. Exact, by Dilworth's theorem (= minimum chain cover of the closure =
    n - maximum bipartite matching, Hopcroft-Karp). If antichain is not NULL it receives the
    nodes of one maximum antichain (g->n_nodes entries of room), *width their count. */
-OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
+OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
                                                   uint32_t* antichain);
 
 #endif /* OPARA_MODEL_H */
@@ -5256,7 +5261,7 @@ OPARA__PRIVATE int opara__closure_reaches(const opara__closure* c, uint32_t a, u
     return (int)((c->bits[(size_t)a * c->words + b / 64] >> (b % 64)) & 1u);
 }
 
-OPARA__PRIVATE int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b) {
+OPARA__PRIVATE_TOOL int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b) {
     uint32_t *stack, *seen, top = 0, k;
     int found = 0;
     if (!g->finalized) return OPARA_ERR_INVALID_STATE;
@@ -5419,7 +5424,7 @@ static opara_result opara__adjacency_from_closure(opara_runtime* rt, const opara
     return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
+OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
                                                   uint32_t* antichain) {
     opara__closure c;
     opara__matching m;
@@ -7569,7 +7574,7 @@ OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, cons
    symbolic batch ignores it), value sizes, default descriptors for `dev`, the plan (desc->shapes
    is filled in for the call). shapes_out/descs_out, when not NULL, receive arrays the caller frees
    with opara__free (n_values shapes, n_nodes descriptors). */
-OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
                                              opara__shape** shapes_out, opara__op_desc** descs_out);
 
@@ -7750,14 +7755,11 @@ OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas);
 
 /* Row-major C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C (beta 0: C is not read).
    op(A) = A when trans_a is 0 (A is m x k, row stride lda), else A^T (A is k x m). Uses the
-   BLAS when loaded (and sizes fit an int), else opara__sgemm_builtin with `scratch`
+   BLAS when loaded (and sizes fit an int), else the built-in SGEMM with `scratch`
    (OPARA__GEMM_SCRATCH floats). */
 OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                  float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
                                  float* c, size_t ldc, float* scratch);
-OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
-                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
-                                         size_t ldc, float* scratch);
 
 /* What follows the product, applied once to each output as it is stored (the built-in GEMM's
    micro-kernels do it in registers; with an external BLAS it is a pass over C): a bias per row
@@ -7784,14 +7786,14 @@ OPARA__PRIVATE size_t opara__gemm_packed_floats(size_t k, size_t n, size_t nr);
 OPARA__PRIVATE void opara__gemm_pack_b_all(int trans_b, const float* b, size_t ldb, size_t k, size_t n, size_t nr,
                                            float* dst);
 
-/* opara__sgemm and opara__sgemm_builtin with an epilogue (epi may be NULL) and, for the built-in
+/* opara__sgemm and the built-in SGEMM with an epilogue (epi may be NULL) and, for the built-in
    GEMM, B already packed (packed may be NULL; it is ignored when packed for another width, and b
    must be valid in any case: an external BLAS and the one-row path read it). */
 OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                     float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
                                     float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi,
                                     const opara__gemm_packed* packed);
-OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+OPARA__PRIVATE_TOOL void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                             const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                             size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
 /* The widest vector code this CPU runs, capped by OPARA_CPU_ISA (avx2 or neon: 1, portable: 0): on
@@ -7916,8 +7918,6 @@ OPARA__PRIVATE void opara__winograd_pack(opara__cpu_op* op);
 /* After op's kernel failed in a run: what went wrong, found again single-threaded (kernels only
    return a code); leaves buf untouched when the op has nothing to add. */
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap);
-/* Runs the whole operator on the calling thread. */
-OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch);
 
 /* Shared helpers of the kernel files. */
 OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...)
@@ -9206,7 +9206,7 @@ static void opara__sgemm_run(int trans_a, int trans_b, size_t m, size_t n, size_
     }
 }
 
-OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+OPARA__PRIVATE_TOOL void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                             const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                             size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
     opara__sgemm_run(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, epi, NULL);
@@ -9223,12 +9223,6 @@ OPARA__PRIVATE void opara__gemm_pack_b_all(int trans_b, const float* b, size_t l
     size_t np = (n + nr - 1) / nr * nr, pc;
     for (pc = 0; pc < k; pc += OPARA__GEMM_KC)
         opara__gemm_pack_b(trans_b, b, ldb, pc, OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc), 0, n, nr, dst + pc * np);
-}
-
-OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
-                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
-                                         size_t ldc, float* scratch) {
-    opara__sgemm_builtin_ex(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, NULL);
 }
 
 OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
@@ -11196,11 +11190,6 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
         if (opara__cpu_numel(&op->out[k]) > 0) return r;
     op->work_items = 0; /* every output is empty */
     return r;
-}
-
-OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch) {
-    if (!op->work_items) return OPARA_OK;
-    return op->fn(op, 0, op->work_items, scratch);
 }
 /* ==== END src/opara_cpu_kernels.c ==== */
 /* ==== BEGIN src/opara_cpu_conv.c ==== */
@@ -13601,7 +13590,7 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
     return opara__plan_make(g, value_bytes, descs, dev, &d, 0, 0, out);
 }
 
-OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
                                              opara__shape** shapes_out, opara__op_desc** descs_out) {
     opara_runtime* rt = g->rt;
@@ -28293,7 +28282,7 @@ OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
 OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
-OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
+OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
 
 /* Creates a session for graph g (finalized; g must outlive the session). On failure everything
    the session allocated is freed, *out is NULL and the runtime's error says why
@@ -29985,7 +29974,7 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
     return r;
 }
 
-OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
+OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
     opara_cuda_driver cu;
     char err[2048];
     int count = 0, ok = 0;
@@ -34224,7 +34213,7 @@ typedef struct opara__tensor_data {
 OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opara__onnx_tensor* t,
                                                    const char* base_dir, const char* where, opara__tensor_data* out);
 /* A bare serialized TensorProto, as in ONNX test data. */
-OPARA__PRIVATE opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
                                                    opara__tensor_data* out);
 OPARA__PRIVATE void opara__tensor_data_free(opara_runtime* rt, opara__tensor_data* t);
 
@@ -34249,7 +34238,7 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 #ifndef OPARA_NO_STDIO
 /* Whole file into a buffer from the runtime's allocator. */
 OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size);
-OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out);
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out);
 OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const char* path,
                                                    const opara_onnx_options* options, const opara__onnx_extra* extra,
                                                    opara__graph* out);
@@ -34482,7 +34471,7 @@ OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opa
     return r;
 }
 
-OPARA__PRIVATE opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
                                                    opara__tensor_data* out) {
     opara__pool pool;
     opara__onnx_tensor t;
@@ -36637,7 +36626,7 @@ OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char*
     return opara__read_file_once(rt, path, NULL, data, size);
 }
 
-OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
     uint8_t* data;
     size_t size;
     opara_result r = opara__onnx_read_file(rt, path, &data, &size);
@@ -36759,11 +36748,11 @@ OPARA__PRIVATE opara_result opara__sim_run(opara_runtime* rt, const opara_sim_de
                                           opara_sim_result* out);
 /* Simulates a plan on the CUDA backend's streams (one per lane): each op depends on the previous
    op of its lane and on the events it waits for. */
-OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
+OPARA__PRIVATE_TOOL opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
                                            const opara__plan* plan, const opara__op_desc* descs,
                                            opara_sim_result* out);
 /* The scheduler's view of a simulator device (name points into dev). */
-OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out);
+OPARA__PRIVATE_TOOL void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out);
 
 /* ---- engine state ---------------------------------------------------------------------------- */
 
@@ -37411,7 +37400,7 @@ static void opara__sim_plan_kernel(const opara__plan* plan, const opara__op_desc
     if (pos == 0) k->host_events++;                                               /* record the fork event */
 }
 
-OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
+OPARA__PRIVATE_TOOL opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
                                            const opara__plan* plan, const opara__op_desc* descs,
                                            opara_sim_result* out) {
     opara__sim_kernel* kernels;
@@ -37444,7 +37433,7 @@ OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_d
 
 /* ---- devices --------------------------------------------------------------------------------- */
 
-OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out) {
+OPARA__PRIVATE_TOOL void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out) {
     memset(out, 0, sizeof *out);
     out->name = dev->name;
     out->sms = (uint32_t)dev->sm_count;

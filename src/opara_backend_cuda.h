@@ -189,7 +189,7 @@ OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
 OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
-OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
+OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
 
 /* Creates a session for graph g (finalized; g must outlive the session). On failure everything
    the session allocated is freed, *out is NULL and the runtime's error says why

@@ -33,6 +33,19 @@
 #    define OPARA__PRIVATE
 #  endif
 #endif
+/* A private function the library itself never calls: tests and tools reach it through the
+   implementation. It keeps the unused attribute so that the dead-code build of the compile matrix
+   (OPARA__PRIVATE defined as plain `static`, -Wunused-function -Werror) fails on every other
+   private function that nothing calls. */
+#ifndef OPARA__PRIVATE_TOOL
+#  if defined(OPARA__AMALGAMATED)
+#    define OPARA__PRIVATE_TOOL static OPARA__UNUSED
+#  elif defined(__GNUC__) && !defined(_WIN32)
+#    define OPARA__PRIVATE_TOOL __attribute__((visibility("hidden")))
+#  else
+#    define OPARA__PRIVATE_TOOL
+#  endif
+#endif
 
 #if defined(OPARA_MALLOC) != defined(OPARA_FREE)
 #  error "define OPARA_MALLOC and OPARA_FREE together, or neither"
@@ -76,7 +89,6 @@ OPARA__PRIVATE void* opara__calloc(opara_runtime* rt, size_t count, size_t size)
 OPARA__PRIVATE void opara__free(opara_runtime* rt, void* ptr);
 /* Grows *items (element size elem) to hold at least need elements; doubles capacity. */
 OPARA__PRIVATE opara_result opara__grow(opara_runtime* rt, void** items, size_t* capacity, size_t need, size_t elem);
-OPARA__PRIVATE char* opara__strdup(opara_runtime* rt, const char* s);
 
 /* ---- checked arithmetic ---------------------------------------------------------------------- */
 

@@ -1048,7 +1048,7 @@ OPARA__PRIVATE opara_result opara__plan_create(const opara__graph* g, const uint
     return opara__plan_make(g, value_bytes, descs, dev, &d, 0, 0, out);
 }
 
-OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
                                              opara__shape** shapes_out, opara__op_desc** descs_out) {
     opara_runtime* rt = g->rt;

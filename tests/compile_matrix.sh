@@ -1,7 +1,8 @@
 #!/bin/sh
 # Compile matrix: opara.h with OPARA_IMPLEMENTATION must build warning-free as C99/C11 with gcc
 # and clang, as C++11 with g++ and clang++, with OPARA_STATIC in two translation units, with
-# OPARA_NO_STDIO, after other system headers, and src/ must build as separate files; and, for
+# OPARA_NO_STDIO, after other system headers, and src/ must build as separate files; with private
+# functions plain `static` (no unused attribute: a dead function fails the build); and, for
 # the NEON paths, cross-compiled for aarch64 (run under qemu-user). Each program also runs. A
 # compiler (or qemu-aarch64) that is not installed is a skip with its name.
 BUILD=${BUILD:-build}
@@ -32,6 +33,11 @@ for cc in gcc clang; do
     run_case "$cc-static-two-tu" $cc -std=c99 $W $INC tests/compile/static_a.c tests/compile/static_b.c -lm -ldl -lpthread
     run_case "$cc-no-stdio" $cc -std=c99 $W $INC tests/compile/no_stdio.c -lm -ldl -lpthread
     run_case "$cc-split-src" $cc -std=c99 $W $INC -Isrc src/*.c tests/compile/split_main.c -lm -ldl -lpthread
+    # dead code: private functions plain `static` without the unused attribute, so one that nothing
+    # calls fails the build (OPARA__PRIVATE_TOOL marks the few that only tests and tools call)
+    run_case "$cc-dead-code" $cc -std=c99 $W -Wunused-function -DOPARA__PRIVATE=static $INC tests/compile/impl.c -lm -ldl -lpthread
+    run_case "$cc-dead-code-no-stdio" $cc -std=c99 $W -Wunused-function -DOPARA__PRIVATE=static $INC tests/compile/no_stdio.c \
+        -lm -ldl -lpthread
 done
 # the README's one-line build of the smallest embedding, exactly as written there
 run_case "readme-minimal" cc examples/minimal.c -lm -ldl -lpthread
