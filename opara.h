@@ -1753,6 +1753,20 @@ OPARA_CUDA_DEF const char* opara_cudnn_status_name(opara_cudnnStatus_t status); 
 /* The driver's own cuGetErrorName when the table is loaded and it answers, else opara_cuda_result_name. */
 OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver* cu, opara_CUresult result);
 
+/* ---- dynamic libraries ------------------------------------------------------------------------
+   The one layer through which this header opens libraries; opara.h uses it too (its BLAS and the
+   CPU-affinity calls), so it stays when opara.h is built without CUDA. POSIX: dlopen (RTLD_NOW |
+   RTLD_LOCAL), dlsym, dlclose. Windows: LoadLibraryA (an absolute path: LoadLibraryExA, which looks
+   for the DLLs it imports in its own directory first), GetProcAddress, FreeLibrary. */
+/* Opens a library by path or name. NULL opens the program itself with what it has loaded (POSIX;
+   NULL on Windows). On failure returns NULL and, when err is given, the system's reason in it
+   (POSIX: dlerror without the leading "<path>: ", which the caller names anyway). */
+OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size);
+/* The address of an exported symbol, NULL when the library has none. */
+OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name);
+/* Closes what opara_dl_open opened (NULL is ignored). */
+OPARA_CUDA_DEF void opara_dl_close(void* library);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1805,20 +1819,25 @@ typedef char opara__cuda_fnptr_size_check[sizeof(void*) == sizeof(opara_PFN_cuIn
 static int opara__cuda_absolute(const char* p) {
     return (p[0] && p[1] == ':') || (p[0] == '\\' && p[1] == '\\');
 }
-static void* opara__cuda_dlopen(const char* path) {
+OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
+    HMODULE library = NULL;
     /* An absolute path: the DLLs it imports are looked for in its own directory first. */
-    if (opara__cuda_absolute(path)) return (void*)LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
-    return (void*)LoadLibraryA(path);
+    if (!path) {
+        if (err && err_size) snprintf(err, err_size, "no handle for the program itself on Windows");
+        return NULL;
+    }
+    library = opara__cuda_absolute(path) ? LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryA(path);
+    if (!library && err && err_size) snprintf(err, err_size, "LoadLibrary error %lu", (unsigned long)GetLastError());
+    return (void*)library;
 }
-static void* opara__cuda_dlsym(void* library, const char* name) {
+OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name) {
     FARPROC proc = GetProcAddress((HMODULE)library, name);
     void* p;
     memcpy(&p, &proc, sizeof p);
     return p;
 }
-static void opara__cuda_dlclose(void* library) { FreeLibrary((HMODULE)library); }
-static void opara__cuda_dlerror(char* buf, size_t size) {
-    snprintf(buf, size, "LoadLibrary error %lu", (unsigned long)GetLastError());
+OPARA_CUDA_DEF void opara_dl_close(void* library) {
+    if (library) FreeLibrary((HMODULE)library);
 }
 static int opara__cuda_is_file(const char* p) {
     DWORD a = GetFileAttributesA(p);
@@ -1845,12 +1864,24 @@ static int opara__cuda_mapped_path(void* library, const char* symbol, char* out,
 #  define OPARA__CUDA_LIST_SEP ':'
 #  define OPARA__CUDA_DIR_SEP "/"
 static int opara__cuda_absolute(const char* p) { return p[0] == '/'; }
-static void* opara__cuda_dlopen(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
-static void* opara__cuda_dlsym(void* library, const char* name) { return dlsym(library, name); }
-static void opara__cuda_dlclose(void* library) { dlclose(library); }
-static void opara__cuda_dlerror(char* buf, size_t size) {
-    const char* why = dlerror();
-    snprintf(buf, size, "%s", why ? why : "unknown dlopen error");
+/* dlerror() says "<what was opened>: <reason>"; the caller's message names the file already. */
+static void opara__cuda_strip_name(char* why, const char* name) {
+    size_t len = strlen(name);
+    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
+        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
+}
+OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
+    void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library && err && err_size) {
+        const char* why = dlerror();
+        snprintf(err, err_size, "%s", why ? why : "unknown dlopen error");
+        if (path) opara__cuda_strip_name(err, path);
+    }
+    return library;
+}
+OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name) { return dlsym(library, name); }
+OPARA_CUDA_DEF void opara_dl_close(void* library) {
+    if (library) dlclose(library);
 }
 static int opara__cuda_is_file(const char* p) {
     struct stat st;
@@ -1884,14 +1915,14 @@ typedef struct opara__cuda_phdr_info {
 typedef int (*opara__cuda_phdr_callback)(opara__cuda_phdr_info* info, size_t size, void* data);
 typedef int (*opara__cuda_iterate_phdr_fn)(opara__cuda_phdr_callback callback, void* data);
 static void opara__cuda_iterate_phdr(opara__cuda_phdr_callback callback, void* data) {
-    void* self = dlopen(NULL, RTLD_NOW);
-    void* sym = self ? dlsym(self, "dl_iterate_phdr") : NULL;
+    void* self = opara_dl_open(NULL, NULL, 0);
+    void* sym = self ? opara_dl_sym(self, "dl_iterate_phdr") : NULL;
     opara__cuda_iterate_phdr_fn iterate;
     if (sym) {
         memcpy(&iterate, &sym, sizeof iterate);
         iterate(callback, data);
     }
-    if (self) dlclose(self);
+    opara_dl_close(self);
 }
 typedef struct opara__cuda_phdr_query {
     uintptr_t addr; /* an address inside the library */
@@ -1921,7 +1952,7 @@ static int opara__cuda_phdr_find(opara__cuda_phdr_info* info, size_t size, void*
 static int opara__cuda_mapped_path(void* library, const char* symbol, char* out, size_t size) {
 #  ifdef OPARA__CUDA_HAVE_PHDR
     opara__cuda_phdr_query q;
-    void* sym = symbol ? dlsym(library, symbol) : NULL;
+    void* sym = symbol ? opara_dl_sym(library, symbol) : NULL;
     if (!sym) return 0;
     q.addr = (uintptr_t)sym;
     q.out = out;
@@ -2030,13 +2061,6 @@ static void opara__cuda_copy_path(char* dst, const char* src) {
     snprintf(dst, OPARA_CUDA_PATH_MAX, "%.*s", OPARA_CUDA_PATH_MAX - 1, src); /* a longer path is cut */
 }
 
-/* dlerror() says "<what was opened>: <reason>"; the message names the file already. */
-static void opara__cuda_strip_name(char* why, const char* name) {
-    size_t len = strlen(name);
-    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
-        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
-}
-
 /* One search for a library: where it is, how it was found, and what the failure message says. */
 #define OPARA__CUDA_MAX_SEEN 48 /* directories searched at most */
 #define OPARA__CUDA_LISTED 10   /* directories the message lists by name */
@@ -2066,14 +2090,12 @@ static int opara__cuda_join(char* out, const char* dir, const char* name) {
 static int opara__cuda_try_file(opara__cuda_search* s, const char* path, const char* why) {
     char reason[512];
     if (!opara__cuda_is_file(path)) return 0;
-    s->library = opara__cuda_dlopen(path);
+    s->library = opara_dl_open(path, reason, sizeof reason);
     if (s->library) {
         opara__cuda_copy_path(s->loaded, path);
         snprintf(s->origin, OPARA_CUDA_ORIGIN_MAX, "in a directory from %s", why);
         return 1;
     }
-    opara__cuda_dlerror(reason, sizeof reason);
-    opara__cuda_strip_name(reason, path);
     if (s->broken++ < 2)
         opara__cuda_appendf(s->broken_why, sizeof s->broken_why, "%s%s (%s)", s->broken > 1 ? "; " : "", path, reason);
     return 0;
@@ -2335,9 +2357,7 @@ static const char* opara__cuda_try_names(const opara__cuda_spec* spec, void** li
     size_t i, n = spec->name_count < OPARA__CUDA_MAX_NAMES ? spec->name_count : OPARA__CUDA_MAX_NAMES;
     int same = 1;
     for (i = 0; i < n; ++i) {
-        if ((*library = opara__cuda_dlopen(spec->names[i])) != NULL) return spec->names[i];
-        opara__cuda_dlerror(why[i], sizeof why[i]);
-        opara__cuda_strip_name(why[i], spec->names[i]);
+        if ((*library = opara_dl_open(spec->names[i], why[i], sizeof why[i])) != NULL) return spec->names[i];
         same = same && strcmp(why[i], why[0]) == 0;
     }
     opara__cuda_appendf(err, err_size, "cannot load the %s library: tried", spec->what);
@@ -2360,14 +2380,12 @@ static opara_cuda_load_status opara__cuda_open(const opara__cuda_spec* spec, con
     const char* name;
     opara__cuda_search s;
     if (chosen) {
-        *library = opara__cuda_dlopen(chosen);
+        *library = opara_dl_open(chosen, why, sizeof why);
         if (*library) {
             opara__cuda_copy_path(loaded_path, chosen);
             snprintf(origin, OPARA_CUDA_ORIGIN_MAX, path ? "given by the caller" : "from %s", spec->env_var);
             return OPARA_CUDA_LOAD_OK;
         }
-        opara__cuda_dlerror(why, sizeof why);
-        opara__cuda_strip_name(why, chosen);
         opara__cuda_appendf(err, err_size, "cannot load the %s library: tried \"%s\" (%s%s) (%s)", spec->what, chosen,
                             path ? "given by the caller" : "from ", path ? "" : spec->env_var, why);
         return OPARA_CUDA_LOAD_NOT_FOUND;
@@ -2429,7 +2447,7 @@ static void* opara__cuda_find(const opara__cuda_resolver* r, const char* symbol,
             status != OPARA_CU_GET_PROC_ADDRESS_SUCCESS)
             p = NULL;
     }
-    if (!p) p = opara__cuda_dlsym(r->library, symbol);
+    if (!p) p = opara_dl_sym(r->library, symbol);
     return p;
 }
 
@@ -2474,7 +2492,7 @@ static opara_cuda_load_status opara__cuda_finish(const opara__cuda_spec* spec, v
     const opara__cuda_entry* missing = opara__cuda_resolve(r, spec, table, &missing_count);
     if (!missing) return OPARA_CUDA_LOAD_OK;
     opara__cuda_report_missing(spec, loaded_path, missing, missing_count, r, err, err_size);
-    opara__cuda_dlclose(r->library);
+    opara_dl_close(r->library);
     memset(table, 0, table_size);
     return OPARA_CUDA_LOAD_SYMBOL_MISSING;
 }
@@ -2490,8 +2508,8 @@ static opara_cuda_load_status opara__cuda_invalid(const char* what, char* err, s
 /* cuGetProcAddress_v2 and cuDriverGetVersion come from dlsym; the version decides which ABI
    versions may be asked for (asking above the driver's version is an error). */
 static void opara__cuda_driver_bootstrap(void* library, opara__cuda_resolver* r) {
-    void* get_proc = opara__cuda_dlsym(library, "cuGetProcAddress_v2");
-    void* get_version = opara__cuda_dlsym(library, "cuDriverGetVersion");
+    void* get_proc = opara_dl_sym(library, "cuGetProcAddress_v2");
+    void* get_version = opara_dl_sym(library, "cuDriverGetVersion");
     r->library = library;
     r->get_proc = NULL;
     r->driver_version = 0;
@@ -2520,7 +2538,7 @@ OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_driver_load(opara_cuda_driver* 
         opara__cuda_appendf(err, err_size, "the CUDA driver \"%s\" is version %d.%d; opara needs %d.%d or newer", loaded,
                             r.driver_version / 1000, r.driver_version % 1000 / 10, OPARA_CUDA_MIN_DRIVER_VERSION / 1000,
                             OPARA_CUDA_MIN_DRIVER_VERSION % 1000 / 10);
-        opara__cuda_dlclose(library);
+        opara_dl_close(library);
         return OPARA_CUDA_LOAD_DRIVER_TOO_OLD;
     }
     status = opara__cuda_finish(&opara__cuda_driver_spec, cu, sizeof *cu, &r, loaded, err, err_size);
@@ -2586,7 +2604,7 @@ static void opara__cuda_nvrtc_builtins(opara_cuda_nvrtc* nv) {
     snprintf(name, sizeof name, "libnvrtc-builtins.so.%d.%d", major, minor);
 #endif
     if (!opara__cuda_join(path, dir, name) || !opara__cuda_is_file(path)) return;
-    nv->builtins = opara__cuda_dlopen(path);
+    nv->builtins = opara_dl_open(path, NULL, 0);
     if (nv->builtins) opara__cuda_copy_path(nv->builtins_path, path);
 }
 
@@ -2624,7 +2642,7 @@ static opara_cuda_load_status opara__cuda_cudnn_probe(opara_cuda_cudnn* dnn, cha
                         "cudnnCreateConvolutionDescriptor returned %s (%d); cuDNN 9 needs libcudnn_cnn.so.9, "
                         "libcudnn_ops.so.9 and libcudnn_graph.so.9 in %s or on the system loader path",
                         dnn->path, opara_cudnn_status_name(st), (int)st, dir);
-    opara__cuda_dlclose(dnn->library);
+    opara_dl_close(dnn->library);
     memset(dnn, 0, sizeof *dnn);
     return OPARA_CUDA_LOAD_INCOMPLETE;
 }
@@ -2640,7 +2658,7 @@ OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cudnn_load(opara_cuda_cudnn* cu
 /* ---- public: unloading ------------------------------------------------------------------------- */
 
 static void opara__cuda_unload(void* table, size_t table_size, void* library) {
-    if (library) opara__cuda_dlclose(library);
+    if (library) opara_dl_close(library);
     memset(table, 0, table_size);
 }
 
@@ -2652,7 +2670,7 @@ OPARA_CUDA_DEF void opara_cuda_nvrtc_unload(opara_cuda_nvrtc* nvrtc) {
     if (!nvrtc) return;
     builtins = nvrtc->builtins; /* after NVRTC, which may hold its own reference to it */
     opara__cuda_unload(nvrtc, sizeof *nvrtc, nvrtc->library);
-    if (builtins) opara__cuda_dlclose(builtins);
+    if (builtins) opara_dl_close(builtins);
 }
 OPARA_CUDA_DEF void opara_cuda_cublas_unload(opara_cuda_cublas* cublas) {
     if (cublas) opara__cuda_unload(cublas, sizeof *cublas, cublas->library);
@@ -3129,6 +3147,7 @@ OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, co
 /* ==== BEGIN src/opara_thread.c ==== */
 /* Threads, locks, atomics and a monotonic clock over pthreads or Win32. */
 /* #include "opara_internal.h" (inlined above) */
+/* #include "../opara_cuda.h" (inlined above) */
 
 #if defined(_WIN32)
 #  define WIN32_LEAN_AND_MEAN
@@ -3138,9 +3157,6 @@ OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, co
 #  include <string.h>
 #  include <time.h>
 #  include <unistd.h>
-#  if defined(__linux__)
-#    include <dlfcn.h>
-#  endif
 #  if !defined(CLOCK_MONOTONIC)
 #    include <sys/time.h>
 #  endif
@@ -3236,15 +3252,15 @@ OPARA__PRIVATE void opara__thread_join(opara__thread* t) { pthread_join(t->t, NU
 typedef int (*opara__affinity_fn)(int pid, size_t size, unsigned long* mask);
 
 static int opara__affinity(const char* name, unsigned long* mask) {
-    void* self = dlopen(NULL, RTLD_NOW);
-    void* sym = self ? dlsym(self, name) : NULL;
+    void* self = opara_dl_open(NULL, NULL, 0);
+    void* sym = self ? opara_dl_sym(self, name) : NULL;
     opara__affinity_fn fn;
     int r = -1;
     if (sym) {
         memcpy(&fn, &sym, sizeof fn); /* dlsym's void* to a function pointer, quietly for ISO C */
         r = fn(0, OPARA__CPU_WORDS * sizeof(unsigned long), mask);
     }
-    if (self) dlclose(self);
+    opara_dl_close(self);
     return r < 0 ? -1 : 0;
 }
 
@@ -7982,10 +7998,7 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
    during opara runs only, opara__blas_run_enter/leave), or BLIS or MKL set to one thread per call. A
    reference BLAS is refused; the built-in GEMM is used then. */
 /* #include "opara_cpu.h" (inlined above) */
-
-#if !defined(_WIN32)
-#  include <dlfcn.h>
-#endif
+/* #include "../opara_cuda.h" (inlined above) */
 
 /* OpenBLAS's thread count is one process-wide setting, and 0.3.x has no per-call count for sgemm
    (openblas_set_num_threads_local, 0.3.27, sets the same global and returns the old value). Our
@@ -8005,32 +8018,32 @@ typedef struct opara__blas_guard {
 static opara__blas_guard opara__blas_state;
 
 #if defined(_WIN32)
-/* No BLAS is loaded on Windows, so the guard is never used there. */
+/* No BLAS is loaded on Windows (the names below are sonames), so the guard is never used there. */
 static void opara__blas_lock(void) {}
 static void opara__blas_unlock(void) {}
-static void* opara__blas_open(const char* path) { (void)path; return NULL; }
-static void* opara__blas_sym(void* lib, const char* name) { (void)lib; (void)name; return NULL; }
-static void opara__blas_close(void* lib) { (void)lib; }
 #else
 static pthread_mutex_t opara__blas_mutex = PTHREAD_MUTEX_INITIALIZER;
 static void opara__blas_lock(void) { pthread_mutex_lock(&opara__blas_mutex); }
 static void opara__blas_unlock(void) { pthread_mutex_unlock(&opara__blas_mutex); }
-static void* opara__blas_open(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
-static void* opara__blas_sym(void* lib, const char* name) { return dlsym(lib, name); }
-static void opara__blas_close(void* lib) { dlclose(lib); }
+#endif
+
+#if defined(_WIN32)
+static void* opara__blas_open(const char* path) { (void)path; return NULL; }
+#else
+static void* opara__blas_open(const char* path) { return opara_dl_open(path, NULL, 0); }
 #endif
 
 /* Function pointers from dlsym come as void*; memcpy keeps ISO C quiet about the conversion. */
 static void opara__blas_fnptr(void* sym, void* dst, size_t size) { memcpy(dst, &sym, size); }
 
 /* A symbol's presence: identifies which BLAS a library is. */
-static int opara__blas_has(void* lib, const char* name) { return opara__blas_sym(lib, name) != NULL; }
+static int opara__blas_has(void* lib, const char* name) { return opara_dl_sym(lib, name) != NULL; }
 
 /* A thread-count query of BLIS or MKL, or -1 when the library lacks it. BLIS returns dim_t (64 bits in
    its default build, 32 in others): read as int, the low half, which holds any real count either way
    (x86-64 and AArch64 return it in the low half of the same register). */
 static int opara__blas_count(void* lib, const char* name) {
-    void* sym = opara__blas_sym(lib, name);
+    void* sym = opara_dl_sym(lib, name);
     int (*query)(void);
     if (!sym) return -1;
     opara__blas_fnptr(sym, &query, sizeof query);
@@ -8039,8 +8052,8 @@ static int opara__blas_count(void* lib, const char* name) {
 
 /* OpenBLAS: taken with its thread guard (opara__blas_run_enter/leave), which needs both calls. */
 static int opara__blas_take_openblas(opara__blas* blas, void* lib, const char* path, char* why, size_t cap) {
-    void* set_threads = opara__blas_sym(lib, "openblas_set_num_threads");
-    void* get_threads = opara__blas_sym(lib, "openblas_get_num_threads");
+    void* set_threads = opara_dl_sym(lib, "openblas_set_num_threads");
+    void* get_threads = opara_dl_sym(lib, "openblas_get_num_threads");
     if (!set_threads || !get_threads) {
         opara__format(why, cap, "OpenBLAS without openblas_set_num_threads/openblas_get_num_threads");
         return 0;
@@ -8134,7 +8147,7 @@ OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* 
     if (tried && tried_cap) tried[0] = 0;
     for (i = 0; i < n_paths; ++i) {
         void* lib = opara__blas_open(paths[i]);
-        void* sgemm = lib ? opara__blas_sym(lib, "cblas_sgemm") : NULL;
+        void* sgemm = lib ? opara_dl_sym(lib, "cblas_sgemm") : NULL;
         char why[160] = "";
         int taken = sgemm && opara__blas_take(blas, lib, paths[i], why, sizeof why);
         if (!lib) opara__format(why, sizeof why, "not found");
@@ -8149,9 +8162,9 @@ OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* 
             break;
         }
         if (sgemm && n_refused < OPARA__ARRAY_COUNT(refused)) refused[n_refused++] = lib;
-        else if (lib) opara__blas_close(lib);
+        else opara_dl_close(lib);
     }
-    while (n_refused > 0) opara__blas_close(refused[--n_refused]);
+    while (n_refused > 0) opara_dl_close(refused[--n_refused]);
     if (!blas->sgemm) {
         blas->set_threads = NULL;
         blas->get_threads = NULL;
@@ -8169,7 +8182,7 @@ OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* t
 }
 
 OPARA__PRIVATE void opara__blas_unload(opara__blas* blas) {
-    if (blas->lib) opara__blas_close(blas->lib);
+    opara_dl_close(blas->lib);
     memset(blas, 0, sizeof *blas);
 }
 
@@ -32753,10 +32766,6 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
 /* #include "opara_model.h" (inlined above) */
 /* #include "opara_backend_cuda.h" (inlined above) */
 /* #include "opara_export.h" (inlined above) */
-
-#if !defined(_WIN32)
-#  include <dlfcn.h>
-#endif
 
 struct opara_session {
     opara_runtime* rt;

@@ -5,10 +5,6 @@
 #include "opara_backend_cuda.h"
 #include "opara_export.h"
 
-#if !defined(_WIN32)
-#  include <dlfcn.h>
-#endif
-
 struct opara_session {
     opara_runtime* rt;
     const opara_model* model;   /* retained: the model outlives the session (opara_model_destroy only drops the caller's reference) */
