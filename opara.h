@@ -37,8 +37,11 @@
    Every fallible call returns an opara_result: OPARA_OK (0) or a negative code grouped by area
    (-1.. general, -100.. model format, -200.. ONNX import, -300.. planning, -400.. backends).
    opara_result_string() names any code. The object the call worked on keeps a detail string
-   (opara_runtime_last_error) that says what was wrong and where. Malformed input never
-   aborts: it returns an error.
+   that says what was wrong and where: the runtime (opara_runtime_last_error) for loading models
+   and creating builders and sessions (the object does not exist then), the builder
+   (opara_builder_last_error) and the session (opara_session_last_error) for calls on them. A
+   session's failures never touch the runtime's detail, so sessions may fail on other threads.
+   Models are immutable and keep none. Malformed input never aborts: it returns an error.
 
    MEMORY AND LOGGING
    All allocations go through the opara_allocator of the runtime desc (zero = OPARA_MALLOC).
@@ -234,7 +237,9 @@ typedef struct opara_runtime_desc {
 /* desc may be NULL for defaults. On failure *out is NULL. */
 OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara_runtime** out);
 OPARADEF void opara_runtime_destroy(opara_runtime* runtime);
-/* Detail of the last failing call made through this runtime ("" if none). Valid until the next call. */
+/* Detail of the last failing call made on this runtime ("" if none): a model load (.opara or ONNX), a
+   builder creation, a session creation (the AUTO backend's fallback included). Calls on a builder or
+   a session report to that object and leave this one as it was. Valid until the runtime's next call. */
 OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
 
 /* ---- models ------------------------------------------------------------------------------------
@@ -242,7 +247,9 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
    graph inputs and outputs, and the constant weights. Loading validates everything (offsets,
    sizes, indices, enums, data types against shapes, alignment, names, acyclicity, attribute
    types, data types and shapes through the graph) and fails with a specific code and a
-   detail string (opara_runtime_last_error) naming what is wrong and where. */
+   detail string (opara_runtime_last_error: the model does not exist then) naming what is wrong
+   and where. A loaded model is immutable and shared across threads, so it keeps no detail of its
+   own: its queries fail with a code only (NULL or an index out of range). */
 typedef struct opara_model opara_model;
 
 /* In opara_tensor_info.dims (and builder dims): the symbolic batch dimension. */
@@ -305,7 +312,10 @@ OPARADEF opara_result opara_model_get_stats(const opara_model* model, opara_mode
 /* ---- building models in C --------------------------------------------------------------------
    Add inputs, constants, nodes and outputs by name in any order, then finish (which validates
    like the loader) or save. Errors are sticky: the first failing call's code is returned again
-   by finish/save, so checking only those is enough. Node inputs may name tensors defined later. */
+   by finish/save (with its detail), so checking only those is enough. Node inputs may name
+   tensors defined later. A builder reports to itself (opara_builder_last_error), never to the
+   runtime's detail; it logs through the runtime's logger. Use it on the runtime's thread (finish
+   and save validate through the runtime). */
 typedef struct opara_builder opara_builder;
 
 typedef enum opara_attr_type {
@@ -333,6 +343,8 @@ typedef struct opara_attr {
 
 OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder** out);
 OPARADEF void opara_builder_destroy(opara_builder* builder);
+/* Detail of the builder's last failing call ("" if none; "" for a NULL builder). */
+OPARADEF const char* opara_builder_last_error(const opara_builder* builder);
 /* dims may hold OPARA_DIM_BATCH; rank 0 is a scalar. */
 OPARADEF opara_result opara_builder_add_input(opara_builder* builder, const char* name, opara_dtype dtype,
                                               int32_t rank, const int64_t* dims);
@@ -535,7 +547,9 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, 
 OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);
 /* Fills up to cap entries (one per node, in launch order); returns the node count. */
 OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
-/* Detail of the session's last failing call ("" if none). */
+/* Detail of the session's last failing call ("" if none): runs (the backend's failures included),
+   queries and writes. A session never writes the runtime's detail, and every backend logs through
+   the session's logger (opara_session_desc.logger, else the runtime's). */
 OPARADEF const char* opara_session_last_error(const opara_session* session);
 #ifndef OPARA_NO_STDIO
 /* The session's plan as Graphviz DOT: ops coloured by stream, data edges solid, event waits dashed. */
@@ -761,9 +775,13 @@ typedef struct opara__errbuf {
 /* Formats the detail of a failure into rt's error buffer, logs it at ERROR and returns code. */
 OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 OPARA__PRIVATE opara_result opara__failv(opara_runtime* rt, opara_result code, const char* fmt, va_list args);
-/* Same, for objects that keep their own error buffer (sessions). */
+/* Same, into buf and logged through logger: for objects that keep their own error buffer (sessions,
+   builders) and for failures of a session's creation, which go to the runtime's buffer but to the
+   session's logger. */
 OPARA__PRIVATE opara_result opara__fail_into(opara__errbuf* buf, const opara_logger* logger, opara_result code,
                                              const char* fmt, va_list args);
+OPARA__PRIVATE opara_result opara__fail_to(opara__errbuf* buf, const opara_logger* logger, opara_result code,
+                                           const char* fmt, ...) OPARA__PRINTF(4, 5);
 OPARA__PRIVATE void opara__log(const opara_logger* logger, opara_log_level level, opara_log_item item,
                                const char* fmt, ...) OPARA__PRINTF(4, 5);
 
@@ -3128,6 +3146,15 @@ OPARA__PRIVATE opara_result opara__fail_into(opara__errbuf* buf, const opara_log
                                              const char* fmt, va_list args) {
     if (vsnprintf(buf->text, sizeof buf->text, fmt, args) < 0) buf->text[0] = 0;
     opara__log(logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL, "%s (%s)", buf->text, opara_result_string(code));
+    return code;
+}
+
+OPARA__PRIVATE opara_result opara__fail_to(opara__errbuf* buf, const opara_logger* logger, opara_result code,
+                                           const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    code = opara__fail_into(buf, logger, code, fmt, args);
+    va_end(args);
     return code;
 }
 
@@ -6959,15 +6986,32 @@ struct opara_builder {
     size_t n_outputs, cap_outputs;
     opara_result error;             /* first failure, returned again by finish/save */
     char error_text[OPARA__DETAIL_MAX];
+    opara__errbuf detail;           /* the last failing call's (opara_builder_last_error) */
 };
 
-/* Records the first failure of the builder (its detail is in the runtime's error buffer). */
-static opara_result opara__bfail(opara_builder* b, opara_result code) {
+/* A failure of a builder call: its detail goes to the builder (logged through the runtime's
+   logger) and the first one is kept, returned again by finish and save. */
+static opara_result opara__bfail(opara_builder* b, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__bfail(opara_builder* b, opara_result code, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    code = opara__fail_into(&b->detail, &b->rt->logger, code, fmt, args);
+    va_end(args);
     if (b->error == OPARA_OK) {
         b->error = code;
-        opara__format(b->error_text, sizeof b->error_text, "%s", b->rt->error.text);
+        opara__format(b->error_text, sizeof b->error_text, "%s", b->detail.text);
     }
     return code;
+}
+
+/* finish and save validate with the loader's checks, which report into the runtime: their detail
+   moves to the builder and the runtime's is put back (saved at the start of the call), so builder
+   calls never change opara_runtime_last_error. */
+static opara_result opara__bcall_end(opara_builder* b, const opara__errbuf* saved, opara_result r) {
+    if (r == OPARA_OK) return r;
+    b->detail = b->rt->error;
+    b->rt->error = *saved;
+    return r;
 }
 
 static const char* opara__bstrdup(opara_builder* b, const char* s) {
@@ -6986,6 +7030,10 @@ OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder
     return OPARA_OK;
 }
 
+OPARADEF const char* opara_builder_last_error(const opara_builder* builder) {
+    return builder ? builder->detail.text : "";
+}
+
 OPARADEF void opara_builder_destroy(opara_builder* builder) {
     opara_runtime* rt;
     if (!builder) return;
@@ -7001,16 +7049,16 @@ static opara_result opara__bshape(opara_builder* b, const char* name, int32_t ra
                                   opara__shape* shape) {
     int32_t k;
     if (rank < 0 || rank > OPARA_MAX_DIMS || (rank > 0 && !dims))
-        return opara__bfail(b, opara__fail(b->rt, rank > OPARA_MAX_DIMS ? OPARA_ERR_LIMIT_EXCEEDED : OPARA_ERR_INVALID_ARGS,
-                                           "tensor '%s': rank %d (0..%d with dims)", name, (int)rank, OPARA_MAX_DIMS));
+        return opara__bfail(b, rank > OPARA_MAX_DIMS ? OPARA_ERR_LIMIT_EXCEEDED : OPARA_ERR_INVALID_ARGS,
+                            "tensor '%s': rank %d (0..%d with dims)", name, (int)rank, OPARA_MAX_DIMS);
     memset(shape, 0, sizeof *shape);
     shape->ndim = rank;
     for (k = 0; k < rank; ++k) {
         if (dims[k] == OPARA_DIM_BATCH && !is_const) shape->dims[k] = OPARA__DIM_BATCH;
         else if (dims[k] >= 0) shape->dims[k] = dims[k];
         else
-            return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "tensor '%s': dimension %d is %lld", name,
-                                               (int)k, (long long)dims[k]));
+            return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "tensor '%s': dimension %d is %lld", name, (int)k,
+                                (long long)dims[k]);
     }
     return OPARA_OK;
 }
@@ -7020,11 +7068,11 @@ static opara_result opara__badd_tensor(opara_builder* b, const char* name, opara
     opara__btensor* t;
     opara__shape shape;
     opara_result r;
-    if (!name || !name[0]) return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name"));
+    if (!name || !name[0]) return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name");
     r = opara__bshape(b, name, rank, dims, kind == OPARA__VALUE_CONST, &shape);
     if (r != OPARA_OK) return r;
     if (opara__grow(b->rt, (void**)&b->tensors, &b->cap_tensors, b->n_tensors + 1, sizeof *b->tensors) != OPARA_OK)
-        return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name));
+        return opara__bfail(b, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name);
     t = &b->tensors[b->n_tensors];
     memset(t, 0, sizeof *t);
     t->name = opara__bstrdup(b, name);
@@ -7038,7 +7086,7 @@ static opara_result opara__badd_tensor(opara_builder* b, const char* name, opara
         t->data = copy;
     }
     if (!t->name || (size && !t->data))
-        return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name));
+        return opara__bfail(b, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name);
     b->n_tensors++;
     return OPARA_OK;
 }
@@ -7053,8 +7101,7 @@ OPARADEF opara_result opara_builder_add_constant(opara_builder* builder, const c
                                                  int32_t rank, const int64_t* dims, const void* data, size_t size) {
     if (!builder) return OPARA_ERR_INVALID_ARGS;
     if (size && !data)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_INVALID_ARGS, "constant '%s': data is NULL",
-                                                 name ? name : ""));
+        return opara__bfail(builder, OPARA_ERR_INVALID_ARGS, "constant '%s': data is NULL", name ? name : "");
     return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_CONST, data, size);
 }
 
@@ -7093,19 +7140,19 @@ static opara_result opara__bcheck_node_args(opara_builder* b, const char* op_typ
     uint32_t i;
     const char* label = name ? name : "";
     if (!op_type || (n_inputs && !inputs) || !n_outputs || !outputs || (n_attrs && !attrs))
-        return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': needs an op type, outputs, and arrays for the counts",
+        return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "node '%s': needs an op type, outputs, and arrays for the counts",
                            label);
     if (n_inputs > OPARA_MAX_NODE_IO || n_outputs > OPARA_MAX_NODE_IO || n_attrs > OPARA_MAX_ATTRS)
-        return opara__fail(b->rt, OPARA_ERR_LIMIT_EXCEEDED, "node '%s': too many inputs, outputs or attributes", label);
+        return opara__bfail(b, OPARA_ERR_LIMIT_EXCEEDED, "node '%s': too many inputs, outputs or attributes", label);
     for (i = 0; i < n_outputs; ++i)
         if (!outputs[i] || !outputs[i][0])
-            return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': output %u has no name", label, i);
+            return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "node '%s': output %u has no name", label, i);
     for (i = 0; i < n_attrs; ++i) {
         const opara_attr* a = &attrs[i];
         int array = a->type == OPARA_ATTR_INTS || a->type == OPARA_ATTR_FLOATS;
         if (!a->name || !a->name[0] || a->type < OPARA_ATTR_INT || a->type > OPARA_ATTR_STRING ||
             (array && a->count && !a->v.ints) || (a->type == OPARA_ATTR_STRING && !a->v.s))
-            return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': attribute %u is malformed", label, i);
+            return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "node '%s': attribute %u is malformed", label, i);
     }
     return OPARA_OK;
 }
@@ -7118,13 +7165,13 @@ OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char*
     opara_result r;
     if (!builder) return OPARA_ERR_INVALID_ARGS;
     r = opara__bcheck_node_args(builder, op_type, name, n_inputs, inputs, n_outputs, outputs, n_attrs, attrs);
-    if (r != OPARA_OK) return opara__bfail(builder, r);
+    if (r != OPARA_OK) return r;
     if (opara__op_from_name(op_type) == OPARA__OP_COUNT)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_UNSUPPORTED_OP,
-                                                 "node '%s': operator '%s' is not supported", name ? name : "", op_type));
+        return opara__bfail(builder, OPARA_ERR_UNSUPPORTED_OP, "node '%s': operator '%s' is not supported",
+                            name ? name : "", op_type);
     if (opara__grow(builder->rt, (void**)&builder->nodes, &builder->cap_nodes, builder->n_nodes + 1, sizeof *builder->nodes) !=
         OPARA_OK)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node"));
+        return opara__bfail(builder, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node");
     n = &builder->nodes[builder->n_nodes];
     memset(n, 0, sizeof *n);
     n->op_type = opara__bstrdup(builder, op_type);
@@ -7135,7 +7182,7 @@ OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char*
     r = n->op_type && n->name && n->inputs && n->outputs && n->attrs ? OPARA_OK : OPARA_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n_attrs && r == OPARA_OK; ++i)
         if (!opara__bcopy_attr(builder, &attrs[i], &n->attrs[i])) r = OPARA_ERR_OUT_OF_MEMORY;
-    if (r != OPARA_OK) return opara__bfail(builder, opara__fail(builder->rt, r, "out of memory adding a node"));
+    if (r != OPARA_OK) return opara__bfail(builder, r, "out of memory adding a node");
     n->n_inputs = n_inputs;
     n->n_outputs = n_outputs;
     n->n_attrs = n_attrs;
@@ -7146,11 +7193,11 @@ OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char*
 OPARADEF opara_result opara_builder_add_output(opara_builder* builder, const char* name) {
     const char* copy;
     if (!builder) return OPARA_ERR_INVALID_ARGS;
-    if (!name || !name[0]) return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_INVALID_ARGS, "output needs a name"));
+    if (!name || !name[0]) return opara__bfail(builder, OPARA_ERR_INVALID_ARGS, "output needs a name");
     copy = opara__bstrdup(builder, name);
     if (!copy || opara__grow(builder->rt, (void**)&builder->outputs, &builder->cap_outputs, builder->n_outputs + 1,
                              sizeof(char*)) != OPARA_OK)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding an output"));
+        return opara__bfail(builder, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding an output");
     builder->outputs[builder->n_outputs++] = copy;
     return OPARA_OK;
 }
@@ -7241,29 +7288,31 @@ static opara_result opara__builder_graph(opara_builder* b, opara__graph* g) {
 
 OPARADEF opara_result opara_builder_finish(opara_builder* builder, opara_model** out) {
     opara__graph g;
+    opara__errbuf saved;
     opara_result r;
     if (!builder || !out) return OPARA_ERR_INVALID_ARGS;
     *out = NULL;
+    saved = builder->rt->error;
     r = opara__builder_graph(builder, &g);
-    if (r != OPARA_OK) {
-        opara__graph_free(&g);
-        return r;
-    }
-    return opara__model_from_graph(builder->rt, &g, out);
+    if (r != OPARA_OK) opara__graph_free(&g);
+    else r = opara__model_from_graph(builder->rt, &g, out);
+    return opara__bcall_end(builder, &saved, r);
 }
 
 OPARADEF opara_result opara_builder_save_memory(opara_builder* builder, void** data, size_t* size) {
     opara__graph g;
     opara__bytes bytes;
+    opara__errbuf saved;
     opara_result r;
     if (!builder || !data || !size) return OPARA_ERR_INVALID_ARGS;
     *data = NULL;
     *size = 0;
+    saved = builder->rt->error;
     r = opara__builder_graph(builder, &g);
     if (r == OPARA_OK) r = opara__graph_validate(&g);
     if (r == OPARA_OK) r = opara__format_write(builder->rt, &g, 0, &bytes);
     opara__graph_free(&g);
-    if (r != OPARA_OK) return r;
+    if (r != OPARA_OK) return opara__bcall_end(builder, &saved, r);
     *data = bytes.data;
     *size = bytes.size;
     return OPARA_OK;
@@ -7279,8 +7328,10 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
     r = opara_builder_save_memory(builder, &data, &size);
     if (r != OPARA_OK) return r;
     f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, size, f) != size) r = opara__fail(builder->rt, OPARA_ERR_IO, "cannot write '%s'", path);
-    if (f && fclose(f) != 0 && r == OPARA_OK) r = opara__fail(builder->rt, OPARA_ERR_IO, "cannot write '%s'", path);
+    if (!f || fwrite(data, 1, size, f) != size)
+        r = opara__fail_to(&builder->detail, &builder->rt->logger, OPARA_ERR_IO, "cannot write '%s'", path);
+    if (f && fclose(f) != 0 && r == OPARA_OK)
+        r = opara__fail_to(&builder->detail, &builder->rt->logger, OPARA_ERR_IO, "cannot write '%s'", path);
     opara_free(builder->rt, data);
     return r;
 }
@@ -28256,6 +28307,8 @@ typedef struct opara__cuda_options {
                                     metric becomes OPARA__METRIC_TIME unless opt.plan sets one */
     const char* cupti_path;      /* NULL: OPARA_CUPTI, else the search list; "none": do not try CUPTI */
     const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler) */
+    opara_logger logger;         /* where the session's messages go, its creation's failures included (the
+                                    session's logger); zero: the runtime's */
 } opara__cuda_options;
 
 typedef struct opara__cuda_session opara__cuda_session;
@@ -28293,6 +28346,8 @@ OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
    when the runtime's CUDA state could not be allocated (not remembered: the next call tries again).
    Used by the AUTO and CUDA backend choice. */
 OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
+/* The logger of a CUDA session made with opt (may be NULL): opt's, else the runtime's. */
+OPARA__PRIVATE const opara_logger* opara__cuda_logger(opara_runtime* rt, const opara__cuda_options* opt);
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
@@ -28433,6 +28488,7 @@ typedef struct opara__cuda_lowering {
     float* aux;
     size_t n_aux, cap_aux;
     int use_cublas;
+    const opara_logger* logger; /* the session's (set by the caller; NULL: the runtime's) */
     int tf32;               /* TF32 allowed in cuDNN convolutions (the caller's precision on cc >= 8.0) */
     /* cuDNN (NULL: every Conv on our kernel): the table and a handle for the heuristics, set by the
        caller; the descriptors of the convolutions lowered to it */
@@ -28559,8 +28615,8 @@ OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k) {
 
 static opara_result opara__cul_lw_fail(opara__cul_lw* w, opara_result code, const char* what) {
     const opara__node* n = &w->g->nodes[w->node];
-    return opara__fail(w->rt, code, "CUDA backend: node %u '%s' (%s): %s", w->node, n->name ? n->name : "",
-                       opara__op_name(n->op), what);
+    return opara__fail_to(&w->rt->error, w->low->logger, code, "CUDA backend: node %u '%s' (%s): %s", w->node,
+                          n->name ? n->name : "", opara__op_name(n->op), what);
 }
 
 /* ---- building launches ------------------------------------------------------------------------- */
@@ -29282,7 +29338,7 @@ static opara_result opara__cul_lower_batch_norm(opara__cul_lw* w) {
     for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
     if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
     folded = (float*)opara__calloc(w->rt, (size_t)(2 * C > 0 ? 2 * C : 1), sizeof(float));
-    if (!folded) return opara__fail(w->rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
+    if (!folded) return opara__fail_to(&w->rt->error, w->low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
     for (c = 0; c < C; ++c) {
         double sc = (double)s[c] / sqrt((double)var[c] + (double)eps);
         folded[c] = (float)sc;
@@ -29372,7 +29428,7 @@ static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, co
 static void opara__cul_cudnn_refused(opara__cul_lw* w, const opara__cudnn_conv* conv) {
     const opara__node* n = &w->g->nodes[w->node];
     w->low->n_dnn_refused++;
-    opara__log(&w->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+    opara__log(w->low->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                "CUDA backend: node %u '%s' (Conv): cuDNN refused it (%s: %s, %d); it runs on opara_conv2d_f32", w->node,
                n->name ? n->name : "", conv->failed_call, opara_cudnn_status_name(conv->status), (int)conv->status);
 }
@@ -29626,15 +29682,17 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     low->tf32 = keep.tf32;
     low->dnn = keep.dnn;
     low->dnn_handle = keep.dnn_handle;
+    low->logger = keep.logger ? keep.logger : &rt->logger;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    if (!low->node_start) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
+    if (!low->node_start) return opara__fail_to(&rt->error, low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
     w.rt = rt, w.g = g, w.shapes = shapes, w.dtypes = dtypes, w.low = low;
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         w.node = i;
         low->node_start[i] = low->n_launches;
         r = opara__cul_lower_node(&w);
         if (r == OPARA_OK) r = opara__cul_check_launches(&w, low->node_start[i]);
-        if (r == OPARA_ERR_OUT_OF_MEMORY) opara__fail(rt, r, "CUDA backend: out of memory while lowering node %u", i);
+        if (r == OPARA_ERR_OUT_OF_MEMORY)
+            opara__fail_to(&rt->error, low->logger, r, "CUDA backend: out of memory while lowering node %u", i);
     }
     low->node_start[g->n_nodes] = low->n_launches;
     if (r != OPARA_OK) opara__cuda_lowering_free(rt, low);
@@ -29987,6 +30045,10 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
     return r;
 }
 
+OPARA__PRIVATE const opara_logger* opara__cuda_logger(opara_runtime* rt, const opara__cuda_options* opt) {
+    return opt && opt->logger.func ? &opt->logger : &rt->logger;
+}
+
 OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
     opara_cuda_driver cu;
     char err[2048];
@@ -30146,13 +30208,16 @@ struct opara__cuda_session {
 
 /* ---- errors ------------------------------------------------------------------------------------ */
 
+/* Every message of the session goes to its logger (the session's; the runtime's when none is given). */
+static const opara_logger* opara__cub_log(const opara__cuda_session* s) { return opara__cuda_logger(s->rt, &s->opt); }
+
 /* A failure of session s: into the runtime's error during creation (the runtime's thread), into the
    session's own afterwards, so runs on other threads never write the runtime. */
 static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
-    code = opara__fail_into(s->err, &s->rt->logger, code, fmt, args);
+    code = opara__fail_into(s->err, opara__cub_log(s), code, fmt, args);
     va_end(args);
     return code;
 }
@@ -30181,7 +30246,7 @@ static void opara__cub_leave(opara__cuda_session* s) {
     opara_CUcontext popped = NULL;
     opara_CUresult r = OPARA__CU(s, cuCtxPopCurrent_v2(&popped));
     if (r != OPARA_CUDA_SUCCESS || popped != s->ctx) /* something between enter and leave unbalanced the stack */
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
                    "CUDA backend: cuCtxPopCurrent returned %s (%d) and %s context", opara_cuda_driver_result_name(&s->cu, r),
                    (int)r, popped == s->ctx ? "the session's" : "another");
 }
@@ -30197,14 +30262,14 @@ static opara_result opara__cub_attach(opara__cuda_session* s) {
     s->dev = att.dev;
     s->ctx = att.ctx;
     s->have_cublas = att.cublas == OPARA_OK; /* cuDNN counts once a handle is made (opara__cub_cuda_cudnn_probe) */
-    opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
+    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
                s->cu.driver_version);
-    if (s->have_cublas) opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
+    if (s->have_cublas) opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
     else if (!s->opt.no_cublas)
-        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", att.why_cublas);
     if (!s->opt.no_cudnn && att.cudnn != OPARA_OK)
-        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", att.why_cudnn);
     return OPARA_OK;
 }
@@ -30296,7 +30361,7 @@ static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc*
         size_t at = 0;
         for (i = 0; i < count && at + 8 < sizeof list; ++i)
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", i ? " " : "", archs[i]);
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC supports no sm_%d (its architectures: %s): compiling PTX for compute_%d", device, list, best);
     }
     return best;
@@ -30331,7 +30396,7 @@ static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, 
         out->cubin = NULL;
     }
     if (real && !out->cubin)
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC gave no cubin (%s, %s, %zu bytes); using its PTX",
                    nv->nvrtcGetCUBIN && nv->nvrtcGetCUBINSize ? "nvrtcGetCUBIN present" : "no nvrtcGetCUBIN in this NVRTC",
                    opara_nvrtc_result_name(r), size);
@@ -30369,7 +30434,7 @@ static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* n
         nv->nvrtcDestroyProgram(&prog);
     }
     if (r != OPARA_NVRTC_SUCCESS)
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC could not compile %s.cu with %s: %s%s; using the embedded PTX", img->file, option,
                    opara_nvrtc_result_name(r), log);
     opara__free(s->rt, src);
@@ -30427,7 +30492,7 @@ static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, con
         }
         if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
         opara__cub_image_name((opara__cub_image_kind)k, arch, "", what, sizeof what);
-        opara__log(&s->rt->logger, k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "CUDA backend: the driver refused %s of %s.cu: %s (%d)%s%s; trying %s", what, img->file,
                    opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log,
                    k == OPARA__CUB_CUBIN && images[OPARA__CUB_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
@@ -30439,7 +30504,7 @@ static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, con
     if (cr == OPARA_CUDA_SUCCESS) return OPARA_OK;
     opara__cub_ptx_target(img, target, sizeof target);
     if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
-    return opara__fail(s->rt, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
+    return opara__cub_fail(s, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
                        target, img->file, opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log);
 }
 
@@ -30467,13 +30532,13 @@ static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
     memset(nv, 0, sizeof *nv);
     if (!s->opt.use_nvrtc) return 0;
     if (opara_cuda_nvrtc_load(nv, s->opt.nvrtc_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC not loaded (%s); using the embedded PTX", err);
         return 0;
     }
     nv->nvrtcVersion(&major, &minor);
     opara__format(s->nvrtc_lib, sizeof s->nvrtc_lib, "NVRTC %d.%d %s", major, minor, nv->path);
-    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
+    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
                minor, nv->path, nv->origin, nv->builtins_path[0] ? nv->builtins_path : "not preloaded");
     return 1;
 }
@@ -30486,7 +30551,7 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     size_t f;
     opara_result r = OPARA_OK;
     if (opara__cub_nvrtc_open(s, &nv) && (arch = opara__cub_nvrtc_arch(s, &nv, &real)) == 0)
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC %s supports no architecture at or below the device's sm_%d%d; using the embedded PTX", nv.path,
                    s->cc_major, s->cc_minor);
     for (f = 0; f < OPARA__CUDA_FILES && r == OPARA_OK; ++f) {
@@ -30495,7 +30560,7 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
         opara__cub_image_kind kind = OPARA__CUB_EMBEDDED;
         memset(&out, 0, sizeof out);
         if (!img) {
-            r = opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
+            r = opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
             break;
         }
         if (nv.library && arch) opara__cub_nvrtc_compile(s, &nv, img, arch, real, &out);
@@ -30510,12 +30575,12 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     s->nvrtc_used = count[OPARA__CUB_CUBIN] + count[OPARA__CUB_NVRTC_PTX] > 0;
     if (!s->nvrtc_used) s->nvrtc_lib[0] = 0;
     opara__cub_describe_kernels(s, count, arch, target);
-    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
+    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
     for (k = 0; k < OPARA__CUK_COUNT; ++k) {
         const char* file = opara__cuda_kernel_file((opara__cuda_kernel)k);
         for (f = 0; f < OPARA__CUDA_FILES && strcmp(file, opara__cuda_files[f]) != 0; ++f) {
         }
-        if (f == OPARA__CUDA_FILES) return opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: no module for %s", file);
+        if (f == OPARA__CUDA_FILES) return opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: no module for %s", file);
         OPARA__CU_TRY(s, cuModuleGetFunction(&s->funcs[k], s->modules[f], opara__cuda_kernel_name((opara__cuda_kernel)k)),
                       "cuModuleGetFunction");
     }
@@ -30531,12 +30596,12 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
     st = s->dnn.cudnnCreate(&s->dnn_probe);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) {
         s->have_cudnn = 1;
-        opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
+        opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
                    s->dnn.cudnnGetVersion());
         return OPARA_OK;
     }
     s->dnn_probe = NULL;
-    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+    opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
     memset(&s->dnn, 0, sizeof s->dnn);
@@ -30736,7 +30801,7 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
         if (s->low.n_meta) memcpy(staging, s->low.meta, s->low.n_meta * sizeof(int32_t));
         if (s->low.n_aux) memcpy(staging + meta_bytes, s->low.aux, s->low.n_aux * sizeof(float));
         r = OPARA__CU(s, cuMemcpyHtoD_v2(s->params, staging, params_bytes)) == OPARA_CUDA_SUCCESS
-                ? OPARA_OK : opara__fail(s->rt, OPARA_ERR_CUDA, "CUDA backend: uploading kernel tables failed");
+                ? OPARA_OK : opara__cub_fail(s, OPARA_ERR_CUDA, "CUDA backend: uploading kernel tables failed");
         opara__free(s->rt, staging);
         if (r != OPARA_OK) return r;
     }
@@ -30788,7 +30853,7 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             if (arg->kind == OPARA__CUARG_TENSOR) {
                 v = opara__cub_value_addr(s, arg->ref);
                 if (v == 0 && s->value_bytes[arg->ref] > 0)
-                    return opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: value %d of node %u has no storage",
+                    return opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: value %d of node %u has no storage",
                                        arg->ref, L->node);
                 if (v) v += arg->raw;
             } else if (arg->kind == OPARA__CUARG_META) {
@@ -30864,7 +30929,7 @@ static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i,
     if (st == OPARA_CUBLAS_STATUS_SUCCESS)
         st = s->cublas.cublasSetMathMode(s->blas[i], s->tf32 ? OPARA_CUBLAS_TF32_TENSOR_OP_MATH : OPARA_CUBLAS_DEFAULT_MATH);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
 }
 
@@ -30879,7 +30944,7 @@ static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) 
     }
     if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
 }
 
@@ -31128,7 +31193,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
             opara__cub_cuda_free_device(s);
             opara__cub_leave(s);
         } else {
-            opara__log(&rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+            opara__log(opara__cub_log(s), OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
                        "CUDA backend: destroying a session: cuCtxPushCurrent failed: %s (%d); its device memory, streams "
                        "and modules stay until the primary context is released",
                        opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
@@ -31194,7 +31259,7 @@ static void opara__cub_describe_libraries(opara__cuda_session* s) {
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
     uint32_t n, calls = 0;
     for (n = 0; n < s->plan->n_nodes; ++n) calls += s->ws_slot[n] != UINT32_MAX;
-    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+    opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
                "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN%s, GEMM on %s, %s; "
                "library workspaces %.2f MiB: %u blocks shared by the %u nodes that need one (arena %.2f MiB, same allocation)",
                s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, s->low.n_conv,
@@ -31213,10 +31278,11 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
     s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
     if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "CUDA backend: TF32 requested, but %s (compute capability %d.%d) has no TF32 tensor cores: exact FP32",
                    s->device_name, s->cc_major, s->cc_minor);
     s->low.use_cublas = s->have_cublas;
+    s->low.logger = opara__cub_log(s);
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
@@ -31238,7 +31304,7 @@ static opara_result opara__cub_cuda_prepare_mode(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_enqueue(s)) != OPARA_OK) return r;
     OPARA__CU_TRY(s, cuStreamSynchronize(s->streams[0]), "warm-up run");
     if (!opara__cub_cuda_capture(s, s->fallback, sizeof s->fallback)) {
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_GRAPH_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_GRAPH_FALLBACK,
                    "CUDA graph %s failed, using eager multi-stream launch: %s",
                    s->opt.mode == OPARA__CUDA_SEQ_GRAPH ? "(sequential)" : "capture", s->fallback);
         if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
@@ -31254,19 +31320,22 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
                                                       const opara__cuda_options* opt, opara__cuda_session** out) {
     opara__cuda_session* s;
     opara_result r;
-    if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
+    const opara_logger* log = opara__cuda_logger(rt, opt);
+    if (!out) return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
-    if (!g || !g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
+    if (!g || !g->finalized)
+        return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
     if (opt && opt->profile) return opara__cuda_profile_create(rt, g, opt, out);
     s = (opara__cuda_session*)opara__calloc(rt, 1, sizeof *s);
-    if (!s) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    if (!s) return opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     s->rt = rt;
     s->g = g;
     s->err = &rt->error;
     if (opt) s->opt = *opt;
     if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
+        opara_precision precision = s->opt.precision;
         opara__free(rt, s);
-        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
+        return opara__fail_to(&rt->error, log, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)precision);
     }
     r = opara__cub_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);
@@ -31745,13 +31814,14 @@ typedef struct opara__cup_run {
     uint8_t* launched;        /* [n_nodes] */
     float* samples;           /* [n_nodes][OPARA__PROFILE_MAX_RUNS] ms per timed pass */
     opara_runtime* rt;
+    const opara_logger* logger; /* the session's */
 } opara__cup_run;
 
 static opara_result opara__cup_hook(void* user, uint32_t node, int after, opara_CUstream stream) {
     opara__cup_run* run = (opara__cup_run*)user;
     opara_CUresult r = run->cu->cuEventRecord(after ? run->end[node] : run->begin[node], stream);
     if (r != OPARA_CUDA_SUCCESS)
-        return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventRecord failed: %s (%d)",
+        return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA, "CUDA profiler: cuEventRecord failed: %s (%d)",
                            opara_cuda_driver_result_name(run->cu, r), (int)r);
     run->launched[node] = 1;
     if (run->cupti) {
@@ -31773,7 +31843,7 @@ static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int
         /* flags 0: timing enabled (the plan's own events disable timing) */
         if (run->cu->cuEventCreate(&run->begin[n], 0) != OPARA_CUDA_SUCCESS ||
             run->cu->cuEventCreate(&run->end[n], 0) != OPARA_CUDA_SUCCESS)
-            return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventCreate failed");
+            return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA, "CUDA profiler: cuEventCreate failed");
     }
     return OPARA_OK;
 }
@@ -31787,7 +31857,7 @@ static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, uint
         if (!run->launched[n]) continue;
         r = run->cu->cuEventElapsedTime_v2(&ms, run->begin[n], run->end[n]);
         if (r != OPARA_CUDA_SUCCESS)
-            return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
+            return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA, "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
                                opara_cuda_driver_result_name(run->cu, r), (int)r);
         run->samples[(size_t)n * OPARA__PROFILE_MAX_RUNS + pass] = ms;
     }
@@ -31867,11 +31937,11 @@ static opara_result opara__cup_passes(opara__cup_run* run, opara__cuda_session* 
     run->cupti = NULL;
     if (r != OPARA_OK) return r;
     if (sum.worst < n_nodes)
-        opara__log(&run->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+        opara__log(run->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
                    "CUDA profiler: %d warm-up + %u timed runs (%.1f ms), per-node median; largest spread %.0f%% at node %u (%s)",
                    OPARA__PROFILE_WARMUP, runs, (double)timed_ns * 1e-6, sum.worst_spread * 100, sum.worst, g->nodes[sum.worst].name);
     if (sum.n_unstable)
-        opara__log(&run->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
+        opara__log(run->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
                    "CUDA profiler: %u node(s) still vary by more than %.0f%% (interquartile range / median) after %u timed "
                    "runs, most node %u (%s) by %.0f%%; the plan uses their medians",
                    sum.n_unstable, OPARA__PROFILE_SPREAD * 100, runs, sum.worst, g->nodes[sum.worst].name, sum.worst_spread * 100);
@@ -31895,6 +31965,7 @@ static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* p
     memset(&run, 0, sizeof run);
     memset(&sink, 0, sizeof sink);
     run.rt = sink.rt = rt;
+    run.logger = opara__cuda_logger(rt, opt);
     run.cu = opara__cuda_session_driver(ps);
     run.begin = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
     run.end = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
@@ -31903,17 +31974,17 @@ static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* p
     library_node = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
     r = run.begin && run.end && run.launched && run.samples && library_node
             ? OPARA_OK
-            : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+            : opara__fail_to(&rt->error, run.logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     for (n = 0; r == OPARA_OK && n < n_nodes; ++n) library_node[n] = rows[n].source == OPARA__CURES_ESTIMATE;
     if (r == OPARA_OK) r = opara__cup_events(&run, n_nodes, 1);
     if (r == OPARA_OK) {
         if ((cupti = opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) != 0) run.cupti = &sink;
-        else opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        else opara__log(run.logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                         "CUPTI not used (%s); library kernels keep the documented launch estimates", why);
         r = opara__cup_passes(&run, ps, g, rows);
     }
     if (r == OPARA_OK && cupti)
-        opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY, "CUPTI: %u kernel records, %u library nodes described",
+        opara__log(run.logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY, "CUPTI: %u kernel records, %u library nodes described",
                    sink.n_kernels, opara__cupti_apply(&sink, library_node, n_nodes, rows));
     opara__cupti_free(&sink);
     if (run.begin && run.end) opara__cup_events(&run, n_nodes, 0);
@@ -31943,10 +32014,10 @@ OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const 
     po.mode = OPARA__CUDA_EAGER;
     po.plan = &pd;
     rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
-    if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    if (!rows) return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     r = opara__cuda_session_create(rt, g, &po, &ps);
     if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
-        opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
+        opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
     else if (r == OPARA_OK) { /* its events and the timing run need its context */
         r = opara__cup_measure(rt, ps, opt, g, rows);
         opara__cuda_session_leave(ps);
@@ -32889,6 +32960,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
     o.profile = d->cuda_profile;
     o.precision = d->precision;
+    o.logger = s->logger;
     /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
        the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
        streams are only edges, so graphs keep the uncapped plan. */

@@ -150,6 +150,8 @@ typedef struct opara__cuda_options {
                                     metric becomes OPARA__METRIC_TIME unless opt.plan sets one */
     const char* cupti_path;      /* NULL: OPARA_CUPTI, else the search list; "none": do not try CUPTI */
     const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler) */
+    opara_logger logger;         /* where the session's messages go, its creation's failures included (the
+                                    session's logger); zero: the runtime's */
 } opara__cuda_options;
 
 typedef struct opara__cuda_session opara__cuda_session;
@@ -187,6 +189,8 @@ OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
    when the runtime's CUDA state could not be allocated (not remembered: the next call tries again).
    Used by the AUTO and CUDA backend choice. */
 OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
+/* The logger of a CUDA session made with opt (may be NULL): opt's, else the runtime's. */
+OPARA__PRIVATE const opara_logger* opara__cuda_logger(opara_runtime* rt, const opara__cuda_options* opt);
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
@@ -327,6 +331,7 @@ typedef struct opara__cuda_lowering {
     float* aux;
     size_t n_aux, cap_aux;
     int use_cublas;
+    const opara_logger* logger; /* the session's (set by the caller; NULL: the runtime's) */
     int tf32;               /* TF32 allowed in cuDNN convolutions (the caller's precision on cc >= 8.0) */
     /* cuDNN (NULL: every Conv on our kernel): the table and a handle for the heuristics, set by the
        caller; the descriptors of the convolutions lowered to it */

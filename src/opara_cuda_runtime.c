@@ -182,6 +182,10 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
     return r;
 }
 
+OPARA__PRIVATE const opara_logger* opara__cuda_logger(opara_runtime* rt, const opara__cuda_options* opt) {
+    return opt && opt->logger.func ? &opt->logger : &rt->logger;
+}
+
 OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
     opara_cuda_driver cu;
     char err[2048];

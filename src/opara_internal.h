@@ -73,9 +73,13 @@ typedef struct opara__errbuf {
 /* Formats the detail of a failure into rt's error buffer, logs it at ERROR and returns code. */
 OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 OPARA__PRIVATE opara_result opara__failv(opara_runtime* rt, opara_result code, const char* fmt, va_list args);
-/* Same, for objects that keep their own error buffer (sessions). */
+/* Same, into buf and logged through logger: for objects that keep their own error buffer (sessions,
+   builders) and for failures of a session's creation, which go to the runtime's buffer but to the
+   session's logger. */
 OPARA__PRIVATE opara_result opara__fail_into(opara__errbuf* buf, const opara_logger* logger, opara_result code,
                                              const char* fmt, va_list args);
+OPARA__PRIVATE opara_result opara__fail_to(opara__errbuf* buf, const opara_logger* logger, opara_result code,
+                                           const char* fmt, ...) OPARA__PRINTF(4, 5);
 OPARA__PRIVATE void opara__log(const opara_logger* logger, opara_log_level level, opara_log_item item,
                                const char* fmt, ...) OPARA__PRINTF(4, 5);
 

@@ -127,6 +127,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     o.batch = d->batch_size > 0 ? d->batch_size : 1;
     o.profile = d->cuda_profile;
     o.precision = d->precision;
+    o.logger = s->logger;
     /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
        the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
        streams are only edges, so graphs keep the uncapped plan. */
