@@ -386,8 +386,9 @@ static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, uint
         if (!run->launched[n]) continue;
         r = run->cu->cuEventElapsedTime_v2(&ms, run->begin[n], run->end[n]);
         if (r != OPARA_CUDA_SUCCESS)
-            return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA, "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
-                               opara_cuda_driver_result_name(run->cu, r), (int)r);
+            return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA,
+                                  "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
+                                  opara_cuda_driver_result_name(run->cu, r), (int)r);
         run->samples[(size_t)n * OPARA__PROFILE_MAX_RUNS + pass] = ms;
     }
     return OPARA_OK;
@@ -513,7 +514,8 @@ static opara_result opara__cup_measure(opara_runtime* rt, opara__cuda_session* p
         r = opara__cup_passes(&run, ps, g, rows);
     }
     if (r == OPARA_OK && cupti)
-        opara__log(run.logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY, "CUPTI: %u kernel records, %u library nodes described",
+        opara__log(run.logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY,
+                   "CUPTI: %u kernel records, %u library nodes described",
                    sink.n_kernels, opara__cupti_apply(&sink, library_node, n_nodes, rows));
     opara__cupti_free(&sink);
     if (run.begin && run.end) opara__cup_events(&run, n_nodes, 0);
@@ -543,7 +545,9 @@ OPARA__PRIVATE opara_result opara__cuda_profile_create(opara_runtime* rt, const 
     po.mode = OPARA__CUDA_EAGER;
     po.plan = &pd;
     rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
-    if (!rows) return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    if (!rows)
+        return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY,
+                              "CUDA profiler: out of host memory");
     r = opara__cuda_session_create(rt, g, &po, &ps);
     if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
         opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
