@@ -470,6 +470,14 @@ static opara_runtime* make_recorded_runtime(log_record* rec) {
     return opara_runtime_create(&rd, &rt) == OPARA_OK ? rt : NULL;
 }
 
+/* A runtime whose logger records into rt_log (zeroed) and the Gemm model; 0 when either fails. */
+static int make_recorded_gemm(log_record* rt_log, opara_runtime** rt, opara_model** m) {
+    memset(rt_log, 0, sizeof *rt_log);
+    *rt = make_recorded_runtime(rt_log);
+    *m = *rt ? build_gemm(*rt) : NULL;
+    return *m != NULL;
+}
+
 static opara_session* make_recorded_cuda_session(opara_runtime* rt, const opara_model* m, log_record* rec, int profile,
                                                  opara_result* r) {
     opara_session_desc d;
@@ -495,14 +503,10 @@ OT_TEST(cuda_logs_go_to_the_sessions_logger) {
     opara_session* ps;
     opara_result r;
     if (!use_emulator()) SKIP("the CUDA emulator is not built (make cudaemu)");
-    memset(&rt_log, 0, sizeof rt_log);
     memset(&s_log, 0, sizeof s_log);
     memset(&p_log, 0, sizeof p_log);
-    rt = make_recorded_runtime(&rt_log);
-    REQUIRE(rt != NULL);
-    m = build_gemm(rt);
-    REQUIRE(m != NULL);
-    rt_log.n = 0;
+    REQUIRE(make_recorded_gemm(&rt_log, &rt, &m));
+    rt_log.n = 0; /* the model's build logged (the runtime's) */
     s = make_recorded_cuda_session(rt, m, &s_log, 0, &r);
     REQUIRE(r == OPARA_OK);
     CHECK(s_log.items[OPARA_LOGITEM_LIBRARY_LOADED] > 0); /* "CUDA driver ...", "CUDA backend: kernels from ..." */
@@ -558,14 +562,10 @@ OT_TEST(threads_failing_cuda_run_reports_to_its_session_not_the_runtime) {
     pthread_t th;
     int i, created = 0, refused = 0;
     if (!use_emulator()) SKIP("the CUDA emulator is not built (make cudaemu)");
-    memset(&rt_log, 0, sizeof rt_log);
     memset(&s_log, 0, sizeof s_log);
     memset(&ok_log, 0, sizeof ok_log);
     memset(&j, 0, sizeof j);
-    rt = make_recorded_runtime(&rt_log);
-    REQUIRE(rt != NULL);
-    m = build_gemm(rt);
-    REQUIRE(m != NULL);
+    REQUIRE(make_recorded_gemm(&rt_log, &rt, &m));
     j.s = make_recorded_cuda_session(rt, m, &s_log, 0, &r);
     REQUIRE(r == OPARA_OK);
     s_log.n = 0;
