@@ -28459,15 +28459,18 @@ OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
    against c's (OPARA_ERR_SHAPE when they disagree). A cuDNN call that fails gives OPARA_ERR_CUDNN
    with out->failed_call and out->status set and nothing logged (the caller decides: the lowering
    falls back to our kernel), except running out of memory (OPARA_ERR_DEVICE_MEMORY or
-   OPARA_ERR_OUT_OF_MEMORY, reported). On failure the caller still calls opara__cudnn_conv_destroy. */
-OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
+   OPARA_ERR_OUT_OF_MEMORY, reported: into the runtime's detail, logged through logger, NULL: the
+   runtime's). On failure the caller still calls opara__cudnn_conv_destroy. */
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_logger* logger,
+                                                      const opara_cuda_cudnn* dnn, const opara__cuda_conv_geom* c,
+                                                      opara__cudnn_conv* out);
 /* The algorithm (cudnnGetConvolutionForwardAlgorithm_v7's first successful one within
    OPARA__CUDNN_WORKSPACE_LIMIT whose math type the precision allows, that math type then set on
    the descriptor; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace size. Never
    cudnnFind*: it allocates and synchronises. Failures as for describe. */
-OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv);
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_logger* logger,
+                                                    const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                    opara__cudnn_conv* conv);
 /* Enqueues the convolution on the handle's stream: y = act(conv(x, w) + bias). */
 OPARA__PRIVATE opara_cudnnStatus_t opara__cudnn_conv_run(const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
                                                         const opara__cudnn_conv* conv, const void* x, const void* w,
@@ -29453,8 +29456,8 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
         return OPARA_ERR_OUT_OF_MEMORY;
     conv = &low->dnn_convs[low->n_dnn_convs];
     c.tf32 = low->tf32;
-    r = opara__cudnn_conv_describe(w->rt, low->dnn, &c, conv);
-    if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->dnn, low->dnn_handle, conv);
+    r = opara__cudnn_conv_describe(w->rt, low->logger, low->dnn, &c, conv);
+    if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->logger, low->dnn, low->dnn_handle, conv);
     if (r == OPARA_ERR_CUDNN) { /* cuDNN refused this one (e.g. a sub-library that fails to load): our kernel */
         opara__cul_cudnn_refused(w, conv);
         r = OPARA_OK;
@@ -29739,34 +29742,38 @@ OPARA__PRIVATE int opara__cudnn_out_of_memory(opara_cudnnStatus_t st) {
 
 /* A failed cuDNN call on conv: out of memory is an error reported here; anything else is cuDNN
    refusing the convolution, kept in conv for the caller (no log, no runtime error). */
-static opara_result opara__dnn_refused(opara_runtime* rt, opara__cudnn_conv* conv, opara_cudnnStatus_t st, const char* what) {
+static opara_result opara__dnn_refused(opara_runtime* rt, const opara_logger* logger, opara__cudnn_conv* conv,
+                                       opara_cudnnStatus_t st, const char* what) {
     conv->failed_call = what;
     conv->status = st;
     if (st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
-        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "cuDNN: %s ran out of host memory: %s (%d)", what,
-                           opara_cudnn_status_name(st), (int)st);
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_OUT_OF_MEMORY, "cuDNN: %s ran out of host memory: %s (%d)",
+                              what, opara_cudnn_status_name(st), (int)st);
     if (opara__cudnn_out_of_memory(st))
-        return opara__fail(rt, OPARA_ERR_DEVICE_MEMORY, "cuDNN: %s ran out of device memory: %s (%d)", what,
-                           opara_cudnn_status_name(st), (int)st);
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_DEVICE_MEMORY, "cuDNN: %s ran out of device memory: %s (%d)",
+                              what, opara_cudnn_status_name(st), (int)st);
     return OPARA_ERR_CUDNN;
 }
 
+/* rt and logger are the enclosing function's */
 #define OPARA__DNN_TRY(rt, conv, call, what)                                                        \
     do {                                                                                            \
         opara_cudnnStatus_t opara__st_ = (call);                                                    \
-        if (opara__st_ != OPARA_CUDNN_STATUS_SUCCESS) return opara__dnn_refused(rt, conv, opara__st_, what); \
+        if (opara__st_ != OPARA_CUDNN_STATUS_SUCCESS) return opara__dnn_refused(rt, logger, conv, opara__st_, what); \
     } while (0)
 
 OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c) {
     return c->ph == c->ph_end && c->pw == c->pw_end && c->group >= 1 && c->C % c->group == 0 && c->K % c->group == 0;
 }
 
-OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out) {
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_logger* session_logger,
+                                                      const opara_cuda_cudnn* dnn, const opara__cuda_conv_geom* c,
+                                                      opara__cudnn_conv* out) {
+    const opara_logger* logger = session_logger ? session_logger : &rt->logger;
     int n = 0, k = 0, h = 0, w = 0;
     memset(out, 0, sizeof *out);
     if (!opara__cudnn_conv_supported(c))
-        return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "cuDNN: asymmetric padding or bad groups");
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_UNSUPPORTED, "cuDNN: asymmetric padding or bad groups");
     OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->x), "cudnnCreateTensorDescriptor");
     OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->y), "cudnnCreateTensorDescriptor");
     OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->bias), "cudnnCreateTensorDescriptor");
@@ -29788,8 +29795,9 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const 
     OPARA__DNN_TRY(rt, out, dnn->cudnnGetConvolution2dForwardOutputDim(out->conv, out->x, out->w, &n, &k, &h, &w),
                    "cudnnGetConvolution2dForwardOutputDim");
     if (n != c->N || k != c->K || h != c->OH || w != c->OW)
-        return opara__fail(rt, OPARA_ERR_SHAPE, "cuDNN computes output [%d, %d, %d, %d] but shape inference [%d, %d, %d, %d]",
-                           n, k, h, w, c->N, c->K, c->OH, c->OW);
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_SHAPE,
+                              "cuDNN computes output [%d, %d, %d, %d] but shape inference [%d, %d, %d, %d]", n, k, h, w, c->N,
+                              c->K, c->OH, c->OW);
     OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->y, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, n, k, h, w),
                    "cudnnSetTensor4dDescriptor (output)");
     OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->bias, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, k, 1, 1),
@@ -29810,8 +29818,10 @@ static int opara__cudnn_math_allowed(opara_cudnnMathType_t m, int tf32) {
     return tf32 && (m == OPARA_CUDNN_DEFAULT_MATH || m == OPARA_CUDNN_TENSOR_OP_MATH);
 }
 
-OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv) {
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_logger* session_logger,
+                                                    const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                    opara__cudnn_conv* conv) {
+    const opara_logger* logger = session_logger ? session_logger : &rt->logger;
     opara_cudnnConvolutionFwdAlgoPerf_t perf[OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0, i;
     if (conv->call != OPARA__CUDNN_BIAS) {
@@ -31523,16 +31533,17 @@ OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, doub
 
 /* ---- static profile ----------------------------------------------------------------------------- */
 
-static opara_result opara__cup_driver_row(opara_runtime* rt, const opara_cuda_driver* cu, opara_CUfunction f,
-                                          const opara__cuda_launch* L, opara__cuda_op_profile* row) {
+static opara_result opara__cup_driver_row(opara_runtime* rt, const opara__cuda_lowering* low, const opara_cuda_driver* cu,
+                                          opara_CUfunction f, const opara__cuda_launch* L, opara__cuda_op_profile* row) {
     int regs = 0, smem = 0, max_threads = 0;
     opara_CUresult r = cu->cuFuncGetAttribute(&regs, OPARA_CU_FUNC_ATTRIBUTE_NUM_REGS, f);
     if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&smem, OPARA_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
     if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&max_threads, OPARA_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
     if (r != OPARA_CUDA_SUCCESS)
-        return opara__fail(rt, OPARA_ERR_CUDA, "CUDA profiler: cuFuncGetAttribute of %s failed: %s (%d)",
-                           opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), opara_cuda_driver_result_name(cu, r),
-                           (int)r);
+        return opara__fail_to(&rt->error, low->logger ? low->logger : &rt->logger, OPARA_ERR_CUDA,
+                              "CUDA profiler: cuFuncGetAttribute of %s failed: %s (%d)",
+                              opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), opara_cuda_driver_result_name(cu, r),
+                              (int)r);
     opara__format(row->kernel, sizeof row->kernel, "%s", opara__cuda_kernel_name((opara__cuda_kernel)L->kernel));
     memcpy(row->grid, L->grid, sizeof row->grid);
     memcpy(row->block, L->block, sizeof row->block);
@@ -31599,7 +31610,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
         memset(row, 0, sizeof *row);
         if (!L) continue;
         if (L->type == OPARA__CULAUNCH_KERNEL) {
-            opara_result r = opara__cup_driver_row(rt, cu, funcs[L->kernel], L, row);
+            opara_result r = opara__cup_driver_row(rt, low, cu, funcs[L->kernel], L, row);
             if (r != OPARA_OK) return r;
         } else if (L->type == OPARA__CULAUNCH_CUBLAS) {
             opara__cup_cublas_row(L, row);

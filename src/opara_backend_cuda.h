@@ -302,15 +302,18 @@ OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
    against c's (OPARA_ERR_SHAPE when they disagree). A cuDNN call that fails gives OPARA_ERR_CUDNN
    with out->failed_call and out->status set and nothing logged (the caller decides: the lowering
    falls back to our kernel), except running out of memory (OPARA_ERR_DEVICE_MEMORY or
-   OPARA_ERR_OUT_OF_MEMORY, reported). On failure the caller still calls opara__cudnn_conv_destroy. */
-OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
+   OPARA_ERR_OUT_OF_MEMORY, reported: into the runtime's detail, logged through logger, NULL: the
+   runtime's). On failure the caller still calls opara__cudnn_conv_destroy. */
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_logger* logger,
+                                                      const opara_cuda_cudnn* dnn, const opara__cuda_conv_geom* c,
+                                                      opara__cudnn_conv* out);
 /* The algorithm (cudnnGetConvolutionForwardAlgorithm_v7's first successful one within
    OPARA__CUDNN_WORKSPACE_LIMIT whose math type the precision allows, that math type then set on
    the descriptor; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace size. Never
    cudnnFind*: it allocates and synchronises. Failures as for describe. */
-OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv);
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_logger* logger,
+                                                    const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                    opara__cudnn_conv* conv);
 /* Enqueues the convolution on the handle's stream: y = act(conv(x, w) + bias). */
 OPARA__PRIVATE opara_cudnnStatus_t opara__cudnn_conv_run(const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
                                                         const opara__cudnn_conv* conv, const void* x, const void* w,

@@ -882,8 +882,8 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
         return OPARA_ERR_OUT_OF_MEMORY;
     conv = &low->dnn_convs[low->n_dnn_convs];
     c.tf32 = low->tf32;
-    r = opara__cudnn_conv_describe(w->rt, low->dnn, &c, conv);
-    if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->dnn, low->dnn_handle, conv);
+    r = opara__cudnn_conv_describe(w->rt, low->logger, low->dnn, &c, conv);
+    if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->logger, low->dnn, low->dnn_handle, conv);
     if (r == OPARA_ERR_CUDNN) { /* cuDNN refused this one (e.g. a sub-library that fails to load): our kernel */
         opara__cul_cudnn_refused(w, conv);
         r = OPARA_OK;
