@@ -51,8 +51,11 @@
    Every fallible call returns an opara_result: OPARA_OK (0) or a negative code grouped by area
    (-1.. general, -100.. model format, -200.. ONNX import, -300.. planning, -400.. backends).
    opara_result_string() names any code. The object the call worked on keeps a detail string
-   (opara_runtime_last_error) that says what was wrong and where. Malformed input never
-   aborts: it returns an error.
+   that says what was wrong and where: the runtime (opara_runtime_last_error) for loading models
+   and creating builders and sessions (the object does not exist then), the builder
+   (opara_builder_last_error) and the session (opara_session_last_error) for calls on them. A
+   session's failures never touch the runtime's detail, so sessions may fail on other threads.
+   Models are immutable and keep none. Malformed input never aborts: it returns an error.
 
    MEMORY AND LOGGING
    All allocations go through the opara_allocator of the runtime desc (zero = OPARA_MALLOC).
@@ -248,7 +251,9 @@ typedef struct opara_runtime_desc {
 /* desc may be NULL for defaults. On failure *out is NULL. */
 OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara_runtime** out);
 OPARADEF void opara_runtime_destroy(opara_runtime* runtime);
-/* Detail of the last failing call made through this runtime ("" if none). Valid until the next call. */
+/* Detail of the last failing call made on this runtime ("" if none): a model load (.opara or ONNX), a
+   builder creation, a session creation (the AUTO backend's fallback included). Calls on a builder or
+   a session report to that object and leave this one as it was. Valid until the runtime's next call. */
 OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
 
 /* ---- models ------------------------------------------------------------------------------------
@@ -256,7 +261,9 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
    graph inputs and outputs, and the constant weights. Loading validates everything (offsets,
    sizes, indices, enums, data types against shapes, alignment, names, acyclicity, attribute
    types, data types and shapes through the graph) and fails with a specific code and a
-   detail string (opara_runtime_last_error) naming what is wrong and where. */
+   detail string (opara_runtime_last_error: the model does not exist then) naming what is wrong
+   and where. A loaded model is immutable and shared across threads, so it keeps no detail of its
+   own: its queries fail with a code only (NULL or an index out of range). */
 typedef struct opara_model opara_model;
 
 /* In opara_tensor_info.dims (and builder dims): the symbolic batch dimension. */
@@ -319,7 +326,10 @@ OPARADEF opara_result opara_model_get_stats(const opara_model* model, opara_mode
 /* ---- building models in C --------------------------------------------------------------------
    Add inputs, constants, nodes and outputs by name in any order, then finish (which validates
    like the loader) or save. Errors are sticky: the first failing call's code is returned again
-   by finish/save, so checking only those is enough. Node inputs may name tensors defined later. */
+   by finish/save (with its detail), so checking only those is enough. Node inputs may name
+   tensors defined later. A builder reports to itself (opara_builder_last_error), never to the
+   runtime's detail; it logs through the runtime's logger. Use it on the runtime's thread (finish
+   and save validate through the runtime). */
 typedef struct opara_builder opara_builder;
 
 typedef enum opara_attr_type {
@@ -347,6 +357,8 @@ typedef struct opara_attr {
 
 OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder** out);
 OPARADEF void opara_builder_destroy(opara_builder* builder);
+/* Detail of the builder's last failing call ("" if none; "" for a NULL builder). */
+OPARADEF const char* opara_builder_last_error(const opara_builder* builder);
 /* dims may hold OPARA_DIM_BATCH; rank 0 is a scalar. */
 OPARADEF opara_result opara_builder_add_input(opara_builder* builder, const char* name, opara_dtype dtype,
                                               int32_t rank, const int64_t* dims);
@@ -549,7 +561,9 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, 
 OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);
 /* Fills up to cap entries (one per node, in launch order); returns the node count. */
 OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
-/* Detail of the session's last failing call ("" if none). */
+/* Detail of the session's last failing call ("" if none): runs (the backend's failures included),
+   queries and writes. A session never writes the runtime's detail, and every backend logs through
+   the session's logger (opara_session_desc.logger, else the runtime's). */
 OPARADEF const char* opara_session_last_error(const opara_session* session);
 #ifndef OPARA_NO_STDIO
 /* The session's plan as Graphviz DOT: ops coloured by stream, data edges solid, event waits dashed. */
@@ -735,6 +749,19 @@ OPARADEF void opara_sim_trace_write(const opara_sim_result* result, const char* 
 #    define OPARA__PRIVATE
 #  endif
 #endif
+/* A private function the library itself never calls: tests and tools reach it through the
+   implementation. It keeps the unused attribute so that the dead-code build of the compile matrix
+   (OPARA__PRIVATE defined as plain `static`, -Wunused-function -Werror) fails on every other
+   private function that nothing calls. */
+#ifndef OPARA__PRIVATE_TOOL
+#  if defined(OPARA__AMALGAMATED)
+#    define OPARA__PRIVATE_TOOL static OPARA__UNUSED
+#  elif defined(__GNUC__) && !defined(_WIN32)
+#    define OPARA__PRIVATE_TOOL __attribute__((visibility("hidden")))
+#  else
+#    define OPARA__PRIVATE_TOOL
+#  endif
+#endif
 
 #if defined(OPARA_MALLOC) != defined(OPARA_FREE)
 #  error "define OPARA_MALLOC and OPARA_FREE together, or neither"
@@ -762,9 +789,13 @@ typedef struct opara__errbuf {
 /* Formats the detail of a failure into rt's error buffer, logs it at ERROR and returns code. */
 OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 OPARA__PRIVATE opara_result opara__failv(opara_runtime* rt, opara_result code, const char* fmt, va_list args);
-/* Same, for objects that keep their own error buffer (sessions). */
+/* Same, into buf and logged through logger: for objects that keep their own error buffer (sessions,
+   builders) and for failures of a session's creation, which go to the runtime's buffer but to the
+   session's logger. */
 OPARA__PRIVATE opara_result opara__fail_into(opara__errbuf* buf, const opara_logger* logger, opara_result code,
                                              const char* fmt, va_list args);
+OPARA__PRIVATE opara_result opara__fail_to(opara__errbuf* buf, const opara_logger* logger, opara_result code,
+                                           const char* fmt, ...) OPARA__PRINTF(4, 5);
 OPARA__PRIVATE void opara__log(const opara_logger* logger, opara_log_level level, opara_log_item item,
                                const char* fmt, ...) OPARA__PRINTF(4, 5);
 
@@ -778,7 +809,6 @@ OPARA__PRIVATE void* opara__calloc(opara_runtime* rt, size_t count, size_t size)
 OPARA__PRIVATE void opara__free(opara_runtime* rt, void* ptr);
 /* Grows *items (element size elem) to hold at least need elements; doubles capacity. */
 OPARA__PRIVATE opara_result opara__grow(opara_runtime* rt, void** items, size_t* capacity, size_t need, size_t elem);
-OPARA__PRIVATE char* opara__strdup(opara_runtime* rt, const char* s);
 
 /* ---- checked arithmetic ---------------------------------------------------------------------- */
 
@@ -958,7 +988,7 @@ struct opara_runtime {
 #endif
 
 #ifndef OPARA_CUDA_DEF
-#  if defined(OPARA_CUDA_STATIC) || (defined(OPARA__AMALGAMATED) && !defined(OPARA_NO_CUDA))
+#  if defined(OPARA_CUDA_STATIC) || defined(OPARA__AMALGAMATED)
 #    define OPARA_CUDA_DEF static OPARA__CUDA_UNUSED
 #  else
 #    define OPARA_CUDA_DEF extern
@@ -1755,6 +1785,20 @@ OPARA_CUDA_DEF const char* opara_cudnn_status_name(opara_cudnnStatus_t status); 
 /* The driver's own cuGetErrorName when the table is loaded and it answers, else opara_cuda_result_name. */
 OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver* cu, opara_CUresult result);
 
+/* ---- dynamic libraries ------------------------------------------------------------------------
+   The one layer through which this header opens libraries; opara.h uses it too (its BLAS and the
+   CPU-affinity calls), so it stays when opara.h is built without CUDA. POSIX: dlopen (RTLD_NOW |
+   RTLD_LOCAL), dlsym, dlclose. Windows: LoadLibraryA (an absolute path: LoadLibraryExA, which looks
+   for the DLLs it imports in its own directory first), GetProcAddress, FreeLibrary. */
+/* Opens a library by path or name. NULL opens the program itself with what it has loaded (POSIX;
+   NULL on Windows). On failure returns NULL and, when err is given, the system's reason in it
+   (POSIX: dlerror without the leading "<path>: ", which the caller names anyway). */
+OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size);
+/* The address of an exported symbol, NULL when the library has none. */
+OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name);
+/* Closes what opara_dl_open opened (NULL is ignored). */
+OPARA_CUDA_DEF void opara_dl_close(void* library);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1765,8 +1809,9 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 /* Implementation                                                                                 */
 /* ============================================================================================== */
 
-#if defined(OPARA__AMALGAMATED) && defined(OPARA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION) && \
-    !defined(OPARA_NO_CUDA) /* the loader goes with the CUDA backend */
+/* In opara.h also with OPARA_NO_CUDA: its BLAS and CPU-affinity calls use the dynamic-library layer,
+   which lives here (unused loader functions are static and cost nothing but compile time). */
+#if defined(OPARA__AMALGAMATED) && defined(OPARA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION)
 #  define OPARA_CUDA_IMPLEMENTATION
 #endif
 
@@ -1808,20 +1853,25 @@ typedef char opara__cuda_fnptr_size_check[sizeof(void*) == sizeof(opara_PFN_cuIn
 static int opara__cuda_absolute(const char* p) {
     return (p[0] && p[1] == ':') || (p[0] == '\\' && p[1] == '\\');
 }
-static void* opara__cuda_dlopen(const char* path) {
+OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
+    HMODULE library = NULL;
     /* An absolute path: the DLLs it imports are looked for in its own directory first. */
-    if (opara__cuda_absolute(path)) return (void*)LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
-    return (void*)LoadLibraryA(path);
+    if (!path) {
+        if (err && err_size) snprintf(err, err_size, "no handle for the program itself on Windows");
+        return NULL;
+    }
+    library = opara__cuda_absolute(path) ? LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryA(path);
+    if (!library && err && err_size) snprintf(err, err_size, "LoadLibrary error %lu", (unsigned long)GetLastError());
+    return (void*)library;
 }
-static void* opara__cuda_dlsym(void* library, const char* name) {
+OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name) {
     FARPROC proc = GetProcAddress((HMODULE)library, name);
     void* p;
     memcpy(&p, &proc, sizeof p);
     return p;
 }
-static void opara__cuda_dlclose(void* library) { FreeLibrary((HMODULE)library); }
-static void opara__cuda_dlerror(char* buf, size_t size) {
-    snprintf(buf, size, "LoadLibrary error %lu", (unsigned long)GetLastError());
+OPARA_CUDA_DEF void opara_dl_close(void* library) {
+    if (library) FreeLibrary((HMODULE)library);
 }
 static int opara__cuda_is_file(const char* p) {
     DWORD a = GetFileAttributesA(p);
@@ -1848,12 +1898,24 @@ static int opara__cuda_mapped_path(void* library, const char* symbol, char* out,
 #  define OPARA__CUDA_LIST_SEP ':'
 #  define OPARA__CUDA_DIR_SEP "/"
 static int opara__cuda_absolute(const char* p) { return p[0] == '/'; }
-static void* opara__cuda_dlopen(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
-static void* opara__cuda_dlsym(void* library, const char* name) { return dlsym(library, name); }
-static void opara__cuda_dlclose(void* library) { dlclose(library); }
-static void opara__cuda_dlerror(char* buf, size_t size) {
-    const char* why = dlerror();
-    snprintf(buf, size, "%s", why ? why : "unknown dlopen error");
+/* dlerror() says "<what was opened>: <reason>"; the caller's message names the file already. */
+static void opara__cuda_strip_name(char* why, const char* name) {
+    size_t len = strlen(name);
+    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
+        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
+}
+OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
+    void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library && err && err_size) {
+        const char* why = dlerror();
+        snprintf(err, err_size, "%s", why ? why : "unknown dlopen error");
+        if (path) opara__cuda_strip_name(err, path);
+    }
+    return library;
+}
+OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name) { return dlsym(library, name); }
+OPARA_CUDA_DEF void opara_dl_close(void* library) {
+    if (library) dlclose(library);
 }
 static int opara__cuda_is_file(const char* p) {
     struct stat st;
@@ -1887,14 +1949,14 @@ typedef struct opara__cuda_phdr_info {
 typedef int (*opara__cuda_phdr_callback)(opara__cuda_phdr_info* info, size_t size, void* data);
 typedef int (*opara__cuda_iterate_phdr_fn)(opara__cuda_phdr_callback callback, void* data);
 static void opara__cuda_iterate_phdr(opara__cuda_phdr_callback callback, void* data) {
-    void* self = dlopen(NULL, RTLD_NOW);
-    void* sym = self ? dlsym(self, "dl_iterate_phdr") : NULL;
+    void* self = opara_dl_open(NULL, NULL, 0);
+    void* sym = self ? opara_dl_sym(self, "dl_iterate_phdr") : NULL;
     opara__cuda_iterate_phdr_fn iterate;
     if (sym) {
         memcpy(&iterate, &sym, sizeof iterate);
         iterate(callback, data);
     }
-    if (self) dlclose(self);
+    opara_dl_close(self);
 }
 typedef struct opara__cuda_phdr_query {
     uintptr_t addr; /* an address inside the library */
@@ -1924,7 +1986,7 @@ static int opara__cuda_phdr_find(opara__cuda_phdr_info* info, size_t size, void*
 static int opara__cuda_mapped_path(void* library, const char* symbol, char* out, size_t size) {
 #  ifdef OPARA__CUDA_HAVE_PHDR
     opara__cuda_phdr_query q;
-    void* sym = symbol ? dlsym(library, symbol) : NULL;
+    void* sym = symbol ? opara_dl_sym(library, symbol) : NULL;
     if (!sym) return 0;
     q.addr = (uintptr_t)sym;
     q.out = out;
@@ -2033,13 +2095,6 @@ static void opara__cuda_copy_path(char* dst, const char* src) {
     snprintf(dst, OPARA_CUDA_PATH_MAX, "%.*s", OPARA_CUDA_PATH_MAX - 1, src); /* a longer path is cut */
 }
 
-/* dlerror() says "<what was opened>: <reason>"; the message names the file already. */
-static void opara__cuda_strip_name(char* why, const char* name) {
-    size_t len = strlen(name);
-    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
-        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
-}
-
 /* One search for a library: where it is, how it was found, and what the failure message says. */
 #define OPARA__CUDA_MAX_SEEN 48 /* directories searched at most */
 #define OPARA__CUDA_LISTED 10   /* directories the message lists by name */
@@ -2069,14 +2124,12 @@ static int opara__cuda_join(char* out, const char* dir, const char* name) {
 static int opara__cuda_try_file(opara__cuda_search* s, const char* path, const char* why) {
     char reason[512];
     if (!opara__cuda_is_file(path)) return 0;
-    s->library = opara__cuda_dlopen(path);
+    s->library = opara_dl_open(path, reason, sizeof reason);
     if (s->library) {
         opara__cuda_copy_path(s->loaded, path);
         snprintf(s->origin, OPARA_CUDA_ORIGIN_MAX, "in a directory from %s", why);
         return 1;
     }
-    opara__cuda_dlerror(reason, sizeof reason);
-    opara__cuda_strip_name(reason, path);
     if (s->broken++ < 2)
         opara__cuda_appendf(s->broken_why, sizeof s->broken_why, "%s%s (%s)", s->broken > 1 ? "; " : "", path, reason);
     return 0;
@@ -2338,9 +2391,7 @@ static const char* opara__cuda_try_names(const opara__cuda_spec* spec, void** li
     size_t i, n = spec->name_count < OPARA__CUDA_MAX_NAMES ? spec->name_count : OPARA__CUDA_MAX_NAMES;
     int same = 1;
     for (i = 0; i < n; ++i) {
-        if ((*library = opara__cuda_dlopen(spec->names[i])) != NULL) return spec->names[i];
-        opara__cuda_dlerror(why[i], sizeof why[i]);
-        opara__cuda_strip_name(why[i], spec->names[i]);
+        if ((*library = opara_dl_open(spec->names[i], why[i], sizeof why[i])) != NULL) return spec->names[i];
         same = same && strcmp(why[i], why[0]) == 0;
     }
     opara__cuda_appendf(err, err_size, "cannot load the %s library: tried", spec->what);
@@ -2363,14 +2414,12 @@ static opara_cuda_load_status opara__cuda_open(const opara__cuda_spec* spec, con
     const char* name;
     opara__cuda_search s;
     if (chosen) {
-        *library = opara__cuda_dlopen(chosen);
+        *library = opara_dl_open(chosen, why, sizeof why);
         if (*library) {
             opara__cuda_copy_path(loaded_path, chosen);
             snprintf(origin, OPARA_CUDA_ORIGIN_MAX, path ? "given by the caller" : "from %s", spec->env_var);
             return OPARA_CUDA_LOAD_OK;
         }
-        opara__cuda_dlerror(why, sizeof why);
-        opara__cuda_strip_name(why, chosen);
         opara__cuda_appendf(err, err_size, "cannot load the %s library: tried \"%s\" (%s%s) (%s)", spec->what, chosen,
                             path ? "given by the caller" : "from ", path ? "" : spec->env_var, why);
         return OPARA_CUDA_LOAD_NOT_FOUND;
@@ -2432,7 +2481,7 @@ static void* opara__cuda_find(const opara__cuda_resolver* r, const char* symbol,
             status != OPARA_CU_GET_PROC_ADDRESS_SUCCESS)
             p = NULL;
     }
-    if (!p) p = opara__cuda_dlsym(r->library, symbol);
+    if (!p) p = opara_dl_sym(r->library, symbol);
     return p;
 }
 
@@ -2477,7 +2526,7 @@ static opara_cuda_load_status opara__cuda_finish(const opara__cuda_spec* spec, v
     const opara__cuda_entry* missing = opara__cuda_resolve(r, spec, table, &missing_count);
     if (!missing) return OPARA_CUDA_LOAD_OK;
     opara__cuda_report_missing(spec, loaded_path, missing, missing_count, r, err, err_size);
-    opara__cuda_dlclose(r->library);
+    opara_dl_close(r->library);
     memset(table, 0, table_size);
     return OPARA_CUDA_LOAD_SYMBOL_MISSING;
 }
@@ -2493,8 +2542,8 @@ static opara_cuda_load_status opara__cuda_invalid(const char* what, char* err, s
 /* cuGetProcAddress_v2 and cuDriverGetVersion come from dlsym; the version decides which ABI
    versions may be asked for (asking above the driver's version is an error). */
 static void opara__cuda_driver_bootstrap(void* library, opara__cuda_resolver* r) {
-    void* get_proc = opara__cuda_dlsym(library, "cuGetProcAddress_v2");
-    void* get_version = opara__cuda_dlsym(library, "cuDriverGetVersion");
+    void* get_proc = opara_dl_sym(library, "cuGetProcAddress_v2");
+    void* get_version = opara_dl_sym(library, "cuDriverGetVersion");
     r->library = library;
     r->get_proc = NULL;
     r->driver_version = 0;
@@ -2523,7 +2572,7 @@ OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_driver_load(opara_cuda_driver* 
         opara__cuda_appendf(err, err_size, "the CUDA driver \"%s\" is version %d.%d; opara needs %d.%d or newer", loaded,
                             r.driver_version / 1000, r.driver_version % 1000 / 10, OPARA_CUDA_MIN_DRIVER_VERSION / 1000,
                             OPARA_CUDA_MIN_DRIVER_VERSION % 1000 / 10);
-        opara__cuda_dlclose(library);
+        opara_dl_close(library);
         return OPARA_CUDA_LOAD_DRIVER_TOO_OLD;
     }
     status = opara__cuda_finish(&opara__cuda_driver_spec, cu, sizeof *cu, &r, loaded, err, err_size);
@@ -2589,7 +2638,7 @@ static void opara__cuda_nvrtc_builtins(opara_cuda_nvrtc* nv) {
     snprintf(name, sizeof name, "libnvrtc-builtins.so.%d.%d", major, minor);
 #endif
     if (!opara__cuda_join(path, dir, name) || !opara__cuda_is_file(path)) return;
-    nv->builtins = opara__cuda_dlopen(path);
+    nv->builtins = opara_dl_open(path, NULL, 0);
     if (nv->builtins) opara__cuda_copy_path(nv->builtins_path, path);
 }
 
@@ -2627,7 +2676,7 @@ static opara_cuda_load_status opara__cuda_cudnn_probe(opara_cuda_cudnn* dnn, cha
                         "cudnnCreateConvolutionDescriptor returned %s (%d); cuDNN 9 needs libcudnn_cnn.so.9, "
                         "libcudnn_ops.so.9 and libcudnn_graph.so.9 in %s or on the system loader path",
                         dnn->path, opara_cudnn_status_name(st), (int)st, dir);
-    opara__cuda_dlclose(dnn->library);
+    opara_dl_close(dnn->library);
     memset(dnn, 0, sizeof *dnn);
     return OPARA_CUDA_LOAD_INCOMPLETE;
 }
@@ -2643,7 +2692,7 @@ OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cudnn_load(opara_cuda_cudnn* cu
 /* ---- public: unloading ------------------------------------------------------------------------- */
 
 static void opara__cuda_unload(void* table, size_t table_size, void* library) {
-    if (library) opara__cuda_dlclose(library);
+    if (library) opara_dl_close(library);
     memset(table, 0, table_size);
 }
 
@@ -2655,7 +2704,7 @@ OPARA_CUDA_DEF void opara_cuda_nvrtc_unload(opara_cuda_nvrtc* nvrtc) {
     if (!nvrtc) return;
     builtins = nvrtc->builtins; /* after NVRTC, which may hold its own reference to it */
     opara__cuda_unload(nvrtc, sizeof *nvrtc, nvrtc->library);
-    if (builtins) opara__cuda_dlclose(builtins);
+    if (builtins) opara_dl_close(builtins);
 }
 OPARA_CUDA_DEF void opara_cuda_cublas_unload(opara_cuda_cublas* cublas) {
     if (cublas) opara__cuda_unload(cublas, sizeof *cublas, cublas->library);
@@ -2945,13 +2994,6 @@ OPARA__PRIVATE opara_result opara__grow(opara_runtime* rt, void** items, size_t*
     return OPARA_OK;
 }
 
-OPARA__PRIVATE char* opara__strdup(opara_runtime* rt, const char* s) {
-    size_t n = strlen(s) + 1;
-    char* copy = (char*)opara__alloc(rt, n);
-    if (copy) memcpy(copy, s, n);
-    return copy;
-}
-
 OPARA__PRIVATE int opara__add_size(size_t a, size_t b, size_t* out) {
     if (a > (size_t)-1 - b) return 0;
     *out = a + b;
@@ -3123,6 +3165,15 @@ OPARA__PRIVATE opara_result opara__fail_into(opara__errbuf* buf, const opara_log
     return code;
 }
 
+OPARA__PRIVATE opara_result opara__fail_to(opara__errbuf* buf, const opara_logger* logger, opara_result code,
+                                           const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    code = opara__fail_into(buf, logger, code, fmt, args);
+    va_end(args);
+    return code;
+}
+
 OPARA__PRIVATE opara_result opara__failv(opara_runtime* rt, opara_result code, const char* fmt, va_list args) {
     if (!rt) return code;
     return opara__fail_into(&rt->error, &rt->logger, code, fmt, args);
@@ -3139,6 +3190,7 @@ OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, co
 /* ==== BEGIN src/opara_thread.c ==== */
 /* Threads, locks, atomics and a monotonic clock over pthreads or Win32. */
 /* #include "opara_internal.h" (inlined above) */
+/* #include "../opara_cuda.h" (inlined above) */
 
 #if defined(_WIN32)
 #  define WIN32_LEAN_AND_MEAN
@@ -3148,9 +3200,6 @@ OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, co
 #  include <string.h>
 #  include <time.h>
 #  include <unistd.h>
-#  if defined(__linux__)
-#    include <dlfcn.h>
-#  endif
 #  if !defined(CLOCK_MONOTONIC)
 #    include <sys/time.h>
 #  endif
@@ -3246,15 +3295,15 @@ OPARA__PRIVATE void opara__thread_join(opara__thread* t) { pthread_join(t->t, NU
 typedef int (*opara__affinity_fn)(int pid, size_t size, unsigned long* mask);
 
 static int opara__affinity(const char* name, unsigned long* mask) {
-    void* self = dlopen(NULL, RTLD_NOW);
-    void* sym = self ? dlsym(self, name) : NULL;
+    void* self = opara_dl_open(NULL, NULL, 0);
+    void* sym = self ? opara_dl_sym(self, name) : NULL;
     opara__affinity_fn fn;
     int r = -1;
     if (sym) {
         memcpy(&fn, &sym, sizeof fn); /* dlsym's void* to a function pointer, quietly for ISO C */
         r = fn(0, OPARA__CPU_WORDS * sizeof(unsigned long), mask);
     }
-    if (self) dlclose(self);
+    opara_dl_close(self);
     return r < 0 ? -1 : 0;
 }
 
@@ -3594,7 +3643,7 @@ OPARA__PRIVATE opara_result opara__graph_insert_node(opara__graph* g, opara__op 
                                                     uint32_t n_inputs, const int32_t* inputs, uint32_t n_outputs,
                                                     const int32_t* outputs, int32_t* index);
 /* The same returning the index or -1 (tests and tools, as opara__graph_add_value). */
-OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
+OPARA__PRIVATE_TOOL int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
                                             const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs);
 OPARA__PRIVATE opara_result opara__node_set_int(opara__graph* g, int32_t node, const char* name, int64_t value);
 OPARA__PRIVATE opara_result opara__node_set_float(opara__graph* g, int32_t node, const char* name, float value);
@@ -3885,7 +3934,7 @@ OPARA__PRIVATE opara_result opara__graph_insert_node(opara__graph* g, opara__op 
     return OPARA_OK;
 }
 
-OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
+OPARA__PRIVATE_TOOL int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
                                             const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs) {
     int32_t index;
     return opara__graph_insert_node(g, op, name, n_inputs, inputs, n_outputs, outputs, &index) == OPARA_OK ? index : -1;
@@ -4305,12 +4354,12 @@ OPARA__PRIVATE void opara__closure_free(opara_runtime* rt, opara__closure* c);
 OPARA__PRIVATE int opara__closure_reaches(const opara__closure* c, uint32_t a, uint32_t b);
 /* One query by depth-first search (no closure needed): 1 if a path leads from node a to node b
    (a != b), 0 if not, negative opara_result on failure. */
-OPARA__PRIVATE int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b);
+OPARA__PRIVATE_TOOL int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b);
 /* Maximum antichain of the DAG (largest set of nodes no two of which are ordered): the
    parallelism available. Exact, by Dilworth's theorem (= minimum chain cover of the closure =
    n - maximum bipartite matching, Hopcroft-Karp). If antichain is not NULL it receives the
    nodes of one maximum antichain (g->n_nodes entries of room), *width their count. */
-OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
+OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
                                                   uint32_t* antichain);
 
 #endif /* OPARA_MODEL_H */
@@ -5348,7 +5397,7 @@ OPARA__PRIVATE int opara__closure_reaches(const opara__closure* c, uint32_t a, u
     return (int)((c->bits[(size_t)a * c->words + b / 64] >> (b % 64)) & 1u);
 }
 
-OPARA__PRIVATE int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b) {
+OPARA__PRIVATE_TOOL int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b) {
     uint32_t *stack, *seen, top = 0, k;
     int found = 0;
     if (!g->finalized) return OPARA_ERR_INVALID_STATE;
@@ -5511,7 +5560,7 @@ static opara_result opara__adjacency_from_closure(opara_runtime* rt, const opara
     return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
+OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
                                                   uint32_t* antichain) {
     opara__closure c;
     opara__matching m;
@@ -7035,15 +7084,32 @@ struct opara_builder {
     size_t n_outputs, cap_outputs;
     opara_result error;             /* first failure, returned again by finish/save */
     char error_text[OPARA__DETAIL_MAX];
+    opara__errbuf detail;           /* the last failing call's (opara_builder_last_error) */
 };
 
-/* Records the first failure of the builder (its detail is in the runtime's error buffer). */
-static opara_result opara__bfail(opara_builder* b, opara_result code) {
+/* A failure of a builder call: its detail goes to the builder (logged through the runtime's
+   logger) and the first one is kept, returned again by finish and save. */
+static opara_result opara__bfail(opara_builder* b, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__bfail(opara_builder* b, opara_result code, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    code = opara__fail_into(&b->detail, &b->rt->logger, code, fmt, args);
+    va_end(args);
     if (b->error == OPARA_OK) {
         b->error = code;
-        opara__format(b->error_text, sizeof b->error_text, "%s", b->rt->error.text);
+        opara__format(b->error_text, sizeof b->error_text, "%s", b->detail.text);
     }
     return code;
+}
+
+/* finish and save validate with the loader's checks, which report into the runtime: their detail
+   moves to the builder and the runtime's is put back (saved at the start of the call), so builder
+   calls never change opara_runtime_last_error. */
+static opara_result opara__bcall_end(opara_builder* b, const opara__errbuf* saved, opara_result r) {
+    if (r == OPARA_OK) return r;
+    b->detail = b->rt->error;
+    b->rt->error = *saved;
+    return r;
 }
 
 static const char* opara__bstrdup(opara_builder* b, const char* s) {
@@ -7062,6 +7128,10 @@ OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder
     return OPARA_OK;
 }
 
+OPARADEF const char* opara_builder_last_error(const opara_builder* builder) {
+    return builder ? builder->detail.text : "";
+}
+
 OPARADEF void opara_builder_destroy(opara_builder* builder) {
     opara_runtime* rt;
     if (!builder) return;
@@ -7077,16 +7147,16 @@ static opara_result opara__bshape(opara_builder* b, const char* name, int32_t ra
                                   opara__shape* shape) {
     int32_t k;
     if (rank < 0 || rank > OPARA_MAX_DIMS || (rank > 0 && !dims))
-        return opara__bfail(b, opara__fail(b->rt, rank > OPARA_MAX_DIMS ? OPARA_ERR_LIMIT_EXCEEDED : OPARA_ERR_INVALID_ARGS,
-                                           "tensor '%s': rank %d (0..%d with dims)", name, (int)rank, OPARA_MAX_DIMS));
+        return opara__bfail(b, rank > OPARA_MAX_DIMS ? OPARA_ERR_LIMIT_EXCEEDED : OPARA_ERR_INVALID_ARGS,
+                            "tensor '%s': rank %d (0..%d with dims)", name, (int)rank, OPARA_MAX_DIMS);
     memset(shape, 0, sizeof *shape);
     shape->ndim = rank;
     for (k = 0; k < rank; ++k) {
         if (dims[k] == OPARA_DIM_BATCH && !is_const) shape->dims[k] = OPARA__DIM_BATCH;
         else if (dims[k] >= 0) shape->dims[k] = dims[k];
         else
-            return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "tensor '%s': dimension %d is %lld", name,
-                                               (int)k, (long long)dims[k]));
+            return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "tensor '%s': dimension %d is %lld", name, (int)k,
+                                (long long)dims[k]);
     }
     return OPARA_OK;
 }
@@ -7096,11 +7166,11 @@ static opara_result opara__badd_tensor(opara_builder* b, const char* name, opara
     opara__btensor* t;
     opara__shape shape;
     opara_result r;
-    if (!name || !name[0]) return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name"));
+    if (!name || !name[0]) return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name");
     r = opara__bshape(b, name, rank, dims, kind == OPARA__VALUE_CONST, &shape);
     if (r != OPARA_OK) return r;
     if (opara__grow(b->rt, (void**)&b->tensors, &b->cap_tensors, b->n_tensors + 1, sizeof *b->tensors) != OPARA_OK)
-        return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name));
+        return opara__bfail(b, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name);
     t = &b->tensors[b->n_tensors];
     memset(t, 0, sizeof *t);
     t->name = opara__bstrdup(b, name);
@@ -7114,7 +7184,7 @@ static opara_result opara__badd_tensor(opara_builder* b, const char* name, opara
         t->data = copy;
     }
     if (!t->name || (size && !t->data))
-        return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name));
+        return opara__bfail(b, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name);
     b->n_tensors++;
     return OPARA_OK;
 }
@@ -7129,8 +7199,7 @@ OPARADEF opara_result opara_builder_add_constant(opara_builder* builder, const c
                                                  int32_t rank, const int64_t* dims, const void* data, size_t size) {
     if (!builder) return OPARA_ERR_INVALID_ARGS;
     if (size && !data)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_INVALID_ARGS, "constant '%s': data is NULL",
-                                                 name ? name : ""));
+        return opara__bfail(builder, OPARA_ERR_INVALID_ARGS, "constant '%s': data is NULL", name ? name : "");
     return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_CONST, data, size);
 }
 
@@ -7169,19 +7238,19 @@ static opara_result opara__bcheck_node_args(opara_builder* b, const char* op_typ
     uint32_t i;
     const char* label = name ? name : "";
     if (!op_type || (n_inputs && !inputs) || !n_outputs || !outputs || (n_attrs && !attrs))
-        return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': needs an op type, outputs, and arrays for the counts",
+        return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "node '%s': needs an op type, outputs, and arrays for the counts",
                            label);
     if (n_inputs > OPARA_MAX_NODE_IO || n_outputs > OPARA_MAX_NODE_IO || n_attrs > OPARA_MAX_ATTRS)
-        return opara__fail(b->rt, OPARA_ERR_LIMIT_EXCEEDED, "node '%s': too many inputs, outputs or attributes", label);
+        return opara__bfail(b, OPARA_ERR_LIMIT_EXCEEDED, "node '%s': too many inputs, outputs or attributes", label);
     for (i = 0; i < n_outputs; ++i)
         if (!outputs[i] || !outputs[i][0])
-            return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': output %u has no name", label, i);
+            return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "node '%s': output %u has no name", label, i);
     for (i = 0; i < n_attrs; ++i) {
         const opara_attr* a = &attrs[i];
         int array = a->type == OPARA_ATTR_INTS || a->type == OPARA_ATTR_FLOATS;
         if (!a->name || !a->name[0] || a->type < OPARA_ATTR_INT || a->type > OPARA_ATTR_STRING ||
             (array && a->count && !a->v.ints) || (a->type == OPARA_ATTR_STRING && !a->v.s))
-            return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': attribute %u is malformed", label, i);
+            return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "node '%s': attribute %u is malformed", label, i);
     }
     return OPARA_OK;
 }
@@ -7194,13 +7263,13 @@ OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char*
     opara_result r;
     if (!builder) return OPARA_ERR_INVALID_ARGS;
     r = opara__bcheck_node_args(builder, op_type, name, n_inputs, inputs, n_outputs, outputs, n_attrs, attrs);
-    if (r != OPARA_OK) return opara__bfail(builder, r);
+    if (r != OPARA_OK) return r;
     if (opara__op_from_name(op_type) == OPARA__OP_COUNT)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_UNSUPPORTED_OP,
-                                                 "node '%s': operator '%s' is not supported", name ? name : "", op_type));
+        return opara__bfail(builder, OPARA_ERR_UNSUPPORTED_OP, "node '%s': operator '%s' is not supported",
+                            name ? name : "", op_type);
     if (opara__grow(builder->rt, (void**)&builder->nodes, &builder->cap_nodes, builder->n_nodes + 1, sizeof *builder->nodes) !=
         OPARA_OK)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node"));
+        return opara__bfail(builder, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node");
     n = &builder->nodes[builder->n_nodes];
     memset(n, 0, sizeof *n);
     n->op_type = opara__bstrdup(builder, op_type);
@@ -7211,7 +7280,7 @@ OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char*
     r = n->op_type && n->name && n->inputs && n->outputs && n->attrs ? OPARA_OK : OPARA_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n_attrs && r == OPARA_OK; ++i)
         if (!opara__bcopy_attr(builder, &attrs[i], &n->attrs[i])) r = OPARA_ERR_OUT_OF_MEMORY;
-    if (r != OPARA_OK) return opara__bfail(builder, opara__fail(builder->rt, r, "out of memory adding a node"));
+    if (r != OPARA_OK) return opara__bfail(builder, r, "out of memory adding a node");
     n->n_inputs = n_inputs;
     n->n_outputs = n_outputs;
     n->n_attrs = n_attrs;
@@ -7222,11 +7291,11 @@ OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char*
 OPARADEF opara_result opara_builder_add_output(opara_builder* builder, const char* name) {
     const char* copy;
     if (!builder) return OPARA_ERR_INVALID_ARGS;
-    if (!name || !name[0]) return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_INVALID_ARGS, "output needs a name"));
+    if (!name || !name[0]) return opara__bfail(builder, OPARA_ERR_INVALID_ARGS, "output needs a name");
     copy = opara__bstrdup(builder, name);
     if (!copy || opara__grow(builder->rt, (void**)&builder->outputs, &builder->cap_outputs, builder->n_outputs + 1,
                              sizeof(char*)) != OPARA_OK)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding an output"));
+        return opara__bfail(builder, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding an output");
     builder->outputs[builder->n_outputs++] = copy;
     return OPARA_OK;
 }
@@ -7317,29 +7386,31 @@ static opara_result opara__builder_graph(opara_builder* b, opara__graph* g) {
 
 OPARADEF opara_result opara_builder_finish(opara_builder* builder, opara_model** out) {
     opara__graph g;
+    opara__errbuf saved;
     opara_result r;
     if (!builder || !out) return OPARA_ERR_INVALID_ARGS;
     *out = NULL;
+    saved = builder->rt->error;
     r = opara__builder_graph(builder, &g);
-    if (r != OPARA_OK) {
-        opara__graph_free(&g);
-        return r;
-    }
-    return opara__model_from_graph(builder->rt, &g, out);
+    if (r != OPARA_OK) opara__graph_free(&g);
+    else r = opara__model_from_graph(builder->rt, &g, out);
+    return opara__bcall_end(builder, &saved, r);
 }
 
 OPARADEF opara_result opara_builder_save_memory(opara_builder* builder, void** data, size_t* size) {
     opara__graph g;
     opara__bytes bytes;
+    opara__errbuf saved;
     opara_result r;
     if (!builder || !data || !size) return OPARA_ERR_INVALID_ARGS;
     *data = NULL;
     *size = 0;
+    saved = builder->rt->error;
     r = opara__builder_graph(builder, &g);
     if (r == OPARA_OK) r = opara__graph_validate(&g);
     if (r == OPARA_OK) r = opara__format_write(builder->rt, &g, 0, &bytes);
     opara__graph_free(&g);
-    if (r != OPARA_OK) return r;
+    if (r != OPARA_OK) return opara__bcall_end(builder, &saved, r);
     *data = bytes.data;
     *size = bytes.size;
     return OPARA_OK;
@@ -7355,8 +7426,10 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
     r = opara_builder_save_memory(builder, &data, &size);
     if (r != OPARA_OK) return r;
     f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, size, f) != size) r = opara__fail(builder->rt, OPARA_ERR_IO, "cannot write '%s'", path);
-    if (f && fclose(f) != 0 && r == OPARA_OK) r = opara__fail(builder->rt, OPARA_ERR_IO, "cannot write '%s'", path);
+    if (!f || fwrite(data, 1, size, f) != size)
+        r = opara__fail_to(&builder->detail, &builder->rt->logger, OPARA_ERR_IO, "cannot write '%s'", path);
+    if (f && fclose(f) != 0 && r == OPARA_OK)
+        r = opara__fail_to(&builder->detail, &builder->rt->logger, OPARA_ERR_IO, "cannot write '%s'", path);
     opara_free(builder->rt, data);
     return r;
 }
@@ -7675,7 +7748,7 @@ OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, cons
    symbolic batch ignores it), value sizes, default descriptors for `dev`, the plan (desc->shapes
    is filled in for the call). shapes_out/descs_out, when not NULL, receive arrays the caller frees
    with opara__free (n_values shapes, n_nodes descriptors). */
-OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
                                              opara__shape** shapes_out, opara__op_desc** descs_out);
 
@@ -7856,14 +7929,11 @@ OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas);
 
 /* Row-major C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C (beta 0: C is not read).
    op(A) = A when trans_a is 0 (A is m x k, row stride lda), else A^T (A is k x m). Uses the
-   BLAS when loaded (and sizes fit an int), else opara__sgemm_builtin with `scratch`
+   BLAS when loaded (and sizes fit an int), else the built-in SGEMM with `scratch`
    (OPARA__GEMM_SCRATCH floats). */
 OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                  float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
                                  float* c, size_t ldc, float* scratch);
-OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
-                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
-                                         size_t ldc, float* scratch);
 
 /* What follows the product, applied once to each output as it is stored (the built-in GEMM's
    micro-kernels do it in registers; with an external BLAS it is a pass over C): a bias per row
@@ -7890,14 +7960,14 @@ OPARA__PRIVATE size_t opara__gemm_packed_floats(size_t k, size_t n, size_t nr);
 OPARA__PRIVATE void opara__gemm_pack_b_all(int trans_b, const float* b, size_t ldb, size_t k, size_t n, size_t nr,
                                            float* dst);
 
-/* opara__sgemm and opara__sgemm_builtin with an epilogue (epi may be NULL) and, for the built-in
+/* opara__sgemm and the built-in SGEMM with an epilogue (epi may be NULL) and, for the built-in
    GEMM, B already packed (packed may be NULL; it is ignored when packed for another width, and b
    must be valid in any case: an external BLAS and the one-row path read it). */
 OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                     float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
                                     float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi,
                                     const opara__gemm_packed* packed);
-OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+OPARA__PRIVATE_TOOL void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                             const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                             size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
 /* The widest vector code this CPU runs, capped by OPARA_CPU_ISA (avx2 or neon: 1, portable: 0): on
@@ -8023,8 +8093,6 @@ OPARA__PRIVATE void opara__winograd_pack(opara__cpu_op* op);
 /* After op's kernel failed in a run: what went wrong, found again single-threaded (kernels only
    return a code); leaves buf untouched when the op has nothing to add. */
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap);
-/* Runs the whole operator on the calling thread. */
-OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch);
 
 /* Shared helpers of the kernel files. */
 OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...)
@@ -8093,10 +8161,7 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
    during opara runs only, opara__blas_run_enter/leave), or BLIS or MKL set to one thread per call. A
    reference BLAS is refused; the built-in GEMM is used then. */
 /* #include "opara_cpu.h" (inlined above) */
-
-#if !defined(_WIN32)
-#  include <dlfcn.h>
-#endif
+/* #include "../opara_cuda.h" (inlined above) */
 
 /* OpenBLAS's thread count is one process-wide setting, and 0.3.x has no per-call count for sgemm
    (openblas_set_num_threads_local, 0.3.27, sets the same global and returns the old value). Our
@@ -8116,32 +8181,32 @@ typedef struct opara__blas_guard {
 static opara__blas_guard opara__blas_state;
 
 #if defined(_WIN32)
-/* No BLAS is loaded on Windows, so the guard is never used there. */
+/* No BLAS is loaded on Windows (the names below are sonames), so the guard is never used there. */
 static void opara__blas_lock(void) {}
 static void opara__blas_unlock(void) {}
-static void* opara__blas_open(const char* path) { (void)path; return NULL; }
-static void* opara__blas_sym(void* lib, const char* name) { (void)lib; (void)name; return NULL; }
-static void opara__blas_close(void* lib) { (void)lib; }
 #else
 static pthread_mutex_t opara__blas_mutex = PTHREAD_MUTEX_INITIALIZER;
 static void opara__blas_lock(void) { pthread_mutex_lock(&opara__blas_mutex); }
 static void opara__blas_unlock(void) { pthread_mutex_unlock(&opara__blas_mutex); }
-static void* opara__blas_open(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
-static void* opara__blas_sym(void* lib, const char* name) { return dlsym(lib, name); }
-static void opara__blas_close(void* lib) { dlclose(lib); }
+#endif
+
+#if defined(_WIN32)
+static void* opara__blas_open(const char* path) { (void)path; return NULL; }
+#else
+static void* opara__blas_open(const char* path) { return opara_dl_open(path, NULL, 0); }
 #endif
 
 /* Function pointers from dlsym come as void*; memcpy keeps ISO C quiet about the conversion. */
 static void opara__blas_fnptr(void* sym, void* dst, size_t size) { memcpy(dst, &sym, size); }
 
 /* A symbol's presence: identifies which BLAS a library is. */
-static int opara__blas_has(void* lib, const char* name) { return opara__blas_sym(lib, name) != NULL; }
+static int opara__blas_has(void* lib, const char* name) { return opara_dl_sym(lib, name) != NULL; }
 
 /* A thread-count query of BLIS or MKL, or -1 when the library lacks it. BLIS returns dim_t (64 bits in
    its default build, 32 in others): read as int, the low half, which holds any real count either way
    (x86-64 and AArch64 return it in the low half of the same register). */
 static int opara__blas_count(void* lib, const char* name) {
-    void* sym = opara__blas_sym(lib, name);
+    void* sym = opara_dl_sym(lib, name);
     int (*query)(void);
     if (!sym) return -1;
     opara__blas_fnptr(sym, &query, sizeof query);
@@ -8150,8 +8215,8 @@ static int opara__blas_count(void* lib, const char* name) {
 
 /* OpenBLAS: taken with its thread guard (opara__blas_run_enter/leave), which needs both calls. */
 static int opara__blas_take_openblas(opara__blas* blas, void* lib, const char* path, char* why, size_t cap) {
-    void* set_threads = opara__blas_sym(lib, "openblas_set_num_threads");
-    void* get_threads = opara__blas_sym(lib, "openblas_get_num_threads");
+    void* set_threads = opara_dl_sym(lib, "openblas_set_num_threads");
+    void* get_threads = opara_dl_sym(lib, "openblas_get_num_threads");
     if (!set_threads || !get_threads) {
         opara__format(why, cap, "OpenBLAS without openblas_set_num_threads/openblas_get_num_threads");
         return 0;
@@ -8245,7 +8310,7 @@ OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* 
     if (tried && tried_cap) tried[0] = 0;
     for (i = 0; i < n_paths; ++i) {
         void* lib = opara__blas_open(paths[i]);
-        void* sgemm = lib ? opara__blas_sym(lib, "cblas_sgemm") : NULL;
+        void* sgemm = lib ? opara_dl_sym(lib, "cblas_sgemm") : NULL;
         char why[160] = "";
         int taken = sgemm && opara__blas_take(blas, lib, paths[i], why, sizeof why);
         if (!lib) opara__format(why, sizeof why, "not found");
@@ -8260,9 +8325,9 @@ OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* 
             break;
         }
         if (sgemm && n_refused < OPARA__ARRAY_COUNT(refused)) refused[n_refused++] = lib;
-        else if (lib) opara__blas_close(lib);
+        else opara_dl_close(lib);
     }
-    while (n_refused > 0) opara__blas_close(refused[--n_refused]);
+    while (n_refused > 0) opara_dl_close(refused[--n_refused]);
     if (!blas->sgemm) {
         blas->set_threads = NULL;
         blas->get_threads = NULL;
@@ -8280,7 +8345,7 @@ OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* t
 }
 
 OPARA__PRIVATE void opara__blas_unload(opara__blas* blas) {
-    if (blas->lib) opara__blas_close(blas->lib);
+    opara_dl_close(blas->lib);
     memset(blas, 0, sizeof *blas);
 }
 
@@ -9317,7 +9382,7 @@ static void opara__sgemm_run(int trans_a, int trans_b, size_t m, size_t n, size_
     }
 }
 
-OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+OPARA__PRIVATE_TOOL void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                             const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                             size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
     opara__sgemm_run(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, epi, NULL);
@@ -9334,12 +9399,6 @@ OPARA__PRIVATE void opara__gemm_pack_b_all(int trans_b, const float* b, size_t l
     size_t np = (n + nr - 1) / nr * nr, pc;
     for (pc = 0; pc < k; pc += OPARA__GEMM_KC)
         opara__gemm_pack_b(trans_b, b, ldb, pc, OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc), 0, n, nr, dst + pc * np);
-}
-
-OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
-                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
-                                         size_t ldc, float* scratch) {
-    opara__sgemm_builtin_ex(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, NULL);
 }
 
 OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
@@ -11301,11 +11360,6 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
         if (opara__cpu_numel(&op->out[k]) > 0) return r;
     op->work_items = 0; /* every output is empty */
     return r;
-}
-
-OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch) {
-    if (!op->work_items) return OPARA_OK;
-    return op->fn(op, 0, op->work_items, scratch);
 }
 /* ==== END src/opara_cpu_kernels.c ==== */
 /* ==== BEGIN src/opara_cpu_conv.c ==== */
@@ -13717,7 +13771,7 @@ OPARA__PRIVATE opara_result opara__plan_create_verified(const opara__graph* g, c
     return opara__plan_create(g, value_bytes, descs, dev, &pd, out);
 }
 
-OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
                                              opara__shape** shapes_out, opara__op_desc** descs_out) {
     opara_runtime* rt = g->rt;
@@ -18819,6 +18873,8 @@ typedef struct opara__cuda_options {
                                     metric becomes OPARA__METRIC_TIME unless opt.plan sets one */
     const char* cupti_path;      /* NULL: OPARA_CUPTI, else the search list; "none": do not try CUPTI */
     const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler) */
+    opara_logger logger;         /* where the session's messages go, its creation's failures included (the
+                                    session's logger); zero: the runtime's */
 } opara__cuda_options;
 
 typedef struct opara__cuda_session opara__cuda_session;
@@ -18861,7 +18917,7 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
 #ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
-OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
+OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
 #endif
 
 /* The backend interface, in three steps the session drives (opara_session.c): open, describe the
@@ -18875,6 +18931,8 @@ typedef struct opara__cuda_shapes {
 } opara__cuda_shapes;
 
 #ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
+/* The logger of a CUDA session made with opt (may be NULL): opt's, else the runtime's. */
+OPARA__PRIVATE const opara_logger* opara__cuda_logger(opara_runtime* rt, const opara__cuda_options* opt);
 /* Opens a session for graph g (finalized; g must outlive the session): attaches to the runtime's
    CUDA state, loads our kernels, lowers every node for the device. On failure everything is
    freed, *out is NULL and the runtime's error says why. What the runtime loaded stays loaded.
@@ -18896,8 +18954,8 @@ OPARA__PRIVATE opara_result opara__cuda_session_prepare(opara__cuda_session* s, 
 /* The three steps as opara_session_create takes them, with shapes inferred for opt->batch and
    planned with opt->plan (profiled first when opt->profile): opara_session.c, for the profiler
    and the tests. */
-OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out);
+OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
+                                                           const opara__cuda_options* opt, opara__cuda_session** out);
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s);
 /* inputs[i]: host data of graph input i (its size from the shapes). The outputs land in the
    session's pinned staging (opara__cuda_session_output); outputs (may be NULL, or NULL entries)
@@ -19003,15 +19061,18 @@ OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
    against c's (OPARA_ERR_SHAPE when they disagree). A cuDNN call that fails gives OPARA_ERR_CUDNN
    with out->failed_call and out->status set and nothing logged (the caller decides: the lowering
    falls back to our kernel), except running out of memory (OPARA_ERR_DEVICE_MEMORY or
-   OPARA_ERR_OUT_OF_MEMORY, reported). On failure the caller still calls opara__cudnn_conv_destroy. */
-OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
+   OPARA_ERR_OUT_OF_MEMORY, reported: into the runtime's detail, logged through logger, NULL: the
+   runtime's). On failure the caller still calls opara__cudnn_conv_destroy. */
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_logger* logger,
+                                                      const opara_cuda_cudnn* dnn, const opara__cuda_conv_geom* c,
+                                                      opara__cudnn_conv* out);
 /* The algorithm (cudnnGetConvolutionForwardAlgorithm_v7's first successful one within
    OPARA__CUDNN_WORKSPACE_LIMIT whose math type the precision allows, that math type then set on
    the descriptor; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace size. Never
    cudnnFind*: it allocates and synchronises. Failures as for describe. */
-OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv);
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_logger* logger,
+                                                    const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                    opara__cudnn_conv* conv);
 /* Enqueues the convolution on the handle's stream: y = act(conv(x, w) + bias). */
 OPARA__PRIVATE opara_cudnnStatus_t opara__cudnn_conv_run(const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
                                                         const opara__cudnn_conv* conv, const void* x, const void* w,
@@ -19032,6 +19093,7 @@ typedef struct opara__cuda_lowering {
     float* aux;
     size_t n_aux, cap_aux;
     int use_cublas;
+    const opara_logger* logger; /* the session's (set by the caller; NULL: the runtime's) */
     int tf32;               /* TF32 allowed in cuDNN convolutions (the caller's precision on cc >= 8.0) */
     /* cuDNN (NULL: every Conv on our kernel): the table and a handle for the heuristics, set by the
        caller; the descriptors of the convolutions lowered to it */
@@ -19166,8 +19228,8 @@ OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k) {
 
 static opara_result opara__cul_lw_fail(opara__cul_lw* w, opara_result code, const char* what) {
     const opara__node* n = &w->g->nodes[w->node];
-    return opara__fail(w->rt, code, "CUDA backend: node %u '%s' (%s): %s", w->node, n->name ? n->name : "",
-                       opara__op_name(n->op), what);
+    return opara__fail_to(&w->rt->error, w->low->logger, code, "CUDA backend: node %u '%s' (%s): %s", w->node,
+                          n->name ? n->name : "", opara__op_name(n->op), what);
 }
 
 /* ---- building launches ------------------------------------------------------------------------- */
@@ -19889,7 +19951,7 @@ static opara_result opara__cul_lower_batch_norm(opara__cul_lw* w) {
     for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
     if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
     folded = (float*)opara__calloc(w->rt, (size_t)(2 * C > 0 ? 2 * C : 1), sizeof(float));
-    if (!folded) return opara__fail(w->rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
+    if (!folded) return opara__fail_to(&w->rt->error, w->low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
     for (c = 0; c < C; ++c) {
         double sc = (double)s[c] / sqrt((double)var[c] + (double)eps);
         folded[c] = (float)sc;
@@ -19979,7 +20041,7 @@ static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, co
 static void opara__cul_cudnn_refused(opara__cul_lw* w, const opara__cudnn_conv* conv) {
     const opara__node* n = &w->g->nodes[w->node];
     w->low->n_dnn_refused++;
-    opara__log(&w->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+    opara__log(w->low->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                "CUDA backend: node %u '%s' (Conv): cuDNN refused it (%s: %s, %d); it runs on opara_conv2d_f32", w->node,
                n->name ? n->name : "", conv->failed_call, opara_cudnn_status_name(conv->status), (int)conv->status);
 }
@@ -20004,8 +20066,8 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
         return OPARA_ERR_OUT_OF_MEMORY;
     conv = &low->dnn_convs[low->n_dnn_convs];
     c.tf32 = low->tf32;
-    r = opara__cudnn_conv_describe(w->rt, low->dnn, &c, conv);
-    if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->dnn, low->dnn_handle, conv);
+    r = opara__cudnn_conv_describe(w->rt, low->logger, low->dnn, &c, conv);
+    if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->logger, low->dnn, low->dnn_handle, conv);
     if (r == OPARA_ERR_CUDNN) { /* cuDNN refused this one (e.g. a sub-library that fails to load): our kernel */
         opara__cul_cudnn_refused(w, conv);
         r = OPARA_OK;
@@ -20234,15 +20296,18 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     low->tf32 = keep.tf32;
     low->dnn = keep.dnn;
     low->dnn_handle = keep.dnn_handle;
+    low->logger = keep.logger ? keep.logger : &rt->logger;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    if (!low->node_start) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
+    if (!low->node_start)
+        return opara__fail_to(&rt->error, low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
     w.rt = rt, w.g = g, w.shapes = shapes, w.dtypes = dtypes, w.low = low;
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         w.node = i;
         low->node_start[i] = low->n_launches;
         r = opara__cul_lower_node(&w);
         if (r == OPARA_OK) r = opara__cul_check_launches(&w, low->node_start[i]);
-        if (r == OPARA_ERR_OUT_OF_MEMORY) opara__fail(rt, r, "CUDA backend: out of memory while lowering node %u", i);
+        if (r == OPARA_ERR_OUT_OF_MEMORY)
+            opara__fail_to(&rt->error, low->logger, r, "CUDA backend: out of memory while lowering node %u", i);
     }
     low->node_start[g->n_nodes] = low->n_launches;
     if (r != OPARA_OK) opara__cuda_lowering_free(rt, low);
@@ -20290,34 +20355,38 @@ OPARA__PRIVATE int opara__cudnn_out_of_memory(opara_cudnnStatus_t st) {
 
 /* A failed cuDNN call on conv: out of memory is an error reported here; anything else is cuDNN
    refusing the convolution, kept in conv for the caller (no log, no runtime error). */
-static opara_result opara__dnn_refused(opara_runtime* rt, opara__cudnn_conv* conv, opara_cudnnStatus_t st, const char* what) {
+static opara_result opara__dnn_refused(opara_runtime* rt, const opara_logger* logger, opara__cudnn_conv* conv,
+                                       opara_cudnnStatus_t st, const char* what) {
     conv->failed_call = what;
     conv->status = st;
     if (st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
-        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "cuDNN: %s ran out of host memory: %s (%d)", what,
-                           opara_cudnn_status_name(st), (int)st);
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_OUT_OF_MEMORY, "cuDNN: %s ran out of host memory: %s (%d)",
+                              what, opara_cudnn_status_name(st), (int)st);
     if (opara__cudnn_out_of_memory(st))
-        return opara__fail(rt, OPARA_ERR_DEVICE_MEMORY, "cuDNN: %s ran out of device memory: %s (%d)", what,
-                           opara_cudnn_status_name(st), (int)st);
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_DEVICE_MEMORY, "cuDNN: %s ran out of device memory: %s (%d)",
+                              what, opara_cudnn_status_name(st), (int)st);
     return OPARA_ERR_CUDNN;
 }
 
+/* rt and logger are the enclosing function's */
 #define OPARA__DNN_TRY(rt, conv, call, what)                                                        \
     do {                                                                                            \
         opara_cudnnStatus_t opara__st_ = (call);                                                    \
-        if (opara__st_ != OPARA_CUDNN_STATUS_SUCCESS) return opara__dnn_refused(rt, conv, opara__st_, what); \
+        if (opara__st_ != OPARA_CUDNN_STATUS_SUCCESS) return opara__dnn_refused(rt, logger, conv, opara__st_, what); \
     } while (0)
 
 OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c) {
     return c->ph == c->ph_end && c->pw == c->pw_end && c->group >= 1 && c->C % c->group == 0 && c->K % c->group == 0;
 }
 
-OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out) {
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_logger* session_logger,
+                                                      const opara_cuda_cudnn* dnn, const opara__cuda_conv_geom* c,
+                                                      opara__cudnn_conv* out) {
+    const opara_logger* logger = session_logger ? session_logger : &rt->logger;
     int n = 0, k = 0, h = 0, w = 0;
     memset(out, 0, sizeof *out);
     if (!opara__cudnn_conv_supported(c))
-        return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "cuDNN: asymmetric padding or bad groups");
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_UNSUPPORTED, "cuDNN: asymmetric padding or bad groups");
     OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->x), "cudnnCreateTensorDescriptor");
     OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->y), "cudnnCreateTensorDescriptor");
     OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->bias), "cudnnCreateTensorDescriptor");
@@ -20339,8 +20408,9 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const 
     OPARA__DNN_TRY(rt, out, dnn->cudnnGetConvolution2dForwardOutputDim(out->conv, out->x, out->w, &n, &k, &h, &w),
                    "cudnnGetConvolution2dForwardOutputDim");
     if (n != c->N || k != c->K || h != c->OH || w != c->OW)
-        return opara__fail(rt, OPARA_ERR_SHAPE, "cuDNN computes output [%d, %d, %d, %d] but shape inference [%d, %d, %d, %d]",
-                           n, k, h, w, c->N, c->K, c->OH, c->OW);
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_SHAPE,
+                              "cuDNN computes output [%d, %d, %d, %d] but shape inference [%d, %d, %d, %d]", n, k, h, w, c->N,
+                              c->K, c->OH, c->OW);
     OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->y, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, n, k, h, w),
                    "cudnnSetTensor4dDescriptor (output)");
     OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->bias, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, k, 1, 1),
@@ -20361,8 +20431,10 @@ static int opara__cudnn_math_allowed(opara_cudnnMathType_t m, int tf32) {
     return tf32 && (m == OPARA_CUDNN_DEFAULT_MATH || m == OPARA_CUDNN_TENSOR_OP_MATH);
 }
 
-OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv) {
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_logger* session_logger,
+                                                    const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                    opara__cudnn_conv* conv) {
+    const opara_logger* logger = session_logger ? session_logger : &rt->logger;
     opara_cudnnConvolutionFwdAlgoPerf_t perf[OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0, i;
     if (conv->call != OPARA__CUDNN_BIAS) {
@@ -20599,7 +20671,11 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
     return r;
 }
 
-OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
+OPARA__PRIVATE const opara_logger* opara__cuda_logger(opara_runtime* rt, const opara__cuda_options* opt) {
+    return opt && opt->logger.func ? &opt->logger : &rt->logger;
+}
+
+OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
     opara_cuda_driver cu;
     char err[2048];
     int count = 0, ok = 0;
@@ -20703,16 +20779,18 @@ OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, doub
 
 /* ---- static profile ----------------------------------------------------------------------------- */
 
-static opara_result opara__resources_driver_row(opara_runtime* rt, const opara_cuda_driver* cu, opara_CUfunction f,
-                                          const opara__cuda_launch* L, opara__cuda_op_profile* row) {
+static opara_result opara__resources_driver_row(opara_runtime* rt, const opara__cuda_lowering* low,
+                                                const opara_cuda_driver* cu, opara_CUfunction f,
+                                                const opara__cuda_launch* L, opara__cuda_op_profile* row) {
     int regs = 0, smem = 0, max_threads = 0;
     opara_CUresult r = cu->cuFuncGetAttribute(&regs, OPARA_CU_FUNC_ATTRIBUTE_NUM_REGS, f);
     if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&smem, OPARA_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
     if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&max_threads, OPARA_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
     if (r != OPARA_CUDA_SUCCESS)
-        return opara__fail(rt, OPARA_ERR_CUDA, "CUDA profiler: cuFuncGetAttribute of %s failed: %s (%d)",
-                           opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), opara_cuda_driver_result_name(cu, r),
-                           (int)r);
+        return opara__fail_to(&rt->error, low->logger ? low->logger : &rt->logger, OPARA_ERR_CUDA,
+                              "CUDA profiler: cuFuncGetAttribute of %s failed: %s (%d)",
+                              opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), opara_cuda_driver_result_name(cu, r),
+                              (int)r);
     opara__format(row->kernel, sizeof row->kernel, "%s", opara__cuda_kernel_name((opara__cuda_kernel)L->kernel));
     memcpy(row->grid, L->grid, sizeof row->grid);
     memcpy(row->block, L->block, sizeof row->block);
@@ -20778,7 +20856,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
         memset(row, 0, sizeof *row);
         if (!L) continue;
         if (L->type == OPARA__CULAUNCH_KERNEL) {
-            opara_result r = opara__resources_driver_row(rt, cu, funcs[L->kernel], L, row);
+            opara_result r = opara__resources_driver_row(rt, low, cu, funcs[L->kernel], L, row);
             if (r != OPARA_OK) return r;
         } else if (L->type == OPARA__CULAUNCH_CUBLAS) {
             opara__resources_cublas_row(L, row);
@@ -20930,13 +21008,16 @@ struct opara__cuda_session {
 
 /* ---- errors ------------------------------------------------------------------------------------ */
 
+/* Every message of the session goes to its logger (the session's; the runtime's when none is given). */
+static const opara_logger* opara__cub_log(const opara__cuda_session* s) { return opara__cuda_logger(s->rt, &s->opt); }
+
 /* A failure of session s: into the runtime's error during creation (the runtime's thread), into the
    session's own afterwards, so runs on other threads never write the runtime. */
 static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
-    code = opara__fail_into(s->err, &s->rt->logger, code, fmt, args);
+    code = opara__fail_into(s->err, opara__cub_log(s), code, fmt, args);
     va_end(args);
     return code;
 }
@@ -20965,7 +21046,7 @@ static void opara__cub_leave(opara__cuda_session* s) {
     opara_CUcontext popped = NULL;
     opara_CUresult r = OPARA__CU(s, cuCtxPopCurrent_v2(&popped));
     if (r != OPARA_CUDA_SUCCESS || popped != s->ctx) /* something between enter and leave unbalanced the stack */
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
                    "CUDA backend: cuCtxPopCurrent returned %s (%d) and %s context", opara_cuda_driver_result_name(&s->cu, r),
                    (int)r, popped == s->ctx ? "the session's" : "another");
 }
@@ -20981,14 +21062,15 @@ static opara_result opara__cub_attach(opara__cuda_session* s) {
     s->dev = att.dev;
     s->ctx = att.ctx;
     s->have_cublas = att.cublas == OPARA_OK; /* cuDNN counts once a handle is made (opara__cub_cuda_cudnn_probe) */
-    opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
+    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
                s->cu.driver_version);
-    if (s->have_cublas) opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
+    if (s->have_cublas)
+        opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
     else if (!s->opt.no_cublas)
-        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", att.why_cublas);
     if (!s->opt.no_cudnn && att.cudnn != OPARA_OK)
-        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", att.why_cudnn);
     return OPARA_OK;
 }
@@ -21079,7 +21161,7 @@ static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc*
         size_t at = 0;
         for (i = 0; i < count && at + 8 < sizeof list; ++i)
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", i ? " " : "", archs[i]);
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC supports no sm_%d (its architectures: %s): compiling PTX for compute_%d", device, list, best);
     }
     return best;
@@ -21114,7 +21196,7 @@ static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, 
         out->cubin = NULL;
     }
     if (real && !out->cubin)
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC gave no cubin (%s, %s, %zu bytes); using its PTX",
                    nv->nvrtcGetCUBIN && nv->nvrtcGetCUBINSize ? "nvrtcGetCUBIN present" : "no nvrtcGetCUBIN in this NVRTC",
                    opara_nvrtc_result_name(r), size);
@@ -21155,7 +21237,7 @@ static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* n
         nv->nvrtcDestroyProgram(&prog);
     }
     if (r != OPARA_NVRTC_SUCCESS)
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC could not compile %s.cu with %s: %s%s; using the embedded PTX", img->file, option,
                    opara_nvrtc_result_name(r), log);
 }
@@ -21206,7 +21288,7 @@ static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, con
         }
         if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
         opara__cub_image_name((opara__cub_image_kind)k, arch, "", what, sizeof what);
-        opara__log(&s->rt->logger, k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "CUDA backend: the driver refused %s of %s.cu: %s (%d)%s%s; trying %s", what, img->file,
                    opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log,
                    k == OPARA__CUB_CUBIN && images[OPARA__CUB_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
@@ -21216,7 +21298,7 @@ static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, con
     if (cr == OPARA_CUDA_SUCCESS) return OPARA_OK;
     opara__cub_ptx_target(img, target, sizeof target);
     if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
-    return opara__fail(s->rt, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
+    return opara__cub_fail(s, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
                        target, img->file, opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log);
 }
 
@@ -21252,13 +21334,13 @@ static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
         return 0;
     }
     if (opara_cuda_nvrtc_load(nv, s->opt.nvrtc_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC not loaded (%s); using the embedded PTX", err);
         return 0;
     }
     nv->nvrtcVersion(&major, &minor);
     opara__format(s->nvrtc_lib, sizeof s->nvrtc_lib, "NVRTC %d.%d %s", major, minor, nv->path);
-    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
+    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
                minor, nv->path, nv->origin, nv->builtins_path[0] ? nv->builtins_path : "not preloaded");
     return 1;
 }
@@ -21271,7 +21353,7 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     size_t f;
     opara_result r = OPARA_OK;
     if (opara__cub_nvrtc_open(s, &nv) && (arch = opara__cub_nvrtc_arch(s, &nv, &real)) == 0)
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC %s supports no architecture at or below the device's sm_%d%d; using the embedded PTX", nv.path,
                    s->cc_major, s->cc_minor);
     for (f = 0; f < OPARA__CUDA_FILES && r == OPARA_OK; ++f) {
@@ -21280,7 +21362,7 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
         opara__cub_image_kind kind = OPARA__CUB_EMBEDDED;
         memset(&out, 0, sizeof out);
         if (!img) {
-            r = opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
+            r = opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
             break;
         }
         if (nv.library && arch) opara__cub_nvrtc_compile(s, &nv, img, arch, real, &out);
@@ -21295,12 +21377,12 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     s->nvrtc_used = count[OPARA__CUB_CUBIN] + count[OPARA__CUB_NVRTC_PTX] > 0;
     if (!s->nvrtc_used) s->nvrtc_lib[0] = 0;
     opara__cub_describe_kernels(s, count, arch, target);
-    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
+    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
     for (k = 0; k < OPARA__CUK_COUNT; ++k) {
         const char* file = opara__cuda_kernel_file((opara__cuda_kernel)k);
         for (f = 0; f < OPARA__CUDA_FILES && strcmp(file, opara__cuda_files[f]) != 0; ++f) {
         }
-        if (f == OPARA__CUDA_FILES) return opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: no module for %s", file);
+        if (f == OPARA__CUDA_FILES) return opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: no module for %s", file);
         OPARA__CU_TRY(s, cuModuleGetFunction(&s->funcs[k], s->modules[f], opara__cuda_kernel_name((opara__cuda_kernel)k)),
                       "cuModuleGetFunction");
     }
@@ -21316,12 +21398,12 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
     st = s->dnn.cudnnCreate(&s->dnn_probe);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) {
         s->have_cudnn = 1;
-        opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
+        opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
                    s->dnn.cudnnGetVersion());
         return OPARA_OK;
     }
     s->dnn_probe = NULL;
-    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+    opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
     memset(&s->dnn, 0, sizeof s->dnn);
@@ -21516,7 +21598,7 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
         if (s->low.n_meta) memcpy(staging, s->low.meta, s->low.n_meta * sizeof(int32_t));
         if (s->low.n_aux) memcpy(staging + meta_bytes, s->low.aux, s->low.n_aux * sizeof(float));
         r = OPARA__CU(s, cuMemcpyHtoD_v2(s->params, staging, params_bytes)) == OPARA_CUDA_SUCCESS
-                ? OPARA_OK : opara__fail(s->rt, OPARA_ERR_CUDA, "CUDA backend: uploading kernel tables failed");
+                ? OPARA_OK : opara__cub_fail(s, OPARA_ERR_CUDA, "CUDA backend: uploading kernel tables failed");
         opara__free(s->rt, staging);
         if (r != OPARA_OK) return r;
     }
@@ -21568,7 +21650,7 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             if (arg->kind == OPARA__CUARG_TENSOR) {
                 v = opara__cub_value_addr(s, arg->ref);
                 if (v == 0 && s->value_bytes[arg->ref] > 0)
-                    return opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: value %d of node %u has no storage",
+                    return opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: value %d of node %u has no storage",
                                        arg->ref, L->node);
                 if (v) v += arg->raw;
             } else if (arg->kind == OPARA__CUARG_META) {
@@ -21644,7 +21726,7 @@ static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i,
     if (st == OPARA_CUBLAS_STATUS_SUCCESS)
         st = s->cublas.cublasSetMathMode(s->blas[i], s->tf32 ? OPARA_CUBLAS_TF32_TENSOR_OP_MATH : OPARA_CUBLAS_DEFAULT_MATH);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
 }
 
@@ -21659,7 +21741,7 @@ static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) 
     }
     if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
 }
 
@@ -21908,7 +21990,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
             opara__cub_cuda_free_device(s);
             opara__cub_leave(s);
         } else {
-            opara__log(&rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+            opara__log(opara__cub_log(s), OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
                        "CUDA backend: destroying a session: cuCtxPushCurrent failed: %s (%d); its device memory, streams "
                        "and modules stay until the primary context is released",
                        opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
@@ -21974,7 +22056,7 @@ static void opara__cub_describe_libraries(opara__cuda_session* s) {
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
     uint32_t n, calls = 0;
     for (n = 0; n < s->plan->n_nodes; ++n) calls += s->ws_slot[n] != UINT32_MAX;
-    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+    opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
                "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN%s, GEMM on %s, %s; "
                "library workspaces %.2f MiB: %u blocks shared by the %u nodes that need one (arena %.2f MiB, same allocation)",
                s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, s->low.n_conv,
@@ -21993,10 +22075,11 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s, const opara__c
     /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
     s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
     if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "CUDA backend: TF32 requested, but %s (compute capability %d.%d) has no TF32 tensor cores: exact FP32",
                    s->device_name, s->cc_major, s->cc_minor);
     s->low.use_cublas = s->have_cublas;
+    s->low.logger = opara__cub_log(s);
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     return opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low);
@@ -22023,7 +22106,7 @@ static opara_result opara__cub_cuda_prepare_mode(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_enqueue(s)) != OPARA_OK) return r;
     OPARA__CU_TRY(s, cuStreamSynchronize(s->streams[0]), "warm-up run");
     if (!opara__cub_cuda_capture(s, s->fallback, sizeof s->fallback)) {
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_GRAPH_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_GRAPH_FALLBACK,
                    "CUDA graph %s failed, using eager multi-stream launch: %s",
                    s->opt.mode == OPARA__CUDA_SEQ_GRAPH ? "(sequential)" : "capture", s->fallback);
         if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
@@ -22039,20 +22122,22 @@ OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const op
                                                     const opara__cuda_shapes* shapes, opara__cuda_session** out) {
     opara__cuda_session* s;
     opara_result r;
-    if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
+    const opara_logger* log = opara__cuda_logger(rt, opt);
+    if (!out) return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
     if (!g || !g->finalized || !shapes || !shapes->shapes || !shapes->dtypes || !shapes->value_bytes)
-        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized or has no shapes");
+        return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized or has no shapes");
     s = (opara__cuda_session*)opara__calloc(rt, 1, sizeof *s);
-    if (!s) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    if (!s) return opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     s->rt = rt;
     s->g = g;
     s->err = &rt->error;
     if (opt) s->opt = *opt;
     s->opt.plan = NULL; /* the caller plans (opara__cuda_session_describe says what the plan must respect) */
     if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
+        opara_precision precision = s->opt.precision;
         opara__free(rt, s);
-        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
+        return opara__fail_to(&rt->error, log, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)precision);
     }
     r = opara__cub_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);
@@ -22396,13 +22481,14 @@ typedef struct opara__cup_run {
     uint8_t* launched;        /* [n_nodes] */
     float* samples;           /* [n_nodes][OPARA__PROFILE_MAX_RUNS] ms per timed pass */
     opara_runtime* rt;
+    const opara_logger* logger; /* the session's */
 } opara__cup_run;
 
 static opara_result opara__cup_hook(void* user, uint32_t node, int after, opara_CUstream stream) {
     opara__cup_run* run = (opara__cup_run*)user;
     opara_CUresult r = run->cu->cuEventRecord(after ? run->end[node] : run->begin[node], stream);
     if (r != OPARA_CUDA_SUCCESS)
-        return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventRecord failed: %s (%d)",
+        return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA, "CUDA profiler: cuEventRecord failed: %s (%d)",
                            opara_cuda_driver_result_name(run->cu, r), (int)r);
     run->launched[node] = 1;
     if (run->cupti) {
@@ -22424,7 +22510,7 @@ static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int
         /* flags 0: timing enabled (the plan's own events disable timing) */
         if (run->cu->cuEventCreate(&run->begin[n], 0) != OPARA_CUDA_SUCCESS ||
             run->cu->cuEventCreate(&run->end[n], 0) != OPARA_CUDA_SUCCESS)
-            return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventCreate failed");
+            return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA, "CUDA profiler: cuEventCreate failed");
     }
     return OPARA_OK;
 }
@@ -22438,8 +22524,9 @@ static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, uint
         if (!run->launched[n]) continue;
         r = run->cu->cuEventElapsedTime_v2(&ms, run->begin[n], run->end[n]);
         if (r != OPARA_CUDA_SUCCESS)
-            return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
-                               opara_cuda_driver_result_name(run->cu, r), (int)r);
+            return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA,
+                                  "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
+                                  opara_cuda_driver_result_name(run->cu, r), (int)r);
         run->samples[(size_t)n * OPARA__PROFILE_MAX_RUNS + pass] = ms;
     }
     return OPARA_OK;
@@ -22518,11 +22605,11 @@ static opara_result opara__cup_passes(opara__cup_run* run, opara__cuda_session* 
     run->cupti = NULL;
     if (r != OPARA_OK) return r;
     if (sum.worst < n_nodes)
-        opara__log(&run->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+        opara__log(run->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
                    "CUDA profiler: %d warm-up + %u timed runs (%.1f ms), per-node median; largest spread %.0f%% at node %u (%s)",
                    OPARA__PROFILE_WARMUP, runs, (double)timed_ns * 1e-6, sum.worst_spread * 100, sum.worst, g->nodes[sum.worst].name);
     if (sum.n_unstable)
-        opara__log(&run->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
+        opara__log(run->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
                    "CUDA profiler: %u node(s) still vary by more than %.0f%% (interquartile range / median) after %u timed "
                    "runs, most node %u (%s) by %.0f%%; the plan uses their medians",
                    sum.n_unstable, OPARA__PROFILE_SPREAD * 100, runs, sum.worst, g->nodes[sum.worst].name, sum.worst_spread * 100);
@@ -22545,6 +22632,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
     memset(&run, 0, sizeof run);
     memset(&sink, 0, sizeof sink);
     run.rt = sink.rt = rt;
+    run.logger = opara__cuda_logger(rt, opt);
     run.cu = opara__cuda_session_driver(ps);
     run.begin = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
     run.end = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
@@ -22553,17 +22641,18 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
     library_node = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
     r = run.begin && run.end && run.launched && run.samples && library_node
             ? OPARA_OK
-            : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+            : opara__fail_to(&rt->error, run.logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     for (n = 0; r == OPARA_OK && n < n_nodes; ++n) library_node[n] = rows[n].source == OPARA__CURES_ESTIMATE;
     if (r == OPARA_OK) r = opara__cup_events(&run, n_nodes, 1);
     if (r == OPARA_OK) {
         if ((cupti = opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) != 0) run.cupti = &sink;
-        else opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        else opara__log(run.logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                         "CUPTI not used (%s); library kernels keep the documented launch estimates", why);
         r = opara__cup_passes(&run, ps, g, rows);
     }
     if (r == OPARA_OK && cupti)
-        opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY, "CUPTI: %u kernel records, %u library nodes described",
+        opara__log(run.logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY,
+                   "CUPTI: %u kernel records, %u library nodes described",
                    sink.n_kernels, opara__cupti_apply(&sink, library_node, n_nodes, rows));
     opara__cupti_free(&sink);
     if (run.begin && run.end) opara__cup_events(&run, n_nodes, 0);
@@ -23399,10 +23488,6 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
 /* #include "opara_backend_cuda.h" (inlined above) */
 /* #include "opara_export.h" (inlined above) */
 
-#if !defined(_WIN32)
-#  include <dlfcn.h>
-#endif
-
 struct opara_session {
     opara_runtime* rt;
     const opara_model* model;   /* retained: the model outlives the session (opara_model_destroy only drops the caller's reference) */
@@ -23522,17 +23607,17 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
 /* Describe, plan (verified: the streams run truly concurrently, and a captured graph in any order
    its edges allow), prepare. */
 static opara_result opara__cuda_plan_prepare(opara_runtime* rt, const opara__graph* g, opara__cuda_session* cs,
-                                             const opara__cuda_shapes* sh, const opara__plan_desc* base,
-                                             opara__cuda_mode mode) {
+                                             const opara__cuda_shapes* sh, const opara__cuda_options* opt) {
     opara__plan_desc pd;
     const opara__device* dev = NULL;
     opara__plan* plan = NULL;
     opara__op_desc* descs = (opara__op_desc*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *descs);
     opara_result r;
-    if (!descs) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
-    if (base) pd = *base;
+    if (!descs)
+        return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    if (opt->plan) pd = *opt->plan;
     else memset(&pd, 0, sizeof pd);
-    if (mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
+    if (opt->mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
     r = opara__cuda_session_describe(cs, descs, &pd, &dev);
     if (r == OPARA_OK) r = opara__plan_create_verified(g, sh->value_bytes, descs, dev, &pd, &plan);
     opara__free(rt, descs);
@@ -23543,7 +23628,7 @@ static opara_result opara__cuda_session_make(opara_runtime* rt, const opara__gra
                                              const opara__cuda_shapes* sh, opara__cuda_session** out) {
     opara__cuda_session* cs = NULL;
     opara_result r = opara__cuda_session_open(rt, g, opt, sh, &cs);
-    if (r == OPARA_OK) r = opara__cuda_plan_prepare(rt, g, cs, sh, opt->plan, opt->mode);
+    if (r == OPARA_OK) r = opara__cuda_plan_prepare(rt, g, cs, sh, opt);
     if (r != OPARA_OK) {
         opara__cuda_session_destroy(cs); /* makes no opara__fail: the first failure's text stays */
         return r;
@@ -23571,10 +23656,12 @@ static opara_result opara__cuda_session_profiled(opara_runtime* rt, const opara_
     po.mode = OPARA__CUDA_EAGER;
     po.plan = &pd;
     rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
-    if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    if (!rows)
+        return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY,
+                              "CUDA profiler: out of host memory");
     r = opara__cuda_session_make(rt, g, &po, sh, &ps);
     if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
-        opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
+        opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
     else if (r == OPARA_OK) { /* its events and the timing run need its context */
         r = opara__cuda_profile_measure(rt, ps, opt, g, rows);
         opara__cuda_session_leave(ps);
@@ -23593,8 +23680,8 @@ static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__gra
     return opt->profile ? opara__cuda_session_profiled(rt, g, opt, sh, out) : opara__cuda_session_make(rt, g, opt, sh, out);
 }
 
-OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
+OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
+                                                           const opara__cuda_options* opt, opara__cuda_session** out) {
     opara__cuda_options o;
     opara__cuda_shapes sh;
     opara__shape* shapes;
@@ -23602,16 +23689,20 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     uint64_t* value_bytes;
     size_t nv;
     opara_result r;
-    if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
+    const opara_logger* log = opara__cuda_logger(rt, opt);
+    if (!out) return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
-    if (!g || !g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
+    if (!g || !g->finalized)
+        return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
     if (opt) o = *opt;
     else memset(&o, 0, sizeof o);
     nv = g->n_values ? g->n_values : 1;
     shapes = (opara__shape*)opara__calloc(rt, nv, sizeof *shapes);
     dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof *dtypes);
     value_bytes = (uint64_t*)opara__calloc(rt, nv, sizeof *value_bytes);
-    r = shapes && dtypes && value_bytes ? OPARA_OK : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    r = shapes && dtypes && value_bytes
+            ? OPARA_OK
+            : opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, dtypes, value_bytes);
     sh.shapes = shapes, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
     if (r == OPARA_OK) r = opara__cuda_session_from(rt, g, &o, &sh, out);
@@ -23647,6 +23738,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     o.batch = d->batch_size;
     o.profile = d->cuda_profile;
     o.precision = d->precision;
+    o.logger = s->logger;
     /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
        the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
        streams are only edges, so graphs keep the uncapped plan. */
@@ -24998,7 +25090,7 @@ typedef struct opara__tensor_data {
 OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opara__onnx_tensor* t,
                                                    const char* base_dir, const char* where, opara__tensor_data* out);
 /* A bare serialized TensorProto, as in ONNX test data. */
-OPARA__PRIVATE opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
                                                    opara__tensor_data* out);
 OPARA__PRIVATE void opara__tensor_data_free(opara_runtime* rt, opara__tensor_data* t);
 
@@ -25023,7 +25115,7 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 #ifndef OPARA_NO_STDIO
 /* Whole file into a buffer from the runtime's allocator. */
 OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size);
-OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out);
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out);
 OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const char* path,
                                                    const opara_onnx_options* options, const opara__onnx_extra* extra,
                                                    opara__graph* out);
@@ -25258,7 +25350,7 @@ OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opa
     return r;
 }
 
-OPARA__PRIVATE opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
                                                    opara__tensor_data* out) {
     opara__pool pool;
     opara__onnx_tensor t;
@@ -27418,7 +27510,7 @@ OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char*
     return opara__read_file_once(rt, path, NULL, data, size);
 }
 
-OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
     uint8_t* data;
     size_t size;
     opara_result r = opara__onnx_read_file(rt, path, &data, &size);
@@ -27542,11 +27634,11 @@ OPARA__PRIVATE opara_result opara__sim_run(opara_runtime* rt, const opara_sim_de
                                           opara_sim_result* out);
 /* Simulates a plan on the CUDA backend's streams (one per lane): each op depends on the previous
    op of its lane and on the events it waits for. */
-OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
+OPARA__PRIVATE_TOOL opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
                                            const opara__plan* plan, const opara__op_desc* descs,
                                            opara_sim_result* out);
 /* The scheduler's view of a simulator device (name points into dev). */
-OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out);
+OPARA__PRIVATE_TOOL void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out);
 
 /* ---- engine state ---------------------------------------------------------------------------- */
 
@@ -28194,7 +28286,7 @@ static void opara__sim_plan_kernel(const opara__plan* plan, const opara__op_desc
     if (pos == 0) k->host_events++;                                               /* record the fork event */
 }
 
-OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
+OPARA__PRIVATE_TOOL opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
                                            const opara__plan* plan, const opara__op_desc* descs,
                                            opara_sim_result* out) {
     opara__sim_kernel* kernels;
@@ -28227,7 +28319,7 @@ OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_d
 
 /* ---- devices --------------------------------------------------------------------------------- */
 
-OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out) {
+OPARA__PRIVATE_TOOL void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out) {
     memset(out, 0, sizeof *out);
     out->name = dev->name;
     out->sms = (uint32_t)dev->sm_count;

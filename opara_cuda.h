@@ -78,7 +78,7 @@
 #endif
 
 #ifndef OPARA_CUDA_DEF
-#  if defined(OPARA_CUDA_STATIC) || (defined(OPARA__AMALGAMATED) && !defined(OPARA_NO_CUDA))
+#  if defined(OPARA_CUDA_STATIC) || defined(OPARA__AMALGAMATED)
 #    define OPARA_CUDA_DEF static OPARA__CUDA_UNUSED
 #  else
 #    define OPARA_CUDA_DEF extern
@@ -875,6 +875,20 @@ OPARA_CUDA_DEF const char* opara_cudnn_status_name(opara_cudnnStatus_t status); 
 /* The driver's own cuGetErrorName when the table is loaded and it answers, else opara_cuda_result_name. */
 OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver* cu, opara_CUresult result);
 
+/* ---- dynamic libraries ------------------------------------------------------------------------
+   The one layer through which this header opens libraries; opara.h uses it too (its BLAS and the
+   CPU-affinity calls), so it stays when opara.h is built without CUDA. POSIX: dlopen (RTLD_NOW |
+   RTLD_LOCAL), dlsym, dlclose. Windows: LoadLibraryA (an absolute path: LoadLibraryExA, which looks
+   for the DLLs it imports in its own directory first), GetProcAddress, FreeLibrary. */
+/* Opens a library by path or name. NULL opens the program itself with what it has loaded (POSIX;
+   NULL on Windows). On failure returns NULL and, when err is given, the system's reason in it
+   (POSIX: dlerror without the leading "<path>: ", which the caller names anyway). */
+OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size);
+/* The address of an exported symbol, NULL when the library has none. */
+OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name);
+/* Closes what opara_dl_open opened (NULL is ignored). */
+OPARA_CUDA_DEF void opara_dl_close(void* library);
+
 #ifdef __cplusplus
 }
 #endif
@@ -885,8 +899,9 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 /* Implementation                                                                                 */
 /* ============================================================================================== */
 
-#if defined(OPARA__AMALGAMATED) && defined(OPARA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION) && \
-    !defined(OPARA_NO_CUDA) /* the loader goes with the CUDA backend */
+/* In opara.h also with OPARA_NO_CUDA: its BLAS and CPU-affinity calls use the dynamic-library layer,
+   which lives here (unused loader functions are static and cost nothing but compile time). */
+#if defined(OPARA__AMALGAMATED) && defined(OPARA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION)
 #  define OPARA_CUDA_IMPLEMENTATION
 #endif
 
@@ -928,20 +943,25 @@ typedef char opara__cuda_fnptr_size_check[sizeof(void*) == sizeof(opara_PFN_cuIn
 static int opara__cuda_absolute(const char* p) {
     return (p[0] && p[1] == ':') || (p[0] == '\\' && p[1] == '\\');
 }
-static void* opara__cuda_dlopen(const char* path) {
+OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
+    HMODULE library = NULL;
     /* An absolute path: the DLLs it imports are looked for in its own directory first. */
-    if (opara__cuda_absolute(path)) return (void*)LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
-    return (void*)LoadLibraryA(path);
+    if (!path) {
+        if (err && err_size) snprintf(err, err_size, "no handle for the program itself on Windows");
+        return NULL;
+    }
+    library = opara__cuda_absolute(path) ? LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryA(path);
+    if (!library && err && err_size) snprintf(err, err_size, "LoadLibrary error %lu", (unsigned long)GetLastError());
+    return (void*)library;
 }
-static void* opara__cuda_dlsym(void* library, const char* name) {
+OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name) {
     FARPROC proc = GetProcAddress((HMODULE)library, name);
     void* p;
     memcpy(&p, &proc, sizeof p);
     return p;
 }
-static void opara__cuda_dlclose(void* library) { FreeLibrary((HMODULE)library); }
-static void opara__cuda_dlerror(char* buf, size_t size) {
-    snprintf(buf, size, "LoadLibrary error %lu", (unsigned long)GetLastError());
+OPARA_CUDA_DEF void opara_dl_close(void* library) {
+    if (library) FreeLibrary((HMODULE)library);
 }
 static int opara__cuda_is_file(const char* p) {
     DWORD a = GetFileAttributesA(p);
@@ -968,12 +988,24 @@ static int opara__cuda_mapped_path(void* library, const char* symbol, char* out,
 #  define OPARA__CUDA_LIST_SEP ':'
 #  define OPARA__CUDA_DIR_SEP "/"
 static int opara__cuda_absolute(const char* p) { return p[0] == '/'; }
-static void* opara__cuda_dlopen(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
-static void* opara__cuda_dlsym(void* library, const char* name) { return dlsym(library, name); }
-static void opara__cuda_dlclose(void* library) { dlclose(library); }
-static void opara__cuda_dlerror(char* buf, size_t size) {
-    const char* why = dlerror();
-    snprintf(buf, size, "%s", why ? why : "unknown dlopen error");
+/* dlerror() says "<what was opened>: <reason>"; the caller's message names the file already. */
+static void opara__cuda_strip_name(char* why, const char* name) {
+    size_t len = strlen(name);
+    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
+        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
+}
+OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
+    void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library && err && err_size) {
+        const char* why = dlerror();
+        snprintf(err, err_size, "%s", why ? why : "unknown dlopen error");
+        if (path) opara__cuda_strip_name(err, path);
+    }
+    return library;
+}
+OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name) { return dlsym(library, name); }
+OPARA_CUDA_DEF void opara_dl_close(void* library) {
+    if (library) dlclose(library);
 }
 static int opara__cuda_is_file(const char* p) {
     struct stat st;
@@ -1007,14 +1039,14 @@ typedef struct opara__cuda_phdr_info {
 typedef int (*opara__cuda_phdr_callback)(opara__cuda_phdr_info* info, size_t size, void* data);
 typedef int (*opara__cuda_iterate_phdr_fn)(opara__cuda_phdr_callback callback, void* data);
 static void opara__cuda_iterate_phdr(opara__cuda_phdr_callback callback, void* data) {
-    void* self = dlopen(NULL, RTLD_NOW);
-    void* sym = self ? dlsym(self, "dl_iterate_phdr") : NULL;
+    void* self = opara_dl_open(NULL, NULL, 0);
+    void* sym = self ? opara_dl_sym(self, "dl_iterate_phdr") : NULL;
     opara__cuda_iterate_phdr_fn iterate;
     if (sym) {
         memcpy(&iterate, &sym, sizeof iterate);
         iterate(callback, data);
     }
-    if (self) dlclose(self);
+    opara_dl_close(self);
 }
 typedef struct opara__cuda_phdr_query {
     uintptr_t addr; /* an address inside the library */
@@ -1044,7 +1076,7 @@ static int opara__cuda_phdr_find(opara__cuda_phdr_info* info, size_t size, void*
 static int opara__cuda_mapped_path(void* library, const char* symbol, char* out, size_t size) {
 #  ifdef OPARA__CUDA_HAVE_PHDR
     opara__cuda_phdr_query q;
-    void* sym = symbol ? dlsym(library, symbol) : NULL;
+    void* sym = symbol ? opara_dl_sym(library, symbol) : NULL;
     if (!sym) return 0;
     q.addr = (uintptr_t)sym;
     q.out = out;
@@ -1153,13 +1185,6 @@ static void opara__cuda_copy_path(char* dst, const char* src) {
     snprintf(dst, OPARA_CUDA_PATH_MAX, "%.*s", OPARA_CUDA_PATH_MAX - 1, src); /* a longer path is cut */
 }
 
-/* dlerror() says "<what was opened>: <reason>"; the message names the file already. */
-static void opara__cuda_strip_name(char* why, const char* name) {
-    size_t len = strlen(name);
-    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
-        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
-}
-
 /* One search for a library: where it is, how it was found, and what the failure message says. */
 #define OPARA__CUDA_MAX_SEEN 48 /* directories searched at most */
 #define OPARA__CUDA_LISTED 10   /* directories the message lists by name */
@@ -1189,14 +1214,12 @@ static int opara__cuda_join(char* out, const char* dir, const char* name) {
 static int opara__cuda_try_file(opara__cuda_search* s, const char* path, const char* why) {
     char reason[512];
     if (!opara__cuda_is_file(path)) return 0;
-    s->library = opara__cuda_dlopen(path);
+    s->library = opara_dl_open(path, reason, sizeof reason);
     if (s->library) {
         opara__cuda_copy_path(s->loaded, path);
         snprintf(s->origin, OPARA_CUDA_ORIGIN_MAX, "in a directory from %s", why);
         return 1;
     }
-    opara__cuda_dlerror(reason, sizeof reason);
-    opara__cuda_strip_name(reason, path);
     if (s->broken++ < 2)
         opara__cuda_appendf(s->broken_why, sizeof s->broken_why, "%s%s (%s)", s->broken > 1 ? "; " : "", path, reason);
     return 0;
@@ -1458,9 +1481,7 @@ static const char* opara__cuda_try_names(const opara__cuda_spec* spec, void** li
     size_t i, n = spec->name_count < OPARA__CUDA_MAX_NAMES ? spec->name_count : OPARA__CUDA_MAX_NAMES;
     int same = 1;
     for (i = 0; i < n; ++i) {
-        if ((*library = opara__cuda_dlopen(spec->names[i])) != NULL) return spec->names[i];
-        opara__cuda_dlerror(why[i], sizeof why[i]);
-        opara__cuda_strip_name(why[i], spec->names[i]);
+        if ((*library = opara_dl_open(spec->names[i], why[i], sizeof why[i])) != NULL) return spec->names[i];
         same = same && strcmp(why[i], why[0]) == 0;
     }
     opara__cuda_appendf(err, err_size, "cannot load the %s library: tried", spec->what);
@@ -1483,14 +1504,12 @@ static opara_cuda_load_status opara__cuda_open(const opara__cuda_spec* spec, con
     const char* name;
     opara__cuda_search s;
     if (chosen) {
-        *library = opara__cuda_dlopen(chosen);
+        *library = opara_dl_open(chosen, why, sizeof why);
         if (*library) {
             opara__cuda_copy_path(loaded_path, chosen);
             snprintf(origin, OPARA_CUDA_ORIGIN_MAX, path ? "given by the caller" : "from %s", spec->env_var);
             return OPARA_CUDA_LOAD_OK;
         }
-        opara__cuda_dlerror(why, sizeof why);
-        opara__cuda_strip_name(why, chosen);
         opara__cuda_appendf(err, err_size, "cannot load the %s library: tried \"%s\" (%s%s) (%s)", spec->what, chosen,
                             path ? "given by the caller" : "from ", path ? "" : spec->env_var, why);
         return OPARA_CUDA_LOAD_NOT_FOUND;
@@ -1552,7 +1571,7 @@ static void* opara__cuda_find(const opara__cuda_resolver* r, const char* symbol,
             status != OPARA_CU_GET_PROC_ADDRESS_SUCCESS)
             p = NULL;
     }
-    if (!p) p = opara__cuda_dlsym(r->library, symbol);
+    if (!p) p = opara_dl_sym(r->library, symbol);
     return p;
 }
 
@@ -1597,7 +1616,7 @@ static opara_cuda_load_status opara__cuda_finish(const opara__cuda_spec* spec, v
     const opara__cuda_entry* missing = opara__cuda_resolve(r, spec, table, &missing_count);
     if (!missing) return OPARA_CUDA_LOAD_OK;
     opara__cuda_report_missing(spec, loaded_path, missing, missing_count, r, err, err_size);
-    opara__cuda_dlclose(r->library);
+    opara_dl_close(r->library);
     memset(table, 0, table_size);
     return OPARA_CUDA_LOAD_SYMBOL_MISSING;
 }
@@ -1613,8 +1632,8 @@ static opara_cuda_load_status opara__cuda_invalid(const char* what, char* err, s
 /* cuGetProcAddress_v2 and cuDriverGetVersion come from dlsym; the version decides which ABI
    versions may be asked for (asking above the driver's version is an error). */
 static void opara__cuda_driver_bootstrap(void* library, opara__cuda_resolver* r) {
-    void* get_proc = opara__cuda_dlsym(library, "cuGetProcAddress_v2");
-    void* get_version = opara__cuda_dlsym(library, "cuDriverGetVersion");
+    void* get_proc = opara_dl_sym(library, "cuGetProcAddress_v2");
+    void* get_version = opara_dl_sym(library, "cuDriverGetVersion");
     r->library = library;
     r->get_proc = NULL;
     r->driver_version = 0;
@@ -1643,7 +1662,7 @@ OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_driver_load(opara_cuda_driver* 
         opara__cuda_appendf(err, err_size, "the CUDA driver \"%s\" is version %d.%d; opara needs %d.%d or newer", loaded,
                             r.driver_version / 1000, r.driver_version % 1000 / 10, OPARA_CUDA_MIN_DRIVER_VERSION / 1000,
                             OPARA_CUDA_MIN_DRIVER_VERSION % 1000 / 10);
-        opara__cuda_dlclose(library);
+        opara_dl_close(library);
         return OPARA_CUDA_LOAD_DRIVER_TOO_OLD;
     }
     status = opara__cuda_finish(&opara__cuda_driver_spec, cu, sizeof *cu, &r, loaded, err, err_size);
@@ -1709,7 +1728,7 @@ static void opara__cuda_nvrtc_builtins(opara_cuda_nvrtc* nv) {
     snprintf(name, sizeof name, "libnvrtc-builtins.so.%d.%d", major, minor);
 #endif
     if (!opara__cuda_join(path, dir, name) || !opara__cuda_is_file(path)) return;
-    nv->builtins = opara__cuda_dlopen(path);
+    nv->builtins = opara_dl_open(path, NULL, 0);
     if (nv->builtins) opara__cuda_copy_path(nv->builtins_path, path);
 }
 
@@ -1747,7 +1766,7 @@ static opara_cuda_load_status opara__cuda_cudnn_probe(opara_cuda_cudnn* dnn, cha
                         "cudnnCreateConvolutionDescriptor returned %s (%d); cuDNN 9 needs libcudnn_cnn.so.9, "
                         "libcudnn_ops.so.9 and libcudnn_graph.so.9 in %s or on the system loader path",
                         dnn->path, opara_cudnn_status_name(st), (int)st, dir);
-    opara__cuda_dlclose(dnn->library);
+    opara_dl_close(dnn->library);
     memset(dnn, 0, sizeof *dnn);
     return OPARA_CUDA_LOAD_INCOMPLETE;
 }
@@ -1763,7 +1782,7 @@ OPARA_CUDA_DEF opara_cuda_load_status opara_cuda_cudnn_load(opara_cuda_cudnn* cu
 /* ---- public: unloading ------------------------------------------------------------------------- */
 
 static void opara__cuda_unload(void* table, size_t table_size, void* library) {
-    if (library) opara__cuda_dlclose(library);
+    if (library) opara_dl_close(library);
     memset(table, 0, table_size);
 }
 
@@ -1775,7 +1794,7 @@ OPARA_CUDA_DEF void opara_cuda_nvrtc_unload(opara_cuda_nvrtc* nvrtc) {
     if (!nvrtc) return;
     builtins = nvrtc->builtins; /* after NVRTC, which may hold its own reference to it */
     opara__cuda_unload(nvrtc, sizeof *nvrtc, nvrtc->library);
-    if (builtins) opara__cuda_dlclose(builtins);
+    if (builtins) opara_dl_close(builtins);
 }
 OPARA_CUDA_DEF void opara_cuda_cublas_unload(opara_cuda_cublas* cublas) {
     if (cublas) opara__cuda_unload(cublas, sizeof *cublas, cublas->library);

@@ -38,6 +38,7 @@ static opara_result build_and_save(opara_runtime* rt, const char* path) {
     if (r != OPARA_OK) return r;
     googlenet_build(b, 2026);
     r = opara_builder_save_file(b, path);
+    if (r != OPARA_OK) fprintf(stderr, "demo: saving the model: %s\n", opara_builder_last_error(b));
     opara_builder_destroy(b);
     return r;
 }

@@ -48,8 +48,11 @@
    Every fallible call returns an opara_result: OPARA_OK (0) or a negative code grouped by area
    (-1.. general, -100.. model format, -200.. ONNX import, -300.. planning, -400.. backends).
    opara_result_string() names any code. The object the call worked on keeps a detail string
-   (opara_runtime_last_error) that says what was wrong and where. Malformed input never
-   aborts: it returns an error.
+   that says what was wrong and where: the runtime (opara_runtime_last_error) for loading models
+   and creating builders and sessions (the object does not exist then), the builder
+   (opara_builder_last_error) and the session (opara_session_last_error) for calls on them. A
+   session's failures never touch the runtime's detail, so sessions may fail on other threads.
+   Models are immutable and keep none. Malformed input never aborts: it returns an error.
 
    MEMORY AND LOGGING
    All allocations go through the opara_allocator of the runtime desc (zero = OPARA_MALLOC).
@@ -245,7 +248,9 @@ typedef struct opara_runtime_desc {
 /* desc may be NULL for defaults. On failure *out is NULL. */
 OPARADEF opara_result opara_runtime_create(const opara_runtime_desc* desc, opara_runtime** out);
 OPARADEF void opara_runtime_destroy(opara_runtime* runtime);
-/* Detail of the last failing call made through this runtime ("" if none). Valid until the next call. */
+/* Detail of the last failing call made on this runtime ("" if none): a model load (.opara or ONNX), a
+   builder creation, a session creation (the AUTO backend's fallback included). Calls on a builder or
+   a session report to that object and leave this one as it was. Valid until the runtime's next call. */
 OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
 
 /* ---- models ------------------------------------------------------------------------------------
@@ -253,7 +258,9 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime);
    graph inputs and outputs, and the constant weights. Loading validates everything (offsets,
    sizes, indices, enums, data types against shapes, alignment, names, acyclicity, attribute
    types, data types and shapes through the graph) and fails with a specific code and a
-   detail string (opara_runtime_last_error) naming what is wrong and where. */
+   detail string (opara_runtime_last_error: the model does not exist then) naming what is wrong
+   and where. A loaded model is immutable and shared across threads, so it keeps no detail of its
+   own: its queries fail with a code only (NULL or an index out of range). */
 typedef struct opara_model opara_model;
 
 /* In opara_tensor_info.dims (and builder dims): the symbolic batch dimension. */
@@ -316,7 +323,10 @@ OPARADEF opara_result opara_model_get_stats(const opara_model* model, opara_mode
 /* ---- building models in C --------------------------------------------------------------------
    Add inputs, constants, nodes and outputs by name in any order, then finish (which validates
    like the loader) or save. Errors are sticky: the first failing call's code is returned again
-   by finish/save, so checking only those is enough. Node inputs may name tensors defined later. */
+   by finish/save (with its detail), so checking only those is enough. Node inputs may name
+   tensors defined later. A builder reports to itself (opara_builder_last_error), never to the
+   runtime's detail; it logs through the runtime's logger. Use it on the runtime's thread (finish
+   and save validate through the runtime). */
 typedef struct opara_builder opara_builder;
 
 typedef enum opara_attr_type {
@@ -344,6 +354,8 @@ typedef struct opara_attr {
 
 OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder** out);
 OPARADEF void opara_builder_destroy(opara_builder* builder);
+/* Detail of the builder's last failing call ("" if none; "" for a NULL builder). */
+OPARADEF const char* opara_builder_last_error(const opara_builder* builder);
 /* dims may hold OPARA_DIM_BATCH; rank 0 is a scalar. */
 OPARADEF opara_result opara_builder_add_input(opara_builder* builder, const char* name, opara_dtype dtype,
                                               int32_t rank, const int64_t* dims);
@@ -546,7 +558,9 @@ OPARADEF opara_result opara_session_get_plan_info(const opara_session* session, 
 OPARADEF opara_result opara_session_get_run_stats(const opara_session* session, opara_run_stats* out);
 /* Fills up to cap entries (one per node, in launch order); returns the node count. */
 OPARADEF uint32_t opara_session_get_node_times(const opara_session* session, opara_node_time* out, uint32_t cap);
-/* Detail of the session's last failing call ("" if none). */
+/* Detail of the session's last failing call ("" if none): runs (the backend's failures included),
+   queries and writes. A session never writes the runtime's detail, and every backend logs through
+   the session's logger (opara_session_desc.logger, else the runtime's). */
 OPARADEF const char* opara_session_last_error(const opara_session* session);
 #ifndef OPARA_NO_STDIO
 /* The session's plan as Graphviz DOT: ops coloured by stream, data edges solid, event waits dashed. */

@@ -103,13 +103,16 @@ struct opara__cuda_session {
 
 /* ---- errors ------------------------------------------------------------------------------------ */
 
+/* Every message of the session goes to its logger (the session's; the runtime's when none is given). */
+static const opara_logger* opara__cub_log(const opara__cuda_session* s) { return opara__cuda_logger(s->rt, &s->opt); }
+
 /* A failure of session s: into the runtime's error during creation (the runtime's thread), into the
    session's own afterwards, so runs on other threads never write the runtime. */
 static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
-    code = opara__fail_into(s->err, &s->rt->logger, code, fmt, args);
+    code = opara__fail_into(s->err, opara__cub_log(s), code, fmt, args);
     va_end(args);
     return code;
 }
@@ -138,7 +141,7 @@ static void opara__cub_leave(opara__cuda_session* s) {
     opara_CUcontext popped = NULL;
     opara_CUresult r = OPARA__CU(s, cuCtxPopCurrent_v2(&popped));
     if (r != OPARA_CUDA_SUCCESS || popped != s->ctx) /* something between enter and leave unbalanced the stack */
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
                    "CUDA backend: cuCtxPopCurrent returned %s (%d) and %s context", opara_cuda_driver_result_name(&s->cu, r),
                    (int)r, popped == s->ctx ? "the session's" : "another");
 }
@@ -154,14 +157,15 @@ static opara_result opara__cub_attach(opara__cuda_session* s) {
     s->dev = att.dev;
     s->ctx = att.ctx;
     s->have_cublas = att.cublas == OPARA_OK; /* cuDNN counts once a handle is made (opara__cub_cuda_cudnn_probe) */
-    opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
+    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
                s->cu.driver_version);
-    if (s->have_cublas) opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
+    if (s->have_cublas)
+        opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
     else if (!s->opt.no_cublas)
-        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", att.why_cublas);
     if (!s->opt.no_cudnn && att.cudnn != OPARA_OK)
-        opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", att.why_cudnn);
     return OPARA_OK;
 }
@@ -252,7 +256,7 @@ static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc*
         size_t at = 0;
         for (i = 0; i < count && at + 8 < sizeof list; ++i)
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", i ? " " : "", archs[i]);
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC supports no sm_%d (its architectures: %s): compiling PTX for compute_%d", device, list, best);
     }
     return best;
@@ -287,7 +291,7 @@ static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, 
         out->cubin = NULL;
     }
     if (real && !out->cubin)
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC gave no cubin (%s, %s, %zu bytes); using its PTX",
                    nv->nvrtcGetCUBIN && nv->nvrtcGetCUBINSize ? "nvrtcGetCUBIN present" : "no nvrtcGetCUBIN in this NVRTC",
                    opara_nvrtc_result_name(r), size);
@@ -328,7 +332,7 @@ static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* n
         nv->nvrtcDestroyProgram(&prog);
     }
     if (r != OPARA_NVRTC_SUCCESS)
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC could not compile %s.cu with %s: %s%s; using the embedded PTX", img->file, option,
                    opara_nvrtc_result_name(r), log);
 }
@@ -379,7 +383,7 @@ static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, con
         }
         if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
         opara__cub_image_name((opara__cub_image_kind)k, arch, "", what, sizeof what);
-        opara__log(&s->rt->logger, k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "CUDA backend: the driver refused %s of %s.cu: %s (%d)%s%s; trying %s", what, img->file,
                    opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log,
                    k == OPARA__CUB_CUBIN && images[OPARA__CUB_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
@@ -389,7 +393,7 @@ static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, con
     if (cr == OPARA_CUDA_SUCCESS) return OPARA_OK;
     opara__cub_ptx_target(img, target, sizeof target);
     if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
-    return opara__fail(s->rt, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
+    return opara__cub_fail(s, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
                        target, img->file, opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log);
 }
 
@@ -425,13 +429,13 @@ static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
         return 0;
     }
     if (opara_cuda_nvrtc_load(nv, s->opt.nvrtc_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC not loaded (%s); using the embedded PTX", err);
         return 0;
     }
     nv->nvrtcVersion(&major, &minor);
     opara__format(s->nvrtc_lib, sizeof s->nvrtc_lib, "NVRTC %d.%d %s", major, minor, nv->path);
-    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
+    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
                minor, nv->path, nv->origin, nv->builtins_path[0] ? nv->builtins_path : "not preloaded");
     return 1;
 }
@@ -444,7 +448,7 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     size_t f;
     opara_result r = OPARA_OK;
     if (opara__cub_nvrtc_open(s, &nv) && (arch = opara__cub_nvrtc_arch(s, &nv, &real)) == 0)
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC %s supports no architecture at or below the device's sm_%d%d; using the embedded PTX", nv.path,
                    s->cc_major, s->cc_minor);
     for (f = 0; f < OPARA__CUDA_FILES && r == OPARA_OK; ++f) {
@@ -453,7 +457,7 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
         opara__cub_image_kind kind = OPARA__CUB_EMBEDDED;
         memset(&out, 0, sizeof out);
         if (!img) {
-            r = opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
+            r = opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
             break;
         }
         if (nv.library && arch) opara__cub_nvrtc_compile(s, &nv, img, arch, real, &out);
@@ -468,12 +472,12 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
     s->nvrtc_used = count[OPARA__CUB_CUBIN] + count[OPARA__CUB_NVRTC_PTX] > 0;
     if (!s->nvrtc_used) s->nvrtc_lib[0] = 0;
     opara__cub_describe_kernels(s, count, arch, target);
-    opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
+    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
     for (k = 0; k < OPARA__CUK_COUNT; ++k) {
         const char* file = opara__cuda_kernel_file((opara__cuda_kernel)k);
         for (f = 0; f < OPARA__CUDA_FILES && strcmp(file, opara__cuda_files[f]) != 0; ++f) {
         }
-        if (f == OPARA__CUDA_FILES) return opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: no module for %s", file);
+        if (f == OPARA__CUDA_FILES) return opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: no module for %s", file);
         OPARA__CU_TRY(s, cuModuleGetFunction(&s->funcs[k], s->modules[f], opara__cuda_kernel_name((opara__cuda_kernel)k)),
                       "cuModuleGetFunction");
     }
@@ -489,12 +493,12 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
     st = s->dnn.cudnnCreate(&s->dnn_probe);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) {
         s->have_cudnn = 1;
-        opara__log(&s->rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
+        opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
                    s->dnn.cudnnGetVersion());
         return OPARA_OK;
     }
     s->dnn_probe = NULL;
-    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+    opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
     memset(&s->dnn, 0, sizeof s->dnn);
@@ -689,7 +693,7 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
         if (s->low.n_meta) memcpy(staging, s->low.meta, s->low.n_meta * sizeof(int32_t));
         if (s->low.n_aux) memcpy(staging + meta_bytes, s->low.aux, s->low.n_aux * sizeof(float));
         r = OPARA__CU(s, cuMemcpyHtoD_v2(s->params, staging, params_bytes)) == OPARA_CUDA_SUCCESS
-                ? OPARA_OK : opara__fail(s->rt, OPARA_ERR_CUDA, "CUDA backend: uploading kernel tables failed");
+                ? OPARA_OK : opara__cub_fail(s, OPARA_ERR_CUDA, "CUDA backend: uploading kernel tables failed");
         opara__free(s->rt, staging);
         if (r != OPARA_OK) return r;
     }
@@ -741,7 +745,7 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             if (arg->kind == OPARA__CUARG_TENSOR) {
                 v = opara__cub_value_addr(s, arg->ref);
                 if (v == 0 && s->value_bytes[arg->ref] > 0)
-                    return opara__fail(s->rt, OPARA_ERR_INTERNAL, "CUDA backend: value %d of node %u has no storage",
+                    return opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: value %d of node %u has no storage",
                                        arg->ref, L->node);
                 if (v) v += arg->raw;
             } else if (arg->kind == OPARA__CUARG_META) {
@@ -817,7 +821,7 @@ static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i,
     if (st == OPARA_CUBLAS_STATUS_SUCCESS)
         st = s->cublas.cublasSetMathMode(s->blas[i], s->tf32 ? OPARA_CUBLAS_TF32_TENSOR_OP_MATH : OPARA_CUBLAS_DEFAULT_MATH);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
 }
 
@@ -832,7 +836,7 @@ static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) 
     }
     if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__fail(s->rt, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
 }
 
@@ -1081,7 +1085,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
             opara__cub_cuda_free_device(s);
             opara__cub_leave(s);
         } else {
-            opara__log(&rt->logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+            opara__log(opara__cub_log(s), OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
                        "CUDA backend: destroying a session: cuCtxPushCurrent failed: %s (%d); its device memory, streams "
                        "and modules stay until the primary context is released",
                        opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
@@ -1147,7 +1151,7 @@ static void opara__cub_describe_libraries(opara__cuda_session* s) {
 static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
     uint32_t n, calls = 0;
     for (n = 0; n < s->plan->n_nodes; ++n) calls += s->ws_slot[n] != UINT32_MAX;
-    opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+    opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
                "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN%s, GEMM on %s, %s; "
                "library workspaces %.2f MiB: %u blocks shared by the %u nodes that need one (arena %.2f MiB, same allocation)",
                s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, s->low.n_conv,
@@ -1166,10 +1170,11 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s, const opara__c
     /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
     s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
     if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
-        opara__log(&s->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "CUDA backend: TF32 requested, but %s (compute capability %d.%d) has no TF32 tensor cores: exact FP32",
                    s->device_name, s->cc_major, s->cc_minor);
     s->low.use_cublas = s->have_cublas;
+    s->low.logger = opara__cub_log(s);
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     return opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low);
@@ -1196,7 +1201,7 @@ static opara_result opara__cub_cuda_prepare_mode(opara__cuda_session* s) {
     if ((r = opara__cub_cuda_enqueue(s)) != OPARA_OK) return r;
     OPARA__CU_TRY(s, cuStreamSynchronize(s->streams[0]), "warm-up run");
     if (!opara__cub_cuda_capture(s, s->fallback, sizeof s->fallback)) {
-        opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_GRAPH_FALLBACK,
+        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_GRAPH_FALLBACK,
                    "CUDA graph %s failed, using eager multi-stream launch: %s",
                    s->opt.mode == OPARA__CUDA_SEQ_GRAPH ? "(sequential)" : "capture", s->fallback);
         if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
@@ -1212,20 +1217,22 @@ OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const op
                                                     const opara__cuda_shapes* shapes, opara__cuda_session** out) {
     opara__cuda_session* s;
     opara_result r;
-    if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
+    const opara_logger* log = opara__cuda_logger(rt, opt);
+    if (!out) return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
     if (!g || !g->finalized || !shapes || !shapes->shapes || !shapes->dtypes || !shapes->value_bytes)
-        return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized or has no shapes");
+        return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized or has no shapes");
     s = (opara__cuda_session*)opara__calloc(rt, 1, sizeof *s);
-    if (!s) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    if (!s) return opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     s->rt = rt;
     s->g = g;
     s->err = &rt->error;
     if (opt) s->opt = *opt;
     s->opt.plan = NULL; /* the caller plans (opara__cuda_session_describe says what the plan must respect) */
     if ((unsigned)s->opt.precision >= (unsigned)OPARA_PRECISION_COUNT) {
+        opara_precision precision = s->opt.precision;
         opara__free(rt, s);
-        return opara__fail(rt, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)s->opt.precision);
+        return opara__fail_to(&rt->error, log, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)precision);
     }
     r = opara__cub_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);

@@ -150,6 +150,8 @@ typedef struct opara__cuda_options {
                                     metric becomes OPARA__METRIC_TIME unless opt.plan sets one */
     const char* cupti_path;      /* NULL: OPARA_CUPTI, else the search list; "none": do not try CUPTI */
     const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler) */
+    opara_logger logger;         /* where the session's messages go, its creation's failures included (the
+                                    session's logger); zero: the runtime's */
 } opara__cuda_options;
 
 typedef struct opara__cuda_session opara__cuda_session;
@@ -192,7 +194,7 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
 #ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
-OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
+OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
 #endif
 
 /* The backend interface, in three steps the session drives (opara_session.c): open, describe the
@@ -206,6 +208,8 @@ typedef struct opara__cuda_shapes {
 } opara__cuda_shapes;
 
 #ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
+/* The logger of a CUDA session made with opt (may be NULL): opt's, else the runtime's. */
+OPARA__PRIVATE const opara_logger* opara__cuda_logger(opara_runtime* rt, const opara__cuda_options* opt);
 /* Opens a session for graph g (finalized; g must outlive the session): attaches to the runtime's
    CUDA state, loads our kernels, lowers every node for the device. On failure everything is
    freed, *out is NULL and the runtime's error says why. What the runtime loaded stays loaded.
@@ -227,8 +231,8 @@ OPARA__PRIVATE opara_result opara__cuda_session_prepare(opara__cuda_session* s, 
 /* The three steps as opara_session_create takes them, with shapes inferred for opt->batch and
    planned with opt->plan (profiled first when opt->profile): opara_session.c, for the profiler
    and the tests. */
-OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out);
+OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
+                                                           const opara__cuda_options* opt, opara__cuda_session** out);
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s);
 /* inputs[i]: host data of graph input i (its size from the shapes). The outputs land in the
    session's pinned staging (opara__cuda_session_output); outputs (may be NULL, or NULL entries)
@@ -334,15 +338,18 @@ OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c);
    against c's (OPARA_ERR_SHAPE when they disagree). A cuDNN call that fails gives OPARA_ERR_CUDNN
    with out->failed_call and out->status set and nothing logged (the caller decides: the lowering
    falls back to our kernel), except running out of memory (OPARA_ERR_DEVICE_MEMORY or
-   OPARA_ERR_OUT_OF_MEMORY, reported). On failure the caller still calls opara__cudnn_conv_destroy. */
-OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out);
+   OPARA_ERR_OUT_OF_MEMORY, reported: into the runtime's detail, logged through logger, NULL: the
+   runtime's). On failure the caller still calls opara__cudnn_conv_destroy. */
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_logger* logger,
+                                                      const opara_cuda_cudnn* dnn, const opara__cuda_conv_geom* c,
+                                                      opara__cudnn_conv* out);
 /* The algorithm (cudnnGetConvolutionForwardAlgorithm_v7's first successful one within
    OPARA__CUDNN_WORKSPACE_LIMIT whose math type the precision allows, that math type then set on
    the descriptor; IMPLICIT_PRECOMP_GEMM for OPARA__CUDNN_BIAS) and its workspace size. Never
    cudnnFind*: it allocates and synchronises. Failures as for describe. */
-OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv);
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_logger* logger,
+                                                    const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                    opara__cudnn_conv* conv);
 /* Enqueues the convolution on the handle's stream: y = act(conv(x, w) + bias). */
 OPARA__PRIVATE opara_cudnnStatus_t opara__cudnn_conv_run(const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
                                                         const opara__cudnn_conv* conv, const void* x, const void* w,
@@ -363,6 +370,7 @@ typedef struct opara__cuda_lowering {
     float* aux;
     size_t n_aux, cap_aux;
     int use_cublas;
+    const opara_logger* logger; /* the session's (set by the caller; NULL: the runtime's) */
     int tf32;               /* TF32 allowed in cuDNN convolutions (the caller's precision on cc >= 8.0) */
     /* cuDNN (NULL: every Conv on our kernel): the table and a handle for the heuristics, set by the
        caller; the descriptors of the convolutions lowered to it */

@@ -2,10 +2,7 @@
    during opara runs only, opara__blas_run_enter/leave), or BLIS or MKL set to one thread per call. A
    reference BLAS is refused; the built-in GEMM is used then. */
 #include "opara_cpu.h"
-
-#if !defined(_WIN32)
-#  include <dlfcn.h>
-#endif
+#include "../opara_cuda.h" /* opara_dl_open/sym/close: the one dynamic-library layer */
 
 /* OpenBLAS's thread count is one process-wide setting, and 0.3.x has no per-call count for sgemm
    (openblas_set_num_threads_local, 0.3.27, sets the same global and returns the old value). Our
@@ -25,32 +22,32 @@ typedef struct opara__blas_guard {
 static opara__blas_guard opara__blas_state;
 
 #if defined(_WIN32)
-/* No BLAS is loaded on Windows, so the guard is never used there. */
+/* No BLAS is loaded on Windows (the names below are sonames), so the guard is never used there. */
 static void opara__blas_lock(void) {}
 static void opara__blas_unlock(void) {}
-static void* opara__blas_open(const char* path) { (void)path; return NULL; }
-static void* opara__blas_sym(void* lib, const char* name) { (void)lib; (void)name; return NULL; }
-static void opara__blas_close(void* lib) { (void)lib; }
 #else
 static pthread_mutex_t opara__blas_mutex = PTHREAD_MUTEX_INITIALIZER;
 static void opara__blas_lock(void) { pthread_mutex_lock(&opara__blas_mutex); }
 static void opara__blas_unlock(void) { pthread_mutex_unlock(&opara__blas_mutex); }
-static void* opara__blas_open(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
-static void* opara__blas_sym(void* lib, const char* name) { return dlsym(lib, name); }
-static void opara__blas_close(void* lib) { dlclose(lib); }
+#endif
+
+#if defined(_WIN32)
+static void* opara__blas_open(const char* path) { (void)path; return NULL; }
+#else
+static void* opara__blas_open(const char* path) { return opara_dl_open(path, NULL, 0); }
 #endif
 
 /* Function pointers from dlsym come as void*; memcpy keeps ISO C quiet about the conversion. */
 static void opara__blas_fnptr(void* sym, void* dst, size_t size) { memcpy(dst, &sym, size); }
 
 /* A symbol's presence: identifies which BLAS a library is. */
-static int opara__blas_has(void* lib, const char* name) { return opara__blas_sym(lib, name) != NULL; }
+static int opara__blas_has(void* lib, const char* name) { return opara_dl_sym(lib, name) != NULL; }
 
 /* A thread-count query of BLIS or MKL, or -1 when the library lacks it. BLIS returns dim_t (64 bits in
    its default build, 32 in others): read as int, the low half, which holds any real count either way
    (x86-64 and AArch64 return it in the low half of the same register). */
 static int opara__blas_count(void* lib, const char* name) {
-    void* sym = opara__blas_sym(lib, name);
+    void* sym = opara_dl_sym(lib, name);
     int (*query)(void);
     if (!sym) return -1;
     opara__blas_fnptr(sym, &query, sizeof query);
@@ -59,8 +56,8 @@ static int opara__blas_count(void* lib, const char* name) {
 
 /* OpenBLAS: taken with its thread guard (opara__blas_run_enter/leave), which needs both calls. */
 static int opara__blas_take_openblas(opara__blas* blas, void* lib, const char* path, char* why, size_t cap) {
-    void* set_threads = opara__blas_sym(lib, "openblas_set_num_threads");
-    void* get_threads = opara__blas_sym(lib, "openblas_get_num_threads");
+    void* set_threads = opara_dl_sym(lib, "openblas_set_num_threads");
+    void* get_threads = opara_dl_sym(lib, "openblas_get_num_threads");
     if (!set_threads || !get_threads) {
         opara__format(why, cap, "OpenBLAS without openblas_set_num_threads/openblas_get_num_threads");
         return 0;
@@ -154,7 +151,7 @@ OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* 
     if (tried && tried_cap) tried[0] = 0;
     for (i = 0; i < n_paths; ++i) {
         void* lib = opara__blas_open(paths[i]);
-        void* sgemm = lib ? opara__blas_sym(lib, "cblas_sgemm") : NULL;
+        void* sgemm = lib ? opara_dl_sym(lib, "cblas_sgemm") : NULL;
         char why[160] = "";
         int taken = sgemm && opara__blas_take(blas, lib, paths[i], why, sizeof why);
         if (!lib) opara__format(why, sizeof why, "not found");
@@ -169,9 +166,9 @@ OPARA__PRIVATE void opara__blas_load_from(opara__blas* blas, const char* const* 
             break;
         }
         if (sgemm && n_refused < OPARA__ARRAY_COUNT(refused)) refused[n_refused++] = lib;
-        else if (lib) opara__blas_close(lib);
+        else opara_dl_close(lib);
     }
-    while (n_refused > 0) opara__blas_close(refused[--n_refused]);
+    while (n_refused > 0) opara_dl_close(refused[--n_refused]);
     if (!blas->sgemm) {
         blas->set_threads = NULL;
         blas->get_threads = NULL;
@@ -189,7 +186,7 @@ OPARA__PRIVATE void opara__blas_load(opara__blas* blas, int use_builtin, char* t
 }
 
 OPARA__PRIVATE void opara__blas_unload(opara__blas* blas) {
-    if (blas->lib) opara__blas_close(blas->lib);
+    opara_dl_close(blas->lib);
     memset(blas, 0, sizeof *blas);
 }
 

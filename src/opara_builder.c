@@ -35,15 +35,32 @@ struct opara_builder {
     size_t n_outputs, cap_outputs;
     opara_result error;             /* first failure, returned again by finish/save */
     char error_text[OPARA__DETAIL_MAX];
+    opara__errbuf detail;           /* the last failing call's (opara_builder_last_error) */
 };
 
-/* Records the first failure of the builder (its detail is in the runtime's error buffer). */
-static opara_result opara__bfail(opara_builder* b, opara_result code) {
+/* A failure of a builder call: its detail goes to the builder (logged through the runtime's
+   logger) and the first one is kept, returned again by finish and save. */
+static opara_result opara__bfail(opara_builder* b, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__bfail(opara_builder* b, opara_result code, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    code = opara__fail_into(&b->detail, &b->rt->logger, code, fmt, args);
+    va_end(args);
     if (b->error == OPARA_OK) {
         b->error = code;
-        opara__format(b->error_text, sizeof b->error_text, "%s", b->rt->error.text);
+        opara__format(b->error_text, sizeof b->error_text, "%s", b->detail.text);
     }
     return code;
+}
+
+/* finish and save validate with the loader's checks, which report into the runtime: their detail
+   moves to the builder and the runtime's is put back (saved at the start of the call), so builder
+   calls never change opara_runtime_last_error. */
+static opara_result opara__bcall_end(opara_builder* b, const opara__errbuf* saved, opara_result r) {
+    if (r == OPARA_OK) return r;
+    b->detail = b->rt->error;
+    b->rt->error = *saved;
+    return r;
 }
 
 static const char* opara__bstrdup(opara_builder* b, const char* s) {
@@ -62,6 +79,10 @@ OPARADEF opara_result opara_builder_create(opara_runtime* runtime, opara_builder
     return OPARA_OK;
 }
 
+OPARADEF const char* opara_builder_last_error(const opara_builder* builder) {
+    return builder ? builder->detail.text : "";
+}
+
 OPARADEF void opara_builder_destroy(opara_builder* builder) {
     opara_runtime* rt;
     if (!builder) return;
@@ -77,16 +98,16 @@ static opara_result opara__bshape(opara_builder* b, const char* name, int32_t ra
                                   opara__shape* shape) {
     int32_t k;
     if (rank < 0 || rank > OPARA_MAX_DIMS || (rank > 0 && !dims))
-        return opara__bfail(b, opara__fail(b->rt, rank > OPARA_MAX_DIMS ? OPARA_ERR_LIMIT_EXCEEDED : OPARA_ERR_INVALID_ARGS,
-                                           "tensor '%s': rank %d (0..%d with dims)", name, (int)rank, OPARA_MAX_DIMS));
+        return opara__bfail(b, rank > OPARA_MAX_DIMS ? OPARA_ERR_LIMIT_EXCEEDED : OPARA_ERR_INVALID_ARGS,
+                            "tensor '%s': rank %d (0..%d with dims)", name, (int)rank, OPARA_MAX_DIMS);
     memset(shape, 0, sizeof *shape);
     shape->ndim = rank;
     for (k = 0; k < rank; ++k) {
         if (dims[k] == OPARA_DIM_BATCH && !is_const) shape->dims[k] = OPARA__DIM_BATCH;
         else if (dims[k] >= 0) shape->dims[k] = dims[k];
         else
-            return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "tensor '%s': dimension %d is %lld", name,
-                                               (int)k, (long long)dims[k]));
+            return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "tensor '%s': dimension %d is %lld", name, (int)k,
+                                (long long)dims[k]);
     }
     return OPARA_OK;
 }
@@ -96,11 +117,11 @@ static opara_result opara__badd_tensor(opara_builder* b, const char* name, opara
     opara__btensor* t;
     opara__shape shape;
     opara_result r;
-    if (!name || !name[0]) return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name"));
+    if (!name || !name[0]) return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "a tensor needs a non-empty name");
     r = opara__bshape(b, name, rank, dims, kind == OPARA__VALUE_CONST, &shape);
     if (r != OPARA_OK) return r;
     if (opara__grow(b->rt, (void**)&b->tensors, &b->cap_tensors, b->n_tensors + 1, sizeof *b->tensors) != OPARA_OK)
-        return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name));
+        return opara__bfail(b, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name);
     t = &b->tensors[b->n_tensors];
     memset(t, 0, sizeof *t);
     t->name = opara__bstrdup(b, name);
@@ -114,7 +135,7 @@ static opara_result opara__badd_tensor(opara_builder* b, const char* name, opara
         t->data = copy;
     }
     if (!t->name || (size && !t->data))
-        return opara__bfail(b, opara__fail(b->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name));
+        return opara__bfail(b, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding '%s'", name);
     b->n_tensors++;
     return OPARA_OK;
 }
@@ -129,8 +150,7 @@ OPARADEF opara_result opara_builder_add_constant(opara_builder* builder, const c
                                                  int32_t rank, const int64_t* dims, const void* data, size_t size) {
     if (!builder) return OPARA_ERR_INVALID_ARGS;
     if (size && !data)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_INVALID_ARGS, "constant '%s': data is NULL",
-                                                 name ? name : ""));
+        return opara__bfail(builder, OPARA_ERR_INVALID_ARGS, "constant '%s': data is NULL", name ? name : "");
     return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_CONST, data, size);
 }
 
@@ -169,19 +189,19 @@ static opara_result opara__bcheck_node_args(opara_builder* b, const char* op_typ
     uint32_t i;
     const char* label = name ? name : "";
     if (!op_type || (n_inputs && !inputs) || !n_outputs || !outputs || (n_attrs && !attrs))
-        return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': needs an op type, outputs, and arrays for the counts",
+        return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "node '%s': needs an op type, outputs, and arrays for the counts",
                            label);
     if (n_inputs > OPARA_MAX_NODE_IO || n_outputs > OPARA_MAX_NODE_IO || n_attrs > OPARA_MAX_ATTRS)
-        return opara__fail(b->rt, OPARA_ERR_LIMIT_EXCEEDED, "node '%s': too many inputs, outputs or attributes", label);
+        return opara__bfail(b, OPARA_ERR_LIMIT_EXCEEDED, "node '%s': too many inputs, outputs or attributes", label);
     for (i = 0; i < n_outputs; ++i)
         if (!outputs[i] || !outputs[i][0])
-            return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': output %u has no name", label, i);
+            return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "node '%s': output %u has no name", label, i);
     for (i = 0; i < n_attrs; ++i) {
         const opara_attr* a = &attrs[i];
         int array = a->type == OPARA_ATTR_INTS || a->type == OPARA_ATTR_FLOATS;
         if (!a->name || !a->name[0] || a->type < OPARA_ATTR_INT || a->type > OPARA_ATTR_STRING ||
             (array && a->count && !a->v.ints) || (a->type == OPARA_ATTR_STRING && !a->v.s))
-            return opara__fail(b->rt, OPARA_ERR_INVALID_ARGS, "node '%s': attribute %u is malformed", label, i);
+            return opara__bfail(b, OPARA_ERR_INVALID_ARGS, "node '%s': attribute %u is malformed", label, i);
     }
     return OPARA_OK;
 }
@@ -194,13 +214,13 @@ OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char*
     opara_result r;
     if (!builder) return OPARA_ERR_INVALID_ARGS;
     r = opara__bcheck_node_args(builder, op_type, name, n_inputs, inputs, n_outputs, outputs, n_attrs, attrs);
-    if (r != OPARA_OK) return opara__bfail(builder, r);
+    if (r != OPARA_OK) return r;
     if (opara__op_from_name(op_type) == OPARA__OP_COUNT)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_UNSUPPORTED_OP,
-                                                 "node '%s': operator '%s' is not supported", name ? name : "", op_type));
+        return opara__bfail(builder, OPARA_ERR_UNSUPPORTED_OP, "node '%s': operator '%s' is not supported",
+                            name ? name : "", op_type);
     if (opara__grow(builder->rt, (void**)&builder->nodes, &builder->cap_nodes, builder->n_nodes + 1, sizeof *builder->nodes) !=
         OPARA_OK)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node"));
+        return opara__bfail(builder, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding a node");
     n = &builder->nodes[builder->n_nodes];
     memset(n, 0, sizeof *n);
     n->op_type = opara__bstrdup(builder, op_type);
@@ -211,7 +231,7 @@ OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char*
     r = n->op_type && n->name && n->inputs && n->outputs && n->attrs ? OPARA_OK : OPARA_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n_attrs && r == OPARA_OK; ++i)
         if (!opara__bcopy_attr(builder, &attrs[i], &n->attrs[i])) r = OPARA_ERR_OUT_OF_MEMORY;
-    if (r != OPARA_OK) return opara__bfail(builder, opara__fail(builder->rt, r, "out of memory adding a node"));
+    if (r != OPARA_OK) return opara__bfail(builder, r, "out of memory adding a node");
     n->n_inputs = n_inputs;
     n->n_outputs = n_outputs;
     n->n_attrs = n_attrs;
@@ -222,11 +242,11 @@ OPARADEF opara_result opara_builder_add_node(opara_builder* builder, const char*
 OPARADEF opara_result opara_builder_add_output(opara_builder* builder, const char* name) {
     const char* copy;
     if (!builder) return OPARA_ERR_INVALID_ARGS;
-    if (!name || !name[0]) return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_INVALID_ARGS, "output needs a name"));
+    if (!name || !name[0]) return opara__bfail(builder, OPARA_ERR_INVALID_ARGS, "output needs a name");
     copy = opara__bstrdup(builder, name);
     if (!copy || opara__grow(builder->rt, (void**)&builder->outputs, &builder->cap_outputs, builder->n_outputs + 1,
                              sizeof(char*)) != OPARA_OK)
-        return opara__bfail(builder, opara__fail(builder->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding an output"));
+        return opara__bfail(builder, OPARA_ERR_OUT_OF_MEMORY, "out of memory adding an output");
     builder->outputs[builder->n_outputs++] = copy;
     return OPARA_OK;
 }
@@ -317,29 +337,31 @@ static opara_result opara__builder_graph(opara_builder* b, opara__graph* g) {
 
 OPARADEF opara_result opara_builder_finish(opara_builder* builder, opara_model** out) {
     opara__graph g;
+    opara__errbuf saved;
     opara_result r;
     if (!builder || !out) return OPARA_ERR_INVALID_ARGS;
     *out = NULL;
+    saved = builder->rt->error;
     r = opara__builder_graph(builder, &g);
-    if (r != OPARA_OK) {
-        opara__graph_free(&g);
-        return r;
-    }
-    return opara__model_from_graph(builder->rt, &g, out);
+    if (r != OPARA_OK) opara__graph_free(&g);
+    else r = opara__model_from_graph(builder->rt, &g, out);
+    return opara__bcall_end(builder, &saved, r);
 }
 
 OPARADEF opara_result opara_builder_save_memory(opara_builder* builder, void** data, size_t* size) {
     opara__graph g;
     opara__bytes bytes;
+    opara__errbuf saved;
     opara_result r;
     if (!builder || !data || !size) return OPARA_ERR_INVALID_ARGS;
     *data = NULL;
     *size = 0;
+    saved = builder->rt->error;
     r = opara__builder_graph(builder, &g);
     if (r == OPARA_OK) r = opara__graph_validate(&g);
     if (r == OPARA_OK) r = opara__format_write(builder->rt, &g, 0, &bytes);
     opara__graph_free(&g);
-    if (r != OPARA_OK) return r;
+    if (r != OPARA_OK) return opara__bcall_end(builder, &saved, r);
     *data = bytes.data;
     *size = bytes.size;
     return OPARA_OK;
@@ -355,8 +377,10 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
     r = opara_builder_save_memory(builder, &data, &size);
     if (r != OPARA_OK) return r;
     f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, size, f) != size) r = opara__fail(builder->rt, OPARA_ERR_IO, "cannot write '%s'", path);
-    if (f && fclose(f) != 0 && r == OPARA_OK) r = opara__fail(builder->rt, OPARA_ERR_IO, "cannot write '%s'", path);
+    if (!f || fwrite(data, 1, size, f) != size)
+        r = opara__fail_to(&builder->detail, &builder->rt->logger, OPARA_ERR_IO, "cannot write '%s'", path);
+    if (f && fclose(f) != 0 && r == OPARA_OK)
+        r = opara__fail_to(&builder->detail, &builder->rt->logger, OPARA_ERR_IO, "cannot write '%s'", path);
     opara_free(builder->rt, data);
     return r;
 }

@@ -63,14 +63,11 @@ OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas);
 
 /* Row-major C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C (beta 0: C is not read).
    op(A) = A when trans_a is 0 (A is m x k, row stride lda), else A^T (A is k x m). Uses the
-   BLAS when loaded (and sizes fit an int), else opara__sgemm_builtin with `scratch`
+   BLAS when loaded (and sizes fit an int), else the built-in SGEMM with `scratch`
    (OPARA__GEMM_SCRATCH floats). */
 OPARA__PRIVATE void opara__sgemm(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                  float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
                                  float* c, size_t ldc, float* scratch);
-OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
-                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
-                                         size_t ldc, float* scratch);
 
 /* What follows the product, applied once to each output as it is stored (the built-in GEMM's
    micro-kernels do it in registers; with an external BLAS it is a pass over C): a bias per row
@@ -97,14 +94,14 @@ OPARA__PRIVATE size_t opara__gemm_packed_floats(size_t k, size_t n, size_t nr);
 OPARA__PRIVATE void opara__gemm_pack_b_all(int trans_b, const float* b, size_t ldb, size_t k, size_t n, size_t nr,
                                            float* dst);
 
-/* opara__sgemm and opara__sgemm_builtin with an epilogue (epi may be NULL) and, for the built-in
+/* opara__sgemm and the built-in SGEMM with an epilogue (epi may be NULL) and, for the built-in
    GEMM, B already packed (packed may be NULL; it is ignored when packed for another width, and b
    must be valid in any case: an external BLAS and the one-row path read it). */
 OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                                     float alpha, const float* a, size_t lda, const float* b, size_t ldb, float beta,
                                     float* c, size_t ldc, float* scratch, const opara__gemm_epilogue* epi,
                                     const opara__gemm_packed* packed);
-OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+OPARA__PRIVATE_TOOL void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                             const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                             size_t ldc, float* scratch, const opara__gemm_epilogue* epi);
 /* The widest vector code this CPU runs, capped by OPARA_CPU_ISA (avx2 or neon: 1, portable: 0): on
@@ -230,8 +227,6 @@ OPARA__PRIVATE void opara__winograd_pack(opara__cpu_op* op);
 /* After op's kernel failed in a run: what went wrong, found again single-threaded (kernels only
    return a code); leaves buf untouched when the op has nothing to add. */
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap);
-/* Runs the whole operator on the calling thread. */
-OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch);
 
 /* Shared helpers of the kernel files. */
 OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...)

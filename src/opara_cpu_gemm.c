@@ -1011,7 +1011,7 @@ static void opara__sgemm_run(int trans_a, int trans_b, size_t m, size_t n, size_
     }
 }
 
-OPARA__PRIVATE void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
+OPARA__PRIVATE_TOOL void opara__sgemm_builtin_ex(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
                                             const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
                                             size_t ldc, float* scratch, const opara__gemm_epilogue* epi) {
     opara__sgemm_run(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, epi, NULL);
@@ -1028,12 +1028,6 @@ OPARA__PRIVATE void opara__gemm_pack_b_all(int trans_b, const float* b, size_t l
     size_t np = (n + nr - 1) / nr * nr, pc;
     for (pc = 0; pc < k; pc += OPARA__GEMM_KC)
         opara__gemm_pack_b(trans_b, b, ldb, pc, OPARA__MIN((size_t)OPARA__GEMM_KC, k - pc), 0, n, nr, dst + pc * np);
-}
-
-OPARA__PRIVATE void opara__sgemm_builtin(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha,
-                                         const float* a, size_t lda, const float* b, size_t ldb, float beta, float* c,
-                                         size_t ldc, float* scratch) {
-    opara__sgemm_builtin_ex(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, scratch, NULL);
 }
 
 OPARA__PRIVATE void opara__sgemm_ex(const opara__blas* blas, int trans_a, int trans_b, size_t m, size_t n, size_t k,

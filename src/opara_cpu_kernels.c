@@ -1426,8 +1426,3 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
     op->work_items = 0; /* every output is empty */
     return r;
 }
-
-OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* scratch) {
-    if (!op->work_items) return OPARA_OK;
-    return op->fn(op, 0, op->work_items, scratch);
-}

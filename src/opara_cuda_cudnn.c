@@ -25,34 +25,38 @@ OPARA__PRIVATE int opara__cudnn_out_of_memory(opara_cudnnStatus_t st) {
 
 /* A failed cuDNN call on conv: out of memory is an error reported here; anything else is cuDNN
    refusing the convolution, kept in conv for the caller (no log, no runtime error). */
-static opara_result opara__dnn_refused(opara_runtime* rt, opara__cudnn_conv* conv, opara_cudnnStatus_t st, const char* what) {
+static opara_result opara__dnn_refused(opara_runtime* rt, const opara_logger* logger, opara__cudnn_conv* conv,
+                                       opara_cudnnStatus_t st, const char* what) {
     conv->failed_call = what;
     conv->status = st;
     if (st == OPARA_CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
-        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "cuDNN: %s ran out of host memory: %s (%d)", what,
-                           opara_cudnn_status_name(st), (int)st);
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_OUT_OF_MEMORY, "cuDNN: %s ran out of host memory: %s (%d)",
+                              what, opara_cudnn_status_name(st), (int)st);
     if (opara__cudnn_out_of_memory(st))
-        return opara__fail(rt, OPARA_ERR_DEVICE_MEMORY, "cuDNN: %s ran out of device memory: %s (%d)", what,
-                           opara_cudnn_status_name(st), (int)st);
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_DEVICE_MEMORY, "cuDNN: %s ran out of device memory: %s (%d)",
+                              what, opara_cudnn_status_name(st), (int)st);
     return OPARA_ERR_CUDNN;
 }
 
+/* rt and logger are the enclosing function's */
 #define OPARA__DNN_TRY(rt, conv, call, what)                                                        \
     do {                                                                                            \
         opara_cudnnStatus_t opara__st_ = (call);                                                    \
-        if (opara__st_ != OPARA_CUDNN_STATUS_SUCCESS) return opara__dnn_refused(rt, conv, opara__st_, what); \
+        if (opara__st_ != OPARA_CUDNN_STATUS_SUCCESS) return opara__dnn_refused(rt, logger, conv, opara__st_, what); \
     } while (0)
 
 OPARA__PRIVATE int opara__cudnn_conv_supported(const opara__cuda_conv_geom* c) {
     return c->ph == c->ph_end && c->pw == c->pw_end && c->group >= 1 && c->C % c->group == 0 && c->K % c->group == 0;
 }
 
-OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                      const opara__cuda_conv_geom* c, opara__cudnn_conv* out) {
+OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const opara_logger* session_logger,
+                                                      const opara_cuda_cudnn* dnn, const opara__cuda_conv_geom* c,
+                                                      opara__cudnn_conv* out) {
+    const opara_logger* logger = session_logger ? session_logger : &rt->logger;
     int n = 0, k = 0, h = 0, w = 0;
     memset(out, 0, sizeof *out);
     if (!opara__cudnn_conv_supported(c))
-        return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "cuDNN: asymmetric padding or bad groups");
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_UNSUPPORTED, "cuDNN: asymmetric padding or bad groups");
     OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->x), "cudnnCreateTensorDescriptor");
     OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->y), "cudnnCreateTensorDescriptor");
     OPARA__DNN_TRY(rt, out, dnn->cudnnCreateTensorDescriptor(&out->bias), "cudnnCreateTensorDescriptor");
@@ -74,8 +78,9 @@ OPARA__PRIVATE opara_result opara__cudnn_conv_describe(opara_runtime* rt, const 
     OPARA__DNN_TRY(rt, out, dnn->cudnnGetConvolution2dForwardOutputDim(out->conv, out->x, out->w, &n, &k, &h, &w),
                    "cudnnGetConvolution2dForwardOutputDim");
     if (n != c->N || k != c->K || h != c->OH || w != c->OW)
-        return opara__fail(rt, OPARA_ERR_SHAPE, "cuDNN computes output [%d, %d, %d, %d] but shape inference [%d, %d, %d, %d]",
-                           n, k, h, w, c->N, c->K, c->OH, c->OW);
+        return opara__fail_to(&rt->error, logger, OPARA_ERR_SHAPE,
+                              "cuDNN computes output [%d, %d, %d, %d] but shape inference [%d, %d, %d, %d]", n, k, h, w, c->N,
+                              c->K, c->OH, c->OW);
     OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->y, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, n, k, h, w),
                    "cudnnSetTensor4dDescriptor (output)");
     OPARA__DNN_TRY(rt, out, dnn->cudnnSetTensor4dDescriptor(out->bias, OPARA_CUDNN_TENSOR_NCHW, OPARA_CUDNN_DATA_FLOAT, 1, k, 1, 1),
@@ -96,8 +101,10 @@ static int opara__cudnn_math_allowed(opara_cudnnMathType_t m, int tf32) {
     return tf32 && (m == OPARA_CUDNN_DEFAULT_MATH || m == OPARA_CUDNN_TENSOR_OP_MATH);
 }
 
-OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_cuda_cudnn* dnn,
-                                                    opara_cudnnHandle_t handle, opara__cudnn_conv* conv) {
+OPARA__PRIVATE opara_result opara__cudnn_conv_choose(opara_runtime* rt, const opara_logger* session_logger,
+                                                    const opara_cuda_cudnn* dnn, opara_cudnnHandle_t handle,
+                                                    opara__cudnn_conv* conv) {
+    const opara_logger* logger = session_logger ? session_logger : &rt->logger;
     opara_cudnnConvolutionFwdAlgoPerf_t perf[OPARA_CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0, i;
     if (conv->call != OPARA__CUDNN_BIAS) {

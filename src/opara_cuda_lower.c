@@ -44,8 +44,8 @@ OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k) {
 
 static opara_result opara__cul_lw_fail(opara__cul_lw* w, opara_result code, const char* what) {
     const opara__node* n = &w->g->nodes[w->node];
-    return opara__fail(w->rt, code, "CUDA backend: node %u '%s' (%s): %s", w->node, n->name ? n->name : "",
-                       opara__op_name(n->op), what);
+    return opara__fail_to(&w->rt->error, w->low->logger, code, "CUDA backend: node %u '%s' (%s): %s", w->node,
+                          n->name ? n->name : "", opara__op_name(n->op), what);
 }
 
 /* ---- building launches ------------------------------------------------------------------------- */
@@ -767,7 +767,7 @@ static opara_result opara__cul_lower_batch_norm(opara__cul_lw* w) {
     for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
     if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
     folded = (float*)opara__calloc(w->rt, (size_t)(2 * C > 0 ? 2 * C : 1), sizeof(float));
-    if (!folded) return opara__fail(w->rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
+    if (!folded) return opara__fail_to(&w->rt->error, w->low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
     for (c = 0; c < C; ++c) {
         double sc = (double)s[c] / sqrt((double)var[c] + (double)eps);
         folded[c] = (float)sc;
@@ -857,7 +857,7 @@ static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, co
 static void opara__cul_cudnn_refused(opara__cul_lw* w, const opara__cudnn_conv* conv) {
     const opara__node* n = &w->g->nodes[w->node];
     w->low->n_dnn_refused++;
-    opara__log(&w->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+    opara__log(w->low->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                "CUDA backend: node %u '%s' (Conv): cuDNN refused it (%s: %s, %d); it runs on opara_conv2d_f32", w->node,
                n->name ? n->name : "", conv->failed_call, opara_cudnn_status_name(conv->status), (int)conv->status);
 }
@@ -882,8 +882,8 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
         return OPARA_ERR_OUT_OF_MEMORY;
     conv = &low->dnn_convs[low->n_dnn_convs];
     c.tf32 = low->tf32;
-    r = opara__cudnn_conv_describe(w->rt, low->dnn, &c, conv);
-    if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->dnn, low->dnn_handle, conv);
+    r = opara__cudnn_conv_describe(w->rt, low->logger, low->dnn, &c, conv);
+    if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->logger, low->dnn, low->dnn_handle, conv);
     if (r == OPARA_ERR_CUDNN) { /* cuDNN refused this one (e.g. a sub-library that fails to load): our kernel */
         opara__cul_cudnn_refused(w, conv);
         r = OPARA_OK;
@@ -1112,15 +1112,18 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     low->tf32 = keep.tf32;
     low->dnn = keep.dnn;
     low->dnn_handle = keep.dnn_handle;
+    low->logger = keep.logger ? keep.logger : &rt->logger;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
-    if (!low->node_start) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
+    if (!low->node_start)
+        return opara__fail_to(&rt->error, low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
     w.rt = rt, w.g = g, w.shapes = shapes, w.dtypes = dtypes, w.low = low;
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         w.node = i;
         low->node_start[i] = low->n_launches;
         r = opara__cul_lower_node(&w);
         if (r == OPARA_OK) r = opara__cul_check_launches(&w, low->node_start[i]);
-        if (r == OPARA_ERR_OUT_OF_MEMORY) opara__fail(rt, r, "CUDA backend: out of memory while lowering node %u", i);
+        if (r == OPARA_ERR_OUT_OF_MEMORY)
+            opara__fail_to(&rt->error, low->logger, r, "CUDA backend: out of memory while lowering node %u", i);
     }
     low->node_start[g->n_nodes] = low->n_launches;
     if (r != OPARA_OK) opara__cuda_lowering_free(rt, low);

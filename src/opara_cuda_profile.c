@@ -191,13 +191,14 @@ typedef struct opara__cup_run {
     uint8_t* launched;        /* [n_nodes] */
     float* samples;           /* [n_nodes][OPARA__PROFILE_MAX_RUNS] ms per timed pass */
     opara_runtime* rt;
+    const opara_logger* logger; /* the session's */
 } opara__cup_run;
 
 static opara_result opara__cup_hook(void* user, uint32_t node, int after, opara_CUstream stream) {
     opara__cup_run* run = (opara__cup_run*)user;
     opara_CUresult r = run->cu->cuEventRecord(after ? run->end[node] : run->begin[node], stream);
     if (r != OPARA_CUDA_SUCCESS)
-        return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventRecord failed: %s (%d)",
+        return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA, "CUDA profiler: cuEventRecord failed: %s (%d)",
                            opara_cuda_driver_result_name(run->cu, r), (int)r);
     run->launched[node] = 1;
     if (run->cupti) {
@@ -219,7 +220,7 @@ static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int
         /* flags 0: timing enabled (the plan's own events disable timing) */
         if (run->cu->cuEventCreate(&run->begin[n], 0) != OPARA_CUDA_SUCCESS ||
             run->cu->cuEventCreate(&run->end[n], 0) != OPARA_CUDA_SUCCESS)
-            return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventCreate failed");
+            return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA, "CUDA profiler: cuEventCreate failed");
     }
     return OPARA_OK;
 }
@@ -233,8 +234,9 @@ static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, uint
         if (!run->launched[n]) continue;
         r = run->cu->cuEventElapsedTime_v2(&ms, run->begin[n], run->end[n]);
         if (r != OPARA_CUDA_SUCCESS)
-            return opara__fail(run->rt, OPARA_ERR_CUDA, "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
-                               opara_cuda_driver_result_name(run->cu, r), (int)r);
+            return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA,
+                                  "CUDA profiler: cuEventElapsedTime for node %u failed: %s (%d)", n,
+                                  opara_cuda_driver_result_name(run->cu, r), (int)r);
         run->samples[(size_t)n * OPARA__PROFILE_MAX_RUNS + pass] = ms;
     }
     return OPARA_OK;
@@ -313,11 +315,11 @@ static opara_result opara__cup_passes(opara__cup_run* run, opara__cuda_session* 
     run->cupti = NULL;
     if (r != OPARA_OK) return r;
     if (sum.worst < n_nodes)
-        opara__log(&run->rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+        opara__log(run->logger, OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
                    "CUDA profiler: %d warm-up + %u timed runs (%.1f ms), per-node median; largest spread %.0f%% at node %u (%s)",
                    OPARA__PROFILE_WARMUP, runs, (double)timed_ns * 1e-6, sum.worst_spread * 100, sum.worst, g->nodes[sum.worst].name);
     if (sum.n_unstable)
-        opara__log(&run->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
+        opara__log(run->logger, OPARA_LOG_WARN, OPARA_LOGITEM_PLAN_SUMMARY,
                    "CUDA profiler: %u node(s) still vary by more than %.0f%% (interquartile range / median) after %u timed "
                    "runs, most node %u (%s) by %.0f%%; the plan uses their medians",
                    sum.n_unstable, OPARA__PROFILE_SPREAD * 100, runs, sum.worst, g->nodes[sum.worst].name, sum.worst_spread * 100);
@@ -340,6 +342,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
     memset(&run, 0, sizeof run);
     memset(&sink, 0, sizeof sink);
     run.rt = sink.rt = rt;
+    run.logger = opara__cuda_logger(rt, opt);
     run.cu = opara__cuda_session_driver(ps);
     run.begin = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
     run.end = (opara_CUevent*)opara__calloc(rt, (size_t)n_nodes + 1, sizeof(opara_CUevent));
@@ -348,17 +351,18 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
     library_node = (uint8_t*)opara__calloc(rt, (size_t)n_nodes + 1, 1);
     r = run.begin && run.end && run.launched && run.samples && library_node
             ? OPARA_OK
-            : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+            : opara__fail_to(&rt->error, run.logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     for (n = 0; r == OPARA_OK && n < n_nodes; ++n) library_node[n] = rows[n].source == OPARA__CURES_ESTIMATE;
     if (r == OPARA_OK) r = opara__cup_events(&run, n_nodes, 1);
     if (r == OPARA_OK) {
         if ((cupti = opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) != 0) run.cupti = &sink;
-        else opara__log(&rt->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        else opara__log(run.logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                         "CUPTI not used (%s); library kernels keep the documented launch estimates", why);
         r = opara__cup_passes(&run, ps, g, rows);
     }
     if (r == OPARA_OK && cupti)
-        opara__log(&rt->logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY, "CUPTI: %u kernel records, %u library nodes described",
+        opara__log(run.logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY,
+                   "CUPTI: %u kernel records, %u library nodes described",
                    sink.n_kernels, opara__cupti_apply(&sink, library_node, n_nodes, rows));
     opara__cupti_free(&sink);
     if (run.begin && run.end) opara__cup_events(&run, n_nodes, 0);

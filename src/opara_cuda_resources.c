@@ -41,16 +41,18 @@ OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, doub
 
 /* ---- static profile ----------------------------------------------------------------------------- */
 
-static opara_result opara__resources_driver_row(opara_runtime* rt, const opara_cuda_driver* cu, opara_CUfunction f,
-                                          const opara__cuda_launch* L, opara__cuda_op_profile* row) {
+static opara_result opara__resources_driver_row(opara_runtime* rt, const opara__cuda_lowering* low,
+                                                const opara_cuda_driver* cu, opara_CUfunction f,
+                                                const opara__cuda_launch* L, opara__cuda_op_profile* row) {
     int regs = 0, smem = 0, max_threads = 0;
     opara_CUresult r = cu->cuFuncGetAttribute(&regs, OPARA_CU_FUNC_ATTRIBUTE_NUM_REGS, f);
     if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&smem, OPARA_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
     if (r == OPARA_CUDA_SUCCESS) r = cu->cuFuncGetAttribute(&max_threads, OPARA_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
     if (r != OPARA_CUDA_SUCCESS)
-        return opara__fail(rt, OPARA_ERR_CUDA, "CUDA profiler: cuFuncGetAttribute of %s failed: %s (%d)",
-                           opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), opara_cuda_driver_result_name(cu, r),
-                           (int)r);
+        return opara__fail_to(&rt->error, low->logger ? low->logger : &rt->logger, OPARA_ERR_CUDA,
+                              "CUDA profiler: cuFuncGetAttribute of %s failed: %s (%d)",
+                              opara__cuda_kernel_name((opara__cuda_kernel)L->kernel), opara_cuda_driver_result_name(cu, r),
+                              (int)r);
     opara__format(row->kernel, sizeof row->kernel, "%s", opara__cuda_kernel_name((opara__cuda_kernel)L->kernel));
     memcpy(row->grid, L->grid, sizeof row->grid);
     memcpy(row->block, L->block, sizeof row->block);
@@ -116,7 +118,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
         memset(row, 0, sizeof *row);
         if (!L) continue;
         if (L->type == OPARA__CULAUNCH_KERNEL) {
-            opara_result r = opara__resources_driver_row(rt, cu, funcs[L->kernel], L, row);
+            opara_result r = opara__resources_driver_row(rt, low, cu, funcs[L->kernel], L, row);
             if (r != OPARA_OK) return r;
         } else if (L->type == OPARA__CULAUNCH_CUBLAS) {
             opara__resources_cublas_row(L, row);

@@ -182,7 +182,11 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* r
     return r;
 }
 
-OPARA__PRIVATE int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
+OPARA__PRIVATE const opara_logger* opara__cuda_logger(opara_runtime* rt, const opara__cuda_options* opt) {
+    return opt && opt->logger.func ? &opt->logger : &rt->logger;
+}
+
+OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap) {
     opara_cuda_driver cu;
     char err[2048];
     int count = 0, ok = 0;

@@ -265,7 +265,7 @@ OPARA__PRIVATE opara_result opara__graph_insert_node(opara__graph* g, opara__op 
     return OPARA_OK;
 }
 
-OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
+OPARA__PRIVATE_TOOL int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
                                             const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs) {
     int32_t index;
     return opara__graph_insert_node(g, op, name, n_inputs, inputs, n_outputs, outputs, &index) == OPARA_OK ? index : -1;

@@ -33,6 +33,19 @@
 #    define OPARA__PRIVATE
 #  endif
 #endif
+/* A private function the library itself never calls: tests and tools reach it through the
+   implementation. It keeps the unused attribute so that the dead-code build of the compile matrix
+   (OPARA__PRIVATE defined as plain `static`, -Wunused-function -Werror) fails on every other
+   private function that nothing calls. */
+#ifndef OPARA__PRIVATE_TOOL
+#  if defined(OPARA__AMALGAMATED)
+#    define OPARA__PRIVATE_TOOL static OPARA__UNUSED
+#  elif defined(__GNUC__) && !defined(_WIN32)
+#    define OPARA__PRIVATE_TOOL __attribute__((visibility("hidden")))
+#  else
+#    define OPARA__PRIVATE_TOOL
+#  endif
+#endif
 
 #if defined(OPARA_MALLOC) != defined(OPARA_FREE)
 #  error "define OPARA_MALLOC and OPARA_FREE together, or neither"
@@ -60,9 +73,13 @@ typedef struct opara__errbuf {
 /* Formats the detail of a failure into rt's error buffer, logs it at ERROR and returns code. */
 OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 OPARA__PRIVATE opara_result opara__failv(opara_runtime* rt, opara_result code, const char* fmt, va_list args);
-/* Same, for objects that keep their own error buffer (sessions). */
+/* Same, into buf and logged through logger: for objects that keep their own error buffer (sessions,
+   builders) and for failures of a session's creation, which go to the runtime's buffer but to the
+   session's logger. */
 OPARA__PRIVATE opara_result opara__fail_into(opara__errbuf* buf, const opara_logger* logger, opara_result code,
                                              const char* fmt, va_list args);
+OPARA__PRIVATE opara_result opara__fail_to(opara__errbuf* buf, const opara_logger* logger, opara_result code,
+                                           const char* fmt, ...) OPARA__PRINTF(4, 5);
 OPARA__PRIVATE void opara__log(const opara_logger* logger, opara_log_level level, opara_log_item item,
                                const char* fmt, ...) OPARA__PRINTF(4, 5);
 
@@ -76,7 +93,6 @@ OPARA__PRIVATE void* opara__calloc(opara_runtime* rt, size_t count, size_t size)
 OPARA__PRIVATE void opara__free(opara_runtime* rt, void* ptr);
 /* Grows *items (element size elem) to hold at least need elements; doubles capacity. */
 OPARA__PRIVATE opara_result opara__grow(opara_runtime* rt, void** items, size_t* capacity, size_t need, size_t elem);
-OPARA__PRIVATE char* opara__strdup(opara_runtime* rt, const char* s);
 
 /* ---- checked arithmetic ---------------------------------------------------------------------- */
 

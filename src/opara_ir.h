@@ -229,7 +229,7 @@ OPARA__PRIVATE opara_result opara__graph_insert_node(opara__graph* g, opara__op 
                                                     uint32_t n_inputs, const int32_t* inputs, uint32_t n_outputs,
                                                     const int32_t* outputs, int32_t* index);
 /* The same returning the index or -1 (tests and tools, as opara__graph_add_value). */
-OPARA__PRIVATE int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
+OPARA__PRIVATE_TOOL int32_t opara__graph_add_node(opara__graph* g, opara__op op, const char* name, uint32_t n_inputs,
                                             const int32_t* inputs, uint32_t n_outputs, const int32_t* outputs);
 OPARA__PRIVATE opara_result opara__node_set_int(opara__graph* g, int32_t node, const char* name, int64_t value);
 OPARA__PRIVATE opara_result opara__node_set_float(opara__graph* g, int32_t node, const char* name, float value);

@@ -61,6 +61,15 @@ OPARA__PRIVATE opara_result opara__fail_into(opara__errbuf* buf, const opara_log
     return code;
 }
 
+OPARA__PRIVATE opara_result opara__fail_to(opara__errbuf* buf, const opara_logger* logger, opara_result code,
+                                           const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    code = opara__fail_into(buf, logger, code, fmt, args);
+    va_end(args);
+    return code;
+}
+
 OPARA__PRIVATE opara_result opara__failv(opara_runtime* rt, opara_result code, const char* fmt, va_list args) {
     if (!rt) return code;
     return opara__fail_into(&rt->error, &rt->logger, code, fmt, args);

@@ -159,12 +159,12 @@ OPARA__PRIVATE void opara__closure_free(opara_runtime* rt, opara__closure* c);
 OPARA__PRIVATE int opara__closure_reaches(const opara__closure* c, uint32_t a, uint32_t b);
 /* One query by depth-first search (no closure needed): 1 if a path leads from node a to node b
    (a != b), 0 if not, negative opara_result on failure. */
-OPARA__PRIVATE int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b);
+OPARA__PRIVATE_TOOL int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b);
 /* Maximum antichain of the DAG (largest set of nodes no two of which are ordered): the
    parallelism available. Exact, by Dilworth's theorem (= minimum chain cover of the closure =
    n - maximum bipartite matching, Hopcroft-Karp). If antichain is not NULL it receives the
    nodes of one maximum antichain (g->n_nodes entries of room), *width their count. */
-OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
+OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
                                                   uint32_t* antichain);
 
 #endif /* OPARA_MODEL_H */

@@ -222,7 +222,7 @@ OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opa
     return r;
 }
 
-OPARA__PRIVATE opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
                                                    opara__tensor_data* out) {
     opara__pool pool;
     opara__onnx_tensor t;
@@ -2382,7 +2382,7 @@ OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char*
     return opara__read_file_once(rt, path, NULL, data, size);
 }
 
-OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
     uint8_t* data;
     size_t size;
     opara_result r = opara__onnx_read_file(rt, path, &data, &size);

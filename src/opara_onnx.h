@@ -23,7 +23,7 @@ typedef struct opara__tensor_data {
 OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opara__onnx_tensor* t,
                                                    const char* base_dir, const char* where, opara__tensor_data* out);
 /* A bare serialized TensorProto, as in ONNX test data. */
-OPARA__PRIVATE opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
                                                    opara__tensor_data* out);
 OPARA__PRIVATE void opara__tensor_data_free(opara_runtime* rt, opara__tensor_data* t);
 
@@ -48,7 +48,7 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 #ifndef OPARA_NO_STDIO
 /* Whole file into a buffer from the runtime's allocator. */
 OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size);
-OPARA__PRIVATE opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out);
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out);
 OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const char* path,
                                                    const opara_onnx_options* options, const opara__onnx_extra* extra,
                                                    opara__graph* out);

@@ -40,7 +40,7 @@ OPARA__PRIVATE int opara__closure_reaches(const opara__closure* c, uint32_t a, u
     return (int)((c->bits[(size_t)a * c->words + b / 64] >> (b % 64)) & 1u);
 }
 
-OPARA__PRIVATE int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b) {
+OPARA__PRIVATE_TOOL int opara__graph_reaches(const opara__graph* g, uint32_t a, uint32_t b) {
     uint32_t *stack, *seen, top = 0, k;
     int found = 0;
     if (!g->finalized) return OPARA_ERR_INVALID_STATE;
@@ -203,7 +203,7 @@ static opara_result opara__adjacency_from_closure(opara_runtime* rt, const opara
     return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
+OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const opara__graph* g, uint32_t* width,
                                                   uint32_t* antichain) {
     opara__closure c;
     opara__matching m;

@@ -1082,7 +1082,7 @@ OPARA__PRIVATE opara_result opara__plan_create_verified(const opara__graph* g, c
     return opara__plan_create(g, value_bytes, descs, dev, &pd, out);
 }
 
-OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
                                              opara__shape** shapes_out, opara__op_desc** descs_out) {
     opara_runtime* rt = g->rt;

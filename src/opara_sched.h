@@ -294,7 +294,7 @@ OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, cons
    symbolic batch ignores it), value sizes, default descriptors for `dev`, the plan (desc->shapes
    is filled in for the call). shapes_out/descs_out, when not NULL, receive arrays the caller frees
    with opara__free (n_values shapes, n_nodes descriptors). */
-OPARA__PRIVATE opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
+OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
                                              opara__shape** shapes_out, opara__op_desc** descs_out);
 

@@ -5,10 +5,6 @@
 #include "opara_backend_cuda.h"
 #include "opara_export.h"
 
-#if !defined(_WIN32)
-#  include <dlfcn.h>
-#endif
-
 struct opara_session {
     opara_runtime* rt;
     const opara_model* model;   /* retained: the model outlives the session (opara_model_destroy only drops the caller's reference) */
@@ -128,17 +124,17 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
 /* Describe, plan (verified: the streams run truly concurrently, and a captured graph in any order
    its edges allow), prepare. */
 static opara_result opara__cuda_plan_prepare(opara_runtime* rt, const opara__graph* g, opara__cuda_session* cs,
-                                             const opara__cuda_shapes* sh, const opara__plan_desc* base,
-                                             opara__cuda_mode mode) {
+                                             const opara__cuda_shapes* sh, const opara__cuda_options* opt) {
     opara__plan_desc pd;
     const opara__device* dev = NULL;
     opara__plan* plan = NULL;
     opara__op_desc* descs = (opara__op_desc*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *descs);
     opara_result r;
-    if (!descs) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
-    if (base) pd = *base;
+    if (!descs)
+        return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    if (opt->plan) pd = *opt->plan;
     else memset(&pd, 0, sizeof pd);
-    if (mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
+    if (opt->mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
     r = opara__cuda_session_describe(cs, descs, &pd, &dev);
     if (r == OPARA_OK) r = opara__plan_create_verified(g, sh->value_bytes, descs, dev, &pd, &plan);
     opara__free(rt, descs);
@@ -149,7 +145,7 @@ static opara_result opara__cuda_session_make(opara_runtime* rt, const opara__gra
                                              const opara__cuda_shapes* sh, opara__cuda_session** out) {
     opara__cuda_session* cs = NULL;
     opara_result r = opara__cuda_session_open(rt, g, opt, sh, &cs);
-    if (r == OPARA_OK) r = opara__cuda_plan_prepare(rt, g, cs, sh, opt->plan, opt->mode);
+    if (r == OPARA_OK) r = opara__cuda_plan_prepare(rt, g, cs, sh, opt);
     if (r != OPARA_OK) {
         opara__cuda_session_destroy(cs); /* makes no opara__fail: the first failure's text stays */
         return r;
@@ -177,10 +173,12 @@ static opara_result opara__cuda_session_profiled(opara_runtime* rt, const opara_
     po.mode = OPARA__CUDA_EAGER;
     po.plan = &pd;
     rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
-    if (!rows) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    if (!rows)
+        return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY,
+                              "CUDA profiler: out of host memory");
     r = opara__cuda_session_make(rt, g, &po, sh, &ps);
     if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
-        opara__fail(rt, r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
+        opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
     else if (r == OPARA_OK) { /* its events and the timing run need its context */
         r = opara__cuda_profile_measure(rt, ps, opt, g, rows);
         opara__cuda_session_leave(ps);
@@ -199,8 +197,8 @@ static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__gra
     return opt->profile ? opara__cuda_session_profiled(rt, g, opt, sh, out) : opara__cuda_session_make(rt, g, opt, sh, out);
 }
 
-OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
+OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
+                                                           const opara__cuda_options* opt, opara__cuda_session** out) {
     opara__cuda_options o;
     opara__cuda_shapes sh;
     opara__shape* shapes;
@@ -208,16 +206,20 @@ OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const 
     uint64_t* value_bytes;
     size_t nv;
     opara_result r;
-    if (!out) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
+    const opara_logger* log = opara__cuda_logger(rt, opt);
+    if (!out) return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
-    if (!g || !g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
+    if (!g || !g->finalized)
+        return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
     if (opt) o = *opt;
     else memset(&o, 0, sizeof o);
     nv = g->n_values ? g->n_values : 1;
     shapes = (opara__shape*)opara__calloc(rt, nv, sizeof *shapes);
     dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof *dtypes);
     value_bytes = (uint64_t*)opara__calloc(rt, nv, sizeof *value_bytes);
-    r = shapes && dtypes && value_bytes ? OPARA_OK : opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+    r = shapes && dtypes && value_bytes
+            ? OPARA_OK
+            : opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, dtypes, value_bytes);
     sh.shapes = shapes, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
     if (r == OPARA_OK) r = opara__cuda_session_from(rt, g, &o, &sh, out);
@@ -253,6 +255,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     o.batch = d->batch_size;
     o.profile = d->cuda_profile;
     o.precision = d->precision;
+    o.logger = s->logger;
     /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
        the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
        streams are only edges, so graphs keep the uncapped plan. */

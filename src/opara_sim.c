@@ -37,11 +37,11 @@ OPARA__PRIVATE opara_result opara__sim_run(opara_runtime* rt, const opara_sim_de
                                           opara_sim_result* out);
 /* Simulates a plan on the CUDA backend's streams (one per lane): each op depends on the previous
    op of its lane and on the events it waits for. */
-OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
+OPARA__PRIVATE_TOOL opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
                                            const opara__plan* plan, const opara__op_desc* descs,
                                            opara_sim_result* out);
 /* The scheduler's view of a simulator device (name points into dev). */
-OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out);
+OPARA__PRIVATE_TOOL void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out);
 
 /* ---- engine state ---------------------------------------------------------------------------- */
 
@@ -689,7 +689,7 @@ static void opara__sim_plan_kernel(const opara__plan* plan, const opara__op_desc
     if (pos == 0) k->host_events++;                                               /* record the fork event */
 }
 
-OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
+OPARA__PRIVATE_TOOL opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_device* dev, opara_sim_mode mode,
                                            const opara__plan* plan, const opara__op_desc* descs,
                                            opara_sim_result* out) {
     opara__sim_kernel* kernels;
@@ -722,7 +722,7 @@ OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_d
 
 /* ---- devices --------------------------------------------------------------------------------- */
 
-OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out) {
+OPARA__PRIVATE_TOOL void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out) {
     memset(out, 0, sizeof *out);
     out->name = dev->name;
     out->sms = (uint32_t)dev->sm_count;

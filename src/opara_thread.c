@@ -1,5 +1,6 @@
 /* Threads, locks, atomics and a monotonic clock over pthreads or Win32. */
 #include "opara_internal.h"
+#include "../opara_cuda.h" /* opara_dl_open/sym/close: the one dynamic-library layer */
 
 #if defined(_WIN32)
 #  define WIN32_LEAN_AND_MEAN
@@ -9,9 +10,6 @@
 #  include <string.h>
 #  include <time.h>
 #  include <unistd.h>
-#  if defined(__linux__)
-#    include <dlfcn.h>
-#  endif
 #  if !defined(CLOCK_MONOTONIC)
 #    include <sys/time.h>
 #  endif
@@ -107,15 +105,15 @@ OPARA__PRIVATE void opara__thread_join(opara__thread* t) { pthread_join(t->t, NU
 typedef int (*opara__affinity_fn)(int pid, size_t size, unsigned long* mask);
 
 static int opara__affinity(const char* name, unsigned long* mask) {
-    void* self = dlopen(NULL, RTLD_NOW);
-    void* sym = self ? dlsym(self, name) : NULL;
+    void* self = opara_dl_open(NULL, NULL, 0);
+    void* sym = self ? opara_dl_sym(self, name) : NULL;
     opara__affinity_fn fn;
     int r = -1;
     if (sym) {
         memcpy(&fn, &sym, sizeof fn); /* dlsym's void* to a function pointer, quietly for ISO C */
         r = fn(0, OPARA__CPU_WORDS * sizeof(unsigned long), mask);
     }
-    if (self) dlclose(self);
+    opara_dl_close(self);
     return r < 0 ? -1 : 0;
 }
 

@@ -81,13 +81,6 @@ OPARA__PRIVATE opara_result opara__grow(opara_runtime* rt, void** items, size_t*
     return OPARA_OK;
 }
 
-OPARA__PRIVATE char* opara__strdup(opara_runtime* rt, const char* s) {
-    size_t n = strlen(s) + 1;
-    char* copy = (char*)opara__alloc(rt, n);
-    if (copy) memcpy(copy, s, n);
-    return copy;
-}
-
 OPARA__PRIVATE int opara__add_size(size_t a, size_t b, size_t* out) {
     if (a > (size_t)-1 - b) return 0;
     *out = a + b;

@@ -5,7 +5,8 @@
 # feature macro (OPARA_NO_CUDA, OPARA_NO_ONNX, OPARA_NO_SIM, all three) and against the CPU-only
 # header (gen_header --cpu-only, which `make header` writes to build/opara_cpu.h), where
 # tests/compile/features.c checks that a CPU session runs and each compiled-out call fails
-# cleanly; and, for the NEON paths, cross-compiled
+# cleanly; with private functions plain `static` (no unused attribute: a dead function fails the
+# build); and, for the NEON paths, cross-compiled
 # for aarch64 (run under qemu-user). Each program also runs. A compiler (or qemu-aarch64) that is
 # not installed is a skip with its name.
 BUILD=${BUILD:-build}
@@ -48,6 +49,11 @@ for cc in gcc clang; do
     run_case "$cc-no-cuda-onnx-sim" $cc -std=c99 $W $INC -DOPARA_NO_CUDA -DOPARA_NO_ONNX -DOPARA_NO_SIM \
         tests/compile/features.c -lm -ldl -lpthread
     run_case "$cc-cpu-header" $cc -std=c99 $W $INC -I"$out" -DFEATURES_HEADER tests/compile/features.c -lm -ldl -lpthread
+    # dead code: private functions plain `static` without the unused attribute, so one that nothing
+    # calls fails the build (OPARA__PRIVATE_TOOL marks the few that only tests and tools call)
+    run_case "$cc-dead-code" $cc -std=c99 $W -Wunused-function -DOPARA__PRIVATE=static $INC tests/compile/impl.c -lm -ldl -lpthread
+    run_case "$cc-dead-code-no-stdio" $cc -std=c99 $W -Wunused-function -DOPARA__PRIVATE=static $INC tests/compile/no_stdio.c \
+        -lm -ldl -lpthread
 done
 # the README's one-line build of the smallest embedding, exactly as written there
 run_case "readme-minimal" cc examples/minimal.c -lm -ldl -lpthread

@@ -13,12 +13,12 @@
    opara_model_node_count, opara_model_node_op, opara_model_node_name, opara_model_get_stats,
    opara_builder_create, opara_builder_destroy, opara_builder_add_input, opara_builder_add_constant,
    opara_builder_add_node, opara_builder_add_output, opara_builder_finish, opara_builder_save_memory,
-   opara_builder_save_file, opara_free, opara_strategy_name, opara_precision_name,
+   opara_builder_save_file, opara_builder_last_error, opara_free, opara_strategy_name, opara_precision_name,
    opara_session_create, opara_session_destroy, opara_session_input_count, opara_session_output_count,
    opara_session_input_info, opara_session_output_info, opara_session_run, opara_session_run_device,
    opara_session_output_data, opara_session_get_plan_info, opara_session_get_run_stats,
    opara_session_get_node_times, opara_session_last_error, opara_session_write_plan_dot,
-   opara_session_write_trace, opara_model_load_onnx_memory, opara_model_load_onnx_file (48). */
+   opara_session_write_trace, opara_model_load_onnx_memory, opara_model_load_onnx_file (49). */
 #if !defined(_WIN32)
 #  define _GNU_SOURCE /* mkdtemp: the test's own fixture */
 #endif
@@ -394,6 +394,7 @@ static opara_result output_data_after_failed_run(fx* f) {
     X(builder_create_null_runtime,      OPARA_ERR_INVALID_ARGS, opara_builder_create(NULL, &f->out_b)) \
     X(builder_create_null_out,          OPARA_ERR_INVALID_ARGS, opara_builder_create(f->rt, NULL)) \
     X(builder_destroy_null,             OPARA_OK, VOID(opara_builder_destroy(NULL))) \
+    X(builder_last_error_null,          OPARA_OK, IS(strcmp(opara_builder_last_error(NULL), "") == 0)) \
     X(add_input_null_builder,           OPARA_ERR_INVALID_ARGS, opara_builder_add_input(NULL, "x", OPARA_DTYPE_F32, 2, k_dims2)) \
     X(add_input_null_name,              OPARA_ERR_INVALID_ARGS, opara_builder_add_input(f->b, NULL, OPARA_DTYPE_F32, 2, k_dims2)) \
     X(add_input_empty_name,             OPARA_ERR_INVALID_ARGS, opara_builder_add_input(f->b, "", OPARA_DTYPE_F32, 2, k_dims2)) \
@@ -571,6 +572,25 @@ OT_TEST(every_row_returns_its_code) {
     CHECK_EQ(wrong, 0);
 }
 
+/* A failing run reports to its session and leaves the runtime's detail (here a failed load's) as it
+   was; a later good run clears the session's detail. */
+OT_TEST(run_failure_is_the_sessions_detail_not_the_runtimes) {
+    static const char junk[8] = "notopara";
+    char load_detail[1024];
+    fx f;
+    REQUIRE(fx_open(&f));
+    CHECK(opara_model_load_memory(f.rt, junk, sizeof junk, &f.out_m) != OPARA_OK);
+    snprintf(load_detail, sizeof load_detail, "%s", opara_runtime_last_error(f.rt));
+    CHECK(load_detail[0] != 0);
+    CHECK_EQ(opara_session_run(f.s, f.in, 0, f.out, 1), OPARA_ERR_INVALID_ARGS); /* x is missing */
+    CHECK(strstr(opara_session_last_error(f.s), "'x' is missing") != NULL);
+    CHECK_STR(opara_runtime_last_error(f.rt), load_detail);
+    CHECK_EQ(opara_session_run(f.s, f.in, 1, f.out, 1), OPARA_OK);
+    CHECK_STR(opara_session_last_error(f.s), "");
+    CHECK_STR(opara_runtime_last_error(f.rt), load_detail);
+    fx_close(&f);
+}
+
 /* The call: n_input_shapes = 1 with input_shapes = NULL segfaulted in the loader. */
 OT_TEST(onnx_null_shape_list_is_invalid_args) {
     fx f;
@@ -592,23 +612,27 @@ OT_TEST(zero_element_constant_is_not_reported_missing) {
     fx f;
     opara_session_desc d = desc_cpu();
     opara_result r;
+    const char* why;
     REQUIRE(fx_open(&f));
     opara_builder_add_constant(f.b, "c", OPARA_DTYPE_F32, 1, c_dims, &dummy, 0);
     opara_builder_add_node(f.b, "Relu", "relu", 1, in, 1, out, 0, NULL);
     opara_builder_add_output(f.b, "y");
     r = opara_builder_finish(f.b, &f.out_m);
     if (r == OPARA_OK) r = opara_session_create(f.rt, f.out_m, &d, &f.out_s);
-    OT_LOG("%s: %s", opara_result_string(r), opara_runtime_last_error(f.rt));
+    /* refused by the builder's finish (its detail) or by session creation (the runtime's) */
+    why = f.out_m ? opara_runtime_last_error(f.rt) : opara_builder_last_error(f.b);
+    OT_LOG("%s: %s", opara_result_string(r), why);
     CHECK_EQ(r, OPARA_ERR_SHAPE);
-    CHECK(strstr(opara_runtime_last_error(f.rt), "missing") == NULL);
-    CHECK(strstr(opara_runtime_last_error(f.rt), "'c'") != NULL);
-    CHECK(strstr(opara_runtime_last_error(f.rt), "zero-sized") != NULL);
+    CHECK(strstr(why, "missing") == NULL);
+    CHECK(strstr(why, "'c'") != NULL);
+    CHECK(strstr(why, "zero-sized") != NULL);
     fx_close(&f);
 }
 
 static const opara_test_case tests[] = {
     OT_CASE(every_row_returns_its_code),
     OT_CASE(onnx_null_shape_list_is_invalid_args),
+    OT_CASE(run_failure_is_the_sessions_detail_not_the_runtimes),
     OT_CASE(zero_element_constant_is_not_reported_missing),
 };
 

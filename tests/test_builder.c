@@ -46,7 +46,7 @@ OT_TEST(unknown_op_is_named) {
     CHECK_EQ(opara_builder_add_node(b, "Frobnicate", "f1", 1, in, 1, out, 0, NULL), OPARA_ERR_UNSUPPORTED_OP);
     opara_builder_add_output(b, "x");
     CHECK_EQ(opara_builder_finish(b, &m), OPARA_ERR_UNSUPPORTED_OP); /* sticky */
-    CHECK(strstr(opara_runtime_last_error(g_rt), "'Frobnicate'") != NULL);
+    CHECK(strstr(opara_builder_last_error(b), "'Frobnicate'") != NULL);
     CHECK(m == NULL);
     opara_builder_destroy(b);
 }
@@ -63,8 +63,8 @@ OT_TEST(unknown_input_is_named) {
     CHECK_EQ(opara_builder_add_node(b, "Add", "add1", 2, in, 1, out, 0, NULL), OPARA_OK);
     opara_builder_add_output(b, "y");
     CHECK_EQ(opara_builder_finish(b, &m), OPARA_ERR_NOT_FOUND);
-    CHECK(strstr(opara_runtime_last_error(g_rt), "'nope'") != NULL);
-    CHECK(strstr(opara_runtime_last_error(g_rt), "'add1'") != NULL);
+    CHECK(strstr(opara_builder_last_error(b), "'nope'") != NULL);
+    CHECK(strstr(opara_builder_last_error(b), "'add1'") != NULL);
     CHECK_EQ(opara_builder_save_memory(b, &data, &size), OPARA_ERR_NOT_FOUND);
     CHECK(data == NULL);
     opara_builder_destroy(b);
@@ -77,7 +77,44 @@ OT_TEST(unknown_output_is_named) {
     opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 2, dims_n4);
     opara_builder_add_output(b, "ghost");
     CHECK_EQ(opara_builder_finish(b, &m), OPARA_ERR_NOT_FOUND);
-    CHECK(strstr(opara_runtime_last_error(g_rt), "'ghost'") != NULL);
+    CHECK(strstr(opara_builder_last_error(b), "'ghost'") != NULL);
+    opara_builder_destroy(b);
+}
+
+/* A builder keeps its own detail; the runtime's stays what the runtime's last call (here a model
+   load that failed) left. finish repeats the first failure's code and detail (sticky). */
+OT_TEST(builder_reports_to_itself_not_the_runtime) {
+    static const char junk[8] = "notopara";
+    static const int64_t d9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, da[2] = {2, 3}, db[1] = {4};
+    const char* in[] = {"x"};
+    const char* add_in[] = {"a", "b"};
+    const char* out[] = {"y"};
+    char load_detail[1024];
+    opara_builder* b = NULL;
+    opara_model* m = NULL;
+    CHECK(opara_model_load_memory(g_rt, junk, sizeof junk, &m) != OPARA_OK); /* a load reports to the runtime */
+    snprintf(load_detail, sizeof load_detail, "%s", opara_runtime_last_error(g_rt));
+    CHECK(load_detail[0] != 0);
+    CHECK_STR(opara_builder_last_error(NULL), "");
+    REQUIRE(opara_builder_create(g_rt, &b) == OPARA_OK);
+    CHECK_STR(opara_builder_last_error(b), "");
+    CHECK_EQ(opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 9, d9), OPARA_ERR_LIMIT_EXCEEDED);
+    CHECK(strstr(opara_builder_last_error(b), "rank 9") != NULL);
+    CHECK_EQ(opara_builder_add_node(b, "Frobnicate", "f1", 1, in, 1, out, 0, NULL), OPARA_ERR_UNSUPPORTED_OP);
+    CHECK(strstr(opara_builder_last_error(b), "'Frobnicate'") != NULL); /* the last failing call's */
+    CHECK_EQ(opara_builder_finish(b, &m), OPARA_ERR_LIMIT_EXCEEDED);   /* the first failure, again */
+    CHECK(strstr(opara_builder_last_error(b), "rank 9") != NULL);
+    CHECK_STR(opara_runtime_last_error(g_rt), load_detail);
+    opara_builder_destroy(b);
+    /* a failure of finish's validation (which runs the loader's checks) */
+    REQUIRE(opara_builder_create(g_rt, &b) == OPARA_OK);
+    opara_builder_add_input(b, "a", OPARA_DTYPE_F32, 2, da);
+    opara_builder_add_input(b, "b", OPARA_DTYPE_F32, 1, db);
+    opara_builder_add_node(b, "Add", "sum", 2, add_in, 1, out, 0, NULL);
+    opara_builder_add_output(b, "y");
+    CHECK_EQ(opara_builder_finish(b, &m), OPARA_ERR_SHAPE);
+    CHECK(strstr(opara_builder_last_error(b), "'sum' (Add)") != NULL);
+    CHECK_STR(opara_runtime_last_error(g_rt), load_detail);
     opara_builder_destroy(b);
 }
 
@@ -115,7 +152,7 @@ OT_TEST(builder_validates_like_the_loader) {
     opara_builder_add_constant(b, "w", OPARA_DTYPE_F32, 1, d4, w, sizeof w);
     opara_builder_add_output(b, "w");
     CHECK_EQ(opara_builder_finish(b, &m), OPARA_ERR_BAD_DTYPE);
-    CHECK(strstr(opara_runtime_last_error(g_rt), "'w'") != NULL);
+    CHECK(strstr(opara_builder_last_error(b), "'w'") != NULL);
     opara_builder_destroy(b);
     /* shapes that do not broadcast */
     REQUIRE(opara_builder_create(g_rt, &b) == OPARA_OK);
@@ -127,8 +164,8 @@ OT_TEST(builder_validates_like_the_loader) {
     opara_builder_add_node(b, "Add", "sum", 2, in, 1, out, 0, NULL);
     opara_builder_add_output(b, "c");
     CHECK_EQ(opara_builder_finish(b, &m), OPARA_ERR_SHAPE);
-    CHECK(strstr(opara_runtime_last_error(g_rt), "'sum' (Add)") != NULL);
-    CHECK(strstr(opara_runtime_last_error(g_rt), "[2, 3]") != NULL);
+    CHECK(strstr(opara_builder_last_error(b), "'sum' (Add)") != NULL);
+    CHECK(strstr(opara_builder_last_error(b), "[2, 3]") != NULL);
     opara_builder_destroy(b);
     /* a cycle */
     REQUIRE(opara_builder_create(g_rt, &b) == OPARA_OK);
@@ -144,7 +181,7 @@ OT_TEST(builder_validates_like_the_loader) {
     opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 2, dims_n4);
     opara_builder_add_output(b, "x");
     CHECK(opara_builder_finish(b, &m) != OPARA_OK);
-    CHECK(strstr(opara_runtime_last_error(g_rt), "'x'") != NULL);
+    CHECK(strstr(opara_builder_last_error(b), "'x'") != NULL);
     opara_builder_destroy(b);
 }
 
@@ -164,7 +201,7 @@ OT_TEST(attribute_types_are_checked) {
     opara_builder_add_node(b, "Softmax", "sm", 1, in, 1, out, 1, &a);
     opara_builder_add_output(b, "y");
     CHECK_EQ(opara_builder_finish(b, &m), OPARA_ERR_CORRUPT);
-    CHECK(strstr(opara_runtime_last_error(g_rt), "'axis' is FLOAT, expected INT") != NULL);
+    CHECK(strstr(opara_builder_last_error(b), "'axis' is FLOAT, expected INT") != NULL);
     opara_builder_destroy(b);
 }
 
@@ -357,6 +394,7 @@ static const opara_test_case tests[] = {
     OT_CASE(unknown_op_is_named),
     OT_CASE(unknown_input_is_named),
     OT_CASE(unknown_output_is_named),
+    OT_CASE(builder_reports_to_itself_not_the_runtime),
     OT_CASE(nodes_may_come_in_any_order),
     OT_CASE(builder_validates_like_the_loader),
     OT_CASE(attribute_types_are_checked),

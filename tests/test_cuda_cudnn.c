@@ -52,7 +52,7 @@ OT_TEST(cudnn_output_sizes_match_shape_inference) {
         opara__cuda_conv_geom c = cases[i / 2];
         opara_result r;
         c.tf32 = i % 2;
-        r = opara__cudnn_conv_describe(rt, &dnn, &c, &conv);
+        r = opara__cudnn_conv_describe(rt, NULL, &dnn, &c, &conv);
         if (r != OPARA_OK)
             OT_LOG("case %d (tf32 %d): %s; %s: %s", i / 2, c.tf32, opara_runtime_last_error(rt),
                    conv.failed_call ? conv.failed_call : "-", opara_cudnn_status_name(conv.status));
@@ -65,7 +65,7 @@ OT_TEST(cudnn_output_sizes_match_shape_inference) {
         opara__cudnn_conv conv;
         opara__cuda_conv_geom bad = cases[1];
         bad.OW += 1;
-        CHECK_EQ(OPARA_ERR_SHAPE, opara__cudnn_conv_describe(rt, &dnn, &bad, &conv));
+        CHECK_EQ(OPARA_ERR_SHAPE, opara__cudnn_conv_describe(rt, NULL, &dnn, &bad, &conv));
         CHECK(strstr(opara_runtime_last_error(rt), "cuDNN computes output") != NULL);
         opara__cudnn_conv_destroy(&dnn, &conv);
     }
@@ -75,7 +75,7 @@ OT_TEST(cudnn_output_sizes_match_shape_inference) {
         opara__cuda_conv_geom asym = cases[1];
         asym.pw_end = 0;
         CHECK(!opara__cudnn_conv_supported(&asym));
-        CHECK_EQ(OPARA_ERR_UNSUPPORTED, opara__cudnn_conv_describe(rt, &dnn, &asym, &conv));
+        CHECK_EQ(OPARA_ERR_UNSUPPORTED, opara__cudnn_conv_describe(rt, NULL, &dnn, &asym, &conv));
         opara__cudnn_conv_destroy(&dnn, &conv);
     }
     printf("checked against %s (version %zu)\n", dnn.path, dnn.cudnnGetVersion());

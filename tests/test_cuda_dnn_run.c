@@ -582,7 +582,7 @@ static int fake_open(fake* f, opara_runtime* rt, char* why, size_t cap) {
         return 0;
     if (f->dnn.cudnnCreate(&f->h) || f->dnn.cudnnSetStream(f->h, f->stream)) return 0;
     f->geom = fake_geom();
-    if (opara__cudnn_conv_describe(rt, &f->dnn, &f->geom, &f->conv) != OPARA_OK) return 0;
+    if (opara__cudnn_conv_describe(rt, NULL, &f->dnn, &f->geom, &f->conv) != OPARA_OK) return 0;
     f->conv.algo = OPARA_CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     if (f->dnn.cudnnGetConvolutionForwardWorkspaceSize(f->h, f->conv.x, f->conv.w, f->conv.conv, f->conv.y, f->conv.algo,
                                                        &f->ws_bytes))

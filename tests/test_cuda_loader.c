@@ -534,6 +534,28 @@ OT_TEST(names_of_unknown_codes) {
     CHECK_STR(opara_cuda_driver_result_name(NULL, OPARA_CUDA_ERROR_NOT_READY), "CUDA_ERROR_NOT_READY");
 }
 
+/* ---- the dynamic-library layer (opara.h's BLAS and CPU-affinity calls use it too) ---------------- */
+
+OT_TEST(dl_layer_opens_looks_up_and_explains) {
+    char err[512] = "unchanged";
+    void* lib = opara_dl_open("/nonexistent/libopara_none.so", err, sizeof err);
+    void* self;
+    CHECK(lib == NULL);
+    /* the system's reason without the path, which the caller's message names itself */
+    CHECK(contains(err, "No such file or directory"));
+    CHECK(!contains(err, "/nonexistent/libopara_none.so"));
+    lib = opara_dl_open("libm.so.6", err, sizeof err);
+    REQUIRE(lib != NULL);
+    CHECK(opara_dl_sym(lib, "cos") != NULL);
+    CHECK(opara_dl_sym(lib, "opara_no_such_symbol") == NULL);
+    opara_dl_close(lib);
+    self = opara_dl_open(NULL, NULL, 0); /* the program and what it loaded: libc's malloc */
+    REQUIRE(self != NULL);
+    CHECK(opara_dl_sym(self, "malloc") != NULL);
+    opara_dl_close(self);
+    opara_dl_close(NULL); /* ignored */
+}
+
 /* ---- the toolkit's stub driver (last: it takes the soname libcuda.so.1) ------------------------- */
 
 OT_TEST(driver_stub_library) {
@@ -1329,7 +1351,7 @@ static const opara_test_case tests[] = {
     OT_CASE(nvrtc_compile_error_and_names),
     OT_CASE(cublas_loads_and_needs_a_gpu),
     OT_CASE(cudnn_loads_and_computes_conv_shape),
-    OT_CASE(names_of_unknown_codes),
+    OT_CASE(names_of_unknown_codes), OT_CASE(dl_layer_opens_looks_up_and_explains),
     OT_CASE(dir_search_pip_cuda13_wheels_of_virtual_env),
     OT_CASE(dir_search_pip_cuda12_wheels_of_python_on_path),
     OT_CASE(dir_search_conda_prefix),

@@ -7,7 +7,9 @@
    - AUTO falls back to the CPU on any CUDA initialisation failure (bad ordinal, a cuBLAS clash) with
      a BACKEND_FALLBACK log saying why, and explicit CUDA returns the error;
    - a CUDA session created on one thread runs on another and is destroyed on a third (the emulator
-     enforces the current-context rule); `make test-tsan` runs the thread cases under ThreadSanitizer.
+     enforces the current-context rule); `make test-tsan` runs the thread cases under ThreadSanitizer;
+   - errors and logs per object: a CUDA session's messages go to its logger, and a failing CUDA run on
+     one thread reports to its session while the runtime creates sessions on another.
    The CUDA cases use the emulator's libraries (OPARA_EMU_LIB_DIR; OPARA_CUDA_DRIVER, OPARA_CUBLAS,
    OPARA_CUDNN override them) and skip when they are not built. */
 #define _GNU_SOURCE
@@ -440,6 +442,161 @@ OT_TEST(threads_two_cuda_sessions_run_concurrently) {
     opara_runtime_destroy(rt);
 }
 
+/* ---- errors and logs per object ------------------------------------------------------------------ */
+
+/* Counts the messages given to one logger and remembers the items (a plain, unsynchronised record:
+   under ThreadSanitizer a call from a thread other than the logger's owner is a reported race). */
+typedef struct log_record {
+    int n;
+    int items[OPARA_LOGITEM_COUNT];
+    char last[512];
+} log_record;
+
+static void record_log(opara_log_level level, opara_log_item item, const char* message, void* user) {
+    log_record* rec = (log_record*)user;
+    (void)level;
+    rec->n++;
+    if ((unsigned)item < (unsigned)OPARA_LOGITEM_COUNT) rec->items[item]++;
+    snprintf(rec->last, sizeof rec->last, "%s", message);
+}
+
+static opara_runtime* make_recorded_runtime(log_record* rec) {
+    opara_runtime_desc rd;
+    opara_runtime* rt = NULL;
+    memset(&rd, 0, sizeof rd);
+    rd.logger.func = record_log;
+    rd.logger.user_data = rec;
+    rd.logger.max_level = OPARA_LOG_DEBUG;
+    return opara_runtime_create(&rd, &rt) == OPARA_OK ? rt : NULL;
+}
+
+/* A runtime whose logger records into rt_log (zeroed) and the Gemm model; 0 when either fails. */
+static int make_recorded_gemm(log_record* rt_log, opara_runtime** rt, opara_model** m) {
+    memset(rt_log, 0, sizeof *rt_log);
+    *rt = make_recorded_runtime(rt_log);
+    *m = *rt ? build_gemm(*rt) : NULL;
+    return *m != NULL;
+}
+
+static opara_session* make_recorded_cuda_session(opara_runtime* rt, const opara_model* m, log_record* rec, int profile,
+                                                 opara_result* r) {
+    opara_session_desc d;
+    opara_session* s = NULL;
+    memset(&d, 0, sizeof d);
+    d.backend = OPARA_BACKEND_CUDA;
+    d.batch_size = GEMM_BATCH;
+    d.cuda_profile = profile;
+    d.logger.func = record_log;
+    d.logger.user_data = rec;
+    d.logger.max_level = OPARA_LOG_DEBUG;
+    *r = opara_session_create(rt, m, &d, &s);
+    return s;
+}
+
+/* Every message of a CUDA session's creation (the libraries it uses, the lowering, the profiler, the
+   plan) goes to the session's logger; the runtime's hears nothing of it. */
+OT_TEST(cuda_logs_go_to_the_sessions_logger) {
+    log_record rt_log, s_log, p_log;
+    opara_runtime* rt;
+    opara_model* m;
+    opara_session* s;
+    opara_session* ps;
+    opara_result r;
+    if (!use_emulator()) SKIP("the CUDA emulator is not built (make cudaemu)");
+    memset(&s_log, 0, sizeof s_log);
+    memset(&p_log, 0, sizeof p_log);
+    REQUIRE(make_recorded_gemm(&rt_log, &rt, &m));
+    rt_log.n = 0; /* the model's build logged (the runtime's) */
+    s = make_recorded_cuda_session(rt, m, &s_log, 0, &r);
+    REQUIRE(r == OPARA_OK);
+    CHECK(s_log.items[OPARA_LOGITEM_LIBRARY_LOADED] > 0); /* "CUDA driver ...", "CUDA backend: kernels from ..." */
+    CHECK(s_log.items[OPARA_LOGITEM_PLAN_SUMMARY] > 0);
+    ps = make_recorded_cuda_session(rt, m, &p_log, 1, &r); /* the profiler's messages too */
+    REQUIRE(r == OPARA_OK);
+    CHECK(p_log.items[OPARA_LOGITEM_PLAN_SUMMARY] > 0);
+    CHECK(p_log.items[OPARA_LOGITEM_LIBRARY_LOADED] > 0);
+    CHECK_EQ(rt_log.n, 0);
+    if (rt_log.n) OT_LOG("the runtime's logger heard: %s", rt_log.last);
+    opara_session_destroy(ps);
+    opara_session_destroy(s);
+    opara_model_destroy(m);
+    opara_runtime_destroy(rt);
+}
+
+/* A CUDA run that fails in the backend (an input pointer the device does not know) on one thread,
+   while the runtime creates sessions (some failing) on another: the run's detail is the session's,
+   its messages go to the session's logger, and the runtime's detail and logger are only the creating
+   thread's. `make test-tsan` runs this under ThreadSanitizer, which reports any write of the
+   runtime's detail or call of its logger from the running thread. */
+typedef struct failing_run_job {
+    opara_session* s;
+    int runs, failed, detail_is_the_backends;
+} failing_run_job;
+
+static void* failing_run_main(void* p) {
+    failing_run_job* j = (failing_run_job*)p;
+    opara_tensor in;
+    int i;
+    memset(&in, 0, sizeof in);
+    in.name = "x";
+    in.dtype = OPARA_DTYPE_F32;
+    in.rank = 2;
+    in.dims[0] = GEMM_BATCH;
+    in.dims[1] = GEMM_K;
+    in.data = (void*)(uintptr_t)0x10; /* no device allocation is there */
+    for (i = 0; i < 20; ++i) {
+        opara_result r = opara_session_run_device(j->s, &in, 1, NULL, 0);
+        j->runs++;
+        if (r != OPARA_OK) j->failed++;
+        if (strstr(opara_session_last_error(j->s), "CUDA backend") != NULL) j->detail_is_the_backends++;
+    }
+    return NULL;
+}
+
+OT_TEST(threads_failing_cuda_run_reports_to_its_session_not_the_runtime) {
+    log_record rt_log, s_log, ok_log;
+    failing_run_job j;
+    opara_runtime* rt;
+    opara_model* m;
+    opara_result r;
+    pthread_t th;
+    int i, created = 0, refused = 0;
+    if (!use_emulator()) SKIP("the CUDA emulator is not built (make cudaemu)");
+    memset(&s_log, 0, sizeof s_log);
+    memset(&ok_log, 0, sizeof ok_log);
+    memset(&j, 0, sizeof j);
+    REQUIRE(make_recorded_gemm(&rt_log, &rt, &m));
+    j.s = make_recorded_cuda_session(rt, m, &s_log, 0, &r);
+    REQUIRE(r == OPARA_OK);
+    s_log.n = 0;
+    memset(s_log.items, 0, sizeof s_log.items);
+    pthread_create(&th, NULL, failing_run_main, &j);
+    for (i = 0; i < 6; ++i) {
+        opara_session_desc bad;
+        opara_session* s = make_recorded_cuda_session(rt, m, &ok_log, 0, &r);
+        if (r == OPARA_OK) ++created;
+        opara_session_destroy(s);
+        memset(&bad, 0, sizeof bad);
+        bad.strategy = (opara_strategy)99;
+        s = NULL;
+        if (opara_session_create(rt, m, &bad, &s) == OPARA_ERR_BAD_ENUM &&
+            strstr(opara_runtime_last_error(rt), "unknown strategy") != NULL)
+            ++refused;
+    }
+    pthread_join(th, NULL);
+    CHECK_EQ(created, 6);
+    CHECK_EQ(refused, 6);
+    CHECK_EQ(j.failed, j.runs);
+    CHECK_EQ(j.detail_is_the_backends, j.runs);
+    OT_LOG("the failing run's detail: %s", opara_session_last_error(j.s));
+    CHECK(s_log.items[OPARA_LOGITEM_ERROR_DETAIL] >= j.runs); /* each failure logged through the session's logger */
+    CHECK(strstr(opara_runtime_last_error(rt), "unknown strategy") != NULL); /* still the creating thread's */
+    CHECK(rt_log.items[OPARA_LOGITEM_ERROR_DETAIL] == refused); /* only the refused creations */
+    opara_session_destroy(j.s);
+    opara_model_destroy(m);
+    opara_runtime_destroy(rt);
+}
+
 /* ---- defect 8: the host's OpenBLAS thread count ------------------------------------------------- */
 
 typedef void (*set_threads_fn)(int);
@@ -561,6 +718,8 @@ static const opara_test_case tests[] = {
     OT_CASE(auto_falls_back_to_cpu_when_cublas_fails_to_load),
     OT_CASE(threads_cuda_session_created_run_and_destroyed_on_different_threads),
     OT_CASE(threads_two_cuda_sessions_run_concurrently),
+    OT_CASE(cuda_logs_go_to_the_sessions_logger),
+    OT_CASE(threads_failing_cuda_run_reports_to_its_session_not_the_runtime),
     OT_CASE(openblas_thread_count_is_the_hosts_outside_runs),
 };
 

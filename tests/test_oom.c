@@ -279,15 +279,19 @@ typedef struct chain {
     opara_model* m;
     opara_session* s;
     int outputs_ok;
+    char build_detail[1024]; /* the builder's detail of a failed build (the builder is gone by then) */
 } chain;
 
 /* fixture_build, then finish; the builder's errors are sticky, so finish reports the first. */
 static opara_result chain_build(chain* c) {
     opara_builder* b = NULL;
-    opara_result r = opara_builder_create(c->rt, &b);
+    opara_result r;
+    c->build_detail[0] = 0;
+    r = opara_builder_create(c->rt, &b);
     if (r != OPARA_OK) return r;
     fixture_build(b);
     r = opara_builder_finish(b, &c->m);
+    snprintf(c->build_detail, sizeof c->build_detail, "%s", opara_builder_last_error(b));
     opara_builder_destroy(b);
     return r;
 }
@@ -344,6 +348,7 @@ static opara_result chain_step(chain* c, int step) {
 
 static const char* chain_detail(const chain* c, int step) {
     if (step == STEP_RUN) return opara_session_last_error(c->s);
+    if (step == STEP_LOAD && c->from == FROM_BUILDER && c->build_detail[0]) return c->build_detail;
     return c->rt ? opara_runtime_last_error(c->rt) : "(no runtime)";
 }
 

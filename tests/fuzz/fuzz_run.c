@@ -155,8 +155,8 @@ static opara_model* fz_build(fz* f, opara_runtime* rt) {
     }
     opara_builder_add_output(b, names[n_nodes]);
     r = opara_builder_finish(b, &m);
+    if (r != OPARA_OK && !opara_builder_last_error(b)[0]) abort(); /* every failure must say why */
     opara_builder_destroy(b);
-    if (r != OPARA_OK && !opara_runtime_last_error(rt)[0]) abort(); /* every failure must say why */
     return r == OPARA_OK ? m : NULL;
 }
 
