@@ -66,6 +66,7 @@ static const manifest_entry manifest[] = {
     {"src/opara_onnx.h", PART_IMPL},
     {"src/opara_onnx.c", PART_IMPL},
     {"src/opara_sim.c", PART_IMPL},
+    {"src/opara_inspect.c", PART_IMPL},
 };
 
 /* Headers that may be included locally; inlined where first included. */
