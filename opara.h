@@ -616,6 +616,9 @@ typedef struct opara_plan_desc {
     double memory_budget;                   /* as opara_session_desc.memory_budget; 0: unbounded */
     uint32_t alignment;                     /* arena alignment of every block (a power of two); 0: 256 */
     int no_memory_sync;                     /* never add a wait just to reuse an arena block */
+    int no_concat_in_place;                 /* Concat inputs get blocks of their own and are copied (by default
+                                               an input that is one contiguous slice of the output is written
+                                               straight into it) */
     /* Optional, both or neither, [node count] by node index: when each node is expected to start and
        end (e.g. opara_plan_simulate of a plan made with no_memory_sync). The memory plan then also
        reuses a block whose occupants end before the new writer starts. Read only during the call. */
@@ -38071,6 +38074,7 @@ static void opara__inspect_plan_desc(const opara_plan_desc* d, const opara__shap
     out->memory_budget = d->memory_budget;
     out->alignment = d->alignment;
     out->no_memory_sync = d->no_memory_sync;
+    out->no_concat_in_place = d->no_concat_in_place;
     out->est_start_us = d->est_start_us;
     out->est_end_us = d->est_end_us;
     out->verify = d->verify;

@@ -613,6 +613,9 @@ typedef struct opara_plan_desc {
     double memory_budget;                   /* as opara_session_desc.memory_budget; 0: unbounded */
     uint32_t alignment;                     /* arena alignment of every block (a power of two); 0: 256 */
     int no_memory_sync;                     /* never add a wait just to reuse an arena block */
+    int no_concat_in_place;                 /* Concat inputs get blocks of their own and are copied (by default
+                                               an input that is one contiguous slice of the output is written
+                                               straight into it) */
     /* Optional, both or neither, [node count] by node index: when each node is expected to start and
        end (e.g. opara_plan_simulate of a plan made with no_memory_sync). The memory plan then also
        reuses a block whose occupants end before the new writer starts. Read only during the call. */

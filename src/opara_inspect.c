@@ -80,6 +80,7 @@ static void opara__inspect_plan_desc(const opara_plan_desc* d, const opara__shap
     out->memory_budget = d->memory_budget;
     out->alignment = d->alignment;
     out->no_memory_sync = d->no_memory_sync;
+    out->no_concat_in_place = d->no_concat_in_place;
     out->est_start_us = d->est_start_us;
     out->est_end_us = d->est_end_us;
     out->verify = d->verify;

@@ -1,6 +1,11 @@
 /* opara: the command-line front of opara.h. One file per subcommand (tools/cli_<cmd>.c). */
+/* OPARA_TOOL_LINKED: the implementation is linked from another translation unit, so that only the
+   public API is visible here (tests/tools_public_api.sh builds every tool that way). */
+#ifndef OPARA_TOOL_LINKED
 #define OPARA_IMPLEMENTATION
+#endif
 #include "../opara.h"
+#include "tool_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
