@@ -730,6 +730,8 @@ typedef struct opara_plan_tensor {
     uint64_t alias_offset;        /* byte offset inside alias_root */
     int32_t producer;             /* node that writes it, -1 for graph inputs and constants */
     int is_input, is_output, is_constant;
+    const void* data;             /* constants: their bytes, in the model (the caller's buffer or the file
+                                     mapping when the model is zero-copy); NULL for other tensors */
 } opara_plan_tensor;
 
 OPARADEF uint32_t opara_plan_tensor_count(const opara_plan* plan);
@@ -38327,6 +38329,7 @@ OPARADEF opara_result opara_plan_get_tensor(const opara_plan* p, uint32_t tensor
     out->is_input = v->kind == OPARA__VALUE_INPUT;
     out->is_output = v->is_output != 0;
     out->is_constant = v->kind == OPARA__VALUE_CONST;
+    out->data = out->is_constant ? v->data : NULL;
     return OPARA_OK;
 }
 

@@ -727,6 +727,8 @@ typedef struct opara_plan_tensor {
     uint64_t alias_offset;        /* byte offset inside alias_root */
     int32_t producer;             /* node that writes it, -1 for graph inputs and constants */
     int is_input, is_output, is_constant;
+    const void* data;             /* constants: their bytes, in the model (the caller's buffer or the file
+                                     mapping when the model is zero-copy); NULL for other tensors */
 } opara_plan_tensor;
 
 OPARADEF uint32_t opara_plan_tensor_count(const opara_plan* plan);

@@ -333,6 +333,7 @@ OPARADEF opara_result opara_plan_get_tensor(const opara_plan* p, uint32_t tensor
     out->is_input = v->kind == OPARA__VALUE_INPUT;
     out->is_output = v->is_output != 0;
     out->is_constant = v->kind == OPARA__VALUE_CONST;
+    out->data = out->is_constant ? v->data : NULL;
     return OPARA_OK;
 }
 
