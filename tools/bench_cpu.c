@@ -17,9 +17,7 @@
 #if !defined(_GNU_SOURCE) && defined(__linux__)
 #  define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #endif
-#ifndef OPARA_TOOL_LINKED /* see tools/opara.c */
 #define OPARA_IMPLEMENTATION
-#endif
 #include "../opara.h"
 #include "../tests/ort/ort_api.h"
 #include "tool_util.h"

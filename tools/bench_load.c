@@ -8,9 +8,10 @@
    copied weights, large would take about memcpy's time longer than small.
 
    usage: bench_load [--dir DIR] [--out FILE.json] [--runs N] */
-#ifndef OPARA_TOOL_LINKED /* see tools/opara.c */
-#define OPARA_IMPLEMENTATION
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* clock_gettime, stat, setenv: also when the library is linked from elsewhere */
 #endif
+#define OPARA_IMPLEMENTATION
 #include "../opara.h"
 #include "tool_util.h"
 

@@ -1,9 +1,8 @@
 /* opara: the command-line front of opara.h. One file per subcommand (tools/cli_<cmd>.c). */
-/* OPARA_TOOL_LINKED: the implementation is linked from another translation unit, so that only the
-   public API is visible here (tests/tools_public_api.sh builds every tool that way). */
-#ifndef OPARA_TOOL_LINKED
-#define OPARA_IMPLEMENTATION
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* clock_gettime, stat, setenv: also when the library is linked from elsewhere */
 #endif
+#define OPARA_IMPLEMENTATION
 #include "../opara.h"
 #include "tool_util.h"
 
