@@ -537,6 +537,87 @@ OT_TEST(dot_file_has_every_node) {
 }
 #endif
 
+
+/* x[1, 8] -> Relu and Sigmoid -> Concat(axis 1) [1, 16]: with the batch 1 the dimensions before the
+   axis multiply to 1, so each input is one contiguous slice of the output and is written in place. */
+static opara_model* concat_model(void) {
+    const int64_t xdims[] = {1, 8};
+    const char *x[] = {"x"}, *r[] = {"r"}, *s[] = {"s"}, *rs[] = {"r", "s"}, *y[] = {"y"};
+    opara_attr axis;
+    opara_builder* b = NULL;
+    opara_model* m = NULL;
+    memset(&axis, 0, sizeof axis);
+    axis.name = "axis", axis.type = OPARA_ATTR_INT, axis.v.i = 1;
+    if (opara_builder_create(g_rt, &b) != OPARA_OK) return NULL;
+    opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 2, xdims);
+    opara_builder_add_node(b, "Relu", "relu", 1, x, 1, r, 0, NULL);
+    opara_builder_add_node(b, "Sigmoid", "sigmoid", 1, x, 1, s, 0, NULL);
+    opara_builder_add_node(b, "Concat", "concat", 2, rs, 1, y, 1, &axis);
+    opara_builder_add_output(b, "y");
+    if (opara_builder_finish(b, &m) != OPARA_OK) m = NULL;
+    opara_builder_destroy(b);
+    return m;
+}
+
+OT_TEST(concat_inputs_in_place_unless_asked_not_to) {
+    opara_model* m = concat_model();
+    opara_plan_desc d;
+    opara_plan* p = NULL;
+    opara_plan_tensor r, s, y;
+    opara_plan_stats st;
+    REQUIRE(m != NULL);
+    memset(&d, 0, sizeof d);
+    REQUIRE(opara_plan_create(m, &d, &p) == OPARA_OK);
+    REQUIRE(opara_plan_get_tensor(p, (uint32_t)tensor_named(p, "r"), &r) == OPARA_OK);
+    REQUIRE(opara_plan_get_tensor(p, (uint32_t)tensor_named(p, "s"), &s) == OPARA_OK);
+    REQUIRE(opara_plan_get_tensor(p, (uint32_t)tensor_named(p, "y"), &y) == OPARA_OK);
+    CHECK_EQ(r.alias, OPARA_ALIAS_CONCAT);
+    CHECK_EQ(r.alias_root, tensor_named(p, "y"));
+    CHECK_EQ(r.alias_offset, 0u);
+    CHECK_EQ(s.alias, OPARA_ALIAS_CONCAT);
+    CHECK_EQ(s.alias_offset, 8u * 4); /* after r's 8 floats */
+    CHECK_EQ(s.offset, y.offset + 8u * 4);
+    REQUIRE(opara_plan_get_stats(p, &st) == OPARA_OK);
+    CHECK_EQ(st.n_concat_in_place, 2u);
+    opara_plan_destroy(p);
+    d.no_concat_in_place = 1;
+    REQUIRE(opara_plan_create(m, &d, &p) == OPARA_OK);
+    REQUIRE(opara_plan_get_tensor(p, (uint32_t)tensor_named(p, "r"), &r) == OPARA_OK);
+    CHECK_EQ(r.alias, OPARA_ALIAS_NONE);
+    CHECK_EQ(r.alias_root, tensor_named(p, "r"));
+    REQUIRE(opara_plan_get_stats(p, &st) == OPARA_OK);
+    CHECK_EQ(st.n_concat_in_place, 0u);
+    opara_plan_destroy(p);
+    opara_model_destroy(m);
+}
+
+OT_TEST(constants_show_their_bytes) {
+    opara_model* m;
+    opara_plan* p;
+    opara_plan_tensor t;
+    void* image = NULL;
+    size_t size = 0;
+    const float* w;
+    m = diamond();
+    REQUIRE(m != NULL);
+    REQUIRE(opara_model_save_memory(m, &image, &size) == OPARA_OK);
+    opara_model_destroy(m);
+    m = NULL;
+    REQUIRE(opara_model_load_memory(g_rt, image, size, &m) == OPARA_OK); /* zero-copy: the weights stay in image */
+    p = plan_of(m, OPARA_STRATEGY_OPARA, 1);
+    REQUIRE(p != NULL);
+    REQUIRE(opara_plan_get_tensor(p, (uint32_t)tensor_named(p, "W"), &t) == OPARA_OK);
+    w = (const float*)t.data;
+    REQUIRE(w != NULL);
+    CHECK((const char*)w >= (const char*)image && (const char*)w + t.bytes <= (const char*)image + size);
+    CHECK(w[0] == 0.0f && w[D * D - 1] == 0.0f); /* the diamond's weights are zeros */
+    REQUIRE(opara_plan_get_tensor(p, (uint32_t)tensor_named(p, "a"), &t) == OPARA_OK);
+    CHECK(t.data == NULL);
+    opara_plan_destroy(p);
+    opara_model_destroy(m);
+    opara_free(g_rt, image);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(nodes_of_the_diamond),
     OT_CASE(launch_positions_invert_node_at),
@@ -556,6 +637,8 @@ static const opara_test_case tests[] = {
     OT_CASE(a_cpu_session_shows_the_plan_it_runs),
     OT_CASE(max_width_of_the_diamond_is_two),
     OT_CASE(saved_model_loads_back),
+    OT_CASE(concat_inputs_in_place_unless_asked_not_to),
+    OT_CASE(constants_show_their_bytes),
 #if !defined(OPARA_NO_STDIO)
     OT_CASE(dot_file_has_every_node),
 #endif
