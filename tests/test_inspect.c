@@ -434,6 +434,7 @@ OT_TEST(simulating_a_plan_matches_the_private_path) {
         CHECK(pub.ops[i].start_us == priv.ops[i].start_us);
         CHECK(pub.ops[i].end_us == priv.ops[i].end_us);
     }
+    opara_sim_result_free(g_rt, &priv);
     CHECK_EQ(opara_plan_simulate(p, &dev, (opara_sim_mode)7, &priv), OPARA_ERR_BAD_ENUM);
     CHECK_EQ(opara_plan_simulate(p, NULL, OPARA_SIM_GRAPH, &priv), OPARA_ERR_INVALID_ARGS);
     CHECK_EQ(opara_plan_simulate(NULL, &dev, OPARA_SIM_GRAPH, &priv), OPARA_ERR_INVALID_ARGS);
@@ -473,9 +474,10 @@ OT_TEST(a_cpu_session_shows_the_plan_it_runs) {
     CHECK_EQ(opara_session_get_node_kernel(s, 0, &k), OPARA_ERR_UNSUPPORTED);
     CHECK_EQ(opara_session_get_node_kernel(s, 4, &k), OPARA_ERR_NOT_FOUND);
     CHECK_EQ(opara_session_get_node_kernel(s, 0, NULL), OPARA_ERR_INVALID_ARGS);
-    CHECK_EQ(opara_session_get_plan(NULL, &p), OPARA_ERR_INVALID_ARGS);
-    CHECK_EQ(opara_session_get_plan(s, NULL), OPARA_ERR_INVALID_ARGS);
     opara_plan_destroy(p);
+    CHECK_EQ(opara_session_get_plan(NULL, &p), OPARA_ERR_INVALID_ARGS);
+    CHECK(p == NULL);
+    CHECK_EQ(opara_session_get_plan(s, NULL), OPARA_ERR_INVALID_ARGS);
     opara_session_destroy(s);
     opara_model_destroy(m);
 }
