@@ -620,6 +620,71 @@ OT_TEST(constants_show_their_bytes) {
     opara_free(g_rt, image);
 }
 
+
+#ifndef OPARA_EMU_LIB_DIR
+#define OPARA_EMU_LIB_DIR "build/cudaemu"
+#endif
+
+/* A CUDA session of the diamond on the emulator (or the driver OPARA_CUDA_DRIVER names); NULL when
+   no driver loads, with the reason in why. */
+static opara_session* cuda_session(opara_model* m, char* why, size_t cap) {
+    opara_session_desc sd;
+    opara_session* s = NULL;
+    setenv("OPARA_CUDA_DRIVER", OPARA_EMU_LIB_DIR "/libcuda.so.1", 0);
+    setenv("OPARA_CUBLAS", OPARA_EMU_LIB_DIR "/libcublas.so", 0);
+    setenv("OPARA_CUDNN", OPARA_EMU_LIB_DIR "/libcudnn.so", 0);
+    memset(&sd, 0, sizeof sd);
+    sd.backend = OPARA_BACKEND_CUDA;
+    sd.batch_size = 2;
+    if (opara_session_create(g_rt, m, &sd, &s) != OPARA_OK) snprintf(why, cap, "%.300s", opara_runtime_last_error(g_rt));
+    return s;
+}
+
+OT_TEST(a_cuda_session_shows_its_plan_and_kernels) {
+    opara_model* m = diamond();
+    opara_session* s;
+    opara_plan* p = NULL;
+    opara_plan_info info;
+    opara_plan_stats st;
+    opara_node_cost c;
+    opara_node_kernel k;
+    opara_sim_device dev;
+    opara_sim_result res;
+    char why[512] = "";
+    REQUIRE(m != NULL);
+    s = cuda_session(m, why, sizeof why);
+    if (!s) {
+        opara_model_destroy(m);
+        SKIP("no CUDA driver (make cudaemu): %s", why);
+    }
+    REQUIRE(opara_session_get_plan(s, &p) == OPARA_OK);
+    REQUIRE(opara_session_get_plan_info(s, &info) == OPARA_OK);
+    REQUIRE(opara_plan_get_stats(p, &st) == OPARA_OK);
+    CHECK_EQ(st.n_nodes, 4u);
+    CHECK_EQ(st.n_streams, info.n_streams);
+    CHECK_EQ(st.n_events, info.n_events);
+    CHECK_EQ(st.n_streams, 2u); /* the branches, as on the CPU */
+    CHECK_EQ(opara_plan_verify(p), OPARA_OK);
+    /* the CUDA backend keeps its kernels' resources, not the planner's descriptors */
+    CHECK_EQ(opara_plan_get_node_cost(p, 0, &c), OPARA_ERR_UNSUPPORTED);
+    REQUIRE(opara_sim_device_preset("rtx2080s", &dev) == OPARA_OK);
+    CHECK_EQ(opara_plan_simulate(p, &dev, OPARA_SIM_GRAPH, &res), OPARA_ERR_UNSUPPORTED);
+    /* the Relu is our kernel, described by the driver's function attributes */
+    REQUIRE(opara_session_get_node_kernel(s, 0, &k) == OPARA_OK);
+    CHECK_EQ(k.source, OPARA_KERNEL_DRIVER);
+    CHECK(k.kernel[0] != 0);
+    CHECK(k.grid[0] >= 1 && k.block[0] >= 1);
+    CHECK(k.max_threads >= k.block[0] * k.block[1] * k.block[2]);
+    CHECK(!k.measured); /* no cuda_profile: no times */
+    /* the MatMul is a cuBLAS call (a library kernel: the documented estimate without CUPTI) */
+    REQUIRE(opara_session_get_node_kernel(s, 1, &k) == OPARA_OK);
+    CHECK(k.source == OPARA_KERNEL_ESTIMATE || k.source == OPARA_KERNEL_CUPTI);
+    CHECK_EQ(opara_session_get_node_kernel(s, 4, &k), OPARA_ERR_NOT_FOUND);
+    opara_plan_destroy(p);
+    opara_session_destroy(s);
+    opara_model_destroy(m);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(nodes_of_the_diamond),
     OT_CASE(launch_positions_invert_node_at),
@@ -637,6 +702,7 @@ static const opara_test_case tests[] = {
     OT_CASE(plan_keeps_its_model_alive),
     OT_CASE(simulating_a_plan_matches_the_private_path),
     OT_CASE(a_cpu_session_shows_the_plan_it_runs),
+    OT_CASE(a_cuda_session_shows_its_plan_and_kernels),
     OT_CASE(max_width_of_the_diamond_is_two),
     OT_CASE(saved_model_loads_back),
     OT_CASE(concat_inputs_in_place_unless_asked_not_to),
