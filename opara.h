@@ -642,8 +642,9 @@ OPARADEF void opara_plan_destroy(opara_plan* plan);
 typedef struct opara_plan_stats {
     opara_strategy strategy;
     opara_launch_order launch_order;   /* the order actually used (a memory budget may fall back to TOPO) */
-    const char* device;                /* the device planned for ("rtx2080s", "cpu" for a CPU session's plan
-                                          made with the default preset: the preset's name) */
+    const char* device;                /* the device model the plan was made for: the desc's device name (NULL
+                                          device: "rtx2080s"); a session's plan: the preset it was planned
+                                          with on the CPU, "cuda" for the CUDA backend's own device */
     uint32_t n_nodes, n_values;        /* the model's nodes and tensors */
     uint32_t n_streams;
     uint32_t n_lanes;                  /* streams that never overlap share a lane: what a CUDA session runs on */
@@ -37404,7 +37405,7 @@ static opara_result opara__sim_dispatch(opara__sim* s) {
 
 /* ---- setup ----------------------------------------------------------------------------------- */
 
-static opara_result opara__sim_check_device(opara_runtime* rt, const opara_sim_device* d) {
+OPARA__PRIVATE opara_result opara__sim_check_device(opara_runtime* rt, const opara_sim_device* d) {
     if (d->sm_count <= 0 || d->max_threads_per_sm <= 0 || d->max_regs_per_sm <= 0 || d->max_smem_per_sm < 0 ||
         d->max_blocks_per_sm <= 0 || d->sm_saturation_threads <= 0 || d->hw_queues <= 0)
         return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "sim device '%s': SM counts and limits must be positive",
@@ -38008,6 +38009,7 @@ OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_d
                                            const opara__plan* plan, const opara__op_desc* descs,
                                            opara_sim_result* out);
 OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out);
+OPARA__PRIVATE opara_result opara__sim_check_device(opara_runtime* rt, const opara_sim_device* d);
 
 struct opara_plan {
     const opara_model* model; /* retained */
@@ -38086,8 +38088,9 @@ static void opara__inspect_plan_desc(const opara_plan_desc* d, const opara__shap
 static opara_result opara__inspect_device(opara_runtime* rt, const opara_plan_desc* d, opara__device* dev) {
     const opara__device* preset;
     if (d->device) {
-        opara__sim_device_limits(d->device, dev);
-        return OPARA_OK;
+        opara_result r = opara__sim_check_device(rt, d->device); /* the rates and limits the cost model divides by */
+        if (r == OPARA_OK) opara__sim_device_limits(d->device, dev);
+        return r;
     }
     preset = opara__device_default();
     if (!preset) return opara__fail(rt, OPARA_ERR_INTERNAL, "plan: no default device");

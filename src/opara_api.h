@@ -639,8 +639,9 @@ OPARADEF void opara_plan_destroy(opara_plan* plan);
 typedef struct opara_plan_stats {
     opara_strategy strategy;
     opara_launch_order launch_order;   /* the order actually used (a memory budget may fall back to TOPO) */
-    const char* device;                /* the device planned for ("rtx2080s", "cpu" for a CPU session's plan
-                                          made with the default preset: the preset's name) */
+    const char* device;                /* the device model the plan was made for: the desc's device name (NULL
+                                          device: "rtx2080s"); a session's plan: the preset it was planned
+                                          with on the CPU, "cuda" for the CUDA backend's own device */
     uint32_t n_nodes, n_values;        /* the model's nodes and tensors */
     uint32_t n_streams;
     uint32_t n_lanes;                  /* streams that never overlap share a lane: what a CUDA session runs on */

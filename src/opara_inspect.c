@@ -12,6 +12,7 @@ OPARA__PRIVATE opara_result opara__sim_plan(opara_runtime* rt, const opara_sim_d
                                            const opara__plan* plan, const opara__op_desc* descs,
                                            opara_sim_result* out);
 OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara__device* out);
+OPARA__PRIVATE opara_result opara__sim_check_device(opara_runtime* rt, const opara_sim_device* d);
 
 struct opara_plan {
     const opara_model* model; /* retained */
@@ -90,8 +91,9 @@ static void opara__inspect_plan_desc(const opara_plan_desc* d, const opara__shap
 static opara_result opara__inspect_device(opara_runtime* rt, const opara_plan_desc* d, opara__device* dev) {
     const opara__device* preset;
     if (d->device) {
-        opara__sim_device_limits(d->device, dev);
-        return OPARA_OK;
+        opara_result r = opara__sim_check_device(rt, d->device); /* the rates and limits the cost model divides by */
+        if (r == OPARA_OK) opara__sim_device_limits(d->device, dev);
+        return r;
     }
     preset = opara__device_default();
     if (!preset) return opara__fail(rt, OPARA_ERR_INTERNAL, "plan: no default device");

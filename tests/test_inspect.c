@@ -331,6 +331,7 @@ OT_TEST(bad_descs_are_refused) {
     opara_model* m = diamond();
     opara_plan_desc d;
     opara_plan* p = (opara_plan*)&d;
+    opara_sim_device dev;
     double t[4] = {0};
     REQUIRE(m != NULL);
     memset(&d, 0, sizeof d);
@@ -353,6 +354,12 @@ OT_TEST(bad_descs_are_refused) {
     memset(&d, 0, sizeof d);
     d.est_start_us = t;
     CHECK_EQ(opara_plan_create(m, &d, &p), OPARA_ERR_INVALID_ARGS);
+    memset(&d, 0, sizeof d);
+    REQUIRE(opara_sim_device_preset("a100", &dev) == OPARA_OK);
+    dev.mem_gbps = 0;
+    d.device = &dev;
+    CHECK_EQ(opara_plan_create(m, &d, &p), OPARA_ERR_INVALID_ARGS);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "a100") != NULL);
     CHECK_EQ(opara_plan_create(NULL, NULL, &p), OPARA_ERR_INVALID_ARGS);
     CHECK_EQ(opara_plan_create(m, NULL, NULL), OPARA_ERR_INVALID_ARGS);
     opara_model_destroy(m);
