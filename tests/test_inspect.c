@@ -122,6 +122,7 @@ OT_TEST(opara_puts_the_branches_on_two_streams) {
     CHECK(c.records_event);
     REQUIRE(opara_plan_get_stats(p, &st) == OPARA_OK);
     CHECK_EQ(st.strategy, OPARA_STRATEGY_OPARA);
+    CHECK_EQ(st.launch_order, OPARA_LAUNCH_ALG2); /* the strategy's own order, resolved */
     CHECK_EQ(st.n_nodes, 4u);
     CHECK_EQ(st.n_streams, 2u);
     /* two cross-stream edges, each a wait: relu -> the branch on the new stream, that branch -> add */
@@ -144,6 +145,7 @@ OT_TEST(sequential_is_one_stream_without_waits) {
     CHECK_EQ(st.n_streams, 1u);
     CHECK_EQ(st.n_waits, 0u);
     CHECK_EQ(st.n_events, 0u);
+    CHECK_EQ(st.launch_order, OPARA_LAUNCH_TOPO);
     REQUIRE(opara_plan_get_stream(p, 0, &s) == OPARA_OK);
     CHECK_EQ(s.n_nodes, 4u);
     CHECK_EQ(s.first_node, 0u);
