@@ -632,6 +632,16 @@ typedef struct opara_plan_desc {
    failure *out is NULL and opara_runtime_last_error of the model's runtime says why. The plan holds
    a reference to the model (like a session). */
 OPARADEF opara_result opara_plan_create(const opara_model* model, const opara_plan_desc* desc, opara_plan** out);
+/* Declares the dtype and shape of a node's output for opara_plan_create_declared (finish and save
+   ignore it: a model's shapes are inferred). dims may hold OPARA_DIM_BATCH. */
+OPARADEF opara_result opara_builder_declare(opara_builder* builder, const char* name, opara_dtype dtype, int32_t rank,
+                                            const int64_t* dims);
+/* Plans the builder's graph as declared, without making a model: every tensor has the shape given
+   to opara_builder_add_input, _add_constant or _declare (nothing is inferred and nothing checks that
+   operators and shapes agree; an undeclared tensor has no bytes), costs come from the analytic model
+   at those shapes. For studying the scheduler on graphs no backend runs, such as synthetic DAGs.
+   The builder's errors (unknown names, cycles) are returned as by opara_builder_finish. */
+OPARADEF opara_result opara_plan_create_declared(opara_builder* builder, const opara_plan_desc* desc, opara_plan** out);
 /* A read-only view of the plan a session runs (CPU: the worker threads' streams; CUDA: the captured
    launch sequence). Read it while the session lives; free it with opara_plan_destroy (before or
    after the session). */
@@ -4406,6 +4416,10 @@ struct opara_model {
 /* Makes a model from g, which is moved into it (g is left empty, also on failure, when it is
    freed). Validates with opara__graph_validate. */
 OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out);
+/* The builder's graph as declared, finalized but not validated: node outputs given to
+   opara_builder_declare take that dtype and shape (opara_plan_create_declared). */
+OPARA__PRIVATE opara_result opara__builder_declared_graph(opara_builder* b, opara__graph* g);
+OPARA__PRIVATE opara_runtime* opara__builder_runtime(const opara_builder* b);
 OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model);
 /* A session's reference: the model (its graph, constants and image) stays alive until the last
    session that retained it releases it, even after opara_model_destroy. */
@@ -7263,6 +7277,12 @@ OPARADEF opara_result opara_builder_add_input(opara_builder* builder, const char
     return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_INPUT, NULL, 0);
 }
 
+OPARADEF opara_result opara_builder_declare(opara_builder* builder, const char* name, opara_dtype dtype, int32_t rank,
+                                            const int64_t* dims) {
+    if (!builder) return OPARA_ERR_INVALID_ARGS;
+    return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_ACTIVATION, NULL, 0);
+}
+
 OPARADEF opara_result opara_builder_add_constant(opara_builder* builder, const char* name, opara_dtype dtype,
                                                  int32_t rank, const int64_t* dims, const void* data, size_t size) {
     if (!builder) return OPARA_ERR_INVALID_ARGS;
@@ -7376,7 +7396,9 @@ static opara_result opara__bgraph_tensors(opara_builder* b, opara__graph* g) {
     for (i = 0; i < b->n_tensors; ++i) {
         const opara__btensor* t = &b->tensors[i];
         int32_t v;
-        opara_result r = opara__graph_insert_value(g, t->name, t->dtype, &t->shape, &v);
+        opara_result r;
+        if (t->kind == OPARA__VALUE_ACTIVATION) continue; /* a declared node output (opara__builder_declared_graph) */
+        r = opara__graph_insert_value(g, t->name, t->dtype, &t->shape, &v);
         if (r != OPARA_OK) return r;
         r = t->kind == OPARA__VALUE_INPUT ? opara__graph_add_input(g, v) : opara__graph_set_const(g, v, t->data, t->nbytes, 1);
         if (r != OPARA_OK) return r;
@@ -7450,6 +7472,25 @@ static opara_result opara__builder_graph(opara_builder* b, opara__graph* g) {
     if (r == OPARA_OK) r = opara__bgraph_tensors(b, g);
     if (r == OPARA_OK) r = opara__bgraph_nodes(b, g);
     if (r == OPARA_OK) r = opara__bgraph_outputs(b, g);
+    return r;
+}
+
+OPARA__PRIVATE opara_runtime* opara__builder_runtime(const opara_builder* b) { return b->rt; }
+
+OPARA__PRIVATE opara_result opara__builder_declared_graph(opara_builder* b, opara__graph* g) {
+    size_t i;
+    opara_result r = opara__builder_graph(b, g);
+    if (r == OPARA_OK) r = opara__graph_finalize(g);
+    for (i = 0; r == OPARA_OK && i < b->n_tensors; ++i) {
+        const opara__btensor* t = &b->tensors[i];
+        int32_t v;
+        if (t->kind != OPARA__VALUE_ACTIVATION) continue;
+        v = opara__graph_find_value(g, t->name);
+        if (v < 0 || g->values[v].producer < 0)
+            return opara__fail(b->rt, OPARA_ERR_NOT_FOUND, "declared tensor '%s' is no node's output", t->name);
+        g->values[v].dtype = t->dtype;
+        g->values[v].shape = t->shape;
+    }
     return r;
 }
 
@@ -38012,7 +38053,7 @@ OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara_
 OPARA__PRIVATE opara_result opara__sim_check_device(opara_runtime* rt, const opara_sim_device* d);
 
 struct opara_plan {
-    const opara_model* model; /* retained */
+    const opara_model* model; /* retained; NULL for a declared graph (own_graph) */
     const opara__graph* g;
     const opara__plan* plan;
     const opara__shape* shapes;
@@ -38025,6 +38066,7 @@ struct opara_plan {
     opara__shape* own_shapes;
     opara_dtype* own_dtypes;
     opara__op_desc* own_descs;
+    opara__graph* own_graph; /* opara_plan_create_declared */
 };
 
 static opara_runtime* opara__inspect_rt(const opara_plan* p) { return p->g->rt; }
@@ -38048,7 +38090,9 @@ OPARADEF void opara_plan_destroy(opara_plan* p) {
     opara__free(rt, p->own_shapes);
     opara__free(rt, p->own_dtypes);
     opara__free(rt, p->own_descs);
-    opara__model_release(p->model); /* last: the frees above use the model's runtime */
+    if (p->model) opara__model_release(p->model); /* after the frees above: they use the model's runtime */
+    if (p->own_graph) opara__graph_free(p->own_graph);
+    opara__free(rt, p->own_graph);
     opara__free(rt, p);
 }
 
@@ -38098,6 +38142,25 @@ static opara_result opara__inspect_device(opara_runtime* rt, const opara_plan_de
     return OPARA_OK;
 }
 
+/* Shapes and dtypes of every value: inferred for a model; as declared for a declared graph (the
+   symbolic batch replaced by the batch size). */
+static opara_result opara__inspect_shapes(opara_plan* p, int64_t batch) {
+    const opara__graph* g = p->g;
+    uint32_t v;
+    int32_t k;
+    if (p->model) {
+        opara_result r = opara__infer_shapes(g->rt, g, batch, p->own_shapes);
+        return r == OPARA_OK ? opara__infer_dtypes(g->rt, g, p->own_dtypes) : r;
+    }
+    for (v = 0; v < g->n_values; ++v) {
+        p->own_shapes[v] = g->values[v].shape;
+        p->own_dtypes[v] = g->values[v].dtype;
+        for (k = 0; k < p->own_shapes[v].ndim; ++k)
+            if (p->own_shapes[v].dims[k] == OPARA__DIM_BATCH) p->own_shapes[v].dims[k] = batch;
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__inspect_plan(opara_plan* p, const opara_plan_desc* d) {
     const opara__graph* g = p->g;
     opara_runtime* rt = g->rt;
@@ -38111,8 +38174,7 @@ static opara_result opara__inspect_plan(opara_plan* p, const opara_plan_desc* d)
     p->own_descs = (opara__op_desc*)opara__calloc(rt, nn, sizeof *p->own_descs);
     if (r == OPARA_OK && (!bytes || !p->own_shapes || !p->own_dtypes || !p->own_descs))
         r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "plan: out of memory");
-    if (r == OPARA_OK) r = opara__infer_shapes(rt, g, d->batch_size > 0 ? d->batch_size : 1, p->own_shapes);
-    if (r == OPARA_OK) r = opara__infer_dtypes(rt, g, p->own_dtypes);
+    if (r == OPARA_OK) r = opara__inspect_shapes(p, d->batch_size > 0 ? d->batch_size : 1);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, p->own_shapes, bytes);
     if (r == OPARA_OK) r = opara__describe_ops(g, p->own_shapes, &dev, p->own_descs);
     opara__inspect_plan_desc(d, p->own_shapes, &pd);
@@ -38138,6 +38200,38 @@ OPARADEF opara_result opara_plan_create(const opara_model* model, const opara_pl
     if (desc) d = *desc;
     r = opara__inspect_check_desc(opara__model_graph(model)->rt, &d);
     if (r == OPARA_OK) r = opara__inspect_alloc(model, &p);
+    if (r == OPARA_OK) r = opara__inspect_plan(p, &d);
+    if (r != OPARA_OK) {
+        opara_plan_destroy(p);
+        return r;
+    }
+    *out = p;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_plan_create_declared(opara_builder* builder, const opara_plan_desc* desc, opara_plan** out) {
+    opara_plan_desc d;
+    opara_plan* p = NULL;
+    opara__graph* g;
+    opara_runtime* rt;
+    opara_result r;
+    if (out) *out = NULL;
+    if (!builder || !out) return OPARA_ERR_INVALID_ARGS;
+    rt = opara__builder_runtime(builder);
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    r = opara__inspect_check_desc(rt, &d);
+    if (r != OPARA_OK) return r;
+    p = (opara_plan*)opara__calloc(rt, 1, sizeof *p);
+    g = (opara__graph*)opara__calloc(rt, 1, sizeof *g);
+    if (!p || !g) {
+        opara__free(rt, p);
+        opara__free(rt, g);
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "plan: out of memory");
+    }
+    p->own_graph = g;
+    p->g = g;
+    r = opara__builder_declared_graph(builder, g);
     if (r == OPARA_OK) r = opara__inspect_plan(p, &d);
     if (r != OPARA_OK) {
         opara_plan_destroy(p);

@@ -629,6 +629,16 @@ typedef struct opara_plan_desc {
    failure *out is NULL and opara_runtime_last_error of the model's runtime says why. The plan holds
    a reference to the model (like a session). */
 OPARADEF opara_result opara_plan_create(const opara_model* model, const opara_plan_desc* desc, opara_plan** out);
+/* Declares the dtype and shape of a node's output for opara_plan_create_declared (finish and save
+   ignore it: a model's shapes are inferred). dims may hold OPARA_DIM_BATCH. */
+OPARADEF opara_result opara_builder_declare(opara_builder* builder, const char* name, opara_dtype dtype, int32_t rank,
+                                            const int64_t* dims);
+/* Plans the builder's graph as declared, without making a model: every tensor has the shape given
+   to opara_builder_add_input, _add_constant or _declare (nothing is inferred and nothing checks that
+   operators and shapes agree; an undeclared tensor has no bytes), costs come from the analytic model
+   at those shapes. For studying the scheduler on graphs no backend runs, such as synthetic DAGs.
+   The builder's errors (unknown names, cycles) are returned as by opara_builder_finish. */
+OPARADEF opara_result opara_plan_create_declared(opara_builder* builder, const opara_plan_desc* desc, opara_plan** out);
 /* A read-only view of the plan a session runs (CPU: the worker threads' streams; CUDA: the captured
    launch sequence). Read it while the session lives; free it with opara_plan_destroy (before or
    after the session). */

@@ -15,7 +15,7 @@ OPARA__PRIVATE void opara__sim_device_limits(const opara_sim_device* dev, opara_
 OPARA__PRIVATE opara_result opara__sim_check_device(opara_runtime* rt, const opara_sim_device* d);
 
 struct opara_plan {
-    const opara_model* model; /* retained */
+    const opara_model* model; /* retained; NULL for a declared graph (own_graph) */
     const opara__graph* g;
     const opara__plan* plan;
     const opara__shape* shapes;
@@ -28,6 +28,7 @@ struct opara_plan {
     opara__shape* own_shapes;
     opara_dtype* own_dtypes;
     opara__op_desc* own_descs;
+    opara__graph* own_graph; /* opara_plan_create_declared */
 };
 
 static opara_runtime* opara__inspect_rt(const opara_plan* p) { return p->g->rt; }
@@ -51,7 +52,9 @@ OPARADEF void opara_plan_destroy(opara_plan* p) {
     opara__free(rt, p->own_shapes);
     opara__free(rt, p->own_dtypes);
     opara__free(rt, p->own_descs);
-    opara__model_release(p->model); /* last: the frees above use the model's runtime */
+    if (p->model) opara__model_release(p->model); /* after the frees above: they use the model's runtime */
+    if (p->own_graph) opara__graph_free(p->own_graph);
+    opara__free(rt, p->own_graph);
     opara__free(rt, p);
 }
 
@@ -101,6 +104,25 @@ static opara_result opara__inspect_device(opara_runtime* rt, const opara_plan_de
     return OPARA_OK;
 }
 
+/* Shapes and dtypes of every value: inferred for a model; as declared for a declared graph (the
+   symbolic batch replaced by the batch size). */
+static opara_result opara__inspect_shapes(opara_plan* p, int64_t batch) {
+    const opara__graph* g = p->g;
+    uint32_t v;
+    int32_t k;
+    if (p->model) {
+        opara_result r = opara__infer_shapes(g->rt, g, batch, p->own_shapes);
+        return r == OPARA_OK ? opara__infer_dtypes(g->rt, g, p->own_dtypes) : r;
+    }
+    for (v = 0; v < g->n_values; ++v) {
+        p->own_shapes[v] = g->values[v].shape;
+        p->own_dtypes[v] = g->values[v].dtype;
+        for (k = 0; k < p->own_shapes[v].ndim; ++k)
+            if (p->own_shapes[v].dims[k] == OPARA__DIM_BATCH) p->own_shapes[v].dims[k] = batch;
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__inspect_plan(opara_plan* p, const opara_plan_desc* d) {
     const opara__graph* g = p->g;
     opara_runtime* rt = g->rt;
@@ -114,8 +136,7 @@ static opara_result opara__inspect_plan(opara_plan* p, const opara_plan_desc* d)
     p->own_descs = (opara__op_desc*)opara__calloc(rt, nn, sizeof *p->own_descs);
     if (r == OPARA_OK && (!bytes || !p->own_shapes || !p->own_dtypes || !p->own_descs))
         r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "plan: out of memory");
-    if (r == OPARA_OK) r = opara__infer_shapes(rt, g, d->batch_size > 0 ? d->batch_size : 1, p->own_shapes);
-    if (r == OPARA_OK) r = opara__infer_dtypes(rt, g, p->own_dtypes);
+    if (r == OPARA_OK) r = opara__inspect_shapes(p, d->batch_size > 0 ? d->batch_size : 1);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, p->own_shapes, bytes);
     if (r == OPARA_OK) r = opara__describe_ops(g, p->own_shapes, &dev, p->own_descs);
     opara__inspect_plan_desc(d, p->own_shapes, &pd);
@@ -141,6 +162,38 @@ OPARADEF opara_result opara_plan_create(const opara_model* model, const opara_pl
     if (desc) d = *desc;
     r = opara__inspect_check_desc(opara__model_graph(model)->rt, &d);
     if (r == OPARA_OK) r = opara__inspect_alloc(model, &p);
+    if (r == OPARA_OK) r = opara__inspect_plan(p, &d);
+    if (r != OPARA_OK) {
+        opara_plan_destroy(p);
+        return r;
+    }
+    *out = p;
+    return OPARA_OK;
+}
+
+OPARADEF opara_result opara_plan_create_declared(opara_builder* builder, const opara_plan_desc* desc, opara_plan** out) {
+    opara_plan_desc d;
+    opara_plan* p = NULL;
+    opara__graph* g;
+    opara_runtime* rt;
+    opara_result r;
+    if (out) *out = NULL;
+    if (!builder || !out) return OPARA_ERR_INVALID_ARGS;
+    rt = opara__builder_runtime(builder);
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    r = opara__inspect_check_desc(rt, &d);
+    if (r != OPARA_OK) return r;
+    p = (opara_plan*)opara__calloc(rt, 1, sizeof *p);
+    g = (opara__graph*)opara__calloc(rt, 1, sizeof *g);
+    if (!p || !g) {
+        opara__free(rt, p);
+        opara__free(rt, g);
+        return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "plan: out of memory");
+    }
+    p->own_graph = g;
+    p->g = g;
+    r = opara__builder_declared_graph(builder, g);
     if (r == OPARA_OK) r = opara__inspect_plan(p, &d);
     if (r != OPARA_OK) {
         opara_plan_destroy(p);

@@ -694,6 +694,51 @@ OT_TEST(a_cuda_session_shows_its_plan_and_kernels) {
     opara_model_destroy(m);
 }
 
+
+/* A graph no backend runs: a Conv without weights whose output is declared 3x its input's size. */
+OT_TEST(declared_graphs_plan_with_their_declared_sizes) {
+    const int64_t xdims[] = {OPARA_DIM_BATCH, 16}, ydims[] = {OPARA_DIM_BATCH, 48}, zdims[] = {OPARA_DIM_BATCH, 48};
+    const char *x[] = {"x"}, *y[] = {"y"}, *z[] = {"z"};
+    opara_builder* b = NULL;
+    opara_model* m = NULL;
+    opara_plan_desc d;
+    opara_plan* p = NULL;
+    opara_plan_tensor t;
+    opara_plan_node n;
+    REQUIRE(opara_builder_create(g_rt, &b) == OPARA_OK);
+    opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 2, xdims);
+    opara_builder_add_node(b, "Conv", "conv", 1, x, 1, y, 0, NULL);
+    opara_builder_add_node(b, "Relu", "relu", 1, y, 1, z, 0, NULL);
+    opara_builder_add_output(b, "z");
+    REQUIRE(opara_builder_declare(b, "y", OPARA_DTYPE_F32, 2, ydims) == OPARA_OK);
+    REQUIRE(opara_builder_declare(b, "z", OPARA_DTYPE_F32, 2, zdims) == OPARA_OK);
+    CHECK(opara_builder_finish(b, &m) != OPARA_OK); /* not a model: the Conv has no weights */
+    memset(&d, 0, sizeof d);
+    d.batch_size = 5;
+    REQUIRE(opara_plan_create_declared(b, &d, &p) == OPARA_OK);
+    CHECK_EQ(opara_plan_node_count(p), 2u);
+    CHECK_EQ(opara_plan_tensor_count(p), 3u);
+    REQUIRE(opara_plan_get_tensor(p, (uint32_t)tensor_named(p, "y"), &t) == OPARA_OK);
+    CHECK_EQ(t.rank, 2);
+    CHECK_EQ(t.dims[0], 5);
+    CHECK_EQ(t.bytes, (uint64_t)5 * 48 * 4);
+    CHECK_EQ(t.producer, 0);
+    REQUIRE(opara_plan_get_node(p, 1, &n) == OPARA_OK);
+    CHECK(strcmp(n.op, "Relu") == 0);
+    CHECK_EQ(opara_plan_verify(p), OPARA_OK);
+    opara_plan_destroy(p);
+    p = NULL;
+    /* a declaration must name a node's output */
+    opara_builder_declare(b, "ghost", OPARA_DTYPE_F32, 2, ydims);
+    CHECK_EQ(opara_plan_create_declared(b, &d, &p), OPARA_ERR_NOT_FOUND);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "'ghost'") != NULL);
+    CHECK(p == NULL);
+    CHECK_EQ(opara_plan_create_declared(NULL, &d, &p), OPARA_ERR_INVALID_ARGS);
+    CHECK_EQ(opara_plan_create_declared(b, &d, NULL), OPARA_ERR_INVALID_ARGS);
+    CHECK_EQ(opara_builder_declare(NULL, "y", OPARA_DTYPE_F32, 2, ydims), OPARA_ERR_INVALID_ARGS);
+    opara_builder_destroy(b);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(nodes_of_the_diamond),
     OT_CASE(launch_positions_invert_node_at),
@@ -712,6 +757,7 @@ static const opara_test_case tests[] = {
     OT_CASE(simulating_a_plan_matches_the_private_path),
     OT_CASE(a_cpu_session_shows_the_plan_it_runs),
     OT_CASE(a_cuda_session_shows_its_plan_and_kernels),
+    OT_CASE(declared_graphs_plan_with_their_declared_sizes),
     OT_CASE(max_width_of_the_diamond_is_two),
     OT_CASE(saved_model_loads_back),
     OT_CASE(concat_inputs_in_place_unless_asked_not_to),
