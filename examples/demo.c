@@ -3,14 +3,18 @@
    backend available (AUTO: CUDA when usable, else the CPU backend), with the plan summary and the
    latency of both plans side by side. It leaves the plan as Graphviz DOT and one run as a
    Chrome-trace timeline, and says where. */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* clock_gettime, stat, setenv: also when the library is linked from elsewhere */
+#endif
 #define OPARA_IMPLEMENTATION
 #include "../opara.h"
-#include "googlenet.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "googlenet.h"
 
 #define DEMO_DIR "build/demo"
 #define DEMO_RUNS 15

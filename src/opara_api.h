@@ -601,6 +601,244 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
                                                  const opara_onnx_options* options, opara_model** out);
 #endif
 
+/* ==== Inspection ==================================================================================
+   What a plan holds, for embedders and tools: the nodes with their launch position, stream, events
+   and waits; the streams; every tensor's shape, size, storage and arena offset; the cost descriptor
+   each node was planned with; CUDA kernels and their profiled times; the simulator fed from a plan
+   (opara_plan_simulate in the simulator's section). A plan comes from a model, without a session or
+   a device (opara_plan_create: the analytic cost model of a GPU preset), or from a live session
+   (opara_session_get_plan: the plan it runs). Everything is copied out into plain structs; indices
+   are the model's node and tensor indices (opara_model_node_op's `index`), and an index out of range
+   is OPARA_ERR_NOT_FOUND, a NULL argument OPARA_ERR_INVALID_ARGS. */
+typedef struct opara_plan opara_plan;
+struct opara_sim_device; /* the simulator's device (below, opara_sim_device) */
+
+/* The .opara file's first bytes (docs/FORMAT.md): a file that starts with them is a .opara model. */
+#define OPARA_FILE_MAGIC "\x89OPR\r\n\x1a\n"
+#define OPARA_FILE_MAGIC_SIZE 8
+
+/* How Opara's Alg. 2 measures "least amount of GPU resources" (docs/SCHEDULING.md). */
+typedef enum opara_plan_metric {
+    OPARA_PLAN_METRIC_DEFAULT = 0,  /* SMEM */
+    OPARA_PLAN_METRIC_SMEM = 1,     /* shared memory per block / per-block limit (the reference code) */
+    OPARA_PLAN_METRIC_DOMINANT = 2, /* the block's largest share of an SM's threads, registers, shared memory */
+    OPARA_PLAN_METRIC_TIME = 3,     /* the node's kernel time (measured or the roofline estimate), shortest first */
+    OPARA_PLAN_METRIC_COUNT,
+    OPARA_PLAN_METRIC_FORCE_U32 = 0x7fffffff
+} opara_plan_metric;
+
+/* Zero means default everywhere. */
+typedef struct opara_plan_desc {
+    opara_strategy strategy;                /* OPARA */
+    opara_launch_order launch_order;        /* the strategy's own */
+    int64_t batch_size;                     /* value of the symbolic batch dimension; 0: 1 */
+    const struct opara_sim_device* device;  /* the GPU whose limits and peak rates the cost model and Alg. 2 use
+                                               (opara_sim_device_preset / _load); NULL: the "rtx2080s" preset */
+    opara_plan_metric metric;               /* SMEM */
+    uint32_t stream_cap;                    /* Alg. 1: open a new stream only when none is provably idle past
+                                               this many; 0: unlimited */
+    int stream_cap_hard;                    /* with stream_cap: never exceed it (reuse the stream launched earliest) */
+    double memory_budget;                   /* as opara_session_desc.memory_budget; 0: unbounded */
+    uint32_t alignment;                     /* arena alignment of every block (a power of two); 0: 256 */
+    int no_memory_sync;                     /* never add a wait just to reuse an arena block */
+    int no_concat_in_place;                 /* Concat inputs get blocks of their own and are copied (by default
+                                               an input that is one contiguous slice of the output is written
+                                               straight into it) */
+    /* Optional, both or neither, [node count] by node index: when each node is expected to start and
+       end (e.g. opara_plan_simulate of a plan made with no_memory_sync). The memory plan then also
+       reuses a block whose occupants end before the new writer starts. Read only during the call. */
+    const double* est_start_us;
+    const double* est_end_us;
+    int verify;                             /* 1: prove the plan (opara_plan_verify) before returning it */
+} opara_plan_desc;
+
+/* Plans `model` without a session: shapes at the batch size, the analytic cost descriptor of every
+   node for the device, then the launch order, streams, events and the arena. desc may be NULL. On
+   failure *out is NULL and opara_runtime_last_error of the model's runtime says why. The plan holds
+   a reference to the model (like a session). */
+OPARADEF opara_result opara_plan_create(const opara_model* model, const opara_plan_desc* desc, opara_plan** out);
+/* Declares the dtype and shape of a node's output for opara_plan_create_declared (finish and save
+   ignore it: a model's shapes are inferred). dims may hold OPARA_DIM_BATCH. */
+OPARADEF opara_result opara_builder_declare(opara_builder* builder, const char* name, opara_dtype dtype, int32_t rank,
+                                            const int64_t* dims);
+/* Plans the builder's graph as declared, without making a model: every tensor has the shape given
+   to opara_builder_add_input, _add_constant or _declare (nothing is inferred and nothing checks that
+   operators and shapes agree; an undeclared tensor has no bytes), costs come from the analytic model
+   at those shapes. For studying the scheduler on graphs no backend runs, such as synthetic DAGs.
+   The builder's errors (unknown names, cycles) are returned as by opara_builder_finish. */
+OPARADEF opara_result opara_plan_create_declared(opara_builder* builder, const opara_plan_desc* desc, opara_plan** out);
+/* A read-only view of the plan a session runs (CPU: the worker threads' streams; CUDA: the captured
+   launch sequence). Read it while the session lives; free it with opara_plan_destroy (before or
+   after the session). */
+OPARADEF opara_result opara_session_get_plan(const opara_session* session, opara_plan** out);
+/* NULL is ignored. */
+OPARADEF void opara_plan_destroy(opara_plan* plan);
+
+typedef struct opara_plan_stats {
+    opara_strategy strategy;
+    opara_launch_order launch_order;   /* the order actually used (a memory budget may fall back to TOPO) */
+    const char* device;                /* the device model the plan was made for: the desc's device name (NULL
+                                          device: "rtx2080s"); a session's plan: the preset it was planned
+                                          with on the CPU, "cuda" for the CUDA backend's own device */
+    uint32_t n_nodes, n_values;        /* the model's nodes and tensors */
+    uint32_t n_streams;
+    uint32_t n_lanes;                  /* streams that never overlap share a lane: what a CUDA session runs on */
+    uint32_t n_events;                 /* nodes that record an event (fork/join events not included) */
+    uint32_t n_waits;                  /* cross-stream waits of nodes (fork/join waits not included) */
+    uint32_t n_cross_edges;            /* data edges between nodes on different streams */
+    uint32_t n_pruned_waits;           /* waits dropped because earlier waits imply them */
+    uint32_t n_forks, n_joins;
+    uint32_t n_inplace, n_concat_in_place, n_views; /* tensors sharing another's bytes, by kind */
+    uint32_t n_memory_waits;           /* waits added to reuse an arena block (part of n_waits) */
+    uint32_t alignment;                /* of every arena block */
+    uint64_t arena_bytes;              /* peak memory of the plan */
+    uint64_t no_reuse_bytes;           /* the arena if no block were ever reused */
+    uint64_t budget_bytes;             /* with a memory budget: the arena budget, else 0 */
+    uint64_t live_bytes;               /* most bytes live at once in launch order (no arena can be smaller when
+                                          the nodes run in launch order) */
+    double memory_budget;              /* the ratio asked for, 0: none */
+    uint64_t plan_ns;                  /* time the planner took (order, streams, sync, memory; all tries) */
+    uint64_t order_ns, streams_ns, sync_ns, memory_ns; /* its phases (the last try) */
+} opara_plan_stats;
+
+OPARADEF opara_result opara_plan_get_stats(const opara_plan* plan, opara_plan_stats* out);
+
+/* One node of the plan. Before launching it on its stream, the backend waits on the events of the
+   nodes opara_plan_node_wait lists; with records_event it records its own event right after. */
+typedef struct opara_plan_node {
+    const char* op;        /* ONNX operator type, "Conv"; valid while the plan lives */
+    const char* name;      /* may be "" */
+    uint32_t order;        /* launch position, 0 first */
+    uint32_t stream;       /* streams are numbered by first use in launch order */
+    uint32_t stream_rank;  /* 1-based position on its stream */
+    uint32_t lane;
+    uint32_t level;        /* longest path from a source (wavefront level) */
+    int records_event;
+    uint32_t n_waits;
+    uint32_t n_inputs, n_outputs;
+} opara_plan_node;
+
+OPARADEF uint32_t opara_plan_node_count(const opara_plan* plan);
+OPARADEF opara_result opara_plan_get_node(const opara_plan* plan, uint32_t node, opara_plan_node* out);
+/* The node launched at position `order`. */
+OPARADEF opara_result opara_plan_node_at(const opara_plan* plan, uint32_t order, uint32_t* node);
+/* Wait `k` (< n_waits) of `node`: the node whose event it waits on (always on another stream). */
+OPARADEF opara_result opara_plan_node_wait(const opara_plan* plan, uint32_t node, uint32_t k, uint32_t* waits_on);
+/* Tensor index of input/output `k` of `node`; -1 for an omitted optional input. */
+OPARADEF opara_result opara_plan_node_input(const opara_plan* plan, uint32_t node, uint32_t k, int32_t* tensor);
+OPARADEF opara_result opara_plan_node_output(const opara_plan* plan, uint32_t node, uint32_t k, int32_t* tensor);
+
+typedef struct opara_plan_stream {
+    uint32_t first_node, last_node; /* its first and last node in launch order */
+    uint32_t n_nodes;
+    uint32_t lane;
+    int forks;                      /* waits on the origin stream's fork event before its first node */
+    int joins;                      /* the origin stream waits on its last node at the end */
+} opara_plan_stream;
+
+OPARADEF uint32_t opara_plan_stream_count(const opara_plan* plan);
+OPARADEF opara_result opara_plan_get_stream(const opara_plan* plan, uint32_t stream, opara_plan_stream* out);
+
+typedef enum opara_storage {
+    OPARA_STORAGE_NONE = 0,     /* no bytes */
+    OPARA_STORAGE_ARENA = 1,    /* in the session's arena at `offset` */
+    OPARA_STORAGE_EXTERNAL = 2  /* a graph input or a constant (or a view of one): not in the arena */
+} opara_storage;
+
+typedef enum opara_alias {
+    OPARA_ALIAS_NONE = 0,    /* owns its bytes */
+    OPARA_ALIAS_INPLACE = 1, /* written by its producer over the bytes of the producer's input */
+    OPARA_ALIAS_CONCAT = 2,  /* a Concat input written straight into its slice of the Concat's output */
+    OPARA_ALIAS_VIEW = 3     /* a kernel-less view (Reshape, Flatten, Squeeze, Unsqueeze) of its input */
+} opara_alias;
+
+/* One tensor of the plan: shape and dtype at the plan's batch size, and where its bytes live. */
+typedef struct opara_plan_tensor {
+    const char* name;             /* valid while the plan lives */
+    opara_dtype dtype;
+    int32_t rank;                 /* -1: unknown */
+    int64_t dims[OPARA_MAX_DIMS];
+    uint64_t bytes;
+    opara_storage storage;
+    uint64_t offset;              /* ARENA: offset of the first byte in the arena */
+    opara_alias alias;
+    int32_t alias_root;           /* the tensor that owns the bytes (itself when alias is NONE) */
+    uint64_t alias_offset;        /* byte offset inside alias_root */
+    int32_t producer;             /* node that writes it, -1 for graph inputs and constants */
+    int is_input, is_output, is_constant;
+    const void* data;             /* constants: their bytes, in the model (the caller's buffer or the file
+                                     mapping when the model is zero-copy); NULL for other tensors */
+} opara_plan_tensor;
+
+OPARADEF uint32_t opara_plan_tensor_count(const opara_plan* plan);
+OPARADEF opara_result opara_plan_get_tensor(const opara_plan* plan, uint32_t tensor, opara_plan_tensor* out);
+
+/* Cost class of a node: which of Alg. 2's two ready lists it joins. */
+typedef enum opara_resource_class {
+    OPARA_RESOURCE_COMPUTE = 0, /* compute-intensive */
+    OPARA_RESOURCE_MEMORY = 1   /* memory-intensive */
+} opara_resource_class;
+
+/* What the planner knew about a node's (main) kernel: estimates unless time_measured. */
+typedef struct opara_node_cost {
+    uint32_t grid;            /* thread blocks */
+    uint32_t block_threads;   /* threads per block */
+    uint32_t regs_per_thread;
+    uint32_t smem_per_block;  /* bytes */
+    double flops;
+    double bytes;             /* inputs + outputs + weights */
+    opara_resource_class resource_class;
+    int kernel_less;          /* launches nothing (views) */
+    int has_info;             /* 0: no kernel data (Alg. 2 defers the node) */
+    int time_measured;        /* 1: time_ms was measured by a profiling run */
+    double time_ms;           /* kernel time: measured, or the roofline estimate; 0 when kernel-less */
+} opara_node_cost;
+
+/* OPARA_ERR_UNSUPPORTED for a CUDA session's plan (its costs: opara_session_get_node_kernel). */
+OPARADEF opara_result opara_plan_get_node_cost(const opara_plan* plan, uint32_t node, opara_node_cost* out);
+
+/* Proves the plan safe: a topological launch order, every data dependency enforced by stream order
+   or an event, no two unordered nodes touching overlapping arena bytes with one writing, outputs
+   kept to the end. OPARA_ERR_PLAN_INVALID with the first violation in the model runtime's detail. */
+OPARADEF opara_result opara_plan_verify(const opara_plan* plan);
+#ifndef OPARA_NO_STDIO
+/* Graphviz DOT: nodes coloured by stream, data edges solid, event waits dashed. */
+OPARADEF opara_result opara_plan_write_dot(const opara_plan* plan, const char* path);
+#endif
+
+/* Most nodes of the model that can run at the same time (a maximum antichain of the DAG, exact;
+   O(n^2) memory, so refused with OPARA_ERR_LIMIT_EXCEEDED above max_nodes nodes; 0: 20000). */
+OPARADEF opara_result opara_model_max_width(const opara_model* model, uint32_t max_nodes, uint32_t* out);
+/* The model as a .opara image in a buffer from the runtime's allocator (free it with opara_free). */
+OPARADEF opara_result opara_model_save_memory(const opara_model* model, void** data, size_t* size);
+
+/* Where a CUDA node's kernel resources come from. */
+typedef enum opara_kernel_source {
+    OPARA_KERNEL_NONE = 0,     /* nothing launched (views, copies the plan made unnecessary) */
+    OPARA_KERNEL_DRIVER = 1,   /* our kernel: the driver's function attributes and the launch */
+    OPARA_KERNEL_ESTIMATE = 2, /* a library kernel: the documented estimate */
+    OPARA_KERNEL_CUPTI = 3,    /* a library kernel: CUPTI's record of the profiling run */
+    OPARA_KERNEL_COPY = 4      /* a device-to-device copy */
+} opara_kernel_source;
+
+/* The main launch of one node of a CUDA session, with its time when the session was created with
+   cuda_profile. */
+typedef struct opara_node_kernel {
+    char kernel[64];          /* our entry point, the library call, or CUPTI's kernel name */
+    uint32_t grid[3], block[3];
+    uint32_t regs;            /* per thread */
+    uint32_t smem_static, smem_dynamic; /* bytes per block */
+    uint32_t max_threads;     /* the function's limit (0 for library kernels) */
+    opara_kernel_source source;
+    int measured;             /* time_ms comes from the profiling runs */
+    uint32_t n_runs;          /* the timed runs behind time_ms */
+    double time_ms;           /* median time of the node over the runs (first to last launch, one stream) */
+    double time_spread;       /* (75th - 25th percentile) / median */
+} opara_node_kernel;
+
+/* OPARA_ERR_UNSUPPORTED on a CPU session. */
+OPARADEF opara_result opara_session_get_node_kernel(const opara_session* session, uint32_t node, opara_node_kernel* out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -146,6 +146,12 @@ OPARADEF opara_result opara_builder_add_input(opara_builder* builder, const char
     return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_INPUT, NULL, 0);
 }
 
+OPARADEF opara_result opara_builder_declare(opara_builder* builder, const char* name, opara_dtype dtype, int32_t rank,
+                                            const int64_t* dims) {
+    if (!builder) return OPARA_ERR_INVALID_ARGS;
+    return opara__badd_tensor(builder, name, dtype, rank, dims, OPARA__VALUE_ACTIVATION, NULL, 0);
+}
+
 OPARADEF opara_result opara_builder_add_constant(opara_builder* builder, const char* name, opara_dtype dtype,
                                                  int32_t rank, const int64_t* dims, const void* data, size_t size) {
     if (!builder) return OPARA_ERR_INVALID_ARGS;
@@ -258,7 +264,9 @@ static opara_result opara__bgraph_tensors(opara_builder* b, opara__graph* g) {
     for (i = 0; i < b->n_tensors; ++i) {
         const opara__btensor* t = &b->tensors[i];
         int32_t v;
-        opara_result r = opara__graph_insert_value(g, t->name, t->dtype, &t->shape, &v);
+        opara_result r;
+        if (t->kind == OPARA__VALUE_ACTIVATION) continue; /* a declared node output (opara__builder_declared_graph) */
+        r = opara__graph_insert_value(g, t->name, t->dtype, &t->shape, &v);
         if (r != OPARA_OK) return r;
         r = t->kind == OPARA__VALUE_INPUT ? opara__graph_add_input(g, v) : opara__graph_set_const(g, v, t->data, t->nbytes, 1);
         if (r != OPARA_OK) return r;
@@ -332,6 +340,25 @@ static opara_result opara__builder_graph(opara_builder* b, opara__graph* g) {
     if (r == OPARA_OK) r = opara__bgraph_tensors(b, g);
     if (r == OPARA_OK) r = opara__bgraph_nodes(b, g);
     if (r == OPARA_OK) r = opara__bgraph_outputs(b, g);
+    return r;
+}
+
+OPARA__PRIVATE opara_runtime* opara__builder_runtime(const opara_builder* b) { return b->rt; }
+
+OPARA__PRIVATE opara_result opara__builder_declared_graph(opara_builder* b, opara__graph* g) {
+    size_t i;
+    opara_result r = opara__builder_graph(b, g);
+    if (r == OPARA_OK) r = opara__graph_finalize(g);
+    for (i = 0; r == OPARA_OK && i < b->n_tensors; ++i) {
+        const opara__btensor* t = &b->tensors[i];
+        int32_t v;
+        if (t->kind != OPARA__VALUE_ACTIVATION) continue;
+        v = opara__graph_find_value(g, t->name);
+        if (v < 0 || g->values[v].producer < 0)
+            return opara__fail(b->rt, OPARA_ERR_NOT_FOUND, "declared tensor '%s' is no node's output", t->name);
+        g->values[v].dtype = t->dtype;
+        g->values[v].shape = t->shape;
+    }
     return r;
 }
 

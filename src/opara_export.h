@@ -5,6 +5,19 @@
 
 #include "opara_sched.h"
 
+/* What the inspection API (opara_inspect.c) reads of a session (opara_session.c). */
+typedef struct opara__session_parts {
+    const opara_model* model;
+    const opara__plan* plan;
+    const opara__shape* shapes;
+    const opara_dtype* dtypes;
+    const opara__op_desc* descs;                  /* what the plan was made with; NULL when the backend keeps none */
+    const struct opara__cuda_op_profile* profile; /* CUDA: [n_nodes] each node's main launch; NULL on the CPU */
+    const char* device;                           /* what the plan was made for: "cpu" or "cuda" */
+} opara__session_parts;
+
+OPARA__PRIVATE void opara__session_get_parts(const opara_session* s, opara__session_parts* out);
+
 #ifndef OPARA_NO_STDIO
 #include <stdio.h>
 

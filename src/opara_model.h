@@ -117,6 +117,10 @@ struct opara_model {
 /* Makes a model from g, which is moved into it (g is left empty, also on failure, when it is
    freed). Validates with opara__graph_validate. */
 OPARA__PRIVATE opara_result opara__model_from_graph(opara_runtime* rt, opara__graph* g, opara_model** out);
+/* The builder's graph as declared, finalized but not validated: node outputs given to
+   opara_builder_declare take that dtype and shape (opara_plan_create_declared). */
+OPARA__PRIVATE opara_result opara__builder_declared_graph(opara_builder* b, opara__graph* g);
+OPARA__PRIVATE opara_runtime* opara__builder_runtime(const opara_builder* b);
 OPARA__PRIVATE const opara__graph* opara__model_graph(const opara_model* model);
 /* A session's reference: the model (its graph, constants and image) stays alive until the last
    session that retained it releases it, even after opara_model_destroy. */

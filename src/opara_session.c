@@ -671,3 +671,20 @@ OPARADEF opara_result opara_session_write_trace(const opara_session* s, const ch
     return opara__session_write_file(s, path, opara__session_trace);
 }
 #endif
+
+OPARA__PRIVATE void opara__session_get_parts(const opara_session* s, opara__session_parts* out) {
+    opara__cuda_info info;
+    memset(out, 0, sizeof *out);
+    out->model = s->model;
+    out->plan = s->active;
+    out->shapes = s->shapes;
+    out->dtypes = s->dtypes;
+    out->device = s->cuda ? "cuda" : "cpu";
+    if (!s->cuda) {
+        out->descs = s->descs;
+        return;
+    }
+    opara__cuda_session_info(s->cuda, &info);
+    out->shapes = info.shapes;
+    out->profile = info.profile;
+}

@@ -420,7 +420,7 @@ static opara_result opara__sim_dispatch(opara__sim* s) {
 
 /* ---- setup ----------------------------------------------------------------------------------- */
 
-static opara_result opara__sim_check_device(opara_runtime* rt, const opara_sim_device* d) {
+OPARA__PRIVATE opara_result opara__sim_check_device(opara_runtime* rt, const opara_sim_device* d) {
     if (d->sm_count <= 0 || d->max_threads_per_sm <= 0 || d->max_regs_per_sm <= 0 || d->max_smem_per_sm < 0 ||
         d->max_blocks_per_sm <= 0 || d->sm_saturation_threads <= 0 || d->hw_queues <= 0)
         return opara__fail(rt, OPARA_ERR_INVALID_ARGS, "sim device '%s': SM counts and limits must be positive",

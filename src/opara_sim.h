@@ -91,6 +91,13 @@ OPARADEF void opara_sim_result_free(opara_runtime* rt, opara_sim_result* result)
 OPARADEF void opara_sim_trace_write(const opara_sim_result* result, const char* const* op_names,
                                     void (*write)(const char* text, size_t len, void* user), void* user);
 
+/* Simulates a plan (opara_plan_create, opara_session_get_plan) with the cost descriptors it was made
+   with: its nodes in launch order on the CUDA streams its lanes become, each after the previous node
+   of its lane and the events it waits on. result->ops are in launch order (opara_plan_node_at).
+   OPARA_ERR_UNSUPPORTED for a CUDA session's plan. Free the result with opara_sim_result_free. */
+OPARADEF opara_result opara_plan_simulate(const opara_plan* plan, const opara_sim_device* dev, opara_sim_mode mode,
+                                          opara_sim_result* out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,14 +14,40 @@
    stem) measured at batch 1 only; --default-dim: value of symbolic non-batch dims (ppocr_det's
    image size); --profile: print where our time goes (per operator kind, min over the runs)
    instead of the ORT comparison; --pin: bind our worker threads to one CPU each (see bench_pin). */
+#if !defined(_GNU_SOURCE) && defined(__linux__)
+#  define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
 #define OPARA_IMPLEMENTATION
 #include "../opara.h"
 #include "../tests/ort/ort_api.h"
+#include "tool_util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#  include <sched.h>
+#endif
+
+/* The probe threads' shared counters (GCC and Clang builtins, sequentially consistent). */
+static int32_t bench_atomic_load(const volatile int32_t* p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+static void bench_atomic_store(volatile int32_t* p, int32_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+static void bench_atomic_add(volatile int32_t* p, int32_t d) { (void)__atomic_add_fetch(p, d, __ATOMIC_SEQ_CST); }
+
+/* CPUs this process may run on (the affinity mask), as sessions count them for their default threads. */
+static uint32_t bench_cpu_count(void) {
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return (uint32_t)CPU_COUNT(&set);
+#endif
+    {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        return n > 0 ? (uint32_t)n : 1u;
+    }
+}
 
 #define BENCH_MAX_ITERS 200
 
@@ -213,7 +239,7 @@ typedef struct peak_result {
    (a thread started for each try would often still share its creator's core during a try of a few ms).
    Between tries they wait on `go`, spinning: the threaded tries follow each other with no gap. */
 typedef struct peak_pool {
-    opara__thread th[PEAK_MAX_THREADS];
+    pthread_t th[PEAK_MAX_THREADS];
     uint64_t t0[PEAK_MAX_THREADS], t1[PEAK_MAX_THREADS];
     const peak_isa* isa;
     uint64_t iters;
@@ -229,25 +255,25 @@ typedef struct peak_thread_arg {
 
 /* One try on thread `i`: all start together, each notes when it started and ended. */
 static void peak_pool_try(peak_pool* p, uint32_t i) {
-    opara__atomic_add(&p->ready, 1);
-    while (opara__atomic_load(&p->ready) < (int32_t)p->n) {
+    bench_atomic_add(&p->ready, 1);
+    while (bench_atomic_load(&p->ready) < (int32_t)p->n) {
     }
-    p->t0[i] = opara__now_ns();
+    p->t0[i] = tool_now_ns();
     p->sink[i] = p->isa->kernel(p->iters);
-    p->t1[i] = opara__now_ns();
+    p->t1[i] = tool_now_ns();
 }
 
-static void peak_pool_main(void* arg) {
+static void* peak_pool_main(void* arg) {
     peak_thread_arg* a = (peak_thread_arg*)arg;
     peak_pool* p = a->pool;
     int32_t last = 0;
     for (;;) {
-        while (opara__atomic_load(&p->go) == last && !opara__atomic_load(&p->quit)) {
+        while (bench_atomic_load(&p->go) == last && !bench_atomic_load(&p->quit)) {
         }
-        if (opara__atomic_load(&p->quit)) return;
-        last = opara__atomic_load(&p->go);
+        if (bench_atomic_load(&p->quit)) return NULL;
+        last = bench_atomic_load(&p->go);
         peak_pool_try(p, a->index);
-        opara__atomic_add(&p->done, 1);
+        bench_atomic_add(&p->done, 1);
     }
 }
 
@@ -259,14 +285,14 @@ static void peak_pool_start(peak_pool* p, uint32_t n) {
     for (p->started = 1; p->started < n; ++p->started) {
         peak_args[p->started].pool = p;
         peak_args[p->started].index = p->started;
-        if (!opara__thread_start(&p->th[p->started], peak_pool_main, &peak_args[p->started])) break;
+        if (pthread_create(&p->th[p->started], NULL, peak_pool_main, &peak_args[p->started]) != 0) break;
     }
 }
 
 static void peak_pool_stop(peak_pool* p) {
     uint32_t i;
-    opara__atomic_store(&p->quit, 1);
-    for (i = 1; i < p->started; ++i) opara__thread_join(&p->th[i]);
+    bench_atomic_store(&p->quit, 1);
+    for (i = 1; i < p->started; ++i) pthread_join(p->th[i], NULL);
 }
 
 /* GFLOP/s of the pool's threads each running `iters` iterations: wall time from the first start to the
@@ -277,11 +303,11 @@ static double peak_measure(peak_pool* p, const peak_isa* isa, uint64_t iters) {
     if (p->started < p->n) return 0.0;
     p->isa = isa;
     p->iters = iters;
-    opara__atomic_store(&p->ready, 0);
-    opara__atomic_store(&p->done, 0);
-    opara__atomic_add(&p->go, 1);
+    bench_atomic_store(&p->ready, 0);
+    bench_atomic_store(&p->done, 0);
+    bench_atomic_add(&p->go, 1);
     peak_pool_try(p, 0);
-    while (opara__atomic_load(&p->done) < (int32_t)p->n - 1) {
+    while (bench_atomic_load(&p->done) < (int32_t)p->n - 1) {
     }
     for (i = 0; i < p->n; ++i) {
         if (p->t0[i] < t0) t0 = p->t0[i];
@@ -293,9 +319,9 @@ static double peak_measure(peak_pool* p, const peak_isa* isa, uint64_t iters) {
 static uint64_t peak_calibrate(const peak_isa* isa, double ms) {
     uint64_t iters = 4096, t;
     for (;;) {
-        t = opara__now_ns();
+        t = tool_now_ns();
         isa->kernel(iters);
-        t = opara__now_ns() - t;
+        t = tool_now_ns() - t;
         if (t >= 2000000u || iters >= ((uint64_t)1 << 40)) break;
         iters *= 4;
     }
@@ -420,9 +446,9 @@ static int bench_run(bench_side* b) {
 }
 
 static uint64_t bench_time_one(bench_side* b) {
-    uint64_t t0 = opara__now_ns();
+    uint64_t t0 = tool_now_ns();
     if (!bench_run(b)) b->ok = 0;
-    return opara__now_ns() - t0;
+    return tool_now_ns() - t0;
 }
 
 static void bench_close(bench_side* b) {
@@ -526,13 +552,19 @@ static int bench_listed(const char* list, const char* name) {
    Conv, ConvTranspose, Gemm and MatMul at the session's shapes; element-wise work is left out, as in
    the usual GFLOP/s figures). */
 static double bench_model_gflop(const opara_session* s) {
+    static const char* const kinds[] = {"Conv", "ConvTranspose", "Gemm", "MatMul"};
     double flops = 0.0;
-    uint32_t i;
-    for (i = 0; i < s->g->n_nodes; ++i) {
-        opara__op op = s->g->nodes[i].op;
-        if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE || op == OPARA__OP_GEMM || op == OPARA__OP_MATMUL)
-            flops += s->descs[i].flops;
+    opara_plan* plan = NULL;
+    opara_plan_node nd;
+    opara_node_cost cost;
+    uint32_t i, k;
+    if (opara_session_get_plan(s, &plan) != OPARA_OK) return 0.0;
+    for (i = 0; i < opara_plan_node_count(plan); ++i) {
+        if (opara_plan_get_node(plan, i, &nd) != OPARA_OK || opara_plan_get_node_cost(plan, i, &cost) != OPARA_OK) continue;
+        for (k = 0; k < sizeof kinds / sizeof kinds[0]; ++k)
+            if (strcmp(nd.op, kinds[k]) == 0) flops += cost.flops;
     }
+    opara_plan_destroy(plan);
     return flops / 1e9;
 }
 
@@ -711,7 +743,7 @@ static int bench_parse(int argc, char** argv, bench_opts* o) {
     }
     if (o->max_iters < 3) o->max_iters = 3;
     if (o->max_iters > BENCH_MAX_ITERS) o->max_iters = BENCH_MAX_ITERS;
-    if (!o->threads) o->threads = (uint32_t)opara__cpu_count();
+    if (!o->threads) o->threads = bench_cpu_count();
     return i;
 }
 

@@ -8,8 +8,12 @@
    copied weights, large would take about memcpy's time longer than small.
 
    usage: bench_load [--dir DIR] [--out FILE.json] [--runs N] */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* clock_gettime, stat, setenv: also when the library is linked from elsewhere */
+#endif
 #define OPARA_IMPLEMENTATION
 #include "../opara.h"
+#include "tool_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,9 +63,9 @@ static int bench_build(opara_runtime* rt, bench_model* bm) {
         strcpy(prev, relu);
     }
     opara_builder_add_output(b, prev);
-    t0 = opara__now_ns();
+    t0 = tool_now_ns();
     r = opara_builder_save_file(b, bm->path);
-    bm->save_ms = (double)(opara__now_ns() - t0) / 1e6;
+    bm->save_ms = (double)(tool_now_ns() - t0) / 1e6;
     bm->weight_bytes = (uint64_t)wbytes * 500;
     if (r != OPARA_OK) fprintf(stderr, "bench_load: save: %s\n", opara_builder_last_error(b));
     opara_builder_destroy(b);
@@ -69,17 +73,27 @@ static int bench_build(opara_runtime* rt, bench_model* bm) {
     return r == OPARA_OK ? 0 : 1;
 }
 
-/* 1 when every constant of m lies inside [base, base + size). */
+/* 1 when every constant of m lies inside [base, base + size); base NULL (a file mapping, whose
+   address the API does not give): when the model says it is zero-copy and all constants lie
+   within `size` bytes of each other (one image of the file, not copies of their own). */
 static int bench_in_place(const opara_model* m, const void* base, size_t size) {
-    const opara__graph* g = opara__model_graph(m);
-    const uint8_t* lo = (const uint8_t*)base;
+    opara_plan* plan = NULL;
+    opara_plan_tensor t;
+    opara_model_stats st;
+    const uint8_t *lo = (const uint8_t*)base, *first = NULL, *last = NULL;
     uint32_t i;
-    for (i = 0; i < g->n_values; ++i) {
-        const opara__value* v = &g->values[i];
-        const uint8_t* p = (const uint8_t*)v->data;
-        if (v->kind == OPARA__VALUE_CONST && (p < lo || p + v->nbytes > lo + size)) return 0;
+    int ok = opara_plan_create(m, NULL, &plan) == OPARA_OK && opara_model_get_stats(m, &st) == OPARA_OK && st.zero_copy;
+    for (i = 0; ok && i < opara_plan_tensor_count(plan); ++i) {
+        const uint8_t* p;
+        if (opara_plan_get_tensor(plan, i, &t) != OPARA_OK || !t.is_constant) continue;
+        p = (const uint8_t*)t.data;
+        if (!first || p < first) first = p;
+        if (!last || p + t.bytes > last) last = p + t.bytes;
+        if (lo && (p < lo || p + t.bytes > lo + size)) ok = 0;
     }
-    return 1;
+    if (ok && !lo && first) ok = (size_t)(last - first) <= size;
+    opara_plan_destroy(plan);
+    return ok;
 }
 
 static uint8_t* bench_read(const char* path, size_t* size) {
@@ -115,15 +129,15 @@ static int bench_load(opara_runtime* rt, bench_model* bm, int runs) {
     bm->file_in_place = bm->memory_in_place = 1;
     for (i = 0; i < runs; ++i) {
         uint64_t dt;
-        t0 = opara__now_ns();
+        t0 = tool_now_ns();
         if (opara_model_load_file(rt, bm->path, &m) != OPARA_OK) return bench_fail(rt, "load_file");
-        dt = opara__now_ns() - t0;
+        dt = tool_now_ns() - t0;
         best_file = dt < best_file ? dt : best_file;
-        bm->file_in_place &= m->map_base != NULL && bench_in_place(m, m->map_base, m->map_size);
+        bm->file_in_place &= bench_in_place(m, NULL, size);
         opara_model_destroy(m);
-        t0 = opara__now_ns();
+        t0 = tool_now_ns();
         if (opara_model_load_memory(rt, buf, size, &m) != OPARA_OK) return bench_fail(rt, "load_memory");
-        dt = opara__now_ns() - t0;
+        dt = tool_now_ns() - t0;
         best_mem = dt < best_mem ? dt : best_mem;
         bm->memory_in_place &= bench_in_place(m, buf, size);
         opara_model_destroy(m);
@@ -143,9 +157,9 @@ static double bench_memcpy_ms(size_t bytes) {
     memset(a, 1, bytes);
     memset(b, 2, bytes); /* fault the pages in first */
     for (i = 0; i < 3; ++i) {
-        t0 = opara__now_ns();
+        t0 = tool_now_ns();
         memcpy(b, a, bytes);
-        if (opara__now_ns() - t0 < best) best = opara__now_ns() - t0;
+        if (tool_now_ns() - t0 < best) best = tool_now_ns() - t0;
     }
     i = b[bytes / 2];
     free(a);
@@ -161,29 +175,29 @@ typedef struct bench_convert_result {
 /* ONNX -> .opara (import, fold, write the file) for one model, then the converted file's load. */
 static int bench_convert(opara_runtime* rt, const char* onnx_path, const char* out_path, bench_convert_result* res) {
     opara_model *m = NULL, *loaded = NULL;
-    opara__bytes bytes;
+    void* bytes = NULL;
+    size_t n_bytes = 0;
     opara_model_stats stats;
     FILE* f;
     uint64_t t0;
     memset(res, 0, sizeof *res);
-    memset(&bytes, 0, sizeof bytes);
     f = fopen(onnx_path, "rb");
     if (!f) return 1;
     fseek(f, 0, SEEK_END);
     res->onnx_mb = (double)ftell(f) / 1e6;
     fclose(f);
-    t0 = opara__now_ns();
+    t0 = tool_now_ns();
     if (opara_model_load_onnx_file(rt, onnx_path, NULL, &m) != OPARA_OK ||
-        opara__format_write(rt, opara__model_graph(m), 0, &bytes) != OPARA_OK)
+        opara_model_save_memory(m, &bytes, &n_bytes) != OPARA_OK)
         return bench_fail(rt, "convert");
     f = fopen(out_path, "wb");
-    if (!f || fwrite(bytes.data, 1, bytes.size, f) != bytes.size || fclose(f) != 0) return 1;
-    res->convert_ms = (double)(opara__now_ns() - t0) / 1e6;
-    opara__free(rt, bytes.data);
+    if (!f || fwrite(bytes, 1, n_bytes, f) != n_bytes || fclose(f) != 0) return 1;
+    res->convert_ms = (double)(tool_now_ns() - t0) / 1e6;
+    opara_free(rt, bytes);
     opara_model_destroy(m);
-    t0 = opara__now_ns();
+    t0 = tool_now_ns();
     if (opara_model_load_file(rt, out_path, &loaded) != OPARA_OK) return bench_fail(rt, "load converted");
-    res->load_ms = (double)(opara__now_ns() - t0) / 1e6;
+    res->load_ms = (double)(tool_now_ns() - t0) / 1e6;
     opara_model_get_stats(loaded, &stats);
     res->zero_copy = stats.zero_copy;
     opara_model_destroy(loaded);

@@ -3,10 +3,13 @@
 
    usage: bench_sched [--zoo DIR] [--out FILE.json] [--quick]
 
-   Plan time is opara__plan_create (launch order + streams + sync + memory, verifier off) with the
-   shapes, sizes and descriptors computed beforehand: the median of repeated runs. Each plan is
+   Plan time is the planner's own time (opara_plan_stats.plan_ns: launch order + streams + sync +
+   memory, verifier off; shapes, sizes and descriptors not counted): the median of repeated runs. Each plan is
    verified once, outside the timing. Anchors: Opara's Table I (Python, stream allocation only):
    Opara 0.27 ms GoogLeNet, 0.58 ms BERT, 1.75 ms NASNet; Nimble 5.80, 20.8, 257.83 ms. */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* strdup, dirent: also when the library is linked from elsewhere */
+#endif
 #define OPARA_IMPLEMENTATION
 #include "../opara.h"
 
@@ -15,18 +18,23 @@
 #include <string.h>
 #include <dirent.h>
 
+/* A zoo model, or a synthetic DAG planned as declared (opara_plan_create_declared): its tensors
+   keep the sizes the generator gave them, its operators need not be runnable. */
 typedef struct bench_input {
     const char* name;
-    opara__graph* g;
-    uint64_t* bytes;
-    opara__op_desc* descs;
-    opara__shape* shapes;
+    const opara_model* model;
+    opara_builder* builder;
+    uint32_t n_nodes, n_values;
 } bench_input;
+
+static opara_result bench_plan(const bench_input* in, const opara_plan_desc* d, opara_plan** out) {
+    return in->model ? opara_plan_create(in->model, d, out) : opara_plan_create_declared(in->builder, d, out);
+}
 
 typedef struct bench_result {
     int ok;
     double median_us, min_us;
-    opara__plan_stats stats;
+    opara_plan_stats stats;
     int verified;
     uint64_t peak_align64; /* arena of the same plan with 64-byte alignment */
     double sim_us;         /* simulated latency (graph mode, rtx2080s), 0 when not simulated */
@@ -46,29 +54,39 @@ typedef struct bench_extra {
 static opara_sim_device g_sim_dev;
 static int g_have_sim;
 
+static opara_runtime* g_rt;
+
 /* Simulated latency of plan p; when start/end are given, they receive each node's times. */
-static double bench_simulate(const bench_input* in, const opara__plan* p, double* start, double* end) {
+static double bench_simulate(const opara_plan* p, double* start, double* end) {
     opara_sim_result r;
-    uint32_t i;
+    uint32_t i, node;
     double us;
-    if (!g_have_sim || opara__sim_plan(in->g->rt, &g_sim_dev, OPARA_SIM_GRAPH, p, in->descs, &r) != OPARA_OK) return 0;
+    if (!g_have_sim || opara_plan_simulate(p, &g_sim_dev, OPARA_SIM_GRAPH, &r) != OPARA_OK) return 0;
     us = r.makespan_us;
-    for (i = 0; start && i < p->n_nodes; ++i) {
-        start[p->order[i]] = r.ops[i].start_us;
-        end[p->order[i]] = r.ops[i].end_us;
+    for (i = 0; start && i < r.n_ops; ++i) {
+        if (opara_plan_node_at(p, i, &node) != OPARA_OK) continue;
+        start[node] = r.ops[i].start_us;
+        end[node] = r.ops[i].end_us;
     }
-    opara_sim_result_free(in->g->rt, &r);
+    opara_sim_result_free(g_rt, &r);
     return us;
 }
 
-static uint64_t bench_peak(const bench_input* in, const opara__plan_desc* base, uint32_t alignment) {
-    opara__plan_desc d = *base;
-    opara__plan* p = NULL;
+static opara_plan_stats bench_stats(const opara_plan* p) {
+    opara_plan_stats st;
+    memset(&st, 0, sizeof st);
+    opara_plan_get_stats(p, &st);
+    return st;
+}
+
+static uint64_t bench_peak(const bench_input* in, const opara_plan_desc* base, uint32_t alignment) {
+    opara_plan_desc d = *base;
+    opara_plan* p = NULL;
     uint64_t peak = 0;
     d.alignment = alignment;
     d.verify = 0;
-    if (opara__plan_create(in->g, in->bytes, in->descs, NULL, &d, &p) == OPARA_OK) peak = p->arena_bytes;
-    opara__plan_free(in->g->rt, p);
+    if (bench_plan(in, &d, &p) == OPARA_OK) peak = bench_stats(p).arena_bytes;
+    opara_plan_destroy(p);
     return peak;
 }
 
@@ -84,32 +102,45 @@ static int live_cmp(const void* a, const void* b) {
     return (x->delta > 0) - (y->delta > 0); /* an end before a start at the same time */
 }
 
+/* The blocks' lifetimes on the timeline: from[r]..to[r] per storage root r (to < 0: not in the arena). */
+static void timeline_spans(const opara_plan* p, const opara_plan_tensor* t, const double* start, const double* end,
+                           double* from, double* to) {
+    uint32_t v, n, k, n_values = opara_plan_tensor_count(p);
+    opara_plan_node nd;
+    int32_t x;
+    for (v = 0; v < n_values; ++v) from[v] = 1e300, to[v] = -1;
+    for (v = 0; v < n_values; ++v) {
+        int32_t r = t[v].alias_root, w = t[v].producer;
+        if (t[v].storage != OPARA_STORAGE_ARENA || w < 0) continue;
+        if (start[w] < from[r]) from[r] = start[w];
+        if (end[w] > to[r]) to[r] = end[w];
+    }
+    for (n = 0; n < opara_plan_node_count(p); ++n) /* readers keep their inputs' blocks to their end */
+        for (k = 0; opara_plan_get_node(p, n, &nd) == OPARA_OK && k < nd.n_inputs; ++k)
+            if (opara_plan_node_input(p, n, k, &x) == OPARA_OK && x >= 0 && t[x].storage == OPARA_STORAGE_ARENA &&
+                end[n] > to[t[x].alias_root])
+                to[t[x].alias_root] = end[n];
+    for (v = 0; v < n_values; ++v)
+        if (t[v].is_output && t[v].storage == OPARA_STORAGE_ARENA) to[t[v].alias_root] = 1e300;
+}
+
 /* Most bytes live at once on a timeline: each block from its first writer's start to its last
    reader's end (graph outputs to the end), sizes aligned like the plan's. No arena for this
    timeline and these aliases can be smaller. */
-static uint64_t timeline_live(const opara__graph* g, const opara__plan* p, const double* start, const double* end) {
-    double* from = (double*)calloc(g->n_values + 1, sizeof(double));
-    double* to = (double*)calloc(g->n_values + 1, sizeof(double));
-    live_event* ev = (live_event*)calloc(2 * (size_t)g->n_values + 1, sizeof(live_event));
-    uint32_t v, k, n = 0;
+static uint64_t timeline_live(const opara_plan* p, const double* start, const double* end) {
+    uint32_t v, k, n = 0, n_values = opara_plan_tensor_count(p);
+    opara_plan_tensor* t = (opara_plan_tensor*)calloc(n_values + 1, sizeof(opara_plan_tensor));
+    double* from = (double*)calloc(n_values + 1, sizeof(double));
+    double* to = (double*)calloc(n_values + 1, sizeof(double));
+    live_event* ev = (live_event*)calloc(2 * (size_t)n_values + 1, sizeof(live_event));
+    uint64_t a = bench_stats(p).alignment;
     int64_t cur = 0, best = 0;
-    if (!from || !to || !ev) goto done;
-    for (v = 0; v < g->n_values; ++v) from[v] = 1e300, to[v] = -1;
-    for (v = 0; v < g->n_values; ++v) {
-        int32_t r = p->alias_root[v], w = g->values[v].producer;
-        if (p->storage[v] != OPARA__STORAGE_ARENA) continue;
-        if (w >= 0) {
-            if (start[w] < from[r]) from[r] = start[w];
-            if (end[w] > to[r]) to[r] = end[w];
-        }
-        for (k = g->consumer_start[v]; k < g->consumer_start[v + 1]; ++k)
-            if (end[g->consumer_nodes[k]] > to[r]) to[r] = end[g->consumer_nodes[k]];
-    }
-    for (v = 0; v < g->n_outputs; ++v)
-        if (p->storage[g->outputs[v]] == OPARA__STORAGE_ARENA) to[p->alias_root[g->outputs[v]]] = 1e300;
-    for (v = 0; v < g->n_values; ++v) {
-        uint64_t a = p->alignment, size = p->value_bytes[v] ? p->value_bytes[v] : 1;
-        if (to[v] < 0 || p->alias_root[v] != (int32_t)v) continue;
+    if (!t || !from || !to || !ev) goto done;
+    for (v = 0; v < n_values; ++v) opara_plan_get_tensor(p, v, &t[v]);
+    timeline_spans(p, t, start, end, from, to);
+    for (v = 0; v < n_values; ++v) {
+        uint64_t size = t[v].bytes ? t[v].bytes : 1;
+        if (to[v] < 0 || t[v].alias_root != (int32_t)v) continue;
         size = (size + a - 1) / a * a;
         ev[n].t = from[v], ev[n++].delta = (int64_t)size;
         ev[n].t = to[v], ev[n++].delta = -(int64_t)size;
@@ -120,6 +151,7 @@ static uint64_t timeline_live(const opara__graph* g, const opara__plan* p, const
         if (cur > best) best = cur;
     }
 done:
+    free(t);
     free(from);
     free(to);
     free(ev);
@@ -128,33 +160,32 @@ done:
 
 static bench_extra bench_timeline(const bench_input* in, int verify) {
     bench_extra x;
-    opara__plan_desc d;
-    opara__plan *p = NULL, *q = NULL;
-    double* start = (double*)calloc(in->g->n_nodes + 1, sizeof(double));
-    double* end = (double*)calloc(in->g->n_nodes + 1, sizeof(double));
+    opara_plan_desc d;
+    opara_plan *p = NULL, *q = NULL;
+    double* start = (double*)calloc(in->n_nodes + 1, sizeof(double));
+    double* end = (double*)calloc(in->n_nodes + 1, sizeof(double));
     memset(&x, 0, sizeof x);
     memset(&d, 0, sizeof d);
     d.strategy = OPARA_STRATEGY_OPARA;
-    d.shapes = in->shapes;
     d.no_memory_sync = 1; /* the timeline of the plan without memory waits */
-    if (start && end && g_have_sim && opara__plan_create(in->g, in->bytes, in->descs, NULL, &d, &p) == OPARA_OK &&
-        bench_simulate(in, p, start, end) > 0) {
-        x.live = timeline_live(in->g, p, start, end);
+    if (start && end && g_have_sim && bench_plan(in, &d, &p) == OPARA_OK && bench_simulate(p, start, end) > 0) {
+        x.live = timeline_live(p, start, end);
         d.no_memory_sync = 0;
         d.est_start_us = start;
         d.est_end_us = end;
         d.verify = verify;
-        if (opara__plan_create(in->g, in->bytes, in->descs, NULL, &d, &q) == OPARA_OK) {
+        if (bench_plan(in, &d, &q) == OPARA_OK) {
+            opara_plan_stats st = bench_stats(q);
             x.ok = 1;
-            x.peak = q->arena_bytes;
-            x.waits = q->stats.n_waits;
-            x.memory_waits = q->stats.n_memory_waits;
-            x.sim_us = bench_simulate(in, q, NULL, NULL);
+            x.peak = st.arena_bytes;
+            x.waits = st.n_waits;
+            x.memory_waits = st.n_memory_waits;
+            x.sim_us = bench_simulate(q, NULL, NULL);
             x.peak_align64 = bench_peak(in, &d, 64);
         }
     }
-    opara__plan_free(in->g->rt, p);
-    opara__plan_free(in->g->rt, q);
+    opara_plan_destroy(p);
+    opara_plan_destroy(q);
     free(start);
     free(end);
     return x;
@@ -172,38 +203,39 @@ typedef struct bench_budget {
 
 static bench_budget bench_budgeted(const bench_input* in, double ratio, int verify) {
     bench_budget b;
-    opara__plan_desc d;
-    opara__plan* p = NULL;
+    opara_plan_desc d;
+    opara_plan* p = NULL;
+    opara_plan_stats st;
     uint64_t spent = 0;
     int reps;
     memset(&b, 0, sizeof b);
     memset(&d, 0, sizeof d);
     b.ratio = ratio;
     d.strategy = OPARA_STRATEGY_OPARA;
-    d.shapes = in->shapes;
     d.memory_budget = ratio;
     for (reps = 0; reps < 5 && spent < 200000000ull; ++reps) { /* plan time: the fastest of up to 5 runs */
-        uint64_t t0 = opara__now_ns(), t;
-        opara__plan_free(in->g->rt, p);
+        uint64_t t;
+        opara_plan_destroy(p);
         p = NULL;
-        if (opara__plan_create(in->g, in->bytes, in->descs, NULL, &d, &p) != OPARA_OK) return b;
-        t = opara__now_ns() - t0;
+        if (bench_plan(in, &d, &p) != OPARA_OK) return b;
+        t = bench_stats(p).plan_ns;
         spent += t;
         if (!reps || (double)t / 1000.0 < b.plan_us) b.plan_us = (double)t / 1000.0;
     }
+    st = bench_stats(p);
     b.ok = 1;
-    b.peak = p->arena_bytes;
-    b.budget = p->stats.budget_bytes;
-    b.live = p->stats.live_bytes;
-    b.waits = p->stats.n_waits;
-    b.memory_waits = p->stats.n_memory_waits;
-    b.streams = p->n_streams;
-    b.topo = p->desc.launch_order == OPARA_LAUNCH_TOPO;
+    b.peak = st.arena_bytes;
+    b.budget = st.budget_bytes;
+    b.live = st.live_bytes;
+    b.waits = st.n_waits;
+    b.memory_waits = st.n_memory_waits;
+    b.streams = st.n_streams;
+    b.topo = st.launch_order == OPARA_LAUNCH_TOPO;
     if (verify) {
-        b.verified = opara__plan_verify(in->g, p) == OPARA_OK ? 1 : -1;
-        b.sim_us = bench_simulate(in, p, NULL, NULL);
+        b.verified = opara_plan_verify(p) == OPARA_OK ? 1 : -1;
+        b.sim_us = bench_simulate(p, NULL, NULL);
     }
-    opara__plan_free(in->g->rt, p);
+    opara_plan_destroy(p);
     return b;
 }
 
@@ -216,34 +248,33 @@ static bench_result bench_strategy(const bench_input* in, opara_strategy s, int 
     enum { MAX_REPS = 41 };
     double times[MAX_REPS];
     bench_result r;
-    opara__plan_desc d;
-    opara__plan* p = NULL;
+    opara_plan_desc d;
+    opara_plan* p = NULL;
     int reps = 0;
     uint64_t spent = 0;
     memset(&r, 0, sizeof r);
     memset(&d, 0, sizeof d);
     d.strategy = s;
-    d.shapes = in->shapes;
     while (reps < MAX_REPS && (reps < 5 || spent < 200000000ull)) {
-        uint64_t t0 = opara__now_ns(), t1;
-        if (opara__plan_create(in->g, in->bytes, in->descs, NULL, &d, &p) != OPARA_OK) {
-            snprintf(r.error, sizeof r.error, "%.200s", opara_runtime_last_error(in->g->rt));
+        uint64_t t;
+        if (bench_plan(in, &d, &p) != OPARA_OK) {
+            snprintf(r.error, sizeof r.error, "%.200s", opara_runtime_last_error(g_rt));
             return r;
         }
-        t1 = opara__now_ns();
-        times[reps++] = (double)(t1 - t0) / 1000.0;
-        spent += t1 - t0;
-        r.stats = p->stats;
+        r.stats = bench_stats(p);
+        t = r.stats.plan_ns;
+        times[reps++] = (double)t / 1000.0;
+        spent += t;
         if (reps == 1 && verify) {
-            opara_result v = opara__plan_verify(in->g, p);
+            opara_result v = opara_plan_verify(p);
             r.verified = v == OPARA_OK ? 1 : -1;
-            if (v != OPARA_OK) snprintf(r.error, sizeof r.error, "verify: %.200s", opara_runtime_last_error(in->g->rt));
+            if (v != OPARA_OK) snprintf(r.error, sizeof r.error, "verify: %.200s", opara_runtime_last_error(g_rt));
         }
         if (reps == 1) {
             r.peak_align64 = bench_peak(in, &d, 64);
-            if (verify) r.sim_us = bench_simulate(in, p, NULL, NULL);
+            if (verify) r.sim_us = bench_simulate(p, NULL, NULL);
         }
-        opara__plan_free(in->g->rt, p);
+        opara_plan_destroy(p);
         if (spent > 2000000000ull) break; /* a slow strategy on a big graph: a few runs are enough */
     }
     qsort(times, (size_t)reps, sizeof(double), cmp_double);
@@ -260,28 +291,25 @@ static bench_result bench_strategy(const bench_input* in, opara_strategy s, int 
    bounded clocks cannot stay exact). With no_dead, a value about to leave the window unread is
    read by the next node and the last unread ones are graph outputs: no dead values, as in a real
    model after dead-code elimination. */
-static int synthetic(opara_runtime* rt, opara__graph* g, uint32_t n, uint32_t width, uint64_t seed, int no_dead) {
+static int synthetic(opara_builder* b, uint32_t n, uint32_t width, uint64_t seed, int no_dead) {
     uint64_t s = seed;
     uint32_t i, k;
-    int32_t x, ins[3];
-    char name[32];
-    opara__shape sh;
+    int32_t ins[3]; /* the producing nodes, -1 for the graph input x */
+    int64_t dims[2] = {1, 256};
+    char name[32], node[32], in_names[3][32];
+    const char* in_ptrs[3] = {in_names[0], in_names[1], in_names[2]};
+    const char* out_ptr[1] = {name};
     uint8_t* used = (uint8_t*)calloc(n + 1, 1);
-    int32_t* out = (int32_t*)calloc(n + 1, sizeof(int32_t));
-    if (!used || !out) return 0;
-    opara__graph_init(g, rt);
-    memset(&sh, 0, sizeof sh);
-    sh.ndim = 2;
-    sh.dims[0] = 1;
-    sh.dims[1] = 256;
-    x = opara__graph_add_value(g, "x", OPARA_DTYPE_F32, &sh);
-    opara__graph_add_input(g, x);
+    int64_t* width_of = (int64_t*)calloc(n + 1, sizeof(int64_t)); /* dim 1 of each node's output */
+    opara_result r;
+    if (!used || !width_of) return 0;
+    opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 2, dims);
     for (i = 0; i < n; ++i) {
         uint32_t want, got = 0;
         s = s * 6364136223846793005ULL + 1442695040888963407ULL;
         want = i == 0 ? 0 : 1 + (uint32_t)((s >> 33) % 3);
         if (no_dead && i >= width && !used[i - width]) {
-            ins[got++] = out[i - width];
+            ins[got++] = (int32_t)(i - width);
             used[i - width] = 1;
             want--;
         }
@@ -290,46 +318,32 @@ static int synthetic(opara_runtime* rt, opara__graph* g, uint32_t n, uint32_t wi
             int dup = 0;
             s = s * 6364136223846793005ULL + 1442695040888963407ULL;
             p = lo + (uint32_t)((s >> 33) % (i - lo));
-            for (d = 0; d < got; ++d) dup |= ins[d] == out[p];
-            if (!dup) ins[got++] = out[p], used[p] = 1;
+            for (d = 0; d < got; ++d) dup |= ins[d] == (int32_t)p;
+            if (!dup) ins[got++] = (int32_t)p, used[p] = 1;
         }
-        if (!got) ins[got++] = x;
+        if (!got) ins[got++] = -1;
+        for (k = 0; k < got; ++k) {
+            if (ins[k] < 0) snprintf(in_names[k], sizeof in_names[k], "x");
+            else snprintf(in_names[k], sizeof in_names[k], "v%d", (int)ins[k]);
+        }
+        dims[1] = 256 * (int64_t)(1 + (s >> 20) % 64);
+        if (got > 1) dims[1] = ins[0] < 0 ? 256 : width_of[ins[0]];
+        width_of[i] = dims[1];
         snprintf(name, sizeof name, "v%u", i);
-        sh.dims[1] = 256 * (int64_t)(1 + (s >> 20) % 64);
-        if (got > 1) sh.dims[1] = g->values[ins[0]].shape.dims[1];
-        out[i] = opara__graph_add_value(g, name, OPARA_DTYPE_F32, &sh);
-        snprintf(name, sizeof name, "n%u", i);
-        opara__graph_add_node(g, got > 1 ? OPARA__OP_ADD : (s >> 40) % 3 ? OPARA__OP_CONV : OPARA__OP_RELU, name, got,
-                              ins, 1, &out[i]);
+        snprintf(node, sizeof node, "n%u", i);
+        opara_builder_declare(b, name, OPARA_DTYPE_F32, 2, dims);
+        opara_builder_add_node(b, got > 1 ? "Add" : (s >> 40) % 3 ? "Conv" : "Relu", node, got, in_ptrs, 1, out_ptr, 0, NULL);
     }
-    opara__graph_add_output(g, out[n - 1]);
+    snprintf(name, sizeof name, "v%u", n - 1);
+    r = opara_builder_add_output(b, name);
     for (i = n > width ? n - width : 0; no_dead && i + 1 < n; ++i)
-        if (!used[i]) opara__graph_add_output(g, out[i]);
+        if (!used[i]) {
+            snprintf(name, sizeof name, "v%u", i);
+            r = opara_builder_add_output(b, name);
+        }
     free(used);
-    free(out);
-    return opara__graph_finalize(g) == OPARA_OK;
-}
-
-static int prepare(bench_input* in, const opara__device* dev, int declared_shapes) {
-    const opara__graph* g = in->g;
-    uint32_t v;
-    in->shapes = (opara__shape*)calloc(g->n_values + 1, sizeof(opara__shape));
-    in->bytes = (uint64_t*)calloc(g->n_values + 1, sizeof(uint64_t));
-    in->descs = (opara__op_desc*)calloc(g->n_nodes + 1, sizeof(opara__op_desc));
-    if (!in->shapes || !in->bytes || !in->descs) return 0;
-    if (declared_shapes) {
-        for (v = 0; v < g->n_values; ++v) in->shapes[v] = g->values[v].shape;
-    } else if (opara__infer_shapes(g->rt, g, 1, in->shapes) != OPARA_OK) {
-        return 0;
-    }
-    return opara__value_bytes_from_shapes(g, in->shapes, in->bytes) == OPARA_OK &&
-           opara__describe_ops(g, in->shapes, dev, in->descs) == OPARA_OK;
-}
-
-static void release(bench_input* in) {
-    free(in->shapes);
-    free(in->bytes);
-    free(in->descs);
+    free(width_of);
+    return r == OPARA_OK; /* the builder's errors are sticky: its last call returns the first */
 }
 
 /* One line of the closing summary table. */
@@ -381,12 +395,12 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
     bench_row* row = g_n_rows < 64 ? &g_rows[g_n_rows++] : NULL;
     uint64_t seq_peak = 0, seq_peak64 = 0;
     fprintf(f, "%s\n    {\"name\": \"%s\", \"kind\": \"%s\", \"ops\": %u, \"values\": %u", first ? "" : ",", in->name, kind,
-            in->g->n_nodes, in->g->n_values);
+            in->n_nodes, in->n_values);
     if (width) fprintf(f, ", \"width\": %u", width);
     fprintf(f, ", \"strategies\": {");
     for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
-        int skip = s == OPARA_STRATEGY_NIMBLE && in->g->n_nodes > 20000;
-        int verify = in->g->n_nodes <= 20000;
+        int skip = s == OPARA_STRATEGY_NIMBLE && in->n_nodes > 20000;
+        int verify = in->n_nodes <= 20000;
         if (skip) {
             memset(&res[s], 0, sizeof res[s]);
             snprintf(res[s].error, sizeof res[s].error, "skipped: O(V^2) transitive closure");
@@ -395,12 +409,12 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
         }
         if (s == OPARA_STRATEGY_SEQUENTIAL && res[s].ok) seq_peak = res[s].stats.arena_bytes, seq_peak64 = res[s].peak_align64;
     }
-    tl = bench_timeline(in, in->g->n_nodes <= 20000);
-    bud = bench_budgeted(in, 1.15, in->g->n_nodes <= 20000);
+    tl = bench_timeline(in, in->n_nodes <= 20000);
+    bud = bench_budgeted(in, 1.15, in->n_nodes <= 20000);
     if (row) {
         memset(row, 0, sizeof *row);
         snprintf(row->name, sizeof row->name, "%s", in->name);
-        row->ops = in->g->n_nodes;
+        row->ops = in->n_nodes;
         row->seq_peak = seq_peak;
         row->seq_peak64 = seq_peak64;
         for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
@@ -474,7 +488,7 @@ static void emit_results(FILE* f, const bench_input* in, const char* kind, uint3
 
 static int by_name(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
 
-static int bench_zoo(FILE* f, const char* dir, const opara__device* dev, int first) {
+static int bench_zoo(FILE* f, const char* dir, int first) {
     DIR* d = opendir(dir);
     struct dirent* e;
     char* names[64];
@@ -500,19 +514,25 @@ static int bench_zoo(FILE* f, const char* dir, const opara__device* dev, int fir
         memset(&in, 0, sizeof in);
         in.name = names[i];
         opara_runtime_create(NULL, &rt);
+        g_rt = rt;
         memset(&onnx, 0, sizeof onnx);
         onnx.default_dim = 320; /* PP-OCR's symbolic image height and width */
         if (opara_model_load_onnx_file(rt, path, &onnx, &m) != OPARA_OK) {
             fprintf(stderr, "  %-22s load failed: %s\n", names[i], opara_runtime_last_error(rt));
         } else {
-            in.g = (opara__graph*)opara__model_graph(m);
-            if (prepare(&in, dev, 0)) {
+            opara_model_stats st;
+            opara_plan* probe = NULL;
+            opara_model_get_stats(m, &st);
+            in.model = m;
+            in.n_nodes = st.n_nodes;
+            in.n_values = st.n_tensors;
+            if (opara_plan_create(m, NULL, &probe) == OPARA_OK) {
                 emit_results(f, &in, "zoo", 0, first);
                 first = 0;
             } else {
                 fprintf(stderr, "  %-22s shapes failed: %s\n", names[i], opara_runtime_last_error(rt));
             }
-            release(&in);
+            opara_plan_destroy(probe);
         }
         opara_model_destroy(m);
         opara_runtime_destroy(rt);
@@ -524,7 +544,6 @@ static int bench_zoo(FILE* f, const char* dir, const opara__device* dev, int fir
 int main(int argc, char** argv) {
     const char* zoo = "build/zoo";
     const char* out_path = "build/bench/sched.json";
-    const opara__device* dev = opara__device_default();
     static const uint32_t sizes[] = {1000, 10000, 100000};
     uint32_t width = 32, i, n_sizes = 3;
     int quick = 0, a, first = 1;
@@ -544,20 +563,20 @@ int main(int argc, char** argv) {
         fprintf(stderr, "bench_sched: cannot write %s\n", out_path);
         return 1;
     }
-    fprintf(f, "{\n  \"device\": \"%s\",\n  \"note\": \"plan time = opara__plan_create (order + streams + sync + memory, "
-               "verifier off), median of repeats; shapes/descriptors precomputed\",\n",
-            dev->name);
+    g_have_sim = opara_sim_device_preset("rtx2080s", &g_sim_dev) == OPARA_OK; /* the planner's default device too */
+    fprintf(f, "{\n  \"device\": \"%s\",\n  \"note\": \"plan time = the planner's own time, opara_plan_stats.plan_ns "
+               "(order + streams + sync + memory, verifier off), median of repeats; shapes/descriptors not counted\",\n",
+            g_sim_dev.name);
     fprintf(f, "  \"anchors_table1_python_ms\": {\"opara\": {\"googlenet\": 0.27, \"bert\": 0.58, \"nasnet\": 1.75, "
                "\"inception_v3\": 0.50, \"t5\": 2.8}, \"nimble\": {\"googlenet\": 5.80, \"bert\": 20.8, \"nasnet\": 257.83, "
                "\"inception_v3\": 14.40, \"t5\": 161.4}},\n");
     fprintf(f, "  \"targets\": {\"opara_googlenet_us\": 50, \"opara_100k_ms\": 100, \"peak_vs_sequential\": 1.15},\n");
     fprintf(f, "  \"results\": [");
-    fprintf(stderr, "bench_sched (device %s)\n", dev->name);
-    g_have_sim = opara_sim_device_preset("rtx2080s", &g_sim_dev) == OPARA_OK;
-    if (strcmp(zoo, "none") != 0) first = bench_zoo(f, zoo, dev, first);
+    fprintf(stderr, "bench_sched (device %s)\n", g_sim_dev.name);
+    if (strcmp(zoo, "none") != 0) first = bench_zoo(f, zoo, first);
     for (i = 0; i < 2u * ((quick ? 2u : n_sizes) < 3u ? (quick ? 2u : n_sizes) : 3u); ++i) {
         opara_runtime* rt = NULL;
-        opara__graph g;
+        opara_builder* b = NULL;
         bench_input in;
         char name[64];
         uint32_t size = sizes[i / 2];
@@ -566,15 +585,15 @@ int main(int argc, char** argv) {
         memset(&in, 0, sizeof in);
         in.name = name;
         opara_runtime_create(NULL, &rt);
-        if (synthetic(rt, &g, size, width, 12345 + i / 2, no_dead)) {
-            in.g = &g;
-            if (prepare(&in, dev, 1)) {
-                emit_results(f, &in, "synthetic", width, first);
-                first = 0;
-            }
-            release(&in);
+        g_rt = rt;
+        if (opara_builder_create(rt, &b) == OPARA_OK && synthetic(b, size, width, 12345 + i / 2, no_dead)) {
+            in.builder = b;
+            in.n_nodes = size;
+            in.n_values = size + 1; /* x and every node's output */
+            emit_results(f, &in, "synthetic", width, first);
+            first = 0;
         }
-        opara__graph_free(&g);
+        opara_builder_destroy(b);
         opara_runtime_destroy(rt);
     }
     fprintf(f, "\n  ]\n}\n");

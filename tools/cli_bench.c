@@ -10,10 +10,7 @@
    timeline of the first device and batch. */
 
 typedef struct bench_model {
-    opara__graph graph;
-    opara__shape* shapes; /* per value, dim 0 may be OPARA__DIM_BATCH */
-    size_t cap_shapes;
-    int imported; /* shapes come from the library's shape inference */
+    opara_model* model;
     char name[128];
 } bench_model;
 
@@ -45,143 +42,120 @@ typedef struct bench_row {
 
 /* ---- models ---------------------------------------------------------------------------------- */
 
-static int32_t bench_value(bench_model* m, const char* name, int64_t c, int64_t h, int64_t w) {
-    opara__shape s;
-    int32_t v;
-    memset(&s, 0, sizeof s);
-    s.ndim = 4;
-    s.dims[0] = OPARA__DIM_BATCH;
-    s.dims[1] = c;
-    s.dims[2] = h;
-    s.dims[3] = w;
-    v = opara__graph_add_value(&m->graph, name, OPARA_DTYPE_F32, &s);
-    if (v < 0 || opara__grow(m->graph.rt, (void**)&m->shapes, &m->cap_shapes, (size_t)v + 1, sizeof s) != OPARA_OK)
-        return -1;
-    m->shapes[v] = s;
-    return v;
+/* The built-in model, through the public builder. Weights are graph inputs (no bytes to hold):
+   planning and simulating need only their shapes. */
+typedef struct bench_builder {
+    opara_builder* b;
+    char channels_of[64][64]; /* name -> channels of the tensors made so far (C of [N, C, 35, 35]) */
+    int64_t channels[64];
+    int n;
+} bench_builder;
+
+static int64_t bench_channels(const bench_builder* bb, const char* name) {
+    int i;
+    for (i = 0; i < bb->n; ++i)
+        if (strcmp(bb->channels_of[i], name) == 0) return bb->channels[i];
+    return 0;
 }
 
-/* conv k x k (stride 1, same padding) + ReLU; returns the ReLU output or -1. */
-static int32_t bench_conv_relu(bench_model* m, const char* name, int32_t in, int64_t cout, int64_t k) {
-    char vn[160];
-    const opara__shape* is = &m->shapes[in];
-    int64_t pads[4], ks[2], strides[2] = {1, 1};
-    int32_t w, y, r, ins[2];
-    int32_t node;
+static void bench_remember(bench_builder* bb, const char* name, int64_t c) {
+    if (bb->n == 64) return;
+    snprintf(bb->channels_of[bb->n], sizeof bb->channels_of[bb->n], "%s", name);
+    bb->channels[bb->n++] = c;
+}
+
+/* conv k x k (stride 1, same padding) + ReLU of `in` into `out` ("<name>.relu"). */
+static void bench_conv_relu(bench_builder* bb, const char* name, const char* in, int64_t cout, int64_t k, char* out,
+                            size_t cap) {
+    char w[64], y[64];
+    const char *conv_in[2], *conv_out[1], *relu_in[1], *relu_out[1];
+    int64_t wdims[4], pads[4], ks[2], strides[2] = {1, 1};
+    opara_attr attrs[3];
+    wdims[0] = cout, wdims[1] = bench_channels(bb, in), wdims[2] = wdims[3] = k;
     pads[0] = pads[1] = pads[2] = pads[3] = k / 2;
     ks[0] = ks[1] = k;
-    snprintf(vn, sizeof vn, "%s.w", name);
-    w = opara__graph_add_value(&m->graph, vn, OPARA_DTYPE_F32, NULL);
-    snprintf(vn, sizeof vn, "%s.conv", name);
-    y = bench_value(m, vn, cout, is->dims[2], is->dims[3]);
-    snprintf(vn, sizeof vn, "%s.relu", name);
-    r = bench_value(m, vn, cout, is->dims[2], is->dims[3]);
-    if (w < 0 || y < 0 || r < 0) return -1;
-    m->graph.values[w].shape.ndim = 4;
-    m->graph.values[w].shape.dims[0] = cout;
-    m->graph.values[w].shape.dims[1] = m->shapes[in].dims[1];
-    m->graph.values[w].shape.dims[2] = k;
-    m->graph.values[w].shape.dims[3] = k;
-    if (opara__grow(m->graph.rt, (void**)&m->shapes, &m->cap_shapes, (size_t)w + 1, sizeof *m->shapes) != OPARA_OK ||
-        opara__graph_add_input(&m->graph, w) != OPARA_OK)
-        return -1;
-    m->shapes[w] = m->graph.values[w].shape;
-    ins[0] = in;
-    ins[1] = w;
-    node = opara__graph_add_node(&m->graph, OPARA__OP_CONV, name, 2, ins, 1, &y);
-    if (node < 0 || opara__node_set_ints(&m->graph, node, "kernel_shape", ks, 2) != OPARA_OK ||
-        opara__node_set_ints(&m->graph, node, "pads", pads, 4) != OPARA_OK ||
-        opara__node_set_ints(&m->graph, node, "strides", strides, 2) != OPARA_OK)
-        return -1;
-    snprintf(vn, sizeof vn, "%s_relu", name);
-    if (opara__graph_add_node(&m->graph, OPARA__OP_RELU, vn, 1, &y, 1, &r) < 0) return -1;
-    return r;
+    snprintf(w, sizeof w, "%s.w", name);
+    snprintf(y, sizeof y, "%s.conv", name);
+    snprintf(out, cap, "%s.relu", name);
+    opara_builder_add_input(bb->b, w, OPARA_DTYPE_F32, 4, wdims);
+    memset(attrs, 0, sizeof attrs);
+    attrs[0].name = "kernel_shape", attrs[0].type = OPARA_ATTR_INTS, attrs[0].count = 2, attrs[0].v.ints = ks;
+    attrs[1].name = "pads", attrs[1].type = OPARA_ATTR_INTS, attrs[1].count = 4, attrs[1].v.ints = pads;
+    attrs[2].name = "strides", attrs[2].type = OPARA_ATTR_INTS, attrs[2].count = 2, attrs[2].v.ints = strides;
+    conv_in[0] = in, conv_in[1] = w, conv_out[0] = y;
+    opara_builder_add_node(bb->b, "Conv", name, 2, conv_in, 1, conv_out, 3, attrs);
+    {
+        char relu_name[72];
+        snprintf(relu_name, sizeof relu_name, "%s_relu", name);
+        relu_in[0] = y, relu_out[0] = out;
+        opara_builder_add_node(bb->b, "Relu", relu_name, 1, relu_in, 1, relu_out, 0, NULL);
+    }
+    bench_remember(bb, out, cout);
 }
 
 /* One Inception-v3 35x35 block (Mixed_5b shape): 1x1 | 1x1-5x5 | 1x1-3x3-3x3 | pool-1x1, concat. */
-static int32_t bench_inception_block(bench_model* m, const char* p, int32_t in, int64_t pool_proj) {
-    char n[64];
-    int32_t b[4], t, out, pooled;
-    int64_t pk[2] = {3, 3}, pp[4] = {1, 1, 1, 1}, ps[2] = {1, 1}, axis = 1;
-    int32_t node;
-    const opara__shape* is = &m->shapes[in];
+static void bench_inception_block(bench_builder* bb, const char* p, const char* in, int64_t pool_proj, char* out,
+                                  size_t cap) {
+    char n[64], b[4][64], t[64], t2[64];
+    const char *pool_in[1], *pool_out[1], *cat_in[4], *cat_out[1];
+    int64_t pk[2] = {3, 3}, pp[4] = {1, 1, 1, 1}, ps[2] = {1, 1};
+    opara_attr attrs[3];
     snprintf(n, sizeof n, "%s.b1", p);
-    b[0] = bench_conv_relu(m, n, in, 64, 1);
+    bench_conv_relu(bb, n, in, 64, 1, b[0], sizeof b[0]);
     snprintf(n, sizeof n, "%s.b2a", p);
-    t = bench_conv_relu(m, n, in, 48, 1);
+    bench_conv_relu(bb, n, in, 48, 1, t, sizeof t);
     snprintf(n, sizeof n, "%s.b2b", p);
-    b[1] = t < 0 ? -1 : bench_conv_relu(m, n, t, 64, 5);
+    bench_conv_relu(bb, n, t, 64, 5, b[1], sizeof b[1]);
     snprintf(n, sizeof n, "%s.b3a", p);
-    t = bench_conv_relu(m, n, in, 64, 1);
+    bench_conv_relu(bb, n, in, 64, 1, t, sizeof t);
     snprintf(n, sizeof n, "%s.b3b", p);
-    t = t < 0 ? -1 : bench_conv_relu(m, n, t, 96, 3);
+    bench_conv_relu(bb, n, t, 96, 3, t2, sizeof t2);
     snprintf(n, sizeof n, "%s.b3c", p);
-    b[2] = t < 0 ? -1 : bench_conv_relu(m, n, t, 96, 3);
+    bench_conv_relu(bb, n, t2, 96, 3, b[2], sizeof b[2]);
     snprintf(n, sizeof n, "%s.pool", p);
-    pooled = bench_value(m, n, is->dims[1], is->dims[2], is->dims[3]);
-    if (pooled < 0) return -1;
-    node = opara__graph_add_node(&m->graph, OPARA__OP_AVERAGE_POOL, n, 1, &in, 1, &pooled);
-    if (node < 0 || opara__node_set_ints(&m->graph, node, "kernel_shape", pk, 2) != OPARA_OK ||
-        opara__node_set_ints(&m->graph, node, "pads", pp, 4) != OPARA_OK ||
-        opara__node_set_ints(&m->graph, node, "strides", ps, 2) != OPARA_OK)
-        return -1;
-    snprintf(n, sizeof n, "%s.b4", p);
-    b[3] = bench_conv_relu(m, n, pooled, pool_proj, 1);
-    if (b[0] < 0 || b[1] < 0 || b[2] < 0 || b[3] < 0) return -1;
-    snprintf(n, sizeof n, "%s.concat", p);
-    out = bench_value(m, n, 64 + 64 + 96 + pool_proj, is->dims[2], is->dims[3]);
-    if (out < 0) return -1;
-    node = opara__graph_add_node(&m->graph, OPARA__OP_CONCAT, n, 4, b, 1, &out);
-    if (node < 0 || opara__node_set_int(&m->graph, node, "axis", axis) != OPARA_OK) return -1;
-    return out;
+    memset(attrs, 0, sizeof attrs);
+    attrs[0].name = "kernel_shape", attrs[0].type = OPARA_ATTR_INTS, attrs[0].count = 2, attrs[0].v.ints = pk;
+    attrs[1].name = "pads", attrs[1].type = OPARA_ATTR_INTS, attrs[1].count = 4, attrs[1].v.ints = pp;
+    attrs[2].name = "strides", attrs[2].type = OPARA_ATTR_INTS, attrs[2].count = 2, attrs[2].v.ints = ps;
+    pool_in[0] = in, pool_out[0] = n;
+    opara_builder_add_node(bb->b, "AveragePool", n, 1, pool_in, 1, pool_out, 3, attrs);
+    bench_remember(bb, n, bench_channels(bb, in));
+    snprintf(t, sizeof t, "%s.b4", p);
+    bench_conv_relu(bb, t, n, pool_proj, 1, b[3], sizeof b[3]);
+    snprintf(out, cap, "%s.concat", p);
+    memset(attrs, 0, sizeof attrs);
+    attrs[0].name = "axis", attrs[0].type = OPARA_ATTR_INT, attrs[0].v.i = 1;
+    cat_in[0] = b[0], cat_in[1] = b[1], cat_in[2] = b[2], cat_in[3] = b[3], cat_out[0] = out;
+    opara_builder_add_node(bb->b, "Concat", out, 4, cat_in, 1, cat_out, 1, attrs);
+    bench_remember(bb, out, 64 + 64 + 96 + pool_proj);
 }
 
-static opara_result bench_synthetic_inception(bench_model* m) {
-    int32_t x = bench_value(m, "x", 192, 35, 35), y;
-    if (x < 0 || opara__graph_add_input(&m->graph, x) != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
-    y = bench_inception_block(m, "mixed_5b", x, 32);
-    y = y < 0 ? -1 : bench_inception_block(m, "mixed_5c", y, 64);
-    if (y < 0 || opara__graph_add_output(&m->graph, y) != OPARA_OK) return OPARA_ERR_OUT_OF_MEMORY;
-    return opara__graph_finalize(&m->graph);
+static opara_result bench_synthetic_inception(opara_runtime* rt, opara_model** out) {
+    static const int64_t xdims[4] = {OPARA_DIM_BATCH, 192, 35, 35};
+    bench_builder bb;
+    char y1[64], y2[64];
+    opara_result r;
+    memset(&bb, 0, sizeof bb);
+    r = opara_builder_create(rt, &bb.b);
+    if (r != OPARA_OK) return r;
+    opara_builder_add_input(bb.b, "x", OPARA_DTYPE_F32, 4, xdims);
+    bench_remember(&bb, "x", 192);
+    bench_inception_block(&bb, "mixed_5b", "x", 32, y1, sizeof y1);
+    bench_inception_block(&bb, "mixed_5c", y1, 64, y2, sizeof y2);
+    opara_builder_add_output(bb.b, y2);
+    r = opara_builder_finish(bb.b, out); /* errors are sticky: the first failing call's code */
+    opara_builder_destroy(bb.b);
+    return r;
 }
-
-/* Model files go through the ONNX importer and shape inference when the build has them (their
-   headers' guards say so); otherwise only the built-in synthetic model loads. */
-#if defined(OPARA_ONNX_H) && defined(OPARA_MODEL_H) && !defined(OPARA_NO_STDIO)
-#  define BENCH_HAVE_IMPORT 1
-#else
-#  define BENCH_HAVE_IMPORT 0
-#endif
 
 static opara_result bench_load(opara_runtime* rt, const char* path, int64_t default_dim, bench_model* m) {
     const char* slash = strrchr(path, '/');
+    opara_onnx_options options;
     snprintf(m->name, sizeof m->name, "%s", slash ? slash + 1 : path);
-    if (strcmp(path, "synthetic:inception") == 0) {
-        opara__graph_init(&m->graph, rt);
-        return bench_synthetic_inception(m);
-    }
-#if BENCH_HAVE_IMPORT
-    {
-        opara_onnx_options options;
-        opara_result r;
-        memset(&options, 0, sizeof options);
-        options.default_dim = default_dim;
-        r = opara__onnx_import_file(rt, path, &options, NULL, &m->graph);
-        if (r == OPARA_OK) r = opara__graph_finalize(&m->graph);
-        m->imported = 1;
-        return r;
-    }
-#else
-    (void)default_dim;
-    opara__graph_init(&m->graph, rt);
-    return opara__fail(rt, OPARA_ERR_UNSUPPORTED,
-                       "%s: this build has no ONNX importer (use synthetic:inception)", path);
-#endif
-}
-
-static void bench_model_free(opara_runtime* rt, bench_model* m) {
-    opara__graph_free(&m->graph);
-    opara__free(rt, m->shapes);
+    if (strcmp(path, "synthetic:inception") == 0) return bench_synthetic_inception(rt, &m->model);
+    memset(&options, 0, sizeof options);
+    options.default_dim = default_dim;
+    return cli_load_model(rt, path, &options, &m->model);
 }
 
 /* ---- one simulation -------------------------------------------------------------------------- */
@@ -189,72 +163,59 @@ static void bench_model_free(opara_runtime* rt, bench_model* m) {
 typedef struct bench_ctx {
     opara_runtime* rt;
     bench_model* model;
-    opara__shape* shapes; /* at the current batch */
-    uint64_t* value_bytes;
-    opara__op_desc* descs;
-    opara__metric metric;
+    opara_plan_metric metric;
     uint32_t stream_cap;
     const char** kept_names; /* op names of the kept result, in launch order */
 } bench_ctx;
 
-static opara_result bench_prepare(bench_ctx* c, const opara_sim_device* dev, int64_t batch) {
-    opara__graph* g = &c->model->graph;
-    opara__device limits;
-    uint32_t v;
-    int d;
-#if BENCH_HAVE_IMPORT
-    if (c->model->imported) {
-        opara_result r = opara__infer_shapes(c->rt, g, batch, c->shapes);
-        if (r != OPARA_OK) return r;
-    }
-#endif
-    for (v = 0; !c->model->imported && v < g->n_values; ++v) {
-        c->shapes[v] = c->model->shapes[v];
-        for (d = 0; d < c->shapes[v].ndim; ++d)
-            if (c->shapes[v].dims[d] == OPARA__DIM_BATCH) c->shapes[v].dims[d] = batch;
-    }
-    opara__sim_device_limits(dev, &limits);
-    if (opara__value_bytes_from_shapes(g, c->shapes, c->value_bytes) != OPARA_OK) return OPARA_ERR_SHAPE;
-    return opara__describe_ops(g, c->shapes, &limits, c->descs);
+static const char** bench_names_in_launch_order(const opara_plan* plan) {
+    uint32_t p, n, count = opara_plan_node_count(plan);
+    opara_plan_node nd;
+    const char** names = (const char**)calloc(count + 1, sizeof(char*));
+    for (p = 0; names && p < count; ++p)
+        if (opara_plan_node_at(plan, p, &n) == OPARA_OK && opara_plan_get_node(plan, n, &nd) == OPARA_OK) names[p] = nd.name;
+    return names;
 }
 
-static opara_result bench_simulate(bench_ctx* c, const opara_sim_device* dev, const bench_variant* v, bench_row* row,
-                                   opara_sim_result* keep) {
+static opara_result bench_simulate(bench_ctx* c, const opara_sim_device* dev, int64_t batch, const bench_variant* v,
+                                   bench_row* row, opara_sim_result* keep, opara_plan** kept_plan) {
     int is_opara = v->strategy == OPARA_STRATEGY_OPARA || v->strategy == OPARA_STRATEGY_OPARA_TOPO;
-    opara__plan_desc pd;
-    opara__plan* plan = NULL;
-    opara__device limits;
+    opara_plan_desc pd;
+    opara_plan* plan = NULL;
+    opara_plan_stats st;
     opara_sim_result res;
-    uint64_t t0;
     opara_result r;
     memset(&pd, 0, sizeof pd);
     pd.strategy = v->strategy;
+    pd.batch_size = batch;
+    pd.device = dev;
+    /* Concat inputs copied, as this bench has always planned: its figures (docs/SIMULATOR.md, the
+       README) stay comparable across versions */
+    pd.no_concat_in_place = 1;
     if (is_opara) {
         pd.metric = c->metric;
         pd.stream_cap = c->stream_cap;
     }
-    opara__sim_device_limits(dev, &limits);
-    t0 = opara__now_ns();
-    r = opara__plan_create(&c->model->graph, c->value_bytes, c->descs, &limits, &pd, &plan);
+    r = opara_plan_create(c->model->model, &pd, &plan);
     if (r != OPARA_OK) return r;
-    row->plan_ms = (double)(opara__now_ns() - t0) * 1e-6;
-    r = opara__sim_plan(c->rt, dev, v->mode, plan, c->descs, &res);
+    opara_plan_get_stats(plan, &st);
+    row->plan_ms = (double)st.plan_ns * 1e-6;
+    r = opara_plan_simulate(plan, dev, v->mode, &res);
     if (r == OPARA_OK) {
         row->variant = v;
         row->latency_us = res.makespan_us;
         row->sm_busy = res.sm_busy;
-        row->streams = plan->n_streams;
-        row->events = plan->stats.n_events;
-        row->peak_bytes = plan->arena_bytes;
-        if (keep && (c->kept_names = (const char**)calloc(plan->n_nodes + 1, sizeof(char*))) != NULL) {
-            uint32_t p;
-            for (p = 0; p < plan->n_nodes; ++p) c->kept_names[p] = c->model->graph.nodes[plan->order[p]].name;
+        row->streams = st.n_streams;
+        row->events = st.n_events;
+        row->peak_bytes = st.arena_bytes;
+        if (keep && (c->kept_names = bench_names_in_launch_order(plan)) != NULL) {
             *keep = res;
-        } else {
-            opara_sim_result_free(c->rt, &res);
+            *kept_plan = plan; /* the names live in the plan */
+            return r;
         }
+        opara_sim_result_free(c->rt, &res);
     }
-    opara__plan_free(c->rt, plan);
+    opara_plan_destroy(plan);
     return r;
 }
 
@@ -282,7 +243,7 @@ static void bench_write_svg(FILE* f, const opara_sim_result* r, const char* titl
         if (o->blocks == 0) continue;
         fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\" "
                    "stroke-width=\"0.3\"/>\n",
-                left + o->start_us * scale, top + lane * o->stream + 1, OPARA__MAX((o->end_us - o->start_us) * scale, 0.5),
+                left + o->start_us * scale, top + lane * o->stream + 1, (o->end_us - o->start_us) * scale > 0.5 ? (o->end_us - o->start_us) * scale : 0.5,
                 lane - 2, bench_colors[o->memory_bound ? 1 : 0]);
     }
     y0 = top + lane * r->n_streams + 20 + chart;
@@ -341,7 +302,7 @@ typedef struct bench_args {
     const char* json;
     const char* trace;
     const char* svg;
-    opara__metric metric;  /* Alg. 2's metric for the Opara variants (0: the scheduler's default) */
+    opara_plan_metric metric; /* Alg. 2's metric for the Opara variants (0: the scheduler's default) */
     uint32_t stream_cap;   /* Alg. 1's stream cap for the Opara variants (0: unlimited) */
     int64_t default_dim;   /* size of symbolic non-batch input dims (0: they are an error) */
 } bench_args;
@@ -368,8 +329,8 @@ static int bench_parse_args(int argc, char** argv, bench_args* a) {
             a->stream_cap = (uint32_t)number;
             ++i;
         }
-        else if (strcmp(argv[i], "--metric") == 0 && v && strcmp(v, "smem") == 0) a->metric = OPARA__METRIC_SMEM_FRAC, ++i;
-        else if (strcmp(argv[i], "--metric") == 0 && v && strcmp(v, "dominant") == 0) a->metric = OPARA__METRIC_DOMINANT, ++i;
+        else if (strcmp(argv[i], "--metric") == 0 && v && strcmp(v, "smem") == 0) a->metric = OPARA_PLAN_METRIC_SMEM, ++i;
+        else if (strcmp(argv[i], "--metric") == 0 && v && strcmp(v, "dominant") == 0) a->metric = OPARA_PLAN_METRIC_DOMINANT, ++i;
         else if (argv[i][0] != '-' && a->n_files < BENCH_MAX_FILES) a->files[a->n_files++] = argv[i];
         else {
             fprintf(stderr, "opara bench: unexpected argument '%s'\n", argv[i]);
@@ -413,16 +374,15 @@ static int bench_one(bench_ctx* c, const bench_args* a, const opara_sim_device* 
     bench_row rows[sizeof bench_variants / sizeof bench_variants[0]];
     size_t i, n = sizeof bench_variants / sizeof bench_variants[0];
     opara_sim_result keep;
-    opara_result r = bench_prepare(c, dev, batch);
-    if (r != OPARA_OK) {
-        fprintf(stderr, "opara bench: %s: %s\n", c->model->name, opara_runtime_last_error(c->rt));
-        return 0;
-    }
+    opara_plan* kept_plan = NULL;
+    opara_result r;
     memset(&keep, 0, sizeof keep);
     for (i = 0; i < n; ++i) {
         int views = want_views && bench_variants[i].strategy == OPARA_STRATEGY_OPARA && bench_variants[i].mode == OPARA_SIM_GRAPH;
-        r = bench_simulate(c, dev, &bench_variants[i], &rows[i], views ? &keep : NULL);
+        r = bench_simulate(c, dev, batch, &bench_variants[i], &rows[i], views ? &keep : NULL, &kept_plan);
         if (r != OPARA_OK) {
+            opara_sim_result_free(c->rt, &keep);
+            opara_plan_destroy(kept_plan);
             fprintf(stderr, "opara bench: %s %s: %s\n", c->model->name, bench_variants[i].label,
                     opara_runtime_last_error(c->rt));
             return 0;
@@ -437,6 +397,7 @@ static int bench_one(bench_ctx* c, const bench_args* a, const opara_sim_device* 
         free((void*)c->kept_names);
         c->kept_names = NULL;
     }
+    opara_plan_destroy(kept_plan);
     return 1;
 }
 
@@ -452,17 +413,13 @@ static int bench_model_file(opara_runtime* rt, const bench_args* a, const char* 
     memset(&c, 0, sizeof c);
     if (bench_load(rt, file, a->default_dim, &model) != OPARA_OK) {
         fprintf(stderr, "opara bench: %s\n", opara_runtime_last_error(rt));
-        bench_model_free(rt, &model);
+        opara_model_destroy(model.model);
         return 0;
     }
     c.rt = rt;
     c.model = &model;
     c.metric = a->metric;
     c.stream_cap = a->stream_cap;
-    c.shapes = (opara__shape*)calloc(model.graph.n_values + 1, sizeof *c.shapes);
-    c.value_bytes = (uint64_t*)calloc(model.graph.n_values + 1, sizeof *c.value_bytes);
-    c.descs = (opara__op_desc*)calloc(model.graph.n_nodes + 1, sizeof *c.descs);
-    ok = c.shapes && c.value_bytes && c.descs;
     for (dev_list = a->devices; ok && bench_next_item(&dev_list, item, sizeof item);) {
         opara_sim_device dev;
         const char* batch_list = a->batches;
@@ -482,10 +439,7 @@ static int bench_model_file(opara_runtime* rt, const bench_args* a, const char* 
             *views = 0;
         }
     }
-    free(c.shapes);
-    free(c.value_bytes);
-    free(c.descs);
-    bench_model_free(rt, &model);
+    opara_model_destroy(model.model);
     return ok;
 }
 

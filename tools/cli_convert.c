@@ -66,11 +66,12 @@ static int cli_convert(int argc, char** argv) {
     opara_onnx_options options;
     opara_runtime* rt = NULL;
     opara_model* model = NULL;
-    opara__bytes image;
+    void* image = NULL;
+    size_t image_size = 0;
+    opara_model_stats st;
     opara_result r;
     int i, ok = 0;
     memset(&options, 0, sizeof options);
-    memset(&image, 0, sizeof image);
     options.input_shapes = shapes;
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
@@ -91,16 +92,18 @@ static int cli_convert(int argc, char** argv) {
     if (!in || !out) return cli_convert_usage();
     if (opara_runtime_create(NULL, &rt) != OPARA_OK) return 1;
     r = opara_model_load_onnx_file(rt, in, &options, &model);
-    if (r == OPARA_OK) r = opara__format_write(rt, opara__model_graph(model), 0, &image);
+    if (r == OPARA_OK) r = opara_model_save_memory(model, &image, &image_size);
     if (r != OPARA_OK) {
         fprintf(stderr, "opara convert: %s: %s\n  %s\n", in, opara_result_string(r), opara_runtime_last_error(rt));
     } else {
-        ok = cli_convert_write(out, image.data, image.size) && (!header || cli_convert_header(header, image.data, image.size));
+        ok = cli_convert_write(out, (const uint8_t*)image, image_size) &&
+             (!header || cli_convert_header(header, (const uint8_t*)image, image_size));
+        opara_model_get_stats(model, &st);
         if (ok)
-            printf("%s -> %s: %u nodes, %u tensors, %lu bytes\n", in, out, opara_model_node_count(model),
-                   opara__model_graph(model)->n_values, (unsigned long)image.size);
+            printf("%s -> %s: %u nodes, %u tensors, %lu bytes\n", in, out, opara_model_node_count(model), st.n_tensors,
+                   (unsigned long)image_size);
     }
-    opara__free_aligned(&rt->allocator, image.data);
+    opara_free(rt, image);
     opara_model_destroy(model);
     opara_runtime_destroy(rt);
     return ok ? 0 : 1;

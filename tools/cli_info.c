@@ -3,7 +3,7 @@
    The width is the size of a maximum antichain of the operator DAG (the most operators that can
    run at the same time), computed exactly: by Dilworth's theorem it equals the minimum number of
    chains covering the DAG's transitive closure, which is n minus a maximum bipartite matching
-   (Hopcroft-Karp) on the closure; see opara__graph_max_width in src/opara_reach.c. */
+   (Hopcroft-Karp) on the closure (opara_model_max_width). */
 
 #define CLI_INFO_MAX_WIDTH_NODES 20000u
 
@@ -43,26 +43,29 @@ static void cli_info_dims(FILE* out, const opara_tensor_info* t, int json) {
     fputc(']', out);
 }
 
-/* Output shapes are not declared in the file: show them inferred at batch 1 with N marking
-   nothing (the batch dim is only known per session). */
-static void cli_info_output(const opara_model* m, const opara__shape* shapes, uint32_t i, opara_tensor_info* t) {
-    const opara__graph* g = opara__model_graph(m);
-    int32_t v = g->outputs[i], k;
+/* Output shapes are not declared in the file: show them inferred at batch 1 (the plan's shapes) with
+   N marking nothing (the batch dim is only known per session). */
+static void cli_info_output(const opara_model* m, const opara_plan* plan, uint32_t i, opara_tensor_info* t) {
+    opara_plan_tensor pt;
+    uint32_t v;
+    int32_t k;
     opara_model_output_info(m, i, t);
-    if (t->rank >= 0 || !shapes) return;
-    t->rank = shapes[v].ndim;
-    for (k = 0; k < t->rank; ++k) t->dims[k] = shapes[v].dims[k];
+    for (v = 0; t->rank < 0 && plan && v < opara_plan_tensor_count(plan); ++v) {
+        if (opara_plan_get_tensor(plan, v, &pt) != OPARA_OK || strcmp(pt.name, t->name) != 0) continue;
+        t->rank = pt.rank;
+        for (k = 0; k < t->rank; ++k) t->dims[k] = pt.dims[k];
+    }
 }
 
-static void cli_info_tensors(FILE* out, const opara_model* m, const opara__shape* shapes, int outputs, int json) {
+static void cli_info_tensors(FILE* out, const opara_model* m, const opara_plan* plan, int outputs, int json) {
     uint32_t i, n = outputs ? opara_model_output_count(m) : opara_model_input_count(m);
     for (i = 0; i < n; ++i) {
         opara_tensor_info t;
-        if (outputs) cli_info_output(m, shapes, i, &t);
+        if (outputs) cli_info_output(m, plan, i, &t);
         else opara_model_input_info(m, i, &t);
         if (json) {
             fprintf(out, "%s{\"name\": ", i ? ", " : "");
-            opara__write_json_string(out, t.name);
+            tool_json_string(out, t.name);
             fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", opara_dtype_name(t.dtype));
             cli_info_dims(out, &t, 1);
             fputc('}', out);
@@ -88,10 +91,9 @@ static int cli_info(int argc, char** argv) {
     opara_model* m = NULL;
     opara_model_stats st;
     cli_op_count* counts;
-    opara__shape* shapes;
+    opara_plan* plan = NULL;
     uint32_t n_ops, width = 0;
     int have_width = 0, rc, onnx;
-    const opara__graph* g;
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (!path && argv[i][0] != '-') path = argv[i];
@@ -110,34 +112,29 @@ static int cli_info(int argc, char** argv) {
         opara_runtime_destroy(rt);
         return rc;
     }
-    g = opara__model_graph(m);
     opara_model_get_stats(m, &st);
     onnx = !cli_is_opara(path);
     counts = (cli_op_count*)calloc(st.n_nodes + 1, sizeof *counts);
-    shapes = (opara__shape*)calloc(g->n_values + 1, sizeof *shapes);
     n_ops = counts ? cli_info_op_counts(m, counts) : 0;
-    if (shapes && opara__infer_shapes(rt, g, 1, shapes) != OPARA_OK) {
-        free(shapes);
-        shapes = NULL;
-    }
-    if (st.n_nodes <= CLI_INFO_MAX_WIDTH_NODES) have_width = opara__graph_max_width(rt, g, &width, NULL) == OPARA_OK;
+    if (opara_plan_create(m, NULL, &plan) != OPARA_OK) plan = NULL; /* shapes unknown: outputs show what is declared */
+    have_width = opara_model_max_width(m, CLI_INFO_MAX_WIDTH_NODES, &width) == OPARA_OK;
     if (json) {
         printf("{\"file\": ");
-        opara__write_json_string(stdout, path);
+        tool_json_string(stdout, path);
         if (onnx) printf(", \"format\": \"onnx\", \"bytes\": %lld, \"content_hash\": null, \"producer\": ", cli_file_size(path));
         else
             printf(", \"format\": \"opara\", \"bytes\": %llu, \"content_hash\": \"%016llx\", \"producer\": ",
                    (unsigned long long)st.file_bytes, (unsigned long long)st.content_hash);
-        opara__write_json_string(stdout, st.producer);
+        tool_json_string(stdout, st.producer);
         printf(", \"source_opset\": %lld,\n", (long long)st.source_opset);
         printf(" \"nodes\": %u, \"tensors\": %u, \"constants\": %u, \"parameters\": %llu, \"parameter_bytes\": %llu,\n",
                st.n_nodes, st.n_tensors, st.n_constants, (unsigned long long)st.n_params, (unsigned long long)st.param_bytes);
         if (have_width) printf(" \"max_width\": %u,\n", width);
         else printf(" \"max_width\": null,\n");
         printf(" \"inputs\": [");
-        cli_info_tensors(stdout, m, shapes, 0, 1);
+        cli_info_tensors(stdout, m, plan, 0, 1);
         printf("],\n \"outputs\": [");
-        cli_info_tensors(stdout, m, shapes, 1, 1);
+        cli_info_tensors(stdout, m, plan, 1, 1);
         printf("],\n \"ops\": {");
         for (i = 0; i < (int)n_ops; ++i) printf("%s\"%s\": %u", i ? ", " : "", counts[i].op, counts[i].count);
         printf("}}\n");
@@ -154,14 +151,14 @@ static int cli_info(int argc, char** argv) {
         if (have_width) printf("max width: %u (largest set of mutually independent operators, exact)\n", width);
         else printf("max width: not computed (%u nodes)\n", st.n_nodes);
         printf("inputs:\n");
-        cli_info_tensors(stdout, m, shapes, 0, 0);
+        cli_info_tensors(stdout, m, plan, 0, 0);
         printf("outputs:\n");
-        cli_info_tensors(stdout, m, shapes, 1, 0);
+        cli_info_tensors(stdout, m, plan, 1, 0);
         printf("operators:\n");
         for (i = 0; i < (int)n_ops; ++i) printf("  %-22s %u\n", counts[i].op, counts[i].count);
     }
     free(counts);
-    free(shapes);
+    opara_plan_destroy(plan);
     opara_model_destroy(m);
     opara_runtime_destroy(rt);
     return 0;

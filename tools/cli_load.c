@@ -11,7 +11,7 @@ static int cli_has_suffix(const char* s, const char* suffix) {
 }
 
 static int cli_starts_with_magic(const char* path) {
-    unsigned char magic[OPARA__FORMAT_MAGIC_SIZE];
+    unsigned char magic[OPARA_FILE_MAGIC_SIZE];
     FILE* f;
 #if !defined(_WIN32)
     struct stat st; /* opening a FIFO would block: only regular files are sniffed (the loader refuses the rest) */
@@ -20,7 +20,7 @@ static int cli_starts_with_magic(const char* path) {
     f = fopen(path, "rb");
     size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
     if (f) fclose(f);
-    return got == sizeof magic && memcmp(magic, OPARA__FORMAT_MAGIC, sizeof magic) == 0;
+    return got == sizeof magic && memcmp(magic, OPARA_FILE_MAGIC, sizeof magic) == 0;
 }
 
 /* 1 when path is loaded as .opara, 0 when as ONNX. */

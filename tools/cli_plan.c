@@ -60,79 +60,106 @@ static int plan_strategy_from_name(const char* name, opara_strategy* out) {
     return 0;
 }
 
-static const char* plan_node_name(const opara__graph* g, uint32_t n) {
-    return g->nodes[n].name && g->nodes[n].name[0] ? g->nodes[n].name : "(unnamed)";
+static const char* plan_node_name(const opara_plan* p, uint32_t n) {
+    opara_plan_node nd;
+    return opara_plan_get_node(p, n, &nd) == OPARA_OK && nd.name[0] ? nd.name : "(unnamed)";
 }
 
-static void plan_print_totals(const opara__plan* p, const char* label) {
+static void plan_print_totals(const opara_plan* p, const char* label) {
+    opara_plan_stats st;
+    opara_plan_get_stats(p, &st);
     printf("%-11s streams %4u  lanes %4u  events %4u  waits %4u  cross-edges %4u  forks %3u  joins %3u  peak %10llu B"
            "  (no reuse %10llu B)  plan %8.1f us\n",
-           label, p->stats.n_streams, p->stats.n_lanes, p->stats.n_events, p->stats.n_waits, p->stats.n_cross_edges, p->stats.n_forks,
-           p->stats.n_joins, (unsigned long long)p->stats.arena_bytes, (unsigned long long)p->stats.no_reuse_bytes,
-           (double)p->stats.total_ns / 1000.0);
-    if (p->stats.budget_bytes)
+           label, st.n_streams, st.n_lanes, st.n_events, st.n_waits, st.n_cross_edges, st.n_forks, st.n_joins,
+           (unsigned long long)st.arena_bytes, (unsigned long long)st.no_reuse_bytes, (double)st.plan_ns / 1000.0);
+    if (st.budget_bytes)
         printf("%-11s memory budget %llu B (%g x sequential): %s, %u memory waits\n", "",
-               (unsigned long long)p->stats.budget_bytes, p->desc.memory_budget,
-               p->stats.arena_bytes <= p->stats.budget_bytes ? "met" : "exceeded", p->stats.n_memory_waits);
+               (unsigned long long)st.budget_bytes, st.memory_budget,
+               st.arena_bytes <= st.budget_bytes ? "met" : "exceeded", st.n_memory_waits);
 }
 
-static void plan_print_table(const opara__graph* g, const opara__plan* p) {
-    uint32_t i, k;
+static void plan_print_table(const opara_plan* p) {
+    uint32_t i, k, n, w;
+    opara_plan_node nd, wd;
     printf("%5s %-32s %-20s %6s %5s  %s\n", "order", "op", "type", "stream", "event", "waits on");
-    for (i = 0; i < p->n_nodes; ++i) {
-        uint32_t n = p->order[i];
-        printf("%5u %-32.32s %-20s %6u %5s ", i, plan_node_name(g, n), opara__op_name(g->nodes[n].op), p->stream[n],
-               p->records_event[n] ? "yes" : "");
-        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k)
-            printf(" %s(s%u)", plan_node_name(g, p->wait_nodes[k]), p->stream[p->wait_nodes[k]]);
+    for (i = 0; i < opara_plan_node_count(p); ++i) {
+        if (opara_plan_node_at(p, i, &n) != OPARA_OK || opara_plan_get_node(p, n, &nd) != OPARA_OK) continue;
+        printf("%5u %-32.32s %-20s %6u %5s ", i, plan_node_name(p, n), nd.op, nd.stream, nd.records_event ? "yes" : "");
+        for (k = 0; k < nd.n_waits; ++k)
+            if (opara_plan_node_wait(p, n, k, &w) == OPARA_OK && opara_plan_get_node(p, w, &wd) == OPARA_OK)
+                printf(" %s(s%u)", plan_node_name(p, w), wd.stream);
         putchar('\n');
     }
 }
 
-static int plan_write_dot(const char* path, const opara__graph* g, const opara__plan* p) {
-    FILE* f = fopen(path, "w");
-    int ok;
-    if (!f) {
-        fprintf(stderr, "plan: cannot write %s\n", path);
-        return 0;
-    }
-    ok = opara__plan_write_dot(f, g, p);
-    return (fclose(f) == 0) & ok;
+static int plan_write_dot(const char* path, const opara_plan* p) {
+    if (opara_plan_write_dot(p, path) == OPARA_OK) return 1;
+    fprintf(stderr, "plan: cannot write %s\n", path);
+    return 0;
 }
 
-static void plan_print_json(const opara__graph* g, const opara__plan* p, int first) {
-    uint32_t n, k;
-    uint64_t live = p->stats.live_bytes; /* set by budgeted plans only */
-    if (!live && opara__live_peak(g, p, p->order, &live) != OPARA_OK) live = 0;
+static const char* plan_storage_name(opara_storage s) {
+    switch (s) {
+    case OPARA_STORAGE_NONE: return "none";
+    case OPARA_STORAGE_ARENA: return "arena";
+    case OPARA_STORAGE_EXTERNAL: return "external";
+    }
+    return "none";
+}
+
+static const char* plan_alias_name(opara_alias a) {
+    switch (a) {
+    case OPARA_ALIAS_NONE: return "none";
+    case OPARA_ALIAS_INPLACE: return "inplace";
+    case OPARA_ALIAS_CONCAT: return "concat";
+    case OPARA_ALIAS_VIEW: return "view";
+    }
+    return "none";
+}
+
+static void plan_print_json_nodes(const opara_plan* p) {
+    uint32_t n, k, w;
+    opara_plan_node nd;
+    for (n = 0; n < opara_plan_node_count(p); ++n) {
+        if (opara_plan_get_node(p, n, &nd) != OPARA_OK) continue;
+        printf("%s{\"name\":", n ? "," : "");
+        tool_json_string(stdout, plan_node_name(p, n));
+        printf(",\"op\":\"%s\",\"order\":%u,\"stream\":%u,\"lane\":%u,\"event\":%s,\"waits\":[", nd.op, nd.order, nd.stream,
+               nd.lane, nd.records_event ? "true" : "false");
+        for (k = 0; k < nd.n_waits; ++k)
+            if (opara_plan_node_wait(p, n, k, &w) == OPARA_OK) printf("%s%u", k ? "," : "", w);
+        printf("]}");
+    }
+}
+
+static void plan_print_json_values(const opara_plan* p) {
+    uint32_t v;
+    opara_plan_tensor t;
+    for (v = 0; v < opara_plan_tensor_count(p); ++v) {
+        if (opara_plan_get_tensor(p, v, &t) != OPARA_OK) continue;
+        printf("%s{\"name\":", v ? "," : "");
+        tool_json_string(stdout, t.name);
+        printf(",\"bytes\":%llu,\"storage\":\"%s\"", (unsigned long long)t.bytes, plan_storage_name(t.storage));
+        if (t.storage == OPARA_STORAGE_ARENA) printf(",\"offset\":%llu", (unsigned long long)t.offset);
+        if (t.alias != OPARA_ALIAS_NONE) printf(",\"alias_of\":%d,\"alias\":\"%s\"", t.alias_root, plan_alias_name(t.alias));
+        printf("}");
+    }
+}
+
+static void plan_print_json(const opara_plan* p, int first) {
+    opara_plan_stats st;
+    opara_plan_get_stats(p, &st);
     printf("%s{\"strategy\":\"%s\",\"streams\":%u,\"lanes\":%u,\"events\":%u,\"waits\":%u,\"cross_edges\":%u,\"forks\":%u,"
            "\"joins\":%u,\"pruned_waits\":%u,\"arena_bytes\":%llu,\"no_reuse_bytes\":%llu,\"inplace\":%u,"
            "\"concat_in_place\":%u,\"views\":%u,\"memory_waits\":%u,\"budget_bytes\":%llu,\"live_bytes\":%llu,"
            "\"plan_ns\":%llu,\"nodes\":[",
-           first ? "" : ",", opara_strategy_name(p->desc.strategy), p->stats.n_streams, p->stats.n_lanes, p->stats.n_events,
-           p->stats.n_waits, p->stats.n_cross_edges, p->stats.n_forks, p->stats.n_joins, p->stats.n_pruned_waits,
-           (unsigned long long)p->stats.arena_bytes, (unsigned long long)p->stats.no_reuse_bytes, p->stats.n_inplace,
-           p->stats.n_concat_in_place, p->stats.n_views, p->stats.n_memory_waits, (unsigned long long)p->stats.budget_bytes,
-           (unsigned long long)live, (unsigned long long)p->stats.total_ns);
-    for (n = 0; n < g->n_nodes; ++n) {
-        printf("%s{\"name\":", n ? "," : "");
-        opara__write_json_string(stdout, plan_node_name(g, n));
-        printf(",\"op\":\"%s\",\"order\":%u,\"stream\":%u,\"lane\":%u,\"event\":%s,\"waits\":[",
-               opara__op_name(g->nodes[n].op), p->position[n], p->stream[n], p->stream_lane[p->stream[n]],
-               p->records_event[n] ? "true" : "false");
-        for (k = p->wait_start[n]; k < p->wait_start[n + 1]; ++k) printf("%s%u", k > p->wait_start[n] ? "," : "", p->wait_nodes[k]);
-        printf("]}");
-    }
+           first ? "" : ",", opara_strategy_name(st.strategy), st.n_streams, st.n_lanes, st.n_events, st.n_waits,
+           st.n_cross_edges, st.n_forks, st.n_joins, st.n_pruned_waits, (unsigned long long)st.arena_bytes,
+           (unsigned long long)st.no_reuse_bytes, st.n_inplace, st.n_concat_in_place, st.n_views, st.n_memory_waits,
+           (unsigned long long)st.budget_bytes, (unsigned long long)st.live_bytes, (unsigned long long)st.plan_ns);
+    plan_print_json_nodes(p);
     printf("],\"values\":[");
-    for (n = 0; n < g->n_values; ++n) {
-        printf("%s{\"name\":", n ? "," : "");
-        opara__write_json_string(stdout, g->values[n].name);
-        printf(",\"bytes\":%llu,\"storage\":\"%s\"", (unsigned long long)p->value_bytes[n],
-               p->storage[n] == OPARA__STORAGE_ARENA ? "arena" : p->storage[n] == OPARA__STORAGE_EXTERNAL ? "external" : "none");
-        if (p->storage[n] == OPARA__STORAGE_ARENA) printf(",\"offset\":%llu", (unsigned long long)p->offset[n]);
-        if (p->alias_kind[n]) printf(",\"alias_of\":%d,\"alias\":\"%s\"", p->alias_root[n],
-                                     p->alias_kind[n] == OPARA__ALIAS_INPLACE ? "inplace" : p->alias_kind[n] == OPARA__ALIAS_CONCAT ? "concat" : "view");
-        printf("}");
-    }
+    plan_print_json_values(p);
     printf("]}");
 }
 
@@ -146,7 +173,7 @@ static int plan_load(opara_runtime* rt, const char* path, int64_t default_dim, o
     return r == OPARA_OK;
 }
 
-static int plan_run(const plan_cli* o, opara_runtime* rt, const opara__graph* g, const opara__device* dev) {
+static int plan_run(const plan_cli* o, opara_runtime* rt, const opara_model* model, const opara_sim_device* dev) {
     int s, first = 1, all = strcmp(o->strategy, "all") == 0, ok = 1;
     opara_strategy only = OPARA_STRATEGY_OPARA;
     if (!all && !plan_strategy_from_name(o->strategy, &only)) {
@@ -154,28 +181,30 @@ static int plan_run(const plan_cli* o, opara_runtime* rt, const opara__graph* g,
         return 0;
     }
     if (o->json) printf("{\"model\":");
-    if (o->json) opara__write_json_string(stdout, o->path);
+    if (o->json) tool_json_string(stdout, o->path);
     if (o->json) printf(",\"batch\":%lld,\"device\":\"%s\",\"plans\":[", (long long)o->batch, dev->name);
     for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
-        opara__plan_desc d;
-        opara__plan* p = NULL;
+        opara_plan_desc d;
+        opara_plan* p = NULL;
         if (!all && s != (int)only) continue;
         memset(&d, 0, sizeof d);
         d.strategy = (opara_strategy)s;
+        d.batch_size = o->batch;
+        d.device = dev;
         d.verify = o->verify;
         d.memory_budget = o->memory_budget;
-        if (opara__plan_graph(g, o->batch, dev, &d, &p, NULL, NULL) != OPARA_OK) {
+        if (opara_plan_create(model, &d, &p) != OPARA_OK) {
             fprintf(stderr, "plan: %s: %s\n", opara_strategy_name((opara_strategy)s), opara_runtime_last_error(rt));
             ok = 0;
             continue;
         }
-        if (o->json) plan_print_json(g, p, first);
-        else if (!all) plan_print_table(g, p);
+        if (o->json) plan_print_json(p, first);
+        else if (!all) plan_print_table(p);
         if (!o->json) plan_print_totals(p, opara_strategy_name((opara_strategy)s));
         if (o->verify && !o->json) printf("%-11s verified: every dependency enforced, no unordered overlapping access\n", "");
-        if (o->dot && (!all || s == OPARA_STRATEGY_OPARA)) ok &= plan_write_dot(o->dot, g, p);
+        if (o->dot && (!all || s == OPARA_STRATEGY_OPARA)) ok &= plan_write_dot(o->dot, p);
         first = 0;
-        opara__plan_free(rt, p);
+        opara_plan_destroy(p);
     }
     if (o->json) printf("]}\n");
     return ok;
@@ -185,17 +214,16 @@ static int cli_plan(int argc, char** argv) {
     plan_cli o;
     opara_runtime* rt = NULL;
     opara_model* model = NULL;
-    const opara__device* dev;
+    opara_sim_device dev;
     int ok;
     if (!plan_parse_args(argc, argv, &o)) return 2;
-    dev = opara__device_preset(o.device);
-    if (!dev) {
+    if (opara_sim_device_preset(o.device, &dev) != OPARA_OK) {
         fprintf(stderr, "plan: unknown device '%s' (rtx2080s, v100, a100, h100, orin)\n", o.device);
         return 2;
     }
     if (opara_runtime_create(NULL, &rt) != OPARA_OK) return 1;
     ok = plan_load(rt, o.path, o.default_dim, &model) && cli_check_batch("plan", model, o.batch, o.batch_given) &&
-         plan_run(&o, rt, opara__model_graph(model), dev);
+         plan_run(&o, rt, model, &dev);
     opara_model_destroy(model);
     opara_runtime_destroy(rt);
     return ok ? 0 : 1;

@@ -192,26 +192,26 @@ static int cli_write_trace(const char* path, const opara_model* m, opara_session
     return fclose(f) == 0;
 }
 
-static const char* cli_profile_source(uint8_t source) {
+static const char* cli_profile_source(opara_kernel_source source) {
     switch (source) {
-    case OPARA__CURES_DRIVER: return "driver";
-    case OPARA__CURES_ESTIMATE: return "estimate";
-    case OPARA__CURES_CUPTI: return "cupti";
-    case OPARA__CURES_COPY: return "copy";
-    default: return "-";
+    case OPARA_KERNEL_NONE: return "-";
+    case OPARA_KERNEL_DRIVER: return "driver";
+    case OPARA_KERNEL_ESTIMATE: return "estimate";
+    case OPARA_KERNEL_CUPTI: return "cupti";
+    case OPARA_KERNEL_COPY: return "copy";
     }
+    return "-";
 }
 
-/* The CUDA profiler's rows of the session (opara_cuda_profile.c), as a table and optionally JSON. */
+/* The CUDA profiler's rows of the session (opara_session_get_node_kernel), as a table and optionally JSON. */
 static int cli_print_profile(const opara_model* m, const opara_session* s, const char* json_path) {
-    opara__cuda_info ci;
+    opara_node_kernel row;
     uint32_t n, n_nodes = opara_model_node_count(m);
     FILE* f = NULL;
-    if (!s->cuda) {
+    if (n_nodes && opara_session_get_node_kernel(s, 0, &row) == OPARA_ERR_UNSUPPORTED) {
         fprintf(stderr, "opara run: --profile needs the CUDA backend (this session runs on the CPU)\n");
         return 0;
     }
-    opara__cuda_session_info(s->cuda, &ci);
     if (json_path && !(f = fopen(json_path, "w"))) {
         fprintf(stderr, "opara run: cannot write %s\n", json_path);
         return 0;
@@ -220,11 +220,13 @@ static int cli_print_profile(const opara_model* m, const opara_session* s, const
            "source", "time ms", "spread");
     if (f) fprintf(f, "{\"nodes\": [\n");
     for (n = 0; n < n_nodes; ++n) {
-        const opara__cuda_op_profile* r = &ci.profile[n];
+        const opara_node_kernel* r = &row;
         char grid[48], block[32], time[24], spread[24];
         const char* op = opara_model_node_op(m, n);
+        int kernel;
         if (!op) op = "?";
-        int kernel = r->source == OPARA__CURES_DRIVER || r->source == OPARA__CURES_ESTIMATE || r->source == OPARA__CURES_CUPTI;
+        if (opara_session_get_node_kernel(s, n, &row) != OPARA_OK) memset(&row, 0, sizeof row);
+        kernel = r->source == OPARA_KERNEL_DRIVER || r->source == OPARA_KERNEL_ESTIMATE || r->source == OPARA_KERNEL_CUPTI;
         snprintf(grid, sizeof grid, "%ux%ux%u", r->grid[0], r->grid[1], r->grid[2]);
         snprintf(block, sizeof block, "%ux%ux%u", r->block[0], r->block[1], r->block[2]);
         if (r->measured) snprintf(time, sizeof time, "%.4f", r->time_ms), snprintf(spread, sizeof spread, "%.0f%%", r->time_spread * 100);
@@ -234,9 +236,9 @@ static int cli_print_profile(const opara_model* m, const opara_session* s, const
                r->smem_static + r->smem_dynamic, cli_profile_source(r->source), time, spread);
         if (!f) continue;
         fprintf(f, "  {\"node\": %u, \"op\": \"%s\", \"name\": ", n, op);
-        opara__write_json_string(f, opara_model_node_name(m, n) ? opara_model_node_name(m, n) : "");
+        tool_json_string(f, opara_model_node_name(m, n) ? opara_model_node_name(m, n) : "");
         fprintf(f, ", \"kernel\": ");
-        opara__write_json_string(f, r->kernel);
+        tool_json_string(f, r->kernel);
         fprintf(f, ", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], \"regs\": %u, \"smem_static\": %u, "
                    "\"smem_dynamic\": %u, \"max_threads\": %u, \"source\": \"%s\", \"time_ms\": ",
                 r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->regs, r->smem_static,
@@ -413,12 +415,12 @@ static int cli_run(int argc, char** argv) {
         }
     }
     for (i = 0; i < iters; ++i) {
-        uint64_t t0 = opara__now_ns();
+        uint64_t t0 = tool_now_ns();
         if (opara_session_run(s, ins, n_inputs, NULL, 0) != OPARA_OK) {
             fprintf(stderr, "opara run: %s\n", opara_session_last_error(s));
             goto done;
         }
-        lat[i] = opara__now_ns() - t0;
+        lat[i] = tool_now_ns() - t0;
     }
     {
         double mean = 0;

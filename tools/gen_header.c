@@ -80,6 +80,7 @@ static const manifest_entry manifest[] = {
     {"src/opara_onnx.h", PART_IMPL, ONNX},
     {"src/opara_onnx.c", PART_IMPL, ONNX},
     {"src/opara_sim.c", PART_IMPL, SIM},
+    {"src/opara_inspect.c", PART_IMPL, CORE},
     {"src/opara_features.c", PART_IMPL, CORE},
 };
 

@@ -17,8 +17,18 @@
      gpu_check thread MODEL [--batch B] a session created on this thread, run from a second thread (each
                                         mode), outputs vs the CPU backend */
 #define _GNU_SOURCE
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* clock_gettime, stat, setenv: also when the library is linked from elsewhere */
+#endif
 #define OPARA_IMPLEMENTATION
 #include "../opara.h"
+/* The CUDA loader is a public header of its own (opara_cuda.h): opara.h's implementation above
+   emits it; a build that links the library from another translation unit emits a static copy here. */
+#ifndef OPARA_CUDA_IMPLEMENTATION_INCLUDED
+#  define OPARA_CUDA_IMPLEMENTATION
+#  define OPARA_CUDA_STATIC
+#endif
+#include "../opara_cuda.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,6 +1,10 @@
 /* opara: the command-line front of opara.h. One file per subcommand (tools/cli_<cmd>.c). */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#  define _POSIX_C_SOURCE 200809L /* clock_gettime, stat, setenv: also when the library is linked from elsewhere */
+#endif
 #define OPARA_IMPLEMENTATION
 #include "../opara.h"
+#include "tool_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
