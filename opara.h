@@ -3411,6 +3411,31 @@ typedef struct opara__shape {
     int64_t dims[OPARA_MAX_DIMS];
 } opara__shape;
 
+/* How shape inference treats what it cannot resolve: strict (sessions: every dim known and every
+   rule checked, a violation is an error) or tolerant (ONNX import: dims may be unknown (< 0) or
+   the symbolic batch and propagate as unknown; a violation leaves the result unknown for the
+   graph's checker to report). */
+typedef enum opara__shape_mode { OPARA__SHAPE_STRICT, OPARA__SHAPE_TOLERANT } opara__shape_mode;
+
+/* The numpy (multidirectional) broadcast rule, the only copy: the broadcast of n shapes into out
+   and, when strides is not NULL, each input's element strides over out's dims (0 where that input
+   is broadcast). Strict: 0 when two dims differ and neither is 1. Tolerant never fails: an unknown
+   dim yields to a known one, dims that cannot broadcast become unknown, an unknown rank makes out
+   unknown (strides are then not filled). */
+OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
+                                           opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]);
+/* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
+   ONNX's four strings). */
+typedef enum opara__auto_pad {
+    OPARA__AUTO_PAD_NOTSET,
+    OPARA__AUTO_PAD_SAME_UPPER,
+    OPARA__AUTO_PAD_SAME_LOWER,
+    OPARA__AUTO_PAD_VALID,
+    OPARA__AUTO_PAD_INVALID
+} opara__auto_pad;
+/* Element strides of `in` broadcast to exactly `out` (0 where broadcast); 0 when it does not. */
+OPARA__PRIVATE int opara__broadcast_to(const opara__shape* out, const opara__shape* in, int64_t* strides);
+
 typedef struct opara__value {
     const char* name;
     opara_dtype dtype;
@@ -3521,6 +3546,7 @@ OPARA__PRIVATE float opara__attr_float(const opara__node* n, const char* name, f
 /* Pointer to the INTS values (and their count) or NULL when absent or of another type. */
 OPARA__PRIVATE const int64_t* opara__attr_ints(const opara__node* n, const char* name, uint32_t* count);
 OPARA__PRIVATE const char* opara__attr_string(const opara__node* n, const char* name, const char* fallback);
+OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n);
 
 /* Checks indices and single producers, computes consumers, predecessors, successors and the
    topological order. Fails with OPARA_ERR_CYCLE naming a node on a cycle. Idempotent. */
@@ -4188,6 +4214,14 @@ OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__
    Errors (OPARA_ERR_SHAPE, ...) name the node, its op and the offending shapes. */
 OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
                                                opara__shape* shapes);
+/* The shape engine on one node: out[k] (n_outputs entries) from in[k] (n_inputs entries, NULL for
+   an omitted input). Strict (sessions, through opara__infer_shapes): every input known, every rule
+   checked, a violation is an error naming the node. Tolerant (ONNX import): inputs may hold unknown
+   dims (-1) or OPARA__DIM_BATCH, which propagate; what cannot be inferred is left unknown (ndim -1)
+   and it returns OPARA_OK without reporting. */
+OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
+                                                    opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
+                                                    opara__shape* const* out);
 /* OPARA_ERR_SHAPE naming the input or node when a declared input or (shapes not NULL) an
    inferred tensor is zero-sized. */
 OPARA__PRIVATE opara_result opara__refuse_zero_sized(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes);
@@ -4263,23 +4297,35 @@ OPARA__PRIVATE const char* opara__shape_str(const opara__shape* s, char* buf, si
 
 typedef struct opara__shape_ctx {
     opara_runtime* rt;
-    const opara__graph* g;
     uint32_t node_index;
     const opara__node* n;
-    int64_t batch;
-    const opara__shape* in[OPARA_MAX_NODE_IO]; /* NULL for an omitted input */
-    opara__shape* out[OPARA_MAX_NODE_IO];
+    opara__shape_mode mode;
+    int64_t batch; /* OPARA__DIM_BATCH (symbolic) in tolerant mode */
+    const opara__shape* const* in; /* n->n_inputs entries, NULL for an omitted input */
+    opara__shape* const* out;      /* n->n_outputs entries */
 } opara__shape_ctx;
 
 static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) {
     char detail[OPARA__DETAIL_MAX];
     va_list args;
+    if (c->mode == OPARA__SHAPE_TOLERANT) return code; /* the outputs become unknown; nothing is reported */
     va_start(args, fmt);
     if (vsnprintf(detail, sizeof detail, fmt, args) < 0) detail[0] = 0;
     va_end(args);
     return opara__fail(c->rt, code, "node %u '%s' (%s): %s", c->node_index, c->n->name ? c->n->name : "",
                        opara__op_name(c->n->op), detail);
+}
+
+/* Tolerant mode: a dim that is not known (< 0: unknown, or the symbolic batch) takes no part in
+   checks and makes what is computed from it unknown. Strict mode has no such dims. */
+static int opara__unknown(const opara__shape_ctx* c, int64_t d) {
+    return c->mode == OPARA__SHAPE_TOLERANT && d < 0;
+}
+
+/* Two dims that must agree; in tolerant mode only two known ones can disagree. */
+static int opara__dims_differ(const opara__shape_ctx* c, int64_t a, int64_t b) {
+    return a != b && !opara__unknown(c, a) && !opara__unknown(c, b);
 }
 
 /* "input 0 [1, 3, 224, 224]" style fragments need a buffer per shape. */
@@ -4306,6 +4352,18 @@ static opara_result opara__axis_arg(opara__shape_ctx* c, const char* attr, int64
     return OPARA_OK;
 }
 
+/* Tolerant mode: unknown dims become -1 (the symbolic batch stays), absurd ones fail. */
+static opara_result opara__set_out_tolerant(opara__shape_ctx* c, uint32_t k, const opara__shape* s) {
+    opara__shape y = *s;
+    int32_t i;
+    for (i = 0; i < y.ndim; ++i) {
+        if (y.dims[i] > OPARA__SHAPE_DIM_MAX) return OPARA_ERR_LIMIT_EXCEEDED;
+        if (y.dims[i] < 0 && y.dims[i] != OPARA__DIM_BATCH) y.dims[i] = -1;
+    }
+    *c->out[k] = y;
+    return OPARA_OK;
+}
+
 /* Checks an output shape's dims and element count and stores it. */
 static opara_result opara__set_out(opara__shape_ctx* c, uint32_t k, const opara__shape* s) {
     int32_t i;
@@ -4314,6 +4372,7 @@ static opara_result opara__set_out(opara__shape_ctx* c, uint32_t k, const opara_
     if (s->ndim > OPARA_MAX_DIMS)
         return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output %u would have rank %d (max %d)", k, (int)s->ndim,
                                  OPARA_MAX_DIMS);
+    if (c->mode == OPARA__SHAPE_TOLERANT) return opara__set_out_tolerant(c, k, s);
     for (i = 0; i < s->ndim; ++i)
         if (s->dims[i] < 0 || s->dims[i] > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, s->dims[i] < 0 ? OPARA_ERR_SHAPE : OPARA_ERR_LIMIT_EXCEEDED,
@@ -4328,18 +4387,68 @@ static opara_result opara__set_out(opara__shape_ctx* c, uint32_t k, const opara_
 
 /* ---- broadcasting ---------------------------------------------------------------------------- */
 
-/* Multidirectional (numpy) broadcasting of a and b into out; 0 when incompatible. */
-static int opara__broadcast(const opara__shape* a, const opara__shape* b, opara__shape* out) {
-    int32_t r = OPARA__MAX(a->ndim, b->ndim), i;
-    out->ndim = r;
-    for (i = 0; i < r; ++i) {
-        int32_t ia = i - (r - a->ndim), ib = i - (r - b->ndim);
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da == db || db == 1) out->dims[i] = da;
-        else if (da == 1) out->dims[i] = db;
-        else return 0;
-    }
+static int opara__broadcast_dim(int64_t a, int64_t b, opara__shape_mode mode, int64_t* out) {
+    if (a == b || b == 1) *out = a;
+    else if (a == 1) *out = b;
+    else if (mode == OPARA__SHAPE_STRICT) return 0;
+    else if (a >= 0 && b >= 0) *out = -1; /* incompatible: unknown, the graph's checker reports it */
+    else *out = a >= 0 ? a : b >= 0 ? b : -1;
     return 1;
+}
+
+static void opara__broadcast_strides(const opara__shape* out, const opara__shape* in, int64_t* strides) {
+    int64_t s = 1;
+    int32_t d;
+    for (d = out->ndim - 1; d >= 0; --d) {
+        int32_t j = d - (out->ndim - in->ndim);
+        int64_t dim = j >= 0 ? in->dims[j] : 1;
+        strides[d] = dim == 1 ? 0 : s;
+        s *= dim;
+    }
+}
+
+OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
+                                           opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]) {
+    uint32_t k;
+    int32_t d;
+    out->ndim = 0;
+    for (k = 0; k < n; ++k) {
+        if (in[k]->ndim < 0 || in[k]->ndim > OPARA_MAX_DIMS) {
+            out->ndim = -1;
+            return mode == OPARA__SHAPE_TOLERANT;
+        }
+        out->ndim = OPARA__MAX(out->ndim, in[k]->ndim);
+    }
+    for (d = 0; d < out->ndim; ++d) {
+        int64_t dim = 1;
+        for (k = 0; k < n; ++k) {
+            int32_t j = d - (out->ndim - in[k]->ndim);
+            if (j >= 0 && !opara__broadcast_dim(dim, in[k]->dims[j], mode, &dim)) return 0;
+        }
+        out->dims[d] = dim;
+    }
+    for (k = 0; strides && k < n; ++k) opara__broadcast_strides(out, in[k], strides[k]);
+    return 1;
+}
+
+OPARA__PRIVATE int opara__broadcast_to(const opara__shape* out, const opara__shape* in, int64_t* strides) {
+    const opara__shape* pair[2];
+    int64_t st[2][OPARA_MAX_DIMS];
+    opara__shape b;
+    int32_t d;
+    pair[0] = out, pair[1] = in;
+    if (in->ndim > out->ndim || !opara__broadcast_shapes(pair, 2, OPARA__SHAPE_STRICT, &b, st)) return 0;
+    for (d = 0; d < out->ndim; ++d)
+        if (b.dims[d] != out->dims[d]) return 0;
+    memcpy(strides, st[1], (size_t)out->ndim * sizeof st[1][0]);
+    return 1;
+}
+
+/* Broadcast of two shapes in the engine's mode. */
+static int opara__broadcast(const opara__shape_ctx* c, const opara__shape* a, const opara__shape* b, opara__shape* out) {
+    const opara__shape* pair[2];
+    pair[0] = a, pair[1] = b;
+    return opara__broadcast_shapes(pair, 2, c->mode, out, NULL);
 }
 
 static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
@@ -4347,7 +4456,7 @@ static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
     opara__sbuf b;
     uint32_t k;
     for (k = 1; k < c->n->n_inputs; ++k) {
-        if (!opara__broadcast(&acc, c->in[k], &next))
+        if (!opara__broadcast(c, &acc, c->in[k], &next))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "shapes %s and %s (input %u) do not broadcast", opara__sh(&b, 0, &acc),
                                      opara__sh(&b, 1, c->in[k]), k);
         acc = next;
@@ -4357,10 +4466,19 @@ static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
 
 /* ---- convolution and pooling ----------------------------------------------------------------- */
 
+OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n) {
+    const char* ap = opara__attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") == 0) return OPARA__AUTO_PAD_NOTSET;
+    if (strcmp(ap, "SAME_UPPER") == 0) return OPARA__AUTO_PAD_SAME_UPPER;
+    if (strcmp(ap, "SAME_LOWER") == 0) return OPARA__AUTO_PAD_SAME_LOWER;
+    if (strcmp(ap, "VALID") == 0) return OPARA__AUTO_PAD_VALID;
+    return OPARA__AUTO_PAD_INVALID;
+}
+
 typedef struct opara__window {
     int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
     int64_t pads[2 * OPARA_MAX_DIMS], out_pad[OPARA_MAX_DIMS];
-    int auto_pad; /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    opara__auto_pad auto_pad;
 } opara__window;
 
 /* Reads an INTS attribute of exactly `count` values in [lo, hi], or fills `fallback`. */
@@ -4385,13 +4503,11 @@ static opara_result opara__ints_arg(opara__shape_ctx* c, const char* name, uint3
 }
 
 static opara_result opara__read_window(opara__shape_ctx* c, uint32_t k, int kernel_required, opara__window* w) {
-    const char* ap = opara__attr_string(c->n, "auto_pad", "NOTSET");
     opara_result r;
-    if (strcmp(ap, "NOTSET") == 0) w->auto_pad = 0;
-    else if (strcmp(ap, "SAME_UPPER") == 0) w->auto_pad = 1;
-    else if (strcmp(ap, "SAME_LOWER") == 0) w->auto_pad = 2;
-    else if (strcmp(ap, "VALID") == 0) w->auto_pad = 3;
-    else return opara__shape_fail(c, OPARA_ERR_SHAPE, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+    w->auto_pad = opara__node_auto_pad(c->n);
+    if (w->auto_pad == OPARA__AUTO_PAD_INVALID)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID",
+                                 opara__attr_string(c->n, "auto_pad", ""));
     r = opara__ints_arg(c, "kernel_shape", k, 1, OPARA__SHAPE_DIM_MAX, 1, kernel_required, w->kernel);
     if (r == OPARA_OK) r = opara__ints_arg(c, "strides", k, 1, OPARA__SHAPE_DIM_MAX, 1, 0, w->strides);
     if (r == OPARA_OK) r = opara__ints_arg(c, "dilations", k, 1, OPARA__SHAPE_DIM_MAX, 1, 0, w->dilations);
@@ -4410,11 +4526,15 @@ static opara_result opara__window_out(opara__shape_ctx* c, const opara__window* 
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "kernel %lld with dilation %lld is too large", (long long)w->kernel[i],
                                  (long long)w->dilations[i]);
     eff += 1;
-    if (w->auto_pad == 1 || w->auto_pad == 2) {
+    if (opara__unknown(c, in)) {
+        *out = -1;
+        return OPARA_OK;
+    }
+    if (w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
         *out = (in + s - 1) / s;
         return OPARA_OK;
     }
-    if (w->auto_pad == 3) pb = 0, pe = 0;
+    if (w->auto_pad == OPARA__AUTO_PAD_VALID) pb = 0, pe = 0;
     padded = in + pb + pe;
     if (padded < eff)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u: input %lld (padded %lld) is smaller than the kernel extent %lld",
@@ -4464,10 +4584,11 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     if (wt->ndim != x->ndim)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s and input %s differ in rank", opara__sh(&b, 0, wt),
                                  opara__sh(&b, 1, x));
-    if (group < 1 || group > x->dims[1] || x->dims[1] % group || wt->dims[0] % group || x->dims[1] / group != wt->dims[1])
+    if (group < 1 || wt->dims[0] % group ||
+        (!opara__unknown(c, x->dims[1]) && (group > x->dims[1] || x->dims[1] % group || x->dims[1] / group != wt->dims[1])))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s, weight %s and group %lld do not agree on channels",
                                  opara__sh(&b, 0, x), opara__sh(&b, 1, wt), (long long)group);
-    if (bias && (bias->ndim != 1 || bias->dims[0] != wt->dims[0]))
+    if (bias && (bias->ndim != 1 || opara__dims_differ(c, bias->dims[0], wt->dims[0])))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "bias %s is not [%lld]", opara__sh(&b, 0, bias), (long long)wt->dims[0]);
     r = opara__read_window(c, k, 0, &w);
     if (r != OPARA_OK) return r;
@@ -4497,7 +4618,8 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
     opara__sbuf b;
     opara_result r = opara__spatial_rank(c, x, &k);
     if (r != OPARA_OK) return r;
-    if (wt->ndim != x->ndim || group < 1 || wt->dims[0] != x->dims[1] || x->dims[1] % group)
+    if (wt->ndim != x->ndim || group < 1 || opara__dims_differ(c, wt->dims[0], x->dims[1]) ||
+        (!opara__unknown(c, x->dims[1]) && x->dims[1] % group))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s, weight %s and group %lld do not agree", opara__sh(&b, 0, x),
                                  opara__sh(&b, 1, wt), (long long)group);
     r = opara__read_window(c, k, 0, &w);
@@ -4506,7 +4628,7 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
     y.dims[0] = x->dims[0];
     if (!opara__mul_i64(wt->dims[1], group, &y.dims[1]) || y.dims[1] > OPARA__SHAPE_DIM_MAX)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s with group %lld", opara__sh(&b, 0, wt), (long long)group);
-    if (bias && (bias->ndim != 1 || bias->dims[0] != y.dims[1]))
+    if (bias && (bias->ndim != 1 || opara__dims_differ(c, bias->dims[0], y.dims[1])))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "bias %s is not [%lld]", opara__sh(&b, 0, bias), (long long)y.dims[1]);
     if (os && n_os != k && n_os != k + 2)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape has %u values for %u spatial dims", n_os, k);
@@ -4517,11 +4639,15 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
             y.dims[2 + i] = os[n_os - k + i];
             continue;
         }
-        if (w.auto_pad == 1 || w.auto_pad == 2) {
+        if (opara__unknown(c, x->dims[2 + i])) {
+            y.dims[2 + i] = -1;
+            continue;
+        }
+        if (w.auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w.auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
             if (!opara__mul_i64(x->dims[2 + i], w.strides[i], &y.dims[2 + i])) y.dims[2 + i] = -1;
             continue;
         }
-        if (w.auto_pad == 3) w.pads[i] = w.pads[k + i] = 0;
+        if (w.auto_pad == OPARA__AUTO_PAD_VALID) w.pads[i] = w.pads[k + i] = 0;
         if (x->dims[2 + i] < 1 || w.kernel[i] < 1 || !opara__mul_i64(w.strides[i], x->dims[2 + i] - 1, &t) ||
             !opara__mul_i64(w.kernel[i] - 1, w.dilations[i], &eff) || t > OPARA__SHAPE_DIM_MAX || eff > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u: input %s and weight %s", i, opara__sh(&b, 0, x),
@@ -4546,7 +4672,7 @@ static opara_result opara__shape_batch_norm(opara__shape_ctx* c) {
     uint32_t k;
     if (x->ndim < 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 2", opara__sh(&b, 0, x));
     for (k = 1; k < 5; ++k)
-        if (c->in[k]->ndim != 1 || c->in[k]->dims[0] != x->dims[1])
+        if (c->in[k]->ndim != 1 || opara__dims_differ(c, c->in[k]->dims[0], x->dims[1]))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is %s, expected [%lld] for input %s", k,
                                      opara__sh(&b, 0, c->in[k]), (long long)x->dims[1], opara__sh(&b, 1, x));
     for (k = 0; k < c->n->n_outputs; ++k) {
@@ -4572,10 +4698,14 @@ static opara_result opara__shape_concat(opara__shape_ctx* c) {
     for (k = 1; k < c->n->n_inputs; ++k) {
         const opara__shape* s = c->in[k];
         int ok = s->ndim == x->ndim;
-        for (d = 0; ok && d < x->ndim; ++d) ok = d == axis || s->dims[d] == x->dims[d];
+        for (d = 0; ok && d < x->ndim; ++d) ok = d == axis || !opara__dims_differ(c, s->dims[d], x->dims[d]);
         if (!ok)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not match input 0 %s outside axis %lld", k,
                                      opara__sh(&b, 0, s), opara__sh(&b, 1, x), (long long)axis);
+        if (opara__unknown(c, y.dims[axis]) || opara__unknown(c, s->dims[axis])) {
+            y.dims[axis] = -1;
+            continue;
+        }
         y.dims[axis] += s->dims[axis];
         if (y.dims[axis] > OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "concatenation too long");
     }
@@ -4598,16 +4728,16 @@ static opara_result opara__shape_split(opara__shape_ctx* c) {
                 return opara__shape_fail(c, OPARA_ERR_SHAPE, "split[%u] = %lld", k, (long long)split[k]);
             total += split[k];
         }
-        if (total != x->dims[axis])
+        if (opara__dims_differ(c, total, x->dims[axis]))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "'split' sums to %lld but input %s has %lld along axis %lld",
                                      (long long)total, opara__sh(&b, 0, x), (long long)x->dims[axis], (long long)axis);
-    } else if (x->dims[axis] % n_out) {
+    } else if (!opara__unknown(c, x->dims[axis]) && x->dims[axis] % n_out) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s: axis %lld (%lld) does not split into %u equal parts",
                                  opara__sh(&b, 0, x), (long long)axis, (long long)x->dims[axis], n_out);
     }
     for (k = 0; k < n_out && r == OPARA_OK; ++k) {
         opara__shape y = *x;
-        y.dims[axis] = split ? split[k] : x->dims[axis] / n_out;
+        y.dims[axis] = split ? split[k] : opara__unknown(c, x->dims[axis]) ? -1 : x->dims[axis] / n_out;
         r = opara__set_out(c, k, &y);
     }
     return r;
@@ -4653,7 +4783,7 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
                                      (long long)(axes ? axes[k] : (int64_t)k), opara__sh(&b, 0, x));
         if (step == 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "steps[%u] is 0", k);
         seen[axis] = 1;
-        y.dims[axis] = opara__slice_count(starts[k], ends[k], step, x->dims[axis]);
+        y.dims[axis] = opara__unknown(c, x->dims[axis]) ? -1 : opara__slice_count(starts[k], ends[k], step, x->dims[axis]);
     }
     return opara__set_out(c, 0, &y);
 }
@@ -4675,6 +4805,29 @@ static opara_result opara__shape_gather(opara__shape_ctx* c) {
     for (i = 0; i < idx->ndim; ++i) y.dims[y.ndim++] = idx->dims[i];
     for (i = (int32_t)axis + 1; i < x->ndim; ++i) y.dims[y.ndim++] = x->dims[i];
     return opara__set_out(c, 0, &y);
+}
+
+/* Tolerant Reshape: the -1 is inferred when the known dims and the symbolic batches of the input
+   and the target match up (then it is a number, or the batch itself); otherwise it is unknown. */
+static opara_result opara__reshape_tolerant(opara__shape_ctx* c, const opara__shape* x, opara__shape* y, int infer,
+                                            int64_t out_known) {
+    int64_t in_known = 1;
+    int in_batch = 0, out_batch = 0, unknown = 0;
+    int32_t d;
+    for (d = 0; d < x->ndim; ++d) {
+        if (x->dims[d] == OPARA__DIM_BATCH) in_batch++;
+        else if (!opara__mul_i64(in_known, x->dims[d], &in_known) || in_known > OPARA__SHAPE_NUMEL_MAX) unknown = 1;
+    }
+    for (d = 0; d < y->ndim; ++d) {
+        if (d == infer) continue;
+        if (y->dims[d] == OPARA__DIM_BATCH) out_batch++;
+        else if (y->dims[d] < 0) unknown = 1;
+    }
+    if (infer < 0) return opara__set_out(c, 0, y);
+    if (!unknown && in_batch == out_batch && out_known && in_known % out_known == 0) y->dims[infer] = in_known / out_known;
+    else if (!unknown && in_batch == 1 && out_batch == 0 && in_known == out_known) y->dims[infer] = OPARA__DIM_BATCH;
+    else y->dims[infer] = -1;
+    return opara__set_out(c, 0, y);
 }
 
 static opara_result opara__shape_reshape(opara__shape_ctx* c) {
@@ -4704,9 +4857,11 @@ static opara_result opara__shape_reshape(opara__shape_ctx* c) {
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = %lld", k, (long long)shape[k]);
         }
         y.dims[k] = d;
+        if (opara__unknown(c, d)) continue; /* the symbolic batch or an unknown dim copied by a 0 */
         if (!opara__mul_i64(known, d, &known) || known > OPARA__SHAPE_NUMEL_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "'shape' has too many elements");
     }
+    if (c->mode == OPARA__SHAPE_TOLERANT) return opara__reshape_tolerant(c, x, &y, infer, known);
     if (infer >= 0) {
         if (known == 0 || numel % known)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "cannot infer the -1 of 'shape' for input %s (%lld elements)",
@@ -4719,6 +4874,14 @@ static opara_result opara__shape_reshape(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* acc * d where either may be unknown (-1) or the symbolic batch: the batch times ones stays the
+   batch; any other product with an unknown is unknown. */
+static int64_t opara__times_tolerant(int64_t acc, int64_t d) {
+    if (acc == OPARA__DIM_BATCH || d == OPARA__DIM_BATCH) return acc == 1 || d == 1 ? OPARA__MIN(acc, d) : -1;
+    if (acc < 0 || d < 0 || !opara__mul_i64(acc, d, &acc) || acc > OPARA__SHAPE_DIM_MAX) return -1;
+    return acc;
+}
+
 static opara_result opara__shape_flatten(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     int64_t axis = opara__attr_int(c->n, "axis", 1), outer = 1, inner = 1;
@@ -4728,8 +4891,9 @@ static opara_result opara__shape_flatten(opara__shape_ctx* c) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis, (int)x->ndim);
     if (axis < 0) axis += x->ndim;
     for (i = 0; i < x->ndim; ++i) {
-        if (i < axis) (void)opara__mul_i64(outer, x->dims[i], &outer);
-        else (void)opara__mul_i64(inner, x->dims[i], &inner);
+        int64_t* acc = i < axis ? &outer : &inner;
+        if (c->mode == OPARA__SHAPE_TOLERANT) *acc = opara__times_tolerant(*acc, x->dims[i]);
+        else (void)opara__mul_i64(*acc, x->dims[i], acc);
     }
     y.ndim = 2;
     y.dims[0] = outer;
@@ -4783,7 +4947,7 @@ static opara_result opara__shape_squeeze(opara__shape_ctx* c) {
     y.ndim = 0;
     for (i = 0; i < x->ndim; ++i) {
         int drop = axes ? flags[i] : x->dims[i] == 1;
-        if (drop && x->dims[i] != 1)
+        if (drop && opara__dims_differ(c, x->dims[i], 1))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %d of input %s is not 1", (int)i, opara__sh(&b, 0, x));
         if (!drop) y.dims[y.ndim++] = x->dims[i];
     }
@@ -4819,10 +4983,10 @@ static opara_result opara__shape_expand(opara__shape_ctx* c) {
     target.ndim = (int32_t)n;
     for (k = 0; k < n; ++k) {
         target.dims[k] = shape[k] == OPARA__DIM_BATCH ? c->batch : shape[k];
-        if (target.dims[k] < 0 || target.dims[k] > OPARA__SHAPE_DIM_MAX)
+        if ((target.dims[k] < 0 && !opara__unknown(c, target.dims[k])) || target.dims[k] > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = %lld", k, (long long)shape[k]);
     }
-    if (!opara__broadcast(c->in[0], &target, &y))
+    if (!opara__broadcast(c, c->in[0], &target, &y))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s does not broadcast with %s", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, &target));
     return opara__set_out(c, 0, &y);
@@ -4849,6 +5013,10 @@ static opara_result opara__shape_pad(opara__shape_ctx* c) {
         int64_t pb = pads[k], pe = pads[na + k];
         if (pb < -OPARA__SHAPE_DIM_MAX || pb > OPARA__SHAPE_DIM_MAX || pe < -OPARA__SHAPE_DIM_MAX || pe > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "pads for axis %lld are out of range", (long long)axis);
+        if (opara__unknown(c, x->dims[axis])) {
+            y.dims[axis] = pb + pe == 0 ? x->dims[axis] : -1;
+            continue;
+        }
         y.dims[axis] = x->dims[axis] + pb + pe;
         if (strcmp(mode, "reflect") == 0 && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "reflect pads %lld/%lld need a dim larger than %lld", (long long)pb,
@@ -4881,6 +5049,10 @@ static opara_result opara__shape_resize(opara__shape_ctx* c) {
         {
             double s = (double)scales->v.floats[k], d;
             if (!(s > 0.0) || s > 1e9) return opara__shape_fail(c, OPARA_ERR_SHAPE, "scales[%u] = %g", k, s);
+            if (opara__unknown(c, x->dims[k])) {
+                y.dims[k] = s == 1.0 ? x->dims[k] : -1;
+                continue;
+            }
             d = (double)x->dims[k] * s;
             if (d > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
             y.dims[k] = (int64_t)d; /* floor: d >= 0 */
@@ -4904,10 +5076,10 @@ static opara_result opara__shape_gemm(opara__shape_ctx* c) {
     k1 = ta ? a->dims[0] : a->dims[1];
     k2 = tb ? bm->dims[1] : bm->dims[0];
     y.dims[1] = tb ? bm->dims[0] : bm->dims[1];
-    if (k1 != k2)
+    if (opara__dims_differ(c, k1, k2))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "A %s (transA %d) and B %s (transB %d) disagree on K", opara__sh(&b, 0, a),
                                  ta, opara__sh(&b, 1, bm), tb);
-    if (cc && (!opara__broadcast(&y, cc, &tmp) || tmp.ndim != 2 || tmp.dims[0] != y.dims[0] || tmp.dims[1] != y.dims[1]))
+    if (cc && c->mode == OPARA__SHAPE_STRICT && (!opara__broadcast(c, &y, cc, &tmp) || tmp.ndim != 2 || tmp.dims[0] != y.dims[0] || tmp.dims[1] != y.dims[1]))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "C %s does not broadcast to %s", opara__sh(&b, 0, cc), opara__sh(&b, 1, &y));
     return opara__set_out(c, 0, &y);
 }
@@ -4922,12 +5094,12 @@ static opara_result opara__shape_matmul(opara__shape_ctx* c) {
                                  opara__sh(&b, 1, c->in[1]));
     if (a1) a.ndim = 2, a.dims[1] = a.dims[0], a.dims[0] = 1;
     if (b1) bm.ndim = 2, bm.dims[1] = 1;
-    if (a.dims[a.ndim - 1] != bm.dims[bm.ndim - 2])
+    if (opara__dims_differ(c, a.dims[a.ndim - 1], bm.dims[bm.ndim - 2]))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, c->in[1]));
     ba = a, bb = bm;
     ba.ndim -= 2, bb.ndim -= 2;
-    if (!opara__broadcast(&ba, &bb, &batch))
+    if (!opara__broadcast(c, &ba, &bb, &batch))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, c->in[1]));
     y = batch;
@@ -4951,12 +5123,12 @@ static opara_result opara__shape_layer_norm(opara__shape_ctx* c) {
     opara__sbuf b;
     opara_result r = opara__axis_arg(c, "axis", -1, x->ndim, &axis);
     if (r != OPARA_OK) return r;
-    for (k = 1; k < c->n->n_inputs; ++k) {
+    for (k = 1; k < c->n->n_inputs && c->mode == OPARA__SHAPE_STRICT; ++k) {
         opara__shape tmp, tail;
         if (!c->in[k]) continue;
         tail.ndim = x->ndim - (int32_t)axis;
         for (i = 0; i < tail.ndim; ++i) tail.dims[i] = x->dims[axis + i];
-        if (!opara__broadcast(&tail, c->in[k], &tmp) || tmp.ndim != tail.ndim || opara__shape_numel(&tmp) != opara__shape_numel(&tail))
+        if (!opara__broadcast(c, &tail, c->in[k], &tmp) || tmp.ndim != tail.ndim || opara__shape_numel(&tmp) != opara__shape_numel(&tail))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not broadcast to the normalized dims %s", k,
                                      opara__sh(&b, 0, c->in[k]), opara__sh(&b, 1, &tail));
     }
@@ -5011,7 +5183,12 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
     case OPARA__OP_WHERE: a.min_in = a.max_in = 3; break;
-    default: break;
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_AVERAGE_POOL: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
+    case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
+    case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
+    case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
+    case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -5062,8 +5239,45 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_REDUCE_MEAN: return opara__shape_reduce_mean(c);
     case OPARA__OP_PAD: return opara__shape_pad(c);
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
-    default: return opara__set_out(c, 0, c->in[0]); /* elementwise unary ops, Clip, Cast */
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
+    case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
+    case OPARA__OP_CAST: return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
+    case OPARA__OP_COUNT: break;
     }
+    return opara__shape_fail(c, OPARA_ERR_CORRUPT, "unknown operator");
+}
+
+/* Input dims a tolerant caller may hand in: known and within bounds, unknown (-1) or the batch. */
+static int opara__shape_in_range(const opara__shape* s) {
+    int32_t d;
+    if (s->ndim > OPARA_MAX_DIMS) return 0;
+    for (d = 0; d < s->ndim; ++d)
+        if (s->dims[d] > OPARA__SHAPE_DIM_MAX || (s->dims[d] < -1 && s->dims[d] != OPARA__DIM_BATCH)) return 0;
+    return 1;
+}
+
+OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
+                                                    opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
+                                                    opara__shape* const* out) {
+    opara__shape_ctx c;
+    opara_result r = OPARA_OK;
+    uint32_t k;
+    memset(&c, 0, sizeof c);
+    c.rt = rt;
+    c.node_index = node;
+    c.n = &g->nodes[node];
+    c.mode = mode;
+    c.batch = mode == OPARA__SHAPE_TOLERANT ? OPARA__DIM_BATCH : batch;
+    c.in = in;
+    c.out = out;
+    if (c.n->n_inputs > OPARA_MAX_NODE_IO || c.n->n_outputs > OPARA_MAX_NODE_IO)
+        r = opara__shape_fail(&c, OPARA_ERR_LIMIT_EXCEEDED, "too many inputs or outputs");
+    for (k = 0; r == OPARA_OK && mode == OPARA__SHAPE_TOLERANT && k < c.n->n_inputs; ++k)
+        if (in[k] && !opara__shape_in_range(in[k])) r = OPARA_ERR_SHAPE;
+    if (r == OPARA_OK) r = opara__shape_node(&c);
+    if (r == OPARA_OK || mode == OPARA__SHAPE_STRICT) return r;
+    for (k = 0; k < c.n->n_outputs; ++k) out[k]->ndim = -1; /* tolerant: what could not be inferred is unknown */
+    return OPARA_OK;
 }
 
 static opara_result opara__declared_shape(opara_runtime* rt, const opara__value* v, int64_t batch, opara__shape* s) {
@@ -5081,7 +5295,8 @@ static opara_result opara__declared_shape(opara_runtime* rt, const opara__value*
 
 OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
                                                opara__shape* shapes) {
-    opara__shape_ctx* c;
+    const opara__shape** in;
+    opara__shape** out;
     uint32_t i, k;
     opara_result r = OPARA_OK;
     if (!g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_STATE, "shape inference needs a finalized graph");
@@ -5092,24 +5307,17 @@ OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__
         else r = opara__declared_shape(rt, &g->values[i], batch, &shapes[i]);
     }
     if (r != OPARA_OK) return r;
-    c = (opara__shape_ctx*)opara__calloc(rt, 1, sizeof *c);
-    if (!c) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory inferring shapes");
-    c->rt = rt;
-    c->g = g;
-    c->batch = batch;
+    in = (const opara__shape**)opara__calloc(rt, OPARA_MAX_NODE_IO, sizeof *in);
+    out = (opara__shape**)opara__calloc(rt, OPARA_MAX_NODE_IO, sizeof *out);
+    if (!in || !out) r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory inferring shapes");
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         const opara__node* n = &g->nodes[g->topo[i]];
-        c->node_index = g->topo[i];
-        c->n = n;
-        if (n->n_inputs > OPARA_MAX_NODE_IO || n->n_outputs > OPARA_MAX_NODE_IO) {
-            r = opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "too many inputs or outputs");
-            break;
-        }
-        for (k = 0; k < n->n_inputs; ++k) c->in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
-        for (k = 0; k < n->n_outputs; ++k) c->out[k] = &shapes[n->outputs[k]];
-        r = opara__shape_node(c);
+        for (k = 0; k < n->n_inputs && k < OPARA_MAX_NODE_IO; ++k) in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
+        for (k = 0; k < n->n_outputs && k < OPARA_MAX_NODE_IO; ++k) out[k] = &shapes[n->outputs[k]];
+        r = opara__infer_node_shapes(rt, g, g->topo[i], OPARA__SHAPE_STRICT, batch, in, out);
     }
-    opara__free(rt, c);
+    opara__free(rt, (void*)in);
+    opara__free(rt, out);
     return r;
 }
 
@@ -5190,7 +5398,14 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
                 return opara__dtype_fail(rt, g, node, "inputs have different data types");
         break;
-    default: break;
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
+    case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
+    case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
+    case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
+    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: case OPARA__OP_COUNT:
+        break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
@@ -9809,17 +10024,12 @@ OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara_
 
 OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
                                             const int64_t* in_dims, int64_t* strides) {
-    int32_t i;
-    int64_t s = 1;
-    if (in_ndim > out_ndim) return 0;
-    for (i = out_ndim - 1; i >= 0; --i) {
-        int32_t j = i - (out_ndim - in_ndim);
-        int64_t d = j >= 0 ? in_dims[j] : 1;
-        if (d != out_dims[i] && d != 1) return 0;
-        strides[i] = d == 1 ? 0 : s;
-        s *= d;
-    }
-    return 1;
+    opara__shape out, in;
+    if (out_ndim < 0 || out_ndim > OPARA_MAX_DIMS || in_ndim < 0 || in_ndim > OPARA_MAX_DIMS) return 0;
+    out.ndim = out_ndim, in.ndim = in_ndim;
+    memcpy(out.dims, out_dims, (size_t)out_ndim * sizeof *out_dims);
+    memcpy(in.dims, in_dims, (size_t)in_ndim * sizeof *in_dims);
+    return opara__broadcast_to(&out, &in, strides);
 }
 
 static int64_t opara__dims_prod(const int64_t* dims, int32_t from, int32_t to) {
@@ -9868,21 +10078,26 @@ static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__
                                       size_t cap) {
     const opara__cpu_tensor* y = &op->out[0];
     int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
+    opara__shape shapes[OPARA__BCAST_MAX_IN], want;
+    const opara__shape* pointers[OPARA__BCAST_MAX_IN];
     int32_t i;
     int k;
     for (k = 0; k < n_in; ++k)
         if (!opara__cpu_bcast_strides(y->ndim, y->dims, ins[k]->ndim, ins[k]->dims, strides[k]))
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %d does not broadcast to the output",
                                      opara__op_name(op->node->op), k);
+    for (k = 0; k < n_in; ++k) {
+        shapes[k].ndim = ins[k]->ndim;
+        memcpy(shapes[k].dims, ins[k]->dims, (size_t)ins[k]->ndim * sizeof ins[k]->dims[0]);
+        pointers[k] = &shapes[k];
+    }
+    (void)opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL); /* each fits y: it does */
     for (i = 0; i < y->ndim; ++i) {
-        int64_t want = 1;
-        for (k = 0; k < n_in; ++k) {
-            int32_t j = i - (y->ndim - ins[k]->ndim);
-            if (j >= 0 && ins[k]->dims[j] != 1) want = ins[k]->dims[j];
-        }
-        if (want != y->dims[i])
+        int32_t j = i - (y->ndim - want.ndim);
+        int64_t dim = j >= 0 ? want.dims[j] : 1;
+        if (dim != y->dims[i])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
-                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)want);
+                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
     }
     opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
     op->work_items = (size_t)(op->p.outer * op->p.tail);
@@ -11261,17 +11476,17 @@ static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_ten
 }
 
 /* Output size of one dim for Conv/pools, after resolving auto_pad into pads. */
-static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto_pad, int ceil_mode) {
+static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, opara__auto_pad auto_pad, int ceil_mode) {
     int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, in = p->in_sp[i], span;
-    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
+    if (auto_pad == OPARA__AUTO_PAD_SAME_UPPER || auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
         int64_t out = (in + p->stride[i] - 1) / p->stride[i];
         int64_t total = (out - 1) * p->stride[i] + eff - in;
         if (total < 0) total = 0;
-        p->pad_b[i] = auto_pad[5] == 'U' ? total / 2 : total - total / 2;
+        p->pad_b[i] = auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
         p->pad_e[i] = total - p->pad_b[i];
         return out;
     }
-    if (strcmp(auto_pad, "VALID") == 0) p->pad_b[i] = p->pad_e[i] = 0;
+    if (auto_pad == OPARA__AUTO_PAD_VALID) p->pad_b[i] = p->pad_e[i] = 0;
     span = in + p->pad_b[i] + p->pad_e[i] - eff;
     if (span < 0) return 0;
     return (ceil_mode ? (span + p->stride[i] - 1) / p->stride[i] : span / p->stride[i]) + 1;
@@ -11282,7 +11497,7 @@ static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto
 static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
                                           size_t cap) {
     opara__cpu_params* p = &op->p;
-    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    opara__auto_pad auto_pad = opara__node_auto_pad(op->node);
     int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
     for (i = 0; i < 3; ++i) {
         int64_t want = opara__conv_out_dim(p, i, auto_pad, ceil_mode);
@@ -11674,7 +11889,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
     uint32_t nop = 0, nos = 0;
     const int64_t* out_pad = opara__attr_ints(op->node, "output_padding", &nop);
     const int64_t* out_shape = opara__attr_ints(op->node, "output_shape", &nos);
-    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    opara__auto_pad auto_pad = opara__node_auto_pad(op->node);
+    int same = auto_pad == OPARA__AUTO_PAD_SAME_UPPER || auto_pad == OPARA__AUTO_PAD_SAME_LOWER;
     int32_t nsp = x->ndim - 2, off, i;
     int64_t rows, cb;
     opara_result r;
@@ -11699,18 +11915,18 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
         int32_t j = i - off;
         int64_t op_ = j >= 0 && out_pad ? out_pad[j] : 0;
         int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1, want;
-        if (j >= 0 && (out_shape || strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0)) {
+        if (j >= 0 && (out_shape || same)) {
             int64_t target = out_shape ? out_shape[nos == (uint32_t)nsp ? j : j + 2] : p->in_sp[i] * p->stride[i];
             int64_t total = full - target;
             if (total < 0) total = 0;
-            if (strcmp(auto_pad, "SAME_UPPER") == 0) {
+            if (auto_pad == OPARA__AUTO_PAD_SAME_UPPER) {
                 p->pad_b[i] = total / 2;
                 p->pad_e[i] = total - total / 2;
             } else {
                 p->pad_b[i] = total - total / 2;
                 p->pad_e[i] = total / 2;
             }
-        } else if (strcmp(auto_pad, "VALID") == 0) {
+        } else if (auto_pad == OPARA__AUTO_PAD_VALID) {
             p->pad_b[i] = p->pad_e[i] = 0;
         }
         want = full - p->pad_b[i] - p->pad_e[i];
@@ -28669,21 +28885,6 @@ static void opara__cul_contig_strides(const opara__shape* s, int64_t* st) {
     }
 }
 
-/* Strides of `in` broadcast numpy-style to `out` (0 where broadcast); 0 when incompatible. */
-static int opara__cul_bcast_strides(const opara__shape* out, const opara__shape* in, int64_t* st) {
-    int64_t cs[OPARA_MAX_DIMS];
-    int32_t d;
-    opara__cul_contig_strides(in, cs);
-    for (d = 0; d < out->ndim; ++d) {
-        int32_t k = d - (out->ndim - in->ndim);
-        if (k < 0) st[d] = 0;
-        else if (in->dims[k] == out->dims[d]) st[d] = in->dims[k] == 1 ? 0 : cs[k];
-        else if (in->dims[k] == 1) st[d] = 0;
-        else return 0;
-    }
-    return 1;
-}
-
 static size_t opara__cul_dsize(opara_dtype t) { return opara_dtype_size(t); }
 
 static opara_result opara__cul_check_elems(opara__cul_lw* w, int64_t n) {
@@ -28745,7 +28946,7 @@ static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop 
     int32_t meta;
     opara_result r;
     st[0] = sa, st[1] = sb;
-    if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, 0), sa) || !opara__cul_bcast_strides(y, opara__cul_in_shape(w, 1), sb))
+    if (!opara__broadcast_to(y, opara__cul_in_shape(w, 0), sa) || !opara__broadcast_to(y, opara__cul_in_shape(w, 1), sb))
         return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
@@ -28776,7 +28977,7 @@ static opara_result opara__cul_lower_where(opara__cul_lw* w) {
     opara_result r;
     for (i = 0; i < 3; ++i) {
         st[i] = s[i];
-        if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, i), s[i]))
+        if (!opara__broadcast_to(y, opara__cul_in_shape(w, i), s[i]))
             return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
     }
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
@@ -28873,7 +29074,7 @@ static opara_result opara__cul_lower_transpose(opara__cul_lw* w) {
 static opara_result opara__cul_lower_expand(opara__cul_lw* w) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
     int64_t ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
-    if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, 0), ss)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
+    if (!opara__broadcast_to(y, opara__cul_in_shape(w, 0), ss)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
     opara__cul_contig_strides(y, ds);
     return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, 0, 0);
 }
@@ -29179,17 +29380,17 @@ static opara_result opara__cul_lower_global_avg(opara__cul_lw* w) {
 /* Begin/end padding of spatial dim i of a window op (auto_pad resolved against the output size). */
 static void opara__cul_window_pads(const opara__node* n, int32_t k, int32_t i, int64_t in, int64_t out, int64_t kernel,
                                int64_t stride, int64_t dil, int64_t* pb, int64_t* pe) {
-    const char* ap = opara__attr_string(n, "auto_pad", "NOTSET");
+    opara__auto_pad ap = opara__node_auto_pad(n);
     uint32_t np = 0;
     const int64_t* pads = opara__attr_ints(n, "pads", &np);
     *pb = pads && np == 2u * (uint32_t)k ? pads[i] : 0;
     *pe = pads && np == 2u * (uint32_t)k ? pads[k + i] : 0;
-    if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+    if (ap == OPARA__AUTO_PAD_SAME_UPPER || ap == OPARA__AUTO_PAD_SAME_LOWER) {
         int64_t total = (out - 1) * stride + (kernel - 1) * dil + 1 - in;
         if (total < 0) total = 0;
-        *pb = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        *pb = ap == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
         *pe = total - *pb;
-    } else if (strcmp(ap, "VALID") == 0) {
+    } else if (ap == OPARA__AUTO_PAD_VALID) {
         *pb = *pe = 0;
     }
 }
@@ -29331,11 +29532,12 @@ static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opar
                                                     opara__cul_win2 v, int64_t group) {
     const opara__node* n = &w->g->nodes[w->node];
     opara__cuda_launch* L;
-    if (opara__node_attr(n, "output_shape") || strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "NOTSET") != 0) {
+    opara__auto_pad ap = opara__node_auto_pad(n);
+    if (opara__node_attr(n, "output_shape") || ap != OPARA__AUTO_PAD_NOTSET) {
         /* pads implied by output_shape / auto_pad: total padding = full size - output size */
         int64_t full_h = (v.H - 1) * v.sh + (v.kh - 1) * v.dh + 1, full_w = (v.W - 1) * v.sw + (v.kw - 1) * v.dw + 1;
         int64_t th = full_h - v.OH, tw = full_w - v.OW;
-        int upper = strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "SAME_LOWER") != 0;
+        int upper = ap != OPARA__AUTO_PAD_SAME_LOWER;
         v.ph = th > 0 ? (upper ? th / 2 : th - th / 2) : 0;
         v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
     }
@@ -29502,7 +29704,7 @@ static opara_result opara__cul_lower_gemm(opara__cul_lw* w) {
     if (c >= 0) {
         const opara__shape* cs = &w->shapes[c];
         int64_t st[2];
-        if (!opara__cul_bcast_strides(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
+        if (!opara__broadcast_to(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
     if (opara__cul_fused_act(n) < 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
@@ -34598,13 +34800,6 @@ static uint64_t opara__shape_count(const opara__shape* s) {
 
 /* Dims beyond this are treated as unknown by shape inference (keeps all arithmetic in range). */
 #define OPARA__DIM_LIMIT (INT64_C(1) << 40)
-static int opara__dim_sane(int64_t d) { return d >= -1 ? d < OPARA__DIM_LIMIT : d == OPARA__DIM_BATCH; }
-static int opara__shape_sane(const opara__shape* s) {
-    int32_t d;
-    for (d = 0; s && d < s->ndim; ++d)
-        if (!opara__dim_sane(s->dims[d])) return 0;
-    return 1;
-}
 
 /* Constants larger than this are not folded (the node is imported as an operator instead). */
 #define OPARA__FOLD_MAX_ELEMENTS (UINT64_C(1) << 26)
@@ -34734,35 +34929,21 @@ static int opara__cv_alloc(opara__imp* im, opara__cv* out, opara_dtype dtype, co
     return OPARA_OK;
 }
 
-static int opara__bcast_shape(const opara__cv* const* in, uint32_t n, opara__shape* out) {
+static int opara__cv_broadcast(const opara__cv* const* in, uint32_t n, opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]) {
+    const opara__shape* shapes[3];
     uint32_t k;
-    int32_t d;
-    out->ndim = 0;
-    for (k = 0; k < n; ++k) out->ndim = OPARA__MAX(out->ndim, in[k]->shape.ndim);
-    for (d = 0; d < out->ndim; ++d) {
-        int64_t dim = 1;
-        for (k = 0; k < n; ++k) {
-            int32_t off = out->ndim - in[k]->shape.ndim;
-            int64_t x = d >= off ? in[k]->shape.dims[d - off] : 1;
-            if (x == dim || x == 1) continue;
-            if (dim != 1) return 0;
-            dim = x;
-        }
-        out->dims[d] = dim;
-    }
-    return 1;
+    for (k = 0; k < n && k < 3; ++k) shapes[k] = &in[k]->shape;
+    return n <= 3 && opara__broadcast_shapes(shapes, n, OPARA__SHAPE_STRICT, out, strides);
 }
 
-static uint64_t opara__bcast_src(const opara__shape* out, const opara__shape* in, uint64_t idx) {
-    uint64_t src = 0, stride = 1;
+/* Element offset in an input (broadcast strides st) of the output's flat index idx. */
+static uint64_t opara__bcast_src(const opara__shape* out, const int64_t* st, uint64_t idx) {
+    uint64_t src = 0;
     int32_t d;
     for (d = out->ndim - 1; d >= 0; --d) {
-        int64_t od = out->dims[d], coord = (int64_t)(idx % (uint64_t)od);
-        int32_t id = d - (out->ndim - in->ndim);
-        idx /= (uint64_t)od;
-        if (id < 0) continue;
-        if (in->dims[id] != 1) src += (uint64_t)coord * stride;
-        stride *= (uint64_t)in->dims[id];
+        uint64_t od = (uint64_t)out->dims[d];
+        src += (idx % od) * (uint64_t)st[d];
+        idx /= od;
     }
     return src;
 }
@@ -34793,6 +34974,7 @@ static int opara__affine(char op, int64_t xa, int64_t ka, int64_t xb, int64_t kb
 static int opara__eval_binary(opara__imp* im, char op, const opara__cv* a, const opara__cv* b, opara__cv* out) {
     const opara__cv* in[2];
     opara__shape shape;
+    int64_t st[2][OPARA_MAX_DIMS];
     opara_dtype rt;
     uint8_t* data;
     int64_t* coef;
@@ -34800,12 +34982,12 @@ static int opara__eval_binary(opara__imp* im, char op, const opara__cv* a, const
     int r, is_float = opara__dtype_is_float(a->dtype);
     in[0] = a;
     in[1] = b;
-    if (!opara__dtype_numeric(a->dtype) || a->dtype != b->dtype || !opara__bcast_shape(in, 2, &shape)) return OPARA__NOFOLD;
+    if (!opara__dtype_numeric(a->dtype) || a->dtype != b->dtype || !opara__cv_broadcast(in, 2, &shape, st)) return OPARA__NOFOLD;
     rt = op == '=' ? OPARA_DTYPE_BOOL : a->dtype;
     r = opara__cv_alloc(im, out, rt, &shape, (a->coef || b->coef) && rt == OPARA_DTYPE_I64, &data, &coef);
     if (r != OPARA_OK) return r;
     for (i = 0; i < out->count; ++i) {
-        uint64_t ia = opara__bcast_src(&shape, &a->shape, i), ib = opara__bcast_src(&shape, &b->shape, i);
+        uint64_t ia = opara__bcast_src(&shape, st[0], i), ib = opara__bcast_src(&shape, st[1], i);
         if (is_float) {
             double x = opara__get_f64(a->dtype, a->data, ia), y = opara__get_f64(b->dtype, b->data, ib), z;
             switch (op) {
@@ -34838,20 +35020,21 @@ static int opara__eval_where(opara__imp* im, const opara__cv* c, const opara__cv
                              opara__cv* out) {
     const opara__cv* in[3];
     opara__shape shape;
+    int64_t st[3][OPARA_MAX_DIMS];
     uint8_t* data;
     int64_t* coef;
     uint64_t i;
     size_t es = opara_dtype_size(x->dtype);
     int r;
     in[0] = c, in[1] = x, in[2] = y;
-    if (x->dtype != y->dtype || !opara__dtype_is_int(c->dtype) || !es || !opara__bcast_shape(in, 3, &shape))
+    if (x->dtype != y->dtype || !opara__dtype_is_int(c->dtype) || !es || !opara__cv_broadcast(in, 3, &shape, st))
         return OPARA__NOFOLD;
     r = opara__cv_alloc(im, out, x->dtype, &shape, x->coef || y->coef, &data, &coef);
     if (r != OPARA_OK) return r;
     for (i = 0; i < out->count; ++i) {
-        int pick = opara__get_i64(c->dtype, c->data, opara__bcast_src(&shape, &c->shape, i)) != 0;
+        int pick = opara__get_i64(c->dtype, c->data, opara__bcast_src(&shape, st[0], i)) != 0;
         const opara__cv* src = pick ? x : y;
-        uint64_t s = opara__bcast_src(&shape, &src->shape, i);
+        uint64_t s = opara__bcast_src(&shape, st[pick ? 1 : 2], i);
         memcpy(data + i * es, src->data + s * es, es);
         if (coef) coef[i] = src->coef ? src->coef[s] : 0;
     }
@@ -35404,323 +35587,28 @@ static int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opa
 
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
-static int64_t opara__bcast_dim(int64_t a, int64_t b) {
-    if (a == b || b == 1) return a;
-    if (a == 1) return b;
-    if (a >= 0 && b >= 0) return -1; /* incompatible: left unknown, the checker of the graph reports it */
-    return a >= 0 ? a : b >= 0 ? b : -1;
-}
-
-static void opara__bcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape* out) {
-    uint32_t k;
-    int32_t d;
-    out->ndim = 0;
-    for (k = 0; k < n; ++k) {
-        if (in[k]->ndim < 0) {
-            out->ndim = -1;
-            return;
-        }
-        out->ndim = OPARA__MAX(out->ndim, in[k]->ndim);
-    }
-    for (d = 0; d < out->ndim; ++d) {
-        int64_t dim = 1;
-        for (k = 0; k < n; ++k) {
-            int32_t off = out->ndim - in[k]->ndim;
-            if (d >= off) dim = opara__bcast_dim(dim, in[k]->dims[d - off]);
-        }
-        out->dims[d] = dim;
-    }
-}
-
-/* Spatial output size of a convolution or pooling window. */
-static int64_t opara__onnx_window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad, const char* auto_pad,
-                                 int ceil_mode) {
-    int64_t eff, span;
-    if (in < 0 || stride <= 0 || k < 1 || dil < 1 || k > OPARA__DIM_LIMIT || dil > OPARA__DIM_LIMIT ||
-        stride > OPARA__DIM_LIMIT || pad < -OPARA__DIM_LIMIT || pad > OPARA__DIM_LIMIT || (k - 1) > OPARA__DIM_LIMIT / dil)
-        return -1;
-    eff = (k - 1) * dil + 1;
-    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) return (in + stride - 1) / stride;
-    if (strcmp(auto_pad, "VALID") == 0) pad = 0;
-    span = in + pad - eff;
-    if (span < 0) return -1;
-    return (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-}
-
-static void opara__infer_window(const opara__node* n, const opara__shape* x, const opara__shape* w, opara__shape* out) {
-    uint32_t nk, ns, nd, np, i;
-    const int64_t* ks = opara__attr_ints(n, "kernel_shape", &nk);
-    const int64_t* st = opara__attr_ints(n, "strides", &ns);
-    const int64_t* dl = opara__attr_ints(n, "dilations", &nd);
-    const int64_t* pd = opara__attr_ints(n, "pads", &np);
-    const char* auto_pad = opara__attr_string(n, "auto_pad", "NOTSET");
-    int transpose = n->op == OPARA__OP_CONV_TRANSPOSE, ceil_mode = (int)opara__attr_int(n, "ceil_mode", 0);
-    uint32_t spatial;
-    *out = *x;
-    if (x->ndim < 2) {
-        out->ndim = -1;
-        return;
-    }
-    spatial = (uint32_t)x->ndim - 2;
-    if (n->op == OPARA__OP_CONV) out->dims[1] = w && w->ndim > 0 ? w->dims[0] : -1;
-    if (transpose) {
-        int64_t group = opara__attr_int(n, "group", 1);
-        out->dims[1] = w && w->ndim > 1 && w->dims[1] >= 0 && group > 0 && group < OPARA__DIM_LIMIT ? w->dims[1] * group : -1;
-        if (!opara__dim_sane(out->dims[1])) out->dims[1] = -1;
-    }
-    for (i = 0; i < spatial; ++i) {
-        int64_t k = ks && i < nk ? ks[i] : w && (uint32_t)w->ndim == spatial + 2 ? w->dims[i + 2] : -1;
-        int64_t s = st && i < ns ? st[i] : 1, d = dl && i < nd ? dl[i] : 1;
-        int64_t pad = pd && np == 2 * spatial ? pd[i] + pd[i + spatial] : 0, in = x->dims[i + 2];
-        if (k < 1 || !opara__dim_sane(k) || !opara__dim_sane(s) || !opara__dim_sane(d) || !opara__dim_sane(pad < 0 ? -pad : pad)) {
-            out->dims[i + 2] = -1;
-            continue;
-        }
-        if (transpose) {
-            uint32_t no, nop;
-            const int64_t* os = opara__attr_ints(n, "output_shape", &no);
-            const int64_t* op = opara__attr_ints(n, "output_padding", &nop);
-            if (os && no == spatial) out->dims[i + 2] = os[i];
-            else if (in < 0 || (op && i < nop && !opara__dim_sane(op[i] < 0 ? -op[i] : op[i]))) out->dims[i + 2] = -1;
-            else if (strncmp(auto_pad, "SAME", 4) == 0) out->dims[i + 2] = in * s;
-            else out->dims[i + 2] = s * (in - 1) + (op && i < nop ? op[i] : 0) + (k - 1) * d + 1 - pad;
-        } else
-            out->dims[i + 2] = opara__onnx_window_out(in, k, s, d, pad, auto_pad, ceil_mode);
-    }
-}
-
-static void opara__infer_matmul(const opara__shape* a, const opara__shape* b, opara__shape* out) {
-    opara__shape ba, bb;
-    const opara__shape* pair[2];
-    if (a->ndim < 1 || b->ndim < 1) {
-        out->ndim = -1;
-        return;
-    }
-    ba = *a, bb = *b;
-    ba.ndim = OPARA__MAX(0, a->ndim - 2);
-    bb.ndim = OPARA__MAX(0, b->ndim - 2);
-    pair[0] = &ba, pair[1] = &bb;
-    opara__bcast_shapes(pair, 2, out);
-    if (a->ndim >= 2) out->dims[out->ndim++] = a->dims[a->ndim - 2];
-    if (b->ndim >= 2) out->dims[out->ndim++] = b->dims[b->ndim - 1];
-}
-
-/* Reshape target with 0, -1 and batch entries, against an input shape that may hold the batch. */
-static void opara__infer_reshape(const opara__shape* x, const int64_t* spec, uint32_t n, int allowzero,
-                                 opara__shape* out) {
-    int64_t in_known = 1, out_known = 1;
-    int in_batch = 0, out_batch = 0, unknown = x->ndim < 0, infer = -1;
-    uint32_t i;
-    int32_t d;
-    out->ndim = (int32_t)n;
-    for (d = 0; d < x->ndim; ++d) {
-        if (x->dims[d] == OPARA__DIM_BATCH) in_batch++;
-        else if (x->dims[d] < 0 || !opara__dim_sane(x->dims[d]) || (x->dims[d] && in_known > OPARA__DIM_LIMIT / x->dims[d]))
-            unknown = 1;
-        else in_known *= x->dims[d];
-    }
-    for (i = 0; i < n; ++i) {
-        int64_t v = spec[i];
-        if (v == 0 && !allowzero) v = (int32_t)i < x->ndim ? x->dims[i] : -1;
-        out->dims[i] = v;
-        if (spec[i] == -1) infer = (int)i;
-        else if (v == OPARA__DIM_BATCH) out_batch++;
-        else if (v < 0 || !opara__dim_sane(v) || (v && out_known > OPARA__DIM_LIMIT / v)) unknown = 1;
-        else out_known *= v;
-    }
-    if (infer < 0) return;
-    if (!unknown && in_batch == out_batch && out_known && in_known % out_known == 0)
-        out->dims[infer] = in_known / out_known;
-    else if (!unknown && in_batch == 1 && out_batch == 0 && in_known == out_known)
-        out->dims[infer] = OPARA__DIM_BATCH;
-    else
-        out->dims[infer] = -1;
-}
-
+/* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to'. */
 static void opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];
-    const opara__shape* x;
-    const opara__shape* w;
+    const opara__shape** in;
+    opara__shape** out;
     opara_dtype dt;
-    opara__shape out;
-    uint32_t cnt, o;
-    int32_t d;
-    const int64_t* ints;
-    int64_t axis;
-    for (o = 0; o < n->n_outputs; ++o) /* grow the side table first: x and w may point into it */
-        if (!opara__side(im, n->outputs[o])) return;
-    x = n->n_inputs > 0 && n->inputs[0] >= 0 ? opara__imp_shape(im, n->inputs[0]) : NULL;
-    w = n->n_inputs > 1 && n->inputs[1] >= 0 ? opara__imp_shape(im, n->inputs[1]) : NULL;
-    if (!opara__shape_sane(x) || !opara__shape_sane(w)) return; /* absurd sizes: leave the outputs unknown */
-    dt = n->n_inputs > 0 && n->inputs[0] >= 0 ? im->g->values[n->inputs[0]].dtype : OPARA_DTYPE_F32;
-    out.ndim = -1;
-    if (!x) return;
-    switch (n->op) {
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-        opara__infer_window(n, x, w, &out);
-        break;
-    case OPARA__OP_GLOBAL_AVERAGE_POOL:
-        out = *x;
-        for (d = 2; d < out.ndim; ++d) out.dims[d] = 1;
-        break;
-    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
-    case OPARA__OP_WHERE: {
-        const opara__shape* in[3];
-        uint32_t k, m = OPARA__MIN(n->n_inputs, 3u);
-        for (k = 0; k < m; ++k) {
-            if (n->inputs[k] < 0) return;
-            in[k] = opara__imp_shape(im, n->inputs[k]);
-        }
-        opara__bcast_shapes(in, m, &out);
-        if (n->op == OPARA__OP_WHERE && w) dt = im->g->values[n->inputs[1]].dtype;
-        break;
-    }
-    case OPARA__OP_CONCAT: {
-        uint32_t k;
-        out = *x;
-        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
-        if (axis < 0 || axis >= out.ndim) return;
-        for (k = 1; k < n->n_inputs; ++k) {
-            const opara__shape* s = opara__imp_shape(im, n->inputs[k]);
-            if (s->ndim != out.ndim || out.dims[axis] < 0 || s->dims[axis] < 0 || !opara__dim_sane(s->dims[axis]) ||
-                out.dims[axis] + s->dims[axis] >= OPARA__DIM_LIMIT)
-                out.dims[axis] = -1;
-            else out.dims[axis] += s->dims[axis];
-        }
-        break;
-    }
-    case OPARA__OP_SPLIT: {
-        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
-        ints = opara__attr_ints(n, "split", &cnt);
-        for (o = 0; o < n->n_outputs && axis >= 0 && axis < x->ndim; ++o) {
-            opara__imp_side* s = opara__side(im, n->outputs[o]);
-            if (!s) return;
-            s->shape = *x;
-            if (ints && cnt == n->n_outputs) s->shape.dims[axis] = ints[o];
-            else s->shape.dims[axis] = x->dims[axis] >= 0 && x->dims[axis] % n->n_outputs == 0 ?
-                                           x->dims[axis] / n->n_outputs : -1;
-            im->g->values[n->outputs[o]].dtype = dt;
-        }
-        return;
-    }
-    case OPARA__OP_SLICE: {
-        int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS];
-        uint32_t ne, na, nst;
-        const int64_t* starts = opara__attr_ints(n, "starts", &cnt);
-        const int64_t* ends = opara__attr_ints(n, "ends", &ne);
-        const int64_t* axes = opara__attr_ints(n, "axes", &na);
-        const int64_t* steps = opara__attr_ints(n, "steps", &nst);
-        if (!starts || !ends || ne != cnt || !opara__slice_box(x, starts, ends, axes, steps, cnt, start, step, &out))
-            out.ndim = -1;
-        break;
-    }
-    case OPARA__OP_GATHER:
-        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
-        if (!w || w->ndim < 0 || axis < 0 || axis >= x->ndim || x->ndim + w->ndim - 1 > OPARA_MAX_DIMS) return;
-        out.ndim = 0;
-        for (d = 0; d < x->ndim; ++d) {
-            if (d == axis) {
-                int32_t k;
-                for (k = 0; k < w->ndim; ++k) out.dims[out.ndim++] = w->dims[k];
-            } else
-                out.dims[out.ndim++] = x->dims[d];
-        }
-        break;
-    case OPARA__OP_RESHAPE:
-        ints = opara__attr_ints(n, "shape", &cnt);
-        if (ints) opara__infer_reshape(x, ints, cnt, (int)opara__attr_int(n, "allowzero", 0), &out);
-        break;
-    case OPARA__OP_FLATTEN:
-        if (x->ndim >= 0) opara__flatten_shape(x, opara__attr_int(n, "axis", 1), &out);
-        break;
-    case OPARA__OP_TRANSPOSE:
-        ints = opara__attr_ints(n, "perm", &cnt);
-        out = *x;
-        for (d = 0; d < x->ndim; ++d) {
-            int64_t p = ints ? (d < (int32_t)cnt ? ints[d] : -1) : x->ndim - 1 - d;
-            out.dims[d] = p >= 0 && p < x->ndim ? x->dims[p] : -1;
-        }
-        break;
-    case OPARA__OP_SQUEEZE:
-        ints = opara__attr_ints(n, "axes", &cnt);
-        if (x->ndim < 0 || !opara__squeeze_shape(x, ints, cnt, &out)) out.ndim = -1;
-        break;
-    case OPARA__OP_UNSQUEEZE:
-        ints = opara__attr_ints(n, "axes", &cnt);
-        if (x->ndim < 0 || !ints || !opara__unsqueeze_shape(x, ints, cnt, &out)) out.ndim = -1;
-        break;
-    case OPARA__OP_EXPAND: {
-        opara__shape target;
-        const opara__shape* pair[2];
-        ints = opara__attr_ints(n, "shape", &cnt);
-        if (!ints || cnt > OPARA_MAX_DIMS) return;
-        target.ndim = (int32_t)cnt;
-        for (o = 0; o < cnt; ++o) target.dims[o] = ints[o];
-        pair[0] = x, pair[1] = &target;
-        opara__bcast_shapes(pair, 2, &out);
-        break;
-    }
-    case OPARA__OP_GEMM:
-        if (!w || x->ndim != 2 || w->ndim != 2) return;
-        out.ndim = 2;
-        out.dims[0] = x->dims[opara__attr_int(n, "transA", 0) ? 1 : 0];
-        out.dims[1] = w->dims[opara__attr_int(n, "transB", 0) ? 0 : 1];
-        break;
-    case OPARA__OP_MATMUL:
-        if (w) opara__infer_matmul(x, w, &out);
-        break;
-    case OPARA__OP_REDUCE_MEAN: {
-        int keep = (int)opara__attr_int(n, "keepdims", 1);
-        ints = opara__attr_ints(n, "axes", &cnt);
-        out.ndim = 0;
-        for (d = 0; d < x->ndim; ++d) {
-            int reduce = !ints;
-            for (o = 0; ints && o < cnt; ++o) reduce |= opara__onnx_axis(ints[o], x->ndim) == d;
-            if (!reduce) out.dims[out.ndim++] = x->dims[d];
-            else if (keep) out.dims[out.ndim++] = 1;
-        }
-        if (x->ndim < 0) out.ndim = -1;
-        break;
-    }
-    case OPARA__OP_PAD:
-        ints = opara__attr_ints(n, "pads", &cnt);
-        out = *x;
-        if (!ints || (int32_t)cnt != 2 * x->ndim) return;
-        for (d = 0; d < x->ndim; ++d) {
-            int64_t a0 = ints[d], a1 = ints[d + x->ndim];
-            if (!opara__dim_sane(a0 < 0 ? -a0 : a0) || !opara__dim_sane(a1 < 0 ? -a1 : a1)) out.dims[d] = -1;
-            else if (a0 + a1 != 0) out.dims[d] = x->dims[d] >= 0 && x->dims[d] + a0 + a1 >= 0 ? x->dims[d] + a0 + a1 : -1;
-        }
-        break;
-    case OPARA__OP_RESIZE: {
-        const opara__attr* scales = opara__node_attr(n, "scales");
-        ints = opara__attr_ints(n, "sizes", &cnt);
-        out = *x;
-        for (d = 0; d < x->ndim; ++d) {
-            if (ints && (int32_t)cnt == x->ndim) out.dims[d] = ints[d];
-            else if (scales && scales->type == OPARA__ATTR_FLOATS && (int32_t)scales->count == x->ndim) {
-                float s = scales->v.floats[d];
-                double v = floor((double)x->dims[d] * s);
-                if (s != 1.0f) out.dims[d] = x->dims[d] >= 0 && v >= 0 && v < (double)OPARA__DIM_LIMIT ? (int64_t)v : -1;
-            } else
-                out.dims[d] = -1;
-        }
-        break;
-    }
-    case OPARA__OP_CAST:
-        dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
-        out = *x;
-        break;
-    default: /* elementwise and normalizations keep the shape of input 0 */
-        out = *x;
-        break;
-    }
-    for (o = 0; o < n->n_outputs; ++o) {
-        opara__imp_side* s = opara__side(im, n->outputs[o]);
-        if (!s) return;
-        s->shape = o == 0 ? out : s->shape;
-        im->g->values[n->outputs[o]].dtype = dt;
-    }
+    uint32_t k;
+    if (n->n_inputs == 0 || n->inputs[0] < 0) return;
+    for (k = 0; k < n->n_outputs; ++k) /* grow the side table first: the inputs may point into it */
+        if (!opara__side(im, n->outputs[k])) return;
+    in = (const opara__shape**)opara__calloc(im->rt, (size_t)n->n_inputs + n->n_outputs, sizeof *in);
+    if (!in) return; /* the outputs stay unknown */
+    out = (opara__shape**)(void*)(in + n->n_inputs);
+    for (k = 0; k < n->n_inputs; ++k) in[k] = n->inputs[k] >= 0 ? opara__imp_shape(im, n->inputs[k]) : NULL;
+    for (k = 0; k < n->n_outputs; ++k) out[k] = &opara__side(im, n->outputs[k])->shape;
+    (void)opara__infer_node_shapes(im->rt, im->g, (uint32_t)node, OPARA__SHAPE_TOLERANT, OPARA__DIM_BATCH, in, out);
+    opara__free(im->rt, (void*)in);
+    dt = im->g->values[n->inputs[0]].dtype;
+    if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
+    if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
+    for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
 }
 
 /* ---- importing one node ----------------------------------------------------------------------- */
@@ -36519,7 +36407,7 @@ static int opara__pad_for_pool(const opara__node* pad, const opara__node* pool, 
     rank = nk + 2;
     if (!p || !kernel || nk == 0 || nk > 3 || np != 2 * rank || opara__attr_float(pad, "value", 0.0f) != 0.0f ||
         strcmp(opara__attr_string(pad, "mode", "constant"), "constant") != 0 ||
-        strcmp(opara__attr_string(pool, "auto_pad", "NOTSET"), "NOTSET") != 0 || opara__attr_int(pool, "ceil_mode", 0))
+        opara__node_auto_pad(pool) != OPARA__AUTO_PAD_NOTSET || opara__attr_int(pool, "ceil_mode", 0))
         return 0;
     for (i = 0; i < n_pool_pads; ++i)
         if (pool_pads[i]) return 0;

@@ -55,17 +55,17 @@ static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_ten
 }
 
 /* Output size of one dim for Conv/pools, after resolving auto_pad into pads. */
-static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto_pad, int ceil_mode) {
+static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, opara__auto_pad auto_pad, int ceil_mode) {
     int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, in = p->in_sp[i], span;
-    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
+    if (auto_pad == OPARA__AUTO_PAD_SAME_UPPER || auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
         int64_t out = (in + p->stride[i] - 1) / p->stride[i];
         int64_t total = (out - 1) * p->stride[i] + eff - in;
         if (total < 0) total = 0;
-        p->pad_b[i] = auto_pad[5] == 'U' ? total / 2 : total - total / 2;
+        p->pad_b[i] = auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
         p->pad_e[i] = total - p->pad_b[i];
         return out;
     }
-    if (strcmp(auto_pad, "VALID") == 0) p->pad_b[i] = p->pad_e[i] = 0;
+    if (auto_pad == OPARA__AUTO_PAD_VALID) p->pad_b[i] = p->pad_e[i] = 0;
     span = in + p->pad_b[i] + p->pad_e[i] - eff;
     if (span < 0) return 0;
     return (ceil_mode ? (span + p->stride[i] - 1) / p->stride[i] : span / p->stride[i]) + 1;
@@ -76,7 +76,7 @@ static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto
 static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
                                           size_t cap) {
     opara__cpu_params* p = &op->p;
-    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    opara__auto_pad auto_pad = opara__node_auto_pad(op->node);
     int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
     for (i = 0; i < 3; ++i) {
         int64_t want = opara__conv_out_dim(p, i, auto_pad, ceil_mode);
@@ -468,7 +468,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
     uint32_t nop = 0, nos = 0;
     const int64_t* out_pad = opara__attr_ints(op->node, "output_padding", &nop);
     const int64_t* out_shape = opara__attr_ints(op->node, "output_shape", &nos);
-    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    opara__auto_pad auto_pad = opara__node_auto_pad(op->node);
+    int same = auto_pad == OPARA__AUTO_PAD_SAME_UPPER || auto_pad == OPARA__AUTO_PAD_SAME_LOWER;
     int32_t nsp = x->ndim - 2, off, i;
     int64_t rows, cb;
     opara_result r;
@@ -493,18 +494,18 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
         int32_t j = i - off;
         int64_t op_ = j >= 0 && out_pad ? out_pad[j] : 0;
         int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1, want;
-        if (j >= 0 && (out_shape || strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0)) {
+        if (j >= 0 && (out_shape || same)) {
             int64_t target = out_shape ? out_shape[nos == (uint32_t)nsp ? j : j + 2] : p->in_sp[i] * p->stride[i];
             int64_t total = full - target;
             if (total < 0) total = 0;
-            if (strcmp(auto_pad, "SAME_UPPER") == 0) {
+            if (auto_pad == OPARA__AUTO_PAD_SAME_UPPER) {
                 p->pad_b[i] = total / 2;
                 p->pad_e[i] = total - total / 2;
             } else {
                 p->pad_b[i] = total - total / 2;
                 p->pad_e[i] = total / 2;
             }
-        } else if (strcmp(auto_pad, "VALID") == 0) {
+        } else if (auto_pad == OPARA__AUTO_PAD_VALID) {
             p->pad_b[i] = p->pad_e[i] = 0;
         }
         want = full - p->pad_b[i] - p->pad_e[i];

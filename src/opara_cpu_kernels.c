@@ -44,17 +44,12 @@ OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara_
 
 OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
                                             const int64_t* in_dims, int64_t* strides) {
-    int32_t i;
-    int64_t s = 1;
-    if (in_ndim > out_ndim) return 0;
-    for (i = out_ndim - 1; i >= 0; --i) {
-        int32_t j = i - (out_ndim - in_ndim);
-        int64_t d = j >= 0 ? in_dims[j] : 1;
-        if (d != out_dims[i] && d != 1) return 0;
-        strides[i] = d == 1 ? 0 : s;
-        s *= d;
-    }
-    return 1;
+    opara__shape out, in;
+    if (out_ndim < 0 || out_ndim > OPARA_MAX_DIMS || in_ndim < 0 || in_ndim > OPARA_MAX_DIMS) return 0;
+    out.ndim = out_ndim, in.ndim = in_ndim;
+    memcpy(out.dims, out_dims, (size_t)out_ndim * sizeof *out_dims);
+    memcpy(in.dims, in_dims, (size_t)in_ndim * sizeof *in_dims);
+    return opara__broadcast_to(&out, &in, strides);
 }
 
 static int64_t opara__dims_prod(const int64_t* dims, int32_t from, int32_t to) {
@@ -103,21 +98,26 @@ static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__
                                       size_t cap) {
     const opara__cpu_tensor* y = &op->out[0];
     int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
+    opara__shape shapes[OPARA__BCAST_MAX_IN], want;
+    const opara__shape* pointers[OPARA__BCAST_MAX_IN];
     int32_t i;
     int k;
     for (k = 0; k < n_in; ++k)
         if (!opara__cpu_bcast_strides(y->ndim, y->dims, ins[k]->ndim, ins[k]->dims, strides[k]))
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %d does not broadcast to the output",
                                      opara__op_name(op->node->op), k);
+    for (k = 0; k < n_in; ++k) {
+        shapes[k].ndim = ins[k]->ndim;
+        memcpy(shapes[k].dims, ins[k]->dims, (size_t)ins[k]->ndim * sizeof ins[k]->dims[0]);
+        pointers[k] = &shapes[k];
+    }
+    (void)opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL); /* each fits y: it does */
     for (i = 0; i < y->ndim; ++i) {
-        int64_t want = 1;
-        for (k = 0; k < n_in; ++k) {
-            int32_t j = i - (y->ndim - ins[k]->ndim);
-            if (j >= 0 && ins[k]->dims[j] != 1) want = ins[k]->dims[j];
-        }
-        if (want != y->dims[i])
+        int32_t j = i - (y->ndim - want.ndim);
+        int64_t dim = j >= 0 ? want.dims[j] : 1;
+        if (dim != y->dims[i])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
-                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)want);
+                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
     }
     opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
     op->work_items = (size_t)(op->p.outer * op->p.tail);

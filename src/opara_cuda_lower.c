@@ -156,21 +156,6 @@ static void opara__cul_contig_strides(const opara__shape* s, int64_t* st) {
     }
 }
 
-/* Strides of `in` broadcast numpy-style to `out` (0 where broadcast); 0 when incompatible. */
-static int opara__cul_bcast_strides(const opara__shape* out, const opara__shape* in, int64_t* st) {
-    int64_t cs[OPARA_MAX_DIMS];
-    int32_t d;
-    opara__cul_contig_strides(in, cs);
-    for (d = 0; d < out->ndim; ++d) {
-        int32_t k = d - (out->ndim - in->ndim);
-        if (k < 0) st[d] = 0;
-        else if (in->dims[k] == out->dims[d]) st[d] = in->dims[k] == 1 ? 0 : cs[k];
-        else if (in->dims[k] == 1) st[d] = 0;
-        else return 0;
-    }
-    return 1;
-}
-
 static size_t opara__cul_dsize(opara_dtype t) { return opara_dtype_size(t); }
 
 static opara_result opara__cul_check_elems(opara__cul_lw* w, int64_t n) {
@@ -232,7 +217,7 @@ static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop 
     int32_t meta;
     opara_result r;
     st[0] = sa, st[1] = sb;
-    if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, 0), sa) || !opara__cul_bcast_strides(y, opara__cul_in_shape(w, 1), sb))
+    if (!opara__broadcast_to(y, opara__cul_in_shape(w, 0), sa) || !opara__broadcast_to(y, opara__cul_in_shape(w, 1), sb))
         return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
@@ -263,7 +248,7 @@ static opara_result opara__cul_lower_where(opara__cul_lw* w) {
     opara_result r;
     for (i = 0; i < 3; ++i) {
         st[i] = s[i];
-        if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, i), s[i]))
+        if (!opara__broadcast_to(y, opara__cul_in_shape(w, i), s[i]))
             return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
     }
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
@@ -360,7 +345,7 @@ static opara_result opara__cul_lower_transpose(opara__cul_lw* w) {
 static opara_result opara__cul_lower_expand(opara__cul_lw* w) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
     int64_t ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
-    if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, 0), ss)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
+    if (!opara__broadcast_to(y, opara__cul_in_shape(w, 0), ss)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
     opara__cul_contig_strides(y, ds);
     return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, 0, 0);
 }
@@ -666,17 +651,17 @@ static opara_result opara__cul_lower_global_avg(opara__cul_lw* w) {
 /* Begin/end padding of spatial dim i of a window op (auto_pad resolved against the output size). */
 static void opara__cul_window_pads(const opara__node* n, int32_t k, int32_t i, int64_t in, int64_t out, int64_t kernel,
                                int64_t stride, int64_t dil, int64_t* pb, int64_t* pe) {
-    const char* ap = opara__attr_string(n, "auto_pad", "NOTSET");
+    opara__auto_pad ap = opara__node_auto_pad(n);
     uint32_t np = 0;
     const int64_t* pads = opara__attr_ints(n, "pads", &np);
     *pb = pads && np == 2u * (uint32_t)k ? pads[i] : 0;
     *pe = pads && np == 2u * (uint32_t)k ? pads[k + i] : 0;
-    if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+    if (ap == OPARA__AUTO_PAD_SAME_UPPER || ap == OPARA__AUTO_PAD_SAME_LOWER) {
         int64_t total = (out - 1) * stride + (kernel - 1) * dil + 1 - in;
         if (total < 0) total = 0;
-        *pb = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        *pb = ap == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
         *pe = total - *pb;
-    } else if (strcmp(ap, "VALID") == 0) {
+    } else if (ap == OPARA__AUTO_PAD_VALID) {
         *pb = *pe = 0;
     }
 }
@@ -818,11 +803,12 @@ static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opar
                                                     opara__cul_win2 v, int64_t group) {
     const opara__node* n = &w->g->nodes[w->node];
     opara__cuda_launch* L;
-    if (opara__node_attr(n, "output_shape") || strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "NOTSET") != 0) {
+    opara__auto_pad ap = opara__node_auto_pad(n);
+    if (opara__node_attr(n, "output_shape") || ap != OPARA__AUTO_PAD_NOTSET) {
         /* pads implied by output_shape / auto_pad: total padding = full size - output size */
         int64_t full_h = (v.H - 1) * v.sh + (v.kh - 1) * v.dh + 1, full_w = (v.W - 1) * v.sw + (v.kw - 1) * v.dw + 1;
         int64_t th = full_h - v.OH, tw = full_w - v.OW;
-        int upper = strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "SAME_LOWER") != 0;
+        int upper = ap != OPARA__AUTO_PAD_SAME_LOWER;
         v.ph = th > 0 ? (upper ? th / 2 : th - th / 2) : 0;
         v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
     }
@@ -989,7 +975,7 @@ static opara_result opara__cul_lower_gemm(opara__cul_lw* w) {
     if (c >= 0) {
         const opara__shape* cs = &w->shapes[c];
         int64_t st[2];
-        if (!opara__cul_bcast_strides(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
+        if (!opara__broadcast_to(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
     if (opara__cul_fused_act(n) < 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");

@@ -61,6 +61,31 @@ typedef struct opara__shape {
     int64_t dims[OPARA_MAX_DIMS];
 } opara__shape;
 
+/* How shape inference treats what it cannot resolve: strict (sessions: every dim known and every
+   rule checked, a violation is an error) or tolerant (ONNX import: dims may be unknown (< 0) or
+   the symbolic batch and propagate as unknown; a violation leaves the result unknown for the
+   graph's checker to report). */
+typedef enum opara__shape_mode { OPARA__SHAPE_STRICT, OPARA__SHAPE_TOLERANT } opara__shape_mode;
+
+/* The numpy (multidirectional) broadcast rule, the only copy: the broadcast of n shapes into out
+   and, when strides is not NULL, each input's element strides over out's dims (0 where that input
+   is broadcast). Strict: 0 when two dims differ and neither is 1. Tolerant never fails: an unknown
+   dim yields to a known one, dims that cannot broadcast become unknown, an unknown rank makes out
+   unknown (strides are then not filled). */
+OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
+                                           opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]);
+/* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
+   ONNX's four strings). */
+typedef enum opara__auto_pad {
+    OPARA__AUTO_PAD_NOTSET,
+    OPARA__AUTO_PAD_SAME_UPPER,
+    OPARA__AUTO_PAD_SAME_LOWER,
+    OPARA__AUTO_PAD_VALID,
+    OPARA__AUTO_PAD_INVALID
+} opara__auto_pad;
+/* Element strides of `in` broadcast to exactly `out` (0 where broadcast); 0 when it does not. */
+OPARA__PRIVATE int opara__broadcast_to(const opara__shape* out, const opara__shape* in, int64_t* strides);
+
 typedef struct opara__value {
     const char* name;
     opara_dtype dtype;
@@ -171,6 +196,7 @@ OPARA__PRIVATE float opara__attr_float(const opara__node* n, const char* name, f
 /* Pointer to the INTS values (and their count) or NULL when absent or of another type. */
 OPARA__PRIVATE const int64_t* opara__attr_ints(const opara__node* n, const char* name, uint32_t* count);
 OPARA__PRIVATE const char* opara__attr_string(const opara__node* n, const char* name, const char* fallback);
+OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n);
 
 /* Checks indices and single producers, computes consumers, predecessors, successors and the
    topological order. Fails with OPARA_ERR_CYCLE naming a node on a cycle. Idempotent. */
