@@ -3424,6 +3424,21 @@ typedef enum opara__shape_mode { OPARA__SHAPE_STRICT, OPARA__SHAPE_TOLERANT } op
    unknown (strides are then not filled). */
 OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
                                            opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]);
+/* What the shape engine resolved for one node (opara__infer_shapes_params), read by the backends
+   instead of the attributes. Only the fields of the node's op family are set. */
+typedef struct opara__node_params {
+    int resolved; /* the engine inferred the node: the fields below are valid */
+    /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in */
+    int32_t n_spatial;
+    int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
+    int64_t pads[2 * OPARA_MAX_DIMS];       /* n_spatial begins then n_spatial ends, after auto_pad and output_shape */
+    int64_t output_padding[OPARA_MAX_DIMS]; /* ConvTranspose */
+    int64_t group;                          /* Conv, ConvTranspose */
+    int ceil_mode;                          /* pools */
+    int has_output_shape;                   /* ConvTranspose: output_shape given (it may extend past the full size) */
+    int64_t output_shape[OPARA_MAX_DIMS];   /* its spatial dims */
+} opara__node_params;
+
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
    ONNX's four strings). */
 typedef enum opara__auto_pad {
@@ -4218,10 +4233,14 @@ OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__
    an omitted input). Strict (sessions, through opara__infer_shapes): every input known, every rule
    checked, a violation is an error naming the node. Tolerant (ONNX import): inputs may hold unknown
    dims (-1) or OPARA__DIM_BATCH, which propagate; what cannot be inferred is left unknown (ndim -1)
-   and it returns OPARA_OK without reporting. */
+   and it returns OPARA_OK without reporting. params (may be NULL) receives the node's resolved
+   parameters (params->resolved is 0 when the node could not be inferred). */
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
                                                     opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
-                                                    opara__shape* const* out);
+                                                    opara__shape* const* out, opara__node_params* params);
+/* opara__infer_shapes that also resolves every node's parameters into params (g->n_nodes entries). */
+OPARA__PRIVATE opara_result opara__infer_shapes_params(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                                      opara__shape* shapes, opara__node_params* params);
 /* OPARA_ERR_SHAPE naming the input or node when a declared input or (shapes not NULL) an
    inferred tensor is zero-sized. */
 OPARA__PRIVATE opara_result opara__refuse_zero_sized(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes);
@@ -4303,6 +4322,7 @@ typedef struct opara__shape_ctx {
     int64_t batch; /* OPARA__DIM_BATCH (symbolic) in tolerant mode */
     const opara__shape* const* in; /* n->n_inputs entries, NULL for an omitted input */
     opara__shape* const* out;      /* n->n_outputs entries */
+    opara__node_params* params;    /* NULL when the caller does not want them */
 } opara__shape_ctx;
 
 static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
@@ -4516,6 +4536,30 @@ static opara_result opara__read_window(opara__shape_ctx* c, uint32_t k, int kern
     return r;
 }
 
+/* Conv and pools: the window into the node's record, pads resolved. SAME_* pads so that the output
+   is ceil(in / stride), the odd one at the end for SAME_UPPER; VALID pads nothing. */
+static void opara__record_window(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x) {
+    opara__node_params* p = c->params;
+    uint32_t i;
+    if (!p) return;
+    p->n_spatial = (int32_t)k;
+    for (i = 0; i < k; ++i) {
+        int64_t in = x->dims[2 + i], s = w->strides[i], eff = (w->kernel[i] - 1) * w->dilations[i] + 1;
+        int64_t b = w->pads[i], e = w->pads[k + i];
+        if (w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
+            int64_t total = ((in + s - 1) / s - 1) * s + eff - in;
+            if (total < 0) total = 0;
+            b = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            e = total - b;
+        } else if (w->auto_pad == OPARA__AUTO_PAD_VALID) {
+            b = e = 0;
+        }
+        p->kernel[i] = w->kernel[i], p->strides[i] = s, p->dilations[i] = w->dilations[i];
+        p->pads[i] = b, p->pads[k + i] = e;
+        p->output_padding[i] = w->out_pad[i];
+    }
+}
+
 /* Spatial output size of a convolution/pool window (ONNX Conv/MaxPool/AveragePool). k is the
    number of spatial dims (pads holds k begins then k ends). With ceil_mode a last window that
    would start inside the end padding is dropped (ONNX >= 1.16, PyTorch, ONNX Runtime). */
@@ -4568,6 +4612,8 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     y = *x;
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], ceil_mode != 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
+    opara__record_window(c, &w, k, x);
+    if (c->params) c->params->ceil_mode = ceil_mode != 0;
     for (i = 0; i < c->n->n_outputs && r == OPARA_OK; ++i) r = opara__set_out(c, i, &y); /* MaxPool Indices: same shape */
     return r;
 }
@@ -4603,7 +4649,39 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     y.dims[0] = x->dims[0];
     y.dims[1] = wt->dims[0];
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], 0, &y.dims[2 + i]);
-    return r == OPARA_OK ? opara__set_out(c, 0, &y) : r;
+    if (r != OPARA_OK) return r;
+    opara__record_window(c, &w, k, x);
+    if (c->params) c->params->group = group;
+    return opara__set_out(c, 0, &y);
+}
+
+/* ConvTranspose's window into the node's record. With output_shape or SAME_* the pads are what
+   trims the full size stride*(in-1) + output_padding + (kernel-1)*dilation + 1 to the target
+   (output_shape, or in*stride): the odd one at the start unless SAME_UPPER (ONNX's rule). */
+static void opara__record_conv_transpose(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x,
+                                         const int64_t* output_shape) {
+    opara__node_params* p = c->params;
+    int same = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER;
+    uint32_t i;
+    if (!p) return;
+    p->n_spatial = (int32_t)k;
+    p->has_output_shape = output_shape != NULL;
+    for (i = 0; i < k; ++i) {
+        int64_t in = x->dims[2 + i], s = w->strides[i], b = w->pads[i], e = w->pads[k + i];
+        if (output_shape || same) {
+            int64_t full = s * (in - 1) + w->out_pad[i] + (w->kernel[i] - 1) * w->dilations[i] + 1;
+            int64_t total = full - (output_shape ? output_shape[i] : in * s);
+            if (total < 0) total = 0;
+            b = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            e = total - b;
+        } else if (w->auto_pad == OPARA__AUTO_PAD_VALID) {
+            b = e = 0;
+        }
+        p->kernel[i] = w->kernel[i], p->strides[i] = s, p->dilations[i] = w->dilations[i];
+        p->pads[i] = b, p->pads[k + i] = e;
+        p->output_padding[i] = w->out_pad[i];
+        p->output_shape[i] = output_shape ? output_shape[i] : 0;
+    }
 }
 
 /* ConvTranspose: out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end,
@@ -4654,6 +4732,8 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
                                      opara__sh(&b, 1, wt));
         y.dims[2 + i] = t + w.out_pad[i] + eff + 1 - w.pads[i] - w.pads[k + i];
     }
+    opara__record_conv_transpose(c, &w, k, x, os ? os + (n_os - k) : NULL);
+    if (c->params) c->params->group = group;
     return opara__set_out(c, 0, &y);
 }
 
@@ -5258,7 +5338,7 @@ static int opara__shape_in_range(const opara__shape* s) {
 
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
                                                     opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
-                                                    opara__shape* const* out) {
+                                                    opara__shape* const* out, opara__node_params* params) {
     opara__shape_ctx c;
     opara_result r = OPARA_OK;
     uint32_t k;
@@ -5270,11 +5350,14 @@ OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const op
     c.batch = mode == OPARA__SHAPE_TOLERANT ? OPARA__DIM_BATCH : batch;
     c.in = in;
     c.out = out;
+    c.params = params;
+    if (params) memset(params, 0, sizeof *params);
     if (c.n->n_inputs > OPARA_MAX_NODE_IO || c.n->n_outputs > OPARA_MAX_NODE_IO)
         r = opara__shape_fail(&c, OPARA_ERR_LIMIT_EXCEEDED, "too many inputs or outputs");
     for (k = 0; r == OPARA_OK && mode == OPARA__SHAPE_TOLERANT && k < c.n->n_inputs; ++k)
         if (in[k] && !opara__shape_in_range(in[k])) r = OPARA_ERR_SHAPE;
     if (r == OPARA_OK) r = opara__shape_node(&c);
+    if (params) params->resolved = r == OPARA_OK;
     if (r == OPARA_OK || mode == OPARA__SHAPE_STRICT) return r;
     for (k = 0; k < c.n->n_outputs; ++k) out[k]->ndim = -1; /* tolerant: what could not be inferred is unknown */
     return OPARA_OK;
@@ -5295,6 +5378,11 @@ static opara_result opara__declared_shape(opara_runtime* rt, const opara__value*
 
 OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
                                                opara__shape* shapes) {
+    return opara__infer_shapes_params(rt, g, batch, shapes, NULL);
+}
+
+OPARA__PRIVATE opara_result opara__infer_shapes_params(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                                      opara__shape* shapes, opara__node_params* params) {
     const opara__shape** in;
     opara__shape** out;
     uint32_t i, k;
@@ -5314,7 +5402,7 @@ OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__
         const opara__node* n = &g->nodes[g->topo[i]];
         for (k = 0; k < n->n_inputs && k < OPARA_MAX_NODE_IO; ++k) in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
         for (k = 0; k < n->n_outputs && k < OPARA_MAX_NODE_IO; ++k) out[k] = &shapes[n->outputs[k]];
-        r = opara__infer_node_shapes(rt, g, g->topo[i], OPARA__SHAPE_STRICT, batch, in, out);
+        r = opara__infer_node_shapes(rt, g, g->topo[i], OPARA__SHAPE_STRICT, batch, in, out, params ? &params[g->topo[i]] : NULL);
     }
     opara__free(rt, (void*)in);
     opara__free(rt, out);
@@ -7570,6 +7658,11 @@ OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
    dev may be NULL (default device). */
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
                                                const opara__device* dev, opara__op_desc* out);
+/* The same with each node's parameters as the shape engine resolved them (opara__infer_shapes_params);
+   opara__describe_ops resolves the few it needs (group, kernel) itself. */
+OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, const opara__shape* shapes,
+                                                        const opara__node_params* params, const opara__device* dev,
+                                                        opara__op_desc* out);
 /* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
 OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
                                                           uint64_t* out);
@@ -8098,6 +8191,7 @@ typedef struct opara__cpu_params {
 
 struct opara__cpu_op {
     const opara__node* node;
+    const opara__node_params* params; /* what the shape engine resolved for the node */
     uint32_t n_in, n_out;
     opara__cpu_tensor* in;
     opara__cpu_tensor* out;
@@ -8167,7 +8261,8 @@ typedef struct opara__cpu_exec opara__cpu_exec;
    one CPU (process-wide round robin over the affinity mask, starting at its second CPU, so that the
    workers of several sessions spread out). On failure the detail is written to err. */
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
-                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   const opara__shape* shapes, const opara__node_params* params,
+                                                   const opara_dtype* dtypes,
                                                    uint32_t threads, int builtin_gemm, int pack_weights,
                                                    int pin_workers, char* err, size_t err_cap, opara__cpu_exec** out);
 OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);
@@ -11438,36 +11533,28 @@ OPARA__PRIVATE opara_result opara__cpu_run_all(const opara__cpu_op* op, float* s
 
 typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_CONV_T } opara__geom_kind;
 
-/* Reads kernel/strides/dilations/pads/auto_pad into p (normalized to 3 dims) for an input with
-   spatial dims x->dims[2..]; kernel from `kernel` when given (the weights), else the attribute. */
+/* The window the shape engine resolved (kernel, strides, dilations, pads after auto_pad), normalized
+   to 3 dims into p, for an input with spatial dims x->dims[2..]; `kernel` (the weights') must agree. */
 static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
                                          char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
-    const opara__node* n = op->node;
+    const opara__node_params* w = op->params;
     int32_t nsp = x->ndim - 2, off, i;
-    uint32_t nk = 0, ns = 0, nd = 0, np = 0;
-    const int64_t* ks = opara__attr_ints(n, "kernel_shape", &nk);
-    const int64_t* st = opara__attr_ints(n, "strides", &ns);
-    const int64_t* dl = opara__attr_ints(n, "dilations", &nd);
-    const int64_t* pd = opara__attr_ints(n, "pads", &np);
-    const char* name = opara__op_name(n->op);
+    const char* name = opara__op_name(op->node->op);
     if (nsp < 1 || nsp > 3) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %d spatial dims", name, (int)nsp);
-    if ((ks && nk != (uint32_t)nsp) || (st && ns != (uint32_t)nsp) || (dl && nd != (uint32_t)nsp) ||
-        (pd && np != 2 * (uint32_t)nsp))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: attribute lengths do not match %d spatial dims", name,
-                                 (int)nsp);
-    if (!kernel && !ks) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s needs kernel_shape", name);
+    if (!w || !w->resolved || w->n_spatial != nsp)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: no resolved window for %d spatial dims", name, (int)nsp);
     off = 3 - nsp;
     for (i = 0; i < 3; ++i) {
         int32_t j = i - off;
         p->in_sp[i] = j >= 0 ? x->dims[2 + j] : 1;
-        p->kernel[i] = j < 0 ? 1 : (kernel ? kernel[j] : ks[j]);
-        p->stride[i] = j >= 0 && st ? st[j] : 1;
-        p->dil[i] = j >= 0 && dl ? dl[j] : 1;
-        p->pad_b[i] = j >= 0 && pd ? pd[j] : 0;
-        p->pad_e[i] = j >= 0 && pd ? pd[j + nsp] : 0;
-        if (kernel && ks && j >= 0 && ks[j] != kernel[j])
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: kernel_shape disagrees with the weights", name);
+        p->kernel[i] = j >= 0 ? w->kernel[j] : 1;
+        p->stride[i] = j >= 0 ? w->strides[j] : 1;
+        p->dil[i] = j >= 0 ? w->dilations[j] : 1;
+        p->pad_b[i] = j >= 0 ? w->pads[j] : 0;
+        p->pad_e[i] = j >= 0 ? w->pads[j + nsp] : 0;
+        if (kernel && j >= 0 && w->kernel[j] != kernel[j])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the kernel disagrees with the weights", name);
         if (p->kernel[i] < 1 || p->stride[i] < 1 || p->dil[i] < 1 || p->pad_b[i] < 0 || p->pad_e[i] < 0)
             return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s: kernel, strides, dilations must be >= 1, pads >= 0",
                                      name);
@@ -11475,19 +11562,9 @@ static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_ten
     return OPARA_OK;
 }
 
-/* Output size of one dim for Conv/pools, after resolving auto_pad into pads. */
-static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, opara__auto_pad auto_pad, int ceil_mode) {
-    int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, in = p->in_sp[i], span;
-    if (auto_pad == OPARA__AUTO_PAD_SAME_UPPER || auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
-        int64_t out = (in + p->stride[i] - 1) / p->stride[i];
-        int64_t total = (out - 1) * p->stride[i] + eff - in;
-        if (total < 0) total = 0;
-        p->pad_b[i] = auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
-        p->pad_e[i] = total - p->pad_b[i];
-        return out;
-    }
-    if (auto_pad == OPARA__AUTO_PAD_VALID) p->pad_b[i] = p->pad_e[i] = 0;
-    span = in + p->pad_b[i] + p->pad_e[i] - eff;
+/* Output size of one dim for Conv/pools from the resolved pads. */
+static int64_t opara__conv_out_dim(const opara__cpu_params* p, int i, int ceil_mode) {
+    int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, span = p->in_sp[i] + p->pad_b[i] + p->pad_e[i] - eff;
     if (span < 0) return 0;
     return (ceil_mode ? (span + p->stride[i] - 1) / p->stride[i] : span / p->stride[i]) + 1;
 }
@@ -11497,10 +11574,9 @@ static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, opara__auto_pad 
 static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
                                           size_t cap) {
     opara__cpu_params* p = &op->p;
-    opara__auto_pad auto_pad = opara__node_auto_pad(op->node);
     int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
     for (i = 0; i < 3; ++i) {
-        int64_t want = opara__conv_out_dim(p, i, auto_pad, ceil_mode);
+        int64_t want = opara__conv_out_dim(p, i, ceil_mode);
         int64_t got = i >= off ? y->dims[2 + i - off] : 1;
         if (got != want && !(ceil_mode && got == want - 1 && got >= 1))
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output spatial dim %d is %lld, expected %lld",
@@ -11782,7 +11858,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: X, W and Y need the same rank >= 3");
     r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
     if (r != OPARA_OK) return r;
-    p->group = opara__attr_int(op->node, "group", 1);
+    p->group = op->params->group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
     p->cout = w->dims[0];
@@ -11886,21 +11962,15 @@ static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
-    uint32_t nop = 0, nos = 0;
-    const int64_t* out_pad = opara__attr_ints(op->node, "output_padding", &nop);
-    const int64_t* out_shape = opara__attr_ints(op->node, "output_shape", &nos);
-    opara__auto_pad auto_pad = opara__node_auto_pad(op->node);
-    int same = auto_pad == OPARA__AUTO_PAD_SAME_UPPER || auto_pad == OPARA__AUTO_PAD_SAME_LOWER;
+    const opara__node_params* rp = op->params;
     int32_t nsp = x->ndim - 2, off, i;
     int64_t rows, cb;
     opara_result r;
     if (!x->data || !w->data || x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim || w->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: X, W and Y need the same rank >= 3");
-    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap); /* pads as resolved for output_shape / auto_pad */
     if (r != OPARA_OK) return r;
-    if ((out_pad && nop != (uint32_t)nsp) || (out_shape && nos != (uint32_t)nsp && nos != (uint32_t)x->ndim))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output_padding/output_shape length");
-    p->group = opara__attr_int(op->node, "group", 1);
+    p->group = rp->group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
     if (p->group < 1 || w->dims[0] != p->cin || p->cin % p->group)
@@ -11913,24 +11983,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
     off = 3 - nsp;
     for (i = 0; i < 3; ++i) {
         int32_t j = i - off;
-        int64_t op_ = j >= 0 && out_pad ? out_pad[j] : 0;
-        int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1, want;
-        if (j >= 0 && (out_shape || same)) {
-            int64_t target = out_shape ? out_shape[nos == (uint32_t)nsp ? j : j + 2] : p->in_sp[i] * p->stride[i];
-            int64_t total = full - target;
-            if (total < 0) total = 0;
-            if (auto_pad == OPARA__AUTO_PAD_SAME_UPPER) {
-                p->pad_b[i] = total / 2;
-                p->pad_e[i] = total - total / 2;
-            } else {
-                p->pad_b[i] = total - total / 2;
-                p->pad_e[i] = total / 2;
-            }
-        } else if (auto_pad == OPARA__AUTO_PAD_VALID) {
-            p->pad_b[i] = p->pad_e[i] = 0;
-        }
-        want = full - p->pad_b[i] - p->pad_e[i];
-        if (j >= 0 && out_shape) want = out_shape[nos == (uint32_t)nsp ? j : j + 2]; /* larger: the tail is bias only */
+        int64_t op_ = j >= 0 ? rp->output_padding[j] : 0;
+        int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1;
+        int64_t want = full - p->pad_b[i] - p->pad_e[i];
+        if (j >= 0 && rp->has_output_shape) want = rp->output_shape[j]; /* larger: the tail is bias only */
         p->out_sp[i] = j >= 0 ? y->dims[2 + j] : 1;
         if (p->out_sp[i] != want)
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output dim %d is %lld, expected %lld",
@@ -12198,7 +12254,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
                                  opara__op_name(op->node->op));
     r = opara__conv_geometry(op, x, NULL, err, cap);
     if (r != OPARA_OK) return r;
-    r = opara__conv_check_out(op, y, opara__attr_int(op->node, "ceil_mode", 0) != 0, err, cap);
+    r = opara__conv_check_out(op, y, op->params->ceil_mode, err, cap);
     if (r != OPARA_OK) return r;
     if (op->n_out > 1 && op->out[1].data &&
         (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))
@@ -12513,6 +12569,7 @@ OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op) {
    bandwidth), memory otherwise; ops without FLOPs (copies) are memory; without shapes, the op
    type's default (convolutions and matrix products compute, everything else memory). */
 /* #include "opara_sched.h" (inlined above) */
+/* #include "opara_model.h" (inlined above) */
 
 /* Public specifications: SM count, per-block/per-SM limits (compute capability tables), FP32 peak
    at boost clock, DRAM bandwidth. max_smem_per_block is the default 48 KiB (cudaDeviceProp
@@ -12595,8 +12652,25 @@ OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g
 typedef struct opara__desc_ctx {
     const opara__graph* g;
     const opara__shape* shapes;
+    const opara__node_params* params; /* [n_nodes], or NULL: resolved per node when needed */
     const opara__node* n;
+    uint32_t node;
 } opara__desc_ctx;
+
+/* The node's record from the shape engine (the caller's, else resolved into scratch now); NULL
+   when the engine could not resolve it (unknown shapes). Windowed ops only: <= 3 inputs, 2 outputs. */
+static const opara__node_params* opara__desc_params(const opara__desc_ctx* c, opara__node_params* scratch) {
+    const opara__shape* in[3];
+    opara__shape out_shapes[2];
+    opara__shape* out[2];
+    uint32_t k;
+    if (c->params) return c->params[c->node].resolved ? &c->params[c->node] : NULL;
+    if (c->n->n_inputs > 3 || c->n->n_outputs > 2) return NULL;
+    for (k = 0; k < c->n->n_inputs; ++k) in[k] = c->n->inputs[k] >= 0 ? &c->shapes[c->n->inputs[k]] : NULL;
+    for (k = 0; k < c->n->n_outputs; ++k) out[k] = &out_shapes[k];
+    (void)opara__infer_node_shapes(c->g->rt, c->g, c->node, OPARA__SHAPE_TOLERANT, 1, in, out, scratch);
+    return scratch->resolved ? scratch : NULL;
+}
 
 static const opara__shape* opara__in_shape(const opara__desc_ctx* c, uint32_t i) {
     return i < c->n->n_inputs && c->n->inputs[i] >= 0 ? &c->shapes[c->n->inputs[i]] : NULL;
@@ -12637,7 +12711,9 @@ static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* x = opara__in_shape(c, 0);
     const opara__shape* w = opara__in_shape(c, 1);
     const opara__shape* y = opara__out_shape(c, 0);
-    double out = opara__elems(y), taps = 1, group = (double)opara__attr_int(c->n, "group", 1);
+    opara__node_params scratch;
+    const opara__node_params* p = opara__desc_params(c, &scratch);
+    double out = opara__elems(y), taps = 1, group = p ? (double)p->group : 1;
     int32_t i;
     if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
         opara__set_launch(d, opara__blocks(out, 256), 256, 96, 16384);
@@ -12696,10 +12772,11 @@ static void opara__describe_other(const opara__desc_ctx* c, opara__op_desc* d) {
     switch (op) {
     case OPARA__OP_MAX_POOL:
     case OPARA__OP_AVERAGE_POOL: {
-        uint32_t nk = 0, i;
-        const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
+        opara__node_params scratch;
+        const opara__node_params* p = opara__desc_params(c, &scratch);
         double taps = 1;
-        for (i = 0; i < nk; ++i) taps *= (double)k[i];
+        int32_t i;
+        for (i = 0; p && i < p->n_spatial; ++i) taps *= (double)p->kernel[i];
         d->flops = out * taps;
         opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
         return;
@@ -12752,6 +12829,12 @@ static void opara__describe_node(const opara__desc_ctx* c, const opara__device* 
 
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
                                                const opara__device* dev, opara__op_desc* out) {
+    return opara__describe_ops_resolved(g, shapes, NULL, dev, out);
+}
+
+OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, const opara__shape* shapes,
+                                                        const opara__node_params* params, const opara__device* dev,
+                                                        opara__op_desc* out) {
     opara__desc_ctx c;
     uint32_t i;
     if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
@@ -12759,8 +12842,10 @@ OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opa
     if (!dev) dev = opara__device_default();
     c.g = g;
     c.shapes = shapes;
+    c.params = params;
     for (i = 0; i < g->n_nodes; ++i) {
         c.n = &g->nodes[i];
+        c.node = i;
         opara__describe_node(&c, dev, &out[i]);
     }
     return OPARA_OK;
@@ -28660,7 +28745,8 @@ typedef struct opara__cuda_lowering {
 } opara__cuda_lowering;
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
-                                             const opara_dtype* dtypes, opara__cuda_lowering* low);
+                                             const opara__node_params* params, const opara_dtype* dtypes,
+                                             opara__cuda_lowering* low);
 OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_lowering* low);
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);
@@ -28752,6 +28838,7 @@ typedef struct opara__cul_lw {
     opara_runtime* rt;
     const opara__graph* g;
     const opara__shape* shapes;
+    const opara__node_params* params; /* [n_nodes] what the shape engine resolved */
     const opara_dtype* dtypes;
     opara__cuda_lowering* low;
     uint32_t node;
@@ -29377,53 +29464,25 @@ static opara_result opara__cul_lower_global_avg(opara__cul_lw* w) {
 
 /* ---- pooling and normalisation with constants ------------------------------------------------- */
 
-/* Begin/end padding of spatial dim i of a window op (auto_pad resolved against the output size). */
-static void opara__cul_window_pads(const opara__node* n, int32_t k, int32_t i, int64_t in, int64_t out, int64_t kernel,
-                               int64_t stride, int64_t dil, int64_t* pb, int64_t* pe) {
-    opara__auto_pad ap = opara__node_auto_pad(n);
-    uint32_t np = 0;
-    const int64_t* pads = opara__attr_ints(n, "pads", &np);
-    *pb = pads && np == 2u * (uint32_t)k ? pads[i] : 0;
-    *pe = pads && np == 2u * (uint32_t)k ? pads[k + i] : 0;
-    if (ap == OPARA__AUTO_PAD_SAME_UPPER || ap == OPARA__AUTO_PAD_SAME_LOWER) {
-        int64_t total = (out - 1) * stride + (kernel - 1) * dil + 1 - in;
-        if (total < 0) total = 0;
-        *pb = ap == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
-        *pe = total - *pb;
-    } else if (ap == OPARA__AUTO_PAD_VALID) {
-        *pb = *pe = 0;
-    }
-}
-
-static int64_t opara__cul_ints_at(const opara__node* n, const char* name, uint32_t i, int64_t fallback) {
-    uint32_t c = 0;
-    const int64_t* v = opara__attr_ints(n, name, &c);
-    return v && i < c ? v[i] : fallback;
-}
-
 /* Spatial geometry of 1-D or 2-D window ops as 2-D (a 1-D op gets H = 1). */
 typedef struct opara__cul_win2 {
     int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, ph_end, pw_end;
 } opara__cul_win2;
 
-static opara_result opara__cul_win2_read(opara__cul_lw* w, const opara__shape* x, const opara__shape* y, int64_t kh, int64_t kw,
-                                     opara__cul_win2* v) {
-    const opara__node* n = &w->g->nodes[w->node];
-    int32_t k = x->ndim - 2;
-    int64_t pb, pe;
+/* The window the shape engine resolved for the node (pads after auto_pad / output_shape) as 2-D. */
+static opara_result opara__cul_win2_read(opara__cul_lw* w, const opara__shape* x, const opara__shape* y, opara__cul_win2* v) {
+    const opara__node_params* p = &w->params[w->node];
+    int32_t k = x->ndim - 2, h = k == 2 ? 0 : -1, ww = k - 1; /* spatial indices of H (-1: 1-D) and W */
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
+    if (!p->resolved || p->n_spatial != k) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "no resolved window");
     memset(v, 0, sizeof *v);
-    v->H = k == 2 ? x->dims[2] : 1, v->W = x->dims[1 + k];
-    v->OH = k == 2 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
-    v->kh = k == 2 ? kh : 1, v->kw = kw;
-    v->sh = k == 2 ? opara__cul_ints_at(n, "strides", 0, 1) : 1, v->sw = opara__cul_ints_at(n, "strides", (uint32_t)k - 1, 1);
-    v->dh = k == 2 ? opara__cul_ints_at(n, "dilations", 0, 1) : 1, v->dw = opara__cul_ints_at(n, "dilations", (uint32_t)k - 1, 1);
-    if (k == 2) {
-        opara__cul_window_pads(n, k, 0, v->H, v->OH, v->kh, v->sh, v->dh, &pb, &pe);
-        v->ph = pb, v->ph_end = pe;
-    }
-    opara__cul_window_pads(n, k, k - 1, v->W, v->OW, v->kw, v->sw, v->dw, &pb, &pe);
-    v->pw = pb, v->pw_end = pe;
+    v->H = h >= 0 ? x->dims[2] : 1, v->W = x->dims[1 + k];
+    v->OH = h >= 0 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
+    v->kh = h >= 0 ? p->kernel[h] : 1, v->kw = p->kernel[ww];
+    v->sh = h >= 0 ? p->strides[h] : 1, v->sw = p->strides[ww];
+    v->dh = h >= 0 ? p->dilations[h] : 1, v->dw = p->dilations[ww];
+    v->ph = h >= 0 ? p->pads[h] : 0, v->ph_end = h >= 0 ? p->pads[k + h] : 0;
+    v->pw = p->pads[ww], v->pw_end = p->pads[k + ww];
     return OPARA_OK;
 }
 
@@ -29438,7 +29497,7 @@ static opara_result opara__cul_lower_pool(opara__cul_lw* w, int is_max) {
     if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
-    r = opara__cul_win2_read(w, x, y, opara__cul_ints_at(n, "kernel_shape", 0, 1), opara__cul_ints_at(n, "kernel_shape", (uint32_t)k - 1, 1), &v);
+    r = opara__cul_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__cul_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_POOL2D))) return OPARA_ERR_OUT_OF_MEMORY;
@@ -29530,17 +29589,7 @@ static void opara__cul_conv_args(const opara__cul_lw* w, opara__cuda_launch* L, 
 
 static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
                                                     opara__cul_win2 v, int64_t group) {
-    const opara__node* n = &w->g->nodes[w->node];
     opara__cuda_launch* L;
-    opara__auto_pad ap = opara__node_auto_pad(n);
-    if (opara__node_attr(n, "output_shape") || ap != OPARA__AUTO_PAD_NOTSET) {
-        /* pads implied by output_shape / auto_pad: total padding = full size - output size */
-        int64_t full_h = (v.H - 1) * v.sh + (v.kh - 1) * v.dh + 1, full_w = (v.W - 1) * v.sw + (v.kw - 1) * v.dw + 1;
-        int64_t th = full_h - v.OH, tw = full_w - v.OW;
-        int upper = ap != OPARA__AUTO_PAD_SAME_LOWER;
-        v.ph = th > 0 ? (upper ? th / 2 : th - th / 2) : 0;
-        v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
-    }
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_conv_args(w, L, x, y, &v, group);
     opara__cul_grid_1d(L, opara__cul_numel(y));
@@ -29628,8 +29677,8 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
 
 static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape *x = opara__cul_in_shape(w, 0), *wt = opara__cul_in_shape(w, 1), *y = opara__cul_out_shape(w, 0);
-    int64_t group = opara__attr_int(n, "group", 1), K = y->dims[1], kgroup;
+    const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
+    int64_t group = w->params[w->node].group, K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
     int act = opara__cul_fused_act(n), done = 0;
     opara__cul_win2 v;
@@ -29639,7 +29688,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (act < 0 || (transpose && act != OPARA__CUDA_ACT_NONE))
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
-    r = opara__cul_win2_read(w, x, y, k == 2 ? wt->dims[2] : 1, wt->dims[1 + k], &v);
+    r = opara__cul_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
@@ -29816,7 +29865,8 @@ static opara_result opara__cul_lower_node(opara__cul_lw* w) {
 }
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
-                                             const opara_dtype* dtypes, opara__cuda_lowering* low) {
+                                             const opara__node_params* params, const opara_dtype* dtypes,
+                                             opara__cuda_lowering* low) {
     opara__cul_lw w;
     uint32_t i;
     opara_result r = OPARA_OK;
@@ -29828,7 +29878,7 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     low->dnn_handle = keep.dnn_handle;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     if (!low->node_start) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
-    w.rt = rt, w.g = g, w.shapes = shapes, w.dtypes = dtypes, w.low = low;
+    w.rt = rt, w.g = g, w.shapes = shapes, w.params = params, w.dtypes = dtypes, w.low = low;
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         w.node = i;
         low->node_start[i] = low->n_launches;
@@ -30298,6 +30348,7 @@ struct opara__cuda_session {
     opara_CUfunction funcs[OPARA__CUK_COUNT];
 
     opara__shape* shapes;
+    opara__node_params* node_params; /* [n_nodes] what the shape engine resolved per node */
     opara_dtype* dtypes;
     uint64_t* value_bytes;
     opara__cuda_lowering low;
@@ -30753,9 +30804,11 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
     s->shapes = (opara__shape*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(opara__shape));
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(opara_dtype));
     s->value_bytes = (uint64_t*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(uint64_t));
-    if (!s->shapes || !s->dtypes || !s->value_bytes) return opara__cub_oom(s);
+    s->node_params = (opara__node_params*)opara__calloc(s->rt, g->n_nodes ? g->n_nodes : 1, sizeof(opara__node_params));
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->node_params) return opara__cub_oom(s);
     if ((r = opara__infer_dtypes(s->rt, g, s->dtypes)) != OPARA_OK) return r;
-    if ((r = opara__infer_shapes(s->rt, g, s->opt.batch > 0 ? s->opt.batch : 1, s->shapes)) != OPARA_OK) return r;
+    if ((r = opara__infer_shapes_params(s->rt, g, s->opt.batch > 0 ? s->opt.batch : 1, s->shapes, s->node_params)) != OPARA_OK)
+        return r;
     if ((r = opara__refuse_zero_sized(s->rt, g, s->shapes)) != OPARA_OK) return r;
     return opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
 }
@@ -30764,7 +30817,7 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
    registers and shared memory of each node's main kernel from the profiler (opara_cuda_profile.c)
    and, after a profiling run, its measured time. */
 static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc* descs) {
-    opara_result r = opara__describe_ops(s->g, s->shapes, &s->device, descs);
+    opara_result r = opara__describe_ops_resolved(s->g, s->shapes, s->node_params, &s->device, descs);
     if (r != OPARA_OK) return r;
     s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
     if (!s->prof) return opara__cub_oom(s);
@@ -31352,6 +31405,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the graph's (model's) runtime */
     opara__cuda_lowering_free(rt, &s->low); /* its cuDNN descriptors: the runtime keeps cuDNN loaded */
     opara__free(rt, s->shapes);
+    opara__free(rt, s->node_params);
     opara__free(rt, s->dtypes);
     opara__free(rt, s->value_bytes);
     opara__free(rt, s);
@@ -31419,7 +31473,7 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     s->low.use_cublas = s->have_cublas;
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
-    if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
+    if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->node_params, s->dtypes, &s->low)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;
@@ -32683,8 +32737,8 @@ static opara_result opara__exec_pack_weights(opara__cpu_exec* ex, opara__cpu_op*
     return OPARA_OK;
 }
 
-static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
-                                            char* err, size_t cap) {
+static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes,
+                                            const opara__node_params* params, const opara_dtype* dtypes, char* err, size_t cap) {
     const opara__graph* g = ex->g;
     size_t n_tensors = 0, at = 0;
     uint32_t n, i;
@@ -32699,6 +32753,7 @@ static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__sh
         opara_result r;
         char detail[256];
         op->node = node;
+        op->params = &params[n];
         op->n_in = node->n_inputs;
         op->n_out = node->n_outputs;
         op->in = ex->tensors + at;
@@ -32853,7 +32908,8 @@ static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t c
 }
 
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
-                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   const opara__shape* shapes, const opara__node_params* params,
+                                                   const opara_dtype* dtypes,
                                                    uint32_t threads, int builtin_gemm, int pack_weights,
                                                    int pin_workers, char* err, size_t err_cap, opara__cpu_exec** out) {
     opara__cpu_exec* ex = (opara__cpu_exec*)opara__calloc(rt, 1, sizeof *ex);
@@ -32870,7 +32926,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     ex->threads_started = -1;
     opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
     r = opara__exec_memory(ex, err, err_cap);
-    if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, params, dtypes, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_deps(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_ranks(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);
@@ -32979,6 +33035,7 @@ struct opara_session {
     opara__errbuf error;
     opara_strategy strategy;
     opara__shape* shapes;
+    opara__node_params* params; /* [n_nodes] what the shape engine resolved per node */
     opara_dtype* dtypes;
     uint64_t* value_bytes;
     opara__op_desc* descs;
@@ -33049,11 +33106,12 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
     s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof *s->value_bytes);
     s->descs = (opara__op_desc*)opara__calloc(s->rt, nn, sizeof *s->descs);
+    s->params = (opara__node_params*)opara__calloc(s->rt, nn, sizeof *s->params);
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
-    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->params || !s->given)
         return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     if (d->batch_size < 0) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
-    r = opara__infer_shapes(s->rt, g, batch, s->shapes);
+    r = opara__infer_shapes_params(s->rt, g, batch, s->shapes, s->params);
     if (r == OPARA_OK) r = opara__refuse_zero_sized(s->rt, g, s->shapes);
     if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
@@ -33063,7 +33121,7 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
 static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
     opara__plan_desc pd;
-    opara_result r = opara__describe_ops(g, s->shapes, NULL, s->descs);
+    opara_result r = opara__describe_ops_resolved(g, s->shapes, s->params, NULL, s->descs);
     if (r != OPARA_OK) return r;
     memset(&pd, 0, sizeof pd);
     pd.strategy = d->strategy;
@@ -33183,7 +33241,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
     threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
     if (r == OPARA_OK && !use_cuda) {
-        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm,
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->params, s->dtypes, threads, d.builtin_gemm,
                                    !d.cpu_keep_weights, d.cpu_pin_workers == 1, err, sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
         else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
@@ -33208,6 +33266,7 @@ OPARADEF void opara_session_destroy(opara_session* s) {
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
     opara__free(s->rt, s->descs);
+    opara__free(s->rt, s->params);
     opara__free(s->rt, s->given);
     opara__model_release(s->model); /* last: everything above may read the graph */
     opara__free(s->rt, s);
@@ -35603,7 +35662,7 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
     out = (opara__shape**)(void*)(in + n->n_inputs);
     for (k = 0; k < n->n_inputs; ++k) in[k] = n->inputs[k] >= 0 ? opara__imp_shape(im, n->inputs[k]) : NULL;
     for (k = 0; k < n->n_outputs; ++k) out[k] = &opara__side(im, n->outputs[k])->shape;
-    (void)opara__infer_node_shapes(im->rt, im->g, (uint32_t)node, OPARA__SHAPE_TOLERANT, OPARA__DIM_BATCH, in, out);
+    (void)opara__infer_node_shapes(im->rt, im->g, (uint32_t)node, OPARA__SHAPE_TOLERANT, OPARA__DIM_BATCH, in, out, NULL);
     opara__free(im->rt, (void*)in);
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;

@@ -50,6 +50,7 @@ struct opara__cuda_session {
     opara_CUfunction funcs[OPARA__CUK_COUNT];
 
     opara__shape* shapes;
+    opara__node_params* node_params; /* [n_nodes] what the shape engine resolved per node */
     opara_dtype* dtypes;
     uint64_t* value_bytes;
     opara__cuda_lowering low;
@@ -505,9 +506,11 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
     s->shapes = (opara__shape*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(opara__shape));
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(opara_dtype));
     s->value_bytes = (uint64_t*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(uint64_t));
-    if (!s->shapes || !s->dtypes || !s->value_bytes) return opara__cub_oom(s);
+    s->node_params = (opara__node_params*)opara__calloc(s->rt, g->n_nodes ? g->n_nodes : 1, sizeof(opara__node_params));
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->node_params) return opara__cub_oom(s);
     if ((r = opara__infer_dtypes(s->rt, g, s->dtypes)) != OPARA_OK) return r;
-    if ((r = opara__infer_shapes(s->rt, g, s->opt.batch > 0 ? s->opt.batch : 1, s->shapes)) != OPARA_OK) return r;
+    if ((r = opara__infer_shapes_params(s->rt, g, s->opt.batch > 0 ? s->opt.batch : 1, s->shapes, s->node_params)) != OPARA_OK)
+        return r;
     if ((r = opara__refuse_zero_sized(s->rt, g, s->shapes)) != OPARA_OK) return r;
     return opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
 }
@@ -516,7 +519,7 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s) {
    registers and shared memory of each node's main kernel from the profiler (opara_cuda_profile.c)
    and, after a profiling run, its measured time. */
 static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc* descs) {
-    opara_result r = opara__describe_ops(s->g, s->shapes, &s->device, descs);
+    opara_result r = opara__describe_ops_resolved(s->g, s->shapes, s->node_params, &s->device, descs);
     if (r != OPARA_OK) return r;
     s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
     if (!s->prof) return opara__cub_oom(s);
@@ -1104,6 +1107,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the graph's (model's) runtime */
     opara__cuda_lowering_free(rt, &s->low); /* its cuDNN descriptors: the runtime keeps cuDNN loaded */
     opara__free(rt, s->shapes);
+    opara__free(rt, s->node_params);
     opara__free(rt, s->dtypes);
     opara__free(rt, s->value_bytes);
     opara__free(rt, s);
@@ -1171,7 +1175,7 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s) {
     s->low.use_cublas = s->have_cublas;
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
-    if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low)) != OPARA_OK) return r;
+    if ((r = opara__cuda_lower(s->rt, s->g, s->shapes, s->node_params, s->dtypes, &s->low)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_make_plan(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
     if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;

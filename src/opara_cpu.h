@@ -196,6 +196,7 @@ typedef struct opara__cpu_params {
 
 struct opara__cpu_op {
     const opara__node* node;
+    const opara__node_params* params; /* what the shape engine resolved for the node */
     uint32_t n_in, n_out;
     opara__cpu_tensor* in;
     opara__cpu_tensor* out;
@@ -265,7 +266,8 @@ typedef struct opara__cpu_exec opara__cpu_exec;
    one CPU (process-wide round robin over the affinity mask, starting at its second CPU, so that the
    workers of several sessions spread out). On failure the detail is written to err. */
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
-                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   const opara__shape* shapes, const opara__node_params* params,
+                                                   const opara_dtype* dtypes,
                                                    uint32_t threads, int builtin_gemm, int pack_weights,
                                                    int pin_workers, char* err, size_t err_cap, opara__cpu_exec** out);
 OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);

@@ -23,6 +23,7 @@ typedef struct opara__cul_lw {
     opara_runtime* rt;
     const opara__graph* g;
     const opara__shape* shapes;
+    const opara__node_params* params; /* [n_nodes] what the shape engine resolved */
     const opara_dtype* dtypes;
     opara__cuda_lowering* low;
     uint32_t node;
@@ -648,53 +649,25 @@ static opara_result opara__cul_lower_global_avg(opara__cul_lw* w) {
 
 /* ---- pooling and normalisation with constants ------------------------------------------------- */
 
-/* Begin/end padding of spatial dim i of a window op (auto_pad resolved against the output size). */
-static void opara__cul_window_pads(const opara__node* n, int32_t k, int32_t i, int64_t in, int64_t out, int64_t kernel,
-                               int64_t stride, int64_t dil, int64_t* pb, int64_t* pe) {
-    opara__auto_pad ap = opara__node_auto_pad(n);
-    uint32_t np = 0;
-    const int64_t* pads = opara__attr_ints(n, "pads", &np);
-    *pb = pads && np == 2u * (uint32_t)k ? pads[i] : 0;
-    *pe = pads && np == 2u * (uint32_t)k ? pads[k + i] : 0;
-    if (ap == OPARA__AUTO_PAD_SAME_UPPER || ap == OPARA__AUTO_PAD_SAME_LOWER) {
-        int64_t total = (out - 1) * stride + (kernel - 1) * dil + 1 - in;
-        if (total < 0) total = 0;
-        *pb = ap == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
-        *pe = total - *pb;
-    } else if (ap == OPARA__AUTO_PAD_VALID) {
-        *pb = *pe = 0;
-    }
-}
-
-static int64_t opara__cul_ints_at(const opara__node* n, const char* name, uint32_t i, int64_t fallback) {
-    uint32_t c = 0;
-    const int64_t* v = opara__attr_ints(n, name, &c);
-    return v && i < c ? v[i] : fallback;
-}
-
 /* Spatial geometry of 1-D or 2-D window ops as 2-D (a 1-D op gets H = 1). */
 typedef struct opara__cul_win2 {
     int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, ph_end, pw_end;
 } opara__cul_win2;
 
-static opara_result opara__cul_win2_read(opara__cul_lw* w, const opara__shape* x, const opara__shape* y, int64_t kh, int64_t kw,
-                                     opara__cul_win2* v) {
-    const opara__node* n = &w->g->nodes[w->node];
-    int32_t k = x->ndim - 2;
-    int64_t pb, pe;
+/* The window the shape engine resolved for the node (pads after auto_pad / output_shape) as 2-D. */
+static opara_result opara__cul_win2_read(opara__cul_lw* w, const opara__shape* x, const opara__shape* y, opara__cul_win2* v) {
+    const opara__node_params* p = &w->params[w->node];
+    int32_t k = x->ndim - 2, h = k == 2 ? 0 : -1, ww = k - 1; /* spatial indices of H (-1: 1-D) and W */
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
+    if (!p->resolved || p->n_spatial != k) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "no resolved window");
     memset(v, 0, sizeof *v);
-    v->H = k == 2 ? x->dims[2] : 1, v->W = x->dims[1 + k];
-    v->OH = k == 2 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
-    v->kh = k == 2 ? kh : 1, v->kw = kw;
-    v->sh = k == 2 ? opara__cul_ints_at(n, "strides", 0, 1) : 1, v->sw = opara__cul_ints_at(n, "strides", (uint32_t)k - 1, 1);
-    v->dh = k == 2 ? opara__cul_ints_at(n, "dilations", 0, 1) : 1, v->dw = opara__cul_ints_at(n, "dilations", (uint32_t)k - 1, 1);
-    if (k == 2) {
-        opara__cul_window_pads(n, k, 0, v->H, v->OH, v->kh, v->sh, v->dh, &pb, &pe);
-        v->ph = pb, v->ph_end = pe;
-    }
-    opara__cul_window_pads(n, k, k - 1, v->W, v->OW, v->kw, v->sw, v->dw, &pb, &pe);
-    v->pw = pb, v->pw_end = pe;
+    v->H = h >= 0 ? x->dims[2] : 1, v->W = x->dims[1 + k];
+    v->OH = h >= 0 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
+    v->kh = h >= 0 ? p->kernel[h] : 1, v->kw = p->kernel[ww];
+    v->sh = h >= 0 ? p->strides[h] : 1, v->sw = p->strides[ww];
+    v->dh = h >= 0 ? p->dilations[h] : 1, v->dw = p->dilations[ww];
+    v->ph = h >= 0 ? p->pads[h] : 0, v->ph_end = h >= 0 ? p->pads[k + h] : 0;
+    v->pw = p->pads[ww], v->pw_end = p->pads[k + ww];
     return OPARA_OK;
 }
 
@@ -709,7 +682,7 @@ static opara_result opara__cul_lower_pool(opara__cul_lw* w, int is_max) {
     if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
-    r = opara__cul_win2_read(w, x, y, opara__cul_ints_at(n, "kernel_shape", 0, 1), opara__cul_ints_at(n, "kernel_shape", (uint32_t)k - 1, 1), &v);
+    r = opara__cul_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__cul_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_POOL2D))) return OPARA_ERR_OUT_OF_MEMORY;
@@ -801,17 +774,7 @@ static void opara__cul_conv_args(const opara__cul_lw* w, opara__cuda_launch* L, 
 
 static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
                                                     opara__cul_win2 v, int64_t group) {
-    const opara__node* n = &w->g->nodes[w->node];
     opara__cuda_launch* L;
-    opara__auto_pad ap = opara__node_auto_pad(n);
-    if (opara__node_attr(n, "output_shape") || ap != OPARA__AUTO_PAD_NOTSET) {
-        /* pads implied by output_shape / auto_pad: total padding = full size - output size */
-        int64_t full_h = (v.H - 1) * v.sh + (v.kh - 1) * v.dh + 1, full_w = (v.W - 1) * v.sw + (v.kw - 1) * v.dw + 1;
-        int64_t th = full_h - v.OH, tw = full_w - v.OW;
-        int upper = ap != OPARA__AUTO_PAD_SAME_LOWER;
-        v.ph = th > 0 ? (upper ? th / 2 : th - th / 2) : 0;
-        v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
-    }
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_conv_args(w, L, x, y, &v, group);
     opara__cul_grid_1d(L, opara__cul_numel(y));
@@ -899,8 +862,8 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
 
 static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape *x = opara__cul_in_shape(w, 0), *wt = opara__cul_in_shape(w, 1), *y = opara__cul_out_shape(w, 0);
-    int64_t group = opara__attr_int(n, "group", 1), K = y->dims[1], kgroup;
+    const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
+    int64_t group = w->params[w->node].group, K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
     int act = opara__cul_fused_act(n), done = 0;
     opara__cul_win2 v;
@@ -910,7 +873,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (act < 0 || (transpose && act != OPARA__CUDA_ACT_NONE))
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
-    r = opara__cul_win2_read(w, x, y, k == 2 ? wt->dims[2] : 1, wt->dims[1 + k], &v);
+    r = opara__cul_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
@@ -1087,7 +1050,8 @@ static opara_result opara__cul_lower_node(opara__cul_lw* w) {
 }
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
-                                             const opara_dtype* dtypes, opara__cuda_lowering* low) {
+                                             const opara__node_params* params, const opara_dtype* dtypes,
+                                             opara__cuda_lowering* low) {
     opara__cul_lw w;
     uint32_t i;
     opara_result r = OPARA_OK;
@@ -1099,7 +1063,7 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     low->dnn_handle = keep.dnn_handle;
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     if (!low->node_start) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
-    w.rt = rt, w.g = g, w.shapes = shapes, w.dtypes = dtypes, w.low = low;
+    w.rt = rt, w.g = g, w.shapes = shapes, w.params = params, w.dtypes = dtypes, w.low = low;
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         w.node = i;
         low->node_start[i] = low->n_launches;

@@ -74,6 +74,21 @@ typedef enum opara__shape_mode { OPARA__SHAPE_STRICT, OPARA__SHAPE_TOLERANT } op
    unknown (strides are then not filled). */
 OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
                                            opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]);
+/* What the shape engine resolved for one node (opara__infer_shapes_params), read by the backends
+   instead of the attributes. Only the fields of the node's op family are set. */
+typedef struct opara__node_params {
+    int resolved; /* the engine inferred the node: the fields below are valid */
+    /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in */
+    int32_t n_spatial;
+    int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
+    int64_t pads[2 * OPARA_MAX_DIMS];       /* n_spatial begins then n_spatial ends, after auto_pad and output_shape */
+    int64_t output_padding[OPARA_MAX_DIMS]; /* ConvTranspose */
+    int64_t group;                          /* Conv, ConvTranspose */
+    int ceil_mode;                          /* pools */
+    int has_output_shape;                   /* ConvTranspose: output_shape given (it may extend past the full size) */
+    int64_t output_shape[OPARA_MAX_DIMS];   /* its spatial dims */
+} opara__node_params;
+
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
    ONNX's four strings). */
 typedef enum opara__auto_pad {

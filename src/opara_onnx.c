@@ -1141,7 +1141,7 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
     out = (opara__shape**)(void*)(in + n->n_inputs);
     for (k = 0; k < n->n_inputs; ++k) in[k] = n->inputs[k] >= 0 ? opara__imp_shape(im, n->inputs[k]) : NULL;
     for (k = 0; k < n->n_outputs; ++k) out[k] = &opara__side(im, n->outputs[k])->shape;
-    (void)opara__infer_node_shapes(im->rt, im->g, (uint32_t)node, OPARA__SHAPE_TOLERANT, OPARA__DIM_BATCH, in, out);
+    (void)opara__infer_node_shapes(im->rt, im->g, (uint32_t)node, OPARA__SHAPE_TOLERANT, OPARA__DIM_BATCH, in, out, NULL);
     opara__free(im->rt, (void*)in);
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;

@@ -17,6 +17,7 @@ struct opara_session {
     opara__errbuf error;
     opara_strategy strategy;
     opara__shape* shapes;
+    opara__node_params* params; /* [n_nodes] what the shape engine resolved per node */
     opara_dtype* dtypes;
     uint64_t* value_bytes;
     opara__op_desc* descs;
@@ -87,11 +88,12 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
     s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof *s->value_bytes);
     s->descs = (opara__op_desc*)opara__calloc(s->rt, nn, sizeof *s->descs);
+    s->params = (opara__node_params*)opara__calloc(s->rt, nn, sizeof *s->params);
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
-    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->params || !s->given)
         return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     if (d->batch_size < 0) return opara__fail(s->rt, OPARA_ERR_INVALID_ARGS, "session: negative batch size");
-    r = opara__infer_shapes(s->rt, g, batch, s->shapes);
+    r = opara__infer_shapes_params(s->rt, g, batch, s->shapes, s->params);
     if (r == OPARA_OK) r = opara__refuse_zero_sized(s->rt, g, s->shapes);
     if (r == OPARA_OK) r = opara__infer_dtypes(s->rt, g, s->dtypes);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, s->shapes, s->value_bytes);
@@ -101,7 +103,7 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
 static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
     opara__plan_desc pd;
-    opara_result r = opara__describe_ops(g, s->shapes, NULL, s->descs);
+    opara_result r = opara__describe_ops_resolved(g, s->shapes, s->params, NULL, s->descs);
     if (r != OPARA_OK) return r;
     memset(&pd, 0, sizeof pd);
     pd.strategy = d->strategy;
@@ -221,7 +223,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
     threads = d.threads ? d.threads : (uint32_t)opara__cpu_count();
     if (r == OPARA_OK && !use_cuda) {
-        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, threads, d.builtin_gemm,
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->params, s->dtypes, threads, d.builtin_gemm,
                                    !d.cpu_keep_weights, d.cpu_pin_workers == 1, err, sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
         else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
@@ -246,6 +248,7 @@ OPARADEF void opara_session_destroy(opara_session* s) {
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
     opara__free(s->rt, s->descs);
+    opara__free(s->rt, s->params);
     opara__free(s->rt, s->given);
     opara__model_release(s->model); /* last: everything above may read the graph */
     opara__free(s->rt, s);

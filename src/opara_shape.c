@@ -43,6 +43,7 @@ typedef struct opara__shape_ctx {
     int64_t batch; /* OPARA__DIM_BATCH (symbolic) in tolerant mode */
     const opara__shape* const* in; /* n->n_inputs entries, NULL for an omitted input */
     opara__shape* const* out;      /* n->n_outputs entries */
+    opara__node_params* params;    /* NULL when the caller does not want them */
 } opara__shape_ctx;
 
 static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
@@ -256,6 +257,30 @@ static opara_result opara__read_window(opara__shape_ctx* c, uint32_t k, int kern
     return r;
 }
 
+/* Conv and pools: the window into the node's record, pads resolved. SAME_* pads so that the output
+   is ceil(in / stride), the odd one at the end for SAME_UPPER; VALID pads nothing. */
+static void opara__record_window(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x) {
+    opara__node_params* p = c->params;
+    uint32_t i;
+    if (!p) return;
+    p->n_spatial = (int32_t)k;
+    for (i = 0; i < k; ++i) {
+        int64_t in = x->dims[2 + i], s = w->strides[i], eff = (w->kernel[i] - 1) * w->dilations[i] + 1;
+        int64_t b = w->pads[i], e = w->pads[k + i];
+        if (w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
+            int64_t total = ((in + s - 1) / s - 1) * s + eff - in;
+            if (total < 0) total = 0;
+            b = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            e = total - b;
+        } else if (w->auto_pad == OPARA__AUTO_PAD_VALID) {
+            b = e = 0;
+        }
+        p->kernel[i] = w->kernel[i], p->strides[i] = s, p->dilations[i] = w->dilations[i];
+        p->pads[i] = b, p->pads[k + i] = e;
+        p->output_padding[i] = w->out_pad[i];
+    }
+}
+
 /* Spatial output size of a convolution/pool window (ONNX Conv/MaxPool/AveragePool). k is the
    number of spatial dims (pads holds k begins then k ends). With ceil_mode a last window that
    would start inside the end padding is dropped (ONNX >= 1.16, PyTorch, ONNX Runtime). */
@@ -308,6 +333,8 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     y = *x;
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], ceil_mode != 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
+    opara__record_window(c, &w, k, x);
+    if (c->params) c->params->ceil_mode = ceil_mode != 0;
     for (i = 0; i < c->n->n_outputs && r == OPARA_OK; ++i) r = opara__set_out(c, i, &y); /* MaxPool Indices: same shape */
     return r;
 }
@@ -343,7 +370,39 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     y.dims[0] = x->dims[0];
     y.dims[1] = wt->dims[0];
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], 0, &y.dims[2 + i]);
-    return r == OPARA_OK ? opara__set_out(c, 0, &y) : r;
+    if (r != OPARA_OK) return r;
+    opara__record_window(c, &w, k, x);
+    if (c->params) c->params->group = group;
+    return opara__set_out(c, 0, &y);
+}
+
+/* ConvTranspose's window into the node's record. With output_shape or SAME_* the pads are what
+   trims the full size stride*(in-1) + output_padding + (kernel-1)*dilation + 1 to the target
+   (output_shape, or in*stride): the odd one at the start unless SAME_UPPER (ONNX's rule). */
+static void opara__record_conv_transpose(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x,
+                                         const int64_t* output_shape) {
+    opara__node_params* p = c->params;
+    int same = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER;
+    uint32_t i;
+    if (!p) return;
+    p->n_spatial = (int32_t)k;
+    p->has_output_shape = output_shape != NULL;
+    for (i = 0; i < k; ++i) {
+        int64_t in = x->dims[2 + i], s = w->strides[i], b = w->pads[i], e = w->pads[k + i];
+        if (output_shape || same) {
+            int64_t full = s * (in - 1) + w->out_pad[i] + (w->kernel[i] - 1) * w->dilations[i] + 1;
+            int64_t total = full - (output_shape ? output_shape[i] : in * s);
+            if (total < 0) total = 0;
+            b = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            e = total - b;
+        } else if (w->auto_pad == OPARA__AUTO_PAD_VALID) {
+            b = e = 0;
+        }
+        p->kernel[i] = w->kernel[i], p->strides[i] = s, p->dilations[i] = w->dilations[i];
+        p->pads[i] = b, p->pads[k + i] = e;
+        p->output_padding[i] = w->out_pad[i];
+        p->output_shape[i] = output_shape ? output_shape[i] : 0;
+    }
 }
 
 /* ConvTranspose: out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end,
@@ -394,6 +453,8 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
                                      opara__sh(&b, 1, wt));
         y.dims[2 + i] = t + w.out_pad[i] + eff + 1 - w.pads[i] - w.pads[k + i];
     }
+    opara__record_conv_transpose(c, &w, k, x, os ? os + (n_os - k) : NULL);
+    if (c->params) c->params->group = group;
     return opara__set_out(c, 0, &y);
 }
 
@@ -998,7 +1059,7 @@ static int opara__shape_in_range(const opara__shape* s) {
 
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
                                                     opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
-                                                    opara__shape* const* out) {
+                                                    opara__shape* const* out, opara__node_params* params) {
     opara__shape_ctx c;
     opara_result r = OPARA_OK;
     uint32_t k;
@@ -1010,11 +1071,14 @@ OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const op
     c.batch = mode == OPARA__SHAPE_TOLERANT ? OPARA__DIM_BATCH : batch;
     c.in = in;
     c.out = out;
+    c.params = params;
+    if (params) memset(params, 0, sizeof *params);
     if (c.n->n_inputs > OPARA_MAX_NODE_IO || c.n->n_outputs > OPARA_MAX_NODE_IO)
         r = opara__shape_fail(&c, OPARA_ERR_LIMIT_EXCEEDED, "too many inputs or outputs");
     for (k = 0; r == OPARA_OK && mode == OPARA__SHAPE_TOLERANT && k < c.n->n_inputs; ++k)
         if (in[k] && !opara__shape_in_range(in[k])) r = OPARA_ERR_SHAPE;
     if (r == OPARA_OK) r = opara__shape_node(&c);
+    if (params) params->resolved = r == OPARA_OK;
     if (r == OPARA_OK || mode == OPARA__SHAPE_STRICT) return r;
     for (k = 0; k < c.n->n_outputs; ++k) out[k]->ndim = -1; /* tolerant: what could not be inferred is unknown */
     return OPARA_OK;
@@ -1035,6 +1099,11 @@ static opara_result opara__declared_shape(opara_runtime* rt, const opara__value*
 
 OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
                                                opara__shape* shapes) {
+    return opara__infer_shapes_params(rt, g, batch, shapes, NULL);
+}
+
+OPARA__PRIVATE opara_result opara__infer_shapes_params(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                                      opara__shape* shapes, opara__node_params* params) {
     const opara__shape** in;
     opara__shape** out;
     uint32_t i, k;
@@ -1054,7 +1123,7 @@ OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__
         const opara__node* n = &g->nodes[g->topo[i]];
         for (k = 0; k < n->n_inputs && k < OPARA_MAX_NODE_IO; ++k) in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
         for (k = 0; k < n->n_outputs && k < OPARA_MAX_NODE_IO; ++k) out[k] = &shapes[n->outputs[k]];
-        r = opara__infer_node_shapes(rt, g, g->topo[i], OPARA__SHAPE_STRICT, batch, in, out);
+        r = opara__infer_node_shapes(rt, g, g->topo[i], OPARA__SHAPE_STRICT, batch, in, out, params ? &params[g->topo[i]] : NULL);
     }
     opara__free(rt, (void*)in);
     opara__free(rt, out);

@@ -245,6 +245,25 @@ OT_TEST(conv_winograd_matches_direct_sum) {
     if (opara__cpu_isa_level() == 2) CHECK_EQ(seen, 21);
 }
 
+/* The kernels take the window from the shape engine's record, not from the attributes: pads that
+   only the record has decide the output size, and a node without a record is refused. */
+OT_TEST(conv_reads_the_resolved_window) {
+    kt k;
+    int64_t xd[4] = {1, 1, 5, 5}, wd[4] = {1, 1, 3, 3}, yd[4] = {1, 1, 5, 5};
+    int i;
+    kt_init(&k, OPARA__OP_CONV, 2, 1);
+    kt_in(&k, 0, OPARA_DTYPE_F32, 4, xd); /* zeros: the random sequence of the other tests stays as it was */
+    kt_in(&k, 1, OPARA_DTYPE_F32, 4, wd);
+    kt_out(&k, 0, OPARA_DTYPE_F32, 4, yd);
+    CHECK_EQ(kt_prepare(&k, &builtin_blas), OPARA_ERR_SHAPE); /* no pads: 3x3 */
+    for (i = 0; i < 4; ++i) k.params.pads[i] = 1;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_OK);
+    CHECK(k.op.p.pad_b[1] == 1 && k.op.p.pad_e[2] == 1 && k.op.p.out_sp[2] == 5);
+    k.params.resolved = 0;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_SHAPE);
+    kt_free(&k);
+}
+
 OT_TEST(conv_rejects_bad_output_shape) {
     kt k;
     int64_t xd[4] = {1, 2, 5, 5}, wd[4] = {3, 2, 3, 3}, yd[4] = {1, 3, 4, 3};
@@ -1772,6 +1791,7 @@ OT_TEST(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call) {
 
 static const opara_test_case tests[] = {
     OT_CASE(conv_random_all_paths), OT_CASE(conv_large_channels_split_columns), OT_CASE(conv_k_slices_for_each_worker_count), OT_CASE(conv_winograd_matches_direct_sum), OT_CASE(conv_rejects_bad_output_shape),
+    OT_CASE(conv_reads_the_resolved_window),
     OT_CASE(conv_transpose_random), OT_CASE(pools_random), OT_CASE(global_average_pool_and_batch_norm),
     OT_CASE(unary_ops), OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
     OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),

@@ -23,6 +23,7 @@ typedef struct lgraph {
     opara_runtime* rt;
     opara__graph g;
     opara__shape* shapes;
+    opara__node_params* params;
     opara_dtype* dtypes;
 } lgraph;
 
@@ -53,12 +54,14 @@ static int lg_finish(lgraph* l) {
     n = l->g.n_values ? l->g.n_values : 1;
     l->shapes = (opara__shape*)calloc(n, sizeof *l->shapes);
     l->dtypes = (opara_dtype*)calloc(n, sizeof *l->dtypes);
-    return l->shapes && l->dtypes && opara__infer_shapes(l->rt, &l->g, 1, l->shapes) == OPARA_OK &&
+    l->params = (opara__node_params*)calloc(l->g.n_nodes ? l->g.n_nodes : 1, sizeof *l->params);
+    return l->shapes && l->dtypes && l->params && opara__infer_shapes_params(l->rt, &l->g, 1, l->shapes, l->params) == OPARA_OK &&
            opara__infer_dtypes(l->rt, &l->g, l->dtypes) == OPARA_OK;
 }
 
 static void lg_free(lgraph* l) {
     free(l->shapes);
+    free(l->params);
     free(l->dtypes);
     opara__graph_free(&l->g);
     opara_runtime_destroy(l->rt);
@@ -73,7 +76,7 @@ static opara_result lg_lower(lgraph* l, int use_cublas, const opara_cuda_cudnn* 
     low.dnn = dnn;
     low.dnn_handle = dnn ? (opara_cudnnHandle_t)(void*)l : NULL;
     low.tf32 = tf32;
-    r = opara__cuda_lower(l->rt, &l->g, l->shapes, l->dtypes, &low);
+    r = opara__cuda_lower(l->rt, &l->g, l->shapes, l->params, l->dtypes, &low);
     if (keep) *keep = low;
     else if (r == OPARA_OK) opara__cuda_lowering_free(l->rt, &low);
     return r;

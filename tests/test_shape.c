@@ -887,7 +887,7 @@ static opara_result node_shapes(one* t, opara__op op, uint32_t n_in, const opara
     if (attrs) attrs(t);
     y->ndim = 7; /* overwritten either way */
     out[0] = y;
-    return opara__infer_node_shapes(g_rt, &t->g, (uint32_t)t->node, mode, 2, in, out);
+    return opara__infer_node_shapes(g_rt, &t->g, (uint32_t)t->node, mode, 2, in, out, NULL);
 }
 
 static void a_reshape_0_m1(one* t) { set_ints(t, "shape", 2, 0, -1); }
@@ -944,6 +944,66 @@ OT_TEST(strict_mode_checks_what_tolerant_mode_leaves_unknown) {
 }
 
 
+/* ---- the resolved parameter record ------------------------------------------------------------ */
+
+static void a_k4_same_upper(one* t) { opara__node_set_string(&t->g, t->node, "auto_pad", "SAME_UPPER"); }
+static void a_k4_same_lower(one* t) { opara__node_set_string(&t->g, t->node, "auto_pad", "SAME_LOWER"); }
+static void a_ct_output_shape(one* t) { set_ints(t, "strides", 1, 2); set_ints(t, "output_shape", 1, 6); }
+static void a_ct_output_shape_upper(one* t) { a_ct_output_shape(t); a_k4_same_upper(t); }
+static void a_pool_k3s2_ceil(one* t) {
+    set_ints(t, "kernel_shape", 2, 3, 3);
+    set_ints(t, "strides", 2, 2, 2);
+    set_ints(t, "pads", 4, 0, 1, 0, 1);
+    opara__node_set_int(&t->g, t->node, "ceil_mode", 1);
+}
+
+/* The record of node `op` over the given input shapes (strict). */
+static opara_result record_of(one* t, opara__op op, uint32_t n_in, const opara__shape* ins, attrs_fn attrs,
+                              opara__node_params* p) {
+    const opara__shape* in[4];
+    opara__shape y, *out[1];
+    uint32_t k;
+    int32_t idx[4];
+    one_init(t);
+    for (k = 0; k < n_in; ++k) idx[k] = one_input(t, shp(0), F32), in[k] = &ins[k];
+    one_node(t, op, n_in, idx, 1);
+    if (attrs) attrs(t);
+    out[0] = &y;
+    return opara__infer_node_shapes(g_rt, &t->g, (uint32_t)t->node, OPARA__SHAPE_STRICT, 1, in, out, p);
+}
+
+OT_TEST(record_resolves_auto_pad_and_defaults) {
+    opara__shape conv[2], ct[2], pool = shp(4, 1, 1, 6, 6);
+    opara__node_params p;
+    one t;
+    conv[0] = shp(3, 1, 1, 5), conv[1] = shp(3, 2, 1, 4);
+    /* kernel 4, stride 1, input 5: output 5, total padding 4 - 1 = 3: the odd one at the end for SAME_UPPER */
+    REQUIRE(record_of(&t, OPARA__OP_CONV, 2, conv, a_k4_same_upper, &p) == OPARA_OK);
+    CHECK(p.resolved && p.n_spatial == 1 && p.kernel[0] == 4 && p.strides[0] == 1 && p.dilations[0] == 1 && p.group == 1);
+    CHECK(p.pads[0] == 1 && p.pads[1] == 2);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_CONV, 2, conv, a_k4_same_lower, &p) == OPARA_OK);
+    CHECK(p.pads[0] == 2 && p.pads[1] == 1);
+    one_free(&t);
+    /* ConvTranspose, input 3, stride 2, kernel 3: full size 7, output_shape 6: total 1, at the start
+       unless SAME_UPPER (ONNX's ConvTranspose rule) */
+    ct[0] = shp(3, 1, 1, 3), ct[1] = shp(3, 1, 1, 3);
+    REQUIRE(record_of(&t, OPARA__OP_CONV_TRANSPOSE, 2, ct, a_ct_output_shape, &p) == OPARA_OK);
+    CHECK(p.has_output_shape && p.output_shape[0] == 6 && p.pads[0] == 1 && p.pads[1] == 0);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_CONV_TRANSPOSE, 2, ct, a_ct_output_shape_upper, &p) == OPARA_OK);
+    CHECK(p.pads[0] == 0 && p.pads[1] == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_MAX_POOL, 1, &pool, a_pool_k3s2_ceil, &p) == OPARA_OK);
+    CHECK(p.n_spatial == 2 && p.ceil_mode == 1 && p.kernel[1] == 3 && p.strides[0] == 2);
+    CHECK(p.pads[0] == 0 && p.pads[1] == 1 && p.pads[2] == 0 && p.pads[3] == 1);
+    one_free(&t);
+    conv[1] = shp(3, 2, 3, 4); /* 1 input channel vs 3: not resolved */
+    CHECK_EQ(record_of(&t, OPARA__OP_CONV, 2, conv, NULL, &p), OPARA_ERR_SHAPE);
+    CHECK_EQ(p.resolved, 0);
+    one_free(&t);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(conv_follows_onnx),
     OT_CASE(conv_matches_brute_force_window_count),
@@ -980,6 +1040,7 @@ static const opara_test_case tests[] = {
     OT_CASE(broadcast_tolerant_mode_propagates_unknown_dims),
     OT_CASE(tolerant_mode_keeps_the_batch_and_unknown_dims),
     OT_CASE(strict_mode_checks_what_tolerant_mode_leaves_unknown),
+    OT_CASE(record_resolves_auto_pad_and_defaults),
 };
 
 int main(int argc, char** argv) {
