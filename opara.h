@@ -3437,6 +3437,9 @@ typedef struct opara__node_params {
     int ceil_mode;                          /* pools */
     int has_output_shape;                   /* ConvTranspose: output_shape given (it may extend past the full size) */
     int64_t output_shape[OPARA_MAX_DIMS];   /* its spatial dims */
+    /* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims
+       (0 where the input is broadcast), from opara__broadcast_shapes */
+    int64_t bcast_strides[3][OPARA_MAX_DIMS];
 } opara__node_params;
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
@@ -4471,6 +4474,13 @@ static int opara__broadcast(const opara__shape_ctx* c, const opara__shape* a, co
     return opara__broadcast_shapes(pair, 2, c->mode, out, NULL);
 }
 
+/* Each input's broadcast strides over output y into the node's record (strict mode). */
+static void opara__record_broadcast(opara__shape_ctx* c, const opara__shape* y) {
+    uint32_t k;
+    if (!c->params || c->mode != OPARA__SHAPE_STRICT) return;
+    for (k = 0; k < c->n->n_inputs && k < 3; ++k) (void)opara__broadcast_to(y, c->in[k], c->params->bcast_strides[k]);
+}
+
 static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
     opara__shape acc = *c->in[0], next;
     opara__sbuf b;
@@ -4481,6 +4491,7 @@ static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
                                      opara__sh(&b, 1, c->in[k]), k);
         acc = next;
     }
+    opara__record_broadcast(c, &acc);
     return opara__set_out(c, 0, &acc);
 }
 
@@ -5069,6 +5080,7 @@ static opara_result opara__shape_expand(opara__shape_ctx* c) {
     if (!opara__broadcast(c, c->in[0], &target, &y))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s does not broadcast with %s", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, &target));
+    opara__record_broadcast(c, &y);
     return opara__set_out(c, 0, &y);
 }
 
@@ -10168,31 +10180,33 @@ static void opara__bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, con
     p->outer = opara__dims_prod(p->bc_dims, 0, nd - 1);
 }
 
-/* Sets up broadcasting of n_in inputs to the output; checks the output is their broadcast. */
+/* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
+   the output is their broadcast (leading dims of 1 allowed). */
 static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
                                       size_t cap) {
     const opara__cpu_tensor* y = &op->out[0];
+    const opara__node_params* rec = op->params;
     int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
     opara__shape shapes[OPARA__BCAST_MAX_IN], want;
     const opara__shape* pointers[OPARA__BCAST_MAX_IN];
-    int32_t i;
+    int32_t i, lead;
     int k;
-    for (k = 0; k < n_in; ++k)
-        if (!opara__cpu_bcast_strides(y->ndim, y->dims, ins[k]->ndim, ins[k]->dims, strides[k]))
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %d does not broadcast to the output",
-                                     opara__op_name(op->node->op), k);
     for (k = 0; k < n_in; ++k) {
         shapes[k].ndim = ins[k]->ndim;
         memcpy(shapes[k].dims, ins[k]->dims, (size_t)ins[k]->ndim * sizeof ins[k]->dims[0]);
         pointers[k] = &shapes[k];
     }
-    (void)opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL); /* each fits y: it does */
+    if (!rec || !rec->resolved || !opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL) ||
+        want.ndim > y->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the inputs do not broadcast to the output",
+                                 opara__op_name(op->node->op));
+    lead = y->ndim - want.ndim;
     for (i = 0; i < y->ndim; ++i) {
-        int32_t j = i - (y->ndim - want.ndim);
-        int64_t dim = j >= 0 ? want.dims[j] : 1;
+        int64_t dim = i >= lead ? want.dims[i - lead] : 1;
         if (dim != y->dims[i])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
                                      opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
+        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->bcast_strides[k][i - lead] : 0;
     }
     opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
     op->work_items = (size_t)(op->p.outer * op->p.tail);
@@ -29026,15 +29040,14 @@ static opara_result opara__cul_lower_unary(opara__cul_lw* w, opara__cuda_act act
 
 static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop op) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t sa[OPARA_MAX_DIMS], sb[OPARA_MAX_DIMS], count = opara__cul_numel(y);
+    int64_t count = opara__cul_numel(y);
     const int64_t* st[2];
     opara_dtype t = w->dtypes[opara__cul_out(w, 0)];
     opara__cuda_launch* L;
     int32_t meta;
     opara_result r;
-    st[0] = sa, st[1] = sb;
-    if (!opara__broadcast_to(y, opara__cul_in_shape(w, 0), sa) || !opara__broadcast_to(y, opara__cul_in_shape(w, 1), sb))
-        return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    st[0] = w->params[w->node].bcast_strides[0], st[1] = w->params[w->node].bcast_strides[1];
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
     if (w->dtypes[opara__cul_in(w, 0)] != t || w->dtypes[opara__cul_in(w, 1)] != t) /* e.g. Pow(float, int64) */
@@ -29056,17 +29069,14 @@ static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop 
 
 static opara_result opara__cul_lower_where(opara__cul_lw* w) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t s[3][OPARA_MAX_DIMS], count = opara__cul_numel(y);
+    int64_t count = opara__cul_numel(y);
     const int64_t* st[3];
     opara__cuda_launch* L;
     int32_t meta;
     uint32_t i;
     opara_result r;
-    for (i = 0; i < 3; ++i) {
-        st[i] = s[i];
-        if (!opara__broadcast_to(y, opara__cul_in_shape(w, i), s[i]))
-            return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
-    }
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    for (i = 0; i < 3; ++i) st[i] = w->params[w->node].bcast_strides[i];
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
     if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
     if ((r = opara__cul_meta_strided(w, y, st, 3, &meta)) != OPARA_OK) return r;
@@ -29160,10 +29170,10 @@ static opara_result opara__cul_lower_transpose(opara__cul_lw* w) {
 
 static opara_result opara__cul_lower_expand(opara__cul_lw* w) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
-    if (!opara__broadcast_to(y, opara__cul_in_shape(w, 0), ss)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
+    int64_t ds[OPARA_MAX_DIMS];
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
     opara__cul_contig_strides(y, ds);
-    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, 0, 0);
+    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
 }
 
 static int64_t opara__cul_clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }

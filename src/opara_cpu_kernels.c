@@ -93,31 +93,33 @@ static void opara__bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, con
     p->outer = opara__dims_prod(p->bc_dims, 0, nd - 1);
 }
 
-/* Sets up broadcasting of n_in inputs to the output; checks the output is their broadcast. */
+/* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
+   the output is their broadcast (leading dims of 1 allowed). */
 static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
                                       size_t cap) {
     const opara__cpu_tensor* y = &op->out[0];
+    const opara__node_params* rec = op->params;
     int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
     opara__shape shapes[OPARA__BCAST_MAX_IN], want;
     const opara__shape* pointers[OPARA__BCAST_MAX_IN];
-    int32_t i;
+    int32_t i, lead;
     int k;
-    for (k = 0; k < n_in; ++k)
-        if (!opara__cpu_bcast_strides(y->ndim, y->dims, ins[k]->ndim, ins[k]->dims, strides[k]))
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %d does not broadcast to the output",
-                                     opara__op_name(op->node->op), k);
     for (k = 0; k < n_in; ++k) {
         shapes[k].ndim = ins[k]->ndim;
         memcpy(shapes[k].dims, ins[k]->dims, (size_t)ins[k]->ndim * sizeof ins[k]->dims[0]);
         pointers[k] = &shapes[k];
     }
-    (void)opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL); /* each fits y: it does */
+    if (!rec || !rec->resolved || !opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL) ||
+        want.ndim > y->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the inputs do not broadcast to the output",
+                                 opara__op_name(op->node->op));
+    lead = y->ndim - want.ndim;
     for (i = 0; i < y->ndim; ++i) {
-        int32_t j = i - (y->ndim - want.ndim);
-        int64_t dim = j >= 0 ? want.dims[j] : 1;
+        int64_t dim = i >= lead ? want.dims[i - lead] : 1;
         if (dim != y->dims[i])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
                                      opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
+        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->bcast_strides[k][i - lead] : 0;
     }
     opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
     op->work_items = (size_t)(op->p.outer * op->p.tail);

@@ -211,15 +211,14 @@ static opara_result opara__cul_lower_unary(opara__cul_lw* w, opara__cuda_act act
 
 static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop op) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t sa[OPARA_MAX_DIMS], sb[OPARA_MAX_DIMS], count = opara__cul_numel(y);
+    int64_t count = opara__cul_numel(y);
     const int64_t* st[2];
     opara_dtype t = w->dtypes[opara__cul_out(w, 0)];
     opara__cuda_launch* L;
     int32_t meta;
     opara_result r;
-    st[0] = sa, st[1] = sb;
-    if (!opara__broadcast_to(y, opara__cul_in_shape(w, 0), sa) || !opara__broadcast_to(y, opara__cul_in_shape(w, 1), sb))
-        return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    st[0] = w->params[w->node].bcast_strides[0], st[1] = w->params[w->node].bcast_strides[1];
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
     if (w->dtypes[opara__cul_in(w, 0)] != t || w->dtypes[opara__cul_in(w, 1)] != t) /* e.g. Pow(float, int64) */
@@ -241,17 +240,14 @@ static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop 
 
 static opara_result opara__cul_lower_where(opara__cul_lw* w) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t s[3][OPARA_MAX_DIMS], count = opara__cul_numel(y);
+    int64_t count = opara__cul_numel(y);
     const int64_t* st[3];
     opara__cuda_launch* L;
     int32_t meta;
     uint32_t i;
     opara_result r;
-    for (i = 0; i < 3; ++i) {
-        st[i] = s[i];
-        if (!opara__broadcast_to(y, opara__cul_in_shape(w, i), s[i]))
-            return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
-    }
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    for (i = 0; i < 3; ++i) st[i] = w->params[w->node].bcast_strides[i];
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
     if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
     if ((r = opara__cul_meta_strided(w, y, st, 3, &meta)) != OPARA_OK) return r;
@@ -345,10 +341,10 @@ static opara_result opara__cul_lower_transpose(opara__cul_lw* w) {
 
 static opara_result opara__cul_lower_expand(opara__cul_lw* w) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
-    if (!opara__broadcast_to(y, opara__cul_in_shape(w, 0), ss)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
+    int64_t ds[OPARA_MAX_DIMS];
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
     opara__cul_contig_strides(y, ds);
-    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, 0, 0);
+    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
 }
 
 static int64_t opara__cul_clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }

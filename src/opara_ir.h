@@ -87,6 +87,9 @@ typedef struct opara__node_params {
     int ceil_mode;                          /* pools */
     int has_output_shape;                   /* ConvTranspose: output_shape given (it may extend past the full size) */
     int64_t output_shape[OPARA_MAX_DIMS];   /* its spatial dims */
+    /* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims
+       (0 where the input is broadcast), from opara__broadcast_shapes */
+    int64_t bcast_strides[3][OPARA_MAX_DIMS];
 } opara__node_params;
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of

@@ -192,6 +192,13 @@ static int opara__broadcast(const opara__shape_ctx* c, const opara__shape* a, co
     return opara__broadcast_shapes(pair, 2, c->mode, out, NULL);
 }
 
+/* Each input's broadcast strides over output y into the node's record (strict mode). */
+static void opara__record_broadcast(opara__shape_ctx* c, const opara__shape* y) {
+    uint32_t k;
+    if (!c->params || c->mode != OPARA__SHAPE_STRICT) return;
+    for (k = 0; k < c->n->n_inputs && k < 3; ++k) (void)opara__broadcast_to(y, c->in[k], c->params->bcast_strides[k]);
+}
+
 static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
     opara__shape acc = *c->in[0], next;
     opara__sbuf b;
@@ -202,6 +209,7 @@ static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
                                      opara__sh(&b, 1, c->in[k]), k);
         acc = next;
     }
+    opara__record_broadcast(c, &acc);
     return opara__set_out(c, 0, &acc);
 }
 
@@ -790,6 +798,7 @@ static opara_result opara__shape_expand(opara__shape_ctx* c) {
     if (!opara__broadcast(c, c->in[0], &target, &y))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s does not broadcast with %s", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, &target));
+    opara__record_broadcast(c, &y);
     return opara__set_out(c, 0, &y);
 }
 

@@ -883,6 +883,32 @@ OT_TEST(pow_by_two_is_exact_square) {
     kt_free(&k);
 }
 
+/* Broadcasting takes each input's strides from the shape engine's record: strides that broadcast
+   B's first element everywhere give A + B[0]; no record, no kernel. */
+OT_TEST(binary_reads_the_resolved_strides) {
+    kt k;
+    int64_t a[2] = {3, 4}, b[1] = {4};
+    float *x, *w, *y, scratch[4];
+    int i, bad = 0;
+    kt_init(&k, OPARA__OP_ADD, 2, 1);
+    x = (float*)kt_in(&k, 0, OPARA_DTYPE_F32, 2, a);
+    w = (float*)kt_in(&k, 1, OPARA_DTYPE_F32, 1, b);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 2, a);
+    for (i = 0; i < 12; ++i) x[i] = (float)i;
+    for (i = 0; i < 4; ++i) w[i] = (float)(100 * (i + 1));
+    REQUIRE(kt_prepare(&k, &builtin_blas) == OPARA_OK);
+    CHECK(k.params.bcast_strides[0][0] == 4 && k.params.bcast_strides[0][1] == 1);
+    CHECK(k.params.bcast_strides[1][0] == 0 && k.params.bcast_strides[1][1] == 1);
+    k.params.bcast_strides[1][1] = 0;
+    REQUIRE(opara__cpu_prepare(&k.op, k.err, sizeof k.err) == OPARA_OK);
+    REQUIRE(k.op.fn(&k.op, 0, k.op.work_items, scratch) == OPARA_OK);
+    for (i = 0; i < 12; ++i) bad += y[i] != (float)i + 100.0f;
+    CHECK_EQ(bad, 0);
+    k.params.resolved = 0;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_SHAPE);
+    kt_free(&k);
+}
+
 OT_TEST(binary_rejects_wrong_output) {
     kt k;
     int64_t a[2] = {3, 4}, b[1] = {4}, y[2] = {3, 5};
@@ -1794,7 +1820,7 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_reads_the_resolved_window),
     OT_CASE(conv_transpose_random), OT_CASE(pools_random), OT_CASE(global_average_pool_and_batch_norm),
     OT_CASE(unary_ops), OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
-    OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
+    OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(binary_reads_the_resolved_strides), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
     OT_CASE(slice_random_with_negative_steps), OT_CASE(transpose_random_perms),
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
