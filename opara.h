@@ -3440,6 +3440,8 @@ typedef struct opara__node_params {
     /* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims
        (0 where the input is broadcast), from opara__broadcast_shapes */
     int64_t bcast_strides[3][OPARA_MAX_DIMS];
+    int64_t axis;                  /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank] */
+    uint8_t reduce[OPARA_MAX_DIMS]; /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
 } opara__node_params;
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
@@ -4372,6 +4374,7 @@ static opara_result opara__axis_arg(opara__shape_ctx* c, const char* attr, int64
     if (!opara__norm_axis(a, rank, axis))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s %lld is out of range for rank %lld", attr, (long long)a,
                                  (long long)rank);
+    if (c->params) c->params->axis = *axis;
     return OPARA_OK;
 }
 
@@ -4981,6 +4984,7 @@ static opara_result opara__shape_flatten(opara__shape_ctx* c) {
     if (axis < -(int64_t)x->ndim || axis > x->ndim)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis, (int)x->ndim);
     if (axis < 0) axis += x->ndim;
+    if (c->params) c->params->axis = axis;
     for (i = 0; i < x->ndim; ++i) {
         int64_t* acc = i < axis ? &outer : &inner;
         if (c->mode == OPARA__SHAPE_TOLERANT) *acc = opara__times_tolerant(*acc, x->dims[i]);
@@ -5248,6 +5252,7 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     for (i = 0; i < x->ndim; ++i) {
         if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
         else if (keep) y.dims[y.ndim++] = 1;
+        if (c->params) c->params->reduce[i] = (uint8_t)flags[i];
     }
     return opara__set_out(c, 0, &y);
 }
@@ -10121,6 +10126,13 @@ OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out
     return 1;
 }
 
+/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
+static int opara__record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis) {
+    if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
+    *axis = op->params->axis;
+    return 1;
+}
+
 OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b) {
     int32_t i;
     if (a->ndim != b->ndim) return 0;
@@ -10717,7 +10729,7 @@ static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, si
     uint32_t n_parts = is_concat ? op->n_in : op->n_out, k, n_split = 0;
     const int64_t* split = is_concat ? NULL : opara__attr_ints(op->node, "split", &n_split);
     int64_t axis, sum = 0;
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), whole->ndim, &axis))
+    if (!opara__record_axis(op, whole->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
     if (split && n_split != n_parts)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Split: %u sizes for %u outputs", n_split, n_parts);
@@ -10782,7 +10794,7 @@ static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t c
     const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
     int64_t axis;
     int32_t i, expect = x->ndim - 1 + idx->ndim;
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: axis out of range");
     if ((idx->dtype != OPARA_DTYPE_I64 && idx->dtype != OPARA_DTYPE_I32) || y->dtype != x->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Gather: indices must be i32/i64");
@@ -10910,7 +10922,7 @@ static opara_result opara__prepare_softmax(opara__cpu_op* op, char* err, size_t 
     int64_t axis;
     if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
     op->p.mid = x->dims[axis];
     op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
@@ -10953,7 +10965,7 @@ static opara_result opara__prepare_layer_norm(opara__cpu_op* op, char* err, size
     uint32_t k;
     if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
     op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
     op->p.mid = opara__dims_prod(x->dims, (int32_t)axis, x->ndim);
@@ -11072,18 +11084,12 @@ static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t be
 static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    uint32_t na = 0, i;
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
     int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
     int64_t str[OPARA_MAX_DIMS];
     int32_t d, yd = 0;
     if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = (!axes || na == 0) && !opara__attr_int(op->node, "noop_with_empty_axes", 0);
-    for (i = 0; axes && i < na; ++i) {
-        int64_t a;
-        if (!opara__cpu_norm_axis(axes[i], x->ndim, &a)) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-        reduce[a] = 1;
-    }
+    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->reduce[d]; /* axes as the shape engine resolved them */
     opara__natural_strides(x, str);
     p->kept_n = p->red_n = 0;
     for (d = 0; d < x->ndim; ++d) {
@@ -28872,6 +28878,11 @@ OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k) {
     return (unsigned)k < OPARA__CUK_COUNT ? opara__cul_cuda_kernel_files[k] : "?";
 }
 
+/* The node's axis as the shape engine normalized it; -1 when it could not. */
+static int64_t opara__cul_axis(const opara__cul_lw* w) {
+    return w->params[w->node].resolved ? w->params[w->node].axis : -1;
+}
+
 static opara_result opara__cul_lw_fail(opara__cul_lw* w, opara_result code, const char* what) {
     const opara__node* n = &w->g->nodes[w->node];
     return opara__fail(w->rt, code, "CUDA backend: node %u '%s' (%s): %s", w->node, n->name ? n->name : "",
@@ -29211,9 +29222,8 @@ static opara_result opara__cul_lower_slice(opara__cul_lw* w) {
 static opara_result opara__cul_lower_concat_split(opara__cul_lw* w, int is_concat) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* whole = is_concat ? opara__cul_out_shape(w, 0) : opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(n, "axis", 0), ws[OPARA_MAX_DIMS], off = 0;
+    int64_t axis = opara__cul_axis(w), ws[OPARA_MAX_DIMS], off = 0;
     uint32_t parts = is_concat ? n->n_inputs : n->n_outputs, k;
-    if (axis < 0) axis += whole->ndim;
     if (axis < 0 || axis >= whole->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     opara__cul_contig_strides(whole, ws);
     for (k = 0; k < parts; ++k) {
@@ -29233,10 +29243,9 @@ static opara_result opara__cul_lower_concat_split(opara__cul_lw* w, int is_conca
 static opara_result opara__cul_lower_gather(opara__cul_lw* w) {
     const opara__shape *x = opara__cul_in_shape(w, 0), *idx = opara__cul_in_shape(w, 1);
     opara_dtype it = w->dtypes[opara__cul_in(w, 1)];
-    int64_t axis = opara__attr_int(&w->g->nodes[w->node], "axis", 0), inner = 1, count;
+    int64_t axis = opara__cul_axis(w), inner = 1, count;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     if (it != OPARA_DTYPE_I64 && it != OPARA_DTYPE_I32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "indices must be int32/int64");
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
@@ -29361,10 +29370,9 @@ static opara_result opara__cul_lower_resize(opara__cul_lw* w) {
 
 static opara_result opara__cul_lower_softmax(opara__cul_lw* w) {
     const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(&w->g->nodes[w->node], "axis", -1), outer = 1, inner = 1;
+    int64_t axis = opara__cul_axis(w), outer = 1, inner = 1;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     for (d = 0; d < axis; ++d) outer *= x->dims[d];
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
@@ -29383,10 +29391,9 @@ static opara_result opara__cul_lower_softmax(opara__cul_lw* w) {
 static opara_result opara__cul_lower_layer_norm(opara__cul_lw* w) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(n, "axis", -1), rows = 1, cols = 1;
+    int64_t axis = opara__cul_axis(w), rows = 1, cols = 1;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     if (n->n_outputs > 1)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "Mean/InvStdDev outputs");
@@ -29447,20 +29454,11 @@ static opara_result opara__cul_lower_reduce(opara__cul_lw* w, const int* red) {
 }
 
 static opara_result opara__cul_lower_reduce_mean(opara__cul_lw* w) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* x = opara__cul_in_shape(w, 0);
     int red[OPARA_MAX_DIMS];
-    uint32_t na = 0, k;
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
     int32_t d;
-    for (d = 0; d < x->ndim; ++d) red[d] = axes == NULL || na == 0;
-    if (axes && na == 0 && opara__attr_int(n, "noop_with_empty_axes", 0))
-        for (d = 0; d < x->ndim; ++d) red[d] = 0;
-    for (k = 0; axes && k < na; ++k) {
-        int64_t a = axes[k] < 0 ? axes[k] + x->ndim : axes[k];
-        if (a < 0 || a >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-        red[a] = 1;
-    }
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].reduce[d]; /* as the shape engine resolved the axes */
     return opara__cul_lower_reduce(w, red);
 }
 

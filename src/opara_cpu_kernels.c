@@ -34,6 +34,13 @@ OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out
     return 1;
 }
 
+/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
+static int opara__record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis) {
+    if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
+    *axis = op->params->axis;
+    return 1;
+}
+
 OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b) {
     int32_t i;
     if (a->ndim != b->ndim) return 0;
@@ -630,7 +637,7 @@ static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, si
     uint32_t n_parts = is_concat ? op->n_in : op->n_out, k, n_split = 0;
     const int64_t* split = is_concat ? NULL : opara__attr_ints(op->node, "split", &n_split);
     int64_t axis, sum = 0;
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), whole->ndim, &axis))
+    if (!opara__record_axis(op, whole->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
     if (split && n_split != n_parts)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Split: %u sizes for %u outputs", n_split, n_parts);
@@ -695,7 +702,7 @@ static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t c
     const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
     int64_t axis;
     int32_t i, expect = x->ndim - 1 + idx->ndim;
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: axis out of range");
     if ((idx->dtype != OPARA_DTYPE_I64 && idx->dtype != OPARA_DTYPE_I32) || y->dtype != x->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Gather: indices must be i32/i64");
@@ -823,7 +830,7 @@ static opara_result opara__prepare_softmax(opara__cpu_op* op, char* err, size_t 
     int64_t axis;
     if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
     op->p.mid = x->dims[axis];
     op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
@@ -866,7 +873,7 @@ static opara_result opara__prepare_layer_norm(opara__cpu_op* op, char* err, size
     uint32_t k;
     if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
     op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
     op->p.mid = opara__dims_prod(x->dims, (int32_t)axis, x->ndim);
@@ -985,18 +992,12 @@ static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t be
 static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    uint32_t na = 0, i;
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
     int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
     int64_t str[OPARA_MAX_DIMS];
     int32_t d, yd = 0;
     if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = (!axes || na == 0) && !opara__attr_int(op->node, "noop_with_empty_axes", 0);
-    for (i = 0; axes && i < na; ++i) {
-        int64_t a;
-        if (!opara__cpu_norm_axis(axes[i], x->ndim, &a)) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-        reduce[a] = 1;
-    }
+    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->reduce[d]; /* axes as the shape engine resolved them */
     opara__natural_strides(x, str);
     p->kept_n = p->red_n = 0;
     for (d = 0; d < x->ndim; ++d) {

@@ -43,6 +43,11 @@ OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k) {
     return (unsigned)k < OPARA__CUK_COUNT ? opara__cul_cuda_kernel_files[k] : "?";
 }
 
+/* The node's axis as the shape engine normalized it; -1 when it could not. */
+static int64_t opara__cul_axis(const opara__cul_lw* w) {
+    return w->params[w->node].resolved ? w->params[w->node].axis : -1;
+}
+
 static opara_result opara__cul_lw_fail(opara__cul_lw* w, opara_result code, const char* what) {
     const opara__node* n = &w->g->nodes[w->node];
     return opara__fail(w->rt, code, "CUDA backend: node %u '%s' (%s): %s", w->node, n->name ? n->name : "",
@@ -382,9 +387,8 @@ static opara_result opara__cul_lower_slice(opara__cul_lw* w) {
 static opara_result opara__cul_lower_concat_split(opara__cul_lw* w, int is_concat) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* whole = is_concat ? opara__cul_out_shape(w, 0) : opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(n, "axis", 0), ws[OPARA_MAX_DIMS], off = 0;
+    int64_t axis = opara__cul_axis(w), ws[OPARA_MAX_DIMS], off = 0;
     uint32_t parts = is_concat ? n->n_inputs : n->n_outputs, k;
-    if (axis < 0) axis += whole->ndim;
     if (axis < 0 || axis >= whole->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     opara__cul_contig_strides(whole, ws);
     for (k = 0; k < parts; ++k) {
@@ -404,10 +408,9 @@ static opara_result opara__cul_lower_concat_split(opara__cul_lw* w, int is_conca
 static opara_result opara__cul_lower_gather(opara__cul_lw* w) {
     const opara__shape *x = opara__cul_in_shape(w, 0), *idx = opara__cul_in_shape(w, 1);
     opara_dtype it = w->dtypes[opara__cul_in(w, 1)];
-    int64_t axis = opara__attr_int(&w->g->nodes[w->node], "axis", 0), inner = 1, count;
+    int64_t axis = opara__cul_axis(w), inner = 1, count;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     if (it != OPARA_DTYPE_I64 && it != OPARA_DTYPE_I32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "indices must be int32/int64");
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
@@ -532,10 +535,9 @@ static opara_result opara__cul_lower_resize(opara__cul_lw* w) {
 
 static opara_result opara__cul_lower_softmax(opara__cul_lw* w) {
     const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(&w->g->nodes[w->node], "axis", -1), outer = 1, inner = 1;
+    int64_t axis = opara__cul_axis(w), outer = 1, inner = 1;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     for (d = 0; d < axis; ++d) outer *= x->dims[d];
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
@@ -554,10 +556,9 @@ static opara_result opara__cul_lower_softmax(opara__cul_lw* w) {
 static opara_result opara__cul_lower_layer_norm(opara__cul_lw* w) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(n, "axis", -1), rows = 1, cols = 1;
+    int64_t axis = opara__cul_axis(w), rows = 1, cols = 1;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     if (n->n_outputs > 1)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "Mean/InvStdDev outputs");
@@ -618,20 +619,11 @@ static opara_result opara__cul_lower_reduce(opara__cul_lw* w, const int* red) {
 }
 
 static opara_result opara__cul_lower_reduce_mean(opara__cul_lw* w) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* x = opara__cul_in_shape(w, 0);
     int red[OPARA_MAX_DIMS];
-    uint32_t na = 0, k;
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
     int32_t d;
-    for (d = 0; d < x->ndim; ++d) red[d] = axes == NULL || na == 0;
-    if (axes && na == 0 && opara__attr_int(n, "noop_with_empty_axes", 0))
-        for (d = 0; d < x->ndim; ++d) red[d] = 0;
-    for (k = 0; axes && k < na; ++k) {
-        int64_t a = axes[k] < 0 ? axes[k] + x->ndim : axes[k];
-        if (a < 0 || a >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-        red[a] = 1;
-    }
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].reduce[d]; /* as the shape engine resolved the axes */
     return opara__cul_lower_reduce(w, red);
 }
 

@@ -90,6 +90,8 @@ typedef struct opara__node_params {
     /* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims
        (0 where the input is broadcast), from opara__broadcast_shapes */
     int64_t bcast_strides[3][OPARA_MAX_DIMS];
+    int64_t axis;                  /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank] */
+    uint8_t reduce[OPARA_MAX_DIMS]; /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
 } opara__node_params;
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of

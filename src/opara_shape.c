@@ -90,6 +90,7 @@ static opara_result opara__axis_arg(opara__shape_ctx* c, const char* attr, int64
     if (!opara__norm_axis(a, rank, axis))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s %lld is out of range for rank %lld", attr, (long long)a,
                                  (long long)rank);
+    if (c->params) c->params->axis = *axis;
     return OPARA_OK;
 }
 
@@ -699,6 +700,7 @@ static opara_result opara__shape_flatten(opara__shape_ctx* c) {
     if (axis < -(int64_t)x->ndim || axis > x->ndim)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis, (int)x->ndim);
     if (axis < 0) axis += x->ndim;
+    if (c->params) c->params->axis = axis;
     for (i = 0; i < x->ndim; ++i) {
         int64_t* acc = i < axis ? &outer : &inner;
         if (c->mode == OPARA__SHAPE_TOLERANT) *acc = opara__times_tolerant(*acc, x->dims[i]);
@@ -966,6 +968,7 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     for (i = 0; i < x->ndim; ++i) {
         if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
         else if (keep) y.dims[y.ndim++] = 1;
+        if (c->params) c->params->reduce[i] = (uint8_t)flags[i];
     }
     return opara__set_out(c, 0, &y);
 }

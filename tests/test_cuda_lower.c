@@ -485,6 +485,31 @@ OT_TEST(a_convolution_cudnn_refuses_runs_on_our_kernel) {
     }
 }
 
+/* ReduceMean without axes reduces every dim unless noop_with_empty_axes (ONNX): the lowering reads
+   the dims to reduce from the shape engine's record, as the CPU does. meta[0] is the kept dims. */
+static int32_t reduce_mean_kept_dims(int64_t noop) {
+    lgraph l;
+    int32_t x, y, n, kept = -1;
+    opara__cuda_lowering low;
+    lg_begin(&l);
+    x = lg_input(&l, "x", 2, 2, 3, 0, 0);
+    y = lg_value(&l, "y", -1, 0, 0, 0, 0);
+    n = opara__graph_add_node(&l.g, OPARA__OP_REDUCE_MEAN, "mean", 1, &x, 1, &y);
+    opara__node_set_int(&l.g, n, "noop_with_empty_axes", noop);
+    opara__graph_add_output(&l.g, y);
+    if (lg_finish(&l) && lg_lower(&l, 0, NULL, 0, &low) == OPARA_OK) {
+        kept = low.n_meta ? low.meta[0] : -1;
+        opara__cuda_lowering_free(l.rt, &low);
+    }
+    lg_free(&l);
+    return kept;
+}
+
+OT_TEST(reduce_mean_without_axes_follows_noop_with_empty_axes) {
+    CHECK_EQ(reduce_mean_kept_dims(0), 0);
+    CHECK_EQ(reduce_mean_kept_dims(1), 2);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(elementwise_limit_is_what_a_grid_stride_loop_can_index),
     OT_CASE(a_kernel_input_beyond_the_limit_is_refused_by_name),
@@ -492,6 +517,7 @@ static const opara_test_case tests[] = {
     OT_CASE(cublas_gemm_keeps_its_own_limits_our_epilogue_does_not),
     OT_CASE(cudnn_math_type_follows_the_precision),
     OT_CASE(a_convolution_cudnn_refuses_runs_on_our_kernel),
+    OT_CASE(reduce_mean_without_axes_follows_noop_with_empty_axes),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }
