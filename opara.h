@@ -34540,6 +34540,7 @@ OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const cha
    in topological order with only what the outputs need. */
 /* #include "opara_onnx.h" (inlined above) */
 /* #include "opara_model.h" (inlined above) */
+/* #include "opara_cpu.h" (inlined above) */
 
 #include <math.h>
 #include <stdlib.h>
@@ -35038,6 +35039,54 @@ static int opara__affine(char op, int64_t xa, int64_t ka, int64_t xb, int64_t kb
     }
 }
 
+/* A float32 copy of a constant that the CPU kernels may read (aligned; constants may sit anywhere
+   in the file's bytes). */
+static float* opara__cv_f32_copy(opara__imp* im, const opara__cv* x) {
+    float* f = (float*)opara__calloc(im->rt, (size_t)(x->count ? x->count : 1), sizeof(float));
+    if (f && x->count) memcpy(f, x->data, (size_t)x->count * sizeof(float));
+    return f;
+}
+
+static void opara__cv_tensor(const opara__cv* x, const float* data, opara__cpu_tensor* t) {
+    memset(t, 0, sizeof *t);
+    t->dtype = OPARA_DTYPE_F32;
+    t->ndim = x->shape.ndim;
+    memcpy(t->dims, x->shape.dims, sizeof t->dims);
+    t->data = (void*)(uintptr_t)data;
+}
+
+/* Float32 Add/Sub/Mul/Div/Pow folded by the CPU kernel itself, so that the constant holds the bits a
+   session would compute (the kernels compute in float: Pow is powf, x^2 is x*x). */
+static int opara__fold_binary_f32(opara__imp* im, opara__op kind, const opara__cv* a, const opara__cv* b,
+                                  const opara__shape* shape, int64_t (*st)[OPARA_MAX_DIMS], float* y) {
+    opara__node node;
+    opara__node_params params;
+    opara__cpu_tensor t[3];
+    opara__cpu_op op;
+    char err[OPARA__DETAIL_MAX];
+    float scratch[1];
+    float *fa = opara__cv_f32_copy(im, a), *fb = opara__cv_f32_copy(im, b);
+    int r = OPARA__NOFOLD;
+    memset(&node, 0, sizeof node);
+    memset(&params, 0, sizeof params);
+    memset(&op, 0, sizeof op);
+    node.op = kind, node.n_inputs = 2, node.n_outputs = 1;
+    params.resolved = 1;
+    memcpy(params.bcast_strides, st, 2 * sizeof st[0]);
+    if (fa && fb) {
+        opara__cv_tensor(a, fa, &t[0]);
+        opara__cv_tensor(b, fb, &t[1]);
+        t[2].dtype = OPARA_DTYPE_F32, t[2].ndim = shape->ndim, t[2].data = y;
+        memcpy(t[2].dims, shape->dims, sizeof t[2].dims);
+        op.node = &node, op.params = &params, op.n_in = 2, op.n_out = 1, op.in = t, op.out = t + 2, op.workers = 1;
+        if (opara__cpu_prepare(&op, err, sizeof err) == OPARA_OK && (!op.work_items || op.fn(&op, 0, op.work_items, scratch) == OPARA_OK))
+            r = OPARA_OK;
+    }
+    opara__free(im->rt, fa);
+    opara__free(im->rt, fb);
+    return r;
+}
+
 static int opara__eval_binary(opara__imp* im, char op, const opara__cv* a, const opara__cv* b, opara__cv* out) {
     const opara__cv* in[2];
     opara__shape shape;
@@ -35053,6 +35102,9 @@ static int opara__eval_binary(opara__imp* im, char op, const opara__cv* a, const
     rt = op == '=' ? OPARA_DTYPE_BOOL : a->dtype;
     r = opara__cv_alloc(im, out, rt, &shape, (a->coef || b->coef) && rt == OPARA_DTYPE_I64, &data, &coef);
     if (r != OPARA_OK) return r;
+    if (rt == OPARA_DTYPE_F32 && op != '=')
+        return opara__fold_binary_f32(im, op == '+' ? OPARA__OP_ADD : op == '-' ? OPARA__OP_SUB : op == '*' ? OPARA__OP_MUL
+                                          : op == '/' ? OPARA__OP_DIV : OPARA__OP_POW, a, b, &shape, st, (float*)data);
     for (i = 0; i < out->count; ++i) {
         uint64_t ia = opara__bcast_src(&shape, st[0], i), ib = opara__bcast_src(&shape, st[1], i);
         if (is_float) {
