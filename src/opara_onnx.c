@@ -550,7 +550,8 @@ static int opara__fold_binary_f32(opara__imp* im, opara__op kind, const opara__c
         t[2].dtype = OPARA_DTYPE_F32, t[2].ndim = shape->ndim, t[2].data = y;
         memcpy(t[2].dims, shape->dims, sizeof t[2].dims);
         op.node = &node, op.params = &params, op.n_in = 2, op.n_out = 1, op.in = t, op.out = t + 2, op.workers = 1;
-        if (opara__cpu_prepare(&op, err, sizeof err) == OPARA_OK && (!op.work_items || op.fn(&op, 0, op.work_items, scratch) == OPARA_OK))
+        if (opara__cpu_prepare(&op, err, sizeof err) == OPARA_OK &&
+            (!op.work_items || op.fn(&op, 0, op.work_items, scratch) == OPARA_OK))
             r = OPARA_OK;
     }
     opara__free(im->rt, fa);

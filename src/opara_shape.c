@@ -266,27 +266,43 @@ static opara_result opara__read_window(opara__shape_ctx* c, uint32_t k, int kern
     return r;
 }
 
-/* Conv and pools: the window into the node's record, pads resolved. SAME_* pads so that the output
-   is ceil(in / stride), the odd one at the end for SAME_UPPER; VALID pads nothing. */
-static void opara__record_window(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x) {
+/* Total padding of spatial dim i that auto_pad SAME_* or ConvTranspose's output_shape implies, or
+   -1 when the pads stand as given. Conv and pools: the output is ceil(in / stride); ConvTranspose:
+   the pads trim the full size stride*(in-1) + output_padding + (kernel-1)*dilation + 1 to the target
+   (output_shape, or in*stride). */
+static int64_t opara__implied_padding(const opara__window* w, uint32_t i, int64_t in, int transpose,
+                                      const int64_t* output_shape) {
+    int same = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER;
+    int64_t s = w->strides[i], eff = (w->kernel[i] - 1) * w->dilations[i] + 1, total;
+    if (transpose && (output_shape || same))
+        total = s * (in - 1) + w->out_pad[i] + eff - (output_shape ? output_shape[i] : in * s);
+    else if (!transpose && same) total = ((in + s - 1) / s - 1) * s + eff - in;
+    else return -1;
+    return total < 0 ? 0 : total;
+}
+
+/* The window into the node's record with its pads resolved: an implied total splits with the odd
+   one at the end for SAME_UPPER, at the start otherwise (ONNX's rules); VALID pads nothing. */
+static void opara__record_window(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x,
+                                 int transpose, const int64_t* output_shape) {
     opara__node_params* p = c->params;
     uint32_t i;
     if (!p) return;
     p->n_spatial = (int32_t)k;
+    p->has_output_shape = output_shape != NULL;
     for (i = 0; i < k; ++i) {
-        int64_t in = x->dims[2 + i], s = w->strides[i], eff = (w->kernel[i] - 1) * w->dilations[i] + 1;
+        int64_t total = opara__implied_padding(w, i, x->dims[2 + i], transpose, output_shape);
         int64_t b = w->pads[i], e = w->pads[k + i];
-        if (w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
-            int64_t total = ((in + s - 1) / s - 1) * s + eff - in;
-            if (total < 0) total = 0;
+        if (total >= 0) {
             b = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
             e = total - b;
         } else if (w->auto_pad == OPARA__AUTO_PAD_VALID) {
             b = e = 0;
         }
-        p->kernel[i] = w->kernel[i], p->strides[i] = s, p->dilations[i] = w->dilations[i];
+        p->kernel[i] = w->kernel[i], p->strides[i] = w->strides[i], p->dilations[i] = w->dilations[i];
         p->pads[i] = b, p->pads[k + i] = e;
         p->output_padding[i] = w->out_pad[i];
+        p->output_shape[i] = output_shape ? output_shape[i] : 0;
     }
 }
 
@@ -342,7 +358,7 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     y = *x;
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], ceil_mode != 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
-    opara__record_window(c, &w, k, x);
+    opara__record_window(c, &w, k, x, 0, NULL);
     if (c->params) c->params->ceil_mode = ceil_mode != 0;
     for (i = 0; i < c->n->n_outputs && r == OPARA_OK; ++i) r = opara__set_out(c, i, &y); /* MaxPool Indices: same shape */
     return r;
@@ -380,38 +396,9 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     y.dims[1] = wt->dims[0];
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
-    opara__record_window(c, &w, k, x);
+    opara__record_window(c, &w, k, x, 0, NULL);
     if (c->params) c->params->group = group;
     return opara__set_out(c, 0, &y);
-}
-
-/* ConvTranspose's window into the node's record. With output_shape or SAME_* the pads are what
-   trims the full size stride*(in-1) + output_padding + (kernel-1)*dilation + 1 to the target
-   (output_shape, or in*stride): the odd one at the start unless SAME_UPPER (ONNX's rule). */
-static void opara__record_conv_transpose(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x,
-                                         const int64_t* output_shape) {
-    opara__node_params* p = c->params;
-    int same = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER;
-    uint32_t i;
-    if (!p) return;
-    p->n_spatial = (int32_t)k;
-    p->has_output_shape = output_shape != NULL;
-    for (i = 0; i < k; ++i) {
-        int64_t in = x->dims[2 + i], s = w->strides[i], b = w->pads[i], e = w->pads[k + i];
-        if (output_shape || same) {
-            int64_t full = s * (in - 1) + w->out_pad[i] + (w->kernel[i] - 1) * w->dilations[i] + 1;
-            int64_t total = full - (output_shape ? output_shape[i] : in * s);
-            if (total < 0) total = 0;
-            b = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
-            e = total - b;
-        } else if (w->auto_pad == OPARA__AUTO_PAD_VALID) {
-            b = e = 0;
-        }
-        p->kernel[i] = w->kernel[i], p->strides[i] = s, p->dilations[i] = w->dilations[i];
-        p->pads[i] = b, p->pads[k + i] = e;
-        p->output_padding[i] = w->out_pad[i];
-        p->output_shape[i] = output_shape ? output_shape[i] : 0;
-    }
 }
 
 /* ConvTranspose: out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end,
@@ -462,7 +449,7 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
                                      opara__sh(&b, 1, wt));
         y.dims[2 + i] = t + w.out_pad[i] + eff + 1 - w.pads[i] - w.pads[k + i];
     }
-    opara__record_conv_transpose(c, &w, k, x, os ? os + (n_os - k) : NULL);
+    opara__record_window(c, &w, k, x, 1, os ? os + (n_os - k) : NULL);
     if (c->params) c->params->group = group;
     return opara__set_out(c, 0, &y);
 }
@@ -891,7 +878,8 @@ static opara_result opara__shape_gemm(opara__shape_ctx* c) {
     if (opara__dims_differ(c, k1, k2))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "A %s (transA %d) and B %s (transB %d) disagree on K", opara__sh(&b, 0, a),
                                  ta, opara__sh(&b, 1, bm), tb);
-    if (cc && c->mode == OPARA__SHAPE_STRICT && (!opara__broadcast(c, &y, cc, &tmp) || tmp.ndim != 2 || tmp.dims[0] != y.dims[0] || tmp.dims[1] != y.dims[1]))
+    if (cc && c->mode == OPARA__SHAPE_STRICT &&
+        (!opara__broadcast(c, &y, cc, &tmp) || tmp.ndim != 2 || tmp.dims[0] != y.dims[0] || tmp.dims[1] != y.dims[1]))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "C %s does not broadcast to %s", opara__sh(&b, 0, cc), opara__sh(&b, 1, &y));
     return opara__set_out(c, 0, &y);
 }
@@ -1135,7 +1123,8 @@ OPARA__PRIVATE opara_result opara__infer_shapes_params(opara_runtime* rt, const 
         const opara__node* n = &g->nodes[g->topo[i]];
         for (k = 0; k < n->n_inputs && k < OPARA_MAX_NODE_IO; ++k) in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
         for (k = 0; k < n->n_outputs && k < OPARA_MAX_NODE_IO; ++k) out[k] = &shapes[n->outputs[k]];
-        r = opara__infer_node_shapes(rt, g, g->topo[i], OPARA__SHAPE_STRICT, batch, in, out, params ? &params[g->topo[i]] : NULL);
+        r = opara__infer_node_shapes(rt, g, g->topo[i], OPARA__SHAPE_STRICT, batch, in, out,
+                                     params ? &params[g->topo[i]] : NULL);
     }
     opara__free(rt, (void*)in);
     opara__free(rt, out);
