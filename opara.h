@@ -3442,6 +3442,8 @@ typedef struct opara__node_params {
     int64_t bcast_strides[3][OPARA_MAX_DIMS];
     int64_t axis;                  /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank] */
     uint8_t reduce[OPARA_MAX_DIMS]; /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
+    /* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count */
+    int64_t slice_start[OPARA_MAX_DIMS], slice_step[OPARA_MAX_DIMS], slice_count[OPARA_MAX_DIMS];
 } opara__node_params;
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
@@ -4824,8 +4826,9 @@ static opara_result opara__shape_split(opara__shape_ctx* c) {
     return r;
 }
 
-/* Number of elements a slice start:end:step selects in a dim of size d (ONNX Slice clamping). */
-static int64_t opara__slice_count(int64_t start, int64_t end, int64_t step, int64_t d) {
+/* Number of elements a slice start:end:step selects in a dim of size d, and the first of them
+   (ONNX Slice clamping). */
+static int64_t opara__slice_range(int64_t start, int64_t end, int64_t step, int64_t d, int64_t* first) {
     int64_t diff, mag;
     if (start < 0) start += d;
     if (end < 0) end += d;
@@ -4840,6 +4843,7 @@ static int64_t opara__slice_count(int64_t start, int64_t end, int64_t step, int6
         diff = start - end;
         mag = step == INT64_MIN ? INT64_MAX : -step;
     }
+    *first = start;
     return diff <= 0 ? 0 : 1 + (diff - 1) / mag;
 }
 
@@ -4857,15 +4861,19 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs 'starts' and 'ends' (and optional 'axes', 'steps') of one length <= rank %d",
                                  (int)x->ndim);
     memset(seen, 0, sizeof seen);
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_start[k] = 0, c->params->slice_step[k] = 1;
     for (k = 0; k < ns; ++k) {
-        int64_t axis, step = steps ? steps[k] : 1;
+        int64_t axis, step = steps ? steps[k] : 1, first = 0;
         if (!opara__norm_axis(axes ? axes[k] : (int64_t)k, x->ndim, &axis) || seen[axis])
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "axes[%u] = %lld is out of range or repeated for input %s", k,
                                      (long long)(axes ? axes[k] : (int64_t)k), opara__sh(&b, 0, x));
         if (step == 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "steps[%u] is 0", k);
         seen[axis] = 1;
-        y.dims[axis] = opara__unknown(c, x->dims[axis]) ? -1 : opara__slice_count(starts[k], ends[k], step, x->dims[axis]);
+        y.dims[axis] = opara__unknown(c, x->dims[axis]) ? -1
+                                                        : opara__slice_range(starts[k], ends[k], step, x->dims[axis], &first);
+        if (c->params) c->params->slice_start[axis] = first, c->params->slice_step[axis] = step;
     }
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_count[k] = y.dims[k];
     return opara__set_out(c, 0, &y);
 }
 
@@ -10591,55 +10599,22 @@ static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_
     return opara__finish_strided_copy(op, strides);
 }
 
-/* ONNX Slice clamping of one axis; returns the number of elements taken. */
-static int64_t opara__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* first) {
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    if (step > 0) {
-        start = start < 0 ? 0 : (start > dim ? dim : start);
-        end = end < 0 ? 0 : (end > dim ? dim : end);
-        *first = start;
-        return end > start ? (end - start + step - 1) / step : 0;
-    }
-    start = start < 0 ? 0 : (start > dim - 1 ? dim - 1 : start);
-    end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
-    *first = start;
-    return start > end ? (start - end + (-step) - 1) / (-step) : 0;
-}
-
+/* Slice as the shape engine resolved it (first index, step and count per dim): a strided copy. */
 static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    uint32_t ns = 0, ne = 0, na = 0, nst = 0, i;
-    const int64_t* starts = opara__attr_ints(op->node, "starts", &ns);
-    const int64_t* ends = opara__attr_ints(op->node, "ends", &ne);
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
-    const int64_t* steps = opara__attr_ints(op->node, "steps", &nst);
-    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], first[OPARA_MAX_DIMS], stp[OPARA_MAX_DIMS];
-    int64_t cnt[OPARA_MAX_DIMS];
+    const opara__node_params* rec = op->params;
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS];
     int32_t d;
-    if (!starts || !ends || ns != ne || (axes && na != ns) || (steps && nst != ns) || x->ndim != y->ndim ||
-        x->dtype != y->dtype)
+    if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Slice: starts/ends/axes/steps are inconsistent");
-    for (d = 0; d < x->ndim; ++d) {
-        first[d] = 0;
-        stp[d] = 1;
-        cnt[d] = x->dims[d];
-    }
-    for (i = 0; i < ns; ++i) {
-        int64_t ax = axes ? axes[i] : (int64_t)i, step = steps ? steps[i] : 1;
-        if (!opara__cpu_norm_axis(ax, x->ndim, &ax) || step == 0)
-            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Slice: bad axis or zero step");
-        stp[ax] = step;
-        cnt[ax] = opara__slice_axis(x->dims[ax], starts[i], ends[i], step, &first[ax]);
-    }
     opara__natural_strides(x, in_str);
     op->p.base = 0;
     for (d = 0; d < x->ndim; ++d) {
-        if (cnt[d] != y->dims[d])
+        if (rec->slice_count[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Slice: output dim %d is %lld, slice gives %lld", (int)d,
-                                     (long long)y->dims[d], (long long)cnt[d]);
-        strides[0][d] = stp[d] * in_str[d];
-        if (cnt[d] > 0) op->p.base += first[d] * in_str[d];
+                                     (long long)y->dims[d], (long long)rec->slice_count[d]);
+        strides[0][d] = rec->slice_step[d] * in_str[d];
+        if (rec->slice_count[d] > 0) op->p.base += rec->slice_start[d] * in_str[d];
     }
     return opara__finish_strided_copy(op, strides);
 }
@@ -29176,32 +29151,18 @@ static opara_result opara__cul_lower_expand(opara__cul_lw* w) {
     return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
 }
 
-static int64_t opara__cul_clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
+/* Slice as the shape engine resolved it (first index and step per dim): a strided copy. */
 static opara_result opara__cul_lower_slice(opara__cul_lw* w) {
     const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__node_params* p = &w->params[w->node];
     int64_t xs[OPARA_MAX_DIMS], ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS], off = 0;
-    uint32_t ns = 0, ne = 0, na = 0, nst = 0, k;
-    const int64_t* starts = opara__attr_ints(n, "starts", &ns);
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
-    const int64_t* steps = opara__attr_ints(n, "steps", &nst);
     int32_t d;
-    (void)opara__attr_ints(n, "ends", &ne);
-    if (!starts || ns != ne) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "needs starts and ends");
+    if (!p->resolved || x->ndim != y->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "bad axes or steps");
     opara__cul_contig_strides(x, xs);
     opara__cul_contig_strides(y, ds);
-    for (d = 0; d < x->ndim; ++d) ss[d] = xs[d];
-    for (k = 0; k < ns; ++k) {
-        int64_t axis = axes && k < na ? axes[k] : (int64_t)k, step = steps && k < nst ? steps[k] : 1, start = starts[k];
-        int64_t dim;
-        if (axis < 0) axis += x->ndim;
-        if (axis < 0 || axis >= x->ndim || step == 0) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "bad axes or steps");
-        dim = x->dims[axis];
-        if (start < 0) start += dim;
-        start = step > 0 ? opara__cul_clamp64(start, 0, dim) : opara__cul_clamp64(start, 0, dim - 1);
-        if (y->dims[axis] > 0) off += start * xs[axis];
-        ss[axis] = xs[axis] * step;
+    for (d = 0; d < x->ndim; ++d) {
+        if (y->dims[d] > 0) off += p->slice_start[d] * xs[d];
+        ss[d] = xs[d] * p->slice_step[d];
     }
     return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, off, 0);
 }

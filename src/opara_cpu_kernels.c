@@ -510,55 +510,22 @@ static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_
     return opara__finish_strided_copy(op, strides);
 }
 
-/* ONNX Slice clamping of one axis; returns the number of elements taken. */
-static int64_t opara__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* first) {
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    if (step > 0) {
-        start = start < 0 ? 0 : (start > dim ? dim : start);
-        end = end < 0 ? 0 : (end > dim ? dim : end);
-        *first = start;
-        return end > start ? (end - start + step - 1) / step : 0;
-    }
-    start = start < 0 ? 0 : (start > dim - 1 ? dim - 1 : start);
-    end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
-    *first = start;
-    return start > end ? (start - end + (-step) - 1) / (-step) : 0;
-}
-
+/* Slice as the shape engine resolved it (first index, step and count per dim): a strided copy. */
 static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    uint32_t ns = 0, ne = 0, na = 0, nst = 0, i;
-    const int64_t* starts = opara__attr_ints(op->node, "starts", &ns);
-    const int64_t* ends = opara__attr_ints(op->node, "ends", &ne);
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
-    const int64_t* steps = opara__attr_ints(op->node, "steps", &nst);
-    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], first[OPARA_MAX_DIMS], stp[OPARA_MAX_DIMS];
-    int64_t cnt[OPARA_MAX_DIMS];
+    const opara__node_params* rec = op->params;
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS];
     int32_t d;
-    if (!starts || !ends || ns != ne || (axes && na != ns) || (steps && nst != ns) || x->ndim != y->ndim ||
-        x->dtype != y->dtype)
+    if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Slice: starts/ends/axes/steps are inconsistent");
-    for (d = 0; d < x->ndim; ++d) {
-        first[d] = 0;
-        stp[d] = 1;
-        cnt[d] = x->dims[d];
-    }
-    for (i = 0; i < ns; ++i) {
-        int64_t ax = axes ? axes[i] : (int64_t)i, step = steps ? steps[i] : 1;
-        if (!opara__cpu_norm_axis(ax, x->ndim, &ax) || step == 0)
-            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Slice: bad axis or zero step");
-        stp[ax] = step;
-        cnt[ax] = opara__slice_axis(x->dims[ax], starts[i], ends[i], step, &first[ax]);
-    }
     opara__natural_strides(x, in_str);
     op->p.base = 0;
     for (d = 0; d < x->ndim; ++d) {
-        if (cnt[d] != y->dims[d])
+        if (rec->slice_count[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Slice: output dim %d is %lld, slice gives %lld", (int)d,
-                                     (long long)y->dims[d], (long long)cnt[d]);
-        strides[0][d] = stp[d] * in_str[d];
-        if (cnt[d] > 0) op->p.base += first[d] * in_str[d];
+                                     (long long)y->dims[d], (long long)rec->slice_count[d]);
+        strides[0][d] = rec->slice_step[d] * in_str[d];
+        if (rec->slice_count[d] > 0) op->p.base += rec->slice_start[d] * in_str[d];
     }
     return opara__finish_strided_copy(op, strides);
 }

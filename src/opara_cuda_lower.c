@@ -352,32 +352,18 @@ static opara_result opara__cul_lower_expand(opara__cul_lw* w) {
     return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
 }
 
-static int64_t opara__cul_clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
+/* Slice as the shape engine resolved it (first index and step per dim): a strided copy. */
 static opara_result opara__cul_lower_slice(opara__cul_lw* w) {
     const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__node_params* p = &w->params[w->node];
     int64_t xs[OPARA_MAX_DIMS], ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS], off = 0;
-    uint32_t ns = 0, ne = 0, na = 0, nst = 0, k;
-    const int64_t* starts = opara__attr_ints(n, "starts", &ns);
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
-    const int64_t* steps = opara__attr_ints(n, "steps", &nst);
     int32_t d;
-    (void)opara__attr_ints(n, "ends", &ne);
-    if (!starts || ns != ne) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "needs starts and ends");
+    if (!p->resolved || x->ndim != y->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "bad axes or steps");
     opara__cul_contig_strides(x, xs);
     opara__cul_contig_strides(y, ds);
-    for (d = 0; d < x->ndim; ++d) ss[d] = xs[d];
-    for (k = 0; k < ns; ++k) {
-        int64_t axis = axes && k < na ? axes[k] : (int64_t)k, step = steps && k < nst ? steps[k] : 1, start = starts[k];
-        int64_t dim;
-        if (axis < 0) axis += x->ndim;
-        if (axis < 0 || axis >= x->ndim || step == 0) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "bad axes or steps");
-        dim = x->dims[axis];
-        if (start < 0) start += dim;
-        start = step > 0 ? opara__cul_clamp64(start, 0, dim) : opara__cul_clamp64(start, 0, dim - 1);
-        if (y->dims[axis] > 0) off += start * xs[axis];
-        ss[axis] = xs[axis] * step;
+    for (d = 0; d < x->ndim; ++d) {
+        if (y->dims[d] > 0) off += p->slice_start[d] * xs[d];
+        ss[d] = xs[d] * p->slice_step[d];
     }
     return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, off, 0);
 }

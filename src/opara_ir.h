@@ -92,6 +92,8 @@ typedef struct opara__node_params {
     int64_t bcast_strides[3][OPARA_MAX_DIMS];
     int64_t axis;                  /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank] */
     uint8_t reduce[OPARA_MAX_DIMS]; /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
+    /* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count */
+    int64_t slice_start[OPARA_MAX_DIMS], slice_step[OPARA_MAX_DIMS], slice_count[OPARA_MAX_DIMS];
 } opara__node_params;
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of

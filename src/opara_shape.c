@@ -540,8 +540,9 @@ static opara_result opara__shape_split(opara__shape_ctx* c) {
     return r;
 }
 
-/* Number of elements a slice start:end:step selects in a dim of size d (ONNX Slice clamping). */
-static int64_t opara__slice_count(int64_t start, int64_t end, int64_t step, int64_t d) {
+/* Number of elements a slice start:end:step selects in a dim of size d, and the first of them
+   (ONNX Slice clamping). */
+static int64_t opara__slice_range(int64_t start, int64_t end, int64_t step, int64_t d, int64_t* first) {
     int64_t diff, mag;
     if (start < 0) start += d;
     if (end < 0) end += d;
@@ -556,6 +557,7 @@ static int64_t opara__slice_count(int64_t start, int64_t end, int64_t step, int6
         diff = start - end;
         mag = step == INT64_MIN ? INT64_MAX : -step;
     }
+    *first = start;
     return diff <= 0 ? 0 : 1 + (diff - 1) / mag;
 }
 
@@ -573,15 +575,19 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs 'starts' and 'ends' (and optional 'axes', 'steps') of one length <= rank %d",
                                  (int)x->ndim);
     memset(seen, 0, sizeof seen);
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_start[k] = 0, c->params->slice_step[k] = 1;
     for (k = 0; k < ns; ++k) {
-        int64_t axis, step = steps ? steps[k] : 1;
+        int64_t axis, step = steps ? steps[k] : 1, first = 0;
         if (!opara__norm_axis(axes ? axes[k] : (int64_t)k, x->ndim, &axis) || seen[axis])
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "axes[%u] = %lld is out of range or repeated for input %s", k,
                                      (long long)(axes ? axes[k] : (int64_t)k), opara__sh(&b, 0, x));
         if (step == 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "steps[%u] is 0", k);
         seen[axis] = 1;
-        y.dims[axis] = opara__unknown(c, x->dims[axis]) ? -1 : opara__slice_count(starts[k], ends[k], step, x->dims[axis]);
+        y.dims[axis] = opara__unknown(c, x->dims[axis]) ? -1
+                                                        : opara__slice_range(starts[k], ends[k], step, x->dims[axis], &first);
+        if (c->params) c->params->slice_start[axis] = first, c->params->slice_step[axis] = step;
     }
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_count[k] = y.dims[k];
     return opara__set_out(c, 0, &y);
 }
 

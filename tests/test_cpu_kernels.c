@@ -1026,6 +1026,31 @@ OT_TEST(concat_split_random_axes) {
     CHECK_EQ(failures, 0);
 }
 
+/* Slice copies the range the shape engine resolved (first index, step, count per dim): a record
+   that starts one later shifts the copy; no record, no kernel. */
+OT_TEST(slice_reads_the_resolved_range) {
+    kt k;
+    int64_t xd[2] = {1, 6}, yd[2] = {1, 3}, starts[1] = {1}, ends[1] = {4}, axes[1] = {1};
+    float *x, *y, scratch[4];
+    int i;
+    kt_init(&k, OPARA__OP_SLICE, 1, 1);
+    x = (float*)kt_in(&k, 0, OPARA_DTYPE_F32, 2, xd);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 2, yd);
+    for (i = 0; i < 6; ++i) x[i] = (float)i;
+    kt_ints(&k, "starts", starts, 1);
+    kt_ints(&k, "ends", ends, 1);
+    kt_ints(&k, "axes", axes, 1);
+    REQUIRE(kt_prepare(&k, &builtin_blas) == OPARA_OK);
+    CHECK(k.params.slice_start[1] == 1 && k.params.slice_step[1] == 1 && k.params.slice_count[1] == 3);
+    k.params.slice_start[1] = 2;
+    REQUIRE(opara__cpu_prepare(&k.op, k.err, sizeof k.err) == OPARA_OK);
+    REQUIRE(k.op.fn(&k.op, 0, k.op.work_items, scratch) == OPARA_OK);
+    CHECK(y[0] == 2.0f && y[1] == 3.0f && y[2] == 4.0f);
+    k.params.resolved = 0;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_INVALID_ARGS);
+    kt_free(&k);
+}
+
 OT_TEST(slice_random_with_negative_steps) {
     int t, failures = 0;
     for (t = 0; t < 200; ++t) {
@@ -1821,7 +1846,7 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_transpose_random), OT_CASE(pools_random), OT_CASE(global_average_pool_and_batch_norm),
     OT_CASE(unary_ops), OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
     OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(binary_reads_the_resolved_strides), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
-    OT_CASE(slice_random_with_negative_steps), OT_CASE(transpose_random_perms),
+    OT_CASE(slice_random_with_negative_steps), OT_CASE(slice_reads_the_resolved_range), OT_CASE(transpose_random_perms),
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
     OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(layer_norm_axes_and_stats),
