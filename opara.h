@@ -3792,6 +3792,53 @@ typedef struct opara__shape {
     int64_t dims[OPARA_MAX_DIMS];
 } opara__shape;
 
+/* How shape inference treats what it cannot resolve: strict (sessions: every dim known and every
+   rule checked, a violation is an error) or tolerant (ONNX import: dims may be unknown (< 0) or
+   the symbolic batch and propagate as unknown; a violation leaves the result unknown for the
+   graph's checker to report). */
+typedef enum opara__shape_mode { OPARA__SHAPE_STRICT, OPARA__SHAPE_TOLERANT } opara__shape_mode;
+
+/* The numpy (multidirectional) broadcast rule, the only copy: the broadcast of n shapes into out
+   and, when strides is not NULL, each input's element strides over out's dims (0 where that input
+   is broadcast). Strict: 0 when two dims differ and neither is 1. Tolerant never fails: an unknown
+   dim yields to a known one, dims that cannot broadcast become unknown, an unknown rank makes out
+   unknown (strides are then not filled). */
+OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
+                                           opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]);
+/* What the shape engine resolved for one node (opara__infer_shapes_params), read by the backends
+   instead of the attributes. Only the fields of the node's op family are set. */
+typedef struct opara__node_params {
+    int resolved; /* the engine inferred the node: the fields below are valid */
+    /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in */
+    int32_t n_spatial;
+    int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
+    int64_t pads[2 * OPARA_MAX_DIMS];       /* n_spatial begins then n_spatial ends, after auto_pad and output_shape */
+    int64_t output_padding[OPARA_MAX_DIMS]; /* ConvTranspose */
+    int64_t group;                          /* Conv, ConvTranspose */
+    int ceil_mode;                          /* pools */
+    int has_output_shape;                   /* ConvTranspose: output_shape given (it may extend past the full size) */
+    int64_t output_shape[OPARA_MAX_DIMS];   /* its spatial dims */
+    /* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims
+       (0 where the input is broadcast), from opara__broadcast_shapes */
+    int64_t bcast_strides[3][OPARA_MAX_DIMS];
+    int64_t axis;                  /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank] */
+    uint8_t reduce[OPARA_MAX_DIMS]; /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
+    /* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count */
+    int64_t slice_start[OPARA_MAX_DIMS], slice_step[OPARA_MAX_DIMS], slice_count[OPARA_MAX_DIMS];
+} opara__node_params;
+
+/* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
+   ONNX's four strings). */
+typedef enum opara__auto_pad {
+    OPARA__AUTO_PAD_NOTSET,
+    OPARA__AUTO_PAD_SAME_UPPER,
+    OPARA__AUTO_PAD_SAME_LOWER,
+    OPARA__AUTO_PAD_VALID,
+    OPARA__AUTO_PAD_INVALID
+} opara__auto_pad;
+/* Element strides of `in` broadcast to exactly `out` (0 where broadcast); 0 when it does not. */
+OPARA__PRIVATE int opara__broadcast_to(const opara__shape* out, const opara__shape* in, int64_t* strides);
+
 typedef struct opara__value {
     const char* name;
     opara_dtype dtype;
@@ -3904,6 +3951,7 @@ OPARA__PRIVATE float opara__attr_float(const opara__node* n, const char* name, f
 /* Pointer to the INTS values (and their count) or NULL when absent or of another type. */
 OPARA__PRIVATE const int64_t* opara__attr_ints(const opara__node* n, const char* name, uint32_t* count);
 OPARA__PRIVATE const char* opara__attr_string(const opara__node* n, const char* name, const char* fallback);
+OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n);
 
 /* Checks indices and single producers, computes consumers, predecessors, successors and the
    topological order. Fails with OPARA_ERR_CYCLE naming a node on a cycle. Idempotent. */
@@ -4578,6 +4626,18 @@ OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__
    Errors (OPARA_ERR_SHAPE, ...) name the node, its op and the offending shapes. */
 OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
                                                opara__shape* shapes);
+/* The shape engine on one node: out[k] (n_outputs entries) from in[k] (n_inputs entries, NULL for
+   an omitted input). Strict (sessions, through opara__infer_shapes): every input known, every rule
+   checked, a violation is an error naming the node. Tolerant (ONNX import): inputs may hold unknown
+   dims (-1) or OPARA__DIM_BATCH, which propagate; what cannot be inferred is left unknown (ndim -1)
+   and it returns OPARA_OK without reporting. params (may be NULL) receives the node's resolved
+   parameters (params->resolved is 0 when the node could not be inferred). */
+OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
+                                                    opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
+                                                    opara__shape* const* out, opara__node_params* params);
+/* opara__infer_shapes that also resolves every node's parameters into params (g->n_nodes entries). */
+OPARA__PRIVATE opara_result opara__infer_shapes_params(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                                      opara__shape* shapes, opara__node_params* params);
 /* OPARA_ERR_SHAPE naming the input or node when a declared input or (shapes not NULL) an
    inferred tensor is zero-sized. */
 OPARA__PRIVATE opara_result opara__refuse_zero_sized(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes);
@@ -4653,23 +4713,36 @@ OPARA__PRIVATE const char* opara__shape_str(const opara__shape* s, char* buf, si
 
 typedef struct opara__shape_ctx {
     opara_runtime* rt;
-    const opara__graph* g;
     uint32_t node_index;
     const opara__node* n;
-    int64_t batch;
-    const opara__shape* in[OPARA_MAX_NODE_IO]; /* NULL for an omitted input */
-    opara__shape* out[OPARA_MAX_NODE_IO];
+    opara__shape_mode mode;
+    int64_t batch; /* OPARA__DIM_BATCH (symbolic) in tolerant mode */
+    const opara__shape* const* in; /* n->n_inputs entries, NULL for an omitted input */
+    opara__shape* const* out;      /* n->n_outputs entries */
+    opara__node_params* params;    /* NULL when the caller does not want them */
 } opara__shape_ctx;
 
 static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) {
     char detail[OPARA__DETAIL_MAX];
     va_list args;
+    if (c->mode == OPARA__SHAPE_TOLERANT) return code; /* the outputs become unknown; nothing is reported */
     va_start(args, fmt);
     if (vsnprintf(detail, sizeof detail, fmt, args) < 0) detail[0] = 0;
     va_end(args);
     return opara__fail(c->rt, code, "node %u '%s' (%s): %s", c->node_index, c->n->name ? c->n->name : "",
                        opara__op_name(c->n->op), detail);
+}
+
+/* Tolerant mode: a dim that is not known (< 0: unknown, or the symbolic batch) takes no part in
+   checks and makes what is computed from it unknown. Strict mode has no such dims. */
+static int opara__unknown(const opara__shape_ctx* c, int64_t d) {
+    return c->mode == OPARA__SHAPE_TOLERANT && d < 0;
+}
+
+/* Two dims that must agree; in tolerant mode only two known ones can disagree. */
+static int opara__dims_differ(const opara__shape_ctx* c, int64_t a, int64_t b) {
+    return a != b && !opara__unknown(c, a) && !opara__unknown(c, b);
 }
 
 /* "input 0 [1, 3, 224, 224]" style fragments need a buffer per shape. */
@@ -4693,6 +4766,19 @@ static opara_result opara__axis_arg(opara__shape_ctx* c, const char* attr, int64
     if (!opara__norm_axis(a, rank, axis))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s %lld is out of range for rank %lld", attr, (long long)a,
                                  (long long)rank);
+    if (c->params) c->params->axis = *axis;
+    return OPARA_OK;
+}
+
+/* Tolerant mode: unknown dims become -1 (the symbolic batch stays), absurd ones fail. */
+static opara_result opara__set_out_tolerant(opara__shape_ctx* c, uint32_t k, const opara__shape* s) {
+    opara__shape y = *s;
+    int32_t i;
+    for (i = 0; i < y.ndim; ++i) {
+        if (y.dims[i] > OPARA__SHAPE_DIM_MAX) return OPARA_ERR_LIMIT_EXCEEDED;
+        if (y.dims[i] < 0 && y.dims[i] != OPARA__DIM_BATCH) y.dims[i] = -1;
+    }
+    *c->out[k] = y;
     return OPARA_OK;
 }
 
@@ -4704,6 +4790,7 @@ static opara_result opara__set_out(opara__shape_ctx* c, uint32_t k, const opara_
     if (s->ndim > OPARA_MAX_DIMS)
         return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output %u would have rank %d (max %d)", k, (int)s->ndim,
                                  OPARA_MAX_DIMS);
+    if (c->mode == OPARA__SHAPE_TOLERANT) return opara__set_out_tolerant(c, k, s);
     for (i = 0; i < s->ndim; ++i)
         if (s->dims[i] < 0 || s->dims[i] > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, s->dims[i] < 0 ? OPARA_ERR_SHAPE : OPARA_ERR_LIMIT_EXCEEDED,
@@ -4718,18 +4805,75 @@ static opara_result opara__set_out(opara__shape_ctx* c, uint32_t k, const opara_
 
 /* ---- broadcasting ---------------------------------------------------------------------------- */
 
-/* Multidirectional (numpy) broadcasting of a and b into out; 0 when incompatible. */
-static int opara__broadcast(const opara__shape* a, const opara__shape* b, opara__shape* out) {
-    int32_t r = OPARA__MAX(a->ndim, b->ndim), i;
-    out->ndim = r;
-    for (i = 0; i < r; ++i) {
-        int32_t ia = i - (r - a->ndim), ib = i - (r - b->ndim);
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da == db || db == 1) out->dims[i] = da;
-        else if (da == 1) out->dims[i] = db;
-        else return 0;
-    }
+static int opara__broadcast_dim(int64_t a, int64_t b, opara__shape_mode mode, int64_t* out) {
+    if (a == b || b == 1) *out = a;
+    else if (a == 1) *out = b;
+    else if (mode == OPARA__SHAPE_STRICT) return 0;
+    else if (a >= 0 && b >= 0) *out = -1; /* incompatible: unknown, the graph's checker reports it */
+    else *out = a >= 0 ? a : b >= 0 ? b : -1;
     return 1;
+}
+
+static void opara__broadcast_strides(const opara__shape* out, const opara__shape* in, int64_t* strides) {
+    int64_t s = 1;
+    int32_t d;
+    for (d = out->ndim - 1; d >= 0; --d) {
+        int32_t j = d - (out->ndim - in->ndim);
+        int64_t dim = j >= 0 ? in->dims[j] : 1;
+        strides[d] = dim == 1 ? 0 : s;
+        s *= dim;
+    }
+}
+
+OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
+                                           opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]) {
+    uint32_t k;
+    int32_t d;
+    out->ndim = 0;
+    for (k = 0; k < n; ++k) {
+        if (in[k]->ndim < 0 || in[k]->ndim > OPARA_MAX_DIMS) {
+            out->ndim = -1;
+            return mode == OPARA__SHAPE_TOLERANT;
+        }
+        out->ndim = OPARA__MAX(out->ndim, in[k]->ndim);
+    }
+    for (d = 0; d < out->ndim; ++d) {
+        int64_t dim = 1;
+        for (k = 0; k < n; ++k) {
+            int32_t j = d - (out->ndim - in[k]->ndim);
+            if (j >= 0 && !opara__broadcast_dim(dim, in[k]->dims[j], mode, &dim)) return 0;
+        }
+        out->dims[d] = dim;
+    }
+    for (k = 0; strides && k < n; ++k) opara__broadcast_strides(out, in[k], strides[k]);
+    return 1;
+}
+
+OPARA__PRIVATE int opara__broadcast_to(const opara__shape* out, const opara__shape* in, int64_t* strides) {
+    const opara__shape* pair[2];
+    int64_t st[2][OPARA_MAX_DIMS];
+    opara__shape b;
+    int32_t d;
+    pair[0] = out, pair[1] = in;
+    if (in->ndim > out->ndim || !opara__broadcast_shapes(pair, 2, OPARA__SHAPE_STRICT, &b, st)) return 0;
+    for (d = 0; d < out->ndim; ++d)
+        if (b.dims[d] != out->dims[d]) return 0;
+    memcpy(strides, st[1], (size_t)out->ndim * sizeof st[1][0]);
+    return 1;
+}
+
+/* Broadcast of two shapes in the engine's mode. */
+static int opara__broadcast(const opara__shape_ctx* c, const opara__shape* a, const opara__shape* b, opara__shape* out) {
+    const opara__shape* pair[2];
+    pair[0] = a, pair[1] = b;
+    return opara__broadcast_shapes(pair, 2, c->mode, out, NULL);
+}
+
+/* Each input's broadcast strides over output y into the node's record (strict mode). */
+static void opara__record_broadcast(opara__shape_ctx* c, const opara__shape* y) {
+    uint32_t k;
+    if (!c->params || c->mode != OPARA__SHAPE_STRICT) return;
+    for (k = 0; k < c->n->n_inputs && k < 3; ++k) (void)opara__broadcast_to(y, c->in[k], c->params->bcast_strides[k]);
 }
 
 static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
@@ -4737,20 +4881,30 @@ static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
     opara__sbuf b;
     uint32_t k;
     for (k = 1; k < c->n->n_inputs; ++k) {
-        if (!opara__broadcast(&acc, c->in[k], &next))
+        if (!opara__broadcast(c, &acc, c->in[k], &next))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "shapes %s and %s (input %u) do not broadcast", opara__sh(&b, 0, &acc),
                                      opara__sh(&b, 1, c->in[k]), k);
         acc = next;
     }
+    opara__record_broadcast(c, &acc);
     return opara__set_out(c, 0, &acc);
 }
 
 /* ---- convolution and pooling ----------------------------------------------------------------- */
 
+OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n) {
+    const char* ap = opara__attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") == 0) return OPARA__AUTO_PAD_NOTSET;
+    if (strcmp(ap, "SAME_UPPER") == 0) return OPARA__AUTO_PAD_SAME_UPPER;
+    if (strcmp(ap, "SAME_LOWER") == 0) return OPARA__AUTO_PAD_SAME_LOWER;
+    if (strcmp(ap, "VALID") == 0) return OPARA__AUTO_PAD_VALID;
+    return OPARA__AUTO_PAD_INVALID;
+}
+
 typedef struct opara__window {
     int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
     int64_t pads[2 * OPARA_MAX_DIMS], out_pad[OPARA_MAX_DIMS];
-    int auto_pad; /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    opara__auto_pad auto_pad;
 } opara__window;
 
 /* Reads an INTS attribute of exactly `count` values in [lo, hi], or fills `fallback`. */
@@ -4775,19 +4929,57 @@ static opara_result opara__ints_arg(opara__shape_ctx* c, const char* name, uint3
 }
 
 static opara_result opara__read_window(opara__shape_ctx* c, uint32_t k, int kernel_required, opara__window* w) {
-    const char* ap = opara__attr_string(c->n, "auto_pad", "NOTSET");
     opara_result r;
-    if (strcmp(ap, "NOTSET") == 0) w->auto_pad = 0;
-    else if (strcmp(ap, "SAME_UPPER") == 0) w->auto_pad = 1;
-    else if (strcmp(ap, "SAME_LOWER") == 0) w->auto_pad = 2;
-    else if (strcmp(ap, "VALID") == 0) w->auto_pad = 3;
-    else return opara__shape_fail(c, OPARA_ERR_SHAPE, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+    w->auto_pad = opara__node_auto_pad(c->n);
+    if (w->auto_pad == OPARA__AUTO_PAD_INVALID)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID",
+                                 opara__attr_string(c->n, "auto_pad", ""));
     r = opara__ints_arg(c, "kernel_shape", k, 1, OPARA__SHAPE_DIM_MAX, 1, kernel_required, w->kernel);
     if (r == OPARA_OK) r = opara__ints_arg(c, "strides", k, 1, OPARA__SHAPE_DIM_MAX, 1, 0, w->strides);
     if (r == OPARA_OK) r = opara__ints_arg(c, "dilations", k, 1, OPARA__SHAPE_DIM_MAX, 1, 0, w->dilations);
     if (r == OPARA_OK) r = opara__ints_arg(c, "pads", 2 * k, 0, OPARA__SHAPE_DIM_MAX, 0, 0, w->pads);
     if (r == OPARA_OK) r = opara__ints_arg(c, "output_padding", k, 0, OPARA__SHAPE_DIM_MAX, 0, 0, w->out_pad);
     return r;
+}
+
+/* Total padding of spatial dim i that auto_pad SAME_* or ConvTranspose's output_shape implies, or
+   -1 when the pads stand as given. Conv and pools: the output is ceil(in / stride); ConvTranspose:
+   the pads trim the full size stride*(in-1) + output_padding + (kernel-1)*dilation + 1 to the target
+   (output_shape, or in*stride). */
+static int64_t opara__implied_padding(const opara__window* w, uint32_t i, int64_t in, int transpose,
+                                      const int64_t* output_shape) {
+    int same = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER;
+    int64_t s = w->strides[i], eff = (w->kernel[i] - 1) * w->dilations[i] + 1, total;
+    if (transpose && (output_shape || same))
+        total = s * (in - 1) + w->out_pad[i] + eff - (output_shape ? output_shape[i] : in * s);
+    else if (!transpose && same) total = ((in + s - 1) / s - 1) * s + eff - in;
+    else return -1;
+    return total < 0 ? 0 : total;
+}
+
+/* The window into the node's record with its pads resolved: an implied total splits with the odd
+   one at the end for SAME_UPPER, at the start otherwise (ONNX's rules); VALID pads nothing. */
+static void opara__record_window(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x,
+                                 int transpose, const int64_t* output_shape) {
+    opara__node_params* p = c->params;
+    uint32_t i;
+    if (!p) return;
+    p->n_spatial = (int32_t)k;
+    p->has_output_shape = output_shape != NULL;
+    for (i = 0; i < k; ++i) {
+        int64_t total = opara__implied_padding(w, i, x->dims[2 + i], transpose, output_shape);
+        int64_t b = w->pads[i], e = w->pads[k + i];
+        if (total >= 0) {
+            b = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            e = total - b;
+        } else if (w->auto_pad == OPARA__AUTO_PAD_VALID) {
+            b = e = 0;
+        }
+        p->kernel[i] = w->kernel[i], p->strides[i] = w->strides[i], p->dilations[i] = w->dilations[i];
+        p->pads[i] = b, p->pads[k + i] = e;
+        p->output_padding[i] = w->out_pad[i];
+        p->output_shape[i] = output_shape ? output_shape[i] : 0;
+    }
 }
 
 /* Spatial output size of a convolution/pool window (ONNX Conv/MaxPool/AveragePool). k is the
@@ -4800,11 +4992,15 @@ static opara_result opara__window_out(opara__shape_ctx* c, const opara__window* 
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "kernel %lld with dilation %lld is too large", (long long)w->kernel[i],
                                  (long long)w->dilations[i]);
     eff += 1;
-    if (w->auto_pad == 1 || w->auto_pad == 2) {
+    if (opara__unknown(c, in)) {
+        *out = -1;
+        return OPARA_OK;
+    }
+    if (w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
         *out = (in + s - 1) / s;
         return OPARA_OK;
     }
-    if (w->auto_pad == 3) pb = 0, pe = 0;
+    if (w->auto_pad == OPARA__AUTO_PAD_VALID) pb = 0, pe = 0;
     padded = in + pb + pe;
     if (padded < eff)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u: input %lld (padded %lld) is smaller than the kernel extent %lld",
@@ -4838,6 +5034,8 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     y = *x;
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], ceil_mode != 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
+    opara__record_window(c, &w, k, x, 0, NULL);
+    if (c->params) c->params->ceil_mode = ceil_mode != 0;
     for (i = 0; i < c->n->n_outputs && r == OPARA_OK; ++i) r = opara__set_out(c, i, &y); /* MaxPool Indices: same shape */
     return r;
 }
@@ -4854,10 +5052,11 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     if (wt->ndim != x->ndim)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s and input %s differ in rank", opara__sh(&b, 0, wt),
                                  opara__sh(&b, 1, x));
-    if (group < 1 || group > x->dims[1] || x->dims[1] % group || wt->dims[0] % group || x->dims[1] / group != wt->dims[1])
+    if (group < 1 || wt->dims[0] % group ||
+        (!opara__unknown(c, x->dims[1]) && (group > x->dims[1] || x->dims[1] % group || x->dims[1] / group != wt->dims[1])))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s, weight %s and group %lld do not agree on channels",
                                  opara__sh(&b, 0, x), opara__sh(&b, 1, wt), (long long)group);
-    if (bias && (bias->ndim != 1 || bias->dims[0] != wt->dims[0]))
+    if (bias && (bias->ndim != 1 || opara__dims_differ(c, bias->dims[0], wt->dims[0])))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "bias %s is not [%lld]", opara__sh(&b, 0, bias), (long long)wt->dims[0]);
     r = opara__read_window(c, k, 0, &w);
     if (r != OPARA_OK) return r;
@@ -4872,7 +5071,10 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     y.dims[0] = x->dims[0];
     y.dims[1] = wt->dims[0];
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], 0, &y.dims[2 + i]);
-    return r == OPARA_OK ? opara__set_out(c, 0, &y) : r;
+    if (r != OPARA_OK) return r;
+    opara__record_window(c, &w, k, x, 0, NULL);
+    if (c->params) c->params->group = group;
+    return opara__set_out(c, 0, &y);
 }
 
 /* ConvTranspose: out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end,
@@ -4887,7 +5089,8 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
     opara__sbuf b;
     opara_result r = opara__spatial_rank(c, x, &k);
     if (r != OPARA_OK) return r;
-    if (wt->ndim != x->ndim || group < 1 || wt->dims[0] != x->dims[1] || x->dims[1] % group)
+    if (wt->ndim != x->ndim || group < 1 || opara__dims_differ(c, wt->dims[0], x->dims[1]) ||
+        (!opara__unknown(c, x->dims[1]) && x->dims[1] % group))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s, weight %s and group %lld do not agree", opara__sh(&b, 0, x),
                                  opara__sh(&b, 1, wt), (long long)group);
     r = opara__read_window(c, k, 0, &w);
@@ -4896,7 +5099,7 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
     y.dims[0] = x->dims[0];
     if (!opara__mul_i64(wt->dims[1], group, &y.dims[1]) || y.dims[1] > OPARA__SHAPE_DIM_MAX)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s with group %lld", opara__sh(&b, 0, wt), (long long)group);
-    if (bias && (bias->ndim != 1 || bias->dims[0] != y.dims[1]))
+    if (bias && (bias->ndim != 1 || opara__dims_differ(c, bias->dims[0], y.dims[1])))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "bias %s is not [%lld]", opara__sh(&b, 0, bias), (long long)y.dims[1]);
     if (os && n_os != k && n_os != k + 2)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape has %u values for %u spatial dims", n_os, k);
@@ -4907,17 +5110,23 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
             y.dims[2 + i] = os[n_os - k + i];
             continue;
         }
-        if (w.auto_pad == 1 || w.auto_pad == 2) {
+        if (opara__unknown(c, x->dims[2 + i])) {
+            y.dims[2 + i] = -1;
+            continue;
+        }
+        if (w.auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w.auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
             if (!opara__mul_i64(x->dims[2 + i], w.strides[i], &y.dims[2 + i])) y.dims[2 + i] = -1;
             continue;
         }
-        if (w.auto_pad == 3) w.pads[i] = w.pads[k + i] = 0;
+        if (w.auto_pad == OPARA__AUTO_PAD_VALID) w.pads[i] = w.pads[k + i] = 0;
         if (x->dims[2 + i] < 1 || w.kernel[i] < 1 || !opara__mul_i64(w.strides[i], x->dims[2 + i] - 1, &t) ||
             !opara__mul_i64(w.kernel[i] - 1, w.dilations[i], &eff) || t > OPARA__SHAPE_DIM_MAX || eff > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u: input %s and weight %s", i, opara__sh(&b, 0, x),
                                      opara__sh(&b, 1, wt));
         y.dims[2 + i] = t + w.out_pad[i] + eff + 1 - w.pads[i] - w.pads[k + i];
     }
+    opara__record_window(c, &w, k, x, 1, os ? os + (n_os - k) : NULL);
+    if (c->params) c->params->group = group;
     return opara__set_out(c, 0, &y);
 }
 
@@ -4936,7 +5145,7 @@ static opara_result opara__shape_batch_norm(opara__shape_ctx* c) {
     uint32_t k;
     if (x->ndim < 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 2", opara__sh(&b, 0, x));
     for (k = 1; k < 5; ++k)
-        if (c->in[k]->ndim != 1 || c->in[k]->dims[0] != x->dims[1])
+        if (c->in[k]->ndim != 1 || opara__dims_differ(c, c->in[k]->dims[0], x->dims[1]))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is %s, expected [%lld] for input %s", k,
                                      opara__sh(&b, 0, c->in[k]), (long long)x->dims[1], opara__sh(&b, 1, x));
     for (k = 0; k < c->n->n_outputs; ++k) {
@@ -4962,10 +5171,14 @@ static opara_result opara__shape_concat(opara__shape_ctx* c) {
     for (k = 1; k < c->n->n_inputs; ++k) {
         const opara__shape* s = c->in[k];
         int ok = s->ndim == x->ndim;
-        for (d = 0; ok && d < x->ndim; ++d) ok = d == axis || s->dims[d] == x->dims[d];
+        for (d = 0; ok && d < x->ndim; ++d) ok = d == axis || !opara__dims_differ(c, s->dims[d], x->dims[d]);
         if (!ok)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not match input 0 %s outside axis %lld", k,
                                      opara__sh(&b, 0, s), opara__sh(&b, 1, x), (long long)axis);
+        if (opara__unknown(c, y.dims[axis]) || opara__unknown(c, s->dims[axis])) {
+            y.dims[axis] = -1;
+            continue;
+        }
         y.dims[axis] += s->dims[axis];
         if (y.dims[axis] > OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "concatenation too long");
     }
@@ -4988,23 +5201,24 @@ static opara_result opara__shape_split(opara__shape_ctx* c) {
                 return opara__shape_fail(c, OPARA_ERR_SHAPE, "split[%u] = %lld", k, (long long)split[k]);
             total += split[k];
         }
-        if (total != x->dims[axis])
+        if (opara__dims_differ(c, total, x->dims[axis]))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "'split' sums to %lld but input %s has %lld along axis %lld",
                                      (long long)total, opara__sh(&b, 0, x), (long long)x->dims[axis], (long long)axis);
-    } else if (x->dims[axis] % n_out) {
+    } else if (!opara__unknown(c, x->dims[axis]) && x->dims[axis] % n_out) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s: axis %lld (%lld) does not split into %u equal parts",
                                  opara__sh(&b, 0, x), (long long)axis, (long long)x->dims[axis], n_out);
     }
     for (k = 0; k < n_out && r == OPARA_OK; ++k) {
         opara__shape y = *x;
-        y.dims[axis] = split ? split[k] : x->dims[axis] / n_out;
+        y.dims[axis] = split ? split[k] : opara__unknown(c, x->dims[axis]) ? -1 : x->dims[axis] / n_out;
         r = opara__set_out(c, k, &y);
     }
     return r;
 }
 
-/* Number of elements a slice start:end:step selects in a dim of size d (ONNX Slice clamping). */
-static int64_t opara__slice_count(int64_t start, int64_t end, int64_t step, int64_t d) {
+/* Number of elements a slice start:end:step selects in a dim of size d, and the first of them
+   (ONNX Slice clamping). */
+static int64_t opara__slice_range(int64_t start, int64_t end, int64_t step, int64_t d, int64_t* first) {
     int64_t diff, mag;
     if (start < 0) start += d;
     if (end < 0) end += d;
@@ -5019,6 +5233,7 @@ static int64_t opara__slice_count(int64_t start, int64_t end, int64_t step, int6
         diff = start - end;
         mag = step == INT64_MIN ? INT64_MAX : -step;
     }
+    *first = start;
     return diff <= 0 ? 0 : 1 + (diff - 1) / mag;
 }
 
@@ -5036,15 +5251,19 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs 'starts' and 'ends' (and optional 'axes', 'steps') of one length <= rank %d",
                                  (int)x->ndim);
     memset(seen, 0, sizeof seen);
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_start[k] = 0, c->params->slice_step[k] = 1;
     for (k = 0; k < ns; ++k) {
-        int64_t axis, step = steps ? steps[k] : 1;
+        int64_t axis, step = steps ? steps[k] : 1, first = 0;
         if (!opara__norm_axis(axes ? axes[k] : (int64_t)k, x->ndim, &axis) || seen[axis])
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "axes[%u] = %lld is out of range or repeated for input %s", k,
                                      (long long)(axes ? axes[k] : (int64_t)k), opara__sh(&b, 0, x));
         if (step == 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "steps[%u] is 0", k);
         seen[axis] = 1;
-        y.dims[axis] = opara__slice_count(starts[k], ends[k], step, x->dims[axis]);
+        y.dims[axis] = opara__unknown(c, x->dims[axis]) ? -1
+                                                        : opara__slice_range(starts[k], ends[k], step, x->dims[axis], &first);
+        if (c->params) c->params->slice_start[axis] = first, c->params->slice_step[axis] = step;
     }
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_count[k] = y.dims[k];
     return opara__set_out(c, 0, &y);
 }
 
@@ -5065,6 +5284,29 @@ static opara_result opara__shape_gather(opara__shape_ctx* c) {
     for (i = 0; i < idx->ndim; ++i) y.dims[y.ndim++] = idx->dims[i];
     for (i = (int32_t)axis + 1; i < x->ndim; ++i) y.dims[y.ndim++] = x->dims[i];
     return opara__set_out(c, 0, &y);
+}
+
+/* Tolerant Reshape: the -1 is inferred when the known dims and the symbolic batches of the input
+   and the target match up (then it is a number, or the batch itself); otherwise it is unknown. */
+static opara_result opara__reshape_tolerant(opara__shape_ctx* c, const opara__shape* x, opara__shape* y, int infer,
+                                            int64_t out_known) {
+    int64_t in_known = 1;
+    int in_batch = 0, out_batch = 0, unknown = 0;
+    int32_t d;
+    for (d = 0; d < x->ndim; ++d) {
+        if (x->dims[d] == OPARA__DIM_BATCH) in_batch++;
+        else if (!opara__mul_i64(in_known, x->dims[d], &in_known) || in_known > OPARA__SHAPE_NUMEL_MAX) unknown = 1;
+    }
+    for (d = 0; d < y->ndim; ++d) {
+        if (d == infer) continue;
+        if (y->dims[d] == OPARA__DIM_BATCH) out_batch++;
+        else if (y->dims[d] < 0) unknown = 1;
+    }
+    if (infer < 0) return opara__set_out(c, 0, y);
+    if (!unknown && in_batch == out_batch && out_known && in_known % out_known == 0) y->dims[infer] = in_known / out_known;
+    else if (!unknown && in_batch == 1 && out_batch == 0 && in_known == out_known) y->dims[infer] = OPARA__DIM_BATCH;
+    else y->dims[infer] = -1;
+    return opara__set_out(c, 0, y);
 }
 
 static opara_result opara__shape_reshape(opara__shape_ctx* c) {
@@ -5094,9 +5336,11 @@ static opara_result opara__shape_reshape(opara__shape_ctx* c) {
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = %lld", k, (long long)shape[k]);
         }
         y.dims[k] = d;
+        if (opara__unknown(c, d)) continue; /* the symbolic batch or an unknown dim copied by a 0 */
         if (!opara__mul_i64(known, d, &known) || known > OPARA__SHAPE_NUMEL_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "'shape' has too many elements");
     }
+    if (c->mode == OPARA__SHAPE_TOLERANT) return opara__reshape_tolerant(c, x, &y, infer, known);
     if (infer >= 0) {
         if (known == 0 || numel % known)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "cannot infer the -1 of 'shape' for input %s (%lld elements)",
@@ -5109,6 +5353,14 @@ static opara_result opara__shape_reshape(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* acc * d where either may be unknown (-1) or the symbolic batch: the batch times ones stays the
+   batch; any other product with an unknown is unknown. */
+static int64_t opara__times_tolerant(int64_t acc, int64_t d) {
+    if (acc == OPARA__DIM_BATCH || d == OPARA__DIM_BATCH) return acc == 1 || d == 1 ? OPARA__MIN(acc, d) : -1;
+    if (acc < 0 || d < 0 || !opara__mul_i64(acc, d, &acc) || acc > OPARA__SHAPE_DIM_MAX) return -1;
+    return acc;
+}
+
 static opara_result opara__shape_flatten(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     int64_t axis = opara__attr_int(c->n, "axis", 1), outer = 1, inner = 1;
@@ -5117,9 +5369,11 @@ static opara_result opara__shape_flatten(opara__shape_ctx* c) {
     if (axis < -(int64_t)x->ndim || axis > x->ndim)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis, (int)x->ndim);
     if (axis < 0) axis += x->ndim;
+    if (c->params) c->params->axis = axis;
     for (i = 0; i < x->ndim; ++i) {
-        if (i < axis) (void)opara__mul_i64(outer, x->dims[i], &outer);
-        else (void)opara__mul_i64(inner, x->dims[i], &inner);
+        int64_t* acc = i < axis ? &outer : &inner;
+        if (c->mode == OPARA__SHAPE_TOLERANT) *acc = opara__times_tolerant(*acc, x->dims[i]);
+        else (void)opara__mul_i64(*acc, x->dims[i], acc);
     }
     y.ndim = 2;
     y.dims[0] = outer;
@@ -5173,7 +5427,7 @@ static opara_result opara__shape_squeeze(opara__shape_ctx* c) {
     y.ndim = 0;
     for (i = 0; i < x->ndim; ++i) {
         int drop = axes ? flags[i] : x->dims[i] == 1;
-        if (drop && x->dims[i] != 1)
+        if (drop && opara__dims_differ(c, x->dims[i], 1))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %d of input %s is not 1", (int)i, opara__sh(&b, 0, x));
         if (!drop) y.dims[y.ndim++] = x->dims[i];
     }
@@ -5209,12 +5463,13 @@ static opara_result opara__shape_expand(opara__shape_ctx* c) {
     target.ndim = (int32_t)n;
     for (k = 0; k < n; ++k) {
         target.dims[k] = shape[k] == OPARA__DIM_BATCH ? c->batch : shape[k];
-        if (target.dims[k] < 0 || target.dims[k] > OPARA__SHAPE_DIM_MAX)
+        if ((target.dims[k] < 0 && !opara__unknown(c, target.dims[k])) || target.dims[k] > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = %lld", k, (long long)shape[k]);
     }
-    if (!opara__broadcast(c->in[0], &target, &y))
+    if (!opara__broadcast(c, c->in[0], &target, &y))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s does not broadcast with %s", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, &target));
+    opara__record_broadcast(c, &y);
     return opara__set_out(c, 0, &y);
 }
 
@@ -5239,6 +5494,10 @@ static opara_result opara__shape_pad(opara__shape_ctx* c) {
         int64_t pb = pads[k], pe = pads[na + k];
         if (pb < -OPARA__SHAPE_DIM_MAX || pb > OPARA__SHAPE_DIM_MAX || pe < -OPARA__SHAPE_DIM_MAX || pe > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "pads for axis %lld are out of range", (long long)axis);
+        if (opara__unknown(c, x->dims[axis])) {
+            y.dims[axis] = pb + pe == 0 ? x->dims[axis] : -1;
+            continue;
+        }
         y.dims[axis] = x->dims[axis] + pb + pe;
         if (strcmp(mode, "reflect") == 0 && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "reflect pads %lld/%lld need a dim larger than %lld", (long long)pb,
@@ -5271,6 +5530,10 @@ static opara_result opara__shape_resize(opara__shape_ctx* c) {
         {
             double s = (double)scales->v.floats[k], d;
             if (!(s > 0.0) || s > 1e9) return opara__shape_fail(c, OPARA_ERR_SHAPE, "scales[%u] = %g", k, s);
+            if (opara__unknown(c, x->dims[k])) {
+                y.dims[k] = s == 1.0 ? x->dims[k] : -1;
+                continue;
+            }
             d = (double)x->dims[k] * s;
             if (d > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
             y.dims[k] = (int64_t)d; /* floor: d >= 0 */
@@ -5294,10 +5557,11 @@ static opara_result opara__shape_gemm(opara__shape_ctx* c) {
     k1 = ta ? a->dims[0] : a->dims[1];
     k2 = tb ? bm->dims[1] : bm->dims[0];
     y.dims[1] = tb ? bm->dims[0] : bm->dims[1];
-    if (k1 != k2)
+    if (opara__dims_differ(c, k1, k2))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "A %s (transA %d) and B %s (transB %d) disagree on K", opara__sh(&b, 0, a),
                                  ta, opara__sh(&b, 1, bm), tb);
-    if (cc && (!opara__broadcast(&y, cc, &tmp) || tmp.ndim != 2 || tmp.dims[0] != y.dims[0] || tmp.dims[1] != y.dims[1]))
+    if (cc && c->mode == OPARA__SHAPE_STRICT &&
+        (!opara__broadcast(c, &y, cc, &tmp) || tmp.ndim != 2 || tmp.dims[0] != y.dims[0] || tmp.dims[1] != y.dims[1]))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "C %s does not broadcast to %s", opara__sh(&b, 0, cc), opara__sh(&b, 1, &y));
     return opara__set_out(c, 0, &y);
 }
@@ -5312,12 +5576,12 @@ static opara_result opara__shape_matmul(opara__shape_ctx* c) {
                                  opara__sh(&b, 1, c->in[1]));
     if (a1) a.ndim = 2, a.dims[1] = a.dims[0], a.dims[0] = 1;
     if (b1) bm.ndim = 2, bm.dims[1] = 1;
-    if (a.dims[a.ndim - 1] != bm.dims[bm.ndim - 2])
+    if (opara__dims_differ(c, a.dims[a.ndim - 1], bm.dims[bm.ndim - 2]))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, c->in[1]));
     ba = a, bb = bm;
     ba.ndim -= 2, bb.ndim -= 2;
-    if (!opara__broadcast(&ba, &bb, &batch))
+    if (!opara__broadcast(c, &ba, &bb, &batch))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, c->in[1]));
     y = batch;
@@ -5341,12 +5605,12 @@ static opara_result opara__shape_layer_norm(opara__shape_ctx* c) {
     opara__sbuf b;
     opara_result r = opara__axis_arg(c, "axis", -1, x->ndim, &axis);
     if (r != OPARA_OK) return r;
-    for (k = 1; k < c->n->n_inputs; ++k) {
+    for (k = 1; k < c->n->n_inputs && c->mode == OPARA__SHAPE_STRICT; ++k) {
         opara__shape tmp, tail;
         if (!c->in[k]) continue;
         tail.ndim = x->ndim - (int32_t)axis;
         for (i = 0; i < tail.ndim; ++i) tail.dims[i] = x->dims[axis + i];
-        if (!opara__broadcast(&tail, c->in[k], &tmp) || tmp.ndim != tail.ndim || opara__shape_numel(&tmp) != opara__shape_numel(&tail))
+        if (!opara__broadcast(c, &tail, c->in[k], &tmp) || tmp.ndim != tail.ndim || opara__shape_numel(&tmp) != opara__shape_numel(&tail))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not broadcast to the normalized dims %s", k,
                                      opara__sh(&b, 0, c->in[k]), opara__sh(&b, 1, &tail));
     }
@@ -5374,6 +5638,7 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     for (i = 0; i < x->ndim; ++i) {
         if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
         else if (keep) y.dims[y.ndim++] = 1;
+        if (c->params) c->params->reduce[i] = (uint8_t)flags[i];
     }
     return opara__set_out(c, 0, &y);
 }
@@ -5401,7 +5666,12 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
     case OPARA__OP_WHERE: a.min_in = a.max_in = 3; break;
-    default: break;
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_AVERAGE_POOL: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
+    case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
+    case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
+    case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
+    case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -5452,8 +5722,48 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_REDUCE_MEAN: return opara__shape_reduce_mean(c);
     case OPARA__OP_PAD: return opara__shape_pad(c);
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
-    default: return opara__set_out(c, 0, c->in[0]); /* elementwise unary ops, Clip, Cast */
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
+    case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
+    case OPARA__OP_CAST: return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
+    case OPARA__OP_COUNT: break;
     }
+    return opara__shape_fail(c, OPARA_ERR_CORRUPT, "unknown operator");
+}
+
+/* Input dims a tolerant caller may hand in: known and within bounds, unknown (-1) or the batch. */
+static int opara__shape_in_range(const opara__shape* s) {
+    int32_t d;
+    if (s->ndim > OPARA_MAX_DIMS) return 0;
+    for (d = 0; d < s->ndim; ++d)
+        if (s->dims[d] > OPARA__SHAPE_DIM_MAX || (s->dims[d] < -1 && s->dims[d] != OPARA__DIM_BATCH)) return 0;
+    return 1;
+}
+
+OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
+                                                    opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
+                                                    opara__shape* const* out, opara__node_params* params) {
+    opara__shape_ctx c;
+    opara_result r = OPARA_OK;
+    uint32_t k;
+    memset(&c, 0, sizeof c);
+    c.rt = rt;
+    c.node_index = node;
+    c.n = &g->nodes[node];
+    c.mode = mode;
+    c.batch = mode == OPARA__SHAPE_TOLERANT ? OPARA__DIM_BATCH : batch;
+    c.in = in;
+    c.out = out;
+    c.params = params;
+    if (params) memset(params, 0, sizeof *params);
+    if (c.n->n_inputs > OPARA_MAX_NODE_IO || c.n->n_outputs > OPARA_MAX_NODE_IO)
+        r = opara__shape_fail(&c, OPARA_ERR_LIMIT_EXCEEDED, "too many inputs or outputs");
+    for (k = 0; r == OPARA_OK && mode == OPARA__SHAPE_TOLERANT && k < c.n->n_inputs; ++k)
+        if (in[k] && !opara__shape_in_range(in[k])) r = OPARA_ERR_SHAPE;
+    if (r == OPARA_OK) r = opara__shape_node(&c);
+    if (params) params->resolved = r == OPARA_OK;
+    if (r == OPARA_OK || mode == OPARA__SHAPE_STRICT) return r;
+    for (k = 0; k < c.n->n_outputs; ++k) out[k]->ndim = -1; /* tolerant: what could not be inferred is unknown */
+    return OPARA_OK;
 }
 
 static opara_result opara__declared_shape(opara_runtime* rt, const opara__value* v, int64_t batch, opara__shape* s) {
@@ -5471,7 +5781,13 @@ static opara_result opara__declared_shape(opara_runtime* rt, const opara__value*
 
 OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
                                                opara__shape* shapes) {
-    opara__shape_ctx* c;
+    return opara__infer_shapes_params(rt, g, batch, shapes, NULL);
+}
+
+OPARA__PRIVATE opara_result opara__infer_shapes_params(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                                      opara__shape* shapes, opara__node_params* params) {
+    const opara__shape** in;
+    opara__shape** out;
     uint32_t i, k;
     opara_result r = OPARA_OK;
     if (!g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_STATE, "shape inference needs a finalized graph");
@@ -5482,24 +5798,18 @@ OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__
         else r = opara__declared_shape(rt, &g->values[i], batch, &shapes[i]);
     }
     if (r != OPARA_OK) return r;
-    c = (opara__shape_ctx*)opara__calloc(rt, 1, sizeof *c);
-    if (!c) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory inferring shapes");
-    c->rt = rt;
-    c->g = g;
-    c->batch = batch;
+    in = (const opara__shape**)opara__calloc(rt, OPARA_MAX_NODE_IO, sizeof *in);
+    out = (opara__shape**)opara__calloc(rt, OPARA_MAX_NODE_IO, sizeof *out);
+    if (!in || !out) r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory inferring shapes");
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         const opara__node* n = &g->nodes[g->topo[i]];
-        c->node_index = g->topo[i];
-        c->n = n;
-        if (n->n_inputs > OPARA_MAX_NODE_IO || n->n_outputs > OPARA_MAX_NODE_IO) {
-            r = opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "too many inputs or outputs");
-            break;
-        }
-        for (k = 0; k < n->n_inputs; ++k) c->in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
-        for (k = 0; k < n->n_outputs; ++k) c->out[k] = &shapes[n->outputs[k]];
-        r = opara__shape_node(c);
+        for (k = 0; k < n->n_inputs && k < OPARA_MAX_NODE_IO; ++k) in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
+        for (k = 0; k < n->n_outputs && k < OPARA_MAX_NODE_IO; ++k) out[k] = &shapes[n->outputs[k]];
+        r = opara__infer_node_shapes(rt, g, g->topo[i], OPARA__SHAPE_STRICT, batch, in, out,
+                                     params ? &params[g->topo[i]] : NULL);
     }
-    opara__free(rt, c);
+    opara__free(rt, (void*)in);
+    opara__free(rt, out);
     return r;
 }
 
@@ -5580,7 +5890,14 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
                 return opara__dtype_fail(rt, g, node, "inputs have different data types");
         break;
-    default: break;
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
+    case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
+    case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
+    case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
+    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: case OPARA__OP_COUNT:
+        break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
@@ -7807,6 +8124,11 @@ OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
    dev may be NULL (default device). */
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
                                                const opara__device* dev, opara__op_desc* out);
+/* The same with each node's parameters as the shape engine resolved them (opara__infer_shapes_params);
+   opara__describe_ops resolves the few it needs (group, kernel) itself. */
+OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, const opara__shape* shapes,
+                                                        const opara__node_params* params, const opara__device* dev,
+                                                        opara__op_desc* out);
 /* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
 OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
                                                           uint64_t* out);
@@ -8336,6 +8658,7 @@ typedef struct opara__cpu_params {
 
 struct opara__cpu_op {
     const opara__node* node;
+    const opara__node_params* params; /* what the shape engine resolved for the node */
     uint32_t n_in, n_out;
     opara__cpu_tensor* in;
     opara__cpu_tensor* out;
@@ -8407,7 +8730,8 @@ typedef struct opara__cpu_exec opara__cpu_exec;
    at a nominal 3 GHz. Presets, not measurements, so a model's plan is the same on every run. */
 OPARA__PRIVATE void opara__cpu_device(uint32_t cores, opara__device* dev);
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
-                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   const opara__shape* shapes, const opara__node_params* params,
+                                                   const opara_dtype* dtypes,
                                                    uint32_t threads, int builtin_gemm, int pack_weights,
                                                    int pin_workers, char* err, size_t err_cap, opara__cpu_exec** out);
 OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);
@@ -10245,6 +10569,13 @@ OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out
     return 1;
 }
 
+/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
+static int opara__record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis) {
+    if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
+    *axis = op->params->axis;
+    return 1;
+}
+
 OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b) {
     int32_t i;
     if (a->ndim != b->ndim) return 0;
@@ -10255,17 +10586,12 @@ OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara_
 
 OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
                                             const int64_t* in_dims, int64_t* strides) {
-    int32_t i;
-    int64_t s = 1;
-    if (in_ndim > out_ndim) return 0;
-    for (i = out_ndim - 1; i >= 0; --i) {
-        int32_t j = i - (out_ndim - in_ndim);
-        int64_t d = j >= 0 ? in_dims[j] : 1;
-        if (d != out_dims[i] && d != 1) return 0;
-        strides[i] = d == 1 ? 0 : s;
-        s *= d;
-    }
-    return 1;
+    opara__shape out, in;
+    if (out_ndim < 0 || out_ndim > OPARA_MAX_DIMS || in_ndim < 0 || in_ndim > OPARA_MAX_DIMS) return 0;
+    out.ndim = out_ndim, in.ndim = in_ndim;
+    memcpy(out.dims, out_dims, (size_t)out_ndim * sizeof *out_dims);
+    memcpy(in.dims, in_dims, (size_t)in_ndim * sizeof *in_dims);
+    return opara__broadcast_to(&out, &in, strides);
 }
 
 static int64_t opara__dims_prod(const int64_t* dims, int32_t from, int32_t to) {
@@ -10309,26 +10635,33 @@ static void opara__bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, con
     p->outer = opara__dims_prod(p->bc_dims, 0, nd - 1);
 }
 
-/* Sets up broadcasting of n_in inputs to the output; checks the output is their broadcast. */
+/* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
+   the output is their broadcast (leading dims of 1 allowed). */
 static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
                                       size_t cap) {
     const opara__cpu_tensor* y = &op->out[0];
+    const opara__node_params* rec = op->params;
     int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
-    int32_t i;
+    opara__shape shapes[OPARA__BCAST_MAX_IN], want;
+    const opara__shape* pointers[OPARA__BCAST_MAX_IN];
+    int32_t i, lead;
     int k;
-    for (k = 0; k < n_in; ++k)
-        if (!opara__cpu_bcast_strides(y->ndim, y->dims, ins[k]->ndim, ins[k]->dims, strides[k]))
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %d does not broadcast to the output",
-                                     opara__op_name(op->node->op), k);
+    for (k = 0; k < n_in; ++k) {
+        shapes[k].ndim = ins[k]->ndim;
+        memcpy(shapes[k].dims, ins[k]->dims, (size_t)ins[k]->ndim * sizeof ins[k]->dims[0]);
+        pointers[k] = &shapes[k];
+    }
+    if (!rec || !rec->resolved || !opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL) ||
+        want.ndim > y->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the inputs do not broadcast to the output",
+                                 opara__op_name(op->node->op));
+    lead = y->ndim - want.ndim;
     for (i = 0; i < y->ndim; ++i) {
-        int64_t want = 1;
-        for (k = 0; k < n_in; ++k) {
-            int32_t j = i - (y->ndim - ins[k]->ndim);
-            if (j >= 0 && ins[k]->dims[j] != 1) want = ins[k]->dims[j];
-        }
-        if (want != y->dims[i])
+        int64_t dim = i >= lead ? want.dims[i - lead] : 1;
+        if (dim != y->dims[i])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
-                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)want);
+                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
+        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->bcast_strides[k][i - lead] : 0;
     }
     opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
     op->work_items = (size_t)(op->p.outer * op->p.tail);
@@ -10725,55 +11058,22 @@ static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_
     return opara__finish_strided_copy(op, strides);
 }
 
-/* ONNX Slice clamping of one axis; returns the number of elements taken. */
-static int64_t opara__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* first) {
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    if (step > 0) {
-        start = start < 0 ? 0 : (start > dim ? dim : start);
-        end = end < 0 ? 0 : (end > dim ? dim : end);
-        *first = start;
-        return end > start ? (end - start + step - 1) / step : 0;
-    }
-    start = start < 0 ? 0 : (start > dim - 1 ? dim - 1 : start);
-    end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
-    *first = start;
-    return start > end ? (start - end + (-step) - 1) / (-step) : 0;
-}
-
+/* Slice as the shape engine resolved it (first index, step and count per dim): a strided copy. */
 static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    uint32_t ns = 0, ne = 0, na = 0, nst = 0, i;
-    const int64_t* starts = opara__attr_ints(op->node, "starts", &ns);
-    const int64_t* ends = opara__attr_ints(op->node, "ends", &ne);
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
-    const int64_t* steps = opara__attr_ints(op->node, "steps", &nst);
-    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], first[OPARA_MAX_DIMS], stp[OPARA_MAX_DIMS];
-    int64_t cnt[OPARA_MAX_DIMS];
+    const opara__node_params* rec = op->params;
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS];
     int32_t d;
-    if (!starts || !ends || ns != ne || (axes && na != ns) || (steps && nst != ns) || x->ndim != y->ndim ||
-        x->dtype != y->dtype)
+    if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Slice: starts/ends/axes/steps are inconsistent");
-    for (d = 0; d < x->ndim; ++d) {
-        first[d] = 0;
-        stp[d] = 1;
-        cnt[d] = x->dims[d];
-    }
-    for (i = 0; i < ns; ++i) {
-        int64_t ax = axes ? axes[i] : (int64_t)i, step = steps ? steps[i] : 1;
-        if (!opara__cpu_norm_axis(ax, x->ndim, &ax) || step == 0)
-            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Slice: bad axis or zero step");
-        stp[ax] = step;
-        cnt[ax] = opara__slice_axis(x->dims[ax], starts[i], ends[i], step, &first[ax]);
-    }
     opara__natural_strides(x, in_str);
     op->p.base = 0;
     for (d = 0; d < x->ndim; ++d) {
-        if (cnt[d] != y->dims[d])
+        if (rec->slice_count[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Slice: output dim %d is %lld, slice gives %lld", (int)d,
-                                     (long long)y->dims[d], (long long)cnt[d]);
-        strides[0][d] = stp[d] * in_str[d];
-        if (cnt[d] > 0) op->p.base += first[d] * in_str[d];
+                                     (long long)y->dims[d], (long long)rec->slice_count[d]);
+        strides[0][d] = rec->slice_step[d] * in_str[d];
+        if (rec->slice_count[d] > 0) op->p.base += rec->slice_start[d] * in_str[d];
     }
     return opara__finish_strided_copy(op, strides);
 }
@@ -10852,7 +11152,7 @@ static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, si
     uint32_t n_parts = is_concat ? op->n_in : op->n_out, k, n_split = 0;
     const int64_t* split = is_concat ? NULL : opara__attr_ints(op->node, "split", &n_split);
     int64_t axis, sum = 0;
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), whole->ndim, &axis))
+    if (!opara__record_axis(op, whole->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
     if (split && n_split != n_parts)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Split: %u sizes for %u outputs", n_split, n_parts);
@@ -10917,7 +11217,7 @@ static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t c
     const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
     int64_t axis;
     int32_t i, expect = x->ndim - 1 + idx->ndim;
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: axis out of range");
     if ((idx->dtype != OPARA_DTYPE_I64 && idx->dtype != OPARA_DTYPE_I32) || y->dtype != x->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Gather: indices must be i32/i64");
@@ -11045,7 +11345,7 @@ static opara_result opara__prepare_softmax(opara__cpu_op* op, char* err, size_t 
     int64_t axis;
     if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
     op->p.mid = x->dims[axis];
     op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
@@ -11088,7 +11388,7 @@ static opara_result opara__prepare_layer_norm(opara__cpu_op* op, char* err, size
     uint32_t k;
     if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
     op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
     op->p.mid = opara__dims_prod(x->dims, (int32_t)axis, x->ndim);
@@ -11207,18 +11507,12 @@ static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t be
 static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    uint32_t na = 0, i;
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
     int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
     int64_t str[OPARA_MAX_DIMS];
     int32_t d, yd = 0;
     if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = (!axes || na == 0) && !opara__attr_int(op->node, "noop_with_empty_axes", 0);
-    for (i = 0; axes && i < na; ++i) {
-        int64_t a;
-        if (!opara__cpu_norm_axis(axes[i], x->ndim, &a)) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-        reduce[a] = 1;
-    }
+    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->reduce[d]; /* axes as the shape engine resolved them */
     opara__natural_strides(x, str);
     p->kept_n = p->red_n = 0;
     for (d = 0; d < x->ndim; ++d) {
@@ -11658,36 +11952,28 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
 
 typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_CONV_T } opara__geom_kind;
 
-/* Reads kernel/strides/dilations/pads/auto_pad into p (normalized to 3 dims) for an input with
-   spatial dims x->dims[2..]; kernel from `kernel` when given (the weights), else the attribute. */
+/* The window the shape engine resolved (kernel, strides, dilations, pads after auto_pad), normalized
+   to 3 dims into p, for an input with spatial dims x->dims[2..]; `kernel` (the weights') must agree. */
 static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
                                          char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
-    const opara__node* n = op->node;
+    const opara__node_params* w = op->params;
     int32_t nsp = x->ndim - 2, off, i;
-    uint32_t nk = 0, ns = 0, nd = 0, np = 0;
-    const int64_t* ks = opara__attr_ints(n, "kernel_shape", &nk);
-    const int64_t* st = opara__attr_ints(n, "strides", &ns);
-    const int64_t* dl = opara__attr_ints(n, "dilations", &nd);
-    const int64_t* pd = opara__attr_ints(n, "pads", &np);
-    const char* name = opara__op_name(n->op);
+    const char* name = opara__op_name(op->node->op);
     if (nsp < 1 || nsp > 3) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %d spatial dims", name, (int)nsp);
-    if ((ks && nk != (uint32_t)nsp) || (st && ns != (uint32_t)nsp) || (dl && nd != (uint32_t)nsp) ||
-        (pd && np != 2 * (uint32_t)nsp))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: attribute lengths do not match %d spatial dims", name,
-                                 (int)nsp);
-    if (!kernel && !ks) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s needs kernel_shape", name);
+    if (!w || !w->resolved || w->n_spatial != nsp)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: no resolved window for %d spatial dims", name, (int)nsp);
     off = 3 - nsp;
     for (i = 0; i < 3; ++i) {
         int32_t j = i - off;
         p->in_sp[i] = j >= 0 ? x->dims[2 + j] : 1;
-        p->kernel[i] = j < 0 ? 1 : (kernel ? kernel[j] : ks[j]);
-        p->stride[i] = j >= 0 && st ? st[j] : 1;
-        p->dil[i] = j >= 0 && dl ? dl[j] : 1;
-        p->pad_b[i] = j >= 0 && pd ? pd[j] : 0;
-        p->pad_e[i] = j >= 0 && pd ? pd[j + nsp] : 0;
-        if (kernel && ks && j >= 0 && ks[j] != kernel[j])
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: kernel_shape disagrees with the weights", name);
+        p->kernel[i] = j >= 0 ? w->kernel[j] : 1;
+        p->stride[i] = j >= 0 ? w->strides[j] : 1;
+        p->dil[i] = j >= 0 ? w->dilations[j] : 1;
+        p->pad_b[i] = j >= 0 ? w->pads[j] : 0;
+        p->pad_e[i] = j >= 0 ? w->pads[j + nsp] : 0;
+        if (kernel && j >= 0 && w->kernel[j] != kernel[j])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the kernel disagrees with the weights", name);
         if (p->kernel[i] < 1 || p->stride[i] < 1 || p->dil[i] < 1 || p->pad_b[i] < 0 || p->pad_e[i] < 0)
             return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s: kernel, strides, dilations must be >= 1, pads >= 0",
                                      name);
@@ -11695,19 +11981,9 @@ static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_ten
     return OPARA_OK;
 }
 
-/* Output size of one dim for Conv/pools, after resolving auto_pad into pads. */
-static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto_pad, int ceil_mode) {
-    int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, in = p->in_sp[i], span;
-    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
-        int64_t out = (in + p->stride[i] - 1) / p->stride[i];
-        int64_t total = (out - 1) * p->stride[i] + eff - in;
-        if (total < 0) total = 0;
-        p->pad_b[i] = auto_pad[5] == 'U' ? total / 2 : total - total / 2;
-        p->pad_e[i] = total - p->pad_b[i];
-        return out;
-    }
-    if (strcmp(auto_pad, "VALID") == 0) p->pad_b[i] = p->pad_e[i] = 0;
-    span = in + p->pad_b[i] + p->pad_e[i] - eff;
+/* Output size of one dim for Conv/pools from the resolved pads. */
+static int64_t opara__conv_out_dim(const opara__cpu_params* p, int i, int ceil_mode) {
+    int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, span = p->in_sp[i] + p->pad_b[i] + p->pad_e[i] - eff;
     if (span < 0) return 0;
     return (ceil_mode ? (span + p->stride[i] - 1) / p->stride[i] : span / p->stride[i]) + 1;
 }
@@ -11717,10 +11993,9 @@ static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto
 static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
                                           size_t cap) {
     opara__cpu_params* p = &op->p;
-    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
     int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
     for (i = 0; i < 3; ++i) {
-        int64_t want = opara__conv_out_dim(p, i, auto_pad, ceil_mode);
+        int64_t want = opara__conv_out_dim(p, i, ceil_mode);
         int64_t got = i >= off ? y->dims[2 + i - off] : 1;
         if (got != want && !(ceil_mode && got == want - 1 && got >= 1))
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output spatial dim %d is %lld, expected %lld",
@@ -12002,7 +12277,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: X, W and Y need the same rank >= 3");
     r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
     if (r != OPARA_OK) return r;
-    p->group = opara__attr_int(op->node, "group", 1);
+    p->group = op->params->group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
     p->cout = w->dims[0];
@@ -12106,20 +12381,15 @@ static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
-    uint32_t nop = 0, nos = 0;
-    const int64_t* out_pad = opara__attr_ints(op->node, "output_padding", &nop);
-    const int64_t* out_shape = opara__attr_ints(op->node, "output_shape", &nos);
-    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    const opara__node_params* rp = op->params;
     int32_t nsp = x->ndim - 2, off, i;
     int64_t rows, cb;
     opara_result r;
     if (!x->data || !w->data || x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim || w->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: X, W and Y need the same rank >= 3");
-    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap); /* pads as resolved for output_shape / auto_pad */
     if (r != OPARA_OK) return r;
-    if ((out_pad && nop != (uint32_t)nsp) || (out_shape && nos != (uint32_t)nsp && nos != (uint32_t)x->ndim))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output_padding/output_shape length");
-    p->group = opara__attr_int(op->node, "group", 1);
+    p->group = rp->group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
     if (p->group < 1 || w->dims[0] != p->cin || p->cin % p->group)
@@ -12132,24 +12402,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
     off = 3 - nsp;
     for (i = 0; i < 3; ++i) {
         int32_t j = i - off;
-        int64_t op_ = j >= 0 && out_pad ? out_pad[j] : 0;
-        int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1, want;
-        if (j >= 0 && (out_shape || strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0)) {
-            int64_t target = out_shape ? out_shape[nos == (uint32_t)nsp ? j : j + 2] : p->in_sp[i] * p->stride[i];
-            int64_t total = full - target;
-            if (total < 0) total = 0;
-            if (strcmp(auto_pad, "SAME_UPPER") == 0) {
-                p->pad_b[i] = total / 2;
-                p->pad_e[i] = total - total / 2;
-            } else {
-                p->pad_b[i] = total - total / 2;
-                p->pad_e[i] = total / 2;
-            }
-        } else if (strcmp(auto_pad, "VALID") == 0) {
-            p->pad_b[i] = p->pad_e[i] = 0;
-        }
-        want = full - p->pad_b[i] - p->pad_e[i];
-        if (j >= 0 && out_shape) want = out_shape[nos == (uint32_t)nsp ? j : j + 2]; /* larger: the tail is bias only */
+        int64_t op_ = j >= 0 ? rp->output_padding[j] : 0;
+        int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1;
+        int64_t want = full - p->pad_b[i] - p->pad_e[i];
+        if (j >= 0 && rp->has_output_shape) want = rp->output_shape[j]; /* larger: the tail is bias only */
         p->out_sp[i] = j >= 0 ? y->dims[2 + j] : 1;
         if (p->out_sp[i] != want)
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output dim %d is %lld, expected %lld",
@@ -12417,7 +12673,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
                                  opara__op_name(op->node->op));
     r = opara__conv_geometry(op, x, NULL, err, cap);
     if (r != OPARA_OK) return r;
-    r = opara__conv_check_out(op, y, opara__attr_int(op->node, "ceil_mode", 0) != 0, err, cap);
+    r = opara__conv_check_out(op, y, op->params->ceil_mode, err, cap);
     if (r != OPARA_OK) return r;
     if (op->n_out > 1 && op->out[1].data &&
         (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))
@@ -12732,6 +12988,7 @@ OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op) {
    bandwidth), memory otherwise; ops without FLOPs (copies) are memory; without shapes, the op
    type's default (convolutions and matrix products compute, everything else memory). */
 /* #include "opara_sched.h" (inlined above) */
+/* #include "opara_model.h" (inlined above) */
 
 /* Public specifications: SM count, per-block/per-SM limits (compute capability tables), FP32 peak
    at boost clock, DRAM bandwidth. max_smem_per_block is the default 48 KiB (cudaDeviceProp
@@ -12808,8 +13065,25 @@ OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g
 typedef struct opara__desc_ctx {
     const opara__graph* g;
     const opara__shape* shapes;
+    const opara__node_params* params; /* [n_nodes], or NULL: resolved per node when needed */
     const opara__node* n;
+    uint32_t node;
 } opara__desc_ctx;
+
+/* The node's record from the shape engine (the caller's, else resolved into scratch now); NULL
+   when the engine could not resolve it (unknown shapes). Windowed ops only: <= 3 inputs, 2 outputs. */
+static const opara__node_params* opara__desc_params(const opara__desc_ctx* c, opara__node_params* scratch) {
+    const opara__shape* in[3];
+    opara__shape out_shapes[2];
+    opara__shape* out[2];
+    uint32_t k;
+    if (c->params) return c->params[c->node].resolved ? &c->params[c->node] : NULL;
+    if (c->n->n_inputs > 3 || c->n->n_outputs > 2) return NULL;
+    for (k = 0; k < c->n->n_inputs; ++k) in[k] = c->n->inputs[k] >= 0 ? &c->shapes[c->n->inputs[k]] : NULL;
+    for (k = 0; k < c->n->n_outputs; ++k) out[k] = &out_shapes[k];
+    (void)opara__infer_node_shapes(c->g->rt, c->g, c->node, OPARA__SHAPE_TOLERANT, 1, in, out, scratch);
+    return scratch->resolved ? scratch : NULL;
+}
 
 static const opara__shape* opara__in_shape(const opara__desc_ctx* c, uint32_t i) {
     return i < c->n->n_inputs && c->n->inputs[i] >= 0 ? &c->shapes[c->n->inputs[i]] : NULL;
@@ -12850,7 +13124,9 @@ static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* x = opara__in_shape(c, 0);
     const opara__shape* w = opara__in_shape(c, 1);
     const opara__shape* y = opara__out_shape(c, 0);
-    double out = opara__elems(y), taps = 1, group = (double)opara__attr_int(c->n, "group", 1);
+    opara__node_params scratch;
+    const opara__node_params* p = opara__desc_params(c, &scratch);
+    double out = opara__elems(y), taps = 1, group = p ? (double)p->group : 1;
     int32_t i;
     if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
         opara__set_launch(d, opara__blocks(out, 256), 256, 96, 16384);
@@ -12889,10 +13165,11 @@ static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) 
 }
 
 static void opara__describe_pool(const opara__desc_ctx* c, opara__op_desc* d) {
-    uint32_t nk = 0, i;
-    const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
+    opara__node_params scratch;
+    const opara__node_params* p = opara__desc_params(c, &scratch);
     double taps = 1, out = opara__elems(opara__out_shape(c, 0));
-    for (i = 0; i < nk; ++i) taps *= (double)k[i];
+    int32_t i;
+    for (i = 0; p && i < p->n_spatial; ++i) taps *= (double)p->kernel[i];
     d->flops = out * taps;
     opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
 }
@@ -12948,6 +13225,12 @@ static void opara__describe_node(const opara__desc_ctx* c, const opara__device* 
 
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
                                                const opara__device* dev, opara__op_desc* out) {
+    return opara__describe_ops_resolved(g, shapes, NULL, dev, out);
+}
+
+OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, const opara__shape* shapes,
+                                                        const opara__node_params* params, const opara__device* dev,
+                                                        opara__op_desc* out) {
     opara__desc_ctx c;
     uint32_t i;
     if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
@@ -12955,8 +13238,10 @@ OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opa
     if (!dev) dev = opara__device_default();
     c.g = g;
     c.shapes = shapes;
+    c.params = params;
     for (i = 0; i < g->n_nodes; ++i) {
         c.n = &g->nodes[i];
+        c.node = i;
         opara__describe_node(&c, dev, &out[i]);
     }
     return OPARA_OK;
@@ -19202,6 +19487,7 @@ OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* rea
    Per value, what the session inferred once (copied by open). */
 typedef struct opara__cuda_shapes {
     const opara__shape* shapes;
+    const opara__node_params* params; /* [n_nodes] what the shape engine resolved per node */
     const opara_dtype* dtypes;
     const uint64_t* value_bytes;
 } opara__cuda_shapes;
@@ -19383,7 +19669,8 @@ typedef struct opara__cuda_lowering {
 } opara__cuda_lowering;
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
-                                             const opara_dtype* dtypes, opara__cuda_lowering* low);
+                                             const opara__node_params* params, const opara_dtype* dtypes,
+                                             opara__cuda_lowering* low);
 OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_lowering* low);
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);
@@ -19483,6 +19770,7 @@ typedef struct opara__cul_lw {
     opara_runtime* rt;
     const opara__graph* g;
     const opara__shape* shapes;
+    const opara__node_params* params; /* [n_nodes] what the shape engine resolved */
     const opara_dtype* dtypes;
     opara__cuda_lowering* low;
     uint32_t node;
@@ -19500,6 +19788,11 @@ OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k) {
 }
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k) {
     return (unsigned)k < OPARA__CUK_COUNT ? opara__cul_cuda_kernel_files[k] : "?";
+}
+
+/* The node's axis as the shape engine normalized it; -1 when it could not. */
+static int64_t opara__cul_axis(const opara__cul_lw* w) {
+    return w->params[w->node].resolved ? w->params[w->node].axis : -1;
 }
 
 static opara_result opara__cul_lw_fail(opara__cul_lw* w, opara_result code, const char* what) {
@@ -19616,21 +19909,6 @@ static void opara__cul_contig_strides(const opara__shape* s, int64_t* st) {
     }
 }
 
-/* Strides of `in` broadcast numpy-style to `out` (0 where broadcast); 0 when incompatible. */
-static int opara__cul_bcast_strides(const opara__shape* out, const opara__shape* in, int64_t* st) {
-    int64_t cs[OPARA_MAX_DIMS];
-    int32_t d;
-    opara__cul_contig_strides(in, cs);
-    for (d = 0; d < out->ndim; ++d) {
-        int32_t k = d - (out->ndim - in->ndim);
-        if (k < 0) st[d] = 0;
-        else if (in->dims[k] == out->dims[d]) st[d] = in->dims[k] == 1 ? 0 : cs[k];
-        else if (in->dims[k] == 1) st[d] = 0;
-        else return 0;
-    }
-    return 1;
-}
-
 static size_t opara__cul_dsize(opara_dtype t) { return opara_dtype_size(t); }
 
 static opara_result opara__cul_check_elems(opara__cul_lw* w, int64_t n) {
@@ -19685,15 +19963,14 @@ static opara_result opara__cul_lower_unary(opara__cul_lw* w, opara__cuda_act act
 
 static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop op) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t sa[OPARA_MAX_DIMS], sb[OPARA_MAX_DIMS], count = opara__cul_numel(y);
+    int64_t count = opara__cul_numel(y);
     const int64_t* st[2];
     opara_dtype t = w->dtypes[opara__cul_out(w, 0)];
     opara__cuda_launch* L;
     int32_t meta;
     opara_result r;
-    st[0] = sa, st[1] = sb;
-    if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, 0), sa) || !opara__cul_bcast_strides(y, opara__cul_in_shape(w, 1), sb))
-        return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    st[0] = w->params[w->node].bcast_strides[0], st[1] = w->params[w->node].bcast_strides[1];
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
     if (w->dtypes[opara__cul_in(w, 0)] != t || w->dtypes[opara__cul_in(w, 1)] != t) /* e.g. Pow(float, int64) */
@@ -19715,17 +19992,14 @@ static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop 
 
 static opara_result opara__cul_lower_where(opara__cul_lw* w) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t s[3][OPARA_MAX_DIMS], count = opara__cul_numel(y);
+    int64_t count = opara__cul_numel(y);
     const int64_t* st[3];
     opara__cuda_launch* L;
     int32_t meta;
     uint32_t i;
     opara_result r;
-    for (i = 0; i < 3; ++i) {
-        st[i] = s[i];
-        if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, i), s[i]))
-            return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
-    }
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    for (i = 0; i < 3; ++i) st[i] = w->params[w->node].bcast_strides[i];
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
     if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
     if ((r = opara__cul_meta_strided(w, y, st, 3, &meta)) != OPARA_OK) return r;
@@ -19819,38 +20093,24 @@ static opara_result opara__cul_lower_transpose(opara__cul_lw* w) {
 
 static opara_result opara__cul_lower_expand(opara__cul_lw* w) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
-    if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, 0), ss)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
+    int64_t ds[OPARA_MAX_DIMS];
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
     opara__cul_contig_strides(y, ds);
-    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, 0, 0);
+    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
 }
 
-static int64_t opara__cul_clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
+/* Slice as the shape engine resolved it (first index and step per dim): a strided copy. */
 static opara_result opara__cul_lower_slice(opara__cul_lw* w) {
     const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__node_params* p = &w->params[w->node];
     int64_t xs[OPARA_MAX_DIMS], ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS], off = 0;
-    uint32_t ns = 0, ne = 0, na = 0, nst = 0, k;
-    const int64_t* starts = opara__attr_ints(n, "starts", &ns);
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
-    const int64_t* steps = opara__attr_ints(n, "steps", &nst);
     int32_t d;
-    (void)opara__attr_ints(n, "ends", &ne);
-    if (!starts || ns != ne) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "needs starts and ends");
+    if (!p->resolved || x->ndim != y->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "bad axes or steps");
     opara__cul_contig_strides(x, xs);
     opara__cul_contig_strides(y, ds);
-    for (d = 0; d < x->ndim; ++d) ss[d] = xs[d];
-    for (k = 0; k < ns; ++k) {
-        int64_t axis = axes && k < na ? axes[k] : (int64_t)k, step = steps && k < nst ? steps[k] : 1, start = starts[k];
-        int64_t dim;
-        if (axis < 0) axis += x->ndim;
-        if (axis < 0 || axis >= x->ndim || step == 0) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "bad axes or steps");
-        dim = x->dims[axis];
-        if (start < 0) start += dim;
-        start = step > 0 ? opara__cul_clamp64(start, 0, dim) : opara__cul_clamp64(start, 0, dim - 1);
-        if (y->dims[axis] > 0) off += start * xs[axis];
-        ss[axis] = xs[axis] * step;
+    for (d = 0; d < x->ndim; ++d) {
+        if (y->dims[d] > 0) off += p->slice_start[d] * xs[d];
+        ss[d] = xs[d] * p->slice_step[d];
     }
     return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, off, 0);
 }
@@ -19860,9 +20120,8 @@ static opara_result opara__cul_lower_slice(opara__cul_lw* w) {
 static opara_result opara__cul_lower_concat_split(opara__cul_lw* w, int is_concat) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* whole = is_concat ? opara__cul_out_shape(w, 0) : opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(n, "axis", 0), ws[OPARA_MAX_DIMS], off = 0;
+    int64_t axis = opara__cul_axis(w), ws[OPARA_MAX_DIMS], off = 0;
     uint32_t parts = is_concat ? n->n_inputs : n->n_outputs, k;
-    if (axis < 0) axis += whole->ndim;
     if (axis < 0 || axis >= whole->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     opara__cul_contig_strides(whole, ws);
     for (k = 0; k < parts; ++k) {
@@ -19882,10 +20141,9 @@ static opara_result opara__cul_lower_concat_split(opara__cul_lw* w, int is_conca
 static opara_result opara__cul_lower_gather(opara__cul_lw* w) {
     const opara__shape *x = opara__cul_in_shape(w, 0), *idx = opara__cul_in_shape(w, 1);
     opara_dtype it = w->dtypes[opara__cul_in(w, 1)];
-    int64_t axis = opara__attr_int(&w->g->nodes[w->node], "axis", 0), inner = 1, count;
+    int64_t axis = opara__cul_axis(w), inner = 1, count;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     if (it != OPARA_DTYPE_I64 && it != OPARA_DTYPE_I32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "indices must be int32/int64");
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
@@ -20010,10 +20268,9 @@ static opara_result opara__cul_lower_resize(opara__cul_lw* w) {
 
 static opara_result opara__cul_lower_softmax(opara__cul_lw* w) {
     const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(&w->g->nodes[w->node], "axis", -1), outer = 1, inner = 1;
+    int64_t axis = opara__cul_axis(w), outer = 1, inner = 1;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     for (d = 0; d < axis; ++d) outer *= x->dims[d];
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
@@ -20032,10 +20289,9 @@ static opara_result opara__cul_lower_softmax(opara__cul_lw* w) {
 static opara_result opara__cul_lower_layer_norm(opara__cul_lw* w) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(n, "axis", -1), rows = 1, cols = 1;
+    int64_t axis = opara__cul_axis(w), rows = 1, cols = 1;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     if (n->n_outputs > 1)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "Mean/InvStdDev outputs");
@@ -20096,20 +20352,11 @@ static opara_result opara__cul_lower_reduce(opara__cul_lw* w, const int* red) {
 }
 
 static opara_result opara__cul_lower_reduce_mean(opara__cul_lw* w) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* x = opara__cul_in_shape(w, 0);
     int red[OPARA_MAX_DIMS];
-    uint32_t na = 0, k;
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
     int32_t d;
-    for (d = 0; d < x->ndim; ++d) red[d] = axes == NULL || na == 0;
-    if (axes && na == 0 && opara__attr_int(n, "noop_with_empty_axes", 0))
-        for (d = 0; d < x->ndim; ++d) red[d] = 0;
-    for (k = 0; axes && k < na; ++k) {
-        int64_t a = axes[k] < 0 ? axes[k] + x->ndim : axes[k];
-        if (a < 0 || a >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-        red[a] = 1;
-    }
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].reduce[d]; /* as the shape engine resolved the axes */
     return opara__cul_lower_reduce(w, red);
 }
 
@@ -20123,53 +20370,25 @@ static opara_result opara__cul_lower_global_avg(opara__cul_lw* w) {
 
 /* ---- pooling and normalisation with constants ------------------------------------------------- */
 
-/* Begin/end padding of spatial dim i of a window op (auto_pad resolved against the output size). */
-static void opara__cul_window_pads(const opara__node* n, int32_t k, int32_t i, int64_t in, int64_t out, int64_t kernel,
-                               int64_t stride, int64_t dil, int64_t* pb, int64_t* pe) {
-    const char* ap = opara__attr_string(n, "auto_pad", "NOTSET");
-    uint32_t np = 0;
-    const int64_t* pads = opara__attr_ints(n, "pads", &np);
-    *pb = pads && np == 2u * (uint32_t)k ? pads[i] : 0;
-    *pe = pads && np == 2u * (uint32_t)k ? pads[k + i] : 0;
-    if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
-        int64_t total = (out - 1) * stride + (kernel - 1) * dil + 1 - in;
-        if (total < 0) total = 0;
-        *pb = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
-        *pe = total - *pb;
-    } else if (strcmp(ap, "VALID") == 0) {
-        *pb = *pe = 0;
-    }
-}
-
-static int64_t opara__cul_ints_at(const opara__node* n, const char* name, uint32_t i, int64_t fallback) {
-    uint32_t c = 0;
-    const int64_t* v = opara__attr_ints(n, name, &c);
-    return v && i < c ? v[i] : fallback;
-}
-
 /* Spatial geometry of 1-D or 2-D window ops as 2-D (a 1-D op gets H = 1). */
 typedef struct opara__cul_win2 {
     int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, ph_end, pw_end;
 } opara__cul_win2;
 
-static opara_result opara__cul_win2_read(opara__cul_lw* w, const opara__shape* x, const opara__shape* y, int64_t kh, int64_t kw,
-                                     opara__cul_win2* v) {
-    const opara__node* n = &w->g->nodes[w->node];
-    int32_t k = x->ndim - 2;
-    int64_t pb, pe;
+/* The window the shape engine resolved for the node (pads after auto_pad / output_shape) as 2-D. */
+static opara_result opara__cul_win2_read(opara__cul_lw* w, const opara__shape* x, const opara__shape* y, opara__cul_win2* v) {
+    const opara__node_params* p = &w->params[w->node];
+    int32_t k = x->ndim - 2, h = k == 2 ? 0 : -1, ww = k - 1; /* spatial indices of H (-1: 1-D) and W */
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
+    if (!p->resolved || p->n_spatial != k) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "no resolved window");
     memset(v, 0, sizeof *v);
-    v->H = k == 2 ? x->dims[2] : 1, v->W = x->dims[1 + k];
-    v->OH = k == 2 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
-    v->kh = k == 2 ? kh : 1, v->kw = kw;
-    v->sh = k == 2 ? opara__cul_ints_at(n, "strides", 0, 1) : 1, v->sw = opara__cul_ints_at(n, "strides", (uint32_t)k - 1, 1);
-    v->dh = k == 2 ? opara__cul_ints_at(n, "dilations", 0, 1) : 1, v->dw = opara__cul_ints_at(n, "dilations", (uint32_t)k - 1, 1);
-    if (k == 2) {
-        opara__cul_window_pads(n, k, 0, v->H, v->OH, v->kh, v->sh, v->dh, &pb, &pe);
-        v->ph = pb, v->ph_end = pe;
-    }
-    opara__cul_window_pads(n, k, k - 1, v->W, v->OW, v->kw, v->sw, v->dw, &pb, &pe);
-    v->pw = pb, v->pw_end = pe;
+    v->H = h >= 0 ? x->dims[2] : 1, v->W = x->dims[1 + k];
+    v->OH = h >= 0 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
+    v->kh = h >= 0 ? p->kernel[h] : 1, v->kw = p->kernel[ww];
+    v->sh = h >= 0 ? p->strides[h] : 1, v->sw = p->strides[ww];
+    v->dh = h >= 0 ? p->dilations[h] : 1, v->dw = p->dilations[ww];
+    v->ph = h >= 0 ? p->pads[h] : 0, v->ph_end = h >= 0 ? p->pads[k + h] : 0;
+    v->pw = p->pads[ww], v->pw_end = p->pads[k + ww];
     return OPARA_OK;
 }
 
@@ -20184,7 +20403,7 @@ static opara_result opara__cul_lower_pool(opara__cul_lw* w, int is_max) {
     if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
-    r = opara__cul_win2_read(w, x, y, opara__cul_ints_at(n, "kernel_shape", 0, 1), opara__cul_ints_at(n, "kernel_shape", (uint32_t)k - 1, 1), &v);
+    r = opara__cul_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__cul_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_POOL2D))) return OPARA_ERR_OUT_OF_MEMORY;
@@ -20276,16 +20495,7 @@ static void opara__cul_conv_args(const opara__cul_lw* w, opara__cuda_launch* L, 
 
 static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
                                                     opara__cul_win2 v, int64_t group) {
-    const opara__node* n = &w->g->nodes[w->node];
     opara__cuda_launch* L;
-    if (opara__node_attr(n, "output_shape") || strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "NOTSET") != 0) {
-        /* pads implied by output_shape / auto_pad: total padding = full size - output size */
-        int64_t full_h = (v.H - 1) * v.sh + (v.kh - 1) * v.dh + 1, full_w = (v.W - 1) * v.sw + (v.kw - 1) * v.dw + 1;
-        int64_t th = full_h - v.OH, tw = full_w - v.OW;
-        int upper = strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "SAME_LOWER") != 0;
-        v.ph = th > 0 ? (upper ? th / 2 : th - th / 2) : 0;
-        v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
-    }
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_conv_args(w, L, x, y, &v, group);
     opara__cul_grid_1d(L, opara__cul_numel(y));
@@ -20373,8 +20583,8 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
 
 static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape *x = opara__cul_in_shape(w, 0), *wt = opara__cul_in_shape(w, 1), *y = opara__cul_out_shape(w, 0);
-    int64_t group = opara__attr_int(n, "group", 1), K = y->dims[1], kgroup;
+    const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
+    int64_t group = w->params[w->node].group, K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
     int act = opara__cul_fused_act(n), done = 0;
     opara__cul_win2 v;
@@ -20384,7 +20594,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (act < 0 || (transpose && act != OPARA__CUDA_ACT_NONE))
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
-    r = opara__cul_win2_read(w, x, y, k == 2 ? wt->dims[2] : 1, wt->dims[1 + k], &v);
+    r = opara__cul_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
@@ -20449,7 +20659,7 @@ static opara_result opara__cul_lower_gemm(opara__cul_lw* w) {
     if (c >= 0) {
         const opara__shape* cs = &w->shapes[c];
         int64_t st[2];
-        if (!opara__cul_bcast_strides(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
+        if (!opara__broadcast_to(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
     if (opara__cul_fused_act(n) < 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
@@ -20562,7 +20772,8 @@ static opara_result opara__cul_lower_node(opara__cul_lw* w) {
 }
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
-                                             const opara_dtype* dtypes, opara__cuda_lowering* low) {
+                                             const opara__node_params* params, const opara_dtype* dtypes,
+                                             opara__cuda_lowering* low) {
     opara__cul_lw w;
     uint32_t i;
     opara_result r = OPARA_OK;
@@ -20576,7 +20787,7 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     if (!low->node_start)
         return opara__fail_to(&rt->error, low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
-    w.rt = rt, w.g = g, w.shapes = shapes, w.dtypes = dtypes, w.low = low;
+    w.rt = rt, w.g = g, w.shapes = shapes, w.params = params, w.dtypes = dtypes, w.low = low;
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         w.node = i;
         low->node_start[i] = low->n_launches;
@@ -21236,6 +21447,7 @@ struct opara__cuda_session {
     opara_CUfunction funcs[OPARA__CUK_COUNT];
 
     opara__shape* shapes;
+    opara__node_params* node_params; /* [n_nodes] what the shape engine resolved per node */
     opara_dtype* dtypes;
     uint64_t* value_bytes;
     opara__cuda_lowering low;
@@ -21690,15 +21902,17 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
 
 /* ---- shapes, lowering, plan -------------------------------------------------------------------- */
 
-/* The caller's shapes, dtypes and sizes (inferred once, by the session), copied: lowering, memory
-   and I/O read them for the session's lifetime. */
+/* The caller's shapes, resolved node parameters, dtypes and sizes (inferred once, by the session),
+   copied: lowering, memory and I/O read them for the session's lifetime. */
 static opara_result opara__cub_cuda_shapes(opara__cuda_session* s, const opara__cuda_shapes* in) {
     size_t nv = s->g->n_values ? s->g->n_values : 1;
     s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof(opara__shape));
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof(opara_dtype));
     s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof(uint64_t));
-    if (!s->shapes || !s->dtypes || !s->value_bytes) return opara__cub_oom(s);
+    s->node_params = (opara__node_params*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof(opara__node_params));
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->node_params) return opara__cub_oom(s);
     memcpy(s->shapes, in->shapes, (size_t)s->g->n_values * sizeof(opara__shape));
+    memcpy(s->node_params, in->params, (size_t)s->g->n_nodes * sizeof(opara__node_params));
     memcpy(s->dtypes, in->dtypes, (size_t)s->g->n_values * sizeof(opara_dtype));
     memcpy(s->value_bytes, in->value_bytes, (size_t)s->g->n_values * sizeof(uint64_t));
     return OPARA_OK;
@@ -21708,7 +21922,7 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s, const opara__
    registers and shared memory of each node's main kernel from the static profile (opara_cuda_resources.c)
    and, after a profiling run, its measured time. */
 static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc* descs) {
-    opara_result r = opara__describe_ops(s->g, s->shapes, &s->device, descs);
+    opara_result r = opara__describe_ops_resolved(s->g, s->shapes, s->node_params, &s->device, descs);
     if (r != OPARA_OK) return r;
     s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
     if (!s->prof) return opara__cub_oom(s);
@@ -22290,6 +22504,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the graph's (model's) runtime */
     opara__cuda_lowering_free(rt, &s->low); /* its cuDNN descriptors: the runtime keeps cuDNN loaded */
     opara__free(rt, s->shapes);
+    opara__free(rt, s->node_params);
     opara__free(rt, s->dtypes);
     opara__free(rt, s->value_bytes);
     opara__free(rt, s);
@@ -22358,7 +22573,7 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s, const opara__c
     s->low.logger = opara__cub_log(s);
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
-    return opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low);
+    return opara__cuda_lower(s->rt, s->g, s->shapes, s->node_params, s->dtypes, &s->low);
 }
 
 /* Everything the plan decides, with the session's context pushed. */
@@ -22401,7 +22616,7 @@ OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const op
     const opara_logger* log = opara__cuda_logger(rt, opt);
     if (!out) return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
-    if (!g || !g->finalized || !shapes || !shapes->shapes || !shapes->dtypes || !shapes->value_bytes)
+    if (!g || !g->finalized || !shapes || !shapes->shapes || !shapes->params || !shapes->dtypes || !shapes->value_bytes)
         return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized or has no shapes");
     s = (opara__cuda_session*)opara__calloc(rt, 1, sizeof *s);
     if (!s) return opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
@@ -23478,8 +23693,8 @@ static opara_result opara__exec_pack_weights(opara__cpu_exec* ex, opara__cpu_op*
     return OPARA_OK;
 }
 
-static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
-                                            char* err, size_t cap) {
+static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes,
+                                            const opara__node_params* params, const opara_dtype* dtypes, char* err, size_t cap) {
     const opara__graph* g = ex->g;
     size_t n_tensors = 0, at = 0;
     uint32_t n, i;
@@ -23494,6 +23709,7 @@ static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__sh
         opara_result r;
         char detail[256];
         op->node = node;
+        op->params = &params[n];
         op->n_in = node->n_inputs;
         op->n_out = node->n_outputs;
         op->in = ex->tensors + at;
@@ -23663,7 +23879,8 @@ static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t c
 }
 
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
-                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   const opara__shape* shapes, const opara__node_params* params,
+                                                   const opara_dtype* dtypes,
                                                    uint32_t threads, int builtin_gemm, int pack_weights,
                                                    int pin_workers, char* err, size_t err_cap, opara__cpu_exec** out) {
     opara__cpu_exec* ex = (opara__cpu_exec*)opara__calloc(rt, 1, sizeof *ex);
@@ -23681,7 +23898,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     ex->threads_started = -1;
     opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
     r = opara__exec_memory(ex, err, err_cap);
-    if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, params, dtypes, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_deps(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_cut_nodes(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);
@@ -23785,6 +24002,7 @@ struct opara_session {
     opara__errbuf error;
     opara_strategy strategy;
     opara__shape* shapes;
+    opara__node_params* params; /* [n_nodes] what the shape engine resolved per node */
     opara_dtype* dtypes;
     uint64_t* value_bytes;
     opara__op_desc* descs;
@@ -23844,10 +24062,11 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     return OPARA_OK;
 }
 
-/* The one shape and dtype inference of a session; every backend reads what it found. */
+/* The one shape and dtype inference of a session (with each node's resolved parameters); every
+   backend reads what it found. */
 static opara_result opara__session_infer(opara_runtime* rt, const opara__graph* g, int64_t batch, opara__shape* shapes,
-                                         opara_dtype* dtypes, uint64_t* value_bytes) {
-    opara_result r = opara__infer_shapes(rt, g, batch, shapes);
+                                         opara__node_params* params, opara_dtype* dtypes, uint64_t* value_bytes) {
+    opara_result r = opara__infer_shapes_params(rt, g, batch, shapes, params);
     if (r == OPARA_OK) r = opara__refuse_zero_sized(rt, g, shapes);
     if (r == OPARA_OK) r = opara__infer_dtypes(rt, g, dtypes);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, shapes, value_bytes);
@@ -23861,10 +24080,11 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
     s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof *s->value_bytes);
     s->descs = (opara__op_desc*)opara__calloc(s->rt, nn, sizeof *s->descs);
+    s->params = (opara__node_params*)opara__calloc(s->rt, nn, sizeof *s->params);
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
-    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->params || !s->given)
         return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->dtypes, s->value_bytes);
+    return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->params, s->dtypes, s->value_bytes);
 }
 
 /* The CPU plan is made for the CPU's model: descriptors from its rates, and Alg. 2 takes the ready
@@ -23875,7 +24095,7 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     opara__device cpu;
     opara_result r;
     opara__cpu_device(d->threads, &cpu);
-    r = opara__describe_ops(g, s->shapes, &cpu, s->descs);
+    r = opara__describe_ops_resolved(g, s->shapes, s->params, &cpu, s->descs);
     if (r != OPARA_OK) return r;
     memset(&pd, 0, sizeof pd);
     pd.metric = OPARA__METRIC_TIME;
@@ -23974,6 +24194,7 @@ OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, c
     opara__cuda_options o;
     opara__cuda_shapes sh;
     opara__shape* shapes;
+    opara__node_params* params;
     opara_dtype* dtypes;
     uint64_t* value_bytes;
     size_t nv;
@@ -23987,15 +24208,17 @@ OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, c
     else memset(&o, 0, sizeof o);
     nv = g->n_values ? g->n_values : 1;
     shapes = (opara__shape*)opara__calloc(rt, nv, sizeof *shapes);
+    params = (opara__node_params*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *params);
     dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof *dtypes);
     value_bytes = (uint64_t*)opara__calloc(rt, nv, sizeof *value_bytes);
-    r = shapes && dtypes && value_bytes
+    r = shapes && params && dtypes && value_bytes
             ? OPARA_OK
             : opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
-    if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, dtypes, value_bytes);
-    sh.shapes = shapes, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
+    if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, params, dtypes, value_bytes);
+    sh.shapes = shapes, sh.params = params, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
     if (r == OPARA_OK) r = opara__cuda_session_from(rt, g, &o, &sh, out);
     opara__free(rt, shapes);
+    opara__free(rt, params);
     opara__free(rt, dtypes);
     opara__free(rt, value_bytes);
     return r;
@@ -24040,7 +24263,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
     s->cuda_dev = (opara_CUdeviceptr*)opara__calloc(s->rt, (size_t)s->g->n_inputs + s->g->n_outputs + 1, sizeof(opara_CUdeviceptr));
     if (!s->cuda_out || !s->cuda_in || !s->cuda_dev) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    sh.shapes = s->shapes, sh.dtypes = s->dtypes, sh.value_bytes = s->value_bytes;
+    sh.shapes = s->shapes, sh.params = s->params, sh.dtypes = s->dtypes, sh.value_bytes = s->value_bytes;
     r = opara__cuda_session_from(s->rt, s->g, &o, &sh, &s->cuda);
     if (r != OPARA_OK) return r;
     for (i = 0; i < s->g->n_outputs; ++i) s->cuda_out[i] = (void*)opara__cuda_session_output(s->cuda, i);
@@ -24131,7 +24354,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     }
     if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
     if (r == OPARA_OK && !use_cuda) {
-        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, d.threads, d.builtin_gemm,
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->params, s->dtypes, d.threads, d.builtin_gemm,
                                    !d.cpu_keep_weights, d.cpu_pin_workers == 1, err, sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
         else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
@@ -24156,6 +24379,7 @@ OPARADEF void opara_session_destroy(opara_session* s) {
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
     opara__free(s->rt, s->descs);
+    opara__free(s->rt, s->params);
     opara__free(s->rt, s->given);
     opara__model_release(s->model); /* last: everything above may read the graph */
     opara__free(s->rt, s);
@@ -25445,6 +25669,7 @@ OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const cha
    in topological order with only what the outputs need. */
 /* #include "opara_onnx.h" (inlined above) */
 /* #include "opara_model.h" (inlined above) */
+/* #include "opara_cpu.h" (inlined above) */
 
 #include <math.h>
 #include <stdlib.h>
@@ -25772,13 +25997,6 @@ static uint64_t opara__shape_count(const opara__shape* s) {
 
 /* Dims beyond this are treated as unknown by shape inference (keeps all arithmetic in range). */
 #define OPARA__DIM_LIMIT (INT64_C(1) << 40)
-static int opara__dim_sane(int64_t d) { return d >= -1 ? d < OPARA__DIM_LIMIT : d == OPARA__DIM_BATCH; }
-static int opara__shape_sane(const opara__shape* s) {
-    int32_t d;
-    for (d = 0; s && d < s->ndim; ++d)
-        if (!opara__dim_sane(s->dims[d])) return 0;
-    return 1;
-}
 
 /* Constants larger than this are not folded (the node is imported as an operator instead). */
 #define OPARA__FOLD_MAX_ELEMENTS (UINT64_C(1) << 26)
@@ -25908,35 +26126,21 @@ static int opara__cv_alloc(opara__imp* im, opara__cv* out, opara_dtype dtype, co
     return OPARA_OK;
 }
 
-static int opara__bcast_shape(const opara__cv* const* in, uint32_t n, opara__shape* out) {
+static int opara__cv_broadcast(const opara__cv* const* in, uint32_t n, opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]) {
+    const opara__shape* shapes[3];
     uint32_t k;
-    int32_t d;
-    out->ndim = 0;
-    for (k = 0; k < n; ++k) out->ndim = OPARA__MAX(out->ndim, in[k]->shape.ndim);
-    for (d = 0; d < out->ndim; ++d) {
-        int64_t dim = 1;
-        for (k = 0; k < n; ++k) {
-            int32_t off = out->ndim - in[k]->shape.ndim;
-            int64_t x = d >= off ? in[k]->shape.dims[d - off] : 1;
-            if (x == dim || x == 1) continue;
-            if (dim != 1) return 0;
-            dim = x;
-        }
-        out->dims[d] = dim;
-    }
-    return 1;
+    for (k = 0; k < n && k < 3; ++k) shapes[k] = &in[k]->shape;
+    return n <= 3 && opara__broadcast_shapes(shapes, n, OPARA__SHAPE_STRICT, out, strides);
 }
 
-static uint64_t opara__bcast_src(const opara__shape* out, const opara__shape* in, uint64_t idx) {
-    uint64_t src = 0, stride = 1;
+/* Element offset in an input (broadcast strides st) of the output's flat index idx. */
+static uint64_t opara__bcast_src(const opara__shape* out, const int64_t* st, uint64_t idx) {
+    uint64_t src = 0;
     int32_t d;
     for (d = out->ndim - 1; d >= 0; --d) {
-        int64_t od = out->dims[d], coord = (int64_t)(idx % (uint64_t)od);
-        int32_t id = d - (out->ndim - in->ndim);
-        idx /= (uint64_t)od;
-        if (id < 0) continue;
-        if (in->dims[id] != 1) src += (uint64_t)coord * stride;
-        stride *= (uint64_t)in->dims[id];
+        uint64_t od = (uint64_t)out->dims[d];
+        src += (idx % od) * (uint64_t)st[d];
+        idx /= od;
     }
     return src;
 }
@@ -25964,9 +26168,59 @@ static int opara__affine(char op, int64_t xa, int64_t ka, int64_t xb, int64_t kb
     }
 }
 
+/* A float32 copy of a constant that the CPU kernels may read (aligned; constants may sit anywhere
+   in the file's bytes). */
+static float* opara__cv_f32_copy(opara__imp* im, const opara__cv* x) {
+    float* f = (float*)opara__calloc(im->rt, (size_t)(x->count ? x->count : 1), sizeof(float));
+    if (f && x->count) memcpy(f, x->data, (size_t)x->count * sizeof(float));
+    return f;
+}
+
+static void opara__cv_tensor(const opara__cv* x, const float* data, opara__cpu_tensor* t) {
+    memset(t, 0, sizeof *t);
+    t->dtype = OPARA_DTYPE_F32;
+    t->ndim = x->shape.ndim;
+    memcpy(t->dims, x->shape.dims, sizeof t->dims);
+    t->data = (void*)(uintptr_t)data;
+}
+
+/* Float32 Add/Sub/Mul/Div/Pow folded by the CPU kernel itself, so that the constant holds the bits a
+   session would compute (the kernels compute in float: Pow is powf, x^2 is x*x). */
+static int opara__fold_binary_f32(opara__imp* im, opara__op kind, const opara__cv* a, const opara__cv* b,
+                                  const opara__shape* shape, int64_t (*st)[OPARA_MAX_DIMS], float* y) {
+    opara__node node;
+    opara__node_params params;
+    opara__cpu_tensor t[3];
+    opara__cpu_op op;
+    char err[OPARA__DETAIL_MAX];
+    float scratch[1];
+    float *fa = opara__cv_f32_copy(im, a), *fb = opara__cv_f32_copy(im, b);
+    int r = OPARA__NOFOLD;
+    memset(&node, 0, sizeof node);
+    memset(&params, 0, sizeof params);
+    memset(&op, 0, sizeof op);
+    node.op = kind, node.n_inputs = 2, node.n_outputs = 1;
+    params.resolved = 1;
+    memcpy(params.bcast_strides, st, 2 * sizeof st[0]);
+    if (fa && fb) {
+        opara__cv_tensor(a, fa, &t[0]);
+        opara__cv_tensor(b, fb, &t[1]);
+        t[2].dtype = OPARA_DTYPE_F32, t[2].ndim = shape->ndim, t[2].data = y;
+        memcpy(t[2].dims, shape->dims, sizeof t[2].dims);
+        op.node = &node, op.params = &params, op.n_in = 2, op.n_out = 1, op.in = t, op.out = t + 2, op.workers = 1;
+        if (opara__cpu_prepare(&op, err, sizeof err) == OPARA_OK &&
+            (!op.work_items || op.fn(&op, 0, op.work_items, scratch) == OPARA_OK))
+            r = OPARA_OK;
+    }
+    opara__free(im->rt, fa);
+    opara__free(im->rt, fb);
+    return r;
+}
+
 static int opara__eval_binary(opara__imp* im, char op, const opara__cv* a, const opara__cv* b, opara__cv* out) {
     const opara__cv* in[2];
     opara__shape shape;
+    int64_t st[2][OPARA_MAX_DIMS];
     opara_dtype rt;
     uint8_t* data;
     int64_t* coef;
@@ -25974,12 +26228,15 @@ static int opara__eval_binary(opara__imp* im, char op, const opara__cv* a, const
     int r, is_float = opara__dtype_is_float(a->dtype);
     in[0] = a;
     in[1] = b;
-    if (!opara__dtype_numeric(a->dtype) || a->dtype != b->dtype || !opara__bcast_shape(in, 2, &shape)) return OPARA__NOFOLD;
+    if (!opara__dtype_numeric(a->dtype) || a->dtype != b->dtype || !opara__cv_broadcast(in, 2, &shape, st)) return OPARA__NOFOLD;
     rt = op == '=' ? OPARA_DTYPE_BOOL : a->dtype;
     r = opara__cv_alloc(im, out, rt, &shape, (a->coef || b->coef) && rt == OPARA_DTYPE_I64, &data, &coef);
     if (r != OPARA_OK) return r;
+    if (rt == OPARA_DTYPE_F32 && op != '=')
+        return opara__fold_binary_f32(im, op == '+' ? OPARA__OP_ADD : op == '-' ? OPARA__OP_SUB : op == '*' ? OPARA__OP_MUL
+                                          : op == '/' ? OPARA__OP_DIV : OPARA__OP_POW, a, b, &shape, st, (float*)data);
     for (i = 0; i < out->count; ++i) {
-        uint64_t ia = opara__bcast_src(&shape, &a->shape, i), ib = opara__bcast_src(&shape, &b->shape, i);
+        uint64_t ia = opara__bcast_src(&shape, st[0], i), ib = opara__bcast_src(&shape, st[1], i);
         if (is_float) {
             double x = opara__get_f64(a->dtype, a->data, ia), y = opara__get_f64(b->dtype, b->data, ib), z;
             switch (op) {
@@ -26012,20 +26269,21 @@ static int opara__eval_where(opara__imp* im, const opara__cv* c, const opara__cv
                              opara__cv* out) {
     const opara__cv* in[3];
     opara__shape shape;
+    int64_t st[3][OPARA_MAX_DIMS];
     uint8_t* data;
     int64_t* coef;
     uint64_t i;
     size_t es = opara_dtype_size(x->dtype);
     int r;
     in[0] = c, in[1] = x, in[2] = y;
-    if (x->dtype != y->dtype || !opara__dtype_is_int(c->dtype) || !es || !opara__bcast_shape(in, 3, &shape))
+    if (x->dtype != y->dtype || !opara__dtype_is_int(c->dtype) || !es || !opara__cv_broadcast(in, 3, &shape, st))
         return OPARA__NOFOLD;
     r = opara__cv_alloc(im, out, x->dtype, &shape, x->coef || y->coef, &data, &coef);
     if (r != OPARA_OK) return r;
     for (i = 0; i < out->count; ++i) {
-        int pick = opara__get_i64(c->dtype, c->data, opara__bcast_src(&shape, &c->shape, i)) != 0;
+        int pick = opara__get_i64(c->dtype, c->data, opara__bcast_src(&shape, st[0], i)) != 0;
         const opara__cv* src = pick ? x : y;
-        uint64_t s = opara__bcast_src(&shape, &src->shape, i);
+        uint64_t s = opara__bcast_src(&shape, st[pick ? 1 : 2], i);
         memcpy(data + i * es, src->data + s * es, es);
         if (coef) coef[i] = src->coef ? src->coef[s] : 0;
     }
@@ -26578,323 +26836,28 @@ static int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opa
 
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
-static int64_t opara__bcast_dim(int64_t a, int64_t b) {
-    if (a == b || b == 1) return a;
-    if (a == 1) return b;
-    if (a >= 0 && b >= 0) return -1; /* incompatible: left unknown, the checker of the graph reports it */
-    return a >= 0 ? a : b >= 0 ? b : -1;
-}
-
-static void opara__bcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape* out) {
-    uint32_t k;
-    int32_t d;
-    out->ndim = 0;
-    for (k = 0; k < n; ++k) {
-        if (in[k]->ndim < 0) {
-            out->ndim = -1;
-            return;
-        }
-        out->ndim = OPARA__MAX(out->ndim, in[k]->ndim);
-    }
-    for (d = 0; d < out->ndim; ++d) {
-        int64_t dim = 1;
-        for (k = 0; k < n; ++k) {
-            int32_t off = out->ndim - in[k]->ndim;
-            if (d >= off) dim = opara__bcast_dim(dim, in[k]->dims[d - off]);
-        }
-        out->dims[d] = dim;
-    }
-}
-
-/* Spatial output size of a convolution or pooling window. */
-static int64_t opara__onnx_window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad, const char* auto_pad,
-                                 int ceil_mode) {
-    int64_t eff, span;
-    if (in < 0 || stride <= 0 || k < 1 || dil < 1 || k > OPARA__DIM_LIMIT || dil > OPARA__DIM_LIMIT ||
-        stride > OPARA__DIM_LIMIT || pad < -OPARA__DIM_LIMIT || pad > OPARA__DIM_LIMIT || (k - 1) > OPARA__DIM_LIMIT / dil)
-        return -1;
-    eff = (k - 1) * dil + 1;
-    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) return (in + stride - 1) / stride;
-    if (strcmp(auto_pad, "VALID") == 0) pad = 0;
-    span = in + pad - eff;
-    if (span < 0) return -1;
-    return (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-}
-
-static void opara__infer_window(const opara__node* n, const opara__shape* x, const opara__shape* w, opara__shape* out) {
-    uint32_t nk, ns, nd, np, i;
-    const int64_t* ks = opara__attr_ints(n, "kernel_shape", &nk);
-    const int64_t* st = opara__attr_ints(n, "strides", &ns);
-    const int64_t* dl = opara__attr_ints(n, "dilations", &nd);
-    const int64_t* pd = opara__attr_ints(n, "pads", &np);
-    const char* auto_pad = opara__attr_string(n, "auto_pad", "NOTSET");
-    int transpose = n->op == OPARA__OP_CONV_TRANSPOSE, ceil_mode = (int)opara__attr_int(n, "ceil_mode", 0);
-    uint32_t spatial;
-    *out = *x;
-    if (x->ndim < 2) {
-        out->ndim = -1;
-        return;
-    }
-    spatial = (uint32_t)x->ndim - 2;
-    if (n->op == OPARA__OP_CONV) out->dims[1] = w && w->ndim > 0 ? w->dims[0] : -1;
-    if (transpose) {
-        int64_t group = opara__attr_int(n, "group", 1);
-        out->dims[1] = w && w->ndim > 1 && w->dims[1] >= 0 && group > 0 && group < OPARA__DIM_LIMIT ? w->dims[1] * group : -1;
-        if (!opara__dim_sane(out->dims[1])) out->dims[1] = -1;
-    }
-    for (i = 0; i < spatial; ++i) {
-        int64_t k = ks && i < nk ? ks[i] : w && (uint32_t)w->ndim == spatial + 2 ? w->dims[i + 2] : -1;
-        int64_t s = st && i < ns ? st[i] : 1, d = dl && i < nd ? dl[i] : 1;
-        int64_t pad = pd && np == 2 * spatial ? pd[i] + pd[i + spatial] : 0, in = x->dims[i + 2];
-        if (k < 1 || !opara__dim_sane(k) || !opara__dim_sane(s) || !opara__dim_sane(d) || !opara__dim_sane(pad < 0 ? -pad : pad)) {
-            out->dims[i + 2] = -1;
-            continue;
-        }
-        if (transpose) {
-            uint32_t no, nop;
-            const int64_t* os = opara__attr_ints(n, "output_shape", &no);
-            const int64_t* op = opara__attr_ints(n, "output_padding", &nop);
-            if (os && no == spatial) out->dims[i + 2] = os[i];
-            else if (in < 0 || (op && i < nop && !opara__dim_sane(op[i] < 0 ? -op[i] : op[i]))) out->dims[i + 2] = -1;
-            else if (strncmp(auto_pad, "SAME", 4) == 0) out->dims[i + 2] = in * s;
-            else out->dims[i + 2] = s * (in - 1) + (op && i < nop ? op[i] : 0) + (k - 1) * d + 1 - pad;
-        } else
-            out->dims[i + 2] = opara__onnx_window_out(in, k, s, d, pad, auto_pad, ceil_mode);
-    }
-}
-
-static void opara__infer_matmul(const opara__shape* a, const opara__shape* b, opara__shape* out) {
-    opara__shape ba, bb;
-    const opara__shape* pair[2];
-    if (a->ndim < 1 || b->ndim < 1) {
-        out->ndim = -1;
-        return;
-    }
-    ba = *a, bb = *b;
-    ba.ndim = OPARA__MAX(0, a->ndim - 2);
-    bb.ndim = OPARA__MAX(0, b->ndim - 2);
-    pair[0] = &ba, pair[1] = &bb;
-    opara__bcast_shapes(pair, 2, out);
-    if (a->ndim >= 2) out->dims[out->ndim++] = a->dims[a->ndim - 2];
-    if (b->ndim >= 2) out->dims[out->ndim++] = b->dims[b->ndim - 1];
-}
-
-/* Reshape target with 0, -1 and batch entries, against an input shape that may hold the batch. */
-static void opara__infer_reshape(const opara__shape* x, const int64_t* spec, uint32_t n, int allowzero,
-                                 opara__shape* out) {
-    int64_t in_known = 1, out_known = 1;
-    int in_batch = 0, out_batch = 0, unknown = x->ndim < 0, infer = -1;
-    uint32_t i;
-    int32_t d;
-    out->ndim = (int32_t)n;
-    for (d = 0; d < x->ndim; ++d) {
-        if (x->dims[d] == OPARA__DIM_BATCH) in_batch++;
-        else if (x->dims[d] < 0 || !opara__dim_sane(x->dims[d]) || (x->dims[d] && in_known > OPARA__DIM_LIMIT / x->dims[d]))
-            unknown = 1;
-        else in_known *= x->dims[d];
-    }
-    for (i = 0; i < n; ++i) {
-        int64_t v = spec[i];
-        if (v == 0 && !allowzero) v = (int32_t)i < x->ndim ? x->dims[i] : -1;
-        out->dims[i] = v;
-        if (spec[i] == -1) infer = (int)i;
-        else if (v == OPARA__DIM_BATCH) out_batch++;
-        else if (v < 0 || !opara__dim_sane(v) || (v && out_known > OPARA__DIM_LIMIT / v)) unknown = 1;
-        else out_known *= v;
-    }
-    if (infer < 0) return;
-    if (!unknown && in_batch == out_batch && out_known && in_known % out_known == 0)
-        out->dims[infer] = in_known / out_known;
-    else if (!unknown && in_batch == 1 && out_batch == 0 && in_known == out_known)
-        out->dims[infer] = OPARA__DIM_BATCH;
-    else
-        out->dims[infer] = -1;
-}
-
+/* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to'. */
 static void opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];
-    const opara__shape* x;
-    const opara__shape* w;
+    const opara__shape** in;
+    opara__shape** out;
     opara_dtype dt;
-    opara__shape out;
-    uint32_t cnt, o;
-    int32_t d;
-    const int64_t* ints;
-    int64_t axis;
-    for (o = 0; o < n->n_outputs; ++o) /* grow the side table first: x and w may point into it */
-        if (!opara__side(im, n->outputs[o])) return;
-    x = n->n_inputs > 0 && n->inputs[0] >= 0 ? opara__imp_shape(im, n->inputs[0]) : NULL;
-    w = n->n_inputs > 1 && n->inputs[1] >= 0 ? opara__imp_shape(im, n->inputs[1]) : NULL;
-    if (!opara__shape_sane(x) || !opara__shape_sane(w)) return; /* absurd sizes: leave the outputs unknown */
-    dt = n->n_inputs > 0 && n->inputs[0] >= 0 ? im->g->values[n->inputs[0]].dtype : OPARA_DTYPE_F32;
-    out.ndim = -1;
-    if (!x) return;
-    switch (n->op) {
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-        opara__infer_window(n, x, w, &out);
-        break;
-    case OPARA__OP_GLOBAL_AVERAGE_POOL:
-        out = *x;
-        for (d = 2; d < out.ndim; ++d) out.dims[d] = 1;
-        break;
-    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
-    case OPARA__OP_WHERE: {
-        const opara__shape* in[3];
-        uint32_t k, m = OPARA__MIN(n->n_inputs, 3u);
-        for (k = 0; k < m; ++k) {
-            if (n->inputs[k] < 0) return;
-            in[k] = opara__imp_shape(im, n->inputs[k]);
-        }
-        opara__bcast_shapes(in, m, &out);
-        if (n->op == OPARA__OP_WHERE && w) dt = im->g->values[n->inputs[1]].dtype;
-        break;
-    }
-    case OPARA__OP_CONCAT: {
-        uint32_t k;
-        out = *x;
-        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
-        if (axis < 0 || axis >= out.ndim) return;
-        for (k = 1; k < n->n_inputs; ++k) {
-            const opara__shape* s = opara__imp_shape(im, n->inputs[k]);
-            if (s->ndim != out.ndim || out.dims[axis] < 0 || s->dims[axis] < 0 || !opara__dim_sane(s->dims[axis]) ||
-                out.dims[axis] + s->dims[axis] >= OPARA__DIM_LIMIT)
-                out.dims[axis] = -1;
-            else out.dims[axis] += s->dims[axis];
-        }
-        break;
-    }
-    case OPARA__OP_SPLIT: {
-        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
-        ints = opara__attr_ints(n, "split", &cnt);
-        for (o = 0; o < n->n_outputs && axis >= 0 && axis < x->ndim; ++o) {
-            opara__imp_side* s = opara__side(im, n->outputs[o]);
-            if (!s) return;
-            s->shape = *x;
-            if (ints && cnt == n->n_outputs) s->shape.dims[axis] = ints[o];
-            else s->shape.dims[axis] = x->dims[axis] >= 0 && x->dims[axis] % n->n_outputs == 0 ?
-                                           x->dims[axis] / n->n_outputs : -1;
-            im->g->values[n->outputs[o]].dtype = dt;
-        }
-        return;
-    }
-    case OPARA__OP_SLICE: {
-        int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS];
-        uint32_t ne, na, nst;
-        const int64_t* starts = opara__attr_ints(n, "starts", &cnt);
-        const int64_t* ends = opara__attr_ints(n, "ends", &ne);
-        const int64_t* axes = opara__attr_ints(n, "axes", &na);
-        const int64_t* steps = opara__attr_ints(n, "steps", &nst);
-        if (!starts || !ends || ne != cnt || !opara__slice_box(x, starts, ends, axes, steps, cnt, start, step, &out))
-            out.ndim = -1;
-        break;
-    }
-    case OPARA__OP_GATHER:
-        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
-        if (!w || w->ndim < 0 || axis < 0 || axis >= x->ndim || x->ndim + w->ndim - 1 > OPARA_MAX_DIMS) return;
-        out.ndim = 0;
-        for (d = 0; d < x->ndim; ++d) {
-            if (d == axis) {
-                int32_t k;
-                for (k = 0; k < w->ndim; ++k) out.dims[out.ndim++] = w->dims[k];
-            } else
-                out.dims[out.ndim++] = x->dims[d];
-        }
-        break;
-    case OPARA__OP_RESHAPE:
-        ints = opara__attr_ints(n, "shape", &cnt);
-        if (ints) opara__infer_reshape(x, ints, cnt, (int)opara__attr_int(n, "allowzero", 0), &out);
-        break;
-    case OPARA__OP_FLATTEN:
-        if (x->ndim >= 0) opara__flatten_shape(x, opara__attr_int(n, "axis", 1), &out);
-        break;
-    case OPARA__OP_TRANSPOSE:
-        ints = opara__attr_ints(n, "perm", &cnt);
-        out = *x;
-        for (d = 0; d < x->ndim; ++d) {
-            int64_t p = ints ? (d < (int32_t)cnt ? ints[d] : -1) : x->ndim - 1 - d;
-            out.dims[d] = p >= 0 && p < x->ndim ? x->dims[p] : -1;
-        }
-        break;
-    case OPARA__OP_SQUEEZE:
-        ints = opara__attr_ints(n, "axes", &cnt);
-        if (x->ndim < 0 || !opara__squeeze_shape(x, ints, cnt, &out)) out.ndim = -1;
-        break;
-    case OPARA__OP_UNSQUEEZE:
-        ints = opara__attr_ints(n, "axes", &cnt);
-        if (x->ndim < 0 || !ints || !opara__unsqueeze_shape(x, ints, cnt, &out)) out.ndim = -1;
-        break;
-    case OPARA__OP_EXPAND: {
-        opara__shape target;
-        const opara__shape* pair[2];
-        ints = opara__attr_ints(n, "shape", &cnt);
-        if (!ints || cnt > OPARA_MAX_DIMS) return;
-        target.ndim = (int32_t)cnt;
-        for (o = 0; o < cnt; ++o) target.dims[o] = ints[o];
-        pair[0] = x, pair[1] = &target;
-        opara__bcast_shapes(pair, 2, &out);
-        break;
-    }
-    case OPARA__OP_GEMM:
-        if (!w || x->ndim != 2 || w->ndim != 2) return;
-        out.ndim = 2;
-        out.dims[0] = x->dims[opara__attr_int(n, "transA", 0) ? 1 : 0];
-        out.dims[1] = w->dims[opara__attr_int(n, "transB", 0) ? 0 : 1];
-        break;
-    case OPARA__OP_MATMUL:
-        if (w) opara__infer_matmul(x, w, &out);
-        break;
-    case OPARA__OP_REDUCE_MEAN: {
-        int keep = (int)opara__attr_int(n, "keepdims", 1);
-        ints = opara__attr_ints(n, "axes", &cnt);
-        out.ndim = 0;
-        for (d = 0; d < x->ndim; ++d) {
-            int reduce = !ints;
-            for (o = 0; ints && o < cnt; ++o) reduce |= opara__onnx_axis(ints[o], x->ndim) == d;
-            if (!reduce) out.dims[out.ndim++] = x->dims[d];
-            else if (keep) out.dims[out.ndim++] = 1;
-        }
-        if (x->ndim < 0) out.ndim = -1;
-        break;
-    }
-    case OPARA__OP_PAD:
-        ints = opara__attr_ints(n, "pads", &cnt);
-        out = *x;
-        if (!ints || (int32_t)cnt != 2 * x->ndim) return;
-        for (d = 0; d < x->ndim; ++d) {
-            int64_t a0 = ints[d], a1 = ints[d + x->ndim];
-            if (!opara__dim_sane(a0 < 0 ? -a0 : a0) || !opara__dim_sane(a1 < 0 ? -a1 : a1)) out.dims[d] = -1;
-            else if (a0 + a1 != 0) out.dims[d] = x->dims[d] >= 0 && x->dims[d] + a0 + a1 >= 0 ? x->dims[d] + a0 + a1 : -1;
-        }
-        break;
-    case OPARA__OP_RESIZE: {
-        const opara__attr* scales = opara__node_attr(n, "scales");
-        ints = opara__attr_ints(n, "sizes", &cnt);
-        out = *x;
-        for (d = 0; d < x->ndim; ++d) {
-            if (ints && (int32_t)cnt == x->ndim) out.dims[d] = ints[d];
-            else if (scales && scales->type == OPARA__ATTR_FLOATS && (int32_t)scales->count == x->ndim) {
-                float s = scales->v.floats[d];
-                double v = floor((double)x->dims[d] * s);
-                if (s != 1.0f) out.dims[d] = x->dims[d] >= 0 && v >= 0 && v < (double)OPARA__DIM_LIMIT ? (int64_t)v : -1;
-            } else
-                out.dims[d] = -1;
-        }
-        break;
-    }
-    case OPARA__OP_CAST:
-        dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
-        out = *x;
-        break;
-    default: /* elementwise and normalizations keep the shape of input 0 */
-        out = *x;
-        break;
-    }
-    for (o = 0; o < n->n_outputs; ++o) {
-        opara__imp_side* s = opara__side(im, n->outputs[o]);
-        if (!s) return;
-        s->shape = o == 0 ? out : s->shape;
-        im->g->values[n->outputs[o]].dtype = dt;
-    }
+    uint32_t k;
+    if (n->n_inputs == 0 || n->inputs[0] < 0) return;
+    for (k = 0; k < n->n_outputs; ++k) /* grow the side table first: the inputs may point into it */
+        if (!opara__side(im, n->outputs[k])) return;
+    in = (const opara__shape**)opara__calloc(im->rt, (size_t)n->n_inputs + n->n_outputs, sizeof *in);
+    if (!in) return; /* the outputs stay unknown */
+    out = (opara__shape**)(void*)(in + n->n_inputs);
+    for (k = 0; k < n->n_inputs; ++k) in[k] = n->inputs[k] >= 0 ? opara__imp_shape(im, n->inputs[k]) : NULL;
+    for (k = 0; k < n->n_outputs; ++k) out[k] = &opara__side(im, n->outputs[k])->shape;
+    (void)opara__infer_node_shapes(im->rt, im->g, (uint32_t)node, OPARA__SHAPE_TOLERANT, OPARA__DIM_BATCH, in, out, NULL);
+    opara__free(im->rt, (void*)in);
+    dt = im->g->values[n->inputs[0]].dtype;
+    if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
+    if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
+    for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
 }
 
 /* ---- importing one node ----------------------------------------------------------------------- */
@@ -27698,7 +27661,7 @@ static int opara__pad_for_pool(const opara__node* pad, const opara__node* pool, 
     rank = nk + 2;
     if (!p || !kernel || nk == 0 || nk > 3 || np != 2 * rank || opara__attr_float(pad, "value", 0.0f) != 0.0f ||
         strcmp(opara__attr_string(pad, "mode", "constant"), "constant") != 0 ||
-        strcmp(opara__attr_string(pool, "auto_pad", "NOTSET"), "NOTSET") != 0 || opara__attr_int(pool, "ceil_mode", 0))
+        opara__node_auto_pad(pool) != OPARA__AUTO_PAD_NOTSET || opara__attr_int(pool, "ceil_mode", 0))
         return 0;
     for (i = 0; i < n_pool_pads; ++i)
         if (pool_pads[i]) return 0;

@@ -423,8 +423,8 @@ static opara_result opara__exec_pack_weights(opara__cpu_exec* ex, opara__cpu_op*
     return OPARA_OK;
 }
 
-static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes, const opara_dtype* dtypes,
-                                            char* err, size_t cap) {
+static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__shape* shapes,
+                                            const opara__node_params* params, const opara_dtype* dtypes, char* err, size_t cap) {
     const opara__graph* g = ex->g;
     size_t n_tensors = 0, at = 0;
     uint32_t n, i;
@@ -439,6 +439,7 @@ static opara_result opara__exec_prepare_ops(opara__cpu_exec* ex, const opara__sh
         opara_result r;
         char detail[256];
         op->node = node;
+        op->params = &params[n];
         op->n_in = node->n_inputs;
         op->n_out = node->n_outputs;
         op->in = ex->tensors + at;
@@ -608,7 +609,8 @@ static opara_result opara__exec_threads(opara__cpu_exec* ex, char* err, size_t c
 }
 
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
-                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   const opara__shape* shapes, const opara__node_params* params,
+                                                   const opara_dtype* dtypes,
                                                    uint32_t threads, int builtin_gemm, int pack_weights,
                                                    int pin_workers, char* err, size_t err_cap, opara__cpu_exec** out) {
     opara__cpu_exec* ex = (opara__cpu_exec*)opara__calloc(rt, 1, sizeof *ex);
@@ -626,7 +628,7 @@ OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opar
     ex->threads_started = -1;
     opara__blas_load(&ex->blas, builtin_gemm, NULL, 0);
     r = opara__exec_memory(ex, err, err_cap);
-    if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, dtypes, err, err_cap);
+    if (r == OPARA_OK) r = opara__exec_prepare_ops(ex, shapes, params, dtypes, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_deps(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_cut_nodes(ex, err, err_cap);
     if (r == OPARA_OK) r = opara__exec_threads(ex, err, err_cap);

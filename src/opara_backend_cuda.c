@@ -55,6 +55,7 @@ struct opara__cuda_session {
     opara_CUfunction funcs[OPARA__CUK_COUNT];
 
     opara__shape* shapes;
+    opara__node_params* node_params; /* [n_nodes] what the shape engine resolved per node */
     opara_dtype* dtypes;
     uint64_t* value_bytes;
     opara__cuda_lowering low;
@@ -509,15 +510,17 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
 
 /* ---- shapes, lowering, plan -------------------------------------------------------------------- */
 
-/* The caller's shapes, dtypes and sizes (inferred once, by the session), copied: lowering, memory
-   and I/O read them for the session's lifetime. */
+/* The caller's shapes, resolved node parameters, dtypes and sizes (inferred once, by the session),
+   copied: lowering, memory and I/O read them for the session's lifetime. */
 static opara_result opara__cub_cuda_shapes(opara__cuda_session* s, const opara__cuda_shapes* in) {
     size_t nv = s->g->n_values ? s->g->n_values : 1;
     s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof(opara__shape));
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof(opara_dtype));
     s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof(uint64_t));
-    if (!s->shapes || !s->dtypes || !s->value_bytes) return opara__cub_oom(s);
+    s->node_params = (opara__node_params*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof(opara__node_params));
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->node_params) return opara__cub_oom(s);
     memcpy(s->shapes, in->shapes, (size_t)s->g->n_values * sizeof(opara__shape));
+    memcpy(s->node_params, in->params, (size_t)s->g->n_nodes * sizeof(opara__node_params));
     memcpy(s->dtypes, in->dtypes, (size_t)s->g->n_values * sizeof(opara_dtype));
     memcpy(s->value_bytes, in->value_bytes, (size_t)s->g->n_values * sizeof(uint64_t));
     return OPARA_OK;
@@ -527,7 +530,7 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s, const opara__
    registers and shared memory of each node's main kernel from the static profile (opara_cuda_resources.c)
    and, after a profiling run, its measured time. */
 static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc* descs) {
-    opara_result r = opara__describe_ops(s->g, s->shapes, &s->device, descs);
+    opara_result r = opara__describe_ops_resolved(s->g, s->shapes, s->node_params, &s->device, descs);
     if (r != OPARA_OK) return r;
     s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
     if (!s->prof) return opara__cub_oom(s);
@@ -1109,6 +1112,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the graph's (model's) runtime */
     opara__cuda_lowering_free(rt, &s->low); /* its cuDNN descriptors: the runtime keeps cuDNN loaded */
     opara__free(rt, s->shapes);
+    opara__free(rt, s->node_params);
     opara__free(rt, s->dtypes);
     opara__free(rt, s->value_bytes);
     opara__free(rt, s);
@@ -1177,7 +1181,7 @@ static opara_result opara__cub_cuda_setup(opara__cuda_session* s, const opara__c
     s->low.logger = opara__cub_log(s);
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
-    return opara__cuda_lower(s->rt, s->g, s->shapes, s->dtypes, &s->low);
+    return opara__cuda_lower(s->rt, s->g, s->shapes, s->node_params, s->dtypes, &s->low);
 }
 
 /* Everything the plan decides, with the session's context pushed. */
@@ -1220,7 +1224,7 @@ OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const op
     const opara_logger* log = opara__cuda_logger(rt, opt);
     if (!out) return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
     *out = NULL;
-    if (!g || !g->finalized || !shapes || !shapes->shapes || !shapes->dtypes || !shapes->value_bytes)
+    if (!g || !g->finalized || !shapes || !shapes->shapes || !shapes->params || !shapes->dtypes || !shapes->value_bytes)
         return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized or has no shapes");
     s = (opara__cuda_session*)opara__calloc(rt, 1, sizeof *s);
     if (!s) return opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");

@@ -203,6 +203,7 @@ OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* rea
    Per value, what the session inferred once (copied by open). */
 typedef struct opara__cuda_shapes {
     const opara__shape* shapes;
+    const opara__node_params* params; /* [n_nodes] what the shape engine resolved per node */
     const opara_dtype* dtypes;
     const uint64_t* value_bytes;
 } opara__cuda_shapes;
@@ -384,7 +385,8 @@ typedef struct opara__cuda_lowering {
 } opara__cuda_lowering;
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
-                                             const opara_dtype* dtypes, opara__cuda_lowering* low);
+                                             const opara__node_params* params, const opara_dtype* dtypes,
+                                             opara__cuda_lowering* low);
 OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_lowering* low);
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k);
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k);

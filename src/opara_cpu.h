@@ -194,6 +194,7 @@ typedef struct opara__cpu_params {
 
 struct opara__cpu_op {
     const opara__node* node;
+    const opara__node_params* params; /* what the shape engine resolved for the node */
     uint32_t n_in, n_out;
     opara__cpu_tensor* in;
     opara__cpu_tensor* out;
@@ -265,7 +266,8 @@ typedef struct opara__cpu_exec opara__cpu_exec;
    at a nominal 3 GHz. Presets, not measurements, so a model's plan is the same on every run. */
 OPARA__PRIVATE void opara__cpu_device(uint32_t cores, opara__device* dev);
 OPARA__PRIVATE opara_result opara__cpu_exec_create(opara_runtime* rt, const opara__graph* g, const opara__plan* plan,
-                                                   const opara__shape* shapes, const opara_dtype* dtypes,
+                                                   const opara__shape* shapes, const opara__node_params* params,
+                                                   const opara_dtype* dtypes,
                                                    uint32_t threads, int builtin_gemm, int pack_weights,
                                                    int pin_workers, char* err, size_t err_cap, opara__cpu_exec** out);
 OPARA__PRIVATE void opara__cpu_exec_destroy(opara__cpu_exec* ex);

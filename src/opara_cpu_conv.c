@@ -17,36 +17,28 @@
 
 typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_CONV_T } opara__geom_kind;
 
-/* Reads kernel/strides/dilations/pads/auto_pad into p (normalized to 3 dims) for an input with
-   spatial dims x->dims[2..]; kernel from `kernel` when given (the weights), else the attribute. */
+/* The window the shape engine resolved (kernel, strides, dilations, pads after auto_pad), normalized
+   to 3 dims into p, for an input with spatial dims x->dims[2..]; `kernel` (the weights') must agree. */
 static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
                                          char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
-    const opara__node* n = op->node;
+    const opara__node_params* w = op->params;
     int32_t nsp = x->ndim - 2, off, i;
-    uint32_t nk = 0, ns = 0, nd = 0, np = 0;
-    const int64_t* ks = opara__attr_ints(n, "kernel_shape", &nk);
-    const int64_t* st = opara__attr_ints(n, "strides", &ns);
-    const int64_t* dl = opara__attr_ints(n, "dilations", &nd);
-    const int64_t* pd = opara__attr_ints(n, "pads", &np);
-    const char* name = opara__op_name(n->op);
+    const char* name = opara__op_name(op->node->op);
     if (nsp < 1 || nsp > 3) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %d spatial dims", name, (int)nsp);
-    if ((ks && nk != (uint32_t)nsp) || (st && ns != (uint32_t)nsp) || (dl && nd != (uint32_t)nsp) ||
-        (pd && np != 2 * (uint32_t)nsp))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: attribute lengths do not match %d spatial dims", name,
-                                 (int)nsp);
-    if (!kernel && !ks) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s needs kernel_shape", name);
+    if (!w || !w->resolved || w->n_spatial != nsp)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: no resolved window for %d spatial dims", name, (int)nsp);
     off = 3 - nsp;
     for (i = 0; i < 3; ++i) {
         int32_t j = i - off;
         p->in_sp[i] = j >= 0 ? x->dims[2 + j] : 1;
-        p->kernel[i] = j < 0 ? 1 : (kernel ? kernel[j] : ks[j]);
-        p->stride[i] = j >= 0 && st ? st[j] : 1;
-        p->dil[i] = j >= 0 && dl ? dl[j] : 1;
-        p->pad_b[i] = j >= 0 && pd ? pd[j] : 0;
-        p->pad_e[i] = j >= 0 && pd ? pd[j + nsp] : 0;
-        if (kernel && ks && j >= 0 && ks[j] != kernel[j])
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: kernel_shape disagrees with the weights", name);
+        p->kernel[i] = j >= 0 ? w->kernel[j] : 1;
+        p->stride[i] = j >= 0 ? w->strides[j] : 1;
+        p->dil[i] = j >= 0 ? w->dilations[j] : 1;
+        p->pad_b[i] = j >= 0 ? w->pads[j] : 0;
+        p->pad_e[i] = j >= 0 ? w->pads[j + nsp] : 0;
+        if (kernel && j >= 0 && w->kernel[j] != kernel[j])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the kernel disagrees with the weights", name);
         if (p->kernel[i] < 1 || p->stride[i] < 1 || p->dil[i] < 1 || p->pad_b[i] < 0 || p->pad_e[i] < 0)
             return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s: kernel, strides, dilations must be >= 1, pads >= 0",
                                      name);
@@ -54,19 +46,9 @@ static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_ten
     return OPARA_OK;
 }
 
-/* Output size of one dim for Conv/pools, after resolving auto_pad into pads. */
-static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto_pad, int ceil_mode) {
-    int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, in = p->in_sp[i], span;
-    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
-        int64_t out = (in + p->stride[i] - 1) / p->stride[i];
-        int64_t total = (out - 1) * p->stride[i] + eff - in;
-        if (total < 0) total = 0;
-        p->pad_b[i] = auto_pad[5] == 'U' ? total / 2 : total - total / 2;
-        p->pad_e[i] = total - p->pad_b[i];
-        return out;
-    }
-    if (strcmp(auto_pad, "VALID") == 0) p->pad_b[i] = p->pad_e[i] = 0;
-    span = in + p->pad_b[i] + p->pad_e[i] - eff;
+/* Output size of one dim for Conv/pools from the resolved pads. */
+static int64_t opara__conv_out_dim(const opara__cpu_params* p, int i, int ceil_mode) {
+    int64_t eff = p->dil[i] * (p->kernel[i] - 1) + 1, span = p->in_sp[i] + p->pad_b[i] + p->pad_e[i] - eff;
     if (span < 0) return 0;
     return (ceil_mode ? (span + p->stride[i] - 1) / p->stride[i] : span / p->stride[i]) + 1;
 }
@@ -76,10 +58,9 @@ static int64_t opara__conv_out_dim(opara__cpu_params* p, int i, const char* auto
 static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
                                           size_t cap) {
     opara__cpu_params* p = &op->p;
-    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
     int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
     for (i = 0; i < 3; ++i) {
-        int64_t want = opara__conv_out_dim(p, i, auto_pad, ceil_mode);
+        int64_t want = opara__conv_out_dim(p, i, ceil_mode);
         int64_t got = i >= off ? y->dims[2 + i - off] : 1;
         if (got != want && !(ceil_mode && got == want - 1 && got >= 1))
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output spatial dim %d is %lld, expected %lld",
@@ -361,7 +342,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: X, W and Y need the same rank >= 3");
     r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
     if (r != OPARA_OK) return r;
-    p->group = opara__attr_int(op->node, "group", 1);
+    p->group = op->params->group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
     p->cout = w->dims[0];
@@ -465,20 +446,15 @@ static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
-    uint32_t nop = 0, nos = 0;
-    const int64_t* out_pad = opara__attr_ints(op->node, "output_padding", &nop);
-    const int64_t* out_shape = opara__attr_ints(op->node, "output_shape", &nos);
-    const char* auto_pad = opara__attr_string(op->node, "auto_pad", "NOTSET");
+    const opara__node_params* rp = op->params;
     int32_t nsp = x->ndim - 2, off, i;
     int64_t rows, cb;
     opara_result r;
     if (!x->data || !w->data || x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim || w->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: X, W and Y need the same rank >= 3");
-    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap); /* pads as resolved for output_shape / auto_pad */
     if (r != OPARA_OK) return r;
-    if ((out_pad && nop != (uint32_t)nsp) || (out_shape && nos != (uint32_t)nsp && nos != (uint32_t)x->ndim))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output_padding/output_shape length");
-    p->group = opara__attr_int(op->node, "group", 1);
+    p->group = rp->group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
     if (p->group < 1 || w->dims[0] != p->cin || p->cin % p->group)
@@ -491,24 +467,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
     off = 3 - nsp;
     for (i = 0; i < 3; ++i) {
         int32_t j = i - off;
-        int64_t op_ = j >= 0 && out_pad ? out_pad[j] : 0;
-        int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1, want;
-        if (j >= 0 && (out_shape || strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0)) {
-            int64_t target = out_shape ? out_shape[nos == (uint32_t)nsp ? j : j + 2] : p->in_sp[i] * p->stride[i];
-            int64_t total = full - target;
-            if (total < 0) total = 0;
-            if (strcmp(auto_pad, "SAME_UPPER") == 0) {
-                p->pad_b[i] = total / 2;
-                p->pad_e[i] = total - total / 2;
-            } else {
-                p->pad_b[i] = total - total / 2;
-                p->pad_e[i] = total / 2;
-            }
-        } else if (strcmp(auto_pad, "VALID") == 0) {
-            p->pad_b[i] = p->pad_e[i] = 0;
-        }
-        want = full - p->pad_b[i] - p->pad_e[i];
-        if (j >= 0 && out_shape) want = out_shape[nos == (uint32_t)nsp ? j : j + 2]; /* larger: the tail is bias only */
+        int64_t op_ = j >= 0 ? rp->output_padding[j] : 0;
+        int64_t full = p->stride[i] * (p->in_sp[i] - 1) + op_ + (p->kernel[i] - 1) * p->dil[i] + 1;
+        int64_t want = full - p->pad_b[i] - p->pad_e[i];
+        if (j >= 0 && rp->has_output_shape) want = rp->output_shape[j]; /* larger: the tail is bias only */
         p->out_sp[i] = j >= 0 ? y->dims[2 + j] : 1;
         if (p->out_sp[i] != want)
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: output dim %d is %lld, expected %lld",
@@ -776,7 +738,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
                                  opara__op_name(op->node->op));
     r = opara__conv_geometry(op, x, NULL, err, cap);
     if (r != OPARA_OK) return r;
-    r = opara__conv_check_out(op, y, opara__attr_int(op->node, "ceil_mode", 0) != 0, err, cap);
+    r = opara__conv_check_out(op, y, op->params->ceil_mode, err, cap);
     if (r != OPARA_OK) return r;
     if (op->n_out > 1 && op->out[1].data &&
         (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))

@@ -34,6 +34,13 @@ OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out
     return 1;
 }
 
+/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
+static int opara__record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis) {
+    if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
+    *axis = op->params->axis;
+    return 1;
+}
+
 OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b) {
     int32_t i;
     if (a->ndim != b->ndim) return 0;
@@ -44,17 +51,12 @@ OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara_
 
 OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
                                             const int64_t* in_dims, int64_t* strides) {
-    int32_t i;
-    int64_t s = 1;
-    if (in_ndim > out_ndim) return 0;
-    for (i = out_ndim - 1; i >= 0; --i) {
-        int32_t j = i - (out_ndim - in_ndim);
-        int64_t d = j >= 0 ? in_dims[j] : 1;
-        if (d != out_dims[i] && d != 1) return 0;
-        strides[i] = d == 1 ? 0 : s;
-        s *= d;
-    }
-    return 1;
+    opara__shape out, in;
+    if (out_ndim < 0 || out_ndim > OPARA_MAX_DIMS || in_ndim < 0 || in_ndim > OPARA_MAX_DIMS) return 0;
+    out.ndim = out_ndim, in.ndim = in_ndim;
+    memcpy(out.dims, out_dims, (size_t)out_ndim * sizeof *out_dims);
+    memcpy(in.dims, in_dims, (size_t)in_ndim * sizeof *in_dims);
+    return opara__broadcast_to(&out, &in, strides);
 }
 
 static int64_t opara__dims_prod(const int64_t* dims, int32_t from, int32_t to) {
@@ -98,26 +100,33 @@ static void opara__bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, con
     p->outer = opara__dims_prod(p->bc_dims, 0, nd - 1);
 }
 
-/* Sets up broadcasting of n_in inputs to the output; checks the output is their broadcast. */
+/* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
+   the output is their broadcast (leading dims of 1 allowed). */
 static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
                                       size_t cap) {
     const opara__cpu_tensor* y = &op->out[0];
+    const opara__node_params* rec = op->params;
     int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
-    int32_t i;
+    opara__shape shapes[OPARA__BCAST_MAX_IN], want;
+    const opara__shape* pointers[OPARA__BCAST_MAX_IN];
+    int32_t i, lead;
     int k;
-    for (k = 0; k < n_in; ++k)
-        if (!opara__cpu_bcast_strides(y->ndim, y->dims, ins[k]->ndim, ins[k]->dims, strides[k]))
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %d does not broadcast to the output",
-                                     opara__op_name(op->node->op), k);
+    for (k = 0; k < n_in; ++k) {
+        shapes[k].ndim = ins[k]->ndim;
+        memcpy(shapes[k].dims, ins[k]->dims, (size_t)ins[k]->ndim * sizeof ins[k]->dims[0]);
+        pointers[k] = &shapes[k];
+    }
+    if (!rec || !rec->resolved || !opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL) ||
+        want.ndim > y->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the inputs do not broadcast to the output",
+                                 opara__op_name(op->node->op));
+    lead = y->ndim - want.ndim;
     for (i = 0; i < y->ndim; ++i) {
-        int64_t want = 1;
-        for (k = 0; k < n_in; ++k) {
-            int32_t j = i - (y->ndim - ins[k]->ndim);
-            if (j >= 0 && ins[k]->dims[j] != 1) want = ins[k]->dims[j];
-        }
-        if (want != y->dims[i])
+        int64_t dim = i >= lead ? want.dims[i - lead] : 1;
+        if (dim != y->dims[i])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
-                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)want);
+                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
+        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->bcast_strides[k][i - lead] : 0;
     }
     opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
     op->work_items = (size_t)(op->p.outer * op->p.tail);
@@ -514,55 +523,22 @@ static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_
     return opara__finish_strided_copy(op, strides);
 }
 
-/* ONNX Slice clamping of one axis; returns the number of elements taken. */
-static int64_t opara__slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* first) {
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    if (step > 0) {
-        start = start < 0 ? 0 : (start > dim ? dim : start);
-        end = end < 0 ? 0 : (end > dim ? dim : end);
-        *first = start;
-        return end > start ? (end - start + step - 1) / step : 0;
-    }
-    start = start < 0 ? 0 : (start > dim - 1 ? dim - 1 : start);
-    end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
-    *first = start;
-    return start > end ? (start - end + (-step) - 1) / (-step) : 0;
-}
-
+/* Slice as the shape engine resolved it (first index, step and count per dim): a strided copy. */
 static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    uint32_t ns = 0, ne = 0, na = 0, nst = 0, i;
-    const int64_t* starts = opara__attr_ints(op->node, "starts", &ns);
-    const int64_t* ends = opara__attr_ints(op->node, "ends", &ne);
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
-    const int64_t* steps = opara__attr_ints(op->node, "steps", &nst);
-    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], first[OPARA_MAX_DIMS], stp[OPARA_MAX_DIMS];
-    int64_t cnt[OPARA_MAX_DIMS];
+    const opara__node_params* rec = op->params;
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS];
     int32_t d;
-    if (!starts || !ends || ns != ne || (axes && na != ns) || (steps && nst != ns) || x->ndim != y->ndim ||
-        x->dtype != y->dtype)
+    if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Slice: starts/ends/axes/steps are inconsistent");
-    for (d = 0; d < x->ndim; ++d) {
-        first[d] = 0;
-        stp[d] = 1;
-        cnt[d] = x->dims[d];
-    }
-    for (i = 0; i < ns; ++i) {
-        int64_t ax = axes ? axes[i] : (int64_t)i, step = steps ? steps[i] : 1;
-        if (!opara__cpu_norm_axis(ax, x->ndim, &ax) || step == 0)
-            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Slice: bad axis or zero step");
-        stp[ax] = step;
-        cnt[ax] = opara__slice_axis(x->dims[ax], starts[i], ends[i], step, &first[ax]);
-    }
     opara__natural_strides(x, in_str);
     op->p.base = 0;
     for (d = 0; d < x->ndim; ++d) {
-        if (cnt[d] != y->dims[d])
+        if (rec->slice_count[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Slice: output dim %d is %lld, slice gives %lld", (int)d,
-                                     (long long)y->dims[d], (long long)cnt[d]);
-        strides[0][d] = stp[d] * in_str[d];
-        if (cnt[d] > 0) op->p.base += first[d] * in_str[d];
+                                     (long long)y->dims[d], (long long)rec->slice_count[d]);
+        strides[0][d] = rec->slice_step[d] * in_str[d];
+        if (rec->slice_count[d] > 0) op->p.base += rec->slice_start[d] * in_str[d];
     }
     return opara__finish_strided_copy(op, strides);
 }
@@ -641,7 +617,7 @@ static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, si
     uint32_t n_parts = is_concat ? op->n_in : op->n_out, k, n_split = 0;
     const int64_t* split = is_concat ? NULL : opara__attr_ints(op->node, "split", &n_split);
     int64_t axis, sum = 0;
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), whole->ndim, &axis))
+    if (!opara__record_axis(op, whole->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
     if (split && n_split != n_parts)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Split: %u sizes for %u outputs", n_split, n_parts);
@@ -706,7 +682,7 @@ static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t c
     const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
     int64_t axis;
     int32_t i, expect = x->ndim - 1 + idx->ndim;
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", 0), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: axis out of range");
     if ((idx->dtype != OPARA_DTYPE_I64 && idx->dtype != OPARA_DTYPE_I32) || y->dtype != x->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Gather: indices must be i32/i64");
@@ -834,7 +810,7 @@ static opara_result opara__prepare_softmax(opara__cpu_op* op, char* err, size_t 
     int64_t axis;
     if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
     op->p.mid = x->dims[axis];
     op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
@@ -877,7 +853,7 @@ static opara_result opara__prepare_layer_norm(opara__cpu_op* op, char* err, size
     uint32_t k;
     if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
-    if (!opara__cpu_norm_axis(opara__attr_int(op->node, "axis", -1), x->ndim, &axis))
+    if (!opara__record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
     op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
     op->p.mid = opara__dims_prod(x->dims, (int32_t)axis, x->ndim);
@@ -996,18 +972,12 @@ static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t be
 static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    uint32_t na = 0, i;
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
     int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
     int64_t str[OPARA_MAX_DIMS];
     int32_t d, yd = 0;
     if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = (!axes || na == 0) && !opara__attr_int(op->node, "noop_with_empty_axes", 0);
-    for (i = 0; axes && i < na; ++i) {
-        int64_t a;
-        if (!opara__cpu_norm_axis(axes[i], x->ndim, &a)) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-        reduce[a] = 1;
-    }
+    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->reduce[d]; /* axes as the shape engine resolved them */
     opara__natural_strides(x, str);
     p->kept_n = p->red_n = 0;
     for (d = 0; d < x->ndim; ++d) {

@@ -23,6 +23,7 @@ typedef struct opara__cul_lw {
     opara_runtime* rt;
     const opara__graph* g;
     const opara__shape* shapes;
+    const opara__node_params* params; /* [n_nodes] what the shape engine resolved */
     const opara_dtype* dtypes;
     opara__cuda_lowering* low;
     uint32_t node;
@@ -40,6 +41,11 @@ OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k) {
 }
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k) {
     return (unsigned)k < OPARA__CUK_COUNT ? opara__cul_cuda_kernel_files[k] : "?";
+}
+
+/* The node's axis as the shape engine normalized it; -1 when it could not. */
+static int64_t opara__cul_axis(const opara__cul_lw* w) {
+    return w->params[w->node].resolved ? w->params[w->node].axis : -1;
 }
 
 static opara_result opara__cul_lw_fail(opara__cul_lw* w, opara_result code, const char* what) {
@@ -156,21 +162,6 @@ static void opara__cul_contig_strides(const opara__shape* s, int64_t* st) {
     }
 }
 
-/* Strides of `in` broadcast numpy-style to `out` (0 where broadcast); 0 when incompatible. */
-static int opara__cul_bcast_strides(const opara__shape* out, const opara__shape* in, int64_t* st) {
-    int64_t cs[OPARA_MAX_DIMS];
-    int32_t d;
-    opara__cul_contig_strides(in, cs);
-    for (d = 0; d < out->ndim; ++d) {
-        int32_t k = d - (out->ndim - in->ndim);
-        if (k < 0) st[d] = 0;
-        else if (in->dims[k] == out->dims[d]) st[d] = in->dims[k] == 1 ? 0 : cs[k];
-        else if (in->dims[k] == 1) st[d] = 0;
-        else return 0;
-    }
-    return 1;
-}
-
 static size_t opara__cul_dsize(opara_dtype t) { return opara_dtype_size(t); }
 
 static opara_result opara__cul_check_elems(opara__cul_lw* w, int64_t n) {
@@ -225,15 +216,14 @@ static opara_result opara__cul_lower_unary(opara__cul_lw* w, opara__cuda_act act
 
 static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop op) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t sa[OPARA_MAX_DIMS], sb[OPARA_MAX_DIMS], count = opara__cul_numel(y);
+    int64_t count = opara__cul_numel(y);
     const int64_t* st[2];
     opara_dtype t = w->dtypes[opara__cul_out(w, 0)];
     opara__cuda_launch* L;
     int32_t meta;
     opara_result r;
-    st[0] = sa, st[1] = sb;
-    if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, 0), sa) || !opara__cul_bcast_strides(y, opara__cul_in_shape(w, 1), sb))
-        return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    st[0] = w->params[w->node].bcast_strides[0], st[1] = w->params[w->node].bcast_strides[1];
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
     if (w->dtypes[opara__cul_in(w, 0)] != t || w->dtypes[opara__cul_in(w, 1)] != t) /* e.g. Pow(float, int64) */
@@ -255,17 +245,14 @@ static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop 
 
 static opara_result opara__cul_lower_where(opara__cul_lw* w) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t s[3][OPARA_MAX_DIMS], count = opara__cul_numel(y);
+    int64_t count = opara__cul_numel(y);
     const int64_t* st[3];
     opara__cuda_launch* L;
     int32_t meta;
     uint32_t i;
     opara_result r;
-    for (i = 0; i < 3; ++i) {
-        st[i] = s[i];
-        if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, i), s[i]))
-            return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
-    }
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    for (i = 0; i < 3; ++i) st[i] = w->params[w->node].bcast_strides[i];
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
     if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
     if ((r = opara__cul_meta_strided(w, y, st, 3, &meta)) != OPARA_OK) return r;
@@ -359,38 +346,24 @@ static opara_result opara__cul_lower_transpose(opara__cul_lw* w) {
 
 static opara_result opara__cul_lower_expand(opara__cul_lw* w) {
     const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
-    if (!opara__cul_bcast_strides(y, opara__cul_in_shape(w, 0), ss)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
+    int64_t ds[OPARA_MAX_DIMS];
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
     opara__cul_contig_strides(y, ds);
-    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, 0, 0);
+    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
 }
 
-static int64_t opara__cul_clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
+/* Slice as the shape engine resolved it (first index and step per dim): a strided copy. */
 static opara_result opara__cul_lower_slice(opara__cul_lw* w) {
     const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__node_params* p = &w->params[w->node];
     int64_t xs[OPARA_MAX_DIMS], ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS], off = 0;
-    uint32_t ns = 0, ne = 0, na = 0, nst = 0, k;
-    const int64_t* starts = opara__attr_ints(n, "starts", &ns);
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
-    const int64_t* steps = opara__attr_ints(n, "steps", &nst);
     int32_t d;
-    (void)opara__attr_ints(n, "ends", &ne);
-    if (!starts || ns != ne) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "needs starts and ends");
+    if (!p->resolved || x->ndim != y->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "bad axes or steps");
     opara__cul_contig_strides(x, xs);
     opara__cul_contig_strides(y, ds);
-    for (d = 0; d < x->ndim; ++d) ss[d] = xs[d];
-    for (k = 0; k < ns; ++k) {
-        int64_t axis = axes && k < na ? axes[k] : (int64_t)k, step = steps && k < nst ? steps[k] : 1, start = starts[k];
-        int64_t dim;
-        if (axis < 0) axis += x->ndim;
-        if (axis < 0 || axis >= x->ndim || step == 0) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "bad axes or steps");
-        dim = x->dims[axis];
-        if (start < 0) start += dim;
-        start = step > 0 ? opara__cul_clamp64(start, 0, dim) : opara__cul_clamp64(start, 0, dim - 1);
-        if (y->dims[axis] > 0) off += start * xs[axis];
-        ss[axis] = xs[axis] * step;
+    for (d = 0; d < x->ndim; ++d) {
+        if (y->dims[d] > 0) off += p->slice_start[d] * xs[d];
+        ss[d] = xs[d] * p->slice_step[d];
     }
     return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, off, 0);
 }
@@ -400,9 +373,8 @@ static opara_result opara__cul_lower_slice(opara__cul_lw* w) {
 static opara_result opara__cul_lower_concat_split(opara__cul_lw* w, int is_concat) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* whole = is_concat ? opara__cul_out_shape(w, 0) : opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(n, "axis", 0), ws[OPARA_MAX_DIMS], off = 0;
+    int64_t axis = opara__cul_axis(w), ws[OPARA_MAX_DIMS], off = 0;
     uint32_t parts = is_concat ? n->n_inputs : n->n_outputs, k;
-    if (axis < 0) axis += whole->ndim;
     if (axis < 0 || axis >= whole->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     opara__cul_contig_strides(whole, ws);
     for (k = 0; k < parts; ++k) {
@@ -422,10 +394,9 @@ static opara_result opara__cul_lower_concat_split(opara__cul_lw* w, int is_conca
 static opara_result opara__cul_lower_gather(opara__cul_lw* w) {
     const opara__shape *x = opara__cul_in_shape(w, 0), *idx = opara__cul_in_shape(w, 1);
     opara_dtype it = w->dtypes[opara__cul_in(w, 1)];
-    int64_t axis = opara__attr_int(&w->g->nodes[w->node], "axis", 0), inner = 1, count;
+    int64_t axis = opara__cul_axis(w), inner = 1, count;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     if (it != OPARA_DTYPE_I64 && it != OPARA_DTYPE_I32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "indices must be int32/int64");
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
@@ -550,10 +521,9 @@ static opara_result opara__cul_lower_resize(opara__cul_lw* w) {
 
 static opara_result opara__cul_lower_softmax(opara__cul_lw* w) {
     const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(&w->g->nodes[w->node], "axis", -1), outer = 1, inner = 1;
+    int64_t axis = opara__cul_axis(w), outer = 1, inner = 1;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     for (d = 0; d < axis; ++d) outer *= x->dims[d];
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
@@ -572,10 +542,9 @@ static opara_result opara__cul_lower_softmax(opara__cul_lw* w) {
 static opara_result opara__cul_lower_layer_norm(opara__cul_lw* w) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t axis = opara__attr_int(n, "axis", -1), rows = 1, cols = 1;
+    int64_t axis = opara__cul_axis(w), rows = 1, cols = 1;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0) axis += x->ndim;
     if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     if (n->n_outputs > 1)
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "Mean/InvStdDev outputs");
@@ -636,20 +605,11 @@ static opara_result opara__cul_lower_reduce(opara__cul_lw* w, const int* red) {
 }
 
 static opara_result opara__cul_lower_reduce_mean(opara__cul_lw* w) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape* x = opara__cul_in_shape(w, 0);
     int red[OPARA_MAX_DIMS];
-    uint32_t na = 0, k;
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
     int32_t d;
-    for (d = 0; d < x->ndim; ++d) red[d] = axes == NULL || na == 0;
-    if (axes && na == 0 && opara__attr_int(n, "noop_with_empty_axes", 0))
-        for (d = 0; d < x->ndim; ++d) red[d] = 0;
-    for (k = 0; axes && k < na; ++k) {
-        int64_t a = axes[k] < 0 ? axes[k] + x->ndim : axes[k];
-        if (a < 0 || a >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-        red[a] = 1;
-    }
+    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].reduce[d]; /* as the shape engine resolved the axes */
     return opara__cul_lower_reduce(w, red);
 }
 
@@ -663,53 +623,25 @@ static opara_result opara__cul_lower_global_avg(opara__cul_lw* w) {
 
 /* ---- pooling and normalisation with constants ------------------------------------------------- */
 
-/* Begin/end padding of spatial dim i of a window op (auto_pad resolved against the output size). */
-static void opara__cul_window_pads(const opara__node* n, int32_t k, int32_t i, int64_t in, int64_t out, int64_t kernel,
-                               int64_t stride, int64_t dil, int64_t* pb, int64_t* pe) {
-    const char* ap = opara__attr_string(n, "auto_pad", "NOTSET");
-    uint32_t np = 0;
-    const int64_t* pads = opara__attr_ints(n, "pads", &np);
-    *pb = pads && np == 2u * (uint32_t)k ? pads[i] : 0;
-    *pe = pads && np == 2u * (uint32_t)k ? pads[k + i] : 0;
-    if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
-        int64_t total = (out - 1) * stride + (kernel - 1) * dil + 1 - in;
-        if (total < 0) total = 0;
-        *pb = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
-        *pe = total - *pb;
-    } else if (strcmp(ap, "VALID") == 0) {
-        *pb = *pe = 0;
-    }
-}
-
-static int64_t opara__cul_ints_at(const opara__node* n, const char* name, uint32_t i, int64_t fallback) {
-    uint32_t c = 0;
-    const int64_t* v = opara__attr_ints(n, name, &c);
-    return v && i < c ? v[i] : fallback;
-}
-
 /* Spatial geometry of 1-D or 2-D window ops as 2-D (a 1-D op gets H = 1). */
 typedef struct opara__cul_win2 {
     int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, ph_end, pw_end;
 } opara__cul_win2;
 
-static opara_result opara__cul_win2_read(opara__cul_lw* w, const opara__shape* x, const opara__shape* y, int64_t kh, int64_t kw,
-                                     opara__cul_win2* v) {
-    const opara__node* n = &w->g->nodes[w->node];
-    int32_t k = x->ndim - 2;
-    int64_t pb, pe;
+/* The window the shape engine resolved for the node (pads after auto_pad / output_shape) as 2-D. */
+static opara_result opara__cul_win2_read(opara__cul_lw* w, const opara__shape* x, const opara__shape* y, opara__cul_win2* v) {
+    const opara__node_params* p = &w->params[w->node];
+    int32_t k = x->ndim - 2, h = k == 2 ? 0 : -1, ww = k - 1; /* spatial indices of H (-1: 1-D) and W */
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
+    if (!p->resolved || p->n_spatial != k) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "no resolved window");
     memset(v, 0, sizeof *v);
-    v->H = k == 2 ? x->dims[2] : 1, v->W = x->dims[1 + k];
-    v->OH = k == 2 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
-    v->kh = k == 2 ? kh : 1, v->kw = kw;
-    v->sh = k == 2 ? opara__cul_ints_at(n, "strides", 0, 1) : 1, v->sw = opara__cul_ints_at(n, "strides", (uint32_t)k - 1, 1);
-    v->dh = k == 2 ? opara__cul_ints_at(n, "dilations", 0, 1) : 1, v->dw = opara__cul_ints_at(n, "dilations", (uint32_t)k - 1, 1);
-    if (k == 2) {
-        opara__cul_window_pads(n, k, 0, v->H, v->OH, v->kh, v->sh, v->dh, &pb, &pe);
-        v->ph = pb, v->ph_end = pe;
-    }
-    opara__cul_window_pads(n, k, k - 1, v->W, v->OW, v->kw, v->sw, v->dw, &pb, &pe);
-    v->pw = pb, v->pw_end = pe;
+    v->H = h >= 0 ? x->dims[2] : 1, v->W = x->dims[1 + k];
+    v->OH = h >= 0 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
+    v->kh = h >= 0 ? p->kernel[h] : 1, v->kw = p->kernel[ww];
+    v->sh = h >= 0 ? p->strides[h] : 1, v->sw = p->strides[ww];
+    v->dh = h >= 0 ? p->dilations[h] : 1, v->dw = p->dilations[ww];
+    v->ph = h >= 0 ? p->pads[h] : 0, v->ph_end = h >= 0 ? p->pads[k + h] : 0;
+    v->pw = p->pads[ww], v->pw_end = p->pads[k + ww];
     return OPARA_OK;
 }
 
@@ -724,7 +656,7 @@ static opara_result opara__cul_lower_pool(opara__cul_lw* w, int is_max) {
     if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
-    r = opara__cul_win2_read(w, x, y, opara__cul_ints_at(n, "kernel_shape", 0, 1), opara__cul_ints_at(n, "kernel_shape", (uint32_t)k - 1, 1), &v);
+    r = opara__cul_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__cul_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_POOL2D))) return OPARA_ERR_OUT_OF_MEMORY;
@@ -816,16 +748,7 @@ static void opara__cul_conv_args(const opara__cul_lw* w, opara__cuda_launch* L, 
 
 static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
                                                     opara__cul_win2 v, int64_t group) {
-    const opara__node* n = &w->g->nodes[w->node];
     opara__cuda_launch* L;
-    if (opara__node_attr(n, "output_shape") || strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "NOTSET") != 0) {
-        /* pads implied by output_shape / auto_pad: total padding = full size - output size */
-        int64_t full_h = (v.H - 1) * v.sh + (v.kh - 1) * v.dh + 1, full_w = (v.W - 1) * v.sw + (v.kw - 1) * v.dw + 1;
-        int64_t th = full_h - v.OH, tw = full_w - v.OW;
-        int upper = strcmp(opara__attr_string(n, "auto_pad", "NOTSET"), "SAME_LOWER") != 0;
-        v.ph = th > 0 ? (upper ? th / 2 : th - th / 2) : 0;
-        v.pw = tw > 0 ? (upper ? tw / 2 : tw - tw / 2) : 0;
-    }
     if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__cul_conv_args(w, L, x, y, &v, group);
     opara__cul_grid_1d(L, opara__cul_numel(y));
@@ -913,8 +836,8 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
 
 static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape *x = opara__cul_in_shape(w, 0), *wt = opara__cul_in_shape(w, 1), *y = opara__cul_out_shape(w, 0);
-    int64_t group = opara__attr_int(n, "group", 1), K = y->dims[1], kgroup;
+    const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
+    int64_t group = w->params[w->node].group, K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
     int act = opara__cul_fused_act(n), done = 0;
     opara__cul_win2 v;
@@ -924,7 +847,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
     if (act < 0 || (transpose && act != OPARA__CUDA_ACT_NONE))
         return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
-    r = opara__cul_win2_read(w, x, y, k == 2 ? wt->dims[2] : 1, wt->dims[1 + k], &v);
+    r = opara__cul_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
@@ -989,7 +912,7 @@ static opara_result opara__cul_lower_gemm(opara__cul_lw* w) {
     if (c >= 0) {
         const opara__shape* cs = &w->shapes[c];
         int64_t st[2];
-        if (!opara__cul_bcast_strides(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
+        if (!opara__broadcast_to(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
     if (opara__cul_fused_act(n) < 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
@@ -1102,7 +1025,8 @@ static opara_result opara__cul_lower_node(opara__cul_lw* w) {
 }
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
-                                             const opara_dtype* dtypes, opara__cuda_lowering* low) {
+                                             const opara__node_params* params, const opara_dtype* dtypes,
+                                             opara__cuda_lowering* low) {
     opara__cul_lw w;
     uint32_t i;
     opara_result r = OPARA_OK;
@@ -1116,7 +1040,7 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     low->node_start = (uint32_t*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(uint32_t));
     if (!low->node_start)
         return opara__fail_to(&rt->error, low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
-    w.rt = rt, w.g = g, w.shapes = shapes, w.dtypes = dtypes, w.low = low;
+    w.rt = rt, w.g = g, w.shapes = shapes, w.params = params, w.dtypes = dtypes, w.low = low;
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         w.node = i;
         low->node_start[i] = low->n_launches;

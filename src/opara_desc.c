@@ -17,6 +17,7 @@
    bandwidth), memory otherwise; ops without FLOPs (copies) are memory; without shapes, the op
    type's default (convolutions and matrix products compute, everything else memory). */
 #include "opara_sched.h"
+#include "opara_model.h"
 
 /* Public specifications: SM count, per-block/per-SM limits (compute capability tables), FP32 peak
    at boost clock, DRAM bandwidth. max_smem_per_block is the default 48 KiB (cudaDeviceProp
@@ -93,8 +94,25 @@ OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g
 typedef struct opara__desc_ctx {
     const opara__graph* g;
     const opara__shape* shapes;
+    const opara__node_params* params; /* [n_nodes], or NULL: resolved per node when needed */
     const opara__node* n;
+    uint32_t node;
 } opara__desc_ctx;
+
+/* The node's record from the shape engine (the caller's, else resolved into scratch now); NULL
+   when the engine could not resolve it (unknown shapes). Windowed ops only: <= 3 inputs, 2 outputs. */
+static const opara__node_params* opara__desc_params(const opara__desc_ctx* c, opara__node_params* scratch) {
+    const opara__shape* in[3];
+    opara__shape out_shapes[2];
+    opara__shape* out[2];
+    uint32_t k;
+    if (c->params) return c->params[c->node].resolved ? &c->params[c->node] : NULL;
+    if (c->n->n_inputs > 3 || c->n->n_outputs > 2) return NULL;
+    for (k = 0; k < c->n->n_inputs; ++k) in[k] = c->n->inputs[k] >= 0 ? &c->shapes[c->n->inputs[k]] : NULL;
+    for (k = 0; k < c->n->n_outputs; ++k) out[k] = &out_shapes[k];
+    (void)opara__infer_node_shapes(c->g->rt, c->g, c->node, OPARA__SHAPE_TOLERANT, 1, in, out, scratch);
+    return scratch->resolved ? scratch : NULL;
+}
 
 static const opara__shape* opara__in_shape(const opara__desc_ctx* c, uint32_t i) {
     return i < c->n->n_inputs && c->n->inputs[i] >= 0 ? &c->shapes[c->n->inputs[i]] : NULL;
@@ -135,7 +153,9 @@ static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* x = opara__in_shape(c, 0);
     const opara__shape* w = opara__in_shape(c, 1);
     const opara__shape* y = opara__out_shape(c, 0);
-    double out = opara__elems(y), taps = 1, group = (double)opara__attr_int(c->n, "group", 1);
+    opara__node_params scratch;
+    const opara__node_params* p = opara__desc_params(c, &scratch);
+    double out = opara__elems(y), taps = 1, group = p ? (double)p->group : 1;
     int32_t i;
     if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
         opara__set_launch(d, opara__blocks(out, 256), 256, 96, 16384);
@@ -174,10 +194,11 @@ static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) 
 }
 
 static void opara__describe_pool(const opara__desc_ctx* c, opara__op_desc* d) {
-    uint32_t nk = 0, i;
-    const int64_t* k = opara__attr_ints(c->n, "kernel_shape", &nk);
+    opara__node_params scratch;
+    const opara__node_params* p = opara__desc_params(c, &scratch);
     double taps = 1, out = opara__elems(opara__out_shape(c, 0));
-    for (i = 0; i < nk; ++i) taps *= (double)k[i];
+    int32_t i;
+    for (i = 0; p && i < p->n_spatial; ++i) taps *= (double)p->kernel[i];
     d->flops = out * taps;
     opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
 }
@@ -233,6 +254,12 @@ static void opara__describe_node(const opara__desc_ctx* c, const opara__device* 
 
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
                                                const opara__device* dev, opara__op_desc* out) {
+    return opara__describe_ops_resolved(g, shapes, NULL, dev, out);
+}
+
+OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, const opara__shape* shapes,
+                                                        const opara__node_params* params, const opara__device* dev,
+                                                        opara__op_desc* out) {
     opara__desc_ctx c;
     uint32_t i;
     if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
@@ -240,8 +267,10 @@ OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opa
     if (!dev) dev = opara__device_default();
     c.g = g;
     c.shapes = shapes;
+    c.params = params;
     for (i = 0; i < g->n_nodes; ++i) {
         c.n = &g->nodes[i];
+        c.node = i;
         opara__describe_node(&c, dev, &out[i]);
     }
     return OPARA_OK;

@@ -133,6 +133,53 @@ typedef struct opara__shape {
     int64_t dims[OPARA_MAX_DIMS];
 } opara__shape;
 
+/* How shape inference treats what it cannot resolve: strict (sessions: every dim known and every
+   rule checked, a violation is an error) or tolerant (ONNX import: dims may be unknown (< 0) or
+   the symbolic batch and propagate as unknown; a violation leaves the result unknown for the
+   graph's checker to report). */
+typedef enum opara__shape_mode { OPARA__SHAPE_STRICT, OPARA__SHAPE_TOLERANT } opara__shape_mode;
+
+/* The numpy (multidirectional) broadcast rule, the only copy: the broadcast of n shapes into out
+   and, when strides is not NULL, each input's element strides over out's dims (0 where that input
+   is broadcast). Strict: 0 when two dims differ and neither is 1. Tolerant never fails: an unknown
+   dim yields to a known one, dims that cannot broadcast become unknown, an unknown rank makes out
+   unknown (strides are then not filled). */
+OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
+                                           opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]);
+/* What the shape engine resolved for one node (opara__infer_shapes_params), read by the backends
+   instead of the attributes. Only the fields of the node's op family are set. */
+typedef struct opara__node_params {
+    int resolved; /* the engine inferred the node: the fields below are valid */
+    /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in */
+    int32_t n_spatial;
+    int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
+    int64_t pads[2 * OPARA_MAX_DIMS];       /* n_spatial begins then n_spatial ends, after auto_pad and output_shape */
+    int64_t output_padding[OPARA_MAX_DIMS]; /* ConvTranspose */
+    int64_t group;                          /* Conv, ConvTranspose */
+    int ceil_mode;                          /* pools */
+    int has_output_shape;                   /* ConvTranspose: output_shape given (it may extend past the full size) */
+    int64_t output_shape[OPARA_MAX_DIMS];   /* its spatial dims */
+    /* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims
+       (0 where the input is broadcast), from opara__broadcast_shapes */
+    int64_t bcast_strides[3][OPARA_MAX_DIMS];
+    int64_t axis;                  /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank] */
+    uint8_t reduce[OPARA_MAX_DIMS]; /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
+    /* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count */
+    int64_t slice_start[OPARA_MAX_DIMS], slice_step[OPARA_MAX_DIMS], slice_count[OPARA_MAX_DIMS];
+} opara__node_params;
+
+/* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
+   ONNX's four strings). */
+typedef enum opara__auto_pad {
+    OPARA__AUTO_PAD_NOTSET,
+    OPARA__AUTO_PAD_SAME_UPPER,
+    OPARA__AUTO_PAD_SAME_LOWER,
+    OPARA__AUTO_PAD_VALID,
+    OPARA__AUTO_PAD_INVALID
+} opara__auto_pad;
+/* Element strides of `in` broadcast to exactly `out` (0 where broadcast); 0 when it does not. */
+OPARA__PRIVATE int opara__broadcast_to(const opara__shape* out, const opara__shape* in, int64_t* strides);
+
 typedef struct opara__value {
     const char* name;
     opara_dtype dtype;
@@ -245,6 +292,7 @@ OPARA__PRIVATE float opara__attr_float(const opara__node* n, const char* name, f
 /* Pointer to the INTS values (and their count) or NULL when absent or of another type. */
 OPARA__PRIVATE const int64_t* opara__attr_ints(const opara__node* n, const char* name, uint32_t* count);
 OPARA__PRIVATE const char* opara__attr_string(const opara__node* n, const char* name, const char* fallback);
+OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n);
 
 /* Checks indices and single producers, computes consumers, predecessors, successors and the
    topological order. Fails with OPARA_ERR_CYCLE naming a node on a cycle. Idempotent. */

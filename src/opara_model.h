@@ -138,6 +138,18 @@ OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__
    Errors (OPARA_ERR_SHAPE, ...) name the node, its op and the offending shapes. */
 OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
                                                opara__shape* shapes);
+/* The shape engine on one node: out[k] (n_outputs entries) from in[k] (n_inputs entries, NULL for
+   an omitted input). Strict (sessions, through opara__infer_shapes): every input known, every rule
+   checked, a violation is an error naming the node. Tolerant (ONNX import): inputs may hold unknown
+   dims (-1) or OPARA__DIM_BATCH, which propagate; what cannot be inferred is left unknown (ndim -1)
+   and it returns OPARA_OK without reporting. params (may be NULL) receives the node's resolved
+   parameters (params->resolved is 0 when the node could not be inferred). */
+OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
+                                                    opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
+                                                    opara__shape* const* out, opara__node_params* params);
+/* opara__infer_shapes that also resolves every node's parameters into params (g->n_nodes entries). */
+OPARA__PRIVATE opara_result opara__infer_shapes_params(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                                      opara__shape* shapes, opara__node_params* params);
 /* OPARA_ERR_SHAPE naming the input or node when a declared input or (shapes not NULL) an
    inferred tensor is zero-sized. */
 OPARA__PRIVATE opara_result opara__refuse_zero_sized(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes);

@@ -11,6 +11,7 @@
    in topological order with only what the outputs need. */
 #include "opara_onnx.h"
 #include "opara_model.h"
+#include "opara_cpu.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -338,13 +339,6 @@ static uint64_t opara__shape_count(const opara__shape* s) {
 
 /* Dims beyond this are treated as unknown by shape inference (keeps all arithmetic in range). */
 #define OPARA__DIM_LIMIT (INT64_C(1) << 40)
-static int opara__dim_sane(int64_t d) { return d >= -1 ? d < OPARA__DIM_LIMIT : d == OPARA__DIM_BATCH; }
-static int opara__shape_sane(const opara__shape* s) {
-    int32_t d;
-    for (d = 0; s && d < s->ndim; ++d)
-        if (!opara__dim_sane(s->dims[d])) return 0;
-    return 1;
-}
 
 /* Constants larger than this are not folded (the node is imported as an operator instead). */
 #define OPARA__FOLD_MAX_ELEMENTS (UINT64_C(1) << 26)
@@ -474,35 +468,21 @@ static int opara__cv_alloc(opara__imp* im, opara__cv* out, opara_dtype dtype, co
     return OPARA_OK;
 }
 
-static int opara__bcast_shape(const opara__cv* const* in, uint32_t n, opara__shape* out) {
+static int opara__cv_broadcast(const opara__cv* const* in, uint32_t n, opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]) {
+    const opara__shape* shapes[3];
     uint32_t k;
-    int32_t d;
-    out->ndim = 0;
-    for (k = 0; k < n; ++k) out->ndim = OPARA__MAX(out->ndim, in[k]->shape.ndim);
-    for (d = 0; d < out->ndim; ++d) {
-        int64_t dim = 1;
-        for (k = 0; k < n; ++k) {
-            int32_t off = out->ndim - in[k]->shape.ndim;
-            int64_t x = d >= off ? in[k]->shape.dims[d - off] : 1;
-            if (x == dim || x == 1) continue;
-            if (dim != 1) return 0;
-            dim = x;
-        }
-        out->dims[d] = dim;
-    }
-    return 1;
+    for (k = 0; k < n && k < 3; ++k) shapes[k] = &in[k]->shape;
+    return n <= 3 && opara__broadcast_shapes(shapes, n, OPARA__SHAPE_STRICT, out, strides);
 }
 
-static uint64_t opara__bcast_src(const opara__shape* out, const opara__shape* in, uint64_t idx) {
-    uint64_t src = 0, stride = 1;
+/* Element offset in an input (broadcast strides st) of the output's flat index idx. */
+static uint64_t opara__bcast_src(const opara__shape* out, const int64_t* st, uint64_t idx) {
+    uint64_t src = 0;
     int32_t d;
     for (d = out->ndim - 1; d >= 0; --d) {
-        int64_t od = out->dims[d], coord = (int64_t)(idx % (uint64_t)od);
-        int32_t id = d - (out->ndim - in->ndim);
-        idx /= (uint64_t)od;
-        if (id < 0) continue;
-        if (in->dims[id] != 1) src += (uint64_t)coord * stride;
-        stride *= (uint64_t)in->dims[id];
+        uint64_t od = (uint64_t)out->dims[d];
+        src += (idx % od) * (uint64_t)st[d];
+        idx /= od;
     }
     return src;
 }
@@ -530,9 +510,59 @@ static int opara__affine(char op, int64_t xa, int64_t ka, int64_t xb, int64_t kb
     }
 }
 
+/* A float32 copy of a constant that the CPU kernels may read (aligned; constants may sit anywhere
+   in the file's bytes). */
+static float* opara__cv_f32_copy(opara__imp* im, const opara__cv* x) {
+    float* f = (float*)opara__calloc(im->rt, (size_t)(x->count ? x->count : 1), sizeof(float));
+    if (f && x->count) memcpy(f, x->data, (size_t)x->count * sizeof(float));
+    return f;
+}
+
+static void opara__cv_tensor(const opara__cv* x, const float* data, opara__cpu_tensor* t) {
+    memset(t, 0, sizeof *t);
+    t->dtype = OPARA_DTYPE_F32;
+    t->ndim = x->shape.ndim;
+    memcpy(t->dims, x->shape.dims, sizeof t->dims);
+    t->data = (void*)(uintptr_t)data;
+}
+
+/* Float32 Add/Sub/Mul/Div/Pow folded by the CPU kernel itself, so that the constant holds the bits a
+   session would compute (the kernels compute in float: Pow is powf, x^2 is x*x). */
+static int opara__fold_binary_f32(opara__imp* im, opara__op kind, const opara__cv* a, const opara__cv* b,
+                                  const opara__shape* shape, int64_t (*st)[OPARA_MAX_DIMS], float* y) {
+    opara__node node;
+    opara__node_params params;
+    opara__cpu_tensor t[3];
+    opara__cpu_op op;
+    char err[OPARA__DETAIL_MAX];
+    float scratch[1];
+    float *fa = opara__cv_f32_copy(im, a), *fb = opara__cv_f32_copy(im, b);
+    int r = OPARA__NOFOLD;
+    memset(&node, 0, sizeof node);
+    memset(&params, 0, sizeof params);
+    memset(&op, 0, sizeof op);
+    node.op = kind, node.n_inputs = 2, node.n_outputs = 1;
+    params.resolved = 1;
+    memcpy(params.bcast_strides, st, 2 * sizeof st[0]);
+    if (fa && fb) {
+        opara__cv_tensor(a, fa, &t[0]);
+        opara__cv_tensor(b, fb, &t[1]);
+        t[2].dtype = OPARA_DTYPE_F32, t[2].ndim = shape->ndim, t[2].data = y;
+        memcpy(t[2].dims, shape->dims, sizeof t[2].dims);
+        op.node = &node, op.params = &params, op.n_in = 2, op.n_out = 1, op.in = t, op.out = t + 2, op.workers = 1;
+        if (opara__cpu_prepare(&op, err, sizeof err) == OPARA_OK &&
+            (!op.work_items || op.fn(&op, 0, op.work_items, scratch) == OPARA_OK))
+            r = OPARA_OK;
+    }
+    opara__free(im->rt, fa);
+    opara__free(im->rt, fb);
+    return r;
+}
+
 static int opara__eval_binary(opara__imp* im, char op, const opara__cv* a, const opara__cv* b, opara__cv* out) {
     const opara__cv* in[2];
     opara__shape shape;
+    int64_t st[2][OPARA_MAX_DIMS];
     opara_dtype rt;
     uint8_t* data;
     int64_t* coef;
@@ -540,12 +570,15 @@ static int opara__eval_binary(opara__imp* im, char op, const opara__cv* a, const
     int r, is_float = opara__dtype_is_float(a->dtype);
     in[0] = a;
     in[1] = b;
-    if (!opara__dtype_numeric(a->dtype) || a->dtype != b->dtype || !opara__bcast_shape(in, 2, &shape)) return OPARA__NOFOLD;
+    if (!opara__dtype_numeric(a->dtype) || a->dtype != b->dtype || !opara__cv_broadcast(in, 2, &shape, st)) return OPARA__NOFOLD;
     rt = op == '=' ? OPARA_DTYPE_BOOL : a->dtype;
     r = opara__cv_alloc(im, out, rt, &shape, (a->coef || b->coef) && rt == OPARA_DTYPE_I64, &data, &coef);
     if (r != OPARA_OK) return r;
+    if (rt == OPARA_DTYPE_F32 && op != '=')
+        return opara__fold_binary_f32(im, op == '+' ? OPARA__OP_ADD : op == '-' ? OPARA__OP_SUB : op == '*' ? OPARA__OP_MUL
+                                          : op == '/' ? OPARA__OP_DIV : OPARA__OP_POW, a, b, &shape, st, (float*)data);
     for (i = 0; i < out->count; ++i) {
-        uint64_t ia = opara__bcast_src(&shape, &a->shape, i), ib = opara__bcast_src(&shape, &b->shape, i);
+        uint64_t ia = opara__bcast_src(&shape, st[0], i), ib = opara__bcast_src(&shape, st[1], i);
         if (is_float) {
             double x = opara__get_f64(a->dtype, a->data, ia), y = opara__get_f64(b->dtype, b->data, ib), z;
             switch (op) {
@@ -578,20 +611,21 @@ static int opara__eval_where(opara__imp* im, const opara__cv* c, const opara__cv
                              opara__cv* out) {
     const opara__cv* in[3];
     opara__shape shape;
+    int64_t st[3][OPARA_MAX_DIMS];
     uint8_t* data;
     int64_t* coef;
     uint64_t i;
     size_t es = opara_dtype_size(x->dtype);
     int r;
     in[0] = c, in[1] = x, in[2] = y;
-    if (x->dtype != y->dtype || !opara__dtype_is_int(c->dtype) || !es || !opara__bcast_shape(in, 3, &shape))
+    if (x->dtype != y->dtype || !opara__dtype_is_int(c->dtype) || !es || !opara__cv_broadcast(in, 3, &shape, st))
         return OPARA__NOFOLD;
     r = opara__cv_alloc(im, out, x->dtype, &shape, x->coef || y->coef, &data, &coef);
     if (r != OPARA_OK) return r;
     for (i = 0; i < out->count; ++i) {
-        int pick = opara__get_i64(c->dtype, c->data, opara__bcast_src(&shape, &c->shape, i)) != 0;
+        int pick = opara__get_i64(c->dtype, c->data, opara__bcast_src(&shape, st[0], i)) != 0;
         const opara__cv* src = pick ? x : y;
-        uint64_t s = opara__bcast_src(&shape, &src->shape, i);
+        uint64_t s = opara__bcast_src(&shape, st[pick ? 1 : 2], i);
         memcpy(data + i * es, src->data + s * es, es);
         if (coef) coef[i] = src->coef ? src->coef[s] : 0;
     }
@@ -1144,323 +1178,28 @@ static int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opa
 
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
-static int64_t opara__bcast_dim(int64_t a, int64_t b) {
-    if (a == b || b == 1) return a;
-    if (a == 1) return b;
-    if (a >= 0 && b >= 0) return -1; /* incompatible: left unknown, the checker of the graph reports it */
-    return a >= 0 ? a : b >= 0 ? b : -1;
-}
-
-static void opara__bcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape* out) {
-    uint32_t k;
-    int32_t d;
-    out->ndim = 0;
-    for (k = 0; k < n; ++k) {
-        if (in[k]->ndim < 0) {
-            out->ndim = -1;
-            return;
-        }
-        out->ndim = OPARA__MAX(out->ndim, in[k]->ndim);
-    }
-    for (d = 0; d < out->ndim; ++d) {
-        int64_t dim = 1;
-        for (k = 0; k < n; ++k) {
-            int32_t off = out->ndim - in[k]->ndim;
-            if (d >= off) dim = opara__bcast_dim(dim, in[k]->dims[d - off]);
-        }
-        out->dims[d] = dim;
-    }
-}
-
-/* Spatial output size of a convolution or pooling window. */
-static int64_t opara__onnx_window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad, const char* auto_pad,
-                                 int ceil_mode) {
-    int64_t eff, span;
-    if (in < 0 || stride <= 0 || k < 1 || dil < 1 || k > OPARA__DIM_LIMIT || dil > OPARA__DIM_LIMIT ||
-        stride > OPARA__DIM_LIMIT || pad < -OPARA__DIM_LIMIT || pad > OPARA__DIM_LIMIT || (k - 1) > OPARA__DIM_LIMIT / dil)
-        return -1;
-    eff = (k - 1) * dil + 1;
-    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) return (in + stride - 1) / stride;
-    if (strcmp(auto_pad, "VALID") == 0) pad = 0;
-    span = in + pad - eff;
-    if (span < 0) return -1;
-    return (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-}
-
-static void opara__infer_window(const opara__node* n, const opara__shape* x, const opara__shape* w, opara__shape* out) {
-    uint32_t nk, ns, nd, np, i;
-    const int64_t* ks = opara__attr_ints(n, "kernel_shape", &nk);
-    const int64_t* st = opara__attr_ints(n, "strides", &ns);
-    const int64_t* dl = opara__attr_ints(n, "dilations", &nd);
-    const int64_t* pd = opara__attr_ints(n, "pads", &np);
-    const char* auto_pad = opara__attr_string(n, "auto_pad", "NOTSET");
-    int transpose = n->op == OPARA__OP_CONV_TRANSPOSE, ceil_mode = (int)opara__attr_int(n, "ceil_mode", 0);
-    uint32_t spatial;
-    *out = *x;
-    if (x->ndim < 2) {
-        out->ndim = -1;
-        return;
-    }
-    spatial = (uint32_t)x->ndim - 2;
-    if (n->op == OPARA__OP_CONV) out->dims[1] = w && w->ndim > 0 ? w->dims[0] : -1;
-    if (transpose) {
-        int64_t group = opara__attr_int(n, "group", 1);
-        out->dims[1] = w && w->ndim > 1 && w->dims[1] >= 0 && group > 0 && group < OPARA__DIM_LIMIT ? w->dims[1] * group : -1;
-        if (!opara__dim_sane(out->dims[1])) out->dims[1] = -1;
-    }
-    for (i = 0; i < spatial; ++i) {
-        int64_t k = ks && i < nk ? ks[i] : w && (uint32_t)w->ndim == spatial + 2 ? w->dims[i + 2] : -1;
-        int64_t s = st && i < ns ? st[i] : 1, d = dl && i < nd ? dl[i] : 1;
-        int64_t pad = pd && np == 2 * spatial ? pd[i] + pd[i + spatial] : 0, in = x->dims[i + 2];
-        if (k < 1 || !opara__dim_sane(k) || !opara__dim_sane(s) || !opara__dim_sane(d) || !opara__dim_sane(pad < 0 ? -pad : pad)) {
-            out->dims[i + 2] = -1;
-            continue;
-        }
-        if (transpose) {
-            uint32_t no, nop;
-            const int64_t* os = opara__attr_ints(n, "output_shape", &no);
-            const int64_t* op = opara__attr_ints(n, "output_padding", &nop);
-            if (os && no == spatial) out->dims[i + 2] = os[i];
-            else if (in < 0 || (op && i < nop && !opara__dim_sane(op[i] < 0 ? -op[i] : op[i]))) out->dims[i + 2] = -1;
-            else if (strncmp(auto_pad, "SAME", 4) == 0) out->dims[i + 2] = in * s;
-            else out->dims[i + 2] = s * (in - 1) + (op && i < nop ? op[i] : 0) + (k - 1) * d + 1 - pad;
-        } else
-            out->dims[i + 2] = opara__onnx_window_out(in, k, s, d, pad, auto_pad, ceil_mode);
-    }
-}
-
-static void opara__infer_matmul(const opara__shape* a, const opara__shape* b, opara__shape* out) {
-    opara__shape ba, bb;
-    const opara__shape* pair[2];
-    if (a->ndim < 1 || b->ndim < 1) {
-        out->ndim = -1;
-        return;
-    }
-    ba = *a, bb = *b;
-    ba.ndim = OPARA__MAX(0, a->ndim - 2);
-    bb.ndim = OPARA__MAX(0, b->ndim - 2);
-    pair[0] = &ba, pair[1] = &bb;
-    opara__bcast_shapes(pair, 2, out);
-    if (a->ndim >= 2) out->dims[out->ndim++] = a->dims[a->ndim - 2];
-    if (b->ndim >= 2) out->dims[out->ndim++] = b->dims[b->ndim - 1];
-}
-
-/* Reshape target with 0, -1 and batch entries, against an input shape that may hold the batch. */
-static void opara__infer_reshape(const opara__shape* x, const int64_t* spec, uint32_t n, int allowzero,
-                                 opara__shape* out) {
-    int64_t in_known = 1, out_known = 1;
-    int in_batch = 0, out_batch = 0, unknown = x->ndim < 0, infer = -1;
-    uint32_t i;
-    int32_t d;
-    out->ndim = (int32_t)n;
-    for (d = 0; d < x->ndim; ++d) {
-        if (x->dims[d] == OPARA__DIM_BATCH) in_batch++;
-        else if (x->dims[d] < 0 || !opara__dim_sane(x->dims[d]) || (x->dims[d] && in_known > OPARA__DIM_LIMIT / x->dims[d]))
-            unknown = 1;
-        else in_known *= x->dims[d];
-    }
-    for (i = 0; i < n; ++i) {
-        int64_t v = spec[i];
-        if (v == 0 && !allowzero) v = (int32_t)i < x->ndim ? x->dims[i] : -1;
-        out->dims[i] = v;
-        if (spec[i] == -1) infer = (int)i;
-        else if (v == OPARA__DIM_BATCH) out_batch++;
-        else if (v < 0 || !opara__dim_sane(v) || (v && out_known > OPARA__DIM_LIMIT / v)) unknown = 1;
-        else out_known *= v;
-    }
-    if (infer < 0) return;
-    if (!unknown && in_batch == out_batch && out_known && in_known % out_known == 0)
-        out->dims[infer] = in_known / out_known;
-    else if (!unknown && in_batch == 1 && out_batch == 0 && in_known == out_known)
-        out->dims[infer] = OPARA__DIM_BATCH;
-    else
-        out->dims[infer] = -1;
-}
-
+/* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to'. */
 static void opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];
-    const opara__shape* x;
-    const opara__shape* w;
+    const opara__shape** in;
+    opara__shape** out;
     opara_dtype dt;
-    opara__shape out;
-    uint32_t cnt, o;
-    int32_t d;
-    const int64_t* ints;
-    int64_t axis;
-    for (o = 0; o < n->n_outputs; ++o) /* grow the side table first: x and w may point into it */
-        if (!opara__side(im, n->outputs[o])) return;
-    x = n->n_inputs > 0 && n->inputs[0] >= 0 ? opara__imp_shape(im, n->inputs[0]) : NULL;
-    w = n->n_inputs > 1 && n->inputs[1] >= 0 ? opara__imp_shape(im, n->inputs[1]) : NULL;
-    if (!opara__shape_sane(x) || !opara__shape_sane(w)) return; /* absurd sizes: leave the outputs unknown */
-    dt = n->n_inputs > 0 && n->inputs[0] >= 0 ? im->g->values[n->inputs[0]].dtype : OPARA_DTYPE_F32;
-    out.ndim = -1;
-    if (!x) return;
-    switch (n->op) {
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-        opara__infer_window(n, x, w, &out);
-        break;
-    case OPARA__OP_GLOBAL_AVERAGE_POOL:
-        out = *x;
-        for (d = 2; d < out.ndim; ++d) out.dims[d] = 1;
-        break;
-    case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
-    case OPARA__OP_WHERE: {
-        const opara__shape* in[3];
-        uint32_t k, m = OPARA__MIN(n->n_inputs, 3u);
-        for (k = 0; k < m; ++k) {
-            if (n->inputs[k] < 0) return;
-            in[k] = opara__imp_shape(im, n->inputs[k]);
-        }
-        opara__bcast_shapes(in, m, &out);
-        if (n->op == OPARA__OP_WHERE && w) dt = im->g->values[n->inputs[1]].dtype;
-        break;
-    }
-    case OPARA__OP_CONCAT: {
-        uint32_t k;
-        out = *x;
-        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
-        if (axis < 0 || axis >= out.ndim) return;
-        for (k = 1; k < n->n_inputs; ++k) {
-            const opara__shape* s = opara__imp_shape(im, n->inputs[k]);
-            if (s->ndim != out.ndim || out.dims[axis] < 0 || s->dims[axis] < 0 || !opara__dim_sane(s->dims[axis]) ||
-                out.dims[axis] + s->dims[axis] >= OPARA__DIM_LIMIT)
-                out.dims[axis] = -1;
-            else out.dims[axis] += s->dims[axis];
-        }
-        break;
-    }
-    case OPARA__OP_SPLIT: {
-        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
-        ints = opara__attr_ints(n, "split", &cnt);
-        for (o = 0; o < n->n_outputs && axis >= 0 && axis < x->ndim; ++o) {
-            opara__imp_side* s = opara__side(im, n->outputs[o]);
-            if (!s) return;
-            s->shape = *x;
-            if (ints && cnt == n->n_outputs) s->shape.dims[axis] = ints[o];
-            else s->shape.dims[axis] = x->dims[axis] >= 0 && x->dims[axis] % n->n_outputs == 0 ?
-                                           x->dims[axis] / n->n_outputs : -1;
-            im->g->values[n->outputs[o]].dtype = dt;
-        }
-        return;
-    }
-    case OPARA__OP_SLICE: {
-        int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS];
-        uint32_t ne, na, nst;
-        const int64_t* starts = opara__attr_ints(n, "starts", &cnt);
-        const int64_t* ends = opara__attr_ints(n, "ends", &ne);
-        const int64_t* axes = opara__attr_ints(n, "axes", &na);
-        const int64_t* steps = opara__attr_ints(n, "steps", &nst);
-        if (!starts || !ends || ne != cnt || !opara__slice_box(x, starts, ends, axes, steps, cnt, start, step, &out))
-            out.ndim = -1;
-        break;
-    }
-    case OPARA__OP_GATHER:
-        axis = opara__onnx_axis(opara__attr_int(n, "axis", 0), x->ndim);
-        if (!w || w->ndim < 0 || axis < 0 || axis >= x->ndim || x->ndim + w->ndim - 1 > OPARA_MAX_DIMS) return;
-        out.ndim = 0;
-        for (d = 0; d < x->ndim; ++d) {
-            if (d == axis) {
-                int32_t k;
-                for (k = 0; k < w->ndim; ++k) out.dims[out.ndim++] = w->dims[k];
-            } else
-                out.dims[out.ndim++] = x->dims[d];
-        }
-        break;
-    case OPARA__OP_RESHAPE:
-        ints = opara__attr_ints(n, "shape", &cnt);
-        if (ints) opara__infer_reshape(x, ints, cnt, (int)opara__attr_int(n, "allowzero", 0), &out);
-        break;
-    case OPARA__OP_FLATTEN:
-        if (x->ndim >= 0) opara__flatten_shape(x, opara__attr_int(n, "axis", 1), &out);
-        break;
-    case OPARA__OP_TRANSPOSE:
-        ints = opara__attr_ints(n, "perm", &cnt);
-        out = *x;
-        for (d = 0; d < x->ndim; ++d) {
-            int64_t p = ints ? (d < (int32_t)cnt ? ints[d] : -1) : x->ndim - 1 - d;
-            out.dims[d] = p >= 0 && p < x->ndim ? x->dims[p] : -1;
-        }
-        break;
-    case OPARA__OP_SQUEEZE:
-        ints = opara__attr_ints(n, "axes", &cnt);
-        if (x->ndim < 0 || !opara__squeeze_shape(x, ints, cnt, &out)) out.ndim = -1;
-        break;
-    case OPARA__OP_UNSQUEEZE:
-        ints = opara__attr_ints(n, "axes", &cnt);
-        if (x->ndim < 0 || !ints || !opara__unsqueeze_shape(x, ints, cnt, &out)) out.ndim = -1;
-        break;
-    case OPARA__OP_EXPAND: {
-        opara__shape target;
-        const opara__shape* pair[2];
-        ints = opara__attr_ints(n, "shape", &cnt);
-        if (!ints || cnt > OPARA_MAX_DIMS) return;
-        target.ndim = (int32_t)cnt;
-        for (o = 0; o < cnt; ++o) target.dims[o] = ints[o];
-        pair[0] = x, pair[1] = &target;
-        opara__bcast_shapes(pair, 2, &out);
-        break;
-    }
-    case OPARA__OP_GEMM:
-        if (!w || x->ndim != 2 || w->ndim != 2) return;
-        out.ndim = 2;
-        out.dims[0] = x->dims[opara__attr_int(n, "transA", 0) ? 1 : 0];
-        out.dims[1] = w->dims[opara__attr_int(n, "transB", 0) ? 0 : 1];
-        break;
-    case OPARA__OP_MATMUL:
-        if (w) opara__infer_matmul(x, w, &out);
-        break;
-    case OPARA__OP_REDUCE_MEAN: {
-        int keep = (int)opara__attr_int(n, "keepdims", 1);
-        ints = opara__attr_ints(n, "axes", &cnt);
-        out.ndim = 0;
-        for (d = 0; d < x->ndim; ++d) {
-            int reduce = !ints;
-            for (o = 0; ints && o < cnt; ++o) reduce |= opara__onnx_axis(ints[o], x->ndim) == d;
-            if (!reduce) out.dims[out.ndim++] = x->dims[d];
-            else if (keep) out.dims[out.ndim++] = 1;
-        }
-        if (x->ndim < 0) out.ndim = -1;
-        break;
-    }
-    case OPARA__OP_PAD:
-        ints = opara__attr_ints(n, "pads", &cnt);
-        out = *x;
-        if (!ints || (int32_t)cnt != 2 * x->ndim) return;
-        for (d = 0; d < x->ndim; ++d) {
-            int64_t a0 = ints[d], a1 = ints[d + x->ndim];
-            if (!opara__dim_sane(a0 < 0 ? -a0 : a0) || !opara__dim_sane(a1 < 0 ? -a1 : a1)) out.dims[d] = -1;
-            else if (a0 + a1 != 0) out.dims[d] = x->dims[d] >= 0 && x->dims[d] + a0 + a1 >= 0 ? x->dims[d] + a0 + a1 : -1;
-        }
-        break;
-    case OPARA__OP_RESIZE: {
-        const opara__attr* scales = opara__node_attr(n, "scales");
-        ints = opara__attr_ints(n, "sizes", &cnt);
-        out = *x;
-        for (d = 0; d < x->ndim; ++d) {
-            if (ints && (int32_t)cnt == x->ndim) out.dims[d] = ints[d];
-            else if (scales && scales->type == OPARA__ATTR_FLOATS && (int32_t)scales->count == x->ndim) {
-                float s = scales->v.floats[d];
-                double v = floor((double)x->dims[d] * s);
-                if (s != 1.0f) out.dims[d] = x->dims[d] >= 0 && v >= 0 && v < (double)OPARA__DIM_LIMIT ? (int64_t)v : -1;
-            } else
-                out.dims[d] = -1;
-        }
-        break;
-    }
-    case OPARA__OP_CAST:
-        dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
-        out = *x;
-        break;
-    default: /* elementwise and normalizations keep the shape of input 0 */
-        out = *x;
-        break;
-    }
-    for (o = 0; o < n->n_outputs; ++o) {
-        opara__imp_side* s = opara__side(im, n->outputs[o]);
-        if (!s) return;
-        s->shape = o == 0 ? out : s->shape;
-        im->g->values[n->outputs[o]].dtype = dt;
-    }
+    uint32_t k;
+    if (n->n_inputs == 0 || n->inputs[0] < 0) return;
+    for (k = 0; k < n->n_outputs; ++k) /* grow the side table first: the inputs may point into it */
+        if (!opara__side(im, n->outputs[k])) return;
+    in = (const opara__shape**)opara__calloc(im->rt, (size_t)n->n_inputs + n->n_outputs, sizeof *in);
+    if (!in) return; /* the outputs stay unknown */
+    out = (opara__shape**)(void*)(in + n->n_inputs);
+    for (k = 0; k < n->n_inputs; ++k) in[k] = n->inputs[k] >= 0 ? opara__imp_shape(im, n->inputs[k]) : NULL;
+    for (k = 0; k < n->n_outputs; ++k) out[k] = &opara__side(im, n->outputs[k])->shape;
+    (void)opara__infer_node_shapes(im->rt, im->g, (uint32_t)node, OPARA__SHAPE_TOLERANT, OPARA__DIM_BATCH, in, out, NULL);
+    opara__free(im->rt, (void*)in);
+    dt = im->g->values[n->inputs[0]].dtype;
+    if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
+    if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
+    for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
 }
 
 /* ---- importing one node ----------------------------------------------------------------------- */
@@ -2264,7 +2003,7 @@ static int opara__pad_for_pool(const opara__node* pad, const opara__node* pool, 
     rank = nk + 2;
     if (!p || !kernel || nk == 0 || nk > 3 || np != 2 * rank || opara__attr_float(pad, "value", 0.0f) != 0.0f ||
         strcmp(opara__attr_string(pad, "mode", "constant"), "constant") != 0 ||
-        strcmp(opara__attr_string(pool, "auto_pad", "NOTSET"), "NOTSET") != 0 || opara__attr_int(pool, "ceil_mode", 0))
+        opara__node_auto_pad(pool) != OPARA__AUTO_PAD_NOTSET || opara__attr_int(pool, "ceil_mode", 0))
         return 0;
     for (i = 0; i < n_pool_pads; ++i)
         if (pool_pads[i]) return 0;

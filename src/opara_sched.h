@@ -77,6 +77,11 @@ OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
    dev may be NULL (default device). */
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
                                                const opara__device* dev, opara__op_desc* out);
+/* The same with each node's parameters as the shape engine resolved them (opara__infer_shapes_params);
+   opara__describe_ops resolves the few it needs (group, kernel) itself. */
+OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, const opara__shape* shapes,
+                                                        const opara__node_params* params, const opara__device* dev,
+                                                        opara__op_desc* out);
 /* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
 OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
                                                           uint64_t* out);

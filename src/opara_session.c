@@ -13,6 +13,7 @@ struct opara_session {
     opara__errbuf error;
     opara_strategy strategy;
     opara__shape* shapes;
+    opara__node_params* params; /* [n_nodes] what the shape engine resolved per node */
     opara_dtype* dtypes;
     uint64_t* value_bytes;
     opara__op_desc* descs;
@@ -72,10 +73,11 @@ static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_s
     return OPARA_OK;
 }
 
-/* The one shape and dtype inference of a session; every backend reads what it found. */
+/* The one shape and dtype inference of a session (with each node's resolved parameters); every
+   backend reads what it found. */
 static opara_result opara__session_infer(opara_runtime* rt, const opara__graph* g, int64_t batch, opara__shape* shapes,
-                                         opara_dtype* dtypes, uint64_t* value_bytes) {
-    opara_result r = opara__infer_shapes(rt, g, batch, shapes);
+                                         opara__node_params* params, opara_dtype* dtypes, uint64_t* value_bytes) {
+    opara_result r = opara__infer_shapes_params(rt, g, batch, shapes, params);
     if (r == OPARA_OK) r = opara__refuse_zero_sized(rt, g, shapes);
     if (r == OPARA_OK) r = opara__infer_dtypes(rt, g, dtypes);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, shapes, value_bytes);
@@ -89,10 +91,11 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
     s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof *s->value_bytes);
     s->descs = (opara__op_desc*)opara__calloc(s->rt, nn, sizeof *s->descs);
+    s->params = (opara__node_params*)opara__calloc(s->rt, nn, sizeof *s->params);
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
-    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->given)
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->params || !s->given)
         return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->dtypes, s->value_bytes);
+    return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->params, s->dtypes, s->value_bytes);
 }
 
 /* The CPU plan is made for the CPU's model: descriptors from its rates, and Alg. 2 takes the ready
@@ -103,7 +106,7 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
     opara__device cpu;
     opara_result r;
     opara__cpu_device(d->threads, &cpu);
-    r = opara__describe_ops(g, s->shapes, &cpu, s->descs);
+    r = opara__describe_ops_resolved(g, s->shapes, s->params, &cpu, s->descs);
     if (r != OPARA_OK) return r;
     memset(&pd, 0, sizeof pd);
     pd.metric = OPARA__METRIC_TIME;
@@ -202,6 +205,7 @@ OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, c
     opara__cuda_options o;
     opara__cuda_shapes sh;
     opara__shape* shapes;
+    opara__node_params* params;
     opara_dtype* dtypes;
     uint64_t* value_bytes;
     size_t nv;
@@ -215,15 +219,17 @@ OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, c
     else memset(&o, 0, sizeof o);
     nv = g->n_values ? g->n_values : 1;
     shapes = (opara__shape*)opara__calloc(rt, nv, sizeof *shapes);
+    params = (opara__node_params*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *params);
     dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof *dtypes);
     value_bytes = (uint64_t*)opara__calloc(rt, nv, sizeof *value_bytes);
-    r = shapes && dtypes && value_bytes
+    r = shapes && params && dtypes && value_bytes
             ? OPARA_OK
             : opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
-    if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, dtypes, value_bytes);
-    sh.shapes = shapes, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
+    if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, params, dtypes, value_bytes);
+    sh.shapes = shapes, sh.params = params, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
     if (r == OPARA_OK) r = opara__cuda_session_from(rt, g, &o, &sh, out);
     opara__free(rt, shapes);
+    opara__free(rt, params);
     opara__free(rt, dtypes);
     opara__free(rt, value_bytes);
     return r;
@@ -268,7 +274,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
     s->cuda_dev = (opara_CUdeviceptr*)opara__calloc(s->rt, (size_t)s->g->n_inputs + s->g->n_outputs + 1, sizeof(opara_CUdeviceptr));
     if (!s->cuda_out || !s->cuda_in || !s->cuda_dev) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    sh.shapes = s->shapes, sh.dtypes = s->dtypes, sh.value_bytes = s->value_bytes;
+    sh.shapes = s->shapes, sh.params = s->params, sh.dtypes = s->dtypes, sh.value_bytes = s->value_bytes;
     r = opara__cuda_session_from(s->rt, s->g, &o, &sh, &s->cuda);
     if (r != OPARA_OK) return r;
     for (i = 0; i < s->g->n_outputs; ++i) s->cuda_out[i] = (void*)opara__cuda_session_output(s->cuda, i);
@@ -359,7 +365,7 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     }
     if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
     if (r == OPARA_OK && !use_cuda) {
-        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->dtypes, d.threads, d.builtin_gemm,
+        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->params, s->dtypes, d.threads, d.builtin_gemm,
                                    !d.cpu_keep_weights, d.cpu_pin_workers == 1, err, sizeof err, &s->exec);
         if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
         else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
@@ -384,6 +390,7 @@ OPARADEF void opara_session_destroy(opara_session* s) {
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
     opara__free(s->rt, s->descs);
+    opara__free(s->rt, s->params);
     opara__free(s->rt, s->given);
     opara__model_release(s->model); /* last: everything above may read the graph */
     opara__free(s->rt, s);

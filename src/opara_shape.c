@@ -37,23 +37,36 @@ OPARA__PRIVATE const char* opara__shape_str(const opara__shape* s, char* buf, si
 
 typedef struct opara__shape_ctx {
     opara_runtime* rt;
-    const opara__graph* g;
     uint32_t node_index;
     const opara__node* n;
-    int64_t batch;
-    const opara__shape* in[OPARA_MAX_NODE_IO]; /* NULL for an omitted input */
-    opara__shape* out[OPARA_MAX_NODE_IO];
+    opara__shape_mode mode;
+    int64_t batch; /* OPARA__DIM_BATCH (symbolic) in tolerant mode */
+    const opara__shape* const* in; /* n->n_inputs entries, NULL for an omitted input */
+    opara__shape* const* out;      /* n->n_outputs entries */
+    opara__node_params* params;    /* NULL when the caller does not want them */
 } opara__shape_ctx;
 
 static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
 static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, const char* fmt, ...) {
     char detail[OPARA__DETAIL_MAX];
     va_list args;
+    if (c->mode == OPARA__SHAPE_TOLERANT) return code; /* the outputs become unknown; nothing is reported */
     va_start(args, fmt);
     if (vsnprintf(detail, sizeof detail, fmt, args) < 0) detail[0] = 0;
     va_end(args);
     return opara__fail(c->rt, code, "node %u '%s' (%s): %s", c->node_index, c->n->name ? c->n->name : "",
                        opara__op_name(c->n->op), detail);
+}
+
+/* Tolerant mode: a dim that is not known (< 0: unknown, or the symbolic batch) takes no part in
+   checks and makes what is computed from it unknown. Strict mode has no such dims. */
+static int opara__unknown(const opara__shape_ctx* c, int64_t d) {
+    return c->mode == OPARA__SHAPE_TOLERANT && d < 0;
+}
+
+/* Two dims that must agree; in tolerant mode only two known ones can disagree. */
+static int opara__dims_differ(const opara__shape_ctx* c, int64_t a, int64_t b) {
+    return a != b && !opara__unknown(c, a) && !opara__unknown(c, b);
 }
 
 /* "input 0 [1, 3, 224, 224]" style fragments need a buffer per shape. */
@@ -77,6 +90,19 @@ static opara_result opara__axis_arg(opara__shape_ctx* c, const char* attr, int64
     if (!opara__norm_axis(a, rank, axis))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s %lld is out of range for rank %lld", attr, (long long)a,
                                  (long long)rank);
+    if (c->params) c->params->axis = *axis;
+    return OPARA_OK;
+}
+
+/* Tolerant mode: unknown dims become -1 (the symbolic batch stays), absurd ones fail. */
+static opara_result opara__set_out_tolerant(opara__shape_ctx* c, uint32_t k, const opara__shape* s) {
+    opara__shape y = *s;
+    int32_t i;
+    for (i = 0; i < y.ndim; ++i) {
+        if (y.dims[i] > OPARA__SHAPE_DIM_MAX) return OPARA_ERR_LIMIT_EXCEEDED;
+        if (y.dims[i] < 0 && y.dims[i] != OPARA__DIM_BATCH) y.dims[i] = -1;
+    }
+    *c->out[k] = y;
     return OPARA_OK;
 }
 
@@ -88,6 +114,7 @@ static opara_result opara__set_out(opara__shape_ctx* c, uint32_t k, const opara_
     if (s->ndim > OPARA_MAX_DIMS)
         return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "output %u would have rank %d (max %d)", k, (int)s->ndim,
                                  OPARA_MAX_DIMS);
+    if (c->mode == OPARA__SHAPE_TOLERANT) return opara__set_out_tolerant(c, k, s);
     for (i = 0; i < s->ndim; ++i)
         if (s->dims[i] < 0 || s->dims[i] > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, s->dims[i] < 0 ? OPARA_ERR_SHAPE : OPARA_ERR_LIMIT_EXCEEDED,
@@ -102,18 +129,75 @@ static opara_result opara__set_out(opara__shape_ctx* c, uint32_t k, const opara_
 
 /* ---- broadcasting ---------------------------------------------------------------------------- */
 
-/* Multidirectional (numpy) broadcasting of a and b into out; 0 when incompatible. */
-static int opara__broadcast(const opara__shape* a, const opara__shape* b, opara__shape* out) {
-    int32_t r = OPARA__MAX(a->ndim, b->ndim), i;
-    out->ndim = r;
-    for (i = 0; i < r; ++i) {
-        int32_t ia = i - (r - a->ndim), ib = i - (r - b->ndim);
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da == db || db == 1) out->dims[i] = da;
-        else if (da == 1) out->dims[i] = db;
-        else return 0;
-    }
+static int opara__broadcast_dim(int64_t a, int64_t b, opara__shape_mode mode, int64_t* out) {
+    if (a == b || b == 1) *out = a;
+    else if (a == 1) *out = b;
+    else if (mode == OPARA__SHAPE_STRICT) return 0;
+    else if (a >= 0 && b >= 0) *out = -1; /* incompatible: unknown, the graph's checker reports it */
+    else *out = a >= 0 ? a : b >= 0 ? b : -1;
     return 1;
+}
+
+static void opara__broadcast_strides(const opara__shape* out, const opara__shape* in, int64_t* strides) {
+    int64_t s = 1;
+    int32_t d;
+    for (d = out->ndim - 1; d >= 0; --d) {
+        int32_t j = d - (out->ndim - in->ndim);
+        int64_t dim = j >= 0 ? in->dims[j] : 1;
+        strides[d] = dim == 1 ? 0 : s;
+        s *= dim;
+    }
+}
+
+OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
+                                           opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]) {
+    uint32_t k;
+    int32_t d;
+    out->ndim = 0;
+    for (k = 0; k < n; ++k) {
+        if (in[k]->ndim < 0 || in[k]->ndim > OPARA_MAX_DIMS) {
+            out->ndim = -1;
+            return mode == OPARA__SHAPE_TOLERANT;
+        }
+        out->ndim = OPARA__MAX(out->ndim, in[k]->ndim);
+    }
+    for (d = 0; d < out->ndim; ++d) {
+        int64_t dim = 1;
+        for (k = 0; k < n; ++k) {
+            int32_t j = d - (out->ndim - in[k]->ndim);
+            if (j >= 0 && !opara__broadcast_dim(dim, in[k]->dims[j], mode, &dim)) return 0;
+        }
+        out->dims[d] = dim;
+    }
+    for (k = 0; strides && k < n; ++k) opara__broadcast_strides(out, in[k], strides[k]);
+    return 1;
+}
+
+OPARA__PRIVATE int opara__broadcast_to(const opara__shape* out, const opara__shape* in, int64_t* strides) {
+    const opara__shape* pair[2];
+    int64_t st[2][OPARA_MAX_DIMS];
+    opara__shape b;
+    int32_t d;
+    pair[0] = out, pair[1] = in;
+    if (in->ndim > out->ndim || !opara__broadcast_shapes(pair, 2, OPARA__SHAPE_STRICT, &b, st)) return 0;
+    for (d = 0; d < out->ndim; ++d)
+        if (b.dims[d] != out->dims[d]) return 0;
+    memcpy(strides, st[1], (size_t)out->ndim * sizeof st[1][0]);
+    return 1;
+}
+
+/* Broadcast of two shapes in the engine's mode. */
+static int opara__broadcast(const opara__shape_ctx* c, const opara__shape* a, const opara__shape* b, opara__shape* out) {
+    const opara__shape* pair[2];
+    pair[0] = a, pair[1] = b;
+    return opara__broadcast_shapes(pair, 2, c->mode, out, NULL);
+}
+
+/* Each input's broadcast strides over output y into the node's record (strict mode). */
+static void opara__record_broadcast(opara__shape_ctx* c, const opara__shape* y) {
+    uint32_t k;
+    if (!c->params || c->mode != OPARA__SHAPE_STRICT) return;
+    for (k = 0; k < c->n->n_inputs && k < 3; ++k) (void)opara__broadcast_to(y, c->in[k], c->params->bcast_strides[k]);
 }
 
 static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
@@ -121,20 +205,30 @@ static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
     opara__sbuf b;
     uint32_t k;
     for (k = 1; k < c->n->n_inputs; ++k) {
-        if (!opara__broadcast(&acc, c->in[k], &next))
+        if (!opara__broadcast(c, &acc, c->in[k], &next))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "shapes %s and %s (input %u) do not broadcast", opara__sh(&b, 0, &acc),
                                      opara__sh(&b, 1, c->in[k]), k);
         acc = next;
     }
+    opara__record_broadcast(c, &acc);
     return opara__set_out(c, 0, &acc);
 }
 
 /* ---- convolution and pooling ----------------------------------------------------------------- */
 
+OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n) {
+    const char* ap = opara__attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") == 0) return OPARA__AUTO_PAD_NOTSET;
+    if (strcmp(ap, "SAME_UPPER") == 0) return OPARA__AUTO_PAD_SAME_UPPER;
+    if (strcmp(ap, "SAME_LOWER") == 0) return OPARA__AUTO_PAD_SAME_LOWER;
+    if (strcmp(ap, "VALID") == 0) return OPARA__AUTO_PAD_VALID;
+    return OPARA__AUTO_PAD_INVALID;
+}
+
 typedef struct opara__window {
     int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
     int64_t pads[2 * OPARA_MAX_DIMS], out_pad[OPARA_MAX_DIMS];
-    int auto_pad; /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    opara__auto_pad auto_pad;
 } opara__window;
 
 /* Reads an INTS attribute of exactly `count` values in [lo, hi], or fills `fallback`. */
@@ -159,19 +253,57 @@ static opara_result opara__ints_arg(opara__shape_ctx* c, const char* name, uint3
 }
 
 static opara_result opara__read_window(opara__shape_ctx* c, uint32_t k, int kernel_required, opara__window* w) {
-    const char* ap = opara__attr_string(c->n, "auto_pad", "NOTSET");
     opara_result r;
-    if (strcmp(ap, "NOTSET") == 0) w->auto_pad = 0;
-    else if (strcmp(ap, "SAME_UPPER") == 0) w->auto_pad = 1;
-    else if (strcmp(ap, "SAME_LOWER") == 0) w->auto_pad = 2;
-    else if (strcmp(ap, "VALID") == 0) w->auto_pad = 3;
-    else return opara__shape_fail(c, OPARA_ERR_SHAPE, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+    w->auto_pad = opara__node_auto_pad(c->n);
+    if (w->auto_pad == OPARA__AUTO_PAD_INVALID)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID",
+                                 opara__attr_string(c->n, "auto_pad", ""));
     r = opara__ints_arg(c, "kernel_shape", k, 1, OPARA__SHAPE_DIM_MAX, 1, kernel_required, w->kernel);
     if (r == OPARA_OK) r = opara__ints_arg(c, "strides", k, 1, OPARA__SHAPE_DIM_MAX, 1, 0, w->strides);
     if (r == OPARA_OK) r = opara__ints_arg(c, "dilations", k, 1, OPARA__SHAPE_DIM_MAX, 1, 0, w->dilations);
     if (r == OPARA_OK) r = opara__ints_arg(c, "pads", 2 * k, 0, OPARA__SHAPE_DIM_MAX, 0, 0, w->pads);
     if (r == OPARA_OK) r = opara__ints_arg(c, "output_padding", k, 0, OPARA__SHAPE_DIM_MAX, 0, 0, w->out_pad);
     return r;
+}
+
+/* Total padding of spatial dim i that auto_pad SAME_* or ConvTranspose's output_shape implies, or
+   -1 when the pads stand as given. Conv and pools: the output is ceil(in / stride); ConvTranspose:
+   the pads trim the full size stride*(in-1) + output_padding + (kernel-1)*dilation + 1 to the target
+   (output_shape, or in*stride). */
+static int64_t opara__implied_padding(const opara__window* w, uint32_t i, int64_t in, int transpose,
+                                      const int64_t* output_shape) {
+    int same = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER;
+    int64_t s = w->strides[i], eff = (w->kernel[i] - 1) * w->dilations[i] + 1, total;
+    if (transpose && (output_shape || same))
+        total = s * (in - 1) + w->out_pad[i] + eff - (output_shape ? output_shape[i] : in * s);
+    else if (!transpose && same) total = ((in + s - 1) / s - 1) * s + eff - in;
+    else return -1;
+    return total < 0 ? 0 : total;
+}
+
+/* The window into the node's record with its pads resolved: an implied total splits with the odd
+   one at the end for SAME_UPPER, at the start otherwise (ONNX's rules); VALID pads nothing. */
+static void opara__record_window(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x,
+                                 int transpose, const int64_t* output_shape) {
+    opara__node_params* p = c->params;
+    uint32_t i;
+    if (!p) return;
+    p->n_spatial = (int32_t)k;
+    p->has_output_shape = output_shape != NULL;
+    for (i = 0; i < k; ++i) {
+        int64_t total = opara__implied_padding(w, i, x->dims[2 + i], transpose, output_shape);
+        int64_t b = w->pads[i], e = w->pads[k + i];
+        if (total >= 0) {
+            b = w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            e = total - b;
+        } else if (w->auto_pad == OPARA__AUTO_PAD_VALID) {
+            b = e = 0;
+        }
+        p->kernel[i] = w->kernel[i], p->strides[i] = w->strides[i], p->dilations[i] = w->dilations[i];
+        p->pads[i] = b, p->pads[k + i] = e;
+        p->output_padding[i] = w->out_pad[i];
+        p->output_shape[i] = output_shape ? output_shape[i] : 0;
+    }
 }
 
 /* Spatial output size of a convolution/pool window (ONNX Conv/MaxPool/AveragePool). k is the
@@ -184,11 +316,15 @@ static opara_result opara__window_out(opara__shape_ctx* c, const opara__window* 
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "kernel %lld with dilation %lld is too large", (long long)w->kernel[i],
                                  (long long)w->dilations[i]);
     eff += 1;
-    if (w->auto_pad == 1 || w->auto_pad == 2) {
+    if (opara__unknown(c, in)) {
+        *out = -1;
+        return OPARA_OK;
+    }
+    if (w->auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w->auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
         *out = (in + s - 1) / s;
         return OPARA_OK;
     }
-    if (w->auto_pad == 3) pb = 0, pe = 0;
+    if (w->auto_pad == OPARA__AUTO_PAD_VALID) pb = 0, pe = 0;
     padded = in + pb + pe;
     if (padded < eff)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u: input %lld (padded %lld) is smaller than the kernel extent %lld",
@@ -222,6 +358,8 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     y = *x;
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], ceil_mode != 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
+    opara__record_window(c, &w, k, x, 0, NULL);
+    if (c->params) c->params->ceil_mode = ceil_mode != 0;
     for (i = 0; i < c->n->n_outputs && r == OPARA_OK; ++i) r = opara__set_out(c, i, &y); /* MaxPool Indices: same shape */
     return r;
 }
@@ -238,10 +376,11 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     if (wt->ndim != x->ndim)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s and input %s differ in rank", opara__sh(&b, 0, wt),
                                  opara__sh(&b, 1, x));
-    if (group < 1 || group > x->dims[1] || x->dims[1] % group || wt->dims[0] % group || x->dims[1] / group != wt->dims[1])
+    if (group < 1 || wt->dims[0] % group ||
+        (!opara__unknown(c, x->dims[1]) && (group > x->dims[1] || x->dims[1] % group || x->dims[1] / group != wt->dims[1])))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s, weight %s and group %lld do not agree on channels",
                                  opara__sh(&b, 0, x), opara__sh(&b, 1, wt), (long long)group);
-    if (bias && (bias->ndim != 1 || bias->dims[0] != wt->dims[0]))
+    if (bias && (bias->ndim != 1 || opara__dims_differ(c, bias->dims[0], wt->dims[0])))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "bias %s is not [%lld]", opara__sh(&b, 0, bias), (long long)wt->dims[0]);
     r = opara__read_window(c, k, 0, &w);
     if (r != OPARA_OK) return r;
@@ -256,7 +395,10 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     y.dims[0] = x->dims[0];
     y.dims[1] = wt->dims[0];
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], 0, &y.dims[2 + i]);
-    return r == OPARA_OK ? opara__set_out(c, 0, &y) : r;
+    if (r != OPARA_OK) return r;
+    opara__record_window(c, &w, k, x, 0, NULL);
+    if (c->params) c->params->group = group;
+    return opara__set_out(c, 0, &y);
 }
 
 /* ConvTranspose: out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end,
@@ -271,7 +413,8 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
     opara__sbuf b;
     opara_result r = opara__spatial_rank(c, x, &k);
     if (r != OPARA_OK) return r;
-    if (wt->ndim != x->ndim || group < 1 || wt->dims[0] != x->dims[1] || x->dims[1] % group)
+    if (wt->ndim != x->ndim || group < 1 || opara__dims_differ(c, wt->dims[0], x->dims[1]) ||
+        (!opara__unknown(c, x->dims[1]) && x->dims[1] % group))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s, weight %s and group %lld do not agree", opara__sh(&b, 0, x),
                                  opara__sh(&b, 1, wt), (long long)group);
     r = opara__read_window(c, k, 0, &w);
@@ -280,7 +423,7 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
     y.dims[0] = x->dims[0];
     if (!opara__mul_i64(wt->dims[1], group, &y.dims[1]) || y.dims[1] > OPARA__SHAPE_DIM_MAX)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "weight %s with group %lld", opara__sh(&b, 0, wt), (long long)group);
-    if (bias && (bias->ndim != 1 || bias->dims[0] != y.dims[1]))
+    if (bias && (bias->ndim != 1 || opara__dims_differ(c, bias->dims[0], y.dims[1])))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "bias %s is not [%lld]", opara__sh(&b, 0, bias), (long long)y.dims[1]);
     if (os && n_os != k && n_os != k + 2)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape has %u values for %u spatial dims", n_os, k);
@@ -291,17 +434,23 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
             y.dims[2 + i] = os[n_os - k + i];
             continue;
         }
-        if (w.auto_pad == 1 || w.auto_pad == 2) {
+        if (opara__unknown(c, x->dims[2 + i])) {
+            y.dims[2 + i] = -1;
+            continue;
+        }
+        if (w.auto_pad == OPARA__AUTO_PAD_SAME_UPPER || w.auto_pad == OPARA__AUTO_PAD_SAME_LOWER) {
             if (!opara__mul_i64(x->dims[2 + i], w.strides[i], &y.dims[2 + i])) y.dims[2 + i] = -1;
             continue;
         }
-        if (w.auto_pad == 3) w.pads[i] = w.pads[k + i] = 0;
+        if (w.auto_pad == OPARA__AUTO_PAD_VALID) w.pads[i] = w.pads[k + i] = 0;
         if (x->dims[2 + i] < 1 || w.kernel[i] < 1 || !opara__mul_i64(w.strides[i], x->dims[2 + i] - 1, &t) ||
             !opara__mul_i64(w.kernel[i] - 1, w.dilations[i], &eff) || t > OPARA__SHAPE_DIM_MAX || eff > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u: input %s and weight %s", i, opara__sh(&b, 0, x),
                                      opara__sh(&b, 1, wt));
         y.dims[2 + i] = t + w.out_pad[i] + eff + 1 - w.pads[i] - w.pads[k + i];
     }
+    opara__record_window(c, &w, k, x, 1, os ? os + (n_os - k) : NULL);
+    if (c->params) c->params->group = group;
     return opara__set_out(c, 0, &y);
 }
 
@@ -320,7 +469,7 @@ static opara_result opara__shape_batch_norm(opara__shape_ctx* c) {
     uint32_t k;
     if (x->ndim < 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 2", opara__sh(&b, 0, x));
     for (k = 1; k < 5; ++k)
-        if (c->in[k]->ndim != 1 || c->in[k]->dims[0] != x->dims[1])
+        if (c->in[k]->ndim != 1 || opara__dims_differ(c, c->in[k]->dims[0], x->dims[1]))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is %s, expected [%lld] for input %s", k,
                                      opara__sh(&b, 0, c->in[k]), (long long)x->dims[1], opara__sh(&b, 1, x));
     for (k = 0; k < c->n->n_outputs; ++k) {
@@ -346,10 +495,14 @@ static opara_result opara__shape_concat(opara__shape_ctx* c) {
     for (k = 1; k < c->n->n_inputs; ++k) {
         const opara__shape* s = c->in[k];
         int ok = s->ndim == x->ndim;
-        for (d = 0; ok && d < x->ndim; ++d) ok = d == axis || s->dims[d] == x->dims[d];
+        for (d = 0; ok && d < x->ndim; ++d) ok = d == axis || !opara__dims_differ(c, s->dims[d], x->dims[d]);
         if (!ok)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not match input 0 %s outside axis %lld", k,
                                      opara__sh(&b, 0, s), opara__sh(&b, 1, x), (long long)axis);
+        if (opara__unknown(c, y.dims[axis]) || opara__unknown(c, s->dims[axis])) {
+            y.dims[axis] = -1;
+            continue;
+        }
         y.dims[axis] += s->dims[axis];
         if (y.dims[axis] > OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "concatenation too long");
     }
@@ -372,23 +525,24 @@ static opara_result opara__shape_split(opara__shape_ctx* c) {
                 return opara__shape_fail(c, OPARA_ERR_SHAPE, "split[%u] = %lld", k, (long long)split[k]);
             total += split[k];
         }
-        if (total != x->dims[axis])
+        if (opara__dims_differ(c, total, x->dims[axis]))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "'split' sums to %lld but input %s has %lld along axis %lld",
                                      (long long)total, opara__sh(&b, 0, x), (long long)x->dims[axis], (long long)axis);
-    } else if (x->dims[axis] % n_out) {
+    } else if (!opara__unknown(c, x->dims[axis]) && x->dims[axis] % n_out) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s: axis %lld (%lld) does not split into %u equal parts",
                                  opara__sh(&b, 0, x), (long long)axis, (long long)x->dims[axis], n_out);
     }
     for (k = 0; k < n_out && r == OPARA_OK; ++k) {
         opara__shape y = *x;
-        y.dims[axis] = split ? split[k] : x->dims[axis] / n_out;
+        y.dims[axis] = split ? split[k] : opara__unknown(c, x->dims[axis]) ? -1 : x->dims[axis] / n_out;
         r = opara__set_out(c, k, &y);
     }
     return r;
 }
 
-/* Number of elements a slice start:end:step selects in a dim of size d (ONNX Slice clamping). */
-static int64_t opara__slice_count(int64_t start, int64_t end, int64_t step, int64_t d) {
+/* Number of elements a slice start:end:step selects in a dim of size d, and the first of them
+   (ONNX Slice clamping). */
+static int64_t opara__slice_range(int64_t start, int64_t end, int64_t step, int64_t d, int64_t* first) {
     int64_t diff, mag;
     if (start < 0) start += d;
     if (end < 0) end += d;
@@ -403,6 +557,7 @@ static int64_t opara__slice_count(int64_t start, int64_t end, int64_t step, int6
         diff = start - end;
         mag = step == INT64_MIN ? INT64_MAX : -step;
     }
+    *first = start;
     return diff <= 0 ? 0 : 1 + (diff - 1) / mag;
 }
 
@@ -420,15 +575,19 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs 'starts' and 'ends' (and optional 'axes', 'steps') of one length <= rank %d",
                                  (int)x->ndim);
     memset(seen, 0, sizeof seen);
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_start[k] = 0, c->params->slice_step[k] = 1;
     for (k = 0; k < ns; ++k) {
-        int64_t axis, step = steps ? steps[k] : 1;
+        int64_t axis, step = steps ? steps[k] : 1, first = 0;
         if (!opara__norm_axis(axes ? axes[k] : (int64_t)k, x->ndim, &axis) || seen[axis])
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "axes[%u] = %lld is out of range or repeated for input %s", k,
                                      (long long)(axes ? axes[k] : (int64_t)k), opara__sh(&b, 0, x));
         if (step == 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "steps[%u] is 0", k);
         seen[axis] = 1;
-        y.dims[axis] = opara__slice_count(starts[k], ends[k], step, x->dims[axis]);
+        y.dims[axis] = opara__unknown(c, x->dims[axis]) ? -1
+                                                        : opara__slice_range(starts[k], ends[k], step, x->dims[axis], &first);
+        if (c->params) c->params->slice_start[axis] = first, c->params->slice_step[axis] = step;
     }
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_count[k] = y.dims[k];
     return opara__set_out(c, 0, &y);
 }
 
@@ -449,6 +608,29 @@ static opara_result opara__shape_gather(opara__shape_ctx* c) {
     for (i = 0; i < idx->ndim; ++i) y.dims[y.ndim++] = idx->dims[i];
     for (i = (int32_t)axis + 1; i < x->ndim; ++i) y.dims[y.ndim++] = x->dims[i];
     return opara__set_out(c, 0, &y);
+}
+
+/* Tolerant Reshape: the -1 is inferred when the known dims and the symbolic batches of the input
+   and the target match up (then it is a number, or the batch itself); otherwise it is unknown. */
+static opara_result opara__reshape_tolerant(opara__shape_ctx* c, const opara__shape* x, opara__shape* y, int infer,
+                                            int64_t out_known) {
+    int64_t in_known = 1;
+    int in_batch = 0, out_batch = 0, unknown = 0;
+    int32_t d;
+    for (d = 0; d < x->ndim; ++d) {
+        if (x->dims[d] == OPARA__DIM_BATCH) in_batch++;
+        else if (!opara__mul_i64(in_known, x->dims[d], &in_known) || in_known > OPARA__SHAPE_NUMEL_MAX) unknown = 1;
+    }
+    for (d = 0; d < y->ndim; ++d) {
+        if (d == infer) continue;
+        if (y->dims[d] == OPARA__DIM_BATCH) out_batch++;
+        else if (y->dims[d] < 0) unknown = 1;
+    }
+    if (infer < 0) return opara__set_out(c, 0, y);
+    if (!unknown && in_batch == out_batch && out_known && in_known % out_known == 0) y->dims[infer] = in_known / out_known;
+    else if (!unknown && in_batch == 1 && out_batch == 0 && in_known == out_known) y->dims[infer] = OPARA__DIM_BATCH;
+    else y->dims[infer] = -1;
+    return opara__set_out(c, 0, y);
 }
 
 static opara_result opara__shape_reshape(opara__shape_ctx* c) {
@@ -478,9 +660,11 @@ static opara_result opara__shape_reshape(opara__shape_ctx* c) {
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = %lld", k, (long long)shape[k]);
         }
         y.dims[k] = d;
+        if (opara__unknown(c, d)) continue; /* the symbolic batch or an unknown dim copied by a 0 */
         if (!opara__mul_i64(known, d, &known) || known > OPARA__SHAPE_NUMEL_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "'shape' has too many elements");
     }
+    if (c->mode == OPARA__SHAPE_TOLERANT) return opara__reshape_tolerant(c, x, &y, infer, known);
     if (infer >= 0) {
         if (known == 0 || numel % known)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "cannot infer the -1 of 'shape' for input %s (%lld elements)",
@@ -493,6 +677,14 @@ static opara_result opara__shape_reshape(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* acc * d where either may be unknown (-1) or the symbolic batch: the batch times ones stays the
+   batch; any other product with an unknown is unknown. */
+static int64_t opara__times_tolerant(int64_t acc, int64_t d) {
+    if (acc == OPARA__DIM_BATCH || d == OPARA__DIM_BATCH) return acc == 1 || d == 1 ? OPARA__MIN(acc, d) : -1;
+    if (acc < 0 || d < 0 || !opara__mul_i64(acc, d, &acc) || acc > OPARA__SHAPE_DIM_MAX) return -1;
+    return acc;
+}
+
 static opara_result opara__shape_flatten(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     int64_t axis = opara__attr_int(c->n, "axis", 1), outer = 1, inner = 1;
@@ -501,9 +693,11 @@ static opara_result opara__shape_flatten(opara__shape_ctx* c) {
     if (axis < -(int64_t)x->ndim || axis > x->ndim)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis, (int)x->ndim);
     if (axis < 0) axis += x->ndim;
+    if (c->params) c->params->axis = axis;
     for (i = 0; i < x->ndim; ++i) {
-        if (i < axis) (void)opara__mul_i64(outer, x->dims[i], &outer);
-        else (void)opara__mul_i64(inner, x->dims[i], &inner);
+        int64_t* acc = i < axis ? &outer : &inner;
+        if (c->mode == OPARA__SHAPE_TOLERANT) *acc = opara__times_tolerant(*acc, x->dims[i]);
+        else (void)opara__mul_i64(*acc, x->dims[i], acc);
     }
     y.ndim = 2;
     y.dims[0] = outer;
@@ -557,7 +751,7 @@ static opara_result opara__shape_squeeze(opara__shape_ctx* c) {
     y.ndim = 0;
     for (i = 0; i < x->ndim; ++i) {
         int drop = axes ? flags[i] : x->dims[i] == 1;
-        if (drop && x->dims[i] != 1)
+        if (drop && opara__dims_differ(c, x->dims[i], 1))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %d of input %s is not 1", (int)i, opara__sh(&b, 0, x));
         if (!drop) y.dims[y.ndim++] = x->dims[i];
     }
@@ -593,12 +787,13 @@ static opara_result opara__shape_expand(opara__shape_ctx* c) {
     target.ndim = (int32_t)n;
     for (k = 0; k < n; ++k) {
         target.dims[k] = shape[k] == OPARA__DIM_BATCH ? c->batch : shape[k];
-        if (target.dims[k] < 0 || target.dims[k] > OPARA__SHAPE_DIM_MAX)
+        if ((target.dims[k] < 0 && !opara__unknown(c, target.dims[k])) || target.dims[k] > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "shape[%u] = %lld", k, (long long)shape[k]);
     }
-    if (!opara__broadcast(c->in[0], &target, &y))
+    if (!opara__broadcast(c, c->in[0], &target, &y))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s does not broadcast with %s", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, &target));
+    opara__record_broadcast(c, &y);
     return opara__set_out(c, 0, &y);
 }
 
@@ -623,6 +818,10 @@ static opara_result opara__shape_pad(opara__shape_ctx* c) {
         int64_t pb = pads[k], pe = pads[na + k];
         if (pb < -OPARA__SHAPE_DIM_MAX || pb > OPARA__SHAPE_DIM_MAX || pe < -OPARA__SHAPE_DIM_MAX || pe > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "pads for axis %lld are out of range", (long long)axis);
+        if (opara__unknown(c, x->dims[axis])) {
+            y.dims[axis] = pb + pe == 0 ? x->dims[axis] : -1;
+            continue;
+        }
         y.dims[axis] = x->dims[axis] + pb + pe;
         if (strcmp(mode, "reflect") == 0 && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "reflect pads %lld/%lld need a dim larger than %lld", (long long)pb,
@@ -655,6 +854,10 @@ static opara_result opara__shape_resize(opara__shape_ctx* c) {
         {
             double s = (double)scales->v.floats[k], d;
             if (!(s > 0.0) || s > 1e9) return opara__shape_fail(c, OPARA_ERR_SHAPE, "scales[%u] = %g", k, s);
+            if (opara__unknown(c, x->dims[k])) {
+                y.dims[k] = s == 1.0 ? x->dims[k] : -1;
+                continue;
+            }
             d = (double)x->dims[k] * s;
             if (d > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
             y.dims[k] = (int64_t)d; /* floor: d >= 0 */
@@ -678,10 +881,11 @@ static opara_result opara__shape_gemm(opara__shape_ctx* c) {
     k1 = ta ? a->dims[0] : a->dims[1];
     k2 = tb ? bm->dims[1] : bm->dims[0];
     y.dims[1] = tb ? bm->dims[0] : bm->dims[1];
-    if (k1 != k2)
+    if (opara__dims_differ(c, k1, k2))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "A %s (transA %d) and B %s (transB %d) disagree on K", opara__sh(&b, 0, a),
                                  ta, opara__sh(&b, 1, bm), tb);
-    if (cc && (!opara__broadcast(&y, cc, &tmp) || tmp.ndim != 2 || tmp.dims[0] != y.dims[0] || tmp.dims[1] != y.dims[1]))
+    if (cc && c->mode == OPARA__SHAPE_STRICT &&
+        (!opara__broadcast(c, &y, cc, &tmp) || tmp.ndim != 2 || tmp.dims[0] != y.dims[0] || tmp.dims[1] != y.dims[1]))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "C %s does not broadcast to %s", opara__sh(&b, 0, cc), opara__sh(&b, 1, &y));
     return opara__set_out(c, 0, &y);
 }
@@ -696,12 +900,12 @@ static opara_result opara__shape_matmul(opara__shape_ctx* c) {
                                  opara__sh(&b, 1, c->in[1]));
     if (a1) a.ndim = 2, a.dims[1] = a.dims[0], a.dims[0] = 1;
     if (b1) bm.ndim = 2, bm.dims[1] = 1;
-    if (a.dims[a.ndim - 1] != bm.dims[bm.ndim - 2])
+    if (opara__dims_differ(c, a.dims[a.ndim - 1], bm.dims[bm.ndim - 2]))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, c->in[1]));
     ba = a, bb = bm;
     ba.ndim -= 2, bb.ndim -= 2;
-    if (!opara__broadcast(&ba, &bb, &batch))
+    if (!opara__broadcast(c, &ba, &bb, &batch))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, c->in[0]),
                                  opara__sh(&b, 1, c->in[1]));
     y = batch;
@@ -725,12 +929,12 @@ static opara_result opara__shape_layer_norm(opara__shape_ctx* c) {
     opara__sbuf b;
     opara_result r = opara__axis_arg(c, "axis", -1, x->ndim, &axis);
     if (r != OPARA_OK) return r;
-    for (k = 1; k < c->n->n_inputs; ++k) {
+    for (k = 1; k < c->n->n_inputs && c->mode == OPARA__SHAPE_STRICT; ++k) {
         opara__shape tmp, tail;
         if (!c->in[k]) continue;
         tail.ndim = x->ndim - (int32_t)axis;
         for (i = 0; i < tail.ndim; ++i) tail.dims[i] = x->dims[axis + i];
-        if (!opara__broadcast(&tail, c->in[k], &tmp) || tmp.ndim != tail.ndim || opara__shape_numel(&tmp) != opara__shape_numel(&tail))
+        if (!opara__broadcast(c, &tail, c->in[k], &tmp) || tmp.ndim != tail.ndim || opara__shape_numel(&tmp) != opara__shape_numel(&tail))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not broadcast to the normalized dims %s", k,
                                      opara__sh(&b, 0, c->in[k]), opara__sh(&b, 1, &tail));
     }
@@ -758,6 +962,7 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     for (i = 0; i < x->ndim; ++i) {
         if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
         else if (keep) y.dims[y.ndim++] = 1;
+        if (c->params) c->params->reduce[i] = (uint8_t)flags[i];
     }
     return opara__set_out(c, 0, &y);
 }
@@ -785,7 +990,12 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
     case OPARA__OP_WHERE: a.min_in = a.max_in = 3; break;
-    default: break;
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_AVERAGE_POOL: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
+    case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
+    case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
+    case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
+    case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -836,8 +1046,48 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_REDUCE_MEAN: return opara__shape_reduce_mean(c);
     case OPARA__OP_PAD: return opara__shape_pad(c);
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
-    default: return opara__set_out(c, 0, c->in[0]); /* elementwise unary ops, Clip, Cast */
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
+    case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
+    case OPARA__OP_CAST: return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
+    case OPARA__OP_COUNT: break;
     }
+    return opara__shape_fail(c, OPARA_ERR_CORRUPT, "unknown operator");
+}
+
+/* Input dims a tolerant caller may hand in: known and within bounds, unknown (-1) or the batch. */
+static int opara__shape_in_range(const opara__shape* s) {
+    int32_t d;
+    if (s->ndim > OPARA_MAX_DIMS) return 0;
+    for (d = 0; d < s->ndim; ++d)
+        if (s->dims[d] > OPARA__SHAPE_DIM_MAX || (s->dims[d] < -1 && s->dims[d] != OPARA__DIM_BATCH)) return 0;
+    return 1;
+}
+
+OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
+                                                    opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
+                                                    opara__shape* const* out, opara__node_params* params) {
+    opara__shape_ctx c;
+    opara_result r = OPARA_OK;
+    uint32_t k;
+    memset(&c, 0, sizeof c);
+    c.rt = rt;
+    c.node_index = node;
+    c.n = &g->nodes[node];
+    c.mode = mode;
+    c.batch = mode == OPARA__SHAPE_TOLERANT ? OPARA__DIM_BATCH : batch;
+    c.in = in;
+    c.out = out;
+    c.params = params;
+    if (params) memset(params, 0, sizeof *params);
+    if (c.n->n_inputs > OPARA_MAX_NODE_IO || c.n->n_outputs > OPARA_MAX_NODE_IO)
+        r = opara__shape_fail(&c, OPARA_ERR_LIMIT_EXCEEDED, "too many inputs or outputs");
+    for (k = 0; r == OPARA_OK && mode == OPARA__SHAPE_TOLERANT && k < c.n->n_inputs; ++k)
+        if (in[k] && !opara__shape_in_range(in[k])) r = OPARA_ERR_SHAPE;
+    if (r == OPARA_OK) r = opara__shape_node(&c);
+    if (params) params->resolved = r == OPARA_OK;
+    if (r == OPARA_OK || mode == OPARA__SHAPE_STRICT) return r;
+    for (k = 0; k < c.n->n_outputs; ++k) out[k]->ndim = -1; /* tolerant: what could not be inferred is unknown */
+    return OPARA_OK;
 }
 
 static opara_result opara__declared_shape(opara_runtime* rt, const opara__value* v, int64_t batch, opara__shape* s) {
@@ -855,7 +1105,13 @@ static opara_result opara__declared_shape(opara_runtime* rt, const opara__value*
 
 OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__graph* g, int64_t batch,
                                                opara__shape* shapes) {
-    opara__shape_ctx* c;
+    return opara__infer_shapes_params(rt, g, batch, shapes, NULL);
+}
+
+OPARA__PRIVATE opara_result opara__infer_shapes_params(opara_runtime* rt, const opara__graph* g, int64_t batch,
+                                                      opara__shape* shapes, opara__node_params* params) {
+    const opara__shape** in;
+    opara__shape** out;
     uint32_t i, k;
     opara_result r = OPARA_OK;
     if (!g->finalized) return opara__fail(rt, OPARA_ERR_INVALID_STATE, "shape inference needs a finalized graph");
@@ -866,24 +1122,18 @@ OPARA__PRIVATE opara_result opara__infer_shapes(opara_runtime* rt, const opara__
         else r = opara__declared_shape(rt, &g->values[i], batch, &shapes[i]);
     }
     if (r != OPARA_OK) return r;
-    c = (opara__shape_ctx*)opara__calloc(rt, 1, sizeof *c);
-    if (!c) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory inferring shapes");
-    c->rt = rt;
-    c->g = g;
-    c->batch = batch;
+    in = (const opara__shape**)opara__calloc(rt, OPARA_MAX_NODE_IO, sizeof *in);
+    out = (opara__shape**)opara__calloc(rt, OPARA_MAX_NODE_IO, sizeof *out);
+    if (!in || !out) r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory inferring shapes");
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         const opara__node* n = &g->nodes[g->topo[i]];
-        c->node_index = g->topo[i];
-        c->n = n;
-        if (n->n_inputs > OPARA_MAX_NODE_IO || n->n_outputs > OPARA_MAX_NODE_IO) {
-            r = opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "too many inputs or outputs");
-            break;
-        }
-        for (k = 0; k < n->n_inputs; ++k) c->in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
-        for (k = 0; k < n->n_outputs; ++k) c->out[k] = &shapes[n->outputs[k]];
-        r = opara__shape_node(c);
+        for (k = 0; k < n->n_inputs && k < OPARA_MAX_NODE_IO; ++k) in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
+        for (k = 0; k < n->n_outputs && k < OPARA_MAX_NODE_IO; ++k) out[k] = &shapes[n->outputs[k]];
+        r = opara__infer_node_shapes(rt, g, g->topo[i], OPARA__SHAPE_STRICT, batch, in, out,
+                                     params ? &params[g->topo[i]] : NULL);
     }
-    opara__free(rt, c);
+    opara__free(rt, (void*)in);
+    opara__free(rt, out);
     return r;
 }
 
@@ -964,7 +1214,14 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
                 return opara__dtype_fail(rt, g, node, "inputs have different data types");
         break;
-    default: break;
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
+    case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
+    case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
+    case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
+    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: case OPARA__OP_COUNT:
+        break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;

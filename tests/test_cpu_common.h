@@ -15,6 +15,7 @@ typedef struct kt {
     opara__cpu_tensor in[8], out[4];
     uint32_t n_in, n_out;
     opara__cpu_op op;
+    opara__node_params params;
     char err[256];
 } kt;
 
@@ -98,8 +99,26 @@ static void kt_str(kt* k, const char* name, const char* v) { opara__node_set_str
 /* The worker count kernels are prepared for (0: unknown), which decides how convolutions split. */
 static uint32_t kt_workers = 0;
 
+/* What a session's shape engine resolves for the node (pads after auto_pad, ...), from the input
+   shapes; left unresolved when the engine refuses them (the kernel then refuses too). */
+static void kt_resolve(kt* k) {
+    opara__shape shapes[8], out[4];
+    const opara__shape* in[8];
+    opara__shape* outp[4];
+    uint32_t i;
+    for (i = 0; i < k->n_in && i < 8; ++i) {
+        shapes[i].ndim = k->in[i].ndim;
+        memcpy(shapes[i].dims, k->in[i].dims, sizeof k->in[i].dims);
+        in[i] = k->in[i].data ? &shapes[i] : NULL;
+    }
+    for (i = 0; i < k->n_out && i < 4; ++i) outp[i] = &out[i];
+    (void)opara__infer_node_shapes(k->rt, &k->g, (uint32_t)k->node, OPARA__SHAPE_STRICT, 1, in, outp, &k->params);
+}
+
 static opara_result kt_prepare(kt* k, const opara__blas* blas) {
+    kt_resolve(k);
     memset(&k->op, 0, sizeof k->op);
+    k->op.params = &k->params;
     k->op.workers = kt_workers;
     k->op.node = &k->g.nodes[k->node];
     k->op.n_in = k->n_in;

@@ -245,6 +245,25 @@ OT_TEST(conv_winograd_matches_direct_sum) {
     if (opara__cpu_isa_level() == 2) CHECK_EQ(seen, 21);
 }
 
+/* The kernels take the window from the shape engine's record, not from the attributes: pads that
+   only the record has decide the output size, and a node without a record is refused. */
+OT_TEST(conv_reads_the_resolved_window) {
+    kt k;
+    int64_t xd[4] = {1, 1, 5, 5}, wd[4] = {1, 1, 3, 3}, yd[4] = {1, 1, 5, 5};
+    int i;
+    kt_init(&k, OPARA__OP_CONV, 2, 1);
+    kt_in(&k, 0, OPARA_DTYPE_F32, 4, xd); /* zeros: the random sequence of the other tests stays as it was */
+    kt_in(&k, 1, OPARA_DTYPE_F32, 4, wd);
+    kt_out(&k, 0, OPARA_DTYPE_F32, 4, yd);
+    CHECK_EQ(kt_prepare(&k, &builtin_blas), OPARA_ERR_SHAPE); /* no pads: 3x3 */
+    for (i = 0; i < 4; ++i) k.params.pads[i] = 1;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_OK);
+    CHECK(k.op.p.pad_b[1] == 1 && k.op.p.pad_e[2] == 1 && k.op.p.out_sp[2] == 5);
+    k.params.resolved = 0;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_SHAPE);
+    kt_free(&k);
+}
+
 OT_TEST(conv_rejects_bad_output_shape) {
     kt k;
     int64_t xd[4] = {1, 2, 5, 5}, wd[4] = {3, 2, 3, 3}, yd[4] = {1, 3, 4, 3};
@@ -864,6 +883,32 @@ OT_TEST(pow_by_two_is_exact_square) {
     kt_free(&k);
 }
 
+/* Broadcasting takes each input's strides from the shape engine's record: strides that broadcast
+   B's first element everywhere give A + B[0]; no record, no kernel. */
+OT_TEST(binary_reads_the_resolved_strides) {
+    kt k;
+    int64_t a[2] = {3, 4}, b[1] = {4};
+    float *x, *w, *y, scratch[4];
+    int i, bad = 0;
+    kt_init(&k, OPARA__OP_ADD, 2, 1);
+    x = (float*)kt_in(&k, 0, OPARA_DTYPE_F32, 2, a);
+    w = (float*)kt_in(&k, 1, OPARA_DTYPE_F32, 1, b);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 2, a);
+    for (i = 0; i < 12; ++i) x[i] = (float)i;
+    for (i = 0; i < 4; ++i) w[i] = (float)(100 * (i + 1));
+    REQUIRE(kt_prepare(&k, &builtin_blas) == OPARA_OK);
+    CHECK(k.params.bcast_strides[0][0] == 4 && k.params.bcast_strides[0][1] == 1);
+    CHECK(k.params.bcast_strides[1][0] == 0 && k.params.bcast_strides[1][1] == 1);
+    k.params.bcast_strides[1][1] = 0;
+    REQUIRE(opara__cpu_prepare(&k.op, k.err, sizeof k.err) == OPARA_OK);
+    REQUIRE(k.op.fn(&k.op, 0, k.op.work_items, scratch) == OPARA_OK);
+    for (i = 0; i < 12; ++i) bad += y[i] != (float)i + 100.0f;
+    CHECK_EQ(bad, 0);
+    k.params.resolved = 0;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_SHAPE);
+    kt_free(&k);
+}
+
 OT_TEST(binary_rejects_wrong_output) {
     kt k;
     int64_t a[2] = {3, 4}, b[1] = {4}, y[2] = {3, 5};
@@ -979,6 +1024,31 @@ OT_TEST(concat_split_random_axes) {
         kt_free(&k);
     }
     CHECK_EQ(failures, 0);
+}
+
+/* Slice copies the range the shape engine resolved (first index, step, count per dim): a record
+   that starts one later shifts the copy; no record, no kernel. */
+OT_TEST(slice_reads_the_resolved_range) {
+    kt k;
+    int64_t xd[2] = {1, 6}, yd[2] = {1, 3}, starts[1] = {1}, ends[1] = {4}, axes[1] = {1};
+    float *x, *y, scratch[4];
+    int i;
+    kt_init(&k, OPARA__OP_SLICE, 1, 1);
+    x = (float*)kt_in(&k, 0, OPARA_DTYPE_F32, 2, xd);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 2, yd);
+    for (i = 0; i < 6; ++i) x[i] = (float)i;
+    kt_ints(&k, "starts", starts, 1);
+    kt_ints(&k, "ends", ends, 1);
+    kt_ints(&k, "axes", axes, 1);
+    REQUIRE(kt_prepare(&k, &builtin_blas) == OPARA_OK);
+    CHECK(k.params.slice_start[1] == 1 && k.params.slice_step[1] == 1 && k.params.slice_count[1] == 3);
+    k.params.slice_start[1] = 2;
+    REQUIRE(opara__cpu_prepare(&k.op, k.err, sizeof k.err) == OPARA_OK);
+    REQUIRE(k.op.fn(&k.op, 0, k.op.work_items, scratch) == OPARA_OK);
+    CHECK(y[0] == 2.0f && y[1] == 3.0f && y[2] == 4.0f);
+    k.params.resolved = 0;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_INVALID_ARGS);
+    kt_free(&k);
 }
 
 OT_TEST(slice_random_with_negative_steps) {
@@ -1772,10 +1842,11 @@ OT_TEST(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call) {
 
 static const opara_test_case tests[] = {
     OT_CASE(conv_random_all_paths), OT_CASE(conv_large_channels_split_columns), OT_CASE(conv_k_slices_for_each_worker_count), OT_CASE(conv_winograd_matches_direct_sum), OT_CASE(conv_rejects_bad_output_shape),
+    OT_CASE(conv_reads_the_resolved_window),
     OT_CASE(conv_transpose_random), OT_CASE(pools_random), OT_CASE(global_average_pool_and_batch_norm),
     OT_CASE(unary_ops), OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
-    OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
-    OT_CASE(slice_random_with_negative_steps), OT_CASE(transpose_random_perms),
+    OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(binary_reads_the_resolved_strides), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
+    OT_CASE(slice_random_with_negative_steps), OT_CASE(slice_reads_the_resolved_range), OT_CASE(transpose_random_perms),
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
     OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(layer_norm_axes_and_stats),

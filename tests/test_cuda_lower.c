@@ -23,6 +23,7 @@ typedef struct lgraph {
     opara_runtime* rt;
     opara__graph g;
     opara__shape* shapes;
+    opara__node_params* params;
     opara_dtype* dtypes;
 } lgraph;
 
@@ -53,12 +54,14 @@ static int lg_finish(lgraph* l) {
     n = l->g.n_values ? l->g.n_values : 1;
     l->shapes = (opara__shape*)calloc(n, sizeof *l->shapes);
     l->dtypes = (opara_dtype*)calloc(n, sizeof *l->dtypes);
-    return l->shapes && l->dtypes && opara__infer_shapes(l->rt, &l->g, 1, l->shapes) == OPARA_OK &&
+    l->params = (opara__node_params*)calloc(l->g.n_nodes ? l->g.n_nodes : 1, sizeof *l->params);
+    return l->shapes && l->dtypes && l->params && opara__infer_shapes_params(l->rt, &l->g, 1, l->shapes, l->params) == OPARA_OK &&
            opara__infer_dtypes(l->rt, &l->g, l->dtypes) == OPARA_OK;
 }
 
 static void lg_free(lgraph* l) {
     free(l->shapes);
+    free(l->params);
     free(l->dtypes);
     opara__graph_free(&l->g);
     opara_runtime_destroy(l->rt);
@@ -73,7 +76,7 @@ static opara_result lg_lower(lgraph* l, int use_cublas, const opara_cuda_cudnn* 
     low.dnn = dnn;
     low.dnn_handle = dnn ? (opara_cudnnHandle_t)(void*)l : NULL;
     low.tf32 = tf32;
-    r = opara__cuda_lower(l->rt, &l->g, l->shapes, l->dtypes, &low);
+    r = opara__cuda_lower(l->rt, &l->g, l->shapes, l->params, l->dtypes, &low);
     if (keep) *keep = low;
     else if (r == OPARA_OK) opara__cuda_lowering_free(l->rt, &low);
     return r;
@@ -482,6 +485,62 @@ OT_TEST(a_convolution_cudnn_refuses_runs_on_our_kernel) {
     }
 }
 
+/* ReduceMean without axes reduces every dim unless noop_with_empty_axes (ONNX): the lowering reads
+   the dims to reduce from the shape engine's record, as the CPU does. meta[0] is the kept dims. */
+static int32_t reduce_mean_kept_dims(int64_t noop) {
+    lgraph l;
+    int32_t x, y, n, kept = -1;
+    opara__cuda_lowering low;
+    lg_begin(&l);
+    x = lg_input(&l, "x", 2, 2, 3, 0, 0);
+    y = lg_value(&l, "y", -1, 0, 0, 0, 0);
+    n = opara__graph_add_node(&l.g, OPARA__OP_REDUCE_MEAN, "mean", 1, &x, 1, &y);
+    opara__node_set_int(&l.g, n, "noop_with_empty_axes", noop);
+    opara__graph_add_output(&l.g, y);
+    if (lg_finish(&l) && lg_lower(&l, 0, NULL, 0, &low) == OPARA_OK) {
+        kept = low.n_meta ? low.meta[0] : -1;
+        opara__cuda_lowering_free(l.rt, &low);
+    }
+    lg_free(&l);
+    return kept;
+}
+
+OT_TEST(reduce_mean_without_axes_follows_noop_with_empty_axes) {
+    CHECK_EQ(reduce_mean_kept_dims(0), 0);
+    CHECK_EQ(reduce_mean_kept_dims(1), 2);
+}
+
+/* ConvTranspose with output_shape: the pads come from the shape engine's record, which splits the
+   trimmed total ONNX's way (the odd one at the start unless SAME_UPPER), as the CPU does. Input
+   width 3, stride 2, kernel 3: full width 7, output_shape 6: total 1, begin pad 1. */
+OT_TEST(conv_transpose_pads_from_output_shape_follow_onnx) {
+    lgraph l;
+    int32_t ins[2], y, n;
+    int64_t strides[2] = {1, 2}, out_shape[2] = {1, 6};
+    opara__cuda_lowering low;
+    uint32_t i;
+    const opara__cuda_launch* L = NULL;
+    lg_begin(&l);
+    ins[0] = lg_input(&l, "x", 4, 1, 1, 1, 3);
+    ins[1] = lg_input(&l, "w", 4, 1, 1, 1, 3);
+    y = lg_value(&l, "y", -1, 0, 0, 0, 0);
+    n = opara__graph_add_node(&l.g, OPARA__OP_CONV_TRANSPOSE, "up", 2, ins, 1, &y);
+    opara__node_set_ints(&l.g, n, "strides", strides, 2);
+    opara__node_set_ints(&l.g, n, "output_shape", out_shape, 2);
+    opara__graph_add_output(&l.g, y);
+    REQUIRE(lg_finish(&l));
+    CHECK_EQ(l.shapes[y].dims[3], 6);
+    REQUIRE(lg_lower(&l, 0, NULL, 0, &low) == OPARA_OK);
+    for (i = 0; i < low.n_launches; ++i)
+        if (low.launches[i].kernel == OPARA__CUK_CONV_TRANSPOSE2D) L = &low.launches[i];
+    REQUIRE(L && L->n_args > 16);
+    /* X, W, B, Y, then N, C, H, W, K, kh, kw, OH, OW, sh, sw, ph, pw, ... */
+    CHECK_EQ((int64_t)(int32_t)L->args[15].raw, 0);
+    CHECK_EQ((int64_t)(int32_t)L->args[16].raw, 1);
+    opara__cuda_lowering_free(l.rt, &low);
+    lg_free(&l);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(elementwise_limit_is_what_a_grid_stride_loop_can_index),
     OT_CASE(a_kernel_input_beyond_the_limit_is_refused_by_name),
@@ -489,6 +548,8 @@ static const opara_test_case tests[] = {
     OT_CASE(cublas_gemm_keeps_its_own_limits_our_epilogue_does_not),
     OT_CASE(cudnn_math_type_follows_the_precision),
     OT_CASE(a_convolution_cudnn_refuses_runs_on_our_kernel),
+    OT_CASE(reduce_mean_without_axes_follows_noop_with_empty_axes),
+    OT_CASE(conv_transpose_pads_from_output_shape_follow_onnx),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

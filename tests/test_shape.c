@@ -748,6 +748,262 @@ OT_TEST(hostile_attributes_fail_cleanly) {
     one_free(&t);
 }
 
+/* ---- the broadcast function, against a naive reference ---------------------------------------- */
+
+/* Reference: pad both shapes with leading ones to the larger rank; each output dim is the larger
+   of the two, and they broadcast when every dim is that maximum or 1. */
+static int naive_broadcast(const opara__shape* a, const opara__shape* b, opara__shape* out) {
+    int32_t r = a->ndim > b->ndim ? a->ndim : b->ndim, d;
+    out->ndim = r;
+    for (d = 0; d < r; ++d) {
+        int64_t da = d - (r - a->ndim) >= 0 ? a->dims[d - (r - a->ndim)] : 1;
+        int64_t db = d - (r - b->ndim) >= 0 ? b->dims[d - (r - b->ndim)] : 1;
+        int64_t m = da > db ? da : db;
+        if ((da != m && da != 1) || (db != m && db != 1)) return 0;
+        out->dims[d] = m;
+    }
+    return 1;
+}
+
+/* Reference offset of output multi-index idx in input s: row-major over s's own dims, with a
+   coordinate of 0 wherever s has a 1. */
+static int64_t naive_offset(const opara__shape* out, const int64_t* idx, const opara__shape* s) {
+    int64_t off = 0;
+    int32_t j;
+    for (j = 0; j < s->ndim; ++j) {
+        int64_t coord = s->dims[j] == 1 ? 0 : idx[j + (out->ndim - s->ndim)];
+        off = off * s->dims[j] + coord;
+    }
+    return off;
+}
+
+/* Shape number `code` (in base 3) of the given rank, dims in {1, 2, 3}. */
+static opara__shape small_shape(int rank, int code) {
+    opara__shape s;
+    int d;
+    memset(&s, 0, sizeof s);
+    s.ndim = rank;
+    for (d = 0; d < rank; ++d, code /= 3) s.dims[d] = 1 + code % 3;
+    return s;
+}
+
+static int n_small_shapes(int rank) { return rank == 0 ? 1 : rank == 1 ? 3 : rank == 2 ? 9 : 27; }
+
+/* Every output element's offset through the strides equals the reference offset. */
+static int check_strides(const opara__shape* out, const opara__shape* in, const int64_t* st) {
+    int64_t idx[OPARA_MAX_DIMS], n = opara__shape_numel(out), flat, rest;
+    int32_t d;
+    for (flat = 0; flat < n; ++flat) {
+        int64_t off = 0;
+        for (d = out->ndim - 1, rest = flat; d >= 0; --d) idx[d] = rest % out->dims[d], rest /= out->dims[d];
+        for (d = 0; d < out->ndim; ++d) off += idx[d] * st[d];
+        if (off != naive_offset(out, idx, in)) return 0;
+    }
+    return 1;
+}
+
+OT_TEST(broadcast_matches_naive_reference) {
+    int ra, rb, ca, cb, cases = 0, compatible = 0;
+    for (ra = 0; ra <= 3; ++ra)
+        for (rb = 0; rb <= 3; ++rb)
+            for (ca = 0; ca < n_small_shapes(ra); ++ca)
+                for (cb = 0; cb < n_small_shapes(rb); ++cb) {
+                    opara__shape a = small_shape(ra, ca), b = small_shape(rb, cb), want, got;
+                    const opara__shape* in[2];
+                    int64_t st[2][OPARA_MAX_DIMS], to[OPARA_MAX_DIMS];
+                    int ok_want = naive_broadcast(&a, &b, &want), ok;
+                    in[0] = &a, in[1] = &b;
+                    ok = opara__broadcast_shapes(in, 2, OPARA__SHAPE_STRICT, &got, st);
+                    ++cases;
+                    CHECK_EQ(ok, ok_want);
+                    if (!ok || !ok_want) continue;
+                    ++compatible;
+                    CHECK_SHAPE(&got, want);
+                    CHECK(check_strides(&got, &a, st[0]));
+                    CHECK(check_strides(&got, &b, st[1]));
+                    CHECK_EQ(opara__broadcast_to(&got, &a, to), 1);
+                    CHECK(check_strides(&got, &a, to));
+                    CHECK_EQ(opara__broadcast_to(&a, &got, to), same_shape(&a, &got)); /* only when a is the result */
+                }
+    OT_LOG("%d shape pairs, %d broadcast", cases, compatible);
+    CHECK_EQ(cases, 40 * 40);
+}
+
+OT_TEST(broadcast_of_three_matches_the_reference) {
+    int ca, cb, cc, bad = 0;
+    for (ca = 0; ca < 27; ++ca)
+        for (cb = 0; cb < 9; ++cb)
+            for (cc = 0; cc < 3; ++cc) {
+                opara__shape a = small_shape(3, ca), b = small_shape(2, cb), c = small_shape(1, cc), ab, want, got;
+                const opara__shape* in[3];
+                int64_t st[3][OPARA_MAX_DIMS];
+                int ok_want = naive_broadcast(&a, &b, &ab) && naive_broadcast(&ab, &c, &want);
+                in[0] = &a, in[1] = &b, in[2] = &c;
+                if (opara__broadcast_shapes(in, 3, OPARA__SHAPE_STRICT, &got, st) != ok_want) ++bad;
+                else if (ok_want && (!same_shape(&got, &want) || !check_strides(&got, &a, st[0]) ||
+                                     !check_strides(&got, &b, st[1]) || !check_strides(&got, &c, st[2])))
+                    ++bad;
+            }
+    CHECK_EQ(bad, 0);
+}
+
+/* ---- tolerant (import) and strict (session) modes -------------------------------------------- */
+
+OT_TEST(broadcast_tolerant_mode_propagates_unknown_dims) {
+    opara__shape a = shp(2, -1, 3), b = shp(2, 4, 1), c = shp(1, 2), d = shp(1, 3), batch = shp(2, 1, 3), got;
+    const opara__shape* in[2];
+    batch.dims[0] = OPARA__DIM_BATCH;
+    in[0] = &a, in[1] = &b;
+    CHECK_EQ(opara__broadcast_shapes(in, 2, OPARA__SHAPE_TOLERANT, &got, NULL), 1);
+    CHECK_SHAPE(&got, shp(2, 4, 3)); /* the unknown dim yields to the known 4 */
+    in[0] = &c, in[1] = &d;
+    CHECK_EQ(opara__broadcast_shapes(in, 2, OPARA__SHAPE_STRICT, &got, NULL), 0);
+    CHECK_EQ(opara__broadcast_shapes(in, 2, OPARA__SHAPE_TOLERANT, &got, NULL), 1);
+    CHECK_SHAPE(&got, shp(1, -1)); /* 2 vs 3: left unknown for the graph's checker */
+    in[0] = &batch, in[1] = &d;
+    CHECK_EQ(opara__broadcast_shapes(in, 2, OPARA__SHAPE_TOLERANT, &got, NULL), 1);
+    CHECK(got.ndim == 2 && got.dims[0] == OPARA__DIM_BATCH && got.dims[1] == 3);
+    a.ndim = -1;
+    in[0] = &a;
+    CHECK_EQ(opara__broadcast_shapes(in, 2, OPARA__SHAPE_TOLERANT, &got, NULL), 1);
+    CHECK_EQ(got.ndim, -1);
+    CHECK_EQ(opara__broadcast_shapes(in, 2, OPARA__SHAPE_STRICT, &got, NULL), 0);
+}
+
+/* One node of `op` over inputs of the given shapes through the engine in `mode` (batch 2 when
+   strict); output 0's shape in y. */
+static opara_result node_shapes(one* t, opara__op op, uint32_t n_in, const opara__shape* ins, attrs_fn attrs,
+                                opara__shape_mode mode, opara__shape* y) {
+    const opara__shape* in[4];
+    opara__shape* out[1];
+    uint32_t k;
+    int32_t idx[4];
+    one_init(t);
+    for (k = 0; k < n_in; ++k) {
+        idx[k] = one_input(t, shp(0), F32);
+        in[k] = &ins[k];
+    }
+    one_node(t, op, n_in, idx, 1);
+    if (attrs) attrs(t);
+    y->ndim = 7; /* overwritten either way */
+    out[0] = y;
+    return opara__infer_node_shapes(g_rt, &t->g, (uint32_t)t->node, mode, 2, in, out, NULL);
+}
+
+static void a_reshape_0_m1(one* t) { set_ints(t, "shape", 2, 0, -1); }
+static void a_reshape_m1_6(one* t) { set_ints(t, "shape", 2, -1, 6); }
+static void a_flatten_axis1(one* t) { opara__node_set_int(&t->g, t->node, "axis", 1); }
+
+OT_TEST(tolerant_mode_keeps_the_batch_and_unknown_dims) {
+    int64_t B = OPARA__DIM_BATCH;
+    opara__shape conv[2], x = shp(3, 1, 2, 3), add[2], y;
+    one t;
+    conv[0] = shp(4, 1, 3, -1, 8), conv[1] = shp(4, 4, 3, 3, 3);
+    conv[0].dims[0] = B, x.dims[0] = B;
+    CHECK_EQ(node_shapes(&t, OPARA__OP_CONV, 2, conv, NULL, OPARA__SHAPE_TOLERANT, &y), OPARA_OK);
+    CHECK(y.ndim == 4 && y.dims[0] == B && y.dims[1] == 4 && y.dims[2] == -1 && y.dims[3] == 6);
+    one_free(&t);
+    CHECK_EQ(node_shapes(&t, OPARA__OP_RESHAPE, 1, &x, a_reshape_0_m1, OPARA__SHAPE_TOLERANT, &y), OPARA_OK);
+    CHECK(y.ndim == 2 && y.dims[0] == B && y.dims[1] == 6);
+    one_free(&t);
+    CHECK_EQ(node_shapes(&t, OPARA__OP_RESHAPE, 1, &x, a_reshape_m1_6, OPARA__SHAPE_TOLERANT, &y), OPARA_OK);
+    CHECK(y.ndim == 2 && y.dims[0] == B && y.dims[1] == 6); /* the -1 is the batch itself */
+    one_free(&t);
+    CHECK_EQ(node_shapes(&t, OPARA__OP_FLATTEN, 1, &x, a_flatten_axis1, OPARA__SHAPE_TOLERANT, &y), OPARA_OK);
+    CHECK(y.ndim == 2 && y.dims[0] == B && y.dims[1] == 6);
+    one_free(&t);
+    add[0] = shp(2, 5, -1), add[1] = shp(1, 3);
+    CHECK_EQ(node_shapes(&t, OPARA__OP_ADD, 2, add, NULL, OPARA__SHAPE_TOLERANT, &y), OPARA_OK);
+    CHECK_SHAPE(&y, shp(2, 5, 3));
+    one_free(&t);
+}
+
+OT_TEST(strict_mode_checks_what_tolerant_mode_leaves_unknown) {
+    opara__shape add[2], conv[2], y;
+    one t;
+    char before[OPARA__DETAIL_MAX + 1];
+    add[0] = shp(2, 5, 2), add[1] = shp(1, 3);
+    CHECK_EQ(node_shapes(&t, OPARA__OP_ADD, 2, add, NULL, OPARA__SHAPE_STRICT, &y), OPARA_ERR_SHAPE);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "do not broadcast") != NULL);
+    one_free(&t);
+    conv[0] = shp(4, 1, 4, 5, 5), conv[1] = shp(4, 8, 3, 3, 3); /* 4 input channels vs 3 */
+    CHECK_EQ(node_shapes(&t, OPARA__OP_CONV, 2, conv, NULL, OPARA__SHAPE_STRICT, &y), OPARA_ERR_SHAPE);
+    one_free(&t);
+    snprintf(before, sizeof before, "%s", opara_runtime_last_error(g_rt));
+    CHECK_EQ(node_shapes(&t, OPARA__OP_ADD, 2, add, NULL, OPARA__SHAPE_TOLERANT, &y), OPARA_OK);
+    CHECK_SHAPE(&y, shp(2, 5, -1));
+    one_free(&t);
+    CHECK_EQ(node_shapes(&t, OPARA__OP_CONV, 2, conv, NULL, OPARA__SHAPE_TOLERANT, &y), OPARA_OK);
+    CHECK_EQ(y.ndim, -1); /* the broken rule leaves the output unknown */
+    one_free(&t);
+    CHECK_STR(opara_runtime_last_error(g_rt), before); /* and tolerant mode reported nothing */
+    conv[0] = shp(4, 2, 3, 5, 5);
+    CHECK_EQ(node_shapes(&t, OPARA__OP_CONV, 2, conv, NULL, OPARA__SHAPE_STRICT, &y), OPARA_OK);
+    CHECK_SHAPE(&y, shp(4, 2, 8, 3, 3));
+    one_free(&t);
+}
+
+
+/* ---- the resolved parameter record ------------------------------------------------------------ */
+
+static void a_k4_same_upper(one* t) { opara__node_set_string(&t->g, t->node, "auto_pad", "SAME_UPPER"); }
+static void a_k4_same_lower(one* t) { opara__node_set_string(&t->g, t->node, "auto_pad", "SAME_LOWER"); }
+static void a_ct_output_shape(one* t) { set_ints(t, "strides", 1, 2); set_ints(t, "output_shape", 1, 6); }
+static void a_ct_output_shape_upper(one* t) { a_ct_output_shape(t); a_k4_same_upper(t); }
+static void a_pool_k3s2_ceil(one* t) {
+    set_ints(t, "kernel_shape", 2, 3, 3);
+    set_ints(t, "strides", 2, 2, 2);
+    set_ints(t, "pads", 4, 0, 1, 0, 1);
+    opara__node_set_int(&t->g, t->node, "ceil_mode", 1);
+}
+
+/* The record of node `op` over the given input shapes (strict). */
+static opara_result record_of(one* t, opara__op op, uint32_t n_in, const opara__shape* ins, attrs_fn attrs,
+                              opara__node_params* p) {
+    const opara__shape* in[4];
+    opara__shape y, *out[1];
+    uint32_t k;
+    int32_t idx[4];
+    one_init(t);
+    for (k = 0; k < n_in; ++k) idx[k] = one_input(t, shp(0), F32), in[k] = &ins[k];
+    one_node(t, op, n_in, idx, 1);
+    if (attrs) attrs(t);
+    out[0] = &y;
+    return opara__infer_node_shapes(g_rt, &t->g, (uint32_t)t->node, OPARA__SHAPE_STRICT, 1, in, out, p);
+}
+
+OT_TEST(record_resolves_auto_pad_and_defaults) {
+    opara__shape conv[2], ct[2], pool = shp(4, 1, 1, 6, 6);
+    opara__node_params p;
+    one t;
+    conv[0] = shp(3, 1, 1, 5), conv[1] = shp(3, 2, 1, 4);
+    /* kernel 4, stride 1, input 5: output 5, total padding 4 - 1 = 3: the odd one at the end for SAME_UPPER */
+    REQUIRE(record_of(&t, OPARA__OP_CONV, 2, conv, a_k4_same_upper, &p) == OPARA_OK);
+    CHECK(p.resolved && p.n_spatial == 1 && p.kernel[0] == 4 && p.strides[0] == 1 && p.dilations[0] == 1 && p.group == 1);
+    CHECK(p.pads[0] == 1 && p.pads[1] == 2);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_CONV, 2, conv, a_k4_same_lower, &p) == OPARA_OK);
+    CHECK(p.pads[0] == 2 && p.pads[1] == 1);
+    one_free(&t);
+    /* ConvTranspose, input 3, stride 2, kernel 3: full size 7, output_shape 6: total 1, at the start
+       unless SAME_UPPER (ONNX's ConvTranspose rule) */
+    ct[0] = shp(3, 1, 1, 3), ct[1] = shp(3, 1, 1, 3);
+    REQUIRE(record_of(&t, OPARA__OP_CONV_TRANSPOSE, 2, ct, a_ct_output_shape, &p) == OPARA_OK);
+    CHECK(p.has_output_shape && p.output_shape[0] == 6 && p.pads[0] == 1 && p.pads[1] == 0);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_CONV_TRANSPOSE, 2, ct, a_ct_output_shape_upper, &p) == OPARA_OK);
+    CHECK(p.pads[0] == 0 && p.pads[1] == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_MAX_POOL, 1, &pool, a_pool_k3s2_ceil, &p) == OPARA_OK);
+    CHECK(p.n_spatial == 2 && p.ceil_mode == 1 && p.kernel[1] == 3 && p.strides[0] == 2);
+    CHECK(p.pads[0] == 0 && p.pads[1] == 1 && p.pads[2] == 0 && p.pads[3] == 1);
+    one_free(&t);
+    conv[1] = shp(3, 2, 3, 4); /* 1 input channel vs 3: not resolved */
+    CHECK_EQ(record_of(&t, OPARA__OP_CONV, 2, conv, NULL, &p), OPARA_ERR_SHAPE);
+    CHECK_EQ(p.resolved, 0);
+    one_free(&t);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(conv_follows_onnx),
     OT_CASE(conv_matches_brute_force_window_count),
@@ -779,6 +1035,12 @@ static const opara_test_case tests[] = {
     OT_CASE(resize),
     OT_CASE(arity_is_checked),
     OT_CASE(hostile_attributes_fail_cleanly),
+    OT_CASE(broadcast_matches_naive_reference),
+    OT_CASE(broadcast_of_three_matches_the_reference),
+    OT_CASE(broadcast_tolerant_mode_propagates_unknown_dims),
+    OT_CASE(tolerant_mode_keeps_the_batch_and_unknown_dims),
+    OT_CASE(strict_mode_checks_what_tolerant_mode_leaves_unknown),
+    OT_CASE(record_resolves_auto_pad_and_defaults),
 };
 
 int main(int argc, char** argv) {
