@@ -26837,18 +26837,19 @@ static int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opa
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
 /* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
-   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to'. */
-static void opara__infer_node(opara__imp* im, int32_t node) {
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to'. What the
+   engine cannot infer stays unknown; only running out of memory is a failure. */
+static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];
     const opara__shape** in;
     opara__shape** out;
     opara_dtype dt;
     uint32_t k;
-    if (n->n_inputs == 0 || n->inputs[0] < 0) return;
+    if (n->n_inputs == 0 || n->inputs[0] < 0) return OPARA_OK;
     for (k = 0; k < n->n_outputs; ++k) /* grow the side table first: the inputs may point into it */
-        if (!opara__side(im, n->outputs[k])) return;
+        if (!opara__side(im, n->outputs[k])) return opara__imp_oom(im);
     in = (const opara__shape**)opara__calloc(im->rt, (size_t)n->n_inputs + n->n_outputs, sizeof *in);
-    if (!in) return; /* the outputs stay unknown */
+    if (!in) return opara__imp_oom(im);
     out = (opara__shape**)(void*)(in + n->n_inputs);
     for (k = 0; k < n->n_inputs; ++k) in[k] = n->inputs[k] >= 0 ? opara__imp_shape(im, n->inputs[k]) : NULL;
     for (k = 0; k < n->n_outputs; ++k) out[k] = &opara__side(im, n->outputs[k])->shape;
@@ -26858,6 +26859,7 @@ static void opara__infer_node(opara__imp* im, int32_t node) {
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
+    return OPARA_OK;
 }
 
 /* ---- importing one node ----------------------------------------------------------------------- */
@@ -27043,7 +27045,7 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
     if (r != OPARA_OK) return opara__onnx_insert_result(r);
     r = opara__copy_onnx_attrs(im, node);
     if (r == OPARA_OK) r = opara__canonicalize(im, op, node, in, n_in);
-    if (r == OPARA_OK) opara__infer_node(im, node);
+    if (r == OPARA_OK) r = opara__infer_node(im, node);
     return r;
 }
 
@@ -27383,8 +27385,7 @@ static opara_result opara__materialize_alias(opara__imp* im, int32_t alias, int3
     r = opara__graph_insert_node(im->g, OPARA__OP_CAST, im->g->values[alias].name, 1, &src, 1, &alias, &node);
     if (r != OPARA_OK) return opara__onnx_insert_result(r);
     if (opara__node_set_int(im->g, node, "to", (int64_t)im->g->values[src].dtype) != OPARA_OK) return opara__imp_oom(im);
-    opara__infer_node(im, node);
-    return OPARA_OK;
+    return opara__infer_node(im, node);
 }
 
 static opara_result opara__add_outputs(opara__imp* im) {
