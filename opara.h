@@ -19766,7 +19766,7 @@ OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_sessi
    this many elements (2^31 - 1 - 256 * 65535 + 1, about 2.13e9). */
 #define OPARA__CUDA_MAX_ELEMS ((int64_t)INT32_MAX - (int64_t)OPARA__CUDA_THREADS * OPARA__CUDA_MAX_GRID + 1)
 
-typedef struct opara__cul_lw {
+typedef struct opara__lower_walk {
     opara_runtime* rt;
     const opara__graph* g;
     const opara__shape* shapes;
@@ -19774,28 +19774,28 @@ typedef struct opara__cul_lw {
     const opara_dtype* dtypes;
     opara__cuda_lowering* low;
     uint32_t node;
-} opara__cul_lw;
+} opara__lower_walk;
 
 #define OPARA__CUDA_KERNEL_NAME(id, name, file) name,
 #define OPARA__CUDA_KERNEL_FILE(id, name, file) file,
-static const char* const opara__cul_cuda_kernel_names[] = {OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_NAME)};
-static const char* const opara__cul_cuda_kernel_files[] = {OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_FILE)};
+static const char* const opara__lower_cuda_kernel_names[] = {OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_NAME)};
+static const char* const opara__lower_cuda_kernel_files[] = {OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_FILE)};
 #undef OPARA__CUDA_KERNEL_NAME
 #undef OPARA__CUDA_KERNEL_FILE
 
 OPARA__PRIVATE const char* opara__cuda_kernel_name(opara__cuda_kernel k) {
-    return (unsigned)k < OPARA__CUK_COUNT ? opara__cul_cuda_kernel_names[k] : "?";
+    return (unsigned)k < OPARA__CUK_COUNT ? opara__lower_cuda_kernel_names[k] : "?";
 }
 OPARA__PRIVATE const char* opara__cuda_kernel_file(opara__cuda_kernel k) {
-    return (unsigned)k < OPARA__CUK_COUNT ? opara__cul_cuda_kernel_files[k] : "?";
+    return (unsigned)k < OPARA__CUK_COUNT ? opara__lower_cuda_kernel_files[k] : "?";
 }
 
 /* The node's axis as the shape engine normalized it; -1 when it could not. */
-static int64_t opara__cul_axis(const opara__cul_lw* w) {
+static int64_t opara__lower_axis(const opara__lower_walk* w) {
     return w->params[w->node].resolved ? w->params[w->node].axis : -1;
 }
 
-static opara_result opara__cul_lw_fail(opara__cul_lw* w, opara_result code, const char* what) {
+static opara_result opara__lower_fail(opara__lower_walk* w, opara_result code, const char* what) {
     const opara__node* n = &w->g->nodes[w->node];
     return opara__fail_to(&w->rt->error, w->low->logger, code, "CUDA backend: node %u '%s' (%s): %s", w->node,
                           n->name ? n->name : "", opara__op_name(n->op), what);
@@ -19803,7 +19803,7 @@ static opara_result opara__cul_lw_fail(opara__cul_lw* w, opara_result code, cons
 
 /* ---- building launches ------------------------------------------------------------------------- */
 
-static opara__cuda_launch* opara__cul_lw_launch(opara__cul_lw* w, opara__cuda_kernel k) {
+static opara__cuda_launch* opara__lower_launch(opara__lower_walk* w, opara__cuda_kernel k) {
     opara__cuda_lowering* low = w->low;
     opara__cuda_launch* L;
     if (opara__grow(w->rt, (void**)&low->launches, &low->cap_launches, low->n_launches + 1, sizeof *L) != OPARA_OK)
@@ -19818,45 +19818,45 @@ static opara__cuda_launch* opara__cul_lw_launch(opara__cul_lw* w, opara__cuda_ke
     return L;
 }
 
-static void opara__cul_arg(opara__cuda_launch* L, opara__cuda_arg_kind kind, int32_t ref, uint64_t raw) {
+static void opara__lower_arg(opara__cuda_launch* L, opara__cuda_arg_kind kind, int32_t ref, uint64_t raw) {
     if (L->n_args >= OPARA__CUDA_MAX_ARGS) return; /* the kernel signatures have at most 24 */
     L->args[L->n_args].kind = (uint8_t)kind;
     L->args[L->n_args].ref = ref;
     L->args[L->n_args].raw = raw;
     L->n_args++;
 }
-/* A 32-bit int argument; a value that does not fit is remembered (opara__cul_check_launches refuses
+/* A 32-bit int argument; a value that does not fit is remembered (opara__lower_check_launches refuses
    the node) rather than silently truncated. */
-static void opara__cul_arg_i32(opara__cuda_launch* L, int64_t v) {
+static void opara__lower_arg_i32(opara__cuda_launch* L, int64_t v) {
     if ((v < INT32_MIN || v > INT32_MAX) && !L->arg_overflow) L->arg_overflow = (uint8_t)(L->n_args + 1);
-    opara__cul_arg(L, OPARA__CUARG_I32, 0, (uint64_t)(uint32_t)(int32_t)v);
+    opara__lower_arg(L, OPARA__CUARG_I32, 0, (uint64_t)(uint32_t)(int32_t)v);
 }
-static void opara__cul_arg_i64(opara__cuda_launch* L, int64_t v) { opara__cul_arg(L, OPARA__CUARG_I64, 0, (uint64_t)v); }
-static void opara__cul_arg_f32(opara__cuda_launch* L, float v) {
+static void opara__lower_arg_i64(opara__cuda_launch* L, int64_t v) { opara__lower_arg(L, OPARA__CUARG_I64, 0, (uint64_t)v); }
+static void opara__lower_arg_f32(opara__cuda_launch* L, float v) {
     uint32_t bits;
     memcpy(&bits, &v, sizeof bits);
-    opara__cul_arg(L, OPARA__CUARG_F32, 0, bits);
+    opara__lower_arg(L, OPARA__CUARG_F32, 0, bits);
 }
 /* Tensor argument: value v (or a NULL pointer for v < 0, an omitted optional input). */
-static void opara__cul_arg_tensor(opara__cuda_launch* L, int32_t v) {
-    if (v < 0) opara__cul_arg(L, OPARA__CUARG_NULL, 0, 0);
-    else opara__cul_arg(L, OPARA__CUARG_TENSOR, v, 0);
+static void opara__lower_arg_tensor(opara__cuda_launch* L, int32_t v) {
+    if (v < 0) opara__lower_arg(L, OPARA__CUARG_NULL, 0, 0);
+    else opara__lower_arg(L, OPARA__CUARG_TENSOR, v, 0);
 }
 
 /* One thread per element, grid-stride loops in the kernels: the grid is capped. */
-static void opara__cul_grid_1d(opara__cuda_launch* L, int64_t n) {
+static void opara__lower_grid_1d(opara__cuda_launch* L, int64_t n) {
     int64_t blocks = (n + OPARA__CUDA_THREADS - 1) / OPARA__CUDA_THREADS;
     L->grid[0] = (uint32_t)(blocks < 1 ? 1 : blocks > OPARA__CUDA_MAX_GRID ? OPARA__CUDA_MAX_GRID : blocks);
     L->block[0] = OPARA__CUDA_THREADS;
 }
 
-static opara_result opara__cul_meta_push(opara__cul_lw* w, const int64_t* v, uint32_t n, int32_t* at) {
+static opara_result opara__lower_meta_push(opara__lower_walk* w, const int64_t* v, uint32_t n, int32_t* at) {
     opara__cuda_lowering* low = w->low;
     uint32_t i;
     if (opara__grow(w->rt, (void**)&low->meta, &low->cap_meta, low->n_meta + n, sizeof(int32_t)) != OPARA_OK)
         return OPARA_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n; ++i) {
-        if (v[i] > INT32_MAX || v[i] < INT32_MIN) return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "a dimension exceeds 2^31");
+        if (v[i] > INT32_MAX || v[i] < INT32_MIN) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "a dimension exceeds 2^31");
         low->meta[low->n_meta + i] = (int32_t)v[i];
     }
     *at = (int32_t)low->n_meta;
@@ -19866,7 +19866,7 @@ static opara_result opara__cul_meta_push(opara__cul_lw* w, const int64_t* v, uin
 
 /* Appends n floats to the aux table; they start 16 bytes aligned (the table itself is 256-aligned
    in device memory), so a library may read them too. */
-static opara_result opara__cul_aux_push(opara__cul_lw* w, const float* v, size_t n, int32_t* at) {
+static opara_result opara__lower_aux_push(opara__lower_walk* w, const float* v, size_t n, int32_t* at) {
     opara__cuda_lowering* low = w->low;
     size_t start = (low->n_aux + 3) / 4 * 4;
     if (opara__grow(w->rt, (void**)&low->aux, &low->cap_aux, start + n, sizeof(float)) != OPARA_OK)
@@ -19881,26 +19881,26 @@ static opara_result opara__cul_aux_push(opara__cul_lw* w, const float* v, size_t
 
 /* ---- shapes ---------------------------------------------------------------------------------- */
 
-static const opara__shape* opara__cul_in_shape(const opara__cul_lw* w, uint32_t i) {
+static const opara__shape* opara__lower_in_shape(const opara__lower_walk* w, uint32_t i) {
     return &w->shapes[w->g->nodes[w->node].inputs[i]];
 }
-static const opara__shape* opara__cul_out_shape(const opara__cul_lw* w, uint32_t i) {
+static const opara__shape* opara__lower_out_shape(const opara__lower_walk* w, uint32_t i) {
     return &w->shapes[w->g->nodes[w->node].outputs[i]];
 }
-static int32_t opara__cul_in(const opara__cul_lw* w, uint32_t i) {
+static int32_t opara__lower_in(const opara__lower_walk* w, uint32_t i) {
     const opara__node* n = &w->g->nodes[w->node];
     return i < n->n_inputs ? n->inputs[i] : -1;
 }
-static int32_t opara__cul_out(const opara__cul_lw* w, uint32_t i) { return w->g->nodes[w->node].outputs[i]; }
+static int32_t opara__lower_out(const opara__lower_walk* w, uint32_t i) { return w->g->nodes[w->node].outputs[i]; }
 
-static int64_t opara__cul_numel(const opara__shape* s) {
+static int64_t opara__lower_numel(const opara__shape* s) {
     int64_t n = 1;
     int32_t d;
     for (d = 0; d < s->ndim; ++d) n *= s->dims[d];
     return n;
 }
 
-static void opara__cul_contig_strides(const opara__shape* s, int64_t* st) {
+static void opara__lower_contig_strides(const opara__shape* s, int64_t* st) {
     int64_t acc = 1;
     int32_t d;
     for (d = s->ndim - 1; d >= 0; --d) {
@@ -19909,28 +19909,28 @@ static void opara__cul_contig_strides(const opara__shape* s, int64_t* st) {
     }
 }
 
-static size_t opara__cul_dsize(opara_dtype t) { return opara_dtype_size(t); }
+static size_t opara__lower_dsize(opara_dtype t) { return opara_dtype_size(t); }
 
-static opara_result opara__cul_check_elems(opara__cul_lw* w, int64_t n) {
+static opara_result opara__lower_check_elems(opara__lower_walk* w, int64_t n) {
     char what[160];
     if (n <= OPARA__CUDA_MAX_ELEMS) return OPARA_OK;
     opara__format(what, sizeof what, "%lld elements, more than the %lld the CUDA kernels can index with 32-bit ints", (long long)n,
                   (long long)OPARA__CUDA_MAX_ELEMS);
-    return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+    return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
 }
 
 /* Value v (an input or output a kernel indexes) within OPARA__CUDA_MAX_ELEMS; the error names it. */
-static opara_result opara__cul_check_value(opara__cul_lw* w, int32_t v, const char* kernel) {
+static opara_result opara__lower_check_value(opara__lower_walk* w, int32_t v, const char* kernel) {
     char what[192];
-    int64_t n = v >= 0 ? opara__cul_numel(&w->shapes[v]) : 0;
+    int64_t n = v >= 0 ? opara__lower_numel(&w->shapes[v]) : 0;
     if (n <= OPARA__CUDA_MAX_ELEMS) return OPARA_OK;
     opara__format(what, sizeof what, "%s would index value '%s' of %lld elements with 32-bit ints (at most %lld)", kernel,
                   w->g->values[v].name ? w->g->values[v].name : "", (long long)n, (long long)OPARA__CUDA_MAX_ELEMS);
-    return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+    return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
 }
 
 /* Pushes [ndim, dims, strides of each operand] (ndim >= 1: a scalar becomes [1]). */
-static opara_result opara__cul_meta_strided(opara__cul_lw* w, const opara__shape* out, const int64_t* const* strides,
+static opara_result opara__lower_meta_strided(opara__lower_walk* w, const opara__shape* out, const int64_t* const* strides,
                                         uint32_t n_ops, int32_t* at) {
     int64_t buf[1 + OPARA_MAX_DIMS * 5];
     uint32_t k = 0, i;
@@ -19939,240 +19939,240 @@ static opara_result opara__cul_meta_strided(opara__cul_lw* w, const opara__shape
     for (d = 0; d < nd; ++d) buf[k++] = out->ndim > 0 ? out->dims[d] : 1;
     for (i = 0; i < n_ops; ++i)
         for (d = 0; d < nd; ++d) buf[k++] = out->ndim > 0 ? strides[i][d] : 0;
-    return opara__cul_meta_push(w, buf, k, at);
+    return opara__lower_meta_push(w, buf, k, at);
 }
 
 /* ---- element-wise ---------------------------------------------------------------------------- */
 
-static opara_result opara__cul_lower_unary(opara__cul_lw* w, opara__cuda_act act, float a, float b) {
+static opara_result opara__lower_unary(opara__lower_walk* w, opara__cuda_act act, float a, float b) {
     const opara__node* n = &w->g->nodes[w->node];
-    int64_t count = opara__cul_numel(opara__cul_out_shape(w, 0));
+    int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
     opara__cuda_launch* L;
-    if (w->dtypes[n->outputs[0]] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
-    if (opara__cul_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_UNARY))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, count);
-    opara__cul_arg_i32(L, act);
-    opara__cul_arg_f32(L, a);
-    opara__cul_arg_f32(L, b);
-    opara__cul_grid_1d(L, count);
+    if (w->dtypes[n->outputs[0]] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_UNARY))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, act);
+    opara__lower_arg_f32(L, a);
+    opara__lower_arg_f32(L, b);
+    opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
 
-static opara_result opara__cul_lower_binary(opara__cul_lw* w, opara__cuda_binop op) {
-    const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t count = opara__cul_numel(y);
+static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop op) {
+    const opara__shape* y = opara__lower_out_shape(w, 0);
+    int64_t count = opara__lower_numel(y);
     const int64_t* st[2];
-    opara_dtype t = w->dtypes[opara__cul_out(w, 0)];
+    opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
     opara__cuda_launch* L;
     int32_t meta;
     opara_result r;
-    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
     st[0] = w->params[w->node].bcast_strides[0], st[1] = w->params[w->node].bcast_strides[1];
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
-        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
-    if (w->dtypes[opara__cul_in(w, 0)] != t || w->dtypes[opara__cul_in(w, 1)] != t) /* e.g. Pow(float, int64) */
-        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "inputs of different data types");
-    if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
-    if ((r = opara__cul_meta_strided(w, y, st, 2, &meta)) != OPARA_OK) return r;
-    if (!(L = opara__cul_lw_launch(w, t == OPARA_DTYPE_F32 ? OPARA__CUK_BINARY_F32 : OPARA__CUK_BINARY_INT)))
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
+    if (w->dtypes[opara__lower_in(w, 0)] != t || w->dtypes[opara__lower_in(w, 1)] != t) /* e.g. Pow(float, int64) */
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "inputs of different data types");
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__lower_meta_strided(w, y, st, 2, &meta)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, t == OPARA_DTYPE_F32 ? OPARA__CUK_BINARY_F32 : OPARA__CUK_BINARY_INT)))
         return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, count);
-    opara__cul_arg_i32(L, op);
-    if (t != OPARA_DTYPE_F32) opara__cul_arg_i32(L, t == OPARA_DTYPE_I64);
-    opara__cul_arg(L, OPARA__CUARG_META, meta, 0);
-    opara__cul_grid_1d(L, count);
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, op);
+    if (t != OPARA_DTYPE_F32) opara__lower_arg_i32(L, t == OPARA_DTYPE_I64);
+    opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
 
-static opara_result opara__cul_lower_where(opara__cul_lw* w) {
-    const opara__shape* y = opara__cul_out_shape(w, 0);
-    int64_t count = opara__cul_numel(y);
+static opara_result opara__lower_where(opara__lower_walk* w) {
+    const opara__shape* y = opara__lower_out_shape(w, 0);
+    int64_t count = opara__lower_numel(y);
     const int64_t* st[3];
     opara__cuda_launch* L;
     int32_t meta;
     uint32_t i;
     opara_result r;
-    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
     for (i = 0; i < 3; ++i) st[i] = w->params[w->node].bcast_strides[i];
-    if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
-    if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
-    if ((r = opara__cul_meta_strided(w, y, st, 3, &meta)) != OPARA_OK) return r;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_WHERE))) return OPARA_ERR_OUT_OF_MEMORY;
-    for (i = 0; i < 3; ++i) opara__cul_arg_tensor(L, opara__cul_in(w, i));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, count);
-    opara__cul_arg_i32(L, (int64_t)opara__cul_dsize(w->dtypes[opara__cul_out(w, 0)]));
-    opara__cul_arg(L, OPARA__CUARG_META, meta, 0);
-    opara__cul_grid_1d(L, count);
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__lower_meta_strided(w, y, st, 3, &meta)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_WHERE))) return OPARA_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < 3; ++i) opara__lower_arg_tensor(L, opara__lower_in(w, i));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(w->dtypes[opara__lower_out(w, 0)]));
+    opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
 
-static int opara__cul_cast_type_ok(opara_dtype t) {
+static int opara__lower_cast_type_ok(opara_dtype t) {
     return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_I32 ||
            t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_BOOL || t == OPARA_DTYPE_F64;
 }
 
-static opara_result opara__cul_lower_cast(opara__cul_lw* w) {
-    opara_dtype from = w->dtypes[opara__cul_in(w, 0)], to = w->dtypes[opara__cul_out(w, 0)];
-    int64_t count = opara__cul_numel(opara__cul_out_shape(w, 0));
+static opara_result opara__lower_cast(opara__lower_walk* w) {
+    opara_dtype from = w->dtypes[opara__lower_in(w, 0)], to = w->dtypes[opara__lower_out(w, 0)];
+    int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
     opara__cuda_launch* L;
-    if (!opara__cul_cast_type_ok(from) || !opara__cul_cast_type_ok(to)) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "data type");
-    if (opara__cul_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CAST))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, count);
-    opara__cul_arg_i32(L, (int64_t)from);
-    opara__cul_arg_i32(L, (int64_t)to);
-    opara__cul_grid_1d(L, count);
+    if (!opara__lower_cast_type_ok(from) || !opara__lower_cast_type_ok(to)) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type");
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_CAST))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)from);
+    opara__lower_arg_i32(L, (int64_t)to);
+    opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
 
 /* A strided copy of `dims` elements from value src (element offset src_off, strides ss) into
    value dst (offset dst_off, strides ds). Element sizes of 8 bytes copy as two 4-byte halves
    only through elem_size 8, which the kernel supports directly. */
-static opara_result opara__cul_push_copy(opara__cul_lw* w, int32_t src, int32_t dst, const opara__shape* dims, const int64_t* ss,
+static opara_result opara__lower_push_copy(opara__lower_walk* w, int32_t src, int32_t dst, const opara__shape* dims, const int64_t* ss,
                                      const int64_t* ds, int64_t src_off, int64_t dst_off) {
     const int64_t* st[2];
-    int64_t count = opara__cul_numel(dims);
+    int64_t count = opara__lower_numel(dims);
     opara__cuda_launch* L;
     int32_t meta;
     opara_result r;
     if (count == 0) return OPARA_OK;
     st[0] = ss, st[1] = ds;
-    if ((r = opara__cul_check_value(w, src, "opara_strided_copy")) != OPARA_OK ||
-        (r = opara__cul_check_value(w, dst, "opara_strided_copy")) != OPARA_OK)
+    if ((r = opara__lower_check_value(w, src, "opara_strided_copy")) != OPARA_OK ||
+        (r = opara__lower_check_value(w, dst, "opara_strided_copy")) != OPARA_OK)
         return r;
-    if ((r = opara__cul_meta_strided(w, dims, st, 2, &meta)) != OPARA_OK) return r;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_STRIDED_COPY))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, src);
-    opara__cul_arg_tensor(L, dst);
-    opara__cul_arg_i32(L, count);
-    opara__cul_arg_i32(L, (int64_t)opara__cul_dsize(w->dtypes[dst]));
-    opara__cul_arg_i64(L, src_off);
-    opara__cul_arg_i64(L, dst_off);
-    opara__cul_arg(L, OPARA__CUARG_META, meta, 0);
-    opara__cul_grid_1d(L, count);
+    if ((r = opara__lower_meta_strided(w, dims, st, 2, &meta)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_STRIDED_COPY))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, src);
+    opara__lower_arg_tensor(L, dst);
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(w->dtypes[dst]));
+    opara__lower_arg_i64(L, src_off);
+    opara__lower_arg_i64(L, dst_off);
+    opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
 
 /* Views (Reshape, Flatten, Squeeze, Unsqueeze): no launch when the plan aliases the output to
    the input; the backend adds a byte copy at bind time when it does not. The launch is recorded
    as a COPY so the backend can decide. */
-static opara_result opara__cul_lower_view(opara__cul_lw* w) {
-    opara__cuda_launch* L = opara__cul_lw_launch(w, OPARA__CUK_COUNT);
+static opara_result opara__lower_view(opara__lower_walk* w) {
+    opara__cuda_launch* L = opara__lower_launch(w, OPARA__CUK_COUNT);
     if (!L) return OPARA_ERR_OUT_OF_MEMORY;
     L->type = OPARA__CULAUNCH_COPY;
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     return OPARA_OK;
 }
 
-static opara_result opara__cul_lower_transpose(opara__cul_lw* w) {
-    const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
+static opara_result opara__lower_transpose(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     const opara__node* n = &w->g->nodes[w->node];
     int64_t xs[OPARA_MAX_DIMS], ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
     uint32_t np = 0;
     const int64_t* perm = opara__attr_ints(n, "perm", &np);
     int32_t d;
-    opara__cul_contig_strides(x, xs);
-    opara__cul_contig_strides(y, ds);
+    opara__lower_contig_strides(x, xs);
+    opara__lower_contig_strides(y, ds);
     for (d = 0; d < y->ndim; ++d) {
         int64_t p = perm && np == (uint32_t)y->ndim ? perm[d] : y->ndim - 1 - d;
-        if (p < 0 || p >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "bad perm");
+        if (p < 0 || p >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "bad perm");
         ss[d] = xs[p];
     }
-    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, 0, 0);
+    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, ss, ds, 0, 0);
 }
 
-static opara_result opara__cul_lower_expand(opara__cul_lw* w) {
-    const opara__shape* y = opara__cul_out_shape(w, 0);
+static opara_result opara__lower_expand(opara__lower_walk* w) {
+    const opara__shape* y = opara__lower_out_shape(w, 0);
     int64_t ds[OPARA_MAX_DIMS];
-    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
-    opara__cul_contig_strides(y, ds);
-    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
+    if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
+    opara__lower_contig_strides(y, ds);
+    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
 }
 
 /* Slice as the shape engine resolved it (first index and step per dim): a strided copy. */
-static opara_result opara__cul_lower_slice(opara__cul_lw* w) {
-    const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
+static opara_result opara__lower_slice(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     const opara__node_params* p = &w->params[w->node];
     int64_t xs[OPARA_MAX_DIMS], ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS], off = 0;
     int32_t d;
-    if (!p->resolved || x->ndim != y->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "bad axes or steps");
-    opara__cul_contig_strides(x, xs);
-    opara__cul_contig_strides(y, ds);
+    if (!p->resolved || x->ndim != y->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "bad axes or steps");
+    opara__lower_contig_strides(x, xs);
+    opara__lower_contig_strides(y, ds);
     for (d = 0; d < x->ndim; ++d) {
         if (y->dims[d] > 0) off += p->slice_start[d] * xs[d];
         ss[d] = xs[d] * p->slice_step[d];
     }
-    return opara__cul_push_copy(w, opara__cul_in(w, 0), opara__cul_out(w, 0), y, ss, ds, off, 0);
+    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, ss, ds, off, 0);
 }
 
 /* Concat and Split: one strided copy per part (the parts' slices along axis of the whole). A
    Concat input that the plan placed in its slice is skipped at bind time (see the backend). */
-static opara_result opara__cul_lower_concat_split(opara__cul_lw* w, int is_concat) {
+static opara_result opara__lower_concat_split(opara__lower_walk* w, int is_concat) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape* whole = is_concat ? opara__cul_out_shape(w, 0) : opara__cul_in_shape(w, 0);
-    int64_t axis = opara__cul_axis(w), ws[OPARA_MAX_DIMS], off = 0;
+    const opara__shape* whole = is_concat ? opara__lower_out_shape(w, 0) : opara__lower_in_shape(w, 0);
+    int64_t axis = opara__lower_axis(w), ws[OPARA_MAX_DIMS], off = 0;
     uint32_t parts = is_concat ? n->n_inputs : n->n_outputs, k;
-    if (axis < 0 || axis >= whole->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-    opara__cul_contig_strides(whole, ws);
+    if (axis < 0 || axis >= whole->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    opara__lower_contig_strides(whole, ws);
     for (k = 0; k < parts; ++k) {
         int32_t part = is_concat ? n->inputs[k] : n->outputs[k];
         const opara__shape* ps = &w->shapes[part];
         int64_t pst[OPARA_MAX_DIMS];
         opara_result r;
-        opara__cul_contig_strides(ps, pst);
-        r = is_concat ? opara__cul_push_copy(w, part, n->outputs[0], ps, pst, ws, 0, off)
-                      : opara__cul_push_copy(w, n->inputs[0], part, ps, ws, pst, off, 0);
+        opara__lower_contig_strides(ps, pst);
+        r = is_concat ? opara__lower_push_copy(w, part, n->outputs[0], ps, pst, ws, 0, off)
+                      : opara__lower_push_copy(w, n->inputs[0], part, ps, ws, pst, off, 0);
         if (r != OPARA_OK) return r;
         off += ps->dims[axis] * ws[axis];
     }
     return OPARA_OK;
 }
 
-static opara_result opara__cul_lower_gather(opara__cul_lw* w) {
-    const opara__shape *x = opara__cul_in_shape(w, 0), *idx = opara__cul_in_shape(w, 1);
-    opara_dtype it = w->dtypes[opara__cul_in(w, 1)];
-    int64_t axis = opara__cul_axis(w), inner = 1, count;
+static opara_result opara__lower_gather(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *idx = opara__lower_in_shape(w, 1);
+    opara_dtype it = w->dtypes[opara__lower_in(w, 1)];
+    int64_t axis = opara__lower_axis(w), inner = 1, count;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-    if (it != OPARA_DTYPE_I64 && it != OPARA_DTYPE_I32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "indices must be int32/int64");
+    if (axis < 0 || axis >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    if (it != OPARA_DTYPE_I64 && it != OPARA_DTYPE_I32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "indices must be int32/int64");
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
-    count = opara__cul_numel(opara__cul_out_shape(w, 0));
-    if (opara__cul_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_GATHER))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, count);
-    opara__cul_arg_i32(L, (int64_t)opara__cul_dsize(w->dtypes[opara__cul_out(w, 0)]));
-    opara__cul_arg_i32(L, it == OPARA_DTYPE_I64);
-    opara__cul_arg_i32(L, x->dims[axis]);
-    opara__cul_arg_i32(L, inner);
-    opara__cul_arg_i32(L, opara__cul_numel(idx));
-    opara__cul_grid_1d(L, count);
+    count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_GATHER))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(w->dtypes[opara__lower_out(w, 0)]));
+    opara__lower_arg_i32(L, it == OPARA_DTYPE_I64);
+    opara__lower_arg_i32(L, x->dims[axis]);
+    opara__lower_arg_i32(L, inner);
+    opara__lower_arg_i32(L, opara__lower_numel(idx));
+    opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
 
-static opara_result opara__cul_lower_pad(opara__cul_lw* w) {
+static opara_result opara__lower_pad(opara__lower_walk* w) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     const char* mode = opara__attr_string(n, "mode", "constant");
     float value = opara__attr_float(n, "value", opara__attr_float(n, "constant_value", 0.0f));
     uint32_t np = 0, na = 0, k;
     const int64_t* pads = opara__attr_ints(n, "pads", &np);
     const int64_t* axes = opara__attr_ints(n, "axes", &na);
-    int64_t meta[1 + 3 * OPARA_MAX_DIMS], count = opara__cul_numel(y), fill = 0;
-    opara_dtype t = w->dtypes[opara__cul_out(w, 0)];
+    int64_t meta[1 + 3 * OPARA_MAX_DIMS], count = opara__lower_numel(y), fill = 0;
+    opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
     opara__cuda_launch* L;
     int32_t d, at, m;
     opara_result r;
@@ -20180,8 +20180,8 @@ static opara_result opara__cul_lower_pad(opara__cul_lw* w) {
     if (strcmp(mode, "constant") == 0) m = 0;
     else if (strcmp(mode, "reflect") == 0) m = 1;
     else if (strcmp(mode, "edge") == 0) m = 2;
-    else return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "pad mode (constant, reflect and edge are supported)");
-    if (x->ndim < 1 || (pads && np != 2 * naxes)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "pads do not match the rank");
+    else return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "pad mode (constant, reflect and edge are supported)");
+    if (x->ndim < 1 || (pads && np != 2 * naxes)) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pads do not match the rank");
     meta[0] = x->ndim;
     for (d = 0; d < x->ndim; ++d) {
         meta[1 + d] = y->dims[d];
@@ -20191,7 +20191,7 @@ static opara_result opara__cul_lower_pad(opara__cul_lw* w) {
     for (k = 0; pads && k < naxes; ++k) {
         int64_t a = axes ? axes[k] : (int64_t)k;
         if (a < 0) a += x->ndim;
-        if (a < 0 || a >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "pad axis out of range");
+        if (a < 0 || a >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pad axis out of range");
         meta[1 + 2 * x->ndim + a] = pads[k];
     }
     if (t == OPARA_DTYPE_F32) {
@@ -20202,126 +20202,126 @@ static opara_result opara__cul_lower_pad(opara__cul_lw* w) {
         fill = (int64_t)value;
         if (t == OPARA_DTYPE_I32) fill &= 0xffffffff;
     } else if (value != 0.0f) {
-        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "pad value for this data type");
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "pad value for this data type");
     }
-    if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
-    if ((r = opara__cul_meta_push(w, meta, 1 + 3 * (uint32_t)x->ndim, &at)) != OPARA_OK) return r;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_PAD))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, count);
-    opara__cul_arg_i32(L, (int64_t)opara__cul_dsize(t));
-    opara__cul_arg_i32(L, m);
-    opara__cul_arg_i64(L, fill);
-    opara__cul_arg(L, OPARA__CUARG_META, at, 0);
-    opara__cul_grid_1d(L, count);
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__lower_meta_push(w, meta, 1 + 3 * (uint32_t)x->ndim, &at)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_PAD))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(t));
+    opara__lower_arg_i32(L, m);
+    opara__lower_arg_i64(L, fill);
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
 
-static int opara__cul_name_index(const char* s, const char* const* names, int n) {
+static int opara__lower_name_index(const char* s, const char* const* names, int n) {
     int i;
     for (i = 0; i < n; ++i)
         if (strcmp(s, names[i]) == 0) return i;
     return -1;
 }
 
-static opara_result opara__cul_lower_resize(opara__cul_lw* w) {
+static opara_result opara__lower_resize(opara__lower_walk* w) {
     static const char* const coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"};
     static const char* const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     static const char* const modes[] = {"nearest", "linear"};
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     const opara__attr* sa = opara__node_attr(n, "scales");
-    int mode = opara__cul_name_index(opara__attr_string(n, "mode", "nearest"), modes, 2);
-    int coord = opara__cul_name_index(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), coords, 4);
-    int nm = opara__cul_name_index(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nearest, 4);
+    int mode = opara__lower_name_index(opara__attr_string(n, "mode", "nearest"), modes, 2);
+    int coord = opara__lower_name_index(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), coords, 4);
+    int nm = opara__lower_name_index(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nearest, 4);
     float sh, sw;
-    int64_t count = opara__cul_numel(y);
+    int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
     if (mode < 0 || coord < 0 || nm < 0 || opara__node_attr(n, "axes") || opara__attr_int(n, "antialias", 0))
-        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "Resize mode (nearest/linear; half_pixel, asymmetric, "
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize mode (nearest/linear; half_pixel, asymmetric, "
                                                          "align_corners, pytorch_half_pixel)");
-    if (x->ndim != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] || w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32)
-        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "Resize of the last two axes of a float32 NCHW tensor only");
+    if (x->ndim != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] || w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32)
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize of the last two axes of a float32 NCHW tensor only");
     sh = (float)((double)y->dims[2] / (double)x->dims[2]);
     sw = (float)((double)y->dims[3] / (double)x->dims[3]);
     if (sa && sa->type == OPARA__ATTR_FLOATS && sa->count == 4) sh = sa->v.floats[2], sw = sa->v.floats[3];
-    if (opara__cul_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_RESIZE))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, x->dims[0] * x->dims[1]);
-    opara__cul_arg_i32(L, x->dims[2]);
-    opara__cul_arg_i32(L, x->dims[3]);
-    opara__cul_arg_i32(L, y->dims[2]);
-    opara__cul_arg_i32(L, y->dims[3]);
-    opara__cul_arg_f32(L, sh);
-    opara__cul_arg_f32(L, sw);
-    opara__cul_arg_i32(L, mode);
-    opara__cul_arg_i32(L, coord);
-    opara__cul_arg_i32(L, nm);
-    opara__cul_grid_1d(L, count);
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_RESIZE))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, x->dims[0] * x->dims[1]);
+    opara__lower_arg_i32(L, x->dims[2]);
+    opara__lower_arg_i32(L, x->dims[3]);
+    opara__lower_arg_i32(L, y->dims[2]);
+    opara__lower_arg_i32(L, y->dims[3]);
+    opara__lower_arg_f32(L, sh);
+    opara__lower_arg_f32(L, sw);
+    opara__lower_arg_i32(L, mode);
+    opara__lower_arg_i32(L, coord);
+    opara__lower_arg_i32(L, nm);
+    opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
 
 /* ---- rows: softmax, layer norm, reductions ------------------------------------------------------ */
 
-static opara_result opara__cul_lower_softmax(opara__cul_lw* w) {
-    const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t axis = opara__cul_axis(w), outer = 1, inner = 1;
+static opara_result opara__lower_softmax(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t axis = opara__lower_axis(w), outer = 1, inner = 1;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    if (axis < 0 || axis >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     for (d = 0; d < axis; ++d) outer *= x->dims[d];
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
     if (outer * inner == 0 || x->dims[axis] == 0) return OPARA_OK;
-    if (outer * inner > INT32_MAX) return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many rows");
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_SOFTMAX))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, x->dims[axis]);
-    opara__cul_arg_i32(L, inner);
+    if (outer * inner > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many rows");
+    if (!(L = opara__lower_launch(w, OPARA__CUK_SOFTMAX))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, x->dims[axis]);
+    opara__lower_arg_i32(L, inner);
     L->grid[0] = (uint32_t)(outer * inner);
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;
 }
 
-static opara_result opara__cul_lower_layer_norm(opara__cul_lw* w) {
+static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t axis = opara__cul_axis(w), rows = 1, cols = 1;
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t axis = opara__lower_axis(w), rows = 1, cols = 1;
     opara__cuda_launch* L;
     int32_t d;
-    if (axis < 0 || axis >= x->ndim) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    if (axis < 0 || axis >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     if (n->n_outputs > 1)
-        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "Mean/InvStdDev outputs");
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Mean/InvStdDev outputs");
     for (d = 0; d < axis; ++d) rows *= x->dims[d];
     for (d = (int32_t)axis; d < x->ndim; ++d) cols *= x->dims[d];
-    if (opara__cul_numel(opara__cul_in_shape(w, 1)) != cols || (opara__cul_in(w, 2) >= 0 && opara__cul_numel(opara__cul_in_shape(w, 2)) != cols))
-        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "Scale and B must have the normalized shape");
+    if (opara__lower_numel(opara__lower_in_shape(w, 1)) != cols || (opara__lower_in(w, 2) >= 0 && opara__lower_numel(opara__lower_in_shape(w, 2)) != cols))
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Scale and B must have the normalized shape");
     if (rows == 0) return OPARA_OK;
-    if (rows > INT32_MAX || cols > INT32_MAX) return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too large");
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_LAYER_NORM))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 2));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, cols);
-    opara__cul_arg_f32(L, opara__attr_float(n, "epsilon", 1e-5f));
+    if (rows > INT32_MAX || cols > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too large");
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LAYER_NORM))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 2));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, cols);
+    opara__lower_arg_f32(L, opara__attr_float(n, "epsilon", 1e-5f));
     L->grid[0] = (uint32_t)rows;
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;
 }
 
 /* Mean over `red` (a mask of input dims) of x; GlobalAveragePool is the mask of dims 2.. */
-static opara_result opara__cul_lower_reduce(opara__cul_lw* w, const int* red) {
-    const opara__shape* x = opara__cul_in_shape(w, 0);
+static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
     int64_t xs[OPARA_MAX_DIMS], meta[2 + 4 * OPARA_MAX_DIMS], kept = 0, nred = 0, outs = 1;
     uint32_t k = 1;
     int32_t d, at;
     opara__cuda_launch* L;
     opara_result r;
-    opara__cul_contig_strides(x, xs);
+    opara__lower_contig_strides(x, xs);
     for (d = 0; d < x->ndim; ++d)
         if (!red[d]) kept++, outs *= x->dims[d];
     meta[0] = kept;
@@ -20340,47 +20340,47 @@ static opara_result opara__cul_lower_reduce(opara__cul_lw* w, const int* red) {
             if (red[d]) meta[k++] = xs[d];
     }
     if (outs == 0) return OPARA_OK;
-    if (outs > INT32_MAX) return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many outputs");
-    if ((r = opara__cul_meta_push(w, meta, k, &at)) != OPARA_OK) return r;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_REDUCE_MEAN))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg(L, OPARA__CUARG_META, at, 0);
+    if (outs > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many outputs");
+    if ((r = opara__lower_meta_push(w, meta, k, &at)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_REDUCE_MEAN))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
     L->grid[0] = (uint32_t)outs;
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;
 }
 
-static opara_result opara__cul_lower_reduce_mean(opara__cul_lw* w) {
-    const opara__shape* x = opara__cul_in_shape(w, 0);
+static opara_result opara__lower_reduce_mean(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
     int red[OPARA_MAX_DIMS];
     int32_t d;
-    if (!w->params[w->node].resolved) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].reduce[d]; /* as the shape engine resolved the axes */
-    return opara__cul_lower_reduce(w, red);
+    return opara__lower_reduce(w, red);
 }
 
-static opara_result opara__cul_lower_global_avg(opara__cul_lw* w) {
-    const opara__shape* x = opara__cul_in_shape(w, 0);
+static opara_result opara__lower_global_avg(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
     int red[OPARA_MAX_DIMS];
     int32_t d;
     for (d = 0; d < x->ndim; ++d) red[d] = d >= 2;
-    return opara__cul_lower_reduce(w, red);
+    return opara__lower_reduce(w, red);
 }
 
 /* ---- pooling and normalisation with constants ------------------------------------------------- */
 
 /* Spatial geometry of 1-D or 2-D window ops as 2-D (a 1-D op gets H = 1). */
-typedef struct opara__cul_win2 {
+typedef struct opara__lower_win2 {
     int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, ph_end, pw_end;
-} opara__cul_win2;
+} opara__lower_win2;
 
 /* The window the shape engine resolved for the node (pads after auto_pad / output_shape) as 2-D. */
-static opara_result opara__cul_win2_read(opara__cul_lw* w, const opara__shape* x, const opara__shape* y, opara__cul_win2* v) {
+static opara_result opara__lower_win2_read(opara__lower_walk* w, const opara__shape* x, const opara__shape* y, opara__lower_win2* v) {
     const opara__node_params* p = &w->params[w->node];
     int32_t k = x->ndim - 2, h = k == 2 ? 0 : -1, ww = k - 1; /* spatial indices of H (-1: 1-D) and W */
-    if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
-    if (!p->resolved || p->n_spatial != k) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "no resolved window");
+    if (k < 1 || k > 2) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
+    if (!p->resolved || p->n_spatial != k) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved window");
     memset(v, 0, sizeof *v);
     v->H = h >= 0 ? x->dims[2] : 1, v->W = x->dims[1 + k];
     v->OH = h >= 0 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
@@ -20392,35 +20392,35 @@ static opara_result opara__cul_win2_read(opara__cul_lw* w, const opara__shape* x
     return OPARA_OK;
 }
 
-static opara_result opara__cul_lower_pool(opara__cul_lw* w, int is_max) {
+static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     int32_t k = x->ndim - 2;
-    opara__cul_win2 v;
-    int64_t count = opara__cul_numel(y);
+    opara__lower_win2 v;
+    int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
     opara_result r;
-    if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
-    if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
-    if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
-    r = opara__cul_win2_read(w, x, y, &v);
+    if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    if (k < 1 || k > 2) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
+    r = opara__lower_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
-    if (opara__cul_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_POOL2D))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, x->dims[0] * x->dims[1]);
-    opara__cul_arg_i32(L, v.H), opara__cul_arg_i32(L, v.W), opara__cul_arg_i32(L, v.OH), opara__cul_arg_i32(L, v.OW);
-    opara__cul_arg_i32(L, v.kh), opara__cul_arg_i32(L, v.kw), opara__cul_arg_i32(L, v.sh), opara__cul_arg_i32(L, v.sw);
-    opara__cul_arg_i32(L, v.ph), opara__cul_arg_i32(L, v.pw), opara__cul_arg_i32(L, v.dh), opara__cul_arg_i32(L, v.dw);
-    opara__cul_arg_i32(L, is_max ? 0 : 1);
-    opara__cul_arg_i32(L, opara__attr_int(n, "count_include_pad", 0) != 0);
-    opara__cul_arg_i32(L, v.ph_end), opara__cul_arg_i32(L, v.pw_end);
-    opara__cul_grid_1d(L, count);
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_POOL2D))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, x->dims[0] * x->dims[1]);
+    opara__lower_arg_i32(L, v.H), opara__lower_arg_i32(L, v.W), opara__lower_arg_i32(L, v.OH), opara__lower_arg_i32(L, v.OW);
+    opara__lower_arg_i32(L, v.kh), opara__lower_arg_i32(L, v.kw), opara__lower_arg_i32(L, v.sh), opara__lower_arg_i32(L, v.sw);
+    opara__lower_arg_i32(L, v.ph), opara__lower_arg_i32(L, v.pw), opara__lower_arg_i32(L, v.dh), opara__lower_arg_i32(L, v.dw);
+    opara__lower_arg_i32(L, is_max ? 0 : 1);
+    opara__lower_arg_i32(L, opara__attr_int(n, "count_include_pad", 0) != 0);
+    opara__lower_arg_i32(L, v.ph_end), opara__lower_arg_i32(L, v.pw_end);
+    opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
 
-static const float* opara__cul_const_f32(const opara__cul_lw* w, int32_t v, int64_t count) {
+static const float* opara__lower_const_f32(const opara__lower_walk* w, int32_t v, int64_t count) {
     const opara__value* val = &w->g->values[v];
     if (val->kind != OPARA__VALUE_CONST || val->dtype != OPARA_DTYPE_F32 || !val->data ||
         val->nbytes != (uint64_t)count * sizeof(float))
@@ -20430,21 +20430,21 @@ static const float* opara__cul_const_f32(const opara__cul_lw* w, int32_t v, int6
 
 /* BatchNormalization (inference) with constant statistics: folded into per-channel scale and
    shift at session creation, y = x * scale + shift. */
-static opara_result opara__cul_lower_batch_norm(opara__cul_lw* w) {
+static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape* x = opara__cul_in_shape(w, 0);
-    int64_t C = x->ndim >= 2 ? x->dims[1] : 1, inner = 1, count = opara__cul_numel(x), c;
-    const float *s = opara__cul_const_f32(w, opara__cul_in(w, 1), C), *b = opara__cul_const_f32(w, opara__cul_in(w, 2), C);
-    const float *m = opara__cul_const_f32(w, opara__cul_in(w, 3), C), *var = opara__cul_const_f32(w, opara__cul_in(w, 4), C);
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t C = x->ndim >= 2 ? x->dims[1] : 1, inner = 1, count = opara__lower_numel(x), c;
+    const float *s = opara__lower_const_f32(w, opara__lower_in(w, 1), C), *b = opara__lower_const_f32(w, opara__lower_in(w, 2), C);
+    const float *m = opara__lower_const_f32(w, opara__lower_in(w, 3), C), *var = opara__lower_const_f32(w, opara__lower_in(w, 4), C);
     float eps = opara__attr_float(n, "epsilon", 1e-5f);
     float* folded;
     int32_t d, at;
     opara__cuda_launch* L;
     opara_result r;
-    if (!s || !b || !m || !var) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "scale, B, mean and var must be float32 constants");
-    if (n->n_outputs > 1) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "training outputs");
+    if (!s || !b || !m || !var) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "scale, B, mean and var must be float32 constants");
+    if (n->n_outputs > 1) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "training outputs");
     for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
-    if ((r = opara__cul_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
     folded = (float*)opara__calloc(w->rt, (size_t)(2 * C > 0 ? 2 * C : 1), sizeof(float));
     if (!folded) return opara__fail_to(&w->rt->error, w->low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
     for (c = 0; c < C; ++c) {
@@ -20452,27 +20452,27 @@ static opara_result opara__cul_lower_batch_norm(opara__cul_lw* w) {
         folded[c] = (float)sc;
         folded[C + c] = (float)((double)b[c] - (double)m[c] * sc);
     }
-    r = opara__cul_aux_push(w, folded, (size_t)(2 * C), &at);
+    r = opara__lower_aux_push(w, folded, (size_t)(2 * C), &at);
     opara__free(w->rt, folded);
     if (r != OPARA_OK) return r;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CHANNEL_AFFINE))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg(L, OPARA__CUARG_AUX, at, 0);
-    opara__cul_arg(L, OPARA__CUARG_AUX, at + (int32_t)C, 0);
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, count);
-    opara__cul_arg_i32(L, C > 0 ? C : 1);
-    opara__cul_arg_i32(L, inner > 0 ? inner : 1);
-    opara__cul_arg_i32(L, OPARA__CUDA_ACT_NONE);
-    opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
-    opara__cul_grid_1d(L, count);
+    if (!(L = opara__lower_launch(w, OPARA__CUK_CHANNEL_AFFINE))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg(L, OPARA__CUARG_AUX, at, 0);
+    opara__lower_arg(L, OPARA__CUARG_AUX, at + (int32_t)C, 0);
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, C > 0 ? C : 1);
+    opara__lower_arg_i32(L, inner > 0 ? inner : 1);
+    opara__lower_arg_i32(L, OPARA__CUDA_ACT_NONE);
+    opara__lower_arg_f32(L, 0.0f), opara__lower_arg_f32(L, 0.0f);
+    opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
 
 /* ---- convolution and GEMM --------------------------------------------------------------------- */
 
 /* The activation the importer fused into a Conv or Gemm (attribute "activation"), or -1. */
-static int opara__cul_fused_act(const opara__node* n) {
+static int opara__lower_fused_act(const opara__node* n) {
     const char* a = opara__attr_string(n, "activation", "");
     if (a[0] == 0) return OPARA__CUDA_ACT_NONE;
     if (strcmp(a, "Relu") == 0) return OPARA__CUDA_ACT_RELU;
@@ -20480,39 +20480,39 @@ static int opara__cul_fused_act(const opara__node* n) {
 }
 
 /* The arguments both convolution kernels start with: X, W, B, Y and the geometry. */
-static void opara__cul_conv_args(const opara__cul_lw* w, opara__cuda_launch* L, const opara__shape* x, const opara__shape* y,
-                                 const opara__cul_win2* v, int64_t group) {
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 2));
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
-    opara__cul_arg_i32(L, x->dims[0]), opara__cul_arg_i32(L, x->dims[1]), opara__cul_arg_i32(L, v->H), opara__cul_arg_i32(L, v->W);
-    opara__cul_arg_i32(L, y->dims[1]), opara__cul_arg_i32(L, v->kh), opara__cul_arg_i32(L, v->kw);
-    opara__cul_arg_i32(L, v->OH), opara__cul_arg_i32(L, v->OW);
-    opara__cul_arg_i32(L, v->sh), opara__cul_arg_i32(L, v->sw), opara__cul_arg_i32(L, v->ph), opara__cul_arg_i32(L, v->pw);
-    opara__cul_arg_i32(L, v->dh), opara__cul_arg_i32(L, v->dw), opara__cul_arg_i32(L, group);
+static void opara__lower_conv_args(const opara__lower_walk* w, opara__cuda_launch* L, const opara__shape* x, const opara__shape* y,
+                                 const opara__lower_win2* v, int64_t group) {
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 2));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, x->dims[0]), opara__lower_arg_i32(L, x->dims[1]), opara__lower_arg_i32(L, v->H), opara__lower_arg_i32(L, v->W);
+    opara__lower_arg_i32(L, y->dims[1]), opara__lower_arg_i32(L, v->kh), opara__lower_arg_i32(L, v->kw);
+    opara__lower_arg_i32(L, v->OH), opara__lower_arg_i32(L, v->OW);
+    opara__lower_arg_i32(L, v->sh), opara__lower_arg_i32(L, v->sw), opara__lower_arg_i32(L, v->ph), opara__lower_arg_i32(L, v->pw);
+    opara__lower_arg_i32(L, v->dh), opara__lower_arg_i32(L, v->dw), opara__lower_arg_i32(L, group);
 }
 
-static opara_result opara__cul_lower_conv_transpose(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
-                                                    opara__cul_win2 v, int64_t group) {
+static opara_result opara__lower_conv_transpose(opara__lower_walk* w, const opara__shape* x, const opara__shape* y,
+                                                    opara__lower_win2 v, int64_t group) {
     opara__cuda_launch* L;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_conv_args(w, L, x, y, &v, group);
-    opara__cul_grid_1d(L, opara__cul_numel(y));
+    if (!(L = opara__lower_launch(w, OPARA__CUK_CONV_TRANSPOSE2D))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_conv_args(w, L, x, y, &v, group);
+    opara__lower_grid_1d(L, opara__lower_numel(y));
     return OPARA_OK;
 }
 
 /* The convolution's geometry in cuDNN's int terms; 0 when a size is empty or beyond int. */
-static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, const opara__cul_win2* v, int64_t group,
+static int opara__lower_conv_geom(const opara__shape* x, const opara__shape* y, const opara__lower_win2* v, int64_t group,
                                 opara__cuda_conv_geom* c) {
     int64_t g[19];
     int i;
     g[0] = x->dims[0], g[1] = x->dims[1], g[2] = v->H, g[3] = v->W, g[4] = y->dims[1], g[5] = v->kh, g[6] = v->kw;
     g[7] = v->OH, g[8] = v->OW, g[9] = v->ph + 1, g[10] = v->pw + 1, g[11] = v->ph_end + 1, g[12] = v->pw_end + 1;
-    g[13] = v->sh, g[14] = v->sw, g[15] = v->dh, g[16] = v->dw, g[17] = group, g[18] = opara__cul_numel(x);
+    g[13] = v->sh, g[14] = v->sw, g[15] = v->dh, g[16] = v->dw, g[17] = group, g[18] = opara__lower_numel(x);
     for (i = 0; i < 19; ++i)
         if (g[i] < 1 || g[i] > INT32_MAX) return 0;
-    if (opara__cul_numel(y) > INT32_MAX) return 0;
+    if (opara__lower_numel(y) > INT32_MAX) return 0;
     memset(c, 0, sizeof *c);
     c->N = (int)g[0], c->C = (int)g[1], c->H = (int)g[2], c->W = (int)g[3], c->K = (int)g[4], c->R = (int)g[5];
     c->S = (int)g[6], c->OH = (int)g[7], c->OW = (int)g[8], c->ph = (int)v->ph, c->pw = (int)v->pw;
@@ -20524,7 +20524,7 @@ static int opara__cul_conv_geom(const opara__shape* x, const opara__shape* y, co
 /* cuDNN 9 loads its sub-libraries (libcudnn_cnn, ...) late, so a missing or broken one shows up
    at the first descriptor or heuristics call of a convolution, as may a geometry cuDNN does not
    support: that convolution runs on our kernel, counted, with cuDNN's status logged. */
-static void opara__cul_cudnn_refused(opara__cul_lw* w, const opara__cudnn_conv* conv) {
+static void opara__lower_cudnn_refused(opara__lower_walk* w, const opara__cudnn_conv* conv) {
     const opara__node* n = &w->g->nodes[w->node];
     w->low->n_dnn_refused++;
     opara__log(w->low->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
@@ -20535,16 +20535,16 @@ static void opara__cul_cudnn_refused(opara__cul_lw* w, const opara__cudnn_conv* 
 /* A Conv that cuDNN can express becomes one cuDNN call with bias and Relu fused (a Relu without a
    bias gets zeros from the aux table: the fused call needs a bias). *done = 0 leaves the Conv to
    our kernel. */
-static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__shape* x, const opara__shape* y,
-                                                const opara__cul_win2* v, int64_t group, int act, int* done) {
+static opara_result opara__lower_conv_cudnn(opara__lower_walk* w, const opara__shape* x, const opara__shape* y,
+                                                const opara__lower_win2* v, int64_t group, int act, int* done) {
     opara__cuda_lowering* low = w->low;
     opara__cuda_conv_geom c;
     opara__cudnn_conv* conv;
     opara__cuda_launch* L;
-    int32_t bias = opara__cul_in(w, 2), zeros_at = -1;
+    int32_t bias = opara__lower_in(w, 2), zeros_at = -1;
     opara_result r;
     *done = 0;
-    if (!opara__cul_conv_geom(x, y, v, group, &c)) return OPARA_OK;
+    if (!opara__lower_conv_geom(x, y, v, group, &c)) return OPARA_OK;
     c.relu = act == OPARA__CUDA_ACT_RELU;
     c.has_bias = bias >= 0 || c.relu;
     if (!opara__cudnn_conv_supported(&c)) return OPARA_OK;
@@ -20555,7 +20555,7 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
     r = opara__cudnn_conv_describe(w->rt, low->logger, low->dnn, &c, conv);
     if (r == OPARA_OK) r = opara__cudnn_conv_choose(w->rt, low->logger, low->dnn, low->dnn_handle, conv);
     if (r == OPARA_ERR_CUDNN) { /* cuDNN refused this one (e.g. a sub-library that fails to load): our kernel */
-        opara__cul_cudnn_refused(w, conv);
+        opara__lower_cudnn_refused(w, conv);
         r = OPARA_OK;
     }
     if (r != OPARA_OK || conv->failed_call) {
@@ -20565,47 +20565,47 @@ static opara_result opara__cul_lower_conv_cudnn(opara__cul_lw* w, const opara__s
     low->n_dnn_convs++;
     if (bias < 0 && c.relu) {
         float* zeros = (float*)opara__calloc(w->rt, (size_t)c.K, sizeof(float));
-        r = zeros ? opara__cul_aux_push(w, zeros, (size_t)c.K, &zeros_at) : OPARA_ERR_OUT_OF_MEMORY;
+        r = zeros ? opara__lower_aux_push(w, zeros, (size_t)c.K, &zeros_at) : OPARA_ERR_OUT_OF_MEMORY;
         opara__free(w->rt, zeros);
         if (r != OPARA_OK) return r;
     }
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV2D))) return OPARA_ERR_OUT_OF_MEMORY;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_CONV2D))) return OPARA_ERR_OUT_OF_MEMORY;
     L->type = OPARA__CULAUNCH_CUDNN;
     L->lib = low->n_dnn_convs - 1;
-    opara__cul_arg_tensor(L, opara__cul_in(w, 0));
-    opara__cul_arg_tensor(L, opara__cul_in(w, 1));
-    if (zeros_at >= 0) opara__cul_arg(L, OPARA__CUARG_AUX, zeros_at, 0);
-    else opara__cul_arg_tensor(L, bias);
-    opara__cul_arg_tensor(L, opara__cul_out(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    if (zeros_at >= 0) opara__lower_arg(L, OPARA__CUARG_AUX, zeros_at, 0);
+    else opara__lower_arg_tensor(L, bias);
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     *done = 1;
     return OPARA_OK;
 }
 
-static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
+static opara_result opara__lower_conv(opara__lower_walk* w, int transpose) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape *x = opara__cul_in_shape(w, 0), *y = opara__cul_out_shape(w, 0);
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     int64_t group = w->params[w->node].group, K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
-    int act = opara__cul_fused_act(n), done = 0;
-    opara__cul_win2 v;
+    int act = opara__lower_fused_act(n), done = 0;
+    opara__lower_win2 v;
     opara__cuda_launch* L;
     opara_result r;
-    if (k < 1 || k > 2) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D convolutions");
+    if (k < 1 || k > 2) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D convolutions");
     if (act < 0 || (transpose && act != OPARA__CUDA_ACT_NONE))
-        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
-    if (w->dtypes[opara__cul_in(w, 0)] != OPARA_DTYPE_F32) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
-    r = opara__cul_win2_read(w, x, y, &v);
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    r = opara__lower_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
-    if (opara__cul_check_elems(w, opara__cul_numel(y)) != OPARA_OK || opara__cul_check_elems(w, opara__cul_numel(x)) != OPARA_OK)
+    if (opara__lower_check_elems(w, opara__lower_numel(y)) != OPARA_OK || opara__lower_check_elems(w, opara__lower_numel(x)) != OPARA_OK)
         return OPARA_ERR_LIMIT_EXCEEDED;
-    if (transpose) return opara__cul_lower_conv_transpose(w, x, y, v, group);
+    if (transpose) return opara__lower_conv_transpose(w, x, y, v, group);
     w->low->n_conv++;
-    if (w->low->dnn && (r = opara__cul_lower_conv_cudnn(w, x, y, &v, group, act, &done)) != OPARA_OK) return r;
+    if (w->low->dnn && (r = opara__lower_conv_cudnn(w, x, y, &v, group, act, &done)) != OPARA_OK) return r;
     if (done) return OPARA_OK;
     kgroup = K / (group > 0 ? group : 1);
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_CONV2D))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_conv_args(w, L, x, y, &v, group);
-    opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
+    if (!(L = opara__lower_launch(w, OPARA__CUK_CONV2D))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_conv_args(w, L, x, y, &v, group);
+    opara__lower_arg_i32(L, act), opara__lower_arg_f32(L, 0.0f), opara__lower_arg_f32(L, 0.0f);
     L->grid[0] = (uint32_t)((x->dims[0] * v.OH * v.OW + 15) / 16);
     L->grid[1] = (uint32_t)((kgroup + 15) / 16);
     L->grid[2] = (uint32_t)group;
@@ -20614,7 +20614,7 @@ static opara_result opara__cul_lower_conv(opara__cul_lw* w, int transpose) {
 }
 
 /* One SGEMM launch (our kernel): Y = alpha op(A) op(B) + beta C (C strides crs, ccs). */
-static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b, int32_t c, int32_t y, int64_t M, int64_t N,
+static opara_result opara__lower_push_sgemm(opara__lower_walk* w, int32_t a, int32_t b, int32_t c, int32_t y, int64_t M, int64_t N,
                                       int64_t K, int ta, int tb, float alpha, float beta, int64_t crs, int64_t ccs,
                                       int64_t batch, int64_t sa, int64_t sb, int64_t sy, int act) {
     opara__cuda_launch* L;
@@ -20622,15 +20622,15 @@ static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b
         char what[160];
         opara__format(what, sizeof what, "GEMM of M %lld, N %lld, K %lld, batch %lld (at most 2^31 - 1 and a batch of 65535)",
                       (long long)M, (long long)N, (long long)K, (long long)batch);
-        return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+        return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
     }
     if (M == 0 || N == 0 || batch == 0) return OPARA_OK;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_SGEMM))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, a), opara__cul_arg_tensor(L, b), opara__cul_arg_tensor(L, c), opara__cul_arg_tensor(L, y);
-    opara__cul_arg_i32(L, M), opara__cul_arg_i32(L, N), opara__cul_arg_i32(L, K), opara__cul_arg_i32(L, ta), opara__cul_arg_i32(L, tb);
-    opara__cul_arg_f32(L, alpha), opara__cul_arg_f32(L, beta), opara__cul_arg_i32(L, crs), opara__cul_arg_i32(L, ccs);
-    opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
-    opara__cul_arg_i64(L, sa), opara__cul_arg_i64(L, sb), opara__cul_arg_i64(L, sy);
+    if (!(L = opara__lower_launch(w, OPARA__CUK_SGEMM))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, a), opara__lower_arg_tensor(L, b), opara__lower_arg_tensor(L, c), opara__lower_arg_tensor(L, y);
+    opara__lower_arg_i32(L, M), opara__lower_arg_i32(L, N), opara__lower_arg_i32(L, K), opara__lower_arg_i32(L, ta), opara__lower_arg_i32(L, tb);
+    opara__lower_arg_f32(L, alpha), opara__lower_arg_f32(L, beta), opara__lower_arg_i32(L, crs), opara__lower_arg_i32(L, ccs);
+    opara__lower_arg_i32(L, act), opara__lower_arg_f32(L, 0.0f), opara__lower_arg_f32(L, 0.0f);
+    opara__lower_arg_i64(L, sa), opara__lower_arg_i64(L, sb), opara__lower_arg_i64(L, sy);
     L->grid[0] = (uint32_t)((N + 15) / 16);
     L->grid[1] = (uint32_t)((M + 15) / 16);
     L->grid[2] = (uint32_t)batch;
@@ -20639,49 +20639,49 @@ static opara_result opara__cul_push_sgemm(opara__cul_lw* w, int32_t a, int32_t b
     /* cuBLAS computes alpha op(A) op(B); C and the activation join in our epilogue kernel */
     L->type = OPARA__CULAUNCH_CUBLAS;
     if (c < 0 && act == OPARA__CUDA_ACT_NONE) return OPARA_OK;
-    if (batch != 1) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "batched GEMM with C");
-    if (opara__cul_check_elems(w, M * N) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__cul_lw_launch(w, OPARA__CUK_BIAS_ACT))) return OPARA_ERR_OUT_OF_MEMORY;
-    opara__cul_arg_tensor(L, y), opara__cul_arg_tensor(L, c);
-    opara__cul_arg_i32(L, M * N), opara__cul_arg_i32(L, N), opara__cul_arg_i32(L, crs), opara__cul_arg_i32(L, ccs);
-    opara__cul_arg_f32(L, beta), opara__cul_arg_i32(L, act), opara__cul_arg_f32(L, 0.0f), opara__cul_arg_f32(L, 0.0f);
-    opara__cul_grid_1d(L, M * N);
+    if (batch != 1) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "batched GEMM with C");
+    if (opara__lower_check_elems(w, M * N) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_BIAS_ACT))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, y), opara__lower_arg_tensor(L, c);
+    opara__lower_arg_i32(L, M * N), opara__lower_arg_i32(L, N), opara__lower_arg_i32(L, crs), opara__lower_arg_i32(L, ccs);
+    opara__lower_arg_f32(L, beta), opara__lower_arg_i32(L, act), opara__lower_arg_f32(L, 0.0f), opara__lower_arg_f32(L, 0.0f);
+    opara__lower_grid_1d(L, M * N);
     return OPARA_OK;
 }
 
-static opara_result opara__cul_lower_gemm(opara__cul_lw* w) {
+static opara_result opara__lower_gemm(opara__lower_walk* w) {
     const opara__node* n = &w->g->nodes[w->node];
-    const opara__shape *a = opara__cul_in_shape(w, 0), *b = opara__cul_in_shape(w, 1), *y = opara__cul_out_shape(w, 0);
+    const opara__shape *a = opara__lower_in_shape(w, 0), *b = opara__lower_in_shape(w, 1), *y = opara__lower_out_shape(w, 0);
     int ta = opara__attr_int(n, "transA", 0) != 0, tb = opara__attr_int(n, "transB", 0) != 0;
     int64_t M = y->dims[0], N = y->dims[1], K = ta ? a->dims[0] : a->dims[1], crs = 0, ccs = 0;
-    int32_t c = opara__cul_in(w, 2);
-    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "Gemm needs 2-D A and B");
+    int32_t c = opara__lower_in(w, 2);
+    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2) return opara__lower_fail(w, OPARA_ERR_SHAPE, "Gemm needs 2-D A and B");
     if (c >= 0) {
         const opara__shape* cs = &w->shapes[c];
         int64_t st[2];
-        if (!opara__broadcast_to(y, cs, st)) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
+        if (!opara__broadcast_to(y, cs, st)) return opara__lower_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
-    if (opara__cul_fused_act(n) < 0) return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
-    return opara__cul_push_sgemm(w, opara__cul_in(w, 0), opara__cul_in(w, 1), c, opara__cul_out(w, 0), M, N, K, ta, tb,
+    if (opara__lower_fused_act(n) < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
+    return opara__lower_push_sgemm(w, opara__lower_in(w, 0), opara__lower_in(w, 1), c, opara__lower_out(w, 0), M, N, K, ta, tb,
                              opara__attr_float(n, "alpha", 1.0f), opara__attr_float(n, "beta", 1.0f), crs, ccs, 1, 0, 0,
-                             0, opara__cul_fused_act(n));
+                             0, opara__lower_fused_act(n));
 }
 
 /* MatMul with numpy semantics: 1-D operands are promoted, batch dims broadcast. The batch is one
    flattened dim per operand: each operand's batch must equal the output's or be all ones. */
-static opara_result opara__cul_lower_matmul(opara__cul_lw* w) {
-    const opara__shape *a = opara__cul_in_shape(w, 0), *b = opara__cul_in_shape(w, 1), *y = opara__cul_out_shape(w, 0);
+static opara_result opara__lower_matmul(opara__lower_walk* w) {
+    const opara__shape *a = opara__lower_in_shape(w, 0), *b = opara__lower_in_shape(w, 1), *y = opara__lower_out_shape(w, 0);
     int64_t M = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1, K = a->dims[a->ndim - 1];
     int64_t N = b->ndim >= 2 ? b->dims[b->ndim - 1] : 1, batch = 1, ab = 1, bb = 1;
     int32_t d;
-    if (a->ndim < 1 || b->ndim < 1) return opara__cul_lw_fail(w, OPARA_ERR_SHAPE, "MatMul of a scalar");
+    if (a->ndim < 1 || b->ndim < 1) return opara__lower_fail(w, OPARA_ERR_SHAPE, "MatMul of a scalar");
     for (d = 0; d < a->ndim - 2; ++d) ab *= a->dims[d];
     for (d = 0; d < b->ndim - 2; ++d) bb *= b->dims[d];
-    batch = M * N > 0 ? opara__cul_numel(y) / (M * N) : 0;
+    batch = M * N > 0 ? opara__lower_numel(y) / (M * N) : 0;
     if ((ab != batch && ab != 1) || (bb != batch && bb != 1))
-        return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED, "MatMul batch broadcast across several dims");
-    return opara__cul_push_sgemm(w, opara__cul_in(w, 0), opara__cul_in(w, 1), -1, opara__cul_out(w, 0), M, N, K, 0, 0, 1.0f, 0.0f, 0, 0,
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "MatMul batch broadcast across several dims");
+    return opara__lower_push_sgemm(w, opara__lower_in(w, 0), opara__lower_in(w, 1), -1, opara__lower_out(w, 0), M, N, K, 0, 0, 1.0f, 0.0f, 0, 0,
                              batch, ab == 1 ? 0 : M * K, bb == 1 ? 0 : K * N, M * N, OPARA__CUDA_ACT_NONE);
 }
 
@@ -20691,7 +20691,7 @@ static opara_result opara__cul_lower_matmul(opara__cul_lw* w) {
    function checked: every 32-bit int argument fits, the grid and block are within the device
    limits, and every tensor a kernel touches has at most OPARA__CUDA_MAX_ELEMS elements. Library
    calls (cuBLAS, cuDNN) and device copies keep their own limits. */
-static opara_result opara__cul_check_launches(opara__cul_lw* w, uint32_t first) {
+static opara_result opara__lower_check_launches(opara__lower_walk* w, uint32_t first) {
     const opara__cuda_lowering* low = w->low;
     char what[192];
     uint32_t i, a;
@@ -20702,16 +20702,16 @@ static opara_result opara__cul_check_launches(opara__cul_lw* w, uint32_t first) 
         if (L->type != OPARA__CULAUNCH_KERNEL) continue;
         if (L->arg_overflow) {
             opara__format(what, sizeof what, "argument %u of %s exceeds a 32-bit int", L->arg_overflow - 1, k);
-            return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+            return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
         }
         if (L->grid[0] < 1 || L->grid[0] > OPARA__CUDA_GRID_X_MAX || L->grid[1] < 1 || L->grid[1] > OPARA__CUDA_GRID_YZ_MAX ||
             L->grid[2] < 1 || L->grid[2] > OPARA__CUDA_GRID_YZ_MAX || threads < 1 || threads > 1024 || L->block[2] > 64) {
             opara__format(what, sizeof what, "%s grid (%u, %u, %u) x block (%u, %u, %u) exceeds the launch limits (grid y, z <= 65535)",
                           k, L->grid[0], L->grid[1], L->grid[2], L->block[0], L->block[1], L->block[2]);
-            return opara__cul_lw_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
+            return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
         }
         for (a = 0; a < L->n_args; ++a)
-            if (L->args[a].kind == OPARA__CUARG_TENSOR && opara__cul_check_value(w, L->args[a].ref, k) != OPARA_OK)
+            if (L->args[a].kind == OPARA__CUARG_TENSOR && opara__lower_check_value(w, L->args[a].ref, k) != OPARA_OK)
                 return OPARA_ERR_LIMIT_EXCEEDED;
     }
     return OPARA_OK;
@@ -20719,62 +20719,62 @@ static opara_result opara__cul_check_launches(opara__cul_lw* w, uint32_t first) 
 
 /* ---- dispatch ---------------------------------------------------------------------------------- */
 
-static opara_result opara__cul_lower_node(opara__cul_lw* w) {
+static opara_result opara__lower_node(opara__lower_walk* w) {
     const opara__node* n = &w->g->nodes[w->node];
     switch (n->op) {
-    case OPARA__OP_CONV: return opara__cul_lower_conv(w, 0);
-    case OPARA__OP_CONV_TRANSPOSE: return opara__cul_lower_conv(w, 1);
-    case OPARA__OP_MAX_POOL: return opara__cul_lower_pool(w, 1);
-    case OPARA__OP_AVERAGE_POOL: return opara__cul_lower_pool(w, 0);
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__cul_lower_global_avg(w);
-    case OPARA__OP_BATCH_NORM: return opara__cul_lower_batch_norm(w);
-    case OPARA__OP_RELU: return opara__cul_lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
-    case OPARA__OP_LEAKY_RELU: return opara__cul_lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, opara__attr_float(n, "alpha", 0.01f), 0);
-    case OPARA__OP_SIGMOID: return opara__cul_lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);
-    case OPARA__OP_TANH: return opara__cul_lower_unary(w, OPARA__CUDA_ACT_TANH, 0, 0);
+    case OPARA__OP_CONV: return opara__lower_conv(w, 0);
+    case OPARA__OP_CONV_TRANSPOSE: return opara__lower_conv(w, 1);
+    case OPARA__OP_MAX_POOL: return opara__lower_pool(w, 1);
+    case OPARA__OP_AVERAGE_POOL: return opara__lower_pool(w, 0);
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
+    case OPARA__OP_BATCH_NORM: return opara__lower_batch_norm(w);
+    case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
+    case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, opara__attr_float(n, "alpha", 0.01f), 0);
+    case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);
+    case OPARA__OP_TANH: return opara__lower_unary(w, OPARA__CUDA_ACT_TANH, 0, 0);
     case OPARA__OP_HARD_SIGMOID:
-        return opara__cul_lower_unary(w, OPARA__CUDA_ACT_HARD_SIGMOID, opara__attr_float(n, "alpha", 0.2f),
+        return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SIGMOID, opara__attr_float(n, "alpha", 0.2f),
                                   opara__attr_float(n, "beta", 0.5f));
-    case OPARA__OP_HARD_SWISH: return opara__cul_lower_unary(w, OPARA__CUDA_ACT_HARD_SWISH, 0, 0);
+    case OPARA__OP_HARD_SWISH: return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SWISH, 0, 0);
     case OPARA__OP_CLIP:
-        return opara__cul_lower_unary(w, OPARA__CUDA_ACT_CLIP, opara__attr_float(n, "min", -HUGE_VALF),
+        return opara__lower_unary(w, OPARA__CUDA_ACT_CLIP, opara__attr_float(n, "min", -HUGE_VALF),
                                   opara__attr_float(n, "max", HUGE_VALF));
-    case OPARA__OP_SQRT: return opara__cul_lower_unary(w, OPARA__CUDA_ACT_SQRT, 0, 0);
-    case OPARA__OP_ERF: return opara__cul_lower_unary(w, OPARA__CUDA_ACT_ERF, 0, 0);
+    case OPARA__OP_SQRT: return opara__lower_unary(w, OPARA__CUDA_ACT_SQRT, 0, 0);
+    case OPARA__OP_ERF: return opara__lower_unary(w, OPARA__CUDA_ACT_ERF, 0, 0);
     case OPARA__OP_GELU:
-        return opara__cul_lower_unary(w, strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0
+        return opara__lower_unary(w, strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0
                                          ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
-    case OPARA__OP_ADD: return opara__cul_lower_binary(w, OPARA__CUDA_BIN_ADD);
-    case OPARA__OP_SUB: return opara__cul_lower_binary(w, OPARA__CUDA_BIN_SUB);
-    case OPARA__OP_MUL: return opara__cul_lower_binary(w, OPARA__CUDA_BIN_MUL);
-    case OPARA__OP_DIV: return opara__cul_lower_binary(w, OPARA__CUDA_BIN_DIV);
-    case OPARA__OP_POW: return opara__cul_lower_binary(w, OPARA__CUDA_BIN_POW);
-    case OPARA__OP_CONCAT: return opara__cul_lower_concat_split(w, 1);
-    case OPARA__OP_SPLIT: return opara__cul_lower_concat_split(w, 0);
-    case OPARA__OP_SLICE: return opara__cul_lower_slice(w);
-    case OPARA__OP_GATHER: return opara__cul_lower_gather(w);
+    case OPARA__OP_ADD: return opara__lower_binary(w, OPARA__CUDA_BIN_ADD);
+    case OPARA__OP_SUB: return opara__lower_binary(w, OPARA__CUDA_BIN_SUB);
+    case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);
+    case OPARA__OP_DIV: return opara__lower_binary(w, OPARA__CUDA_BIN_DIV);
+    case OPARA__OP_POW: return opara__lower_binary(w, OPARA__CUDA_BIN_POW);
+    case OPARA__OP_CONCAT: return opara__lower_concat_split(w, 1);
+    case OPARA__OP_SPLIT: return opara__lower_concat_split(w, 0);
+    case OPARA__OP_SLICE: return opara__lower_slice(w);
+    case OPARA__OP_GATHER: return opara__lower_gather(w);
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
-        return opara__cul_lower_view(w);
-    case OPARA__OP_TRANSPOSE: return opara__cul_lower_transpose(w);
-    case OPARA__OP_EXPAND: return opara__cul_lower_expand(w);
-    case OPARA__OP_GEMM: return opara__cul_lower_gemm(w);
-    case OPARA__OP_MATMUL: return opara__cul_lower_matmul(w);
-    case OPARA__OP_SOFTMAX: return opara__cul_lower_softmax(w);
-    case OPARA__OP_LAYER_NORM: return opara__cul_lower_layer_norm(w);
-    case OPARA__OP_REDUCE_MEAN: return opara__cul_lower_reduce_mean(w);
-    case OPARA__OP_WHERE: return opara__cul_lower_where(w);
-    case OPARA__OP_CAST: return opara__cul_lower_cast(w);
-    case OPARA__OP_PAD: return opara__cul_lower_pad(w);
-    case OPARA__OP_RESIZE: return opara__cul_lower_resize(w);
+        return opara__lower_view(w);
+    case OPARA__OP_TRANSPOSE: return opara__lower_transpose(w);
+    case OPARA__OP_EXPAND: return opara__lower_expand(w);
+    case OPARA__OP_GEMM: return opara__lower_gemm(w);
+    case OPARA__OP_MATMUL: return opara__lower_matmul(w);
+    case OPARA__OP_SOFTMAX: return opara__lower_softmax(w);
+    case OPARA__OP_LAYER_NORM: return opara__lower_layer_norm(w);
+    case OPARA__OP_REDUCE_MEAN: return opara__lower_reduce_mean(w);
+    case OPARA__OP_WHERE: return opara__lower_where(w);
+    case OPARA__OP_CAST: return opara__lower_cast(w);
+    case OPARA__OP_PAD: return opara__lower_pad(w);
+    case OPARA__OP_RESIZE: return opara__lower_resize(w);
     case OPARA__OP_COUNT: break;
     }
-    return opara__cul_lw_fail(w, OPARA_ERR_UNSUPPORTED_OP, "operator not supported by the CUDA backend");
+    return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED_OP, "operator not supported by the CUDA backend");
 }
 
 OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__graph* g, const opara__shape* shapes,
                                              const opara__node_params* params, const opara_dtype* dtypes,
                                              opara__cuda_lowering* low) {
-    opara__cul_lw w;
+    opara__lower_walk w;
     uint32_t i;
     opara_result r = OPARA_OK;
     opara__cuda_lowering keep = *low; /* the caller's choices */
@@ -20791,8 +20791,8 @@ OPARA__PRIVATE opara_result opara__cuda_lower(opara_runtime* rt, const opara__gr
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         w.node = i;
         low->node_start[i] = low->n_launches;
-        r = opara__cul_lower_node(&w);
-        if (r == OPARA_OK) r = opara__cul_check_launches(&w, low->node_start[i]);
+        r = opara__lower_node(&w);
+        if (r == OPARA_OK) r = opara__lower_check_launches(&w, low->node_start[i]);
         if (r == OPARA_ERR_OUT_OF_MEMORY)
             opara__fail_to(&rt->error, low->logger, r, "CUDA backend: out of memory while lowering node %u", i);
     }
@@ -21283,7 +21283,7 @@ static opara_result opara__resources_driver_row(opara_runtime* rt, const opara__
     memcpy(row->block, L->block, sizeof row->block);
     row->regs = (uint32_t)(regs > 0 ? regs : 0);
     row->smem_static = (uint32_t)(smem > 0 ? smem : 0);
-    row->smem_dynamic = 0; /* every launch of ours passes sharedMemBytes = 0 (opara__cub_launch_one) */
+    row->smem_dynamic = 0; /* every launch of ours passes sharedMemBytes = 0 (opara__backend_launch_one) */
     row->max_threads = (uint32_t)(max_threads > 0 ? max_threads : 0);
     row->source = OPARA__CURES_DRIVER;
     return OPARA_OK;
@@ -21497,68 +21497,68 @@ struct opara__cuda_session {
 /* ---- errors ------------------------------------------------------------------------------------ */
 
 /* Every message of the session goes to its logger (the session's; the runtime's when none is given). */
-static const opara_logger* opara__cub_log(const opara__cuda_session* s) { return opara__cuda_logger(s->rt, &s->opt); }
+static const opara_logger* opara__backend_log(const opara__cuda_session* s) { return opara__cuda_logger(s->rt, &s->opt); }
 
 /* A failure of session s: into the runtime's error during creation (the runtime's thread), into the
    session's own afterwards, so runs on other threads never write the runtime. */
-static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
-static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
+static opara_result opara__backend_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__backend_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
-    code = opara__fail_into(s->err, opara__cub_log(s), code, fmt, args);
+    code = opara__fail_into(s->err, opara__backend_log(s), code, fmt, args);
     va_end(args);
     return code;
 }
 
-static opara_result opara__cub_cu_fail(opara__cuda_session* s, opara_CUresult r, const char* what) {
+static opara_result opara__backend_cu_fail(opara__cuda_session* s, opara_CUresult r, const char* what) {
     opara_result code = r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
-    return opara__cub_fail(s, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
+    return opara__backend_fail(s, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
                            (int)r);
 }
 #define OPARA__CU_TRY(s, call, what)                                           \
     do {                                                                       \
         opara_CUresult opara__r_ = OPARA__CU(s, call);                         \
-        if (opara__r_ != OPARA_CUDA_SUCCESS) return opara__cub_cu_fail(s, opara__r_, what); \
+        if (opara__r_ != OPARA_CUDA_SUCCESS) return opara__backend_cu_fail(s, opara__r_, what); \
     } while (0)
 
-static opara_result opara__cub_oom(opara__cuda_session* s) {
-    return opara__cub_fail(s, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+static opara_result opara__backend_oom(opara__cuda_session* s) {
+    return opara__backend_fail(s, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
 }
 
 /* Makes the session's context current on the calling thread on top of whatever the caller has
-   (cuCtxPushCurrent); opara__cub_leave pops it, so the caller's current context is restored.
+   (cuCtxPushCurrent); opara__backend_leave pops it, so the caller's current context is restored.
    Every entry point that calls the driver or a library runs between the two. */
-static opara_CUresult opara__cub_enter(opara__cuda_session* s) { return OPARA__CU(s, cuCtxPushCurrent_v2(s->ctx)); }
+static opara_CUresult opara__backend_enter(opara__cuda_session* s) { return OPARA__CU(s, cuCtxPushCurrent_v2(s->ctx)); }
 
-static void opara__cub_leave(opara__cuda_session* s) {
+static void opara__backend_leave(opara__cuda_session* s) {
     opara_CUcontext popped = NULL;
     opara_CUresult r = OPARA__CU(s, cuCtxPopCurrent_v2(&popped));
     if (r != OPARA_CUDA_SUCCESS || popped != s->ctx) /* something between enter and leave unbalanced the stack */
-        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
+        opara__log(opara__backend_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
                    "CUDA backend: cuCtxPopCurrent returned %s (%d) and %s context", opara_cuda_driver_result_name(&s->cu, r),
                    (int)r, popped == s->ctx ? "the session's" : "another");
 }
 
 /* Attaches session s to its runtime's CUDA state (opara_cuda_runtime.c) and logs what it got. */
-static opara_result opara__cub_attach(opara__cuda_session* s) {
+static opara_result opara__backend_attach(opara__cuda_session* s) {
     opara_runtime* rt = s->rt;
     opara__cuda_attachment att;
     char why[2400];
     opara_result r = opara__cuda_runtime_attach(rt, &s->opt, &s->cu, &s->cublas, &s->dnn, &att, why, sizeof why);
-    if (r != OPARA_OK) return opara__cub_fail(s, r, "CUDA backend: %s", why);
+    if (r != OPARA_OK) return opara__backend_fail(s, r, "CUDA backend: %s", why);
     s->shared = att.shared;
     s->dev = att.dev;
     s->ctx = att.ctx;
-    s->have_cublas = att.cublas == OPARA_OK; /* cuDNN counts once a handle is made (opara__cub_cuda_cudnn_probe) */
-    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
+    s->have_cublas = att.cublas == OPARA_OK; /* cuDNN counts once a handle is made (opara__backend_cudnn_probe) */
+    opara__log(opara__backend_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
                s->cu.driver_version);
     if (s->have_cublas)
-        opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
+        opara__log(opara__backend_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
     else if (!s->opt.no_cublas)
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", att.why_cublas);
     if (!s->opt.no_cudnn && att.cudnn != OPARA_OK)
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", att.why_cudnn);
     return OPARA_OK;
 }
@@ -21567,36 +21567,36 @@ static opara_result opara__cub_attach(opara__cuda_session* s) {
 
 /* The attribute, or fallback when the query fails or answers below least (a count of 0 is no answer; a minor
    compute capability of 0, as on an H100, is). */
-static int opara__cub_dev_attr(opara__cuda_session* s, opara_CUdevice_attribute a, int least, int fallback) {
+static int opara__backend_dev_attr(opara__cuda_session* s, opara_CUdevice_attribute a, int least, int fallback) {
     int v = 0;
     if (OPARA__CU(s, cuDeviceGetAttribute(&v, a, s->dev)) != OPARA_CUDA_SUCCESS || v < least) return fallback;
     return v;
 }
 
 /* Limits of the real device for the scheduler; throughput numbers from the closest preset. */
-static void opara__cub_cuda_describe_device(opara__cuda_session* s) {
+static void opara__backend_describe_device(opara__cuda_session* s) {
     const opara__device* base = opara__device_default();
     s->device = *base;
     OPARA__CU(s, cuDeviceGetName(s->device_name, (int)sizeof s->device_name - 1, s->dev));
     s->device.name = s->device_name;
-    s->cc_major = opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 1, 7);
-    s->cc_minor = opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0, 5);
-    s->device.sms = (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1, (int)base->sms);
+    s->cc_major = opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 1, 7);
+    s->cc_minor = opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0, 5);
+    s->device.sms = (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1, (int)base->sms);
     s->device.max_threads_per_block =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1, (int)base->max_threads_per_block);
+        (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1, (int)base->max_threads_per_block);
     s->device.max_threads_per_sm =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 1, (int)base->max_threads_per_sm);
+        (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 1, (int)base->max_threads_per_sm);
     s->device.max_regs_per_block =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 1, (int)base->max_regs_per_block);
+        (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 1, (int)base->max_regs_per_block);
     s->device.max_regs_per_sm =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 1, (int)base->max_regs_per_sm);
+        (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 1, (int)base->max_regs_per_sm);
     s->device.max_smem_per_block =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 1, (int)base->max_smem_per_block);
-    s->device.max_smem_per_sm = (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 1, (int)base->max_smem_per_block);
+    s->device.max_smem_per_sm = (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
                                                           1, (int)base->max_smem_per_sm);
 }
 
-static const opara__kernel_image* opara__cub_find_image(const char* file) {
+static const opara__kernel_image* opara__backend_find_image(const char* file) {
     size_t i;
     for (i = 0; i < OPARA__ARRAY_COUNT(opara__kernel_images); ++i)
         if (strcmp(opara__kernel_images[i].file, file) == 0) return &opara__kernel_images[i];
@@ -21605,7 +21605,7 @@ static const opara__kernel_image* opara__cub_find_image(const char* file) {
 
 /* The NVRTC source of a kernel file, and the kernel dialect header it includes; NULL when the
    sources are not compiled in (OPARA_NVRTC_SOURCE). */
-static const char* opara__cub_find_source(const char* file, const char** dialect) {
+static const char* opara__backend_find_source(const char* file, const char** dialect) {
 #ifdef OPARA_NVRTC_SOURCE
     size_t i;
     *dialect = opara__kernel_dialect;
@@ -21619,23 +21619,23 @@ static const char* opara__cub_find_source(const char* file, const char** dialect
 }
 
 /* Where a kernel module's image came from, in the order they are tried. */
-typedef enum opara__cub_image_kind {
-    OPARA__CUB_CUBIN = 0,     /* NVRTC's cubin for the device's sm_XY: no JIT, no PTX version check */
-    OPARA__CUB_NVRTC_PTX = 1, /* NVRTC's PTX: JIT by the driver, refused (222) when newer than it */
-    OPARA__CUB_EMBEDDED = 2,  /* the PTX generated at build time (make ptx), JIT by the driver */
-    OPARA__CUB_IMAGE_KINDS = 3
-} opara__cub_image_kind;
+typedef enum opara__backend_image_kind {
+    OPARA__IMAGE_CUBIN = 0,     /* NVRTC's cubin for the device's sm_XY: no JIT, no PTX version check */
+    OPARA__IMAGE_NVRTC_PTX = 1, /* NVRTC's PTX: JIT by the driver, refused (222) when newer than it */
+    OPARA__IMAGE_EMBEDDED = 2,  /* the PTX generated at build time (make ptx), JIT by the driver */
+    OPARA__IMAGE_IMAGE_KINDS = 3
+} opara__backend_image_kind;
 
 /* What NVRTC made of one kernel file (from the runtime's allocator; NULL where absent). */
-typedef struct opara__cub_nvrtc_out {
+typedef struct opara__backend_nvrtc_out {
     char* cubin;
     char* ptx;
-} opara__cub_nvrtc_out;
+} opara__backend_nvrtc_out;
 
 /* The architecture NVRTC compiles for: the device's own (sm_XY: a cubin and its PTX) when NVRTC
    supports it, else the newest NVRTC knows below the device (compute_XY: PTX only, the driver
    compiles it forward). 0 when NVRTC supports nothing at or below the device. */
-static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc* nv, int* real) {
+static int opara__backend_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc* nv, int* real) {
     int device = s->cc_major * 10 + s->cc_minor, count = 0, archs[64], i, best = 0;
     *real = 0;
     if (nv->nvrtcGetNumSupportedArchs(&count) != OPARA_NVRTC_SUCCESS || count < 1 || count > 64 ||
@@ -21649,14 +21649,14 @@ static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc*
         size_t at = 0;
         for (i = 0; i < count && at + 8 < sizeof list; ++i)
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", i ? " " : "", archs[i]);
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC supports no sm_%d (its architectures: %s): compiling PTX for compute_%d", device, list, best);
     }
     return best;
 }
 
 /* The first line of NVRTC's compile log, for the warning. */
-static void opara__cub_nvrtc_log(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, char* out,
+static void opara__backend_nvrtc_log(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, char* out,
                                  size_t cap) {
     size_t size = 0;
     char* log;
@@ -21673,8 +21673,8 @@ static void opara__cub_nvrtc_log(opara__cuda_session* s, opara_cuda_nvrtc* nv, o
 
 /* NVRTC's output of a compiled program: the cubin (sm_XY only; nvrtcGetCUBINSize gives 0 for a
    virtual architecture) and the PTX. */
-static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, int real,
-                                  opara__cub_nvrtc_out* out) {
+static void opara__backend_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, int real,
+                                  opara__backend_nvrtc_out* out) {
     size_t size = 0;
     opara_nvrtcResult r = OPARA_NVRTC_SUCCESS;
     if (real && nv->nvrtcGetCUBINSize && nv->nvrtcGetCUBIN && (r = nv->nvrtcGetCUBINSize(prog, &size)) == OPARA_NVRTC_SUCCESS &&
@@ -21684,7 +21684,7 @@ static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, 
         out->cubin = NULL;
     }
     if (real && !out->cubin)
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC gave no cubin (%s, %s, %zu bytes); using its PTX",
                    nv->nvrtcGetCUBIN && nv->nvrtcGetCUBINSize ? "nvrtcGetCUBIN present" : "no nvrtcGetCUBIN in this NVRTC",
                    opara_nvrtc_result_name(r), size);
@@ -21703,14 +21703,14 @@ static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, 
    the dialect (src/kernels/opara_kernel.h), nothing else: no -default-device, no fast-math (the
    kernels must match the CPU backend). On failure out stays empty, with the reason logged: the
    embedded PTX is then used. */
-static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img,
-                                     int arch, int real, opara__cub_nvrtc_out* out) {
+static void opara__backend_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img,
+                                     int arch, int real, opara__backend_nvrtc_out* out) {
     opara_nvrtcProgram prog = NULL;
     char option[64], log[256] = "";
     const char* opts[2];
     const char* header_name = "opara_kernel.h";
     const char* dialect;
-    const char* src = opara__cub_find_source(img->file, &dialect);
+    const char* src = opara__backend_find_source(img->file, &dialect);
     opara_nvrtcResult r;
     memset(out, 0, sizeof *out);
     if (!src) return;
@@ -21720,18 +21720,18 @@ static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* n
     r = nv->nvrtcCreateProgram(&prog, src, img->file, 1, &dialect, &header_name);
     if (r == OPARA_NVRTC_SUCCESS) {
         r = nv->nvrtcCompileProgram(prog, 2, opts);
-        if (r == OPARA_NVRTC_SUCCESS) opara__cub_nvrtc_take(s, nv, prog, real, out);
-        else opara__cub_nvrtc_log(s, nv, prog, log, sizeof log);
+        if (r == OPARA_NVRTC_SUCCESS) opara__backend_nvrtc_take(s, nv, prog, real, out);
+        else opara__backend_nvrtc_log(s, nv, prog, log, sizeof log);
         nv->nvrtcDestroyProgram(&prog);
     }
     if (r != OPARA_NVRTC_SUCCESS)
-        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC could not compile %s.cu with %s: %s%s; using the embedded PTX", img->file, option,
                    opara_nvrtc_result_name(r), log);
 }
 
 /* cuModuleLoadDataEx with the JIT's error log, which says why a PTX image was refused. */
-static opara_CUresult opara__cub_module_load(opara__cuda_session* s, opara_CUmodule* module, const void* image,
+static opara_CUresult opara__backend_module_load(opara__cuda_session* s, opara_CUmodule* module, const void* image,
                                              char* log, size_t cap) {
     opara_CUjit_option options[2] = {OPARA_CU_JIT_ERROR_LOG_BUFFER, OPARA_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[2];
@@ -21742,7 +21742,7 @@ static opara_CUresult opara__cub_module_load(opara__cuda_session* s, opara_CUmod
 }
 
 /* The ".target sm_XX" of an embedded PTX image, e.g. "sm_75". */
-static void opara__cub_ptx_target(const opara__kernel_image* img, char* out, size_t cap) {
+static void opara__backend_ptx_target(const opara__kernel_image* img, char* out, size_t cap) {
     const char* at = strstr(img->ptx, "\n.target ");
     if (at) opara__format(out, cap, "%.*s", (int)strcspn(at + 9, " ,\n"), at + 9);
     else opara__format(out, cap, "?");
@@ -21750,55 +21750,55 @@ static void opara__cub_ptx_target(const opara__kernel_image* img, char* out, siz
 
 /* The session's description of one kind of image: "NVRTC cubin sm_90", "NVRTC PTX compute_90",
    "embedded PTX sm_75 (driver JIT)". */
-static void opara__cub_image_name(opara__cub_image_kind kind, int arch, const char* embedded_target, char* out,
+static void opara__backend_image_name(opara__backend_image_kind kind, int arch, const char* embedded_target, char* out,
                                   size_t cap) {
-    if (kind == OPARA__CUB_CUBIN) opara__format(out, cap, "NVRTC cubin sm_%d", arch);
-    else if (kind == OPARA__CUB_NVRTC_PTX) opara__format(out, cap, "NVRTC PTX compute_%d", arch);
+    if (kind == OPARA__IMAGE_CUBIN) opara__format(out, cap, "NVRTC cubin sm_%d", arch);
+    else if (kind == OPARA__IMAGE_NVRTC_PTX) opara__format(out, cap, "NVRTC PTX compute_%d", arch);
     else opara__format(out, cap, "embedded PTX %s (driver JIT)", embedded_target);
 }
 
 /* One kernel file's module: NVRTC's cubin, else NVRTC's PTX, else the embedded PTX, logging why
    each step was passed over. Running out of device memory is an error, not a reason to go on. */
-static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, const opara__kernel_image* img,
-                                           const opara__cub_nvrtc_out* nv, int arch, opara__cub_image_kind* kind) {
+static opara_result opara__backend_load_module(opara__cuda_session* s, size_t f, const opara__kernel_image* img,
+                                           const opara__backend_nvrtc_out* nv, int arch, opara__backend_image_kind* kind) {
     char log[512], what[64], target[16];
-    const char* images[OPARA__CUB_IMAGE_KINDS];
+    const char* images[OPARA__IMAGE_IMAGE_KINDS];
     opara_CUresult cr = OPARA_CUDA_ERROR_INVALID_IMAGE;
     int k;
-    images[OPARA__CUB_CUBIN] = nv->cubin;
-    images[OPARA__CUB_NVRTC_PTX] = nv->ptx;
-    for (k = OPARA__CUB_CUBIN; k < OPARA__CUB_EMBEDDED; ++k) {
+    images[OPARA__IMAGE_CUBIN] = nv->cubin;
+    images[OPARA__IMAGE_NVRTC_PTX] = nv->ptx;
+    for (k = OPARA__IMAGE_CUBIN; k < OPARA__IMAGE_EMBEDDED; ++k) {
         if (!images[k]) continue;
-        cr = opara__cub_module_load(s, &s->modules[f], images[k], log, sizeof log);
+        cr = opara__backend_module_load(s, &s->modules[f], images[k], log, sizeof log);
         if (cr == OPARA_CUDA_SUCCESS) {
-            *kind = (opara__cub_image_kind)k;
+            *kind = (opara__backend_image_kind)k;
             return OPARA_OK;
         }
-        if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
-        opara__cub_image_name((opara__cub_image_kind)k, arch, "", what, sizeof what);
-        opara__log(opara__cub_log(s), k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__backend_cu_fail(s, cr, "loading a kernel module");
+        opara__backend_image_name((opara__backend_image_kind)k, arch, "", what, sizeof what);
+        opara__log(opara__backend_log(s), k == OPARA__IMAGE_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "CUDA backend: the driver refused %s of %s.cu: %s (%d)%s%s; trying %s", what, img->file,
                    opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log,
-                   k == OPARA__CUB_CUBIN && images[OPARA__CUB_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
+                   k == OPARA__IMAGE_CUBIN && images[OPARA__IMAGE_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
     }
-    cr = opara__cub_module_load(s, &s->modules[f], img->ptx, log, sizeof log);
-    *kind = OPARA__CUB_EMBEDDED;
+    cr = opara__backend_module_load(s, &s->modules[f], img->ptx, log, sizeof log);
+    *kind = OPARA__IMAGE_EMBEDDED;
     if (cr == OPARA_CUDA_SUCCESS) return OPARA_OK;
-    opara__cub_ptx_target(img, target, sizeof target);
-    if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
-    return opara__cub_fail(s, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
+    opara__backend_ptx_target(img, target, sizeof target);
+    if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__backend_cu_fail(s, cr, "loading a kernel module");
+    return opara__backend_fail(s, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
                        target, img->file, opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log);
 }
 
 /* s->kernels: the kinds of image the modules came from, with counts when they differ. */
-static void opara__cub_describe_kernels(opara__cuda_session* s, const unsigned* count, int arch,
+static void opara__backend_describe_kernels(opara__cuda_session* s, const unsigned* count, int arch,
                                         const char* embedded_target) {
     size_t at = 0;
     int k;
     char name[64];
-    for (k = 0; k < OPARA__CUB_IMAGE_KINDS; ++k) {
+    for (k = 0; k < OPARA__IMAGE_IMAGE_KINDS; ++k) {
         if (!count[k]) continue;
-        opara__cub_image_name((opara__cub_image_kind)k, arch, embedded_target, name, sizeof name);
+        opara__backend_image_name((opara__backend_image_kind)k, arch, embedded_target, name, sizeof name);
         if (count[k] == OPARA__CUDA_FILES)
             at += opara__format(s->kernels + at, sizeof s->kernels - at, "%s", name);
         else
@@ -21809,68 +21809,68 @@ static void opara__cub_describe_kernels(opara__cuda_session* s, const unsigned* 
 
 /* NVRTC when the session asks for it and the kernel sources are compiled in (logged: where it was
    found, its builtins). */
-static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
+static int opara__backend_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
     char err[2048];
     const char* dialect;
     int major = 0, minor = 0;
     memset(nv, 0, sizeof *nv);
     if (!s->opt.use_nvrtc) return 0;
-    if (!opara__cub_find_source(opara__cuda_files[0], &dialect)) {
+    if (!opara__backend_find_source(opara__cuda_files[0], &dialect)) {
         opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC asked for, but the kernel sources are not compiled in (define OPARA_NVRTC_SOURCE where the "
                    "implementation is compiled, with opara_nvrtc.h beside opara.h); using the embedded PTX");
         return 0;
     }
     if (opara_cuda_nvrtc_load(nv, s->opt.nvrtc_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC not loaded (%s); using the embedded PTX", err);
         return 0;
     }
     nv->nvrtcVersion(&major, &minor);
     opara__format(s->nvrtc_lib, sizeof s->nvrtc_lib, "NVRTC %d.%d %s", major, minor, nv->path);
-    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
+    opara__log(opara__backend_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
                minor, nv->path, nv->origin, nv->builtins_path[0] ? nv->builtins_path : "not preloaded");
     return 1;
 }
 
-static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
+static opara_result opara__backend_load_modules(opara__cuda_session* s) {
     opara_cuda_nvrtc nv;
-    unsigned count[OPARA__CUB_IMAGE_KINDS] = {0, 0, 0};
+    unsigned count[OPARA__IMAGE_IMAGE_KINDS] = {0, 0, 0};
     char target[16] = "?";
     int k, arch = 0, real = 0;
     size_t f;
     opara_result r = OPARA_OK;
-    if (opara__cub_nvrtc_open(s, &nv) && (arch = opara__cub_nvrtc_arch(s, &nv, &real)) == 0)
-        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+    if (opara__backend_nvrtc_open(s, &nv) && (arch = opara__backend_nvrtc_arch(s, &nv, &real)) == 0)
+        opara__log(opara__backend_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC %s supports no architecture at or below the device's sm_%d%d; using the embedded PTX", nv.path,
                    s->cc_major, s->cc_minor);
     for (f = 0; f < OPARA__CUDA_FILES && r == OPARA_OK; ++f) {
-        const opara__kernel_image* img = opara__cub_find_image(opara__cuda_files[f]);
-        opara__cub_nvrtc_out out;
-        opara__cub_image_kind kind = OPARA__CUB_EMBEDDED;
+        const opara__kernel_image* img = opara__backend_find_image(opara__cuda_files[f]);
+        opara__backend_nvrtc_out out;
+        opara__backend_image_kind kind = OPARA__IMAGE_EMBEDDED;
         memset(&out, 0, sizeof out);
         if (!img) {
-            r = opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
+            r = opara__backend_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
             break;
         }
-        if (nv.library && arch) opara__cub_nvrtc_compile(s, &nv, img, arch, real, &out);
-        r = opara__cub_load_module(s, f, img, &out, arch, &kind);
+        if (nv.library && arch) opara__backend_nvrtc_compile(s, &nv, img, arch, real, &out);
+        r = opara__backend_load_module(s, f, img, &out, arch, &kind);
         if (r == OPARA_OK) ++count[kind];
-        if (r == OPARA_OK && kind == OPARA__CUB_EMBEDDED) opara__cub_ptx_target(img, target, sizeof target);
+        if (r == OPARA_OK && kind == OPARA__IMAGE_EMBEDDED) opara__backend_ptx_target(img, target, sizeof target);
         opara__free(s->rt, out.cubin);
         opara__free(s->rt, out.ptx);
     }
     opara_cuda_nvrtc_unload(&nv);
     if (r != OPARA_OK) return r;
-    s->nvrtc_used = count[OPARA__CUB_CUBIN] + count[OPARA__CUB_NVRTC_PTX] > 0;
+    s->nvrtc_used = count[OPARA__IMAGE_CUBIN] + count[OPARA__IMAGE_NVRTC_PTX] > 0;
     if (!s->nvrtc_used) s->nvrtc_lib[0] = 0;
-    opara__cub_describe_kernels(s, count, arch, target);
-    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
+    opara__backend_describe_kernels(s, count, arch, target);
+    opara__log(opara__backend_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
     for (k = 0; k < OPARA__CUK_COUNT; ++k) {
         const char* file = opara__cuda_kernel_file((opara__cuda_kernel)k);
         for (f = 0; f < OPARA__CUDA_FILES && strcmp(file, opara__cuda_files[f]) != 0; ++f) {
         }
-        if (f == OPARA__CUDA_FILES) return opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: no module for %s", file);
+        if (f == OPARA__CUDA_FILES) return opara__backend_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: no module for %s", file);
         OPARA__CU_TRY(s, cuModuleGetFunction(&s->funcs[k], s->modules[f], opara__cuda_kernel_name((opara__cuda_kernel)k)),
                       "cuModuleGetFunction");
     }
@@ -21880,23 +21880,23 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
 /* The handle cuDNN's heuristics need (then the first stream's). A handle that cannot be made
    (e.g. no usable device for cuDNN) means our convolution kernel, with the reason logged; running
    out of device memory is an error. The library stays loaded: the runtime owns it. */
-static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
+static opara_result opara__backend_cudnn_probe(opara__cuda_session* s) {
     opara_cudnnStatus_t st;
     if (!s->dnn.library) return OPARA_OK;
     st = s->dnn.cudnnCreate(&s->dnn_probe);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) {
         s->have_cudnn = 1;
-        opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
+        opara__log(opara__backend_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
                    s->dnn.cudnnGetVersion());
         return OPARA_OK;
     }
     s->dnn_probe = NULL;
-    opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+    opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
     memset(&s->dnn, 0, sizeof s->dnn);
     if (opara__cudnn_out_of_memory(st))
-        return opara__cub_fail(s, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
+        return opara__backend_fail(s, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
     return OPARA_OK;
 }
 
@@ -21904,13 +21904,13 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
 
 /* The caller's shapes, resolved node parameters, dtypes and sizes (inferred once, by the session),
    copied: lowering, memory and I/O read them for the session's lifetime. */
-static opara_result opara__cub_cuda_shapes(opara__cuda_session* s, const opara__cuda_shapes* in) {
+static opara_result opara__backend_shapes(opara__cuda_session* s, const opara__cuda_shapes* in) {
     size_t nv = s->g->n_values ? s->g->n_values : 1;
     s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof(opara__shape));
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof(opara_dtype));
     s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof(uint64_t));
     s->node_params = (opara__node_params*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof(opara__node_params));
-    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->node_params) return opara__cub_oom(s);
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->node_params) return opara__backend_oom(s);
     memcpy(s->shapes, in->shapes, (size_t)s->g->n_values * sizeof(opara__shape));
     memcpy(s->node_params, in->params, (size_t)s->g->n_nodes * sizeof(opara__node_params));
     memcpy(s->dtypes, in->dtypes, (size_t)s->g->n_values * sizeof(opara_dtype));
@@ -21921,11 +21921,11 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s, const opara__
 /* The scheduler's descriptors: the analytic model (FLOPs, bytes, class), with the launch shape,
    registers and shared memory of each node's main kernel from the static profile (opara_cuda_resources.c)
    and, after a profiling run, its measured time. */
-static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc* descs) {
+static opara_result opara__backend_descs(opara__cuda_session* s, opara__op_desc* descs) {
     opara_result r = opara__describe_ops_resolved(s->g, s->shapes, s->node_params, &s->device, descs);
     if (r != OPARA_OK) return r;
     s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
-    if (!s->prof) return opara__cub_oom(s);
+    if (!s->prof) return opara__backend_oom(s);
     r = opara__cuda_profile_static(s->rt, &s->cu, s->funcs, s->g, s->shapes, &s->low, s->opt.measured, s->prof);
     if (r == OPARA_OK) opara__cuda_profile_to_descs(s->prof, s->g->n_nodes, descs);
     return r;
@@ -21940,21 +21940,21 @@ OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s,
     *dev = &s->device;
     r = opara__cuda_session_enter(s); /* the static profile asks the driver about our kernels */
     if (r == OPARA_OK) {
-        r = opara__cub_cuda_descs(s, descs);
-        opara__cub_leave(s);
+        r = opara__backend_descs(s, descs);
+        opara__backend_leave(s);
     }
     s->opt.measured = NULL; /* the profiler's rows live during creation only; s->prof keeps them */
     return r;
 }
 
 /* The CUDA stream node n runs on: its plan stream's lane. */
-static uint32_t opara__cub_stream_of(const opara__cuda_session* s, uint32_t n) {
+static uint32_t opara__backend_stream_of(const opara__cuda_session* s, uint32_t n) {
     return s->plan->stream_lane[s->plan->stream[n]];
 }
 
 /* ---- device memory ------------------------------------------------------------------------------ */
 
-static opara_result opara__cub_dalloc(opara__cuda_session* s, opara_CUdeviceptr* p, size_t bytes, const char* what) {
+static opara_result opara__backend_dalloc(opara__cuda_session* s, opara_CUdeviceptr* p, size_t bytes, const char* what) {
     opara_CUresult r;
     char buf[160];
     *p = 0;
@@ -21963,11 +21963,11 @@ static opara_result opara__cub_dalloc(opara__cuda_session* s, opara_CUdeviceptr*
     if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
     *p = 0;
     opara__format(buf, sizeof buf, "cuMemAlloc of %llu bytes for the %s", (unsigned long long)bytes, what);
-    return opara__cub_cu_fail(s, r, buf);
+    return opara__backend_cu_fail(s, r, buf);
 }
 
 /* Read by a node or returned as a graph output (a constant output, e.g. a folded Shape, is copied from the device). */
-static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
+static int opara__backend_value_used(const opara__graph* g, uint32_t v) {
     uint32_t i;
     if (g->consumer_start[v + 1] > g->consumer_start[v]) return 1;
     for (i = 0; i < g->n_outputs; ++i)
@@ -21977,7 +21977,7 @@ static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
 
 /* cuBLAS workspace per handle. cuBLAS docs (cublasSetWorkspace): NVIDIA recommends 32 MiB on Hopper
    (compute capability 9.0) and newer architectures, 4 MiB on the others. */
-static uint64_t opara__cub_cublas_workspace(const opara__cuda_session* s) {
+static uint64_t opara__backend_cublas_workspace(const opara__cuda_session* s) {
     return s->cc_major >= 9 ? (uint64_t)32 << 20 : (uint64_t)4 << 20;
 }
 
@@ -21986,7 +21986,7 @@ static uint64_t opara__cub_cublas_workspace(const opara__cuda_session* s) {
    (opara__plan_share_scratch: each slot is a chain of the happens-before order), so the memory
    follows how many library calls can really run at once, not the stream count. Placed after the
    plan's arena in the same allocation, so a run allocates nothing. Returns the allocation's size. */
-static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* total) {
+static opara_result opara__backend_workspaces(opara__cuda_session* s, size_t* total) {
     const opara__plan* p = s->plan;
     size_t nn = p->n_nodes ? p->n_nodes : 1, base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
     uint64_t* need = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
@@ -21995,10 +21995,10 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
     s->ws_slot = (uint32_t*)opara__calloc(s->rt, nn, sizeof(uint32_t));
     s->ws_off = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
     s->ws_bytes = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
-    if (!s->ws_slot || !s->ws_off || !s->ws_bytes || !need) r = opara__cub_oom(s);
+    if (!s->ws_slot || !s->ws_off || !s->ws_bytes || !need) r = opara__backend_oom(s);
     for (i = 0; r == OPARA_OK && i < s->low.n_launches; ++i) {
         const opara__cuda_launch* L = &s->low.launches[i];
-        uint64_t n = L->type == OPARA__CULAUNCH_CUBLAS  ? opara__cub_cublas_workspace(s)
+        uint64_t n = L->type == OPARA__CULAUNCH_CUBLAS  ? opara__backend_cublas_workspace(s)
                      : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
                                                         : 0;
         if (n > need[L->node]) need[L->node] = n;
@@ -22008,7 +22008,7 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
         size_t end;
         s->ws_off[i] = at;
         if (!opara__add_size(at, (size_t)s->ws_bytes[i], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
-            r = opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
+            r = opara__backend_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
         else at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
     }
     s->workspace_bytes = at - base;
@@ -22018,24 +22018,24 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
 }
 
 /* The pinned staging of host I/O: the input buffers' layout, then every graph output (aligned). */
-static opara_result opara__cub_cuda_host_io(opara__cuda_session* s) {
+static opara_result opara__backend_host_io(opara__cuda_session* s) {
     const opara__graph* g = s->g;
     size_t at = opara__align_up(s->input_bytes, OPARA__CUDA_ALIGN), end;
     opara_CUresult cr;
     uint32_t i;
     void* p = NULL;
     s->output_off = (uint64_t*)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof(uint64_t));
-    if (!s->output_off) return opara__cub_oom(s);
+    if (!s->output_off) return opara__backend_oom(s);
     for (i = 0; i < g->n_outputs; ++i) {
         s->output_off[i] = at;
         if (!opara__add_size(at, (size_t)s->value_bytes[g->outputs[i]], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
-            return opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: the host staging buffers overflow size_t");
+            return opara__backend_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: the host staging buffers overflow size_t");
         at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
     }
     if (at == 0) at = OPARA__CUDA_ALIGN; /* every output pointer stays valid (no inputs or outputs have bytes) */
     cr = OPARA__CU(s, cuMemAllocHost_v2(&p, at));
     if (cr != OPARA_CUDA_SUCCESS) /* page-locked host memory: out of (host) memory, not device memory */
-        return opara__cub_fail(s, cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_OUT_OF_MEMORY : OPARA_ERR_CUDA,
+        return opara__backend_fail(s, cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_OUT_OF_MEMORY : OPARA_ERR_CUDA,
                                "CUDA backend: cuMemAllocHost of %llu bytes for the pinned input/output staging failed: "
                                "%s (%d)", (unsigned long long)at, opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
     s->host_io = (uint8_t*)p;
@@ -22045,7 +22045,7 @@ static opara_result opara__cub_cuda_host_io(opara__cuda_session* s) {
 
 /* Constants (uploaded once), static input buffers, the arena, the kernels' meta/aux tables and
    the pinned host staging. */
-static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
+static opara_result opara__backend_memory(opara__cuda_session* s) {
     const opara__graph* g = s->g;
     size_t const_bytes = 0, input_bytes = 0, meta_bytes, params_bytes, arena_bytes = 0;
     uint32_t v, i;
@@ -22053,12 +22053,12 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     uint8_t* staging;
     s->const_off = (uint64_t*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(uint64_t));
     s->input_off = (uint64_t*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(uint64_t));
-    if (!s->const_off || !s->input_off) return opara__cub_oom(s);
+    if (!s->const_off || !s->input_off) return opara__backend_oom(s);
     for (v = 0; v < g->n_values; ++v) {
         const opara__value* val = &g->values[v];
         s->const_off[v] = UINT64_MAX;
         s->input_off[v] = UINT64_MAX;
-        if (val->kind == OPARA__VALUE_CONST && val->data && val->nbytes > 0 && opara__cub_value_used(g, v)) {
+        if (val->kind == OPARA__VALUE_CONST && val->data && val->nbytes > 0 && opara__backend_value_used(g, v)) {
             s->const_off[v] = const_bytes;
             const_bytes = opara__align_up(const_bytes + (size_t)val->nbytes, OPARA__CUDA_ALIGN);
         }
@@ -22070,13 +22070,13 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     meta_bytes = opara__align_up(s->low.n_meta * sizeof(int32_t), OPARA__CUDA_ALIGN);
     params_bytes = meta_bytes + s->low.n_aux * sizeof(float);
     s->params_meta_bytes = meta_bytes;
-    if ((r = opara__cub_cuda_workspaces(s, &arena_bytes)) != OPARA_OK) return r;
-    if ((r = opara__cub_dalloc(s, &s->arena, arena_bytes, "arena and library workspaces")) != OPARA_OK) return r;
-    if ((r = opara__cub_dalloc(s, &s->consts, const_bytes, "constants")) != OPARA_OK) return r;
-    if ((r = opara__cub_dalloc(s, &s->inputs, input_bytes, "input buffers")) != OPARA_OK) return r;
-    if ((r = opara__cub_dalloc(s, &s->params, params_bytes, "kernel tables")) != OPARA_OK) return r;
+    if ((r = opara__backend_workspaces(s, &arena_bytes)) != OPARA_OK) return r;
+    if ((r = opara__backend_dalloc(s, &s->arena, arena_bytes, "arena and library workspaces")) != OPARA_OK) return r;
+    if ((r = opara__backend_dalloc(s, &s->consts, const_bytes, "constants")) != OPARA_OK) return r;
+    if ((r = opara__backend_dalloc(s, &s->inputs, input_bytes, "input buffers")) != OPARA_OK) return r;
+    if ((r = opara__backend_dalloc(s, &s->params, params_bytes, "kernel tables")) != OPARA_OK) return r;
     s->input_bytes = input_bytes;
-    if ((r = opara__cub_cuda_host_io(s)) != OPARA_OK) return r;
+    if ((r = opara__backend_host_io(s)) != OPARA_OK) return r;
     for (v = 0; v < g->n_values; ++v)
         if (s->const_off[v] != UINT64_MAX)
             OPARA__CU_TRY(s, cuMemcpyHtoD_v2(s->consts + s->const_off[v], g->values[v].data, (size_t)g->values[v].nbytes),
@@ -22084,11 +22084,11 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     if (input_bytes) OPARA__CU_TRY(s, cuMemsetD8_v2(s->inputs, 0, input_bytes), "clearing the input buffers");
     if (params_bytes) {
         staging = (uint8_t*)opara__calloc(s->rt, params_bytes, 1);
-        if (!staging) return opara__cub_oom(s);
+        if (!staging) return opara__backend_oom(s);
         if (s->low.n_meta) memcpy(staging, s->low.meta, s->low.n_meta * sizeof(int32_t));
         if (s->low.n_aux) memcpy(staging + meta_bytes, s->low.aux, s->low.n_aux * sizeof(float));
         r = OPARA__CU(s, cuMemcpyHtoD_v2(s->params, staging, params_bytes)) == OPARA_CUDA_SUCCESS
-                ? OPARA_OK : opara__cub_fail(s, OPARA_ERR_CUDA, "CUDA backend: uploading kernel tables failed");
+                ? OPARA_OK : opara__backend_fail(s, OPARA_ERR_CUDA, "CUDA backend: uploading kernel tables failed");
         opara__free(s->rt, staging);
         if (r != OPARA_OK) return r;
     }
@@ -22096,7 +22096,7 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
 }
 
 /* Device address of value v per the plan (arena, alias of an input or constant), 0 if none. */
-static opara_CUdeviceptr opara__cub_value_addr(const opara__cuda_session* s, int32_t v) {
+static opara_CUdeviceptr opara__backend_value_addr(const opara__cuda_session* s, int32_t v) {
     const opara__plan* p = s->plan;
     int32_t root;
     if (v < 0) return 0;
@@ -22111,12 +22111,12 @@ static opara_CUdeviceptr opara__cub_value_addr(const opara__cuda_session* s, int
 /* Every pointer a library call gets must be 16-byte aligned: the plan places Concat slices so
    (concat_align), the arena, inputs and constants are 256-aligned and the lowering aligns what
    it puts in the aux table for libraries. A violation is a defect of ours: it fails loudly. */
-static int opara__cub_lib_aligned(opara__cuda_session* s, const opara__cuda_launch* L) {
+static int opara__backend_lib_aligned(opara__cuda_session* s, const opara__cuda_launch* L) {
     uint32_t a;
     for (a = 0; a < L->n_args; ++a) {
         uint8_t k = L->args[a].kind;
         if ((k != OPARA__CUARG_TENSOR && k != OPARA__CUARG_AUX) || L->values[a] % OPARA__CUDA_LIB_ALIGN == 0) continue;
-        opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
+        opara__backend_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
                                                "not %u-byte aligned", L->node, s->g->nodes[L->node].name ? s->g->nodes[L->node].name : "",
                     a, L->type == OPARA__CULAUNCH_CUBLAS ? "cuBLAS" : "cuDNN", (unsigned long long)L->values[a],
                     OPARA__CUDA_LIB_ALIGN);
@@ -22126,11 +22126,11 @@ static int opara__cub_lib_aligned(opara__cuda_session* s, const opara__cuda_laun
 }
 
 /* Kernel parameters with device addresses; drops copies the plan made unnecessary. */
-static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
+static opara_result opara__backend_bind(opara__cuda_session* s) {
     const opara__graph* g = s->g;
     uint32_t i, a;
     s->skip = (uint8_t*)opara__calloc(s->rt, s->low.n_launches ? s->low.n_launches : 1, 1);
-    if (!s->skip) return opara__cub_oom(s);
+    if (!s->skip) return opara__backend_oom(s);
     for (i = 0; i < s->low.n_launches; ++i) {
         opara__cuda_launch* L = &s->low.launches[i];
         const opara__node* n = &g->nodes[L->node];
@@ -22138,9 +22138,9 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             const opara__cuda_arg* arg = &L->args[a];
             uint64_t v = arg->raw;
             if (arg->kind == OPARA__CUARG_TENSOR) {
-                v = opara__cub_value_addr(s, arg->ref);
+                v = opara__backend_value_addr(s, arg->ref);
                 if (v == 0 && s->value_bytes[arg->ref] > 0)
-                    return opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: value %d of node %u has no storage",
+                    return opara__backend_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: value %d of node %u has no storage",
                                        arg->ref, L->node);
                 if (v) v += arg->raw;
             } else if (arg->kind == OPARA__CUARG_META) {
@@ -22153,7 +22153,7 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             L->values[a] = v;
             L->params[a] = &L->values[a];
         }
-        if ((L->type == OPARA__CULAUNCH_CUBLAS || L->type == OPARA__CULAUNCH_CUDNN) && !opara__cub_lib_aligned(s, L))
+        if ((L->type == OPARA__CULAUNCH_CUBLAS || L->type == OPARA__CULAUNCH_CUDNN) && !opara__backend_lib_aligned(s, L))
             return OPARA_ERR_INTERNAL;
         if (L->type == OPARA__CULAUNCH_COPY)
             s->skip[i] = L->values[0] == L->values[1] || s->value_bytes[L->args[0].ref] == 0;
@@ -22170,7 +22170,7 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
 /* ---- streams, events, library handles ----------------------------------------------------------- */
 
 /* The workspace of node n's library calls and its size (NULL and 0 when it needs none). */
-static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t n, size_t* bytes) {
+static void* opara__backend_workspace(const opara__cuda_session* s, uint32_t n, size_t* bytes) {
     uint32_t k = s->ws_slot[n];
     *bytes = k == UINT32_MAX ? 0 : (size_t)s->ws_bytes[k];
     return *bytes ? (void*)(uintptr_t)(s->arena + s->ws_off[k]) : NULL;
@@ -22179,9 +22179,9 @@ static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t n, size
 /* Points the cuBLAS handle of a stream at node n's workspace (a host-side setting: nothing is
    enqueued). Called after cublasSetStream, which resets the workspace to the default pool (that
    pool allocates during capture), and before each GEMM whose slot differs from the handle's. */
-static opara_cublasStatus_t opara__cub_cublas_workspace_for(opara__cuda_session* s, uint32_t stream, uint32_t n) {
+static opara_cublasStatus_t opara__backend_cublas_workspace_for(opara__cuda_session* s, uint32_t stream, uint32_t n) {
     size_t bytes;
-    void* ws = opara__cub_workspace(s, n, &bytes);
+    void* ws = opara__backend_workspace(s, n, &bytes);
     opara_cublasStatus_t st;
     if (s->blas_slot[stream] == s->ws_slot[n]) return OPARA_CUBLAS_STATUS_SUCCESS;
     st = s->cublas.cublasSetWorkspace_v2(s->blas[stream], ws, bytes);
@@ -22190,11 +22190,11 @@ static opara_cublasStatus_t opara__cub_cublas_workspace_for(opara__cuda_session*
 }
 
 /* The first node on a stream with a launch of this type (UINT32_MAX: none). */
-static uint32_t opara__cub_stream_first_call(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
+static uint32_t opara__backend_stream_first_call(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
     uint32_t k, i;
     for (k = 0; k < s->plan->n_nodes; ++k) {
         uint32_t n = s->plan->order[k];
-        if (opara__cub_stream_of(s, n) != stream) continue;
+        if (opara__backend_stream_of(s, n) != stream) continue;
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i)
             if (s->low.launches[i].type == type) return n;
     }
@@ -22203,12 +22203,12 @@ static uint32_t opara__cub_stream_first_call(const opara__cuda_session* s, uint3
 
 /* A cuBLAS handle bound to stream i, holding the workspace of the stream's first GEMM node (first:
    set after the stream). */
-static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i, uint32_t first) {
+static opara_result opara__backend_cublas_handle(opara__cuda_session* s, uint32_t i, uint32_t first) {
     opara_cublasStatus_t st = s->cublas.cublasCreate_v2(&s->blas[i]);
     if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
     s->blas_slot[i] = UINT32_MAX - 1; /* none yet (UINT32_MAX is "no workspace") */
-    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = opara__cub_cublas_workspace_for(s, i, first);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = opara__backend_cublas_workspace_for(s, i, first);
     /* cublasMath_t (cuBLAS docs; cublas_api.h): DEFAULT_MATH keeps at least the requested precision
        (so never TF32 for SGEMM); TF32_TENSOR_OP_MATH lets single-precision routines use TF32 tensor
        cores. PEDANTIC_MATH (standardised arithmetic in every phase, documented as possibly slower)
@@ -22216,12 +22216,12 @@ static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i,
     if (st == OPARA_CUBLAS_STATUS_SUCCESS)
         st = s->cublas.cublasSetMathMode(s->blas[i], s->tf32 ? OPARA_CUBLAS_TF32_TENSOR_OP_MATH : OPARA_CUBLAS_DEFAULT_MATH);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
-    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+    return opara__backend_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
 }
 
 /* A cuDNN handle bound to stream i (the heuristics' handle serves the first stream). */
-static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) {
+static opara_result opara__backend_cudnn_handle(opara__cuda_session* s, uint32_t i) {
     opara_cudnnStatus_t st = OPARA_CUDNN_STATUS_SUCCESS;
     if (s->dnn_probe) {
         s->dnn_handles[i] = s->dnn_probe;
@@ -22231,35 +22231,35 @@ static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) 
     }
     if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__backend_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
 }
 
 /* One handle per library per stream that calls it, bound to that stream. */
-static opara_result opara__cub_cuda_library_handles(opara__cuda_session* s, uint32_t n_streams) {
+static opara_result opara__backend_library_handles(opara__cuda_session* s, uint32_t n_streams) {
     uint32_t i;
     opara_result r;
     s->blas = (opara_cublasHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cublasHandle_t));
     s->blas_slot = (uint32_t*)opara__calloc(s->rt, n_streams, sizeof(uint32_t));
     s->dnn_handles = (opara_cudnnHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cudnnHandle_t));
-    if (!s->blas || !s->blas_slot || !s->dnn_handles) return opara__cub_oom(s);
+    if (!s->blas || !s->blas_slot || !s->dnn_handles) return opara__backend_oom(s);
     for (i = 0; i < n_streams; ++i) {
-        uint32_t first = s->have_cublas ? opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUBLAS) : UINT32_MAX;
-        if (first != UINT32_MAX && (r = opara__cub_cublas_handle(s, i, first)) != OPARA_OK) return r;
-        if (s->have_cudnn && opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUDNN) != UINT32_MAX &&
-            (r = opara__cub_cudnn_handle(s, i)) != OPARA_OK)
+        uint32_t first = s->have_cublas ? opara__backend_stream_first_call(s, i, OPARA__CULAUNCH_CUBLAS) : UINT32_MAX;
+        if (first != UINT32_MAX && (r = opara__backend_cublas_handle(s, i, first)) != OPARA_OK) return r;
+        if (s->have_cudnn && opara__backend_stream_first_call(s, i, OPARA__CULAUNCH_CUDNN) != UINT32_MAX &&
+            (r = opara__backend_cudnn_handle(s, i)) != OPARA_OK)
             return r;
     }
     return OPARA_OK;
 }
 
-static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
+static opara_result opara__backend_streams(opara__cuda_session* s) {
     const opara__plan* p = s->plan;
     uint32_t i, n_streams = s->n_streams;
     s->streams = (opara_CUstream*)opara__calloc(s->rt, n_streams, sizeof(opara_CUstream));
     s->join_events = (opara_CUevent*)opara__calloc(s->rt, n_streams, sizeof(opara_CUevent));
     s->node_events = (opara_CUevent*)opara__calloc(s->rt, p->n_nodes ? p->n_nodes : 1, sizeof(opara_CUevent));
-    if (!s->streams || !s->join_events || !s->node_events) return opara__cub_oom(s);
+    if (!s->streams || !s->join_events || !s->node_events) return opara__backend_oom(s);
     for (i = 0; i < n_streams; ++i) {
         OPARA__CU_TRY(s, cuStreamCreate(&s->streams[i], 1 /* CU_STREAM_NON_BLOCKING */), "cuStreamCreate");
         if (i > 0 && p->lane_join[i])
@@ -22268,59 +22268,59 @@ static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
     OPARA__CU_TRY(s, cuEventCreate(&s->fork_event, 2), "cuEventCreate");
     for (i = 0; i < p->n_nodes; ++i)
         if (p->records_event[i]) OPARA__CU_TRY(s, cuEventCreate(&s->node_events[i], 2), "cuEventCreate");
-    return opara__cub_cuda_library_handles(s, n_streams);
+    return opara__backend_library_handles(s, n_streams);
 }
 
 /* ---- the launch sequence ----------------------------------------------------------------------- */
 
 /* Row-major Y = alpha op(A) op(B) through column-major cuBLAS: Y^T = op(B)^T op(A)^T. A failure
    names cuBLAS's status (not a driver code). */
-static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+static opara_result opara__backend_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
     int M = (int)L->values[4], N = (int)L->values[5], K = (int)L->values[6], ta = (int)L->values[7], tb = (int)L->values[8];
     int batch = (int)L->grid[2];
     float alpha, beta = 0.0f;
     uint32_t bits = (uint32_t)L->values[9];
-    opara_cublasStatus_t st = opara__cub_cublas_workspace_for(s, stream, L->node);
+    opara_cublasStatus_t st = opara__backend_cublas_workspace_for(s, stream, L->node);
     memcpy(&alpha, &bits, sizeof alpha);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSgemmStridedBatched(
         s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N, M, K, &alpha,
         (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
         ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
-    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+    return opara__backend_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: %s for node %u failed: %s (%d)",
                        s->blas_slot[stream] == s->ws_slot[L->node] ? "cublasSgemmStridedBatched" : "cublasSetWorkspace", L->node,
                        opara_cublas_status_name(st), (int)st);
 }
 
 /* A failure names cuDNN's status (not a driver code). */
-static opara_result opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+static opara_result opara__backend_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
     const opara__cudnn_conv* conv = &s->low.dnn_convs[L->lib];
     size_t bytes;
-    void* ws = opara__cub_workspace(s, L->node, &bytes);
+    void* ws = opara__backend_workspace(s, L->node, &bytes);
     opara_cudnnStatus_t st = opara__cudnn_conv_run(&s->dnn, s->dnn_handles[stream], conv, (const void*)(uintptr_t)L->values[0],
                                                    (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2],
                                                    (void*)(uintptr_t)L->values[3], ws, bytes);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__backend_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: %s for node %u failed: %s (%d)",
                        conv->call == OPARA__CUDNN_FORWARD ? "cudnnConvolutionForward" : "cudnnConvolutionBiasActivationForward",
                        L->node, opara_cudnn_status_name(st), (int)st);
 }
 
-static const char* opara__cub_launch_name(const opara__cuda_launch* L) {
+static const char* opara__backend_launch_name(const opara__cuda_launch* L) {
     return L->type == OPARA__CULAUNCH_KERNEL ? opara__cuda_kernel_name((opara__cuda_kernel)L->kernel) : "a copy";
 }
 
 /* One launch of node L->node on a stream: a library call (which reports its own status) or a
    driver call. */
-static opara_result opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
+static opara_result opara__backend_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
     opara_CUstream st = s->streams[stream];
     opara_CUresult r;
     char what[160];
     switch (L->type) {
-    case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
-    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
+    case OPARA__CULAUNCH_CUBLAS: return opara__backend_launch_cublas(s, L, stream);
+    case OPARA__CULAUNCH_CUDNN: return opara__backend_launch_cudnn(s, L, stream);
     case OPARA__CULAUNCH_COPY:
         r = OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
         break;
@@ -22330,13 +22330,13 @@ static opara_result opara__cub_launch_one(opara__cuda_session* s, opara__cuda_la
         break;
     }
     if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
-    opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(L), L->node);
-    return opara__cub_cu_fail(s, r, what);
+    opara__format(what, sizeof what, "launching %s for node %u", opara__backend_launch_name(L), L->node);
+    return opara__backend_cu_fail(s, r, what);
 }
 
 /* Everything the plan says, in its order, from the origin stream 0: fork, per node its waits,
    launches and event, then the join. Used for eager runs and, unchanged, for capture. */
-static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
+static opara_result opara__backend_enqueue(opara__cuda_session* s) {
     const opara__plan* p = s->plan;
     opara_CUstream origin = s->streams[0];
     uint32_t k, i, st;
@@ -22344,16 +22344,16 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
     for (st = 1; st < s->n_streams; ++st)
         if (p->lane_fork[st]) OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[st], s->fork_event, 0), "cuStreamWaitEvent (fork)");
     for (k = 0; k < p->n_nodes; ++k) {
-        uint32_t n = p->order[k], sn = opara__cub_stream_of(s, n);
+        uint32_t n = p->order[k], sn = opara__backend_stream_of(s, n);
         opara_result hr;
         int began = 0;
         for (i = p->wait_start[n]; i < p->wait_start[n + 1]; ++i)
-            if (opara__cub_stream_of(s, p->wait_nodes[i]) != sn) /* else launched earlier on this very stream */
+            if (opara__backend_stream_of(s, p->wait_nodes[i]) != sn) /* else launched earlier on this very stream */
                 OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
             if (s->skip[i]) continue;
             if (s->hook && !began++ && (hr = s->hook(s->hook_user, n, 0, s->streams[sn])) != OPARA_OK) return hr;
-            if ((hr = opara__cub_launch_one(s, &s->low.launches[i], sn)) != OPARA_OK) return hr;
+            if ((hr = opara__backend_launch_one(s, &s->low.launches[i], sn)) != OPARA_OK) return hr;
         }
         if (began && (hr = s->hook(s->hook_user, n, 1, s->streams[sn])) != OPARA_OK) return hr;
         if (p->records_event[n]) OPARA__CU_TRY(s, cuEventRecord(s->node_events[n], s->streams[sn]), "cuEventRecord");
@@ -22373,27 +22373,27 @@ OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_sessi
     s->err = &s->rt->error; /* a profiling run belongs to the creation of another session */
     s->hook = hook;
     s->hook_user = user;
-    r = opara__cub_cuda_enqueue(s);
+    r = opara__backend_enqueue(s);
     s->hook = NULL;
     s->hook_user = NULL;
     if (r == OPARA_OK) {
         opara_CUresult cr = OPARA__CU(s, cuStreamSynchronize(s->streams[0]));
-        if (cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "the profiling run");
+        if (cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "the profiling run");
     }
     s->err = err;
     return r;
 }
 
 OPARA__PRIVATE opara_result opara__cuda_session_enter(opara__cuda_session* s) {
-    opara_CUresult r = opara__cub_enter(s);
-    return r == OPARA_CUDA_SUCCESS ? OPARA_OK : opara__cub_cu_fail(s, r, "cuCtxPushCurrent");
+    opara_CUresult r = opara__backend_enter(s);
+    return r == OPARA_CUDA_SUCCESS ? OPARA_OK : opara__backend_cu_fail(s, r, "cuCtxPushCurrent");
 }
 
-OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s) { opara__cub_leave(s); }
+OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s) { opara__backend_leave(s); }
 
 /* Captures the sequence from the origin stream and instantiates it. On failure returns the
    reason in why (the caller falls back to eager). */
-static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap) {
+static int opara__backend_capture(opara__cuda_session* s, char* why, size_t cap) {
     opara_CUstream origin = s->streams[0];
     opara_CUresult r;
     opara_result er;
@@ -22405,7 +22405,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
     }
     s->hook = s->opt.test_capture_hook;
     s->hook_user = s->opt.test_capture_hook_user;
-    er = opara__cub_cuda_enqueue(s);
+    er = opara__backend_enqueue(s);
     s->hook = NULL;
     s->hook_user = NULL;
     if (er == OPARA_OK && s->opt.test_break_capture) {
@@ -22435,7 +22435,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
 /* ---- lifecycle ---------------------------------------------------------------------------------- */
 
 /* Device objects of the session, in the session's context (the caller pushed it). */
-static void opara__cub_cuda_free_device(opara__cuda_session* s) {
+static void opara__backend_free_device(opara__cuda_session* s) {
     uint32_t i, n_streams = s->n_streams;
     if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
     if (s->graph) OPARA__CU(s, cuGraphDestroy(s->graph));
@@ -22475,12 +22475,12 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     if (!s) return;
     rt = s->rt;
     if (s->shared) {
-        opara_CUresult cr = opara__cub_enter(s);
+        opara_CUresult cr = opara__backend_enter(s);
         if (cr == OPARA_CUDA_SUCCESS) {
-            opara__cub_cuda_free_device(s);
-            opara__cub_leave(s);
+            opara__backend_free_device(s);
+            opara__backend_leave(s);
         } else {
-            opara__log(opara__cub_log(s), OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+            opara__log(opara__backend_log(s), OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
                        "CUDA backend: destroying a session: cuCtxPushCurrent failed: %s (%d); its device memory, streams "
                        "and modules stay until the primary context is released",
                        opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
@@ -22511,7 +22511,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
 }
 
 /* cuDNN's version number: 9.x is major*10000 + minor*100 + patch, 8.x major*1000 + minor*100 + patch. */
-static void opara__cub_cudnn_version(size_t v, char* out, size_t cap) {
+static void opara__backend_cudnn_version(size_t v, char* out, size_t cap) {
     if (v >= 90000) opara__format(out, cap, "%u.%u.%u", (unsigned)(v / 10000), (unsigned)(v / 100 % 100), (unsigned)(v % 100));
     else opara__format(out, cap, "%u.%u.%u", (unsigned)(v / 1000), (unsigned)(v / 100 % 10), (unsigned)(v % 100));
 }
@@ -22519,7 +22519,7 @@ static void opara__cub_cudnn_version(size_t v, char* out, size_t cap) {
 /* The libraries that serve the session, with versions and the files mapped, "; "-separated
    (opara_plan_info.libraries): the driver, cuBLAS and cuDNN when ops run on them, NVRTC when it
    compiled our kernels. */
-static void opara__cub_describe_libraries(opara__cuda_session* s) {
+static void opara__backend_describe_libraries(opara__cuda_session* s) {
     char* out = s->libraries;
     size_t cap = sizeof s->libraries, at;
     uint32_t i, gemms = 0;
@@ -22533,7 +22533,7 @@ static void opara__cub_describe_libraries(opara__cuda_session* s) {
     }
     if (s->have_cudnn && s->low.n_dnn_convs > 0) {
         char ver[32];
-        opara__cub_cudnn_version(s->dnn.cudnnGetVersion(), ver, sizeof ver);
+        opara__backend_cudnn_version(s->dnn.cudnnGetVersion(), ver, sizeof ver);
         at = strlen(out);
         opara__format(out + at, cap - at, "; cuDNN %s %s", ver, s->dnn.path);
     }
@@ -22544,10 +22544,10 @@ static void opara__cub_describe_libraries(opara__cuda_session* s) {
 }
 
 /* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
-static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
+static void opara__backend_log_libraries(const opara__cuda_session* s) {
     uint32_t n, calls = 0;
     for (n = 0; n < s->plan->n_nodes; ++n) calls += s->ws_slot[n] != UINT32_MAX;
-    opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+    opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
                "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN%s, GEMM on %s, %s; "
                "library workspaces %.2f MiB: %u blocks shared by the %u nodes that need one (arena %.2f MiB, same allocation)",
                s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, s->low.n_conv,
@@ -22557,47 +22557,47 @@ static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
 }
 
 /* Everything of opening after attaching, with the session's context pushed. */
-static opara_result opara__cub_cuda_setup(opara__cuda_session* s, const opara__cuda_shapes* shapes) {
+static opara_result opara__backend_setup(opara__cuda_session* s, const opara__cuda_shapes* shapes) {
     opara_result r;
-    opara__cub_cuda_describe_device(s);
-    if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_shapes(s, shapes)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_cudnn_probe(s)) != OPARA_OK) return r;
+    opara__backend_describe_device(s);
+    if ((r = opara__backend_load_modules(s)) != OPARA_OK) return r;
+    if ((r = opara__backend_shapes(s, shapes)) != OPARA_OK) return r;
+    if ((r = opara__backend_cudnn_probe(s)) != OPARA_OK) return r;
     /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
     s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
     if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "CUDA backend: TF32 requested, but %s (compute capability %d.%d) has no TF32 tensor cores: exact FP32",
                    s->device_name, s->cc_major, s->cc_minor);
     s->low.use_cublas = s->have_cublas;
-    s->low.logger = opara__cub_log(s);
+    s->low.logger = opara__backend_log(s);
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     return opara__cuda_lower(s->rt, s->g, s->shapes, s->node_params, s->dtypes, &s->low);
 }
 
 /* Everything the plan decides, with the session's context pushed. */
-static opara_result opara__cub_cuda_take_plan(opara__cuda_session* s) {
+static opara_result opara__backend_take_plan(opara__cuda_session* s) {
     opara_result r;
     s->n_streams = s->plan->n_lanes ? s->plan->n_lanes : 1;
-    if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_streams(s)) != OPARA_OK) return r;
-    opara__cub_describe_libraries(s);
-    opara__cub_cuda_log_libraries(s);
+    if ((r = opara__backend_memory(s)) != OPARA_OK) return r;
+    if ((r = opara__backend_bind(s)) != OPARA_OK) return r;
+    if ((r = opara__backend_streams(s)) != OPARA_OK) return r;
+    opara__backend_describe_libraries(s);
+    opara__backend_log_libraries(s);
     return OPARA_OK;
 }
 
 /* Graph modes: a warm-up run (so lazy library state exists before capture), then capture and
    instantiate; on failure eager, with the reason logged. */
-static opara_result opara__cub_cuda_prepare_mode(opara__cuda_session* s) {
+static opara_result opara__backend_prepare_mode(opara__cuda_session* s) {
     opara_result r;
     s->mode = s->opt.mode;
     if (s->mode == OPARA__CUDA_EAGER) return OPARA_OK;
-    if ((r = opara__cub_cuda_enqueue(s)) != OPARA_OK) return r;
+    if ((r = opara__backend_enqueue(s)) != OPARA_OK) return r;
     OPARA__CU_TRY(s, cuStreamSynchronize(s->streams[0]), "warm-up run");
-    if (!opara__cub_cuda_capture(s, s->fallback, sizeof s->fallback)) {
-        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_GRAPH_FALLBACK,
+    if (!opara__backend_capture(s, s->fallback, sizeof s->fallback)) {
+        opara__log(opara__backend_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_GRAPH_FALLBACK,
                    "CUDA graph %s failed, using eager multi-stream launch: %s",
                    s->opt.mode == OPARA__CUDA_SEQ_GRAPH ? "(sequential)" : "capture", s->fallback);
         if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
@@ -22630,11 +22630,11 @@ OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const op
         opara__free(rt, s);
         return opara__fail_to(&rt->error, log, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)precision);
     }
-    r = opara__cub_attach(s);
+    r = opara__backend_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);
     if (r == OPARA_OK) {
-        r = opara__cub_cuda_setup(s, shapes);
-        opara__cub_leave(s);
+        r = opara__backend_setup(s, shapes);
+        opara__backend_leave(s);
     }
     if (r != OPARA_OK) {
         opara__cuda_session_destroy(s); /* makes no opara__fail: the first failure's text stays */
@@ -22648,22 +22648,22 @@ OPARA__PRIVATE opara_result opara__cuda_session_prepare(opara__cuda_session* s, 
     opara_result r;
     if (!plan || s->plan) {
         if (plan) opara__plan_free(s->g->rt, plan);
-        return opara__cub_fail(s, OPARA_ERR_INVALID_STATE, "CUDA backend: a session takes one plan");
+        return opara__backend_fail(s, OPARA_ERR_INVALID_STATE, "CUDA backend: a session takes one plan");
     }
     s->plan = plan;
     r = opara__cuda_session_enter(s);
     if (r == OPARA_OK) {
-        r = opara__cub_cuda_take_plan(s);
-        if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
-        opara__cub_leave(s);
+        r = opara__backend_take_plan(s);
+        if (r == OPARA_OK) r = opara__backend_prepare_mode(s);
+        opara__backend_leave(s);
     }
     if (r == OPARA_OK) s->err = &s->error;
     return r;
 }
 
 /* The plan once, from the origin stream: the eager launch sequence or one graph launch. */
-static opara_result opara__cub_execute(opara__cuda_session* s) {
-    if (s->mode == OPARA__CUDA_EAGER) return opara__cub_cuda_enqueue(s);
+static opara_result opara__backend_execute(opara__cuda_session* s) {
+    if (s->mode == OPARA__CUDA_EAGER) return opara__backend_enqueue(s);
     OPARA__CU_TRY(s, cuGraphLaunch(s->exec, s->streams[0]), "cuGraphLaunch");
     return OPARA_OK;
 }
@@ -22672,7 +22672,7 @@ static opara_result opara__cub_execute(opara__cuda_session* s) {
    staging; device: one copy per input from the caller's pointers), the plan, outputs out (host:
    into the pinned staging; device: to the caller's pointers where given), synchronize. A failure
    still waits for what was queued, so no copy is left reading or writing the staging. */
-static opara_result opara__cub_run(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+static opara_result opara__backend_run(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
     const opara__graph* g = s->g;
     opara_CUstream origin = s->streams[0];
     opara_CUresult cr = OPARA_CUDA_SUCCESS;
@@ -22684,27 +22684,27 @@ static opara_result opara__cub_run(opara__cuda_session* s, const opara_CUdevicep
         if (s->value_bytes[v])
             cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], dev_in[i], (size_t)s->value_bytes[v], origin));
     }
-    r = cr == OPARA_CUDA_SUCCESS ? opara__cub_execute(s) : opara__cub_cu_fail(s, cr, "copying the inputs to the device");
+    r = cr == OPARA_CUDA_SUCCESS ? opara__backend_execute(s) : opara__backend_cu_fail(s, cr, "copying the inputs to the device");
     for (i = 0; r == OPARA_OK && i < g->n_outputs; ++i) {
         int32_t v = g->outputs[i];
         size_t bytes = (size_t)s->value_bytes[v];
         if (bytes == 0 || (dev_out && !dev_out[i])) continue;
-        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(dev_out[i], opara__cub_value_addr(s, v), bytes, origin))
-                     : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__cub_value_addr(s, v), bytes, origin));
-        if (cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "copying an output");
+        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(dev_out[i], opara__backend_value_addr(s, v), bytes, origin))
+                     : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__backend_value_addr(s, v), bytes, origin));
+        if (cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "copying an output");
     }
     cr = OPARA__CU(s, cuStreamSynchronize(origin));
-    if (r == OPARA_OK && cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "running the model");
+    if (r == OPARA_OK && cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "running the model");
     return r;
 }
 
 /* A run from any thread: the session's context is pushed over the caller's and popped. */
-static opara_result opara__cub_run_entry(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+static opara_result opara__backend_run_entry(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
     uint64_t before = s->calls;
     opara_result r = opara__cuda_session_enter(s);
     if (r != OPARA_OK) return r;
-    r = opara__cub_run(s, dev_in, dev_out);
-    opara__cub_leave(s);
+    r = opara__backend_run(s, dev_in, dev_out);
+    opara__backend_leave(s);
     s->calls_last_run = s->calls - before;
     return r;
 }
@@ -22717,10 +22717,10 @@ OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, cons
     for (i = 0; i < g->n_inputs; ++i) {
         int32_t v = g->inputs[i];
         if (s->value_bytes[v] == 0) continue;
-        if (!inputs || !inputs[i]) return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
+        if (!inputs || !inputs[i]) return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
         memcpy(s->host_io + s->input_off[v], inputs[i], (size_t)s->value_bytes[v]);
     }
-    r = opara__cub_run_entry(s, NULL, NULL);
+    r = opara__backend_run_entry(s, NULL, NULL);
     for (i = 0; r == OPARA_OK && outputs && i < g->n_outputs; ++i)
         if (outputs[i] && outputs[i] != (void*)(s->host_io + s->output_off[i]) && s->value_bytes[g->outputs[i]])
             memcpy(outputs[i], s->host_io + s->output_off[i], (size_t)s->value_bytes[g->outputs[i]]);
@@ -22733,9 +22733,9 @@ OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* 
     uint32_t i;
     for (i = 0; i < g->n_inputs; ++i)
         if (s->value_bytes[g->inputs[i]] && (!inputs || !inputs[i]))
-            return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u has no device pointer", i);
-    if (!outputs) return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: no output device pointers");
-    return opara__cub_run_entry(s, inputs, outputs);
+            return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u has no device pointer", i);
+    if (!outputs) return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: no output device pointers");
+    return opara__backend_run_entry(s, inputs, outputs);
 }
 
 OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index) {
@@ -22964,7 +22964,7 @@ static void opara__cupti_free(opara__cupti_sink* sink) {
 #define OPARA__PROFILE_FLOOR_MS 0.01
 #define OPARA__PROFILE_BUDGET_NS ((uint64_t)2000000000)
 
-typedef struct opara__cup_run {
+typedef struct opara__profile_run {
     const opara_cuda_driver* cu;
     opara__cupti_sink* cupti; /* NULL without CUPTI, or after the pass it observes */
     opara_CUevent* begin;     /* [n_nodes] */
@@ -22973,10 +22973,10 @@ typedef struct opara__cup_run {
     float* samples;           /* [n_nodes][OPARA__PROFILE_MAX_RUNS] ms per timed pass */
     opara_runtime* rt;
     const opara_logger* logger; /* the session's */
-} opara__cup_run;
+} opara__profile_run;
 
-static opara_result opara__cup_hook(void* user, uint32_t node, int after, opara_CUstream stream) {
-    opara__cup_run* run = (opara__cup_run*)user;
+static opara_result opara__profile_hook(void* user, uint32_t node, int after, opara_CUstream stream) {
+    opara__profile_run* run = (opara__profile_run*)user;
     opara_CUresult r = run->cu->cuEventRecord(after ? run->end[node] : run->begin[node], stream);
     if (r != OPARA_CUDA_SUCCESS)
         return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA, "CUDA profiler: cuEventRecord failed: %s (%d)",
@@ -22990,7 +22990,7 @@ static opara_result opara__cup_hook(void* user, uint32_t node, int after, opara_
     return OPARA_OK;
 }
 
-static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int create) {
+static opara_result opara__profile_events(opara__profile_run* run, uint32_t n_nodes, int create) {
     uint32_t n;
     for (n = 0; n < n_nodes; ++n) {
         if (!create) {
@@ -23007,7 +23007,7 @@ static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int
 }
 
 /* The event times of timed pass `pass` (the pass has synchronised). */
-static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, uint32_t pass) {
+static opara_result opara__profile_times(opara__profile_run* run, uint32_t n_nodes, uint32_t pass) {
     uint32_t n;
     for (n = 0; n < n_nodes; ++n) {
         float ms = 0;
@@ -23024,23 +23024,23 @@ static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, uint
 }
 
 /* The q-quantile of sorted[0..n) by linear interpolation between the closest ranks. */
-static double opara__cup_quantile(const float* sorted, uint32_t n, double q) {
+static double opara__profile_quantile(const float* sorted, uint32_t n, double q) {
     double pos = q * (double)(n - 1);
     uint32_t lo = (uint32_t)pos;
     double frac = pos - (double)lo;
     return lo + 1 < n ? sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]) : sorted[n - 1];
 }
 
-typedef struct opara__cup_summary {
+typedef struct opara__profile_summary {
     uint32_t n_unstable;
     uint32_t worst;      /* the node with the largest counted spread (n_nodes: none) */
     double worst_spread;
-} opara__cup_summary;
+} opara__profile_summary;
 
 /* Median and spread of every launched node over `runs` timed passes into rows; which nodes are
    still unstable (counted as the protocol above says). */
-static void opara__cup_summarise(const opara__cup_run* run, uint32_t n_nodes, uint32_t runs, opara__cuda_op_profile* rows,
-                                 opara__cup_summary* out) {
+static void opara__profile_summarise(const opara__profile_run* run, uint32_t n_nodes, uint32_t runs, opara__cuda_op_profile* rows,
+                                 opara__profile_summary* out) {
     float sorted[OPARA__PROFILE_MAX_RUNS];
     double total = 0;
     uint32_t n, i, j;
@@ -23053,9 +23053,9 @@ static void opara__cup_summarise(const opara__cup_run* run, uint32_t n_nodes, ui
             for (j = i; j > 0 && sorted[j - 1] > v; --j) sorted[j] = sorted[j - 1];
             sorted[j] = v;
         }
-        median = opara__cup_quantile(sorted, runs, 0.5);
+        median = opara__profile_quantile(sorted, runs, 0.5);
         rows[n].time_ms = median;
-        rows[n].time_spread = median > 0 ? (opara__cup_quantile(sorted, runs, 0.75) - opara__cup_quantile(sorted, runs, 0.25)) / median : 0;
+        rows[n].time_spread = median > 0 ? (opara__profile_quantile(sorted, runs, 0.75) - opara__profile_quantile(sorted, runs, 0.25)) / median : 0;
         rows[n].n_runs = (uint16_t)runs;
         rows[n].measured = 1;
         total += median;
@@ -23070,9 +23070,9 @@ static void opara__cup_summarise(const opara__cup_run* run, uint32_t n_nodes, ui
 }
 
 /* The passes: warm-up (observed by CUPTI when it works), then timed passes until the spreads settle. */
-static opara_result opara__cup_passes(opara__cup_run* run, opara__cuda_session* ps, const opara__graph* g,
+static opara_result opara__profile_passes(opara__profile_run* run, opara__cuda_session* ps, const opara__graph* g,
                                       opara__cuda_op_profile* rows) {
-    opara__cup_summary sum;
+    opara__profile_summary sum;
     uint64_t timed_ns = 0;
     uint32_t pass, runs = 0, n_nodes = g->n_nodes;
     opara_result r = OPARA_OK;
@@ -23080,16 +23080,16 @@ static opara_result opara__cup_passes(opara__cup_run* run, opara__cuda_session* 
     sum.worst = n_nodes;
     for (pass = 0; r == OPARA_OK; ++pass) {
         uint64_t t0 = opara__now_ns();
-        r = opara__cuda_session_enqueue_hooked(ps, opara__cup_hook, run);
+        r = opara__cuda_session_enqueue_hooked(ps, opara__profile_hook, run);
         if (pass < OPARA__PROFILE_WARMUP) {
             if (run->cupti) opara__cupti_stop(run->cupti);
             run->cupti = NULL;
             continue;
         }
-        if (r == OPARA_OK) r = opara__cup_times(run, n_nodes, runs++);
+        if (r == OPARA_OK) r = opara__profile_times(run, n_nodes, runs++);
         timed_ns += opara__now_ns() - t0;
         if (r != OPARA_OK || runs % OPARA__PROFILE_RUNS != 0) continue;
-        opara__cup_summarise(run, n_nodes, runs, rows, &sum);
+        opara__profile_summarise(run, n_nodes, runs, rows, &sum);
         if (sum.n_unstable == 0 || runs + OPARA__PROFILE_RUNS > OPARA__PROFILE_MAX_RUNS || timed_ns >= OPARA__PROFILE_BUDGET_NS) break;
     }
     if (run->cupti) opara__cupti_stop(run->cupti); /* the warm-up failed */
@@ -23111,7 +23111,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
                                                        const opara__cuda_options* opt, const opara__graph* g,
                                                        opara__cuda_op_profile* rows) {
     opara__cuda_info info;
-    opara__cup_run run;
+    opara__profile_run run;
     opara__cupti_sink sink;
     uint8_t* library_node;
     char why[1200];
@@ -23134,19 +23134,19 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
             ? OPARA_OK
             : opara__fail_to(&rt->error, run.logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     for (n = 0; r == OPARA_OK && n < n_nodes; ++n) library_node[n] = rows[n].source == OPARA__CURES_ESTIMATE;
-    if (r == OPARA_OK) r = opara__cup_events(&run, n_nodes, 1);
+    if (r == OPARA_OK) r = opara__profile_events(&run, n_nodes, 1);
     if (r == OPARA_OK) {
         if ((cupti = opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) != 0) run.cupti = &sink;
         else opara__log(run.logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                         "CUPTI not used (%s); library kernels keep the documented launch estimates", why);
-        r = opara__cup_passes(&run, ps, g, rows);
+        r = opara__profile_passes(&run, ps, g, rows);
     }
     if (r == OPARA_OK && cupti)
         opara__log(run.logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY,
                    "CUPTI: %u kernel records, %u library nodes described",
                    sink.n_kernels, opara__cupti_apply(&sink, library_node, n_nodes, rows));
     opara__cupti_free(&sink);
-    if (run.begin && run.end) opara__cup_events(&run, n_nodes, 0);
+    if (run.begin && run.end) opara__profile_events(&run, n_nodes, 0);
     opara__free(rt, run.begin);
     opara__free(rt, run.end);
     opara__free(rt, run.launched);

@@ -105,68 +105,68 @@ struct opara__cuda_session {
 /* ---- errors ------------------------------------------------------------------------------------ */
 
 /* Every message of the session goes to its logger (the session's; the runtime's when none is given). */
-static const opara_logger* opara__cub_log(const opara__cuda_session* s) { return opara__cuda_logger(s->rt, &s->opt); }
+static const opara_logger* opara__backend_log(const opara__cuda_session* s) { return opara__cuda_logger(s->rt, &s->opt); }
 
 /* A failure of session s: into the runtime's error during creation (the runtime's thread), into the
    session's own afterwards, so runs on other threads never write the runtime. */
-static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
-static opara_result opara__cub_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
+static opara_result opara__backend_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) OPARA__PRINTF(3, 4);
+static opara_result opara__backend_fail(opara__cuda_session* s, opara_result code, const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
-    code = opara__fail_into(s->err, opara__cub_log(s), code, fmt, args);
+    code = opara__fail_into(s->err, opara__backend_log(s), code, fmt, args);
     va_end(args);
     return code;
 }
 
-static opara_result opara__cub_cu_fail(opara__cuda_session* s, opara_CUresult r, const char* what) {
+static opara_result opara__backend_cu_fail(opara__cuda_session* s, opara_CUresult r, const char* what) {
     opara_result code = r == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDA;
-    return opara__cub_fail(s, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
+    return opara__backend_fail(s, code, "CUDA backend: %s failed: %s (%d)", what, opara_cuda_driver_result_name(&s->cu, r),
                            (int)r);
 }
 #define OPARA__CU_TRY(s, call, what)                                           \
     do {                                                                       \
         opara_CUresult opara__r_ = OPARA__CU(s, call);                         \
-        if (opara__r_ != OPARA_CUDA_SUCCESS) return opara__cub_cu_fail(s, opara__r_, what); \
+        if (opara__r_ != OPARA_CUDA_SUCCESS) return opara__backend_cu_fail(s, opara__r_, what); \
     } while (0)
 
-static opara_result opara__cub_oom(opara__cuda_session* s) {
-    return opara__cub_fail(s, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
+static opara_result opara__backend_oom(opara__cuda_session* s) {
+    return opara__backend_fail(s, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
 }
 
 /* Makes the session's context current on the calling thread on top of whatever the caller has
-   (cuCtxPushCurrent); opara__cub_leave pops it, so the caller's current context is restored.
+   (cuCtxPushCurrent); opara__backend_leave pops it, so the caller's current context is restored.
    Every entry point that calls the driver or a library runs between the two. */
-static opara_CUresult opara__cub_enter(opara__cuda_session* s) { return OPARA__CU(s, cuCtxPushCurrent_v2(s->ctx)); }
+static opara_CUresult opara__backend_enter(opara__cuda_session* s) { return OPARA__CU(s, cuCtxPushCurrent_v2(s->ctx)); }
 
-static void opara__cub_leave(opara__cuda_session* s) {
+static void opara__backend_leave(opara__cuda_session* s) {
     opara_CUcontext popped = NULL;
     opara_CUresult r = OPARA__CU(s, cuCtxPopCurrent_v2(&popped));
     if (r != OPARA_CUDA_SUCCESS || popped != s->ctx) /* something between enter and leave unbalanced the stack */
-        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
+        opara__log(opara__backend_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_ERROR_DETAIL,
                    "CUDA backend: cuCtxPopCurrent returned %s (%d) and %s context", opara_cuda_driver_result_name(&s->cu, r),
                    (int)r, popped == s->ctx ? "the session's" : "another");
 }
 
 /* Attaches session s to its runtime's CUDA state (opara_cuda_runtime.c) and logs what it got. */
-static opara_result opara__cub_attach(opara__cuda_session* s) {
+static opara_result opara__backend_attach(opara__cuda_session* s) {
     opara_runtime* rt = s->rt;
     opara__cuda_attachment att;
     char why[2400];
     opara_result r = opara__cuda_runtime_attach(rt, &s->opt, &s->cu, &s->cublas, &s->dnn, &att, why, sizeof why);
-    if (r != OPARA_OK) return opara__cub_fail(s, r, "CUDA backend: %s", why);
+    if (r != OPARA_OK) return opara__backend_fail(s, r, "CUDA backend: %s", why);
     s->shared = att.shared;
     s->dev = att.dev;
     s->ctx = att.ctx;
-    s->have_cublas = att.cublas == OPARA_OK; /* cuDNN counts once a handle is made (opara__cub_cuda_cudnn_probe) */
-    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
+    s->have_cublas = att.cublas == OPARA_OK; /* cuDNN counts once a handle is made (opara__backend_cudnn_probe) */
+    opara__log(opara__backend_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA driver %s (version %d)", s->cu.path,
                s->cu.driver_version);
     if (s->have_cublas)
-        opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
+        opara__log(opara__backend_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuBLAS %s", s->cublas.path);
     else if (!s->opt.no_cublas)
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "cuBLAS not loaded (%s); Gemm/MatMul use opara_sgemm_f32", att.why_cublas);
     if (!s->opt.no_cudnn && att.cudnn != OPARA_OK)
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "cuDNN not loaded (%s); Conv uses opara_conv2d_f32", att.why_cudnn);
     return OPARA_OK;
 }
@@ -175,36 +175,36 @@ static opara_result opara__cub_attach(opara__cuda_session* s) {
 
 /* The attribute, or fallback when the query fails or answers below least (a count of 0 is no answer; a minor
    compute capability of 0, as on an H100, is). */
-static int opara__cub_dev_attr(opara__cuda_session* s, opara_CUdevice_attribute a, int least, int fallback) {
+static int opara__backend_dev_attr(opara__cuda_session* s, opara_CUdevice_attribute a, int least, int fallback) {
     int v = 0;
     if (OPARA__CU(s, cuDeviceGetAttribute(&v, a, s->dev)) != OPARA_CUDA_SUCCESS || v < least) return fallback;
     return v;
 }
 
 /* Limits of the real device for the scheduler; throughput numbers from the closest preset. */
-static void opara__cub_cuda_describe_device(opara__cuda_session* s) {
+static void opara__backend_describe_device(opara__cuda_session* s) {
     const opara__device* base = opara__device_default();
     s->device = *base;
     OPARA__CU(s, cuDeviceGetName(s->device_name, (int)sizeof s->device_name - 1, s->dev));
     s->device.name = s->device_name;
-    s->cc_major = opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 1, 7);
-    s->cc_minor = opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0, 5);
-    s->device.sms = (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1, (int)base->sms);
+    s->cc_major = opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 1, 7);
+    s->cc_minor = opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0, 5);
+    s->device.sms = (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1, (int)base->sms);
     s->device.max_threads_per_block =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1, (int)base->max_threads_per_block);
+        (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1, (int)base->max_threads_per_block);
     s->device.max_threads_per_sm =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 1, (int)base->max_threads_per_sm);
+        (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 1, (int)base->max_threads_per_sm);
     s->device.max_regs_per_block =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 1, (int)base->max_regs_per_block);
+        (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 1, (int)base->max_regs_per_block);
     s->device.max_regs_per_sm =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 1, (int)base->max_regs_per_sm);
+        (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 1, (int)base->max_regs_per_sm);
     s->device.max_smem_per_block =
-        (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 1, (int)base->max_smem_per_block);
-    s->device.max_smem_per_sm = (uint32_t)opara__cub_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 1, (int)base->max_smem_per_block);
+    s->device.max_smem_per_sm = (uint32_t)opara__backend_dev_attr(s, OPARA_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
                                                           1, (int)base->max_smem_per_sm);
 }
 
-static const opara__kernel_image* opara__cub_find_image(const char* file) {
+static const opara__kernel_image* opara__backend_find_image(const char* file) {
     size_t i;
     for (i = 0; i < OPARA__ARRAY_COUNT(opara__kernel_images); ++i)
         if (strcmp(opara__kernel_images[i].file, file) == 0) return &opara__kernel_images[i];
@@ -213,7 +213,7 @@ static const opara__kernel_image* opara__cub_find_image(const char* file) {
 
 /* The NVRTC source of a kernel file, and the kernel dialect header it includes; NULL when the
    sources are not compiled in (OPARA_NVRTC_SOURCE). */
-static const char* opara__cub_find_source(const char* file, const char** dialect) {
+static const char* opara__backend_find_source(const char* file, const char** dialect) {
 #ifdef OPARA_NVRTC_SOURCE
     size_t i;
     *dialect = opara__kernel_dialect;
@@ -227,23 +227,23 @@ static const char* opara__cub_find_source(const char* file, const char** dialect
 }
 
 /* Where a kernel module's image came from, in the order they are tried. */
-typedef enum opara__cub_image_kind {
-    OPARA__CUB_CUBIN = 0,     /* NVRTC's cubin for the device's sm_XY: no JIT, no PTX version check */
-    OPARA__CUB_NVRTC_PTX = 1, /* NVRTC's PTX: JIT by the driver, refused (222) when newer than it */
-    OPARA__CUB_EMBEDDED = 2,  /* the PTX generated at build time (make ptx), JIT by the driver */
-    OPARA__CUB_IMAGE_KINDS = 3
-} opara__cub_image_kind;
+typedef enum opara__backend_image_kind {
+    OPARA__IMAGE_CUBIN = 0,     /* NVRTC's cubin for the device's sm_XY: no JIT, no PTX version check */
+    OPARA__IMAGE_NVRTC_PTX = 1, /* NVRTC's PTX: JIT by the driver, refused (222) when newer than it */
+    OPARA__IMAGE_EMBEDDED = 2,  /* the PTX generated at build time (make ptx), JIT by the driver */
+    OPARA__IMAGE_IMAGE_KINDS = 3
+} opara__backend_image_kind;
 
 /* What NVRTC made of one kernel file (from the runtime's allocator; NULL where absent). */
-typedef struct opara__cub_nvrtc_out {
+typedef struct opara__backend_nvrtc_out {
     char* cubin;
     char* ptx;
-} opara__cub_nvrtc_out;
+} opara__backend_nvrtc_out;
 
 /* The architecture NVRTC compiles for: the device's own (sm_XY: a cubin and its PTX) when NVRTC
    supports it, else the newest NVRTC knows below the device (compute_XY: PTX only, the driver
    compiles it forward). 0 when NVRTC supports nothing at or below the device. */
-static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc* nv, int* real) {
+static int opara__backend_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc* nv, int* real) {
     int device = s->cc_major * 10 + s->cc_minor, count = 0, archs[64], i, best = 0;
     *real = 0;
     if (nv->nvrtcGetNumSupportedArchs(&count) != OPARA_NVRTC_SUCCESS || count < 1 || count > 64 ||
@@ -257,14 +257,14 @@ static int opara__cub_nvrtc_arch(opara__cuda_session* s, const opara_cuda_nvrtc*
         size_t at = 0;
         for (i = 0; i < count && at + 8 < sizeof list; ++i)
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", i ? " " : "", archs[i]);
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC supports no sm_%d (its architectures: %s): compiling PTX for compute_%d", device, list, best);
     }
     return best;
 }
 
 /* The first line of NVRTC's compile log, for the warning. */
-static void opara__cub_nvrtc_log(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, char* out,
+static void opara__backend_nvrtc_log(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, char* out,
                                  size_t cap) {
     size_t size = 0;
     char* log;
@@ -281,8 +281,8 @@ static void opara__cub_nvrtc_log(opara__cuda_session* s, opara_cuda_nvrtc* nv, o
 
 /* NVRTC's output of a compiled program: the cubin (sm_XY only; nvrtcGetCUBINSize gives 0 for a
    virtual architecture) and the PTX. */
-static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, int real,
-                                  opara__cub_nvrtc_out* out) {
+static void opara__backend_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, opara_nvrtcProgram prog, int real,
+                                  opara__backend_nvrtc_out* out) {
     size_t size = 0;
     opara_nvrtcResult r = OPARA_NVRTC_SUCCESS;
     if (real && nv->nvrtcGetCUBINSize && nv->nvrtcGetCUBIN && (r = nv->nvrtcGetCUBINSize(prog, &size)) == OPARA_NVRTC_SUCCESS &&
@@ -292,7 +292,7 @@ static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, 
         out->cubin = NULL;
     }
     if (real && !out->cubin)
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC gave no cubin (%s, %s, %zu bytes); using its PTX",
                    nv->nvrtcGetCUBIN && nv->nvrtcGetCUBINSize ? "nvrtcGetCUBIN present" : "no nvrtcGetCUBIN in this NVRTC",
                    opara_nvrtc_result_name(r), size);
@@ -311,14 +311,14 @@ static void opara__cub_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* nv, 
    the dialect (src/kernels/opara_kernel.h), nothing else: no -default-device, no fast-math (the
    kernels must match the CPU backend). On failure out stays empty, with the reason logged: the
    embedded PTX is then used. */
-static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img,
-                                     int arch, int real, opara__cub_nvrtc_out* out) {
+static void opara__backend_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img,
+                                     int arch, int real, opara__backend_nvrtc_out* out) {
     opara_nvrtcProgram prog = NULL;
     char option[64], log[256] = "";
     const char* opts[2];
     const char* header_name = "opara_kernel.h";
     const char* dialect;
-    const char* src = opara__cub_find_source(img->file, &dialect);
+    const char* src = opara__backend_find_source(img->file, &dialect);
     opara_nvrtcResult r;
     memset(out, 0, sizeof *out);
     if (!src) return;
@@ -328,18 +328,18 @@ static void opara__cub_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* n
     r = nv->nvrtcCreateProgram(&prog, src, img->file, 1, &dialect, &header_name);
     if (r == OPARA_NVRTC_SUCCESS) {
         r = nv->nvrtcCompileProgram(prog, 2, opts);
-        if (r == OPARA_NVRTC_SUCCESS) opara__cub_nvrtc_take(s, nv, prog, real, out);
-        else opara__cub_nvrtc_log(s, nv, prog, log, sizeof log);
+        if (r == OPARA_NVRTC_SUCCESS) opara__backend_nvrtc_take(s, nv, prog, real, out);
+        else opara__backend_nvrtc_log(s, nv, prog, log, sizeof log);
         nv->nvrtcDestroyProgram(&prog);
     }
     if (r != OPARA_NVRTC_SUCCESS)
-        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC could not compile %s.cu with %s: %s%s; using the embedded PTX", img->file, option,
                    opara_nvrtc_result_name(r), log);
 }
 
 /* cuModuleLoadDataEx with the JIT's error log, which says why a PTX image was refused. */
-static opara_CUresult opara__cub_module_load(opara__cuda_session* s, opara_CUmodule* module, const void* image,
+static opara_CUresult opara__backend_module_load(opara__cuda_session* s, opara_CUmodule* module, const void* image,
                                              char* log, size_t cap) {
     opara_CUjit_option options[2] = {OPARA_CU_JIT_ERROR_LOG_BUFFER, OPARA_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[2];
@@ -350,7 +350,7 @@ static opara_CUresult opara__cub_module_load(opara__cuda_session* s, opara_CUmod
 }
 
 /* The ".target sm_XX" of an embedded PTX image, e.g. "sm_75". */
-static void opara__cub_ptx_target(const opara__kernel_image* img, char* out, size_t cap) {
+static void opara__backend_ptx_target(const opara__kernel_image* img, char* out, size_t cap) {
     const char* at = strstr(img->ptx, "\n.target ");
     if (at) opara__format(out, cap, "%.*s", (int)strcspn(at + 9, " ,\n"), at + 9);
     else opara__format(out, cap, "?");
@@ -358,55 +358,55 @@ static void opara__cub_ptx_target(const opara__kernel_image* img, char* out, siz
 
 /* The session's description of one kind of image: "NVRTC cubin sm_90", "NVRTC PTX compute_90",
    "embedded PTX sm_75 (driver JIT)". */
-static void opara__cub_image_name(opara__cub_image_kind kind, int arch, const char* embedded_target, char* out,
+static void opara__backend_image_name(opara__backend_image_kind kind, int arch, const char* embedded_target, char* out,
                                   size_t cap) {
-    if (kind == OPARA__CUB_CUBIN) opara__format(out, cap, "NVRTC cubin sm_%d", arch);
-    else if (kind == OPARA__CUB_NVRTC_PTX) opara__format(out, cap, "NVRTC PTX compute_%d", arch);
+    if (kind == OPARA__IMAGE_CUBIN) opara__format(out, cap, "NVRTC cubin sm_%d", arch);
+    else if (kind == OPARA__IMAGE_NVRTC_PTX) opara__format(out, cap, "NVRTC PTX compute_%d", arch);
     else opara__format(out, cap, "embedded PTX %s (driver JIT)", embedded_target);
 }
 
 /* One kernel file's module: NVRTC's cubin, else NVRTC's PTX, else the embedded PTX, logging why
    each step was passed over. Running out of device memory is an error, not a reason to go on. */
-static opara_result opara__cub_load_module(opara__cuda_session* s, size_t f, const opara__kernel_image* img,
-                                           const opara__cub_nvrtc_out* nv, int arch, opara__cub_image_kind* kind) {
+static opara_result opara__backend_load_module(opara__cuda_session* s, size_t f, const opara__kernel_image* img,
+                                           const opara__backend_nvrtc_out* nv, int arch, opara__backend_image_kind* kind) {
     char log[512], what[64], target[16];
-    const char* images[OPARA__CUB_IMAGE_KINDS];
+    const char* images[OPARA__IMAGE_IMAGE_KINDS];
     opara_CUresult cr = OPARA_CUDA_ERROR_INVALID_IMAGE;
     int k;
-    images[OPARA__CUB_CUBIN] = nv->cubin;
-    images[OPARA__CUB_NVRTC_PTX] = nv->ptx;
-    for (k = OPARA__CUB_CUBIN; k < OPARA__CUB_EMBEDDED; ++k) {
+    images[OPARA__IMAGE_CUBIN] = nv->cubin;
+    images[OPARA__IMAGE_NVRTC_PTX] = nv->ptx;
+    for (k = OPARA__IMAGE_CUBIN; k < OPARA__IMAGE_EMBEDDED; ++k) {
         if (!images[k]) continue;
-        cr = opara__cub_module_load(s, &s->modules[f], images[k], log, sizeof log);
+        cr = opara__backend_module_load(s, &s->modules[f], images[k], log, sizeof log);
         if (cr == OPARA_CUDA_SUCCESS) {
-            *kind = (opara__cub_image_kind)k;
+            *kind = (opara__backend_image_kind)k;
             return OPARA_OK;
         }
-        if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
-        opara__cub_image_name((opara__cub_image_kind)k, arch, "", what, sizeof what);
-        opara__log(opara__cub_log(s), k == OPARA__CUB_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+        if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__backend_cu_fail(s, cr, "loading a kernel module");
+        opara__backend_image_name((opara__backend_image_kind)k, arch, "", what, sizeof what);
+        opara__log(opara__backend_log(s), k == OPARA__IMAGE_CUBIN ? OPARA_LOG_INFO : OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "CUDA backend: the driver refused %s of %s.cu: %s (%d)%s%s; trying %s", what, img->file,
                    opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log,
-                   k == OPARA__CUB_CUBIN && images[OPARA__CUB_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
+                   k == OPARA__IMAGE_CUBIN && images[OPARA__IMAGE_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
     }
-    cr = opara__cub_module_load(s, &s->modules[f], img->ptx, log, sizeof log);
-    *kind = OPARA__CUB_EMBEDDED;
+    cr = opara__backend_module_load(s, &s->modules[f], img->ptx, log, sizeof log);
+    *kind = OPARA__IMAGE_EMBEDDED;
     if (cr == OPARA_CUDA_SUCCESS) return OPARA_OK;
-    opara__cub_ptx_target(img, target, sizeof target);
-    if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__cub_cu_fail(s, cr, "loading a kernel module");
-    return opara__cub_fail(s, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
+    opara__backend_ptx_target(img, target, sizeof target);
+    if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__backend_cu_fail(s, cr, "loading a kernel module");
+    return opara__backend_fail(s, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
                        target, img->file, opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log);
 }
 
 /* s->kernels: the kinds of image the modules came from, with counts when they differ. */
-static void opara__cub_describe_kernels(opara__cuda_session* s, const unsigned* count, int arch,
+static void opara__backend_describe_kernels(opara__cuda_session* s, const unsigned* count, int arch,
                                         const char* embedded_target) {
     size_t at = 0;
     int k;
     char name[64];
-    for (k = 0; k < OPARA__CUB_IMAGE_KINDS; ++k) {
+    for (k = 0; k < OPARA__IMAGE_IMAGE_KINDS; ++k) {
         if (!count[k]) continue;
-        opara__cub_image_name((opara__cub_image_kind)k, arch, embedded_target, name, sizeof name);
+        opara__backend_image_name((opara__backend_image_kind)k, arch, embedded_target, name, sizeof name);
         if (count[k] == OPARA__CUDA_FILES)
             at += opara__format(s->kernels + at, sizeof s->kernels - at, "%s", name);
         else
@@ -417,68 +417,68 @@ static void opara__cub_describe_kernels(opara__cuda_session* s, const unsigned* 
 
 /* NVRTC when the session asks for it and the kernel sources are compiled in (logged: where it was
    found, its builtins). */
-static int opara__cub_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
+static int opara__backend_nvrtc_open(opara__cuda_session* s, opara_cuda_nvrtc* nv) {
     char err[2048];
     const char* dialect;
     int major = 0, minor = 0;
     memset(nv, 0, sizeof *nv);
     if (!s->opt.use_nvrtc) return 0;
-    if (!opara__cub_find_source(opara__cuda_files[0], &dialect)) {
+    if (!opara__backend_find_source(opara__cuda_files[0], &dialect)) {
         opara__log(&s->rt->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC asked for, but the kernel sources are not compiled in (define OPARA_NVRTC_SOURCE where the "
                    "implementation is compiled, with opara_nvrtc.h beside opara.h); using the embedded PTX");
         return 0;
     }
     if (opara_cuda_nvrtc_load(nv, s->opt.nvrtc_path, err, sizeof err) != OPARA_CUDA_LOAD_OK) {
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC not loaded (%s); using the embedded PTX", err);
         return 0;
     }
     nv->nvrtcVersion(&major, &minor);
     opara__format(s->nvrtc_lib, sizeof s->nvrtc_lib, "NVRTC %d.%d %s", major, minor, nv->path);
-    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
+    opara__log(opara__backend_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "NVRTC %d.%d %s (%s; builtins %s)", major,
                minor, nv->path, nv->origin, nv->builtins_path[0] ? nv->builtins_path : "not preloaded");
     return 1;
 }
 
-static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
+static opara_result opara__backend_load_modules(opara__cuda_session* s) {
     opara_cuda_nvrtc nv;
-    unsigned count[OPARA__CUB_IMAGE_KINDS] = {0, 0, 0};
+    unsigned count[OPARA__IMAGE_IMAGE_KINDS] = {0, 0, 0};
     char target[16] = "?";
     int k, arch = 0, real = 0;
     size_t f;
     opara_result r = OPARA_OK;
-    if (opara__cub_nvrtc_open(s, &nv) && (arch = opara__cub_nvrtc_arch(s, &nv, &real)) == 0)
-        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
+    if (opara__backend_nvrtc_open(s, &nv) && (arch = opara__backend_nvrtc_arch(s, &nv, &real)) == 0)
+        opara__log(opara__backend_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "NVRTC %s supports no architecture at or below the device's sm_%d%d; using the embedded PTX", nv.path,
                    s->cc_major, s->cc_minor);
     for (f = 0; f < OPARA__CUDA_FILES && r == OPARA_OK; ++f) {
-        const opara__kernel_image* img = opara__cub_find_image(opara__cuda_files[f]);
-        opara__cub_nvrtc_out out;
-        opara__cub_image_kind kind = OPARA__CUB_EMBEDDED;
+        const opara__kernel_image* img = opara__backend_find_image(opara__cuda_files[f]);
+        opara__backend_nvrtc_out out;
+        opara__backend_image_kind kind = OPARA__IMAGE_EMBEDDED;
         memset(&out, 0, sizeof out);
         if (!img) {
-            r = opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
+            r = opara__backend_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: kernel file %s is not embedded", opara__cuda_files[f]);
             break;
         }
-        if (nv.library && arch) opara__cub_nvrtc_compile(s, &nv, img, arch, real, &out);
-        r = opara__cub_load_module(s, f, img, &out, arch, &kind);
+        if (nv.library && arch) opara__backend_nvrtc_compile(s, &nv, img, arch, real, &out);
+        r = opara__backend_load_module(s, f, img, &out, arch, &kind);
         if (r == OPARA_OK) ++count[kind];
-        if (r == OPARA_OK && kind == OPARA__CUB_EMBEDDED) opara__cub_ptx_target(img, target, sizeof target);
+        if (r == OPARA_OK && kind == OPARA__IMAGE_EMBEDDED) opara__backend_ptx_target(img, target, sizeof target);
         opara__free(s->rt, out.cubin);
         opara__free(s->rt, out.ptx);
     }
     opara_cuda_nvrtc_unload(&nv);
     if (r != OPARA_OK) return r;
-    s->nvrtc_used = count[OPARA__CUB_CUBIN] + count[OPARA__CUB_NVRTC_PTX] > 0;
+    s->nvrtc_used = count[OPARA__IMAGE_CUBIN] + count[OPARA__IMAGE_NVRTC_PTX] > 0;
     if (!s->nvrtc_used) s->nvrtc_lib[0] = 0;
-    opara__cub_describe_kernels(s, count, arch, target);
-    opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
+    opara__backend_describe_kernels(s, count, arch, target);
+    opara__log(opara__backend_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "CUDA backend: kernels from %s", s->kernels);
     for (k = 0; k < OPARA__CUK_COUNT; ++k) {
         const char* file = opara__cuda_kernel_file((opara__cuda_kernel)k);
         for (f = 0; f < OPARA__CUDA_FILES && strcmp(file, opara__cuda_files[f]) != 0; ++f) {
         }
-        if (f == OPARA__CUDA_FILES) return opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: no module for %s", file);
+        if (f == OPARA__CUDA_FILES) return opara__backend_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: no module for %s", file);
         OPARA__CU_TRY(s, cuModuleGetFunction(&s->funcs[k], s->modules[f], opara__cuda_kernel_name((opara__cuda_kernel)k)),
                       "cuModuleGetFunction");
     }
@@ -488,23 +488,23 @@ static opara_result opara__cub_cuda_load_modules(opara__cuda_session* s) {
 /* The handle cuDNN's heuristics need (then the first stream's). A handle that cannot be made
    (e.g. no usable device for cuDNN) means our convolution kernel, with the reason logged; running
    out of device memory is an error. The library stays loaded: the runtime owns it. */
-static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
+static opara_result opara__backend_cudnn_probe(opara__cuda_session* s) {
     opara_cudnnStatus_t st;
     if (!s->dnn.library) return OPARA_OK;
     st = s->dnn.cudnnCreate(&s->dnn_probe);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) {
         s->have_cudnn = 1;
-        opara__log(opara__cub_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
+        opara__log(opara__backend_log(s), OPARA_LOG_DEBUG, OPARA_LOGITEM_LIBRARY_LOADED, "cuDNN %s (version %zu)", s->dnn.path,
                    s->dnn.cudnnGetVersion());
         return OPARA_OK;
     }
     s->dnn_probe = NULL;
-    opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+    opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                "cuDNN %s loaded but cudnnCreate failed: %s (%d); Conv uses opara_conv2d_f32", s->dnn.path,
                opara_cudnn_status_name(st), (int)st);
     memset(&s->dnn, 0, sizeof s->dnn);
     if (opara__cudnn_out_of_memory(st))
-        return opara__cub_fail(s, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
+        return opara__backend_fail(s, OPARA_ERR_DEVICE_MEMORY, "CUDA backend: cudnnCreate ran out of device memory");
     return OPARA_OK;
 }
 
@@ -512,13 +512,13 @@ static opara_result opara__cub_cuda_cudnn_probe(opara__cuda_session* s) {
 
 /* The caller's shapes, resolved node parameters, dtypes and sizes (inferred once, by the session),
    copied: lowering, memory and I/O read them for the session's lifetime. */
-static opara_result opara__cub_cuda_shapes(opara__cuda_session* s, const opara__cuda_shapes* in) {
+static opara_result opara__backend_shapes(opara__cuda_session* s, const opara__cuda_shapes* in) {
     size_t nv = s->g->n_values ? s->g->n_values : 1;
     s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof(opara__shape));
     s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof(opara_dtype));
     s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof(uint64_t));
     s->node_params = (opara__node_params*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof(opara__node_params));
-    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->node_params) return opara__cub_oom(s);
+    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->node_params) return opara__backend_oom(s);
     memcpy(s->shapes, in->shapes, (size_t)s->g->n_values * sizeof(opara__shape));
     memcpy(s->node_params, in->params, (size_t)s->g->n_nodes * sizeof(opara__node_params));
     memcpy(s->dtypes, in->dtypes, (size_t)s->g->n_values * sizeof(opara_dtype));
@@ -529,11 +529,11 @@ static opara_result opara__cub_cuda_shapes(opara__cuda_session* s, const opara__
 /* The scheduler's descriptors: the analytic model (FLOPs, bytes, class), with the launch shape,
    registers and shared memory of each node's main kernel from the static profile (opara_cuda_resources.c)
    and, after a profiling run, its measured time. */
-static opara_result opara__cub_cuda_descs(opara__cuda_session* s, opara__op_desc* descs) {
+static opara_result opara__backend_descs(opara__cuda_session* s, opara__op_desc* descs) {
     opara_result r = opara__describe_ops_resolved(s->g, s->shapes, s->node_params, &s->device, descs);
     if (r != OPARA_OK) return r;
     s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
-    if (!s->prof) return opara__cub_oom(s);
+    if (!s->prof) return opara__backend_oom(s);
     r = opara__cuda_profile_static(s->rt, &s->cu, s->funcs, s->g, s->shapes, &s->low, s->opt.measured, s->prof);
     if (r == OPARA_OK) opara__cuda_profile_to_descs(s->prof, s->g->n_nodes, descs);
     return r;
@@ -548,21 +548,21 @@ OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s,
     *dev = &s->device;
     r = opara__cuda_session_enter(s); /* the static profile asks the driver about our kernels */
     if (r == OPARA_OK) {
-        r = opara__cub_cuda_descs(s, descs);
-        opara__cub_leave(s);
+        r = opara__backend_descs(s, descs);
+        opara__backend_leave(s);
     }
     s->opt.measured = NULL; /* the profiler's rows live during creation only; s->prof keeps them */
     return r;
 }
 
 /* The CUDA stream node n runs on: its plan stream's lane. */
-static uint32_t opara__cub_stream_of(const opara__cuda_session* s, uint32_t n) {
+static uint32_t opara__backend_stream_of(const opara__cuda_session* s, uint32_t n) {
     return s->plan->stream_lane[s->plan->stream[n]];
 }
 
 /* ---- device memory ------------------------------------------------------------------------------ */
 
-static opara_result opara__cub_dalloc(opara__cuda_session* s, opara_CUdeviceptr* p, size_t bytes, const char* what) {
+static opara_result opara__backend_dalloc(opara__cuda_session* s, opara_CUdeviceptr* p, size_t bytes, const char* what) {
     opara_CUresult r;
     char buf[160];
     *p = 0;
@@ -571,11 +571,11 @@ static opara_result opara__cub_dalloc(opara__cuda_session* s, opara_CUdeviceptr*
     if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
     *p = 0;
     opara__format(buf, sizeof buf, "cuMemAlloc of %llu bytes for the %s", (unsigned long long)bytes, what);
-    return opara__cub_cu_fail(s, r, buf);
+    return opara__backend_cu_fail(s, r, buf);
 }
 
 /* Read by a node or returned as a graph output (a constant output, e.g. a folded Shape, is copied from the device). */
-static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
+static int opara__backend_value_used(const opara__graph* g, uint32_t v) {
     uint32_t i;
     if (g->consumer_start[v + 1] > g->consumer_start[v]) return 1;
     for (i = 0; i < g->n_outputs; ++i)
@@ -585,7 +585,7 @@ static int opara__cub_value_used(const opara__graph* g, uint32_t v) {
 
 /* cuBLAS workspace per handle. cuBLAS docs (cublasSetWorkspace): NVIDIA recommends 32 MiB on Hopper
    (compute capability 9.0) and newer architectures, 4 MiB on the others. */
-static uint64_t opara__cub_cublas_workspace(const opara__cuda_session* s) {
+static uint64_t opara__backend_cublas_workspace(const opara__cuda_session* s) {
     return s->cc_major >= 9 ? (uint64_t)32 << 20 : (uint64_t)4 << 20;
 }
 
@@ -594,7 +594,7 @@ static uint64_t opara__cub_cublas_workspace(const opara__cuda_session* s) {
    (opara__plan_share_scratch: each slot is a chain of the happens-before order), so the memory
    follows how many library calls can really run at once, not the stream count. Placed after the
    plan's arena in the same allocation, so a run allocates nothing. Returns the allocation's size. */
-static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* total) {
+static opara_result opara__backend_workspaces(opara__cuda_session* s, size_t* total) {
     const opara__plan* p = s->plan;
     size_t nn = p->n_nodes ? p->n_nodes : 1, base = opara__align_up((size_t)p->arena_bytes, OPARA__CUDA_ALIGN), at = base;
     uint64_t* need = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
@@ -603,10 +603,10 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
     s->ws_slot = (uint32_t*)opara__calloc(s->rt, nn, sizeof(uint32_t));
     s->ws_off = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
     s->ws_bytes = (uint64_t*)opara__calloc(s->rt, nn, sizeof(uint64_t));
-    if (!s->ws_slot || !s->ws_off || !s->ws_bytes || !need) r = opara__cub_oom(s);
+    if (!s->ws_slot || !s->ws_off || !s->ws_bytes || !need) r = opara__backend_oom(s);
     for (i = 0; r == OPARA_OK && i < s->low.n_launches; ++i) {
         const opara__cuda_launch* L = &s->low.launches[i];
-        uint64_t n = L->type == OPARA__CULAUNCH_CUBLAS  ? opara__cub_cublas_workspace(s)
+        uint64_t n = L->type == OPARA__CULAUNCH_CUBLAS  ? opara__backend_cublas_workspace(s)
                      : L->type == OPARA__CULAUNCH_CUDNN ? s->low.dnn_convs[L->lib].workspace
                                                         : 0;
         if (n > need[L->node]) need[L->node] = n;
@@ -616,7 +616,7 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
         size_t end;
         s->ws_off[i] = at;
         if (!opara__add_size(at, (size_t)s->ws_bytes[i], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
-            r = opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
+            r = opara__backend_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: library workspaces overflow size_t");
         else at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
     }
     s->workspace_bytes = at - base;
@@ -626,24 +626,24 @@ static opara_result opara__cub_cuda_workspaces(opara__cuda_session* s, size_t* t
 }
 
 /* The pinned staging of host I/O: the input buffers' layout, then every graph output (aligned). */
-static opara_result opara__cub_cuda_host_io(opara__cuda_session* s) {
+static opara_result opara__backend_host_io(opara__cuda_session* s) {
     const opara__graph* g = s->g;
     size_t at = opara__align_up(s->input_bytes, OPARA__CUDA_ALIGN), end;
     opara_CUresult cr;
     uint32_t i;
     void* p = NULL;
     s->output_off = (uint64_t*)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof(uint64_t));
-    if (!s->output_off) return opara__cub_oom(s);
+    if (!s->output_off) return opara__backend_oom(s);
     for (i = 0; i < g->n_outputs; ++i) {
         s->output_off[i] = at;
         if (!opara__add_size(at, (size_t)s->value_bytes[g->outputs[i]], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
-            return opara__cub_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: the host staging buffers overflow size_t");
+            return opara__backend_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: the host staging buffers overflow size_t");
         at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
     }
     if (at == 0) at = OPARA__CUDA_ALIGN; /* every output pointer stays valid (no inputs or outputs have bytes) */
     cr = OPARA__CU(s, cuMemAllocHost_v2(&p, at));
     if (cr != OPARA_CUDA_SUCCESS) /* page-locked host memory: out of (host) memory, not device memory */
-        return opara__cub_fail(s, cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_OUT_OF_MEMORY : OPARA_ERR_CUDA,
+        return opara__backend_fail(s, cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY ? OPARA_ERR_OUT_OF_MEMORY : OPARA_ERR_CUDA,
                                "CUDA backend: cuMemAllocHost of %llu bytes for the pinned input/output staging failed: "
                                "%s (%d)", (unsigned long long)at, opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
     s->host_io = (uint8_t*)p;
@@ -653,7 +653,7 @@ static opara_result opara__cub_cuda_host_io(opara__cuda_session* s) {
 
 /* Constants (uploaded once), static input buffers, the arena, the kernels' meta/aux tables and
    the pinned host staging. */
-static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
+static opara_result opara__backend_memory(opara__cuda_session* s) {
     const opara__graph* g = s->g;
     size_t const_bytes = 0, input_bytes = 0, meta_bytes, params_bytes, arena_bytes = 0;
     uint32_t v, i;
@@ -661,12 +661,12 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     uint8_t* staging;
     s->const_off = (uint64_t*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(uint64_t));
     s->input_off = (uint64_t*)opara__calloc(s->rt, g->n_values ? g->n_values : 1, sizeof(uint64_t));
-    if (!s->const_off || !s->input_off) return opara__cub_oom(s);
+    if (!s->const_off || !s->input_off) return opara__backend_oom(s);
     for (v = 0; v < g->n_values; ++v) {
         const opara__value* val = &g->values[v];
         s->const_off[v] = UINT64_MAX;
         s->input_off[v] = UINT64_MAX;
-        if (val->kind == OPARA__VALUE_CONST && val->data && val->nbytes > 0 && opara__cub_value_used(g, v)) {
+        if (val->kind == OPARA__VALUE_CONST && val->data && val->nbytes > 0 && opara__backend_value_used(g, v)) {
             s->const_off[v] = const_bytes;
             const_bytes = opara__align_up(const_bytes + (size_t)val->nbytes, OPARA__CUDA_ALIGN);
         }
@@ -678,13 +678,13 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     meta_bytes = opara__align_up(s->low.n_meta * sizeof(int32_t), OPARA__CUDA_ALIGN);
     params_bytes = meta_bytes + s->low.n_aux * sizeof(float);
     s->params_meta_bytes = meta_bytes;
-    if ((r = opara__cub_cuda_workspaces(s, &arena_bytes)) != OPARA_OK) return r;
-    if ((r = opara__cub_dalloc(s, &s->arena, arena_bytes, "arena and library workspaces")) != OPARA_OK) return r;
-    if ((r = opara__cub_dalloc(s, &s->consts, const_bytes, "constants")) != OPARA_OK) return r;
-    if ((r = opara__cub_dalloc(s, &s->inputs, input_bytes, "input buffers")) != OPARA_OK) return r;
-    if ((r = opara__cub_dalloc(s, &s->params, params_bytes, "kernel tables")) != OPARA_OK) return r;
+    if ((r = opara__backend_workspaces(s, &arena_bytes)) != OPARA_OK) return r;
+    if ((r = opara__backend_dalloc(s, &s->arena, arena_bytes, "arena and library workspaces")) != OPARA_OK) return r;
+    if ((r = opara__backend_dalloc(s, &s->consts, const_bytes, "constants")) != OPARA_OK) return r;
+    if ((r = opara__backend_dalloc(s, &s->inputs, input_bytes, "input buffers")) != OPARA_OK) return r;
+    if ((r = opara__backend_dalloc(s, &s->params, params_bytes, "kernel tables")) != OPARA_OK) return r;
     s->input_bytes = input_bytes;
-    if ((r = opara__cub_cuda_host_io(s)) != OPARA_OK) return r;
+    if ((r = opara__backend_host_io(s)) != OPARA_OK) return r;
     for (v = 0; v < g->n_values; ++v)
         if (s->const_off[v] != UINT64_MAX)
             OPARA__CU_TRY(s, cuMemcpyHtoD_v2(s->consts + s->const_off[v], g->values[v].data, (size_t)g->values[v].nbytes),
@@ -692,11 +692,11 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
     if (input_bytes) OPARA__CU_TRY(s, cuMemsetD8_v2(s->inputs, 0, input_bytes), "clearing the input buffers");
     if (params_bytes) {
         staging = (uint8_t*)opara__calloc(s->rt, params_bytes, 1);
-        if (!staging) return opara__cub_oom(s);
+        if (!staging) return opara__backend_oom(s);
         if (s->low.n_meta) memcpy(staging, s->low.meta, s->low.n_meta * sizeof(int32_t));
         if (s->low.n_aux) memcpy(staging + meta_bytes, s->low.aux, s->low.n_aux * sizeof(float));
         r = OPARA__CU(s, cuMemcpyHtoD_v2(s->params, staging, params_bytes)) == OPARA_CUDA_SUCCESS
-                ? OPARA_OK : opara__cub_fail(s, OPARA_ERR_CUDA, "CUDA backend: uploading kernel tables failed");
+                ? OPARA_OK : opara__backend_fail(s, OPARA_ERR_CUDA, "CUDA backend: uploading kernel tables failed");
         opara__free(s->rt, staging);
         if (r != OPARA_OK) return r;
     }
@@ -704,7 +704,7 @@ static opara_result opara__cub_cuda_memory(opara__cuda_session* s) {
 }
 
 /* Device address of value v per the plan (arena, alias of an input or constant), 0 if none. */
-static opara_CUdeviceptr opara__cub_value_addr(const opara__cuda_session* s, int32_t v) {
+static opara_CUdeviceptr opara__backend_value_addr(const opara__cuda_session* s, int32_t v) {
     const opara__plan* p = s->plan;
     int32_t root;
     if (v < 0) return 0;
@@ -719,12 +719,12 @@ static opara_CUdeviceptr opara__cub_value_addr(const opara__cuda_session* s, int
 /* Every pointer a library call gets must be 16-byte aligned: the plan places Concat slices so
    (concat_align), the arena, inputs and constants are 256-aligned and the lowering aligns what
    it puts in the aux table for libraries. A violation is a defect of ours: it fails loudly. */
-static int opara__cub_lib_aligned(opara__cuda_session* s, const opara__cuda_launch* L) {
+static int opara__backend_lib_aligned(opara__cuda_session* s, const opara__cuda_launch* L) {
     uint32_t a;
     for (a = 0; a < L->n_args; ++a) {
         uint8_t k = L->args[a].kind;
         if ((k != OPARA__CUARG_TENSOR && k != OPARA__CUARG_AUX) || L->values[a] % OPARA__CUDA_LIB_ALIGN == 0) continue;
-        opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
+        opara__backend_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: node %u '%s': pointer argument %u of its %s call (0x%llx) is "
                                                "not %u-byte aligned", L->node, s->g->nodes[L->node].name ? s->g->nodes[L->node].name : "",
                     a, L->type == OPARA__CULAUNCH_CUBLAS ? "cuBLAS" : "cuDNN", (unsigned long long)L->values[a],
                     OPARA__CUDA_LIB_ALIGN);
@@ -734,11 +734,11 @@ static int opara__cub_lib_aligned(opara__cuda_session* s, const opara__cuda_laun
 }
 
 /* Kernel parameters with device addresses; drops copies the plan made unnecessary. */
-static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
+static opara_result opara__backend_bind(opara__cuda_session* s) {
     const opara__graph* g = s->g;
     uint32_t i, a;
     s->skip = (uint8_t*)opara__calloc(s->rt, s->low.n_launches ? s->low.n_launches : 1, 1);
-    if (!s->skip) return opara__cub_oom(s);
+    if (!s->skip) return opara__backend_oom(s);
     for (i = 0; i < s->low.n_launches; ++i) {
         opara__cuda_launch* L = &s->low.launches[i];
         const opara__node* n = &g->nodes[L->node];
@@ -746,9 +746,9 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             const opara__cuda_arg* arg = &L->args[a];
             uint64_t v = arg->raw;
             if (arg->kind == OPARA__CUARG_TENSOR) {
-                v = opara__cub_value_addr(s, arg->ref);
+                v = opara__backend_value_addr(s, arg->ref);
                 if (v == 0 && s->value_bytes[arg->ref] > 0)
-                    return opara__cub_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: value %d of node %u has no storage",
+                    return opara__backend_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: value %d of node %u has no storage",
                                        arg->ref, L->node);
                 if (v) v += arg->raw;
             } else if (arg->kind == OPARA__CUARG_META) {
@@ -761,7 +761,7 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
             L->values[a] = v;
             L->params[a] = &L->values[a];
         }
-        if ((L->type == OPARA__CULAUNCH_CUBLAS || L->type == OPARA__CULAUNCH_CUDNN) && !opara__cub_lib_aligned(s, L))
+        if ((L->type == OPARA__CULAUNCH_CUBLAS || L->type == OPARA__CULAUNCH_CUDNN) && !opara__backend_lib_aligned(s, L))
             return OPARA_ERR_INTERNAL;
         if (L->type == OPARA__CULAUNCH_COPY)
             s->skip[i] = L->values[0] == L->values[1] || s->value_bytes[L->args[0].ref] == 0;
@@ -778,7 +778,7 @@ static opara_result opara__cub_cuda_bind(opara__cuda_session* s) {
 /* ---- streams, events, library handles ----------------------------------------------------------- */
 
 /* The workspace of node n's library calls and its size (NULL and 0 when it needs none). */
-static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t n, size_t* bytes) {
+static void* opara__backend_workspace(const opara__cuda_session* s, uint32_t n, size_t* bytes) {
     uint32_t k = s->ws_slot[n];
     *bytes = k == UINT32_MAX ? 0 : (size_t)s->ws_bytes[k];
     return *bytes ? (void*)(uintptr_t)(s->arena + s->ws_off[k]) : NULL;
@@ -787,9 +787,9 @@ static void* opara__cub_workspace(const opara__cuda_session* s, uint32_t n, size
 /* Points the cuBLAS handle of a stream at node n's workspace (a host-side setting: nothing is
    enqueued). Called after cublasSetStream, which resets the workspace to the default pool (that
    pool allocates during capture), and before each GEMM whose slot differs from the handle's. */
-static opara_cublasStatus_t opara__cub_cublas_workspace_for(opara__cuda_session* s, uint32_t stream, uint32_t n) {
+static opara_cublasStatus_t opara__backend_cublas_workspace_for(opara__cuda_session* s, uint32_t stream, uint32_t n) {
     size_t bytes;
-    void* ws = opara__cub_workspace(s, n, &bytes);
+    void* ws = opara__backend_workspace(s, n, &bytes);
     opara_cublasStatus_t st;
     if (s->blas_slot[stream] == s->ws_slot[n]) return OPARA_CUBLAS_STATUS_SUCCESS;
     st = s->cublas.cublasSetWorkspace_v2(s->blas[stream], ws, bytes);
@@ -798,11 +798,11 @@ static opara_cublasStatus_t opara__cub_cublas_workspace_for(opara__cuda_session*
 }
 
 /* The first node on a stream with a launch of this type (UINT32_MAX: none). */
-static uint32_t opara__cub_stream_first_call(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
+static uint32_t opara__backend_stream_first_call(const opara__cuda_session* s, uint32_t stream, opara__cuda_launch_type type) {
     uint32_t k, i;
     for (k = 0; k < s->plan->n_nodes; ++k) {
         uint32_t n = s->plan->order[k];
-        if (opara__cub_stream_of(s, n) != stream) continue;
+        if (opara__backend_stream_of(s, n) != stream) continue;
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i)
             if (s->low.launches[i].type == type) return n;
     }
@@ -811,12 +811,12 @@ static uint32_t opara__cub_stream_first_call(const opara__cuda_session* s, uint3
 
 /* A cuBLAS handle bound to stream i, holding the workspace of the stream's first GEMM node (first:
    set after the stream). */
-static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i, uint32_t first) {
+static opara_result opara__backend_cublas_handle(opara__cuda_session* s, uint32_t i, uint32_t first) {
     opara_cublasStatus_t st = s->cublas.cublasCreate_v2(&s->blas[i]);
     if (st != OPARA_CUBLAS_STATUS_SUCCESS) s->blas[i] = NULL;
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSetStream_v2(s->blas[i], s->streams[i]);
     s->blas_slot[i] = UINT32_MAX - 1; /* none yet (UINT32_MAX is "no workspace") */
-    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = opara__cub_cublas_workspace_for(s, i, first);
+    if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = opara__backend_cublas_workspace_for(s, i, first);
     /* cublasMath_t (cuBLAS docs; cublas_api.h): DEFAULT_MATH keeps at least the requested precision
        (so never TF32 for SGEMM); TF32_TENSOR_OP_MATH lets single-precision routines use TF32 tensor
        cores. PEDANTIC_MATH (standardised arithmetic in every phase, documented as possibly slower)
@@ -824,12 +824,12 @@ static opara_result opara__cub_cublas_handle(opara__cuda_session* s, uint32_t i,
     if (st == OPARA_CUBLAS_STATUS_SUCCESS)
         st = s->cublas.cublasSetMathMode(s->blas[i], s->tf32 ? OPARA_CUBLAS_TF32_TENSOR_OP_MATH : OPARA_CUBLAS_DEFAULT_MATH);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
-    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+    return opara__backend_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: cuBLAS handle for stream %u: %s (%d)", i, opara_cublas_status_name(st), (int)st);
 }
 
 /* A cuDNN handle bound to stream i (the heuristics' handle serves the first stream). */
-static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) {
+static opara_result opara__backend_cudnn_handle(opara__cuda_session* s, uint32_t i) {
     opara_cudnnStatus_t st = OPARA_CUDNN_STATUS_SUCCESS;
     if (s->dnn_probe) {
         s->dnn_handles[i] = s->dnn_probe;
@@ -839,35 +839,35 @@ static opara_result opara__cub_cudnn_handle(opara__cuda_session* s, uint32_t i) 
     }
     if (st == OPARA_CUDNN_STATUS_SUCCESS) st = s->dnn.cudnnSetStream(s->dnn_handles[i], s->streams[i]);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__backend_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: cuDNN handle for stream %u: %s (%d)", i, opara_cudnn_status_name(st), (int)st);
 }
 
 /* One handle per library per stream that calls it, bound to that stream. */
-static opara_result opara__cub_cuda_library_handles(opara__cuda_session* s, uint32_t n_streams) {
+static opara_result opara__backend_library_handles(opara__cuda_session* s, uint32_t n_streams) {
     uint32_t i;
     opara_result r;
     s->blas = (opara_cublasHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cublasHandle_t));
     s->blas_slot = (uint32_t*)opara__calloc(s->rt, n_streams, sizeof(uint32_t));
     s->dnn_handles = (opara_cudnnHandle_t*)opara__calloc(s->rt, n_streams, sizeof(opara_cudnnHandle_t));
-    if (!s->blas || !s->blas_slot || !s->dnn_handles) return opara__cub_oom(s);
+    if (!s->blas || !s->blas_slot || !s->dnn_handles) return opara__backend_oom(s);
     for (i = 0; i < n_streams; ++i) {
-        uint32_t first = s->have_cublas ? opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUBLAS) : UINT32_MAX;
-        if (first != UINT32_MAX && (r = opara__cub_cublas_handle(s, i, first)) != OPARA_OK) return r;
-        if (s->have_cudnn && opara__cub_stream_first_call(s, i, OPARA__CULAUNCH_CUDNN) != UINT32_MAX &&
-            (r = opara__cub_cudnn_handle(s, i)) != OPARA_OK)
+        uint32_t first = s->have_cublas ? opara__backend_stream_first_call(s, i, OPARA__CULAUNCH_CUBLAS) : UINT32_MAX;
+        if (first != UINT32_MAX && (r = opara__backend_cublas_handle(s, i, first)) != OPARA_OK) return r;
+        if (s->have_cudnn && opara__backend_stream_first_call(s, i, OPARA__CULAUNCH_CUDNN) != UINT32_MAX &&
+            (r = opara__backend_cudnn_handle(s, i)) != OPARA_OK)
             return r;
     }
     return OPARA_OK;
 }
 
-static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
+static opara_result opara__backend_streams(opara__cuda_session* s) {
     const opara__plan* p = s->plan;
     uint32_t i, n_streams = s->n_streams;
     s->streams = (opara_CUstream*)opara__calloc(s->rt, n_streams, sizeof(opara_CUstream));
     s->join_events = (opara_CUevent*)opara__calloc(s->rt, n_streams, sizeof(opara_CUevent));
     s->node_events = (opara_CUevent*)opara__calloc(s->rt, p->n_nodes ? p->n_nodes : 1, sizeof(opara_CUevent));
-    if (!s->streams || !s->join_events || !s->node_events) return opara__cub_oom(s);
+    if (!s->streams || !s->join_events || !s->node_events) return opara__backend_oom(s);
     for (i = 0; i < n_streams; ++i) {
         OPARA__CU_TRY(s, cuStreamCreate(&s->streams[i], 1 /* CU_STREAM_NON_BLOCKING */), "cuStreamCreate");
         if (i > 0 && p->lane_join[i])
@@ -876,59 +876,59 @@ static opara_result opara__cub_cuda_streams(opara__cuda_session* s) {
     OPARA__CU_TRY(s, cuEventCreate(&s->fork_event, 2), "cuEventCreate");
     for (i = 0; i < p->n_nodes; ++i)
         if (p->records_event[i]) OPARA__CU_TRY(s, cuEventCreate(&s->node_events[i], 2), "cuEventCreate");
-    return opara__cub_cuda_library_handles(s, n_streams);
+    return opara__backend_library_handles(s, n_streams);
 }
 
 /* ---- the launch sequence ----------------------------------------------------------------------- */
 
 /* Row-major Y = alpha op(A) op(B) through column-major cuBLAS: Y^T = op(B)^T op(A)^T. A failure
    names cuBLAS's status (not a driver code). */
-static opara_result opara__cub_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+static opara_result opara__backend_launch_cublas(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
     int M = (int)L->values[4], N = (int)L->values[5], K = (int)L->values[6], ta = (int)L->values[7], tb = (int)L->values[8];
     int batch = (int)L->grid[2];
     float alpha, beta = 0.0f;
     uint32_t bits = (uint32_t)L->values[9];
-    opara_cublasStatus_t st = opara__cub_cublas_workspace_for(s, stream, L->node);
+    opara_cublasStatus_t st = opara__backend_cublas_workspace_for(s, stream, L->node);
     memcpy(&alpha, &bits, sizeof alpha);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) st = s->cublas.cublasSgemmStridedBatched(
         s->blas[stream], tb ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, ta ? OPARA_CUBLAS_OP_T : OPARA_CUBLAS_OP_N, N, M, K, &alpha,
         (const float*)(uintptr_t)L->values[1], tb ? K : N, (long long)L->values[17], (const float*)(uintptr_t)L->values[0],
         ta ? M : K, (long long)L->values[16], &beta, (float*)(uintptr_t)L->values[3], N, (long long)L->values[18], batch);
     if (st == OPARA_CUBLAS_STATUS_SUCCESS) return OPARA_OK;
-    return opara__cub_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
+    return opara__backend_fail(s, st == OPARA_CUBLAS_STATUS_ALLOC_FAILED ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUBLAS,
                        "CUDA backend: %s for node %u failed: %s (%d)",
                        s->blas_slot[stream] == s->ws_slot[L->node] ? "cublasSgemmStridedBatched" : "cublasSetWorkspace", L->node,
                        opara_cublas_status_name(st), (int)st);
 }
 
 /* A failure names cuDNN's status (not a driver code). */
-static opara_result opara__cub_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
+static opara_result opara__backend_launch_cudnn(opara__cuda_session* s, const opara__cuda_launch* L, uint32_t stream) {
     const opara__cudnn_conv* conv = &s->low.dnn_convs[L->lib];
     size_t bytes;
-    void* ws = opara__cub_workspace(s, L->node, &bytes);
+    void* ws = opara__backend_workspace(s, L->node, &bytes);
     opara_cudnnStatus_t st = opara__cudnn_conv_run(&s->dnn, s->dnn_handles[stream], conv, (const void*)(uintptr_t)L->values[0],
                                                    (const void*)(uintptr_t)L->values[1], (const void*)(uintptr_t)L->values[2],
                                                    (void*)(uintptr_t)L->values[3], ws, bytes);
     if (st == OPARA_CUDNN_STATUS_SUCCESS) return OPARA_OK;
-    return opara__cub_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
+    return opara__backend_fail(s, opara__cudnn_out_of_memory(st) ? OPARA_ERR_DEVICE_MEMORY : OPARA_ERR_CUDNN,
                        "CUDA backend: %s for node %u failed: %s (%d)",
                        conv->call == OPARA__CUDNN_FORWARD ? "cudnnConvolutionForward" : "cudnnConvolutionBiasActivationForward",
                        L->node, opara_cudnn_status_name(st), (int)st);
 }
 
-static const char* opara__cub_launch_name(const opara__cuda_launch* L) {
+static const char* opara__backend_launch_name(const opara__cuda_launch* L) {
     return L->type == OPARA__CULAUNCH_KERNEL ? opara__cuda_kernel_name((opara__cuda_kernel)L->kernel) : "a copy";
 }
 
 /* One launch of node L->node on a stream: a library call (which reports its own status) or a
    driver call. */
-static opara_result opara__cub_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
+static opara_result opara__backend_launch_one(opara__cuda_session* s, opara__cuda_launch* L, uint32_t stream) {
     opara_CUstream st = s->streams[stream];
     opara_CUresult r;
     char what[160];
     switch (L->type) {
-    case OPARA__CULAUNCH_CUBLAS: return opara__cub_launch_cublas(s, L, stream);
-    case OPARA__CULAUNCH_CUDNN: return opara__cub_launch_cudnn(s, L, stream);
+    case OPARA__CULAUNCH_CUBLAS: return opara__backend_launch_cublas(s, L, stream);
+    case OPARA__CULAUNCH_CUDNN: return opara__backend_launch_cudnn(s, L, stream);
     case OPARA__CULAUNCH_COPY:
         r = OPARA__CU(s, cuMemcpyDtoDAsync_v2(L->values[0], L->values[1], (size_t)s->value_bytes[L->args[0].ref], st));
         break;
@@ -938,13 +938,13 @@ static opara_result opara__cub_launch_one(opara__cuda_session* s, opara__cuda_la
         break;
     }
     if (r == OPARA_CUDA_SUCCESS) return OPARA_OK;
-    opara__format(what, sizeof what, "launching %s for node %u", opara__cub_launch_name(L), L->node);
-    return opara__cub_cu_fail(s, r, what);
+    opara__format(what, sizeof what, "launching %s for node %u", opara__backend_launch_name(L), L->node);
+    return opara__backend_cu_fail(s, r, what);
 }
 
 /* Everything the plan says, in its order, from the origin stream 0: fork, per node its waits,
    launches and event, then the join. Used for eager runs and, unchanged, for capture. */
-static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
+static opara_result opara__backend_enqueue(opara__cuda_session* s) {
     const opara__plan* p = s->plan;
     opara_CUstream origin = s->streams[0];
     uint32_t k, i, st;
@@ -952,16 +952,16 @@ static opara_result opara__cub_cuda_enqueue(opara__cuda_session* s) {
     for (st = 1; st < s->n_streams; ++st)
         if (p->lane_fork[st]) OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[st], s->fork_event, 0), "cuStreamWaitEvent (fork)");
     for (k = 0; k < p->n_nodes; ++k) {
-        uint32_t n = p->order[k], sn = opara__cub_stream_of(s, n);
+        uint32_t n = p->order[k], sn = opara__backend_stream_of(s, n);
         opara_result hr;
         int began = 0;
         for (i = p->wait_start[n]; i < p->wait_start[n + 1]; ++i)
-            if (opara__cub_stream_of(s, p->wait_nodes[i]) != sn) /* else launched earlier on this very stream */
+            if (opara__backend_stream_of(s, p->wait_nodes[i]) != sn) /* else launched earlier on this very stream */
                 OPARA__CU_TRY(s, cuStreamWaitEvent(s->streams[sn], s->node_events[p->wait_nodes[i]], 0), "cuStreamWaitEvent");
         for (i = s->low.node_start[n]; i < s->low.node_start[n + 1]; ++i) {
             if (s->skip[i]) continue;
             if (s->hook && !began++ && (hr = s->hook(s->hook_user, n, 0, s->streams[sn])) != OPARA_OK) return hr;
-            if ((hr = opara__cub_launch_one(s, &s->low.launches[i], sn)) != OPARA_OK) return hr;
+            if ((hr = opara__backend_launch_one(s, &s->low.launches[i], sn)) != OPARA_OK) return hr;
         }
         if (began && (hr = s->hook(s->hook_user, n, 1, s->streams[sn])) != OPARA_OK) return hr;
         if (p->records_event[n]) OPARA__CU_TRY(s, cuEventRecord(s->node_events[n], s->streams[sn]), "cuEventRecord");
@@ -981,27 +981,27 @@ OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_sessi
     s->err = &s->rt->error; /* a profiling run belongs to the creation of another session */
     s->hook = hook;
     s->hook_user = user;
-    r = opara__cub_cuda_enqueue(s);
+    r = opara__backend_enqueue(s);
     s->hook = NULL;
     s->hook_user = NULL;
     if (r == OPARA_OK) {
         opara_CUresult cr = OPARA__CU(s, cuStreamSynchronize(s->streams[0]));
-        if (cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "the profiling run");
+        if (cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "the profiling run");
     }
     s->err = err;
     return r;
 }
 
 OPARA__PRIVATE opara_result opara__cuda_session_enter(opara__cuda_session* s) {
-    opara_CUresult r = opara__cub_enter(s);
-    return r == OPARA_CUDA_SUCCESS ? OPARA_OK : opara__cub_cu_fail(s, r, "cuCtxPushCurrent");
+    opara_CUresult r = opara__backend_enter(s);
+    return r == OPARA_CUDA_SUCCESS ? OPARA_OK : opara__backend_cu_fail(s, r, "cuCtxPushCurrent");
 }
 
-OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s) { opara__cub_leave(s); }
+OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s) { opara__backend_leave(s); }
 
 /* Captures the sequence from the origin stream and instantiates it. On failure returns the
    reason in why (the caller falls back to eager). */
-static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap) {
+static int opara__backend_capture(opara__cuda_session* s, char* why, size_t cap) {
     opara_CUstream origin = s->streams[0];
     opara_CUresult r;
     opara_result er;
@@ -1013,7 +1013,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
     }
     s->hook = s->opt.test_capture_hook;
     s->hook_user = s->opt.test_capture_hook_user;
-    er = opara__cub_cuda_enqueue(s);
+    er = opara__backend_enqueue(s);
     s->hook = NULL;
     s->hook_user = NULL;
     if (er == OPARA_OK && s->opt.test_break_capture) {
@@ -1043,7 +1043,7 @@ static int opara__cub_cuda_capture(opara__cuda_session* s, char* why, size_t cap
 /* ---- lifecycle ---------------------------------------------------------------------------------- */
 
 /* Device objects of the session, in the session's context (the caller pushed it). */
-static void opara__cub_cuda_free_device(opara__cuda_session* s) {
+static void opara__backend_free_device(opara__cuda_session* s) {
     uint32_t i, n_streams = s->n_streams;
     if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
     if (s->graph) OPARA__CU(s, cuGraphDestroy(s->graph));
@@ -1083,12 +1083,12 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     if (!s) return;
     rt = s->rt;
     if (s->shared) {
-        opara_CUresult cr = opara__cub_enter(s);
+        opara_CUresult cr = opara__backend_enter(s);
         if (cr == OPARA_CUDA_SUCCESS) {
-            opara__cub_cuda_free_device(s);
-            opara__cub_leave(s);
+            opara__backend_free_device(s);
+            opara__backend_leave(s);
         } else {
-            opara__log(opara__cub_log(s), OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
+            opara__log(opara__backend_log(s), OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL,
                        "CUDA backend: destroying a session: cuCtxPushCurrent failed: %s (%d); its device memory, streams "
                        "and modules stay until the primary context is released",
                        opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
@@ -1119,7 +1119,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
 }
 
 /* cuDNN's version number: 9.x is major*10000 + minor*100 + patch, 8.x major*1000 + minor*100 + patch. */
-static void opara__cub_cudnn_version(size_t v, char* out, size_t cap) {
+static void opara__backend_cudnn_version(size_t v, char* out, size_t cap) {
     if (v >= 90000) opara__format(out, cap, "%u.%u.%u", (unsigned)(v / 10000), (unsigned)(v / 100 % 100), (unsigned)(v % 100));
     else opara__format(out, cap, "%u.%u.%u", (unsigned)(v / 1000), (unsigned)(v / 100 % 10), (unsigned)(v % 100));
 }
@@ -1127,7 +1127,7 @@ static void opara__cub_cudnn_version(size_t v, char* out, size_t cap) {
 /* The libraries that serve the session, with versions and the files mapped, "; "-separated
    (opara_plan_info.libraries): the driver, cuBLAS and cuDNN when ops run on them, NVRTC when it
    compiled our kernels. */
-static void opara__cub_describe_libraries(opara__cuda_session* s) {
+static void opara__backend_describe_libraries(opara__cuda_session* s) {
     char* out = s->libraries;
     size_t cap = sizeof s->libraries, at;
     uint32_t i, gemms = 0;
@@ -1141,7 +1141,7 @@ static void opara__cub_describe_libraries(opara__cuda_session* s) {
     }
     if (s->have_cudnn && s->low.n_dnn_convs > 0) {
         char ver[32];
-        opara__cub_cudnn_version(s->dnn.cudnnGetVersion(), ver, sizeof ver);
+        opara__backend_cudnn_version(s->dnn.cudnnGetVersion(), ver, sizeof ver);
         at = strlen(out);
         opara__format(out + at, cap - at, "; cuDNN %s %s", ver, s->dnn.path);
     }
@@ -1152,10 +1152,10 @@ static void opara__cub_describe_libraries(opara__cuda_session* s) {
 }
 
 /* Which library runs what, and the workspaces' memory (INFO: `opara run` shows it). */
-static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
+static void opara__backend_log_libraries(const opara__cuda_session* s) {
     uint32_t n, calls = 0;
     for (n = 0; n < s->plan->n_nodes; ++n) calls += s->ws_slot[n] != UINT32_MAX;
-    opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
+    opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_PLAN_SUMMARY,
                "CUDA backend: the plan's %u streams on %u CUDA streams; %u of %u Conv on cuDNN%s, GEMM on %s, %s; "
                "library workspaces %.2f MiB: %u blocks shared by the %u nodes that need one (arena %.2f MiB, same allocation)",
                s->plan->n_streams, s->n_streams, s->low.n_dnn_convs, s->low.n_conv,
@@ -1165,47 +1165,47 @@ static void opara__cub_cuda_log_libraries(const opara__cuda_session* s) {
 }
 
 /* Everything of opening after attaching, with the session's context pushed. */
-static opara_result opara__cub_cuda_setup(opara__cuda_session* s, const opara__cuda_shapes* shapes) {
+static opara_result opara__backend_setup(opara__cuda_session* s, const opara__cuda_shapes* shapes) {
     opara_result r;
-    opara__cub_cuda_describe_device(s);
-    if ((r = opara__cub_cuda_load_modules(s)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_shapes(s, shapes)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_cudnn_probe(s)) != OPARA_OK) return r;
+    opara__backend_describe_device(s);
+    if ((r = opara__backend_load_modules(s)) != OPARA_OK) return r;
+    if ((r = opara__backend_shapes(s, shapes)) != OPARA_OK) return r;
+    if ((r = opara__backend_cudnn_probe(s)) != OPARA_OK) return r;
     /* TF32 tensor cores exist from compute capability 8.0 (Ampere); below, TF32 means FP32 */
     s->tf32 = s->opt.precision == OPARA_PRECISION_TF32 && s->cc_major >= 8;
     if (s->opt.precision == OPARA_PRECISION_TF32 && !s->tf32)
-        opara__log(opara__cub_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
+        opara__log(opara__backend_log(s), OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                    "CUDA backend: TF32 requested, but %s (compute capability %d.%d) has no TF32 tensor cores: exact FP32",
                    s->device_name, s->cc_major, s->cc_minor);
     s->low.use_cublas = s->have_cublas;
-    s->low.logger = opara__cub_log(s);
+    s->low.logger = opara__backend_log(s);
     s->low.tf32 = s->tf32;
     if (s->have_cudnn) s->low.dnn = &s->dnn, s->low.dnn_handle = s->dnn_probe;
     return opara__cuda_lower(s->rt, s->g, s->shapes, s->node_params, s->dtypes, &s->low);
 }
 
 /* Everything the plan decides, with the session's context pushed. */
-static opara_result opara__cub_cuda_take_plan(opara__cuda_session* s) {
+static opara_result opara__backend_take_plan(opara__cuda_session* s) {
     opara_result r;
     s->n_streams = s->plan->n_lanes ? s->plan->n_lanes : 1;
-    if ((r = opara__cub_cuda_memory(s)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_bind(s)) != OPARA_OK) return r;
-    if ((r = opara__cub_cuda_streams(s)) != OPARA_OK) return r;
-    opara__cub_describe_libraries(s);
-    opara__cub_cuda_log_libraries(s);
+    if ((r = opara__backend_memory(s)) != OPARA_OK) return r;
+    if ((r = opara__backend_bind(s)) != OPARA_OK) return r;
+    if ((r = opara__backend_streams(s)) != OPARA_OK) return r;
+    opara__backend_describe_libraries(s);
+    opara__backend_log_libraries(s);
     return OPARA_OK;
 }
 
 /* Graph modes: a warm-up run (so lazy library state exists before capture), then capture and
    instantiate; on failure eager, with the reason logged. */
-static opara_result opara__cub_cuda_prepare_mode(opara__cuda_session* s) {
+static opara_result opara__backend_prepare_mode(opara__cuda_session* s) {
     opara_result r;
     s->mode = s->opt.mode;
     if (s->mode == OPARA__CUDA_EAGER) return OPARA_OK;
-    if ((r = opara__cub_cuda_enqueue(s)) != OPARA_OK) return r;
+    if ((r = opara__backend_enqueue(s)) != OPARA_OK) return r;
     OPARA__CU_TRY(s, cuStreamSynchronize(s->streams[0]), "warm-up run");
-    if (!opara__cub_cuda_capture(s, s->fallback, sizeof s->fallback)) {
-        opara__log(opara__cub_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_GRAPH_FALLBACK,
+    if (!opara__backend_capture(s, s->fallback, sizeof s->fallback)) {
+        opara__log(opara__backend_log(s), OPARA_LOG_WARN, OPARA_LOGITEM_GRAPH_FALLBACK,
                    "CUDA graph %s failed, using eager multi-stream launch: %s",
                    s->opt.mode == OPARA__CUDA_SEQ_GRAPH ? "(sequential)" : "capture", s->fallback);
         if (s->exec) OPARA__CU(s, cuGraphExecDestroy(s->exec));
@@ -1238,11 +1238,11 @@ OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const op
         opara__free(rt, s);
         return opara__fail_to(&rt->error, log, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)precision);
     }
-    r = opara__cub_attach(s);
+    r = opara__backend_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);
     if (r == OPARA_OK) {
-        r = opara__cub_cuda_setup(s, shapes);
-        opara__cub_leave(s);
+        r = opara__backend_setup(s, shapes);
+        opara__backend_leave(s);
     }
     if (r != OPARA_OK) {
         opara__cuda_session_destroy(s); /* makes no opara__fail: the first failure's text stays */
@@ -1256,22 +1256,22 @@ OPARA__PRIVATE opara_result opara__cuda_session_prepare(opara__cuda_session* s, 
     opara_result r;
     if (!plan || s->plan) {
         if (plan) opara__plan_free(s->g->rt, plan);
-        return opara__cub_fail(s, OPARA_ERR_INVALID_STATE, "CUDA backend: a session takes one plan");
+        return opara__backend_fail(s, OPARA_ERR_INVALID_STATE, "CUDA backend: a session takes one plan");
     }
     s->plan = plan;
     r = opara__cuda_session_enter(s);
     if (r == OPARA_OK) {
-        r = opara__cub_cuda_take_plan(s);
-        if (r == OPARA_OK) r = opara__cub_cuda_prepare_mode(s);
-        opara__cub_leave(s);
+        r = opara__backend_take_plan(s);
+        if (r == OPARA_OK) r = opara__backend_prepare_mode(s);
+        opara__backend_leave(s);
     }
     if (r == OPARA_OK) s->err = &s->error;
     return r;
 }
 
 /* The plan once, from the origin stream: the eager launch sequence or one graph launch. */
-static opara_result opara__cub_execute(opara__cuda_session* s) {
-    if (s->mode == OPARA__CUDA_EAGER) return opara__cub_cuda_enqueue(s);
+static opara_result opara__backend_execute(opara__cuda_session* s) {
+    if (s->mode == OPARA__CUDA_EAGER) return opara__backend_enqueue(s);
     OPARA__CU_TRY(s, cuGraphLaunch(s->exec, s->streams[0]), "cuGraphLaunch");
     return OPARA_OK;
 }
@@ -1280,7 +1280,7 @@ static opara_result opara__cub_execute(opara__cuda_session* s) {
    staging; device: one copy per input from the caller's pointers), the plan, outputs out (host:
    into the pinned staging; device: to the caller's pointers where given), synchronize. A failure
    still waits for what was queued, so no copy is left reading or writing the staging. */
-static opara_result opara__cub_run(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+static opara_result opara__backend_run(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
     const opara__graph* g = s->g;
     opara_CUstream origin = s->streams[0];
     opara_CUresult cr = OPARA_CUDA_SUCCESS;
@@ -1292,27 +1292,27 @@ static opara_result opara__cub_run(opara__cuda_session* s, const opara_CUdevicep
         if (s->value_bytes[v])
             cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], dev_in[i], (size_t)s->value_bytes[v], origin));
     }
-    r = cr == OPARA_CUDA_SUCCESS ? opara__cub_execute(s) : opara__cub_cu_fail(s, cr, "copying the inputs to the device");
+    r = cr == OPARA_CUDA_SUCCESS ? opara__backend_execute(s) : opara__backend_cu_fail(s, cr, "copying the inputs to the device");
     for (i = 0; r == OPARA_OK && i < g->n_outputs; ++i) {
         int32_t v = g->outputs[i];
         size_t bytes = (size_t)s->value_bytes[v];
         if (bytes == 0 || (dev_out && !dev_out[i])) continue;
-        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(dev_out[i], opara__cub_value_addr(s, v), bytes, origin))
-                     : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__cub_value_addr(s, v), bytes, origin));
-        if (cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "copying an output");
+        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(dev_out[i], opara__backend_value_addr(s, v), bytes, origin))
+                     : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__backend_value_addr(s, v), bytes, origin));
+        if (cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "copying an output");
     }
     cr = OPARA__CU(s, cuStreamSynchronize(origin));
-    if (r == OPARA_OK && cr != OPARA_CUDA_SUCCESS) r = opara__cub_cu_fail(s, cr, "running the model");
+    if (r == OPARA_OK && cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "running the model");
     return r;
 }
 
 /* A run from any thread: the session's context is pushed over the caller's and popped. */
-static opara_result opara__cub_run_entry(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+static opara_result opara__backend_run_entry(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
     uint64_t before = s->calls;
     opara_result r = opara__cuda_session_enter(s);
     if (r != OPARA_OK) return r;
-    r = opara__cub_run(s, dev_in, dev_out);
-    opara__cub_leave(s);
+    r = opara__backend_run(s, dev_in, dev_out);
+    opara__backend_leave(s);
     s->calls_last_run = s->calls - before;
     return r;
 }
@@ -1325,10 +1325,10 @@ OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, cons
     for (i = 0; i < g->n_inputs; ++i) {
         int32_t v = g->inputs[i];
         if (s->value_bytes[v] == 0) continue;
-        if (!inputs || !inputs[i]) return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
+        if (!inputs || !inputs[i]) return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
         memcpy(s->host_io + s->input_off[v], inputs[i], (size_t)s->value_bytes[v]);
     }
-    r = opara__cub_run_entry(s, NULL, NULL);
+    r = opara__backend_run_entry(s, NULL, NULL);
     for (i = 0; r == OPARA_OK && outputs && i < g->n_outputs; ++i)
         if (outputs[i] && outputs[i] != (void*)(s->host_io + s->output_off[i]) && s->value_bytes[g->outputs[i]])
             memcpy(outputs[i], s->host_io + s->output_off[i], (size_t)s->value_bytes[g->outputs[i]]);
@@ -1341,9 +1341,9 @@ OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* 
     uint32_t i;
     for (i = 0; i < g->n_inputs; ++i)
         if (s->value_bytes[g->inputs[i]] && (!inputs || !inputs[i]))
-            return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u has no device pointer", i);
-    if (!outputs) return opara__cub_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: no output device pointers");
-    return opara__cub_run_entry(s, inputs, outputs);
+            return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u has no device pointer", i);
+    if (!outputs) return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: no output device pointers");
+    return opara__backend_run_entry(s, inputs, outputs);
 }
 
 OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index) {

@@ -183,7 +183,7 @@ static void opara__cupti_free(opara__cupti_sink* sink) {
 #define OPARA__PROFILE_FLOOR_MS 0.01
 #define OPARA__PROFILE_BUDGET_NS ((uint64_t)2000000000)
 
-typedef struct opara__cup_run {
+typedef struct opara__profile_run {
     const opara_cuda_driver* cu;
     opara__cupti_sink* cupti; /* NULL without CUPTI, or after the pass it observes */
     opara_CUevent* begin;     /* [n_nodes] */
@@ -192,10 +192,10 @@ typedef struct opara__cup_run {
     float* samples;           /* [n_nodes][OPARA__PROFILE_MAX_RUNS] ms per timed pass */
     opara_runtime* rt;
     const opara_logger* logger; /* the session's */
-} opara__cup_run;
+} opara__profile_run;
 
-static opara_result opara__cup_hook(void* user, uint32_t node, int after, opara_CUstream stream) {
-    opara__cup_run* run = (opara__cup_run*)user;
+static opara_result opara__profile_hook(void* user, uint32_t node, int after, opara_CUstream stream) {
+    opara__profile_run* run = (opara__profile_run*)user;
     opara_CUresult r = run->cu->cuEventRecord(after ? run->end[node] : run->begin[node], stream);
     if (r != OPARA_CUDA_SUCCESS)
         return opara__fail_to(&run->rt->error, run->logger, OPARA_ERR_CUDA, "CUDA profiler: cuEventRecord failed: %s (%d)",
@@ -209,7 +209,7 @@ static opara_result opara__cup_hook(void* user, uint32_t node, int after, opara_
     return OPARA_OK;
 }
 
-static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int create) {
+static opara_result opara__profile_events(opara__profile_run* run, uint32_t n_nodes, int create) {
     uint32_t n;
     for (n = 0; n < n_nodes; ++n) {
         if (!create) {
@@ -226,7 +226,7 @@ static opara_result opara__cup_events(opara__cup_run* run, uint32_t n_nodes, int
 }
 
 /* The event times of timed pass `pass` (the pass has synchronised). */
-static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, uint32_t pass) {
+static opara_result opara__profile_times(opara__profile_run* run, uint32_t n_nodes, uint32_t pass) {
     uint32_t n;
     for (n = 0; n < n_nodes; ++n) {
         float ms = 0;
@@ -243,23 +243,23 @@ static opara_result opara__cup_times(opara__cup_run* run, uint32_t n_nodes, uint
 }
 
 /* The q-quantile of sorted[0..n) by linear interpolation between the closest ranks. */
-static double opara__cup_quantile(const float* sorted, uint32_t n, double q) {
+static double opara__profile_quantile(const float* sorted, uint32_t n, double q) {
     double pos = q * (double)(n - 1);
     uint32_t lo = (uint32_t)pos;
     double frac = pos - (double)lo;
     return lo + 1 < n ? sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]) : sorted[n - 1];
 }
 
-typedef struct opara__cup_summary {
+typedef struct opara__profile_summary {
     uint32_t n_unstable;
     uint32_t worst;      /* the node with the largest counted spread (n_nodes: none) */
     double worst_spread;
-} opara__cup_summary;
+} opara__profile_summary;
 
 /* Median and spread of every launched node over `runs` timed passes into rows; which nodes are
    still unstable (counted as the protocol above says). */
-static void opara__cup_summarise(const opara__cup_run* run, uint32_t n_nodes, uint32_t runs, opara__cuda_op_profile* rows,
-                                 opara__cup_summary* out) {
+static void opara__profile_summarise(const opara__profile_run* run, uint32_t n_nodes, uint32_t runs, opara__cuda_op_profile* rows,
+                                 opara__profile_summary* out) {
     float sorted[OPARA__PROFILE_MAX_RUNS];
     double total = 0;
     uint32_t n, i, j;
@@ -272,9 +272,9 @@ static void opara__cup_summarise(const opara__cup_run* run, uint32_t n_nodes, ui
             for (j = i; j > 0 && sorted[j - 1] > v; --j) sorted[j] = sorted[j - 1];
             sorted[j] = v;
         }
-        median = opara__cup_quantile(sorted, runs, 0.5);
+        median = opara__profile_quantile(sorted, runs, 0.5);
         rows[n].time_ms = median;
-        rows[n].time_spread = median > 0 ? (opara__cup_quantile(sorted, runs, 0.75) - opara__cup_quantile(sorted, runs, 0.25)) / median : 0;
+        rows[n].time_spread = median > 0 ? (opara__profile_quantile(sorted, runs, 0.75) - opara__profile_quantile(sorted, runs, 0.25)) / median : 0;
         rows[n].n_runs = (uint16_t)runs;
         rows[n].measured = 1;
         total += median;
@@ -289,9 +289,9 @@ static void opara__cup_summarise(const opara__cup_run* run, uint32_t n_nodes, ui
 }
 
 /* The passes: warm-up (observed by CUPTI when it works), then timed passes until the spreads settle. */
-static opara_result opara__cup_passes(opara__cup_run* run, opara__cuda_session* ps, const opara__graph* g,
+static opara_result opara__profile_passes(opara__profile_run* run, opara__cuda_session* ps, const opara__graph* g,
                                       opara__cuda_op_profile* rows) {
-    opara__cup_summary sum;
+    opara__profile_summary sum;
     uint64_t timed_ns = 0;
     uint32_t pass, runs = 0, n_nodes = g->n_nodes;
     opara_result r = OPARA_OK;
@@ -299,16 +299,16 @@ static opara_result opara__cup_passes(opara__cup_run* run, opara__cuda_session* 
     sum.worst = n_nodes;
     for (pass = 0; r == OPARA_OK; ++pass) {
         uint64_t t0 = opara__now_ns();
-        r = opara__cuda_session_enqueue_hooked(ps, opara__cup_hook, run);
+        r = opara__cuda_session_enqueue_hooked(ps, opara__profile_hook, run);
         if (pass < OPARA__PROFILE_WARMUP) {
             if (run->cupti) opara__cupti_stop(run->cupti);
             run->cupti = NULL;
             continue;
         }
-        if (r == OPARA_OK) r = opara__cup_times(run, n_nodes, runs++);
+        if (r == OPARA_OK) r = opara__profile_times(run, n_nodes, runs++);
         timed_ns += opara__now_ns() - t0;
         if (r != OPARA_OK || runs % OPARA__PROFILE_RUNS != 0) continue;
-        opara__cup_summarise(run, n_nodes, runs, rows, &sum);
+        opara__profile_summarise(run, n_nodes, runs, rows, &sum);
         if (sum.n_unstable == 0 || runs + OPARA__PROFILE_RUNS > OPARA__PROFILE_MAX_RUNS || timed_ns >= OPARA__PROFILE_BUDGET_NS) break;
     }
     if (run->cupti) opara__cupti_stop(run->cupti); /* the warm-up failed */
@@ -330,7 +330,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
                                                        const opara__cuda_options* opt, const opara__graph* g,
                                                        opara__cuda_op_profile* rows) {
     opara__cuda_info info;
-    opara__cup_run run;
+    opara__profile_run run;
     opara__cupti_sink sink;
     uint8_t* library_node;
     char why[1200];
@@ -353,19 +353,19 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
             ? OPARA_OK
             : opara__fail_to(&rt->error, run.logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
     for (n = 0; r == OPARA_OK && n < n_nodes; ++n) library_node[n] = rows[n].source == OPARA__CURES_ESTIMATE;
-    if (r == OPARA_OK) r = opara__cup_events(&run, n_nodes, 1);
+    if (r == OPARA_OK) r = opara__profile_events(&run, n_nodes, 1);
     if (r == OPARA_OK) {
         if ((cupti = opara__cupti_start(&sink, opt->cupti_path, info.n_launches, why, sizeof why)) != 0) run.cupti = &sink;
         else opara__log(run.logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
                         "CUPTI not used (%s); library kernels keep the documented launch estimates", why);
-        r = opara__cup_passes(&run, ps, g, rows);
+        r = opara__profile_passes(&run, ps, g, rows);
     }
     if (r == OPARA_OK && cupti)
         opara__log(run.logger, OPARA_LOG_DEBUG, OPARA_LOGITEM_PLAN_SUMMARY,
                    "CUPTI: %u kernel records, %u library nodes described",
                    sink.n_kernels, opara__cupti_apply(&sink, library_node, n_nodes, rows));
     opara__cupti_free(&sink);
-    if (run.begin && run.end) opara__cup_events(&run, n_nodes, 0);
+    if (run.begin && run.end) opara__profile_events(&run, n_nodes, 0);
     opara__free(rt, run.begin);
     opara__free(rt, run.end);
     opara__free(rt, run.launched);

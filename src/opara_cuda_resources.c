@@ -58,7 +58,7 @@ static opara_result opara__resources_driver_row(opara_runtime* rt, const opara__
     memcpy(row->block, L->block, sizeof row->block);
     row->regs = (uint32_t)(regs > 0 ? regs : 0);
     row->smem_static = (uint32_t)(smem > 0 ? smem : 0);
-    row->smem_dynamic = 0; /* every launch of ours passes sharedMemBytes = 0 (opara__cub_launch_one) */
+    row->smem_dynamic = 0; /* every launch of ours passes sharedMemBytes = 0 (opara__backend_launch_one) */
     row->max_threads = (uint32_t)(max_threads > 0 ? max_threads : 0);
     row->source = OPARA__CURES_DRIVER;
     return OPARA_OK;
