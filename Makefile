@@ -46,7 +46,7 @@ $(BUILD)/tests/%: tests/%.c opara.h tests/opara_test.h
 	$(CC) $(CFLAGS) -I. -Itests $< -o $@ $(LDFLAGS) $(LDLIBS)
 
 # Fragments of other areas append to TEST_BINS and TEST_SCRIPTS and add their own rules.
-TEST_SCRIPTS := tests/compile_matrix.sh tests/gen_header_test.sh tests/cli_load_test.sh tests/cli_args_test.sh \
+TEST_SCRIPTS := tests/compile_matrix.sh tests/gen_header_test.sh tests/layers_test.sh tests/cli_load_test.sh tests/cli_args_test.sh \
                 tests/cli_errors_test.sh
 include $(sort $(wildcard mk/*.mk))
 

@@ -8968,6 +8968,48 @@ OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas) {
     opara__blas_unlock();
 }
 /* ==== END src/opara_blas.c ==== */
+/* ==== BEGIN src/opara_cpu_base.c ==== */
+/* What every CPU kernel file shares, below all of them: failure text for the executor, element
+   counts, dims comparison and broadcast strides (from the shape engine's one broadcast rule). */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <stdio.h>
+
+OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...) {
+    va_list args;
+    if (err && cap) {
+        va_start(args, fmt);
+        vsnprintf(err, cap, fmt, args);
+        va_end(args);
+    }
+    return code;
+}
+
+OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t) {
+    size_t n = 1;
+    int32_t i;
+    for (i = 0; i < t->ndim; ++i) n *= (size_t)t->dims[i];
+    return n;
+}
+
+OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b) {
+    int32_t i;
+    if (a->ndim != b->ndim) return 0;
+    for (i = 0; i < a->ndim; ++i)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
+                                            const int64_t* in_dims, int64_t* strides) {
+    opara__shape out, in;
+    if (out_ndim < 0 || out_ndim > OPARA_MAX_DIMS || in_ndim < 0 || in_ndim > OPARA_MAX_DIMS) return 0;
+    out.ndim = out_ndim, in.ndim = in_ndim;
+    memcpy(out.dims, out_dims, (size_t)out_ndim * sizeof *out_dims);
+    memcpy(in.dims, in_dims, (size_t)in_ndim * sizeof *in_dims);
+    return opara__broadcast_to(&out, &in, strides);
+}
+/* ==== END src/opara_cpu_base.c ==== */
 /* ==== BEGIN src/opara_cpu_gemm.c ==== */
 /* SGEMM: the built-in cache-blocked, register-tiled GEMM (AVX-512 or AVX2+FMA micro-kernel chosen
    at run time on x86 with GCC/Clang, NEON on aarch64 with GCC/Clang, portable C elsewhere) with a fused
@@ -9078,7 +9120,6 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* 
     }
     return i;
 }
-
 
 /* The 16-wide opara__vec_window over all n outputs, the tail masked (masked-off lanes are neither
    read nor written). */
@@ -10063,17 +10104,6 @@ static void opara__gemm_request_packing(opara__cpu_op* op, int b_const) {
     op->packed_floats = opara__gemm_packed_floats((size_t)op->p.k, (size_t)op->p.n, nr);
 }
 
-OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
-    const opara__cpu_params* p = &op->p;
-    if (!op->packed) return;
-    if (op->node->op == OPARA__OP_CONV) {
-        opara__winograd_pack(op);
-        return;
-    }
-    opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,
-                           (size_t)p->n, op->packed_nr, op->packed);
-}
-
 static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     const float* a = (const float*)op->in[0].data;
@@ -10533,9 +10563,11 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n) {
 }
 /* ==== END src/opara_cpu_math.c ==== */
 /* ==== BEGIN src/opara_cpu_kernels.c ==== */
-/* CPU kernels for the element-wise, data-movement, normalization and reduction operators, the
-   shared broadcasting machinery, and opara__cpu_prepare (validation + dispatch). Conv, pools and
-   GEMM-based operators are in opara_cpu_conv.c and opara_cpu_gemm.c. */
+/* CPU kernels for the element-wise, data-movement, normalization and reduction operators,
+   opara__cpu_prepare (validation + dispatch) and the constant weights' packing: the top of the CPU
+   kernel files. Conv and pools are in opara_cpu_conv.c (Winograd in opara_cpu_winograd.c), GEMM in
+   opara_cpu_gemm.c, vector math in opara_cpu_math.c, the helpers they all share in
+   opara_cpu_base.c. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #include <math.h>
@@ -10544,23 +10576,6 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n) {
 #define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
 
 /* ---- helpers --------------------------------------------------------------------------------- */
-
-OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...) {
-    va_list args;
-    if (err && cap) {
-        va_start(args, fmt);
-        vsnprintf(err, cap, fmt, args);
-        va_end(args);
-    }
-    return code;
-}
-
-OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t) {
-    size_t n = 1;
-    int32_t i;
-    for (i = 0; i < t->ndim; ++i) n *= (size_t)t->dims[i];
-    return n;
-}
 
 OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out) {
     if (axis < 0) axis += rank;
@@ -10574,24 +10589,6 @@ static int opara__record_axis(const opara__cpu_op* op, int32_t rank, int64_t* ax
     if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
     *axis = op->params->axis;
     return 1;
-}
-
-OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b) {
-    int32_t i;
-    if (a->ndim != b->ndim) return 0;
-    for (i = 0; i < a->ndim; ++i)
-        if (a->dims[i] != b->dims[i]) return 0;
-    return 1;
-}
-
-OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
-                                            const int64_t* in_dims, int64_t* strides) {
-    opara__shape out, in;
-    if (out_ndim < 0 || out_ndim > OPARA_MAX_DIMS || in_ndim < 0 || in_ndim > OPARA_MAX_DIMS) return 0;
-    out.ndim = out_ndim, in.ndim = in_ndim;
-    memcpy(out.dims, out_dims, (size_t)out_ndim * sizeof *out_dims);
-    memcpy(in.dims, in_dims, (size_t)in_ndim * sizeof *in_dims);
-    return opara__broadcast_to(&out, &in, strides);
 }
 
 static int64_t opara__dims_prod(const int64_t* dims, int32_t from, int32_t to) {
@@ -11930,6 +11927,19 @@ OPARA__PRIVATE opara_result opara__cpu_prepare(opara__cpu_op* op, char* err, siz
         if (opara__cpu_numel(&op->out[k]) > 0) return r;
     op->work_items = 0; /* every output is empty */
     return r;
+}
+
+/* Constant weights repacked once at creation: a Winograd convolution's transformed filters, else a
+   Gemm/MatMul B in the micro-kernel's panels (the layer above both, so neither calls the other). */
+OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
+    const opara__cpu_params* p = &op->p;
+    if (!op->packed) return;
+    if (op->node->op == OPARA__OP_CONV) {
+        opara__winograd_pack(op);
+        return;
+    }
+    opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,
+                           (size_t)p->n, op->packed_nr, op->packed);
 }
 /* ==== END src/opara_cpu_kernels.c ==== */
 /* ==== BEGIN src/opara_cpu_conv.c ==== */

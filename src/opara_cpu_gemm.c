@@ -108,7 +108,6 @@ __attribute__((target("avx2,fma"))) static size_t opara__vec_window_avx2(float* 
     return i;
 }
 
-
 /* The 16-wide opara__vec_window over all n outputs, the tail masked (masked-off lanes are neither
    read nor written). */
 __attribute__((target("avx512f"))) static void opara__vec_window_avx512(float* d, const float* s, size_t n, size_t taps,
@@ -1090,17 +1089,6 @@ static void opara__gemm_request_packing(opara__cpu_op* op, int b_const) {
     if (op->p.k <= 0 || op->p.n <= 0 || op->p.m <= 1 || (size_t)op->p.tail % nr) return;
     op->packed_nr = nr;
     op->packed_floats = opara__gemm_packed_floats((size_t)op->p.k, (size_t)op->p.n, nr);
-}
-
-OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
-    const opara__cpu_params* p = &op->p;
-    if (!op->packed) return;
-    if (op->node->op == OPARA__OP_CONV) {
-        opara__winograd_pack(op);
-        return;
-    }
-    opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,
-                           (size_t)p->n, op->packed_nr, op->packed);
 }
 
 static opara_result opara__gemm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {

@@ -51,6 +51,7 @@ static const manifest_entry manifest[] = {
     {"src/opara_builder.c", PART_IMPL, CORE},
     {"src/opara_cpu.h", PART_IMPL, CORE},
     {"src/opara_blas.c", PART_IMPL, CORE},
+    {"src/opara_cpu_base.c", PART_IMPL, CORE},
     {"src/opara_cpu_gemm.c", PART_IMPL, CORE},
     {"src/opara_cpu_math.c", PART_IMPL, CORE},
     {"src/opara_cpu_kernels.c", PART_IMPL, CORE},
