@@ -797,7 +797,8 @@ typedef struct opara_node_cost {
     double time_ms;           /* kernel time: measured, or the roofline estimate; 0 when kernel-less */
 } opara_node_cost;
 
-/* OPARA_ERR_UNSUPPORTED for a CUDA session's plan (its costs: opara_session_get_node_kernel). */
+/* The descriptor the plan was made with (a CUDA session's: its kernels' launch shapes, registers and
+   shared memory, and measured times after profiling; opara_session_get_node_kernel has the rest). */
 OPARADEF opara_result opara_plan_get_node_cost(const opara_plan* plan, uint32_t node, opara_node_cost* out);
 
 /* Proves the plan safe: a topological launch order, every data dependency enforced by stream order
@@ -23180,7 +23181,7 @@ typedef struct opara__session_parts {
     const opara__plan* plan;
     const opara__shape* shapes;
     const opara_dtype* dtypes;
-    const opara__op_desc* descs;                  /* what the plan was made with; NULL when the backend keeps none */
+    const opara__op_desc* descs;                  /* what the plan was made with */
     const struct opara__cuda_op_profile* profile; /* CUDA: [n_nodes] each node's main launch; NULL on the CPU */
     const char* device;                           /* what the plan was made for: "cpu" or "cuda" */
 } opara__session_parts;
@@ -24126,11 +24127,12 @@ static opara_result opara__session_plan(opara_session* s, const opara_session_de
 /* Describe, plan (verified: the streams run truly concurrently, and a captured graph in any order
    its edges allow), prepare. */
 static opara_result opara__cuda_plan_prepare(opara_runtime* rt, const opara__graph* g, opara__cuda_session* cs,
-                                             const opara__cuda_shapes* sh, const opara__cuda_options* opt) {
+                                             const opara__cuda_shapes* sh, const opara__cuda_options* opt,
+                                             opara__op_desc* keep) {
     opara__plan_desc pd;
     const opara__device* dev = NULL;
     opara__plan* plan = NULL;
-    opara__op_desc* descs = (opara__op_desc*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *descs);
+    opara__op_desc* descs = keep ? keep : (opara__op_desc*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *descs);
     opara_result r;
     if (!descs)
         return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
@@ -24139,15 +24141,16 @@ static opara_result opara__cuda_plan_prepare(opara_runtime* rt, const opara__gra
     if (opt->mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
     r = opara__cuda_session_describe(cs, descs, &pd, &dev);
     if (r == OPARA_OK) r = opara__plan_create_verified(g, sh->value_bytes, descs, dev, &pd, &plan);
-    opara__free(rt, descs);
+    if (descs != keep) opara__free(rt, descs);
     return r == OPARA_OK ? opara__cuda_session_prepare(cs, plan) : r;
 }
 
+/* keep: [n_nodes] receives the descriptors the plan was made with (NULL: not kept). */
 static opara_result opara__cuda_session_make(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                             const opara__cuda_shapes* sh, opara__cuda_session** out) {
+                                             const opara__cuda_shapes* sh, opara__op_desc* keep, opara__cuda_session** out) {
     opara__cuda_session* cs = NULL;
     opara_result r = opara__cuda_session_open(rt, g, opt, sh, &cs);
-    if (r == OPARA_OK) r = opara__cuda_plan_prepare(rt, g, cs, sh, opt);
+    if (r == OPARA_OK) r = opara__cuda_plan_prepare(rt, g, cs, sh, opt, keep);
     if (r != OPARA_OK) {
         opara__cuda_session_destroy(cs); /* makes no opara__fail: the first failure's text stays */
         return r;
@@ -24159,7 +24162,8 @@ static opara_result opara__cuda_session_make(opara_runtime* rt, const opara__gra
 /* opt->profile: a session of the sequential plan in eager mode (every node alone on the device) is
    measured, then the real one is planned with the measured rows; nothing of the first stays. */
 static opara_result opara__cuda_session_profiled(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                                 const opara__cuda_shapes* sh, opara__cuda_session** out) {
+                                                 const opara__cuda_shapes* sh, opara__op_desc* keep,
+                                                 opara__cuda_session** out) {
     opara__cuda_options po = *opt, fo = *opt;
     opara__plan_desc pd;
     opara__cuda_session* ps = NULL;
@@ -24178,7 +24182,7 @@ static opara_result opara__cuda_session_profiled(opara_runtime* rt, const opara_
     if (!rows)
         return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY,
                               "CUDA profiler: out of host memory");
-    r = opara__cuda_session_make(rt, g, &po, sh, &ps);
+    r = opara__cuda_session_make(rt, g, &po, sh, NULL, &ps);
     if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
         opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
     else if (r == OPARA_OK) { /* its events and the timing run need its context */
@@ -24188,15 +24192,16 @@ static opara_result opara__cuda_session_profiled(opara_runtime* rt, const opara_
     opara__cuda_session_destroy(ps);
     fo.profile = 0;
     fo.measured = rows;
-    if (r == OPARA_OK) r = opara__cuda_session_make(rt, g, &fo, sh, out);
+    if (r == OPARA_OK) r = opara__cuda_session_make(rt, g, &fo, sh, keep, out);
     opara__free(rt, rows);
     return r;
 }
 
 static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                             const opara__cuda_shapes* sh, opara__cuda_session** out) {
+                                             const opara__cuda_shapes* sh, opara__op_desc* keep, opara__cuda_session** out) {
     *out = NULL;
-    return opt->profile ? opara__cuda_session_profiled(rt, g, opt, sh, out) : opara__cuda_session_make(rt, g, opt, sh, out);
+    return opt->profile ? opara__cuda_session_profiled(rt, g, opt, sh, keep, out)
+                        : opara__cuda_session_make(rt, g, opt, sh, keep, out);
 }
 
 OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
@@ -24226,7 +24231,7 @@ OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, c
             : opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, params, dtypes, value_bytes);
     sh.shapes = shapes, sh.params = params, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
-    if (r == OPARA_OK) r = opara__cuda_session_from(rt, g, &o, &sh, out);
+    if (r == OPARA_OK) r = opara__cuda_session_from(rt, g, &o, &sh, NULL, out);
     opara__free(rt, shapes);
     opara__free(rt, params);
     opara__free(rt, dtypes);
@@ -24237,8 +24242,8 @@ OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, c
 #else
 /* compiled out: opara__cuda_session_create (opara_features.c) says so */
 static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                             const opara__cuda_shapes* sh, opara__cuda_session** out) {
-    (void)sh;
+                                             const opara__cuda_shapes* sh, opara__op_desc* keep, opara__cuda_session** out) {
+    (void)sh, (void)keep;
     return opara__cuda_session_create(rt, g, opt, out);
 }
 #endif
@@ -24274,7 +24279,7 @@ static opara_result opara__session_cuda(opara_session* s, const opara_session_de
     s->cuda_dev = (opara_CUdeviceptr*)opara__calloc(s->rt, (size_t)s->g->n_inputs + s->g->n_outputs + 1, sizeof(opara_CUdeviceptr));
     if (!s->cuda_out || !s->cuda_in || !s->cuda_dev) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     sh.shapes = s->shapes, sh.params = s->params, sh.dtypes = s->dtypes, sh.value_bytes = s->value_bytes;
-    r = opara__cuda_session_from(s->rt, s->g, &o, &sh, &s->cuda);
+    r = opara__cuda_session_from(s->rt, s->g, &o, &sh, s->descs, &s->cuda);
     if (r != OPARA_OK) return r;
     for (i = 0; i < s->g->n_outputs; ++i) s->cuda_out[i] = (void*)opara__cuda_session_output(s->cuda, i);
     opara__cuda_session_info(s->cuda, &info);
@@ -24686,10 +24691,8 @@ OPARA__PRIVATE void opara__session_get_parts(const opara_session* s, opara__sess
     out->shapes = s->shapes;
     out->dtypes = s->dtypes;
     out->device = s->cuda ? "cuda" : "cpu";
-    if (!s->cuda) {
-        out->descs = s->descs;
-        return;
-    }
+    out->descs = s->descs; /* what the plan was made with, on either backend */
+    if (!s->cuda) return;
     opara__cuda_session_info(s->cuda, &info);
     out->shapes = info.shapes;
     out->profile = info.profile;
@@ -28916,7 +28919,7 @@ struct opara_plan {
     const opara__plan* plan;
     const opara__shape* shapes;
     const opara_dtype* dtypes;
-    const opara__op_desc* descs;                  /* NULL: the plan's backend keeps none (CUDA) */
+    const opara__op_desc* descs;                  /* what the plan was made with */
     const struct opara__cuda_op_profile* profile; /* a CUDA session's, else NULL */
     char device[32];
     /* what a plan made by opara_plan_create owns (NULL in a session's view) */

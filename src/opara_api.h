@@ -794,7 +794,8 @@ typedef struct opara_node_cost {
     double time_ms;           /* kernel time: measured, or the roofline estimate; 0 when kernel-less */
 } opara_node_cost;
 
-/* OPARA_ERR_UNSUPPORTED for a CUDA session's plan (its costs: opara_session_get_node_kernel). */
+/* The descriptor the plan was made with (a CUDA session's: its kernels' launch shapes, registers and
+   shared memory, and measured times after profiling; opara_session_get_node_kernel has the rest). */
 OPARADEF opara_result opara_plan_get_node_cost(const opara_plan* plan, uint32_t node, opara_node_cost* out);
 
 /* Proves the plan safe: a topological launch order, every data dependency enforced by stream order

@@ -11,7 +11,7 @@ typedef struct opara__session_parts {
     const opara__plan* plan;
     const opara__shape* shapes;
     const opara_dtype* dtypes;
-    const opara__op_desc* descs;                  /* what the plan was made with; NULL when the backend keeps none */
+    const opara__op_desc* descs;                  /* what the plan was made with */
     const struct opara__cuda_op_profile* profile; /* CUDA: [n_nodes] each node's main launch; NULL on the CPU */
     const char* device;                           /* what the plan was made for: "cpu" or "cuda" */
 } opara__session_parts;

@@ -26,7 +26,7 @@ struct opara_plan {
     const opara__plan* plan;
     const opara__shape* shapes;
     const opara_dtype* dtypes;
-    const opara__op_desc* descs;                  /* NULL: the plan's backend keeps none (CUDA) */
+    const opara__op_desc* descs;                  /* what the plan was made with */
     const struct opara__cuda_op_profile* profile; /* a CUDA session's, else NULL */
     char device[32];
     /* what a plan made by opara_plan_create owns (NULL in a session's view) */

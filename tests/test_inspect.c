@@ -674,13 +674,20 @@ OT_TEST(a_cuda_session_shows_its_plan_and_kernels) {
     CHECK_EQ(st.n_events, info.n_events);
     CHECK_EQ(st.n_streams, 2u); /* the branches, as on the CPU */
     CHECK_EQ(opara_plan_verify(p), OPARA_OK);
-    /* the CUDA backend keeps its kernels' resources, not the planner's descriptors */
-    CHECK_EQ(opara_plan_get_node_cost(p, 0, &c), OPARA_ERR_UNSUPPORTED);
-    REQUIRE(opara_sim_device_preset("rtx2080s", &dev) == OPARA_OK);
-    CHECK_EQ(opara_plan_simulate(p, &dev, OPARA_SIM_GRAPH, &res), OPARA_ERR_UNSUPPORTED);
-    /* the Relu is our kernel, described by the driver's function attributes */
+    /* the Relu is our kernel, described by the driver's function attributes, and the plan was made
+       with that launch (the descriptors the session keeps) */
     REQUIRE(opara_session_get_node_kernel(s, 0, &k) == OPARA_OK);
     CHECK_EQ(k.source, OPARA_KERNEL_DRIVER);
+    REQUIRE(opara_plan_get_node_cost(p, 0, &c) == OPARA_OK);
+    CHECK(c.has_info);
+    CHECK_EQ(c.grid, k.grid[0] * k.grid[1] * k.grid[2]);
+    CHECK_EQ(c.block_threads, k.block[0] * k.block[1] * k.block[2]);
+    CHECK_EQ(c.regs_per_thread, k.regs);
+    REQUIRE(opara_sim_device_preset("rtx2080s", &dev) == OPARA_OK);
+    REQUIRE(opara_plan_simulate(p, &dev, OPARA_SIM_GRAPH, &res) == OPARA_OK);
+    CHECK_EQ(res.n_ops, 4u);
+    CHECK(res.makespan_us > 0);
+    opara_sim_result_free(g_rt, &res);
     CHECK(k.kernel[0] != 0);
     CHECK(k.grid[0] >= 1 && k.block[0] >= 1);
     CHECK(k.max_threads >= k.block[0] * k.block[1] * k.block[2]);
