@@ -244,18 +244,20 @@ static int conf_named_input(const conf_case* c, const char* detail) {
 }
 
 /* Lists the unsupported operator labels of the model into the stats; 1 if there were any. */
-static int conf_note_unsupported_ops(conf_stats* st, const opara__onnx_graph* g, const char* test) {
+static int conf_note_unsupported_ops(conf_stats* st, const opara__onnx_model* om, const char* test) {
+    const opara__onnx_graph* g = &om->graph;
+    int64_t opset = opara__default_opset(om); /* an op newer than the model's opset is refused too */
     uint32_t i, k;
     int any = 0;
     for (i = 0; i < g->n_nodes; ++i) {
         char label[128];
         int seen = 0;
-        if (opara__node_supported(&g->nodes[i])) continue;
-        opara__unsupported_label(&g->nodes[i], label, sizeof label);
+        if (opara__node_supported(&g->nodes[i], opset)) continue;
+        opara__unsupported_label(&g->nodes[i], opset, label, sizeof label);
         for (k = 0; k < i && !seen; ++k) {
             char other[128];
-            if (opara__node_supported(&g->nodes[k])) continue;
-            opara__unsupported_label(&g->nodes[k], other, sizeof other);
+            if (opara__node_supported(&g->nodes[k], opset)) continue;
+            opara__unsupported_label(&g->nodes[k], opset, other, sizeof other);
             seen = strcmp(label, other) == 0;
         }
         if (!seen) conf_count_key(st, label, test);
@@ -475,7 +477,7 @@ static int conf_run_case(conf_case* c, conf_stats* st) {
             snprintf(c->why, sizeof c->why, "import: %s: %s", opara_result_string(r), opara_runtime_last_error(c->rt));
             opara__graph_free(&g);
             status = conf_is_unsupported(r) ? CONF_SKIP : CONF_FAIL;
-            if (status == CONF_SKIP && !(r == OPARA_ERR_UNSUPPORTED_OP && conf_note_unsupported_ops(st, &om.graph, c->name)))
+            if (status == CONF_SKIP && !(r == OPARA_ERR_UNSUPPORTED_OP && conf_note_unsupported_ops(st, &om, c->name)))
                 conf_count_skip(st, "import: ", c);
         }
     }
