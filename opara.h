@@ -24084,17 +24084,24 @@ static opara_result opara__session_infer(opara_runtime* rt, const opara__graph* 
     return r;
 }
 
+/* What opara__session_infer fills, zeroed: per value shapes, dtypes and sizes, per node the
+   record. 1 when every array was allocated (the caller frees what was, either way). */
+static int opara__session_infer_alloc(opara_runtime* rt, const opara__graph* g, opara__shape** shapes,
+                                      opara__node_params** params, opara_dtype** dtypes, uint64_t** value_bytes) {
+    size_t nv = g->n_values ? g->n_values : 1;
+    *shapes = (opara__shape*)opara__calloc(rt, nv, sizeof **shapes);
+    *params = (opara__node_params*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof **params);
+    *dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof **dtypes);
+    *value_bytes = (uint64_t*)opara__calloc(rt, nv, sizeof **value_bytes);
+    return *shapes && *params && *dtypes && *value_bytes;
+}
+
 static opara_result opara__session_shapes(opara_session* s, const opara_session_desc* d) {
     const opara__graph* g = s->g;
-    size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
-    s->shapes = (opara__shape*)opara__calloc(s->rt, nv, sizeof *s->shapes);
-    s->dtypes = (opara_dtype*)opara__calloc(s->rt, nv, sizeof *s->dtypes);
-    s->value_bytes = (uint64_t*)opara__calloc(s->rt, nv, sizeof *s->value_bytes);
-    s->descs = (opara__op_desc*)opara__calloc(s->rt, nn, sizeof *s->descs);
-    s->params = (opara__node_params*)opara__calloc(s->rt, nn, sizeof *s->params);
+    int inferred = opara__session_infer_alloc(s->rt, g, &s->shapes, &s->params, &s->dtypes, &s->value_bytes);
+    s->descs = (opara__op_desc*)opara__calloc(s->rt, g->n_nodes ? g->n_nodes : 1, sizeof *s->descs);
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
-    if (!s->shapes || !s->dtypes || !s->value_bytes || !s->descs || !s->params || !s->given)
-        return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    if (!inferred || !s->descs || !s->given) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->params, s->dtypes, s->value_bytes);
 }
 
@@ -24212,7 +24219,6 @@ OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, c
     opara__node_params* params;
     opara_dtype* dtypes;
     uint64_t* value_bytes;
-    size_t nv;
     opara_result r;
     const opara_logger* log = opara__cuda_logger(rt, opt);
     if (!out) return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
@@ -24221,12 +24227,7 @@ OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, c
         return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: the graph is not finalized");
     if (opt) o = *opt;
     else memset(&o, 0, sizeof o);
-    nv = g->n_values ? g->n_values : 1;
-    shapes = (opara__shape*)opara__calloc(rt, nv, sizeof *shapes);
-    params = (opara__node_params*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *params);
-    dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof *dtypes);
-    value_bytes = (uint64_t*)opara__calloc(rt, nv, sizeof *value_bytes);
-    r = shapes && params && dtypes && value_bytes
+    r = opara__session_infer_alloc(rt, g, &shapes, &params, &dtypes, &value_bytes)
             ? OPARA_OK
             : opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, params, dtypes, value_bytes);
@@ -24694,7 +24695,6 @@ OPARA__PRIVATE void opara__session_get_parts(const opara_session* s, opara__sess
     out->descs = s->descs; /* what the plan was made with, on either backend */
     if (!s->cuda) return;
     opara__cuda_session_info(s->cuda, &info);
-    out->shapes = info.shapes;
     out->profile = info.profile;
 }
 /* ==== END src/opara_session.c ==== */
