@@ -25611,7 +25611,15 @@ OPARA__PRIVATE opara_result opara__onnx_decode_tensor(opara_runtime* rt, opara__
 /* ONNX import: decoded ModelProto -> opara__graph in canonical form, with constant folding
    (including shape arithmetic over the symbolic batch), Identity/Dropout removal,
    BatchNormalization-into-Conv folding and Relu fusion. Also the TensorProto reader used by
-   tests and tools for ONNX test data (.pb files). */
+   tests and tools for ONNX test data (.pb files).
+
+   Three parts, each calling only the ones before it:
+     opara_onnx_tensor.c  TensorProto -> bytes (typed fields, raw data, external data files)
+     opara_onnx_fold.c    the importer's state and the constant folder (evaluates nodes whose
+                          inputs are constant, and reads operator parameters from constants)
+     opara_onnx.c         the import itself: op mapping and canonical attributes, graph inputs and
+                          outputs, fusions, the rebuild, and the public loaders
+   The second half of this header is what the parts share; nothing outside them uses it. */
 #ifndef OPARA_ONNX_H
 #define OPARA_ONNX_H
 
@@ -25636,6 +25644,9 @@ OPARA__PRIVATE opara_result opara__onnx_tensor_load(opara_runtime* rt, const opa
 OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor(opara_runtime* rt, const void* data, size_t size,
                                                    opara__tensor_data* out);
 OPARA__PRIVATE void opara__tensor_data_free(opara_runtime* rt, opara__tensor_data* t);
+
+/* The dtype of an ONNX TensorProto data type; OPARA_DTYPE_UNDEFINED when we have no such dtype. */
+OPARA__PRIVATE opara_dtype opara__onnx_dtype(int32_t t);
 
 /* Import flags for tests and tools (the public options cannot turn these off). */
 enum { OPARA__ONNX_NO_FUSION = 1 };
@@ -25664,35 +25675,101 @@ OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const cha
                                                    opara__graph* out);
 #endif
 
+/* ---- shared by the importer's parts ----------------------------------------------------------- */
+
+/* What the importer knows of a value beyond the graph's record of it. */
+typedef struct opara__imp_side {
+    int32_t alias;        /* Identity/Dropout output: the value it stands for, else -1 */
+    const int64_t* coef;  /* I64 constants: per-element multiple of the batch, or NULL (all zero) */
+    opara__shape shape;   /* inferred shape of activations; dims may be OPARA__DIM_BATCH or -1 (unknown) */
+    const char* rename;   /* the graph-output name this value takes in the rebuilt graph */
+} opara__imp_side;
+
+/* The import of one model. */
+typedef struct opara__imp {
+    opara_runtime* rt;
+    opara__graph* g;
+    const opara__onnx_model* model;
+    const opara_onnx_options* opt;
+    const char* base_dir;
+    int64_t opset;
+    opara__imp_side* side;
+    size_t side_cap;
+    const opara__onnx_node* node; /* node being imported, for messages */
+    const char* node_name;
+    const opara__onnx_extra* extra;
+} opara__imp;
+
+/* A constant tensor seen by the evaluator. */
+typedef struct opara__cv {
+    opara_dtype dtype;
+    opara__shape shape;
+    const uint8_t* data;
+    const int64_t* coef;
+    uint64_t count;
+} opara__cv;
+
+/* The evaluator declines (the node is then imported as an operator, or reported). */
+#define OPARA__NOFOLD 1
+
+/* An operator parameter read from an attribute or a constant input (at most OPARA__PARAM_CAP values). */
+#define OPARA__PARAM_CAP 64
+
+typedef struct opara__param {
+    int present;
+    uint32_t n;
+    int64_t ints[OPARA__PARAM_CAP];
+    float floats[OPARA__PARAM_CAP];
+} opara__param;
+
+/* The importer's state (opara_onnx_fold.c). */
+OPARA__PRIVATE opara__imp_side* opara__side(opara__imp* im, int32_t v);
+OPARA__PRIVATE int32_t opara__imp_find(opara__imp* im, const char* name);
+OPARA__PRIVATE const opara__shape* opara__imp_shape(opara__imp* im, int32_t v);
+OPARA__PRIVATE int opara__is_const(opara__imp* im, int32_t v);
+OPARA__PRIVATE void opara__cv_of(opara__imp* im, int32_t v, opara__cv* cv);
+OPARA__PRIVATE opara_result opara__imp_oom(opara__imp* im);
+OPARA__PRIVATE opara_result opara__onnx_insert_result(opara_result r);
+OPARA__PRIVATE uint64_t opara__shape_count(const opara__shape* s);
+OPARA__PRIVATE opara_result opara__imp_const(opara__imp* im, const char* name, opara_dtype dtype, const opara__shape* shape,
+                                             const void* data, const int64_t* coef, int copy);
+
+/* Elements, axes and attributes of the ONNX node being imported (opara_onnx_fold.c). */
+OPARA__PRIVATE int64_t opara__get_i64(opara_dtype t, const uint8_t* p, uint64_t i);
+OPARA__PRIVATE int64_t opara__onnx_axis(int64_t axis, int32_t rank);
+OPARA__PRIVATE const opara__onnx_attr* opara__oattr(const opara__onnx_node* n, const char* name);
+OPARA__PRIVATE int64_t opara__oattr_int(const opara__onnx_node* n, const char* name, int64_t fallback);
+OPARA__PRIVATE const int64_t* opara__oattr_ints(const opara__onnx_node* n, const char* name, uint32_t* count);
+OPARA__PRIVATE int opara__op_is(const opara__onnx_node* n, const char* op);
+
+/* Integer / float parameter i of the node being imported, from attribute attr or constant input i
+   (opara_onnx_fold.c). */
+OPARA__PRIVATE opara_result opara__ints_param(opara__imp* im, const int32_t* in, uint32_t n_in, uint32_t i, const char* attr,
+                                              int allow_batch, opara__param* p);
+OPARA__PRIVATE opara_result opara__floats_param(opara__imp* im, const int32_t* in, uint32_t n_in, uint32_t i,
+                                                opara__param* p);
+
+/* Evaluates the node being imported when its inputs allow it: OPARA_OK with *out filled,
+   OPARA__NOFOLD, or an error (opara_onnx_fold.c). */
+OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opara__cv* out);
+
 #endif /* OPARA_ONNX_H */
 /* ==== END src/opara_onnx.h ==== */
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_ONNX
-/* ==== BEGIN src/opara_onnx.c ==== */
-/* ONNX import (see opara_onnx.h).
-
-   Nodes are taken in dependency order (real exports are not always sorted). Each node either
-   folds (all inputs constant and the op has a constant evaluator, or it is a Shape whose input
-   shape is known), disappears (Constant, Identity, Dropout) or becomes one IR node whose
-   constant inputs (axes, pads, shape, ...) move into canonical attributes. Integer constants
-   carry a per-element multiple of the symbolic batch ("value + k * batch"), so the
-   Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of batch-dynamic exports fold into
-   a Reshape whose "shape" holds OPARA__DIM_BATCH or -1. Afterwards BatchNormalization folds
-   into the preceding Conv and a Relu fuses into its Conv/Gemm, and the graph is rebuilt
-   in topological order with only what the outputs need. */
+/* ==== BEGIN src/opara_onnx_tensor.c ==== */
+/* ONNX tensors (see opara_onnx.h): a decoded TensorProto's typed fields, raw data or external
+   data file -> dtype, shape and bytes in native order, and the readers of bare TensorProto files
+   (ONNX test data). */
 /* #include "opara_onnx.h" (inlined above) */
 /* #include "opara_model.h" (inlined above) */
-/* #include "opara_cpu.h" (inlined above) */
 
-#include <math.h>
 #include <stdlib.h>
 #ifndef OPARA_NO_STDIO
 #  include <stdio.h>
 #endif
 
-/* ---- tensors ---------------------------------------------------------------------------------- */
-
-static opara_dtype opara__onnx_dtype(int32_t t) {
+OPARA__PRIVATE opara_dtype opara__onnx_dtype(int32_t t) {
     switch (t) {
     case 1: case 2: case 3: case 6: case 7: case 9: case 10: case 11: return (opara_dtype)t;
     default: return OPARA_DTYPE_UNDEFINED;
@@ -25907,42 +25984,43 @@ OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor(opara_runtime* rt, cons
     return r;
 }
 
+#ifndef OPARA_NO_STDIO
+/* The loaders' shared file reader (opara__read_file_once): sized once, regular files only, refused if it changes. */
+OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size) {
+    return opara__read_file_once(rt, path, NULL, data, size);
+}
+
+OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
+    uint8_t* data;
+    size_t size;
+    opara_result r = opara__onnx_read_file(rt, path, &data, &size);
+    memset(out, 0, sizeof *out);
+    if (r != OPARA_OK) return r;
+    r = opara__onnx_read_tensor(rt, data, size, out);
+    opara__free(rt, data);
+    return r;
+}
+#endif
+/* ==== END src/opara_onnx_tensor.c ==== */
+#endif /* OPARA_NO_ONNX */
+#ifndef OPARA_NO_ONNX
+/* ==== BEGIN src/opara_onnx_fold.c ==== */
+/* The ONNX importer's state and its constant folder (see opara_onnx.h).
+
+   A node whose inputs are all constant (or a Shape whose input shape is known) is evaluated at
+   import time into a new constant. Integer constants carry a per-element multiple of the symbolic
+   batch ("value + k * batch"), so the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of
+   batch-dynamic exports fold. Float32 arithmetic is done by the CPU kernels themselves, so that a
+   folded constant holds the bits a session would compute. Operator parameters that ONNX passes as
+   constant inputs (axes, pads, shapes) are read here too. */
+/* #include "opara_onnx.h" (inlined above) */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
 /* ---- importer state --------------------------------------------------------------------------- */
 
-typedef struct opara__imp_side {
-    int32_t alias;        /* Identity/Dropout output: the value it stands for, else -1 */
-    const int64_t* coef;  /* I64 constants: per-element multiple of the batch, or NULL (all zero) */
-    opara__shape shape;   /* inferred shape of activations; dims may be OPARA__DIM_BATCH or -1 (unknown) */
-    const char* rename;   /* the graph-output name this value takes in the rebuilt graph */
-} opara__imp_side;
-
-typedef struct opara__imp {
-    opara_runtime* rt;
-    opara__graph* g;
-    const opara__onnx_model* model;
-    const opara_onnx_options* opt;
-    const char* base_dir;
-    int64_t opset;
-    opara__imp_side* side;
-    size_t side_cap;
-    const opara__onnx_node* node; /* node being imported, for messages */
-    const char* node_name;
-    const opara__onnx_extra* extra;
-} opara__imp;
-
-/* A constant tensor seen by the evaluator. */
-typedef struct opara__cv {
-    opara_dtype dtype;
-    opara__shape shape;
-    const uint8_t* data;
-    const int64_t* coef;
-    uint64_t count;
-} opara__cv;
-
-/* The evaluator declines (the node is then imported as an operator, or reported). */
-#define OPARA__NOFOLD 1
-
-static opara__imp_side* opara__side(opara__imp* im, int32_t v) {
+OPARA__PRIVATE opara__imp_side* opara__side(opara__imp* im, int32_t v) {
     size_t need = (size_t)v + 1, old = im->side_cap, i;
     if (need > im->side_cap) {
         if (opara__grow(im->rt, (void**)&im->side, &im->side_cap, need, sizeof *im->side) != OPARA_OK) return NULL;
@@ -25954,24 +26032,24 @@ static opara__imp_side* opara__side(opara__imp* im, int32_t v) {
     return &im->side[v];
 }
 
-static int32_t opara__imp_find(opara__imp* im, const char* name) {
+OPARA__PRIVATE int32_t opara__imp_find(opara__imp* im, const char* name) {
     int32_t v = opara__graph_find_value(im->g, name);
     int guard = 0;
     while (v >= 0 && (size_t)v < im->side_cap && im->side[v].alias >= 0 && guard++ < 1000000) v = im->side[v].alias;
     return v;
 }
 
-static const opara__shape* opara__imp_shape(opara__imp* im, int32_t v) {
+OPARA__PRIVATE const opara__shape* opara__imp_shape(opara__imp* im, int32_t v) {
     const opara__value* val = &im->g->values[v];
     if (val->kind != OPARA__VALUE_ACTIVATION || (size_t)v >= im->side_cap) return &val->shape;
     return &im->side[v].shape;
 }
 
-static int opara__is_const(opara__imp* im, int32_t v) {
+OPARA__PRIVATE int opara__is_const(opara__imp* im, int32_t v) {
     return v >= 0 && im->g->values[v].kind == OPARA__VALUE_CONST;
 }
 
-static void opara__cv_of(opara__imp* im, int32_t v, opara__cv* cv) {
+OPARA__PRIVATE void opara__cv_of(opara__imp* im, int32_t v, opara__cv* cv) {
     const opara__value* val = &im->g->values[v];
     int32_t i;
     cv->dtype = val->dtype;
@@ -25987,18 +26065,18 @@ static void* opara__imp_alloc(opara__imp* im, uint64_t bytes) {
     return opara__pool_alloc(im->rt, &im->g->pool, (size_t)bytes + 1, 64);
 }
 
-static opara_result opara__imp_oom(opara__imp* im) {
+OPARA__PRIVATE opara_result opara__imp_oom(opara__imp* im) {
     return opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "node '%s': out of memory", im->node_name);
 }
 
 /* A graph insertion failed with the detail set: out of memory stays so; anything else (a name
    defined twice, a rank beyond the limit) is the ONNX model's fault. */
-static opara_result opara__onnx_insert_result(opara_result r) {
+OPARA__PRIVATE opara_result opara__onnx_insert_result(opara_result r) {
     return r == OPARA_ERR_OUT_OF_MEMORY ? r : OPARA_ERR_ONNX_INVALID;
 }
 
 /* Elements of a shape with known dims; UINT64_MAX when a dim is negative or the product overflows. */
-static uint64_t opara__shape_count(const opara__shape* s) {
+OPARA__PRIVATE uint64_t opara__shape_count(const opara__shape* s) {
     uint64_t n = 1;
     int32_t i;
     for (i = 0; i < s->ndim; ++i) {
@@ -26015,8 +26093,8 @@ static uint64_t opara__shape_count(const opara__shape* s) {
 #define OPARA__FOLD_MAX_ELEMENTS (UINT64_C(1) << 26)
 
 /* Creates (or reuses an existing undefined) value name as a constant; data is in the graph pool. */
-static opara_result opara__imp_const(opara__imp* im, const char* name, opara_dtype dtype, const opara__shape* shape,
-                                     const void* data, const int64_t* coef, int copy) {
+OPARA__PRIVATE opara_result opara__imp_const(opara__imp* im, const char* name, opara_dtype dtype, const opara__shape* shape,
+                                             const void* data, const int64_t* coef, int copy) {
     int32_t v = opara__graph_find_value(im->g, name);
     opara__imp_side* side;
     opara_result r;
@@ -26054,7 +26132,7 @@ static double opara__get_f64(opara_dtype t, const uint8_t* p, uint64_t i) {
     }
 }
 
-static int64_t opara__get_i64(opara_dtype t, const uint8_t* p, uint64_t i) {
+OPARA__PRIVATE int64_t opara__get_i64(opara_dtype t, const uint8_t* p, uint64_t i) {
     switch (t) {
     case OPARA_DTYPE_I64: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
     case OPARA_DTYPE_I32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
@@ -26098,25 +26176,25 @@ static int opara__cv_ints(const opara__cv* cv, int64_t* out, uint32_t cap, uint3
     return 1;
 }
 
-static int64_t opara__onnx_axis(int64_t axis, int32_t rank) {
+OPARA__PRIVATE int64_t opara__onnx_axis(int64_t axis, int32_t rank) {
     return axis < 0 ? axis + rank : axis;
 }
 
 /* ---- attributes of the ONNX node being imported ------------------------------------------------ */
 
-static const opara__onnx_attr* opara__oattr(const opara__onnx_node* n, const char* name) {
+OPARA__PRIVATE const opara__onnx_attr* opara__oattr(const opara__onnx_node* n, const char* name) {
     uint32_t i;
     for (i = 0; i < n->n_attrs; ++i)
         if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
     return NULL;
 }
 
-static int64_t opara__oattr_int(const opara__onnx_node* n, const char* name, int64_t fallback) {
+OPARA__PRIVATE int64_t opara__oattr_int(const opara__onnx_node* n, const char* name, int64_t fallback) {
     const opara__onnx_attr* a = opara__oattr(n, name);
     return a && a->has_i ? a->i : fallback;
 }
 
-static const int64_t* opara__oattr_ints(const opara__onnx_node* n, const char* name, uint32_t* count) {
+OPARA__PRIVATE const int64_t* opara__oattr_ints(const opara__onnx_node* n, const char* name, uint32_t* count) {
     const opara__onnx_attr* a = opara__oattr(n, name);
     *count = a ? a->n_ints : 0;
     return a && (a->n_ints || a->type == OPARA__ONNX_ATTR_INTS) ? a->ints : NULL;
@@ -26683,15 +26761,6 @@ static int opara__eval_shape(opara__imp* im, int32_t v, opara__cv* out) {
 
 /* ---- operator parameters: attribute or constant input ------------------------------------------ */
 
-#define OPARA__PARAM_CAP 64
-
-typedef struct opara__param {
-    int present;
-    uint32_t n;
-    int64_t ints[OPARA__PARAM_CAP];
-    float floats[OPARA__PARAM_CAP];
-} opara__param;
-
 static const char* opara__input_name(opara__imp* im, uint32_t i) {
     return i < im->node->n_inputs ? im->node->inputs[i] : "";
 }
@@ -26704,8 +26773,8 @@ static opara_result opara__not_const(opara__imp* im, uint32_t i, const char* wha
 
 /* Reads integer parameter `what` from attribute attr (when the node has it) or from constant
    input i. allow_batch: batch terms become OPARA__DIM_BATCH (exactly one batch) or -1. */
-static opara_result opara__ints_param(opara__imp* im, const int32_t* in, uint32_t n_in, uint32_t i, const char* attr,
-                                      int allow_batch, opara__param* p) {
+OPARA__PRIVATE opara_result opara__ints_param(opara__imp* im, const int32_t* in, uint32_t n_in, uint32_t i, const char* attr,
+                                              int allow_batch, opara__param* p) {
     const opara__onnx_attr* a = attr ? opara__oattr(im->node, attr) : NULL;
     opara__cv cv;
     uint64_t k;
@@ -26746,8 +26815,8 @@ too_many:
                        im->node->op_type, OPARA__PARAM_CAP, attr ? attr : "parameter");
 }
 
-static opara_result opara__floats_param(opara__imp* im, const int32_t* in, uint32_t n_in, uint32_t i,
-                                        opara__param* p) {
+OPARA__PRIVATE opara_result opara__floats_param(opara__imp* im, const int32_t* in, uint32_t n_in, uint32_t i,
+                                                opara__param* p) {
     opara__cv cv;
     uint64_t k;
     memset(p, 0, sizeof *p);
@@ -26763,10 +26832,10 @@ static opara_result opara__floats_param(opara__imp* im, const int32_t* in, uint3
     return OPARA_OK;
 }
 
-static int opara__op_is(const opara__onnx_node* n, const char* op) { return strcmp(n->op_type, op) == 0; }
+OPARA__PRIVATE int opara__op_is(const opara__onnx_node* n, const char* op) { return strcmp(n->op_type, op) == 0; }
 
 /* Evaluates the node when its inputs allow it. OPARA_OK with *out filled, OPARA__NOFOLD, or an error. */
-static int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opara__cv* out) {
+OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opara__cv* out) {
     const opara__onnx_node* n = im->node;
     opara__cv cv[4];
     uint32_t i;
@@ -26846,6 +26915,25 @@ static int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opa
     }
     return OPARA__NOFOLD;
 }
+/* ==== END src/opara_onnx_fold.c ==== */
+#endif /* OPARA_NO_ONNX */
+#ifndef OPARA_NO_ONNX
+/* ==== BEGIN src/opara_onnx.c ==== */
+/* ONNX import (see opara_onnx.h).
+
+   Nodes are taken in dependency order (real exports are not always sorted). Each node either
+   folds (all inputs constant and the op has a constant evaluator, or it is a Shape whose input
+   shape is known: opara_onnx_fold.c), disappears (Constant, Identity, Dropout) or becomes one IR
+   node whose constant inputs (axes, pads, shape, ...) move into canonical attributes. The folded
+   Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of batch-dynamic exports end in a
+   Reshape whose "shape" holds OPARA__DIM_BATCH or -1. Afterwards BatchNormalization folds
+   into the preceding Conv and a Relu fuses into its Conv/Gemm, and the graph is rebuilt
+   in topological order with only what the outputs need. */
+/* #include "opara_onnx.h" (inlined above) */
+/* #include "opara_model.h" (inlined above) */
+
+#include <math.h>
+#include <stdlib.h>
 
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
@@ -27788,22 +27876,6 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
 }
 
 #ifndef OPARA_NO_STDIO
-/* The loaders' shared file reader (opara__read_file_once): sized once, regular files only, refused if it changes. */
-OPARA__PRIVATE opara_result opara__onnx_read_file(opara_runtime* rt, const char* path, uint8_t** data, size_t* size) {
-    return opara__read_file_once(rt, path, NULL, data, size);
-}
-
-OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor_file(opara_runtime* rt, const char* path, opara__tensor_data* out) {
-    uint8_t* data;
-    size_t size;
-    opara_result r = opara__onnx_read_file(rt, path, &data, &size);
-    memset(out, 0, sizeof *out);
-    if (r != OPARA_OK) return r;
-    r = opara__onnx_read_tensor(rt, data, size, out);
-    opara__free(rt, data);
-    return r;
-}
-
 OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const char* path,
                                                    const opara_onnx_options* options, const opara__onnx_extra* extra,
                                                    opara__graph* out) {

@@ -38,6 +38,7 @@ else bad "CRLF sources give the same LF-only header"; fi
 # feature parts: each file of a part that a macro compiles out is wrapped in that macro's guard
 wrapped=1
 for pair in OPARA_NO_CUDA:src/opara_backend_cuda.c OPARA_NO_CUDA:src/kernels/opara_ptx.h OPARA_NO_ONNX:src/opara_onnx.c \
+            OPARA_NO_ONNX:src/opara_onnx_tensor.c OPARA_NO_ONNX:src/opara_onnx_fold.c \
             OPARA_NO_ONNX:src/opara_pb.c OPARA_NO_SIM:src/opara_sim.c; do
     macro=${pair%%:*} file=${pair#*:}
     grep -B1 -x "/\* ==== BEGIN $file ==== \*/" "$work/a.h" | head -n 1 | grep -qx "#ifndef $macro" || wrapped=0

@@ -79,6 +79,8 @@ static const manifest_entry manifest[] = {
     {"src/opara_pb.h", PART_IMPL, ONNX},
     {"src/opara_pb.c", PART_IMPL, ONNX},
     {"src/opara_onnx.h", PART_IMPL, ONNX},
+    {"src/opara_onnx_tensor.c", PART_IMPL, ONNX},
+    {"src/opara_onnx_fold.c", PART_IMPL, ONNX},
     {"src/opara_onnx.c", PART_IMPL, ONNX},
     {"src/opara_sim.c", PART_IMPL, SIM},
     {"src/opara_inspect.c", PART_IMPL, CORE},
