@@ -3667,9 +3667,13 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
 /* #include "opara_internal.h" (inlined above) */
 
 /* The operator table: one row per IR operator, the only place an operator's facts are written.
-   X(ID, "OnnxName", "domain", since, min_in, max_in, max_out, kept_in, work, flops, flags):
+   X(ID, "OnnxName", "domain", since, until, next, min_in, max_in, max_out, kept_in, work, flops, flags):
      OnnxName/domain  the ONNX op_type it imports ("" = the default domain ai.onnx); the IR name too
      since            the first opset of that domain defining it: an older model is refused at import
+     until, next      the newest ONNX version of the op whose meaning we implement (versions that only
+                      add types count as ours), and ONNX's next version after it, which changed the
+                      meaning (0: none, as of ONNX opset 28): a model whose opset is >= next has that
+                      newer version and is refused at import
      min_in, max_in   inputs a node has: the first min_in present, the optional ones up to max_in may
                       be omitted (-1); max_out outputs at most, at least 1 (OPARA__OP_ANY: no limit)
      kept_in          ONNX inputs kept as tensors (0: all); the importer turns the rest into attributes
@@ -3684,46 +3688,46 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
    docs/ADDING-AN-OPERATOR.md for every place a new row needs code (the compiler's -Wswitch names the
    switches; tests/test_ops.c fails naming an op without a test case). */
 #define OPARA__OPS(X) \
-    X(CONV, "Conv", "", 1, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                            \
-    X(CONV_TRANSPOSE, "ConvTranspose", "", 1, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)         \
-    X(MAX_POOL, "MaxPool", "", 1, 1, 1, 2, 0, POOL, 0, OPARA__OPF_F32)                                          \
-    X(AVERAGE_POOL, "AveragePool", "", 1, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                  \
-    X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                     \
-    X(BATCH_NORM, "BatchNormalization", "", 1, 5, 5, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
-    X(RELU, "Relu", "", 1, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
-    X(LEAKY_RELU, "LeakyRelu", "", 1, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)          \
-    X(SIGMOID, "Sigmoid", "", 1, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)               \
-    X(TANH, "Tanh", "", 1, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
-    X(HARD_SIGMOID, "HardSigmoid", "", 1, 1, 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32 | OPARA__OPF_INPLACE)      \
-    X(HARD_SWISH, "HardSwish", "", 14, 1, 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
-    X(CLIP, "Clip", "", 1, 1, 1, 1, 1, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
-    X(ADD, "Add", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
-    X(SUB, "Sub", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
-    X(MUL, "Mul", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
-    X(DIV, "Div", "", 1, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
-    X(POW, "Pow", "", 1, 2, 2, 1, 0, ELEMENTWISE, 4, OPARA__OPF_INPLACE)                                        \
-    X(SQRT, "Sqrt", "", 1, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                     \
-    X(ERF, "Erf", "", 9, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                       \
-    X(GELU, "Gelu", "", 20, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
-    X(CONCAT, "Concat", "", 1, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 0, OPARA__OPF_NO_OMITTED)                   \
-    X(SPLIT, "Split", "", 1, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                         \
-    X(SLICE, "Slice", "", 1, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                     \
-    X(GATHER, "Gather", "", 1, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                   \
-    X(RESHAPE, "Reshape", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                        \
-    X(FLATTEN, "Flatten", "", 1, 1, 1, 1, 0, VIEW, 0, 0)                                                        \
-    X(TRANSPOSE, "Transpose", "", 1, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                               \
-    X(SQUEEZE, "Squeeze", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                        \
-    X(UNSQUEEZE, "Unsqueeze", "", 1, 1, 1, 1, 1, VIEW, 0, 0)                                                    \
-    X(EXPAND, "Expand", "", 8, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                   \
-    X(GEMM, "Gemm", "", 1, 2, 3, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                          \
-    X(MATMUL, "MatMul", "", 1, 2, 2, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                      \
-    X(SOFTMAX, "Softmax", "", 1, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                           \
-    X(LAYER_NORM, "LayerNormalization", "", 17, 2, 3, 3, 0, ROWS, 5, OPARA__OPF_F32)                            \
-    X(REDUCE_MEAN, "ReduceMean", "", 1, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                    \
-    X(WHERE, "Where", "", 9, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                     \
-    X(CAST, "Cast", "", 1, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                       \
-    X(PAD, "Pad", "", 1, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                         \
-    X(RESIZE, "Resize", "", 10, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
+    X(CONV, "Conv", "", 1, 22, 0, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                           \
+    X(CONV_TRANSPOSE, "ConvTranspose", "", 1, 22, 0, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)        \
+    X(MAX_POOL, "MaxPool", "", 1, 22, 0, 1, 1, 2, 0, POOL, 0, OPARA__OPF_F32)                                         \
+    X(AVERAGE_POOL, "AveragePool", "", 1, 22, 0, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                 \
+    X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                    \
+    X(BATCH_NORM, "BatchNormalization", "", 1, 15, 0, 5, 5, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
+    X(RELU, "Relu", "", 1, 14, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(LEAKY_RELU, "LeakyRelu", "", 1, 16, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
+    X(SIGMOID, "Sigmoid", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)              \
+    X(TANH, "Tanh", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(HARD_SIGMOID, "HardSigmoid", "", 1, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32 | OPARA__OPF_INPLACE)     \
+    X(HARD_SWISH, "HardSwish", "", 14, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 4, OPARA__OPF_F32 | OPARA__OPF_INPLACE)        \
+    X(CLIP, "Clip", "", 1, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(ADD, "Add", "", 1, 14, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
+    X(SUB, "Sub", "", 1, 14, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
+    X(MUL, "Mul", "", 1, 14, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
+    X(DIV, "Div", "", 1, 14, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
+    X(POW, "Pow", "", 1, 15, 0, 2, 2, 1, 0, ELEMENTWISE, 4, OPARA__OPF_INPLACE)                                       \
+    X(SQRT, "Sqrt", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(ERF, "Erf", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(GELU, "Gelu", "", 20, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
+    X(CONCAT, "Concat", "", 1, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 0, OPARA__OPF_NO_OMITTED)                  \
+    X(SPLIT, "Split", "", 1, 13, 18, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                       \
+    X(SLICE, "Slice", "", 1, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                    \
+    X(GATHER, "Gather", "", 1, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                  \
+    X(RESHAPE, "Reshape", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                       \
+    X(FLATTEN, "Flatten", "", 1, 25, 0, 1, 1, 1, 0, VIEW, 0, 0)                                                       \
+    X(TRANSPOSE, "Transpose", "", 1, 25, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                              \
+    X(SQUEEZE, "Squeeze", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                       \
+    X(UNSQUEEZE, "Unsqueeze", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                   \
+    X(EXPAND, "Expand", "", 8, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                  \
+    X(GEMM, "Gemm", "", 1, 13, 0, 2, 3, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                         \
+    X(MATMUL, "MatMul", "", 1, 13, 0, 2, 2, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                     \
+    X(SOFTMAX, "Softmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                          \
+    X(LAYER_NORM, "LayerNormalization", "", 17, 17, 0, 2, 3, 3, 0, ROWS, 5, OPARA__OPF_F32)                           \
+    X(REDUCE_MEAN, "ReduceMean", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                   \
+    X(WHERE, "Where", "", 9, 16, 0, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                    \
+    X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
+    X(PAD, "Pad", "", 1, 13, 18, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                       \
+    X(RESIZE, "Resize", "", 10, 13, 18, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -3745,12 +3749,13 @@ typedef enum opara__op_work {
 typedef struct opara__op_info {
     const char* name;
     const char* domain;
-    uint8_t since, min_inputs, max_inputs, max_outputs, kept_inputs, flops_per_elem;
+    uint8_t since, until, next, min_inputs, max_inputs, max_outputs, kept_inputs, flops_per_elem;
     opara__op_work work;
     uint32_t flags;
 } opara__op_info;
 
-#define OPARA__OP_ENUM(id, name, domain, since, min_in, max_in, max_out, kept, work, flops, flags) OPARA__OP_##id,
+#define OPARA__OP_ENUM(id, name, domain, since, until, next, min_in, max_in, max_out, kept, work, flops, flags) \
+    OPARA__OP_##id,
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
@@ -3965,8 +3970,8 @@ OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g);
 /* #include "opara_ir.h" (inlined above) */
 
 static const opara__op_info opara__op_infos[] = {
-#define OPARA__OP_INFO(id, name, domain, since, min_in, max_in, max_out, kept, work, flops, flags) \
-    {name, domain, since, min_in, max_in, max_out, kept, flops, OPARA__WORK_##work, flags},
+#define OPARA__OP_INFO(id, name, domain, since, until, next, min_in, max_in, max_out, kept, work, flops, flags) \
+    {name, domain, since, until, next, min_in, max_in, max_out, kept, flops, OPARA__WORK_##work, flags},
     OPARA__OPS(OPARA__OP_INFO)
 #undef OPARA__OP_INFO
 };
@@ -27240,6 +27245,12 @@ static int opara__op_too_new(opara__op op, int64_t opset) {
     return op != OPARA__OP_COUNT && opset > 0 && opset < opara__op_info_of(op)->since;
 }
 
+/* An IR operator whose ONNX version at the model's opset (the newest one not after it) is newer than
+   the one we implement: the table's next version, which changed its meaning, is not after the opset. */
+static int opara__op_changed(opara__op op, int64_t opset) {
+    return op != OPARA__OP_COUNT && opara__op_info_of(op)->next && opset >= opara__op_info_of(op)->next;
+}
+
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
                                             "Equal"};
@@ -27251,7 +27262,7 @@ static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
         return 0;
     if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;
-    if (op != OPARA__OP_COUNT) return !opara__op_too_new(op, opset);
+    if (op != OPARA__OP_COUNT) return !opara__op_too_new(op, opset) && !opara__op_changed(op, opset);
     for (i = 0; i < OPARA__ARRAY_COUNT(fold_only); ++i)
         if (strcmp(n->op_type, fold_only[i]) == 0) return 1;
     return 0;
@@ -27265,6 +27276,9 @@ static void opara__unsupported_label(const opara__onnx_node* n, int64_t opset, c
     else if (opara__op_too_new(op, opset))
         opara__format(buf, cap, "%s (opset %d+, the model's is %lld)", n->op_type, (int)opara__op_info_of(op)->since,
                       (long long)opset);
+    else if (opara__op_changed(op, opset))
+        opara__format(buf, cap, "%s (changed in opset %d, the model's is %lld; supported up to version %d)", n->op_type,
+                      (int)opara__op_info_of(op)->next, (long long)opset, (int)opara__op_info_of(op)->until);
     else opara__format(buf, cap, "%s%s", n->op_type, what);
 }
 

@@ -2,8 +2,8 @@
 #include "opara_ir.h"
 
 static const opara__op_info opara__op_infos[] = {
-#define OPARA__OP_INFO(id, name, domain, since, min_in, max_in, max_out, kept, work, flops, flags) \
-    {name, domain, since, min_in, max_in, max_out, kept, flops, OPARA__WORK_##work, flags},
+#define OPARA__OP_INFO(id, name, domain, since, until, next, min_in, max_in, max_out, kept, work, flops, flags) \
+    {name, domain, since, until, next, min_in, max_in, max_out, kept, flops, OPARA__WORK_##work, flags},
     OPARA__OPS(OPARA__OP_INFO)
 #undef OPARA__OP_INFO
 };

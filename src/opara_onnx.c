@@ -319,6 +319,12 @@ static int opara__op_too_new(opara__op op, int64_t opset) {
     return op != OPARA__OP_COUNT && opset > 0 && opset < opara__op_info_of(op)->since;
 }
 
+/* An IR operator whose ONNX version at the model's opset (the newest one not after it) is newer than
+   the one we implement: the table's next version, which changed its meaning, is not after the opset. */
+static int opara__op_changed(opara__op op, int64_t opset) {
+    return op != OPARA__OP_COUNT && opara__op_info_of(op)->next && opset >= opara__op_info_of(op)->next;
+}
+
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
                                             "Equal"};
@@ -330,7 +336,7 @@ static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
         return 0;
     if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;
-    if (op != OPARA__OP_COUNT) return !opara__op_too_new(op, opset);
+    if (op != OPARA__OP_COUNT) return !opara__op_too_new(op, opset) && !opara__op_changed(op, opset);
     for (i = 0; i < OPARA__ARRAY_COUNT(fold_only); ++i)
         if (strcmp(n->op_type, fold_only[i]) == 0) return 1;
     return 0;
@@ -344,6 +350,9 @@ static void opara__unsupported_label(const opara__onnx_node* n, int64_t opset, c
     else if (opara__op_too_new(op, opset))
         opara__format(buf, cap, "%s (opset %d+, the model's is %lld)", n->op_type, (int)opara__op_info_of(op)->since,
                       (long long)opset);
+    else if (opara__op_changed(op, opset))
+        opara__format(buf, cap, "%s (changed in opset %d, the model's is %lld; supported up to version %d)", n->op_type,
+                      (int)opara__op_info_of(op)->next, (long long)opset, (int)opara__op_info_of(op)->until);
     else opara__format(buf, cap, "%s%s", n->op_type, what);
 }
 

@@ -490,6 +490,81 @@ OT_TEST(ops_newer_than_the_model_opset_are_refused) {
     opara_runtime_destroy(rt);
 }
 
+/* The op table's opset range: an op whose ONNX version at the model's opset (the newest one not
+   after it) changed its meaning after the version we implement is refused; Split-18 added
+   num_outputs (uneven chunks), so Split is ours up to version 13, whose meaning holds until opset 17. */
+OT_TEST(ops_changed_after_our_version_are_refused) {
+    static const int64_t xd[1] = {4}, yd[1] = {2};
+    static const int64_t opsets[3] = {17, 18, 21};
+    opara_runtime* rt = new_rt();
+    size_t i;
+    REQUIRE(rt);
+    for (i = 0; i < 3; ++i) {
+        opara__graph g;
+        pbw gr = {0, 0, 0}, m;
+        opara_result r;
+        char want[128];
+        pbw_node(&gr, "Split", "s", L("x", NULL, NULL), L("a", "b", NULL), NULL);
+        pbw_value_info(&gr, 11, "x", 1, xd, 1);
+        pbw_value_info(&gr, 12, "a", 1, yd, 1);
+        pbw_value_info(&gr, 12, "b", 1, yd, 1);
+        m = pbw_model(7, opsets[i], &gr);
+        r = import_pbw(rt, &m, NULL, 0, &g);
+        if (opsets[i] >= 18) {
+            const char* e = opara_runtime_last_error(rt);
+            OT_LOG("%s", e);
+            CHECK_EQ(r, OPARA_ERR_UNSUPPORTED_OP);
+            snprintf(want, sizeof want,
+                     "Split (changed in opset 18, the model's is %d; supported up to version 13) x1 (first: node 's')",
+                     (int)opsets[i]);
+            CHECK(strstr(e, want) != NULL);
+            CHECK_EQ(g.n_nodes, 0);
+        } else {
+            CHECK_EQ(r, OPARA_OK);
+            CHECK_EQ(count_op(&g, OPARA__OP_SPLIT), 1);
+        }
+        opara__graph_free(&g);
+    }
+    opara_runtime_destroy(rt);
+}
+
+/* A newer ONNX version that only adds types keeps the meaning: HardSwish-22 (bfloat16) and
+   Transpose-21/23/24/25 (4-bit, float4 and 2-bit types) still import at those opsets. */
+OT_TEST(type_only_version_bumps_still_import) {
+    static const int64_t xd[2] = {2, 3}, yd[2] = {3, 2}, perm[2] = {1, 0};
+    static const int64_t opsets[3] = {22, 24, 25};
+    opara_runtime* rt = new_rt();
+    size_t i;
+    REQUIRE(rt);
+    for (i = 0; i < 3; ++i) {
+        opara__graph g;
+        pbw gr = {0, 0, 0}, attrs = {0, 0, 0}, m;
+        pbw_node(&gr, "HardSwish", "h", L("x", NULL, NULL), L("t", NULL, NULL), NULL);
+        pbw_attr_ints(&attrs, "perm", perm, 2);
+        pbw_node(&gr, "Transpose", "p", L("t", NULL, NULL), L("y", NULL, NULL), &attrs);
+        pbw_value_info(&gr, 11, "x", 1, xd, 2);
+        pbw_value_info(&gr, 12, "y", 1, yd, 2);
+        m = pbw_model(10, opsets[i], &gr);
+        CHECK_EQ(import_pbw(rt, &m, NULL, 0, &g), OPARA_OK);
+        CHECK_EQ(count_op(&g, OPARA__OP_HARD_SWISH), 1);
+        CHECK_EQ(count_op(&g, OPARA__OP_TRANSPOSE), 1);
+        opara__graph_free(&g);
+    }
+    opara_runtime_destroy(rt);
+}
+
+/* Each row's range is well formed: since <= until, and ONNX's next version (if any) after until. */
+OT_TEST(op_table_opset_ranges_are_well_formed) {
+    int op;
+    for (op = 0; op < OPARA__OP_COUNT; ++op) {
+        const opara__op_info* info = opara__op_info_of((opara__op)op);
+        if (!(info->since <= info->until && (info->next == 0 || info->next > info->until)))
+            OT_LOG("%s: since %d until %d next %d", info->name, info->since, info->until, info->next);
+        CHECK(info->since <= info->until);
+        CHECK(info->next == 0 || info->next > info->until);
+    }
+}
+
 static pbw symbolic_model(void) {
     static const int64_t xd[3] = {-1, -1, 4};
     pbw gr = {0, 0, 0};
@@ -904,6 +979,8 @@ static const opara_test_case tests[] = {
     OT_CASE(folded_float_pow_matches_the_kernel_bit_for_bit),
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
     OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(ops_newer_than_the_model_opset_are_refused),
+    OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
+    OT_CASE(op_table_opset_ranges_are_well_formed),
     OT_CASE(symbolic_dims_need_values),
     OT_CASE(external_data_stays_inside_the_model_directory), OT_CASE(unreadable_external_data_is_refused_before_allocating), OT_CASE(public_api_builds_a_valid_model),
     OT_CASE(node_test_models_structure), OT_CASE(testdata_conversion_coverage),
