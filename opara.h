@@ -3726,7 +3726,7 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(REDUCE_MEAN, "ReduceMean", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                   \
     X(WHERE, "Where", "", 9, 16, 0, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                    \
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
-    X(PAD, "Pad", "", 1, 13, 18, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                       \
+    X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                       \
     X(RESIZE, "Resize", "", 10, 13, 18, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
 
 /* The cost model of an operator (the op table's work column). */
@@ -27061,7 +27061,7 @@ static opara_result opara__canon_clip(opara__imp* im, int32_t node, const int32_
 }
 
 static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
-    opara__param pads, value;
+    opara__param pads, value, axes;
     opara_result r;
     if (im->opset < 11) {
         uint32_t n;
@@ -27073,7 +27073,9 @@ static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t
     }
     r = opara__ints_param(im, in, n_in, 1, NULL, 0, &pads);
     if (r == OPARA_OK) r = opara__floats_param(im, in, n_in, 2, &value);
+    if (r == OPARA_OK) r = opara__ints_param(im, in, n_in, 3, NULL, 0, &axes); /* opset 18+: pads name these axes */
     if (r == OPARA_OK) r = opara__set_ints_param(im, node, "pads", &pads);
+    if (r == OPARA_OK) r = opara__set_ints_param(im, node, "axes", &axes);
     if (r == OPARA_OK && value.present && value.n == 1) r = opara__node_set_float(im->g, node, "value", value.floats[0]);
     return r;
 }

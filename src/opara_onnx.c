@@ -135,7 +135,7 @@ static opara_result opara__canon_clip(opara__imp* im, int32_t node, const int32_
 }
 
 static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
-    opara__param pads, value;
+    opara__param pads, value, axes;
     opara_result r;
     if (im->opset < 11) {
         uint32_t n;
@@ -147,7 +147,9 @@ static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t
     }
     r = opara__ints_param(im, in, n_in, 1, NULL, 0, &pads);
     if (r == OPARA_OK) r = opara__floats_param(im, in, n_in, 2, &value);
+    if (r == OPARA_OK) r = opara__ints_param(im, in, n_in, 3, NULL, 0, &axes); /* opset 18+: pads name these axes */
     if (r == OPARA_OK) r = opara__set_ints_param(im, node, "pads", &pads);
+    if (r == OPARA_OK) r = opara__set_ints_param(im, node, "axes", &axes);
     if (r == OPARA_OK && value.present && value.n == 1) r = opara__node_set_float(im->g, node, "value", value.floats[0]);
     return r;
 }

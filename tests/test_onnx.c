@@ -553,6 +553,39 @@ OT_TEST(type_only_version_bumps_still_import) {
     opara_runtime_destroy(rt);
 }
 
+/* Pad-18 added an 'axes' input that the pads refer to: it becomes the canonical 'axes' attribute
+   (which the shape engine and both backends read), so Pad imports at opset 18 and later. */
+OT_TEST(pad_axes_input_becomes_the_axes_attribute) {
+    static const int64_t xd[2] = {2, 3}, two[1] = {2}, one[1] = {1}, pads[2] = {1, 2}, axes[1] = {-1};
+    static const int64_t opsets[3] = {18, 19, 25};
+    static const char* const ins[] = {"x", "pads", "", "axes", NULL};
+    opara_runtime* rt = new_rt();
+    size_t i;
+    REQUIRE(rt);
+    for (i = 0; i < 3; ++i) {
+        opara__graph g;
+        pbw gr = {0, 0, 0}, m;
+        const int64_t* v;
+        uint32_t n;
+        pbw_tensor_i64(&gr, 5, "pads", two, 1, pads);
+        pbw_tensor_i64(&gr, 5, "axes", one, 1, axes);
+        pbw_node(&gr, "Pad", "p", ins, L("y", NULL, NULL), NULL);
+        pbw_value_info(&gr, 11, "x", 1, xd, 2);
+        pbw_value_info(&gr, 12, "y", 1, NULL, -1);
+        m = pbw_model(8, opsets[i], &gr);
+        OT_LOG("opset %lld", (long long)opsets[i]);
+        REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+        REQUIRE(g.n_nodes == 1);
+        CHECK_EQ(g.nodes[0].n_inputs, 1);
+        v = opara__attr_ints(&g.nodes[0], "pads", &n);
+        CHECK(v && n == 2 && v[0] == 1 && v[1] == 2);
+        v = opara__attr_ints(&g.nodes[0], "axes", &n);
+        CHECK(v && n == 1 && v[0] == -1);
+        opara__graph_free(&g);
+    }
+    opara_runtime_destroy(rt);
+}
+
 /* Each row's range is well formed: since <= until, and ONNX's next version (if any) after until. */
 OT_TEST(op_table_opset_ranges_are_well_formed) {
     int op;
@@ -980,7 +1013,7 @@ static const opara_test_case tests[] = {
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
     OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(ops_newer_than_the_model_opset_are_refused),
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
-    OT_CASE(op_table_opset_ranges_are_well_formed),
+    OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
     OT_CASE(symbolic_dims_need_values),
     OT_CASE(external_data_stays_inside_the_model_directory), OT_CASE(unreadable_external_data_is_refused_before_allocating), OT_CASE(public_api_builds_a_valid_model),
     OT_CASE(node_test_models_structure), OT_CASE(testdata_conversion_coverage),
