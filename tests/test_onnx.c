@@ -460,33 +460,39 @@ OT_TEST(unsupported_ops_are_listed_in_one_error) {
     opara_runtime_destroy(rt);
 }
 
+/* Imports a model of one node `op` (input x[4], outputs outs) at opset: refusal NULL, it imports
+   as that one node; otherwise it is refused as an unsupported operator with that text. */
+static void check_opset_verdict(opara_test* T, opara_runtime* rt, const char* op, const char* const* outs, int64_t opset,
+                                const char* refusal) {
+    static const int64_t xd[1] = {4};
+    opara__graph g;
+    pbw gr = {0, 0, 0}, m;
+    opara_result r;
+    const char* const* o;
+    pbw_node(&gr, op, "n", L("x", NULL, NULL), outs, NULL);
+    pbw_value_info(&gr, 11, "x", 1, xd, 1);
+    for (o = outs; *o; ++o) pbw_value_info(&gr, 12, *o, 1, NULL, -1);
+    m = pbw_model(7, opset, &gr);
+    r = import_pbw(rt, &m, NULL, 0, &g);
+    OT_LOG("%s at opset %lld: %s", op, (long long)opset, r == OPARA_OK ? "imported" : opara_runtime_last_error(rt));
+    if (refusal) {
+        CHECK_EQ(r, OPARA_ERR_UNSUPPORTED_OP);
+        CHECK(strstr(opara_runtime_last_error(rt), refusal) != NULL);
+        CHECK_EQ(g.n_nodes, 0);
+    } else {
+        CHECK_EQ(r, OPARA_OK);
+        CHECK_EQ(g.n_nodes, 1);
+        CHECK_EQ(count_op(&g, opara__op_from_name(op)), 1);
+    }
+    opara__graph_free(&g);
+}
+
 /* The op table's first opset: Gelu is defined from opset 20, LayerNormalization from 17. */
 OT_TEST(ops_newer_than_the_model_opset_are_refused) {
-    static const int64_t xd[1] = {4};
-    static const int64_t opsets[2] = {17, 20};
     opara_runtime* rt = new_rt();
-    size_t i;
     REQUIRE(rt);
-    for (i = 0; i < 2; ++i) {
-        opara__graph g;
-        pbw gr = {0, 0, 0}, m;
-        opara_result r;
-        pbw_node(&gr, "Gelu", "g", L("x", NULL, NULL), L("y", NULL, NULL), NULL);
-        pbw_value_info(&gr, 11, "x", 1, xd, 1);
-        pbw_value_info(&gr, 12, "y", 1, xd, 1);
-        m = pbw_model(7, opsets[i], &gr);
-        r = import_pbw(rt, &m, NULL, 0, &g);
-        if (opsets[i] < 20) {
-            const char* e = opara_runtime_last_error(rt);
-            OT_LOG("%s", e);
-            CHECK_EQ(r, OPARA_ERR_UNSUPPORTED_OP);
-            CHECK(strstr(e, "Gelu (opset 20+, the model's is 17) x1 (first: node 'g')") != NULL);
-        } else {
-            CHECK_EQ(r, OPARA_OK);
-            CHECK_EQ(g.n_nodes, 1);
-        }
-        opara__graph_free(&g);
-    }
+    check_opset_verdict(T, rt, "Gelu", L("y", NULL, NULL), 17, "Gelu (opset 20+, the model's is 17) x1 (first: node 'n')");
+    check_opset_verdict(T, rt, "Gelu", L("y", NULL, NULL), 20, NULL);
     opara_runtime_destroy(rt);
 }
 
@@ -494,62 +500,25 @@ OT_TEST(ops_newer_than_the_model_opset_are_refused) {
    after it) changed its meaning after the version we implement is refused; Split-18 added
    num_outputs (uneven chunks), so Split is ours up to version 13, whose meaning holds until opset 17. */
 OT_TEST(ops_changed_after_our_version_are_refused) {
-    static const int64_t xd[1] = {4}, yd[1] = {2};
-    static const int64_t opsets[3] = {17, 18, 21};
     opara_runtime* rt = new_rt();
-    size_t i;
     REQUIRE(rt);
-    for (i = 0; i < 3; ++i) {
-        opara__graph g;
-        pbw gr = {0, 0, 0}, m;
-        opara_result r;
-        char want[128];
-        pbw_node(&gr, "Split", "s", L("x", NULL, NULL), L("a", "b", NULL), NULL);
-        pbw_value_info(&gr, 11, "x", 1, xd, 1);
-        pbw_value_info(&gr, 12, "a", 1, yd, 1);
-        pbw_value_info(&gr, 12, "b", 1, yd, 1);
-        m = pbw_model(7, opsets[i], &gr);
-        r = import_pbw(rt, &m, NULL, 0, &g);
-        if (opsets[i] >= 18) {
-            const char* e = opara_runtime_last_error(rt);
-            OT_LOG("%s", e);
-            CHECK_EQ(r, OPARA_ERR_UNSUPPORTED_OP);
-            snprintf(want, sizeof want,
-                     "Split (changed in opset 18, the model's is %d; supported up to version 13) x1 (first: node 's')",
-                     (int)opsets[i]);
-            CHECK(strstr(e, want) != NULL);
-            CHECK_EQ(g.n_nodes, 0);
-        } else {
-            CHECK_EQ(r, OPARA_OK);
-            CHECK_EQ(count_op(&g, OPARA__OP_SPLIT), 1);
-        }
-        opara__graph_free(&g);
-    }
+    check_opset_verdict(T, rt, "Split", L("a", "b", NULL), 17, NULL);
+    check_opset_verdict(T, rt, "Split", L("a", "b", NULL), 18,
+                        "Split (changed in opset 18, the model's is 18; supported up to version 13) x1 (first: node 'n')");
+    check_opset_verdict(T, rt, "Split", L("a", "b", NULL), 21,
+                        "Split (changed in opset 18, the model's is 21; supported up to version 13) x1 (first: node 'n')");
     opara_runtime_destroy(rt);
 }
 
 /* A newer ONNX version that only adds types keeps the meaning: HardSwish-22 (bfloat16) and
-   Transpose-21/23/24/25 (4-bit, float4 and 2-bit types) still import at those opsets. */
+   Transpose-21/23/24/25 (4-bit, float4, float8e8m0 and 2-bit types) still import at those opsets. */
 OT_TEST(type_only_version_bumps_still_import) {
-    static const int64_t xd[2] = {2, 3}, yd[2] = {3, 2}, perm[2] = {1, 0};
-    static const int64_t opsets[3] = {22, 24, 25};
     opara_runtime* rt = new_rt();
-    size_t i;
     REQUIRE(rt);
-    for (i = 0; i < 3; ++i) {
-        opara__graph g;
-        pbw gr = {0, 0, 0}, attrs = {0, 0, 0}, m;
-        pbw_node(&gr, "HardSwish", "h", L("x", NULL, NULL), L("t", NULL, NULL), NULL);
-        pbw_attr_ints(&attrs, "perm", perm, 2);
-        pbw_node(&gr, "Transpose", "p", L("t", NULL, NULL), L("y", NULL, NULL), &attrs);
-        pbw_value_info(&gr, 11, "x", 1, xd, 2);
-        pbw_value_info(&gr, 12, "y", 1, yd, 2);
-        m = pbw_model(10, opsets[i], &gr);
-        CHECK_EQ(import_pbw(rt, &m, NULL, 0, &g), OPARA_OK);
-        CHECK_EQ(count_op(&g, OPARA__OP_HARD_SWISH), 1);
-        CHECK_EQ(count_op(&g, OPARA__OP_TRANSPOSE), 1);
-        opara__graph_free(&g);
-    }
+    check_opset_verdict(T, rt, "HardSwish", L("y", NULL, NULL), 22, NULL);
+    check_opset_verdict(T, rt, "HardSwish", L("y", NULL, NULL), 25, NULL);
+    check_opset_verdict(T, rt, "Transpose", L("y", NULL, NULL), 21, NULL);
+    check_opset_verdict(T, rt, "Transpose", L("y", NULL, NULL), 25, NULL);
     opara_runtime_destroy(rt);
 }
 
