@@ -4,9 +4,11 @@
    import time into a new constant. Integer constants carry a per-element multiple of the symbolic
    batch ("value + k * batch"), so the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of
    batch-dynamic exports fold. Float32 arithmetic is done by the CPU kernels themselves, so that a
-   folded constant holds the bits a session would compute. Operator parameters that ONNX passes as
-   constant inputs (axes, pads, shapes) are read here too. */
+   folded constant holds the bits a session would compute; the shapes (and Slice offsets) of folded
+   views and slices come from the shape engine, as the kernels' do. Operator parameters that ONNX
+   passes as constant inputs (axes, pads, shapes) are read here too. */
 #include "opara_onnx.h"
+#include "opara_model.h"
 #include "opara_cpu.h"
 
 #include <math.h>
@@ -78,9 +80,6 @@ OPARA__PRIVATE uint64_t opara__shape_count(const opara__shape* s) {
     }
     return n;
 }
-
-/* Dims beyond this are treated as unknown by shape inference (keeps all arithmetic in range). */
-#define OPARA__DIM_LIMIT (INT64_C(1) << 40)
 
 /* Constants larger than this are not folded (the node is imported as an operator instead). */
 #define OPARA__FOLD_MAX_ELEMENTS (UINT64_C(1) << 26)
@@ -430,51 +429,52 @@ static int opara__eval_transpose(opara__imp* im, const opara__onnx_node* n, cons
     return opara__eval_strided(im, x, &shape, strides, 0, out);
 }
 
-/* Per-axis start/step/length of an ONNX Slice on shape in; 0 when the parameters are invalid. */
-static int opara__slice_box(const opara__shape* in, const int64_t* starts, const int64_t* ends, const int64_t* axes,
-                            const int64_t* steps, uint32_t k, int64_t* start, int64_t* step, opara__shape* out) {
-    uint32_t i;
-    int32_t d;
-    *out = *in;
-    for (d = 0; d < in->ndim; ++d) start[d] = 0, step[d] = 1;
-    for (i = 0; i < k; ++i) {
-        int64_t axis = axes ? opara__onnx_axis(axes[i], in->ndim) : (int64_t)i;
-        int64_t dim, s, e, st = steps ? steps[i] : 1, len;
-        if (axis < 0 || axis >= in->ndim || st == 0 || st == INT64_MIN) return 0;
-        dim = in->dims[axis];
-        if (dim < 0 || dim >= OPARA__DIM_LIMIT) return 0;
-        s = starts[i] < -OPARA__DIM_LIMIT ? -OPARA__DIM_LIMIT : starts[i] > OPARA__DIM_LIMIT ? OPARA__DIM_LIMIT : starts[i];
-        e = ends[i] < -OPARA__DIM_LIMIT ? -OPARA__DIM_LIMIT : ends[i] > OPARA__DIM_LIMIT ? OPARA__DIM_LIMIT : ends[i];
-        s = s < 0 ? s + dim : s;
-        e = e < 0 ? e + dim : e;
-        if (st > 0) {
-            s = OPARA__MAX(0, OPARA__MIN(s, dim));
-            e = OPARA__MAX(0, OPARA__MIN(e, dim));
-            len = e > s ? (e - s - 1) / st + 1 : 0;
-        } else {
-            s = OPARA__MAX(-1, OPARA__MIN(s, dim - 1));
-            e = OPARA__MAX(-1, OPARA__MIN(e, dim - 1));
-            len = s > e ? (s - e - 1) / (-st) + 1 : 0;
-        }
-        start[axis] = s;
-        step[axis] = st;
-        out->dims[axis] = len;
-    }
+/* The shape engine's output shape of IR operator op with attributes attrs on one constant input of
+   shape in, and its resolved record when params is not NULL (tolerant mode: nothing is reported).
+   0 when the engine cannot say or a dim is not a known size: the node then does not fold. */
+static int opara__fold_shape(opara__imp* im, opara__op op, opara__attr* attrs, uint32_t n_attrs, const opara__shape* in,
+                             opara__shape* out, opara__node_params* params) {
+    int32_t io[2] = {0, 1}, d;
+    const opara__shape* ins[1];
+    opara__shape* outs[1];
+    opara__node node;
+    opara__graph g;
+    memset(&node, 0, sizeof node);
+    memset(&g, 0, sizeof g);
+    node.op = op, node.name = im->node_name, node.n_inputs = 1, node.n_outputs = 1;
+    node.inputs = &io[0], node.outputs = &io[1], node.attrs = attrs, node.n_attrs = n_attrs;
+    g.rt = im->rt, g.nodes = &node, g.n_nodes = 1;
+    ins[0] = in, outs[0] = out;
+    if (opara__infer_node_shapes(im->rt, &g, 0, OPARA__SHAPE_TOLERANT, OPARA__DIM_BATCH, ins, outs, params) != OPARA_OK ||
+        out->ndim < 0)
+        return 0;
+    for (d = 0; d < out->ndim; ++d)
+        if (out->dims[d] < 0) return 0;
     return 1;
 }
 
-static int opara__eval_slice(opara__imp* im, const opara__cv* x, const int64_t* starts, const int64_t* ends,
-                             const int64_t* axes, const int64_t* steps, uint32_t k, opara__cv* out) {
-    int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], in_strides[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], base = 0;
-    opara__shape shape;
+/* Attributes of the node handed to the shape engine; the values stay the caller's. */
+static void opara__ints_attr(opara__attr* a, const char* name, const opara__param* p) {
+    memset(a, 0, sizeof *a);
+    a->name = name, a->type = OPARA__ATTR_INTS, a->count = p->n, a->v.ints = p->ints;
+}
+
+static void opara__int_attr(opara__attr* a, const char* name, int64_t v) {
+    memset(a, 0, sizeof *a);
+    a->name = name, a->type = OPARA__ATTR_INT, a->v.i = v;
+}
+
+/* A slice of x as the shape engine resolved it (first element, step and count per axis). */
+static int opara__eval_slice(opara__imp* im, const opara__cv* x, const opara__node_params* p, const opara__shape* shape,
+                             opara__cv* out) {
+    int64_t in_strides[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], base = 0;
     int32_t d;
-    if (!opara__slice_box(&x->shape, starts, ends, axes, steps, k, start, step, &shape)) return OPARA__NOFOLD;
     opara__row_strides(&x->shape, in_strides);
-    for (d = 0; d < shape.ndim; ++d) {
-        strides[d] = step[d] * in_strides[d];
-        if (shape.dims[d]) base += start[d] * in_strides[d];
+    for (d = 0; d < shape->ndim; ++d) {
+        strides[d] = p->slice_step[d] * in_strides[d];
+        if (shape->dims[d]) base += p->slice_start[d] * in_strides[d];
     }
-    return opara__eval_strided(im, x, &shape, strides, base, out);
+    return opara__eval_strided(im, x, shape, strides, base, out);
 }
 
 static int opara__eval_gather(opara__imp* im, const opara__cv* x, const opara__cv* idx, int64_t axis, opara__cv* out) {
@@ -569,88 +569,6 @@ static int opara__eval_view(const opara__cv* x, const opara__shape* shape, opara
     *out = *x;
     out->shape = *shape;
     return OPARA_OK;
-}
-
-/* Output shape of an ONNX Reshape with fully known dims; 0 when invalid. */
-static int opara__reshape_dims(const opara__shape* in, const int64_t* spec, uint32_t n, int allowzero,
-                               opara__shape* out) {
-    int64_t known = 1, total = opara__shape_count(in) > (uint64_t)INT64_MAX ? -1 : (int64_t)opara__shape_count(in);
-    int32_t infer = -1;
-    uint32_t i;
-    if (n > OPARA_MAX_DIMS) return 0;
-    out->ndim = (int32_t)n;
-    for (i = 0; i < n; ++i) {
-        int64_t d = spec[i];
-        if (d == 0 && !allowzero) {
-            if ((int32_t)i >= in->ndim) return 0;
-            d = in->dims[i];
-        }
-        if (d == -1) {
-            if (infer >= 0) return 0;
-            infer = (int32_t)i;
-            d = 1;
-        } else if (d < 0 || d >= OPARA__DIM_LIMIT) return 0;
-        out->dims[i] = d;
-        if (d && known > INT64_MAX / d) return 0;
-        known *= d;
-    }
-    if (total < 0) return 0;
-    if (infer >= 0) {
-        if (known == 0 || total % known) return 0;
-        out->dims[infer] = total / known;
-    }
-    return opara__shape_count(out) == (uint64_t)total;
-}
-
-static int opara__squeeze_shape(const opara__shape* in, const int64_t* axes, uint32_t n, opara__shape* out) {
-    int32_t d;
-    uint32_t i;
-    out->ndim = 0;
-    for (d = 0; d < in->ndim; ++d) {
-        int drop = 0;
-        if (!axes) drop = in->dims[d] == 1;
-        for (i = 0; axes && i < n; ++i) drop |= opara__onnx_axis(axes[i], in->ndim) == d;
-        if (drop && in->dims[d] != 1 && in->dims[d] != -1) return 0;
-        if (!drop) out->dims[out->ndim++] = in->dims[d];
-    }
-    return 1;
-}
-
-static int opara__unsqueeze_shape(const opara__shape* in, const int64_t* axes, uint32_t n, opara__shape* out) {
-    int32_t rank = in->ndim + (int32_t)n, d, src = 0;
-    uint32_t i;
-    if (rank > OPARA_MAX_DIMS) return 0;
-    out->ndim = rank;
-    for (d = 0; d < rank; ++d) out->dims[d] = -2;
-    for (i = 0; i < n; ++i) {
-        int64_t a = opara__onnx_axis(axes[i], rank);
-        if (a < 0 || a >= rank || out->dims[a] == 1) return 0;
-        out->dims[a] = 1;
-    }
-    for (d = 0; d < rank; ++d)
-        if (out->dims[d] == -2) out->dims[d] = in->dims[src++];
-    return 1;
-}
-
-static int opara__flatten_shape(const opara__shape* in, int64_t axis, opara__shape* out) {
-    int64_t a = opara__onnx_axis(axis, in->ndim), outer = 1, inner = 1;
-    int32_t d;
-    if (a < 0 || a > in->ndim) return 0;
-    for (d = 0; d < in->ndim; ++d) {
-        int64_t x = in->dims[d];
-        int64_t* acc = d < a ? &outer : &inner;
-        if (x == OPARA__DIM_BATCH) {
-            if (*acc != 1 && *acc != OPARA__DIM_BATCH) *acc = -1;
-            else *acc = OPARA__DIM_BATCH;
-        } else if (x < 0 || *acc == -1) *acc = -1;
-        else if (*acc == OPARA__DIM_BATCH) { if (x != 1) *acc = -1; }
-        else if (x >= OPARA__DIM_LIMIT || (x && *acc > OPARA__DIM_LIMIT / x)) *acc = -1;
-        else *acc *= x;
-    }
-    out->ndim = 2;
-    out->dims[0] = outer;
-    out->dims[1] = inner;
-    return 1;
 }
 
 static int opara__eval_constant_of_shape(opara__imp* im, const opara__cv* shp, opara__cv* out) {
@@ -827,6 +745,50 @@ OPARA__PRIVATE opara_result opara__floats_param(opara__imp* im, const int32_t* i
 
 OPARA__PRIVATE int opara__op_is(const opara__onnx_node* n, const char* op) { return strcmp(n->op_type, op) == 0; }
 
+static int opara__fold_slice(opara__imp* im, const int32_t* in, uint32_t n_in, const opara__cv* x, opara__cv* out) {
+    static const char* const names[4] = {"starts", "ends", "axes", "steps"};
+    opara__param p[4];
+    opara__attr attrs[4];
+    opara__node_params params;
+    opara__shape shape;
+    uint32_t i, n_attrs = 0;
+    for (i = 0; i < 4; ++i) {
+        int r = im->opset < 10 ? opara__ints_param(im, in, 0, 0, i < 3 ? names[i] : NULL, 0, &p[i])
+                               : opara__ints_param(im, in, n_in, i + 1, NULL, 0, &p[i]);
+        if (r != OPARA_OK) return r;
+        if (p[i].present) opara__ints_attr(&attrs[n_attrs++], names[i], &p[i]);
+    }
+    if (!opara__fold_shape(im, OPARA__OP_SLICE, attrs, n_attrs, &x->shape, &shape, &params)) return OPARA__NOFOLD;
+    return opara__eval_slice(im, x, &params, &shape, out);
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze: the same data under the shape the engine gives. */
+static int opara__fold_view(opara__imp* im, const int32_t* in, uint32_t n_in, const opara__cv* x, opara__cv* out) {
+    const opara__onnx_node* n = im->node;
+    opara__attr attrs[2];
+    opara__shape shape;
+    opara__param p;
+    opara__op op = opara__op_from_name(n->op_type);
+    uint32_t n_attrs = 0;
+    int r = OPARA_OK;
+    if (op == OPARA__OP_RESHAPE) {
+        r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
+        if (r != OPARA_OK || !p.present) return r != OPARA_OK ? r : OPARA__NOFOLD;
+        opara__ints_attr(&attrs[n_attrs++], "shape", &p);
+        opara__int_attr(&attrs[n_attrs++], "allowzero", opara__oattr_int(n, "allowzero", 0));
+    } else if (op == OPARA__OP_FLATTEN) {
+        opara__int_attr(&attrs[n_attrs++], "axis", opara__oattr_int(n, "axis", 1));
+    } else if (op == OPARA__OP_SQUEEZE || op == OPARA__OP_UNSQUEEZE) {
+        r = opara__ints_param(im, in, n_in, 1, "axes", 0, &p);
+        if (r != OPARA_OK) return r;
+        if (p.present) opara__ints_attr(&attrs[n_attrs++], "axes", &p);
+    } else {
+        return OPARA__NOFOLD;
+    }
+    if (!opara__fold_shape(im, op, attrs, n_attrs, &x->shape, &shape, NULL)) return OPARA__NOFOLD;
+    return opara__eval_view(x, &shape, out);
+}
+
 /* Evaluates the node when its inputs allow it. OPARA_OK with *out filled, OPARA__NOFOLD, or an error. */
 OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opara__cv* out) {
     const opara__onnx_node* n = im->node;
@@ -868,43 +830,6 @@ OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n
         return opara__eval_range(im, &cv[0], &cv[1], &cv[2], out);
     if (opara__op_is(n, "Gather") && n_in >= 2 && in[1] >= 0)
         return opara__eval_gather(im, &cv[0], &cv[1], opara__oattr_int(n, "axis", 0), out);
-    if (opara__op_is(n, "Slice")) {
-        opara__param p[4];
-        static const char* const names[4] = {"starts", "ends", "axes", "steps"};
-        for (i = 0; i < 4; ++i) {
-            r = im->opset < 10 ? opara__ints_param(im, in, 0, 0, i < 3 ? names[i] : NULL, 0, &p[i])
-                               : opara__ints_param(im, in, n_in, i + 1, NULL, 0, &p[i]);
-            if (r != OPARA_OK) return r;
-        }
-        if (!p[0].present || !p[1].present || p[0].n != p[1].n || (p[2].present && p[2].n != p[0].n) ||
-            (p[3].present && p[3].n != p[0].n))
-            return OPARA__NOFOLD;
-        return opara__eval_slice(im, &cv[0], p[0].ints, p[1].ints, p[2].present ? p[2].ints : NULL,
-                                 p[3].present ? p[3].ints : NULL, p[0].n, out);
-    }
-    {
-        opara__shape shape;
-        opara__param p;
-        if (opara__op_is(n, "Reshape")) {
-            r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
-            if (r != OPARA_OK) return r;
-            if (!p.present || !opara__reshape_dims(&cv[0].shape, p.ints, p.n, (int)opara__oattr_int(n, "allowzero", 0), &shape))
-                return OPARA__NOFOLD;
-            return opara__eval_view(&cv[0], &shape, out);
-        }
-        if (opara__op_is(n, "Flatten")) {
-            if (!opara__flatten_shape(&cv[0].shape, opara__oattr_int(n, "axis", 1), &shape)) return OPARA__NOFOLD;
-            return opara__eval_view(&cv[0], &shape, out);
-        }
-        if (opara__op_is(n, "Squeeze") || opara__op_is(n, "Unsqueeze")) {
-            int squeeze = opara__op_is(n, "Squeeze");
-            r = opara__ints_param(im, in, n_in, 1, "axes", 0, &p);
-            if (r != OPARA_OK) return r;
-            if (squeeze ? !opara__squeeze_shape(&cv[0].shape, p.present ? p.ints : NULL, p.n, &shape)
-                        : !p.present || !opara__unsqueeze_shape(&cv[0].shape, p.ints, p.n, &shape))
-                return OPARA__NOFOLD;
-            return opara__eval_view(&cv[0], &shape, out);
-        }
-    }
-    return OPARA__NOFOLD;
+    if (opara__op_is(n, "Slice")) return opara__fold_slice(im, in, n_in, &cv[0], out);
+    return opara__fold_view(im, in, n_in, &cv[0], out);
 }

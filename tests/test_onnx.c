@@ -321,6 +321,58 @@ OT_TEST(folded_float_pow_matches_the_kernel_bit_for_bit) {
     opara_runtime_destroy(rt);
 }
 
+/* The folder takes a constant Slice's shape and offsets from the shape engine, as the kernels do for
+   a Slice of an activation: ONNX Slice-13 clamps a start to [0, dim - 1] when stepping backwards, so
+   starts -10 (-5 after adding the dim 5) with ends -100 and step -1 select element 0; starts -1,
+   ends -6, step -2 select elements 4, 2, 0. */
+OT_TEST(folded_slices_follow_the_shape_engine) {
+    static const int64_t cd[1] = {5}, one[1] = {1}, three[1] = {3};
+    static const float c[5] = {1, 2, 3, 4, 5};
+    static const int64_t s1[1] = {-10}, e1[1] = {-100}, st1[1] = {-1}, s2[1] = {-1}, e2[1] = {-6}, st2[1] = {-2},
+                         axes[1] = {0};
+    static const char* const ins1[] = {"C", "s1", "e1", "axes", "st1", NULL};
+    static const char* const ins2[] = {"C", "s2", "e2", "axes", "st2", NULL};
+    static const float want1[1] = {1}, want2[3] = {5, 3, 1};
+    opara_runtime* rt = new_rt();
+    pbw g = {0, 0, 0}, m;
+    opara__graph gr;
+    uint32_t k, found = 0;
+    REQUIRE(rt);
+    pbw_tensor_f32(&g, 5, "C", cd, 1, c);
+    pbw_tensor_i64(&g, 5, "s1", one, 1, s1);
+    pbw_tensor_i64(&g, 5, "e1", one, 1, e1);
+    pbw_tensor_i64(&g, 5, "st1", one, 1, st1);
+    pbw_tensor_i64(&g, 5, "s2", one, 1, s2);
+    pbw_tensor_i64(&g, 5, "e2", one, 1, e2);
+    pbw_tensor_i64(&g, 5, "st2", one, 1, st2);
+    pbw_tensor_i64(&g, 5, "axes", one, 1, axes);
+    pbw_node(&g, "Slice", "slice1", ins1, L("S1", NULL, NULL), NULL);
+    pbw_node(&g, "Slice", "slice2", ins2, L("S2", NULL, NULL), NULL);
+    pbw_node(&g, "Add", "add1", L("x1", "S1", NULL), L("y1", NULL, NULL), NULL);
+    pbw_node(&g, "Add", "add3", L("x3", "S2", NULL), L("y3", NULL, NULL), NULL);
+    pbw_value_info(&g, 11, "x1", 1, one, 1);
+    pbw_value_info(&g, 11, "x3", 1, three, 1);
+    pbw_value_info(&g, 12, "y1", 1, one, 1);
+    pbw_value_info(&g, 12, "y3", 1, three, 1);
+    m = pbw_model(7, 13, &g);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &gr) == OPARA_OK);
+    CHECK_EQ(count_op(&gr, OPARA__OP_SLICE), 0);
+    for (k = 0; k < gr.n_nodes; ++k) {
+        const opara__value* v;
+        int wide;
+        if (gr.nodes[k].op != OPARA__OP_ADD || gr.nodes[k].n_inputs != 2) continue;
+        v = &gr.values[gr.nodes[k].inputs[1]];
+        wide = v->shape.ndim == 1 && v->shape.dims[0] == 3;
+        CHECK_EQ(v->kind, OPARA__VALUE_CONST);
+        CHECK(v->shape.ndim == 1 && v->shape.dims[0] == (wide ? 3 : 1));
+        CHECK(v->data && memcmp(v->data, wide ? want2 : want1, wide ? sizeof want2 : sizeof want1) == 0);
+        found++;
+    }
+    CHECK_EQ(found, 2);
+    opara__graph_free(&gr);
+    opara_runtime_destroy(rt);
+}
+
 OT_TEST(shape_chain_folds_to_batch_reshape) {
     opara_runtime* rt = new_rt();
     int64_t opsets[2] = {11, 13};
@@ -978,7 +1030,7 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_test_data_matches_spec), OT_CASE(tensor_files_match_numpy_helper),
     OT_CASE(conv_bn_relu_before_and_after_fusion), OT_CASE(relu_not_fused_when_conv_output_is_shared),
     OT_CASE(identity_and_dropout_disappear_output_keeps_name), OT_CASE(shape_chain_folds_to_batch_reshape),
-    OT_CASE(folded_float_pow_matches_the_kernel_bit_for_bit),
+    OT_CASE(folded_float_pow_matches_the_kernel_bit_for_bit), OT_CASE(folded_slices_follow_the_shape_engine),
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
     OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(ops_newer_than_the_model_opset_are_refused),
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
