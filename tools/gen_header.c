@@ -35,7 +35,8 @@ static const manifest_entry manifest[] = {
     {"src/opara_api.h", PART_PUBLIC, CORE},
     {"src/opara_sim.h", PART_PUBLIC, CORE},
     {"src/opara_internal.h", PART_IMPL, CORE},
-    {"opara_cuda.h", PART_IMPL, CORE},
+    {"opara_dl.h", PART_IMPL, CORE},
+    {"opara_cuda.h", PART_IMPL, CUDA},
     {"src/opara_util.c", PART_IMPL, CORE},
     {"src/opara_log.c", PART_IMPL, CORE},
     {"src/opara_thread.c", PART_IMPL, CORE},
@@ -95,6 +96,7 @@ static const char* const companions[] = {"opara_nvrtc.h"};
 static const char* const known_headers[] = {
     "src/opara_api.h",
     "src/opara_internal.h",
+    "opara_dl.h",
     "opara_cuda.h",
     "src/opara_ir.h",
     "src/opara_model.h",
@@ -169,7 +171,7 @@ static int find_header(const char* from, const char* name) {
     for (i = 0; i < N_HEADERS; ++i) {
         if (strcmp(known_headers[i], candidate) == 0 || strcmp(known_headers[i], name) == 0) return (int)i;
     }
-    /* "../opara_cuda.h" from src/ */
+    /* "../opara_cuda.h", "../opara_dl.h" from src/ */
     if (strncmp(name, "../", 3) == 0) {
         for (i = 0; i < N_HEADERS; ++i)
             if (strcmp(known_headers[i], name + 3) == 0) return (int)i;
