@@ -24551,7 +24551,6 @@ OPARA__PRIVATE const opara__backend* opara__backend_cpu(void) {
    tensors, plan queries and run statistics. */
 /* #include "opara_backend.h" (inlined above) */
 /* #include "opara_backend_cuda.h" (inlined above) */
-/* #include "opara_cpu.h" (inlined above) */
 /* #include "opara_export.h" (inlined above) */
 
 struct opara_session {

@@ -3,7 +3,6 @@
    tensors, plan queries and run statistics. */
 #include "opara_backend.h"
 #include "opara_backend_cuda.h" /* opara__cuda_session_create, the tests' composition */
-#include "opara_cpu.h"
 #include "opara_export.h"
 
 struct opara_session {
