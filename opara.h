@@ -1153,12 +1153,130 @@ struct opara_runtime {
 
 #endif /* OPARA_INTERNAL_H */
 /* ==== END src/opara_internal.h ==== */
+/* ==== BEGIN opara_dl.h ==== */
+/* opara_dl.h - the one dynamic-library layer of opara: opening a library, finding a symbol in it,
+   closing it. opara_cuda.h loads every CUDA library through it and includes it (keep the two files
+   side by side); opara.h inlines it for its BLAS and CPU-affinity calls too, so it stays when
+   opara.h is built without CUDA (OPARA_NO_CUDA, build/opara_cpu.h).
+
+   POSIX: dlopen (RTLD_NOW | RTLD_LOCAL), dlsym, dlclose; link with -ldl. Windows: LoadLibraryA (an
+   absolute path: LoadLibraryExA, which looks for the DLLs it imports in its own directory first),
+   GetProcAddress, FreeLibrary.
+
+   Configuration macros (define before including):
+       OPARA_DL_IMPLEMENTATION  emit the functions in this translation unit (OPARA_CUDA_IMPLEMENTATION
+                                implies it)
+       OPARA_DL_STATIC          make them static (OPARA_CUDA_STATIC implies it)
+       OPARA_DL_DEF             their storage class (overrides OPARA_DL_STATIC)
+   Inside the amalgamated opara.h they are emitted with the implementation and are static. */
+#ifndef OPARA_DL_H_INCLUDED
+#define OPARA_DL_H_INCLUDED
+
+#include <stddef.h>
+
+#ifndef OPARA_DL_DEF
+#  if defined(OPARA_DL_STATIC) || defined(OPARA_CUDA_STATIC) || defined(OPARA__AMALGAMATED)
+#    if defined(__GNUC__) || defined(__clang__)
+#      define OPARA_DL_DEF static __attribute__((unused))
+#    else
+#      define OPARA_DL_DEF static
+#    endif
+#  else
+#    define OPARA_DL_DEF extern
+#  endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opens a library by path or name. NULL opens the program itself with what it has loaded (POSIX;
+   NULL on Windows). On failure returns NULL and, when err is given, the system's reason in it
+   (POSIX: dlerror without the leading "<path>: ", which the caller names anyway). */
+OPARA_DL_DEF void* opara_dl_open(const char* path, char* err, size_t err_size);
+/* The address of an exported symbol, NULL when the library has none. */
+OPARA_DL_DEF void* opara_dl_sym(void* library, const char* name);
+/* Closes what opara_dl_open opened (NULL is ignored). */
+OPARA_DL_DEF void opara_dl_close(void* library);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPARA_DL_H_INCLUDED */
+
+#if defined(OPARA__AMALGAMATED) && defined(OPARA_IMPLEMENTATION) && !defined(OPARA_DL_IMPLEMENTATION)
+#  define OPARA_DL_IMPLEMENTATION
+#endif
+#if defined(OPARA_CUDA_IMPLEMENTATION) && !defined(OPARA_DL_IMPLEMENTATION)
+#  define OPARA_DL_IMPLEMENTATION
+#endif
+
+#if defined(OPARA_DL_IMPLEMENTATION) && !defined(OPARA_DL_IMPLEMENTATION_INCLUDED)
+#define OPARA_DL_IMPLEMENTATION_INCLUDED
+
+#include <stdio.h>
+#include <string.h>
+#ifdef _WIN32
+#  include <windows.h>
+
+/* A drive-letter or UNC path. */
+static int opara__dl_absolute(const char* p) { return (p[0] && p[1] == ':') || (p[0] == '\\' && p[1] == '\\'); }
+
+OPARA_DL_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
+    HMODULE library = NULL;
+    /* An absolute path: the DLLs it imports are looked for in its own directory first. */
+    if (!path) {
+        if (err && err_size) snprintf(err, err_size, "no handle for the program itself on Windows");
+        return NULL;
+    }
+    library = opara__dl_absolute(path) ? LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryA(path);
+    if (!library && err && err_size) snprintf(err, err_size, "LoadLibrary error %lu", (unsigned long)GetLastError());
+    return (void*)library;
+}
+OPARA_DL_DEF void* opara_dl_sym(void* library, const char* name) {
+    FARPROC proc = GetProcAddress((HMODULE)library, name);
+    void* p;
+    memcpy(&p, &proc, sizeof p);
+    return p;
+}
+OPARA_DL_DEF void opara_dl_close(void* library) {
+    if (library) FreeLibrary((HMODULE)library);
+}
+#else
+#  include <dlfcn.h>
+
+/* dlerror() says "<what was opened>: <reason>"; the caller's message names the file already. */
+static void opara__dl_strip_name(char* why, const char* name) {
+    size_t len = strlen(name);
+    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
+        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
+}
+OPARA_DL_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
+    void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library && err && err_size) {
+        const char* why = dlerror();
+        snprintf(err, err_size, "%s", why ? why : "unknown dlopen error");
+        if (path) opara__dl_strip_name(err, path);
+    }
+    return library;
+}
+OPARA_DL_DEF void* opara_dl_sym(void* library, const char* name) { return dlsym(library, name); }
+OPARA_DL_DEF void opara_dl_close(void* library) {
+    if (library) dlclose(library);
+}
+#endif
+
+#endif /* OPARA_DL_IMPLEMENTATION */
+/* ==== END opara_dl.h ==== */
+#ifndef OPARA_NO_CUDA
 /* ==== BEGIN opara_cuda.h ==== */
 /* opara_cuda.h - standalone declarations and run-time loader for the subset of the CUDA driver API,
    NVRTC, cuBLAS and cuDNN that opara.h uses. No CUDA SDK is needed to compile it, nothing is
    linked: the libraries are found with dlopen (LoadLibraryA on Windows) when a program asks.
 
    USE: in exactly one C or C++ file define OPARA_CUDA_IMPLEMENTATION before including this header.
+   It includes opara_dl.h (the dynamic-library layer), which must stay beside it.
 
        opara_cuda_driver cu;
        char err[1024];
@@ -1226,6 +1344,10 @@ struct opara_runtime {
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The dynamic-library layer (opara_dl_open / opara_dl_sym / opara_dl_close) every loader below goes
+   through; its own header, so that opara.h keeps it without CUDA. */
+/* #include "opara_dl.h" (inlined above) */
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define OPARA__CUDA_UNUSED __attribute__((unused))
@@ -2031,19 +2153,6 @@ OPARA_CUDA_DEF const char* opara_cudnn_status_name(opara_cudnnStatus_t status); 
 /* The driver's own cuGetErrorName when the table is loaded and it answers, else opara_cuda_result_name. */
 OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver* cu, opara_CUresult result);
 
-/* ---- dynamic libraries ------------------------------------------------------------------------
-   The one layer through which this header opens libraries; opara.h uses it too (its BLAS and the
-   CPU-affinity calls), so it stays when opara.h is built without CUDA. POSIX: dlopen (RTLD_NOW |
-   RTLD_LOCAL), dlsym, dlclose. Windows: LoadLibraryA (an absolute path: LoadLibraryExA, which looks
-   for the DLLs it imports in its own directory first), GetProcAddress, FreeLibrary. */
-/* Opens a library by path or name. NULL opens the program itself with what it has loaded (POSIX;
-   NULL on Windows). On failure returns NULL and, when err is given, the system's reason in it
-   (POSIX: dlerror without the leading "<path>: ", which the caller names anyway). */
-OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size);
-/* The address of an exported symbol, NULL when the library has none. */
-OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name);
-/* Closes what opara_dl_open opened (NULL is ignored). */
-OPARA_CUDA_DEF void opara_dl_close(void* library);
 
 #ifdef __cplusplus
 }
@@ -2055,14 +2164,14 @@ OPARA_CUDA_DEF void opara_dl_close(void* library);
 /* Implementation                                                                                 */
 /* ============================================================================================== */
 
-/* In opara.h also with OPARA_NO_CUDA: its BLAS and CPU-affinity calls use the dynamic-library layer,
-   which lives here (unused loader functions are static and cost nothing but compile time). */
 #if defined(OPARA__AMALGAMATED) && defined(OPARA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION)
 #  define OPARA_CUDA_IMPLEMENTATION
 #endif
 
 #if defined(OPARA_CUDA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION_INCLUDED)
 #define OPARA_CUDA_IMPLEMENTATION_INCLUDED
+
+/* #include "opara_dl.h" (inlined above) */
 
 /* Prepended to the fixed system places the search looks in (/usr/local/cuda/lib64, the site-
    packages of /usr/local and /usr): a sysroot, or the tests' fake tree. A string expression. */
@@ -2078,7 +2187,6 @@ OPARA_CUDA_DEF void opara_dl_close(void* library);
 #  include <windows.h>
 #else
 #  include <dirent.h>
-#  include <dlfcn.h>
 #  include <sys/stat.h>
 #  include <sys/types.h>
 #  include <unistd.h>
@@ -2096,29 +2204,7 @@ typedef char opara__cuda_fnptr_size_check[sizeof(void*) == sizeof(opara_PFN_cuIn
 #ifdef _WIN32
 #  define OPARA__CUDA_LIST_SEP ';' /* in OPARA_CUDA_LIB_PATH */
 #  define OPARA__CUDA_DIR_SEP "\\"
-static int opara__cuda_absolute(const char* p) {
-    return (p[0] && p[1] == ':') || (p[0] == '\\' && p[1] == '\\');
-}
-OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
-    HMODULE library = NULL;
-    /* An absolute path: the DLLs it imports are looked for in its own directory first. */
-    if (!path) {
-        if (err && err_size) snprintf(err, err_size, "no handle for the program itself on Windows");
-        return NULL;
-    }
-    library = opara__cuda_absolute(path) ? LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryA(path);
-    if (!library && err && err_size) snprintf(err, err_size, "LoadLibrary error %lu", (unsigned long)GetLastError());
-    return (void*)library;
-}
-OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name) {
-    FARPROC proc = GetProcAddress((HMODULE)library, name);
-    void* p;
-    memcpy(&p, &proc, sizeof p);
-    return p;
-}
-OPARA_CUDA_DEF void opara_dl_close(void* library) {
-    if (library) FreeLibrary((HMODULE)library);
-}
+static int opara__cuda_absolute(const char* p) { return opara__dl_absolute(p); }
 static int opara__cuda_is_file(const char* p) {
     DWORD a = GetFileAttributesA(p);
     return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY);
@@ -2144,25 +2230,6 @@ static int opara__cuda_mapped_path(void* library, const char* symbol, char* out,
 #  define OPARA__CUDA_LIST_SEP ':'
 #  define OPARA__CUDA_DIR_SEP "/"
 static int opara__cuda_absolute(const char* p) { return p[0] == '/'; }
-/* dlerror() says "<what was opened>: <reason>"; the caller's message names the file already. */
-static void opara__cuda_strip_name(char* why, const char* name) {
-    size_t len = strlen(name);
-    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
-        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
-}
-OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
-    void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!library && err && err_size) {
-        const char* why = dlerror();
-        snprintf(err, err_size, "%s", why ? why : "unknown dlopen error");
-        if (path) opara__cuda_strip_name(err, path);
-    }
-    return library;
-}
-OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name) { return dlsym(library, name); }
-OPARA_CUDA_DEF void opara_dl_close(void* library) {
-    if (library) dlclose(library);
-}
 static int opara__cuda_is_file(const char* p) {
     struct stat st;
     return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
@@ -3156,6 +3223,7 @@ OPARA_CUDA_DEF void opara_cuda_cupti_unload(opara_cuda_cupti* cupti) {
 
 #endif /* OPARA_CUDA_CUPTI_IMPLEMENTATION_INCLUDED */
 /* ==== END opara_cuda.h ==== */
+#endif /* OPARA_NO_CUDA */
 /* ==== BEGIN src/opara_util.c ==== */
 /* Memory through the allocator hook, checked arithmetic, little-endian access, text helpers. */
 /* #include "opara_internal.h" (inlined above) */
@@ -3436,7 +3504,7 @@ OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, co
 /* ==== BEGIN src/opara_thread.c ==== */
 /* Threads, locks, atomics and a monotonic clock over pthreads or Win32. */
 /* #include "opara_internal.h" (inlined above) */
-/* #include "../opara_cuda.h" (inlined above) */
+/* #include "../opara_dl.h" (inlined above) */
 
 #if defined(_WIN32)
 #  define WIN32_LEAN_AND_MEAN
@@ -8767,7 +8835,7 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
    during opara runs only, opara__blas_run_enter/leave), or BLIS or MKL set to one thread per call. A
    reference BLAS is refused; the built-in GEMM is used then. */
 /* #include "opara_cpu.h" (inlined above) */
-/* #include "../opara_cuda.h" (inlined above) */
+/* #include "../opara_dl.h" (inlined above) */
 
 /* OpenBLAS's thread count is one process-wide setting, and 0.3.x has no per-call count for sgemm
    (openblas_set_num_threads_local, 0.3.27, sets the same global and returns the old value). Our
@@ -16334,6 +16402,133 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     return r;
 }
 /* ==== END src/opara_verify.c ==== */
+/* ==== BEGIN src/opara_backend.h ==== */
+/* The backend interface: one small table of functions that each backend (CPU, CUDA) implements and
+   the session drives (sokol's per-backend function set, ggml-backend's interface). The session
+   resolves the desc's defaults and infers shapes once (opara_session.c), then per backend:
+
+     open      the backend's object for this session (CUDA: attach, kernels, lowering, and the
+               profiling run when asked for)
+     describe  cost descriptors for its device, the device model, and what the plan must respect
+     (plan)    the session plans once through the planner and verifies (opara__backend_make)
+     create    takes over the verified plan (CPU: the executor; CUDA: device memory, streams, capture)
+     run       inputs from host buffers (CUDA also from device pointers), outputs read back after
+     info      plan info, per-node times, per-node kernels; last error; destroy
+
+   A backend neither infers shapes nor plans. The session reaches a backend only through its table
+   (opara__backend_cpu(), opara__backend_cuda()); OPARA_BACKEND_AUTO tries the compiled-in tables in
+   order (opara_session.c). */
+#ifndef OPARA_BACKEND_H
+#define OPARA_BACKEND_H
+
+/* #include "opara_sched.h" (inlined above) */
+/* #include "opara_model.h" (inlined above) */
+
+/* What the session resolved and inferred once, borrowed by open for the backend's life. */
+typedef struct opara__backend_given {
+    opara_runtime* rt;
+    const opara__graph* g;
+    const opara_session_desc* desc;   /* every default resolved; NULL when options stand for it */
+    const opara__plan_desc* plan;     /* what the session asks of the plan (NULL: defaults); describe adds the backend's needs */
+    const opara__shape* shapes;
+    const opara__node_params* params; /* [n_nodes] what the shape engine resolved per node */
+    const opara_dtype* dtypes;
+    const uint64_t* value_bytes;
+    opara_logger logger;              /* the session's: where the backend's messages go, its creation's failures included */
+    const void* options;              /* a backend's own options instead of desc (the CUDA tests' opara__cuda_options) */
+} opara__backend_given;
+
+typedef struct opara__backend {
+    const char* name;  /* as opara_plan_info.backend says it: "cpu", "cuda" */
+    const char* title; /* in messages: "CPU", "CUDA" */
+    opara_backend kind;
+    /* OPARA_OK when the backend can run here (CUDA: the runtime's driver loads and has a device;
+       it stays loaded); otherwise reason says why. OPARA_ERR_OUT_OF_MEMORY: host memory ran out. */
+    opara_result (*available)(opara_runtime* rt, char* reason, size_t cap);
+    /* On failure *out is NULL, nothing is left and the runtime's error says why. */
+    opara_result (*open)(const opara__backend_given* setup, void** out);
+    /* descs[n_nodes] for the planner, the device model (*dev, valid while the object lives), and
+       what the plan must respect, set in pd. Once. */
+    opara_result (*describe)(void* be, opara__op_desc* descs, opara__plan_desc* pd, const opara__device** dev);
+    /* Takes over plan (verified; freed with the object, also on failure). */
+    opara_result (*create)(void* be, opara__plan* plan);
+    /* inputs[i]: host data of graph input i (sizes from the shapes); the outputs stay in the
+       backend (output). Failures go to last_error (runs may happen on any thread). */
+    opara_result (*run)(void* be, const void* const* inputs);
+    /* The same with device pointers (outputs[i] NULL: not copied); NULL when the backend has none. */
+    opara_result (*run_device)(void* be, const void* const* inputs, void* const* outputs);
+    /* Graph output `index` of the last host run. */
+    const void* (*output)(const void* be, uint32_t index);
+    /* The backend's part of opara_session_get_plan_info (the session fills the plan's counts). */
+    void (*plan_info)(const void* be, opara_plan_info* out);
+    /* As opara_session_get_node_times. */
+    uint32_t (*node_times)(const void* be, opara_node_time* out, uint32_t cap);
+    /* As opara_session_get_node_kernel, after the caller checked node; NULL: no per-node kernels. */
+    opara_result (*node_kernel)(const void* be, uint32_t node, opara_node_kernel* out);
+    const char* (*last_error)(const void* be);
+    void (*destroy)(void* be); /* NULL is ignored */
+} opara__backend;
+
+/* open, describe, plan (verified: the streams run truly concurrently, and a captured graph in any
+   order its edges allow), create. keep: [n_nodes] receives the descriptors the plan was made with
+   (NULL: not kept); plan (may be NULL) the plan, which the object owns and never replaces. On
+   failure *out is NULL and the runtime's error says why (opara_backend.c). */
+OPARA__PRIVATE opara_result opara__backend_make(const opara__backend* b, const opara__backend_given* setup,
+                                               opara__op_desc* keep, void** out, const opara__plan** plan);
+
+/* Each backend's one table (functions, not variables: a static variable cannot be declared ahead
+   in C++, and the amalgamation makes private names static). */
+OPARA__PRIVATE const opara__backend* opara__backend_cpu(void); /* opara_backend_cpu.c */
+#ifndef OPARA_NO_CUDA
+OPARA__PRIVATE const opara__backend* opara__backend_cuda(void); /* opara_cuda_table.c */
+#endif
+
+#endif /* OPARA_BACKEND_H */
+/* ==== END src/opara_backend.h ==== */
+/* ==== BEGIN src/opara_backend.c ==== */
+/* A backend's object made through its table (opara_backend.h): the session's, and the CUDA
+   profiling run's (opara_cuda_table.c). */
+/* #include "opara_backend.h" (inlined above) */
+
+/* describe, plan once through the planner, and hand the verified plan over. */
+static opara_result opara__backend_plan(const opara__backend* b, const opara__backend_given* setup, void* be,
+                                        opara__op_desc* descs, const opara__plan** made) {
+    const opara__graph* g = setup->g;
+    const opara__device* dev = NULL;
+    opara__plan* plan = NULL;
+    opara__plan_desc pd;
+    opara_result r;
+    if (setup->plan) pd = *setup->plan;
+    else memset(&pd, 0, sizeof pd);
+    r = b->describe(be, descs, &pd, &dev);
+    if (r == OPARA_OK) r = opara__plan_create_verified(g, setup->value_bytes, descs, dev, &pd, &plan);
+    if (r != OPARA_OK) return r;
+    *made = plan;
+    return b->create(be, plan);
+}
+
+OPARA__PRIVATE opara_result opara__backend_make(const opara__backend* b, const opara__backend_given* setup,
+                                               opara__op_desc* keep, void** out, const opara__plan** plan) {
+    opara_runtime* rt = setup->rt;
+    const opara__graph* g = setup->g;
+    opara__op_desc* descs = keep ? keep : (opara__op_desc*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *descs);
+    const opara__plan* made = NULL;
+    void* be = NULL;
+    opara_result r;
+    *out = NULL;
+    if (!descs) return opara__fail_to(&rt->error, &setup->logger, OPARA_ERR_OUT_OF_MEMORY, "%s backend: out of host memory", b->title);
+    r = b->open(setup, &be);
+    if (r == OPARA_OK) r = opara__backend_plan(b, setup, be, descs, &made);
+    if (descs != keep) opara__free(rt, descs);
+    if (r != OPARA_OK) {
+        b->destroy(be); /* makes no opara__fail: the first failure's text stays */
+        return r;
+    }
+    *out = be;
+    if (plan) *plan = made;
+    return OPARA_OK;
+}
+/* ==== END src/opara_backend.c ==== */
 #ifndef OPARA_NO_CUDA
 /* ==== BEGIN src/kernels/opara_ptx.h ==== */
 /* GENERATED by tools/embed_kernels.c (`make ptx`) from the kernel files; do not edit. `make check-ptx`
@@ -19297,6 +19492,7 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
 #endif
 /* ==== END src/kernels/opara_ptx.h ==== */
 #endif /* OPARA_NO_CUDA */
+#ifndef OPARA_NO_CUDA
 /* ==== BEGIN src/opara_backend_cuda.h ==== */
 /* The CUDA backend: runs a plan (opara_sched.h) on an NVIDIA GPU through the driver API loaded at
    run time (opara_cuda.h), with our kernels (src/kernels, embedded PTX or NVRTC) and, when they
@@ -19449,7 +19645,8 @@ typedef struct opara__cuda_options {
                                     records of library kernels) replace the estimates; the plan's
                                     metric becomes OPARA__METRIC_TIME unless opt.plan sets one */
     const char* cupti_path;      /* NULL: OPARA_CUPTI, else the search list; "none": do not try CUPTI */
-    const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler) */
+    const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler; open copies them) */
+    uint32_t eager_stream_cap;   /* EAGER: the plan gets at most this many streams (0: opt.plan's stream_cap) */
     opara_logger logger;         /* where the session's messages go, its creation's failures included (the
                                     session's logger); zero: the runtime's */
 } opara__cuda_options;
@@ -19473,7 +19670,6 @@ typedef struct opara__cuda_attachment {
     char why_cublas[2400], why_cudnn[2400];
 } opara__cuda_attachment;
 
-#ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* Loads what opt needs into the runtime unless it has it, fills copies of the tables (the driver's
    always, cuBLAS's / cuDNN's when att says OPARA_OK) and counts the session. The driver and the
    context are required (their failure is returned, why says why); a library file other than the
@@ -19484,21 +19680,18 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_attach(opara_runtime* rt, const 
                                                       size_t cap);
 /* A session let go of the state (any thread). */
 OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
-#endif
 /* OPARA_OK when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads,
    initialises and has a device; it stays loaded for the runtime's sessions, and a failure is
    remembered (no retry for the same request). reason receives why not. OPARA_ERR_OUT_OF_MEMORY
    when the runtime's CUDA state could not be allocated (not remembered: the next call tries again).
    Used by the AUTO and CUDA backend choice. */
 OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
-#ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
-#endif
 
-/* The backend interface, in three steps the session drives (opara_session.c): open, describe the
-   nodes for the planner, prepare the plan it made. The backend neither infers shapes nor plans.
+/* The session's steps (open, describe the nodes for the planner, prepare the plan it made), which
+   the CUDA table (opara_cuda_table.c, opara_backend.h) wraps. The backend neither infers shapes nor plans.
 
    Per value, what the session inferred once (copied by open). */
 typedef struct opara__cuda_shapes {
@@ -19508,7 +19701,6 @@ typedef struct opara__cuda_shapes {
     const uint64_t* value_bytes;
 } opara__cuda_shapes;
 
-#ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* The logger of a CUDA session made with opt (may be NULL): opt's, else the runtime's. */
 OPARA__PRIVATE const opara_logger* opara__cuda_logger(opara_runtime* rt, const opara__cuda_options* opt);
 /* Opens a session for graph g (finalized; g must outlive the session): attaches to the runtime's
@@ -19528,10 +19720,9 @@ OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s,
    On failure the caller destroys the session; the runtime's error says why
    (OPARA_ERR_DEVICE_MEMORY when device memory runs out). Runs may follow on any thread. */
 OPARA__PRIVATE opara_result opara__cuda_session_prepare(opara__cuda_session* s, opara__plan* plan);
-#endif
-/* The three steps as opara_session_create takes them, with shapes inferred for opt->batch and
-   planned with opt->plan (profiled first when opt->profile): opara_session.c, for the profiler
-   and the tests. */
+/* The steps as opara_session_create takes them through the backend table (opara_backend.h), with
+   shapes inferred for opt->batch and planned with opt->plan (profiled first when opt->profile):
+   opara_session.c, for the tests. */
 OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
                                                            const opara__cuda_options* opt, opara__cuda_session** out);
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s);
@@ -19543,17 +19734,15 @@ OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, cons
                                                    void* const* outputs);
 /* Device-pointer I/O: inputs[i] / outputs[i] are device addresses in the primary context (outputs[i]
    0: not copied); device-to-device copies on the origin stream; returns when they are done. */
-OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
-                                                          const opara_CUdeviceptr* outputs);
+OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const void* const* inputs,
+                                                          void* const* outputs);
 /* Graph output `index` of the last host run, in the pinned staging (valid until the session is destroyed). */
 OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index);
 OPARA__PRIVATE const char* opara__cuda_session_last_error(const opara__cuda_session* s);
-#ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* Push / pop the session's context around driver calls made outside the backend's entry points
    (the profiler's timing run). enter reports a failure into the session's error. */
 OPARA__PRIVATE opara_result opara__cuda_session_enter(opara__cuda_session* s);
 OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s);
-#endif
 
 /* What the session ended up doing (for tests, `opara run` and the profiler). */
 typedef struct opara__cuda_info {
@@ -19588,7 +19777,6 @@ typedef struct opara__cuda_info {
 } opara__cuda_info;
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
-#ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* The loaded driver table of a session (tests inspect the captured graph with it). */
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s);
 
@@ -19755,10 +19943,10 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
 OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
                                                               void* user);
 
-#endif /* OPARA_NO_CUDA */
 
 #endif /* OPARA_BACKEND_CUDA_H */
 /* ==== END src/opara_backend_cuda.h ==== */
+#endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
 /* ==== BEGIN src/opara_cuda_lower.c ==== */
 /* Lowering of graph nodes to CUDA launch descriptors: which kernel, which grid and block, which
@@ -21506,6 +21694,7 @@ struct opara__cuda_session {
     opara_CUgraphExec exec;
     uint64_t calls, calls_last_run;
     opara__cuda_op_profile* prof; /* [n_nodes] what the plan's descriptors came from */
+    opara__cuda_op_profile* measured; /* [n_nodes] a profiling run's rows (opt.measured), until describe took them */
     opara__cuda_node_hook hook;   /* profiling runs only */
     void* hook_user;
 };
@@ -21950,6 +22139,8 @@ static opara_result opara__backend_descs(opara__cuda_session* s, opara__op_desc*
 OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s, opara__op_desc* descs,
                                                         opara__plan_desc* pd, const opara__device** dev) {
     opara_result r;
+    if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd->strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
+    if (s->opt.mode == OPARA__CUDA_EAGER && s->opt.eager_stream_cap) pd->stream_cap = s->opt.eager_stream_cap;
     if (s->opt.measured && pd->metric == OPARA__METRIC_DEFAULT) pd->metric = OPARA__METRIC_TIME;
     pd->shapes = s->shapes; /* lets Concat inputs be written in place */
     if (pd->concat_align == 0) pd->concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
@@ -21960,6 +22151,8 @@ OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s,
         opara__backend_leave(s);
     }
     s->opt.measured = NULL; /* the profiler's rows live during creation only; s->prof keeps them */
+    opara__free(s->rt, s->measured);
+    s->measured = NULL;
     return r;
 }
 
@@ -22517,6 +22710,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->output_off);
     opara__free(rt, s->skip);
     opara__free(rt, s->prof);
+    opara__free(rt, s->measured);
     if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the graph's (model's) runtime */
     opara__cuda_lowering_free(rt, &s->low); /* its cuDNN descriptors: the runtime keeps cuDNN loaded */
     opara__free(rt, s->shapes);
@@ -22625,6 +22819,17 @@ static opara_result opara__backend_prepare_mode(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
+/* A copy of the profiling run's rows (the caller's live only while it opens the session). */
+static opara_result opara__backend_keep_measured(opara__cuda_session* s) {
+    size_t n = s->g->n_nodes ? s->g->n_nodes : 1;
+    if (!s->opt.measured) return OPARA_OK;
+    s->measured = (opara__cuda_op_profile*)opara__calloc(s->rt, n, sizeof *s->measured);
+    if (!s->measured) return opara__backend_oom(s);
+    memcpy(s->measured, s->opt.measured, s->g->n_nodes * sizeof *s->measured);
+    s->opt.measured = s->measured;
+    return OPARA_OK;
+}
+
 OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
                                                     const opara__cuda_shapes* shapes, opara__cuda_session** out) {
     opara__cuda_session* s;
@@ -22646,7 +22851,8 @@ OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const op
         opara__free(rt, s);
         return opara__fail_to(&rt->error, log, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)precision);
     }
-    r = opara__backend_attach(s);
+    r = opara__backend_keep_measured(s);
+    if (r == OPARA_OK) r = opara__backend_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);
     if (r == OPARA_OK) {
         r = opara__backend_setup(s, shapes);
@@ -22684,11 +22890,14 @@ static opara_result opara__backend_execute(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
+/* A device address given as a pointer (the public API's tensor data). */
+static opara_CUdeviceptr opara__backend_devptr(const void* p) { return (opara_CUdeviceptr)(uintptr_t)p; }
+
 /* One run in the pushed context, all on the origin stream: inputs in (host: one copy of the pinned
    staging; device: one copy per input from the caller's pointers), the plan, outputs out (host:
    into the pinned staging; device: to the caller's pointers where given), synchronize. A failure
    still waits for what was queued, so no copy is left reading or writing the staging. */
-static opara_result opara__backend_run(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+static opara_result opara__backend_run(opara__cuda_session* s, const void* const* dev_in, void* const* dev_out) {
     const opara__graph* g = s->g;
     opara_CUstream origin = s->streams[0];
     opara_CUresult cr = OPARA_CUDA_SUCCESS;
@@ -22698,14 +22907,15 @@ static opara_result opara__backend_run(opara__cuda_session* s, const opara_CUdev
     for (i = 0; dev_in && cr == OPARA_CUDA_SUCCESS && i < g->n_inputs; ++i) {
         int32_t v = g->inputs[i];
         if (s->value_bytes[v])
-            cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], dev_in[i], (size_t)s->value_bytes[v], origin));
+            cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], opara__backend_devptr(dev_in[i]),
+                                                   (size_t)s->value_bytes[v], origin));
     }
     r = cr == OPARA_CUDA_SUCCESS ? opara__backend_execute(s) : opara__backend_cu_fail(s, cr, "copying the inputs to the device");
     for (i = 0; r == OPARA_OK && i < g->n_outputs; ++i) {
         int32_t v = g->outputs[i];
         size_t bytes = (size_t)s->value_bytes[v];
         if (bytes == 0 || (dev_out && !dev_out[i])) continue;
-        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(dev_out[i], opara__backend_value_addr(s, v), bytes, origin))
+        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(opara__backend_devptr(dev_out[i]), opara__backend_value_addr(s, v), bytes, origin))
                      : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__backend_value_addr(s, v), bytes, origin));
         if (cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "copying an output");
     }
@@ -22715,7 +22925,7 @@ static opara_result opara__backend_run(opara__cuda_session* s, const opara_CUdev
 }
 
 /* A run from any thread: the session's context is pushed over the caller's and popped. */
-static opara_result opara__backend_run_entry(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+static opara_result opara__backend_run_entry(opara__cuda_session* s, const void* const* dev_in, void* const* dev_out) {
     uint64_t before = s->calls;
     opara_result r = opara__cuda_session_enter(s);
     if (r != OPARA_OK) return r;
@@ -22743,8 +22953,8 @@ OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, cons
     return r;
 }
 
-OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
-                                                          const opara_CUdeviceptr* outputs) {
+OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const void* const* inputs,
+                                                          void* const* outputs) {
     const opara__graph* g = s->g;
     uint32_t i;
     for (i = 0; i < g->n_inputs; ++i)
@@ -22808,7 +23018,7 @@ OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__
      cuEventElapsedTime(begin, end) over them, its spread the interquartile range / median (more
      passes while a node's spread is large; see "the timing protocol" below).
    The profiling run uses its own short-lived session (eager, one stream), then the real session is
-   planned with the measured rows (opara_session.c): its memory plan and streams follow the final
+   planned with the measured rows (the CUDA table, opara_cuda_table.c): its memory plan and streams follow the final
    plan and nothing of the profiling run stays allocated. */
 /* #include "opara_backend_cuda.h" (inlined above) */
 
@@ -23172,6 +23382,212 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
 }
 /* ==== END src/opara_cuda_profile.c ==== */
 #endif /* OPARA_NO_CUDA */
+#ifndef OPARA_NO_CUDA
+/* ==== BEGIN src/opara_cuda_table.c ==== */
+/* The CUDA backend's table (opara_backend.h): the session's steps of opara_backend_cuda.c behind the
+   interface, the options a session desc asks for, and the profiling run before planning
+   (opara_cuda_profile.c). It sits above the backend and the profiler, so neither calls up. */
+/* #include "opara_backend.h" (inlined above) */
+/* #include "opara_backend_cuda.h" (inlined above) */
+
+/* What a session desc asks of the CUDA backend. */
+static void opara__cuda_table_options(const opara__backend_given* setup, opara__cuda_options* o) {
+    const opara_session_desc* d = setup->desc;
+    memset(o, 0, sizeof *o);
+    o->device = d->cuda_device;
+    o->batch = d->batch_size;
+    o->profile = d->cuda_profile;
+    o->precision = d->precision;
+    o->logger = setup->logger;
+    o->mode = d->cuda_eager ? OPARA__CUDA_EAGER
+                            : d->strategy == OPARA_STRATEGY_SEQUENTIAL ? OPARA__CUDA_SEQ_GRAPH : OPARA__CUDA_GRAPH;
+    /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
+       the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
+       streams are only edges, so graphs keep the uncapped plan. */
+    if (d->cuda_eager) o->eager_stream_cap = 8;
+}
+
+/* opt->profile: a session of the sequential plan in eager mode (every node alone on the device) is
+   measured; its rows (*rows, the caller frees them) then describe the real session. Nothing of the
+   first stays. */
+static opara_result opara__cuda_table_profile(const opara__backend_given* setup, const opara__cuda_options* opt,
+                                              opara__cuda_op_profile** rows) {
+    opara_runtime* rt = setup->rt;
+    const opara__graph* g = setup->g;
+    opara__cuda_options po = *opt;
+    opara__backend_given ps = *setup;
+    opara__plan_desc pd;
+    void* be = NULL;
+    opara_result r;
+    *rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof **rows);
+    if (!*rows)
+        return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY, "CUDA profiler: out of host memory");
+    if (setup->plan) pd = *setup->plan;
+    else memset(&pd, 0, sizeof pd);
+    pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
+    pd.launch_order = OPARA_LAUNCH_DEFAULT;
+    pd.stream_cap = 0;
+    po.profile = 0;
+    po.measured = NULL;
+    po.mode = OPARA__CUDA_EAGER;
+    po.eager_stream_cap = 0;
+    po.plan = &pd;
+    ps.plan = &pd;
+    ps.options = &po;
+    r = opara__backend_make(opara__backend_cuda(), &ps, NULL, &be, NULL);
+    if (r == OPARA_OK && (r = opara__cuda_session_enter((opara__cuda_session*)be)) != OPARA_OK) /* the failure went to the session */
+        opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), r, "CUDA profiler: %s",
+                       opara__cuda_session_last_error((opara__cuda_session*)be));
+    else if (r == OPARA_OK) { /* its events and the timing run need its context */
+        r = opara__cuda_profile_measure(rt, (opara__cuda_session*)be, opt, g, *rows);
+        opara__cuda_session_leave((opara__cuda_session*)be);
+    }
+    opara__cuda_session_destroy((opara__cuda_session*)be);
+    if (r != OPARA_OK) {
+        opara__free(rt, *rows);
+        *rows = NULL;
+    }
+    return r;
+}
+
+/* The object is the backend's session (opara__cuda_session_create hands it to the tests as such). */
+static opara_result opara__cuda_table_open(const opara__backend_given* setup, void** out) {
+    opara__cuda_options o;
+    opara__cuda_shapes sh;
+    opara__cuda_op_profile* rows = NULL;
+    opara__cuda_session* cs = NULL;
+    opara_result r = OPARA_OK;
+    *out = NULL;
+    if (setup->options) o = *(const opara__cuda_options*)setup->options;
+    else opara__cuda_table_options(setup, &o);
+    if (o.profile) {
+        r = opara__cuda_table_profile(setup, &o, &rows);
+        o.profile = 0;
+        o.measured = rows; /* open keeps a copy until describe */
+    }
+    sh.shapes = setup->shapes, sh.params = setup->params, sh.dtypes = setup->dtypes, sh.value_bytes = setup->value_bytes;
+    if (r == OPARA_OK) r = opara__cuda_session_open(setup->rt, setup->g, &o, &sh, &cs);
+    opara__free(setup->rt, rows);
+    *out = cs;
+    return r;
+}
+
+static opara_result opara__cuda_table_describe(void* be, opara__op_desc* descs, opara__plan_desc* pd, const opara__device** dev) {
+    return opara__cuda_session_describe((opara__cuda_session*)be, descs, pd, dev);
+}
+
+static opara_result opara__cuda_table_create(void* be, opara__plan* plan) {
+    return opara__cuda_session_prepare((opara__cuda_session*)be, plan);
+}
+
+static opara_result opara__cuda_table_run(void* be, const void* const* inputs) {
+    return opara__cuda_session_run((opara__cuda_session*)be, inputs, NULL);
+}
+
+static opara_result opara__cuda_table_run_device(void* be, const void* const* inputs, void* const* outputs) {
+    return opara__cuda_session_run_device((opara__cuda_session*)be, inputs, outputs);
+}
+
+static const void* opara__cuda_table_output(const void* be, uint32_t index) {
+    return opara__cuda_session_output((const opara__cuda_session*)be, index);
+}
+
+static const char* opara__cuda_table_conv(const opara__cuda_info* info) {
+    if (info->n_conv == 0) return "";
+    if (info->n_cudnn_convs == info->n_conv) return "cuDNN";
+    return info->n_cudnn_convs == 0 ? "opara_conv2d_f32" : "cuDNN + opara_conv2d_f32";
+}
+
+static const char* opara__cuda_table_mode(opara__cuda_mode mode) {
+    switch (mode) {
+    case OPARA__CUDA_EAGER: return "eager";
+    case OPARA__CUDA_SEQ_GRAPH: return "sequential-graph";
+    case OPARA__CUDA_GRAPH: break;
+    }
+    return "graph";
+}
+
+static void opara__cuda_table_plan_info(const void* be, opara_plan_info* out) {
+    opara__cuda_info info;
+    opara__cuda_session_info((const opara__cuda_session*)be, &info);
+    out->backend = "cuda";
+    out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
+    out->kernels = info.kernels;
+    out->libraries = info.libraries;
+    out->cuda_mode = opara__cuda_table_mode(info.mode);
+    out->n_workers = info.plan->n_lanes ? info.plan->n_lanes : 1; /* the CUDA streams */
+    out->precision = opara_precision_name(info.precision);
+    out->n_conv = info.n_conv;
+    out->n_conv_library = info.n_cudnn_convs;
+    out->conv = opara__cuda_table_conv(&info);
+    out->workspace_bytes = info.workspace_bytes;
+}
+
+/* No per-node host timing on CUDA: the stream is the worker, times are 0. */
+static uint32_t opara__cuda_table_node_times(const void* be, opara_node_time* out, uint32_t cap) {
+    opara__cuda_info info;
+    uint32_t i;
+    opara__cuda_session_info((const opara__cuda_session*)be, &info);
+    for (i = 0; out && i < cap && i < info.plan->n_nodes; ++i) {
+        uint32_t n = info.plan->order[i];
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].worker = info.plan->stream[n];
+        out[i].node = n;
+    }
+    return info.plan->n_nodes;
+}
+
+static opara_kernel_source opara__cuda_table_kernel_source(uint8_t source) {
+    switch ((opara__cuda_res_source)source) {
+    case OPARA__CURES_NONE: return OPARA_KERNEL_NONE;
+    case OPARA__CURES_DRIVER: return OPARA_KERNEL_DRIVER;
+    case OPARA__CURES_ESTIMATE: return OPARA_KERNEL_ESTIMATE;
+    case OPARA__CURES_CUPTI: return OPARA_KERNEL_CUPTI;
+    case OPARA__CURES_COPY: return OPARA_KERNEL_COPY;
+    }
+    return OPARA_KERNEL_NONE;
+}
+
+/* A node's main launch as the plan's descriptors saw it (the static profile, measured times). */
+static opara_result opara__cuda_table_node_kernel(const void* be, uint32_t node, opara_node_kernel* out) {
+    opara__cuda_info info;
+    const opara__cuda_op_profile* row;
+    opara__cuda_session_info((const opara__cuda_session*)be, &info);
+    if (!info.profile) return OPARA_ERR_UNSUPPORTED;
+    row = &info.profile[node];
+    memset(out, 0, sizeof *out);
+    memcpy(out->kernel, row->kernel, sizeof out->kernel);
+    out->kernel[sizeof out->kernel - 1] = 0;
+    memcpy(out->grid, row->grid, sizeof out->grid);
+    memcpy(out->block, row->block, sizeof out->block);
+    out->regs = row->regs;
+    out->smem_static = row->smem_static;
+    out->smem_dynamic = row->smem_dynamic;
+    out->max_threads = row->max_threads;
+    out->source = opara__cuda_table_kernel_source(row->source);
+    out->measured = row->measured != 0;
+    out->n_runs = row->n_runs;
+    out->time_ms = row->time_ms;
+    out->time_spread = row->time_spread;
+    return OPARA_OK;
+}
+
+static const char* opara__cuda_table_last_error(const void* be) {
+    return opara__cuda_session_last_error((const opara__cuda_session*)be);
+}
+
+static void opara__cuda_table_destroy(void* be) { opara__cuda_session_destroy((opara__cuda_session*)be); }
+
+OPARA__PRIVATE const opara__backend* opara__backend_cuda(void) {
+    static const opara__backend table = {
+        "cuda", "CUDA", OPARA_BACKEND_CUDA, opara__cuda_runtime_check, opara__cuda_table_open,
+        opara__cuda_table_describe, opara__cuda_table_create, opara__cuda_table_run, opara__cuda_table_run_device,
+        opara__cuda_table_output, opara__cuda_table_plan_info, opara__cuda_table_node_times, opara__cuda_table_node_kernel,
+        opara__cuda_table_last_error, opara__cuda_table_destroy};
+    return &table;
+}
+/* ==== END src/opara_cuda_table.c ==== */
+#endif /* OPARA_NO_CUDA */
 /* ==== BEGIN src/opara_export.h ==== */
 /* Exports of a plan and of a run's timeline for people to look at: Graphviz DOT and Chrome-trace
    (Perfetto) JSON. Shared by the session API and the command-line tools. */
@@ -23187,11 +23603,13 @@ typedef struct opara__session_parts {
     const opara__shape* shapes;
     const opara_dtype* dtypes;
     const opara__op_desc* descs;                  /* what the plan was made with */
-    const struct opara__cuda_op_profile* profile; /* CUDA: [n_nodes] each node's main launch; NULL on the CPU */
     const char* device;                           /* what the plan was made for: "cpu" or "cuda" */
 } opara__session_parts;
 
 OPARA__PRIVATE void opara__session_get_parts(const opara_session* s, opara__session_parts* out);
+/* As opara_session_get_node_kernel after the arguments were checked: the backend's table answers
+   (OPARA_ERR_UNSUPPORTED where it has no per-node kernels). */
+OPARA__PRIVATE opara_result opara__session_node_kernel(const opara_session* s, uint32_t node, opara_node_kernel* out);
 
 #ifndef OPARA_NO_STDIO
 #include <stdio.h>
@@ -23287,6 +23705,7 @@ OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opar
 /* The CPU executor: the plan's streams become worker threads, its events per-node completion
    marks, its arena one allocation; large operators are split across idle workers. */
 /* #include "opara_cpu.h" (inlined above) */
+/* #include "opara_backend.h" (inlined above) */
 
 #if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
 #  include <xmmintrin.h>
@@ -24001,12 +24420,141 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
     *end = ex->t_end;
     *worker = ex->t_worker;
 }
+
+/* ---- the CPU backend's table (opara_backend.h) ------------------------------------------------ */
+
+/* A session's CPU side: the executor, made for a plan planned on the CPU's own device model. */
+typedef struct opara__cpu_backend {
+    opara_runtime* rt;
+    const opara__graph* g;
+    const opara__shape* shapes; /* the session's (borrowed) */
+    const opara__node_params* params;
+    const opara_dtype* dtypes;
+    const uint64_t* value_bytes;
+    uint32_t threads;
+    int builtin_gemm, pack_weights, pin_workers;
+    opara__device device;
+    opara__plan* plan; /* owned once create took it */
+    opara__cpu_exec* exec;
+    char conv_name[192];             /* plan info: the convolution path, */
+    uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
+    char error[OPARA__DETAIL_MAX];   /* the last run's failure */
+} opara__cpu_backend;
+
+static opara_result opara__cpu_backend_available(opara_runtime* rt, char* reason, size_t cap) {
+    (void)rt;
+    opara__format(reason, cap, "%s", "");
+    return OPARA_OK;
+}
+
+static opara_result opara__cpu_backend_open(const opara__backend_given* setup, void** out) {
+    opara__cpu_backend* b;
+    const opara_session_desc* d = setup->desc;
+    *out = NULL;
+    if (!d) return opara__fail(setup->rt, OPARA_ERR_INVALID_ARGS, "CPU backend: no session desc");
+    b = (opara__cpu_backend*)opara__calloc(setup->rt, 1, sizeof *b);
+    if (!b) return opara__fail(setup->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    b->rt = setup->rt;
+    b->g = setup->g;
+    b->shapes = setup->shapes, b->params = setup->params, b->dtypes = setup->dtypes, b->value_bytes = setup->value_bytes;
+    b->threads = d->threads;
+    b->builtin_gemm = d->builtin_gemm;
+    b->pack_weights = !d->cpu_keep_weights;
+    b->pin_workers = d->cpu_pin_workers == 1;
+    opara__cpu_device(d->threads, &b->device);
+    *out = b;
+    return OPARA_OK;
+}
+
+/* The CPU plan is made for the CPU's model: descriptors from its rates, and Alg. 2 takes the ready
+   op with the shortest estimated time first (a CPU has no per-block GPU resources to fit). */
+static opara_result opara__cpu_backend_describe(void* be, opara__op_desc* descs, opara__plan_desc* pd,
+                                                const opara__device** dev) {
+    opara__cpu_backend* b = (opara__cpu_backend*)be;
+    pd->metric = OPARA__METRIC_TIME;
+    pd->shapes = b->shapes;
+    *dev = &b->device;
+    return opara__describe_ops_resolved(b->g, b->shapes, b->params, &b->device, descs);
+}
+
+static opara_result opara__cpu_backend_create(void* be, opara__plan* plan) {
+    opara__cpu_backend* b = (opara__cpu_backend*)be;
+    char err[OPARA__DETAIL_MAX];
+    opara_result r;
+    b->plan = plan;
+    r = opara__cpu_exec_create(b->rt, b->g, plan, b->shapes, b->params, b->dtypes, b->threads, b->builtin_gemm,
+                               b->pack_weights, b->pin_workers, err, sizeof err, &b->exec);
+    if (r != OPARA_OK) return opara__fail(b->rt, r, "session: %s", err);
+    opara__cpu_exec_conv_info(b->exec, &b->n_conv, &b->n_conv_library, b->conv_name, sizeof b->conv_name);
+    return OPARA_OK;
+}
+
+static opara_result opara__cpu_backend_run(void* be, const void* const* inputs) {
+    opara__cpu_backend* b = (opara__cpu_backend*)be;
+    uint32_t i;
+    for (i = 0; i < b->g->n_inputs; ++i) {
+        int32_t v = b->g->inputs[i];
+        if (b->value_bytes[v]) memcpy(opara__cpu_exec_value_data(b->exec, v), inputs[i], (size_t)b->value_bytes[v]);
+    }
+    return opara__cpu_exec_run(b->exec, b->error, sizeof b->error);
+}
+
+static const void* opara__cpu_backend_output(const void* be, uint32_t index) {
+    const opara__cpu_backend* b = (const opara__cpu_backend*)be;
+    return index < b->g->n_outputs ? opara__cpu_exec_value_data(b->exec, b->g->outputs[index]) : NULL;
+}
+
+static void opara__cpu_backend_plan_info(const void* be, opara_plan_info* out) {
+    const opara__cpu_backend* b = (const opara__cpu_backend*)be;
+    out->backend = "cpu";
+    out->gemm = opara__cpu_exec_gemm_name(b->exec);
+    out->n_workers = opara__cpu_exec_workers(b->exec);
+    out->n_conv = b->n_conv;
+    out->n_conv_library = b->n_conv_library;
+    out->conv = b->conv_name;
+    out->packed_weight_bytes = opara__cpu_exec_packed_bytes(b->exec);
+}
+
+static uint32_t opara__cpu_backend_node_times(const void* be, opara_node_time* out, uint32_t cap) {
+    const opara__cpu_backend* b = (const opara__cpu_backend*)be;
+    const uint64_t *start, *end;
+    const uint32_t* worker;
+    uint32_t i;
+    opara__cpu_exec_node_times(b->exec, &start, &end, &worker);
+    for (i = 0; out && i < cap && i < b->plan->n_nodes; ++i) {
+        uint32_t n = b->plan->order[i];
+        out[i].start_ns = start[n];
+        out[i].end_ns = end[n];
+        out[i].worker = worker[n];
+        out[i].node = n;
+    }
+    return b->plan->n_nodes;
+}
+
+static const char* opara__cpu_backend_last_error(const void* be) { return ((const opara__cpu_backend*)be)->error; }
+
+static void opara__cpu_backend_destroy(void* be) {
+    opara__cpu_backend* b = (opara__cpu_backend*)be;
+    if (!b) return;
+    opara__cpu_exec_destroy(b->exec);
+    if (b->plan) opara__plan_free(b->g->rt, b->plan); /* the planner allocates with the model's runtime */
+    opara__free(b->rt, b);
+}
+
+OPARA__PRIVATE const opara__backend* opara__backend_cpu(void) {
+    static const opara__backend table = {
+        "cpu", "CPU", OPARA_BACKEND_CPU, opara__cpu_backend_available, opara__cpu_backend_open,
+        opara__cpu_backend_describe, opara__cpu_backend_create, opara__cpu_backend_run, NULL /* no device memory */,
+        opara__cpu_backend_output, opara__cpu_backend_plan_info, opara__cpu_backend_node_times, NULL /* no kernels */,
+        opara__cpu_backend_last_error, opara__cpu_backend_destroy};
+    return &table;
+}
 /* ==== END src/opara_backend_cpu.c ==== */
 /* ==== BEGIN src/opara_session.c ==== */
 /* The public session API: shapes for the batch size, the plan, the backend (CPU, or CUDA when a
-   driver and a device exist), runs with caller tensors, plan queries and run statistics. */
-/* #include "opara_cpu.h" (inlined above) */
-/* #include "opara_model.h" (inlined above) */
+   driver and a device exist) reached only through its table (opara_backend.h), runs with caller
+   tensors, plan queries and run statistics. */
+/* #include "opara_backend.h" (inlined above) */
 /* #include "opara_backend_cuda.h" (inlined above) */
 /* #include "opara_export.h" (inlined above) */
 
@@ -24021,17 +24569,13 @@ struct opara_session {
     opara__node_params* params; /* [n_nodes] what the shape engine resolved per node */
     opara_dtype* dtypes;
     uint64_t* value_bytes;
-    opara__op_desc* descs;
-    opara__plan* plan;
-    opara__cpu_exec* exec;
-    opara__cuda_session* cuda;  /* the CUDA backend (then exec is NULL and the plan is cuda's) */
-    const opara__plan* active;  /* the plan in use */
-    void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA: the backend's pinned staging) */
-    const void** cuda_in;       /* [n_inputs] caller's input data of the current run (CUDA) */
-    opara_CUdeviceptr* cuda_dev; /* [n_inputs + n_outputs] device pointers of the current device run */
+    opara__op_desc* descs;      /* what the plan was made with */
+    const opara__backend* backend; /* the backend's table */
+    void* be;                   /* its object for this session */
+    const opara__plan* plan;    /* the plan in use (the backend owns it) */
+    const void** in;            /* [n_inputs] the caller's input data of the current run */
+    void** dev_out;             /* [n_outputs] a device run's output pointers (NULL: not copied) */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
-    char conv_name[192];        /* plan info on CPU: the convolution path, */
-    uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
     volatile int32_t busy;
     opara_run_stats stats;
     int has_outputs; /* the last opara_session_run succeeded: opara_session_output_data has data */
@@ -24057,25 +24601,47 @@ OPARADEF const char* opara_precision_name(opara_precision precision) {
     return "?";
 }
 
-/* 1 when the session should use CUDA; AUTO falls back to CPU with an INFO log saying why. */
-static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, int* use_cuda) {
-    char reason[2048];
-    opara_result r;
-    *use_cuda = 0;
-    if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
-    r = opara__cuda_runtime_check(rt, reason, sizeof reason); /* loads the driver once per runtime */
-    if (r == OPARA_OK) {
-        *use_cuda = 1;
-        return OPARA_OK;
+/* The compiled-in backends, in OPARA_BACKEND_AUTO's order of preference (NULL past the end). */
+static const opara__backend* opara__session_backend_at(uint32_t i) {
+    const opara__backend* list[] = {
+#ifndef OPARA_NO_CUDA
+        opara__backend_cuda(),
+#endif
+        opara__backend_cpu()};
+    return i < sizeof list / sizeof list[0] ? list[i] : NULL;
+}
+
+static const char* opara__session_backend_title(opara_backend kind) {
+    switch (kind) {
+    case OPARA_BACKEND_CPU: return "CPU";
+    case OPARA_BACKEND_CUDA: return "CUDA";
+    case OPARA_BACKEND_AUTO:
+    case OPARA_BACKEND_FORCE_U32: break;
     }
-    /* out of host memory is the caller's to see (also under AUTO: the CPU would not choose itself
-       for a lasting reason), every other failure is an unusable backend */
-    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "CUDA backend: %s", reason);
-    if (d->backend == OPARA_BACKEND_CUDA)
-        return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
-    opara__log(&d->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-               "CUDA backend unavailable: %s; using the CPU backend", reason);
-    return OPARA_OK;
+    return "AUTO";
+}
+
+/* The first backend from list position `from` on that the desc allows and that can run here (its
+   position in *at). AUTO passes over an unusable one with an INFO log saying why. */
+static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, uint32_t from, uint32_t* at) {
+    char reason[2048];
+    const opara__backend* b;
+    for (*at = from; (b = opara__session_backend_at(*at)) != NULL; ++*at) {
+        const opara__backend* next = opara__session_backend_at(*at + 1);
+        opara_result r;
+        if (d->backend != OPARA_BACKEND_AUTO && b->kind != d->backend) continue;
+        r = b->available(rt, reason, sizeof reason); /* CUDA: loads the driver once per runtime */
+        if (r == OPARA_OK) return OPARA_OK;
+        /* out of host memory is the caller's to see (also under AUTO: the CPU would not choose itself
+           for a lasting reason), every other failure is an unusable backend */
+        if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "%s backend: %s", b->title, reason);
+        if (d->backend != OPARA_BACKEND_AUTO || !next)
+            return opara__fail(rt, OPARA_ERR_NO_BACKEND, "%s backend unavailable: %s", b->title, reason);
+        opara__log(&d->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK, "%s backend unavailable: %s; using the %s backend",
+                   b->title, reason, next->title);
+    }
+    return opara__fail(rt, OPARA_ERR_NO_BACKEND, "%s backend unavailable: it is compiled out (OPARA_NO_%s)",
+                       opara__session_backend_title(d->backend), opara__session_backend_title(d->backend));
 }
 
 /* The one shape and dtype inference of a session (with each node's resolved parameters); every
@@ -24106,124 +24672,65 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     int inferred = opara__session_infer_alloc(s->rt, g, &s->shapes, &s->params, &s->dtypes, &s->value_bytes);
     s->descs = (opara__op_desc*)opara__calloc(s->rt, g->n_nodes ? g->n_nodes : 1, sizeof *s->descs);
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
-    if (!inferred || !s->descs || !s->given) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    s->in = (const void**)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, sizeof *s->in);
+    s->dev_out = (void**)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof *s->dev_out);
+    if (!inferred || !s->descs || !s->given || !s->in || !s->dev_out) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->params, s->dtypes, s->value_bytes);
 }
 
-/* The CPU plan is made for the CPU's model: descriptors from its rates, and Alg. 2 takes the ready
-   op with the shortest estimated time first (a CPU has no per-block GPU resources to fit). */
-static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
-    const opara__graph* g = s->g;
+/* What the backend's open borrows: the resolved desc, what the plan must be (the backend adds its
+   needs in describe) and the one inference's results. */
+static void opara__session_setup(const opara_session* s, const opara_session_desc* d, const opara__plan_desc* pd,
+                                 opara__backend_given* out) {
+    memset(out, 0, sizeof *out);
+    out->rt = s->rt;
+    out->g = s->g;
+    out->desc = d;
+    out->plan = pd;
+    out->shapes = s->shapes, out->params = s->params, out->dtypes = s->dtypes, out->value_bytes = s->value_bytes;
+    out->logger = s->logger;
+}
+
+/* The backend at list position `at` describes the nodes for its device, the session plans once,
+   the backend takes the plan. AUTO: a backend that fails to initialise (after its check passed: a
+   bad device ordinal, a library clash, a handle or device allocation that failed, a model it cannot
+   lower...) falls back to the next usable one, with a WARN log (OPARA_LOGITEM_BACKEND_FALLBACK) that
+   says why (the layer that failed has logged it as an ERROR detail too); nothing of it stays. */
+static opara_result opara__session_backend(opara_session* s, const opara_session_desc* d, uint32_t at) {
     opara__plan_desc pd;
-    opara__device cpu;
-    opara_result r;
-    opara__cpu_device(d->threads, &cpu);
-    r = opara__describe_ops_resolved(g, s->shapes, s->params, &cpu, s->descs);
-    if (r != OPARA_OK) return r;
+    opara__backend_given setup;
     memset(&pd, 0, sizeof pd);
-    pd.metric = OPARA__METRIC_TIME;
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
     pd.memory_budget = d->memory_budget;
-    pd.shapes = s->shapes;
-    s->strategy = d->strategy;
-    /* Worker threads run the streams truly concurrently: the plan is proven safe before use. */
-    r = opara__plan_create_verified(g, s->value_bytes, s->descs, &cpu, &pd, &s->plan);
-    s->active = s->plan;
-    return r;
+    opara__session_setup(s, d, &pd, &setup);
+    for (;;) {
+        const opara__backend* b = opara__session_backend_at(at);
+        opara_result r = opara__backend_make(b, &setup, s->descs, &s->be, &s->plan);
+        if (r == OPARA_OK) {
+            s->backend = b;
+            return OPARA_OK;
+        }
+        /* as in opara__session_pick_backend: running out of host memory is reported, not fallen back
+           from (the CPU needs host memory too); a full device (OPARA_ERR_DEVICE_MEMORY) falls back */
+        if (r == OPARA_ERR_OUT_OF_MEMORY || d->backend != OPARA_BACKEND_AUTO || !opara__session_backend_at(at + 1)) return r;
+        opara__log(&s->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK, "%s backend failed to initialise: %s (%s); using the %s backend",
+                   b->title, opara_runtime_last_error(s->rt), opara_result_string(r), opara__session_backend_at(at + 1)->title);
+        r = opara__session_pick_backend(s->rt, d, at + 1, &at);
+        if (r != OPARA_OK) return r;
+    }
 }
 
-/* ---- the CUDA backend, driven through its steps (opara_backend_cuda.h) ------------------------- */
 #ifndef OPARA_NO_CUDA
-
-/* Describe, plan (verified: the streams run truly concurrently, and a captured graph in any order
-   its edges allow), prepare. */
-static opara_result opara__cuda_plan_prepare(opara_runtime* rt, const opara__graph* g, opara__cuda_session* cs,
-                                             const opara__cuda_shapes* sh, const opara__cuda_options* opt,
-                                             opara__op_desc* keep) {
-    opara__plan_desc pd;
-    const opara__device* dev = NULL;
-    opara__plan* plan = NULL;
-    opara__op_desc* descs = keep ? keep : (opara__op_desc*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *descs);
-    opara_result r;
-    if (!descs)
-        return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
-    if (opt->plan) pd = *opt->plan;
-    else memset(&pd, 0, sizeof pd);
-    if (opt->mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
-    r = opara__cuda_session_describe(cs, descs, &pd, &dev);
-    if (r == OPARA_OK) r = opara__plan_create_verified(g, sh->value_bytes, descs, dev, &pd, &plan);
-    if (descs != keep) opara__free(rt, descs);
-    return r == OPARA_OK ? opara__cuda_session_prepare(cs, plan) : r;
-}
-
-/* keep: [n_nodes] receives the descriptors the plan was made with (NULL: not kept). */
-static opara_result opara__cuda_session_make(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                             const opara__cuda_shapes* sh, opara__op_desc* keep, opara__cuda_session** out) {
-    opara__cuda_session* cs = NULL;
-    opara_result r = opara__cuda_session_open(rt, g, opt, sh, &cs);
-    if (r == OPARA_OK) r = opara__cuda_plan_prepare(rt, g, cs, sh, opt, keep);
-    if (r != OPARA_OK) {
-        opara__cuda_session_destroy(cs); /* makes no opara__fail: the first failure's text stays */
-        return r;
-    }
-    *out = cs;
-    return OPARA_OK;
-}
-
-/* opt->profile: a session of the sequential plan in eager mode (every node alone on the device) is
-   measured, then the real one is planned with the measured rows; nothing of the first stays. */
-static opara_result opara__cuda_session_profiled(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                                 const opara__cuda_shapes* sh, opara__op_desc* keep,
-                                                 opara__cuda_session** out) {
-    opara__cuda_options po = *opt, fo = *opt;
-    opara__plan_desc pd;
-    opara__cuda_session* ps = NULL;
-    opara__cuda_op_profile* rows;
-    opara_result r;
-    if (opt->plan) pd = *opt->plan;
-    else memset(&pd, 0, sizeof pd);
-    pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
-    pd.launch_order = OPARA_LAUNCH_DEFAULT;
-    pd.stream_cap = 0;
-    po.profile = 0;
-    po.measured = NULL;
-    po.mode = OPARA__CUDA_EAGER;
-    po.plan = &pd;
-    rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
-    if (!rows)
-        return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY,
-                              "CUDA profiler: out of host memory");
-    r = opara__cuda_session_make(rt, g, &po, sh, NULL, &ps);
-    if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
-        opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
-    else if (r == OPARA_OK) { /* its events and the timing run need its context */
-        r = opara__cuda_profile_measure(rt, ps, opt, g, rows);
-        opara__cuda_session_leave(ps);
-    }
-    opara__cuda_session_destroy(ps);
-    fo.profile = 0;
-    fo.measured = rows;
-    if (r == OPARA_OK) r = opara__cuda_session_make(rt, g, &fo, sh, keep, out);
-    opara__free(rt, rows);
-    return r;
-}
-
-static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                             const opara__cuda_shapes* sh, opara__op_desc* keep, opara__cuda_session** out) {
-    *out = NULL;
-    return opt->profile ? opara__cuda_session_profiled(rt, g, opt, sh, keep, out)
-                        : opara__cuda_session_make(rt, g, opt, sh, keep, out);
-}
-
 OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
                                                            const opara__cuda_options* opt, opara__cuda_session** out) {
     opara__cuda_options o;
-    opara__cuda_shapes sh;
+    opara__backend_given setup;
     opara__shape* shapes;
     opara__node_params* params;
     opara_dtype* dtypes;
     uint64_t* value_bytes;
+    void* be = NULL;
     opara_result r;
     const opara_logger* log = opara__cuda_logger(rt, opt);
     if (!out) return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
@@ -24236,90 +24743,18 @@ OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, c
             ? OPARA_OK
             : opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, params, dtypes, value_bytes);
-    sh.shapes = shapes, sh.params = params, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
-    if (r == OPARA_OK) r = opara__cuda_session_from(rt, g, &o, &sh, NULL, out);
+    memset(&setup, 0, sizeof setup);
+    setup.rt = rt, setup.g = g, setup.plan = o.plan, setup.logger = *log, setup.options = &o;
+    setup.shapes = shapes, setup.params = params, setup.dtypes = dtypes, setup.value_bytes = value_bytes;
+    if (r == OPARA_OK) r = opara__backend_make(opara__backend_cuda(), &setup, NULL, &be, NULL);
+    *out = (opara__cuda_session*)be; /* the CUDA table's object is the backend's session */
     opara__free(rt, shapes);
     opara__free(rt, params);
     opara__free(rt, dtypes);
     opara__free(rt, value_bytes);
     return r;
 }
-
-#else
-/* compiled out: opara__cuda_session_create (opara_features.c) says so */
-static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                             const opara__cuda_shapes* sh, opara__op_desc* keep, opara__cuda_session** out) {
-    (void)sh, (void)keep;
-    return opara__cuda_session_create(rt, g, opt, out);
-}
 #endif
-
-/* The CUDA backend describes the nodes for its device; the session plans (opara__cuda_plan_prepare). */
-static opara_result opara__session_cuda(opara_session* s, const opara_session_desc* d) {
-    opara__cuda_options o;
-    opara__cuda_shapes sh;
-    opara__plan_desc pd;
-    opara__cuda_info info;
-    opara_result r;
-    uint32_t i;
-    memset(&o, 0, sizeof o);
-    memset(&pd, 0, sizeof pd);
-    pd.strategy = d->strategy;
-    pd.launch_order = d->launch_order;
-    pd.memory_budget = d->memory_budget;
-    o.device = d->cuda_device;
-    o.batch = d->batch_size;
-    o.profile = d->cuda_profile;
-    o.precision = d->precision;
-    o.logger = s->logger;
-    /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
-       the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
-       streams are only edges, so graphs keep the uncapped plan. */
-    if (d->cuda_eager) pd.stream_cap = 8;
-    o.plan = &pd;
-    o.mode = d->cuda_eager ? OPARA__CUDA_EAGER
-                           : d->strategy == OPARA_STRATEGY_SEQUENTIAL ? OPARA__CUDA_SEQ_GRAPH : OPARA__CUDA_GRAPH;
-    s->strategy = d->strategy;
-    s->cuda_out = (void**)opara__calloc(s->rt, s->g->n_outputs ? s->g->n_outputs : 1, sizeof(void*));
-    s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
-    s->cuda_dev = (opara_CUdeviceptr*)opara__calloc(s->rt, (size_t)s->g->n_inputs + s->g->n_outputs + 1, sizeof(opara_CUdeviceptr));
-    if (!s->cuda_out || !s->cuda_in || !s->cuda_dev) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    sh.shapes = s->shapes, sh.params = s->params, sh.dtypes = s->dtypes, sh.value_bytes = s->value_bytes;
-    r = opara__cuda_session_from(s->rt, s->g, &o, &sh, s->descs, &s->cuda);
-    if (r != OPARA_OK) return r;
-    for (i = 0; i < s->g->n_outputs; ++i) s->cuda_out[i] = (void*)opara__cuda_session_output(s->cuda, i);
-    opara__cuda_session_info(s->cuda, &info);
-    s->active = info.plan;
-    return OPARA_OK;
-}
-
-/* AUTO: the CUDA backend failed to initialise after the driver loaded (a bad device ordinal, a
-   library clash, a handle or device allocation that failed, a model it cannot lower...): any such
-   failure falls back to the CPU, with a WARN log (OPARA_LOGITEM_BACKEND_FALLBACK) that says why
-   (the layer that failed has logged it as an ERROR detail too). Undoes the CUDA parts. */
-static void opara__session_cuda_fallback(opara_session* s, opara_result failure) {
-    opara__log(&s->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
-               "CUDA backend failed to initialise: %s (%s); using the CPU backend", opara_runtime_last_error(s->rt),
-               opara_result_string(failure));
-    opara__cuda_session_destroy(s->cuda);
-    opara__free(s->rt, s->cuda_out);
-    opara__free(s->rt, (void*)s->cuda_in);
-    opara__free(s->rt, s->cuda_dev);
-    s->cuda = NULL;
-    s->cuda_out = NULL;
-    s->cuda_in = NULL;
-    s->cuda_dev = NULL;
-    s->active = NULL;
-}
-
-/* Host buffer that holds value v after a run (graph outputs and, on CPU, every value). */
-static void* opara__session_value_data(const opara_session* s, int32_t v) {
-    uint32_t i;
-    if (!s->cuda) return opara__cpu_exec_value_data(s->exec, v);
-    for (i = 0; i < s->g->n_outputs; ++i)
-        if (s->g->outputs[i] == v) return s->cuda_out[i];
-    return NULL;
-}
 
 /* Every default of opara_session_desc resolved in one place (zero means default), after checking
    what no default can mend. Nothing below re-derives a default. */
@@ -24346,14 +24781,13 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     opara_session_desc d;
     opara_session* s;
     opara_result r;
-    char err[OPARA__DETAIL_MAX];
-    int use_cuda = 0;
+    uint32_t at = 0;
     if (out) *out = NULL;
     if (!runtime || !model || !out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: NULL argument")
                                                    : OPARA_ERR_INVALID_ARGS;
     r = opara__session_desc_defaults(runtime, desc, &d);
     if (r != OPARA_OK) return r;
-    r = opara__session_pick_backend(runtime, &d, &use_cuda);
+    r = opara__session_pick_backend(runtime, &d, 0, &at);
     if (r != OPARA_OK) return r;
     s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
     if (!s) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
@@ -24362,24 +24796,9 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     opara__model_retain(model);
     s->g = opara__model_graph(model);
     s->logger = d.logger;
+    s->strategy = d.strategy;
     r = opara__session_shapes(s, &d);
-    if (r == OPARA_OK && use_cuda) {
-        r = opara__session_cuda(s, &d);
-        /* as in opara__session_pick_backend: running out of host memory is reported, not fallen back
-           from (the CPU needs host memory too); a full device (OPARA_ERR_DEVICE_MEMORY) falls back */
-        if (r != OPARA_OK && r != OPARA_ERR_OUT_OF_MEMORY && d.backend == OPARA_BACKEND_AUTO) {
-            opara__session_cuda_fallback(s, r);
-            use_cuda = 0;
-            r = OPARA_OK;
-        }
-    }
-    if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
-    if (r == OPARA_OK && !use_cuda) {
-        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->params, s->dtypes, d.threads, d.builtin_gemm,
-                                   !d.cpu_keep_weights, d.cpu_pin_workers == 1, err, sizeof err, &s->exec);
-        if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
-        else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
-    }
+    if (r == OPARA_OK) r = opara__session_backend(s, &d, at);
     if (r != OPARA_OK) {
         opara_session_destroy(s);
         return r;
@@ -24390,12 +24809,9 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 
 OPARADEF void opara_session_destroy(opara_session* s) {
     if (!s) return;
-    opara__cpu_exec_destroy(s->exec);
-    opara__cuda_session_destroy(s->cuda);
-    opara__free(s->rt, s->cuda_out);
-    opara__free(s->rt, (void*)s->cuda_in);
-    opara__free(s->rt, s->cuda_dev);
-    if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the model's runtime */
+    if (s->backend) s->backend->destroy(s->be); /* the plan with it */
+    opara__free(s->rt, (void*)s->in);
+    opara__free(s->rt, s->dev_out);
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
@@ -24475,8 +24891,7 @@ static opara_result opara__session_inputs(opara_session* s, const opara_tensor* 
         if (r != OPARA_OK) return r;
         if (s->given[at]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' given twice", g->values[v].name);
         s->given[at] = 1;
-        if (s->cuda) s->cuda_in[at] = inputs[i].data;
-        else if (s->value_bytes[v]) memcpy(opara__cpu_exec_value_data(s->exec, v), inputs[i].data, (size_t)s->value_bytes[v]);
+        s->in[at] = inputs[i].data;
     }
     for (i = 0; i < g->n_inputs; ++i)
         if (!s->given[i]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' is missing",
@@ -24504,24 +24919,21 @@ static opara_result opara__session_outputs(opara_session* s, opara_tensor* outpu
         int32_t at = opara__session_output_at(s, outputs, i, &r), v;
         if (at < 0) return r;
         v = s->g->outputs[at];
-        if (s->value_bytes[v]) memcpy(outputs[i].data, opara__session_value_data(s, v), (size_t)s->value_bytes[v]);
+        if (s->value_bytes[v]) memcpy(outputs[i].data, s->backend->output(s->be, (uint32_t)at), (size_t)s->value_bytes[v]);
     }
     return OPARA_OK;
 }
 
-/* A device run's pointers: inputs (checked by opara__session_inputs) then outputs, checked here
-   before anything runs; outputs not asked for stay 0 (not copied). */
+/* A device run's output pointers, checked here before anything runs (the inputs' by
+   opara__session_inputs); outputs not asked for stay NULL (not copied). */
 static opara_result opara__session_device_io(opara_session* s, const opara_tensor* outputs, uint32_t n) {
-    const opara__graph* g = s->g;
-    opara_CUdeviceptr* out = s->cuda_dev + g->n_inputs;
     uint32_t i;
     opara_result r = OPARA_OK;
-    for (i = 0; i < g->n_inputs; ++i) s->cuda_dev[i] = (opara_CUdeviceptr)(uintptr_t)s->cuda_in[i];
-    memset(out, 0, (g->n_outputs ? g->n_outputs : 1) * sizeof *out);
+    for (i = 0; i < s->g->n_outputs; ++i) s->dev_out[i] = NULL;
     for (i = 0; i < n; ++i) {
         int32_t at = opara__session_output_at(s, outputs, i, &r);
         if (at < 0) return r;
-        out[at] = (opara_CUdeviceptr)(uintptr_t)outputs[i].data;
+        s->dev_out[at] = outputs[i].data;
     }
     return OPARA_OK;
 }
@@ -24532,23 +24944,19 @@ static opara_result opara__session_run(opara_session* s, const opara_tensor* inp
     const char* what = device ? "run_device" : "run";
     opara_result r;
     uint64_t t0;
-    char err[OPARA__DETAIL_MAX];
     if (!s) return OPARA_ERR_INVALID_ARGS;
     if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
     t0 = opara__now_ns();
     if (!device) s->has_outputs = 0; /* a failed run may leave them half-written */
-    if (device && !s->cuda)
-        r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run_device: device pointers need a CUDA session; this one runs on the CPU");
+    if (device && !s->backend->run_device)
+        r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run_device: device pointers need a CUDA session; this one runs on the %s",
+                                s->backend->title);
     else if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s: NULL tensors", what);
     else r = opara__session_inputs(s, inputs, n_inputs);
     if (r == OPARA_OK && device) r = opara__session_device_io(s, outputs, n_outputs);
-    if (r == OPARA_OK && s->cuda) {
-        r = device ? opara__cuda_session_run_device(s->cuda, s->cuda_dev, s->cuda_dev + s->g->n_inputs)
-                   : opara__cuda_session_run(s->cuda, s->cuda_in, NULL);
-        if (r != OPARA_OK) opara__session_fail(s, r, "%s: %s", what, opara__cuda_session_last_error(s->cuda));
-    } else if (r == OPARA_OK) {
-        r = opara__cpu_exec_run(s->exec, err, sizeof err);
-        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
+    if (r == OPARA_OK) {
+        r = device ? s->backend->run_device(s->be, s->in, s->dev_out) : s->backend->run(s->be, s->in);
+        if (r != OPARA_OK) opara__session_fail(s, r, "%s: %s", what, s->backend->last_error(s->be));
     }
     if (r == OPARA_OK && !device) r = opara__session_outputs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
@@ -24576,47 +24984,22 @@ OPARADEF opara_result opara_session_run_device(opara_session* s, const opara_ten
 
 OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
     if (!s || index >= s->g->n_outputs || !s->has_outputs) return NULL;
-    return opara__session_value_data(s, s->g->outputs[index]);
+    return s->backend->output(s->be, index);
 }
 
 OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_plan_info* out) {
     if (!s || !out) return OPARA_ERR_INVALID_ARGS;
     memset(out, 0, sizeof *out);
     out->strategy = opara_strategy_name(s->strategy);
-    out->n_nodes = s->active->n_nodes;
-    out->n_streams = s->active->n_streams;
-    out->n_events = s->active->stats.n_events;
-    out->n_waits = s->active->stats.n_waits;
-    out->peak_memory_bytes = s->active->arena_bytes;
-    out->no_reuse_bytes = s->active->stats.no_reuse_bytes;
+    out->n_nodes = s->plan->n_nodes;
+    out->n_streams = s->plan->n_streams;
+    out->n_events = s->plan->stats.n_events;
+    out->n_waits = s->plan->stats.n_waits;
+    out->peak_memory_bytes = s->plan->arena_bytes;
+    out->no_reuse_bytes = s->plan->stats.no_reuse_bytes;
     out->precision = opara_precision_name(OPARA_PRECISION_FP32);
     out->conv = out->kernels = out->libraries = "";
-    if (s->cuda) {
-        opara__cuda_info info;
-        opara__cuda_session_info(s->cuda, &info);
-        out->backend = "cuda";
-        out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
-        out->kernels = info.kernels;
-        out->libraries = info.libraries;
-        out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
-        out->n_workers = s->active->n_lanes ? s->active->n_lanes : 1; /* the CUDA streams */
-        out->precision = opara_precision_name(info.precision);
-        out->n_conv = info.n_conv;
-        out->n_conv_library = info.n_cudnn_convs;
-        out->conv = info.n_conv == 0                         ? ""
-                    : info.n_cudnn_convs == info.n_conv      ? "cuDNN"
-                    : info.n_cudnn_convs == 0                ? "opara_conv2d_f32"
-                                                             : "cuDNN + opara_conv2d_f32";
-        out->workspace_bytes = info.workspace_bytes;
-    } else {
-        out->backend = "cpu";
-        out->gemm = opara__cpu_exec_gemm_name(s->exec);
-        out->n_workers = opara__cpu_exec_workers(s->exec);
-        out->n_conv = s->n_conv;
-        out->n_conv_library = s->n_conv_library;
-        out->conv = s->conv_name;
-        out->packed_weight_bytes = opara__cpu_exec_packed_bytes(s->exec);
-    }
+    s->backend->plan_info(s->be, out);
     return OPARA_OK;
 }
 
@@ -24627,28 +25010,7 @@ OPARADEF opara_result opara_session_get_run_stats(const opara_session* s, opara_
 }
 
 OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_node_time* out, uint32_t cap) {
-    const uint64_t *start, *end;
-    const uint32_t* worker;
-    uint32_t i;
-    if (!s) return 0;
-    if (s->cuda) { /* no per-node host timing on CUDA: the stream is the worker, times are 0 */
-        for (i = 0; out && i < cap && i < s->active->n_nodes; ++i) {
-            uint32_t n = s->active->order[i];
-            memset(&out[i], 0, sizeof out[i]);
-            out[i].worker = s->active->stream[n];
-            out[i].node = n;
-        }
-        return s->active->n_nodes;
-    }
-    opara__cpu_exec_node_times(s->exec, &start, &end, &worker);
-    for (i = 0; out && i < cap && i < s->plan->n_nodes; ++i) {
-        uint32_t n = s->plan->order[i];
-        out[i].start_ns = start[n];
-        out[i].end_ns = end[n];
-        out[i].worker = worker[n];
-        out[i].node = n;
-    }
-    return s->plan->n_nodes;
+    return s ? s->backend->node_times(s->be, out, cap) : 0;
 }
 
 OPARADEF const char* opara_session_last_error(const opara_session* s) { return s ? s->error.text : ""; }
@@ -24690,17 +25052,18 @@ OPARADEF opara_result opara_session_write_trace(const opara_session* s, const ch
 #endif
 
 OPARA__PRIVATE void opara__session_get_parts(const opara_session* s, opara__session_parts* out) {
-    opara__cuda_info info;
     memset(out, 0, sizeof *out);
     out->model = s->model;
-    out->plan = s->active;
+    out->plan = s->plan;
     out->shapes = s->shapes;
     out->dtypes = s->dtypes;
-    out->device = s->cuda ? "cuda" : "cpu";
+    out->device = s->backend->name;
     out->descs = s->descs; /* what the plan was made with, on either backend */
-    if (!s->cuda) return;
-    opara__cuda_session_info(s->cuda, &info);
-    out->profile = info.profile;
+}
+
+OPARA__PRIVATE opara_result opara__session_node_kernel(const opara_session* s, uint32_t node, opara_node_kernel* out) {
+    if (node >= s->g->n_nodes) return OPARA_ERR_NOT_FOUND;
+    return s->backend->node_kernel ? s->backend->node_kernel(s->be, node, out) : OPARA_ERR_UNSUPPORTED;
 }
 /* ==== END src/opara_session.c ==== */
 #ifndef OPARA_NO_ONNX
@@ -28910,7 +29273,6 @@ OPARADEF void opara_sim_trace_write(const opara_sim_result* result, const char* 
    the simulator (opara_sim.c) and translates their private records into the public ones. */
 /* #include "opara_model.h" (inlined above) */
 /* #include "opara_export.h" (inlined above) */
-/* #include "opara_backend_cuda.h" (inlined above) */
 /* #include "opara_sim.h" (inlined above) */
 
 #ifndef OPARA_NO_SIM
@@ -28933,7 +29295,6 @@ struct opara_plan {
     const opara__shape* shapes;
     const opara_dtype* dtypes;
     const opara__op_desc* descs;                  /* what the plan was made with */
-    const struct opara__cuda_op_profile* profile; /* a CUDA session's, else NULL */
     char device[32];
     /* what a plan made by opara_plan_create owns (NULL in a session's view) */
     opara__plan* own_plan;
@@ -29134,7 +29495,6 @@ OPARADEF opara_result opara_session_get_plan(const opara_session* session, opara
     p->shapes = parts.shapes;
     p->dtypes = parts.dtypes;
     p->descs = parts.descs;
-    p->profile = parts.profile;
     opara__format(p->device, sizeof p->device, "%s", parts.device);
     *out = p;
     return OPARA_OK;
@@ -29387,114 +29747,31 @@ OPARADEF opara_result opara_model_save_memory(const opara_model* model, void** d
     return OPARA_OK;
 }
 
-#ifndef OPARA_NO_CUDA
-static opara_kernel_source opara__inspect_kernel_source(uint8_t source) {
-    switch ((opara__cuda_res_source)source) {
-    case OPARA__CURES_NONE: return OPARA_KERNEL_NONE;
-    case OPARA__CURES_DRIVER: return OPARA_KERNEL_DRIVER;
-    case OPARA__CURES_ESTIMATE: return OPARA_KERNEL_ESTIMATE;
-    case OPARA__CURES_CUPTI: return OPARA_KERNEL_CUPTI;
-    case OPARA__CURES_COPY: return OPARA_KERNEL_COPY;
-    }
-    return OPARA_KERNEL_NONE;
-}
-
 OPARADEF opara_result opara_session_get_node_kernel(const opara_session* session, uint32_t node, opara_node_kernel* out) {
-    opara__session_parts parts;
-    const opara__cuda_op_profile* row;
     if (!session || !out) return OPARA_ERR_INVALID_ARGS;
-    opara__session_get_parts(session, &parts);
-    if (node >= opara__model_graph(parts.model)->n_nodes) return OPARA_ERR_NOT_FOUND;
-    if (!parts.profile) return OPARA_ERR_UNSUPPORTED;
-    row = &parts.profile[node];
-    memset(out, 0, sizeof *out);
-    memcpy(out->kernel, row->kernel, sizeof out->kernel);
-    out->kernel[sizeof out->kernel - 1] = 0;
-    memcpy(out->grid, row->grid, sizeof out->grid);
-    memcpy(out->block, row->block, sizeof out->block);
-    out->regs = row->regs;
-    out->smem_static = row->smem_static;
-    out->smem_dynamic = row->smem_dynamic;
-    out->max_threads = row->max_threads;
-    out->source = opara__inspect_kernel_source(row->source);
-    out->measured = row->measured != 0;
-    out->n_runs = row->n_runs;
-    out->time_ms = row->time_ms;
-    out->time_spread = row->time_spread;
-    return OPARA_OK;
+    return opara__session_node_kernel(session, node, out);
 }
-#else
-OPARADEF opara_result opara_session_get_node_kernel(const opara_session* session, uint32_t node, opara_node_kernel* out) {
-    (void)node;
-    if (!session || !out) return OPARA_ERR_INVALID_ARGS;
-    return OPARA_ERR_UNSUPPORTED; /* no session runs on CUDA without the backend */
-}
-#endif /* OPARA_NO_CUDA */
 /* ==== END src/opara_inspect.c ==== */
 /* ==== BEGIN src/opara_features.c ==== */
 /* What is left of a part that a feature macro compiles out of opara.h (stb / miniaudio style; the
    table at the top of src/opara_api.h). The public declarations stay, so a program compiles the same
    either way; each call of the missing part fails cleanly, with OPARA_ERR_UNSUPPORTED and a detail
    that names the macro where the call has an object to hold it:
-   - OPARA_NO_CUDA: a session asking for OPARA_BACKEND_CUDA fails with OPARA_ERR_NO_BACKEND (as on a
-     machine without a driver) and a detail naming the macro; OPARA_BACKEND_AUTO picks the CPU (an INFO
-     log says why). The backend's entry points below are what the session reaches.
+   - OPARA_NO_CUDA: nothing is needed here: the session reaches backends only through the list of
+     compiled-in tables (opara_backend.h), so a session asking for OPARA_BACKEND_CUDA fails with
+     OPARA_ERR_NO_BACKEND (as on a machine without a driver) and a detail naming the macro, and
+     OPARA_BACKEND_AUTO takes the CPU, the only table there; opara_session_get_node_kernel says
+     OPARA_ERR_UNSUPPORTED (the CPU's table has no per-node kernels).
    - OPARA_NO_ONNX: opara_model_load_onnx_* return OPARA_ERR_UNSUPPORTED (and *out is NULL).
    - OPARA_NO_SIM: the simulator's functions return OPARA_ERR_UNSUPPORTED; there are no presets
      (opara_sim_device_preset_name gives NULL), opara_sim_device_format writes "", and freeing or
      tracing a result (which nothing can produce) does nothing.
    tools/gen_header.c wraps each part's files in `#ifndef OPARA_NO_X`; this file holds the other side.
    The macros select parts of opara.h: the files of src/ built separately are the whole library. */
-/* #include "opara_backend_cuda.h" (inlined above) */
+/* #include "opara_internal.h" (inlined above) */
 /* #include "opara_sim.h" (inlined above) */
 
 #include <string.h>
-
-#ifdef OPARA_NO_CUDA
-#define OPARA__NO_CUDA_DETAIL "the CUDA backend is compiled out (OPARA_NO_CUDA)"
-
-OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap) {
-    (void)rt;
-    opara__format(reason, cap, "%s", OPARA__NO_CUDA_DETAIL);
-    return OPARA_ERR_UNSUPPORTED;
-}
-
-OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
-    (void)g, (void)opt;
-    *out = NULL;
-    return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "%s", OPARA__NO_CUDA_DETAIL);
-}
-
-OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) { (void)s; }
-
-OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
-                                                   void* const* outputs) {
-    (void)s, (void)inputs, (void)outputs;
-    return OPARA_ERR_UNSUPPORTED;
-}
-
-OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
-                                                          const opara_CUdeviceptr* outputs) {
-    (void)s, (void)inputs, (void)outputs;
-    return OPARA_ERR_UNSUPPORTED;
-}
-
-OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index) {
-    (void)s, (void)index;
-    return NULL;
-}
-
-OPARA__PRIVATE const char* opara__cuda_session_last_error(const opara__cuda_session* s) {
-    (void)s;
-    return OPARA__NO_CUDA_DETAIL;
-}
-
-OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info) {
-    (void)s;
-    memset(info, 0, sizeof *info);
-}
-#endif /* OPARA_NO_CUDA */
 
 #ifdef OPARA_NO_ONNX
 #define OPARA__NO_ONNX_DETAIL "ONNX import is compiled out (OPARA_NO_ONNX)"

@@ -3,6 +3,7 @@
    linked: the libraries are found with dlopen (LoadLibraryA on Windows) when a program asks.
 
    USE: in exactly one C or C++ file define OPARA_CUDA_IMPLEMENTATION before including this header.
+   It includes opara_dl.h (the dynamic-library layer), which must stay beside it.
 
        opara_cuda_driver cu;
        char err[1024];
@@ -70,6 +71,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The dynamic-library layer (opara_dl_open / opara_dl_sym / opara_dl_close) every loader below goes
+   through; its own header, so that opara.h keeps it without CUDA. */
+#include "opara_dl.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define OPARA__CUDA_UNUSED __attribute__((unused))
@@ -875,19 +880,6 @@ OPARA_CUDA_DEF const char* opara_cudnn_status_name(opara_cudnnStatus_t status); 
 /* The driver's own cuGetErrorName when the table is loaded and it answers, else opara_cuda_result_name. */
 OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver* cu, opara_CUresult result);
 
-/* ---- dynamic libraries ------------------------------------------------------------------------
-   The one layer through which this header opens libraries; opara.h uses it too (its BLAS and the
-   CPU-affinity calls), so it stays when opara.h is built without CUDA. POSIX: dlopen (RTLD_NOW |
-   RTLD_LOCAL), dlsym, dlclose. Windows: LoadLibraryA (an absolute path: LoadLibraryExA, which looks
-   for the DLLs it imports in its own directory first), GetProcAddress, FreeLibrary. */
-/* Opens a library by path or name. NULL opens the program itself with what it has loaded (POSIX;
-   NULL on Windows). On failure returns NULL and, when err is given, the system's reason in it
-   (POSIX: dlerror without the leading "<path>: ", which the caller names anyway). */
-OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size);
-/* The address of an exported symbol, NULL when the library has none. */
-OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name);
-/* Closes what opara_dl_open opened (NULL is ignored). */
-OPARA_CUDA_DEF void opara_dl_close(void* library);
 
 #ifdef __cplusplus
 }
@@ -899,14 +891,14 @@ OPARA_CUDA_DEF void opara_dl_close(void* library);
 /* Implementation                                                                                 */
 /* ============================================================================================== */
 
-/* In opara.h also with OPARA_NO_CUDA: its BLAS and CPU-affinity calls use the dynamic-library layer,
-   which lives here (unused loader functions are static and cost nothing but compile time). */
 #if defined(OPARA__AMALGAMATED) && defined(OPARA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION)
 #  define OPARA_CUDA_IMPLEMENTATION
 #endif
 
 #if defined(OPARA_CUDA_IMPLEMENTATION) && !defined(OPARA_CUDA_IMPLEMENTATION_INCLUDED)
 #define OPARA_CUDA_IMPLEMENTATION_INCLUDED
+
+#include "opara_dl.h" /* its implementation (an earlier include may have had only the declarations) */
 
 /* Prepended to the fixed system places the search looks in (/usr/local/cuda/lib64, the site-
    packages of /usr/local and /usr): a sysroot, or the tests' fake tree. A string expression. */
@@ -922,7 +914,6 @@ OPARA_CUDA_DEF void opara_dl_close(void* library);
 #  include <windows.h>
 #else
 #  include <dirent.h>
-#  include <dlfcn.h>
 #  include <sys/stat.h>
 #  include <sys/types.h>
 #  include <unistd.h>
@@ -940,29 +931,7 @@ typedef char opara__cuda_fnptr_size_check[sizeof(void*) == sizeof(opara_PFN_cuIn
 #ifdef _WIN32
 #  define OPARA__CUDA_LIST_SEP ';' /* in OPARA_CUDA_LIB_PATH */
 #  define OPARA__CUDA_DIR_SEP "\\"
-static int opara__cuda_absolute(const char* p) {
-    return (p[0] && p[1] == ':') || (p[0] == '\\' && p[1] == '\\');
-}
-OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
-    HMODULE library = NULL;
-    /* An absolute path: the DLLs it imports are looked for in its own directory first. */
-    if (!path) {
-        if (err && err_size) snprintf(err, err_size, "no handle for the program itself on Windows");
-        return NULL;
-    }
-    library = opara__cuda_absolute(path) ? LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryA(path);
-    if (!library && err && err_size) snprintf(err, err_size, "LoadLibrary error %lu", (unsigned long)GetLastError());
-    return (void*)library;
-}
-OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name) {
-    FARPROC proc = GetProcAddress((HMODULE)library, name);
-    void* p;
-    memcpy(&p, &proc, sizeof p);
-    return p;
-}
-OPARA_CUDA_DEF void opara_dl_close(void* library) {
-    if (library) FreeLibrary((HMODULE)library);
-}
+static int opara__cuda_absolute(const char* p) { return opara__dl_absolute(p); }
 static int opara__cuda_is_file(const char* p) {
     DWORD a = GetFileAttributesA(p);
     return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY);
@@ -988,25 +957,6 @@ static int opara__cuda_mapped_path(void* library, const char* symbol, char* out,
 #  define OPARA__CUDA_LIST_SEP ':'
 #  define OPARA__CUDA_DIR_SEP "/"
 static int opara__cuda_absolute(const char* p) { return p[0] == '/'; }
-/* dlerror() says "<what was opened>: <reason>"; the caller's message names the file already. */
-static void opara__cuda_strip_name(char* why, const char* name) {
-    size_t len = strlen(name);
-    if (strncmp(why, name, len) == 0 && why[len] == ':' && why[len + 1] == ' ')
-        memmove(why, why + len + 2, strlen(why + len + 2) + 1);
-}
-OPARA_CUDA_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
-    void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!library && err && err_size) {
-        const char* why = dlerror();
-        snprintf(err, err_size, "%s", why ? why : "unknown dlopen error");
-        if (path) opara__cuda_strip_name(err, path);
-    }
-    return library;
-}
-OPARA_CUDA_DEF void* opara_dl_sym(void* library, const char* name) { return dlsym(library, name); }
-OPARA_CUDA_DEF void opara_dl_close(void* library) {
-    if (library) dlclose(library);
-}
 static int opara__cuda_is_file(const char* p) {
     struct stat st;
     return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);

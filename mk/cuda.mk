@@ -10,7 +10,7 @@
 
 OPARA_CUDA_INC ?= /usr/local/cuda/include
 CUDA_CHECK_INC := $(if $(wildcard $(OPARA_CUDA_INC)/cuda.h),-isystem $(OPARA_CUDA_INC))
-CUDA_CHECK_DEPS := tests/cuda_headers_check.c opara_cuda.h tests/opara_test.h
+CUDA_CHECK_DEPS := tests/cuda_headers_check.c opara_dl.h opara_cuda.h tests/opara_test.h
 
 $(BUILD)/cuda/cuda_headers_check_c: $(CUDA_CHECK_DEPS)
 	@mkdir -p $(dir $@)
@@ -37,7 +37,7 @@ $(BUILD)/cuda/libopara_fake_nvrtc.so: tests/test_cuda_nvrtc.c src/kernels/opara_
 	$(FAKE_CUDA_CC) -I. -DOPARA_TEST_FAKE_NVRTC
 
 # Order-only, so the automatic test rule's $< and $^ stay the test source alone.
-$(BUILD)/tests/test_cuda_loader: opara_cuda.h | $(FAKE_CUDA_LIBS) $(BUILD)/cudaemu/libcublas.so $(BUILD)/cudaemu/libcudnn.so
+$(BUILD)/tests/test_cuda_loader: opara_cuda.h opara_dl.h | $(FAKE_CUDA_LIBS) $(BUILD)/cudaemu/libcublas.so $(BUILD)/cudaemu/libcudnn.so
 $(BUILD)/tests/test_cuda_nvrtc: | $(BUILD)/cuda/libopara_fake_nvrtc.so
 
 TEST_BINS += $(BUILD)/cuda/cuda_headers_check_c $(BUILD)/cuda/cuda_headers_check_cxx

@@ -8,7 +8,7 @@ $(BUILD)/tests/test_cuda_profile: | $(CUDA_PROFILE_EMU)/libcuda.so.1 $(CUDA_PROF
 # the emulator's or OPARA_COLD_CUDNN_REAL): the profiler's test shows that first-use costs stay out of
 # the plan.
 CUDA_COLD_CUDNN := $(BUILD)/cuda/libopara_cold_cudnn.so
-$(CUDA_COLD_CUDNN): tests/cuda_cold_cudnn.c opara_cuda.h
+$(CUDA_COLD_CUDNN): tests/cuda_cold_cudnn.c opara_cuda.h opara_dl.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDA_PROFILE_EMU))"' -I. $< \
 	    -o $@ $(LDFLAGS) -ldl -lpthread

@@ -14,7 +14,7 @@ CUDAEMU_OBJ := $(CUDAEMU_DIR)/obj
 KERNEL_CU := $(sort $(wildcard src/kernels/*.cu))
 KERNEL_NAMES := $(basename $(notdir $(KERNEL_CU)))
 CUDAEMU_KERNEL_CU := $(sort $(wildcard tests/cudaemu/*.cu))
-CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h opara_cuda.h
+CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h opara_cuda.h opara_dl.h
 CUDAEMU_CFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -D_GNU_SOURCE -Isrc/kernels -Itests/cudaemu
 CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx emu_abi
 CUDAEMU_DRIVER_OBJ := $(addprefix $(CUDAEMU_OBJ)/,$(addsuffix .o,$(CUDAEMU_DRIVER_SRC))) \

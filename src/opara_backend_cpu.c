@@ -1,6 +1,7 @@
 /* The CPU executor: the plan's streams become worker threads, its events per-node completion
    marks, its arena one allocation; large operators are split across idle workers. */
 #include "opara_cpu.h"
+#include "opara_backend.h"
 
 #if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
 #  include <xmmintrin.h>
@@ -714,4 +715,133 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
     *start = ex->t_start;
     *end = ex->t_end;
     *worker = ex->t_worker;
+}
+
+/* ---- the CPU backend's table (opara_backend.h) ------------------------------------------------ */
+
+/* A session's CPU side: the executor, made for a plan planned on the CPU's own device model. */
+typedef struct opara__cpu_backend {
+    opara_runtime* rt;
+    const opara__graph* g;
+    const opara__shape* shapes; /* the session's (borrowed) */
+    const opara__node_params* params;
+    const opara_dtype* dtypes;
+    const uint64_t* value_bytes;
+    uint32_t threads;
+    int builtin_gemm, pack_weights, pin_workers;
+    opara__device device;
+    opara__plan* plan; /* owned once create took it */
+    opara__cpu_exec* exec;
+    char conv_name[192];             /* plan info: the convolution path, */
+    uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
+    char error[OPARA__DETAIL_MAX];   /* the last run's failure */
+} opara__cpu_backend;
+
+static opara_result opara__cpu_backend_available(opara_runtime* rt, char* reason, size_t cap) {
+    (void)rt;
+    opara__format(reason, cap, "%s", "");
+    return OPARA_OK;
+}
+
+static opara_result opara__cpu_backend_open(const opara__backend_given* setup, void** out) {
+    opara__cpu_backend* b;
+    const opara_session_desc* d = setup->desc;
+    *out = NULL;
+    if (!d) return opara__fail(setup->rt, OPARA_ERR_INVALID_ARGS, "CPU backend: no session desc");
+    b = (opara__cpu_backend*)opara__calloc(setup->rt, 1, sizeof *b);
+    if (!b) return opara__fail(setup->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    b->rt = setup->rt;
+    b->g = setup->g;
+    b->shapes = setup->shapes, b->params = setup->params, b->dtypes = setup->dtypes, b->value_bytes = setup->value_bytes;
+    b->threads = d->threads;
+    b->builtin_gemm = d->builtin_gemm;
+    b->pack_weights = !d->cpu_keep_weights;
+    b->pin_workers = d->cpu_pin_workers == 1;
+    opara__cpu_device(d->threads, &b->device);
+    *out = b;
+    return OPARA_OK;
+}
+
+/* The CPU plan is made for the CPU's model: descriptors from its rates, and Alg. 2 takes the ready
+   op with the shortest estimated time first (a CPU has no per-block GPU resources to fit). */
+static opara_result opara__cpu_backend_describe(void* be, opara__op_desc* descs, opara__plan_desc* pd,
+                                                const opara__device** dev) {
+    opara__cpu_backend* b = (opara__cpu_backend*)be;
+    pd->metric = OPARA__METRIC_TIME;
+    pd->shapes = b->shapes;
+    *dev = &b->device;
+    return opara__describe_ops_resolved(b->g, b->shapes, b->params, &b->device, descs);
+}
+
+static opara_result opara__cpu_backend_create(void* be, opara__plan* plan) {
+    opara__cpu_backend* b = (opara__cpu_backend*)be;
+    char err[OPARA__DETAIL_MAX];
+    opara_result r;
+    b->plan = plan;
+    r = opara__cpu_exec_create(b->rt, b->g, plan, b->shapes, b->params, b->dtypes, b->threads, b->builtin_gemm,
+                               b->pack_weights, b->pin_workers, err, sizeof err, &b->exec);
+    if (r != OPARA_OK) return opara__fail(b->rt, r, "session: %s", err);
+    opara__cpu_exec_conv_info(b->exec, &b->n_conv, &b->n_conv_library, b->conv_name, sizeof b->conv_name);
+    return OPARA_OK;
+}
+
+static opara_result opara__cpu_backend_run(void* be, const void* const* inputs) {
+    opara__cpu_backend* b = (opara__cpu_backend*)be;
+    uint32_t i;
+    for (i = 0; i < b->g->n_inputs; ++i) {
+        int32_t v = b->g->inputs[i];
+        if (b->value_bytes[v]) memcpy(opara__cpu_exec_value_data(b->exec, v), inputs[i], (size_t)b->value_bytes[v]);
+    }
+    return opara__cpu_exec_run(b->exec, b->error, sizeof b->error);
+}
+
+static const void* opara__cpu_backend_output(const void* be, uint32_t index) {
+    const opara__cpu_backend* b = (const opara__cpu_backend*)be;
+    return index < b->g->n_outputs ? opara__cpu_exec_value_data(b->exec, b->g->outputs[index]) : NULL;
+}
+
+static void opara__cpu_backend_plan_info(const void* be, opara_plan_info* out) {
+    const opara__cpu_backend* b = (const opara__cpu_backend*)be;
+    out->backend = "cpu";
+    out->gemm = opara__cpu_exec_gemm_name(b->exec);
+    out->n_workers = opara__cpu_exec_workers(b->exec);
+    out->n_conv = b->n_conv;
+    out->n_conv_library = b->n_conv_library;
+    out->conv = b->conv_name;
+    out->packed_weight_bytes = opara__cpu_exec_packed_bytes(b->exec);
+}
+
+static uint32_t opara__cpu_backend_node_times(const void* be, opara_node_time* out, uint32_t cap) {
+    const opara__cpu_backend* b = (const opara__cpu_backend*)be;
+    const uint64_t *start, *end;
+    const uint32_t* worker;
+    uint32_t i;
+    opara__cpu_exec_node_times(b->exec, &start, &end, &worker);
+    for (i = 0; out && i < cap && i < b->plan->n_nodes; ++i) {
+        uint32_t n = b->plan->order[i];
+        out[i].start_ns = start[n];
+        out[i].end_ns = end[n];
+        out[i].worker = worker[n];
+        out[i].node = n;
+    }
+    return b->plan->n_nodes;
+}
+
+static const char* opara__cpu_backend_last_error(const void* be) { return ((const opara__cpu_backend*)be)->error; }
+
+static void opara__cpu_backend_destroy(void* be) {
+    opara__cpu_backend* b = (opara__cpu_backend*)be;
+    if (!b) return;
+    opara__cpu_exec_destroy(b->exec);
+    if (b->plan) opara__plan_free(b->g->rt, b->plan); /* the planner allocates with the model's runtime */
+    opara__free(b->rt, b);
+}
+
+OPARA__PRIVATE const opara__backend* opara__backend_cpu(void) {
+    static const opara__backend table = {
+        "cpu", "CPU", OPARA_BACKEND_CPU, opara__cpu_backend_available, opara__cpu_backend_open,
+        opara__cpu_backend_describe, opara__cpu_backend_create, opara__cpu_backend_run, NULL /* no device memory */,
+        opara__cpu_backend_output, opara__cpu_backend_plan_info, opara__cpu_backend_node_times, NULL /* no kernels */,
+        opara__cpu_backend_last_error, opara__cpu_backend_destroy};
+    return &table;
 }

@@ -98,6 +98,7 @@ struct opara__cuda_session {
     opara_CUgraphExec exec;
     uint64_t calls, calls_last_run;
     opara__cuda_op_profile* prof; /* [n_nodes] what the plan's descriptors came from */
+    opara__cuda_op_profile* measured; /* [n_nodes] a profiling run's rows (opt.measured), until describe took them */
     opara__cuda_node_hook hook;   /* profiling runs only */
     void* hook_user;
 };
@@ -542,6 +543,8 @@ static opara_result opara__backend_descs(opara__cuda_session* s, opara__op_desc*
 OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s, opara__op_desc* descs,
                                                         opara__plan_desc* pd, const opara__device** dev) {
     opara_result r;
+    if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd->strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
+    if (s->opt.mode == OPARA__CUDA_EAGER && s->opt.eager_stream_cap) pd->stream_cap = s->opt.eager_stream_cap;
     if (s->opt.measured && pd->metric == OPARA__METRIC_DEFAULT) pd->metric = OPARA__METRIC_TIME;
     pd->shapes = s->shapes; /* lets Concat inputs be written in place */
     if (pd->concat_align == 0) pd->concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
@@ -552,6 +555,8 @@ OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s,
         opara__backend_leave(s);
     }
     s->opt.measured = NULL; /* the profiler's rows live during creation only; s->prof keeps them */
+    opara__free(s->rt, s->measured);
+    s->measured = NULL;
     return r;
 }
 
@@ -1109,6 +1114,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->output_off);
     opara__free(rt, s->skip);
     opara__free(rt, s->prof);
+    opara__free(rt, s->measured);
     if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the graph's (model's) runtime */
     opara__cuda_lowering_free(rt, &s->low); /* its cuDNN descriptors: the runtime keeps cuDNN loaded */
     opara__free(rt, s->shapes);
@@ -1217,6 +1223,17 @@ static opara_result opara__backend_prepare_mode(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
+/* A copy of the profiling run's rows (the caller's live only while it opens the session). */
+static opara_result opara__backend_keep_measured(opara__cuda_session* s) {
+    size_t n = s->g->n_nodes ? s->g->n_nodes : 1;
+    if (!s->opt.measured) return OPARA_OK;
+    s->measured = (opara__cuda_op_profile*)opara__calloc(s->rt, n, sizeof *s->measured);
+    if (!s->measured) return opara__backend_oom(s);
+    memcpy(s->measured, s->opt.measured, s->g->n_nodes * sizeof *s->measured);
+    s->opt.measured = s->measured;
+    return OPARA_OK;
+}
+
 OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
                                                     const opara__cuda_shapes* shapes, opara__cuda_session** out) {
     opara__cuda_session* s;
@@ -1238,7 +1255,8 @@ OPARA__PRIVATE opara_result opara__cuda_session_open(opara_runtime* rt, const op
         opara__free(rt, s);
         return opara__fail_to(&rt->error, log, OPARA_ERR_BAD_ENUM, "CUDA backend: unknown precision %d", (int)precision);
     }
-    r = opara__backend_attach(s);
+    r = opara__backend_keep_measured(s);
+    if (r == OPARA_OK) r = opara__backend_attach(s);
     if (r == OPARA_OK) r = opara__cuda_session_enter(s);
     if (r == OPARA_OK) {
         r = opara__backend_setup(s, shapes);
@@ -1276,11 +1294,14 @@ static opara_result opara__backend_execute(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
+/* A device address given as a pointer (the public API's tensor data). */
+static opara_CUdeviceptr opara__backend_devptr(const void* p) { return (opara_CUdeviceptr)(uintptr_t)p; }
+
 /* One run in the pushed context, all on the origin stream: inputs in (host: one copy of the pinned
    staging; device: one copy per input from the caller's pointers), the plan, outputs out (host:
    into the pinned staging; device: to the caller's pointers where given), synchronize. A failure
    still waits for what was queued, so no copy is left reading or writing the staging. */
-static opara_result opara__backend_run(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+static opara_result opara__backend_run(opara__cuda_session* s, const void* const* dev_in, void* const* dev_out) {
     const opara__graph* g = s->g;
     opara_CUstream origin = s->streams[0];
     opara_CUresult cr = OPARA_CUDA_SUCCESS;
@@ -1290,14 +1311,15 @@ static opara_result opara__backend_run(opara__cuda_session* s, const opara_CUdev
     for (i = 0; dev_in && cr == OPARA_CUDA_SUCCESS && i < g->n_inputs; ++i) {
         int32_t v = g->inputs[i];
         if (s->value_bytes[v])
-            cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], dev_in[i], (size_t)s->value_bytes[v], origin));
+            cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], opara__backend_devptr(dev_in[i]),
+                                                   (size_t)s->value_bytes[v], origin));
     }
     r = cr == OPARA_CUDA_SUCCESS ? opara__backend_execute(s) : opara__backend_cu_fail(s, cr, "copying the inputs to the device");
     for (i = 0; r == OPARA_OK && i < g->n_outputs; ++i) {
         int32_t v = g->outputs[i];
         size_t bytes = (size_t)s->value_bytes[v];
         if (bytes == 0 || (dev_out && !dev_out[i])) continue;
-        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(dev_out[i], opara__backend_value_addr(s, v), bytes, origin))
+        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(opara__backend_devptr(dev_out[i]), opara__backend_value_addr(s, v), bytes, origin))
                      : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__backend_value_addr(s, v), bytes, origin));
         if (cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "copying an output");
     }
@@ -1307,7 +1329,7 @@ static opara_result opara__backend_run(opara__cuda_session* s, const opara_CUdev
 }
 
 /* A run from any thread: the session's context is pushed over the caller's and popped. */
-static opara_result opara__backend_run_entry(opara__cuda_session* s, const opara_CUdeviceptr* dev_in, const opara_CUdeviceptr* dev_out) {
+static opara_result opara__backend_run_entry(opara__cuda_session* s, const void* const* dev_in, void* const* dev_out) {
     uint64_t before = s->calls;
     opara_result r = opara__cuda_session_enter(s);
     if (r != OPARA_OK) return r;
@@ -1335,8 +1357,8 @@ OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, cons
     return r;
 }
 
-OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
-                                                          const opara_CUdeviceptr* outputs) {
+OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const void* const* inputs,
+                                                          void* const* outputs) {
     const opara__graph* g = s->g;
     uint32_t i;
     for (i = 0; i < g->n_inputs; ++i)

@@ -149,7 +149,8 @@ typedef struct opara__cuda_options {
                                     records of library kernels) replace the estimates; the plan's
                                     metric becomes OPARA__METRIC_TIME unless opt.plan sets one */
     const char* cupti_path;      /* NULL: OPARA_CUPTI, else the search list; "none": do not try CUPTI */
-    const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler) */
+    const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler; open copies them) */
+    uint32_t eager_stream_cap;   /* EAGER: the plan gets at most this many streams (0: opt.plan's stream_cap) */
     opara_logger logger;         /* where the session's messages go, its creation's failures included (the
                                     session's logger); zero: the runtime's */
 } opara__cuda_options;
@@ -173,7 +174,6 @@ typedef struct opara__cuda_attachment {
     char why_cublas[2400], why_cudnn[2400];
 } opara__cuda_attachment;
 
-#ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* Loads what opt needs into the runtime unless it has it, fills copies of the tables (the driver's
    always, cuBLAS's / cuDNN's when att says OPARA_OK) and counts the session. The driver and the
    context are required (their failure is returned, why says why); a library file other than the
@@ -184,21 +184,18 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_attach(opara_runtime* rt, const 
                                                       size_t cap);
 /* A session let go of the state (any thread). */
 OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh);
-#endif
 /* OPARA_OK when the runtime's CUDA driver (OPARA_CUDA_DRIVER, else the search list) loads,
    initialises and has a device; it stays loaded for the runtime's sessions, and a failure is
    remembered (no retry for the same request). reason receives why not. OPARA_ERR_OUT_OF_MEMORY
    when the runtime's CUDA state could not be allocated (not remembered: the next call tries again).
    Used by the AUTO and CUDA backend choice. */
 OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap);
-#ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* The same check without a runtime: loads driver_path (NULL: the environment, else the search
    list) and unloads it again (tests ask it whether to skip). */
 OPARA__PRIVATE_TOOL int opara__cuda_available(const char* driver_path, char* reason, size_t cap);
-#endif
 
-/* The backend interface, in three steps the session drives (opara_session.c): open, describe the
-   nodes for the planner, prepare the plan it made. The backend neither infers shapes nor plans.
+/* The session's steps (open, describe the nodes for the planner, prepare the plan it made), which
+   the CUDA table (opara_cuda_table.c, opara_backend.h) wraps. The backend neither infers shapes nor plans.
 
    Per value, what the session inferred once (copied by open). */
 typedef struct opara__cuda_shapes {
@@ -208,7 +205,6 @@ typedef struct opara__cuda_shapes {
     const uint64_t* value_bytes;
 } opara__cuda_shapes;
 
-#ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* The logger of a CUDA session made with opt (may be NULL): opt's, else the runtime's. */
 OPARA__PRIVATE const opara_logger* opara__cuda_logger(opara_runtime* rt, const opara__cuda_options* opt);
 /* Opens a session for graph g (finalized; g must outlive the session): attaches to the runtime's
@@ -228,10 +224,9 @@ OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s,
    On failure the caller destroys the session; the runtime's error says why
    (OPARA_ERR_DEVICE_MEMORY when device memory runs out). Runs may follow on any thread. */
 OPARA__PRIVATE opara_result opara__cuda_session_prepare(opara__cuda_session* s, opara__plan* plan);
-#endif
-/* The three steps as opara_session_create takes them, with shapes inferred for opt->batch and
-   planned with opt->plan (profiled first when opt->profile): opara_session.c, for the profiler
-   and the tests. */
+/* The steps as opara_session_create takes them through the backend table (opara_backend.h), with
+   shapes inferred for opt->batch and planned with opt->plan (profiled first when opt->profile):
+   opara_session.c, for the tests. */
 OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
                                                            const opara__cuda_options* opt, opara__cuda_session** out);
 OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s);
@@ -243,17 +238,15 @@ OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, cons
                                                    void* const* outputs);
 /* Device-pointer I/O: inputs[i] / outputs[i] are device addresses in the primary context (outputs[i]
    0: not copied); device-to-device copies on the origin stream; returns when they are done. */
-OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
-                                                          const opara_CUdeviceptr* outputs);
+OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const void* const* inputs,
+                                                          void* const* outputs);
 /* Graph output `index` of the last host run, in the pinned staging (valid until the session is destroyed). */
 OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index);
 OPARA__PRIVATE const char* opara__cuda_session_last_error(const opara__cuda_session* s);
-#ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* Push / pop the session's context around driver calls made outside the backend's entry points
    (the profiler's timing run). enter reports a failure into the session's error. */
 OPARA__PRIVATE opara_result opara__cuda_session_enter(opara__cuda_session* s);
 OPARA__PRIVATE void opara__cuda_session_leave(opara__cuda_session* s);
-#endif
 
 /* What the session ended up doing (for tests, `opara run` and the profiler). */
 typedef struct opara__cuda_info {
@@ -288,7 +281,6 @@ typedef struct opara__cuda_info {
 } opara__cuda_info;
 
 OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info);
-#ifndef OPARA_NO_CUDA /* (the backend's own: compiled out with it; src/opara_features.c has the rest) */
 /* The loaded driver table of a session (tests inspect the captured graph with it). */
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s);
 
@@ -455,6 +447,5 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
 OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_session* s, opara__cuda_node_hook hook,
                                                               void* user);
 
-#endif /* OPARA_NO_CUDA */
 
 #endif /* OPARA_BACKEND_CUDA_H */

@@ -2,7 +2,7 @@
    during opara runs only, opara__blas_run_enter/leave), or BLIS or MKL set to one thread per call. A
    reference BLAS is refused; the built-in GEMM is used then. */
 #include "opara_cpu.h"
-#include "../opara_cuda.h" /* opara_dl_open/sym/close: the one dynamic-library layer */
+#include "../opara_dl.h" /* opara_dl_open/sym/close: the one dynamic-library layer */
 
 /* OpenBLAS's thread count is one process-wide setting, and 0.3.x has no per-call count for sgemm
    (openblas_set_num_threads_local, 0.3.27, sets the same global and returns the old value). Our

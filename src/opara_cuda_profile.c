@@ -11,7 +11,7 @@
      cuEventElapsedTime(begin, end) over them, its spread the interquartile range / median (more
      passes while a node's spread is large; see "the timing protocol" below).
    The profiling run uses its own short-lived session (eager, one stream), then the real session is
-   planned with the measured rows (opara_session.c): its memory plan and streams follow the final
+   planned with the measured rows (the CUDA table, opara_cuda_table.c): its memory plan and streams follow the final
    plan and nothing of the profiling run stays allocated. */
 #include "opara_backend_cuda.h"
 

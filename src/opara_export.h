@@ -12,11 +12,13 @@ typedef struct opara__session_parts {
     const opara__shape* shapes;
     const opara_dtype* dtypes;
     const opara__op_desc* descs;                  /* what the plan was made with */
-    const struct opara__cuda_op_profile* profile; /* CUDA: [n_nodes] each node's main launch; NULL on the CPU */
     const char* device;                           /* what the plan was made for: "cpu" or "cuda" */
 } opara__session_parts;
 
 OPARA__PRIVATE void opara__session_get_parts(const opara_session* s, opara__session_parts* out);
+/* As opara_session_get_node_kernel after the arguments were checked: the backend's table answers
+   (OPARA_ERR_UNSUPPORTED where it has no per-node kernels). */
+OPARA__PRIVATE opara_result opara__session_node_kernel(const opara_session* s, uint32_t node, opara_node_kernel* out);
 
 #ifndef OPARA_NO_STDIO
 #include <stdio.h>

@@ -2,65 +2,21 @@
    table at the top of src/opara_api.h). The public declarations stay, so a program compiles the same
    either way; each call of the missing part fails cleanly, with OPARA_ERR_UNSUPPORTED and a detail
    that names the macro where the call has an object to hold it:
-   - OPARA_NO_CUDA: a session asking for OPARA_BACKEND_CUDA fails with OPARA_ERR_NO_BACKEND (as on a
-     machine without a driver) and a detail naming the macro; OPARA_BACKEND_AUTO picks the CPU (an INFO
-     log says why). The backend's entry points below are what the session reaches.
+   - OPARA_NO_CUDA: nothing is needed here: the session reaches backends only through the list of
+     compiled-in tables (opara_backend.h), so a session asking for OPARA_BACKEND_CUDA fails with
+     OPARA_ERR_NO_BACKEND (as on a machine without a driver) and a detail naming the macro, and
+     OPARA_BACKEND_AUTO takes the CPU, the only table there; opara_session_get_node_kernel says
+     OPARA_ERR_UNSUPPORTED (the CPU's table has no per-node kernels).
    - OPARA_NO_ONNX: opara_model_load_onnx_* return OPARA_ERR_UNSUPPORTED (and *out is NULL).
    - OPARA_NO_SIM: the simulator's functions return OPARA_ERR_UNSUPPORTED; there are no presets
      (opara_sim_device_preset_name gives NULL), opara_sim_device_format writes "", and freeing or
      tracing a result (which nothing can produce) does nothing.
    tools/gen_header.c wraps each part's files in `#ifndef OPARA_NO_X`; this file holds the other side.
    The macros select parts of opara.h: the files of src/ built separately are the whole library. */
-#include "opara_backend_cuda.h"
+#include "opara_internal.h"
 #include "opara_sim.h"
 
 #include <string.h>
-
-#ifdef OPARA_NO_CUDA
-#define OPARA__NO_CUDA_DETAIL "the CUDA backend is compiled out (OPARA_NO_CUDA)"
-
-OPARA__PRIVATE opara_result opara__cuda_runtime_check(opara_runtime* rt, char* reason, size_t cap) {
-    (void)rt;
-    opara__format(reason, cap, "%s", OPARA__NO_CUDA_DETAIL);
-    return OPARA_ERR_UNSUPPORTED;
-}
-
-OPARA__PRIVATE opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
-                                                      const opara__cuda_options* opt, opara__cuda_session** out) {
-    (void)g, (void)opt;
-    *out = NULL;
-    return opara__fail(rt, OPARA_ERR_UNSUPPORTED, "%s", OPARA__NO_CUDA_DETAIL);
-}
-
-OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) { (void)s; }
-
-OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
-                                                   void* const* outputs) {
-    (void)s, (void)inputs, (void)outputs;
-    return OPARA_ERR_UNSUPPORTED;
-}
-
-OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const opara_CUdeviceptr* inputs,
-                                                          const opara_CUdeviceptr* outputs) {
-    (void)s, (void)inputs, (void)outputs;
-    return OPARA_ERR_UNSUPPORTED;
-}
-
-OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index) {
-    (void)s, (void)index;
-    return NULL;
-}
-
-OPARA__PRIVATE const char* opara__cuda_session_last_error(const opara__cuda_session* s) {
-    (void)s;
-    return OPARA__NO_CUDA_DETAIL;
-}
-
-OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara__cuda_info* info) {
-    (void)s;
-    memset(info, 0, sizeof *info);
-}
-#endif /* OPARA_NO_CUDA */
 
 #ifdef OPARA_NO_ONNX
 #define OPARA__NO_ONNX_DETAIL "ONNX import is compiled out (OPARA_NO_ONNX)"

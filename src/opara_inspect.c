@@ -4,7 +4,6 @@
    the simulator (opara_sim.c) and translates their private records into the public ones. */
 #include "opara_model.h"
 #include "opara_export.h"
-#include "opara_backend_cuda.h"
 #include "opara_sim.h"
 
 #ifndef OPARA_NO_SIM
@@ -27,7 +26,6 @@ struct opara_plan {
     const opara__shape* shapes;
     const opara_dtype* dtypes;
     const opara__op_desc* descs;                  /* what the plan was made with */
-    const struct opara__cuda_op_profile* profile; /* a CUDA session's, else NULL */
     char device[32];
     /* what a plan made by opara_plan_create owns (NULL in a session's view) */
     opara__plan* own_plan;
@@ -228,7 +226,6 @@ OPARADEF opara_result opara_session_get_plan(const opara_session* session, opara
     p->shapes = parts.shapes;
     p->dtypes = parts.dtypes;
     p->descs = parts.descs;
-    p->profile = parts.profile;
     opara__format(p->device, sizeof p->device, "%s", parts.device);
     *out = p;
     return OPARA_OK;
@@ -481,46 +478,7 @@ OPARADEF opara_result opara_model_save_memory(const opara_model* model, void** d
     return OPARA_OK;
 }
 
-#ifndef OPARA_NO_CUDA
-static opara_kernel_source opara__inspect_kernel_source(uint8_t source) {
-    switch ((opara__cuda_res_source)source) {
-    case OPARA__CURES_NONE: return OPARA_KERNEL_NONE;
-    case OPARA__CURES_DRIVER: return OPARA_KERNEL_DRIVER;
-    case OPARA__CURES_ESTIMATE: return OPARA_KERNEL_ESTIMATE;
-    case OPARA__CURES_CUPTI: return OPARA_KERNEL_CUPTI;
-    case OPARA__CURES_COPY: return OPARA_KERNEL_COPY;
-    }
-    return OPARA_KERNEL_NONE;
-}
-
 OPARADEF opara_result opara_session_get_node_kernel(const opara_session* session, uint32_t node, opara_node_kernel* out) {
-    opara__session_parts parts;
-    const opara__cuda_op_profile* row;
     if (!session || !out) return OPARA_ERR_INVALID_ARGS;
-    opara__session_get_parts(session, &parts);
-    if (node >= opara__model_graph(parts.model)->n_nodes) return OPARA_ERR_NOT_FOUND;
-    if (!parts.profile) return OPARA_ERR_UNSUPPORTED;
-    row = &parts.profile[node];
-    memset(out, 0, sizeof *out);
-    memcpy(out->kernel, row->kernel, sizeof out->kernel);
-    out->kernel[sizeof out->kernel - 1] = 0;
-    memcpy(out->grid, row->grid, sizeof out->grid);
-    memcpy(out->block, row->block, sizeof out->block);
-    out->regs = row->regs;
-    out->smem_static = row->smem_static;
-    out->smem_dynamic = row->smem_dynamic;
-    out->max_threads = row->max_threads;
-    out->source = opara__inspect_kernel_source(row->source);
-    out->measured = row->measured != 0;
-    out->n_runs = row->n_runs;
-    out->time_ms = row->time_ms;
-    out->time_spread = row->time_spread;
-    return OPARA_OK;
+    return opara__session_node_kernel(session, node, out);
 }
-#else
-OPARADEF opara_result opara_session_get_node_kernel(const opara_session* session, uint32_t node, opara_node_kernel* out) {
-    (void)node;
-    if (!session || !out) return OPARA_ERR_INVALID_ARGS;
-    return OPARA_ERR_UNSUPPORTED; /* no session runs on CUDA without the backend */
-}
-#endif /* OPARA_NO_CUDA */

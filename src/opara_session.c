@@ -1,8 +1,8 @@
 /* The public session API: shapes for the batch size, the plan, the backend (CPU, or CUDA when a
-   driver and a device exist), runs with caller tensors, plan queries and run statistics. */
-#include "opara_cpu.h"
-#include "opara_model.h"
-#include "opara_backend_cuda.h"
+   driver and a device exist) reached only through its table (opara_backend.h), runs with caller
+   tensors, plan queries and run statistics. */
+#include "opara_backend.h"
+#include "opara_backend_cuda.h" /* opara__cuda_session_create, the tests' composition */
 #include "opara_export.h"
 
 struct opara_session {
@@ -16,17 +16,13 @@ struct opara_session {
     opara__node_params* params; /* [n_nodes] what the shape engine resolved per node */
     opara_dtype* dtypes;
     uint64_t* value_bytes;
-    opara__op_desc* descs;
-    opara__plan* plan;
-    opara__cpu_exec* exec;
-    opara__cuda_session* cuda;  /* the CUDA backend (then exec is NULL and the plan is cuda's) */
-    const opara__plan* active;  /* the plan in use */
-    void** cuda_out;            /* [n_outputs] host copies of the outputs (CUDA: the backend's pinned staging) */
-    const void** cuda_in;       /* [n_inputs] caller's input data of the current run (CUDA) */
-    opara_CUdeviceptr* cuda_dev; /* [n_inputs + n_outputs] device pointers of the current device run */
+    opara__op_desc* descs;      /* what the plan was made with */
+    const opara__backend* backend; /* the backend's table */
+    void* be;                   /* its object for this session */
+    const opara__plan* plan;    /* the plan in use (the backend owns it) */
+    const void** in;            /* [n_inputs] the caller's input data of the current run */
+    void** dev_out;             /* [n_outputs] a device run's output pointers (NULL: not copied) */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
-    char conv_name[192];        /* plan info on CPU: the convolution path, */
-    uint32_t n_conv, n_conv_library; /* the Conv count and how many use a BLAS library */
     volatile int32_t busy;
     opara_run_stats stats;
     int has_outputs; /* the last opara_session_run succeeded: opara_session_output_data has data */
@@ -52,25 +48,47 @@ OPARADEF const char* opara_precision_name(opara_precision precision) {
     return "?";
 }
 
-/* 1 when the session should use CUDA; AUTO falls back to CPU with an INFO log saying why. */
-static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, int* use_cuda) {
-    char reason[2048];
-    opara_result r;
-    *use_cuda = 0;
-    if (d->backend == OPARA_BACKEND_CPU) return OPARA_OK;
-    r = opara__cuda_runtime_check(rt, reason, sizeof reason); /* loads the driver once per runtime */
-    if (r == OPARA_OK) {
-        *use_cuda = 1;
-        return OPARA_OK;
+/* The compiled-in backends, in OPARA_BACKEND_AUTO's order of preference (NULL past the end). */
+static const opara__backend* opara__session_backend_at(uint32_t i) {
+    const opara__backend* list[] = {
+#ifndef OPARA_NO_CUDA
+        opara__backend_cuda(),
+#endif
+        opara__backend_cpu()};
+    return i < sizeof list / sizeof list[0] ? list[i] : NULL;
+}
+
+static const char* opara__session_backend_title(opara_backend kind) {
+    switch (kind) {
+    case OPARA_BACKEND_CPU: return "CPU";
+    case OPARA_BACKEND_CUDA: return "CUDA";
+    case OPARA_BACKEND_AUTO:
+    case OPARA_BACKEND_FORCE_U32: break;
     }
-    /* out of host memory is the caller's to see (also under AUTO: the CPU would not choose itself
-       for a lasting reason), every other failure is an unusable backend */
-    if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "CUDA backend: %s", reason);
-    if (d->backend == OPARA_BACKEND_CUDA)
-        return opara__fail(rt, OPARA_ERR_NO_BACKEND, "CUDA backend unavailable: %s", reason);
-    opara__log(&d->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK,
-               "CUDA backend unavailable: %s; using the CPU backend", reason);
-    return OPARA_OK;
+    return "AUTO";
+}
+
+/* The first backend from list position `from` on that the desc allows and that can run here (its
+   position in *at). AUTO passes over an unusable one with an INFO log saying why. */
+static opara_result opara__session_pick_backend(opara_runtime* rt, const opara_session_desc* d, uint32_t from, uint32_t* at) {
+    char reason[2048];
+    const opara__backend* b;
+    for (*at = from; (b = opara__session_backend_at(*at)) != NULL; ++*at) {
+        const opara__backend* next = opara__session_backend_at(*at + 1);
+        opara_result r;
+        if (d->backend != OPARA_BACKEND_AUTO && b->kind != d->backend) continue;
+        r = b->available(rt, reason, sizeof reason); /* CUDA: loads the driver once per runtime */
+        if (r == OPARA_OK) return OPARA_OK;
+        /* out of host memory is the caller's to see (also under AUTO: the CPU would not choose itself
+           for a lasting reason), every other failure is an unusable backend */
+        if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(rt, r, "%s backend: %s", b->title, reason);
+        if (d->backend != OPARA_BACKEND_AUTO || !next)
+            return opara__fail(rt, OPARA_ERR_NO_BACKEND, "%s backend unavailable: %s", b->title, reason);
+        opara__log(&d->logger, OPARA_LOG_INFO, OPARA_LOGITEM_BACKEND_FALLBACK, "%s backend unavailable: %s; using the %s backend",
+                   b->title, reason, next->title);
+    }
+    return opara__fail(rt, OPARA_ERR_NO_BACKEND, "%s backend unavailable: it is compiled out (OPARA_NO_%s)",
+                       opara__session_backend_title(d->backend), opara__session_backend_title(d->backend));
 }
 
 /* The one shape and dtype inference of a session (with each node's resolved parameters); every
@@ -101,124 +119,65 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     int inferred = opara__session_infer_alloc(s->rt, g, &s->shapes, &s->params, &s->dtypes, &s->value_bytes);
     s->descs = (opara__op_desc*)opara__calloc(s->rt, g->n_nodes ? g->n_nodes : 1, sizeof *s->descs);
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
-    if (!inferred || !s->descs || !s->given) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    s->in = (const void**)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, sizeof *s->in);
+    s->dev_out = (void**)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof *s->dev_out);
+    if (!inferred || !s->descs || !s->given || !s->in || !s->dev_out) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->params, s->dtypes, s->value_bytes);
 }
 
-/* The CPU plan is made for the CPU's model: descriptors from its rates, and Alg. 2 takes the ready
-   op with the shortest estimated time first (a CPU has no per-block GPU resources to fit). */
-static opara_result opara__session_plan(opara_session* s, const opara_session_desc* d) {
-    const opara__graph* g = s->g;
+/* What the backend's open borrows: the resolved desc, what the plan must be (the backend adds its
+   needs in describe) and the one inference's results. */
+static void opara__session_setup(const opara_session* s, const opara_session_desc* d, const opara__plan_desc* pd,
+                                 opara__backend_given* out) {
+    memset(out, 0, sizeof *out);
+    out->rt = s->rt;
+    out->g = s->g;
+    out->desc = d;
+    out->plan = pd;
+    out->shapes = s->shapes, out->params = s->params, out->dtypes = s->dtypes, out->value_bytes = s->value_bytes;
+    out->logger = s->logger;
+}
+
+/* The backend at list position `at` describes the nodes for its device, the session plans once,
+   the backend takes the plan. AUTO: a backend that fails to initialise (after its check passed: a
+   bad device ordinal, a library clash, a handle or device allocation that failed, a model it cannot
+   lower...) falls back to the next usable one, with a WARN log (OPARA_LOGITEM_BACKEND_FALLBACK) that
+   says why (the layer that failed has logged it as an ERROR detail too); nothing of it stays. */
+static opara_result opara__session_backend(opara_session* s, const opara_session_desc* d, uint32_t at) {
     opara__plan_desc pd;
-    opara__device cpu;
-    opara_result r;
-    opara__cpu_device(d->threads, &cpu);
-    r = opara__describe_ops_resolved(g, s->shapes, s->params, &cpu, s->descs);
-    if (r != OPARA_OK) return r;
+    opara__backend_given setup;
     memset(&pd, 0, sizeof pd);
-    pd.metric = OPARA__METRIC_TIME;
     pd.strategy = d->strategy;
     pd.launch_order = d->launch_order;
     pd.memory_budget = d->memory_budget;
-    pd.shapes = s->shapes;
-    s->strategy = d->strategy;
-    /* Worker threads run the streams truly concurrently: the plan is proven safe before use. */
-    r = opara__plan_create_verified(g, s->value_bytes, s->descs, &cpu, &pd, &s->plan);
-    s->active = s->plan;
-    return r;
+    opara__session_setup(s, d, &pd, &setup);
+    for (;;) {
+        const opara__backend* b = opara__session_backend_at(at);
+        opara_result r = opara__backend_make(b, &setup, s->descs, &s->be, &s->plan);
+        if (r == OPARA_OK) {
+            s->backend = b;
+            return OPARA_OK;
+        }
+        /* as in opara__session_pick_backend: running out of host memory is reported, not fallen back
+           from (the CPU needs host memory too); a full device (OPARA_ERR_DEVICE_MEMORY) falls back */
+        if (r == OPARA_ERR_OUT_OF_MEMORY || d->backend != OPARA_BACKEND_AUTO || !opara__session_backend_at(at + 1)) return r;
+        opara__log(&s->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK, "%s backend failed to initialise: %s (%s); using the %s backend",
+                   b->title, opara_runtime_last_error(s->rt), opara_result_string(r), opara__session_backend_at(at + 1)->title);
+        r = opara__session_pick_backend(s->rt, d, at + 1, &at);
+        if (r != OPARA_OK) return r;
+    }
 }
 
-/* ---- the CUDA backend, driven through its steps (opara_backend_cuda.h) ------------------------- */
 #ifndef OPARA_NO_CUDA
-
-/* Describe, plan (verified: the streams run truly concurrently, and a captured graph in any order
-   its edges allow), prepare. */
-static opara_result opara__cuda_plan_prepare(opara_runtime* rt, const opara__graph* g, opara__cuda_session* cs,
-                                             const opara__cuda_shapes* sh, const opara__cuda_options* opt,
-                                             opara__op_desc* keep) {
-    opara__plan_desc pd;
-    const opara__device* dev = NULL;
-    opara__plan* plan = NULL;
-    opara__op_desc* descs = keep ? keep : (opara__op_desc*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *descs);
-    opara_result r;
-    if (!descs)
-        return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
-    if (opt->plan) pd = *opt->plan;
-    else memset(&pd, 0, sizeof pd);
-    if (opt->mode == OPARA__CUDA_SEQ_GRAPH) pd.strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
-    r = opara__cuda_session_describe(cs, descs, &pd, &dev);
-    if (r == OPARA_OK) r = opara__plan_create_verified(g, sh->value_bytes, descs, dev, &pd, &plan);
-    if (descs != keep) opara__free(rt, descs);
-    return r == OPARA_OK ? opara__cuda_session_prepare(cs, plan) : r;
-}
-
-/* keep: [n_nodes] receives the descriptors the plan was made with (NULL: not kept). */
-static opara_result opara__cuda_session_make(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                             const opara__cuda_shapes* sh, opara__op_desc* keep, opara__cuda_session** out) {
-    opara__cuda_session* cs = NULL;
-    opara_result r = opara__cuda_session_open(rt, g, opt, sh, &cs);
-    if (r == OPARA_OK) r = opara__cuda_plan_prepare(rt, g, cs, sh, opt, keep);
-    if (r != OPARA_OK) {
-        opara__cuda_session_destroy(cs); /* makes no opara__fail: the first failure's text stays */
-        return r;
-    }
-    *out = cs;
-    return OPARA_OK;
-}
-
-/* opt->profile: a session of the sequential plan in eager mode (every node alone on the device) is
-   measured, then the real one is planned with the measured rows; nothing of the first stays. */
-static opara_result opara__cuda_session_profiled(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                                 const opara__cuda_shapes* sh, opara__op_desc* keep,
-                                                 opara__cuda_session** out) {
-    opara__cuda_options po = *opt, fo = *opt;
-    opara__plan_desc pd;
-    opara__cuda_session* ps = NULL;
-    opara__cuda_op_profile* rows;
-    opara_result r;
-    if (opt->plan) pd = *opt->plan;
-    else memset(&pd, 0, sizeof pd);
-    pd.strategy = OPARA_STRATEGY_SEQUENTIAL;
-    pd.launch_order = OPARA_LAUNCH_DEFAULT;
-    pd.stream_cap = 0;
-    po.profile = 0;
-    po.measured = NULL;
-    po.mode = OPARA__CUDA_EAGER;
-    po.plan = &pd;
-    rows = (opara__cuda_op_profile*)opara__calloc(rt, g->n_nodes ? g->n_nodes : 1, sizeof *rows);
-    if (!rows)
-        return opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), OPARA_ERR_OUT_OF_MEMORY,
-                              "CUDA profiler: out of host memory");
-    r = opara__cuda_session_make(rt, g, &po, sh, NULL, &ps);
-    if (r == OPARA_OK && (r = opara__cuda_session_enter(ps)) != OPARA_OK) /* the failure went to the session */
-        opara__fail_to(&rt->error, opara__cuda_logger(rt, opt), r, "CUDA profiler: %s", opara__cuda_session_last_error(ps));
-    else if (r == OPARA_OK) { /* its events and the timing run need its context */
-        r = opara__cuda_profile_measure(rt, ps, opt, g, rows);
-        opara__cuda_session_leave(ps);
-    }
-    opara__cuda_session_destroy(ps);
-    fo.profile = 0;
-    fo.measured = rows;
-    if (r == OPARA_OK) r = opara__cuda_session_make(rt, g, &fo, sh, keep, out);
-    opara__free(rt, rows);
-    return r;
-}
-
-static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                             const opara__cuda_shapes* sh, opara__op_desc* keep, opara__cuda_session** out) {
-    *out = NULL;
-    return opt->profile ? opara__cuda_session_profiled(rt, g, opt, sh, keep, out)
-                        : opara__cuda_session_make(rt, g, opt, sh, keep, out);
-}
-
 OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, const opara__graph* g,
                                                            const opara__cuda_options* opt, opara__cuda_session** out) {
     opara__cuda_options o;
-    opara__cuda_shapes sh;
+    opara__backend_given setup;
     opara__shape* shapes;
     opara__node_params* params;
     opara_dtype* dtypes;
     uint64_t* value_bytes;
+    void* be = NULL;
     opara_result r;
     const opara_logger* log = opara__cuda_logger(rt, opt);
     if (!out) return opara__fail_to(&rt->error, log, OPARA_ERR_INVALID_ARGS, "CUDA backend: out is NULL");
@@ -231,90 +190,18 @@ OPARA__PRIVATE_TOOL opara_result opara__cuda_session_create(opara_runtime* rt, c
             ? OPARA_OK
             : opara__fail_to(&rt->error, log, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of host memory");
     if (r == OPARA_OK) r = opara__session_infer(rt, g, o.batch > 0 ? o.batch : 1, shapes, params, dtypes, value_bytes);
-    sh.shapes = shapes, sh.params = params, sh.dtypes = dtypes, sh.value_bytes = value_bytes;
-    if (r == OPARA_OK) r = opara__cuda_session_from(rt, g, &o, &sh, NULL, out);
+    memset(&setup, 0, sizeof setup);
+    setup.rt = rt, setup.g = g, setup.plan = o.plan, setup.logger = *log, setup.options = &o;
+    setup.shapes = shapes, setup.params = params, setup.dtypes = dtypes, setup.value_bytes = value_bytes;
+    if (r == OPARA_OK) r = opara__backend_make(opara__backend_cuda(), &setup, NULL, &be, NULL);
+    *out = (opara__cuda_session*)be; /* the CUDA table's object is the backend's session */
     opara__free(rt, shapes);
     opara__free(rt, params);
     opara__free(rt, dtypes);
     opara__free(rt, value_bytes);
     return r;
 }
-
-#else
-/* compiled out: opara__cuda_session_create (opara_features.c) says so */
-static opara_result opara__cuda_session_from(opara_runtime* rt, const opara__graph* g, const opara__cuda_options* opt,
-                                             const opara__cuda_shapes* sh, opara__op_desc* keep, opara__cuda_session** out) {
-    (void)sh, (void)keep;
-    return opara__cuda_session_create(rt, g, opt, out);
-}
 #endif
-
-/* The CUDA backend describes the nodes for its device; the session plans (opara__cuda_plan_prepare). */
-static opara_result opara__session_cuda(opara_session* s, const opara_session_desc* d) {
-    opara__cuda_options o;
-    opara__cuda_shapes sh;
-    opara__plan_desc pd;
-    opara__cuda_info info;
-    opara_result r;
-    uint32_t i;
-    memset(&o, 0, sizeof o);
-    memset(&pd, 0, sizeof pd);
-    pd.strategy = d->strategy;
-    pd.launch_order = d->launch_order;
-    pd.memory_budget = d->memory_budget;
-    o.device = d->cuda_device;
-    o.batch = d->batch_size;
-    o.profile = d->cuda_profile;
-    o.precision = d->precision;
-    o.logger = s->logger;
-    /* Eager streams beyond the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8) falsely serialise;
-       the simulator shows a soft cap of 8 never slower there (docs/SIMULATOR.md). In a graph
-       streams are only edges, so graphs keep the uncapped plan. */
-    if (d->cuda_eager) pd.stream_cap = 8;
-    o.plan = &pd;
-    o.mode = d->cuda_eager ? OPARA__CUDA_EAGER
-                           : d->strategy == OPARA_STRATEGY_SEQUENTIAL ? OPARA__CUDA_SEQ_GRAPH : OPARA__CUDA_GRAPH;
-    s->strategy = d->strategy;
-    s->cuda_out = (void**)opara__calloc(s->rt, s->g->n_outputs ? s->g->n_outputs : 1, sizeof(void*));
-    s->cuda_in = (const void**)opara__calloc(s->rt, s->g->n_inputs ? s->g->n_inputs : 1, sizeof(void*));
-    s->cuda_dev = (opara_CUdeviceptr*)opara__calloc(s->rt, (size_t)s->g->n_inputs + s->g->n_outputs + 1, sizeof(opara_CUdeviceptr));
-    if (!s->cuda_out || !s->cuda_in || !s->cuda_dev) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
-    sh.shapes = s->shapes, sh.params = s->params, sh.dtypes = s->dtypes, sh.value_bytes = s->value_bytes;
-    r = opara__cuda_session_from(s->rt, s->g, &o, &sh, s->descs, &s->cuda);
-    if (r != OPARA_OK) return r;
-    for (i = 0; i < s->g->n_outputs; ++i) s->cuda_out[i] = (void*)opara__cuda_session_output(s->cuda, i);
-    opara__cuda_session_info(s->cuda, &info);
-    s->active = info.plan;
-    return OPARA_OK;
-}
-
-/* AUTO: the CUDA backend failed to initialise after the driver loaded (a bad device ordinal, a
-   library clash, a handle or device allocation that failed, a model it cannot lower...): any such
-   failure falls back to the CPU, with a WARN log (OPARA_LOGITEM_BACKEND_FALLBACK) that says why
-   (the layer that failed has logged it as an ERROR detail too). Undoes the CUDA parts. */
-static void opara__session_cuda_fallback(opara_session* s, opara_result failure) {
-    opara__log(&s->logger, OPARA_LOG_WARN, OPARA_LOGITEM_BACKEND_FALLBACK,
-               "CUDA backend failed to initialise: %s (%s); using the CPU backend", opara_runtime_last_error(s->rt),
-               opara_result_string(failure));
-    opara__cuda_session_destroy(s->cuda);
-    opara__free(s->rt, s->cuda_out);
-    opara__free(s->rt, (void*)s->cuda_in);
-    opara__free(s->rt, s->cuda_dev);
-    s->cuda = NULL;
-    s->cuda_out = NULL;
-    s->cuda_in = NULL;
-    s->cuda_dev = NULL;
-    s->active = NULL;
-}
-
-/* Host buffer that holds value v after a run (graph outputs and, on CPU, every value). */
-static void* opara__session_value_data(const opara_session* s, int32_t v) {
-    uint32_t i;
-    if (!s->cuda) return opara__cpu_exec_value_data(s->exec, v);
-    for (i = 0; i < s->g->n_outputs; ++i)
-        if (s->g->outputs[i] == v) return s->cuda_out[i];
-    return NULL;
-}
 
 /* Every default of opara_session_desc resolved in one place (zero means default), after checking
    what no default can mend. Nothing below re-derives a default. */
@@ -341,14 +228,13 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     opara_session_desc d;
     opara_session* s;
     opara_result r;
-    char err[OPARA__DETAIL_MAX];
-    int use_cuda = 0;
+    uint32_t at = 0;
     if (out) *out = NULL;
     if (!runtime || !model || !out) return runtime ? opara__fail(runtime, OPARA_ERR_INVALID_ARGS, "session: NULL argument")
                                                    : OPARA_ERR_INVALID_ARGS;
     r = opara__session_desc_defaults(runtime, desc, &d);
     if (r != OPARA_OK) return r;
-    r = opara__session_pick_backend(runtime, &d, &use_cuda);
+    r = opara__session_pick_backend(runtime, &d, 0, &at);
     if (r != OPARA_OK) return r;
     s = (opara_session*)opara__calloc(runtime, 1, sizeof *s);
     if (!s) return opara__fail(runtime, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
@@ -357,24 +243,9 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
     opara__model_retain(model);
     s->g = opara__model_graph(model);
     s->logger = d.logger;
+    s->strategy = d.strategy;
     r = opara__session_shapes(s, &d);
-    if (r == OPARA_OK && use_cuda) {
-        r = opara__session_cuda(s, &d);
-        /* as in opara__session_pick_backend: running out of host memory is reported, not fallen back
-           from (the CPU needs host memory too); a full device (OPARA_ERR_DEVICE_MEMORY) falls back */
-        if (r != OPARA_OK && r != OPARA_ERR_OUT_OF_MEMORY && d.backend == OPARA_BACKEND_AUTO) {
-            opara__session_cuda_fallback(s, r);
-            use_cuda = 0;
-            r = OPARA_OK;
-        }
-    }
-    if (r == OPARA_OK && !use_cuda) r = opara__session_plan(s, &d);
-    if (r == OPARA_OK && !use_cuda) {
-        r = opara__cpu_exec_create(runtime, s->g, s->plan, s->shapes, s->params, s->dtypes, d.threads, d.builtin_gemm,
-                                   !d.cpu_keep_weights, d.cpu_pin_workers == 1, err, sizeof err, &s->exec);
-        if (r != OPARA_OK) opara__fail(runtime, r, "session: %s", err);
-        else opara__cpu_exec_conv_info(s->exec, &s->n_conv, &s->n_conv_library, s->conv_name, sizeof s->conv_name);
-    }
+    if (r == OPARA_OK) r = opara__session_backend(s, &d, at);
     if (r != OPARA_OK) {
         opara_session_destroy(s);
         return r;
@@ -385,12 +256,9 @@ OPARADEF opara_result opara_session_create(opara_runtime* runtime, const opara_m
 
 OPARADEF void opara_session_destroy(opara_session* s) {
     if (!s) return;
-    opara__cpu_exec_destroy(s->exec);
-    opara__cuda_session_destroy(s->cuda);
-    opara__free(s->rt, s->cuda_out);
-    opara__free(s->rt, (void*)s->cuda_in);
-    opara__free(s->rt, s->cuda_dev);
-    if (s->plan) opara__plan_free(s->g->rt, s->plan); /* the planner allocates with the model's runtime */
+    if (s->backend) s->backend->destroy(s->be); /* the plan with it */
+    opara__free(s->rt, (void*)s->in);
+    opara__free(s->rt, s->dev_out);
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
@@ -470,8 +338,7 @@ static opara_result opara__session_inputs(opara_session* s, const opara_tensor* 
         if (r != OPARA_OK) return r;
         if (s->given[at]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' given twice", g->values[v].name);
         s->given[at] = 1;
-        if (s->cuda) s->cuda_in[at] = inputs[i].data;
-        else if (s->value_bytes[v]) memcpy(opara__cpu_exec_value_data(s->exec, v), inputs[i].data, (size_t)s->value_bytes[v]);
+        s->in[at] = inputs[i].data;
     }
     for (i = 0; i < g->n_inputs; ++i)
         if (!s->given[i]) return opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "input '%s' is missing",
@@ -499,24 +366,21 @@ static opara_result opara__session_outputs(opara_session* s, opara_tensor* outpu
         int32_t at = opara__session_output_at(s, outputs, i, &r), v;
         if (at < 0) return r;
         v = s->g->outputs[at];
-        if (s->value_bytes[v]) memcpy(outputs[i].data, opara__session_value_data(s, v), (size_t)s->value_bytes[v]);
+        if (s->value_bytes[v]) memcpy(outputs[i].data, s->backend->output(s->be, (uint32_t)at), (size_t)s->value_bytes[v]);
     }
     return OPARA_OK;
 }
 
-/* A device run's pointers: inputs (checked by opara__session_inputs) then outputs, checked here
-   before anything runs; outputs not asked for stay 0 (not copied). */
+/* A device run's output pointers, checked here before anything runs (the inputs' by
+   opara__session_inputs); outputs not asked for stay NULL (not copied). */
 static opara_result opara__session_device_io(opara_session* s, const opara_tensor* outputs, uint32_t n) {
-    const opara__graph* g = s->g;
-    opara_CUdeviceptr* out = s->cuda_dev + g->n_inputs;
     uint32_t i;
     opara_result r = OPARA_OK;
-    for (i = 0; i < g->n_inputs; ++i) s->cuda_dev[i] = (opara_CUdeviceptr)(uintptr_t)s->cuda_in[i];
-    memset(out, 0, (g->n_outputs ? g->n_outputs : 1) * sizeof *out);
+    for (i = 0; i < s->g->n_outputs; ++i) s->dev_out[i] = NULL;
     for (i = 0; i < n; ++i) {
         int32_t at = opara__session_output_at(s, outputs, i, &r);
         if (at < 0) return r;
-        out[at] = (opara_CUdeviceptr)(uintptr_t)outputs[i].data;
+        s->dev_out[at] = outputs[i].data;
     }
     return OPARA_OK;
 }
@@ -527,23 +391,19 @@ static opara_result opara__session_run(opara_session* s, const opara_tensor* inp
     const char* what = device ? "run_device" : "run";
     opara_result r;
     uint64_t t0;
-    char err[OPARA__DETAIL_MAX];
     if (!s) return OPARA_ERR_INVALID_ARGS;
     if (!opara__atomic_cas(&s->busy, 0, 1)) return OPARA_ERR_BUSY; /* the detail belongs to the running call */
     t0 = opara__now_ns();
     if (!device) s->has_outputs = 0; /* a failed run may leave them half-written */
-    if (device && !s->cuda)
-        r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run_device: device pointers need a CUDA session; this one runs on the CPU");
+    if (device && !s->backend->run_device)
+        r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "run_device: device pointers need a CUDA session; this one runs on the %s",
+                                s->backend->title);
     else if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s: NULL tensors", what);
     else r = opara__session_inputs(s, inputs, n_inputs);
     if (r == OPARA_OK && device) r = opara__session_device_io(s, outputs, n_outputs);
-    if (r == OPARA_OK && s->cuda) {
-        r = device ? opara__cuda_session_run_device(s->cuda, s->cuda_dev, s->cuda_dev + s->g->n_inputs)
-                   : opara__cuda_session_run(s->cuda, s->cuda_in, NULL);
-        if (r != OPARA_OK) opara__session_fail(s, r, "%s: %s", what, opara__cuda_session_last_error(s->cuda));
-    } else if (r == OPARA_OK) {
-        r = opara__cpu_exec_run(s->exec, err, sizeof err);
-        if (r != OPARA_OK) opara__session_fail(s, r, "run: %s", err);
+    if (r == OPARA_OK) {
+        r = device ? s->backend->run_device(s->be, s->in, s->dev_out) : s->backend->run(s->be, s->in);
+        if (r != OPARA_OK) opara__session_fail(s, r, "%s: %s", what, s->backend->last_error(s->be));
     }
     if (r == OPARA_OK && !device) r = opara__session_outputs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
@@ -571,47 +431,22 @@ OPARADEF opara_result opara_session_run_device(opara_session* s, const opara_ten
 
 OPARADEF const void* opara_session_output_data(const opara_session* s, uint32_t index) {
     if (!s || index >= s->g->n_outputs || !s->has_outputs) return NULL;
-    return opara__session_value_data(s, s->g->outputs[index]);
+    return s->backend->output(s->be, index);
 }
 
 OPARADEF opara_result opara_session_get_plan_info(const opara_session* s, opara_plan_info* out) {
     if (!s || !out) return OPARA_ERR_INVALID_ARGS;
     memset(out, 0, sizeof *out);
     out->strategy = opara_strategy_name(s->strategy);
-    out->n_nodes = s->active->n_nodes;
-    out->n_streams = s->active->n_streams;
-    out->n_events = s->active->stats.n_events;
-    out->n_waits = s->active->stats.n_waits;
-    out->peak_memory_bytes = s->active->arena_bytes;
-    out->no_reuse_bytes = s->active->stats.no_reuse_bytes;
+    out->n_nodes = s->plan->n_nodes;
+    out->n_streams = s->plan->n_streams;
+    out->n_events = s->plan->stats.n_events;
+    out->n_waits = s->plan->stats.n_waits;
+    out->peak_memory_bytes = s->plan->arena_bytes;
+    out->no_reuse_bytes = s->plan->stats.no_reuse_bytes;
     out->precision = opara_precision_name(OPARA_PRECISION_FP32);
     out->conv = out->kernels = out->libraries = "";
-    if (s->cuda) {
-        opara__cuda_info info;
-        opara__cuda_session_info(s->cuda, &info);
-        out->backend = "cuda";
-        out->gemm = info.cublas ? "cuBLAS" : "opara_sgemm_f32";
-        out->kernels = info.kernels;
-        out->libraries = info.libraries;
-        out->cuda_mode = info.mode == OPARA__CUDA_EAGER ? "eager" : info.mode == OPARA__CUDA_SEQ_GRAPH ? "sequential-graph" : "graph";
-        out->n_workers = s->active->n_lanes ? s->active->n_lanes : 1; /* the CUDA streams */
-        out->precision = opara_precision_name(info.precision);
-        out->n_conv = info.n_conv;
-        out->n_conv_library = info.n_cudnn_convs;
-        out->conv = info.n_conv == 0                         ? ""
-                    : info.n_cudnn_convs == info.n_conv      ? "cuDNN"
-                    : info.n_cudnn_convs == 0                ? "opara_conv2d_f32"
-                                                             : "cuDNN + opara_conv2d_f32";
-        out->workspace_bytes = info.workspace_bytes;
-    } else {
-        out->backend = "cpu";
-        out->gemm = opara__cpu_exec_gemm_name(s->exec);
-        out->n_workers = opara__cpu_exec_workers(s->exec);
-        out->n_conv = s->n_conv;
-        out->n_conv_library = s->n_conv_library;
-        out->conv = s->conv_name;
-        out->packed_weight_bytes = opara__cpu_exec_packed_bytes(s->exec);
-    }
+    s->backend->plan_info(s->be, out);
     return OPARA_OK;
 }
 
@@ -622,28 +457,7 @@ OPARADEF opara_result opara_session_get_run_stats(const opara_session* s, opara_
 }
 
 OPARADEF uint32_t opara_session_get_node_times(const opara_session* s, opara_node_time* out, uint32_t cap) {
-    const uint64_t *start, *end;
-    const uint32_t* worker;
-    uint32_t i;
-    if (!s) return 0;
-    if (s->cuda) { /* no per-node host timing on CUDA: the stream is the worker, times are 0 */
-        for (i = 0; out && i < cap && i < s->active->n_nodes; ++i) {
-            uint32_t n = s->active->order[i];
-            memset(&out[i], 0, sizeof out[i]);
-            out[i].worker = s->active->stream[n];
-            out[i].node = n;
-        }
-        return s->active->n_nodes;
-    }
-    opara__cpu_exec_node_times(s->exec, &start, &end, &worker);
-    for (i = 0; out && i < cap && i < s->plan->n_nodes; ++i) {
-        uint32_t n = s->plan->order[i];
-        out[i].start_ns = start[n];
-        out[i].end_ns = end[n];
-        out[i].worker = worker[n];
-        out[i].node = n;
-    }
-    return s->plan->n_nodes;
+    return s ? s->backend->node_times(s->be, out, cap) : 0;
 }
 
 OPARADEF const char* opara_session_last_error(const opara_session* s) { return s ? s->error.text : ""; }
@@ -685,15 +499,16 @@ OPARADEF opara_result opara_session_write_trace(const opara_session* s, const ch
 #endif
 
 OPARA__PRIVATE void opara__session_get_parts(const opara_session* s, opara__session_parts* out) {
-    opara__cuda_info info;
     memset(out, 0, sizeof *out);
     out->model = s->model;
-    out->plan = s->active;
+    out->plan = s->plan;
     out->shapes = s->shapes;
     out->dtypes = s->dtypes;
-    out->device = s->cuda ? "cuda" : "cpu";
+    out->device = s->backend->name;
     out->descs = s->descs; /* what the plan was made with, on either backend */
-    if (!s->cuda) return;
-    opara__cuda_session_info(s->cuda, &info);
-    out->profile = info.profile;
+}
+
+OPARA__PRIVATE opara_result opara__session_node_kernel(const opara_session* s, uint32_t node, opara_node_kernel* out) {
+    if (node >= s->g->n_nodes) return OPARA_ERR_NOT_FOUND;
+    return s->backend->node_kernel ? s->backend->node_kernel(s->be, node, out) : OPARA_ERR_UNSUPPORTED;
 }

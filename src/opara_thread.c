@@ -1,6 +1,6 @@
 /* Threads, locks, atomics and a monotonic clock over pthreads or Win32. */
 #include "opara_internal.h"
-#include "../opara_cuda.h" /* opara_dl_open/sym/close: the one dynamic-library layer */
+#include "../opara_dl.h" /* opara_dl_open/sym/close: the one dynamic-library layer */
 
 #if defined(_WIN32)
 #  define WIN32_LEAN_AND_MEAN

@@ -10,7 +10,7 @@ ok() { echo "ok   $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL $1"; fail=$((fail + 1)); }
 
 rm -rf "$work" && mkdir -p "$work"
-cp -r src tools LICENSE opara_cuda.h "$work"/ 2>/dev/null
+cp -r src tools LICENSE opara_dl.h opara_cuda.h "$work"/ 2>/dev/null
 
 "$gen" --root "$work" --out "$work/a.h" && "$gen" --root "$work" --out "$work/b.h"
 if cmp -s "$work/a.h" "$work/b.h" && cmp -s "$work/a.h" opara.h; then ok "regeneration is byte-identical to the committed opara.h"

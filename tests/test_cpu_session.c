@@ -350,7 +350,7 @@ OT_TEST(cpu_plan_is_made_for_the_cpu) {
     REQUIRE(gpu != NULL);
     REQUIRE(opara__describe_ops(g, s->shapes, NULL, gpu) == OPARA_OK);
     CHECK_EQ((int)s->plan->desc.metric, (int)OPARA__METRIC_TIME);
-    CHECK(s->exec->rank == s->plan->priority);
+    CHECK(((const opara__cpu_backend*)s->be)->exec->rank == s->plan->priority);
     for (n = 0; n < g->n_nodes; ++n) {
         if (g->nodes[n].op != OPARA__OP_CONV || g->values[g->nodes[n].inputs[1]].shape.dims[2] != 3) continue;
         convs++;

@@ -1129,6 +1129,56 @@ OT_TEST(callers_own_current_context_is_kept) {
    with the driver, as an embedder using the CUDA runtime would) give bit for bit the outputs of a
    host run, in eager and graph mode; outputs not given are not written; the run validates like
    opara_session_run; a CPU session refuses it. */
+/* A CUDA session's plan goes through the same exports as a CPU session's: the DOT names every node
+   with the stream the plan gave it (the session's plan is the one the CUDA backend took over). */
+OT_TEST(a_cuda_session_writes_its_plan_dot) {
+    public_model* p;
+    char why[512], path[64], line[512];
+    int mode;
+    if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    use_test_libraries();
+    p = (public_model*)calloc(1, sizeof *p);
+    REQUIRE(p != NULL);
+    REQUIRE(public_model_make(p));
+    snprintf(path, sizeof path, "/tmp/opara_cuda_plan_%d.dot", (int)getpid());
+    for (mode = 0; mode < 3; ++mode) {
+        opara_session_desc d = cuda_desc(mode);
+        opara_session* s = NULL;
+        opara_plan* plan = NULL;
+        opara_plan_info info;
+        uint32_t nodes = 0, matched = 0;
+        FILE* f;
+        if (opara_session_create(p->m.rt, p->model, &d, &s) != OPARA_OK) {
+            OT_LOG("%s: %s", cuda_mode_names[mode], opara_runtime_last_error(p->m.rt));
+            CHECK(0);
+            continue;
+        }
+        REQUIRE(opara_session_get_plan_info(s, &info) == OPARA_OK);
+        CHECK_STR(info.backend, "cuda");
+        REQUIRE(opara_session_get_plan(s, &plan) == OPARA_OK);
+        CHECK_EQ(OPARA_OK, opara_session_write_plan_dot(s, path));
+        f = fopen(path, "r");
+        REQUIRE(f != NULL);
+        while (fgets(line, sizeof line, f)) {
+            unsigned n, stream;
+            const char* op = strstr(line, "\\n"); /* the label's second line: "<op> s<stream>" */
+            const char* at = op ? strstr(op, " s") : NULL;
+            opara_plan_node pn;
+            if (sscanf(line, "  n%u [label=", &n) != 1 || !at) continue;
+            nodes++;
+            if (opara_plan_get_node(plan, n, &pn) == OPARA_OK && sscanf(at, " s%u", &stream) == 1 && stream == pn.stream) matched++;
+        }
+        fclose(f);
+        CHECK_EQ(nodes, info.n_nodes);
+        CHECK_EQ(matched, info.n_nodes);
+        opara_plan_destroy(plan);
+        opara_session_destroy(s);
+    }
+    remove(path);
+    public_model_free(p);
+    free(p);
+}
+
 OT_TEST(run_device_matches_a_host_run) {
     public_model* p;
     host_driver h;
@@ -1583,6 +1633,7 @@ static const opara_test_case tests[] = {
     OT_CASE(session_created_run_and_destroyed_on_different_threads),
     OT_CASE(callers_own_current_context_is_kept),
     OT_CASE(run_device_matches_a_host_run),
+    OT_CASE(a_cuda_session_writes_its_plan_dot),
     OT_CASE(concurrent_host_and_device_runs_get_busy_never_race),
     OT_CASE(runtime_loads_once_remembers_failures_and_releases_everything),
     OT_CASE(use_nvrtc_without_the_sources_runs_the_embedded_ptx),

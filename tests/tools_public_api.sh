@@ -41,7 +41,7 @@ done
 # so that their relative includes ("../opara.h", "cli_run.c", "../tests/ort/ort_api.h") resolve.
 rm -rf "$out"
 mkdir -p "$out/tools" "$out/examples" "$out/tests/ort"
-cp opara.h opara_cuda.h "$out/"
+cp opara.h opara_dl.h opara_cuda.h "$out/"
 cp tests/ort/ort_api.h "$out/tests/ort/"
 cp tests/cuda_zoo_util.h "$out/tests/"
 for f in tools/*.c tools/*.h examples/*.c examples/*.h; do

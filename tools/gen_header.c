@@ -35,7 +35,8 @@ static const manifest_entry manifest[] = {
     {"src/opara_api.h", PART_PUBLIC, CORE},
     {"src/opara_sim.h", PART_PUBLIC, CORE},
     {"src/opara_internal.h", PART_IMPL, CORE},
-    {"opara_cuda.h", PART_IMPL, CORE},
+    {"opara_dl.h", PART_IMPL, CORE},
+    {"opara_cuda.h", PART_IMPL, CUDA},
     {"src/opara_util.c", PART_IMPL, CORE},
     {"src/opara_log.c", PART_IMPL, CORE},
     {"src/opara_thread.c", PART_IMPL, CORE},
@@ -64,14 +65,17 @@ static const manifest_entry manifest[] = {
     {"src/opara_memplan.c", PART_IMPL, CORE},
     {"src/opara_live.c", PART_IMPL, CORE},
     {"src/opara_verify.c", PART_IMPL, CORE},
+    {"src/opara_backend.h", PART_IMPL, CORE},
+    {"src/opara_backend.c", PART_IMPL, CORE},
     {"src/kernels/opara_ptx.h", PART_IMPL, CUDA},
-    {"src/opara_backend_cuda.h", PART_IMPL, CORE},
+    {"src/opara_backend_cuda.h", PART_IMPL, CUDA},
     {"src/opara_cuda_lower.c", PART_IMPL, CUDA},
     {"src/opara_cuda_cudnn.c", PART_IMPL, CUDA},
     {"src/opara_cuda_runtime.c", PART_IMPL, CUDA},
     {"src/opara_cuda_resources.c", PART_IMPL, CUDA},
     {"src/opara_backend_cuda.c", PART_IMPL, CUDA},
     {"src/opara_cuda_profile.c", PART_IMPL, CUDA},
+    {"src/opara_cuda_table.c", PART_IMPL, CUDA},
     {"src/opara_export.h", PART_IMPL, CORE},
     {"src/opara_export.c", PART_IMPL, CORE},
     {"src/opara_backend_cpu.c", PART_IMPL, CORE},
@@ -94,12 +98,14 @@ static const char* const companions[] = {"opara_nvrtc.h"};
 static const char* const known_headers[] = {
     "src/opara_api.h",
     "src/opara_internal.h",
+    "opara_dl.h",
     "opara_cuda.h",
     "src/opara_ir.h",
     "src/opara_model.h",
     "src/opara_cpu.h",
     "src/opara_sched.h",
     "src/kernels/opara_ptx.h",
+    "src/opara_backend.h",
     "src/opara_backend_cuda.h",
     "src/opara_export.h",
     "src/opara_pb.h",
@@ -167,7 +173,7 @@ static int find_header(const char* from, const char* name) {
     for (i = 0; i < N_HEADERS; ++i) {
         if (strcmp(known_headers[i], candidate) == 0 || strcmp(known_headers[i], name) == 0) return (int)i;
     }
-    /* "../opara_cuda.h" from src/ */
+    /* "../opara_cuda.h", "../opara_dl.h" from src/ */
     if (strncmp(name, "../", 3) == 0) {
         for (i = 0; i < N_HEADERS; ++i)
             if (strcmp(known_headers[i], name + 3) == 0) return (int)i;
