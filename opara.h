@@ -3807,25 +3807,93 @@ typedef enum opara__shape_mode { OPARA__SHAPE_STRICT, OPARA__SHAPE_TOLERANT } op
 OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
                                            opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]);
 /* What the shape engine resolved for one node (opara__infer_shapes_params), read by the backends
-   instead of the attributes. Only the fields of the node's op family are set. */
-typedef struct opara__node_params {
-    int resolved; /* the engine inferred the node: the fields below are valid */
-    /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in */
+   instead of the attributes: one family of fields per kind of op, in a union (only the node's
+   family is set; the rest of the union is zero). */
+
+/* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in. */
+typedef struct opara__window_params {
     int32_t n_spatial;
+    int ceil_mode;        /* pools */
+    int has_output_shape; /* ConvTranspose: output_shape given (it may extend past the full size) */
+    int64_t group;        /* Conv, ConvTranspose */
     int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
     int64_t pads[2 * OPARA_MAX_DIMS];       /* n_spatial begins then n_spatial ends, after auto_pad and output_shape */
     int64_t output_padding[OPARA_MAX_DIMS]; /* ConvTranspose */
-    int64_t group;                          /* Conv, ConvTranspose */
-    int ceil_mode;                          /* pools */
-    int has_output_shape;                   /* ConvTranspose: output_shape given (it may extend past the full size) */
-    int64_t output_shape[OPARA_MAX_DIMS];   /* its spatial dims */
-    /* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims
-       (0 where the input is broadcast), from opara__broadcast_shapes */
-    int64_t bcast_strides[3][OPARA_MAX_DIMS];
-    int64_t axis;                  /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank] */
-    uint8_t reduce[OPARA_MAX_DIMS]; /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
-    /* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count */
-    int64_t slice_start[OPARA_MAX_DIMS], slice_step[OPARA_MAX_DIMS], slice_count[OPARA_MAX_DIMS];
+    int64_t output_shape[OPARA_MAX_DIMS];   /* ConvTranspose: output_shape's spatial dims */
+} opara__window_params;
+
+/* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims (0
+   where the input is broadcast), from opara__broadcast_shapes. */
+typedef struct opara__broadcast_params {
+    int64_t strides[3][OPARA_MAX_DIMS];
+} opara__broadcast_params;
+
+/* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count. */
+typedef struct opara__slice_params {
+    int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], count[OPARA_MAX_DIMS];
+} opara__slice_params;
+
+typedef enum opara__pad_mode { OPARA__PAD_CONSTANT, OPARA__PAD_REFLECT, OPARA__PAD_EDGE, OPARA__PAD_WRAP } opara__pad_mode;
+/* ONNX's name of a pad mode (opara_shape.c parses it). */
+OPARA__PRIVATE const char* opara__pad_mode_name(opara__pad_mode mode);
+
+/* Pad: the pads of every input dim (axes applied, 0 where a dim is not padded; negative crops). */
+typedef struct opara__pad_params {
+    opara__pad_mode mode;
+    float value; /* constant mode's fill: 'value', else 'constant_value', else 0 */
+    int64_t begin[OPARA_MAX_DIMS], end[OPARA_MAX_DIMS];
+} opara__pad_params;
+
+/* Transpose: output dim d is input dim perm[d] (the reversal when the attribute is absent). */
+typedef struct opara__transpose_params {
+    int64_t perm[OPARA_MAX_DIMS];
+} opara__transpose_params;
+
+typedef enum opara__resize_mode { OPARA__RESIZE_NEAREST, OPARA__RESIZE_LINEAR, OPARA__RESIZE_CUBIC } opara__resize_mode;
+/* ONNX's coordinate_transformation_mode and nearest_mode (UNKNOWN: a name ONNX does not define;
+   the backends refuse it). */
+typedef enum opara__resize_coord_mode {
+    OPARA__RESIZE_HALF_PIXEL,
+    OPARA__RESIZE_PYTORCH_HALF_PIXEL,
+    OPARA__RESIZE_ALIGN_CORNERS,
+    OPARA__RESIZE_ASYMMETRIC,
+    OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN,
+    OPARA__RESIZE_TF_CROP_AND_RESIZE,
+    OPARA__RESIZE_HALF_PIXEL_SYMMETRIC,
+    OPARA__RESIZE_COORD_UNKNOWN
+} opara__resize_coord_mode;
+typedef enum opara__resize_nearest_mode {
+    OPARA__NEAREST_ROUND_PREFER_FLOOR,
+    OPARA__NEAREST_ROUND_PREFER_CEIL,
+    OPARA__NEAREST_FLOOR,
+    OPARA__NEAREST_CEIL,
+    OPARA__NEAREST_UNKNOWN
+} opara__resize_nearest_mode;
+
+/* Resize, per input dim: the scale (from 'scales' through 'axes', else output / input), the roi
+   (tf_crop_and_resize; 0 and 1 where not given). */
+typedef struct opara__resize_params {
+    opara__resize_mode mode;
+    opara__resize_coord_mode coord;
+    opara__resize_nearest_mode nearest;
+    int antialias;
+    float extrapolation_value;
+    float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
+} opara__resize_params;
+
+typedef struct opara__node_params {
+    int resolved; /* the engine inferred the node: the fields below are valid */
+    int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
+                     sizes are its outputs' dims along it */
+    union {
+        opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool */
+        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
+        opara__slice_params slice;         /* Slice */
+        opara__pad_params pad;             /* Pad */
+        opara__transpose_params transpose; /* Transpose */
+        opara__resize_params resize;       /* Resize */
+        uint8_t reduce[OPARA_MAX_DIMS];    /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
+    } u;
 } opara__node_params;
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
@@ -4874,7 +4942,7 @@ static int opara__broadcast(const opara__shape_ctx* c, const opara__shape* a, co
 static void opara__record_broadcast(opara__shape_ctx* c, const opara__shape* y) {
     uint32_t k;
     if (!c->params || c->mode != OPARA__SHAPE_STRICT) return;
-    for (k = 0; k < c->n->n_inputs && k < 3; ++k) (void)opara__broadcast_to(y, c->in[k], c->params->bcast_strides[k]);
+    for (k = 0; k < c->n->n_inputs && k < 3; ++k) (void)opara__broadcast_to(y, c->in[k], c->params->u.broadcast.strides[k]);
 }
 
 static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
@@ -4962,7 +5030,7 @@ static int64_t opara__implied_padding(const opara__window* w, uint32_t i, int64_
    one at the end for SAME_UPPER, at the start otherwise (ONNX's rules); VALID pads nothing. */
 static void opara__record_window(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x,
                                  int transpose, const int64_t* output_shape) {
-    opara__node_params* p = c->params;
+    opara__window_params* p = c->params ? &c->params->u.window : NULL;
     uint32_t i;
     if (!p) return;
     p->n_spatial = (int32_t)k;
@@ -5036,7 +5104,7 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], ceil_mode != 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
     opara__record_window(c, &w, k, x, 0, NULL);
-    if (c->params) c->params->ceil_mode = ceil_mode != 0;
+    if (c->params) c->params->u.window.ceil_mode = ceil_mode != 0;
     for (i = 0; i < c->n->n_outputs && r == OPARA_OK; ++i) r = opara__set_out(c, i, &y); /* MaxPool Indices: same shape */
     return r;
 }
@@ -5074,7 +5142,7 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
     opara__record_window(c, &w, k, x, 0, NULL);
-    if (c->params) c->params->group = group;
+    if (c->params) c->params->u.window.group = group;
     return opara__set_out(c, 0, &y);
 }
 
@@ -5127,7 +5195,7 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
         y.dims[2 + i] = t + w.out_pad[i] + eff + 1 - w.pads[i] - w.pads[k + i];
     }
     opara__record_window(c, &w, k, x, 1, os ? os + (n_os - k) : NULL);
-    if (c->params) c->params->group = group;
+    if (c->params) c->params->u.window.group = group;
     return opara__set_out(c, 0, &y);
 }
 
@@ -5252,7 +5320,7 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs 'starts' and 'ends' (and optional 'axes', 'steps') of one length <= rank %d",
                                  (int)x->ndim);
     memset(seen, 0, sizeof seen);
-    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_start[k] = 0, c->params->slice_step[k] = 1;
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->u.slice.start[k] = 0, c->params->u.slice.step[k] = 1;
     for (k = 0; k < ns; ++k) {
         int64_t axis, step = steps ? steps[k] : 1, first = 0;
         if (!opara__norm_axis(axes ? axes[k] : (int64_t)k, x->ndim, &axis) || seen[axis])
@@ -5262,9 +5330,9 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
         seen[axis] = 1;
         y.dims[axis] = opara__unknown(c, x->dims[axis]) ? -1
                                                         : opara__slice_range(starts[k], ends[k], step, x->dims[axis], &first);
-        if (c->params) c->params->slice_start[axis] = first, c->params->slice_step[axis] = step;
+        if (c->params) c->params->u.slice.start[axis] = first, c->params->u.slice.step[axis] = step;
     }
-    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_count[k] = y.dims[k];
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->u.slice.count[k] = y.dims[k];
     return opara__set_out(c, 0, &y);
 }
 
@@ -5399,6 +5467,7 @@ static opara_result opara__shape_transpose(opara__shape_ctx* c) {
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "'perm' is not a permutation of 0..%d", (int)x->ndim - 1);
         seen[p] = 1;
         y.dims[k] = x->dims[p];
+        if (c->params) c->params->u.transpose.perm[k] = p;
     }
     return opara__set_out(c, 0, &y);
 }
@@ -5474,17 +5543,38 @@ static opara_result opara__shape_expand(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* The index of s in names, -1 when it is none of them (attribute strings parsed once, here). */
+static int opara__name_index(const char* s, const char* const* names, int count) {
+    int i;
+    for (i = 0; i < count; ++i)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static const char* const opara__pad_mode_names[] = {"constant", "reflect", "edge", "wrap"};
+
+OPARA__PRIVATE const char* opara__pad_mode_name(opara__pad_mode mode) {
+    switch (mode) {
+    case OPARA__PAD_CONSTANT: case OPARA__PAD_REFLECT: case OPARA__PAD_EDGE: case OPARA__PAD_WRAP:
+        return opara__pad_mode_names[mode];
+    }
+    return "?";
+}
+
 static opara_result opara__shape_pad(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     uint32_t n, na = 0, k;
     const int64_t* pads = opara__attr_ints(c->n, "pads", &n);
     const int64_t* axes = opara__attr_ints(c->n, "axes", &na);
     const char* mode = opara__attr_string(c->n, "mode", "constant");
-    int flags[OPARA_MAX_DIMS];
+    int flags[OPARA_MAX_DIMS], m = opara__name_index(mode, opara__pad_mode_names, (int)OPARA__ARRAY_COUNT(opara__pad_mode_names));
+    opara__pad_params pp;
     opara__shape y = *x;
     opara__sbuf b;
-    if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not constant, reflect, edge or wrap", mode);
+    if (m < 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not constant, reflect, edge or wrap", mode);
+    memset(&pp, 0, sizeof pp);
+    pp.mode = (opara__pad_mode)m;
+    pp.value = opara__attr_float(c->n, "value", opara__attr_float(c->n, "constant_value", 0.0f));
     if (!axes) na = (uint32_t)x->ndim;
     else if (!opara__axes_flags(axes, na, x->ndim, flags))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
@@ -5495,52 +5585,112 @@ static opara_result opara__shape_pad(opara__shape_ctx* c) {
         int64_t pb = pads[k], pe = pads[na + k];
         if (pb < -OPARA__SHAPE_DIM_MAX || pb > OPARA__SHAPE_DIM_MAX || pe < -OPARA__SHAPE_DIM_MAX || pe > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "pads for axis %lld are out of range", (long long)axis);
+        pp.begin[axis] = pb, pp.end[axis] = pe;
         if (opara__unknown(c, x->dims[axis])) {
             y.dims[axis] = pb + pe == 0 ? x->dims[axis] : -1;
             continue;
         }
         y.dims[axis] = x->dims[axis] + pb + pe;
-        if (strcmp(mode, "reflect") == 0 && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
+        if (pp.mode == OPARA__PAD_REFLECT && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "reflect pads %lld/%lld need a dim larger than %lld", (long long)pb,
                                      (long long)pe, (long long)x->dims[axis]);
     }
+    if (c->params) c->params->u.pad = pp;
     return opara__set_out(c, 0, &y);
+}
+
+/* Resize's modes, parsed once; a coordinate or nearest mode ONNX does not name is kept as UNKNOWN
+   for the backends to refuse (the shape does not depend on it). */
+static opara_result opara__resize_modes(opara__shape_ctx* c, opara__resize_params* rp) {
+    static const char* const modes[] = {"nearest", "linear", "cubic"};
+    static const char* const coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                         "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
+    static const char* const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const char* mode = opara__attr_string(c->n, "mode", "nearest");
+    int m = opara__name_index(mode, modes, (int)OPARA__ARRAY_COUNT(modes)), k;
+    if (m < 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not nearest, linear or cubic", mode);
+    memset(rp, 0, sizeof *rp);
+    rp->mode = (opara__resize_mode)m;
+    k = opara__name_index(opara__attr_string(c->n, "coordinate_transformation_mode", "half_pixel"), coords,
+                          (int)OPARA__ARRAY_COUNT(coords));
+    rp->coord = k < 0 ? OPARA__RESIZE_COORD_UNKNOWN : (opara__resize_coord_mode)k;
+    k = opara__name_index(opara__attr_string(c->n, "nearest_mode", "round_prefer_floor"), nearest, (int)OPARA__ARRAY_COUNT(nearest));
+    rp->nearest = k < 0 ? OPARA__NEAREST_UNKNOWN : (opara__resize_nearest_mode)k;
+    rp->antialias = opara__attr_int(c->n, "antialias", 0) != 0;
+    rp->extrapolation_value = opara__attr_float(c->n, "extrapolation_value", 0.0f);
+    return OPARA_OK;
+}
+
+/* The input dim each of the n given values of 'scales'/'sizes' (and 'roi') applies to: 'axes' in
+   order (ONNX), else every dim. */
+static opara_result opara__resize_dims(opara__shape_ctx* c, const char* what, uint32_t n, int64_t* dim) {
+    const opara__shape* x = c->in[0];
+    uint32_t na = 0, k;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &na);
+    int flags[OPARA_MAX_DIMS];
+    opara__sbuf b;
+    if (axes && !opara__axes_flags(axes, na, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    if (n != (axes ? na : (uint32_t)x->ndim))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'%s' has %u values for input %s%s", what, n, opara__sh(&b, 0, x),
+                                 axes ? " and its 'axes'" : "");
+    for (k = 0; k < n; ++k) dim[k] = axes ? (axes[k] < 0 ? axes[k] + x->ndim : axes[k]) : (int64_t)k;
+    return OPARA_OK;
+}
+
+/* tf_crop_and_resize's roi: n starts then n ends, for the dims of opara__resize_dims. */
+static opara_result opara__resize_roi(opara__shape_ctx* c, uint32_t n, const int64_t* dim, opara__resize_params* rp) {
+    const opara__attr* roi = opara__node_attr(c->n, "roi");
+    uint32_t k;
+    if (!roi || roi->type != OPARA__ATTR_FLOATS || roi->count == 0) return OPARA_OK;
+    if (roi->count != 2 * n) return opara__shape_fail(c, OPARA_ERR_SHAPE, "'roi' has %u values, not %u", roi->count, 2 * n);
+    for (k = 0; k < n; ++k) rp->roi_lo[dim[k]] = roi->v.floats[k], rp->roi_hi[dim[k]] = roi->v.floats[n + k];
+    return OPARA_OK;
 }
 
 static opara_result opara__shape_resize(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     const opara__attr* scales = opara__node_attr(c->n, "scales");
-    uint32_t ns = 0, k;
+    uint32_t ns = 0, n, k;
     const int64_t* sizes = opara__attr_ints(c->n, "sizes", &ns);
-    const char* mode = opara__attr_string(c->n, "mode", "nearest");
+    int64_t dim[OPARA_MAX_DIMS];
+    int32_t d;
+    opara__resize_params rp;
     opara__shape y = *x;
-    opara__sbuf b;
-    if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "cubic"))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not nearest, linear or cubic", mode);
+    opara_result r = opara__resize_modes(c, &rp);
+    if (r != OPARA_OK) return r;
     if (scales && scales->type != OPARA__ATTR_FLOATS) scales = NULL;
     if (!scales == !sizes)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "exactly one of 'scales' and 'sizes' is needed");
-    if ((scales ? scales->count : ns) != (uint32_t)x->ndim)
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'%s' has %u values for input %s", scales ? "scales" : "sizes",
-                                 scales ? scales->count : ns, opara__sh(&b, 0, x));
-    for (k = 0; k < (uint32_t)x->ndim; ++k) {
+    n = scales ? scales->count : ns;
+    r = opara__resize_dims(c, scales ? "scales" : "sizes", n, dim);
+    if (r != OPARA_OK) return r;
+    for (k = 0; k < n; ++k) {
+        int64_t a = dim[k];
         if (sizes) {
-            y.dims[k] = sizes[k];
+            y.dims[a] = sizes[k];
             continue;
         }
         {
-            double s = (double)scales->v.floats[k], d;
+            double s = (double)scales->v.floats[k], v;
             if (!(s > 0.0) || s > 1e9) return opara__shape_fail(c, OPARA_ERR_SHAPE, "scales[%u] = %g", k, s);
-            if (opara__unknown(c, x->dims[k])) {
-                y.dims[k] = s == 1.0 ? x->dims[k] : -1;
+            if (opara__unknown(c, x->dims[a])) {
+                y.dims[a] = s == 1.0 ? x->dims[a] : -1;
                 continue;
             }
-            d = (double)x->dims[k] * s;
-            if (d > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
-            y.dims[k] = (int64_t)d; /* floor: d >= 0 */
+            v = (double)x->dims[a] * s;
+            if (v > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
+            y.dims[a] = (int64_t)v; /* floor: v >= 0 */
         }
     }
-    return opara__set_out(c, 0, &y);
+    for (d = 0; d < x->ndim; ++d) { /* output / input where no scale is given; the roi is the whole dim */
+        rp.scale[d] = x->dims[d] > 0 && y.dims[d] >= 0 ? (float)((double)y.dims[d] / (double)x->dims[d]) : 1.0f;
+        rp.roi_lo[d] = 0.0f, rp.roi_hi[d] = 1.0f;
+    }
+    for (k = 0; scales && k < n; ++k) rp.scale[dim[k]] = scales->v.floats[k];
+    r = opara__resize_roi(c, n, dim, &rp);
+    if (r == OPARA_OK && c->params) c->params->u.resize = rp;
+    return r == OPARA_OK ? opara__set_out(c, 0, &y) : r;
 }
 
 /* ---- linear algebra and normalization -------------------------------------------------------- */
@@ -5639,7 +5789,7 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     for (i = 0; i < x->ndim; ++i) {
         if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
         else if (keep) y.dims[y.ndim++] = 1;
-        if (c->params) c->params->reduce[i] = (uint8_t)flags[i];
+        if (c->params) c->params->u.reduce[i] = (uint8_t)flags[i];
     }
     return opara__set_out(c, 0, &y);
 }
@@ -8698,7 +8848,6 @@ OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf,
 OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...)
     OPARA__PRINTF(4, 5);
 OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t);
-OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out);
 OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b);
 /* Element strides of an input (in_ndim dims) broadcast numpy-style to out dims; 0 where it is
    broadcast. Returns 0 when the shapes are not broadcast-compatible. */
@@ -10578,13 +10727,6 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n) {
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
-OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out) {
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return 0;
-    *out = axis;
-    return 1;
-}
-
 /* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
 static int opara__record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis) {
     if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
@@ -10659,7 +10801,7 @@ static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__
         if (dim != y->dims[i])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
                                      opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
-        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->bcast_strides[k][i - lead] : 0;
+        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->u.broadcast.strides[k][i - lead] : 0;
     }
     opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
     op->work_items = (size_t)(op->p.outer * op->p.tail);
@@ -11029,23 +11171,15 @@ static void opara__natural_strides(const opara__cpu_tensor* t, int64_t* strides)
 
 static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], perm[OPARA_MAX_DIMS];
-    uint32_t count = 0;
-    const int64_t* attr = opara__attr_ints(op->node, "perm", &count);
-    int seen[OPARA_MAX_DIMS];
+    const opara__node_params* rec = op->params;
+    const int64_t* perm;
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS];
     int32_t i;
     if (x->ndim != y->ndim || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: input and output ranks or types differ");
-    if (attr && count != (uint32_t)x->ndim)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: perm has %u entries for rank %d", count,
-                                 (int)x->ndim);
-    memset(seen, 0, sizeof seen);
-    for (i = 0; i < x->ndim; ++i) {
-        int64_t a = attr ? attr[i] : x->ndim - 1 - i;
-        if (!opara__cpu_norm_axis(a, x->ndim, &perm[i]) || seen[perm[i]])
-            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Transpose: perm is not a permutation");
-        seen[perm[i]] = 1;
-    }
+    if (!rec || !rec->resolved) /* the shape engine refused perm */
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Transpose: perm is not a permutation");
+    perm = rec->u.transpose.perm;
     opara__natural_strides(x, in_str);
     for (i = 0; i < y->ndim; ++i) {
         if (y->dims[i] != x->dims[perm[i]])
@@ -11067,11 +11201,11 @@ static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t ca
     opara__natural_strides(x, in_str);
     op->p.base = 0;
     for (d = 0; d < x->ndim; ++d) {
-        if (rec->slice_count[d] != y->dims[d])
+        if (rec->u.slice.count[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Slice: output dim %d is %lld, slice gives %lld", (int)d,
-                                     (long long)y->dims[d], (long long)rec->slice_count[d]);
-        strides[0][d] = rec->slice_step[d] * in_str[d];
-        if (rec->slice_count[d] > 0) op->p.base += rec->slice_start[d] * in_str[d];
+                                     (long long)y->dims[d], (long long)rec->u.slice.count[d]);
+        strides[0][d] = rec->u.slice.step[d] * in_str[d];
+        if (rec->u.slice.count[d] > 0) op->p.base += rec->u.slice.start[d] * in_str[d];
     }
     return opara__finish_strided_copy(op, strides);
 }
@@ -11147,15 +11281,13 @@ static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, si
     int is_concat = op->node->op == OPARA__OP_CONCAT;
     const opara__cpu_tensor* whole = is_concat ? &op->out[0] : &op->in[0];
     const opara__cpu_tensor* parts = is_concat ? op->in : op->out;
-    uint32_t n_parts = is_concat ? op->n_in : op->n_out, k, n_split = 0;
-    const int64_t* split = is_concat ? NULL : opara__attr_ints(op->node, "split", &n_split);
+    uint32_t n_parts = is_concat ? op->n_in : op->n_out, k;
     int64_t axis, sum = 0;
     if (!opara__record_axis(op, whole->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
-    if (split && n_split != n_parts)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Split: %u sizes for %u outputs", n_split, n_parts);
+    /* Split's sizes are its outputs' dims along the axis (the shape engine made them from 'split') */
     for (k = 0; k < n_parts; ++k) {
-        if (!opara__same_except(&parts[k], whole, axis) || (split && split[k] != parts[k].dims[axis]))
+        if (!opara__same_except(&parts[k], whole, axis))
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: part %u has the wrong shape or type",
                                      opara__op_name(op->node->op), k);
         sum += parts[k].dims[axis];
@@ -11510,7 +11642,7 @@ static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, siz
     int32_t d, yd = 0;
     if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
     if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->reduce[d]; /* axes as the shape engine resolved them */
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce[d]; /* axes as the shape engine resolved them */
     opara__natural_strides(x, str);
     p->kept_n = p->red_n = 0;
     for (d = 0; d < x->ndim; ++d) {
@@ -11533,8 +11665,6 @@ static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, siz
 }
 
 /* ---- Pad -------------------------------------------------------------------------------------- */
-
-enum { OPARA__PAD_CONSTANT, OPARA__PAD_REFLECT, OPARA__PAD_EDGE };
 
 /* Source index for output index o of a dim of size n padded by `before`; -1 for the constant. */
 static int64_t opara__pad_src(int mode, int64_t o, int64_t before, int64_t n) {
@@ -11588,36 +11718,26 @@ static opara_result opara__pad_kernel(const opara__cpu_op* op, size_t begin, siz
 static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    uint32_t np = 0, na = 0, i;
-    const int64_t* pads = opara__attr_ints(op->node, "pads", &np);
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
-    const char* mode = opara__attr_string(op->node, "mode", "constant");
-    int64_t before[OPARA_MAX_DIMS], after[OPARA_MAX_DIMS];
-    uint32_t n_ax = axes ? na : (uint32_t)x->ndim;
-    float value = opara__attr_float(op->node, "value", opara__attr_float(op->node, "constant_value", 0.0f));
+    const opara__node_params* rec = op->params;
+    const opara__pad_params* pp;
+    float value;
     int32_t d;
-    if (x->ndim != y->ndim || x->dtype != y->dtype || !opara__cast_type_ok(x->dtype) || !pads || np != 2 * n_ax)
+    if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype || !opara__cast_type_ok(x->dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Pad: pads/axes do not match the input rank or type");
-    p->mode = strcmp(mode, "constant") == 0 ? OPARA__PAD_CONSTANT
-              : strcmp(mode, "reflect") == 0 ? OPARA__PAD_REFLECT
-              : strcmp(mode, "edge") == 0   ? OPARA__PAD_EDGE
-                                            : -1;
-    if (p->mode < 0) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Pad: mode '%s'", mode);
-    for (d = 0; d < x->ndim; ++d) before[d] = after[d] = 0;
-    for (i = 0; i < n_ax; ++i) {
-        int64_t a = (int64_t)i;
-        if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
-            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Pad: axis out of range");
-        before[a] = pads[i];
-        after[a] = pads[i + n_ax];
+    pp = &rec->u.pad;
+    switch (pp->mode) {
+    case OPARA__PAD_CONSTANT: case OPARA__PAD_REFLECT: case OPARA__PAD_EDGE: break;
+    case OPARA__PAD_WRAP: return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Pad: mode '%s'", opara__pad_mode_name(pp->mode));
     }
+    p->mode = (int)pp->mode;
+    value = pp->value;
     opara__natural_strides(x, p->src_stride);
     for (d = 0; d < x->ndim; ++d) {
-        if (x->dims[d] + before[d] + after[d] != y->dims[d])
+        if (x->dims[d] + pp->begin[d] + pp->end[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: output dim %d is wrong", (int)d);
-        if (p->mode != OPARA__PAD_CONSTANT && x->dims[d] == 0 && y->dims[d] > 0)
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: cannot %s-pad an empty dim", mode);
-        p->start[d] = before[d];
+        if (pp->mode != OPARA__PAD_CONSTANT && x->dims[d] == 0 && y->dims[d] > 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: cannot %s-pad an empty dim", opara__pad_mode_name(pp->mode));
+        p->start[d] = pp->begin[d];
     }
     p->elem = opara_dtype_size(y->dtype);
     memset(p->fill, 0, sizeof p->fill);
@@ -11636,25 +11756,18 @@ static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap)
 
 /* ---- Resize ----------------------------------------------------------------------------------- */
 
-enum { OPARA__RESIZE_NEAREST, OPARA__RESIZE_LINEAR };
-enum {
-    OPARA__CT_HALF_PIXEL, OPARA__CT_PYTORCH_HALF_PIXEL, OPARA__CT_ALIGN_CORNERS, OPARA__CT_ASYMMETRIC,
-    OPARA__CT_TF_HALF_PIXEL_NN, OPARA__CT_TF_CROP, OPARA__CT_HALF_PIXEL_SYMMETRIC
-};
-enum { OPARA__NM_ROUND_PREFER_FLOOR, OPARA__NM_ROUND_PREFER_CEIL, OPARA__NM_FLOOR, OPARA__NM_CEIL };
-
 /* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
 static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
     double s = p->scale[d];
     switch (p->coord_mode) {
-    case OPARA__CT_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
-    case OPARA__CT_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
-    case OPARA__CT_ASYMMETRIC: return (double)x / s;
-    case OPARA__CT_TF_HALF_PIXEL_NN: return ((double)x + 0.5) / s;
-    case OPARA__CT_TF_CROP:
+    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
+    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
+    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
+    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
+    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
         return out > 1 ? p->roi_lo[d] * (double)(in - 1) + (double)x * (p->roi_hi[d] - p->roi_lo[d]) * (double)(in - 1) / (double)(out - 1)
                        : 0.5 * (p->roi_lo[d] + p->roi_hi[d]) * (double)(in - 1);
-    case OPARA__CT_HALF_PIXEL_SYMMETRIC: {
+    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
         double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
         return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
     }
@@ -11668,11 +11781,11 @@ static int64_t opara__resize_nearest(const opara__cpu_params* p, int32_t d, int6
     int64_t i;
     c = opara__resize_coord(p, d, x, in, out);
     f = floor(c);
-    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return -1;
+    if (p->coord_mode == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return -1;
     switch (p->nearest_mode) {
-    case OPARA__NM_ROUND_PREFER_CEIL: i = (int64_t)(c - f >= 0.5 ? f + 1.0 : f); break;
-    case OPARA__NM_FLOOR: i = (int64_t)f; break;
-    case OPARA__NM_CEIL: i = (int64_t)ceil(c); break;
+    case OPARA__NEAREST_ROUND_PREFER_CEIL: i = (int64_t)(c - f >= 0.5 ? f + 1.0 : f); break;
+    case OPARA__NEAREST_FLOOR: i = (int64_t)f; break;
+    case OPARA__NEAREST_CEIL: i = (int64_t)ceil(c); break;
     default: i = (int64_t)(c - f > 0.5 ? f + 1.0 : f); break;
     }
     return i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
@@ -11719,7 +11832,7 @@ static opara_result opara__resize_nearest_kernel(const opara__cpu_op* op, size_t
 static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out, int64_t* i0,
                               int64_t* i1, float* w) {
     double c = opara__resize_coord(p, d, x, in, out), f;
-    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return 0;
+    if (p->coord_mode == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return 0;
     if (c < 0.0) c = 0.0;
     if (c > (double)(in - 1)) c = (double)(in - 1);
     f = floor(c);
@@ -11761,69 +11874,25 @@ static opara_result opara__resize_linear_kernel(const opara__cpu_op* op, size_t 
     return OPARA_OK;
 }
 
-static int opara__resize_enum(const char* s, const char* const* names, int count) {
-    int i;
-    for (i = 0; i < count; ++i)
-        if (strcmp(s, names[i]) == 0) return i;
-    return -1;
-}
-
 static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
-    static const char* const ct_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                           "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
-    static const char* const nm_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    const opara__node* n = op->node;
-    const char* mode = opara__attr_string(n, "mode", "nearest");
-    uint32_t ns = 0, nz = 0, na = 0, nr = 0, i;
-    const float* scales = NULL;
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
-    const opara__attr* sa = opara__node_attr(n, "scales");
-    const opara__attr* ra = opara__node_attr(n, "roi");
-    float extrap = opara__attr_float(n, "extrapolation_value", 0.0f);
+    const opara__node_params* rec = op->params;
+    const opara__resize_params* rp;
+    float extrap;
     int32_t d;
-    (void)opara__attr_ints(n, "sizes", &nz);
-    if (sa && sa->type == OPARA__ATTR_FLOATS && sa->count > 0) {
-        scales = sa->v.floats;
-        ns = sa->count;
-    }
     if (x->ndim != y->ndim || x->ndim < 1 || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: input and output ranks or types differ");
-    if (opara__attr_int(n, "antialias", 0))
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
-    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names,
-                                       (int)(sizeof ct_names / sizeof ct_names[0]));
-    p->nearest_mode = opara__resize_enum(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nm_names, 4);
-    if (p->coord_mode < 0 || p->nearest_mode < 0)
+    if (!rec || !rec->resolved) /* the shape engine refused the scales, sizes, axes or roi */
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: scales/sizes/axes/roi do not match the input");
+    rp = &rec->u.resize;
+    if (rp->antialias) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
+    if (rp->coord == OPARA__RESIZE_COORD_UNKNOWN || rp->nearest == OPARA__NEAREST_UNKNOWN)
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: unknown coordinate or nearest mode");
-    for (d = 0; d < x->ndim; ++d) {
-        p->scale[d] = x->dims[d] ? (float)((double)y->dims[d] / (double)x->dims[d]) : 1.0f;
-        p->roi_lo[d] = 0.0f;
-        p->roi_hi[d] = 1.0f;
-    }
-    if (scales) {
-        if (ns != (axes ? na : (uint32_t)x->ndim))
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: %u scales for rank %d", ns, (int)x->ndim);
-        for (i = 0; i < ns; ++i) {
-            int64_t a = (int64_t)i;
-            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
-                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
-            if (!(scales[i] > 0.0f)) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Resize: scale <= 0");
-            p->scale[a] = scales[i];
-        }
-    }
-    if (ra && ra->type == OPARA__ATTR_FLOATS && ra->count > 0) {
-        nr = axes ? na : (uint32_t)x->ndim;
-        if (ra->count != 2 * nr) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: roi size");
-        for (i = 0; i < nr; ++i) {
-            int64_t a = (int64_t)i;
-            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
-                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
-            p->roi_lo[a] = ra->v.floats[i];
-            p->roi_hi[a] = ra->v.floats[i + nr];
-        }
-    }
+    p->coord_mode = (int)rp->coord;
+    p->nearest_mode = (int)rp->nearest;
+    extrap = rp->extrapolation_value;
+    for (d = 0; d < x->ndim; ++d) p->scale[d] = rp->scale[d], p->roi_lo[d] = rp->roi_lo[d], p->roi_hi[d] = rp->roi_hi[d];
     for (d = 0; d < x->ndim; ++d)
         if (x->dims[d] == 0 && y->dims[d] > 0) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: empty input");
     opara__natural_strides(x, p->src_stride);
@@ -11832,7 +11901,7 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
     if (y->dtype == OPARA_DTYPE_F32) memcpy(p->fill, &extrap, 4);
     op->work_items = y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : 0;
     op->min_items_per_task = 8;
-    if (strcmp(mode, "nearest") == 0) {
+    if (rp->mode == OPARA__RESIZE_NEAREST) {
         p->mode = OPARA__RESIZE_NEAREST;
         op->fn = opara__resize_nearest_kernel;
         if (y->dims[y->ndim - 1] > INT32_MAX || x->dims[x->ndim - 1] > INT32_MAX)
@@ -11840,8 +11909,8 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
         op->scratch_floats = (size_t)y->dims[y->ndim - 1]; /* the source columns, int32 */
         return OPARA_OK;
     }
-    if (strcmp(mode, "linear") != 0)
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode '%s' is not supported", mode);
+    if (rp->mode != OPARA__RESIZE_LINEAR)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode 'cubic' is not supported");
     if (y->dtype != OPARA_DTYPE_F32 || x->ndim < 2)
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear needs f32 of rank >= 2");
     for (d = 0; d < x->ndim - 2; ++d)
@@ -11968,11 +12037,11 @@ typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_
 static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
                                          char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
-    const opara__node_params* w = op->params;
+    const opara__window_params* w = op->params && op->params->resolved ? &op->params->u.window : NULL;
     int32_t nsp = x->ndim - 2, off, i;
     const char* name = opara__op_name(op->node->op);
     if (nsp < 1 || nsp > 3) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %d spatial dims", name, (int)nsp);
-    if (!w || !w->resolved || w->n_spatial != nsp)
+    if (!w || w->n_spatial != nsp)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: no resolved window for %d spatial dims", name, (int)nsp);
     off = 3 - nsp;
     for (i = 0; i < 3; ++i) {
@@ -12288,7 +12357,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: X, W and Y need the same rank >= 3");
     r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
     if (r != OPARA_OK) return r;
-    p->group = op->params->group;
+    p->group = op->params->u.window.group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
     p->cout = w->dims[0];
@@ -12392,7 +12461,7 @@ static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
-    const opara__node_params* rp = op->params;
+    const opara__window_params* rp;
     int32_t nsp = x->ndim - 2, off, i;
     int64_t rows, cb;
     opara_result r;
@@ -12400,6 +12469,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: X, W and Y need the same rank >= 3");
     r = opara__conv_geometry(op, x, w->dims + 2, err, cap); /* pads as resolved for output_shape / auto_pad */
     if (r != OPARA_OK) return r;
+    rp = &op->params->u.window; /* resolved: opara__conv_geometry checked it */
     p->group = rp->group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
@@ -12684,7 +12754,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
                                  opara__op_name(op->node->op));
     r = opara__conv_geometry(op, x, NULL, err, cap);
     if (r != OPARA_OK) return r;
-    r = opara__conv_check_out(op, y, op->params->ceil_mode, err, cap);
+    r = opara__conv_check_out(op, y, op->params->u.window.ceil_mode, err, cap);
     if (r != OPARA_OK) return r;
     if (op->n_out > 1 && op->out[1].data &&
         (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))
@@ -13137,7 +13207,7 @@ static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* y = opara__out_shape(c, 0);
     opara__node_params scratch;
     const opara__node_params* p = opara__desc_params(c, &scratch);
-    double out = opara__elems(y), taps = 1, group = p ? (double)p->group : 1;
+    double out = opara__elems(y), taps = 1, group = p ? (double)p->u.window.group : 1;
     int32_t i;
     if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
         opara__set_launch(d, opara__blocks(out, 256), 256, 96, 16384);
@@ -13180,7 +13250,7 @@ static void opara__describe_pool(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__node_params* p = opara__desc_params(c, &scratch);
     double taps = 1, out = opara__elems(opara__out_shape(c, 0));
     int32_t i;
-    for (i = 0; p && i < p->n_spatial; ++i) taps *= (double)p->kernel[i];
+    for (i = 0; p && i < p->u.window.n_spatial; ++i) taps *= (double)p->u.window.kernel[i];
     d->flops = out * taps;
     opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
 }
@@ -19981,7 +20051,7 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     int32_t meta;
     opara_result r;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
-    st[0] = w->params[w->node].bcast_strides[0], st[1] = w->params[w->node].bcast_strides[1];
+    st[0] = w->params[w->node].u.broadcast.strides[0], st[1] = w->params[w->node].u.broadcast.strides[1];
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
     if (w->dtypes[opara__lower_in(w, 0)] != t || w->dtypes[opara__lower_in(w, 1)] != t) /* e.g. Pow(float, int64) */
@@ -20010,7 +20080,7 @@ static opara_result opara__lower_where(opara__lower_walk* w) {
     uint32_t i;
     opara_result r;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
-    for (i = 0; i < 3; ++i) st[i] = w->params[w->node].bcast_strides[i];
+    for (i = 0; i < 3; ++i) st[i] = w->params[w->node].u.broadcast.strides[i];
     if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
     if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
     if ((r = opara__lower_meta_strided(w, y, st, 3, &meta)) != OPARA_OK) return r;
@@ -20087,15 +20157,14 @@ static opara_result opara__lower_view(opara__lower_walk* w) {
 
 static opara_result opara__lower_transpose(opara__lower_walk* w) {
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__node_params* rec = &w->params[w->node];
     int64_t xs[OPARA_MAX_DIMS], ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
-    uint32_t np = 0;
-    const int64_t* perm = opara__attr_ints(n, "perm", &np);
     int32_t d;
+    if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "bad perm");
     opara__lower_contig_strides(x, xs);
     opara__lower_contig_strides(y, ds);
     for (d = 0; d < y->ndim; ++d) {
-        int64_t p = perm && np == (uint32_t)y->ndim ? perm[d] : y->ndim - 1 - d;
+        int64_t p = rec->u.transpose.perm[d];
         if (p < 0 || p >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "bad perm");
         ss[d] = xs[p];
     }
@@ -20107,7 +20176,7 @@ static opara_result opara__lower_expand(opara__lower_walk* w) {
     int64_t ds[OPARA_MAX_DIMS];
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
     opara__lower_contig_strides(y, ds);
-    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
+    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, w->params[w->node].u.broadcast.strides[0], ds, 0, 0);
 }
 
 /* Slice as the shape engine resolved it (first index and step per dim): a strided copy. */
@@ -20120,8 +20189,8 @@ static opara_result opara__lower_slice(opara__lower_walk* w) {
     opara__lower_contig_strides(x, xs);
     opara__lower_contig_strides(y, ds);
     for (d = 0; d < x->ndim; ++d) {
-        if (y->dims[d] > 0) off += p->slice_start[d] * xs[d];
-        ss[d] = xs[d] * p->slice_step[d];
+        if (y->dims[d] > 0) off += p->u.slice.start[d] * xs[d];
+        ss[d] = xs[d] * p->u.slice.step[d];
     }
     return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, ss, ds, off, 0);
 }
@@ -20174,36 +20243,34 @@ static opara_result opara__lower_gather(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
+/* The pad kernel's mode (src/kernels: 0 constant, 1 reflect, 2 edge), -1 where it has none. */
+static int opara__lower_pad_mode(opara__pad_mode mode) {
+    switch (mode) {
+    case OPARA__PAD_CONSTANT: return 0;
+    case OPARA__PAD_REFLECT: return 1;
+    case OPARA__PAD_EDGE: return 2;
+    case OPARA__PAD_WRAP: return -1;
+    }
+    return -1;
+}
+
 static opara_result opara__lower_pad(opara__lower_walk* w) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    const char* mode = opara__attr_string(n, "mode", "constant");
-    float value = opara__attr_float(n, "value", opara__attr_float(n, "constant_value", 0.0f));
-    uint32_t np = 0, na = 0, k;
-    const int64_t* pads = opara__attr_ints(n, "pads", &np);
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
+    const opara__node_params* rec = &w->params[w->node];
+    const opara__pad_params* pp = &rec->u.pad;
+    float value = pp->value;
     int64_t meta[1 + 3 * OPARA_MAX_DIMS], count = opara__lower_numel(y), fill = 0;
     opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
     opara__cuda_launch* L;
-    int32_t d, at, m;
+    int32_t d, at, m = opara__lower_pad_mode(pp->mode);
     opara_result r;
-    uint32_t naxes = axes ? na : (uint32_t)x->ndim;
-    if (strcmp(mode, "constant") == 0) m = 0;
-    else if (strcmp(mode, "reflect") == 0) m = 1;
-    else if (strcmp(mode, "edge") == 0) m = 2;
-    else return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "pad mode (constant, reflect and edge are supported)");
-    if (x->ndim < 1 || (pads && np != 2 * naxes)) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pads do not match the rank");
+    if (x->ndim < 1 || !rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pads do not match the rank");
+    if (m < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "pad mode (constant, reflect and edge are supported)");
     meta[0] = x->ndim;
     for (d = 0; d < x->ndim; ++d) {
         meta[1 + d] = y->dims[d];
         meta[1 + x->ndim + d] = x->dims[d];
-        meta[1 + 2 * x->ndim + d] = 0;
-    }
-    for (k = 0; pads && k < naxes; ++k) {
-        int64_t a = axes ? axes[k] : (int64_t)k;
-        if (a < 0) a += x->ndim;
-        if (a < 0 || a >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pad axis out of range");
-        meta[1 + 2 * x->ndim + a] = pads[k];
+        meta[1 + 2 * x->ndim + d] = pp->begin[d];
     }
     if (t == OPARA_DTYPE_F32) {
         uint32_t bits;
@@ -20229,34 +20296,57 @@ static opara_result opara__lower_pad(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-static int opara__lower_name_index(const char* s, const char* const* names, int n) {
-    int i;
-    for (i = 0; i < n; ++i)
-        if (strcmp(s, names[i]) == 0) return i;
+/* The resize kernel's codes (src/kernels: mode 0 nearest, 1 linear; coordinates 0 half_pixel,
+   1 asymmetric, 2 align_corners, 3 pytorch_half_pixel; nearest modes in ONNX's order), -1 where it
+   has none. */
+static int opara__lower_resize_mode(opara__resize_mode mode) {
+    switch (mode) {
+    case OPARA__RESIZE_NEAREST: return 0;
+    case OPARA__RESIZE_LINEAR: return 1;
+    case OPARA__RESIZE_CUBIC: return -1;
+    }
+    return -1;
+}
+
+static int opara__lower_resize_coord(opara__resize_coord_mode coord) {
+    switch (coord) {
+    case OPARA__RESIZE_HALF_PIXEL: return 0;
+    case OPARA__RESIZE_ASYMMETRIC: return 1;
+    case OPARA__RESIZE_ALIGN_CORNERS: return 2;
+    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return 3;
+    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: case OPARA__RESIZE_TF_CROP_AND_RESIZE: case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC:
+    case OPARA__RESIZE_COORD_UNKNOWN: return -1;
+    }
+    return -1;
+}
+
+static int opara__lower_resize_nearest(opara__resize_nearest_mode nearest) {
+    switch (nearest) {
+    case OPARA__NEAREST_ROUND_PREFER_FLOOR: return 0;
+    case OPARA__NEAREST_ROUND_PREFER_CEIL: return 1;
+    case OPARA__NEAREST_FLOOR: return 2;
+    case OPARA__NEAREST_CEIL: return 3;
+    case OPARA__NEAREST_UNKNOWN: return -1;
+    }
     return -1;
 }
 
 static opara_result opara__lower_resize(opara__lower_walk* w) {
-    static const char* const coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"};
-    static const char* const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-    static const char* const modes[] = {"nearest", "linear"};
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    const opara__attr* sa = opara__node_attr(n, "scales");
-    int mode = opara__lower_name_index(opara__attr_string(n, "mode", "nearest"), modes, 2);
-    int coord = opara__lower_name_index(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), coords, 4);
-    int nm = opara__lower_name_index(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nearest, 4);
+    const opara__node_params* rec = &w->params[w->node];
+    const opara__resize_params* rp = &rec->u.resize;
+    int mode = opara__lower_resize_mode(rp->mode), coord = opara__lower_resize_coord(rp->coord);
+    int nm = opara__lower_resize_nearest(rp->nearest);
     float sh, sw;
     int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
-    if (mode < 0 || coord < 0 || nm < 0 || opara__node_attr(n, "axes") || opara__attr_int(n, "antialias", 0))
+    if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "scales/sizes/axes/roi do not match the input");
+    if (mode < 0 || coord < 0 || nm < 0 || rp->antialias)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize mode (nearest/linear; half_pixel, asymmetric, "
                                                          "align_corners, pytorch_half_pixel)");
     if (x->ndim != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] || w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize of the last two axes of a float32 NCHW tensor only");
-    sh = (float)((double)y->dims[2] / (double)x->dims[2]);
-    sw = (float)((double)y->dims[3] / (double)x->dims[3]);
-    if (sa && sa->type == OPARA__ATTR_FLOATS && sa->count == 4) sh = sa->v.floats[2], sw = sa->v.floats[3];
+    sh = rp->scale[2], sw = rp->scale[3];
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
     if (!(L = opara__lower_launch(w, OPARA__CUK_RESIZE))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
@@ -20367,7 +20457,7 @@ static opara_result opara__lower_reduce_mean(opara__lower_walk* w) {
     int red[OPARA_MAX_DIMS];
     int32_t d;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].reduce[d]; /* as the shape engine resolved the axes */
+    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].u.reduce[d]; /* as the shape engine resolved the axes */
     return opara__lower_reduce(w, red);
 }
 
@@ -20388,10 +20478,11 @@ typedef struct opara__lower_win2 {
 
 /* The window the shape engine resolved for the node (pads after auto_pad / output_shape) as 2-D. */
 static opara_result opara__lower_win2_read(opara__lower_walk* w, const opara__shape* x, const opara__shape* y, opara__lower_win2* v) {
-    const opara__node_params* p = &w->params[w->node];
+    const opara__node_params* rec = &w->params[w->node];
+    const opara__window_params* p = &rec->u.window;
     int32_t k = x->ndim - 2, h = k == 2 ? 0 : -1, ww = k - 1; /* spatial indices of H (-1: 1-D) and W */
     if (k < 1 || k > 2) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
-    if (!p->resolved || p->n_spatial != k) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved window");
+    if (!rec->resolved || p->n_spatial != k) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved window");
     memset(v, 0, sizeof *v);
     v->H = h >= 0 ? x->dims[2] : 1, v->W = x->dims[1 + k];
     v->OH = h >= 0 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
@@ -20595,7 +20686,7 @@ static opara_result opara__lower_conv_cudnn(opara__lower_walk* w, const opara__s
 static opara_result opara__lower_conv(opara__lower_walk* w, int transpose) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    int64_t group = w->params[w->node].group, K = y->dims[1], kgroup;
+    int64_t group = w->params[w->node].u.window.group, K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
     int act = opara__lower_fused_act(n), done = 0;
     opara__lower_win2 v;
@@ -26214,7 +26305,7 @@ static int opara__fold_binary_f32(opara__imp* im, opara__op kind, const opara__c
     memset(&op, 0, sizeof op);
     node.op = kind, node.n_inputs = 2, node.n_outputs = 1;
     params.resolved = 1;
-    memcpy(params.bcast_strides, st, 2 * sizeof st[0]);
+    memcpy(params.u.broadcast.strides, st, 2 * sizeof st[0]);
     if (fa && fb) {
         opara__cv_tensor(a, fa, &t[0]);
         opara__cv_tensor(b, fb, &t[1]);

@@ -233,7 +233,6 @@ OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf,
 OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...)
     OPARA__PRINTF(4, 5);
 OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t);
-OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out);
 OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b);
 /* Element strides of an input (in_ndim dims) broadcast numpy-style to out dims; 0 where it is
    broadcast. Returns 0 when the shapes are not broadcast-compatible. */

@@ -12,13 +12,6 @@
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
-OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out) {
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return 0;
-    *out = axis;
-    return 1;
-}
-
 /* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
 static int opara__record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis) {
     if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
@@ -93,7 +86,7 @@ static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__
         if (dim != y->dims[i])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
                                      opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
-        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->bcast_strides[k][i - lead] : 0;
+        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->u.broadcast.strides[k][i - lead] : 0;
     }
     opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
     op->work_items = (size_t)(op->p.outer * op->p.tail);
@@ -463,23 +456,15 @@ static void opara__natural_strides(const opara__cpu_tensor* t, int64_t* strides)
 
 static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], perm[OPARA_MAX_DIMS];
-    uint32_t count = 0;
-    const int64_t* attr = opara__attr_ints(op->node, "perm", &count);
-    int seen[OPARA_MAX_DIMS];
+    const opara__node_params* rec = op->params;
+    const int64_t* perm;
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS];
     int32_t i;
     if (x->ndim != y->ndim || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: input and output ranks or types differ");
-    if (attr && count != (uint32_t)x->ndim)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: perm has %u entries for rank %d", count,
-                                 (int)x->ndim);
-    memset(seen, 0, sizeof seen);
-    for (i = 0; i < x->ndim; ++i) {
-        int64_t a = attr ? attr[i] : x->ndim - 1 - i;
-        if (!opara__cpu_norm_axis(a, x->ndim, &perm[i]) || seen[perm[i]])
-            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Transpose: perm is not a permutation");
-        seen[perm[i]] = 1;
-    }
+    if (!rec || !rec->resolved) /* the shape engine refused perm */
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Transpose: perm is not a permutation");
+    perm = rec->u.transpose.perm;
     opara__natural_strides(x, in_str);
     for (i = 0; i < y->ndim; ++i) {
         if (y->dims[i] != x->dims[perm[i]])
@@ -501,11 +486,11 @@ static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t ca
     opara__natural_strides(x, in_str);
     op->p.base = 0;
     for (d = 0; d < x->ndim; ++d) {
-        if (rec->slice_count[d] != y->dims[d])
+        if (rec->u.slice.count[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Slice: output dim %d is %lld, slice gives %lld", (int)d,
-                                     (long long)y->dims[d], (long long)rec->slice_count[d]);
-        strides[0][d] = rec->slice_step[d] * in_str[d];
-        if (rec->slice_count[d] > 0) op->p.base += rec->slice_start[d] * in_str[d];
+                                     (long long)y->dims[d], (long long)rec->u.slice.count[d]);
+        strides[0][d] = rec->u.slice.step[d] * in_str[d];
+        if (rec->u.slice.count[d] > 0) op->p.base += rec->u.slice.start[d] * in_str[d];
     }
     return opara__finish_strided_copy(op, strides);
 }
@@ -581,15 +566,13 @@ static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, si
     int is_concat = op->node->op == OPARA__OP_CONCAT;
     const opara__cpu_tensor* whole = is_concat ? &op->out[0] : &op->in[0];
     const opara__cpu_tensor* parts = is_concat ? op->in : op->out;
-    uint32_t n_parts = is_concat ? op->n_in : op->n_out, k, n_split = 0;
-    const int64_t* split = is_concat ? NULL : opara__attr_ints(op->node, "split", &n_split);
+    uint32_t n_parts = is_concat ? op->n_in : op->n_out, k;
     int64_t axis, sum = 0;
     if (!opara__record_axis(op, whole->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
-    if (split && n_split != n_parts)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Split: %u sizes for %u outputs", n_split, n_parts);
+    /* Split's sizes are its outputs' dims along the axis (the shape engine made them from 'split') */
     for (k = 0; k < n_parts; ++k) {
-        if (!opara__same_except(&parts[k], whole, axis) || (split && split[k] != parts[k].dims[axis]))
+        if (!opara__same_except(&parts[k], whole, axis))
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: part %u has the wrong shape or type",
                                      opara__op_name(op->node->op), k);
         sum += parts[k].dims[axis];
@@ -944,7 +927,7 @@ static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, siz
     int32_t d, yd = 0;
     if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
     if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->reduce[d]; /* axes as the shape engine resolved them */
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce[d]; /* axes as the shape engine resolved them */
     opara__natural_strides(x, str);
     p->kept_n = p->red_n = 0;
     for (d = 0; d < x->ndim; ++d) {
@@ -967,8 +950,6 @@ static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, siz
 }
 
 /* ---- Pad -------------------------------------------------------------------------------------- */
-
-enum { OPARA__PAD_CONSTANT, OPARA__PAD_REFLECT, OPARA__PAD_EDGE };
 
 /* Source index for output index o of a dim of size n padded by `before`; -1 for the constant. */
 static int64_t opara__pad_src(int mode, int64_t o, int64_t before, int64_t n) {
@@ -1022,36 +1003,26 @@ static opara_result opara__pad_kernel(const opara__cpu_op* op, size_t begin, siz
 static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    uint32_t np = 0, na = 0, i;
-    const int64_t* pads = opara__attr_ints(op->node, "pads", &np);
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
-    const char* mode = opara__attr_string(op->node, "mode", "constant");
-    int64_t before[OPARA_MAX_DIMS], after[OPARA_MAX_DIMS];
-    uint32_t n_ax = axes ? na : (uint32_t)x->ndim;
-    float value = opara__attr_float(op->node, "value", opara__attr_float(op->node, "constant_value", 0.0f));
+    const opara__node_params* rec = op->params;
+    const opara__pad_params* pp;
+    float value;
     int32_t d;
-    if (x->ndim != y->ndim || x->dtype != y->dtype || !opara__cast_type_ok(x->dtype) || !pads || np != 2 * n_ax)
+    if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype || !opara__cast_type_ok(x->dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Pad: pads/axes do not match the input rank or type");
-    p->mode = strcmp(mode, "constant") == 0 ? OPARA__PAD_CONSTANT
-              : strcmp(mode, "reflect") == 0 ? OPARA__PAD_REFLECT
-              : strcmp(mode, "edge") == 0   ? OPARA__PAD_EDGE
-                                            : -1;
-    if (p->mode < 0) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Pad: mode '%s'", mode);
-    for (d = 0; d < x->ndim; ++d) before[d] = after[d] = 0;
-    for (i = 0; i < n_ax; ++i) {
-        int64_t a = (int64_t)i;
-        if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
-            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Pad: axis out of range");
-        before[a] = pads[i];
-        after[a] = pads[i + n_ax];
+    pp = &rec->u.pad;
+    switch (pp->mode) {
+    case OPARA__PAD_CONSTANT: case OPARA__PAD_REFLECT: case OPARA__PAD_EDGE: break;
+    case OPARA__PAD_WRAP: return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Pad: mode '%s'", opara__pad_mode_name(pp->mode));
     }
+    p->mode = (int)pp->mode;
+    value = pp->value;
     opara__natural_strides(x, p->src_stride);
     for (d = 0; d < x->ndim; ++d) {
-        if (x->dims[d] + before[d] + after[d] != y->dims[d])
+        if (x->dims[d] + pp->begin[d] + pp->end[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: output dim %d is wrong", (int)d);
-        if (p->mode != OPARA__PAD_CONSTANT && x->dims[d] == 0 && y->dims[d] > 0)
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: cannot %s-pad an empty dim", mode);
-        p->start[d] = before[d];
+        if (pp->mode != OPARA__PAD_CONSTANT && x->dims[d] == 0 && y->dims[d] > 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: cannot %s-pad an empty dim", opara__pad_mode_name(pp->mode));
+        p->start[d] = pp->begin[d];
     }
     p->elem = opara_dtype_size(y->dtype);
     memset(p->fill, 0, sizeof p->fill);
@@ -1070,25 +1041,18 @@ static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap)
 
 /* ---- Resize ----------------------------------------------------------------------------------- */
 
-enum { OPARA__RESIZE_NEAREST, OPARA__RESIZE_LINEAR };
-enum {
-    OPARA__CT_HALF_PIXEL, OPARA__CT_PYTORCH_HALF_PIXEL, OPARA__CT_ALIGN_CORNERS, OPARA__CT_ASYMMETRIC,
-    OPARA__CT_TF_HALF_PIXEL_NN, OPARA__CT_TF_CROP, OPARA__CT_HALF_PIXEL_SYMMETRIC
-};
-enum { OPARA__NM_ROUND_PREFER_FLOOR, OPARA__NM_ROUND_PREFER_CEIL, OPARA__NM_FLOOR, OPARA__NM_CEIL };
-
 /* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
 static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
     double s = p->scale[d];
     switch (p->coord_mode) {
-    case OPARA__CT_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
-    case OPARA__CT_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
-    case OPARA__CT_ASYMMETRIC: return (double)x / s;
-    case OPARA__CT_TF_HALF_PIXEL_NN: return ((double)x + 0.5) / s;
-    case OPARA__CT_TF_CROP:
+    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
+    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
+    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
+    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
+    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
         return out > 1 ? p->roi_lo[d] * (double)(in - 1) + (double)x * (p->roi_hi[d] - p->roi_lo[d]) * (double)(in - 1) / (double)(out - 1)
                        : 0.5 * (p->roi_lo[d] + p->roi_hi[d]) * (double)(in - 1);
-    case OPARA__CT_HALF_PIXEL_SYMMETRIC: {
+    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
         double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
         return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
     }
@@ -1102,11 +1066,11 @@ static int64_t opara__resize_nearest(const opara__cpu_params* p, int32_t d, int6
     int64_t i;
     c = opara__resize_coord(p, d, x, in, out);
     f = floor(c);
-    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return -1;
+    if (p->coord_mode == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return -1;
     switch (p->nearest_mode) {
-    case OPARA__NM_ROUND_PREFER_CEIL: i = (int64_t)(c - f >= 0.5 ? f + 1.0 : f); break;
-    case OPARA__NM_FLOOR: i = (int64_t)f; break;
-    case OPARA__NM_CEIL: i = (int64_t)ceil(c); break;
+    case OPARA__NEAREST_ROUND_PREFER_CEIL: i = (int64_t)(c - f >= 0.5 ? f + 1.0 : f); break;
+    case OPARA__NEAREST_FLOOR: i = (int64_t)f; break;
+    case OPARA__NEAREST_CEIL: i = (int64_t)ceil(c); break;
     default: i = (int64_t)(c - f > 0.5 ? f + 1.0 : f); break;
     }
     return i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
@@ -1153,7 +1117,7 @@ static opara_result opara__resize_nearest_kernel(const opara__cpu_op* op, size_t
 static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out, int64_t* i0,
                               int64_t* i1, float* w) {
     double c = opara__resize_coord(p, d, x, in, out), f;
-    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return 0;
+    if (p->coord_mode == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return 0;
     if (c < 0.0) c = 0.0;
     if (c > (double)(in - 1)) c = (double)(in - 1);
     f = floor(c);
@@ -1195,69 +1159,25 @@ static opara_result opara__resize_linear_kernel(const opara__cpu_op* op, size_t 
     return OPARA_OK;
 }
 
-static int opara__resize_enum(const char* s, const char* const* names, int count) {
-    int i;
-    for (i = 0; i < count; ++i)
-        if (strcmp(s, names[i]) == 0) return i;
-    return -1;
-}
-
 static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
-    static const char* const ct_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                           "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
-    static const char* const nm_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    const opara__node* n = op->node;
-    const char* mode = opara__attr_string(n, "mode", "nearest");
-    uint32_t ns = 0, nz = 0, na = 0, nr = 0, i;
-    const float* scales = NULL;
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
-    const opara__attr* sa = opara__node_attr(n, "scales");
-    const opara__attr* ra = opara__node_attr(n, "roi");
-    float extrap = opara__attr_float(n, "extrapolation_value", 0.0f);
+    const opara__node_params* rec = op->params;
+    const opara__resize_params* rp;
+    float extrap;
     int32_t d;
-    (void)opara__attr_ints(n, "sizes", &nz);
-    if (sa && sa->type == OPARA__ATTR_FLOATS && sa->count > 0) {
-        scales = sa->v.floats;
-        ns = sa->count;
-    }
     if (x->ndim != y->ndim || x->ndim < 1 || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: input and output ranks or types differ");
-    if (opara__attr_int(n, "antialias", 0))
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
-    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names,
-                                       (int)(sizeof ct_names / sizeof ct_names[0]));
-    p->nearest_mode = opara__resize_enum(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nm_names, 4);
-    if (p->coord_mode < 0 || p->nearest_mode < 0)
+    if (!rec || !rec->resolved) /* the shape engine refused the scales, sizes, axes or roi */
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: scales/sizes/axes/roi do not match the input");
+    rp = &rec->u.resize;
+    if (rp->antialias) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
+    if (rp->coord == OPARA__RESIZE_COORD_UNKNOWN || rp->nearest == OPARA__NEAREST_UNKNOWN)
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: unknown coordinate or nearest mode");
-    for (d = 0; d < x->ndim; ++d) {
-        p->scale[d] = x->dims[d] ? (float)((double)y->dims[d] / (double)x->dims[d]) : 1.0f;
-        p->roi_lo[d] = 0.0f;
-        p->roi_hi[d] = 1.0f;
-    }
-    if (scales) {
-        if (ns != (axes ? na : (uint32_t)x->ndim))
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: %u scales for rank %d", ns, (int)x->ndim);
-        for (i = 0; i < ns; ++i) {
-            int64_t a = (int64_t)i;
-            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
-                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
-            if (!(scales[i] > 0.0f)) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Resize: scale <= 0");
-            p->scale[a] = scales[i];
-        }
-    }
-    if (ra && ra->type == OPARA__ATTR_FLOATS && ra->count > 0) {
-        nr = axes ? na : (uint32_t)x->ndim;
-        if (ra->count != 2 * nr) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: roi size");
-        for (i = 0; i < nr; ++i) {
-            int64_t a = (int64_t)i;
-            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
-                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
-            p->roi_lo[a] = ra->v.floats[i];
-            p->roi_hi[a] = ra->v.floats[i + nr];
-        }
-    }
+    p->coord_mode = (int)rp->coord;
+    p->nearest_mode = (int)rp->nearest;
+    extrap = rp->extrapolation_value;
+    for (d = 0; d < x->ndim; ++d) p->scale[d] = rp->scale[d], p->roi_lo[d] = rp->roi_lo[d], p->roi_hi[d] = rp->roi_hi[d];
     for (d = 0; d < x->ndim; ++d)
         if (x->dims[d] == 0 && y->dims[d] > 0) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: empty input");
     opara__natural_strides(x, p->src_stride);
@@ -1266,7 +1186,7 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
     if (y->dtype == OPARA_DTYPE_F32) memcpy(p->fill, &extrap, 4);
     op->work_items = y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : 0;
     op->min_items_per_task = 8;
-    if (strcmp(mode, "nearest") == 0) {
+    if (rp->mode == OPARA__RESIZE_NEAREST) {
         p->mode = OPARA__RESIZE_NEAREST;
         op->fn = opara__resize_nearest_kernel;
         if (y->dims[y->ndim - 1] > INT32_MAX || x->dims[x->ndim - 1] > INT32_MAX)
@@ -1274,8 +1194,8 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
         op->scratch_floats = (size_t)y->dims[y->ndim - 1]; /* the source columns, int32 */
         return OPARA_OK;
     }
-    if (strcmp(mode, "linear") != 0)
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode '%s' is not supported", mode);
+    if (rp->mode != OPARA__RESIZE_LINEAR)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode 'cubic' is not supported");
     if (y->dtype != OPARA_DTYPE_F32 || x->ndim < 2)
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear needs f32 of rank >= 2");
     for (d = 0; d < x->ndim - 2; ++d)
