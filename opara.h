@@ -8778,6 +8778,19 @@ typedef opara_result (*opara__cpu_kernel_fn)(const opara__cpu_op* op, size_t beg
 
 #define OPARA__BCAST_MAX_IN 3
 
+/* The functions of the unary kernel (opara__cpu_prepare maps each operator to one). */
+typedef enum opara__cpu_unary {
+    OPARA__UN_RELU, OPARA__UN_LEAKY_RELU, OPARA__UN_SIGMOID, OPARA__UN_TANH, OPARA__UN_HARD_SIGMOID,
+    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU
+} opara__cpu_unary;
+
+/* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
+typedef enum opara__cpu_binary {
+    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
+} opara__cpu_binary;
+
+#define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
+
 /* Parameters derived at prepare time; each kernel uses the fields it needs. */
 typedef struct opara__cpu_params {
     /* Conv, ConvTranspose, pools: spatial dims normalized to 3 (leading dims of size 1). */
@@ -8797,7 +8810,7 @@ typedef struct opara__cpu_params {
     int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], src_stride[OPARA_MAX_DIMS];
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
     int mode, coord_mode, nearest_mode;
-    int fn;                /* the unary or binary kernel's function (opara_cpu_kernels.c) */
+    int fn;                /* the unary or binary kernel's function (opara_cpu_elementwise.c) */
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */
@@ -8853,11 +8866,49 @@ OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara_
    broadcast. Returns 0 when the shapes are not broadcast-compatible. */
 OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
                                             const int64_t* in_dims, int64_t* strides);
-OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap);
+/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
+OPARA__PRIVATE int opara__cpu_record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis);
+OPARA__PRIVATE int64_t opara__cpu_dims_prod(const int64_t* dims, int32_t from, int32_t to);
+OPARA__PRIVATE void opara__cpu_natural_strides(const opara__cpu_tensor* t, int64_t* strides);
+/* The broadcast iteration space (element-wise kernels and strided copies): collapse the dims into
+   p->bc_*, then per work item its row, first element and count, and each input's offset of a row. */
+OPARA__PRIVATE void opara__cpu_bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, const int64_t* dims,
+                                           int64_t strides[][OPARA_MAX_DIMS]);
+OPARA__PRIVATE void opara__cpu_bc_offsets(const opara__cpu_params* p, int n_in, size_t row, int64_t* off);
+OPARA__PRIVATE void opara__cpu_bc_item(const opara__cpu_params* p, size_t item, size_t* row, size_t* j0, size_t* n);
+/* Cast's conversions, which Pad's fill uses too: the dtypes they take, storing an integer, float to
+   integer. */
+OPARA__PRIVATE int opara__cpu_cast_type_ok(opara_dtype t);
+OPARA__PRIVATE void opara__cpu_store_i(void* base, opara_dtype t, size_t i, int64_t v);
+OPARA__PRIVATE int64_t opara__cpu_f_to_i(double v);
+
+/* Each kernel file's prepare functions, called by opara__cpu_prepare (opara_cpu_kernels.c). */
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_conv.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
-OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_gemm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_elementwise.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_movement.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_slice(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_norm.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_reduce.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 
@@ -9120,7 +9171,8 @@ OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas) {
 /* ==== END src/opara_blas.c ==== */
 /* ==== BEGIN src/opara_cpu_base.c ==== */
 /* What every CPU kernel file shares, below all of them: failure text for the executor, element
-   counts, dims comparison and broadcast strides (from the shape engine's one broadcast rule). */
+   counts, dims comparison and broadcast strides (from the shape engine's one broadcast rule), the
+   record's axis, the broadcast iteration space, the integer conversions of Cast and Pad. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #include <stdio.h>
@@ -9158,6 +9210,106 @@ OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out
     memcpy(out.dims, out_dims, (size_t)out_ndim * sizeof *out_dims);
     memcpy(in.dims, in_dims, (size_t)in_ndim * sizeof *in_dims);
     return opara__broadcast_to(&out, &in, strides);
+}
+
+/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
+OPARA__PRIVATE int opara__cpu_record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis) {
+    if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
+    *axis = op->params->axis;
+    return 1;
+}
+
+OPARA__PRIVATE int64_t opara__cpu_dims_prod(const int64_t* dims, int32_t from, int32_t to) {
+    int64_t n = 1;
+    int32_t i;
+    for (i = from; i < to; ++i) n *= dims[i];
+    return n;
+}
+
+/* Drops unit dims and merges neighbours that are contiguous for every input; fills
+   p->bc_ndim/bc_dims/bc_strides. strides[k] are the uncollapsed element strides of input k. */
+OPARA__PRIVATE void opara__cpu_bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, const int64_t* dims,
+                                           int64_t strides[][OPARA_MAX_DIMS]) {
+    int32_t i, nd = 0;
+    int k;
+    for (i = 0; i < ndim; ++i) {
+        if (dims[i] == 1) continue;
+        if (nd > 0) {
+            int merge = 1;
+            for (k = 0; k < n_in; ++k)
+                if (p->bc_strides[k][nd - 1] != strides[k][i] * dims[i]) merge = 0;
+            if (merge) {
+                p->bc_dims[nd - 1] *= dims[i];
+                for (k = 0; k < n_in; ++k) p->bc_strides[k][nd - 1] = strides[k][i];
+                continue;
+            }
+        }
+        p->bc_dims[nd] = dims[i];
+        for (k = 0; k < n_in; ++k) p->bc_strides[k][nd] = strides[k][i];
+        ++nd;
+    }
+    if (nd == 0) {
+        p->bc_dims[0] = 1;
+        for (k = 0; k < n_in; ++k) p->bc_strides[k][0] = 0;
+        nd = 1;
+    }
+    p->bc_ndim = nd;
+    /* work items: rows (all but the innermost dim) x chunks of the innermost dim */
+    p->inner = p->bc_dims[nd - 1];
+    p->tail = p->inner > 0 ? (p->inner + OPARA__CHUNK - 1) / OPARA__CHUNK : 0;
+    p->outer = opara__cpu_dims_prod(p->bc_dims, 0, nd - 1);
+}
+
+/* Element offsets of each input for row `row` of the collapsed iteration space. */
+OPARA__PRIVATE void opara__cpu_bc_offsets(const opara__cpu_params* p, int n_in, size_t row, int64_t* off) {
+    int32_t d;
+    int k;
+    for (k = 0; k < n_in; ++k) off[k] = 0;
+    for (d = p->bc_ndim - 2; d >= 0; --d) {
+        int64_t idx = (int64_t)(row % (size_t)p->bc_dims[d]);
+        row /= (size_t)p->bc_dims[d];
+        for (k = 0; k < n_in; ++k) off[k] += idx * p->bc_strides[k][d];
+    }
+}
+
+/* Decodes item -> (row, first element, count) of the innermost dim. */
+OPARA__PRIVATE void opara__cpu_bc_item(const opara__cpu_params* p, size_t item, size_t* row, size_t* j0, size_t* n) {
+    size_t chunk = item % (size_t)p->tail;
+    *row = item / (size_t)p->tail;
+    *j0 = chunk * OPARA__CHUNK;
+    *n = OPARA__MIN((size_t)OPARA__CHUNK, (size_t)p->inner - *j0);
+}
+
+OPARA__PRIVATE void opara__cpu_natural_strides(const opara__cpu_tensor* t, int64_t* strides) {
+    int32_t i;
+    int64_t s = 1;
+    for (i = t->ndim - 1; i >= 0; --i) {
+        strides[i] = s;
+        s *= t->dims[i];
+    }
+}
+
+OPARA__PRIVATE void opara__cpu_store_i(void* base, opara_dtype t, size_t i, int64_t v) {
+    switch (t) {
+    case OPARA_DTYPE_I64: ((int64_t*)base)[i] = v; break;
+    case OPARA_DTYPE_I32: ((int32_t*)base)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case OPARA_DTYPE_I8: ((int8_t*)base)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case OPARA_DTYPE_BOOL: ((uint8_t*)base)[i] = v != 0; break;
+    default: ((uint8_t*)base)[i] = (uint8_t)(uint64_t)v; break;
+    }
+}
+
+/* Float to integer: truncation toward zero, saturated to the int64 range, NaN gives 0. */
+OPARA__PRIVATE int64_t opara__cpu_f_to_i(double v) {
+    if (v != v) return 0;
+    if (v >= 9.2233720368547758e18) return INT64_MAX;
+    if (v <= -9.2233720368547758e18) return INT64_MIN;
+    return (int64_t)v;
+}
+
+OPARA__PRIVATE int opara__cpu_cast_type_ok(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32 ||
+           t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_BOOL;
 }
 /* ==== END src/opara_cpu_base.c ==== */
 /* ==== BEGIN src/opara_cpu_gemm.c ==== */
@@ -10712,135 +10864,12 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n) {
     return sum;
 }
 /* ==== END src/opara_cpu_math.c ==== */
-/* ==== BEGIN src/opara_cpu_kernels.c ==== */
-/* CPU kernels for the element-wise, data-movement, normalization and reduction operators,
-   opara__cpu_prepare (validation + dispatch) and the constant weights' packing: the top of the CPU
-   kernel files. Conv and pools are in opara_cpu_conv.c (Winograd in opara_cpu_winograd.c), GEMM in
-   opara_cpu_gemm.c, vector math in opara_cpu_math.c, the helpers they all share in
-   opara_cpu_base.c. */
+/* ==== BEGIN src/opara_cpu_elementwise.c ==== */
+/* CPU kernels of the element-wise operators: the unary activations (f32), the binary arithmetic
+   with broadcasting (f32, i64, i32), Where and Cast. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #include <math.h>
-#include <stdio.h>
-
-#define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
-
-/* ---- helpers --------------------------------------------------------------------------------- */
-
-/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
-static int opara__record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis) {
-    if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
-    *axis = op->params->axis;
-    return 1;
-}
-
-static int64_t opara__dims_prod(const int64_t* dims, int32_t from, int32_t to) {
-    int64_t n = 1;
-    int32_t i;
-    for (i = from; i < to; ++i) n *= dims[i];
-    return n;
-}
-
-/* Drops unit dims and merges neighbours that are contiguous for every input; fills
-   p->bc_ndim/bc_dims/bc_strides. strides[k] are the uncollapsed element strides of input k. */
-static void opara__bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, const int64_t* dims,
-                               int64_t strides[][OPARA_MAX_DIMS]) {
-    int32_t i, nd = 0;
-    int k;
-    for (i = 0; i < ndim; ++i) {
-        if (dims[i] == 1) continue;
-        if (nd > 0) {
-            int merge = 1;
-            for (k = 0; k < n_in; ++k)
-                if (p->bc_strides[k][nd - 1] != strides[k][i] * dims[i]) merge = 0;
-            if (merge) {
-                p->bc_dims[nd - 1] *= dims[i];
-                for (k = 0; k < n_in; ++k) p->bc_strides[k][nd - 1] = strides[k][i];
-                continue;
-            }
-        }
-        p->bc_dims[nd] = dims[i];
-        for (k = 0; k < n_in; ++k) p->bc_strides[k][nd] = strides[k][i];
-        ++nd;
-    }
-    if (nd == 0) {
-        p->bc_dims[0] = 1;
-        for (k = 0; k < n_in; ++k) p->bc_strides[k][0] = 0;
-        nd = 1;
-    }
-    p->bc_ndim = nd;
-    /* work items: rows (all but the innermost dim) x chunks of the innermost dim */
-    p->inner = p->bc_dims[nd - 1];
-    p->tail = p->inner > 0 ? (p->inner + OPARA__CHUNK - 1) / OPARA__CHUNK : 0;
-    p->outer = opara__dims_prod(p->bc_dims, 0, nd - 1);
-}
-
-/* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
-   the output is their broadcast (leading dims of 1 allowed). */
-static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
-                                      size_t cap) {
-    const opara__cpu_tensor* y = &op->out[0];
-    const opara__node_params* rec = op->params;
-    int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
-    opara__shape shapes[OPARA__BCAST_MAX_IN], want;
-    const opara__shape* pointers[OPARA__BCAST_MAX_IN];
-    int32_t i, lead;
-    int k;
-    for (k = 0; k < n_in; ++k) {
-        shapes[k].ndim = ins[k]->ndim;
-        memcpy(shapes[k].dims, ins[k]->dims, (size_t)ins[k]->ndim * sizeof ins[k]->dims[0]);
-        pointers[k] = &shapes[k];
-    }
-    if (!rec || !rec->resolved || !opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL) ||
-        want.ndim > y->ndim)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the inputs do not broadcast to the output",
-                                 opara__op_name(op->node->op));
-    lead = y->ndim - want.ndim;
-    for (i = 0; i < y->ndim; ++i) {
-        int64_t dim = i >= lead ? want.dims[i - lead] : 1;
-        if (dim != y->dims[i])
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
-                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
-        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->u.broadcast.strides[k][i - lead] : 0;
-    }
-    opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
-    op->work_items = (size_t)(op->p.outer * op->p.tail);
-    op->min_items_per_task = 1;
-    return OPARA_OK;
-}
-
-/* Element offsets of each input for row `row` of the collapsed iteration space. */
-static void opara__bc_offsets(const opara__cpu_params* p, int n_in, size_t row, int64_t* off) {
-    int32_t d;
-    int k;
-    for (k = 0; k < n_in; ++k) off[k] = 0;
-    for (d = p->bc_ndim - 2; d >= 0; --d) {
-        int64_t idx = (int64_t)(row % (size_t)p->bc_dims[d]);
-        row /= (size_t)p->bc_dims[d];
-        for (k = 0; k < n_in; ++k) off[k] += idx * p->bc_strides[k][d];
-    }
-}
-
-/* Decodes item -> (row, first element, count) of the innermost dim. */
-static void opara__bc_item(const opara__cpu_params* p, size_t item, size_t* row, size_t* j0, size_t* n) {
-    size_t chunk = item % (size_t)p->tail;
-    *row = item / (size_t)p->tail;
-    *j0 = chunk * OPARA__CHUNK;
-    *n = OPARA__MIN((size_t)OPARA__CHUNK, (size_t)p->inner - *j0);
-}
-
-static void opara__copy_elems(uint8_t* dst, const uint8_t* src, int64_t src_stride, size_t n, size_t elem) {
-    size_t i;
-    if (src_stride == 1) {
-        memcpy(dst, src, n * elem);
-    } else if (elem == 4) {
-        for (i = 0; i < n; ++i) memcpy(dst + 4 * i, src + (int64_t)i * src_stride * 4, 4);
-    } else if (elem == 8) {
-        for (i = 0; i < n; ++i) memcpy(dst + 8 * i, src + (int64_t)i * src_stride * 8, 8);
-    } else {
-        for (i = 0; i < n; ++i) memcpy(dst + elem * i, src + (int64_t)i * src_stride * (int64_t)elem, elem);
-    }
-}
 
 /* ---- unary element-wise (f32) ---------------------------------------------------------------- */
 
@@ -10864,12 +10893,6 @@ static void opara__gelu_erf_rows(int level, float* y, const float* x, size_t n) 
         for (i = 0; i < m; ++i) y[i0 + i] = 0.5f * x[i0 + i] * (1.0f + t[i]);
     }
 }
-
-/* The functions of the unary kernel (the dispatch maps each operator to one). */
-typedef enum opara__cpu_unary {
-    OPARA__UN_RELU, OPARA__UN_LEAKY_RELU, OPARA__UN_SIGMOID, OPARA__UN_TANH, OPARA__UN_HARD_SIGMOID,
-    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU
-} opara__cpu_unary;
 
 static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -10923,7 +10946,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__node* n = op->node;
     if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
@@ -10950,7 +10973,41 @@ static opara_result opara__prepare_unary(opara__cpu_op* op, opara__cpu_unary fn,
     return OPARA_OK;
 }
 
-/* ---- binary element-wise with broadcasting ----------------------------------------------------- */
+/* ---- binary element-wise with broadcasting --------------------------------------------------- */
+
+/* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
+   the output is their broadcast (leading dims of 1 allowed). */
+static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                      size_t cap) {
+    const opara__cpu_tensor* y = &op->out[0];
+    const opara__node_params* rec = op->params;
+    int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
+    opara__shape shapes[OPARA__BCAST_MAX_IN], want;
+    const opara__shape* pointers[OPARA__BCAST_MAX_IN];
+    int32_t i, lead;
+    int k;
+    for (k = 0; k < n_in; ++k) {
+        shapes[k].ndim = ins[k]->ndim;
+        memcpy(shapes[k].dims, ins[k]->dims, (size_t)ins[k]->ndim * sizeof ins[k]->dims[0]);
+        pointers[k] = &shapes[k];
+    }
+    if (!rec || !rec->resolved || !opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL) ||
+        want.ndim > y->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the inputs do not broadcast to the output",
+                                 opara__op_name(op->node->op));
+    lead = y->ndim - want.ndim;
+    for (i = 0; i < y->ndim; ++i) {
+        int64_t dim = i >= lead ? want.dims[i - lead] : 1;
+        if (dim != y->dims[i])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
+                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
+        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->u.broadcast.strides[k][i - lead] : 0;
+    }
+    opara__cpu_bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    return OPARA_OK;
+}
 
 #define OPARA__BIN_ROW(T, EXPR)                                                             \
     do {                                                                                    \
@@ -10966,11 +11023,6 @@ static opara_result opara__prepare_unary(opara__cpu_op* op, opara__cpu_unary fn,
             for (i = 0; i < n; ++i) { T x = a[(int64_t)i * sa], z = b[(int64_t)i * sb]; y[i] = (EXPR); } \
         }                                                                                   \
     } while (0)
-
-/* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
-typedef enum opara__cpu_binary {
-    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
-} opara__cpu_binary;
 
 static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a, int64_t sa, const float* b,
                                int64_t sb, float* y, size_t n) {
@@ -11043,8 +11095,8 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
     for (item = begin; item < end; ++item) {
         size_t row, j0, n;
         int64_t off[2], ao, bo, yo;
-        opara__bc_item(p, item, &row, &j0, &n);
-        opara__bc_offsets(p, 2, row, off);
+        opara__cpu_bc_item(p, item, &row, &j0, &n);
+        opara__cpu_bc_offsets(p, 2, row, off);
         ao = off[0] + (int64_t)j0 * sa;
         bo = off[1] + (int64_t)j0 * sb;
         yo = (int64_t)(row * (size_t)p->inner + j0);
@@ -11061,7 +11113,7 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap) {
     const opara__cpu_tensor* ins[2];
     opara_dtype dt = op->out[0].dtype;
     ins[0] = &op->in[0];
@@ -11075,7 +11127,7 @@ static opara_result opara__prepare_binary(opara__cpu_op* op, opara__cpu_binary f
     return opara__bc_prepare(op, 2, ins, err, cap);
 }
 
-/* ---- Where, Expand, Slice, Transpose: strided copies ------------------------------------------- */
+/* ---- Where ----------------------------------------------------------------------------------- */
 
 static opara_result opara__where_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -11091,8 +11143,8 @@ static opara_result opara__where_kernel(const opara__cpu_op* op, size_t begin, s
         size_t row, j0, n;
         int64_t off[3];
         uint8_t* yr;
-        opara__bc_item(p, item, &row, &j0, &n);
-        opara__bc_offsets(p, 3, row, off);
+        opara__cpu_bc_item(p, item, &row, &j0, &n);
+        opara__cpu_bc_offsets(p, 3, row, off);
         yr = y + (row * (size_t)p->inner + j0) * e;
         for (i = 0; i < n; ++i) {
             int64_t j = (int64_t)(j0 + i);
@@ -11103,7 +11155,7 @@ static opara_result opara__where_kernel(const opara__cpu_op* op, size_t begin, s
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_where(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor* ins[3];
     ins[0] = &op->in[0];
     ins[1] = &op->in[1];
@@ -11114,6 +11166,81 @@ static opara_result opara__prepare_where(opara__cpu_op* op, char* err, size_t ca
     op->p.elem = opara_dtype_size(op->out[0].dtype);
     op->fn = opara__where_kernel;
     return opara__bc_prepare(op, 3, ins, err, cap);
+}
+
+/* ---- Cast ------------------------------------------------------------------------------------ */
+
+static int opara__is_float_type(opara_dtype t) { return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64; }
+
+static double opara__load_f(const void* base, opara_dtype t, size_t i) {
+    return t == OPARA_DTYPE_F32 ? (double)((const float*)base)[i] : ((const double*)base)[i];
+}
+
+static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
+    switch (t) {
+    case OPARA_DTYPE_I64: return ((const int64_t*)base)[i];
+    case OPARA_DTYPE_I32: return ((const int32_t*)base)[i];
+    case OPARA_DTYPE_I8: return ((const int8_t*)base)[i];
+    case OPARA_DTYPE_BOOL: return ((const uint8_t*)base)[i] != 0;
+    default: return ((const uint8_t*)base)[i];
+    }
+}
+
+static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    opara_dtype from = op->in[0].dtype, to = op->out[0].dtype;
+    const void* x = op->in[0].data;
+    void* y = op->out[0].data;
+    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    for (i = i0; i < i1; ++i) {
+        if (opara__is_float_type(to)) {
+            double v = opara__is_float_type(from) ? opara__load_f(x, from, i) : (double)opara__load_i(x, from, i);
+            if (to == OPARA_DTYPE_F32) ((float*)y)[i] = (float)v;
+            else ((double*)y)[i] = v;
+        } else if (opara__is_float_type(from)) {
+            double v = opara__load_f(x, from, i);
+            if (to == OPARA_DTYPE_BOOL) opara__cpu_store_i(y, to, i, v != 0.0);
+            else opara__cpu_store_i(y, to, i, opara__cpu_f_to_i(v));
+        } else {
+            opara__cpu_store_i(y, to, i, opara__load_i(x, from, i));
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap) {
+    int64_t to = opara__attr_int(op->node, "to", (int64_t)op->out[0].dtype);
+    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
+    if (to != (int64_t)op->out[0].dtype || !opara__cpu_cast_type_ok(op->in[0].dtype) || !opara__cpu_cast_type_ok(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
+                                 opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__cast_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/opara_cpu_elementwise.c ==== */
+/* ==== BEGIN src/opara_cpu_movement.c ==== */
+/* CPU kernels of the data-movement operators: strided copies (Expand, Transpose, Slice), the
+   Reshape family, Concat and Split, Gather, Pad and Resize. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* ---- Expand, Slice, Transpose: strided copies ------------------------------------------------ */
+
+static void opara__copy_elems(uint8_t* dst, const uint8_t* src, int64_t src_stride, size_t n, size_t elem) {
+    size_t i;
+    if (src_stride == 1) {
+        memcpy(dst, src, n * elem);
+    } else if (elem == 4) {
+        for (i = 0; i < n; ++i) memcpy(dst + 4 * i, src + (int64_t)i * src_stride * 4, 4);
+    } else if (elem == 8) {
+        for (i = 0; i < n; ++i) memcpy(dst + 8 * i, src + (int64_t)i * src_stride * 8, 8);
+    } else {
+        for (i = 0; i < n; ++i) memcpy(dst + elem * i, src + (int64_t)i * src_stride * (int64_t)elem, elem);
+    }
 }
 
 /* out[i] = in[base + sum_d idx_d * stride_d] over the collapsed dims (stride table of input 0). */
@@ -11127,8 +11254,8 @@ static opara_result opara__strided_copy_kernel(const opara__cpu_op* op, size_t b
     for (item = begin; item < end; ++item) {
         size_t row, j0, n;
         int64_t off;
-        opara__bc_item(p, item, &row, &j0, &n);
-        opara__bc_offsets(p, 1, row, &off);
+        opara__cpu_bc_item(p, item, &row, &j0, &n);
+        opara__cpu_bc_offsets(p, 1, row, &off);
         off += p->base + (int64_t)j0 * s;
         opara__copy_elems(y + (row * (size_t)p->inner + j0) * e, x + off * (int64_t)e, s, n, e);
     }
@@ -11138,14 +11265,14 @@ static opara_result opara__strided_copy_kernel(const opara__cpu_op* op, size_t b
 static opara_result opara__finish_strided_copy(opara__cpu_op* op, int64_t strides[][OPARA_MAX_DIMS]) {
     const opara__cpu_tensor* y = &op->out[0];
     op->p.elem = opara_dtype_size(y->dtype);
-    opara__bc_collapse(&op->p, 1, y->ndim, y->dims, strides);
+    opara__cpu_bc_collapse(&op->p, 1, y->ndim, y->dims, strides);
     op->work_items = (size_t)(op->p.outer * op->p.tail);
     op->min_items_per_task = 1;
     op->fn = opara__strided_copy_kernel;
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_expand(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap) {
     if (op->in[0].dtype != op->out[0].dtype || !opara_dtype_size(op->out[0].dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Expand: input and output types differ");
     op->p.elem = opara_dtype_size(op->out[0].dtype);
@@ -11160,16 +11287,7 @@ static opara_result opara__prepare_expand(opara__cpu_op* op, char* err, size_t c
     }
 }
 
-static void opara__natural_strides(const opara__cpu_tensor* t, int64_t* strides) {
-    int32_t i;
-    int64_t s = 1;
-    for (i = t->ndim - 1; i >= 0; --i) {
-        strides[i] = s;
-        s *= t->dims[i];
-    }
-}
-
-static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     const opara__node_params* rec = op->params;
     const int64_t* perm;
@@ -11180,7 +11298,7 @@ static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_
     if (!rec || !rec->resolved) /* the shape engine refused perm */
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Transpose: perm is not a permutation");
     perm = rec->u.transpose.perm;
-    opara__natural_strides(x, in_str);
+    opara__cpu_natural_strides(x, in_str);
     for (i = 0; i < y->ndim; ++i) {
         if (y->dims[i] != x->dims[perm[i]])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: output dim %d is wrong", (int)i);
@@ -11191,14 +11309,14 @@ static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_
 }
 
 /* Slice as the shape engine resolved it (first index, step and count per dim): a strided copy. */
-static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     const opara__node_params* rec = op->params;
     int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS];
     int32_t d;
     if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Slice: starts/ends/axes/steps are inconsistent");
-    opara__natural_strides(x, in_str);
+    opara__cpu_natural_strides(x, in_str);
     op->p.base = 0;
     for (d = 0; d < x->ndim; ++d) {
         if (rec->u.slice.count[d] != y->dims[d])
@@ -11210,7 +11328,7 @@ static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t ca
     return opara__finish_strided_copy(op, strides);
 }
 
-/* ---- Reshape family: plain copies ------------------------------------------------------------- */
+/* ---- Reshape family: plain copies ------------------------------------------------------------ */
 
 static opara_result opara__copy_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     size_t bytes = opara__cpu_numel(&op->out[0]) * op->p.elem, b0 = begin * 65536, b1 = OPARA__MIN(bytes, end * 65536);
@@ -11220,7 +11338,7 @@ static opara_result opara__copy_kernel(const opara__cpu_op* op, size_t begin, si
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_reshape(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* err, size_t cap) {
     if (opara__cpu_numel(&op->in[0]) != opara__cpu_numel(&op->out[0]) || op->in[0].dtype != op->out[0].dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: element counts or types differ",
                                  opara__op_name(op->node->op));
@@ -11231,7 +11349,7 @@ static opara_result opara__prepare_reshape(opara__cpu_op* op, char* err, size_t 
     return OPARA_OK;
 }
 
-/* ---- Concat and Split ------------------------------------------------------------------------- */
+/* ---- Concat and Split ------------------------------------------------------------------------ */
 
 static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     size_t e = op->p.elem, inner = (size_t)op->p.inner, row_bytes = (size_t)op->out[0].dims[op->p.axis] * inner * e;
@@ -11277,13 +11395,13 @@ static int opara__same_except(const opara__cpu_tensor* t, const opara__cpu_tenso
     return 1;
 }
 
-static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, char* err, size_t cap) {
     int is_concat = op->node->op == OPARA__OP_CONCAT;
     const opara__cpu_tensor* whole = is_concat ? &op->out[0] : &op->in[0];
     const opara__cpu_tensor* parts = is_concat ? op->in : op->out;
     uint32_t n_parts = is_concat ? op->n_in : op->n_out, k;
     int64_t axis, sum = 0;
-    if (!opara__record_axis(op, whole->ndim, &axis))
+    if (!opara__cpu_record_axis(op, whole->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
     /* Split's sizes are its outputs' dims along the axis (the shape engine made them from 'split') */
     for (k = 0; k < n_parts; ++k) {
@@ -11297,15 +11415,15 @@ static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, si
                                  opara__op_name(op->node->op), (long long)sum, (long long)whole->dims[axis]);
     op->p.axis = axis;
     op->p.elem = opara_dtype_size(whole->dtype);
-    op->p.inner = opara__dims_prod(whole->dims, (int32_t)axis + 1, whole->ndim);
-    op->work_items = (size_t)opara__dims_prod(whole->dims, 0, (int32_t)axis);
+    op->p.inner = opara__cpu_dims_prod(whole->dims, (int32_t)axis + 1, whole->ndim);
+    op->work_items = (size_t)opara__cpu_dims_prod(whole->dims, 0, (int32_t)axis);
     if (opara__cpu_numel(whole) == 0) op->work_items = 0;
     op->min_items_per_task = 16;
     op->fn = is_concat ? opara__concat_kernel : opara__split_kernel;
     return OPARA_OK;
 }
 
-/* ---- Gather ----------------------------------------------------------------------------------- */
+/* ---- Gather ---------------------------------------------------------------------------------- */
 
 static opara_result opara__gather_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -11343,11 +11461,11 @@ OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf,
     if (op->node->op == OPARA__OP_GATHER) opara__gather_explain(op, buf, cap);
 }
 
-static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
     int64_t axis;
     int32_t i, expect = x->ndim - 1 + idx->ndim;
-    if (!opara__record_axis(op, x->ndim, &axis))
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: axis out of range");
     if ((idx->dtype != OPARA_DTYPE_I64 && idx->dtype != OPARA_DTYPE_I32) || y->dtype != x->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Gather: indices must be i32/i64");
@@ -11358,7 +11476,7 @@ static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t c
     }
     op->p.axis = axis;
     op->p.elem = opara_dtype_size(x->dtype);
-    op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
     op->work_items = x->dims[axis] == 0 && opara__cpu_numel(idx) ? 0 : opara__cpu_numel(y) / (op->p.inner ? (size_t)op->p.inner : 1);
     if (opara__cpu_numel(y) == 0) op->work_items = 0;
     if (x->dims[axis] == 0 && opara__cpu_numel(idx) > 0 && opara__cpu_numel(y) > 0)
@@ -11368,303 +11486,7 @@ static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t c
     return OPARA_OK;
 }
 
-/* ---- Cast ------------------------------------------------------------------------------------- */
-
-static int opara__is_float_type(opara_dtype t) { return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64; }
-
-static double opara__load_f(const void* base, opara_dtype t, size_t i) {
-    return t == OPARA_DTYPE_F32 ? (double)((const float*)base)[i] : ((const double*)base)[i];
-}
-
-static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
-    switch (t) {
-    case OPARA_DTYPE_I64: return ((const int64_t*)base)[i];
-    case OPARA_DTYPE_I32: return ((const int32_t*)base)[i];
-    case OPARA_DTYPE_I8: return ((const int8_t*)base)[i];
-    case OPARA_DTYPE_BOOL: return ((const uint8_t*)base)[i] != 0;
-    default: return ((const uint8_t*)base)[i];
-    }
-}
-
-static void opara__store_i(void* base, opara_dtype t, size_t i, int64_t v) {
-    switch (t) {
-    case OPARA_DTYPE_I64: ((int64_t*)base)[i] = v; break;
-    case OPARA_DTYPE_I32: ((int32_t*)base)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
-    case OPARA_DTYPE_I8: ((int8_t*)base)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
-    case OPARA_DTYPE_BOOL: ((uint8_t*)base)[i] = v != 0; break;
-    default: ((uint8_t*)base)[i] = (uint8_t)(uint64_t)v; break;
-    }
-}
-
-/* Float to integer: truncation toward zero, saturated to the int64 range, NaN gives 0. */
-static int64_t opara__f_to_i(double v) {
-    if (v != v) return 0;
-    if (v >= 9.2233720368547758e18) return INT64_MAX;
-    if (v <= -9.2233720368547758e18) return INT64_MIN;
-    return (int64_t)v;
-}
-
-static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    opara_dtype from = op->in[0].dtype, to = op->out[0].dtype;
-    const void* x = op->in[0].data;
-    void* y = op->out[0].data;
-    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
-    (void)scratch;
-    for (i = i0; i < i1; ++i) {
-        if (opara__is_float_type(to)) {
-            double v = opara__is_float_type(from) ? opara__load_f(x, from, i) : (double)opara__load_i(x, from, i);
-            if (to == OPARA_DTYPE_F32) ((float*)y)[i] = (float)v;
-            else ((double*)y)[i] = v;
-        } else if (opara__is_float_type(from)) {
-            double v = opara__load_f(x, from, i);
-            if (to == OPARA_DTYPE_BOOL) opara__store_i(y, to, i, v != 0.0);
-            else opara__store_i(y, to, i, opara__f_to_i(v));
-        } else {
-            opara__store_i(y, to, i, opara__load_i(x, from, i));
-        }
-    }
-    return OPARA_OK;
-}
-
-static int opara__cast_type_ok(opara_dtype t) {
-    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32 ||
-           t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_BOOL;
-}
-
-static opara_result opara__prepare_cast(opara__cpu_op* op, char* err, size_t cap) {
-    int64_t to = opara__attr_int(op->node, "to", (int64_t)op->out[0].dtype);
-    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
-    if (to != (int64_t)op->out[0].dtype || !opara__cast_type_ok(op->in[0].dtype) || !opara__cast_type_ok(op->out[0].dtype))
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
-                                 opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));
-    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
-    op->min_items_per_task = 1;
-    op->fn = opara__cast_kernel;
-    return OPARA_OK;
-}
-
-/* ---- Softmax, LayerNormalization, BatchNormalization, GlobalAveragePool ------------------------ */
-
-static opara_result opara__softmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    const opara__cpu_params* p = &op->p;
-    size_t L = (size_t)p->mid, in = (size_t)p->inner, item, j;
-    (void)scratch;
-    int level = opara__cpu_isa_level();
-    for (item = begin; item < end; ++item) {
-        size_t base = (item / in) * L * in + item % in;
-        const float* x = (const float*)op->in[0].data + base;
-        float* y = (float*)op->out[0].data + base;
-        float mx = -HUGE_VALF, sum = 0.0f;
-        if (in == 1) {
-            opara__softmax_row(level, y, x, L);
-            continue;
-        }
-        for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
-        for (j = 0; j < L; ++j) {
-            y[j * in] = expf(x[j * in] - mx);
-            sum += y[j * in];
-        }
-        for (j = 0; j < L; ++j) y[j * in] /= sum;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__prepare_softmax(opara__cpu_op* op, char* err, size_t cap) {
-    const opara__cpu_tensor* x = &op->in[0];
-    int64_t axis;
-    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
-    if (!opara__record_axis(op, x->ndim, &axis))
-        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
-    op->p.mid = x->dims[axis];
-    op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
-    op->work_items = (size_t)(opara__dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner);
-    if (op->p.mid == 0) op->work_items = 0;
-    op->min_items_per_task = 16;
-    op->fn = opara__softmax_kernel;
-    return OPARA_OK;
-}
-
-static opara_result opara__layer_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    const opara__cpu_params* p = &op->p;
-    size_t L = (size_t)p->mid, item, j;
-    const float* sc = (const float*)op->in[1].data;
-    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
-    float* mean_out = op->n_out > 1 ? (float*)op->out[1].data : NULL;
-    float* inv_out = op->n_out > 2 ? (float*)op->out[2].data : NULL;
-    size_t ss = (size_t)p->bc_strides[0][0], bs = (size_t)p->bc_strides[1][0];
-    (void)scratch;
-    int level = opara__cpu_isa_level();
-    for (item = begin; item < end; ++item) {
-        const float* x = (const float*)op->in[0].data + item * L;
-        float* y = (float*)op->out[0].data + item * L;
-        double mean_d, var;
-        float mean, inv;
-        opara__row_moments(level, x, L, &mean_d, &var);
-        mean = (float)mean_d;
-        inv = (float)(1.0 / sqrt(var + (double)p->eps));
-        for (j = 0; j < L; ++j) y[j] = (x[j] - mean) * inv * sc[j * ss] + (bias ? bias[j * bs] : 0.0f);
-        if (mean_out) mean_out[item] = mean;
-        if (inv_out) inv_out[item] = inv;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap) {
-    const opara__cpu_tensor* x = &op->in[0];
-    int64_t axis, outer;
-    size_t L;
-    uint32_t k;
-    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
-    if (!opara__record_axis(op, x->ndim, &axis))
-        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
-    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
-    op->p.mid = opara__dims_prod(x->dims, (int32_t)axis, x->ndim);
-    outer = opara__dims_prod(x->dims, 0, (int32_t)axis);
-    L = (size_t)op->p.mid;
-    for (k = 1; k < 3 && k < op->n_in; ++k) {
-        size_t n = opara__cpu_numel(&op->in[k]);
-        if (!op->in[k].data) continue;
-        if (n != L && n != 1)
-            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "LayerNormalization: scale/bias of %zu elements", n);
-        op->p.bc_strides[k - 1][0] = n == 1 ? 0 : 1;
-    }
-    for (k = 1; k < op->n_out; ++k)
-        if (op->out[k].data && opara__cpu_numel(&op->out[k]) != (size_t)outer)
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: Mean/InvStdDev shape");
-    if (op->n_in < 2 || !op->in[1].data) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "LayerNormalization needs Scale");
-    op->work_items = L ? (size_t)outer : 0;
-    op->min_items_per_task = 4;
-    op->fn = opara__layer_norm_kernel;
-    return OPARA_OK;
-}
-
-static opara_result opara__batch_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    size_t C = (size_t)op->p.cin, HW = (size_t)op->p.inner, item, j;
-    (void)scratch;
-    for (item = begin; item < end; ++item) {
-        size_t c = item % C;
-        float s = ((const float*)op->in[1].data)[c], b = ((const float*)op->in[2].data)[c];
-        float m = ((const float*)op->in[3].data)[c], v = ((const float*)op->in[4].data)[c];
-        float k = s / sqrtf(v + op->p.eps), off = b - m * k;
-        const float* x = (const float*)op->in[0].data + item * HW;
-        float* y = (float*)op->out[0].data + item * HW;
-        for (j = 0; j < HW; ++j) y[j] = x[j] * k + off;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap) {
-    const opara__cpu_tensor* x = &op->in[0];
-    uint32_t k;
-    if (op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: needs 5 inputs and X/Y of rank >= 2");
-    for (k = 1; k < 5; ++k)
-        if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: input %u must have C elements", k);
-    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
-    op->p.cin = x->dims[1];
-    op->p.inner = opara__dims_prod(x->dims, 2, x->ndim);
-    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
-    op->min_items_per_task = 1;
-    op->fn = opara__batch_norm_kernel;
-    return OPARA_OK;
-}
-
-static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    size_t HW = (size_t)op->p.inner, item;
-    int level = opara__cpu_isa_level();
-    (void)scratch;
-    for (item = begin; item < end; ++item) {
-        float sum = opara__vec_sum(level, (const float*)op->in[0].data + item * HW, HW);
-        ((float*)op->out[0].data)[item] = HW ? sum / (float)HW : 0.0f;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
-    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    int32_t i;
-    if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
-    for (i = 2; i < y->ndim; ++i)
-        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
-    op->p.inner = opara__dims_prod(x->dims, 2, x->ndim);
-    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
-    op->min_items_per_task = 4;
-    op->fn = opara__global_avg_kernel;
-    return OPARA_OK;
-}
-
-/* ---- ReduceMean ------------------------------------------------------------------------------- */
-
-static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    const opara__cpu_params* p = &op->p;
-    const float* x = (const float*)op->in[0].data;
-    float* y = (float*)op->out[0].data;
-    int64_t count = opara__dims_prod(p->red_dims, 0, p->red_n);
-    size_t item;
-    (void)scratch;
-    for (item = begin; item < end; ++item) {
-        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
-        int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
-        size_t rem = item;
-        double sum = 0.0;
-        int32_t d;
-        for (d = p->kept_n - 1; d >= 0; --d) {
-            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
-            rem /= (size_t)p->kept_dims[d];
-        }
-        for (d = 0; d < p->red_n; ++d) idx[d] = 0;
-        for (r = 0; r < count; r += inner) {
-            int64_t off = base, j;
-            float part = 0.0f;
-            for (d = 0; d < p->red_n - 1; ++d) off += idx[d] * p->red_strides[d];
-            for (j = 0; j < inner; ++j) part += x[off + j * is];
-            sum += part;
-            for (d = p->red_n - 2; d >= 0; --d) {
-                if (++idx[d] < p->red_dims[d]) break;
-                idx[d] = 0;
-            }
-        }
-        y[item] = count ? (float)(sum / (double)count) : 0.0f;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
-    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    opara__cpu_params* p = &op->p;
-    int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
-    int64_t str[OPARA_MAX_DIMS];
-    int32_t d, yd = 0;
-    if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
-    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce[d]; /* axes as the shape engine resolved them */
-    opara__natural_strides(x, str);
-    p->kept_n = p->red_n = 0;
-    for (d = 0; d < x->ndim; ++d) {
-        if (reduce[d]) {
-            p->red_dims[p->red_n] = x->dims[d];
-            p->red_strides[p->red_n++] = str[d];
-            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
-        } else {
-            p->kept_dims[p->kept_n] = x->dims[d];
-            p->kept_strides[p->kept_n++] = str[d];
-            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
-        }
-    }
-    if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
-    op->work_items = opara__cpu_numel(y);
-    op->min_items_per_task = 64;
-    op->fn = opara__reduce_mean_kernel;
-    return OPARA_OK;
-}
-
-/* ---- Pad -------------------------------------------------------------------------------------- */
+/* ---- Pad ------------------------------------------------------------------------------------- */
 
 /* Source index for output index o of a dim of size n padded by `before`; -1 for the constant. */
 static int64_t opara__pad_src(int mode, int64_t o, int64_t before, int64_t n) {
@@ -11715,14 +11537,14 @@ static opara_result opara__pad_kernel(const opara__cpu_op* op, size_t begin, siz
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
     const opara__node_params* rec = op->params;
     const opara__pad_params* pp;
     float value;
     int32_t d;
-    if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype || !opara__cast_type_ok(x->dtype))
+    if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype || !opara__cpu_cast_type_ok(x->dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Pad: pads/axes do not match the input rank or type");
     pp = &rec->u.pad;
     switch (pp->mode) {
@@ -11731,7 +11553,7 @@ static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap)
     }
     p->mode = (int)pp->mode;
     value = pp->value;
-    opara__natural_strides(x, p->src_stride);
+    opara__cpu_natural_strides(x, p->src_stride);
     for (d = 0; d < x->ndim; ++d) {
         if (x->dims[d] + pp->begin[d] + pp->end[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: output dim %d is wrong", (int)d);
@@ -11746,7 +11568,7 @@ static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap)
         double v = value;
         memcpy(p->fill, &v, 8);
     } else {
-        opara__store_i(p->fill, y->dtype, 0, opara__f_to_i(value));
+        opara__cpu_store_i(p->fill, y->dtype, 0, opara__cpu_f_to_i(value));
     }
     op->work_items = y->ndim && y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : (opara__cpu_numel(y) ? 1 : 0);
     op->min_items_per_task = 16;
@@ -11754,7 +11576,7 @@ static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap)
     return OPARA_OK;
 }
 
-/* ---- Resize ----------------------------------------------------------------------------------- */
+/* ---- Resize ---------------------------------------------------------------------------------- */
 
 /* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
 static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
@@ -11874,7 +11696,7 @@ static opara_result opara__resize_linear_kernel(const opara__cpu_op* op, size_t 
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
     const opara__node_params* rec = op->params;
@@ -11895,7 +11717,7 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
     for (d = 0; d < x->ndim; ++d) p->scale[d] = rp->scale[d], p->roi_lo[d] = rp->roi_lo[d], p->roi_hi[d] = rp->roi_hi[d];
     for (d = 0; d < x->ndim; ++d)
         if (x->dims[d] == 0 && y->dims[d] > 0) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: empty input");
-    opara__natural_strides(x, p->src_stride);
+    opara__cpu_natural_strides(x, p->src_stride);
     p->elem = opara_dtype_size(y->dtype);
     memset(p->fill, 0, sizeof p->fill);
     if (y->dtype == OPARA_DTYPE_F32) memcpy(p->fill, &extrap, 4);
@@ -11920,6 +11742,254 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
     op->fn = opara__resize_linear_kernel;
     return OPARA_OK;
 }
+/* ==== END src/opara_cpu_movement.c ==== */
+/* ==== BEGIN src/opara_cpu_norm.c ==== */
+/* CPU kernels of the normalization operators: LayerNormalization and BatchNormalization
+   (inference). */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* ---- LayerNormalization ---------------------------------------------------------------------- */
+
+static opara_result opara__layer_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, item, j;
+    const float* sc = (const float*)op->in[1].data;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* mean_out = op->n_out > 1 ? (float*)op->out[1].data : NULL;
+    float* inv_out = op->n_out > 2 ? (float*)op->out[2].data : NULL;
+    size_t ss = (size_t)p->bc_strides[0][0], bs = (size_t)p->bc_strides[1][0];
+    (void)scratch;
+    int level = opara__cpu_isa_level();
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * L;
+        float* y = (float*)op->out[0].data + item * L;
+        double mean_d, var;
+        float mean, inv;
+        opara__row_moments(level, x, L, &mean_d, &var);
+        mean = (float)mean_d;
+        inv = (float)(1.0 / sqrt(var + (double)p->eps));
+        for (j = 0; j < L; ++j) y[j] = (x[j] - mean) * inv * sc[j * ss] + (bias ? bias[j * bs] : 0.0f);
+        if (mean_out) mean_out[item] = mean;
+        if (inv_out) inv_out[item] = inv;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis, outer;
+    size_t L;
+    uint32_t k;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
+    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.mid = opara__cpu_dims_prod(x->dims, (int32_t)axis, x->ndim);
+    outer = opara__cpu_dims_prod(x->dims, 0, (int32_t)axis);
+    L = (size_t)op->p.mid;
+    for (k = 1; k < 3 && k < op->n_in; ++k) {
+        size_t n = opara__cpu_numel(&op->in[k]);
+        if (!op->in[k].data) continue;
+        if (n != L && n != 1)
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "LayerNormalization: scale/bias of %zu elements", n);
+        op->p.bc_strides[k - 1][0] = n == 1 ? 0 : 1;
+    }
+    for (k = 1; k < op->n_out; ++k)
+        if (op->out[k].data && opara__cpu_numel(&op->out[k]) != (size_t)outer)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: Mean/InvStdDev shape");
+    if (op->n_in < 2 || !op->in[1].data) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "LayerNormalization needs Scale");
+    op->work_items = L ? (size_t)outer : 0;
+    op->min_items_per_task = 4;
+    op->fn = opara__layer_norm_kernel;
+    return OPARA_OK;
+}
+
+/* ---- BatchNormalization (inference) ---------------------------------------------------------- */
+
+static opara_result opara__batch_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t C = (size_t)op->p.cin, HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t c = item % C;
+        float s = ((const float*)op->in[1].data)[c], b = ((const float*)op->in[2].data)[c];
+        float m = ((const float*)op->in[3].data)[c], v = ((const float*)op->in[4].data)[c];
+        float k = s / sqrtf(v + op->p.eps), off = b - m * k;
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float* y = (float*)op->out[0].data + item * HW;
+        for (j = 0; j < HW; ++j) y[j] = x[j] * k + off;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    uint32_t k;
+    if (op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: needs 5 inputs and X/Y of rank >= 2");
+    for (k = 1; k < 5; ++k)
+        if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: input %u must have C elements", k);
+    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.cin = x->dims[1];
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__batch_norm_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/opara_cpu_norm.c ==== */
+/* ==== BEGIN src/opara_cpu_reduce.c ==== */
+/* CPU kernels of the operators that reduce rows or dims: Softmax, GlobalAveragePool and ReduceMean. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* ---- Softmax --------------------------------------------------------------------------------- */
+
+static opara_result opara__softmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, in = (size_t)p->inner, item, j;
+    (void)scratch;
+    int level = opara__cpu_isa_level();
+    for (item = begin; item < end; ++item) {
+        size_t base = (item / in) * L * in + item % in;
+        const float* x = (const float*)op->in[0].data + base;
+        float* y = (float*)op->out[0].data + base;
+        float mx = -HUGE_VALF, sum = 0.0f;
+        if (in == 1) {
+            opara__softmax_row(level, y, x, L);
+            continue;
+        }
+        for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
+        for (j = 0; j < L; ++j) {
+            y[j * in] = expf(x[j * in] - mx);
+            sum += y[j * in];
+        }
+        for (j = 0; j < L; ++j) y[j * in] /= sum;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
+    op->p.mid = x->dims[axis];
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->work_items = (size_t)(opara__cpu_dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner);
+    if (op->p.mid == 0) op->work_items = 0;
+    op->min_items_per_task = 16;
+    op->fn = opara__softmax_kernel;
+    return OPARA_OK;
+}
+
+/* ---- GlobalAveragePool ----------------------------------------------------------------------- */
+
+static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t HW = (size_t)op->p.inner, item;
+    int level = opara__cpu_isa_level();
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        float sum = opara__vec_sum(level, (const float*)op->in[0].data + item * HW, HW);
+        ((float*)op->out[0].data)[item] = HW ? sum / (float)HW : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t i;
+    if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    for (i = 2; i < y->ndim; ++i)
+        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 4;
+    op->fn = opara__global_avg_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ReduceMean ------------------------------------------------------------------------------ */
+
+static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    int64_t count = opara__cpu_dims_prod(p->red_dims, 0, p->red_n);
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
+        int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
+        size_t rem = item;
+        double sum = 0.0;
+        int32_t d;
+        for (d = p->kept_n - 1; d >= 0; --d) {
+            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
+            rem /= (size_t)p->kept_dims[d];
+        }
+        for (d = 0; d < p->red_n; ++d) idx[d] = 0;
+        for (r = 0; r < count; r += inner) {
+            int64_t off = base, j;
+            float part = 0.0f;
+            for (d = 0; d < p->red_n - 1; ++d) off += idx[d] * p->red_strides[d];
+            for (j = 0; j < inner; ++j) part += x[off + j * is];
+            sum += part;
+            for (d = p->red_n - 2; d >= 0; --d) {
+                if (++idx[d] < p->red_dims[d]) break;
+                idx[d] = 0;
+            }
+        }
+        y[item] = count ? (float)(sum / (double)count) : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
+    int64_t str[OPARA_MAX_DIMS];
+    int32_t d, yd = 0;
+    if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
+    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce[d]; /* axes as the shape engine resolved them */
+    opara__cpu_natural_strides(x, str);
+    p->kept_n = p->red_n = 0;
+    for (d = 0; d < x->ndim; ++d) {
+        if (reduce[d]) {
+            p->red_dims[p->red_n] = x->dims[d];
+            p->red_strides[p->red_n++] = str[d];
+            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
+        } else {
+            p->kept_dims[p->kept_n] = x->dims[d];
+            p->kept_strides[p->kept_n++] = str[d];
+            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
+        }
+    }
+    if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
+    op->work_items = opara__cpu_numel(y);
+    op->min_items_per_task = 64;
+    op->fn = opara__reduce_mean_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/opara_cpu_reduce.c ==== */
+/* ==== BEGIN src/opara_cpu_kernels.c ==== */
+/* opara__cpu_prepare (validation + dispatch to each operator's prepare) and the constant weights'
+   packing: the top of the CPU kernel files. The kernels by kind: element-wise in
+   opara_cpu_elementwise.c, data movement in opara_cpu_movement.c, normalization in opara_cpu_norm.c,
+   reductions and Softmax in opara_cpu_reduce.c, Conv and pools in opara_cpu_conv.c (Winograd in
+   opara_cpu_winograd.c), GEMM in opara_cpu_gemm.c, vector math in opara_cpu_math.c, the helpers
+   they all share in opara_cpu_base.c. */
+/* #include "opara_cpu.h" (inlined above) */
 
 /* ---- dispatch --------------------------------------------------------------------------------- */
 
@@ -11928,39 +11998,39 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_CONV: return opara__cpu_prepare_conv(op, err, cap);
     case OPARA__OP_CONV_TRANSPOSE: return opara__cpu_prepare_conv_transpose(op, err, cap);
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__prepare_global_avg(op, err, cap);
-    case OPARA__OP_BATCH_NORM: return opara__prepare_batch_norm(op, err, cap);
-    case OPARA__OP_RELU: return opara__prepare_unary(op, OPARA__UN_RELU, err, cap);
-    case OPARA__OP_LEAKY_RELU: return opara__prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
-    case OPARA__OP_SIGMOID: return opara__prepare_unary(op, OPARA__UN_SIGMOID, err, cap);
-    case OPARA__OP_TANH: return opara__prepare_unary(op, OPARA__UN_TANH, err, cap);
-    case OPARA__OP_HARD_SIGMOID: return opara__prepare_unary(op, OPARA__UN_HARD_SIGMOID, err, cap);
-    case OPARA__OP_HARD_SWISH: return opara__prepare_unary(op, OPARA__UN_HARD_SWISH, err, cap);
-    case OPARA__OP_CLIP: return opara__prepare_unary(op, OPARA__UN_CLIP, err, cap);
-    case OPARA__OP_SQRT: return opara__prepare_unary(op, OPARA__UN_SQRT, err, cap);
-    case OPARA__OP_ERF: return opara__prepare_unary(op, OPARA__UN_ERF, err, cap);
-    case OPARA__OP_GELU: return opara__prepare_unary(op, OPARA__UN_GELU, err, cap);
-    case OPARA__OP_ADD: return opara__prepare_binary(op, OPARA__BIN_ADD, err, cap);
-    case OPARA__OP_SUB: return opara__prepare_binary(op, OPARA__BIN_SUB, err, cap);
-    case OPARA__OP_MUL: return opara__prepare_binary(op, OPARA__BIN_MUL, err, cap);
-    case OPARA__OP_DIV: return opara__prepare_binary(op, OPARA__BIN_DIV, err, cap);
-    case OPARA__OP_POW: return opara__prepare_binary(op, OPARA__BIN_POW, err, cap);
-    case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__prepare_concat_split(op, err, cap);
-    case OPARA__OP_SLICE: return opara__prepare_slice(op, err, cap);
-    case OPARA__OP_GATHER: return opara__prepare_gather(op, err, cap);
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
+    case OPARA__OP_BATCH_NORM: return opara__cpu_prepare_batch_norm(op, err, cap);
+    case OPARA__OP_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_RELU, err, cap);
+    case OPARA__OP_LEAKY_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
+    case OPARA__OP_SIGMOID: return opara__cpu_prepare_unary(op, OPARA__UN_SIGMOID, err, cap);
+    case OPARA__OP_TANH: return opara__cpu_prepare_unary(op, OPARA__UN_TANH, err, cap);
+    case OPARA__OP_HARD_SIGMOID: return opara__cpu_prepare_unary(op, OPARA__UN_HARD_SIGMOID, err, cap);
+    case OPARA__OP_HARD_SWISH: return opara__cpu_prepare_unary(op, OPARA__UN_HARD_SWISH, err, cap);
+    case OPARA__OP_CLIP: return opara__cpu_prepare_unary(op, OPARA__UN_CLIP, err, cap);
+    case OPARA__OP_SQRT: return opara__cpu_prepare_unary(op, OPARA__UN_SQRT, err, cap);
+    case OPARA__OP_ERF: return opara__cpu_prepare_unary(op, OPARA__UN_ERF, err, cap);
+    case OPARA__OP_GELU: return opara__cpu_prepare_unary(op, OPARA__UN_GELU, err, cap);
+    case OPARA__OP_ADD: return opara__cpu_prepare_binary(op, OPARA__BIN_ADD, err, cap);
+    case OPARA__OP_SUB: return opara__cpu_prepare_binary(op, OPARA__BIN_SUB, err, cap);
+    case OPARA__OP_MUL: return opara__cpu_prepare_binary(op, OPARA__BIN_MUL, err, cap);
+    case OPARA__OP_DIV: return opara__cpu_prepare_binary(op, OPARA__BIN_DIV, err, cap);
+    case OPARA__OP_POW: return opara__cpu_prepare_binary(op, OPARA__BIN_POW, err, cap);
+    case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__cpu_prepare_concat_split(op, err, cap);
+    case OPARA__OP_SLICE: return opara__cpu_prepare_slice(op, err, cap);
+    case OPARA__OP_GATHER: return opara__cpu_prepare_gather(op, err, cap);
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
-        return opara__prepare_reshape(op, err, cap);
-    case OPARA__OP_TRANSPOSE: return opara__prepare_transpose(op, err, cap);
-    case OPARA__OP_EXPAND: return opara__prepare_expand(op, err, cap);
+        return opara__cpu_prepare_reshape(op, err, cap);
+    case OPARA__OP_TRANSPOSE: return opara__cpu_prepare_transpose(op, err, cap);
+    case OPARA__OP_EXPAND: return opara__cpu_prepare_expand(op, err, cap);
     case OPARA__OP_GEMM: return opara__cpu_prepare_gemm(op, err, cap);
     case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
-    case OPARA__OP_SOFTMAX: return opara__prepare_softmax(op, err, cap);
-    case OPARA__OP_LAYER_NORM: return opara__prepare_layer_norm(op, err, cap);
-    case OPARA__OP_REDUCE_MEAN: return opara__prepare_reduce_mean(op, err, cap);
-    case OPARA__OP_WHERE: return opara__prepare_where(op, err, cap);
-    case OPARA__OP_CAST: return opara__prepare_cast(op, err, cap);
-    case OPARA__OP_PAD: return opara__prepare_pad(op, err, cap);
-    case OPARA__OP_RESIZE: return opara__prepare_resize(op, err, cap);
+    case OPARA__OP_SOFTMAX: return opara__cpu_prepare_softmax(op, err, cap);
+    case OPARA__OP_LAYER_NORM: return opara__cpu_prepare_layer_norm(op, err, cap);
+    case OPARA__OP_REDUCE_MEAN: return opara__cpu_prepare_reduce_mean(op, err, cap);
+    case OPARA__OP_WHERE: return opara__cpu_prepare_where(op, err, cap);
+    case OPARA__OP_CAST: return opara__cpu_prepare_cast(op, err, cap);
+    case OPARA__OP_PAD: return opara__cpu_prepare_pad(op, err, cap);
+    case OPARA__OP_RESIZE: return opara__cpu_prepare_resize(op, err, cap);
     case OPARA__OP_COUNT: break;
     }
     return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED_OP, "operator %s has no CPU kernel",
