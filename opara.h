@@ -3810,11 +3810,18 @@ OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32
    instead of the attributes: one family of fields per kind of op, in a union (only the node's
    family is set; the rest of the union is zero). */
 
+/* The activation the ONNX importer fused into a Conv or Gemm (its attribute "activation"; UNKNOWN:
+   another name, which the CUDA lowering refuses and the CPU ignores). */
+typedef enum opara__fused_act { OPARA__FUSED_NONE, OPARA__FUSED_RELU, OPARA__FUSED_UNKNOWN } opara__fused_act;
+
 /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in. */
 typedef struct opara__window_params {
     int32_t n_spatial;
-    int ceil_mode;        /* pools */
-    int has_output_shape; /* ConvTranspose: output_shape given (it may extend past the full size) */
+    int ceil_mode;         /* pools */
+    int count_include_pad; /* AveragePool */
+    int storage_order;     /* MaxPool's Indices */
+    opara__fused_act activation; /* Conv */
+    int has_output_shape;  /* ConvTranspose: output_shape given (it may extend past the full size) */
     int64_t group;        /* Conv, ConvTranspose */
     int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
     int64_t pads[2 * OPARA_MAX_DIMS];       /* n_spatial begins then n_spatial ends, after auto_pad and output_shape */
@@ -3881,6 +3888,26 @@ typedef struct opara__resize_params {
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
 } opara__resize_params;
 
+/* Gemm: its attributes with ONNX's defaults. */
+typedef struct opara__gemm_params {
+    int trans_a, trans_b;
+    float alpha, beta;
+    opara__fused_act activation;
+} opara__gemm_params;
+
+/* LeakyRelu (alpha), HardSigmoid (alpha, beta), Clip (min, max), Gelu (tanh: approximate="tanh"),
+   with ONNX's defaults. */
+typedef struct opara__activation_params {
+    float alpha, beta, min, max;
+    int gelu_tanh;
+} opara__activation_params;
+
+/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims. */
+typedef struct opara__reduce_params {
+    uint8_t axes[OPARA_MAX_DIMS];
+    int keepdims;
+} opara__reduce_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
@@ -3892,7 +3919,11 @@ typedef struct opara__node_params {
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
         opara__resize_params resize;       /* Resize */
-        uint8_t reduce[OPARA_MAX_DIMS];    /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
+        opara__reduce_params reduce;       /* ReduceMean */
+        opara__gemm_params gemm;           /* Gemm */
+        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu */
+        float epsilon;                     /* BatchNormalization, LayerNormalization */
+        int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
     } u;
 } opara__node_params;
 
@@ -4748,6 +4779,7 @@ OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const
    are bounded by OPARA__SHAPE_DIM_MAX, so no input can crash it. */
 /* #include "opara_model.h" (inlined above) */
 
+#include <math.h>
 #include <stdio.h>
 
 #define OPARA__SHAPE_DIM_MAX (INT64_C(1) << 40)
@@ -5789,7 +5821,7 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     for (i = 0; i < x->ndim; ++i) {
         if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
         else if (keep) y.dims[y.ndim++] = 1;
-        if (c->params) c->params->u.reduce[i] = (uint8_t)flags[i];
+        if (c->params) c->params->u.reduce.axes[i] = (uint8_t)flags[i];
     }
     return opara__set_out(c, 0, &y);
 }
@@ -5890,6 +5922,45 @@ static int opara__shape_in_range(const opara__shape* s) {
     return 1;
 }
 
+static opara__fused_act opara__fused_activation(const opara__node* n) {
+    const char* a = opara__attr_string(n, "activation", "");
+    return a[0] == 0 ? OPARA__FUSED_NONE : strcmp(a, "Relu") == 0 ? OPARA__FUSED_RELU : OPARA__FUSED_UNKNOWN;
+}
+
+/* The scalar attributes the backends read, with ONNX's defaults, into the node's record (the
+   family its shape rule filled, or the op's own). */
+static void opara__record_scalars(opara__shape_ctx* c) {
+    const opara__node* n = c->n;
+    opara__node_params* p = c->params;
+    opara__op op = n->op;
+    if (!p) return;
+    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_activation(n);
+    if (op == OPARA__OP_MAX_POOL || op == OPARA__OP_AVERAGE_POOL) {
+        p->u.window.count_include_pad = opara__attr_int(n, "count_include_pad", 0) != 0;
+        p->u.window.storage_order = opara__attr_int(n, "storage_order", 0) != 0;
+    }
+    if (op == OPARA__OP_GEMM) {
+        p->u.gemm.trans_a = opara__attr_int(n, "transA", 0) != 0;
+        p->u.gemm.trans_b = opara__attr_int(n, "transB", 0) != 0;
+        p->u.gemm.alpha = opara__attr_float(n, "alpha", 1.0f);
+        p->u.gemm.beta = opara__attr_float(n, "beta", 1.0f);
+        p->u.gemm.activation = opara__fused_activation(n);
+    }
+    if (op == OPARA__OP_LEAKY_RELU) p->u.activation.alpha = opara__attr_float(n, "alpha", 0.01f);
+    if (op == OPARA__OP_HARD_SIGMOID) {
+        p->u.activation.alpha = opara__attr_float(n, "alpha", 0.2f);
+        p->u.activation.beta = opara__attr_float(n, "beta", 0.5f);
+    }
+    if (op == OPARA__OP_CLIP) {
+        p->u.activation.min = opara__attr_float(n, "min", -HUGE_VALF);
+        p->u.activation.max = opara__attr_float(n, "max", HUGE_VALF);
+    }
+    if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
+    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+    if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
+}
+
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
                                                     opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
                                                     opara__shape* const* out, opara__node_params* params) {
@@ -5911,6 +5982,7 @@ OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const op
     for (k = 0; r == OPARA_OK && mode == OPARA__SHAPE_TOLERANT && k < c.n->n_inputs; ++k)
         if (in[k] && !opara__shape_in_range(in[k])) r = OPARA_ERR_SHAPE;
     if (r == OPARA_OK) r = opara__shape_node(&c);
+    if (r == OPARA_OK) opara__record_scalars(&c);
     if (params) params->resolved = r == OPARA_OK;
     if (r == OPARA_OK || mode == OPARA__SHAPE_STRICT) return r;
     for (k = 0; k < c.n->n_outputs; ++k) out[k]->ndim = -1; /* tolerant: what could not be inferred is unknown */
@@ -10446,13 +10518,15 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
     opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
     int64_t ka, kb, cm, cn;
-    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
+    const opara__gemm_params* g;
+    if (!op->params || !op->params->resolved || a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm needs 2-D A, B and Y");
-    p->trans_a = opara__attr_int(op->node, "transA", 0) != 0;
-    p->trans_b = opara__attr_int(op->node, "transB", 0) != 0;
-    p->alpha = opara__attr_float(op->node, "alpha", 1.0f);
-    p->beta = opara__attr_float(op->node, "beta", 1.0f);
-    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    g = &op->params->u.gemm;
+    p->trans_a = g->trans_a;
+    p->trans_b = g->trans_b;
+    p->alpha = g->alpha;
+    p->beta = g->beta;
+    p->relu = g->activation == OPARA__FUSED_RELU; /* another one is ignored, as before */
     p->m = p->trans_a ? a->dims[1] : a->dims[0];
     ka = p->trans_a ? a->dims[0] : a->dims[1];
     kb = p->trans_b ? b->dims[1] : b->dims[0];
@@ -10949,20 +11023,22 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
 OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__node* n = op->node;
-    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+    const opara__activation_params* a;
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(n->op));
+    a = &op->params->u.activation;
     p->fn = (int)fn;
     switch (fn) {
-    case OPARA__UN_LEAKY_RELU: p->alpha = opara__attr_float(n, "alpha", 0.01f); break;
+    case OPARA__UN_LEAKY_RELU: p->alpha = a->alpha; break;
     case OPARA__UN_HARD_SIGMOID:
-        p->alpha = opara__attr_float(n, "alpha", 0.2f);
-        p->beta = opara__attr_float(n, "beta", 0.5f);
+        p->alpha = a->alpha;
+        p->beta = a->beta;
         break;
     case OPARA__UN_CLIP:
-        p->lo = opara__attr_float(n, "min", -HUGE_VALF);
-        p->hi = opara__attr_float(n, "max", HUGE_VALF);
+        p->lo = a->min;
+        p->hi = a->max;
         break;
-    case OPARA__UN_GELU: p->approx = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0; break;
+    case OPARA__UN_GELU: p->approx = a->gelu_tanh; break;
     case OPARA__UN_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH: case OPARA__UN_HARD_SWISH: case OPARA__UN_SQRT:
     case OPARA__UN_ERF:
         break;
@@ -11209,9 +11285,10 @@ static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, si
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap) {
-    int64_t to = opara__attr_int(op->node, "to", (int64_t)op->out[0].dtype);
-    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+    int64_t to;
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
+    to = op->params->u.cast_to < 0 ? (int64_t)op->out[0].dtype : op->params->u.cast_to;
     if (to != (int64_t)op->out[0].dtype || !opara__cpu_cast_type_ok(op->in[0].dtype) || !opara__cpu_cast_type_ok(op->out[0].dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
                                  opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));
@@ -11786,7 +11863,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, cha
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
     if (!opara__cpu_record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
-    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.eps = op->params->u.epsilon; /* resolved: opara__cpu_record_axis checked it */
     op->p.mid = opara__cpu_dims_prod(x->dims, (int32_t)axis, x->ndim);
     outer = opara__cpu_dims_prod(x->dims, 0, (int32_t)axis);
     L = (size_t)op->p.mid;
@@ -11827,12 +11904,12 @@ static opara_result opara__batch_norm_kernel(const opara__cpu_op* op, size_t beg
 OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor* x = &op->in[0];
     uint32_t k;
-    if (op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
+    if (!op->params || !op->params->resolved || op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: needs 5 inputs and X/Y of rank >= 2");
     for (k = 1; k < 5; ++k)
         if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: input %u must have C elements", k);
-    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.eps = op->params->u.epsilon;
     op->p.cin = x->dims[1];
     op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
@@ -11955,12 +12032,13 @@ static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t be
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
+    int keep, reduce[OPARA_MAX_DIMS];
     int64_t str[OPARA_MAX_DIMS];
     int32_t d, yd = 0;
     if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
     if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce[d]; /* axes as the shape engine resolved them */
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d]; /* axes as the shape engine resolved them */
+    keep = op->params->u.reduce.keepdims;
     opara__cpu_natural_strides(x, str);
     p->kept_n = p->red_n = 0;
     for (d = 0; d < x->ndim; ++d) {
@@ -12438,7 +12516,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: bias must have M elements");
     r = opara__conv_check_out(op, y, 0, err, cap);
     if (r != OPARA_OK) return r;
-    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    p->relu = op->params->u.window.activation == OPARA__FUSED_RELU; /* another one is ignored, as before */
     K = (p->cin / p->group) * opara__prod3(p->kernel);
     P = opara__prod3(p->out_sp);
     p->depthwise = p->group == p->cin && p->group == p->cout;
@@ -12829,8 +12907,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     if (op->n_out > 1 && op->out[1].data &&
         (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxPool: Indices must be i64 shaped like Y");
-    p->count_include_pad = opara__attr_int(op->node, "count_include_pad", 0) != 0;
-    p->storage_order = opara__attr_int(op->node, "storage_order", 0) != 0;
+    p->count_include_pad = op->params->u.window.count_include_pad;
+    p->storage_order = op->params->u.window.storage_order;
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 1;
     op->fn = opara__pool_kernel;
@@ -20478,7 +20556,7 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     opara__lower_arg_tensor(L, opara__lower_in(w, 2));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, cols);
-    opara__lower_arg_f32(L, opara__attr_float(n, "epsilon", 1e-5f));
+    opara__lower_arg_f32(L, w->params[w->node].u.epsilon);
     L->grid[0] = (uint32_t)rows;
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;
@@ -20527,7 +20605,7 @@ static opara_result opara__lower_reduce_mean(opara__lower_walk* w) {
     int red[OPARA_MAX_DIMS];
     int32_t d;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].u.reduce[d]; /* as the shape engine resolved the axes */
+    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].u.reduce.axes[d]; /* as the shape engine resolved the axes */
     return opara__lower_reduce(w, red);
 }
 
@@ -20586,7 +20664,7 @@ static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     opara__lower_arg_i32(L, v.kh), opara__lower_arg_i32(L, v.kw), opara__lower_arg_i32(L, v.sh), opara__lower_arg_i32(L, v.sw);
     opara__lower_arg_i32(L, v.ph), opara__lower_arg_i32(L, v.pw), opara__lower_arg_i32(L, v.dh), opara__lower_arg_i32(L, v.dw);
     opara__lower_arg_i32(L, is_max ? 0 : 1);
-    opara__lower_arg_i32(L, opara__attr_int(n, "count_include_pad", 0) != 0);
+    opara__lower_arg_i32(L, w->params[w->node].u.window.count_include_pad);
     opara__lower_arg_i32(L, v.ph_end), opara__lower_arg_i32(L, v.pw_end);
     opara__lower_grid_1d(L, count);
     return OPARA_OK;
@@ -20608,7 +20686,7 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
     int64_t C = x->ndim >= 2 ? x->dims[1] : 1, inner = 1, count = opara__lower_numel(x), c;
     const float *s = opara__lower_const_f32(w, opara__lower_in(w, 1), C), *b = opara__lower_const_f32(w, opara__lower_in(w, 2), C);
     const float *m = opara__lower_const_f32(w, opara__lower_in(w, 3), C), *var = opara__lower_const_f32(w, opara__lower_in(w, 4), C);
-    float eps = opara__attr_float(n, "epsilon", 1e-5f);
+    float eps = w->params[w->node].u.epsilon;
     float* folded;
     int32_t d, at;
     opara__cuda_launch* L;
@@ -20643,11 +20721,13 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
 
 /* ---- convolution and GEMM --------------------------------------------------------------------- */
 
-/* The activation the importer fused into a Conv or Gemm (attribute "activation"), or -1. */
-static int opara__lower_fused_act(const opara__node* n) {
-    const char* a = opara__attr_string(n, "activation", "");
-    if (a[0] == 0) return OPARA__CUDA_ACT_NONE;
-    if (strcmp(a, "Relu") == 0) return OPARA__CUDA_ACT_RELU;
+/* The kernels' code of the activation the importer fused into a Conv or Gemm, or -1. */
+static int opara__lower_fused_act(opara__fused_act act) {
+    switch (act) {
+    case OPARA__FUSED_NONE: return OPARA__CUDA_ACT_NONE;
+    case OPARA__FUSED_RELU: return OPARA__CUDA_ACT_RELU;
+    case OPARA__FUSED_UNKNOWN: return -1;
+    }
     return -1;
 }
 
@@ -20754,11 +20834,10 @@ static opara_result opara__lower_conv_cudnn(opara__lower_walk* w, const opara__s
 }
 
 static opara_result opara__lower_conv(opara__lower_walk* w, int transpose) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     int64_t group = w->params[w->node].u.window.group, K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
-    int act = opara__lower_fused_act(n), done = 0;
+    int act = opara__lower_fused_act(w->params[w->node].u.window.activation), done = 0;
     opara__lower_win2 v;
     opara__cuda_launch* L;
     opara_result r;
@@ -20822,22 +20901,22 @@ static opara_result opara__lower_push_sgemm(opara__lower_walk* w, int32_t a, int
 }
 
 static opara_result opara__lower_gemm(opara__lower_walk* w) {
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__gemm_params* g = &w->params[w->node].u.gemm;
     const opara__shape *a = opara__lower_in_shape(w, 0), *b = opara__lower_in_shape(w, 1), *y = opara__lower_out_shape(w, 0);
-    int ta = opara__attr_int(n, "transA", 0) != 0, tb = opara__attr_int(n, "transB", 0) != 0;
+    int ta = g->trans_a, tb = g->trans_b, act = opara__lower_fused_act(g->activation);
     int64_t M = y->dims[0], N = y->dims[1], K = ta ? a->dims[0] : a->dims[1], crs = 0, ccs = 0;
     int32_t c = opara__lower_in(w, 2);
-    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2) return opara__lower_fail(w, OPARA_ERR_SHAPE, "Gemm needs 2-D A and B");
+    if (!w->params[w->node].resolved || a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
+        return opara__lower_fail(w, OPARA_ERR_SHAPE, "Gemm needs 2-D A and B");
     if (c >= 0) {
         const opara__shape* cs = &w->shapes[c];
         int64_t st[2];
         if (!opara__broadcast_to(y, cs, st)) return opara__lower_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
-    if (opara__lower_fused_act(n) < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
+    if (act < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     return opara__lower_push_sgemm(w, opara__lower_in(w, 0), opara__lower_in(w, 1), c, opara__lower_out(w, 0), M, N, K, ta, tb,
-                             opara__attr_float(n, "alpha", 1.0f), opara__attr_float(n, "beta", 1.0f), crs, ccs, 1, 0, 0,
-                             0, opara__lower_fused_act(n));
+                             g->alpha, g->beta, crs, ccs, 1, 0, 0, 0, act);
 }
 
 /* MatMul with numpy semantics: 1-D operands are promoted, batch dims broadcast. The batch is one
@@ -20893,6 +20972,7 @@ static opara_result opara__lower_check_launches(opara__lower_walk* w, uint32_t f
 
 static opara_result opara__lower_node(opara__lower_walk* w) {
     const opara__node* n = &w->g->nodes[w->node];
+    const opara__activation_params* act = &w->params[w->node].u.activation; /* the unary ops' attributes */
     switch (n->op) {
     case OPARA__OP_CONV: return opara__lower_conv(w, 0);
     case OPARA__OP_CONV_TRANSPOSE: return opara__lower_conv(w, 1);
@@ -20901,21 +20981,18 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
     case OPARA__OP_BATCH_NORM: return opara__lower_batch_norm(w);
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
-    case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, opara__attr_float(n, "alpha", 0.01f), 0);
+    case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);
     case OPARA__OP_TANH: return opara__lower_unary(w, OPARA__CUDA_ACT_TANH, 0, 0);
     case OPARA__OP_HARD_SIGMOID:
-        return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SIGMOID, opara__attr_float(n, "alpha", 0.2f),
-                                  opara__attr_float(n, "beta", 0.5f));
+        return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SIGMOID, act->alpha, act->beta);
     case OPARA__OP_HARD_SWISH: return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SWISH, 0, 0);
     case OPARA__OP_CLIP:
-        return opara__lower_unary(w, OPARA__CUDA_ACT_CLIP, opara__attr_float(n, "min", -HUGE_VALF),
-                                  opara__attr_float(n, "max", HUGE_VALF));
+        return opara__lower_unary(w, OPARA__CUDA_ACT_CLIP, act->min, act->max);
     case OPARA__OP_SQRT: return opara__lower_unary(w, OPARA__CUDA_ACT_SQRT, 0, 0);
     case OPARA__OP_ERF: return opara__lower_unary(w, OPARA__CUDA_ACT_ERF, 0, 0);
     case OPARA__OP_GELU:
-        return opara__lower_unary(w, strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0
-                                         ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
+        return opara__lower_unary(w, act->gelu_tanh ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
     case OPARA__OP_ADD: return opara__lower_binary(w, OPARA__CUDA_BIN_ADD);
     case OPARA__OP_SUB: return opara__lower_binary(w, OPARA__CUDA_BIN_SUB);
     case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);

@@ -353,7 +353,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: bias must have M elements");
     r = opara__conv_check_out(op, y, 0, err, cap);
     if (r != OPARA_OK) return r;
-    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    p->relu = op->params->u.window.activation == OPARA__FUSED_RELU; /* another one is ignored, as before */
     K = (p->cin / p->group) * opara__prod3(p->kernel);
     P = opara__prod3(p->out_sp);
     p->depthwise = p->group == p->cin && p->group == p->cout;
@@ -744,8 +744,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     if (op->n_out > 1 && op->out[1].data &&
         (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxPool: Indices must be i64 shaped like Y");
-    p->count_include_pad = opara__attr_int(op->node, "count_include_pad", 0) != 0;
-    p->storage_order = opara__attr_int(op->node, "storage_order", 0) != 0;
+    p->count_include_pad = op->params->u.window.count_include_pad;
+    p->storage_order = op->params->u.window.storage_order;
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 1;
     op->fn = opara__pool_kernel;

@@ -82,20 +82,22 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
 OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__node* n = op->node;
-    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+    const opara__activation_params* a;
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(n->op));
+    a = &op->params->u.activation;
     p->fn = (int)fn;
     switch (fn) {
-    case OPARA__UN_LEAKY_RELU: p->alpha = opara__attr_float(n, "alpha", 0.01f); break;
+    case OPARA__UN_LEAKY_RELU: p->alpha = a->alpha; break;
     case OPARA__UN_HARD_SIGMOID:
-        p->alpha = opara__attr_float(n, "alpha", 0.2f);
-        p->beta = opara__attr_float(n, "beta", 0.5f);
+        p->alpha = a->alpha;
+        p->beta = a->beta;
         break;
     case OPARA__UN_CLIP:
-        p->lo = opara__attr_float(n, "min", -HUGE_VALF);
-        p->hi = opara__attr_float(n, "max", HUGE_VALF);
+        p->lo = a->min;
+        p->hi = a->max;
         break;
-    case OPARA__UN_GELU: p->approx = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0; break;
+    case OPARA__UN_GELU: p->approx = a->gelu_tanh; break;
     case OPARA__UN_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH: case OPARA__UN_HARD_SWISH: case OPARA__UN_SQRT:
     case OPARA__UN_ERF:
         break;
@@ -342,9 +344,10 @@ static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, si
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap) {
-    int64_t to = opara__attr_int(op->node, "to", (int64_t)op->out[0].dtype);
-    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+    int64_t to;
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
+    to = op->params->u.cast_to < 0 ? (int64_t)op->out[0].dtype : op->params->u.cast_to;
     if (to != (int64_t)op->out[0].dtype || !opara__cpu_cast_type_ok(op->in[0].dtype) || !opara__cpu_cast_type_ok(op->out[0].dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
                                  opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));

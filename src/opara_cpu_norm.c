@@ -40,7 +40,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, cha
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
     if (!opara__cpu_record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
-    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.eps = op->params->u.epsilon; /* resolved: opara__cpu_record_axis checked it */
     op->p.mid = opara__cpu_dims_prod(x->dims, (int32_t)axis, x->ndim);
     outer = opara__cpu_dims_prod(x->dims, 0, (int32_t)axis);
     L = (size_t)op->p.mid;
@@ -81,12 +81,12 @@ static opara_result opara__batch_norm_kernel(const opara__cpu_op* op, size_t beg
 OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor* x = &op->in[0];
     uint32_t k;
-    if (op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
+    if (!op->params || !op->params->resolved || op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: needs 5 inputs and X/Y of rank >= 2");
     for (k = 1; k < 5; ++k)
         if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: input %u must have C elements", k);
-    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
+    op->p.eps = op->params->u.epsilon;
     op->p.cin = x->dims[1];
     op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);

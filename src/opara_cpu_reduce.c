@@ -111,12 +111,13 @@ static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t be
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
+    int keep, reduce[OPARA_MAX_DIMS];
     int64_t str[OPARA_MAX_DIMS];
     int32_t d, yd = 0;
     if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
     if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce[d]; /* axes as the shape engine resolved them */
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d]; /* axes as the shape engine resolved them */
+    keep = op->params->u.reduce.keepdims;
     opara__cpu_natural_strides(x, str);
     p->kept_n = p->red_n = 0;
     for (d = 0; d < x->ndim; ++d) {

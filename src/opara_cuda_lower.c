@@ -580,7 +580,7 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     opara__lower_arg_tensor(L, opara__lower_in(w, 2));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, cols);
-    opara__lower_arg_f32(L, opara__attr_float(n, "epsilon", 1e-5f));
+    opara__lower_arg_f32(L, w->params[w->node].u.epsilon);
     L->grid[0] = (uint32_t)rows;
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;
@@ -629,7 +629,7 @@ static opara_result opara__lower_reduce_mean(opara__lower_walk* w) {
     int red[OPARA_MAX_DIMS];
     int32_t d;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].u.reduce[d]; /* as the shape engine resolved the axes */
+    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].u.reduce.axes[d]; /* as the shape engine resolved the axes */
     return opara__lower_reduce(w, red);
 }
 
@@ -688,7 +688,7 @@ static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     opara__lower_arg_i32(L, v.kh), opara__lower_arg_i32(L, v.kw), opara__lower_arg_i32(L, v.sh), opara__lower_arg_i32(L, v.sw);
     opara__lower_arg_i32(L, v.ph), opara__lower_arg_i32(L, v.pw), opara__lower_arg_i32(L, v.dh), opara__lower_arg_i32(L, v.dw);
     opara__lower_arg_i32(L, is_max ? 0 : 1);
-    opara__lower_arg_i32(L, opara__attr_int(n, "count_include_pad", 0) != 0);
+    opara__lower_arg_i32(L, w->params[w->node].u.window.count_include_pad);
     opara__lower_arg_i32(L, v.ph_end), opara__lower_arg_i32(L, v.pw_end);
     opara__lower_grid_1d(L, count);
     return OPARA_OK;
@@ -710,7 +710,7 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
     int64_t C = x->ndim >= 2 ? x->dims[1] : 1, inner = 1, count = opara__lower_numel(x), c;
     const float *s = opara__lower_const_f32(w, opara__lower_in(w, 1), C), *b = opara__lower_const_f32(w, opara__lower_in(w, 2), C);
     const float *m = opara__lower_const_f32(w, opara__lower_in(w, 3), C), *var = opara__lower_const_f32(w, opara__lower_in(w, 4), C);
-    float eps = opara__attr_float(n, "epsilon", 1e-5f);
+    float eps = w->params[w->node].u.epsilon;
     float* folded;
     int32_t d, at;
     opara__cuda_launch* L;
@@ -745,11 +745,13 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
 
 /* ---- convolution and GEMM --------------------------------------------------------------------- */
 
-/* The activation the importer fused into a Conv or Gemm (attribute "activation"), or -1. */
-static int opara__lower_fused_act(const opara__node* n) {
-    const char* a = opara__attr_string(n, "activation", "");
-    if (a[0] == 0) return OPARA__CUDA_ACT_NONE;
-    if (strcmp(a, "Relu") == 0) return OPARA__CUDA_ACT_RELU;
+/* The kernels' code of the activation the importer fused into a Conv or Gemm, or -1. */
+static int opara__lower_fused_act(opara__fused_act act) {
+    switch (act) {
+    case OPARA__FUSED_NONE: return OPARA__CUDA_ACT_NONE;
+    case OPARA__FUSED_RELU: return OPARA__CUDA_ACT_RELU;
+    case OPARA__FUSED_UNKNOWN: return -1;
+    }
     return -1;
 }
 
@@ -856,11 +858,10 @@ static opara_result opara__lower_conv_cudnn(opara__lower_walk* w, const opara__s
 }
 
 static opara_result opara__lower_conv(opara__lower_walk* w, int transpose) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     int64_t group = w->params[w->node].u.window.group, K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
-    int act = opara__lower_fused_act(n), done = 0;
+    int act = opara__lower_fused_act(w->params[w->node].u.window.activation), done = 0;
     opara__lower_win2 v;
     opara__cuda_launch* L;
     opara_result r;
@@ -924,22 +925,22 @@ static opara_result opara__lower_push_sgemm(opara__lower_walk* w, int32_t a, int
 }
 
 static opara_result opara__lower_gemm(opara__lower_walk* w) {
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__gemm_params* g = &w->params[w->node].u.gemm;
     const opara__shape *a = opara__lower_in_shape(w, 0), *b = opara__lower_in_shape(w, 1), *y = opara__lower_out_shape(w, 0);
-    int ta = opara__attr_int(n, "transA", 0) != 0, tb = opara__attr_int(n, "transB", 0) != 0;
+    int ta = g->trans_a, tb = g->trans_b, act = opara__lower_fused_act(g->activation);
     int64_t M = y->dims[0], N = y->dims[1], K = ta ? a->dims[0] : a->dims[1], crs = 0, ccs = 0;
     int32_t c = opara__lower_in(w, 2);
-    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2) return opara__lower_fail(w, OPARA_ERR_SHAPE, "Gemm needs 2-D A and B");
+    if (!w->params[w->node].resolved || a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
+        return opara__lower_fail(w, OPARA_ERR_SHAPE, "Gemm needs 2-D A and B");
     if (c >= 0) {
         const opara__shape* cs = &w->shapes[c];
         int64_t st[2];
         if (!opara__broadcast_to(y, cs, st)) return opara__lower_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
-    if (opara__lower_fused_act(n) < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
+    if (act < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     return opara__lower_push_sgemm(w, opara__lower_in(w, 0), opara__lower_in(w, 1), c, opara__lower_out(w, 0), M, N, K, ta, tb,
-                             opara__attr_float(n, "alpha", 1.0f), opara__attr_float(n, "beta", 1.0f), crs, ccs, 1, 0, 0,
-                             0, opara__lower_fused_act(n));
+                             g->alpha, g->beta, crs, ccs, 1, 0, 0, 0, act);
 }
 
 /* MatMul with numpy semantics: 1-D operands are promoted, batch dims broadcast. The batch is one
@@ -995,6 +996,7 @@ static opara_result opara__lower_check_launches(opara__lower_walk* w, uint32_t f
 
 static opara_result opara__lower_node(opara__lower_walk* w) {
     const opara__node* n = &w->g->nodes[w->node];
+    const opara__activation_params* act = &w->params[w->node].u.activation; /* the unary ops' attributes */
     switch (n->op) {
     case OPARA__OP_CONV: return opara__lower_conv(w, 0);
     case OPARA__OP_CONV_TRANSPOSE: return opara__lower_conv(w, 1);
@@ -1003,21 +1005,18 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
     case OPARA__OP_BATCH_NORM: return opara__lower_batch_norm(w);
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
-    case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, opara__attr_float(n, "alpha", 0.01f), 0);
+    case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);
     case OPARA__OP_TANH: return opara__lower_unary(w, OPARA__CUDA_ACT_TANH, 0, 0);
     case OPARA__OP_HARD_SIGMOID:
-        return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SIGMOID, opara__attr_float(n, "alpha", 0.2f),
-                                  opara__attr_float(n, "beta", 0.5f));
+        return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SIGMOID, act->alpha, act->beta);
     case OPARA__OP_HARD_SWISH: return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SWISH, 0, 0);
     case OPARA__OP_CLIP:
-        return opara__lower_unary(w, OPARA__CUDA_ACT_CLIP, opara__attr_float(n, "min", -HUGE_VALF),
-                                  opara__attr_float(n, "max", HUGE_VALF));
+        return opara__lower_unary(w, OPARA__CUDA_ACT_CLIP, act->min, act->max);
     case OPARA__OP_SQRT: return opara__lower_unary(w, OPARA__CUDA_ACT_SQRT, 0, 0);
     case OPARA__OP_ERF: return opara__lower_unary(w, OPARA__CUDA_ACT_ERF, 0, 0);
     case OPARA__OP_GELU:
-        return opara__lower_unary(w, strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0
-                                         ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
+        return opara__lower_unary(w, act->gelu_tanh ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
     case OPARA__OP_ADD: return opara__lower_binary(w, OPARA__CUDA_BIN_ADD);
     case OPARA__OP_SUB: return opara__lower_binary(w, OPARA__CUDA_BIN_SUB);
     case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);

@@ -150,11 +150,18 @@ OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32
    instead of the attributes: one family of fields per kind of op, in a union (only the node's
    family is set; the rest of the union is zero). */
 
+/* The activation the ONNX importer fused into a Conv or Gemm (its attribute "activation"; UNKNOWN:
+   another name, which the CUDA lowering refuses and the CPU ignores). */
+typedef enum opara__fused_act { OPARA__FUSED_NONE, OPARA__FUSED_RELU, OPARA__FUSED_UNKNOWN } opara__fused_act;
+
 /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in. */
 typedef struct opara__window_params {
     int32_t n_spatial;
-    int ceil_mode;        /* pools */
-    int has_output_shape; /* ConvTranspose: output_shape given (it may extend past the full size) */
+    int ceil_mode;         /* pools */
+    int count_include_pad; /* AveragePool */
+    int storage_order;     /* MaxPool's Indices */
+    opara__fused_act activation; /* Conv */
+    int has_output_shape;  /* ConvTranspose: output_shape given (it may extend past the full size) */
     int64_t group;        /* Conv, ConvTranspose */
     int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
     int64_t pads[2 * OPARA_MAX_DIMS];       /* n_spatial begins then n_spatial ends, after auto_pad and output_shape */
@@ -221,6 +228,26 @@ typedef struct opara__resize_params {
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
 } opara__resize_params;
 
+/* Gemm: its attributes with ONNX's defaults. */
+typedef struct opara__gemm_params {
+    int trans_a, trans_b;
+    float alpha, beta;
+    opara__fused_act activation;
+} opara__gemm_params;
+
+/* LeakyRelu (alpha), HardSigmoid (alpha, beta), Clip (min, max), Gelu (tanh: approximate="tanh"),
+   with ONNX's defaults. */
+typedef struct opara__activation_params {
+    float alpha, beta, min, max;
+    int gelu_tanh;
+} opara__activation_params;
+
+/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims. */
+typedef struct opara__reduce_params {
+    uint8_t axes[OPARA_MAX_DIMS];
+    int keepdims;
+} opara__reduce_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
@@ -232,7 +259,11 @@ typedef struct opara__node_params {
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
         opara__resize_params resize;       /* Resize */
-        uint8_t reduce[OPARA_MAX_DIMS];    /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
+        opara__reduce_params reduce;       /* ReduceMean */
+        opara__gemm_params gemm;           /* Gemm */
+        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu */
+        float epsilon;                     /* BatchNormalization, LayerNormalization */
+        int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
     } u;
 } opara__node_params;
 

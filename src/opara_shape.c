@@ -3,6 +3,7 @@
    are bounded by OPARA__SHAPE_DIM_MAX, so no input can crash it. */
 #include "opara_model.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #define OPARA__SHAPE_DIM_MAX (INT64_C(1) << 40)
@@ -1044,7 +1045,7 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     for (i = 0; i < x->ndim; ++i) {
         if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
         else if (keep) y.dims[y.ndim++] = 1;
-        if (c->params) c->params->u.reduce[i] = (uint8_t)flags[i];
+        if (c->params) c->params->u.reduce.axes[i] = (uint8_t)flags[i];
     }
     return opara__set_out(c, 0, &y);
 }
@@ -1145,6 +1146,45 @@ static int opara__shape_in_range(const opara__shape* s) {
     return 1;
 }
 
+static opara__fused_act opara__fused_activation(const opara__node* n) {
+    const char* a = opara__attr_string(n, "activation", "");
+    return a[0] == 0 ? OPARA__FUSED_NONE : strcmp(a, "Relu") == 0 ? OPARA__FUSED_RELU : OPARA__FUSED_UNKNOWN;
+}
+
+/* The scalar attributes the backends read, with ONNX's defaults, into the node's record (the
+   family its shape rule filled, or the op's own). */
+static void opara__record_scalars(opara__shape_ctx* c) {
+    const opara__node* n = c->n;
+    opara__node_params* p = c->params;
+    opara__op op = n->op;
+    if (!p) return;
+    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_activation(n);
+    if (op == OPARA__OP_MAX_POOL || op == OPARA__OP_AVERAGE_POOL) {
+        p->u.window.count_include_pad = opara__attr_int(n, "count_include_pad", 0) != 0;
+        p->u.window.storage_order = opara__attr_int(n, "storage_order", 0) != 0;
+    }
+    if (op == OPARA__OP_GEMM) {
+        p->u.gemm.trans_a = opara__attr_int(n, "transA", 0) != 0;
+        p->u.gemm.trans_b = opara__attr_int(n, "transB", 0) != 0;
+        p->u.gemm.alpha = opara__attr_float(n, "alpha", 1.0f);
+        p->u.gemm.beta = opara__attr_float(n, "beta", 1.0f);
+        p->u.gemm.activation = opara__fused_activation(n);
+    }
+    if (op == OPARA__OP_LEAKY_RELU) p->u.activation.alpha = opara__attr_float(n, "alpha", 0.01f);
+    if (op == OPARA__OP_HARD_SIGMOID) {
+        p->u.activation.alpha = opara__attr_float(n, "alpha", 0.2f);
+        p->u.activation.beta = opara__attr_float(n, "beta", 0.5f);
+    }
+    if (op == OPARA__OP_CLIP) {
+        p->u.activation.min = opara__attr_float(n, "min", -HUGE_VALF);
+        p->u.activation.max = opara__attr_float(n, "max", HUGE_VALF);
+    }
+    if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
+    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+    if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
+}
+
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
                                                     opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
                                                     opara__shape* const* out, opara__node_params* params) {
@@ -1166,6 +1206,7 @@ OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const op
     for (k = 0; r == OPARA_OK && mode == OPARA__SHAPE_TOLERANT && k < c.n->n_inputs; ++k)
         if (in[k] && !opara__shape_in_range(in[k])) r = OPARA_ERR_SHAPE;
     if (r == OPARA_OK) r = opara__shape_node(&c);
+    if (r == OPARA_OK) opara__record_scalars(&c);
     if (params) params->resolved = r == OPARA_OK;
     if (r == OPARA_OK || mode == OPARA__SHAPE_STRICT) return r;
     for (k = 0; k < c.n->n_outputs; ++k) out[k]->ndim = -1; /* tolerant: what could not be inferred is unknown */

@@ -1855,6 +1855,26 @@ OT_TEST(pad_and_transpose_read_the_record) {
     kt_free(&k);
 }
 
+/* The unary kernels take their attributes from the record (LeakyRelu's alpha here), not the node. */
+OT_TEST(unary_reads_the_record) {
+    kt k;
+    int64_t d[1] = {2};
+    float *x, *y, scratch[1];
+    kt_init(&k, OPARA__OP_LEAKY_RELU, 1, 1);
+    x = (float*)kt_in(&k, 0, OPARA_DTYPE_F32, 1, d);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 1, d);
+    x[0] = -2.0f, x[1] = 3.0f;
+    REQUIRE(kt_prepare(&k, &builtin_blas) == OPARA_OK);
+    CHECK(k.params.u.activation.alpha == 0.01f); /* ONNX's default */
+    k.params.u.activation.alpha = 0.5f;
+    REQUIRE(opara__cpu_prepare(&k.op, k.err, sizeof k.err) == OPARA_OK);
+    REQUIRE(k.op.fn(&k.op, 0, k.op.work_items, scratch) == OPARA_OK);
+    CHECK(y[0] == -1.0f && y[1] == 3.0f);
+    k.params.resolved = 0;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_SHAPE);
+    kt_free(&k);
+}
+
 /* The installed BLAS as sessions load it: a fast one by name, or the built-in GEMM (a reference BLAS,
    e.g. Debian's libblas3, is refused and named in the summary). */
 OT_TEST(blas_loader_reports_choice) {
@@ -1962,6 +1982,7 @@ static const opara_test_case tests[] = {
     OT_CASE(vector_elementwise_keeps_nan_every_isa), OT_CASE(vector_math_accuracy_every_isa),
     OT_CASE(vector_window_keeps_nan_every_isa), OT_CASE(vector_max_and_add_into_keep_nan),
     OT_CASE(resize_through_axes_matches_full_scales), OT_CASE(pad_and_transpose_read_the_record),
+    OT_CASE(unary_reads_the_record),
 };
 
 int main(int argc, char** argv) {

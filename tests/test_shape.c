@@ -1005,6 +1005,60 @@ OT_TEST(record_resolves_auto_pad_and_defaults) {
     one_free(&t);
 }
 
+/* The scalar attributes the backends read, with ONNX's defaults when absent. */
+static void a_gemm_scalars(one* t) {
+    opara__node_set_int(&t->g, t->node, "transB", 1);
+    opara__node_set_float(&t->g, t->node, "alpha", 0.5f);
+    opara__node_set_string(&t->g, t->node, "activation", "Relu");
+}
+static void a_clip_min(one* t) { opara__node_set_float(&t->g, t->node, "min", -2.0f); }
+static void a_conv_tanh(one* t) { opara__node_set_string(&t->g, t->node, "activation", "Tanh"); }
+static void a_pool_k2_count_pad(one* t) {
+    set_ints(t, "kernel_shape", 2, 2, 2);
+    opara__node_set_int(&t->g, t->node, "count_include_pad", 1);
+}
+static void a_keepdims0_eps(one* t) {
+    opara__node_set_int(&t->g, t->node, "keepdims", 0);
+    opara__node_set_float(&t->g, t->node, "epsilon", 0.25f);
+}
+
+OT_TEST(record_resolves_scalar_attributes) {
+    opara__shape mat[2], conv[2], x = shp(2, 2, 3), img = shp(4, 1, 1, 4, 4);
+    opara__node_params p;
+    one t;
+    mat[0] = shp(2, 2, 3), mat[1] = shp(2, 4, 3);
+    REQUIRE(record_of(&t, OPARA__OP_GEMM, 2, mat, a_gemm_scalars, &p) == OPARA_OK);
+    CHECK(p.u.gemm.trans_a == 0 && p.u.gemm.trans_b == 1 && p.u.gemm.alpha == 0.5f && p.u.gemm.beta == 1.0f);
+    CHECK(p.u.gemm.activation == OPARA__FUSED_RELU);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_LEAKY_RELU, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.u.activation.alpha == 0.01f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_HARD_SIGMOID, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.u.activation.alpha == 0.2f && p.u.activation.beta == 0.5f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_CLIP, 1, &x, a_clip_min, &p) == OPARA_OK);
+    CHECK(p.u.activation.min == -2.0f && p.u.activation.max == HUGE_VALF);
+    one_free(&t);
+    conv[0] = shp(4, 1, 1, 4, 4), conv[1] = shp(4, 1, 1, 3, 3);
+    REQUIRE(record_of(&t, OPARA__OP_CONV, 2, conv, a_conv_tanh, &p) == OPARA_OK);
+    CHECK(p.u.window.activation == OPARA__FUSED_UNKNOWN && p.u.window.kernel[0] == 3);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_AVERAGE_POOL, 1, &img, a_pool_k2_count_pad, &p) == OPARA_OK);
+    CHECK(p.u.window.count_include_pad == 1 && p.u.window.storage_order == 0 && p.u.window.kernel[1] == 2);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_REDUCE_MEAN, 1, &x, a_keepdims0_eps, &p) == OPARA_OK);
+    CHECK(p.u.reduce.keepdims == 0 && p.u.reduce.axes[0] == 1 && p.u.reduce.axes[1] == 1);
+    one_free(&t);
+    mat[0] = x, mat[1] = shp(1, 3); /* X and Scale */
+    REQUIRE(record_of(&t, OPARA__OP_LAYER_NORM, 2, mat, a_keepdims0_eps, &p) == OPARA_OK);
+    CHECK(p.u.epsilon == 0.25f && p.axis == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_CAST, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.u.cast_to == -1); /* absent: the output's dtype */
+    one_free(&t);
+}
+
 /* Transpose's perm (the reversal when absent), Pad's pads per dim through axes with its mode and
    value, as the backends read them. */
 static void a_pad_axes_edge(one* t) {
@@ -1135,7 +1189,7 @@ static const opara_test_case tests[] = {
     OT_CASE(tolerant_mode_keeps_the_batch_and_unknown_dims),
     OT_CASE(strict_mode_checks_what_tolerant_mode_leaves_unknown),
     OT_CASE(record_resolves_auto_pad_and_defaults), OT_CASE(record_resolves_transpose_and_pad),
-    OT_CASE(record_resolves_resize),
+    OT_CASE(record_resolves_resize), OT_CASE(record_resolves_scalar_attributes),
 };
 
 int main(int argc, char** argv) {
