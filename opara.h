@@ -3880,25 +3880,124 @@ typedef enum opara__shape_mode { OPARA__SHAPE_STRICT, OPARA__SHAPE_TOLERANT } op
 OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
                                            opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]);
 /* What the shape engine resolved for one node (opara__infer_shapes_params), read by the backends
-   instead of the attributes. Only the fields of the node's op family are set. */
-typedef struct opara__node_params {
-    int resolved; /* the engine inferred the node: the fields below are valid */
-    /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in */
+   instead of the attributes: one family of fields per kind of op, in a union (only the node's
+   family is set; the rest of the union is zero). */
+
+/* The activation the ONNX importer fused into a Conv or Gemm (its attribute "activation"; UNKNOWN:
+   another name, which the CUDA lowering refuses and the CPU ignores). */
+typedef enum opara__fused_act { OPARA__FUSED_NONE, OPARA__FUSED_RELU, OPARA__FUSED_UNKNOWN } opara__fused_act;
+
+/* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in. */
+typedef struct opara__window_params {
     int32_t n_spatial;
+    int ceil_mode;         /* pools */
+    int count_include_pad; /* AveragePool */
+    int storage_order;     /* MaxPool's Indices */
+    opara__fused_act activation; /* Conv */
+    int has_output_shape;  /* ConvTranspose: output_shape given (it may extend past the full size) */
+    int64_t group;        /* Conv, ConvTranspose */
     int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
     int64_t pads[2 * OPARA_MAX_DIMS];       /* n_spatial begins then n_spatial ends, after auto_pad and output_shape */
     int64_t output_padding[OPARA_MAX_DIMS]; /* ConvTranspose */
-    int64_t group;                          /* Conv, ConvTranspose */
-    int ceil_mode;                          /* pools */
-    int has_output_shape;                   /* ConvTranspose: output_shape given (it may extend past the full size) */
-    int64_t output_shape[OPARA_MAX_DIMS];   /* its spatial dims */
-    /* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims
-       (0 where the input is broadcast), from opara__broadcast_shapes */
-    int64_t bcast_strides[3][OPARA_MAX_DIMS];
-    int64_t axis;                  /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank] */
-    uint8_t reduce[OPARA_MAX_DIMS]; /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
-    /* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count */
-    int64_t slice_start[OPARA_MAX_DIMS], slice_step[OPARA_MAX_DIMS], slice_count[OPARA_MAX_DIMS];
+    int64_t output_shape[OPARA_MAX_DIMS];   /* ConvTranspose: output_shape's spatial dims */
+} opara__window_params;
+
+/* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims (0
+   where the input is broadcast), from opara__broadcast_shapes. */
+typedef struct opara__broadcast_params {
+    int64_t strides[3][OPARA_MAX_DIMS];
+} opara__broadcast_params;
+
+/* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count. */
+typedef struct opara__slice_params {
+    int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], count[OPARA_MAX_DIMS];
+} opara__slice_params;
+
+typedef enum opara__pad_mode { OPARA__PAD_CONSTANT, OPARA__PAD_REFLECT, OPARA__PAD_EDGE, OPARA__PAD_WRAP } opara__pad_mode;
+/* ONNX's name of a pad mode (opara_shape.c parses it). */
+OPARA__PRIVATE const char* opara__pad_mode_name(opara__pad_mode mode);
+
+/* Pad: the pads of every input dim (axes applied, 0 where a dim is not padded; negative crops). */
+typedef struct opara__pad_params {
+    opara__pad_mode mode;
+    float value; /* constant mode's fill: 'value', else 'constant_value', else 0 */
+    int64_t begin[OPARA_MAX_DIMS], end[OPARA_MAX_DIMS];
+} opara__pad_params;
+
+/* Transpose: output dim d is input dim perm[d] (the reversal when the attribute is absent). */
+typedef struct opara__transpose_params {
+    int64_t perm[OPARA_MAX_DIMS];
+} opara__transpose_params;
+
+typedef enum opara__resize_mode { OPARA__RESIZE_NEAREST, OPARA__RESIZE_LINEAR, OPARA__RESIZE_CUBIC } opara__resize_mode;
+/* ONNX's coordinate_transformation_mode and nearest_mode (UNKNOWN: a name ONNX does not define;
+   the backends refuse it). */
+typedef enum opara__resize_coord_mode {
+    OPARA__RESIZE_HALF_PIXEL,
+    OPARA__RESIZE_PYTORCH_HALF_PIXEL,
+    OPARA__RESIZE_ALIGN_CORNERS,
+    OPARA__RESIZE_ASYMMETRIC,
+    OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN,
+    OPARA__RESIZE_TF_CROP_AND_RESIZE,
+    OPARA__RESIZE_HALF_PIXEL_SYMMETRIC,
+    OPARA__RESIZE_COORD_UNKNOWN
+} opara__resize_coord_mode;
+typedef enum opara__resize_nearest_mode {
+    OPARA__NEAREST_ROUND_PREFER_FLOOR,
+    OPARA__NEAREST_ROUND_PREFER_CEIL,
+    OPARA__NEAREST_FLOOR,
+    OPARA__NEAREST_CEIL,
+    OPARA__NEAREST_UNKNOWN
+} opara__resize_nearest_mode;
+
+/* Resize, per input dim: the scale (from 'scales' through 'axes', else output / input), the roi
+   (tf_crop_and_resize; 0 and 1 where not given). */
+typedef struct opara__resize_params {
+    opara__resize_mode mode;
+    opara__resize_coord_mode coord;
+    opara__resize_nearest_mode nearest;
+    int antialias;
+    float extrapolation_value;
+    float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
+} opara__resize_params;
+
+/* Gemm: its attributes with ONNX's defaults. */
+typedef struct opara__gemm_params {
+    int trans_a, trans_b;
+    float alpha, beta;
+    opara__fused_act activation;
+} opara__gemm_params;
+
+/* LeakyRelu (alpha), HardSigmoid (alpha, beta), Clip (min, max), Gelu (tanh: approximate="tanh"),
+   with ONNX's defaults. */
+typedef struct opara__activation_params {
+    float alpha, beta, min, max;
+    int gelu_tanh;
+} opara__activation_params;
+
+/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims. */
+typedef struct opara__reduce_params {
+    uint8_t axes[OPARA_MAX_DIMS];
+    int keepdims;
+} opara__reduce_params;
+
+typedef struct opara__node_params {
+    int resolved; /* the engine inferred the node: the fields below are valid */
+    int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
+                     sizes are its outputs' dims along it */
+    union {
+        opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool */
+        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
+        opara__slice_params slice;         /* Slice */
+        opara__pad_params pad;             /* Pad */
+        opara__transpose_params transpose; /* Transpose */
+        opara__resize_params resize;       /* Resize */
+        opara__reduce_params reduce;       /* ReduceMean */
+        opara__gemm_params gemm;           /* Gemm */
+        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu */
+        float epsilon;                     /* BatchNormalization, LayerNormalization */
+        int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
+    } u;
 } opara__node_params;
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
@@ -4753,6 +4852,7 @@ OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const
    are bounded by OPARA__SHAPE_DIM_MAX, so no input can crash it. */
 /* #include "opara_model.h" (inlined above) */
 
+#include <math.h>
 #include <stdio.h>
 
 #define OPARA__SHAPE_DIM_MAX (INT64_C(1) << 40)
@@ -4947,7 +5047,7 @@ static int opara__broadcast(const opara__shape_ctx* c, const opara__shape* a, co
 static void opara__record_broadcast(opara__shape_ctx* c, const opara__shape* y) {
     uint32_t k;
     if (!c->params || c->mode != OPARA__SHAPE_STRICT) return;
-    for (k = 0; k < c->n->n_inputs && k < 3; ++k) (void)opara__broadcast_to(y, c->in[k], c->params->bcast_strides[k]);
+    for (k = 0; k < c->n->n_inputs && k < 3; ++k) (void)opara__broadcast_to(y, c->in[k], c->params->u.broadcast.strides[k]);
 }
 
 static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
@@ -5035,7 +5135,7 @@ static int64_t opara__implied_padding(const opara__window* w, uint32_t i, int64_
    one at the end for SAME_UPPER, at the start otherwise (ONNX's rules); VALID pads nothing. */
 static void opara__record_window(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x,
                                  int transpose, const int64_t* output_shape) {
-    opara__node_params* p = c->params;
+    opara__window_params* p = c->params ? &c->params->u.window : NULL;
     uint32_t i;
     if (!p) return;
     p->n_spatial = (int32_t)k;
@@ -5109,7 +5209,7 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], ceil_mode != 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
     opara__record_window(c, &w, k, x, 0, NULL);
-    if (c->params) c->params->ceil_mode = ceil_mode != 0;
+    if (c->params) c->params->u.window.ceil_mode = ceil_mode != 0;
     for (i = 0; i < c->n->n_outputs && r == OPARA_OK; ++i) r = opara__set_out(c, i, &y); /* MaxPool Indices: same shape */
     return r;
 }
@@ -5147,7 +5247,7 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
     opara__record_window(c, &w, k, x, 0, NULL);
-    if (c->params) c->params->group = group;
+    if (c->params) c->params->u.window.group = group;
     return opara__set_out(c, 0, &y);
 }
 
@@ -5200,7 +5300,7 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
         y.dims[2 + i] = t + w.out_pad[i] + eff + 1 - w.pads[i] - w.pads[k + i];
     }
     opara__record_window(c, &w, k, x, 1, os ? os + (n_os - k) : NULL);
-    if (c->params) c->params->group = group;
+    if (c->params) c->params->u.window.group = group;
     return opara__set_out(c, 0, &y);
 }
 
@@ -5325,7 +5425,7 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs 'starts' and 'ends' (and optional 'axes', 'steps') of one length <= rank %d",
                                  (int)x->ndim);
     memset(seen, 0, sizeof seen);
-    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_start[k] = 0, c->params->slice_step[k] = 1;
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->u.slice.start[k] = 0, c->params->u.slice.step[k] = 1;
     for (k = 0; k < ns; ++k) {
         int64_t axis, step = steps ? steps[k] : 1, first = 0;
         if (!opara__norm_axis(axes ? axes[k] : (int64_t)k, x->ndim, &axis) || seen[axis])
@@ -5335,9 +5435,9 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
         seen[axis] = 1;
         y.dims[axis] = opara__unknown(c, x->dims[axis]) ? -1
                                                         : opara__slice_range(starts[k], ends[k], step, x->dims[axis], &first);
-        if (c->params) c->params->slice_start[axis] = first, c->params->slice_step[axis] = step;
+        if (c->params) c->params->u.slice.start[axis] = first, c->params->u.slice.step[axis] = step;
     }
-    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_count[k] = y.dims[k];
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->u.slice.count[k] = y.dims[k];
     return opara__set_out(c, 0, &y);
 }
 
@@ -5472,6 +5572,7 @@ static opara_result opara__shape_transpose(opara__shape_ctx* c) {
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "'perm' is not a permutation of 0..%d", (int)x->ndim - 1);
         seen[p] = 1;
         y.dims[k] = x->dims[p];
+        if (c->params) c->params->u.transpose.perm[k] = p;
     }
     return opara__set_out(c, 0, &y);
 }
@@ -5547,17 +5648,38 @@ static opara_result opara__shape_expand(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* The index of s in names, -1 when it is none of them (attribute strings parsed once, here). */
+static int opara__name_index(const char* s, const char* const* names, int count) {
+    int i;
+    for (i = 0; i < count; ++i)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static const char* const opara__pad_mode_names[] = {"constant", "reflect", "edge", "wrap"};
+
+OPARA__PRIVATE const char* opara__pad_mode_name(opara__pad_mode mode) {
+    switch (mode) {
+    case OPARA__PAD_CONSTANT: case OPARA__PAD_REFLECT: case OPARA__PAD_EDGE: case OPARA__PAD_WRAP:
+        return opara__pad_mode_names[mode];
+    }
+    return "?";
+}
+
 static opara_result opara__shape_pad(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     uint32_t n, na = 0, k;
     const int64_t* pads = opara__attr_ints(c->n, "pads", &n);
     const int64_t* axes = opara__attr_ints(c->n, "axes", &na);
     const char* mode = opara__attr_string(c->n, "mode", "constant");
-    int flags[OPARA_MAX_DIMS];
+    int flags[OPARA_MAX_DIMS], m = opara__name_index(mode, opara__pad_mode_names, (int)OPARA__ARRAY_COUNT(opara__pad_mode_names));
+    opara__pad_params pp;
     opara__shape y = *x;
     opara__sbuf b;
-    if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not constant, reflect, edge or wrap", mode);
+    if (m < 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not constant, reflect, edge or wrap", mode);
+    memset(&pp, 0, sizeof pp);
+    pp.mode = (opara__pad_mode)m;
+    pp.value = opara__attr_float(c->n, "value", opara__attr_float(c->n, "constant_value", 0.0f));
     if (!axes) na = (uint32_t)x->ndim;
     else if (!opara__axes_flags(axes, na, x->ndim, flags))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
@@ -5568,52 +5690,112 @@ static opara_result opara__shape_pad(opara__shape_ctx* c) {
         int64_t pb = pads[k], pe = pads[na + k];
         if (pb < -OPARA__SHAPE_DIM_MAX || pb > OPARA__SHAPE_DIM_MAX || pe < -OPARA__SHAPE_DIM_MAX || pe > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "pads for axis %lld are out of range", (long long)axis);
+        pp.begin[axis] = pb, pp.end[axis] = pe;
         if (opara__unknown(c, x->dims[axis])) {
             y.dims[axis] = pb + pe == 0 ? x->dims[axis] : -1;
             continue;
         }
         y.dims[axis] = x->dims[axis] + pb + pe;
-        if (strcmp(mode, "reflect") == 0 && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
+        if (pp.mode == OPARA__PAD_REFLECT && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "reflect pads %lld/%lld need a dim larger than %lld", (long long)pb,
                                      (long long)pe, (long long)x->dims[axis]);
     }
+    if (c->params) c->params->u.pad = pp;
     return opara__set_out(c, 0, &y);
+}
+
+/* Resize's modes, parsed once; a coordinate or nearest mode ONNX does not name is kept as UNKNOWN
+   for the backends to refuse (the shape does not depend on it). */
+static opara_result opara__resize_modes(opara__shape_ctx* c, opara__resize_params* rp) {
+    static const char* const modes[] = {"nearest", "linear", "cubic"};
+    static const char* const coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                         "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
+    static const char* const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const char* mode = opara__attr_string(c->n, "mode", "nearest");
+    int m = opara__name_index(mode, modes, (int)OPARA__ARRAY_COUNT(modes)), k;
+    if (m < 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not nearest, linear or cubic", mode);
+    memset(rp, 0, sizeof *rp);
+    rp->mode = (opara__resize_mode)m;
+    k = opara__name_index(opara__attr_string(c->n, "coordinate_transformation_mode", "half_pixel"), coords,
+                          (int)OPARA__ARRAY_COUNT(coords));
+    rp->coord = k < 0 ? OPARA__RESIZE_COORD_UNKNOWN : (opara__resize_coord_mode)k;
+    k = opara__name_index(opara__attr_string(c->n, "nearest_mode", "round_prefer_floor"), nearest, (int)OPARA__ARRAY_COUNT(nearest));
+    rp->nearest = k < 0 ? OPARA__NEAREST_UNKNOWN : (opara__resize_nearest_mode)k;
+    rp->antialias = opara__attr_int(c->n, "antialias", 0) != 0;
+    rp->extrapolation_value = opara__attr_float(c->n, "extrapolation_value", 0.0f);
+    return OPARA_OK;
+}
+
+/* The input dim each of the n given values of 'scales'/'sizes' (and 'roi') applies to: 'axes' in
+   order (ONNX), else every dim. */
+static opara_result opara__resize_dims(opara__shape_ctx* c, const char* what, uint32_t n, int64_t* dim) {
+    const opara__shape* x = c->in[0];
+    uint32_t na = 0, k;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &na);
+    int flags[OPARA_MAX_DIMS];
+    opara__sbuf b;
+    if (axes && !opara__axes_flags(axes, na, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    if (n != (axes ? na : (uint32_t)x->ndim))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'%s' has %u values for input %s%s", what, n, opara__sh(&b, 0, x),
+                                 axes ? " and its 'axes'" : "");
+    for (k = 0; k < n; ++k) dim[k] = axes ? (axes[k] < 0 ? axes[k] + x->ndim : axes[k]) : (int64_t)k;
+    return OPARA_OK;
+}
+
+/* tf_crop_and_resize's roi: n starts then n ends, for the dims of opara__resize_dims. */
+static opara_result opara__resize_roi(opara__shape_ctx* c, uint32_t n, const int64_t* dim, opara__resize_params* rp) {
+    const opara__attr* roi = opara__node_attr(c->n, "roi");
+    uint32_t k;
+    if (!roi || roi->type != OPARA__ATTR_FLOATS || roi->count == 0) return OPARA_OK;
+    if (roi->count != 2 * n) return opara__shape_fail(c, OPARA_ERR_SHAPE, "'roi' has %u values, not %u", roi->count, 2 * n);
+    for (k = 0; k < n; ++k) rp->roi_lo[dim[k]] = roi->v.floats[k], rp->roi_hi[dim[k]] = roi->v.floats[n + k];
+    return OPARA_OK;
 }
 
 static opara_result opara__shape_resize(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     const opara__attr* scales = opara__node_attr(c->n, "scales");
-    uint32_t ns = 0, k;
+    uint32_t ns = 0, n, k;
     const int64_t* sizes = opara__attr_ints(c->n, "sizes", &ns);
-    const char* mode = opara__attr_string(c->n, "mode", "nearest");
+    int64_t dim[OPARA_MAX_DIMS];
+    int32_t d;
+    opara__resize_params rp;
     opara__shape y = *x;
-    opara__sbuf b;
-    if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "cubic"))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not nearest, linear or cubic", mode);
+    opara_result r = opara__resize_modes(c, &rp);
+    if (r != OPARA_OK) return r;
     if (scales && scales->type != OPARA__ATTR_FLOATS) scales = NULL;
     if (!scales == !sizes)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "exactly one of 'scales' and 'sizes' is needed");
-    if ((scales ? scales->count : ns) != (uint32_t)x->ndim)
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'%s' has %u values for input %s", scales ? "scales" : "sizes",
-                                 scales ? scales->count : ns, opara__sh(&b, 0, x));
-    for (k = 0; k < (uint32_t)x->ndim; ++k) {
+    n = scales ? scales->count : ns;
+    r = opara__resize_dims(c, scales ? "scales" : "sizes", n, dim);
+    if (r != OPARA_OK) return r;
+    for (k = 0; k < n; ++k) {
+        int64_t a = dim[k];
         if (sizes) {
-            y.dims[k] = sizes[k];
+            y.dims[a] = sizes[k];
             continue;
         }
         {
-            double s = (double)scales->v.floats[k], d;
+            double s = (double)scales->v.floats[k], v;
             if (!(s > 0.0) || s > 1e9) return opara__shape_fail(c, OPARA_ERR_SHAPE, "scales[%u] = %g", k, s);
-            if (opara__unknown(c, x->dims[k])) {
-                y.dims[k] = s == 1.0 ? x->dims[k] : -1;
+            if (opara__unknown(c, x->dims[a])) {
+                y.dims[a] = s == 1.0 ? x->dims[a] : -1;
                 continue;
             }
-            d = (double)x->dims[k] * s;
-            if (d > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
-            y.dims[k] = (int64_t)d; /* floor: d >= 0 */
+            v = (double)x->dims[a] * s;
+            if (v > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
+            y.dims[a] = (int64_t)v; /* floor: v >= 0 */
         }
     }
-    return opara__set_out(c, 0, &y);
+    for (d = 0; d < x->ndim; ++d) { /* output / input where no scale is given; the roi is the whole dim */
+        rp.scale[d] = x->dims[d] > 0 && y.dims[d] >= 0 ? (float)((double)y.dims[d] / (double)x->dims[d]) : 1.0f;
+        rp.roi_lo[d] = 0.0f, rp.roi_hi[d] = 1.0f;
+    }
+    for (k = 0; scales && k < n; ++k) rp.scale[dim[k]] = scales->v.floats[k];
+    r = opara__resize_roi(c, n, dim, &rp);
+    if (r == OPARA_OK && c->params) c->params->u.resize = rp;
+    return r == OPARA_OK ? opara__set_out(c, 0, &y) : r;
 }
 
 /* ---- linear algebra and normalization -------------------------------------------------------- */
@@ -5712,7 +5894,7 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     for (i = 0; i < x->ndim; ++i) {
         if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
         else if (keep) y.dims[y.ndim++] = 1;
-        if (c->params) c->params->reduce[i] = (uint8_t)flags[i];
+        if (c->params) c->params->u.reduce.axes[i] = (uint8_t)flags[i];
     }
     return opara__set_out(c, 0, &y);
 }
@@ -5813,6 +5995,45 @@ static int opara__shape_in_range(const opara__shape* s) {
     return 1;
 }
 
+static opara__fused_act opara__fused_activation(const opara__node* n) {
+    const char* a = opara__attr_string(n, "activation", "");
+    return a[0] == 0 ? OPARA__FUSED_NONE : strcmp(a, "Relu") == 0 ? OPARA__FUSED_RELU : OPARA__FUSED_UNKNOWN;
+}
+
+/* The scalar attributes the backends read, with ONNX's defaults, into the node's record (the
+   family its shape rule filled, or the op's own). */
+static void opara__record_scalars(opara__shape_ctx* c) {
+    const opara__node* n = c->n;
+    opara__node_params* p = c->params;
+    opara__op op = n->op;
+    if (!p) return;
+    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_activation(n);
+    if (op == OPARA__OP_MAX_POOL || op == OPARA__OP_AVERAGE_POOL) {
+        p->u.window.count_include_pad = opara__attr_int(n, "count_include_pad", 0) != 0;
+        p->u.window.storage_order = opara__attr_int(n, "storage_order", 0) != 0;
+    }
+    if (op == OPARA__OP_GEMM) {
+        p->u.gemm.trans_a = opara__attr_int(n, "transA", 0) != 0;
+        p->u.gemm.trans_b = opara__attr_int(n, "transB", 0) != 0;
+        p->u.gemm.alpha = opara__attr_float(n, "alpha", 1.0f);
+        p->u.gemm.beta = opara__attr_float(n, "beta", 1.0f);
+        p->u.gemm.activation = opara__fused_activation(n);
+    }
+    if (op == OPARA__OP_LEAKY_RELU) p->u.activation.alpha = opara__attr_float(n, "alpha", 0.01f);
+    if (op == OPARA__OP_HARD_SIGMOID) {
+        p->u.activation.alpha = opara__attr_float(n, "alpha", 0.2f);
+        p->u.activation.beta = opara__attr_float(n, "beta", 0.5f);
+    }
+    if (op == OPARA__OP_CLIP) {
+        p->u.activation.min = opara__attr_float(n, "min", -HUGE_VALF);
+        p->u.activation.max = opara__attr_float(n, "max", HUGE_VALF);
+    }
+    if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
+    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+    if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
+}
+
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
                                                     opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
                                                     opara__shape* const* out, opara__node_params* params) {
@@ -5834,6 +6055,7 @@ OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const op
     for (k = 0; r == OPARA_OK && mode == OPARA__SHAPE_TOLERANT && k < c.n->n_inputs; ++k)
         if (in[k] && !opara__shape_in_range(in[k])) r = OPARA_ERR_SHAPE;
     if (r == OPARA_OK) r = opara__shape_node(&c);
+    if (r == OPARA_OK) opara__record_scalars(&c);
     if (params) params->resolved = r == OPARA_OK;
     if (r == OPARA_OK || mode == OPARA__SHAPE_STRICT) return r;
     for (k = 0; k < c.n->n_outputs; ++k) out[k]->ndim = -1; /* tolerant: what could not be inferred is unknown */
@@ -8701,6 +8923,19 @@ typedef opara_result (*opara__cpu_kernel_fn)(const opara__cpu_op* op, size_t beg
 
 #define OPARA__BCAST_MAX_IN 3
 
+/* The functions of the unary kernel (opara__cpu_prepare maps each operator to one). */
+typedef enum opara__cpu_unary {
+    OPARA__UN_RELU, OPARA__UN_LEAKY_RELU, OPARA__UN_SIGMOID, OPARA__UN_TANH, OPARA__UN_HARD_SIGMOID,
+    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU
+} opara__cpu_unary;
+
+/* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
+typedef enum opara__cpu_binary {
+    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
+} opara__cpu_binary;
+
+#define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
+
 /* Parameters derived at prepare time; each kernel uses the fields it needs. */
 typedef struct opara__cpu_params {
     /* Conv, ConvTranspose, pools: spatial dims normalized to 3 (leading dims of size 1). */
@@ -8720,7 +8955,7 @@ typedef struct opara__cpu_params {
     int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], src_stride[OPARA_MAX_DIMS];
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
     int mode, coord_mode, nearest_mode;
-    int fn;                /* the unary or binary kernel's function (opara_cpu_kernels.c) */
+    int fn;                /* the unary or binary kernel's function (opara_cpu_elementwise.c) */
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */
@@ -8771,17 +9006,54 @@ OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf,
 OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...)
     OPARA__PRINTF(4, 5);
 OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t);
-OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out);
 OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b);
 /* Element strides of an input (in_ndim dims) broadcast numpy-style to out dims; 0 where it is
    broadcast. Returns 0 when the shapes are not broadcast-compatible. */
 OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
                                             const int64_t* in_dims, int64_t* strides);
-OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap);
+/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
+OPARA__PRIVATE int opara__cpu_record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis);
+OPARA__PRIVATE int64_t opara__cpu_dims_prod(const int64_t* dims, int32_t from, int32_t to);
+OPARA__PRIVATE void opara__cpu_natural_strides(const opara__cpu_tensor* t, int64_t* strides);
+/* The broadcast iteration space (element-wise kernels and strided copies): collapse the dims into
+   p->bc_*, then per work item its row, first element and count, and each input's offset of a row. */
+OPARA__PRIVATE void opara__cpu_bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, const int64_t* dims,
+                                           int64_t strides[][OPARA_MAX_DIMS]);
+OPARA__PRIVATE void opara__cpu_bc_offsets(const opara__cpu_params* p, int n_in, size_t row, int64_t* off);
+OPARA__PRIVATE void opara__cpu_bc_item(const opara__cpu_params* p, size_t item, size_t* row, size_t* j0, size_t* n);
+/* Cast's conversions, which Pad's fill uses too: the dtypes they take, storing an integer, float to
+   integer. */
+OPARA__PRIVATE int opara__cpu_cast_type_ok(opara_dtype t);
+OPARA__PRIVATE void opara__cpu_store_i(void* base, opara_dtype t, size_t i, int64_t v);
+OPARA__PRIVATE int64_t opara__cpu_f_to_i(double v);
+
+/* Each kernel file's prepare functions, called by opara__cpu_prepare (opara_cpu_kernels.c). */
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_conv.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
-OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_gemm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_elementwise.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_movement.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_slice(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_norm.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_reduce.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 
@@ -9044,7 +9316,8 @@ OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas) {
 /* ==== END src/opara_blas.c ==== */
 /* ==== BEGIN src/opara_cpu_base.c ==== */
 /* What every CPU kernel file shares, below all of them: failure text for the executor, element
-   counts, dims comparison and broadcast strides (from the shape engine's one broadcast rule). */
+   counts, dims comparison and broadcast strides (from the shape engine's one broadcast rule), the
+   record's axis, the broadcast iteration space, the integer conversions of Cast and Pad. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #include <stdio.h>
@@ -9082,6 +9355,106 @@ OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out
     memcpy(out.dims, out_dims, (size_t)out_ndim * sizeof *out_dims);
     memcpy(in.dims, in_dims, (size_t)in_ndim * sizeof *in_dims);
     return opara__broadcast_to(&out, &in, strides);
+}
+
+/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
+OPARA__PRIVATE int opara__cpu_record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis) {
+    if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
+    *axis = op->params->axis;
+    return 1;
+}
+
+OPARA__PRIVATE int64_t opara__cpu_dims_prod(const int64_t* dims, int32_t from, int32_t to) {
+    int64_t n = 1;
+    int32_t i;
+    for (i = from; i < to; ++i) n *= dims[i];
+    return n;
+}
+
+/* Drops unit dims and merges neighbours that are contiguous for every input; fills
+   p->bc_ndim/bc_dims/bc_strides. strides[k] are the uncollapsed element strides of input k. */
+OPARA__PRIVATE void opara__cpu_bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, const int64_t* dims,
+                                           int64_t strides[][OPARA_MAX_DIMS]) {
+    int32_t i, nd = 0;
+    int k;
+    for (i = 0; i < ndim; ++i) {
+        if (dims[i] == 1) continue;
+        if (nd > 0) {
+            int merge = 1;
+            for (k = 0; k < n_in; ++k)
+                if (p->bc_strides[k][nd - 1] != strides[k][i] * dims[i]) merge = 0;
+            if (merge) {
+                p->bc_dims[nd - 1] *= dims[i];
+                for (k = 0; k < n_in; ++k) p->bc_strides[k][nd - 1] = strides[k][i];
+                continue;
+            }
+        }
+        p->bc_dims[nd] = dims[i];
+        for (k = 0; k < n_in; ++k) p->bc_strides[k][nd] = strides[k][i];
+        ++nd;
+    }
+    if (nd == 0) {
+        p->bc_dims[0] = 1;
+        for (k = 0; k < n_in; ++k) p->bc_strides[k][0] = 0;
+        nd = 1;
+    }
+    p->bc_ndim = nd;
+    /* work items: rows (all but the innermost dim) x chunks of the innermost dim */
+    p->inner = p->bc_dims[nd - 1];
+    p->tail = p->inner > 0 ? (p->inner + OPARA__CHUNK - 1) / OPARA__CHUNK : 0;
+    p->outer = opara__cpu_dims_prod(p->bc_dims, 0, nd - 1);
+}
+
+/* Element offsets of each input for row `row` of the collapsed iteration space. */
+OPARA__PRIVATE void opara__cpu_bc_offsets(const opara__cpu_params* p, int n_in, size_t row, int64_t* off) {
+    int32_t d;
+    int k;
+    for (k = 0; k < n_in; ++k) off[k] = 0;
+    for (d = p->bc_ndim - 2; d >= 0; --d) {
+        int64_t idx = (int64_t)(row % (size_t)p->bc_dims[d]);
+        row /= (size_t)p->bc_dims[d];
+        for (k = 0; k < n_in; ++k) off[k] += idx * p->bc_strides[k][d];
+    }
+}
+
+/* Decodes item -> (row, first element, count) of the innermost dim. */
+OPARA__PRIVATE void opara__cpu_bc_item(const opara__cpu_params* p, size_t item, size_t* row, size_t* j0, size_t* n) {
+    size_t chunk = item % (size_t)p->tail;
+    *row = item / (size_t)p->tail;
+    *j0 = chunk * OPARA__CHUNK;
+    *n = OPARA__MIN((size_t)OPARA__CHUNK, (size_t)p->inner - *j0);
+}
+
+OPARA__PRIVATE void opara__cpu_natural_strides(const opara__cpu_tensor* t, int64_t* strides) {
+    int32_t i;
+    int64_t s = 1;
+    for (i = t->ndim - 1; i >= 0; --i) {
+        strides[i] = s;
+        s *= t->dims[i];
+    }
+}
+
+OPARA__PRIVATE void opara__cpu_store_i(void* base, opara_dtype t, size_t i, int64_t v) {
+    switch (t) {
+    case OPARA_DTYPE_I64: ((int64_t*)base)[i] = v; break;
+    case OPARA_DTYPE_I32: ((int32_t*)base)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case OPARA_DTYPE_I8: ((int8_t*)base)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case OPARA_DTYPE_BOOL: ((uint8_t*)base)[i] = v != 0; break;
+    default: ((uint8_t*)base)[i] = (uint8_t)(uint64_t)v; break;
+    }
+}
+
+/* Float to integer: truncation toward zero, saturated to the int64 range, NaN gives 0. */
+OPARA__PRIVATE int64_t opara__cpu_f_to_i(double v) {
+    if (v != v) return 0;
+    if (v >= 9.2233720368547758e18) return INT64_MAX;
+    if (v <= -9.2233720368547758e18) return INT64_MIN;
+    return (int64_t)v;
+}
+
+OPARA__PRIVATE int opara__cpu_cast_type_ok(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32 ||
+           t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_BOOL;
 }
 /* ==== END src/opara_cpu_base.c ==== */
 /* ==== BEGIN src/opara_cpu_gemm.c ==== */
@@ -10218,13 +10591,15 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
     opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
     int64_t ka, kb, cm, cn;
-    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
+    const opara__gemm_params* g;
+    if (!op->params || !op->params->resolved || a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm needs 2-D A, B and Y");
-    p->trans_a = opara__attr_int(op->node, "transA", 0) != 0;
-    p->trans_b = opara__attr_int(op->node, "transB", 0) != 0;
-    p->alpha = opara__attr_float(op->node, "alpha", 1.0f);
-    p->beta = opara__attr_float(op->node, "beta", 1.0f);
-    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    g = &op->params->u.gemm;
+    p->trans_a = g->trans_a;
+    p->trans_b = g->trans_b;
+    p->alpha = g->alpha;
+    p->beta = g->beta;
+    p->relu = g->activation == OPARA__FUSED_RELU; /* another one is ignored, as before */
     p->m = p->trans_a ? a->dims[1] : a->dims[0];
     ka = p->trans_a ? a->dims[0] : a->dims[1];
     kb = p->trans_b ? b->dims[1] : b->dims[0];
@@ -10636,142 +11011,12 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n) {
     return sum;
 }
 /* ==== END src/opara_cpu_math.c ==== */
-/* ==== BEGIN src/opara_cpu_kernels.c ==== */
-/* CPU kernels for the element-wise, data-movement, normalization and reduction operators,
-   opara__cpu_prepare (validation + dispatch) and the constant weights' packing: the top of the CPU
-   kernel files. Conv and pools are in opara_cpu_conv.c (Winograd in opara_cpu_winograd.c), GEMM in
-   opara_cpu_gemm.c, vector math in opara_cpu_math.c, the helpers they all share in
-   opara_cpu_base.c. */
+/* ==== BEGIN src/opara_cpu_elementwise.c ==== */
+/* CPU kernels of the element-wise operators: the unary activations (f32), the binary arithmetic
+   with broadcasting (f32, i64, i32), Where and Cast. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #include <math.h>
-#include <stdio.h>
-
-#define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
-
-/* ---- helpers --------------------------------------------------------------------------------- */
-
-OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out) {
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return 0;
-    *out = axis;
-    return 1;
-}
-
-/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
-static int opara__record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis) {
-    if (!op->params || !op->params->resolved || op->params->axis < 0 || op->params->axis >= rank) return 0;
-    *axis = op->params->axis;
-    return 1;
-}
-
-static int64_t opara__dims_prod(const int64_t* dims, int32_t from, int32_t to) {
-    int64_t n = 1;
-    int32_t i;
-    for (i = from; i < to; ++i) n *= dims[i];
-    return n;
-}
-
-/* Drops unit dims and merges neighbours that are contiguous for every input; fills
-   p->bc_ndim/bc_dims/bc_strides. strides[k] are the uncollapsed element strides of input k. */
-static void opara__bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, const int64_t* dims,
-                               int64_t strides[][OPARA_MAX_DIMS]) {
-    int32_t i, nd = 0;
-    int k;
-    for (i = 0; i < ndim; ++i) {
-        if (dims[i] == 1) continue;
-        if (nd > 0) {
-            int merge = 1;
-            for (k = 0; k < n_in; ++k)
-                if (p->bc_strides[k][nd - 1] != strides[k][i] * dims[i]) merge = 0;
-            if (merge) {
-                p->bc_dims[nd - 1] *= dims[i];
-                for (k = 0; k < n_in; ++k) p->bc_strides[k][nd - 1] = strides[k][i];
-                continue;
-            }
-        }
-        p->bc_dims[nd] = dims[i];
-        for (k = 0; k < n_in; ++k) p->bc_strides[k][nd] = strides[k][i];
-        ++nd;
-    }
-    if (nd == 0) {
-        p->bc_dims[0] = 1;
-        for (k = 0; k < n_in; ++k) p->bc_strides[k][0] = 0;
-        nd = 1;
-    }
-    p->bc_ndim = nd;
-    /* work items: rows (all but the innermost dim) x chunks of the innermost dim */
-    p->inner = p->bc_dims[nd - 1];
-    p->tail = p->inner > 0 ? (p->inner + OPARA__CHUNK - 1) / OPARA__CHUNK : 0;
-    p->outer = opara__dims_prod(p->bc_dims, 0, nd - 1);
-}
-
-/* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
-   the output is their broadcast (leading dims of 1 allowed). */
-static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
-                                      size_t cap) {
-    const opara__cpu_tensor* y = &op->out[0];
-    const opara__node_params* rec = op->params;
-    int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
-    opara__shape shapes[OPARA__BCAST_MAX_IN], want;
-    const opara__shape* pointers[OPARA__BCAST_MAX_IN];
-    int32_t i, lead;
-    int k;
-    for (k = 0; k < n_in; ++k) {
-        shapes[k].ndim = ins[k]->ndim;
-        memcpy(shapes[k].dims, ins[k]->dims, (size_t)ins[k]->ndim * sizeof ins[k]->dims[0]);
-        pointers[k] = &shapes[k];
-    }
-    if (!rec || !rec->resolved || !opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL) ||
-        want.ndim > y->ndim)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the inputs do not broadcast to the output",
-                                 opara__op_name(op->node->op));
-    lead = y->ndim - want.ndim;
-    for (i = 0; i < y->ndim; ++i) {
-        int64_t dim = i >= lead ? want.dims[i - lead] : 1;
-        if (dim != y->dims[i])
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
-                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
-        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->bcast_strides[k][i - lead] : 0;
-    }
-    opara__bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
-    op->work_items = (size_t)(op->p.outer * op->p.tail);
-    op->min_items_per_task = 1;
-    return OPARA_OK;
-}
-
-/* Element offsets of each input for row `row` of the collapsed iteration space. */
-static void opara__bc_offsets(const opara__cpu_params* p, int n_in, size_t row, int64_t* off) {
-    int32_t d;
-    int k;
-    for (k = 0; k < n_in; ++k) off[k] = 0;
-    for (d = p->bc_ndim - 2; d >= 0; --d) {
-        int64_t idx = (int64_t)(row % (size_t)p->bc_dims[d]);
-        row /= (size_t)p->bc_dims[d];
-        for (k = 0; k < n_in; ++k) off[k] += idx * p->bc_strides[k][d];
-    }
-}
-
-/* Decodes item -> (row, first element, count) of the innermost dim. */
-static void opara__bc_item(const opara__cpu_params* p, size_t item, size_t* row, size_t* j0, size_t* n) {
-    size_t chunk = item % (size_t)p->tail;
-    *row = item / (size_t)p->tail;
-    *j0 = chunk * OPARA__CHUNK;
-    *n = OPARA__MIN((size_t)OPARA__CHUNK, (size_t)p->inner - *j0);
-}
-
-static void opara__copy_elems(uint8_t* dst, const uint8_t* src, int64_t src_stride, size_t n, size_t elem) {
-    size_t i;
-    if (src_stride == 1) {
-        memcpy(dst, src, n * elem);
-    } else if (elem == 4) {
-        for (i = 0; i < n; ++i) memcpy(dst + 4 * i, src + (int64_t)i * src_stride * 4, 4);
-    } else if (elem == 8) {
-        for (i = 0; i < n; ++i) memcpy(dst + 8 * i, src + (int64_t)i * src_stride * 8, 8);
-    } else {
-        for (i = 0; i < n; ++i) memcpy(dst + elem * i, src + (int64_t)i * src_stride * (int64_t)elem, elem);
-    }
-}
 
 /* ---- unary element-wise (f32) ---------------------------------------------------------------- */
 
@@ -10795,12 +11040,6 @@ static void opara__gelu_erf_rows(int level, float* y, const float* x, size_t n) 
         for (i = 0; i < m; ++i) y[i0 + i] = 0.5f * x[i0 + i] * (1.0f + t[i]);
     }
 }
-
-/* The functions of the unary kernel (the dispatch maps each operator to one). */
-typedef enum opara__cpu_unary {
-    OPARA__UN_RELU, OPARA__UN_LEAKY_RELU, OPARA__UN_SIGMOID, OPARA__UN_TANH, OPARA__UN_HARD_SIGMOID,
-    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU
-} opara__cpu_unary;
 
 static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -10854,23 +11093,25 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__node* n = op->node;
-    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
+    const opara__activation_params* a;
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(n->op));
+    a = &op->params->u.activation;
     p->fn = (int)fn;
     switch (fn) {
-    case OPARA__UN_LEAKY_RELU: p->alpha = opara__attr_float(n, "alpha", 0.01f); break;
+    case OPARA__UN_LEAKY_RELU: p->alpha = a->alpha; break;
     case OPARA__UN_HARD_SIGMOID:
-        p->alpha = opara__attr_float(n, "alpha", 0.2f);
-        p->beta = opara__attr_float(n, "beta", 0.5f);
+        p->alpha = a->alpha;
+        p->beta = a->beta;
         break;
     case OPARA__UN_CLIP:
-        p->lo = opara__attr_float(n, "min", -HUGE_VALF);
-        p->hi = opara__attr_float(n, "max", HUGE_VALF);
+        p->lo = a->min;
+        p->hi = a->max;
         break;
-    case OPARA__UN_GELU: p->approx = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0; break;
+    case OPARA__UN_GELU: p->approx = a->gelu_tanh; break;
     case OPARA__UN_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH: case OPARA__UN_HARD_SWISH: case OPARA__UN_SQRT:
     case OPARA__UN_ERF:
         break;
@@ -10881,7 +11122,41 @@ static opara_result opara__prepare_unary(opara__cpu_op* op, opara__cpu_unary fn,
     return OPARA_OK;
 }
 
-/* ---- binary element-wise with broadcasting ----------------------------------------------------- */
+/* ---- binary element-wise with broadcasting --------------------------------------------------- */
+
+/* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
+   the output is their broadcast (leading dims of 1 allowed). */
+static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                      size_t cap) {
+    const opara__cpu_tensor* y = &op->out[0];
+    const opara__node_params* rec = op->params;
+    int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
+    opara__shape shapes[OPARA__BCAST_MAX_IN], want;
+    const opara__shape* pointers[OPARA__BCAST_MAX_IN];
+    int32_t i, lead;
+    int k;
+    for (k = 0; k < n_in; ++k) {
+        shapes[k].ndim = ins[k]->ndim;
+        memcpy(shapes[k].dims, ins[k]->dims, (size_t)ins[k]->ndim * sizeof ins[k]->dims[0]);
+        pointers[k] = &shapes[k];
+    }
+    if (!rec || !rec->resolved || !opara__broadcast_shapes(pointers, (uint32_t)n_in, OPARA__SHAPE_STRICT, &want, NULL) ||
+        want.ndim > y->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the inputs do not broadcast to the output",
+                                 opara__op_name(op->node->op));
+    lead = y->ndim - want.ndim;
+    for (i = 0; i < y->ndim; ++i) {
+        int64_t dim = i >= lead ? want.dims[i - lead] : 1;
+        if (dim != y->dims[i])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output dim %d is %lld, broadcast gives %lld",
+                                     opara__op_name(op->node->op), (int)i, (long long)y->dims[i], (long long)dim);
+        for (k = 0; k < n_in; ++k) strides[k][i] = i >= lead ? rec->u.broadcast.strides[k][i - lead] : 0;
+    }
+    opara__cpu_bc_collapse(&op->p, n_in, y->ndim, y->dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    return OPARA_OK;
+}
 
 #define OPARA__BIN_ROW(T, EXPR)                                                             \
     do {                                                                                    \
@@ -10897,11 +11172,6 @@ static opara_result opara__prepare_unary(opara__cpu_op* op, opara__cpu_unary fn,
             for (i = 0; i < n; ++i) { T x = a[(int64_t)i * sa], z = b[(int64_t)i * sb]; y[i] = (EXPR); } \
         }                                                                                   \
     } while (0)
-
-/* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
-typedef enum opara__cpu_binary {
-    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
-} opara__cpu_binary;
 
 static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a, int64_t sa, const float* b,
                                int64_t sb, float* y, size_t n) {
@@ -10974,8 +11244,8 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
     for (item = begin; item < end; ++item) {
         size_t row, j0, n;
         int64_t off[2], ao, bo, yo;
-        opara__bc_item(p, item, &row, &j0, &n);
-        opara__bc_offsets(p, 2, row, off);
+        opara__cpu_bc_item(p, item, &row, &j0, &n);
+        opara__cpu_bc_offsets(p, 2, row, off);
         ao = off[0] + (int64_t)j0 * sa;
         bo = off[1] + (int64_t)j0 * sb;
         yo = (int64_t)(row * (size_t)p->inner + j0);
@@ -10992,7 +11262,7 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap) {
     const opara__cpu_tensor* ins[2];
     opara_dtype dt = op->out[0].dtype;
     ins[0] = &op->in[0];
@@ -11006,7 +11276,7 @@ static opara_result opara__prepare_binary(opara__cpu_op* op, opara__cpu_binary f
     return opara__bc_prepare(op, 2, ins, err, cap);
 }
 
-/* ---- Where, Expand, Slice, Transpose: strided copies ------------------------------------------- */
+/* ---- Where ----------------------------------------------------------------------------------- */
 
 static opara_result opara__where_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -11022,8 +11292,8 @@ static opara_result opara__where_kernel(const opara__cpu_op* op, size_t begin, s
         size_t row, j0, n;
         int64_t off[3];
         uint8_t* yr;
-        opara__bc_item(p, item, &row, &j0, &n);
-        opara__bc_offsets(p, 3, row, off);
+        opara__cpu_bc_item(p, item, &row, &j0, &n);
+        opara__cpu_bc_offsets(p, 3, row, off);
         yr = y + (row * (size_t)p->inner + j0) * e;
         for (i = 0; i < n; ++i) {
             int64_t j = (int64_t)(j0 + i);
@@ -11034,7 +11304,7 @@ static opara_result opara__where_kernel(const opara__cpu_op* op, size_t begin, s
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_where(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor* ins[3];
     ins[0] = &op->in[0];
     ins[1] = &op->in[1];
@@ -11045,6 +11315,82 @@ static opara_result opara__prepare_where(opara__cpu_op* op, char* err, size_t ca
     op->p.elem = opara_dtype_size(op->out[0].dtype);
     op->fn = opara__where_kernel;
     return opara__bc_prepare(op, 3, ins, err, cap);
+}
+
+/* ---- Cast ------------------------------------------------------------------------------------ */
+
+static int opara__is_float_type(opara_dtype t) { return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64; }
+
+static double opara__load_f(const void* base, opara_dtype t, size_t i) {
+    return t == OPARA_DTYPE_F32 ? (double)((const float*)base)[i] : ((const double*)base)[i];
+}
+
+static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
+    switch (t) {
+    case OPARA_DTYPE_I64: return ((const int64_t*)base)[i];
+    case OPARA_DTYPE_I32: return ((const int32_t*)base)[i];
+    case OPARA_DTYPE_I8: return ((const int8_t*)base)[i];
+    case OPARA_DTYPE_BOOL: return ((const uint8_t*)base)[i] != 0;
+    default: return ((const uint8_t*)base)[i];
+    }
+}
+
+static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    opara_dtype from = op->in[0].dtype, to = op->out[0].dtype;
+    const void* x = op->in[0].data;
+    void* y = op->out[0].data;
+    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    for (i = i0; i < i1; ++i) {
+        if (opara__is_float_type(to)) {
+            double v = opara__is_float_type(from) ? opara__load_f(x, from, i) : (double)opara__load_i(x, from, i);
+            if (to == OPARA_DTYPE_F32) ((float*)y)[i] = (float)v;
+            else ((double*)y)[i] = v;
+        } else if (opara__is_float_type(from)) {
+            double v = opara__load_f(x, from, i);
+            if (to == OPARA_DTYPE_BOOL) opara__cpu_store_i(y, to, i, v != 0.0);
+            else opara__cpu_store_i(y, to, i, opara__cpu_f_to_i(v));
+        } else {
+            opara__cpu_store_i(y, to, i, opara__load_i(x, from, i));
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap) {
+    int64_t to;
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
+    to = op->params->u.cast_to < 0 ? (int64_t)op->out[0].dtype : op->params->u.cast_to;
+    if (to != (int64_t)op->out[0].dtype || !opara__cpu_cast_type_ok(op->in[0].dtype) || !opara__cpu_cast_type_ok(op->out[0].dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
+                                 opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__cast_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/opara_cpu_elementwise.c ==== */
+/* ==== BEGIN src/opara_cpu_movement.c ==== */
+/* CPU kernels of the data-movement operators: strided copies (Expand, Transpose, Slice), the
+   Reshape family, Concat and Split, Gather, Pad and Resize. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* ---- Expand, Slice, Transpose: strided copies ------------------------------------------------ */
+
+static void opara__copy_elems(uint8_t* dst, const uint8_t* src, int64_t src_stride, size_t n, size_t elem) {
+    size_t i;
+    if (src_stride == 1) {
+        memcpy(dst, src, n * elem);
+    } else if (elem == 4) {
+        for (i = 0; i < n; ++i) memcpy(dst + 4 * i, src + (int64_t)i * src_stride * 4, 4);
+    } else if (elem == 8) {
+        for (i = 0; i < n; ++i) memcpy(dst + 8 * i, src + (int64_t)i * src_stride * 8, 8);
+    } else {
+        for (i = 0; i < n; ++i) memcpy(dst + elem * i, src + (int64_t)i * src_stride * (int64_t)elem, elem);
+    }
 }
 
 /* out[i] = in[base + sum_d idx_d * stride_d] over the collapsed dims (stride table of input 0). */
@@ -11058,8 +11404,8 @@ static opara_result opara__strided_copy_kernel(const opara__cpu_op* op, size_t b
     for (item = begin; item < end; ++item) {
         size_t row, j0, n;
         int64_t off;
-        opara__bc_item(p, item, &row, &j0, &n);
-        opara__bc_offsets(p, 1, row, &off);
+        opara__cpu_bc_item(p, item, &row, &j0, &n);
+        opara__cpu_bc_offsets(p, 1, row, &off);
         off += p->base + (int64_t)j0 * s;
         opara__copy_elems(y + (row * (size_t)p->inner + j0) * e, x + off * (int64_t)e, s, n, e);
     }
@@ -11069,14 +11415,14 @@ static opara_result opara__strided_copy_kernel(const opara__cpu_op* op, size_t b
 static opara_result opara__finish_strided_copy(opara__cpu_op* op, int64_t strides[][OPARA_MAX_DIMS]) {
     const opara__cpu_tensor* y = &op->out[0];
     op->p.elem = opara_dtype_size(y->dtype);
-    opara__bc_collapse(&op->p, 1, y->ndim, y->dims, strides);
+    opara__cpu_bc_collapse(&op->p, 1, y->ndim, y->dims, strides);
     op->work_items = (size_t)(op->p.outer * op->p.tail);
     op->min_items_per_task = 1;
     op->fn = opara__strided_copy_kernel;
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_expand(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap) {
     if (op->in[0].dtype != op->out[0].dtype || !opara_dtype_size(op->out[0].dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Expand: input and output types differ");
     op->p.elem = opara_dtype_size(op->out[0].dtype);
@@ -11091,35 +11437,18 @@ static opara_result opara__prepare_expand(opara__cpu_op* op, char* err, size_t c
     }
 }
 
-static void opara__natural_strides(const opara__cpu_tensor* t, int64_t* strides) {
-    int32_t i;
-    int64_t s = 1;
-    for (i = t->ndim - 1; i >= 0; --i) {
-        strides[i] = s;
-        s *= t->dims[i];
-    }
-}
-
-static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS], perm[OPARA_MAX_DIMS];
-    uint32_t count = 0;
-    const int64_t* attr = opara__attr_ints(op->node, "perm", &count);
-    int seen[OPARA_MAX_DIMS];
+    const opara__node_params* rec = op->params;
+    const int64_t* perm;
+    int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS];
     int32_t i;
     if (x->ndim != y->ndim || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: input and output ranks or types differ");
-    if (attr && count != (uint32_t)x->ndim)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: perm has %u entries for rank %d", count,
-                                 (int)x->ndim);
-    memset(seen, 0, sizeof seen);
-    for (i = 0; i < x->ndim; ++i) {
-        int64_t a = attr ? attr[i] : x->ndim - 1 - i;
-        if (!opara__cpu_norm_axis(a, x->ndim, &perm[i]) || seen[perm[i]])
-            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Transpose: perm is not a permutation");
-        seen[perm[i]] = 1;
-    }
-    opara__natural_strides(x, in_str);
+    if (!rec || !rec->resolved) /* the shape engine refused perm */
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Transpose: perm is not a permutation");
+    perm = rec->u.transpose.perm;
+    opara__cpu_natural_strides(x, in_str);
     for (i = 0; i < y->ndim; ++i) {
         if (y->dims[i] != x->dims[perm[i]])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Transpose: output dim %d is wrong", (int)i);
@@ -11130,26 +11459,26 @@ static opara_result opara__prepare_transpose(opara__cpu_op* op, char* err, size_
 }
 
 /* Slice as the shape engine resolved it (first index, step and count per dim): a strided copy. */
-static opara_result opara__prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_slice(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     const opara__node_params* rec = op->params;
     int64_t in_str[OPARA_MAX_DIMS], strides[1][OPARA_MAX_DIMS];
     int32_t d;
     if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Slice: starts/ends/axes/steps are inconsistent");
-    opara__natural_strides(x, in_str);
+    opara__cpu_natural_strides(x, in_str);
     op->p.base = 0;
     for (d = 0; d < x->ndim; ++d) {
-        if (rec->slice_count[d] != y->dims[d])
+        if (rec->u.slice.count[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Slice: output dim %d is %lld, slice gives %lld", (int)d,
-                                     (long long)y->dims[d], (long long)rec->slice_count[d]);
-        strides[0][d] = rec->slice_step[d] * in_str[d];
-        if (rec->slice_count[d] > 0) op->p.base += rec->slice_start[d] * in_str[d];
+                                     (long long)y->dims[d], (long long)rec->u.slice.count[d]);
+        strides[0][d] = rec->u.slice.step[d] * in_str[d];
+        if (rec->u.slice.count[d] > 0) op->p.base += rec->u.slice.start[d] * in_str[d];
     }
     return opara__finish_strided_copy(op, strides);
 }
 
-/* ---- Reshape family: plain copies ------------------------------------------------------------- */
+/* ---- Reshape family: plain copies ------------------------------------------------------------ */
 
 static opara_result opara__copy_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     size_t bytes = opara__cpu_numel(&op->out[0]) * op->p.elem, b0 = begin * 65536, b1 = OPARA__MIN(bytes, end * 65536);
@@ -11159,7 +11488,7 @@ static opara_result opara__copy_kernel(const opara__cpu_op* op, size_t begin, si
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_reshape(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* err, size_t cap) {
     if (opara__cpu_numel(&op->in[0]) != opara__cpu_numel(&op->out[0]) || op->in[0].dtype != op->out[0].dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: element counts or types differ",
                                  opara__op_name(op->node->op));
@@ -11170,7 +11499,7 @@ static opara_result opara__prepare_reshape(opara__cpu_op* op, char* err, size_t 
     return OPARA_OK;
 }
 
-/* ---- Concat and Split ------------------------------------------------------------------------- */
+/* ---- Concat and Split ------------------------------------------------------------------------ */
 
 static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     size_t e = op->p.elem, inner = (size_t)op->p.inner, row_bytes = (size_t)op->out[0].dims[op->p.axis] * inner * e;
@@ -11216,19 +11545,17 @@ static int opara__same_except(const opara__cpu_tensor* t, const opara__cpu_tenso
     return 1;
 }
 
-static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, char* err, size_t cap) {
     int is_concat = op->node->op == OPARA__OP_CONCAT;
     const opara__cpu_tensor* whole = is_concat ? &op->out[0] : &op->in[0];
     const opara__cpu_tensor* parts = is_concat ? op->in : op->out;
-    uint32_t n_parts = is_concat ? op->n_in : op->n_out, k, n_split = 0;
-    const int64_t* split = is_concat ? NULL : opara__attr_ints(op->node, "split", &n_split);
+    uint32_t n_parts = is_concat ? op->n_in : op->n_out, k;
     int64_t axis, sum = 0;
-    if (!opara__record_axis(op, whole->ndim, &axis))
+    if (!opara__cpu_record_axis(op, whole->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", opara__op_name(op->node->op));
-    if (split && n_split != n_parts)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Split: %u sizes for %u outputs", n_split, n_parts);
+    /* Split's sizes are its outputs' dims along the axis (the shape engine made them from 'split') */
     for (k = 0; k < n_parts; ++k) {
-        if (!opara__same_except(&parts[k], whole, axis) || (split && split[k] != parts[k].dims[axis]))
+        if (!opara__same_except(&parts[k], whole, axis))
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: part %u has the wrong shape or type",
                                      opara__op_name(op->node->op), k);
         sum += parts[k].dims[axis];
@@ -11238,15 +11565,15 @@ static opara_result opara__prepare_concat_split(opara__cpu_op* op, char* err, si
                                  opara__op_name(op->node->op), (long long)sum, (long long)whole->dims[axis]);
     op->p.axis = axis;
     op->p.elem = opara_dtype_size(whole->dtype);
-    op->p.inner = opara__dims_prod(whole->dims, (int32_t)axis + 1, whole->ndim);
-    op->work_items = (size_t)opara__dims_prod(whole->dims, 0, (int32_t)axis);
+    op->p.inner = opara__cpu_dims_prod(whole->dims, (int32_t)axis + 1, whole->ndim);
+    op->work_items = (size_t)opara__cpu_dims_prod(whole->dims, 0, (int32_t)axis);
     if (opara__cpu_numel(whole) == 0) op->work_items = 0;
     op->min_items_per_task = 16;
     op->fn = is_concat ? opara__concat_kernel : opara__split_kernel;
     return OPARA_OK;
 }
 
-/* ---- Gather ----------------------------------------------------------------------------------- */
+/* ---- Gather ---------------------------------------------------------------------------------- */
 
 static opara_result opara__gather_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -11284,11 +11611,11 @@ OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf,
     if (op->node->op == OPARA__OP_GATHER) opara__gather_explain(op, buf, cap);
 }
 
-static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
     int64_t axis;
     int32_t i, expect = x->ndim - 1 + idx->ndim;
-    if (!opara__record_axis(op, x->ndim, &axis))
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: axis out of range");
     if ((idx->dtype != OPARA_DTYPE_I64 && idx->dtype != OPARA_DTYPE_I32) || y->dtype != x->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Gather: indices must be i32/i64");
@@ -11299,7 +11626,7 @@ static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t c
     }
     op->p.axis = axis;
     op->p.elem = opara_dtype_size(x->dtype);
-    op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
     op->work_items = x->dims[axis] == 0 && opara__cpu_numel(idx) ? 0 : opara__cpu_numel(y) / (op->p.inner ? (size_t)op->p.inner : 1);
     if (opara__cpu_numel(y) == 0) op->work_items = 0;
     if (x->dims[axis] == 0 && opara__cpu_numel(idx) > 0 && opara__cpu_numel(y) > 0)
@@ -11309,305 +11636,7 @@ static opara_result opara__prepare_gather(opara__cpu_op* op, char* err, size_t c
     return OPARA_OK;
 }
 
-/* ---- Cast ------------------------------------------------------------------------------------- */
-
-static int opara__is_float_type(opara_dtype t) { return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64; }
-
-static double opara__load_f(const void* base, opara_dtype t, size_t i) {
-    return t == OPARA_DTYPE_F32 ? (double)((const float*)base)[i] : ((const double*)base)[i];
-}
-
-static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
-    switch (t) {
-    case OPARA_DTYPE_I64: return ((const int64_t*)base)[i];
-    case OPARA_DTYPE_I32: return ((const int32_t*)base)[i];
-    case OPARA_DTYPE_I8: return ((const int8_t*)base)[i];
-    case OPARA_DTYPE_BOOL: return ((const uint8_t*)base)[i] != 0;
-    default: return ((const uint8_t*)base)[i];
-    }
-}
-
-static void opara__store_i(void* base, opara_dtype t, size_t i, int64_t v) {
-    switch (t) {
-    case OPARA_DTYPE_I64: ((int64_t*)base)[i] = v; break;
-    case OPARA_DTYPE_I32: ((int32_t*)base)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
-    case OPARA_DTYPE_I8: ((int8_t*)base)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
-    case OPARA_DTYPE_BOOL: ((uint8_t*)base)[i] = v != 0; break;
-    default: ((uint8_t*)base)[i] = (uint8_t)(uint64_t)v; break;
-    }
-}
-
-/* Float to integer: truncation toward zero, saturated to the int64 range, NaN gives 0. */
-static int64_t opara__f_to_i(double v) {
-    if (v != v) return 0;
-    if (v >= 9.2233720368547758e18) return INT64_MAX;
-    if (v <= -9.2233720368547758e18) return INT64_MIN;
-    return (int64_t)v;
-}
-
-static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    opara_dtype from = op->in[0].dtype, to = op->out[0].dtype;
-    const void* x = op->in[0].data;
-    void* y = op->out[0].data;
-    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
-    (void)scratch;
-    for (i = i0; i < i1; ++i) {
-        if (opara__is_float_type(to)) {
-            double v = opara__is_float_type(from) ? opara__load_f(x, from, i) : (double)opara__load_i(x, from, i);
-            if (to == OPARA_DTYPE_F32) ((float*)y)[i] = (float)v;
-            else ((double*)y)[i] = v;
-        } else if (opara__is_float_type(from)) {
-            double v = opara__load_f(x, from, i);
-            if (to == OPARA_DTYPE_BOOL) opara__store_i(y, to, i, v != 0.0);
-            else opara__store_i(y, to, i, opara__f_to_i(v));
-        } else {
-            opara__store_i(y, to, i, opara__load_i(x, from, i));
-        }
-    }
-    return OPARA_OK;
-}
-
-static int opara__cast_type_ok(opara_dtype t) {
-    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32 ||
-           t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_BOOL;
-}
-
-static opara_result opara__prepare_cast(opara__cpu_op* op, char* err, size_t cap) {
-    int64_t to = opara__attr_int(op->node, "to", (int64_t)op->out[0].dtype);
-    if (!opara__cpu_same_dims(&op->in[0], &op->out[0]))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
-    if (to != (int64_t)op->out[0].dtype || !opara__cast_type_ok(op->in[0].dtype) || !opara__cast_type_ok(op->out[0].dtype))
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
-                                 opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));
-    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
-    op->min_items_per_task = 1;
-    op->fn = opara__cast_kernel;
-    return OPARA_OK;
-}
-
-/* ---- Softmax, LayerNormalization, BatchNormalization, GlobalAveragePool ------------------------ */
-
-static opara_result opara__softmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    const opara__cpu_params* p = &op->p;
-    size_t L = (size_t)p->mid, in = (size_t)p->inner, item, j;
-    (void)scratch;
-    int level = opara__cpu_isa_level();
-    for (item = begin; item < end; ++item) {
-        size_t base = (item / in) * L * in + item % in;
-        const float* x = (const float*)op->in[0].data + base;
-        float* y = (float*)op->out[0].data + base;
-        float mx = -HUGE_VALF, sum = 0.0f;
-        if (in == 1) {
-            opara__softmax_row(level, y, x, L);
-            continue;
-        }
-        for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
-        for (j = 0; j < L; ++j) {
-            y[j * in] = expf(x[j * in] - mx);
-            sum += y[j * in];
-        }
-        for (j = 0; j < L; ++j) y[j * in] /= sum;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__prepare_softmax(opara__cpu_op* op, char* err, size_t cap) {
-    const opara__cpu_tensor* x = &op->in[0];
-    int64_t axis;
-    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
-    if (!opara__record_axis(op, x->ndim, &axis))
-        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
-    op->p.mid = x->dims[axis];
-    op->p.inner = opara__dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
-    op->work_items = (size_t)(opara__dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner);
-    if (op->p.mid == 0) op->work_items = 0;
-    op->min_items_per_task = 16;
-    op->fn = opara__softmax_kernel;
-    return OPARA_OK;
-}
-
-static opara_result opara__layer_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    const opara__cpu_params* p = &op->p;
-    size_t L = (size_t)p->mid, item, j;
-    const float* sc = (const float*)op->in[1].data;
-    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
-    float* mean_out = op->n_out > 1 ? (float*)op->out[1].data : NULL;
-    float* inv_out = op->n_out > 2 ? (float*)op->out[2].data : NULL;
-    size_t ss = (size_t)p->bc_strides[0][0], bs = (size_t)p->bc_strides[1][0];
-    (void)scratch;
-    int level = opara__cpu_isa_level();
-    for (item = begin; item < end; ++item) {
-        const float* x = (const float*)op->in[0].data + item * L;
-        float* y = (float*)op->out[0].data + item * L;
-        double mean_d, var;
-        float mean, inv;
-        opara__row_moments(level, x, L, &mean_d, &var);
-        mean = (float)mean_d;
-        inv = (float)(1.0 / sqrt(var + (double)p->eps));
-        for (j = 0; j < L; ++j) y[j] = (x[j] - mean) * inv * sc[j * ss] + (bias ? bias[j * bs] : 0.0f);
-        if (mean_out) mean_out[item] = mean;
-        if (inv_out) inv_out[item] = inv;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap) {
-    const opara__cpu_tensor* x = &op->in[0];
-    int64_t axis, outer;
-    size_t L;
-    uint32_t k;
-    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
-    if (!opara__record_axis(op, x->ndim, &axis))
-        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
-    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
-    op->p.mid = opara__dims_prod(x->dims, (int32_t)axis, x->ndim);
-    outer = opara__dims_prod(x->dims, 0, (int32_t)axis);
-    L = (size_t)op->p.mid;
-    for (k = 1; k < 3 && k < op->n_in; ++k) {
-        size_t n = opara__cpu_numel(&op->in[k]);
-        if (!op->in[k].data) continue;
-        if (n != L && n != 1)
-            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "LayerNormalization: scale/bias of %zu elements", n);
-        op->p.bc_strides[k - 1][0] = n == 1 ? 0 : 1;
-    }
-    for (k = 1; k < op->n_out; ++k)
-        if (op->out[k].data && opara__cpu_numel(&op->out[k]) != (size_t)outer)
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: Mean/InvStdDev shape");
-    if (op->n_in < 2 || !op->in[1].data) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "LayerNormalization needs Scale");
-    op->work_items = L ? (size_t)outer : 0;
-    op->min_items_per_task = 4;
-    op->fn = opara__layer_norm_kernel;
-    return OPARA_OK;
-}
-
-static opara_result opara__batch_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    size_t C = (size_t)op->p.cin, HW = (size_t)op->p.inner, item, j;
-    (void)scratch;
-    for (item = begin; item < end; ++item) {
-        size_t c = item % C;
-        float s = ((const float*)op->in[1].data)[c], b = ((const float*)op->in[2].data)[c];
-        float m = ((const float*)op->in[3].data)[c], v = ((const float*)op->in[4].data)[c];
-        float k = s / sqrtf(v + op->p.eps), off = b - m * k;
-        const float* x = (const float*)op->in[0].data + item * HW;
-        float* y = (float*)op->out[0].data + item * HW;
-        for (j = 0; j < HW; ++j) y[j] = x[j] * k + off;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap) {
-    const opara__cpu_tensor* x = &op->in[0];
-    uint32_t k;
-    if (op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: needs 5 inputs and X/Y of rank >= 2");
-    for (k = 1; k < 5; ++k)
-        if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: input %u must have C elements", k);
-    op->p.eps = opara__attr_float(op->node, "epsilon", 1e-5f);
-    op->p.cin = x->dims[1];
-    op->p.inner = opara__dims_prod(x->dims, 2, x->ndim);
-    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
-    op->min_items_per_task = 1;
-    op->fn = opara__batch_norm_kernel;
-    return OPARA_OK;
-}
-
-static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    size_t HW = (size_t)op->p.inner, item;
-    int level = opara__cpu_isa_level();
-    (void)scratch;
-    for (item = begin; item < end; ++item) {
-        float sum = opara__vec_sum(level, (const float*)op->in[0].data + item * HW, HW);
-        ((float*)op->out[0].data)[item] = HW ? sum / (float)HW : 0.0f;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
-    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    int32_t i;
-    if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
-    for (i = 2; i < y->ndim; ++i)
-        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
-    op->p.inner = opara__dims_prod(x->dims, 2, x->ndim);
-    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
-    op->min_items_per_task = 4;
-    op->fn = opara__global_avg_kernel;
-    return OPARA_OK;
-}
-
-/* ---- ReduceMean ------------------------------------------------------------------------------- */
-
-static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    const opara__cpu_params* p = &op->p;
-    const float* x = (const float*)op->in[0].data;
-    float* y = (float*)op->out[0].data;
-    int64_t count = opara__dims_prod(p->red_dims, 0, p->red_n);
-    size_t item;
-    (void)scratch;
-    for (item = begin; item < end; ++item) {
-        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
-        int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
-        size_t rem = item;
-        double sum = 0.0;
-        int32_t d;
-        for (d = p->kept_n - 1; d >= 0; --d) {
-            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
-            rem /= (size_t)p->kept_dims[d];
-        }
-        for (d = 0; d < p->red_n; ++d) idx[d] = 0;
-        for (r = 0; r < count; r += inner) {
-            int64_t off = base, j;
-            float part = 0.0f;
-            for (d = 0; d < p->red_n - 1; ++d) off += idx[d] * p->red_strides[d];
-            for (j = 0; j < inner; ++j) part += x[off + j * is];
-            sum += part;
-            for (d = p->red_n - 2; d >= 0; --d) {
-                if (++idx[d] < p->red_dims[d]) break;
-                idx[d] = 0;
-            }
-        }
-        y[item] = count ? (float)(sum / (double)count) : 0.0f;
-    }
-    return OPARA_OK;
-}
-
-static opara_result opara__prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
-    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    opara__cpu_params* p = &op->p;
-    int keep = opara__attr_int(op->node, "keepdims", 1) != 0, reduce[OPARA_MAX_DIMS];
-    int64_t str[OPARA_MAX_DIMS];
-    int32_t d, yd = 0;
-    if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
-    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->reduce[d]; /* axes as the shape engine resolved them */
-    opara__natural_strides(x, str);
-    p->kept_n = p->red_n = 0;
-    for (d = 0; d < x->ndim; ++d) {
-        if (reduce[d]) {
-            p->red_dims[p->red_n] = x->dims[d];
-            p->red_strides[p->red_n++] = str[d];
-            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
-        } else {
-            p->kept_dims[p->kept_n] = x->dims[d];
-            p->kept_strides[p->kept_n++] = str[d];
-            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
-        }
-    }
-    if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
-    op->work_items = opara__cpu_numel(y);
-    op->min_items_per_task = 64;
-    op->fn = opara__reduce_mean_kernel;
-    return OPARA_OK;
-}
-
-/* ---- Pad -------------------------------------------------------------------------------------- */
-
-enum { OPARA__PAD_CONSTANT, OPARA__PAD_REFLECT, OPARA__PAD_EDGE };
+/* ---- Pad ------------------------------------------------------------------------------------- */
 
 /* Source index for output index o of a dim of size n padded by `before`; -1 for the constant. */
 static int64_t opara__pad_src(int mode, int64_t o, int64_t before, int64_t n) {
@@ -11658,39 +11687,29 @@ static opara_result opara__pad_kernel(const opara__cpu_op* op, size_t begin, siz
     return OPARA_OK;
 }
 
-static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    uint32_t np = 0, na = 0, i;
-    const int64_t* pads = opara__attr_ints(op->node, "pads", &np);
-    const int64_t* axes = opara__attr_ints(op->node, "axes", &na);
-    const char* mode = opara__attr_string(op->node, "mode", "constant");
-    int64_t before[OPARA_MAX_DIMS], after[OPARA_MAX_DIMS];
-    uint32_t n_ax = axes ? na : (uint32_t)x->ndim;
-    float value = opara__attr_float(op->node, "value", opara__attr_float(op->node, "constant_value", 0.0f));
+    const opara__node_params* rec = op->params;
+    const opara__pad_params* pp;
+    float value;
     int32_t d;
-    if (x->ndim != y->ndim || x->dtype != y->dtype || !opara__cast_type_ok(x->dtype) || !pads || np != 2 * n_ax)
+    if (!rec || !rec->resolved || x->ndim != y->ndim || x->dtype != y->dtype || !opara__cpu_cast_type_ok(x->dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Pad: pads/axes do not match the input rank or type");
-    p->mode = strcmp(mode, "constant") == 0 ? OPARA__PAD_CONSTANT
-              : strcmp(mode, "reflect") == 0 ? OPARA__PAD_REFLECT
-              : strcmp(mode, "edge") == 0   ? OPARA__PAD_EDGE
-                                            : -1;
-    if (p->mode < 0) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Pad: mode '%s'", mode);
-    for (d = 0; d < x->ndim; ++d) before[d] = after[d] = 0;
-    for (i = 0; i < n_ax; ++i) {
-        int64_t a = (int64_t)i;
-        if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
-            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Pad: axis out of range");
-        before[a] = pads[i];
-        after[a] = pads[i + n_ax];
+    pp = &rec->u.pad;
+    switch (pp->mode) {
+    case OPARA__PAD_CONSTANT: case OPARA__PAD_REFLECT: case OPARA__PAD_EDGE: break;
+    case OPARA__PAD_WRAP: return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Pad: mode '%s'", opara__pad_mode_name(pp->mode));
     }
-    opara__natural_strides(x, p->src_stride);
+    p->mode = (int)pp->mode;
+    value = pp->value;
+    opara__cpu_natural_strides(x, p->src_stride);
     for (d = 0; d < x->ndim; ++d) {
-        if (x->dims[d] + before[d] + after[d] != y->dims[d])
+        if (x->dims[d] + pp->begin[d] + pp->end[d] != y->dims[d])
             return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: output dim %d is wrong", (int)d);
-        if (p->mode != OPARA__PAD_CONSTANT && x->dims[d] == 0 && y->dims[d] > 0)
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: cannot %s-pad an empty dim", mode);
-        p->start[d] = before[d];
+        if (pp->mode != OPARA__PAD_CONSTANT && x->dims[d] == 0 && y->dims[d] > 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Pad: cannot %s-pad an empty dim", opara__pad_mode_name(pp->mode));
+        p->start[d] = pp->begin[d];
     }
     p->elem = opara_dtype_size(y->dtype);
     memset(p->fill, 0, sizeof p->fill);
@@ -11699,7 +11718,7 @@ static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap)
         double v = value;
         memcpy(p->fill, &v, 8);
     } else {
-        opara__store_i(p->fill, y->dtype, 0, opara__f_to_i(value));
+        opara__cpu_store_i(p->fill, y->dtype, 0, opara__cpu_f_to_i(value));
     }
     op->work_items = y->ndim && y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : (opara__cpu_numel(y) ? 1 : 0);
     op->min_items_per_task = 16;
@@ -11707,27 +11726,20 @@ static opara_result opara__prepare_pad(opara__cpu_op* op, char* err, size_t cap)
     return OPARA_OK;
 }
 
-/* ---- Resize ----------------------------------------------------------------------------------- */
-
-enum { OPARA__RESIZE_NEAREST, OPARA__RESIZE_LINEAR };
-enum {
-    OPARA__CT_HALF_PIXEL, OPARA__CT_PYTORCH_HALF_PIXEL, OPARA__CT_ALIGN_CORNERS, OPARA__CT_ASYMMETRIC,
-    OPARA__CT_TF_HALF_PIXEL_NN, OPARA__CT_TF_CROP, OPARA__CT_HALF_PIXEL_SYMMETRIC
-};
-enum { OPARA__NM_ROUND_PREFER_FLOOR, OPARA__NM_ROUND_PREFER_CEIL, OPARA__NM_FLOOR, OPARA__NM_CEIL };
+/* ---- Resize ---------------------------------------------------------------------------------- */
 
 /* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
 static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
     double s = p->scale[d];
     switch (p->coord_mode) {
-    case OPARA__CT_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
-    case OPARA__CT_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
-    case OPARA__CT_ASYMMETRIC: return (double)x / s;
-    case OPARA__CT_TF_HALF_PIXEL_NN: return ((double)x + 0.5) / s;
-    case OPARA__CT_TF_CROP:
+    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
+    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
+    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
+    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
+    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
         return out > 1 ? p->roi_lo[d] * (double)(in - 1) + (double)x * (p->roi_hi[d] - p->roi_lo[d]) * (double)(in - 1) / (double)(out - 1)
                        : 0.5 * (p->roi_lo[d] + p->roi_hi[d]) * (double)(in - 1);
-    case OPARA__CT_HALF_PIXEL_SYMMETRIC: {
+    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
         double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
         return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
     }
@@ -11741,11 +11753,11 @@ static int64_t opara__resize_nearest(const opara__cpu_params* p, int32_t d, int6
     int64_t i;
     c = opara__resize_coord(p, d, x, in, out);
     f = floor(c);
-    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return -1;
+    if (p->coord_mode == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return -1;
     switch (p->nearest_mode) {
-    case OPARA__NM_ROUND_PREFER_CEIL: i = (int64_t)(c - f >= 0.5 ? f + 1.0 : f); break;
-    case OPARA__NM_FLOOR: i = (int64_t)f; break;
-    case OPARA__NM_CEIL: i = (int64_t)ceil(c); break;
+    case OPARA__NEAREST_ROUND_PREFER_CEIL: i = (int64_t)(c - f >= 0.5 ? f + 1.0 : f); break;
+    case OPARA__NEAREST_FLOOR: i = (int64_t)f; break;
+    case OPARA__NEAREST_CEIL: i = (int64_t)ceil(c); break;
     default: i = (int64_t)(c - f > 0.5 ? f + 1.0 : f); break;
     }
     return i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
@@ -11792,7 +11804,7 @@ static opara_result opara__resize_nearest_kernel(const opara__cpu_op* op, size_t
 static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out, int64_t* i0,
                               int64_t* i1, float* w) {
     double c = opara__resize_coord(p, d, x, in, out), f;
-    if (p->coord_mode == OPARA__CT_TF_CROP && (c < 0.0 || c > (double)(in - 1))) return 0;
+    if (p->coord_mode == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return 0;
     if (c < 0.0) c = 0.0;
     if (c > (double)(in - 1)) c = (double)(in - 1);
     f = floor(c);
@@ -11834,78 +11846,34 @@ static opara_result opara__resize_linear_kernel(const opara__cpu_op* op, size_t 
     return OPARA_OK;
 }
 
-static int opara__resize_enum(const char* s, const char* const* names, int count) {
-    int i;
-    for (i = 0; i < count; ++i)
-        if (strcmp(s, names[i]) == 0) return i;
-    return -1;
-}
-
-static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
-    static const char* const ct_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                           "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
-    static const char* const nm_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    const opara__node* n = op->node;
-    const char* mode = opara__attr_string(n, "mode", "nearest");
-    uint32_t ns = 0, nz = 0, na = 0, nr = 0, i;
-    const float* scales = NULL;
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
-    const opara__attr* sa = opara__node_attr(n, "scales");
-    const opara__attr* ra = opara__node_attr(n, "roi");
-    float extrap = opara__attr_float(n, "extrapolation_value", 0.0f);
+    const opara__node_params* rec = op->params;
+    const opara__resize_params* rp;
+    float extrap;
     int32_t d;
-    (void)opara__attr_ints(n, "sizes", &nz);
-    if (sa && sa->type == OPARA__ATTR_FLOATS && sa->count > 0) {
-        scales = sa->v.floats;
-        ns = sa->count;
-    }
     if (x->ndim != y->ndim || x->ndim < 1 || x->dtype != y->dtype)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: input and output ranks or types differ");
-    if (opara__attr_int(n, "antialias", 0))
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
-    p->coord_mode = opara__resize_enum(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), ct_names,
-                                       (int)(sizeof ct_names / sizeof ct_names[0]));
-    p->nearest_mode = opara__resize_enum(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nm_names, 4);
-    if (p->coord_mode < 0 || p->nearest_mode < 0)
+    if (!rec || !rec->resolved) /* the shape engine refused the scales, sizes, axes or roi */
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: scales/sizes/axes/roi do not match the input");
+    rp = &rec->u.resize;
+    if (rp->antialias) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: antialias is not supported");
+    if (rp->coord == OPARA__RESIZE_COORD_UNKNOWN || rp->nearest == OPARA__NEAREST_UNKNOWN)
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: unknown coordinate or nearest mode");
-    for (d = 0; d < x->ndim; ++d) {
-        p->scale[d] = x->dims[d] ? (float)((double)y->dims[d] / (double)x->dims[d]) : 1.0f;
-        p->roi_lo[d] = 0.0f;
-        p->roi_hi[d] = 1.0f;
-    }
-    if (scales) {
-        if (ns != (axes ? na : (uint32_t)x->ndim))
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: %u scales for rank %d", ns, (int)x->ndim);
-        for (i = 0; i < ns; ++i) {
-            int64_t a = (int64_t)i;
-            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
-                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
-            if (!(scales[i] > 0.0f)) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "Resize: scale <= 0");
-            p->scale[a] = scales[i];
-        }
-    }
-    if (ra && ra->type == OPARA__ATTR_FLOATS && ra->count > 0) {
-        nr = axes ? na : (uint32_t)x->ndim;
-        if (ra->count != 2 * nr) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: roi size");
-        for (i = 0; i < nr; ++i) {
-            int64_t a = (int64_t)i;
-            if (axes && !opara__cpu_norm_axis(axes[i], x->ndim, &a))
-                return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Resize: axis out of range");
-            p->roi_lo[a] = ra->v.floats[i];
-            p->roi_hi[a] = ra->v.floats[i + nr];
-        }
-    }
+    p->coord_mode = (int)rp->coord;
+    p->nearest_mode = (int)rp->nearest;
+    extrap = rp->extrapolation_value;
+    for (d = 0; d < x->ndim; ++d) p->scale[d] = rp->scale[d], p->roi_lo[d] = rp->roi_lo[d], p->roi_hi[d] = rp->roi_hi[d];
     for (d = 0; d < x->ndim; ++d)
         if (x->dims[d] == 0 && y->dims[d] > 0) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Resize: empty input");
-    opara__natural_strides(x, p->src_stride);
+    opara__cpu_natural_strides(x, p->src_stride);
     p->elem = opara_dtype_size(y->dtype);
     memset(p->fill, 0, sizeof p->fill);
     if (y->dtype == OPARA_DTYPE_F32) memcpy(p->fill, &extrap, 4);
     op->work_items = y->dims[y->ndim - 1] ? opara__cpu_numel(y) / (size_t)y->dims[y->ndim - 1] : 0;
     op->min_items_per_task = 8;
-    if (strcmp(mode, "nearest") == 0) {
+    if (rp->mode == OPARA__RESIZE_NEAREST) {
         p->mode = OPARA__RESIZE_NEAREST;
         op->fn = opara__resize_nearest_kernel;
         if (y->dims[y->ndim - 1] > INT32_MAX || x->dims[x->ndim - 1] > INT32_MAX)
@@ -11913,8 +11881,8 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
         op->scratch_floats = (size_t)y->dims[y->ndim - 1]; /* the source columns, int32 */
         return OPARA_OK;
     }
-    if (strcmp(mode, "linear") != 0)
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode '%s' is not supported", mode);
+    if (rp->mode != OPARA__RESIZE_LINEAR)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode 'cubic' is not supported");
     if (y->dtype != OPARA_DTYPE_F32 || x->ndim < 2)
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear needs f32 of rank >= 2");
     for (d = 0; d < x->ndim - 2; ++d)
@@ -11924,6 +11892,255 @@ static opara_result opara__prepare_resize(opara__cpu_op* op, char* err, size_t c
     op->fn = opara__resize_linear_kernel;
     return OPARA_OK;
 }
+/* ==== END src/opara_cpu_movement.c ==== */
+/* ==== BEGIN src/opara_cpu_norm.c ==== */
+/* CPU kernels of the normalization operators: LayerNormalization and BatchNormalization
+   (inference). */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* ---- LayerNormalization ---------------------------------------------------------------------- */
+
+static opara_result opara__layer_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, item, j;
+    const float* sc = (const float*)op->in[1].data;
+    const float* bias = op->n_in > 2 ? (const float*)op->in[2].data : NULL;
+    float* mean_out = op->n_out > 1 ? (float*)op->out[1].data : NULL;
+    float* inv_out = op->n_out > 2 ? (float*)op->out[2].data : NULL;
+    size_t ss = (size_t)p->bc_strides[0][0], bs = (size_t)p->bc_strides[1][0];
+    (void)scratch;
+    int level = opara__cpu_isa_level();
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * L;
+        float* y = (float*)op->out[0].data + item * L;
+        double mean_d, var;
+        float mean, inv;
+        opara__row_moments(level, x, L, &mean_d, &var);
+        mean = (float)mean_d;
+        inv = (float)(1.0 / sqrt(var + (double)p->eps));
+        for (j = 0; j < L; ++j) y[j] = (x[j] - mean) * inv * sc[j * ss] + (bias ? bias[j * bs] : 0.0f);
+        if (mean_out) mean_out[item] = mean;
+        if (inv_out) inv_out[item] = inv;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis, outer;
+    size_t L;
+    uint32_t k;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: needs f32, equal X/Y shapes");
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "LayerNormalization: axis out of range");
+    op->p.eps = op->params->u.epsilon; /* resolved: opara__cpu_record_axis checked it */
+    op->p.mid = opara__cpu_dims_prod(x->dims, (int32_t)axis, x->ndim);
+    outer = opara__cpu_dims_prod(x->dims, 0, (int32_t)axis);
+    L = (size_t)op->p.mid;
+    for (k = 1; k < 3 && k < op->n_in; ++k) {
+        size_t n = opara__cpu_numel(&op->in[k]);
+        if (!op->in[k].data) continue;
+        if (n != L && n != 1)
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "LayerNormalization: scale/bias of %zu elements", n);
+        op->p.bc_strides[k - 1][0] = n == 1 ? 0 : 1;
+    }
+    for (k = 1; k < op->n_out; ++k)
+        if (op->out[k].data && opara__cpu_numel(&op->out[k]) != (size_t)outer)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LayerNormalization: Mean/InvStdDev shape");
+    if (op->n_in < 2 || !op->in[1].data) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "LayerNormalization needs Scale");
+    op->work_items = L ? (size_t)outer : 0;
+    op->min_items_per_task = 4;
+    op->fn = opara__layer_norm_kernel;
+    return OPARA_OK;
+}
+
+/* ---- BatchNormalization (inference) ---------------------------------------------------------- */
+
+static opara_result opara__batch_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t C = (size_t)op->p.cin, HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t c = item % C;
+        float s = ((const float*)op->in[1].data)[c], b = ((const float*)op->in[2].data)[c];
+        float m = ((const float*)op->in[3].data)[c], v = ((const float*)op->in[4].data)[c];
+        float k = s / sqrtf(v + op->p.eps), off = b - m * k;
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float* y = (float*)op->out[0].data + item * HW;
+        for (j = 0; j < HW; ++j) y[j] = x[j] * k + off;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    uint32_t k;
+    if (!op->params || !op->params->resolved || op->n_in < 5 || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: needs 5 inputs and X/Y of rank >= 2");
+    for (k = 1; k < 5; ++k)
+        if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "BatchNormalization: input %u must have C elements", k);
+    op->p.eps = op->params->u.epsilon;
+    op->p.cin = x->dims[1];
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__batch_norm_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/opara_cpu_norm.c ==== */
+/* ==== BEGIN src/opara_cpu_reduce.c ==== */
+/* CPU kernels of the operators that reduce rows or dims: Softmax, GlobalAveragePool and ReduceMean. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* ---- Softmax --------------------------------------------------------------------------------- */
+
+static opara_result opara__softmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, in = (size_t)p->inner, item, j;
+    (void)scratch;
+    int level = opara__cpu_isa_level();
+    for (item = begin; item < end; ++item) {
+        size_t base = (item / in) * L * in + item % in;
+        const float* x = (const float*)op->in[0].data + base;
+        float* y = (float*)op->out[0].data + base;
+        float mx = -HUGE_VALF, sum = 0.0f;
+        if (in == 1) {
+            opara__softmax_row(level, y, x, L);
+            continue;
+        }
+        for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
+        for (j = 0; j < L; ++j) {
+            y[j * in] = expf(x[j * in] - mx);
+            sum += y[j * in];
+        }
+        for (j = 0; j < L; ++j) y[j * in] /= sum;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
+    op->p.mid = x->dims[axis];
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->work_items = (size_t)(opara__cpu_dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner);
+    if (op->p.mid == 0) op->work_items = 0;
+    op->min_items_per_task = 16;
+    op->fn = opara__softmax_kernel;
+    return OPARA_OK;
+}
+
+/* ---- GlobalAveragePool ----------------------------------------------------------------------- */
+
+static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t HW = (size_t)op->p.inner, item;
+    int level = opara__cpu_isa_level();
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        float sum = opara__vec_sum(level, (const float*)op->in[0].data + item * HW, HW);
+        ((float*)op->out[0].data)[item] = HW ? sum / (float)HW : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t i;
+    if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    for (i = 2; i < y->ndim; ++i)
+        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 4;
+    op->fn = opara__global_avg_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ReduceMean ------------------------------------------------------------------------------ */
+
+static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    int64_t count = opara__cpu_dims_prod(p->red_dims, 0, p->red_n);
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
+        int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
+        size_t rem = item;
+        double sum = 0.0;
+        int32_t d;
+        for (d = p->kept_n - 1; d >= 0; --d) {
+            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
+            rem /= (size_t)p->kept_dims[d];
+        }
+        for (d = 0; d < p->red_n; ++d) idx[d] = 0;
+        for (r = 0; r < count; r += inner) {
+            int64_t off = base, j;
+            float part = 0.0f;
+            for (d = 0; d < p->red_n - 1; ++d) off += idx[d] * p->red_strides[d];
+            for (j = 0; j < inner; ++j) part += x[off + j * is];
+            sum += part;
+            for (d = p->red_n - 2; d >= 0; --d) {
+                if (++idx[d] < p->red_dims[d]) break;
+                idx[d] = 0;
+            }
+        }
+        y[item] = count ? (float)(sum / (double)count) : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    int keep, reduce[OPARA_MAX_DIMS];
+    int64_t str[OPARA_MAX_DIMS];
+    int32_t d, yd = 0;
+    if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
+    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d]; /* axes as the shape engine resolved them */
+    keep = op->params->u.reduce.keepdims;
+    opara__cpu_natural_strides(x, str);
+    p->kept_n = p->red_n = 0;
+    for (d = 0; d < x->ndim; ++d) {
+        if (reduce[d]) {
+            p->red_dims[p->red_n] = x->dims[d];
+            p->red_strides[p->red_n++] = str[d];
+            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
+        } else {
+            p->kept_dims[p->kept_n] = x->dims[d];
+            p->kept_strides[p->kept_n++] = str[d];
+            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
+        }
+    }
+    if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
+    op->work_items = opara__cpu_numel(y);
+    op->min_items_per_task = 64;
+    op->fn = opara__reduce_mean_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/opara_cpu_reduce.c ==== */
+/* ==== BEGIN src/opara_cpu_kernels.c ==== */
+/* opara__cpu_prepare (validation + dispatch to each operator's prepare) and the constant weights'
+   packing: the top of the CPU kernel files. The kernels by kind: element-wise in
+   opara_cpu_elementwise.c, data movement in opara_cpu_movement.c, normalization in opara_cpu_norm.c,
+   reductions and Softmax in opara_cpu_reduce.c, Conv and pools in opara_cpu_conv.c (Winograd in
+   opara_cpu_winograd.c), GEMM in opara_cpu_gemm.c, vector math in opara_cpu_math.c, the helpers
+   they all share in opara_cpu_base.c. */
+/* #include "opara_cpu.h" (inlined above) */
 
 /* ---- dispatch --------------------------------------------------------------------------------- */
 
@@ -11932,39 +12149,39 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_CONV: return opara__cpu_prepare_conv(op, err, cap);
     case OPARA__OP_CONV_TRANSPOSE: return opara__cpu_prepare_conv_transpose(op, err, cap);
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__prepare_global_avg(op, err, cap);
-    case OPARA__OP_BATCH_NORM: return opara__prepare_batch_norm(op, err, cap);
-    case OPARA__OP_RELU: return opara__prepare_unary(op, OPARA__UN_RELU, err, cap);
-    case OPARA__OP_LEAKY_RELU: return opara__prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
-    case OPARA__OP_SIGMOID: return opara__prepare_unary(op, OPARA__UN_SIGMOID, err, cap);
-    case OPARA__OP_TANH: return opara__prepare_unary(op, OPARA__UN_TANH, err, cap);
-    case OPARA__OP_HARD_SIGMOID: return opara__prepare_unary(op, OPARA__UN_HARD_SIGMOID, err, cap);
-    case OPARA__OP_HARD_SWISH: return opara__prepare_unary(op, OPARA__UN_HARD_SWISH, err, cap);
-    case OPARA__OP_CLIP: return opara__prepare_unary(op, OPARA__UN_CLIP, err, cap);
-    case OPARA__OP_SQRT: return opara__prepare_unary(op, OPARA__UN_SQRT, err, cap);
-    case OPARA__OP_ERF: return opara__prepare_unary(op, OPARA__UN_ERF, err, cap);
-    case OPARA__OP_GELU: return opara__prepare_unary(op, OPARA__UN_GELU, err, cap);
-    case OPARA__OP_ADD: return opara__prepare_binary(op, OPARA__BIN_ADD, err, cap);
-    case OPARA__OP_SUB: return opara__prepare_binary(op, OPARA__BIN_SUB, err, cap);
-    case OPARA__OP_MUL: return opara__prepare_binary(op, OPARA__BIN_MUL, err, cap);
-    case OPARA__OP_DIV: return opara__prepare_binary(op, OPARA__BIN_DIV, err, cap);
-    case OPARA__OP_POW: return opara__prepare_binary(op, OPARA__BIN_POW, err, cap);
-    case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__prepare_concat_split(op, err, cap);
-    case OPARA__OP_SLICE: return opara__prepare_slice(op, err, cap);
-    case OPARA__OP_GATHER: return opara__prepare_gather(op, err, cap);
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
+    case OPARA__OP_BATCH_NORM: return opara__cpu_prepare_batch_norm(op, err, cap);
+    case OPARA__OP_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_RELU, err, cap);
+    case OPARA__OP_LEAKY_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
+    case OPARA__OP_SIGMOID: return opara__cpu_prepare_unary(op, OPARA__UN_SIGMOID, err, cap);
+    case OPARA__OP_TANH: return opara__cpu_prepare_unary(op, OPARA__UN_TANH, err, cap);
+    case OPARA__OP_HARD_SIGMOID: return opara__cpu_prepare_unary(op, OPARA__UN_HARD_SIGMOID, err, cap);
+    case OPARA__OP_HARD_SWISH: return opara__cpu_prepare_unary(op, OPARA__UN_HARD_SWISH, err, cap);
+    case OPARA__OP_CLIP: return opara__cpu_prepare_unary(op, OPARA__UN_CLIP, err, cap);
+    case OPARA__OP_SQRT: return opara__cpu_prepare_unary(op, OPARA__UN_SQRT, err, cap);
+    case OPARA__OP_ERF: return opara__cpu_prepare_unary(op, OPARA__UN_ERF, err, cap);
+    case OPARA__OP_GELU: return opara__cpu_prepare_unary(op, OPARA__UN_GELU, err, cap);
+    case OPARA__OP_ADD: return opara__cpu_prepare_binary(op, OPARA__BIN_ADD, err, cap);
+    case OPARA__OP_SUB: return opara__cpu_prepare_binary(op, OPARA__BIN_SUB, err, cap);
+    case OPARA__OP_MUL: return opara__cpu_prepare_binary(op, OPARA__BIN_MUL, err, cap);
+    case OPARA__OP_DIV: return opara__cpu_prepare_binary(op, OPARA__BIN_DIV, err, cap);
+    case OPARA__OP_POW: return opara__cpu_prepare_binary(op, OPARA__BIN_POW, err, cap);
+    case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__cpu_prepare_concat_split(op, err, cap);
+    case OPARA__OP_SLICE: return opara__cpu_prepare_slice(op, err, cap);
+    case OPARA__OP_GATHER: return opara__cpu_prepare_gather(op, err, cap);
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
-        return opara__prepare_reshape(op, err, cap);
-    case OPARA__OP_TRANSPOSE: return opara__prepare_transpose(op, err, cap);
-    case OPARA__OP_EXPAND: return opara__prepare_expand(op, err, cap);
+        return opara__cpu_prepare_reshape(op, err, cap);
+    case OPARA__OP_TRANSPOSE: return opara__cpu_prepare_transpose(op, err, cap);
+    case OPARA__OP_EXPAND: return opara__cpu_prepare_expand(op, err, cap);
     case OPARA__OP_GEMM: return opara__cpu_prepare_gemm(op, err, cap);
     case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
-    case OPARA__OP_SOFTMAX: return opara__prepare_softmax(op, err, cap);
-    case OPARA__OP_LAYER_NORM: return opara__prepare_layer_norm(op, err, cap);
-    case OPARA__OP_REDUCE_MEAN: return opara__prepare_reduce_mean(op, err, cap);
-    case OPARA__OP_WHERE: return opara__prepare_where(op, err, cap);
-    case OPARA__OP_CAST: return opara__prepare_cast(op, err, cap);
-    case OPARA__OP_PAD: return opara__prepare_pad(op, err, cap);
-    case OPARA__OP_RESIZE: return opara__prepare_resize(op, err, cap);
+    case OPARA__OP_SOFTMAX: return opara__cpu_prepare_softmax(op, err, cap);
+    case OPARA__OP_LAYER_NORM: return opara__cpu_prepare_layer_norm(op, err, cap);
+    case OPARA__OP_REDUCE_MEAN: return opara__cpu_prepare_reduce_mean(op, err, cap);
+    case OPARA__OP_WHERE: return opara__cpu_prepare_where(op, err, cap);
+    case OPARA__OP_CAST: return opara__cpu_prepare_cast(op, err, cap);
+    case OPARA__OP_PAD: return opara__cpu_prepare_pad(op, err, cap);
+    case OPARA__OP_RESIZE: return opara__cpu_prepare_resize(op, err, cap);
     case OPARA__OP_COUNT: break;
     }
     return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED_OP, "operator %s has no CPU kernel",
@@ -12041,11 +12258,11 @@ typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_
 static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
                                          char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
-    const opara__node_params* w = op->params;
+    const opara__window_params* w = op->params && op->params->resolved ? &op->params->u.window : NULL;
     int32_t nsp = x->ndim - 2, off, i;
     const char* name = opara__op_name(op->node->op);
     if (nsp < 1 || nsp > 3) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %d spatial dims", name, (int)nsp);
-    if (!w || !w->resolved || w->n_spatial != nsp)
+    if (!w || w->n_spatial != nsp)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: no resolved window for %d spatial dims", name, (int)nsp);
     off = 3 - nsp;
     for (i = 0; i < 3; ++i) {
@@ -12361,7 +12578,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: X, W and Y need the same rank >= 3");
     r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
     if (r != OPARA_OK) return r;
-    p->group = op->params->group;
+    p->group = op->params->u.window.group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
     p->cout = w->dims[0];
@@ -12372,7 +12589,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: bias must have M elements");
     r = opara__conv_check_out(op, y, 0, err, cap);
     if (r != OPARA_OK) return r;
-    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    p->relu = op->params->u.window.activation == OPARA__FUSED_RELU; /* another one is ignored, as before */
     K = (p->cin / p->group) * opara__prod3(p->kernel);
     P = opara__prod3(p->out_sp);
     p->depthwise = p->group == p->cin && p->group == p->cout;
@@ -12465,7 +12682,7 @@ static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
-    const opara__node_params* rp = op->params;
+    const opara__window_params* rp;
     int32_t nsp = x->ndim - 2, off, i;
     int64_t rows, cb;
     opara_result r;
@@ -12473,6 +12690,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: X, W and Y need the same rank >= 3");
     r = opara__conv_geometry(op, x, w->dims + 2, err, cap); /* pads as resolved for output_shape / auto_pad */
     if (r != OPARA_OK) return r;
+    rp = &op->params->u.window; /* resolved: opara__conv_geometry checked it */
     p->group = rp->group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
@@ -12757,13 +12975,13 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
                                  opara__op_name(op->node->op));
     r = opara__conv_geometry(op, x, NULL, err, cap);
     if (r != OPARA_OK) return r;
-    r = opara__conv_check_out(op, y, op->params->ceil_mode, err, cap);
+    r = opara__conv_check_out(op, y, op->params->u.window.ceil_mode, err, cap);
     if (r != OPARA_OK) return r;
     if (op->n_out > 1 && op->out[1].data &&
         (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxPool: Indices must be i64 shaped like Y");
-    p->count_include_pad = opara__attr_int(op->node, "count_include_pad", 0) != 0;
-    p->storage_order = opara__attr_int(op->node, "storage_order", 0) != 0;
+    p->count_include_pad = op->params->u.window.count_include_pad;
+    p->storage_order = op->params->u.window.storage_order;
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 1;
     op->fn = opara__pool_kernel;
@@ -13210,7 +13428,7 @@ static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* y = opara__out_shape(c, 0);
     opara__node_params scratch;
     const opara__node_params* p = opara__desc_params(c, &scratch);
-    double out = opara__elems(y), taps = 1, group = p ? (double)p->group : 1;
+    double out = opara__elems(y), taps = 1, group = p ? (double)p->u.window.group : 1;
     int32_t i;
     if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
         opara__set_launch(d, opara__blocks(out, 256), 256, 96, 16384);
@@ -13253,7 +13471,7 @@ static void opara__describe_pool(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__node_params* p = opara__desc_params(c, &scratch);
     double taps = 1, out = opara__elems(opara__out_shape(c, 0));
     int32_t i;
-    for (i = 0; p && i < p->n_spatial; ++i) taps *= (double)p->kernel[i];
+    for (i = 0; p && i < p->u.window.n_spatial; ++i) taps *= (double)p->u.window.kernel[i];
     d->flops = out * taps;
     opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
 }
@@ -20174,7 +20392,7 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     int32_t meta;
     opara_result r;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
-    st[0] = w->params[w->node].bcast_strides[0], st[1] = w->params[w->node].bcast_strides[1];
+    st[0] = w->params[w->node].u.broadcast.strides[0], st[1] = w->params[w->node].u.broadcast.strides[1];
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
     if (w->dtypes[opara__lower_in(w, 0)] != t || w->dtypes[opara__lower_in(w, 1)] != t) /* e.g. Pow(float, int64) */
@@ -20203,7 +20421,7 @@ static opara_result opara__lower_where(opara__lower_walk* w) {
     uint32_t i;
     opara_result r;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
-    for (i = 0; i < 3; ++i) st[i] = w->params[w->node].bcast_strides[i];
+    for (i = 0; i < 3; ++i) st[i] = w->params[w->node].u.broadcast.strides[i];
     if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
     if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
     if ((r = opara__lower_meta_strided(w, y, st, 3, &meta)) != OPARA_OK) return r;
@@ -20280,15 +20498,14 @@ static opara_result opara__lower_view(opara__lower_walk* w) {
 
 static opara_result opara__lower_transpose(opara__lower_walk* w) {
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__node_params* rec = &w->params[w->node];
     int64_t xs[OPARA_MAX_DIMS], ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
-    uint32_t np = 0;
-    const int64_t* perm = opara__attr_ints(n, "perm", &np);
     int32_t d;
+    if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "bad perm");
     opara__lower_contig_strides(x, xs);
     opara__lower_contig_strides(y, ds);
     for (d = 0; d < y->ndim; ++d) {
-        int64_t p = perm && np == (uint32_t)y->ndim ? perm[d] : y->ndim - 1 - d;
+        int64_t p = rec->u.transpose.perm[d];
         if (p < 0 || p >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "bad perm");
         ss[d] = xs[p];
     }
@@ -20300,7 +20517,7 @@ static opara_result opara__lower_expand(opara__lower_walk* w) {
     int64_t ds[OPARA_MAX_DIMS];
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
     opara__lower_contig_strides(y, ds);
-    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
+    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, w->params[w->node].u.broadcast.strides[0], ds, 0, 0);
 }
 
 /* Slice as the shape engine resolved it (first index and step per dim): a strided copy. */
@@ -20313,8 +20530,8 @@ static opara_result opara__lower_slice(opara__lower_walk* w) {
     opara__lower_contig_strides(x, xs);
     opara__lower_contig_strides(y, ds);
     for (d = 0; d < x->ndim; ++d) {
-        if (y->dims[d] > 0) off += p->slice_start[d] * xs[d];
-        ss[d] = xs[d] * p->slice_step[d];
+        if (y->dims[d] > 0) off += p->u.slice.start[d] * xs[d];
+        ss[d] = xs[d] * p->u.slice.step[d];
     }
     return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, ss, ds, off, 0);
 }
@@ -20367,36 +20584,34 @@ static opara_result opara__lower_gather(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
+/* The pad kernel's mode (src/kernels: 0 constant, 1 reflect, 2 edge), -1 where it has none. */
+static int opara__lower_pad_mode(opara__pad_mode mode) {
+    switch (mode) {
+    case OPARA__PAD_CONSTANT: return 0;
+    case OPARA__PAD_REFLECT: return 1;
+    case OPARA__PAD_EDGE: return 2;
+    case OPARA__PAD_WRAP: return -1;
+    }
+    return -1;
+}
+
 static opara_result opara__lower_pad(opara__lower_walk* w) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    const char* mode = opara__attr_string(n, "mode", "constant");
-    float value = opara__attr_float(n, "value", opara__attr_float(n, "constant_value", 0.0f));
-    uint32_t np = 0, na = 0, k;
-    const int64_t* pads = opara__attr_ints(n, "pads", &np);
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
+    const opara__node_params* rec = &w->params[w->node];
+    const opara__pad_params* pp = &rec->u.pad;
+    float value = pp->value;
     int64_t meta[1 + 3 * OPARA_MAX_DIMS], count = opara__lower_numel(y), fill = 0;
     opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
     opara__cuda_launch* L;
-    int32_t d, at, m;
+    int32_t d, at, m = opara__lower_pad_mode(pp->mode);
     opara_result r;
-    uint32_t naxes = axes ? na : (uint32_t)x->ndim;
-    if (strcmp(mode, "constant") == 0) m = 0;
-    else if (strcmp(mode, "reflect") == 0) m = 1;
-    else if (strcmp(mode, "edge") == 0) m = 2;
-    else return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "pad mode (constant, reflect and edge are supported)");
-    if (x->ndim < 1 || (pads && np != 2 * naxes)) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pads do not match the rank");
+    if (x->ndim < 1 || !rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pads do not match the rank");
+    if (m < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "pad mode (constant, reflect and edge are supported)");
     meta[0] = x->ndim;
     for (d = 0; d < x->ndim; ++d) {
         meta[1 + d] = y->dims[d];
         meta[1 + x->ndim + d] = x->dims[d];
-        meta[1 + 2 * x->ndim + d] = 0;
-    }
-    for (k = 0; pads && k < naxes; ++k) {
-        int64_t a = axes ? axes[k] : (int64_t)k;
-        if (a < 0) a += x->ndim;
-        if (a < 0 || a >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pad axis out of range");
-        meta[1 + 2 * x->ndim + a] = pads[k];
+        meta[1 + 2 * x->ndim + d] = pp->begin[d];
     }
     if (t == OPARA_DTYPE_F32) {
         uint32_t bits;
@@ -20422,34 +20637,57 @@ static opara_result opara__lower_pad(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-static int opara__lower_name_index(const char* s, const char* const* names, int n) {
-    int i;
-    for (i = 0; i < n; ++i)
-        if (strcmp(s, names[i]) == 0) return i;
+/* The resize kernel's codes (src/kernels: mode 0 nearest, 1 linear; coordinates 0 half_pixel,
+   1 asymmetric, 2 align_corners, 3 pytorch_half_pixel; nearest modes in ONNX's order), -1 where it
+   has none. */
+static int opara__lower_resize_mode(opara__resize_mode mode) {
+    switch (mode) {
+    case OPARA__RESIZE_NEAREST: return 0;
+    case OPARA__RESIZE_LINEAR: return 1;
+    case OPARA__RESIZE_CUBIC: return -1;
+    }
+    return -1;
+}
+
+static int opara__lower_resize_coord(opara__resize_coord_mode coord) {
+    switch (coord) {
+    case OPARA__RESIZE_HALF_PIXEL: return 0;
+    case OPARA__RESIZE_ASYMMETRIC: return 1;
+    case OPARA__RESIZE_ALIGN_CORNERS: return 2;
+    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return 3;
+    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: case OPARA__RESIZE_TF_CROP_AND_RESIZE: case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC:
+    case OPARA__RESIZE_COORD_UNKNOWN: return -1;
+    }
+    return -1;
+}
+
+static int opara__lower_resize_nearest(opara__resize_nearest_mode nearest) {
+    switch (nearest) {
+    case OPARA__NEAREST_ROUND_PREFER_FLOOR: return 0;
+    case OPARA__NEAREST_ROUND_PREFER_CEIL: return 1;
+    case OPARA__NEAREST_FLOOR: return 2;
+    case OPARA__NEAREST_CEIL: return 3;
+    case OPARA__NEAREST_UNKNOWN: return -1;
+    }
     return -1;
 }
 
 static opara_result opara__lower_resize(opara__lower_walk* w) {
-    static const char* const coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"};
-    static const char* const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-    static const char* const modes[] = {"nearest", "linear"};
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    const opara__attr* sa = opara__node_attr(n, "scales");
-    int mode = opara__lower_name_index(opara__attr_string(n, "mode", "nearest"), modes, 2);
-    int coord = opara__lower_name_index(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), coords, 4);
-    int nm = opara__lower_name_index(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nearest, 4);
+    const opara__node_params* rec = &w->params[w->node];
+    const opara__resize_params* rp = &rec->u.resize;
+    int mode = opara__lower_resize_mode(rp->mode), coord = opara__lower_resize_coord(rp->coord);
+    int nm = opara__lower_resize_nearest(rp->nearest);
     float sh, sw;
     int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
-    if (mode < 0 || coord < 0 || nm < 0 || opara__node_attr(n, "axes") || opara__attr_int(n, "antialias", 0))
+    if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "scales/sizes/axes/roi do not match the input");
+    if (mode < 0 || coord < 0 || nm < 0 || rp->antialias)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize mode (nearest/linear; half_pixel, asymmetric, "
                                                          "align_corners, pytorch_half_pixel)");
     if (x->ndim != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] || w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize of the last two axes of a float32 NCHW tensor only");
-    sh = (float)((double)y->dims[2] / (double)x->dims[2]);
-    sw = (float)((double)y->dims[3] / (double)x->dims[3]);
-    if (sa && sa->type == OPARA__ATTR_FLOATS && sa->count == 4) sh = sa->v.floats[2], sw = sa->v.floats[3];
+    sh = rp->scale[2], sw = rp->scale[3];
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
     if (!(L = opara__lower_launch(w, OPARA__CUK_RESIZE))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
@@ -20511,7 +20749,7 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     opara__lower_arg_tensor(L, opara__lower_in(w, 2));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, cols);
-    opara__lower_arg_f32(L, opara__attr_float(n, "epsilon", 1e-5f));
+    opara__lower_arg_f32(L, w->params[w->node].u.epsilon);
     L->grid[0] = (uint32_t)rows;
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;
@@ -20560,7 +20798,7 @@ static opara_result opara__lower_reduce_mean(opara__lower_walk* w) {
     int red[OPARA_MAX_DIMS];
     int32_t d;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].reduce[d]; /* as the shape engine resolved the axes */
+    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].u.reduce.axes[d]; /* as the shape engine resolved the axes */
     return opara__lower_reduce(w, red);
 }
 
@@ -20581,10 +20819,11 @@ typedef struct opara__lower_win2 {
 
 /* The window the shape engine resolved for the node (pads after auto_pad / output_shape) as 2-D. */
 static opara_result opara__lower_win2_read(opara__lower_walk* w, const opara__shape* x, const opara__shape* y, opara__lower_win2* v) {
-    const opara__node_params* p = &w->params[w->node];
+    const opara__node_params* rec = &w->params[w->node];
+    const opara__window_params* p = &rec->u.window;
     int32_t k = x->ndim - 2, h = k == 2 ? 0 : -1, ww = k - 1; /* spatial indices of H (-1: 1-D) and W */
     if (k < 1 || k > 2) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
-    if (!p->resolved || p->n_spatial != k) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved window");
+    if (!rec->resolved || p->n_spatial != k) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved window");
     memset(v, 0, sizeof *v);
     v->H = h >= 0 ? x->dims[2] : 1, v->W = x->dims[1 + k];
     v->OH = h >= 0 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
@@ -20618,7 +20857,7 @@ static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     opara__lower_arg_i32(L, v.kh), opara__lower_arg_i32(L, v.kw), opara__lower_arg_i32(L, v.sh), opara__lower_arg_i32(L, v.sw);
     opara__lower_arg_i32(L, v.ph), opara__lower_arg_i32(L, v.pw), opara__lower_arg_i32(L, v.dh), opara__lower_arg_i32(L, v.dw);
     opara__lower_arg_i32(L, is_max ? 0 : 1);
-    opara__lower_arg_i32(L, opara__attr_int(n, "count_include_pad", 0) != 0);
+    opara__lower_arg_i32(L, w->params[w->node].u.window.count_include_pad);
     opara__lower_arg_i32(L, v.ph_end), opara__lower_arg_i32(L, v.pw_end);
     opara__lower_grid_1d(L, count);
     return OPARA_OK;
@@ -20640,7 +20879,7 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
     int64_t C = x->ndim >= 2 ? x->dims[1] : 1, inner = 1, count = opara__lower_numel(x), c;
     const float *s = opara__lower_const_f32(w, opara__lower_in(w, 1), C), *b = opara__lower_const_f32(w, opara__lower_in(w, 2), C);
     const float *m = opara__lower_const_f32(w, opara__lower_in(w, 3), C), *var = opara__lower_const_f32(w, opara__lower_in(w, 4), C);
-    float eps = opara__attr_float(n, "epsilon", 1e-5f);
+    float eps = w->params[w->node].u.epsilon;
     float* folded;
     int32_t d, at;
     opara__cuda_launch* L;
@@ -20675,11 +20914,13 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
 
 /* ---- convolution and GEMM --------------------------------------------------------------------- */
 
-/* The activation the importer fused into a Conv or Gemm (attribute "activation"), or -1. */
-static int opara__lower_fused_act(const opara__node* n) {
-    const char* a = opara__attr_string(n, "activation", "");
-    if (a[0] == 0) return OPARA__CUDA_ACT_NONE;
-    if (strcmp(a, "Relu") == 0) return OPARA__CUDA_ACT_RELU;
+/* The kernels' code of the activation the importer fused into a Conv or Gemm, or -1. */
+static int opara__lower_fused_act(opara__fused_act act) {
+    switch (act) {
+    case OPARA__FUSED_NONE: return OPARA__CUDA_ACT_NONE;
+    case OPARA__FUSED_RELU: return OPARA__CUDA_ACT_RELU;
+    case OPARA__FUSED_UNKNOWN: return -1;
+    }
     return -1;
 }
 
@@ -20786,11 +21027,10 @@ static opara_result opara__lower_conv_cudnn(opara__lower_walk* w, const opara__s
 }
 
 static opara_result opara__lower_conv(opara__lower_walk* w, int transpose) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    int64_t group = w->params[w->node].group, K = y->dims[1], kgroup;
+    int64_t group = w->params[w->node].u.window.group, K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
-    int act = opara__lower_fused_act(n), done = 0;
+    int act = opara__lower_fused_act(w->params[w->node].u.window.activation), done = 0;
     opara__lower_win2 v;
     opara__cuda_launch* L;
     opara_result r;
@@ -20854,22 +21094,22 @@ static opara_result opara__lower_push_sgemm(opara__lower_walk* w, int32_t a, int
 }
 
 static opara_result opara__lower_gemm(opara__lower_walk* w) {
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__gemm_params* g = &w->params[w->node].u.gemm;
     const opara__shape *a = opara__lower_in_shape(w, 0), *b = opara__lower_in_shape(w, 1), *y = opara__lower_out_shape(w, 0);
-    int ta = opara__attr_int(n, "transA", 0) != 0, tb = opara__attr_int(n, "transB", 0) != 0;
+    int ta = g->trans_a, tb = g->trans_b, act = opara__lower_fused_act(g->activation);
     int64_t M = y->dims[0], N = y->dims[1], K = ta ? a->dims[0] : a->dims[1], crs = 0, ccs = 0;
     int32_t c = opara__lower_in(w, 2);
-    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2) return opara__lower_fail(w, OPARA_ERR_SHAPE, "Gemm needs 2-D A and B");
+    if (!w->params[w->node].resolved || a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
+        return opara__lower_fail(w, OPARA_ERR_SHAPE, "Gemm needs 2-D A and B");
     if (c >= 0) {
         const opara__shape* cs = &w->shapes[c];
         int64_t st[2];
         if (!opara__broadcast_to(y, cs, st)) return opara__lower_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
-    if (opara__lower_fused_act(n) < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
+    if (act < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     return opara__lower_push_sgemm(w, opara__lower_in(w, 0), opara__lower_in(w, 1), c, opara__lower_out(w, 0), M, N, K, ta, tb,
-                             opara__attr_float(n, "alpha", 1.0f), opara__attr_float(n, "beta", 1.0f), crs, ccs, 1, 0, 0,
-                             0, opara__lower_fused_act(n));
+                             g->alpha, g->beta, crs, ccs, 1, 0, 0, 0, act);
 }
 
 /* MatMul with numpy semantics: 1-D operands are promoted, batch dims broadcast. The batch is one
@@ -20925,6 +21165,7 @@ static opara_result opara__lower_check_launches(opara__lower_walk* w, uint32_t f
 
 static opara_result opara__lower_node(opara__lower_walk* w) {
     const opara__node* n = &w->g->nodes[w->node];
+    const opara__activation_params* act = &w->params[w->node].u.activation; /* the unary ops' attributes */
     switch (n->op) {
     case OPARA__OP_CONV: return opara__lower_conv(w, 0);
     case OPARA__OP_CONV_TRANSPOSE: return opara__lower_conv(w, 1);
@@ -20933,21 +21174,18 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
     case OPARA__OP_BATCH_NORM: return opara__lower_batch_norm(w);
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
-    case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, opara__attr_float(n, "alpha", 0.01f), 0);
+    case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);
     case OPARA__OP_TANH: return opara__lower_unary(w, OPARA__CUDA_ACT_TANH, 0, 0);
     case OPARA__OP_HARD_SIGMOID:
-        return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SIGMOID, opara__attr_float(n, "alpha", 0.2f),
-                                  opara__attr_float(n, "beta", 0.5f));
+        return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SIGMOID, act->alpha, act->beta);
     case OPARA__OP_HARD_SWISH: return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SWISH, 0, 0);
     case OPARA__OP_CLIP:
-        return opara__lower_unary(w, OPARA__CUDA_ACT_CLIP, opara__attr_float(n, "min", -HUGE_VALF),
-                                  opara__attr_float(n, "max", HUGE_VALF));
+        return opara__lower_unary(w, OPARA__CUDA_ACT_CLIP, act->min, act->max);
     case OPARA__OP_SQRT: return opara__lower_unary(w, OPARA__CUDA_ACT_SQRT, 0, 0);
     case OPARA__OP_ERF: return opara__lower_unary(w, OPARA__CUDA_ACT_ERF, 0, 0);
     case OPARA__OP_GELU:
-        return opara__lower_unary(w, strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0
-                                         ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
+        return opara__lower_unary(w, act->gelu_tanh ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
     case OPARA__OP_ADD: return opara__lower_binary(w, OPARA__CUDA_BIN_ADD);
     case OPARA__OP_SUB: return opara__lower_binary(w, OPARA__CUDA_BIN_SUB);
     case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);
@@ -26659,7 +26897,7 @@ static int opara__fold_binary_f32(opara__imp* im, opara__op kind, const opara__c
     memset(&op, 0, sizeof op);
     node.op = kind, node.n_inputs = 2, node.n_outputs = 1;
     params.resolved = 1;
-    memcpy(params.bcast_strides, st, 2 * sizeof st[0]);
+    memcpy(params.u.broadcast.strides, st, 2 * sizeof st[0]);
     if (fa && fb) {
         opara__cv_tensor(a, fa, &t[0]);
         opara__cv_tensor(b, fb, &t[1]);

@@ -163,6 +163,19 @@ typedef opara_result (*opara__cpu_kernel_fn)(const opara__cpu_op* op, size_t beg
 
 #define OPARA__BCAST_MAX_IN 3
 
+/* The functions of the unary kernel (opara__cpu_prepare maps each operator to one). */
+typedef enum opara__cpu_unary {
+    OPARA__UN_RELU, OPARA__UN_LEAKY_RELU, OPARA__UN_SIGMOID, OPARA__UN_TANH, OPARA__UN_HARD_SIGMOID,
+    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU
+} opara__cpu_unary;
+
+/* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
+typedef enum opara__cpu_binary {
+    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
+} opara__cpu_binary;
+
+#define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
+
 /* Parameters derived at prepare time; each kernel uses the fields it needs. */
 typedef struct opara__cpu_params {
     /* Conv, ConvTranspose, pools: spatial dims normalized to 3 (leading dims of size 1). */
@@ -182,7 +195,7 @@ typedef struct opara__cpu_params {
     int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], src_stride[OPARA_MAX_DIMS];
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
     int mode, coord_mode, nearest_mode;
-    int fn;                /* the unary or binary kernel's function (opara_cpu_kernels.c) */
+    int fn;                /* the unary or binary kernel's function (opara_cpu_elementwise.c) */
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */
@@ -233,17 +246,54 @@ OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf,
 OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_result code, const char* fmt, ...)
     OPARA__PRINTF(4, 5);
 OPARA__PRIVATE size_t opara__cpu_numel(const opara__cpu_tensor* t);
-OPARA__PRIVATE int opara__cpu_norm_axis(int64_t axis, int32_t rank, int64_t* out);
 OPARA__PRIVATE int opara__cpu_same_dims(const opara__cpu_tensor* a, const opara__cpu_tensor* b);
 /* Element strides of an input (in_ndim dims) broadcast numpy-style to out dims; 0 where it is
    broadcast. Returns 0 when the shapes are not broadcast-compatible. */
 OPARA__PRIVATE int opara__cpu_bcast_strides(int32_t out_ndim, const int64_t* out_dims, int32_t in_ndim,
                                             const int64_t* in_dims, int64_t* strides);
-OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap);
+/* The axis the shape engine resolved for the node (normalized), when it is one of the rank's. */
+OPARA__PRIVATE int opara__cpu_record_axis(const opara__cpu_op* op, int32_t rank, int64_t* axis);
+OPARA__PRIVATE int64_t opara__cpu_dims_prod(const int64_t* dims, int32_t from, int32_t to);
+OPARA__PRIVATE void opara__cpu_natural_strides(const opara__cpu_tensor* t, int64_t* strides);
+/* The broadcast iteration space (element-wise kernels and strided copies): collapse the dims into
+   p->bc_*, then per work item its row, first element and count, and each input's offset of a row. */
+OPARA__PRIVATE void opara__cpu_bc_collapse(opara__cpu_params* p, int n_in, int32_t ndim, const int64_t* dims,
+                                           int64_t strides[][OPARA_MAX_DIMS]);
+OPARA__PRIVATE void opara__cpu_bc_offsets(const opara__cpu_params* p, int n_in, size_t row, int64_t* off);
+OPARA__PRIVATE void opara__cpu_bc_item(const opara__cpu_params* p, size_t item, size_t* row, size_t* j0, size_t* n);
+/* Cast's conversions, which Pad's fill uses too: the dtypes they take, storing an integer, float to
+   integer. */
+OPARA__PRIVATE int opara__cpu_cast_type_ok(opara_dtype t);
+OPARA__PRIVATE void opara__cpu_store_i(void* base, opara_dtype t, size_t i, int64_t v);
+OPARA__PRIVATE int64_t opara__cpu_f_to_i(double v);
+
+/* Each kernel file's prepare functions, called by opara__cpu_prepare (opara_cpu_kernels.c). */
+OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_conv.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
-OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_gemm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_elementwise.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_movement.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_slice(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_norm.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_reduce.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 

@@ -22,11 +22,11 @@ typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_
 static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
                                          char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
-    const opara__node_params* w = op->params;
+    const opara__window_params* w = op->params && op->params->resolved ? &op->params->u.window : NULL;
     int32_t nsp = x->ndim - 2, off, i;
     const char* name = opara__op_name(op->node->op);
     if (nsp < 1 || nsp > 3) return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %d spatial dims", name, (int)nsp);
-    if (!w || !w->resolved || w->n_spatial != nsp)
+    if (!w || w->n_spatial != nsp)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: no resolved window for %d spatial dims", name, (int)nsp);
     off = 3 - nsp;
     for (i = 0; i < 3; ++i) {
@@ -342,7 +342,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: X, W and Y need the same rank >= 3");
     r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
     if (r != OPARA_OK) return r;
-    p->group = op->params->group;
+    p->group = op->params->u.window.group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
     p->cout = w->dims[0];
@@ -353,7 +353,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Conv: bias must have M elements");
     r = opara__conv_check_out(op, y, 0, err, cap);
     if (r != OPARA_OK) return r;
-    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    p->relu = op->params->u.window.activation == OPARA__FUSED_RELU; /* another one is ignored, as before */
     K = (p->cin / p->group) * opara__prod3(p->kernel);
     P = opara__prod3(p->out_sp);
     p->depthwise = p->group == p->cin && p->group == p->cout;
@@ -446,7 +446,7 @@ static opara_result opara__conv_transpose_kernel(const opara__cpu_op* op, size_t
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *x = &op->in[0], *w = &op->in[1], *y = &op->out[0];
-    const opara__node_params* rp = op->params;
+    const opara__window_params* rp;
     int32_t nsp = x->ndim - 2, off, i;
     int64_t rows, cb;
     opara_result r;
@@ -454,6 +454,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op,
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ConvTranspose: X, W and Y need the same rank >= 3");
     r = opara__conv_geometry(op, x, w->dims + 2, err, cap); /* pads as resolved for output_shape / auto_pad */
     if (r != OPARA_OK) return r;
+    rp = &op->params->u.window; /* resolved: opara__conv_geometry checked it */
     p->group = rp->group;
     p->batch = x->dims[0];
     p->cin = x->dims[1];
@@ -738,13 +739,13 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
                                  opara__op_name(op->node->op));
     r = opara__conv_geometry(op, x, NULL, err, cap);
     if (r != OPARA_OK) return r;
-    r = opara__conv_check_out(op, y, op->params->ceil_mode, err, cap);
+    r = opara__conv_check_out(op, y, op->params->u.window.ceil_mode, err, cap);
     if (r != OPARA_OK) return r;
     if (op->n_out > 1 && op->out[1].data &&
         (op->out[1].dtype != OPARA_DTYPE_I64 || !opara__cpu_same_dims(&op->out[1], y)))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxPool: Indices must be i64 shaped like Y");
-    p->count_include_pad = opara__attr_int(op->node, "count_include_pad", 0) != 0;
-    p->storage_order = opara__attr_int(op->node, "storage_order", 0) != 0;
+    p->count_include_pad = op->params->u.window.count_include_pad;
+    p->storage_order = op->params->u.window.storage_order;
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 1;
     op->fn = opara__pool_kernel;

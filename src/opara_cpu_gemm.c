@@ -1131,13 +1131,15 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
     opara__cpu_params* p = &op->p;
     const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
     int64_t ka, kb, cm, cn;
-    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
+    const opara__gemm_params* g;
+    if (!op->params || !op->params->resolved || a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Gemm needs 2-D A, B and Y");
-    p->trans_a = opara__attr_int(op->node, "transA", 0) != 0;
-    p->trans_b = opara__attr_int(op->node, "transB", 0) != 0;
-    p->alpha = opara__attr_float(op->node, "alpha", 1.0f);
-    p->beta = opara__attr_float(op->node, "beta", 1.0f);
-    p->relu = strcmp(opara__attr_string(op->node, "activation", ""), "Relu") == 0;
+    g = &op->params->u.gemm;
+    p->trans_a = g->trans_a;
+    p->trans_b = g->trans_b;
+    p->alpha = g->alpha;
+    p->beta = g->beta;
+    p->relu = g->activation == OPARA__FUSED_RELU; /* another one is ignored, as before */
     p->m = p->trans_a ? a->dims[1] : a->dims[0];
     ka = p->trans_a ? a->dims[0] : a->dims[1];
     kb = p->trans_b ? b->dims[1] : b->dims[0];

@@ -223,7 +223,7 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     int32_t meta;
     opara_result r;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
-    st[0] = w->params[w->node].bcast_strides[0], st[1] = w->params[w->node].bcast_strides[1];
+    st[0] = w->params[w->node].u.broadcast.strides[0], st[1] = w->params[w->node].u.broadcast.strides[1];
     if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_I64 && t != OPARA_DTYPE_I32)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
     if (w->dtypes[opara__lower_in(w, 0)] != t || w->dtypes[opara__lower_in(w, 1)] != t) /* e.g. Pow(float, int64) */
@@ -252,7 +252,7 @@ static opara_result opara__lower_where(opara__lower_walk* w) {
     uint32_t i;
     opara_result r;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
-    for (i = 0; i < 3; ++i) st[i] = w->params[w->node].bcast_strides[i];
+    for (i = 0; i < 3; ++i) st[i] = w->params[w->node].u.broadcast.strides[i];
     if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_BOOL) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "condition must be bool");
     if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
     if ((r = opara__lower_meta_strided(w, y, st, 3, &meta)) != OPARA_OK) return r;
@@ -329,15 +329,14 @@ static opara_result opara__lower_view(opara__lower_walk* w) {
 
 static opara_result opara__lower_transpose(opara__lower_walk* w) {
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__node_params* rec = &w->params[w->node];
     int64_t xs[OPARA_MAX_DIMS], ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
-    uint32_t np = 0;
-    const int64_t* perm = opara__attr_ints(n, "perm", &np);
     int32_t d;
+    if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "bad perm");
     opara__lower_contig_strides(x, xs);
     opara__lower_contig_strides(y, ds);
     for (d = 0; d < y->ndim; ++d) {
-        int64_t p = perm && np == (uint32_t)y->ndim ? perm[d] : y->ndim - 1 - d;
+        int64_t p = rec->u.transpose.perm[d];
         if (p < 0 || p >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "bad perm");
         ss[d] = xs[p];
     }
@@ -349,7 +348,7 @@ static opara_result opara__lower_expand(opara__lower_walk* w) {
     int64_t ds[OPARA_MAX_DIMS];
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "does not broadcast");
     opara__lower_contig_strides(y, ds);
-    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, w->params[w->node].bcast_strides[0], ds, 0, 0);
+    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, w->params[w->node].u.broadcast.strides[0], ds, 0, 0);
 }
 
 /* Slice as the shape engine resolved it (first index and step per dim): a strided copy. */
@@ -362,8 +361,8 @@ static opara_result opara__lower_slice(opara__lower_walk* w) {
     opara__lower_contig_strides(x, xs);
     opara__lower_contig_strides(y, ds);
     for (d = 0; d < x->ndim; ++d) {
-        if (y->dims[d] > 0) off += p->slice_start[d] * xs[d];
-        ss[d] = xs[d] * p->slice_step[d];
+        if (y->dims[d] > 0) off += p->u.slice.start[d] * xs[d];
+        ss[d] = xs[d] * p->u.slice.step[d];
     }
     return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), y, ss, ds, off, 0);
 }
@@ -416,36 +415,34 @@ static opara_result opara__lower_gather(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
+/* The pad kernel's mode (src/kernels: 0 constant, 1 reflect, 2 edge), -1 where it has none. */
+static int opara__lower_pad_mode(opara__pad_mode mode) {
+    switch (mode) {
+    case OPARA__PAD_CONSTANT: return 0;
+    case OPARA__PAD_REFLECT: return 1;
+    case OPARA__PAD_EDGE: return 2;
+    case OPARA__PAD_WRAP: return -1;
+    }
+    return -1;
+}
+
 static opara_result opara__lower_pad(opara__lower_walk* w) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    const char* mode = opara__attr_string(n, "mode", "constant");
-    float value = opara__attr_float(n, "value", opara__attr_float(n, "constant_value", 0.0f));
-    uint32_t np = 0, na = 0, k;
-    const int64_t* pads = opara__attr_ints(n, "pads", &np);
-    const int64_t* axes = opara__attr_ints(n, "axes", &na);
+    const opara__node_params* rec = &w->params[w->node];
+    const opara__pad_params* pp = &rec->u.pad;
+    float value = pp->value;
     int64_t meta[1 + 3 * OPARA_MAX_DIMS], count = opara__lower_numel(y), fill = 0;
     opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
     opara__cuda_launch* L;
-    int32_t d, at, m;
+    int32_t d, at, m = opara__lower_pad_mode(pp->mode);
     opara_result r;
-    uint32_t naxes = axes ? na : (uint32_t)x->ndim;
-    if (strcmp(mode, "constant") == 0) m = 0;
-    else if (strcmp(mode, "reflect") == 0) m = 1;
-    else if (strcmp(mode, "edge") == 0) m = 2;
-    else return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "pad mode (constant, reflect and edge are supported)");
-    if (x->ndim < 1 || (pads && np != 2 * naxes)) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pads do not match the rank");
+    if (x->ndim < 1 || !rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pads do not match the rank");
+    if (m < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "pad mode (constant, reflect and edge are supported)");
     meta[0] = x->ndim;
     for (d = 0; d < x->ndim; ++d) {
         meta[1 + d] = y->dims[d];
         meta[1 + x->ndim + d] = x->dims[d];
-        meta[1 + 2 * x->ndim + d] = 0;
-    }
-    for (k = 0; pads && k < naxes; ++k) {
-        int64_t a = axes ? axes[k] : (int64_t)k;
-        if (a < 0) a += x->ndim;
-        if (a < 0 || a >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "pad axis out of range");
-        meta[1 + 2 * x->ndim + a] = pads[k];
+        meta[1 + 2 * x->ndim + d] = pp->begin[d];
     }
     if (t == OPARA_DTYPE_F32) {
         uint32_t bits;
@@ -471,34 +468,57 @@ static opara_result opara__lower_pad(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-static int opara__lower_name_index(const char* s, const char* const* names, int n) {
-    int i;
-    for (i = 0; i < n; ++i)
-        if (strcmp(s, names[i]) == 0) return i;
+/* The resize kernel's codes (src/kernels: mode 0 nearest, 1 linear; coordinates 0 half_pixel,
+   1 asymmetric, 2 align_corners, 3 pytorch_half_pixel; nearest modes in ONNX's order), -1 where it
+   has none. */
+static int opara__lower_resize_mode(opara__resize_mode mode) {
+    switch (mode) {
+    case OPARA__RESIZE_NEAREST: return 0;
+    case OPARA__RESIZE_LINEAR: return 1;
+    case OPARA__RESIZE_CUBIC: return -1;
+    }
+    return -1;
+}
+
+static int opara__lower_resize_coord(opara__resize_coord_mode coord) {
+    switch (coord) {
+    case OPARA__RESIZE_HALF_PIXEL: return 0;
+    case OPARA__RESIZE_ASYMMETRIC: return 1;
+    case OPARA__RESIZE_ALIGN_CORNERS: return 2;
+    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return 3;
+    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: case OPARA__RESIZE_TF_CROP_AND_RESIZE: case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC:
+    case OPARA__RESIZE_COORD_UNKNOWN: return -1;
+    }
+    return -1;
+}
+
+static int opara__lower_resize_nearest(opara__resize_nearest_mode nearest) {
+    switch (nearest) {
+    case OPARA__NEAREST_ROUND_PREFER_FLOOR: return 0;
+    case OPARA__NEAREST_ROUND_PREFER_CEIL: return 1;
+    case OPARA__NEAREST_FLOOR: return 2;
+    case OPARA__NEAREST_CEIL: return 3;
+    case OPARA__NEAREST_UNKNOWN: return -1;
+    }
     return -1;
 }
 
 static opara_result opara__lower_resize(opara__lower_walk* w) {
-    static const char* const coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"};
-    static const char* const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-    static const char* const modes[] = {"nearest", "linear"};
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    const opara__attr* sa = opara__node_attr(n, "scales");
-    int mode = opara__lower_name_index(opara__attr_string(n, "mode", "nearest"), modes, 2);
-    int coord = opara__lower_name_index(opara__attr_string(n, "coordinate_transformation_mode", "half_pixel"), coords, 4);
-    int nm = opara__lower_name_index(opara__attr_string(n, "nearest_mode", "round_prefer_floor"), nearest, 4);
+    const opara__node_params* rec = &w->params[w->node];
+    const opara__resize_params* rp = &rec->u.resize;
+    int mode = opara__lower_resize_mode(rp->mode), coord = opara__lower_resize_coord(rp->coord);
+    int nm = opara__lower_resize_nearest(rp->nearest);
     float sh, sw;
     int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
-    if (mode < 0 || coord < 0 || nm < 0 || opara__node_attr(n, "axes") || opara__attr_int(n, "antialias", 0))
+    if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "scales/sizes/axes/roi do not match the input");
+    if (mode < 0 || coord < 0 || nm < 0 || rp->antialias)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize mode (nearest/linear; half_pixel, asymmetric, "
                                                          "align_corners, pytorch_half_pixel)");
     if (x->ndim != 4 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] || w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize of the last two axes of a float32 NCHW tensor only");
-    sh = (float)((double)y->dims[2] / (double)x->dims[2]);
-    sw = (float)((double)y->dims[3] / (double)x->dims[3]);
-    if (sa && sa->type == OPARA__ATTR_FLOATS && sa->count == 4) sh = sa->v.floats[2], sw = sa->v.floats[3];
+    sh = rp->scale[2], sw = rp->scale[3];
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
     if (!(L = opara__lower_launch(w, OPARA__CUK_RESIZE))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
@@ -560,7 +580,7 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     opara__lower_arg_tensor(L, opara__lower_in(w, 2));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, cols);
-    opara__lower_arg_f32(L, opara__attr_float(n, "epsilon", 1e-5f));
+    opara__lower_arg_f32(L, w->params[w->node].u.epsilon);
     L->grid[0] = (uint32_t)rows;
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;
@@ -609,7 +629,7 @@ static opara_result opara__lower_reduce_mean(opara__lower_walk* w) {
     int red[OPARA_MAX_DIMS];
     int32_t d;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].reduce[d]; /* as the shape engine resolved the axes */
+    for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].u.reduce.axes[d]; /* as the shape engine resolved the axes */
     return opara__lower_reduce(w, red);
 }
 
@@ -630,10 +650,11 @@ typedef struct opara__lower_win2 {
 
 /* The window the shape engine resolved for the node (pads after auto_pad / output_shape) as 2-D. */
 static opara_result opara__lower_win2_read(opara__lower_walk* w, const opara__shape* x, const opara__shape* y, opara__lower_win2* v) {
-    const opara__node_params* p = &w->params[w->node];
+    const opara__node_params* rec = &w->params[w->node];
+    const opara__window_params* p = &rec->u.window;
     int32_t k = x->ndim - 2, h = k == 2 ? 0 : -1, ww = k - 1; /* spatial indices of H (-1: 1-D) and W */
     if (k < 1 || k > 2) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
-    if (!p->resolved || p->n_spatial != k) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved window");
+    if (!rec->resolved || p->n_spatial != k) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved window");
     memset(v, 0, sizeof *v);
     v->H = h >= 0 ? x->dims[2] : 1, v->W = x->dims[1 + k];
     v->OH = h >= 0 ? y->dims[2] : 1, v->OW = y->dims[1 + k];
@@ -667,7 +688,7 @@ static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     opara__lower_arg_i32(L, v.kh), opara__lower_arg_i32(L, v.kw), opara__lower_arg_i32(L, v.sh), opara__lower_arg_i32(L, v.sw);
     opara__lower_arg_i32(L, v.ph), opara__lower_arg_i32(L, v.pw), opara__lower_arg_i32(L, v.dh), opara__lower_arg_i32(L, v.dw);
     opara__lower_arg_i32(L, is_max ? 0 : 1);
-    opara__lower_arg_i32(L, opara__attr_int(n, "count_include_pad", 0) != 0);
+    opara__lower_arg_i32(L, w->params[w->node].u.window.count_include_pad);
     opara__lower_arg_i32(L, v.ph_end), opara__lower_arg_i32(L, v.pw_end);
     opara__lower_grid_1d(L, count);
     return OPARA_OK;
@@ -689,7 +710,7 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
     int64_t C = x->ndim >= 2 ? x->dims[1] : 1, inner = 1, count = opara__lower_numel(x), c;
     const float *s = opara__lower_const_f32(w, opara__lower_in(w, 1), C), *b = opara__lower_const_f32(w, opara__lower_in(w, 2), C);
     const float *m = opara__lower_const_f32(w, opara__lower_in(w, 3), C), *var = opara__lower_const_f32(w, opara__lower_in(w, 4), C);
-    float eps = opara__attr_float(n, "epsilon", 1e-5f);
+    float eps = w->params[w->node].u.epsilon;
     float* folded;
     int32_t d, at;
     opara__cuda_launch* L;
@@ -724,11 +745,13 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
 
 /* ---- convolution and GEMM --------------------------------------------------------------------- */
 
-/* The activation the importer fused into a Conv or Gemm (attribute "activation"), or -1. */
-static int opara__lower_fused_act(const opara__node* n) {
-    const char* a = opara__attr_string(n, "activation", "");
-    if (a[0] == 0) return OPARA__CUDA_ACT_NONE;
-    if (strcmp(a, "Relu") == 0) return OPARA__CUDA_ACT_RELU;
+/* The kernels' code of the activation the importer fused into a Conv or Gemm, or -1. */
+static int opara__lower_fused_act(opara__fused_act act) {
+    switch (act) {
+    case OPARA__FUSED_NONE: return OPARA__CUDA_ACT_NONE;
+    case OPARA__FUSED_RELU: return OPARA__CUDA_ACT_RELU;
+    case OPARA__FUSED_UNKNOWN: return -1;
+    }
     return -1;
 }
 
@@ -835,11 +858,10 @@ static opara_result opara__lower_conv_cudnn(opara__lower_walk* w, const opara__s
 }
 
 static opara_result opara__lower_conv(opara__lower_walk* w, int transpose) {
-    const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
-    int64_t group = w->params[w->node].group, K = y->dims[1], kgroup;
+    int64_t group = w->params[w->node].u.window.group, K = y->dims[1], kgroup;
     int32_t k = x->ndim - 2;
-    int act = opara__lower_fused_act(n), done = 0;
+    int act = opara__lower_fused_act(w->params[w->node].u.window.activation), done = 0;
     opara__lower_win2 v;
     opara__cuda_launch* L;
     opara_result r;
@@ -903,22 +925,22 @@ static opara_result opara__lower_push_sgemm(opara__lower_walk* w, int32_t a, int
 }
 
 static opara_result opara__lower_gemm(opara__lower_walk* w) {
-    const opara__node* n = &w->g->nodes[w->node];
+    const opara__gemm_params* g = &w->params[w->node].u.gemm;
     const opara__shape *a = opara__lower_in_shape(w, 0), *b = opara__lower_in_shape(w, 1), *y = opara__lower_out_shape(w, 0);
-    int ta = opara__attr_int(n, "transA", 0) != 0, tb = opara__attr_int(n, "transB", 0) != 0;
+    int ta = g->trans_a, tb = g->trans_b, act = opara__lower_fused_act(g->activation);
     int64_t M = y->dims[0], N = y->dims[1], K = ta ? a->dims[0] : a->dims[1], crs = 0, ccs = 0;
     int32_t c = opara__lower_in(w, 2);
-    if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2) return opara__lower_fail(w, OPARA_ERR_SHAPE, "Gemm needs 2-D A and B");
+    if (!w->params[w->node].resolved || a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
+        return opara__lower_fail(w, OPARA_ERR_SHAPE, "Gemm needs 2-D A and B");
     if (c >= 0) {
         const opara__shape* cs = &w->shapes[c];
         int64_t st[2];
         if (!opara__broadcast_to(y, cs, st)) return opara__lower_fail(w, OPARA_ERR_SHAPE, "C does not broadcast to [M, N]");
         crs = st[0], ccs = st[1];
     }
-    if (opara__lower_fused_act(n) < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
+    if (act < 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "fused activation");
     return opara__lower_push_sgemm(w, opara__lower_in(w, 0), opara__lower_in(w, 1), c, opara__lower_out(w, 0), M, N, K, ta, tb,
-                             opara__attr_float(n, "alpha", 1.0f), opara__attr_float(n, "beta", 1.0f), crs, ccs, 1, 0, 0,
-                             0, opara__lower_fused_act(n));
+                             g->alpha, g->beta, crs, ccs, 1, 0, 0, 0, act);
 }
 
 /* MatMul with numpy semantics: 1-D operands are promoted, batch dims broadcast. The batch is one
@@ -974,6 +996,7 @@ static opara_result opara__lower_check_launches(opara__lower_walk* w, uint32_t f
 
 static opara_result opara__lower_node(opara__lower_walk* w) {
     const opara__node* n = &w->g->nodes[w->node];
+    const opara__activation_params* act = &w->params[w->node].u.activation; /* the unary ops' attributes */
     switch (n->op) {
     case OPARA__OP_CONV: return opara__lower_conv(w, 0);
     case OPARA__OP_CONV_TRANSPOSE: return opara__lower_conv(w, 1);
@@ -982,21 +1005,18 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
     case OPARA__OP_BATCH_NORM: return opara__lower_batch_norm(w);
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
-    case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, opara__attr_float(n, "alpha", 0.01f), 0);
+    case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);
     case OPARA__OP_TANH: return opara__lower_unary(w, OPARA__CUDA_ACT_TANH, 0, 0);
     case OPARA__OP_HARD_SIGMOID:
-        return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SIGMOID, opara__attr_float(n, "alpha", 0.2f),
-                                  opara__attr_float(n, "beta", 0.5f));
+        return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SIGMOID, act->alpha, act->beta);
     case OPARA__OP_HARD_SWISH: return opara__lower_unary(w, OPARA__CUDA_ACT_HARD_SWISH, 0, 0);
     case OPARA__OP_CLIP:
-        return opara__lower_unary(w, OPARA__CUDA_ACT_CLIP, opara__attr_float(n, "min", -HUGE_VALF),
-                                  opara__attr_float(n, "max", HUGE_VALF));
+        return opara__lower_unary(w, OPARA__CUDA_ACT_CLIP, act->min, act->max);
     case OPARA__OP_SQRT: return opara__lower_unary(w, OPARA__CUDA_ACT_SQRT, 0, 0);
     case OPARA__OP_ERF: return opara__lower_unary(w, OPARA__CUDA_ACT_ERF, 0, 0);
     case OPARA__OP_GELU:
-        return opara__lower_unary(w, strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0
-                                         ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
+        return opara__lower_unary(w, act->gelu_tanh ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
     case OPARA__OP_ADD: return opara__lower_binary(w, OPARA__CUDA_BIN_ADD);
     case OPARA__OP_SUB: return opara__lower_binary(w, OPARA__CUDA_BIN_SUB);
     case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);

@@ -155,7 +155,7 @@ static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* y = opara__out_shape(c, 0);
     opara__node_params scratch;
     const opara__node_params* p = opara__desc_params(c, &scratch);
-    double out = opara__elems(y), taps = 1, group = p ? (double)p->group : 1;
+    double out = opara__elems(y), taps = 1, group = p ? (double)p->u.window.group : 1;
     int32_t i;
     if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
         opara__set_launch(d, opara__blocks(out, 256), 256, 96, 16384);
@@ -198,7 +198,7 @@ static void opara__describe_pool(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__node_params* p = opara__desc_params(c, &scratch);
     double taps = 1, out = opara__elems(opara__out_shape(c, 0));
     int32_t i;
-    for (i = 0; p && i < p->n_spatial; ++i) taps *= (double)p->kernel[i];
+    for (i = 0; p && i < p->u.window.n_spatial; ++i) taps *= (double)p->u.window.kernel[i];
     d->flops = out * taps;
     opara__set_launch(d, opara__blocks(out, 256), 256, 32, 0);
 }

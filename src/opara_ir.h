@@ -152,25 +152,124 @@ typedef enum opara__shape_mode { OPARA__SHAPE_STRICT, OPARA__SHAPE_TOLERANT } op
 OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32_t n, opara__shape_mode mode,
                                            opara__shape* out, int64_t (*strides)[OPARA_MAX_DIMS]);
 /* What the shape engine resolved for one node (opara__infer_shapes_params), read by the backends
-   instead of the attributes. Only the fields of the node's op family are set. */
-typedef struct opara__node_params {
-    int resolved; /* the engine inferred the node: the fields below are valid */
-    /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in */
+   instead of the attributes: one family of fields per kind of op, in a union (only the node's
+   family is set; the rest of the union is zero). */
+
+/* The activation the ONNX importer fused into a Conv or Gemm (its attribute "activation"; UNKNOWN:
+   another name, which the CUDA lowering refuses and the CPU ignores). */
+typedef enum opara__fused_act { OPARA__FUSED_NONE, OPARA__FUSED_RELU, OPARA__FUSED_UNKNOWN } opara__fused_act;
+
+/* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in. */
+typedef struct opara__window_params {
     int32_t n_spatial;
+    int ceil_mode;         /* pools */
+    int count_include_pad; /* AveragePool */
+    int storage_order;     /* MaxPool's Indices */
+    opara__fused_act activation; /* Conv */
+    int has_output_shape;  /* ConvTranspose: output_shape given (it may extend past the full size) */
+    int64_t group;        /* Conv, ConvTranspose */
     int64_t kernel[OPARA_MAX_DIMS], strides[OPARA_MAX_DIMS], dilations[OPARA_MAX_DIMS];
     int64_t pads[2 * OPARA_MAX_DIMS];       /* n_spatial begins then n_spatial ends, after auto_pad and output_shape */
     int64_t output_padding[OPARA_MAX_DIMS]; /* ConvTranspose */
-    int64_t group;                          /* Conv, ConvTranspose */
-    int ceil_mode;                          /* pools */
-    int has_output_shape;                   /* ConvTranspose: output_shape given (it may extend past the full size) */
-    int64_t output_shape[OPARA_MAX_DIMS];   /* its spatial dims */
-    /* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims
-       (0 where the input is broadcast), from opara__broadcast_shapes */
-    int64_t bcast_strides[3][OPARA_MAX_DIMS];
-    int64_t axis;                  /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank] */
-    uint8_t reduce[OPARA_MAX_DIMS]; /* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied) */
-    /* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count */
-    int64_t slice_start[OPARA_MAX_DIMS], slice_step[OPARA_MAX_DIMS], slice_count[OPARA_MAX_DIMS];
+    int64_t output_shape[OPARA_MAX_DIMS];   /* ConvTranspose: output_shape's spatial dims */
+} opara__window_params;
+
+/* Add, Sub, Mul, Div, Pow, Where, Expand: each input's element strides over output 0's dims (0
+   where the input is broadcast), from opara__broadcast_shapes. */
+typedef struct opara__broadcast_params {
+    int64_t strides[3][OPARA_MAX_DIMS];
+} opara__broadcast_params;
+
+/* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count. */
+typedef struct opara__slice_params {
+    int64_t start[OPARA_MAX_DIMS], step[OPARA_MAX_DIMS], count[OPARA_MAX_DIMS];
+} opara__slice_params;
+
+typedef enum opara__pad_mode { OPARA__PAD_CONSTANT, OPARA__PAD_REFLECT, OPARA__PAD_EDGE, OPARA__PAD_WRAP } opara__pad_mode;
+/* ONNX's name of a pad mode (opara_shape.c parses it). */
+OPARA__PRIVATE const char* opara__pad_mode_name(opara__pad_mode mode);
+
+/* Pad: the pads of every input dim (axes applied, 0 where a dim is not padded; negative crops). */
+typedef struct opara__pad_params {
+    opara__pad_mode mode;
+    float value; /* constant mode's fill: 'value', else 'constant_value', else 0 */
+    int64_t begin[OPARA_MAX_DIMS], end[OPARA_MAX_DIMS];
+} opara__pad_params;
+
+/* Transpose: output dim d is input dim perm[d] (the reversal when the attribute is absent). */
+typedef struct opara__transpose_params {
+    int64_t perm[OPARA_MAX_DIMS];
+} opara__transpose_params;
+
+typedef enum opara__resize_mode { OPARA__RESIZE_NEAREST, OPARA__RESIZE_LINEAR, OPARA__RESIZE_CUBIC } opara__resize_mode;
+/* ONNX's coordinate_transformation_mode and nearest_mode (UNKNOWN: a name ONNX does not define;
+   the backends refuse it). */
+typedef enum opara__resize_coord_mode {
+    OPARA__RESIZE_HALF_PIXEL,
+    OPARA__RESIZE_PYTORCH_HALF_PIXEL,
+    OPARA__RESIZE_ALIGN_CORNERS,
+    OPARA__RESIZE_ASYMMETRIC,
+    OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN,
+    OPARA__RESIZE_TF_CROP_AND_RESIZE,
+    OPARA__RESIZE_HALF_PIXEL_SYMMETRIC,
+    OPARA__RESIZE_COORD_UNKNOWN
+} opara__resize_coord_mode;
+typedef enum opara__resize_nearest_mode {
+    OPARA__NEAREST_ROUND_PREFER_FLOOR,
+    OPARA__NEAREST_ROUND_PREFER_CEIL,
+    OPARA__NEAREST_FLOOR,
+    OPARA__NEAREST_CEIL,
+    OPARA__NEAREST_UNKNOWN
+} opara__resize_nearest_mode;
+
+/* Resize, per input dim: the scale (from 'scales' through 'axes', else output / input), the roi
+   (tf_crop_and_resize; 0 and 1 where not given). */
+typedef struct opara__resize_params {
+    opara__resize_mode mode;
+    opara__resize_coord_mode coord;
+    opara__resize_nearest_mode nearest;
+    int antialias;
+    float extrapolation_value;
+    float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
+} opara__resize_params;
+
+/* Gemm: its attributes with ONNX's defaults. */
+typedef struct opara__gemm_params {
+    int trans_a, trans_b;
+    float alpha, beta;
+    opara__fused_act activation;
+} opara__gemm_params;
+
+/* LeakyRelu (alpha), HardSigmoid (alpha, beta), Clip (min, max), Gelu (tanh: approximate="tanh"),
+   with ONNX's defaults. */
+typedef struct opara__activation_params {
+    float alpha, beta, min, max;
+    int gelu_tanh;
+} opara__activation_params;
+
+/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims. */
+typedef struct opara__reduce_params {
+    uint8_t axes[OPARA_MAX_DIMS];
+    int keepdims;
+} opara__reduce_params;
+
+typedef struct opara__node_params {
+    int resolved; /* the engine inferred the node: the fields below are valid */
+    int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
+                     sizes are its outputs' dims along it */
+    union {
+        opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool */
+        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
+        opara__slice_params slice;         /* Slice */
+        opara__pad_params pad;             /* Pad */
+        opara__transpose_params transpose; /* Transpose */
+        opara__resize_params resize;       /* Resize */
+        opara__reduce_params reduce;       /* ReduceMean */
+        opara__gemm_params gemm;           /* Gemm */
+        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu */
+        float epsilon;                     /* BatchNormalization, LayerNormalization */
+        int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
+    } u;
 } opara__node_params;
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of

@@ -284,7 +284,7 @@ static int opara__fold_binary_f32(opara__imp* im, opara__op kind, const opara__c
     memset(&op, 0, sizeof op);
     node.op = kind, node.n_inputs = 2, node.n_outputs = 1;
     params.resolved = 1;
-    memcpy(params.bcast_strides, st, 2 * sizeof st[0]);
+    memcpy(params.u.broadcast.strides, st, 2 * sizeof st[0]);
     if (fa && fb) {
         opara__cv_tensor(a, fa, &t[0]);
         opara__cv_tensor(b, fb, &t[1]);

@@ -3,6 +3,7 @@
    are bounded by OPARA__SHAPE_DIM_MAX, so no input can crash it. */
 #include "opara_model.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #define OPARA__SHAPE_DIM_MAX (INT64_C(1) << 40)
@@ -197,7 +198,7 @@ static int opara__broadcast(const opara__shape_ctx* c, const opara__shape* a, co
 static void opara__record_broadcast(opara__shape_ctx* c, const opara__shape* y) {
     uint32_t k;
     if (!c->params || c->mode != OPARA__SHAPE_STRICT) return;
-    for (k = 0; k < c->n->n_inputs && k < 3; ++k) (void)opara__broadcast_to(y, c->in[k], c->params->bcast_strides[k]);
+    for (k = 0; k < c->n->n_inputs && k < 3; ++k) (void)opara__broadcast_to(y, c->in[k], c->params->u.broadcast.strides[k]);
 }
 
 static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
@@ -285,7 +286,7 @@ static int64_t opara__implied_padding(const opara__window* w, uint32_t i, int64_
    one at the end for SAME_UPPER, at the start otherwise (ONNX's rules); VALID pads nothing. */
 static void opara__record_window(opara__shape_ctx* c, const opara__window* w, uint32_t k, const opara__shape* x,
                                  int transpose, const int64_t* output_shape) {
-    opara__node_params* p = c->params;
+    opara__window_params* p = c->params ? &c->params->u.window : NULL;
     uint32_t i;
     if (!p) return;
     p->n_spatial = (int32_t)k;
@@ -359,7 +360,7 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], ceil_mode != 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
     opara__record_window(c, &w, k, x, 0, NULL);
-    if (c->params) c->params->ceil_mode = ceil_mode != 0;
+    if (c->params) c->params->u.window.ceil_mode = ceil_mode != 0;
     for (i = 0; i < c->n->n_outputs && r == OPARA_OK; ++i) r = opara__set_out(c, i, &y); /* MaxPool Indices: same shape */
     return r;
 }
@@ -397,7 +398,7 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     for (i = 0; i < k && r == OPARA_OK; ++i) r = opara__window_out(c, &w, k, i, x->dims[2 + i], 0, &y.dims[2 + i]);
     if (r != OPARA_OK) return r;
     opara__record_window(c, &w, k, x, 0, NULL);
-    if (c->params) c->params->group = group;
+    if (c->params) c->params->u.window.group = group;
     return opara__set_out(c, 0, &y);
 }
 
@@ -450,7 +451,7 @@ static opara_result opara__shape_conv_transpose(opara__shape_ctx* c) {
         y.dims[2 + i] = t + w.out_pad[i] + eff + 1 - w.pads[i] - w.pads[k + i];
     }
     opara__record_window(c, &w, k, x, 1, os ? os + (n_os - k) : NULL);
-    if (c->params) c->params->group = group;
+    if (c->params) c->params->u.window.group = group;
     return opara__set_out(c, 0, &y);
 }
 
@@ -575,7 +576,7 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs 'starts' and 'ends' (and optional 'axes', 'steps') of one length <= rank %d",
                                  (int)x->ndim);
     memset(seen, 0, sizeof seen);
-    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_start[k] = 0, c->params->slice_step[k] = 1;
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->u.slice.start[k] = 0, c->params->u.slice.step[k] = 1;
     for (k = 0; k < ns; ++k) {
         int64_t axis, step = steps ? steps[k] : 1, first = 0;
         if (!opara__norm_axis(axes ? axes[k] : (int64_t)k, x->ndim, &axis) || seen[axis])
@@ -585,9 +586,9 @@ static opara_result opara__shape_slice(opara__shape_ctx* c) {
         seen[axis] = 1;
         y.dims[axis] = opara__unknown(c, x->dims[axis]) ? -1
                                                         : opara__slice_range(starts[k], ends[k], step, x->dims[axis], &first);
-        if (c->params) c->params->slice_start[axis] = first, c->params->slice_step[axis] = step;
+        if (c->params) c->params->u.slice.start[axis] = first, c->params->u.slice.step[axis] = step;
     }
-    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->slice_count[k] = y.dims[k];
+    for (k = 0; c->params && k < (uint32_t)x->ndim; ++k) c->params->u.slice.count[k] = y.dims[k];
     return opara__set_out(c, 0, &y);
 }
 
@@ -722,6 +723,7 @@ static opara_result opara__shape_transpose(opara__shape_ctx* c) {
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "'perm' is not a permutation of 0..%d", (int)x->ndim - 1);
         seen[p] = 1;
         y.dims[k] = x->dims[p];
+        if (c->params) c->params->u.transpose.perm[k] = p;
     }
     return opara__set_out(c, 0, &y);
 }
@@ -797,17 +799,38 @@ static opara_result opara__shape_expand(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* The index of s in names, -1 when it is none of them (attribute strings parsed once, here). */
+static int opara__name_index(const char* s, const char* const* names, int count) {
+    int i;
+    for (i = 0; i < count; ++i)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static const char* const opara__pad_mode_names[] = {"constant", "reflect", "edge", "wrap"};
+
+OPARA__PRIVATE const char* opara__pad_mode_name(opara__pad_mode mode) {
+    switch (mode) {
+    case OPARA__PAD_CONSTANT: case OPARA__PAD_REFLECT: case OPARA__PAD_EDGE: case OPARA__PAD_WRAP:
+        return opara__pad_mode_names[mode];
+    }
+    return "?";
+}
+
 static opara_result opara__shape_pad(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     uint32_t n, na = 0, k;
     const int64_t* pads = opara__attr_ints(c->n, "pads", &n);
     const int64_t* axes = opara__attr_ints(c->n, "axes", &na);
     const char* mode = opara__attr_string(c->n, "mode", "constant");
-    int flags[OPARA_MAX_DIMS];
+    int flags[OPARA_MAX_DIMS], m = opara__name_index(mode, opara__pad_mode_names, (int)OPARA__ARRAY_COUNT(opara__pad_mode_names));
+    opara__pad_params pp;
     opara__shape y = *x;
     opara__sbuf b;
-    if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not constant, reflect, edge or wrap", mode);
+    if (m < 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not constant, reflect, edge or wrap", mode);
+    memset(&pp, 0, sizeof pp);
+    pp.mode = (opara__pad_mode)m;
+    pp.value = opara__attr_float(c->n, "value", opara__attr_float(c->n, "constant_value", 0.0f));
     if (!axes) na = (uint32_t)x->ndim;
     else if (!opara__axes_flags(axes, na, x->ndim, flags))
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
@@ -818,52 +841,112 @@ static opara_result opara__shape_pad(opara__shape_ctx* c) {
         int64_t pb = pads[k], pe = pads[na + k];
         if (pb < -OPARA__SHAPE_DIM_MAX || pb > OPARA__SHAPE_DIM_MAX || pe < -OPARA__SHAPE_DIM_MAX || pe > OPARA__SHAPE_DIM_MAX)
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "pads for axis %lld are out of range", (long long)axis);
+        pp.begin[axis] = pb, pp.end[axis] = pe;
         if (opara__unknown(c, x->dims[axis])) {
             y.dims[axis] = pb + pe == 0 ? x->dims[axis] : -1;
             continue;
         }
         y.dims[axis] = x->dims[axis] + pb + pe;
-        if (strcmp(mode, "reflect") == 0 && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
+        if (pp.mode == OPARA__PAD_REFLECT && (pb >= x->dims[axis] || pe >= x->dims[axis]) && (pb > 0 || pe > 0))
             return opara__shape_fail(c, OPARA_ERR_SHAPE, "reflect pads %lld/%lld need a dim larger than %lld", (long long)pb,
                                      (long long)pe, (long long)x->dims[axis]);
     }
+    if (c->params) c->params->u.pad = pp;
     return opara__set_out(c, 0, &y);
+}
+
+/* Resize's modes, parsed once; a coordinate or nearest mode ONNX does not name is kept as UNKNOWN
+   for the backends to refuse (the shape does not depend on it). */
+static opara_result opara__resize_modes(opara__shape_ctx* c, opara__resize_params* rp) {
+    static const char* const modes[] = {"nearest", "linear", "cubic"};
+    static const char* const coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                         "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
+    static const char* const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const char* mode = opara__attr_string(c->n, "mode", "nearest");
+    int m = opara__name_index(mode, modes, (int)OPARA__ARRAY_COUNT(modes)), k;
+    if (m < 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not nearest, linear or cubic", mode);
+    memset(rp, 0, sizeof *rp);
+    rp->mode = (opara__resize_mode)m;
+    k = opara__name_index(opara__attr_string(c->n, "coordinate_transformation_mode", "half_pixel"), coords,
+                          (int)OPARA__ARRAY_COUNT(coords));
+    rp->coord = k < 0 ? OPARA__RESIZE_COORD_UNKNOWN : (opara__resize_coord_mode)k;
+    k = opara__name_index(opara__attr_string(c->n, "nearest_mode", "round_prefer_floor"), nearest, (int)OPARA__ARRAY_COUNT(nearest));
+    rp->nearest = k < 0 ? OPARA__NEAREST_UNKNOWN : (opara__resize_nearest_mode)k;
+    rp->antialias = opara__attr_int(c->n, "antialias", 0) != 0;
+    rp->extrapolation_value = opara__attr_float(c->n, "extrapolation_value", 0.0f);
+    return OPARA_OK;
+}
+
+/* The input dim each of the n given values of 'scales'/'sizes' (and 'roi') applies to: 'axes' in
+   order (ONNX), else every dim. */
+static opara_result opara__resize_dims(opara__shape_ctx* c, const char* what, uint32_t n, int64_t* dim) {
+    const opara__shape* x = c->in[0];
+    uint32_t na = 0, k;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &na);
+    int flags[OPARA_MAX_DIMS];
+    opara__sbuf b;
+    if (axes && !opara__axes_flags(axes, na, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    if (n != (axes ? na : (uint32_t)x->ndim))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'%s' has %u values for input %s%s", what, n, opara__sh(&b, 0, x),
+                                 axes ? " and its 'axes'" : "");
+    for (k = 0; k < n; ++k) dim[k] = axes ? (axes[k] < 0 ? axes[k] + x->ndim : axes[k]) : (int64_t)k;
+    return OPARA_OK;
+}
+
+/* tf_crop_and_resize's roi: n starts then n ends, for the dims of opara__resize_dims. */
+static opara_result opara__resize_roi(opara__shape_ctx* c, uint32_t n, const int64_t* dim, opara__resize_params* rp) {
+    const opara__attr* roi = opara__node_attr(c->n, "roi");
+    uint32_t k;
+    if (!roi || roi->type != OPARA__ATTR_FLOATS || roi->count == 0) return OPARA_OK;
+    if (roi->count != 2 * n) return opara__shape_fail(c, OPARA_ERR_SHAPE, "'roi' has %u values, not %u", roi->count, 2 * n);
+    for (k = 0; k < n; ++k) rp->roi_lo[dim[k]] = roi->v.floats[k], rp->roi_hi[dim[k]] = roi->v.floats[n + k];
+    return OPARA_OK;
 }
 
 static opara_result opara__shape_resize(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     const opara__attr* scales = opara__node_attr(c->n, "scales");
-    uint32_t ns = 0, k;
+    uint32_t ns = 0, n, k;
     const int64_t* sizes = opara__attr_ints(c->n, "sizes", &ns);
-    const char* mode = opara__attr_string(c->n, "mode", "nearest");
+    int64_t dim[OPARA_MAX_DIMS];
+    int32_t d;
+    opara__resize_params rp;
     opara__shape y = *x;
-    opara__sbuf b;
-    if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "cubic"))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "mode '%s' is not nearest, linear or cubic", mode);
+    opara_result r = opara__resize_modes(c, &rp);
+    if (r != OPARA_OK) return r;
     if (scales && scales->type != OPARA__ATTR_FLOATS) scales = NULL;
     if (!scales == !sizes)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "exactly one of 'scales' and 'sizes' is needed");
-    if ((scales ? scales->count : ns) != (uint32_t)x->ndim)
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'%s' has %u values for input %s", scales ? "scales" : "sizes",
-                                 scales ? scales->count : ns, opara__sh(&b, 0, x));
-    for (k = 0; k < (uint32_t)x->ndim; ++k) {
+    n = scales ? scales->count : ns;
+    r = opara__resize_dims(c, scales ? "scales" : "sizes", n, dim);
+    if (r != OPARA_OK) return r;
+    for (k = 0; k < n; ++k) {
+        int64_t a = dim[k];
         if (sizes) {
-            y.dims[k] = sizes[k];
+            y.dims[a] = sizes[k];
             continue;
         }
         {
-            double s = (double)scales->v.floats[k], d;
+            double s = (double)scales->v.floats[k], v;
             if (!(s > 0.0) || s > 1e9) return opara__shape_fail(c, OPARA_ERR_SHAPE, "scales[%u] = %g", k, s);
-            if (opara__unknown(c, x->dims[k])) {
-                y.dims[k] = s == 1.0 ? x->dims[k] : -1;
+            if (opara__unknown(c, x->dims[a])) {
+                y.dims[a] = s == 1.0 ? x->dims[a] : -1;
                 continue;
             }
-            d = (double)x->dims[k] * s;
-            if (d > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
-            y.dims[k] = (int64_t)d; /* floor: d >= 0 */
+            v = (double)x->dims[a] * s;
+            if (v > (double)OPARA__SHAPE_DIM_MAX) return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "scales[%u] = %g", k, s);
+            y.dims[a] = (int64_t)v; /* floor: v >= 0 */
         }
     }
-    return opara__set_out(c, 0, &y);
+    for (d = 0; d < x->ndim; ++d) { /* output / input where no scale is given; the roi is the whole dim */
+        rp.scale[d] = x->dims[d] > 0 && y.dims[d] >= 0 ? (float)((double)y.dims[d] / (double)x->dims[d]) : 1.0f;
+        rp.roi_lo[d] = 0.0f, rp.roi_hi[d] = 1.0f;
+    }
+    for (k = 0; scales && k < n; ++k) rp.scale[dim[k]] = scales->v.floats[k];
+    r = opara__resize_roi(c, n, dim, &rp);
+    if (r == OPARA_OK && c->params) c->params->u.resize = rp;
+    return r == OPARA_OK ? opara__set_out(c, 0, &y) : r;
 }
 
 /* ---- linear algebra and normalization -------------------------------------------------------- */
@@ -962,7 +1045,7 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     for (i = 0; i < x->ndim; ++i) {
         if (!flags[i]) y.dims[y.ndim++] = x->dims[i];
         else if (keep) y.dims[y.ndim++] = 1;
-        if (c->params) c->params->reduce[i] = (uint8_t)flags[i];
+        if (c->params) c->params->u.reduce.axes[i] = (uint8_t)flags[i];
     }
     return opara__set_out(c, 0, &y);
 }
@@ -1063,6 +1146,45 @@ static int opara__shape_in_range(const opara__shape* s) {
     return 1;
 }
 
+static opara__fused_act opara__fused_activation(const opara__node* n) {
+    const char* a = opara__attr_string(n, "activation", "");
+    return a[0] == 0 ? OPARA__FUSED_NONE : strcmp(a, "Relu") == 0 ? OPARA__FUSED_RELU : OPARA__FUSED_UNKNOWN;
+}
+
+/* The scalar attributes the backends read, with ONNX's defaults, into the node's record (the
+   family its shape rule filled, or the op's own). */
+static void opara__record_scalars(opara__shape_ctx* c) {
+    const opara__node* n = c->n;
+    opara__node_params* p = c->params;
+    opara__op op = n->op;
+    if (!p) return;
+    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_activation(n);
+    if (op == OPARA__OP_MAX_POOL || op == OPARA__OP_AVERAGE_POOL) {
+        p->u.window.count_include_pad = opara__attr_int(n, "count_include_pad", 0) != 0;
+        p->u.window.storage_order = opara__attr_int(n, "storage_order", 0) != 0;
+    }
+    if (op == OPARA__OP_GEMM) {
+        p->u.gemm.trans_a = opara__attr_int(n, "transA", 0) != 0;
+        p->u.gemm.trans_b = opara__attr_int(n, "transB", 0) != 0;
+        p->u.gemm.alpha = opara__attr_float(n, "alpha", 1.0f);
+        p->u.gemm.beta = opara__attr_float(n, "beta", 1.0f);
+        p->u.gemm.activation = opara__fused_activation(n);
+    }
+    if (op == OPARA__OP_LEAKY_RELU) p->u.activation.alpha = opara__attr_float(n, "alpha", 0.01f);
+    if (op == OPARA__OP_HARD_SIGMOID) {
+        p->u.activation.alpha = opara__attr_float(n, "alpha", 0.2f);
+        p->u.activation.beta = opara__attr_float(n, "beta", 0.5f);
+    }
+    if (op == OPARA__OP_CLIP) {
+        p->u.activation.min = opara__attr_float(n, "min", -HUGE_VALF);
+        p->u.activation.max = opara__attr_float(n, "max", HUGE_VALF);
+    }
+    if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
+    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+    if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
+}
+
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
                                                     opara__shape_mode mode, int64_t batch, const opara__shape* const* in,
                                                     opara__shape* const* out, opara__node_params* params) {
@@ -1084,6 +1206,7 @@ OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const op
     for (k = 0; r == OPARA_OK && mode == OPARA__SHAPE_TOLERANT && k < c.n->n_inputs; ++k)
         if (in[k] && !opara__shape_in_range(in[k])) r = OPARA_ERR_SHAPE;
     if (r == OPARA_OK) r = opara__shape_node(&c);
+    if (r == OPARA_OK) opara__record_scalars(&c);
     if (params) params->resolved = r == OPARA_OK;
     if (r == OPARA_OK || mode == OPARA__SHAPE_STRICT) return r;
     for (k = 0; k < c.n->n_outputs; ++k) out[k]->ndim = -1; /* tolerant: what could not be inferred is unknown */

@@ -256,7 +256,7 @@ OT_TEST(conv_reads_the_resolved_window) {
     kt_in(&k, 1, OPARA_DTYPE_F32, 4, wd);
     kt_out(&k, 0, OPARA_DTYPE_F32, 4, yd);
     CHECK_EQ(kt_prepare(&k, &builtin_blas), OPARA_ERR_SHAPE); /* no pads: 3x3 */
-    for (i = 0; i < 4; ++i) k.params.pads[i] = 1;
+    for (i = 0; i < 4; ++i) k.params.u.window.pads[i] = 1;
     CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_OK);
     CHECK(k.op.p.pad_b[1] == 1 && k.op.p.pad_e[2] == 1 && k.op.p.out_sp[2] == 5);
     k.params.resolved = 0;
@@ -897,9 +897,9 @@ OT_TEST(binary_reads_the_resolved_strides) {
     for (i = 0; i < 12; ++i) x[i] = (float)i;
     for (i = 0; i < 4; ++i) w[i] = (float)(100 * (i + 1));
     REQUIRE(kt_prepare(&k, &builtin_blas) == OPARA_OK);
-    CHECK(k.params.bcast_strides[0][0] == 4 && k.params.bcast_strides[0][1] == 1);
-    CHECK(k.params.bcast_strides[1][0] == 0 && k.params.bcast_strides[1][1] == 1);
-    k.params.bcast_strides[1][1] = 0;
+    CHECK(k.params.u.broadcast.strides[0][0] == 4 && k.params.u.broadcast.strides[0][1] == 1);
+    CHECK(k.params.u.broadcast.strides[1][0] == 0 && k.params.u.broadcast.strides[1][1] == 1);
+    k.params.u.broadcast.strides[1][1] = 0;
     REQUIRE(opara__cpu_prepare(&k.op, k.err, sizeof k.err) == OPARA_OK);
     REQUIRE(k.op.fn(&k.op, 0, k.op.work_items, scratch) == OPARA_OK);
     for (i = 0; i < 12; ++i) bad += y[i] != (float)i + 100.0f;
@@ -1041,8 +1041,8 @@ OT_TEST(slice_reads_the_resolved_range) {
     kt_ints(&k, "ends", ends, 1);
     kt_ints(&k, "axes", axes, 1);
     REQUIRE(kt_prepare(&k, &builtin_blas) == OPARA_OK);
-    CHECK(k.params.slice_start[1] == 1 && k.params.slice_step[1] == 1 && k.params.slice_count[1] == 3);
-    k.params.slice_start[1] = 2;
+    CHECK(k.params.u.slice.start[1] == 1 && k.params.u.slice.step[1] == 1 && k.params.u.slice.count[1] == 3);
+    k.params.u.slice.start[1] = 2;
     REQUIRE(opara__cpu_prepare(&k.op, k.err, sizeof k.err) == OPARA_OK);
     REQUIRE(k.op.fn(&k.op, 0, k.op.work_items, scratch) == OPARA_OK);
     CHECK(y[0] == 2.0f && y[1] == 3.0f && y[2] == 4.0f);
@@ -1777,6 +1777,104 @@ OT_TEST(resize_nearest_and_linear_modes) {
     CHECK_EQ(failures, 0);
 }
 
+/* Resize with 'axes' (ONNX: the i-th scale is for axes[i]) gives what the same scales over every
+   dim give, bit for bit: the shape engine resolves both to one scale per dim. */
+OT_TEST(resize_through_axes_matches_full_scales) {
+    int t, failures = 0;
+    for (t = 0; t < 20; ++t) {
+        kt full, by_axes;
+        int64_t xd[4] = {1, 2, 0, 0}, yd[4] = {1, 2, 0, 0}, axes[2] = {-1, 2};
+        float scales[4] = {1, 1, 1, 1}, some[2];
+        int i, linear = t % 2;
+        size_t n;
+        for (i = 2; i < 4; ++i) {
+            xd[i] = kt_randint(1, 6);
+            scales[i] = (float)kt_randint(4, 11) / 4.0f;
+            yd[i] = (int64_t)floor((double)xd[i] * scales[i]);
+        }
+        some[0] = scales[3], some[1] = scales[2];
+        kt_init(&full, OPARA__OP_RESIZE, 1, 1);
+        kt_init(&by_axes, OPARA__OP_RESIZE, 1, 1);
+        kt_in_f32(&full, 0, 4, xd);
+        kt_in_f32(&by_axes, 0, 4, xd);
+        memcpy(by_axes.in[0].data, full.in[0].data, kt_numel(4, xd) * sizeof(float));
+        kt_out(&full, 0, OPARA_DTYPE_F32, 4, yd);
+        kt_out(&by_axes, 0, OPARA_DTYPE_F32, 4, yd);
+        kt_floats(&full, "scales", scales, 4);
+        kt_floats(&by_axes, "scales", some, 2);
+        kt_ints(&by_axes, "axes", axes, 2);
+        kt_str(&full, "mode", linear ? "linear" : "nearest");
+        kt_str(&by_axes, "mode", linear ? "linear" : "nearest");
+        n = kt_numel(4, yd);
+        if (kt_run(&full, &builtin_blas) != OPARA_OK || kt_run(&by_axes, &builtin_blas) != OPARA_OK ||
+            memcmp(full.out[0].data, by_axes.out[0].data, n * sizeof(float)) != 0) {
+            OT_LOG("resize axes t=%d: %s%s", t, full.err, by_axes.err);
+            ++failures;
+        }
+        kt_free(&full);
+        kt_free(&by_axes);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* Pad and Transpose copy what the shape engine resolved (pads per dim, perm): another record moves
+   the copy; no record, no kernel. */
+OT_TEST(pad_and_transpose_read_the_record) {
+    kt k;
+    int64_t xd[1] = {3}, yd[1] = {5}, pads[2] = {1, 1}, sq[2] = {2, 2};
+    float *x, *y, scratch[4];
+    int i;
+    kt_init(&k, OPARA__OP_PAD, 1, 1);
+    x = (float*)kt_in(&k, 0, OPARA_DTYPE_F32, 1, xd);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 1, yd);
+    for (i = 0; i < 3; ++i) x[i] = (float)(i + 1);
+    kt_ints(&k, "pads", pads, 2);
+    REQUIRE(kt_prepare(&k, &builtin_blas) == OPARA_OK);
+    CHECK(k.params.u.pad.mode == OPARA__PAD_CONSTANT && k.params.u.pad.begin[0] == 1 && k.params.u.pad.end[0] == 1);
+    k.params.u.pad.begin[0] = 2, k.params.u.pad.end[0] = 0;
+    REQUIRE(opara__cpu_prepare(&k.op, k.err, sizeof k.err) == OPARA_OK);
+    REQUIRE(k.op.fn(&k.op, 0, k.op.work_items, scratch) == OPARA_OK);
+    CHECK(y[0] == 0.0f && y[1] == 0.0f && y[2] == 1.0f && y[3] == 2.0f && y[4] == 3.0f);
+    k.params.u.pad.mode = OPARA__PAD_WRAP;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_UNSUPPORTED);
+    k.params.resolved = 0;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_INVALID_ARGS);
+    kt_free(&k);
+    kt_init(&k, OPARA__OP_TRANSPOSE, 1, 1);
+    x = (float*)kt_in(&k, 0, OPARA_DTYPE_F32, 2, sq);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 2, sq);
+    for (i = 0; i < 4; ++i) x[i] = (float)i;
+    REQUIRE(kt_prepare(&k, &builtin_blas) == OPARA_OK); /* no perm: reversed */
+    CHECK(k.params.u.transpose.perm[0] == 1 && k.params.u.transpose.perm[1] == 0);
+    k.params.u.transpose.perm[0] = 0, k.params.u.transpose.perm[1] = 1;
+    REQUIRE(opara__cpu_prepare(&k.op, k.err, sizeof k.err) == OPARA_OK);
+    REQUIRE(k.op.fn(&k.op, 0, k.op.work_items, scratch) == OPARA_OK);
+    CHECK(y[0] == 0.0f && y[1] == 1.0f && y[2] == 2.0f && y[3] == 3.0f); /* the identity copy */
+    k.params.resolved = 0;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_BAD_INDEX);
+    kt_free(&k);
+}
+
+/* The unary kernels take their attributes from the record (LeakyRelu's alpha here), not the node. */
+OT_TEST(unary_reads_the_record) {
+    kt k;
+    int64_t d[1] = {2};
+    float *x, *y, scratch[1];
+    kt_init(&k, OPARA__OP_LEAKY_RELU, 1, 1);
+    x = (float*)kt_in(&k, 0, OPARA_DTYPE_F32, 1, d);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 1, d);
+    x[0] = -2.0f, x[1] = 3.0f;
+    REQUIRE(kt_prepare(&k, &builtin_blas) == OPARA_OK);
+    CHECK(k.params.u.activation.alpha == 0.01f); /* ONNX's default */
+    k.params.u.activation.alpha = 0.5f;
+    REQUIRE(opara__cpu_prepare(&k.op, k.err, sizeof k.err) == OPARA_OK);
+    REQUIRE(k.op.fn(&k.op, 0, k.op.work_items, scratch) == OPARA_OK);
+    CHECK(y[0] == -1.0f && y[1] == 3.0f);
+    k.params.resolved = 0;
+    CHECK_EQ(opara__cpu_prepare(&k.op, k.err, sizeof k.err), OPARA_ERR_SHAPE);
+    kt_free(&k);
+}
+
 /* The installed BLAS as sessions load it: a fast one by name, or the built-in GEMM (a reference BLAS,
    e.g. Debian's libblas3, is refused and named in the summary). */
 OT_TEST(blas_loader_reports_choice) {
@@ -1883,6 +1981,8 @@ static const opara_test_case tests[] = {
     OT_CASE(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call), OT_CASE(sgemm_every_isa_with_epilogue),
     OT_CASE(vector_elementwise_keeps_nan_every_isa), OT_CASE(vector_math_accuracy_every_isa),
     OT_CASE(vector_window_keeps_nan_every_isa), OT_CASE(vector_max_and_add_into_keep_nan),
+    OT_CASE(resize_through_axes_matches_full_scales), OT_CASE(pad_and_transpose_read_the_record),
+    OT_CASE(unary_reads_the_record),
 };
 
 int main(int argc, char** argv) {

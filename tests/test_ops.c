@@ -429,12 +429,16 @@ static void case_resize(op_case* c) {
     static const float scales[N_VARIANTS][4] = {{1, 1, 2, 2}, {1, 1, 1.5f, 0.6f}, {1, 1, 2, 3}};
     static const char* const modes[N_VARIANTS] = {"nearest", "linear", "linear"};
     static const char* const coords[N_VARIANTS] = {"asymmetric", "half_pixel", "align_corners"};
-    opara_attr a[3];
-    a[0] = attr_floats("scales", scales[c->v], 4);
+    static const float last_two[2] = {3, 2}; /* variant 2's scales again, given through axes (opset 18) */
+    static const int64_t axes[2] = {-1, 2};
+    opara_attr a[4];
+    uint32_t n = 3;
+    a[0] = c->v == 2 ? attr_floats("scales", last_two, 2) : attr_floats("scales", scales[c->v], 4);
     a[1] = attr_str("mode", modes[c->v]);
     a[2] = attr_str("coordinate_transformation_mode", coords[c->v]);
+    if (c->v == 2) a[n++] = attr_ints("axes", axes, 2);
     x4(c);
-    node(c, IN_X, 1, 3, a);
+    node(c, IN_X, 1, n, a);
 }
 
 static const struct {

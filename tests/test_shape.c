@@ -975,32 +975,180 @@ static opara_result record_of(one* t, opara__op op, uint32_t n_in, const opara__
 OT_TEST(record_resolves_auto_pad_and_defaults) {
     opara__shape conv[2], ct[2], pool = shp(4, 1, 1, 6, 6);
     opara__node_params p;
+    const opara__window_params* w = &p.u.window;
     one t;
     conv[0] = shp(3, 1, 1, 5), conv[1] = shp(3, 2, 1, 4);
     /* kernel 4, stride 1, input 5: output 5, total padding 4 - 1 = 3: the odd one at the end for SAME_UPPER */
     REQUIRE(record_of(&t, OPARA__OP_CONV, 2, conv, a_k4_same_upper, &p) == OPARA_OK);
-    CHECK(p.resolved && p.n_spatial == 1 && p.kernel[0] == 4 && p.strides[0] == 1 && p.dilations[0] == 1 && p.group == 1);
-    CHECK(p.pads[0] == 1 && p.pads[1] == 2);
+    CHECK(p.resolved && w->n_spatial == 1 && w->kernel[0] == 4 && w->strides[0] == 1 && w->dilations[0] == 1 && w->group == 1);
+    CHECK(w->pads[0] == 1 && w->pads[1] == 2);
     one_free(&t);
     REQUIRE(record_of(&t, OPARA__OP_CONV, 2, conv, a_k4_same_lower, &p) == OPARA_OK);
-    CHECK(p.pads[0] == 2 && p.pads[1] == 1);
+    CHECK(w->pads[0] == 2 && w->pads[1] == 1);
     one_free(&t);
     /* ConvTranspose, input 3, stride 2, kernel 3: full size 7, output_shape 6: total 1, at the start
        unless SAME_UPPER (ONNX's ConvTranspose rule) */
     ct[0] = shp(3, 1, 1, 3), ct[1] = shp(3, 1, 1, 3);
     REQUIRE(record_of(&t, OPARA__OP_CONV_TRANSPOSE, 2, ct, a_ct_output_shape, &p) == OPARA_OK);
-    CHECK(p.has_output_shape && p.output_shape[0] == 6 && p.pads[0] == 1 && p.pads[1] == 0);
+    CHECK(w->has_output_shape && w->output_shape[0] == 6 && w->pads[0] == 1 && w->pads[1] == 0);
     one_free(&t);
     REQUIRE(record_of(&t, OPARA__OP_CONV_TRANSPOSE, 2, ct, a_ct_output_shape_upper, &p) == OPARA_OK);
-    CHECK(p.pads[0] == 0 && p.pads[1] == 1);
+    CHECK(w->pads[0] == 0 && w->pads[1] == 1);
     one_free(&t);
     REQUIRE(record_of(&t, OPARA__OP_MAX_POOL, 1, &pool, a_pool_k3s2_ceil, &p) == OPARA_OK);
-    CHECK(p.n_spatial == 2 && p.ceil_mode == 1 && p.kernel[1] == 3 && p.strides[0] == 2);
-    CHECK(p.pads[0] == 0 && p.pads[1] == 1 && p.pads[2] == 0 && p.pads[3] == 1);
+    CHECK(w->n_spatial == 2 && w->ceil_mode == 1 && w->kernel[1] == 3 && w->strides[0] == 2);
+    CHECK(w->pads[0] == 0 && w->pads[1] == 1 && w->pads[2] == 0 && w->pads[3] == 1);
     one_free(&t);
     conv[1] = shp(3, 2, 3, 4); /* 1 input channel vs 3: not resolved */
     CHECK_EQ(record_of(&t, OPARA__OP_CONV, 2, conv, NULL, &p), OPARA_ERR_SHAPE);
     CHECK_EQ(p.resolved, 0);
+    one_free(&t);
+}
+
+/* The scalar attributes the backends read, with ONNX's defaults when absent. */
+static void a_gemm_scalars(one* t) {
+    opara__node_set_int(&t->g, t->node, "transB", 1);
+    opara__node_set_float(&t->g, t->node, "alpha", 0.5f);
+    opara__node_set_string(&t->g, t->node, "activation", "Relu");
+}
+static void a_clip_min(one* t) { opara__node_set_float(&t->g, t->node, "min", -2.0f); }
+static void a_conv_tanh(one* t) { opara__node_set_string(&t->g, t->node, "activation", "Tanh"); }
+static void a_pool_k2_count_pad(one* t) {
+    set_ints(t, "kernel_shape", 2, 2, 2);
+    opara__node_set_int(&t->g, t->node, "count_include_pad", 1);
+}
+static void a_keepdims0_eps(one* t) {
+    opara__node_set_int(&t->g, t->node, "keepdims", 0);
+    opara__node_set_float(&t->g, t->node, "epsilon", 0.25f);
+}
+
+OT_TEST(record_resolves_scalar_attributes) {
+    opara__shape mat[2], conv[2], x = shp(2, 2, 3), img = shp(4, 1, 1, 4, 4);
+    opara__node_params p;
+    one t;
+    mat[0] = shp(2, 2, 3), mat[1] = shp(2, 4, 3);
+    REQUIRE(record_of(&t, OPARA__OP_GEMM, 2, mat, a_gemm_scalars, &p) == OPARA_OK);
+    CHECK(p.u.gemm.trans_a == 0 && p.u.gemm.trans_b == 1 && p.u.gemm.alpha == 0.5f && p.u.gemm.beta == 1.0f);
+    CHECK(p.u.gemm.activation == OPARA__FUSED_RELU);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_LEAKY_RELU, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.u.activation.alpha == 0.01f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_HARD_SIGMOID, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.u.activation.alpha == 0.2f && p.u.activation.beta == 0.5f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_CLIP, 1, &x, a_clip_min, &p) == OPARA_OK);
+    CHECK(p.u.activation.min == -2.0f && p.u.activation.max == HUGE_VALF);
+    one_free(&t);
+    conv[0] = shp(4, 1, 1, 4, 4), conv[1] = shp(4, 1, 1, 3, 3);
+    REQUIRE(record_of(&t, OPARA__OP_CONV, 2, conv, a_conv_tanh, &p) == OPARA_OK);
+    CHECK(p.u.window.activation == OPARA__FUSED_UNKNOWN && p.u.window.kernel[0] == 3);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_AVERAGE_POOL, 1, &img, a_pool_k2_count_pad, &p) == OPARA_OK);
+    CHECK(p.u.window.count_include_pad == 1 && p.u.window.storage_order == 0 && p.u.window.kernel[1] == 2);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_REDUCE_MEAN, 1, &x, a_keepdims0_eps, &p) == OPARA_OK);
+    CHECK(p.u.reduce.keepdims == 0 && p.u.reduce.axes[0] == 1 && p.u.reduce.axes[1] == 1);
+    one_free(&t);
+    mat[0] = x, mat[1] = shp(1, 3); /* X and Scale */
+    REQUIRE(record_of(&t, OPARA__OP_LAYER_NORM, 2, mat, a_keepdims0_eps, &p) == OPARA_OK);
+    CHECK(p.u.epsilon == 0.25f && p.axis == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_CAST, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.u.cast_to == -1); /* absent: the output's dtype */
+    one_free(&t);
+}
+
+/* Transpose's perm (the reversal when absent), Pad's pads per dim through axes with its mode and
+   value, as the backends read them. */
+static void a_pad_axes_edge(one* t) {
+    set_ints(t, "pads", 4, 2, -1, 3, 0);
+    set_ints(t, "axes", 2, -1, 0);
+    opara__node_set_string(&t->g, t->node, "mode", "edge");
+    opara__node_set_float(&t->g, t->node, "constant_value", 2.5f);
+}
+static void a_pad_value_wrap(one* t) {
+    set_ints(t, "pads", 4, 1, 0, 0, 1);
+    opara__node_set_string(&t->g, t->node, "mode", "wrap");
+    opara__node_set_float(&t->g, t->node, "value", -1.0f);
+    opara__node_set_float(&t->g, t->node, "constant_value", 2.5f);
+}
+
+OT_TEST(record_resolves_transpose_and_pad) {
+    opara__shape x = shp(3, 2, 3, 4), y = shp(2, 4, 5);
+    opara__node_params p;
+    one t;
+    REQUIRE(record_of(&t, OPARA__OP_TRANSPOSE, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.resolved && p.u.transpose.perm[0] == 2 && p.u.transpose.perm[1] == 1 && p.u.transpose.perm[2] == 0);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_TRANSPOSE, 1, &x, a_perm102, &p) == OPARA_OK);
+    CHECK(p.u.transpose.perm[0] == 1 && p.u.transpose.perm[1] == 0 && p.u.transpose.perm[2] == 2);
+    one_free(&t);
+    CHECK_EQ(record_of(&t, OPARA__OP_TRANSPOSE, 1, &x, a_perm_bad, &p), OPARA_ERR_SHAPE);
+    CHECK_EQ(p.resolved, 0);
+    one_free(&t);
+    /* axes (-1, 0): dim 1 gets begin 2 / end 3, dim 0 begin -1 / end 0; 'constant_value' is the fill */
+    REQUIRE(record_of(&t, OPARA__OP_PAD, 1, &y, a_pad_axes_edge, &p) == OPARA_OK);
+    CHECK(p.resolved && p.u.pad.mode == OPARA__PAD_EDGE && p.u.pad.value == 2.5f);
+    CHECK(p.u.pad.begin[0] == -1 && p.u.pad.end[0] == 0 && p.u.pad.begin[1] == 2 && p.u.pad.end[1] == 3);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_PAD, 1, &y, a_pad_value_wrap, &p) == OPARA_OK); /* 'value' wins */
+    CHECK(p.u.pad.mode == OPARA__PAD_WRAP && p.u.pad.value == -1.0f && p.u.pad.begin[0] == 1 && p.u.pad.end[1] == 1);
+    CHECK(strcmp(opara__pad_mode_name(p.u.pad.mode), "wrap") == 0);
+    one_free(&t);
+}
+
+/* Resize: scales or sizes through 'axes' (ONNX: the i-th value is for axes[i], other dims stay),
+   the scale per dim (given, else output / input), roi, and the modes parsed once. */
+static void a_resize_axes(one* t) {
+    float s[1] = {2.5f};
+    opara__node_set_floats(&t->g, t->node, "scales", s, 1);
+    set_ints(t, "axes", 1, -1);
+    opara__node_set_string(&t->g, t->node, "coordinate_transformation_mode", "align_corners");
+    opara__node_set_string(&t->g, t->node, "nearest_mode", "ceil");
+}
+static void a_resize_axes_sizes_roi(one* t) {
+    float roi[4] = {0.25f, 0.0f, 0.75f, 1.0f};
+    set_ints(t, "sizes", 2, 5, 6);
+    set_ints(t, "axes", 2, 3, 2);
+    opara__node_set_floats(&t->g, t->node, "roi", roi, 4);
+    opara__node_set_string(&t->g, t->node, "coordinate_transformation_mode", "tf_crop_and_resize");
+    opara__node_set_string(&t->g, t->node, "mode", "linear");
+    opara__node_set_float(&t->g, t->node, "extrapolation_value", 7.0f);
+}
+static void a_resize_axes_short(one* t) { a_resize_scales(t); set_ints(t, "axes", 2, 2, 3); }
+static void a_resize_axis_out_of_range(one* t) { a_resize_axes(t); set_ints(t, "axes", 1, 9); }
+static void a_resize_unknown_coord(one* t) {
+    a_resize_sizes(t);
+    opara__node_set_string(&t->g, t->node, "coordinate_transformation_mode", "no_such_mode");
+}
+
+OT_TEST(record_resolves_resize) {
+    opara__shape x = shp(4, 1, 2, 2, 4), y;
+    opara__node_params p;
+    const opara__resize_params* r = &p.u.resize;
+    one t;
+    REQUIRE(record_of(&t, OPARA__OP_RESIZE, 1, &x, a_resize_axes, &p) == OPARA_OK);
+    CHECK(p.resolved && r->mode == OPARA__RESIZE_NEAREST && r->coord == OPARA__RESIZE_ALIGN_CORNERS);
+    CHECK(r->nearest == OPARA__NEAREST_CEIL && r->antialias == 0 && r->extrapolation_value == 0.0f);
+    CHECK(r->scale[0] == 1.0f && r->scale[1] == 1.0f && r->scale[2] == 1.0f && r->scale[3] == 2.5f);
+    CHECK(r->roi_lo[3] == 0.0f && r->roi_hi[3] == 1.0f);
+    one_free(&t);
+    CHECK_EQ(node_shapes(&t, OPARA__OP_RESIZE, 1, &x, a_resize_axes, OPARA__SHAPE_STRICT, &y), OPARA_OK);
+    CHECK_SHAPE(&y, shp(4, 1, 2, 2, 10)); /* 4 * 2.5 along the last axis only */
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_RESIZE, 1, &x, a_resize_axes_sizes_roi, &p) == OPARA_OK);
+    CHECK(r->mode == OPARA__RESIZE_LINEAR && r->coord == OPARA__RESIZE_TF_CROP_AND_RESIZE && r->extrapolation_value == 7.0f);
+    CHECK(r->scale[2] == 3.0f && r->scale[3] == 1.25f && r->scale[1] == 1.0f); /* sizes 6 (dim 2) and 5 (dim 3) */
+    CHECK(r->roi_lo[3] == 0.25f && r->roi_hi[3] == 0.75f && r->roi_lo[2] == 0.0f && r->roi_hi[2] == 1.0f);
+    CHECK(r->roi_lo[0] == 0.0f && r->roi_hi[0] == 1.0f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_RESIZE, 1, &x, a_resize_unknown_coord, &p) == OPARA_OK); /* the backends refuse it */
+    CHECK(r->coord == OPARA__RESIZE_COORD_UNKNOWN && r->scale[3] == 0.75f);
+    one_free(&t);
+    CHECK_EQ(record_of(&t, OPARA__OP_RESIZE, 1, &x, a_resize_axes_short, &p), OPARA_ERR_SHAPE); /* 4 scales, 2 axes */
+    one_free(&t);
+    CHECK_EQ(record_of(&t, OPARA__OP_RESIZE, 1, &x, a_resize_axis_out_of_range, &p), OPARA_ERR_SHAPE);
     one_free(&t);
 }
 
@@ -1040,7 +1188,8 @@ static const opara_test_case tests[] = {
     OT_CASE(broadcast_tolerant_mode_propagates_unknown_dims),
     OT_CASE(tolerant_mode_keeps_the_batch_and_unknown_dims),
     OT_CASE(strict_mode_checks_what_tolerant_mode_leaves_unknown),
-    OT_CASE(record_resolves_auto_pad_and_defaults),
+    OT_CASE(record_resolves_auto_pad_and_defaults), OT_CASE(record_resolves_transpose_and_pad),
+    OT_CASE(record_resolves_resize), OT_CASE(record_resolves_scalar_attributes),
 };
 
 int main(int argc, char** argv) {

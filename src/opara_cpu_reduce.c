@@ -1,0 +1,140 @@
+/* CPU kernels of the operators that reduce rows or dims: Softmax, GlobalAveragePool and ReduceMean. */
+#include "opara_cpu.h"
+
+#include <math.h>
+
+/* ---- Softmax --------------------------------------------------------------------------------- */
+
+static opara_result opara__softmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, in = (size_t)p->inner, item, j;
+    (void)scratch;
+    int level = opara__cpu_isa_level();
+    for (item = begin; item < end; ++item) {
+        size_t base = (item / in) * L * in + item % in;
+        const float* x = (const float*)op->in[0].data + base;
+        float* y = (float*)op->out[0].data + base;
+        float mx = -HUGE_VALF, sum = 0.0f;
+        if (in == 1) {
+            opara__softmax_row(level, y, x, L);
+            continue;
+        }
+        for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
+        for (j = 0; j < L; ++j) {
+            y[j * in] = expf(x[j * in] - mx);
+            sum += y[j * in];
+        }
+        for (j = 0; j < L; ++j) y[j * in] /= sum;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis;
+    if (!opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Softmax: needs f32 and equal input/output shapes");
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Softmax: axis out of range");
+    op->p.mid = x->dims[axis];
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->work_items = (size_t)(opara__cpu_dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner);
+    if (op->p.mid == 0) op->work_items = 0;
+    op->min_items_per_task = 16;
+    op->fn = opara__softmax_kernel;
+    return OPARA_OK;
+}
+
+/* ---- GlobalAveragePool ----------------------------------------------------------------------- */
+
+static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t HW = (size_t)op->p.inner, item;
+    int level = opara__cpu_isa_level();
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        float sum = opara__vec_sum(level, (const float*)op->in[0].data + item * HW, HW);
+        ((float*)op->out[0].data)[item] = HW ? sum / (float)HW : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t i;
+    if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    for (i = 2; i < y->ndim; ++i)
+        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 4;
+    op->fn = opara__global_avg_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ReduceMean ------------------------------------------------------------------------------ */
+
+static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    int64_t count = opara__cpu_dims_prod(p->red_dims, 0, p->red_n);
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
+        int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
+        size_t rem = item;
+        double sum = 0.0;
+        int32_t d;
+        for (d = p->kept_n - 1; d >= 0; --d) {
+            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
+            rem /= (size_t)p->kept_dims[d];
+        }
+        for (d = 0; d < p->red_n; ++d) idx[d] = 0;
+        for (r = 0; r < count; r += inner) {
+            int64_t off = base, j;
+            float part = 0.0f;
+            for (d = 0; d < p->red_n - 1; ++d) off += idx[d] * p->red_strides[d];
+            for (j = 0; j < inner; ++j) part += x[off + j * is];
+            sum += part;
+            for (d = p->red_n - 2; d >= 0; --d) {
+                if (++idx[d] < p->red_dims[d]) break;
+                idx[d] = 0;
+            }
+        }
+        y[item] = count ? (float)(sum / (double)count) : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    int keep, reduce[OPARA_MAX_DIMS];
+    int64_t str[OPARA_MAX_DIMS];
+    int32_t d, yd = 0;
+    if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
+    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d]; /* axes as the shape engine resolved them */
+    keep = op->params->u.reduce.keepdims;
+    opara__cpu_natural_strides(x, str);
+    p->kept_n = p->red_n = 0;
+    for (d = 0; d < x->ndim; ++d) {
+        if (reduce[d]) {
+            p->red_dims[p->red_n] = x->dims[d];
+            p->red_strides[p->red_n++] = str[d];
+            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
+        } else {
+            p->kept_dims[p->kept_n] = x->dims[d];
+            p->kept_strides[p->kept_n++] = str[d];
+            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
+        }
+    }
+    if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
+    op->work_items = opara__cpu_numel(y);
+    op->min_items_per_task = 64;
+    op->fn = opara__reduce_mean_kernel;
+    return OPARA_OK;
+}
