@@ -27084,8 +27084,8 @@ static int opara__eval_slice(opara__imp* im, const opara__cv* x, const opara__no
     int32_t d;
     opara__row_strides(&x->shape, in_strides);
     for (d = 0; d < shape->ndim; ++d) {
-        strides[d] = p->slice_step[d] * in_strides[d];
-        if (shape->dims[d]) base += p->slice_start[d] * in_strides[d];
+        strides[d] = p->u.slice.step[d] * in_strides[d];
+        if (shape->dims[d]) base += p->u.slice.start[d] * in_strides[d];
     }
     return opara__eval_strided(im, x, shape, strides, base, out);
 }
