@@ -3710,7 +3710,7 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(ERF, "Erf", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(GELU, "Gelu", "", 20, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
     X(CONCAT, "Concat", "", 1, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 0, OPARA__OPF_NO_OMITTED)                  \
-    X(SPLIT, "Split", "", 1, 13, 18, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                       \
+    X(SPLIT, "Split", "", 1, 18, 0, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                        \
     X(SLICE, "Slice", "", 1, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                    \
     X(GATHER, "Gather", "", 1, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                  \
     X(RESHAPE, "Reshape", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                       \
@@ -26895,6 +26895,12 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
 
 /* ---- importing one node ----------------------------------------------------------------------- */
 
+/* ONNX attributes that opara__canonicalize turns into others: Split's num_outputs (the split
+   sizes). */
+static int opara__attr_is_replaced(const opara__onnx_node* n, const char* name) {
+    return opara__op_is(n, "Split") && strcmp(name, "num_outputs") == 0;
+}
+
 static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
     const opara__onnx_node* n = im->node;
     uint32_t i;
@@ -26902,6 +26908,7 @@ static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
     for (i = 0; i < n->n_attrs && r == OPARA_OK; ++i) {
         const opara__onnx_attr* a = &n->attrs[i];
         int32_t type = a->type;
+        if (opara__attr_is_replaced(n, a->name)) continue;
         if (!type) /* IR < 2 files leave the type out */
             type = a->has_f ? OPARA__ONNX_ATTR_FLOAT : a->has_i ? OPARA__ONNX_ATTR_INT : a->has_s ? OPARA__ONNX_ATTR_STRING :
                    a->n_floats ? OPARA__ONNX_ATTR_FLOATS : a->n_ints ? OPARA__ONNX_ATTR_INTS : 0;
@@ -26951,6 +26958,42 @@ static opara_result opara__canon_slice(opara__imp* im, int32_t node, const int32
     p[2].n = p[3].n = p[0].n;
     for (i = 0; i < 4 && r == OPARA_OK; ++i) r = opara__set_ints_param(im, node, names[i], &p[i]);
     return r;
+}
+
+/* Split-18's num_outputs becomes the canonical split sizes: chunks of ceil(dim / num_outputs), the
+   last one smaller. Where the dim is unknown at import no sizes are set (equal parts): the shape
+   engine then refuses a dim that does not divide, where ONNX would make the last chunk smaller. */
+static opara_result opara__canon_split(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    const opara__onnx_attr* num = opara__oattr(im->node, "num_outputs");
+    const opara__shape* x = opara__imp_shape(im, in[0]);
+    uint32_t n_out = im->g->nodes[node].n_outputs, k;
+    int64_t axis, dim, chunk;
+    opara__param p;
+    opara_result r = opara__ints_param(im, in, n_in, 1, "split", 0, &p);
+    if (r != OPARA_OK || !num) return r == OPARA_OK ? opara__set_ints_param(im, node, "split", &p) : r;
+    if (p.present)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Split): both the 'split' input and 'num_outputs' are given",
+                           im->node_name);
+    if (num->i < 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Split): num_outputs %lld is below 1", im->node_name,
+                           (long long)num->i);
+    if (num->i != (int64_t)n_out)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Split): num_outputs %lld but the node has %u outputs",
+                           im->node_name, (long long)num->i, n_out);
+    axis = opara__onnx_axis(opara__oattr_int(im->node, "axis", 0), x->ndim);
+    if (x->ndim < 0 || axis < 0 || axis >= x->ndim) return OPARA_OK; /* the shape engine names a bad axis */
+    dim = x->dims[axis];
+    if (dim < 0) return OPARA_OK; /* unknown or the symbolic batch */
+    chunk = (dim + num->i - 1) / num->i;
+    if (chunk * (num->i - 1) >= dim) /* also num_outputs > dim */
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID,
+                           "node '%s' (Split): num_outputs %lld does not split axis %lld of size %lld into chunks of "
+                           "ceil(size / num_outputs) with a non-empty last one",
+                           im->node_name, (long long)num->i, (long long)axis, (long long)dim);
+    p.present = 1;
+    p.n = n_out;
+    for (k = 0; k < n_out; ++k) p.ints[k] = k + 1 < n_out ? chunk : dim - chunk * (int64_t)k;
+    return opara__set_ints_param(im, node, "split", &p);
 }
 
 static opara_result opara__canon_resize(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
@@ -27021,10 +27064,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     opara__param p;
     opara_result r = OPARA_OK;
     switch (op) {
-    case OPARA__OP_SPLIT:
-        r = opara__ints_param(im, in, n_in, 1, "split", 0, &p);
-        if (r == OPARA_OK) r = opara__set_ints_param(im, node, "split", &p);
-        break;
+    case OPARA__OP_SPLIT: r = opara__canon_split(im, node, in, n_in); break;
     case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN:
         r = opara__ints_param(im, in, n_in, 1, "axes", 0, &p);
         if (r == OPARA_OK) r = opara__set_ints_param(im, node, "axes", &p);
@@ -27174,8 +27214,17 @@ static int opara__op_too_new(opara__op op, int64_t opset) {
 
 /* An IR operator whose ONNX version at the model's opset (the newest one not after it) is newer than
    the one we implement: the table's next version, which changed its meaning, is not after the opset. */
+static int opara__version_changed(const opara__op_info* info, int64_t opset) {
+    return info->next && opset >= info->next;
+}
+
 static int opara__op_changed(opara__op op, int64_t opset) {
-    return op != OPARA__OP_COUNT && opara__op_info_of(op)->next && opset >= opara__op_info_of(op)->next;
+    return op != OPARA__OP_COUNT && opara__version_changed(opara__op_info_of(op), opset);
+}
+
+static void opara__changed_label(const opara__op_info* info, int64_t opset, char* buf, size_t cap) {
+    opara__format(buf, cap, "%s (changed in opset %d, the model's is %lld; supported up to version %d)", info->name,
+                  (int)info->next, (long long)opset, (int)info->until);
 }
 
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
@@ -27203,9 +27252,7 @@ static void opara__unsupported_label(const opara__onnx_node* n, int64_t opset, c
     else if (opara__op_too_new(op, opset))
         opara__format(buf, cap, "%s (opset %d+, the model's is %lld)", n->op_type, (int)opara__op_info_of(op)->since,
                       (long long)opset);
-    else if (opara__op_changed(op, opset))
-        opara__format(buf, cap, "%s (changed in opset %d, the model's is %lld; supported up to version %d)", n->op_type,
-                      (int)opara__op_info_of(op)->next, (long long)opset, (int)opara__op_info_of(op)->until);
+    else if (opara__op_changed(op, opset)) opara__changed_label(opara__op_info_of(op), opset, buf, cap);
     else opara__format(buf, cap, "%s%s", n->op_type, what);
 }
 
