@@ -67,7 +67,7 @@
     X(WHERE, "Where", "", 9, 16, 0, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                    \
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
     X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                       \
-    X(RESIZE, "Resize", "", 10, 13, 18, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
+    X(RESIZE, "Resize", "", 10, 19, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {

@@ -45,9 +45,10 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
 /* ---- importing one node ----------------------------------------------------------------------- */
 
 /* ONNX attributes that opara__canonicalize turns into others: Split's num_outputs (the split
-   sizes). */
+   sizes), Resize's axes (full-rank scales, sizes and roi). */
 static int opara__attr_is_replaced(const opara__onnx_node* n, const char* name) {
-    return opara__op_is(n, "Split") && strcmp(name, "num_outputs") == 0;
+    return (opara__op_is(n, "Split") && strcmp(name, "num_outputs") == 0) ||
+           (opara__op_is(n, "Resize") && strcmp(name, "axes") == 0);
 }
 
 static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
@@ -145,6 +146,64 @@ static opara_result opara__canon_split(opara__imp* im, int32_t node, const int32
     return opara__set_ints_param(im, node, "split", &p);
 }
 
+/* Resize-18's axes: scales, sizes and roi name only these axes. They become full rank, the form
+   the shape engine and both backends read: the other axes keep their size (scale 1, their dim,
+   roi 0..1). Sizes for an axis whose dim is unknown at import cannot be written so: refused. */
+static opara_result opara__resize_full_rank(opara__imp* im, int32_t x, opara__param* scales, opara__param* sizes,
+                                            opara__param* roi) {
+    const opara__shape* xs = opara__imp_shape(im, x);
+    uint32_t na = 0, pos[OPARA_MAX_DIMS] = {0}, k, n = scales->present && scales->n ? scales->n : sizes->n;
+    const int64_t* axes = opara__oattr_ints(im->node, "axes", &na);
+    opara__param s = *scales, z = *sizes, q = *roi;
+    int32_t d;
+    if (!axes) return OPARA_OK;
+    if (xs->ndim < 0)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Resize): 'axes' needs the input's rank at import",
+                           im->node_name);
+    if (na != n || (roi->present && roi->n && roi->n != 2 * na))
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Resize): 'axes' has %u values, scales/sizes %u, roi %u",
+                           im->node_name, na, n, roi->present ? roi->n : 0);
+    for (k = 0; k < na; ++k) {
+        int64_t a = opara__onnx_axis(axes[k], xs->ndim);
+        if (a < 0 || a >= xs->ndim || pos[a])
+            return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Resize): axes[%u] = %lld for a rank-%d input",
+                               im->node_name, k, (long long)axes[k], (int)xs->ndim);
+        pos[a] = k + 1;
+    }
+    for (d = 0; d < xs->ndim; ++d) {
+        k = pos[d];
+        s.floats[d] = k ? scales->floats[k - 1] : 1.0f;
+        z.ints[d] = k ? sizes->ints[k - 1] : xs->dims[d];
+        q.floats[d] = k ? roi->floats[k - 1] : 0.0f;
+        q.floats[d + xs->ndim] = k ? roi->floats[k - 1 + na] : 1.0f;
+        if (!k && sizes->present && sizes->n && xs->dims[d] < 0)
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
+                               "node '%s' (Resize): 'sizes' with 'axes' needs the size of axis %d, unknown at import",
+                               im->node_name, (int)d);
+    }
+    s.n = z.n = (uint32_t)xs->ndim;
+    q.n = 2 * (uint32_t)xs->ndim;
+    if (scales->present && scales->n) *scales = s;
+    if (sizes->present && sizes->n) *sizes = z;
+    if (roi->present && roi->n) *roi = q;
+    return OPARA_OK;
+}
+
+/* What Resize-18 added beyond 'axes' and we do not implement: antialiasing, and sizes that keep
+   the aspect ratio (keep_aspect_ratio_policy applies to sizes only). */
+static opara_result opara__resize_check_18(opara__imp* im, const opara__node* n, const opara__param* sizes) {
+    const char* policy = opara__attr_string(n, "keep_aspect_ratio_policy", "stretch");
+    int64_t antialias = opara__attr_int(n, "antialias", 0);
+    if (antialias != 0)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Resize): antialias=%lld is not supported (only 0)",
+                           im->node_name, (long long)antialias);
+    if (sizes->present && sizes->n && strcmp(policy, "stretch") != 0)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
+                           "node '%s' (Resize): keep_aspect_ratio_policy '%s' is not supported (only 'stretch')",
+                           im->node_name, policy);
+    return OPARA_OK;
+}
+
 static opara_result opara__canon_resize(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
     opara__param scales, sizes, roi;
     opara_result r;
@@ -156,6 +215,8 @@ static opara_result opara__canon_resize(opara__imp* im, int32_t node, const int3
         strcmp(opara__attr_string(&im->g->nodes[node], "coordinate_transformation_mode", ""), "tf_crop_and_resize") == 0)
         r = opara__floats_param(im, in, n_in, 1, &roi);
     else memset(&roi, 0, sizeof roi);
+    if (r == OPARA_OK) r = opara__resize_check_18(im, &im->g->nodes[node], &sizes);
+    if (r == OPARA_OK) r = opara__resize_full_rank(im, in[0], &scales, &sizes, &roi);
     if (r != OPARA_OK) return r;
     if (scales.present && scales.n) r = opara__node_set_floats(im->g, node, "scales", scales.floats, scales.n);
     if (r == OPARA_OK && sizes.present && sizes.n) r = opara__node_set_ints(im->g, node, "sizes", sizes.ints, sizes.n);

@@ -549,9 +549,10 @@ OT_TEST(ops_newer_than_the_model_opset_are_refused) {
 }
 
 /* The op table's opset range: an op whose ONNX version at the model's opset (the newest one not
-   after it) changed its meaning after the version we implement is refused: checked on a row as
-   Split's was before num_outputs was implemented (version 13, next 18), and every row with a next
-   version (Resize: 18) is refused at it through the importer. */
+   after it) changed its meaning after the version we implement is refused. No row has such a
+   version today (Split-18 and Resize-18/19 are ours), so the rule is checked on a row as Split's
+   was before num_outputs was implemented (version 13, next 18), and every row with a next version
+   is refused at it through the importer. */
 OT_TEST(ops_changed_after_our_version_are_refused) {
     static const opara__op_info split13 = {"Split", "", 1, 13, 18, 1, 1, OPARA__OP_ANY, 1, 0, OPARA__WORK_ELEMENTWISE, 0};
     opara_runtime* rt = new_rt();
@@ -734,6 +735,103 @@ OT_TEST(split_invalid_num_outputs_is_refused) {
         CHECK_EQ(r, OPARA_ERR_ONNX_INVALID);
         CHECK(strstr(opara_runtime_last_error(rt), cases[i].text) != NULL);
     }
+    opara_runtime_destroy(rt);
+}
+
+/* A Resize node of x (1 x 1 x 2 x 2 = 1, 2, 3, 4, or 1 x 1 x 1 x 3 = 0, 3, 6 when wide) with the given
+   scales or sizes (constant inputs), axes when n_axes > 0, and string attributes (name, value pairs). */
+static opara_result run_resize(opara_runtime* rt, int64_t opset, int wide, const float* scales, const int64_t* sizes,
+                               int64_t n, const int64_t* axes, int n_axes, int64_t antialias, const char* const* strs,
+                               float* ys, opara_tensor_info* shape) {
+    static const float x4[4] = {1, 2, 3, 4}, x3[3] = {0, 3, 6};
+    static const int64_t sq[4] = {1, 1, 2, 2}, row[4] = {1, 1, 1, 3};
+    static const char* const by_scales[] = {"x", "", "scales", NULL};
+    static const char* const by_sizes[] = {"x", "", "", "sizes", NULL};
+    static const char* const y[] = {"y", NULL};
+    pbw gr = {0, 0, 0}, a = {0, 0, 0};
+    if (scales) pbw_tensor_f32(&gr, 5, "scales", &n, 1, scales);
+    if (sizes) pbw_tensor_i64(&gr, 5, "sizes", &n, 1, sizes);
+    pbw_attr_str(&a, "mode", "linear");
+    if (n_axes) pbw_attr_ints(&a, "axes", axes, n_axes);
+    if (antialias) pbw_attr_int(&a, "antialias", antialias);
+    for (; strs && *strs; strs += 2) pbw_attr_str(&a, strs[0], strs[1]);
+    pbw_node(&gr, "Resize", "r", scales ? by_scales : by_sizes, y, &a);
+    return run_one_node(rt, &gr, opset, 4, wide ? row : sq, wide ? x3 : x4, y, ys, 16, shape);
+}
+
+/* Resize at opsets 18 and 19 with the new attributes at their defaults (or axes naming the resized
+   axes) runs as at opset 13: bilinear half_pixel 2x of 1, 2, 3, 4 gives, by hand, rows
+   1 1.25 1.75 2 / 1.5 1.75 2.25 2.5 / 2.5 2.75 3.25 3.5 / 3 3.25 3.75 4. */
+OT_TEST(resize_18_and_19_run_as_resize_13) {
+    static const float expected[16] = {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4};
+    static const float full[4] = {1, 1, 2, 2}, two[2] = {2, 2};
+    static const int64_t sizes[4] = {1, 1, 4, 4}, hw[2] = {4, 4}, axes[2] = {2, -1};
+    static const char* const stretch[] = {"keep_aspect_ratio_policy", "stretch", NULL};
+    static const int64_t opsets[3] = {13, 18, 19};
+    opara_runtime* rt = new_rt();
+    size_t t, v, i;
+    REQUIRE(rt);
+    for (t = 0; t < 3; ++t)
+        for (v = 0; v < 4; ++v) {
+            float ys[16];
+            opara_tensor_info shape;
+            opara_result r;
+            memset(ys, 0, sizeof ys);
+            if (v >= 2 && opsets[t] < 18) continue; /* axes and the policy are Resize-18's */
+            OT_LOG("opset %lld variant %u", (long long)opsets[t], (unsigned)v);
+            r = v == 0 ? run_resize(rt, opsets[t], 0, full, NULL, 4, NULL, 0, 0, NULL, ys, &shape)
+                : v == 1 ? run_resize(rt, opsets[t], 0, NULL, sizes, 4, NULL, 0, 0, NULL, ys, &shape)
+                : v == 2 ? run_resize(rt, opsets[t], 0, two, NULL, 2, axes, 2, 0, NULL, ys, &shape)
+                         : run_resize(rt, opsets[t], 0, NULL, hw, 2, axes, 2, 0, stretch, ys, &shape);
+            if (r != OPARA_OK) OT_LOG("%s", opara_runtime_last_error(rt));
+            REQUIRE(r == OPARA_OK);
+            CHECK(shape.rank == 4 && shape.dims[0] == 1 && shape.dims[1] == 1 && shape.dims[2] == 4 && shape.dims[3] == 4);
+            for (i = 0; i < 16; ++i) CHECK_NEAR(ys[i], expected[i], 1e-6);
+        }
+    opara_runtime_destroy(rt);
+}
+
+/* Resize-19's half_pixel_symmetric, which the CPU kernel implements: 0, 3, 6 scaled by 1.5 gives
+   4 columns at input coordinates 0, 2/3, 4/3, 2 (offset 1.5 (1 - 4 / 4.5) = 1/6), by hand 0 2 4 6;
+   half_pixel would give 0 1.5 3.5 5.5. */
+OT_TEST(resize_19_half_pixel_symmetric_runs) {
+    static const float scales[4] = {1, 1, 1, 1.5f};
+    static const float expected[4] = {0, 2, 4, 6};
+    static const char* const sym[] = {"coordinate_transformation_mode", "half_pixel_symmetric", NULL};
+    opara_runtime* rt = new_rt();
+    float ys[16];
+    opara_tensor_info shape;
+    int i;
+    REQUIRE(rt);
+    REQUIRE(run_resize(rt, 19, 1, scales, NULL, 4, NULL, 0, 0, sym, ys, &shape) == OPARA_OK);
+    CHECK(shape.rank == 4 && shape.dims[2] == 1 && shape.dims[3] == 4);
+    for (i = 0; i < 4; ++i) CHECK_NEAR(ys[i], expected[i], 1e-5);
+    opara_runtime_destroy(rt);
+}
+
+/* What Resize-18 added and we do not implement is refused at import, naming the attribute and
+   value: antialias=1, and keep_aspect_ratio_policy other than stretch with sizes. Axes that
+   repeat or do not match the scales are invalid. */
+OT_TEST(resize_18_features_we_lack_are_refused) {
+    static const float full[4] = {1, 1, 2, 2}, two[2] = {2, 2};
+    static const int64_t hw[2] = {4, 4}, same[2] = {3, -1}, three[3] = {1, 2, 3};
+    static const char* const larger[] = {"keep_aspect_ratio_policy", "not_larger", NULL};
+    static const char* const smaller[] = {"keep_aspect_ratio_policy", "not_smaller", NULL};
+    opara_runtime* rt = new_rt();
+    float ys[16];
+    opara_tensor_info shape;
+    REQUIRE(rt);
+    CHECK_EQ(run_resize(rt, 18, 0, full, NULL, 4, NULL, 0, 1, NULL, ys, &shape), OPARA_ERR_UNSUPPORTED_OP);
+    CHECK(strstr(opara_runtime_last_error(rt), "node 'r' (Resize): antialias=1 is not supported (only 0)") != NULL);
+    CHECK_EQ(run_resize(rt, 19, 0, NULL, hw, 2, three + 1, 2, 0, larger, ys, &shape), OPARA_ERR_UNSUPPORTED_OP);
+    CHECK(strstr(opara_runtime_last_error(rt),
+                 "node 'r' (Resize): keep_aspect_ratio_policy 'not_larger' is not supported (only 'stretch')") != NULL);
+    CHECK_EQ(run_resize(rt, 18, 0, NULL, hw, 2, three + 1, 2, 0, smaller, ys, &shape), OPARA_ERR_UNSUPPORTED_OP);
+    CHECK(strstr(opara_runtime_last_error(rt), "keep_aspect_ratio_policy 'not_smaller' is not supported") != NULL);
+    CHECK_EQ(run_resize(rt, 18, 0, two, NULL, 2, same, 2, 0, NULL, ys, &shape), OPARA_ERR_ONNX_INVALID);
+    CHECK(strstr(opara_runtime_last_error(rt), "node 'r' (Resize): axes[1] = -1 for a rank-4 input") != NULL);
+    CHECK_EQ(run_resize(rt, 18, 0, two, NULL, 2, three, 3, 0, NULL, ys, &shape), OPARA_ERR_ONNX_INVALID);
+    CHECK(strstr(opara_runtime_last_error(rt), "node 'r' (Resize): 'axes' has 3 values, scales/sizes 2") != NULL);
     opara_runtime_destroy(rt);
 }
 
@@ -1166,6 +1264,8 @@ static const opara_test_case tests[] = {
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
     OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(split_invalid_num_outputs_is_refused),
+    OT_CASE(resize_18_and_19_run_as_resize_13), OT_CASE(resize_19_half_pixel_symmetric_runs),
+    OT_CASE(resize_18_features_we_lack_are_refused),
     OT_CASE(symbolic_dims_need_values),
     OT_CASE(external_data_stays_inside_the_model_directory), OT_CASE(unreadable_external_data_is_refused_before_allocating), OT_CASE(public_api_builds_a_valid_model),
     OT_CASE(node_test_models_structure), OT_CASE(testdata_conversion_coverage),
