@@ -3778,7 +3778,7 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(ERF, "Erf", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(GELU, "Gelu", "", 20, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
     X(CONCAT, "Concat", "", 1, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 0, OPARA__OPF_NO_OMITTED)                  \
-    X(SPLIT, "Split", "", 1, 13, 18, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                       \
+    X(SPLIT, "Split", "", 1, 18, 0, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                        \
     X(SLICE, "Slice", "", 1, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                    \
     X(GATHER, "Gather", "", 1, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                  \
     X(RESHAPE, "Reshape", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                       \
@@ -3795,7 +3795,7 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(WHERE, "Where", "", 9, 16, 0, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                    \
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
     X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                       \
-    X(RESIZE, "Resize", "", 10, 13, 18, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
+    X(RESIZE, "Resize", "", 10, 19, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -27496,6 +27496,13 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
 
 /* ---- importing one node ----------------------------------------------------------------------- */
 
+/* ONNX attributes that opara__canonicalize turns into others: Split's num_outputs (the split
+   sizes), Resize's axes (full-rank scales, sizes and roi). */
+static int opara__attr_is_replaced(const opara__onnx_node* n, const char* name) {
+    return (opara__op_is(n, "Split") && strcmp(name, "num_outputs") == 0) ||
+           (opara__op_is(n, "Resize") && strcmp(name, "axes") == 0);
+}
+
 static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
     const opara__onnx_node* n = im->node;
     uint32_t i;
@@ -27503,6 +27510,7 @@ static opara_result opara__copy_onnx_attrs(opara__imp* im, int32_t node) {
     for (i = 0; i < n->n_attrs && r == OPARA_OK; ++i) {
         const opara__onnx_attr* a = &n->attrs[i];
         int32_t type = a->type;
+        if (opara__attr_is_replaced(n, a->name)) continue;
         if (!type) /* IR < 2 files leave the type out */
             type = a->has_f ? OPARA__ONNX_ATTR_FLOAT : a->has_i ? OPARA__ONNX_ATTR_INT : a->has_s ? OPARA__ONNX_ATTR_STRING :
                    a->n_floats ? OPARA__ONNX_ATTR_FLOATS : a->n_ints ? OPARA__ONNX_ATTR_INTS : 0;
@@ -27554,6 +27562,100 @@ static opara_result opara__canon_slice(opara__imp* im, int32_t node, const int32
     return r;
 }
 
+/* Split-18's num_outputs becomes the canonical split sizes: chunks of ceil(dim / num_outputs), the
+   last one smaller. Where the dim is unknown at import no sizes are set (equal parts): the shape
+   engine then refuses a dim that does not divide, where ONNX would make the last chunk smaller. */
+static opara_result opara__canon_split(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    const opara__onnx_attr* num = opara__oattr(im->node, "num_outputs");
+    const opara__shape* x = opara__imp_shape(im, in[0]);
+    uint32_t n_out = im->g->nodes[node].n_outputs, k;
+    int64_t axis, dim, chunk;
+    opara__param p;
+    opara_result r = opara__ints_param(im, in, n_in, 1, "split", 0, &p);
+    if (r != OPARA_OK || !num) return r == OPARA_OK ? opara__set_ints_param(im, node, "split", &p) : r;
+    if (p.present)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Split): both the 'split' input and 'num_outputs' are given",
+                           im->node_name);
+    if (num->i < 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Split): num_outputs %lld is below 1", im->node_name,
+                           (long long)num->i);
+    if (num->i != (int64_t)n_out)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Split): num_outputs %lld but the node has %u outputs",
+                           im->node_name, (long long)num->i, n_out);
+    axis = opara__onnx_axis(opara__oattr_int(im->node, "axis", 0), x->ndim);
+    if (x->ndim < 0 || axis < 0 || axis >= x->ndim) return OPARA_OK; /* the shape engine names a bad axis */
+    dim = x->dims[axis];
+    if (dim < 0) return OPARA_OK; /* unknown or the symbolic batch */
+    chunk = (dim + num->i - 1) / num->i;
+    if (chunk * (num->i - 1) >= dim) /* also num_outputs > dim */
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID,
+                           "node '%s' (Split): num_outputs %lld does not split axis %lld of size %lld into chunks of "
+                           "ceil(size / num_outputs) with a non-empty last one",
+                           im->node_name, (long long)num->i, (long long)axis, (long long)dim);
+    p.present = 1;
+    p.n = n_out;
+    for (k = 0; k < n_out; ++k) p.ints[k] = k + 1 < n_out ? chunk : dim - chunk * (int64_t)k;
+    return opara__set_ints_param(im, node, "split", &p);
+}
+
+/* Resize-18's axes: scales, sizes and roi name only these axes. They become full rank, the form
+   the shape engine and both backends read: the other axes keep their size (scale 1, their dim,
+   roi 0..1). Sizes for an axis whose dim is unknown at import cannot be written so: refused. */
+static opara_result opara__resize_full_rank(opara__imp* im, int32_t x, opara__param* scales, opara__param* sizes,
+                                            opara__param* roi) {
+    const opara__shape* xs = opara__imp_shape(im, x);
+    uint32_t na = 0, pos[OPARA_MAX_DIMS] = {0}, k, n = scales->present && scales->n ? scales->n : sizes->n;
+    const int64_t* axes = opara__oattr_ints(im->node, "axes", &na);
+    opara__param s = *scales, z = *sizes, q = *roi;
+    int32_t d;
+    if (!axes) return OPARA_OK;
+    if (xs->ndim < 0)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Resize): 'axes' needs the input's rank at import",
+                           im->node_name);
+    if (na != n || (roi->present && roi->n && roi->n != 2 * na))
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Resize): 'axes' has %u values, scales/sizes %u, roi %u",
+                           im->node_name, na, n, roi->present ? roi->n : 0);
+    for (k = 0; k < na; ++k) {
+        int64_t a = opara__onnx_axis(axes[k], xs->ndim);
+        if (a < 0 || a >= xs->ndim || pos[a])
+            return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Resize): axes[%u] = %lld for a rank-%d input",
+                               im->node_name, k, (long long)axes[k], (int)xs->ndim);
+        pos[a] = k + 1;
+    }
+    for (d = 0; d < xs->ndim; ++d) {
+        k = pos[d];
+        s.floats[d] = k ? scales->floats[k - 1] : 1.0f;
+        z.ints[d] = k ? sizes->ints[k - 1] : xs->dims[d];
+        q.floats[d] = k ? roi->floats[k - 1] : 0.0f;
+        q.floats[d + xs->ndim] = k ? roi->floats[k - 1 + na] : 1.0f;
+        if (!k && sizes->present && sizes->n && xs->dims[d] < 0)
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
+                               "node '%s' (Resize): 'sizes' with 'axes' needs the size of axis %d, unknown at import",
+                               im->node_name, (int)d);
+    }
+    s.n = z.n = (uint32_t)xs->ndim;
+    q.n = 2 * (uint32_t)xs->ndim;
+    if (scales->present && scales->n) *scales = s;
+    if (sizes->present && sizes->n) *sizes = z;
+    if (roi->present && roi->n) *roi = q;
+    return OPARA_OK;
+}
+
+/* What Resize-18 added beyond 'axes' and we do not implement: antialiasing, and sizes that keep
+   the aspect ratio (keep_aspect_ratio_policy applies to sizes only). */
+static opara_result opara__resize_check_18(opara__imp* im, const opara__node* n, const opara__param* sizes) {
+    const char* policy = opara__attr_string(n, "keep_aspect_ratio_policy", "stretch");
+    int64_t antialias = opara__attr_int(n, "antialias", 0);
+    if (antialias != 0)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Resize): antialias=%lld is not supported (only 0)",
+                           im->node_name, (long long)antialias);
+    if (sizes->present && sizes->n && strcmp(policy, "stretch") != 0)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
+                           "node '%s' (Resize): keep_aspect_ratio_policy '%s' is not supported (only 'stretch')",
+                           im->node_name, policy);
+    return OPARA_OK;
+}
+
 static opara_result opara__canon_resize(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
     opara__param scales, sizes, roi;
     opara_result r;
@@ -27565,6 +27667,8 @@ static opara_result opara__canon_resize(opara__imp* im, int32_t node, const int3
         strcmp(opara__attr_string(&im->g->nodes[node], "coordinate_transformation_mode", ""), "tf_crop_and_resize") == 0)
         r = opara__floats_param(im, in, n_in, 1, &roi);
     else memset(&roi, 0, sizeof roi);
+    if (r == OPARA_OK) r = opara__resize_check_18(im, &im->g->nodes[node], &sizes);
+    if (r == OPARA_OK) r = opara__resize_full_rank(im, in[0], &scales, &sizes, &roi);
     if (r != OPARA_OK) return r;
     if (scales.present && scales.n) r = opara__node_set_floats(im->g, node, "scales", scales.floats, scales.n);
     if (r == OPARA_OK && sizes.present && sizes.n) r = opara__node_set_ints(im->g, node, "sizes", sizes.ints, sizes.n);
@@ -27622,10 +27726,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     opara__param p;
     opara_result r = OPARA_OK;
     switch (op) {
-    case OPARA__OP_SPLIT:
-        r = opara__ints_param(im, in, n_in, 1, "split", 0, &p);
-        if (r == OPARA_OK) r = opara__set_ints_param(im, node, "split", &p);
-        break;
+    case OPARA__OP_SPLIT: r = opara__canon_split(im, node, in, n_in); break;
     case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN:
         r = opara__ints_param(im, in, n_in, 1, "axes", 0, &p);
         if (r == OPARA_OK) r = opara__set_ints_param(im, node, "axes", &p);
@@ -27775,8 +27876,17 @@ static int opara__op_too_new(opara__op op, int64_t opset) {
 
 /* An IR operator whose ONNX version at the model's opset (the newest one not after it) is newer than
    the one we implement: the table's next version, which changed its meaning, is not after the opset. */
+static int opara__version_changed(const opara__op_info* info, int64_t opset) {
+    return info->next && opset >= info->next;
+}
+
 static int opara__op_changed(opara__op op, int64_t opset) {
-    return op != OPARA__OP_COUNT && opara__op_info_of(op)->next && opset >= opara__op_info_of(op)->next;
+    return op != OPARA__OP_COUNT && opara__version_changed(opara__op_info_of(op), opset);
+}
+
+static void opara__changed_label(const opara__op_info* info, int64_t opset, char* buf, size_t cap) {
+    opara__format(buf, cap, "%s (changed in opset %d, the model's is %lld; supported up to version %d)", info->name,
+                  (int)info->next, (long long)opset, (int)info->until);
 }
 
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
@@ -27804,9 +27914,7 @@ static void opara__unsupported_label(const opara__onnx_node* n, int64_t opset, c
     else if (opara__op_too_new(op, opset))
         opara__format(buf, cap, "%s (opset %d+, the model's is %lld)", n->op_type, (int)opara__op_info_of(op)->since,
                       (long long)opset);
-    else if (opara__op_changed(op, opset))
-        opara__format(buf, cap, "%s (changed in opset %d, the model's is %lld; supported up to version %d)", n->op_type,
-                      (int)opara__op_info_of(op)->next, (long long)opset, (int)opara__op_info_of(op)->until);
+    else if (opara__op_changed(op, opset)) opara__changed_label(opara__op_info_of(op), opset, buf, cap);
     else opara__format(buf, cap, "%s%s", n->op_type, what);
 }
 

@@ -126,6 +126,14 @@ static void pbw_attr_float(pbw* attrs, const char* name, float v) {
     pbw_msg(attrs, 5, &a);
 }
 
+static void pbw_attr_str(pbw* attrs, const char* name, const char* v) {
+    pbw a = {0, 0, 0};
+    pbw_str(&a, 1, name);
+    pbw_int(&a, 20, 3);
+    pbw_str(&a, 4, v);
+    pbw_msg(attrs, 5, &a);
+}
+
 /* ModelProto around graph g (consumed). */
 static pbw pbw_model(int64_t ir, int64_t opset, pbw* g) {
     pbw m = {0, 0, 0}, op = {0, 0, 0};

@@ -549,16 +549,27 @@ OT_TEST(ops_newer_than_the_model_opset_are_refused) {
 }
 
 /* The op table's opset range: an op whose ONNX version at the model's opset (the newest one not
-   after it) changed its meaning after the version we implement is refused; Split-18 added
-   num_outputs (uneven chunks), so Split is ours up to version 13, whose meaning holds until opset 17. */
+   after it) changed its meaning after the version we implement is refused. No row has such a
+   version today (Split-18 and Resize-18/19 are ours), so the rule is checked on a row as Split's
+   was before num_outputs was implemented (version 13, next 18), and every row with a next version
+   is refused at it through the importer. */
 OT_TEST(ops_changed_after_our_version_are_refused) {
+    static const opara__op_info split13 = {"Split", "", 1, 13, 18, 1, 1, OPARA__OP_ANY, 1, 0, OPARA__WORK_ELEMENTWISE, 0};
     opara_runtime* rt = new_rt();
+    char label[128];
+    int op;
     REQUIRE(rt);
-    check_opset_verdict(T, rt, "Split", L("a", "b", NULL), 17, NULL);
-    check_opset_verdict(T, rt, "Split", L("a", "b", NULL), 18,
-                        "Split (changed in opset 18, the model's is 18; supported up to version 13) x1 (first: node 'n')");
-    check_opset_verdict(T, rt, "Split", L("a", "b", NULL), 21,
-                        "Split (changed in opset 18, the model's is 21; supported up to version 13) x1 (first: node 'n')");
+    CHECK(!opara__version_changed(&split13, 17));
+    CHECK(opara__version_changed(&split13, 18));
+    CHECK(opara__version_changed(&split13, 21));
+    opara__changed_label(&split13, 21, label, sizeof label);
+    CHECK_STR(label, "Split (changed in opset 18, the model's is 21; supported up to version 13)");
+    for (op = 0; op < OPARA__OP_COUNT; ++op) {
+        const opara__op_info* info = opara__op_info_of((opara__op)op);
+        if (!info->next || info->domain[0]) continue;
+        opara__changed_label(info, info->next, label, sizeof label);
+        check_opset_verdict(T, rt, info->name, L("y", NULL, NULL), info->next, label);
+    }
     opara_runtime_destroy(rt);
 }
 
@@ -604,6 +615,223 @@ OT_TEST(pad_axes_input_becomes_the_axes_attribute) {
         CHECK(v && n == 1 && v[0] == -1);
         opara__graph_free(&g);
     }
+    opara_runtime_destroy(rt);
+}
+
+/* Runs the one-node graph gr (consumed; input "x" f32 of shape xd, outputs outs) at opset on a CPU
+   session. Output k: its first cap floats into ys + k * cap, its shape into shapes[k]. */
+static opara_result run_one_node(opara_runtime* rt, pbw* gr, int64_t opset, int32_t rank, const int64_t* xd,
+                                 const float* x, const char* const* outs, float* ys, size_t cap, opara_tensor_info* shapes) {
+    opara_model* model = NULL;
+    opara_session* s = NULL;
+    opara_session_desc d;
+    opara_tensor in;
+    const char* const* o;
+    opara_result r;
+    uint32_t k;
+    pbw m;
+    int i;
+    pbw_value_info(gr, 11, "x", 1, xd, rank);
+    for (o = outs; *o; ++o) pbw_value_info(gr, 12, *o, 1, NULL, -1);
+    m = pbw_model(8, opset, gr);
+    r = opara_model_load_onnx_memory(rt, m.d, m.n, NULL, &model);
+    free(m.d);
+    if (r != OPARA_OK) return r;
+    memset(&d, 0, sizeof d);
+    d.backend = OPARA_BACKEND_CPU;
+    d.threads = 1;
+    r = opara_session_create(rt, model, &d, &s);
+    memset(&in, 0, sizeof in);
+    in.name = "x";
+    in.dtype = OPARA_DTYPE_F32;
+    in.rank = rank;
+    for (i = 0; i < rank; ++i) in.dims[i] = xd[i];
+    in.data = (void*)(uintptr_t)x;
+    if (r == OPARA_OK) r = opara_session_run(s, &in, 1, NULL, 0);
+    for (k = 0; r == OPARA_OK && k < opara_session_output_count(s); ++k) {
+        size_t n = 1;
+        r = opara_session_output_info(s, k, &shapes[k]);
+        for (i = 0; i < shapes[k].rank; ++i) n *= (size_t)shapes[k].dims[i];
+        memcpy(ys + k * cap, opara_session_output_data(s, k), (n < cap ? n : cap) * sizeof(float));
+    }
+    opara_session_destroy(s);
+    opara_model_destroy(model);
+    return r;
+}
+
+/* A Split node of x (2 x 7, x[i][j] = 10 i + j) along axis -1 into outs, with num_outputs when
+   num > 0 and the constant 'split' input when split != NULL. */
+static opara_result run_split(opara_runtime* rt, int64_t opset, int64_t cols, int64_t num, const int64_t* split,
+                              const char* const* outs, float* ys, opara_tensor_info* shapes) {
+    static const float x[14] = {0, 1, 2, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, 16};
+    float xs[14];
+    int64_t xd[2], n = 0, i, j;
+    pbw gr = {0, 0, 0}, a = {0, 0, 0};
+    while (outs[n]) ++n;
+    xd[0] = 2, xd[1] = cols;
+    for (i = 0; i < 2; ++i)
+        for (j = 0; j < cols; ++j) xs[i * cols + j] = x[i * 7 + j];
+    pbw_attr_int(&a, "axis", -1);
+    if (num > 0 || !split) pbw_attr_int(&a, "num_outputs", num);
+    if (split) pbw_tensor_i64(&gr, 5, "split", &n, 1, split);
+    pbw_node(&gr, "Split", "s", split ? L("x", "split", NULL) : L("x", NULL, NULL), outs, &a);
+    return run_one_node(rt, &gr, opset, 2, xd, xs, outs, ys, 8, shapes);
+}
+
+/* Split-18's num_outputs: chunks of ceil(dim / num_outputs), the last smaller. 7 columns into 3:
+   3, 3 and 1; 6 columns into 3: 2 each. */
+OT_TEST(split_num_outputs_makes_ceil_sized_chunks) {
+    static const float uneven[3][8] = {{0, 1, 2, 10, 11, 12}, {3, 4, 5, 13, 14, 15}, {6, 16}};
+    static const float even[3][8] = {{0, 1, 10, 11}, {2, 3, 12, 13}, {4, 5, 14, 15}};
+    static const int64_t uneven_cols[3] = {3, 3, 1};
+    static const int64_t opsets[2] = {18, 21};
+    static const char* const abc[] = {"a", "b", "c", NULL};
+    opara_runtime* rt = new_rt();
+    size_t t, k, i;
+    REQUIRE(rt);
+    for (t = 0; t < 2; ++t) {
+        float ys[3 * 8];
+        opara_tensor_info shapes[3];
+        OT_LOG("opset %lld", (long long)opsets[t]);
+        REQUIRE(run_split(rt, opsets[t], 7, 3, NULL, abc, ys, shapes) == OPARA_OK);
+        for (k = 0; k < 3; ++k) {
+            CHECK(shapes[k].rank == 2 && shapes[k].dims[0] == 2 && shapes[k].dims[1] == uneven_cols[k]);
+            for (i = 0; i < (size_t)(2 * uneven_cols[k]); ++i) CHECK_NEAR(ys[k * 8 + i], uneven[k][i], 0);
+        }
+        REQUIRE(run_split(rt, opsets[t], 6, 3, NULL, abc, ys, shapes) == OPARA_OK);
+        for (k = 0; k < 3; ++k) {
+            CHECK(shapes[k].rank == 2 && shapes[k].dims[0] == 2 && shapes[k].dims[1] == 2);
+            for (i = 0; i < 4; ++i) CHECK_NEAR(ys[k * 8 + i], even[k][i], 0);
+        }
+    }
+    opara_runtime_destroy(rt);
+}
+
+/* num_outputs that disagrees with the node's outputs, is below 1, leaves an empty last chunk or
+   exceeds the dim, or comes with a 'split' input: refused at import, naming the values. */
+OT_TEST(split_invalid_num_outputs_is_refused) {
+    static const int64_t split[2] = {3, 4};
+    static const struct {
+        int64_t cols, num;
+        const int64_t* split;
+        int n_out;
+        const char* text;
+    } cases[] = {
+        {7, 2, NULL, 3, "node 's' (Split): num_outputs 2 but the node has 3 outputs"},
+        {7, 0, NULL, 1, "node 's' (Split): num_outputs 0 is below 1"},
+        {5, 4, NULL, 4, "num_outputs 4 does not split axis 1 of size 5 into chunks"},
+        {2, 3, NULL, 3, "num_outputs 3 does not split axis 1 of size 2 into chunks"},
+        {7, 2, split, 2, "node 's' (Split): both the 'split' input and 'num_outputs' are given"},
+    };
+    static const char* const outs[5] = {"a", "b", "c", "d", NULL};
+    opara_runtime* rt = new_rt();
+    size_t i;
+    REQUIRE(rt);
+    for (i = 0; i < OT_COUNT(cases); ++i) {
+        float ys[4 * 8];
+        opara_tensor_info shapes[4];
+        opara_result r = run_split(rt, 18, cases[i].cols, cases[i].num, cases[i].split, outs + 4 - cases[i].n_out, ys, shapes);
+        OT_LOG("%s", opara_runtime_last_error(rt));
+        CHECK_EQ(r, OPARA_ERR_ONNX_INVALID);
+        CHECK(strstr(opara_runtime_last_error(rt), cases[i].text) != NULL);
+    }
+    opara_runtime_destroy(rt);
+}
+
+/* A Resize node of x (1 x 1 x 2 x 2 = 1, 2, 3, 4, or 1 x 1 x 1 x 3 = 0, 3, 6 when wide) with the given
+   scales or sizes (constant inputs), axes when n_axes > 0, and string attributes (name, value pairs). */
+static opara_result run_resize(opara_runtime* rt, int64_t opset, int wide, const float* scales, const int64_t* sizes,
+                               int64_t n, const int64_t* axes, int n_axes, int64_t antialias, const char* const* strs,
+                               float* ys, opara_tensor_info* shape) {
+    static const float x4[4] = {1, 2, 3, 4}, x3[3] = {0, 3, 6};
+    static const int64_t sq[4] = {1, 1, 2, 2}, row[4] = {1, 1, 1, 3};
+    static const char* const by_scales[] = {"x", "", "scales", NULL};
+    static const char* const by_sizes[] = {"x", "", "", "sizes", NULL};
+    static const char* const y[] = {"y", NULL};
+    pbw gr = {0, 0, 0}, a = {0, 0, 0};
+    if (scales) pbw_tensor_f32(&gr, 5, "scales", &n, 1, scales);
+    if (sizes) pbw_tensor_i64(&gr, 5, "sizes", &n, 1, sizes);
+    pbw_attr_str(&a, "mode", "linear");
+    if (n_axes) pbw_attr_ints(&a, "axes", axes, n_axes);
+    if (antialias) pbw_attr_int(&a, "antialias", antialias);
+    for (; strs && *strs; strs += 2) pbw_attr_str(&a, strs[0], strs[1]);
+    pbw_node(&gr, "Resize", "r", scales ? by_scales : by_sizes, y, &a);
+    return run_one_node(rt, &gr, opset, 4, wide ? row : sq, wide ? x3 : x4, y, ys, 16, shape);
+}
+
+/* Resize at opsets 18 and 19 with the new attributes at their defaults (or axes naming the resized
+   axes) runs as at opset 13: bilinear half_pixel 2x of 1, 2, 3, 4 gives, by hand, rows
+   1 1.25 1.75 2 / 1.5 1.75 2.25 2.5 / 2.5 2.75 3.25 3.5 / 3 3.25 3.75 4. */
+OT_TEST(resize_18_and_19_run_as_resize_13) {
+    static const float expected[16] = {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4};
+    static const float full[4] = {1, 1, 2, 2}, two[2] = {2, 2};
+    static const int64_t sizes[4] = {1, 1, 4, 4}, hw[2] = {4, 4}, axes[2] = {2, -1};
+    static const char* const stretch[] = {"keep_aspect_ratio_policy", "stretch", NULL};
+    static const int64_t opsets[3] = {13, 18, 19};
+    opara_runtime* rt = new_rt();
+    size_t t, v, i;
+    REQUIRE(rt);
+    for (t = 0; t < 3; ++t)
+        for (v = 0; v < 4; ++v) {
+            float ys[16];
+            opara_tensor_info shape;
+            opara_result r;
+            memset(ys, 0, sizeof ys);
+            if (v >= 2 && opsets[t] < 18) continue; /* axes and the policy are Resize-18's */
+            OT_LOG("opset %lld variant %u", (long long)opsets[t], (unsigned)v);
+            r = v == 0 ? run_resize(rt, opsets[t], 0, full, NULL, 4, NULL, 0, 0, NULL, ys, &shape)
+                : v == 1 ? run_resize(rt, opsets[t], 0, NULL, sizes, 4, NULL, 0, 0, NULL, ys, &shape)
+                : v == 2 ? run_resize(rt, opsets[t], 0, two, NULL, 2, axes, 2, 0, NULL, ys, &shape)
+                         : run_resize(rt, opsets[t], 0, NULL, hw, 2, axes, 2, 0, stretch, ys, &shape);
+            if (r != OPARA_OK) OT_LOG("%s", opara_runtime_last_error(rt));
+            REQUIRE(r == OPARA_OK);
+            CHECK(shape.rank == 4 && shape.dims[0] == 1 && shape.dims[1] == 1 && shape.dims[2] == 4 && shape.dims[3] == 4);
+            for (i = 0; i < 16; ++i) CHECK_NEAR(ys[i], expected[i], 1e-6);
+        }
+    opara_runtime_destroy(rt);
+}
+
+/* Resize-19's half_pixel_symmetric, which the CPU kernel implements: 0, 3, 6 scaled by 1.5 gives
+   4 columns at input coordinates 0, 2/3, 4/3, 2 (offset 1.5 (1 - 4 / 4.5) = 1/6), by hand 0 2 4 6;
+   half_pixel would give 0 1.5 3.5 5.5. */
+OT_TEST(resize_19_half_pixel_symmetric_runs) {
+    static const float scales[4] = {1, 1, 1, 1.5f};
+    static const float expected[4] = {0, 2, 4, 6};
+    static const char* const sym[] = {"coordinate_transformation_mode", "half_pixel_symmetric", NULL};
+    opara_runtime* rt = new_rt();
+    float ys[16];
+    opara_tensor_info shape;
+    int i;
+    REQUIRE(rt);
+    REQUIRE(run_resize(rt, 19, 1, scales, NULL, 4, NULL, 0, 0, sym, ys, &shape) == OPARA_OK);
+    CHECK(shape.rank == 4 && shape.dims[2] == 1 && shape.dims[3] == 4);
+    for (i = 0; i < 4; ++i) CHECK_NEAR(ys[i], expected[i], 1e-5);
+    opara_runtime_destroy(rt);
+}
+
+/* What Resize-18 added and we do not implement is refused at import, naming the attribute and
+   value: antialias=1, and keep_aspect_ratio_policy other than stretch with sizes. Axes that
+   repeat or do not match the scales are invalid. */
+OT_TEST(resize_18_features_we_lack_are_refused) {
+    static const float full[4] = {1, 1, 2, 2}, two[2] = {2, 2};
+    static const int64_t hw[2] = {4, 4}, same[2] = {3, -1}, three[3] = {1, 2, 3};
+    static const char* const larger[] = {"keep_aspect_ratio_policy", "not_larger", NULL};
+    static const char* const smaller[] = {"keep_aspect_ratio_policy", "not_smaller", NULL};
+    opara_runtime* rt = new_rt();
+    float ys[16];
+    opara_tensor_info shape;
+    REQUIRE(rt);
+    CHECK_EQ(run_resize(rt, 18, 0, full, NULL, 4, NULL, 0, 1, NULL, ys, &shape), OPARA_ERR_UNSUPPORTED_OP);
+    CHECK(strstr(opara_runtime_last_error(rt), "node 'r' (Resize): antialias=1 is not supported (only 0)") != NULL);
+    CHECK_EQ(run_resize(rt, 19, 0, NULL, hw, 2, three + 1, 2, 0, larger, ys, &shape), OPARA_ERR_UNSUPPORTED_OP);
+    CHECK(strstr(opara_runtime_last_error(rt),
+                 "node 'r' (Resize): keep_aspect_ratio_policy 'not_larger' is not supported (only 'stretch')") != NULL);
+    CHECK_EQ(run_resize(rt, 18, 0, NULL, hw, 2, three + 1, 2, 0, smaller, ys, &shape), OPARA_ERR_UNSUPPORTED_OP);
+    CHECK(strstr(opara_runtime_last_error(rt), "keep_aspect_ratio_policy 'not_smaller' is not supported") != NULL);
+    CHECK_EQ(run_resize(rt, 18, 0, two, NULL, 2, same, 2, 0, NULL, ys, &shape), OPARA_ERR_ONNX_INVALID);
+    CHECK(strstr(opara_runtime_last_error(rt), "node 'r' (Resize): axes[1] = -1 for a rank-4 input") != NULL);
+    CHECK_EQ(run_resize(rt, 18, 0, two, NULL, 2, three, 3, 0, NULL, ys, &shape), OPARA_ERR_ONNX_INVALID);
+    CHECK(strstr(opara_runtime_last_error(rt), "node 'r' (Resize): 'axes' has 3 values, scales/sizes 2") != NULL);
     opara_runtime_destroy(rt);
 }
 
@@ -1035,6 +1263,9 @@ static const opara_test_case tests[] = {
     OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(ops_newer_than_the_model_opset_are_refused),
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
+    OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(split_invalid_num_outputs_is_refused),
+    OT_CASE(resize_18_and_19_run_as_resize_13), OT_CASE(resize_19_half_pixel_symmetric_runs),
+    OT_CASE(resize_18_features_we_lack_are_refused),
     OT_CASE(symbolic_dims_need_values),
     OT_CASE(external_data_stays_inside_the_model_directory), OT_CASE(unreadable_external_data_is_refused_before_allocating), OT_CASE(public_api_builds_a_valid_model),
     OT_CASE(node_test_models_structure), OT_CASE(testdata_conversion_coverage),
