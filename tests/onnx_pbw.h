@@ -126,6 +126,10 @@ static void pbw_attr_float(pbw* attrs, const char* name, float v) {
     pbw_msg(attrs, 5, &a);
 }
 
+/* Not every test that includes this header writes a string attribute. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((unused))
+#endif
 static void pbw_attr_str(pbw* attrs, const char* name, const char* v) {
     pbw a = {0, 0, 0};
     pbw_str(&a, 1, name);
