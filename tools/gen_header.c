@@ -97,6 +97,7 @@ static const char* const known_headers[] = {
     "src/opara_model.h",
     "src/opara_cpu.h",
     "src/opara_sched.h",
+    "src/kernels/opara_ptx_pack.h",
     "src/kernels/opara_ptx.h",
     "src/opara_backend_cuda.h",
     "src/opara_export.h",
