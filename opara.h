@@ -959,6 +959,18 @@ OPARADEF opara_result opara_plan_simulate(const opara_plan* plan, const opara_si
 #define OPARA_IMPLEMENTATION_INCLUDED
 #define OPARA__AMALGAMATED 1
 
+/* Cold code (tools/gen_header.c, cold_files): the files that run once per model or session, not per
+   inference, are compiled at -O1 under GCC -O2/-O3 (half their compile time; no kernel calls them).
+   Define OPARA_NO_COLD_O1 to compile them like the rest. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) && defined(__OPTIMIZE__) && \
+    !defined(__OPTIMIZE_SIZE__) && !defined(OPARA_NO_COLD_O1)
+#  define OPARA__COLD_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize (\"O1\")")
+#  define OPARA__COLD_END _Pragma("GCC pop_options")
+#else
+#  define OPARA__COLD_BEGIN
+#  define OPARA__COLD_END
+#endif
+
 /* ==== BEGIN src/opara_internal.h ==== */
 /* Private declarations shared by the modules of src/. Nothing here is part of the API. */
 #ifndef OPARA_INTERNAL_H
@@ -1154,6 +1166,7 @@ struct opara_runtime {
 #endif /* OPARA_INTERNAL_H */
 /* ==== END src/opara_internal.h ==== */
 /* ==== BEGIN opara_cuda.h ==== */
+OPARA__COLD_BEGIN
 /* opara_cuda.h - standalone declarations and run-time loader for the subset of the CUDA driver API,
    NVRTC, cuBLAS and cuDNN that opara.h uses. No CUDA SDK is needed to compile it, nothing is
    linked: the libraries are found with dlopen (LoadLibraryA on Windows) when a program asks.
@@ -3155,6 +3168,7 @@ OPARA_CUDA_DEF void opara_cuda_cupti_unload(opara_cuda_cupti* cupti) {
 }
 
 #endif /* OPARA_CUDA_CUPTI_IMPLEMENTATION_INCLUDED */
+OPARA__COLD_END
 /* ==== END opara_cuda.h ==== */
 /* ==== BEGIN src/opara_util.c ==== */
 /* Memory through the allocator hook, checked arithmetic, little-endian access, text helpers. */
@@ -3961,6 +3975,7 @@ OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g);
 #endif /* OPARA_IR_H */
 /* ==== END src/opara_ir.h ==== */
 /* ==== BEGIN src/opara_graph.c ==== */
+OPARA__COLD_BEGIN
 /* Graph construction, attribute access, and the derived DAG (consumers, preds, succs, topo order). */
 /* #include "opara_ir.h" (inlined above) */
 
@@ -4485,6 +4500,7 @@ OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g) {
     g->finalized = 1;
     return OPARA_OK;
 }
+OPARA__COLD_END
 /* ==== END src/opara_graph.c ==== */
 /* ==== BEGIN src/opara_model.h ==== */
 /* The model object, the .opara reader and writer, shape and dtype inference, and reachability
@@ -4675,6 +4691,7 @@ OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const
 #endif /* OPARA_MODEL_H */
 /* ==== END src/opara_model.h ==== */
 /* ==== BEGIN src/opara_shape.c ==== */
+OPARA__COLD_BEGIN
 /* Shape and data-type inference for every IR operator, following the ONNX operator specs.
    Every attribute and shape is hostile until checked: arithmetic is overflow-checked and dims
    are bounded by OPARA__SHAPE_DIM_MAX, so no input can crash it. */
@@ -5920,8 +5937,10 @@ OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__
     }
     return OPARA_OK;
 }
+OPARA__COLD_END
 /* ==== END src/opara_shape.c ==== */
 /* ==== BEGIN src/opara_reach.c ==== */
+OPARA__COLD_BEGIN
 /* Reachability on the DAG of a finalized graph: the transitive closure as bitsets, single
    queries, and the exact maximum antichain (the parallelism a schedule can exploit). */
 /* #include "opara_model.h" (inlined above) */
@@ -6171,8 +6190,10 @@ OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const
     opara__free(rt, z);
     return r;
 }
+OPARA__COLD_END
 /* ==== END src/opara_reach.c ==== */
 /* ==== BEGIN src/opara_validate.c ==== */
+OPARA__COLD_BEGIN
 /* Semantic validation of a graph, shared by every way a model is made (the .opara reader, the
    builder, a graph handed over by the importer): attribute types, values, graph inputs and
    outputs, data flow. A separate pass (cgltf's idea): the reader checks the file's bounds and
@@ -6343,8 +6364,10 @@ OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g) {
     if (r == OPARA_OK) r = opara__validate_flow(g);
     return r;
 }
+OPARA__COLD_END
 /* ==== END src/opara_validate.c ==== */
 /* ==== BEGIN src/opara_format.c ==== */
+OPARA__COLD_BEGIN
 /* The .opara reader (hardened: every offset, size, index and enum is checked before use) and
    the deterministic writer. docs/FORMAT.md is the specification; both sides share the
    constants of opara_model.h. */
@@ -7178,8 +7201,10 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
     opara__free(rt, t.slots);
     return res;
 }
+OPARA__COLD_END
 /* ==== END src/opara_format.c ==== */
 /* ==== BEGIN src/opara_model.c ==== */
+OPARA__COLD_BEGIN
 /* The model object: loading from memory and from files (mmap / MapViewOfFile / read) and the
    public queries. Every way a model is made validates it with opara_validate.c. */
 /* #include "opara_model.h" (inlined above) */
@@ -7612,8 +7637,10 @@ OPARADEF opara_result opara_model_get_stats(const opara_model* model, opara_mode
 OPARADEF void opara_free(opara_runtime* runtime, void* ptr) {
     if (runtime) opara__free(runtime, ptr);
 }
+OPARA__COLD_END
 /* ==== END src/opara_model.c ==== */
 /* ==== BEGIN src/opara_builder.c ==== */
+OPARA__COLD_BEGIN
 /* The public graph builder: records tensors, nodes and outputs by name (any order), and turns
    them into a fresh graph on finish/save, which validates like the loader. */
 /* #include "opara_model.h" (inlined above) */
@@ -8028,6 +8055,7 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
     return r;
 }
 #endif
+OPARA__COLD_END
 /* ==== END src/opara_builder.c ==== */
 /* ==== BEGIN src/opara_cpu.h ==== */
 /* The CPU backend's kernels: one prepared operator (opara__cpu_op) per graph node, a kernel
@@ -12980,6 +13008,7 @@ OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op) {
 }
 /* ==== END src/opara_cpu_winograd.c ==== */
 /* ==== BEGIN src/opara_desc.c ==== */
+OPARA__COLD_BEGIN
 /* Device presets and the default analytic operator descriptors.
 
    The descriptors are ESTIMATES for planning when no backend has measured anything: FLOPs and
@@ -13257,8 +13286,10 @@ OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, 
     }
     return OPARA_OK;
 }
+OPARA__COLD_END
 /* ==== END src/opara_desc.c ==== */
 /* ==== BEGIN src/opara_sched.c ==== */
+OPARA__COLD_BEGIN
 /* Strategies: launch orders (Opara Alg. 2, topological, DFS, BFS), stream allocation (Opara Alg. 1,
    sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans.
    Everything is O(V + E) except Nimble (O(V^2/64) bitsets plus matchings, as in the original). */
@@ -14371,8 +14402,10 @@ OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_
     else opara__free(rt, descs);
     return r;
 }
+OPARA__COLD_END
 /* ==== END src/opara_sched.c ==== */
 /* ==== BEGIN src/opara_sync.c ==== */
+OPARA__COLD_BEGIN
 /* The sync plan: an event is recorded only after a node some other stream has to wait for, a
    wait is dropped when the waiting stream's vector clock already covers it (implied by earlier
    waits), and fork/join through the origin stream is added only where no event already orders a
@@ -14819,8 +14852,10 @@ OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, con
     if (r == OPARA_ERR_OUT_OF_MEMORY) return opara__fail(g->rt, r, "out of memory sharing scratch between %u nodes", sh.n);
     return r;
 }
+OPARA__COLD_END
 /* ==== END src/opara_sync.c ==== */
 /* ==== BEGIN src/opara_memplan.c ==== */
+OPARA__COLD_BEGIN
 /* The memory plan: one arena, a block per storage root, reused only when it is provably free.
 
    A storage root is a value that owns bytes; views, in-place outputs and in-place Concat inputs
@@ -15728,8 +15763,10 @@ OPARA__PRIVATE opara_result opara__memory_aliases(const opara__graph* g, const o
     opara__free(g->rt, m.parent_off);
     return OPARA_OK;
 }
+OPARA__COLD_END
 /* ==== END src/opara_memplan.c ==== */
 /* ==== BEGIN src/opara_live.c ==== */
+OPARA__COLD_BEGIN
 /* Bytes live in launch order, for the memory budget of Alg. 2 (docs/SCHEDULING.md, "Memory
    budget"). A storage root is live from its first writer's launch to its last reader's launch:
    the memory a plan needs if every op ran in launch order, and what any plan that follows its
@@ -15864,8 +15901,10 @@ OPARA__PRIVATE opara_result opara__live_peak(const opara__graph* g, const opara_
     opara__live_free(g->rt, &t);
     return OPARA_OK;
 }
+OPARA__COLD_END
 /* ==== END src/opara_live.c ==== */
 /* ==== BEGIN src/opara_verify.c ==== */
+OPARA__COLD_BEGIN
 /* The plan verifier. Independent of how the plan was made: it rebuilds the happens-before
    relation from the plan alone (stream order + waits, exact vector clocks of size n_streams per
    node) and checks every claim against the graph. O(V * streams + accesses * overlaps). */
@@ -16328,6 +16367,7 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     opara__free(g->rt, v.writes);
     return r;
 }
+OPARA__COLD_END
 /* ==== END src/opara_verify.c ==== */
 #ifndef OPARA_NO_CUDA
 /* ==== BEGIN src/kernels/opara_ptx.h ==== */
@@ -17765,6 +17805,7 @@ OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_sessi
 /* ==== END src/opara_backend_cuda.h ==== */
 #ifndef OPARA_NO_CUDA
 /* ==== BEGIN src/opara_cuda_lower.c ==== */
+OPARA__COLD_BEGIN
 /* Lowering of graph nodes to CUDA launch descriptors: which kernel, which grid and block, which
    arguments (scalars, tensors by value index, shape tables in the meta array, folded constants
    in the aux array). Pure host code: no driver call, so it runs before any device memory exists
@@ -18831,10 +18872,12 @@ OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_low
     opara__free(rt, low->aux);
     memset(low, 0, sizeof *low);
 }
+OPARA__COLD_END
 /* ==== END src/opara_cuda_lower.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
 /* ==== BEGIN src/opara_cuda_cudnn.c ==== */
+OPARA__COLD_BEGIN
 /* cuDNN convolutions: the tensor, filter, convolution and activation descriptors of one 2-D
    convolution (NCHW, float32, groups, fused bias + Relu/identity), checked against our shape
    inference; the algorithm/workspace choice from cuDNN's heuristics (never the cudnnFind*
@@ -18990,10 +19033,12 @@ OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara
     if (conv->act) dnn->cudnnDestroyActivationDescriptor(conv->act);
     memset(conv, 0, sizeof *conv);
 }
+OPARA__COLD_END
 /* ==== END src/opara_cuda_cudnn.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
 /* ==== BEGIN src/opara_cuda_runtime.c ==== */
+OPARA__COLD_BEGIN
 /* The runtime's CUDA state (see opara_backend_cuda.h): the driver, cuBLAS and cuDNN loaded once per
    runtime and the primary contexts it retains, shared by the runtime's CUDA sessions. */
 /* Built as a separate file, the loader (opara_cuda.h) is emitted by opara_backend_cuda.c. */
@@ -19239,10 +19284,12 @@ OPARA__PRIVATE opara_result opara__cuda_runtime_attach(opara_runtime* rt, const 
 OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh) {
     if (sh) opara__atomic_add(&sh->sessions, -1);
 }
+OPARA__COLD_END
 /* ==== END src/opara_cuda_runtime.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
 /* ==== BEGIN src/opara_cuda_resources.c ==== */
+OPARA__COLD_BEGIN
 /* The CUDA backend's static profile (Opara's Model Profiler, seeds 000/001 §Profiler, without a
    run): per node, the resources of one thread block of its main kernel, for Alg. 2's descriptors.
 
@@ -19406,10 +19453,12 @@ OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, u
         }
     }
 }
+OPARA__COLD_END
 /* ==== END src/opara_cuda_resources.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
 /* ==== BEGIN src/opara_backend_cuda.c ==== */
+OPARA__COLD_BEGIN
 /* The CUDA backend (see opara_backend_cuda.h): attaching to the runtime's CUDA state
    (opara_cuda_runtime.c), device and modules, memory from the plan, binding
    of the lowered launches to device addresses, the launch sequence of the plan (eager), its
@@ -20820,10 +20869,12 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
 }
 
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s) { return &s->cu; }
+OPARA__COLD_END
 /* ==== END src/opara_backend_cuda.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
 /* ==== BEGIN src/opara_cuda_profile.c ==== */
+OPARA__COLD_BEGIN
 /* The CUDA profiler's runs (Opara's Model Profiler, seeds 000/001 §Profiler): per node, its time
    and, for library kernels, their real launch configuration, for Alg. 2. The resources of our own
    kernels need no run (opara_cuda_resources.c).
@@ -21199,6 +21250,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
     opara__free(rt, library_node);
     return r;
 }
+OPARA__COLD_END
 /* ==== END src/opara_cuda_profile.c ==== */
 #endif /* OPARA_NO_CUDA */
 /* ==== BEGIN src/opara_export.h ==== */
@@ -21238,6 +21290,7 @@ OPARA__PRIVATE void opara__write_json_string(FILE* f, const char* s);
 #endif /* OPARA_EXPORT_H */
 /* ==== END src/opara_export.h ==== */
 /* ==== BEGIN src/opara_export.c ==== */
+OPARA__COLD_BEGIN
 /* Graphviz DOT of a plan and Chrome-trace JSON of a run. */
 /* #include "opara_export.h" (inlined above) */
 
@@ -21311,6 +21364,7 @@ OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opar
 }
 
 #endif /* OPARA_NO_STDIO */
+OPARA__COLD_END
 /* ==== END src/opara_export.c ==== */
 /* ==== BEGIN src/opara_backend_cpu.c ==== */
 /* The CPU executor: the plan's streams become worker threads, its events per-node completion
@@ -22032,6 +22086,7 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
 }
 /* ==== END src/opara_backend_cpu.c ==== */
 /* ==== BEGIN src/opara_session.c ==== */
+OPARA__COLD_BEGIN
 /* The public session API: shapes for the batch size, the plan, the backend (CPU, or CUDA when a
    driver and a device exist), runs with caller tensors, plan queries and run statistics. */
 /* #include "opara_cpu.h" (inlined above) */
@@ -22731,6 +22786,7 @@ OPARA__PRIVATE void opara__session_get_parts(const opara_session* s, opara__sess
     opara__cuda_session_info(s->cuda, &info);
     out->profile = info.profile;
 }
+OPARA__COLD_END
 /* ==== END src/opara_session.c ==== */
 #ifndef OPARA_NO_ONNX
 /* ==== BEGIN src/opara_pb.h ==== */
@@ -22913,6 +22969,7 @@ OPARA__PRIVATE opara_result opara__onnx_decode_tensor(opara_runtime* rt, opara__
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_ONNX
 /* ==== BEGIN src/opara_pb.c ==== */
+OPARA__COLD_BEGIN
 /* Protobuf wire reader and ONNX message decoder (see opara_pb.h). Field numbers follow onnx.proto
    (proto2). Each message is read twice: the first pass validates the wire data and counts
    repeated fields, the second allocates exact arrays and fills them. */
@@ -23638,6 +23695,7 @@ OPARA__PRIVATE opara_result opara__onnx_decode_tensor(opara_runtime* rt, opara__
     opara__pb_ctx_init(&c, rt, pool);
     return opara__pb_tensor(&c, data, size, out);
 }
+OPARA__COLD_END
 /* ==== END src/opara_pb.c ==== */
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_ONNX
@@ -23703,6 +23761,7 @@ OPARA__PRIVATE opara_result opara__onnx_import_file(opara_runtime* rt, const cha
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_ONNX
 /* ==== BEGIN src/opara_onnx.c ==== */
+OPARA__COLD_BEGIN
 /* ONNX import (see opara_onnx.h).
 
    Nodes are taken in dependency order (real exports are not always sorted). Each node either
@@ -25908,10 +25967,12 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
     return opara__model_from_onnx_graph(runtime, opara__onnx_import_file(runtime, path, options, NULL, &g), &g, out);
 }
 #endif
+OPARA__COLD_END
 /* ==== END src/opara_onnx.c ==== */
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_SIM
 /* ==== BEGIN src/opara_sim.c ==== */
+OPARA__COLD_BEGIN
 /* GPU timing simulator: a deterministic discrete-event model of kernels on SMs (docs/SIMULATOR.md).
 
    Blocks: a kernel's blocks are dispatched breadth-first over the SMs that have room (threads,
@@ -26922,9 +26983,11 @@ OPARADEF void opara_sim_trace_write(const opara_sim_result* result, const char* 
                                  result->sample_us[i], result->busy_sms[i]), user);
     write("\n]}\n", 4, user);
 }
+OPARA__COLD_END
 /* ==== END src/opara_sim.c ==== */
 #endif /* OPARA_NO_SIM */
 /* ==== BEGIN src/opara_inspect.c ==== */
+OPARA__COLD_BEGIN
 /* The public inspection API (opara_api.h, "Inspection"): a plan made from a model or borrowed from a
    session, read through bounds-checked getters that copy plain structs out; the simulator fed
    from a plan. Nothing here plans or simulates by itself: it calls the planner (opara_sched.c) and
@@ -27451,6 +27514,7 @@ OPARADEF opara_result opara_session_get_node_kernel(const opara_session* session
     return OPARA_ERR_UNSUPPORTED; /* no session runs on CUDA without the backend */
 }
 #endif /* OPARA_NO_CUDA */
+OPARA__COLD_END
 /* ==== END src/opara_inspect.c ==== */
 /* ==== BEGIN src/opara_features.c ==== */
 /* What is left of a part that a feature macro compiles out of opara.h (stb / miniaudio style; the
