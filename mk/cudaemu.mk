@@ -17,7 +17,8 @@ CUDAEMU_OBJ := $(CUDAEMU_DIR)/obj
 KERNEL_CU := $(sort $(wildcard src/kernels/*.cu))
 KERNEL_NAMES := $(basename $(notdir $(KERNEL_CU)))
 CUDAEMU_KERNEL_CU := $(sort $(wildcard tests/cudaemu/*.cu))
-CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h opara_cuda.h
+CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h src/kernels/opara_ptx_pack.h \
+    opara_cuda.h
 CUDAEMU_CFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -D_GNU_SOURCE -Isrc/kernels -Itests/cudaemu
 CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx emu_abi
 CUDAEMU_DRIVER_OBJ := $(addprefix $(CUDAEMU_OBJ)/,$(addsuffix .o,$(CUDAEMU_DRIVER_SRC))) \
@@ -131,8 +132,9 @@ ptx: $(PTX_DIR)/embed_kernels $(PTX_ALL)
 	@for p in $(PTX_REF_PAIRS); do cp "$${p%%:*}" "$${p#*:}" || exit 1; done
 	@$(MAKE) --no-print-directory ptx-pack
 
-# The decoder on any bytes (tests/fuzz/fuzz_ptx.c; make fuzz).
+# The decoder on any bytes (tests/fuzz/fuzz_ptx.c; make fuzz); its test reads the generated headers directly.
 FUZZ_TARGETS += ptx
+$(BUILD)/tests/test_ptx_pack: src/kernels/opara_ptx.h src/kernels/opara_ptx_pack.h tests/cudaemu/emu_test_ptx.h
 
 ptx-pack: $(PTX_DIR)/embed_kernels
 	$(PTX_DIR)/embed_kernels $(PTX_EMBED_ARGS)
