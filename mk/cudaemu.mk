@@ -1,9 +1,12 @@
 # mk/cudaemu.mk - the CUDA emulator (tests/cudaemu) and the kernels' generated PTX.
 #
 #   make cudaemu     build/cudaemu/{libcuda.so.1, libcublas.so, libcudnn.so, libcudnn_cnn.so.9}
-#   make ptx         regenerate src/kernels/opara_ptx.h, opara_nvrtc.h and tests/cudaemu/emu_test_ptx.h with
-#                    nvcc/ptxas (commit the result)
-#   make check-ptx   fail, naming the kernel file, when one of them is stale (skips without nvcc)
+#   make ptx         regenerate the plain PTX and ptxas reports (src/kernels/ptx/, tests/cudaemu/ptx/) with
+#                    nvcc/ptxas, and from them src/kernels/opara_ptx.h, opara_nvrtc.h and
+#                    tests/cudaemu/emu_test_ptx.h (commit the result)
+#   make ptx-pack    only the second step: the headers from the committed plain PTX (no nvcc needed)
+#   make check-ptx   fail, naming the kernel file, when one of them is stale (without nvcc only the headers
+#                    are checked against the committed plain PTX)
 #   make test        also runs the emulator's own tests (TEST_BINS below)
 #
 # Every src/kernels/*.cu is picked up automatically: its host build is linked into libcuda.so.1 (the
@@ -14,7 +17,8 @@ CUDAEMU_OBJ := $(CUDAEMU_DIR)/obj
 KERNEL_CU := $(sort $(wildcard src/kernels/*.cu))
 KERNEL_NAMES := $(basename $(notdir $(KERNEL_CU)))
 CUDAEMU_KERNEL_CU := $(sort $(wildcard tests/cudaemu/*.cu))
-CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h opara_cuda.h opara_dl.h
+CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h src/kernels/opara_ptx_pack.h \
+    opara_cuda.h opara_dl.h
 CUDAEMU_CFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -D_GNU_SOURCE -Isrc/kernels -Itests/cudaemu
 CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx emu_abi
 CUDAEMU_DRIVER_OBJ := $(addprefix $(CUDAEMU_OBJ)/,$(addsuffix .o,$(CUDAEMU_DRIVER_SRC))) \
@@ -26,7 +30,7 @@ CUDAEMU_TESTS := $(patsubst tests/cudaemu/%.c,$(CUDAEMU_DIR)/%,$(sort $(wildcard
 
 TEST_BINS += $(CUDAEMU_TESTS)
 
-.PHONY: cudaemu ptx check-ptx
+.PHONY: cudaemu ptx ptx-pack check-ptx
 cudaemu: $(CUDAEMU_LIBS)
 
 $(CUDAEMU_OBJ)/%.o: tests/cudaemu/%.c $(CUDAEMU_HDR)
@@ -85,6 +89,7 @@ $(PTX_DIR)/embed_kernels: tools/embed_kernels.c
 # or directive newer than the declared version, so a kernel that needs a newer ISA fails here. The text is
 # also made compact for embedding (comment lines, blank lines and indentation dropped, runs of blanks made
 # one space: PTX is free-form), and ptxas reads that same text, so what is embedded is what was checked.
+# Its report (.ptxas) leaves out the compile times, so that it is the same on every run.
 PTX_ISA ?= 8.0
 define PTX_RECIPE
 	@mkdir -p $(@D)
@@ -93,35 +98,57 @@ define PTX_RECIPE
 	    -e 's/[[:space:]][[:space:]]*/ /g' -e 's/ $$//' -e '/^\/\//d' -e '/^$$/d' $@.nvcc > $@
 	grep -qx '\.version $(PTX_ISA)' $@
 	$(PTXAS) -v -arch=$(PTX_ARCH) $@ -o /dev/null > $(basename $@).log 2>&1
+	grep -v 'Compile time = ' $(basename $@).log > $(basename $@).ptxas
 endef
 $(PTX_DIR)/%.ptx: src/kernels/%.cu src/kernels/opara_kernel.h
 	$(PTX_RECIPE)
 $(PTX_DIR)/test/%.ptx: tests/cudaemu/%.cu src/kernels/opara_kernel.h
 	$(PTX_RECIPE)
 
-# The library's kernels: PTX into src/kernels/opara_ptx.h (inlined into opara.h), sources into the companion
-# opara_nvrtc.h (OPARA_NVRTC_SOURCE). The emulator tests' own kernels (tests/cudaemu/sample.cu): PTX into
-# tests/cudaemu/emu_test_ptx.h, so no test-only image ships in opara.h.
+# The library's kernels: PTX into src/kernels/opara_ptx.h (packed, inlined into opara.h), sources into the
+# companion opara_nvrtc.h (OPARA_NVRTC_SOURCE). The emulator tests' own kernels (tests/cudaemu/sample.cu):
+# PTX into tests/cudaemu/emu_test_ptx.h, so no test-only image ships in opara.h. The headers are made from
+# the committed plain text (PTX_REF: the PTX and ptxas's report per kernel file), which `make ptx` copies
+# from nvcc's output: the packed strings can be remade and checked without nvcc, and the tests compare
+# what the decoder unpacks with that text.
 TEST_KERNEL_NAMES := sample
+PTX_REF := src/kernels/ptx
+PTX_TEST_REF := tests/cudaemu/ptx
 PTX_EMBED_ARGS = --ptx src/kernels/opara_ptx.h --nvrtc opara_nvrtc.h --header src/kernels/opara_kernel.h \
-    $(foreach k,$(KERNEL_NAMES),$(k) $(PTX_DIR)/$(k).ptx $(PTX_DIR)/$(k).log src/kernels/$(k).cu)
-PTX_TEST_EMBED_ARGS = --ptx tests/cudaemu/emu_test_ptx.h --tables emu_test_kernel \
-    $(foreach k,$(TEST_KERNEL_NAMES),$(k) $(PTX_DIR)/test/$(k).ptx $(PTX_DIR)/test/$(k).log tests/cudaemu/$(k).cu)
+    $(foreach k,$(KERNEL_NAMES),$(k) $(PTX_REF)/$(k).ptx $(PTX_REF)/$(k).ptxas src/kernels/$(k).cu)
+PTX_TEST_EMBED_ARGS = --ptx tests/cudaemu/emu_test_ptx.h --tables emu_test_kernel --decoder ../../src/kernels/opara_ptx_pack.h \
+    $(foreach k,$(TEST_KERNEL_NAMES),$(k) $(PTX_TEST_REF)/$(k).ptx $(PTX_TEST_REF)/$(k).ptxas tests/cudaemu/$(k).cu)
 PTX_ALL := $(addprefix $(PTX_DIR)/,$(addsuffix .ptx,$(KERNEL_NAMES))) \
     $(addprefix $(PTX_DIR)/test/,$(addsuffix .ptx,$(TEST_KERNEL_NAMES)))
+# (nvcc's output, its committed copy) pairs
+PTX_REF_PAIRS = $(foreach k,$(KERNEL_NAMES),$(PTX_DIR)/$(k).ptx:$(PTX_REF)/$(k).ptx \
+        $(PTX_DIR)/$(k).ptxas:$(PTX_REF)/$(k).ptxas) \
+    $(foreach k,$(TEST_KERNEL_NAMES),$(PTX_DIR)/test/$(k).ptx:$(PTX_TEST_REF)/$(k).ptx \
+        $(PTX_DIR)/test/$(k).ptxas:$(PTX_TEST_REF)/$(k).ptxas)
 
 ptx: $(PTX_DIR)/embed_kernels $(PTX_ALL)
 	@test -n "$(NVCC)" || { echo "make ptx: nvcc not found (install the CUDA toolkit or set NVCC=)"; exit 1; }
+	@mkdir -p $(PTX_REF) $(PTX_TEST_REF)
+	@for p in $(PTX_REF_PAIRS); do cp "$${p%%:*}" "$${p#*:}" || exit 1; done
+	@$(MAKE) --no-print-directory ptx-pack
+
+# The decoder on any bytes (tests/fuzz/fuzz_ptx.c; make fuzz); its test reads the generated headers directly.
+FUZZ_TARGETS += ptx
+$(BUILD)/tests/test_ptx_pack: src/kernels/opara_ptx.h src/kernels/opara_ptx_pack.h tests/cudaemu/emu_test_ptx.h
+
+ptx-pack: $(PTX_DIR)/embed_kernels
 	$(PTX_DIR)/embed_kernels $(PTX_EMBED_ARGS)
 	$(PTX_DIR)/embed_kernels $(PTX_TEST_EMBED_ARGS)
 
 ifeq ($(NVCC),)
-check-ptx:
-	@echo "check-ptx: skipped: nvcc not found (install the CUDA toolkit or set NVCC=)"
+check-ptx: $(PTX_DIR)/embed_kernels
+	@echo "check-ptx: nvcc not found (install the CUDA toolkit or set NVCC=): the PTX is not remade, only the headers checked"
 else
 check-ptx: $(PTX_DIR)/embed_kernels $(PTX_ALL)
-	$(PTX_DIR)/embed_kernels --check $(PTX_EMBED_ARGS) && $(PTX_DIR)/embed_kernels --check $(PTX_TEST_EMBED_ARGS)
+	@stale=0; for p in $(PTX_REF_PAIRS); do cmp -s "$${p%%:*}" "$${p#*:}" || \
+	    { echo "check-ptx: $${p#*:} is stale (nvcc/ptxas give $${p%%:*}): run make ptx"; stale=1; }; done; exit $$stale
 endif
+	$(PTX_DIR)/embed_kernels --check $(PTX_EMBED_ARGS) && $(PTX_DIR)/embed_kernels --check $(PTX_TEST_EMBED_ARGS)
 
 # ---- the CUDA backend's zoo sweeps on the emulator (lists and measured times: tests/test_cuda_zoo.c)
 #   make test-cuda-ci     every zoo model at batch 1 and the batch-4 subset, graph mode, one seed (2.5 min)

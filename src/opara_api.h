@@ -24,6 +24,9 @@
    |                        |                  | OPARA_ERR_UNSUPPORTED (no presets)                          |
    | OPARA_NVRTC_SOURCE     | off              | compile in the kernel sources for NVRTC (use_nvrtc), from   |
    |                        |                  | the companion opara_nvrtc.h kept beside opara.h             |
+   | OPARA_NO_COLD_O1       | off              | under GCC -O2/-O3 the code that runs once per model or      |
+   |                        |                  | session (import, planning, set-up) is compiled at -O1, for  |
+   |                        |                  | a compile twice as fast; define to compile it like the rest |
    | OPARA_CUDA_SYSTEM_PREFIX | ""             | prefix (a sysroot) of the fixed system places the CUDA      |
    |                        |                  | library search looks in (opara_cuda.h)                      |
    | OPARA_MAX_DIMS         | 8                | maximum tensor rank (the .opara format stores at most 8)    |

@@ -350,9 +350,9 @@ static opara_CUresult opara__backend_module_load(opara__cuda_session* s, opara_C
     return OPARA__CU(s, cuModuleLoadDataEx(module, image, 2, options, values));
 }
 
-/* The ".target sm_XX" of an embedded PTX image, e.g. "sm_75". */
-static void opara__backend_ptx_target(const opara__kernel_image* img, char* out, size_t cap) {
-    const char* at = strstr(img->ptx, "\n.target ");
+/* The ".target sm_XX" of a PTX text, e.g. "sm_75". */
+static void opara__backend_ptx_target(const char* ptx, char* out, size_t cap) {
+    const char* at = strstr(ptx, "\n.target ");
     if (at) opara__format(out, cap, "%.*s", (int)strcspn(at + 9, " ,\n"), at + 9);
     else opara__format(out, cap, "?");
 }
@@ -366,11 +366,35 @@ static void opara__backend_image_name(opara__backend_image_kind kind, int arch, 
     else opara__format(out, cap, "embedded PTX %s (driver JIT)", embedded_target);
 }
 
-/* One kernel file's module: NVRTC's cubin, else NVRTC's PTX, else the embedded PTX, logging why
-   each step was passed over. Running out of device memory is an error, not a reason to go on. */
+/* The embedded PTX of a kernel file, unpacked (src/kernels/opara_ptx_pack.h) into a NUL-terminated buffer
+   from the runtime's allocator, which the caller frees. */
+static opara_result opara__backend_unpack_ptx(opara__cuda_session* s, const opara__kernel_image* img, char** ptx) {
+    size_t at = 0;
+    opara__ptx_unpack_result e;
+    *ptx = img->ptx_size < (size_t)-1 ? (char*)opara__alloc(s->rt, img->ptx_size + 1) : NULL;
+    if (!*ptx)
+        return opara__backend_fail(s, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: no memory to unpack the embedded PTX of %s.cu (%zu bytes)",
+                                   img->file, img->ptx_size);
+    e = opara__ptx_unpack(img->packed, img->packed_size, *ptx, img->ptx_size, &at);
+    if (e == OPARA__PTX_UNPACKED) {
+        (*ptx)[img->ptx_size] = 0;
+        return OPARA_OK;
+    }
+    opara__free(s->rt, *ptx);
+    *ptx = NULL;
+    return opara__backend_fail(s, OPARA_ERR_INTERNAL, "CUDA backend: the embedded PTX of %s.cu is corrupt: %s (byte %zu of %zu)",
+                               img->file, opara__ptx_unpack_result_text(e), at, img->packed_size);
+}
+
+/* One kernel file's module: NVRTC's cubin, else NVRTC's PTX, else the embedded PTX (its target in
+   `target`), logging why each step was passed over. Running out of device memory is an error, not a
+   reason to go on. */
 static opara_result opara__backend_load_module(opara__cuda_session* s, size_t f, const opara__kernel_image* img,
-                                           const opara__backend_nvrtc_out* nv, int arch, opara__backend_image_kind* kind) {
-    char log[512], what[64], target[16];
+                                           const opara__backend_nvrtc_out* nv, int arch, opara__backend_image_kind* kind,
+                                           char* target, size_t target_cap) {
+    char log[512], what[64];
+    char* ptx;
+    opara_result r;
     const char* images[OPARA__IMAGE_IMAGE_KINDS];
     opara_CUresult cr = OPARA_CUDA_ERROR_INVALID_IMAGE;
     int k;
@@ -390,10 +414,12 @@ static opara_result opara__backend_load_module(opara__cuda_session* s, size_t f,
                    opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log,
                    k == OPARA__IMAGE_CUBIN && images[OPARA__IMAGE_NVRTC_PTX] ? "NVRTC's PTX" : "the embedded PTX");
     }
-    cr = opara__backend_module_load(s, &s->modules[f], img->ptx, log, sizeof log);
     *kind = OPARA__IMAGE_EMBEDDED;
+    if ((r = opara__backend_unpack_ptx(s, img, &ptx)) != OPARA_OK) return r;
+    cr = opara__backend_module_load(s, &s->modules[f], ptx, log, sizeof log);
+    opara__backend_ptx_target(ptx, target, target_cap);
+    opara__free(s->rt, ptx);
     if (cr == OPARA_CUDA_SUCCESS) return OPARA_OK;
-    opara__backend_ptx_target(img, target, sizeof target);
     if (cr == OPARA_CUDA_ERROR_OUT_OF_MEMORY) return opara__backend_cu_fail(s, cr, "loading a kernel module");
     return opara__backend_fail(s, OPARA_ERR_CUDA, "CUDA backend: the driver refused the embedded PTX (%s) of %s.cu: %s (%d)%s%s",
                        target, img->file, opara_cuda_driver_result_name(&s->cu, cr), (int)cr, log[0] ? ": " : "", log);
@@ -463,9 +489,8 @@ static opara_result opara__backend_load_modules(opara__cuda_session* s) {
             break;
         }
         if (nv.library && arch) opara__backend_nvrtc_compile(s, &nv, img, arch, real, &out);
-        r = opara__backend_load_module(s, f, img, &out, arch, &kind);
+        r = opara__backend_load_module(s, f, img, &out, arch, &kind, target, sizeof target);
         if (r == OPARA_OK) ++count[kind];
-        if (r == OPARA_OK && kind == OPARA__IMAGE_EMBEDDED) opara__backend_ptx_target(img, target, sizeof target);
         opara__free(s->rt, out.cubin);
         opara__free(s->rt, out.ptx);
     }

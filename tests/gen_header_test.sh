@@ -48,6 +48,21 @@ if [ $wrapped -eq 1 ] && ! grep -B1 -x "/\* ==== BEGIN src/opara_session.c ==== 
     ok "a feature's files are wrapped in #ifndef OPARA_NO_<feature>, the core's are not"
 else bad "a feature's files are wrapped in #ifndef OPARA_NO_<feature>, the core's are not"; fi
 
+# cold code: the set-up files run at -O1 under GCC -O2 (OPARA__COLD_BEGIN/END inside their markers); the kernels'
+# files and the executor keep the program's level
+cold=1
+for file in src/opara_onnx.c src/opara_sched.c src/opara_session.c src/opara_sim.c src/opara_cuda_lower.c; do
+    grep -A1 -x "/\* ==== BEGIN $file ==== \*/" "$work/a.h" | tail -n 1 | grep -qx "OPARA__COLD_BEGIN" || cold=0
+    grep -B1 -x "/\* ==== END $file ==== \*/" "$work/a.h" | head -n 1 | grep -qx "OPARA__COLD_END" || cold=0
+done
+for file in src/opara_cpu_gemm.c src/opara_cpu_conv.c src/opara_cpu_winograd.c src/opara_cpu_math.c src/opara_cpu_kernels.c \
+            src/opara_cpu_base.c src/opara_backend_cpu.c src/opara_thread.c src/opara_util.c; do
+    grep -A1 -x "/\* ==== BEGIN $file ==== \*/" "$work/a.h" | grep -q "OPARA__COLD" && cold=0
+done
+if [ $cold -eq 1 ] && grep -q '_Pragma("GCC optimize (\\"O1\\")")' "$work/a.h"; then
+    ok "the set-up files are compiled at -O1 (OPARA__COLD_BEGIN), the kernels' and the executor's are not"
+else bad "the set-up files are compiled at -O1 (OPARA__COLD_BEGIN), the kernels' and the executor's are not"; fi
+
 # the NVRTC sources stay in their companion: opara.h includes it, never inlines it
 if grep -qx '#  include "opara_nvrtc.h"' "$work/a.h" && ! grep -q "opara__kernel_sources\[\] =" "$work/a.h" &&
    ! grep -q "opara__kernel_dialect\[\] =" "$work/a.h"; then ok "the companion opara_nvrtc.h is included, not inlined"

@@ -27,6 +27,7 @@
 typedef struct fake_program {
     const opara__kernel_image* img;
     int real, failed;
+    char* ptx; /* img unpacked */
 } fake_program;
 
 const char* nvrtcGetErrorString(int result);
@@ -69,9 +70,16 @@ int nvrtcCreateProgram(fake_program** prog, const char* src, const char* name, i
     if (!*prog) return 1;
     for (i = 0; i < sizeof opara__kernel_images / sizeof opara__kernel_images[0]; ++i)
         if (strcmp(opara__kernel_images[i].file, name) == 0) (*prog)->img = &opara__kernel_images[i];
-    return (*prog)->img ? 0 : 3;
+    if (!(*prog)->img) return 3;
+    (*prog)->ptx = (char*)malloc((*prog)->img->ptx_size + 1);
+    if (!(*prog)->ptx || opara__ptx_unpack((*prog)->img->packed, (*prog)->img->packed_size, (*prog)->ptx,
+                                           (*prog)->img->ptx_size, NULL) != OPARA__PTX_UNPACKED)
+        return 1;
+    (*prog)->ptx[(*prog)->img->ptx_size] = 0;
+    return 0;
 }
 int nvrtcDestroyProgram(fake_program** prog) {
+    if (*prog) free((*prog)->ptx);
     free(*prog);
     *prog = NULL;
     return 0;
@@ -86,10 +94,10 @@ int nvrtcCompileProgram(fake_program* prog, int n, const char* const* options) {
 }
 /* The build-time PTX with its ".version X.Y" raised to ".version 9.9" (same length). */
 static size_t fake_ptx(const fake_program* prog, char* out) {
-    size_t len = strlen(prog->img->ptx);
+    size_t len = strlen(prog->ptx);
     if (out) {
         char* version;
-        memcpy(out, prog->img->ptx, len + 1);
+        memcpy(out, prog->ptx, len + 1);
         version = strncmp(out, ".version ", 9) == 0 ? out : strstr(out, "\n.version ");
         if (version) memcpy(strchr(version + 1, ' ') + 1, "9.9", 3);
     }

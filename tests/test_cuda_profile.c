@@ -105,31 +105,45 @@ static opara__cuda_options options(opara__cuda_mode mode) {
 
 /* ---- our own reading of the embedded PTX ----------------------------------------------------------- */
 
-/* Bytes of the .shared declarations inside the body of .entry `name` ("[.align A] .b8 x[N]"). */
+/* Bytes of the .shared declarations inside the body of .entry `name` ("[.align A] .b8 x[N]") in one PTX
+   text; -1 when it has no such entry. */
+static long ptx_text_static_shared(const char* line, const char* name) {
+    int inside = 0;
+    long bytes = 0;
+    for (; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+        size_t len = strcspn(line, "\n");
+        const char* entry = strstr(line, ".entry ");
+        const char* open;
+        if (entry && entry < line + len) {
+            if (inside) return bytes;
+            entry += 7;
+            inside = strncmp(entry, name, strlen(name)) == 0 && entry[strlen(name)] == '(';
+            continue;
+        }
+        if (!inside || strncmp(line, ".shared .align", 14) != 0) continue;
+        for (open = line + len; open > line && *open != '['; --open) {
+        }
+        if (*open == '[') bytes += strtol(open + 1, NULL, 10);
+    }
+    return inside ? bytes : -1;
+}
+
+/* The same in the embedded PTX (each kernel file unpacked); -1 when no kernel file has the entry. */
 static long ptx_static_shared(const char* name) {
     size_t f;
-    for (f = 0; f < OPARA__ARRAY_COUNT(opara__kernel_images); ++f) {
-        const char* line = opara__kernel_images[f].ptx;
-        int inside = 0;
-        long bytes = 0;
-        for (; *line; line += strcspn(line, "\n"), line += *line == '\n') {
-            size_t len = strcspn(line, "\n");
-            const char* entry = strstr(line, ".entry ");
-            const char* open;
-            if (entry && entry < line + len) {
-                if (inside) return bytes;
-                entry += 7;
-                inside = strncmp(entry, name, strlen(name)) == 0 && entry[strlen(name)] == '(';
-                continue;
-            }
-            if (!inside || strncmp(line, ".shared .align", 14) != 0) continue;
-            for (open = line + len; open > line && *open != '['; --open) {
-            }
-            if (*open == '[') bytes += strtol(open + 1, NULL, 10);
+    long bytes = -1;
+    for (f = 0; f < OPARA__ARRAY_COUNT(opara__kernel_images) && bytes < 0; ++f) {
+        const opara__kernel_image* img = &opara__kernel_images[f];
+        char* ptx = (char*)malloc(img->ptx_size + 1);
+        if (!ptx || opara__ptx_unpack(img->packed, img->packed_size, ptx, img->ptx_size, NULL) != OPARA__PTX_UNPACKED) {
+            free(ptx);
+            return -2;
         }
-        if (inside) return bytes;
+        ptx[img->ptx_size] = 0;
+        bytes = ptx_text_static_shared(ptx, name);
+        free(ptx);
     }
-    return -1;
+    return bytes;
 }
 
 static const opara__kernel_resources* ptxas_row(const char* name) {

@@ -1,22 +1,30 @@
 /* embed_kernels - writes the generated kernel headers from the PTX of each kernel file and its source:
- *   --ptx OUT     the PTX of every kernel file, one string each, and the register / shared-memory use ptxas
- *                 reports per entry point (src/kernels/opara_ptx.h, inlined into opara.h)
+ *   --ptx OUT     the PTX of every kernel file, packed (src/kernels/opara_ptx_pack.h), one string each, and
+ *                 the register / shared-memory use ptxas reports per entry point (src/kernels/opara_ptx.h,
+ *                 inlined into opara.h)
  *   --nvrtc OUT   the kernel sources for NVRTC, one string each, and the kernel dialect header they include,
  *                 once (opara_nvrtc.h, the companion that OPARA_NVRTC_SOURCE includes)
  *   --tables P    names the tables P_images / P_resources instead of opara__kernel_images /
  *                 opara__kernel_resource_table (the tests' own kernel images, beside opara_ptx.h)
+ *   --decoder H   how OUT includes the decoder (default "opara_ptx_pack.h", beside it in src/kernels)
  *
- *   embed_kernels [--check] --ptx OUT [--tables P] [--nvrtc OUT --header opara_kernel.h] {NAME PTX LOG SRC}...
+ *   embed_kernels [--check] --ptx OUT [--tables P] [--decoder H] [--nvrtc OUT --header opara_kernel.h]
+ *                 {NAME PTX LOG SRC}...
  *
- * With --check nothing is written: each output is compared with the file there, every kernel file whose PTX
- * differs is named and the exit status is 1. Deterministic: the output depends only on the input files.
+ * PTX is the plain text (the committed reference src/kernels/ptx/NAME.ptx, which `make ptx` copies from
+ * nvcc's output), LOG what ptxas -v said of it. With --check nothing is written: each output is compared
+ * with the file there, every kernel file whose text differs is named and the exit status is 1.
+ * Deterministic: the output depends only on the input files. Every packed string is unpacked again with
+ * the library's decoder and compared with the text before anything is written.
  *
- * Each text is one string made of adjacent literals, several source lines to a line of the header. C99 only
+ * Each text is one string made of adjacent literals, about 110 columns to a line of the header. C99 only
  * promises 4095 characters per string (-Woverlength-strings under -pedantic); gcc and clang take any length,
  * so the strings are wrapped in a diagnostic pragma instead of being cut into pieces the program joins. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../src/kernels/opara_ptx_pack.h"
 
 typedef struct text {
     char* data;
@@ -41,7 +49,7 @@ static void text_add(text* t, const char* s, size_t n) {
 
 static void text_str(text* t, const char* s) { text_add(t, s, strlen(s)); }
 
-static char* read_file(const char* path) {
+static char* read_file_size(const char* path, size_t* size) {
     FILE* f = fopen(path, "rb");
     text t = {NULL, 0, 0};
     char buf[65536];
@@ -53,8 +61,11 @@ static char* read_file(const char* path) {
     text_add(&t, "", 0);
     while ((n = fread(buf, 1, sizeof buf, f)) > 0) text_add(&t, buf, n);
     fclose(f);
+    if (size) *size = t.len;
     return t.data;
 }
+
+static char* read_file(const char* path) { return read_file_size(path, NULL); }
 
 /* One character as it stands inside a C string literal (after `prev`: the second '?' of a pair is
    escaped, so no trigraph forms under -std=c99). */
@@ -76,21 +87,157 @@ static void escape_char(text* out, char c, char prev) {
     }
 }
 
-/* `static const char var[] = "..." "...";`: the text's lines packed into literals of about 110 columns,
-   one literal per header line (a line of the text never splits, so the header diffs with the text). */
-static void emit_string(text* out, const char* var, const char* s) {
-    size_t col = 0;
+/* ---- the packer (the format: src/kernels/opara_ptx_pack.h) ------------------------------------------ */
+
+#define HASH_BITS 16
+#define MAX_CHAIN 1024
+
+static char digit_char(size_t value) {
+    static char digits[OPARA__PTX_PACK_BASE];
+    int c, n = 0;
+    if (!digits[1])
+        for (c = 0x20; c <= 0x7E; ++c)
+            if (c != '"' && c != '?' && c != '\\') digits[n++] = (char)c;
+    return digits[value];
+}
+
+static void put_digit(text* out, size_t value) {
+    char c = digit_char(value);
+    text_add(out, &c, 1);
+}
+
+static void put_extension(text* out, size_t value) {
+    for (; value >= OPARA__PTX_PACK_BASE - 1; value -= OPARA__PTX_PACK_BASE - 1) put_digit(out, OPARA__PTX_PACK_BASE - 1);
+    put_digit(out, value);
+}
+
+static void put_distance(text* out, size_t distance) {
+    size_t value = distance - 1;
+    for (; value >= OPARA__PTX_PACK_DISTANCE_BASE; value /= OPARA__PTX_PACK_DISTANCE_BASE)
+        put_digit(out, OPARA__PTX_PACK_DISTANCE_BASE + value % OPARA__PTX_PACK_DISTANCE_BASE);
+    put_digit(out, value);
+}
+
+/* One sequence: the literals, then the match (length 0: none, the last sequence). */
+static void put_sequence(text* out, const char* literals, size_t count, size_t length, size_t distance) {
+    size_t lit_code = count < 3 ? count : 3;
+    size_t match_code = length == 0 ? 0 : length - OPARA__PTX_PACK_MIN_MATCH;
+    if (match_code > OPARA__PTX_PACK_MATCH_CODES - 1) match_code = OPARA__PTX_PACK_MATCH_CODES - 1;
+    put_digit(out, lit_code * OPARA__PTX_PACK_MATCH_CODES + match_code);
+    if (lit_code == 3) put_extension(out, count - 3);
+    text_add(out, literals, count);
+    if (length == 0) return;
+    if (match_code == OPARA__PTX_PACK_MATCH_CODES - 1) put_extension(out, length - (OPARA__PTX_PACK_MATCH_CODES - 1 + OPARA__PTX_PACK_MIN_MATCH));
+    put_distance(out, distance);
+}
+
+typedef struct matcher {
+    const unsigned char* s;
+    size_t n;
+    long head[1 << HASH_BITS];
+    long* prev; /* per position: the previous one with the same hash, -1 at the end */
+} matcher;
+
+static size_t hash4(const unsigned char* p) {
+    unsigned long v = (unsigned long)p[0] | (unsigned long)p[1] << 8 | (unsigned long)p[2] << 16 | (unsigned long)p[3] << 24;
+    return (size_t)(((v * 2654435761UL) & 0xFFFFFFFFUL) >> (32 - HASH_BITS));
+}
+
+static void matcher_insert(matcher* m, size_t at) {
+    size_t h;
+    if (m->n - at < OPARA__PTX_PACK_MIN_MATCH) return;
+    h = hash4(m->s + at);
+    m->prev[at] = m->head[h];
+    m->head[h] = (long)at;
+}
+
+/* The longest earlier match at `at` within the window (the nearest of equal length); 0 when none. */
+static size_t matcher_find(const matcher* m, size_t at, size_t* distance) {
+    size_t best = 0;
+    long p;
+    int chain = MAX_CHAIN;
+    if (m->n - at < OPARA__PTX_PACK_MIN_MATCH) return 0;
+    for (p = m->head[hash4(m->s + at)]; p >= 0 && chain-- > 0 && at - (size_t)p <= (size_t)OPARA__PTX_PACK_WINDOW; p = m->prev[p]) {
+        size_t len = 0;
+        while (len < m->n - at && m->s[(size_t)p + len] == m->s[at + len]) ++len;
+        if (len > best) {
+            best = len;
+            *distance = at - (size_t)p;
+        }
+    }
+    return best >= OPARA__PTX_PACK_MIN_MATCH ? best : 0;
+}
+
+/* Greedy parsing with one step of lazy evaluation: a match is put off by a byte when the next
+   position has a longer one. */
+static void pack(const char* s, size_t n, text* out) {
+    matcher* m = (matcher*)malloc(sizeof *m);
+    size_t at = 0, start = 0, i;
+    if (!m || !(m->prev = (long*)malloc((n + 1) * sizeof(long)))) {
+        fprintf(stderr, "embed_kernels: out of memory\n");
+        exit(2);
+    }
+    m->s = (const unsigned char*)s;
+    m->n = n;
+    for (i = 0; i < (size_t)1 << HASH_BITS; ++i) m->head[i] = -1;
+    while (at < n) {
+        size_t distance = 0, next_distance = 0;
+        size_t length = matcher_find(m, at, &distance);
+        if (length && at + 1 < n) {
+            matcher_insert(m, at);
+            if (matcher_find(m, at + 1, &next_distance) > length) length = 0;
+        } else {
+            matcher_insert(m, at);
+        }
+        if (!length) {
+            ++at;
+            continue;
+        }
+        put_sequence(out, s + start, at - start, length, distance);
+        for (i = 1; i < length; ++i) matcher_insert(m, at + i);
+        at += length;
+        start = at;
+    }
+    if (start < n) put_sequence(out, s + start, n - start, 0, 0);
+    free(m->prev);
+    free(m);
+}
+
+/* The packed text, checked by unpacking it with the library's decoder. */
+static void pack_checked(const char* path, const char* s, size_t n, text* out) {
+    char* back = (char*)malloc(n + 1);
+    size_t at = 0;
+    opara__ptx_unpack_result r;
+    text_add(out, "", 0);
+    pack(s, n, out);
+    if (!back) {
+        fprintf(stderr, "embed_kernels: out of memory\n");
+        exit(2);
+    }
+    r = opara__ptx_unpack(out->data, out->len, back, n, &at);
+    if (r != OPARA__PTX_UNPACKED || memcmp(back, s, n) != 0) {
+        fprintf(stderr, "embed_kernels: %s does not unpack to itself (%s at byte %lu)\n", path, opara__ptx_unpack_result_text(r),
+                (unsigned long)at);
+        exit(2);
+    }
+    free(back);
+}
+
+/* `static const char var[] = "..." "...";`: the bytes packed into literals of about 110 columns, one
+   literal per header line. With keep_lines a line of the text never splits (so the header diffs with the
+   text); else (a packed text, which has no lines) the cut falls anywhere but inside an escape. */
+static void emit_string(text* out, const char* var, const char* s, size_t n, int keep_lines) {
+    size_t col = 0, at = 0;
     text_str(out, "static const char ");
     text_str(out, var);
     text_str(out, "[] =");
-    if (!*s) text_str(out, " \"\"");
-    while (*s) {
-        const char* start = s;
-        const char* eol = strchr(s, '\n');
-        const char* end = eol ? eol + 1 : s + strlen(s);
+    if (n == 0) text_str(out, " \"\"");
+    while (at < n) {
+        const char* eol = keep_lines ? (const char*)memchr(s + at, '\n', n - at) : NULL;
+        size_t end = !keep_lines ? at + 1 : eol ? (size_t)(eol - s) + 1 : n;
         text piece = {NULL, 0, 0};
         text_add(&piece, "", 0);
-        for (; s < end; ++s) escape_char(&piece, *s, s == start ? 0 : s[-1]);
+        for (; at < end; ++at) escape_char(&piece, s[at], at == 0 ? 0 : s[at - 1]);
         if (col > 0 && col + piece.len + 1 > 110) {
             text_str(out, "\"");
             col = 0;
@@ -154,36 +301,52 @@ typedef struct kernel_file {
     const char *name, *ptx, *log, *src;
 } kernel_file;
 
-static void emit_ptx_header(text* out, const char* guard, const char* tables, const kernel_file* k, int n) {
+static void emit_ptx_header(text* out, const char* guard, const char* tables, const char* decoder, const kernel_file* k,
+                            int n) {
     char var[256];
+    size_t* sizes = (size_t*)calloc((size_t)n + 1, sizeof(size_t));
     int i;
     text_str(out, "/* GENERATED by tools/embed_kernels.c (`make ptx`) from the kernel files; do not edit. `make check-ptx`\n"
                   " * fails when this file is stale. Per kernel file: its PTX (nvcc -ptx for the lowest architecture the\n"
-                  " * toolkit supports, comments and indentation dropped: ptxas -v read this same text); per entry point:\n"
-                  " * registers and static shared memory reported by ptxas. */\n");
+                  " * toolkit supports, comments and indentation dropped: ptxas -v read this same text, kept plain in\n"
+                  " * src/kernels/ptx/), packed (opara_ptx_pack.h); per entry point: registers and static shared memory\n"
+                  " * reported by ptxas. */\n");
     text_str(out, "#ifndef ");
     text_str(out, guard);
     text_str(out, "\n#define ");
     text_str(out, guard);
-    text_str(out, "\n\n#ifndef OPARA__KERNEL_IMAGE_DEFINED\n#define OPARA__KERNEL_IMAGE_DEFINED\n"
-                  "typedef struct opara__kernel_image {\n    const char* file;\n    const char* ptx;\n} opara__kernel_image;\n\n"
+    text_str(out, "\n\n#include \"");
+    text_str(out, decoder);
+    text_str(out, "\"\n\n#ifndef OPARA__KERNEL_IMAGE_DEFINED\n#define OPARA__KERNEL_IMAGE_DEFINED\n"
+                  "typedef struct opara__kernel_image {\n    const char* file;\n"
+                  "    const char* packed; /* the PTX, packed (opara_ptx_pack.h) */\n    size_t packed_size;\n"
+                  "    size_t ptx_size; /* the bytes it unpacks to */\n} opara__kernel_image;\n\n"
                   "typedef struct opara__kernel_resources {\n    const char* entry;\n    int registers;\n"
                   "    int static_shared_bytes;\n} opara__kernel_resources;\n#endif\n\n");
+    if (!sizes) {
+        fprintf(stderr, "embed_kernels: out of memory\n");
+        exit(2);
+    }
     text_str(out, long_strings_begin);
     for (i = 0; i < n; ++i) {
-        char* ptx = read_file(k[i].ptx);
+        text packed = {NULL, 0, 0};
+        char* ptx = read_file_size(k[i].ptx, &sizes[i]);
+        pack_checked(k[i].ptx, ptx, sizes[i], &packed);
         snprintf(var, sizeof var, "opara__ptx_%s", k[i].name);
-        emit_string(out, var, ptx);
+        emit_string(out, var, packed.data, packed.len, 0);
         text_str(out, "\n");
+        free(packed.data);
         free(ptx);
     }
     text_str(out, long_strings_end);
     snprintf(var, sizeof var, "static const opara__kernel_image %s_images[] = {\n", tables ? tables : "opara__kernel");
     text_str(out, var);
     for (i = 0; i < n; ++i) {
-        snprintf(var, sizeof var, "    {\"%s\", opara__ptx_%s},\n", k[i].name, k[i].name);
+        snprintf(var, sizeof var, "    {\"%s\", opara__ptx_%s, sizeof opara__ptx_%s - 1, %lu},\n", k[i].name, k[i].name,
+                 k[i].name, (unsigned long)sizes[i]);
         text_str(out, var);
     }
+    free(sizes);
     if (tables) snprintf(var, sizeof var, "};\n\nstatic const opara__kernel_resources %s_resources[] = {\n", tables);
     else snprintf(var, sizeof var, "};\n\nstatic const opara__kernel_resources opara__kernel_resource_table[] = {\n");
     text_str(out, var);
@@ -208,12 +371,12 @@ static void emit_nvrtc_header(text* out, const char* header_path, const kernel_f
                   "typedef struct opara__kernel_source {\n    const char* file;\n    const char* source;\n"
                   "} opara__kernel_source;\n\n");
     text_str(out, long_strings_begin);
-    emit_string(out, "opara__kernel_dialect", header);
+    emit_string(out, "opara__kernel_dialect", header, strlen(header), 1);
     text_str(out, "\n");
     for (i = 0; i < n; ++i) {
         char* src = read_file(k[i].src);
         snprintf(var, sizeof var, "opara__source_%s", k[i].name);
-        emit_string(out, var, src);
+        emit_string(out, var, src, strlen(src), 1);
         text_str(out, "\n");
         free(src);
     }
@@ -285,12 +448,12 @@ static int write_file(const char* path, const text* t) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: embed_kernels [--check] --ptx OUT [--tables P] [--nvrtc OUT --header H] {NAME PTX LOG SRC}...\n");
+    fprintf(stderr, "usage: embed_kernels [--check] --ptx OUT [--tables P] [--decoder H] [--nvrtc OUT --header H] {NAME PTX LOG SRC}...\n");
     return 2;
 }
 
 int main(int argc, char** argv) {
-    const char *ptx_out = NULL, *nvrtc_out = NULL, *header = NULL, *tables = NULL;
+    const char *ptx_out = NULL, *nvrtc_out = NULL, *header = NULL, *tables = NULL, *decoder = "opara_ptx_pack.h";
     kernel_file files[64];
     text ptx = {NULL, 0, 0}, nvrtc = {NULL, 0, 0};
     int i = 1, n = 0, check = 0, rc = 0;
@@ -301,6 +464,7 @@ int main(int argc, char** argv) {
         else if (strcmp(argv[i], "--nvrtc") == 0) nvrtc_out = argv[++i];
         else if (strcmp(argv[i], "--header") == 0) header = argv[++i];
         else if (strcmp(argv[i], "--tables") == 0) tables = argv[++i];
+        else if (strcmp(argv[i], "--decoder") == 0) decoder = argv[++i];
         else return usage();
     }
     if (!ptx_out || (nvrtc_out && !header) || (argc - i) % 4 != 0 || (argc - i) / 4 > 64) return usage();
@@ -310,7 +474,7 @@ int main(int argc, char** argv) {
         files[n].log = argv[i + 2];
         files[n].src = argv[i + 3];
     }
-    emit_ptx_header(&ptx, tables ? "OPARA_TEST_PTX_H" : "OPARA_PTX_H", tables, files, n);
+    emit_ptx_header(&ptx, tables ? "OPARA_TEST_PTX_H" : "OPARA_PTX_H", tables, decoder, files, n);
     if (nvrtc_out) emit_nvrtc_header(&nvrtc, header, files, n);
     if (check) {
         rc = check_file(ptx_out, &ptx, "opara__ptx_", files, n);

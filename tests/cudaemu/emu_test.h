@@ -1,6 +1,6 @@
 /* emu_test.h - what the emulator's tests share: the driver subset they call, loaded with dlopen from
  * OPARA_CUDA_DRIVER (a real libcuda.so.1 for `make test-gpu`) or from the emulator build directory, and
- * the sample kernels' PTX from emu_test_ptx.h (tests/cudaemu/sample.cu).
+ * the sample kernels' PTX from emu_test_ptx.h (tests/cudaemu/sample.cu, unpacked with opara_ptx_pack.h).
  * Stop-gap: the types are declared here until opara_cuda.h provides them; values follow CUDA 13.0. */
 #ifndef EMU_TEST_H
 #define EMU_TEST_H
@@ -193,15 +193,22 @@ static inline tcu_driver* tcu_get(void) {
     TCU_REQUIRE_DRIVER(d);                                                                                    \
     if (!d->emu_config) SKIP("emulator-only check (fault injection or emulator diagnostics)")
 
-/* The module of the tests' own sample kernels (tests/cudaemu/sample.cu, PTX in emu_test_ptx.h). */
+/* The module of the tests' own sample kernels (tests/cudaemu/sample.cu, PTX packed in emu_test_ptx.h). */
 static inline tcu_module tcu_sample_module(tcu_driver* d) {
     static tcu_module m;
     size_t i;
     if (m) return m;
-    for (i = 0; i < sizeof emu_test_kernel_images / sizeof emu_test_kernel_images[0]; i++)
-        if (strcmp(emu_test_kernel_images[i].file, "sample") == 0 &&
-            d->ModuleLoadData(&m, emu_test_kernel_images[i].ptx) != 0)
-            m = NULL;
+    for (i = 0; i < sizeof emu_test_kernel_images / sizeof emu_test_kernel_images[0]; i++) {
+        const opara__kernel_image* img = &emu_test_kernel_images[i];
+        char* ptx;
+        if (strcmp(img->file, "sample") != 0) continue;
+        ptx = (char*)malloc(img->ptx_size + 1);
+        if (ptx && opara__ptx_unpack(img->packed, img->packed_size, ptx, img->ptx_size, NULL) == OPARA__PTX_UNPACKED) {
+            ptx[img->ptx_size] = 0;
+            if (d->ModuleLoadData(&m, ptx) != 0) m = NULL;
+        }
+        free(ptx);
+    }
     return m;
 }
 
