@@ -17,7 +17,7 @@ ifeq ($(SAN),1)
   BUILD    := build/san
 endif
 
-SRC_FILES := $(wildcard src/*.h src/*.c src/kernels/*) opara_dl.h opara_cuda.h opara_nvrtc.h tools/gen_header.c LICENSE
+SRC_FILES := $(wildcard src/*/*.h src/*/*.c src/cuda/kernels/*) opara_dl.h opara_cuda.h opara_nvrtc.h tools/gen_header.c LICENSE
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 GEN_HEADER := build/tools/gen_header

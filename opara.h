@@ -1,6 +1,6 @@
 /* opara.h - GENERATED FILE, DO NOT EDIT.
    Built from src/ by tools/gen_header.c; edit the sources and run `make header`. */
-/* ==== BEGIN src/opara_api.h ==== */
+/* ==== BEGIN src/api/opara_api.h ==== */
 /* opara.h - embeddable DNN inference runtime with inter-operator parallelism.
 
    Do this:
@@ -850,15 +850,15 @@ OPARADEF opara_result opara_session_get_node_kernel(const opara_session* session
 }
 #endif
 #endif /* OPARA_H_INCLUDED */
-/* ==== END src/opara_api.h ==== */
-/* ==== BEGIN src/opara_sim.h ==== */
+/* ==== END src/api/opara_api.h ==== */
+/* ==== BEGIN src/sim/opara_sim.h ==== */
 /* GPU timing simulator (public part): a deterministic discrete-event model of kernels running on
    a GPU, fed by an execution plan. Every number it gives is a MODEL, not a measurement; label it
    "simulated" wherever it is shown. The model is described in docs/SIMULATOR.md. */
 #ifndef OPARA_SIM_H
 #define OPARA_SIM_H
 
-/* #include "opara_api.h" (inlined above) */
+/* #include "../api/opara_api.h" (inlined above) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -956,7 +956,7 @@ OPARADEF opara_result opara_plan_simulate(const opara_plan* plan, const opara_si
 }
 #endif
 #endif /* OPARA_SIM_H */
-/* ==== END src/opara_sim.h ==== */
+/* ==== END src/sim/opara_sim.h ==== */
 
 #if defined(OPARA_IMPLEMENTATION) && !defined(OPARA_IMPLEMENTATION_INCLUDED)
 #define OPARA_IMPLEMENTATION_INCLUDED
@@ -974,7 +974,7 @@ OPARADEF opara_result opara_plan_simulate(const opara_plan* plan, const opara_si
 #  define OPARA__COLD_END
 #endif
 
-/* ==== BEGIN src/opara_internal.h ==== */
+/* ==== BEGIN src/core/opara_internal.h ==== */
 /* Private declarations shared by the modules of src/. Nothing here is part of the API. */
 #ifndef OPARA_INTERNAL_H
 #define OPARA_INTERNAL_H
@@ -986,7 +986,7 @@ OPARADEF opara_result opara_plan_simulate(const opara_plan* plan, const opara_si
 #  define _POSIX_C_SOURCE 200809L
 #endif
 
-/* #include "opara_api.h" (inlined above) */
+/* #include "../api/opara_api.h" (inlined above) */
 
 #include <stdarg.h>
 #include <string.h>
@@ -1167,7 +1167,7 @@ struct opara_runtime {
 };
 
 #endif /* OPARA_INTERNAL_H */
-/* ==== END src/opara_internal.h ==== */
+/* ==== END src/core/opara_internal.h ==== */
 /* ==== BEGIN opara_dl.h ==== */
 /* opara_dl.h - the one dynamic-library layer of opara: opening a library, finding a symbol in it,
    closing it. opara_cuda.h loads every CUDA library through it and includes it (keep the two files
@@ -3241,7 +3241,7 @@ OPARA_CUDA_DEF void opara_cuda_cupti_unload(opara_cuda_cupti* cupti) {
 OPARA__COLD_END
 /* ==== END opara_cuda.h ==== */
 #endif /* OPARA_NO_CUDA */
-/* ==== BEGIN src/opara_util.c ==== */
+/* ==== BEGIN src/core/opara_util.c ==== */
 /* Memory through the allocator hook, checked arithmetic, little-endian access, text helpers. */
 /* #include "opara_internal.h" (inlined above) */
 
@@ -3431,8 +3431,8 @@ OPARADEF const char* opara_dtype_name(opara_dtype dtype) {
     default: return "?";
     }
 }
-/* ==== END src/opara_util.c ==== */
-/* ==== BEGIN src/opara_log.c ==== */
+/* ==== END src/core/opara_util.c ==== */
+/* ==== BEGIN src/core/opara_log.c ==== */
 /* Result strings, the logger hook, and failure details. */
 /* #include "opara_internal.h" (inlined above) */
 
@@ -3517,11 +3517,11 @@ OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, co
     va_end(args);
     return code;
 }
-/* ==== END src/opara_log.c ==== */
-/* ==== BEGIN src/opara_thread.c ==== */
+/* ==== END src/core/opara_log.c ==== */
+/* ==== BEGIN src/core/opara_thread.c ==== */
 /* Threads, locks, atomics and a monotonic clock over pthreads or Win32. */
 /* #include "opara_internal.h" (inlined above) */
-/* #include "../opara_dl.h" (inlined above) */
+/* #include "../../opara_dl.h" (inlined above) */
 
 #if defined(_WIN32)
 #  define WIN32_LEAN_AND_MEAN
@@ -3702,8 +3702,8 @@ OPARA__PRIVATE int opara__atomic_cas(volatile int32_t* p, int32_t expected, int3
 }
 
 #endif
-/* ==== END src/opara_thread.c ==== */
-/* ==== BEGIN src/opara_runtime.c ==== */
+/* ==== END src/core/opara_thread.c ==== */
+/* ==== BEGIN src/core/opara_runtime.c ==== */
 /* The runtime object: allocator, logger, last error, and the backend state it keeps loaded. */
 /* #include "opara_internal.h" (inlined above) */
 
@@ -3741,15 +3741,15 @@ OPARADEF void opara_runtime_destroy(opara_runtime* runtime) {
 OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     return runtime ? runtime->error.text : "no runtime";
 }
-/* ==== END src/opara_runtime.c ==== */
-/* ==== BEGIN src/opara_ir.h ==== */
+/* ==== END src/core/opara_runtime.c ==== */
+/* ==== BEGIN src/ir/opara_ir.h ==== */
 /* The graph IR: values (tensors), nodes (operators) with typed attributes, graph inputs and
    outputs, and the derived DAG (consumers, predecessors, successors, topological order).
    Everything a graph owns lives in its pool and is freed with it. */
 #ifndef OPARA_IR_H
 #define OPARA_IR_H
 
-/* #include "opara_internal.h" (inlined above) */
+/* #include "../core/opara_internal.h" (inlined above) */
 
 /* The operator table: one row per IR operator, the only place an operator's facts are written.
    X(ID, "OnnxName", "domain", since, until, next, min_in, max_in, max_out, kept_in, work, flops, flags):
@@ -4148,8 +4148,8 @@ OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n);
 OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g);
 
 #endif /* OPARA_IR_H */
-/* ==== END src/opara_ir.h ==== */
-/* ==== BEGIN src/opara_graph.c ==== */
+/* ==== END src/ir/opara_ir.h ==== */
+/* ==== BEGIN src/ir/opara_graph.c ==== */
 OPARA__COLD_BEGIN
 /* Graph construction, attribute access, and the derived DAG (consumers, preds, succs, topo order). */
 /* #include "opara_ir.h" (inlined above) */
@@ -4676,14 +4676,14 @@ OPARA__PRIVATE opara_result opara__graph_finalize(opara__graph* g) {
     return OPARA_OK;
 }
 OPARA__COLD_END
-/* ==== END src/opara_graph.c ==== */
-/* ==== BEGIN src/opara_model.h ==== */
+/* ==== END src/ir/opara_graph.c ==== */
+/* ==== BEGIN src/model/opara_model.h ==== */
 /* The model object, the .opara reader and writer, shape and dtype inference, and reachability
    queries on the DAG. Private; the public side is the model/builder section of opara_api.h. */
 #ifndef OPARA_MODEL_H
 #define OPARA_MODEL_H
 
-/* #include "opara_ir.h" (inlined above) */
+/* #include "../ir/opara_ir.h" (inlined above) */
 
 /* ---- the .opara format (docs/FORMAT.md is the specification) --------------------------------- */
 
@@ -4864,13 +4864,13 @@ OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const
                                                   uint32_t* antichain);
 
 #endif /* OPARA_MODEL_H */
-/* ==== END src/opara_model.h ==== */
-/* ==== BEGIN src/opara_shape.c ==== */
+/* ==== END src/model/opara_model.h ==== */
+/* ==== BEGIN src/ir/opara_shape.c ==== */
 OPARA__COLD_BEGIN
 /* Shape and data-type inference for every IR operator, following the ONNX operator specs.
    Every attribute and shape is hostile until checked: arithmetic is overflow-checked and dims
    are bounded by OPARA__SHAPE_DIM_MAX, so no input can crash it. */
-/* #include "opara_model.h" (inlined above) */
+/* #include "../model/opara_model.h" (inlined above) */
 
 #include <math.h>
 #include <stdio.h>
@@ -6236,12 +6236,12 @@ OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__
     return OPARA_OK;
 }
 OPARA__COLD_END
-/* ==== END src/opara_shape.c ==== */
-/* ==== BEGIN src/opara_reach.c ==== */
+/* ==== END src/ir/opara_shape.c ==== */
+/* ==== BEGIN src/ir/opara_reach.c ==== */
 OPARA__COLD_BEGIN
 /* Reachability on the DAG of a finalized graph: the transitive closure as bitsets, single
    queries, and the exact maximum antichain (the parallelism a schedule can exploit). */
-/* #include "opara_model.h" (inlined above) */
+/* #include "../model/opara_model.h" (inlined above) */
 
 OPARA__PRIVATE opara_result opara__closure_build(opara_runtime* rt, const opara__graph* g, opara__closure* out) {
     uint32_t i, k, words;
@@ -6489,8 +6489,8 @@ OPARA__PRIVATE_TOOL opara_result opara__graph_max_width(opara_runtime* rt, const
     return r;
 }
 OPARA__COLD_END
-/* ==== END src/opara_reach.c ==== */
-/* ==== BEGIN src/opara_validate.c ==== */
+/* ==== END src/ir/opara_reach.c ==== */
+/* ==== BEGIN src/model/opara_validate.c ==== */
 OPARA__COLD_BEGIN
 /* Semantic validation of a graph, shared by every way a model is made (the .opara reader, the
    builder, a graph handed over by the importer): attribute types, values, graph inputs and
@@ -6663,8 +6663,8 @@ OPARA__PRIVATE opara_result opara__graph_validate(opara__graph* g) {
     return r;
 }
 OPARA__COLD_END
-/* ==== END src/opara_validate.c ==== */
-/* ==== BEGIN src/opara_format.c ==== */
+/* ==== END src/model/opara_validate.c ==== */
+/* ==== BEGIN src/model/opara_format.c ==== */
 OPARA__COLD_BEGIN
 /* The .opara reader (hardened: every offset, size, index and enum is checked before use) and
    the deterministic writer. docs/FORMAT.md is the specification; both sides share the
@@ -7500,8 +7500,8 @@ OPARA__PRIVATE opara_result opara__format_write(opara_runtime* rt, const opara__
     return res;
 }
 OPARA__COLD_END
-/* ==== END src/opara_format.c ==== */
-/* ==== BEGIN src/opara_model.c ==== */
+/* ==== END src/model/opara_format.c ==== */
+/* ==== BEGIN src/model/opara_model.c ==== */
 OPARA__COLD_BEGIN
 /* The model object: loading from memory and from files (mmap / MapViewOfFile / read) and the
    public queries. Every way a model is made validates it with opara_validate.c. */
@@ -7936,8 +7936,8 @@ OPARADEF void opara_free(opara_runtime* runtime, void* ptr) {
     if (runtime) opara__free(runtime, ptr);
 }
 OPARA__COLD_END
-/* ==== END src/opara_model.c ==== */
-/* ==== BEGIN src/opara_builder.c ==== */
+/* ==== END src/model/opara_model.c ==== */
+/* ==== BEGIN src/model/opara_builder.c ==== */
 OPARA__COLD_BEGIN
 /* The public graph builder: records tensors, nodes and outputs by name (any order), and turns
    them into a fresh graph on finish/save, which validates like the loader. */
@@ -8354,8 +8354,8 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
 }
 #endif
 OPARA__COLD_END
-/* ==== END src/opara_builder.c ==== */
-/* ==== BEGIN src/opara_cpu.h ==== */
+/* ==== END src/model/opara_builder.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu.h ==== */
 /* The CPU backend's kernels: one prepared operator (opara__cpu_op) per graph node, a kernel
    function that runs a range of the operator's work items, and the SGEMM used by Conv, Gemm
    and MatMul (BLAS loaded at run time, or the built-in one).
@@ -8370,15 +8370,15 @@ OPARA__COLD_END
 #ifndef OPARA_CPU_H
 #define OPARA_CPU_H
 
-/* #include "opara_ir.h" (inlined above) */
-/* ==== BEGIN src/opara_sched.h ==== */
+/* #include "../ir/opara_ir.h" (inlined above) */
+/* ==== BEGIN src/plan/opara_sched.h ==== */
 /* The execution plan: which operators run at the same time (streams), in which order they are
    launched, where the synchronisations go (events, fork/join), and where every tensor lives
    (arena offsets, aliases). Pure, deterministic, backend-independent; every backend and the
    simulator consume the same opara__plan.
 
    Inputs of planning: a finalized graph, the byte size of every value, one descriptor per node
-   (grid, block, registers, shared memory, FLOPs, bytes, class; src/opara_desc.c gives an analytic
+   (grid, block, registers, shared memory, FLOPs, bytes, class; src/plan/opara_desc.c gives an analytic
    default) and the device limits.
 
    Memory conventions:
@@ -8395,7 +8395,7 @@ OPARA__COLD_END
 #ifndef OPARA_SCHED_H
 #define OPARA_SCHED_H
 
-/* #include "opara_ir.h" (inlined above) */
+/* #include "../ir/opara_ir.h" (inlined above) */
 
 /* ---- per-operator descriptors and device limits ---------------------------------------------- */
 
@@ -8804,7 +8804,7 @@ OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, con
 OPARA__PRIVATE opara_result opara__memory_plan(const opara__graph* g, opara__plan* plan);
 
 #endif /* OPARA_SCHED_H */
-/* ==== END src/opara_sched.h ==== */
+/* ==== END src/plan/opara_sched.h ==== */
 
 typedef struct opara__cpu_tensor {
     opara_dtype dtype;
@@ -9132,13 +9132,13 @@ OPARA__PRIVATE void opara__cpu_exec_node_times(const opara__cpu_exec* ex, const 
                                                const uint32_t** worker);
 
 #endif /* OPARA_CPU_H */
-/* ==== END src/opara_cpu.h ==== */
-/* ==== BEGIN src/opara_blas.c ==== */
+/* ==== END src/cpu/opara_cpu.h ==== */
+/* ==== BEGIN src/cpu/opara_blas.c ==== */
 /* Run-time BLAS by dlopen, only a fast one named by its own entry points: OpenBLAS (one thread per call
    during opara runs only, opara__blas_run_enter/leave), or BLIS or MKL set to one thread per call. A
    reference BLAS is refused; the built-in GEMM is used then. */
 /* #include "opara_cpu.h" (inlined above) */
-/* #include "../opara_dl.h" (inlined above) */
+/* #include "../../opara_dl.h" (inlined above) */
 
 /* OpenBLAS's thread count is one process-wide setting, and 0.3.x has no per-call count for sgemm
    (openblas_set_num_threads_local, 0.3.27, sets the same global and returns the old value). Our
@@ -9344,8 +9344,8 @@ OPARA__PRIVATE void opara__blas_run_leave(const opara__blas* blas) {
         blas->set_threads(opara__blas_state.saved);
     opara__blas_unlock();
 }
-/* ==== END src/opara_blas.c ==== */
-/* ==== BEGIN src/opara_cpu_base.c ==== */
+/* ==== END src/cpu/opara_blas.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_base.c ==== */
 /* What every CPU kernel file shares, below all of them: failure text for the executor, element
    counts, dims comparison and broadcast strides (from the shape engine's one broadcast rule), the
    record's axis, the broadcast iteration space, the integer conversions of Cast and Pad. */
@@ -9487,8 +9487,8 @@ OPARA__PRIVATE int opara__cpu_cast_type_ok(opara_dtype t) {
     return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32 ||
            t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_BOOL;
 }
-/* ==== END src/opara_cpu_base.c ==== */
-/* ==== BEGIN src/opara_cpu_gemm.c ==== */
+/* ==== END src/cpu/opara_cpu_base.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_gemm.c ==== */
 /* SGEMM: the built-in cache-blocked, register-tiled GEMM (AVX-512 or AVX2+FMA micro-kernel chosen
    at run time on x86 with GCC/Clang, NEON on aarch64 with GCC/Clang, portable C elsewhere) with a fused
    epilogue, dispatch to a loaded BLAS, and the Gemm and MatMul operators. */
@@ -10750,8 +10750,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
     op->fn = opara__matmul_kernel;
     return OPARA_OK;
 }
-/* ==== END src/opara_cpu_gemm.c ==== */
-/* ==== BEGIN src/opara_cpu_math.c ==== */
+/* ==== END src/cpu/opara_cpu_gemm.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_math.c ==== */
 /* Vector row functions of the CPU kernels: exp, erf and sigmoid over rows of floats, with AVX-512
    and AVX2+FMA bodies (libm on the portable path), the row pieces of Softmax and LayerNormalization
    built on them, and row sums (GlobalAveragePool).
@@ -11041,8 +11041,8 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n) {
     for (j = 0; j < n; ++j) sum += x[j];
     return sum;
 }
-/* ==== END src/opara_cpu_math.c ==== */
-/* ==== BEGIN src/opara_cpu_elementwise.c ==== */
+/* ==== END src/cpu/opara_cpu_math.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_elementwise.c ==== */
 /* CPU kernels of the element-wise operators: the unary activations (f32), the binary arithmetic
    with broadcasting (f32, i64, i32), Where and Cast. */
 /* #include "opara_cpu.h" (inlined above) */
@@ -11401,8 +11401,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err
     op->fn = opara__cast_kernel;
     return OPARA_OK;
 }
-/* ==== END src/opara_cpu_elementwise.c ==== */
-/* ==== BEGIN src/opara_cpu_movement.c ==== */
+/* ==== END src/cpu/opara_cpu_elementwise.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_movement.c ==== */
 /* CPU kernels of the data-movement operators: strided copies (Expand, Transpose, Slice), the
    Reshape family, Concat and Split, Gather, Pad and Resize. */
 /* #include "opara_cpu.h" (inlined above) */
@@ -11923,8 +11923,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* e
     op->fn = opara__resize_linear_kernel;
     return OPARA_OK;
 }
-/* ==== END src/opara_cpu_movement.c ==== */
-/* ==== BEGIN src/opara_cpu_norm.c ==== */
+/* ==== END src/cpu/opara_cpu_movement.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_norm.c ==== */
 /* CPU kernels of the normalization operators: LayerNormalization and BatchNormalization
    (inference). */
 /* #include "opara_cpu.h" (inlined above) */
@@ -12021,8 +12021,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
     op->fn = opara__batch_norm_kernel;
     return OPARA_OK;
 }
-/* ==== END src/opara_cpu_norm.c ==== */
-/* ==== BEGIN src/opara_cpu_reduce.c ==== */
+/* ==== END src/cpu/opara_cpu_norm.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_reduce.c ==== */
 /* CPU kernels of the operators that reduce rows or dims: Softmax, GlobalAveragePool and ReduceMean. */
 /* #include "opara_cpu.h" (inlined above) */
 
@@ -12163,8 +12163,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, ch
     op->fn = opara__reduce_mean_kernel;
     return OPARA_OK;
 }
-/* ==== END src/opara_cpu_reduce.c ==== */
-/* ==== BEGIN src/opara_cpu_kernels.c ==== */
+/* ==== END src/cpu/opara_cpu_reduce.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_kernels.c ==== */
 /* opara__cpu_prepare (validation + dispatch to each operator's prepare) and the constant weights'
    packing: the top of the CPU kernel files. The kernels by kind: element-wise in
    opara_cpu_elementwise.c, data movement in opara_cpu_movement.c, normalization in opara_cpu_norm.c,
@@ -12263,8 +12263,8 @@ OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
     opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,
                            (size_t)p->n, op->packed_nr, op->packed);
 }
-/* ==== END src/opara_cpu_kernels.c ==== */
-/* ==== BEGIN src/opara_cpu_conv.c ==== */
+/* ==== END src/cpu/opara_cpu_kernels.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_conv.c ==== */
 /* Conv (depthwise direct, 1x1 as a direct GEMM, else im2col + SGEMM), ConvTranspose (GEMM +
    col2im) and MaxPool/AveragePool. Spatial dims (1 to 3) are normalized to 3 with leading dims
    of size 1, so one code path serves 1-D, 2-D and 3-D. */
@@ -13025,8 +13025,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     }
     return OPARA_OK;
 }
-/* ==== END src/opara_cpu_conv.c ==== */
-/* ==== BEGIN src/opara_cpu_winograd.c ==== */
+/* ==== END src/cpu/opara_cpu_conv.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_winograd.c ==== */
 /* 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) on AVX-512 (Lavin and Gray's minimal
    filtering): each 2x2 block of outputs (a tile) comes from the 4x4 input block around it as
    Y = A^T [sum over input channels of (G g G^T) . (B^T d B)] A, 16 products per tile and channel
@@ -13300,8 +13300,8 @@ OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op) {
     return 0;
 #endif
 }
-/* ==== END src/opara_cpu_winograd.c ==== */
-/* ==== BEGIN src/opara_desc.c ==== */
+/* ==== END src/cpu/opara_cpu_winograd.c ==== */
+/* ==== BEGIN src/plan/opara_desc.c ==== */
 OPARA__COLD_BEGIN
 /* Device presets and the default analytic operator descriptors.
 
@@ -13322,7 +13322,7 @@ OPARA__COLD_BEGIN
    bandwidth), memory otherwise; ops without FLOPs (copies) are memory; without shapes, the op
    type's default (convolutions and matrix products compute, everything else memory). */
 /* #include "opara_sched.h" (inlined above) */
-/* #include "opara_model.h" (inlined above) */
+/* #include "../model/opara_model.h" (inlined above) */
 
 /* Public specifications: SM count, per-block/per-SM limits (compute capability tables), FP32 peak
    at boost clock, DRAM bandwidth. max_smem_per_block is the default 48 KiB (cudaDeviceProp
@@ -13581,14 +13581,14 @@ OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, 
     return OPARA_OK;
 }
 OPARA__COLD_END
-/* ==== END src/opara_desc.c ==== */
-/* ==== BEGIN src/opara_sched.c ==== */
+/* ==== END src/plan/opara_desc.c ==== */
+/* ==== BEGIN src/plan/opara_sched.c ==== */
 OPARA__COLD_BEGIN
 /* Strategies: launch orders (Opara Alg. 2, topological, DFS, BFS), stream allocation (Opara Alg. 1,
    sequential, wavefront, Nimble) and the plan object that ties them to the sync and memory plans.
    Everything is O(V + E) except Nimble (O(V^2/64) bitsets plus matchings, as in the original). */
 /* #include "opara_sched.h" (inlined above) */
-/* #include "opara_model.h" (inlined above) */
+/* #include "../model/opara_model.h" (inlined above) */
 
 #include <math.h>
 
@@ -14697,8 +14697,8 @@ OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_
     return r;
 }
 OPARA__COLD_END
-/* ==== END src/opara_sched.c ==== */
-/* ==== BEGIN src/opara_sync.c ==== */
+/* ==== END src/plan/opara_sched.c ==== */
+/* ==== BEGIN src/plan/opara_sync.c ==== */
 OPARA__COLD_BEGIN
 /* The sync plan: an event is recorded only after a node some other stream has to wait for, a
    wait is dropped when the waiting stream's vector clock already covers it (implied by earlier
@@ -15147,8 +15147,8 @@ OPARA__PRIVATE opara_result opara__plan_share_scratch(const opara__graph* g, con
     return r;
 }
 OPARA__COLD_END
-/* ==== END src/opara_sync.c ==== */
-/* ==== BEGIN src/opara_memplan.c ==== */
+/* ==== END src/plan/opara_sync.c ==== */
+/* ==== BEGIN src/plan/opara_memplan.c ==== */
 OPARA__COLD_BEGIN
 /* The memory plan: one arena, a block per storage root, reused only when it is provably free.
 
@@ -16058,8 +16058,8 @@ OPARA__PRIVATE opara_result opara__memory_aliases(const opara__graph* g, const o
     return OPARA_OK;
 }
 OPARA__COLD_END
-/* ==== END src/opara_memplan.c ==== */
-/* ==== BEGIN src/opara_live.c ==== */
+/* ==== END src/plan/opara_memplan.c ==== */
+/* ==== BEGIN src/plan/opara_live.c ==== */
 OPARA__COLD_BEGIN
 /* Bytes live in launch order, for the memory budget of Alg. 2 (docs/SCHEDULING.md, "Memory
    budget"). A storage root is live from its first writer's launch to its last reader's launch:
@@ -16196,8 +16196,8 @@ OPARA__PRIVATE opara_result opara__live_peak(const opara__graph* g, const opara_
     return OPARA_OK;
 }
 OPARA__COLD_END
-/* ==== END src/opara_live.c ==== */
-/* ==== BEGIN src/opara_verify.c ==== */
+/* ==== END src/plan/opara_live.c ==== */
+/* ==== BEGIN src/plan/opara_verify.c ==== */
 OPARA__COLD_BEGIN
 /* The plan verifier. Independent of how the plan was made: it rebuilds the happens-before
    relation from the plan alone (stream order + waits, exact vector clocks of size n_streams per
@@ -16662,8 +16662,8 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
     return r;
 }
 OPARA__COLD_END
-/* ==== END src/opara_verify.c ==== */
-/* ==== BEGIN src/opara_backend.h ==== */
+/* ==== END src/plan/opara_verify.c ==== */
+/* ==== BEGIN src/plan/opara_backend.h ==== */
 /* The backend interface: one small table of functions that each backend (CPU, CUDA) implements and
    the session drives (sokol's per-backend function set, ggml-backend's interface). The session
    resolves the desc's defaults and infers shapes once (opara_session.c), then per backend:
@@ -16683,7 +16683,7 @@ OPARA__COLD_END
 #define OPARA_BACKEND_H
 
 /* #include "opara_sched.h" (inlined above) */
-/* #include "opara_model.h" (inlined above) */
+/* #include "../model/opara_model.h" (inlined above) */
 
 /* What the session resolved and inferred once, borrowed by open for the backend's life. */
 typedef struct opara__backend_given {
@@ -16745,8 +16745,8 @@ OPARA__PRIVATE const opara__backend* opara__backend_cuda(void); /* opara_cuda_ta
 #endif
 
 #endif /* OPARA_BACKEND_H */
-/* ==== END src/opara_backend.h ==== */
-/* ==== BEGIN src/opara_backend.c ==== */
+/* ==== END src/plan/opara_backend.h ==== */
+/* ==== BEGIN src/plan/opara_backend.c ==== */
 OPARA__COLD_BEGIN
 /* A backend's object made through its table (opara_backend.h): the session's, and the CUDA
    profiling run's (opara_cuda_table.c). */
@@ -16791,19 +16791,19 @@ OPARA__PRIVATE opara_result opara__backend_make(const opara__backend* b, const o
     return OPARA_OK;
 }
 OPARA__COLD_END
-/* ==== END src/opara_backend.c ==== */
+/* ==== END src/plan/opara_backend.c ==== */
 #ifndef OPARA_NO_CUDA
-/* ==== BEGIN src/kernels/opara_ptx.h ==== */
+/* ==== BEGIN src/cuda/kernels/opara_ptx.h ==== */
 /* GENERATED by tools/embed_kernels.c (`make ptx`) from the kernel files; do not edit. `make check-ptx`
  * fails when this file is stale. Per kernel file: its PTX (nvcc -ptx for the lowest architecture the
  * toolkit supports, comments and indentation dropped: ptxas -v read this same text, kept plain in
- * src/kernels/ptx/), packed (opara_ptx_pack.h); per entry point: registers and static shared memory
+ * src/cuda/kernels/ptx/), packed (opara_ptx_pack.h); per entry point: registers and static shared memory
  * reported by ptxas. */
 #ifndef OPARA_PTX_H
 #define OPARA_PTX_H
 
-/* ==== BEGIN src/kernels/opara_ptx_pack.h ==== */
-/* opara_ptx_pack.h - the packed form of the embedded PTX (src/kernels/opara_ptx.h) and its decoder.
+/* ==== BEGIN src/cuda/kernels/opara_ptx_pack.h ==== */
+/* opara_ptx_pack.h - the packed form of the embedded PTX (src/cuda/kernels/opara_ptx.h) and its decoder.
  * tools/embed_kernels.c writes it; the CUDA backend unpacks a kernel file's PTX into an allocated buffer
  * when it loads the module. Self-contained (the emulator's tests and the build tool include it too).
  *
@@ -16955,7 +16955,7 @@ static OPARA__PTX_PACK_UNUSED opara__ptx_unpack_result opara__ptx_unpack(const c
 }
 
 #endif /* OPARA_PTX_PACK_H */
-/* ==== END src/kernels/opara_ptx_pack.h ==== */
+/* ==== END src/cuda/kernels/opara_ptx_pack.h ==== */
 
 #ifndef OPARA__KERNEL_IMAGE_DEFINED
 #define OPARA__KERNEL_IMAGE_DEFINED
@@ -17762,12 +17762,12 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
 };
 
 #endif
-/* ==== END src/kernels/opara_ptx.h ==== */
+/* ==== END src/cuda/kernels/opara_ptx.h ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
-/* ==== BEGIN src/opara_backend_cuda.h ==== */
+/* ==== BEGIN src/cuda/opara_backend_cuda.h ==== */
 /* The CUDA backend: runs a plan (opara_sched.h) on an NVIDIA GPU through the driver API loaded at
-   run time (opara_cuda.h), with our kernels (src/kernels, embedded PTX or NVRTC) and, when they
+   run time (opara_cuda.h), with our kernels (src/cuda/kernels, embedded PTX or NVRTC) and, when they
    load, cuBLAS for Gemm/MatMul and cuDNN for convolutions (our implicit-GEMM kernel otherwise).
 
    The runtime owns what every session shares (opara_backend_cuda.c, "the runtime's CUDA state"):
@@ -17798,11 +17798,11 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
 #ifndef OPARA_BACKEND_CUDA_H
 #define OPARA_BACKEND_CUDA_H
 
-/* #include "opara_sched.h" (inlined above) */
-/* #include "opara_model.h" (inlined above) */
-/* #include "../opara_cuda.h" (inlined above) */
+/* #include "../plan/opara_sched.h" (inlined above) */
+/* #include "../model/opara_model.h" (inlined above) */
+/* #include "../../opara_cuda.h" (inlined above) */
 
-/* Activation codes of the kernels' shared epilogue (src/kernels/epilogue.cu). */
+/* Activation codes of the kernels' shared epilogue (src/cuda/kernels/epilogue.cu). */
 typedef enum opara__cuda_act {
     OPARA__CUDA_ACT_NONE = 0,
     OPARA__CUDA_ACT_RELU = 1,
@@ -17818,7 +17818,7 @@ typedef enum opara__cuda_act {
     OPARA__CUDA_ACT_GELU_TANH = 11
 } opara__cuda_act;
 
-/* Binary operator codes of src/kernels/elementwise.cu. */
+/* Binary operator codes of src/cuda/kernels/elementwise.cu. */
 typedef enum opara__cuda_binop {
     OPARA__CUDA_BIN_ADD = 0,
     OPARA__CUDA_BIN_SUB = 1,
@@ -18217,10 +18217,10 @@ OPARA__PRIVATE opara_result opara__cuda_session_enqueue_hooked(opara__cuda_sessi
 
 
 #endif /* OPARA_BACKEND_CUDA_H */
-/* ==== END src/opara_backend_cuda.h ==== */
+/* ==== END src/cuda/opara_backend_cuda.h ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
-/* ==== BEGIN src/opara_cuda_lower.c ==== */
+/* ==== BEGIN src/cuda/opara_cuda_lower.c ==== */
 OPARA__COLD_BEGIN
 /* Lowering of graph nodes to CUDA launch descriptors: which kernel, which grid and block, which
    arguments (scalars, tensors by value index, shape tables in the meta array, folded constants
@@ -18639,7 +18639,7 @@ static opara_result opara__lower_gather(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-/* The pad kernel's mode (src/kernels: 0 constant, 1 reflect, 2 edge), -1 where it has none. */
+/* The pad kernel's mode (src/cuda/kernels: 0 constant, 1 reflect, 2 edge), -1 where it has none. */
 static int opara__lower_pad_mode(opara__pad_mode mode) {
     switch (mode) {
     case OPARA__PAD_CONSTANT: return 0;
@@ -18692,7 +18692,7 @@ static opara_result opara__lower_pad(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-/* The resize kernel's codes (src/kernels: mode 0 nearest, 1 linear; coordinates 0 half_pixel,
+/* The resize kernel's codes (src/cuda/kernels: mode 0 nearest, 1 linear; coordinates 0 half_pixel,
    1 asymmetric, 2 align_corners, 3 pytorch_half_pixel; nearest modes in ONNX's order), -1 where it
    has none. */
 static int opara__lower_resize_mode(opara__resize_mode mode) {
@@ -19309,10 +19309,10 @@ OPARA__PRIVATE void opara__cuda_lowering_free(opara_runtime* rt, opara__cuda_low
     memset(low, 0, sizeof *low);
 }
 OPARA__COLD_END
-/* ==== END src/opara_cuda_lower.c ==== */
+/* ==== END src/cuda/opara_cuda_lower.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
-/* ==== BEGIN src/opara_cuda_cudnn.c ==== */
+/* ==== BEGIN src/cuda/opara_cuda_cudnn.c ==== */
 OPARA__COLD_BEGIN
 /* cuDNN convolutions: the tensor, filter, convolution and activation descriptors of one 2-D
    convolution (NCHW, float32, groups, fused bias + Relu/identity), checked against our shape
@@ -19470,10 +19470,10 @@ OPARA__PRIVATE void opara__cudnn_conv_destroy(const opara_cuda_cudnn* dnn, opara
     memset(conv, 0, sizeof *conv);
 }
 OPARA__COLD_END
-/* ==== END src/opara_cuda_cudnn.c ==== */
+/* ==== END src/cuda/opara_cuda_cudnn.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
-/* ==== BEGIN src/opara_cuda_runtime.c ==== */
+/* ==== BEGIN src/cuda/opara_cuda_runtime.c ==== */
 OPARA__COLD_BEGIN
 /* The runtime's CUDA state (see opara_backend_cuda.h): the driver, cuBLAS and cuDNN loaded once per
    runtime and the primary contexts it retains, shared by the runtime's CUDA sessions. */
@@ -19721,10 +19721,10 @@ OPARA__PRIVATE void opara__cuda_runtime_detach(opara__cuda_shared* sh) {
     if (sh) opara__atomic_add(&sh->sessions, -1);
 }
 OPARA__COLD_END
-/* ==== END src/opara_cuda_runtime.c ==== */
+/* ==== END src/cuda/opara_cuda_runtime.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
-/* ==== BEGIN src/opara_cuda_resources.c ==== */
+/* ==== BEGIN src/cuda/opara_cuda_resources.c ==== */
 OPARA__COLD_BEGIN
 /* The CUDA backend's static profile (Opara's Model Profiler, seeds 000/001 §Profiler, without a
    run): per node, the resources of one thread block of its main kernel, for Alg. 2's descriptors.
@@ -19890,10 +19890,10 @@ OPARA__PRIVATE void opara__cuda_profile_to_descs(opara__cuda_op_profile* rows, u
     }
 }
 OPARA__COLD_END
-/* ==== END src/opara_cuda_resources.c ==== */
+/* ==== END src/cuda/opara_cuda_resources.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
-/* ==== BEGIN src/opara_backend_cuda.c ==== */
+/* ==== BEGIN src/cuda/opara_backend_cuda.c ==== */
 OPARA__COLD_BEGIN
 /* The CUDA backend (see opara_backend_cuda.h): attaching to the runtime's CUDA state
    (opara_cuda_runtime.c), device and modules, memory from the plan, binding
@@ -20206,7 +20206,7 @@ static void opara__backend_nvrtc_take(opara__cuda_session* s, opara_cuda_nvrtc* 
 
 /* NVRTC: the kernel source compiled for the device, with the kernel dialect given as the header
    opara_kernel.h that every source includes. Options: the architecture and the language standard of
-   the dialect (src/kernels/opara_kernel.h), nothing else: no -default-device, no fast-math (the
+   the dialect (src/cuda/kernels/opara_kernel.h), nothing else: no -default-device, no fast-math (the
    kernels must match the CPU backend). On failure out stays empty, with the reason logged: the
    embedded PTX is then used. */
 static void opara__backend_nvrtc_compile(opara__cuda_session* s, opara_cuda_nvrtc* nv, const opara__kernel_image* img,
@@ -20263,7 +20263,7 @@ static void opara__backend_image_name(opara__backend_image_kind kind, int arch, 
     else opara__format(out, cap, "embedded PTX %s (driver JIT)", embedded_target);
 }
 
-/* The embedded PTX of a kernel file, unpacked (src/kernels/opara_ptx_pack.h) into a NUL-terminated buffer
+/* The embedded PTX of a kernel file, unpacked (src/cuda/kernels/opara_ptx_pack.h) into a NUL-terminated buffer
    from the runtime's allocator, which the caller frees. */
 static opara_result opara__backend_unpack_ptx(opara__cuda_session* s, const opara__kernel_image* img, char** ptx) {
     size_t at = 0;
@@ -21328,10 +21328,10 @@ OPARA__PRIVATE void opara__cuda_session_info(const opara__cuda_session* s, opara
 
 OPARA__PRIVATE const opara_cuda_driver* opara__cuda_session_driver(const opara__cuda_session* s) { return &s->cu; }
 OPARA__COLD_END
-/* ==== END src/opara_backend_cuda.c ==== */
+/* ==== END src/cuda/opara_backend_cuda.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
-/* ==== BEGIN src/opara_cuda_profile.c ==== */
+/* ==== BEGIN src/cuda/opara_cuda_profile.c ==== */
 OPARA__COLD_BEGIN
 /* The CUDA profiler's runs (Opara's Model Profiler, seeds 000/001 §Profiler): per node, its time
    and, for library kernels, their real launch configuration, for Alg. 2. The resources of our own
@@ -21709,15 +21709,15 @@ OPARA__PRIVATE opara_result opara__cuda_profile_measure(opara_runtime* rt, opara
     return r;
 }
 OPARA__COLD_END
-/* ==== END src/opara_cuda_profile.c ==== */
+/* ==== END src/cuda/opara_cuda_profile.c ==== */
 #endif /* OPARA_NO_CUDA */
 #ifndef OPARA_NO_CUDA
-/* ==== BEGIN src/opara_cuda_table.c ==== */
+/* ==== BEGIN src/cuda/opara_cuda_table.c ==== */
 OPARA__COLD_BEGIN
 /* The CUDA backend's table (opara_backend.h): the session's steps of opara_backend_cuda.c behind the
    interface, the options a session desc asks for, and the profiling run before planning
    (opara_cuda_profile.c). It sits above the backend and the profiler, so neither calls up. */
-/* #include "opara_backend.h" (inlined above) */
+/* #include "../plan/opara_backend.h" (inlined above) */
 /* #include "opara_backend_cuda.h" (inlined above) */
 
 /* What a session desc asks of the CUDA backend. */
@@ -21917,15 +21917,15 @@ OPARA__PRIVATE const opara__backend* opara__backend_cuda(void) {
     return &table;
 }
 OPARA__COLD_END
-/* ==== END src/opara_cuda_table.c ==== */
+/* ==== END src/cuda/opara_cuda_table.c ==== */
 #endif /* OPARA_NO_CUDA */
-/* ==== BEGIN src/opara_export.h ==== */
+/* ==== BEGIN src/api/opara_export.h ==== */
 /* Exports of a plan and of a run's timeline for people to look at: Graphviz DOT and Chrome-trace
    (Perfetto) JSON. Shared by the session API and the command-line tools. */
 #ifndef OPARA_EXPORT_H
 #define OPARA_EXPORT_H
 
-/* #include "opara_sched.h" (inlined above) */
+/* #include "../plan/opara_sched.h" (inlined above) */
 
 /* What the inspection API (opara_inspect.c) reads of a session (opara_session.c). */
 typedef struct opara__session_parts {
@@ -21956,8 +21956,8 @@ OPARA__PRIVATE void opara__write_json_string(FILE* f, const char* s);
 #endif
 
 #endif /* OPARA_EXPORT_H */
-/* ==== END src/opara_export.h ==== */
-/* ==== BEGIN src/opara_export.c ==== */
+/* ==== END src/api/opara_export.h ==== */
+/* ==== BEGIN src/api/opara_export.c ==== */
 OPARA__COLD_BEGIN
 /* Graphviz DOT of a plan and Chrome-trace JSON of a run. */
 /* #include "opara_export.h" (inlined above) */
@@ -22033,12 +22033,12 @@ OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opar
 
 #endif /* OPARA_NO_STDIO */
 OPARA__COLD_END
-/* ==== END src/opara_export.c ==== */
-/* ==== BEGIN src/opara_backend_cpu.c ==== */
+/* ==== END src/api/opara_export.c ==== */
+/* ==== BEGIN src/cpu/opara_backend_cpu.c ==== */
 /* The CPU executor: the plan's streams become worker threads, its events per-node completion
    marks, its arena one allocation; large operators are split across idle workers. */
 /* #include "opara_cpu.h" (inlined above) */
-/* #include "opara_backend.h" (inlined above) */
+/* #include "../plan/opara_backend.h" (inlined above) */
 
 #if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
 #  include <xmmintrin.h>
@@ -22882,14 +22882,14 @@ OPARA__PRIVATE const opara__backend* opara__backend_cpu(void) {
         opara__cpu_backend_last_error, opara__cpu_backend_destroy};
     return &table;
 }
-/* ==== END src/opara_backend_cpu.c ==== */
-/* ==== BEGIN src/opara_session.c ==== */
+/* ==== END src/cpu/opara_backend_cpu.c ==== */
+/* ==== BEGIN src/api/opara_session.c ==== */
 OPARA__COLD_BEGIN
 /* The public session API: shapes for the batch size, the plan, the backend (CPU, or CUDA when a
    driver and a device exist) reached only through its table (opara_backend.h), runs with caller
    tensors, plan queries and run statistics. */
-/* #include "opara_backend.h" (inlined above) */
-/* #include "opara_backend_cuda.h" (inlined above) */
+/* #include "../plan/opara_backend.h" (inlined above) */
+/* #include "../cuda/opara_backend_cuda.h" (inlined above) */
 /* #include "opara_export.h" (inlined above) */
 
 struct opara_session {
@@ -23400,9 +23400,9 @@ OPARA__PRIVATE opara_result opara__session_node_kernel(const opara_session* s, u
     return s->backend->node_kernel ? s->backend->node_kernel(s->be, node, out) : OPARA_ERR_UNSUPPORTED;
 }
 OPARA__COLD_END
-/* ==== END src/opara_session.c ==== */
+/* ==== END src/api/opara_session.c ==== */
 #ifndef OPARA_NO_ONNX
-/* ==== BEGIN src/opara_pb.h ==== */
+/* ==== BEGIN src/onnx/opara_pb.h ==== */
 /* Protobuf wire-format reader and the decoder of the ONNX messages the importer needs
    (ModelProto, GraphProto, NodeProto, TensorProto, AttributeProto, ValueInfoProto, TypeProto,
    OperatorSetIdProto). The decoded structs point into the caller's buffer for bulk bytes
@@ -23411,7 +23411,7 @@ OPARA__COLD_END
 #ifndef OPARA_PB_H
 #define OPARA_PB_H
 
-/* #include "opara_ir.h" (inlined above) */
+/* #include "../ir/opara_ir.h" (inlined above) */
 
 /* ---- wire level ------------------------------------------------------------------------------ */
 
@@ -23578,10 +23578,10 @@ OPARA__PRIVATE opara_result opara__onnx_decode_tensor(opara_runtime* rt, opara__
                                                      size_t size, opara__onnx_tensor* out);
 
 #endif /* OPARA_PB_H */
-/* ==== END src/opara_pb.h ==== */
+/* ==== END src/onnx/opara_pb.h ==== */
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_ONNX
-/* ==== BEGIN src/opara_pb.c ==== */
+/* ==== BEGIN src/onnx/opara_pb.c ==== */
 OPARA__COLD_BEGIN
 /* Protobuf wire reader and ONNX message decoder (see opara_pb.h). Field numbers follow onnx.proto
    (proto2). Each message is read twice: the first pass validates the wire data and counts
@@ -24309,10 +24309,10 @@ OPARA__PRIVATE opara_result opara__onnx_decode_tensor(opara_runtime* rt, opara__
     return opara__pb_tensor(&c, data, size, out);
 }
 OPARA__COLD_END
-/* ==== END src/opara_pb.c ==== */
+/* ==== END src/onnx/opara_pb.c ==== */
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_ONNX
-/* ==== BEGIN src/opara_onnx.h ==== */
+/* ==== BEGIN src/onnx/opara_onnx.h ==== */
 /* ONNX import: decoded ModelProto -> opara__graph in canonical form, with constant folding
    (including shape arithmetic over the symbolic batch), Identity/Dropout removal,
    BatchNormalization-into-Conv folding and Relu fusion. Also the TensorProto reader used by
@@ -24459,16 +24459,16 @@ OPARA__PRIVATE opara_result opara__floats_param(opara__imp* im, const int32_t* i
 OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opara__cv* out);
 
 #endif /* OPARA_ONNX_H */
-/* ==== END src/opara_onnx.h ==== */
+/* ==== END src/onnx/opara_onnx.h ==== */
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_ONNX
-/* ==== BEGIN src/opara_onnx_tensor.c ==== */
+/* ==== BEGIN src/onnx/opara_onnx_tensor.c ==== */
 OPARA__COLD_BEGIN
 /* ONNX tensors (see opara_onnx.h): a decoded TensorProto's typed fields, raw data or external
    data file -> dtype, shape and bytes in native order, and the readers of bare TensorProto files
    (ONNX test data). */
 /* #include "opara_onnx.h" (inlined above) */
-/* #include "opara_model.h" (inlined above) */
+/* #include "../model/opara_model.h" (inlined above) */
 
 #include <stdlib.h>
 #ifndef OPARA_NO_STDIO
@@ -24708,10 +24708,10 @@ OPARA__PRIVATE_TOOL opara_result opara__onnx_read_tensor_file(opara_runtime* rt,
 }
 #endif
 OPARA__COLD_END
-/* ==== END src/opara_onnx_tensor.c ==== */
+/* ==== END src/onnx/opara_onnx_tensor.c ==== */
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_ONNX
-/* ==== BEGIN src/opara_onnx_fold.c ==== */
+/* ==== BEGIN src/onnx/opara_onnx_fold.c ==== */
 OPARA__COLD_BEGIN
 /* The ONNX importer's state and its constant folder (see opara_onnx.h).
 
@@ -24723,8 +24723,8 @@ OPARA__COLD_BEGIN
    views and slices come from the shape engine, as the kernels' do. Operator parameters that ONNX
    passes as constant inputs (axes, pads, shapes) are read here too. */
 /* #include "opara_onnx.h" (inlined above) */
-/* #include "opara_model.h" (inlined above) */
-/* #include "opara_cpu.h" (inlined above) */
+/* #include "../model/opara_model.h" (inlined above) */
+/* #include "../cpu/opara_cpu.h" (inlined above) */
 
 #include <math.h>
 
@@ -25549,10 +25549,10 @@ OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n
     return opara__fold_view(im, in, n_in, &cv[0], out);
 }
 OPARA__COLD_END
-/* ==== END src/opara_onnx_fold.c ==== */
+/* ==== END src/onnx/opara_onnx_fold.c ==== */
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_ONNX
-/* ==== BEGIN src/opara_onnx.c ==== */
+/* ==== BEGIN src/onnx/opara_onnx.c ==== */
 OPARA__COLD_BEGIN
 /* ONNX import (see opara_onnx.h).
 
@@ -25565,7 +25565,7 @@ OPARA__COLD_BEGIN
    into the preceding Conv and a Relu fuses into its Conv/Gemm, and the graph is rebuilt
    in topological order with only what the outputs need. */
 /* #include "opara_onnx.h" (inlined above) */
-/* #include "opara_model.h" (inlined above) */
+/* #include "../model/opara_model.h" (inlined above) */
 
 #include <math.h>
 #include <stdlib.h>
@@ -26701,10 +26701,10 @@ OPARADEF opara_result opara_model_load_onnx_file(opara_runtime* runtime, const c
 }
 #endif
 OPARA__COLD_END
-/* ==== END src/opara_onnx.c ==== */
+/* ==== END src/onnx/opara_onnx.c ==== */
 #endif /* OPARA_NO_ONNX */
 #ifndef OPARA_NO_SIM
-/* ==== BEGIN src/opara_sim.c ==== */
+/* ==== BEGIN src/sim/opara_sim.c ==== */
 OPARA__COLD_BEGIN
 /* GPU timing simulator: a deterministic discrete-event model of kernels on SMs (docs/SIMULATOR.md).
 
@@ -26724,7 +26724,7 @@ OPARA__COLD_BEGIN
    graph mode has one replay call and a front end that reaches node i after (i+1)*graph_node_us.
    A kernel becomes ready kernel_gap_us after its last dependency finished (or when launched). */
 /* #include "opara_sim.h" (inlined above) */
-/* #include "opara_sched.h" (inlined above) */
+/* #include "../plan/opara_sched.h" (inlined above) */
 
 #include <math.h>
 #include <stdlib.h>
@@ -27717,17 +27717,17 @@ OPARADEF void opara_sim_trace_write(const opara_sim_result* result, const char* 
     write("\n]}\n", 4, user);
 }
 OPARA__COLD_END
-/* ==== END src/opara_sim.c ==== */
+/* ==== END src/sim/opara_sim.c ==== */
 #endif /* OPARA_NO_SIM */
-/* ==== BEGIN src/opara_inspect.c ==== */
+/* ==== BEGIN src/api/opara_inspect.c ==== */
 OPARA__COLD_BEGIN
 /* The public inspection API (opara_api.h, "Inspection"): a plan made from a model or borrowed from a
    session, read through bounds-checked getters that copy plain structs out; the simulator fed
    from a plan. Nothing here plans or simulates by itself: it calls the planner (opara_sched.c) and
    the simulator (opara_sim.c) and translates their private records into the public ones. */
-/* #include "opara_model.h" (inlined above) */
+/* #include "../model/opara_model.h" (inlined above) */
 /* #include "opara_export.h" (inlined above) */
-/* #include "opara_sim.h" (inlined above) */
+/* #include "../sim/opara_sim.h" (inlined above) */
 
 #ifndef OPARA_NO_SIM
 /* opara_sim.c (declared there, beside the engine) */
@@ -28206,10 +28206,10 @@ OPARADEF opara_result opara_session_get_node_kernel(const opara_session* session
     return opara__session_node_kernel(session, node, out);
 }
 OPARA__COLD_END
-/* ==== END src/opara_inspect.c ==== */
-/* ==== BEGIN src/opara_features.c ==== */
+/* ==== END src/api/opara_inspect.c ==== */
+/* ==== BEGIN src/api/opara_features.c ==== */
 /* What is left of a part that a feature macro compiles out of opara.h (stb / miniaudio style; the
-   table at the top of src/opara_api.h). The public declarations stay, so a program compiles the same
+   table at the top of src/api/opara_api.h). The public declarations stay, so a program compiles the same
    either way; each call of the missing part fails cleanly, with OPARA_ERR_UNSUPPORTED and a detail
    that names the macro where the call has an object to hold it:
    - OPARA_NO_CUDA: nothing is needed here: the session reaches backends only through the list of
@@ -28223,8 +28223,8 @@ OPARA__COLD_END
      tracing a result (which nothing can produce) does nothing.
    tools/gen_header.c wraps each part's files in `#ifndef OPARA_NO_X`; this file holds the other side.
    The macros select parts of opara.h: the files of src/ built separately are the whole library. */
-/* #include "opara_internal.h" (inlined above) */
-/* #include "opara_sim.h" (inlined above) */
+/* #include "../core/opara_internal.h" (inlined above) */
+/* #include "../sim/opara_sim.h" (inlined above) */
 
 #include <string.h>
 
@@ -28289,7 +28289,7 @@ OPARADEF void opara_sim_trace_write(const opara_sim_result* result, const char* 
 
 /* (ISO C wants a declaration in every translation unit: this file built alone with no macro set) */
 typedef int opara__features_unit;
-/* ==== END src/opara_features.c ==== */
+/* ==== END src/api/opara_features.c ==== */
 
 #endif /* OPARA_IMPLEMENTATION */
 

@@ -33,7 +33,7 @@ $(BUILD)/cuda/libopara_fake_cuda11.so: tests/test_cuda_loader.c
 
 # A fake NVRTC for tests/test_cuda_nvrtc.c (built from that file; found in ../cuda/ beside the
 # test binary): its cubin and PTX are refused by the driver, so the embedded PTX runs.
-$(BUILD)/cuda/libopara_fake_nvrtc.so: tests/test_cuda_nvrtc.c src/kernels/opara_ptx.h src/kernels/opara_ptx_pack.h
+$(BUILD)/cuda/libopara_fake_nvrtc.so: tests/test_cuda_nvrtc.c src/cuda/kernels/opara_ptx.h src/cuda/kernels/opara_ptx_pack.h
 	$(FAKE_CUDA_CC) -I. -DOPARA_TEST_FAKE_NVRTC
 
 # Order-only, so the automatic test rule's $< and $^ stay the test source alone.

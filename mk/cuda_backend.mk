@@ -1,11 +1,11 @@
 # mk/cuda_backend.mk - the CUDA backend's kernels and tools.
 #   make kernel-report   registers / shared memory / local memory per kernel and architecture
 #                        (nvcc + ptxas from OPARA_CUDA_HOME, default /usr/local/cuda)
-# The kernel tests are tests/test_cuda_kernels.c (host build of src/kernels/*.cu against naive
+# The kernel tests are tests/test_cuda_kernels.c (host build of src/cuda/kernels/*.cu against naive
 # references) and tests/test_cuda_nvrtc.c (NVRTC + ptxas for sm_75..sm_90, no spills); the main
 # Makefile builds and runs them. They include the kernel files, so rebuild them when those change.
 
-$(BUILD)/tests/test_cuda_kernels $(BUILD)/tests/test_cuda_nvrtc: $(wildcard src/kernels/*.cu src/kernels/*.h)
+$(BUILD)/tests/test_cuda_kernels $(BUILD)/tests/test_cuda_nvrtc: $(wildcard src/cuda/kernels/*.cu src/cuda/kernels/*.h)
 $(BUILD)/tests/test_cuda_nvrtc: opara_nvrtc.h # (built with OPARA_NVRTC_SOURCE: opara.h includes it)
 
 .PHONY: kernel-report

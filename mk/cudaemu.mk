@@ -1,28 +1,28 @@
 # mk/cudaemu.mk - the CUDA emulator (tests/cudaemu) and the kernels' generated PTX.
 #
 #   make cudaemu     build/cudaemu/{libcuda.so.1, libcublas.so, libcudnn.so, libcudnn_cnn.so.9}
-#   make ptx         regenerate the plain PTX and ptxas reports (src/kernels/ptx/, tests/cudaemu/ptx/) with
-#                    nvcc/ptxas, and from them src/kernels/opara_ptx.h, opara_nvrtc.h and
+#   make ptx         regenerate the plain PTX and ptxas reports (src/cuda/kernels/ptx/, tests/cudaemu/ptx/) with
+#                    nvcc/ptxas, and from them src/cuda/kernels/opara_ptx.h, opara_nvrtc.h and
 #                    tests/cudaemu/emu_test_ptx.h (commit the result)
 #   make ptx-pack    only the second step: the headers from the committed plain PTX (no nvcc needed)
 #   make check-ptx   fail, naming the kernel file, when one of them is stale (without nvcc only the headers
 #                    are checked against the committed plain PTX)
 #   make test        also runs the emulator's own tests (TEST_BINS below)
 #
-# Every src/kernels/*.cu is picked up automatically: its host build is linked into libcuda.so.1 (the
+# Every src/cuda/kernels/*.cu is picked up automatically: its host build is linked into libcuda.so.1 (the
 # emulator executes it) and its PTX is embedded by `make ptx`.
 
 CUDAEMU_DIR := $(BUILD)/cudaemu
 CUDAEMU_OBJ := $(CUDAEMU_DIR)/obj
-KERNEL_CU := $(sort $(wildcard src/kernels/*.cu))
+KERNEL_CU := $(sort $(wildcard src/cuda/kernels/*.cu))
 KERNEL_NAMES := $(basename $(notdir $(KERNEL_CU)))
 CUDAEMU_KERNEL_CU := $(sort $(wildcard tests/cudaemu/*.cu))
-CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/kernels/opara_kernel.h src/kernels/opara_ptx.h src/kernels/opara_ptx_pack.h \
+CUDAEMU_HDR := $(wildcard tests/cudaemu/*.h) src/cuda/kernels/opara_kernel.h src/cuda/kernels/opara_ptx.h src/cuda/kernels/opara_ptx_pack.h \
     opara_cuda.h opara_dl.h
-CUDAEMU_CFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -D_GNU_SOURCE -Isrc/kernels -Itests/cudaemu
+CUDAEMU_CFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -D_GNU_SOURCE -Isrc/cuda/kernels -Itests/cudaemu
 CUDAEMU_DRIVER_SRC := emu_core emu_stream emu_graph emu_exec emu_ptx emu_abi
 CUDAEMU_DRIVER_OBJ := $(addprefix $(CUDAEMU_OBJ)/,$(addsuffix .o,$(CUDAEMU_DRIVER_SRC))) \
-    $(patsubst src/kernels/%.cu,$(CUDAEMU_OBJ)/kernel_%.o,$(KERNEL_CU)) \
+    $(patsubst src/cuda/kernels/%.cu,$(CUDAEMU_OBJ)/kernel_%.o,$(KERNEL_CU)) \
     $(patsubst tests/cudaemu/%.cu,$(CUDAEMU_OBJ)/emukernel_%.o,$(CUDAEMU_KERNEL_CU))
 CUDAEMU_LIBS := $(CUDAEMU_DIR)/libcuda.so.1 $(CUDAEMU_DIR)/libcublas.so $(CUDAEMU_DIR)/libcudnn.so \
     $(CUDAEMU_DIR)/libcudnn_cnn.so.9
@@ -37,11 +37,11 @@ $(CUDAEMU_OBJ)/%.o: tests/cudaemu/%.c $(CUDAEMU_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CUDAEMU_CFLAGS) -c $< -o $@
 
-$(CUDAEMU_OBJ)/kernel_%.o: src/kernels/%.cu src/kernels/opara_kernel.h
+$(CUDAEMU_OBJ)/kernel_%.o: src/cuda/kernels/%.cu src/cuda/kernels/opara_kernel.h
 	@mkdir -p $(@D)
 	$(CC) $(CUDAEMU_CFLAGS) -x c -c $< -o $@
 
-$(CUDAEMU_OBJ)/emukernel_%.o: tests/cudaemu/%.cu src/kernels/opara_kernel.h
+$(CUDAEMU_OBJ)/emukernel_%.o: tests/cudaemu/%.cu src/cuda/kernels/opara_kernel.h
 	@mkdir -p $(@D)
 	$(CC) $(CUDAEMU_CFLAGS) -x c -c $< -o $@
 
@@ -70,7 +70,7 @@ $(CUDAEMU_DIR)/libcudnn_cnn.so.9: $(CUDAEMU_OBJ)/emu_cudnn_cnn.o $(CUDAEMU_DIR)/
 
 # The tests dlopen the libraries (so `make test-gpu` can point them at NVIDIA's instead).
 $(CUDAEMU_DIR)/test_emu%: tests/cudaemu/test_emu%.c tests/cudaemu/emu_test.h $(CUDAEMU_LIBS)
-	$(CC) $(CFLAGS) -D_GNU_SOURCE -I. -Itests -Itests/cudaemu -Isrc/kernels \
+	$(CC) $(CFLAGS) -D_GNU_SOURCE -I. -Itests -Itests/cudaemu -Isrc/cuda/kernels \
 	    -DOPARA_EMU_LIB_DIR='"$(abspath $(CUDAEMU_DIR))"' $< -o $@ $(LDLIBS)
 
 # ---- PTX generation (nvcc from PATH or /usr/local/cuda; lowest architecture CUDA 13 supports)
@@ -93,30 +93,30 @@ $(PTX_DIR)/embed_kernels: tools/embed_kernels.c
 PTX_ISA ?= 8.0
 define PTX_RECIPE
 	@mkdir -p $(@D)
-	$(NVCC) -ptx -arch=$(PTX_ARCH) -Isrc/kernels $< -o $@.nvcc
+	$(NVCC) -ptx -arch=$(PTX_ARCH) -Isrc/cuda/kernels $< -o $@.nvcc
 	sed -e 's/^\.version [0-9][0-9]*\.[0-9][0-9]*$$/.version $(PTX_ISA)/' -e 's/^[[:space:]]*//' \
 	    -e 's/[[:space:]][[:space:]]*/ /g' -e 's/ $$//' -e '/^\/\//d' -e '/^$$/d' $@.nvcc > $@
 	grep -qx '\.version $(PTX_ISA)' $@
 	$(PTXAS) -v -arch=$(PTX_ARCH) $@ -o /dev/null > $(basename $@).log 2>&1
 	grep -v 'Compile time = ' $(basename $@).log > $(basename $@).ptxas
 endef
-$(PTX_DIR)/%.ptx: src/kernels/%.cu src/kernels/opara_kernel.h
+$(PTX_DIR)/%.ptx: src/cuda/kernels/%.cu src/cuda/kernels/opara_kernel.h
 	$(PTX_RECIPE)
-$(PTX_DIR)/test/%.ptx: tests/cudaemu/%.cu src/kernels/opara_kernel.h
+$(PTX_DIR)/test/%.ptx: tests/cudaemu/%.cu src/cuda/kernels/opara_kernel.h
 	$(PTX_RECIPE)
 
-# The library's kernels: PTX into src/kernels/opara_ptx.h (packed, inlined into opara.h), sources into the
+# The library's kernels: PTX into src/cuda/kernels/opara_ptx.h (packed, inlined into opara.h), sources into the
 # companion opara_nvrtc.h (OPARA_NVRTC_SOURCE). The emulator tests' own kernels (tests/cudaemu/sample.cu):
 # PTX into tests/cudaemu/emu_test_ptx.h, so no test-only image ships in opara.h. The headers are made from
 # the committed plain text (PTX_REF: the PTX and ptxas's report per kernel file), which `make ptx` copies
 # from nvcc's output: the packed strings can be remade and checked without nvcc, and the tests compare
 # what the decoder unpacks with that text.
 TEST_KERNEL_NAMES := sample
-PTX_REF := src/kernels/ptx
+PTX_REF := src/cuda/kernels/ptx
 PTX_TEST_REF := tests/cudaemu/ptx
-PTX_EMBED_ARGS = --ptx src/kernels/opara_ptx.h --nvrtc opara_nvrtc.h --header src/kernels/opara_kernel.h \
-    $(foreach k,$(KERNEL_NAMES),$(k) $(PTX_REF)/$(k).ptx $(PTX_REF)/$(k).ptxas src/kernels/$(k).cu)
-PTX_TEST_EMBED_ARGS = --ptx tests/cudaemu/emu_test_ptx.h --tables emu_test_kernel --decoder ../../src/kernels/opara_ptx_pack.h \
+PTX_EMBED_ARGS = --ptx src/cuda/kernels/opara_ptx.h --nvrtc opara_nvrtc.h --header src/cuda/kernels/opara_kernel.h \
+    $(foreach k,$(KERNEL_NAMES),$(k) $(PTX_REF)/$(k).ptx $(PTX_REF)/$(k).ptxas src/cuda/kernels/$(k).cu)
+PTX_TEST_EMBED_ARGS = --ptx tests/cudaemu/emu_test_ptx.h --tables emu_test_kernel --decoder ../../src/cuda/kernels/opara_ptx_pack.h \
     $(foreach k,$(TEST_KERNEL_NAMES),$(k) $(PTX_TEST_REF)/$(k).ptx $(PTX_TEST_REF)/$(k).ptxas tests/cudaemu/$(k).cu)
 PTX_ALL := $(addprefix $(PTX_DIR)/,$(addsuffix .ptx,$(KERNEL_NAMES))) \
     $(addprefix $(PTX_DIR)/test/,$(addsuffix .ptx,$(TEST_KERNEL_NAMES)))
@@ -134,7 +134,7 @@ ptx: $(PTX_DIR)/embed_kernels $(PTX_ALL)
 
 # The decoder on any bytes (tests/fuzz/fuzz_ptx.c; make fuzz); its test reads the generated headers directly.
 FUZZ_TARGETS += ptx
-$(BUILD)/tests/test_ptx_pack: src/kernels/opara_ptx.h src/kernels/opara_ptx_pack.h tests/cudaemu/emu_test_ptx.h
+$(BUILD)/tests/test_ptx_pack: src/cuda/kernels/opara_ptx.h src/cuda/kernels/opara_ptx_pack.h tests/cudaemu/emu_test_ptx.h
 
 ptx-pack: $(PTX_DIR)/embed_kernels
 	$(PTX_DIR)/embed_kernels $(PTX_EMBED_ARGS)

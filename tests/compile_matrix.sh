@@ -41,7 +41,7 @@ for cc in gcc clang; do
     run_case "$cc-c99-late-include" $cc -std=c99 $W $INC tests/compile/late_include.c -lm -ldl -lpthread
     run_case "$cc-static-two-tu" $cc -std=c99 $W $INC tests/compile/static_a.c tests/compile/static_b.c -lm -ldl -lpthread
     run_case "$cc-no-stdio" $cc -std=c99 $W $INC tests/compile/no_stdio.c -lm -ldl -lpthread
-    run_case "$cc-split-src" $cc -std=c99 $W $INC -Isrc src/*.c tests/compile/split_main.c -lm -ldl -lpthread
+    run_case "$cc-split-src" $cc -std=c99 $W $INC -Isrc/api src/*/*.c tests/compile/split_main.c -lm -ldl -lpthread
     run_case "$cc-features-all-in" $cc -std=c99 $W $INC tests/compile/features.c -lm -ldl -lpthread
     for feature in CUDA ONNX SIM; do
         run_case "$cc-no-$feature" $cc -std=c99 $W $INC -DOPARA_NO_$feature tests/compile/features.c -lm -ldl -lpthread
@@ -64,7 +64,7 @@ done
 if command -v qemu-aarch64 >/dev/null 2>&1; then
     runner="qemu-aarch64 -L ${AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}"
     run_case "aarch64-gcc-c99" aarch64-linux-gnu-gcc -std=c99 $W $INC tests/compile/impl.c -lm -ldl -lpthread
-    run_case "aarch64-gcc-split-src" aarch64-linux-gnu-gcc -std=c99 $W $INC -Isrc src/*.c tests/compile/split_main.c -lm -ldl -lpthread
+    run_case "aarch64-gcc-split-src" aarch64-linux-gnu-gcc -std=c99 $W $INC -Isrc/api src/*/*.c tests/compile/split_main.c -lm -ldl -lpthread
     if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then # clang links with the cross gcc's runtime files
         run_case "aarch64-clang-c99" clang --target=aarch64-linux-gnu -std=c99 $W $INC tests/compile/impl.c -lm -ldl -lpthread
     fi

@@ -1,4 +1,4 @@
-/* The API-misuse table: every public function of src/opara_api.h called with NULL for each pointer
+/* The API-misuse table: every public function of src/api/opara_api.h called with NULL for each pointer
    argument, (pointer, count) pairs that disagree (a count with a NULL array, an array with a zero
    count), wrong names, dtypes, ranks and dims where the API takes them, enum values out of range,
    files that are not models, and every documented order of destroy calls. Each row states the
@@ -6,7 +6,7 @@
    runs on fresh objects so that no row depends on another (builder errors are sticky). A crash
    is a failure of the whole binary; `make test SAN=1` adds ASan/UBSan to every row.
 
-   The public functions (src/opara_api.h): opara_result_string, opara_version_string,
+   The public functions (src/api/opara_api.h): opara_result_string, opara_version_string,
    opara_dtype_size, opara_dtype_name, opara_log_stderr, opara_runtime_create, opara_runtime_destroy,
    opara_runtime_last_error, opara_model_load_file, opara_model_load_memory, opara_model_destroy,
    opara_model_input_count, opara_model_output_count, opara_model_input_info, opara_model_output_info,

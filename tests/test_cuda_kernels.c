@@ -1,4 +1,4 @@
-/* The kernels of src/kernels/ (every .cu file), built for the host (the dialect's host build), each run with
+/* The kernels of src/cuda/kernels/ (every .cu file), built for the host (the dialect's host build), each run with
    a small executor in this file and compared with a naive reference written here: direct loops
    in double precision, or the worked examples of the ONNX operator documentation.
 
@@ -12,7 +12,7 @@
 #include <math.h>
 #include <pthread.h>
 
-#include "../src/kernels/opara_kernel.h"
+#include "../src/cuda/kernels/opara_kernel.h"
 
 /* ---- host executor ---------------------------------------------------------------------------- */
 
@@ -121,11 +121,11 @@ static int kx_run(const char* name, unsigned gx, unsigned gy, unsigned gz, unsig
 #define KX_ARGS(...) {__VA_ARGS__}
 
 /* The kernels themselves (host build). */
-#include "../src/kernels/elementwise.cu"
-#include "../src/kernels/epilogue.cu"
-#include "../src/kernels/layout.cu"
-#include "../src/kernels/norm.cu"
-#include "../src/kernels/pool.cu"
+#include "../src/cuda/kernels/elementwise.cu"
+#include "../src/cuda/kernels/epilogue.cu"
+#include "../src/cuda/kernels/layout.cu"
+#include "../src/cuda/kernels/norm.cu"
+#include "../src/cuda/kernels/pool.cu"
 
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
@@ -145,7 +145,7 @@ static unsigned blocks_for(int n, unsigned threads) { return (unsigned)((n + (in
 
 /* ---- activations ---------------------------------------------------------------------------------- */
 
-/* Switches on the backend's codes (src/opara_backend_cuda.h), so the kernels' behaviour is checked
+/* Switches on the backend's codes (src/cuda/opara_backend_cuda.h), so the kernels' behaviour is checked
    against the numbers the backend passes. */
 static double ref_act(double x, int act, double a, double b) {
     switch (act) {
@@ -732,7 +732,7 @@ OT_TEST(backend_kernel_table_names_registered_entries) {
         char path[128];
         FILE* f;
         CHECK(kx_find(name) != NULL);
-        snprintf(path, sizeof path, "src/kernels/%s.cu", file);
+        snprintf(path, sizeof path, "src/cuda/kernels/%s.cu", file);
         f = fopen(path, "rb");
         if (f) {
             static char text[1 << 16];

@@ -1,4 +1,4 @@
-/* Every kernel file of src/kernels compiles with the real NVRTC (loaded with dlopen through
+/* Every kernel file of src/cuda/kernels compiles with the real NVRTC (loaded with dlopen through
    opara_cuda.h, no GPU needed) for compute_75, 80, 86, 87, 89 and 90, and the PTX assembles with
    the toolkit's ptxas for the same sm_XX with no local-memory spills and no stack frame.
    End to end: a CUDA session with use_nvrtc (the backend compiles every kernel file with the real
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/kernels/opara_ptx.h"
+#include "src/cuda/kernels/opara_ptx.h"
 
 typedef struct fake_program {
     const opara__kernel_image* img;
@@ -169,9 +169,9 @@ static char* slurp(const char* path) {
     return buf;
 }
 
-/* Kernel file names in src/kernels, sorted; returns the count (at most cap). */
+/* Kernel file names in src/cuda/kernels, sorted; returns the count (at most cap). */
 static int list_kernel_files(char names[][64], int cap) {
-    DIR* d = opendir("src/kernels");
+    DIR* d = opendir("src/cuda/kernels");
     struct dirent* e;
     int n = 0, i, j;
     if (!d) return 0;
@@ -294,16 +294,16 @@ OT_TEST(every_kernel_compiles_with_nvrtc_and_ptxas_without_spills) {
     snprintf(path, sizeof path, "%s/bin/ptxas", cuda_home());
     if (access(path, X_OK) != 0) SKIP("ptxas not found at %s (set OPARA_CUDA_HOME)", path);
     if (!load_nvrtc(&nv, err, sizeof err)) SKIP("NVRTC not loadable: %s", err);
-    header = slurp("src/kernels/opara_kernel.h");
+    header = slurp("src/cuda/kernels/opara_kernel.h");
     n_files = list_kernel_files(names, 32);
     if (!header || n_files == 0) {
         free(header);
         opara_cuda_nvrtc_unload(&nv);
-        REQUIRE(!"src/kernels not found: run from the repository root");
+        REQUIRE(!"src/cuda/kernels not found: run from the repository root");
     }
     for (f = 0; f < n_files; ++f) {
         char* src;
-        snprintf(path, sizeof path, "src/kernels/%s", names[f]);
+        snprintf(path, sizeof path, "src/cuda/kernels/%s", names[f]);
         src = slurp(path);
         if (!src) {
             CHECK(!"cannot read kernel file");
@@ -369,7 +369,7 @@ typedef struct nvrtc_expect {
     const char* also;           /* a text the messages must contain (NULL: none) */
 } nvrtc_expect;
 
-/* The kernel files the backend loads (OPARA__CUDA_FILES in src/opara_backend_cuda.c). */
+/* The kernel files the backend loads (OPARA__CUDA_FILES in src/cuda/opara_backend_cuda.c). */
 #define BACKEND_KERNEL_FILES 5
 
 /* One zoo model: CPU reference, then a CUDA session whose kernels NVRTC compiled, in one mode. */

@@ -1,4 +1,4 @@
-/* The CUDA profiler (src/opara_cuda_profile.c) on the CUDA emulator (or a real driver with
+/* The CUDA profiler (src/cuda/opara_cuda_profile.c) on the CUDA emulator (or a real driver with
    OPARA_CUDA_DRIVER): static descriptors of our kernels against the PTX (parsed here, independently
    of the emulator's parser) and ptxas's resource table; library kernels fall back to the documented
    estimates when CUPTI is absent or unusable, logged once; a profiling run times every node, the

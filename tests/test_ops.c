@@ -1,4 +1,4 @@
-/* Every operator of the op table (src/opara_ir.h, OPARA__OPS) on every backend other than the CPU
+/* Every operator of the op table (src/ir/opara_ir.h, OPARA__OPS) on every backend other than the CPU
    (today CUDA: the emulator tests/cudaemu, or a real GPU with OPARA_CUDA_DRIVER / OPARA_CUBLAS /
    OPARA_CUDNN) against the CPU backend, in three shape variants each: 0 plain (batch 1), 1 odd sizes,
    2 batch > 1 (with broadcasting where the operator has it). Each case is a one-node model made with

@@ -1,5 +1,5 @@
-/* test_ptx_pack.c - the packed PTX (src/kernels/opara_ptx_pack.h): every embedded kernel file unpacks to
-   its committed plain PTX byte for byte (src/kernels/ptx/, tests/cudaemu/ptx/: what nvcc gave and ptxas
+/* test_ptx_pack.c - the packed PTX (src/cuda/kernels/opara_ptx_pack.h): every embedded kernel file unpacks to
+   its committed plain PTX byte for byte (src/cuda/kernels/ptx/, tests/cudaemu/ptx/: what nvcc gave and ptxas
    read), streams written by hand from the format's description unpack as it says, and truncated, damaged
    or malformed streams are refused without a read or a write outside their buffers (each test copies the
    stream into a buffer of its exact size; SAN=1 builds check every access). Run from the repository root
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "opara_test.h"
-#include "src/kernels/opara_ptx.h"
+#include "src/cuda/kernels/opara_ptx.h"
 #include "tests/cudaemu/emu_test_ptx.h"
 
 #define GUARD 16
@@ -77,7 +77,7 @@ static void check_image(opara_test* T, const opara__kernel_image* img, const cha
 OT_TEST(every_kernel_file_unpacks_to_its_plain_ptx) {
     size_t i;
     for (i = 0; i < sizeof opara__kernel_images / sizeof opara__kernel_images[0]; ++i)
-        check_image(T, &opara__kernel_images[i], "src/kernels/ptx");
+        check_image(T, &opara__kernel_images[i], "src/cuda/kernels/ptx");
     for (i = 0; i < sizeof emu_test_kernel_images / sizeof emu_test_kernel_images[0]; ++i)
         check_image(T, &emu_test_kernel_images[i], "tests/cudaemu/ptx");
 }

@@ -548,7 +548,7 @@ static int bench_listed(const char* list, const char* name) {
     return 0;
 }
 
-/* The model's GFLOP per run as the planner counts them (src/opara_desc.c: 2 x multiply-adds of every
+/* The model's GFLOP per run as the planner counts them (src/plan/opara_desc.c: 2 x multiply-adds of every
    Conv, ConvTranspose, Gemm and MatMul at the session's shapes; element-wise work is left out, as in
    the usual GFLOP/s figures). */
 static double bench_model_gflop(const opara_session* s) {

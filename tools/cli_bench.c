@@ -4,7 +4,7 @@
    Puts every strategy side by side on the GPU timing simulator: for each device, batch size,
    strategy and launch mode, the simulated latency, the speedup over the sequential graph, the
    SM-busy fraction, streams, events, peak memory and the time planning took. Every timing is a
-   MODEL (src/opara_sim.c), labelled "simulated" in every output.
+   MODEL (src/sim/opara_sim.c), labelled "simulated" in every output.
    FILE is a model the library can load, or `synthetic:inception` (two Inception-v3 35x35 blocks
    built in, so the bench runs without the importer). --trace/--svg show the Opara graph-mode
    timeline of the first device and batch. */

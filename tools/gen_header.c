@@ -32,67 +32,67 @@ typedef struct manifest_entry {
 } manifest_entry;
 
 static const manifest_entry manifest[] = {
-    {"src/opara_api.h", PART_PUBLIC, CORE},
-    {"src/opara_sim.h", PART_PUBLIC, CORE},
-    {"src/opara_internal.h", PART_IMPL, CORE},
+    {"src/api/opara_api.h", PART_PUBLIC, CORE},
+    {"src/sim/opara_sim.h", PART_PUBLIC, CORE},
+    {"src/core/opara_internal.h", PART_IMPL, CORE},
     {"opara_dl.h", PART_IMPL, CORE},
     {"opara_cuda.h", PART_IMPL, CUDA},
-    {"src/opara_util.c", PART_IMPL, CORE},
-    {"src/opara_log.c", PART_IMPL, CORE},
-    {"src/opara_thread.c", PART_IMPL, CORE},
-    {"src/opara_runtime.c", PART_IMPL, CORE},
-    {"src/opara_ir.h", PART_IMPL, CORE},
-    {"src/opara_graph.c", PART_IMPL, CORE},
-    {"src/opara_model.h", PART_IMPL, CORE},
-    {"src/opara_shape.c", PART_IMPL, CORE},
-    {"src/opara_reach.c", PART_IMPL, CORE},
-    {"src/opara_validate.c", PART_IMPL, CORE},
-    {"src/opara_format.c", PART_IMPL, CORE},
-    {"src/opara_model.c", PART_IMPL, CORE},
-    {"src/opara_builder.c", PART_IMPL, CORE},
-    {"src/opara_cpu.h", PART_IMPL, CORE},
-    {"src/opara_blas.c", PART_IMPL, CORE},
-    {"src/opara_cpu_base.c", PART_IMPL, CORE},
-    {"src/opara_cpu_gemm.c", PART_IMPL, CORE},
-    {"src/opara_cpu_math.c", PART_IMPL, CORE},
-    {"src/opara_cpu_elementwise.c", PART_IMPL, CORE},
-    {"src/opara_cpu_movement.c", PART_IMPL, CORE},
-    {"src/opara_cpu_norm.c", PART_IMPL, CORE},
-    {"src/opara_cpu_reduce.c", PART_IMPL, CORE},
-    {"src/opara_cpu_kernels.c", PART_IMPL, CORE},
-    {"src/opara_cpu_conv.c", PART_IMPL, CORE},
-    {"src/opara_cpu_winograd.c", PART_IMPL, CORE},
-    {"src/opara_sched.h", PART_IMPL, CORE},
-    {"src/opara_desc.c", PART_IMPL, CORE},
-    {"src/opara_sched.c", PART_IMPL, CORE},
-    {"src/opara_sync.c", PART_IMPL, CORE},
-    {"src/opara_memplan.c", PART_IMPL, CORE},
-    {"src/opara_live.c", PART_IMPL, CORE},
-    {"src/opara_verify.c", PART_IMPL, CORE},
-    {"src/opara_backend.h", PART_IMPL, CORE},
-    {"src/opara_backend.c", PART_IMPL, CORE},
-    {"src/kernels/opara_ptx.h", PART_IMPL, CUDA},
-    {"src/opara_backend_cuda.h", PART_IMPL, CUDA},
-    {"src/opara_cuda_lower.c", PART_IMPL, CUDA},
-    {"src/opara_cuda_cudnn.c", PART_IMPL, CUDA},
-    {"src/opara_cuda_runtime.c", PART_IMPL, CUDA},
-    {"src/opara_cuda_resources.c", PART_IMPL, CUDA},
-    {"src/opara_backend_cuda.c", PART_IMPL, CUDA},
-    {"src/opara_cuda_profile.c", PART_IMPL, CUDA},
-    {"src/opara_cuda_table.c", PART_IMPL, CUDA},
-    {"src/opara_export.h", PART_IMPL, CORE},
-    {"src/opara_export.c", PART_IMPL, CORE},
-    {"src/opara_backend_cpu.c", PART_IMPL, CORE},
-    {"src/opara_session.c", PART_IMPL, CORE},
-    {"src/opara_pb.h", PART_IMPL, ONNX},
-    {"src/opara_pb.c", PART_IMPL, ONNX},
-    {"src/opara_onnx.h", PART_IMPL, ONNX},
-    {"src/opara_onnx_tensor.c", PART_IMPL, ONNX},
-    {"src/opara_onnx_fold.c", PART_IMPL, ONNX},
-    {"src/opara_onnx.c", PART_IMPL, ONNX},
-    {"src/opara_sim.c", PART_IMPL, SIM},
-    {"src/opara_inspect.c", PART_IMPL, CORE},
-    {"src/opara_features.c", PART_IMPL, CORE},
+    {"src/core/opara_util.c", PART_IMPL, CORE},
+    {"src/core/opara_log.c", PART_IMPL, CORE},
+    {"src/core/opara_thread.c", PART_IMPL, CORE},
+    {"src/core/opara_runtime.c", PART_IMPL, CORE},
+    {"src/ir/opara_ir.h", PART_IMPL, CORE},
+    {"src/ir/opara_graph.c", PART_IMPL, CORE},
+    {"src/model/opara_model.h", PART_IMPL, CORE},
+    {"src/ir/opara_shape.c", PART_IMPL, CORE},
+    {"src/ir/opara_reach.c", PART_IMPL, CORE},
+    {"src/model/opara_validate.c", PART_IMPL, CORE},
+    {"src/model/opara_format.c", PART_IMPL, CORE},
+    {"src/model/opara_model.c", PART_IMPL, CORE},
+    {"src/model/opara_builder.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu.h", PART_IMPL, CORE},
+    {"src/cpu/opara_blas.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_base.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_gemm.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_math.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_elementwise.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_movement.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_norm.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_reduce.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_kernels.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_conv.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_winograd.c", PART_IMPL, CORE},
+    {"src/plan/opara_sched.h", PART_IMPL, CORE},
+    {"src/plan/opara_desc.c", PART_IMPL, CORE},
+    {"src/plan/opara_sched.c", PART_IMPL, CORE},
+    {"src/plan/opara_sync.c", PART_IMPL, CORE},
+    {"src/plan/opara_memplan.c", PART_IMPL, CORE},
+    {"src/plan/opara_live.c", PART_IMPL, CORE},
+    {"src/plan/opara_verify.c", PART_IMPL, CORE},
+    {"src/plan/opara_backend.h", PART_IMPL, CORE},
+    {"src/plan/opara_backend.c", PART_IMPL, CORE},
+    {"src/cuda/kernels/opara_ptx.h", PART_IMPL, CUDA},
+    {"src/cuda/opara_backend_cuda.h", PART_IMPL, CUDA},
+    {"src/cuda/opara_cuda_lower.c", PART_IMPL, CUDA},
+    {"src/cuda/opara_cuda_cudnn.c", PART_IMPL, CUDA},
+    {"src/cuda/opara_cuda_runtime.c", PART_IMPL, CUDA},
+    {"src/cuda/opara_cuda_resources.c", PART_IMPL, CUDA},
+    {"src/cuda/opara_backend_cuda.c", PART_IMPL, CUDA},
+    {"src/cuda/opara_cuda_profile.c", PART_IMPL, CUDA},
+    {"src/cuda/opara_cuda_table.c", PART_IMPL, CUDA},
+    {"src/api/opara_export.h", PART_IMPL, CORE},
+    {"src/api/opara_export.c", PART_IMPL, CORE},
+    {"src/cpu/opara_backend_cpu.c", PART_IMPL, CORE},
+    {"src/api/opara_session.c", PART_IMPL, CORE},
+    {"src/onnx/opara_pb.h", PART_IMPL, ONNX},
+    {"src/onnx/opara_pb.c", PART_IMPL, ONNX},
+    {"src/onnx/opara_onnx.h", PART_IMPL, ONNX},
+    {"src/onnx/opara_onnx_tensor.c", PART_IMPL, ONNX},
+    {"src/onnx/opara_onnx_fold.c", PART_IMPL, ONNX},
+    {"src/onnx/opara_onnx.c", PART_IMPL, ONNX},
+    {"src/sim/opara_sim.c", PART_IMPL, SIM},
+    {"src/api/opara_inspect.c", PART_IMPL, CORE},
+    {"src/api/opara_features.c", PART_IMPL, CORE},
 };
 
 /* Code that runs once per model or session, not per inference: import and parsing, validation, the
@@ -102,14 +102,14 @@ static const manifest_entry manifest[] = {
    optimisation levels, so none of them may hold a function that a kernel or the executor calls while
    it runs (today only the kernels' preparation and error paths call into them). */
 static const char* const cold_files[] = {
-    "opara_cuda.h",          "src/opara_graph.c",        "src/opara_shape.c",         "src/opara_reach.c",
-    "src/opara_validate.c",  "src/opara_format.c",       "src/opara_model.c",         "src/opara_builder.c",
-    "src/opara_desc.c",      "src/opara_sched.c",        "src/opara_sync.c",          "src/opara_memplan.c",
-    "src/opara_live.c",      "src/opara_verify.c",       "src/opara_cuda_lower.c",    "src/opara_cuda_cudnn.c",
-    "src/opara_cuda_runtime.c", "src/opara_cuda_resources.c", "src/opara_backend_cuda.c", "src/opara_cuda_profile.c",
-    "src/opara_export.c",    "src/opara_session.c",      "src/opara_pb.c",            "src/opara_onnx.c",
-    "src/opara_sim.c",       "src/opara_inspect.c",      "src/opara_onnx_tensor.c",   "src/opara_onnx_fold.c",
-    "src/opara_backend.c",   "src/opara_cuda_table.c",
+    "opara_cuda.h",          "src/ir/opara_graph.c",        "src/ir/opara_shape.c",         "src/ir/opara_reach.c",
+    "src/model/opara_validate.c",  "src/model/opara_format.c",       "src/model/opara_model.c",         "src/model/opara_builder.c",
+    "src/plan/opara_desc.c",      "src/plan/opara_sched.c",        "src/plan/opara_sync.c",          "src/plan/opara_memplan.c",
+    "src/plan/opara_live.c",      "src/plan/opara_verify.c",       "src/cuda/opara_cuda_lower.c",    "src/cuda/opara_cuda_cudnn.c",
+    "src/cuda/opara_cuda_runtime.c", "src/cuda/opara_cuda_resources.c", "src/cuda/opara_backend_cuda.c", "src/cuda/opara_cuda_profile.c",
+    "src/api/opara_export.c",    "src/api/opara_session.c",      "src/onnx/opara_pb.c",            "src/onnx/opara_onnx.c",
+    "src/sim/opara_sim.c",       "src/api/opara_inspect.c",      "src/onnx/opara_onnx_tensor.c",   "src/onnx/opara_onnx_fold.c",
+    "src/plan/opara_backend.c",   "src/cuda/opara_cuda_table.c",
 };
 
 /* Defined once, where the implementation begins: GCC only (clang has no per-function level), and only
@@ -134,22 +134,22 @@ static const char* const companions[] = {"opara_nvrtc.h"};
 
 /* Headers that may be included locally; inlined where first included. */
 static const char* const known_headers[] = {
-    "src/opara_api.h",
-    "src/opara_internal.h",
+    "src/api/opara_api.h",
+    "src/core/opara_internal.h",
     "opara_dl.h",
     "opara_cuda.h",
-    "src/opara_ir.h",
-    "src/opara_model.h",
-    "src/opara_cpu.h",
-    "src/opara_sched.h",
-    "src/kernels/opara_ptx_pack.h",
-    "src/kernels/opara_ptx.h",
-    "src/opara_backend.h",
-    "src/opara_backend_cuda.h",
-    "src/opara_export.h",
-    "src/opara_pb.h",
-    "src/opara_onnx.h",
-    "src/opara_sim.h",
+    "src/ir/opara_ir.h",
+    "src/model/opara_model.h",
+    "src/cpu/opara_cpu.h",
+    "src/plan/opara_sched.h",
+    "src/cuda/kernels/opara_ptx_pack.h",
+    "src/cuda/kernels/opara_ptx.h",
+    "src/plan/opara_backend.h",
+    "src/cuda/opara_backend_cuda.h",
+    "src/api/opara_export.h",
+    "src/onnx/opara_pb.h",
+    "src/onnx/opara_onnx.h",
+    "src/sim/opara_sim.h",
 };
 
 #define N_MANIFEST (sizeof manifest / sizeof manifest[0])
@@ -202,21 +202,49 @@ static char* read_file(const char* rel, size_t* size) {
     return data;
 }
 
-/* Index in known_headers of the header an #include "name" in file `from` refers to, or -1. */
+/* Removes "dir/../" and "./" segments in place ("src/cuda/../ir/opara_ir.h" -> "src/ir/opara_ir.h");
+   a ".." that would climb above the repository root stays, so the path matches no header. */
+static void normalize_path(char* path) {
+    char* seg[64];
+    size_t n = 0, i;
+    char out[1024];
+    char* p = path;
+    size_t used = 0;
+    while (*p && n < 64) {
+        char* slash = strchr(p, '/');
+        if (slash) *slash = 0;
+        if (strcmp(p, ".") == 0) {
+        } else if (strcmp(p, "..") == 0 && n > 0 && strcmp(seg[n - 1], "..") != 0) {
+            --n;
+        } else {
+            seg[n++] = p;
+        }
+        if (!slash) break;
+        p = slash + 1;
+    }
+    out[0] = 0;
+    for (i = 0; i < n; ++i) {
+        size_t len = strlen(seg[i]);
+        if (used + len + 2 > sizeof out) return;
+        if (i) out[used++] = '/';
+        memcpy(out + used, seg[i], len);
+        used += len;
+        out[used] = 0;
+    }
+    strcpy(path, out);
+}
+
+/* Index in known_headers of the header an #include "name" in file `from` refers to (the name is
+   relative to the including file's folder, as a C compiler reads it), or -1. */
 static int find_header(const char* from, const char* name) {
     char candidate[1024];
     const char* slash = strrchr(from, '/');
     size_t dir_len = slash ? (size_t)(slash - from + 1) : 0;
     size_t i;
     snprintf(candidate, sizeof candidate, "%.*s%s", (int)dir_len, from, name);
-    for (i = 0; i < N_HEADERS; ++i) {
-        if (strcmp(known_headers[i], candidate) == 0 || strcmp(known_headers[i], name) == 0) return (int)i;
-    }
-    /* "../opara_cuda.h", "../opara_dl.h" from src/ */
-    if (strncmp(name, "../", 3) == 0) {
-        for (i = 0; i < N_HEADERS; ++i)
-            if (strcmp(known_headers[i], name + 3) == 0) return (int)i;
-    }
+    normalize_path(candidate);
+    for (i = 0; i < N_HEADERS; ++i)
+        if (strcmp(known_headers[i], candidate) == 0) return (int)i;
     return -1;
 }
 

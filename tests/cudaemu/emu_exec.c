@@ -1,4 +1,4 @@
-/* emu_exec.c - host execution of kernels written in the opara kernel dialect (src/kernels/opara_kernel.h).
+/* emu_exec.c - host execution of kernels written in the opara kernel dialect (src/cuda/kernels/opara_kernel.h).
  *
  * The blocks of a launch are shared out between the calling thread and a small pool of helper threads
  * (emu_exec_set_threads; blocks are independent in CUDA too, and atomics are real atomics), each with its own

@@ -2,7 +2,7 @@
 #ifndef EMU_EXEC_H
 #define EMU_EXEC_H
 #include <stddef.h>
-#include "../../src/kernels/opara_kernel.h"
+#include "../../src/cuda/kernels/opara_kernel.h"
 
 #ifdef __cplusplus
 extern "C" {

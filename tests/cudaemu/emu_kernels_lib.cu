@@ -1,5 +1,5 @@
 /* The kernels of the emulator's cuBLAS and cuDNN fakes (tests/cudaemu/emu_cublas.c, emu_cudnn.c), written in
- * the dialect of src/kernels/opara_kernel.h and executed by the emulator like any kernel, so a library call
+ * the dialect of src/cuda/kernels/opara_kernel.h and executed by the emulator like any kernel, so a library call
  * takes part in stream ordering and capture exactly as a kernel launch does. They belong to the emulator,
  * not to opara (host build only; their "PTX" is never produced). Straightforward one-thread-per-output
  * loops: correctness and NVIDIA's reading rules (alpha == 0 reads no input, beta == 0 reads no output)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/kernels/opara_ptx.h"
+#include "../../src/cuda/kernels/opara_ptx.h"
 #include "emu_test_ptx.h"
 #include "emu_internal.h"
 
@@ -711,7 +711,7 @@ static void emu_module_free(emu_module* mod) {
 static emu_result emu_entry_check(const emu_ptx_entry* e, const opara_kernel_entry* host, char* err, size_t n) {
     int j;
     if (!host) {
-        snprintf(err, n, "kernel %s has no host build in the emulator (is its .cu file in src/kernels?)", e->name);
+        snprintf(err, n, "kernel %s has no host build in the emulator (is its .cu file in src/cuda/kernels?)", e->name);
         return E_INVALID_PTX;
     }
     if (host->param_count != e->param_count) {

@@ -1,11 +1,11 @@
-/* libFuzzer target: the PTX decoder (src/kernels/opara_ptx_pack.h) on any bytes. The first two bytes are
+/* libFuzzer target: the PTX decoder (src/cuda/kernels/opara_ptx_pack.h) on any bytes. The first two bytes are
    the recorded size of the text (little-endian, 0..65535), the rest the packed stream; the stream and the
    output are in buffers of exactly their size, so a read or a write outside them is a sanitizer report.
    Invariants: no crash, no sanitizer report, a stream is either refused or fills the output exactly, and
    a refusal's position lies inside the stream. Build: make fuzz (clang -fsanitize=fuzzer,address,undefined).
    Seeds (tests/fuzz/corpus_ptx/): the hand-made streams of tests/test_ptx_pack.c and the packed sample
    kernel of the emulator's tests. */
-#include "../../src/kernels/opara_ptx_pack.h"
+#include "../../src/cuda/kernels/opara_ptx_pack.h"
 
 #include <stdint.h>
 #include <stdlib.h>
