@@ -243,12 +243,19 @@ static void opara__describe_node(const opara__desc_ctx* c, const opara__device* 
 
 OPARA__PRIVATE opara_result opara__resolve_node_params(const opara__graph* g, const opara__shape* shapes,
                                                       opara__node_params* params) {
-    const opara__shape** in = (const opara__shape**)opara__calloc(g->rt, OPARA_MAX_NODE_IO, sizeof *in);
-    opara__shape** out = (opara__shape**)opara__calloc(g->rt, OPARA_MAX_NODE_IO, sizeof *out);
-    opara__shape* scratch = (opara__shape*)opara__calloc(g->rt, OPARA_MAX_NODE_IO, sizeof *scratch);
-    opara_result r = in && out && scratch ? OPARA_OK
-                                          : opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory resolving node records");
-    uint32_t i, k;
+    uint32_t i, k, max_in = 1, max_out = 1;
+    const opara__shape** in;
+    opara__shape** out;
+    opara__shape* scratch; /* the outputs, thrown away */
+    opara_result r;
+    for (i = 0; i < g->n_nodes; ++i) {
+        max_in = OPARA__MAX(max_in, g->nodes[i].n_inputs);
+        max_out = OPARA__MAX(max_out, g->nodes[i].n_outputs);
+    }
+    in = (const opara__shape**)opara__calloc(g->rt, max_in, sizeof *in);
+    out = (opara__shape**)opara__calloc(g->rt, max_out, sizeof *out);
+    scratch = (opara__shape*)opara__calloc(g->rt, max_out, sizeof *scratch);
+    r = in && out && scratch ? OPARA_OK : opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory resolving node records");
     for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
         const opara__node* n = &g->nodes[i];
         memset(&params[i], 0, sizeof params[i]);
