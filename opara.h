@@ -8451,11 +8451,16 @@ OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
    dev may be NULL (default device). */
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
                                                const opara__device* dev, opara__op_desc* out);
-/* The same with each node's parameters as the shape engine resolved them (opara__infer_shapes_params);
-   opara__describe_ops resolves the few it needs (group, kernel) itself. */
+/* The same with each node's parameters as the shape engine resolved them (opara__infer_shapes_params;
+   NULL: opara__describe_ops, which resolves them from shapes with opara__resolve_node_params). */
 OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, const opara__shape* shapes,
                                                         const opara__node_params* params, const opara__device* dev,
                                                         opara__op_desc* out);
+/* Each node's record (params[n_nodes]) from shapes the caller already has, e.g. a declared graph's
+   (opara_plan_create_declared) that were never inferred: the shape engine node by node, tolerant, its
+   outputs thrown away; a node it cannot infer gets resolved = 0. */
+OPARA__PRIVATE opara_result opara__resolve_node_params(const opara__graph* g, const opara__shape* shapes,
+                                                      opara__node_params* params);
 /* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
 OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
                                                           uint64_t* out);
@@ -8540,8 +8545,9 @@ typedef struct opara__plan_desc {
                                         of this many bytes into the output (a power of two <= alignment; the
                                         CUDA backend asks 16 for vectorised kernels and cuBLAS/cuDNN
                                         pointers); 0: any offset (slices of whole elements) */
-    const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
-                                        when the shapes prove each input is one contiguous slice */
+    const opara__shape* shapes;      /* optional value shapes, with params: a Concat's inputs are written in
+                                        place only when they prove each input is one contiguous slice */
+    const opara__node_params* params; /* optional, [n_nodes] the shape engine's records (the Concat's axis) */
     int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
 } opara__plan_desc;
 
@@ -8669,13 +8675,15 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
 OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
                                                     uint32_t input_index);
 
-/* The whole pipeline for a graph with the analytic model: shapes for `batch` (a graph without a
-   symbolic batch ignores it), value sizes, default descriptors for `dev`, the plan (desc->shapes
-   is filled in for the call). shapes_out/descs_out, when not NULL, receive arrays the caller frees
-   with opara__free (n_values shapes, n_nodes descriptors). */
+/* The whole pipeline for a graph with the analytic model: shapes and node records for `batch` (a
+   graph without a symbolic batch ignores it), value sizes, default descriptors for `dev`, the plan
+   (desc->shapes and desc->params are filled in for the call). shapes_out/params_out/descs_out, when
+   not NULL, receive arrays the caller frees with opara__free (n_values shapes, n_nodes records,
+   n_nodes descriptors). */
 OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
-                                             opara__shape** shapes_out, opara__op_desc** descs_out);
+                                             opara__shape** shapes_out, opara__node_params** params_out,
+                                             opara__op_desc** descs_out);
 
 /* ---- the pieces, for tests and the simulator ------------------------------------------------- */
 
@@ -13399,24 +13407,14 @@ OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g
 typedef struct opara__desc_ctx {
     const opara__graph* g;
     const opara__shape* shapes;
-    const opara__node_params* params; /* [n_nodes], or NULL: resolved per node when needed */
+    const opara__node_params* params; /* [n_nodes] the shape engine's records */
     const opara__node* n;
     uint32_t node;
 } opara__desc_ctx;
 
-/* The node's record from the shape engine (the caller's, else resolved into scratch now); NULL
-   when the engine could not resolve it (unknown shapes). Windowed ops only: <= 3 inputs, 2 outputs. */
-static const opara__node_params* opara__desc_params(const opara__desc_ctx* c, opara__node_params* scratch) {
-    const opara__shape* in[3];
-    opara__shape out_shapes[2];
-    opara__shape* out[2];
-    uint32_t k;
-    if (c->params) return c->params[c->node].resolved ? &c->params[c->node] : NULL;
-    if (c->n->n_inputs > 3 || c->n->n_outputs > 2) return NULL;
-    for (k = 0; k < c->n->n_inputs; ++k) in[k] = c->n->inputs[k] >= 0 ? &c->shapes[c->n->inputs[k]] : NULL;
-    for (k = 0; k < c->n->n_outputs; ++k) out[k] = &out_shapes[k];
-    (void)opara__infer_node_shapes(c->g->rt, c->g, c->node, OPARA__SHAPE_TOLERANT, 1, in, out, scratch);
-    return scratch->resolved ? scratch : NULL;
+/* The node's record; NULL when the engine could not resolve it (unknown shapes). */
+static const opara__node_params* opara__desc_params(const opara__desc_ctx* c) {
+    return c->params[c->node].resolved ? &c->params[c->node] : NULL;
 }
 
 static const opara__shape* opara__in_shape(const opara__desc_ctx* c, uint32_t i) {
@@ -13458,8 +13456,7 @@ static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* x = opara__in_shape(c, 0);
     const opara__shape* w = opara__in_shape(c, 1);
     const opara__shape* y = opara__out_shape(c, 0);
-    opara__node_params scratch;
-    const opara__node_params* p = opara__desc_params(c, &scratch);
+    const opara__node_params* p = opara__desc_params(c);
     double out = opara__elems(y), taps = 1, group = p ? (double)p->u.window.group : 1;
     int32_t i;
     if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
@@ -13483,6 +13480,7 @@ static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
 static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* a = opara__in_shape(c, 0);
     const opara__shape* y = opara__out_shape(c, 0);
+    const opara__node_params* p = opara__desc_params(c);
     double m, n, k, batch;
     if (!a || !y || a->ndim < 1 || y->ndim < 1) {
         opara__set_launch(d, 1, 256, 128, 24576);
@@ -13491,7 +13489,7 @@ static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) 
     n = (double)y->dims[y->ndim - 1];
     m = y->ndim >= 2 ? (double)y->dims[y->ndim - 2] : 1;
     batch = n * m > 0 ? opara__elems(y) / (m * n) : 0;
-    if (c->n->op == OPARA__OP_GEMM && opara__attr_int(c->n, "transA", 0)) k = a->ndim >= 2 ? (double)a->dims[0] : 1;
+    if (c->n->op == OPARA__OP_GEMM && p && p->u.gemm.trans_a) k = a->ndim >= 2 ? (double)a->dims[0] : 1;
     else k = (double)a->dims[a->ndim - 1];
     d->flops = 2.0 * batch * m * n * k;
     opara__set_launch(d, opara__blocks(batch * (double)opara__blocks(m, 128) * (double)opara__blocks(n, 128), 1), 256,
@@ -13499,8 +13497,7 @@ static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) 
 }
 
 static void opara__describe_pool(const opara__desc_ctx* c, opara__op_desc* d) {
-    opara__node_params scratch;
-    const opara__node_params* p = opara__desc_params(c, &scratch);
+    const opara__node_params* p = opara__desc_params(c);
     double taps = 1, out = opara__elems(opara__out_shape(c, 0));
     int32_t i;
     for (i = 0; p && i < p->u.window.n_spatial; ++i) taps *= (double)p->u.window.kernel[i];
@@ -13557,9 +13554,47 @@ static void opara__describe_node(const opara__desc_ctx* c, const opara__device* 
     d->time_ms = opara__roofline_ms(d, dev);
 }
 
+OPARA__PRIVATE opara_result opara__resolve_node_params(const opara__graph* g, const opara__shape* shapes,
+                                                      opara__node_params* params) {
+    uint32_t i, k, max_in = 1, max_out = 1;
+    const opara__shape** in;
+    opara__shape** out;
+    opara__shape* scratch; /* the outputs, thrown away */
+    opara_result r;
+    for (i = 0; i < g->n_nodes; ++i) {
+        max_in = OPARA__MAX(max_in, g->nodes[i].n_inputs);
+        max_out = OPARA__MAX(max_out, g->nodes[i].n_outputs);
+    }
+    in = (const opara__shape**)opara__calloc(g->rt, max_in, sizeof *in);
+    out = (opara__shape**)opara__calloc(g->rt, max_out, sizeof *out);
+    scratch = (opara__shape*)opara__calloc(g->rt, max_out, sizeof *scratch);
+    r = in && out && scratch ? OPARA_OK : opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory resolving node records");
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        const opara__node* n = &g->nodes[i];
+        memset(&params[i], 0, sizeof params[i]);
+        if (n->n_inputs > OPARA_MAX_NODE_IO || n->n_outputs > OPARA_MAX_NODE_IO) continue; /* unresolved */
+        for (k = 0; k < n->n_inputs; ++k) in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
+        for (k = 0; k < n->n_outputs; ++k) out[k] = &scratch[k];
+        (void)opara__infer_node_shapes(g->rt, g, i, OPARA__SHAPE_TOLERANT, 1, in, out, &params[i]);
+    }
+    opara__free(g->rt, (void*)in);
+    opara__free(g->rt, out);
+    opara__free(g->rt, scratch);
+    return r;
+}
+
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
                                                const opara__device* dev, opara__op_desc* out) {
-    return opara__describe_ops_resolved(g, shapes, NULL, dev, out);
+    opara__node_params* params;
+    opara_result r;
+    if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
+                                        : OPARA_ERR_INVALID_ARGS;
+    params = (opara__node_params*)opara__calloc(g->rt, g->n_nodes ? g->n_nodes : 1, sizeof *params);
+    r = params ? opara__resolve_node_params(g, shapes, params)
+               : opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory describing the graph");
+    if (r == OPARA_OK) r = opara__describe_ops_resolved(g, shapes, params, dev, out);
+    opara__free(g->rt, params);
+    return r;
 }
 
 OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, const opara__shape* shapes,
@@ -13567,6 +13602,7 @@ OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, 
                                                         opara__op_desc* out) {
     opara__desc_ctx c;
     uint32_t i;
+    if (!params) return opara__describe_ops(g, shapes, dev, out);
     if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
                                         : OPARA_ERR_INVALID_ARGS;
     if (!dev) dev = opara__device_default();
@@ -14670,28 +14706,36 @@ OPARA__PRIVATE opara_result opara__plan_create_verified(const opara__graph* g, c
 
 OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
-                                             opara__shape** shapes_out, opara__op_desc** descs_out) {
+                                             opara__shape** shapes_out, opara__node_params** params_out,
+                                             opara__op_desc** descs_out) {
     opara_runtime* rt = g->rt;
     opara__shape* shapes = (opara__shape*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(opara__shape));
+    opara__node_params* params = (opara__node_params*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof *params);
     uint64_t* bytes = (uint64_t*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(uint64_t));
     opara__op_desc* descs = (opara__op_desc*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(opara__op_desc));
     opara__plan_desc d;
     opara_result r = OPARA_OK;
     *out = NULL;
-    if (!shapes || !bytes || !descs) r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory planning the graph");
-    if (r == OPARA_OK) r = opara__infer_shapes(rt, g, batch, shapes);
+    if (!shapes || !params || !bytes || !descs) r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory planning the graph");
+    if (r == OPARA_OK) r = opara__infer_shapes_params(rt, g, batch, shapes, params);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, shapes, bytes);
-    if (r == OPARA_OK) r = opara__describe_ops(g, shapes, dev, descs);
+    if (r == OPARA_OK) r = opara__describe_ops_resolved(g, shapes, params, dev, descs);
     if (r == OPARA_OK) {
         if (desc) d = *desc;
         else memset(&d, 0, sizeof d);
         d.shapes = shapes;
+        d.params = params;
         r = opara__plan_create(g, bytes, descs, dev, &d, out);
     }
-    if (*out) (*out)->desc.shapes = NULL; /* not kept alive by the plan */
+    if (*out) { /* not kept alive by the plan */
+        (*out)->desc.shapes = NULL;
+        (*out)->desc.params = NULL;
+    }
     opara__free(rt, bytes);
     if (shapes_out && r == OPARA_OK) *shapes_out = shapes;
     else opara__free(rt, shapes);
+    if (params_out && r == OPARA_OK) *params_out = params;
+    else opara__free(rt, params);
     if (descs_out && r == OPARA_OK) *descs_out = descs;
     else opara__free(rt, descs);
     return r;
@@ -15258,18 +15302,18 @@ static void opara__mem_views(opara__mem* m) {
 }
 
 /* Byte offsets of a Concat's inputs inside its output when every input is one contiguous slice
-   (the dimensions before the axis multiply to 1); 0 when not provable. */
-static int opara__concat_layout(const opara__mem* m, const opara__node* n) {
+   (the dimensions before the axis multiply to 1); 0 when not provable (no shapes or record). */
+static int opara__concat_layout(const opara__mem* m, uint32_t node) {
+    const opara__node* n = &m->g->nodes[node];
     const opara__shape* shapes = m->p->desc.shapes;
+    const opara__node_params* rec = m->p->desc.params ? &m->p->desc.params[node] : NULL;
     const opara__shape* ys;
     int64_t axis, outer = 1, d;
     uint64_t sum = 0;
     uint32_t i;
-    if (!shapes || n->n_outputs != 1 || n->outputs[0] < 0) return 0;
+    if (!shapes || !rec || !rec->resolved || n->n_outputs != 1 || n->outputs[0] < 0) return 0;
     ys = &shapes[n->outputs[0]];
-    if (ys->ndim <= 0) return 0;
-    axis = opara__attr_int(n, "axis", 0);
-    if (axis < 0) axis += ys->ndim;
+    axis = rec->axis; /* normalised by the shape engine */
     if (axis < 0 || axis >= ys->ndim) return 0;
     for (d = 0; d < axis; ++d) outer *= ys->dims[d];
     if (outer != 1) return 0;
@@ -15305,7 +15349,7 @@ static void opara__mem_concats(opara__mem* m) {
     for (i = 0; i < g->n_nodes; ++i) {
         const opara__node* n = &g->nodes[m->p->order[i]];
         uint64_t off = 0;
-        if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, n)) continue;
+        if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, m->p->order[i])) continue;
         for (k = 0; k < n->n_inputs; ++k) {
             int32_t x = n->inputs[k];
             /* the slice's offset is also its alignment (the output's block is aligned to
@@ -18189,10 +18233,11 @@ OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, doub
 /* Static profile of every node from its lowered launches: our kernels through cuFuncGetAttribute
    (NUM_REGS, SHARED_SIZE_BYTES, MAX_THREADS_PER_BLOCK), cuBLAS calls and any library call on a
    convolution node from the estimates; then the rows of a profiling run (measured, may be NULL) on
-   top. rows: [g->n_nodes]. */
+   top. params: [g->n_nodes] the shape engine's records. rows: [g->n_nodes]. */
 OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
                                                       const opara_CUfunction* funcs, const opara__graph* g,
-                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__shape* shapes, const opara__node_params* params,
+                                                      const opara__cuda_lowering* low,
                                                       const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows);
 /* The timing fields of a profile row (measured, n_runs, time_ms, time_spread): the rest describes the launch. */
 OPARA__PRIVATE void opara__cuda_profile_copy_times(const opara__cuda_op_profile* from, opara__cuda_op_profile* to);
@@ -19800,11 +19845,11 @@ static void opara__resources_cublas_row(const opara__cuda_launch* L, opara__cuda
 
 /* Any other library call (cuDNN): on a convolution node the implicit-GEMM estimate from the output
    shape [N, K, spatial...] and the group count, else no launch shape (the default model's stays). */
-static void opara__resources_library_row(const opara__graph* g, const opara__shape* shapes, uint32_t node,
-                                   opara__cuda_op_profile* row) {
+static void opara__resources_library_row(const opara__graph* g, const opara__shape* shapes,
+                                         const opara__node_params* params, uint32_t node, opara__cuda_op_profile* row) {
     const opara__node* nd = &g->nodes[node];
     const opara__shape* y = nd->n_outputs > 0 && nd->outputs[0] >= 0 ? &shapes[nd->outputs[0]] : NULL;
-    double pixels = 1, groups = (double)opara__attr_int(nd, "group", 1);
+    double pixels = 1, groups = params[node].resolved ? (double)params[node].u.window.group : 1;
     int32_t d;
     memset(row, 0, sizeof *row);
     if ((nd->op == OPARA__OP_CONV || nd->op == OPARA__OP_CONV_TRANSPOSE) && y && y->ndim >= 3) {
@@ -19837,7 +19882,8 @@ static const opara__cuda_launch* opara__resources_main_launch(const opara__cuda_
 
 OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
                                                       const opara_CUfunction* funcs, const opara__graph* g,
-                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__shape* shapes, const opara__node_params* params,
+                                                      const opara__cuda_lowering* low,
                                                       const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows) {
     uint32_t n, n_nodes = g->n_nodes;
     for (n = 0; n < n_nodes; ++n) {
@@ -19854,7 +19900,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
             opara__format(row->kernel, sizeof row->kernel, "memcpy DtoD");
             row->source = OPARA__CURES_COPY;
         } else {
-            opara__resources_library_row(g, shapes, n, row);
+            opara__resources_library_row(g, shapes, params, n, row);
         }
         if (!measured) continue;
         if (measured[n].source == OPARA__CURES_CUPTI) *row = measured[n];
@@ -20457,7 +20503,7 @@ static opara_result opara__backend_descs(opara__cuda_session* s, opara__op_desc*
     if (r != OPARA_OK) return r;
     s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
     if (!s->prof) return opara__backend_oom(s);
-    r = opara__cuda_profile_static(s->rt, &s->cu, s->funcs, s->g, s->shapes, &s->low, s->opt.measured, s->prof);
+    r = opara__cuda_profile_static(s->rt, &s->cu, s->funcs, s->g, s->shapes, s->node_params, &s->low, s->opt.measured, s->prof);
     if (r == OPARA_OK) opara__cuda_profile_to_descs(s->prof, s->g->n_nodes, descs);
     return r;
 }
@@ -20468,7 +20514,7 @@ OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s,
     if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd->strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
     if (s->opt.mode == OPARA__CUDA_EAGER && s->opt.eager_stream_cap) pd->stream_cap = s->opt.eager_stream_cap;
     if (s->opt.measured && pd->metric == OPARA__METRIC_DEFAULT) pd->metric = OPARA__METRIC_TIME;
-    pd->shapes = s->shapes; /* lets Concat inputs be written in place */
+    pd->shapes = s->shapes, pd->params = s->node_params; /* let Concat inputs be written in place */
     if (pd->concat_align == 0) pd->concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
     *dev = &s->device;
     r = opara__cuda_session_enter(s); /* the static profile asks the driver about our kernels */
@@ -22805,7 +22851,7 @@ static opara_result opara__cpu_backend_describe(void* be, opara__op_desc* descs,
                                                 const opara__device** dev) {
     opara__cpu_backend* b = (opara__cpu_backend*)be;
     pd->metric = OPARA__METRIC_TIME;
-    pd->shapes = b->shapes;
+    pd->shapes = b->shapes, pd->params = b->params;
     *dev = &b->device;
     return opara__describe_ops_resolved(b->g, b->shapes, b->params, &b->device, descs);
 }
@@ -27801,7 +27847,8 @@ static opara_result opara__inspect_check_desc(opara_runtime* rt, const opara_pla
 }
 
 /* The planner's knobs for a public desc. The metric enums match value for value. */
-static void opara__inspect_plan_desc(const opara_plan_desc* d, const opara__shape* shapes, opara__plan_desc* out) {
+static void opara__inspect_plan_desc(const opara_plan_desc* d, const opara__shape* shapes,
+                                     const opara__node_params* params, opara__plan_desc* out) {
     memset(out, 0, sizeof *out);
     out->strategy = d->strategy;
     out->launch_order = d->launch_order;
@@ -27816,6 +27863,7 @@ static void opara__inspect_plan_desc(const opara_plan_desc* d, const opara__shap
     out->est_end_us = d->est_end_us;
     out->verify = d->verify;
     out->shapes = shapes;
+    out->params = params;
 }
 
 static opara_result opara__inspect_device(opara_runtime* rt, const opara_plan_desc* d, opara__device* dev) {
@@ -27836,14 +27884,15 @@ static opara_result opara__inspect_device(opara_runtime* rt, const opara_plan_de
     return OPARA_OK;
 }
 
-/* Shapes and dtypes of every value: inferred for a model; as declared for a declared graph (the
-   symbolic batch replaced by the batch size). */
-static opara_result opara__inspect_shapes(opara_plan* p, int64_t batch) {
+/* Shapes and dtypes of every value, and each node's record: inferred for a model, as a session
+   does; as declared for a declared graph (the symbolic batch replaced by the batch size), its
+   records resolved from those shapes. */
+static opara_result opara__inspect_shapes(opara_plan* p, int64_t batch, opara__node_params* params) {
     const opara__graph* g = p->g;
     uint32_t v;
     int32_t k;
     if (p->model) {
-        opara_result r = opara__infer_shapes(g->rt, g, batch, p->own_shapes);
+        opara_result r = opara__infer_shapes_params(g->rt, g, batch, p->own_shapes, params);
         return r == OPARA_OK ? opara__infer_dtypes(g->rt, g, p->own_dtypes) : r;
     }
     for (v = 0; v < g->n_values; ++v) {
@@ -27852,7 +27901,7 @@ static opara_result opara__inspect_shapes(opara_plan* p, int64_t batch) {
         for (k = 0; k < p->own_shapes[v].ndim; ++k)
             if (p->own_shapes[v].dims[k] == OPARA__DIM_BATCH) p->own_shapes[v].dims[k] = batch;
     }
-    return OPARA_OK;
+    return opara__resolve_node_params(g, p->own_shapes, params);
 }
 
 static opara_result opara__inspect_plan(opara_plan* p, const opara_plan_desc* d) {
@@ -27860,21 +27909,26 @@ static opara_result opara__inspect_plan(opara_plan* p, const opara_plan_desc* d)
     opara_runtime* rt = g->rt;
     size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
     uint64_t* bytes = (uint64_t*)opara__calloc(rt, nv, sizeof *bytes);
+    opara__node_params* params = (opara__node_params*)opara__calloc(rt, nn, sizeof *params);
     opara__device dev;
     opara__plan_desc pd;
     opara_result r = opara__inspect_device(rt, d, &dev);
     p->own_shapes = (opara__shape*)opara__calloc(rt, nv, sizeof *p->own_shapes);
     p->own_dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof *p->own_dtypes);
     p->own_descs = (opara__op_desc*)opara__calloc(rt, nn, sizeof *p->own_descs);
-    if (r == OPARA_OK && (!bytes || !p->own_shapes || !p->own_dtypes || !p->own_descs))
+    if (r == OPARA_OK && (!bytes || !params || !p->own_shapes || !p->own_dtypes || !p->own_descs))
         r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "plan: out of memory");
-    if (r == OPARA_OK) r = opara__inspect_shapes(p, d->batch_size > 0 ? d->batch_size : 1);
+    if (r == OPARA_OK) r = opara__inspect_shapes(p, d->batch_size > 0 ? d->batch_size : 1, params);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, p->own_shapes, bytes);
-    if (r == OPARA_OK) r = opara__describe_ops(g, p->own_shapes, &dev, p->own_descs);
-    opara__inspect_plan_desc(d, p->own_shapes, &pd);
+    if (r == OPARA_OK) r = opara__describe_ops_resolved(g, p->own_shapes, params, &dev, p->own_descs);
+    opara__inspect_plan_desc(d, p->own_shapes, params, &pd);
     if (r == OPARA_OK) r = opara__plan_create(g, bytes, p->own_descs, &dev, &pd, &p->own_plan);
-    if (p->own_plan) p->own_plan->desc.shapes = NULL; /* the plan outlives nothing it points to */
+    if (p->own_plan) { /* the plan outlives nothing it points to */
+        p->own_plan->desc.shapes = NULL;
+        p->own_plan->desc.params = NULL;
+    }
     opara__free(rt, bytes);
+    opara__free(rt, params);
     opara__format(p->device, sizeof p->device, "%s", dev.name ? dev.name : "");
     p->plan = p->own_plan;
     p->shapes = p->own_shapes;

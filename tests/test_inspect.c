@@ -432,7 +432,7 @@ OT_TEST(simulating_a_plan_matches_the_private_path) {
     REQUIRE(opara_sim_device_preset("rtx2080s", &dev) == OPARA_OK);
     REQUIRE(opara_plan_simulate(p, &dev, OPARA_SIM_GRAPH, &pub) == OPARA_OK);
     memset(&pd, 0, sizeof pd);
-    REQUIRE(opara__plan_graph(opara__model_graph(m), 8, opara__device_preset("rtx2080s"), &pd, &plan, NULL, &descs) ==
+    REQUIRE(opara__plan_graph(opara__model_graph(m), 8, opara__device_preset("rtx2080s"), &pd, &plan, NULL, NULL, &descs) ==
             OPARA_OK);
     REQUIRE(opara__sim_plan(g_rt, &dev, OPARA_SIM_GRAPH, plan, descs, &priv) == OPARA_OK);
     CHECK_EQ(pub.n_ops, 4u);

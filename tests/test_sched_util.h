@@ -7,6 +7,7 @@ typedef struct tgraph {
     opara__graph g;
     uint64_t* bytes;       /* per value */
     opara__shape* shapes;  /* per value: [1, bytes/4] for activations */
+    opara__node_params* params; /* per node: the shape engine's record from those shapes */
     int32_t* out_of;       /* node -> its (first) output value */
 } tgraph;
 
@@ -14,6 +15,7 @@ OT__UNUSED static void tg_free(tgraph* t) {
     if (!t->rt) return;
     free(t->bytes);
     free(t->shapes);
+    free(t->params);
     free(t->out_of);
     opara__graph_free(&t->g);
     opara_runtime_destroy(t->rt);
@@ -37,18 +39,20 @@ OT__UNUSED static int32_t tg_value(tgraph* t, const char* name, int64_t elems) {
     return opara__graph_add_value(&t->g, name, OPARA_DTYPE_F32, &s);
 }
 
-/* Sizes and shapes of every value from the declared shapes; finalizes the graph. */
+/* Sizes and shapes of every value from the declared shapes, the nodes' records from them;
+   finalizes the graph. */
 OT__UNUSED static int tg_finish(tgraph* t) {
     uint32_t v;
     if (opara__graph_finalize(&t->g) != OPARA_OK) return 0;
     t->bytes = (uint64_t*)calloc(t->g.n_values + 1, sizeof(uint64_t));
     t->shapes = (opara__shape*)calloc(t->g.n_values + 1, sizeof(opara__shape));
-    if (!t->bytes || !t->shapes) return 0;
+    t->params = (opara__node_params*)calloc(t->g.n_nodes + 1, sizeof(opara__node_params));
+    if (!t->bytes || !t->shapes || !t->params) return 0;
     for (v = 0; v < t->g.n_values; ++v) {
         t->shapes[v] = t->g.values[v].shape;
         t->bytes[v] = (uint64_t)(t->shapes[v].ndim == 2 ? t->shapes[v].dims[1] : 0) * 4;
     }
-    return 1;
+    return opara__resolve_node_params(&t->g, t->shapes, t->params) == OPARA_OK;
 }
 
 /* n nodes (ids 1..n), edges as 1-based (from, to) pairs: node `to` reads the outputs of its
@@ -158,6 +162,7 @@ OT__UNUSED static int tg_random(tgraph* t, uint32_t n, uint32_t width, uint64_t 
 OT__UNUSED static opara_result tg_plan(tgraph* t, const opara__op_desc* descs, opara__plan_desc* d, opara__plan** out) {
     d->verify = 1;
     if (!d->shapes) d->shapes = t->shapes;
+    if (!d->params) d->params = t->params;
     return opara__plan_create(&t->g, t->bytes, descs, NULL, d, out);
 }
 

@@ -49,7 +49,7 @@ OT_TEST(every_zoo_model_under_every_strategy_verifies) {
             memset(&d, 0, sizeof d);
             d.strategy = (opara_strategy)s;
             d.verify = 1;
-            r = opara__plan_graph(opara__model_graph(m), 1, NULL, &d, &p, NULL, NULL);
+            r = opara__plan_graph(opara__model_graph(m), 1, NULL, &d, &p, NULL, NULL, NULL);
             if (r != OPARA_OK) OT_LOG("%s / %s: %s", zoo_models[i], opara_strategy_name(d.strategy), opara_runtime_last_error(rt));
             CHECK(r == OPARA_OK);
             if (p && s == OPARA_STRATEGY_SEQUENTIAL) CHECK_EQ(p->n_streams, 1);
@@ -69,11 +69,11 @@ OT_TEST(googlenet_streams_match_the_paper) {
     if (!zoo_load(T, "googlenet", &rt, &m)) SKIP("%s/googlenet.onnx missing (run `make zoo`)", zoo_dir());
     memset(&d, 0, sizeof d);
     d.strategy = OPARA_STRATEGY_OPARA;
-    REQUIRE(opara__plan_graph(opara__model_graph(m), 1, NULL, &d, &p, NULL, NULL) == OPARA_OK);
+    REQUIRE(opara__plan_graph(opara__model_graph(m), 1, NULL, &d, &p, NULL, NULL, NULL) == OPARA_OK);
     CHECK_EQ(p->n_streams, 28);
     opara__plan_free(rt, p);
     d.strategy = OPARA_STRATEGY_NIMBLE;
-    REQUIRE(opara__plan_graph(opara__model_graph(m), 1, NULL, &d, &p, NULL, NULL) == OPARA_OK);
+    REQUIRE(opara__plan_graph(opara__model_graph(m), 1, NULL, &d, &p, NULL, NULL, NULL) == OPARA_OK);
     CHECK_EQ(p->n_streams, 4);
     opara__plan_free(rt, p);
     opara_model_destroy(m);
@@ -112,13 +112,14 @@ OT_TEST(zoo_concat_in_place_sweep_is_safe) {
         g = opara__model_graph(m);
         for (batch = 1; batch <= 4; batch += 3) {
             opara__shape* shapes = NULL;
+            opara__node_params* params = NULL;
             opara__op_desc* descs = NULL;
             uint64_t* bytes = (uint64_t*)calloc(g->n_values + 1, sizeof(uint64_t));
             opara__plan* p = NULL;
             opara__plan_desc d;
             memset(&d, 0, sizeof d);
             REQUIRE(bytes != NULL);
-            REQUIRE(opara__plan_graph(g, batch, NULL, &d, &p, &shapes, &descs) == OPARA_OK);
+            REQUIRE(opara__plan_graph(g, batch, NULL, &d, &p, &shapes, &params, &descs) == OPARA_OK);
             memcpy(bytes, p->value_bytes, g->n_values * sizeof(uint64_t));
             opara__plan_free(rt, p);
             for (model = 0; model < 2; ++model) {
@@ -133,6 +134,7 @@ OT_TEST(zoo_concat_in_place_sweep_is_safe) {
                             d.alignment = (uint32_t)align;
                             d.stream_cap = (uint32_t)cap;
                             d.shapes = shapes;
+                            d.params = params;
                             d.verify = 1;
                             r = opara__plan_create(g, bytes, descs, NULL, &d, &p);
                             if (r != OPARA_OK)
@@ -151,6 +153,7 @@ OT_TEST(zoo_concat_in_place_sweep_is_safe) {
                         }
             }
             opara__free(rt, shapes);
+            opara__free(rt, params);
             opara__free(rt, descs);
             free(bytes);
         }
@@ -181,17 +184,19 @@ static uint32_t zoo_each_batch(opara_test* T, zoo_batch_fn fn) {
 
 static void never_need_the_fallback(opara_test* T, const char* name, opara_runtime* rt, const opara__graph* g, int batch) {
     opara__shape* shapes = NULL;
+    opara__node_params* params = NULL;
     opara__op_desc* descs = NULL;
     opara__plan* p = NULL;
     opara__plan_desc d;
     int s;
     memset(&d, 0, sizeof d);
-    REQUIRE(opara__plan_graph(g, batch, NULL, &d, &p, &shapes, &descs) == OPARA_OK);
+    REQUIRE(opara__plan_graph(g, batch, NULL, &d, &p, &shapes, &params, &descs) == OPARA_OK);
     for (s = 0; s < OPARA_STRATEGY_COUNT; ++s) {
         opara__plan* q = NULL;
         memset(&d, 0, sizeof d);
         d.strategy = (opara_strategy)s;
         d.shapes = shapes;
+        d.params = params;
         CHECK(opara__plan_create_verified(g, p->value_bytes, descs, NULL, &d, &q) == OPARA_OK);
         if (!q) continue;
         if (q->desc.no_concat_in_place) OT_LOG("%s b%d %s needed the fallback", name, batch, opara_strategy_name(d.strategy));
@@ -200,6 +205,7 @@ static void never_need_the_fallback(opara_test* T, const char* name, opara_runti
     }
     opara__plan_free(rt, p);
     opara__free(rt, shapes);
+    opara__free(rt, params);
     opara__free(rt, descs);
 }
 
@@ -211,16 +217,18 @@ OT_TEST(zoo_plans_never_need_the_fallback) {
 
 static void budget_met_and_safe(opara_test* T, const char* name, opara_runtime* rt, const opara__graph* g, int batch) {
     opara__shape* shapes = NULL;
+    opara__node_params* params = NULL;
     opara__op_desc* descs = NULL;
     opara__plan *seq = NULL, *p = NULL;
     opara__plan_desc d;
     char why[256];
     memset(&d, 0, sizeof d);
     d.strategy = OPARA_STRATEGY_SEQUENTIAL;
-    REQUIRE(opara__plan_graph(g, batch, NULL, &d, &seq, &shapes, &descs) == OPARA_OK);
+    REQUIRE(opara__plan_graph(g, batch, NULL, &d, &seq, &shapes, &params, &descs) == OPARA_OK);
     memset(&d, 0, sizeof d);
     d.memory_budget = 1.15;
     d.shapes = shapes;
+    d.params = params;
     d.verify = 1;
     if (opara__plan_create(g, seq->value_bytes, descs, NULL, &d, &p) != OPARA_OK) {
         OT_LOG("%s b%d: %s", name, batch, opara_runtime_last_error(rt));
@@ -239,6 +247,7 @@ static void budget_met_and_safe(opara_test* T, const char* name, opara_runtime* 
     opara__plan_free(rt, p);
     opara__plan_free(rt, seq);
     opara__free(rt, shapes);
+    opara__free(rt, params);
     opara__free(rt, descs);
 }
 

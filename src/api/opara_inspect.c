@@ -78,7 +78,8 @@ static opara_result opara__inspect_check_desc(opara_runtime* rt, const opara_pla
 }
 
 /* The planner's knobs for a public desc. The metric enums match value for value. */
-static void opara__inspect_plan_desc(const opara_plan_desc* d, const opara__shape* shapes, opara__plan_desc* out) {
+static void opara__inspect_plan_desc(const opara_plan_desc* d, const opara__shape* shapes,
+                                     const opara__node_params* params, opara__plan_desc* out) {
     memset(out, 0, sizeof *out);
     out->strategy = d->strategy;
     out->launch_order = d->launch_order;
@@ -93,6 +94,7 @@ static void opara__inspect_plan_desc(const opara_plan_desc* d, const opara__shap
     out->est_end_us = d->est_end_us;
     out->verify = d->verify;
     out->shapes = shapes;
+    out->params = params;
 }
 
 static opara_result opara__inspect_device(opara_runtime* rt, const opara_plan_desc* d, opara__device* dev) {
@@ -113,14 +115,15 @@ static opara_result opara__inspect_device(opara_runtime* rt, const opara_plan_de
     return OPARA_OK;
 }
 
-/* Shapes and dtypes of every value: inferred for a model; as declared for a declared graph (the
-   symbolic batch replaced by the batch size). */
-static opara_result opara__inspect_shapes(opara_plan* p, int64_t batch) {
+/* Shapes and dtypes of every value, and each node's record: inferred for a model, as a session
+   does; as declared for a declared graph (the symbolic batch replaced by the batch size), its
+   records resolved from those shapes. */
+static opara_result opara__inspect_shapes(opara_plan* p, int64_t batch, opara__node_params* params) {
     const opara__graph* g = p->g;
     uint32_t v;
     int32_t k;
     if (p->model) {
-        opara_result r = opara__infer_shapes(g->rt, g, batch, p->own_shapes);
+        opara_result r = opara__infer_shapes_params(g->rt, g, batch, p->own_shapes, params);
         return r == OPARA_OK ? opara__infer_dtypes(g->rt, g, p->own_dtypes) : r;
     }
     for (v = 0; v < g->n_values; ++v) {
@@ -129,7 +132,7 @@ static opara_result opara__inspect_shapes(opara_plan* p, int64_t batch) {
         for (k = 0; k < p->own_shapes[v].ndim; ++k)
             if (p->own_shapes[v].dims[k] == OPARA__DIM_BATCH) p->own_shapes[v].dims[k] = batch;
     }
-    return OPARA_OK;
+    return opara__resolve_node_params(g, p->own_shapes, params);
 }
 
 static opara_result opara__inspect_plan(opara_plan* p, const opara_plan_desc* d) {
@@ -137,21 +140,26 @@ static opara_result opara__inspect_plan(opara_plan* p, const opara_plan_desc* d)
     opara_runtime* rt = g->rt;
     size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
     uint64_t* bytes = (uint64_t*)opara__calloc(rt, nv, sizeof *bytes);
+    opara__node_params* params = (opara__node_params*)opara__calloc(rt, nn, sizeof *params);
     opara__device dev;
     opara__plan_desc pd;
     opara_result r = opara__inspect_device(rt, d, &dev);
     p->own_shapes = (opara__shape*)opara__calloc(rt, nv, sizeof *p->own_shapes);
     p->own_dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof *p->own_dtypes);
     p->own_descs = (opara__op_desc*)opara__calloc(rt, nn, sizeof *p->own_descs);
-    if (r == OPARA_OK && (!bytes || !p->own_shapes || !p->own_dtypes || !p->own_descs))
+    if (r == OPARA_OK && (!bytes || !params || !p->own_shapes || !p->own_dtypes || !p->own_descs))
         r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "plan: out of memory");
-    if (r == OPARA_OK) r = opara__inspect_shapes(p, d->batch_size > 0 ? d->batch_size : 1);
+    if (r == OPARA_OK) r = opara__inspect_shapes(p, d->batch_size > 0 ? d->batch_size : 1, params);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, p->own_shapes, bytes);
-    if (r == OPARA_OK) r = opara__describe_ops(g, p->own_shapes, &dev, p->own_descs);
-    opara__inspect_plan_desc(d, p->own_shapes, &pd);
+    if (r == OPARA_OK) r = opara__describe_ops_resolved(g, p->own_shapes, params, &dev, p->own_descs);
+    opara__inspect_plan_desc(d, p->own_shapes, params, &pd);
     if (r == OPARA_OK) r = opara__plan_create(g, bytes, p->own_descs, &dev, &pd, &p->own_plan);
-    if (p->own_plan) p->own_plan->desc.shapes = NULL; /* the plan outlives nothing it points to */
+    if (p->own_plan) { /* the plan outlives nothing it points to */
+        p->own_plan->desc.shapes = NULL;
+        p->own_plan->desc.params = NULL;
+    }
     opara__free(rt, bytes);
+    opara__free(rt, params);
     opara__format(p->device, sizeof p->device, "%s", dev.name ? dev.name : "");
     p->plan = p->own_plan;
     p->shapes = p->own_shapes;

@@ -768,7 +768,7 @@ static opara_result opara__cpu_backend_describe(void* be, opara__op_desc* descs,
                                                 const opara__device** dev) {
     opara__cpu_backend* b = (opara__cpu_backend*)be;
     pd->metric = OPARA__METRIC_TIME;
-    pd->shapes = b->shapes;
+    pd->shapes = b->shapes, pd->params = b->params;
     *dev = &b->device;
     return opara__describe_ops_resolved(b->g, b->shapes, b->params, &b->device, descs);
 }

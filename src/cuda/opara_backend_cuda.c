@@ -560,7 +560,7 @@ static opara_result opara__backend_descs(opara__cuda_session* s, opara__op_desc*
     if (r != OPARA_OK) return r;
     s->prof = (opara__cuda_op_profile*)opara__calloc(s->rt, s->g->n_nodes ? s->g->n_nodes : 1, sizeof *s->prof);
     if (!s->prof) return opara__backend_oom(s);
-    r = opara__cuda_profile_static(s->rt, &s->cu, s->funcs, s->g, s->shapes, &s->low, s->opt.measured, s->prof);
+    r = opara__cuda_profile_static(s->rt, &s->cu, s->funcs, s->g, s->shapes, s->node_params, &s->low, s->opt.measured, s->prof);
     if (r == OPARA_OK) opara__cuda_profile_to_descs(s->prof, s->g->n_nodes, descs);
     return r;
 }
@@ -571,7 +571,7 @@ OPARA__PRIVATE opara_result opara__cuda_session_describe(opara__cuda_session* s,
     if (s->opt.mode == OPARA__CUDA_SEQ_GRAPH) pd->strategy = OPARA_STRATEGY_SEQUENTIAL; /* the graph of the sequential plan */
     if (s->opt.mode == OPARA__CUDA_EAGER && s->opt.eager_stream_cap) pd->stream_cap = s->opt.eager_stream_cap;
     if (s->opt.measured && pd->metric == OPARA__METRIC_DEFAULT) pd->metric = OPARA__METRIC_TIME;
-    pd->shapes = s->shapes; /* lets Concat inputs be written in place */
+    pd->shapes = s->shapes, pd->params = s->node_params; /* let Concat inputs be written in place */
     if (pd->concat_align == 0) pd->concat_align = OPARA__CUDA_LIB_ALIGN; /* tests may ask less to provoke the check in bind */
     *dev = &s->device;
     r = opara__cuda_session_enter(s); /* the static profile asks the driver about our kernels */

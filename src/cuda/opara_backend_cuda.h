@@ -421,10 +421,11 @@ OPARA__PRIVATE void opara__cuda_library_estimate(opara__cuda_lib_kind kind, doub
 /* Static profile of every node from its lowered launches: our kernels through cuFuncGetAttribute
    (NUM_REGS, SHARED_SIZE_BYTES, MAX_THREADS_PER_BLOCK), cuBLAS calls and any library call on a
    convolution node from the estimates; then the rows of a profiling run (measured, may be NULL) on
-   top. rows: [g->n_nodes]. */
+   top. params: [g->n_nodes] the shape engine's records. rows: [g->n_nodes]. */
 OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
                                                       const opara_CUfunction* funcs, const opara__graph* g,
-                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__shape* shapes, const opara__node_params* params,
+                                                      const opara__cuda_lowering* low,
                                                       const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows);
 /* The timing fields of a profile row (measured, n_runs, time_ms, time_spread): the rest describes the launch. */
 OPARA__PRIVATE void opara__cuda_profile_copy_times(const opara__cuda_op_profile* from, opara__cuda_op_profile* to);

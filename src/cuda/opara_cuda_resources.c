@@ -72,11 +72,11 @@ static void opara__resources_cublas_row(const opara__cuda_launch* L, opara__cuda
 
 /* Any other library call (cuDNN): on a convolution node the implicit-GEMM estimate from the output
    shape [N, K, spatial...] and the group count, else no launch shape (the default model's stays). */
-static void opara__resources_library_row(const opara__graph* g, const opara__shape* shapes, uint32_t node,
-                                   opara__cuda_op_profile* row) {
+static void opara__resources_library_row(const opara__graph* g, const opara__shape* shapes,
+                                         const opara__node_params* params, uint32_t node, opara__cuda_op_profile* row) {
     const opara__node* nd = &g->nodes[node];
     const opara__shape* y = nd->n_outputs > 0 && nd->outputs[0] >= 0 ? &shapes[nd->outputs[0]] : NULL;
-    double pixels = 1, groups = (double)opara__attr_int(nd, "group", 1);
+    double pixels = 1, groups = params[node].resolved ? (double)params[node].u.window.group : 1;
     int32_t d;
     memset(row, 0, sizeof *row);
     if ((nd->op == OPARA__OP_CONV || nd->op == OPARA__OP_CONV_TRANSPOSE) && y && y->ndim >= 3) {
@@ -109,7 +109,8 @@ static const opara__cuda_launch* opara__resources_main_launch(const opara__cuda_
 
 OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const opara_cuda_driver* cu,
                                                       const opara_CUfunction* funcs, const opara__graph* g,
-                                                      const opara__shape* shapes, const opara__cuda_lowering* low,
+                                                      const opara__shape* shapes, const opara__node_params* params,
+                                                      const opara__cuda_lowering* low,
                                                       const opara__cuda_op_profile* measured, opara__cuda_op_profile* rows) {
     uint32_t n, n_nodes = g->n_nodes;
     for (n = 0; n < n_nodes; ++n) {
@@ -126,7 +127,7 @@ OPARA__PRIVATE opara_result opara__cuda_profile_static(opara_runtime* rt, const 
             opara__format(row->kernel, sizeof row->kernel, "memcpy DtoD");
             row->source = OPARA__CURES_COPY;
         } else {
-            opara__resources_library_row(g, shapes, n, row);
+            opara__resources_library_row(g, shapes, params, n, row);
         }
         if (!measured) continue;
         if (measured[n].source == OPARA__CURES_CUPTI) *row = measured[n];

@@ -94,24 +94,14 @@ OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g
 typedef struct opara__desc_ctx {
     const opara__graph* g;
     const opara__shape* shapes;
-    const opara__node_params* params; /* [n_nodes], or NULL: resolved per node when needed */
+    const opara__node_params* params; /* [n_nodes] the shape engine's records */
     const opara__node* n;
     uint32_t node;
 } opara__desc_ctx;
 
-/* The node's record from the shape engine (the caller's, else resolved into scratch now); NULL
-   when the engine could not resolve it (unknown shapes). Windowed ops only: <= 3 inputs, 2 outputs. */
-static const opara__node_params* opara__desc_params(const opara__desc_ctx* c, opara__node_params* scratch) {
-    const opara__shape* in[3];
-    opara__shape out_shapes[2];
-    opara__shape* out[2];
-    uint32_t k;
-    if (c->params) return c->params[c->node].resolved ? &c->params[c->node] : NULL;
-    if (c->n->n_inputs > 3 || c->n->n_outputs > 2) return NULL;
-    for (k = 0; k < c->n->n_inputs; ++k) in[k] = c->n->inputs[k] >= 0 ? &c->shapes[c->n->inputs[k]] : NULL;
-    for (k = 0; k < c->n->n_outputs; ++k) out[k] = &out_shapes[k];
-    (void)opara__infer_node_shapes(c->g->rt, c->g, c->node, OPARA__SHAPE_TOLERANT, 1, in, out, scratch);
-    return scratch->resolved ? scratch : NULL;
+/* The node's record; NULL when the engine could not resolve it (unknown shapes). */
+static const opara__node_params* opara__desc_params(const opara__desc_ctx* c) {
+    return c->params[c->node].resolved ? &c->params[c->node] : NULL;
 }
 
 static const opara__shape* opara__in_shape(const opara__desc_ctx* c, uint32_t i) {
@@ -153,8 +143,7 @@ static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* x = opara__in_shape(c, 0);
     const opara__shape* w = opara__in_shape(c, 1);
     const opara__shape* y = opara__out_shape(c, 0);
-    opara__node_params scratch;
-    const opara__node_params* p = opara__desc_params(c, &scratch);
+    const opara__node_params* p = opara__desc_params(c);
     double out = opara__elems(y), taps = 1, group = p ? (double)p->u.window.group : 1;
     int32_t i;
     if (!x || !w || !y || w->ndim < 3 || y->ndim < 3 || x->ndim < 2) {
@@ -178,6 +167,7 @@ static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
 static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* a = opara__in_shape(c, 0);
     const opara__shape* y = opara__out_shape(c, 0);
+    const opara__node_params* p = opara__desc_params(c);
     double m, n, k, batch;
     if (!a || !y || a->ndim < 1 || y->ndim < 1) {
         opara__set_launch(d, 1, 256, 128, 24576);
@@ -186,7 +176,7 @@ static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) 
     n = (double)y->dims[y->ndim - 1];
     m = y->ndim >= 2 ? (double)y->dims[y->ndim - 2] : 1;
     batch = n * m > 0 ? opara__elems(y) / (m * n) : 0;
-    if (c->n->op == OPARA__OP_GEMM && opara__attr_int(c->n, "transA", 0)) k = a->ndim >= 2 ? (double)a->dims[0] : 1;
+    if (c->n->op == OPARA__OP_GEMM && p && p->u.gemm.trans_a) k = a->ndim >= 2 ? (double)a->dims[0] : 1;
     else k = (double)a->dims[a->ndim - 1];
     d->flops = 2.0 * batch * m * n * k;
     opara__set_launch(d, opara__blocks(batch * (double)opara__blocks(m, 128) * (double)opara__blocks(n, 128), 1), 256,
@@ -194,8 +184,7 @@ static void opara__describe_matmul(const opara__desc_ctx* c, opara__op_desc* d) 
 }
 
 static void opara__describe_pool(const opara__desc_ctx* c, opara__op_desc* d) {
-    opara__node_params scratch;
-    const opara__node_params* p = opara__desc_params(c, &scratch);
+    const opara__node_params* p = opara__desc_params(c);
     double taps = 1, out = opara__elems(opara__out_shape(c, 0));
     int32_t i;
     for (i = 0; p && i < p->u.window.n_spatial; ++i) taps *= (double)p->u.window.kernel[i];
@@ -252,9 +241,47 @@ static void opara__describe_node(const opara__desc_ctx* c, const opara__device* 
     d->time_ms = opara__roofline_ms(d, dev);
 }
 
+OPARA__PRIVATE opara_result opara__resolve_node_params(const opara__graph* g, const opara__shape* shapes,
+                                                      opara__node_params* params) {
+    uint32_t i, k, max_in = 1, max_out = 1;
+    const opara__shape** in;
+    opara__shape** out;
+    opara__shape* scratch; /* the outputs, thrown away */
+    opara_result r;
+    for (i = 0; i < g->n_nodes; ++i) {
+        max_in = OPARA__MAX(max_in, g->nodes[i].n_inputs);
+        max_out = OPARA__MAX(max_out, g->nodes[i].n_outputs);
+    }
+    in = (const opara__shape**)opara__calloc(g->rt, max_in, sizeof *in);
+    out = (opara__shape**)opara__calloc(g->rt, max_out, sizeof *out);
+    scratch = (opara__shape*)opara__calloc(g->rt, max_out, sizeof *scratch);
+    r = in && out && scratch ? OPARA_OK : opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory resolving node records");
+    for (i = 0; i < g->n_nodes && r == OPARA_OK; ++i) {
+        const opara__node* n = &g->nodes[i];
+        memset(&params[i], 0, sizeof params[i]);
+        if (n->n_inputs > OPARA_MAX_NODE_IO || n->n_outputs > OPARA_MAX_NODE_IO) continue; /* unresolved */
+        for (k = 0; k < n->n_inputs; ++k) in[k] = n->inputs[k] >= 0 ? &shapes[n->inputs[k]] : NULL;
+        for (k = 0; k < n->n_outputs; ++k) out[k] = &scratch[k];
+        (void)opara__infer_node_shapes(g->rt, g, i, OPARA__SHAPE_TOLERANT, 1, in, out, &params[i]);
+    }
+    opara__free(g->rt, (void*)in);
+    opara__free(g->rt, out);
+    opara__free(g->rt, scratch);
+    return r;
+}
+
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
                                                const opara__device* dev, opara__op_desc* out) {
-    return opara__describe_ops_resolved(g, shapes, NULL, dev, out);
+    opara__node_params* params;
+    opara_result r;
+    if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
+                                        : OPARA_ERR_INVALID_ARGS;
+    params = (opara__node_params*)opara__calloc(g->rt, g->n_nodes ? g->n_nodes : 1, sizeof *params);
+    r = params ? opara__resolve_node_params(g, shapes, params)
+               : opara__fail(g->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory describing the graph");
+    if (r == OPARA_OK) r = opara__describe_ops_resolved(g, shapes, params, dev, out);
+    opara__free(g->rt, params);
+    return r;
 }
 
 OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, const opara__shape* shapes,
@@ -262,6 +289,7 @@ OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, 
                                                         opara__op_desc* out) {
     opara__desc_ctx c;
     uint32_t i;
+    if (!params) return opara__describe_ops(g, shapes, dev, out);
     if (!g || !shapes || !out) return g ? opara__fail(g->rt, OPARA_ERR_INVALID_ARGS, "describe_ops: NULL argument")
                                         : OPARA_ERR_INVALID_ARGS;
     if (!dev) dev = opara__device_default();

@@ -106,18 +106,18 @@ static void opara__mem_views(opara__mem* m) {
 }
 
 /* Byte offsets of a Concat's inputs inside its output when every input is one contiguous slice
-   (the dimensions before the axis multiply to 1); 0 when not provable. */
-static int opara__concat_layout(const opara__mem* m, const opara__node* n) {
+   (the dimensions before the axis multiply to 1); 0 when not provable (no shapes or record). */
+static int opara__concat_layout(const opara__mem* m, uint32_t node) {
+    const opara__node* n = &m->g->nodes[node];
     const opara__shape* shapes = m->p->desc.shapes;
+    const opara__node_params* rec = m->p->desc.params ? &m->p->desc.params[node] : NULL;
     const opara__shape* ys;
     int64_t axis, outer = 1, d;
     uint64_t sum = 0;
     uint32_t i;
-    if (!shapes || n->n_outputs != 1 || n->outputs[0] < 0) return 0;
+    if (!shapes || !rec || !rec->resolved || n->n_outputs != 1 || n->outputs[0] < 0) return 0;
     ys = &shapes[n->outputs[0]];
-    if (ys->ndim <= 0) return 0;
-    axis = opara__attr_int(n, "axis", 0);
-    if (axis < 0) axis += ys->ndim;
+    axis = rec->axis; /* normalised by the shape engine */
     if (axis < 0 || axis >= ys->ndim) return 0;
     for (d = 0; d < axis; ++d) outer *= ys->dims[d];
     if (outer != 1) return 0;
@@ -153,7 +153,7 @@ static void opara__mem_concats(opara__mem* m) {
     for (i = 0; i < g->n_nodes; ++i) {
         const opara__node* n = &g->nodes[m->p->order[i]];
         uint64_t off = 0;
-        if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, n)) continue;
+        if (n->op != OPARA__OP_CONCAT || !opara__concat_layout(m, m->p->order[i])) continue;
         for (k = 0; k < n->n_inputs; ++k) {
             int32_t x = n->inputs[k];
             /* the slice's offset is also its alignment (the output's block is aligned to

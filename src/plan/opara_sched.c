@@ -1084,28 +1084,36 @@ OPARA__PRIVATE opara_result opara__plan_create_verified(const opara__graph* g, c
 
 OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
-                                             opara__shape** shapes_out, opara__op_desc** descs_out) {
+                                             opara__shape** shapes_out, opara__node_params** params_out,
+                                             opara__op_desc** descs_out) {
     opara_runtime* rt = g->rt;
     opara__shape* shapes = (opara__shape*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(opara__shape));
+    opara__node_params* params = (opara__node_params*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof *params);
     uint64_t* bytes = (uint64_t*)opara__calloc(rt, (size_t)g->n_values + 1, sizeof(uint64_t));
     opara__op_desc* descs = (opara__op_desc*)opara__calloc(rt, (size_t)g->n_nodes + 1, sizeof(opara__op_desc));
     opara__plan_desc d;
     opara_result r = OPARA_OK;
     *out = NULL;
-    if (!shapes || !bytes || !descs) r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory planning the graph");
-    if (r == OPARA_OK) r = opara__infer_shapes(rt, g, batch, shapes);
+    if (!shapes || !params || !bytes || !descs) r = opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory planning the graph");
+    if (r == OPARA_OK) r = opara__infer_shapes_params(rt, g, batch, shapes, params);
     if (r == OPARA_OK) r = opara__value_bytes_from_shapes(g, shapes, bytes);
-    if (r == OPARA_OK) r = opara__describe_ops(g, shapes, dev, descs);
+    if (r == OPARA_OK) r = opara__describe_ops_resolved(g, shapes, params, dev, descs);
     if (r == OPARA_OK) {
         if (desc) d = *desc;
         else memset(&d, 0, sizeof d);
         d.shapes = shapes;
+        d.params = params;
         r = opara__plan_create(g, bytes, descs, dev, &d, out);
     }
-    if (*out) (*out)->desc.shapes = NULL; /* not kept alive by the plan */
+    if (*out) { /* not kept alive by the plan */
+        (*out)->desc.shapes = NULL;
+        (*out)->desc.params = NULL;
+    }
     opara__free(rt, bytes);
     if (shapes_out && r == OPARA_OK) *shapes_out = shapes;
     else opara__free(rt, shapes);
+    if (params_out && r == OPARA_OK) *params_out = params;
+    else opara__free(rt, params);
     if (descs_out && r == OPARA_OK) *descs_out = descs;
     else opara__free(rt, descs);
     return r;

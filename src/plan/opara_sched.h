@@ -77,11 +77,16 @@ OPARA__PRIVATE double opara__device_balance(const opara__device* dev);
    dev may be NULL (default device). */
 OPARA__PRIVATE opara_result opara__describe_ops(const opara__graph* g, const opara__shape* shapes,
                                                const opara__device* dev, opara__op_desc* out);
-/* The same with each node's parameters as the shape engine resolved them (opara__infer_shapes_params);
-   opara__describe_ops resolves the few it needs (group, kernel) itself. */
+/* The same with each node's parameters as the shape engine resolved them (opara__infer_shapes_params;
+   NULL: opara__describe_ops, which resolves them from shapes with opara__resolve_node_params). */
 OPARA__PRIVATE opara_result opara__describe_ops_resolved(const opara__graph* g, const opara__shape* shapes,
                                                         const opara__node_params* params, const opara__device* dev,
                                                         opara__op_desc* out);
+/* Each node's record (params[n_nodes]) from shapes the caller already has, e.g. a declared graph's
+   (opara_plan_create_declared) that were never inferred: the shape engine node by node, tolerant, its
+   outputs thrown away; a node it cannot infer gets resolved = 0. */
+OPARA__PRIVATE opara_result opara__resolve_node_params(const opara__graph* g, const opara__shape* shapes,
+                                                      opara__node_params* params);
 /* Byte size of every value from its shape and dtype (0 when unknown). Fails on overflow. */
 OPARA__PRIVATE opara_result opara__value_bytes_from_shapes(const opara__graph* g, const opara__shape* shapes,
                                                           uint64_t* out);
@@ -166,8 +171,9 @@ typedef struct opara__plan_desc {
                                         of this many bytes into the output (a power of two <= alignment; the
                                         CUDA backend asks 16 for vectorised kernels and cuBLAS/cuDNN
                                         pointers); 0: any offset (slices of whole elements) */
-    const opara__shape* shapes;      /* optional value shapes: a Concat's inputs are written in place only
-                                        when the shapes prove each input is one contiguous slice */
+    const opara__shape* shapes;      /* optional value shapes, with params: a Concat's inputs are written in
+                                        place only when they prove each input is one contiguous slice */
+    const opara__node_params* params; /* optional, [n_nodes] the shape engine's records (the Concat's axis) */
     int verify;                      /* run opara__plan_verify after planning (debug builds and tests) */
 } opara__plan_desc;
 
@@ -295,13 +301,15 @@ OPARA__PRIVATE opara_result opara__plan_verify(const opara__graph* g, const opar
 OPARA__PRIVATE int opara__plan_concat_input_in_place(const opara__graph* g, const opara__plan* plan, uint32_t node,
                                                     uint32_t input_index);
 
-/* The whole pipeline for a graph with the analytic model: shapes for `batch` (a graph without a
-   symbolic batch ignores it), value sizes, default descriptors for `dev`, the plan (desc->shapes
-   is filled in for the call). shapes_out/descs_out, when not NULL, receive arrays the caller frees
-   with opara__free (n_values shapes, n_nodes descriptors). */
+/* The whole pipeline for a graph with the analytic model: shapes and node records for `batch` (a
+   graph without a symbolic batch ignores it), value sizes, default descriptors for `dev`, the plan
+   (desc->shapes and desc->params are filled in for the call). shapes_out/params_out/descs_out, when
+   not NULL, receive arrays the caller frees with opara__free (n_values shapes, n_nodes records,
+   n_nodes descriptors). */
 OPARA__PRIVATE_TOOL opara_result opara__plan_graph(const opara__graph* g, int64_t batch, const opara__device* dev,
                                              const opara__plan_desc* desc, opara__plan** out,
-                                             opara__shape** shapes_out, opara__op_desc** descs_out);
+                                             opara__shape** shapes_out, opara__node_params** params_out,
+                                             opara__op_desc** descs_out);
 
 /* ---- the pieces, for tests and the simulator ------------------------------------------------- */
 
