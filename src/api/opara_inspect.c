@@ -143,7 +143,9 @@ static opara_result opara__inspect_plan(opara_plan* p, const opara_plan_desc* d)
     opara__node_params* params = (opara__node_params*)opara__calloc(rt, nn, sizeof *params);
     opara__device dev;
     opara__plan_desc pd;
-    opara_result r = opara__inspect_device(rt, d, &dev);
+    opara_result r;
+    memset(&dev, 0, sizeof dev); /* a refused device leaves it unset, and the plan's device name reads it */
+    r = opara__inspect_device(rt, d, &dev);
     p->own_shapes = (opara__shape*)opara__calloc(rt, nv, sizeof *p->own_shapes);
     p->own_dtypes = (opara_dtype*)opara__calloc(rt, nv, sizeof *p->own_dtypes);
     p->own_descs = (opara__op_desc*)opara__calloc(rt, nn, sizeof *p->own_descs);
