@@ -40,15 +40,14 @@ static float opara__sign(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f :
     }                                                                                                             \
     break
 
-/* The math operators over n elements (y may be x), as the C library computes them in f32; Round is
-   half to even (the default rounding mode). */
+/* The math operators but Exp (the vector exp) over n elements (y may be x), as the C library computes
+   them in f32; Round is half to even (the default rounding mode). */
 static void opara__unary_math(const opara__cpu_params* p, float* y, const float* x, size_t n) {
     float a = p->alpha, g = p->beta;
     size_t i;
     switch ((opara__cpu_unary)p->fn) {
     case OPARA__UN_NEG: OPARA__MAP(-v);
     case OPARA__UN_ABS: OPARA__MAP(fabsf(v));
-    case OPARA__UN_EXP: OPARA__MAP(expf(v));
     case OPARA__UN_LOG: OPARA__MAP(logf(v));
     case OPARA__UN_RECIPROCAL: OPARA__MAP(1.0f / v);
     case OPARA__UN_FLOOR: OPARA__MAP(floorf(v));
@@ -74,7 +73,7 @@ static void opara__unary_math(const opara__cpu_params* p, float* y, const float*
     case OPARA__UN_ATANH: OPARA__MAP(atanhf(v));
     case OPARA__UN_RELU: case OPARA__UN_LEAKY_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH:
     case OPARA__UN_HARD_SIGMOID: case OPARA__UN_HARD_SWISH: case OPARA__UN_CLIP: case OPARA__UN_SQRT:
-    case OPARA__UN_ERF: case OPARA__UN_GELU:
+    case OPARA__UN_ERF: case OPARA__UN_GELU: case OPARA__UN_EXP:
         break; /* opara__unary_kernel's own */
     }
 }
@@ -122,6 +121,9 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     case OPARA__UN_ERF:
         if (i1 > i0) opara__vec_erf(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
+    case OPARA__UN_EXP:
+        if (i1 > i0) opara__vec_exp(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
+        break;
     case OPARA__UN_GELU:
         if (p->approx) {
             for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], 1);
@@ -129,12 +131,11 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
             opara__gelu_erf_rows(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         }
         break;
-    case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_EXP: case OPARA__UN_LOG: case OPARA__UN_RECIPROCAL:
-    case OPARA__UN_FLOOR: case OPARA__UN_CEIL: case OPARA__UN_ROUND: case OPARA__UN_SIGN: case OPARA__UN_SIN:
-    case OPARA__UN_COS: case OPARA__UN_TAN: case OPARA__UN_SOFTPLUS: case OPARA__UN_SOFTSIGN: case OPARA__UN_ELU:
-    case OPARA__UN_SELU: case OPARA__UN_CELU: case OPARA__UN_THRESHOLDED_RELU: case OPARA__UN_ASIN: case OPARA__UN_ACOS:
-    case OPARA__UN_ATAN: case OPARA__UN_SINH: case OPARA__UN_COSH: case OPARA__UN_ASINH: case OPARA__UN_ACOSH:
-    case OPARA__UN_ATANH:
+    case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_LOG: case OPARA__UN_RECIPROCAL: case OPARA__UN_FLOOR:
+    case OPARA__UN_CEIL: case OPARA__UN_ROUND: case OPARA__UN_SIGN: case OPARA__UN_SIN: case OPARA__UN_COS:
+    case OPARA__UN_TAN: case OPARA__UN_SOFTPLUS: case OPARA__UN_SOFTSIGN: case OPARA__UN_ELU: case OPARA__UN_SELU:
+    case OPARA__UN_CELU: case OPARA__UN_THRESHOLDED_RELU: case OPARA__UN_ASIN: case OPARA__UN_ACOS: case OPARA__UN_ATAN:
+    case OPARA__UN_SINH: case OPARA__UN_COSH: case OPARA__UN_ASINH: case OPARA__UN_ACOSH: case OPARA__UN_ATANH:
         if (i1 > i0) opara__unary_math(p, y + i0, x + i0, i1 - i0);
         break;
     }
