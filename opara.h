@@ -3811,8 +3811,34 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(REDUCE_MEAN, "ReduceMean", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                   \
     X(WHERE, "Where", "", 9, 16, 0, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                    \
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
-    X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                       \
-    X(RESIZE, "Resize", "", 10, 19, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
+    X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                        \
+    X(RESIZE, "Resize", "", 10, 19, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                 \
+    X(NEG, "Neg", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(ABS, "Abs", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(EXP, "Exp", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(LOG, "Log", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(RECIPROCAL, "Reciprocal", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)        \
+    X(FLOOR, "Floor", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
+    X(CEIL, "Ceil", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(ROUND, "Round", "", 11, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                 \
+    X(SIGN, "Sign", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(SIN, "Sin", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(COS, "Cos", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(TAN, "Tan", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(SOFTPLUS, "Softplus", "", 1, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)            \
+    X(SOFTSIGN, "Softsign", "", 1, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)            \
+    X(ELU, "Elu", "", 1, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(SELU, "Selu", "", 1, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(CELU, "Celu", "", 12, 28, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
+    X(THRESHOLDED_RELU, "ThresholdedRelu", "", 10, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
+    X(ASIN, "Asin", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(ACOS, "Acos", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(ATAN, "Atan", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(SINH, "Sinh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(COSH, "Cosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(ASINH, "Asinh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
+    X(ACOSH, "Acosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
+    X(ATANH, "Atanh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -3844,8 +3870,19 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 40
+#define OPARA__OP_COUNT_EXPECTED 66
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
+
+/* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
+   shape and dtype, attributes (if any) scalars read into the record's u.activation. For the switches
+   where they all behave alike; those that tell them apart list them one by one. */
+#define OPARA__CASE_MATH_UNARY                                                                                     \
+    case OPARA__OP_NEG: case OPARA__OP_ABS: case OPARA__OP_EXP: case OPARA__OP_LOG: case OPARA__OP_RECIPROCAL:      \
+    case OPARA__OP_FLOOR: case OPARA__OP_CEIL: case OPARA__OP_ROUND: case OPARA__OP_SIGN: case OPARA__OP_SIN:      \
+    case OPARA__OP_COS: case OPARA__OP_TAN: case OPARA__OP_SOFTPLUS: case OPARA__OP_SOFTSIGN: case OPARA__OP_ELU:  \
+    case OPARA__OP_SELU: case OPARA__OP_CELU: case OPARA__OP_THRESHOLDED_RELU: case OPARA__OP_ASIN:                \
+    case OPARA__OP_ACOS: case OPARA__OP_ATAN: case OPARA__OP_SINH: case OPARA__OP_COSH: case OPARA__OP_ASINH:      \
+    case OPARA__OP_ACOSH: case OPARA__OP_ATANH
 
 /* The symbolic batch dimension in declared shapes and in shape-valued attributes (Reshape,
    Expand): replaced by the session's batch size. */
@@ -3986,9 +4023,9 @@ typedef struct opara__gemm_params {
 } opara__gemm_params;
 
 /* LeakyRelu (alpha), HardSigmoid (alpha, beta), Clip (min, max), Gelu (tanh: approximate="tanh"),
-   with ONNX's defaults. */
+   Elu, Celu and ThresholdedRelu (alpha), Selu (alpha, gamma), with ONNX's defaults. */
 typedef struct opara__activation_params {
-    float alpha, beta, min, max;
+    float alpha, beta, min, max, gamma;
     int gelu_tanh;
 } opara__activation_params;
 
@@ -4011,7 +4048,7 @@ typedef struct opara__node_params {
         opara__resize_params resize;       /* Resize */
         opara__reduce_params reduce;       /* ReduceMean */
         opara__gemm_params gemm;           /* Gemm */
-        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu */
+        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
     } u;
@@ -5947,7 +5984,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
     case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
-    case OPARA__OP_COUNT: break; /* one input, one output */
+    OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -6000,7 +6037,8 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
-    case OPARA__OP_CAST: return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
+    case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
+        return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
     case OPARA__OP_COUNT: break;
     }
     return opara__shape_fail(c, OPARA_ERR_CORRUPT, "unknown operator");
@@ -6047,6 +6085,12 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     if (op == OPARA__OP_CLIP) {
         p->u.activation.min = opara__attr_float(n, "min", -HUGE_VALF);
         p->u.activation.max = opara__attr_float(n, "max", HUGE_VALF);
+    }
+    if (op == OPARA__OP_ELU || op == OPARA__OP_CELU || op == OPARA__OP_THRESHOLDED_RELU)
+        p->u.activation.alpha = opara__attr_float(n, "alpha", 1.0f);
+    if (op == OPARA__OP_SELU) {
+        p->u.activation.alpha = opara__attr_float(n, "alpha", 1.67326319217681884765625f);
+        p->u.activation.gamma = opara__attr_float(n, "gamma", 1.05070102214813232421875f);
     }
     if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
     if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
@@ -6212,7 +6256,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
-    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: case OPARA__OP_COUNT:
+    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
         break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {
@@ -8965,7 +9009,12 @@ typedef opara_result (*opara__cpu_kernel_fn)(const opara__cpu_op* op, size_t beg
 /* The functions of the unary kernel (opara__cpu_prepare maps each operator to one). */
 typedef enum opara__cpu_unary {
     OPARA__UN_RELU, OPARA__UN_LEAKY_RELU, OPARA__UN_SIGMOID, OPARA__UN_TANH, OPARA__UN_HARD_SIGMOID,
-    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU
+    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU,
+    /* the math operators (opara__unary_math) */
+    OPARA__UN_NEG, OPARA__UN_ABS, OPARA__UN_EXP, OPARA__UN_LOG, OPARA__UN_RECIPROCAL, OPARA__UN_FLOOR,
+    OPARA__UN_CEIL, OPARA__UN_ROUND, OPARA__UN_SIGN, OPARA__UN_SIN, OPARA__UN_COS, OPARA__UN_TAN, OPARA__UN_SOFTPLUS,
+    OPARA__UN_SOFTSIGN, OPARA__UN_ELU, OPARA__UN_SELU, OPARA__UN_CELU, OPARA__UN_THRESHOLDED_RELU, OPARA__UN_ASIN,
+    OPARA__UN_ACOS, OPARA__UN_ATAN, OPARA__UN_SINH, OPARA__UN_COSH, OPARA__UN_ASINH, OPARA__UN_ACOSH, OPARA__UN_ATANH
 } opara__cpu_unary;
 
 /* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
@@ -11051,7 +11100,7 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n) {
 }
 /* ==== END src/cpu/opara_cpu_math.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_elementwise.c ==== */
-/* CPU kernels of the element-wise operators: the unary activations (f32), the binary arithmetic
+/* CPU kernels of the element-wise operators: the unary activations and math operators (f32), the binary arithmetic
    with broadcasting (f32, i64, i32), Where and Cast. */
 /* #include "opara_cpu.h" (inlined above) */
 
@@ -11079,6 +11128,59 @@ static void opara__gelu_erf_rows(int level, float* y, const float* x, size_t n) 
         for (i = 0; i < m; ++i) y[i0 + i] = 0.5f * x[i0 + i] * (1.0f + t[i]);
     }
 }
+
+/* ONNX's Softplus, log(1 + e^x), without overflow for large x. */
+static float opara__softplus(float x) { return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
+
+/* -1, 0 or 1; a NaN stays NaN. */
+static float opara__sign(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); }
+
+#define OPARA__MAP(expr)                                                                                          \
+    for (i = 0; i < n; ++i) {                                                                                     \
+        float v = x[i];                                                                                           \
+        y[i] = (expr);                                                                                            \
+    }                                                                                                             \
+    break
+
+/* The math operators but Exp (the vector exp) over n elements (y may be x), as the C library computes
+   them in f32; Round is half to even (the default rounding mode). */
+static void opara__unary_math(const opara__cpu_params* p, float* y, const float* x, size_t n) {
+    float a = p->alpha, g = p->beta;
+    size_t i;
+    switch ((opara__cpu_unary)p->fn) {
+    case OPARA__UN_NEG: OPARA__MAP(-v);
+    case OPARA__UN_ABS: OPARA__MAP(fabsf(v));
+    case OPARA__UN_LOG: OPARA__MAP(logf(v));
+    case OPARA__UN_RECIPROCAL: OPARA__MAP(1.0f / v);
+    case OPARA__UN_FLOOR: OPARA__MAP(floorf(v));
+    case OPARA__UN_CEIL: OPARA__MAP(ceilf(v));
+    case OPARA__UN_ROUND: OPARA__MAP(nearbyintf(v));
+    case OPARA__UN_SIGN: OPARA__MAP(opara__sign(v));
+    case OPARA__UN_SIN: OPARA__MAP(sinf(v));
+    case OPARA__UN_COS: OPARA__MAP(cosf(v));
+    case OPARA__UN_TAN: OPARA__MAP(tanf(v));
+    case OPARA__UN_SOFTPLUS: OPARA__MAP(opara__softplus(v));
+    case OPARA__UN_SOFTSIGN: OPARA__MAP(v / (1.0f + fabsf(v)));
+    case OPARA__UN_ELU: OPARA__MAP(v < 0.0f ? a * expm1f(v) : v);
+    case OPARA__UN_SELU: OPARA__MAP(v > 0.0f ? g * v : g * (a * expf(v) - a));
+    case OPARA__UN_CELU: OPARA__MAP(v > 0.0f ? v : a * expm1f(v / a));
+    case OPARA__UN_THRESHOLDED_RELU: OPARA__MAP(v > a ? v : 0.0f);
+    case OPARA__UN_ASIN: OPARA__MAP(asinf(v));
+    case OPARA__UN_ACOS: OPARA__MAP(acosf(v));
+    case OPARA__UN_ATAN: OPARA__MAP(atanf(v));
+    case OPARA__UN_SINH: OPARA__MAP(sinhf(v));
+    case OPARA__UN_COSH: OPARA__MAP(coshf(v));
+    case OPARA__UN_ASINH: OPARA__MAP(asinhf(v));
+    case OPARA__UN_ACOSH: OPARA__MAP(acoshf(v));
+    case OPARA__UN_ATANH: OPARA__MAP(atanhf(v));
+    case OPARA__UN_RELU: case OPARA__UN_LEAKY_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH:
+    case OPARA__UN_HARD_SIGMOID: case OPARA__UN_HARD_SWISH: case OPARA__UN_CLIP: case OPARA__UN_SQRT:
+    case OPARA__UN_ERF: case OPARA__UN_GELU: case OPARA__UN_EXP:
+        break; /* opara__unary_kernel's own */
+    }
+}
+
+#undef OPARA__MAP
 
 static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -11121,12 +11223,22 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     case OPARA__UN_ERF:
         if (i1 > i0) opara__vec_erf(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
+    case OPARA__UN_EXP:
+        if (i1 > i0) opara__vec_exp(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
+        break;
     case OPARA__UN_GELU:
         if (p->approx) {
             for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], 1);
         } else if (i1 > i0) {
             opara__gelu_erf_rows(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         }
+        break;
+    case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_LOG: case OPARA__UN_RECIPROCAL: case OPARA__UN_FLOOR:
+    case OPARA__UN_CEIL: case OPARA__UN_ROUND: case OPARA__UN_SIGN: case OPARA__UN_SIN: case OPARA__UN_COS:
+    case OPARA__UN_TAN: case OPARA__UN_SOFTPLUS: case OPARA__UN_SOFTSIGN: case OPARA__UN_ELU: case OPARA__UN_SELU:
+    case OPARA__UN_CELU: case OPARA__UN_THRESHOLDED_RELU: case OPARA__UN_ASIN: case OPARA__UN_ACOS: case OPARA__UN_ATAN:
+    case OPARA__UN_SINH: case OPARA__UN_COSH: case OPARA__UN_ASINH: case OPARA__UN_ACOSH: case OPARA__UN_ATANH:
+        if (i1 > i0) opara__unary_math(p, y + i0, x + i0, i1 - i0);
         break;
     }
     return OPARA_OK;
@@ -11151,8 +11263,17 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
         p->hi = a->max;
         break;
     case OPARA__UN_GELU: p->approx = a->gelu_tanh; break;
+    case OPARA__UN_ELU: case OPARA__UN_CELU: case OPARA__UN_THRESHOLDED_RELU: p->alpha = a->alpha; break;
+    case OPARA__UN_SELU:
+        p->alpha = a->alpha;
+        p->beta = a->gamma;
+        break;
     case OPARA__UN_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH: case OPARA__UN_HARD_SWISH: case OPARA__UN_SQRT:
-    case OPARA__UN_ERF:
+    case OPARA__UN_ERF: case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_EXP: case OPARA__UN_LOG:
+    case OPARA__UN_RECIPROCAL: case OPARA__UN_FLOOR: case OPARA__UN_CEIL: case OPARA__UN_ROUND: case OPARA__UN_SIGN:
+    case OPARA__UN_SIN: case OPARA__UN_COS: case OPARA__UN_TAN: case OPARA__UN_SOFTPLUS: case OPARA__UN_SOFTSIGN:
+    case OPARA__UN_ASIN: case OPARA__UN_ACOS: case OPARA__UN_ATAN: case OPARA__UN_SINH: case OPARA__UN_COSH:
+    case OPARA__UN_ASINH: case OPARA__UN_ACOSH: case OPARA__UN_ATANH:
         break;
     }
     op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
@@ -12200,6 +12321,32 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_SQRT: return opara__cpu_prepare_unary(op, OPARA__UN_SQRT, err, cap);
     case OPARA__OP_ERF: return opara__cpu_prepare_unary(op, OPARA__UN_ERF, err, cap);
     case OPARA__OP_GELU: return opara__cpu_prepare_unary(op, OPARA__UN_GELU, err, cap);
+    case OPARA__OP_NEG: return opara__cpu_prepare_unary(op, OPARA__UN_NEG, err, cap);
+    case OPARA__OP_ABS: return opara__cpu_prepare_unary(op, OPARA__UN_ABS, err, cap);
+    case OPARA__OP_EXP: return opara__cpu_prepare_unary(op, OPARA__UN_EXP, err, cap);
+    case OPARA__OP_LOG: return opara__cpu_prepare_unary(op, OPARA__UN_LOG, err, cap);
+    case OPARA__OP_RECIPROCAL: return opara__cpu_prepare_unary(op, OPARA__UN_RECIPROCAL, err, cap);
+    case OPARA__OP_FLOOR: return opara__cpu_prepare_unary(op, OPARA__UN_FLOOR, err, cap);
+    case OPARA__OP_CEIL: return opara__cpu_prepare_unary(op, OPARA__UN_CEIL, err, cap);
+    case OPARA__OP_ROUND: return opara__cpu_prepare_unary(op, OPARA__UN_ROUND, err, cap);
+    case OPARA__OP_SIGN: return opara__cpu_prepare_unary(op, OPARA__UN_SIGN, err, cap);
+    case OPARA__OP_SIN: return opara__cpu_prepare_unary(op, OPARA__UN_SIN, err, cap);
+    case OPARA__OP_COS: return opara__cpu_prepare_unary(op, OPARA__UN_COS, err, cap);
+    case OPARA__OP_TAN: return opara__cpu_prepare_unary(op, OPARA__UN_TAN, err, cap);
+    case OPARA__OP_SOFTPLUS: return opara__cpu_prepare_unary(op, OPARA__UN_SOFTPLUS, err, cap);
+    case OPARA__OP_SOFTSIGN: return opara__cpu_prepare_unary(op, OPARA__UN_SOFTSIGN, err, cap);
+    case OPARA__OP_ELU: return opara__cpu_prepare_unary(op, OPARA__UN_ELU, err, cap);
+    case OPARA__OP_SELU: return opara__cpu_prepare_unary(op, OPARA__UN_SELU, err, cap);
+    case OPARA__OP_CELU: return opara__cpu_prepare_unary(op, OPARA__UN_CELU, err, cap);
+    case OPARA__OP_THRESHOLDED_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_THRESHOLDED_RELU, err, cap);
+    case OPARA__OP_ASIN: return opara__cpu_prepare_unary(op, OPARA__UN_ASIN, err, cap);
+    case OPARA__OP_ACOS: return opara__cpu_prepare_unary(op, OPARA__UN_ACOS, err, cap);
+    case OPARA__OP_ATAN: return opara__cpu_prepare_unary(op, OPARA__UN_ATAN, err, cap);
+    case OPARA__OP_SINH: return opara__cpu_prepare_unary(op, OPARA__UN_SINH, err, cap);
+    case OPARA__OP_COSH: return opara__cpu_prepare_unary(op, OPARA__UN_COSH, err, cap);
+    case OPARA__OP_ASINH: return opara__cpu_prepare_unary(op, OPARA__UN_ASINH, err, cap);
+    case OPARA__OP_ACOSH: return opara__cpu_prepare_unary(op, OPARA__UN_ACOSH, err, cap);
+    case OPARA__OP_ATANH: return opara__cpu_prepare_unary(op, OPARA__UN_ATANH, err, cap);
     case OPARA__OP_ADD: return opara__cpu_prepare_binary(op, OPARA__BIN_ADD, err, cap);
     case OPARA__OP_SUB: return opara__cpu_prepare_binary(op, OPARA__BIN_SUB, err, cap);
     case OPARA__OP_MUL: return opara__cpu_prepare_binary(op, OPARA__BIN_MUL, err, cap);
@@ -17027,320 +17174,431 @@ typedef struct opara__kernel_resources {
 #endif
 
 static const char opara__ptx_elementwise[] =
-    "ho.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_binary_f32(\n.2u$m .u64>9_<~ _0,+"
-    "GO1,G@2Ge32GO3,GO4,f#k65\n)\n{\n.reg .pred %p<54>;3m'f32 %f<9328b2n#r<1303j-64 %rd<279>;\nldk#!j#|'%rd13"
-    "8, [y'I]R!O9 R!I1R!g40 R!B2R!!T%g23 P!H3P!O4 P!J4T$O1 R!m05];\ncvta.to.globalX!;,_!k#;\nmovp# 5p$ntid.x6"
-    "u&25, %cta8l!6, %Oj%ad.lo.si! ]&$Y!!v!j*r26;\nsetp.geE9p7%Jq43;\n@%p1 bra $L__BB0_79`#87a$'y#Vulc#>3Z#M7"
-    "X&S2,s,5B;3BM9B;4m'm(0;\nbra.uniq$m 2;\n|$R2:R&Reql0Pp4o#k%f1, 0f0 E;D q#Pf8Dk 7F8DTord284o##j!Rp4g'Z44h"
-    "'G6Z$W73[$E6[$85l'Pf7g#=3g#k addi4S90{$S%fw,#o4P11h)m&f90;\nxor5T8,<l'213909504}%Tltf#!r&E2r&Ulph![9,o! "
-    "V!l#;\nandDl 20,Kr(2147483647h!o 21,o!!R!Xp5[%j f92;H1p'@8p'Q3:V!=fV!)g',s*=5h+MBD96DC0i+ t%%j+!Z&!l!j p"
-    "46j+C7j+=8X3<ux!H8V.+|$j %f9o!K8o!'h$H9i,k negn!S87n!!|($4!s#$:!P%#R3h!.rmiD%H!|!;2e#=nU%95`.(>&{!#}(R7F"
-    " <,_#~ p50%g*Q2:s#k s64x7Sd5h9!R>%[6$R- ZC ^6;]j9$X887p4E;k!R14h9R29k2:sOU6,=>1c1#Y<$c.99;)U#95j/ ^#!{)B"
-    "2z)k%31;\nnoto0U28j#k maxR$92b! ;S-2S$#Q==0f# F);!n$ A+R!<17A1}3 T+ S!>3j%!p'9pm& V!G3i%B0~D!PD$~$(J:4u@"
-    "95b&B3b&81^/UubxDT5,}$O7Ia#%W#X5:g&$Q*u#6, -1t+!Q(R32rEn!wide_,S7,`!B4a,91t4'{JC7>U0,FA4Y/%y!;1Y/h 48+~M"
-    " y>%z!$V-$h%<1^*$@<5|!n,9, -4294967296j6!v#;pkG O:0n7+m7l#;\ndivt$:2^1*h#%gK%k#X1,K C!q*%c!C4c!H5[@)Z@#r"
-    "5k u32q*>3y!,9&{!#x$#Y,93V-#<]33[O#n1<5='a.W37X!;6_#S64w!%u%`35:#U!>7Z%Y8:t+:5c&#}7 Q>Vhle*$u% EC2},*l-a"
-    "53Q-S54R-_8]v)X5,_)[15p/Y9,H`59T# UJ!S#s 0+-V/Y56y+[20V/U7,H7!V/U5,O#V/C5f7D0W/F5i#-`&Y8,KD0W/+|$v 158W/"
-    " c.'u#.Y/=8{!,9%S5A3Y/94y4#< W]!*Y/94a+$D*k<#n2#X!`41n.:5[!0:!z%@4n]!x 11:c-%pH:8_+,U(p 60,m'Z15iH;2c+$H"
-    "J1e->8e-C8e-Z61W*C8e-;6W8 H7!e-$a$ O#e-C6e-D3e-F7i#-_&%a<=7C*e-+U.w 163e-@4X)E3e-%U0E8e-&l=B5e-#j+!<E4o;"
-    "$m+<5=(e-@7X!1o;#A1o;!z%@4o;a14e-V64e-0{9<6_5$g;C6{9<3|'$HA7gQ!&XM!g80P. RB%P.[12Q.B6s* WB*Q.%S07%g:%G&g"
-    ":+|b![16Q.F2i#-z&B8~H C)Q.Y50c!a16g:)t)F6Q.=8{!,9%g:A7Q.#e##<E4g:#dM$D*g:#rG#X!I5g::2[!/:#p!A5g:J7Q.(g:!"
-    "`+,V(;7f'%kS!D6h:${a!%I rL)S.$we!:5S.$nh!$sc!=8<#x++Vl!(zZ!V18{w!#]!!i#&T-F9fd!'w#g53#{[!#U,`53|[!:7u)F3"
-    "|[!X72`OY71>%f4c72|[!<4}(]72|[!C7dY! wo!)^3;7aP! H7!^3%s_! P!#Y'Y10Z' Wy!)`3^54k#-X,%`R!=4C*`3C5P]!`75YV"
-    "#(S/]21`3({!,9I5R]!#[T!#< ZV!+`3#U+<6=(`3@8X!H7t2:4[!0:#U!)Qv!C2S]!W76S]!!TS#(T]!;7e9 F+T]!$nX!%s-I7T]!;"
-    "7jM`56T5$l9$d'81hu!2T5>9U]!+]3S11^3:1S-F1_3.W$;5V$^48W^!Y80Q-D5qP!;8R& H7#a0$q- P!$a0+Sz![25a0F6k#,e';8e"
-    "D$KD5sP!$ga!%c!w 182a0@6T,F5a0=9{!+9=6}&)a0#WW!#<[59a0#UW!#DX59a0#SU!#X!`62u/:6[!0:#{}!(lg#a26qCT83h.2Y^"
-    "!;8Z8%Uh!c83k.&I/k.;3k.:2^+O3)k.V66k.,^_!Y85[+D6[Q!;8t3g85%k.%{+=6k.+|y! wQ#n remP&F8k#-V-W30y(E9V-U64Z!"
-    ",9&i%#f#$V-#[+#xU#H4b+!U$@6n/b30b+>7b+0V[!<8o%$oGd87b+>8b+'l*B:k<<9h1F9px!;9uh!$Uj!A0w+#Vg#%qU#89}d#!x!#"
-    "q&A7ac#&Su##YY!:6i;,wM#qLI6xc#X60xc#`69xc##VS! ;+xc#W71xc#Y70uS!!^+ B+S!<27*yc#:1tT!H4{c#:1ga#F2|c#$mj#)"
-    "3$Vp!#fc#C1jn!!fF(gc#U8,l$g152|!&m+A4Sc#U73t&0VV!#tOI7VV!;9;.VV!B9bIY95>$YK!F1VV!T77b-E6VV!;9tB$j% _K)X8"
-    ";9d1 H7#X8$o<U98X8+gi!D3gi!$cx!)k#,[4;9aL$KZ77tF%Yw!<6|&H9m9(gi!F3gi!$zZ!]77m9%uX!X61tF#r($m*-VV!#|R!$D*"
-    "VV!W78X!0VV!#w%H7VV!#z%)X|#Y37VV!R20{8$v$Y72WV!S20~8]00k9$_F%AJ1Wa#:2Z-G8kHT20[)%o^#,R#%d^#>3a|#.T#;8hG]"
-    "76TU!q 204~+C8hGT20R#O4%_/%c_#&{l!C1|l! ^j$*_//k#-b&$wU!$KD8vw!%}F%z0H0|H@4|HF3|H$u]!F8|H%S[!B6fe!#yZ!#<"
-    "E7TU!#xX!#DB7TU!V83X!H8TU!#w%H8TU!#z%@8TU!I4qJl 207e-1TU!S20{)%m'C0qJ<9P.#H`85g-V94g-D8g-B9W*Z94g-$Uq!!H"
-    "7#g-$h!=1|}#C1Yx!%Rn!&S,F6k#,a&;1V4$K[94g-B7c!`21~}#A4Z)E2g->8o#,9%f/*lb!#uY!#<E8v;!vi$%D*v;#iS!$X!1v;#U"
-    "!1v;#v!(v;a43g-V12g-/YW!T21P:$m'D1oU!%o<$IZ93^U#>9_L2P]$%p< T.,cc#q 214u*s 102V.$w(O1%n:;2~.=1n:C2UP#D4s"
-    "o!_61l#-Q'C6_I D*X.B9e!a21p:(Va!F4uo!V89|!+:%^_!X66Y.#X_!#<E8q:#a~$#DB8q:#Z7#X!I9q:#y!1q:!g$A9f2J6Y.(q:0"
-    "ic#<2oD%o'D1ee!;7A%u]$Z01[.$|b#I8jc#$gU%=2}T!D2Q~!(}x#]47mc#:2nn$'_-/^d!'}#g94#i]!:1a2%z:)j]!:2s< b!+j]!"
-    ";2V0%u3+mi#<1`2 G3po$:5X)s 220l]!r 221]0 Tc!)n3;2uJO2%UT$;2x7=2VT$C2Tx!D5ma$_73l#,e,%v!V73D)n3Y74e!`22YT"
-    "$@5oa$F5oa$V95|!,:I6p]!#Vd!#<]95n3!y.$DB5n3@9X!G8S3#y%H9dB#{%@9mu!Z51p]!;2f[!$a@-q]!;2a= H,mAA2op#a22UNT"
-    "22eS$H2g5$yb$&h) a[#1g5&IE8`U#T24k3#|c#^24k3/k0<2aY$^14y^!Z28Z-D2cQ!;2Y9#Q87 l0%r'=9l0+Zq$%T`#&T&G5l#,j'"
-    ";3jA$L!D*l0B6e!`23Yf%A5bY%E4l0;1Si!!}!-;<1Q#)n0!fK&>s 100q0:1cg!&HB0jz!#vf!&_!H3]0;5a!0;#Zb$@0c@a55iDU31"
-    "}.2]_!;3s:%|'c31Q/&I/Q/<6Q/#cd#g26*Q/W32Q/,d`!Z33o+D3^R!%XY%O3%dR$%z2=3dR$C2]{! qn#)fd#_77l#.k-)z8G8k-(]"
-    "!-;%m/A5jd#R10x^#;0S+0to$;7C(h|!b59o+@5o+0e]!<3v#%T'L5o+>6o+'x**od#U23g:-a=;2iT%%n4G7od#$Q,P23k$#UQ&&Tw%"
-    "!_! v:$w;+cv!]64x.#nt%=2h+C3vQ!F6{/#g0'U#D3jQ!0SI@6y+i 63:}5)ZT&;1sP&7#z~%^64iT!<9}#$z2+Po!]67|V!#y<:2af"
-    "# Q%+{b!;6k|!grn9c$$ai%78Y!Q7:_.78Y!A9Y!!we!;fa`&%}[&!YY&AzYY&#gf&X16fg&:1[^&#:$Ra#$:;9w! Fk#;\nabs9#MA9"
-    "3;8xh&+og&>3nl&T00l^&'|$U20@p 4B8`h&$A#s&%G r!+A!Z&i C1C]!)fb&%N(}k&!x}!Zf2Rd!#U}!!<i'-10604392aU$'kr##Y"
-    "}!!Kr%-838860_T&U11e!!O)[j&#Q[!<1ux%#P.#Z!;fWQ!B1Yf&!~x$l f34u*n fmaX/:2i+S4,J k&)|*!lA!h#)xj&(A>8A']g&7"
-    " yl&l,rcp.approx.ftzg!#k,A8{!!j3%s#A7f+!Z9%AB9:!Q.$AA1q.#]-#p!%kJ$:!e&#A b+'`k&!]`%!O*n'!s@$=$s!$kT!'D#|"
-    "$!n%!}[%&y&93e/q&3B52E7DB:99:s%A2C32E4h#!os%!D&}%A8_!94]q&h$3C93BB`T!+_!!R!$e!#,B1_!#o*t%DF6384F_!!Z'#e!"
-    "$_!D3W&#rv&#J!ka&'|!:6R,t$B8AA3B|!>7_*#dw&X26e*#~u&#l/ XS$+_!E9_! a`%*D#[s&#k)$DA9c$:5p't$2A55E3P)@5r-#x"
-    "S'B5f9!eZ%!d&x#0f404n3!}r$$J#z# Yb%+DU5,|'$`#$Yw!'D$j&!=A5k/T57U'+R!!s'#X! eR%(R!!p'[58R!!Ps$$P$%`t$'=>1"
-    "p!A2o!!pr#]f6_2![y#%Q!!C-^&!dg#$i##C<3m;)[E!_n#!S#'h,!hZ#$X$X65}5!vb#%}!*V4:6V4q%AAF85ED:#V4s%91FCB8El$!"
-    "Qf$!D&P#*V4;7V4h!1D98fo$+_!!p%$e!!_!B7V4;7V4t#6357BX2!gs!$e!$_!B3_!#^Bt%E75FDEC_!!^'#e!$_!B5_!$sW't#3172"
-    "1s2!z[!$e!$_!-]4:7[Y'>8D%i`# |N<sp*l!r112V*%Y[!$RM#a$O5!sd' X' Xn$l$097152jKB4TK$`j$ Ml&21307064z9#sI;8h"
-    "e'A4m5:8{i'![%X80[s$;1qn$ }$Z23}K#ve!%BB3Y##_r!Y16Y##~Q!!`# fQ$(QS!=4r0+P'![1 >o$0f4318~e''xS!&l1.u'$P#C"
-    "5[R!'wf'!|'C6Ua';,S!$u$t p35{d'$nG7#rs'>3`g'H3rs'!XG#F8pXh! u`!L9Wi'=tWi'H0ju' TQ'+Rb!!yo$&g(X10qf'(o!I1"
-    "ql' p!F1p!.r`!)|y'$^i$4ed!'g%,cn!$Ve%.an!#Uq&<dhw! [s#Atan!:[FA]u3(ut!=2W^')]p#$xy$#or&-mg'%oQ&)xS(C5qh#"
-    ")a%~'9:\nret;\n}%Rg(~ int!Rg(~ int*Rg('GO1,G7#Rg('GO3,GO4,GO5,^$H6yg(]85gg(u 234gg(w 610gg(^30_c((_(I]R!"
-    "O5 R!J1R!O6 R!0gg( sY!5P!0gg(g43 P!H4P!7!X&J5U%O7 R!O6&hh(~ 306%Qd(;3xW#6Qd(~ 304%Qd(~ 307)oj(L4oj(M4oj("
-    "$ZR$>4oj(K4oj(%JF2oj(Q1_Re',aR#%n}&*Zw'O4,[k(^47^l%@1{}!M1pT(v 220pT(&bx#C4pT(x 561pT(:3wx!-kx#U6,=.pT(T"
-    "3,Z#+pT(<5y{'^61^~'D1pT(#um&!j#'vp%%rx&-vp%#Xu&:2~l#G4pT(E5pT('vy&7-pT(#Zg&.pT(!i%*S+$bY$#~$(J$T{#F5a{'D"
-    "1pT($f^$0pT(7;a#%W#*pT(#s~&!_!5pT(H5pT(:3lW$F5pT(;3ad$$|4a13pT(!F7#pT(s 314}d$;3{v$%h%,pT(;3{t$!H7(iu'!O"
-    "/iu'D1pT(u 526h#+Tq#;3_s%%K,pT(q 527c!^31|S!W1_r5.pT(M5pT(%fk&B2Pi'%gw&)[R''mw&)[x&*sb!$Xx&5Rw&$u%`55:<7"
-    "sx&&f%C:d,N8pT(;3a_%!E2pT(%l-1Uu'=3lR(/{y#;3Rq$%_)x 320pT(&H tA72pT(<3PZ!$y+,pT(;3dp$!H7(Zw'!O/Zw'E1pT(;"
-    "5Rf$)i#-`&%j,I8pT(;5tf$%c!83Ub$-W/'pT(H1pT(M5pT(=5}!*fv&$`v&%hT'+fv&)Tw&*k<#wt%#X!0zu&$w%`60:<9lw&'h%I:c"
-    "-O5#pT(=3Q7%},I5pT(%H76pT(=3o7I8pT(;37!H7(nv'>3XX%C7e-+pT(;5Vo$)i#-_&$u*%Rp$+{S'q 531c!w 329e-@4X).pT(M6"
-    "pT(=6T0*e-$nv&%lQ'+e-)cw&*o;#`n%$X!0o;#w%H6o;#z%@6o;2pT(~ 330#pT(<3e'$(x 330pT(%H+pT(&XMO39pT(;3^q$%s*,p"
-    "T(;3no$!H7!Q.$c+a33vx'E1pT(&iP!(i#-z&C4~HD6Q.C3c!I3g:)t).Xk&M6pT(=6p0*Xk&&n{&#U}&+Xk&#r[&<0=(Xk&>2X!I7g:"
-    "<5x|&.Q.#Xk&)g:J7Q.O5$pT(;3Rq$=5{*+h:%{a!%I+pT($Z[!:2kF-Wj$=9</eS(W1_zZ!/pT(#mX!J7g}'D1rT(g73#}[!#rT(1k}"
-    "&z 337k}&Y33bOa37rT(!F7#rT(]33pa)<3tY#$R0,rT(T34y/7&sb&$_7>4sb&+eq!,rT(u 537k#,Z,<4^9I7rT(r 538R4_41b3@2"
-    "U//rT(M7rT(a75T]!7_k}&$w%I7~AC8k}&E1rT(~ 342 rT(;3}y(!F2rT($s-I4wa)} 344rT(T34Q=$p.c44V5%I^42Vv'C2rT(F2_"
-    "372rT(q 346Q-,rT(<3au(O4%cw(<1l''l6+Uz!,rT(<5|2(k#-e'$p/a39rT(;5p3%c!w 348a0@6T,L5m~&/rT(=8}!7km~&$w%0m~"
-    "&$z%'m~&K1rT(<3r:3rT(;3[w(%m'z 349k.&I/k.C4rT(O4)k.7 rT(q 351[+,rT(T35T$7%z_&$f{!!P!$k.+~y!,rT(_54k#-V-'"
-    "rT(H1rT(M8rT(<8[6A9Wp%-]~&.b+<1S}&'s#1b+g53#rT(<3`{!$w%{ 353b+>4b+'l*@:l_$#gR'%ia#&xR($dR'7!xR(`88Qb#+xR"
-    "(`89Qb#%Zw&-Qb#W91Qb#H9xR(E9xR('`x&70xR(#nf&.xR(%uh#*W`#A4xR(+rl!+xR($de&2xR(7%|!&s)*xR(>9^j#6xR(I9]T!;5"
-    "e|&.]T!A6l[$D3ey)$`X&!F7#xR(]36[u&<3[W(a44xR(T36ii)O1+is'>3by)C1og!,xR(=5sIL4xR(;3lr!%K,xR(<5zH$c!G3T|%@"
-    "1xR(H1xR(M9xR(=9b$*Wu&$Qu&){~&'Wu&)uu&*]T!$ru&L5lt&$w%H9]T!=4^v&'h%+]T!$bx!3xR(T36fn!L4xR(%v'J5xs!N6xR(;"
-    "3oh'%d)x 366xR(&Hg614xR(;3jp!%~+,xR(;3pp!!H7)au'!P!0au'E1xR(u 547k#,b&<7ZKI7xR(Z54~$v 370_/@4SG/xR(M9xR("
-    "%et&C5sX*'qs&%ZR',ws&)it&Z99vs&@3]!1Zs&$P&!^e'.;=8~t&'r%1RIg71#SS(;3{t)%w'D3}t)$SS(%H76SS(q 373b*,SS(;3j"
-    "k!O3&Ru)$te'>3Ru)C2jv!,SS(;5PU*)k#-a&%b9I9SS(Z55b.G3Ru)@1SS(H1SS($Y~&0TS(%lt&C5eX*'xs&&T~&,s-+qt&C4t-B8_"
-    "!1]<$i^&0^<;5|.(_<2aS(~ 376#aS(;3ru&%z'y 376aS(%I+aS($eR!N2sf*7#aS(q 378S+-aS(;3mi!!I7#d.%h$J9aw'E1aS(&e"
-    "Q!)l#,Q'%sk!%qV+,aS(q 552e!a38X;(t_!/aS($yh&1bS($qh& Q#*g.$hh&&ai&-g.;1ml%=1A)xm%A3_!I1];B4}i&*g.=2Qo%'v"
-    "%1g.g81$nS(;3mz)%|'s 381c~!$~*$I,nS($S]!K2Yg*%Vc#3_R(@1nS(I1nS(D3nS(/Se!.ew%5`^!&{(0pS(T38<.c^!+mP!,ny)%"
-    "qS(!G7$qS(^38rn$C8xZ!-qS(;3ix)O3&ix)<2w#&tn$C2Sw!,qS(v 556l#-h,%Q:J6qS(r 557h^!H8xn$@5p`$/qS($^~%1rS($QP"
-    "&-k^!#Uh,(pP&.~3(}h,>ry$+si,$_!H8c3$;0SC;5u!@9j%+~S(;3cz)4~S(T38e:M8~S(%W(2_o$g90 ~S(;3q{)%u)z 390w5%I&z"
-    "U&'{3D5~S(F5{374~S(r 392h-,~S(<3aT!O9%~U$%ym$=9PV$C2ip$,~S(;5pm$*l#-j'$nE%hU*E2aR!B9e!`39SV$A5pX%/~S(O2 "
-    "~S(%uw$B5np$$Y,%|v,F2~S(*`R&Z12~S($h]'%_!H3^0$~s(0fE;5wR)(s@2~S(~ 395$~S(;3bi(%|'D3P~)'Q/N6Q/D7~S(O7*Q/7"
-    "!~S(r 397o+,~S(;3]P*O3&]P*%fo$']P*C2c|!,~S(;5zQ#*l#.k-)z8/~S(O2 ~S(%sx$%j#%k-X7,_p+0So$;6gs,(n}!2~S(~ 39"
-    "9$~S(<4io!$Q&y 399o+'I(lC,~S(U40xY%!x^#)n]$W02~S(C4T~)*}p-#NZ];{!U3,R$-{!@4lj*y 403{!<9{!G4~U(#fv%=3w=+i"
-    "y!0~U(<2R!G0{T(u 1_7{1#ki$'U#D3zS!0yX#)^l$%~U(&q)%v->8Zk-.b!(m,/WV(#Ys$ V$G2TU(u!1_70WV(<1R!G3][(#t$+z3$"
-    "Xv$!X),vg#=6nY!C3[S! z$'z6;4[f(*P&(z6S40te$O0%ZX$$d~$!P!$k#,^I,~T#77m(C7vO'b!>9}t-7$b![0:y479e!%Pu-Tlt`&"
-    "B6`) `&+^KG7e'O7$e*$X0F7e*0J&@ aS&(e*%|u+@3R^&Req@<p]u$S10= ]_'%Z!>1t):1kT'L;q'%M^56c`!'V+>8f(q shrT80f$"
-    "$['F9a(F9w&.W*(hP!){z-$vX-@0o%+|0%Sm+2g'$fT$!F.g'!P~$$c'F4^%V42g#F-^!$~k!$]g' O+C#e+>,N~ p40&}9G9[IB8gV."
-    "*;(a1(wU!*Pl-`12ce!#R,A1o_$ Y]')wD%k^&.uDA1mR+94Sh!AtuD:[F>]P.,|$_31c['$us&$<.c['_43lt&D4ur$0dd%@5uX!^78"
-    "zr&$T^-3|r&b33|r&;6Zu*.m!#Zy!G3R%%9.dr&$wu!v 605^^. tR&A7da$;1d~(!wo('Xw-$z*E2fa$m 133k# H+<#`a![33ia$m "
-    "1359*ka$$~U!I3la$$V~&^35ma$$py!(bp&$n~(E3hb$>7ze- s&+wE+RT$$bq)%x%C6zS!<2hg-G4aV%)Vd%84^`%*Z!>2Z!,jl$$X~"
-    "#%Z!O2K}%&[h&2r^-T61bp$+ud!T42rX!%jy,,{<<2j$7%Wu#$^V$>4]^)C4iHD8{V&%VR$)l#,p`!%ny%V70D)}V!Y71e!`42Yu#@8f"
-    "5F8}V&W13r#-;<8Q#+~<#w<;3Y-E7wr!;4t9=9A(wr!#iD%_!0vh-$U&'UA);#_!@4sMI8]W&<4d]'v 569Th!%nb&$y'D4Z]'%qV-&I"
-    " TY$7 SQ-^56Pd%<4pn&A7~P-)z-$l17&sT*<4Y+&SNC4{S!D8Uo$%qW$)l#,g&%le&%k},D6es%%UW$$e!`43zJA8^{&.Wo$W14}!-;"
-    "&Q#*z-$kr#$mj.^42z-$v{$=4A)z-B6_!0gt!#U&`14}X%${~+)Yy#I8VW&U43l8I9sP#<4kb&$|'D4sT*%Pz,%I!Pd-0xx,@7}-,y:%"
-    "s`&%l*,T|$;4{j!O4&pS*$ed$>4pS*C4p~!D8th!$}b$*l#-g&%y:>4D*}-B5e!`43y:@9ZU!G8yW!%uj-/X|$%Sk.r 572}-#Q:$ck$"
-    "F4y:$W_$%H+y:X51_!I5y:$X/1y:$si#(y:b90}-@6}-0RS#%Sy%$|'[43|:%U|#=3iW-*kY!%RJM0Wa$W85i.,Xa$<4`C%X+[85j.$i"
-    ";O3&i;%H'i;+mi!D9mn$%VP%)l#,S'D4YJD8X|#C7e!I4ef!@9kOG9on$V52}!-;%o4+X|#;5ig%$sX$.i;;5l,=4A)j.B6_!1Qa#$ph"
-    "#1i;$;(i;x 93:qW!!([-1o-<9TT!;9=/v/A4u<0fb$<4YU($Z)[44fb$$fc!%Ir 184di!$nU(2Uf+%^U($wU(*mY!$Ro!;9^u(+mY#"
-    "A8h4.|Z#;5S{/&cz'G1pf!(hd!#aQ$#b30Qc$;9X8G7Qc$;4tF d!+Qc$X44Qc$[44Qc$$dZ%!GJ4lr'$bU$]44Qc$<4zm%%S|+C0nr'"
-    "<4e^!O4&uQ($qA>4c'+kf#D9xQ(_81l#-S-%PV!>1D)w5%[o$%^_!H4mQ#)^l%_97w5>8}!-;J9^_!$vs#$n~#.xr'$Wr.&H+y`*X62_"
-    "!1~r'<8a!0;#_!)Qs'C9]R(<4vU.%y|,!`o((lm!%P@F4Rc$q 450[.,n^.%eh#L5r}%S45T7R45s}%,}*%_P%$e*d45R7&IE6qr#$P}"
-    "!<6hc#_53l40i1%]|#^99|b!%^A&X.,|b!%`V.O5%}T!&H&}T!E5o}!,bV'H8m#-l'$|4V83D*k1B4e!`45~T!!uV%(y#.m1@6P#-;&S"
-    "#+m1#tF#>F1Qw'$su.&H+iu)$rF%_!0ke%$x~$1Xw';8W!)dn'a02RU!;5RU!y 207Qc!%fz$%iT!d56V/N7V/<5V/#}^#g55+V/W17V"
-    "/,Ud!%[o$%s+D1Ud!$^:!I7#V/%R%&jU!E5cc(C5wc$_85m#/p-A6T)/ae%%b}.G1rb!%mv' nQ#(yc$$jz!$zs-H6mj##_$p 170o#1"
-    "fc%o 460t+0w`!%th&$T&z 460t+&I*W&A7xv&$zu.%~e#'wo0$Wr!$Zv-,ZN$iT(y 172kf# }c!(kf#`73kf#$cu.#bu.+ee##he!$"
-    "lf#Y17TU!%5E5lf#$Wz+[75lf#%u}/0kf#$xw$]76kf#%Rm#*Pb#B8Tf#D5|V(+`^*$uz+#s$!ZP+71P#'Xl(Y0:y%=7Q'I-r)$j&1}V"
-    "!<6<.}V!%tP!$W-,__,$_X#!G2}V!%Vm(t 467}V!%ub!%kZ.,Wm(<4}i#7&Wi&%T8'Wi&C5vl!!Rw%*cFG9m#,S3%Rg#V89D)cFY90e"
-    "!I4Zi&*gx%_11yl!@7t#-;&i$*cF$Zl*#>!yz.+cF$oU!%H+QW!$qU!$_!1Yl';8;0QW!#Z&![v.(x%+RW!<7ql,>6ts,)RW!%|Q#)S`"
-    ".%{b*A5`.I7`W)l 473vP,G5g<%kU#$y)[47fs.<3fP(>4VQ$0mV,<7n|,F7`U!%[V#%i,D3XG%e]#O7%zf!%xZ'=7zf![60{/,}]&%P"
-    "n%)m#-h&${L%il.D3`Z#%Vm%$e!I4jh$!Pw*(y#.{/@8sY,-;%`U!+P^&$zG$wR!F8`U!#^F&H+`U!#k}%&_!0`U!;9^10`U!$wb1){l"
-    "#b11jJ%Q`/y 235`U!%p4<9Z0,U`/%gt!%U`/I3u|!!TZ0&R.,[T!%ng&=9P`0+R.%w_!7&V_/%ea%'V_/D6bz![18R.G3m#,h&%^s!%"
-    "eQ.D4wY#%wv%<9q#1uh$)gR&_11li%V88P#-;%^)+cc!%`:$S;.~<$p,%H+~<%r,#_!0Un-$W&!m~..;#Z/B9~<1ik%o 483R.0mW!%v"
-    "2$P(F4l_/$k.%l_/C4mX#(sj$2fh#<2ZR(!m.-fh#%]`!%[+[53n.$q;7&oe&<6j$'q;D2xS!-Rq!G8m#-T'C7cL&zP*%n.B6e!I4pe&"
-    "A1hw(G1iw(A1t#-;%y)+wX-#Pr'<1V,.q;#]$&H+q;#r}%&_!1Rq!;8a!0n.$|!)q;J2Rq!A8q;1^g#&d3%d++r;;6q]'%Ir 252o.$e"
-    "y$2^[)U63=$b,,vP#A1fj!]23uf##[w!'uS$H6zf!(v_!#uW#6v_!$|x!`98v_!$t7^98v_!%l;$_T)+hl!%zn.!G2Y4&mm(]91v_!&u"
-    "K>8_Z.)W4%l07&|h&&w#'fY*,ey!C2Yh$v 600m#,l,<9iT!(q^.(W4<6xT&%v_!1}h&*sX&_12[h$&d]/.Vx'>2i$)W4$iV/$>F1Wx'"
-    ":2jW&$HC1Xx'$RU/$_!H2Xx'<6;H1;$n#)cd!C2sW(r 495et.-v_!%w3G9Yq+%jh$$B2c|#<9o]!_73P6$ci#%y)z 497P6&IE5TW##"
-    "kp!=3}_-_66R4/~0<7wR!^65z`!$d+&m-C7wR!;58!I7#P1$`C=0ml)E6R^*D0P1G2m#,Zz%$d'%L!D*P1B3e!`50pl)X13lj*F3{Y'&"
-    "eb/_75P1<5S#+P1#xu'#>F2d{'$Zr#&H+kd%#d{'&_!H7d0$b2H6;$`2A8k%1za%<5qx'x 273z`!=5w'$_[!,xi/%V/'I/V/<8V/#UY"
-    "#g68+V/&VV!]65~a!r 504s+[83V/%Y$7%bP/%Sc#'Qk/D6~}! mV#([f#I6m#/p-)gT*_34p->9_!,;$r]&86s('[f#$c`/$>'Wt#)t"
-    "+#~w%*}y*b35t+@6t+H8t+X7,T&{ 506t+>7t+(}**cS&T50ZX#/e~0$p&%~-J8Y,%kc%Z09Xy&=5e'.i@X51ud0a51ZW'<2gi'u 511"
-    "Xy&Z70Rw&D7mz!]40P1Z73Yy&D7lT!^47S!D4W#-_T!2xw**V6Z9:W<%}-$(I9P]#*_f# vp(,[$C1`y&D7~r!&aP,&RZ!Z72ay&D7df"
-    "!_48R1>2g$,s##`<]12gj#!u%$i(,aT! j%(u7%xj/)p&)u7$fg&!I7#}S+$lh!=1b^!D7_J,wd(7;_)+{P!&d!%af/g89(d!E6Sz&7;"
-    "g!.]z!&yk/]90fb&$Zr#'ou+D7PMF5QP*#|i#%T!-X+$n1G8X+0K'AZ1:Y+>7`&.Zt&%fW#^17Zt&<5ti/ h*!_t&F7sf$%a(%MG6hg$"
-    "&y+'(*rz&&n),f$$cT+(=$dT+G0y&/w**{&G2w*@8Q$*r);8REC8R$#<=2<[-1}2O9!s(%ym$_19s(W20~{&]83>%je+;0`{&D8`{&#S"
-    ",>,N~ p81(s0G5z&>4z&(lW!;1t9$_J1^g!#uR*A1cHZ53cH&hj&F3fF$hg&%X%B2xz&$ZW-n!523]V.-P%>9ZW$.zz&$>.wv&_84zz&"
-    "f84an,81xX(7$aW-x#where[W-!97#VW-)BO1'BO2'B2vV-)BO4'BO5'V#2gV->7SV-u%16 %rs<yV-u 326yV-w 827yV-!eW'H[|'I"
-    "]MJ7MJ1MJ8MJ2MJ9M0gV-K5x!0bV-K5v!1]V-y 420M7'WV-~ 419%WV-g41&Yj4~ 417%WV-f41_X-$Ry!g20)yV-!xV$0yV-!_y#1y"
-    "V-:3Rq!$Si%%i[,0yV-$J^58yV-u#2_189o_##O*Tr4!jn#7(wV-b62iX-=5}LB2p#F9}z'>2up-92kk%-Pc#<1i%/{d'&X`,C5{d'x "
-    "787{d'$j[!!``,,{d'T6,q!G1lU':2y]#(v|$#]v#!k!'v|$$m{$!Pv#+n{$>8R##ey3)<$m[$E6u|$$qo#b86u|$!Y!/cd'$o!E8v|$"
-    "%|&'c+$vt,#[%(J&vY%G1e}&Q2_ae)(k}3>1U%#_}$)oH%pR3F1uj+U76eP.%^{&*Z!>1Z!+hQ$<7sv$%tU'7K~%&t%b01Vt0<9[{)C9"
-    "W~!$ar$'n!+ks%'WS'O2+jx&!P!0jx& ^$+fd';7Z'*m#,~y!&fv1(^q0(Vq!D7S%!Vi&-~4(tV0!y#/`n#>0P#-;&i$+hR$Y2,m`$.h"
-    "R$$u_$=2A)hR$B4_!/aW)$W&H1eP1$Z&Y19k%1id'<5Wi#v 770fR#$pp!=7}_',Zx,%WP)%IJ8dr%U27{--_k#%pk&&l*[27~->8jl&"
-    "7)~w&y 578~w&:2]q%*~-G3m#-h&X9,L!D*~-+p.x 579~-A7c)0`{#>5P#-;%^),Wn$$X_$=6l^$,~-$V_$=7A)~-B9_!H8c-=3{_$."
-    ";=4V}#(x%1~-U80~-2_k#<8p_2%WQ%,]Y$C3UY&!{j+7 {`0^76gP&%pb&&o*D3bx#&q]&7%R;%Yr*=8R;*|w& k&D9R.G5m#-h&%a->"
-    "5D*R.B6e!a58R;'ud$!y#L:vX$`23bx#%^)C3bx#)qX$F2dv0&tX$=2A)bx#B4_!1R;M5~Y$$Z&B2n@b10R.@5R.0lm#<8w'%}b3,U;p"
-    " 42,IC2v[/%`JM1[x1!dq4&m.,Z{$r 587[+D4yw#%^y$O8%q;@5he$0]U'F2yv%%SH*m#-T'C9fJ[43n.+e!a58q;'yv%I2yv%&vh2G"
-    "4`y#<0y)C5n.+`V$F5n.$cV$=7A)n.B9_!0q;e68mW$$Z&!w{#(x%I:SX!=7Wd'*~X%%Y3M0ud'X59}<0g|$%wb%%^)D5]v$[78fq%D4"
-    "Sm5#b[5b17ud'>2=+ud'=7Ra4G1R]':2gz&(]`!J:ZP''Q}$*ZP'$Ug!(zU##y}##h30Q}$#eo&v 210Q}$$^o%!d!,ry,%]k%%Wp%,{"
-    ")>7v[%3[b%%VR4[93Q}$%sd%&k2,]y,<5RP,g94+]S'!P!0]S' g(+xd'v 782m#-V-%`V!>2D)}5$PH&p_!a96}5A8b+G7vd#>1P#3["
-    "~#,p_!$rg2$>A2sj.$A$|e#=3A(}5Y15_!/Wy'<7ql#0YE[83_g#:2et%*R-%TU4%^e2+~v*T59i'F7Ph#B9`o!b98b[%!G1`.<6Xr'w"
-    " 599{d'%g}$%h*c60X7'IK7tU''o}$*tU'$p40o_%%zQ%F5k_&%ql$&[.C6`c!']z$O2+tU'!P!0tU'F2xr%<7hT!)m#-l'%D>4D*n1B"
-    "5e!a60]U!@2bU#0xr%'Ur2G7n1<7S#+n1$nU$%zV$.n1X9,HC6[c)B0_!H9R1$P30YH>8Pb/(x%I:U/-hY%-i(%X9>5Xr$2V/N6V/C7o"
-    "}$g57+V/&v]%F5o`&r 607s+,v]%T60eY$7&tU!%H'tU!,g~!C2{d'<7U[!)m#/p-A6T)/WS$%io20a[%<2x3B4o}$%^d.$Ys+H1t+$}"
-    "R,)~V!2Vg-<6jz'&VV%,t+$Rz$=7yw)K9t+&I)Yu!,}l%X61Qy%,U|!Pu8V{#$aa!>6S{$ P* s{#$pV'bs3nV'R2_^X(&^g'$[m2%ah"
-    "#&^g'&kz+J4^g'$Vb$,Z_#y 806go) j#*yi#$SR#,yi#$l^'#Uz+H2Xl(<3Z$*dT!U41Wl(,V!=99*zi##oi!`41yi#;6n!E9yi#%s%"
-    "*^e#B9ci#D6lg!C4ci##^0$gY6O24P#&u!v 31:SR)!Q'1wY!$_<H3wY!:6SA!d!+wY!<6[k/$|/,tc!%t;M1qg'%xP-]61qg';6~n$&"
-    "s%,yP-;6se$!I7)Rl&!P!0Rl& c',ii#_90m#,x5$qn+=7r}$+yW&<7pg!$e!w 620g;A3yx!F3ii#<2X~./QQ-%^o2D7[o$>3te&!b!"
-    "-XIX34i`*C3wY!Y35_!0wY!>9pX*.;$S~')wY!&|m-%q'%h%%as$+b]*;6UA!I,ig!*Xh!a62qg'T62gu%G9yW&;6TZ*%y)[62k{&%~b"
-    "&$Ib80c^#%Pu+^28uV&;6jY*&i,D9}I$lm#g62&~z&$}X!'QU)D6Xp!,Wo-;7ej&*m#-h&$aMV92D*{/B3e!x 627{/)[F/[o-&}r2G9"
-    "dK<3t#+uV&;3^r&$]R(.UX!#Vk)&H+UX!Y40_!0UX!$Qu!H3UX!$V|-A4UX!I3fk#<6fR(b29uV&;6[Z*%P(Z62ai!<3u`&%y`3J9ud/"
-    "W03R.,QW!Y30o*Z30v]#;6T8g63&qg'$Q1b31^{&:2}v%*R.G4m#,h&%Y:V94D*R.B5e!G6]Q,:2s{%(y#.R.%oa.G0v]#<4t#+Xf!$g"
-    "S+;4e|2.~<$UP+%H+~<#pd)&_!1~<%a!0;$_!)~<2Tn-o 633R.0cZ!<3^)$k<[33Pl0$d5<3Z)+i[#V25TN2m.%Sl0!m.,fk#r 635["
-    "+,Vl0;6v6!I7)iS'!P!0iS' W',fk#%qj#)m#-T'B7|JD3]l0q 797e!a63q;A4fd!/{n-%o]7G3cl0%Yy6r 794n.$S^3#b:F4q;;4o"
-    "X3=8A(n.$Ry)%_!1ws!%a!0n.#W!A5Z32}n-X63q;0Yj#T63_)$jh!C3r;T80|+%[)C0o.#}P%#q]4.qg'=6=G0]R'A2^{&!i`!.qg'#"
-    "[[7J2]P'$zf!(v_!g51#v_!$Pn0!pl#.v_!$aE^51v_!%uP/;,I+y4$~s%!G2Y4%pP-]64qg'r 642t0,oP-T64~!7&qg'$xx!'yj&D6"
-    "xx!C4oi#v 801m#,l,<4iT!>1D(W4Z80S%a64PX#A4oi# Vs,+a2>6S;G3bb%#Xd%Z26TS#%_g/!@+QS%>8xn--zr!C8zr!J6zr!#g.!"
-    "=,zr!B6zr!C6zr!#]5F6zr!>69*zr!'w`7.zr!#sk$![!J3s%*^q!+_]%D7pMD7zr!V4,Yb7O04P#&u!C6zr!O7$zr!$^f/a27zr!#wQ"
-    "!!d!,S4X65S4.Rp7$`P! G2S4%P`(t 665S4$tW5%s%D3}_(;6{i'O6'eo7%a$J7dv& c'D3S4G9m#,S4${5%LD3}_(;8aN%e!`66eq%"
-    "!lv7(y#.[H@7kg/-;<2S#*[H$Xm)#>^27zU!$|/%H+zU!$np$%_!/zU!$W&!ak4-;$k`'A7zU!D6zr!%Y}.%Ys.D5zr!$r_$!IJ2ca/$"
-    "}*I7[['<6|u._36b_%<6m'%[W!,zu.%la/&IK2tU/$xn'u 352zr!$R|$&i,C6ne-<6k])O7,sS'c67sS' e(+zr!;8]f#*m#-h&$`T/"
-    "%ai0[62{/B2e!J6`n#A6zr!G6zr!&zi/G2{/<7S#+{/#`V!$|R'F7XW!;7j.=8A({/Y80_!H9`/$u;H8;#T1A8XW!J6zr!%Wv. xm/1z"
-    "r!%s%$P(D6Xv.%o_/%IJ3ra/!w]/&R.,zr!$`s$&o*[70R.%U#7%z`#$u#>6nu.D7gW!,v[-;8ed'*m#,h&$XU'%L!D*R.B4e!a68z`#"
-    "B7f)/zr!@8t#-;%a6*el%;2Th$$wh$F8~<$ck#%H+~<$tW$%_!0~<$}k$I8~<$|!)~<J7zr!W81R.0zr!&s%$f8,ru.%ST/%I~ 3695z"
-    "r!%fk)!m.-zr![83[++cx$<6ta0O8&q;${H>8q;,r_![72nKG8m#-T'C5cL[78n.B6e!a68q;A7zr!G7zr!%Xu.G7cx$<8|6+Qm%#ae%"
-    "$>*jr#$A$xv9=8A(n.$vm#%_!0q;$s`%I8q;#cz#A9Z3J7zr!A8q;1zr!&t%$^FD8e|/$]k#%Ir 377o.$`Y$I4zr!U79=$b,,P[$A6r"
-    "^!F7zr!#l9K5sn'$zf!(v_!O9%zr!$o)I9zr!$U*G9zr!A8Z~$D6wa)<3Zm#L8Z~$!_u.:[C-v_!C9rZ![39SW#%eu#O9%re#<8H&pz!"
-    "D8|Z$D7zr!H2m#,l,<9iT!>0D)W4Z21v_!I9re#A7zr!G4k]%%Qc//ns.;2Qg+-rR$$qe-$fi+.`W,$zf8&HC2SW#B6_!H5W4;1a!0;$"
-    "aP#)vr$C4k]%<6iY0%tb6-rR$$^]#!I,v_!C3[Q#1kP$T64po0_31P6<4Zi!$sQ!,oW:&{X#&I.rb+#gR!U42mZ)G9}V#0ZP2$vo!u 3"
-    "23z`!Z49iP#D3wo!$ba&O6&|X:%kf!'d7D7d7[51XEG3m#,l'<5_0>3D*{S#+mT#G6SY::2Ya((z3.P1%ix#G9Th#b93wo!$ps#$_Q$F"
-    "9P1$us#%H+P1Y96_!0P1$p]%H9P1#[6!_)(y5+P1%P_/%wo!C8zT3<6nn#F9mU(%[Q/$P12iS$<6la$`39qT!$Pw%%z9D6jV/&QG&IK5"
-    "v`($nl3 o=G2SE/yn)%[p%^39TV3;6~l#%n=D4fc,<6pn)7&kV/%jq%'kV/D8wd$D8P1_22m#-l'$c4%um/,gc,;8`j#%e!a69ld&A8P"
-    "1G5}l%%Zn/G3xP#<5i9+xc!#{Y%$>]25|V-;2Tf#%H+bb1$aT%$_!0|b,$X6!mo8.;$tb#)PQ!J5}l%U52T@2{p!<5t5$_1c52W@&I.W"
-    "@$]V)J2]V)6W@%ez,!W@,Pr!Z54t;D4XP!$a^,!I7#W@$sD=5hm#D7h2C5}l%v 805m#/q=)U9G8p-V97q/-;<8t/+q=$iX!$SX!-p-;"
-    "3~W*%H*p-;3~M#_!`30p-$h}#H9p-#{2B3^k&I8p->7i82_d3;7bE%q4D7vX&%w;'I/w;V4,~X4-oq(7 w;@8w;+p-s 702e8+Rq!T70"
-    "r$7&fW3%R%'gW3,ql#D8p-%kT%)m#/b:)p-G5oy%%]s1G4cK<6s4*l_,$ec*$>H2Sg9$P1B2{m#J5oy%%bj,!f80mG<5W_#%r4L6f8>7"
-    "f8(o7.]e)&}>$Y!,f-@6fx)b65]()qc!F8](%fP%^40yv!<3ZV!B2mP*:3Z=$>H3Pc'$l+B3Pc'b86R3@4R3H8R3$z9%wb%d04R3>5R3"
-    "([2F:r!&tO7!]($S_$*{)_88n!%f_8H1n!X70~^;`70_T&$e&P82Xx((mZ):8RY'Q08lZ)_s4x)>5WW$)bv;$wu;K5jZ)G6Xt(g86(hq"
-    "(!nt(&uq(.iq(O7 gq(L1gq(J2gq($q{.[31aY!=,=3by4>3vn0+vU!+xx4U63Q#'Ve$%|z3-Te$$sh$=1cs9,xx4E6no,'Q|372xx4F"
-    "6ho,%V'(pl(V09~$(J%]c&.xx4D2xx4:3R/0xx47;a#%W#*xx4;6Y,5{^8;,aQ4.aa+#S4G6Wp,A2eX&.ox.$S;L2dX&<1Ve/F2Up,$g"
-    "x.=7_y/7<fx.%]$I9yx4D2yx4;7y7)h#3bx.=7`{/+l]%%Pa'N1ax.W2_sBL7WP4d13WP4g71lWP4$u%0WP4$x%@7oh!,lv-$uS#%tY1"
-    "+n`+<3dq./sW&)vd$!Pb60xl.%ol%H0tl.$xE%j.,kl%$et!&H3oQ'%cy0.rd$%_v.%z+[22Tl.%u{.O5*zx4@4yk%,Vy',X/F3i#3Ur"
-    ".%K[22X/B4c!J4uk%*WW).nk3'{!3Vz9+dV$%yz3@,nU4'Z/)n{3*]S,$k{3#X!H6o.#w^4H5:#U!)wh$J1]y.%dk%K0ZW/%q3%rx.,g"
-    "p'(ou.!u-2SW&'e-,sn,Y40W*E3qc.$~)g40*zx4!O/zx4E2zx4u 715i#3ro.%K[30e-B6c!b44zV&)yV&.e-=8{!2nx3C7ZU$%}w3;"
-    ",VV4+Tx3)rx3*p;#nY#M7iw3$w%I8p;#cn3)aT#2mq/V43e-0Zn,%y[3<1mm.,hV&%k*$Pu&+jc$$ZMM0|q(%V0G1hc$%tp.&s*O8<sp"
-    ".$~W!'rp.,ec$,Rr&%kP!(i#3pp.%KD3u[(%QV'$c!0op.@2zx4H2zx4$Vb#G3VV4%j)*oq(%xx3;,vS4+Q.)my3*g:$wx9#X!1g:#kt"
-    "31g:$Tw3)wm#2Q.(g:2{T/%i2%T*+h:<7Zv-%yn2+}b$;0ZT#N8zx4>3|v'+g|#*ln!73zx4D2zx4g88#P]!#~$I8bm,#h}#G8am,A5b"
-    "T$[45yY.$mV!L5mU&'xu.._m,C5SX!D5cc0$he#!H7)zx4!P!0zx4E2zx4_72k#-|j.%bR!=2C)b3%w[#%S]!H5hU&)h^(/g^(%Sj$L1"
-    "e}9,U]!7_e}9$w%0_`-$z%@9Pz$,zx4%vx.%wr,+V]!&Vm./[|+B8s-2tl,<5tT00YC$b!%c)z 457V5&IO73zx4L2_k4%^q(G0{R/B9"
-    "Q-D6sP!%q{-g59+zx4!P!0zx4E2zx4u 724k#3io.%KD6uP!%mX#%if#H6Zs#)Xa(/Wa(>9{!2~T4~ 722k~T4$w%0Qb-$z%@9rp!K2p"
-    "v.<2h.2[^!<6uv2%ov.K2k.&IO73zx45k.>8k.,`_!%{X4%[+-Sk.%m$O4+zx4>4wQ2C1Pz!,zx4;7Td#)k#-V-@3p^%M2vR4e68vR4r"
-    " 724Tj9-vR4.e+$|t3(~l!2~x4<4ic-c58VR/$aU!<2mQ/L6f+>7f+'p*+^=*m_1,Vv!#xh#%[I^68Xm(#S_!>s~e<+lt!Y62|Z8X02h"
-    "c#'fT/(t|90Ts4$t|9,k`#'l]!+w9B6Pe#$z~3,Qe#'W~3.PW+$[l#$gz4_05|{4!D,V!'`P470P|4$vP4F7^e#G4Sk(%mz'/Rt4Z2__"
-    "[=;3qt31Q|47%|!&u,*dd#$fT4#|X70|)$c&1eW!$Zm*G0fW!%dk*`, xt.<7S~.4m[0<7pq2F7l[0&^r4%ff'7<ot.<1|q.J6tm4s 2"
-    "_3jd#%vc#(k#3mt.&K,aV+Y31c!0lt.o 2_3wCe37kR4e79jR4g72ujR4$S&1jR4$W&*Wb*D3zd#&kc*#',f[0<7c'.f[0$zS&%R.1hn"
-    "3<4Vz*`86jZ.$i)=3ns.+R#$p>%H2Ql%%s].G7ll1%rS*$],D8UI<8~d.O2+oo4>4}y*C2_m!D4}d#G3k#3mn.%KD8fy!$mc1%c!I4zy"
-    "*@4}GH4X}3=4|!3s}3C7ds6-q}8.oo4,x}3+oo4%u}3$_!0|V!>3WP9.;${0(V4J4[e#%vy*J8zP6%mr.%z'D4uy*<9`h.$yf$1qq#V9"
-    "6t--PT/B7e*D9Wb.%l^.7&Ty*%mt#K8bg;s 2_4^e#^34k#3rm.%KD9YY)%qu#%zy#1Qy*@4^e#G4qr+$_AG9XZ5%{[)C3_l1&zy3<,e"
-    "X4,Rz3*sz3C1b<%pz3$pu21b<%uz30;'Ri@'u%1t-V90t-0^Y!%|`)%ip/,nw*$gU!&IZ95mw*'Zh$4e|4>4b.-me#%VU)%Ze3g04<lo"
-    ".%]o!(jX4+Yu!D4pe#_29l#3ko.%L'RW5%f.B7e!0ko.o 2_4}S!G4Xs+@2r#3j{3Z73[l1&vz3<,RV4,g.+o{3I4UX=%_!1Zr!$mT31"
-    "];$|!)];2Qf#@9];1Qf#%Py*&qS7,v`*%gp#%cX=Z03i.#~t&J1|k($si%b11U{4 c]!(U%.Uf#'hm;0Rv4#pe!.`b<5r^!%RD%{h:+l"
-    "S/'qh=-lS/*fX#,us.%Qu4f49xp@<7lS/c8+kr.&m0,py07/kr.%yv2'kr.C2`w!,{g&v 741l#3jr.%L[11ys*%eW$%iQ8H0}U#)zg&"
-    "t 62:~i2'PU%/vk($xv-E1ar1%gt($rv-*}m,K5kq!C9kq!J4kq!(Rm2,kq!B4kq!D4|e3<,D,V!=79+P^3$`k*1cUA$oo!/kq!F6si("
-    ";7Qj&G7dV4s 2_7kq!U4,p$O23|!&l*+kq!O4$kq!&Rt20lq!$bw-%fSA*Ss-A2R[+D2uq2%|{1L2sw>!v(#ws--tw>%Qu-%p%!`d.)w"
-    "3&^n87%~o'%`u2(wj;+wGD6oq!%nT$)l#,w3%TE%Ru5D4_U!$f~#%e!`52}o'@6]CG6qq!)}!-[}1&Q#+Td2#U*&Uq2.Td2$m|1=1A)T"
-    "d2A3_!H5`U!$yr20Q]@<7W!(`U!D6_i+%no8%g:D4oX-@2gW9,_a5B5ov+2mT%=5Tq8G5f_*%Ps8%v)D5cQ*=1kW9%xR,J5gWA%gT5F4"
-    "f_*%Tb8&f,D5yl,&ji87%by$&vc8&cKC3X=D7zq!%TV,)l#,g&%or!V51D*w/B2e!I5bQ*@7|q!G7|q!%lx>H5|r2&k2+w/$mq2%cr2."
-    "w/%~p2&A)w/B8_!0pV!%z10pV!%u1)qj%2Xf/%nd%c15Xf/%am!%zY2,rd%%wSA%I!]%0fl3@3}-,xy,%Sn!%l*D6Yl,&fi87%g_#%w|"
-    ",'wd%C3RW!D7Tr!%Su')l#-g&$}c!%Sk9D6Ts%%pg$&Vv70i_#@7Vr!G7Vr!%Yt>G6bh0<6zZ>,eY2+bj2.v<$ej2$H+gU@$x[2%_!0f"
-    "n&$U&1ok2$X&W16v<J7we-W38}-0ty,%Ze%%d:,Ze%%Vx@%I~ 1625Yr!W71i.-ty,%ze%%X+D7yw.%]X!7&{e%%Zk3'|e%D3lQ&,Zr!"
-    "%hR!)l#,S'%i^!&~w@,kt$$^n$%e!I5Pf%)Yn%G7Zr!V64}!-;%o4+|u0,_g2.i;%bg2=6A)j.B8_!0i;$nm3I6i;$u!)i;2cf-A4i;1"
-    "dx,%af%&Ue6,xy#D6[h6+US@$W^!b31^k($PVB'Wg/D3UY$([r!F7[r!%SQ+&_!F7af!(c_!O6%[r!%]P30[r!$Vh7!d!-jr8)|r#s 5"
-    "45Zs3%f.4PQ@!Pm1:[C-c_!%lh%%n0[84P4%cT77%pd#%Rt3=4pd#C3UY$,Wy'v 760l#-h,%XT!>0D)P4%zx$&i$0rd#)tt%/Uy'$yW"
-    "5`d1`n2'WS$+}k4#r*$mm!F3eW.$ko#%H+eW.%f}4$_!0_P+%ql41~_!$u!(VGC5zX%T50fkBI5WQ$>5de0/qo6)[_$a50yR9<5{c#a1"
-    "2lg0%g#$yP!,X['%TX#'IO6 oe=G1al6#XV#0qo6%pu9F1r~7<5[k,%]e!D2^o!<0yt0O6+oe=>5sy5C2]7D5SY%_43l#-j'$oE%^eBD"
-    "2^o!%T=%eH1oo')`|'/_|'%eL_18Vg#b71^o!(qy2$n}2+y0<7sy2&A(y0%{x2$_!0y0$RS!H7y0$]T!)QW!D8y0&b}B%ZbA,mX-%|X!"
-    "e50{z@$z0J5m`9%{[(#~z@,`*%k]!%^R3c52sF&I.W~'%qu+&ua'F9wD/z0<9RJF8P{(<5__!&qjB,bc!%Yj37&w[(%gb4'w[(C4]c$D"
-    "8z0%|p@)l#-j'$]4%YlBD9bc!%qb%&Ys60li-)jP(/iP(<1tcBG2YP#=3P7+uA#UT!;3Qm5.[k.&_^5&A)uAB9_!0fc+$oY4I3cU!$UC"
-    "(_p'2dR(=5ow3J2v`8%Ww0%x7E5T|,%|>&I/|>Z8,mP7O8*|>W34|>,dq!%yb'%k;D3wO<1kU&7&]s>%gT&']s>,{`&,ej%%`n&)l#.u"
-    "]#(fj%/wU(%tWB'^S/(;%_0+{o$$VY%&id3.g=$}c3=7A)g=B9_!1U].$q>0k-$^q!@7k-2rW(U55Tv32gw(%ZW7%i4E5iU&&m;M8m;$"
-    "yR-&t}0g41)m;!Up.&m;,k-%lU&&Vz@,ep!&S87&lpC%kg4'mpC+wk#D8k-%my%)l#-k-)sU*H5R]5>0x.-;&Z2*Tw%$_X!$RY!0mu5<"
-    "7P|#)yP$2du.%ay'![80nz!%`g'%ut#,_u;'[8>4[8'e7.Qz6&d[!1oj(%p|@%~q00kq#A9ns'/X(%jw0G0Xv!%|[%B6mj(%zl!&[h30"
-    "x2$kz/)`R02X(W61x20X(&pH$e@c61x2&I(lr!G9X(&|HO5!X(%m0(|V#_92m!$o*1k!A1ef@G5dc7#U>:5[s!-fn6t!2_95}w!#~E$T"
-    "RB-dT4Z2_o]2:uVm0%i}1Z08ol(R168R10pl(0cS#@9cS#B9ut1%W,L3P#%jQ=$P#G1jy1,Q#*f>)cW72R#$[w6%R##[w6'z!L:Xi3H7"
-    "Qq($</es6G5Qq(D4vc&)^Y'7'|S=x*strided_copyr{0)A7#y{00II1yy00IO2.IO3.l#O4.IO5.I1u|0^59u|0.XlE_22pT=95dmE-"
-    "Vw0!ih+O[ P)I]T!O9#T!O1$qS=1e)7$sS=1n)2Z$O6#T!J4T!O7#T!1q}0!mn+7 T!7'x}0%po+6x}0%vo+6x}0!|o+7(_T=L4_T=M5"
-    "_T=#TA$Zf!;,nPD1_T=M1_T=U3_~]8)on'<,RTD+YW=7)]T=K6}U=I3d|0_3_{u:>3^: @/ab7$Uw,J1_U=%yq*,_U=$dn'.m!$n^..z"
-    "=>3sz<,ab7%ZY$$gu4C3g% cH(`T%%wa.1`b7_29`b7W0,Vn.,`b7%Qe#.`b7=292`b71Qd.(Wf#G3w%,rR=>0[%(J%UY9H4yl$93rj#"
-    ")r`/W8,x%D6jU9>3mU#-Rl2)ht)!uc9*Z!>4Z!,`b7$^c.%Z!O4K}%&_/1]S4<1}V(z 516Sf9&m!O8<Sf9F3Sf9*|g$s 3_7bP4$[Y("
-    "*l#4Sf9%jtAD4Q{4Y19e!0Sf9@3qj893ap$-}S#>4}!3VU#C5db('cT#&xr#,jT#+[U#+bY$%XU#M5}S#<5U/0{P4U19rU#'v%2Sy9&p"
-    "+H7Py9%q'&`f9,wR%%Z(%`|$2[S$%VY*G5br#%vo+&i*D5Vr:<9[W97,^g$c39^g$s 3_7Tc9H2l#-mZ9%hd%>0D*pS=B1e!G3gn+@3k"
-    "b893^p$-_->9}!3yw!Z51br#&Vw!&}_#,`w%*~w!C3xt$%Xb7=0Qx!.ei<$;1Qj<=1nx%'v%2dW9=3z-3Tc9%U`%%_+-wR%%|m9(QY%7"
-    " e}DG5ca#<3bX0%l*E6Sp9%il97&y:%HJ6}h$t 3_7uo=G2l#-g&X7,L'bp$+rs%=5W|+1y:)_60oo%>4}!-;&T'+}-$~m7%qQ&.}-'i"
-    "P&$A)}-B8_!0y:&eR&0;=3R|%'v%2}-@8}-0gr:%iX0%zk=E9wR%%g.(QY%/Pp2N2`b7W72i.-Su&%cP4%X+D7Zu)@0Uh97#j.%]W+J1"
-    "Yu$s 3_8i_:_15l#-gk9C2YJD7ir:C2e!`40i;'vV7 w#6Z}%e72Z}%C5Uh(7hZ}%$U&1Z}%<5oY:(i;D8q_9%ec:`16`b7%Wc5!Sy03"
-    "`b7A0u<1av&C0f^=[40]Y!%o}&@0_Z%)|x0$}[02d])@3=,`b7%R}CH8{{$@3ptA93yd$2u`$J6cZ9#of!)_b7'rR32nT%+_y%*zv&>0"
-    "`m7,zv&A0ja!]40nT%$zv&N0nT%%zv&E0nT%%vm9&e2D8cz5$xf#O4&o]0%yb@'qe)*wc$E3wc$&lS>)l#-R-B9PY&!D*WW=B0e!w 40"
-    "9v5@6^+/[V$@5r#-;J6]_!,hS&.[V$%kS&=7A)v5B9_!M8sT>1uT&$X&X15x/C6uU(%ln#<8pf!,tj*%bg)F1ss$%Wi9%vP3,_q&%Xn5"
-    "M1SjE&fw*a12_b7%XQ4%eP(L1Q7&IL4sX$&_b7^41k40bt$%^U%F8zb!&Rg9%W.-yy'%eZ'7&ot>%WlE'P~3C4l}!-]g8&pW>(l#-j'X"
-    "7,L]19T{=B2e!`41{T!@9|u!0PS$&Uw$/zb!=6g$+Yy%*SW&F6^U%%VW&=2A)Yy%B4_!M3wX>1aX&$X&(te.L3]g8<1tW&J9bt$U41al"
-    "&$t'L8Q/N9Q/&ap70Xp94Q/=2jg%F8}c!<4`n!%u]0-gz'%SX(O2%cU!=4xf9&Q/+x}!Z93Wb7)xt&%l#.k-)P)/ae&&b`D/hb!<6tj&"
-    "B1l`$,TV&M5RW>(ha.93d^80w]9@2o+0nU(%bg!%dc(c22o+&I)U&B5Sb7$cS2E2Sb7&ef72ty0U10nR&/^f#!v}')Sb7H0_f#'_i%/S"
-    "b7@2`f#,wT!>3|i%,V!'97/Sb7$Sk!^73_f#$tl#*sa#B6we#C4zq!D1lu1O2 Sb77'P#&Y*C8Rb7g4,!q^>$ix1a17qV!$sZ%G7qV!A"
-    "2]V5D4R['%Ub4d42lv-<2n~+]42lv-&Rg9%~d0E1y}8%__+O0,dj9'{Z'C4il!z 100x^>)m#4}b9%kZC-T{;%z^&&`f+0jl!(zt)!y#"
-    "5Q^%H2V{;%yr2g36tQ^%$W&J1u_>D8Q^%:3on3*hq+%mP8%(D0kq+(jg9,kq+B2uV!2xe#U43wQ70Ym!&RZ'%yh9-ve3Y3,I2arG<2dy"
-    "/G2Uz;&ia9%i,,ey/=4n#O7-bl9J8vr3F3vr3-d^>G2ey/=4D>9D7!f^>x 439{/A4`+N3XX%0Xz;@8v_')Rb7.XX%,Rb7$}U4=2A)Rb"
-    "7B4_!M3t^>I1a_>$[i#B8k%3re+=0~-2XU!)jY'%pe9*ve3X1,Ib22R.%Vy;G2Vy;&s_9%o*,Vy;$[Y9#I7*yk9'hW0[49R.-kv=G1m#"
-    "3]k+%L!D*R.+S%x 444R.A7f)/e]'%X^E0oz;%et)D3Uo7)Q^4*zo9+_b4=7A)R.B9_!M8y`>a18Z[=%bc7)k%3se+@5R.1vr+%]]'%l"
-    "`9,U;&a(-}]D7-tl@=2w0`14zr+C7[+E4}P,%~h+O7+fs3>4PW'[50n.-wp!G6m#3xk+&cLD4qd9,`/a44q;X10R*N9i_4e40i_4D5]f"
-    "&7gi_4$W&1i_4%b[=)xh!3fs3![m+&n.1Pg#C5Va>.fm+&ik+%z6O91am@$Wc0'bm@D5jP#A8W%F1~c3#j`!J4dq9$xf!)Qb7O5$u_!$"
-    "sp#%[s1+ns+$T*G5os+A3eQ!c52{u7N5~c3%[X#^53qs+C4s0-Yu7<5di+7&~c3>3}j+0cj3:3tz4*uBG8m#-k,X6,L.Yu7,w4x 456V"
-    "4A5b+/|g$@9t#-;J7u_!,~d4F6V4$Re4=8A)}x3B0_!N9nY>e98Q}=!dY4(x%,Wt+%~c3K1u_!$xk&!I,p-%po<%^r+2[t+&gx20dQ-="
-    "6ku=%np+3~5&qk&F3YT3&Tu7G1np3$R40ac3%vR!/_g0&q`9%m-,_g0U46yp+7%P1&]k+&P1D5P1,yd8&|[>(m#3^m+%L]26{~=+S%G4"
-    "jp<A3yd8I3yd8&hwF0_g0=0if>+~Y4+|g4.[Y0%Ph4=3A)P1B5_!M4y]>1Zi4$Z&Y20l52yd8%tu$K2_g0=4X|&<1Yq+4V/N5V/&Xp7G"
-    "2Vn36V/%ch0G2ch0<4ea#%s+E7iS,%km+7&a`I(dn+G0rf3:3zn3)Uf#%hQ))m#.p-@2ie$!fk33Tg4H2|f0=0ef>*ph.,~f4M6sZ>(v"
-    "l7:3v]80t+@8t+1Vu+%om=%X6L8t+>9t+(}*,qZ+B0]u'H2Rc;%au;%`o;,}h+)d}EE4ToHY73oY)*Vz0+bj+%L-R#@5kx&v 474nx+<"
-    "2dj+I5hb.m 472vt&3ll7w 140Wg4$>/ctCG8]Y&g58(lV&W12r65z[C2kV&c16kV&J1kV&%ks0I1z[C!=4z[CF1z[C%Xs*!Y[',d[*E"
-    "3z[C(kQ4'z[C$aaI-pp#$qM#f[$&lS-'Qc.]49z[C&hv173z[CE0fp#!i%+vQ&%if4+iYC&Ti9.Qc.E3z[CM1z[C7;a#%W#+z[C$xg&7"
-    "#z[C0sh0$vs0/n[2%ts0%il&I6z[C!F7#z[C]28Pc.=2y}9$S~$+~o''V_77+Pc.!O/Pc.D3Pc._47h#,za7&dx9(u[.'TQ!'xv+&ie7"
-    "0ow$(fg%.p|B'ZdJ2e]CZ47ygI$t[C@,dfC'z[C)i]C*Te&$f]C#X!/jZ$$u%0Wh0$x%A5y{$+opF%hq0#W`++lpF&Rc3L1z[C$l-J9u"
-    "YC'rh(/wVFD9os9-cz%&e]3'c]+72z[C<2nq+>7pVC)V/=9re37*~b.b29~b.E3~b.%wv9)i#-`&%rR,=0C)W/%jw9%c!1Zz%B1SP$.Y"
-    "/=7{!2e]C!X|9(Y/$t[C;,uhC+e~B)i]C*rw/$vSI5`[C$w%0`U0$z%A6[%2cn6%{y%3z[C<2~t;%zT6-gS5%U6%y}$75z[C%mZ+>8mX"
-    "C)tW&%Vq0O0+~b.b30~b.E3~b.%R^,)i#,ZP&%]n/%yP5D8e-B3c!I3Uy%A1^]#/z[C'{!2e]CY48mW&'v`/#wX7+e-)i]C*o;$d`/#X"
-    "!0o;#w%0eUI$z%@6o;3z[Cg03$z[Cp 04,m'D3hw%%_o&&kT9+[Z!>3PL77z[C&gt9'_^J*Q.%jdD7+~b.b30~b.E3~b.%SH)i#-z&B7"
-    "~H,z[C%TU:&c!I0g:)k|#/z[C'{!2]]/C4Q^5%l[/@,[f/'g|.)a]/*g:#ai!#X!0W[/$w%I6g:#X~.)g:2z[Cg08%z[C<0h:%j-D8ev"
-    "+%cv3%zx2+S.$Yd!7!z[CJ1z[CX3_f}!74~b.E3z[CO2#}[!$z[C2zhD#X#0zhDA1We'b10z[Cg11&z[C^11zhDB2R0-z[C%`Q/O1,~b"
-    ".c31~b.E3~b.u 489k#-}hD%^9=9C)b3&r]!$U2H1~`$@2Pd'0z[C=3{!3e]C+T]!7_y`/$w%0y`/$z%@7n7-z[C$z|%3z[C)hrD2z[C"
-    "%^+J6QY4O7 z[C%}v.<9lvDK7V5@1WY:71~b.O38z[C%ai->8nVC*o]D%m$7,~b.!P!0~b.E3~b.&Ze:(k#3hoD=4ea;,a0B2c!G3^mL"
-    "@3~b.I3z[C=8{!2uc/C4xT27_uc/$w%0YX)$z%A8m42WmA%kw%4z[C@2wy,#P!3k.&IO43~b.O38z[C%pc>%lp!,^Q!%avCO2,~b.c32"
-    "~b.E3~b.'jP-'k#-V-@3TV$0z[C=3Z!2zb/Y49RS&-zb/.b+#jhC(TJ3z[C'v`>2X[!%Yb.%|~1,Xg0'b+>7b+'l**z[CA6ia#'z[C&z"
-    "_I6z[CH7Qb#,z[CH8Qb#;8_`/.z[C@0Qb#`89z[C-Pi('dW/76z[C/QnEF1kP&%{Q-0z[CE3z[CO1!z[C7$|!&s)+z[C=2t&7 z[C1]T"
-    "!#h{%G9]T!A3lr$y 332z[Cg33&z[C^33XaDB4eX--z[C&WvD7,ePJ!P!0z[CE3z[C<4dQ#(k#3dlD%K,s_>%|V-%c!a33s7(PP!0z[C"
-    "=3{!2eW/!R~:(zV/$tV/@,ifC'zV/)iW/*]T!$fW/5`V/>4YSI.:$zSI([%,z[C&lV,$db++^T!%S_Dd37z[C%t-J8Yu2O9 z[C%ks%%"
-    "[kAb39z[C&eb(O35z[CY41~+-z[C&[cDO1,z[C'lR5C1Uk!,~m5%zb-)k#-b&X3,K-z[C&mc-%V`D0tp$)xj&0z[C=8{!2mY/[49V~B$"
-    "zX/;,{c/,T~B*qY/+gU<#eX#$bR%I0`S!$;0fU<(P^C'o%O:!vmD4w[C@4bi-0ymD&ex2$cw/76w[C&dt-'hXC7:ulD%ra!'ulDC2gv!"
-    "-w[C&Xf;'k#4ulD$K-w[C%ab#=9wn40n-(ik$1w[C=3|!3c]CZ49XQ&(h]/%g_/+r-+i]C+lT<%U]/%v]/0X-$T/0sX'%jkC([<3w[Cg"
-    "49$w[C%mV%%p{A,xV>&w[C$I,w[C>1hU!79w[C%wW%@0w[J7:nlD%az('nlDC2p}!E4_n!G6l#-Q'B3sI.w[C&V[;(wQ5.f.(an!1w[C"
-    ">8}!3wY/C5[R3)RuH(Qd/(oy.+}Y/,puHA2_!I1];$yz.1];$d]C)];2on!g54%w[C@5}i;#Q!,^q)$_;%oY(,w[C%WU87#w[C4W_JX3"
-    "_zh'76w[CF3w[CO3#]^!&Yb/2ZjD$u(/[jDB5uv),zo2&w[Cg57'w[CE5on$Z35bY!.w[C%mpB7&SY>=2mmD2te.F3w[CH0l#-caD%Q:"
-    ">8D*~3C9e^!H6un$@5xp#N5n^/2w[CI5h^!7ho^/<5]ZI1SC%{vN(j%,w[C&ugJ3w[C)_tD3w[C$Z.b62oR$O3!w[C=6~{+$e!K3w5@6"
-    "bY%72w[CO3:w[C%Pt%@0fXC*ykD%`-O5,w[Cb66w[CF3w[C_10l#4^qD@1xYC*nV*B1e!`36PV$A5mX%M4sa/2w[C>0~m,7rta/$U&1t"
-    "a/$X&*nw%3w[Cg68%w[C%St%&lo5L8Q/N9Q/7#w[CO3:w[C%fv%&Tn2-t_D&Zd57,w[Cb71w[CF3w[C&U^,(l#.k-(a^&1w[C>4]!3x`"
-    "/!hZ<)w[C.x`/.o+%txN(n#2w[Cg72$w[C&otD%sR)c72o+&I(V.Z60Q>@7bS<3lP&%ssD%L,jiL%u]*$E,pn6%ng0N9lP&%ei5&L,R#"
-    ")Xy+!b[51~]JT43lw+C2ry!c63~]J4yWC93W^C.lw+%UP,K3lw+j 139tR&0Z}#@6}:`63lw+%ph:.P#$lw+%P#~ 127&Q#H4lw+&oo5"
-    ".R#$lw+%R##Xj5'z!5otBH5UW&$</pY+0ca+D3bg$)T`&O5&lw+y casd{H 87#[w+(A2Sw+(AO2&AO3&AH4vt+^73vt+>1nr;#yVI^<"
-    "9Yu+>8D b)u#fd<50lu+I7ku+>3et+)V'1nn;I0K0Xu+I3I1~t+1I1Us;1I,myB@7xZ<=gwx#:,Y#F9Zn+p 4_4kX&$_d<'ZP$<,w]&A"
-    "4W{##[}#v!, 52ml!:,AF0xm+q 4_5n|#;2g!F6Tv<$TO1Yo/^4_Vw!!Z%&>E:w&G4Q!>5Q!F4Q!>8=C5=H1h(#YS&%h(B4p$*mr;[14"
-    "i()rP$+T'&fz-0m($r].1Y[&94R|%(j!<9j!/p($~z'1l}%v 4_8n'>9P'F8P'0p('|Q(u 4_9R!(q( V}%7'eP,L2y|;M2y|;$]P'&m"
-    "|+F2w|;#Sp&$l@,rv%:4zv9){n+7 v~+>2w~+%z^!.Xb$K2PR,$ukD6RT<N3QX,%Tc*(T(.vv,%[g.=0Sp!.[Z4=5sS%-zx0<,[*/]!A"
-    "9QU%E8ac=;8P2F5Uq%z!4_20pR%J5pR%_4_Y]=$t|H2uVNC4t}C(Xv$<5z_=C1V5/ZpL:4pXA'BD:w%#vR$<4x%*ch*H4_gK$h`O&[[*"
-    ",u#F2fg!$VbO&]}),j6.Z~<$_cO%z%C4R6/Qq!@4n`/[4_iT7A8kh&I8tZ'$xS!/{^9 e%(Z/b20^RO ]:.{q%_4_n]=#PT!&q>C1v(F"
-    "3TkK#go! q-0SqN$Y++|*Y15|*C1w(F2|*#g>&|*C1Y%F3Qp-Y20{*D2Y%/PnIB1{*C2X%H2{*W36~(/{*%re'V8]jcK R: rU!:fR:B"
-    "sdS=;fd_!!h+~ fd4&g+]90_2Y56a(C5W/G9hZ>B0a([60f*.l,Y61b(E6i+.}`=#`]#&c(D6`92bG@3{%G4d(O1%e(:8`j!I2|!(_4G"
-    "7Y9C8Y9+T>F8s%Y52y'[52Y9K4yWB'cQ(+U>0we:B4x'C5_;H8^7@8mM`80Y9O7*Y9O7&q.]52v'Y32v'D3V]!.q%Y36v'[36v'.q.#d"
-    "x$&v'C3fOF6SBY38v'C3}*H5|E@6q,,rh.W8 uy43Qv!$w'g13&w']37w'Y23w'C2j,/u|GY27w'C2t&c49jj.J4ij.{!4_48_P#&{<+"
-    "P@/cR6o 4_5x%,zR2!g5O5$f5#|<H5y!A1W^!E5t'Y64t'D6mMc10yv>'a<D8n.L5f{6&a<D9U#/a^6B0w'E7g>H9s,'vu&:4se)-r.@"
-    "7r./`!(Yf!F6xn&<4jAG6Y`+94nd0,Q!%~5G7z]+C4SbE(]S+&gu!D4yY!O1%{S!+~l0#r_(@9x3%iP!!`X3#va!:s_l!!ZR>%zk-97Y"
-    "R>#X~DO7 y;O1'y;G2uu&B6{'C1w:F3{'Y17{'C1Q5^32VU!C8d|!+]/+UV@*m_3/k_3#~y#$k_3#xdK#[U# 2[d0  4s 3FF4 h!7!j"
-    "Q!O1'jQ!b5:a];&|'D5Yp!F0Y5Y58}'C5{&^99dy!B9}'D5X5,WyE#~'6P(#ie'_s1Q(!W})70R(g63&UQ!F8or)Z49`5+`%0uxBC0d'"
-    "+h9F8m;C5wZ#C5d7g84&RP!G4`5e10a5#lx$;sUqN)b5!tY;$b5g55!]Q!7'~_!F5ox$Y33}'C3Z:/sy=Y34}'C3pD/meFY35}'C3ei!"
-    "g60%YP!+pP/#}'M8|'#u}#_s8_<>0{'+lqK-bQ!7'eq!c42P`2&|'C2z&/a`@Y25|'C2z&/R]@Y26|'C2d>g50 wd6._5#ZQ$_s4^5O4"
-    "3^5g30&}P!F1vw!Y65a'D6i|!L1PWA&b'D6m_!F1ef!Y67c'D6y=2o[!*zO`13c5M4e.#WZ#u s14f. QQ!%f.1]M*UQ!,pc)$SxL+bY"
-    "! _Y!#9;dmwL0UO)|W#F9a%!e~57(wi!7'~F+fx@$UYL6r$<6ZeM5cIO6'c#0U>J3i`!:ui`!#W>O3!g#O5&g#,eoC$WtL7 o)#zmL7&"
-    "^G,gX>$S.7$b%%cy!7']I!pm)-v$O5 v$#|PM0]G)ou#H7g-O8*g-O8'k(H2k(O3 s$#fUM0RD([1G6m5Bdm56yB7'wI| 49:YTN1s$J"
-    "4dyM+`=_48^,O6$],#Yp!O6&Z@H2~4O8 q$#YsL1k:)ZP$+P{BOu5Rm!2~U9g19)m-g19&w)+[c.>ulZ)7(|!7'k/+W|1%gI(Q*'W@>:"
-    "pTM f(%u{+#yf#O6!e2O2'i<0Pz$c24T|!#Q+$nb;7!j<7(fT#1`(c49i##Q'>2t^(5j#7(S&H6|(2v`#,{!O7(RBH0Q(O6#Q($R[;7'"
-    "WBa99jy/O1#e'%Wt&O1(VDI3w.G8w.!|}+(yXN#L:7u.I8~PM#t'7's'2wm0)s'6r07']M`85s'g25*|!7'rLa88q'G7q'%c`--j5:9s"
-    "'7!fR#O2'b:I6n|.)Ww#7 YF7'e2a61a<O1+}!7'fX!J6b<G5v'K6b<!cY$ S!7#y#7'q*+UQ4=u`j/7!a5<4]j/7$XK2z_0O0$`5%r^"
-    "&7%|!a50s'G4s'<5oP#j neuI#bg%5nm!%Yg!#Yb%(~a#f31h/Os(Q=I1hU&70YMa11dn%72a!I7i'H9w;%g_+,_.!|{%9fmE(U#H:|p"
-    "%$l.X73iT!+x|%%ff@<2~y%-pw:'bl&+hzA$WV;(|Q%-bZ$)i#=1zp%";
+    "hm.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_math_f32(\n.0s$m .u64<9_:~ _0,)E@"
+    "1Ec32EO2*E>3EMfEO4*Ek75\n)\n{\n.reg .pred %p<148>;4 Z!n#%f<5738b3n#r<116Gn'64 %fd<44G 3h!rd<93Rld}#!S'z&"
+    "%rd17, [Q(H]OM8OB1O!^$e25NH2NM6NA3N#o&N7|!H4N6|!k%5];\nmovv#p(1, %ntid.x6u&27, %cta8l!8, %Oj%ad.lo.si!l "
+    "13,Y!!v!j*r28;\nsetp.geE9p7%Jq55;\n@%p1 bra $L__BB0_178a#89b$'z#Vuld#>3[#;9[#Seq[#S2,h(!:Slp|&h+1, 0fBE2"
+    "AAAAB,k 3EA,m1%p2;\ncvta.to.globalQ, y# X,#u#k widg%m!rd20i%j&4;\nadd.sU!o 87,]!`20]!:,[%M4k#R21e!C7{!W6"
+    ",= {!%w'P2:V,$f!#Y&P57T1!W!<]k);t_'<3_'Q11h)C3h)m(8;\nbra.uni4>3`#s 18:q!=4q!97q!B4q! S*-q!W19S%E9r!<5r!"
+    " {%q!@%p5r!`36e$(v&]36r!=6r!92r!B6r!]40j-=9Q!#Z'B9Q!]52Q![10T#Z10x$1l&W72y$l$9:\nabsv/85u# s*#P2$6Q60S0j"
+    "%FB8AA3B}-Urn> k,%]!i 160S.h!.rziB&F:2>X1;c#R636>2},:f[+T5,Ar(0f42FC0000Y$C4;n%copysig[$$d!$l#C4x4t 66,F"
+    "r p45T#97o5h#F3172d/p fma_&X8,j!;7m&+d!99s'u$102E30d!Y70d!$z'$x6%E#i(D7`) P5%C=2h!j(0f4B40007Dz##WG:4B x"
+    "+l shl5!m4 ;W23Nj f179m/3;\nex2.approx.ftzc#:4p!C1m$#T(%=B3p&R76i<R00Z*x div{!#~':7x&C7k)Q78v%<0e!*V(<5]"
+    "!X8,Q$I7i1@7i1-c5#Q< _3#UDD2VDE3o;>2g6#R!+g6.QD=3d5#[9[30[FF1S!&X$$u=-`G.n8Z32Y$Y32S!O8&j7W8:V)j 512q.%V"
+    "));!P5t&3BBB989Dr)n 14,y)!M!p!#u7o satu7j 515>C4S#(n0Z01;!~4o!437Cc,=m>X8,x!$v#A6v2R51Z<91~-:Cv2l$F;\nne"
+    "gC!RK J*n#Z21m4+_&X22_&!v- k!+d!#s'u$2A5706g0B2s':2s' hB'W6S10q%A8X6Q10V/!=+Z6j 525:L6[695d0 p#)[6&x#$=O"
+    "5&a3F1iJ>1^L:4qF,_LF5uG=8S!$uGB8S!F6a2=1|I T5 S!+}IF6a2[20[$C2j4 y'7$c2=2e8SeuTG#xD!n'm 0f0v: TND5g5A7r("
+    "o 348Z!'~-!]JAn]JQ34}/p 348]Jm 350pL!X$<l]J#XE!A e@q$D1EB85|Hp 351t$=,X#p p66y1j 352m!*i4R35e0!iI.|@p!35"
+    "4,]!H3^P!i 355d!u%5BFBE8Ed!B6d!:5'>4Q+$Q&V7,d%T43Y)'t6X35Ck BF8C*t&[8,K {!+s$#^Mq$C09566XH;3nT!t%AB5EBE6"
+    "`%#nT!!F(n%C9d!#P@u%D2AABE3d!W3,k!$d!Z62d!:4l+v#2AA9Fx##z'$k!%d!C4d!$gL8F .n)$u($k!%d!B6j0Y68=F7f!#`0+HD"
+    "5g:#L;7j'B8|*#^T!:3^T!'|*+Y##aT!%a#$k! wJ)k!#s&$L!kT!(d,#sR!*F!d,+S^!%_%C8s.*k!!P1;7o$=,~!u p68g5@9p!w!C"
+    "1C8p!A6a&<,T# ^!+u%A7vD&v7&t2b70~:*_##t%#e!!m# X!0PD$KO7(~C/bV!&TR!:8q@+TR!/[T!=2Sr!:6R!,Sr!F6RE=2VF#dq!"
+    "[24S!F4S!D5Z$-{A7&|Cs 17:|,{ 138|()S,~ 139't)t 483T,#d) _!*K&RE'K!_!!R$7'k`!]0:QK'c]!#~&C1d]!F5R(=1^+ aU"
+    "! S!+_+^53S!D3|x!C1`+O3'ULX33Tu!E2bI&kL#`KX20['.fs!I9Ev rcp^U!92X'Zf2[*92k&'=!ur!A9P3:2h`!&J*ZBQ21ZBr&BC"
+    "6BE14F;#QJs%B2090AAp<l!216,F(W#C4d!;7pEu#3397Ed!#['%k!$d!C7d!!VIu%BD948A7x##[)&k!$d!*jH;2oa!h#DD76B}Q#,d"
+    "!#P'%k!#d!Z21d!#|1u%E111E88d!W4,k!%d!C3d!#W(u#E4CAFTc!:2{_!%k!%d!C5d!#m|!!Qc#^27d!#k&B2W(B2jY!q 229=-`%:"
+    "5vC&H'T- U^#+r`!X35|W!R23r1C6W);3wi!r$D774EB;$`p!{$6EE581}#:3v#:3v0*f^#]5:^U#p 233_FU69s4$|3#p^!#|3I7`W!"
+    "$]!%k!!y#~ p50&f;E9e;#yo# i)#ff![27hCF7hC&oh!$ff!D8S!F6S!D9Z}!+nh! f*7%lDR2:ge!Amge!)XM7$^&^25tA&sG;1it#"
+    "+tGF5_&=1cQ#:1QKC1dQ#G5So!D7fl#C1h(O2'_~!]28|IA5kR!a75e,,rI!j,7'['S71]#l nanXT!E8yT!8@5,m+A3pm!e45wU!!a2"
+    "Z45h0 r!G9r!-o$A7Xt#86{T!`ub[&7+],F4RM&S*:2l1+R*<4b%<nzQ$&i1:2j1,z&B7RG+sP!9;P%&b8*n(%rp!#qP#!T(V78jK:uU"
+    "]#!mN85z{!r$582912jZ#g79!ie!u 80,l'v'79;\nrsqrt|L98f;B8X_!m 82,k!B8Qi#!bU!!U!)z^#'Y@98YD]82Y$!Q&%=%e#+D!"
+    "QD$J<3h!+V.T34^$4XZ!E8Q2#y!Zp3lt#W88|'#j&!~Z! SV!(Tg!=,n*;8Qn!=rr'#_i!/T+#tE;8ph!$~]$!wZ! :h'-10611589|<"
+    "l andV!#kY$p)1, -8388608u!#hq!#|-$s!!u,!w:A3Q_#Qf9TW#X33`a$ q'h&10821304O(i!!a=!c(-j!#x$*{M:9eIJEo.99u&9"
+    "9_+!_!!m.'Y(99l*$G%gQ$!_!#Q$m f95z#&g.99d&:9|Q!G4cl#;9[X!r!D800xZ!:9e+t$D39BF7WP!99n*99]+$^$+|U$:0^x!t$E"
+    "0778ES&:1X-$g!#yy#,UT$;0f'h!1464wA,b!#RV$$i!$c!C2c!<4Ti$u!68DDc!#iy##j!%c!C4c!>6nX!^9Ec!#[{##j!%c!C6c!#}"
+    "'!q+^42c!#hT$#j!%c!B8c!V10Sm$.`X#:1Tf!$j!$c!C1R(#`w#bBFgP$#Pr$%j!%c!*e-:1hw#%<F3d!#S()GC9R(#gw#K3z[$:5UX"
+    "##o/S11'>5au!$XB;5b5k'213909504oP$+aQ!V46Z!$j~#;6Z!=-t5$wP$,fi$+ZW$#aj!K7|C$z$$w';7'(SJ(aU!$]@;7R!4[@!t!"
+    "o 0f8]@#X#Xp3z!X6:t`$$r}##]!'m(/aS!)K#ZA7$ZNY52dl$J7dl$O8$dl$;8yd$#~0K8dl$#kGZ18dl$#^G_18dl$#r,O8 dl$O8&"
+    "dl$#cI&l#,dl$;8S#(FZp4W6O8$dl$:8pc$%j!$Vd$+dl$O8$dl$Y90d!$z'+dl$#xC!L4dl$U92h!4dl$#U6C9dl$!v3 ;,dl$:9dl$"
+    "M5dl$$v7C9dl$:9T(%=+dl$S96{C7$dl$:9~'$w7C9X5O9#dl$:1[E:1tF&Q$+bw!]00c`!(~t!:0dW!r$94FFF4Wv!$nFu$63D0ADtP"
+    "##SE!F&W#C2Te$:2oFv%3C08889d!#{T#%k!$d!+SU#%pF#Ya%.d!#xu!%k!$d!C6h&B8=.b~!;0Q]#J8[o#<g{x!U47s6)Xd!-fz!A1"
+    "z(y 199py!;1Q$!py!O4'Ti!81Vn!(`j$7/_j!p 170T<70Y!]61wr!#v{#1r`$C7uh#H6l`%@6vt!X66b%a42^/| 428nt$~ 429!nt"
+    "$:4va!$x!:4PX#84Qx!/nt$:4iU#Z43S##}V#1nt$~ 433!nt$:4Qh!&x!:3'A2Q;94pM#L3nt$94XM J+n#O7!nt$:4ru#%_&;3'C6d"
+    "!O9!nt$Y44s'#nv#Y43ig!;5_$A4b>!e~!!;+b>Q44Qf! |}!2b>:4h]%Y44`r!$`%%<+])Z43[4*^m!:4vB%c!B3P%$5A4bm!!Vi%!;"
+    "4bm!!Ye$!H1bm!#qo!A8xk!!wd$!9r r60v&#kX!A1dm! nf$3dm!:6}n!I2k!#{X!C3S'C7V{!);O8!Rn!:4mx#S44Z'#c+Y47|/#ef"
+    "#&LH5Yn!94im$#q$&|*:4gp$:4Ro$1]n!;4fs$0^n!~ 454!_n!:4_r$:4Yt$%h$C5P'g56!cn!:4i_#&k!$d!+r2g58!en!S45P]#B7"
+    "d!*Zj!~ 460!fn!:4~p$&k!#d!C6_'$kr$3gn!:4~p$&k!$d!+W(g64!hn!:4|d!%k!%d!C4d!O6!in!:4kr$%k!%d!+W(g68!jn!:4j"
+    "u#%k!%d!*tY!q 470=E9f!#tF,HC5Y(g72#nn!$d!$S0;7'E1on!!|n$ n6,on!C7on!]70on!!}m$ Z!-on!C7on!+~|#~ 473#on!$"
+    "}w$#x5#xu$A4Vj#]69pn!$ep$O8 qn!^71qn!!Z#Bpro#A0qn!-Rl#O1'hP!*qQ!@3vm!([`#;8}v$,cV! ha!-g{%%Tu$O8']P$k 16"
+    "5a{#Op<a{#w!164:[c%70b!Y54jj$U68X!(_Y$$lW$B6z8<2uW&2W3:2_,:2p1%d! P/4~m#:2P1C2hV&:2k-&p!C2=T4,[!3Vn#:2wT"
+    "&u 273e$#ga$%A=4e$,HX7,z#=6p!+b0#YCt 268up$'_o$]78cn##P#=pwu$'WR$B5p!s$0F5C29p!$^(=8K X!*X';8X#$K+ul!$vt"
+    "#r#C99CAde#S28^e%u#4DD2FQi!#o|!:2pz!%W#C8bm!#W|!u%3D3F90Erl$#_{!&k!$d!+bm!#rw!u&3D993CCFd!#u)%k!$d!C6d!="
+    "8vn!8Cco!,d!#P'%k!$d!*qBq 290=-qB:2X|!%H)u((f!#c'99|(_C0~P!} 293hl$g94!hl$:2]x!:2_{!:2jr#Z29nf%:2hz!&M<1"
+    "},,^l$$GC6iB-ar!A9~;y 296ar!U97n! {!7'~9+jT%a34~9#[i!Z23y,g36#~9;3Vp$#r%%d!O6 ~9#[GZ23jP#;3]t$$p!+w,#[i!"
+    "} 238~9;4`u$.d-#fg!%A%k!F6HW3,z#$V!^39~9$Z#O4 ~9^44~9!P#u p51~9B2p!1~9#hi$:2nj!#h*8peV'-Y-#bd!%q,C4r:;46"
+    ";6'*b+$lf!r$C8B1ABX2:4qKu$D10ECEx7$x{$$}`%%W#+cG$ue!u%CFC028Cd!#j&%k!#d!+UZ&<2nf!v!3721b+$pC$k!%d!+zX%$U"
+    "Z&u$D9993DjY#$x4$k!%d!+zX%V57~Z#FCc-#Ps!%k!%d!+|0B5a'F5hA#iX&&H'Z*)TO#v.D6j.#Y['%d!T61x,(W%O6 p<O6$p<;6m"
+    "I$fK#f2/n`'Y53^h&1f0#Ug&&l$!cx#B5ni$:2xe!&K3k<)F!P&7&}W!%`y%'hx%C4^R&&pw!'Yh!W84Ca4BSa!#ri!(J!{!,Qz%:5sV"
+    "&RB8e7+WR%!P!)_y&#w`#*Qn$!]c$$<h'-10597608at''pP##va$#K'rP#'s}!!_c$%R# O*v}!;8b{&I4X{!#az'&T!%n%C8R{!+an"
+    "!;8T'#wo!#a{#84sq&(y}!;9|~%N6RQ##ZMi#3E103fh&);;2Y{!u 550mm%:4`L:4tN%]#C9sY#;9S~!u$F8CDCCd!#_u!%k!$d!+zv"
+    "!<9~f'u!F295n|!#ZL&k!$d!,^%<8n|!u D8Bdu!#iy#&k!$d!*s>l 500n|!u ED0`Y'#u-&k!#b1,Ta';0W(u$7FFF22d!#]6%k!$d"
+    "!C2d!>4n|!.[V#;5~Y'Y03d!+ya'g06!n|!:5sy#$k!&d!*sy#:5zx#&=F7f!#}r!*H[49yf'O0$n|!#eZ#;8kc'$]#E9n|!m 141}3,"
+    "q|![14~k'+g{!~ 511$g{!#e9$s#;1')Y<.h{!:1pR!#W~&4i{!!R<BFqe&:4j:7)o>Q6:u^&0fy!7'i]!.]j&f64Y^'+am&H5YY( hJ"
+    "'AH:mf'$re%7(w`!F5ms%M8^$_58ha'*`P#s 298{t%)ci!#xMg98(Xb'$|Z! SX$(mS#;0kk!.p{&#w,;3pa$2Xb'#|6*Xb'$lw%B9X"
+    "b'#k5C3x6;3x64Xb'#]5&]!=4l$)d!O6#Xb'#x6&d!#ie%^05Xb'$P%N2Xb'#v6$C3Xb';0i''K {!*s$$q71Xb'#h55Xb'#Tb&:3b5%"
+    "n%D1P#O3#Xb'#]W%%k!%d!,x#O5#Xb'#XW%%k!%d!C5d!O7#Xb'#WQ%%k!%d!+sq'Y19=-S>:3vm&,Ha07Xb';2j'+uZ'#um&~ 321#X"
+    "b'#UP(%a#$k!Z22k!#s&%LC3d,:2Y0)F^p6uz&<6i$7 Xb'^26Xb':2g`'F1Xb'@2p!3Xb'^27Xb'!xp&^p6j|%$jc!D9ln#)l&V8,m:"
+    "$m8(_##T*#F!m# v!1Xb'#K7(Xb'Y47o]%I0n]%D1on#+r}$H2zV&g11 {V&:1~+_12l!V2,s!%H!l!1eU':1{,Z12Pm%;2_p%#<.Pm%"
+    "X25@$M-j-T39F4og!%bq%=,u!s p39{g$S12om%&_%(^U&#;Y26_U&!id!g36 _U&!uc& H1{g$$X)*uS&!vg$#y!B8V]%#Rw&X39{g$"
+    " tm!3{g$#WU!a40k!!Y$+Pn$| 129xf!~ 130!{g$:1rv$S13g(#o[%B2l9:1SP'%L sg!.rk!:1sZ&+j[#:1``#:1qy$1{g$| 135{g"
+    "$:1q`#4{g$:1P_#;1Z+%h$+|a%g38#`V&$m.%k!$d!+rP&g40#bV&;4x'A9d!C4y%g42#cV&#q`#&k!$d!+r&g44#dV&$t_)$k!%d!+u"
+    "P&g46#eV&$w_%$k!%d!+qq%%it$3fV&#X^#%k!%d!+W(g50#gV&#le#%k!$d!B5q~!q 152=F1f!#m&+HC3Y(g54$kV&$X%#S0;5'E3]"
+    "j!#|4F7Yj!C4qr(]51{g$#_6G7{g$,ek!+xk$~ 155$lV&@7j<#QU$81Uy!'o!-ck!$wd)O1!nV&G7nV&!uH@4Ue%Y51nV&#pc#$]!2n"
+    "V&S15wj)@6t! X=-nQ&A5kf!t 157f{#V44aD7#th'$k!#l#8pV27&xl%*}X&J5pi%v 528lU'%;#ys!#_>85p=2gJ;5hp'+Q@:5y>%="
+    "C3xb(#m0%X$F3Pv#$]7:5mT!`7EP'#z)ACX+!x! ^!,iJ:5ej%;6dX)C8va#$x#C3wa#T8,=4lJ#dn&#K1nJ;2h#*]b#$kP*$Tc#B9S^"
+    ")#}}&&Qp&$wd* v03tJ:1Z^(#}o&/p!#t_)+]Ff53ra#;5To%3xJ;5we(;3i'#wW#C3cg)$ue(%L1lf#:5m9#s$'e,#eD;5wF0yJ| 54"
+    "2yJ:5gm%4yJ:5q3;5x-$i$D4d!O5!yJ;5jS$$k!%d!C5d!O7!yJ;5e_)$k!%d!+n4#{S$4yJ;5g_)$k!%d!+WZ#${S$3yJ:5|D%k!$d!"
+    "+{S$~ 553!yJ:5uD%k!%d!C3d!O5!yJ;5r=B5W(+{S$~ 557#We#$e>B5W(+{S$;5U`#%=/eI#m&+HC3Y(g61$We##o1$S0;6'G0We#<"
+    "4x6.Ve#,uz(F7kQ'#qR!!_!-PK]14R{(+P(#Vn%6gf#@5S=#^t!Y56Q|(G5gf#U6,^@4gf#/sQ'#_W)!sV!(Q&*eT*%fZ$K0Vt$Y56V|"
+    ")2it!&E7'jt!<7sV)'d~''gv).hQ)V81dT(i$38D1B7oz*Tnd{]+#]}&!e!Rp8x)[82`o#0{k#X74zk#Y2:sY$F1lt&(=)bT*G4nj($]"
+    "OB,M7'bj%A2n)E3X~');O2!eh&q 383`j%#[R# i$/eh&S38e^&+U^##o^$1eh&;3zQ'3eh&S38h#$x!#d]#+lY$:3SZ$:3[W'1eh&;3"
+    "P~'C8kh#-^U'+_&A9`*:3}|#Z38du)$nz'3eh&Y39s'#S[$<3{Z$$bV'%R%*wV'!VQ! ;+eh&93XY%8ryC2eh&:3aZ$Y39[3#pT!&<+s"
+    "v)$[]$3eh&:3oZ$%c!B6eh&#z&Y97eh&#{k&7 wU(!bE!H1xU!#v&*xU(!Vl!!9r r52v&#5*yU(N5yU(!Rh!!A/k!#bl&+Wt&f00bg$"
+    "%]x#3eh&#ZY':4ty#;3Ya$+{b#;4v^$;0g,I8[l$>0q$'Q8$m^$$Vy#1eh&$^x#1eh&g07#eh&$U_$#Xa!&h$+{g$g09#eh&#^^#&k!$"
+    "d!+dY&g11#eh&#vu#&k!#d!C1om$g13#eh&#vu#%k!%d!+^s$g15#eh&#vu#%k!%d!+s,g17#eh&#cw#%k!%d!+]X'$zj#4eh&#Vi#%k"
+    "!%d!+W(%kv#3lw$#rj#%k!$d!B2hT&q 423=.`%#si#,H,hz$g25$mU!$u-#S0;2'F4eh&;2n6-eh&G2p`$,fh&%z7.fh&+bx)C6r*g2"
+    "6$fU!(k<:4bm#W42fS!F6eU!$^`*O3'{k$+dU!!e{!O7'e{!B5^Z+} 330XM$Uk)4XMA3kP!:3jz!y 330XM$RC+Y[#:3Zq%2XM#`j#5"
+    "XM#li#&x!#`FY34XM$X_(#Ru!2XM;3QD+Ys*$Yd'4XMY40_&#mN+}j#~ 341#XMB4s'#Vf!C3}`%;4w%B6XM!`v#F4ne';3Pq+5ne';3"
+    "zc'Z42fR+#q'%=+vM$u##E!eg)&iW#S34P%G6Ur$&m%7-du$]74oi%V83oa!W4Ccu$D8Wh*1ti)@7Pd#81rz$ S/k f64c$r d14Pa!#"
+    "Uo,#iq(!=h.0d3FE45F306DC9C8T]!&Xv$ j!$S!:6S!>5yf(8sY1!x`,<1r!(o@$X!T7,`!n*0dBFF921FB58x5u d14U!@8U!p(3E4"
+    "DDE9740U!E7U!#Y.%[#k,C91A62633145C0w#1|r))nP% wo!(eo)#T;F5~j!#^BN6|r%$b[%$xc!0xa##~,(I w!+Qa##B x1<rqo'$"
+    "ap%#x1(s`##vk' df(F5ly$X85r$*Qq*&lp)$oq%;1c!Uor`o!!r>:8f$#b{)C8Zq)1il!@7qBZ77[X'${Z'%u%)vb#94{}+.o!)~)!r"
+    "g,Tlppw'85VG#|`!#~m$B8Ty'#dR)!H -*}x'<6X(=-wI91d&$A!s996Sv!r#56964[b!$a%Xr6^6*cE[47R,*`y(S47Vc&$y&+sJ-[w"
+    "),]!$Tc'#h/%^6(A#Ra!%H.A;8S.=9A%U6<u`8RrdP#Y80]($al#84q'*Pj$U15:!qP(ThrV~'#Yo#i 5, bs#&h0!P['!>B2Sk!m 71"
+    ",q!!hj'&l!#fZ* A$h'$Vz, qt!n/-6703182061894631lT!&|W+:8~#&RZ,C8vT*F8m|*#dx(=1^^,C9t@F9PY+#nr!=1]^,C9U]#F"
+    "8d`,#ro)'X$C9w[#H8}R#@9Zk*;8WP#)s&w/27715629690021478fT!@9vr%]83TX*#Pw)=1qi*C9b[$^88^%<1R!#UX*C9X[$F8XY*"
+    "T92R!#gf*C9~]!%fz%(o%~14342473074562564096&o%F9V'~15639655899212546048&f!G8m(~/77775301892479385'|#H7T*i"
+    "-638381947323154fx!7#g!_90g!h 121^1i&28871735QX''^!+Q!!y3i#34261vw)+X2[96R0,fo,G6{T-&w,;-}k#D0jo,G0Rb+Z0"
+    "1a3[10lS&H0YW-C2a$[10P-1jh#@0[P(^95s&P42ej!b68lk+@0pf#^96Z2D7f5,|z*G0m7D8_3,y}%&zK']2D9`3,oo*%}q!(j%~(10"
+    "11060801&j%u 102y&~(1313084713(_!/}-i%4113882cy#7&_!F0_!y&36806711pg-+_!H3x*p%6674679P`!80^R(&vM#S`( cDC"
+    "-[]##b_(#@Y15SF!e+ A S! rN#f##Yb%:duDSd8[H$T$#5#DB7uG#mP+!bIA6sG:7l,F7aI#ob%E8aI#lw##p! ws'(aI!l! A+aI R"
+    "B7+aI%e|&<8q0[10Uh!_09|4<7U!%S6,x1G1gW+$mn$>8S6,z1G1iW+$~n$(b$-|11md!A1gR$C0QB!R'7+oI*qW*^10dc+%iS'<8c6["
+    "10XZ$H1x<<5U!$Z|,D0}Y$&p`-&j7%jQ-<8xIs 106U!F6}+7,zI+z%^15d'7,|I,h!G4|(7+~I,h!H3f*7+QJ,i!G6i!7#SJZ11nL V"
+    "S!7 TJ$c|$(o0,~|-!}}%-W[,&]-%WJ,dX-v 130V!D5S4,jk+v 128U!E6c$,^-I2_DX29yo+F1x&7$YJ)Wx+v 122na,D1V6,oa,!g"
+    "y%-U!D2y3,qa,!nR&,s2[13y3,sa,!~%,q%7$aJ+q%F8Q'7$aJ+_!/Z.7$aJ+_!F6_!7$aJ+_!H9P+0aJ Yk,'aJ!}Q#!cE,aJ!_|!$@"
+    "C1SG!s. A+aJ#`Z$:dof!q d90aJ#zY$$E X~!!w#$<T4,Dn(4294967295{p.$FW5,M,c!#Yl.O9$b!#uM$LC6c$T8,D%oQ*$W!#j/&"
+    "q#*Zv!$`u'E4xM:8tLF7xMU9,hx!B8l!#mn- A,xMO2.xM$cQ!>9_4,rLG3lK#rV.!}R$$Pu,,e5G4Ru,#fQ- U!$t9,gQ-_14cs-$lk"
+    "%'b$-jQ-I3`L)gz%[13zEO2/xMA4QQ,G3}Z,#RV! b$%}9,bR!H4jA<9U!%}9,bR!&tn('T;$_}.=9xM,~w-&X`&(z%7-xM*z%^41d'7"
+    "-xM+h!G0|(7,xM+|(H9f*7,xM+R$G2i!7$xMD4fP!O3$xM#~_-)o0,qLG4kK=2]-%xM-jl,G5Xx!]29S4,^-0ZZ-[30c$-xi.2~v*)b`"
+    "&u 147x&7$xMB5X(F8s2$a_.(V6,XR!0f^-#Yo.(y3,Zo.=1qT/(s2D7y3-au,D5r=O3&xM*q%^54Q'7$xM+_!/Z.7$xM+_!F2_!7$xM"
+    "+_!H5P+0xMX56xM#Xi# cE,xM#oh#$xi#*sv##Wh# A+xM;7xM#bM#ce+&eJ#zu#$E U$(eL:7zLO7$xM#Zz!%M+fL#}z!!RL,fL#}z!"
+    "&_!+RO#ay!!Em&10737418{R$$C=9{!)`$l bfiC#uy!&m! e0 z#+aS!U81]#%nn$k u32>#ea#q d81n#U82T!i$536870Va%&~2 F"
+    ":p{Z'#M(Vb,R64|!RfdZ$D8hk# u(i.6116860184273879hb# Q,$E#t(U83c!/P#$vR#;4so$$Ta$#h`$C9i&=5m$ e0,i&$iT#*hU"
+    "##y_##;'~p)$V#!Qo$;dbc$#^P)Z31dg$$yb$91Pd$RC1Ve$h#4442Drb$ v$$[#!]%/{](@1^x$.y{$%o_$#w1$d!#{#C2{#@3{#FB{"
+    "#)m%%sf$$S!=2q!(^f$B:~!!VU$%Y!)y[%#A;2Ri$99m&i-DE5D93A5ACFD57CU$u-E5AE5E68A2B9CEBc!W1,[#!tg-u/d3EC71DE35"
+    "7B1FE7DU!B2U!#b&q-F2A01A019C161D5^'#~Z%&h&F9s!B4s!:2hq$S81 u!0F8AYp$Y25U!:4y#VC5 G4[##ir$$T$$d!0c(@7c(j-"
+    "BDA8FAE9BE8838Dzt$u,E21EE9EBDB4B1Cfr$Y28b$:7i)v+927E4F809C52Ac(B9U!:8[#<Fc(t#B1590U!A3S,p!BFE0 #R(BF4*v)"
+    "B3P,/v)C3k+$X#j!56C1#95S~$,U!A3U!;3|*AAv)FCU!#S,$T$$d! Z>)QT'$w_095zO-wT!$cS'90h=-==4=/Ri!$gR' =C2b5#V^%"
+    "%Y-#_P*=1W}-$E$=D5]!X7,o%:6]!D4f7*R#$jg.C3R#;8E+6$i(-r!#a,$>U26v$*F$q(#{!b40`$A5U%!S!#`$!xq$$j!$Y6#hz-,X"
+    "j&I1L#Qk!D8q^!2PU!B6iY)U0:YQ)+p#%y!(Y!A:QT&#P!$g_%Bdgg! q|$Xstmi0!fi0Y7]uT++Sm0$'I2sk0%zk0+X|$@3bs0G3bz&"
+    "H7Rt0D4a|-)z${'8:\nret;\n}_V1|$binaryaV1'>7#cV1.GO1,G2gV1.GO3,GO4,f#1mV1]54lV1^93kV1^30WV1x 279XV1>3YU1/"
+    "y'1[V1 a45R!I1R! f45R!1cV1O3 P!H3P!O4 P!J4T$O1 R! kV14kP1;,_!7*^W1L5^W1M6^W1$yZ/>5QU1K6^W1$JF3^W1u!1_79W"
+    "Z17)]W1N7XS1;,s,5B;3BM9B;4m'.q<>1z6{!1_72tZ(3nk%$D#}R.+w]&'tk%![}%#j!Rp4g'*_f'_1_P|%@1Ua.;1Tj%/k{*G7{{&>"
+    "f`~-#gZ'*uP'$pg- SS!=xwi%%qa#D1{d(,Rq)#ro*7!Rd!#uT#(o!#dk*(YP!%R`1!V~+j$474836fc.'h!$cj#$o!#yY/Y51jR.#Pj"
+    "#/ZS$@1up%91}e'.]S.+w^/'s*=5h+MBDI6xb((pf':4ib(<5Te- j+C7j+'gj1+[b/,V.+|$v %f9oR/(o!'h$H9i,(Yd.;7n!,Qa.&"
+    ":%sb//vy.$pj+&QY#BunQ/(>&{!;9^t'# <,_#0jQ/+g*$k|.l s64Pk1;5h9@;ci1$c< t`! {OY1]]y!#Uw+E;k!#nf(=rhW)$VP!$"
+    "uQ# =.xt($c.#ad#)U#;5wn1^78SW!P1_ew!l not~d(=8j#k maxR$$PT/!Qe%*~a)=0f##bt1';<6yg.K2bh.*uP&;7fP..oz(<3ph"
+    ".G3i%+eg($he#,pa$#~f+;ri[!B3b&C1Z{*U25~i.O7Ia#%W#X5:g&$Q*$rg%,t+A9Wh.){w1$qY! `!+Yy1!rW)({J+t]!#Rq$#FA4Y"
+    "/%y!;1Y/h 48+~M'sb##cW)'h%C1X[#!^[&%H=-z^#E6][#$kGT50rs#,xD#]e*<sx'F3h#+}c##vZ)'K&`n)%c!C4c!H5[@)Z@D:uZ#"
+    ">3y!,9&{!#x$Gult.E3[O#n1<5=(~q)@7X!;6_# Z`#$mS2#u%`35:#U!>7Z%Y8:t+$Wj$$ng$$m|&%<$u% E,rf$*l-a53Q- {i$!R-"
+    "_8]v)X5,_)!z}#)R#$|j#%H }k*.T# UJ!S#s 0+-V/$Yk$&u,D0V/$}Z2 H7!V/U5,O/xT2s!1_10W/F5i#-`&Y8,KD0W/+|$!uw&-W"
+    "/'l~* u#.Y/=8{!,9%S5A3Y/$_})A9ry)&Y/-S~)(n~)>2X!`41n.#Q_.H0::6Q{1([%a1:c-%pH:8_+,U(#Pm-&m'Z15iH;2c+$HJ1e"
+    "->8e-C8e-Z61W*C8e-;6W8 H7!e-$a$T62e-C6e-D3e-F7i#-_&%a<=7C*e-+U.0qr/o!1_14X)E3e-%U0E8e-&l=B5e-&li.#mU2+e-"
+    "#m+<5=(e-@7X!1o;<7|j..:<8fg''h%1e-V64e-0{9<6_5$g;C6{9<3|'$H+VQ&%XM!g80P. RB%P.[12Q.B6s*[36Q.%S07%g:%G&g:"
+    "+|b! av%*Q.F2i#-z&B8~H!Tp'(Q.Y50c!!Yd2.Q.)t)F6Q.=8{!,9%g:A7Q.#e#%{o(,Q.'cl(#=(mi(>2X!I5g:#|l(0g:#p!A5g:J"
+    "7Q.(g:!`+,V(;7f'%kS!D6h:${a!%IZ35S.$we!:5S.0aU0!<F0aU0W1_zZ!F1Zu$%tq*F0px2#fd!(}s(O3#{[!#U,`53|[!#UZ'F5W"
+    "V3;1vl$%xT3B1>%f4c72|[!<4}(]72|[!C7dY! wo!)^3$Ym$!H7!^3%s_!V74ob&*Z' Wy!)`3^54k#-X,%`R!=4C*`3C5P]!/]b)o "
+    "1_2S/]21`3({!,9I5R]!#[T!%zz(-`3&Zl.#=(`3@8X!H7t2#vx(0|A$U!)Qv!C2S]!$ru$#&Z47T]!$uu$!F+T]!$nX!%s-I7T]!;7j"
+    "M`56T5$l9$d'!Pj32T5>9U]!1Qh1>7iY&._3.W$;5V$^48W^!Y80Q-D5qP!$nx$!H7#a0$q-!}g)/Xj191gh2*a0F6k#,e'$Xz$%KD5s"
+    "P!$ga!%c!G1fk'V1_wp(91b}0,v/=9{!+9=6}&)a0;6so.#av.,a0$Tt.<1=.ut.#[u'H2u/<6gv..:<7fu.'h%1qC s}$#h.2Y^!$k~"
+    "$%m'z 183k.&IK9es1=7Rg%O3)k.V66k.,^_!Y85[+D6[Q!$yX$!H7#k.%{+'qf'+|y! wQ#n remP&F8k#-V-'~a&91Ss3,l,=4Z!,9"
+    "&i%#f#@ucY(#<`64b+:8cY('g# lc&0b+>7b+0V[!<8o%$oGd87b+>8b+'l*B:k<<9h1F9px!$zd&$p6 |s#-b}3%qU#89}d#'Xx(#_["
+    "!%ac#'{_(#h&#i;,wM#qLI6xc# }i$'xc#$_Y(+xc#'[Y(+xc#$[Y(#xc#H7~[( B+S!<27+}]-=5ne&.qd*#ga#F2|c#$mj#)3$Vp!G"
+    "5Yg1:1R]1(gc#>8Sg&g152|!&m+A4Sc#U73t&0VV!$qk'1VV!;9;.VV!B9bIZ95bp%$=c96VV!%rZ4t 196VV!$kh%%j%Z77X8;9d1 H"
+    "7#X8%t`4'rT'+gi!D3gi!$cx!)k#,[4;9aLU62C)tF%Yw!<6|&H9m9(gi!F3gi!%Sy%E7m9%uX!X61tF)ot'E7VV!'rt'#=(xu'@8X!0"
+    "VV!#w%H7VV!#z%)X|#Y37VV!#dX0'_{%B2WV!T20fg4E0k9$_F%AJ1Wa#;2}g4/kH#[^0(d)D0R#%d^#>3a|#.T#;8hG]76TU!q 204~"
+    "+,gQ'#j_0$H7#_/%c_#&{l!C1|l! ^j$*_//k#-b&$wU!$KD8vw!%}F%z0H0|H@4|HF3|H$u]!F8|H%S[!B6fe!#yZ!#<E7TU!#xX!#D"
+    "B7TU!#rQ&#X!H8TU!#w%H8TU!#z%@8TU!I4qJ!vh0#e-1TU!#xg0(m'C0qJ<9P.=8YS&.V#V94g-D8g-B9W* ~l*)g-$Uq!!H7#g-$h!"
+    "=1|}#C1Yx!%Rn!&S,F6k#,a&;1V4$K[94g-B7c!`21~}#A4Z)E2g->8o#,9%f/*lb!'jf' ]!-g-V7,D*v;$ga'#X!1v;<6Vg'.:<7Tb"
+    "''h%1g-V12g-/YW!#}r2(m'D1oU!%o<$IC9b|+V29_L2P]$%p< T.,cc#q 214u*!^R'*V.$w(O1%n:;2~.=1n:C2UP#D4so!_61l#-Q"
+    "'C6_I[02X.B9e!a21p:(Va!F4uo!$dl(!|!,lh&%q:A6Y.#X_!#<E8q:#a~$#DB8q:#Z7#X!I9q:#y!1q:#bg&)f2J6Y.(q:0ic#<2oD"
+    "%o',hb5;2mt&%I!}|()[.$|b#I8jc#$gU%=2}T!D2Q~!(}x#^47{{2<2lk)G0lq3#^d!(}p&O4#i]!$nx%%z:*lh5#s< b!+j]!;2V0%"
+    "u3+mi#<1`2 G3po$:5X)s 220l]!<2ti5%]0C1{Q'#n^3$I7#n3$x7=2VT$C2Tx!D5ma$_73l#,e,%v!V73D)n3Y74e!`22YT$@5oa$F"
+    "5oa$V95|!2uQ',p]!%V{&%bX'+n3)z{&B5n3@9X!G8S3#y%H9dB#{%@9mu!%Xw,&a'$f[!b13q]!;2a= H-rV()op#!hg3/j5<2eS$H2"
+    "g5$yb$&h)&~~),g5&IK8QS4 j/G1QS4#k3/k0<2aY$^14y^!Z28Z-D2cQ!;2Y9#Q87 l0%r'&Tt'C2Zq$%T`#&T&G5l#,j';3jA$L!D*"
+    "l0B6e!!`j3.l0)bY%E4l0$pr&#}!-;<1Q#)n0)dZ/!b!,q0)aZ/$A7$^Z/.]0$|s&0SE>7~Z/'v%1iDU31}.2]_!;3s:%|'c31Q/&I/Q"
+    "/<6Q/0ji55Q/W32Q/,d`!Z33o+D3^R!%XY%O3%dR$%z2=3dR$C2]{! qn#)fd#_77l#.k-)z8G8k-(]!-;%m/A5jd#%oh)&fb50o+$C("
+    "h|! cz.0o+@5o+0e]!<3v#%T'L5o+>6o+'x**od#U23g:-a=;2iT%%n4G7od#$Q,u 238Qc6$]z3=4w;+cv!/xn4$^u5&h+C3vQ!d68]"
+    "u5&U#D3jQ!0SI@6y++~o3U92U_&O2%z~%z 64:^~3=4z2+Po!F6pf*$g{5<4_^(C3{b![69aT/72c$A8^P+72Y!A7vp,72Y!*qZ/$vg4"
+    ",~w,/bv2#iq,*ib-;1}U6#&)rg+#rf'$~o2)cX/${a2)3;8xh&+og&>3nl&1u]+#[w'N8s]+>2hp4!T#!h}2)A;2Vu.I0kP0Z33p^+$q"
+    "l4+qn-(|m- rg(s#43928|^+%~g-4jP0%el-B8vm-;b{o0$Ym-0]d,C2yn-%Qa07!gP0$Xk4$de0#Uj4*P[0$Vr0+xj&(A>8AH3oi,-y"
+    "l&3|y4$gQ1+j^/>,s#,]V/>,A*~n-;3z[/#&*eu+>3p!C3ff5@4Ws,C3rv5%O,ij5=,=$s!D4]]+$xx0$ck5+h~,#}T,r$52E7DBuv,#"
+    "na/u$2C32E4Tl,;,D&}%+lQ2%P_1u 3BBYe1$ob2>0_!,zb2$xb/u$F6384FY[2=,e!$_!E3eb+#{m+$kZ/+V~17#fj2>7_*$pn0A6e*"
+    "$[X5<6rl+,iX0-_!G4~T0=,k)$D,Y~/%uV,u!5E34Tb6'S##xS'D5yX.([v+b04od,$dr-'z#G5ut-&zv+%`#$Yw!(Yq-'dr+B5a}4=5"
+    "xr++R!$jj3#ru'*R!#hr-D8R!%_s-%Yl0*`+%Yr-$qD'o!#on-E6_2W63Q!!C-^&#ok-$st0!+I3l{/#Zw0B6}5#Vu0#X$B6oa-#zq-$"
+    "}!*V4$]r1q%AAF85ED:#V4u#91FCBVy/#_z1#^z1$P#*V4;7V4i 1D9{h)+_!!p%$e!#j_,*V4;7V486bl(-X2#fS,#e!$_!*^v,;7g}"
+    ",t#75FDElm0#bw+#e!>6|T0.Vq42lw,$_{5@6_!-]4#Sx+#J#D%i`#&e_,(Xd.=fTz5'de/#a$O5!sd' X' Xn$l$097152jK1YR,!M "
+    "Vy,r!7064kf4$VP+B1ct6;8qe4%^p4(rv6%V{+$}]7)}KX6,B*Um,;8Xi.K6ws4#sq4(QS!=4r0+P'&rs4 ]u,a18Y}5=3l15}r4C5[R"
+    "!*Py/Zp3}W1D9du4^p3c`,$nG7#rs'>3`g'H3rs'!XG#F!kV4 u`!L9Wi'=tWi'H0ju'-]V/91ta,-Vx/G2o!I1ql'-qV/H1fc, py'("
+    "sP'$^i$4ed!'g%,cn!$Ve%.an!#Uq&<dhw! [s#.ug(p!240]u3(ut!=2W^')]p#$xy$J2Ug(%oQ&)xS(C5qh#)a%O9-Rg(~ int!Rg("
+    "~ int*Rg('GO1,G7#Rg('GO3,GO4,GO5,^$H6yg(]85gg(_23om8w 610gg(!gp0M[_(I]R!O5 R!J1R!O6 R!0gg( sY!5P!0gg(g43"
+    " P!H4P!7!X&J5U%O7 R!O6&hh(~ 306%Qd(;3xW#6Qd(~ 304%Qd(!hn07'oj(L4oj(M4oj($ZR$>4oj(K4oj(%JF2oj(I2}c*<2n}&*"
+    "Zw'O4,[k(^47^l%@2{}!M2pT(v 220pT(&bx#C4pT(#vP/.]Y$#i~0Erkx#U6,=.pT(T3,Z#+pT(<5y{'G6Vp8D2pT(#um&!j#'vp%'o"
+    "i.+vp%#Xu&#}d6!ui.,pT(E5pT('vy&7-pT(<4ig.G3i%*S+$bY$#~$(J$T{#F5a{'D2pT($f^$0pT(7;a#%W#*pT(#s~&:2lX/3pT(H"
+    "5pT(:3lW$F5pT(;3ad$$|4a13pT(!F7#pT(s 314}d$;3{v$%h%,pT(;3{t$!H7(iu'>3fp,C5Z3*]T$#TS8+h#+Tq#;3_s%%K,pT(q "
+    "527c!G3~w*W2_r5.pT(M5pT(%fk&B2Pi'*cs.-Pi'*[x&+Wv.@7X!/SU%$u%`55:<7sx&&f%C:d,N8pT(;3a_%{ 318pT(%l-1Uu'=3l"
+    "R(/{y#;3Rq$%_)x 320pT(&H tA72pT(<3PZ!$y+,pT(;3dp$!H7(Zw'!O/Zw'E2pT(;5Rf$)i#-`&%j,I8pT(;5tf$%c!v 324W/'pT"
+    "(H2pT(M5pT(=5}!*fv&&qm4#hT'+fv&)Tw&+wm4>2X!0zu&$w%`60:<9lw&'h%I:c-O5#pT(=3Q7%},I5pT(%H76pT(=3o7I8pT(;37!"
+    "H7(nv'>3XX%C7e-+pT(;5Vo$)i#-_&$u*%Rp$+{S'q 531c!G3{Z+@2pT(H2pT(M6pT(=6T0*e-U5,<E6o;*cw&*o;$pQ.<4cw&-y,#w"
+    "%H6o;#z%@6o;2pT(!uv.7 pT(<3e'$(!Uv./pT(%H+pT(&XMO39pT(;3^q$%s*,pT(;3no$!H7!Q.$c+a33vx'E2pT(&iP!(i#-z&C4~"
+    "HD6Q.C3c!I3g:)t).Xk&M6pT(=6p0*Xk&&n{&#U}&+Xk&#r[&<0=(Xk&>2X!I7g:&VW..Q.#Xk&)g:J7Q.O5$pT(;3Rq$=5{*+h:%{a!"
+    "%I+pT($Z[!:2kF.kn-&</eS(W2_zZ!/pT(Y10qT(*g}'D2rT(g73#}[!#rT(1k}&;3gh-.k}&Y33bOa37rT(!F7#rT(]33pa)<3tY#$R"
+    "0,rT(T34y/7&sb&$_7>4sb&+eq!,rT(u 537k#,Z,<4^9I7rT(r 538R4_41b3@2U//rT(M7rT(a75T]!7_k}&$w%I7~AC8k}&E2rT(~"
+    " 342 rT($}^/#F2rT($s-I4wa)!~^/4rT(T34Q=$p.c44V5%Ic42pk8'rT(F2_372rT(q 346Q-,rT(<3au(O4%cw(<1l''l6+Uz!,rT"
+    "(<5|2(k#-e'$p/a39rT($Z`1&c!G3sp,@2rT(H2rT(M7rT(=8}!7km~&$w%0m~&$z%'m~&K2rT(<3r:3rT(;3[w(%m'z 349k.&I/k.C"
+    "4rT(O4)k.7 rT(q 351[+,rT(T35T$7%z_&$f{!!P!G0v]8E2rT(_54k#-V-'rT(H2rT(M8rT(<8[6A9Wp%-]~&.b+<1S}&'s#1b+g53"
+    "#rT(<3`{!$w%{ 353b+>4b+'l*@:l_$#gR'%ia#&xR('{c-5xR(`88Qb#+xR(`89Qb#%Zw&-Qb#W91Qb#H9xR(E9xR('`x&70xR(#nf&"
+    ".xR(%uh#*W`#A4xR(+rl!+xR($de&2xR(7%|!&s)*xR(>9^j#6xR(I9]T!T59bv,,]T!A6l[$D3ey)$`X&!F7#xR(]36[u&<3[W(a44x"
+    "R(T36ii)O1+is'>3by)C1og!,xR(=5sIL4xR(;3lr!%K,xR(<5zH$c!G3T|%@2xR(H2xR(M9xR(=9b$*Wu&$Qu&){~&'Wu&)uu&*]T!$"
+    "ru&L5lt&$w%H9]T!=4^v&'h%+]T!$bx!3xR(T36fn!L4xR(%v'J5xs!N6xR(;3oh'%d)!nV:/xR(&Hg614xR(;3jp!%~+,xR(;3pp!!H"
+    "7)au'!P!0au'E2xR(u 547k#,b&<7ZKI7xR(Z54~$v 370_/@4SG/xR(M9xR(%et&C5sX*'qs&%ZR',ws&)it&Z99vs&@3]!1Zs&$P&!"
+    "^e'.;=8~t&'r%1RIg71#SS(;3{t)%w'D3}t)$SS(%H76SS(q 373b*,SS(;3jk!O3&Ru)$te'>3Ru)C2jv!,SS(;5PU*)k#-a&%b9I9S"
+    "S(Z55b.G3Ru)@2SS(H2SS($Y~&0TS(%lt&C5eX*)`V;$T~&,s-+qt&C4t-B8_!1]<=9wW;-;;5|.(_<2aS(!je:7 aS(;3ru&%z'y 37"
+    "6aS(%I+aS($eR!N2sf*7#aS(q 378S+-aS(T37ij/7&T`'%h$J9aw'E2aS(&eQ!)l#,Q'%sk!%qV+,aS(q 552e!0lv6@2aS(H2aS($y"
+    "h&1bS($qh&9dj^-(g.$hh&C1aQ3(qi<.vU3)xm%A3_!I1];B4}i&*g.=2Qo%'v%1g.g81$nS(T38_v.$uT![81c~!$~*$I,nS($S]!K2"
+    "Yg*%Vc#3_R(@2nS(I2nS(D3nS(/Se!.ew%5`^!&{(0pS(#mi2#d!,c^!+mP!,ny)%qS(!G7$qS(^38rn$C8xZ!-qS(;3ix)O3&ix)<2w"
+    "#&tn$C2Sw!,qS(v 556l#-h,%Q:J6qS(<5qT/%h^!H8xn$@5p`$/qS($^~%1rS($QP&-k^!%eR/&pP&.~3(}h,>ry$+si,$_!H8c3$;0"
+    "SC;5u!@9j%+~S(;3cz)4~S(T38e:M8~S(%W(2_o$g90 ~S(;3q{)%u)z 390w5%I/Pz;$~q!'~S(F5{374~S(#}t2(h-,~S(<3aT!O9%"
+    "~U$%ym$=9PV$C2ip$,~S(<5ic/)l#-j'$nE%hU*E2aR!B9e!!fv2.y0)pX%/~S(O2 ~S(%uw$B5np$%Sa/%eq(.~S(*`R&Z12~S($h]'"
+    "%_!H3^0$~s(0fE;5wR)(s@2~S(!a|27!~S(;3bi(%|'D3P~)'Q/N6Q/D7~S(O7*Q/7!~S(r 397o+,~S($d|2#I7#Q/%H'^z(+c|!,~S"
+    "(;5zQ#*l#.k-)z8/~S(O2 ~S(%sx$%j#%k-X7,_p+0So$;6gs,(n}!2~S(!{~27!~S(<4io!$Q&y 399o+'I(lC,~S(U40xY%!x^#)n]"
+    "$W02~S(C4T~)*}p-#NZ];{!U3,R$-{!@4lj*!dt20{!<9{!G4~U(#fv%=3w=+iy!0~U(<2R!G0{T(H2Tx;Z33U#D3zS!0yX#)^l$%~U("
+    "&q)%v->8Zk-.b!(m,/WV(#Ys$ V$G2TU(>2[b8'WV(<1R!G3][(#t$+z3$Xv$!X),vg#=6nY!C3[S! z$'z6;4[f(*P&(z6#z[3$I7!z"
+    "6$d~$#r^3/TV:=2]Z(7@m(C7vO'b!>9}t-7$b!]0:{[078e!>2sn2$`&B6`)-XZ:v 2_7e'O7$e*$X0F7e*0J&@Y5:e*%|u+Y39Qp.:b"
+    "t#$]u$<1op. ]_'%Z!>1t):1kT'L;q'%M^56c`!'V+>8f((~^/'~(+f$$['F9a(F9w&.W*(hP!){z-$vX-@0o%+|0%Sm+2g'$fT$!F.g"
+    "'!P~$$c'F4^%V42g#F-^!$~k!$]g'#X]5)C#e+>,N~ p40&}9G9[IB8gV.*;(a1(wU!*Pl-`12ce!$dl2)o_$!}q.(wD%k^&.uDA1mR+"
+    "!Po3'a[' ^$:[F>]P.,|$_31c['$us&$<.c['_43lt&D4ur$0dd%@5uX!^78zr&$T^-3|r&b33|r&;6Zu*.m!$sr4/R%%9.dr&$wu!v "
+    "605^^. tR&A7da$;1d~(!wo('Xw-$z*E2fa$$YY/$t^)C2_d'$XY/[33ia$%TY/$r$'ka$$~U!I3la$$V~&^35ma$$py!(bp&$n~(E3h"
+    "b$>7ze- s&+wE+RT$$bq)%x%C6zS!%Qm>_54aV%)Vd%!vy3*Z!>2Z!,jl$$X~#%Z!O2K}%&[h&2r^-T61bp$+ud!T42rX!%jy,,{<<2j"
+    "$7%Wu#$^V$>4]^)C4iHD8{V&%VR$)l#,p`!%ny%V70D)}V!Y71e!`42Yu#@8f5F8}V&W13r#-;<8Q#+~<#w<;3Y-E7wr!$ni5%H+cr+$"
+    "Wn7$_!0vh-$U&'UA);#_!@4sMI8]W&<4d]'v 569Th!%nb&$y'D4Z]'%qV-&I TY$7 SQ-^56Pd%<4pn&A7~P-)z-$l17&sT*<4Y+&SN"
+    "C4{S!D8Uo$%qW$)l#,g&%le&%k},D6es%%UW$$e!`43zJA8^{&.Wo$W14}!-;&Q#*z-$kr#$mj.^42z-$v{$=4A)z-B6_!0gt!#U&!_j"
+    "6.;$W!(Yy#I8VW&U43l8I9sP#<4kb&$|'D4sT*%Pz,%I!Pd-0xx,@7}-,y:%s`&%l*,T|$;4{j!O4&pS*$ed$>4pS*C4p~!D8th!$}b$"
+    "*l#-g&%y:>4D*}-B5e!!^s:-}-@9ZU!G8yW!%uj-/X|$%Sk.r 572}-$Rs1$j9.y:$W_$%H+y:X51_!I5y:$X/1y:$si#(y:b90}-@6}"
+    "-0RS#%Sy%$|'[43|:%U|#=3iW-*kY!%RJM0Wa$W85i.,Xa$<4`C%X+[85j.$i;O3&i;%H'i;+mi!D9mn$%VP%)l#,S'D4YJD8X|#C7e!"
+    "I4ef!@9kOG9on$V52}!-;%o4+X|#;5ig%$sX$.i;;5l,=4A)j.B6_!1Qa#$ph#1i;$;(i;x 93:qW!!([-1o-<9TT!;9=/v/A4u<0fb$"
+    "<4YU($Z)!^T;)u#$fc!%IC1WY4$c]!K2Uf+%^U($wU(*mY!$Ro!;9^u(+mY#A8h4.|Z#=5R~=$cz'G1pf!)xT4>7b30Qc$$[h3%q`6)Q"
+    "c$;4tF d!+Qc$X44Qc$[44Qc$$dZ%!GJ4lr'$bU$]44Qc$<4zm%%S|+C0nr'<4e^!O4&uQ($qA>4c'+kf#D9xQ(_81l#-S-%PV!>1D)w"
+    "5%[o$%^_!H4mQ#)^l%_97w5>8}!-;J9^_!$vs#$n~#.xr'$Wr.&H+y`*X62_!1~r'<8a!0;$wx3(Zl#C9]R(<4vU.%y|,Z54lm!%P@F4"
+    "Rc$q 450[.,n^.%eh#L5r}%!h`;:[CH+yS!%_P%$e*d45R7&I.fX2>5z^A/Z[)$l40i1%]|#^99|b!%^A&X.,|b!%`V.O5%}T!&H&}T!"
+    "E5o}!,bV'H8m#-l'%_v2>3D*k1B4e!`45~T!!uV%(y#.m1@6P#-;&S#+m1$Xj4$ck4F3m1$y[4=5A)m1B7_!0ke%$x~$1Xw'$}R3*Yw'"
+    "a02RU!;5RU!y 207Qc!%fz$%iT!d56V/N7V/'liA#t+O5+V/W17V/,Ud!%[o$%s+D1Ud!$^:!I7#V/%R%&jU!E5cc(C5wc$_85m#/p-A"
+    "6T)/ae%%b}.G1rb!%mv' nQ#(yc$$jz!$zs-H6mj##_$!dVA(|#1t+W60t+0w`!%th&$T&z 460t+&I*W&A7xv&$zu.%~e#'wo0$Wr!$"
+    "Zv-,ZN$iT(!aP>0kf# }c!(kf#`73kf#$cu.#bu.+ee#W75lf#Y17TU!%5E5lf#$Wz+[75lf#%u}/0kf#$xw$]76kf#%Rm#*Pb#B8Tf#"
+    "D5|V(+`^*$uz+$Pm8O44P#'Xl(Y0:y%=7Q'I-r)$j&1}V!<6<.}V!%tP!$W-,__,$_X#!G2}V!%Vm(t 467}V!%ub!%kZ.,Wm(<4}i#7"
+    "&Wi&%T8'Wi&C5vl!!Rw%*cFG9m#,S3%Rg#V89D)cFY90e!I4Zi&*gx%_11yl!@7t#-;&i$*cF%bl4#q8F7QW!$oU!%H+QW!$qU!$_!1Y"
+    "l'$kp3H8QW!$P`5B8Sz(+zl!T47ql,>6ts,)RW!%|Q#)S`.%{b*A5`.I7`W)!~R<#vP,G5g<%kU#$y)!vS<*T#%fP(>4VQ$0mV,<7n|,"
+    "F7`U!%[V#%i,D3XG%e]#O7%zf!%xZ'=7zf![60{/,}]&%Pn%)m#-h&${L%il.D3`Z#%Vm%$e!I4jh$(~r4:2jl4,`/@8sY,-;%`U!+P^"
+    "&$zG$wR!F8`U!$gT6%H+`U!$vP4%_!0`U!$^m5H8`U!$wb1){l#!jl40~-=8~-2`U!%p4<9Z0,U`/%gt!%U`/I3u|!!TZ0&R.,[T!%ng"
+    "&=9P`0+R.%w_!7&V_/%ea%'V_/D6bz![18R.G3m#,h&%^s!%eQ.D4wY#%wv%<9q#1uh$)gR&_11li%V88P#-;%^)+cc!%`:$S;.~<$p,"
+    "%H+~<%r,$uu30~<${g3I9~<$[y3*~<1ik%o 483R.0mW!%v2$P(F4l_/$k.%l_/+z[=@2sj$2fh#<2ZR(!m.-fh#%]`!%[+[53n.$q;7"
+    "&oe&<6j$'q;D2xS!-Rq!G8m#-T'C7cL&zP*%n.B6e!I4pe&A1hw(G1iw(A1t#-;%y)+wX-$[[6%V,.q;$||5%H+q;$Tw5%_!1Rq!$XV4"
+    "1q;$|!)q;J2Rq!A8q;1^g#&d3%d++r;;6q]'%Ir 252o.$ey$2^[)U63=$b,,vP#A1fj!F2p`6#[w!'uS$H6zf!(v_!#uW#6v_!$|x!H"
+    "9dgC;4t7^98v_!%l;$_T)+hl!%zn.!G2Y4&mm(]91v_!&uK>8_Z.)W4%l07&|h&&w#'fY*,ey!C2Yh$v 600m#,l,<9iT!(q^.(W4<6x"
+    "T&%v_!1}h&*sX&!ZW5-k3>9P#+;>2i$)W4$iV/$>F1Wx'#}d>%HC1Xx'$RU/$_!H2Xx'<6;H1;$n#)cd!C2sW(r 495et.-v_!%w3G9Y"
+    "q+%jh$$B2c|#<9o]!_73P6$ci#%y)z 497P6&I.vR5#kp!=3}_-_66R4/~0<7wR!^65z`!$d+&m-C7wR!;58!I7#P1$`C=0ml)E6R^*D"
+    "0P1G2m#,Zz%$d'%Ls 275P1B3e!`50pl)!WW4(y#F:d0>4P#-;<5S#+P1#xu'#>F2d{'$Zr#&H+kd%#d{'&_!H7d0$b2H6;$`2A8k%1z"
+    "a%<5qx'x 273z`!=5w'$_[!,xi/%V/'I/V/<8V/$T}CO8+V/&VV!]65~a!r 504s+[83V/%Y$7%bP/%Sc#'Qk/D6~}! mV#([f#I6m#/"
+    "p-)gT*_34p->9_!,;$r]&86s('[f#$c`/$>'Wt#)t+#~w%*}y*b35t+@6t+H8t+X7,T&!sV<2t+>7t+(}**cS&T50ZX#/e~0$p&%~-J8"
+    "Y,%kc%Z09Xy&=5e'.i@X51ud0a51ZW'<2gi'u 511Xy&Z70Rw&D7mz!/Yk5Z73Yy&D7lT!F4cW6[74W#-_T!2xw**V6Z9:W<%}-$(I9P"
+    "]#*_f#0bpAC1`y&D7~r!F4mZ6Z72ay&D7df!_48R1>2g$,s##`<]12gj#!u%0u_>$j%(u7%xj/)p&)u7$fg&!I7#}S+$lh!=1b^!D7_J"
+    ",wd(7;_)+{P!&d!%af/g89(d!E6Sz&7;g!.]z!&yk/G9bg>#YG'ou+D7PM/`nD#|i#%T!-X+G1oSB$g$0K'AZ1:Y+>7`&.Zt&%fW#^17"
+    "Zt&<5ti/!Rc7!k~8.sf$%a(%MG6hg$&y+'(*rz&&n),f$$cT+(=G0ng4$y&/w**{&G2w*@8Q$+ff8$REH8_r4#gX#<2kx6*s(O9!s(%y"
+    "m$_19s(W20~{&]83>%je+;0`{&D8`{&#S,>,N!YY:7&s0G5z&>4z&(lW!$YiB$Tm(I1^g!#uR*A1cH ~u5)fF&hj&F3fF$hg&%X%B2xz"
+    "&$ZW-n!523]V.-P%>9ZW$.zz&$>.wv&_84zz&f84an,!x{57$aW-x#where[W-!97#VW-)BO1'BO2'B2vV-)BO4'BO5'V#2gV->7SV-u"
+    "%16 %rs<yV-u 326yV-w 827yV-!eW'H[|'I]MJ7MJ1MJ8MJ2MJ9M0gV-K5x!0bV-K5v!1]V-!vw90M7'WV-!Wz97#WV-g41&Yj4~ 41"
+    "7%WV-f41_X-$Ry!g20)yV-!xV$0yV-!_y#1yV-#jR=$~[,<1i[,0yV-$J^58yV-u#3_189o_##OE9lz@7)wV-b62iX-=5}LB2p#F9}z'"
+    ">3up-93kk%-Pc#<1i%/{d'&X`,C5{d'x 787{d'$j[!u 325{d'$QoB&m{'*lU':3y]#(v|$U85k!'v|$$m{$!Pv#+n{$>8R##ey3)<$"
+    "m[$E6u|$$qo#b86u|$!Y!/cd'$o!E8v|$%|&(esB$yCC2}s*=7vY%G1e}&;3lS8'k}3>1U%#_}$)oH%pR3F1uj+U76eP.%^{&*Z!>1Z!"
+    "D3Vh6B0Z!O1K~%&t%b01Vt0<9[{)C9W~!$ar$'n!+ks%'WS'O2+jx&!P!0jx&:3Qq8(ag!;7Z'*m#-Yl7%ls*(^q0(Vq!D7S%G5x^:A3"
+    "mn8:3mn8-`n#>0P#-;&i$+hR$$eh7=1[_$,hR$$u_$=2A)hR$B4_!/aW)$W&H1eP1$Z&Y19k%1id'<5Wi#v 770fR#$pp!=7}_',Zx,%"
+    "WP)%IJ8dr%U27{--_k#%pk&&l*[27~->8jl&7)~w&y 578~w&:3]q%*~-G3m#-h&X9,L!D*~-+p.x 579~-A7c)0`{#>5P#-;%^),Wn$"
+    "$X_$=6l^$,~-$V_$=7A)~-B9_!H8c-=3{_$.;=4V}#(x%1~-U80~-2_k#&YQ7%WQ%,]Y$C3UY&!{j+7 {`0^76gP&=5ZR7%yS%,bx#&q"
+    "]&7%R;%Yr*=8R;*|w&:3i}8*R.G5m#-h&%a->5D*R.B6e!a58R;'ud$:3tz83vX$`23bx#%^)C3bx#)qX$F2dv0&tX$=2A)bx#B4_!1R"
+    ";M5~Y$$Z&B2n@b10R.@5R.0lm#<8w'%}b3,U;p 42,IC2v[/%`JM1[x1!dq4&m.,Z{$r 587[+D4yw#%^y$O8%q;@5he$0]U'F3yv%%S"
+    "H*m#-T'C9fJ[43n.+e!a58q;'yv%I3yv%&vh2G4`y#<0y)C5n.+`V$F5n.$cV$=7A)n.B9_!0q;e68mW$$Z&!w{#(x%I:SX!=7Wd'*~X"
+    "%%Y3M0ud'X59}<0g|$%wb%%^)D5]v$[78fq%D4Sm5#b[5b17ud'>2=+ud'=7Ra4G1R]':3gz&(]`!J:ZP''Q}$*ZP'$Ug!(zU##y}#c3"
+    "1jz1$hj3`21XdG$^o%!d!,ry,%]k%%Wp%,{)>7v[%3[b%%VR4[93Q}$%sd%&k2,]y,<5RP,g94+]S'!P!0]S':3^c9)}5_82m#-V-%`V"
+    "!>2D)}5$PH&p_!/ml8:3fr%(y#/vd#>1P#3[~#,p_!$rg2$>A2sj.$A$|e#=3A(}5Y15_!/Wy'<7ql#0YE[83_g#:3et%*R-%TU4%^e2"
+    "+~v*T59i'F7Ph#B9`o!b98b[%!G1`.<6Xr'w 599{d'%g}$%h*c60X7'IK7tU''o}$*tU'$p40o_%%zQ%F5k_&%ql$&[.C6`c!']z$O2"
+    "+tU'!P!0tU'F3xr%<7hT!)m#-l'%D>4D*n1B5e!a60]U!@2bU#0xr%'Ur2G7n1<7S#+n1$nU$%zV$.n1X9,HC6[c)B0_!H9R1$P30YH>"
+    "8Pb/(x%I:U/-hY%-i(%X9>5Xr$2V/N6V/C7o}$g57+V/&v]%F5o`&r 607s+,v]%T60eY$7&tU!%H'tU!,g~!C2{d'<7U[!)m#/p-A6T"
+    ")/WS$%io20a[%<2x3B4o}$%^d.$Ys+H1t+$}R,)~V!2Vg-<6jz'&VV%,t+<1Vp8>6`S$1t+&I)Yu!,}l%X61Qy%,U|!Pu8V{#$aa!>6S"
+    "{$ P* s{#$pV'bs3nV':3r{;'^g'$[m2%ah#&^g'&kz+J4^g'$Vb$,Z_#y 806go):3nV<(fu6`26yi#$l^'#Uz+H2Xl(<3Z$*dT!U41"
+    "Wl(,V!=99*zi##oi!`41yi#;6n!E9yi#%s%*^e#B9ci#D6lg!C4ci##^0$gY6O24P#&u!v 31:SR)!Q'1wY!$_<H3wY!;6X}EF3wY!<6"
+    "[k/$|/,tc!%t;M1qg'%xP-]61qg';6~n$&s%,yP-;6se$!I7)Rl&>6|i9D6mb!D3ii#_90m#,x5$qn+=7r}$+yW&<7pg!$e!w 620g;A"
+    "3yx!F3ii#<2X~./QQ-%^o2D7[o$>3te&!b!-XIX34i`*C3wY!Y35_!0wY!>9pX*.;$S~')wY!&|m-%q'%h%%as$+b]*;6UA!I,ig!*Xh"
+    "!a62qg'T62gu%G9yW&;6TZ*%y)[62k{&%~b&$Ib80c^#%Pu+^28uV&;6jY*&i,,_g9;6lm#g62&~z&$}X!'QU)D6Xp!,Wo-;7ej&*m#-"
+    "h&$aMV92D*{/B3e!x 627{/)[F/[o-&}r2G9dK<3t#+uV&;3^r&$]R(.UX!#Vk)&H+UX!Y40_!0UX!$Qu!H3UX!$V|-A4UX!I3fk#<6f"
+    "R(b29uV&;6[Z*%P(Z62ai!<3u`&%y`3J9ud/W03R.,QW!Y30o*Z30v]#;6T8g63&qg'$Q1b31^{&:3}v%*R.G4m#,h&%Y:V94D*R.B5e"
+    "!G6]Q,:3s{%(y#.R.%oa.G0v]#<4t#+Xf!$gS+;4e|2.~<$UP+%H+~<$rr>%_!1~<%a!0;$_!)~<2Tn-o 633R.0cZ!<3^)$k<[33Pl0"
+    "$d5<3Z)+i[#V25TN2m.%Sl0!m.,fk#r 635[+,Vl0;6v6!I7)iS'!P!0iS':3sp:*ws!G9m#-T'B7|JD3]l0q 797e!a63q;A4fd!/{n"
+    "-%o]7G3cl0%Yy6r 794n.$S^3#b:F4q;;4oX3=8A(n.$Ry)%_!1ws!%a!0n.#W!A5Z32}n-X63q;0Yj#T63_)$jh!C3r;T80|+%[)C0o"
+    ".#}P%#q]4.qg'=6=G0]R'A3^{&!i`!.qg'#[[7J2]P'$zf!(v_!g51#v_!$Pn0#fgC-v_!$aE^51v_!%uP/;,I+y4$~s%!G2Y4%pP-]6"
+    "4qg'r 642t0,oP-T64~!7&qg'$xx!'yj&D6xx!C4oi#v 801m#,l,<4iT!>1D)xa:C0S%a64PX#A4oi#%YY:'a2>6S;G3bb%;6S[@+TS"
+    "#%_g/!@+QS%>8xn--zr!C8zr!J6zr!;6Q_G/zr!B6zr!C6zr!$mnG.zr!>69*zr!'w`7.zr!;7}eH/zr!F2lX)Z80_]%D7pMD7zr!V4,"
+    "Yb7O04P#&u!C6zr!O7$zr!$^f/a27zr!#wQ!!d!,S4X65S4.Rp7$`P! G2S4%P`(t 665S4$tW5%s%D3}_(;6{i'O6'eo7%a$J7dv&:3"
+    "WnG*S4G9m#,S4<6iu:>9D)S4$aN%e!`66eq%!lv7(y#.[H@7kg/-;<2S#*[H$Xm)#>&W{D'y5$|/%H+zU!$np$%_!/zU!$W&!ak4-;$k"
+    "`'A7zU!D6zr!%Y}.%Ys.D5zr!$r_$!IJ2ca/$}*I7[['<6|u._36b_%<6m'%[W!,zu.%la/&IK2tU/$xn'u 352zr!Z73i,C6ne-<6k]"
+    ")O7,sS'c67sS':3fZH){/$]f#*m#-h&$`T/%ai0[62{/B2e!J6`n#A6zr!G6zr!&zi/G2{/<7S#+{/#`V!$|R'F7XW!;7j.=8A({/$yP"
+    "A%_!H9`/$u;H8;#T1A8XW!J6zr!%Wv. xm/1zr!%s%$P(D6Xv.%o_/%IJ3ra/!w]/&R.,zr!$`s$&o*[70R.%U#7%z`#$u#>6nu.D7gW"
+    "!,v[-;8ed'*m#,h&$XU'%L!D*R.B4e!a68z`#B7f)/zr!@8t#-;%a6*el%;2Th$$wh$F8~<$ck#%H+~<$tW$%_!0~<$}k$I8~<$|!)~<"
+    "J7zr!W81R.0zr!&s%$f8,ru.%ST/%I~ 3695zr!%fk)!m.-zr!%bl;&[++cx$<6ta0O8&q;${H>8q;,r_![72nKG8m#-T'C5cL[78n.B"
+    "6e!a68q;A7zr!G7zr!%Xu.G7cx$%}x:C1Qm%#ae%$>*jr#$A$xv9=8A(n.$vm#%_!0q;$s`%I8q;#cz#A9Z3J7zr!A8q;1zr!&t%$^FD"
+    "8e|/$]k#%IC3xy=<3`Y$I4zr!U79=0YuHA3kT;!i`!-zr!#l9K5sn'$zf!(v_!O9%zr!$o)I9zr!$U*G9zr!A8Z~$D6wa)<3Zm#L8Z~$"
+    "!_u.:[C-v_!C9rZ!!siA)W4%eu#O9%re#<8H&pz!D8|Z$D7zr!H2m#,l,<9iT!>0D)W4Z21v_!I9re#A7zr!G4k]%%Qc//ns.;2Qg+-r"
+    "R$$qe-$fi+.`W,$zf8&HC2SW#B6_!H5W4;1a!0;$aP#)vr$C4k]%<6iY0%tb6-rR$$^]#!I,v_!C3[Q#1kP$T64po0_31P6<4Zi!$sQ!"
+    ",oW:&{X#&I.rb+#gR!U42mZ)G9}V#0ZP2$vo!u 323z`!Z49iP#D3wo!$ba&O6&|X:%kf!'d7D7d7[51XEG3m#,l'<5_0>3D*{S#+mT#"
+    "G6SY::3Ya((z3.P1%ix#G9Th#b93wo!$ps#$_Q$F9P1$us#%H+P1Y96_!0P1$p]%H9P1$]pKA9P1D7P1%P_/%wo!C8zT3<6nn#F9mU(%"
+    "[Q/$P12iS$<6la$`39qT!%sq<<2e<K5QG&IK5v`($nl3-nfB$SE/yn)%[p%^39TV3<6do<$n=D4fc,<6pn)7&kV/%jq%'kV/D8wd$D8P"
+    "1_22m#-l'$c4%um/,gc,;8`j#%e!a69ld&A8P1G5}l%%Zn/G3xP#<5i9+xc!#{Y%$>&SRF(sf#$wn#=9A(P1$aT%$_!0|b,$X6!mo8.;"
+    "$tb#)PQ!J5}l%U52T@2{p!<5t5$_1c52W@&I.W@$]V)J2]V)6W@%ez,!W@,Pr!Z54t;D4XP!$a^,!I7#W@$sD=5hm#D7h2C5}l%v 805"
+    "m#/q=)U9G8p-V97q/-;<8t/+q=$iX!$SX!-p-;3~W*%H*p-;3~M#_!`30p-$h}#H9p-#{2B3^k&I8p->7i82_d3T70_]=$oS!,vX&%w;"
+    "'I/w;V4,~X4-oq(7 w;@8w;+p-s 702e8+Rq!T70r$7&fW3%R%'gW3,ql#D8p-%kT%)m#/b:)p-G5oy%%]s1G4cK<6s4*l_,$ec*$>H2"
+    "Sg9$P1B2{m#J5oy%%bj,!f80mG<5W_#%r4L6f8>7f8(o7.]e)&}>&`l>*f-@6fx)b65]()qc!F8](%fP%^40yv!<3ZV!B2mP*#coE%>H"
+    "3Pc'$l+B3Pc'b86R3@4R3H8R3%sk=$qv$d04R3>5R3([2F:r!&tO7!]($S_$*{)_88n!%f_8H1n!X70~^;`70_T&$e&Q82ncM@t=:[c!"
+    "!lZ)_s4x)>5WW$)bv;$wu;K5jZ)G6Xt(g86(hq(!nt(&uq(.iq(O7 gq(L1gq(J2gq($q{.[31aY!=,=3by4>3vn0+vU!+xx4U63Q#'V"
+    "e$%|z3-Te$$sh$=1cs9,xx4E6no,'Q|372xx4F6ho,%V'(pl(V09~$(J%]c&.xx4D3xx4#ZQF1xx47;a#%W#*xx4;6Y,5{^8;,aQ4.aa"
+    "+#S4G6Wp,A2eX&.ox.$S;L2dX&<1Ve/F2Up,$gx.=7_y/7<fx.%]$I9yx4D3yx4;7y7)h#3bx.=7`{/+l]%%Pa'N1ax.W3_sBL7WP4d1"
+    "3WP4g71lWP4$u%0WP4$x%@7oh!,lv-%wb>#_%,Ve/<3dq./sW&)vd$!Pb60xl.%ol%H0tl.$xE%j.,kl%$et!&H3oQ'%cy0.rd$%_v.%"
+    "z+[22Tl.%u{.O5*zx4@4yk%,Vy',X/F3i#3Ur.%K[22X/B4c!J4uk%*WW).nk3'{!3Vz9+dV$%yz3@,nU4'Z/)n{3*]S,$k{3#X!H6o."
+    "#w^4H5:#U!)wh$J1]y.%dk%K0ZW/%q3%rx.,gp'(ou.!u-2SW&'e-,sn,Y40W*E3qc.$~)g40*zx4!O/zx4E3zx4u 715i#3ro.%K[30"
+    "e-B6c!b44zV&)yV&.e-=8{!2nx3C7ZU$%}w3;,VV4+Tx3)rx3*p;#nY#M7iw3$w%I8p;#cn3)aT#2mq/V43e-0Zn,%y[3<1mm.,hV&%k"
+    "*$Pu&+jc$$ZMM0|q(%V0G1hc$%tp.&s*O8<sp.$~W!'rp.,ec$,Rr&%kP!(i#3pp.%KD3u[(%QV'$c!0op.@3zx4H3zx4$Vb#G3VV4%j"
+    ")*oq()c`A.jY-*my3*g:$wx9#X!1g:#kt31g:$Tw3)wm#2Q.(g:2{T/%i2%T*+h:<7Zv-%yn2+}b$;0ZT#N8zx4>3|v'+g|#*ln!73zx"
+    "4D3zx4g88#P]!#~$I8bm,#h}#G8am,A5bT$!jvI*Rr+=,F1a3'xu.._m,C5SX!D5cc0$he#!H7)zx4#SXJ/zx4E3zx4_72k#-|j.%bR!"
+    "=2C)b3%w[#%S]!H5hU&)h^(/g^(%Sj$L1e}9,U]!7_e}9$w%0_`-$z%@9Pz$,zx4%vx.%wr,+V]!&Vm./[|+B8s-2tl,<5tT00YC$b!%"
+    "c)z 457V5&IO73zx4L3_k4%^q(G0{R/B9Q-D6sP!%q{-g59+zx4#jcJ/zx4E3zx4u 724k#3io.%KD6uP!%mX#%if#H6Zs#)Xa(/Wa(>"
+    "9{!2~T4~ 722k~T4$w%0Qb-$z%@9rp!K2pv.<2h.2[^!<6uv2%ov.K2k.&IO73zx45k.>8k.,`_!%{X4%[+-Sk.%m$O4+zx4>4wQ2C1P"
+    "z!,zx4;7Td#)k#-V-@3p^%M2vR4e68vR4r 724Tj9-vR4.e+$|t3(~l!2~x4<4ic-c58VR/$aU!<2mQ/L6f+>7f+'p*+^=*m_1,Vv!#x"
+    "h#%[I^68Xm(#S_!>s~e<+lt!Z62pROA2hc#'fT/(t|90Ts4$t|9,k`#'l]!+w9B6Pe#$z~3,Qe#'W~3.PW+$[l#$gz4`05v[DF0PW+(`"
+    "P470P|4'`|F3q%*`c#@9vd#C1vb!+_[=;3qt31Q|47%|!&u,*dd#$fT4#|X70|)$c&1eW!$Zm*G0fW!%dk*`, xt.<7S~.4m[0<7pq2F"
+    "7l[0&^r4%ff'7<ot.<1|q.J6tm4s 3_3jd#%vc#(k#3mt.&K,aV+Y31c!0lt.o 3_3wCe37kR4e79jR4g72ujR4$S&1jR4$W&*Wb*D3z"
+    "d#(|zA!U0,cT/%c'.f[0$zS&%R.1hn3<4Vz*`86jZ.$i)=3ns.1a~@&H2Ql%%s].G7ll1%rS*$],D8UI<8~d.O2+oo4>4}y*C2_m!D4}"
+    "d#G3k#3mn.%KD8fy!$mc1%c!I4zy*@4}GH4X}3=4|!3s}3C7ds6-q}8.oo4,x}3+oo4%u}3$_!0|V!>3WP9.;${0(V4J4[e#%vy*J8zP"
+    "6%mr.%z'D4uy*<9`h.$yf$1qq#V96t--PT/B7e*D9Wb.%l^.7&Ty*%mt#K8bg;s 3_4^e#^34k#3rm.%KD9YY)%qu#%zy#1Qy*@4^e#G"
+    "4qr+$_AG9XZ5%{[)C3_l1&zy3<,eX4,Rz3*sz3C1b<%pz3$pu21b<%uz30;'Ri@'u%1t-V90t-0^Y!%|`)%ip/,nw*$gU!&IZ95mw*'Z"
+    "h$4e|4>4b.-me#%VU)%Ze3g04<lo.%]o!(jX4+Yu!D4pe#_29l#3ko.%LD1riB<7zP$%a}1I9[;(}S!G4Xs+@2r#3j{3Z73[l1&vz3<,"
+    "RV4,g.+o{3I4UX=%_!1Zr!$mT31];$|!)];2Qf#@9];1Qf#%Py*&qS7,v`*%gp#%cX=Z03i.#~t&J1|k($si%b11U{4X3_tk)/}YC'hm"
+    ";0Rv4#pe!.`b<5r^!%RD%{h:+lS/'qh=-lS/*fX#,us.%Qu4f49xp@<7lS/c8+kr.&m0,py07/kr.%yv2'kr.C2`w!,{g&v 741l#3jr"
+    ".%L[11ys*%eW$%iQ8H0}U#)zg&%RsG(~i2'PU%/vk($xv-E1ar1%gt($rv-*}m,K5kq!C9kq!J4kq!(Rm2,kq!B4kq!D4|e3<,D,V!=7"
+    "9+P^3$`k*1cUA$oo!/kq!F6si(;7Qj&G7dV4s 3_7kq!U4,p$O23|!&l*+kq!O4$kq!&Rt20lq!$bw-%fSA*Ss-A2R[+D2uq2%|{1L2s"
+    "w>!v(#ws--tw>%Qu-%p%!`d.)w3&^n87%~o'%`u2(wj;+wGD6oq!%nT$)l#,w3%TE%Ru5D4_U!$f~#%e!`52}o'@6]CG6qq!)}!-[}1&"
+    "Q#+Td2$}[F%Uq2.Td2$m|1=1A)Td2A3_!H5`U!$yr20Q]@<7W!(`U!D6_i+%no8%g:D4oX-@2gW9,_a5B5ov+2mT%=5Tq8G5f_*%Ps8%"
+    "v)D5cQ*=1kW9%xR,J5gWA%gT5F4f_*%Tb8&f,D5yl,&ji87%by$&vc8&cKC3X=D7zq!%TV,)l#,g&%or!V51D*w/B2e!I5bQ*@7|q!G7"
+    "|q!%lx>H5|r2&k2+w/$mq2%cr2.w/%~p2&A)w/B8_!0pV!%z10pV!%u1)qj%2Xf/%nd%c15Xf/%am!%zY2,rd%%wSA%I!]%0fl3@3}-,"
+    "xy,%Sn!%l*D6Yl,&fi87%g_#%w|,'wd%C3RW!D7Tr!%Su')l#-g&%gTD>3D*}-B4e!I5zd%@7Vr!G7Vr!%Yt>G6bh0<6zZ>,eY2+bj2."
+    "v<$ej2$H+gU@$x[2%_!0fn&$U&1ok2$X&W16v<J7we-W38}-0ty,%Ze%&~[E,|:%gt-%rt4g625Yr!W71i.-ty,%ze%%X+D7yw.%]X!7"
+    "&{e%%Zk3'|e%D3lQ&,Zr!%hR!)l#,S'%i^!&~w@,kt$$^n$%e!I5Pf%)Yn%G7Zr!V64}!-;%o4+|u0,_g2.i;%bg2=6A)j.B8_!0i;$n"
+    "m3I6i;$u!)i;2cf-A4i;1dx,%af%&Ue6,xy#D6[h6+US@$W^!b31^k($PVB'Wg/D3UY$([r!F7[r!%SQ+&_!F7af!(c_!O6%[r!%]P30"
+    "[r!$Vh7!d!-jr8)|r#s 545Zs3%f.4PQ@!Pm1:[C-c_!%lh%%n0[84P4%cT77%pd#%Rt3=4pd#C3UY$,Wy'v 760l#-h,%XT!>0D)P4%"
+    "zx$&i$0rd#)tt%/Uy'$yW5`d1`n2'WS$+}k4#r*$mm!F3eW.$ko#%H+eW.%f}4$_!0_P+%ql41~_!$u!(VGC5zX%T50fkBI5WQ$>5de0"
+    "/qo6)[_$a50yR9<5{c#a12lg0%g#$yP!,X['%TX#'IO6 oe=G1al6#XV#0qo6%pu9F1r~7<5[k,%]e!D2^o!<0yt0O6+oe=>5sy5C2]7"
+    "D5SY%_43l#-j'$oE%^eBD2^o!%T=%eH1oo')`|'/_|'%eL_18Vg#b71^o!(qy2$n}2+y0<7sy2&A(y0%{x2$_!0y0$RS!H7y0$]T!)QW"
+    "!D8y0&b}B%ZbA,mX-%|X!e50{z@$z0J5m`9%{[(#~z@-``F%`b-%W#K2sF&I.W~'%qu+&ua'F9wD/z0<9RJF8P{(<5__!&qjB,bc!%Yj"
+    "37&w[(%gb4'w[(C4]c$D8z0%|p@)l#-j'$]4%YlBD9bc!%qb%&Ys60li-)jP(/iP(<1tcBG2YP#=3P7+uA#UT!;3Qm5.[k.&_^5&A)uA"
+    "B9_!0fc+$oY4I3cU!$UC(_p'2dR(=5ow3J2v`8%Ww0%x7E5T|,%|>&I/|>Z8,mP7O8*|>W34|>,dq!%yb'%k;D3wO%roFO1&]s>%gT&'"
+    "]s>,{`&,ej%%`n&)l#.u]#(fj%/wU(%tWB'^S/(;%_0+{o$$VY%&id3.g=$}c3=7A)g=B9_!1U].$q>0k-$^q!@7k-2rW(U55Tv32gw("
+    "%ZW7%i4E5iU&&m;M8m;$yR-&t}0g41)m;!Up.&m;,k-%lU&&Vz@,ep!&S87&lpC%kg4'mpC+wk#D8k-%my%)l#-k-)sU*H5R]5>0x.-;"
+    "&Z2*Tw%$_X!$RY!0mu5<7P|#)yP$2du.%ay'![80nz!%`g'%ut#,_u;'[8>4[8'e7.Qz6&d[!1oj(%p|@%~q00kq#A9ns'/X(%jw0G0X"
+    "v!%|[%B6mj(%zl!&[h30x2$kz/)`R02X(W61x20X(&pH$e@c61x2&I(lr!G9X(&|HO5!X(%m0(|V#_92m!$o*1k!A1ef@G5dc7#U>=5h"
+    "pFD4{[$E5}w!#~E=5wsFC4vb#+o]2:uVm0%i}1Z08ol(R168R10pl(0cS#@9cS#B9ut1%W,L3P#%jQ=$P#G1jy1,Q#*f>)cW72R#$[w6"
+    "%R##[w6'z!L:Xi3H7Qq($</es6G5Qq(D4vc&)^Y'7'|S=h&strided_QcK1r{0)A7#y{00II1yy00IO2.IO3.l#O4.IO5.I1u|0^59u|"
+    "0.XlE_22pT=95dmE-Vw0!ih+O[ P)I]T!O9#T!O1$qS=1e)7$sS=1n)2Z$O6#T!J4T!O7#T!1q}0!mn+7 T!7'x}0%po+6x}0%vo+6x}"
+    "0g28*d|0![=1_T=M5_T=#TA$Zf!;,nPD1_T=M1_T=U4_~]8)on'<,RTD+YW=7)]T=K6}U=I3d|0_4_{u:>4^: @/ab7$Uw,J1_U=%yq*"
+    ",_U=$dn'.m!$n^..z=>3sz<,ab7%ZY$$gu4C3g% cH(`T%%wa.1`b7_29`b7W0,Vn.,`b7%Qe#.`b7=292`b71Qd.(Wf#G3w%,rR=>0["
+    "%(J%UY9H4yl$94rj#)r`/W8,x%D6jU9>3mU#-Rl2)ht)!uc9*Z!>4Z!,`b7$^c.%Z!O4K}%&_/1]S4<1}V(z 516Sf9&m!O8<Sf9F3Sf"
+    "9*|g$s 4_7bP4$[Y(*l#4Sf9%jtAD4Q{4Y19e!0Sf9@4qj894ap$-}S#>4}!3VU#C5db('cT#&xr#,jT#+[U#+bY$%XU#M5}S#<5U/0{"
+    "P4U19rU#'v%2Sy9&p+H7Py9%q'&`f9,wR%%Z(%`|$2[S$%VY*G5br#%vo+&i*D5Vr:<9[W97,^g$c39^g$s 4_7Tc9H2l#-mZ9%hd%>0"
+    "D*pS=B1e!G3gn+@4kb894^p$-_->9}!3yw!Z51br#&Vw!&}_#,`w%*~w!C3xt$%Xb7=0Qx!.ei<$;1Qj<=1nx%'v%2dW9=3z-3Tc9%U`"
+    "%%_+-wR%%|m9(QY%7 e}DG5ca#<3bX0%l*E6Sp9%il97&y:%HJ6}h$t 4_7uo=G2l#-g&X7,L'bp$+rs%=5W|+1y:)_60oo%>4}!-;&T"
+    "'+}-$~m7%qQ&.}-'iP&$A)}-B8_!0y:&eR&0;=3R|%'v%2}-@8}-0gr:%iX0%zk=E9wR%%g.(QY%/Pp2N2`b7W72i.-Su&%cP4%X+D7Z"
+    "u)@0Uh97#j.%]W+J1Yu$s 4_8i_:_15l#-gk9C2YJD7ir:C2e!`40i;'vV7 w#6Z}%e72Z}%C5Uh(7hZ}%$U&1Z}%<5oY:(i;D8q_9%e"
+    "c:#dxJ-Po7>0Sf&4`b7A0u<1av&C0f^=[40]Y!%o}&@0_Z%)|x0$}[02d])@3=,`b7%R}CH8{{$@4ptA94yd$2u`$J6cZ9#of!)_b7'r"
+    "R32nT%+_y%*zv&>0`m7,zv&A0ja!]40nT%$zv&N0nT%%zv&E0nT%%vm9&e2D8cz5$xf#O4&o]0%yb@'qe)*wc$E4wc$&lS>)l#-R-B9P"
+    "Y&!D*WW=B0e!!c|L.v5@6^+/[V$@5r#-;J6]_!,hS&.[V$%kS&=7A)v5B9_!M8sT>1uT&$X&X15x/C6uU(%ln#<8pf!,tj*%bg)F1ss$"
+    "%Wi9%vP3,_q&%Xn5M1SjE&fw*a12_b7%XQ4%eP(L1Q7&IL4sX$&_b7^41k40bt$%^U%F8zb!&Rg9%W.-yy'%eZ'7&ot>%WlE'P~3C4l}"
+    "!-]g8&pW>(l#-j'X7,L]19T{=B2e!`41{T!@9|u!0PS$&Uw$/zb!=6g$+Yy%*SW&F6^U%%VW&=2A)Yy%B4_!M3wX>1aX&$X&(te.L4]g"
+    "8<1tW&J9bt$U41al&$t'L8Q/N9Q/&ap70Xp94Q/=2jg%F8}c!<4`n!%u]0-gz'%SX(O2%cU!=4xf9&Q/+x}!Z93Wb7)xt&%l#.k-)P)/"
+    "ae&&b`D/hb!<6tj&B1l`$,TV&M5RW>(ha.94d^80w]9@2o+0nU(%bg!%dc(c22o+&I)U&B5Sb7$cS2E2Sb7&ef72ty0U10nR&/^f#!v}"
+    "')Sb7H0_f#'_i%/Sb7@2`f#,wT!>3|i%,V!'97/Sb7$Sk!^73_f#$tl#*sa#B6we#C4zq!D1lu1O2 Sb77'P#&Y*C8Rb7g4,!q^>$ix1"
+    "a17qV!$sZ%G7qV!A2]V5D4R['%Ub4d42lv-<2n~+]42lv-&Rg9%~d0E1y}8%__+O0,dj9'{Z'C4il!z 100x^>)m#4}b9%kZC-T{;%z^"
+    "&&`f+0jl!(zt):4wSL3Q^%H2V{;%yr2g36tQ^%$W&J1u_>D8Q^%:4on3*hq+%mP8%(D0kq+(jg9,kq+B2uV!2xe#U43wQ70Ym!&RZ'%y"
+    "h9-ve3Y3,I2arG<2dy/G2Uz;&ia9%i,,ey/=4n#O7-bl9J8vr3F4vr3-d^>G2ey/=4D>9D7!f^>x 439{/A4`+N3XX%0Xz;@8v_')Rb7"
+    ".XX%,Rb7$}U4=2A)Rb7B4_!M3t^>I1a_>$[i#B8k%3re+=0~-2XU!)jY'%pe9*ve3X1,Ib22R.%Vy;G2Vy;&s_9%o*,Vy;$[Y9#I7*yk"
+    "9'hW0[49R.-kv=G1m#3]k+%L[23jY#,S%x 444R.A7f)/e]'%X^E0oz;%et)D3Uo7)Q^4*zo9+_b4=7A)R.B9_!M8y`>a18Z[=%bc7)k"
+    "%3se+@5R.1vr+%]]'%l`9,U;&a(-}]D7-tl@=2w0`14zr+C7[+E4}P,%~h+O7+fs3>4PW'[50n.-wp!G6m#3xk+&cLD4qd9,`/a44q;X"
+    "10R*N9i_4e40i_4D5]f&7gi_4$W&1i_4%b[=)xh!3fs3![m+&n.1Pg#C5Va>.fm+&ik+%z6O91am@$Wc0'bm@D5jP#A8W%F1~c3#j`!J"
+    "4dq9$xf!)Qb7O5$u_!$sp#%[s1+ns+$T*G5os+A3eQ!c52{u7N5~c3%[X#^53qs+C4s0-Yu7<5di+7&~c3>3}j+0cj3:4tz4*uBG8m#-"
+    "k,X6,L.Yu7,w4x 456V4A5b+/|g$@9t#-;J7u_!,~d4F6V4$Re4=8A)}x3B0_!N9nY>e98Q}=!dY4(x%,Wt+%~c3K1u_!$xk&!I,p-%p"
+    "o<%^r+2[t+&gx20dQ-=6ku=%np+3~5&qk&.uyJ=5Tu7G1np3$R40ac3%vR!/_g0&q`9%m-,_g0U46yp+7%P1&]k+&P1D5P1,yd8&|[>("
+    "m#3^m+%L]26{~=+S%G4jp<A4yd8I4yd8&hwF0_g0=0if>+~Y4+|g4.[Y0%Ph4=3A)P1B5_!M4y]>1Zi4$Z&Y20l52yd8%tu$K2_g0=4X"
+    "|&<1Yq+4V/N5V/&Xp7G2Vn36V/%ch0G2ch0<4ea#%s+E7iS,%km+7&a`I(dn+G0rf3:4zn3)Uf#%hQ))m#.p-@2ie$!fk33Tg4H2|f0="
+    "0ef>*ph.,~f4M6sZ>(vl7:4v]80t+@8t+1Vu+%om=%X6L8t+>9t+(}*,qZ+B0]u'H2Rc;%au;%`o;,}h+)d}EE4ToHY73oY)*Vz0+bj+"
+    "%L-R#@5kx&v 474nx+<2dj+I5hb.m 472vt&3ll7w 140Wg4$>/ctCG8]Y&g58(lV&W12r65z[C2kV&c16kV&J1kV&%ks0I1z[C!=4z["
+    "CF1z[C%Xs*!Y[',d[*E4z[C(kQ4'z[C$aaI-pp#$qM#f[$&lS-'Qc.]49z[C&hv173z[CE0fp#!i%+vQ&%if4+iYC&Ti9.Qc.E4z[CM1"
+    "z[C7;a#%W#+z[C$xg&7#z[C0sh0$vs0/n[2%ts0%il&I6z[C!F7#z[C]28Pc.=2y}9$S~$+~o''V_77+Pc.!O/Pc.D4Pc._47h#,za7&"
+    "dx9(u[.'TQ!'xv+&ie70ow$(fg%.p|B'ZdJ2e]CZ47ygI$t[C@,dfC'z[C)i]C*Te&$f]C#X!/jZ$$u%0Wh0$x%A5y{$+opF%hq0#W`+"
+    "+lpF&Rc3L1z[C$l-J9uYC'rh(/wVFD9os9-cz%&e]3'c]+72z[C<2nq+>7pVC)V/=9re37*~b.b29~b.E4~b.%wv9)i#-`&%rR,=0C)W"
+    "/%jw9%c!1Zz%B1SP$.Y/=7{!2e]C!X|9(Y/$t[C;,uhC+e~B)i]C*rw/$vSI5`[C$w%0`U0$z%A6[%2cn6%{y%3z[C<2~t;%zT6-gS5%"
+    "U6%y}$75z[C%mZ+>8mXC)tW&%Vq0O0+~b.b30~b.E4~b.%R^,)i#,ZP&%]n/%yP5D8e-B3c!I3Uy%A1^]#/z[C'{!2e]CY48mW&'v`/#"
+    "wX7+e-)i]C*o;$d`/#X!0o;#w%0eUI$z%@6o;3z[Cg03$z[Cp 04,m'D3hw%%_o&&kT9+[Z!>3PL77z[C&gt9'_^J*Q.%jdD7+~b.b30"
+    "~b.E4~b.%SH)i#-z&B7~H,z[C%TU:&c!I0g:)k|#/z[C'{!2]]/C4Q^5%l[/@,[f/'g|.)a]/*g:#ai!#X!0W[/$w%I6g:$toO([%2z["
+    "Cg08%z[C<0h:%j-D8ev+%cv3%zx2+S.$Yd!7!z[CJ1z[CX4_f}!74~b.E4z[CO2#}[!$z[C2zhD#X#0zhDA1We'b10z[Cg11&z[C^11z"
+    "hDB2R0-z[C%`Q/O1,~b.c31~b.E4~b.u 489k#-}hD%^9=9C)b3&r]!$U2H1~`$@2Pd'0z[C=3{!3e]C+T]!7_y`/$w%0y`/$z%@7n7-"
+    "z[C$z|%3z[C)hrD2z[C%^+J6QY4O7 z[C%}v.<9lvDK7V5@1WY:71~b.O48z[C%ai->8nVC*o]D%m$7,~b.!P!0~b.E4~b.&Ze:(k#3h"
+    "oD=4ea;,a0B2c!G3^mL@4~b.I4z[C=8{!2uc/C4xT27_uc/$w%0YX)$z%A8m42WmA%kw%4z[C@2wy,#P!3k.&IO43~b.O48z[C%pc>%l"
+    "p!,^Q!%avCO2,~b.c32~b.E4~b.'jP-'k#-V-@3TV$0z[C=3Z!2zb/Y49RS&-zb/.b+#jhC(TJ3z[C'v`>2X[!%Yb.%|~1,Xg0'b+>7b"
+    "+'l**z[CA6ia#'z[C&z_I6z[CH7Qb#,z[CH8Qb#;8_`/.z[C@0Qb#`89z[C-Pi('dW/76z[C/QnEF1kP&%{Q-0z[CE4z[CO1!z[C7$|!"
+    "&s)+z[C=2t&7 z[C1]T!#h{%G9]T!A3lr$E3WPO$VHg33&z[C^33XaDB4eX--z[C&WvD7,ePJ!P!0z[CE4z[C<4dQ#(k#3dlD%K,s_>%"
+    "|V-%c!a33s7(PP!0z[C=3{!2eW/!R~:(zV/&n[O'ifC'zV/)iW/*]T!$fW/5`V/>4YSI.:$zSI([%,z[CC3T[O,R}A%S_Dd37z[C%t-J"
+    "8Yu2O9 z[C%ks%%[kAb39z[C&eb(O35z[CY41~+-z[C&[cDO1,z[C'lR5C1Uk!,~m5%zb-)k#-b&X3,K-z[C&mc-%V`D0tp$)xj&0z[C"
+    "=8{!2mY/[49V~B$zX/;,{c/,T~B*qY/+gU<#eX#$bR%I0`S!$;0fU<(P^C'o%O:!vmD4w[C@4bi-0ymD&ex2$cw/76w[C&dt-'hXC7:u"
+    "lD%ra!'ulDC2gv!-w[C&Xf;'k#4ulD$K-w[C%ab#=9wn40n-(ik$1w[C=3|!3c]CZ49XQ&(h]/%g_/+r-+i]C+lT<%U]/%v]/0X-$T/0"
+    "sX'%jkC([<3w[Cg49$w[C%mV%%p{A,xV>&w[C$I,w[C>1hU!79w[C%wW%@0w[J7:nlD%az('nlDC2p}!E4_n!G6l#-Q'B3sI.w[C&V[;"
+    "(wQ5.f.(an!1w[C>8}!3wY/C5[R3)RuH(Qd/(oy.+}Y/,puHA2_!I1];$yz.1];$d]C)];2on!g54%w[C@5}i;#Q!,^q)$_;%oY(,w[C"
+    "%WU87#w[C4W_JX4_zh'76w[CF4w[CO3#]^!'~YO1ZjD$u(/[jDB5uv),zo2&w[Cg57'w[CE5on$Z35bY!.w[C%mpB7&SY>=2mmD2te.F"
+    "4w[CH0l#-caD%Q:>8D*~3C9e^!H6un$@5xp#N5n^/2w[CI5h^!7ho^/<5]ZI1SC%{vN(j%,w[C&ugJ3w[C)_tD3w[C$Z.b62oR$O3!w["
+    "C=6~{+$e!K3w5@6bY%72w[CO4:w[C%Pt%@0fXC*ykD%`-O5,w[Cb66w[CF4w[C_10l#4^qD@1xYC*nV*B1e!`36PV$A5mX%M4sa/2w[C"
+    ">0~m,7rta/$U&1ta/$X&*nw%3w[Cg68%w[C%St%&lo5L8Q/N9Q/7#w[CO4:w[C%fv%&Tn2-t_D&Zd57,w[Cb71w[CF4w[C&U^,(l#.k-"
+    "(a^&1w[C>4]!3x`/!hZ<)w[C.x`/.o+%txN(n#2w[Cg72$w[C&otD%sR)c72o+&I(V.Z60Q>@7bS<3lP&%ssD%L,jiL%u]*$E,pn6%ng"
+    "0N9lP&%ei5&L,R#)Xy+!b[51~]JT43lw+C2ry!c63~]J4yWC94W^C.lw+%UP,K3lw+j 139tR&0Z}#@6}:`63lw+%ph:.P#$lw+%P#~ "
+    "127&Q#H4lw+&oo5.R#$lw+%R##Xj5'z!5otBH5UW&$</pY+0ca+D3bg$)T`&O5&lw+y casd{H 87#[w+(A2Sw+(AO2&AO3&AH4vt+^7"
+    "3vt+>1nr;#yVI^<9Yu+>8D b)u#fd<50lu+I7ku+>3et+)V'1nn;I0K0Xu+I3I1~t+1I1Us;1I,myB@7xZ<=gwx#:,Y#F9Zn+p 5_4kX"
+    "&$_d<'ZP$<,w]&A4W{##[}#v!, 52ml!:,AF0xm+q 5_5n|#;2g!F6Tv<$TO1Yo/^5_Vw!!Z%&>E:w&G4Q!>5Q!F4Q!>8=C5=H1h(#YS"
+    "&%h(B4p$*mr;[14i()rP$+T'&fz-0m($r].1Y[&95R|%(j!<9j!/p($~z'1l}%v 5_8n'>9P'F8P'0p('|Q(u 5_9R!(q( V}%7'eP,L"
+    "2y|;M2y|;$]P'&m|+F2w|;#Sp&$l@,rv%:5zv9){n+7 v~+>2w~+%z^!.Xb$K2PR,$ukD6RT<N3QX,%Tc*(T(.vv,%[g.=0Sp!.[Z4=5"
+    "sS%-zx0<,[*/]!A9QU%E8ac=;8P2F5Uq%z!5_20pR%J5pR%_5_Y]=$t|H2uVNC5t}C(Xv$<5z_=C1V5/ZpL:5pXA'BD:w%#vR$<4x%*c"
+    "h*H5_gK$h`O&[[*,u#F2fg!$VbO&]}),j6.Z~<$_cO%z%C4R6/Qq!@5n`/[5_iT7A8kh&I8tZ'$xS!/{^9 e%(Z/b20^RO ]:.{q%_5_"
+    "n]=#PT!&q>C1v(F3TkK#go! q-0SqN$Y++|*Y15|*C1w(F2|*#g>&|*C1Y%F3Qp-Y20{*D2Y%/PnIB1{*C2X%H2{*W36~(/{*%re'V8]"
+    "jcK R: rU!:fR:BsdS=;fd_!!h+~ fd4&g+]90_2Y56a(C5W/G9hZ>B0a([60f*.l,Y61b(E6i+.}`=#`]#&c(D6`92bG@3{%G4d(O1%"
+    "e(:8`j!I2|!(_4G7Y9C8Y9+T>F8s%Y52y'[52Y9K4yWB'cQ(+U>0we:B4x'C5_;H8^7@8mM`80Y9O7*Y9O7&q.]52v'Y32v'D3V]!.q%"
+    "Y36v'[36v'.q.#dx$&v'C3fOF6SBY38v'C3}*H5|E@6q,,rh.W8 uy43Qv!$w'g13&w']37w'Y23w'C2j,/u|GY27w'C2t&c49jj.J4i"
+    "j.{!5_48_P#&{<+P@/cR6o 5_5x%,zR2!g5O5$f5#|<H5y!A1W^!E5t'Y64t'D6mMc10yv>'a<D8n.L5f{6&a<D9U#/a^6B0w'E7g>H9"
+    "s,'vu&:5se)-r.@7r./`!(Yf!F6xn&<4jAG6Y`+95nd0,Q!%~5G7z]+C5SbE(]S+&gu!D4yY!O1%{S!+~l0#r_(@9x3%iP!!`X3#va!:"
+    "s_l!!ZR>%zk-97YR>#X~DO7 y;O1'y;G2uu&B6{'C1w:F3{'Y17{'C1Q5^32VU!C8d|!+]/+UV@*m_3/k_3#~y#$k_3#xdK#[U# 2[d0"
+    "  4s 3FF4 h!7!jQ!O1'jQ!b5:a];&|'D5Yp!F0Y5Y58}'C5{&^99dy!B9}'D5X5,WyE#~'6P(#ie'_s1Q(!W})70R(g63&UQ!F8or)Z"
+    "49`5+`%0uxBC0d'+h9F8m;C5wZ#C5d7g84&RP!G4`5e10a5#lx$;sUqN)b5!tY;$b5g55!]Q!7'~_!F5ox$Y33}'C3Z:/sy=Y34}'C3p"
+    "D/meFY35}'C3ei!g60%YP!+pP/#}'M8|'#u}#_s8_<>0{'+lqK-bQ!7'eq!c42P`2&|'C2z&/a`@Y25|'C2z&/R]@Y26|'C2d>g50 wd"
+    "6._5#ZQ$_s4^5O43^5g30&}P!F1vw!Y65a'D6i|!L1PWA&b'D6m_!F1ef!Y67c'D6y=2o[!*zO`13c5M4e.#WZ#u s14f. QQ!%f.1]M"
+    "*UQ!,pc)$SxL+bY! _Y!#9;dmwL0UO)|W#F9a%!e~57(wi!7'~F+fx@$UYL6r$<6ZeM5cIO6'c#0U>J3i`!:ui`!#W>O3!g#O5&g#,eo"
+    "C$WtL7 o)#zmL7&^G,gX>$S.7$b%%cy!7']I!pm)-v$O5 v$#|PM0]G)ou#H7g-O8*g-O8'k(H2k(O3 s$#fUM0RD([1G6m5Bdm56yB7"
+    "'wI| 49:YTN1s$J4dyM+`=_48^,O6$],#Yp!O6&Z@H2~4O8 q$#YsL1k:)ZP$+P{BOu5Rm!2~U9g19)m-g19&w)+[c.>ulZ)7(|!7'k/"
+    "+W|1%gI(Q*'W@>:pTM f(%u{+#yf#O6!e2O2'i<0Pz$c24T|!#Q+$nb;7!j<7(fT#1`(c49i##Q'>2t^(5j#7(S&H6|(2v`#,{!O7(RB"
+    "H0Q(O6#Q($R[;7'WBa99jy/O1#e'%Wt&O1(VDI3w.G8w.!|}+(yXN#L:7u.I8~PM#t'7's'2wm0)s'6r07']M`85s'g25*|!7'rLa88q"
+    "'G7q'%c`--j5:9s'7!fR#O2'b:I6n|.)Ww#7 YF7'e2a61a<O1+}!7'fX!J6b<G5v'K6b<!cY$ S!7#y#7'q*+UQ4=u`j/7!a5<4]j/7"
+    "$XK2z_0O0$`5%r^&7%|!a50s'G4s'<5oP#j neuI#bg%5nm!%Yg!#Yb%(~a#f31h/Os(Q=I1hU&70YMa11dn%72a!I7i'H9w;%g_+,_."
+    "!|{%9fmE(U#H:|p%$l.X73iT!+x|%%ff@<2~y%-pw:'bl&+hzA$WV;(|Q%-bZ$)i#=1zp%";
 
 static const char opara__ptx_epilogue[] =
     "hn.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_unary_f32(\n.1t$m .u64=9_;~ _0,*F"
@@ -17777,7 +18035,7 @@ static const char opara__ptx_pool[] =
 #endif
 
 static const opara__kernel_image opara__kernel_images[] = {
-    {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 108169},
+    {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 142316},
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 34667},
@@ -17790,6 +18048,7 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_where", 42, 0},
     {"opara_binary_int", 44, 0},
     {"opara_binary_f32", 40, 0},
+    {"opara_math_f32", 31, 0},
     {"opara_conv_transpose2d_f32", 52, 0},
     {"opara_conv2d_f32", 43, 2176},
     {"opara_sgemm_f32", 44, 2176},
@@ -17862,6 +18121,36 @@ typedef enum opara__cuda_act {
     OPARA__CUDA_ACT_GELU_TANH = 11
 } opara__cuda_act;
 
+/* Math operator codes of src/cuda/kernels/elementwise.cu (opara_math_f32). */
+typedef enum opara__cuda_math {
+    OPARA__CUDA_MATH_NEG = 0,
+    OPARA__CUDA_MATH_ABS = 1,
+    OPARA__CUDA_MATH_EXP = 2,
+    OPARA__CUDA_MATH_LOG = 3,
+    OPARA__CUDA_MATH_RECIPROCAL = 4,
+    OPARA__CUDA_MATH_FLOOR = 5,
+    OPARA__CUDA_MATH_CEIL = 6,
+    OPARA__CUDA_MATH_ROUND = 7,
+    OPARA__CUDA_MATH_SIGN = 8,
+    OPARA__CUDA_MATH_SIN = 9,
+    OPARA__CUDA_MATH_COS = 10,
+    OPARA__CUDA_MATH_TAN = 11,
+    OPARA__CUDA_MATH_SOFTPLUS = 12,
+    OPARA__CUDA_MATH_SOFTSIGN = 13,
+    OPARA__CUDA_MATH_ELU = 14,
+    OPARA__CUDA_MATH_SELU = 15,
+    OPARA__CUDA_MATH_CELU = 16,
+    OPARA__CUDA_MATH_THRESHOLDED_RELU = 17,
+    OPARA__CUDA_MATH_ASIN = 18,
+    OPARA__CUDA_MATH_ACOS = 19,
+    OPARA__CUDA_MATH_ATAN = 20,
+    OPARA__CUDA_MATH_SINH = 21,
+    OPARA__CUDA_MATH_COSH = 22,
+    OPARA__CUDA_MATH_ASINH = 23,
+    OPARA__CUDA_MATH_ACOSH = 24,
+    OPARA__CUDA_MATH_ATANH = 25
+} opara__cuda_math;
+
 /* Binary operator codes of src/cuda/kernels/elementwise.cu. */
 typedef enum opara__cuda_binop {
     OPARA__CUDA_BIN_ADD = 0,
@@ -17881,7 +18170,7 @@ typedef enum opara__cuda_binop {
     X(CAST, "opara_cast", "elementwise") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
     X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
-    X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout")
+    X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
 typedef enum opara__cuda_kernel { OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_ENUM) OPARA__CUK_COUNT } opara__cuda_kernel;
@@ -18466,21 +18755,30 @@ static opara_result opara__lower_meta_strided(opara__lower_walk* w, const opara_
 
 /* ---- element-wise ---------------------------------------------------------------------------- */
 
-static opara_result opara__lower_unary(opara__lower_walk* w, opara__cuda_act act, float a, float b) {
+/* y = f(x) element-wise with kernel k (UNARY or MATH: the same arguments), its code and parameters. */
+static opara_result opara__lower_map(opara__lower_walk* w, opara__cuda_kernel k, int code, float a, float b) {
     const opara__node* n = &w->g->nodes[w->node];
     int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
     opara__cuda_launch* L;
     if (w->dtypes[n->outputs[0]] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__lower_launch(w, OPARA__CUK_UNARY))) return OPARA_ERR_OUT_OF_MEMORY;
+    if (!(L = opara__lower_launch(w, k))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, count);
-    opara__lower_arg_i32(L, act);
+    opara__lower_arg_i32(L, code);
     opara__lower_arg_f32(L, a);
     opara__lower_arg_f32(L, b);
     opara__lower_grid_1d(L, count);
     return OPARA_OK;
+}
+
+static opara_result opara__lower_unary(opara__lower_walk* w, opara__cuda_act act, float a, float b) {
+    return opara__lower_map(w, OPARA__CUK_UNARY, act, a, b);
+}
+
+static opara_result opara__lower_math(opara__lower_walk* w, opara__cuda_math op, float a, float b) {
+    return opara__lower_map(w, OPARA__CUK_MATH, op, a, b);
 }
 
 static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop op) {
@@ -19286,6 +19584,32 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_ERF: return opara__lower_unary(w, OPARA__CUDA_ACT_ERF, 0, 0);
     case OPARA__OP_GELU:
         return opara__lower_unary(w, act->gelu_tanh ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
+    case OPARA__OP_NEG: return opara__lower_math(w, OPARA__CUDA_MATH_NEG, 0, 0);
+    case OPARA__OP_ABS: return opara__lower_math(w, OPARA__CUDA_MATH_ABS, 0, 0);
+    case OPARA__OP_EXP: return opara__lower_math(w, OPARA__CUDA_MATH_EXP, 0, 0);
+    case OPARA__OP_LOG: return opara__lower_math(w, OPARA__CUDA_MATH_LOG, 0, 0);
+    case OPARA__OP_RECIPROCAL: return opara__lower_math(w, OPARA__CUDA_MATH_RECIPROCAL, 0, 0);
+    case OPARA__OP_FLOOR: return opara__lower_math(w, OPARA__CUDA_MATH_FLOOR, 0, 0);
+    case OPARA__OP_CEIL: return opara__lower_math(w, OPARA__CUDA_MATH_CEIL, 0, 0);
+    case OPARA__OP_ROUND: return opara__lower_math(w, OPARA__CUDA_MATH_ROUND, 0, 0);
+    case OPARA__OP_SIGN: return opara__lower_math(w, OPARA__CUDA_MATH_SIGN, 0, 0);
+    case OPARA__OP_SIN: return opara__lower_math(w, OPARA__CUDA_MATH_SIN, 0, 0);
+    case OPARA__OP_COS: return opara__lower_math(w, OPARA__CUDA_MATH_COS, 0, 0);
+    case OPARA__OP_TAN: return opara__lower_math(w, OPARA__CUDA_MATH_TAN, 0, 0);
+    case OPARA__OP_SOFTPLUS: return opara__lower_math(w, OPARA__CUDA_MATH_SOFTPLUS, 0, 0);
+    case OPARA__OP_SOFTSIGN: return opara__lower_math(w, OPARA__CUDA_MATH_SOFTSIGN, 0, 0);
+    case OPARA__OP_ELU: return opara__lower_math(w, OPARA__CUDA_MATH_ELU, act->alpha, 0);
+    case OPARA__OP_SELU: return opara__lower_math(w, OPARA__CUDA_MATH_SELU, act->alpha, act->gamma);
+    case OPARA__OP_CELU: return opara__lower_math(w, OPARA__CUDA_MATH_CELU, act->alpha, 0);
+    case OPARA__OP_THRESHOLDED_RELU: return opara__lower_math(w, OPARA__CUDA_MATH_THRESHOLDED_RELU, act->alpha, 0);
+    case OPARA__OP_ASIN: return opara__lower_math(w, OPARA__CUDA_MATH_ASIN, 0, 0);
+    case OPARA__OP_ACOS: return opara__lower_math(w, OPARA__CUDA_MATH_ACOS, 0, 0);
+    case OPARA__OP_ATAN: return opara__lower_math(w, OPARA__CUDA_MATH_ATAN, 0, 0);
+    case OPARA__OP_SINH: return opara__lower_math(w, OPARA__CUDA_MATH_SINH, 0, 0);
+    case OPARA__OP_COSH: return opara__lower_math(w, OPARA__CUDA_MATH_COSH, 0, 0);
+    case OPARA__OP_ASINH: return opara__lower_math(w, OPARA__CUDA_MATH_ASINH, 0, 0);
+    case OPARA__OP_ACOSH: return opara__lower_math(w, OPARA__CUDA_MATH_ACOSH, 0, 0);
+    case OPARA__OP_ATANH: return opara__lower_math(w, OPARA__CUDA_MATH_ATANH, 0, 0);
     case OPARA__OP_ADD: return opara__lower_binary(w, OPARA__CUDA_BIN_ADD);
     case OPARA__OP_SUB: return opara__lower_binary(w, OPARA__CUDA_BIN_SUB);
     case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);
@@ -25900,7 +26224,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
-    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: case OPARA__OP_COUNT:
+    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
         break; /* attributes as ONNX has them */
     }
     return r;

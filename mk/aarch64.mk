@@ -24,7 +24,7 @@ $(A64)/tests/libfake_openblas.so: tests/fake_openblas.c tests/fake_blas_sgemm.h
 	@mkdir -p $(dir $@)
 	$(AARCH64_CC) $(A64_CFLAGS) -fPIC -shared -Wl,-soname,libopenblas.so.0 $< -o $@
 
-$(A64)/tests/test_cpu_kernels: tests/test_cpu_kernels.c tests/test_cpu_common.h opara.h tests/opara_test.h | $(A64_FAKE_BLAS)
+$(A64)/tests/test_cpu_kernels: tests/test_cpu_kernels.c tests/test_cpu_common.h tests/math_ref.h opara.h tests/opara_test.h | $(A64_FAKE_BLAS)
 	@mkdir -p $(dir $@)
 	$(AARCH64_CC) $(A64_CFLAGS) -DFAKE_BLAS_DIR='"$(abspath $(A64)/tests)"' -I. -Itests $< -o $@ $(LDLIBS)
 

@@ -28,7 +28,7 @@ $(BUILD)/tests/libfake_refblas.so $(BUILD)/tests/libfake_blis.so $(BUILD)/tests/
 	$(CC) $(CFLAGS) $(FAKE_BLAS_KIND) -fPIC -shared $< -o $@ $(LDFLAGS)
 
 $(BUILD)/tests/test_cpu_kernels: private CFLAGS += -DFAKE_BLAS_DIR='"$(abspath $(BUILD)/tests)"'
-$(BUILD)/tests/test_cpu_kernels: tests/test_cpu_common.h | $(BUILD)/tests/libfake_refblas.so \
+$(BUILD)/tests/test_cpu_kernels: tests/test_cpu_common.h tests/math_ref.h | $(BUILD)/tests/libfake_refblas.so \
     $(BUILD)/tests/libfake_blis.so $(BUILD)/tests/libfake_mkl.so $(BUILD)/tests/libfake_openblas.so
 
 $(BUILD)/bench/bench_cpu: tools/bench_cpu.c opara.h tests/ort/ort_api.h

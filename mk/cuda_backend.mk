@@ -5,7 +5,7 @@
 # references) and tests/test_cuda_nvrtc.c (NVRTC + ptxas for sm_75..sm_90, no spills); the main
 # Makefile builds and runs them. They include the kernel files, so rebuild them when those change.
 
-$(BUILD)/tests/test_cuda_kernels $(BUILD)/tests/test_cuda_nvrtc: $(wildcard src/cuda/kernels/*.cu src/cuda/kernels/*.h)
+$(BUILD)/tests/test_cuda_kernels $(BUILD)/tests/test_cuda_nvrtc: $(wildcard src/cuda/kernels/*.cu src/cuda/kernels/*.h) tests/math_ref.h
 $(BUILD)/tests/test_cuda_nvrtc: opara_nvrtc.h # (built with OPARA_NVRTC_SOURCE: opara.h includes it)
 
 .PHONY: kernel-report

@@ -5,6 +5,7 @@
 #include "opara.h"
 #include "opara_test.h"
 #include "test_cpu_common.h"
+#include "math_ref.h"
 #include <dlfcn.h>
 
 static opara__blas builtin_blas;
@@ -530,6 +531,38 @@ OT_TEST(unary_ops) {
         for (i = 0; i < 3 * 70 * 161; ++i) err = fmax(err, fabs(unary_ref(ops[o], x[i]) - y[i]));
         OT_LOG("op %s err %g", opara__op_name(ops[o]), err);
         CHECK(err < 1e-5);
+        kt_free(&k);
+    }
+}
+
+/* Neg .. Atanh: random inputs over each operator's domain and the special values against the double
+   references of math_ref.h (Elu, Celu, ThresholdedRelu with alpha 0.7; Selu with its defaults). */
+OT_TEST(math_ops_match_references) {
+    size_t o, i, n = 2 * 37 * 41;
+    for (o = 0; o < MATH_OP_COUNT; ++o) {
+        const char* name = MATH_OPS[o];
+        opara__op op = opara__op_from_name(name);
+        int has_alpha = strcmp(name, "Elu") == 0 || strcmp(name, "Celu") == 0 || strcmp(name, "ThresholdedRelu") == 0;
+        double lo, hi, a = has_alpha ? 0.7f : 1.67326319217681884765625, b = 1.05070102214813232421875;
+        int64_t d[3] = {2, 37, 41};
+        float *x, *y;
+        int bad = 0;
+        kt k;
+        REQUIRE(op != OPARA__OP_COUNT);
+        math_ref_domain(name, &lo, &hi);
+        kt_init(&k, op, 1, 1);
+        x = kt_in_f32(&k, 0, 3, d);
+        for (i = 0; i < n; ++i) x[i] = (float)(lo + (hi - lo) * 0.5 * (x[i] + 1.0f));
+        for (i = 0; i < N_SPECIALS; ++i) x[n - N_SPECIALS + i] = MATH_SPECIALS[i];
+        y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 3, d);
+        if (has_alpha) kt_float(&k, "alpha", 0.7f);
+        REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+        for (i = 0; i < n; ++i) {
+            double want = math_ref(name, x[i], a, b);
+            if (math_close(want, y[i]) || bad++) continue;
+            OT_LOG("%s(%.9g): want %.9g, got %.9g", name, (double)x[i], want, (double)y[i]);
+        }
+        CHECK_EQ(bad, 0);
         kt_free(&k);
     }
 }
@@ -1967,7 +2000,8 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_random_all_paths), OT_CASE(conv_large_channels_split_columns), OT_CASE(conv_k_slices_for_each_worker_count), OT_CASE(conv_winograd_matches_direct_sum), OT_CASE(conv_rejects_bad_output_shape),
     OT_CASE(conv_reads_the_resolved_window),
     OT_CASE(conv_transpose_random), OT_CASE(pools_random), OT_CASE(global_average_pool_and_batch_norm),
-    OT_CASE(unary_ops), OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
+    OT_CASE(unary_ops), OT_CASE(math_ops_match_references),
+    OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
     OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(binary_reads_the_resolved_strides), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
     OT_CASE(slice_random_with_negative_steps), OT_CASE(slice_reads_the_resolved_range), OT_CASE(transpose_random_perms),
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),

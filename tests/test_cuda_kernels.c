@@ -13,6 +13,7 @@
 #include <pthread.h>
 
 #include "../src/cuda/kernels/opara_kernel.h"
+#include "math_ref.h"
 
 /* ---- host executor ---------------------------------------------------------------------------- */
 
@@ -190,6 +191,52 @@ OT_TEST(unary_activations_match_formulas) {
     }
     free(x);
     free(y);
+}
+
+/* opara_math_f32 with the backend's codes (src/cuda/opara_backend_cuda.h) against the double references of
+   math_ref.h: random inputs over each operator's domain, then the special values. */
+OT_TEST(math_kernel_matches_references) {
+    static const struct {
+        int code;
+        const char* name;
+    } ops[] = {
+        {OPARA__CUDA_MATH_NEG, "Neg"}, {OPARA__CUDA_MATH_ABS, "Abs"}, {OPARA__CUDA_MATH_EXP, "Exp"},
+        {OPARA__CUDA_MATH_LOG, "Log"}, {OPARA__CUDA_MATH_RECIPROCAL, "Reciprocal"},
+        {OPARA__CUDA_MATH_FLOOR, "Floor"}, {OPARA__CUDA_MATH_CEIL, "Ceil"}, {OPARA__CUDA_MATH_ROUND, "Round"},
+        {OPARA__CUDA_MATH_SIGN, "Sign"}, {OPARA__CUDA_MATH_SIN, "Sin"}, {OPARA__CUDA_MATH_COS, "Cos"},
+        {OPARA__CUDA_MATH_TAN, "Tan"}, {OPARA__CUDA_MATH_SOFTPLUS, "Softplus"},
+        {OPARA__CUDA_MATH_SOFTSIGN, "Softsign"}, {OPARA__CUDA_MATH_ELU, "Elu"}, {OPARA__CUDA_MATH_SELU, "Selu"},
+        {OPARA__CUDA_MATH_CELU, "Celu"}, {OPARA__CUDA_MATH_THRESHOLDED_RELU, "ThresholdedRelu"},
+        {OPARA__CUDA_MATH_ASIN, "Asin"}, {OPARA__CUDA_MATH_ACOS, "Acos"}, {OPARA__CUDA_MATH_ATAN, "Atan"},
+        {OPARA__CUDA_MATH_SINH, "Sinh"}, {OPARA__CUDA_MATH_COSH, "Cosh"}, {OPARA__CUDA_MATH_ASINH, "Asinh"},
+        {OPARA__CUDA_MATH_ACOSH, "Acosh"}, {OPARA__CUDA_MATH_ATANH, "Atanh"}};
+    int n = 700, i, bad = 0;
+    size_t o;
+    float* x = rnd_vec((size_t)n);
+    float* y = zeros((size_t)n);
+    float* in = zeros((size_t)n);
+    for (o = 0; o < sizeof ops / sizeof ops[0]; ++o) {
+        int op = ops[o].code;
+        int has_alpha =
+            op == OPARA__CUDA_MATH_ELU || op == OPARA__CUDA_MATH_CELU || op == OPARA__CUDA_MATH_THRESHOLDED_RELU;
+        float a = has_alpha ? 0.7f : 1.67326319217681884765625f, b = 1.05070102214813232421875f;
+        double lo, hi;
+        void* p[] = KX_ARGS(&in, &y, &n, &op, &a, &b);
+        math_ref_domain(ops[o].name, &lo, &hi);
+        for (i = 0; i < n; ++i) in[i] = (float)(lo + (hi - lo) * 0.5 * (x[i] + 1.0f));
+        for (i = 0; i < (int)N_SPECIALS; ++i) in[n - (int)N_SPECIALS + i] = MATH_SPECIALS[i];
+        REQUIRE(kx_run("opara_math_f32", 3, 1, 1, 128, 1, 1, p) == 0);
+        for (i = 0; i < n; ++i) {
+            double want = math_ref(ops[o].name, in[i], a, b);
+            if (math_close(want, y[i]) || bad++) continue;
+            OT_LOG("%s(%.9g): want %.9g, got %.9g", ops[o].name, (double)in[i], want, (double)y[i]);
+        }
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(sizeof ops / sizeof ops[0], MATH_OP_COUNT);
+    free(x);
+    free(y);
+    free(in);
 }
 
 OT_TEST(batch_norm_affine_matches_definition) {
@@ -715,7 +762,7 @@ OT_TEST(every_kernel_entry_is_registered_once) {
                            "opara_conv2d_f32", "opara_conv_transpose2d_f32", "opara_binary_f32", "opara_binary_int",
                            "opara_where", "opara_strided_copy", "opara_cast", "opara_pool2d_f32", "opara_softmax_f32",
                            "opara_layer_norm_f32", "opara_reduce_mean_f32", "opara_gather", "opara_pad",
-                           "opara_resize_f32"};
+                           "opara_resize_f32", "opara_math_f32"};
     const opara_kernel_entry* e;
     int i, count = 0;
     for (i = 0; i < (int)(sizeof names / sizeof names[0]); ++i) CHECK(kx_find(names[i]) != NULL);
@@ -749,6 +796,7 @@ OT_TEST(backend_kernel_table_names_registered_entries) {
 
 static const opara_test_case tests[] = {
     OT_CASE(unary_activations_match_formulas),
+    OT_CASE(math_kernel_matches_references),
     OT_CASE(batch_norm_affine_matches_definition),
     OT_CASE(bias_act_broadcasts_like_gemm_c),
     OT_CASE(sgemm_all_transposes_batches_and_c_modes),

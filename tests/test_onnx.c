@@ -545,6 +545,11 @@ OT_TEST(ops_newer_than_the_model_opset_are_refused) {
     REQUIRE(rt);
     check_opset_verdict(T, rt, "Gelu", L("y", NULL, NULL), 17, "Gelu (opset 20+, the model's is 17) x1 (first: node 'n')");
     check_opset_verdict(T, rt, "Gelu", L("y", NULL, NULL), 20, NULL);
+    check_opset_verdict(T, rt, "Celu", L("y", NULL, NULL), 11,
+                        "Celu (opset 12+, the model's is 11) x1 (first: node 'n')");
+    check_opset_verdict(T, rt, "Round", L("y", NULL, NULL), 10, "Round (opset 11+, the model's is 10) x1 (first: node 'n')");
+    check_opset_verdict(T, rt, "Sin", L("y", NULL, NULL), 6, "Sin (opset 7+, the model's is 6) x1 (first: node 'n')");
+    check_opset_verdict(T, rt, "Sign", L("y", NULL, NULL), 9, NULL);
     opara_runtime_destroy(rt);
 }
 
@@ -573,8 +578,9 @@ OT_TEST(ops_changed_after_our_version_are_refused) {
     opara_runtime_destroy(rt);
 }
 
-/* A newer ONNX version that only adds types keeps the meaning: HardSwish-22 (bfloat16) and
-   Transpose-21/23/24/25 (4-bit, float4, float8e8m0 and 2-bit types) still import at those opsets. */
+/* A newer ONNX version that only adds types keeps the meaning: HardSwish-22, Neg-13 and Softplus-22
+   (bfloat16), Celu-28 (float16, bfloat16) and Transpose-21/23/24/25 (4-bit, float4, float8e8m0 and
+   2-bit types) still import at those opsets. */
 OT_TEST(type_only_version_bumps_still_import) {
     opara_runtime* rt = new_rt();
     REQUIRE(rt);
@@ -582,6 +588,9 @@ OT_TEST(type_only_version_bumps_still_import) {
     check_opset_verdict(T, rt, "HardSwish", L("y", NULL, NULL), 25, NULL);
     check_opset_verdict(T, rt, "Transpose", L("y", NULL, NULL), 21, NULL);
     check_opset_verdict(T, rt, "Transpose", L("y", NULL, NULL), 25, NULL);
+    check_opset_verdict(T, rt, "Neg", L("y", NULL, NULL), 13, NULL); /* bfloat16 */
+    check_opset_verdict(T, rt, "Softplus", L("y", NULL, NULL), 22, NULL);
+    check_opset_verdict(T, rt, "Celu", L("y", NULL, NULL), 28, NULL); /* float16 and bfloat16 */
     opara_runtime_destroy(rt);
 }
 

@@ -32,7 +32,12 @@ typedef struct case_input {
     int32_t rank;
     int64_t dims[4];
     double lo, hi; /* uniform random values in [lo, hi] (integers: rounded; bool: 0/1) */
+    int specials;  /* f32: every 7th value one of SPECIALS instead */
 } case_input;
+
+/* The values an element-wise operator must agree on at the edges: NaN, the infinities, signed zeros,
+   halves (ties of Round) and the ends of the inverse trigonometric functions' domains. */
+static const float SPECIALS[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0.5f, -1.5f, 2.5f, 1.0f, -1.0f};
 
 typedef struct op_case {
     const char* op;
@@ -181,6 +186,26 @@ static void case_sqrt(op_case* c) {
     input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], 0.0, 4.0);
     node(c, IN_X, 1, 0, NULL);
 }
+
+/* The math operators (Neg .. Atanh): x over [lo, hi] with the special values; alpha (and Selu's
+   gamma) given in variants 1 and 2, ONNX's defaults in variant 0. */
+static void math_case(op_case* c, double lo, double hi) {
+    opara_attr a[2];
+    uint32_t n = 0;
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], lo, hi);
+    c->in[0].specials = 1;
+    if (c->v > 0 && (strcmp(c->op, "Elu") == 0 || strcmp(c->op, "Celu") == 0 || strcmp(c->op, "ThresholdedRelu") == 0 ||
+                     strcmp(c->op, "Selu") == 0))
+        a[n++] = attr_float("alpha", c->v == 1 ? 0.6f : 1.3f);
+    if (c->v > 0 && strcmp(c->op, "Selu") == 0) a[n++] = attr_float("gamma", 0.9f);
+    node(c, IN_X, 1, n, a);
+}
+
+static void case_math(op_case* c) { math_case(c, -3.0, 3.0); }
+static void case_math_positive(op_case* c) { math_case(c, 0.0, 4.0); }      /* Log */
+static void case_math_unit(op_case* c) { math_case(c, -1.0, 1.0); }         /* Asin, Acos, Atanh */
+static void case_math_from_one(op_case* c) { math_case(c, 1.0, 5.0); }      /* Acosh */
+static void case_math_half_pi(op_case* c) { math_case(c, -1.5, 1.5); }      /* Tan */
 
 static void case_leaky_relu(op_case* c) {
     opara_attr a[1];
@@ -485,6 +510,32 @@ static const struct {
     {"Cast", case_cast},
     {"Pad", case_pad},
     {"Resize", case_resize},
+    {"Neg", case_math},
+    {"Abs", case_math},
+    {"Exp", case_math},
+    {"Log", case_math_positive},
+    {"Reciprocal", case_math},
+    {"Floor", case_math},
+    {"Ceil", case_math},
+    {"Round", case_math},
+    {"Sign", case_math},
+    {"Sin", case_math},
+    {"Cos", case_math},
+    {"Tan", case_math_half_pi},
+    {"Softplus", case_math},
+    {"Softsign", case_math},
+    {"Elu", case_math},
+    {"Selu", case_math},
+    {"Celu", case_math},
+    {"ThresholdedRelu", case_math},
+    {"Asin", case_math_unit},
+    {"Acos", case_math_unit},
+    {"Atan", case_math},
+    {"Sinh", case_math},
+    {"Cosh", case_math},
+    {"Asinh", case_math},
+    {"Acosh", case_math_from_one},
+    {"Atanh", case_math_unit},
 };
 
 /* The table's operators, from its X-macro: a new row without a case above fails every_op_has_a_case. */
@@ -515,7 +566,9 @@ static void fill(op_case* c, const case_input* x, void* data) {
     for (i = 0; i < n; ++i) {
         double v = rnd(c, x->lo, x->hi);
         switch (x->dtype) {
-        case OPARA_DTYPE_F32: ((float*)data)[i] = (float)v; break;
+        case OPARA_DTYPE_F32:
+            ((float*)data)[i] = x->specials && i % 7 == 3 ? SPECIALS[(i / 7) % (sizeof SPECIALS / sizeof SPECIALS[0])] : (float)v;
+            break;
         case OPARA_DTYPE_I64: ((int64_t*)data)[i] = (int64_t)floor(v + 0.5); break;
         case OPARA_DTYPE_I32: ((int32_t*)data)[i] = (int32_t)floor(v + 0.5); break;
         case OPARA_DTYPE_BOOL: ((uint8_t*)data)[i] = v >= 0.5 * (x->lo + x->hi); break;
@@ -590,7 +643,7 @@ static void compare_outputs(opara_test* T, const op_case* c, const opara_session
         for (i = 0; i < n; ++i) {
             double x = value_at(a.dtype, pa, i), y = value_at(a.dtype, pb, i), d = fabs(x - y);
             double tol = a.dtype == OPARA_DTYPE_F32 ? c->atol + c->rtol * fabs(x) : 0;
-            if (d <= tol || (x != x && y != y)) continue;
+            if (x == y || d <= tol || (x != x && y != y)) continue;
             if (!bad++ || d > worst) OT_LOG("%s: output %u [%lld]: cpu %.9g, backend %.9g", what, o, (long long)i, x, y);
             if (d > worst) worst = d;
         }

@@ -308,7 +308,13 @@ OT_TEST(broadcasting_is_numpy) {
 OT_TEST(unary_ops_keep_the_shape) {
     static const opara__op ops[] = {OPARA__OP_RELU, OPARA__OP_LEAKY_RELU, OPARA__OP_SIGMOID, OPARA__OP_TANH,
                                     OPARA__OP_HARD_SIGMOID, OPARA__OP_HARD_SWISH, OPARA__OP_CLIP, OPARA__OP_SQRT,
-                                    OPARA__OP_ERF, OPARA__OP_GELU, OPARA__OP_SOFTMAX, OPARA__OP_CAST};
+                                    OPARA__OP_ERF, OPARA__OP_GELU, OPARA__OP_SOFTMAX, OPARA__OP_CAST,
+                                    OPARA__OP_NEG, OPARA__OP_ABS, OPARA__OP_EXP, OPARA__OP_LOG, OPARA__OP_RECIPROCAL,
+                                    OPARA__OP_FLOOR, OPARA__OP_CEIL, OPARA__OP_ROUND, OPARA__OP_SIGN, OPARA__OP_SIN,
+                                    OPARA__OP_COS, OPARA__OP_TAN, OPARA__OP_SOFTPLUS, OPARA__OP_SOFTSIGN,
+                                    OPARA__OP_ELU, OPARA__OP_SELU, OPARA__OP_CELU, OPARA__OP_THRESHOLDED_RELU,
+                                    OPARA__OP_ASIN, OPARA__OP_ACOS, OPARA__OP_ATAN, OPARA__OP_SINH, OPARA__OP_COSH,
+                                    OPARA__OP_ASINH, OPARA__OP_ACOSH, OPARA__OP_ATANH};
     opara__shape x[] = {shp(3, 2, 3, 4)};
     size_t i;
     for (i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
@@ -1022,6 +1028,7 @@ static void a_keepdims0_eps(one* t) {
     opara__node_set_float(&t->g, t->node, "epsilon", 0.25f);
 }
 
+static void a_alpha_half(one* t) { opara__node_set_float(&t->g, t->node, "alpha", 0.5f); }
 OT_TEST(record_resolves_scalar_attributes) {
     opara__shape mat[2], conv[2], x = shp(2, 2, 3), img = shp(4, 1, 1, 4, 4);
     opara__node_params p;
@@ -1036,6 +1043,15 @@ OT_TEST(record_resolves_scalar_attributes) {
     one_free(&t);
     REQUIRE(record_of(&t, OPARA__OP_HARD_SIGMOID, 1, &x, NULL, &p) == OPARA_OK);
     CHECK(p.u.activation.alpha == 0.2f && p.u.activation.beta == 0.5f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_SELU, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.u.activation.alpha == 1.67326319217681884765625f && p.u.activation.gamma == 1.05070102214813232421875f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_ELU, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.u.activation.alpha == 1.0f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_THRESHOLDED_RELU, 1, &x, a_alpha_half, &p) == OPARA_OK);
+    CHECK(p.u.activation.alpha == 0.5f);
     one_free(&t);
     REQUIRE(record_of(&t, OPARA__OP_CLIP, 1, &x, a_clip_min, &p) == OPARA_OK);
     CHECK(p.u.activation.min == -2.0f && p.u.activation.max == HUGE_VALF);

@@ -166,7 +166,12 @@ typedef opara_result (*opara__cpu_kernel_fn)(const opara__cpu_op* op, size_t beg
 /* The functions of the unary kernel (opara__cpu_prepare maps each operator to one). */
 typedef enum opara__cpu_unary {
     OPARA__UN_RELU, OPARA__UN_LEAKY_RELU, OPARA__UN_SIGMOID, OPARA__UN_TANH, OPARA__UN_HARD_SIGMOID,
-    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU
+    OPARA__UN_HARD_SWISH, OPARA__UN_CLIP, OPARA__UN_SQRT, OPARA__UN_ERF, OPARA__UN_GELU,
+    /* the math operators (opara__unary_math) */
+    OPARA__UN_NEG, OPARA__UN_ABS, OPARA__UN_EXP, OPARA__UN_LOG, OPARA__UN_RECIPROCAL, OPARA__UN_FLOOR,
+    OPARA__UN_CEIL, OPARA__UN_ROUND, OPARA__UN_SIGN, OPARA__UN_SIN, OPARA__UN_COS, OPARA__UN_TAN, OPARA__UN_SOFTPLUS,
+    OPARA__UN_SOFTSIGN, OPARA__UN_ELU, OPARA__UN_SELU, OPARA__UN_CELU, OPARA__UN_THRESHOLDED_RELU, OPARA__UN_ASIN,
+    OPARA__UN_ACOS, OPARA__UN_ATAN, OPARA__UN_SINH, OPARA__UN_COSH, OPARA__UN_ASINH, OPARA__UN_ACOSH, OPARA__UN_ATANH
 } opara__cpu_unary;
 
 /* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */

@@ -1,4 +1,4 @@
-/* CPU kernels of the element-wise operators: the unary activations (f32), the binary arithmetic
+/* CPU kernels of the element-wise operators: the unary activations and math operators (f32), the binary arithmetic
    with broadcasting (f32, i64, i32), Where and Cast. */
 #include "opara_cpu.h"
 
@@ -26,6 +26,59 @@ static void opara__gelu_erf_rows(int level, float* y, const float* x, size_t n) 
         for (i = 0; i < m; ++i) y[i0 + i] = 0.5f * x[i0 + i] * (1.0f + t[i]);
     }
 }
+
+/* ONNX's Softplus, log(1 + e^x), without overflow for large x. */
+static float opara__softplus(float x) { return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
+
+/* -1, 0 or 1; a NaN stays NaN. */
+static float opara__sign(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); }
+
+#define OPARA__MAP(expr)                                                                                          \
+    for (i = 0; i < n; ++i) {                                                                                     \
+        float v = x[i];                                                                                           \
+        y[i] = (expr);                                                                                            \
+    }                                                                                                             \
+    break
+
+/* The math operators but Exp (the vector exp) over n elements (y may be x), as the C library computes
+   them in f32; Round is half to even (the default rounding mode). */
+static void opara__unary_math(const opara__cpu_params* p, float* y, const float* x, size_t n) {
+    float a = p->alpha, g = p->beta;
+    size_t i;
+    switch ((opara__cpu_unary)p->fn) {
+    case OPARA__UN_NEG: OPARA__MAP(-v);
+    case OPARA__UN_ABS: OPARA__MAP(fabsf(v));
+    case OPARA__UN_LOG: OPARA__MAP(logf(v));
+    case OPARA__UN_RECIPROCAL: OPARA__MAP(1.0f / v);
+    case OPARA__UN_FLOOR: OPARA__MAP(floorf(v));
+    case OPARA__UN_CEIL: OPARA__MAP(ceilf(v));
+    case OPARA__UN_ROUND: OPARA__MAP(nearbyintf(v));
+    case OPARA__UN_SIGN: OPARA__MAP(opara__sign(v));
+    case OPARA__UN_SIN: OPARA__MAP(sinf(v));
+    case OPARA__UN_COS: OPARA__MAP(cosf(v));
+    case OPARA__UN_TAN: OPARA__MAP(tanf(v));
+    case OPARA__UN_SOFTPLUS: OPARA__MAP(opara__softplus(v));
+    case OPARA__UN_SOFTSIGN: OPARA__MAP(v / (1.0f + fabsf(v)));
+    case OPARA__UN_ELU: OPARA__MAP(v < 0.0f ? a * expm1f(v) : v);
+    case OPARA__UN_SELU: OPARA__MAP(v > 0.0f ? g * v : g * (a * expf(v) - a));
+    case OPARA__UN_CELU: OPARA__MAP(v > 0.0f ? v : a * expm1f(v / a));
+    case OPARA__UN_THRESHOLDED_RELU: OPARA__MAP(v > a ? v : 0.0f);
+    case OPARA__UN_ASIN: OPARA__MAP(asinf(v));
+    case OPARA__UN_ACOS: OPARA__MAP(acosf(v));
+    case OPARA__UN_ATAN: OPARA__MAP(atanf(v));
+    case OPARA__UN_SINH: OPARA__MAP(sinhf(v));
+    case OPARA__UN_COSH: OPARA__MAP(coshf(v));
+    case OPARA__UN_ASINH: OPARA__MAP(asinhf(v));
+    case OPARA__UN_ACOSH: OPARA__MAP(acoshf(v));
+    case OPARA__UN_ATANH: OPARA__MAP(atanhf(v));
+    case OPARA__UN_RELU: case OPARA__UN_LEAKY_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH:
+    case OPARA__UN_HARD_SIGMOID: case OPARA__UN_HARD_SWISH: case OPARA__UN_CLIP: case OPARA__UN_SQRT:
+    case OPARA__UN_ERF: case OPARA__UN_GELU: case OPARA__UN_EXP:
+        break; /* opara__unary_kernel's own */
+    }
+}
+
+#undef OPARA__MAP
 
 static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -68,12 +121,22 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     case OPARA__UN_ERF:
         if (i1 > i0) opara__vec_erf(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
+    case OPARA__UN_EXP:
+        if (i1 > i0) opara__vec_exp(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
+        break;
     case OPARA__UN_GELU:
         if (p->approx) {
             for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], 1);
         } else if (i1 > i0) {
             opara__gelu_erf_rows(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         }
+        break;
+    case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_LOG: case OPARA__UN_RECIPROCAL: case OPARA__UN_FLOOR:
+    case OPARA__UN_CEIL: case OPARA__UN_ROUND: case OPARA__UN_SIGN: case OPARA__UN_SIN: case OPARA__UN_COS:
+    case OPARA__UN_TAN: case OPARA__UN_SOFTPLUS: case OPARA__UN_SOFTSIGN: case OPARA__UN_ELU: case OPARA__UN_SELU:
+    case OPARA__UN_CELU: case OPARA__UN_THRESHOLDED_RELU: case OPARA__UN_ASIN: case OPARA__UN_ACOS: case OPARA__UN_ATAN:
+    case OPARA__UN_SINH: case OPARA__UN_COSH: case OPARA__UN_ASINH: case OPARA__UN_ACOSH: case OPARA__UN_ATANH:
+        if (i1 > i0) opara__unary_math(p, y + i0, x + i0, i1 - i0);
         break;
     }
     return OPARA_OK;
@@ -98,8 +161,17 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
         p->hi = a->max;
         break;
     case OPARA__UN_GELU: p->approx = a->gelu_tanh; break;
+    case OPARA__UN_ELU: case OPARA__UN_CELU: case OPARA__UN_THRESHOLDED_RELU: p->alpha = a->alpha; break;
+    case OPARA__UN_SELU:
+        p->alpha = a->alpha;
+        p->beta = a->gamma;
+        break;
     case OPARA__UN_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH: case OPARA__UN_HARD_SWISH: case OPARA__UN_SQRT:
-    case OPARA__UN_ERF:
+    case OPARA__UN_ERF: case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_EXP: case OPARA__UN_LOG:
+    case OPARA__UN_RECIPROCAL: case OPARA__UN_FLOOR: case OPARA__UN_CEIL: case OPARA__UN_ROUND: case OPARA__UN_SIGN:
+    case OPARA__UN_SIN: case OPARA__UN_COS: case OPARA__UN_TAN: case OPARA__UN_SOFTPLUS: case OPARA__UN_SOFTSIGN:
+    case OPARA__UN_ASIN: case OPARA__UN_ACOS: case OPARA__UN_ATAN: case OPARA__UN_SINH: case OPARA__UN_COSH:
+    case OPARA__UN_ASINH: case OPARA__UN_ACOSH: case OPARA__UN_ATANH:
         break;
     }
     op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;

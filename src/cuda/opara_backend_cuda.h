@@ -50,6 +50,36 @@ typedef enum opara__cuda_act {
     OPARA__CUDA_ACT_GELU_TANH = 11
 } opara__cuda_act;
 
+/* Math operator codes of src/cuda/kernels/elementwise.cu (opara_math_f32). */
+typedef enum opara__cuda_math {
+    OPARA__CUDA_MATH_NEG = 0,
+    OPARA__CUDA_MATH_ABS = 1,
+    OPARA__CUDA_MATH_EXP = 2,
+    OPARA__CUDA_MATH_LOG = 3,
+    OPARA__CUDA_MATH_RECIPROCAL = 4,
+    OPARA__CUDA_MATH_FLOOR = 5,
+    OPARA__CUDA_MATH_CEIL = 6,
+    OPARA__CUDA_MATH_ROUND = 7,
+    OPARA__CUDA_MATH_SIGN = 8,
+    OPARA__CUDA_MATH_SIN = 9,
+    OPARA__CUDA_MATH_COS = 10,
+    OPARA__CUDA_MATH_TAN = 11,
+    OPARA__CUDA_MATH_SOFTPLUS = 12,
+    OPARA__CUDA_MATH_SOFTSIGN = 13,
+    OPARA__CUDA_MATH_ELU = 14,
+    OPARA__CUDA_MATH_SELU = 15,
+    OPARA__CUDA_MATH_CELU = 16,
+    OPARA__CUDA_MATH_THRESHOLDED_RELU = 17,
+    OPARA__CUDA_MATH_ASIN = 18,
+    OPARA__CUDA_MATH_ACOS = 19,
+    OPARA__CUDA_MATH_ATAN = 20,
+    OPARA__CUDA_MATH_SINH = 21,
+    OPARA__CUDA_MATH_COSH = 22,
+    OPARA__CUDA_MATH_ASINH = 23,
+    OPARA__CUDA_MATH_ACOSH = 24,
+    OPARA__CUDA_MATH_ATANH = 25
+} opara__cuda_math;
+
 /* Binary operator codes of src/cuda/kernels/elementwise.cu. */
 typedef enum opara__cuda_binop {
     OPARA__CUDA_BIN_ADD = 0,
@@ -69,7 +99,7 @@ typedef enum opara__cuda_binop {
     X(CAST, "opara_cast", "elementwise") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
     X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
-    X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout")
+    X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
 typedef enum opara__cuda_kernel { OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_ENUM) OPARA__CUK_COUNT } opara__cuda_kernel;

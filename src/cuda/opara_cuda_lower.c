@@ -197,21 +197,30 @@ static opara_result opara__lower_meta_strided(opara__lower_walk* w, const opara_
 
 /* ---- element-wise ---------------------------------------------------------------------------- */
 
-static opara_result opara__lower_unary(opara__lower_walk* w, opara__cuda_act act, float a, float b) {
+/* y = f(x) element-wise with kernel k (UNARY or MATH: the same arguments), its code and parameters. */
+static opara_result opara__lower_map(opara__lower_walk* w, opara__cuda_kernel k, int code, float a, float b) {
     const opara__node* n = &w->g->nodes[w->node];
     int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
     opara__cuda_launch* L;
     if (w->dtypes[n->outputs[0]] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__lower_launch(w, OPARA__CUK_UNARY))) return OPARA_ERR_OUT_OF_MEMORY;
+    if (!(L = opara__lower_launch(w, k))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, count);
-    opara__lower_arg_i32(L, act);
+    opara__lower_arg_i32(L, code);
     opara__lower_arg_f32(L, a);
     opara__lower_arg_f32(L, b);
     opara__lower_grid_1d(L, count);
     return OPARA_OK;
+}
+
+static opara_result opara__lower_unary(opara__lower_walk* w, opara__cuda_act act, float a, float b) {
+    return opara__lower_map(w, OPARA__CUK_UNARY, act, a, b);
+}
+
+static opara_result opara__lower_math(opara__lower_walk* w, opara__cuda_math op, float a, float b) {
+    return opara__lower_map(w, OPARA__CUK_MATH, op, a, b);
 }
 
 static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop op) {
@@ -1017,6 +1026,32 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_ERF: return opara__lower_unary(w, OPARA__CUDA_ACT_ERF, 0, 0);
     case OPARA__OP_GELU:
         return opara__lower_unary(w, act->gelu_tanh ? OPARA__CUDA_ACT_GELU_TANH : OPARA__CUDA_ACT_GELU, 0, 0);
+    case OPARA__OP_NEG: return opara__lower_math(w, OPARA__CUDA_MATH_NEG, 0, 0);
+    case OPARA__OP_ABS: return opara__lower_math(w, OPARA__CUDA_MATH_ABS, 0, 0);
+    case OPARA__OP_EXP: return opara__lower_math(w, OPARA__CUDA_MATH_EXP, 0, 0);
+    case OPARA__OP_LOG: return opara__lower_math(w, OPARA__CUDA_MATH_LOG, 0, 0);
+    case OPARA__OP_RECIPROCAL: return opara__lower_math(w, OPARA__CUDA_MATH_RECIPROCAL, 0, 0);
+    case OPARA__OP_FLOOR: return opara__lower_math(w, OPARA__CUDA_MATH_FLOOR, 0, 0);
+    case OPARA__OP_CEIL: return opara__lower_math(w, OPARA__CUDA_MATH_CEIL, 0, 0);
+    case OPARA__OP_ROUND: return opara__lower_math(w, OPARA__CUDA_MATH_ROUND, 0, 0);
+    case OPARA__OP_SIGN: return opara__lower_math(w, OPARA__CUDA_MATH_SIGN, 0, 0);
+    case OPARA__OP_SIN: return opara__lower_math(w, OPARA__CUDA_MATH_SIN, 0, 0);
+    case OPARA__OP_COS: return opara__lower_math(w, OPARA__CUDA_MATH_COS, 0, 0);
+    case OPARA__OP_TAN: return opara__lower_math(w, OPARA__CUDA_MATH_TAN, 0, 0);
+    case OPARA__OP_SOFTPLUS: return opara__lower_math(w, OPARA__CUDA_MATH_SOFTPLUS, 0, 0);
+    case OPARA__OP_SOFTSIGN: return opara__lower_math(w, OPARA__CUDA_MATH_SOFTSIGN, 0, 0);
+    case OPARA__OP_ELU: return opara__lower_math(w, OPARA__CUDA_MATH_ELU, act->alpha, 0);
+    case OPARA__OP_SELU: return opara__lower_math(w, OPARA__CUDA_MATH_SELU, act->alpha, act->gamma);
+    case OPARA__OP_CELU: return opara__lower_math(w, OPARA__CUDA_MATH_CELU, act->alpha, 0);
+    case OPARA__OP_THRESHOLDED_RELU: return opara__lower_math(w, OPARA__CUDA_MATH_THRESHOLDED_RELU, act->alpha, 0);
+    case OPARA__OP_ASIN: return opara__lower_math(w, OPARA__CUDA_MATH_ASIN, 0, 0);
+    case OPARA__OP_ACOS: return opara__lower_math(w, OPARA__CUDA_MATH_ACOS, 0, 0);
+    case OPARA__OP_ATAN: return opara__lower_math(w, OPARA__CUDA_MATH_ATAN, 0, 0);
+    case OPARA__OP_SINH: return opara__lower_math(w, OPARA__CUDA_MATH_SINH, 0, 0);
+    case OPARA__OP_COSH: return opara__lower_math(w, OPARA__CUDA_MATH_COSH, 0, 0);
+    case OPARA__OP_ASINH: return opara__lower_math(w, OPARA__CUDA_MATH_ASINH, 0, 0);
+    case OPARA__OP_ACOSH: return opara__lower_math(w, OPARA__CUDA_MATH_ACOSH, 0, 0);
+    case OPARA__OP_ATANH: return opara__lower_math(w, OPARA__CUDA_MATH_ATANH, 0, 0);
     case OPARA__OP_ADD: return opara__lower_binary(w, OPARA__CUDA_BIN_ADD);
     case OPARA__OP_SUB: return opara__lower_binary(w, OPARA__CUDA_BIN_SUB);
     case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);

@@ -66,8 +66,34 @@
     X(REDUCE_MEAN, "ReduceMean", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                   \
     X(WHERE, "Where", "", 9, 16, 0, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                    \
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
-    X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                       \
-    X(RESIZE, "Resize", "", 10, 19, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)
+    X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                        \
+    X(RESIZE, "Resize", "", 10, 19, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                 \
+    X(NEG, "Neg", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(ABS, "Abs", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(EXP, "Exp", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(LOG, "Log", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(RECIPROCAL, "Reciprocal", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)        \
+    X(FLOOR, "Floor", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
+    X(CEIL, "Ceil", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(ROUND, "Round", "", 11, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                 \
+    X(SIGN, "Sign", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(SIN, "Sin", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(COS, "Cos", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(TAN, "Tan", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(SOFTPLUS, "Softplus", "", 1, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)            \
+    X(SOFTSIGN, "Softsign", "", 1, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)            \
+    X(ELU, "Elu", "", 1, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(SELU, "Selu", "", 1, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(CELU, "Celu", "", 12, 28, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
+    X(THRESHOLDED_RELU, "ThresholdedRelu", "", 10, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
+    X(ASIN, "Asin", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(ACOS, "Acos", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(ATAN, "Atan", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(SINH, "Sinh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(COSH, "Cosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(ASINH, "Asinh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
+    X(ACOSH, "Acosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
+    X(ATANH, "Atanh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -99,8 +125,19 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 40
+#define OPARA__OP_COUNT_EXPECTED 66
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
+
+/* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
+   shape and dtype, attributes (if any) scalars read into the record's u.activation. For the switches
+   where they all behave alike; those that tell them apart list them one by one. */
+#define OPARA__CASE_MATH_UNARY                                                                                     \
+    case OPARA__OP_NEG: case OPARA__OP_ABS: case OPARA__OP_EXP: case OPARA__OP_LOG: case OPARA__OP_RECIPROCAL:      \
+    case OPARA__OP_FLOOR: case OPARA__OP_CEIL: case OPARA__OP_ROUND: case OPARA__OP_SIGN: case OPARA__OP_SIN:      \
+    case OPARA__OP_COS: case OPARA__OP_TAN: case OPARA__OP_SOFTPLUS: case OPARA__OP_SOFTSIGN: case OPARA__OP_ELU:  \
+    case OPARA__OP_SELU: case OPARA__OP_CELU: case OPARA__OP_THRESHOLDED_RELU: case OPARA__OP_ASIN:                \
+    case OPARA__OP_ACOS: case OPARA__OP_ATAN: case OPARA__OP_SINH: case OPARA__OP_COSH: case OPARA__OP_ASINH:      \
+    case OPARA__OP_ACOSH: case OPARA__OP_ATANH
 
 /* The symbolic batch dimension in declared shapes and in shape-valued attributes (Reshape,
    Expand): replaced by the session's batch size. */
@@ -241,9 +278,9 @@ typedef struct opara__gemm_params {
 } opara__gemm_params;
 
 /* LeakyRelu (alpha), HardSigmoid (alpha, beta), Clip (min, max), Gelu (tanh: approximate="tanh"),
-   with ONNX's defaults. */
+   Elu, Celu and ThresholdedRelu (alpha), Selu (alpha, gamma), with ONNX's defaults. */
 typedef struct opara__activation_params {
-    float alpha, beta, min, max;
+    float alpha, beta, min, max, gamma;
     int gelu_tanh;
 } opara__activation_params;
 
@@ -266,7 +303,7 @@ typedef struct opara__node_params {
         opara__resize_params resize;       /* Resize */
         opara__reduce_params reduce;       /* ReduceMean */
         opara__gemm_params gemm;           /* Gemm */
-        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu */
+        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
     } u;

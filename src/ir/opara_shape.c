@@ -1078,7 +1078,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
     case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
-    case OPARA__OP_COUNT: break; /* one input, one output */
+    OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -1131,7 +1131,8 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
-    case OPARA__OP_CAST: return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
+    case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
+        return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
     case OPARA__OP_COUNT: break;
     }
     return opara__shape_fail(c, OPARA_ERR_CORRUPT, "unknown operator");
@@ -1178,6 +1179,12 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     if (op == OPARA__OP_CLIP) {
         p->u.activation.min = opara__attr_float(n, "min", -HUGE_VALF);
         p->u.activation.max = opara__attr_float(n, "max", HUGE_VALF);
+    }
+    if (op == OPARA__OP_ELU || op == OPARA__OP_CELU || op == OPARA__OP_THRESHOLDED_RELU)
+        p->u.activation.alpha = opara__attr_float(n, "alpha", 1.0f);
+    if (op == OPARA__OP_SELU) {
+        p->u.activation.alpha = opara__attr_float(n, "alpha", 1.67326319217681884765625f);
+        p->u.activation.gamma = opara__attr_float(n, "gamma", 1.05070102214813232421875f);
     }
     if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
     if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
@@ -1343,7 +1350,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
-    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: case OPARA__OP_COUNT:
+    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
         break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {

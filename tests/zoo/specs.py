@@ -16,6 +16,8 @@ SUPPORTED_OPS = frozenset("""
 Conv ConvTranspose MaxPool AveragePool GlobalAveragePool BatchNormalization
 Relu LeakyRelu Sigmoid Tanh HardSigmoid HardSwish Clip
 Add Sub Mul Div Pow Sqrt Erf Gelu
+Neg Abs Exp Log Reciprocal Floor Ceil Round Sign Sin Cos Tan Softplus Softsign
+Elu Selu Celu ThresholdedRelu Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
 Concat Split Slice Gather Reshape Flatten Transpose Squeeze Unsqueeze Expand
 Gemm MatMul Softmax LayerNormalization ReduceMean Where Cast Pad Resize
 Constant Shape Identity Dropout

@@ -1,5 +1,11 @@
-/* Strided element-wise kernels: broadcast binary operators, Where, Cast and the strided copy
- * behind Transpose, Slice, Concat, Split and Expand.
+/* Element-wise kernels: the unary math operators, and the strided ones: broadcast binary operators,
+ * Where, Cast and the strided copy behind Transpose, Slice, Concat, Split and Expand.
+ *
+ * Math op codes (mirrored in src/cuda/opara_backend_cuda.h), parameters a, b:
+ *   0 Neg   1 Abs   2 Exp   3 Log   4 Reciprocal   5 Floor   6 Ceil   7 Round (half to even)   8 Sign
+ *   9 Sin   10 Cos   11 Tan   12 Softplus   13 Softsign   14 Elu(a = alpha)   15 Selu(a = alpha, b = gamma)
+ *   16 Celu(a = alpha)   17 ThresholdedRelu(a = alpha)   18 Asin   19 Acos   20 Atan   21 Sinh   22 Cosh
+ *   23 Asinh   24 Acosh   25 Atanh
  *
  * Shapes come in a small int array in device memory (meta), written once at session creation:
  *   meta[0] = ndim (1..8), then ndim output dims, then ndim element strides per operand (stride 0
@@ -7,6 +13,128 @@
  * Binary op codes: 0 Add, 1 Sub, 2 Mul, 3 Div, 4 Pow (mirrored in src/cuda/opara_backend_cuda.h).
  * Cast dtype codes are ONNX's: 1 float, 2 uint8, 3 int8, 6 int32, 7 int64, 9 bool, 11 double. */
 #include "opara_kernel.h"
+
+/* Sin, Cos and Tan are computed here rather than with sinf/cosf/tanf: CUDA's argument reduction for
+ * large arguments keeps an array in local memory inside a grid-stride loop, which the kernels may not
+ * use (tests/test_cuda_nvrtc.c). The reduction is exact enough for every float (Cody-Waite below 2^25,
+ * Payne-Hanek with 2/pi's bits above), the polynomials those of fdlibm's __kernel_sin/__kernel_cos. */
+
+/* Word j of the bits of 2/pi after the binary point, 32 at a time. */
+OPARA_DEVICE unsigned long long opara__k_two_over_pi(int j)
+{
+    switch (j) {
+    case 0: return 0xa2f9836eu;
+    case 1: return 0x4e441529u;
+    case 2: return 0xfc2757d1u;
+    case 3: return 0xf534ddc0u;
+    case 4: return 0xdb629599u;
+    case 5: return 0x3c439041u;
+    default: return 0xfe5163abu;
+    }
+}
+
+/* 32 bits of 2/pi starting at bit offset o (0: just after the binary point), o < 192. */
+OPARA_DEVICE unsigned long long opara__k_two_over_pi_at(int o)
+{
+    unsigned long long pair = opara__k_two_over_pi(o / 32) << 32 | opara__k_two_over_pi(o / 32 + 1);
+    return (pair >> (32 - o % 32)) & 0xffffffffu;
+}
+
+/* |x| = (k + r / (pi/2)) * pi/2 with k mod 4 in *k, r in [-pi/4, pi/4], for |x| >= 2^25: x = m * 2^q
+ * (m of 24 bits, q >= 2), so the bits of 2/pi worth 4 or more times m are dropped and the next 96
+ * multiply m; the product's bits 94 and 95 are k mod 4, those below the fraction. */
+OPARA_DEVICE double opara__k_reduce_large(float ax, int* k)
+{
+    int e, o;
+    unsigned long long m, lo, mid, hi, frac;
+    float f = frexpf(ax, &e);
+    m = (unsigned long long)ldexpf(f, 24);
+    o = e - 24 - 2;
+    lo = m * opara__k_two_over_pi_at(o + 64);
+    mid = m * opara__k_two_over_pi_at(o + 32) + (lo >> 32);
+    hi = m * opara__k_two_over_pi_at(o) + (mid >> 32);
+    frac = (hi & 0x3fffffffu) << 32 | (mid & 0xffffffffu); /* 62 bits */
+    *k = (int)((hi >> 30) & 3u);
+    if (frac >> 61) { /* past a half: round k up */
+        *k = (*k + 1) & 3;
+        return -(double)((1ull << 62) - frac) * 3.4061215800865545e-19; /* (pi/2) 2^-62 */
+    }
+    return (double)frac * 3.4061215800865545e-19;
+}
+
+/* x = k * pi/2 + r (k mod 4 in *k), r in [-pi/4, pi/4]; pi/2 in three parts, the first two of 26 bits
+ * so that their products with k (|k| < 2^25) are exact. */
+OPARA_DEVICE double opara__k_reduce(float x, int* k)
+{
+    double xd = x, kd, r;
+    if (fabsf(x) < 33554432.0f) {
+        kd = rint(xd * 0.63661977236758138);
+        *k = (int)kd & 3;
+        return ((xd - kd * 1.5707963407039642) - kd * -1.3909067675399456e-08) - kd * 6.123233995736766e-17;
+    }
+    r = opara__k_reduce_large(fabsf(x), k);
+    if (x < 0.0f) *k = (4 - *k) & 3;
+    return x < 0.0f ? -r : r;
+}
+
+/* Sin (op 9), Cos (10) or Tan (11); NaN for an infinite or NaN x, x itself where sin x rounds to x. */
+OPARA_DEVICE float opara__k_trig(float x, int op)
+{
+    double r, z, s, c, sn, cs;
+    int k;
+    if (x != x || fabsf(x) == OPARA_INF_F32) return x - x;
+    if (fabsf(x) < 1e-4f && op != 10) return x + x * x * x * (op == 9 ? -1.0f / 6.0f : 1.0f / 3.0f);
+    r = opara__k_reduce(x, &k);
+    z = r * r;
+    s = -2.50507602534068634195e-08 + z * 1.58969099521155010221e-10;
+    s = -1.98412698298579493134e-04 + z * (2.75573137070700676789e-06 + z * s);
+    s = r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03 + z * s));
+    c = 2.08757232129817482790e-09 + z * -1.13596475577881948265e-11;
+    c = 2.48015872894767294178e-05 + z * (-2.75573143513906633035e-07 + z * c);
+    c = 1.0 - 0.5 * z + z * z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03 + z * c));
+    sn = k == 0 ? s : (k == 1 ? c : (k == 2 ? -s : -c));
+    cs = k == 0 ? c : (k == 1 ? -s : (k == 2 ? -c : s));
+    return (float)(op == 9 ? sn : (op == 10 ? cs : sn / cs));
+}
+
+/* A NaN x gives NaN (the C library's behaviour), except in ThresholdedRelu, which gives 0 as ONNX does. */
+OPARA_DEVICE float opara__k_math(float x, int op, float a, float b)
+{
+    switch (op) {
+    case 0: return -x;
+    case 1: return fabsf(x);
+    case 2: return expf(x);
+    case 3: return logf(x);
+    case 4: return 1.0f / x;
+    case 5: return floorf(x);
+    case 6: return ceilf(x);
+    case 7: return rintf(x);
+    case 8: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);
+    case 9: case 10: case 11: return opara__k_trig(x, op);
+    case 12: return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));
+    case 13: return x / (1.0f + fabsf(x));
+    case 14: return x < 0.0f ? a * expm1f(x) : x;
+    case 15: return x > 0.0f ? b * x : b * (a * expf(x) - a);
+    case 16: return x > 0.0f ? x : a * expm1f(x / a);
+    case 17: return x > a ? x : 0.0f;
+    case 18: return asinf(x);
+    case 19: return acosf(x);
+    case 20: return atanf(x);
+    case 21: return sinhf(x);
+    case 22: return coshf(x);
+    case 23: return asinhf(x);
+    case 24: return acoshf(x);
+    default: return atanhf(x);
+    }
+}
+
+/* y[i] = math op(x[i]) for i < n (y may be x). One thread per element, grid-stride. */
+OPARA_KERNEL(opara_math_f32, (const float*, x), (float*, y), (int, n), (int, op), (float, a), (float, b))
+{
+    int i;
+    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x))
+        y[i] = opara__k_math(x[i], op, a, b);
+}
 
 /* Offset of element i in operand `which` (0-based, after the dims) of a meta block. */
 OPARA_DEVICE long long opara__k_strided_offset(long long i, const int* meta, int which)
