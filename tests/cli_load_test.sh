@@ -35,4 +35,31 @@ if [ -f "$model" ]; then
 else
     echo "SKIP squeezenet checks: $model missing (make zoo)"; skip=$((skip + 1))
 fi
+# --shape and --default-dim on every subcommand that loads a model. tests/data/symbolic_relu.onnx is
+# Relu over x[N, C] with both dims symbolic (written with onnx.helper: make_tensor_value_info("x",
+# FLOAT, ["N", "C"]), opset 13): N is the batch, C must be sized on the command line.
+sym=tests/data/symbolic_relu.onnx
+expect_fail "info without a size for C names the dim and both options" "dim 1 ('C') is symbolic.*--shape.*--default-dim" \
+    "$opara" info "$sym"
+for cmd in info plan; do
+    if "$opara" $cmd "$sym" --default-dim 3 > "$work/out" 2> "$work/err"; then ok "$cmd --default-dim sizes C"
+    else bad "$cmd --default-dim: $(head -c 300 "$work/err")"; fi
+done
+if "$opara" info "$sym" --shape x=2,5 2> "$work/err" | grep -q "y .*\[2, 5\]"; then ok "info --shape x=2,5 gives y [2, 5]"
+else bad "info --shape x=2,5: $(head -c 300 "$work/err")"; fi
+if "$opara" plan "$sym" --shape x=1,7 --json 2> "$work/err" | grep -q '"strategy":"opara"'; then ok "plan --shape"
+else bad "plan --shape: $(head -c 300 "$work/err")"; fi
+if "$opara" run "$sym" --default-dim 4 --iters 1 --backend cpu > /dev/null 2> "$work/err"; then ok "run --default-dim"
+else bad "run --default-dim: $(head -c 300 "$work/err")"; fi
+if "$opara" run "$sym" --shape x=2,6 --iters 1 --backend cpu > /dev/null 2> "$work/err"; then ok "run --shape"
+else bad "run --shape: $(head -c 300 "$work/err")"; fi
+expect_fail "run --default-dim without a number names the option" "default-dim takes an integer" \
+    "$opara" run "$sym" --default-dim C
+expect_fail "plan --shape without a value says so" "shape needs a value" "$opara" plan "$sym" --shape
+if "$opara" convert "$sym" "$work/sym.opara" --default-dim 3 > /dev/null 2> "$work/err"; then
+    for cmd in info plan run; do
+        expect_fail "$cmd refuses --default-dim on a .opara file" "fixed by .opara convert" \
+            "$opara" $cmd "$work/sym.opara" --default-dim 3
+    done
+else bad "convert --default-dim: $(head -c 300 "$work/err")"; fi
 finish

@@ -61,8 +61,8 @@ static int cli_convert_usage(void) {
 }
 
 static int cli_convert(int argc, char** argv) {
-    const char* shapes[64];
     const char *in = NULL, *out = NULL, *header = NULL;
+    cli_onnx_args onnx;
     opara_onnx_options options;
     opara_runtime* rt = NULL;
     opara_model* model = NULL;
@@ -71,19 +71,12 @@ static int cli_convert(int argc, char** argv) {
     opara_model_stats st;
     opara_result r;
     int i, ok = 0;
-    memset(&options, 0, sizeof options);
-    options.input_shapes = shapes;
+    memset(&onnx, 0, sizeof onnx);
     for (i = 1; i < argc; ++i) {
-        if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
-            if (options.n_input_shapes == 64) return cli_convert_usage();
-            shapes[options.n_input_shapes++] = argv[++i];
-        } else if (strcmp(argv[i], "--c-header") == 0 && i + 1 < argc) header = argv[++i];
-        else if (strcmp(argv[i], "--default-dim") == 0 && i + 1 < argc) {
-            long long dim;
-            if (!cli_int_arg("convert", argv[i], argv[i + 1], 0, INT32_MAX, &dim)) return 2;
-            options.default_dim = dim;
-            ++i;
-        }
+        int taken = cli_onnx_arg("convert", argc, argv, &i, &onnx);
+        if (taken < 0) return 2;
+        if (taken) continue;
+        if (strcmp(argv[i], "--c-header") == 0 && i + 1 < argc) header = argv[++i];
         else if (argv[i][0] == '-') return cli_convert_usage();
         else if (!in) in = argv[i];
         else if (!out) out = argv[i];
@@ -91,6 +84,7 @@ static int cli_convert(int argc, char** argv) {
     }
     if (!in || !out) return cli_convert_usage();
     if (opara_runtime_create(NULL, &rt) != OPARA_OK) return 1;
+    options = cli_onnx_options(&onnx);
     r = opara_model_load_onnx_file(rt, in, &options, &model);
     if (r == OPARA_OK) r = opara_model_save_memory(model, &image, &image_size);
     if (r != OPARA_OK) {

@@ -77,11 +77,17 @@ static void cli_info_tensors(FILE* out, const opara_model* m, const opara_plan* 
     }
 }
 
-static int cli_info_load(opara_runtime* rt, const char* path, opara_model** m) {
-    opara_result r = cli_load_model(rt, path, NULL, m);
+static int cli_info_load(opara_runtime* rt, const char* path, const cli_onnx_args* a, opara_model** m) {
+    opara_onnx_options o = cli_onnx_options(a);
+    opara_result r = cli_load_model(rt, path, &o, m);
     if (r == OPARA_OK) return 0;
     fprintf(stderr, "opara info: %s: %s\n  %s\n", path, opara_result_string(r), opara_runtime_last_error(rt));
     return 1;
+}
+
+static int cli_info_usage(void) {
+    fprintf(stderr, "usage: opara info FILE [--json] [--shape NAME=d0,d1,...]... [--default-dim N]\n");
+    return 2;
 }
 
 static int cli_info(int argc, char** argv) {
@@ -94,20 +100,20 @@ static int cli_info(int argc, char** argv) {
     opara_plan* plan = NULL;
     uint32_t n_ops, width = 0;
     int have_width = 0, rc, onnx;
+    cli_onnx_args onnx_args;
+    memset(&onnx_args, 0, sizeof onnx_args);
     for (i = 1; i < argc; ++i) {
+        int taken = cli_onnx_arg("info", argc, argv, &i, &onnx_args);
+        if (taken < 0) return 2;
+        if (taken) continue;
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (!path && argv[i][0] != '-') path = argv[i];
-        else {
-            fprintf(stderr, "usage: opara info FILE [--json]\n");
-            return 2;
-        }
+        else return cli_info_usage();
     }
-    if (!path) {
-        fprintf(stderr, "usage: opara info FILE [--json]\n");
-        return 2;
-    }
+    if (!path) return cli_info_usage();
+    if (!cli_onnx_args_fit("info", path, &onnx_args)) return 2;
     if (opara_runtime_create(NULL, &rt) != OPARA_OK) return 1;
-    rc = cli_info_load(rt, path, &m);
+    rc = cli_info_load(rt, path, &onnx_args, &m);
     if (rc) {
         opara_runtime_destroy(rt);
         return rc;

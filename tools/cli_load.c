@@ -28,11 +28,61 @@ static int cli_is_opara(const char* path) {
     return cli_starts_with_magic(path) || cli_has_suffix(path, ".opara");
 }
 
+/* --shape NAME=d0,d1,... (repeatable) and --default-dim N: how an ONNX file's symbolic input dims
+   are sized, shared by every subcommand that loads a model (convert, run, info, plan). */
+#define CLI_MAX_SHAPES 64
+
+typedef struct cli_onnx_args {
+    const char* shapes[CLI_MAX_SHAPES];
+    uint32_t n_shapes;
+    long long default_dim;
+} cli_onnx_args;
+
+/* 1: argv[*i] was one of those options and is consumed with its value; 0: it is not one of them;
+   -1: it is, but its value is missing or wrong (the message is printed). */
+static int cli_onnx_arg(const char* cmd, int argc, char** argv, int* i, cli_onnx_args* a) {
+    const char* opt = argv[*i];
+    const char* v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    int is_shape = strcmp(opt, "--shape") == 0;
+    if (!is_shape && strcmp(opt, "--default-dim") != 0) return 0;
+    if (!v) {
+        fprintf(stderr, "opara %s: %s needs a value\n", cmd, opt);
+        return -1;
+    }
+    ++*i;
+    if (!is_shape) return cli_int_arg(cmd, opt, v, 0, INT32_MAX, &a->default_dim) ? 1 : -1;
+    if (a->n_shapes == CLI_MAX_SHAPES) {
+        fprintf(stderr, "opara %s: at most %d --shape options\n", cmd, CLI_MAX_SHAPES);
+        return -1;
+    }
+    a->shapes[a->n_shapes++] = v;
+    return 1;
+}
+
+/* The import options those arguments give (pointing into a). */
+static opara_onnx_options cli_onnx_options(const cli_onnx_args* a) {
+    opara_onnx_options o;
+    memset(&o, 0, sizeof o);
+    o.input_shapes = a->shapes;
+    o.n_input_shapes = a->n_shapes;
+    o.default_dim = a->default_dim;
+    return o;
+}
+
 /* onnx may be NULL (ONNX defaults). */
 static opara_result cli_load_model(opara_runtime* rt, const char* path, const opara_onnx_options* onnx,
                                    opara_model** m) {
     if (cli_is_opara(path)) return opara_model_load_file(rt, path, m);
     return opara_model_load_onnx_file(rt, path, onnx, m);
+}
+
+/* 0 (after saying why) when a gives ONNX options for a .opara file: they would be ignored (its shapes
+   were fixed when it was converted), so they are refused instead. */
+static int cli_onnx_args_fit(const char* cmd, const char* path, const cli_onnx_args* a) {
+    if (!cli_is_opara(path) || (!a->n_shapes && !a->default_dim)) return 1;
+    fprintf(stderr, "opara %s: --shape and --default-dim size the symbolic dims of an ONNX file; '%s' is a .opara "
+                    "model whose shapes were fixed by `opara convert` (give them there)\n", cmd, path);
+    return 0;
 }
 
 /* Size of the file at path, -1 when it cannot be sized. */

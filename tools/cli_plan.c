@@ -1,6 +1,7 @@
 /* opara plan FILE [--strategy opara|opara-topo|sequential|wavefront|nimble|all] [--batch N]
-                   [--default-dim N] [--device NAME] [--memory-budget R] [--dot OUT.dot] [--json] [--verify]
-   FILE is a .opara model or an .onnx file (--default-dim sizes its symbolic non-batch dims).
+                   [--shape NAME=d0,...] [--default-dim N] [--device NAME] [--memory-budget R] [--dot OUT.dot]
+                   [--json] [--verify]
+   FILE is a .opara model or an .onnx file (--shape and --default-dim size its symbolic dims).
    Prints the execution plan: per op its launch position, stream, event and waits, then the
    totals; with `all`, one line of totals per strategy. --dot writes Graphviz (ops coloured by
    stream, data edges solid, event waits dashed), --json the whole plan as JSON on stdout.
@@ -11,7 +12,8 @@ typedef struct plan_cli {
     const char* strategy;
     const char* device;
     const char* dot;
-    long long batch, default_dim;
+    long long batch;
+    cli_onnx_args onnx;
     double memory_budget;
     int json, verify, batch_given;
 } plan_cli;
@@ -25,14 +27,15 @@ static int plan_parse_args(int argc, char** argv, plan_cli* o) {
     for (i = 1; i < argc; ++i) {
         const char* a = argv[i];
         int has_value = i + 1 < argc;
+        int taken = cli_onnx_arg("plan", argc, argv, &i, &o->onnx);
+        if (taken < 0) return 0;
+        if (taken) continue;
         if (strcmp(a, "--strategy") == 0 && has_value) o->strategy = argv[++i];
         else if (strcmp(a, "--device") == 0 && has_value) o->device = argv[++i];
         else if (strcmp(a, "--dot") == 0 && has_value) o->dot = argv[++i];
         else if (strcmp(a, "--batch") == 0 && has_value) {
             if (!cli_int_arg("plan", a, argv[++i], 1, INT32_MAX, &o->batch)) return 0;
             o->batch_given = 1;
-        } else if (strcmp(a, "--default-dim") == 0 && has_value) {
-            if (!cli_int_arg("plan", a, argv[++i], 0, INT32_MAX, &o->default_dim)) return 0;
         } else if (strcmp(a, "--memory-budget") == 0 && has_value) {
             if (!cli_real_arg("plan", a, argv[++i], 0, 1e6, &o->memory_budget)) return 0;
         }
@@ -45,9 +48,9 @@ static int plan_parse_args(int argc, char** argv, plan_cli* o) {
         }
     }
     if (!o->path) fprintf(stderr, "usage: opara plan FILE [--strategy opara|opara-topo|sequential|wavefront|nimble|all] "
-                                  "[--batch N] [--default-dim N] [--device NAME] [--memory-budget R] [--dot OUT.dot] "
+                                  "[--batch N] [--shape NAME=d0,d1,...] [--default-dim N] [--device NAME] [--memory-budget R] [--dot OUT.dot] "
                                   "[--json] [--verify]\n");
-    return o->path != NULL;
+    return o->path != NULL && cli_onnx_args_fit("plan", o->path, &o->onnx);
 }
 
 static int plan_strategy_from_name(const char* name, opara_strategy* out) {
@@ -163,12 +166,9 @@ static void plan_print_json(const opara_plan* p, int first) {
     printf("]}");
 }
 
-static int plan_load(opara_runtime* rt, const char* path, int64_t default_dim, opara_model** model) {
-    opara_onnx_options onnx;
-    opara_result r;
-    memset(&onnx, 0, sizeof onnx);
-    onnx.default_dim = default_dim;
-    r = cli_load_model(rt, path, &onnx, model);
+static int plan_load(opara_runtime* rt, const char* path, const cli_onnx_args* a, opara_model** model) {
+    opara_onnx_options onnx = cli_onnx_options(a);
+    opara_result r = cli_load_model(rt, path, &onnx, model);
     if (r != OPARA_OK) fprintf(stderr, "plan: %s: %s\n", path, opara_runtime_last_error(rt));
     return r == OPARA_OK;
 }
@@ -222,7 +222,7 @@ static int cli_plan(int argc, char** argv) {
         return 2;
     }
     if (opara_runtime_create(NULL, &rt) != OPARA_OK) return 1;
-    ok = plan_load(rt, o.path, o.default_dim, &model) && cli_check_batch("plan", model, o.batch, o.batch_given) &&
+    ok = plan_load(rt, o.path, &o.onnx, &model) && cli_check_batch("plan", model, o.batch, o.batch_given) &&
          plan_run(&o, rt, model, &dev);
     opara_model_destroy(model);
     opara_runtime_destroy(rt);

@@ -305,11 +305,17 @@ static int cli_run(int argc, char** argv) {
     opara_tensor* ins = NULL;
     uint64_t* lat = NULL;
     cli_npy npy[CLI_RUN_MAX_INPUTS];
+    cli_onnx_args onnx;
+    opara_onnx_options onnx_options;
     memset(&d, 0, sizeof d);
+    memset(&onnx, 0, sizeof onnx);
     memset(npy, 0, sizeof npy);
     for (i = 1; i < argc; ++i) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        int taken = cli_onnx_arg("run", argc, argv, &i, &onnx);
+        if (taken < 0) return 2;
+        if (taken) continue;
         if (strcmp(a, "--builtin-gemm") == 0) { d.builtin_gemm = 1; continue; }
         if (strcmp(a, "--profile") == 0) { profile = d.cuda_profile = 1; continue; }
         if (a[0] != '-') { file = a; continue; }
@@ -350,8 +356,8 @@ static int cli_run(int argc, char** argv) {
     }
     if (!file) {
         fprintf(stderr, "usage: opara run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] "
-                        "[--threads N] [--builtin-gemm] [--memory-budget R] [--precision fp32|tf32] [--input NAME=FILE.npy] "
-                        "[--output-dir DIR] "
+                        "[--threads N] [--shape NAME=d0,d1,...] [--default-dim N] [--builtin-gemm] [--memory-budget R] "
+                        "[--precision fp32|tf32] [--input NAME=FILE.npy] [--output-dir DIR] "
                         "[--trace OUT.json] [--profile] [--profile-json OUT.json]\n");
         return 2;
     }
@@ -360,7 +366,9 @@ static int cli_run(int argc, char** argv) {
     rd.logger.max_level = OPARA_LOG_INFO;
     if (opara_runtime_create(&rd, &rt) != OPARA_OK) return 1;
     cli_caller_reports_errors = 1;
-    if (cli_load_model(rt, file, NULL, &m) != OPARA_OK) goto done;
+    if (!cli_onnx_args_fit("run", file, &onnx)) goto fail_quiet;
+    onnx_options = cli_onnx_options(&onnx);
+    if (cli_load_model(rt, file, &onnx_options, &m) != OPARA_OK) goto done;
     if (!cli_check_batch("run", m, d.batch_size, batch_given)) goto fail_quiet;
     if (opara_session_create(rt, m, &d, &s) != OPARA_OK) goto done;
     opara_session_get_plan_info(s, &info);

@@ -27,12 +27,12 @@ typedef struct cli_command {
 
 static const cli_command cli_commands[] = {
     {"version", cli_version, "version                      print the library version"},
-    {"run", cli_run, "run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] [--threads N] [--input NAME=F.npy] [--output-dir DIR] [--trace OUT.json] [--profile] [--profile-json OUT.json]"},
-    {"convert", cli_convert, "convert IN.onnx OUT.opara [--shape NAME=d0,d1,...] [--c-header OUT.h]"},
-    {"info", cli_info, "info FILE [--json]           operators, parameters, inputs/outputs and DAG width of a model"},
+    {"run", cli_run, "run FILE [--backend auto|cpu|cuda] [--strategy S] [--batch N] [--iters N] [--threads N] [--shape NAME=d0,...] [--default-dim N] [--input NAME=F.npy] [--output-dir DIR] [--trace OUT.json] [--profile] [--profile-json OUT.json]"},
+    {"convert", cli_convert, "convert IN.onnx OUT.opara [--shape NAME=d0,d1,...] [--default-dim N] [--c-header OUT.h]"},
+    {"info", cli_info, "info FILE [--json] [--shape NAME=d0,...] [--default-dim N]  operators, parameters, inputs/outputs and DAG width of a model"},
     {"bench", cli_bench, "bench FILE --sim DEVICE      every strategy side by side on the GPU simulator (simulated)"},
     {"plan", cli_plan, "plan FILE [--strategy opara|opara-topo|sequential|wavefront|nimble|all] [--batch N] "
-                       "[--default-dim N] [--device NAME] [--dot OUT.dot] [--json] [--verify]"},
+                       "[--shape NAME=d0,...] [--default-dim N] [--device NAME] [--dot OUT.dot] [--json] [--verify]"},
 };
 
 static int cli_usage(FILE* out) {

@@ -566,7 +566,7 @@ static opara_result opara__add_graph_input(opara__imp* im, const opara__onnx_val
     if (!r) {
         if (!vi->has_shape)
             return opara__fail(im->rt, OPARA_ERR_SHAPE, "graph input '%s' has no shape: give one with a shape override "
-                               "(\"%s=d0,d1,...\")", vi->name, vi->name);
+                               "(\"%s=d0,d1,...\"; the CLI's --shape)", vi->name, vi->name);
         if (vi->n_dims > OPARA_MAX_DIMS)
             return opara__fail(im->rt, OPARA_ERR_LIMIT_EXCEEDED, "graph input '%s' has rank %u (max %d)", vi->name,
                                vi->n_dims, OPARA_MAX_DIMS);
@@ -579,7 +579,7 @@ static opara_result opara__add_graph_input(opara__imp* im, const opara__onnx_val
             else
                 return opara__fail(im->rt, OPARA_ERR_SHAPE,
                                    "graph input '%s' dim %u ('%s') is symbolic: give its size with a shape override "
-                                   "(\"%s=d0,d1,...\") or options.default_dim",
+                                   "(\"%s=d0,d1,...\"; the CLI's --shape) or options.default_dim (--default-dim N)",
                                    vi->name, d, dim->param ? dim->param : "?", vi->name);
         }
     }
