@@ -1,5 +1,5 @@
 /* opara bench FILE... --sim DEVICE[,DEVICE...] [--batch 1,2,4] [--json OUT] [--trace OUT] [--svg OUT]
-               [--metric smem|dominant] [--stream-cap N] [--default-dim N]
+               [--metric smem|dominant] [--stream-cap N] [--shape NAME=d0,...] [--default-dim N]
 
    Puts every strategy side by side on the GPU timing simulator: for each device, batch size,
    strategy and launch mode, the simulated latency, the speedup over the sequential graph, the
@@ -148,13 +148,11 @@ static opara_result bench_synthetic_inception(opara_runtime* rt, opara_model** o
     return r;
 }
 
-static opara_result bench_load(opara_runtime* rt, const char* path, int64_t default_dim, bench_model* m) {
+static opara_result bench_load(opara_runtime* rt, const char* path, const cli_onnx_args* onnx, bench_model* m) {
     const char* slash = strrchr(path, '/');
-    opara_onnx_options options;
+    opara_onnx_options options = cli_onnx_options(onnx);
     snprintf(m->name, sizeof m->name, "%s", slash ? slash + 1 : path);
     if (strcmp(path, "synthetic:inception") == 0) return bench_synthetic_inception(rt, &m->model);
-    memset(&options, 0, sizeof options);
-    options.default_dim = default_dim;
     return cli_load_model(rt, path, &options, &m->model);
 }
 
@@ -304,7 +302,7 @@ typedef struct bench_args {
     const char* svg;
     opara_plan_metric metric; /* Alg. 2's metric for the Opara variants (0: the scheduler's default) */
     uint32_t stream_cap;   /* Alg. 1's stream cap for the Opara variants (0: unlimited) */
-    int64_t default_dim;   /* size of symbolic non-batch input dims (0: they are an error) */
+    cli_onnx_args onnx;    /* --shape, --default-dim: sizes of symbolic input dims */
 } bench_args;
 
 static int bench_parse_args(int argc, char** argv, bench_args* a) {
@@ -315,16 +313,15 @@ static int bench_parse_args(int argc, char** argv, bench_args* a) {
     snprintf(a->batches, sizeof a->batches, "1");
     for (i = 1; i < argc; ++i) {
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        int taken = cli_onnx_arg("bench", argc, argv, &i, &a->onnx);
+        if (taken < 0) return 0;
+        if (taken) continue;
         if (strcmp(argv[i], "--sim") == 0 && v) snprintf(a->devices, sizeof a->devices, "%s", argv[++i]);
         else if (strcmp(argv[i], "--batch") == 0 && v) snprintf(a->batches, sizeof a->batches, "%s", argv[++i]);
         else if (strcmp(argv[i], "--json") == 0 && v) a->json = argv[++i];
         else if (strcmp(argv[i], "--trace") == 0 && v) a->trace = argv[++i];
         else if (strcmp(argv[i], "--svg") == 0 && v) a->svg = argv[++i];
-        else if (strcmp(argv[i], "--default-dim") == 0 && v) {
-            if (!cli_int_arg("bench", argv[i], argv[i + 1], 0, INT32_MAX, &number)) return 0;
-            a->default_dim = number;
-            ++i;
-        } else if (strcmp(argv[i], "--stream-cap") == 0 && v) {
+        else if (strcmp(argv[i], "--stream-cap") == 0 && v) {
             if (!cli_int_arg("bench", argv[i], argv[i + 1], 0, UINT32_MAX, &number)) return 0;
             a->stream_cap = (uint32_t)number;
             ++i;
@@ -339,7 +336,9 @@ static int bench_parse_args(int argc, char** argv, bench_args* a) {
     }
     if (!a->n_files) fprintf(stderr, "usage: opara bench FILE... --sim DEVICE[,DEVICE] [--batch 1,2,4] [--json OUT] "
                                   "[--trace OUT] [--svg OUT]\n"
-                                  "       [--metric smem|dominant] [--stream-cap N] [--default-dim N]\n");
+                                  "       [--metric smem|dominant] [--stream-cap N] [--shape NAME=d0,...] [--default-dim N]\n");
+    for (i = 0; i < a->n_files; ++i)
+        if (!cli_onnx_args_fit("bench", a->files[i], &a->onnx)) return 0;
     return a->n_files > 0;
 }
 
@@ -411,7 +410,7 @@ static int bench_model_file(opara_runtime* rt, const bench_args* a, const char* 
     int ok = 1;
     memset(&model, 0, sizeof model);
     memset(&c, 0, sizeof c);
-    if (bench_load(rt, file, a->default_dim, &model) != OPARA_OK) {
+    if (bench_load(rt, file, &a->onnx, &model) != OPARA_OK) {
         fprintf(stderr, "opara bench: %s\n", opara_runtime_last_error(rt));
         opara_model_destroy(model.model);
         return 0;
