@@ -138,6 +138,18 @@ static void pbw_attr_str(pbw* attrs, const char* name, const char* v) {
     pbw_msg(attrs, 5, &a);
 }
 
+/* A GraphProto attribute (If's branches, Loop's body): graph g (its nodes, inputs, outputs) is consumed. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((unused))
+#endif
+static void pbw_attr_graph(pbw* attrs, const char* name, pbw* g) {
+    pbw a = {0, 0, 0};
+    pbw_str(&a, 1, name);
+    pbw_int(&a, 20, 5);
+    pbw_msg(&a, 6, g);
+    pbw_msg(attrs, 5, &a);
+}
+
 /* ModelProto around graph g (consumed). */
 static pbw pbw_model(int64_t ir, int64_t opset, pbw* g) {
     pbw m = {0, 0, 0}, op = {0, 0, 0};

@@ -512,6 +512,77 @@ OT_TEST(unsupported_ops_are_listed_in_one_error) {
     opara_runtime_destroy(rt);
 }
 
+/* A subgraph of one node `op` (input from the outer scope "x", output `out`), for If branches. */
+static void branch_of_one(pbw* branch, const char* op, const char* name, const char* out, pbw* attrs) {
+    static const int64_t xd[1] = {4};
+    pbw_node(branch, op, name, L("x", NULL, NULL), L(out, NULL, NULL), attrs);
+    pbw_value_info(branch, 12, out, 1, xd, 1);
+}
+
+/* The report walks If branches (and branches of branches): every blocker at once, each with where it
+   was first found, and the model's opsets. */
+OT_TEST(unsupported_ops_in_subgraphs_are_listed_too) {
+    static const int64_t xd[1] = {4};
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    pbw gr = {0, 0, 0}, m, attrs = {0, 0, 0}, inner_attrs = {0, 0, 0}, then_b = {0, 0, 0}, else_b = {0, 0, 0};
+    pbw inner_then = {0, 0, 0}, inner_else = {0, 0, 0};
+    const char* e;
+    REQUIRE(rt);
+    branch_of_one(&then_b, "LSTM", "lstm", "t", NULL);
+    branch_of_one(&inner_then, "Foo", "foo", "it", NULL);
+    branch_of_one(&inner_else, "Relu", "relu", "ie", NULL);
+    pbw_attr_graph(&inner_attrs, "then_branch", &inner_then);
+    pbw_attr_graph(&inner_attrs, "else_branch", &inner_else);
+    pbw_node(&else_b, "If", "if_inner", L("c", NULL, NULL), L("e", NULL, NULL), &inner_attrs);
+    pbw_value_info(&else_b, 12, "e", 1, xd, 1);
+    pbw_attr_graph(&attrs, "then_branch", &then_b);
+    pbw_attr_graph(&attrs, "else_branch", &else_b);
+    pbw_node(&gr, "If", "if_outer", L("c", NULL, NULL), L("y", NULL, NULL), &attrs);
+    pbw_value_info(&gr, 11, "c", 9, NULL, 0);
+    pbw_value_info(&gr, 11, "x", 1, xd, 1);
+    pbw_value_info(&gr, 12, "y", 1, xd, 1);
+    m = pbw_model(7, 13, &gr);
+    CHECK_EQ(import_pbw(rt, &m, NULL, 0, &g), OPARA_ERR_UNSUPPORTED_OP);
+    e = opara_runtime_last_error(rt);
+    OT_LOG("%s", e);
+    CHECK(strstr(e, "4 nodes use unsupported operators (opsets ai.onnx 13)") != NULL);
+    CHECK(strstr(e, "If x2 (first: node 'if_outer')") != NULL);
+    CHECK(strstr(e, "LSTM x1 (first: node 'lstm' in If 'if_outer'.then_branch)") != NULL);
+    CHECK(strstr(e, "Foo x1 (first: node 'foo' in If 'if_outer'.else_branch > If 'if_inner'.then_branch)") != NULL);
+    CHECK(strstr(e, "Relu") == NULL);
+    CHECK_EQ(g.n_nodes, 0);
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
+/* Subgraphs nested deeper than the decoder's bound are a decode error naming the bound, not a deep
+   recursion a hostile file controls. */
+OT_TEST(subgraphs_nested_too_deep_are_refused) {
+    static const int64_t xd[1] = {4};
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    pbw body = {0, 0, 0}, m;
+    int depth;
+    REQUIRE(rt);
+    branch_of_one(&body, "Relu", "leaf", "y", NULL);
+    for (depth = 0; depth < 17; ++depth) { /* 17 Ifs around the leaf: the 17th graph inside is one too many */
+        pbw attrs = {0, 0, 0}, outer = {0, 0, 0};
+        pbw_attr_graph(&attrs, "then_branch", &body);
+        pbw_node(&outer, "If", "nest", L("c", NULL, NULL), L("y", NULL, NULL), &attrs);
+        pbw_value_info(&outer, 12, "y", 1, xd, 1);
+        body = outer;
+    }
+    pbw_value_info(&body, 11, "c", 9, NULL, 0);
+    pbw_value_info(&body, 11, "x", 1, xd, 1);
+    m = pbw_model(7, 13, &body);
+    CHECK_EQ(import_pbw(rt, &m, NULL, 0, &g), OPARA_ERR_ONNX_DECODE);
+    OT_LOG("%s", opara_runtime_last_error(rt));
+    CHECK(strstr(opara_runtime_last_error(rt), "subgraphs nested more than 16 deep") != NULL);
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
 /* Imports a model of one node `op` (input x[4], outputs outs) at opset: refusal NULL, it imports
    as that one node; otherwise it is refused as an unsupported operator with that text. */
 static void check_opset_verdict(opara_test* T, opara_runtime* rt, const char* op, const char* const* outs, int64_t opset,
@@ -1269,7 +1340,8 @@ static const opara_test_case tests[] = {
     OT_CASE(identity_and_dropout_disappear_output_keeps_name), OT_CASE(shape_chain_folds_to_batch_reshape),
     OT_CASE(folded_float_pow_matches_the_kernel_bit_for_bit), OT_CASE(folded_slices_follow_the_shape_engine),
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
-    OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(ops_newer_than_the_model_opset_are_refused),
+    OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(unsupported_ops_in_subgraphs_are_listed_too),
+    OT_CASE(subgraphs_nested_too_deep_are_refused), OT_CASE(ops_newer_than_the_model_opset_are_refused),
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
     OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(split_invalid_num_outputs_is_refused),

@@ -417,6 +417,14 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
 
 /* ---- unsupported operators: one error listing them all ---------------------------------------- */
 
+/* The model's opset of the default domain (ai.onnx). */
+static int64_t opara__default_opset(const opara__onnx_model* m) {
+    uint32_t i;
+    for (i = 0; i < m->n_opsets; ++i)
+        if (!m->opsets[i].domain[0] || strcmp(m->opsets[i].domain, "ai.onnx") == 0) return m->opsets[i].version;
+    return m->n_opsets ? 0 : 1; /* no opset_import at all: very old files mean opset 1 */
+}
+
 /* An IR operator whose table row is newer than the model's default-domain opset (0: none declared). */
 static int opara__op_too_new(opara__op op, int64_t opset) {
     return op != OPARA__OP_COUNT && opset > 0 && opset < opara__op_info_of(op)->since;
@@ -466,32 +474,93 @@ static void opara__unsupported_label(const opara__onnx_node* n, int64_t opset, c
     else opara__format(buf, cap, "%s%s", n->op_type, what);
 }
 
-static opara_result opara__check_ops(opara_runtime* rt, const opara__onnx_graph* g, int64_t opset) {
-    char msg[OPARA__DETAIL_MAX], label[128], other[128];
-    uint32_t i, j, kinds = 0, total = 0;
-    size_t len;
-    for (i = 0; i < g->n_nodes; ++i)
-        if (!opara__node_supported(&g->nodes[i], opset)) total++;
-    if (!total) return OPARA_OK;
-    len = opara__format(msg, sizeof msg, "%u node%s use%s unsupported operators:", total, total == 1 ? "" : "s",
-                        total == 1 ? "s" : "");
+/* The report of unsupported operators: each kind once (its label), with its count and the first node
+   that uses it, over the main graph and every subgraph (If branches, Loop and Scan bodies), so a
+   model's blockers are all named in one error. */
+#define OPARA__REPORT_KINDS 32
+
+typedef struct opara__op_kind {
+    char label[128];
+    char first[192];
+    uint32_t count;
+} opara__op_kind;
+
+typedef struct opara__op_report {
+    int64_t opset;
+    uint32_t total, n_kinds, more_kinds;
+    opara__op_kind kinds[OPARA__REPORT_KINDS];
+} opara__op_report;
+
+static void opara__report_node(opara__op_report* rep, const opara__onnx_node* n, const char* scope) {
+    char label[128];
+    uint32_t k;
+    opara__op_kind* kind;
+    if (opara__node_supported(n, rep->opset)) return;
+    rep->total++;
+    opara__unsupported_label(n, rep->opset, label, sizeof label);
+    for (k = 0; k < rep->n_kinds; ++k)
+        if (strcmp(rep->kinds[k].label, label) == 0) {
+            rep->kinds[k].count++;
+            return;
+        }
+    if (rep->n_kinds == OPARA__REPORT_KINDS) {
+        rep->more_kinds++; /* counted by node: the message says "more" without naming them */
+        return;
+    }
+    kind = &rep->kinds[rep->n_kinds++];
+    memcpy(kind->label, label, sizeof label);
+    kind->count = 1;
+    opara__format(kind->first, sizeof kind->first, "node '%s'%s%s", n->name[0] ? n->name : n->n_outputs ? n->outputs[0] : "",
+                  scope[0] ? " in " : "", scope);
+}
+
+/* Walks g's nodes and, depth first, the graphs in their attributes (nesting is bounded by the decoder). */
+static void opara__report_graph(opara__op_report* rep, const opara__onnx_graph* g, const char* scope) {
+    uint32_t i, j;
     for (i = 0; i < g->n_nodes; ++i) {
         const opara__onnx_node* n = &g->nodes[i];
-        uint32_t count = 0, seen = 0;
-        if (opara__node_supported(n, opset)) continue;
-        opara__unsupported_label(n, opset, label, sizeof label);
-        for (j = 0; j < g->n_nodes; ++j) {
-            if (opara__node_supported(&g->nodes[j], opset)) continue;
-            opara__unsupported_label(&g->nodes[j], opset, other, sizeof other);
-            if (strcmp(label, other) != 0) continue;
-            if (j < i) seen = 1;
-            count++;
+        opara__report_node(rep, n, scope);
+        for (j = 0; j < n->n_attrs; ++j) {
+            char inner[192];
+            if (!n->attrs[j].g) continue;
+            opara__format(inner, sizeof inner, "%s%s%s '%s'.%s", scope, scope[0] ? " > " : "", n->op_type, n->name,
+                          n->attrs[j].name);
+            opara__report_graph(rep, n->attrs[j].g, inner);
         }
-        if (seen) continue;
-        kinds++;
-        len += opara__format(msg + len, sizeof msg - len, "%s %s x%u (first: node '%s')", kinds > 1 ? "," : "", label,
-                             count, n->name[0] ? n->name : n->n_outputs ? n->outputs[0] : "");
     }
+}
+
+/* "ai.onnx 13, com.example 1": the model's opsets, which decide what each operator means. */
+static size_t opara__format_opsets(const opara__onnx_model* m, char* buf, size_t cap) {
+    size_t len = 0;
+    uint32_t i;
+    buf[0] = 0;
+    for (i = 0; i < m->n_opsets; ++i)
+        len += opara__format(buf + len, cap - len, "%s%s %lld", i ? ", " : "",
+                             m->opsets[i].domain[0] ? m->opsets[i].domain : "ai.onnx", (long long)m->opsets[i].version);
+    return len;
+}
+
+static opara_result opara__check_ops(opara_runtime* rt, const opara__onnx_model* m) {
+    char msg[OPARA__DETAIL_MAX], opsets[160];
+    opara__op_report* rep = (opara__op_report*)opara__calloc(rt, 1, sizeof *rep);
+    size_t len;
+    uint32_t k;
+    if (!rep) return opara__fail(rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory checking the model's operators");
+    rep->opset = opara__default_opset(m);
+    opara__report_graph(rep, &m->graph, "");
+    if (!rep->total) {
+        opara__free(rt, rep);
+        return OPARA_OK;
+    }
+    opara__format_opsets(m, opsets, sizeof opsets);
+    len = opara__format(msg, sizeof msg, "%u node%s use%s unsupported operators (opsets %s):", rep->total,
+                        rep->total == 1 ? "" : "s", rep->total == 1 ? "s" : "", opsets[0] ? opsets : "none declared");
+    for (k = 0; k < rep->n_kinds; ++k)
+        len += opara__format(msg + len, sizeof msg - len, "%s %s x%u (first: %s)", k ? "," : "", rep->kinds[k].label,
+                             rep->kinds[k].count, rep->kinds[k].first);
+    if (rep->more_kinds) opara__format(msg + len, sizeof msg - len, ", and %u more nodes of other kinds", rep->more_kinds);
+    opara__free(rt, rep);
     return opara__fail(rt, OPARA_ERR_UNSUPPORTED_OP, "%s", msg);
 }
 
@@ -1014,13 +1083,6 @@ static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
 
 /* ---- entry points ----------------------------------------------------------------------------- */
 
-static int64_t opara__default_opset(const opara__onnx_model* m) {
-    uint32_t i;
-    for (i = 0; i < m->n_opsets; ++i)
-        if (!m->opsets[i].domain[0] || strcmp(m->opsets[i].domain, "ai.onnx") == 0) return m->opsets[i].version;
-    return m->n_opsets ? 0 : 1; /* no opset_import at all: very old files mean opset 1 */
-}
-
 static opara_result opara__import_model(opara__imp* im, opara__graph* out) {
     int flags = im->extra ? im->extra->flags : 0;
     opara__graph work;
@@ -1058,7 +1120,7 @@ OPARA__PRIVATE opara_result opara__onnx_import(opara_runtime* rt, const void* da
     if (r == OPARA_OK && !model.has_graph) r = opara__fail(rt, OPARA_ERR_ONNX_INVALID, "the model has no graph");
     if (r == OPARA_OK && model.graph.n_sparse_initializers)
         r = opara__fail(rt, OPARA_ERR_UNSUPPORTED, "graph.sparse_initializer is not supported");
-    if (r == OPARA_OK) r = opara__check_ops(rt, &model.graph, opara__default_opset(&model));
+    if (r == OPARA_OK) r = opara__check_ops(rt, &model);
     if (r == OPARA_OK) {
         im.rt = rt;
         im.model = &model;

@@ -168,7 +168,12 @@ typedef struct opara__pb_ctx {
     opara__pool* pool;
     char path[384];
     size_t len;
+    int graph_depth; /* subgraphs being decoded around the current field */
 } opara__pb_ctx;
+
+/* Subgraphs inside subgraphs (an If in a Loop body, ...) deeper than this are refused: real models
+   nest two or three levels, and the bound keeps a hostile file from exhausting the stack. */
+#define OPARA__ONNX_MAX_GRAPH_DEPTH 16
 
 static size_t opara__pb_push(opara__pb_ctx* c, const char* field, long index) {
     size_t mark = c->len;
@@ -379,6 +384,22 @@ static opara_result opara__pb_nested(opara__pb_ctx* c, const opara__pb_field* f,
     return r;
 }
 
+static opara_result opara__pb_graph(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out);
+
+/* An attribute's graph (field g), decoded like the main graph. */
+static opara_result opara__pb_subgraph(opara__pb_ctx* c, const opara__pb_field* f, opara__onnx_attr* a) {
+    opara_result r;
+    if (c->graph_depth >= OPARA__ONNX_MAX_GRAPH_DEPTH)
+        return opara__fail(c->rt, OPARA_ERR_ONNX_DECODE, "%s: subgraphs nested more than %d deep", c->path,
+                           OPARA__ONNX_MAX_GRAPH_DEPTH);
+    a->g = (opara__onnx_graph*)opara__pb_array(c, 1, sizeof(opara__onnx_graph));
+    if (!a->g) return opara__pb_oom(c);
+    c->graph_depth++;
+    r = opara__pb_nested(c, f, "g", -1, opara__pb_graph, a->g);
+    c->graph_depth--;
+    return r;
+}
+
 static opara_result opara__pb_attr(opara__pb_ctx* c, const uint8_t* data, size_t size, void* out) {
     opara__onnx_attr* a = (opara__onnx_attr*)out;
     size_t n_floats = 0, n_ints = 0, n_strings = 0, i_f = 0, i_i = 0, i_s = 0;
@@ -427,7 +448,10 @@ static opara_result opara__pb_attr(opara__pb_ctx* c, const uint8_t* data, size_t
                 a->t = (opara__onnx_tensor*)opara__pb_array(c, 1, sizeof(opara__onnx_tensor));
                 r = a->t ? opara__pb_nested(c, &f, "t", -1, opara__pb_tensor_msg, a->t) : opara__pb_oom(c);
                 break;
-            case 6: r = opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "g"); a->has_g = 1; break;
+            case 6:
+                r = pass == 0 ? opara__pb_expect(c, &f, OPARA__PB_WIRE_LEN, "g") : opara__pb_subgraph(c, &f, a);
+                a->has_g = 1;
+                break;
             case 7: r = opara__pb_repeated(c, pass, &f, OPARA__PB_FIXED32_F32, "floats", &n_floats, a->floats, &i_f); break;
             case 8: r = opara__pb_repeated(c, pass, &f, OPARA__PB_VARINT_I64, "ints", &n_ints, a->ints, &i_i); break;
             case 9:
@@ -705,6 +729,7 @@ static void opara__pb_ctx_init(opara__pb_ctx* c, opara_runtime* rt, opara__pool*
     c->rt = rt;
     c->pool = pool;
     c->len = 0;
+    c->graph_depth = 0;
     c->path[0] = 0;
 }
 

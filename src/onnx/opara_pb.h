@@ -107,6 +107,7 @@ typedef struct opara__onnx_attr {
     int64_t i;
     opara__pb_bytes s;
     opara__onnx_tensor* t;
+    struct opara__onnx_graph* g; /* a subgraph (If's branches, Loop's and Scan's bodies); NULL when absent */
     float* floats;
     uint32_t n_floats;
     int64_t* ints;
