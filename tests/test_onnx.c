@@ -546,12 +546,70 @@ OT_TEST(unsupported_ops_in_subgraphs_are_listed_too) {
     CHECK_EQ(import_pbw(rt, &m, NULL, 0, &g), OPARA_ERR_UNSUPPORTED_OP);
     e = opara_runtime_last_error(rt);
     OT_LOG("%s", e);
-    CHECK(strstr(e, "4 nodes use unsupported operators (opsets ai.onnx 13)") != NULL);
-    CHECK(strstr(e, "If x2 (first: node 'if_outer')") != NULL);
+    CHECK(strstr(e, "2 nodes use unsupported operators (opsets ai.onnx 13)") != NULL);
+    CHECK(strstr(e, "If x") == NULL); /* If itself is not a blocker (its condition may fold at import) */
     CHECK(strstr(e, "LSTM x1 (first: node 'lstm' in If 'if_outer'.then_branch)") != NULL);
     CHECK(strstr(e, "Foo x1 (first: node 'foo' in If 'if_outer'.else_branch > If 'if_inner'.then_branch)") != NULL);
     CHECK(strstr(e, "Relu") == NULL);
     CHECK_EQ(g.n_nodes, 0);
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
+/* A bool scalar initializer. */
+static void bool_initializer(pbw* g, const char* name, int value) {
+    pbw t = {0, 0, 0};
+    uint8_t b = (uint8_t)(value != 0);
+    pbw_int(&t, 2, 9);
+    pbw_str(&t, 8, name);
+    pbw_bytes(&t, 9, &b, 1);
+    pbw_msg(g, 5, &t);
+}
+
+/* Model: y = If(cond, then: Relu(x), else: If(inner_cond, then: Sigmoid(x), else: Tanh(x))), cond and
+   inner_cond bool initializers (cond < 0: a graph input). */
+static opara_result import_if_model(opara_runtime* rt, int cond, int inner_cond, opara__graph* g) {
+    static const int64_t xd[1] = {4};
+    pbw gr = {0, 0, 0}, m, attrs = {0, 0, 0}, inner_attrs = {0, 0, 0}, then_b = {0, 0, 0}, else_b = {0, 0, 0};
+    pbw inner_then = {0, 0, 0}, inner_else = {0, 0, 0};
+    branch_of_one(&then_b, "Relu", "relu", "t", NULL);
+    branch_of_one(&inner_then, "Sigmoid", "sigmoid", "it", NULL);
+    branch_of_one(&inner_else, "Tanh", "tanh", "ie", NULL);
+    pbw_attr_graph(&inner_attrs, "then_branch", &inner_then);
+    pbw_attr_graph(&inner_attrs, "else_branch", &inner_else);
+    bool_initializer(&else_b, "inner_cond", inner_cond);
+    pbw_node(&else_b, "If", "if_inner", L("inner_cond", NULL, NULL), L("e", NULL, NULL), &inner_attrs);
+    pbw_value_info(&else_b, 12, "e", 1, xd, 1);
+    pbw_attr_graph(&attrs, "then_branch", &then_b);
+    pbw_attr_graph(&attrs, "else_branch", &else_b);
+    pbw_node(&gr, "If", "if_outer", L("c", NULL, NULL), L("y", NULL, NULL), &attrs);
+    if (cond >= 0) bool_initializer(&gr, "c", cond);
+    else pbw_value_info(&gr, 11, "c", 9, NULL, 0);
+    pbw_value_info(&gr, 11, "x", 1, xd, 1);
+    pbw_value_info(&gr, 12, "y", 1, xd, 1);
+    m = pbw_model(7, 13, &gr);
+    return import_pbw(rt, &m, NULL, 0, g);
+}
+
+/* An If whose condition is known at import is replaced by the branch it takes (the branch's own
+   initializers and nested Ifs included); one decided at run time is refused, naming the condition. */
+OT_TEST(if_with_a_known_condition_is_folded_to_its_branch) {
+    static const struct { int cond, inner; opara__op op; } cases[3] = {
+        {1, 0, OPARA__OP_RELU}, {0, 1, OPARA__OP_SIGMOID}, {0, 0, OPARA__OP_TANH}};
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    int i;
+    REQUIRE(rt);
+    for (i = 0; i < 3; ++i) {
+        CHECK_EQ(import_if_model(rt, cases[i].cond, cases[i].inner, &g), OPARA_OK);
+        CHECK_EQ(g.n_nodes, 1);
+        CHECK_EQ(count_op(&g, cases[i].op), 1);
+        CHECK(g.n_outputs == 1 && strcmp(g.values[g.outputs[0]].name, "y") == 0);
+        opara__graph_free(&g);
+    }
+    CHECK_EQ(import_if_model(rt, -1, 0, &g), OPARA_ERR_UNSUPPORTED_OP);
+    OT_LOG("%s", opara_runtime_last_error(rt));
+    CHECK(strstr(opara_runtime_last_error(rt), "node 'if_outer' (If): its condition 'c' is computed at run time") != NULL);
     opara__graph_free(&g);
     opara_runtime_destroy(rt);
 }
@@ -1341,7 +1399,8 @@ static const opara_test_case tests[] = {
     OT_CASE(folded_float_pow_matches_the_kernel_bit_for_bit), OT_CASE(folded_slices_follow_the_shape_engine),
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
     OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(unsupported_ops_in_subgraphs_are_listed_too),
-    OT_CASE(subgraphs_nested_too_deep_are_refused), OT_CASE(ops_newer_than_the_model_opset_are_refused),
+    OT_CASE(subgraphs_nested_too_deep_are_refused), OT_CASE(if_with_a_known_condition_is_folded_to_its_branch),
+    OT_CASE(ops_newer_than_the_model_opset_are_refused),
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
     OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(split_invalid_num_outputs_is_refused),

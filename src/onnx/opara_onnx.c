@@ -364,8 +364,8 @@ static opara_result opara__import_constant(opara__imp* im) {
                        "value_int(s) are supported", im->node_name);
 }
 
-static opara_result opara__import_alias(opara__imp* im, int32_t src) {
-    const char* out = im->node->n_outputs ? im->node->outputs[0] : "";
+/* Tensor out becomes another name of src (Identity, Dropout, a folded If's outputs). */
+static opara_result opara__alias_value(opara__imp* im, const char* out, int32_t src) {
     int32_t v;
     opara__imp_side* side;
     opara_result r;
@@ -379,6 +379,12 @@ static opara_result opara__import_alias(opara__imp* im, int32_t src) {
     side->alias = src;
     return OPARA_OK;
 }
+
+static opara_result opara__import_alias(opara__imp* im, int32_t src) {
+    return opara__alias_value(im, im->node->n_outputs ? im->node->outputs[0] : "", src);
+}
+
+static opara_result opara__import_if(opara__imp* im, const int32_t* in);
 
 static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n, int32_t* in) {
     opara__op op = opara__op_from_name(n->op_type);
@@ -398,6 +404,7 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     }
     if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
+    if (opara__op_is(n, "If")) return opara__import_if(im, in);
     r = opara__try_fold(im, in, n->n_inputs, &folded);
     if (r == OPARA_OK) {
         if (!n->n_outputs || !n->outputs[0][0])
@@ -447,7 +454,7 @@ static void opara__changed_label(const opara__op_info* info, int64_t opset, char
 
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
-                                            "Equal"};
+                                            "Equal", "If"};
     opara__op op = opara__op_from_name(n->op_type);
     const char* domain = strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain; /* the table's "" */
     uint32_t i, extra_outputs = 0;
@@ -657,8 +664,8 @@ static opara_result opara__add_graph_input(opara__imp* im, const opara__onnx_val
     return opara__graph_add_input(im->g, v);
 }
 
-static opara_result opara__add_initializers(opara__imp* im) {
-    const opara__onnx_graph* g = &im->model->graph;
+/* g's initializers as constants (the main graph's, or a folded If branch's). */
+static opara_result opara__add_graph_constants(opara__imp* im, const opara__onnx_graph* g) {
     uint32_t i;
     for (i = 0; i < g->n_initializers; ++i) {
         opara__tensor_data t;
@@ -672,6 +679,14 @@ static opara_result opara__add_initializers(opara__imp* im) {
         }
         if (r != OPARA_OK) return r;
     }
+    return OPARA_OK;
+}
+
+static opara_result opara__add_initializers(opara__imp* im) {
+    const opara__onnx_graph* g = &im->model->graph;
+    uint32_t i;
+    opara_result r0 = opara__add_graph_constants(im, g);
+    if (r0 != OPARA_OK) return r0;
     for (i = 0; i < g->n_inputs; ++i) {
         opara_result r;
         uint32_t k;
@@ -698,8 +713,7 @@ static int opara__node_ready(opara__imp* im, const opara__onnx_node* n, const ch
     return 1;
 }
 
-static opara_result opara__stuck(opara__imp* im, const uint8_t* done) {
-    const opara__onnx_graph* g = &im->model->graph;
+static opara_result opara__stuck(opara__imp* im, const opara__onnx_graph* g, const uint8_t* done) {
     uint32_t i, j, k;
     for (i = 0; i < g->n_nodes; ++i) {
         const char* missing = NULL;
@@ -716,8 +730,9 @@ static opara_result opara__stuck(opara__imp* im, const uint8_t* done) {
     return OPARA_ERR_INTERNAL;
 }
 
-static opara_result opara__import_nodes(opara__imp* im) {
-    const opara__onnx_graph* g = &im->model->graph;
+/* Imports g's nodes (the main graph's, or a folded If branch's, whose nodes also read the outer
+   scope's tensors by name) in dependency order. */
+static opara_result opara__import_nodes(opara__imp* im, const opara__onnx_graph* g) {
     uint32_t i, max_in = 1, left = g->n_nodes, first = 0;
     uint8_t* done = (uint8_t*)opara__calloc(im->rt, g->n_nodes + 1, 1);
     int32_t* in;
@@ -736,10 +751,55 @@ static opara_result opara__import_nodes(opara__imp* im) {
             progress++;
         }
         while (first < g->n_nodes && done[first]) first++;
-        if (r == OPARA_OK && left && !progress) r = opara__stuck(im, done);
+        if (r == OPARA_OK && left && !progress) r = opara__stuck(im, g, done);
     }
     opara__free(im->rt, done);
     opara__free(im->rt, in);
+    return r;
+}
+
+/* If whose condition is known at import (a constant, or folded from constants and shapes) is
+   replaced by the branch it takes: the branch's constants and nodes join the graph, and the If's
+   outputs become names of the branch's outputs. The other branch is never imported. A condition
+   computed at run time is refused (run-time control flow is not supported). */
+static opara_result opara__import_if(opara__imp* im, const int32_t* in) {
+    const opara__onnx_node* n = im->node;
+    const char* name = im->node_name;
+    const opara__onnx_attr* branch_attr;
+    const opara__onnx_graph* branch;
+    opara__cv cond;
+    uint32_t k;
+    opara_result r;
+    if (n->n_inputs < 1 || in[0] < 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (If): no condition input", name);
+    if (!opara__is_const(im, in[0]))
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (If): its condition '%s' is computed at run time; "
+                           "If is supported only when the condition is known at import (a constant, or computed from "
+                           "constants and shapes)", name, n->inputs[0]);
+    opara__cv_of(im, in[0], &cond);
+    if (cond.count != 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (If): the condition has %llu elements (1 expected)",
+                           name, (unsigned long long)cond.count);
+    branch_attr = opara__oattr(n, opara__get_i64(cond.dtype, cond.data, 0) ? "then_branch" : "else_branch");
+    branch = branch_attr ? branch_attr->g : NULL;
+    if (!branch)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (If): the %s is missing", name,
+                           opara__get_i64(cond.dtype, cond.data, 0) ? "then_branch" : "else_branch");
+    if (branch->n_outputs != n->n_outputs)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (If): the %s has %u outputs, the node %u", name,
+                           branch_attr->name, branch->n_outputs, n->n_outputs);
+    r = opara__add_graph_constants(im, branch);
+    if (r == OPARA_OK) r = opara__import_nodes(im, branch);
+    for (k = 0; r == OPARA_OK && k < n->n_outputs; ++k) {
+        int32_t src = opara__imp_find(im, branch->outputs[k].name);
+        if (!n->outputs[k][0]) continue;
+        if (src < 0)
+            return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (If): %s output '%s' is not produced", name,
+                               branch_attr->name, branch->outputs[k].name);
+        im->node = n; /* for the alias's messages: the branch's nodes were imported in between */
+        im->node_name = name;
+        r = opara__alias_value(im, n->outputs[k], src);
+    }
     return r;
 }
 
@@ -1094,7 +1154,7 @@ static opara_result opara__import_model(opara__imp* im, opara__graph* out) {
     work.producer_name = opara__pool_strdup(im->rt, &work.pool, im->model->producer_name);
     r = opara__check_overrides(im);
     if (r == OPARA_OK) r = opara__add_initializers(im);
-    if (r == OPARA_OK) r = opara__import_nodes(im);
+    if (r == OPARA_OK) r = opara__import_nodes(im, &im->model->graph);
     if (r == OPARA_OK) r = opara__add_outputs(im);
     dead = (uint8_t*)opara__calloc(im->rt, (size_t)work.n_nodes + 1, 1);
     if (r == OPARA_OK && !dead) r = opara__fail(im->rt, OPARA_ERR_OUT_OF_MEMORY, "out of memory");
