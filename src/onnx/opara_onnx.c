@@ -454,7 +454,8 @@ static void opara__changed_label(const opara__op_info* info, int64_t opset, char
 
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
-                                            "Equal", "If"};
+                                            "Equal", "If", "HannWindow", "HammingWindow", "BlackmanWindow",
+                                            "MelWeightMatrix"};
     opara__op op = opara__op_from_name(n->op_type);
     const char* domain = strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain; /* the table's "" */
     uint32_t i, extra_outputs = 0;

@@ -646,6 +646,92 @@ static int opara__eval_sqrt(opara__imp* im, const opara__cv* x, opara__cv* out) 
     return r;
 }
 
+/* The signal windows (opset 17) of length `size`: sum_k a[k] cos(2 pi k i / N) with N = size
+   (periodic) or size - 1 (symmetric), computed in double like ONNX's reference, then stored in the
+   output_datatype. a is {a0, a1, a2} with the signs folded in. */
+static int opara__eval_window(opara__imp* im, const opara__cv* size, const double* a, opara__cv* out) {
+    const opara__onnx_node* n = im->node;
+    opara_dtype t = opara__onnx_dtype((int32_t)opara__oattr_int(n, "output_datatype", 1));
+    opara__shape shape;
+    uint8_t* data;
+    int64_t* coef;
+    int64_t len, i;
+    double period;
+    int r;
+    if (size->count != 1 || size->coef || !opara__dtype_is_int(size->dtype) || !opara__dtype_is_float(t)) return OPARA__NOFOLD;
+    len = opara__get_i64(size->dtype, size->data, 0);
+    if (len < 0 || len > ((int64_t)1 << 30)) return OPARA__NOFOLD;
+    period = (double)(opara__oattr_int(n, "periodic", 1) ? len : len - 1);
+    shape.ndim = 1;
+    shape.dims[0] = len;
+    r = opara__cv_alloc(im, out, t, &shape, 0, &data, &coef);
+    for (i = 0; r == OPARA_OK && i < len; ++i) {
+        double x = 2.0 * 3.14159265358979323846 * (double)i / period;
+        opara__put_f64(t, data, (uint64_t)i, a[0] + a[1] * cos(x) + a[2] * cos(2.0 * x));
+    }
+    return r;
+}
+
+static int opara__fold_window(opara__imp* im, const opara__cv* size, opara__cv* out) {
+    static const double hann[3] = {0.5, -0.5, 0}, hamming[3] = {25.0 / 46.0, -(1.0 - 25.0 / 46.0), 0},
+                        blackman[3] = {0.42, -0.5, 0.08};
+    const opara__onnx_node* n = im->node;
+    if (opara__op_is(n, "HannWindow")) return opara__eval_window(im, size, hann, out);
+    if (opara__op_is(n, "HammingWindow")) return opara__eval_window(im, size, hamming, out);
+    if (opara__op_is(n, "BlackmanWindow")) return opara__eval_window(im, size, blackman, out);
+    return OPARA__NOFOLD;
+}
+
+/* A scalar of any numeric type as double; 0 when it is not a plain scalar. */
+static int opara__cv_scalar(const opara__cv* x, double* v) {
+    if (x->count != 1 || x->coef || !opara__dtype_numeric(x->dtype)) return 0;
+    *v = opara__get_f64(x->dtype, x->data, 0);
+    return 1;
+}
+
+/* MelWeightMatrix (opset 17): [dft_length / 2 + 1, num_mel_bins] triangular filters between mel-spaced
+   band edges, each edge rounded down to a DFT bin as ONNX's reference computes it. */
+static int opara__eval_mel_weights(opara__imp* im, const opara__cv* cv, opara__cv* out) {
+    opara_dtype t = opara__onnx_dtype((int32_t)opara__oattr_int(im->node, "output_datatype", 1));
+    double bins, dft, rate, lo, hi, lo_mel, step;
+    int64_t n_mel, n_spec, i, j, *edge;
+    opara__shape shape;
+    uint8_t* data;
+    int64_t* coef;
+    int r;
+    if (!opara__cv_scalar(&cv[0], &bins) || !opara__cv_scalar(&cv[1], &dft) || !opara__cv_scalar(&cv[2], &rate) ||
+        !opara__cv_scalar(&cv[3], &lo) || !opara__cv_scalar(&cv[4], &hi) || !opara__dtype_is_float(t) || rate <= 0 ||
+        !(bins >= 1 && bins <= 65536 && dft >= 1 && dft <= 1 << 24))
+        return OPARA__NOFOLD;
+    n_mel = (int64_t)bins;
+    n_spec = (int64_t)dft / 2 + 1;
+    shape.ndim = 2;
+    shape.dims[0] = n_spec;
+    shape.dims[1] = n_mel;
+    r = opara__cv_alloc(im, out, t, &shape, 0, &data, &coef);
+    edge = r == OPARA_OK ? (int64_t*)opara__calloc(im->rt, (size_t)n_mel + 2, sizeof(int64_t)) : NULL;
+    if (r != OPARA_OK) return r;
+    if (!edge) return opara__imp_oom(im);
+    lo_mel = 2595.0 * log10(1.0 + lo / 700.0);
+    step = (2595.0 * log10(1.0 + hi / 700.0) - lo_mel) / (double)(n_mel + 2);
+    for (i = 0; i < n_mel + 2; ++i) {
+        double hz = 700.0 * (pow(10.0, ((double)i * step + lo_mel) / 2595.0) - 1.0);
+        edge[i] = (int64_t)floor(((double)(int64_t)dft + 1.0) * hz / rate);
+    }
+    for (i = 0; i < n_mel && r == OPARA_OK; ++i) {
+        int64_t left = edge[i], center = edge[i + 1], right = edge[i + 2];
+        if (left < 0 || right >= n_spec || center < left || right < center) r = OPARA__NOFOLD;
+        else if (center == left) opara__put_f64(t, data, (uint64_t)(center * n_mel + i), 1.0);
+        else
+            for (j = left; j <= center; ++j)
+                opara__put_f64(t, data, (uint64_t)(j * n_mel + i), (double)(j - left) / (double)(center - left));
+        for (j = center; r == OPARA_OK && j < right; ++j)
+            opara__put_f64(t, data, (uint64_t)(j * n_mel + i), (double)(right - j) / (double)(right - center));
+    }
+    opara__free(im->rt, edge);
+    return r;
+}
+
 /* Shape of an input whose dims are all known or the batch. */
 static int opara__eval_shape(opara__imp* im, int32_t v, opara__cv* out) {
     const opara__shape* s = opara__imp_shape(im, v);
@@ -831,5 +917,14 @@ OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n
     if (opara__op_is(n, "Gather") && n_in >= 2 && in[1] >= 0)
         return opara__eval_gather(im, &cv[0], &cv[1], opara__oattr_int(n, "axis", 0), out);
     if (opara__op_is(n, "Slice")) return opara__fold_slice(im, in, n_in, &cv[0], out);
+    if (opara__op_is(n, "MelWeightMatrix") && n_in == 5) {
+        opara__cv all[5];
+        for (i = 0; i < 5; ++i) {
+            if (in[i] < 0) return OPARA__NOFOLD;
+            opara__cv_of(im, in[i], &all[i]);
+        }
+        return opara__eval_mel_weights(im, all, out);
+    }
+    if ((r = opara__fold_window(im, &cv[0], out)) != OPARA__NOFOLD) return r;
     return opara__fold_view(im, in, n_in, &cv[0], out);
 }
