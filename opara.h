@@ -3838,7 +3838,8 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(COSH, "Cosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(ASINH, "Asinh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(ACOSH, "Acosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
-    X(ATANH, "Atanh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)
+    X(ATANH, "Atanh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
+    X(TOPK, "TopK", "", 1, 11, 24, 1, 1, 2, 1, ROWS, 1, OPARA__OPF_F32)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -3870,7 +3871,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 66
+#define OPARA__OP_COUNT_EXPECTED 67
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -4015,6 +4016,12 @@ typedef struct opara__resize_params {
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
 } opara__resize_params;
 
+/* TopK: k (from the K input or attribute), largest, sorted. */
+typedef struct opara__topk_params {
+    int64_t k;
+    int largest, sorted;
+} opara__topk_params;
+
 /* Gemm: its attributes with ONNX's defaults. */
 typedef struct opara__gemm_params {
     int trans_a, trans_b;
@@ -4045,6 +4052,7 @@ typedef struct opara__node_params {
         opara__slice_params slice;         /* Slice */
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
+        opara__topk_params topk;           /* TopK (its axis in axis) */
         opara__resize_params resize;       /* Resize */
         opara__reduce_params reduce;       /* ReduceMean */
         opara__gemm_params gemm;           /* Gemm */
@@ -5956,6 +5964,26 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* TopK: values and indices, the input's shape with k along the axis; k no larger than that dim. */
+static opara_result opara__shape_topk(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t axis, k = opara__attr_int(c->n, "k", -1);
+    opara__shape y = *x;
+    opara_result r = opara__axis_arg(c, "axis", -1, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    if (k < 0 || (!opara__unknown(c, x->dims[axis]) && k > x->dims[axis]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "k %lld is not in [0, %lld] (the dim of axis %lld)", (long long)k,
+                                 (long long)x->dims[axis], (long long)axis);
+    y.dims[axis] = k;
+    if (c->params) {
+        c->params->u.topk.k = k;
+        c->params->u.topk.largest = opara__attr_int(c->n, "largest", 1) != 0;
+        c->params->u.topk.sorted = opara__attr_int(c->n, "sorted", 1) != 0;
+    }
+    r = opara__set_out(c, 0, &y);
+    return r == OPARA_OK && c->n->n_outputs > 1 ? opara__set_out(c, 1, &y) : r;
+}
+
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
 typedef struct opara__arity {
@@ -5979,6 +6007,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
     case OPARA__OP_WHERE: a.min_in = a.max_in = 3; break;
+    case OPARA__OP_TOPK: a.max_out = 2; break;
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_AVERAGE_POOL: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
@@ -6035,6 +6064,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_REDUCE_MEAN: return opara__shape_reduce_mean(c);
     case OPARA__OP_PAD: return opara__shape_pad(c);
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
+    case OPARA__OP_TOPK: return opara__shape_topk(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
     case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
@@ -6256,12 +6286,13 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
-    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
+    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_TOPK:
+    case OPARA__OP_COUNT:
         break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
-        if (n->op == OPARA__OP_MAX_POOL && k == 1) t = OPARA_DTYPE_I64;
+        if ((n->op == OPARA__OP_MAX_POOL || n->op == OPARA__OP_TOPK) && k == 1) t = OPARA_DTYPE_I64;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
         dt[n->outputs[k]] = t;
     }
@@ -9140,6 +9171,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, cha
 OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_reduce.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 
@@ -12293,11 +12325,94 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, ch
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_reduce.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_sort.c ==== */
+/* CPU kernels that order elements: TopK. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* ---- TopK ------------------------------------------------------------------------------------ */
+
+/* Whether element a comes before element b of a row (values at row[i * stride]): the larger (or,
+   for smallest, the smaller) first, NaN counted as larger than every number, equal values in index
+   order as ONNX specifies. */
+static int opara__topk_before(const float* row, size_t stride, int32_t a, int32_t b, int largest) {
+    float x = row[(size_t)a * stride], y = row[(size_t)b * stride];
+    int xn = x != x, yn = y != y;
+    if (xn || yn) {
+        if (xn && yn) return a < b;
+        return largest ? xn : yn;
+    }
+    if (x != y) return largest ? x > y : x < y;
+    return a < b;
+}
+
+/* Stable bottom-up merge sort of idx[0, n) by opara__topk_before; tmp holds n entries. */
+static void opara__topk_sort(const float* row, size_t stride, int32_t* idx, int32_t* tmp, size_t n, int largest) {
+    size_t width, i;
+    for (width = 1; width < n; width *= 2) {
+        for (i = 0; i < n; i += 2 * width) {
+            size_t mid = i + width < n ? i + width : n, end = i + 2 * width < n ? i + 2 * width : n, a = i, b = mid, o = i;
+            while (a < mid && b < end) tmp[o++] = opara__topk_before(row, stride, idx[b], idx[a], largest) ? idx[b++] : idx[a++];
+            while (a < mid) tmp[o++] = idx[a++];
+            while (b < end) tmp[o++] = idx[b++];
+        }
+        memcpy(idx, tmp, n * sizeof *idx);
+    }
+}
+
+/* One work item: the row of one (outer, inner) position along the axis. */
+static opara_result opara__topk_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, in = (size_t)p->inner, k = (size_t)p->k, item, j;
+    int32_t* idx = (int32_t*)scratch;
+    int32_t* tmp = idx + L;
+    for (item = begin; item < end; ++item) {
+        size_t outer = item / in, inner = item % in;
+        const float* row = (const float*)op->in[0].data + outer * L * in + inner;
+        float* values = (float*)op->out[0].data + outer * k * in + inner;
+        int64_t* indices = op->n_out > 1 && op->out[1].data ? (int64_t*)op->out[1].data + outer * k * in + inner : NULL;
+        for (j = 0; j < L; ++j) idx[j] = (int32_t)j;
+        opara__topk_sort(row, in, idx, tmp, L, p->mode);
+        for (j = 0; j < k; ++j) {
+            values[j * in] = row[(size_t)idx[j] * in];
+            if (indices) indices[j * in] = idx[j];
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis;
+    if (x->dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32 ||
+        (op->n_out > 1 && op->out[1].dtype != OPARA_DTYPE_I64))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "TopK: needs f32 values and i64 indices");
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "TopK: axis out of range");
+    if (x->dims[axis] > INT32_MAX)
+        return opara__cpu_reject(err, cap, OPARA_ERR_LIMIT_EXCEEDED, "TopK: the axis has %lld elements (max %d)",
+                                 (long long)x->dims[axis], INT32_MAX);
+    op->p.mid = x->dims[axis];
+    op->p.k = op->params->u.topk.k;
+    op->p.mode = op->params->u.topk.largest;
+    if (op->p.k > op->p.mid || op->out[0].dims[axis] != op->p.k)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "TopK: k %lld does not fit the axis (%lld)",
+                                 (long long)op->p.k, (long long)op->p.mid);
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->work_items = (size_t)(opara__cpu_dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner);
+    if (op->p.mid == 0 || op->p.k == 0) op->work_items = 0;
+    op->scratch_floats = 2 * (size_t)op->p.mid; /* the row's indices and the merge buffer (int32 each) */
+    op->min_items_per_task = 4;
+    op->fn = opara__topk_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/cpu/opara_cpu_sort.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_kernels.c ==== */
 /* opara__cpu_prepare (validation + dispatch to each operator's prepare) and the constant weights'
    packing: the top of the CPU kernel files. The kernels by kind: element-wise in
    opara_cpu_elementwise.c, data movement in opara_cpu_movement.c, normalization in opara_cpu_norm.c,
-   reductions and Softmax in opara_cpu_reduce.c, Conv and pools in opara_cpu_conv.c (Winograd in
+   reductions and Softmax in opara_cpu_reduce.c, TopK in opara_cpu_sort.c, Conv and pools in opara_cpu_conv.c (Winograd in
    opara_cpu_winograd.c), GEMM in opara_cpu_gemm.c, vector math in opara_cpu_math.c, the helpers
    they all share in opara_cpu_base.c. */
 /* #include "opara_cpu.h" (inlined above) */
@@ -12362,6 +12477,7 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_GEMM: return opara__cpu_prepare_gemm(op, err, cap);
     case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
     case OPARA__OP_SOFTMAX: return opara__cpu_prepare_softmax(op, err, cap);
+    case OPARA__OP_TOPK: return opara__cpu_prepare_topk(op, err, cap);
     case OPARA__OP_LAYER_NORM: return opara__cpu_prepare_layer_norm(op, err, cap);
     case OPARA__OP_REDUCE_MEAN: return opara__cpu_prepare_reduce_mean(op, err, cap);
     case OPARA__OP_WHERE: return opara__cpu_prepare_where(op, err, cap);
@@ -19632,6 +19748,7 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_CAST: return opara__lower_cast(w);
     case OPARA__OP_PAD: return opara__lower_pad(w);
     case OPARA__OP_RESIZE: return opara__lower_resize(w);
+    case OPARA__OP_TOPK: /* CPU-only: docs/CUDA-BACKEND.md */
     case OPARA__OP_COUNT: break;
     }
     return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED_OP, "operator not supported by the CUDA backend");
@@ -26085,7 +26202,8 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
-    for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
+    for (k = 0; k < n->n_outputs; ++k)
+        im->g->values[n->outputs[k]].dtype = n->op == OPARA__OP_TOPK && k == 1 ? OPARA_DTYPE_I64 : dt;
     return OPARA_OK;
 }
 
@@ -26317,6 +26435,18 @@ static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int
 }
 
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
+/* TopK-10+'s K input (one int64) becomes the attribute k that TopK-1 has. */
+static opara_result opara__canon_topk(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    opara_result r;
+    if (im->opset < 10) return OPARA_OK;
+    r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
+    if (r != OPARA_OK) return r;
+    if (!p.present || p.n != 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (TopK): K must be one value", im->node_name);
+    return opara__node_set_int(im->g, node, "k", p.ints[0]) == OPARA_OK ? OPARA_OK : opara__imp_oom(im);
+}
+
 static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t node, const int32_t* in, uint32_t n_in) {
     opara__param p;
     opara_result r = OPARA_OK;
@@ -26339,6 +26469,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:

@@ -1537,6 +1537,65 @@ OT_TEST(softmax_any_axis) {
     CHECK_EQ(failures, 0);
 }
 
+/* Reference order of TopK: of the elements not yet taken, the first by value (largest or smallest),
+   NaN counting as larger than every number, equal values by index (ONNX). */
+static int topk_ref_before(float x, int64_t a, float y, int64_t b, int largest) {
+    int xn = x != x, yn = y != y;
+    if (xn != yn) return largest ? xn : yn;
+    if (!xn && x != y) return largest ? x > y : x < y;
+    return a < b;
+}
+
+/* TopK against a selection by repeated scans, on rows with ties (values from a small set) and NaN. */
+OT_TEST(topk_matches_selection_with_ties_and_nan) {
+    int t, failures = 0;
+    for (t = 0; t < 60; ++t) {
+        kt k;
+        int r = kt_randint(1, 4), axis = kt_randint(0, r - 1), largest = t % 2, i;
+        int64_t d[4], yd[4], kk, outer, inner, L, o, q, j;
+        float* x;
+        unsigned char taken[16];
+        for (i = 0; i < r; ++i) d[i] = kt_randint(1, 6);
+        d[axis] = kt_randint(1, 12);
+        kk = kt_randint(0, (int)d[axis]);
+        memcpy(yd, d, sizeof d);
+        yd[axis] = kk;
+        kt_init(&k, OPARA__OP_TOPK, 1, 2);
+        x = kt_in_f32(&k, 0, r, d);
+        for (j = 0; j < (int64_t)kt_numel(r, d); ++j) x[j] = j % 11 == 5 ? NAN : (float)kt_randint(-3, 3);
+        kt_out(&k, 0, OPARA_DTYPE_F32, r, yd);
+        kt_out(&k, 1, OPARA_DTYPE_I64, r, yd);
+        kt_int(&k, "axis", t % 3 ? axis : axis - r);
+        kt_int(&k, "k", kk);
+        kt_int(&k, "largest", largest);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { ++failures; kt_free(&k); continue; }
+        L = d[axis];
+        inner = (int64_t)kt_numel(r - axis - 1, d + axis + 1);
+        outer = (int64_t)kt_numel(axis, d);
+        for (o = 0; o < outer * inner && !failures; ++o) {
+            const float* row = x + (o / inner) * L * inner + o % inner;
+            memset(taken, 0, sizeof taken);
+            for (q = 0; q < kk; ++q) {
+                int64_t best = -1, at = (o / inner) * kk * inner + o % inner + q * inner;
+                float got = ((float*)k.out[0].data)[at];
+                for (j = 0; j < L; ++j)
+                    if (!taken[j] && (best < 0 || topk_ref_before(row[j * inner], j, row[best * inner], best, largest))) best = j;
+                taken[best] = 1;
+                if (((int64_t*)k.out[1].data)[at] != best || !(got == row[best * inner] || (got != got && best >= 0 &&
+                                                                                            row[best * inner] != row[best * inner]))) {
+                    OT_LOG("case %d: rank %d axis %d k %lld largest %d: position %lld of row %lld: got %g at %lld, want %lld",
+                           t, r, axis, (long long)kk, largest, (long long)q, (long long)o, got,
+                           (long long)((int64_t*)k.out[1].data)[at], (long long)best);
+                    ++failures;
+                    break;
+                }
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
 OT_TEST(layer_norm_axes_and_stats) {
     int t, failures = 0;
     for (t = 0; t < 20; ++t) {
@@ -2006,7 +2065,7 @@ static const opara_test_case tests[] = {
     OT_CASE(slice_random_with_negative_steps), OT_CASE(slice_reads_the_resolved_range), OT_CASE(transpose_random_perms),
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
-    OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(layer_norm_axes_and_stats),
+    OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(topk_matches_selection_with_ties_and_nan), OT_CASE(layer_norm_axes_and_stats),
     OT_CASE(reduce_mean_axes_keepdims), OT_CASE(cast_between_types), OT_CASE(pad_modes_and_negative_pads),
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
     /* appended last: they draw from the shared random stream */

@@ -109,6 +109,8 @@ static void add_one_op(opara_builder* b, const char* op, int32_t xr, const int64
         a[n_attr++] = attr_ints("axes", ax0, 1);
     } else if (!strcmp(op, "Cast")) {
         a[n_attr++] = attr_int("to", OPARA_DTYPE_F32);
+    } else if (!strcmp(op, "TopK")) {
+        a[n_attr++] = attr_int("k", 0); /* no larger than any dim, zero ones included */
     } else if (!strcmp(op, "Pad")) {
         static const int64_t p8[8] = {0, 0, 1, 1, 0, 0, 1, 1};
         a[n_attr++] = attr_ints("pads", p8, 8);

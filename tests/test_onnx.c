@@ -422,6 +422,46 @@ OT_TEST(unsorted_nodes_and_ir3_initializer_inputs) {
 }
 
 /* Clip bounds: attributes before opset 11, inputs from 11. Both give attrs min/max. */
+/* TopK-1 has k as an attribute, TopK-10 and later as the input K: both import as the attribute k (the
+   node then has one input); TopK-10 with K computed at run time is refused, naming the input. */
+OT_TEST(topk_opset_variants) {
+    static const int64_t xd[2] = {4, 6}, one[1] = {1}, three[1] = {3};
+    opara_runtime* rt = new_rt();
+    int variant;
+    REQUIRE(rt);
+    for (variant = 0; variant < 3; ++variant) {
+        opara__graph g;
+        pbw gr = {0, 0, 0}, a = {0, 0, 0}, m;
+        opara_result r;
+        int64_t opset = variant == 0 ? 9 : 11;
+        if (variant == 0) {
+            pbw_attr_int(&a, "k", 3);
+            pbw_node(&gr, "TopK", "topk", L("x", NULL, NULL), L("v", "i", NULL), &a);
+        } else {
+            if (variant == 1) pbw_tensor_i64(&gr, 5, "K", one, 1, three);
+            else pbw_value_info(&gr, 11, "K", 7, one, 1);
+            pbw_node(&gr, "TopK", "topk", L("x", "K", NULL), L("v", "i", NULL), NULL);
+        }
+        pbw_value_info(&gr, 11, "x", 1, xd, 2);
+        pbw_value_info(&gr, 12, "v", 1, NULL, -1);
+        pbw_value_info(&gr, 12, "i", 7, NULL, -1);
+        m = pbw_model(7, opset, &gr);
+        r = import_pbw(rt, &m, NULL, 0, &g);
+        OT_LOG("variant %d (opset %lld): %s", variant, (long long)opset, r == OPARA_OK ? "imported" : opara_runtime_last_error(rt));
+        if (variant < 2) {
+            REQUIRE(r == OPARA_OK && g.n_nodes == 1);
+            CHECK_EQ(g.nodes[0].n_inputs, 1);
+            CHECK_EQ(opara__attr_int(&g.nodes[0], "k", -1), 3);
+            CHECK_EQ(g.values[g.nodes[0].outputs[1]].dtype, OPARA_DTYPE_I64);
+        } else {
+            CHECK_EQ(r, OPARA_ERR_UNSUPPORTED_OP);
+            CHECK(strstr(opara_runtime_last_error(rt), "'K'") != NULL);
+        }
+        opara__graph_free(&g);
+    }
+    opara_runtime_destroy(rt);
+}
+
 OT_TEST(clip_and_slice_opset_variants) {
     static const int64_t xd[2] = {4, 6}, one[1] = {1};
     static const int64_t starts[1] = {1}, ends[1] = {5}, axes[1] = {1}, steps[1] = {2};
@@ -1400,6 +1440,7 @@ static const opara_test_case tests[] = {
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
     OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(unsupported_ops_in_subgraphs_are_listed_too),
     OT_CASE(subgraphs_nested_too_deep_are_refused), OT_CASE(if_with_a_known_condition_is_folded_to_its_branch),
+    OT_CASE(topk_opset_variants),
     OT_CASE(ops_newer_than_the_model_opset_are_refused),
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),

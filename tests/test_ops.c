@@ -421,6 +421,19 @@ static void case_reduce_mean(op_case* c) {
     node(c, IN_X, 1, 2, a);
 }
 
+/* TopK: values and indices along an axis; the odd variant takes the smallest, the batch variant the
+   whole axis. Ties are ordered by index on both backends (the inputs are random floats). */
+static void case_topk(op_case* c) {
+    static const int64_t axis[N_VARIANTS] = {-1, 2, 1}, k[N_VARIANTS] = {3, 7, 4};
+    opara_attr a[3];
+    a[0] = attr_int("axis", axis[c->v]);
+    a[1] = attr_int("k", k[c->v]);
+    a[2] = attr_int("largest", c->v != 1);
+    x4(c);
+    node(c, IN_X, 2, 3, a);
+    c->cuda_refuses = "operator not supported by the CUDA backend"; /* docs/CUDA-BACKEND.md */
+}
+
 static void case_where(op_case* c) {
     static const char* const ins[] = {"cond", "x", "x2", NULL};
     static const int64_t cd[N_VARIANTS][4] = {{1, 4, 6, 6}, {1, 1, 7, 1}, {1, 4, 1, 5}}, one[1] = {1};
@@ -510,6 +523,7 @@ static const struct {
     {"Cast", case_cast},
     {"Pad", case_pad},
     {"Resize", case_resize},
+    {"TopK", case_topk},
     {"Neg", case_math},
     {"Abs", case_math},
     {"Exp", case_math},

@@ -978,6 +978,35 @@ static opara_result record_of(one* t, opara__op op, uint32_t n_in, const opara__
     return opara__infer_node_shapes(g_rt, &t->g, (uint32_t)t->node, OPARA__SHAPE_STRICT, 1, in, out, p);
 }
 
+static void a_topk2_axis1_smallest(one* t) {
+    opara__node_set_int(&t->g, t->node, "k", 2);
+    opara__node_set_int(&t->g, t->node, "axis", 1);
+    opara__node_set_int(&t->g, t->node, "largest", 0);
+}
+static void a_topk5_axis1(one* t) {
+    opara__node_set_int(&t->g, t->node, "k", 5);
+    opara__node_set_int(&t->g, t->node, "axis", 1);
+}
+
+/* TopK: k along the axis for both outputs, indices i64, the record; k past the dim or absent fails. */
+OT_TEST(topk) {
+    opara__shape x[] = {shp(3, 3, 4, 5)};
+    opara__node_params p;
+    one t;
+    REQUIRE(run(&t, OPARA__OP_TOPK, 1, x, 2, a_topk2_axis1_smallest) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(3, 3, 2, 5));
+    CHECK_SHAPE(&t.shapes[t.outs[1]], shp(3, 3, 2, 5));
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_F32);
+    CHECK_EQ(t.dtypes[t.outs[1]], OPARA_DTYPE_I64);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_TOPK, 1, x, a_topk2_axis1_smallest, &p) == OPARA_OK);
+    CHECK(p.axis == 1 && p.u.topk.k == 2 && p.u.topk.largest == 0 && p.u.topk.sorted == 1);
+    one_free(&t);
+    EXPECT_FAIL(OPARA__OP_TOPK, x, a_topk5_axis1);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "k 5 is not in [0, 4]") != NULL);
+    EXPECT_FAIL(OPARA__OP_TOPK, x, NULL);
+}
+
 OT_TEST(record_resolves_auto_pad_and_defaults) {
     opara__shape conv[2], ct[2], pool = shp(4, 1, 1, 6, 6);
     opara__node_params p;
@@ -1192,7 +1221,7 @@ static const opara_test_case tests[] = {
     OT_CASE(gemm),
     OT_CASE(matmul_is_numpy),
     OT_CASE(layer_norm_statistics),
-    OT_CASE(reduce_mean),
+    OT_CASE(reduce_mean), OT_CASE(topk),
     OT_CASE(where_and_dtypes),
     OT_CASE(cast_type),
     OT_CASE(pad),

@@ -93,7 +93,8 @@
     X(COSH, "Cosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(ASINH, "Asinh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(ACOSH, "Acosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
-    X(ATANH, "Atanh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)
+    X(ATANH, "Atanh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
+    X(TOPK, "TopK", "", 1, 11, 24, 1, 1, 2, 1, ROWS, 1, OPARA__OPF_F32)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -125,7 +126,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 66
+#define OPARA__OP_COUNT_EXPECTED 67
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -270,6 +271,12 @@ typedef struct opara__resize_params {
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
 } opara__resize_params;
 
+/* TopK: k (from the K input or attribute), largest, sorted. */
+typedef struct opara__topk_params {
+    int64_t k;
+    int largest, sorted;
+} opara__topk_params;
+
 /* Gemm: its attributes with ONNX's defaults. */
 typedef struct opara__gemm_params {
     int trans_a, trans_b;
@@ -300,6 +307,7 @@ typedef struct opara__node_params {
         opara__slice_params slice;         /* Slice */
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
+        opara__topk_params topk;           /* TopK (its axis in axis) */
         opara__resize_params resize;       /* Resize */
         opara__reduce_params reduce;       /* ReduceMean */
         opara__gemm_params gemm;           /* Gemm */

@@ -1050,6 +1050,26 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* TopK: values and indices, the input's shape with k along the axis; k no larger than that dim. */
+static opara_result opara__shape_topk(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t axis, k = opara__attr_int(c->n, "k", -1);
+    opara__shape y = *x;
+    opara_result r = opara__axis_arg(c, "axis", -1, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    if (k < 0 || (!opara__unknown(c, x->dims[axis]) && k > x->dims[axis]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "k %lld is not in [0, %lld] (the dim of axis %lld)", (long long)k,
+                                 (long long)x->dims[axis], (long long)axis);
+    y.dims[axis] = k;
+    if (c->params) {
+        c->params->u.topk.k = k;
+        c->params->u.topk.largest = opara__attr_int(c->n, "largest", 1) != 0;
+        c->params->u.topk.sorted = opara__attr_int(c->n, "sorted", 1) != 0;
+    }
+    r = opara__set_out(c, 0, &y);
+    return r == OPARA_OK && c->n->n_outputs > 1 ? opara__set_out(c, 1, &y) : r;
+}
+
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
 typedef struct opara__arity {
@@ -1073,6 +1093,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
     case OPARA__OP_WHERE: a.min_in = a.max_in = 3; break;
+    case OPARA__OP_TOPK: a.max_out = 2; break;
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_AVERAGE_POOL: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
@@ -1129,6 +1150,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_REDUCE_MEAN: return opara__shape_reduce_mean(c);
     case OPARA__OP_PAD: return opara__shape_pad(c);
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
+    case OPARA__OP_TOPK: return opara__shape_topk(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
     case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
@@ -1350,12 +1372,13 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
-    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
+    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_TOPK:
+    case OPARA__OP_COUNT:
         break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
-        if (n->op == OPARA__OP_MAX_POOL && k == 1) t = OPARA_DTYPE_I64;
+        if ((n->op == OPARA__OP_MAX_POOL || n->op == OPARA__OP_TOPK) && k == 1) t = OPARA_DTYPE_I64;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
         dt[n->outputs[k]] = t;
     }

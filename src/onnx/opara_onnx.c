@@ -38,7 +38,8 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
-    for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
+    for (k = 0; k < n->n_outputs; ++k)
+        im->g->values[n->outputs[k]].dtype = n->op == OPARA__OP_TOPK && k == 1 ? OPARA_DTYPE_I64 : dt;
     return OPARA_OK;
 }
 
@@ -270,6 +271,18 @@ static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int
 }
 
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
+/* TopK-10+'s K input (one int64) becomes the attribute k that TopK-1 has. */
+static opara_result opara__canon_topk(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    opara_result r;
+    if (im->opset < 10) return OPARA_OK;
+    r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
+    if (r != OPARA_OK) return r;
+    if (!p.present || p.n != 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (TopK): K must be one value", im->node_name);
+    return opara__node_set_int(im->g, node, "k", p.ints[0]) == OPARA_OK ? OPARA_OK : opara__imp_oom(im);
+}
+
 static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t node, const int32_t* in, uint32_t n_in) {
     opara__param p;
     opara_result r = OPARA_OK;
@@ -292,6 +305,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
