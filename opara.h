@@ -3839,7 +3839,8 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(ASINH, "Asinh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(ACOSH, "Acosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(ATANH, "Atanh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
-    X(TOPK, "TopK", "", 1, 11, 24, 1, 1, 2, 1, ROWS, 1, OPARA__OPF_F32)
+    X(TOPK, "TopK", "", 1, 11, 24, 1, 1, 2, 1, ROWS, 1, OPARA__OPF_F32)                                             \
+    X(GRID_SAMPLE, "GridSample", "", 16, 22, 0, 2, 2, 1, 0, ELEMENTWISE, 16, OPARA__OPF_F32)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -3871,7 +3872,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 67
+#define OPARA__OP_COUNT_EXPECTED 68
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -4022,6 +4023,15 @@ typedef struct opara__topk_params {
     int largest, sorted;
 } opara__topk_params;
 
+/* GridSample: its mode ("bilinear"/"linear", "nearest", "bicubic"/"cubic") and padding_mode parsed. */
+typedef enum opara__grid_mode { OPARA__GRID_LINEAR, OPARA__GRID_NEAREST, OPARA__GRID_CUBIC } opara__grid_mode;
+typedef enum opara__grid_padding { OPARA__GRID_ZEROS, OPARA__GRID_BORDER, OPARA__GRID_REFLECTION } opara__grid_padding;
+typedef struct opara__grid_sample_params {
+    opara__grid_mode mode;
+    opara__grid_padding padding;
+    int align_corners;
+} opara__grid_sample_params;
+
 /* Gemm: its attributes with ONNX's defaults. */
 typedef struct opara__gemm_params {
     int trans_a, trans_b;
@@ -4053,6 +4063,7 @@ typedef struct opara__node_params {
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
         opara__topk_params topk;           /* TopK (its axis in axis) */
+        opara__grid_sample_params grid;    /* GridSample */
         opara__resize_params resize;       /* Resize */
         opara__reduce_params reduce;       /* ReduceMean */
         opara__gemm_params gemm;           /* Gemm */
@@ -5984,6 +5995,45 @@ static opara_result opara__shape_topk(opara__shape_ctx* c) {
     return r == OPARA_OK && c->n->n_outputs > 1 ? opara__set_out(c, 1, &y) : r;
 }
 
+/* Index of s in names (n of them), or -1. */
+static int opara__string_index(const char* s, const char* const* names, int n) {
+    int i;
+    for (i = 0; i < n; ++i)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+/* GridSample over 2-D images: X [N, C, H, W], grid [N, Ho, Wo, 2] -> [N, C, Ho, Wo]. */
+static opara_result opara__shape_grid_sample(opara__shape_ctx* c) {
+    static const char* const modes[5] = {"bilinear", "linear", "nearest", "bicubic", "cubic"};
+    static const opara__grid_mode mode_of[5] = {OPARA__GRID_LINEAR, OPARA__GRID_LINEAR, OPARA__GRID_NEAREST,
+                                                OPARA__GRID_CUBIC, OPARA__GRID_CUBIC};
+    static const char* const paddings[3] = {"zeros", "border", "reflection"};
+    const opara__shape *x = c->in[0], *grid = c->in[1];
+    const char* mode = opara__attr_string(c->n, "mode", "bilinear");
+    const char* padding = opara__attr_string(c->n, "padding_mode", "zeros");
+    int m = opara__string_index(mode, modes, 5), pad = opara__string_index(padding, paddings, 3);
+    opara__shape y;
+    opara__sbuf b;
+    if (x->ndim != 4 || grid->ndim != 4)
+        return opara__shape_fail(c, OPARA_ERR_UNSUPPORTED, "input %s and grid %s: only 2-D images (rank 4) are supported",
+                                 opara__sh(&b, 0, x), opara__sh(&b, 1, grid));
+    if (opara__dims_differ(c, grid->dims[3], 2) || opara__dims_differ(c, grid->dims[0], x->dims[0]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "grid %s does not fit input %s (needs [N, H_out, W_out, 2])",
+                                 opara__sh(&b, 0, grid), opara__sh(&b, 1, x));
+    if (m < 0 || pad < 0)
+        return opara__shape_fail(c, OPARA_ERR_UNSUPPORTED, "mode '%s' / padding_mode '%s' is not one of ONNX's", mode,
+                                 padding);
+    if (c->params) {
+        c->params->u.grid.mode = mode_of[m];
+        c->params->u.grid.padding = (opara__grid_padding)pad;
+        c->params->u.grid.align_corners = opara__attr_int(c->n, "align_corners", 0) != 0;
+    }
+    y.ndim = 4;
+    y.dims[0] = x->dims[0], y.dims[1] = x->dims[1], y.dims[2] = grid->dims[1], y.dims[3] = grid->dims[2];
+    return opara__set_out(c, 0, &y);
+}
+
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
 typedef struct opara__arity {
@@ -6008,6 +6058,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
     case OPARA__OP_WHERE: a.min_in = a.max_in = 3; break;
     case OPARA__OP_TOPK: a.max_out = 2; break;
+    case OPARA__OP_GRID_SAMPLE: a.min_in = a.max_in = 2; break;
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_AVERAGE_POOL: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
@@ -6065,6 +6116,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_PAD: return opara__shape_pad(c);
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_TOPK: return opara__shape_topk(c);
+    case OPARA__OP_GRID_SAMPLE: return opara__shape_grid_sample(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
     case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
@@ -6287,7 +6339,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
     case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_TOPK:
-    case OPARA__OP_COUNT:
+    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_COUNT:
         break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {
@@ -9082,6 +9134,7 @@ typedef struct opara__cpu_params {
     int64_t kept_dims[OPARA_MAX_DIMS], kept_strides[OPARA_MAX_DIMS];
     int64_t red_dims[OPARA_MAX_DIMS], red_strides[OPARA_MAX_DIMS];
     size_t elem;           /* element size in bytes for dtype-generic kernels */
+    opara__grid_sample_params grid; /* GridSample */
 } opara__cpu_params;
 
 struct opara__cpu_op {
@@ -9172,6 +9225,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
 /* opara_cpu_reduce.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_grid_sample(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 
@@ -12408,11 +12462,148 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_sort.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_sample.c ==== */
+/* CPU kernels that sample an image at computed coordinates: GridSample. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* ---- GridSample ------------------------------------------------------------------------------ */
+
+/* One image plane and how it is read outside its bounds. lo/hi are the coordinate range the grid's
+   [-1, 1] maps onto (pixel centers with align_corners, pixel edges without). */
+typedef struct opara__grid_plane {
+    const float* data;
+    int64_t h, w;
+    float x_lo, x_hi, y_lo, y_hi;
+    opara__grid_padding padding;
+} opara__grid_plane;
+
+/* A normalized coordinate in pixels. Non-finite or absurd ones are pinned far outside the image, so
+   every later step stays in range (NaN reads as outside). */
+static float opara__grid_unnormalize(float g, int64_t len, int align_corners) {
+    float x = align_corners ? (g + 1.0f) / 2.0f * (float)(len - 1) : ((g + 1.0f) * (float)len - 1.0f) / 2.0f;
+    if (!(x > -1e7f)) x = -1e7f;
+    if (!(x < 1e7f)) x = 1e7f;
+    return x;
+}
+
+/* x folded back into [lo, hi] by reflections at the borders. */
+static float opara__grid_reflect(float x, float lo, float hi) {
+    float range = hi - lo, d, turns, r;
+    if (x >= lo && x <= hi) return x;
+    if (!(range > 0)) return lo;
+    d = x < lo ? lo - x : x - hi;
+    turns = floorf(d / range);
+    r = d - turns * range;
+    if (fmodf(turns, 2.0f) == 0.0f) return x < lo ? lo + r : hi - r;
+    return x < lo ? hi - r : lo + r;
+}
+
+/* A coordinate outside [lo, hi] moved inside as the padding mode says (zeros leaves it). */
+static float opara__grid_pad_coord(float x, float lo, float hi, int64_t len, opara__grid_padding padding) {
+    if (x >= lo && x <= hi) return x;
+    if (padding == OPARA__GRID_BORDER) return x < 0 ? 0.0f : x > (float)(len - 1) ? (float)(len - 1) : x;
+    if (padding == OPARA__GRID_REFLECTION) return opara__grid_reflect(x, lo, hi);
+    return x;
+}
+
+/* The index a tap reads along one dim, or -1 for a zero (zeros padding outside the image). */
+static int64_t opara__grid_tap(int64_t i, int64_t len, float lo, float hi, opara__grid_padding padding) {
+    if (i >= 0 && i < len) return i;
+    if (padding == OPARA__GRID_ZEROS) return -1;
+    if (padding == OPARA__GRID_REFLECTION) i = (int64_t)opara__grid_reflect((float)i, lo, hi);
+    return i < 0 ? 0 : i >= len ? len - 1 : i;
+}
+
+static float opara__grid_pixel(const opara__grid_plane* p, int64_t y, int64_t x) {
+    int64_t yi = opara__grid_tap(y, p->h, p->y_lo, p->y_hi, p->padding);
+    int64_t xi = opara__grid_tap(x, p->w, p->x_lo, p->x_hi, p->padding);
+    return yi < 0 || xi < 0 ? 0.0f : p->data[yi * p->w + xi];
+}
+
+/* Keys' cubic convolution weights (a = -0.75) of the four taps around a point t past the first. */
+static void opara__grid_cubic_weights(float t, float* c) {
+    const float a = -0.75f;
+    float t1 = t + 1.0f, u = 1.0f - t, u1 = 2.0f - t;
+    c[0] = ((a * t1 - 5.0f * a) * t1 + 8.0f * a) * t1 - 4.0f * a;
+    c[1] = ((a + 2.0f) * t - (a + 3.0f)) * t * t + 1.0f;
+    c[2] = ((a + 2.0f) * u - (a + 3.0f)) * u * u + 1.0f;
+    c[3] = ((a * u1 - 5.0f * a) * u1 + 8.0f * a) * u1 - 4.0f * a;
+}
+
+/* The interpolated value at pixel coordinates (x, y): taps along x per row, then along y. */
+static float opara__grid_sample_at(const opara__grid_plane* p, opara__grid_mode mode, float x, float y) {
+    float wx[4], wy[4], v = 0.0f;
+    int64_t x0, y0, i, j, n = mode == OPARA__GRID_CUBIC ? 4 : 2, first = mode == OPARA__GRID_CUBIC ? -1 : 0;
+    if (mode == OPARA__GRID_NEAREST) return opara__grid_pixel(p, (int64_t)y, (int64_t)x);
+    x0 = (int64_t)floorf(x), y0 = (int64_t)floorf(y);
+    if (mode == OPARA__GRID_CUBIC) {
+        opara__grid_cubic_weights(x - (float)x0, wx);
+        opara__grid_cubic_weights(y - (float)y0, wy);
+    } else {
+        wx[1] = x - (float)x0, wx[0] = 1.0f - wx[1];
+        wy[1] = y - (float)y0, wy[0] = 1.0f - wy[1];
+    }
+    for (i = 0; i < n; ++i) {
+        float row = 0.0f;
+        for (j = 0; j < n; ++j) row += wx[j] * opara__grid_pixel(p, y0 + first + i, x0 + first + j);
+        v += wy[i] * row;
+    }
+    return v;
+}
+
+/* One work item: one output row (n, c, oh) of W_out samples. */
+static opara_result opara__grid_sample_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor *x = &op->in[0], *grid = &op->in[1];
+    const opara__grid_sample_params* gp = &op->p.grid;
+    int64_t C = x->dims[1], H = x->dims[2], W = x->dims[3], Ho = grid->dims[1], Wo = grid->dims[2], ow;
+    size_t item;
+    opara__grid_plane plane;
+    (void)scratch;
+    plane.h = H, plane.w = W, plane.padding = gp->padding;
+    plane.x_lo = gp->align_corners ? 0.0f : -0.5f, plane.x_hi = gp->align_corners ? (float)(W - 1) : (float)W - 0.5f;
+    plane.y_lo = gp->align_corners ? 0.0f : -0.5f, plane.y_hi = gp->align_corners ? (float)(H - 1) : (float)H - 0.5f;
+    for (item = begin; item < end; ++item) {
+        int64_t oh = (int64_t)item % Ho, nc = (int64_t)item / Ho, n = nc / C;
+        const float* g = (const float*)grid->data + (n * Ho + oh) * Wo * 2;
+        float* y = (float*)op->out[0].data + (int64_t)item * Wo;
+        plane.data = (const float*)x->data + nc * H * W;
+        for (ow = 0; ow < Wo; ++ow) {
+            float px = opara__grid_unnormalize(g[2 * ow], W, gp->align_corners);
+            float py = opara__grid_unnormalize(g[2 * ow + 1], H, gp->align_corners);
+            if (gp->mode == OPARA__GRID_NEAREST) px = nearbyintf(px), py = nearbyintf(py); /* ties to even */
+            px = opara__grid_pad_coord(px, plane.x_lo, plane.x_hi, W, gp->padding);
+            py = opara__grid_pad_coord(py, plane.y_lo, plane.y_hi, H, gp->padding);
+            y[ow] = opara__grid_sample_at(&plane, gp->mode, px, py);
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_grid_sample(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *grid = &op->in[1], *y = &op->out[0];
+    if (x->dtype != OPARA_DTYPE_F32 || grid->dtype != OPARA_DTYPE_F32 || y->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "GridSample: needs f32 input and grid");
+    if (!op->params || !op->params->resolved || x->ndim != 4 || grid->ndim != 4 || y->ndim != 4 || grid->dims[3] != 2 ||
+        grid->dims[0] != x->dims[0] || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] ||
+        y->dims[2] != grid->dims[1] || y->dims[3] != grid->dims[2])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GridSample: needs X [N, C, H, W], grid [N, Ho, Wo, 2]");
+    op->p.grid = op->params->u.grid;
+    op->work_items = (size_t)(y->dims[0] * y->dims[1] * y->dims[2]);
+    if (op->work_items && (x->dims[2] == 0 || x->dims[3] == 0) && op->p.grid.padding != OPARA__GRID_ZEROS)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, /* zeros padding samples 0 from it */
+                                 "GridSample: border or reflection padding of an empty image (no pixel to repeat)");
+    op->min_items_per_task = 4;
+    op->fn = opara__grid_sample_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/cpu/opara_cpu_sample.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_kernels.c ==== */
 /* opara__cpu_prepare (validation + dispatch to each operator's prepare) and the constant weights'
    packing: the top of the CPU kernel files. The kernels by kind: element-wise in
    opara_cpu_elementwise.c, data movement in opara_cpu_movement.c, normalization in opara_cpu_norm.c,
-   reductions and Softmax in opara_cpu_reduce.c, TopK in opara_cpu_sort.c, Conv and pools in opara_cpu_conv.c (Winograd in
+   reductions and Softmax in opara_cpu_reduce.c, TopK in opara_cpu_sort.c, GridSample in opara_cpu_sample.c, Conv and pools in opara_cpu_conv.c (Winograd in
    opara_cpu_winograd.c), GEMM in opara_cpu_gemm.c, vector math in opara_cpu_math.c, the helpers
    they all share in opara_cpu_base.c. */
 /* #include "opara_cpu.h" (inlined above) */
@@ -12478,6 +12669,7 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
     case OPARA__OP_SOFTMAX: return opara__cpu_prepare_softmax(op, err, cap);
     case OPARA__OP_TOPK: return opara__cpu_prepare_topk(op, err, cap);
+    case OPARA__OP_GRID_SAMPLE: return opara__cpu_prepare_grid_sample(op, err, cap);
     case OPARA__OP_LAYER_NORM: return opara__cpu_prepare_layer_norm(op, err, cap);
     case OPARA__OP_REDUCE_MEAN: return opara__cpu_prepare_reduce_mean(op, err, cap);
     case OPARA__OP_WHERE: return opara__cpu_prepare_where(op, err, cap);
@@ -19748,7 +19940,7 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_CAST: return opara__lower_cast(w);
     case OPARA__OP_PAD: return opara__lower_pad(w);
     case OPARA__OP_RESIZE: return opara__lower_resize(w);
-    case OPARA__OP_TOPK: /* CPU-only: docs/CUDA-BACKEND.md */
+    case OPARA__OP_TOPK: case OPARA__OP_GRID_SAMPLE: /* CPU-only: docs/CUDA-BACKEND.md */
     case OPARA__OP_COUNT: break;
     }
     return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED_OP, "operator not supported by the CUDA backend");
@@ -26476,7 +26668,8 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
-    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
+    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
+    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_COUNT:
         break; /* attributes as ONNX has them */
     }
     return r;

@@ -1596,6 +1596,80 @@ OT_TEST(topk_matches_selection_with_ties_and_nan) {
     CHECK_EQ(failures, 0);
 }
 
+/* GridSample on a random image: with align_corners a grid of the pixel centers reproduces the image in
+   every mode and padding; bilinear with zeros padding at random points (inside and past the edges)
+   matches a double-precision reference; NaN coordinates read as outside (0 with zeros padding). */
+static float grid_ref_pixel(const float* img, int64_t h, int64_t w, int64_t y, int64_t x) {
+    return y < 0 || y >= h || x < 0 || x >= w ? 0.0f : img[y * w + x];
+}
+
+static int grid_run(kt* k, const char* mode, const char* padding, int align, int64_t n_pts, const float* pts,
+                    const float* img, int64_t h, int64_t w) {
+    int64_t xd[4] = {1, 1, 0, 0}, gd[4] = {1, 1, 0, 2}, yd[4] = {1, 1, 1, 0};
+    float* g;
+    xd[2] = h, xd[3] = w, gd[2] = n_pts, yd[3] = n_pts;
+    kt_init(k, OPARA__OP_GRID_SAMPLE, 2, 1);
+    memcpy(kt_in_f32(k, 0, 4, xd), img, (size_t)(h * w) * sizeof(float));
+    g = kt_in_f32(k, 1, 4, gd);
+    memcpy(g, pts, (size_t)n_pts * 2 * sizeof(float));
+    kt_out(k, 0, OPARA_DTYPE_F32, 4, yd);
+    opara__node_set_string(&k->g, k->node, "mode", mode);
+    opara__node_set_string(&k->g, k->node, "padding_mode", padding);
+    kt_int(k, "align_corners", align);
+    return kt_run(k, &builtin_blas) == OPARA_OK;
+}
+
+OT_TEST(grid_sample_identity_bilinear_reference_and_nan) {
+    static const char* const modes[3] = {"bilinear", "nearest", "bicubic"};
+    static const char* const pads[3] = {"zeros", "border", "reflection"};
+    const int64_t h = 5, w = 7;
+    float img[35], pts[2 * 64];
+    int m, p, failures = 0;
+    int64_t i, j;
+    kt k;
+    for (i = 0; i < h * w; ++i) img[i] = kt_randf();
+    for (m = 0; m < 3; ++m)
+        for (p = 0; p < 3; ++p) {
+            for (i = 0; i < h * w; ++i) { /* pixel (i / w, i % w) at its center in [-1, 1] */
+                pts[2 * i] = w > 1 ? -1.0f + 2.0f * (float)(i % w) / (float)(w - 1) : 0.0f;
+                pts[2 * i + 1] = h > 1 ? -1.0f + 2.0f * (float)(i / w) / (float)(h - 1) : 0.0f;
+            }
+            if (!grid_run(&k, modes[m], pads[p], 1, h * w, pts, img, h, w)) ++failures;
+            else
+                for (i = 0; i < h * w; ++i)
+                    if (fabsf(((float*)k.out[0].data)[i] - img[i]) > 1e-5f) {
+                        OT_LOG("%s/%s: pixel %lld: %g, want %g", modes[m], pads[p], (long long)i,
+                               ((float*)k.out[0].data)[i], img[i]);
+                        ++failures;
+                        break;
+                    }
+            kt_free(&k);
+        }
+    for (i = 0; i < 64; ++i) pts[i] = (float)(kt_randint(-1300, 1300)) / 1000.0f;
+    if (!grid_run(&k, "bilinear", "zeros", 0, 32, pts, img, h, w)) ++failures;
+    else
+        for (i = 0; i < 32; ++i) {
+            double x = ((pts[2 * i] + 1.0) * (double)w - 1.0) / 2.0, y = ((pts[2 * i + 1] + 1.0) * (double)h - 1.0) / 2.0;
+            int64_t x0 = (int64_t)floor(x), y0 = (int64_t)floor(y);
+            double fx = x - (double)x0, fy = y - (double)y0, want = 0;
+            for (j = 0; j < 4; ++j)
+                want += (j & 1 ? fx : 1 - fx) * (j & 2 ? fy : 1 - fy) * grid_ref_pixel(img, h, w, y0 + (j >> 1), x0 + (j & 1));
+            if (fabs(((float*)k.out[0].data)[i] - want) > 1e-5) {
+                OT_LOG("bilinear/zeros point %lld: %g, want %g", (long long)i, ((float*)k.out[0].data)[i], want);
+                ++failures;
+                break;
+            }
+        }
+    kt_free(&k);
+    pts[0] = NAN, pts[1] = 0.0f, pts[2] = INFINITY, pts[3] = -INFINITY;
+    for (p = 0; p < 3; ++p) {
+        if (!grid_run(&k, "bicubic", pads[p], 0, 2, pts, img, h, w)) ++failures;
+        else if (p == 0 && (((float*)k.out[0].data)[0] != 0.0f || ((float*)k.out[0].data)[1] != 0.0f)) ++failures;
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
 OT_TEST(layer_norm_axes_and_stats) {
     int t, failures = 0;
     for (t = 0; t < 20; ++t) {
@@ -2065,7 +2139,8 @@ static const opara_test_case tests[] = {
     OT_CASE(slice_random_with_negative_steps), OT_CASE(slice_reads_the_resolved_range), OT_CASE(transpose_random_perms),
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
-    OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(topk_matches_selection_with_ties_and_nan), OT_CASE(layer_norm_axes_and_stats),
+    OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(topk_matches_selection_with_ties_and_nan),
+    OT_CASE(grid_sample_identity_bilinear_reference_and_nan), OT_CASE(layer_norm_axes_and_stats),
     OT_CASE(reduce_mean_axes_keepdims), OT_CASE(cast_between_types), OT_CASE(pad_modes_and_negative_pads),
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
     /* appended last: they draw from the shared random stream */

@@ -109,6 +109,10 @@ static void add_one_op(opara_builder* b, const char* op, int32_t xr, const int64
         a[n_attr++] = attr_ints("axes", ax0, 1);
     } else if (!strcmp(op, "Cast")) {
         a[n_attr++] = attr_int("to", OPARA_DTYPE_F32);
+    } else if (!strcmp(op, "GridSample")) {
+        static const int64_t gd[4] = {1, 2, 2, 2};
+        opara_builder_add_constant(b, "c1", OPARA_DTYPE_F32, 4, gd, ones, (size_t)numel(4, gd) * 4);
+        n_in = 2;
     } else if (!strcmp(op, "TopK")) {
         a[n_attr++] = attr_int("k", 0); /* no larger than any dim, zero ones included */
     } else if (!strcmp(op, "Pad")) {

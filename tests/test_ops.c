@@ -434,6 +434,24 @@ static void case_topk(op_case* c) {
     c->cuda_refuses = "operator not supported by the CUDA backend"; /* docs/CUDA-BACKEND.md */
 }
 
+/* GridSample: grid points over and past the image (the padding modes read outside), one mode and
+   padding per variant. */
+static void case_grid_sample(op_case* c) {
+    static const char* const ins[] = {"x", "grid", NULL};
+    static const char* const modes[N_VARIANTS] = {"bilinear", "nearest", "bicubic"};
+    static const char* const pads[N_VARIANTS] = {"zeros", "border", "reflection"};
+    int64_t gd[4];
+    opara_attr a[3];
+    gd[0] = X4[c->v][0], gd[1] = 3 + c->v, gd[2] = 5, gd[3] = 2;
+    x4(c);
+    input(c, "grid", OPARA_DTYPE_F32, 4, gd, -1.3, 1.3);
+    a[0] = attr_str("mode", modes[c->v]);
+    a[1] = attr_str("padding_mode", pads[c->v]);
+    a[2] = attr_int("align_corners", c->v == 1);
+    node(c, ins, 1, 3, a);
+    c->cuda_refuses = "operator not supported by the CUDA backend"; /* docs/CUDA-BACKEND.md */
+}
+
 static void case_where(op_case* c) {
     static const char* const ins[] = {"cond", "x", "x2", NULL};
     static const int64_t cd[N_VARIANTS][4] = {{1, 4, 6, 6}, {1, 1, 7, 1}, {1, 4, 1, 5}}, one[1] = {1};
@@ -524,6 +542,7 @@ static const struct {
     {"Pad", case_pad},
     {"Resize", case_resize},
     {"TopK", case_topk},
+    {"GridSample", case_grid_sample},
     {"Neg", case_math},
     {"Abs", case_math},
     {"Exp", case_math},

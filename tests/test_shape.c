@@ -1007,6 +1007,37 @@ OT_TEST(topk) {
     EXPECT_FAIL(OPARA__OP_TOPK, x, NULL);
 }
 
+static void a_grid_cubic_border(one* t) {
+    opara__node_set_string(&t->g, t->node, "mode", "cubic");
+    opara__node_set_string(&t->g, t->node, "padding_mode", "border");
+    opara__node_set_int(&t->g, t->node, "align_corners", 1);
+}
+static void a_grid_bad_mode(one* t) { opara__node_set_string(&t->g, t->node, "mode", "area"); }
+
+/* GridSample: [N, C, Ho, Wo] from X [N, C, H, W] and grid [N, Ho, Wo, 2]; modes of opsets 16 and 20
+   parsed into the record; other ranks, a grid that does not fit and unknown modes fail. */
+OT_TEST(grid_sample) {
+    opara__shape ok[] = {shp(4, 2, 3, 8, 9), shp(4, 2, 5, 6, 2)};
+    opara__shape bad_last[] = {shp(4, 2, 3, 8, 9), shp(4, 2, 5, 6, 3)};
+    opara__shape bad_n[] = {shp(4, 2, 3, 8, 9), shp(4, 1, 5, 6, 2)};
+    opara__shape vol[] = {shp(5, 2, 3, 4, 8, 9), shp(5, 2, 4, 5, 6, 3)};
+    opara__node_params p;
+    one t;
+    EXPECT1(OPARA__OP_GRID_SAMPLE, ok, NULL, shp(4, 2, 3, 5, 6));
+    REQUIRE(record_of(&t, OPARA__OP_GRID_SAMPLE, 2, ok, a_grid_cubic_border, &p) == OPARA_OK);
+    CHECK(p.u.grid.mode == OPARA__GRID_CUBIC && p.u.grid.padding == OPARA__GRID_BORDER && p.u.grid.align_corners == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_GRID_SAMPLE, 2, ok, NULL, &p) == OPARA_OK);
+    CHECK(p.u.grid.mode == OPARA__GRID_LINEAR && p.u.grid.padding == OPARA__GRID_ZEROS && p.u.grid.align_corners == 0);
+    one_free(&t);
+    EXPECT_FAIL(OPARA__OP_GRID_SAMPLE, bad_last, NULL);
+    EXPECT_FAIL(OPARA__OP_GRID_SAMPLE, bad_n, NULL);
+    EXPECT_FAIL(OPARA__OP_GRID_SAMPLE, vol, NULL);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "only 2-D images") != NULL);
+    EXPECT_FAIL(OPARA__OP_GRID_SAMPLE, ok, a_grid_bad_mode);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "mode 'area'") != NULL);
+}
+
 OT_TEST(record_resolves_auto_pad_and_defaults) {
     opara__shape conv[2], ct[2], pool = shp(4, 1, 1, 6, 6);
     opara__node_params p;
@@ -1221,7 +1252,7 @@ static const opara_test_case tests[] = {
     OT_CASE(gemm),
     OT_CASE(matmul_is_numpy),
     OT_CASE(layer_norm_statistics),
-    OT_CASE(reduce_mean), OT_CASE(topk),
+    OT_CASE(reduce_mean), OT_CASE(topk), OT_CASE(grid_sample),
     OT_CASE(where_and_dtypes),
     OT_CASE(cast_type),
     OT_CASE(pad),

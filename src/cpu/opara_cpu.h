@@ -208,6 +208,7 @@ typedef struct opara__cpu_params {
     int64_t kept_dims[OPARA_MAX_DIMS], kept_strides[OPARA_MAX_DIMS];
     int64_t red_dims[OPARA_MAX_DIMS], red_strides[OPARA_MAX_DIMS];
     size_t elem;           /* element size in bytes for dtype-generic kernels */
+    opara__grid_sample_params grid; /* GridSample */
 } opara__cpu_params;
 
 struct opara__cpu_op {
@@ -298,6 +299,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
 /* opara_cpu_reduce.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_grid_sample(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 

@@ -94,7 +94,8 @@
     X(ASINH, "Asinh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(ACOSH, "Acosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(ATANH, "Atanh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
-    X(TOPK, "TopK", "", 1, 11, 24, 1, 1, 2, 1, ROWS, 1, OPARA__OPF_F32)
+    X(TOPK, "TopK", "", 1, 11, 24, 1, 1, 2, 1, ROWS, 1, OPARA__OPF_F32)                                             \
+    X(GRID_SAMPLE, "GridSample", "", 16, 22, 0, 2, 2, 1, 0, ELEMENTWISE, 16, OPARA__OPF_F32)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -126,7 +127,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 67
+#define OPARA__OP_COUNT_EXPECTED 68
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -277,6 +278,15 @@ typedef struct opara__topk_params {
     int largest, sorted;
 } opara__topk_params;
 
+/* GridSample: its mode ("bilinear"/"linear", "nearest", "bicubic"/"cubic") and padding_mode parsed. */
+typedef enum opara__grid_mode { OPARA__GRID_LINEAR, OPARA__GRID_NEAREST, OPARA__GRID_CUBIC } opara__grid_mode;
+typedef enum opara__grid_padding { OPARA__GRID_ZEROS, OPARA__GRID_BORDER, OPARA__GRID_REFLECTION } opara__grid_padding;
+typedef struct opara__grid_sample_params {
+    opara__grid_mode mode;
+    opara__grid_padding padding;
+    int align_corners;
+} opara__grid_sample_params;
+
 /* Gemm: its attributes with ONNX's defaults. */
 typedef struct opara__gemm_params {
     int trans_a, trans_b;
@@ -308,6 +318,7 @@ typedef struct opara__node_params {
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
         opara__topk_params topk;           /* TopK (its axis in axis) */
+        opara__grid_sample_params grid;    /* GridSample */
         opara__resize_params resize;       /* Resize */
         opara__reduce_params reduce;       /* ReduceMean */
         opara__gemm_params gemm;           /* Gemm */

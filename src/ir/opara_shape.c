@@ -1070,6 +1070,45 @@ static opara_result opara__shape_topk(opara__shape_ctx* c) {
     return r == OPARA_OK && c->n->n_outputs > 1 ? opara__set_out(c, 1, &y) : r;
 }
 
+/* Index of s in names (n of them), or -1. */
+static int opara__string_index(const char* s, const char* const* names, int n) {
+    int i;
+    for (i = 0; i < n; ++i)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+/* GridSample over 2-D images: X [N, C, H, W], grid [N, Ho, Wo, 2] -> [N, C, Ho, Wo]. */
+static opara_result opara__shape_grid_sample(opara__shape_ctx* c) {
+    static const char* const modes[5] = {"bilinear", "linear", "nearest", "bicubic", "cubic"};
+    static const opara__grid_mode mode_of[5] = {OPARA__GRID_LINEAR, OPARA__GRID_LINEAR, OPARA__GRID_NEAREST,
+                                                OPARA__GRID_CUBIC, OPARA__GRID_CUBIC};
+    static const char* const paddings[3] = {"zeros", "border", "reflection"};
+    const opara__shape *x = c->in[0], *grid = c->in[1];
+    const char* mode = opara__attr_string(c->n, "mode", "bilinear");
+    const char* padding = opara__attr_string(c->n, "padding_mode", "zeros");
+    int m = opara__string_index(mode, modes, 5), pad = opara__string_index(padding, paddings, 3);
+    opara__shape y;
+    opara__sbuf b;
+    if (x->ndim != 4 || grid->ndim != 4)
+        return opara__shape_fail(c, OPARA_ERR_UNSUPPORTED, "input %s and grid %s: only 2-D images (rank 4) are supported",
+                                 opara__sh(&b, 0, x), opara__sh(&b, 1, grid));
+    if (opara__dims_differ(c, grid->dims[3], 2) || opara__dims_differ(c, grid->dims[0], x->dims[0]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "grid %s does not fit input %s (needs [N, H_out, W_out, 2])",
+                                 opara__sh(&b, 0, grid), opara__sh(&b, 1, x));
+    if (m < 0 || pad < 0)
+        return opara__shape_fail(c, OPARA_ERR_UNSUPPORTED, "mode '%s' / padding_mode '%s' is not one of ONNX's", mode,
+                                 padding);
+    if (c->params) {
+        c->params->u.grid.mode = mode_of[m];
+        c->params->u.grid.padding = (opara__grid_padding)pad;
+        c->params->u.grid.align_corners = opara__attr_int(c->n, "align_corners", 0) != 0;
+    }
+    y.ndim = 4;
+    y.dims[0] = x->dims[0], y.dims[1] = x->dims[1], y.dims[2] = grid->dims[1], y.dims[3] = grid->dims[2];
+    return opara__set_out(c, 0, &y);
+}
+
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
 typedef struct opara__arity {
@@ -1094,6 +1133,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
     case OPARA__OP_WHERE: a.min_in = a.max_in = 3; break;
     case OPARA__OP_TOPK: a.max_out = 2; break;
+    case OPARA__OP_GRID_SAMPLE: a.min_in = a.max_in = 2; break;
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_AVERAGE_POOL: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
@@ -1151,6 +1191,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_PAD: return opara__shape_pad(c);
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_TOPK: return opara__shape_topk(c);
+    case OPARA__OP_GRID_SAMPLE: return opara__shape_grid_sample(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
     case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
@@ -1373,7 +1414,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
     case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_TOPK:
-    case OPARA__OP_COUNT:
+    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_COUNT:
         break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {
