@@ -3840,7 +3840,8 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(ACOSH, "Acosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(ATANH, "Atanh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(TOPK, "TopK", "", 1, 11, 24, 1, 1, 2, 1, ROWS, 1, OPARA__OPF_F32)                                             \
-    X(GRID_SAMPLE, "GridSample", "", 16, 22, 0, 2, 2, 1, 0, ELEMENTWISE, 16, OPARA__OPF_F32)
+    X(GRID_SAMPLE, "GridSample", "", 16, 22, 0, 2, 2, 1, 0, ELEMENTWISE, 16, OPARA__OPF_F32)                        \
+    X(DET, "Det", "", 11, 22, 0, 1, 1, 1, 0, MATMUL, 0, OPARA__OPF_F32)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -3872,7 +3873,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 68
+#define OPARA__OP_COUNT_EXPECTED 69
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -6034,6 +6035,17 @@ static opara_result opara__shape_grid_sample(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* Det: [..., M, M] -> [...]. */
+static opara_result opara__shape_det(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__shape y = *x;
+    opara__sbuf b;
+    if (x->ndim < 2 || opara__dims_differ(c, x->dims[x->ndim - 1], x->dims[x->ndim - 2]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s is not a (batch of) square matrices", opara__sh(&b, 0, x));
+    y.ndim -= 2;
+    return opara__set_out(c, 0, &y);
+}
+
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
 typedef struct opara__arity {
@@ -6064,7 +6076,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
     case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
-    OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT: break; /* one input, one output */
+    OPARA__CASE_MATH_UNARY: case OPARA__OP_DET: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -6117,6 +6129,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_TOPK: return opara__shape_topk(c);
     case OPARA__OP_GRID_SAMPLE: return opara__shape_grid_sample(c);
+    case OPARA__OP_DET: return opara__shape_det(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
     case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
@@ -6339,7 +6352,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
     case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_TOPK:
-    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_COUNT:
+    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
         break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {
@@ -9226,6 +9239,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_grid_sample(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_det(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 
@@ -12599,12 +12613,75 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_grid_sample(opara__cpu_op* op, ch
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_sample.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_linalg.c ==== */
+/* CPU kernels of linear algebra beyond GEMM: Det. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* ---- Det ------------------------------------------------------------------------------------- */
+
+/* The determinant of the n x n row-major matrix a by Gaussian elimination with partial pivoting, in
+   double (lu holds n * n doubles of scratch). */
+static double opara__det(const float* a, int64_t n, double* lu) {
+    double det = 1.0;
+    int64_t i, j, k;
+    for (i = 0; i < n * n; ++i) lu[i] = a[i];
+    for (k = 0; k < n; ++k) {
+        int64_t pivot = k;
+        for (i = k + 1; i < n; ++i)
+            if (fabs(lu[i * n + k]) > fabs(lu[pivot * n + k])) pivot = i;
+        if (lu[pivot * n + k] == 0.0) return 0.0 * lu[pivot * n + k]; /* singular (NaN stays NaN) */
+        if (pivot != k) {
+            for (j = 0; j < n; ++j) {
+                double t = lu[k * n + j];
+                lu[k * n + j] = lu[pivot * n + j];
+                lu[pivot * n + j] = t;
+            }
+            det = -det;
+        }
+        det *= lu[k * n + k];
+        for (i = k + 1; i < n; ++i) {
+            double f = lu[i * n + k] / lu[k * n + k];
+            for (j = k + 1; j < n; ++j) lu[i * n + j] -= f * lu[k * n + j];
+        }
+    }
+    return det;
+}
+
+/* One work item: one matrix of the batch. */
+static opara_result opara__det_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    int64_t n = op->p.n;
+    size_t item;
+    for (item = begin; item < end; ++item)
+        ((float*)op->out[0].data)[item] = (float)opara__det((const float*)op->in[0].data + (int64_t)item * n * n, n,
+                                                           (double*)(void*)scratch);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_det(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    if (x->dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Det: needs f32");
+    if (x->ndim < 2 || x->dims[x->ndim - 1] != x->dims[x->ndim - 2])
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Det: needs [..., M, M]");
+    if (x->dims[x->ndim - 1] > 4096)
+        return opara__cpu_reject(err, cap, OPARA_ERR_LIMIT_EXCEEDED, "Det: %lld x %lld matrices (max 4096)",
+                                 (long long)x->dims[x->ndim - 1], (long long)x->dims[x->ndim - 1]);
+    op->p.n = x->dims[x->ndim - 1];
+    op->work_items = (size_t)opara__cpu_dims_prod(x->dims, 0, x->ndim - 2);
+    op->scratch_floats = (size_t)(op->p.n * op->p.n) * 2 + 2; /* the doubles of the elimination, aligned */
+    op->min_items_per_task = 1;
+    op->fn = opara__det_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/cpu/opara_cpu_linalg.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_kernels.c ==== */
 /* opara__cpu_prepare (validation + dispatch to each operator's prepare) and the constant weights'
    packing: the top of the CPU kernel files. The kernels by kind: element-wise in
    opara_cpu_elementwise.c, data movement in opara_cpu_movement.c, normalization in opara_cpu_norm.c,
    reductions and Softmax in opara_cpu_reduce.c, TopK in opara_cpu_sort.c, GridSample in opara_cpu_sample.c, Conv and pools in opara_cpu_conv.c (Winograd in
-   opara_cpu_winograd.c), GEMM in opara_cpu_gemm.c, vector math in opara_cpu_math.c, the helpers
+   opara_cpu_winograd.c), GEMM in opara_cpu_gemm.c, Det in opara_cpu_linalg.c, vector math in opara_cpu_math.c, the helpers
    they all share in opara_cpu_base.c. */
 /* #include "opara_cpu.h" (inlined above) */
 
@@ -12670,6 +12747,7 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_SOFTMAX: return opara__cpu_prepare_softmax(op, err, cap);
     case OPARA__OP_TOPK: return opara__cpu_prepare_topk(op, err, cap);
     case OPARA__OP_GRID_SAMPLE: return opara__cpu_prepare_grid_sample(op, err, cap);
+    case OPARA__OP_DET: return opara__cpu_prepare_det(op, err, cap);
     case OPARA__OP_LAYER_NORM: return opara__cpu_prepare_layer_norm(op, err, cap);
     case OPARA__OP_REDUCE_MEAN: return opara__cpu_prepare_reduce_mean(op, err, cap);
     case OPARA__OP_WHERE: return opara__cpu_prepare_where(op, err, cap);
@@ -19940,7 +20018,7 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_CAST: return opara__lower_cast(w);
     case OPARA__OP_PAD: return opara__lower_pad(w);
     case OPARA__OP_RESIZE: return opara__lower_resize(w);
-    case OPARA__OP_TOPK: case OPARA__OP_GRID_SAMPLE: /* CPU-only: docs/CUDA-BACKEND.md */
+    case OPARA__OP_TOPK: case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: /* CPU-only: docs/CUDA-BACKEND.md */
     case OPARA__OP_COUNT: break;
     }
     return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED_OP, "operator not supported by the CUDA backend");
@@ -26669,7 +26747,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
     case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
-    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_COUNT:
+    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
         break; /* attributes as ONNX has them */
     }
     return r;

@@ -1670,6 +1670,61 @@ OT_TEST(grid_sample_identity_bilinear_reference_and_nan) {
     CHECK_EQ(failures, 0);
 }
 
+/* Leibniz's formula: the sum over permutations (n <= 5), independent of the elimination the kernel does. */
+static double det_leibniz(const float* a, int n) {
+    int perm[5], used[5] = {0, 0, 0, 0, 0}, depth = 0, i;
+    double total = 0;
+    perm[0] = -1;
+    while (depth >= 0) { /* depth-first over permutations, choosing perm[depth] */
+        do ++perm[depth]; while (perm[depth] < n && used[perm[depth]]);
+        if (perm[depth] >= n) {
+            if (--depth >= 0) used[perm[depth]] = 0;
+            continue;
+        }
+        used[perm[depth]] = 1;
+        if (depth + 1 < n) {
+            perm[++depth] = -1;
+            continue;
+        }
+        {
+            double term = 1;
+            int inversions = 0, j;
+            for (i = 0; i < n; ++i) term *= a[i * n + perm[i]];
+            for (i = 0; i < n; ++i)
+                for (j = i + 1; j < n; ++j) inversions += perm[i] > perm[j];
+            total += inversions % 2 ? -term : term;
+        }
+        used[perm[depth]] = 0;
+    }
+    return total;
+}
+
+/* Det of random batches of 1x1 .. 5x5 matrices (singular ones included) against Leibniz's formula. */
+OT_TEST(det_matches_leibniz) {
+    int t, failures = 0;
+    for (t = 0; t < 30; ++t) {
+        kt k;
+        int n = kt_randint(1, 5), b = kt_randint(1, 3), q;
+        int64_t d[3], yd[1];
+        float* x;
+        d[0] = b, d[1] = d[2] = n, yd[0] = b;
+        kt_init(&k, OPARA__OP_DET, 1, 1);
+        x = kt_in_f32(&k, 0, 3, d);
+        if (t % 5 == 4 && n > 1) memcpy(x + n, x, (size_t)n * sizeof(float)); /* two equal rows: det 0 */
+        kt_out(&k, 0, OPARA_DTYPE_F32, 1, yd);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { ++failures; kt_free(&k); continue; }
+        for (q = 0; q < b; ++q) {
+            double want = det_leibniz(x + q * n * n, n), got = ((float*)k.out[0].data)[q];
+            if (fabs(got - want) > 1e-5 + 1e-5 * fabs(want)) {
+                OT_LOG("case %d: %dx%d matrix %d: %g, want %g", t, n, n, q, got, want);
+                ++failures;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
 OT_TEST(layer_norm_axes_and_stats) {
     int t, failures = 0;
     for (t = 0; t < 20; ++t) {
@@ -2140,7 +2195,7 @@ static const opara_test_case tests[] = {
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
     OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(topk_matches_selection_with_ties_and_nan),
-    OT_CASE(grid_sample_identity_bilinear_reference_and_nan), OT_CASE(layer_norm_axes_and_stats),
+    OT_CASE(grid_sample_identity_bilinear_reference_and_nan), OT_CASE(det_matches_leibniz), OT_CASE(layer_norm_axes_and_stats),
     OT_CASE(reduce_mean_axes_keepdims), OT_CASE(cast_between_types), OT_CASE(pad_modes_and_negative_pads),
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
     /* appended last: they draw from the shared random stream */

@@ -452,6 +452,14 @@ static void case_grid_sample(op_case* c) {
     c->cuda_refuses = "operator not supported by the CUDA backend"; /* docs/CUDA-BACKEND.md */
 }
 
+/* Det: a batch of square matrices (1x1 in the odd variant, 3x3 batched in the batch one). */
+static void case_det(op_case* c) {
+    static const int64_t d[N_VARIANTS][3] = {{4, 4, 0}, {1, 1, 0}, {2, 3, 3}};
+    input(c, "x", OPARA_DTYPE_F32, c->v == 2 ? 3 : 2, d[c->v], -2, 2);
+    node(c, IN_X, 1, 0, NULL);
+    c->cuda_refuses = "operator not supported by the CUDA backend"; /* docs/CUDA-BACKEND.md */
+}
+
 static void case_where(op_case* c) {
     static const char* const ins[] = {"cond", "x", "x2", NULL};
     static const int64_t cd[N_VARIANTS][4] = {{1, 4, 6, 6}, {1, 1, 7, 1}, {1, 4, 1, 5}}, one[1] = {1};
@@ -543,6 +551,7 @@ static const struct {
     {"Resize", case_resize},
     {"TopK", case_topk},
     {"GridSample", case_grid_sample},
+    {"Det", case_det},
     {"Neg", case_math},
     {"Abs", case_math},
     {"Exp", case_math},

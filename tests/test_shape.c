@@ -1038,6 +1038,15 @@ OT_TEST(grid_sample) {
     CHECK(strstr(opara_runtime_last_error(g_rt), "mode 'area'") != NULL);
 }
 
+/* Det: [..., M, M] -> [...]; a matrix that is not square, or a vector, fails. */
+OT_TEST(det) {
+    opara__shape batch[] = {shp(4, 2, 3, 5, 5)}, one[] = {shp(2, 4, 4)}, wide[] = {shp(2, 4, 5)}, vec[] = {shp(1, 4)};
+    EXPECT1(OPARA__OP_DET, batch, NULL, shp(2, 2, 3));
+    EXPECT1(OPARA__OP_DET, one, NULL, shp(0));
+    EXPECT_FAIL(OPARA__OP_DET, wide, NULL);
+    EXPECT_FAIL(OPARA__OP_DET, vec, NULL);
+}
+
 OT_TEST(record_resolves_auto_pad_and_defaults) {
     opara__shape conv[2], ct[2], pool = shp(4, 1, 1, 6, 6);
     opara__node_params p;
@@ -1252,7 +1261,7 @@ static const opara_test_case tests[] = {
     OT_CASE(gemm),
     OT_CASE(matmul_is_numpy),
     OT_CASE(layer_norm_statistics),
-    OT_CASE(reduce_mean), OT_CASE(topk), OT_CASE(grid_sample),
+    OT_CASE(reduce_mean), OT_CASE(topk), OT_CASE(grid_sample), OT_CASE(det),
     OT_CASE(where_and_dtypes),
     OT_CASE(cast_type),
     OT_CASE(pad),

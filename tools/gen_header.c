@@ -61,6 +61,7 @@ static const manifest_entry manifest[] = {
     {"src/cpu/opara_cpu_reduce.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_sort.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_sample.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_linalg.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_kernels.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_conv.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_winograd.c", PART_IMPL, CORE},

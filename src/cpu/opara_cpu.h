@@ -300,6 +300,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_grid_sample(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_det(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 

@@ -2,7 +2,7 @@
    packing: the top of the CPU kernel files. The kernels by kind: element-wise in
    opara_cpu_elementwise.c, data movement in opara_cpu_movement.c, normalization in opara_cpu_norm.c,
    reductions and Softmax in opara_cpu_reduce.c, TopK in opara_cpu_sort.c, GridSample in opara_cpu_sample.c, Conv and pools in opara_cpu_conv.c (Winograd in
-   opara_cpu_winograd.c), GEMM in opara_cpu_gemm.c, vector math in opara_cpu_math.c, the helpers
+   opara_cpu_winograd.c), GEMM in opara_cpu_gemm.c, Det in opara_cpu_linalg.c, vector math in opara_cpu_math.c, the helpers
    they all share in opara_cpu_base.c. */
 #include "opara_cpu.h"
 
@@ -68,6 +68,7 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_SOFTMAX: return opara__cpu_prepare_softmax(op, err, cap);
     case OPARA__OP_TOPK: return opara__cpu_prepare_topk(op, err, cap);
     case OPARA__OP_GRID_SAMPLE: return opara__cpu_prepare_grid_sample(op, err, cap);
+    case OPARA__OP_DET: return opara__cpu_prepare_det(op, err, cap);
     case OPARA__OP_LAYER_NORM: return opara__cpu_prepare_layer_norm(op, err, cap);
     case OPARA__OP_REDUCE_MEAN: return opara__cpu_prepare_reduce_mean(op, err, cap);
     case OPARA__OP_WHERE: return opara__cpu_prepare_where(op, err, cap);

@@ -1074,7 +1074,7 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_CAST: return opara__lower_cast(w);
     case OPARA__OP_PAD: return opara__lower_pad(w);
     case OPARA__OP_RESIZE: return opara__lower_resize(w);
-    case OPARA__OP_TOPK: case OPARA__OP_GRID_SAMPLE: /* CPU-only: docs/CUDA-BACKEND.md */
+    case OPARA__OP_TOPK: case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: /* CPU-only: docs/CUDA-BACKEND.md */
     case OPARA__OP_COUNT: break;
     }
     return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED_OP, "operator not supported by the CUDA backend");

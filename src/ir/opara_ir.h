@@ -95,7 +95,8 @@
     X(ACOSH, "Acosh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(ATANH, "Atanh", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(TOPK, "TopK", "", 1, 11, 24, 1, 1, 2, 1, ROWS, 1, OPARA__OPF_F32)                                             \
-    X(GRID_SAMPLE, "GridSample", "", 16, 22, 0, 2, 2, 1, 0, ELEMENTWISE, 16, OPARA__OPF_F32)
+    X(GRID_SAMPLE, "GridSample", "", 16, 22, 0, 2, 2, 1, 0, ELEMENTWISE, 16, OPARA__OPF_F32)                        \
+    X(DET, "Det", "", 11, 22, 0, 1, 1, 1, 0, MATMUL, 0, OPARA__OPF_F32)
 
 /* The cost model of an operator (the op table's work column). */
 typedef enum opara__op_work {
@@ -127,7 +128,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 68
+#define OPARA__OP_COUNT_EXPECTED 69
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its

@@ -1109,6 +1109,17 @@ static opara_result opara__shape_grid_sample(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* Det: [..., M, M] -> [...]. */
+static opara_result opara__shape_det(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__shape y = *x;
+    opara__sbuf b;
+    if (x->ndim < 2 || opara__dims_differ(c, x->dims[x->ndim - 1], x->dims[x->ndim - 2]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s is not a (batch of) square matrices", opara__sh(&b, 0, x));
+    y.ndim -= 2;
+    return opara__set_out(c, 0, &y);
+}
+
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
 typedef struct opara__arity {
@@ -1139,7 +1150,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
     case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
-    OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT: break; /* one input, one output */
+    OPARA__CASE_MATH_UNARY: case OPARA__OP_DET: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -1192,6 +1203,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_TOPK: return opara__shape_topk(c);
     case OPARA__OP_GRID_SAMPLE: return opara__shape_grid_sample(c);
+    case OPARA__OP_DET: return opara__shape_det(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
     case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
@@ -1414,7 +1426,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
     case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_TOPK:
-    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_COUNT:
+    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
         break; /* the type of input 0 */
     }
     for (k = 0; k < n->n_outputs; ++k) {

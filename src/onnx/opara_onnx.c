@@ -313,7 +313,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
     case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
-    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_COUNT:
+    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
         break; /* attributes as ONNX has them */
     }
     return r;
