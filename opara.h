@@ -1097,6 +1097,11 @@ OPARA__PRIVATE void opara__wr_u64(uint8_t* p, uint64_t v);
 OPARA__PRIVATE size_t opara__format(char* dst, size_t cap, const char* fmt, ...) OPARA__PRINTF(3, 4);
 /* FNV-1a 64-bit, for content hashes and name lookups. */
 OPARA__PRIVATE uint64_t opara__hash64(const void* data, size_t size, uint64_t seed);
+/* IEEE binary16 <-> binary32/64, bit-exact: f16 -> f32 is exact (subnormals, inf, NaN with its
+   payload); f64 -> f16 rounds to nearest even once (so f32 -> f16 through it rounds once too),
+   overflows to inf and keeps NaN a (quiet) NaN. Cast, the ONNX importer and the tools share them. */
+OPARA__PRIVATE float opara__f16_to_f32(uint16_t h);
+OPARA__PRIVATE uint16_t opara__f64_to_f16(double d);
 
 /* ---- threads and atomics (pthreads or Win32) ------------------------------------------------- */
 
@@ -3406,6 +3411,45 @@ OPARA__PRIVATE uint64_t opara__hash64(const void* data, size_t size, uint64_t se
         h *= 0x100000001b3ull;
     }
     return h;
+}
+
+OPARA__PRIVATE float opara__f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu, bits;
+    float f;
+    if (exp == 0) { /* zero or subnormal: mant * 2^-24, exact in f32 */
+        f = (float)mant * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    bits = exp == 31 ? sign | 0x7F800000u | (mant << 13) : sign | ((exp + 112u) << 23) | (mant << 13);
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+OPARA__PRIVATE uint16_t opara__f64_to_f16(double d) {
+    uint64_t bits, sig, rem, half, value;
+    uint16_t sign;
+    int32_t e;
+    uint32_t shift;
+    memcpy(&bits, &d, sizeof bits);
+    sign = (uint16_t)((bits >> 48) & 0x8000u);
+    e = (int32_t)((bits >> 52) & 0x7FFu);
+    sig = bits & 0xFFFFFFFFFFFFFull;
+    if (e == 0x7FF) return (uint16_t)(sign | 0x7C00u | (sig ? 0x200u | (uint16_t)(sig >> 42) : 0u));
+    if (e == 0) return sign; /* f64 subnormals are far below f16's smallest subnormal */
+    e -= 1023;
+    if (e > 15) return (uint16_t)(sign | 0x7C00u);
+    sig |= 1ull << 52;
+    /* normal f16: keep 10 of the 52 fraction bits; subnormal: shift further so that the unit is 2^-24 */
+    shift = e >= -14 ? 42u : 42u + (uint32_t)(-14 - e);
+    if (shift > 60) return sign;
+    value = sig >> shift;
+    rem = sig & ((1ull << shift) - 1);
+    half = 1ull << (shift - 1);
+    if (rem > half || (rem == half && (value & 1))) value++;
+    /* a normal result adds the biased exponent; a carry out of the mantissa moves into it (65520 and
+       up become inf), a subnormal that rounds up to 2^-14 becomes the smallest normal the same way */
+    if (e >= -14) value = ((uint64_t)(e + 15) << 10) + (value - 0x400u);
+    return (uint16_t)(sign | (uint16_t)OPARA__MIN(value, 0x7C00u));
 }
 
 OPARADEF size_t opara_dtype_size(opara_dtype dtype) {
@@ -11479,10 +11523,20 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* er
 
 /* ---- Cast ------------------------------------------------------------------------------------ */
 
-static int opara__is_float_type(opara_dtype t) { return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64; }
+static int opara__is_float_type(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_F16;
+}
 
 static double opara__load_f(const void* base, opara_dtype t, size_t i) {
+    if (t == OPARA_DTYPE_F16) return (double)opara__f16_to_f32(((const uint16_t*)base)[i]);
     return t == OPARA_DTYPE_F32 ? (double)((const float*)base)[i] : ((const double*)base)[i];
+}
+
+/* f16 rounds once from the exact double (an f64 input rounds straight to f16, as numpy does). */
+static void opara__store_f(void* base, opara_dtype t, size_t i, double v) {
+    if (t == OPARA_DTYPE_F16) ((uint16_t*)base)[i] = opara__f64_to_f16(v);
+    else if (t == OPARA_DTYPE_F32) ((float*)base)[i] = (float)v;
+    else ((double*)base)[i] = v;
 }
 
 static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
@@ -11495,6 +11549,9 @@ static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
     }
 }
 
+/* Pad's fill takes the integer and f32/f64 types of opara__cpu_cast_type_ok; Cast takes f16 too. */
+static int opara__cast_type_ok(opara_dtype t) { return t == OPARA_DTYPE_F16 || opara__cpu_cast_type_ok(t); }
+
 static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     opara_dtype from = op->in[0].dtype, to = op->out[0].dtype;
     const void* x = op->in[0].data;
@@ -11504,8 +11561,7 @@ static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, si
     for (i = i0; i < i1; ++i) {
         if (opara__is_float_type(to)) {
             double v = opara__is_float_type(from) ? opara__load_f(x, from, i) : (double)opara__load_i(x, from, i);
-            if (to == OPARA_DTYPE_F32) ((float*)y)[i] = (float)v;
-            else ((double*)y)[i] = v;
+            opara__store_f(y, to, i, v);
         } else if (opara__is_float_type(from)) {
             double v = opara__load_f(x, from, i);
             if (to == OPARA_DTYPE_BOOL) opara__cpu_store_i(y, to, i, v != 0.0);
@@ -11522,7 +11578,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err
     if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
     to = op->params->u.cast_to < 0 ? (int64_t)op->out[0].dtype : op->params->u.cast_to;
-    if (to != (int64_t)op->out[0].dtype || !opara__cpu_cast_type_ok(op->in[0].dtype) || !opara__cpu_cast_type_ok(op->out[0].dtype))
+    if (to != (int64_t)op->out[0].dtype || !opara__cast_type_ok(op->in[0].dtype) || !opara__cast_type_ok(op->out[0].dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
                                  opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));
     op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
@@ -24758,6 +24814,8 @@ typedef struct opara__imp_side {
     const int64_t* coef;  /* I64 constants: per-element multiple of the batch, or NULL (all zero) */
     opara__shape shape;   /* inferred shape of activations; dims may be OPARA__DIM_BATCH or -1 (unknown) */
     const char* rename;   /* the graph-output name this value takes in the rebuilt graph */
+    int32_t narrow;       /* f16 widening (docs/ARCHITECTURE.md): the f16 value this f32 one widens, else -1 */
+    int onnx_f16;         /* f32 here, f16 in the ONNX model (a widened constant, input or Cast) */
 } opara__imp_side;
 
 /* The import of one model. */
@@ -25107,6 +25165,8 @@ OPARA__PRIVATE opara__imp_side* opara__side(opara__imp* im, int32_t v) {
         for (i = old; i < im->side_cap; ++i) {
             im->side[i].alias = -1;
             im->side[i].shape.ndim = -1;
+            im->side[i].narrow = -1;
+            im->side[i].onnx_f16 = 0;
         }
     }
     return &im->side[v];
@@ -25175,9 +25235,17 @@ OPARA__PRIVATE opara_result opara__imp_const(opara__imp* im, const char* name, o
     int32_t v = opara__graph_find_value(im->g, name);
     opara__imp_side* side;
     opara_result r;
-    int has_coef = 0;
+    int has_coef = 0, widened = dtype == OPARA_DTYPE_F16;
     uint64_t i, n = opara__shape_count(shape);
     if (v >= 0) return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "tensor '%s' is defined twice", name);
+    if (widened) { /* f16 constants are stored widened to f32, once, here (docs/ARCHITECTURE.md) */
+        float* wide = n < UINT64_MAX / sizeof(float) ? (float*)opara__imp_alloc(im, n * sizeof(float)) : NULL;
+        if (!wide) return opara__imp_oom(im);
+        for (i = 0; i < n; ++i) wide[i] = opara__f16_to_f32(((const uint16_t*)data)[i]);
+        data = wide;
+        dtype = OPARA_DTYPE_F32;
+        copy = 0;
+    }
     r = opara__graph_insert_value(im->g, name, dtype, shape, &v);
     if (r != OPARA_OK) return opara__onnx_insert_result(r);
     r = opara__graph_set_const(im->g, v, data, n * opara_dtype_size(dtype), copy);
@@ -25186,6 +25254,7 @@ OPARA__PRIVATE opara_result opara__imp_const(opara__imp* im, const char* name, o
     side = opara__side(im, v);
     if (!side) return opara__imp_oom(im);
     side->coef = has_coef ? coef : NULL;
+    side->onnx_f16 = widened;
     return OPARA_OK;
 }
 
@@ -25968,6 +26037,88 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     return OPARA_OK;
 }
 
+/* ---- f16 models: compute in f32 (docs/ARCHITECTURE.md, "f16 models") --------------------------- */
+
+/* A name no value of the graph has yet: base + suffix, then base + suffix + a number. */
+static const char* opara__fresh_name(opara__imp* im, const char* base, const char* suffix) {
+    char buf[OPARA__DETAIL_MAX];
+    uint32_t k;
+    opara__format(buf, sizeof buf, "%s%s", base, suffix);
+    for (k = 2; opara__graph_find_value(im->g, buf) >= 0 && k < 1000000; ++k)
+        opara__format(buf, sizeof buf, "%s%s%u", base, suffix, k);
+    return opara__pool_strdup(im->rt, &im->g->pool, buf);
+}
+
+/* A Cast of value src to dtype into a new value named name; its index in *out. */
+static opara_result opara__insert_cast(opara__imp* im, int32_t src, opara_dtype to, const char* name, int32_t* out) {
+    int32_t node;
+    opara_result r;
+    if (!name) return opara__imp_oom(im);
+    r = opara__graph_insert_value(im->g, name, OPARA_DTYPE_UNDEFINED, NULL, out);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    r = opara__graph_insert_node(im->g, OPARA__OP_CAST, name, 1, &src, 1, out, &node);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    if (opara__node_set_int(im->g, node, "to", (int64_t)to) != OPARA_OK) return opara__imp_oom(im);
+    return opara__infer_node(im, node);
+}
+
+/* An f16 value (an f16 graph input, a Cast to f16) gets an f32 twin that every later consumer
+   reads instead: the ONNX name resolves to the twin (an alias), the twin remembers the f16 value
+   for a graph output that wants f16. */
+static opara_result opara__widen_f16(opara__imp* im, int32_t v) {
+    int32_t wide;
+    opara_result r = opara__insert_cast(im, v, OPARA_DTYPE_F32, opara__fresh_name(im, im->g->values[v].name, "::f32"),
+                                        &wide);
+    if (r != OPARA_OK) return r;
+    if (!opara__side(im, v) || !opara__side(im, wide)) return opara__imp_oom(im);
+    im->side[v].alias = wide;
+    im->side[wide].narrow = v;
+    im->side[wide].onnx_f16 = 1;
+    return OPARA_OK;
+}
+
+/* A graph output declared f16 whose value *v is f32 here: the f16 value it widens, or a Cast to f16
+   that takes the output's name (the f32 value gives its name up). */
+static opara_result opara__narrow_output(opara__imp* im, const char* name, int32_t* v, int32_t* direct) {
+    int32_t f16;
+    opara_result r;
+    if (im->side[*v].narrow >= 0) {
+        *v = im->side[*v].narrow;
+        return OPARA_OK;
+    }
+    if (im->g->values[*v].dtype != OPARA_DTYPE_F32) return OPARA_OK;
+    r = opara__insert_cast(im, *v, OPARA_DTYPE_F16, opara__fresh_name(im, name, "::f16"), &f16);
+    if (r != OPARA_OK) return r;
+    if (!opara__side(im, f16)) return opara__imp_oom(im);
+    if (strcmp(im->g->values[*v].name, name) == 0 && !im->side[*v].rename &&
+        !(im->side[*v].rename = opara__fresh_name(im, name, "::f32")))
+        return opara__imp_oom(im);
+    im->side[f16].rename = opara__pool_strdup(im->rt, &im->g->pool, name);
+    if (!im->side[f16].rename) return opara__imp_oom(im);
+    *v = *direct = f16;
+    return OPARA_OK;
+}
+
+/* CastLike becomes a Cast to the dtype of its second input (as the ONNX model has it: an f16 tensor
+   widened here still means f16). */
+static opara_result opara__import_castlike(opara__imp* im, const int32_t* in) {
+    const opara__onnx_node* n = im->node;
+    int32_t out;
+    opara_dtype to;
+    opara_result r;
+    if (n->n_inputs < 2 || in[0] < 0 || in[1] < 0 || !n->n_outputs || !n->outputs[0][0])
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (CastLike): needs 2 inputs and an output",
+                           im->node_name);
+    if (opara__graph_find_value(im->g, n->outputs[0]) >= 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name,
+                           n->outputs[0]);
+    if (!opara__side(im, in[1])) return opara__imp_oom(im);
+    to = im->side[in[1]].onnx_f16 ? OPARA_DTYPE_F16 : im->g->values[in[1]].dtype;
+    r = opara__insert_cast(im, in[0], to, opara__pool_strdup(im->rt, &im->g->pool, n->outputs[0]), &out);
+    if (r == OPARA_OK && to == OPARA_DTYPE_F16) r = opara__widen_f16(im, out);
+    return r;
+}
+
 /* ---- importing one node ----------------------------------------------------------------------- */
 
 /* ONNX attributes that opara__canonicalize turns into others: Split's num_outputs (the split
@@ -26255,6 +26406,8 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
     r = opara__copy_onnx_attrs(im, node);
     if (r == OPARA_OK) r = opara__canonicalize(im, op, node, in, n_in);
     if (r == OPARA_OK) r = opara__infer_node(im, node);
+    for (i = 0; r == OPARA_OK && i < n_out; ++i)
+        if (im->g->values[outs[i]].dtype == OPARA_DTYPE_F16) r = opara__widen_f16(im, outs[i]);
     return r;
 }
 
@@ -26324,6 +26477,7 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     }
     if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
+    if (opara__op_is(n, "CastLike")) return opara__import_castlike(im, in);
     r = opara__try_fold(im, in, n->n_inputs, &folded);
     if (r == OPARA_OK) {
         if (!n->n_outputs || !n->outputs[0][0])
@@ -26365,7 +26519,7 @@ static void opara__changed_label(const opara__op_info* info, int64_t opset, char
 
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
-                                            "Equal"};
+                                            "Equal", "CastLike" /* imported as a Cast */};
     opara__op op = opara__op_from_name(n->op_type);
     const char* domain = strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain; /* the table's "" */
     uint32_t i, extra_outputs = 0;
@@ -26511,7 +26665,9 @@ static opara_result opara__add_graph_input(opara__imp* im, const opara__onnx_val
     }
     r = opara__graph_insert_value(im->g, vi->name, dtype, &shape, &v);
     if (r != OPARA_OK) return opara__onnx_insert_result((opara_result)r);
-    return opara__graph_add_input(im->g, v);
+    r = opara__graph_add_input(im->g, v);
+    if (r == OPARA_OK && dtype == OPARA_DTYPE_F16) r = opara__widen_f16(im, v);
+    return (opara_result)r;
 }
 
 static opara_result opara__add_initializers(opara__imp* im) {
@@ -26622,6 +26778,10 @@ static opara_result opara__add_outputs(opara__imp* im) {
         opara_result r;
         if (v < 0)
             return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "graph output '%s' is not produced by any node", name);
+        if (!opara__side(im, v)) return opara__imp_oom(im);
+        if (opara__onnx_dtype(g->outputs[i].elem_type) == OPARA_DTYPE_F16 &&
+            (r = opara__narrow_output(im, name, &v, &direct)) != OPARA_OK)
+            return r;
         if (direct != v) {
             opara__imp_side* side = opara__side(im, v);
             if (!side) return opara__imp_oom(im);
