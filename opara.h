@@ -17229,6 +17229,41 @@ typedef struct opara__kernel_resources {
 #  pragma GCC diagnostic ignored "-Woverlength-strings"
 #endif
 
+static const char opara__ptx_cast[] =
+    "hm.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_cast_f16(\n.0s$m .u64<9_:~ _0,)E@"
+    "1Ec32EO2*EO3*Ek64\n)\n{\n.reg .pred %p<56>;3m(b16 %rs<233n'f32 %f<20F 2n!r<72En'64 %fd<24F 3h!rd<53Rld_$"
+    "!n&z&%rd18, [l'H]OM9OB1O!]$6|!G2M6z!G3Me10Nl%4];\nmovt$j,47, 1;\nsetp.gt`!j p1,c#k410;\n@%p1 bra $L__BB0"
+    "_6b!#[#:2a!Shlv(k 13,7l&%r9;\nand9S4,@k 524e#i!ne.se#!P! C#e#B2e#B7i!<7i!]66h!#o#<7h!B3h!m(5;\nbra.uni3m"
+    " 3;\n>E:P'G4Q!>7Q!R3:p#Seqp#C4o'B4p#0n!>6n!F4p#O2$p#F6Q!>8=C7=H8b+S5,w,$r$B5r$Y13d+D9d+k 20,7 f!)z)92^- "
+    "A0e+S6,C#g#C6g#B4j!<4j!/f+!R,=2~,C7i!0s' i$'A.W'0y) R$'`!-k+D8x'C8v#H1r!(`.^11v#O2&v#F3S!(q+<1c-#^*p', %"
+    "ntid.xt*82s+u cta8 s)%Oj#ad.lo{%9rr4:2{,!+%f)<gf)!R,!H98o&B9o&Y84Z# e*>nt#Wul^#>8X#k(7;\ncvt.s64=Rd4Z#/8"
+    "!7988l)a.to.global_'!P%| d19A#i#Xd1T( f3$_$$F!p#!p3!~#l#;\nadd=#5$j!V29s3#Y'S10g7:5V>B0Y'I2y,(g6t 21:r!%"
+    "z@#{(C1z@s 25;o/<1]::6Q!+]:^34Q!;5Q!:7Q!+k7H2e2A3v$P4:SF+r(83UF f':]p*PrnfK#|'i fd2fAw d30|!)v)E7c4T16P@"
+    "#p$+t8^36r%;7Q!:2Q!+]8G3v';8Q!:3Q!+g6g20&t&A0t&Ps8xQ! UI1s& hR!%s&Is[;)s&^25s&;2o$:9o$+~I]33P>#XL(gM+iI "
+    "^%(v*#{U!>1Q%m shr6S0,=&_C#9T2,@Y319>3R!W23Q) >:p|D _!$_$+y8]31R!#VF R!:3Z,C2s31}- Z5'AE:t!#Q%93w# [;#S["
+    "! q(h$0f7F80 l#;\nsub: j%/Al elpBA9;<,T!ap2l+@2b$+_3!d<L4i-!]#$i-O4&h-X36z!$j$C7z! w!@fw!8ff:7$w!B5s$#^1"
+    "J3s$Cu^1O3&{!H3{!)X/+p*T4,B&e)'f9s 0d0  4s 3FF4 j!7&[$B7Q('V#%]$7$_!U1:z&S32z&#eARs3bI'b-#:l!0f33T.7#[-`"
+    "29}!<5|!k fma:h  %fV> ;l!0f3Ag/m 0f3`0 i!<uf!Sr2Q5$vH!X/93c4 :l&-15;\nmin9!{F @h 278ZP!<x9!q3 @9-:(n!!d,"
+    " Ak 508c9#9!S' @D2wQ!93p% A:-_!l$3;\nabs>:6s!$x,<l_J#{]! >q 101v#<7v#81[Q!!d-#f]!93jC$A95u,*^`!T39}##v;&"
+    "Z!94XZ!j$653532VG!L!a! Z9!G9fz!X40t!:4k$:8t!'L!}#R41z,&|*!|,!R+D8:!]A#AE7;U1,B.<#r.;1<'c.l#:\nnegF95F@9o"
+    "(#i4&rB,}<!h$%W!!q&M3m9(nk!]38VW!#W.!U`!/VW!#5#cY!]31UW!=2zj!#VW!C2_S!I4Z<(bD]47VW!!ba!!s!#mKC2bQ!]51`P!"
+    "T29R!#XW!C2^H]67R!#y3'U#C3]HH5m7@7l9<5]Hj neuz:8pxD6X=$e*%uM |q!Q, Z= ]EWstu@ a<R8]q+G8z#@8wj!]39cR!#w*!"
+    "ll!#o%+}^!G7r&<2R!#YX!D3g|!F2R!<3R!#ZX!C3gS!1tI)u'T42u'Tanu'V6,p/<dQ5%Qh!&au!C4Y,@4bl!$j!@7a)s 43Ea),w!j"
+    "0922337203685477580ic!c47Z#=lZ#@8Z#OC'Z#G-[##yg!^48[#!hEQzi[n!>fe!$P''KM:X-~ d51%X-]51X-[27ux!C2j&G5oY#'"
+    "yy!$[Z!+b% r+'f$ `%&g$#a%7#g$_67u,O3#u,=0u,+S/^71u,O40u,O0!u,K4Z#'u,O50u,O0#u,F5[#1u,F0u,Y71u,Y32v,O0%_)"
+    "Y77jS!#yV!U18X#([+){!Of'{:H7Q7O9#Z+&gi!C4XBF7Q7&m&7)Z+O2 Z+c50Z#&Z+&o47)Z+O2!Z+^51[#1Z+G2Z+7#Q7O2&Q7U4:w"
+    "y#!sS!k!tempST!i!64 {0!VT!U3}m#@}[e#!}28ro4r(-214748364`[!;,G;1i%k u16;:s{[!#U[!$td!>1T0,l,]34l, iE+Y4&U"
+    "h#TltnK:3Z491ch!p$40EFFE~) f!+d3H5qQ!@5sT!<5Y:TltV#@6V#s 3F1V, V#+yFH6Zu#@5WIR65zV!%tj!A1Z%[17S##|4:iqX!"
+    "$S!$|,(w7<um5Sr6s3F2p)#cV#l$69;\norb}!V7,:Ys4oQ!X16pQ!O7&r6F8r6g52#r6<3r6C5UQ!^82r6O30r6O3!r6K3Z#'r6O40r"
+    "6O3#r6F4[#1r6F3r6Y82r6)^J Q!7&^JW6:X+S8,e4h 322z06X+7&{AB5x!=5x!~ 174#R-O5&x!Y8:o7%o1&tg!&f6#sX!!r~![d7y"
+    "}!)Su# lK*r:';97q`!:4Yi!C3dS!@6km#$f#O8.f# y!&e##Z.g38'P#@9r6/mf!5z$F9y!7-bB;}c% aB+WZ$94bk! rAj#04857[#"
+    "C4UIH6k.@6US#86s`$&hCS51t! Un#'S|!#a%!g`!#qg#.t!(UT$g62&UG9r~b! 6)s%!Y< w^##o~##dj!u 48;9#SGl#;\nbfiQq$#"
+    "wR#$;!]!#$k#;\nclzF#|Q$Yd3oS$!]X!P10v# ^h#*W&#k((yu!o 64:QP#!^=!M b1 ~{!#`!!n7q r71Z##Z`$'`X#95j4 Lp!209"
+    "9aX#95pw!95y1!;'f)95mB Bp!4092RM95V8_57cX#95`& A#cX# UJ'cX#R60t!-cX##vT# >82Vi#'w#T61w#%Ps#&XW#96z&$B!`Q"
+    "#B4dX#T63~#Z20Z!!_0j$726932TQ#!L!a!%]- |,P2,d-!nBq!r64}~!!]( v#Z20V!A3V!V5}TW#$AW4,~R!^13A$tQ!$HF2A$_P!M"
+    "5A$p<=6A Y(%=$w: fv$_dBw:'fP!;1r9:8qT!O9*fP!$j%@9`G'fP!$]z!*n6:6W.#x*B6:#u) n~$v!5360mQ!#l(A8mQ!V6,:7$mQ"
+    "!(|W!p 83:P]#$i5%'(fl#!AU70W^#+Z0#p3#@$aM,iw$)h#h$4:\nretR:";
+
 static const char opara__ptx_elementwise[] =
     "hm.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_math_f32(\n.0s$m .u64<9_:~ _0,)E@"
     "1Ec32EO2*E>3EMfEO4*Ek75\n)\n{\n.reg .pred %p<148>;4 Z!n#%f<5738b3n#r<116Gn'64 %fd<44G 3h!rd<93Rld}#!S'z&"
@@ -18091,6 +18126,7 @@ static const char opara__ptx_pool[] =
 #endif
 
 static const opara__kernel_image opara__kernel_images[] = {
+    {"cast", opara__ptx_cast, sizeof opara__ptx_cast - 1, 9280},
     {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 142316},
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
@@ -18099,6 +18135,7 @@ static const opara__kernel_image opara__kernel_images[] = {
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
+    {"opara_cast_f16", 20, 0},
     {"opara_cast", 18, 0},
     {"opara_strided_copy", 42, 0},
     {"opara_where", 42, 0},
@@ -18223,7 +18260,8 @@ typedef enum opara__cuda_binop {
     X(CONV2D, "opara_conv2d_f32", "epilogue") X(CONV_TRANSPOSE2D, "opara_conv_transpose2d_f32", "epilogue") \
     X(BINARY_F32, "opara_binary_f32", "elementwise") X(BINARY_INT, "opara_binary_int", "elementwise") \
     X(WHERE, "opara_where", "elementwise") X(STRIDED_COPY, "opara_strided_copy", "elementwise") \
-    X(CAST, "opara_cast", "elementwise") X(POOL2D, "opara_pool2d_f32", "pool") \
+    X(CAST, "opara_cast", "elementwise") \
+    X(CAST_F16, "opara_cast_f16", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
     X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
@@ -18891,16 +18929,22 @@ static opara_result opara__lower_where(opara__lower_walk* w) {
 
 static int opara__lower_cast_type_ok(opara_dtype t) {
     return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_I32 ||
-           t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_BOOL || t == OPARA_DTYPE_F64;
+           t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_BOOL || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_F16;
 }
 
 static opara_result opara__lower_cast(opara__lower_walk* w) {
     opara_dtype from = w->dtypes[opara__lower_in(w, 0)], to = w->dtypes[opara__lower_out(w, 0)];
     int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    int f16 = from == OPARA_DTYPE_F16 || to == OPARA_DTYPE_F16;
     opara__cuda_launch* L;
-    if (!opara__lower_cast_type_ok(from) || !opara__lower_cast_type_ok(to)) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type");
+    if (!opara__lower_cast_type_ok(from) || !opara__lower_cast_type_ok(to)) {
+        char why[160];
+        opara__format(why, sizeof why, "Cast from %s to %s is not supported (it casts between f32, f16, f64, i8, u8, "
+                      "i32, i64 and bool)", opara_dtype_name(from), opara_dtype_name(to));
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, why);
+    }
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__lower_launch(w, OPARA__CUK_CAST))) return OPARA_ERR_OUT_OF_MEMORY;
+    if (!(L = opara__lower_launch(w, f16 ? OPARA__CUK_CAST_F16 : OPARA__CUK_CAST))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, count);
@@ -20349,9 +20393,9 @@ OPARA__COLD_BEGIN
 /* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
    16 bytes, what their vectorised kernels load. */
 #define OPARA__CUDA_LIB_ALIGN 16u
-#define OPARA__CUDA_FILES 5
+#define OPARA__CUDA_FILES 6
 
-static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "pool"};
+static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "layout", "norm", "pool"};
 
 struct opara__cuda_session {
     opara_runtime* rt;

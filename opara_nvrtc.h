@@ -149,6 +149,54 @@ static const char opara__kernel_dialect[] =
     "    static void name(OPARA__MAP(OPARA__M_DECL, __VA_ARGS__))\n\n#endif /* host build */\n"
     "#endif /* OPARA_KERNEL_H */\n";
 
+static const char opara__source_cast[] =
+    "/* Cast to and from f16 (IEEE binary16), bit for bit as the CPU's Cast (src/core/opara_util.c):\n"
+    " * f16 -> wider types is exact (subnormals, inf, NaN); to f16 the value rounds once, to nearest even,\n"
+    " * from the exact double (f64 does not round through f32), overflows to inf and NaN stays NaN; f16 to\n"
+    " * an integer truncates toward zero and wraps like the CPU's (NaN gives 0), to bool is x != 0.\n"
+    " * Written with arithmetic only (no bit casts), so that the host build and the PTX agree.\n"
+    " * dtype codes are ONNX's: 1 float, 2 uint8, 3 int8, 6 int32, 7 int64, 9 bool, 10 float16, 11 double;\n"
+    " * the other casts are opara_cast's (elementwise.cu). */\n#include \"opara_kernel.h\"\n\n"
+    "OPARA_DEVICE float opara__k_f16_value(unsigned short h)\n{\n"
+    "    int e = (h >> 10) & 0x1F, m = h & 0x3FF;\n    float v = e == 0 ? (float)m * 5.9604644775390625e-8f\n"
+    "              : e == 31 ? (m ? OPARA_INF_F32 - OPARA_INF_F32 : OPARA_INF_F32) : ldexpf(1.0f + (float)m / 1024.0f, e - 15);\n"
+    "    return (h & 0x8000) ? -v : v;\n}\n\n"
+    "/* Round-to-nearest-even binary16 bits of d; rint rounds half to even (the default mode). */\n"
+    "OPARA_DEVICE unsigned short opara__k_f16_bits(double d)\n{\n"
+    "    unsigned short sign = (unsigned short)(signbit(d) ? 0x8000 : 0);\n    double a = fabs(d);\n"
+    "    int e;\n    if (d != d) return (unsigned short)(sign | 0x7E00);\n"
+    "    if (a >= 65520.0) return (unsigned short)(sign | 0x7C00); /* 65520 is the tie above 65504: to inf */\n"
+    "    if (a < 6.103515625e-05) /* below 2^-14: units of 2^-24; 1024 of them is the smallest normal's bits */\n"
+    "        return (unsigned short)(sign | (unsigned short)rint(a * 16777216.0));\n    e = ilogb(a);\n"
+    "    /* a carry out of the 10 mantissa bits (m = 1024) moves into the exponent, as it should */\n"
+    "    return (unsigned short)(sign | (unsigned short)(((e + 15) << 10) + (int)rint((ldexp(a, -e) - 1.0) * 1024.0)));\n"
+    "}\n\nOPARA_DEVICE double opara__k_cast_load(const unsigned char* p, int dtype)\n{\n"
+    "    switch (dtype) {\n    case 1: return (double)*(const float*)(const void*)p;\n"
+    "    case 2: return (double)*p;\n    case 3: return (double)*(const signed char*)(const void*)p;\n"
+    "    case 6: return (double)*(const int*)(const void*)p;\n"
+    "    case 7: return (double)*(const long long*)(const void*)p;\n    case 9: return *p ? 1.0 : 0.0;\n"
+    "    case 10: return (double)opara__k_f16_value(*(const unsigned short*)(const void*)p);\n"
+    "    default: return *(const double*)(const void*)p;\n    }\n}\n\n"
+    "/* Float to integer: toward zero, saturated to the int64 range, NaN gives 0 (then wrapped, as on the CPU). */\n"
+    "OPARA_DEVICE long long opara__k_cast_to_int(double v)\n{\n    if (v != v) return 0;\n"
+    "    if (v >= 9.2233720368547758e18) return 0x7fffffffffffffffLL;\n"
+    "    if (v <= -9.2233720368547758e18) return -0x7fffffffffffffffLL - 1;\n    return (long long)v;\n}\n\n"
+    "OPARA_DEVICE int opara__k_cast_size(int dtype)\n{\n    switch (dtype) {\n"
+    "    case 2: case 3: case 9: return 1;\n    case 10: return 2;\n    case 1: case 6: return 4;\n"
+    "    default: return 8;\n    }\n}\n\n/* y[i] = (to) x[i] where from or to is f16 (10). */\n"
+    "OPARA_KERNEL(opara_cast_f16, (const unsigned char*, x), (unsigned char*, y), (int, n), (int, from), (int, to))\n"
+    "{\n    int i, si = opara__k_cast_size(from), so = opara__k_cast_size(to);\n"
+    "    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {\n"
+    "        double v = opara__k_cast_load(x + (long long)i * si, from);\n"
+    "        unsigned char* q = y + (long long)i * so;\n        switch (to) {\n"
+    "        case 10: *(unsigned short*)(void*)q = opara__k_f16_bits(v); break;\n"
+    "        case 1: *(float*)(void*)q = (float)v; break;\n        case 11: *(double*)(void*)q = v; break;\n"
+    "        case 9: *q = (unsigned char)(v != 0.0); break;\n"
+    "        case 2: *q = (unsigned char)opara__k_cast_to_int(v); break;\n"
+    "        case 3: *(signed char*)(void*)q = (signed char)opara__k_cast_to_int(v); break;\n"
+    "        case 6: *(int*)(void*)q = (int)opara__k_cast_to_int(v); break;\n"
+    "        default: *(long long*)(void*)q = opara__k_cast_to_int(v); break;\n        }\n    }\n}\n";
+
 static const char opara__source_elementwise[] =
     "/* Element-wise kernels: the unary math operators, and the strided ones: broadcast binary operators,\n"
     " * Where, Cast and the strided copy behind Transpose, Slice, Concat, Split and Expand.\n *\n"
@@ -600,6 +648,7 @@ static const char opara__source_pool[] =
 #endif
 
 static const opara__kernel_source opara__kernel_sources[] = {
+    {"cast", opara__source_cast},
     {"elementwise", opara__source_elementwise},
     {"epilogue", opara__source_epilogue},
     {"layout", opara__source_layout},
