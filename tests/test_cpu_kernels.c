@@ -1775,6 +1775,47 @@ OT_TEST(cast_f16_rounding_and_every_pattern) {
     CHECK_EQ(failures, 0);
 }
 
+/* Float to integer as ONNX Runtime 1.x gives it on x86-64 (its outputs for these inputs, recorded
+   from the CPU provider): out of range and NaN are INT32_MIN through int32 (then wrapped to 8 bits)
+   and INT64_MIN for int64. */
+#define ORT_CAST_N 16
+static const float ORT_CAST_IN[ORT_CAST_N] = {3e9f, -3e9f, 300.7f, -300.7f, 255.9f, -1.5f, NAN, INFINITY, -INFINITY,
+                                              1e20f, 128.5f, -129.5f, 70000.0f, -0.0f, 2.5f, 1e-8f};
+static const long long ORT_CAST_I32[ORT_CAST_N] = {-2147483648LL, -2147483648LL, 300, -300, 255, -1, -2147483648LL,
+                                                   -2147483648LL, -2147483648LL, -2147483648LL, 128, -129, 70000, 0, 2, 0};
+static const long long ORT_CAST_I8[ORT_CAST_N] = {0, 0, 44, -44, -1, -1, 0, 0, 0, 0, -128, 127, 112, 0, 2, 0};
+static const long long ORT_CAST_U8[ORT_CAST_N] = {0, 0, 44, 212, 255, 255, 0, 0, 0, 0, 128, 127, 112, 0, 2, 0};
+static const long long ORT_CAST_I64[ORT_CAST_N] = {3000000000LL, -3000000000LL, 300, -300, 255, -1, INT64_MIN, INT64_MIN,
+                                                   INT64_MIN, INT64_MIN, 128, -129, 70000, 0, 2, 0};
+
+OT_TEST(cast_float_to_int_as_onnx_runtime) {
+    static const opara_dtype to[4] = {OPARA_DTYPE_I32, OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_I64};
+    const long long* want[4] = {ORT_CAST_I32, ORT_CAST_I8, ORT_CAST_U8, ORT_CAST_I64};
+    int t, i, from64;
+    for (from64 = 0; from64 < 2; ++from64)
+        for (t = 0; t < 4; ++t) {
+            kt k;
+            int64_t d[1] = {ORT_CAST_N};
+            kt_init(&k, OPARA__OP_CAST, 1, 1);
+            kt_in(&k, 0, from64 ? OPARA_DTYPE_F64 : OPARA_DTYPE_F32, 1, d);
+            kt_out(&k, 0, to[t], 1, d);
+            kt_int(&k, "to", (int64_t)to[t]);
+            for (i = 0; i < ORT_CAST_N; ++i) {
+                if (from64) ((double*)k.in[0].data)[i] = ORT_CAST_IN[i];
+                else ((float*)k.in[0].data)[i] = ORT_CAST_IN[i];
+            }
+            REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+            for (i = 0; i < ORT_CAST_N; ++i) {
+                long long got = to[t] == OPARA_DTYPE_I32 ? ((int32_t*)k.out[0].data)[i] :
+                                to[t] == OPARA_DTYPE_I8 ? ((int8_t*)k.out[0].data)[i] :
+                                to[t] == OPARA_DTYPE_U8 ? ((uint8_t*)k.out[0].data)[i] : ((int64_t*)k.out[0].data)[i];
+                if (got != want[t][i]) OT_LOG("%s -> %s of %g", from64 ? "f64" : "f32", opara_dtype_name(to[t]), ORT_CAST_IN[i]);
+                CHECK_EQ(got, want[t][i]);
+            }
+            kt_free(&k);
+        }
+}
+
 OT_TEST(pad_modes_and_negative_pads) {
     static const char* const modes[] = {"constant", "reflect", "edge"};
     int t, failures = 0;
@@ -2102,7 +2143,7 @@ static const opara_test_case tests[] = {
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
     OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(layer_norm_axes_and_stats),
-    OT_CASE(reduce_mean_axes_keepdims), OT_CASE(cast_between_types), OT_CASE(cast_f16_rounding_and_every_pattern), OT_CASE(pad_modes_and_negative_pads),
+    OT_CASE(reduce_mean_axes_keepdims), OT_CASE(cast_between_types), OT_CASE(cast_f16_rounding_and_every_pattern), OT_CASE(cast_float_to_int_as_onnx_runtime), OT_CASE(pad_modes_and_negative_pads),
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
     /* appended last: they draw from the shared random stream */
     OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows), OT_CASE(sgemm_builtin_single_row),

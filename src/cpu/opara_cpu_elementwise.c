@@ -406,6 +406,15 @@ static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
 /* Pad's fill takes the integer and f32/f64 types of opara__cpu_cast_type_ok; Cast takes f16 too. */
 static int opara__cast_type_ok(opara_dtype t) { return t == OPARA_DTYPE_F16 || opara__cpu_cast_type_ok(t); }
 
+/* Float to integer as ONNX Runtime computes it on x86-64 (its conversion instructions' "integer
+   indefinite" for what does not fit): toward zero; to i64, NaN or a value outside int64 gives
+   INT64_MIN; to i32, i8 and u8 the value goes through int32 (NaN or outside: INT32_MIN), then wraps
+   to the narrower type (300.7 -> u8 44). src/cuda/kernels/cast.cu does the same. */
+static int64_t opara__cast_f_to_int(double v, opara_dtype to) {
+    if (to == OPARA_DTYPE_I64) return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : INT64_MIN;
+    return v > -2147483649.0 && v < 2147483648.0 ? (int64_t)(int32_t)v : (int64_t)INT32_MIN;
+}
+
 static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     opara_dtype from = op->in[0].dtype, to = op->out[0].dtype;
     const void* x = op->in[0].data;
@@ -419,7 +428,7 @@ static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, si
         } else if (opara__is_float_type(from)) {
             double v = opara__load_f(x, from, i);
             if (to == OPARA_DTYPE_BOOL) opara__cpu_store_i(y, to, i, v != 0.0);
-            else opara__cpu_store_i(y, to, i, opara__cpu_f_to_i(v));
+            else opara__cpu_store_i(y, to, i, opara__cast_f_to_int(v, to));
         } else {
             opara__cpu_store_i(y, to, i, opara__load_i(x, from, i));
         }

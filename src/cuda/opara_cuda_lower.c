@@ -283,7 +283,8 @@ static int opara__lower_cast_type_ok(opara_dtype t) {
 static opara_result opara__lower_cast(opara__lower_walk* w) {
     opara_dtype from = w->dtypes[opara__lower_in(w, 0)], to = w->dtypes[opara__lower_out(w, 0)];
     int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
-    int f16 = from == OPARA_DTYPE_F16 || to == OPARA_DTYPE_F16;
+    /* from a float type (the truncation rule of ONNX Runtime), or to f16: cast.cu; the rest: opara_cast */
+    int by_float = from == OPARA_DTYPE_F32 || from == OPARA_DTYPE_F64 || from == OPARA_DTYPE_F16 || to == OPARA_DTYPE_F16;
     opara__cuda_launch* L;
     if (!opara__lower_cast_type_ok(from) || !opara__lower_cast_type_ok(to)) {
         char why[160];
@@ -292,7 +293,7 @@ static opara_result opara__lower_cast(opara__lower_walk* w) {
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, why);
     }
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__lower_launch(w, f16 ? OPARA__CUK_CAST_F16 : OPARA__CUK_CAST))) return OPARA_ERR_OUT_OF_MEMORY;
+    if (!(L = opara__lower_launch(w, by_float ? OPARA__CUK_CAST_FLOAT : OPARA__CUK_CAST))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, count);

@@ -1,10 +1,12 @@
-/* Cast to and from f16 (IEEE binary16), bit for bit as the CPU's Cast (src/core/opara_util.c):
- * f16 -> wider types is exact (subnormals, inf, NaN); to f16 the value rounds once, to nearest even,
- * from the exact double (f64 does not round through f32), overflows to inf and NaN stays NaN; f16 to
- * an integer truncates toward zero and wraps like the CPU's (NaN gives 0), to bool is x != 0.
+/* Cast from a float type (f32, f16, f64) to any, and from any to f16, bit for bit as the CPU's Cast
+ * (src/cpu/opara_cpu_elementwise.c, src/core/opara_util.c): f16 -> wider types is exact (subnormals,
+ * inf, NaN); to f16 the value rounds once, to nearest even, from the exact double (f64 does not round
+ * through f32), overflows to inf and NaN stays NaN; float to integer as ONNX Runtime computes it on
+ * x86-64: toward zero, to int64 NaN or out of range gives INT64_MIN, to int32/int8/uint8 through int32
+ * (NaN or out of range: INT32_MIN) and then wrapped; to bool x != 0.
  * Written with arithmetic only (no bit casts), so that the host build and the PTX agree.
  * dtype codes are ONNX's: 1 float, 2 uint8, 3 int8, 6 int32, 7 int64, 9 bool, 10 float16, 11 double;
- * the other casts are opara_cast's (elementwise.cu). */
+ * the integer-to-integer and integer-to-f32/f64 casts are opara_cast's (elementwise.cu). */
 #include "opara_kernel.h"
 
 OPARA_DEVICE float opara__k_f16_value(unsigned short h)
@@ -44,13 +46,12 @@ OPARA_DEVICE double opara__k_cast_load(const unsigned char* p, int dtype)
     }
 }
 
-/* Float to integer: toward zero, saturated to the int64 range, NaN gives 0 (then wrapped, as on the CPU). */
-OPARA_DEVICE long long opara__k_cast_to_int(double v)
+/* Float to integer (the comparisons are false for NaN): to int64 (7) in range, else INT64_MIN; to the
+ * others through int32, out of range INT32_MIN. */
+OPARA_DEVICE long long opara__k_cast_to_int(double v, int to)
 {
-    if (v != v) return 0;
-    if (v >= 9.2233720368547758e18) return 0x7fffffffffffffffLL;
-    if (v <= -9.2233720368547758e18) return -0x7fffffffffffffffLL - 1;
-    return (long long)v;
+    if (to == 7) return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (long long)v : -0x7fffffffffffffffLL - 1;
+    return v > -2147483649.0 && v < 2147483648.0 ? (long long)(int)v : -0x7fffffffLL - 1;
 }
 
 OPARA_DEVICE int opara__k_cast_size(int dtype)
@@ -63,8 +64,8 @@ OPARA_DEVICE int opara__k_cast_size(int dtype)
     }
 }
 
-/* y[i] = (to) x[i] where from or to is f16 (10). */
-OPARA_KERNEL(opara_cast_f16, (const unsigned char*, x), (unsigned char*, y), (int, n), (int, from), (int, to))
+/* y[i] = (to) x[i] where from is a float type (1, 10, 11) or to is f16 (10). */
+OPARA_KERNEL(opara_cast_float, (const unsigned char*, x), (unsigned char*, y), (int, n), (int, from), (int, to))
 {
     int i, si = opara__k_cast_size(from), so = opara__k_cast_size(to);
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
@@ -75,10 +76,10 @@ OPARA_KERNEL(opara_cast_f16, (const unsigned char*, x), (unsigned char*, y), (in
         case 1: *(float*)(void*)q = (float)v; break;
         case 11: *(double*)(void*)q = v; break;
         case 9: *q = (unsigned char)(v != 0.0); break;
-        case 2: *q = (unsigned char)opara__k_cast_to_int(v); break;
-        case 3: *(signed char*)(void*)q = (signed char)opara__k_cast_to_int(v); break;
-        case 6: *(int*)(void*)q = (int)opara__k_cast_to_int(v); break;
-        default: *(long long*)(void*)q = opara__k_cast_to_int(v); break;
+        case 2: *q = (unsigned char)opara__k_cast_to_int(v, to); break;
+        case 3: *(signed char*)(void*)q = (signed char)opara__k_cast_to_int(v, to); break;
+        case 6: *(int*)(void*)q = (int)opara__k_cast_to_int(v, to); break;
+        default: *(long long*)(void*)q = opara__k_cast_to_int(v, to); break;
         }
     }
 }

@@ -34,39 +34,40 @@ typedef struct opara__kernel_resources {
 #endif
 
 static const char opara__ptx_cast[] =
-    "hm.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_cast_f16(\n.0s$m .u64<9_:~ _0,)E@"
-    "1Ec32EO2*EO3*Ek64\n)\n{\n.reg .pred %p<56>;3m(b16 %rs<233n'f32 %f<20F 2n!r<72En'64 %fd<24F 3h!rd<53Rld_$"
-    "!n&z&%rd18, [l'H]OM9OB1O!]$6|!G2M6z!G3Me10Nl%4];\nmovt$j,47, 1;\nsetp.gt`!j p1,c#k410;\n@%p1 bra $L__BB0"
-    "_6b!#[#:2a!Shlv(k 13,7l&%r9;\nand9S4,@k 524e#i!ne.se#!P! C#e#B2e#B7i!<7i!]66h!#o#<7h!B3h!m(5;\nbra.uni3m"
-    " 3;\n>E:P'G4Q!>7Q!R3:p#Seqp#C4o'B4p#0n!>6n!F4p#O2$p#F6Q!>8=C7=H8b+S5,w,$r$B5r$Y13d+D9d+k 20,7 f!)z)92^- "
-    "A0e+S6,C#g#C6g#B4j!<4j!/f+!R,=2~,C7i!0s' i$'A.W'0y) R$'`!-k+D8x'C8v#H1r!(`.^11v#O2&v#F3S!(q+<1c-#^*p', %"
-    "ntid.xt*82s+u cta8 s)%Oj#ad.lo{%9rr4:2{,!+%f)<gf)!R,!H98o&B9o&Y84Z# e*>nt#Wul^#>8X#k(7;\ncvt.s64=Rd4Z#/8"
-    "!7988l)a.to.global_'!P%| d19A#i#Xd1T( f3$_$$F!p#!p3!~#l#;\nadd=#5$j!V29s3#Y'S10g7:5V>B0Y'I2y,(g6t 21:r!%"
-    "z@#{(C1z@s 25;o/<1]::6Q!+]:^34Q!;5Q!:7Q!+k7H2e2A3v$P4:SF+r(83UF f':]p*PrnfK#|'i fd2fAw d30|!)v)E7c4T16P@"
-    "#p$+t8^36r%;7Q!:2Q!+]8G3v';8Q!:3Q!+g6g20&t&A0t&Ps8xQ! UI1s& hR!%s&Is[;)s&^25s&;2o$:9o$+~I]33P>#XL(gM+iI "
-    "^%(v*#{U!>1Q%m shr6S0,=&_C#9T2,@Y319>3R!W23Q) >:p|D _!$_$+y8]31R!#VF R!:3Z,C2s31}- Z5'AE:t!#Q%93w# [;#S["
-    "! q(h$0f7F80 l#;\nsub: j%/Al elpBA9;<,T!ap2l+@2b$+_3!d<L4i-!]#$i-O4&h-X36z!$j$C7z! w!@fw!8ff:7$w!B5s$#^1"
-    "J3s$Cu^1O3&{!H3{!)X/+p*T4,B&e)'f9s 0d0  4s 3FF4 j!7&[$B7Q('V#%]$7$_!U1:z&S32z&#eARs3bI'b-#:l!0f33T.7#[-`"
-    "29}!<5|!k fma:h  %fV> ;l!0f3Ag/m 0f3`0 i!<uf!Sr2Q5$vH!X/93c4 :l&-15;\nmin9!{F @h 278ZP!<x9!q3 @9-:(n!!d,"
-    " Ak 508c9#9!S' @D2wQ!93p% A:-_!l$3;\nabs>:6s!$x,<l_J#{]! >q 101v#<7v#81[Q!!d-#f]!93jC$A95u,*^`!T39}##v;&"
-    "Z!94XZ!j$653532VG!L!a! Z9!G9fz!X40t!:4k$:8t!'L!}#R41z,&|*!|,!R+D8:!]A#AE7;U1,B.<#r.;1<'c.l#:\nnegF95F@9o"
-    "(#i4&rB,}<!h$%W!!q&M3m9(nk!]38VW!#W.!U`!/VW!#5#cY!]31UW!=2zj!#VW!C2_S!I4Z<(bD]47VW!!ba!!s!#mKC2bQ!]51`P!"
-    "T29R!#XW!C2^H]67R!#y3'U#C3]HH5m7@7l9<5]Hj neuz:8pxD6X=$e*%uM |q!Q, Z= ]EWstu@ a<R8]q+G8z#@8wj!]39cR!#w*!"
-    "ll!#o%+}^!G7r&<2R!#YX!D3g|!F2R!<3R!#ZX!C3gS!1tI)u'T42u'Tanu'V6,p/<dQ5%Qh!&au!C4Y,@4bl!$j!@7a)s 43Ea),w!j"
-    "0922337203685477580ic!c47Z#=lZ#@8Z#OC'Z#G-[##yg!^48[#!hEQzi[n!>fe!$P''KM:X-~ d51%X-]51X-[27ux!C2j&G5oY#'"
-    "yy!$[Z!+b% r+'f$ `%&g$#a%7#g$_67u,O3#u,=0u,+S/^71u,O40u,O0!u,K4Z#'u,O50u,O0#u,F5[#1u,F0u,Y71u,Y32v,O0%_)"
-    "Y77jS!#yV!U18X#([+){!Of'{:H7Q7O9#Z+&gi!C4XBF7Q7&m&7)Z+O2 Z+c50Z#&Z+&o47)Z+O2!Z+^51[#1Z+G2Z+7#Q7O2&Q7U4:w"
-    "y#!sS!k!tempST!i!64 {0!VT!U3}m#@}[e#!}28ro4r(-214748364`[!;,G;1i%k u16;:s{[!#U[!$td!>1T0,l,]34l, iE+Y4&U"
-    "h#TltnK:3Z491ch!p$40EFFE~) f!+d3H5qQ!@5sT!<5Y:TltV#@6V#s 3F1V, V#+yFH6Zu#@5WIR65zV!%tj!A1Z%[17S##|4:iqX!"
-    "$S!$|,(w7<um5Sr6s3F2p)#cV#l$69;\norb}!V7,:Ys4oQ!X16pQ!O7&r6F8r6g52#r6<3r6C5UQ!^82r6O30r6O3!r6K3Z#'r6O40r"
-    "6O3#r6F4[#1r6F3r6Y82r6)^J Q!7&^JW6:X+S8,e4h 322z06X+7&{AB5x!=5x!~ 174#R-O5&x!Y8:o7%o1&tg!&f6#sX!!r~![d7y"
-    "}!)Su# lK*r:';97q`!:4Yi!C3dS!@6km#$f#O8.f# y!&e##Z.g38'P#@9r6/mf!5z$F9y!7-bB;}c% aB+WZ$94bk! rAj#04857[#"
-    "C4UIH6k.@6US#86s`$&hCS51t! Un#'S|!#a%!g`!#qg#.t!(UT$g62&UG9r~b! 6)s%!Y< w^##o~##dj!u 48;9#SGl#;\nbfiQq$#"
-    "wR#$;!]!#$k#;\nclzF#|Q$Yd3oS$!]X!P10v# ^h#*W&#k((yu!o 64:QP#!^=!M b1 ~{!#`!!n7q r71Z##Z`$'`X#95j4 Lp!209"
-    "9aX#95pw!95y1!;'f)95mB Bp!4092RM95V8_57cX#95`& A#cX# UJ'cX#R60t!-cX##vT# >82Vi#'w#T61w#%Ps#&XW#96z&$B!`Q"
-    "#B4dX#T63~#Z20Z!!_0j$726932TQ#!L!a!%]- |,P2,d-!nBq!r64}~!!]( v#Z20V!A3V!V5}TW#$AW4,~R!^13A$tQ!$HF2A$_P!M"
-    "5A$p<=6A Y(%=$w: fv$_dBw:'fP!;1r9:8qT!O9*fP!$j%@9`G'fP!$]z!*n6:6W.#x*B6:#u) n~$v!5360mQ!#l(A8mQ!V6,:7$mQ"
-    "!(|W!p 83:P]#$i5%'(fl#!AU70W^#+Z0#p3#@$aM,iw$)h#h$4:\nretR:";
+    "ho.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_cast_float(\n.2u$m .u64>9_<~ _0,+"
+    "G@1Ge32GO2,GO3,Gk64\n)\n{\n.reg .pred %p<61>;3n'b16 %rs<33n'f32 %f<20F 2n!r<79En'64 %fd<24F 3j(rd<36>;\n"
+    "lda$!v&|&%rd13, [v'H]Q!O4 Q!B1Q!!a$g10 P!H2P!O1 P!H3P!O2 P!l%4];\nmov~$j,32, 1;\nsetp.gtb!k p1,h#k410;\n"
+    "@%p1 bra $L__BB0_6c!#_#:4b!ShlT)k 15,7 e!l#;\nand:S6,Ak 524g#i!ne.sg#S2,C#f#B2f#B7i!<9i!]66h!S3,B#h!B3h!"
+    "m(5;\nbra.uni3m 3;\n>E:R'G4Q!>7Q!R3:p#Seqp#D4q'B4q#0o!>6o!F4q#O2$q#F6Q!>8=C7=H3e+#U*=2r$B5r$X13f+[21f+92"
+    "^*:2{,A2{)92`) A0f+!S, C#g#C6g#B4j!<6j!/g+S7,B#i!C7i!0s' {%'A.W'0y) R$'`!-l+D8x'C8v#H1r!(a.^11v#O2&v#F3S"
+    "!(q+<1c-#^2q', %ntid.xt* p'u cta8 c%%Oj#ad.lo{%:re+!x(!j+T28i-%f)!j4#l5#p&B9p&Y80[# O>nu#Vul_#V30Y#k(9;"
+    "\ncvt.s64=Qd3i3F28!7Q308l)a.to.global`'!}08dR(3A#t/8dx).Y)(|4l$71:\norxE!|+h&s4, 3225c/=tx!i'16 [%rd8]DH"
+    "8s5@9t5*x!=5x!~!1744!x!O5&x!l$3:\nabsdH Y: '=0U7:u;l!p42,Bp$0d7FF0 )h*p-47, -2147483648;97q,R47^<+jAm 69"
+    ";s2$f#O3.f# y!&e#$P#O3'P#;4R& P#D0 7 z$F4y!A{uOj!temp_! _O9{0!a!;}c%s ;\n}m>94|* [Ij$048575[#+s>H6q,A6gB"
+    "k$8:\nshrx$S53t!k%20;\naddm1#a% =w!-102a0A6m,g7:%r%Pr5g4 6)s% T4k u64}#9dV8Rr5U4*9!d7 ]>TfivU!#[6$;!]! x"
+    "F83}5SlzF95{6Yd3S*Q52k% v#r subW&!k9W51q%W9:kF95m7 M b1k neg`!R558*Z##pDl minF#V#85w(P99R=<x:#b&!y1!;'f)"
+    "95w% Bo#4092;i*96j& AD2q>96`& AR-3E9;l5$>#|%%V@TltdP!!ZI >p 217w#T63w##^,k!selpz&96z&#B!j#p p46XMT65~#Z2"
+    "0Z!86p!i%7269324h&!L!a!%]- |,Q2,d-#a$Y6}~!!](;6U0)V!A3V!R7}lCUrnW;'T6!O.AX5,HF2AX6,H/AX7,H:2Y(%=T8,Ev 0d"
+    "Bw:UulKT9,R!s#0d409K d2h rniO%S!;2j%$[Hh rzit*#>Rr6m#+n6:6W.#x*B8Y7!W. Al!1536x4S16w.9s`%o!r70;jE!P)$:Os"
+    "#jEO6%jE81Z]!$RM$iJT4,e]!!rL$p$#=W7,^K&~Y!<gv0T10]a!#t=Y10t=I2oU!(t=t 21:s!&si!:8s!+si!s 25;fX!=1Td!:6R!"
+    "+xC^34R!<5R!#{DC1oBH2^[!A3y$P4:Qo!,jQ!Q5,c)T7]d-!c-:sc-$_>1wi!)sY!E7Z^!$pm!#]d! p$+mb!^36s%<7R!:2R!+Vb!G"
+    "3y'<8R!:3R!+b`! n07$v&A0v&Qs8n/K6u& d0$u&~ s16%u&^25u&<2o$:9o$+`R!]33zg!]13ev!+cQ! _%(y*#x3>1R%!mC$6S4,="
+    " m!!oj!#9T2,@Y319>3R!W23S) >:pav! _!$_$+tb!]31R!!z9!R!:3^,C2y3H3W*@2|6A3^k!#t!#Q%#oo! mB#_U# s(k#0f7F8|<"
+    " VM$:!lY!.A yE$BA9;<,T!`p2xk! QP!'V5*b3#j^!K4j-!]##j-g44%i-X36y!$i$C7y!!lB'v!8fj:7$v!B5q$#]1J7q$Bu]17'z!"
+    "H3z!(~8,m*$X/95n*#b)&f9/ia! 4D3VI!x)7'}'B7}'&U#%Z$7$^!U1:w&S32w&$X3$xN']-#:l!0f33~-7#V-`29}!<5|!k fma:i "
+    " %fZO95}!<Ab/m 0f3Z0!eK%f!j r31x3)jL#_I :p -15~[!93j6!gW#X78}[!#~u! @9-:(n!!k$ Ap 508{[!93tB @-{[!93]B A"
+    "#{[! |A'{[!R38s!-{[!#WW#93b[!B1v#<9v#q 127oZ!94`9$A97t,*TY#T41}#,V^!94~S#j$653532UG!L!a!!sZ!!i)#Zo!B2t!#"
+    "uk!:0t!'L!l%@4tZ!!6!|,!R+D8:#x[!!AE7;!tw!#B.<#r.;1<'c.9:`h!$F!f]!W19o(#g4&mB,x<!h$%W!!q&L3i9(fP#^38WW!T6"
+    ",zX#/WW!!]'$WS#]26VW!=2pd##_T!C2[S!]50R!T31R!#jOC3eV!F4jO#P1T12pQ!C3eV!G7R!D5U#+X$I4lj#)ok#;2eGTlegR#:5Q"
+    "g!!d<k C1Ex;=2kF!R^#&N>5N=4N*|}!$vL90S+Tor`~#!oj!#a#Rp5d_!C5wV!a44~e!;7e$.vd!#[x!@7rd#p 44:hd!A8gd!1jM)h"
+    "d!]50ea!#`- x(#vT!C2t$F5b`!#[{! R!#b`!C2fQ!^57~*C0U#C3eQ!g53%~*<5aw#=nP*} 47,dG$q3$Q* bR! X4!Zu!f7;t'1|P"
+    "!)t'F4l[!#vB n%#]`!D3h~#F2q&C3z3C3k[!g47&q0F7q0g482q0g49(q0#Ss!D8Wd#(z0#T(98&#~*C5~*J4zu!T78z0'I*a0W32l)"
+    "O7&_k#]54k)$Xs#'[x#C2|i!^59b0'`y#$u`!+}i!g56&`/A6W% ~%&W%!Q&7#W%Y75jQ!#xT!=1_'(y!)R'gf1'R'&v,&Qo#W36v,^3"
+    "Ei2*v,@3h3b43v,$oc#q45, -922337203685477580Q-!rP!#t#Rp3T8C3p( j+&Q-%lS##P#4P()o[$0oBO13oBO2.oB]29oB!Yi!!"
+    "a#Rp5sFC5Q6K7oBL3oB#h>@7gW$O7!oBO2&U.~ 59:.xs#T5}V$@}|_$#qf# zs#*_7(Z]!;,G kQ!,c%#{^!B;j}#=0u0!QBTanh.&`"
+    ":#@ w,+|Dt 71;n0W40Xz#p$40EFFEj* gw#+a:H6fBA6~p#&p-<tV#@1V#s 3F1q, V#+nS!H7cKA6Q+X0:pe#A2S#~ 417*pe##x/ "
+    "v`!%P.>uP.#q!_22Q.!mW! R('id#V7,:7$id#O7&f;G6e4O73e4O8(e4(k94dF!Va!!k#Rp5Pd#g59 b9'n'A5o4)Ye$#j{#@5P&B8o"
+    "4)uB P!(JX9:kb!;3bj##'@4Pr!#v#=6rc!+Xn!#x{##@$sGC6n0)ve!h%80:\nretx5";
 
 static const char opara__ptx_elementwise[] =
     "hm.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_math_f32(\n.0s$m .u64<9_:~ _0,)E@"
@@ -930,7 +931,7 @@ static const char opara__ptx_pool[] =
 #endif
 
 static const opara__kernel_image opara__kernel_images[] = {
-    {"cast", opara__ptx_cast, sizeof opara__ptx_cast - 1, 9280},
+    {"cast", opara__ptx_cast, sizeof opara__ptx_cast - 1, 9278},
     {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 142316},
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
@@ -939,7 +940,7 @@ static const opara__kernel_image opara__kernel_images[] = {
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
-    {"opara_cast_f16", 20, 0},
+    {"opara_cast_float", 18, 0},
     {"opara_cast", 18, 0},
     {"opara_strided_copy", 42, 0},
     {"opara_where", 42, 0},
