@@ -597,23 +597,12 @@ OT_TEST(type_only_version_bumps_still_import) {
 /* An f16 model (docs/ARCHITECTURE.md, "f16 models"): x f16 -> Mul(f16 initializer W) -> Relu -> y f16,
    and CastLike(y, f32 initializer) -> z f32. The import keeps f16 at the graph's edges, widens the
    initializer to f32 once and computes in f32; CastLike becomes a Cast. Values exact in f16. */
-static void pbw_tensor_f16(pbw* out, uint32_t field, const char* name, const int64_t* dims, int nd, const uint16_t* v) {
-    pbw t = {0, 0, 0};
-    size_t n = 1;
-    int i;
-    for (i = 0; i < nd; ++i) pbw_int(&t, 1, dims[i]), n *= (size_t)dims[i];
-    pbw_int(&t, 2, 10);
-    pbw_str(&t, 8, name);
-    pbw_bytes(&t, 9, v, n * 2);
-    pbw_msg(out, field, &t);
-}
-
 static pbw f16_model(void) {
     static const uint16_t w[3] = {0x4000, 0x3800, 0xC400};
     static const float like[1] = {0};
     static const int64_t xd[2] = {2, 3}, wd[1] = {3}, one[1] = {1};
     pbw gr = {0, 0, 0};
-    pbw_tensor_f16(&gr, 5, "W", wd, 1, w);
+    pbw_tensor_raw(&gr, 5, "W", wd, 1, 10, w, 2); /* float16 */
     pbw_tensor_f32(&gr, 5, "like", one, 1, like);
     pbw_node(&gr, "Mul", "mul", L("x", "W", NULL), L("m", NULL, NULL), NULL);
     pbw_node(&gr, "Relu", "relu", L("m", NULL, NULL), L("y", NULL, NULL), NULL);

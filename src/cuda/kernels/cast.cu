@@ -6,7 +6,8 @@
  * (NaN or out of range: INT32_MIN) and then wrapped; to bool x != 0.
  * Written with arithmetic only (no bit casts), so that the host build and the PTX agree.
  * dtype codes are ONNX's: 1 float, 2 uint8, 3 int8, 6 int32, 7 int64, 9 bool, 10 float16, 11 double;
- * the integer-to-integer and integer-to-f32/f64 casts are opara_cast's (elementwise.cu). */
+ * opara_cast takes the other sources, the integers and bool: to an integer through int64 (wrapping like
+ * C), to f32/f64 rounded once, to bool x != 0. */
 #include "opara_kernel.h"
 
 OPARA_DEVICE float opara__k_f16_value(unsigned short h)
@@ -32,17 +33,25 @@ OPARA_DEVICE unsigned short opara__k_f16_bits(double d)
     return (unsigned short)(sign | (unsigned short)(((e + 15) << 10) + (int)rint((ldexp(a, -e) - 1.0) * 1024.0)));
 }
 
+/* An integer or bool element, exactly (int64 would not fit a double). */
+OPARA_DEVICE long long opara__k_cast_load_int(const unsigned char* p, int dtype)
+{
+    switch (dtype) {
+    case 2: return (long long)*p;
+    case 3: return (long long)*(const signed char*)(const void*)p;
+    case 6: return (long long)*(const int*)(const void*)p;
+    case 9: return *p ? 1 : 0;
+    default: return *(const long long*)(const void*)p;
+    }
+}
+
 OPARA_DEVICE double opara__k_cast_load(const unsigned char* p, int dtype)
 {
     switch (dtype) {
     case 1: return (double)*(const float*)(const void*)p;
-    case 2: return (double)*p;
-    case 3: return (double)*(const signed char*)(const void*)p;
-    case 6: return (double)*(const int*)(const void*)p;
-    case 7: return (double)*(const long long*)(const void*)p;
-    case 9: return *p ? 1.0 : 0.0;
     case 10: return (double)opara__k_f16_value(*(const unsigned short*)(const void*)p);
-    default: return *(const double*)(const void*)p;
+    case 11: return *(const double*)(const void*)p;
+    default: return (double)opara__k_cast_load_int(p, dtype);
     }
 }
 
@@ -80,6 +89,25 @@ OPARA_KERNEL(opara_cast_float, (const unsigned char*, x), (unsigned char*, y), (
         case 3: *(signed char*)(void*)q = (signed char)opara__k_cast_to_int(v, to); break;
         case 6: *(int*)(void*)q = (int)opara__k_cast_to_int(v, to); break;
         default: *(long long*)(void*)q = opara__k_cast_to_int(v, to); break;
+        }
+    }
+}
+
+/* y[i] = (to) x[i] where from is an integer type or bool (2, 3, 6, 7, 9) and to is not f16. */
+OPARA_KERNEL(opara_cast, (const unsigned char*, x), (unsigned char*, y), (int, n), (int, from), (int, to))
+{
+    int i, si = opara__k_cast_size(from), so = opara__k_cast_size(to);
+    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
+        long long v = opara__k_cast_load_int(x + (long long)i * si, from);
+        unsigned char* q = y + (long long)i * so;
+        switch (to) {
+        case 1: *(float*)(void*)q = (float)v; break;
+        case 11: *(double*)(void*)q = (double)v; break;
+        case 9: *q = (unsigned char)(v != 0); break;
+        case 2: *q = (unsigned char)v; break;
+        case 3: *(signed char*)(void*)q = (signed char)v; break;
+        case 6: *(int*)(void*)q = (int)v; break;
+        default: *(long long*)(void*)q = v; break;
         }
     }
 }
