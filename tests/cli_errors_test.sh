@@ -86,6 +86,12 @@ if [ -f "$model" ]; then
        grep -q "^weights by dtype (elements): f32 1233288$" "$work/info16"; then
         ok "info on an fp16 model shows f16 I/O and its widened weights"
     else bad "info on an fp16 model: $(cat "$work/info16")"; fi
+    # f16 inputs are filled with f16 values, outputs written as .npy '<f2' and read back as an input
+    rm -rf "$work/out16"
+    if "$opara" run "$model" --backend cpu --iters 1 --output-dir "$work/out16" > /dev/null 2>&1 &&
+       head -c 100 "$work/out16/logits.npy" | grep -q "'descr': '<f2'"; then
+        ok "run on an fp16 model writes its f16 output as <f2 .npy"
+    else bad "run on an fp16 model: no <f2 logits.npy"; fi
 else
     echo "SKIP checks on the fp16 model: $model missing (make zoo)"; skip=$((skip + 1))
 fi
