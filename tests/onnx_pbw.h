@@ -50,16 +50,21 @@ static void pbw_float(pbw* b, uint32_t field, float f) {
     pbw_put(b, le, 4);
 }
 
-/* TensorProto with float raw_data (little-endian host assumed, as on every test machine). */
-static void pbw_tensor_f32(pbw* out, uint32_t field, const char* name, const int64_t* dims, int nd, const float* v) {
+/* TensorProto of ONNX data_type with raw_data of elem_size-byte elements (little-endian host
+   assumed, as on every test machine). */
+static void pbw_tensor_raw(pbw* out, uint32_t field, const char* name, const int64_t* dims, int nd, int data_type,
+                           const void* v, size_t elem_size) {
     pbw t = {0, 0, 0};
     size_t n = 1;
     int i;
     for (i = 0; i < nd; ++i) pbw_int(&t, 1, dims[i]), n *= (size_t)dims[i];
-    pbw_int(&t, 2, 1);
+    pbw_int(&t, 2, data_type);
     pbw_str(&t, 8, name);
-    pbw_bytes(&t, 9, v, n * 4);
+    pbw_bytes(&t, 9, v, n * elem_size);
     pbw_msg(out, field, &t);
+}
+static void pbw_tensor_f32(pbw* out, uint32_t field, const char* name, const int64_t* dims, int nd, const float* v) {
+    pbw_tensor_raw(out, field, name, dims, nd, 1, v, 4);
 }
 static void pbw_tensor_i64(pbw* out, uint32_t field, const char* name, const int64_t* dims, int nd, const int64_t* v) {
     pbw t = {0, 0, 0}, packed = {0, 0, 0};

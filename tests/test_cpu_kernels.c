@@ -1868,6 +1868,142 @@ OT_TEST(cast_between_types) {
     CHECK_EQ(failures, 0);
 }
 
+/* A naive binary16 decoder: sign * 2^(e-15) * (1 + m/1024), subnormals m * 2^-24. */
+static double f16_bits_value(uint16_t h) {
+    int e = (h >> 10) & 0x1F, m = h & 0x3FF;
+    double v = e == 0 ? ldexp((double)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1.0 + m / 1024.0, e - 15);
+    return (h & 0x8000) ? -v : v;
+}
+
+/* Cast to and from f16: the IEEE bit patterns of round-to-nearest-even (ties, overflow to inf,
+   subnormals, a carry into the exponent), NaN kept, f64 rounded once (not through f32: 1 + 2^-11 +
+   2^-40 would become a tie there and round down), and every f16 pattern decoded exactly. */
+OT_TEST(cast_f16_rounding_and_every_pattern) {
+    static const double src[] = {1.0, -0.0, 65504.0, 65519.99, 65520.0, 1e6, -1e6, 0x1p-24, 0x1p-25, 0x1.8p-25,
+                                 0x3p-25, 1.0 + 0x1p-11, 1.0 + 0x3p-11, 0x1p-14 - 0x1p-25, 0x1p-14, 1e-10,
+                                 1.0 + 0x1p-11 + 0x1p-40, -2.5};
+    static const uint16_t want16[] = {0x3C00, 0x8000, 0x7BFF, 0x7BFF, 0x7C00, 0x7C00, 0xFC00, 0x0001, 0x0000,
+                                      0x0001, 0x0002, 0x3C00, 0x3C02, 0x0400, 0x0400, 0x0000, 0x3C01, 0xC100};
+    const size_t n = sizeof src / sizeof src[0];
+    int from64, failures = 0;
+    size_t i;
+    for (from64 = 0; from64 < 2; ++from64) {
+        kt k;
+        int64_t d[1];
+        d[0] = (int64_t)n + 1;
+        kt_init(&k, OPARA__OP_CAST, 1, 1);
+        kt_in(&k, 0, from64 ? OPARA_DTYPE_F64 : OPARA_DTYPE_F32, 1, d);
+        kt_out(&k, 0, OPARA_DTYPE_F16, 1, d);
+        kt_int(&k, "to", OPARA_DTYPE_F16);
+        for (i = 0; i < n; ++i) {
+            if (from64) ((double*)k.in[0].data)[i] = src[i];
+            else ((float*)k.in[0].data)[i] = (float)src[i];
+        }
+        if (from64) ((double*)k.in[0].data)[n] = NAN;
+        else ((float*)k.in[0].data)[n] = NAN;
+        REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+        for (i = 0; i < n; ++i) {
+            uint16_t got = ((uint16_t*)k.out[0].data)[i], want = want16[i];
+            if (!from64 && i == n - 2) want = 0x3C00; /* as f32 the extra 2^-40 is already gone: a tie */
+            if (got != want) {
+                OT_LOG("cast %s->f16 of %.17g: got 0x%04x want 0x%04x", from64 ? "f64" : "f32", src[i], got, want);
+                ++failures;
+            }
+        }
+        CHECK((((uint16_t*)k.out[0].data)[n] & 0x7C00) == 0x7C00 && (((uint16_t*)k.out[0].data)[n] & 0x3FF) != 0);
+        kt_free(&k);
+    }
+    {   /* every pattern to f32, f64, i32 and bool against the naive decoder */
+        static const opara_dtype to[] = {OPARA_DTYPE_F32, OPARA_DTYPE_F64, OPARA_DTYPE_I32, OPARA_DTYPE_BOOL};
+        size_t t;
+        for (t = 0; t < 4; ++t) {
+            kt k;
+            int64_t d[1] = {65536};
+            kt_init(&k, OPARA__OP_CAST, 1, 1);
+            kt_in(&k, 0, OPARA_DTYPE_F16, 1, d);
+            kt_out(&k, 0, to[t], 1, d);
+            kt_int(&k, "to", (int64_t)to[t]);
+            for (i = 0; i < 65536; ++i) ((uint16_t*)k.in[0].data)[i] = (uint16_t)i;
+            REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+            for (i = 0; i < 65536; ++i) {
+                double want = f16_bits_value((uint16_t)i), got;
+                switch (to[t]) {
+                case OPARA_DTYPE_F32: got = ((float*)k.out[0].data)[i]; break;
+                case OPARA_DTYPE_F64: got = ((double*)k.out[0].data)[i]; break;
+                case OPARA_DTYPE_I32:
+                    if (want != want || fabs(want) > 2147483647.0) continue; /* out of range: no ONNX value */
+                    got = ((int32_t*)k.out[0].data)[i];
+                    want = trunc(want);
+                    break;
+                default: got = ((uint8_t*)k.out[0].data)[i]; want = want != 0.0; break;
+                }
+                if (!(got == want || (got != got && want != want))) {
+                    OT_LOG("cast f16 0x%04x -> %s: got %.17g want %.17g", (unsigned)i, opara_dtype_name(to[t]), got, want);
+                    ++failures;
+                    break;
+                }
+            }
+            kt_free(&k);
+        }
+    }
+    {   /* integers and bool to f16 */
+        kt k;
+        int64_t d[1] = {6};
+        static const int64_t ints[6] = {0, 1, -7, 2049, 70000, -65504};
+        static const uint16_t want[6] = {0x0000, 0x3C00, 0xC700, 0x6800, 0x7C00, 0xFBFF};
+        kt_init(&k, OPARA__OP_CAST, 1, 1);
+        kt_in(&k, 0, OPARA_DTYPE_I64, 1, d);
+        kt_out(&k, 0, OPARA_DTYPE_F16, 1, d);
+        kt_int(&k, "to", OPARA_DTYPE_F16);
+        memcpy(k.in[0].data, ints, sizeof ints);
+        REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+        for (i = 0; i < 6; ++i) CHECK_EQ(((uint16_t*)k.out[0].data)[i], want[i]);
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* Float to integer as ONNX Runtime 1.x gives it on x86-64 (its outputs for these inputs, recorded
+   from the CPU provider): out of range and NaN are INT32_MIN through int32 (then wrapped to 8 bits)
+   and INT64_MIN for int64. */
+#define ORT_CAST_N 16
+static const float ORT_CAST_IN[ORT_CAST_N] = {3e9f, -3e9f, 300.7f, -300.7f, 255.9f, -1.5f, NAN, INFINITY, -INFINITY,
+                                              1e20f, 128.5f, -129.5f, 70000.0f, -0.0f, 2.5f, 1e-8f};
+static const long long ORT_CAST_I32[ORT_CAST_N] = {-2147483648LL, -2147483648LL, 300, -300, 255, -1, -2147483648LL,
+                                                   -2147483648LL, -2147483648LL, -2147483648LL, 128, -129, 70000, 0, 2, 0};
+static const long long ORT_CAST_I8[ORT_CAST_N] = {0, 0, 44, -44, -1, -1, 0, 0, 0, 0, -128, 127, 112, 0, 2, 0};
+static const long long ORT_CAST_U8[ORT_CAST_N] = {0, 0, 44, 212, 255, 255, 0, 0, 0, 0, 128, 127, 112, 0, 2, 0};
+static const long long ORT_CAST_I64[ORT_CAST_N] = {3000000000LL, -3000000000LL, 300, -300, 255, -1, INT64_MIN, INT64_MIN,
+                                                   INT64_MIN, INT64_MIN, 128, -129, 70000, 0, 2, 0};
+
+OT_TEST(cast_float_to_int_as_onnx_runtime) {
+    static const opara_dtype to[4] = {OPARA_DTYPE_I32, OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_I64};
+    const long long* want[4] = {ORT_CAST_I32, ORT_CAST_I8, ORT_CAST_U8, ORT_CAST_I64};
+    int t, i, from64;
+    for (from64 = 0; from64 < 2; ++from64)
+        for (t = 0; t < 4; ++t) {
+            kt k;
+            int64_t d[1] = {ORT_CAST_N};
+            kt_init(&k, OPARA__OP_CAST, 1, 1);
+            kt_in(&k, 0, from64 ? OPARA_DTYPE_F64 : OPARA_DTYPE_F32, 1, d);
+            kt_out(&k, 0, to[t], 1, d);
+            kt_int(&k, "to", (int64_t)to[t]);
+            for (i = 0; i < ORT_CAST_N; ++i) {
+                if (from64) ((double*)k.in[0].data)[i] = ORT_CAST_IN[i];
+                else ((float*)k.in[0].data)[i] = ORT_CAST_IN[i];
+            }
+            REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+            for (i = 0; i < ORT_CAST_N; ++i) {
+                long long got = to[t] == OPARA_DTYPE_I32 ? ((int32_t*)k.out[0].data)[i] :
+                                to[t] == OPARA_DTYPE_I8 ? ((int8_t*)k.out[0].data)[i] :
+                                to[t] == OPARA_DTYPE_U8 ? ((uint8_t*)k.out[0].data)[i] : ((int64_t*)k.out[0].data)[i];
+                if (got != want[t][i]) OT_LOG("%s -> %s of %g", from64 ? "f64" : "f32", opara_dtype_name(to[t]), ORT_CAST_IN[i]);
+                CHECK_EQ(got, want[t][i]);
+            }
+            kt_free(&k);
+        }
+}
+
 OT_TEST(pad_modes_and_negative_pads) {
     static const char* const modes[] = {"constant", "reflect", "edge"};
     int t, failures = 0;
@@ -2194,9 +2330,11 @@ static const opara_test_case tests[] = {
     OT_CASE(slice_random_with_negative_steps), OT_CASE(slice_reads_the_resolved_range), OT_CASE(transpose_random_perms),
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
-    OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis), OT_CASE(topk_matches_selection_with_ties_and_nan),
-    OT_CASE(grid_sample_identity_bilinear_reference_and_nan), OT_CASE(det_matches_leibniz), OT_CASE(layer_norm_axes_and_stats),
-    OT_CASE(reduce_mean_axes_keepdims), OT_CASE(cast_between_types), OT_CASE(pad_modes_and_negative_pads),
+    OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis),
+    OT_CASE(topk_matches_selection_with_ties_and_nan), OT_CASE(grid_sample_identity_bilinear_reference_and_nan),
+    OT_CASE(det_matches_leibniz), OT_CASE(layer_norm_axes_and_stats), OT_CASE(reduce_mean_axes_keepdims),
+    OT_CASE(cast_between_types), OT_CASE(cast_f16_rounding_and_every_pattern),
+    OT_CASE(cast_float_to_int_as_onnx_runtime), OT_CASE(pad_modes_and_negative_pads),
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
     /* appended last: they draw from the shared random stream */
     OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows), OT_CASE(sgemm_builtin_single_row),

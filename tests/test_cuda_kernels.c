@@ -122,6 +122,7 @@ static int kx_run(const char* name, unsigned gx, unsigned gy, unsigned gz, unsig
 #define KX_ARGS(...) {__VA_ARGS__}
 
 /* The kernels themselves (host build). */
+#include "../src/cuda/kernels/cast.cu"
 #include "../src/cuda/kernels/elementwise.cu"
 #include "../src/cuda/kernels/epilogue.cu"
 #include "../src/cuda/kernels/layout.cu"
@@ -515,10 +516,10 @@ OT_TEST(cast_between_onnx_types) {
     const unsigned char* px = (const unsigned char*)f;
     unsigned char* py = (unsigned char*)i64;
     void* p[] = KX_ARGS(&px, &py, &n, &from, &to);
-    REQUIRE(kx_run("opara_cast", 1, 1, 1, 8, 1, 1, p) == 0);
+    REQUIRE(kx_run("opara_cast_float", 1, 1, 1, 8, 1, 1, p) == 0); /* float sources: cast.cu's opara_cast_float */
     for (i = 0; i < 5; ++i) CHECK_EQ((long long)f[i], i64[i]);
     to = 9, py = b;
-    REQUIRE(kx_run("opara_cast", 1, 1, 1, 8, 1, 1, p) == 0);
+    REQUIRE(kx_run("opara_cast_float", 1, 1, 1, 8, 1, 1, p) == 0);
     for (i = 0; i < 5; ++i) CHECK_EQ(f[i] != 0.0f, b[i]);
     from = 7, to = 6, px = (const unsigned char*)i64, py = (unsigned char*)i32;
     REQUIRE(kx_run("opara_cast", 1, 1, 1, 8, 1, 1, p) == 0);
@@ -529,6 +530,80 @@ OT_TEST(cast_between_onnx_types) {
     from = 6, to = 1, py = (unsigned char*)f;
     REQUIRE(kx_run("opara_cast", 1, 1, 1, 8, 1, 1, p) == 0);
     CHECK_NEAR(-2.0, f[1], 0);
+}
+
+/* binary16 by its definition: sign * 2^(e-15) * (1 + m/1024), subnormals m * 2^-24. */
+static double half_ref(unsigned short h) {
+    int e = (h >> 10) & 0x1F, m = h & 0x3FF;
+    double v = e == 0 ? ldexp((double)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1.0 + m / 1024.0, e - 15);
+    return (h & 0x8000) ? -v : v;
+}
+
+/* opara_cast_float: every f16 pattern to f32 and back (bit for bit), f64 rounding once (ties to even,
+   overflow to inf, subnormals, a carry into the exponent), f16 to integers and bool. */
+OT_TEST(cast_f16_every_pattern_and_rounding) {
+    static const double src[] = {1.0, -0.0, 65504.0, 65519.99, 65520.0, 1e6, 0x1p-24, 0x1p-25, 0x3p-25,
+                                 1.0 + 0x1p-11, 1.0 + 0x3p-11, 0x1p-14 - 0x1p-25, 1.0 + 0x1p-11 + 0x1p-40, -2.5};
+    static const unsigned short want16[] = {0x3C00, 0x8000, 0x7BFF, 0x7BFF, 0x7C00, 0x7C00, 0x0001, 0x0000, 0x0002,
+                                            0x3C00, 0x3C02, 0x0400, 0x3C01, 0xC100};
+    static unsigned short h[65536], back[65536];
+    static float f[65536];
+    unsigned short h2[14];
+    double d[14];
+    long long ints[4];
+    int n = 65536, from = 10, to = 1, i, bad = 0;
+    const unsigned char* px = (const unsigned char*)h;
+    unsigned char* py = (unsigned char*)f;
+    void* p[] = KX_ARGS(&px, &py, &n, &from, &to);
+    for (i = 0; i < 65536; ++i) h[i] = (unsigned short)i;
+    REQUIRE(kx_run("opara_cast_float", 4, 1, 1, 64, 1, 1, p) == 0);
+    for (i = 0; i < 65536; ++i) {
+        double want = half_ref((unsigned short)i);
+        if (!((double)f[i] == want || (want != want && f[i] != f[i]))) bad++;
+    }
+    CHECK_EQ(bad, 0);
+    from = 1, to = 10, px = (const unsigned char*)f, py = (unsigned char*)back;
+    REQUIRE(kx_run("opara_cast_float", 4, 1, 1, 64, 1, 1, p) == 0);
+    for (i = 0, bad = 0; i < 65536; ++i)
+        if (f[i] == f[i] ? back[i] != h[i] : (back[i] & 0x7C00) != 0x7C00 || !(back[i] & 0x3FF)) bad++;
+    CHECK_EQ(bad, 0);
+    for (i = 0; i < 14; ++i) d[i] = src[i];
+    n = 14, from = 11, to = 10, px = (const unsigned char*)d, py = (unsigned char*)h2;
+    REQUIRE(kx_run("opara_cast_float", 1, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 14; ++i) CHECK_EQ(want16[i], h2[i]);
+    h2[0] = 0xC500, h2[1] = 0x7C00, h2[2] = 0x7E00, h2[3] = 0x3800; /* -5, inf, NaN, 0.5 */
+    n = 4, from = 10, to = 7, px = (const unsigned char*)h2, py = (unsigned char*)ints;
+    REQUIRE(kx_run("opara_cast_float", 1, 1, 1, 8, 1, 1, p) == 0);
+    CHECK_EQ(-5, ints[0]);
+    CHECK(ints[1] == -0x7fffffffffffffffLL - 1 && ints[2] == -0x7fffffffffffffffLL - 1); /* ONNX Runtime's rule */
+    CHECK_EQ(0, ints[3]);
+    to = 9, py = (unsigned char*)ints;
+    REQUIRE(kx_run("opara_cast_float", 1, 1, 1, 8, 1, 1, p) == 0);
+    CHECK(((unsigned char*)ints)[0] == 1 && ((unsigned char*)ints)[3] == 1);
+}
+
+/* Float to integer as ONNX Runtime gives it on x86-64 (its outputs for these inputs, recorded from the
+   CPU provider; tests/test_cpu_kernels.c checks the CPU against the same numbers). */
+OT_TEST(cast_float_to_int_as_onnx_runtime) {
+    static const float in[8] = {3e9f, -300.7f, 255.9f, NAN, INFINITY, 128.5f, 70000.0f, -1.5f};
+    static const long long i32[8] = {-2147483648LL, -300, 255, -2147483648LL, -2147483648LL, 128, 70000, -1};
+    static const long long u8[8] = {0, 212, 255, 0, 0, 128, 112, 255};
+    static const long long i64[8] = {3000000000LL, -300, 255, -9223372036854775807LL - 1, -9223372036854775807LL - 1,
+                                     128, 70000, -1};
+    long long y64[8];
+    int y32[8], n = 8, from = 1, to = 6, i;
+    unsigned char y8[8];
+    const unsigned char* px = (const unsigned char*)in;
+    unsigned char* py = (unsigned char*)y32;
+    void* p[] = KX_ARGS(&px, &py, &n, &from, &to);
+    REQUIRE(kx_run("opara_cast_float", 1, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 8; ++i) CHECK_EQ(i32[i], (long long)y32[i]);
+    to = 2, py = y8;
+    REQUIRE(kx_run("opara_cast_float", 1, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 8; ++i) CHECK_EQ(u8[i], (long long)y8[i]);
+    to = 7, py = (unsigned char*)y64;
+    REQUIRE(kx_run("opara_cast_float", 1, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 8; ++i) CHECK_EQ(i64[i], y64[i]);
 }
 
 OT_TEST(strided_copy_transposes_slices_and_concats) {
@@ -760,7 +835,7 @@ OT_TEST(resize_matches_onnx_examples) {
 OT_TEST(every_kernel_entry_is_registered_once) {
     const char* names[] = {"opara_unary_f32", "opara_channel_affine_f32", "opara_bias_act_f32", "opara_sgemm_f32",
                            "opara_conv2d_f32", "opara_conv_transpose2d_f32", "opara_binary_f32", "opara_binary_int",
-                           "opara_where", "opara_strided_copy", "opara_cast", "opara_pool2d_f32", "opara_softmax_f32",
+                           "opara_where", "opara_strided_copy", "opara_cast", "opara_cast_float", "opara_pool2d_f32", "opara_softmax_f32",
                            "opara_layer_norm_f32", "opara_reduce_mean_f32", "opara_gather", "opara_pad",
                            "opara_resize_f32", "opara_math_f32"};
     const opara_kernel_entry* e;
@@ -805,7 +880,7 @@ static const opara_test_case tests[] = {
     OT_CASE(binary_broadcast_matches_numpy_rules),
     OT_CASE(binary_int64_and_int32),
     OT_CASE(where_selects_with_broadcast),
-    OT_CASE(cast_between_onnx_types),
+    OT_CASE(cast_between_onnx_types), OT_CASE(cast_f16_every_pattern_and_rounding), OT_CASE(cast_float_to_int_as_onnx_runtime),
     OT_CASE(strided_copy_transposes_slices_and_concats),
     OT_CASE(pooling_max_and_average_with_padding),
     OT_CASE(softmax_over_any_axis),

@@ -763,6 +763,74 @@ OT_TEST(type_only_version_bumps_still_import) {
     opara_runtime_destroy(rt);
 }
 
+/* An f16 model (docs/ARCHITECTURE.md, "f16 models"): x f16 -> Mul(f16 initializer W) -> Relu -> y f16,
+   and CastLike(y, f32 initializer) -> z f32. The import keeps f16 at the graph's edges, widens the
+   initializer to f32 once and computes in f32; CastLike becomes a Cast. Values exact in f16. */
+static pbw f16_model(void) {
+    static const uint16_t w[3] = {0x4000, 0x3800, 0xC400};
+    static const float like[1] = {0};
+    static const int64_t xd[2] = {2, 3}, wd[1] = {3}, one[1] = {1};
+    pbw gr = {0, 0, 0};
+    pbw_tensor_raw(&gr, 5, "W", wd, 1, 10, w, 2); /* float16 */
+    pbw_tensor_f32(&gr, 5, "like", one, 1, like);
+    pbw_node(&gr, "Mul", "mul", L("x", "W", NULL), L("m", NULL, NULL), NULL);
+    pbw_node(&gr, "Relu", "relu", L("m", NULL, NULL), L("y", NULL, NULL), NULL);
+    pbw_node(&gr, "CastLike", "castlike", L("y", "like", NULL), L("z", NULL, NULL), NULL);
+    pbw_value_info(&gr, 11, "x", 10, xd, 2);
+    pbw_value_info(&gr, 12, "y", 10, xd, 2);
+    pbw_value_info(&gr, 12, "z", 1, xd, 2);
+    return pbw_model(8, 15, &gr);
+}
+
+OT_TEST(f16_model_keeps_f16_io_and_computes_in_f32) {
+    /* x = {1, 2, 0.5, 3, -0.25, 8}, W = {2, 0.5, -4}: relu(x * W) = {2, 1, 0, 6, 0, 0} */
+    static const uint16_t x[6] = {0x3C00, 0x4000, 0x3800, 0x4200, 0xB400, 0x4800};
+    static const uint16_t want_y[6] = {0x4000, 0x3C00, 0x0000, 0x4600, 0x0000, 0x0000};
+    static const float want_z[6] = {2, 1, 0, 6, 0, 0};
+    opara_runtime* rt = new_rt();
+    opara_model* model = NULL;
+    opara_session* s = NULL;
+    opara_session_desc d;
+    opara_tensor in;
+    opara__graph g;
+    pbw m = f16_model();
+    uint32_t i;
+    REQUIRE(rt);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    CHECK_EQ(g.values[g.inputs[0]].dtype, OPARA_DTYPE_F16);
+    REQUIRE(g.n_outputs == 2);
+    CHECK_STR(g.values[g.outputs[0]].name, "y");
+    CHECK_EQ(g.values[g.outputs[0]].dtype, OPARA_DTYPE_F16);
+    CHECK_EQ(g.values[g.outputs[1]].dtype, OPARA_DTYPE_F32);
+    CHECK_EQ(count_op(&g, OPARA__OP_CAST), 3); /* x to f32, the f32 result to y, CastLike */
+    for (i = 0; i < g.n_values; ++i)
+        if (g.values[i].kind == OPARA__VALUE_CONST) CHECK_EQ(g.values[i].dtype, OPARA_DTYPE_F32);
+    opara__graph_free(&g);
+
+    m = f16_model();
+    REQUIRE(opara_model_load_onnx_memory(rt, m.d, m.n, NULL, &model) == OPARA_OK);
+    free(m.d);
+    memset(&d, 0, sizeof d);
+    d.backend = OPARA_BACKEND_CPU;
+    d.threads = 1;
+    REQUIRE(opara_session_create(rt, model, &d, &s) == OPARA_OK);
+    memset(&in, 0, sizeof in);
+    in.name = "x";
+    in.dtype = OPARA_DTYPE_F16;
+    in.rank = 2;
+    in.dims[0] = 2;
+    in.dims[1] = 3;
+    in.data = (void*)(uintptr_t)x;
+    REQUIRE(opara_session_run(s, &in, 1, NULL, 0) == OPARA_OK);
+    for (i = 0; i < 6; ++i) {
+        CHECK_EQ(((const uint16_t*)opara_session_output_data(s, 0))[i], want_y[i]);
+        CHECK_EQ(((const float*)opara_session_output_data(s, 1))[i], want_z[i]);
+    }
+    opara_session_destroy(s);
+    opara_model_destroy(model);
+    opara_runtime_destroy(rt);
+}
+
 /* Pad-18 added an 'axes' input that the pads refer to: it becomes the canonical 'axes' attribute
    (which the shape engine and both backends read), so Pad imports at opset 18 and later. */
 OT_TEST(pad_axes_input_becomes_the_axes_attribute) {
@@ -1440,9 +1508,9 @@ static const opara_test_case tests[] = {
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
     OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(unsupported_ops_in_subgraphs_are_listed_too),
     OT_CASE(subgraphs_nested_too_deep_are_refused), OT_CASE(if_with_a_known_condition_is_folded_to_its_branch),
-    OT_CASE(topk_opset_variants),
-    OT_CASE(ops_newer_than_the_model_opset_are_refused),
+    OT_CASE(topk_opset_variants), OT_CASE(ops_newer_than_the_model_opset_are_refused),
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
+    OT_CASE(f16_model_keeps_f16_io_and_computes_in_f32),
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
     OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(split_invalid_num_outputs_is_refused),
     OT_CASE(resize_18_and_19_run_as_resize_13), OT_CASE(resize_19_half_pixel_symmetric_runs),

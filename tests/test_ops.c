@@ -469,12 +469,15 @@ static void case_where(op_case* c) {
     node(c, ins, 1, 0, NULL);
 }
 
+/* f16 both ways with NaN, inf, -0 and subnormals; f32 to f16 beyond 65504 overflows to inf (the
+   other pairs: tests/test_cpu_kernels.c and tests/test_cuda_kernels.c). */
 static void case_cast(op_case* c) {
-    static const opara_dtype from[N_VARIANTS] = {OPARA_DTYPE_F32, OPARA_DTYPE_I64, OPARA_DTYPE_F32};
-    static const opara_dtype to[N_VARIANTS] = {OPARA_DTYPE_I64, OPARA_DTYPE_F32, OPARA_DTYPE_I32};
+    static const opara_dtype from[N_VARIANTS] = {OPARA_DTYPE_F32, OPARA_DTYPE_F16, OPARA_DTYPE_F32};
+    static const opara_dtype to[N_VARIANTS] = {OPARA_DTYPE_I64, OPARA_DTYPE_F32, OPARA_DTYPE_F16};
     opara_attr a[1];
     a[0] = attr_int("to", to[c->v]);
-    input(c, "x", from[c->v], 4, X4[c->v], -100, 100);
+    input(c, "x", from[c->v], 4, X4[c->v], c->v == 2 ? -1e5 : -100, c->v == 2 ? 1e5 : 100);
+    c->in[0].specials = c->v > 0;
     node(c, IN_X, 1, 1, a);
 }
 
@@ -603,6 +606,15 @@ static const struct {
     int (*usable)(char* why, size_t cap);
 } backends[] = {{"cuda", OPARA_BACKEND_CUDA, cuda_usable}};
 
+static const uint16_t F16_SPECIALS[4] = {0x7E00, 0xFC00, 0x8000, 0x0003};
+
+/* binary16 by its definition: sign * 2^(e-15) * (1 + m/1024), subnormals m * 2^-24. */
+static double f16_value(uint16_t h) {
+    int e = (h >> 10) & 0x1F, m = h & 0x3FF;
+    double v = e == 0 ? ldexp((double)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1.0 + m / 1024.0, e - 15);
+    return (h & 0x8000) ? -v : v;
+}
+
 static void fill(op_case* c, const case_input* x, void* data) {
     int64_t n = numel(x->rank, x->dims), i;
     for (i = 0; i < n; ++i) {
@@ -613,6 +625,10 @@ static void fill(op_case* c, const case_input* x, void* data) {
             break;
         case OPARA_DTYPE_I64: ((int64_t*)data)[i] = (int64_t)floor(v + 0.5); break;
         case OPARA_DTYPE_I32: ((int32_t*)data)[i] = (int32_t)floor(v + 0.5); break;
+        case OPARA_DTYPE_F16: /* any finite pattern (lo, hi unused); specials: NaN, inf, -0, a subnormal */
+            ((uint16_t*)data)[i] = x->specials && i % 7 == 3 ? F16_SPECIALS[(i / 7) % 4]
+                                                            : (uint16_t)(rnd(c, 0, 0xF7FF) + (rnd(c, 0, 1) < 0.5 ? 0x8000 : 0));
+            break;
         case OPARA_DTYPE_BOOL: ((uint8_t*)data)[i] = v >= 0.5 * (x->lo + x->hi); break;
         default: memset((uint8_t*)data + i * (int64_t)opara_dtype_size(x->dtype), 0, opara_dtype_size(x->dtype)); break;
         }
@@ -660,6 +676,7 @@ static double value_at(opara_dtype dt, const void* p, int64_t i) {
     case OPARA_DTYPE_F32: return ((const float*)p)[i];
     case OPARA_DTYPE_I64: return (double)((const int64_t*)p)[i];
     case OPARA_DTYPE_I32: return ((const int32_t*)p)[i];
+    case OPARA_DTYPE_F16: return f16_value(((const uint16_t*)p)[i]);
     case OPARA_DTYPE_BOOL: return ((const uint8_t*)p)[i];
     default: return 0;
     }

@@ -77,6 +77,33 @@ static void cli_info_tensors(FILE* out, const opara_model* m, const opara_plan* 
     }
 }
 
+/* Elements of the constants (weights) per dtype, from the plan's tensors: "f32 1234, i64 4" (text) or
+   {"f32": 1234, "i64": 4} (JSON). An ONNX model's f16 weights show as f32: the import widens them
+   (docs/ARCHITECTURE.md, "f16 models"). */
+static void cli_info_weights(FILE* out, const opara_plan* plan, int json) {
+    static const opara_dtype types[] = {OPARA_DTYPE_F32, OPARA_DTYPE_F16, OPARA_DTYPE_F64, OPARA_DTYPE_I64,
+                                        OPARA_DTYPE_I32, OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_BOOL};
+    unsigned long long elems[sizeof types / sizeof types[0]] = {0};
+    size_t k, shown = 0;
+    uint32_t v;
+    for (v = 0; plan && v < opara_plan_tensor_count(plan); ++v) {
+        opara_plan_tensor pt;
+        unsigned long long n = 1;
+        int32_t d;
+        if (opara_plan_get_tensor(plan, v, &pt) != OPARA_OK || !pt.is_constant || pt.rank < 0) continue;
+        for (d = 0; d < pt.rank; ++d) n *= (unsigned long long)pt.dims[d];
+        for (k = 0; k < sizeof types / sizeof types[0]; ++k)
+            if (types[k] == pt.dtype) elems[k] += n;
+    }
+    fputs(json ? "{" : "", out);
+    for (k = 0; k < sizeof types / sizeof types[0]; ++k) {
+        if (!elems[k]) continue;
+        if (json) fprintf(out, "%s\"%s\": %llu", shown++ ? ", " : "", opara_dtype_name(types[k]), elems[k]);
+        else fprintf(out, "%s%s %llu", shown++ ? ", " : "", opara_dtype_name(types[k]), elems[k]);
+    }
+    fputs(json ? "}" : shown ? "\n" : "none\n", out);
+}
+
 static int cli_info_load(opara_runtime* rt, const char* path, const cli_onnx_args* a, opara_model** m) {
     opara_onnx_options o = cli_onnx_options(a);
     opara_result r = cli_load_model(rt, path, &o, m);
@@ -137,6 +164,10 @@ static int cli_info(int argc, char** argv) {
                st.n_nodes, st.n_tensors, st.n_constants, (unsigned long long)st.n_params, (unsigned long long)st.param_bytes);
         if (have_width) printf(" \"max_width\": %u,\n", width);
         else printf(" \"max_width\": null,\n");
+        printf(" \"weights\": ");
+        if (plan) cli_info_weights(stdout, plan, 1);
+        else printf("null");
+        printf(",\n");
         printf(" \"inputs\": [");
         cli_info_tensors(stdout, m, plan, 0, 1);
         printf("],\n \"outputs\": [");
@@ -154,6 +185,10 @@ static int cli_info(int argc, char** argv) {
         if (st.producer[0] || st.source_opset) printf("producer: %s, source opset %lld\n", st.producer, (long long)st.source_opset);
         printf("nodes: %u, tensors: %u\nparameters: %llu in %u constants (%llu bytes)\n", st.n_nodes, st.n_tensors,
                (unsigned long long)st.n_params, st.n_constants, (unsigned long long)st.param_bytes);
+        if (plan) {
+            printf("weights by dtype (elements): ");
+            cli_info_weights(stdout, plan, 0);
+        }
         if (have_width) printf("max width: %u (largest set of mutually independent operators, exact)\n", width);
         else printf("max width: not computed (%u nodes)\n", st.n_nodes);
         printf("inputs:\n");

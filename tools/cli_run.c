@@ -51,6 +51,7 @@ static const char* cli_npy_descr(opara_dtype t) {
     switch (t) {
     case OPARA_DTYPE_F32: return "<f4";
     case OPARA_DTYPE_F64: return "<f8";
+    case OPARA_DTYPE_F16: return "<f2";
     case OPARA_DTYPE_I64: return "<i8";
     case OPARA_DTYPE_I32: return "<i4";
     case OPARA_DTYPE_I8: return "|i1";
@@ -65,8 +66,8 @@ static int cli_npy_read(const char* path, cli_npy* out) {
     unsigned char pre[10];
     char header[4096], *p;
     size_t hlen, count = 1;
-    static const opara_dtype types[] = {OPARA_DTYPE_F32, OPARA_DTYPE_F64, OPARA_DTYPE_I64, OPARA_DTYPE_I32,
-                                        OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_BOOL};
+    static const opara_dtype types[] = {OPARA_DTYPE_F32, OPARA_DTYPE_F64, OPARA_DTYPE_F16, OPARA_DTYPE_I64,
+                                        OPARA_DTYPE_I32, OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_BOOL};
     size_t i;
     memset(out, 0, sizeof *out);
     if (!f) return 0;
@@ -164,6 +165,8 @@ static void cli_fill_random(opara_tensor* t, size_t count, uint32_t seed) {
     for (i = 0; i < count; ++i) {
         seed = seed * 1664525u + 1013904223u;
         if (t->dtype == OPARA_DTYPE_F32) ((float*)t->data)[i] = (float)(seed >> 8) / 16777216.0f * 2.0f - 1.0f;
+        else if (t->dtype == OPARA_DTYPE_F16) /* f16 bits: random sign, exponent 2^-5..2^-1, mantissa */
+            ((uint16_t*)t->data)[i] = (uint16_t)(((seed >> 31) << 15) | ((10u + (seed >> 8) % 5u) << 10) | ((seed >> 12) & 0x3FFu));
         else if (t->dtype == OPARA_DTYPE_I64) ((int64_t*)t->data)[i] = 0;
         else if (t->dtype == OPARA_DTYPE_I32) ((int32_t*)t->data)[i] = 0;
     }
@@ -409,7 +412,7 @@ static int cli_run(int argc, char** argv) {
             }
             fclose(probe);
             if (!cli_npy_read(path, f)) {
-                fprintf(stderr, "opara run: cannot read %s as .npy (C order, one of f4 f8 i8 i4 i1 u1 b1)\n", path);
+                fprintf(stderr, "opara run: cannot read %s as .npy (C order, one of f4 f8 f2 i8 i4 i1 u1 b1)\n", path);
                 goto done;
             }
             ins[k].dtype = f->dtype;

@@ -120,6 +120,11 @@ OPARA__PRIVATE void opara__wr_u64(uint8_t* p, uint64_t v);
 OPARA__PRIVATE size_t opara__format(char* dst, size_t cap, const char* fmt, ...) OPARA__PRINTF(3, 4);
 /* FNV-1a 64-bit, for content hashes and name lookups. */
 OPARA__PRIVATE uint64_t opara__hash64(const void* data, size_t size, uint64_t seed);
+/* IEEE binary16 <-> binary32/64, bit-exact: f16 -> f32 is exact (subnormals, inf, NaN with its
+   payload); f64 -> f16 rounds to nearest even once (so f32 -> f16 through it rounds once too),
+   overflows to inf and keeps NaN a (quiet) NaN. Cast, the ONNX importer and the tools share them. */
+OPARA__PRIVATE float opara__f16_to_f32(uint16_t h);
+OPARA__PRIVATE uint16_t opara__f64_to_f16(double d);
 
 /* ---- threads and atomics (pthreads or Win32) ------------------------------------------------- */
 

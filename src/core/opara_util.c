@@ -164,6 +164,45 @@ OPARA__PRIVATE uint64_t opara__hash64(const void* data, size_t size, uint64_t se
     return h;
 }
 
+OPARA__PRIVATE float opara__f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu, bits;
+    float f;
+    if (exp == 0) { /* zero or subnormal: mant * 2^-24, exact in f32 */
+        f = (float)mant * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    bits = exp == 31 ? sign | 0x7F800000u | (mant << 13) : sign | ((exp + 112u) << 23) | (mant << 13);
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+OPARA__PRIVATE uint16_t opara__f64_to_f16(double d) {
+    uint64_t bits, sig, rem, half, value;
+    uint16_t sign;
+    int32_t e;
+    uint32_t shift;
+    memcpy(&bits, &d, sizeof bits);
+    sign = (uint16_t)((bits >> 48) & 0x8000u);
+    e = (int32_t)((bits >> 52) & 0x7FFu);
+    sig = bits & 0xFFFFFFFFFFFFFull;
+    if (e == 0x7FF) return (uint16_t)(sign | 0x7C00u | (sig ? 0x200u | (uint16_t)(sig >> 42) : 0u));
+    if (e == 0) return sign; /* f64 subnormals are far below f16's smallest subnormal */
+    e -= 1023;
+    if (e > 15) return (uint16_t)(sign | 0x7C00u);
+    sig |= 1ull << 52;
+    /* normal f16: keep 10 of the 52 fraction bits; subnormal: shift further so that the unit is 2^-24 */
+    shift = e >= -14 ? 42u : 42u + (uint32_t)(-14 - e);
+    if (shift > 60) return sign;
+    value = sig >> shift;
+    rem = sig & ((1ull << shift) - 1);
+    half = 1ull << (shift - 1);
+    if (rem > half || (rem == half && (value & 1))) value++;
+    /* a normal result adds the biased exponent; a carry out of the mantissa moves into it (65520 and
+       up become inf), a subnormal that rounds up to 2^-14 becomes the smallest normal the same way */
+    if (e >= -14) value = ((uint64_t)(e + 15) << 10) + (value - 0x400u);
+    return (uint16_t)(sign | (uint16_t)OPARA__MIN(value, 0x7C00u));
+}
+
 OPARADEF size_t opara_dtype_size(opara_dtype dtype) {
     switch (dtype) {
     case OPARA_DTYPE_F32: case OPARA_DTYPE_I32: return 4;

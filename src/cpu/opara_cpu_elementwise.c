@@ -377,10 +377,20 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* er
 
 /* ---- Cast ------------------------------------------------------------------------------------ */
 
-static int opara__is_float_type(opara_dtype t) { return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64; }
+static int opara__is_float_type(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_F16;
+}
 
 static double opara__load_f(const void* base, opara_dtype t, size_t i) {
+    if (t == OPARA_DTYPE_F16) return (double)opara__f16_to_f32(((const uint16_t*)base)[i]);
     return t == OPARA_DTYPE_F32 ? (double)((const float*)base)[i] : ((const double*)base)[i];
+}
+
+/* f16 rounds once from the exact double (an f64 input rounds straight to f16, as numpy does). */
+static void opara__store_f(void* base, opara_dtype t, size_t i, double v) {
+    if (t == OPARA_DTYPE_F16) ((uint16_t*)base)[i] = opara__f64_to_f16(v);
+    else if (t == OPARA_DTYPE_F32) ((float*)base)[i] = (float)v;
+    else ((double*)base)[i] = v;
 }
 
 static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
@@ -393,6 +403,18 @@ static int64_t opara__load_i(const void* base, opara_dtype t, size_t i) {
     }
 }
 
+/* Pad's fill takes the integer and f32/f64 types of opara__cpu_cast_type_ok; Cast takes f16 too. */
+static int opara__cast_type_ok(opara_dtype t) { return t == OPARA_DTYPE_F16 || opara__cpu_cast_type_ok(t); }
+
+/* Float to integer as ONNX Runtime computes it on x86-64 (its conversion instructions' "integer
+   indefinite" for what does not fit): toward zero; to i64, NaN or a value outside int64 gives
+   INT64_MIN; to i32, i8 and u8 the value goes through int32 (NaN or outside: INT32_MIN), then wraps
+   to the narrower type (300.7 -> u8 44). src/cuda/kernels/cast.cu does the same. */
+static int64_t opara__cast_f_to_int(double v, opara_dtype to) {
+    if (to == OPARA_DTYPE_I64) return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : INT64_MIN;
+    return v > -2147483649.0 && v < 2147483648.0 ? (int64_t)(int32_t)v : (int64_t)INT32_MIN;
+}
+
 static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     opara_dtype from = op->in[0].dtype, to = op->out[0].dtype;
     const void* x = op->in[0].data;
@@ -402,12 +424,11 @@ static opara_result opara__cast_kernel(const opara__cpu_op* op, size_t begin, si
     for (i = i0; i < i1; ++i) {
         if (opara__is_float_type(to)) {
             double v = opara__is_float_type(from) ? opara__load_f(x, from, i) : (double)opara__load_i(x, from, i);
-            if (to == OPARA_DTYPE_F32) ((float*)y)[i] = (float)v;
-            else ((double*)y)[i] = v;
+            opara__store_f(y, to, i, v);
         } else if (opara__is_float_type(from)) {
             double v = opara__load_f(x, from, i);
             if (to == OPARA_DTYPE_BOOL) opara__cpu_store_i(y, to, i, v != 0.0);
-            else opara__cpu_store_i(y, to, i, opara__cpu_f_to_i(v));
+            else opara__cpu_store_i(y, to, i, opara__cast_f_to_int(v, to));
         } else {
             opara__cpu_store_i(y, to, i, opara__load_i(x, from, i));
         }
@@ -420,7 +441,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err
     if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Cast: input and output shapes differ");
     to = op->params->u.cast_to < 0 ? (int64_t)op->out[0].dtype : op->params->u.cast_to;
-    if (to != (int64_t)op->out[0].dtype || !opara__cpu_cast_type_ok(op->in[0].dtype) || !opara__cpu_cast_type_ok(op->out[0].dtype))
+    if (to != (int64_t)op->out[0].dtype || !opara__cast_type_ok(op->in[0].dtype) || !opara__cast_type_ok(op->out[0].dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Cast from %s to %s is not supported",
                                  opara_dtype_name(op->in[0].dtype), opara_dtype_name(op->out[0].dtype));
     op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;

@@ -96,7 +96,8 @@ typedef enum opara__cuda_binop {
     X(CONV2D, "opara_conv2d_f32", "epilogue") X(CONV_TRANSPOSE2D, "opara_conv_transpose2d_f32", "epilogue") \
     X(BINARY_F32, "opara_binary_f32", "elementwise") X(BINARY_INT, "opara_binary_int", "elementwise") \
     X(WHERE, "opara_where", "elementwise") X(STRIDED_COPY, "opara_strided_copy", "elementwise") \
-    X(CAST, "opara_cast", "elementwise") X(POOL2D, "opara_pool2d_f32", "pool") \
+    X(CAST, "opara_cast", "cast") \
+    X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
     X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")

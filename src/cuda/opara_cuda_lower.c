@@ -277,16 +277,23 @@ static opara_result opara__lower_where(opara__lower_walk* w) {
 
 static int opara__lower_cast_type_ok(opara_dtype t) {
     return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_I32 ||
-           t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_BOOL || t == OPARA_DTYPE_F64;
+           t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_BOOL || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_F16;
 }
 
 static opara_result opara__lower_cast(opara__lower_walk* w) {
     opara_dtype from = w->dtypes[opara__lower_in(w, 0)], to = w->dtypes[opara__lower_out(w, 0)];
     int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    /* from a float type (the truncation rule of ONNX Runtime), or to f16: cast.cu; the rest: opara_cast */
+    int by_float = from == OPARA_DTYPE_F32 || from == OPARA_DTYPE_F64 || from == OPARA_DTYPE_F16 || to == OPARA_DTYPE_F16;
     opara__cuda_launch* L;
-    if (!opara__lower_cast_type_ok(from) || !opara__lower_cast_type_ok(to)) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type");
+    if (!opara__lower_cast_type_ok(from) || !opara__lower_cast_type_ok(to)) {
+        char why[160];
+        opara__format(why, sizeof why, "Cast from %s to %s is not supported (it casts between f32, f16, f64, i8, u8, "
+                      "i32, i64 and bool)", opara_dtype_name(from), opara_dtype_name(to));
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, why);
+    }
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
-    if (!(L = opara__lower_launch(w, OPARA__CUK_CAST))) return OPARA_ERR_OUT_OF_MEMORY;
+    if (!(L = opara__lower_launch(w, by_float ? OPARA__CUK_CAST_FLOAT : OPARA__CUK_CAST))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, count);

@@ -43,6 +43,88 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     return OPARA_OK;
 }
 
+/* ---- f16 models: compute in f32 (docs/ARCHITECTURE.md, "f16 models") --------------------------- */
+
+/* A name no value of the graph has yet: base + suffix, then base + suffix + a number. */
+static const char* opara__fresh_name(opara__imp* im, const char* base, const char* suffix) {
+    char buf[OPARA__DETAIL_MAX];
+    uint32_t k;
+    opara__format(buf, sizeof buf, "%s%s", base, suffix);
+    for (k = 2; opara__graph_find_value(im->g, buf) >= 0 && k < 1000000; ++k)
+        opara__format(buf, sizeof buf, "%s%s%u", base, suffix, k);
+    return opara__pool_strdup(im->rt, &im->g->pool, buf);
+}
+
+/* A Cast of value src to dtype into a new value named name; its index in *out. */
+static opara_result opara__insert_cast(opara__imp* im, int32_t src, opara_dtype to, const char* name, int32_t* out) {
+    int32_t node;
+    opara_result r;
+    if (!name) return opara__imp_oom(im);
+    r = opara__graph_insert_value(im->g, name, OPARA_DTYPE_UNDEFINED, NULL, out);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    r = opara__graph_insert_node(im->g, OPARA__OP_CAST, name, 1, &src, 1, out, &node);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    if (opara__node_set_int(im->g, node, "to", (int64_t)to) != OPARA_OK) return opara__imp_oom(im);
+    return opara__infer_node(im, node);
+}
+
+/* An f16 value (an f16 graph input, a Cast to f16) gets an f32 twin that every later consumer
+   reads instead: the ONNX name resolves to the twin (an alias), the twin remembers the f16 value
+   for a graph output that wants f16. */
+static opara_result opara__widen_f16(opara__imp* im, int32_t v) {
+    int32_t wide;
+    opara_result r = opara__insert_cast(im, v, OPARA_DTYPE_F32, opara__fresh_name(im, im->g->values[v].name, "::f32"),
+                                        &wide);
+    if (r != OPARA_OK) return r;
+    if (!opara__side(im, v) || !opara__side(im, wide)) return opara__imp_oom(im);
+    im->side[v].alias = wide;
+    im->side[wide].narrow = v;
+    im->side[wide].onnx_f16 = 1;
+    return OPARA_OK;
+}
+
+/* A graph output declared f16 whose value *v is f32 here: the f16 value it widens, or a Cast to f16
+   that takes the output's name (the f32 value gives its name up). */
+static opara_result opara__narrow_output(opara__imp* im, const char* name, int32_t* v, int32_t* direct) {
+    int32_t f16;
+    opara_result r;
+    if (im->side[*v].narrow >= 0) {
+        *v = im->side[*v].narrow;
+        return OPARA_OK;
+    }
+    if (im->g->values[*v].dtype != OPARA_DTYPE_F32) return OPARA_OK;
+    r = opara__insert_cast(im, *v, OPARA_DTYPE_F16, opara__fresh_name(im, name, "::f16"), &f16);
+    if (r != OPARA_OK) return r;
+    if (!opara__side(im, f16)) return opara__imp_oom(im);
+    if (strcmp(im->g->values[*v].name, name) == 0 && !im->side[*v].rename &&
+        !(im->side[*v].rename = opara__fresh_name(im, name, "::f32")))
+        return opara__imp_oom(im);
+    im->side[f16].rename = opara__pool_strdup(im->rt, &im->g->pool, name);
+    if (!im->side[f16].rename) return opara__imp_oom(im);
+    *v = *direct = f16;
+    return OPARA_OK;
+}
+
+/* CastLike becomes a Cast to the dtype of its second input (as the ONNX model has it: an f16 tensor
+   widened here still means f16). */
+static opara_result opara__import_castlike(opara__imp* im, const int32_t* in) {
+    const opara__onnx_node* n = im->node;
+    int32_t out;
+    opara_dtype to;
+    opara_result r;
+    if (n->n_inputs < 2 || in[0] < 0 || in[1] < 0 || !n->n_outputs || !n->outputs[0][0])
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (CastLike): needs 2 inputs and an output",
+                           im->node_name);
+    if (opara__graph_find_value(im->g, n->outputs[0]) >= 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name,
+                           n->outputs[0]);
+    if (!opara__side(im, in[1])) return opara__imp_oom(im);
+    to = im->side[in[1]].onnx_f16 ? OPARA_DTYPE_F16 : im->g->values[in[1]].dtype;
+    r = opara__insert_cast(im, in[0], to, opara__pool_strdup(im->rt, &im->g->pool, n->outputs[0]), &out);
+    if (r == OPARA_OK && to == OPARA_DTYPE_F16) r = opara__widen_f16(im, out);
+    return r;
+}
+
 /* ---- importing one node ----------------------------------------------------------------------- */
 
 /* ONNX attributes that opara__canonicalize turns into others: Split's num_outputs (the split
@@ -344,6 +426,8 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
     r = opara__copy_onnx_attrs(im, node);
     if (r == OPARA_OK) r = opara__canonicalize(im, op, node, in, n_in);
     if (r == OPARA_OK) r = opara__infer_node(im, node);
+    for (i = 0; r == OPARA_OK && i < n_out; ++i)
+        if (im->g->values[outs[i]].dtype == OPARA_DTYPE_F16) r = opara__widen_f16(im, outs[i]);
     return r;
 }
 
@@ -420,6 +504,7 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
     if (opara__op_is(n, "If")) return opara__import_if(im, in);
+    if (opara__op_is(n, "CastLike")) return opara__import_castlike(im, in);
     r = opara__try_fold(im, in, n->n_inputs, &folded);
     if (r == OPARA_OK) {
         if (!n->n_outputs || !n->outputs[0][0])
@@ -470,7 +555,7 @@ static void opara__changed_label(const opara__op_info* info, int64_t opset, char
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
                                             "Equal", "If", "HannWindow", "HammingWindow", "BlackmanWindow",
-                                            "MelWeightMatrix"};
+                                            "MelWeightMatrix", "CastLike" /* imported as a Cast */};
     opara__op op = opara__op_from_name(n->op_type);
     const char* domain = strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain; /* the table's "" */
     uint32_t i, extra_outputs = 0;
@@ -677,7 +762,9 @@ static opara_result opara__add_graph_input(opara__imp* im, const opara__onnx_val
     }
     r = opara__graph_insert_value(im->g, vi->name, dtype, &shape, &v);
     if (r != OPARA_OK) return opara__onnx_insert_result((opara_result)r);
-    return opara__graph_add_input(im->g, v);
+    r = opara__graph_add_input(im->g, v);
+    if (r == OPARA_OK && dtype == OPARA_DTYPE_F16) r = opara__widen_f16(im, v);
+    return (opara_result)r;
 }
 
 /* g's initializers as constants (the main graph's, or a folded If branch's). */
@@ -841,6 +928,10 @@ static opara_result opara__add_outputs(opara__imp* im) {
         opara_result r;
         if (v < 0)
             return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "graph output '%s' is not produced by any node", name);
+        if (!opara__side(im, v)) return opara__imp_oom(im);
+        if (opara__onnx_dtype(g->outputs[i].elem_type) == OPARA_DTYPE_F16 &&
+            (r = opara__narrow_output(im, name, &v, &direct)) != OPARA_OK)
+            return r;
         if (direct != v) {
             opara__imp_side* side = opara__side(im, v);
             if (!side) return opara__imp_oom(im);

@@ -73,6 +73,8 @@ typedef struct opara__imp_side {
     const int64_t* coef;  /* I64 constants: per-element multiple of the batch, or NULL (all zero) */
     opara__shape shape;   /* inferred shape of activations; dims may be OPARA__DIM_BATCH or -1 (unknown) */
     const char* rename;   /* the graph-output name this value takes in the rebuilt graph */
+    int32_t narrow;       /* f16 widening (docs/ARCHITECTURE.md): the f16 value this f32 one widens, else -1 */
+    int onnx_f16;         /* f32 here, f16 in the ONNX model (a widened constant, input or Cast) */
 } opara__imp_side;
 
 /* The import of one model. */

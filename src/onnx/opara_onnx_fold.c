@@ -22,6 +22,8 @@ OPARA__PRIVATE opara__imp_side* opara__side(opara__imp* im, int32_t v) {
         for (i = old; i < im->side_cap; ++i) {
             im->side[i].alias = -1;
             im->side[i].shape.ndim = -1;
+            im->side[i].narrow = -1;
+            im->side[i].onnx_f16 = 0;
         }
     }
     return &im->side[v];
@@ -90,9 +92,17 @@ OPARA__PRIVATE opara_result opara__imp_const(opara__imp* im, const char* name, o
     int32_t v = opara__graph_find_value(im->g, name);
     opara__imp_side* side;
     opara_result r;
-    int has_coef = 0;
+    int has_coef = 0, widened = dtype == OPARA_DTYPE_F16;
     uint64_t i, n = opara__shape_count(shape);
     if (v >= 0) return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "tensor '%s' is defined twice", name);
+    if (widened) { /* f16 constants are stored widened to f32, once, here (docs/ARCHITECTURE.md) */
+        float* wide = n < UINT64_MAX / sizeof(float) ? (float*)opara__imp_alloc(im, n * sizeof(float)) : NULL;
+        if (!wide) return opara__imp_oom(im);
+        for (i = 0; i < n; ++i) wide[i] = opara__f16_to_f32(((const uint16_t*)data)[i]);
+        data = wide;
+        dtype = OPARA_DTYPE_F32;
+        copy = 0;
+    }
     r = opara__graph_insert_value(im->g, name, dtype, shape, &v);
     if (r != OPARA_OK) return opara__onnx_insert_result(r);
     r = opara__graph_set_const(im->g, v, data, n * opara_dtype_size(dtype), copy);
@@ -101,6 +111,7 @@ OPARA__PRIVATE opara_result opara__imp_const(opara__imp* im, const char* name, o
     side = opara__side(im, v);
     if (!side) return opara__imp_oom(im);
     side->coef = has_coef ? coef : NULL;
+    side->onnx_f16 = widened;
     return OPARA_OK;
 }
 

@@ -8,7 +8,7 @@
    same inputs. Per output and plan: max abs error and NMSE = sum((opara - ort)^2) / sum(ort^2).
    A (model, plan) passes when shapes and types agree and every output has NMSE <= --nmse-max
    (default 1e-8, what two correct fp32 implementations that differ only in summation order reach)
-   and no NaN/Inf mismatch. Inputs whose symbolic dims are not the batch (ppocr_det's H and W) get
+   and no NaN/Inf mismatch; an f16 output (an fp16 model) at NMSE <= 1e-6 (OC_F16_NMSE_MAX). Inputs whose symbolic dims are not the batch (ppocr_det's H and W) get
    their size from the input file. Ends with "N passed, N failed, N skipped".
 
    Known deviations of ONNX Runtime itself are listed in oc_deviations: such an output is checked
@@ -214,6 +214,14 @@ static uint32_t oc_overrides(const oc_inputs* in, char specs[][256], const char*
 }
 
 /* 1 when NaN/Inf appear in different places (or Infs with different signs). */
+/* An f16 output holds 11 significant bits: where ORT rounds a value to f16 at a node that opara keeps
+   in f32 (docs/ARCHITECTURE.md, "f16 models"), the output may differ by one f16 rounding, a relative
+   2^-11 (NMSE up to 2.4e-7 when every element does): such outputs pass at NMSE <= 1e-6. */
+#define OC_F16_NMSE_MAX 1e-6
+static double oc_nmse_bound(opara_dtype t, double nmse_max) {
+    return t == OPARA_DTYPE_F16 && nmse_max < OC_F16_NMSE_MAX ? OC_F16_NMSE_MAX : nmse_max;
+}
+
 static int oc_nonfinite_mismatch(opara_dtype t, const void* got, const void* ref, uint64_t count) {
     uint64_t i;
     for (i = 0; i < count; ++i) {
@@ -326,7 +334,7 @@ static int oc_compare_plan(opara_runtime* rt, const opara_model* model, opara_st
         /* rtol/atol 0: every differing element counts; pass/fail is the NMSE bound (and NaN/Inf agreement) */
         conf_compare(info.dtype, opara_session_output_data(s, found), ref[i].data, count, 0.0, 0.0, &cmp);
         nmse = conf_nmse(&cmp);
-        good = conf_dtype_is_float(info.dtype) ? nmse <= nmse_max && !oc_nonfinite_mismatch(info.dtype,
+        good = conf_dtype_is_float(info.dtype) ? nmse <= oc_nmse_bound(info.dtype, nmse_max) && !oc_nonfinite_mismatch(info.dtype,
                    opara_session_output_data(s, found), ref[i].data, count) : cmp.mismatches == 0;
         printf("%s %-17s %-10s %-24.24s %-18s max|ref| %.3e  max_abs_err %.3e  nmse %.3e\n", good ? "ok  " : "FAIL",
                name, plan, info.name, got_shape, cmp.max_ref, cmp.max_abs, nmse);

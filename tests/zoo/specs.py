@@ -8,7 +8,9 @@ import random
 TORCHVISION_MODELS = ["googlenet", "inception_v3", "squeezenet", "resnet50"]
 OWN_MODELS = ["nasnet_mobile", "randwire", "deepfm", "bert_base", "t5_small_encoder"]
 PRETRAINED_MODELS = ["ppocr_det"]
-ALL_MODELS = TORCHVISION_MODELS + OWN_MODELS + PRETRAINED_MODELS
+# float16 conversions of zoo exports (to_fp16.py): name -> the float32 model it is made from.
+FP16_MODELS = {"squeezenet_fp16": "squeezenet"}
+ALL_MODELS = TORCHVISION_MODELS + OWN_MODELS + PRETRAINED_MODELS + list(FP16_MODELS)
 
 # The op set the converter supports. ConstantOfShape, Equal and Range are accepted
 # by the converter only when they fold away, so they count as outside here.

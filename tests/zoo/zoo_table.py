@@ -33,12 +33,15 @@ def describe_values(values):
     return ";".join(parts)
 
 
+FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)
+
+
 def count_params(graph):
-    total = sum(int(np.prod(t.dims)) for t in graph.initializer if t.data_type == onnx.TensorProto.FLOAT)
+    total = sum(int(np.prod(t.dims)) for t in graph.initializer if t.data_type in FLOAT_TYPES)
     for node in graph.node:
         if node.op_type == "Constant":
             for a in node.attribute:
-                if a.name == "value" and a.t.data_type == onnx.TensorProto.FLOAT:
+                if a.name == "value" and a.t.data_type in FLOAT_TYPES:
                     total += int(np.prod(a.t.dims))
     return total
 

@@ -1,5 +1,5 @@
 /* Element-wise kernels: the unary math operators, and the strided ones: broadcast binary operators,
- * Where, Cast and the strided copy behind Transpose, Slice, Concat, Split and Expand.
+ * Where and the strided copy behind Transpose, Slice, Concat, Split and Expand.
  *
  * Math op codes (mirrored in src/cuda/opara_backend_cuda.h), parameters a, b:
  *   0 Neg   1 Abs   2 Exp   3 Log   4 Reciprocal   5 Floor   6 Ceil   7 Round (half to even)   8 Sign
@@ -11,7 +11,7 @@
  *   meta[0] = ndim (1..8), then ndim output dims, then ndim element strides per operand (stride 0
  *   broadcasts). Element i of the output has the row-major multi-index of i over the dims.
  * Binary op codes: 0 Add, 1 Sub, 2 Mul, 3 Div, 4 Pow (mirrored in src/cuda/opara_backend_cuda.h).
- * Cast dtype codes are ONNX's: 1 float, 2 uint8, 3 int8, 6 int32, 7 int64, 9 bool, 11 double. */
+ * (Cast is in cast.cu.) */
 #include "opara_kernel.h"
 
 /* Sin, Cos and Tan are computed here rather than with sinf/cosf/tanf: CUDA's argument reduction for
@@ -246,59 +246,5 @@ OPARA_KERNEL(opara_strided_copy, (const unsigned char*, src), (unsigned char*, d
         long long s = src_off + opara__k_strided_offset(i, meta, 0);
         long long d = dst_off + opara__k_strided_offset(i, meta, 1);
         opara__k_copy_elem(dst + d * elem_size, src + s * elem_size, elem_size);
-    }
-}
-
-OPARA_DEVICE double opara__k_load_as_double(const unsigned char* p, int dtype)
-{
-    switch (dtype) {
-    case 1: return (double)*(const float*)(const void*)p;
-    case 2: return (double)*p;
-    case 3: return (double)*(const signed char*)(const void*)p;
-    case 6: return (double)*(const int*)(const void*)p;
-    case 7: return (double)*(const long long*)(const void*)p;
-    case 9: return *p ? 1.0 : 0.0;
-    default: return *(const double*)(const void*)p;
-    }
-}
-
-OPARA_DEVICE long long opara__k_load_as_int(const unsigned char* p, int dtype)
-{
-    switch (dtype) {
-    case 2: return (long long)*p;
-    case 3: return (long long)*(const signed char*)(const void*)p;
-    case 6: return (long long)*(const int*)(const void*)p;
-    case 7: return *(const long long*)(const void*)p;
-    case 9: return *p ? 1 : 0;
-    default: return (long long)opara__k_load_as_double(p, dtype); /* float to int truncates */
-    }
-}
-
-OPARA_DEVICE int opara__k_dtype_size(int dtype)
-{
-    switch (dtype) {
-    case 2: case 3: case 9: return 1;
-    case 1: case 6: return 4;
-    default: return 8;
-    }
-}
-
-/* y[i] = (to) x[i]; integer to integer goes through int64 (wraps like C), float targets through
- * double, bool is x != 0. */
-OPARA_KERNEL(opara_cast, (const unsigned char*, x), (unsigned char*, y), (int, n), (int, from), (int, to))
-{
-    int i, si = opara__k_dtype_size(from), so = opara__k_dtype_size(to);
-    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
-        const unsigned char* p = x + (long long)i * si;
-        unsigned char* q = y + (long long)i * so;
-        switch (to) {
-        case 1: *(float*)(void*)q = (float)opara__k_load_as_double(p, from); break;
-        case 11: *(double*)(void*)q = opara__k_load_as_double(p, from); break;
-        case 9: *q = (unsigned char)(opara__k_load_as_double(p, from) != 0.0); break;
-        case 2: *q = (unsigned char)opara__k_load_as_int(p, from); break;
-        case 3: *(signed char*)(void*)q = (signed char)opara__k_load_as_int(p, from); break;
-        case 6: *(int*)(void*)q = (int)opara__k_load_as_int(p, from); break;
-        default: *(long long*)(void*)q = opara__k_load_as_int(p, from); break;
-        }
     }
 }

@@ -33,6 +33,64 @@ typedef struct opara__kernel_resources {
 #  pragma GCC diagnostic ignored "-Woverlength-strings"
 #endif
 
+static const char opara__ptx_cast[] =
+    "ho.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_cast_float(\n.2u$m .u64>9_<~ _0,+"
+    "G@1Ge32GO2,GO3,Gk64\n)\n{\n.reg .pred %p<61>;3m(b16 %rs<293n'f32 %f<20F 2n!r<78Eq$64 %fdF 3j(rd<42>;\nld"
+    "a$!v&|&%rd19, [v'G]Q!g20 Q!B1Q!!a$O1!P!H2P!O1 P!H3P!O2 P!l%4];\nmov~$j,37, 1;\nsetp.gtb!k p1,h#k410;\n@%"
+    "p1 bra $L__BB0_6c!#_#:4b!ShlT)k 15,7 e!l#;\nand:S6,Ak 524g#i!ne.sg#S2,C#f#B2f#B7i!<9i!]66h!S3,B#h!B3h!m("
+    "5;\nbra.uni3m 3;\n>E:R'G4Q!>7Q!R3:p#Seqp#D4q'B4q#0o!>6o!F4q#O2$q#F6Q!>8=C7=H8e+#U*=2r$B5r$X13f+[21f+92^*"
+    ":2{,A2{)92`) A0f+!S, C#g#C6g#B4j!<6j!/g+S7,B#i!C7i!0s' {%'A.W'0y) R$'`!-l+D8x'C8v#H1r!(a.^11v#O2&v#F3S!("
+    "q+<1c-#^2q', %ntid.xt* p'u cta8 c%%Oj#ad.lo{%:re+!x(!j+T28i-%f)!j4#l5#p&B9p&Y81[# O>nu#Vul_#V30Y#k(9;\nc"
+    "vt.s64=Rd3[#.8!Q4Q308l)a.to.global`'!}0fd2A!V$ tB0Y)(|4i 34:m#PrniEP.uQF:f~;Rs3`%#RF!e:!:h$0f3380 0m9@5["
+    "5l#2:\norwG!{-h&s4, 3225b1=tw$h!16 [q$Q4]EG8y!@8~0`32x$<5w$k fma:h  %fw3 ;j!0f3Ax$!,<FU% i!<uf!Qr3S*8sx6"
+    "Tddm*!U, :l&-15;\nmin9!c7 @h 278T.<x9#j*i!3, -:(n!!k$ AP50g.Shrd-93g7 @D2q/93l/ A:-d#l$5;\nabs>:8s!$V0Tl"
+    "tnE#{$ ]=Y01v#<9v#h 127W!Slp`:94o/$A i#p p22W=T41}#Z23Z!!R8j$653532yH!L!a! `2!G9f_%C4t!!i% l#X23L!l%;4u."
+    "&|*!w.!R+D8: rP!$AE7;U1,B.<#m0;1<'^0l#:\nnegF95F@9o( Q-Rp2b291_A!w&$Q!!h$%W!!q&:4`.k f64E:d>H6~2@9yH*~2="
+    "5~2~!1744#~2O5%~2i 64:h-$jZ! w)m fd6YJ:u98pX+#@p$0d7FF0 )k<84e/p(2147483648;:7b,:6aO,mS!U0;vE$e#O3-e# x!"
+    "&d#:7~!O3'~!:4~% ~!D0 7 x$F4x!A{vb!k!tempS0i!64 {0!a!:}a%s ;\n}mQ!94w* a4j$048575Z#+sQ!H6kA@6VIo 69:e8S5"
+    "2t! gC'o6#`% =h -10p3.[V!)g,g8:%q%Pr4f0 6(r%!Q>S64|#:dS=;4VH)9!j2 [Q!Tfiuh!#|<$;!]! _>83|HSlzFR50=A5Q*95"
+    "q@80ZQ!r subV&!p:@5p%87TS!&l995g$ M `M j6#`!R548*Z#95`6'zB:5V#!v(X99{B95{;95u1!;'e)95k; Bp!4092}B95~>_58"
+    "}B96`& A#}BX58}B:6|%E7}B94e$ >p 217w#T62w##],(sA96S##B!j#8pg1'l'T64~#Z20Z!85p!i%7269324{%!L!a!%[-h#%fd8,"
+    "b-95n+q 65}}!#u$:3}!(U!A9U!V6}mA#@#UB9d{>^d9>!WB%FF8@#t;$G/@#~9$G$xL%<#l8 Dv 0dBm: tT!$KT5,R!s#0d409K#cR"
+    "!:ilC$S!#f% eP!!>Pzim*#>Rr6ZA ]D(W+#P.#q*+r+!P. Al!1536^S!S16p.:s`L a9']EV6,:Os$]EO6%]E81So!$z_!$p6$z5:7"
+    "'%^2#=#5$V^!V30ao!#p0T10Us!#m=Y10m=I2hh!(XMt 21:s!&l{!:9s!+l{!s 25;_k!=1|u!#pCC1pC&qf!'R!D5U#+hBH2Vn!A3y"
+    "$P4:yQ#%])98w)Q4,c)W7]jq!![Q!#o|!!B%U5$he! tU! sQ!9,G0h#)Xm!E7op!$UQ##qv! ]%+Ru!^36`&<7R!:2R!+kt!^29R!<8"
+    "R!:3R!+vr!g20&c'A0c'Ts8]&%c'7#X&^25X&E2YX#+UR!^30V%=3S!$^'+YQ! Qb!7$W%A7W%$a7O5!W%(PZ!Y28f&$oq!7.g&Y36m#"
+    "#b^!>7^!2W^!O7&V$F9Q071U$*{*#Sn! za!&`1 |I$6<5ib! W*!}S##9T2,@Y319>3R!#sH$u*#[d!S0,_!$la#+[9&~l!'R!<1R!:"
+    "3x+C2k8H3XV! }R!'AE:t!#g$#}X# }H$p) Y$Uf7^t! fS!$:!wF.A(ah!A9;<,T!IpkY!)}y!B3[/(r8%h)'n*'}x! iP#&W0!Q!(I"
+    "F9jCT1,VW#/jC#R@$j!]31jC=2|b##r@C2o>F5R!T31R!#b:C3]*F4e;#i]!!Y^##R!,je!/R!D5U#+X$I4lb!(]7<4c,Tleom!:5lP!"
+    " X]!k!dC1EiO=2i+!_[#&N>5N=4N*Xj!$_298W.Torl|#!{^!#a#Rp5wJC5oBJ4dQ!:7oT!F5[P!!n`#Wr7Sd#84|>@tm7){OO2&ZW#F"
+    "5yL#jj# y(#sJC2u$F5yL#[P! R!#eq!C2ib#F5yL$Pb#&U#C3h7g54%P+l 54:]L&pw!>7Q*/Zs!#nL$R*(nL ]u!7 u'O0%u']46SH"
+    "#R]# o%#VKD3Xy!F3r&C3|3C3QHg48&s0F8s0!af!7/s0!Ps!7%s0#ep!D7c~!(|0#U(98&#P+D5P+J0|0<7|0'I*c0X32m)g77&c0.p"
+    "P!$hq#'kv#C2wT!F6pP!>2ow#$vE+xT!g57&b/A7X% P&'X%!S&7#X%Y76wk##QR!T18]!(z!*T'gf1'h6&y,&_Z#W36y,^3Em2*y,@3"
+    "l3b43y,$gG v|!q0922337203685477580T-!dF#t#Rp3X8C3r(W79T-%Vo!#P#3Q(@7lT!H7tBO13tBO2/tBE7tB!]N!a#Rp5xFD5a_"
+    "#3tBM2tB![0@7~R!O7$tB7&a2~ 60:.Z`#$[`#85hZ#'`^$$W`#D4c7(jv#;,G mw!,d%#[x#A;vi#=6v0!UBTanh.&c:#@ w,+QE }&"
+    ",n0V40hf#p$40EFFEi* wc#+c:H6eO@6x(=6o-<tU#>1U#s 3F1o, U#+qS!H7`w!@6t_$q 71:XQ#@7X%g17*WQ##t7 nf!%|->u|-#"
+    "y& u7-PP#!kLX70PP#V7,:7%PP#7&]._77c4O73c4O8(c4(i94eF!cz#!k#8pRQ! m4O9 `9'o'A4m4)Pc$!__!A7m*B9m4*uB Q!'Kp"
+    " 80:pb!;3UU##'@4^]$#w#=5wc!+gf##og##@$tGC6n0)nd$h%81:\nretv57 S`%6|_%7'v_%7'p_%7'j_%7'd_%7 ^_%^46^_%]17^"
+    "_%E8]_%^50]_%F4[_%I8[_%D3X]%7 U_%a31KO1)|[%7 x^%I3J1r^%I4Je4][q$=1hp!4|q$&td#(T4 t.4~_%J3~_%D1~_%E6~_%V7"
+    ",j_%B3e^%#yV!O7!~_%I8~_%C1~_%$gV%N7~_%a21~_%G1~_%>1~_%D1~_% R'G4Q!>7Q!4~_%J3~_%`1_o!>6o!F4q#O2$q#F6Q!>8="
+    "+~_%f76~_%J4~_%E1~_%E3~_%U4,j_%,d^%!z! A6~_%I5~_%E1~_%<8j!5~_%I8~_%H1~_%@1~_%E1~_% W'0y)'W]%N1~_%J4~_%H1"
+    "~_%@1~_%E1~_%!}j$7&v#F3S!(q+7,~_%K9~_%!Tz!7 ~_%=9t]%'W|#0~_%F2~_%P1_sJ([#O1!~_%'X#F1zo#<0g3G2a~#91Pe#+r,"
+    "=1];G3o}#u!1_53jNc77Tb%;6]_!&u(F8ha##QN$oMY77ha##}T%%^@_9;d}##id#84yE+z!#rQ!:dVk$-z!#yc#=1kQ!,YT$<2g/G5k"
+    "w#u 1_2hP#$dAJ4x}#I1nx#<7R!0x}#O1 x}#J4x}#w 1_2l1V31V)`22vk!:8g^!0}3'Tp# W&K:s|#=4bY$+RD0bY$<4R!G9eZ$u!1"
+    "_27z.'r>G1fZ$#s%!c.R16_S$%uv#B;io#!hi%#j+ ii%/k~!:8j~!7&l& vz#+b#E6b#S32b#<1ye$/QP##a#7'|(O9BZ*$Ru#(gm%A"
+    "2n$ jd!!V%%Pm%H;rY##_#/o{#,_#d7:hb$(gb$&ya%)fb$5t%O5&c)V1:pS%!{!Zd4u% t+#QV$:3`6+w%)u+ E(}!B2jh!#m;%'E6j"
+    "h!$oU%F7R~$#TU$%ux#/WU$ q<0iQ!(xFF3}3$lW!&V9C2s@H4s!@3s! oi#(~s%#Ru%&y`&,it%;2gAs notgt%)M$Zt%#Sr%m#0;\n"
+    "diXi%>,@*S!%ca%*ym&;4et%!s;1rt#U47`]!+S(_51SF4XW&E1TF Vk#u0.pragma \"nounroll\"mD+iF+RW$A5iF]49^!C5{E,^!"
+    "@2|E `%.wG$c[$v!50];VU&$`1I0[9Q52]9C2a}$$a%$i[&.j0C2k$)y) us#F1Zf!D1z),~N(`Z!&TR$<lUa!<3^,0]z#+x1;5nZ&(|"
+    "*#{V%F2|(A4[*Z53|(@5[* QR$,^!A6[*-^!A7[*H6[*$UQ!a55[*$eFJ1[*97[*+f2A3h4-f&*VV&(X%*s/Y58X%A6s/F5s/B6s/-^!"
+    ")s/I6s/:2g&J6s/$aV&I2g&:6s/B4g&#h8K3h&#nl%F4q*B6P,C6q*A6P,G6^!*P,-^!)P,I6P,;3h&2P,$`y$J3h&#P,B5h&&hp#2h&"
+    "#Q,F5Y%*Q,C6r*A7Q,F6Q,B7Q,-^!)Q,I7Q,%Sa%2Q,$lT!I4h&:7Q,*em%U2,m&E3qJ]33{k!D3}~!O2%pJ^53v8c80^D$RM(^!E4ci"
+    "!X73R)Y80s'#go&$R)0}f$&mQ#G9uw$u 1_5Y`!$uw$=3Qh$+X`! i5.S^% Qq$9[Q$G]S'W59t%H7_k%@5_!+vX!U36iY%,`k% f#%x"
+    "X!g36&i#H8PT%*y$'W!.Z)A4~/-Z))h5^74TR%C7so!C3mm!]64^*D4lV!C4aHF7gx!Z42so!D4UH.vp!Z43so!C4u0H6zb!@7e`!!qS"
+    "$-ra!R27a_!H2g)@7v0^64jv$C8uo!C3wr!F6zs!#oZ!'uo!C3zP#]68k0#Y[!(uo!C4nX!w 72;w_%=3h%/_o!#W&~ fd3%V&Y71zn$"
+    "#{!I7z!$u:$z!O7&y!O0Da)I9nw$70`!@8|m!'cw&#^3,}m!@1U5,x~&*y$gs1&i#a72iU$)y$'W!*}l!#Y@%']20d]!>4Z6,Rl&#cI@"
+    "6^CD4x<O4&~l!F4^Cd78lf!D1^C {Y',Wf!*yP!C7RJA4yP! w(-v>$SU!_45q[#*gQ!,z!#vT#%r[#F6Vo%,r[#C2w9`39hq!(]* Yr"
+    "%,]s!,[W#C2i:F4QH[24b6D2px#F5|}#C5i8C2X+]46SF#ls#$d}%){0>8z0!kZ#.sx$L3sr'p 1_4[}#.qd%Z26^BC2Uc#F4dDZ27^B"
+    "C2gEI3v#)h)g8: U%O2%U%^43wW#=5`u'&ux!(Vs'a55yW#$b#1WM*b#B5^P&#_Y!#g1as2dA#z!gfd'^%O4Cl&G6oX#B7m&$}3#So# "
+    "<-o&*s$ K(Q#C7rX#W8,'^11sX#=7P6,sX#'jx'&sX#+TJ'PY& k;&_q$";
+
 static const char opara__ptx_elementwise[] =
     "hm.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_math_f32(\n.0s$m .u64<9_:~ _0,)E@"
     "1Ec32EO2*E>3EMfEO4*Ek75\n)\n{\n.reg .pred %p<148>;4 Z!n#%f<5738b3n#r<116Gn'64 %fd<44G 3h!rd<93Rld}#!S'z&"
@@ -433,32 +491,7 @@ static const char opara__ptx_elementwise[] =
     ">0~m,7rta/$U&1ta/$X&*nw%3w[Cg68%w[C%St%&lo5L8Q/N9Q/7#w[CO4:w[C%fv%&Tn2-t_D&Zd57,w[Cb71w[CF4w[C&U^,(l#.k-"
     "(a^&1w[C>4]!3x`/!hZ<)w[C.x`/.o+%txN(n#2w[Cg72$w[C&otD%sR)c72o+&I(V.Z60Q>@7bS<3lP&%ssD%L,jiL%u]*$E,pn6%ng"
     "0N9lP&%ei5&L,R#)Xy+!b[51~]JT43lw+C2ry!c63~]J4yWC94W^C.lw+%UP,K3lw+j 139tR&0Z}#@6}:`63lw+%ph:.P#$lw+%P#~ "
-    "127&Q#H4lw+&oo5.R#$lw+%R##Xj5'z!5otBH5UW&$</pY+0ca+D3bg$)T`&O5&lw+y casd{H 87#[w+(A2Sw+(AO2&AO3&AH4vt+^7"
-    "3vt+>1nr;#yVI^<9Yu+>8D b)u#fd<50lu+I7ku+>3et+)V'1nn;I0K0Xu+I3I1~t+1I1Us;1I,myB@7xZ<=gwx#:,Y#F9Zn+p 5_4kX"
-    "&$_d<'ZP$<,w]&A4W{##[}#v!, 52ml!:,AF0xm+q 5_5n|#;2g!F6Tv<$TO1Yo/^5_Vw!!Z%&>E:w&G4Q!>5Q!F4Q!>8=C5=H1h(#YS"
-    "&%h(B4p$*mr;[14i()rP$+T'&fz-0m($r].1Y[&95R|%(j!<9j!/p($~z'1l}%v 5_8n'>9P'F8P'0p('|Q(u 5_9R!(q( V}%7'eP,L"
-    "2y|;M2y|;$]P'&m|+F2w|;#Sp&$l@,rv%:5zv9){n+7 v~+>2w~+%z^!.Xb$K2PR,$ukD6RT<N3QX,%Tc*(T(.vv,%[g.=0Sp!.[Z4=5"
-    "sS%-zx0<,[*/]!A9QU%E8ac=;8P2F5Uq%z!5_20pR%J5pR%_5_Y]=$t|H2uVNC5t}C(Xv$<5z_=C1V5/ZpL:5pXA'BD:w%#vR$<4x%*c"
-    "h*H5_gK$h`O&[[*,u#F2fg!$VbO&]}),j6.Z~<$_cO%z%C4R6/Qq!@5n`/[5_iT7A8kh&I8tZ'$xS!/{^9 e%(Z/b20^RO ]:.{q%_5_"
-    "n]=#PT!&q>C1v(F3TkK#go! q-0SqN$Y++|*Y15|*C1w(F2|*#g>&|*C1Y%F3Qp-Y20{*D2Y%/PnIB1{*C2X%H2{*W36~(/{*%re'V8]"
-    "jcK R: rU!:fR:BsdS=;fd_!!h+~ fd4&g+]90_2Y56a(C5W/G9hZ>B0a([60f*.l,Y61b(E6i+.}`=#`]#&c(D6`92bG@3{%G4d(O1%"
-    "e(:8`j!I2|!(_4G7Y9C8Y9+T>F8s%Y52y'[52Y9K4yWB'cQ(+U>0we:B4x'C5_;H8^7@8mM`80Y9O7*Y9O7&q.]52v'Y32v'D3V]!.q%"
-    "Y36v'[36v'.q.#dx$&v'C3fOF6SBY38v'C3}*H5|E@6q,,rh.W8 uy43Qv!$w'g13&w']37w'Y23w'C2j,/u|GY27w'C2t&c49jj.J4i"
-    "j.{!5_48_P#&{<+P@/cR6o 5_5x%,zR2!g5O5$f5#|<H5y!A1W^!E5t'Y64t'D6mMc10yv>'a<D8n.L5f{6&a<D9U#/a^6B0w'E7g>H9"
-    "s,'vu&:5se)-r.@7r./`!(Yf!F6xn&<4jAG6Y`+95nd0,Q!%~5G7z]+C5SbE(]S+&gu!D4yY!O1%{S!+~l0#r_(@9x3%iP!!`X3#va!:"
-    "s_l!!ZR>%zk-97YR>#X~DO7 y;O1'y;G2uu&B6{'C1w:F3{'Y17{'C1Q5^32VU!C8d|!+]/+UV@*m_3/k_3#~y#$k_3#xdK#[U# 2[d0"
-    "  4s 3FF4 h!7!jQ!O1'jQ!b5:a];&|'D5Yp!F0Y5Y58}'C5{&^99dy!B9}'D5X5,WyE#~'6P(#ie'_s1Q(!W})70R(g63&UQ!F8or)Z"
-    "49`5+`%0uxBC0d'+h9F8m;C5wZ#C5d7g84&RP!G4`5e10a5#lx$;sUqN)b5!tY;$b5g55!]Q!7'~_!F5ox$Y33}'C3Z:/sy=Y34}'C3p"
-    "D/meFY35}'C3ei!g60%YP!+pP/#}'M8|'#u}#_s8_<>0{'+lqK-bQ!7'eq!c42P`2&|'C2z&/a`@Y25|'C2z&/R]@Y26|'C2d>g50 wd"
-    "6._5#ZQ$_s4^5O43^5g30&}P!F1vw!Y65a'D6i|!L1PWA&b'D6m_!F1ef!Y67c'D6y=2o[!*zO`13c5M4e.#WZ#u s14f. QQ!%f.1]M"
-    "*UQ!,pc)$SxL+bY! _Y!#9;dmwL0UO)|W#F9a%!e~57(wi!7'~F+fx@$UYL6r$<6ZeM5cIO6'c#0U>J3i`!:ui`!#W>O3!g#O5&g#,eo"
-    "C$WtL7 o)#zmL7&^G,gX>$S.7$b%%cy!7']I!pm)-v$O5 v$#|PM0]G)ou#H7g-O8*g-O8'k(H2k(O3 s$#fUM0RD([1G6m5Bdm56yB7"
-    "'wI| 49:YTN1s$J4dyM+`=_48^,O6$],#Yp!O6&Z@H2~4O8 q$#YsL1k:)ZP$+P{BOu5Rm!2~U9g19)m-g19&w)+[c.>ulZ)7(|!7'k/"
-    "+W|1%gI(Q*'W@>:pTM f(%u{+#yf#O6!e2O2'i<0Pz$c24T|!#Q+$nb;7!j<7(fT#1`(c49i##Q'>2t^(5j#7(S&H6|(2v`#,{!O7(RB"
-    "H0Q(O6#Q($R[;7'WBa99jy/O1#e'%Wt&O1(VDI3w.G8w.!|}+(yXN#L:7u.I8~PM#t'7's'2wm0)s'6r07']M`85s'g25*|!7'rLa88q"
-    "'G7q'%c`--j5:9s'7!fR#O2'b:I6n|.)Ww#7 YF7'e2a61a<O1+}!7'fX!J6b<G5v'K6b<!cY$ S!7#y#7'q*+UQ4=u`j/7!a5<4]j/7"
-    "$XK2z_0O0$`5%r^&7%|!a50s'G4s'<5oP#j neuI#bg%5nm!%Yg!#Yb%(~a#f31h/Os(Q=I1hU&70YMa11dn%72a!I7i'H9w;%g_+,_."
-    "!|{%9fmE(U#H:|p%$l.X73iT!+x|%%ff@<2~y%-pw:'bl&+hzA$WV;(|Q%-bZ$)i#=1zp%";
+    "127&Q#H4lw+&oo5.R#$lw+%R##Xj5'z!5otBH5UW&$</pY+0ca+D3bg$)T`&=5lw+";
 
 static const char opara__ptx_epilogue[] =
     "hn.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_unary_f32(\n.1t$m .u64=9_;~ _0,*F"
@@ -895,7 +928,8 @@ static const char opara__ptx_pool[] =
 #endif
 
 static const opara__kernel_image opara__kernel_images[] = {
-    {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 142316},
+    {"cast", opara__ptx_cast, sizeof opara__ptx_cast - 1, 17037},
+    {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 132384},
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 34667},
@@ -903,7 +937,8 @@ static const opara__kernel_image opara__kernel_images[] = {
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
-    {"opara_cast", 18, 0},
+    {"opara_cast", 26, 0},
+    {"opara_cast_float", 18, 0},
     {"opara_strided_copy", 42, 0},
     {"opara_where", 42, 0},
     {"opara_binary_int", 44, 0},
