@@ -3775,6 +3775,13 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
 #define OPARA__OPS(X) \
     X(CONV, "Conv", "", 1, 22, 0, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                           \
     X(CONV_TRANSPOSE, "ConvTranspose", "", 1, 22, 0, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)        \
+    X(QUANTIZE_LINEAR, "QuantizeLinear", "", 10, 21, 23, 2, 3, 1, 0, ELEMENTWISE, 2, 0)                               \
+    X(DEQUANTIZE_LINEAR, "DequantizeLinear", "", 10, 21, 23, 2, 3, 1, 0, ELEMENTWISE, 2, 0)                           \
+    X(DYNAMIC_QUANTIZE_LINEAR, "DynamicQuantizeLinear", "", 11, 11, 0, 1, 1, 3, 0, ELEMENTWISE, 4, 0)                 \
+    X(CONV_INTEGER, "ConvInteger", "", 10, 10, 0, 2, 4, 1, 0, CONV, 0, OPARA__OPF_COMPUTE)                            \
+    X(MATMUL_INTEGER, "MatMulInteger", "", 10, 10, 0, 2, 4, 1, 0, MATMUL, 0, OPARA__OPF_COMPUTE)                      \
+    X(QLINEAR_CONV, "QLinearConv", "", 10, 10, 0, 8, 9, 1, 0, CONV, 0, OPARA__OPF_COMPUTE)                            \
+    X(QLINEAR_MATMUL, "QLinearMatMul", "", 10, 21, 0, 8, 8, 1, 0, MATMUL, 0, OPARA__OPF_COMPUTE)                      \
     X(MAX_POOL, "MaxPool", "", 1, 22, 0, 1, 1, 2, 0, POOL, 0, OPARA__OPF_F32)                                         \
     X(AVERAGE_POOL, "AveragePool", "", 1, 22, 0, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                 \
     X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                    \
@@ -3870,7 +3877,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 66
+#define OPARA__OP_COUNT_EXPECTED 73
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -4035,12 +4042,22 @@ typedef struct opara__reduce_params {
     int keepdims;
 } opara__reduce_params;
 
+/* QuantizeLinear, DequantizeLinear: the scale (and zero point) is one value or, per_axis, one per
+   index of the record's axis (normalized); saturate and output_dtype with ONNX's defaults (output_dtype
+   0: the zero point's type, else u8). */
+typedef struct opara__quant_params {
+    int per_axis;
+    int saturate;
+    int64_t output_dtype;
+} opara__quant_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
                      sizes are its outputs' dims along it */
     union {
-        opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool */
+        opara__window_params window;       /* Conv, ConvTranspose, ConvInteger, QLinearConv, MaxPool, AveragePool */
+        opara__quant_params quant;         /* QuantizeLinear, DequantizeLinear */
         opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
         opara__slice_params slice;         /* Slice */
         opara__pad_params pad;             /* Pad */
@@ -4850,6 +4867,10 @@ OPARA__PRIVATE void opara__model_release(const opara_model* model);
    rule (Cast: attr "to"; Where: input 1; Gather: input 0; comparison-free IR, so most ops keep
    input 0's type). g must be finalized. dtypes has g->n_values entries. */
 OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__graph* g, opara_dtype* dtypes);
+/* Output k's dtype for the operators whose outputs do not all take input 0's (the quantized ones):
+   returns 1 with *out set (UNDEFINED when the inputs' dtypes are wrong), else 0. in_dt: the inputs'
+   dtypes by position (UNDEFINED: omitted). */
+OPARA__PRIVATE int opara__op_out_dtype(const opara__node* n, const opara_dtype* in_dt, uint32_t k, opara_dtype* out);
 /* Shape of every value for the given batch size (OPARA__DIM_BATCH in declared shapes and in
    Reshape/Expand shape attributes becomes `batch`), with ONNX semantics. g must be finalized.
    Errors (OPARA_ERR_SHAPE, ...) name the node, its op and the offending shapes. */
@@ -5271,8 +5292,9 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     return r;
 }
 
-static opara_result opara__shape_conv(opara__shape_ctx* c) {
-    const opara__shape *x = c->in[0], *wt = c->in[1], *bias = c->n->n_inputs > 2 ? c->in[2] : NULL;
+/* Conv and the quantized convolutions (their input, weight and bias at other positions). */
+static opara_result opara__shape_conv_of(opara__shape_ctx* c, const opara__shape* x, const opara__shape* wt,
+                                         const opara__shape* bias) {
     int64_t group = opara__attr_int(c->n, "group", 1);
     opara__window w;
     opara__shape y;
@@ -5306,6 +5328,80 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     opara__record_window(c, &w, k, x, 0, NULL);
     if (c->params) c->params->u.window.group = group;
     return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_conv(opara__shape_ctx* c) {
+    return opara__shape_conv_of(c, c->in[0], c->in[1], c->n->n_inputs > 2 ? c->in[2] : NULL);
+}
+
+/* Input k of a quantized operator, when present: one value (a scalar or [1]), or, where n >= 0 is
+   allowed, a 1-D tensor of n values (per channel, row or column). */
+static opara_result opara__quant_operand(opara__shape_ctx* c, uint32_t k, const char* what, int64_t n) {
+    const opara__shape* s = k < c->n->n_inputs ? c->in[k] : NULL;
+    opara__sbuf b;
+    if (!s || (s->ndim == 0) || (s->ndim == 1 && s->dims[0] == 1)) return OPARA_OK;
+    if (n >= 0 && s->ndim == 1 && !opara__dims_differ(c, s->dims[0], n)) return OPARA_OK;
+    if (n >= 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s (input %u) is %s: neither one value nor [%lld]", what, k,
+                                 opara__sh(&b, 0, s), (long long)n);
+    return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s (input %u) is %s, not one value", what, k, opara__sh(&b, 0, s));
+}
+
+/* ConvInteger (x, w, x_zero_point, w_zero_point) and QLinearConv (x, x_scale, x_zero_point, w,
+   w_scale, w_zero_point, y_scale, y_zero_point, B): Conv's geometry; the weight's quantization per
+   tensor or per output channel, the input's and output's per tensor. */
+static opara_result opara__shape_quant_conv(opara__shape_ctx* c) {
+    int q = c->n->op == OPARA__OP_QLINEAR_CONV;
+    const opara__shape* wt = c->in[q ? 3 : 1];
+    opara_result r = opara__shape_conv_of(c, c->in[0], wt, q && c->n->n_inputs > 8 ? c->in[8] : NULL);
+    int64_t m = wt->ndim >= 1 ? wt->dims[0] : -1;
+    if (r != OPARA_OK || !q) {
+        if (r == OPARA_OK) r = opara__quant_operand(c, 2, "x_zero_point", -1);
+        if (r == OPARA_OK) r = opara__quant_operand(c, 3, "w_zero_point", m);
+        return r;
+    }
+    if (r == OPARA_OK) r = opara__quant_operand(c, 1, "x_scale", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 2, "x_zero_point", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 4, "w_scale", m);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 5, "w_zero_point", m);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 6, "y_scale", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 7, "y_zero_point", -1);
+    return r;
+}
+
+/* QuantizeLinear and DequantizeLinear (x, scale, zero_point): the output has x's shape; the scale is
+   one value or 1-D along 'axis' (default 1), the zero point shaped like it. Blocked quantization
+   (opset 21's block_size) is refused. */
+static opara_result opara__shape_quantize(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *scale = c->in[1], *zp = c->n->n_inputs > 2 ? c->in[2] : NULL;
+    int64_t block = opara__attr_int(c->n, "block_size", 0), axis = 0;
+    int per_axis = !(scale->ndim == 0 || (scale->ndim == 1 && scale->dims[0] == 1));
+    opara__sbuf b;
+    if (block != 0)
+        return opara__shape_fail(c, OPARA_ERR_UNSUPPORTED, "blocked quantization (block_size %lld) is not supported",
+                                 (long long)block);
+    if (per_axis) {
+        opara_result r = opara__axis_arg(c, "axis", 1, x->ndim, &axis);
+        if (r != OPARA_OK) return r;
+        if (scale->ndim != 1 || opara__dims_differ(c, scale->dims[0], x->dims[axis]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "scale %s is neither one value nor [%lld] along axis %lld of %s",
+                                     opara__sh(&b, 0, scale), (long long)x->dims[axis], (long long)axis, opara__sh(&b, 1, x));
+    }
+    if (zp && (zp->ndim != scale->ndim || (zp->ndim == 1 && opara__dims_differ(c, zp->dims[0], scale->dims[0]))))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "zero point %s and scale %s differ in shape", opara__sh(&b, 0, zp),
+                                 opara__sh(&b, 1, scale));
+    if (c->params) c->params->u.quant.per_axis = per_axis, c->params->axis = axis;
+    return opara__set_out(c, 0, x);
+}
+
+/* DynamicQuantizeLinear: y has x's shape, y_scale and y_zero_point are scalars. */
+static opara_result opara__shape_dynamic_quantize(opara__shape_ctx* c) {
+    opara__shape scalar;
+    opara_result r = opara__set_out(c, 0, c->in[0]);
+    uint32_t k;
+    scalar.ndim = 0;
+    for (k = 1; k < c->n->n_outputs && r == OPARA_OK; ++k) r = opara__set_out(c, k, &scalar);
+    return r;
 }
 
 /* ConvTranspose: out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end,
@@ -5880,27 +5976,51 @@ static opara_result opara__shape_gemm(opara__shape_ctx* c) {
 }
 
 /* numpy matmul: 1-D operands get a dim prepended (A) / appended (B) that is removed again. */
-static opara_result opara__shape_matmul(opara__shape_ctx* c) {
-    opara__shape a = *c->in[0], bm = *c->in[1], ba, bb, batch, y;
+static opara_result opara__shape_matmul_of(opara__shape_ctx* c, const opara__shape* in_a, const opara__shape* in_b) {
+    opara__shape a = *in_a, bm = *in_b, ba, bb, batch, y;
     opara__sbuf b;
     int a1 = a.ndim == 1, b1 = bm.ndim == 1;
     if (a.ndim < 1 || bm.ndim < 1)
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "operands %s and %s must not be scalars", opara__sh(&b, 0, c->in[0]),
-                                 opara__sh(&b, 1, c->in[1]));
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "operands %s and %s must not be scalars", opara__sh(&b, 0, in_a),
+                                 opara__sh(&b, 1, in_b));
     if (a1) a.ndim = 2, a.dims[1] = a.dims[0], a.dims[0] = 1;
     if (b1) bm.ndim = 2, bm.dims[1] = 1;
     if (opara__dims_differ(c, a.dims[a.ndim - 1], bm.dims[bm.ndim - 2]))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, c->in[0]),
-                                 opara__sh(&b, 1, c->in[1]));
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, in_a),
+                                 opara__sh(&b, 1, in_b));
     ba = a, bb = bm;
     ba.ndim -= 2, bb.ndim -= 2;
     if (!opara__broadcast(c, &ba, &bb, &batch))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, c->in[0]),
-                                 opara__sh(&b, 1, c->in[1]));
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, in_a),
+                                 opara__sh(&b, 1, in_b));
     y = batch;
     if (!a1) y.dims[y.ndim++] = a.dims[a.ndim - 2];
     if (!b1) y.dims[y.ndim++] = bm.dims[bm.ndim - 1];
     return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_matmul(opara__shape_ctx* c) { return opara__shape_matmul_of(c, c->in[0], c->in[1]); }
+
+/* MatMulInteger (A, B, a_zero_point, b_zero_point) and QLinearMatMul (a, a_scale, a_zero_point, b,
+   b_scale, b_zero_point, y_scale, y_zero_point): MatMul's shapes; A's quantization per tensor or per
+   row, B's per tensor or per column, the output's per tensor. */
+static opara_result opara__shape_quant_matmul(opara__shape_ctx* c) {
+    int q = c->n->op == OPARA__OP_QLINEAR_MATMUL;
+    const opara__shape *a = c->in[0], *bm = c->in[q ? 3 : 1];
+    int64_t rows = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1, cols = bm->ndim >= 2 ? bm->dims[bm->ndim - 1] : 1;
+    opara_result r = opara__shape_matmul_of(c, a, bm);
+    if (r == OPARA_OK && !q) {
+        r = opara__quant_operand(c, 2, "a_zero_point", rows);
+        if (r == OPARA_OK) r = opara__quant_operand(c, 3, "b_zero_point", cols);
+        return r;
+    }
+    if (r == OPARA_OK) r = opara__quant_operand(c, 1, "a_scale", rows);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 2, "a_zero_point", rows);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 4, "b_scale", cols);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 5, "b_zero_point", cols);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 6, "y_scale", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 7, "y_zero_point", -1);
+    return r;
 }
 
 static opara_result opara__shape_softmax(opara__shape_ctx* c) {
@@ -5971,6 +6091,11 @@ static opara__arity opara__op_arity(opara__op op) {
     a.none_omitted = 0;
     switch (op) {
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: a.min_in = 2, a.max_in = 3; break;
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: a.min_in = 2, a.max_in = 3; break;
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: a.min_out = a.max_out = 3; break;
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: a.min_in = 2, a.max_in = 4; break;
+    case OPARA__OP_QLINEAR_CONV: a.min_in = 8, a.max_in = 9; break;
+    case OPARA__OP_QLINEAR_MATMUL: a.min_in = a.max_in = 8; break;
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
@@ -6013,6 +6138,10 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     switch (c->n->op) {
     case OPARA__OP_CONV: return opara__shape_conv(c);
     case OPARA__OP_CONV_TRANSPOSE: return opara__shape_conv_transpose(c);
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: return opara__shape_quantize(c);
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: return opara__shape_dynamic_quantize(c);
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_QLINEAR_CONV: return opara__shape_quant_conv(c);
+    case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_MATMUL: return opara__shape_quant_matmul(c);
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__shape_pool(c);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
@@ -6066,6 +6195,10 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     opara__op op = n->op;
     if (!p) return;
     if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_activation(n);
+    if (op == OPARA__OP_QUANTIZE_LINEAR || op == OPARA__OP_DEQUANTIZE_LINEAR) {
+        p->u.quant.saturate = opara__attr_int(n, "saturate", 1) != 0;
+        p->u.quant.output_dtype = opara__attr_int(n, "output_dtype", 0);
+    }
     if (op == OPARA__OP_MAX_POOL || op == OPARA__OP_AVERAGE_POOL) {
         p->u.window.count_include_pad = opara__attr_int(n, "count_include_pad", 0) != 0;
         p->u.window.storage_order = opara__attr_int(n, "storage_order", 0) != 0;
@@ -6218,6 +6351,72 @@ static int opara__is_index_type(opara_dtype t) {
     return t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64;
 }
 
+static int opara__is_quant_type(opara_dtype t) { return t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_I8; }
+
+/* The dtype of input k (in_dt: by input position; UNDEFINED when omitted). */
+static opara_dtype opara__in_dtype(const opara__node* n, const opara_dtype* in_dt, uint32_t k) {
+    return k < n->n_inputs ? in_dt[k] : OPARA_DTYPE_UNDEFINED;
+}
+
+/* Inputs that must be f32 (a mask of input positions; omitted ones pass). */
+static int opara__f32_inputs(const opara__node* n, const opara_dtype* in_dt, uint32_t mask) {
+    uint32_t k;
+    for (k = 0; k < n->n_inputs && k < 32; ++k)
+        if ((mask >> k & 1u) && in_dt[k] != OPARA_DTYPE_UNDEFINED && in_dt[k] != OPARA_DTYPE_F32) return 0;
+    return 1;
+}
+
+/* The quantized operators: integer operands u8/i8 with zero points of their type, scales f32;
+   QuantizeLinear's output is its zero point's type (else output_dtype, else u8), DequantizeLinear's
+   f32, ConvInteger's and MatMulInteger's i32, QLinearConv's and QLinearMatMul's y_zero_point's.
+   Returns what is wrong, or NULL. */
+static const char* opara__dtype_quant(const opara__node* n, const opara_dtype* in_dt, opara_dtype* out) {
+    int q = n->op == OPARA__OP_QLINEAR_CONV || n->op == OPARA__OP_QLINEAR_MATMUL;
+    opara_dtype x = opara__in_dtype(n, in_dt, 0), zp = opara__in_dtype(n, in_dt, 2), w, wzp;
+    if (n->op == OPARA__OP_QUANTIZE_LINEAR) {
+        int64_t want = opara__attr_int(n, "output_dtype", 0);
+        *out = zp != OPARA_DTYPE_UNDEFINED ? zp : want ? (opara_dtype)want : OPARA_DTYPE_U8;
+        if (x != OPARA_DTYPE_F32 || !opara__f32_inputs(n, in_dt, 2u)) return "x and y_scale must be f32";
+        if (!opara__is_quant_type(*out) || (want && want != (int64_t)*out))
+            return "the output (y_zero_point's type or output_dtype) must be u8 or i8, and both agree";
+        return NULL;
+    }
+    if (n->op == OPARA__OP_DEQUANTIZE_LINEAR) {
+        *out = OPARA_DTYPE_F32;
+        if (!opara__is_quant_type(x) && x != OPARA_DTYPE_I32) return "x must be u8, i8 or i32";
+        if (zp != OPARA_DTYPE_UNDEFINED && zp != x) return "x_zero_point's type differs from x's";
+        return opara__f32_inputs(n, in_dt, 2u) ? NULL : "x_scale must be f32";
+    }
+    if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR) {
+        *out = OPARA_DTYPE_U8;
+        return x == OPARA_DTYPE_F32 ? NULL : "x must be f32";
+    }
+    w = opara__in_dtype(n, in_dt, q ? 3 : 1);
+    wzp = opara__in_dtype(n, in_dt, q ? 5 : 3);
+    *out = q ? opara__in_dtype(n, in_dt, 7) : OPARA_DTYPE_I32;
+    if (!opara__is_quant_type(x) || !opara__is_quant_type(w)) return "the integer operands must be u8 or i8";
+    if ((zp != OPARA_DTYPE_UNDEFINED && zp != x) || (wzp != OPARA_DTYPE_UNDEFINED && wzp != w))
+        return "a zero point's type differs from its operand's";
+    if (q && (!opara__is_quant_type(*out) || !opara__f32_inputs(n, in_dt, 0x52u))) /* scales: inputs 1, 4, 6 */
+        return "the scales must be f32 and y_zero_point u8 or i8";
+    if (q && opara__in_dtype(n, in_dt, 8) != OPARA_DTYPE_UNDEFINED && opara__in_dtype(n, in_dt, 8) != OPARA_DTYPE_I32)
+        return "the bias must be i32";
+    return NULL;
+}
+
+static int opara__is_quant_op(opara__op op) {
+    return op == OPARA__OP_QUANTIZE_LINEAR || op == OPARA__OP_DEQUANTIZE_LINEAR || op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR ||
+           op == OPARA__OP_CONV_INTEGER || op == OPARA__OP_MATMUL_INTEGER || op == OPARA__OP_QLINEAR_CONV ||
+           op == OPARA__OP_QLINEAR_MATMUL;
+}
+
+OPARA__PRIVATE int opara__op_out_dtype(const opara__node* n, const opara_dtype* in_dt, uint32_t k, opara_dtype* out) {
+    if (!opara__is_quant_op(n->op)) return 0;
+    if (opara__dtype_quant(n, in_dt, out)) *out = OPARA_DTYPE_UNDEFINED;
+    if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR && k == 1) *out = OPARA_DTYPE_F32;
+    return 1;
+}
+
 /* Output dtypes of one node from its input dtypes (0 = omitted input). */
 static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
     const opara__node* n = &g->nodes[node];
@@ -6227,6 +6426,17 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         return opara__fail(rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): input 0 is missing", node, n->name ? n->name : "",
                            opara__op_name(n->op));
     switch (n->op) {
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR:
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL:
+    {
+        opara_dtype in_dt[16];
+        const char* why;
+        for (k = 0; k < n->n_inputs && k < 16; ++k)
+            in_dt[k] = n->inputs[k] >= 0 ? dt[n->inputs[k]] : OPARA_DTYPE_UNDEFINED;
+        why = n->n_inputs <= 16 ? opara__dtype_quant(n, in_dt, &out) : "too many inputs";
+        if (why) return opara__dtype_fail(rt, g, node, why);
+    }
+        break;
     case OPARA__OP_CAST:
     {
         int64_t to = opara__attr_int(n, "to", 0);
@@ -6263,6 +6473,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         opara_dtype t = out;
         if (n->op == OPARA__OP_MAX_POOL && k == 1) t = OPARA_DTYPE_I64;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
+        if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR && k == 1) t = OPARA_DTYPE_F32;
         dt[n->outputs[k]] = t;
     }
     return OPARA_OK;
@@ -9115,12 +9326,28 @@ OPARA__PRIVATE int opara__cpu_cast_type_ok(opara_dtype t);
 OPARA__PRIVATE void opara__cpu_store_i(void* base, opara_dtype t, size_t i, int64_t v);
 OPARA__PRIVATE int64_t opara__cpu_f_to_i(double v);
 
+/* Conv's window (opara_cpu_conv.c; the integer convolutions share it): the resolved record's spatial
+   dims normalized to 3 into p (kernel, when not NULL, must match the weight's), and y's spatial dims
+   checked against it. */
+OPARA__PRIVATE opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
+                                                char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
+                                                 size_t cap);
+
 /* Each kernel file's prepare functions, called by opara__cpu_prepare (opara_cpu_kernels.c). */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_conv.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_gemm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_matmul_geometry(opara__cpu_op* op, const opara__cpu_tensor* a,
+                                                      const opara__cpu_tensor* b, int64_t* batch, char* err, size_t cap);
+/* opara_cpu_quant.c: the quantization operators and the integer convolution and matrix product */
+OPARA__PRIVATE opara_result opara__cpu_prepare_quantize(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_dequantize(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_dynamic_quantize(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_quant_conv(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_quant_matmul(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_elementwise.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);
@@ -10742,48 +10969,65 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
     return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap) {
+/* MatMul's geometry by numpy's rules (MatMulInteger and QLinearMatMul share it): p->m, n, k, the
+   broadcast batch dims in bc_dims/bc_ndim with each operand's element step per batch index in
+   a_batch_stride/b_batch_stride, and *batch their product. */
+OPARA__PRIVATE opara_result opara__cpu_matmul_geometry(opara__cpu_op* op, const opara__cpu_tensor* a,
+                                                      const opara__cpu_tensor* b, int64_t* batch, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
-    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+    const opara__cpu_tensor* y = &op->out[0];
+    const char* name = opara__op_name(op->node->op);
     /* zeroed: GCC 13 cannot see that only the first ab / bb entries are read */
     int64_t adims[OPARA_MAX_DIMS] = {0}, bdims[OPARA_MAX_DIMS] = {0}, astr[OPARA_MAX_DIMS], bstr[OPARA_MAX_DIMS];
     int32_t ab = a->ndim >= 2 ? a->ndim - 2 : 0, bb = b->ndim >= 2 ? b->ndim - 2 : 0, nb, i, expect;
-    int64_t batch = 1, ka, acc;
-    if (a->ndim < 1 || b->ndim < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul of a scalar");
+    int64_t ka;
+    *batch = 1;
+    if (a->ndim < 1 || b->ndim < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s of a scalar", name);
     p->m = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1;
     ka = a->dims[a->ndim - 1];
     p->k = b->ndim >= 2 ? b->dims[b->ndim - 2] : b->dims[0];
     p->n = b->ndim >= 2 ? b->dims[b->ndim - 1] : 1;
-    if (ka != p->k) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: inner dimensions %lld and %lld differ",
-                                             (long long)ka, (long long)p->k);
+    if (ka != p->k) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: inner dimensions %lld and %lld differ",
+                                             name, (long long)ka, (long long)p->k);
     nb = OPARA__MAX(ab, bb);
     expect = nb + (a->ndim >= 2) + (b->ndim >= 2);
-    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output rank %d, expected %d",
-                                                    (int)y->ndim, (int)expect);
+    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output rank %d, expected %d",
+                                                    name, (int)y->ndim, (int)expect);
     for (i = 0; i < nb; ++i) {
         int64_t da = i - (nb - ab) >= 0 ? a->dims[i - (nb - ab)] : 1;
         int64_t db = i - (nb - bb) >= 0 ? b->dims[i - (nb - bb)] : 1;
         if (da != db && da != 1 && db != 1)
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: batch dimensions do not broadcast");
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: batch dimensions do not broadcast", name);
         p->bc_dims[i] = da == 1 ? db : da;
-        if (y->dims[i] != p->bc_dims[i]) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
-        batch *= p->bc_dims[i];
+        if (y->dims[i] != p->bc_dims[i]) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output shape", name);
+        *batch *= p->bc_dims[i];
     }
     if ((a->ndim >= 2 && y->dims[nb] != p->m) || (b->ndim >= 2 && y->dims[y->ndim - 1] != p->n))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output shape", name);
     for (i = 0; i < ab; ++i) adims[i] = a->dims[i];
     for (i = 0; i < bb; ++i) bdims[i] = b->dims[i];
     opara__cpu_bcast_strides(nb, p->bc_dims, ab, adims, astr);
     opara__cpu_bcast_strides(nb, p->bc_dims, bb, bdims, bstr);
     p->bc_ndim = nb;
-    /* element strides of one batch step */
+    for (i = 0; i < nb; ++i) { /* element strides of one batch step */
+        p->a_batch_stride[i] = astr[i] * p->m * p->k;
+        p->b_batch_stride[i] = bstr[i] * p->k * p->n;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1];
+    int32_t i;
+    int64_t batch = 1, acc;
+    opara_result r = opara__cpu_matmul_geometry(op, a, b, &batch, err, cap);
+    if (r != OPARA_OK) return r;
     {
         int all_b_bcast = 1, a_full = 1;
-        for (i = 0; i < nb; ++i) {
-            p->a_batch_stride[i] = astr[i] * p->m * p->k;
-            p->b_batch_stride[i] = bstr[i] * p->k * p->n;
-            if (bstr[i] != 0 && p->bc_dims[i] != 1) all_b_bcast = 0;
-        }
+        int32_t nb = p->bc_ndim, ab = a->ndim >= 2 ? a->ndim - 2 : 0;
+        for (i = 0; i < nb; ++i)
+            if (p->b_batch_stride[i] != 0 && p->bc_dims[i] != 1) all_b_bcast = 0;
         for (i = 0, acc = 1; i < nb; ++i) acc *= p->bc_dims[i];
         a_full = ab == nb;
         for (i = 0; i < ab; ++i) if (a->dims[i] != p->bc_dims[i]) a_full = 0;
@@ -12308,6 +12552,11 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     switch (op->node->op) {
     case OPARA__OP_CONV: return opara__cpu_prepare_conv(op, err, cap);
     case OPARA__OP_CONV_TRANSPOSE: return opara__cpu_prepare_conv_transpose(op, err, cap);
+    case OPARA__OP_QUANTIZE_LINEAR: return opara__cpu_prepare_quantize(op, err, cap);
+    case OPARA__OP_DEQUANTIZE_LINEAR: return opara__cpu_prepare_dequantize(op, err, cap);
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: return opara__cpu_prepare_dynamic_quantize(op, err, cap);
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_QLINEAR_CONV: return opara__cpu_prepare_quant_conv(op, err, cap);
+    case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_MATMUL: return opara__cpu_prepare_quant_matmul(op, err, cap);
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
     case OPARA__OP_BATCH_NORM: return opara__cpu_prepare_batch_norm(op, err, cap);
@@ -12441,8 +12690,8 @@ typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_
 
 /* The window the shape engine resolved (kernel, strides, dilations, pads after auto_pad), normalized
    to 3 dims into p, for an input with spatial dims x->dims[2..]; `kernel` (the weights') must agree. */
-static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
-                                         char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
+                                                char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__window_params* w = op->params && op->params->resolved ? &op->params->u.window : NULL;
     int32_t nsp = x->ndim - 2, off, i;
@@ -12477,8 +12726,8 @@ static int64_t opara__conv_out_dim(const opara__cpu_params* p, int i, int ceil_m
 
 /* Checks y's spatial dims; pools in ceil mode also accept one less (the window that would start
    in the end padding is dropped, as PyTorch and ONNX's reference do). */
-static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
-                                          size_t cap) {
+OPARA__PRIVATE opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
+                                                 size_t cap) {
     opara__cpu_params* p = &op->p;
     int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
     for (i = 0; i < 3; ++i) {
@@ -13456,6 +13705,500 @@ OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op) {
 #endif
 }
 /* ==== END src/cpu/opara_cpu_winograd.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_quant.c ==== */
+/* The quantization operators (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear) and the
+   integer convolution and matrix product (ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul).
+
+   Rounding is ONNX's: to nearest, ties to even (nearbyintf in the default rounding mode), then the
+   zero point, then saturation to the output type. A NaN quantizes to the zero point (ONNX leaves it
+   undefined; a float-to-integer conversion of NaN would be undefined behaviour in C).
+
+   The integer products run as one int16 x int16 -> int32 GEMM: operands widened with their zero
+   point subtracted (u8 and i8 minus a zero point fit in int16), a panel of B (MatMul's B, the
+   convolution's im2col columns) per work item and four rows of A at a time. Its inner loop is plain C
+   the compiler vectorizes; on x86 the same body is compiled for AVX2 too and chosen at run time
+   (opara__cpu_isa_level). Work items are (batch or image and group, block of output columns), so
+   the items split across workers and write disjoint outputs. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+#include <string.h>
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#  define OPARA__QUANT_X86 1
+#else
+#  define OPARA__QUANT_X86 0
+#endif
+
+#define OPARA__QNB 128 /* output columns per work item of the integer GEMM */
+#define OPARA__QMR 4   /* rows of A per step */
+/* Products per output at most: each |(a - za)(b - zb)| <= 255 * 255, so 33025 of them cannot
+   overflow the int32 accumulator. */
+#define OPARA__QK_MAX 33025
+
+/* ---- scalars ---------------------------------------------------------------------------------- */
+
+/* Element k of a u8/i8/i32 tensor as an int32 (zero points; a missing one is 0). */
+static int32_t opara__q_int_at(const opara__cpu_tensor* t, size_t k) {
+    if (!t || !t->data) return 0;
+    switch (t->dtype) {
+    case OPARA_DTYPE_U8: return ((const uint8_t*)t->data)[k];
+    case OPARA_DTYPE_I8: return ((const int8_t*)t->data)[k];
+    case OPARA_DTYPE_I32: return ((const int32_t*)t->data)[k];
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_F32: case OPARA_DTYPE_I64: case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16:
+    case OPARA_DTYPE_F64: case OPARA_DTYPE_FORCE_U32: break;
+    }
+    return 0;
+}
+
+/* Input k when present (else NULL). */
+static const opara__cpu_tensor* opara__q_input(const opara__cpu_op* op, uint32_t k) {
+    return k < op->n_in && op->in[k].data ? &op->in[k] : NULL;
+}
+
+/* Index of a per-tensor (one value) or per-channel operand for channel c. */
+static size_t opara__q_pick(const opara__cpu_tensor* t, size_t c) {
+    return t && opara__cpu_numel(t) > 1 ? c : 0;
+}
+
+/* The range of a u8 or i8 output. */
+static void opara__q_range(opara_dtype t, float* lo, float* hi) {
+    *lo = t == OPARA_DTYPE_I8 ? -128.0f : 0.0f;
+    *hi = t == OPARA_DTYPE_I8 ? 127.0f : 255.0f;
+}
+
+/* round-half-even(v) + zp saturated to [lo, hi], NaN to zp: in float, so that no conversion is out of range. */
+static float opara__q_round(float v, float zp, float lo, float hi) {
+    float r = v != v ? zp : nearbyintf(v) + zp;
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+/* ---- QuantizeLinear, DequantizeLinear ------------------------------------------------------------ */
+
+/* p->outer x p->mid (the axis; 1 per tensor) x p->inner elements; work items are chunks of
+   OPARA__CHUNK elements, cut into runs of one channel. */
+static void opara__q_layout(const opara__cpu_op* op) {
+    opara__cpu_params* p = (opara__cpu_params*)&op->p;
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis = 0;
+    p->outer = 1, p->mid = 1, p->inner = (int64_t)opara__cpu_numel(x);
+    if (op->params->u.quant.per_axis && opara__cpu_record_axis(op, x->ndim, &axis)) {
+        p->outer = opara__cpu_dims_prod(x->dims, 0, (int32_t)axis);
+        p->mid = x->dims[axis];
+        p->inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    }
+}
+
+static void opara__quantize_run(const float* x, size_t n, float scale, float zp, float lo, float hi, void* y, size_t at,
+                                int to_i8) {
+    size_t i;
+    if (to_i8) {
+        int8_t* d = (int8_t*)y + at;
+        for (i = 0; i < n; ++i) d[i] = (int8_t)opara__q_round(x[i] / scale, zp, lo, hi);
+    } else {
+        uint8_t* d = (uint8_t*)y + at;
+        for (i = 0; i < n; ++i) d[i] = (uint8_t)opara__q_round(x[i] / scale, zp, lo, hi);
+    }
+}
+
+static void opara__dequantize_run(const void* x, opara_dtype t, size_t at, size_t n, float scale, int32_t zp, float* y) {
+    size_t i;
+    if (t == OPARA_DTYPE_U8)
+        for (i = 0; i < n; ++i) y[i] = (float)((int32_t)((const uint8_t*)x)[at + i] - zp) * scale;
+    else if (t == OPARA_DTYPE_I8)
+        for (i = 0; i < n; ++i) y[i] = (float)((int32_t)((const int8_t*)x)[at + i] - zp) * scale;
+    else
+        for (i = 0; i < n; ++i) y[i] = (float)((int64_t)((const int32_t*)x)[at + i] - zp) * scale;
+}
+
+static opara_result opara__quant_linear_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *scale = &op->in[1], *zp = opara__q_input(op, 2);
+    size_t total = opara__cpu_numel(&op->out[0]), e = begin * OPARA__CHUNK, stop = OPARA__MIN(end * OPARA__CHUNK, total);
+    int quantize = op->node->op == OPARA__OP_QUANTIZE_LINEAR;
+    float lo, hi;
+    (void)scratch;
+    opara__q_range(op->out[0].dtype, &lo, &hi);
+    while (e < stop) {
+        size_t row = e / (size_t)p->inner, c = row % (size_t)p->mid;
+        size_t n = OPARA__MIN((row + 1) * (size_t)p->inner, stop) - e;
+        float s = ((const float*)scale->data)[opara__q_pick(scale, c)];
+        int32_t z = opara__q_int_at(zp, opara__q_pick(zp, c));
+        if (quantize)
+            opara__quantize_run((const float*)op->in[0].data + e, n, s, (float)z, lo, hi, op->out[0].data, e,
+                                op->out[0].dtype == OPARA_DTYPE_I8);
+        else opara__dequantize_run(op->in[0].data, op->in[0].dtype, e, n, s, z, (float*)op->out[0].data + e);
+        e += n;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_quant_linear(opara__cpu_op* op, char* err, size_t cap) {
+    const char* name = opara__op_name(op->node->op);
+    opara_dtype want = op->node->op == OPARA__OP_QUANTIZE_LINEAR ? op->out[0].dtype : op->in[0].dtype;
+    const opara__cpu_tensor* zp = opara__q_input(op, 2);
+    if (!op->params || !op->params->resolved)
+        return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s: the node's record is not resolved", name);
+    if (op->in[1].dtype != OPARA_DTYPE_F32 || (zp && zp->dtype != want) || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: scale f32, zero point of the integer type", name);
+    opara__q_layout(op);
+    if (opara__cpu_numel(&op->in[1]) != (size_t)(op->params->u.quant.per_axis ? op->p.mid : 1) ||
+        (zp && opara__cpu_numel(zp) != opara__cpu_numel(&op->in[1])))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: scale and zero point sizes", name);
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->fn = opara__quant_linear_kernel;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_quantize(opara__cpu_op* op, char* err, size_t cap) {
+    if (op->in[0].dtype != OPARA_DTYPE_F32 || (op->out[0].dtype != OPARA_DTYPE_U8 && op->out[0].dtype != OPARA_DTYPE_I8))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "QuantizeLinear: f32 to u8 or i8 only");
+    return opara__prepare_quant_linear(op, err, cap);
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_dequantize(opara__cpu_op* op, char* err, size_t cap) {
+    opara_dtype t = op->in[0].dtype;
+    if ((t != OPARA_DTYPE_U8 && t != OPARA_DTYPE_I8 && t != OPARA_DTYPE_I32) || op->out[0].dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "DequantizeLinear: u8, i8 or i32 to f32 only");
+    return opara__prepare_quant_linear(op, err, cap);
+}
+
+/* ---- DynamicQuantizeLinear ------------------------------------------------------------------------ */
+
+/* ONNX's (and ONNX Runtime's) u8 parameters: the range of x widened to hold 0, scale = range / 255
+   (1 for an all-zero range, as ONNX Runtime does), zero point = round(clamp(-min / scale)). NaNs take
+   no part in the range. One work item: the range is global. */
+static opara_result opara__dynamic_quantize_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const float* x = (const float*)op->in[0].data;
+    size_t n = opara__cpu_numel(&op->in[0]), i;
+    float lo = 0.0f, hi = 0.0f, scale, zp;
+    (void)scratch;
+    if (begin >= end) return OPARA_OK;
+    for (i = 0; i < n; ++i) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+    zp = opara__q_round(0.0f - lo / scale, 0.0f, 0.0f, 255.0f);
+    opara__quantize_run(x, n, scale, zp, 0.0f, 255.0f, op->out[0].data, 0, 0);
+    if (op->n_out > 1 && op->out[1].data) *(float*)op->out[1].data = scale;
+    if (op->n_out > 2 && op->out[2].data) *(uint8_t*)op->out[2].data = (uint8_t)zp;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_dynamic_quantize(opara__cpu_op* op, char* err, size_t cap) {
+    if (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_U8 || op->n_out < 3 ||
+        op->out[1].dtype != OPARA_DTYPE_F32 || op->out[2].dtype != OPARA_DTYPE_U8)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "DynamicQuantizeLinear: f32 to u8, f32 scale, u8 zero point");
+    op->work_items = 1;
+    op->fn = opara__dynamic_quantize_kernel;
+    return OPARA_OK;
+}
+
+/* ---- the integer GEMM ------------------------------------------------------------------------------ */
+
+/* c[r][j] = sum_k a[r][k] * b[k][j] for the OPARA__QMR rows of a (k values each, zero rows where a
+   block has fewer) and the nb columns of the packed panel b (k rows of nb). */
+#define OPARA__IGEMM_BODY                                                                                  \
+    {                                                                                                      \
+        size_t kk, j;                                                                                      \
+        for (j = 0; j < nb; ++j) c[j] = c[OPARA__QNB + j] = c[2 * OPARA__QNB + j] = c[3 * OPARA__QNB + j] = 0; \
+        for (kk = 0; kk < k; ++kk) {                                                                       \
+            const int16_t* bk = b + kk * nb;                                                               \
+            int32_t a0 = a[kk], a1 = a[k + kk], a2 = a[2 * k + kk], a3 = a[3 * k + kk];                    \
+            for (j = 0; j < nb; ++j) {                                                                     \
+                int32_t bv = bk[j];                                                                        \
+                c[j] += a0 * bv;                                                                           \
+                c[OPARA__QNB + j] += a1 * bv;                                                              \
+                c[2 * OPARA__QNB + j] += a2 * bv;                                                          \
+                c[3 * OPARA__QNB + j] += a3 * bv;                                                          \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+
+static void opara__igemm4_portable(const int16_t* a, const int16_t* b, size_t k, size_t nb, int32_t* c)
+    OPARA__IGEMM_BODY
+#if OPARA__QUANT_X86
+__attribute__((target("avx2"))) static void opara__igemm4_avx2(const int16_t* a, const int16_t* b, size_t k, size_t nb,
+                                                               int32_t* c) OPARA__IGEMM_BODY
+#endif
+#undef OPARA__IGEMM_BODY
+
+static void opara__igemm4(int level, const int16_t* a, const int16_t* b, size_t k, size_t nb, int32_t* c) {
+#if OPARA__QUANT_X86
+    if (level >= 1) {
+        opara__igemm4_avx2(a, b, k, nb, c);
+        return;
+    }
+#endif
+    (void)level;
+    opara__igemm4_portable(a, b, k, nb, c);
+}
+
+/* dst[i] = src[i] - zp for n u8 or i8 elements. */
+static void opara__q_widen(int16_t* dst, const void* src, int is_i8, size_t n, int32_t zp) {
+    size_t i;
+    if (is_i8)
+        for (i = 0; i < n; ++i) dst[i] = (int16_t)(((const int8_t*)src)[i] - zp);
+    else
+        for (i = 0; i < n; ++i) dst[i] = (int16_t)(((const uint8_t*)src)[i] - zp);
+}
+
+/* What follows the product: int32 out (ConvInteger, MatMulInteger), or QLinear's requantization
+   y = saturate(round((acc + bias) * a_scale * b_scale / y_scale) + y_zero_point). */
+typedef struct opara__q_epilogue {
+    int requant;
+    const opara__cpu_tensor *a_scale, *b_scale, *y_scale, *y_zp, *bias;
+    int a_per_row; /* the A operand's scale is per row (QLinearMatMul's a) or the GEMM's row is the
+                      weight's output channel (QLinearConv) */
+    float lo, hi;
+} opara__q_epilogue;
+
+/* Stores row `row` (its index for per-row operands) of a block: n values c[j] to columns col0.. of
+   y (int32 or u8/i8 at element offset `at`). */
+static void opara__q_store_row(const opara__q_epilogue* e, const int32_t* c, size_t row, size_t col0, size_t n, void* y,
+                               opara_dtype yt, size_t at) {
+    size_t j;
+    float as, ys, zp;
+    int32_t bias;
+    if (!e->requant) {
+        memcpy((int32_t*)y + at, c, n * sizeof *c);
+        return;
+    }
+    as = ((const float*)e->a_scale->data)[opara__q_pick(e->a_scale, row)];
+    ys = *(const float*)e->y_scale->data;
+    zp = (float)opara__q_int_at(e->y_zp, 0);
+    bias = e->bias ? ((const int32_t*)e->bias->data)[row] : 0;
+    for (j = 0; j < n; ++j) {
+        float bs = e->a_per_row ? ((const float*)e->b_scale->data)[opara__q_pick(e->b_scale, col0 + j)]
+                                : ((const float*)e->b_scale->data)[opara__q_pick(e->b_scale, row)];
+        float v = opara__q_round((float)((int64_t)c[j] + bias) * (as * bs / ys), zp, e->lo, e->hi);
+        if (yt == OPARA_DTYPE_I8) ((int8_t*)y)[at + j] = (int8_t)v;
+        else ((uint8_t*)y)[at + j] = (uint8_t)v;
+    }
+}
+
+/* The rows [0, m) of A (u8/i8, row stride lda, zero point per row or one) times the packed panel b
+   (k x nb), stored by the epilogue into y at y_at + row * ldy + column. */
+typedef struct opara__q_rows {
+    const void* a;
+    int a_i8;
+    size_t lda, m, k, ldy, y_at, col0;
+    size_t row0; /* the first row's index among all rows (per-row operands) */
+    const opara__cpu_tensor* a_zp;
+} opara__q_rows;
+
+static void opara__q_gemm_rows(const opara__q_rows* r, const int16_t* b, size_t nb, int16_t* abuf, int32_t* cbuf,
+                               const opara__q_epilogue* e, void* y, opara_dtype yt) {
+    int level = opara__cpu_isa_level();
+    size_t i0, i;
+    for (i0 = 0; i0 < r->m; i0 += OPARA__QMR) {
+        size_t mr = OPARA__MIN((size_t)OPARA__QMR, r->m - i0);
+        for (i = 0; i < OPARA__QMR; ++i) {
+            if (i < mr)
+                opara__q_widen(abuf + i * r->k, (const char*)r->a + (i0 + i) * r->lda, r->a_i8, r->k,
+                               opara__q_int_at(r->a_zp, opara__q_pick(r->a_zp, r->row0 + i0 + i)));
+            else memset(abuf + i * r->k, 0, r->k * sizeof *abuf);
+        }
+        opara__igemm4(level, abuf, b, r->k, nb, cbuf);
+        for (i = 0; i < mr; ++i)
+            opara__q_store_row(e, cbuf + i * OPARA__QNB, r->row0 + i0 + i, r->col0, nb, y, yt,
+                               r->y_at + (i0 + i) * r->ldy + r->col0);
+    }
+}
+
+/* Scratch floats per worker: the panel (k x OPARA__QNB int16), four rows of A (int16), the
+   accumulators (four rows of OPARA__QNB int32) and, for the convolution, each column's position. */
+static size_t opara__q_scratch(size_t k) {
+    return (k * OPARA__QNB + 1) / 2 + (OPARA__QMR * k + 1) / 2 + OPARA__QMR * OPARA__QNB + 3 * OPARA__QNB + 16;
+}
+
+static void opara__q_epilogue_init(const opara__cpu_op* op, opara__q_epilogue* e) {
+    int conv = op->node->op == OPARA__OP_QLINEAR_CONV;
+    memset(e, 0, sizeof *e);
+    e->requant = conv || op->node->op == OPARA__OP_QLINEAR_MATMUL;
+    if (!e->requant) return;
+    e->a_scale = conv ? &op->in[4] : &op->in[1]; /* QLinearConv: the GEMM's A is the weight */
+    e->b_scale = conv ? &op->in[1] : &op->in[4];
+    e->y_scale = &op->in[6];
+    e->y_zp = &op->in[7];
+    e->bias = conv ? opara__q_input(op, 8) : NULL;
+    e->a_per_row = !conv;
+    opara__q_range(op->out[0].dtype, &e->lo, &e->hi);
+}
+
+/* ---- MatMulInteger, QLinearMatMul ------------------------------------------------------------------- */
+
+/* Work item = (batch index, block of OPARA__QNB columns). */
+static opara_result opara__quant_matmul_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int q = op->node->op == OPARA__OP_QLINEAR_MATMUL;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[q ? 3 : 1];
+    const opara__cpu_tensor *a_zp = opara__q_input(op, 2), *b_zp = opara__q_input(op, q ? 5 : 3);
+    size_t k = (size_t)p->k, n = (size_t)p->n, item;
+    int16_t* panel = (int16_t*)scratch;
+    int16_t* abuf = panel + k * OPARA__QNB;
+    int32_t* cbuf = (int32_t*)(void*)(scratch + (k * OPARA__QNB + 1) / 2 + (OPARA__QMR * k + 1) / 2);
+    opara__q_epilogue e;
+    opara__q_epilogue_init(op, &e);
+    for (item = begin; item < end; ++item) {
+        size_t batch = item / (size_t)p->n_blocks, j0 = (item % (size_t)p->n_blocks) * OPARA__QNB, rem = batch, kk, j;
+        size_t nb = OPARA__MIN((size_t)OPARA__QNB, n - j0);
+        int64_t aoff = 0, boff = 0;
+        opara__q_rows r;
+        int d;
+        for (d = p->bc_ndim - 1; d >= 0; --d) {
+            size_t idx = rem % (size_t)p->bc_dims[d];
+            rem /= (size_t)p->bc_dims[d];
+            aoff += (int64_t)idx * p->a_batch_stride[d];
+            boff += (int64_t)idx * p->b_batch_stride[d];
+        }
+        for (kk = 0; kk < k; ++kk) { /* B's rows k, columns j0.., each minus its column's zero point */
+            const char* src = (const char*)b->data + (size_t)boff + kk * n + j0;
+            for (j = 0; j < nb; ++j) {
+                int32_t z = opara__q_int_at(b_zp, opara__q_pick(b_zp, j0 + j));
+                panel[kk * nb + j] = (int16_t)((b->dtype == OPARA_DTYPE_I8 ? (int32_t)(int8_t)src[j] : (int32_t)(uint8_t)src[j]) - z);
+            }
+        }
+        r.a = (const char*)a->data + aoff;
+        r.a_i8 = a->dtype == OPARA_DTYPE_I8;
+        r.lda = k, r.m = (size_t)p->m, r.k = k, r.ldy = n, r.y_at = batch * (size_t)p->m * n, r.col0 = j0, r.row0 = 0;
+        r.a_zp = a_zp;
+        opara__q_gemm_rows(&r, panel, nb, abuf, cbuf, &e, op->out[0].data, op->out[0].dtype);
+    }
+    return OPARA_OK;
+}
+
+/* The operand sizes the shape engine accepted, checked again against the kernel's indexing: k's
+   values are one or `per` (a channel, row or column count). */
+static int opara__q_sized(const opara__cpu_op* op, uint32_t k, size_t per) {
+    const opara__cpu_tensor* t = opara__q_input(op, k);
+    return !t || opara__cpu_numel(t) == 1 || opara__cpu_numel(t) == per;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_quant_matmul(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    int q = op->node->op == OPARA__OP_QLINEAR_MATMUL;
+    const char* name = opara__op_name(op->node->op);
+    int64_t batch = 1;
+    opara_result r = opara__cpu_matmul_geometry(op, &op->in[0], &op->in[q ? 3 : 1], &batch, err, cap);
+    if (r != OPARA_OK) return r;
+    if (!opara__q_sized(op, 2, (size_t)p->m) || !opara__q_sized(op, q ? 5 : 3, (size_t)p->n) ||
+        (q && (!opara__q_sized(op, 1, (size_t)p->m) || !opara__q_sized(op, 4, (size_t)p->n) ||
+               opara__cpu_numel(&op->in[6]) != 1 || opara__cpu_numel(&op->in[7]) != 1)))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: scales and zero points are one value, per row of A or "
+                                 "per column of B", name);
+    if (p->k > OPARA__QK_MAX)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: inner dimension %lld exceeds %d", name,
+                                 (long long)p->k, OPARA__QK_MAX);
+    p->n_blocks = (p->n + OPARA__QNB - 1) / OPARA__QNB;
+    op->work_items = (size_t)(batch * p->n_blocks);
+    op->scratch_floats = opara__q_scratch((size_t)p->k);
+    op->fn = opara__quant_matmul_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ConvInteger, QLinearConv ------------------------------------------------------------------------ */
+
+/* The im2col panel of columns [p0, p0 + nb) of one image and group: row (channel, kernel tap), the
+   input minus its zero point, 0 in the padding (ONNX pads with the zero point). */
+static void opara__q_im2col(const opara__cpu_params* p, const void* x, int is_i8, int32_t zp, size_t p0, size_t nb,
+                            int16_t* panel, int64_t* pos) {
+    int64_t k3 = p->kernel[0] * p->kernel[1] * p->kernel[2], cg = p->cin / p->group, plane = p->in_sp[0] * p->in_sp[1] * p->in_sp[2];
+    int64_t row, j;
+    for (j = 0; j < (int64_t)nb; ++j) { /* each column's output position */
+        int64_t q = (int64_t)p0 + j;
+        pos[3 * j + 2] = q % p->out_sp[2];
+        pos[3 * j + 1] = (q / p->out_sp[2]) % p->out_sp[1];
+        pos[3 * j] = q / (p->out_sp[2] * p->out_sp[1]);
+    }
+    for (row = 0; row < cg * k3; ++row) {
+        int64_t c = row / k3, t = row % k3, ka = t / (p->kernel[1] * p->kernel[2]);
+        int64_t kb = (t / p->kernel[2]) % p->kernel[1], kc = t % p->kernel[2];
+        int16_t* dst = panel + row * (int64_t)nb;
+        for (j = 0; j < (int64_t)nb; ++j) {
+            int64_t iz = pos[3 * j] * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+            int64_t iy = pos[3 * j + 1] * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+            int64_t ix = pos[3 * j + 2] * p->stride[2] - p->pad_b[2] + kc * p->dil[2];
+            int64_t at;
+            if (iz < 0 || iz >= p->in_sp[0] || iy < 0 || iy >= p->in_sp[1] || ix < 0 || ix >= p->in_sp[2]) {
+                dst[j] = 0;
+                continue;
+            }
+            at = c * plane + (iz * p->in_sp[1] + iy) * p->in_sp[2] + ix;
+            dst[j] = (int16_t)((is_i8 ? (int32_t)((const int8_t*)x)[at] : (int32_t)((const uint8_t*)x)[at]) - zp);
+        }
+    }
+}
+
+/* Work item = (image, group, block of OPARA__QNB output positions): the group's output channels
+   (the weight's rows) times the block's im2col panel. */
+static opara_result opara__quant_conv_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int q = op->node->op == OPARA__OP_QLINEAR_CONV;
+    const opara__cpu_tensor *x = &op->in[0], *w = &op->in[q ? 3 : 1];
+    const opara__cpu_tensor *x_zp = opara__q_input(op, 2), *w_zp = opara__q_input(op, q ? 5 : 3);
+    int64_t cg = p->cin / p->group, mg = p->cout / p->group, P = p->out_sp[0] * p->out_sp[1] * p->out_sp[2];
+    int64_t plane = p->in_sp[0] * p->in_sp[1] * p->in_sp[2];
+    size_t k = (size_t)p->k, item;
+    int16_t* panel = (int16_t*)scratch;
+    int16_t* abuf = panel + k * OPARA__QNB;
+    int32_t* cbuf = (int32_t*)(void*)(scratch + (k * OPARA__QNB + 1) / 2 + (OPARA__QMR * k + 1) / 2);
+    int64_t* pos = (int64_t*)(void*)(cbuf + OPARA__QMR * OPARA__QNB);
+    opara__q_epilogue e;
+    opara__q_epilogue_init(op, &e);
+    for (item = begin; item < end; ++item) {
+        size_t blk = item % (size_t)p->n_col_blocks, ig = item / (size_t)p->n_col_blocks;
+        size_t img = ig / (size_t)p->group, g = ig % (size_t)p->group, p0 = blk * OPARA__QNB;
+        size_t nb = OPARA__MIN((size_t)OPARA__QNB, (size_t)P - p0);
+        opara__q_rows r;
+        opara__q_im2col(p, (const char*)x->data + ((int64_t)img * p->cin + (int64_t)g * cg) * plane,
+                        x->dtype == OPARA_DTYPE_I8, opara__q_int_at(x_zp, 0), p0, nb, panel, pos);
+        r.a = (const char*)w->data + g * (size_t)mg * k;
+        r.a_i8 = w->dtype == OPARA_DTYPE_I8;
+        r.lda = k, r.m = (size_t)mg, r.k = k, r.ldy = (size_t)P, r.col0 = p0, r.row0 = g * (size_t)mg;
+        r.y_at = (img * (size_t)p->cout + g * (size_t)mg) * (size_t)P;
+        r.a_zp = w_zp;
+        opara__q_gemm_rows(&r, panel, nb, abuf, cbuf, &e, op->out[0].data, op->out[0].dtype);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_quant_conv(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    int q = op->node->op == OPARA__OP_QLINEAR_CONV;
+    const opara__cpu_tensor *x = &op->in[0], *w = &op->in[q ? 3 : 1], *y = &op->out[0];
+    const char* name = opara__op_name(op->node->op);
+    int64_t P;
+    opara_result r;
+    if (x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: X, W and Y need the same rank >= 3", name);
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    if (r != OPARA_OK) return r;
+    p->group = op->params->u.window.group;
+    p->batch = x->dims[0], p->cin = x->dims[1], p->cout = w->dims[0];
+    if (p->group < 1 || p->cin % p->group || p->cout % p->group || w->dims[1] != p->cin / p->group ||
+        y->dims[0] != p->batch || y->dims[1] != p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: channels/groups of X, W, Y disagree", name);
+    r = opara__conv_check_out(op, y, 0, err, cap);
+    if (r != OPARA_OK) return r;
+    if (!opara__q_sized(op, 2, 1) || !opara__q_sized(op, q ? 5 : 3, (size_t)p->cout) ||
+        (q && (!opara__q_sized(op, 1, 1) || !opara__q_sized(op, 4, (size_t)p->cout) || opara__cpu_numel(&op->in[6]) != 1 ||
+               opara__cpu_numel(&op->in[7]) != 1 || (opara__q_input(op, 8) && opara__cpu_numel(&op->in[8]) != (size_t)p->cout))))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the input's scale and zero point are one value, the "
+                                 "weight's one or one per output channel, the bias one per output channel", name);
+    p->k = (p->cin / p->group) * p->kernel[0] * p->kernel[1] * p->kernel[2];
+    if (p->k > OPARA__QK_MAX)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %lld products per output exceed %d", name,
+                                 (long long)p->k, OPARA__QK_MAX);
+    P = p->out_sp[0] * p->out_sp[1] * p->out_sp[2];
+    p->n_col_blocks = (P + OPARA__QNB - 1) / OPARA__QNB;
+    op->work_items = (size_t)(p->batch * p->group * p->n_col_blocks);
+    op->scratch_floats = opara__q_scratch((size_t)p->k);
+    op->fn = opara__quant_conv_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/cpu/opara_cpu_quant.c ==== */
 /* ==== BEGIN src/plan/opara_desc.c ==== */
 OPARA__COLD_BEGIN
 /* Device presets and the default analytic operator descriptors.
@@ -13601,7 +14344,7 @@ static void opara__set_launch(opara__op_desc* d, uint32_t grid, uint32_t threads
 
 static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* x = opara__in_shape(c, 0);
-    const opara__shape* w = opara__in_shape(c, 1);
+    const opara__shape* w = opara__in_shape(c, c->n->op == OPARA__OP_QLINEAR_CONV ? 3 : 1);
     const opara__shape* y = opara__out_shape(c, 0);
     const opara__node_params* p = opara__desc_params(c);
     double out = opara__elems(y), taps = 1, group = p ? (double)p->u.window.group : 1;
@@ -19567,6 +20310,9 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     switch (n->op) {
     case OPARA__OP_CONV: return opara__lower_conv(w, 0);
     case OPARA__OP_CONV_TRANSPOSE: return opara__lower_conv(w, 1);
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR:
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL:
+        break; /* CPU only (docs/CUDA-BACKEND.md) */
     case OPARA__OP_MAX_POOL: return opara__lower_pool(w, 1);
     case OPARA__OP_AVERAGE_POOL: return opara__lower_pool(w, 0);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
@@ -22930,7 +23676,7 @@ static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
     if (ex->skip[n]) return 0.0;
     switch (opara__op_info_of(op->node->op)->work) {
     case OPARA__WORK_CONV:
-        if (op->node->op != OPARA__OP_CONV) return out; /* ConvTranspose: counted by its outputs */
+        if (op->node->op == OPARA__OP_CONV_TRANSPOSE) return out; /* counted by its outputs */
         return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
     case OPARA__WORK_MATMUL: return out * (double)p->k;
     case OPARA__WORK_POOL: case OPARA__WORK_ROWS: case OPARA__WORK_TRANSPOSE: case OPARA__WORK_ELEMENTWISE:
@@ -25965,6 +26711,12 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
+    if (n->n_inputs <= 16) { /* the operators with their own output dtype rule (at most 16 inputs) */
+        opara_dtype in_dt[16];
+        for (k = 0; k < n->n_inputs; ++k) in_dt[k] = n->inputs[k] >= 0 ? im->g->values[n->inputs[k]].dtype : OPARA_DTYPE_UNDEFINED;
+        for (k = 0; k < n->n_outputs; ++k)
+            if (opara__op_out_dtype(n, in_dt, k, &dt)) im->g->values[n->outputs[k]].dtype = dt;
+    }
     return OPARA_OK;
 }
 
@@ -26218,7 +26970,9 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR:
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER:
+    case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:

@@ -1009,6 +1009,9 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     switch (n->op) {
     case OPARA__OP_CONV: return opara__lower_conv(w, 0);
     case OPARA__OP_CONV_TRANSPOSE: return opara__lower_conv(w, 1);
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR:
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL:
+        break; /* CPU only (docs/CUDA-BACKEND.md) */
     case OPARA__OP_MAX_POOL: return opara__lower_pool(w, 1);
     case OPARA__OP_AVERAGE_POOL: return opara__lower_pool(w, 0);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
