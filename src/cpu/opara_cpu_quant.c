@@ -299,10 +299,28 @@ static void opara__q_gemm_rows(const opara__q_rows* r, const int16_t* b, size_t 
     }
 }
 
-/* Scratch floats per worker: the panel (k x OPARA__QNB int16), four rows of A (int16), the
-   accumulators (four rows of OPARA__QNB int32) and, for the convolution, each column's position. */
-static size_t opara__q_scratch(size_t k) {
-    return (k * OPARA__QNB + 1) / 2 + (OPARA__QMR * k + 1) / 2 + OPARA__QMR * OPARA__QNB + 3 * OPARA__QNB + 16;
+/* A worker's scratch: the panel (k x OPARA__QNB int16), four rows of A (int16), the accumulators
+   (four rows of OPARA__QNB int32) and, for the convolution, each column's position (3 int64), each
+   part at a multiple of 16 floats. */
+typedef struct opara__q_scratch_parts {
+    int16_t *panel, *abuf;
+    int32_t* cbuf;
+    int64_t* pos;
+} opara__q_scratch_parts;
+
+static size_t opara__q_round16(size_t floats) { return (floats + 15) / 16 * 16; }
+
+/* Floats of scratch for k; with parts, where each part starts in scratch. */
+static size_t opara__q_scratch(size_t k, float* scratch, opara__q_scratch_parts* parts) {
+    size_t panel = opara__q_round16((k * OPARA__QNB + 1) / 2), abuf = opara__q_round16((OPARA__QMR * k + 1) / 2);
+    size_t cbuf = OPARA__QMR * OPARA__QNB;
+    if (parts) {
+        parts->panel = (int16_t*)(void*)scratch;
+        parts->abuf = (int16_t*)(void*)(scratch + panel);
+        parts->cbuf = (int32_t*)(void*)(scratch + panel + abuf);
+        parts->pos = (int64_t*)(void*)(scratch + panel + abuf + cbuf);
+    }
+    return panel + abuf + cbuf + 6 * OPARA__QNB;
 }
 
 static void opara__q_epilogue_init(const opara__cpu_op* op, opara__q_epilogue* e) {
@@ -328,10 +346,9 @@ static opara_result opara__quant_matmul_kernel(const opara__cpu_op* op, size_t b
     const opara__cpu_tensor *a = &op->in[0], *b = &op->in[q ? 3 : 1];
     const opara__cpu_tensor *a_zp = opara__q_input(op, 2), *b_zp = opara__q_input(op, q ? 5 : 3);
     size_t k = (size_t)p->k, n = (size_t)p->n, item;
-    int16_t* panel = (int16_t*)scratch;
-    int16_t* abuf = panel + k * OPARA__QNB;
-    int32_t* cbuf = (int32_t*)(void*)(scratch + (k * OPARA__QNB + 1) / 2 + (OPARA__QMR * k + 1) / 2);
+    opara__q_scratch_parts sp;
     opara__q_epilogue e;
+    opara__q_scratch(k, scratch, &sp);
     opara__q_epilogue_init(op, &e);
     for (item = begin; item < end; ++item) {
         size_t batch = item / (size_t)p->n_blocks, j0 = (item % (size_t)p->n_blocks) * OPARA__QNB, rem = batch, kk, j;
@@ -349,14 +366,14 @@ static opara_result opara__quant_matmul_kernel(const opara__cpu_op* op, size_t b
             const char* src = (const char*)b->data + (size_t)boff + kk * n + j0;
             for (j = 0; j < nb; ++j) {
                 int32_t z = opara__q_int_at(b_zp, opara__q_pick(b_zp, j0 + j));
-                panel[kk * nb + j] = (int16_t)((b->dtype == OPARA_DTYPE_I8 ? (int32_t)(int8_t)src[j] : (int32_t)(uint8_t)src[j]) - z);
+                sp.panel[kk * nb + j] = (int16_t)((b->dtype == OPARA_DTYPE_I8 ? (int32_t)(int8_t)src[j] : (int32_t)(uint8_t)src[j]) - z);
             }
         }
         r.a = (const char*)a->data + aoff;
         r.a_i8 = a->dtype == OPARA_DTYPE_I8;
         r.lda = k, r.m = (size_t)p->m, r.k = k, r.ldy = n, r.y_at = batch * (size_t)p->m * n, r.col0 = j0, r.row0 = 0;
         r.a_zp = a_zp;
-        opara__q_gemm_rows(&r, panel, nb, abuf, cbuf, &e, op->out[0].data, op->out[0].dtype);
+        opara__q_gemm_rows(&r, sp.panel, nb, sp.abuf, sp.cbuf, &e, op->out[0].data, op->out[0].dtype);
     }
     return OPARA_OK;
 }
@@ -385,7 +402,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_quant_matmul(opara__cpu_op* op, c
                                  (long long)p->k, OPARA__QK_MAX);
     p->n_blocks = (p->n + OPARA__QNB - 1) / OPARA__QNB;
     op->work_items = (size_t)(batch * p->n_blocks);
-    op->scratch_floats = opara__q_scratch((size_t)p->k);
+    op->scratch_floats = opara__q_scratch((size_t)p->k, NULL, NULL);
     op->fn = opara__quant_matmul_kernel;
     return OPARA_OK;
 }
@@ -433,11 +450,9 @@ static opara_result opara__quant_conv_kernel(const opara__cpu_op* op, size_t beg
     int64_t cg = p->cin / p->group, mg = p->cout / p->group, P = p->out_sp[0] * p->out_sp[1] * p->out_sp[2];
     int64_t plane = p->in_sp[0] * p->in_sp[1] * p->in_sp[2];
     size_t k = (size_t)p->k, item;
-    int16_t* panel = (int16_t*)scratch;
-    int16_t* abuf = panel + k * OPARA__QNB;
-    int32_t* cbuf = (int32_t*)(void*)(scratch + (k * OPARA__QNB + 1) / 2 + (OPARA__QMR * k + 1) / 2);
-    int64_t* pos = (int64_t*)(void*)(cbuf + OPARA__QMR * OPARA__QNB);
+    opara__q_scratch_parts sp;
     opara__q_epilogue e;
+    opara__q_scratch(k, scratch, &sp);
     opara__q_epilogue_init(op, &e);
     for (item = begin; item < end; ++item) {
         size_t blk = item % (size_t)p->n_col_blocks, ig = item / (size_t)p->n_col_blocks;
@@ -445,13 +460,13 @@ static opara_result opara__quant_conv_kernel(const opara__cpu_op* op, size_t beg
         size_t nb = OPARA__MIN((size_t)OPARA__QNB, (size_t)P - p0);
         opara__q_rows r;
         opara__q_im2col(p, (const char*)x->data + ((int64_t)img * p->cin + (int64_t)g * cg) * plane,
-                        x->dtype == OPARA_DTYPE_I8, opara__q_int_at(x_zp, 0), p0, nb, panel, pos);
+                        x->dtype == OPARA_DTYPE_I8, opara__q_int_at(x_zp, 0), p0, nb, sp.panel, sp.pos);
         r.a = (const char*)w->data + g * (size_t)mg * k;
         r.a_i8 = w->dtype == OPARA_DTYPE_I8;
         r.lda = k, r.m = (size_t)mg, r.k = k, r.ldy = (size_t)P, r.col0 = p0, r.row0 = g * (size_t)mg;
         r.y_at = (img * (size_t)p->cout + g * (size_t)mg) * (size_t)P;
         r.a_zp = w_zp;
-        opara__q_gemm_rows(&r, panel, nb, abuf, cbuf, &e, op->out[0].data, op->out[0].dtype);
+        opara__q_gemm_rows(&r, sp.panel, nb, sp.abuf, sp.cbuf, &e, op->out[0].data, op->out[0].dtype);
     }
     return OPARA_OK;
 }
@@ -486,7 +501,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_quant_conv(opara__cpu_op* op, cha
     P = p->out_sp[0] * p->out_sp[1] * p->out_sp[2];
     p->n_col_blocks = (P + OPARA__QNB - 1) / OPARA__QNB;
     op->work_items = (size_t)(p->batch * p->group * p->n_col_blocks);
-    op->scratch_floats = opara__q_scratch((size_t)p->k);
+    op->scratch_floats = opara__q_scratch((size_t)p->k, NULL, NULL);
     op->fn = opara__quant_conv_kernel;
     return OPARA_OK;
 }
