@@ -165,7 +165,8 @@ static void case_conv_transpose(op_case* c) {
     node(c, c->v == 0 ? IN_XW : ins, 1, c->v == 0 ? 1 : 3, a);
 }
 
-/* The quantized operators (CPU only: the CUDA session refuses them, docs/CUDA-BACKEND.md). Variant 0
+/* The quantized operators (the integer convolution and product are CPU only: the CUDA session refuses
+   them, docs/CUDA-BACKEND.md). Variant 0
    u8 per tensor, 1 i8 per axis / channel / row, 2 batch > 1 with the optional inputs left out or the
    other dtypes. */
 #define QUANT_CPU_ONLY "operator not supported by the CUDA backend"
@@ -179,7 +180,6 @@ static void case_quantize(op_case* c) {
     weights(c, "s", 1, c->v == 1 ? per : one, 0.5, 2.0);
     if (c->v < 2) int_weights(c, "z", c->v == 1 ? OPARA_DTYPE_I8 : OPARA_DTYPE_U8, 1, c->v == 1 ? per : one, -20, 40);
     a[0] = attr_int("axis", -2); /* variant 1: the 7 of [1, 3, 7, 5] */
-    c->cuda_refuses = QUANT_CPU_ONLY;
     node(c, ins[c->v], 1, c->v == 1 ? 1 : 0, a);
 }
 
@@ -190,13 +190,11 @@ static void case_dequantize(op_case* c) {
     input(c, "x", dt[c->v], 4, X4[c->v], c->v == 0 ? 0 : -128, c->v == 2 ? 100000 : c->v == 0 ? 255 : 127);
     weights(c, "s", 1, c->v == 1 ? per : one, 0.01, 2.0);
     int_weights(c, "z", dt[c->v], 1, c->v == 1 ? per : one, c->v == 0 ? 0 : -20, c->v == 2 ? 0 : 40);
-    c->cuda_refuses = QUANT_CPU_ONLY;
     node(c, ins, 1, 0, NULL); /* axis 1 by default: the 3 of [1, 3, 7, 5] */
 }
 
 static void case_dynamic_quantize(op_case* c) {
     input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], c->v == 2 ? 0.5 : -3.0, 3.0); /* variant 2: min above 0 */
-    c->cuda_refuses = QUANT_CPU_ONLY;
     node(c, IN_X, 3, 0, NULL);
 }
 
