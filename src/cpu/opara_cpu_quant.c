@@ -18,6 +18,7 @@
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #  define OPARA__QUANT_X86 1
+#  include <immintrin.h>
 #else
 #  define OPARA__QUANT_X86 0
 #endif
@@ -189,42 +190,73 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_dynamic_quantize(opara__cpu_op* o
 
 /* ---- the integer GEMM ------------------------------------------------------------------------------ */
 
-/* c[r][j] = sum_k a[r][k] * b[k][j] for the OPARA__QMR rows of a (k values each, zero rows where a
-   block has fewer) and the nb columns of the packed panel b (k rows of nb). */
-#define OPARA__IGEMM_BODY                                                                                  \
-    {                                                                                                      \
-        size_t kk, j;                                                                                      \
-        for (j = 0; j < nb; ++j) c[j] = c[OPARA__QNB + j] = c[2 * OPARA__QNB + j] = c[3 * OPARA__QNB + j] = 0; \
-        for (kk = 0; kk < k; ++kk) {                                                                       \
-            const int16_t* bk = b + kk * nb;                                                               \
-            int32_t a0 = a[kk], a1 = a[k + kk], a2 = a[2 * k + kk], a3 = a[3 * k + kk];                    \
-            for (j = 0; j < nb; ++j) {                                                                     \
-                int32_t bv = bk[j];                                                                        \
-                c[j] += a0 * bv;                                                                           \
-                c[OPARA__QNB + j] += a1 * bv;                                                              \
-                c[2 * OPARA__QNB + j] += a2 * bv;                                                          \
-                c[3 * OPARA__QNB + j] += a3 * bv;                                                          \
-            }                                                                                              \
-        }                                                                                                  \
+/* The panel of B holds k rows in pairs: element (k, j) at ((k / 2) * nbp + j) * 2 + k % 2 (nbp: the
+   columns rounded up to 16, the padding and an odd k's last pair zero), so that one 32-bit load of a
+   row of A's pair (a[k], a[k + 1]) multiplies a pair of B rows at once (pmaddwd). */
+static size_t opara__q_at(size_t k, size_t j, size_t nbp) { return ((k >> 1) * nbp + j) * 2 + (k & 1); }
+
+/* c[r][j] (rows OPARA__QNB apart) = sum_k a[r][k] * b[k][j] for the OPARA__QMR rows of a (ka values
+   each, k rounded up to even; zero rows where a block has fewer) and the nbp columns of the panel
+   (kp pairs of rows). */
+static void opara__igemm4_portable(const int16_t* a, size_t ka, const int16_t* b, size_t kp, size_t nbp, int32_t* c) {
+    size_t r, p, j;
+    for (r = 0; r < OPARA__QMR; ++r)
+        for (j = 0; j < nbp; ++j) c[r * OPARA__QNB + j] = 0;
+    for (p = 0; p < kp; ++p) {
+        const int16_t* bp = b + p * nbp * 2;
+        for (r = 0; r < OPARA__QMR; ++r) {
+            int32_t a0 = a[r * ka + 2 * p], a1 = a[r * ka + 2 * p + 1];
+            int32_t* cr = c + r * OPARA__QNB;
+            for (j = 0; j < nbp; ++j) cr[j] += a0 * bp[2 * j] + a1 * bp[2 * j + 1];
+        }
     }
+}
 
-static void opara__igemm4_portable(const int16_t* a, const int16_t* b, size_t k, size_t nb, int32_t* c)
-    OPARA__IGEMM_BODY
 #if OPARA__QUANT_X86
-__attribute__((target("avx2"))) static void opara__igemm4_avx2(const int16_t* a, const int16_t* b, size_t k, size_t nb,
-                                                               int32_t* c) OPARA__IGEMM_BODY
+/* The same with AVX2: 16 columns by 4 rows in 8 accumulators, each step one pair of k (vpmaddwd:
+   a[k] b[k][j] + a[k + 1] b[k + 1][j] in 32 bits, exact: each product is at most 255 * 255). */
+__attribute__((target("avx2"))) static void opara__igemm4_avx2(const int16_t* a, size_t ka, const int16_t* b, size_t kp,
+                                                               size_t nbp, int32_t* c) {
+    size_t j, p;
+    for (j = 0; j < nbp; j += 16) {
+        __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+        for (p = 0; p < kp; ++p) {
+            const int16_t* bp = b + (p * nbp + j) * 2;
+            __m256i b0 = _mm256_loadu_si256((const __m256i*)(const void*)bp);
+            __m256i b1 = _mm256_loadu_si256((const __m256i*)(const void*)(bp + 16));
+            int32_t pr[OPARA__QMR];
+            __m256i av;
+            memcpy(&pr[0], a + 2 * p, 4), memcpy(&pr[1], a + ka + 2 * p, 4);
+            memcpy(&pr[2], a + 2 * ka + 2 * p, 4), memcpy(&pr[3], a + 3 * ka + 2 * p, 4);
+            av = _mm256_set1_epi32(pr[0]);
+            c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(av, b0)), c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(av, b1));
+            av = _mm256_set1_epi32(pr[1]);
+            c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(av, b0)), c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(av, b1));
+            av = _mm256_set1_epi32(pr[2]);
+            c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(av, b0)), c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(av, b1));
+            av = _mm256_set1_epi32(pr[3]);
+            c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(av, b0)), c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(av, b1));
+        }
+        _mm256_storeu_si256((__m256i*)(void*)(c + j), c00), _mm256_storeu_si256((__m256i*)(void*)(c + j + 8), c01);
+        _mm256_storeu_si256((__m256i*)(void*)(c + OPARA__QNB + j), c10);
+        _mm256_storeu_si256((__m256i*)(void*)(c + OPARA__QNB + j + 8), c11);
+        _mm256_storeu_si256((__m256i*)(void*)(c + 2 * OPARA__QNB + j), c20);
+        _mm256_storeu_si256((__m256i*)(void*)(c + 2 * OPARA__QNB + j + 8), c21);
+        _mm256_storeu_si256((__m256i*)(void*)(c + 3 * OPARA__QNB + j), c30);
+        _mm256_storeu_si256((__m256i*)(void*)(c + 3 * OPARA__QNB + j + 8), c31);
+    }
+}
 #endif
-#undef OPARA__IGEMM_BODY
 
-static void opara__igemm4(int level, const int16_t* a, const int16_t* b, size_t k, size_t nb, int32_t* c) {
+static void opara__igemm4(int level, const int16_t* a, size_t ka, const int16_t* b, size_t kp, size_t nbp, int32_t* c) {
 #if OPARA__QUANT_X86
     if (level >= 1) {
-        opara__igemm4_avx2(a, b, k, nb, c);
+        opara__igemm4_avx2(a, ka, b, kp, nbp, c);
         return;
     }
 #endif
     (void)level;
-    opara__igemm4_portable(a, b, k, nb, c);
+    opara__igemm4_portable(a, ka, b, kp, nbp, c);
 }
 
 /* dst[i] = src[i] - zp for n u8 or i8 elements. */
@@ -283,44 +315,40 @@ typedef struct opara__q_rows {
 static void opara__q_gemm_rows(const opara__q_rows* r, const int16_t* b, size_t nb, int16_t* abuf, int32_t* cbuf,
                                const opara__q_epilogue* e, void* y, opara_dtype yt) {
     int level = opara__cpu_isa_level();
-    size_t i0, i;
+    size_t kp = (r->k + 1) / 2, ka = 2 * kp, nbp = (nb + 15) & ~(size_t)15, i0, i;
     for (i0 = 0; i0 < r->m; i0 += OPARA__QMR) {
         size_t mr = OPARA__MIN((size_t)OPARA__QMR, r->m - i0);
-        for (i = 0; i < OPARA__QMR; ++i) {
-            if (i < mr)
-                opara__q_widen(abuf + i * r->k, (const char*)r->a + (i0 + i) * r->lda, r->a_i8, r->k,
-                               opara__q_int_at(r->a_zp, opara__q_pick(r->a_zp, r->row0 + i0 + i)));
-            else memset(abuf + i * r->k, 0, r->k * sizeof *abuf);
-        }
-        opara__igemm4(level, abuf, b, r->k, nb, cbuf);
+        memset(abuf, 0, OPARA__QMR * ka * sizeof *abuf); /* missing rows, an odd k's last pair */
+        for (i = 0; i < mr; ++i)
+            opara__q_widen(abuf + i * ka, (const char*)r->a + (i0 + i) * r->lda, r->a_i8, r->k,
+                           opara__q_int_at(r->a_zp, opara__q_pick(r->a_zp, r->row0 + i0 + i)));
+        opara__igemm4(level, abuf, ka, b, kp, nbp, cbuf);
         for (i = 0; i < mr; ++i)
             opara__q_store_row(e, cbuf + i * OPARA__QNB, r->row0 + i0 + i, r->col0, nb, y, yt,
                                r->y_at + (i0 + i) * r->ldy + r->col0);
     }
 }
 
-/* A worker's scratch: the panel (k x OPARA__QNB int16), four rows of A (int16), the accumulators
-   (four rows of OPARA__QNB int32) and, for the convolution, each column's position (3 int64), each
-   part at a multiple of 16 floats. */
+/* A worker's scratch: the panel (k rounded up to even x OPARA__QNB int16), four rows of A (int16, k
+   rounded up to even) and the accumulators (four rows of OPARA__QNB int32), each part at a multiple
+   of 16 floats. */
 typedef struct opara__q_scratch_parts {
     int16_t *panel, *abuf;
     int32_t* cbuf;
-    int64_t* pos;
 } opara__q_scratch_parts;
 
 static size_t opara__q_round16(size_t floats) { return (floats + 15) / 16 * 16; }
 
 /* Floats of scratch for k; with parts, where each part starts in scratch. */
 static size_t opara__q_scratch(size_t k, float* scratch, opara__q_scratch_parts* parts) {
-    size_t panel = opara__q_round16((k * OPARA__QNB + 1) / 2), abuf = opara__q_round16((OPARA__QMR * k + 1) / 2);
+    size_t pairs = (k + 1) / 2, panel = opara__q_round16(pairs * OPARA__QNB), abuf = opara__q_round16(OPARA__QMR * pairs);
     size_t cbuf = OPARA__QMR * OPARA__QNB;
     if (parts) {
         parts->panel = (int16_t*)(void*)scratch;
         parts->abuf = (int16_t*)(void*)(scratch + panel);
         parts->cbuf = (int32_t*)(void*)(scratch + panel + abuf);
-        parts->pos = (int64_t*)(void*)(scratch + panel + abuf + cbuf);
     }
-    return panel + abuf + cbuf + 6 * OPARA__QNB;
+    return panel + abuf + cbuf;
 }
 
 static void opara__q_epilogue_init(const opara__cpu_op* op, opara__q_epilogue* e) {
@@ -362,11 +390,12 @@ static opara_result opara__quant_matmul_kernel(const opara__cpu_op* op, size_t b
             aoff += (int64_t)idx * p->a_batch_stride[d];
             boff += (int64_t)idx * p->b_batch_stride[d];
         }
+        memset(sp.panel, 0, (k + 1) / 2 * 2 * ((nb + 15) & ~(size_t)15) * sizeof *sp.panel);
         for (kk = 0; kk < k; ++kk) { /* B's rows k, columns j0.., each minus its column's zero point */
             const char* src = (const char*)b->data + (size_t)boff + kk * n + j0;
             for (j = 0; j < nb; ++j) {
                 int32_t z = opara__q_int_at(b_zp, opara__q_pick(b_zp, j0 + j));
-                sp.panel[kk * nb + j] = (int16_t)((b->dtype == OPARA_DTYPE_I8 ? (int32_t)(int8_t)src[j] : (int32_t)(uint8_t)src[j]) - z);
+                sp.panel[opara__q_at(kk, j, (nb + 15) & ~(size_t)15)] = (int16_t)((b->dtype == OPARA_DTYPE_I8 ? (int32_t)(int8_t)src[j] : (int32_t)(uint8_t)src[j]) - z);
             }
         }
         r.a = (const char*)a->data + aoff;
@@ -409,33 +438,38 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_quant_matmul(opara__cpu_op* op, c
 
 /* ---- ConvInteger, QLinearConv ------------------------------------------------------------------------ */
 
+/* dst[2 t] = src[base + t * step] - zp for the t in [0, len) whose index lies in [0, w) (u8 or i8). */
+static void opara__q_gather_run(int16_t* dst, const void* src, int is_i8, int64_t base, int64_t step, int64_t len,
+                                int64_t w, int32_t zp) {
+    int64_t lo = base >= 0 ? 0 : (-base + step - 1) / step, hi = base < w ? (w - base + step - 1) / step : 0, t;
+    if (hi > len) hi = len;
+    if (is_i8)
+        for (t = lo; t < hi; ++t) dst[2 * t] = (int16_t)(((const int8_t*)src)[base + t * step] - zp);
+    else
+        for (t = lo; t < hi; ++t) dst[2 * t] = (int16_t)(((const uint8_t*)src)[base + t * step] - zp);
+}
+
 /* The im2col panel of columns [p0, p0 + nb) of one image and group: row (channel, kernel tap), the
-   input minus its zero point, 0 in the padding (ONNX pads with the zero point). */
+   input minus its zero point, 0 in the padding (ONNX pads with the zero point); the columns in runs
+   along an output row, so that a run reads the input at a fixed step. */
 static void opara__q_im2col(const opara__cpu_params* p, const void* x, int is_i8, int32_t zp, size_t p0, size_t nb,
-                            int16_t* panel, int64_t* pos) {
-    int64_t k3 = p->kernel[0] * p->kernel[1] * p->kernel[2], cg = p->cin / p->group, plane = p->in_sp[0] * p->in_sp[1] * p->in_sp[2];
-    int64_t row, j;
-    for (j = 0; j < (int64_t)nb; ++j) { /* each column's output position */
-        int64_t q = (int64_t)p0 + j;
-        pos[3 * j + 2] = q % p->out_sp[2];
-        pos[3 * j + 1] = (q / p->out_sp[2]) % p->out_sp[1];
-        pos[3 * j] = q / (p->out_sp[2] * p->out_sp[1]);
-    }
+                            int16_t* panel) {
+    int64_t k3 = p->kernel[0] * p->kernel[1] * p->kernel[2], cg = p->cin / p->group;
+    int64_t plane = p->in_sp[0] * p->in_sp[1] * p->in_sp[2], ow = p->out_sp[2], oh = p->out_sp[1], row;
+    size_t nbp = (nb + 15) & ~(size_t)15;
+    memset(panel, 0, (size_t)((cg * k3 + 1) / 2 * 2) * nbp * sizeof *panel); /* padding columns, an odd k's pair */
     for (row = 0; row < cg * k3; ++row) {
         int64_t c = row / k3, t = row % k3, ka = t / (p->kernel[1] * p->kernel[2]);
-        int64_t kb = (t / p->kernel[2]) % p->kernel[1], kc = t % p->kernel[2];
-        int16_t* dst = panel + row * (int64_t)nb;
-        for (j = 0; j < (int64_t)nb; ++j) {
-            int64_t iz = pos[3 * j] * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
-            int64_t iy = pos[3 * j + 1] * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
-            int64_t ix = pos[3 * j + 2] * p->stride[2] - p->pad_b[2] + kc * p->dil[2];
-            int64_t at;
-            if (iz < 0 || iz >= p->in_sp[0] || iy < 0 || iy >= p->in_sp[1] || ix < 0 || ix >= p->in_sp[2]) {
-                dst[j] = 0;
-                continue;
-            }
-            at = c * plane + (iz * p->in_sp[1] + iy) * p->in_sp[2] + ix;
-            dst[j] = (int16_t)((is_i8 ? (int32_t)((const int8_t*)x)[at] : (int32_t)((const uint8_t*)x)[at]) - zp);
+        int64_t kb = (t / p->kernel[2]) % p->kernel[1], kc = t % p->kernel[2], j = 0, q = (int64_t)p0;
+        int16_t* dst = panel + opara__q_at((size_t)row, 0, nbp); /* column j at dst[2 * j] */
+        while (j < (int64_t)nb) {
+            int64_t ox = q % ow, oy = (q / ow) % oh, oz = q / (ow * oh), len = OPARA__MIN(ow - ox, (int64_t)nb - j);
+            int64_t iz = oz * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+            int64_t iy = oy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+            if (iz >= 0 && iz < p->in_sp[0] && iy >= 0 && iy < p->in_sp[1])
+                opara__q_gather_run(dst + 2 * j, (const char*)x + (c * plane + (iz * p->in_sp[1] + iy) * p->in_sp[2]),
+                                    is_i8, ox * p->stride[2] - p->pad_b[2] + kc * p->dil[2], p->stride[2], len, p->in_sp[2], zp);
+            j += len, q += len;
         }
     }
 }
@@ -460,7 +494,7 @@ static opara_result opara__quant_conv_kernel(const opara__cpu_op* op, size_t beg
         size_t nb = OPARA__MIN((size_t)OPARA__QNB, (size_t)P - p0);
         opara__q_rows r;
         opara__q_im2col(p, (const char*)x->data + ((int64_t)img * p->cin + (int64_t)g * cg) * plane,
-                        x->dtype == OPARA_DTYPE_I8, opara__q_int_at(x_zp, 0), p0, nb, sp.panel, sp.pos);
+                        x->dtype == OPARA_DTYPE_I8, opara__q_int_at(x_zp, 0), p0, nb, sp.panel);
         r.a = (const char*)w->data + g * (size_t)mg * k;
         r.a_i8 = w->dtype == OPARA_DTYPE_I8;
         r.lda = k, r.m = (size_t)mg, r.k = k, r.ldy = (size_t)P, r.col0 = p0, r.row0 = g * (size_t)mg;
