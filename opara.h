@@ -9342,6 +9342,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_matmul_geometry(opara__cpu_op* op, const opara__cpu_tensor* a,
                                                       const opara__cpu_tensor* b, int64_t* batch, char* err, size_t cap);
+/* Element offsets of A and B for batch index `batch` (of the product of p->bc_dims). */
+OPARA__PRIVATE void opara__cpu_matmul_batch_offsets(const opara__cpu_params* p, size_t batch, int64_t* aoff,
+                                                    int64_t* boff);
 /* opara_cpu_quant.c: the quantization operators and the integer convolution and matrix product */
 OPARA__PRIVATE opara_result opara__cpu_prepare_quantize(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_dequantize(opara__cpu_op* op, char* err, size_t cap);
@@ -10941,6 +10944,19 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
     return OPARA_OK;
 }
 
+OPARA__PRIVATE void opara__cpu_matmul_batch_offsets(const opara__cpu_params* p, size_t batch, int64_t* aoff,
+                                                    int64_t* boff) {
+    size_t rem = batch;
+    int d;
+    *aoff = 0, *boff = 0;
+    for (d = p->bc_ndim - 1; d >= 0; --d) {
+        size_t idx = rem % (size_t)p->bc_dims[d];
+        rem /= (size_t)p->bc_dims[d];
+        *aoff += (int64_t)idx * p->a_batch_stride[d];
+        *boff += (int64_t)idx * p->b_batch_stride[d];
+    }
+}
+
 /* Batched, broadcasting MatMul: p->bc_ndim batch dims with A/B element offsets per batch index
    in a_batch_stride/b_batch_stride. */
 static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -10950,18 +10966,12 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
     float* y = (float*)op->out[0].data;
     size_t per_batch = (size_t)(p->m_blocks * p->n_blocks), item;
     for (item = begin; item < end; ++item) {
-        size_t batch = item / per_batch, blk = item % per_batch, rem = batch;
+        size_t batch = item / per_batch, blk = item % per_batch;
         size_t i0 = (blk / (size_t)p->n_blocks) * 128, j0 = (blk % (size_t)p->n_blocks) * (size_t)p->tail;
         size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
-        int64_t aoff = 0, boff = 0;
+        int64_t aoff, boff;
         opara__gemm_packed packed;
-        int d;
-        for (d = p->bc_ndim - 1; d >= 0; --d) {
-            size_t idx = rem % (size_t)p->bc_dims[d];
-            rem /= (size_t)p->bc_dims[d];
-            aoff += (int64_t)idx * p->a_batch_stride[d];
-            boff += (int64_t)idx * p->b_batch_stride[d];
-        }
+        opara__cpu_matmul_batch_offsets(p, batch, &aoff, &boff);
         opara__sgemm_ex(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
                         b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
                         (size_t)p->n, scratch, NULL, opara__gemm_op_packed(op, j0, &packed));
@@ -14087,23 +14097,18 @@ static opara_result opara__quant_matmul_kernel(const opara__cpu_op* op, size_t b
     opara__q_scratch(k, scratch, &sp);
     opara__q_epilogue_init(op, &e);
     for (item = begin; item < end; ++item) {
-        size_t batch = item / (size_t)p->n_blocks, j0 = (item % (size_t)p->n_blocks) * OPARA__QNB, rem = batch, kk, j;
+        size_t batch = item / (size_t)p->n_blocks, j0 = (item % (size_t)p->n_blocks) * OPARA__QNB, kk, j, nbp;
         size_t nb = OPARA__MIN((size_t)OPARA__QNB, n - j0);
-        int64_t aoff = 0, boff = 0;
+        int64_t aoff, boff;
         opara__q_rows r;
-        int d;
-        for (d = p->bc_ndim - 1; d >= 0; --d) {
-            size_t idx = rem % (size_t)p->bc_dims[d];
-            rem /= (size_t)p->bc_dims[d];
-            aoff += (int64_t)idx * p->a_batch_stride[d];
-            boff += (int64_t)idx * p->b_batch_stride[d];
-        }
-        memset(sp.panel, 0, (k + 1) / 2 * 2 * ((nb + 15) & ~(size_t)15) * sizeof *sp.panel);
+        opara__cpu_matmul_batch_offsets(p, batch, &aoff, &boff);
+        nbp = (nb + 15) & ~(size_t)15;
+        memset(sp.panel, 0, (k + 1) / 2 * 2 * nbp * sizeof *sp.panel);
         for (kk = 0; kk < k; ++kk) { /* B's rows k, columns j0.., each minus its column's zero point */
             const char* src = (const char*)b->data + (size_t)boff + kk * n + j0;
             for (j = 0; j < nb; ++j) {
-                int32_t z = opara__q_int_at(b_zp, opara__q_pick(b_zp, j0 + j));
-                sp.panel[opara__q_at(kk, j, (nb + 15) & ~(size_t)15)] = (int16_t)((b->dtype == OPARA_DTYPE_I8 ? (int32_t)(int8_t)src[j] : (int32_t)(uint8_t)src[j]) - z);
+                int32_t v = b->dtype == OPARA_DTYPE_I8 ? (int32_t)(int8_t)src[j] : (int32_t)(uint8_t)src[j];
+                sp.panel[opara__q_at(kk, j, nbp)] = (int16_t)(v - opara__q_int_at(b_zp, opara__q_pick(b_zp, j0 + j)));
             }
         }
         r.a = (const char*)a->data + aoff;

@@ -1166,6 +1166,19 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
     return OPARA_OK;
 }
 
+OPARA__PRIVATE void opara__cpu_matmul_batch_offsets(const opara__cpu_params* p, size_t batch, int64_t* aoff,
+                                                    int64_t* boff) {
+    size_t rem = batch;
+    int d;
+    *aoff = 0, *boff = 0;
+    for (d = p->bc_ndim - 1; d >= 0; --d) {
+        size_t idx = rem % (size_t)p->bc_dims[d];
+        rem /= (size_t)p->bc_dims[d];
+        *aoff += (int64_t)idx * p->a_batch_stride[d];
+        *boff += (int64_t)idx * p->b_batch_stride[d];
+    }
+}
+
 /* Batched, broadcasting MatMul: p->bc_ndim batch dims with A/B element offsets per batch index
    in a_batch_stride/b_batch_stride. */
 static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -1175,18 +1188,12 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
     float* y = (float*)op->out[0].data;
     size_t per_batch = (size_t)(p->m_blocks * p->n_blocks), item;
     for (item = begin; item < end; ++item) {
-        size_t batch = item / per_batch, blk = item % per_batch, rem = batch;
+        size_t batch = item / per_batch, blk = item % per_batch;
         size_t i0 = (blk / (size_t)p->n_blocks) * 128, j0 = (blk % (size_t)p->n_blocks) * (size_t)p->tail;
         size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
-        int64_t aoff = 0, boff = 0;
+        int64_t aoff, boff;
         opara__gemm_packed packed;
-        int d;
-        for (d = p->bc_ndim - 1; d >= 0; --d) {
-            size_t idx = rem % (size_t)p->bc_dims[d];
-            rem /= (size_t)p->bc_dims[d];
-            aoff += (int64_t)idx * p->a_batch_stride[d];
-            boff += (int64_t)idx * p->b_batch_stride[d];
-        }
+        opara__cpu_matmul_batch_offsets(p, batch, &aoff, &boff);
         opara__sgemm_ex(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
                         b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
                         (size_t)p->n, scratch, NULL, opara__gemm_op_packed(op, j0, &packed));

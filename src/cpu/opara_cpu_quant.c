@@ -379,23 +379,18 @@ static opara_result opara__quant_matmul_kernel(const opara__cpu_op* op, size_t b
     opara__q_scratch(k, scratch, &sp);
     opara__q_epilogue_init(op, &e);
     for (item = begin; item < end; ++item) {
-        size_t batch = item / (size_t)p->n_blocks, j0 = (item % (size_t)p->n_blocks) * OPARA__QNB, rem = batch, kk, j;
+        size_t batch = item / (size_t)p->n_blocks, j0 = (item % (size_t)p->n_blocks) * OPARA__QNB, kk, j, nbp;
         size_t nb = OPARA__MIN((size_t)OPARA__QNB, n - j0);
-        int64_t aoff = 0, boff = 0;
+        int64_t aoff, boff;
         opara__q_rows r;
-        int d;
-        for (d = p->bc_ndim - 1; d >= 0; --d) {
-            size_t idx = rem % (size_t)p->bc_dims[d];
-            rem /= (size_t)p->bc_dims[d];
-            aoff += (int64_t)idx * p->a_batch_stride[d];
-            boff += (int64_t)idx * p->b_batch_stride[d];
-        }
-        memset(sp.panel, 0, (k + 1) / 2 * 2 * ((nb + 15) & ~(size_t)15) * sizeof *sp.panel);
+        opara__cpu_matmul_batch_offsets(p, batch, &aoff, &boff);
+        nbp = (nb + 15) & ~(size_t)15;
+        memset(sp.panel, 0, (k + 1) / 2 * 2 * nbp * sizeof *sp.panel);
         for (kk = 0; kk < k; ++kk) { /* B's rows k, columns j0.., each minus its column's zero point */
             const char* src = (const char*)b->data + (size_t)boff + kk * n + j0;
             for (j = 0; j < nb; ++j) {
-                int32_t z = opara__q_int_at(b_zp, opara__q_pick(b_zp, j0 + j));
-                sp.panel[opara__q_at(kk, j, (nb + 15) & ~(size_t)15)] = (int16_t)((b->dtype == OPARA_DTYPE_I8 ? (int32_t)(int8_t)src[j] : (int32_t)(uint8_t)src[j]) - z);
+                int32_t v = b->dtype == OPARA_DTYPE_I8 ? (int32_t)(int8_t)src[j] : (int32_t)(uint8_t)src[j];
+                sp.panel[opara__q_at(kk, j, nbp)] = (int16_t)(v - opara__q_int_at(b_zp, opara__q_pick(b_zp, j0 + j)));
             }
         }
         r.a = (const char*)a->data + aoff;
