@@ -13725,9 +13725,9 @@ OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op) {
 
    The integer products run as one int16 x int16 -> int32 GEMM: operands widened with their zero
    point subtracted (u8 and i8 minus a zero point fit in int16), a panel of B (MatMul's B, the
-   convolution's im2col columns) per work item and four rows of A at a time. Its inner loop is plain C
-   the compiler vectorizes; on x86 the same body is compiled for AVX2 too and chosen at run time
-   (opara__cpu_isa_level). Work items are (batch or image and group, block of output columns), so
+   convolution's im2col columns, stored in pairs of rows) per work item and four rows of A at a time:
+   an AVX2 kernel (vpmaddwd, two k per instruction) chosen at run time (opara__cpu_isa_level), a
+   portable C one elsewhere. Work items are (batch or image and group, block of output columns), so
    the items split across workers and write disjoint outputs. */
 /* #include "opara_cpu.h" (inlined above) */
 
@@ -26896,7 +26896,8 @@ OPARA__COLD_BEGIN
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
 /* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
-   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to'. What the
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to', the
+   quantized operators' own rule (opara__op_out_dtype). What the
    engine cannot infer stays unknown; only running out of memory is a failure. */
 static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];

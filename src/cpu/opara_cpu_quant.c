@@ -7,9 +7,9 @@
 
    The integer products run as one int16 x int16 -> int32 GEMM: operands widened with their zero
    point subtracted (u8 and i8 minus a zero point fit in int16), a panel of B (MatMul's B, the
-   convolution's im2col columns) per work item and four rows of A at a time. Its inner loop is plain C
-   the compiler vectorizes; on x86 the same body is compiled for AVX2 too and chosen at run time
-   (opara__cpu_isa_level). Work items are (batch or image and group, block of output columns), so
+   convolution's im2col columns, stored in pairs of rows) per work item and four rows of A at a time:
+   an AVX2 kernel (vpmaddwd, two k per instruction) chosen at run time (opara__cpu_isa_level), a
+   portable C one elsewhere. Work items are (batch or image and group, block of output columns), so
    the items split across workers and write disjoint outputs. */
 #include "opara_cpu.h"
 

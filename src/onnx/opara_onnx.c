@@ -17,7 +17,8 @@
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
 /* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
-   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to'. What the
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to', the
+   quantized operators' own rule (opara__op_out_dtype). What the
    engine cannot infer stays unknown; only running out of memory is a failure. */
 static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];
