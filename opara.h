@@ -3819,6 +3819,13 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
 #define OPARA__OPS(X) \
     X(CONV, "Conv", "", 1, 22, 0, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                           \
     X(CONV_TRANSPOSE, "ConvTranspose", "", 1, 22, 0, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)        \
+    X(QUANTIZE_LINEAR, "QuantizeLinear", "", 10, 21, 23, 2, 3, 1, 0, ELEMENTWISE, 2, 0)                               \
+    X(DEQUANTIZE_LINEAR, "DequantizeLinear", "", 10, 21, 23, 2, 3, 1, 0, ELEMENTWISE, 2, 0)                           \
+    X(DYNAMIC_QUANTIZE_LINEAR, "DynamicQuantizeLinear", "", 11, 11, 0, 1, 1, 3, 0, ELEMENTWISE, 4, 0)                 \
+    X(CONV_INTEGER, "ConvInteger", "", 10, 10, 0, 2, 4, 1, 0, CONV, 0, OPARA__OPF_COMPUTE)                            \
+    X(MATMUL_INTEGER, "MatMulInteger", "", 10, 10, 0, 2, 4, 1, 0, MATMUL, 0, OPARA__OPF_COMPUTE)                      \
+    X(QLINEAR_CONV, "QLinearConv", "", 10, 10, 0, 8, 9, 1, 0, CONV, 0, OPARA__OPF_COMPUTE)                            \
+    X(QLINEAR_MATMUL, "QLinearMatMul", "", 10, 21, 0, 8, 8, 1, 0, MATMUL, 0, OPARA__OPF_COMPUTE)                      \
     X(MAX_POOL, "MaxPool", "", 1, 22, 0, 1, 1, 2, 0, POOL, 0, OPARA__OPF_F32)                                         \
     X(AVERAGE_POOL, "AveragePool", "", 1, 22, 0, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                 \
     X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                    \
@@ -3917,7 +3924,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 69
+#define OPARA__OP_COUNT_EXPECTED 76
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -4097,12 +4104,22 @@ typedef struct opara__reduce_params {
     int keepdims;
 } opara__reduce_params;
 
+/* QuantizeLinear, DequantizeLinear: the scale (and zero point) is one value or, per_axis, one per
+   index of the record's axis (normalized); saturate and output_dtype with ONNX's defaults (output_dtype
+   0: the zero point's type, else u8). */
+typedef struct opara__quant_params {
+    int per_axis;
+    int saturate;
+    int64_t output_dtype;
+} opara__quant_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
                      sizes are its outputs' dims along it */
     union {
-        opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool */
+        opara__window_params window;       /* Conv, ConvTranspose, ConvInteger, QLinearConv, MaxPool, AveragePool */
+        opara__quant_params quant;         /* QuantizeLinear, DequantizeLinear */
         opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
         opara__slice_params slice;         /* Slice */
         opara__pad_params pad;             /* Pad */
@@ -4914,6 +4931,10 @@ OPARA__PRIVATE void opara__model_release(const opara_model* model);
    rule (Cast: attr "to"; Where: input 1; Gather: input 0; comparison-free IR, so most ops keep
    input 0's type). g must be finalized. dtypes has g->n_values entries. */
 OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__graph* g, opara_dtype* dtypes);
+/* Output k's dtype for the operators whose outputs do not all take input 0's (the quantized ones):
+   returns 1 with *out set (UNDEFINED when the inputs' dtypes are wrong), else 0. in_dt: the inputs'
+   dtypes by position (UNDEFINED: omitted). */
+OPARA__PRIVATE int opara__op_out_dtype(const opara__node* n, const opara_dtype* in_dt, uint32_t k, opara_dtype* out);
 /* Shape of every value for the given batch size (OPARA__DIM_BATCH in declared shapes and in
    Reshape/Expand shape attributes becomes `batch`), with ONNX semantics. g must be finalized.
    Errors (OPARA_ERR_SHAPE, ...) name the node, its op and the offending shapes. */
@@ -5335,8 +5356,9 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     return r;
 }
 
-static opara_result opara__shape_conv(opara__shape_ctx* c) {
-    const opara__shape *x = c->in[0], *wt = c->in[1], *bias = c->n->n_inputs > 2 ? c->in[2] : NULL;
+/* Conv and the quantized convolutions (their input, weight and bias at other positions). */
+static opara_result opara__shape_conv_of(opara__shape_ctx* c, const opara__shape* x, const opara__shape* wt,
+                                         const opara__shape* bias) {
     int64_t group = opara__attr_int(c->n, "group", 1);
     opara__window w;
     opara__shape y;
@@ -5370,6 +5392,80 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     opara__record_window(c, &w, k, x, 0, NULL);
     if (c->params) c->params->u.window.group = group;
     return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_conv(opara__shape_ctx* c) {
+    return opara__shape_conv_of(c, c->in[0], c->in[1], c->n->n_inputs > 2 ? c->in[2] : NULL);
+}
+
+/* Input k of a quantized operator, when present: one value (a scalar or [1]), or, where n >= 0 is
+   allowed, a 1-D tensor of n values (per channel, row or column). */
+static opara_result opara__quant_operand(opara__shape_ctx* c, uint32_t k, const char* what, int64_t n) {
+    const opara__shape* s = k < c->n->n_inputs ? c->in[k] : NULL;
+    opara__sbuf b;
+    if (!s || (s->ndim == 0) || (s->ndim == 1 && s->dims[0] == 1)) return OPARA_OK;
+    if (n >= 0 && s->ndim == 1 && !opara__dims_differ(c, s->dims[0], n)) return OPARA_OK;
+    if (n >= 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s (input %u) is %s: neither one value nor [%lld]", what, k,
+                                 opara__sh(&b, 0, s), (long long)n);
+    return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s (input %u) is %s, not one value", what, k, opara__sh(&b, 0, s));
+}
+
+/* ConvInteger (x, w, x_zero_point, w_zero_point) and QLinearConv (x, x_scale, x_zero_point, w,
+   w_scale, w_zero_point, y_scale, y_zero_point, B): Conv's geometry; the weight's quantization per
+   tensor or per output channel, the input's and output's per tensor. */
+static opara_result opara__shape_quant_conv(opara__shape_ctx* c) {
+    int q = c->n->op == OPARA__OP_QLINEAR_CONV;
+    const opara__shape* wt = c->in[q ? 3 : 1];
+    opara_result r = opara__shape_conv_of(c, c->in[0], wt, q && c->n->n_inputs > 8 ? c->in[8] : NULL);
+    int64_t m = wt->ndim >= 1 ? wt->dims[0] : -1;
+    if (r != OPARA_OK || !q) {
+        if (r == OPARA_OK) r = opara__quant_operand(c, 2, "x_zero_point", -1);
+        if (r == OPARA_OK) r = opara__quant_operand(c, 3, "w_zero_point", m);
+        return r;
+    }
+    if (r == OPARA_OK) r = opara__quant_operand(c, 1, "x_scale", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 2, "x_zero_point", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 4, "w_scale", m);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 5, "w_zero_point", m);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 6, "y_scale", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 7, "y_zero_point", -1);
+    return r;
+}
+
+/* QuantizeLinear and DequantizeLinear (x, scale, zero_point): the output has x's shape; the scale is
+   one value or 1-D along 'axis' (default 1), the zero point shaped like it. Blocked quantization
+   (opset 21's block_size) is refused. */
+static opara_result opara__shape_quantize(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *scale = c->in[1], *zp = c->n->n_inputs > 2 ? c->in[2] : NULL;
+    int64_t block = opara__attr_int(c->n, "block_size", 0), axis = 0;
+    int per_axis = !(scale->ndim == 0 || (scale->ndim == 1 && scale->dims[0] == 1));
+    opara__sbuf b;
+    if (block != 0)
+        return opara__shape_fail(c, OPARA_ERR_UNSUPPORTED, "blocked quantization (block_size %lld) is not supported",
+                                 (long long)block);
+    if (per_axis) {
+        opara_result r = opara__axis_arg(c, "axis", 1, x->ndim, &axis);
+        if (r != OPARA_OK) return r;
+        if (scale->ndim != 1 || opara__dims_differ(c, scale->dims[0], x->dims[axis]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "scale %s is neither one value nor [%lld] along axis %lld of %s",
+                                     opara__sh(&b, 0, scale), (long long)x->dims[axis], (long long)axis, opara__sh(&b, 1, x));
+    }
+    if (zp && (zp->ndim != scale->ndim || (zp->ndim == 1 && opara__dims_differ(c, zp->dims[0], scale->dims[0]))))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "zero point %s and scale %s differ in shape", opara__sh(&b, 0, zp),
+                                 opara__sh(&b, 1, scale));
+    if (c->params) c->params->u.quant.per_axis = per_axis, c->params->axis = axis;
+    return opara__set_out(c, 0, x);
+}
+
+/* DynamicQuantizeLinear: y has x's shape, y_scale and y_zero_point are scalars. */
+static opara_result opara__shape_dynamic_quantize(opara__shape_ctx* c) {
+    opara__shape scalar;
+    opara_result r = opara__set_out(c, 0, c->in[0]);
+    uint32_t k;
+    scalar.ndim = 0;
+    for (k = 1; k < c->n->n_outputs && r == OPARA_OK; ++k) r = opara__set_out(c, k, &scalar);
+    return r;
 }
 
 /* ConvTranspose: out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end,
@@ -5944,27 +6040,51 @@ static opara_result opara__shape_gemm(opara__shape_ctx* c) {
 }
 
 /* numpy matmul: 1-D operands get a dim prepended (A) / appended (B) that is removed again. */
-static opara_result opara__shape_matmul(opara__shape_ctx* c) {
-    opara__shape a = *c->in[0], bm = *c->in[1], ba, bb, batch, y;
+static opara_result opara__shape_matmul_of(opara__shape_ctx* c, const opara__shape* in_a, const opara__shape* in_b) {
+    opara__shape a = *in_a, bm = *in_b, ba, bb, batch, y;
     opara__sbuf b;
     int a1 = a.ndim == 1, b1 = bm.ndim == 1;
     if (a.ndim < 1 || bm.ndim < 1)
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "operands %s and %s must not be scalars", opara__sh(&b, 0, c->in[0]),
-                                 opara__sh(&b, 1, c->in[1]));
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "operands %s and %s must not be scalars", opara__sh(&b, 0, in_a),
+                                 opara__sh(&b, 1, in_b));
     if (a1) a.ndim = 2, a.dims[1] = a.dims[0], a.dims[0] = 1;
     if (b1) bm.ndim = 2, bm.dims[1] = 1;
     if (opara__dims_differ(c, a.dims[a.ndim - 1], bm.dims[bm.ndim - 2]))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, c->in[0]),
-                                 opara__sh(&b, 1, c->in[1]));
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, in_a),
+                                 opara__sh(&b, 1, in_b));
     ba = a, bb = bm;
     ba.ndim -= 2, bb.ndim -= 2;
     if (!opara__broadcast(c, &ba, &bb, &batch))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, c->in[0]),
-                                 opara__sh(&b, 1, c->in[1]));
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, in_a),
+                                 opara__sh(&b, 1, in_b));
     y = batch;
     if (!a1) y.dims[y.ndim++] = a.dims[a.ndim - 2];
     if (!b1) y.dims[y.ndim++] = bm.dims[bm.ndim - 1];
     return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_matmul(opara__shape_ctx* c) { return opara__shape_matmul_of(c, c->in[0], c->in[1]); }
+
+/* MatMulInteger (A, B, a_zero_point, b_zero_point) and QLinearMatMul (a, a_scale, a_zero_point, b,
+   b_scale, b_zero_point, y_scale, y_zero_point): MatMul's shapes; A's quantization per tensor or per
+   row, B's per tensor or per column, the output's per tensor. */
+static opara_result opara__shape_quant_matmul(opara__shape_ctx* c) {
+    int q = c->n->op == OPARA__OP_QLINEAR_MATMUL;
+    const opara__shape *a = c->in[0], *bm = c->in[q ? 3 : 1];
+    int64_t rows = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1, cols = bm->ndim >= 2 ? bm->dims[bm->ndim - 1] : 1;
+    opara_result r = opara__shape_matmul_of(c, a, bm);
+    if (r == OPARA_OK && !q) {
+        r = opara__quant_operand(c, 2, "a_zero_point", rows);
+        if (r == OPARA_OK) r = opara__quant_operand(c, 3, "b_zero_point", cols);
+        return r;
+    }
+    if (r == OPARA_OK) r = opara__quant_operand(c, 1, "a_scale", rows);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 2, "a_zero_point", rows);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 4, "b_scale", cols);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 5, "b_zero_point", cols);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 6, "y_scale", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 7, "y_zero_point", -1);
+    return r;
 }
 
 static opara_result opara__shape_softmax(opara__shape_ctx* c) {
@@ -6105,6 +6225,11 @@ static opara__arity opara__op_arity(opara__op op) {
     a.none_omitted = 0;
     switch (op) {
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: a.min_in = 2, a.max_in = 3; break;
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: a.min_in = 2, a.max_in = 3; break;
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: a.min_out = a.max_out = 3; break;
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: a.min_in = 2, a.max_in = 4; break;
+    case OPARA__OP_QLINEAR_CONV: a.min_in = 8, a.max_in = 9; break;
+    case OPARA__OP_QLINEAR_MATMUL: a.min_in = a.max_in = 8; break;
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
@@ -6149,6 +6274,10 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     switch (c->n->op) {
     case OPARA__OP_CONV: return opara__shape_conv(c);
     case OPARA__OP_CONV_TRANSPOSE: return opara__shape_conv_transpose(c);
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: return opara__shape_quantize(c);
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: return opara__shape_dynamic_quantize(c);
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_QLINEAR_CONV: return opara__shape_quant_conv(c);
+    case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_MATMUL: return opara__shape_quant_matmul(c);
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__shape_pool(c);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
@@ -6205,6 +6334,10 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     opara__op op = n->op;
     if (!p) return;
     if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_activation(n);
+    if (op == OPARA__OP_QUANTIZE_LINEAR || op == OPARA__OP_DEQUANTIZE_LINEAR) {
+        p->u.quant.saturate = opara__attr_int(n, "saturate", 1) != 0;
+        p->u.quant.output_dtype = opara__attr_int(n, "output_dtype", 0);
+    }
     if (op == OPARA__OP_MAX_POOL || op == OPARA__OP_AVERAGE_POOL) {
         p->u.window.count_include_pad = opara__attr_int(n, "count_include_pad", 0) != 0;
         p->u.window.storage_order = opara__attr_int(n, "storage_order", 0) != 0;
@@ -6357,6 +6490,76 @@ static int opara__is_index_type(opara_dtype t) {
     return t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64;
 }
 
+static int opara__is_quant_type(opara_dtype t) { return t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_I8; }
+
+/* The dtype of input k (in_dt: by input position; UNDEFINED when omitted). */
+static opara_dtype opara__in_dtype(const opara__node* n, const opara_dtype* in_dt, uint32_t k) {
+    return k < n->n_inputs ? in_dt[k] : OPARA_DTYPE_UNDEFINED;
+}
+
+/* Inputs that must be f32 (a mask of input positions; omitted ones pass). */
+static int opara__f32_inputs(const opara__node* n, const opara_dtype* in_dt, uint32_t mask) {
+    uint32_t k;
+    for (k = 0; k < n->n_inputs && k < 32; ++k)
+        if ((mask >> k & 1u) && in_dt[k] != OPARA_DTYPE_UNDEFINED && in_dt[k] != OPARA_DTYPE_F32) return 0;
+    return 1;
+}
+
+/* The quantized operators: integer operands u8/i8 with zero points of their type, scales f32;
+   QuantizeLinear's output is its zero point's type (else output_dtype, else u8), DequantizeLinear's
+   f32, ConvInteger's and MatMulInteger's i32, QLinearConv's and QLinearMatMul's y_zero_point's.
+   Returns what is wrong, or NULL. */
+static const char* opara__dtype_quant(const opara__node* n, const opara_dtype* in_dt, opara_dtype* out) {
+    int q = n->op == OPARA__OP_QLINEAR_CONV || n->op == OPARA__OP_QLINEAR_MATMUL;
+    opara_dtype x = opara__in_dtype(n, in_dt, 0), zp = opara__in_dtype(n, in_dt, 2), w, wzp;
+    if (n->op == OPARA__OP_QUANTIZE_LINEAR) {
+        int64_t want = opara__attr_int(n, "output_dtype", 0);
+        *out = zp != OPARA_DTYPE_UNDEFINED ? zp : want ? (opara_dtype)want : OPARA_DTYPE_U8;
+        if (x != OPARA_DTYPE_F32 || !opara__f32_inputs(n, in_dt, 2u)) return "x and y_scale must be f32";
+        if (!opara__is_quant_type(*out) || (want && want != (int64_t)*out))
+            return "the output (y_zero_point's type or output_dtype) must be u8 or i8, and both agree";
+        return NULL;
+    }
+    if (n->op == OPARA__OP_DEQUANTIZE_LINEAR) {
+        *out = OPARA_DTYPE_F32;
+        if (!opara__is_quant_type(x) && x != OPARA_DTYPE_I32) return "x must be u8, i8 or i32";
+        if (zp != OPARA_DTYPE_UNDEFINED && zp != x) return "x_zero_point's type differs from x's";
+        return opara__f32_inputs(n, in_dt, 2u) ? NULL : "x_scale must be f32";
+    }
+    if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR) {
+        *out = OPARA_DTYPE_U8;
+        return x == OPARA_DTYPE_F32 ? NULL : "x must be f32";
+    }
+    w = opara__in_dtype(n, in_dt, q ? 3 : 1);
+    wzp = opara__in_dtype(n, in_dt, q ? 5 : 3);
+    *out = q ? opara__in_dtype(n, in_dt, 7) : OPARA_DTYPE_I32;
+    if (!opara__is_quant_type(x) || !opara__is_quant_type(w)) return "the integer operands must be u8 or i8";
+    if ((zp != OPARA_DTYPE_UNDEFINED && zp != x) || (wzp != OPARA_DTYPE_UNDEFINED && wzp != w))
+        return "a zero point's type differs from its operand's";
+    if (q && (!opara__is_quant_type(*out) || !opara__f32_inputs(n, in_dt, 0x52u))) /* scales: inputs 1, 4, 6 */
+        return "the scales must be f32 and y_zero_point u8 or i8";
+    if (q && opara__in_dtype(n, in_dt, 8) != OPARA_DTYPE_UNDEFINED && opara__in_dtype(n, in_dt, 8) != OPARA_DTYPE_I32)
+        return "the bias must be i32";
+    return NULL;
+}
+
+static int opara__is_quant_op(opara__op op) {
+    return op == OPARA__OP_QUANTIZE_LINEAR || op == OPARA__OP_DEQUANTIZE_LINEAR || op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR ||
+           op == OPARA__OP_CONV_INTEGER || op == OPARA__OP_MATMUL_INTEGER || op == OPARA__OP_QLINEAR_CONV ||
+           op == OPARA__OP_QLINEAR_MATMUL;
+}
+
+OPARA__PRIVATE int opara__op_out_dtype(const opara__node* n, const opara_dtype* in_dt, uint32_t k, opara_dtype* out) {
+    if (n->op == OPARA__OP_TOPK && k == 1) {
+        *out = OPARA_DTYPE_I64; /* the indices */
+        return 1;
+    }
+    if (!opara__is_quant_op(n->op)) return 0;
+    if (opara__dtype_quant(n, in_dt, out)) *out = OPARA_DTYPE_UNDEFINED;
+    if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR && k == 1) *out = OPARA_DTYPE_F32;
+    return 1;
+}
+
 /* Output dtypes of one node from its input dtypes (0 = omitted input). */
 static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
     const opara__node* n = &g->nodes[node];
@@ -6366,6 +6569,17 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         return opara__fail(rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): input 0 is missing", node, n->name ? n->name : "",
                            opara__op_name(n->op));
     switch (n->op) {
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR:
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL:
+    {
+        opara_dtype in_dt[16];
+        const char* why;
+        for (k = 0; k < n->n_inputs && k < 16; ++k)
+            in_dt[k] = n->inputs[k] >= 0 ? dt[n->inputs[k]] : OPARA_DTYPE_UNDEFINED;
+        why = n->n_inputs <= 16 ? opara__dtype_quant(n, in_dt, &out) : "too many inputs";
+        if (why) return opara__dtype_fail(rt, g, node, why);
+    }
+        break;
     case OPARA__OP_CAST:
     {
         int64_t to = opara__attr_int(n, "to", 0);
@@ -6403,6 +6617,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         opara_dtype t = out;
         if ((n->op == OPARA__OP_MAX_POOL || n->op == OPARA__OP_TOPK) && k == 1) t = OPARA_DTYPE_I64;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
+        if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR && k == 1) t = OPARA_DTYPE_F32;
         dt[n->outputs[k]] = t;
     }
     return OPARA_OK;
@@ -9256,12 +9471,31 @@ OPARA__PRIVATE int opara__cpu_cast_type_ok(opara_dtype t);
 OPARA__PRIVATE void opara__cpu_store_i(void* base, opara_dtype t, size_t i, int64_t v);
 OPARA__PRIVATE int64_t opara__cpu_f_to_i(double v);
 
+/* Conv's window (opara_cpu_conv.c; the integer convolutions share it): the resolved record's spatial
+   dims normalized to 3 into p (kernel, when not NULL, must match the weight's), and y's spatial dims
+   checked against it. */
+OPARA__PRIVATE opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
+                                                char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
+                                                 size_t cap);
+
 /* Each kernel file's prepare functions, called by opara__cpu_prepare (opara_cpu_kernels.c). */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_conv.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_gemm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_matmul_geometry(opara__cpu_op* op, const opara__cpu_tensor* a,
+                                                      const opara__cpu_tensor* b, int64_t* batch, char* err, size_t cap);
+/* Element offsets of A and B for batch index `batch` (of the product of p->bc_dims). */
+OPARA__PRIVATE void opara__cpu_matmul_batch_offsets(const opara__cpu_params* p, size_t batch, int64_t* aoff,
+                                                    int64_t* boff);
+/* opara_cpu_quant.c: the quantization operators and the integer convolution and matrix product */
+OPARA__PRIVATE opara_result opara__cpu_prepare_quantize(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_dequantize(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_dynamic_quantize(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_quant_conv(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_quant_matmul(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_elementwise.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);
@@ -10858,6 +11092,19 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
     return OPARA_OK;
 }
 
+OPARA__PRIVATE void opara__cpu_matmul_batch_offsets(const opara__cpu_params* p, size_t batch, int64_t* aoff,
+                                                    int64_t* boff) {
+    size_t rem = batch;
+    int d;
+    *aoff = 0, *boff = 0;
+    for (d = p->bc_ndim - 1; d >= 0; --d) {
+        size_t idx = rem % (size_t)p->bc_dims[d];
+        rem /= (size_t)p->bc_dims[d];
+        *aoff += (int64_t)idx * p->a_batch_stride[d];
+        *boff += (int64_t)idx * p->b_batch_stride[d];
+    }
+}
+
 /* Batched, broadcasting MatMul: p->bc_ndim batch dims with A/B element offsets per batch index
    in a_batch_stride/b_batch_stride. */
 static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -10867,18 +11114,12 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
     float* y = (float*)op->out[0].data;
     size_t per_batch = (size_t)(p->m_blocks * p->n_blocks), item;
     for (item = begin; item < end; ++item) {
-        size_t batch = item / per_batch, blk = item % per_batch, rem = batch;
+        size_t batch = item / per_batch, blk = item % per_batch;
         size_t i0 = (blk / (size_t)p->n_blocks) * 128, j0 = (blk % (size_t)p->n_blocks) * (size_t)p->tail;
         size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
-        int64_t aoff = 0, boff = 0;
+        int64_t aoff, boff;
         opara__gemm_packed packed;
-        int d;
-        for (d = p->bc_ndim - 1; d >= 0; --d) {
-            size_t idx = rem % (size_t)p->bc_dims[d];
-            rem /= (size_t)p->bc_dims[d];
-            aoff += (int64_t)idx * p->a_batch_stride[d];
-            boff += (int64_t)idx * p->b_batch_stride[d];
-        }
+        opara__cpu_matmul_batch_offsets(p, batch, &aoff, &boff);
         opara__sgemm_ex(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
                         b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
                         (size_t)p->n, scratch, NULL, opara__gemm_op_packed(op, j0, &packed));
@@ -10886,48 +11127,65 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
     return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap) {
+/* MatMul's geometry by numpy's rules (MatMulInteger and QLinearMatMul share it): p->m, n, k, the
+   broadcast batch dims in bc_dims/bc_ndim with each operand's element step per batch index in
+   a_batch_stride/b_batch_stride, and *batch their product. */
+OPARA__PRIVATE opara_result opara__cpu_matmul_geometry(opara__cpu_op* op, const opara__cpu_tensor* a,
+                                                      const opara__cpu_tensor* b, int64_t* batch, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
-    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+    const opara__cpu_tensor* y = &op->out[0];
+    const char* name = opara__op_name(op->node->op);
     /* zeroed: GCC 13 cannot see that only the first ab / bb entries are read */
     int64_t adims[OPARA_MAX_DIMS] = {0}, bdims[OPARA_MAX_DIMS] = {0}, astr[OPARA_MAX_DIMS], bstr[OPARA_MAX_DIMS];
     int32_t ab = a->ndim >= 2 ? a->ndim - 2 : 0, bb = b->ndim >= 2 ? b->ndim - 2 : 0, nb, i, expect;
-    int64_t batch = 1, ka, acc;
-    if (a->ndim < 1 || b->ndim < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul of a scalar");
+    int64_t ka;
+    *batch = 1;
+    if (a->ndim < 1 || b->ndim < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s of a scalar", name);
     p->m = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1;
     ka = a->dims[a->ndim - 1];
     p->k = b->ndim >= 2 ? b->dims[b->ndim - 2] : b->dims[0];
     p->n = b->ndim >= 2 ? b->dims[b->ndim - 1] : 1;
-    if (ka != p->k) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: inner dimensions %lld and %lld differ",
-                                             (long long)ka, (long long)p->k);
+    if (ka != p->k) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: inner dimensions %lld and %lld differ",
+                                             name, (long long)ka, (long long)p->k);
     nb = OPARA__MAX(ab, bb);
     expect = nb + (a->ndim >= 2) + (b->ndim >= 2);
-    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output rank %d, expected %d",
-                                                    (int)y->ndim, (int)expect);
+    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output rank %d, expected %d",
+                                                    name, (int)y->ndim, (int)expect);
     for (i = 0; i < nb; ++i) {
         int64_t da = i - (nb - ab) >= 0 ? a->dims[i - (nb - ab)] : 1;
         int64_t db = i - (nb - bb) >= 0 ? b->dims[i - (nb - bb)] : 1;
         if (da != db && da != 1 && db != 1)
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: batch dimensions do not broadcast");
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: batch dimensions do not broadcast", name);
         p->bc_dims[i] = da == 1 ? db : da;
-        if (y->dims[i] != p->bc_dims[i]) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
-        batch *= p->bc_dims[i];
+        if (y->dims[i] != p->bc_dims[i]) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output shape", name);
+        *batch *= p->bc_dims[i];
     }
     if ((a->ndim >= 2 && y->dims[nb] != p->m) || (b->ndim >= 2 && y->dims[y->ndim - 1] != p->n))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output shape", name);
     for (i = 0; i < ab; ++i) adims[i] = a->dims[i];
     for (i = 0; i < bb; ++i) bdims[i] = b->dims[i];
     opara__cpu_bcast_strides(nb, p->bc_dims, ab, adims, astr);
     opara__cpu_bcast_strides(nb, p->bc_dims, bb, bdims, bstr);
     p->bc_ndim = nb;
-    /* element strides of one batch step */
+    for (i = 0; i < nb; ++i) { /* element strides of one batch step */
+        p->a_batch_stride[i] = astr[i] * p->m * p->k;
+        p->b_batch_stride[i] = bstr[i] * p->k * p->n;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1];
+    int32_t i;
+    int64_t batch = 1, acc;
+    opara_result r = opara__cpu_matmul_geometry(op, a, b, &batch, err, cap);
+    if (r != OPARA_OK) return r;
     {
         int all_b_bcast = 1, a_full = 1;
-        for (i = 0; i < nb; ++i) {
-            p->a_batch_stride[i] = astr[i] * p->m * p->k;
-            p->b_batch_stride[i] = bstr[i] * p->k * p->n;
-            if (bstr[i] != 0 && p->bc_dims[i] != 1) all_b_bcast = 0;
-        }
+        int32_t nb = p->bc_ndim, ab = a->ndim >= 2 ? a->ndim - 2 : 0;
+        for (i = 0; i < nb; ++i)
+            if (p->b_batch_stride[i] != 0 && p->bc_dims[i] != 1) all_b_bcast = 0;
         for (i = 0, acc = 1; i < nb; ++i) acc *= p->bc_dims[i];
         a_full = ab == nb;
         for (i = 0; i < ab; ++i) if (a->dims[i] != p->bc_dims[i]) a_full = 0;
@@ -12756,6 +13014,11 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     switch (op->node->op) {
     case OPARA__OP_CONV: return opara__cpu_prepare_conv(op, err, cap);
     case OPARA__OP_CONV_TRANSPOSE: return opara__cpu_prepare_conv_transpose(op, err, cap);
+    case OPARA__OP_QUANTIZE_LINEAR: return opara__cpu_prepare_quantize(op, err, cap);
+    case OPARA__OP_DEQUANTIZE_LINEAR: return opara__cpu_prepare_dequantize(op, err, cap);
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: return opara__cpu_prepare_dynamic_quantize(op, err, cap);
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_QLINEAR_CONV: return opara__cpu_prepare_quant_conv(op, err, cap);
+    case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_MATMUL: return opara__cpu_prepare_quant_matmul(op, err, cap);
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
     case OPARA__OP_BATCH_NORM: return opara__cpu_prepare_batch_norm(op, err, cap);
@@ -12892,8 +13155,8 @@ typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_
 
 /* The window the shape engine resolved (kernel, strides, dilations, pads after auto_pad), normalized
    to 3 dims into p, for an input with spatial dims x->dims[2..]; `kernel` (the weights') must agree. */
-static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
-                                         char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
+                                                char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__window_params* w = op->params && op->params->resolved ? &op->params->u.window : NULL;
     int32_t nsp = x->ndim - 2, off, i;
@@ -12928,8 +13191,8 @@ static int64_t opara__conv_out_dim(const opara__cpu_params* p, int i, int ceil_m
 
 /* Checks y's spatial dims; pools in ceil mode also accept one less (the window that would start
    in the end padding is dropped, as PyTorch and ONNX's reference do). */
-static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
-                                          size_t cap) {
+OPARA__PRIVATE opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
+                                                 size_t cap) {
     opara__cpu_params* p = &op->p;
     int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
     for (i = 0; i < 3; ++i) {
@@ -13907,6 +14170,544 @@ OPARA__PRIVATE int opara__winograd_prepare(opara__cpu_op* op) {
 #endif
 }
 /* ==== END src/cpu/opara_cpu_winograd.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_quant.c ==== */
+/* The quantization operators (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear) and the
+   integer convolution and matrix product (ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul).
+
+   Rounding is ONNX's: to nearest, ties to even (nearbyintf in the default rounding mode), then the
+   zero point, then saturation to the output type. A NaN quantizes to the zero point (ONNX leaves it
+   undefined; a float-to-integer conversion of NaN would be undefined behaviour in C).
+
+   The integer products run as one int16 x int16 -> int32 GEMM: operands widened with their zero
+   point subtracted (u8 and i8 minus a zero point fit in int16), a panel of B (MatMul's B, the
+   convolution's im2col columns, stored in pairs of rows) per work item and four rows of A at a time:
+   an AVX2 kernel (vpmaddwd, two k per instruction) chosen at run time (opara__cpu_isa_level), a
+   portable C one elsewhere. Work items are (batch or image and group, block of output columns), so
+   the items split across workers and write disjoint outputs. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+#include <string.h>
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#  define OPARA__QUANT_X86 1
+#  include <immintrin.h>
+#else
+#  define OPARA__QUANT_X86 0
+#endif
+
+#define OPARA__QNB 128 /* output columns per work item of the integer GEMM */
+#define OPARA__QMR 4   /* rows of A per step */
+/* Products per output at most: each |(a - za)(b - zb)| <= 255 * 255, so 33025 of them cannot
+   overflow the int32 accumulator. */
+#define OPARA__QK_MAX 33025
+
+/* ---- scalars ---------------------------------------------------------------------------------- */
+
+/* Element k of a u8/i8/i32 tensor as an int32 (zero points; a missing one is 0). */
+static int32_t opara__q_int_at(const opara__cpu_tensor* t, size_t k) {
+    if (!t || !t->data) return 0;
+    switch (t->dtype) {
+    case OPARA_DTYPE_U8: return ((const uint8_t*)t->data)[k];
+    case OPARA_DTYPE_I8: return ((const int8_t*)t->data)[k];
+    case OPARA_DTYPE_I32: return ((const int32_t*)t->data)[k];
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_F32: case OPARA_DTYPE_I64: case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16:
+    case OPARA_DTYPE_F64: case OPARA_DTYPE_FORCE_U32: break;
+    }
+    return 0;
+}
+
+/* Input k when present (else NULL). */
+static const opara__cpu_tensor* opara__q_input(const opara__cpu_op* op, uint32_t k) {
+    return k < op->n_in && op->in[k].data ? &op->in[k] : NULL;
+}
+
+/* Index of a per-tensor (one value) or per-channel operand for channel c. */
+static size_t opara__q_pick(const opara__cpu_tensor* t, size_t c) {
+    return t && opara__cpu_numel(t) > 1 ? c : 0;
+}
+
+/* The range of a u8 or i8 output. */
+static void opara__q_range(opara_dtype t, float* lo, float* hi) {
+    *lo = t == OPARA_DTYPE_I8 ? -128.0f : 0.0f;
+    *hi = t == OPARA_DTYPE_I8 ? 127.0f : 255.0f;
+}
+
+/* round-half-even(v) + zp saturated to [lo, hi], NaN to zp: in float, so that no conversion is out of range. */
+static float opara__q_round(float v, float zp, float lo, float hi) {
+    float r = v != v ? zp : nearbyintf(v) + zp;
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+/* ---- QuantizeLinear, DequantizeLinear ------------------------------------------------------------ */
+
+/* p->outer x p->mid (the axis; 1 per tensor) x p->inner elements; work items are chunks of
+   OPARA__CHUNK elements, cut into runs of one channel. */
+static void opara__q_layout(const opara__cpu_op* op) {
+    opara__cpu_params* p = (opara__cpu_params*)&op->p;
+    const opara__cpu_tensor* x = &op->in[0];
+    int64_t axis = 0;
+    p->outer = 1, p->mid = 1, p->inner = (int64_t)opara__cpu_numel(x);
+    if (op->params->u.quant.per_axis && opara__cpu_record_axis(op, x->ndim, &axis)) {
+        p->outer = opara__cpu_dims_prod(x->dims, 0, (int32_t)axis);
+        p->mid = x->dims[axis];
+        p->inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    }
+}
+
+static void opara__quantize_run(const float* x, size_t n, float scale, float zp, float lo, float hi, void* y, size_t at,
+                                int to_i8) {
+    size_t i;
+    if (to_i8) {
+        int8_t* d = (int8_t*)y + at;
+        for (i = 0; i < n; ++i) d[i] = (int8_t)opara__q_round(x[i] / scale, zp, lo, hi);
+    } else {
+        uint8_t* d = (uint8_t*)y + at;
+        for (i = 0; i < n; ++i) d[i] = (uint8_t)opara__q_round(x[i] / scale, zp, lo, hi);
+    }
+}
+
+static void opara__dequantize_run(const void* x, opara_dtype t, size_t at, size_t n, float scale, int32_t zp, float* y) {
+    size_t i;
+    if (t == OPARA_DTYPE_U8)
+        for (i = 0; i < n; ++i) y[i] = (float)((int32_t)((const uint8_t*)x)[at + i] - zp) * scale;
+    else if (t == OPARA_DTYPE_I8)
+        for (i = 0; i < n; ++i) y[i] = (float)((int32_t)((const int8_t*)x)[at + i] - zp) * scale;
+    else
+        for (i = 0; i < n; ++i) y[i] = (float)((int64_t)((const int32_t*)x)[at + i] - zp) * scale;
+}
+
+static opara_result opara__quant_linear_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *scale = &op->in[1], *zp = opara__q_input(op, 2);
+    size_t total = opara__cpu_numel(&op->out[0]), e = begin * OPARA__CHUNK, stop = OPARA__MIN(end * OPARA__CHUNK, total);
+    int quantize = op->node->op == OPARA__OP_QUANTIZE_LINEAR;
+    float lo, hi;
+    (void)scratch;
+    opara__q_range(op->out[0].dtype, &lo, &hi);
+    while (e < stop) {
+        size_t row = e / (size_t)p->inner, c = row % (size_t)p->mid;
+        size_t n = OPARA__MIN((row + 1) * (size_t)p->inner, stop) - e;
+        float s = ((const float*)scale->data)[opara__q_pick(scale, c)];
+        int32_t z = opara__q_int_at(zp, opara__q_pick(zp, c));
+        if (quantize)
+            opara__quantize_run((const float*)op->in[0].data + e, n, s, (float)z, lo, hi, op->out[0].data, e,
+                                op->out[0].dtype == OPARA_DTYPE_I8);
+        else opara__dequantize_run(op->in[0].data, op->in[0].dtype, e, n, s, z, (float*)op->out[0].data + e);
+        e += n;
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__prepare_quant_linear(opara__cpu_op* op, char* err, size_t cap) {
+    const char* name = opara__op_name(op->node->op);
+    opara_dtype want = op->node->op == OPARA__OP_QUANTIZE_LINEAR ? op->out[0].dtype : op->in[0].dtype;
+    const opara__cpu_tensor* zp = opara__q_input(op, 2);
+    if (!op->params || !op->params->resolved)
+        return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_ARGS, "%s: the node's record is not resolved", name);
+    if (op->in[1].dtype != OPARA_DTYPE_F32 || (zp && zp->dtype != want) || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: scale f32, zero point of the integer type", name);
+    opara__q_layout(op);
+    if (opara__cpu_numel(&op->in[1]) != (size_t)(op->params->u.quant.per_axis ? op->p.mid : 1) ||
+        (zp && opara__cpu_numel(zp) != opara__cpu_numel(&op->in[1])))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: scale and zero point sizes", name);
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->fn = opara__quant_linear_kernel;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_quantize(opara__cpu_op* op, char* err, size_t cap) {
+    if (op->in[0].dtype != OPARA_DTYPE_F32 || (op->out[0].dtype != OPARA_DTYPE_U8 && op->out[0].dtype != OPARA_DTYPE_I8))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "QuantizeLinear: f32 to u8 or i8 only");
+    return opara__prepare_quant_linear(op, err, cap);
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_dequantize(opara__cpu_op* op, char* err, size_t cap) {
+    opara_dtype t = op->in[0].dtype;
+    if ((t != OPARA_DTYPE_U8 && t != OPARA_DTYPE_I8 && t != OPARA_DTYPE_I32) || op->out[0].dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "DequantizeLinear: u8, i8 or i32 to f32 only");
+    return opara__prepare_quant_linear(op, err, cap);
+}
+
+/* ---- DynamicQuantizeLinear ------------------------------------------------------------------------ */
+
+/* ONNX's (and ONNX Runtime's) u8 parameters: the range of x widened to hold 0, scale = range / 255
+   (1 for an all-zero range, as ONNX Runtime does), zero point = round(clamp(-min / scale)). NaNs take
+   no part in the range. One work item: the range is global. */
+static opara_result opara__dynamic_quantize_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const float* x = (const float*)op->in[0].data;
+    size_t n = opara__cpu_numel(&op->in[0]), i;
+    float lo = 0.0f, hi = 0.0f, scale, zp;
+    (void)scratch;
+    if (begin >= end) return OPARA_OK;
+    for (i = 0; i < n; ++i) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+    zp = opara__q_round(0.0f - lo / scale, 0.0f, 0.0f, 255.0f);
+    opara__quantize_run(x, n, scale, zp, 0.0f, 255.0f, op->out[0].data, 0, 0);
+    if (op->n_out > 1 && op->out[1].data) *(float*)op->out[1].data = scale;
+    if (op->n_out > 2 && op->out[2].data) *(uint8_t*)op->out[2].data = (uint8_t)zp;
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_dynamic_quantize(opara__cpu_op* op, char* err, size_t cap) {
+    if (op->in[0].dtype != OPARA_DTYPE_F32 || op->out[0].dtype != OPARA_DTYPE_U8 || op->n_out < 3 ||
+        op->out[1].dtype != OPARA_DTYPE_F32 || op->out[2].dtype != OPARA_DTYPE_U8)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "DynamicQuantizeLinear: f32 to u8, f32 scale, u8 zero point");
+    op->work_items = 1;
+    op->fn = opara__dynamic_quantize_kernel;
+    return OPARA_OK;
+}
+
+/* ---- the integer GEMM ------------------------------------------------------------------------------ */
+
+/* The panel of B holds k rows in pairs: element (k, j) at ((k / 2) * nbp + j) * 2 + k % 2 (nbp: the
+   columns rounded up to 16, the padding and an odd k's last pair zero), so that one 32-bit load of a
+   row of A's pair (a[k], a[k + 1]) multiplies a pair of B rows at once (pmaddwd). */
+static size_t opara__q_at(size_t k, size_t j, size_t nbp) { return ((k >> 1) * nbp + j) * 2 + (k & 1); }
+
+/* c[r][j] (rows OPARA__QNB apart) = sum_k a[r][k] * b[k][j] for the OPARA__QMR rows of a (ka values
+   each, k rounded up to even; zero rows where a block has fewer) and the nbp columns of the panel
+   (kp pairs of rows). */
+static void opara__igemm4_portable(const int16_t* a, size_t ka, const int16_t* b, size_t kp, size_t nbp, int32_t* c) {
+    size_t r, p, j;
+    for (r = 0; r < OPARA__QMR; ++r)
+        for (j = 0; j < nbp; ++j) c[r * OPARA__QNB + j] = 0;
+    for (p = 0; p < kp; ++p) {
+        const int16_t* bp = b + p * nbp * 2;
+        for (r = 0; r < OPARA__QMR; ++r) {
+            int32_t a0 = a[r * ka + 2 * p], a1 = a[r * ka + 2 * p + 1];
+            int32_t* cr = c + r * OPARA__QNB;
+            for (j = 0; j < nbp; ++j) cr[j] += a0 * bp[2 * j] + a1 * bp[2 * j + 1];
+        }
+    }
+}
+
+#if OPARA__QUANT_X86
+/* The same with AVX2: 16 columns by 4 rows in 8 accumulators, each step one pair of k (vpmaddwd:
+   a[k] b[k][j] + a[k + 1] b[k + 1][j] in 32 bits, exact: each product is at most 255 * 255). */
+__attribute__((target("avx2"))) static void opara__igemm4_avx2(const int16_t* a, size_t ka, const int16_t* b, size_t kp,
+                                                               size_t nbp, int32_t* c) {
+    size_t j, p;
+    for (j = 0; j < nbp; j += 16) {
+        __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+        for (p = 0; p < kp; ++p) {
+            const int16_t* bp = b + (p * nbp + j) * 2;
+            __m256i b0 = _mm256_loadu_si256((const __m256i*)(const void*)bp);
+            __m256i b1 = _mm256_loadu_si256((const __m256i*)(const void*)(bp + 16));
+            int32_t pr[OPARA__QMR];
+            __m256i av;
+            memcpy(&pr[0], a + 2 * p, 4), memcpy(&pr[1], a + ka + 2 * p, 4);
+            memcpy(&pr[2], a + 2 * ka + 2 * p, 4), memcpy(&pr[3], a + 3 * ka + 2 * p, 4);
+            av = _mm256_set1_epi32(pr[0]);
+            c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(av, b0)), c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(av, b1));
+            av = _mm256_set1_epi32(pr[1]);
+            c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(av, b0)), c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(av, b1));
+            av = _mm256_set1_epi32(pr[2]);
+            c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(av, b0)), c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(av, b1));
+            av = _mm256_set1_epi32(pr[3]);
+            c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(av, b0)), c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(av, b1));
+        }
+        _mm256_storeu_si256((__m256i*)(void*)(c + j), c00), _mm256_storeu_si256((__m256i*)(void*)(c + j + 8), c01);
+        _mm256_storeu_si256((__m256i*)(void*)(c + OPARA__QNB + j), c10);
+        _mm256_storeu_si256((__m256i*)(void*)(c + OPARA__QNB + j + 8), c11);
+        _mm256_storeu_si256((__m256i*)(void*)(c + 2 * OPARA__QNB + j), c20);
+        _mm256_storeu_si256((__m256i*)(void*)(c + 2 * OPARA__QNB + j + 8), c21);
+        _mm256_storeu_si256((__m256i*)(void*)(c + 3 * OPARA__QNB + j), c30);
+        _mm256_storeu_si256((__m256i*)(void*)(c + 3 * OPARA__QNB + j + 8), c31);
+    }
+}
+#endif
+
+static void opara__igemm4(int level, const int16_t* a, size_t ka, const int16_t* b, size_t kp, size_t nbp, int32_t* c) {
+#if OPARA__QUANT_X86
+    if (level >= 1) {
+        opara__igemm4_avx2(a, ka, b, kp, nbp, c);
+        return;
+    }
+#endif
+    (void)level;
+    opara__igemm4_portable(a, ka, b, kp, nbp, c);
+}
+
+/* dst[i] = src[i] - zp for n u8 or i8 elements. */
+static void opara__q_widen(int16_t* dst, const void* src, int is_i8, size_t n, int32_t zp) {
+    size_t i;
+    if (is_i8)
+        for (i = 0; i < n; ++i) dst[i] = (int16_t)(((const int8_t*)src)[i] - zp);
+    else
+        for (i = 0; i < n; ++i) dst[i] = (int16_t)(((const uint8_t*)src)[i] - zp);
+}
+
+/* What follows the product: int32 out (ConvInteger, MatMulInteger), or QLinear's requantization
+   y = saturate(round((acc + bias) * a_scale * b_scale / y_scale) + y_zero_point). */
+typedef struct opara__q_epilogue {
+    int requant;
+    const opara__cpu_tensor *a_scale, *b_scale, *y_scale, *y_zp, *bias;
+    int a_per_row; /* the A operand's scale is per row (QLinearMatMul's a) or the GEMM's row is the
+                      weight's output channel (QLinearConv) */
+    float lo, hi;
+} opara__q_epilogue;
+
+/* Stores row `row` (its index for per-row operands) of a block: n values c[j] to columns col0.. of
+   y (int32 or u8/i8 at element offset `at`). */
+static void opara__q_store_row(const opara__q_epilogue* e, const int32_t* c, size_t row, size_t col0, size_t n, void* y,
+                               opara_dtype yt, size_t at) {
+    size_t j;
+    float as, ys, zp;
+    int32_t bias;
+    if (!e->requant) {
+        memcpy((int32_t*)y + at, c, n * sizeof *c);
+        return;
+    }
+    as = ((const float*)e->a_scale->data)[opara__q_pick(e->a_scale, row)];
+    ys = *(const float*)e->y_scale->data;
+    zp = (float)opara__q_int_at(e->y_zp, 0);
+    bias = e->bias ? ((const int32_t*)e->bias->data)[row] : 0;
+    for (j = 0; j < n; ++j) {
+        float bs = e->a_per_row ? ((const float*)e->b_scale->data)[opara__q_pick(e->b_scale, col0 + j)]
+                                : ((const float*)e->b_scale->data)[opara__q_pick(e->b_scale, row)];
+        float v = opara__q_round((float)((int64_t)c[j] + bias) * (as * bs / ys), zp, e->lo, e->hi);
+        if (yt == OPARA_DTYPE_I8) ((int8_t*)y)[at + j] = (int8_t)v;
+        else ((uint8_t*)y)[at + j] = (uint8_t)v;
+    }
+}
+
+/* The rows [0, m) of A (u8/i8, row stride lda, zero point per row or one) times the packed panel b
+   (k x nb), stored by the epilogue into y at y_at + row * ldy + column. */
+typedef struct opara__q_rows {
+    const void* a;
+    int a_i8;
+    size_t lda, m, k, ldy, y_at, col0;
+    size_t row0; /* the first row's index among all rows (per-row operands) */
+    const opara__cpu_tensor* a_zp;
+} opara__q_rows;
+
+static void opara__q_gemm_rows(const opara__q_rows* r, const int16_t* b, size_t nb, int16_t* abuf, int32_t* cbuf,
+                               const opara__q_epilogue* e, void* y, opara_dtype yt) {
+    int level = opara__cpu_isa_level();
+    size_t kp = (r->k + 1) / 2, ka = 2 * kp, nbp = (nb + 15) & ~(size_t)15, i0, i;
+    for (i0 = 0; i0 < r->m; i0 += OPARA__QMR) {
+        size_t mr = OPARA__MIN((size_t)OPARA__QMR, r->m - i0);
+        memset(abuf, 0, OPARA__QMR * ka * sizeof *abuf); /* missing rows, an odd k's last pair */
+        for (i = 0; i < mr; ++i)
+            opara__q_widen(abuf + i * ka, (const char*)r->a + (i0 + i) * r->lda, r->a_i8, r->k,
+                           opara__q_int_at(r->a_zp, opara__q_pick(r->a_zp, r->row0 + i0 + i)));
+        opara__igemm4(level, abuf, ka, b, kp, nbp, cbuf);
+        for (i = 0; i < mr; ++i)
+            opara__q_store_row(e, cbuf + i * OPARA__QNB, r->row0 + i0 + i, r->col0, nb, y, yt,
+                               r->y_at + (i0 + i) * r->ldy + r->col0);
+    }
+}
+
+/* A worker's scratch: the panel (k rounded up to even x OPARA__QNB int16), four rows of A (int16, k
+   rounded up to even) and the accumulators (four rows of OPARA__QNB int32), each part at a multiple
+   of 16 floats. */
+typedef struct opara__q_scratch_parts {
+    int16_t *panel, *abuf;
+    int32_t* cbuf;
+} opara__q_scratch_parts;
+
+static size_t opara__q_round16(size_t floats) { return (floats + 15) / 16 * 16; }
+
+/* Floats of scratch for k; with parts, where each part starts in scratch. */
+static size_t opara__q_scratch(size_t k, float* scratch, opara__q_scratch_parts* parts) {
+    size_t pairs = (k + 1) / 2, panel = opara__q_round16(pairs * OPARA__QNB), abuf = opara__q_round16(OPARA__QMR * pairs);
+    size_t cbuf = OPARA__QMR * OPARA__QNB;
+    if (parts) {
+        parts->panel = (int16_t*)(void*)scratch;
+        parts->abuf = (int16_t*)(void*)(scratch + panel);
+        parts->cbuf = (int32_t*)(void*)(scratch + panel + abuf);
+    }
+    return panel + abuf + cbuf;
+}
+
+static void opara__q_epilogue_init(const opara__cpu_op* op, opara__q_epilogue* e) {
+    int conv = op->node->op == OPARA__OP_QLINEAR_CONV;
+    memset(e, 0, sizeof *e);
+    e->requant = conv || op->node->op == OPARA__OP_QLINEAR_MATMUL;
+    if (!e->requant) return;
+    e->a_scale = conv ? &op->in[4] : &op->in[1]; /* QLinearConv: the GEMM's A is the weight */
+    e->b_scale = conv ? &op->in[1] : &op->in[4];
+    e->y_scale = &op->in[6];
+    e->y_zp = &op->in[7];
+    e->bias = conv ? opara__q_input(op, 8) : NULL;
+    e->a_per_row = !conv;
+    opara__q_range(op->out[0].dtype, &e->lo, &e->hi);
+}
+
+/* ---- MatMulInteger, QLinearMatMul ------------------------------------------------------------------- */
+
+/* Work item = (batch index, block of OPARA__QNB columns). */
+static opara_result opara__quant_matmul_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int q = op->node->op == OPARA__OP_QLINEAR_MATMUL;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[q ? 3 : 1];
+    const opara__cpu_tensor *a_zp = opara__q_input(op, 2), *b_zp = opara__q_input(op, q ? 5 : 3);
+    size_t k = (size_t)p->k, n = (size_t)p->n, item;
+    opara__q_scratch_parts sp;
+    opara__q_epilogue e;
+    opara__q_scratch(k, scratch, &sp);
+    opara__q_epilogue_init(op, &e);
+    for (item = begin; item < end; ++item) {
+        size_t batch = item / (size_t)p->n_blocks, j0 = (item % (size_t)p->n_blocks) * OPARA__QNB, kk, j, nbp;
+        size_t nb = OPARA__MIN((size_t)OPARA__QNB, n - j0);
+        int64_t aoff, boff;
+        opara__q_rows r;
+        opara__cpu_matmul_batch_offsets(p, batch, &aoff, &boff);
+        nbp = (nb + 15) & ~(size_t)15;
+        memset(sp.panel, 0, (k + 1) / 2 * 2 * nbp * sizeof *sp.panel);
+        for (kk = 0; kk < k; ++kk) { /* B's rows k, columns j0.., each minus its column's zero point */
+            const char* src = (const char*)b->data + (size_t)boff + kk * n + j0;
+            for (j = 0; j < nb; ++j) {
+                int32_t v = b->dtype == OPARA_DTYPE_I8 ? (int32_t)(int8_t)src[j] : (int32_t)(uint8_t)src[j];
+                sp.panel[opara__q_at(kk, j, nbp)] = (int16_t)(v - opara__q_int_at(b_zp, opara__q_pick(b_zp, j0 + j)));
+            }
+        }
+        r.a = (const char*)a->data + aoff;
+        r.a_i8 = a->dtype == OPARA_DTYPE_I8;
+        r.lda = k, r.m = (size_t)p->m, r.k = k, r.ldy = n, r.y_at = batch * (size_t)p->m * n, r.col0 = j0, r.row0 = 0;
+        r.a_zp = a_zp;
+        opara__q_gemm_rows(&r, sp.panel, nb, sp.abuf, sp.cbuf, &e, op->out[0].data, op->out[0].dtype);
+    }
+    return OPARA_OK;
+}
+
+/* The operand sizes the shape engine accepted, checked again against the kernel's indexing: k's
+   values are one or `per` (a channel, row or column count). */
+static int opara__q_sized(const opara__cpu_op* op, uint32_t k, size_t per) {
+    const opara__cpu_tensor* t = opara__q_input(op, k);
+    return !t || opara__cpu_numel(t) == 1 || opara__cpu_numel(t) == per;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_quant_matmul(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    int q = op->node->op == OPARA__OP_QLINEAR_MATMUL;
+    const char* name = opara__op_name(op->node->op);
+    int64_t batch = 1;
+    opara_result r = opara__cpu_matmul_geometry(op, &op->in[0], &op->in[q ? 3 : 1], &batch, err, cap);
+    if (r != OPARA_OK) return r;
+    if (!opara__q_sized(op, 2, (size_t)p->m) || !opara__q_sized(op, q ? 5 : 3, (size_t)p->n) ||
+        (q && (!opara__q_sized(op, 1, (size_t)p->m) || !opara__q_sized(op, 4, (size_t)p->n) ||
+               opara__cpu_numel(&op->in[6]) != 1 || opara__cpu_numel(&op->in[7]) != 1)))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: scales and zero points are one value, per row of A or "
+                                 "per column of B", name);
+    if (p->k > OPARA__QK_MAX)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: inner dimension %lld exceeds %d", name,
+                                 (long long)p->k, OPARA__QK_MAX);
+    p->n_blocks = (p->n + OPARA__QNB - 1) / OPARA__QNB;
+    op->work_items = (size_t)(batch * p->n_blocks);
+    op->scratch_floats = opara__q_scratch((size_t)p->k, NULL, NULL);
+    op->fn = opara__quant_matmul_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ConvInteger, QLinearConv ------------------------------------------------------------------------ */
+
+/* dst[2 t] = src[base + t * step] - zp for the t in [0, len) whose index lies in [0, w) (u8 or i8). */
+static void opara__q_gather_run(int16_t* dst, const void* src, int is_i8, int64_t base, int64_t step, int64_t len,
+                                int64_t w, int32_t zp) {
+    int64_t lo = base >= 0 ? 0 : (-base + step - 1) / step, hi = base < w ? (w - base + step - 1) / step : 0, t;
+    if (hi > len) hi = len;
+    if (is_i8)
+        for (t = lo; t < hi; ++t) dst[2 * t] = (int16_t)(((const int8_t*)src)[base + t * step] - zp);
+    else
+        for (t = lo; t < hi; ++t) dst[2 * t] = (int16_t)(((const uint8_t*)src)[base + t * step] - zp);
+}
+
+/* The im2col panel of columns [p0, p0 + nb) of one image and group: row (channel, kernel tap), the
+   input minus its zero point, 0 in the padding (ONNX pads with the zero point); the columns in runs
+   along an output row, so that a run reads the input at a fixed step. */
+static void opara__q_im2col(const opara__cpu_params* p, const void* x, int is_i8, int32_t zp, size_t p0, size_t nb,
+                            int16_t* panel) {
+    int64_t k3 = p->kernel[0] * p->kernel[1] * p->kernel[2], cg = p->cin / p->group;
+    int64_t plane = p->in_sp[0] * p->in_sp[1] * p->in_sp[2], ow = p->out_sp[2], oh = p->out_sp[1], row;
+    size_t nbp = (nb + 15) & ~(size_t)15;
+    memset(panel, 0, (size_t)((cg * k3 + 1) / 2 * 2) * nbp * sizeof *panel); /* padding columns, an odd k's pair */
+    for (row = 0; row < cg * k3; ++row) {
+        int64_t c = row / k3, t = row % k3, ka = t / (p->kernel[1] * p->kernel[2]);
+        int64_t kb = (t / p->kernel[2]) % p->kernel[1], kc = t % p->kernel[2], j = 0, q = (int64_t)p0;
+        int16_t* dst = panel + opara__q_at((size_t)row, 0, nbp); /* column j at dst[2 * j] */
+        while (j < (int64_t)nb) {
+            int64_t ox = q % ow, oy = (q / ow) % oh, oz = q / (ow * oh), len = OPARA__MIN(ow - ox, (int64_t)nb - j);
+            int64_t iz = oz * p->stride[0] - p->pad_b[0] + ka * p->dil[0];
+            int64_t iy = oy * p->stride[1] - p->pad_b[1] + kb * p->dil[1];
+            if (iz >= 0 && iz < p->in_sp[0] && iy >= 0 && iy < p->in_sp[1])
+                opara__q_gather_run(dst + 2 * j, (const char*)x + (c * plane + (iz * p->in_sp[1] + iy) * p->in_sp[2]),
+                                    is_i8, ox * p->stride[2] - p->pad_b[2] + kc * p->dil[2], p->stride[2], len, p->in_sp[2], zp);
+            j += len, q += len;
+        }
+    }
+}
+
+/* Work item = (image, group, block of OPARA__QNB output positions): the group's output channels
+   (the weight's rows) times the block's im2col panel. */
+static opara_result opara__quant_conv_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int q = op->node->op == OPARA__OP_QLINEAR_CONV;
+    const opara__cpu_tensor *x = &op->in[0], *w = &op->in[q ? 3 : 1];
+    const opara__cpu_tensor *x_zp = opara__q_input(op, 2), *w_zp = opara__q_input(op, q ? 5 : 3);
+    int64_t cg = p->cin / p->group, mg = p->cout / p->group, P = p->out_sp[0] * p->out_sp[1] * p->out_sp[2];
+    int64_t plane = p->in_sp[0] * p->in_sp[1] * p->in_sp[2];
+    size_t k = (size_t)p->k, item;
+    opara__q_scratch_parts sp;
+    opara__q_epilogue e;
+    opara__q_scratch(k, scratch, &sp);
+    opara__q_epilogue_init(op, &e);
+    for (item = begin; item < end; ++item) {
+        size_t blk = item % (size_t)p->n_col_blocks, ig = item / (size_t)p->n_col_blocks;
+        size_t img = ig / (size_t)p->group, g = ig % (size_t)p->group, p0 = blk * OPARA__QNB;
+        size_t nb = OPARA__MIN((size_t)OPARA__QNB, (size_t)P - p0);
+        opara__q_rows r;
+        opara__q_im2col(p, (const char*)x->data + ((int64_t)img * p->cin + (int64_t)g * cg) * plane,
+                        x->dtype == OPARA_DTYPE_I8, opara__q_int_at(x_zp, 0), p0, nb, sp.panel);
+        r.a = (const char*)w->data + g * (size_t)mg * k;
+        r.a_i8 = w->dtype == OPARA_DTYPE_I8;
+        r.lda = k, r.m = (size_t)mg, r.k = k, r.ldy = (size_t)P, r.col0 = p0, r.row0 = g * (size_t)mg;
+        r.y_at = (img * (size_t)p->cout + g * (size_t)mg) * (size_t)P;
+        r.a_zp = w_zp;
+        opara__q_gemm_rows(&r, sp.panel, nb, sp.abuf, sp.cbuf, &e, op->out[0].data, op->out[0].dtype);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_quant_conv(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    int q = op->node->op == OPARA__OP_QLINEAR_CONV;
+    const opara__cpu_tensor *x = &op->in[0], *w = &op->in[q ? 3 : 1], *y = &op->out[0];
+    const char* name = opara__op_name(op->node->op);
+    int64_t P;
+    opara_result r;
+    if (x->ndim < 3 || w->ndim != x->ndim || y->ndim != x->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: X, W and Y need the same rank >= 3", name);
+    r = opara__conv_geometry(op, x, w->dims + 2, err, cap);
+    if (r != OPARA_OK) return r;
+    p->group = op->params->u.window.group;
+    p->batch = x->dims[0], p->cin = x->dims[1], p->cout = w->dims[0];
+    if (p->group < 1 || p->cin % p->group || p->cout % p->group || w->dims[1] != p->cin / p->group ||
+        y->dims[0] != p->batch || y->dims[1] != p->cout)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: channels/groups of X, W, Y disagree", name);
+    r = opara__conv_check_out(op, y, 0, err, cap);
+    if (r != OPARA_OK) return r;
+    if (!opara__q_sized(op, 2, 1) || !opara__q_sized(op, q ? 5 : 3, (size_t)p->cout) ||
+        (q && (!opara__q_sized(op, 1, 1) || !opara__q_sized(op, 4, (size_t)p->cout) || opara__cpu_numel(&op->in[6]) != 1 ||
+               opara__cpu_numel(&op->in[7]) != 1 || (opara__q_input(op, 8) && opara__cpu_numel(&op->in[8]) != (size_t)p->cout))))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the input's scale and zero point are one value, the "
+                                 "weight's one or one per output channel, the bias one per output channel", name);
+    p->k = (p->cin / p->group) * p->kernel[0] * p->kernel[1] * p->kernel[2];
+    if (p->k > OPARA__QK_MAX)
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: %lld products per output exceed %d", name,
+                                 (long long)p->k, OPARA__QK_MAX);
+    P = p->out_sp[0] * p->out_sp[1] * p->out_sp[2];
+    p->n_col_blocks = (P + OPARA__QNB - 1) / OPARA__QNB;
+    op->work_items = (size_t)(p->batch * p->group * p->n_col_blocks);
+    op->scratch_floats = opara__q_scratch((size_t)p->k, NULL, NULL);
+    op->fn = opara__quant_conv_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/cpu/opara_cpu_quant.c ==== */
 /* ==== BEGIN src/plan/opara_desc.c ==== */
 OPARA__COLD_BEGIN
 /* Device presets and the default analytic operator descriptors.
@@ -14052,7 +14853,7 @@ static void opara__set_launch(opara__op_desc* d, uint32_t grid, uint32_t threads
 
 static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* x = opara__in_shape(c, 0);
-    const opara__shape* w = opara__in_shape(c, 1);
+    const opara__shape* w = opara__in_shape(c, c->n->op == OPARA__OP_QLINEAR_CONV ? 3 : 1);
     const opara__shape* y = opara__out_shape(c, 0);
     const opara__node_params* p = opara__desc_params(c);
     double out = opara__elems(y), taps = 1, group = p ? (double)p->u.window.group : 1;
@@ -18512,6 +19313,107 @@ static const char opara__ptx_pool[] =
     "8o(:2o(+uH#_t!%{#J3Z!C3Z!$Q0N2z)$|X%#C+ym!;1YKO3!c#J4c##a1#}!,v!$vY$O4!v!I5v!$V.#}!/QT!.m9+{Y!)e<h(7:\nr"
     "et;\n}\n";
 
+static const char opara__ptx_quant[] =
+    "ht.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_quantize_linear(\n.7z$m .u64D9_B~"
+    " _0,0LO11LO21L@3Lg32$LO41LO51LO61Lk67\n)\n{\n.reg .pred %p<68>;3m(b16 %rs<113n(f32 %f<165G 3n#r<1243h'64"
+    " %rd<144RldU$!w'~&%rd64, [$v*H]V!O5&V!I1V!O6&V!I2V!O7&V!B3V!!h&O3']#H4U!7'[#H5U!O8&U!H6U!O9&U!l07];\ncvt"
+    "a.to.globalu&R1,{&5A:2Ah*4;\nsetp.eq.sg#9pY! l#80:Slp_-k$1, 0f0  ,TC3,q %p1L82@l!437FLo!42FELk movw% `#p"
+    "$ntid.x684Ju cta8 P!%Oj#ad.loy$l#r114,Y!!v!k r41o%Sgeo%!X&$Jo536;\n@%p2 bra $L__BB0_51t& _'l p3,S/B0{# m"
+    "!>nf$Vul~#>3v#k$2;\nadd8949<3q#(9A4^$k#;\nnot{4Q45i!B4OU6,o!m$45;\ndiZ$=,@B3S!R7,>k$1;\nand~!R11e!i!7, 3"
+    "u&B3u&Q355B15]19Q-T5,m!90Q!B5Q!98s. X($P$k d68U&$g$$t/ f.'|/:8`(m!wideY!=9`'-]!!t!%i0F9f#;5z&.t!$n)m 4;"
+    "\nT,j2:\n.pragma \"nounroll\"p($W(A8[*l$7;\nrem;!g$#BG3b&97d/e49p4;7e&G5o$k 72,S#+d&:7h/$[!Q72g8$x!#k4i#"
+    "62, [KH]=:3=j!138]|%Srn; {!!A e!6x$;4]2+Z$W5,=X70l#Ps8fF;1Y$:5Y;$j#P.sUGi f15d'<sn4SnaY$8pa*#_$#z/B6c.<7"
+    "n!9io!$z%;4P! f$$f;!S#$:n 150Q,S7:Z8;te#V7,Q!B2Q< uG!W<%ASp7u$<l_!@8_!+a=96a%T1,j!;pS-h rziu+#G;rm$m#6;"
+    "\nstW);8b*i 9],D)n6$`/'s81r3$(J5T3%(C6y!=3k6=-u)%j>D9X7C9g>'k(U8:[':ugE;0e:#P+^10s@,S3d11P6V12Q64RI=3o34"
+    "B'h0&_<W0:R7f51R795s##B0R7U17e<.a6M6v;)u;_76y8!v!`52u!S8,X$,W8%U,#u!H8i7;7|4I9W8;8W8.V8!f2!cB8fqP!(g#o 8"
+    "0,i(_77d7$n:c80d7!`(^s2d7!_,#m#:7d-,{FJ2g7;9R!)g7#k4:9c5@1R,[2:X6!v'%S!&cP!&>@4>+X8!zA%X891~S!C4B=3k7!My"
+    " p13l7!HD7b6)TJa17Y8$X8$v!k u32d1U56V!+lU!@2mR!!]!A6|H:5m0H2x1#u.<7x1(m$;2a,$g9F2o098d#H5^N:8x#E8o0X83o0"
+    "H8wH XF!X.1wH }F9[`$-o0$W.!qBD7h#A4p0_81p0$qJc84p0!d%_s3p0!b##n#R11r0+mU!a14r0T76S!)s0!f.$; Q8'f!.s0$^HK"
+    "2s0@8>,s0@9s0#R0B8BV80s099AJ7s0!j!Z80U-$m0$z0H1t0R21t0E9Z0D3Z0 f.'Z0:64G3Z0!mS!$A-Z0#s@%b00Z0!sS!H6rFk 8"
+    "6,~!,q-B7Z0G6l/;8xT!`87Z0;8R>^22Z0!q-!v2r f81h#B8Z0G5Z0%r2K8Z0!s$_s4Z0$X>#&#Z0+oNa16Z0T83S!)Z0!5%;@3Z0E6"
+    "Z0n 21,S!.Z0W22>+Z0!P6@fA[p2B=5Z0!Mx p21Z0#T[!C8rU!:2W+%b02Z093Z0 ~x!+Z0E4Z0B3Z0#f@0`Q!#Um!I6f@:8X3$b00Z"
+    "099u01tm!k 91,~!+Z0X92Z0`91l/:6r-a92Z0$tP!]89Z0#T+!^2Zf8lg!X93Z0H9lg!$`Bc93Z0!Z!^s5Z0:2v,#|L#f@C2lv!b18Z"
+    "0<8S!)Z0#g,$P>(tr!]18sg!;2kOH4k/)v>#y.E4ug!W25a!+vg!>9f@!l!y p25Z0!Y#C9f@:9n($b02Z0R94Z0K9_U#)[0(|$$_U#H"
+    "6`U#+no!q)10;\nbra.uniQf!'[P#D:u~!E4mh!C4}9_40cc!b22y~!X43tU!a22Th!M3Td!W42Ud!u 123j##fU#0YD$U}!*~~!g37'"
+    "PP#f96|h!99^##B$|h!1Sk!f24g~!91Z.!k!,P&;2wZ!$_!v 125m6S12hGx!126]@$jG^14kG:4pQ!$|AG2V|!#}v!#HR47ya#$y!X6"
+    "0qg##Y[#+tr!a39U6#X+!p!(V6:6[3 <)w!'m!-]6$af!H6R}!#j'$^6!B=pjf#&^6@5@,^6V12jF#n!x p52`6:9|9 u)/~e!:4~Eg9"
+    "80Y}!%R2$(b47c1%(g481[}!]53fe#,~f#>7y(]40`}!#_B&`}!g54'`}!#c#0b4#l!7#`}!U55h2&V$A2m|!f99o491kt#$C0n|!O5 "
+    "n|!{ 127j9Y58i9I7^!#yg# r#-w5$WX#;5`!I8V5<7v5J9v5$^|!F5^|!$_^#;2P/G7u5!e0#HZ50u5C2|3);$m3:2q++yk!c44]6<9"
+    "W#)]6$T3K9]6^44]6#wl!H6V{!o 131]6!W{! aw!,]6@7b!,]6V32]6:3b!2Tl!S10EC2[,)z{!I5z{!:5z{!t 101{{!m 102X!'i5"
+    ":3cI#<*^]!R10R3I2Q1#m8$C+a]!:6el!$}/I5U1:3yT$H0my#B1v/`30V/=3ms#I1v/;3`j!F6e{!${f!:3fU!G3ny!!z$$H;5f9C8s"
+    ".2cj!l 135T!)s.#p+ <2s.F6s.V9,Y!-s.@7s.!Wy!]59s.$yDa62s.@8s. n!z p60s.#{E-X+$x)$w8H3t.S61t.B5Y.)m-+X.#YR"
+    "!I3X.#|<a06X.$aV$O0!X.$r0/xR!#b#'X.I2h-<9X.1mY#81Te$!X&.vR!$f8:4f)_39}~#!_)#H e8)d<O4 P=#S0 Vr! TQ$+ni#J"
+    "4di!l 141W#)[/#k!d41[/.ki!$q-H6Wx!#VO@fBu p62[/@3b!,[/V44[/:4b!K3[/#V0C4|*;6ty#O1![/;3[/*PR!W34p.+[/#tL1"
+    "gM;1S;H9[/#}8&d/3]/$bi$/^LZ36]/1Ub!T45]/2Ub!T46@F4^/#P9;4e//ov!#gQ##H ~8 Z.,}U!K0Z.<7T!)Z.#W+ <1Z.^50Z.V"
+    "5,Y!-Z.@8Z.!V`!^65Z.@6b!-Z.@9Z.98b!J6Z.$ol#[49z)#hb#$c.2[.j 137].%zl#*Zb!<3Yb!+uv!_67uv!Z67_6O2%uv!]19uv"
+    "!%wZ!&Vb!C2t!_24ZX#K5tv!@1nP!H9qq!N9wZ$#gR%$X^!G9xZ$d26_c!#U%+qv!g21'qv!f72Qc!#[t$d72Pc!#bw!e73qe!f98Zw!"
+    "#wd!F7nn#$he!%]!_99a5<9Vw!`00P6=9Uw!.gR!#Rq!!ia#} f91X{!a01vv$%dY!%@B9d`$9u[`#%o8Z02]`#;u]`#!Q-_s6]`##Z5"
+    "#~s$#ho#C2TU!%}R#+l8T93S!)]`##~%$ho#(|m!^23]`#$Ur#G5e8A9xn#!su$F2{T!W30a!,]`#'|x!!l!bp3yT!!S~$cf9zx!#ZT!"
+    "g741zx!$X4$(b26k3&s3O71zx![31s7C3xO@2T9]24zx!#mU!&zx!g32'zx!&SY!-x2g33'zx!g34&[w$^35[w$X26my!g75 k7!y9#B"
+    "0k7g38 ly!M0Wd#$eQ%%q3/Vd#$Ul! xw$/x!S5,]$-t8#wN$x&!wa!.V8&f51vN;9tz!G3[w##_o#!|LE9Q8#hH$r(v 104Q8%p|!c0"
+    "7Q8!P%Gs}{!:3v6#[t##nP!C3{W#J2y^!#t]#C2mP!#ga!$a^#A5a,E8jW$;3|u#J6jW$W36>,VQ!@0c{!!Bs p36C(sz!!Obp3bw#:7"
+    "Z|!C0rz!%Y6#R)H8r8R40q8E7qz!$oQ% V!*{w#E2nw$ bj$']2#tu$H2wz!#tu$`81`_!$`:$W1I3P1!z2I8Rv##Ua!F8aX%$va!'P1"
+    "0vI!Y4:[N1x_!;0`{!^41mp%#qD:0}Y!D0R@Z11T1G8T1%dZ%c11T1!i2_s8T1!m+#s#;3v=+yV!K3sa!#wx!D3Xp%$_-$`0(^j#^30V"
+    "1$XIJ7V1${s!#>-V1(^b!!B[p4m_&@0na!!O=plv#*V1$bl$C0ma!%Tp#$u+I2W192W1]83m0-Qx$B2Qx$#lu$H2]}!#nu$I8Z}!%ys#"
+    "N1m0#QZ%I8vk##VKG8t}!$Xf$%m0 el$.|/T10~-I4m0;1VZ!^43m0#X+%{U%D0o#B5m0_12m0%cQ#c15m0!x5GspP##b}!$s0#]i%C4"
+    "sOJ3]i%#P(!T!)m0#mA;1e.@8m0.`i%;4mY!K8m0@4>,m0@1WP#!Bs p44C(h~!!Obp4h~!$tl$,yk!#Wi&%t03m0#Xi$F8[A-Wi$B2o"
+    "~!#~u$I2va$!OI9[AR11dO$u02n0#Wc$1]A#Tj%H9]AC9n01e{#<1VP#J1e{#<1~Q!^16]b$#b+;1he%,wV&$T^%&o00ei!&_3c20p0:"
+    "9aa&G0q0!g>#u#:4`AC4a|#K3a|##yg%D4`A#b=%gh%@9q0.[|#$_U##T!-R0)p@!gw$F4[|#W47b!,~Q#@1`A:1e12[|#$Ym!D1}Q#$"
+    "PY%$y02r0;1di%g93(|x$F2|x$+rq&#VR#D4mq!(aX!{(51:\nret;\n}hk'gde*jk'.F7#lk'5NO13NO23N2rk'5NO43NO53NO63N1z"
+    "k'^30zk'E6yk']37xk'_98wk'J8wk''Uf'6T+1ki'O9(X!2{k'O8(X!1}k' fQ'7&X!0Pl' sX$7&W!0Rl'g54(W!0Tl'g55(W!0Vl'g"
+    "56(W!7'Xl'g70&Xl'6XX'=3m^'3A=4]n'7'Vk'!^_!0Vk'!XO1Vk'#hr%$}v$%Zc&+Uk'!7$IF3wd't!1_63Tk'$Y&D7Tk'!`B7(Tk'$"
+    "Yx#B2W#F3Rs'S3,h*/gh'P1_y]!+Uq#U1__P& @@:zY#U62[m'B5Wk'#Wu##d&*Zm'!qw#!fY&(N>5Y[& pZ$'Zm'#va!^65[m'T66y]"
+    "&*]m'#~{%:6s%+_&#ns!<9{]#C8_&L9bm& |q%3bm&G9jT$A7]u#G8q~%#nU!1oU'>9c^#*s!#fS!'ml&&v$7(al'#t{#$u.B4VZ$>7{"
+    "S&`55[U!$ZU!87z=+i/T9,u</X]'T1_ji&)R(#h/I7^q&$jd&F3uQ&o!d172_q&-X/W18r&R7:g2%m'92a$'L::PS#R64bY!%vg&Asbg"
+    "#@8vg& iU&s subte&%eh&Z72|T& F;f~)1cy&#Ta%.Sq!A9~P$H8nQ#%bW& b) w!$oU':,;p %f4sV! =#c*!tV!Bf]g'#_#&n41z/"
+    "%(J9v.&(*yh$#r% &/|p##hV#'~3*yg' X0(Q*F9Xi'<1b6G3t['#x=-iW$5[~%F2[~%91iW$(f2M8f2#o^##A_55h#<9x7)un#)e5_2"
+    "9m3$s0G3l3[12m3C1RB0mT&$Rq!I2~g&1}g&%n3@3~g&-n3A2f'D3n3B3n3 iz#,n3#b`&]s2n3#Sd$q d94n3#`c$%=w 173n3=7cc$"
+    ".W_$<7wg#,n3)wq%+tZ$$nf&$i&B8n3#aT'$ci'l shlQ]!;9|x#r 9, w(A3}_& ba$/u493vz$]f9Tm#U69w,'d3#l[##;*n{!#d4#"
+    "@,o/#l{#<0o/)d$${>'rV$-V/$[,!Vy$0i.H6~m#<0]o!*tz#@1k.x 100l.<4uz#I1m.@7|-D6m.C4m.F7m.$jS$]s3n.$vR$#dS$(p"
+    ".$sR$'A`74r.$~q#!xR$/Ws#<6bU#J4lQ$%RV$I6XR#)lQ$'y.$^^#$Vk#+}*$eS$$_S'J8d.!}z$Yf1pt(#vh&G2ZY%#PC#@,z-#S]$"
+    "I1z-A8oW#1z-$j+!wh(0z-M9zz#-}f$Y09z-I8z-%|Y#`09z-A3Z-D9z-B5z- pu#-z-#XF^s4z-$bA!sS%)z-<1x{&$Aa75z->3Uo#/"
+    "u`#S4,^)J4tm#%m#I4[`%)tm#(z-#wz#$n{%2uT$O7!z-#Xq$&if'$u,>7a-G3lQ%#@,z->8kQ%,z-%fg#%P|(0{-A5xd#/|-e32kh#E"
+    "2ui#A8|-a17|-&Zg#I8|-(ak! `r#*|-C6|-G3|-#Ph#^s5|-%ii'Z20|-&|f'%mW!I6|-O6(TU'_28Yj&E4SU'.|-&Wj&C4|-#gt#$n"
+    "c&,x!A5VR$3}-j 125~-G8V^!&aX!+pd##{%+xw!C6X9G1`*A6`*E4vf%#y,'dv!Y17s!/kh%91b`)'A)fv!$yy$/fv!d76fv!#xp(B7"
+    "uc!#rp(#n! pl$'fv!#[w%^78fv!#_q( @*fv!#uU! =.fv!#t-U95Xl%+Wb!a48kz%M4~u!A8Rd'H3y~$#aX)+|b! xq&7%xt!e80bc"
+    "!#ac$=8qS!,tS#-ma!C2Y8H4SS!#v{#b40^P&I3]P&%Y8A9]P&-T-@4SS!E4SS!B9Y8u%47:\nneg~V)`79y6%p7J3Z*<9_v)7#Zt%!R"
+    "b&-y6X23Sn%'y6$fa'#U^$K2as!98Z6g24/bs!%x%$pu&*t^)#X0 &/qr!#r;(Y0+R]#A4^..z[)$X^$&{6^24qr!.Z0G5Z0B5}Y)f81"
+    "u/>5dP%0u/E5u/B5S$H5PH#p>b45xe'%of'1gp!X80ip'-u/@5o=D5PH [!(u/Z53u/$sV$x 180u/$ab!I4mg%$hQ*G5u/A6u/H4re%"
+    "<2gLZ46u/#y|$<6cx%/h#K7j;B5i;a47S1;5R1G7aU*&R1(l,>2aU*,l,U7,Ab55~+H5~+:8RV*,g'*}`!I4}`!%rs(a14}`!'Vg% k#"
+    ",~+C1~+C6~+;5j'a81~+$_( Ww%.f)#~S)G4TP%X53~+H5x}&<2]@Y53~+#hQ&$em%3RU'$j9I5`+#SU'Yf3X:$R)G6`+>3cW*,`+#P_"
+    "#O3!`+0bq)$Tx',^a#$^u&$`+a54`+%s_&a55`+@9o*D8`++hj#[59`+$^i#I8^i#$[f'!dc%/`+K8m[*$nu$&`+0ty$=3f%C9`+#jg%"
+    "#|U%+yR)Y64VQ'3`+X4]wg%>sbT*%Yb**`+U4,@+`+#`1$A2`+H6qP*#t`'C5}$Y16kS#I6kS#<8PLI6kS#V62o*[61`++Yb#Z62`+$d"
+    "y&a18~`#%vS%1XI#p|&!r&,`+B6`t!H6`t!<3jo!C6`t!#y~%#oP&E3x!W6,h+3a+j 166b+0it#b50bg!%rm#(bg!C2p~#g50&bg!F:"
+    "gU*6dW$M7dW$A6a}'G7SN5c{&K7bW$#{r#${q#E7i.A7=(c-B4Su#6pb!#g`$/ob!#bS%%wl!$]S%+T20i:(g/A:j{!&ku%#]+H7g1(}"
+    "a!]5:x|!']! gz!&T!D:pV!-oV!+|5H1|5#_B0v%H1P-(a@ ge*(yp#$Uu* q!I2vu*$xa*+yf&&Q{%&vu*.a]$(S+<1g7&X!O0%R!`9"
+    ":Q|*%Qk!.jU#&|#@3o( d_*-P2<6i}%2Rh*,Y_$$xe!#<Kd{Q#&Ph*.P2!Z3.V[!A8{j!I7zj!(rf*(a:'th%3n9W9]R|*-T6$(J7Q5%"
+    "(J6R5%(O7!rl!+k;F7j;,WQ#7&h; ZY!.TY#M6e{!B7h`)0RT$H4Yl!C3{}&M3_9#]P!c73Yl!$mb#(n]$+aw$^40tq+@9e:3xb)G1dP"
+    "*91RZ).wW#(Tp$!UY)'Y6${y(!u!J2{y(I3zy(=u}s%'yy(.^}!(cx$ uS)'^6b93^6)R!r 38:R$@7R$G4zk#'P$@7a6v 41:P=<0lv"
+    "%*tP#>1Tp(/r5%{|*N1yd(e31xd(O2 wd(X20vd((}p!#j~&#Vo&K9tP##{Q$c21S1$(g450q4_20^P!+Qs$@3km!g63'a{%~$ynamic"
+    "+Rh,4L7$m{%7$T!O19T!O29T!3P|%7$T!H4Yy%F4vx%^10qe,G6wx%94Fh shaj!~0.align 4 .b8 _ZZ29$T$i)E6lo_buf[10eu#7"
+    "Ai!Xhii!-_x%@2z{%7%h+1_!O8._!1W|%g25._!1^|%g26._!0d|%70]&O4&Qy%g28%Qy%B2nw%!~g!$nv%,R}#=,hn%^27zu%^2_Z{#"
+    "U2_r@p 2_2tA@2wy%'kz##tDB6wi!#nD#:C2kz#>,@*fv(%Rw#*iz##~c! </iz#%pd!*^P)_97xP)$^'<1m$(O#vp'F7uy%`2_`a#=2"
+    "Su%I4z]'=2u~$.bP!:,y'O47p$%R$4u|#-SE%my(!hj#,vd';,A#Vz')m[(A6;!bc'.xT'(CC7_!A7;!as&*Z|%#b%A1r++ld'$'*V!<"
+    "0^+0uT*(y+,Tk!n 2_4m'E5Uv#%eg,/Q^,{ 2_8at!@2uY!82Wn!.P[(<0w%,|V(@1g,1ap)%XS)!_p)+Z*#_(H6Z*B4;)^_,Bg^_,`4"
+    "6Z*B4;$__,)y$$s$<1bd!.y$$Xh#G3U.!Th##qQ)C4j#$Ri*=9Xi*^p9kk+)D+xj+#Rg*%;!yj+*Qi#H3W.(x{)H3q.$[W!$W&0P&<5S"
+    "q%F3P&#qY%#zh*C5ku'$`x)=2dX*_p1np+@2E+lV'#yP+%;!a!M2Ws)J2eg%N3h%@5eg%1YU,=5^{).p7%;%xS,1{U,$EH4r7%;%{U,-"
+    "s7#{$F2YG@5Y+G7`z+82}S#-[G>8`5$`}!'a%3ks)'Zh(&f!$wk!(}l) |BA2XA oc#71UV!*wv(#`/#~r!#{X&#lV!%td!l 12]W$(d"
+    "#g6,2PW!*d#U3,{u$3d#$iv% [(r%ar.syncSt&!e+%VNl shrvF<3_l+F1tt!&qy+G0w}$@2fV#U2_z|*<eWZ&>7WR!H6e}$92t]#(R"
+    "*<7`#+m2C8Z`,Xlda&#iP*#{(0<#pX#!Wl%,m2#Q`*<7o~)![1=bao-$^&&aV,&k$#qq$[39k$#bh$#k$`40}##uR&!ag(5~,$Z}#+Y!"
+    "#bA81`;(b#,}U,-W!:6ts!'oO'm6!g@#ba*#za*&a&#v|''a&B9a&<4zi-+a&>5}#`44}##Yb$~ 45] {/@6Q^! Ve#)X0-p/V63p/'W"
+    "v$C0p/*wu!>2pi#92pd#-i$!pP(71]70_.!eQ(71]6(bg&*~U,<6}p%(v; VZ#n!f3F8uc+C2_e!;1rc&'bf-)l!*gT(#fQ)!c'&b{-("
+    "V'$fw#&P!$XR*#vY!B8[$,{}*'t##W.:9^.0d}+#gh#<9oR#-xZ%L2o^,$vS**TV)$X#I6pV*>2s^,'Zn)U3,R%'h&)Te-C7gR.$V#u "
+    "p23t}+a4,p&(TT.C2RU.#P#(cP,'X0<5k=0|Q%<2_T,7 xg)J2bY$:3sp%J9_i-#qZ!N2lq-$ac%I2Qj-93^[$Wr4TK'bV,BeRQ,*at!"
+    "C2jD Ye%(kS.G7]s!%{z$/]s!#cl#$]Y(+qT.#nV'E8`s!<5tm$/`s!<7~g'0S[*I2S[*C3r$*Wo(%nW&0nr)L8Us!)}e#1ph-<0~%/d"
+    "]&%vL(]j!5Q[*5^f-/X|(#g2#_f-e98PT*#l}#B3`z*#V1_22fT*L2fT*#j`,C2|j(%i!#Ue-(s%5eT*$yg.1Z6]70Z6#R#7 sT*f00]"
+    "6]71]6!tz&4RU*#Vl!g71 hz(+bn%@6u24_|(%Sw&2fZ)'Vg,.gx'O5 yT*'i1D3jY#)WY#4xT* |30yT*#g6.d{$6f0I7f0c6:zw'H6"
+    "}U$L3vV#A1^T%1dy%%[s'G1q~)=6Pp-1v1$u|)#a>+s]+$hy)G2[})L2[})T73i!)v1>1v1W73T'.}[+$jn+g01 v1G4v1#U|).xu,$z"
+    "~)g01 v1F5v1O4 t});5kn-2tr-&{r'/bV-#s}),jX%,xg-0~v!%Zq&c21vY*e76T+C6zW*)T+A2T+,pG2[w)#TT*,aX*%i!!{#>7T+F"
+    "3wX+<3fU*7 T+G8T+!mu+F3th.$Pu+g02 T+F9T+#rw)3Ui.#X%O9#nm-1qO:2qw)g52#sb-1]o'$y^$G2[s)#_l-M0U+@9Zj%C2U+A3"
+    "U+C9U+2sq)T81i!)U+>3U+@8w=&pq)-oQ*f03U+_82U+>3|Q**[b)@1o!2U+]83U+!qR&~ p41 n[.C8]z$%e~&O2!U+Y4]xw&*Ze*%n"
+    "]-1U+%P_*.xW+#}9#`p-0U+W42Pj%C5U+@4U+D4eF2Wl)=8i!)U+@4U+@5U+/Tl)'rb*5U+G6U+<4qz),U+@4o!3U+F7U+<6T})0U+#]"
+    "j-I7pe'%mY-1U+$xV+^54uf.H5fd(#bv*#;+Uc!=5_V'.:(mf.,me#U6,A/kh-^45hg!C4Xl!@2zh! kV%$Zr$";
+
 #if defined(__clang__)
 #  pragma clang diagnostic pop
 #elif defined(__GNUC__) && !defined(__cplusplus)
@@ -18525,6 +19427,7 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 34667},
     {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 11341},
+    {"quant", opara__ptx_quant, sizeof opara__ptx_quant - 1, 32250},
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
@@ -18548,6 +19451,9 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_layer_norm_f32", 26, 1024},
     {"opara_softmax_f32", 28, 1024},
     {"opara_pool2d_f32", 44, 0},
+    {"opara_dynamic_quantize_linear", 23, 2048},
+    {"opara_dequantize_linear", 30, 0},
+    {"opara_quantize_linear", 28, 0},
 };
 
 #endif
@@ -18657,7 +19563,9 @@ typedef enum opara__cuda_binop {
     X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
     X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
-    X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
+    X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise") \
+    X(QUANTIZE, "opara_quantize_linear", "quant") X(DEQUANTIZE, "opara_dequantize_linear", "quant") \
+    X(DYNAMIC_QUANTIZE, "opara_dynamic_quantize_linear", "quant")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
 typedef enum opara__cuda_kernel { OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_ENUM) OPARA__CUK_COUNT } opara__cuda_kernel;
@@ -19266,6 +20174,50 @@ static opara_result opara__lower_unary(opara__lower_walk* w, opara__cuda_act act
 
 static opara_result opara__lower_math(opara__lower_walk* w, opara__cuda_math op, float a, float b) {
     return opara__lower_map(w, OPARA__CUK_MATH, op, a, b);
+}
+
+/* QuantizeLinear, DequantizeLinear (src/cuda/kernels/quant.cu): x viewed as [outer, mid, inner] around
+   the record's axis (mid 1 per tensor); an omitted zero point is a NULL pointer. */
+static opara_result opara__lower_quantize(opara__lower_walk* w, int quantize) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    const opara__node_params* p = &w->params[w->node];
+    int64_t count = opara__lower_numel(x), mid = 1, inner = count;
+    int32_t d;
+    opara__cuda_launch* L;
+    if (!p->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "the scale does not fit the input");
+    if (p->u.quant.per_axis) {
+        mid = x->dims[p->axis];
+        for (d = (int32_t)p->axis + 1, inner = 1; d < x->ndim; ++d) inner *= x->dims[d];
+    }
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, quantize ? OPARA__CUK_QUANTIZE : OPARA__CUK_DEQUANTIZE))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 2));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, inner > 0 ? inner : 1);
+    opara__lower_arg_i32(L, mid > 0 ? mid : 1);
+    opara__lower_arg_i32(L, quantize ? w->dtypes[opara__lower_out(w, 0)] == OPARA_DTYPE_I8
+                                     : (int64_t)w->dtypes[opara__lower_in(w, 0)]); /* ONNX's type code */
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* DynamicQuantizeLinear: one block (the range is global), 256 threads. */
+static opara_result opara__lower_dynamic_quantize(opara__lower_walk* w) {
+    int64_t count = opara__lower_numel(opara__lower_in_shape(w, 0));
+    opara__cuda_launch* L;
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_DYNAMIC_QUANTIZE))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 2));
+    opara__lower_arg_i32(L, count);
+    L->grid[0] = 1;
+    L->block[0] = 256;
+    return OPARA_OK;
 }
 
 static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop op) {
@@ -20061,6 +21013,11 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     switch (n->op) {
     case OPARA__OP_CONV: return opara__lower_conv(w, 0);
     case OPARA__OP_CONV_TRANSPOSE: return opara__lower_conv(w, 1);
+    case OPARA__OP_QUANTIZE_LINEAR: return opara__lower_quantize(w, 1);
+    case OPARA__OP_DEQUANTIZE_LINEAR: return opara__lower_quantize(w, 0);
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: return opara__lower_dynamic_quantize(w);
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL:
+        break; /* CPU only (docs/CUDA-BACKEND.md) */
     case OPARA__OP_MAX_POOL: return opara__lower_pool(w, 1);
     case OPARA__OP_AVERAGE_POOL: return opara__lower_pool(w, 0);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
@@ -20788,9 +21745,10 @@ OPARA__COLD_BEGIN
 /* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
    16 bytes, what their vectorised kernels load. */
 #define OPARA__CUDA_LIB_ALIGN 16u
-#define OPARA__CUDA_FILES 6
+#define OPARA__CUDA_FILES 7
 
-static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "layout", "norm", "pool"};
+static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "layout", "norm", "pool",
+                                                                  "quant"};
 
 struct opara__cuda_session {
     opara_runtime* rt;
@@ -23425,7 +24383,7 @@ static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
     if (ex->skip[n]) return 0.0;
     switch (opara__op_info_of(op->node->op)->work) {
     case OPARA__WORK_CONV:
-        if (op->node->op != OPARA__OP_CONV) return out; /* ConvTranspose: counted by its outputs */
+        if (op->node->op == OPARA__OP_CONV_TRANSPOSE) return out; /* counted by its outputs */
         return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
     case OPARA__WORK_MATMUL: return out * (double)p->k;
     case OPARA__WORK_POOL: case OPARA__WORK_ROWS: case OPARA__WORK_TRANSPOSE: case OPARA__WORK_ELEMENTWISE:
@@ -26572,7 +27530,8 @@ OPARA__COLD_BEGIN
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
 /* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
-   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to'. What the
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to', the
+   quantized operators' own rule (opara__op_out_dtype). What the
    engine cannot infer stays unknown; only running out of memory is a failure. */
 static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];
@@ -26593,8 +27552,13 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
-    for (k = 0; k < n->n_outputs; ++k)
-        im->g->values[n->outputs[k]].dtype = n->op == OPARA__OP_TOPK && k == 1 ? OPARA_DTYPE_I64 : dt;
+    for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
+    if (n->n_inputs <= 16) { /* the operators with their own output dtype rule (at most 16 inputs) */
+        opara_dtype in_dt[16];
+        for (k = 0; k < n->n_inputs; ++k) in_dt[k] = n->inputs[k] >= 0 ? im->g->values[n->inputs[k]].dtype : OPARA_DTYPE_UNDEFINED;
+        for (k = 0; k < n->n_outputs; ++k)
+            if (opara__op_out_dtype(n, in_dt, k, &dt)) im->g->values[n->outputs[k]].dtype = dt;
+    }
     return OPARA_OK;
 }
 
@@ -26943,7 +27907,9 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
     case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR:
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER:
+    case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:

@@ -633,6 +633,55 @@ static const char opara__source_pool[] =
     "            int div = count_include_pad ? padded : count;\n"
     "            y[i] = div > 0 ? sum / (float)div : 0.0f;\n        }\n    }\n}\n";
 
+static const char opara__source_quant[] =
+    "/* The quantization operators: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear, as the CPU\n"
+    " * computes them (src/cpu/opara_cpu_quant.c): x / scale in float, rounded half to even, plus the zero\n"
+    " * point, saturated to u8 or i8; a NaN quantizes to the zero point. Scales and zero points are one value\n"
+    " * or one per index of an axis: x is viewed as [outer, mid, inner] and element i uses index\n"
+    " * (i / inner) % mid (mid 1: per tensor). Types are ONNX's codes: 2 u8, 3 i8, 6 i32. */\n"
+    "#include \"opara_kernel.h\"\n\n"
+    "/* round-half-even(v) + zp saturated to [lo, hi] (NaN: zp), in float. */\n"
+    "OPARA_DEVICE float opara__k_quantize(float v, float zp, float lo, float hi)\n{\n"
+    "    float r = v != v ? zp : rintf(v) + zp;\n    return r < lo ? lo : r > hi ? hi : r;\n}\n\n"
+    "/* Element i of a u8 (2), i8 (3) or i32 (6) tensor; a NULL tensor (an omitted zero point) is 0. */\n"
+    "OPARA_DEVICE int opara__k_int_at(const unsigned char* p, int type, int i)\n{\n    if (!p) return 0;\n"
+    "    if (type == 3) return (int)((const signed char*)(const void*)p)[i];\n"
+    "    if (type == 6) return ((const int*)(const void*)p)[i];\n    return (int)p[i];\n}\n\n"
+    "/* y (u8, or i8 when to_i8) = quantize(x / scale[c], zp[c]) with c the element's index along the axis. */\n"
+    "OPARA_KERNEL(opara_quantize_linear, (const float*, x), (const float*, scale), (const unsigned char*, zp),\n"
+    "             (unsigned char*, y), (int, n), (int, inner), (int, mid), (int, to_i8))\n{\n"
+    "    float lo = to_i8 ? -128.0f : 0.0f, hi = to_i8 ? 127.0f : 255.0f;\n    int i;\n"
+    "    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {\n"
+    "        int c = (i / inner) % mid;\n"
+    "        float q = opara__k_quantize(x[i] / scale[c], (float)opara__k_int_at(zp, to_i8 ? 3 : 2, c), lo, hi);\n"
+    "        y[i] = to_i8 ? (unsigned char)(signed char)(int)q : (unsigned char)(int)q;\n    }\n}\n\n"
+    "/* y = (x - zp[c]) * scale[c] for x (and zp) of `type`; the difference in 64 bits (i32 - i32). */\n"
+    "OPARA_KERNEL(opara_dequantize_linear, (const unsigned char*, x), (const float*, scale), (const unsigned char*, zp),\n"
+    "             (float*, y), (int, n), (int, inner), (int, mid), (int, type))\n{\n    int i;\n"
+    "    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {\n"
+    "        int c = (i / inner) % mid;\n"
+    "        long long d = (long long)opara__k_int_at(x, type, i) - (long long)opara__k_int_at(zp, type, c);\n"
+    "        y[i] = (float)d * scale[c];\n    }\n}\n\n#define OPARA__QUANT_THREADS 256\n\n"
+    "/* DynamicQuantizeLinear in one block of OPARA__QUANT_THREADS threads: the range of x widened to hold\n"
+    " * 0 (NaNs left out: their comparisons are false), scale = range / 255 (1 for an empty range, as ONNX\n"
+    " * Runtime), zero point = quantize(0 - min / scale), then y. */\n"
+    "OPARA_KERNEL(opara_dynamic_quantize_linear, (const float*, x), (unsigned char*, y), (float*, y_scale),\n"
+    "             (unsigned char*, y_zp), (int, n))\n{\n"
+    "    OPARA_SHARED(float, lo_buf, OPARA__QUANT_THREADS);\n"
+    "    OPARA_SHARED(float, hi_buf, OPARA__QUANT_THREADS);\n    unsigned int t = threadIdx.x, s;\n"
+    "    float lo = 0.0f, hi = 0.0f, scale, zp;\n    int i;\n"
+    "    for (i = (int)t; i < n; i += (int)blockDim.x) {\n        float v = x[i];\n"
+    "        lo = v < lo ? v : lo;\n        hi = v > hi ? v : hi;\n    }\n    lo_buf[t] = lo;\n"
+    "    hi_buf[t] = hi;\n    __syncthreads();\n    for (s = blockDim.x / 2; s > 0; s >>= 1) {\n"
+    "        if (t < s) {\n            lo_buf[t] = lo_buf[t + s] < lo_buf[t] ? lo_buf[t + s] : lo_buf[t];\n"
+    "            hi_buf[t] = hi_buf[t + s] > hi_buf[t] ? hi_buf[t + s] : hi_buf[t];\n        }\n"
+    "        __syncthreads();\n    }\n    lo = lo_buf[0];\n    hi = hi_buf[0];\n"
+    "    scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;\n"
+    "    zp = opara__k_quantize(0.0f - lo / scale, 0.0f, 0.0f, 255.0f);\n    if (t == 0) {\n"
+    "        *y_scale = scale;\n        *y_zp = (unsigned char)(int)zp;\n    }\n"
+    "    for (i = (int)t; i < n; i += (int)blockDim.x) y[i] = (unsigned char)(int)opara__k_quantize(x[i] / scale, zp, 0.0f, 255.0f);\n"
+    "}\n";
+
 #if defined(__clang__)
 #  pragma clang diagnostic pop
 #elif defined(__GNUC__) && !defined(__cplusplus)
@@ -646,6 +695,7 @@ static const opara__kernel_source opara__kernel_sources[] = {
     {"layout", opara__source_layout},
     {"norm", opara__source_norm},
     {"pool", opara__source_pool},
+    {"quant", opara__source_quant},
 };
 
 #endif /* OPARA_NVRTC_H */

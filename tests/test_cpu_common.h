@@ -12,7 +12,7 @@ typedef struct kt {
     opara_runtime* rt;
     opara__graph g;
     int32_t node;
-    opara__cpu_tensor in[8], out[4];
+    opara__cpu_tensor in[10], out[4];
     uint32_t n_in, n_out;
     opara__cpu_op op;
     opara__node_params params;
@@ -38,7 +38,7 @@ static size_t kt_numel(int ndim, const int64_t* dims) {
 }
 
 static void kt_init(kt* k, opara__op op, uint32_t n_in, uint32_t n_out) {
-    int32_t ins[8], outs[4];
+    int32_t ins[10], outs[4];
     uint32_t i;
     char name[16];
     memset(k, 0, sizeof *k);
@@ -102,11 +102,11 @@ static uint32_t kt_workers = 0;
 /* What a session's shape engine resolves for the node (pads after auto_pad, ...), from the input
    shapes; left unresolved when the engine refuses them (the kernel then refuses too). */
 static void kt_resolve(kt* k) {
-    opara__shape shapes[8], out[4];
-    const opara__shape* in[8];
+    opara__shape shapes[10], out[4];
+    const opara__shape* in[10];
     opara__shape* outp[4];
     uint32_t i;
-    for (i = 0; i < k->n_in && i < 8; ++i) {
+    for (i = 0; i < k->n_in && i < 10; ++i) {
         shapes[i].ndim = k->in[i].ndim;
         memcpy(shapes[i].dims, k->in[i].dims, sizeof k->in[i].dims);
         in[i] = k->in[i].data ? &shapes[i] : NULL;
@@ -154,7 +154,7 @@ static opara_result kt_run(kt* k, const opara__blas* blas) {
 
 static void kt_free(kt* k) {
     uint32_t i;
-    for (i = 0; i < 8; ++i) free(k->in[i].data);
+    for (i = 0; i < 10; ++i) free(k->in[i].data);
     for (i = 0; i < 4; ++i) free(k->out[i].data);
     opara__graph_free(&k->g);
     opara_runtime_destroy(k->rt);

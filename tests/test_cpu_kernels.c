@@ -2320,6 +2320,308 @@ OT_TEST(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call) {
     check_threaded_blas(T, FAKE_BLAS("libfake_mkl.so"), "MKL");
 }
 
+
+/* ---- the quantized operators against naive references ----------------------------------------- */
+
+/* Round half to even without the library's rounding: floor, then the tie to the even neighbour. */
+static double q_ref_round(double v) {
+    double f = floor(v), d = v - f;
+    if (d > 0.5 || (d == 0.5 && fmod(f, 2.0) != 0.0)) return f + 1.0;
+    return f;
+}
+
+/* ONNX's quantization of one value: round(x / scale) (the quotient in f32) + zp, saturated; NaN to zp. */
+static int32_t q_ref_quantize(float x, float scale, int32_t zp, int32_t lo, int32_t hi) {
+    float qf = x / scale;
+    double r;
+    if (qf != qf) return zp;
+    r = isinf(qf) ? (qf > 0 ? 1e300 : -1e300) : q_ref_round((double)qf) + zp;
+    return r < lo ? lo : r > hi ? hi : (int32_t)r;
+}
+
+static int32_t q_get(opara_dtype dt, const void* p, size_t i) {
+    return dt == OPARA_DTYPE_I8 ? ((const int8_t*)p)[i] : dt == OPARA_DTYPE_U8 ? ((const uint8_t*)p)[i] : ((const int32_t*)p)[i];
+}
+
+static void q_fill(opara_dtype dt, void* p, size_t n, int lo, int hi) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        int v = kt_randint(lo, hi);
+        if (dt == OPARA_DTYPE_I8) ((int8_t*)p)[i] = (int8_t)v;
+        else if (dt == OPARA_DTYPE_U8) ((uint8_t*)p)[i] = (uint8_t)v;
+        else ((int32_t*)p)[i] = v;
+    }
+}
+
+static int q_lo(opara_dtype dt) { return dt == OPARA_DTYPE_I8 ? -128 : 0; }
+static int q_hi(opara_dtype dt) { return dt == OPARA_DTYPE_I8 ? 127 : 255; }
+
+OT_TEST(quantize_dequantize_per_axis_ties_and_saturation) {
+    static const int64_t xd[3] = {2, 3, 37}, sd[1] = {3}, one[1] = {1};
+    static const float specials[] = {NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 0.0f, -0.0f};
+    int t, bad = 0;
+    for (t = 0; t < 4; ++t) { /* t: 0 u8 per tensor, 1 i8 per axis, 2 u8 per axis without zero point, 3 i8 per tensor */
+        opara_dtype qt = t & 1 ? OPARA_DTYPE_I8 : OPARA_DTYPE_U8;
+        int per_axis = t == 1 || t == 2, has_zp = t != 2;
+        size_t n = kt_numel(3, xd), i, ns = per_axis ? 3 : 1;
+        kt k, d;
+        float *x, *s, *back;
+        void *zp = NULL, *y;
+        kt_init(&k, OPARA__OP_QUANTIZE_LINEAR, has_zp ? 3 : 2, 1);
+        x = (float*)kt_in(&k, 0, OPARA_DTYPE_F32, 3, xd);
+        s = (float*)kt_in(&k, 1, OPARA_DTYPE_F32, 1, per_axis ? sd : one);
+        for (i = 0; i < ns; ++i) s[i] = 0.25f * (float)(i + 1);
+        if (has_zp) {
+            zp = kt_in(&k, 2, qt, 1, per_axis ? sd : one);
+            q_fill(qt, zp, ns, qt == OPARA_DTYPE_I8 ? -10 : 0, 20);
+        }
+        for (i = 0; i < n; ++i) { /* halves of the scale (ties), far outside the range, the specials */
+            size_t c = per_axis ? (i / 37) % 3 : 0;
+            x[i] = i % 5 == 0 ? s[c] * ((float)kt_randint(-300, 300) + 0.5f) : kt_randf() * 200.0f;
+            if (i % 11 == 4) x[i] = specials[(i / 11) % 7];
+        }
+        y = kt_out(&k, 0, qt, 3, xd);
+        REQUIRE(kt_run(&k, NULL) == OPARA_OK);
+        for (i = 0; i < n; ++i) {
+            size_t c = per_axis ? (i / 37) % 3 : 0;
+            int32_t z = has_zp ? q_get(qt, zp, c) : 0;
+            int32_t want = q_ref_quantize(x[i], s[c], z, q_lo(qt), q_hi(qt));
+            if (q_get(qt, y, i) != want && bad++ < 5)
+                OT_LOG("quantize case %d [%u]: x %g scale %g zp %d: got %d, want %d", t, (unsigned)i, (double)x[i],
+                       (double)s[c], z, q_get(qt, y, i), want);
+        }
+        /* DequantizeLinear back: (q - zp) * scale */
+        kt_init(&d, OPARA__OP_DEQUANTIZE_LINEAR, has_zp ? 3 : 2, 1);
+        memcpy(kt_in(&d, 0, qt, 3, xd), y, n);
+        memcpy(kt_in(&d, 1, OPARA_DTYPE_F32, 1, per_axis ? sd : one), s, ns * sizeof *s);
+        if (has_zp) memcpy(kt_in(&d, 2, qt, 1, per_axis ? sd : one), zp, ns);
+        back = (float*)kt_out(&d, 0, OPARA_DTYPE_F32, 3, xd);
+        REQUIRE(kt_run(&d, NULL) == OPARA_OK);
+        for (i = 0; i < n; ++i) {
+            size_t c = per_axis ? (i / 37) % 3 : 0;
+            float want = (float)(q_get(qt, y, i) - (has_zp ? q_get(qt, zp, c) : 0)) * s[c];
+            if (back[i] != want && bad++ < 5) OT_LOG("dequantize case %d [%u]: got %g, want %g", t, (unsigned)i, (double)back[i], (double)want);
+        }
+        kt_free(&d);
+        kt_free(&k);
+    }
+    CHECK_EQ(bad, 0);
+}
+
+OT_TEST(dequantize_i32_and_refusals) {
+    static const int64_t xd[1] = {5}, one[1] = {1}, two[1] = {2};
+    static const int32_t vals[5] = {INT32_MIN, -7, 0, 9, INT32_MAX};
+    kt k;
+    float* y;
+    int i;
+    kt_init(&k, OPARA__OP_DEQUANTIZE_LINEAR, 3, 1);
+    memcpy(kt_in(&k, 0, OPARA_DTYPE_I32, 1, xd), vals, sizeof vals);
+    *(float*)kt_in(&k, 1, OPARA_DTYPE_F32, 1, one) = 0.5f;
+    *(int32_t*)kt_in(&k, 2, OPARA_DTYPE_I32, 1, one) = 3;
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 1, xd);
+    REQUIRE(kt_run(&k, NULL) == OPARA_OK);
+    for (i = 0; i < 5; ++i) CHECK_EQ(y[i], (float)((double)vals[i] - 3.0) * 0.5f); /* no int32 overflow */
+    kt_in(&k, 1, OPARA_DTYPE_F32, 1, two); /* a scale of 2 for 5 elements without an axis of 2 */
+    CHECK(kt_prepare(&k, NULL) != OPARA_OK);
+    kt_free(&k);
+    kt_init(&k, OPARA__OP_QUANTIZE_LINEAR, 2, 1);
+    kt_int(&k, "block_size", 2);
+    kt_in(&k, 0, OPARA_DTYPE_F32, 1, xd);
+    kt_in(&k, 1, OPARA_DTYPE_F32, 1, one);
+    kt_out(&k, 0, OPARA_DTYPE_U8, 1, xd);
+    CHECK(kt_prepare(&k, NULL) != OPARA_OK); /* blocked quantization: the record stays unresolved */
+    kt_free(&k);
+}
+
+OT_TEST(dynamic_quantize_matches_onnx_formula) {
+    static const int64_t xd[2] = {3, 41}, none[1] = {0};
+    int t, bad = 0;
+    for (t = 0; t < 4; ++t) { /* mixed signs, all positive, all negative, all zero */
+        size_t n = kt_numel(2, xd), i;
+        float *x, lo = 0, hi = 0, scale;
+        uint8_t* y;
+        int32_t zp;
+        kt k;
+        kt_init(&k, OPARA__OP_DYNAMIC_QUANTIZE_LINEAR, 1, 3);
+        x = (float*)kt_in(&k, 0, OPARA_DTYPE_F32, 2, xd);
+        for (i = 0; i < n; ++i) {
+            x[i] = t == 3 ? 0.0f : kt_randf() * 5.0f;
+            if (t == 1) x[i] = fabsf(x[i]) + 0.5f;
+            if (t == 2) x[i] = -fabsf(x[i]) - 0.5f;
+            lo = x[i] < lo ? x[i] : lo;
+            hi = x[i] > hi ? x[i] : hi;
+        }
+        y = (uint8_t*)kt_out(&k, 0, OPARA_DTYPE_U8, 2, xd);
+        kt_out(&k, 1, OPARA_DTYPE_F32, 0, none);
+        kt_out(&k, 2, OPARA_DTYPE_U8, 0, none);
+        REQUIRE(kt_run(&k, NULL) == OPARA_OK);
+        scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+        zp = q_ref_quantize(-lo, scale, 0, 0, 255); /* round(clamp(0 - lo / scale)) */
+        CHECK_EQ(*(float*)k.out[1].data, scale);
+        CHECK_EQ((int32_t)*(uint8_t*)k.out[2].data, zp);
+        for (i = 0; i < n; ++i)
+            if ((int32_t)y[i] != q_ref_quantize(x[i], scale, zp, 0, 255)) ++bad;
+        kt_free(&k);
+    }
+    CHECK_EQ(bad, 0);
+}
+
+/* The integer convolution of ONNX in int64, then QLinearConv's requantization (in f32 as ONNX Runtime). */
+typedef struct q_conv_case {
+    int64_t n, cin, h, w, cout, group, kh, kw, sh, sw, ph0, pw0, ph1, pw1, dh, dw;
+    opara_dtype xt, wt, yt;
+    int w_zp_per_channel, qlinear;
+} q_conv_case;
+
+static int check_quant_conv(opara_test* T, const q_conv_case* cc) {
+    int64_t oh = (cc->h + cc->ph0 + cc->ph1 - (cc->kh - 1) * cc->dh - 1) / cc->sh + 1;
+    int64_t ow = (cc->w + cc->pw0 + cc->pw1 - (cc->kw - 1) * cc->dw - 1) / cc->sw + 1;
+    int64_t xd[4] = {cc->n, cc->cin, cc->h, cc->w}, wd[4] = {cc->cout, cc->cin / cc->group, cc->kh, cc->kw};
+    int64_t yd[4] = {cc->n, cc->cout, oh, ow}, one[1] = {1}, md[1] = {cc->cout};
+    int64_t pads[4] = {cc->ph0, cc->pw0, cc->ph1, cc->pw1}, strides[2] = {cc->sh, cc->sw}, dil[2] = {cc->dh, cc->dw};
+    int q = cc->qlinear, ix = 0, iw = q ? 3 : 1, ixz = 2, iwz = q ? 5 : 3;
+    int64_t b, m, y0, x0, c, i, j, bad = 0;
+    float *xs = NULL, *ws = NULL, *ys = NULL;
+    int32_t* bias = NULL;
+    void *x, *w, *xz, *wz, *yz = NULL, *y;
+    kt k;
+    kt_init(&k, q ? OPARA__OP_QLINEAR_CONV : OPARA__OP_CONV_INTEGER, q ? 9 : 4, 1);
+    kt_ints(&k, "pads", pads, 4), kt_ints(&k, "strides", strides, 2), kt_ints(&k, "dilations", dil, 2);
+    kt_int(&k, "group", cc->group);
+    x = kt_in(&k, ix, cc->xt, 4, xd), q_fill(cc->xt, x, kt_numel(4, xd), q_lo(cc->xt), q_hi(cc->xt));
+    w = kt_in(&k, iw, cc->wt, 4, wd), q_fill(cc->wt, w, kt_numel(4, wd), q_lo(cc->wt), q_hi(cc->wt));
+    xz = kt_in(&k, ixz, cc->xt, 1, one), q_fill(cc->xt, xz, 1, q_lo(cc->xt), q_hi(cc->xt));
+    wz = kt_in(&k, iwz, cc->wt, 1, cc->w_zp_per_channel ? md : one);
+    q_fill(cc->wt, wz, cc->w_zp_per_channel ? (size_t)cc->cout : 1, q_lo(cc->wt), q_hi(cc->wt));
+    if (q) {
+        xs = (float*)kt_in(&k, 1, OPARA_DTYPE_F32, 1, one), *xs = 0.02f;
+        ws = (float*)kt_in(&k, 4, OPARA_DTYPE_F32, 1, cc->w_zp_per_channel ? md : one);
+        for (m = 0; m < (cc->w_zp_per_channel ? cc->cout : 1); ++m) ws[m] = 0.001f * (float)(m + 3);
+        ys = (float*)kt_in(&k, 6, OPARA_DTYPE_F32, 1, one), *ys = 0.7f;
+        yz = kt_in(&k, 7, cc->yt, 1, one), q_fill(cc->yt, yz, 1, q_lo(cc->yt) / 2, q_hi(cc->yt) / 2);
+        bias = (int32_t*)kt_in(&k, 8, OPARA_DTYPE_I32, 1, md), q_fill(OPARA_DTYPE_I32, bias, (size_t)cc->cout, -20000, 20000);
+    }
+    y = kt_out(&k, 0, q ? cc->yt : OPARA_DTYPE_I32, 4, yd);
+    if (kt_run(&k, NULL) != OPARA_OK) {
+        OT_LOG("run: %s", k.err);
+        kt_free(&k);
+        return 0;
+    }
+    for (b = 0; b < cc->n; ++b)
+        for (m = 0; m < cc->cout; ++m)
+            for (y0 = 0; y0 < oh; ++y0)
+                for (x0 = 0; x0 < ow; ++x0) {
+                    int64_t acc = 0, g = m / (cc->cout / cc->group), cg = cc->cin / cc->group, at;
+                    int32_t zw = q_get(cc->wt, wz, cc->w_zp_per_channel ? (size_t)m : 0), got, want;
+                    for (c = 0; c < cg; ++c)
+                        for (i = 0; i < cc->kh; ++i)
+                            for (j = 0; j < cc->kw; ++j) {
+                                int64_t iy = y0 * cc->sh - cc->ph0 + i * cc->dh, ix2 = x0 * cc->sw - cc->pw0 + j * cc->dw;
+                                int64_t xv = q_get(cc->xt, xz, 0); /* the padding holds the zero point */
+                                if (iy >= 0 && iy < cc->h && ix2 >= 0 && ix2 < cc->w)
+                                    xv = q_get(cc->xt, x, (size_t)(((b * cc->cin + g * cg + c) * cc->h + iy) * cc->w + ix2));
+                                acc += (xv - q_get(cc->xt, xz, 0)) *
+                                       (q_get(cc->wt, w, (size_t)(((m * cg + c) * cc->kh + i) * cc->kw + j)) - zw);
+                            }
+                    at = ((b * cc->cout + m) * oh + y0) * ow + x0;
+                    got = q_get(q ? cc->yt : OPARA_DTYPE_I32, y, (size_t)at);
+                    if (q) {
+                        float mult = *xs * ws[cc->w_zp_per_channel ? m : 0] / *ys;
+                        want = q_ref_quantize((float)(acc + bias[m]) * mult, 1.0f, q_get(cc->yt, yz, 0), q_lo(cc->yt),
+                                              q_hi(cc->yt));
+                    } else {
+                        want = (int32_t)acc;
+                    }
+                    if (got != want && bad++ < 3)
+                        OT_LOG("%s [%lld]: got %d, want %d", q ? "QLinearConv" : "ConvInteger", (long long)at, got, want);
+                }
+    kt_free(&k);
+    return bad == 0;
+}
+
+OT_TEST(quant_conv_random_every_isa) {
+    static const char* const caps[] = {"portable", "avx2", ""};
+    static const q_conv_case cases[] = {
+        {1, 3, 9, 9, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, OPARA_DTYPE_U8, OPARA_DTYPE_U8, OPARA_DTYPE_U8, 0, 0},
+        {2, 4, 13, 17, 6, 2, 3, 2, 2, 1, 0, 1, 2, 0, 1, 2, OPARA_DTYPE_I8, OPARA_DTYPE_I8, OPARA_DTYPE_I8, 1, 0},
+        {1, 8, 16, 16, 7, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, OPARA_DTYPE_U8, OPARA_DTYPE_I8, OPARA_DTYPE_U8, 1, 1},
+        {2, 6, 11, 12, 9, 3, 3, 3, 1, 2, 1, 2, 1, 0, 2, 1, OPARA_DTYPE_U8, OPARA_DTYPE_U8, OPARA_DTYPE_I8, 0, 1},
+        {1, 2, 20, 20, 3, 1, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_I8, 1, 1},
+    };
+    int c, t, failures = 0;
+    for (c = 0; c < 3; ++c) {
+        REQUIRE(setenv("OPARA_CPU_ISA", caps[c], 1) == 0);
+        for (t = 0; t < (int)(sizeof cases / sizeof cases[0]); ++t)
+            if (!check_quant_conv(T, &cases[t])) ++failures, OT_LOG("case %d with OPARA_CPU_ISA=%s", t, caps[c]);
+    }
+    isa_cap_restore();
+    CHECK_EQ(failures, 0);
+}
+
+/* MatMulInteger / QLinearMatMul: a [batch..., M, K] x b [K, N] or [batch, K, N], zero points and scales
+   per tensor, per row of a, per column of b. */
+static int check_quant_matmul(opara_test* T, int qlinear, int64_t batch, int b_batched, int64_t m, int64_t kk, int64_t n,
+                              int per, opara_dtype at, opara_dtype bt, opara_dtype yt) {
+    int64_t ad[3] = {batch, m, kk}, bd[3] = {batch, kk, n}, yd[3] = {batch, m, n}, one[1] = {1}, md[1] = {m}, nd[1] = {n};
+    int ib = qlinear ? 3 : 1, iaz = 2, ibz = qlinear ? 5 : 3;
+    int64_t bi, i, j, l, bad = 0;
+    float *as = NULL, *bs = NULL, *ys = NULL;
+    void *a, *b, *az, *bz, *yz = NULL, *y;
+    kt k;
+    kt_init(&k, qlinear ? OPARA__OP_QLINEAR_MATMUL : OPARA__OP_MATMUL_INTEGER, qlinear ? 8 : 4, 1);
+    a = kt_in(&k, 0, at, 3, ad), q_fill(at, a, kt_numel(3, ad), q_lo(at), q_hi(at));
+    b = b_batched ? kt_in(&k, ib, bt, 3, bd) : kt_in(&k, ib, bt, 2, bd + 1);
+    q_fill(bt, b, kt_numel(b_batched ? 3 : 2, b_batched ? bd : bd + 1), q_lo(bt), q_hi(bt));
+    az = kt_in(&k, iaz, at, 1, per ? md : one), q_fill(at, az, per ? (size_t)m : 1, q_lo(at), q_hi(at));
+    bz = kt_in(&k, ibz, bt, 1, per ? nd : one), q_fill(bt, bz, per ? (size_t)n : 1, q_lo(bt), q_hi(bt));
+    if (qlinear) {
+        as = (float*)kt_in(&k, 1, OPARA_DTYPE_F32, 1, per ? md : one);
+        for (i = 0; i < (per ? m : 1); ++i) as[i] = 0.01f + 0.001f * (float)i;
+        bs = (float*)kt_in(&k, 4, OPARA_DTYPE_F32, 1, per ? nd : one);
+        for (j = 0; j < (per ? n : 1); ++j) bs[j] = 0.02f + 0.0005f * (float)j;
+        ys = (float*)kt_in(&k, 6, OPARA_DTYPE_F32, 1, one), *ys = 3.0f;
+        yz = kt_in(&k, 7, yt, 1, one), q_fill(yt, yz, 1, q_lo(yt) / 2, q_hi(yt) / 2);
+    }
+    y = kt_out(&k, 0, qlinear ? yt : OPARA_DTYPE_I32, 3, yd);
+    if (kt_run(&k, NULL) != OPARA_OK) {
+        OT_LOG("run: %s", k.err);
+        kt_free(&k);
+        return 0;
+    }
+    for (bi = 0; bi < batch; ++bi)
+        for (i = 0; i < m; ++i)
+            for (j = 0; j < n; ++j) {
+                int64_t acc = 0;
+                int32_t got, want;
+                for (l = 0; l < kk; ++l)
+                    acc += (int64_t)(q_get(at, a, (size_t)((bi * m + i) * kk + l)) - q_get(at, az, per ? (size_t)i : 0)) *
+                           (q_get(bt, b, (size_t)(((b_batched ? bi : 0) * kk + l) * n + j)) - q_get(bt, bz, per ? (size_t)j : 0));
+                got = q_get(qlinear ? yt : OPARA_DTYPE_I32, y, (size_t)((bi * m + i) * n + j));
+                want = qlinear ? q_ref_quantize((float)acc * (as[per ? i : 0] * bs[per ? j : 0] / *ys), 1.0f,
+                                                q_get(yt, yz, 0), q_lo(yt), q_hi(yt))
+                               : (int32_t)acc;
+                if (got != want && bad++ < 3) OT_LOG("[%lld, %lld, %lld]: got %d, want %d", (long long)bi, (long long)i,
+                                                     (long long)j, got, want);
+            }
+    kt_free(&k);
+    return bad == 0;
+}
+
+OT_TEST(quant_matmul_random_every_isa) {
+    static const char* const caps[] = {"portable", "avx2", ""};
+    int c, failures = 0;
+    for (c = 0; c < 3; ++c) {
+        REQUIRE(setenv("OPARA_CPU_ISA", caps[c], 1) == 0);
+        failures += !check_quant_matmul(T, 0, 1, 0, 4, 3, 2, 0, OPARA_DTYPE_U8, OPARA_DTYPE_U8, OPARA_DTYPE_U8);
+        failures += !check_quant_matmul(T, 0, 3, 1, 7, 33, 131, 1, OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_U8);
+        failures += !check_quant_matmul(T, 0, 2, 0, 9, 300, 257, 0, OPARA_DTYPE_U8, OPARA_DTYPE_I8, OPARA_DTYPE_U8);
+        failures += !check_quant_matmul(T, 1, 2, 1, 5, 64, 140, 1, OPARA_DTYPE_U8, OPARA_DTYPE_I8, OPARA_DTYPE_I8);
+        failures += !check_quant_matmul(T, 1, 1, 0, 13, 17, 3, 0, OPARA_DTYPE_I8, OPARA_DTYPE_I8, OPARA_DTYPE_U8);
+    }
+    isa_cap_restore();
+    CHECK_EQ(failures, 0);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(conv_random_all_paths), OT_CASE(conv_large_channels_split_columns), OT_CASE(conv_k_slices_for_each_worker_count), OT_CASE(conv_winograd_matches_direct_sum), OT_CASE(conv_rejects_bad_output_shape),
     OT_CASE(conv_reads_the_resolved_window),
@@ -2344,6 +2646,9 @@ static const opara_test_case tests[] = {
     OT_CASE(vector_window_keeps_nan_every_isa), OT_CASE(vector_max_and_add_into_keep_nan),
     OT_CASE(resize_through_axes_matches_full_scales), OT_CASE(pad_and_transpose_read_the_record),
     OT_CASE(unary_reads_the_record),
+    OT_CASE(quantize_dequantize_per_axis_ties_and_saturation), OT_CASE(dequantize_i32_and_refusals),
+    OT_CASE(dynamic_quantize_matches_onnx_formula), OT_CASE(quant_conv_random_every_isa),
+    OT_CASE(quant_matmul_random_every_isa),
 };
 
 int main(int argc, char** argv) {

@@ -128,6 +128,7 @@ static int kx_run(const char* name, unsigned gx, unsigned gy, unsigned gz, unsig
 #include "../src/cuda/kernels/layout.cu"
 #include "../src/cuda/kernels/norm.cu"
 #include "../src/cuda/kernels/pool.cu"
+#include "../src/cuda/kernels/quant.cu"
 
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
@@ -832,12 +833,105 @@ OT_TEST(resize_matches_onnx_examples) {
     }
 }
 
+/* ---- quantization ------------------------------------------------------------------------------------ */
+
+/* ONNX's quantization of one value without rintf: x / scale in float, ties to even, + zp, saturated; NaN
+   to the zero point. */
+static int q_ref(float x, float scale, int zp, int lo, int hi) {
+    float q = x / scale;
+    double f, r;
+    if (q != q) return zp;
+    if (isinf(q)) return q > 0 ? hi : lo;
+    f = floor((double)q);
+    r = (double)q - f > 0.5 || ((double)q - f == 0.5 && fmod(f, 2.0) != 0.0) ? f + 1.0 : f;
+    r += zp;
+    return r < lo ? lo : r > hi ? hi : (int)r;
+}
+
+OT_TEST(quantize_dequantize_match_definitions) {
+    static const float specials[] = {NAN, INFINITY, -INFINITY, 1e30f, -0.0f};
+    int n = 300, inner = 10, mid = 3, to_i8, i, bad = 0;
+    float* x = rnd_vec((size_t)n);
+    float scale[3] = {0.25f, 0.5f, 0.0625f}, *back = zeros((size_t)n);
+    unsigned char zp[3], y[300];
+    for (i = 0; i < n; ++i) {
+        int c = (i / inner) % mid;
+        x[i] = i % 4 == 0 ? scale[c] * ((float)(i % 41) - 20.5f) : x[i] * 200.0f; /* ties, and past the range */
+        if (i % 13 == 6) x[i] = specials[(i / 13) % 5];
+    }
+    for (to_i8 = 0; to_i8 < 2; ++to_i8) {
+        const float* px = x;
+        const float* ps = scale;
+        const unsigned char* pz = zp;
+        float* pb = back;
+        unsigned char* py = y;
+        int type = to_i8 ? 3 : 2, lo = to_i8 ? -128 : 0, hi = to_i8 ? 127 : 255;
+        void* p[] = KX_ARGS(&px, &ps, &pz, &py, &n, &inner, &mid, &to_i8);
+        void* d[] = KX_ARGS(&py, &ps, &pz, &pb, &n, &inner, &mid, &type);
+        zp[0] = (unsigned char)(to_i8 ? -7 : 3), zp[1] = 0, zp[2] = (unsigned char)(to_i8 ? 100 : 250);
+        REQUIRE(kx_run("opara_quantize_linear", 2, 1, 1, 64, 1, 1, p) == 0);
+        REQUIRE(kx_run("opara_dequantize_linear", 2, 1, 1, 64, 1, 1, d) == 0);
+        for (i = 0; i < n; ++i) {
+            int c = (i / inner) % mid, z = to_i8 ? (int)(signed char)zp[c] : (int)zp[c];
+            int got = to_i8 ? (int)(signed char)y[i] : (int)y[i], want = q_ref(x[i], scale[c], z, lo, hi);
+            if (got != want && bad++ < 5) OT_LOG("quantize %s [%d] %g / %g: got %d, want %d", to_i8 ? "i8" : "u8", i,
+                                                 (double)x[i], (double)scale[c], got, want);
+            if (back[i] != (float)(got - z) * scale[c] && bad++ < 5) OT_LOG("dequantize [%d]: got %g", i, (double)back[i]);
+        }
+    }
+    { /* i32 input, a zero point far away: the difference is taken in 64 bits */
+        int v[3] = {-2147483647 - 1, 5, 2147483647}, z = 1000, one = 1, three = 3, type = 6;
+        float s = 2.0f, out[3];
+        const unsigned char* pv = (const unsigned char*)v;
+        const unsigned char* pz = (const unsigned char*)&z;
+        const float* ps = &s;
+        float* po = out;
+        void* d[] = KX_ARGS(&pv, &ps, &pz, &po, &three, &three, &one, &type);
+        REQUIRE(kx_run("opara_dequantize_linear", 1, 1, 1, 4, 1, 1, d) == 0);
+        for (i = 0; i < 3; ++i) CHECK_EQ(out[i], (float)((double)v[i] - 1000.0) * 2.0f);
+    }
+    CHECK_EQ(bad, 0);
+    free(x), free(back);
+}
+
+OT_TEST(dynamic_quantize_matches_onnx_formula) {
+    int n = 1000, t, i, bad = 0;
+    float* x = rnd_vec((size_t)n);
+    unsigned char* y = (unsigned char*)malloc((size_t)n);
+    for (t = 0; t < 3; ++t) { /* mixed signs with a NaN, all positive, all zero */
+        float lo = 0, hi = 0, scale, got_scale = 0;
+        unsigned char got_zp = 0;
+        const float* px = x;
+        unsigned char* py = y;
+        float* ps = &got_scale;
+        unsigned char* pz = &got_zp;
+        int zp;
+        void* p[] = KX_ARGS(&px, &py, &ps, &pz, &n);
+        for (i = 0; i < n; ++i) {
+            if (t == 1) x[i] = fabsf(x[i]) * 3.0f + 0.25f;
+            if (t == 2) x[i] = 0.0f;
+            if (t == 0 && i == 17) x[i] = NAN;
+            if (x[i] == x[i]) lo = x[i] < lo ? x[i] : lo, hi = x[i] > hi ? x[i] : hi;
+        }
+        REQUIRE(kx_run("opara_dynamic_quantize_linear", 1, 1, 1, 256, 1, 1, p) == 0);
+        scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+        zp = q_ref(-lo, scale, 0, 0, 255);
+        CHECK_EQ(got_scale, scale);
+        CHECK_EQ((int)got_zp, zp);
+        for (i = 0; i < n; ++i)
+            if ((int)y[i] != q_ref(x[i], scale, zp, 0, 255) && bad++ < 5) OT_LOG("[%d] %g: got %d", i, (double)x[i], y[i]);
+    }
+    CHECK_EQ(bad, 0);
+    free(x), free(y);
+}
+
 OT_TEST(every_kernel_entry_is_registered_once) {
     const char* names[] = {"opara_unary_f32", "opara_channel_affine_f32", "opara_bias_act_f32", "opara_sgemm_f32",
                            "opara_conv2d_f32", "opara_conv_transpose2d_f32", "opara_binary_f32", "opara_binary_int",
                            "opara_where", "opara_strided_copy", "opara_cast", "opara_cast_float", "opara_pool2d_f32", "opara_softmax_f32",
                            "opara_layer_norm_f32", "opara_reduce_mean_f32", "opara_gather", "opara_pad",
-                           "opara_resize_f32", "opara_math_f32"};
+                           "opara_resize_f32", "opara_math_f32", "opara_quantize_linear", "opara_dequantize_linear",
+                           "opara_dynamic_quantize_linear"};
     const opara_kernel_entry* e;
     int i, count = 0;
     for (i = 0; i < (int)(sizeof names / sizeof names[0]); ++i) CHECK(kx_find(names[i]) != NULL);
@@ -872,6 +966,8 @@ OT_TEST(backend_kernel_table_names_registered_entries) {
 static const opara_test_case tests[] = {
     OT_CASE(unary_activations_match_formulas),
     OT_CASE(math_kernel_matches_references),
+    OT_CASE(quantize_dequantize_match_definitions),
+    OT_CASE(dynamic_quantize_matches_onnx_formula),
     OT_CASE(batch_norm_affine_matches_definition),
     OT_CASE(bias_act_broadcasts_like_gemm_c),
     OT_CASE(sgemm_all_transposes_batches_and_c_modes),

@@ -47,7 +47,7 @@ static const float ones[64] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
 static void add_one_op(opara_builder* b, const char* op, int32_t xr, const int64_t* xd) {
     static const int64_t k2[2] = {1, 1}, perm4[4] = {0, 1, 3, 2}, ax0[1] = {0};
     static const int64_t shape_flat[2] = {-1, 4}, expand_to[4] = {0, 3, 4, 4}, split2[2] = {2, 2};
-    const char *ins[5] = {"x", "c1", "c2", "c3", "c4"}, *outs[2] = {"y", "y2"};
+    const char *ins[5] = {"x", "c1", "c2", "c3", "c4"}, *outs[3] = {"y", "y2", "y3"};
     int64_t c = xr > 1 ? xd[1] : 1, dw[4] = {2, c, 1, 1}, dv[1], dm[2] = {xr ? xd[xr - 1] : 1, 2}, idx[1] = {0};
     int64_t dl[1] = {xr ? xd[xr - 1] : 1}, one[1] = {1};
     opara_attr a[4];
@@ -59,6 +59,14 @@ static void add_one_op(opara_builder* b, const char* op, int32_t xr, const int64
     } else if (!strcmp(op, "ConvTranspose")) {
         int64_t wt[4] = {c, 2, 1, 1};
         opara_builder_add_constant(b, "c1", OPARA_DTYPE_F32, 4, wt, ones, (size_t)numel(4, wt) * 4);
+        n_in = 2;
+    } else if (!strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear")) {
+        opara_builder_add_constant(b, "c1", OPARA_DTYPE_F32, 1, one, ones, 4); /* the scale (x is f32 here) */
+        n_in = 2;
+    } else if (!strcmp(op, "DynamicQuantizeLinear")) {
+        n_out = 3;
+    } else if (!strcmp(op, "ConvInteger") || !strcmp(op, "MatMulInteger")) {
+        ins[1] = "x"; /* x is not u8 or i8: refused either way, never run */
         n_in = 2;
     } else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool")) {
         a[n_attr++] = attr_ints("kernel_shape", k2, 2);

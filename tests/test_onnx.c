@@ -719,6 +719,11 @@ OT_TEST(ops_newer_than_the_model_opset_are_refused) {
     check_opset_verdict(T, rt, "Round", L("y", NULL, NULL), 10, "Round (opset 11+, the model's is 10) x1 (first: node 'n')");
     check_opset_verdict(T, rt, "Sin", L("y", NULL, NULL), 6, "Sin (opset 7+, the model's is 6) x1 (first: node 'n')");
     check_opset_verdict(T, rt, "Sign", L("y", NULL, NULL), 9, NULL);
+    check_opset_verdict(T, rt, "QuantizeLinear", L("y", NULL, NULL), 9,
+                        "QuantizeLinear (opset 10+, the model's is 9) x1 (first: node 'n')");
+    check_opset_verdict(T, rt, "DynamicQuantizeLinear", L("y", "s", "z"), 10,
+                        "DynamicQuantizeLinear (opset 11+, the model's is 10) x1 (first: node 'n')");
+    check_opset_verdict(T, rt, "DequantizeLinear", L("y", NULL, NULL), 19, NULL); /* saturate: float8 only */
     opara_runtime_destroy(rt);
 }
 
@@ -760,6 +765,8 @@ OT_TEST(type_only_version_bumps_still_import) {
     check_opset_verdict(T, rt, "Neg", L("y", NULL, NULL), 13, NULL); /* bfloat16 */
     check_opset_verdict(T, rt, "Softplus", L("y", NULL, NULL), 22, NULL);
     check_opset_verdict(T, rt, "Celu", L("y", NULL, NULL), 28, NULL); /* float16 and bfloat16 */
+    check_opset_verdict(T, rt, "QLinearMatMul", L("y", NULL, NULL), 21, NULL); /* float8 types */
+    check_opset_verdict(T, rt, "QuantizeLinear", L("y", NULL, NULL), 21, NULL); /* int4, int16, block_size */
     opara_runtime_destroy(rt);
 }
 

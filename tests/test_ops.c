@@ -95,9 +95,23 @@ static void ints(op_case* c, const char* name, int32_t rank, const int64_t* dims
     opara_builder_add_constant(c->b, name, OPARA_DTYPE_I64, rank, dims, values, (size_t)numel(rank, dims) * 8);
 }
 
-/* The case's node: inputs by name (NULL-terminated list), outputs y (and y2 when n_out is 2). */
+/* A random constant of an integer type (u8, i8, i32) with values in [lo, hi], or f32 (weights()). */
+static void int_weights(op_case* c, const char* name, opara_dtype dt, int32_t rank, const int64_t* dims, double lo, double hi) {
+    int64_t n = numel(rank, dims), i;
+    size_t size = opara_dtype_size(dt);
+    uint8_t* w = (uint8_t*)malloc((size_t)n * size + 1);
+    for (i = 0; i < n; ++i) {
+        int32_t v = (int32_t)floor(rnd(c, lo, hi) + 0.5);
+        if (dt == OPARA_DTYPE_I32) memcpy(w + i * 4, &v, 4);
+        else w[i] = (uint8_t)(dt == OPARA_DTYPE_I8 ? (uint8_t)(int8_t)v : (uint8_t)v);
+    }
+    opara_builder_add_constant(c->b, name, dt, rank, dims, w, (size_t)n * size);
+    free(w);
+}
+
+/* The case's node: inputs by name (NULL-terminated list), outputs y (and y2, y3 when n_out is 2, 3). */
 static void node(op_case* c, const char* const* ins, uint32_t n_out, uint32_t n_attrs, const opara_attr* attrs) {
-    static const char* const outs[2] = {"y", "y2"};
+    static const char* const outs[3] = {"y", "y2", "y3"};
     uint32_t n_in = 0, i;
     while (ins[n_in]) ++n_in;
     opara_builder_add_node(c->b, c->op, "the_op", n_in, ins, n_out, outs, n_attrs, attrs);
@@ -149,6 +163,97 @@ static void case_conv_transpose(op_case* c) {
     a[2] = attr_ints("output_padding", out_pad, 2);
     c->atol = c->rtol = 1e-4;
     node(c, c->v == 0 ? IN_XW : ins, 1, c->v == 0 ? 1 : 3, a);
+}
+
+/* The quantized operators (the integer convolution and product are CPU only: the CUDA session refuses
+   them, docs/CUDA-BACKEND.md). Variant 0
+   u8 per tensor, 1 i8 per axis / channel / row, 2 batch > 1 with the optional inputs left out or the
+   other dtypes. */
+#define QUANT_CPU_ONLY "operator not supported by the CUDA backend"
+
+static void case_quantize(op_case* c) {
+    static const char* const ins[N_VARIANTS][4] = {{"x", "s", "z", NULL}, {"x", "s", "z", NULL}, {"x", "s", NULL}};
+    static const int64_t one[1] = {1}, per[1] = {7};
+    opara_attr a[1];
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -300.0, 300.0);
+    c->in[0].specials = 1; /* NaN gives the zero point, the infinities saturate */
+    weights(c, "s", 1, c->v == 1 ? per : one, 0.5, 2.0);
+    if (c->v < 2) int_weights(c, "z", c->v == 1 ? OPARA_DTYPE_I8 : OPARA_DTYPE_U8, 1, c->v == 1 ? per : one, -20, 40);
+    a[0] = attr_int("axis", -2); /* variant 1: the 7 of [1, 3, 7, 5] */
+    node(c, ins[c->v], 1, c->v == 1 ? 1 : 0, a);
+}
+
+static void case_dequantize(op_case* c) {
+    static const opara_dtype dt[N_VARIANTS] = {OPARA_DTYPE_U8, OPARA_DTYPE_I8, OPARA_DTYPE_I32};
+    static const char* const ins[4] = {"x", "s", "z", NULL};
+    static const int64_t one[1] = {1}, per[1] = {3};
+    input(c, "x", dt[c->v], 4, X4[c->v], c->v == 0 ? 0 : -128, c->v == 2 ? 100000 : c->v == 0 ? 255 : 127);
+    weights(c, "s", 1, c->v == 1 ? per : one, 0.01, 2.0);
+    int_weights(c, "z", dt[c->v], 1, c->v == 1 ? per : one, c->v == 0 ? 0 : -20, c->v == 2 ? 0 : 40);
+    node(c, ins, 1, 0, NULL); /* axis 1 by default: the 3 of [1, 3, 7, 5] */
+}
+
+static void case_dynamic_quantize(op_case* c) {
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], c->v == 2 ? 0.5 : -3.0, 3.0); /* variant 2: min above 0 */
+    node(c, IN_X, 3, 0, NULL);
+}
+
+/* ConvInteger (x, w, x_zero_point, w_zero_point) or QLinearConv (x, x_scale, x_zero_point, w, w_scale,
+   w_zero_point, y_scale, y_zero_point, B). */
+static void case_quant_conv(op_case* c) {
+    static const int64_t strides[2] = {2, 1}, pads[4] = {1, 0, 1, 2}, one[1] = {1};
+    static const char* const conv_ins[N_VARIANTS][5] = {{"x", "w", "xz", "wz", NULL}, {"x", "w", "xz", "wz", NULL},
+                                                        {"x", "w", NULL}};
+    static const char* const q_ins[10] = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b", NULL};
+    int q = strcmp(c->op, "QLinearConv") == 0;
+    int64_t cin = X4[c->v][1], group = c->v == 2 ? 2 : 1, w[4], m[1];
+    opara_dtype xt = c->v == 1 ? OPARA_DTYPE_I8 : OPARA_DTYPE_U8, wt = c->v == 0 ? OPARA_DTYPE_U8 : OPARA_DTYPE_I8;
+    opara_attr a[3];
+    w[0] = c->v == 2 ? 6 : 5, w[1] = cin / group, w[2] = 3, w[3] = 3;
+    m[0] = w[0];
+    input(c, "x", xt, 4, X4[c->v], xt == OPARA_DTYPE_I8 ? -128 : 0, xt == OPARA_DTYPE_I8 ? 127 : 255);
+    int_weights(c, "w", wt, 4, w, wt == OPARA_DTYPE_I8 ? -128 : 0, wt == OPARA_DTYPE_I8 ? 127 : 255);
+    int_weights(c, "xz", xt, 1, one, -10, 20);
+    int_weights(c, "wz", wt, 1, c->v == 1 ? m : one, -10, 20); /* variant 1: per output channel */
+    if (q) {
+        weights(c, "xs", 1, one, 0.01, 0.05);
+        weights(c, "ws", 1, c->v == 1 ? m : one, 0.01, 0.05);
+        weights(c, "ys", 1, one, 0.5, 1.0);
+        int_weights(c, "yz", c->v == 2 ? OPARA_DTYPE_I8 : OPARA_DTYPE_U8, 1, one, 0, 20);
+        int_weights(c, "b", OPARA_DTYPE_I32, 1, m, -5000, 5000);
+    }
+    a[0] = attr_ints("strides", strides, 2);
+    a[1] = attr_ints("pads", pads, 4);
+    a[2] = attr_int("group", group);
+    c->cuda_refuses = QUANT_CPU_ONLY;
+    node(c, q ? q_ins : conv_ins[c->v], 1, c->v == 0 ? 1 : 3, a);
+}
+
+/* MatMulInteger (A, B, a_zero_point, b_zero_point) or QLinearMatMul (a, a_scale, a_zero_point, b,
+   b_scale, b_zero_point, y_scale, y_zero_point); variant 1: per-row / per-column quantization. */
+static void case_quant_matmul(op_case* c) {
+    static const int64_t ad[N_VARIANTS][3] = {{1, 5, 9}, {1, 7, 13}, {3, 4, 6}}, one[1] = {1};
+    static const char* const mm_ins[N_VARIANTS][5] = {{"a", "b", "az", "bz", NULL}, {"a", "b", "az", "bz", NULL},
+                                                      {"a", "b", NULL}};
+    static const char* const q_ins[9] = {"a", "as", "az", "b", "bs", "bz", "ys", "yz", NULL};
+    int q = strcmp(c->op, "QLinearMatMul") == 0;
+    int64_t bd[2], rows[1], cols[1];
+    opara_dtype at = c->v == 1 ? OPARA_DTYPE_I8 : OPARA_DTYPE_U8, bt = c->v == 0 ? OPARA_DTYPE_U8 : OPARA_DTYPE_I8;
+    bd[0] = ad[c->v][2], bd[1] = c->v == 1 ? 130 : 11; /* variant 1: more than one block of columns */
+    rows[0] = ad[c->v][1], cols[0] = bd[1];
+    input(c, "a", at, c->v == 2 ? 3 : 2, c->v == 2 ? ad[2] : ad[c->v] + 1, at == OPARA_DTYPE_I8 ? -128 : 0,
+          at == OPARA_DTYPE_I8 ? 127 : 255);
+    int_weights(c, "b", bt, 2, bd, bt == OPARA_DTYPE_I8 ? -128 : 0, bt == OPARA_DTYPE_I8 ? 127 : 255);
+    int_weights(c, "az", at, 1, c->v == 1 ? rows : one, -10, 20);
+    int_weights(c, "bz", bt, 1, c->v == 1 ? cols : one, -10, 20);
+    if (q) {
+        weights(c, "as", 1, c->v == 1 ? rows : one, 0.01, 0.05);
+        weights(c, "bs", 1, c->v == 1 ? cols : one, 0.01, 0.05);
+        weights(c, "ys", 1, one, 0.5, 1.0);
+        int_weights(c, "yz", c->v == 2 ? OPARA_DTYPE_I8 : OPARA_DTYPE_U8, 1, one, 0, 20);
+    }
+    c->cuda_refuses = QUANT_CPU_ONLY;
+    node(c, q ? q_ins : mm_ins[c->v], 1, 0, NULL);
 }
 
 static void case_pool(op_case* c) {
@@ -514,6 +619,13 @@ static const struct {
 } cases[] = {
     {"Conv", case_conv},
     {"ConvTranspose", case_conv_transpose},
+    {"QuantizeLinear", case_quantize},
+    {"DequantizeLinear", case_dequantize},
+    {"DynamicQuantizeLinear", case_dynamic_quantize},
+    {"ConvInteger", case_quant_conv},
+    {"MatMulInteger", case_quant_matmul},
+    {"QLinearConv", case_quant_conv},
+    {"QLinearMatMul", case_quant_matmul},
     {"MaxPool", case_pool},
     {"AveragePool", case_pool},
     {"GlobalAveragePool", case_unary},
@@ -630,6 +742,8 @@ static void fill(op_case* c, const case_input* x, void* data) {
                                                             : (uint16_t)(rnd(c, 0, 0xF7FF) + (rnd(c, 0, 1) < 0.5 ? 0x8000 : 0));
             break;
         case OPARA_DTYPE_BOOL: ((uint8_t*)data)[i] = v >= 0.5 * (x->lo + x->hi); break;
+        case OPARA_DTYPE_U8: ((uint8_t*)data)[i] = (uint8_t)floor(v + 0.5); break;
+        case OPARA_DTYPE_I8: ((int8_t*)data)[i] = (int8_t)floor(v + 0.5); break;
         default: memset((uint8_t*)data + i * (int64_t)opara_dtype_size(x->dtype), 0, opara_dtype_size(x->dtype)); break;
         }
     }
@@ -677,7 +791,8 @@ static double value_at(opara_dtype dt, const void* p, int64_t i) {
     case OPARA_DTYPE_I64: return (double)((const int64_t*)p)[i];
     case OPARA_DTYPE_I32: return ((const int32_t*)p)[i];
     case OPARA_DTYPE_F16: return f16_value(((const uint16_t*)p)[i]);
-    case OPARA_DTYPE_BOOL: return ((const uint8_t*)p)[i];
+    case OPARA_DTYPE_BOOL: case OPARA_DTYPE_U8: return ((const uint8_t*)p)[i];
+    case OPARA_DTYPE_I8: return ((const int8_t*)p)[i];
     default: return 0;
     }
 }

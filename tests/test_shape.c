@@ -1237,10 +1237,124 @@ OT_TEST(record_resolves_resize) {
     one_free(&t);
 }
 
+/* ---- the quantized operators ------------------------------------------------------------------- */
+
+/* A one-node graph over inputs of the given shapes and dtypes (ndim < 0: omitted). */
+static opara_result quant_run(one* t, opara__op op, uint32_t n_in, const opara__shape* ins, const opara_dtype* dts,
+                              uint32_t n_out, attrs_fn attrs) {
+    int32_t idx[10];
+    uint32_t k;
+    one_init(t);
+    for (k = 0; k < n_in; ++k) idx[k] = ins[k].ndim < 0 ? -1 : one_input(t, ins[k], dts[k]);
+    one_node(t, op, n_in, idx, n_out);
+    if (attrs) attrs(t);
+    return one_infer(t, 1);
+}
+
+static void a_axis_minus3(one* t) { opara__node_set_int(&t->g, t->node, "axis", -3); }
+static void a_out_i8(one* t) { opara__node_set_int(&t->g, t->node, "output_dtype", OPARA_DTYPE_I8); }
+static void a_block2(one* t) { opara__node_set_int(&t->g, t->node, "block_size", 2); }
+
+OT_TEST(quantize_dequantize_shapes_dtypes_and_record) {
+    opara__shape per_axis[] = {shp(4, 1, 3, 4, 4), shp(1, 3), shp(1, 3)}, bad_axis[] = {shp(4, 1, 3, 4, 4), shp(1, 4), shp(1, 4)};
+    opara__shape per_tensor[] = {shp(2, 5, 6), shp(0), shp(-1)}, one_elem[] = {shp(2, 5, 6), shp(1, 1), shp(1, 1)};
+    const opara_dtype q_i8[] = {F32, F32, OPARA_DTYPE_I8}, q_u8[] = {F32, F32, OPARA_DTYPE_U8};
+    const opara_dtype dq_i32[] = {OPARA_DTYPE_I32, F32, OPARA_DTYPE_I32}, dq_mixed[] = {OPARA_DTYPE_U8, F32, OPARA_DTYPE_I8};
+    opara__node_params p;
+    one t;
+    REQUIRE(quant_run(&t, OPARA__OP_QUANTIZE_LINEAR, 3, per_axis, q_i8, 1, NULL) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(4, 1, 3, 4, 4));
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_I8); /* the zero point's type */
+    REQUIRE(opara__infer_node_shapes(g_rt, &t.g, (uint32_t)t.node, OPARA__SHAPE_STRICT, 1,
+                                     (const opara__shape* const[]){&per_axis[0], &per_axis[1], &per_axis[2]},
+                                     (opara__shape* const[]){&t.shapes[t.outs[0]]}, &p) == OPARA_OK);
+    CHECK(p.resolved && p.u.quant.per_axis && p.axis == 1 && p.u.quant.saturate);
+    one_free(&t);
+    CHECK_EQ(quant_run(&t, OPARA__OP_QUANTIZE_LINEAR, 3, bad_axis, q_i8, 1, NULL), OPARA_ERR_SHAPE);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "neither one value nor [3] along axis 1") != NULL);
+    one_free(&t);
+    REQUIRE(quant_run(&t, OPARA__OP_QUANTIZE_LINEAR, 3, bad_axis, q_i8, 1, a_axis_minus3) == OPARA_ERR_SHAPE); /* axis 1 */
+    one_free(&t);
+    REQUIRE(quant_run(&t, OPARA__OP_QUANTIZE_LINEAR, 2, per_tensor, q_u8, 1, NULL) == OPARA_OK);
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_U8); /* no zero point, no output_dtype: u8 */
+    one_free(&t);
+    REQUIRE(quant_run(&t, OPARA__OP_QUANTIZE_LINEAR, 2, per_tensor, q_u8, 1, a_out_i8) == OPARA_OK);
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_I8); /* opset 21's output_dtype */
+    one_free(&t);
+    CHECK_EQ(quant_run(&t, OPARA__OP_QUANTIZE_LINEAR, 3, one_elem, q_u8, 1, a_out_i8), OPARA_ERR_BAD_DTYPE);
+    one_free(&t);
+    CHECK_EQ(quant_run(&t, OPARA__OP_QUANTIZE_LINEAR, 3, one_elem, q_u8, 1, a_block2), OPARA_ERR_UNSUPPORTED);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "blocked quantization (block_size 2) is not supported") != NULL);
+    one_free(&t);
+    REQUIRE(quant_run(&t, OPARA__OP_DEQUANTIZE_LINEAR, 3, one_elem, dq_i32, 1, NULL) == OPARA_OK);
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_F32);
+    one_free(&t);
+    CHECK_EQ(quant_run(&t, OPARA__OP_DEQUANTIZE_LINEAR, 3, one_elem, dq_mixed, 1, NULL), OPARA_ERR_BAD_DTYPE);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "x_zero_point's type differs from x's") != NULL);
+    one_free(&t);
+    CHECK_EQ(quant_run(&t, OPARA__OP_DEQUANTIZE_LINEAR, 3, one_elem, q_u8, 1, NULL), OPARA_ERR_BAD_DTYPE); /* f32 x */
+    one_free(&t);
+}
+
+OT_TEST(dynamic_quantize_outputs) {
+    opara__shape x[] = {shp(2, 3, 4)};
+    const opara_dtype f32[] = {F32};
+    one t;
+    REQUIRE(quant_run(&t, OPARA__OP_DYNAMIC_QUANTIZE_LINEAR, 1, x, f32, 3, NULL) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(2, 3, 4));
+    CHECK_SHAPE(&t.shapes[t.outs[1]], shp(0));
+    CHECK_SHAPE(&t.shapes[t.outs[2]], shp(0));
+    CHECK(t.dtypes[t.outs[0]] == OPARA_DTYPE_U8 && t.dtypes[t.outs[1]] == F32 && t.dtypes[t.outs[2]] == OPARA_DTYPE_U8);
+    one_free(&t);
+    CHECK_EQ(quant_run(&t, OPARA__OP_DYNAMIC_QUANTIZE_LINEAR, 1, x, f32, 1, NULL), OPARA_ERR_SHAPE); /* 3 outputs */
+    one_free(&t);
+}
+
+OT_TEST(integer_conv_and_matmul_shapes_and_dtypes) {
+    opara__shape conv[] = {shp(4, 1, 4, 5, 5), shp(4, 6, 2, 3, 3), shp(0), shp(1, 6)};
+    opara__shape conv_bad_zp[] = {shp(4, 1, 4, 5, 5), shp(4, 6, 2, 3, 3), shp(0), shp(1, 4)};
+    opara__shape qconv[] = {shp(4, 1, 4, 5, 5), shp(0), shp(0), shp(4, 6, 2, 3, 3), shp(1, 6), shp(1, 6), shp(0), shp(0), shp(1, 6)};
+    opara__shape mm[] = {shp(3, 2, 3, 4), shp(2, 4, 5), shp(1, 3), shp(1, 5)};
+    opara__shape qmm[] = {shp(2, 2, 4), shp(1, 1), shp(1, 1), shp(2, 4, 3), shp(1, 3), shp(1, 3), shp(0), shp(0)};
+    const opara_dtype conv_dt[] = {OPARA_DTYPE_U8, OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_I8};
+    const opara_dtype conv_mixed[] = {OPARA_DTYPE_U8, OPARA_DTYPE_I8, OPARA_DTYPE_I8, OPARA_DTYPE_I8};
+    const opara_dtype q_dt[] = {OPARA_DTYPE_U8, F32, OPARA_DTYPE_U8, OPARA_DTYPE_I8, F32, OPARA_DTYPE_I8, F32, OPARA_DTYPE_I8,
+                                OPARA_DTYPE_I32};
+    const opara_dtype q_bias_i64[] = {OPARA_DTYPE_U8, F32, OPARA_DTYPE_U8, OPARA_DTYPE_I8, F32, OPARA_DTYPE_I8, F32,
+                                      OPARA_DTYPE_I8, OPARA_DTYPE_I64};
+    one t;
+    REQUIRE(quant_run(&t, OPARA__OP_CONV_INTEGER, 4, conv, conv_dt, 1, a_group2) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(4, 1, 6, 3, 3));
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_I32);
+    one_free(&t);
+    CHECK_EQ(quant_run(&t, OPARA__OP_CONV_INTEGER, 4, conv_bad_zp, conv_dt, 1, a_group2), OPARA_ERR_SHAPE);
+    CHECK(strstr(opara_runtime_last_error(g_rt), "w_zero_point (input 3) is [4]: neither one value nor [6]") != NULL);
+    one_free(&t);
+    CHECK_EQ(quant_run(&t, OPARA__OP_CONV_INTEGER, 4, conv, conv_mixed, 1, a_group2), OPARA_ERR_BAD_DTYPE);
+    one_free(&t);
+    REQUIRE(quant_run(&t, OPARA__OP_QLINEAR_CONV, 9, qconv, q_dt, 1, a_group2) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(4, 1, 6, 3, 3));
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_I8); /* y_zero_point's */
+    one_free(&t);
+    CHECK_EQ(quant_run(&t, OPARA__OP_QLINEAR_CONV, 9, qconv, q_bias_i64, 1, a_group2), OPARA_ERR_BAD_DTYPE);
+    one_free(&t);
+    REQUIRE(quant_run(&t, OPARA__OP_MATMUL_INTEGER, 4, mm, conv_dt, 1, NULL) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(3, 2, 3, 5));
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_I32);
+    one_free(&t);
+    REQUIRE(quant_run(&t, OPARA__OP_QLINEAR_MATMUL, 8, qmm, q_dt, 1, NULL) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(2, 2, 3));
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_I8);
+    one_free(&t);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(conv_follows_onnx),
     OT_CASE(conv_matches_brute_force_window_count),
     OT_CASE(conv_transpose_follows_onnx),
+    OT_CASE(quantize_dequantize_shapes_dtypes_and_record),
+    OT_CASE(dynamic_quantize_outputs),
+    OT_CASE(integer_conv_and_matmul_shapes_and_dtypes),
     OT_CASE(pools_follow_onnx),
     OT_CASE(maxpool_indices_output_is_i64),
     OT_CASE(batch_norm_checks_channels),

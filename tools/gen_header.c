@@ -65,6 +65,7 @@ static const manifest_entry manifest[] = {
     {"src/cpu/opara_cpu_kernels.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_conv.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_winograd.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_quant.c", PART_IMPL, CORE},
     {"src/plan/opara_sched.h", PART_IMPL, CORE},
     {"src/plan/opara_desc.c", PART_IMPL, CORE},
     {"src/plan/opara_sched.c", PART_IMPL, CORE},

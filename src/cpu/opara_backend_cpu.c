@@ -523,7 +523,7 @@ static double opara__exec_node_work(const opara__cpu_exec* ex, uint32_t n) {
     if (ex->skip[n]) return 0.0;
     switch (opara__op_info_of(op->node->op)->work) {
     case OPARA__WORK_CONV:
-        if (op->node->op != OPARA__OP_CONV) return out; /* ConvTranspose: counted by its outputs */
+        if (op->node->op == OPARA__OP_CONV_TRANSPOSE) return out; /* counted by its outputs */
         return out * (double)(p->group > 0 ? p->cin / p->group : 1) * (double)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
     case OPARA__WORK_MATMUL: return out * (double)p->k;
     case OPARA__WORK_POOL: case OPARA__WORK_ROWS: case OPARA__WORK_TRANSPOSE: case OPARA__WORK_ELEMENTWISE:

@@ -273,12 +273,31 @@ OPARA__PRIVATE int opara__cpu_cast_type_ok(opara_dtype t);
 OPARA__PRIVATE void opara__cpu_store_i(void* base, opara_dtype t, size_t i, int64_t v);
 OPARA__PRIVATE int64_t opara__cpu_f_to_i(double v);
 
+/* Conv's window (opara_cpu_conv.c; the integer convolutions share it): the resolved record's spatial
+   dims normalized to 3 into p (kernel, when not NULL, must match the weight's), and y's spatial dims
+   checked against it. */
+OPARA__PRIVATE opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
+                                                char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
+                                                 size_t cap);
+
 /* Each kernel file's prepare functions, called by opara__cpu_prepare (opara_cpu_kernels.c). */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_conv.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_gemm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_matmul_geometry(opara__cpu_op* op, const opara__cpu_tensor* a,
+                                                      const opara__cpu_tensor* b, int64_t* batch, char* err, size_t cap);
+/* Element offsets of A and B for batch index `batch` (of the product of p->bc_dims). */
+OPARA__PRIVATE void opara__cpu_matmul_batch_offsets(const opara__cpu_params* p, size_t batch, int64_t* aoff,
+                                                    int64_t* boff);
+/* opara_cpu_quant.c: the quantization operators and the integer convolution and matrix product */
+OPARA__PRIVATE opara_result opara__cpu_prepare_quantize(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_dequantize(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_dynamic_quantize(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_quant_conv(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_quant_matmul(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_elementwise.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);

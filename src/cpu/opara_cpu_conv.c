@@ -19,8 +19,8 @@ typedef enum opara__geom_kind { OPARA__GEOM_CONV, OPARA__GEOM_POOL, OPARA__GEOM_
 
 /* The window the shape engine resolved (kernel, strides, dilations, pads after auto_pad), normalized
    to 3 dims into p, for an input with spatial dims x->dims[2..]; `kernel` (the weights') must agree. */
-static opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
-                                         char* err, size_t cap) {
+OPARA__PRIVATE opara_result opara__conv_geometry(opara__cpu_op* op, const opara__cpu_tensor* x, const int64_t* kernel,
+                                                char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
     const opara__window_params* w = op->params && op->params->resolved ? &op->params->u.window : NULL;
     int32_t nsp = x->ndim - 2, off, i;
@@ -55,8 +55,8 @@ static int64_t opara__conv_out_dim(const opara__cpu_params* p, int i, int ceil_m
 
 /* Checks y's spatial dims; pools in ceil mode also accept one less (the window that would start
    in the end padding is dropped, as PyTorch and ONNX's reference do). */
-static opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
-                                          size_t cap) {
+OPARA__PRIVATE opara_result opara__conv_check_out(opara__cpu_op* op, const opara__cpu_tensor* y, int ceil_mode, char* err,
+                                                 size_t cap) {
     opara__cpu_params* p = &op->p;
     int32_t nsp = y->ndim - 2, off = 3 - nsp, i;
     for (i = 0; i < 3; ++i) {

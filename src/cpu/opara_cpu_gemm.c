@@ -1166,6 +1166,19 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
     return OPARA_OK;
 }
 
+OPARA__PRIVATE void opara__cpu_matmul_batch_offsets(const opara__cpu_params* p, size_t batch, int64_t* aoff,
+                                                    int64_t* boff) {
+    size_t rem = batch;
+    int d;
+    *aoff = 0, *boff = 0;
+    for (d = p->bc_ndim - 1; d >= 0; --d) {
+        size_t idx = rem % (size_t)p->bc_dims[d];
+        rem /= (size_t)p->bc_dims[d];
+        *aoff += (int64_t)idx * p->a_batch_stride[d];
+        *boff += (int64_t)idx * p->b_batch_stride[d];
+    }
+}
+
 /* Batched, broadcasting MatMul: p->bc_ndim batch dims with A/B element offsets per batch index
    in a_batch_stride/b_batch_stride. */
 static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -1175,18 +1188,12 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
     float* y = (float*)op->out[0].data;
     size_t per_batch = (size_t)(p->m_blocks * p->n_blocks), item;
     for (item = begin; item < end; ++item) {
-        size_t batch = item / per_batch, blk = item % per_batch, rem = batch;
+        size_t batch = item / per_batch, blk = item % per_batch;
         size_t i0 = (blk / (size_t)p->n_blocks) * 128, j0 = (blk % (size_t)p->n_blocks) * (size_t)p->tail;
         size_t mb = OPARA__MIN((size_t)128, (size_t)p->m - i0), nb = OPARA__MIN((size_t)p->tail, (size_t)p->n - j0);
-        int64_t aoff = 0, boff = 0;
+        int64_t aoff, boff;
         opara__gemm_packed packed;
-        int d;
-        for (d = p->bc_ndim - 1; d >= 0; --d) {
-            size_t idx = rem % (size_t)p->bc_dims[d];
-            rem /= (size_t)p->bc_dims[d];
-            aoff += (int64_t)idx * p->a_batch_stride[d];
-            boff += (int64_t)idx * p->b_batch_stride[d];
-        }
+        opara__cpu_matmul_batch_offsets(p, batch, &aoff, &boff);
         opara__sgemm_ex(op->blas, 0, 0, mb, nb, (size_t)p->k, 1.0f, a + aoff + (int64_t)i0 * p->k, (size_t)p->k,
                         b + boff + j0, (size_t)p->n, 0.0f, y + batch * (size_t)(p->m * p->n) + i0 * (size_t)p->n + j0,
                         (size_t)p->n, scratch, NULL, opara__gemm_op_packed(op, j0, &packed));
@@ -1194,48 +1201,65 @@ static opara_result opara__matmul_kernel(const opara__cpu_op* op, size_t begin, 
     return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap) {
+/* MatMul's geometry by numpy's rules (MatMulInteger and QLinearMatMul share it): p->m, n, k, the
+   broadcast batch dims in bc_dims/bc_ndim with each operand's element step per batch index in
+   a_batch_stride/b_batch_stride, and *batch their product. */
+OPARA__PRIVATE opara_result opara__cpu_matmul_geometry(opara__cpu_op* op, const opara__cpu_tensor* a,
+                                                      const opara__cpu_tensor* b, int64_t* batch, char* err, size_t cap) {
     opara__cpu_params* p = &op->p;
-    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1], *y = &op->out[0];
+    const opara__cpu_tensor* y = &op->out[0];
+    const char* name = opara__op_name(op->node->op);
     /* zeroed: GCC 13 cannot see that only the first ab / bb entries are read */
     int64_t adims[OPARA_MAX_DIMS] = {0}, bdims[OPARA_MAX_DIMS] = {0}, astr[OPARA_MAX_DIMS], bstr[OPARA_MAX_DIMS];
     int32_t ab = a->ndim >= 2 ? a->ndim - 2 : 0, bb = b->ndim >= 2 ? b->ndim - 2 : 0, nb, i, expect;
-    int64_t batch = 1, ka, acc;
-    if (a->ndim < 1 || b->ndim < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul of a scalar");
+    int64_t ka;
+    *batch = 1;
+    if (a->ndim < 1 || b->ndim < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s of a scalar", name);
     p->m = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1;
     ka = a->dims[a->ndim - 1];
     p->k = b->ndim >= 2 ? b->dims[b->ndim - 2] : b->dims[0];
     p->n = b->ndim >= 2 ? b->dims[b->ndim - 1] : 1;
-    if (ka != p->k) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: inner dimensions %lld and %lld differ",
-                                             (long long)ka, (long long)p->k);
+    if (ka != p->k) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: inner dimensions %lld and %lld differ",
+                                             name, (long long)ka, (long long)p->k);
     nb = OPARA__MAX(ab, bb);
     expect = nb + (a->ndim >= 2) + (b->ndim >= 2);
-    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output rank %d, expected %d",
-                                                    (int)y->ndim, (int)expect);
+    if (y->ndim != expect) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output rank %d, expected %d",
+                                                    name, (int)y->ndim, (int)expect);
     for (i = 0; i < nb; ++i) {
         int64_t da = i - (nb - ab) >= 0 ? a->dims[i - (nb - ab)] : 1;
         int64_t db = i - (nb - bb) >= 0 ? b->dims[i - (nb - bb)] : 1;
         if (da != db && da != 1 && db != 1)
-            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: batch dimensions do not broadcast");
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: batch dimensions do not broadcast", name);
         p->bc_dims[i] = da == 1 ? db : da;
-        if (y->dims[i] != p->bc_dims[i]) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
-        batch *= p->bc_dims[i];
+        if (y->dims[i] != p->bc_dims[i]) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output shape", name);
+        *batch *= p->bc_dims[i];
     }
     if ((a->ndim >= 2 && y->dims[nb] != p->m) || (b->ndim >= 2 && y->dims[y->ndim - 1] != p->n))
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MatMul: output shape");
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output shape", name);
     for (i = 0; i < ab; ++i) adims[i] = a->dims[i];
     for (i = 0; i < bb; ++i) bdims[i] = b->dims[i];
     opara__cpu_bcast_strides(nb, p->bc_dims, ab, adims, astr);
     opara__cpu_bcast_strides(nb, p->bc_dims, bb, bdims, bstr);
     p->bc_ndim = nb;
-    /* element strides of one batch step */
+    for (i = 0; i < nb; ++i) { /* element strides of one batch step */
+        p->a_batch_stride[i] = astr[i] * p->m * p->k;
+        p->b_batch_stride[i] = bstr[i] * p->k * p->n;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap) {
+    opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *a = &op->in[0], *b = &op->in[1];
+    int32_t i;
+    int64_t batch = 1, acc;
+    opara_result r = opara__cpu_matmul_geometry(op, a, b, &batch, err, cap);
+    if (r != OPARA_OK) return r;
     {
         int all_b_bcast = 1, a_full = 1;
-        for (i = 0; i < nb; ++i) {
-            p->a_batch_stride[i] = astr[i] * p->m * p->k;
-            p->b_batch_stride[i] = bstr[i] * p->k * p->n;
-            if (bstr[i] != 0 && p->bc_dims[i] != 1) all_b_bcast = 0;
-        }
+        int32_t nb = p->bc_ndim, ab = a->ndim >= 2 ? a->ndim - 2 : 0;
+        for (i = 0; i < nb; ++i)
+            if (p->b_batch_stride[i] != 0 && p->bc_dims[i] != 1) all_b_bcast = 0;
         for (i = 0, acc = 1; i < nb; ++i) acc *= p->bc_dims[i];
         a_full = ab == nb;
         for (i = 0; i < ab; ++i) if (a->dims[i] != p->bc_dims[i]) a_full = 0;

@@ -12,6 +12,11 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     switch (op->node->op) {
     case OPARA__OP_CONV: return opara__cpu_prepare_conv(op, err, cap);
     case OPARA__OP_CONV_TRANSPOSE: return opara__cpu_prepare_conv_transpose(op, err, cap);
+    case OPARA__OP_QUANTIZE_LINEAR: return opara__cpu_prepare_quantize(op, err, cap);
+    case OPARA__OP_DEQUANTIZE_LINEAR: return opara__cpu_prepare_dequantize(op, err, cap);
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: return opara__cpu_prepare_dynamic_quantize(op, err, cap);
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_QLINEAR_CONV: return opara__cpu_prepare_quant_conv(op, err, cap);
+    case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_MATMUL: return opara__cpu_prepare_quant_matmul(op, err, cap);
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
     case OPARA__OP_BATCH_NORM: return opara__cpu_prepare_batch_norm(op, err, cap);

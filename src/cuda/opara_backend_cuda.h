@@ -100,7 +100,9 @@ typedef enum opara__cuda_binop {
     X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
     X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
-    X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
+    X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise") \
+    X(QUANTIZE, "opara_quantize_linear", "quant") X(DEQUANTIZE, "opara_dequantize_linear", "quant") \
+    X(DYNAMIC_QUANTIZE, "opara_dynamic_quantize_linear", "quant")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
 typedef enum opara__cuda_kernel { OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_ENUM) OPARA__CUK_COUNT } opara__cuda_kernel;

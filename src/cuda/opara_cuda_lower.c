@@ -223,6 +223,50 @@ static opara_result opara__lower_math(opara__lower_walk* w, opara__cuda_math op,
     return opara__lower_map(w, OPARA__CUK_MATH, op, a, b);
 }
 
+/* QuantizeLinear, DequantizeLinear (src/cuda/kernels/quant.cu): x viewed as [outer, mid, inner] around
+   the record's axis (mid 1 per tensor); an omitted zero point is a NULL pointer. */
+static opara_result opara__lower_quantize(opara__lower_walk* w, int quantize) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    const opara__node_params* p = &w->params[w->node];
+    int64_t count = opara__lower_numel(x), mid = 1, inner = count;
+    int32_t d;
+    opara__cuda_launch* L;
+    if (!p->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "the scale does not fit the input");
+    if (p->u.quant.per_axis) {
+        mid = x->dims[p->axis];
+        for (d = (int32_t)p->axis + 1, inner = 1; d < x->ndim; ++d) inner *= x->dims[d];
+    }
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, quantize ? OPARA__CUK_QUANTIZE : OPARA__CUK_DEQUANTIZE))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 2));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, inner > 0 ? inner : 1);
+    opara__lower_arg_i32(L, mid > 0 ? mid : 1);
+    opara__lower_arg_i32(L, quantize ? w->dtypes[opara__lower_out(w, 0)] == OPARA_DTYPE_I8
+                                     : (int64_t)w->dtypes[opara__lower_in(w, 0)]); /* ONNX's type code */
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* DynamicQuantizeLinear: one block (the range is global), 256 threads. */
+static opara_result opara__lower_dynamic_quantize(opara__lower_walk* w) {
+    int64_t count = opara__lower_numel(opara__lower_in_shape(w, 0));
+    opara__cuda_launch* L;
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_DYNAMIC_QUANTIZE))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 2));
+    opara__lower_arg_i32(L, count);
+    L->grid[0] = 1;
+    L->block[0] = 256;
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop op) {
     const opara__shape* y = opara__lower_out_shape(w, 0);
     int64_t count = opara__lower_numel(y);
@@ -1016,6 +1060,11 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     switch (n->op) {
     case OPARA__OP_CONV: return opara__lower_conv(w, 0);
     case OPARA__OP_CONV_TRANSPOSE: return opara__lower_conv(w, 1);
+    case OPARA__OP_QUANTIZE_LINEAR: return opara__lower_quantize(w, 1);
+    case OPARA__OP_DEQUANTIZE_LINEAR: return opara__lower_quantize(w, 0);
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: return opara__lower_dynamic_quantize(w);
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL:
+        break; /* CPU only (docs/CUDA-BACKEND.md) */
     case OPARA__OP_MAX_POOL: return opara__lower_pool(w, 1);
     case OPARA__OP_AVERAGE_POOL: return opara__lower_pool(w, 0);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);

@@ -30,6 +30,13 @@
 #define OPARA__OPS(X) \
     X(CONV, "Conv", "", 1, 22, 0, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                           \
     X(CONV_TRANSPOSE, "ConvTranspose", "", 1, 22, 0, 2, 3, 1, 0, CONV, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)        \
+    X(QUANTIZE_LINEAR, "QuantizeLinear", "", 10, 21, 23, 2, 3, 1, 0, ELEMENTWISE, 2, 0)                               \
+    X(DEQUANTIZE_LINEAR, "DequantizeLinear", "", 10, 21, 23, 2, 3, 1, 0, ELEMENTWISE, 2, 0)                           \
+    X(DYNAMIC_QUANTIZE_LINEAR, "DynamicQuantizeLinear", "", 11, 11, 0, 1, 1, 3, 0, ELEMENTWISE, 4, 0)                 \
+    X(CONV_INTEGER, "ConvInteger", "", 10, 10, 0, 2, 4, 1, 0, CONV, 0, OPARA__OPF_COMPUTE)                            \
+    X(MATMUL_INTEGER, "MatMulInteger", "", 10, 10, 0, 2, 4, 1, 0, MATMUL, 0, OPARA__OPF_COMPUTE)                      \
+    X(QLINEAR_CONV, "QLinearConv", "", 10, 10, 0, 8, 9, 1, 0, CONV, 0, OPARA__OPF_COMPUTE)                            \
+    X(QLINEAR_MATMUL, "QLinearMatMul", "", 10, 21, 0, 8, 8, 1, 0, MATMUL, 0, OPARA__OPF_COMPUTE)                      \
     X(MAX_POOL, "MaxPool", "", 1, 22, 0, 1, 1, 2, 0, POOL, 0, OPARA__OPF_F32)                                         \
     X(AVERAGE_POOL, "AveragePool", "", 1, 22, 0, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                 \
     X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                    \
@@ -128,7 +135,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 69
+#define OPARA__OP_COUNT_EXPECTED 76
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -308,12 +315,22 @@ typedef struct opara__reduce_params {
     int keepdims;
 } opara__reduce_params;
 
+/* QuantizeLinear, DequantizeLinear: the scale (and zero point) is one value or, per_axis, one per
+   index of the record's axis (normalized); saturate and output_dtype with ONNX's defaults (output_dtype
+   0: the zero point's type, else u8). */
+typedef struct opara__quant_params {
+    int per_axis;
+    int saturate;
+    int64_t output_dtype;
+} opara__quant_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
                      sizes are its outputs' dims along it */
     union {
-        opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool */
+        opara__window_params window;       /* Conv, ConvTranspose, ConvInteger, QLinearConv, MaxPool, AveragePool */
+        opara__quant_params quant;         /* QuantizeLinear, DequantizeLinear */
         opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
         opara__slice_params slice;         /* Slice */
         opara__pad_params pad;             /* Pad */

@@ -365,8 +365,9 @@ static opara_result opara__shape_pool(opara__shape_ctx* c) {
     return r;
 }
 
-static opara_result opara__shape_conv(opara__shape_ctx* c) {
-    const opara__shape *x = c->in[0], *wt = c->in[1], *bias = c->n->n_inputs > 2 ? c->in[2] : NULL;
+/* Conv and the quantized convolutions (their input, weight and bias at other positions). */
+static opara_result opara__shape_conv_of(opara__shape_ctx* c, const opara__shape* x, const opara__shape* wt,
+                                         const opara__shape* bias) {
     int64_t group = opara__attr_int(c->n, "group", 1);
     opara__window w;
     opara__shape y;
@@ -400,6 +401,80 @@ static opara_result opara__shape_conv(opara__shape_ctx* c) {
     opara__record_window(c, &w, k, x, 0, NULL);
     if (c->params) c->params->u.window.group = group;
     return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_conv(opara__shape_ctx* c) {
+    return opara__shape_conv_of(c, c->in[0], c->in[1], c->n->n_inputs > 2 ? c->in[2] : NULL);
+}
+
+/* Input k of a quantized operator, when present: one value (a scalar or [1]), or, where n >= 0 is
+   allowed, a 1-D tensor of n values (per channel, row or column). */
+static opara_result opara__quant_operand(opara__shape_ctx* c, uint32_t k, const char* what, int64_t n) {
+    const opara__shape* s = k < c->n->n_inputs ? c->in[k] : NULL;
+    opara__sbuf b;
+    if (!s || (s->ndim == 0) || (s->ndim == 1 && s->dims[0] == 1)) return OPARA_OK;
+    if (n >= 0 && s->ndim == 1 && !opara__dims_differ(c, s->dims[0], n)) return OPARA_OK;
+    if (n >= 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s (input %u) is %s: neither one value nor [%lld]", what, k,
+                                 opara__sh(&b, 0, s), (long long)n);
+    return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s (input %u) is %s, not one value", what, k, opara__sh(&b, 0, s));
+}
+
+/* ConvInteger (x, w, x_zero_point, w_zero_point) and QLinearConv (x, x_scale, x_zero_point, w,
+   w_scale, w_zero_point, y_scale, y_zero_point, B): Conv's geometry; the weight's quantization per
+   tensor or per output channel, the input's and output's per tensor. */
+static opara_result opara__shape_quant_conv(opara__shape_ctx* c) {
+    int q = c->n->op == OPARA__OP_QLINEAR_CONV;
+    const opara__shape* wt = c->in[q ? 3 : 1];
+    opara_result r = opara__shape_conv_of(c, c->in[0], wt, q && c->n->n_inputs > 8 ? c->in[8] : NULL);
+    int64_t m = wt->ndim >= 1 ? wt->dims[0] : -1;
+    if (r != OPARA_OK || !q) {
+        if (r == OPARA_OK) r = opara__quant_operand(c, 2, "x_zero_point", -1);
+        if (r == OPARA_OK) r = opara__quant_operand(c, 3, "w_zero_point", m);
+        return r;
+    }
+    if (r == OPARA_OK) r = opara__quant_operand(c, 1, "x_scale", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 2, "x_zero_point", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 4, "w_scale", m);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 5, "w_zero_point", m);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 6, "y_scale", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 7, "y_zero_point", -1);
+    return r;
+}
+
+/* QuantizeLinear and DequantizeLinear (x, scale, zero_point): the output has x's shape; the scale is
+   one value or 1-D along 'axis' (default 1), the zero point shaped like it. Blocked quantization
+   (opset 21's block_size) is refused. */
+static opara_result opara__shape_quantize(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *scale = c->in[1], *zp = c->n->n_inputs > 2 ? c->in[2] : NULL;
+    int64_t block = opara__attr_int(c->n, "block_size", 0), axis = 0;
+    int per_axis = !(scale->ndim == 0 || (scale->ndim == 1 && scale->dims[0] == 1));
+    opara__sbuf b;
+    if (block != 0)
+        return opara__shape_fail(c, OPARA_ERR_UNSUPPORTED, "blocked quantization (block_size %lld) is not supported",
+                                 (long long)block);
+    if (per_axis) {
+        opara_result r = opara__axis_arg(c, "axis", 1, x->ndim, &axis);
+        if (r != OPARA_OK) return r;
+        if (scale->ndim != 1 || opara__dims_differ(c, scale->dims[0], x->dims[axis]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "scale %s is neither one value nor [%lld] along axis %lld of %s",
+                                     opara__sh(&b, 0, scale), (long long)x->dims[axis], (long long)axis, opara__sh(&b, 1, x));
+    }
+    if (zp && (zp->ndim != scale->ndim || (zp->ndim == 1 && opara__dims_differ(c, zp->dims[0], scale->dims[0]))))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "zero point %s and scale %s differ in shape", opara__sh(&b, 0, zp),
+                                 opara__sh(&b, 1, scale));
+    if (c->params) c->params->u.quant.per_axis = per_axis, c->params->axis = axis;
+    return opara__set_out(c, 0, x);
+}
+
+/* DynamicQuantizeLinear: y has x's shape, y_scale and y_zero_point are scalars. */
+static opara_result opara__shape_dynamic_quantize(opara__shape_ctx* c) {
+    opara__shape scalar;
+    opara_result r = opara__set_out(c, 0, c->in[0]);
+    uint32_t k;
+    scalar.ndim = 0;
+    for (k = 1; k < c->n->n_outputs && r == OPARA_OK; ++k) r = opara__set_out(c, k, &scalar);
+    return r;
 }
 
 /* ConvTranspose: out = stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pad_begin - pad_end,
@@ -974,27 +1049,51 @@ static opara_result opara__shape_gemm(opara__shape_ctx* c) {
 }
 
 /* numpy matmul: 1-D operands get a dim prepended (A) / appended (B) that is removed again. */
-static opara_result opara__shape_matmul(opara__shape_ctx* c) {
-    opara__shape a = *c->in[0], bm = *c->in[1], ba, bb, batch, y;
+static opara_result opara__shape_matmul_of(opara__shape_ctx* c, const opara__shape* in_a, const opara__shape* in_b) {
+    opara__shape a = *in_a, bm = *in_b, ba, bb, batch, y;
     opara__sbuf b;
     int a1 = a.ndim == 1, b1 = bm.ndim == 1;
     if (a.ndim < 1 || bm.ndim < 1)
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "operands %s and %s must not be scalars", opara__sh(&b, 0, c->in[0]),
-                                 opara__sh(&b, 1, c->in[1]));
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "operands %s and %s must not be scalars", opara__sh(&b, 0, in_a),
+                                 opara__sh(&b, 1, in_b));
     if (a1) a.ndim = 2, a.dims[1] = a.dims[0], a.dims[0] = 1;
     if (b1) bm.ndim = 2, bm.dims[1] = 1;
     if (opara__dims_differ(c, a.dims[a.ndim - 1], bm.dims[bm.ndim - 2]))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, c->in[0]),
-                                 opara__sh(&b, 1, c->in[1]));
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: inner dims differ", opara__sh(&b, 0, in_a),
+                                 opara__sh(&b, 1, in_b));
     ba = a, bb = bm;
     ba.ndim -= 2, bb.ndim -= 2;
     if (!opara__broadcast(c, &ba, &bb, &batch))
-        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, c->in[0]),
-                                 opara__sh(&b, 1, c->in[1]));
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%s x %s: batch dims do not broadcast", opara__sh(&b, 0, in_a),
+                                 opara__sh(&b, 1, in_b));
     y = batch;
     if (!a1) y.dims[y.ndim++] = a.dims[a.ndim - 2];
     if (!b1) y.dims[y.ndim++] = bm.dims[bm.ndim - 1];
     return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_matmul(opara__shape_ctx* c) { return opara__shape_matmul_of(c, c->in[0], c->in[1]); }
+
+/* MatMulInteger (A, B, a_zero_point, b_zero_point) and QLinearMatMul (a, a_scale, a_zero_point, b,
+   b_scale, b_zero_point, y_scale, y_zero_point): MatMul's shapes; A's quantization per tensor or per
+   row, B's per tensor or per column, the output's per tensor. */
+static opara_result opara__shape_quant_matmul(opara__shape_ctx* c) {
+    int q = c->n->op == OPARA__OP_QLINEAR_MATMUL;
+    const opara__shape *a = c->in[0], *bm = c->in[q ? 3 : 1];
+    int64_t rows = a->ndim >= 2 ? a->dims[a->ndim - 2] : 1, cols = bm->ndim >= 2 ? bm->dims[bm->ndim - 1] : 1;
+    opara_result r = opara__shape_matmul_of(c, a, bm);
+    if (r == OPARA_OK && !q) {
+        r = opara__quant_operand(c, 2, "a_zero_point", rows);
+        if (r == OPARA_OK) r = opara__quant_operand(c, 3, "b_zero_point", cols);
+        return r;
+    }
+    if (r == OPARA_OK) r = opara__quant_operand(c, 1, "a_scale", rows);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 2, "a_zero_point", rows);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 4, "b_scale", cols);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 5, "b_zero_point", cols);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 6, "y_scale", -1);
+    if (r == OPARA_OK) r = opara__quant_operand(c, 7, "y_zero_point", -1);
+    return r;
 }
 
 static opara_result opara__shape_softmax(opara__shape_ctx* c) {
@@ -1135,6 +1234,11 @@ static opara__arity opara__op_arity(opara__op op) {
     a.none_omitted = 0;
     switch (op) {
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: a.min_in = 2, a.max_in = 3; break;
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: a.min_in = 2, a.max_in = 3; break;
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: a.min_out = a.max_out = 3; break;
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: a.min_in = 2, a.max_in = 4; break;
+    case OPARA__OP_QLINEAR_CONV: a.min_in = 8, a.max_in = 9; break;
+    case OPARA__OP_QLINEAR_MATMUL: a.min_in = a.max_in = 8; break;
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
@@ -1179,6 +1283,10 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     switch (c->n->op) {
     case OPARA__OP_CONV: return opara__shape_conv(c);
     case OPARA__OP_CONV_TRANSPOSE: return opara__shape_conv_transpose(c);
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: return opara__shape_quantize(c);
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: return opara__shape_dynamic_quantize(c);
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_QLINEAR_CONV: return opara__shape_quant_conv(c);
+    case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_MATMUL: return opara__shape_quant_matmul(c);
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__shape_pool(c);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
@@ -1235,6 +1343,10 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     opara__op op = n->op;
     if (!p) return;
     if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_activation(n);
+    if (op == OPARA__OP_QUANTIZE_LINEAR || op == OPARA__OP_DEQUANTIZE_LINEAR) {
+        p->u.quant.saturate = opara__attr_int(n, "saturate", 1) != 0;
+        p->u.quant.output_dtype = opara__attr_int(n, "output_dtype", 0);
+    }
     if (op == OPARA__OP_MAX_POOL || op == OPARA__OP_AVERAGE_POOL) {
         p->u.window.count_include_pad = opara__attr_int(n, "count_include_pad", 0) != 0;
         p->u.window.storage_order = opara__attr_int(n, "storage_order", 0) != 0;
@@ -1387,6 +1499,76 @@ static int opara__is_index_type(opara_dtype t) {
     return t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64;
 }
 
+static int opara__is_quant_type(opara_dtype t) { return t == OPARA_DTYPE_U8 || t == OPARA_DTYPE_I8; }
+
+/* The dtype of input k (in_dt: by input position; UNDEFINED when omitted). */
+static opara_dtype opara__in_dtype(const opara__node* n, const opara_dtype* in_dt, uint32_t k) {
+    return k < n->n_inputs ? in_dt[k] : OPARA_DTYPE_UNDEFINED;
+}
+
+/* Inputs that must be f32 (a mask of input positions; omitted ones pass). */
+static int opara__f32_inputs(const opara__node* n, const opara_dtype* in_dt, uint32_t mask) {
+    uint32_t k;
+    for (k = 0; k < n->n_inputs && k < 32; ++k)
+        if ((mask >> k & 1u) && in_dt[k] != OPARA_DTYPE_UNDEFINED && in_dt[k] != OPARA_DTYPE_F32) return 0;
+    return 1;
+}
+
+/* The quantized operators: integer operands u8/i8 with zero points of their type, scales f32;
+   QuantizeLinear's output is its zero point's type (else output_dtype, else u8), DequantizeLinear's
+   f32, ConvInteger's and MatMulInteger's i32, QLinearConv's and QLinearMatMul's y_zero_point's.
+   Returns what is wrong, or NULL. */
+static const char* opara__dtype_quant(const opara__node* n, const opara_dtype* in_dt, opara_dtype* out) {
+    int q = n->op == OPARA__OP_QLINEAR_CONV || n->op == OPARA__OP_QLINEAR_MATMUL;
+    opara_dtype x = opara__in_dtype(n, in_dt, 0), zp = opara__in_dtype(n, in_dt, 2), w, wzp;
+    if (n->op == OPARA__OP_QUANTIZE_LINEAR) {
+        int64_t want = opara__attr_int(n, "output_dtype", 0);
+        *out = zp != OPARA_DTYPE_UNDEFINED ? zp : want ? (opara_dtype)want : OPARA_DTYPE_U8;
+        if (x != OPARA_DTYPE_F32 || !opara__f32_inputs(n, in_dt, 2u)) return "x and y_scale must be f32";
+        if (!opara__is_quant_type(*out) || (want && want != (int64_t)*out))
+            return "the output (y_zero_point's type or output_dtype) must be u8 or i8, and both agree";
+        return NULL;
+    }
+    if (n->op == OPARA__OP_DEQUANTIZE_LINEAR) {
+        *out = OPARA_DTYPE_F32;
+        if (!opara__is_quant_type(x) && x != OPARA_DTYPE_I32) return "x must be u8, i8 or i32";
+        if (zp != OPARA_DTYPE_UNDEFINED && zp != x) return "x_zero_point's type differs from x's";
+        return opara__f32_inputs(n, in_dt, 2u) ? NULL : "x_scale must be f32";
+    }
+    if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR) {
+        *out = OPARA_DTYPE_U8;
+        return x == OPARA_DTYPE_F32 ? NULL : "x must be f32";
+    }
+    w = opara__in_dtype(n, in_dt, q ? 3 : 1);
+    wzp = opara__in_dtype(n, in_dt, q ? 5 : 3);
+    *out = q ? opara__in_dtype(n, in_dt, 7) : OPARA_DTYPE_I32;
+    if (!opara__is_quant_type(x) || !opara__is_quant_type(w)) return "the integer operands must be u8 or i8";
+    if ((zp != OPARA_DTYPE_UNDEFINED && zp != x) || (wzp != OPARA_DTYPE_UNDEFINED && wzp != w))
+        return "a zero point's type differs from its operand's";
+    if (q && (!opara__is_quant_type(*out) || !opara__f32_inputs(n, in_dt, 0x52u))) /* scales: inputs 1, 4, 6 */
+        return "the scales must be f32 and y_zero_point u8 or i8";
+    if (q && opara__in_dtype(n, in_dt, 8) != OPARA_DTYPE_UNDEFINED && opara__in_dtype(n, in_dt, 8) != OPARA_DTYPE_I32)
+        return "the bias must be i32";
+    return NULL;
+}
+
+static int opara__is_quant_op(opara__op op) {
+    return op == OPARA__OP_QUANTIZE_LINEAR || op == OPARA__OP_DEQUANTIZE_LINEAR || op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR ||
+           op == OPARA__OP_CONV_INTEGER || op == OPARA__OP_MATMUL_INTEGER || op == OPARA__OP_QLINEAR_CONV ||
+           op == OPARA__OP_QLINEAR_MATMUL;
+}
+
+OPARA__PRIVATE int opara__op_out_dtype(const opara__node* n, const opara_dtype* in_dt, uint32_t k, opara_dtype* out) {
+    if (n->op == OPARA__OP_TOPK && k == 1) {
+        *out = OPARA_DTYPE_I64; /* the indices */
+        return 1;
+    }
+    if (!opara__is_quant_op(n->op)) return 0;
+    if (opara__dtype_quant(n, in_dt, out)) *out = OPARA_DTYPE_UNDEFINED;
+    if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR && k == 1) *out = OPARA_DTYPE_F32;
+    return 1;
+}
+
 /* Output dtypes of one node from its input dtypes (0 = omitted input). */
 static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
     const opara__node* n = &g->nodes[node];
@@ -1396,6 +1578,17 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         return opara__fail(rt, OPARA_ERR_CORRUPT, "node %u '%s' (%s): input 0 is missing", node, n->name ? n->name : "",
                            opara__op_name(n->op));
     switch (n->op) {
+    case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR: case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR:
+    case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL:
+    {
+        opara_dtype in_dt[16];
+        const char* why;
+        for (k = 0; k < n->n_inputs && k < 16; ++k)
+            in_dt[k] = n->inputs[k] >= 0 ? dt[n->inputs[k]] : OPARA_DTYPE_UNDEFINED;
+        why = n->n_inputs <= 16 ? opara__dtype_quant(n, in_dt, &out) : "too many inputs";
+        if (why) return opara__dtype_fail(rt, g, node, why);
+    }
+        break;
     case OPARA__OP_CAST:
     {
         int64_t to = opara__attr_int(n, "to", 0);
@@ -1433,6 +1626,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         opara_dtype t = out;
         if ((n->op == OPARA__OP_MAX_POOL || n->op == OPARA__OP_TOPK) && k == 1) t = OPARA_DTYPE_I64;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
+        if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR && k == 1) t = OPARA_DTYPE_F32;
         dt[n->outputs[k]] = t;
     }
     return OPARA_OK;

@@ -133,6 +133,10 @@ OPARA__PRIVATE void opara__model_release(const opara_model* model);
    rule (Cast: attr "to"; Where: input 1; Gather: input 0; comparison-free IR, so most ops keep
    input 0's type). g must be finalized. dtypes has g->n_values entries. */
 OPARA__PRIVATE opara_result opara__infer_dtypes(opara_runtime* rt, const opara__graph* g, opara_dtype* dtypes);
+/* Output k's dtype for the operators whose outputs do not all take input 0's (the quantized ones):
+   returns 1 with *out set (UNDEFINED when the inputs' dtypes are wrong), else 0. in_dt: the inputs'
+   dtypes by position (UNDEFINED: omitted). */
+OPARA__PRIVATE int opara__op_out_dtype(const opara__node* n, const opara_dtype* in_dt, uint32_t k, opara_dtype* out);
 /* Shape of every value for the given batch size (OPARA__DIM_BATCH in declared shapes and in
    Reshape/Expand shape attributes becomes `batch`), with ONNX semantics. g must be finalized.
    Errors (OPARA_ERR_SHAPE, ...) name the node, its op and the offending shapes. */

@@ -17,7 +17,8 @@
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
 /* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
-   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to'. What the
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to', the
+   quantized operators' own rule (opara__op_out_dtype). What the
    engine cannot infer stays unknown; only running out of memory is a failure. */
 static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];
@@ -38,8 +39,13 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
-    for (k = 0; k < n->n_outputs; ++k)
-        im->g->values[n->outputs[k]].dtype = n->op == OPARA__OP_TOPK && k == 1 ? OPARA_DTYPE_I64 : dt;
+    for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
+    if (n->n_inputs <= 16) { /* the operators with their own output dtype rule (at most 16 inputs) */
+        opara_dtype in_dt[16];
+        for (k = 0; k < n->n_inputs; ++k) in_dt[k] = n->inputs[k] >= 0 ? im->g->values[n->inputs[k]].dtype : OPARA_DTYPE_UNDEFINED;
+        for (k = 0; k < n->n_outputs; ++k)
+            if (opara__op_out_dtype(n, in_dt, k, &dt)) im->g->values[n->outputs[k]].dtype = dt;
+    }
     return OPARA_OK;
 }
 
@@ -388,7 +394,9 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
     case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
-    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
+    case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR:
+    case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER:
+    case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:

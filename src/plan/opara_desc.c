@@ -141,7 +141,7 @@ static void opara__set_launch(opara__op_desc* d, uint32_t grid, uint32_t threads
 
 static void opara__describe_conv(const opara__desc_ctx* c, opara__op_desc* d) {
     const opara__shape* x = opara__in_shape(c, 0);
-    const opara__shape* w = opara__in_shape(c, 1);
+    const opara__shape* w = opara__in_shape(c, c->n->op == OPARA__OP_QLINEAR_CONV ? 3 : 1);
     const opara__shape* y = opara__out_shape(c, 0);
     const opara__node_params* p = opara__desc_params(c);
     double out = opara__elems(y), taps = 1, group = p ? (double)p->u.window.group : 1;

@@ -7,15 +7,18 @@ import random
 # Models exported with torch.onnx.export, and the one taken as a pretrained file.
 TORCHVISION_MODELS = ["googlenet", "inception_v3", "squeezenet", "resnet50"]
 OWN_MODELS = ["nasnet_mobile", "randwire", "deepfm", "bert_base", "t5_small_encoder"]
+# Models written with python3-onnx directly (their module's write(path)), not exported from torch.
+ONNX_MODELS = ["quant_cnn"]
 PRETRAINED_MODELS = ["ppocr_det"]
 # float16 conversions of zoo exports (to_fp16.py): name -> the float32 model it is made from.
 FP16_MODELS = {"squeezenet_fp16": "squeezenet"}
-ALL_MODELS = TORCHVISION_MODELS + OWN_MODELS + PRETRAINED_MODELS + list(FP16_MODELS)
+ALL_MODELS = TORCHVISION_MODELS + OWN_MODELS + ONNX_MODELS + PRETRAINED_MODELS + list(FP16_MODELS)
 
 # The op set the converter supports. ConstantOfShape, Equal and Range are accepted
 # by the converter only when they fold away, so they count as outside here.
 SUPPORTED_OPS = frozenset("""
-Conv ConvTranspose MaxPool AveragePool GlobalAveragePool BatchNormalization
+Conv ConvTranspose QuantizeLinear DequantizeLinear DynamicQuantizeLinear ConvInteger MatMulInteger
+QLinearConv QLinearMatMul MaxPool AveragePool GlobalAveragePool BatchNormalization
 Relu LeakyRelu Sigmoid Tanh HardSigmoid HardSwish Clip
 Add Sub Mul Div Pow Sqrt Erf Gelu
 Neg Abs Exp Log Reciprocal Floor Ceil Round Sign Sin Cos Tan Softplus Softsign

@@ -921,6 +921,107 @@ static const char opara__ptx_pool[] =
     "8o(:2o(+uH#_t!%{#J3Z!C3Z!$Q0N2z)$|X%#C+ym!;1YKO3!c#J4c##a1#}!,v!$vY$O4!v!I5v!$V.#}!/QT!.m9+{Y!)e<h(7:\nr"
     "et;\n}\n";
 
+static const char opara__ptx_quant[] =
+    "ht.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_quantize_linear(\n.7z$m .u64D9_B~"
+    " _0,0LO11LO21L@3Lg32$LO41LO51LO61Lk67\n)\n{\n.reg .pred %p<68>;3m(b16 %rs<113n(f32 %f<165G 3n#r<1243h'64"
+    " %rd<144RldU$!w'~&%rd64, [$v*H]V!O5&V!I1V!O6&V!I2V!O7&V!B3V!!h&O3']#H4U!7'[#H5U!O8&U!H6U!O9&U!l07];\ncvt"
+    "a.to.globalu&R1,{&5A:2Ah*4;\nsetp.eq.sg#9pY! l#80:Slp_-k$1, 0f0  ,TC3,q %p1L82@l!437FLo!42FELk movw% `#p"
+    "$ntid.x684Ju cta8 P!%Oj#ad.loy$l#r114,Y!!v!k r41o%Sgeo%!X&$Jo536;\n@%p2 bra $L__BB0_51t& _'l p3,S/B0{# m"
+    "!>nf$Vul~#>3v#k$2;\nadd8949<3q#(9A4^$k#;\nnot{4Q45i!B4OU6,o!m$45;\ndiZ$=,@B3S!R7,>k$1;\nand~!R11e!i!7, 3"
+    "u&B3u&Q355B15]19Q-T5,m!90Q!B5Q!98s. X($P$k d68U&$g$$t/ f.'|/:8`(m!wideY!=9`'-]!!t!%i0F9f#;5z&.t!$n)m 4;"
+    "\nT,j2:\n.pragma \"nounroll\"p($W(A8[*l$7;\nrem;!g$#BG3b&97d/e49p4;7e&G5o$k 72,S#+d&:7h/$[!Q72g8$x!#k4i#"
+    "62, [KH]=:3=j!138]|%Srn; {!!A e!6x$;4]2+Z$W5,=X70l#Ps8fF;1Y$:5Y;$j#P.sUGi f15d'<sn4SnaY$8pa*#_$#z/B6c.<7"
+    "n!9io!$z%;4P! f$$f;!S#$:n 150Q,S7:Z8;te#V7,Q!B2Q< uG!W<%ASp7u$<l_!@8_!+a=96a%T1,j!;pS-h rziu+#G;rm$m#6;"
+    "\nstW);8b*i 9],D)n6$`/'s81r3$(J5T3%(C6y!=3k6=-u)%j>D9X7C9g>'k(U8:[':ugE;0e:#P+^10s@,S3d11P6V12Q64RI=3o34"
+    "B'h0&_<W0:R7f51R795s##B0R7U17e<.a6M6v;)u;_76y8!v!`52u!S8,X$,W8%U,#u!H8i7;7|4I9W8;8W8.V8!f2!cB8fqP!(g#o 8"
+    "0,i(_77d7$n:c80d7!`(^s2d7!_,#m#:7d-,{FJ2g7;9R!)g7#k4:9c5@1R,[2:X6!v'%S!&cP!&>@4>+X8!zA%X891~S!C4B=3k7!My"
+    " p13l7!HD7b6)TJa17Y8$X8$v!k u32d1U56V!+lU!@2mR!!]!A6|H:5m0H2x1#u.<7x1(m$;2a,$g9F2o098d#H5^N:8x#E8o0X83o0"
+    "H8wH XF!X.1wH }F9[`$-o0$W.!qBD7h#A4p0_81p0$qJc84p0!d%_s3p0!b##n#R11r0+mU!a14r0T76S!)s0!f.$; Q8'f!.s0$^HK"
+    "2s0@8>,s0@9s0#R0B8BV80s099AJ7s0!j!Z80U-$m0$z0H1t0R21t0E9Z0D3Z0 f.'Z0:64G3Z0!mS!$A-Z0#s@%b00Z0!sS!H6rFk 8"
+    "6,~!,q-B7Z0G6l/;8xT!`87Z0;8R>^22Z0!q-!v2r f81h#B8Z0G5Z0%r2K8Z0!s$_s4Z0$X>#&#Z0+oNa16Z0T83S!)Z0!5%;@3Z0E6"
+    "Z0n 21,S!.Z0W22>+Z0!P6@fA[p2B=5Z0!Mx p21Z0#T[!C8rU!:2W+%b02Z093Z0 ~x!+Z0E4Z0B3Z0#f@0`Q!#Um!I6f@:8X3$b00Z"
+    "099u01tm!k 91,~!+Z0X92Z0`91l/:6r-a92Z0$tP!]89Z0#T+!^2Zf8lg!X93Z0H9lg!$`Bc93Z0!Z!^s5Z0:2v,#|L#f@C2lv!b18Z"
+    "0<8S!)Z0#g,$P>(tr!]18sg!;2kOH4k/)v>#y.E4ug!W25a!+vg!>9f@!l!y p25Z0!Y#C9f@:9n($b02Z0R94Z0K9_U#)[0(|$$_U#H"
+    "6`U#+no!q)10;\nbra.uniQf!'[P#D:u~!E4mh!C4}9_40cc!b22y~!X43tU!a22Th!M3Td!W42Ud!u 123j##fU#0YD$U}!*~~!g37'"
+    "PP#f96|h!99^##B$|h!1Sk!f24g~!91Z.!k!,P&;2wZ!$_!v 125m6S12hGx!126]@$jG^14kG:4pQ!$|AG2V|!#}v!#HR47ya#$y!X6"
+    "0qg##Y[#+tr!a39U6#X+!p!(V6:6[3 <)w!'m!-]6$af!H6R}!#j'$^6!B=pjf#&^6@5@,^6V12jF#n!x p52`6:9|9 u)/~e!:4~Eg9"
+    "80Y}!%R2$(b47c1%(g481[}!]53fe#,~f#>7y(]40`}!#_B&`}!g54'`}!#c#0b4#l!7#`}!U55h2&V$A2m|!f99o491kt#$C0n|!O5 "
+    "n|!{ 127j9Y58i9I7^!#yg# r#-w5$WX#;5`!I8V5<7v5J9v5$^|!F5^|!$_^#;2P/G7u5!e0#HZ50u5C2|3);$m3:2q++yk!c44]6<9"
+    "W#)]6$T3K9]6^44]6#wl!H6V{!o 131]6!W{! aw!,]6@7b!,]6V32]6:3b!2Tl!S10EC2[,)z{!I5z{!:5z{!t 101{{!m 102X!'i5"
+    ":3cI#<*^]!R10R3I2Q1#m8$C+a]!:6el!$}/I5U1:3yT$H0my#B1v/`30V/=3ms#I1v/;3`j!F6e{!${f!:3fU!G3ny!!z$$H;5f9C8s"
+    ".2cj!l 135T!)s.#p+ <2s.F6s.V9,Y!-s.@7s.!Wy!]59s.$yDa62s.@8s. n!z p60s.#{E-X+$x)$w8H3t.S61t.B5Y.)m-+X.#YR"
+    "!I3X.#|<a06X.$aV$O0!X.$r0/xR!#b#'X.I2h-<9X.1mY#81Te$!X&.vR!$f8:4f)_39}~#!_)#H e8)d<O4 P=#S0 Vr! TQ$+ni#J"
+    "4di!l 141W#)[/#k!d41[/.ki!$q-H6Wx!#VO@fBu p62[/@3b!,[/V44[/:4b!K3[/#V0C4|*;6ty#O1![/;3[/*PR!W34p.+[/#tL1"
+    "gM;1S;H9[/#}8&d/3]/$bi$/^LZ36]/1Ub!T45]/2Ub!T46@F4^/#P9;4e//ov!#gQ##H ~8 Z.,}U!K0Z.<7T!)Z.#W+ <1Z.^50Z.V"
+    "5,Y!-Z.@8Z.!V`!^65Z.@6b!-Z.@9Z.98b!J6Z.$ol#[49z)#hb#$c.2[.j 137].%zl#*Zb!<3Yb!+uv!_67uv!Z67_6O2%uv!]19uv"
+    "!%wZ!&Vb!C2t!_24ZX#K5tv!@1nP!H9qq!N9wZ$#gR%$X^!G9xZ$d26_c!#U%+qv!g21'qv!f72Qc!#[t$d72Pc!#bw!e73qe!f98Zw!"
+    "#wd!F7nn#$he!%]!_99a5<9Vw!`00P6=9Uw!.gR!#Rq!!ia#} f91X{!a01vv$%dY!%@B9d`$9u[`#%o8Z02]`#;u]`#!Q-_s6]`##Z5"
+    "#~s$#ho#C2TU!%}R#+l8T93S!)]`##~%$ho#(|m!^23]`#$Ur#G5e8A9xn#!su$F2{T!W30a!,]`#'|x!!l!bp3yT!!S~$cf9zx!#ZT!"
+    "g741zx!$X4$(b26k3&s3O71zx![31s7C3xO@2T9]24zx!#mU!&zx!g32'zx!&SY!-x2g33'zx!g34&[w$^35[w$X26my!g75 k7!y9#B"
+    "0k7g38 ly!M0Wd#$eQ%%q3/Vd#$Ul! xw$/x!S5,]$-t8#wN$x&!wa!.V8&f51vN;9tz!G3[w##_o#!|LE9Q8#hH$r(v 104Q8%p|!c0"
+    "7Q8!P%Gs}{!:3v6#[t##nP!C3{W#J2y^!#t]#C2mP!#ga!$a^#A5a,E8jW$;3|u#J6jW$W36>,VQ!@0c{!!Bs p36C(sz!!Obp3bw#:7"
+    "Z|!C0rz!%Y6#R)H8r8R40q8E7qz!$oQ% V!*{w#E2nw$ bj$']2#tu$H2wz!#tu$`81`_!$`:$W1I3P1!z2I8Rv##Ua!F8aX%$va!'P1"
+    "0vI!Y4:[N1x_!;0`{!^41mp%#qD:0}Y!D0R@Z11T1G8T1%dZ%c11T1!i2_s8T1!m+#s#;3v=+yV!K3sa!#wx!D3Xp%$_-$`0(^j#^30V"
+    "1$XIJ7V1${s!#>-V1(^b!!B[p4m_&@0na!!O=plv#*V1$bl$C0ma!%Tp#$u+I2W192W1]83m0-Qx$B2Qx$#lu$H2]}!#nu$I8Z}!%ys#"
+    "N1m0#QZ%I8vk##VKG8t}!$Xf$%m0 el$.|/T10~-I4m0;1VZ!^43m0#X+%{U%D0o#B5m0_12m0%cQ#c15m0!x5GspP##b}!$s0#]i%C4"
+    "sOJ3]i%#P(!T!)m0#mA;1e.@8m0.`i%;4mY!K8m0@4>,m0@1WP#!Bs p44C(h~!!Obp4h~!$tl$,yk!#Wi&%t03m0#Xi$F8[A-Wi$B2o"
+    "~!#~u$I2va$!OI9[AR11dO$u02n0#Wc$1]A#Tj%H9]AC9n01e{#<1VP#J1e{#<1~Q!^16]b$#b+;1he%,wV&$T^%&o00ei!&_3c20p0:"
+    "9aa&G0q0!g>#u#:4`AC4a|#K3a|##yg%D4`A#b=%gh%@9q0.[|#$_U##T!-R0)p@!gw$F4[|#W47b!,~Q#@1`A:1e12[|#$Ym!D1}Q#$"
+    "PY%$y02r0;1di%g93(|x$F2|x$+rq&#VR#D4mq!(aX!{(51:\nret;\n}hk'gde*jk'.F7#lk'5NO13NO23N2rk'5NO43NO53NO63N1z"
+    "k'^30zk'E6yk']37xk'_98wk'J8wk''Uf'6T+1ki'O9(X!2{k'O8(X!1}k' fQ'7&X!0Pl' sX$7&W!0Rl'g54(W!0Tl'g55(W!0Vl'g"
+    "56(W!7'Xl'g70&Xl'6XX'=3m^'3A=4]n'7'Vk'!^_!0Vk'!XO1Vk'#hr%$}v$%Zc&+Uk'!7$IF3wd't!1_63Tk'$Y&D7Tk'!`B7(Tk'$"
+    "Yx#B2W#F3Rs'S3,h*/gh'P1_y]!+Uq#U1__P& @@:zY#U62[m'B5Wk'#Wu##d&*Zm'!qw#!fY&(N>5Y[& pZ$'Zm'#va!^65[m'T66y]"
+    "&*]m'#~{%:6s%+_&#ns!<9{]#C8_&L9bm& |q%3bm&G9jT$A7]u#G8q~%#nU!1oU'>9c^#*s!#fS!'ml&&v$7(al'#t{#$u.B4VZ$>7{"
+    "S&`55[U!$ZU!87z=+i/T9,u</X]'T1_ji&)R(#h/I7^q&$jd&F3uQ&o!d172_q&-X/W18r&R7:g2%m'92a$'L::PS#R64bY!%vg&Asbg"
+    "#@8vg& iU&s subte&%eh&Z72|T& F;f~)1cy&#Ta%.Sq!A9~P$H8nQ#%bW& b) w!$oU':,;p %f4sV! =#c*!tV!Bf]g'#_#&n41z/"
+    "%(J9v.&(*yh$#r% &/|p##hV#'~3*yg' X0(Q*F9Xi'<1b6G3t['#x=-iW$5[~%F2[~%91iW$(f2M8f2#o^##A_55h#<9x7)un#)e5_2"
+    "9m3$s0G3l3[12m3C1RB0mT&$Rq!I2~g&1}g&%n3@3~g&-n3A2f'D3n3B3n3 iz#,n3#b`&]s2n3#Sd$q d94n3#`c$%=w 173n3=7cc$"
+    ".W_$<7wg#,n3)wq%+tZ$$nf&$i&B8n3#aT'$ci'l shlQ]!;9|x#r 9, w(A3}_& ba$/u493vz$]f9Tm#U69w,'d3#l[##;*n{!#d4#"
+    "@,o/#l{#<0o/)d$${>'rV$-V/$[,!Vy$0i.H6~m#<0]o!*tz#@1k.x 100l.<4uz#I1m.@7|-D6m.C4m.F7m.$jS$]s3n.$vR$#dS$(p"
+    ".$sR$'A`74r.$~q#!xR$/Ws#<6bU#J4lQ$%RV$I6XR#)lQ$'y.$^^#$Vk#+}*$eS$$_S'J8d.!}z$Yf1pt(#vh&G2ZY%#PC#@,z-#S]$"
+    "I1z-A8oW#1z-$j+!wh(0z-M9zz#-}f$Y09z-I8z-%|Y#`09z-A3Z-D9z-B5z- pu#-z-#XF^s4z-$bA!sS%)z-<1x{&$Aa75z->3Uo#/"
+    "u`#S4,^)J4tm#%m#I4[`%)tm#(z-#wz#$n{%2uT$O7!z-#Xq$&if'$u,>7a-G3lQ%#@,z->8kQ%,z-%fg#%P|(0{-A5xd#/|-e32kh#E"
+    "2ui#A8|-a17|-&Zg#I8|-(ak! `r#*|-C6|-G3|-#Ph#^s5|-%ii'Z20|-&|f'%mW!I6|-O6(TU'_28Yj&E4SU'.|-&Wj&C4|-#gt#$n"
+    "c&,x!A5VR$3}-j 125~-G8V^!&aX!+pd##{%+xw!C6X9G1`*A6`*E4vf%#y,'dv!Y17s!/kh%91b`)'A)fv!$yy$/fv!d76fv!#xp(B7"
+    "uc!#rp(#n! pl$'fv!#[w%^78fv!#_q( @*fv!#uU! =.fv!#t-U95Xl%+Wb!a48kz%M4~u!A8Rd'H3y~$#aX)+|b! xq&7%xt!e80bc"
+    "!#ac$=8qS!,tS#-ma!C2Y8H4SS!#v{#b40^P&I3]P&%Y8A9]P&-T-@4SS!E4SS!B9Y8u%47:\nneg~V)`79y6%p7J3Z*<9_v)7#Zt%!R"
+    "b&-y6X23Sn%'y6$fa'#U^$K2as!98Z6g24/bs!%x%$pu&*t^)#X0 &/qr!#r;(Y0+R]#A4^..z[)$X^$&{6^24qr!.Z0G5Z0B5}Y)f81"
+    "u/>5dP%0u/E5u/B5S$H5PH#p>b45xe'%of'1gp!X80ip'-u/@5o=D5PH [!(u/Z53u/$sV$x 180u/$ab!I4mg%$hQ*G5u/A6u/H4re%"
+    "<2gLZ46u/#y|$<6cx%/h#K7j;B5i;a47S1;5R1G7aU*&R1(l,>2aU*,l,U7,Ab55~+H5~+:8RV*,g'*}`!I4}`!%rs(a14}`!'Vg% k#"
+    ",~+C1~+C6~+;5j'a81~+$_( Ww%.f)#~S)G4TP%X53~+H5x}&<2]@Y53~+#hQ&$em%3RU'$j9I5`+#SU'Yf3X:$R)G6`+>3cW*,`+#P_"
+    "#O3!`+0bq)$Tx',^a#$^u&$`+a54`+%s_&a55`+@9o*D8`++hj#[59`+$^i#I8^i#$[f'!dc%/`+K8m[*$nu$&`+0ty$=3f%C9`+#jg%"
+    "#|U%+yR)Y64VQ'3`+X4]wg%>sbT*%Yb**`+U4,@+`+#`1$A2`+H6qP*#t`'C5}$Y16kS#I6kS#<8PLI6kS#V62o*[61`++Yb#Z62`+$d"
+    "y&a18~`#%vS%1XI#p|&!r&,`+B6`t!H6`t!<3jo!C6`t!#y~%#oP&E3x!W6,h+3a+j 166b+0it#b50bg!%rm#(bg!C2p~#g50&bg!F:"
+    "gU*6dW$M7dW$A6a}'G7SN5c{&K7bW$#{r#${q#E7i.A7=(c-B4Su#6pb!#g`$/ob!#bS%%wl!$]S%+T20i:(g/A:j{!&ku%#]+H7g1(}"
+    "a!]5:x|!']! gz!&T!D:pV!-oV!+|5H1|5#_B0v%H1P-(a@ ge*(yp#$Uu* q!I2vu*$xa*+yf&&Q{%&vu*.a]$(S+<1g7&X!O0%R!`9"
+    ":Q|*%Qk!.jU#&|#@3o( d_*-P2<6i}%2Rh*,Y_$$xe!#<Kd{Q#&Ph*.P2!Z3.V[!A8{j!I7zj!(rf*(a:'th%3n9W9]R|*-T6$(J7Q5%"
+    "(J6R5%(O7!rl!+k;F7j;,WQ#7&h; ZY!.TY#M6e{!B7h`)0RT$H4Yl!C3{}&M3_9#]P!c73Yl!$mb#(n]$+aw$^40tq+@9e:3xb)G1dP"
+    "*91RZ).wW#(Tp$!UY)'Y6${y(!u!J2{y(I3zy(=u}s%'yy(.^}!(cx$ uS)'^6b93^6)R!r 38:R$@7R$G4zk#'P$@7a6v 41:P=<0lv"
+    "%*tP#>1Tp(/r5%{|*N1yd(e31xd(O2 wd(X20vd((}p!#j~&#Vo&K9tP##{Q$c21S1$(g450q4_20^P!+Qs$@3km!g63'a{%~$ynamic"
+    "+Rh,4L7$m{%7$T!O19T!O29T!3P|%7$T!H4Yy%F4vx%^10qe,G6wx%94Fh shaj!~0.align 4 .b8 _ZZ29$T$i)E6lo_buf[10eu#7"
+    "Ai!Xhii!-_x%@2z{%7%h+1_!O8._!1W|%g25._!1^|%g26._!0d|%70]&O4&Qy%g28%Qy%B2nw%!~g!$nv%,R}#=,hn%^27zu%^2_Z{#"
+    "U2_r@p 2_2tA@2wy%'kz##tDB6wi!#nD#:C2kz#>,@*fv(%Rw#*iz##~c! </iz#%pd!*^P)_97xP)$^'<1m$(O#vp'F7uy%`2_`a#=2"
+    "Su%I4z]'=2u~$.bP!:,y'O47p$%R$4u|#-SE%my(!hj#,vd';,A#Vz')m[(A6;!bc'.xT'(CC7_!A7;!as&*Z|%#b%A1r++ld'$'*V!<"
+    "0^+0uT*(y+,Tk!n 2_4m'E5Uv#%eg,/Q^,{ 2_8at!@2uY!82Wn!.P[(<0w%,|V(@1g,1ap)%XS)!_p)+Z*#_(H6Z*B4;)^_,Bg^_,`4"
+    "6Z*B4;$__,)y$$s$<1bd!.y$$Xh#G3U.!Th##qQ)C4j#$Ri*=9Xi*^p9kk+)D+xj+#Rg*%;!yj+*Qi#H3W.(x{)H3q.$[W!$W&0P&<5S"
+    "q%F3P&#qY%#zh*C5ku'$`x)=2dX*_p1np+@2E+lV'#yP+%;!a!M2Ws)J2eg%N3h%@5eg%1YU,=5^{).p7%;%xS,1{U,$EH4r7%;%{U,-"
+    "s7#{$F2YG@5Y+G7`z+82}S#-[G>8`5$`}!'a%3ks)'Zh(&f!$wk!(}l) |BA2XA oc#71UV!*wv(#`/#~r!#{X&#lV!%td!l 12]W$(d"
+    "#g6,2PW!*d#U3,{u$3d#$iv% [(r%ar.syncSt&!e+%VNl shrvF<3_l+F1tt!&qy+G0w}$@2fV#U2_z|*<eWZ&>7WR!H6e}$92t]#(R"
+    "*<7`#+m2C8Z`,Xlda&#iP*#{(0<#pX#!Wl%,m2#Q`*<7o~)![1=bao-$^&&aV,&k$#qq$[39k$#bh$#k$`40}##uR&!ag(5~,$Z}#+Y!"
+    "#bA81`;(b#,}U,-W!:6ts!'oO'm6!g@#ba*#za*&a&#v|''a&B9a&<4zi-+a&>5}#`44}##Yb$~ 45] {/@6Q^! Ve#)X0-p/V63p/'W"
+    "v$C0p/*wu!>2pi#92pd#-i$!pP(71]70_.!eQ(71]6(bg&*~U,<6}p%(v; VZ#n!f3F8uc+C2_e!;1rc&'bf-)l!*gT(#fQ)!c'&b{-("
+    "V'$fw#&P!$XR*#vY!B8[$,{}*'t##W.:9^.0d}+#gh#<9oR#-xZ%L2o^,$vS**TV)$X#I6pV*>2s^,'Zn)U3,R%'h&)Te-C7gR.$V#u "
+    "p23t}+a4,p&(TT.C2RU.#P#(cP,'X0<5k=0|Q%<2_T,7 xg)J2bY$:3sp%J9_i-#qZ!N2lq-$ac%I2Qj-93^[$Wr4TK'bV,BeRQ,*at!"
+    "C2jD Ye%(kS.G7]s!%{z$/]s!#cl#$]Y(+qT.#nV'E8`s!<5tm$/`s!<7~g'0S[*I2S[*C3r$*Wo(%nW&0nr)L8Us!)}e#1ph-<0~%/d"
+    "]&%vL(]j!5Q[*5^f-/X|(#g2#_f-e98PT*#l}#B3`z*#V1_22fT*L2fT*#j`,C2|j(%i!#Ue-(s%5eT*$yg.1Z6]70Z6#R#7 sT*f00]"
+    "6]71]6!tz&4RU*#Vl!g71 hz(+bn%@6u24_|(%Sw&2fZ)'Vg,.gx'O5 yT*'i1D3jY#)WY#4xT* |30yT*#g6.d{$6f0I7f0c6:zw'H6"
+    "}U$L3vV#A1^T%1dy%%[s'G1q~)=6Pp-1v1$u|)#a>+s]+$hy)G2[})L2[})T73i!)v1>1v1W73T'.}[+$jn+g01 v1G4v1#U|).xu,$z"
+    "~)g01 v1F5v1O4 t});5kn-2tr-&{r'/bV-#s}),jX%,xg-0~v!%Zq&c21vY*e76T+C6zW*)T+A2T+,pG2[w)#TT*,aX*%i!!{#>7T+F"
+    "3wX+<3fU*7 T+G8T+!mu+F3th.$Pu+g02 T+F9T+#rw)3Ui.#X%O9#nm-1qO:2qw)g52#sb-1]o'$y^$G2[s)#_l-M0U+@9Zj%C2U+A3"
+    "U+C9U+2sq)T81i!)U+>3U+@8w=&pq)-oQ*f03U+_82U+>3|Q**[b)@1o!2U+]83U+!qR&~ p41 n[.C8]z$%e~&O2!U+Y4]xw&*Ze*%n"
+    "]-1U+%P_*.xW+#}9#`p-0U+W42Pj%C5U+@4U+D4eF2Wl)=8i!)U+@4U+@5U+/Tl)'rb*5U+G6U+<4qz),U+@4o!3U+F7U+<6T})0U+#]"
+    "j-I7pe'%mY-1U+$xV+^54uf.H5fd(#bv*#;+Uc!=5_V'.:(mf.,me#U6,A/kh-^45hg!C4Xl!@2zh! kV%$Zr$";
+
 #if defined(__clang__)
 #  pragma clang diagnostic pop
 #elif defined(__GNUC__) && !defined(__cplusplus)
@@ -934,6 +1035,7 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 34667},
     {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 11341},
+    {"quant", opara__ptx_quant, sizeof opara__ptx_quant - 1, 32250},
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
@@ -957,6 +1059,9 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_layer_norm_f32", 26, 1024},
     {"opara_softmax_f32", 28, 1024},
     {"opara_pool2d_f32", 44, 0},
+    {"opara_dynamic_quantize_linear", 23, 2048},
+    {"opara_dequantize_linear", 30, 0},
+    {"opara_quantize_linear", 28, 0},
 };
 
 #endif
