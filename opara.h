@@ -3798,6 +3798,19 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(SPLIT, "Split", "", 1, 18, 0, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                        \
     X(SLICE, "Slice", "", 1, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                    \
     X(GATHER, "Gather", "", 1, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                  \
+    X(GATHER_ELEMENTS, "GatherElements", "", 11, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                \
+    X(SCATTER_ELEMENTS, "ScatterElements", "", 11, 18, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                              \
+    X(SCATTER, "Scatter", "", 9, 11, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                                                \
+    X(GATHER_ND, "GatherND", "", 11, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                            \
+    X(SCATTER_ND, "ScatterND", "", 11, 18, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                                          \
+    X(SIZE, "Size", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
+    X(TRILU, "Trilu", "", 14, 14, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                   \
+    X(TILE, "Tile", "", 6, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                      \
+    X(DEPTH_TO_SPACE, "DepthToSpace", "", 1, 13, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                      \
+    X(SPACE_TO_DEPTH, "SpaceToDepth", "", 1, 13, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                      \
+    X(EYE_LIKE, "EyeLike", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                               \
+    X(ONE_HOT, "OneHot", "", 9, 11, 0, 2, 2, 1, 1, ELEMENTWISE, 0, 0)                                                 \
+    X(REVERSE_SEQUENCE, "ReverseSequence", "", 10, 10, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                              \
     X(RESHAPE, "Reshape", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                       \
     X(FLATTEN, "Flatten", "", 1, 25, 0, 1, 1, 1, 0, VIEW, 0, 0)                                                       \
     X(TRANSPOSE, "Transpose", "", 1, 25, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                              \
@@ -3870,7 +3883,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 66
+#define OPARA__OP_COUNT_EXPECTED 79
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -4035,6 +4048,24 @@ typedef struct opara__reduce_params {
     int keepdims;
 } opara__reduce_params;
 
+/* The reduction of ScatterElements and ScatterND ('reduction'; Scatter: none). */
+typedef enum opara__scatter_reduction {
+    OPARA__SCATTER_NONE, OPARA__SCATTER_ADD, OPARA__SCATTER_MUL, OPARA__SCATTER_MAX, OPARA__SCATTER_MIN
+} opara__scatter_reduction;
+
+/* The gather/scatter and index-pattern operators, with ONNX's defaults (the axis of GatherElements,
+   ScatterElements, Scatter and OneHot is the record's axis): */
+typedef struct opara__index_params {
+    opara__scatter_reduction reduction; /* ScatterElements, ScatterND */
+    int64_t batch_dims;                 /* GatherND */
+    int upper;                          /* Trilu */
+    int64_t k;                          /* Trilu, EyeLike: the diagonal */
+    int crd;                            /* DepthToSpace: mode "CRD" (else DCR) */
+    int64_t blocksize;                  /* DepthToSpace, SpaceToDepth */
+    int64_t batch_axis, time_axis;      /* ReverseSequence */
+    int64_t depth;                      /* OneHot */
+} opara__index_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
@@ -4051,6 +4082,7 @@ typedef struct opara__node_params {
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
+        opara__index_params index;         /* GatherElements .. ReverseSequence (the op table's rows after Gather) */
     } u;
 } opara__node_params;
 
@@ -5517,6 +5549,225 @@ static opara_result opara__shape_gather(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* ---- GatherElements .. ReverseSequence (the gather/scatter and index-pattern operators) ---------- */
+
+/* a * b where either may be unknown (tolerant mode): unknown gives -1. */
+static int64_t opara__dim_times(const opara__shape_ctx* c, int64_t a, int64_t b) {
+    int64_t r;
+    if (opara__unknown(c, a) || opara__unknown(c, b) || !opara__mul_i64(a, b, &r)) return -1;
+    return r;
+}
+
+/* GatherElements, ScatterElements, Scatter: indices (and updates) of the data's rank, no dim larger
+   than the data's off the axis. */
+static opara_result opara__check_elements_indices(opara__shape_ctx* c, const opara__shape* idx, int64_t axis) {
+    const opara__shape* x = c->in[0];
+    int32_t d;
+    opara__sbuf b;
+    if (idx->ndim != x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s must have the rank of data %s", opara__sh(&b, 0, idx),
+                                 opara__sh(&b, 1, x));
+    for (d = 0; d < x->ndim; ++d)
+        if (d != axis && idx->dims[d] > x->dims[d] && !opara__unknown(c, x->dims[d]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s exceed data %s on dim %d", opara__sh(&b, 0, idx),
+                                     opara__sh(&b, 1, x), (int)d);
+    return OPARA_OK;
+}
+
+static opara_result opara__scatter_reduction_arg(opara__shape_ctx* c) {
+    const char* s = opara__attr_string(c->n, "reduction", "none");
+    opara__scatter_reduction red = OPARA__SCATTER_NONE;
+    if (strcmp(s, "add") == 0) red = OPARA__SCATTER_ADD;
+    else if (strcmp(s, "mul") == 0) red = OPARA__SCATTER_MUL;
+    else if (strcmp(s, "max") == 0) red = OPARA__SCATTER_MAX;
+    else if (strcmp(s, "min") == 0) red = OPARA__SCATTER_MIN;
+    else if (strcmp(s, "none") != 0)
+        return opara__shape_fail(c, OPARA_ERR_INVALID_ARGS, "reduction '%s' is not one of none, add, mul, max, min", s);
+    if (c->params) c->params->u.index.reduction = red;
+    return OPARA_OK;
+}
+
+static opara_result opara__shape_gather_elements(opara__shape_ctx* c) {
+    int64_t axis;
+    int scatter = c->n->op != OPARA__OP_GATHER_ELEMENTS;
+    opara__sbuf b;
+    opara_result r = opara__axis_arg(c, "axis", 0, c->in[0]->ndim, &axis);
+    if (r == OPARA_OK) r = opara__check_elements_indices(c, c->in[1], axis);
+    if (r == OPARA_OK && scatter && c->n->op == OPARA__OP_SCATTER_ELEMENTS) r = opara__scatter_reduction_arg(c);
+    if (r != OPARA_OK) return r;
+    if (!scatter) return opara__set_out(c, 0, c->in[1]);
+    if (c->in[2]->ndim != c->in[1]->ndim || (c->mode == OPARA__SHAPE_STRICT && opara__shape_numel(c->in[2]) != opara__shape_numel(c->in[1])))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "updates %s must have the shape of indices %s", opara__sh(&b, 0, c->in[2]),
+                                 opara__sh(&b, 1, c->in[1]));
+    for (axis = 0; axis < c->in[1]->ndim; ++axis)
+        if (opara__dims_differ(c, c->in[1]->dims[axis], c->in[2]->dims[axis]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "updates %s must have the shape of indices %s",
+                                     opara__sh(&b, 0, c->in[2]), opara__sh(&b, 1, c->in[1]));
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* GatherND and ScatterND: the tuple length k (the indices' last dim) and the batch dims b. */
+static opara_result opara__nd_index_arg(opara__shape_ctx* c, int64_t b, int64_t* k) {
+    const opara__shape *x = c->in[0], *idx = c->in[1];
+    int32_t d;
+    opara__sbuf sb;
+    if (idx->ndim < 1 || b < 0 || b >= idx->ndim || b >= x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s and batch_dims %lld do not fit data %s", opara__sh(&sb, 0, idx),
+                                 (long long)b, opara__sh(&sb, 1, x));
+    *k = idx->dims[idx->ndim - 1];
+    if (opara__unknown(c, *k)) return OPARA_ERR_SHAPE; /* tolerant: the output's rank depends on it */
+    if (*k < 1 || *k > x->ndim - b)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "index tuples of length %lld for data %s (batch_dims %lld)", (long long)*k,
+                                 opara__sh(&sb, 0, x), (long long)b);
+    for (d = 0; d < b; ++d)
+        if (opara__dims_differ(c, idx->dims[d], x->dims[d]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "batch dim %d differs between indices %s and data %s", (int)d,
+                                     opara__sh(&sb, 0, idx), opara__sh(&sb, 1, x));
+    return OPARA_OK;
+}
+
+static opara_result opara__shape_gather_nd(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *idx = c->in[1];
+    int64_t b = opara__attr_int(c->n, "batch_dims", 0), k;
+    opara__shape y;
+    int32_t d;
+    opara_result r = opara__nd_index_arg(c, b, &k);
+    if (r != OPARA_OK) return r;
+    if (c->params) c->params->u.index.batch_dims = b;
+    y.ndim = 0;
+    for (d = 0; d < idx->ndim - 1; ++d) y.dims[y.ndim++] = idx->dims[d];
+    for (d = (int32_t)(b + k); d < x->ndim; ++d) y.dims[y.ndim++] = x->dims[d];
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_scatter_nd(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *idx = c->in[1], *upd = c->in[2];
+    int64_t k;
+    int32_t d, n = 0;
+    opara__sbuf b;
+    opara_result r = opara__nd_index_arg(c, 0, &k);
+    if (r == OPARA_OK) r = opara__scatter_reduction_arg(c);
+    if (r != OPARA_OK) return r;
+    if (upd->ndim != idx->ndim - 1 + x->ndim - (int32_t)k) n = -1;
+    for (d = 0; n == 0 && d < upd->ndim; ++d) {
+        int64_t want = d < idx->ndim - 1 ? idx->dims[d] : x->dims[d - (idx->ndim - 1) + k];
+        if (opara__dims_differ(c, upd->dims[d], want)) n = -1;
+    }
+    if (n < 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "updates %s do not fit indices %s and data %s", opara__sh(&b, 0, upd),
+                                 opara__sh(&b, 1, idx), opara__sh(&b, 2, x));
+    return opara__set_out(c, 0, x);
+}
+
+static opara_result opara__shape_size(opara__shape_ctx* c) {
+    opara__shape y;
+    y.ndim = 0;
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_trilu(opara__shape_ctx* c) {
+    opara__sbuf b;
+    if (c->in[0]->ndim < 2)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s has rank < 2", opara__sh(&b, 0, c->in[0]));
+    if (c->params) {
+        c->params->u.index.upper = opara__attr_int(c->n, "upper", 1) != 0;
+        c->params->u.index.k = opara__attr_int(c->n, "k", 0);
+    }
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+static opara_result opara__shape_tile(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n, d;
+    const int64_t* repeats = opara__attr_ints(c->n, "repeats", &n);
+    opara__shape y = *x;
+    opara__sbuf b;
+    if (!repeats || n != (uint32_t)x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'repeats' needs one value per dim of input %s", opara__sh(&b, 0, x));
+    for (d = 0; d < n; ++d) {
+        if (repeats[d] < 0 || repeats[d] > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "repeats[%u] = %lld", d, (long long)repeats[d]);
+        y.dims[d] = opara__dim_times(c, x->dims[d], repeats[d]);
+        if (y.dims[d] < 0 && c->mode == OPARA__SHAPE_STRICT)
+            return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "dim %u times %lld overflows", d, (long long)repeats[d]);
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* DepthToSpace and SpaceToDepth: [N, C, H, W] and a blocksize b; the record gets b and the mode. */
+static opara_result opara__shape_depth_space(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t bs = opara__attr_int(c->n, "blocksize", 0), b2;
+    int to_space = c->n->op == OPARA__OP_DEPTH_TO_SPACE;
+    const char* mode = opara__attr_string(c->n, "mode", "DCR");
+    opara__shape y = *x;
+    opara__sbuf sb;
+    if (x->ndim != 4 || bs < 1 || bs > 65536)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs a 4-D input (not %s) and a blocksize >= 1 (not %lld)",
+                                 opara__sh(&sb, 0, x), (long long)bs);
+    if (to_space && strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+        return opara__shape_fail(c, OPARA_ERR_INVALID_ARGS, "mode '%s' is not DCR or CRD", mode);
+    b2 = bs * bs;
+    if (to_space) {
+        if (!opara__unknown(c, x->dims[1]) && x->dims[1] % b2)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "channels of %s are not a multiple of blocksize^2 = %lld",
+                                     opara__sh(&sb, 0, x), (long long)b2);
+        y.dims[1] = opara__unknown(c, x->dims[1]) ? -1 : x->dims[1] / b2;
+        y.dims[2] = opara__dim_times(c, x->dims[2], bs);
+        y.dims[3] = opara__dim_times(c, x->dims[3], bs);
+    } else {
+        if ((!opara__unknown(c, x->dims[2]) && x->dims[2] % bs) || (!opara__unknown(c, x->dims[3]) && x->dims[3] % bs))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "height and width of %s are not multiples of blocksize %lld",
+                                     opara__sh(&sb, 0, x), (long long)bs);
+        y.dims[1] = opara__dim_times(c, x->dims[1], b2);
+        y.dims[2] = opara__unknown(c, x->dims[2]) ? -1 : x->dims[2] / bs;
+        y.dims[3] = opara__unknown(c, x->dims[3]) ? -1 : x->dims[3] / bs;
+    }
+    if (c->params) c->params->u.index.blocksize = bs, c->params->u.index.crd = to_space && strcmp(mode, "CRD") == 0;
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_eye_like(opara__shape_ctx* c) {
+    opara__sbuf b;
+    if (c->in[0]->ndim != 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s is not 2-D", opara__sh(&b, 0, c->in[0]));
+    if (c->params) c->params->u.index.k = opara__attr_int(c->n, "k", 0);
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* OneHot in canonical form: inputs indices and values (2 elements), depth an attribute. */
+static opara_result opara__shape_one_hot(opara__shape_ctx* c) {
+    const opara__shape *idx = c->in[0], *values = c->in[1];
+    int64_t depth = opara__attr_int(c->n, "depth", -1), axis = opara__attr_int(c->n, "axis", -1);
+    opara__shape y;
+    int32_t d;
+    opara__sbuf b;
+    if (depth < 1 || depth > OPARA__SHAPE_DIM_MAX)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "depth %lld is not positive", (long long)depth);
+    if (values->ndim != 1 || opara__dims_differ(c, values->dims[0], 2))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "values %s must hold 2 elements (off, on)", opara__sh(&b, 0, values));
+    if (!opara__norm_axis(axis, idx->ndim + 1, &axis))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis,
+                                 (int)idx->ndim + 1);
+    y.ndim = 0;
+    for (d = 0; d <= idx->ndim; ++d) y.dims[y.ndim++] = d == axis ? depth : idx->dims[d < axis ? d : d - 1];
+    if (c->params) c->params->axis = axis, c->params->u.index.depth = depth;
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_reverse_sequence(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *lens = c->in[1];
+    int64_t batch_axis = opara__attr_int(c->n, "batch_axis", 1), time_axis = opara__attr_int(c->n, "time_axis", 0);
+    opara__sbuf b;
+    if (x->ndim < 2 || (batch_axis != 0 && batch_axis != 1) || (time_axis != 0 && time_axis != 1) || batch_axis == time_axis)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs rank >= 2 (not %s) and batch_axis, time_axis 0 and 1 in some order",
+                                 opara__sh(&b, 0, x));
+    if (lens->ndim != 1 || opara__dims_differ(c, lens->dims[0], x->dims[batch_axis]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "sequence_lens %s must have one length per batch of %s",
+                                 opara__sh(&b, 0, lens), opara__sh(&b, 1, x));
+    if (c->params) c->params->u.index.batch_axis = batch_axis, c->params->u.index.time_axis = time_axis;
+    return opara__set_out(c, 0, x);
+}
+
 /* Tolerant Reshape: the -1 is inferred when the known dims and the symbolic batches of the input
    and the target match up (then it is a number, or the batch itself); otherwise it is unknown. */
 static opara_result opara__reshape_tolerant(opara__shape_ctx* c, const opara__shape* x, opara__shape* y, int infer,
@@ -5975,6 +6226,11 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_GATHER_ND: case OPARA__OP_ONE_HOT: case OPARA__OP_REVERSE_SEQUENCE:
+        a.min_in = a.max_in = 2; break;
+    case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_SCATTER_ND: a.min_in = a.max_in = 3; break;
+    case OPARA__OP_SIZE: case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
+    case OPARA__OP_EYE_LIKE: break; /* one input, one output */
     case OPARA__OP_CONCAT: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
@@ -6022,6 +6278,17 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_SPLIT: return opara__shape_split(c);
     case OPARA__OP_SLICE: return opara__shape_slice(c);
     case OPARA__OP_GATHER: return opara__shape_gather(c);
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER:
+        return opara__shape_gather_elements(c);
+    case OPARA__OP_GATHER_ND: return opara__shape_gather_nd(c);
+    case OPARA__OP_SCATTER_ND: return opara__shape_scatter_nd(c);
+    case OPARA__OP_SIZE: return opara__shape_size(c);
+    case OPARA__OP_TRILU: return opara__shape_trilu(c);
+    case OPARA__OP_TILE: return opara__shape_tile(c);
+    case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH: return opara__shape_depth_space(c);
+    case OPARA__OP_EYE_LIKE: return opara__shape_eye_like(c);
+    case OPARA__OP_ONE_HOT: return opara__shape_one_hot(c);
+    case OPARA__OP_REVERSE_SEQUENCE: return opara__shape_reverse_sequence(c);
     case OPARA__OP_RESHAPE: return opara__shape_reshape(c);
     case OPARA__OP_FLATTEN: return opara__shape_flatten(c);
     case OPARA__OP_TRANSPOSE: return opara__shape_transpose(c);
@@ -6245,6 +6512,34 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
             return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
         break;
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_GATHER_ND: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER:
+    case OPARA__OP_SCATTER_ND:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
+            return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
+        if (n->op != OPARA__OP_GATHER_ELEMENTS && n->op != OPARA__OP_GATHER_ND &&
+            (n->n_inputs < 3 || n->inputs[2] < 0 || dt[n->inputs[2]] != in0))
+            return opara__dtype_fail(rt, g, node, "updates must have the data's type");
+        break;
+    case OPARA__OP_SIZE: out = OPARA_DTYPE_I64; break;
+    case OPARA__OP_EYE_LIKE:
+    {
+        int64_t to = opara__attr_int(n, "dtype", (int64_t)in0);
+        if (to < 1 || to > 64 || opara_dtype_size((opara_dtype)to) == 0)
+            return opara__dtype_fail(rt, g, node, "attribute 'dtype' is not a supported data type");
+        out = (opara_dtype)to;
+    }
+        break;
+    case OPARA__OP_ONE_HOT:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || in0 == OPARA_DTYPE_BOOL)
+            return opara__dtype_fail(rt, g, node, "needs numeric indices and a values input");
+        out = dt[n->inputs[1]];
+        break;
+    case OPARA__OP_REVERSE_SEQUENCE:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
+            return opara__dtype_fail(rt, g, node, "sequence_lens must be i32 or i64");
+        break;
+    case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
+        break; /* the type of input 0 */
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
         for (k = 1; k < n->n_inputs; ++k)
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
@@ -9135,6 +9430,16 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, c
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_index.c; opara__cpu_index_explain: the data error of one of its kernels */
+OPARA__PRIVATE opara_result opara__cpu_prepare_elements(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_nd(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_size(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_trilu_eye(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_tile(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_one_hot(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reverse_sequence(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE void opara__cpu_index_explain(const opara__cpu_op* op, char* buf, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_depth_space(opara__cpu_op* op, char* err, size_t cap); /* movement.c */
 /* opara_cpu_norm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap);
@@ -11769,6 +12074,7 @@ static void opara__gather_explain(const opara__cpu_op* op, char* buf, size_t cap
 
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap) {
     if (op->node->op == OPARA__OP_GATHER) opara__gather_explain(op, buf, cap);
+    opara__cpu_index_explain(op, buf, cap);
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
@@ -11793,6 +12099,41 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* e
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: indexing an empty axis");
     op->min_items_per_task = 256;
     op->fn = opara__gather_kernel;
+    return OPARA_OK;
+}
+
+/* ---- DepthToSpace, SpaceToDepth: 6-D transposes ---------------------------------------------- */
+
+/* The output [N, C', H, b, W, b] (DepthToSpace) or [N, b, b, C, H', W'] (SpaceToDepth) read through
+   the input's strides, as a strided copy over those six dims. */
+OPARA__PRIVATE opara_result opara__cpu_prepare_depth_space(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int64_t dims[6], strides[1][OPARA_MAX_DIMS], b, n, c, h, w, hw;
+    if (!op->params || !op->params->resolved || x->ndim != 4 || y->ndim != 4 || x->dtype != y->dtype ||
+        opara__cpu_numel(x) != opara__cpu_numel(y))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: needs 4-D tensors of one type and size",
+                                 opara__op_name(op->node->op));
+    b = op->params->u.index.blocksize;
+    n = x->dims[0], c = x->dims[1], h = x->dims[2], w = x->dims[3], hw = h * w;
+    if (op->node->op == OPARA__OP_DEPTH_TO_SPACE) {
+        int64_t cp = c / (b * b);
+        int crd = op->params->u.index.crd;
+        dims[0] = n, dims[1] = cp, dims[2] = h, dims[3] = b, dims[4] = w, dims[5] = b;
+        strides[0][0] = c * hw, strides[0][2] = w, strides[0][4] = 1;
+        strides[0][1] = crd ? b * b * hw : hw;    /* c' */
+        strides[0][3] = crd ? b * hw : b * cp * hw; /* the block row */
+        strides[0][5] = crd ? hw : cp * hw;       /* the block column */
+    } else {
+        dims[0] = n, dims[1] = b, dims[2] = b, dims[3] = c, dims[4] = h / b, dims[5] = w / b;
+        strides[0][0] = c * hw, strides[0][1] = w, strides[0][2] = 1, strides[0][3] = hw, strides[0][4] = b * w,
+        strides[0][5] = b;
+    }
+    op->p.base = 0;
+    op->p.elem = opara_dtype_size(y->dtype);
+    opara__cpu_bc_collapse(&op->p, 1, 6, dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    op->fn = opara__strided_copy_kernel;
     return OPARA_OK;
 }
 
@@ -12053,6 +12394,515 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* e
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_movement.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_index.c ==== */
+/* CPU kernels of the gather/scatter and index-pattern operators: GatherElements, ScatterElements and
+   Scatter, GatherND and ScatterND, Size, Trilu, Tile, EyeLike, OneHot and ReverseSequence
+   (DepthToSpace and SpaceToDepth are strided copies: opara_cpu_movement.c). An index out of range is
+   a data error: the kernel returns OPARA_ERR_BAD_INDEX and opara__cpu_index_explain says which. */
+/* #include "opara_cpu.h" (inlined above) */
+
+/* Element i of an index tensor (i32 or i64; prepare checked). */
+static int64_t opara__index_at(const opara__cpu_tensor* t, size_t i) {
+    return t->dtype == OPARA_DTYPE_I64 ? ((const int64_t*)t->data)[i] : ((const int32_t*)t->data)[i];
+}
+
+static int opara__is_index_dtype(opara_dtype t) {
+    return t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32;
+}
+
+/* v normalized against a dim of size n (negative counts from the end); -1 when out of range. */
+static int64_t opara__norm_index(int64_t v, int64_t n) {
+    if (v < 0) v += n;
+    return v < 0 || v >= n ? -1 : v;
+}
+
+static void opara__copy_elem(uint8_t* dst, const uint8_t* src, size_t e) {
+    switch (e) {
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, e); break;
+    }
+}
+
+/* Copies the data input into the output (the scatters start from it). */
+static void opara__copy_data(const opara__cpu_op* op) {
+    size_t bytes = opara__cpu_numel(&op->out[0]) * op->p.elem;
+    if (op->out[0].data != op->in[0].data && bytes) memcpy(op->out[0].data, op->in[0].data, bytes);
+}
+
+/* ---- reductions of the scatters -------------------------------------------------------------- */
+
+/* d = s, or d combined with s (max/min keep a NaN of either side; integer add/mul wrap). */
+#define OPARA__SCATTER_APPLY(T, U)                                                                      \
+    static void opara__scatter_apply_##T(T* d, const T* s, size_t n, opara__scatter_reduction red) {   \
+        size_t i;                                                                                     \
+        switch (red) {                                                                                \
+        case OPARA__SCATTER_NONE: for (i = 0; i < n; ++i) d[i] = s[i]; break;                        \
+        case OPARA__SCATTER_ADD: for (i = 0; i < n; ++i) d[i] = (T)((U)d[i] + (U)s[i]); break;        \
+        case OPARA__SCATTER_MUL: for (i = 0; i < n; ++i) d[i] = (T)((U)d[i] * (U)s[i]); break;        \
+        case OPARA__SCATTER_MAX: for (i = 0; i < n; ++i) d[i] = s[i] > d[i] || s[i] != s[i] ? s[i] : d[i]; break; \
+        case OPARA__SCATTER_MIN: for (i = 0; i < n; ++i) d[i] = s[i] < d[i] || s[i] != s[i] ? s[i] : d[i]; break; \
+        }                                                                                             \
+    }
+OPARA__SCATTER_APPLY(float, float)
+OPARA__SCATTER_APPLY(double, double)
+OPARA__SCATTER_APPLY(int32_t, uint32_t)
+OPARA__SCATTER_APPLY(int64_t, uint64_t)
+OPARA__SCATTER_APPLY(int8_t, uint8_t)
+OPARA__SCATTER_APPLY(uint8_t, uint8_t)
+#undef OPARA__SCATTER_APPLY
+
+/* n elements of s into d under the reduction (none: any dtype, a byte copy). */
+static void opara__scatter_apply(opara_dtype t, size_t e, void* d, const void* s, size_t n, opara__scatter_reduction red) {
+    if (red == OPARA__SCATTER_NONE) {
+        memcpy(d, s, n * e);
+        return;
+    }
+    switch (t) {
+    case OPARA_DTYPE_F32: opara__scatter_apply_float((float*)d, (const float*)s, n, red); break;
+    case OPARA_DTYPE_F64: opara__scatter_apply_double((double*)d, (const double*)s, n, red); break;
+    case OPARA_DTYPE_I32: opara__scatter_apply_int32_t((int32_t*)d, (const int32_t*)s, n, red); break;
+    case OPARA_DTYPE_I64: opara__scatter_apply_int64_t((int64_t*)d, (const int64_t*)s, n, red); break;
+    case OPARA_DTYPE_I8: opara__scatter_apply_int8_t((int8_t*)d, (const int8_t*)s, n, red); break;
+    case OPARA_DTYPE_U8: opara__scatter_apply_uint8_t((uint8_t*)d, (const uint8_t*)s, n, red); break;
+    case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_FORCE_U32: break;
+    }
+}
+
+static int opara__scatter_dtype_ok(opara_dtype t, opara__scatter_reduction red) {
+    return red == OPARA__SCATTER_NONE || t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I32 ||
+           t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8;
+}
+
+/* ---- GatherElements, ScatterElements, Scatter ------------------------------------------------ */
+
+/* The data offset of element (row, j) of the indices, the axis coordinate left out: rows are the
+   indices' innermost lines (p->inner elements each); p->src_stride holds the data's strides. */
+static int64_t opara__elements_base(const opara__cpu_op* op, size_t row, size_t j) {
+    const opara__cpu_tensor* idx = &op->in[1];
+    const int64_t* xs = op->p.src_stride;
+    int32_t last = idx->ndim - 1, d;
+    int64_t off = last != op->p.axis ? (int64_t)j * xs[last] : 0;
+    for (d = last - 1; d >= 0; --d) {
+        int64_t c = (int64_t)(row % (size_t)idx->dims[d]);
+        row /= (size_t)idx->dims[d];
+        if (d != op->p.axis) off += c * xs[d];
+    }
+    return off;
+}
+
+static opara_result opara__gather_elements_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor* idx = &op->in[1];
+    const uint8_t* x = (const uint8_t*)op->in[0].data;
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    size_t e = op->p.elem, w = (size_t)op->p.inner, row, j;
+    int64_t dim = op->in[0].dims[op->p.axis], axis_stride = op->p.src_stride[op->p.axis];
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        for (j = 0; j < w; ++j) {
+            int64_t v = opara__norm_index(opara__index_at(idx, row * w + j), dim);
+            if (v < 0) return OPARA_ERR_BAD_INDEX;
+            opara__copy_elem(y + (row * w + j) * e, x + (opara__elements_base(op, row, j) + v * axis_stride) * (int64_t)e, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+/* One work item: the updates are applied in order (duplicates reduce deterministically). */
+static opara_result opara__scatter_elements_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor *idx = &op->in[1], *upd = &op->in[2];
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    size_t e = op->p.elem, w = (size_t)op->p.inner, rows = w ? opara__cpu_numel(idx) / w : 0, row, j;
+    int64_t dim = op->in[0].dims[op->p.axis], axis_stride = op->p.src_stride[op->p.axis];
+    opara__scatter_reduction red = (opara__scatter_reduction)op->p.mode;
+    (void)scratch;
+    if (begin >= end) return OPARA_OK;
+    opara__copy_data(op);
+    for (row = 0; row < rows; ++row) {
+        for (j = 0; j < w; ++j) {
+            int64_t v = opara__norm_index(opara__index_at(idx, row * w + j), dim);
+            if (v < 0) return OPARA_ERR_BAD_INDEX;
+            opara__scatter_apply(op->out[0].dtype, e, y + (opara__elements_base(op, row, j) + v * axis_stride) * (int64_t)e,
+                                 (const uint8_t*)upd->data + (row * w + j) * e, 1, red);
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_elements(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
+    const char* name = opara__op_name(op->node->op);
+    int gather = op->node->op == OPARA__OP_GATHER_ELEMENTS;
+    int64_t axis;
+    int32_t d;
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", name);
+    if (!opara__is_index_dtype(idx->dtype) || y->dtype != x->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: indices must be i32/i64", name);
+    if (idx->ndim != x->ndim || (gather ? !opara__cpu_same_dims(y, idx) : !opara__cpu_same_dims(y, x)))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: indices or output of the wrong shape", name);
+    for (d = 0; d < x->ndim; ++d)
+        if (d != axis && idx->dims[d] > x->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: indices exceed the data on dim %d", name, (int)d);
+    if (!gather && (!opara__cpu_same_dims(&op->in[2], idx) || op->in[2].dtype != x->dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: updates must have the indices' shape and the data's type", name);
+    op->p.axis = axis;
+    op->p.elem = opara_dtype_size(x->dtype);
+    op->p.inner = idx->ndim ? idx->dims[idx->ndim - 1] : 1;
+    op->p.mode = op->node->op == OPARA__OP_SCATTER_ELEMENTS ? (int)op->params->u.index.reduction : OPARA__SCATTER_NONE;
+    if (!opara__scatter_dtype_ok(x->dtype, (opara__scatter_reduction)op->p.mode))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: a reduction needs f32, f64, i8, u8, i32 or i64 data", name);
+    opara__cpu_natural_strides(x, op->p.src_stride);
+    if (opara__cpu_numel(idx) > 0 && x->dims[axis] == 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: indexing an empty axis", name);
+    op->work_items = gather ? (op->p.inner ? opara__cpu_numel(idx) / (size_t)op->p.inner : 0) : 1;
+    op->min_items_per_task = 64;
+    op->fn = gather ? opara__gather_elements_kernel : opara__scatter_elements_kernel;
+    return OPARA_OK;
+}
+
+/* ---- GatherND, ScatterND ------------------------------------------------------------------------ */
+
+/* The data offset (elements) of index tuple t, or -1 when an index is out of range. p->k: tuple
+   length, p->n: batch dims, p->m: tuples per batch, p->base: the data elements of one batch. */
+static int64_t opara__nd_offset(const opara__cpu_op* op, size_t t) {
+    const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1];
+    const opara__cpu_params* p = &op->p;
+    int64_t off = (int64_t)(t / (size_t)p->m) * p->base, j;
+    for (j = 0; j < p->k; ++j) {
+        int32_t d = (int32_t)(p->n + j);
+        int64_t v = opara__norm_index(opara__index_at(idx, t * (size_t)p->k + (size_t)j), x->dims[d]);
+        if (v < 0) return -1;
+        off += v * p->src_stride[d];
+    }
+    return off;
+}
+
+static opara_result opara__gather_nd_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t block = (size_t)op->p.inner * op->p.elem, t;
+    (void)scratch;
+    for (t = begin; t < end; ++t) {
+        int64_t off = opara__nd_offset(op, t);
+        if (off < 0) return OPARA_ERR_BAD_INDEX;
+        memcpy((uint8_t*)op->out[0].data + t * block, (const uint8_t*)op->in[0].data + off * (int64_t)op->p.elem, block);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__scatter_nd_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t e = op->p.elem, inner = (size_t)op->p.inner, tuples = (size_t)op->p.outer, t;
+    (void)scratch;
+    if (begin >= end) return OPARA_OK;
+    opara__copy_data(op);
+    for (t = 0; t < tuples; ++t) {
+        int64_t off = opara__nd_offset(op, t);
+        if (off < 0) return OPARA_ERR_BAD_INDEX;
+        opara__scatter_apply(op->out[0].dtype, e, (uint8_t*)op->out[0].data + off * (int64_t)e,
+                             (const uint8_t*)op->in[2].data + t * inner * e, inner, (opara__scatter_reduction)op->p.mode);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_nd(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1];
+    const char* name = opara__op_name(op->node->op);
+    int gather = op->node->op == OPARA__OP_GATHER_ND;
+    int64_t b, k, tuples;
+    if (!op->params || !op->params->resolved || idx->ndim < 1)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: indices and data do not fit", name);
+    if (!opara__is_index_dtype(idx->dtype) || op->out[0].dtype != x->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: indices must be i32/i64", name);
+    b = gather ? op->params->u.index.batch_dims : 0;
+    k = idx->dims[idx->ndim - 1];
+    if (b < 0 || k < 1 || b + k > x->ndim || b >= idx->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: index tuples do not fit the data", name);
+    tuples = opara__cpu_dims_prod(idx->dims, 0, idx->ndim - 1);
+    op->p.k = k;
+    op->p.n = b;
+    op->p.outer = tuples;
+    op->p.m = b ? tuples / OPARA__MAX(1, opara__cpu_dims_prod(idx->dims, 0, (int32_t)b)) : OPARA__MAX(tuples, 1);
+    op->p.base = opara__cpu_dims_prod(x->dims, (int32_t)b, x->ndim);
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)(b + k), x->ndim);
+    op->p.elem = opara_dtype_size(x->dtype);
+    op->p.mode = gather ? OPARA__SCATTER_NONE : (int)op->params->u.index.reduction;
+    if (op->p.m == 0) op->p.m = 1;
+    if (!gather && (op->in[2].dtype != x->dtype || opara__cpu_numel(&op->in[2]) != (size_t)(tuples * op->p.inner)))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: updates do not fit the indices", name);
+    if (!opara__scatter_dtype_ok(x->dtype, (opara__scatter_reduction)op->p.mode))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: a reduction needs f32, f64, i8, u8, i32 or i64 data", name);
+    opara__cpu_natural_strides(x, op->p.src_stride);
+    op->work_items = gather ? (size_t)tuples : 1;
+    op->min_items_per_task = 64;
+    op->fn = gather ? opara__gather_nd_kernel : opara__scatter_nd_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Size -------------------------------------------------------------------------------------- */
+
+static opara_result opara__size_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    int64_t n = (int64_t)opara__cpu_numel(&op->in[0]);
+    (void)scratch;
+    if (begin < end) memcpy(op->out[0].data, &n, sizeof n);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_size(opara__cpu_op* op, char* err, size_t cap) {
+    if (op->out[0].dtype != OPARA_DTYPE_I64 || opara__cpu_numel(&op->out[0]) != 1)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Size: the output is not an i64 scalar");
+    op->work_items = 1;
+    op->fn = opara__size_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Trilu, EyeLike ----------------------------------------------------------------------------- */
+
+/* One row of a matrix each: Trilu keeps columns j with j - i >= k (upper) or <= k (lower) and
+   zeroes the rest; EyeLike writes one at column i + k and zero elsewhere. */
+static opara_result opara__trilu_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor* y = &op->out[0];
+    size_t e = op->p.elem, rows = (size_t)y->dims[y->ndim - 2], cols = (size_t)y->dims[y->ndim - 1], r;
+    (void)scratch;
+    for (r = begin; r < end; ++r) {
+        int64_t i = (int64_t)(r % rows), lo = op->p.trans_a ? i + op->p.k : 0, hi = op->p.trans_a ? (int64_t)cols : i + op->p.k + 1;
+        uint8_t* dst = (uint8_t*)y->data + r * cols * e;
+        const uint8_t* src = (const uint8_t*)op->in[0].data + r * cols * e;
+        lo = OPARA__MAX(0, OPARA__MIN(lo, (int64_t)cols));
+        hi = OPARA__MAX(lo, OPARA__MIN(hi, (int64_t)cols));
+        memset(dst, 0, (size_t)lo * e);
+        if (dst != src) memcpy(dst + (size_t)lo * e, src + (size_t)lo * e, (size_t)(hi - lo) * e);
+        memset(dst + (size_t)hi * e, 0, (cols - (size_t)hi) * e);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__eye_like_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t e = op->p.elem, cols = (size_t)op->out[0].dims[1], r;
+    (void)scratch;
+    for (r = begin; r < end; ++r) {
+        uint8_t* dst = (uint8_t*)op->out[0].data + r * cols * e;
+        int64_t j = (int64_t)r + op->p.k;
+        memset(dst, 0, cols * e);
+        if (j >= 0 && j < (int64_t)cols) memcpy(dst + (size_t)j * e, op->p.fill, e);
+    }
+    return OPARA_OK;
+}
+
+/* The bytes of the value one in dtype t (EyeLike); 0 for a type without one. */
+static int opara__one_bytes(opara_dtype t, uint8_t* out) {
+    float f = 1.0f;
+    double d = 1.0;
+    uint16_t h = 0x3C00;
+    switch (t) {
+    case OPARA_DTYPE_F32: memcpy(out, &f, 4); return 1;
+    case OPARA_DTYPE_F64: memcpy(out, &d, 8); return 1;
+    case OPARA_DTYPE_F16: memcpy(out, &h, 2); return 1;
+    case OPARA_DTYPE_U8: case OPARA_DTYPE_I8: case OPARA_DTYPE_I32: case OPARA_DTYPE_I64: case OPARA_DTYPE_BOOL:
+        opara__cpu_store_i(out, t, 0, 1);
+        return 1;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_FORCE_U32: break;
+    }
+    return 0;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_trilu_eye(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int eye = op->node->op == OPARA__OP_EYE_LIKE;
+    const char* name = opara__op_name(op->node->op);
+    if (!op->params || !op->params->resolved || y->ndim < 2 || (eye && y->ndim != 2) || !opara__cpu_same_dims(x, y) ||
+        (!eye && x->dtype != y->dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output do not match", name);
+    op->p.elem = opara_dtype_size(y->dtype);
+    op->p.k = op->params->u.index.k;
+    op->p.trans_a = op->params->u.index.upper;
+    if (eye && !opara__one_bytes(y->dtype, op->p.fill))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "EyeLike: output type %s", opara_dtype_name(y->dtype));
+    op->work_items = opara__cpu_numel(y) / OPARA__MAX(1, (size_t)y->dims[y->ndim - 1]);
+    if (y->dims[y->ndim - 1] == 0) op->work_items = 0;
+    op->min_items_per_task = 64;
+    op->fn = eye ? opara__eye_like_kernel : opara__trilu_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Tile --------------------------------------------------------------------------------------- */
+
+/* One output line (the innermost dim) each: the input line it repeats, written repeats times. */
+static opara_result opara__tile_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim, d;
+    size_t e = op->p.elem, xw = nd ? (size_t)x->dims[nd - 1] : 1, yw = nd ? (size_t)y->dims[nd - 1] : 1, r, j;
+    (void)scratch;
+    for (r = begin; r < end; ++r) {
+        size_t rem = r;
+        int64_t src = 0;
+        uint8_t* dst = (uint8_t*)y->data + r * yw * e;
+        for (d = nd - 2; d >= 0; --d) {
+            size_t c = rem % (size_t)y->dims[d];
+            rem /= (size_t)y->dims[d];
+            src += (int64_t)(c % (size_t)x->dims[d]) * op->p.src_stride[d];
+        }
+        for (j = 0; j < yw; j += xw) memcpy(dst + j * e, (const uint8_t*)x->data + src * (int64_t)e, xw * e);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_tile(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t d;
+    if (x->ndim != y->ndim || x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Tile: input and output ranks or types differ");
+    for (d = 0; d < y->ndim; ++d)
+        if (x->dims[d] == 0 ? y->dims[d] != 0 : y->dims[d] % x->dims[d] != 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Tile: output dim %d is not a multiple of the input's", (int)d);
+    op->p.elem = opara_dtype_size(y->dtype);
+    opara__cpu_natural_strides(x, op->p.src_stride);
+    op->work_items = opara__cpu_numel(x) ? opara__cpu_numel(y) / (y->ndim ? (size_t)y->dims[y->ndim - 1] : 1) : 0;
+    op->min_items_per_task = 64;
+    op->fn = opara__tile_kernel;
+    return OPARA_OK;
+}
+
+/* ---- OneHot ------------------------------------------------------------------------------------- */
+
+/* Index i of any numeric type as an integer (floats truncate toward zero, as a cast does). */
+static int64_t opara__one_hot_index(const opara__cpu_tensor* t, size_t i) {
+    switch (t->dtype) {
+    case OPARA_DTYPE_F32: return opara__cpu_f_to_i(((const float*)t->data)[i]);
+    case OPARA_DTYPE_F64: return opara__cpu_f_to_i(((const double*)t->data)[i]);
+    case OPARA_DTYPE_I32: return ((const int32_t*)t->data)[i];
+    case OPARA_DTYPE_I64: return ((const int64_t*)t->data)[i];
+    case OPARA_DTYPE_I8: return ((const int8_t*)t->data)[i];
+    case OPARA_DTYPE_U8: return ((const uint8_t*)t->data)[i];
+    case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_FORCE_U32: break;
+    }
+    return -1;
+}
+
+/* Output line (o, d) of [outer, depth, inner]: off everywhere, on where index (o, i) is d. An index
+   outside [-depth, depth) matches no d (ONNX: all off), not an error. */
+static opara_result opara__one_hot_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor* idx = &op->in[0];
+    const uint8_t* values = (const uint8_t*)op->in[1].data;
+    size_t e = op->p.elem, inner = (size_t)op->p.inner, depth = (size_t)op->p.mid, r, i;
+    (void)scratch;
+    for (r = begin; r < end; ++r) {
+        size_t o = r / depth, d = r % depth;
+        uint8_t* dst = (uint8_t*)op->out[0].data + r * inner * e;
+        for (i = 0; i < inner; ++i) {
+            int64_t v = opara__one_hot_index(idx, o * inner + i);
+            if (v < 0) v += (int64_t)depth;
+            opara__copy_elem(dst + i * e, values + (v == (int64_t)d ? e : 0), e);
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_one_hot(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *idx = &op->in[0], *y = &op->out[0];
+    int64_t axis;
+    if (!opara__cpu_record_axis(op, y->ndim, &axis) || y->ndim != idx->ndim + 1 || opara__cpu_numel(&op->in[1]) != 2 ||
+        op->in[1].dtype != y->dtype || y->dims[axis] != op->params->u.index.depth)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "OneHot: indices, values and output do not fit");
+    if (opara__one_hot_index(idx, 0) == -1 && (idx->dtype == OPARA_DTYPE_BOOL || idx->dtype == OPARA_DTYPE_F16))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "OneHot: indices of type %s", opara_dtype_name(idx->dtype));
+    op->p.elem = opara_dtype_size(y->dtype);
+    op->p.mid = y->dims[axis];
+    op->p.inner = opara__cpu_dims_prod(idx->dims, (int32_t)axis, idx->ndim);
+    op->p.outer = opara__cpu_dims_prod(idx->dims, 0, (int32_t)axis);
+    op->work_items = (size_t)(op->p.outer * op->p.mid);
+    op->min_items_per_task = 64;
+    op->fn = opara__one_hot_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ReverseSequence ---------------------------------------------------------------------------- */
+
+/* Item (a0, a1) over the first two dims: the time step t of batch b takes step len - 1 - t of its
+   sequence when t < len, else itself. */
+static opara_result opara__reverse_sequence_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor* x = &op->in[0];
+    size_t block = (size_t)op->p.inner * op->p.elem, d1 = (size_t)x->dims[1], item;
+    int time0 = op->p.axis == 0;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t a0 = item / d1, a1 = item % d1, t = time0 ? a0 : a1, b = time0 ? a1 : a0, src_t;
+        int64_t len = opara__index_at(&op->in[1], b);
+        if (len < 0 || len > x->dims[op->p.axis]) return OPARA_ERR_BAD_INDEX;
+        src_t = (int64_t)t < len ? (size_t)len - 1 - t : t;
+        memcpy((uint8_t*)op->out[0].data + item * block,
+               (const uint8_t*)x->data + (time0 ? src_t * d1 + b : b * d1 + src_t) * block, block);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_reverse_sequence(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *lens = &op->in[1];
+    if (!op->params || !op->params->resolved || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]) ||
+        x->dtype != op->out[0].dtype || (size_t)x->dims[op->params->u.index.batch_axis] != opara__cpu_numel(lens))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReverseSequence: input, sequence_lens and output do not fit");
+    if (!opara__is_index_dtype(lens->dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReverseSequence: sequence_lens must be i32/i64");
+    op->p.axis = op->params->u.index.time_axis;
+    op->p.elem = opara_dtype_size(x->dtype);
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 64;
+    op->fn = opara__reverse_sequence_kernel;
+    return OPARA_OK;
+}
+
+/* ---- errors ------------------------------------------------------------------------------------ */
+
+/* The first out-of-range index of idx against a dim of size dim. */
+static void opara__explain_flat(const opara__cpu_tensor* idx, int64_t dim, int64_t axis, char* buf, size_t cap) {
+    size_t n = opara__cpu_numel(idx), j;
+    for (j = 0; j < n; ++j) {
+        int64_t v = opara__index_at(idx, j);
+        if (opara__norm_index(v, dim) < 0) {
+            opara__format(buf, cap, "index %lld (indices element %zu) is out of range for axis %lld of size %lld", (long long)v, j,
+                          (long long)axis, (long long)dim);
+            return;
+        }
+    }
+}
+
+static void opara__explain_nd(const opara__cpu_op* op, char* buf, size_t cap) {
+    size_t t;
+    int64_t j;
+    for (t = 0; t < (size_t)op->p.outer; ++t)
+        for (j = 0; j < op->p.k; ++j) {
+            int32_t d = (int32_t)(op->p.n + j);
+            int64_t v = opara__index_at(&op->in[1], t * (size_t)op->p.k + (size_t)j), dim = op->in[0].dims[d];
+            if (opara__norm_index(v, dim) < 0) {
+                opara__format(buf, cap, "index tuple %zu: element %lld = %lld is out of range for data dim %d of size %lld",
+                              t, (long long)j, (long long)v, (int)d, (long long)dim);
+                return;
+            }
+        }
+}
+
+static void opara__explain_lens(const opara__cpu_op* op, char* buf, size_t cap) {
+    size_t n = opara__cpu_numel(&op->in[1]), b;
+    int64_t steps = op->in[0].dims[op->p.axis];
+    for (b = 0; b < n; ++b) {
+        int64_t len = opara__index_at(&op->in[1], b);
+        if (len < 0 || len > steps) {
+            opara__format(buf, cap, "sequence_lens[%zu] = %lld is outside [0, %lld] (the time axis)", b, (long long)len,
+                          (long long)steps);
+            return;
+        }
+    }
+}
+
+OPARA__PRIVATE void opara__cpu_index_explain(const opara__cpu_op* op, char* buf, size_t cap) {
+    opara__op kind = op->node->op;
+    if (kind == OPARA__OP_GATHER_ELEMENTS || kind == OPARA__OP_SCATTER_ELEMENTS || kind == OPARA__OP_SCATTER)
+        opara__explain_flat(&op->in[1], op->in[0].dims[op->p.axis], op->p.axis, buf, cap);
+    if (kind == OPARA__OP_GATHER_ND || kind == OPARA__OP_SCATTER_ND) opara__explain_nd(op, buf, cap);
+    if (kind == OPARA__OP_REVERSE_SEQUENCE) opara__explain_lens(op, buf, cap);
+}
+/* ==== END src/cpu/opara_cpu_index.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_norm.c ==== */
 /* CPU kernels of the normalization operators: LayerNormalization and BatchNormalization
    (inference). */
@@ -12355,6 +13205,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__cpu_prepare_concat_split(op, err, cap);
     case OPARA__OP_SLICE: return opara__cpu_prepare_slice(op, err, cap);
     case OPARA__OP_GATHER: return opara__cpu_prepare_gather(op, err, cap);
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER:
+        return opara__cpu_prepare_elements(op, err, cap);
+    case OPARA__OP_GATHER_ND: case OPARA__OP_SCATTER_ND: return opara__cpu_prepare_nd(op, err, cap);
+    case OPARA__OP_SIZE: return opara__cpu_prepare_size(op, err, cap);
+    case OPARA__OP_TRILU: case OPARA__OP_EYE_LIKE: return opara__cpu_prepare_trilu_eye(op, err, cap);
+    case OPARA__OP_TILE: return opara__cpu_prepare_tile(op, err, cap);
+    case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH: return opara__cpu_prepare_depth_space(op, err, cap);
+    case OPARA__OP_ONE_HOT: return opara__cpu_prepare_one_hot(op, err, cap);
+    case OPARA__OP_REVERSE_SEQUENCE: return opara__cpu_prepare_reverse_sequence(op, err, cap);
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
         return opara__cpu_prepare_reshape(op, err, cap);
     case OPARA__OP_TRANSPOSE: return opara__cpu_prepare_transpose(op, err, cap);
@@ -19619,6 +20478,10 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_SPLIT: return opara__lower_concat_split(w, 0);
     case OPARA__OP_SLICE: return opara__lower_slice(w);
     case OPARA__OP_GATHER: return opara__lower_gather(w);
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_GATHER_ND:
+    case OPARA__OP_SCATTER_ND: case OPARA__OP_SIZE: case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE:
+    case OPARA__OP_SPACE_TO_DEPTH: case OPARA__OP_EYE_LIKE: case OPARA__OP_ONE_HOT: case OPARA__OP_REVERSE_SEQUENCE:
+        break; /* CPU-only for now: the refusal below */
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
         return opara__lower_view(w);
     case OPARA__OP_TRANSPOSE: return opara__lower_transpose(w);
@@ -25755,6 +26618,30 @@ static int opara__eval_shape(opara__imp* im, int32_t v, opara__cv* out) {
     return r;
 }
 
+/* Size of an input whose dims are all known, or known but for the batch (then numel = k * batch). */
+static int opara__eval_size(opara__imp* im, int32_t v, opara__cv* out) {
+    const opara__shape* s = opara__imp_shape(im, v);
+    opara__shape scalar;
+    uint8_t* data;
+    int64_t* coef;
+    int64_t known = 1;
+    int32_t i, batches = 0;
+    int r;
+    if (s->ndim < 0) return OPARA__NOFOLD;
+    for (i = 0; i < s->ndim; ++i) {
+        if (s->dims[i] == OPARA__DIM_BATCH) batches++;
+        else if (s->dims[i] < 0 || !opara__mul_i64(known, s->dims[i], &known)) return OPARA__NOFOLD;
+    }
+    if (batches > 1) return OPARA__NOFOLD; /* not linear in the batch */
+    scalar.ndim = 0;
+    r = opara__cv_alloc(im, out, OPARA_DTYPE_I64, &scalar, 1, &data, &coef);
+    if (r == OPARA_OK) {
+        opara__put_i64(OPARA_DTYPE_I64, data, 0, batches ? 0 : known);
+        coef[0] = batches ? known : 0;
+    }
+    return r;
+}
+
 /* ---- operator parameters: attribute or constant input ------------------------------------------ */
 
 static const char* opara__input_name(opara__imp* im, uint32_t i) {
@@ -25881,6 +26768,7 @@ OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n
     uint32_t i;
     int r;
     if (opara__op_is(n, "Shape")) return n_in >= 1 && in[0] >= 0 ? opara__eval_shape(im, in[0], out) : OPARA__NOFOLD;
+    if (opara__op_is(n, "Size")) return n_in >= 1 && in[0] >= 0 ? opara__eval_size(im, in[0], out) : OPARA__NOFOLD;
     if (n_in == 0 || in[0] < 0) return OPARA__NOFOLD;
     for (i = 0; i < n_in; ++i)
         if (in[i] >= 0 && !opara__is_const(im, in[i])) return OPARA__NOFOLD;
@@ -25963,6 +26851,10 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     opara__free(im->rt, (void*)in);
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
+    if (n->op == OPARA__OP_ONE_HOT && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
+    if (n->op == OPARA__OP_SIZE) dt = OPARA_DTYPE_I64;
+    if (n->op == OPARA__OP_EYE_LIKE && opara__node_attr(n, "dtype"))
+        dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "dtype", 1));
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
     return OPARA_OK;
@@ -26195,6 +27087,32 @@ static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int
     return opara__node_set_int(im->g, node, "axis", axis);
 }
 
+/* Trilu's k (input 1, optional) and Tile's repeats (input 1) become attributes. */
+static opara_result opara__canon_trilu_tile(opara__imp* im, opara__op op, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    int tile = op == OPARA__OP_TILE;
+    opara_result r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
+    if (r != OPARA_OK) return r;
+    if (tile && !p.present)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Tile): no repeats", im->node_name);
+    if (!tile && p.present && p.n != 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Trilu): k must hold one value", im->node_name);
+    if (tile) return opara__set_ints_param(im, node, "repeats", &p);
+    return p.present ? opara__node_set_int(im->g, node, "k", p.ints[0]) : OPARA_OK;
+}
+
+/* OneHot's depth (input 1, a one-element numeric tensor) becomes an attribute; the node keeps indices
+   and values (opara__emit_node). */
+static opara_result opara__canon_one_hot(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    opara_result r = opara__floats_param(im, in, n_in, 1, &p);
+    if (r != OPARA_OK) return r;
+    if (!p.present || p.n != 1 || !(p.floats[0] >= 1.0f && p.floats[0] < 1e12f))
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (OneHot): depth must be one positive value",
+                           im->node_name);
+    return opara__node_set_int(im->g, node, "depth", (int64_t)p.floats[0]);
+}
+
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
 static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t node, const int32_t* in, uint32_t n_in) {
     opara__param p;
@@ -26218,11 +27136,16 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_TRILU: case OPARA__OP_TILE: r = opara__canon_trilu_tile(im, op, node, in, n_in); break;
+    case OPARA__OP_ONE_HOT: r = opara__canon_one_hot(im, node, in, n_in); break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_GATHER_ND:
+    case OPARA__OP_SCATTER_ND: case OPARA__OP_SIZE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
+    case OPARA__OP_EYE_LIKE: case OPARA__OP_REVERSE_SEQUENCE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
     case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
         break; /* attributes as ONNX has them */
@@ -26233,11 +27156,16 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
 static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t* in, uint32_t n_in) {
     const opara__onnx_node* n = im->node;
     uint32_t n_out = n->n_outputs, kept = opara__op_info_of(op)->kept_inputs, i;
-    int32_t outs[16], node;
+    int32_t outs[16], node, one_hot_in[2];
+    const int32_t* node_in = in;
     opara_result r;
     while (n_out > 0 && !n->outputs[n_out - 1][0]) --n_out;
     if (kept == 0 || kept > n_in) kept = n_in; /* the rest became attributes (opara__canonicalize) */
     while (kept > 0 && in[kept - 1] < 0) --kept;
+    if (op == OPARA__OP_ONE_HOT && n_in == 3) { /* canonical inputs: indices, values (depth an attribute) */
+        one_hot_in[0] = in[0], one_hot_in[1] = in[2];
+        node_in = one_hot_in, kept = 2;
+    }
     if (n_out == 0 || n_out > 16)
         return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): %u outputs", im->node_name, n->op_type, n_out);
     for (i = 0; i < n_out; ++i) {
@@ -26250,7 +27178,7 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
         r = opara__graph_insert_value(im->g, n->outputs[i], OPARA_DTYPE_UNDEFINED, NULL, &outs[i]);
         if (r != OPARA_OK) return opara__onnx_insert_result(r);
     }
-    r = opara__graph_insert_node(im->g, op, im->node_name, kept, in, n_out, outs, &node);
+    r = opara__graph_insert_node(im->g, op, im->node_name, kept, node_in, n_out, outs, &node);
     if (r != OPARA_OK) return opara__onnx_insert_result(r);
     r = opara__copy_onnx_attrs(im, node);
     if (r == OPARA_OK) r = opara__canonicalize(im, op, node, in, n_in);

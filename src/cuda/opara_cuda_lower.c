@@ -1061,6 +1061,10 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_SPLIT: return opara__lower_concat_split(w, 0);
     case OPARA__OP_SLICE: return opara__lower_slice(w);
     case OPARA__OP_GATHER: return opara__lower_gather(w);
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_GATHER_ND:
+    case OPARA__OP_SCATTER_ND: case OPARA__OP_SIZE: case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE:
+    case OPARA__OP_SPACE_TO_DEPTH: case OPARA__OP_EYE_LIKE: case OPARA__OP_ONE_HOT: case OPARA__OP_REVERSE_SEQUENCE:
+        break; /* CPU-only for now: the refusal below */
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
         return opara__lower_view(w);
     case OPARA__OP_TRANSPOSE: return opara__lower_transpose(w);

@@ -53,6 +53,19 @@
     X(SPLIT, "Split", "", 1, 18, 0, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                        \
     X(SLICE, "Slice", "", 1, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                    \
     X(GATHER, "Gather", "", 1, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                  \
+    X(GATHER_ELEMENTS, "GatherElements", "", 11, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                \
+    X(SCATTER_ELEMENTS, "ScatterElements", "", 11, 18, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                              \
+    X(SCATTER, "Scatter", "", 9, 11, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                                                \
+    X(GATHER_ND, "GatherND", "", 11, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                            \
+    X(SCATTER_ND, "ScatterND", "", 11, 18, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                                          \
+    X(SIZE, "Size", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
+    X(TRILU, "Trilu", "", 14, 14, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                   \
+    X(TILE, "Tile", "", 6, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                      \
+    X(DEPTH_TO_SPACE, "DepthToSpace", "", 1, 13, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                      \
+    X(SPACE_TO_DEPTH, "SpaceToDepth", "", 1, 13, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                      \
+    X(EYE_LIKE, "EyeLike", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                               \
+    X(ONE_HOT, "OneHot", "", 9, 11, 0, 2, 2, 1, 1, ELEMENTWISE, 0, 0)                                                 \
+    X(REVERSE_SEQUENCE, "ReverseSequence", "", 10, 10, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                              \
     X(RESHAPE, "Reshape", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                       \
     X(FLATTEN, "Flatten", "", 1, 25, 0, 1, 1, 1, 0, VIEW, 0, 0)                                                       \
     X(TRANSPOSE, "Transpose", "", 1, 25, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                              \
@@ -125,7 +138,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 66
+#define OPARA__OP_COUNT_EXPECTED 79
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -290,6 +303,24 @@ typedef struct opara__reduce_params {
     int keepdims;
 } opara__reduce_params;
 
+/* The reduction of ScatterElements and ScatterND ('reduction'; Scatter: none). */
+typedef enum opara__scatter_reduction {
+    OPARA__SCATTER_NONE, OPARA__SCATTER_ADD, OPARA__SCATTER_MUL, OPARA__SCATTER_MAX, OPARA__SCATTER_MIN
+} opara__scatter_reduction;
+
+/* The gather/scatter and index-pattern operators, with ONNX's defaults (the axis of GatherElements,
+   ScatterElements, Scatter and OneHot is the record's axis): */
+typedef struct opara__index_params {
+    opara__scatter_reduction reduction; /* ScatterElements, ScatterND */
+    int64_t batch_dims;                 /* GatherND */
+    int upper;                          /* Trilu */
+    int64_t k;                          /* Trilu, EyeLike: the diagonal */
+    int crd;                            /* DepthToSpace: mode "CRD" (else DCR) */
+    int64_t blocksize;                  /* DepthToSpace, SpaceToDepth */
+    int64_t batch_axis, time_axis;      /* ReverseSequence */
+    int64_t depth;                      /* OneHot */
+} opara__index_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
@@ -306,6 +337,7 @@ typedef struct opara__node_params {
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
+        opara__index_params index;         /* GatherElements .. ReverseSequence (the op table's rows after Gather) */
     } u;
 } opara__node_params;
 

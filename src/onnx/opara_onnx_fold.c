@@ -670,6 +670,30 @@ static int opara__eval_shape(opara__imp* im, int32_t v, opara__cv* out) {
     return r;
 }
 
+/* Size of an input whose dims are all known, or known but for the batch (then numel = k * batch). */
+static int opara__eval_size(opara__imp* im, int32_t v, opara__cv* out) {
+    const opara__shape* s = opara__imp_shape(im, v);
+    opara__shape scalar;
+    uint8_t* data;
+    int64_t* coef;
+    int64_t known = 1;
+    int32_t i, batches = 0;
+    int r;
+    if (s->ndim < 0) return OPARA__NOFOLD;
+    for (i = 0; i < s->ndim; ++i) {
+        if (s->dims[i] == OPARA__DIM_BATCH) batches++;
+        else if (s->dims[i] < 0 || !opara__mul_i64(known, s->dims[i], &known)) return OPARA__NOFOLD;
+    }
+    if (batches > 1) return OPARA__NOFOLD; /* not linear in the batch */
+    scalar.ndim = 0;
+    r = opara__cv_alloc(im, out, OPARA_DTYPE_I64, &scalar, 1, &data, &coef);
+    if (r == OPARA_OK) {
+        opara__put_i64(OPARA_DTYPE_I64, data, 0, batches ? 0 : known);
+        coef[0] = batches ? known : 0;
+    }
+    return r;
+}
+
 /* ---- operator parameters: attribute or constant input ------------------------------------------ */
 
 static const char* opara__input_name(opara__imp* im, uint32_t i) {
@@ -796,6 +820,7 @@ OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n
     uint32_t i;
     int r;
     if (opara__op_is(n, "Shape")) return n_in >= 1 && in[0] >= 0 ? opara__eval_shape(im, in[0], out) : OPARA__NOFOLD;
+    if (opara__op_is(n, "Size")) return n_in >= 1 && in[0] >= 0 ? opara__eval_size(im, in[0], out) : OPARA__NOFOLD;
     if (n_in == 0 || in[0] < 0) return OPARA__NOFOLD;
     for (i = 0; i < n_in; ++i)
         if (in[i] >= 0 && !opara__is_const(im, in[i])) return OPARA__NOFOLD;
