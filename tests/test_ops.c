@@ -311,9 +311,6 @@ static void case_gather(op_case* c) {
 
 /* ---- the gather/scatter and index-pattern operators (GatherElements .. ReverseSequence) ---------- */
 
-/* Until their CUDA kernels exist, a CUDA session refuses them at creation. */
-#define INDEX_CUDA_REFUSAL "operator not supported by the CUDA backend"
-
 static const char* const IN_X_IDX[] = {"x", "idx", NULL};
 static const char* const IN_X_IDX_UPD[] = {"x", "idx", "upd", NULL};
 
@@ -335,7 +332,6 @@ static void case_gather_elements(op_case* c) {
     int64_t axis;
     elements_inputs(c, &axis);
     a[0] = attr_int("axis", axis);
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, IN_X_IDX, 1, 1, a);
 }
 
@@ -350,7 +346,6 @@ static void case_scatter_elements(op_case* c) {
     c->in[2].specials = 1;
     a[0] = attr_int("axis", axis);
     if (strcmp(c->op, "ScatterElements") == 0) a[n++] = attr_str("reduction", red[c->v]);
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, IN_X_IDX_UPD, 1, n, a);
 }
 
@@ -375,7 +370,6 @@ static void case_gather_nd(op_case* c) {
     c->in[0].specials = 1;
     nd_indices(c, c->v == 2 ? 1 : 0, idx[c->v][rank[c->v] - 1], rank[c->v], idx[c->v]);
     a[0] = attr_int("batch_dims", 1);
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, IN_X_IDX, 1, c->v == 2 ? 1 : 0, a);
 }
 
@@ -391,13 +385,11 @@ static void case_scatter_nd(op_case* c) {
     nd_indices(c, 0, idx[c->v][1], 2, idx[c->v]);
     input(c, "upd", OPARA_DTYPE_F32, upd_rank[c->v], upd[c->v], -2, 2);
     a[0] = attr_str("reduction", red[c->v]);
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, IN_X_IDX_UPD, 1, 1, a);
 }
 
 static void case_size(op_case* c) {
     input(c, "x", c->v == 1 ? OPARA_DTYPE_BOOL : OPARA_DTYPE_F32, 4, X4[c->v], -2, 2);
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, IN_X, 1, 0, NULL);
 }
 
@@ -408,7 +400,6 @@ static void case_trilu(op_case* c) {
     c->in[0].specials = c->v != 1;
     a[0] = attr_int("upper", c->v != 1);
     a[1] = attr_int("k", c->v == 1 ? -1 : 2);
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, IN_X, 1, c->v == 0 ? 0 : 2, a);
 }
 
@@ -419,7 +410,6 @@ static void case_tile(op_case* c) {
     input(c, "x", dt[c->v], 4, X4[c->v], -9, 9);
     c->in[0].specials = c->v == 0;
     a[0] = attr_ints("repeats", repeats[c->v], 4);
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, IN_X, 1, 1, a);
 }
 
@@ -434,7 +424,6 @@ static void case_depth_space(op_case* c) {
     c->in[0].specials = c->v != 2;
     a[0] = attr_int("blocksize", bs[c->v]);
     a[1] = attr_str("mode", c->v == 0 ? "DCR" : "CRD");
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, IN_X, 1, to_space && c->v > 0 ? 2 : 1, a);
 }
 
@@ -447,7 +436,6 @@ static void case_eye_like(op_case* c) {
     input(c, "x", OPARA_DTYPE_F32, 2, dims[c->v], -2, 2);
     a[0] = attr_int("k", k[c->v]);
     a[1] = attr_int("dtype", to[c->v]);
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, IN_X, 1, c->v == 0 ? 1 : 2, a);
 }
 
@@ -464,7 +452,6 @@ static void case_one_hot(op_case* c) {
     weights(c, "values", 1, two, -3, 3);
     a[0] = attr_int("depth", 5);
     a[1] = attr_int("axis", axis[c->v]);
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, ins, 1, 2, a);
 }
 
@@ -482,7 +469,6 @@ static void case_reverse_sequence(op_case* c) {
     input(c, "lens", c->v == 1 ? OPARA_DTYPE_I32 : OPARA_DTYPE_I64, 1, lens, 0, (double)dims[c->v][time_axis]);
     a[0] = attr_int("batch_axis", batch_axis);
     a[1] = attr_int("time_axis", time_axis);
-    c->cuda_refuses = INDEX_CUDA_REFUSAL;
     node(c, ins, 1, 2, a);
 }
 

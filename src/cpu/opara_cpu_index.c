@@ -292,23 +292,6 @@ static opara_result opara__eye_like_kernel(const opara__cpu_op* op, size_t begin
     return OPARA_OK;
 }
 
-/* The bytes of the value one in dtype t (EyeLike); 0 for a type without one. */
-static int opara__one_bytes(opara_dtype t, uint8_t* out) {
-    float f = 1.0f;
-    double d = 1.0;
-    uint16_t h = 0x3C00;
-    switch (t) {
-    case OPARA_DTYPE_F32: memcpy(out, &f, 4); return 1;
-    case OPARA_DTYPE_F64: memcpy(out, &d, 8); return 1;
-    case OPARA_DTYPE_F16: memcpy(out, &h, 2); return 1;
-    case OPARA_DTYPE_U8: case OPARA_DTYPE_I8: case OPARA_DTYPE_I32: case OPARA_DTYPE_I64: case OPARA_DTYPE_BOOL:
-        opara__cpu_store_i(out, t, 0, 1);
-        return 1;
-    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_FORCE_U32: break;
-    }
-    return 0;
-}
-
 OPARA__PRIVATE opara_result opara__cpu_prepare_trilu_eye(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     int eye = op->node->op == OPARA__OP_EYE_LIKE;
@@ -319,7 +302,11 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_trilu_eye(opara__cpu_op* op, char
     op->p.elem = opara_dtype_size(y->dtype);
     op->p.k = op->params->u.index.k;
     op->p.trans_a = op->params->u.index.upper;
-    if (eye && !opara__one_bytes(y->dtype, op->p.fill))
+    if (eye) {
+        uint64_t one = opara__dtype_one_bits(y->dtype);
+        memcpy(op->p.fill, &one, sizeof one); /* little-endian: its first elem bytes are the value */
+    }
+    if (eye && !opara__dtype_one_bits(y->dtype))
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "EyeLike: output type %s", opara_dtype_name(y->dtype));
     op->work_items = opara__cpu_numel(y) / OPARA__MAX(1, (size_t)y->dims[y->ndim - 1]);
     if (y->dims[y->ndim - 1] == 0) op->work_items = 0;

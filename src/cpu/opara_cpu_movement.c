@@ -265,30 +265,16 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* e
 
 /* ---- DepthToSpace, SpaceToDepth: 6-D transposes ---------------------------------------------- */
 
-/* The output [N, C', H, b, W, b] (DepthToSpace) or [N, b, b, C, H', W'] (SpaceToDepth) read through
-   the input's strides, as a strided copy over those six dims. */
+/* The 6-D strided copy opara__depth_space_view describes. */
 OPARA__PRIVATE opara_result opara__cpu_prepare_depth_space(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    int64_t dims[6], strides[1][OPARA_MAX_DIMS], b, n, c, h, w, hw;
+    int64_t dims[6], strides[1][OPARA_MAX_DIMS];
     if (!op->params || !op->params->resolved || x->ndim != 4 || y->ndim != 4 || x->dtype != y->dtype ||
         opara__cpu_numel(x) != opara__cpu_numel(y))
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: needs 4-D tensors of one type and size",
                                  opara__op_name(op->node->op));
-    b = op->params->u.index.blocksize;
-    n = x->dims[0], c = x->dims[1], h = x->dims[2], w = x->dims[3], hw = h * w;
-    if (op->node->op == OPARA__OP_DEPTH_TO_SPACE) {
-        int64_t cp = c / (b * b);
-        int crd = op->params->u.index.crd;
-        dims[0] = n, dims[1] = cp, dims[2] = h, dims[3] = b, dims[4] = w, dims[5] = b;
-        strides[0][0] = c * hw, strides[0][2] = w, strides[0][4] = 1;
-        strides[0][1] = crd ? b * b * hw : hw;    /* c' */
-        strides[0][3] = crd ? b * hw : b * cp * hw; /* the block row */
-        strides[0][5] = crd ? hw : cp * hw;       /* the block column */
-    } else {
-        dims[0] = n, dims[1] = b, dims[2] = b, dims[3] = c, dims[4] = h / b, dims[5] = w / b;
-        strides[0][0] = c * hw, strides[0][1] = w, strides[0][2] = 1, strides[0][3] = hw, strides[0][4] = b * w,
-        strides[0][5] = b;
-    }
+    opara__depth_space_view(x->dims, op->params->u.index.blocksize, op->node->op == OPARA__OP_DEPTH_TO_SPACE,
+                            op->params->u.index.crd, dims, strides[0]);
     op->p.base = 0;
     op->p.elem = opara_dtype_size(y->dtype);
     opara__cpu_bc_collapse(&op->p, 1, 6, dims, strides);

@@ -341,6 +341,15 @@ typedef struct opara__node_params {
     } u;
 } opara__node_params;
 
+/* DepthToSpace (to_space; crd: mode CRD, else DCR) and SpaceToDepth of a 4-D input x_dims with
+   blocksize b as a 6-D strided copy: the output's elements in order over dims, read from the input at
+   the element strides (opara_shape.c; the CPU and CUDA backends both copy this way). */
+OPARA__PRIVATE void opara__depth_space_view(const int64_t* x_dims, int64_t b, int to_space, int crd, int64_t* dims,
+                                            int64_t* strides);
+/* The bits of the value one in dtype t, little-endian in the type's size (0 for a type without one):
+   EyeLike's diagonal. */
+OPARA__PRIVATE uint64_t opara__dtype_one_bits(opara_dtype t);
+
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
    ONNX's four strings). */
 typedef enum opara__auto_pad {

@@ -789,6 +789,32 @@ static opara_result opara__shape_depth_space(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+OPARA__PRIVATE void opara__depth_space_view(const int64_t* x_dims, int64_t b, int to_space, int crd, int64_t* dims,
+                                            int64_t* strides) {
+    int64_t n = x_dims[0], c = x_dims[1], h = x_dims[2], w = x_dims[3], hw = h * w, cp = c / (b * b);
+    if (to_space) { /* [N, C', H, b, W, b] from [N, b, b, C', H, W] (DCR) or [N, C', b, b, H, W] (CRD) */
+        dims[0] = n, dims[1] = cp, dims[2] = h, dims[3] = b, dims[4] = w, dims[5] = b;
+        strides[0] = c * hw, strides[2] = w, strides[4] = 1;
+        strides[1] = crd ? b * b * hw : hw;
+        strides[3] = crd ? b * hw : b * cp * hw;
+        strides[5] = crd ? hw : cp * hw;
+    } else { /* [N, b, b, C, H / b, W / b] from [N, C, H / b, b, W / b, b] */
+        dims[0] = n, dims[1] = b, dims[2] = b, dims[3] = c, dims[4] = h / b, dims[5] = w / b;
+        strides[0] = c * hw, strides[1] = w, strides[2] = 1, strides[3] = hw, strides[4] = b * w, strides[5] = b;
+    }
+}
+
+OPARA__PRIVATE uint64_t opara__dtype_one_bits(opara_dtype t) {
+    switch (t) {
+    case OPARA_DTYPE_F32: return 0x3F800000u;
+    case OPARA_DTYPE_F64: return UINT64_C(0x3FF0000000000000);
+    case OPARA_DTYPE_F16: return 0x3C00u;
+    case OPARA_DTYPE_U8: case OPARA_DTYPE_I8: case OPARA_DTYPE_I32: case OPARA_DTYPE_I64: case OPARA_DTYPE_BOOL: return 1;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_FORCE_U32: break;
+    }
+    return 0;
+}
+
 static opara_result opara__shape_eye_like(opara__shape_ctx* c) {
     opara__sbuf b;
     if (c->in[0]->ndim != 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s is not 2-D", opara__sh(&b, 0, c->in[0]));
