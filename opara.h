@@ -27125,27 +27125,22 @@ static int opara__eval_shape(opara__imp* im, int32_t v, opara__cv* out) {
     return r;
 }
 
-/* Size of an input whose dims are all known, or known but for the batch (then numel = k * batch). */
+/* Size of an input whose dims are all known. With the symbolic batch it stays a node: a folded
+   value's batch coefficient serves shape parameters only, not data a kernel or the caller reads. */
 static int opara__eval_size(opara__imp* im, int32_t v, opara__cv* out) {
     const opara__shape* s = opara__imp_shape(im, v);
     opara__shape scalar;
     uint8_t* data;
     int64_t* coef;
     int64_t known = 1;
-    int32_t i, batches = 0;
+    int32_t i;
     int r;
     if (s->ndim < 0) return OPARA__NOFOLD;
-    for (i = 0; i < s->ndim; ++i) {
-        if (s->dims[i] == OPARA__DIM_BATCH) batches++;
-        else if (s->dims[i] < 0 || !opara__mul_i64(known, s->dims[i], &known)) return OPARA__NOFOLD;
-    }
-    if (batches > 1) return OPARA__NOFOLD; /* not linear in the batch */
+    for (i = 0; i < s->ndim; ++i)
+        if (s->dims[i] < 0 || !opara__mul_i64(known, s->dims[i], &known)) return OPARA__NOFOLD;
     scalar.ndim = 0;
-    r = opara__cv_alloc(im, out, OPARA_DTYPE_I64, &scalar, 1, &data, &coef);
-    if (r == OPARA_OK) {
-        opara__put_i64(OPARA_DTYPE_I64, data, 0, batches ? 0 : known);
-        coef[0] = batches ? known : 0;
-    }
+    r = opara__cv_alloc(im, out, OPARA_DTYPE_I64, &scalar, 0, &data, &coef);
+    if (r == OPARA_OK) opara__put_i64(OPARA_DTYPE_I64, data, 0, known);
     return r;
 }
 
