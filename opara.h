@@ -12812,7 +12812,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_one_hot(opara__cpu_op* op, char* 
     if (!opara__cpu_record_axis(op, y->ndim, &axis) || y->ndim != idx->ndim + 1 || opara__cpu_numel(&op->in[1]) != 2 ||
         op->in[1].dtype != y->dtype || y->dims[axis] != op->params->u.index.depth)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "OneHot: indices, values and output do not fit");
-    if (opara__one_hot_index(idx, 0) == -1 && (idx->dtype == OPARA_DTYPE_BOOL || idx->dtype == OPARA_DTYPE_F16))
+    if (idx->dtype == OPARA_DTYPE_BOOL || idx->dtype == OPARA_DTYPE_F16)
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "OneHot: indices of type %s", opara_dtype_name(idx->dtype));
     op->p.elem = opara_dtype_size(y->dtype);
     op->p.mid = y->dims[axis];
