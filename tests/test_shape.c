@@ -1003,6 +1003,7 @@ static void a_depth10_axis1(one* t) {
     opara__node_set_int(&t->g, t->node, "depth", 10);
     opara__node_set_int(&t->g, t->node, "axis", 1);
 }
+static void a_k_huge(one* t) { opara__node_set_int(&t->g, t->node, "k", INT64_MAX); }
 static void a_depth0(one* t) { opara__node_set_int(&t->g, t->node, "depth", 0); }
 static void a_batch0_time1(one* t) {
     opara__node_set_int(&t->g, t->node, "batch_axis", 0);
@@ -1073,6 +1074,9 @@ OT_TEST(record_resolves_index_attributes) {
     one_free(&t);
     REQUIRE(record_of(&t, OPARA__OP_TRILU, 1, &x, a_lower_k2, &p) == OPARA_OK);
     CHECK(p.u.index.upper == 0 && p.u.index.k == -2);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_EYE_LIKE, 1, &x, a_k_huge, &p) == OPARA_OK);
+    CHECK(p.u.index.k == INT64_C(1) << 40); /* clamped: the kernels add it to indices */
     one_free(&t);
     REQUIRE(record_of(&t, OPARA__OP_DEPTH_TO_SPACE, 1, &img, a_crd2, &p) == OPARA_OK);
     CHECK(p.u.index.blocksize == 2 && p.u.index.crd == 1);

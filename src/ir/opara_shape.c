@@ -727,13 +727,20 @@ static opara_result opara__shape_size(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* Trilu's and EyeLike's diagonal k, clamped to +-OPARA__SHAPE_DIM_MAX: past every row and column
+   either way it means the same, and the kernels add it to indices without overflow. */
+static int64_t opara__diagonal_arg(const opara__shape_ctx* c) {
+    int64_t k = opara__attr_int(c->n, "k", 0);
+    return OPARA__MAX(-OPARA__SHAPE_DIM_MAX, OPARA__MIN(k, OPARA__SHAPE_DIM_MAX));
+}
+
 static opara_result opara__shape_trilu(opara__shape_ctx* c) {
     opara__sbuf b;
     if (c->in[0]->ndim < 2)
         return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s has rank < 2", opara__sh(&b, 0, c->in[0]));
     if (c->params) {
         c->params->u.index.upper = opara__attr_int(c->n, "upper", 1) != 0;
-        c->params->u.index.k = opara__attr_int(c->n, "k", 0);
+        c->params->u.index.k = opara__diagonal_arg(c);
     }
     return opara__set_out(c, 0, c->in[0]);
 }
@@ -818,7 +825,7 @@ OPARA__PRIVATE uint64_t opara__dtype_one_bits(opara_dtype t) {
 static opara_result opara__shape_eye_like(opara__shape_ctx* c) {
     opara__sbuf b;
     if (c->in[0]->ndim != 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s is not 2-D", opara__sh(&b, 0, c->in[0]));
-    if (c->params) c->params->u.index.k = opara__attr_int(c->n, "k", 0);
+    if (c->params) c->params->u.index.k = opara__diagonal_arg(c);
     return opara__set_out(c, 0, c->in[0]);
 }
 
