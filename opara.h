@@ -3849,6 +3849,19 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(SPLIT, "Split", "", 1, 18, 0, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                        \
     X(SLICE, "Slice", "", 1, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                    \
     X(GATHER, "Gather", "", 1, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                  \
+    X(GATHER_ELEMENTS, "GatherElements", "", 11, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                \
+    X(SCATTER_ELEMENTS, "ScatterElements", "", 11, 18, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                              \
+    X(SCATTER, "Scatter", "", 9, 11, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                                                \
+    X(GATHER_ND, "GatherND", "", 11, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                            \
+    X(SCATTER_ND, "ScatterND", "", 11, 18, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                                          \
+    X(SIZE, "Size", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
+    X(TRILU, "Trilu", "", 14, 14, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                   \
+    X(TILE, "Tile", "", 6, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                      \
+    X(DEPTH_TO_SPACE, "DepthToSpace", "", 1, 13, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                      \
+    X(SPACE_TO_DEPTH, "SpaceToDepth", "", 1, 13, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                      \
+    X(EYE_LIKE, "EyeLike", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                               \
+    X(ONE_HOT, "OneHot", "", 9, 11, 0, 2, 2, 1, 1, ELEMENTWISE, 0, 0)                                                 \
+    X(REVERSE_SEQUENCE, "ReverseSequence", "", 10, 10, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                              \
     X(RESHAPE, "Reshape", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                       \
     X(FLATTEN, "Flatten", "", 1, 25, 0, 1, 1, 1, 0, VIEW, 0, 0)                                                       \
     X(TRANSPOSE, "Transpose", "", 1, 25, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                              \
@@ -3924,7 +3937,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 76
+#define OPARA__OP_COUNT_EXPECTED 89
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -4113,6 +4126,24 @@ typedef struct opara__quant_params {
     int64_t output_dtype;
 } opara__quant_params;
 
+/* The reduction of ScatterElements and ScatterND ('reduction'; Scatter: none). */
+typedef enum opara__scatter_reduction {
+    OPARA__SCATTER_NONE, OPARA__SCATTER_ADD, OPARA__SCATTER_MUL, OPARA__SCATTER_MAX, OPARA__SCATTER_MIN
+} opara__scatter_reduction;
+
+/* The gather/scatter and index-pattern operators, with ONNX's defaults (the axis of GatherElements,
+   ScatterElements, Scatter and OneHot is the record's axis): */
+typedef struct opara__index_params {
+    opara__scatter_reduction reduction; /* ScatterElements, ScatterND */
+    int64_t batch_dims;                 /* GatherND */
+    int upper;                          /* Trilu */
+    int64_t k;                          /* Trilu, EyeLike: the diagonal */
+    int crd;                            /* DepthToSpace: mode "CRD" (else DCR) */
+    int64_t blocksize;                  /* DepthToSpace, SpaceToDepth */
+    int64_t batch_axis, time_axis;      /* ReverseSequence */
+    int64_t depth;                      /* OneHot */
+} opara__index_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
@@ -4132,8 +4163,18 @@ typedef struct opara__node_params {
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
+        opara__index_params index;         /* GatherElements .. ReverseSequence (the op table's rows after Gather) */
     } u;
 } opara__node_params;
+
+/* DepthToSpace (to_space; crd: mode CRD, else DCR) and SpaceToDepth of a 4-D input x_dims with
+   blocksize b as a 6-D strided copy: the output's elements in order over dims, read from the input at
+   the element strides (opara_shape.c; the CPU and CUDA backends both copy this way). */
+OPARA__PRIVATE void opara__depth_space_view(const int64_t* x_dims, int64_t b, int to_space, int crd, int64_t* dims,
+                                            int64_t* strides);
+/* The bits of the value one in dtype t, little-endian in the type's size (0 for a type without one):
+   EyeLike's diagonal. */
+OPARA__PRIVATE uint64_t opara__dtype_one_bits(opara_dtype t);
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
    ONNX's four strings). */
@@ -5677,6 +5718,258 @@ static opara_result opara__shape_gather(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* ---- GatherElements .. ReverseSequence (the gather/scatter and index-pattern operators) ---------- */
+
+/* a * b where either may be unknown (tolerant mode): unknown gives -1. */
+static int64_t opara__dim_times(const opara__shape_ctx* c, int64_t a, int64_t b) {
+    int64_t r;
+    if (opara__unknown(c, a) || opara__unknown(c, b) || !opara__mul_i64(a, b, &r)) return -1;
+    return r;
+}
+
+/* GatherElements, ScatterElements, Scatter: indices (and updates) of the data's rank, no dim larger
+   than the data's off the axis. */
+static opara_result opara__check_elements_indices(opara__shape_ctx* c, const opara__shape* idx, int64_t axis) {
+    const opara__shape* x = c->in[0];
+    int32_t d;
+    opara__sbuf b;
+    if (idx->ndim != x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s must have the rank of data %s", opara__sh(&b, 0, idx),
+                                 opara__sh(&b, 1, x));
+    for (d = 0; d < x->ndim; ++d)
+        if (d != axis && idx->dims[d] > x->dims[d] && !opara__unknown(c, x->dims[d]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s exceed data %s on dim %d", opara__sh(&b, 0, idx),
+                                     opara__sh(&b, 1, x), (int)d);
+    return OPARA_OK;
+}
+
+static opara_result opara__scatter_reduction_arg(opara__shape_ctx* c) {
+    const char* s = opara__attr_string(c->n, "reduction", "none");
+    opara__scatter_reduction red = OPARA__SCATTER_NONE;
+    if (strcmp(s, "add") == 0) red = OPARA__SCATTER_ADD;
+    else if (strcmp(s, "mul") == 0) red = OPARA__SCATTER_MUL;
+    else if (strcmp(s, "max") == 0) red = OPARA__SCATTER_MAX;
+    else if (strcmp(s, "min") == 0) red = OPARA__SCATTER_MIN;
+    else if (strcmp(s, "none") != 0)
+        return opara__shape_fail(c, OPARA_ERR_INVALID_ARGS, "reduction '%s' is not one of none, add, mul, max, min", s);
+    if (c->params) c->params->u.index.reduction = red;
+    return OPARA_OK;
+}
+
+static opara_result opara__shape_gather_elements(opara__shape_ctx* c) {
+    int64_t axis;
+    int scatter = c->n->op != OPARA__OP_GATHER_ELEMENTS;
+    opara__sbuf b;
+    opara_result r = opara__axis_arg(c, "axis", 0, c->in[0]->ndim, &axis);
+    if (r == OPARA_OK) r = opara__check_elements_indices(c, c->in[1], axis);
+    if (r == OPARA_OK && scatter && c->n->op == OPARA__OP_SCATTER_ELEMENTS) r = opara__scatter_reduction_arg(c);
+    if (r != OPARA_OK) return r;
+    if (!scatter) return opara__set_out(c, 0, c->in[1]);
+    if (c->in[2]->ndim != c->in[1]->ndim || (c->mode == OPARA__SHAPE_STRICT && opara__shape_numel(c->in[2]) != opara__shape_numel(c->in[1])))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "updates %s must have the shape of indices %s", opara__sh(&b, 0, c->in[2]),
+                                 opara__sh(&b, 1, c->in[1]));
+    for (axis = 0; axis < c->in[1]->ndim; ++axis)
+        if (opara__dims_differ(c, c->in[1]->dims[axis], c->in[2]->dims[axis]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "updates %s must have the shape of indices %s",
+                                     opara__sh(&b, 0, c->in[2]), opara__sh(&b, 1, c->in[1]));
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* GatherND and ScatterND: the tuple length k (the indices' last dim) and the batch dims b. */
+static opara_result opara__nd_index_arg(opara__shape_ctx* c, int64_t b, int64_t* k) {
+    const opara__shape *x = c->in[0], *idx = c->in[1];
+    int32_t d;
+    opara__sbuf sb;
+    if (idx->ndim < 1 || b < 0 || b >= idx->ndim || b >= x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s and batch_dims %lld do not fit data %s", opara__sh(&sb, 0, idx),
+                                 (long long)b, opara__sh(&sb, 1, x));
+    *k = idx->dims[idx->ndim - 1];
+    if (opara__unknown(c, *k)) return OPARA_ERR_SHAPE; /* tolerant: the output's rank depends on it */
+    if (*k < 1 || *k > x->ndim - b)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "index tuples of length %lld for data %s (batch_dims %lld)", (long long)*k,
+                                 opara__sh(&sb, 0, x), (long long)b);
+    for (d = 0; d < b; ++d)
+        if (opara__dims_differ(c, idx->dims[d], x->dims[d]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "batch dim %d differs between indices %s and data %s", (int)d,
+                                     opara__sh(&sb, 0, idx), opara__sh(&sb, 1, x));
+    return OPARA_OK;
+}
+
+static opara_result opara__shape_gather_nd(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *idx = c->in[1];
+    int64_t b = opara__attr_int(c->n, "batch_dims", 0), k;
+    opara__shape y;
+    int32_t d;
+    opara_result r = opara__nd_index_arg(c, b, &k);
+    if (r != OPARA_OK) return r;
+    if (c->params) c->params->u.index.batch_dims = b;
+    y.ndim = 0;
+    for (d = 0; d < idx->ndim - 1; ++d) y.dims[y.ndim++] = idx->dims[d];
+    for (d = (int32_t)(b + k); d < x->ndim; ++d) y.dims[y.ndim++] = x->dims[d];
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_scatter_nd(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *idx = c->in[1], *upd = c->in[2];
+    int64_t k;
+    int32_t d, n = 0;
+    opara__sbuf b;
+    opara_result r = opara__nd_index_arg(c, 0, &k);
+    if (r == OPARA_OK) r = opara__scatter_reduction_arg(c);
+    if (r != OPARA_OK) return r;
+    if (upd->ndim != idx->ndim - 1 + x->ndim - (int32_t)k) n = -1;
+    for (d = 0; n == 0 && d < upd->ndim; ++d) {
+        int64_t want = d < idx->ndim - 1 ? idx->dims[d] : x->dims[d - (idx->ndim - 1) + k];
+        if (opara__dims_differ(c, upd->dims[d], want)) n = -1;
+    }
+    if (n < 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "updates %s do not fit indices %s and data %s", opara__sh(&b, 0, upd),
+                                 opara__sh(&b, 1, idx), opara__sh(&b, 2, x));
+    return opara__set_out(c, 0, x);
+}
+
+static opara_result opara__shape_size(opara__shape_ctx* c) {
+    opara__shape y;
+    y.ndim = 0;
+    return opara__set_out(c, 0, &y);
+}
+
+/* Trilu's and EyeLike's diagonal k, clamped to +-OPARA__SHAPE_DIM_MAX: past every row and column
+   either way it means the same, and the kernels add it to indices without overflow. */
+static int64_t opara__diagonal_arg(const opara__shape_ctx* c) {
+    int64_t k = opara__attr_int(c->n, "k", 0);
+    return OPARA__MAX(-OPARA__SHAPE_DIM_MAX, OPARA__MIN(k, OPARA__SHAPE_DIM_MAX));
+}
+
+static opara_result opara__shape_trilu(opara__shape_ctx* c) {
+    opara__sbuf b;
+    if (c->in[0]->ndim < 2)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s has rank < 2", opara__sh(&b, 0, c->in[0]));
+    if (c->params) {
+        c->params->u.index.upper = opara__attr_int(c->n, "upper", 1) != 0;
+        c->params->u.index.k = opara__diagonal_arg(c);
+    }
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+static opara_result opara__shape_tile(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n, d;
+    const int64_t* repeats = opara__attr_ints(c->n, "repeats", &n);
+    opara__shape y = *x;
+    opara__sbuf b;
+    if (!repeats || n != (uint32_t)x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'repeats' needs one value per dim of input %s", opara__sh(&b, 0, x));
+    for (d = 0; d < n; ++d) {
+        if (repeats[d] < 0 || repeats[d] > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "repeats[%u] = %lld", d, (long long)repeats[d]);
+        y.dims[d] = opara__dim_times(c, x->dims[d], repeats[d]);
+        if (y.dims[d] < 0 && c->mode == OPARA__SHAPE_STRICT)
+            return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "dim %u times %lld overflows", d, (long long)repeats[d]);
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* DepthToSpace and SpaceToDepth: [N, C, H, W] and a blocksize b; the record gets b and the mode. */
+static opara_result opara__shape_depth_space(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t bs = opara__attr_int(c->n, "blocksize", 0), b2;
+    int to_space = c->n->op == OPARA__OP_DEPTH_TO_SPACE;
+    const char* mode = opara__attr_string(c->n, "mode", "DCR");
+    opara__shape y = *x;
+    opara__sbuf sb;
+    if (x->ndim != 4 || bs < 1 || bs > 65536)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs a 4-D input (not %s) and a blocksize >= 1 (not %lld)",
+                                 opara__sh(&sb, 0, x), (long long)bs);
+    if (to_space && strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+        return opara__shape_fail(c, OPARA_ERR_INVALID_ARGS, "mode '%s' is not DCR or CRD", mode);
+    b2 = bs * bs;
+    if (to_space) {
+        if (!opara__unknown(c, x->dims[1]) && x->dims[1] % b2)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "channels of %s are not a multiple of blocksize^2 = %lld",
+                                     opara__sh(&sb, 0, x), (long long)b2);
+        y.dims[1] = opara__unknown(c, x->dims[1]) ? -1 : x->dims[1] / b2;
+        y.dims[2] = opara__dim_times(c, x->dims[2], bs);
+        y.dims[3] = opara__dim_times(c, x->dims[3], bs);
+    } else {
+        if ((!opara__unknown(c, x->dims[2]) && x->dims[2] % bs) || (!opara__unknown(c, x->dims[3]) && x->dims[3] % bs))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "height and width of %s are not multiples of blocksize %lld",
+                                     opara__sh(&sb, 0, x), (long long)bs);
+        y.dims[1] = opara__dim_times(c, x->dims[1], b2);
+        y.dims[2] = opara__unknown(c, x->dims[2]) ? -1 : x->dims[2] / bs;
+        y.dims[3] = opara__unknown(c, x->dims[3]) ? -1 : x->dims[3] / bs;
+    }
+    if (c->params) c->params->u.index.blocksize = bs, c->params->u.index.crd = to_space && strcmp(mode, "CRD") == 0;
+    return opara__set_out(c, 0, &y);
+}
+
+OPARA__PRIVATE void opara__depth_space_view(const int64_t* x_dims, int64_t b, int to_space, int crd, int64_t* dims,
+                                            int64_t* strides) {
+    int64_t n = x_dims[0], c = x_dims[1], h = x_dims[2], w = x_dims[3], hw = h * w, cp = c / (b * b);
+    if (to_space) { /* [N, C', H, b, W, b] from [N, b, b, C', H, W] (DCR) or [N, C', b, b, H, W] (CRD) */
+        dims[0] = n, dims[1] = cp, dims[2] = h, dims[3] = b, dims[4] = w, dims[5] = b;
+        strides[0] = c * hw, strides[2] = w, strides[4] = 1;
+        strides[1] = crd ? b * b * hw : hw;
+        strides[3] = crd ? b * hw : b * cp * hw;
+        strides[5] = crd ? hw : cp * hw;
+    } else { /* [N, b, b, C, H / b, W / b] from [N, C, H / b, b, W / b, b] */
+        dims[0] = n, dims[1] = b, dims[2] = b, dims[3] = c, dims[4] = h / b, dims[5] = w / b;
+        strides[0] = c * hw, strides[1] = w, strides[2] = 1, strides[3] = hw, strides[4] = b * w, strides[5] = b;
+    }
+}
+
+OPARA__PRIVATE uint64_t opara__dtype_one_bits(opara_dtype t) {
+    switch (t) {
+    case OPARA_DTYPE_F32: return 0x3F800000u;
+    case OPARA_DTYPE_F64: return UINT64_C(0x3FF0000000000000);
+    case OPARA_DTYPE_F16: return 0x3C00u;
+    case OPARA_DTYPE_U8: case OPARA_DTYPE_I8: case OPARA_DTYPE_I32: case OPARA_DTYPE_I64: case OPARA_DTYPE_BOOL: return 1;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_FORCE_U32: break;
+    }
+    return 0;
+}
+
+static opara_result opara__shape_eye_like(opara__shape_ctx* c) {
+    opara__sbuf b;
+    if (c->in[0]->ndim != 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s is not 2-D", opara__sh(&b, 0, c->in[0]));
+    if (c->params) c->params->u.index.k = opara__diagonal_arg(c);
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* OneHot in canonical form: inputs indices and values (2 elements), depth an attribute. */
+static opara_result opara__shape_one_hot(opara__shape_ctx* c) {
+    const opara__shape *idx = c->in[0], *values = c->in[1];
+    int64_t depth = opara__attr_int(c->n, "depth", -1), axis = opara__attr_int(c->n, "axis", -1);
+    opara__shape y;
+    int32_t d;
+    opara__sbuf b;
+    if (depth < 1 || depth > OPARA__SHAPE_DIM_MAX)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "depth %lld is not positive", (long long)depth);
+    if (values->ndim != 1 || opara__dims_differ(c, values->dims[0], 2))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "values %s must hold 2 elements (off, on)", opara__sh(&b, 0, values));
+    if (!opara__norm_axis(axis, idx->ndim + 1, &axis))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis,
+                                 (int)idx->ndim + 1);
+    y.ndim = 0;
+    for (d = 0; d <= idx->ndim; ++d) y.dims[y.ndim++] = d == axis ? depth : idx->dims[d < axis ? d : d - 1];
+    if (c->params) c->params->axis = axis, c->params->u.index.depth = depth;
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_reverse_sequence(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *lens = c->in[1];
+    int64_t batch_axis = opara__attr_int(c->n, "batch_axis", 1), time_axis = opara__attr_int(c->n, "time_axis", 0);
+    opara__sbuf b;
+    if (x->ndim < 2 || (batch_axis != 0 && batch_axis != 1) || (time_axis != 0 && time_axis != 1) || batch_axis == time_axis)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs rank >= 2 (not %s) and batch_axis, time_axis 0 and 1 in some order",
+                                 opara__sh(&b, 0, x));
+    if (lens->ndim != 1 || opara__dims_differ(c, lens->dims[0], x->dims[batch_axis]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "sequence_lens %s must have one length per batch of %s",
+                                 opara__sh(&b, 0, lens), opara__sh(&b, 1, x));
+    if (c->params) c->params->u.index.batch_axis = batch_axis, c->params->u.index.time_axis = time_axis;
+    return opara__set_out(c, 0, x);
+}
+
 /* Tolerant Reshape: the -1 is inferred when the known dims and the symbolic batches of the input
    and the target match up (then it is a number, or the batch itself); otherwise it is unknown. */
 static opara_result opara__reshape_tolerant(opara__shape_ctx* c, const opara__shape* x, opara__shape* y, int infer,
@@ -6234,6 +6527,11 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_GATHER_ND: case OPARA__OP_ONE_HOT: case OPARA__OP_REVERSE_SEQUENCE:
+        a.min_in = a.max_in = 2; break;
+    case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_SCATTER_ND: a.min_in = a.max_in = 3; break;
+    case OPARA__OP_SIZE: case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
+    case OPARA__OP_EYE_LIKE: break; /* one input, one output */
     case OPARA__OP_CONCAT: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
@@ -6287,6 +6585,17 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_SPLIT: return opara__shape_split(c);
     case OPARA__OP_SLICE: return opara__shape_slice(c);
     case OPARA__OP_GATHER: return opara__shape_gather(c);
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER:
+        return opara__shape_gather_elements(c);
+    case OPARA__OP_GATHER_ND: return opara__shape_gather_nd(c);
+    case OPARA__OP_SCATTER_ND: return opara__shape_scatter_nd(c);
+    case OPARA__OP_SIZE: return opara__shape_size(c);
+    case OPARA__OP_TRILU: return opara__shape_trilu(c);
+    case OPARA__OP_TILE: return opara__shape_tile(c);
+    case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH: return opara__shape_depth_space(c);
+    case OPARA__OP_EYE_LIKE: return opara__shape_eye_like(c);
+    case OPARA__OP_ONE_HOT: return opara__shape_one_hot(c);
+    case OPARA__OP_REVERSE_SEQUENCE: return opara__shape_reverse_sequence(c);
     case OPARA__OP_RESHAPE: return opara__shape_reshape(c);
     case OPARA__OP_FLATTEN: return opara__shape_flatten(c);
     case OPARA__OP_TRANSPOSE: return opara__shape_transpose(c);
@@ -6598,6 +6907,34 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
             return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
         break;
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_GATHER_ND: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER:
+    case OPARA__OP_SCATTER_ND:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
+            return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
+        if (n->op != OPARA__OP_GATHER_ELEMENTS && n->op != OPARA__OP_GATHER_ND &&
+            (n->n_inputs < 3 || n->inputs[2] < 0 || dt[n->inputs[2]] != in0))
+            return opara__dtype_fail(rt, g, node, "updates must have the data's type");
+        break;
+    case OPARA__OP_SIZE: out = OPARA_DTYPE_I64; break;
+    case OPARA__OP_EYE_LIKE:
+    {
+        int64_t to = opara__attr_int(n, "dtype", (int64_t)in0);
+        if (to < 1 || to > 64 || opara_dtype_size((opara_dtype)to) == 0)
+            return opara__dtype_fail(rt, g, node, "attribute 'dtype' is not a supported data type");
+        out = (opara_dtype)to;
+    }
+        break;
+    case OPARA__OP_ONE_HOT:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || in0 == OPARA_DTYPE_BOOL)
+            return opara__dtype_fail(rt, g, node, "needs numeric indices and a values input");
+        out = dt[n->inputs[1]];
+        break;
+    case OPARA__OP_REVERSE_SEQUENCE:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
+            return opara__dtype_fail(rt, g, node, "sequence_lens must be i32 or i64");
+        break;
+    case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
+        break; /* the type of input 0 */
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
         for (k = 1; k < n->n_inputs; ++k)
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
@@ -9510,6 +9847,16 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, c
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_index.c; opara__cpu_index_explain: the data error of one of its kernels */
+OPARA__PRIVATE opara_result opara__cpu_prepare_elements(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_nd(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_size(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_trilu_eye(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_tile(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_one_hot(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reverse_sequence(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE void opara__cpu_index_explain(const opara__cpu_op* op, char* buf, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_depth_space(opara__cpu_op* op, char* err, size_t cap); /* movement.c */
 /* opara_cpu_norm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap);
@@ -12192,6 +12539,7 @@ static void opara__gather_explain(const opara__cpu_op* op, char* buf, size_t cap
 
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap) {
     if (op->node->op == OPARA__OP_GATHER) opara__gather_explain(op, buf, cap);
+    opara__cpu_index_explain(op, buf, cap);
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
@@ -12216,6 +12564,27 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* e
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: indexing an empty axis");
     op->min_items_per_task = 256;
     op->fn = opara__gather_kernel;
+    return OPARA_OK;
+}
+
+/* ---- DepthToSpace, SpaceToDepth: 6-D transposes ---------------------------------------------- */
+
+/* The 6-D strided copy opara__depth_space_view describes. */
+OPARA__PRIVATE opara_result opara__cpu_prepare_depth_space(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int64_t dims[6], strides[1][OPARA_MAX_DIMS];
+    if (!op->params || !op->params->resolved || x->ndim != 4 || y->ndim != 4 || x->dtype != y->dtype ||
+        opara__cpu_numel(x) != opara__cpu_numel(y))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: needs 4-D tensors of one type and size",
+                                 opara__op_name(op->node->op));
+    opara__depth_space_view(x->dims, op->params->u.index.blocksize, op->node->op == OPARA__OP_DEPTH_TO_SPACE,
+                            op->params->u.index.crd, dims, strides[0]);
+    op->p.base = 0;
+    op->p.elem = opara_dtype_size(y->dtype);
+    opara__cpu_bc_collapse(&op->p, 1, 6, dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    op->fn = opara__strided_copy_kernel;
     return OPARA_OK;
 }
 
@@ -12476,6 +12845,502 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* e
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_movement.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_index.c ==== */
+/* CPU kernels of the gather/scatter and index-pattern operators: GatherElements, ScatterElements and
+   Scatter, GatherND and ScatterND, Size, Trilu, Tile, EyeLike, OneHot and ReverseSequence
+   (DepthToSpace and SpaceToDepth are strided copies: opara_cpu_movement.c). An index out of range is
+   a data error: the kernel returns OPARA_ERR_BAD_INDEX and opara__cpu_index_explain says which. */
+/* #include "opara_cpu.h" (inlined above) */
+
+/* Element i of an index tensor (i32 or i64; prepare checked). */
+static int64_t opara__index_at(const opara__cpu_tensor* t, size_t i) {
+    return t->dtype == OPARA_DTYPE_I64 ? ((const int64_t*)t->data)[i] : ((const int32_t*)t->data)[i];
+}
+
+static int opara__is_index_dtype(opara_dtype t) {
+    return t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32;
+}
+
+/* v normalized against a dim of size n (negative counts from the end); -1 when out of range. */
+static int64_t opara__norm_index(int64_t v, int64_t n) {
+    if (v < 0) v += n;
+    return v < 0 || v >= n ? -1 : v;
+}
+
+static void opara__copy_elem(uint8_t* dst, const uint8_t* src, size_t e) {
+    switch (e) {
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, e); break;
+    }
+}
+
+/* Copies the data input into the output (the scatters start from it). */
+static void opara__copy_data(const opara__cpu_op* op) {
+    size_t bytes = opara__cpu_numel(&op->out[0]) * op->p.elem;
+    if (op->out[0].data != op->in[0].data && bytes) memcpy(op->out[0].data, op->in[0].data, bytes);
+}
+
+/* ---- reductions of the scatters -------------------------------------------------------------- */
+
+/* d = s, or d combined with s (max/min keep a NaN of either side; integer add/mul wrap). */
+#define OPARA__SCATTER_APPLY(T, U)                                                                      \
+    static void opara__scatter_apply_##T(T* d, const T* s, size_t n, opara__scatter_reduction red) {   \
+        size_t i;                                                                                     \
+        switch (red) {                                                                                \
+        case OPARA__SCATTER_NONE: for (i = 0; i < n; ++i) d[i] = s[i]; break;                        \
+        case OPARA__SCATTER_ADD: for (i = 0; i < n; ++i) d[i] = (T)((U)d[i] + (U)s[i]); break;        \
+        case OPARA__SCATTER_MUL: for (i = 0; i < n; ++i) d[i] = (T)((U)d[i] * (U)s[i]); break;        \
+        case OPARA__SCATTER_MAX: for (i = 0; i < n; ++i) d[i] = s[i] > d[i] || s[i] != s[i] ? s[i] : d[i]; break; \
+        case OPARA__SCATTER_MIN: for (i = 0; i < n; ++i) d[i] = s[i] < d[i] || s[i] != s[i] ? s[i] : d[i]; break; \
+        }                                                                                             \
+    }
+OPARA__SCATTER_APPLY(float, float)
+OPARA__SCATTER_APPLY(double, double)
+OPARA__SCATTER_APPLY(int32_t, uint32_t)
+OPARA__SCATTER_APPLY(int64_t, uint64_t)
+OPARA__SCATTER_APPLY(int8_t, uint8_t)
+OPARA__SCATTER_APPLY(uint8_t, uint8_t)
+#undef OPARA__SCATTER_APPLY
+
+/* n elements of s into d under the reduction (none: any dtype, a byte copy). */
+static void opara__scatter_apply(opara_dtype t, size_t e, void* d, const void* s, size_t n, opara__scatter_reduction red) {
+    if (red == OPARA__SCATTER_NONE) {
+        memcpy(d, s, n * e);
+        return;
+    }
+    switch (t) {
+    case OPARA_DTYPE_F32: opara__scatter_apply_float((float*)d, (const float*)s, n, red); break;
+    case OPARA_DTYPE_F64: opara__scatter_apply_double((double*)d, (const double*)s, n, red); break;
+    case OPARA_DTYPE_I32: opara__scatter_apply_int32_t((int32_t*)d, (const int32_t*)s, n, red); break;
+    case OPARA_DTYPE_I64: opara__scatter_apply_int64_t((int64_t*)d, (const int64_t*)s, n, red); break;
+    case OPARA_DTYPE_I8: opara__scatter_apply_int8_t((int8_t*)d, (const int8_t*)s, n, red); break;
+    case OPARA_DTYPE_U8: opara__scatter_apply_uint8_t((uint8_t*)d, (const uint8_t*)s, n, red); break;
+    case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_FORCE_U32: break;
+    }
+}
+
+static int opara__scatter_dtype_ok(opara_dtype t, opara__scatter_reduction red) {
+    return red == OPARA__SCATTER_NONE || t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I32 ||
+           t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8;
+}
+
+/* ---- GatherElements, ScatterElements, Scatter ------------------------------------------------ */
+
+/* The data offset of element (row, j) of the indices, the axis coordinate left out: rows are the
+   indices' innermost lines (p->inner elements each); p->src_stride holds the data's strides. */
+static int64_t opara__elements_base(const opara__cpu_op* op, size_t row, size_t j) {
+    const opara__cpu_tensor* idx = &op->in[1];
+    const int64_t* xs = op->p.src_stride;
+    int32_t last = idx->ndim - 1, d;
+    int64_t off = last != op->p.axis ? (int64_t)j * xs[last] : 0;
+    for (d = last - 1; d >= 0; --d) {
+        int64_t c = (int64_t)(row % (size_t)idx->dims[d]);
+        row /= (size_t)idx->dims[d];
+        if (d != op->p.axis) off += c * xs[d];
+    }
+    return off;
+}
+
+static opara_result opara__gather_elements_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor* idx = &op->in[1];
+    const uint8_t* x = (const uint8_t*)op->in[0].data;
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    size_t e = op->p.elem, w = (size_t)op->p.inner, row, j;
+    int64_t dim = op->in[0].dims[op->p.axis], axis_stride = op->p.src_stride[op->p.axis];
+    (void)scratch;
+    for (row = begin; row < end; ++row) {
+        for (j = 0; j < w; ++j) {
+            int64_t v = opara__norm_index(opara__index_at(idx, row * w + j), dim);
+            if (v < 0) return OPARA_ERR_BAD_INDEX;
+            opara__copy_elem(y + (row * w + j) * e, x + (opara__elements_base(op, row, j) + v * axis_stride) * (int64_t)e, e);
+        }
+    }
+    return OPARA_OK;
+}
+
+/* One work item: the updates are applied in order (duplicates reduce deterministically). */
+static opara_result opara__scatter_elements_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor *idx = &op->in[1], *upd = &op->in[2];
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    size_t e = op->p.elem, w = (size_t)op->p.inner, rows = w ? opara__cpu_numel(idx) / w : 0, row, j;
+    int64_t dim = op->in[0].dims[op->p.axis], axis_stride = op->p.src_stride[op->p.axis];
+    opara__scatter_reduction red = (opara__scatter_reduction)op->p.mode;
+    (void)scratch;
+    if (begin >= end) return OPARA_OK;
+    opara__copy_data(op);
+    for (row = 0; row < rows; ++row) {
+        for (j = 0; j < w; ++j) {
+            int64_t v = opara__norm_index(opara__index_at(idx, row * w + j), dim);
+            if (v < 0) return OPARA_ERR_BAD_INDEX;
+            opara__scatter_apply(op->out[0].dtype, e, y + (opara__elements_base(op, row, j) + v * axis_stride) * (int64_t)e,
+                                 (const uint8_t*)upd->data + (row * w + j) * e, 1, red);
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_elements(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1], *y = &op->out[0];
+    const char* name = opara__op_name(op->node->op);
+    int gather = op->node->op == OPARA__OP_GATHER_ELEMENTS;
+    int64_t axis;
+    int32_t d;
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", name);
+    if (!opara__is_index_dtype(idx->dtype) || y->dtype != x->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: indices must be i32/i64", name);
+    if (idx->ndim != x->ndim || (gather ? !opara__cpu_same_dims(y, idx) : !opara__cpu_same_dims(y, x)))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: indices or output of the wrong shape", name);
+    for (d = 0; d < x->ndim; ++d)
+        if (d != axis && idx->dims[d] > x->dims[d])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: indices exceed the data on dim %d", name, (int)d);
+    if (!gather && (!opara__cpu_same_dims(&op->in[2], idx) || op->in[2].dtype != x->dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: updates must have the indices' shape and the data's type", name);
+    op->p.axis = axis;
+    op->p.elem = opara_dtype_size(x->dtype);
+    op->p.inner = idx->ndim ? idx->dims[idx->ndim - 1] : 1;
+    op->p.mode = op->node->op == OPARA__OP_SCATTER_ELEMENTS ? (int)op->params->u.index.reduction : OPARA__SCATTER_NONE;
+    if (!opara__scatter_dtype_ok(x->dtype, (opara__scatter_reduction)op->p.mode))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: a reduction needs f32, f64, i8, u8, i32 or i64 data", name);
+    opara__cpu_natural_strides(x, op->p.src_stride);
+    if (opara__cpu_numel(idx) > 0 && x->dims[axis] == 0)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: indexing an empty axis", name);
+    op->work_items = gather ? (op->p.inner ? opara__cpu_numel(idx) / (size_t)op->p.inner : 0) : 1;
+    op->min_items_per_task = 64;
+    op->fn = gather ? opara__gather_elements_kernel : opara__scatter_elements_kernel;
+    return OPARA_OK;
+}
+
+/* ---- GatherND, ScatterND ------------------------------------------------------------------------ */
+
+/* The data offset (elements) of index tuple t, or -1 when an index is out of range. p->k: tuple
+   length, p->n: batch dims, p->m: tuples per batch, p->base: the data elements of one batch. */
+static int64_t opara__nd_offset(const opara__cpu_op* op, size_t t) {
+    const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1];
+    const opara__cpu_params* p = &op->p;
+    int64_t off = (int64_t)(t / (size_t)p->m) * p->base, j;
+    for (j = 0; j < p->k; ++j) {
+        int32_t d = (int32_t)(p->n + j);
+        int64_t v = opara__norm_index(opara__index_at(idx, t * (size_t)p->k + (size_t)j), x->dims[d]);
+        if (v < 0) return -1;
+        off += v * p->src_stride[d];
+    }
+    return off;
+}
+
+static opara_result opara__gather_nd_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t block = (size_t)op->p.inner * op->p.elem, t;
+    (void)scratch;
+    for (t = begin; t < end; ++t) {
+        int64_t off = opara__nd_offset(op, t);
+        if (off < 0) return OPARA_ERR_BAD_INDEX;
+        memcpy((uint8_t*)op->out[0].data + t * block, (const uint8_t*)op->in[0].data + off * (int64_t)op->p.elem, block);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__scatter_nd_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t e = op->p.elem, inner = (size_t)op->p.inner, tuples = (size_t)op->p.outer, t;
+    (void)scratch;
+    if (begin >= end) return OPARA_OK;
+    opara__copy_data(op);
+    for (t = 0; t < tuples; ++t) {
+        int64_t off = opara__nd_offset(op, t);
+        if (off < 0) return OPARA_ERR_BAD_INDEX;
+        opara__scatter_apply(op->out[0].dtype, e, (uint8_t*)op->out[0].data + off * (int64_t)e,
+                             (const uint8_t*)op->in[2].data + t * inner * e, inner, (opara__scatter_reduction)op->p.mode);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_nd(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *idx = &op->in[1];
+    const char* name = opara__op_name(op->node->op);
+    int gather = op->node->op == OPARA__OP_GATHER_ND;
+    int64_t b, k, tuples;
+    if (!op->params || !op->params->resolved || idx->ndim < 1)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: indices and data do not fit", name);
+    if (!opara__is_index_dtype(idx->dtype) || op->out[0].dtype != x->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: indices must be i32/i64", name);
+    b = gather ? op->params->u.index.batch_dims : 0;
+    k = idx->dims[idx->ndim - 1];
+    if (b < 0 || k < 1 || b + k > x->ndim || b >= idx->ndim)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: index tuples do not fit the data", name);
+    tuples = opara__cpu_dims_prod(idx->dims, 0, idx->ndim - 1);
+    op->p.k = k;
+    op->p.n = b;
+    op->p.outer = tuples;
+    op->p.m = b ? tuples / OPARA__MAX(1, opara__cpu_dims_prod(idx->dims, 0, (int32_t)b)) : OPARA__MAX(tuples, 1);
+    op->p.base = opara__cpu_dims_prod(x->dims, (int32_t)b, x->ndim);
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)(b + k), x->ndim);
+    op->p.elem = opara_dtype_size(x->dtype);
+    op->p.mode = gather ? OPARA__SCATTER_NONE : (int)op->params->u.index.reduction;
+    if (op->p.m == 0) op->p.m = 1;
+    if (!gather && (op->in[2].dtype != x->dtype || opara__cpu_numel(&op->in[2]) != (size_t)(tuples * op->p.inner)))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: updates do not fit the indices", name);
+    if (!opara__scatter_dtype_ok(x->dtype, (opara__scatter_reduction)op->p.mode))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: a reduction needs f32, f64, i8, u8, i32 or i64 data", name);
+    opara__cpu_natural_strides(x, op->p.src_stride);
+    op->work_items = gather ? (size_t)tuples : 1;
+    op->min_items_per_task = 64;
+    op->fn = gather ? opara__gather_nd_kernel : opara__scatter_nd_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Size -------------------------------------------------------------------------------------- */
+
+static opara_result opara__size_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    int64_t n = (int64_t)opara__cpu_numel(&op->in[0]);
+    (void)scratch;
+    if (begin < end) memcpy(op->out[0].data, &n, sizeof n);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_size(opara__cpu_op* op, char* err, size_t cap) {
+    if (op->out[0].dtype != OPARA_DTYPE_I64 || opara__cpu_numel(&op->out[0]) != 1)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Size: the output is not an i64 scalar");
+    op->work_items = 1;
+    op->fn = opara__size_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Trilu, EyeLike ----------------------------------------------------------------------------- */
+
+/* One row of a matrix each: Trilu keeps columns j with j - i >= k (upper) or <= k (lower) and
+   zeroes the rest; EyeLike writes one at column i + k and zero elsewhere. */
+static opara_result opara__trilu_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor* y = &op->out[0];
+    size_t e = op->p.elem, rows = (size_t)y->dims[y->ndim - 2], cols = (size_t)y->dims[y->ndim - 1], r;
+    (void)scratch;
+    for (r = begin; r < end; ++r) {
+        int64_t i = (int64_t)(r % rows), lo = op->p.trans_a ? i + op->p.k : 0, hi = op->p.trans_a ? (int64_t)cols : i + op->p.k + 1;
+        uint8_t* dst = (uint8_t*)y->data + r * cols * e;
+        const uint8_t* src = (const uint8_t*)op->in[0].data + r * cols * e;
+        lo = OPARA__MAX(0, OPARA__MIN(lo, (int64_t)cols));
+        hi = OPARA__MAX(lo, OPARA__MIN(hi, (int64_t)cols));
+        memset(dst, 0, (size_t)lo * e);
+        if (dst != src) memcpy(dst + (size_t)lo * e, src + (size_t)lo * e, (size_t)(hi - lo) * e);
+        memset(dst + (size_t)hi * e, 0, (cols - (size_t)hi) * e);
+    }
+    return OPARA_OK;
+}
+
+static opara_result opara__eye_like_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t e = op->p.elem, cols = (size_t)op->out[0].dims[1], r;
+    (void)scratch;
+    for (r = begin; r < end; ++r) {
+        uint8_t* dst = (uint8_t*)op->out[0].data + r * cols * e;
+        int64_t j = (int64_t)r + op->p.k;
+        memset(dst, 0, cols * e);
+        if (j >= 0 && j < (int64_t)cols) memcpy(dst + (size_t)j * e, op->p.fill, e);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_trilu_eye(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int eye = op->node->op == OPARA__OP_EYE_LIKE;
+    const char* name = opara__op_name(op->node->op);
+    if (!op->params || !op->params->resolved || y->ndim < 2 || (eye && y->ndim != 2) || !opara__cpu_same_dims(x, y) ||
+        (!eye && x->dtype != y->dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output do not match", name);
+    op->p.elem = opara_dtype_size(y->dtype);
+    op->p.k = op->params->u.index.k;
+    op->p.trans_a = op->params->u.index.upper;
+    if (eye) {
+        uint64_t one = opara__dtype_one_bits(y->dtype);
+        memcpy(op->p.fill, &one, sizeof one); /* little-endian: its first elem bytes are the value */
+    }
+    if (eye && !opara__dtype_one_bits(y->dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "EyeLike: output type %s", opara_dtype_name(y->dtype));
+    op->work_items = opara__cpu_numel(y) / OPARA__MAX(1, (size_t)y->dims[y->ndim - 1]);
+    if (y->dims[y->ndim - 1] == 0) op->work_items = 0;
+    op->min_items_per_task = 64;
+    op->fn = eye ? opara__eye_like_kernel : opara__trilu_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Tile --------------------------------------------------------------------------------------- */
+
+/* One output line (the innermost dim) each: the input line it repeats, written repeats times. */
+static opara_result opara__tile_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim, d;
+    size_t e = op->p.elem, xw = nd ? (size_t)x->dims[nd - 1] : 1, yw = nd ? (size_t)y->dims[nd - 1] : 1, r, j;
+    (void)scratch;
+    for (r = begin; r < end; ++r) {
+        size_t rem = r;
+        int64_t src = 0;
+        uint8_t* dst = (uint8_t*)y->data + r * yw * e;
+        for (d = nd - 2; d >= 0; --d) {
+            size_t c = rem % (size_t)y->dims[d];
+            rem /= (size_t)y->dims[d];
+            src += (int64_t)(c % (size_t)x->dims[d]) * op->p.src_stride[d];
+        }
+        for (j = 0; j < yw; j += xw) memcpy(dst + j * e, (const uint8_t*)x->data + src * (int64_t)e, xw * e);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_tile(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t d;
+    if (x->ndim != y->ndim || x->dtype != y->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Tile: input and output ranks or types differ");
+    for (d = 0; d < y->ndim; ++d)
+        if (x->dims[d] == 0 ? y->dims[d] != 0 : y->dims[d] % x->dims[d] != 0)
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Tile: output dim %d is not a multiple of the input's", (int)d);
+    op->p.elem = opara_dtype_size(y->dtype);
+    opara__cpu_natural_strides(x, op->p.src_stride);
+    op->work_items = opara__cpu_numel(x) ? opara__cpu_numel(y) / (y->ndim ? (size_t)y->dims[y->ndim - 1] : 1) : 0;
+    op->min_items_per_task = 64;
+    op->fn = opara__tile_kernel;
+    return OPARA_OK;
+}
+
+/* ---- OneHot ------------------------------------------------------------------------------------- */
+
+/* Index i of any numeric type as an integer (floats truncate toward zero, as a cast does). */
+static int64_t opara__one_hot_index(const opara__cpu_tensor* t, size_t i) {
+    switch (t->dtype) {
+    case OPARA_DTYPE_F32: return opara__cpu_f_to_i(((const float*)t->data)[i]);
+    case OPARA_DTYPE_F64: return opara__cpu_f_to_i(((const double*)t->data)[i]);
+    case OPARA_DTYPE_I32: return ((const int32_t*)t->data)[i];
+    case OPARA_DTYPE_I64: return ((const int64_t*)t->data)[i];
+    case OPARA_DTYPE_I8: return ((const int8_t*)t->data)[i];
+    case OPARA_DTYPE_U8: return ((const uint8_t*)t->data)[i];
+    case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_FORCE_U32: break;
+    }
+    return -1;
+}
+
+/* Output line (o, d) of [outer, depth, inner]: off everywhere, on where index (o, i) is d. An index
+   outside [-depth, depth) matches no d (ONNX: all off), not an error. */
+static opara_result opara__one_hot_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor* idx = &op->in[0];
+    const uint8_t* values = (const uint8_t*)op->in[1].data;
+    size_t e = op->p.elem, inner = (size_t)op->p.inner, depth = (size_t)op->p.mid, r, i;
+    (void)scratch;
+    for (r = begin; r < end; ++r) {
+        size_t o = r / depth, d = r % depth;
+        uint8_t* dst = (uint8_t*)op->out[0].data + r * inner * e;
+        for (i = 0; i < inner; ++i) {
+            int64_t v = opara__one_hot_index(idx, o * inner + i);
+            if (v < 0) v += (int64_t)depth;
+            opara__copy_elem(dst + i * e, values + (v == (int64_t)d ? e : 0), e);
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_one_hot(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *idx = &op->in[0], *y = &op->out[0];
+    int64_t axis;
+    if (!opara__cpu_record_axis(op, y->ndim, &axis) || y->ndim != idx->ndim + 1 || opara__cpu_numel(&op->in[1]) != 2 ||
+        op->in[1].dtype != y->dtype || y->dims[axis] != op->params->u.index.depth)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "OneHot: indices, values and output do not fit");
+    if (idx->dtype == OPARA_DTYPE_BOOL || idx->dtype == OPARA_DTYPE_F16)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "OneHot: indices of type %s", opara_dtype_name(idx->dtype));
+    op->p.elem = opara_dtype_size(y->dtype);
+    op->p.mid = y->dims[axis];
+    op->p.inner = opara__cpu_dims_prod(idx->dims, (int32_t)axis, idx->ndim);
+    op->p.outer = opara__cpu_dims_prod(idx->dims, 0, (int32_t)axis);
+    op->work_items = (size_t)(op->p.outer * op->p.mid);
+    op->min_items_per_task = 64;
+    op->fn = opara__one_hot_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ReverseSequence ---------------------------------------------------------------------------- */
+
+/* Item (a0, a1) over the first two dims: the time step t of batch b takes step len - 1 - t of its
+   sequence when t < len, else itself. */
+static opara_result opara__reverse_sequence_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_tensor* x = &op->in[0];
+    size_t block = (size_t)op->p.inner * op->p.elem, d1 = (size_t)x->dims[1], item;
+    int time0 = op->p.axis == 0;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t a0 = item / d1, a1 = item % d1, t = time0 ? a0 : a1, b = time0 ? a1 : a0, src_t;
+        int64_t len = opara__index_at(&op->in[1], b);
+        if (len < 0 || len > x->dims[op->p.axis]) return OPARA_ERR_BAD_INDEX;
+        src_t = (int64_t)t < len ? (size_t)len - 1 - t : t;
+        memcpy((uint8_t*)op->out[0].data + item * block,
+               (const uint8_t*)x->data + (time0 ? src_t * d1 + b : b * d1 + src_t) * block, block);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_reverse_sequence(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *lens = &op->in[1];
+    if (!op->params || !op->params->resolved || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]) ||
+        x->dtype != op->out[0].dtype || (size_t)x->dims[op->params->u.index.batch_axis] != opara__cpu_numel(lens))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReverseSequence: input, sequence_lens and output do not fit");
+    if (!opara__is_index_dtype(lens->dtype))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReverseSequence: sequence_lens must be i32/i64");
+    op->p.axis = op->params->u.index.time_axis;
+    op->p.elem = opara_dtype_size(x->dtype);
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 64;
+    op->fn = opara__reverse_sequence_kernel;
+    return OPARA_OK;
+}
+
+/* ---- errors ------------------------------------------------------------------------------------ */
+
+/* The first out-of-range index of idx against a dim of size dim. */
+static void opara__explain_flat(const opara__cpu_tensor* idx, int64_t dim, int64_t axis, char* buf, size_t cap) {
+    size_t n = opara__cpu_numel(idx), j;
+    for (j = 0; j < n; ++j) {
+        int64_t v = opara__index_at(idx, j);
+        if (opara__norm_index(v, dim) < 0) {
+            opara__format(buf, cap, "index %lld (indices element %zu) is out of range for axis %lld of size %lld", (long long)v, j,
+                          (long long)axis, (long long)dim);
+            return;
+        }
+    }
+}
+
+static void opara__explain_nd(const opara__cpu_op* op, char* buf, size_t cap) {
+    size_t t;
+    int64_t j;
+    for (t = 0; t < (size_t)op->p.outer; ++t)
+        for (j = 0; j < op->p.k; ++j) {
+            int32_t d = (int32_t)(op->p.n + j);
+            int64_t v = opara__index_at(&op->in[1], t * (size_t)op->p.k + (size_t)j), dim = op->in[0].dims[d];
+            if (opara__norm_index(v, dim) < 0) {
+                opara__format(buf, cap, "index tuple %zu: element %lld = %lld is out of range for data dim %d of size %lld",
+                              t, (long long)j, (long long)v, (int)d, (long long)dim);
+                return;
+            }
+        }
+}
+
+static void opara__explain_lens(const opara__cpu_op* op, char* buf, size_t cap) {
+    size_t n = opara__cpu_numel(&op->in[1]), b;
+    int64_t steps = op->in[0].dims[op->p.axis];
+    for (b = 0; b < n; ++b) {
+        int64_t len = opara__index_at(&op->in[1], b);
+        if (len < 0 || len > steps) {
+            opara__format(buf, cap, "sequence_lens[%zu] = %lld is outside [0, %lld] (the time axis)", b, (long long)len,
+                          (long long)steps);
+            return;
+        }
+    }
+}
+
+OPARA__PRIVATE void opara__cpu_index_explain(const opara__cpu_op* op, char* buf, size_t cap) {
+    opara__op kind = op->node->op;
+    if (kind == OPARA__OP_GATHER_ELEMENTS || kind == OPARA__OP_SCATTER_ELEMENTS || kind == OPARA__OP_SCATTER)
+        opara__explain_flat(&op->in[1], op->in[0].dims[op->p.axis], op->p.axis, buf, cap);
+    if (kind == OPARA__OP_GATHER_ND || kind == OPARA__OP_SCATTER_ND) opara__explain_nd(op, buf, cap);
+    if (kind == OPARA__OP_REVERSE_SEQUENCE) opara__explain_lens(op, buf, cap);
+}
+/* ==== END src/cpu/opara_cpu_index.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_norm.c ==== */
 /* CPU kernels of the normalization operators: LayerNormalization and BatchNormalization
    (inference). */
@@ -13066,6 +13931,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__cpu_prepare_concat_split(op, err, cap);
     case OPARA__OP_SLICE: return opara__cpu_prepare_slice(op, err, cap);
     case OPARA__OP_GATHER: return opara__cpu_prepare_gather(op, err, cap);
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER:
+        return opara__cpu_prepare_elements(op, err, cap);
+    case OPARA__OP_GATHER_ND: case OPARA__OP_SCATTER_ND: return opara__cpu_prepare_nd(op, err, cap);
+    case OPARA__OP_SIZE: return opara__cpu_prepare_size(op, err, cap);
+    case OPARA__OP_TRILU: case OPARA__OP_EYE_LIKE: return opara__cpu_prepare_trilu_eye(op, err, cap);
+    case OPARA__OP_TILE: return opara__cpu_prepare_tile(op, err, cap);
+    case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH: return opara__cpu_prepare_depth_space(op, err, cap);
+    case OPARA__OP_ONE_HOT: return opara__cpu_prepare_one_hot(op, err, cap);
+    case OPARA__OP_REVERSE_SEQUENCE: return opara__cpu_prepare_reverse_sequence(op, err, cap);
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
         return opara__cpu_prepare_reshape(op, err, cap);
     case OPARA__OP_TRANSPOSE: return opara__cpu_prepare_transpose(op, err, cap);
@@ -19049,6 +19923,259 @@ static const char opara__ptx_epilogue[] =
     "SX) ],1hh!$SX){ d68],(RX)*],Y6:lH=0}Q#/Xm1@5kR#;5of#+h@@9{!B7{!>0mh#/{!H6lh#+s@@7{!G8o^%>6|q#,Se0%fg<#f("
     "2|m+:7|m+C5XZ*${~#$}P$.y$F7rP$D3Vd!(x$=9QX%";
 
+static const char opara__ptx_gather[] =
+    "ht.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_gather_elements(\n.7z$m .u64D9_B~"
+    " _0,0LO11L@2Lg32$LO31LO41LO51LO61LO71l&k68\n)\n{\n.reg .pred %p<79>;3n(b16 %rs<233n'32 %r<1763j-64 %rd<3"
+    "34>;\nldq#!p#~'%rd160, [$a+I]W!O1&W!J1W!O2&W!B2W!!d%g45&U!H3U!O6&U!H4U!O7&U!H5U!O8&U!H6U!O9&U!J7v'O3&W!m"
+    "08];\ncvta.to.global^!;,[)5B;2BM0B;3BM1B;4B93Q%%<!X& ~, Ck$];\nmov5 f#p$ntid.x6u&50, %cta8 Y%%Oj%ad.lo.s"
+    "~!l 56,Y!!v!j*r51;\nsetp.geE9ph&$Jk645;\n@%p1 bra $L__BB0_126U!SeqU!!m! f,#|&k!.s64f#Qd5;F98#S#B6}$!~%'h"
+    "%VulQ%>4x$k$2;\nadd895y( P.q %r19!S! @:1m!l!wideq#R16>k!4, 4V!#x)X7,~)k$4;\nnotP8S55W#l maxW##[(r!5, -Z$"
+    "!i!!V(Y569!n$ @+Q!%6*Y%$^'h , -7Snd|#!~! k!k$3;\nsubNU8,R#A7O<9g!*OT107i %r9g+B2g+ d&%,]2:m*;8x,1f(=6f-B"
+    "8g(R16i(%[2B6i1%E:8l1l 167n1$V4Q88U.n shrs!U9,V! [3!^&$<p 70,EC5P$;7k6&G;8n0RltE;pl$ J@0b2!<X4,g!l#5;\no"
+    "rqE z*!^!Pp4W!TlpV$89w*(Y!Wp5f#!U3;6Y-91n)B6n)V44O!l2:pY,!X+0b''f3l 159R0)H!j.Qd8_#B7_#g26Gt!)K!~,>8r-_5"
+    ":X-:7j3 x!+p4X12q4X75W-%_!;3V- RIVorS,!Z(&[$E1s,U7,Hp(-429496729x;!l+U8,O90f'B8f'l$7;\ndivt$_28h#%d;%k#X"
+    "8,K<1w4%c!C7c!m)78;\nbra.unih#(Y(:7|4k u32e)U59y!+9T60{!#x$#~)96Z/#<[59X@96[)#D ='g8V63X!$nI Z#$w!%u%$tH"
+    "+:!x% a5&f%A:c<=4^,]-1eE!s%#CY48k='f-#`/.X.#]!E5W.Y20W.#z<C9cHI0m.R80n.82RY!,f+p 81,}*r 180h#;8{-&I(S+v "
+    "10:b#=2P1r +-4S1Y82v-D2S1;8f; H7!S1;1x< P!#T1[10SN,V1F9k#-o&Y4,K,V1Z90v1_84V1@1{,]12X1>6o#,9%U3B6X1!T)#<"
+    "]66X1#u,<8='X1#~C$X!H9m0$[!/:#z%W70[%A3Y1V71Y1E2Y191=#D:4_AD1vV!2Q= d8#c/#Q--u)$p'<9t+L5f/H6f/H5f/V32f/D"
+    "8f/B7V,[32f/%_#O7%f/$bb!$XF r&+RR!D1m@^92k#-o&$^/$K C*f/B3c!w 189f/)S'.o@>7{!,9&}!)f/97l2#<[72f/#fI$DB2f"
+    "/@6X!H5z.:2[!0:#U!@6[%*p@#gI#f/F3f/#_!A7f/C3vO2y=V90f/G8f/;9S=$^)d19|=H9|=X20U%%hC!V%H4P$V41Q0-mO%f-$(Z4"
+    "1R0&d$7&i>$UE>9i>C4_'-i>F5k#-['B4PO C*R0B6c!`19i>@2i>F2i>$uQ!^41R0&q2)R0:8S<!< RR!*R0#TH$DB8Zi!>2X!I8WO:"
+    "5[!0R0!z%W82[%]3:h/)oN%i/C5Y)2P>@9P>!i,-^)%m($WGL9Q>H9Q>Z25j/$hl!:8j/!X%=n~x!=6=$`-+ve!@5y!F6h&!z4&]^!^1"
+    "7Tg!.kT!d97tb!#Xx!%lT!`97q' mw!9[L,V3B8v/[54V3$q>g98%V3%`(=9h%+vb!Y29V3u 301k#+w*R20qH%K C(V3q 302c!v 20"
+    "0V3@3dM]29V3$eV!]54V3&`T!*yb!$[1!<]83V3#_1<5=(V3@7X!F6k2$w%`85:!z%V87[%B3S>g88%ra!;2}!E8U-#hf!$U-Y20WQ#g"
+    "89!sd!:1e7*h5+|b! eJ/j`!;0TQ!v 61]k+Y3,S+b02d5%I*d5]32i3#gf!<7my!^20i3.d$=6Z2-~c!q 204}.C6^2T20u.O4$^2;2"
+    "Z1 P!#^2C2[Z![35^2/k#-q'X6,KE6^2B5c!w 206^2([P!]35^2$U]!F6^2$gM83^-'^2#rG#< sN*^2#xK$DA0^2#tI$X!H3r1#AH2"
+    ":!z%@9b^#X36^2g95!~c!:2P$@5e0C2[^!b38e0<7e01~c!p!208,^){ 207h0H8h0F8h0;3h0:2g$O3)h0V73h0D8h0B9X-C7hs!;2o"
+    "r!!H7#h0$a8 P!$h0+}T! mQ!n remT/F7k#-S/@4]O^41S/=6Z!,9&|!#f#$S/!i(#<I9X@#:(X)Y42_-O9!wa!:2n.)t<g25)v)n 2"
+    "11_-/wa!;2el!%h'z 211_-_12_-u 44:q!#p=#V!C6vu#$bM$r!E3Zk#:2{(&XMD2~R!F5|&<7jr#3c&$t>H7_&<5_##J+]&;1bW!$G"
+    "!]&-c!%j'H6R&;8m0$D:7f%+XV!H5qb!@4[=v 54:SV$%sG88qY#Xst>!R&j 9],H/~!)X`#s 55:~p#T34W(#cGC3l3]63Rq#93V'>6"
+    "Sq##g$=6jEC3g/!]e#.I)2#Uc#(WU!^58P|#:2T>[16}a!#P;%Z.82bl!!}!#bl$$oz#'k':8`d!Q23k'cs8=g+1%@O2%@'P#(qd!$|f"
+    "#)[f#*i&a64[e!U36=$k(,[2)~u#E9YB:3u9&^!K7_+'Q!;8Q!_1;`)I4`)D8_)B4_)K9_);8]'#ak#g38'[$;9[$J2n!%_*$p!F9p!("
+    "V$e11W$%W+ z<7#T3]46T3Z28T3g28&T3c29T3=2t<+[%a50I)2E1T3_49T3#Zl!!iq$*h<#m*%];B1^Q!Qu8~&$Yv!s 19]c4B0S,K1"
+    "R2;0h(/{!=2{!z +1]^!%b+G2`!>3`!M2`!$Y+G3`!>4`!M3`!$t/,h5$Z:F2R6#g) '0R6=0=$s4,gf!@9R6F0R6C1R6O1'u2O2!R6I"
+    "1^,$q|#%],H2`*$gR#Z81[,$g|#&_7I1t3$h)#ry$g32'V%>3|6-z#<6z#3Z-T82Y-:6`#F3`#-t!=7t!L2t!$U%(vv!]63pZ!U10cg$"
+    ")yV##~A#<E4nl$_40{P%C4n,0fM!aQ%'Vv$/zu$N4{u$V22{u$,|S!A2{u$w 226fW%;0[)[22zu$x 313QT%:2c=81Pq!!gv$$i!T7,"
+    "p!B3s|$S10Q!L7]U%:2T>Z10Pz$T23S0%~..~v$;4_]!a30Pw$X2,i!*Qw$:4|v$!bv$Z42Tw$ VU#@-{! O.g+B4Ww$[44{c$E6QDb4"
+    "5Zw$%q()XC0eu$;3Sm! S^$ c#+TW!g88Hv!)L-^w$_67_w$S23qO.ie#$ug!$Qp!I3id! uW#!h4,qr!;3Z~!%^$C9qr!<3fb$O5$qr"
+    "!<4H<6q>C4SV!D6ie#^11k#,af!;3W3$KZ89ZS#%tm!%Yv!_37g6)}b$_69e9=9|!,:$w!83oN']S#:1P$$>]10iw$:1Y$%HB0lw$:1z"
+    "o!%_!H1zR#%R#H1;$|!(cU!C7zS$>1r,/~c#:4S8H1uw$;1Vy#N6Sg##P_!!I+p.$U{!%p.#Ux!C4r`!J7ze#;3X/_96rr!<4[)%w8B9"
+    "i#;3Qw!'I)~&H2bi$=9j1.xd#Y41^.D9m1%p;g41%m1$Z{!=4X]!D4~X%D4m1F4k#-o&$kk#$KE9m1B5c!`24tU#@7i~#^74m1$|x!H9"
+    "m1&_4+m1$],$s-F6m1#i-%H*Qx$q 120_!H9Q1;4a!0;#n/@2W6C7}U$%PW!2We#:4_$A2Xx$C4[f!I7eS$l 244r/2Xe#<4e)$yQ#d4"
+    "4u/H5u/H7u/!wL%v/,eA${>%g,#zL)w/$XT#O4%uh%;5v==4iZ$C5wT!E7fAG7l#-r&${j#$L!D*y/B8e!a24zh%)`+/hAV22}!-;&l2"
+    "*z/$lx!#>]12cx$S12|-=4A)z/B6_!0sU$$g0`24;#q1)j[!C8iA#^Z!#z/.Pd!:5i0A2mx$C5_i!J8n>V49z/0tg#<5w=%P;4q>H5q>"
+    "B8zk#%_DM6mx$!q6%f0,nx$r 251U-Z17g0;5`@O5%`@&H&`@C5ik!E8`@G0l#-_'B3_P!!D)g0C2R%`25b@@8b@G8b@V28}!-;<9Q#*"
+    "g0$Qv!$}c!E2wx$:1bu!&H*zx$:1}t!%_!I3eP!;0a!/;$o>@3ry#]85Vx!#p'$i,%{/+sq!J8w>@5w>0Py$S25~=%w_$L5x>H5x>Z87"
+    "|/$aV#2Py$U54=$p-,tm#(kt!F8}U$#r#'g>G5|h!.vU!$Zu!H6w[&A9wU!b56x[&<0`]%D9m3C7[0 V+*m3$T7O5%al%;5ld!'|~$C5"
+    "ld!Z91m3_26l#-~*%|l%>6D*m3+R%`25cl%@9R/F9uX$n 133}!-;J4od!#Xk!$>u 133m3#X*%H+tt&#Xi!&_!0[Z$<2a!0;$_!(S.C"
+    "9|>$qb!7 dc!;6o5.iy$$`$%l-Y60`e!g39!kf!$z|&B3T6+pd!J9cW$<6ok%H3eW$<6_u%$}=c61Q6%I)Q6^94U4B8my$_58U4/u2>4"
+    "u2.ve!Z63g/D4x2<6V(O3%x2$kS#'j|#C5t[![97x2G9l#-v'%x<>9D)x2$rT#%e!82[|#.x2(w}!F9]~%;1vl!!}!-;<1Q#*x2#sk!$"
+    ">*|$$A#rC%H*|y$;1tV#%_!0Pz$$SGH4Uw!$^H@4Rz$B9k~%~ 145!ze!$t2A4Tz$D6wg&b00}0=6}02|e!%vY'%}_#d66Q1G7Q1^10y"
+    "r##xt#&Wz$g61,R1@9R1,Rg![68p-,zu!<6Y07%Sm%$X5!P!#R1D6^`&Z03]z$_32m#.nl#X04x&/no#V46_!-;<7S#)cz$;1ml'$`R#"
+    "H4YA$kT!B4Wv&C4t-O9!tc!;6T1)r=g63*Y*o 270t-0vc!$Sc'%w'z 270t-%I+t-F6mz$$ye&$]r%+e/;1aU!$XV!]72zn#$r<=8Pq"
+    "$D6_l#!{`!+U'O5$qz$%}Y%0[D>7a##K+pr#<78>4c&-d!$~<$L-V&A6sz$:7TP$D6zW!a16n/)},`16vz$<5ps&b56wz$j 155xz$J5"
+    "b}#A5S#E7uh$#u*'uh$D7[4^25~l'J3vh$=7z*D7x/a21J)2.|z$81}j&-`|##S]$!ij'*oZ%$lz!<5bU%C1ho$4pr$<2s[$ XY#1>%T"
+    "Z$6A7'b!>3A(V7$io'F7T{$$p&J7T{$(=$s(,o2B2z'E1XC#j#&v>d75j+'R!O6 Tf$#pz$-i)<1Um'&i)+Rx$c20i)k 159Wo$$b$O6"
+    "(b$O7!^{$m 159{p$$s!G7s!)^$N2^$%g+O2(m3]08m3Z66m3g66'm3$ia'.m3&z~!D6a%a12J)2.f{$v 111m3$xR'D7g{$$fw&&Q<+"
+    "mh#$h{$%ly$[78i{$D7d, `!/i2$Xg%`s1_o$%wP({ 278l{$=7o+H1{n$%dn% b!M2b!%}5H4b!>5b!M3b!%o6C5U6T2,',o6$h;2q{"
+    "$$n}!=7q{$D6kh! Uv#(S,.xX!B9o6g69(]3O0!o6I0k,;1Y|!&k,`80u'%Z_!s 57]`!D8P83_4;8c(#gJg70(`%O1 }{$%^e#z 157"
+    "n-m 158n-#qw%_71e#.y!>8y!M2y!%V.)yMF2}f&%x&a84Y|$K5Y|$_78Y|$f78or(81ZT'{$ret;\n}sk)~#scatt&tk)-E7#uk)4MO"
+    "12M2wk)4MO32MO42MO52MO62MO72MO82MO93l)I0zm)F5zm)U3838fw.u!f<14^n)V07F u0YfdG$qn)x 298qn)(wg)5^.1rf)(zg)5"
+    "{%1X!g50'X!0tn)O3(V!0un)g31'V!0vn)g32'V!0wn)g33'V!0xn)g35'V!H8V!O6'V!J9T)7(u&g10'Sp)g50&Sp)$uz!7 Sp)g48&"
+    "Sp)g51ESp)!jj#0Sp)!al#2Sp)#rm'#tk#!^%c38Sp)$JF0Sp):1xY!'oD#Ql#e35}y(#h[$F3UR%A5`u'B5o[!!Vc#7(]p)c40{q)B3"
+    "Pm)#Zb#c39[p)$eq)O1$[p)y 53;kj) jY$'tp)$Ve#)tp)#qe# 9+tp)&bl% D*9#qKI4tp) 6/]p)a45]p)#j!/]p) ~70]p)$[U&%"
+    "VMu 1_2^d&'Zp%)td)^933V49^f!+Xl$!Pl$,cr)H1si)>3hq%-gZ!$`j#H0T#O0 `$$S&H3}h)$eU#v 293^%#|!#qT&*y$-_k)7:s#"
+    "'tP'(|r%Y1_dU%;4gT&J3Qg%'wy) cT$5mx) _!,}R$+VQ*2pl#%Q]!&}a!&Uc**a%.h#<7gW*,g#B9g#D7z'%nb#$|z%+l9B0f](Y68"
+    "VX%C1eV%*m{)7#eP$'w{)$dP$*h#C8jo(F0g#-Zo)%Ym'&B)ho(&oY%%Yo),Q-<4er'-u{!W1_w4E8id!U48b#,9<9d#)pP$#i4'wn#*"
+    "m>#b)$D*Rv$#zA#X!H5}o($|V&0}o(#a&V52Z%I9Wb%<7o_$G9qn(p 72,~'[17dl'$S&'IG9e!B3e!!^.)e!$l:&Ic50h/V93`% Yn)"
+    "-bn$B7cn#_18~f*#P6/hU$=,CI3Su(<3Up)${T$,|W*91]e))oQ*C4jj%-oQ*%P/7%k](%P)'Rl#+h#C3vb$/h#-g)$cu$=4B)d2[53d"
+    "2J6d2_34d2W14x).jS$>5d#,9J5f2&hm* ]!-f2#n0<6=(f2@8X!N7f2/XU$$c&@5bCG1i{'G3U.0Z3%m~!J9Rp)%PZ*<5Wh*L7^3O8 "
+    "^3B9e!!cc&2^3L9^3%lc%@1W&G5W&F8W&+C&wh&>8P1'P4>9P4.s[$#X*N9P4V47P4D8aq*$fu$^46oc*91_j))mu)+dD[47mu)U1,H7"
+    "!h4>9[X*F0rZ*91Qs)(h4^48h#-ju)$Rg)=8B*h4D9`HJ2h4/s|%o 1_1}FF1~F$Wf*F4Ym%a61h4)Sf*E6mv$$Vf*<2=(qf*@4X!M3h"
+    "41]g*;5de*([%2PGV83t30at)%^X)%t}#c83t3%I0t3%tc$$e!c46s3&HJ0m/o 257gd!.RG%o)>6g/'`d#@0QGF4TW)@0jY!2R3&P]%"
+    "<7Ur%,i`!!t#/ne*91ym))T3B6X/D6ox)&Rk*7%g`&V11kY*G0f_*91Uv)(V3%fy$(j#-S*$Yl(=2B)V3[65V3J8V3_62V3@2y.F2oG>"
+    "6V$3Yi*,V3$ih*#}s*-V3)^i*B5V3@9X!N8V30ZH#f$A6Zr!J4V3>9V32}w)%pW%>5o`*1W3f90W3%UX*%o'K0W3%Hb50q/W26ZY!G2{"
+    "F$sF$`3Z61X3T2,'0nz)'=0Rh*>1nz)I1nz)C3nz)F3~w!(]b*O0!Wr!#Ro&#D2Xr!d92Xr!C8w{)1fi&;8b]$Y83Xr!%cc$6Xr!$wf*"
+    ".jU#B8~X#-Sz!Y83Xr!C1Yr! e_&)p~)+]^!E8p~)U5,H7#W9%H&v`!C1[r!Y30W9,r;e84hY*$JC8`m)%ig$&W9K9w`!_86W9@3cV!d"
+    "30ar*e84ar*+W97`ar*$w[#0ar*$me*@6[%I1W9<9Qt&H5S9%`[!>9x[*2S97 Q`!$_[*&h)5`r!L9Q`!%o/)`r! l})+Z#C9P`!G8rK"
+    ">6pT&1W; ~P!-od*J1bc*e23i6Y23]V*B3Vg#g77!Yu!$^f*N7VO%gm'T23`u))_'#w'_98mg*91Rw))wr)+[b!-gn'&x~)O0+oe*!P!"
+    "0oe*91vP*(}5H1k#-jy)%f]'I0gn'&ge*&tW#3`b!`10_X#@3pX! m~)2`x*/~n'J7aX#7``x*N4`x*$yg*(aX#I3jj'!Xa*#Q63YR*D"
+    "4nl*3ab!&IH4T*B5e!b98S6&H.S6>9P4'j/-S6$jW(%[6!^,0{h*#qY&2S6G9ai*-vMg83!|u!#[g#=8zc!0X#!`U$-Uh*5]8N4]8O3("
+    "Vf(=1n]%H3}X*+iID1l^,<2jP*g06-hi*J7hi*91yW*(q^&&T{+)l#-Y4@4i+F4j]+$po!G1_],@8UZ#'m^&*ux*M4ay+@8hHb43f2>8"
+    "f20s[&Y09pw+E2Qy(&f2N9f2%YV'%Vy+c12g2&SW'O0 d0'P./}U&;8zLP5+v6,QY$$i}*&`m)D2ke$-QI#Z{%&c##bX&)eo$O9(sx$N"
+    "7m_*W29eW$*]c'C3m_*y 50;pk*=9Ta'D2Ud! |>Vhl`j*$T5 X!,S<%od('a`*.o},=2df+81a(.o0)q) }x%)m#>5m#J2__*%m#1rM"
+    "(m# wx$'e#A:VQ-&W`* OE6to*%vf*H7Qe&%ot)&G^95ze*%_p*H9VY)p 25,i!A6VY)!oT'#a!:p}k%'VY)!sT(%WY)!_!u p26n#$U"
+    "P#>2}9,|u#G1m,#]o$#PW)/](f20zl&$a<<1Wa'D2vu!$y^(%I1W_!$V~'%LJ8Ps'%Z#/v[$$tR'%m1,a!$R[!>2om'-XS*:1kU'#S*&"
+    "{6#Tm#v!2, 5wR*91a^*1wq) R!G1jp)v 1_9zr)<4R!G2hi*91jp%,R!<5R!G3Vi*91vr*.Sj#@1V:C5Zg,;8lg*#q|&c1]`^*U33i%"
+    "+l&]71o}!#ic'T33i%C4`MH7}z%X21k|'%[+&nb*$C4Yi* V!%Xa*7$c&1g^'<6[{$G4[c& S!1v!A0d{#_09vDY92](/ty&$x$g92']"
+    "*.iV(#T1 R,G6jV*91{k(1^V* R!G7_V*91dS)1_V*!_0G1[S*~!1_61&{$B6rv!$Tr%O1 Z.Z48Z.C4{4^89Z.D9Z.+^/B9_;$t#E8Z"
+    ".$8 V&!d$ E)^* A(^*~ fd2(W.F1dp&<7W.G1}n&$a!-r_+ O&]_#'|p&<8q_++}p&b06Wf& S$H5sX%<0{a%-e[$B9f@[24{A$Uu)F"
+    "1eN$`v)F29$Rf+%B#^c()A(Rv)%^i)/p%)2C5tt&:1Vk'.x8%wd!z!97+-rn& vm($sn&H2iq&W24d!N2d!%R|&0kq&W25d!N1d!%SP'"
+    "0[g&U26d!4a!$^!C6tn#=6i]*K4o)_97;(Ym,+Qh&%R)J5Tt&=9=0sr&A1Tw'!Y/M:Qs&G0so&2yQ!&so&1yp*=5dc*)[N%xl!%dN2y("
+    "%aj$[45Tt&%lz'&Pc*I5TF<4k)0nq&3`%O2 Tt&U28R$4Tt&U46d]'G8Vm'$e#.y!>9y!M2y!%o07'fJB9yp!#ke&7!nB#iu$'nBC5z<"
+    "&lw!'XP)C8nBC5};+lv,#s#/mB!7!lB!kB+jB+xKOf'iBH6g97!Z&#v;(UU!+_P!^67UT+C7Z&C3^'g68 }Z'1UU!T2,C#n[+7 UU!7'"
+    "c&`82S}'O7!_MD5_M,jp%F5_MD6_M+g'H8^z*a88d&#a$V8,ww,O7#pV!g18&d&B7}`!%Th&g32!f&D2f&+}4^78f&D3f&+nf! h})/Q"
+    "x!'iY.0po%<3RR+%cX)+Tu'+QS!!Q!7'p&H1QKA2v#!w=$vR(T0,A7'xc!g10'm#.gh'$`f&#t~!-yi!B1Ug! Y(,l_!0`j%@7Z`# fc"
+    "*!}e&$b%S3,sk!$]v+7!b%7'P(`89f`!E9P($8@3p]!O9$p]!7'k#F9wj!b50}'$n#D4}'C5QL1di!@9ek!<9b*Rgtt!#^q)%d%&vOTa"
+    "n@@5@B1kS/!bR#!ATp5nS/$l$A6v!!BO6$b'O6'b'G6tG/|)!7=3PEO9#PE7(x)F7x)K9x)!j#.w),wj!0oL@9zu%W99w)'gz(#`%*u)"
+    "#==4=*s)!}|$#>:pTt+ s)!g$>6q!!>O5#X'7'o)~ 67: m{'-o9T3,@7'bH7't)G6nx!J8t)*]S,&t)C3}Q!H7Q<)PX% WY+ l9$}d("
+    "$W%%^T,7 ^%7'y'`85us#.k0$wI(So-7&wI7'{Y!F8fU%c47y'#__'E0hA+nS!H8]L@8}d$ gY*'gV'$xt,#e_'O0#`%O2'mS!x 78:a"
+    "KF4}'%^KW4,ao,7*^KO4'u#.~r,#uZ'/V(%v#E5X(+he#H8ZV#A8l*;1X(+`R*$gi*9dVU*7$j%O7'j%m$3:\nminvJO21vJ7'`*@9zT"
+    "#$VEO1%vEN2vE!aQ,!A:pQ]0'vEF5vEO3$vE7'gl#@9_y(>fZx)6|@L1|@!s$!>9pTV&'|@D5|@O2#|@7'u$ px+ s*$}:O5/}:7'z! "
+    "bq*!o,#}5O10}57'{f# eW+!{!%q0O66q0(ug$T11UY+(na$%(J1rQ$J6Pd$#Rz&C3Sa$_26[g)@1|g-:1sR)-sc$O7+}X()uV#@0[{'"
+    "/wn(@4>_97ob)p 1_2V$O2&vn($]u0gnd!eZ1gnd*_Z1&FO1+F7#RZ1&FO3+FO4+FO5+FO6+FO7+FO8+m&O9,Z(1~l(g46*zZ1G8yZ1w"
+    " 105Wl(F3xR1't+0pb(f40P!1vk(f41P!O2$Qg(.c,7$yf(.l,0ON7O1Xk(N8O1Qk(7 Q(H7zZ17 P(H8P(7!P$1sk(g42 R*7'kk(g4"
+    "1%jk(O3&ik(g42%hk(C4Z{#2zj(!Y}!0zj(!aV#1zj(#or#$~v*#Wc(2yj('bc&,xj(92Vk$1aZ1g39 dh(,8<7im((x$O3 lj(M3_f("
+    ";,w0+UV1<57*wd(<66u %r5ls$;,d0F0[c(92d|&+YL>2kD92kn&!b{%(i^1$t(/an(#|b# w{!'{i%%an)<8iY-(RS%$mm)7&fk+$oQ"
+    "%(ck/C9Y%D7{~%D1f#.w%@8x%/Pv0<5Y!,8=6qj'(ts')Vs'/rb&$Q$'SY' q#.qv%&QS&$}s*/cc,A3j%K7^u%>3RV%B0['B3rx(W78"
+    "ze%=2ii&)u0&rQ&/sd/>2XZ'(t`%&[V'-ad$A6av%_62ow%#Pf'F7ml+$q]%=3cZ//v^'%w`$$pA+d9%hZ+96]d$']b%$fY+ @,Zb%$P"
+    "h(%B+fe*$}g(%E/g_%$sa/2Ub%X2,e!*]k-!](#`![p2]k-U26Tb%:6Sb%+ny&91Yf/M1We%J6fU/92~e/(m*$Vj(E7`j%<7mV'#@1Qc"
+    "%;7Rq#G7wm/%[a!$RV/,QV*$`1$FZ10]k&<8h,F1Vv%U5,B_38w&%o!-[U/92{|&-b7W35v1 rq&'e2C9e2F3e2$ay&+{_'%vS+$rm.,"
+    "v(#Q. E,w()}n-,ch*#jB%vj%$gX2*|#A9Vy')m3'fh&-}n$(m3,Z_*&ub1#hq$/c##pi&!}l'&d~-%a{'-b~-*P|'/om$#sj&a63g^'"
+    "&c^.4~Z/$zY1,{3X7,e!*|x!!uo%%Xu%C7{3 {^%${3:8t4O8,{3%|j/2[q..{3$|^&.{3&yn0&SP'/sc'N6VU'U87y#$f['0{3%]y',"
+    "{3<9v,.{3@3yt&7&{3D3pE@3x2G5|_.#e6.nT,$hp&I8ig/%|e,'p{-+sR2$SNb04{m.92py!2lg%#nP%!hi&(c[(6]S!#uc&D6Rv-(r"
+    "#!E-r%$qw0$I,r%@4V|%_92mj%w 2_4mR!@3WP!H4kp#;6]m$b34ip%:3Q]%_67|!W54|!.QT/$Vy%J6Vy%#_!,~`.#X(,lf%'Tu+C4d"
+    "-+PT/E8Vk+#T3@6h$/|S/#k[%,Qg1<9Rr(#v(O7,}j+g98!ji+g98${j+g98$zj+c98yj+$tt&-wj+$hn02uj+#vj!=8k1D4k1>9j'/v"
+    "P/#Xs$'n)K2R+'Q!%ix)/[B#yq%,W)%eb.>3Qc'7)lj+Y37vh+*`u$2Z$;4Z$J2o!,ij+^44q!7*hj+g37 gj++w2F3S}+$ia&J6ia&1"
+    "w2$Rz/-w2&~Z(C3Z%`41H(1E1w2/be!#j}&C8oF$`i#$u:g93 Xj+Z94SS$Y95{+I3r1O5)Sj+c94^h%g95+Qj+c94sg%g95+~i+c94}"
+    "i+c95|i+#_R!E8zi+$sn'3kf/<5<0YT0 X*(e*.fP,$f{!2{|/1g2g37 r5H6R,%hz.$R,O6 oi+D3it%$wx#%R,I6b3B6ji+*xg%2T%"
+    ">8l65ii+L3ct%[36gi+*hm$#b#5fi+L3`t%_36di+92Uc0-an($`Z#.hZ/F5}Z#g45(tU#@5ii!A2tU#O4%gR!#hn**sU#A4~m0+rU#;"
+    "4Tb#7%`_-$S{!'jV!+Y02lU(6nU#(p%.WS.L4lU#$yR&*kU#V47Pi*I4kU##^'(cU!.f{(C1kX(G3tg/<,H/w(%Z+4hs)J4Wu,)d_!$p"
+    "q)+pBF1t^!J5s^!g48$[,Y47SV/*wp)%~Z3.vp)$ns'I4fc!A1r^!$ex*+c0H1p+(])H1p^!<5ml%3p^!:1i@`51]c#(wKF1p^!Z12wK"
+    "D1yi#.wK#x)-wKb76jU)92wz).H(1D5wKG1p^!$tk#+s(%TW-'jz17)ot0$aP-2Yv%g55#mt0g55#lt0b55kt0$k{(-nm&$]S#2lm&$X"
+    "[)J5Sg2@2j|)92ys)1]`23iU)(|*,{w(2wH`56R)%mo.$R)O6+ct0X17qr0g16'X$O7!i^!Z17ct0^17p!7*ct0g17 ct0+o2.g^!C6m"
+    "2O6&l2J7k2I3co*w!2_11G(1E2j2/c^!#^}%,|e-$aw*$f:f50Ut0D5wh0Y52r+2d3O2'Qt0L5tg0g52)~s0L5^g0g52)|s0c51[^!b5"
+    "2zs0$wa)E3b5#d{(2gs)<8;/T{3o 2_1X^!F1X^!B9_5O9'T2O0 ^5H3u+%r^($u+N3ns0E1oR'B6u+1Xi!X16ms0g10'R%O1 T^!&py"
+    ",4gR'C6ms0^11`#4ms0M1bR'F6ms092fT*7.P^!_18~h$+z+(ac$ pS(7,su,3|V%'>7+gu,7%~V%.G7$Zu,7%QW%.GO4,GO5,GO6,GO"
+    "7,GO8,GO9-d(1XW%g63<Xt,g56+Wt,I9}W%G4Um,7%~W%O1 Q!O1%}~$/Z-/QS%g25 P!0RX%g26 P!0SX%g27 P!0TX%g28 P!0UX%g"
+    "29 P!O7,ux,4WX%5ox,7%WX%O4!Z*7(XX%O4%XX%g43)uV%!^z#1qq,L3uV%=5Tf($PS%b33uV%$hc5/uV%v 3_7uV%=3gZ('v#O4+sU"
+    "%_34|o!!m#K6}X%^25uV%K2uV%J2uV%<2uV%2fZ%0Ze$#gZ%90U[5-<$ck'F0dm*)dv!M5i+O9&dd%$jg)'~v2L3bo,'uf(C2Y*/j($l"
+    "M+`i)]46pj,%d[1>6o#F4fo#%f&+gh)$}k#$u{!B3V$b12wj,=2pX(B4P!L9gz!$rh$I8jZ$'gz!)Y$-up#^51[&$UY)+Y!<0qU#&a(0"
+    "us)%^{!a89fS%%~u.Z91fS%$]z+ @,fS%<5lY!#'I1sw!%E.x~.$@H5ho$X6,c!*go$T7,xf5D6ge)=8do$#vc'F7q+/bo$=8b`%/^b!"
+    "#Z,/Q($e[!G9{R5,Vi%+ku!$se$$Ea92i, ',S-$gg*/q5%Yf1,eg!$vl,H1to$U9,Aa30z1$ch$C9R5-Qu!#S'&j1K:tg%'io$)[#-`"
+    "s!$^m0&{!5Tg%g52<Tg%I2Tg%=2Tg%-o^#W37Xe%-|##vw%H7]h%#|R#L2]h%=1wc%.c#@8[h%-c#=6_j-&nT%$zm$E7nT%$fR)&Qz$-"
+    "m!<7fg#)v&+Yi%E4Z2$bB$ni0+U5$}v+(yi%'V5!tc##`!~ p11 kh%!gU%g12*Z5[13jh%H1hA(S,$wk%.q`%A0jh%a69jh%$f=G7d6"
+    "%Z{,$jh%+_<$|_*$EC9~e,<2s,.u4#sw!$pr-3v4G3Wb#@3v{!p 3_1XK)tg+b94Yb#93[Z(1Yb#:2n+)n'W3,Q$F1o`)X74zm%2[f%$"
+    "n-F7mi+$Q|,>8VQ$.Vk%%u|,/l#'Yk%.l#$p^%=9]k%-ld#>3Rr2&o]&$QY'<7]Q**}c#u 3_2dv+#zy%>2]i*+X]!c56[U4>2pQ4+QT"
+    "!c27Qg* R!G3Qg*_3_^p(@3ie(93ak,4[Q*z 30]cu3U28g%+j&F3c[##U[* &G2~X*~!3_35 ZQ*7;YQ*6XQ*+_&F6cS5=5sb!G4WU1"
+    "93yT*-s!'Xn,D3XV2(hW7&T(.vQ$$q$/fb%+q$/Wp/#nO j)G6zW#93Zd%1qY+ R!G7jh&z!3_38ac&!R00Zp493^^#7$z$O4 ~P*0}-"
+    "Z36}-C3l4&}Y!,SY)'}-C3Q/g53 }P*78|P*6{P*,z-.bg!=5Wo!G1ta1(w>&cx#$zX/,dx#b55j^193S_).H(1+qi%93og(-`p$<0rp"
+    "&/_b3%X{%1ck)O3$_b3%u}%O0!^b37#P})7)^a37#{|)7)x`37#w|)L8lx#'gW0+y|)$_k--ll%=5X]70sn1<7<G0mo)@3rn1H3in(Y5"
+    "8px#g58&uLf59qx##|[&,R,%wg-$R,O3 d{)D3T|/%i^*=9[!/pR%B9_{)g59&T%g60 sx#%^{)L3Q}/[39[{)^60b#5Z{)L3f}/g39 "
+    "X{)+j7f56W{)0v<#RU#'v<C4W8c59fp)'v<D4v7N0V{)75U{)5T{),~BN7S{)1|OD4|O+ZK^30|OD5|O+Y'g31!QW07:Q{)6P{)+_&1q"
+    "^&%Yt%1_HD3_H+oW!F4gu)[34_H+c'_49pq!I4^U!$[w1(_q'O2!kQ!/Yn)+`&I3q|(O3!pMD0a&+k4F4z[+#pk&(a&+Za!`42Y[#`78"
+    "b&%Tt1@,lP'a31Wk(%Vk(O3&v+g34 pz)79oz)7 nz),j#.Po*#|>g28$mz)%yR)D2XY!0UV#@3^O pY&74lz)7 kz),X=O2 jz)78iz"
+    ")6hz),h#K3wh).w'+gz)2wh)H3Xn+@3ia&>3iZ5&fz)g42$nU)e43nU)!qv%%VW4O2&fz)g44#_'O6&_'N9dz)75cz)5bz),Pa!K0pj)"
+    "/r))az)2nj)x 3_6in!@1a#E2`z)g51!bZ)c52bZ)3]_)1`z),Y_)+U'7&i)g30 ^z)78]z)6[z),h#.xr!b26n)+h}4%Y9+QQ!H3a#@"
+    "3`o# _r'72Yz)6Xz),xKH8Ry!.QA$jR2>,w|/7$QI7&qu!G4|f5K5s'$ry0,V9,yX!H1V9(pb#X51Sz)%{k3#xz07#]%O7&]%H1_ME7V"
+    "7+jh'g79+fJ7&o.F4ir*#hL/z''hf'*{'+R_#H4_*A4c#B4vy)%Zp&=1Y_/7!b%7'k5O66py)7 oy),RAE4ny)!`m!7!~DN0~D#yz4!V"
+    "w#g39&ny)g41#~D7&u[#]61ly)!wb&5Y@!Uh$1Y@#~}4!xc(#o`!5ly)+kw%,Y@7&s$!]^(71jy)6iy),j*A0hy)$]e77*c57'Y<B3fy"
+    ")&b|47+a0@5vg#`3:YP5D8ff(#Xj$A1fw#G3yx2X3_si#*_p%#sQ%K5_p%#o_$*hR%D6]t#(z!7'_p%x!tileXp% 87#Rp%(AI1Vj%(A"
+    "O2&AO3&S#I4sq)F2jj%^15a_1(}j%&|^1!lr).eS1>1od%)d&1bT1a18LH1kk)I1J1z{9I2JJ3q#I9LO4'vV1g18&vV1$uW47 vV1f19"
+    "TV1O3*TV1!Wc!1Xk)M4TV1#[v!#v['<2a]'1TV1$JF1dd%>4{r+Egmz0K0_c%C4`U1O5,`U1F5x]%H4sW$>4}494rW$'oS1$wV6)oS1'"
+    "cr/+oS1>6kg%C69#Us#D3oS1#b[$[63ft9=2dX!+jg%#PY#[64kg%#Z_!#V#Y25R!<7k!+R!>8hZ!W27b&/bR'$be5&R]#'cU'#PZ!F3"
+    "al9]22^_%!xw.+v}0I3PR1<0YX4+L&`n%-hl$94xV$&r*H0ik9$dP1M3T~0%yi17(T~0(RY/%{n0b00]{0%nb'O4&Us)%Si33j_8F4zk"
+    "8)~t.3a{0&[X.J1b{0&o}7d0,Rm3@4zk8H4zk8d65{z0%tq/g00ltq/#w%1tq/#z%'si+94Qv/.pi/N3if/=5Pn&7!kq)c15g{3(`Y%("
+    "U-%wy0%^)C6U-%zQ'7&a~4%g^''a~4*tv$94q}')Rj.%pX8(k#.p+@6d'.Wk2%gn)c6;wd/!kP/'Pj.%Wd/#gm/0{)&w|&'s#.uy'%]o"
+    "0<0R~8I8j}$&HF2r]9%iW)%t_/1a6&Wj,F7yp9Y54T3-cb9%Po'g54,Xo8'fg$*Sr$94hX**d6/k#-T'B6WQ/-cb9&kT8%SW21r+)W2."
+    "ak0>7{!,9&}!*Qo/W6,in/-Qo/V7,D*y~0$vx)#X!1x5&Vw'.:<5|X*'h%1sl9%^{!G5`+B7sV/[39`+%g*7,zd*L1{d*94wT$*n4F6k"
+    "#-z)@3WQ!F3z}4%YP#.zb/=8^[/*o}.)]b/0lx9#U$W81g#G2n4X9,T%C3tk%<4}<%Tt).e_&B4go!1fn%%dV%%_Q1)^v1B0[1[45^v1"
+    "%[X;7%Tn/%dt1'[_7*hT%94T`%*k4F7k#,Q'%Pn0$K[45k4B8c!G1|m#@4[X*94fS$,U+A2lm&/_T9Y20n|5%nS9%sy(+km/)cT9*mS0"
+    "$iZ/c3,YS9$w%1T[/#z%@8kDI3`Q:%nf&_25`+%a%=8ie&*`+&ea;7+^c/(o~7C2qg! sV$*k4F9k#.z)(Z9F3jx*$nQ*F5g='is8*k4"
+    ">9va-I8^<$oh,(g#/lx*%Wz0$T%,~a6%Y{*$Gd43Vh&>4cm&)la5=3]T!2fR6[58cS1)v*B6w1E5f[2$YR!O6&Um/%jm;'S|*+yn![40"
+    "W5F0k#-m'B8h_!D5X`!Y11c!!WZ;-[,@4`=d40nV9d58nV9!_P97inV9$w%0nV9$z%'nV9D4Ru#.|~*0a+%b`/'Ri&5xb;7#a+%Wy1J0"
+    "Ri/94ks#)X5%nj/(k#.{))o%.zZ1$Rq)F6T>%Wb.Y11gQ9$aQ9!&0z<#U$@9Rw!/a|8%jf;%T%b57Ta/&cg;M6qp0D5sV+)]v!!'/~h%"
+    ">2=0oS+V4_bp494|S%1~T9>2~j9+_x!a67cV;L2Rx!B7{k!2T^7;7{k!D7{k!%SU+$i5D7{k!%US2O7&pC$Q='[v4C2Rx!D4mb!%_[)("
+    "k#-^+%wo/=4C*x8C5Rx!I7{/(mBF4mb!$~+F7am!%{y0+Rx!%di,#[d4.Vk6A0Vg3C9Uk6#zp!$ea9H0on!<1jk,0;$zo.(U^! ac$/Q"
+    "x17 Zx!g76%^b1%_-O6'^b1)_-%n[93e_1@7Tp;7#_-%]o2J8`x/94tf$*v:F6k#-y+@5f'G5hc6d04k]1%Xb8!iR0(|p5A0Zb8!{z.."
+    "T*=6Py.'y#M:wh2%pZ#-qr0&}:M9cx!C8~Z1/PX1$np&J5w|8#S9/~T1%Ue+/Uo!&[z8'nP+7:[f2F2]f2C2Uo![55w7F7k#3_f2%K[9"
+    "0w7B8c!!`f2.|,)_*/bp4>0|!-:&P#+y7%zf8#'F7gr7%oT8&A)UT8A1_!I1b7$h`10kr!%^t7([U!+YT&(PR+$S[9.m+B3aa0E9yp2%"
+    "U(7&{X*%^j#J4t~894fW0*V6F9k#.X*(QB_58p{7=2[!-:&k%*V6%my7$V]81[X!$r{7(lS!F5bv'&aj2>1Ua81U6%H/U6&Rl+=9Y%1a"
+    "~/b25T{%4U6<1[_1G7pp!%j|1&eu7O3<_i2%qh-'_i2C3yf!D6PT1%er3)l#-j+@6fg#_62j+>5]!3wW8!YQ:)k+%UW8#'0o[!&pV8(n"
+    "#J3XQ8(y2-a(%Pl0$i1E0z2%p<7%ry3%Us+>8ba9+yc!D6_q#%Yo0)l#.a((U<G6U<%ij#H0|2>9|q0(a(%m'%T_80a($o_&(P`!G6gq"
+    "#Y90gs0E1~~:%}2&I(eM%|{8/ql2I1_t'B1Yl*`19up;B2_V0-a!)ii*!Rg21uq0T42ah'C3te!H7eo#@6|Q#I7[d6&y]/5Zj*$[j*`1"
+    "2[3A7l0.kP6#XT%>4ov0+[h!^77Uf+#nu%-]_'>1Vz,C3Xe!a72I)2$dw%(o&/iP6$[m2D1nm3=1iP((]m2-zx%%qS#-`f+&[l2%i,2c"
+    "f+V19fk*-|!&[|24cf+>1df+H9Pw&>0a!M2a!>2Ui&.b!>1b!M3b!>3^d*)Wu!%on7-`[0%Wq7J6kf+=7=0{a:94[~0'{+4de&'~,K8e"
+    ".,nQ1$zT(.f,J6f,%yC&f,O6 vq+F1nX*%Vc!&g,1wf+<1rX*$YQ2g39&`%W40XX(5~r+N1vX*'wX*_13v[,b4_|a6>4x!M2x!(js+'n"
+    "!/Tc8=4~x$)~,$na8J4ia.H4`W%C4[R!H1jS$*YX$.g-,r>+p!0o<(zO+tz<#[y$<4b$(9A9}$*}{=$hp4/gS)#o!C5h|!>5gS)G4uo("
+    "[15tZ5$yi0;5hU%0Yf*>1he)D1U(H6^2X7,ci8);%s%&a!v35:\n.pragma \"nounroll\"Xo1$sW!$dt0-Yc8B8Xo10uW-<5q{04Qa"
+    "1#Ui,D5pn*C9j#H1d^8%}P3+lz3%zp8)UX8-ch3(`(,Xd%({V$)^d+)Zc+T15]m(^13Wh%&_!/SV(&{r8O0 iu1I9q(%zt$'[V1.q(O4"
+    "$q(:3r8_54XR('a1.gc%<2v}'3|^0%a}.J4^d/>1x^0.s$O6%s$:4s$G6l`>&Uj6.r$&|q4-r$%Uz*J5r$B7r$0Zj0%mS$5r$#lb+_58"
+    "jl4#x$1r$$ml4/r$%tz=I8r$%e]8$EO9 sk-4r$:4PP;-vj8$W|=2ZB$Tw!+kx%+[_!g17%ZB*i@K5es%J6ar%>7`r%(wi!H4k3L0k3%"
+    "Vf2<0^(,RG+W`!,p%F2cn(C,Ti:$n9I8oi5x 4_8G)2#sR%(pK0q%$aC-g_2A2ph!1sP;&rm0b2]hp2>5]!*>*s5J2k`!g24'mh+{ 12"
+    "2}R!g24)oh+ `!M2`!7(qh+ `!M3`!2o];$Qz:]28g`!$q~8!ql2/wk1&<F0[t+W4_Y+.Vo(%`m7/Tt+H4Pd*;8O0^`!%]x9,eg.*q,N"
+    "5vh+E6o,B6o,H5ca6%m,1q`!A7ci+O8&m%%do;7 ai+K6i-C7_i+F9[#4^i+K6z-F7[i+94cu)/r_!K3]p/`10g=+pc!)]b!O8'~w&y!"
+    "riluPx& 97$Qx&(B3Rx&(BO2'BO3'BO4'BO5'k$O6'd!H7]z&g35+Qm/F1[z&I5Qe+(x^+*m(0hw&(t^+*w(7$vk/*Q)7$rk/*Z)7$nk"
+    "/*d)7$jk/*m)1k%3w!7%cl/*Q*7&P}&O2&~|&g29*xg/4xr@M4xr@$]^8>0Sd/3wr@d66xg/y!5_47ur@a39n{&<3zg/,[k/7)bg/N2b"
+    "g/,V|&U5_hb3CgaX+I6{[-G5}u*>5rv!85qP!,`~6.gi/>8gi/>7Z!B8[b-@8S(-`s$%xh6&tp*'yU6>0X!0[t;#Pg!X50^X-)qx!_37"
+    "T!<5~S-)Qo9+{]6.Tl3$]x&%}e8/w!.k{>)SI%uV.0Sg+<2te/,oMH5}V'>5Rq695}V',Xs!O4%ws,*Tc!~ 5_2+xs,>8e#0YP9#gb!,"
+    "Ri,*uk-O4,S{<O4!R{<O4$Q{<O4$P{<K4~z<7:Pq,#TV#'Qq,*aV'@5a_%I5j_*%^}40yR'_5_pd8&Yb>/^X!$ft-I3bs@=8my%7*bV-"
+    "N2pT-2W$%YW:2bV-D2bV-F8p!7+bV-O2 bV-#g!&u1I:y_!F3^P3)iy3F7w[!H5vs!@5W~*95pU#5rS#J9gw!=8pS#7#W%]10r5J9q5I"
+    "0]},x 5_1G'1#cw%(p5G1z^A=3QX//tS*=9`z-5Rx),Pp(A4_P.J3m47(j}<L3i}<O4*h}<L3g}<O4*f}<L3e}<K4d}<F7Y`')bc'J9g"
+    "8<0<0y_6@5Wq+95|q#2Xm@2Zn#2_5O2 g8H1w+A1^Y+O4 Z}<!Xi,*{P$)q92Xo1B1jY-O2'P%(oZ>5jY-M0rP$,jY-F3`#5jY-M0nP$"
+    ".^p!D5iT@$Sn'K6jY-G9pZ!+{50pM@4`#B3^U!O3#^U!>4cZ(+^U!$vc6<6xZ(-^7<0TX((l^.@6o!0eS!#}U!D6YW;)em*c31tc.&o_"
+    ":/w!K3^U!A4|t.H3uc8&}p#,ma#_5_~c33RDA6|m,.ua#!j!.rd)>7uR#/`C#rm$){*O60[-F6Z-+_OO3%Y- yq'(w](J1uc!V22vc!-"
+    "Qc#&P~$L3qg.(Uf! Rl*(|{0O7!l/'yWB.zd!(g2d58ho.Y59}z/@0o!/s-#]0C6`v%X47jp.A4wk!)b`'&P{7/x!K8m/X15en.I3Sw-"
+    "%TQ(/]b'95vU'.^O(yLc38]~=K3]~=>5RS0,]~=.bh/3~]0Z5_sp(E8cP!#fU&@2XGd41~Y.,tpA%~Y.=6sX.7*[z/O5#ky/~ 51+&@O"
+    "2%@3[z/<0gq'K4l`05T{=b79^{%@5TU'I5]s)#cu%J1W^0N5W^0b21cW.H2Y)%]r&=6l_'7*^z/Y26kx/g32'[$<3[$J2p!,_z/^33r!"
+    "7*_z/g26 _z/@5a_295pV(1kZ,/bCB1|r#G5Zl'H5~r*@5RY(D5u^6=uhP)&gu(0Q_$#m(g63&_%b9:Xx5([7O2'[73uS/J7W]'s 5_3"
+    "WKA4dr%a15}TA%y[%H5T#+dU/+h8} 32:{]%d54du4 ud@O3)[~/ b!M2b!O2)^~/ b!M1b!O1)`~/c54_!1[~/=7dw6I4[)/mTC%rc-"
+    ".SQ#&~W/5f`'K7Ud1@5t`(95cj*2e`'J1e`'1j7$wm*2v:#qc#.]e8@,s4g49 bP0D2Tu%%cW-=6[!/e8B5bP0g26'U%@7p;5cP0L2Tv"
+    "%[25cP0^27c#5cP0L2jv%_25cP095by07.j[!#wh#*k[!D3ed#(X[!g47&SY$y%eye_likWR*%<0YY$&zT$,EO1*EO2*E2hR*,EO4*EH"
+    "5TX$g13*bS*)XT*%aS*I6`S*'lP*-k'/nR$e16N0YX$(]U*-}'0NM8N2mS*M0OJ4mT*5OO5'pT*O2)}U$!fx!0}U$!jd!1}U$$jV&=9o"
+    "R$b20}U$$IF6}U$v 6_1Q}1;,Q)/vS$#P!(qY:%L+`Y%<47*xn!V5,;+b<(un!1dX$Y17w&O1 dX$>6s&&S^!C6h~!W23{&-zo!$z[,<"
+    "3=(}r!>5X!I2ke%%dR*-9$t!+`o!*[Q!0p!A5vz-.z_%<5ln!0eU:D3fT!a41q]$x 6_6tE<2xj-+jg:*sS! ek#^24ie$>rfv(86~g0"
+    "*PxC>,m`#%|{-k u16b2<stl!.Qc>@,h'%qx3Bbbc,l , 0qvC0cE&]{5*w]*<9|f$r -16o{C@7n$^29n$%wP(+~#S4,<7$~#H2^l#="
+    "3PS.Z-8}#A8m'F0}#'mR*)}##fm+O5&}#'~e#)e#A9e#/d&%`V&+e##S`+O7$e#0WZ$s 41,~m:&mW/%Q8H1Vs: d^6+os:$Uj$(8+k0"
+    "#pT-1r_#I1}o%>6sy0^6_rk4%}`-/Vf%Y6_Z{5(Vj$(X0 SX.'uX/!h&B3c)%Qb'$em6.c)%yd(+c)$yf,;9d)/gW#Y21_(%t_'(Sf%,"
+    "p_#*ypA1Yv!(mh,0`Z$<4jDF8^'(l*&mP7+h1%v{(*S[/)V8%nk.,o&$i7>1p&/|$&t^!K2RW0<4Uv'*u~#.Q%<6Q%,j8%]e!W1,jg3)"
+    "R%%^p8,R%T4,>7!R%.ey&q 6_1gh>$]}5;7]T&2[|0*jN+jM@3z!O1'cS0bizz`! 87$VS0'AH1l]!F2W]!.V]!2V^E'}n/(t#1l`%1J"
+    "]1]]W!1tV!'sV! _y',XY%.t|-;1wK/U`;~ 7_2&n^+1Sp+#mG=d[u!g7_'dd4x%one_hotV*$;7#Y*+DO1)D2~i!+DO3)DO4)DO5)DO"
+    "6)D1js%G4ek!]22cY0.n/^85bY0G3ab4`12T0(U{;,s)0X0(~s;,})1RQ0L9NO2$dy;,b*0ML4MO4$_w%,t*7$aw%,}*7$cw%,W+7'sU"
+    "0O9%pt%g51%P5O5*[^4!lQ!1eV0M9[^4U3,uR!&pV!1[^4<3SW0,~8a8_nX$4RX$=5`u%-ac/'PD6{^4O4/ix;(iv%K0sx%I5tr!v 8_"
+    "1ws-%P!F2yi!98hh*-kx%K4}`4J4}`4;4WY0%s!K4meE `d%({^4)_d%+sq)(v{/7#a|@&Wi#/TS0]8_t^9C5b#+rv#>8`r&^8_q[9=4"
+    "e^3,8&h]8(WX2>3TT'`41WX2#cc!>3c#.Vj(%pv#=0W`'.}`2E3eu!,zP<#=(cx$(ss9H4cn4<5^w$/bg*%hq#,my#)wu+G5Rh#&pf*G"
+    "5{e8$r|*&wb4/yo%$nT**{l$$fY2L4o3=6n`21~r;$zV+&~o5Bbzz/%xm!I5}r$(ci:/~i!U34TZ8+g40[.>8w+1uT>=5~_>4{x'<]wW"
+    "&-{!@1Y0.Wn$<7m$F1zT&#[!+aR#g8,$nZ2C8a!O23mZ2`8_tp=#zS+,jR2X63VW#f62hn%Z63~y#>6dj2$Z!.se!O6(d`'c63yx#O6*"
+    "b`'c63ax#O6*``'c63in%K6^`'7:e^2Y9,d^2C9P+@1Z*.rp$&Rw10uo%(p-/Qt1/xU$#bP+J7Zn2%w+7 ]`'E1|z(B5w+2qz7B5in%O"
+    "1'R%g2,(Tx15y{(D5in%F2`#5in%5^|(F5in%H8Q[E$wP%0yc&$bl0.Yu!G3aT!+}NG4i9A5g;,RZ@3oOK1pO@1qO@1rO1Yp,G6tOB6u"
+    "|$+uO(TP57)gVE'aZ+C1wO[21xO-f#-V''vq$98Qj&,P*K2{O%Tt$*oe@'XrF#Ur0.|O&dR<'q#.ug;%v^0&w[0(b{&C5}O-Y^!1lo/@"
+    "7rS5#SQ5)cy4$cy&.st0A7to*+S|**y^/<7rt0k f64:<dqr-#T0SeuZw-=1Sv-n.0dC30C6BF5263400Pb9'N>6NF4N*Xn4!S}'q061"
+    "1686018427387904gq0!oV1!u#<pPX#+oJ%{~#i rzi`(@fQ##Q{-'K*ky#%lQ+ J,q[1$i~*$C7$Sh0d07Th0$T0I7[h#=1Th0(nu%C"
+    "6x,(d-(Zm51nj!<8cn(2[h,%v$C8~V!Y79~V!E1hPC)qW'4{e:'QW!C1QH/g].@8mr&98b}$6Qm(3SW!U22Qm(-|!A3{4.oWD$Zq5J4S"
+    "~D>8di0'P_%$nz@7 ^u%+vG+un'4^u%@1ZW!d28wV0,Sm%B8~[11wV0O8%vV0O2)vV07 [w)7)tV07!Yw)7)sV07#Ww)7)sV0+kl$7:T"
+    "x%Z22Tx%C2nO@2fKc29f{Db15ij%({-,fw/O1!uV0-Tx%B4P,7!ri44]^%%Q,O3#]^%G2rc%2U%<5U%7#yT@7)]^%G3vd%#c#6_U@7)]"
+    "^%(V7/ll,>6mk$-kW!K6kW!^26kW!D2Ss!O9%lW! [k,(ej&J4SW!V25SW!a24TT&/wm9@7W{$&a#H6ht@/UX!&kuE0UX!%QcGO4+_m+"
+    "'e^5C2vK[38UX!D8f#.rA@9^%/Vv<4UX!%uq,*SX#'mR.2`t<$Q$A6Q-.{V+%bPG_08UX!O6%UX!=8Ws-)mg'$e4$Re4C7dv5=8W~&I3"
+    "lW/%aQ24~m:<5qV1C2j|!G4b`;&nd>G6ql&>8vW>,cf&=3dw)C3zIa45aX2=3Se-,aQ09d]i+&Sd2-X,@4`m!Y44S{:U90^'2|[2=3Sm"
+    "+0ZV+@9|e27$h#I3tY9%a!g33'a!H5xR0@2_!,pa!:3nW/O2,pa!V32N7&pa!O9)pa!!Q.#u#v p32bj&#q%2pa!<9d^1'K*pa!%Rm; "
+    "J,pa!&o}10pa!>9~|1#`!)c`!N6c`!)}W.0c`!#kq*F6c`!%WX5$i#,Pn2C3c`!a34g{''[b72tx:&c`!C3YHH5q<@4bDH5gg#%eX2<4"
+    "eX2*ga,W02X',jq&B0Wq)J0Vw/R10sa#`71rG)}0/`Y+C6ua!C3gI_57n|'a34fi:$ex$-fi:(j{++cE,ql2<1SQ%=6t),cZ6A7TF-~|"
+    "*$S+=7bw+.v#(1&cr%&Q$0gl9&]z9d11Tq&n 110Uq&O5!yPA d!N2d!>2af&6[~@ d!N1d!(be&6u}@M1a!'xd&1sU6J4V*!(J4c)!("
+    "0ZW<b83W]'<8<0sY+o 8_5g{!G5W]'<9fh+G0rV+#X02rV+J4rq5<8Yu-)T8$yg%$UZ(1we($_E`47a6#fy,4`6)Qq*b99l^5$EJ9Zg("
+    "(xb6-sY+2f&<1f&1Zl1<0^%4`h(E8bZ6F1c#5[b2L4j]A=4se6A2j+5PxGI2yP)J2ce!^42ce!C4Tq!@3fz!O5'_|)PremyIy'e_sequ"
+    "encgc%-E7#iY%4MO12M2{Y%4MO32MO42MO52MO62MO72MO82MI9v]%7,bQ*O0.R]%(TZ%5f,O]$Z^%5p,7%d^%5z,7$ZXA5T-7$u^%5^"
+    "-7$~^%5g-7$X_%5p-7$b_%5y-7$k_%5S.7$ZW*5].7&{`%O5&yn87'dZA7,{`%4`P'g40$_V*_39f[%2_V*F2{`%{ 9_5cR0M3qn8.]v"
+    "&7*r_%O1,]XA;,~/1Y^%J3Y^%W3,Xn8,sa%I4Xn8~ 9_2!ar8%E+{P)O2$pj!<8W[*4_`%O4:_`%D3_`%C3d*2e`$&b#4[]%&]]$(^S'"
+    "%ih-$i[..zg$n 9_6P'.s|,=4Yx,,8H4na%(|^%E4WYD%_j6%=(k_%(`Z%0vhC$n%2kk6C7XQ)G9Zs&V4,qo8*ob4X5,X'#X#-ZyI%}T"
+    "'%sh$!N!F'rS#>5j|'I3Uc%=3Tc%/aR#%qY=c6]wg4W17qR4Btwg4$pT'N7vg4,sZ%H9x{)W9_v'/TbCA1Up;2Pd8/Y~($~t#=7Uv6-Q"
+    "d$_9_o~BK1r^%J2yu/E9|b*-ds4C7Ze7I9|b*${V%,kl$A7Zy#,iS%[78Zd$7)kc*g78 ]b*g78#kc*g78#kc*c78kc*&Sc*G4Rr>3q{"
+    "B$fy=J1bs/@9kc*H9kc*C2k[%*Ub$H9Rv)O2 k[%$tW$J2toG'nh$/[i$=1j_$7)Yd*B2P`Gg21'u$(_[%0n!+Yd*^22p!7*Yd*O2!P`"
+    "G@9cl$z 9_7Yd*#Xm(!tt,+rz4,s{%A8a8]57m9A9Yu'D1vo8X59dy%#ey$L9sz%/l7${V$`60ag#A1g3/Ze@$m}#I5{k,<6Ps%5`y$&"
+    "jp/1_!A5{!D6UC$X^%%p^@%UmJ,R#'b^%#WR$-a]76UP!#cg/,a]7%qp4$x!.kh/$w`/3prJA9Wz$/m{%H9mQ&W9_[T!2mQ&)qoA0sh#"
+    "L8a]7+S0.qh#q 11,VT<g11'|CI2|CK6tz,D9qQ&]69Yp*D8|C0qQ&$rD,U[9%dz-<,yw44qQ&D7wb,C7oq91ce*g73'qQ&L7Ub,g73)"
+    "qQ&L7Sb,g73)qQ&L7Qb,b73qQ&'so*+7#T)3{iI<3<0ZS5@9sQ&I9sQ&C4sQ&O4&aB&Ya70WFH4y+%R|'$y+N4sQ&D2]p*B2UR:J7jU("
+    "+^p*O5'R%O6(sQ&L2^p*E2^p*F6`#4sQ&L2^p*G2^p*O93^p*^23ot!C2|+G3V9A5iQ!a6:jS%.jw$F5jw$E9Pc*O4$jA=2^z%(Ux$*Z"
+    "Q$+rp!$`a%g81+tRI'rs8D2W0K9Ux$K6vp!%xxJ'}t$*vp!A9_!H8h(A3h(L9_a:L4_a:+]hE-_a:6^j*_55^j*B5^j*/oz$0oUB$v%'"
+    "uU/99S`31^]%0|p!@3wi$&Z#.|i>Y34m(#O#G.fr9d34gr9=3ij/5qS<!er91Y[%Z20}p!)Xo)<0mQ#7 ^x9-y|$99Wb*.Y,(T@F4U~="
+    "g38 Sq!$m|/0|~*%bx!@0Uq!D3P$F9af$3an+J9TX$99XP%.H+qk:*WNH4ve-#aU$,wg!%P_/&^%,t{*]03nm$7*on*~ 103!`m*~ 10"
+    "3$qn* AO2&A2sn*'Vu%K4^c:0Pj9V0,nr:-tZ$@9{j0H9bd0Y41[Lc41x+/Rk91W.J4})C5})J4n`$%ck'7,co*%Pa$H2|m92{$O3!jq"
+    "!/_`$F3q!7*bo*(Q`$G2l5A4l</~^!Y86pp)-rd%.Wr!%T]:I3~XH)nh%+oW:A0of+D8jT%+lY:$S[%6yV:.q8$YU.I9Yr!A3Vg+F3dZ"
+    ".X91xs/I4ar6&~X:/d}$A3gr,I4Xn9%uu/D3k_L*w]%!]#!_D,S#A6][%G6bb+7 R^%B7hU.*ZT:%x!.qv!$|t,I9fZ6A3Uu,_37[p%9"
+    "9[^1.dD@2]7O0 wz*!za50`^:5wz*,t0.p^7D3ev=g32'UE7&n~8D3]]!K6fZ%=4['1uY%>5P/70_u'D9wr1-uX/7,tY%7$WW/7,tY%O"
+    "3#rV/7,tY%7!~z*7(tY%O5%~s'7CtY%7#Wu'D3mS9C3}b!@3ZQ#c36Vb43~QJ1[DO3 mS9`99Yu'%QiC'YhA5[e%-Pq>%uWH'_bH/VE,"
+    "f{9O6'T%g7,(f{95yp>F4f{9F7b#5Vg%5vp>H4f{9D9{W17$ks!^44ks!D4Rn!(hu! dU4$vW%";
+
 static const char opara__ptx_layout[] =
     "hk.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_gather(\n..q$m .u64:9_8~ _0,'CO1("
     "C@2Ca32CO3(CO4(CO5(CO6(CO7(Ck68\n)\n{\n.reg .pred %p<42>;3n(b16 %rs<243n&32 %r<852h'64 %rd<10Z!Rldg#!z'x"
@@ -19424,6 +20551,7 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"cast", opara__ptx_cast, sizeof opara__ptx_cast - 1, 17037},
     {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 132384},
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
+    {"gather", opara__ptx_gather, sizeof opara__ptx_gather - 1, 93194},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 34667},
     {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 11341},
@@ -19444,6 +20572,16 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_bias_act_f32", 16, 0},
     {"opara_channel_affine_f32", 19, 0},
     {"opara_unary_f32", 19, 0},
+    {"opara_reverse_sequence", 28, 0},
+    {"opara_one_hot", 28, 0},
+    {"opara_size", 6, 0},
+    {"opara_eye_like", 25, 0},
+    {"opara_trilu", 28, 0},
+    {"opara_tile", 46, 0},
+    {"opara_scatter_nd", 38, 0},
+    {"opara_gather_nd", 26, 0},
+    {"opara_scatter_elements", 52, 0},
+    {"opara_gather_elements", 42, 0},
     {"opara_resize_f32", 31, 0},
     {"opara_pad", 58, 0},
     {"opara_gather", 36, 0},
@@ -19563,6 +20701,10 @@ typedef enum opara__cuda_binop {
     X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
     X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
+    X(GATHER_ELEMENTS, "opara_gather_elements", "gather") X(SCATTER_ELEMENTS, "opara_scatter_elements", "gather") \
+    X(GATHER_ND, "opara_gather_nd", "gather") X(SCATTER_ND, "opara_scatter_nd", "gather") X(TILE, "opara_tile", "gather") \
+    X(TRILU, "opara_trilu", "gather") X(EYE_LIKE, "opara_eye_like", "gather") X(SIZE, "opara_size", "gather") \
+    X(ONE_HOT, "opara_one_hot", "gather") X(REVERSE_SEQUENCE, "opara_reverse_sequence", "gather") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise") \
     X(QUANTIZE, "opara_quantize_linear", "quant") X(DEQUANTIZE, "opara_dequantize_linear", "quant") \
     X(DYNAMIC_QUANTIZE, "opara_dynamic_quantize_linear", "quant")
@@ -20428,6 +21570,233 @@ static opara_result opara__lower_gather(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
+/* ---- GatherElements .. ReverseSequence (src/cuda/kernels/gather.cu) ----------------------------- */
+
+static int opara__lower_is_index(opara_dtype t) { return t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32; }
+
+/* A launch of one of gather.cu's kernels over count threads (the count checked first). */
+static opara__cuda_launch* opara__lower_index_launch(opara__lower_walk* w, opara__cuda_kernel k, int64_t count,
+                                                     opara_result* r) {
+    opara__cuda_launch* L = NULL;
+    *r = opara__lower_check_elems(w, count);
+    if (*r == OPARA_OK && !(L = opara__lower_launch(w, k))) *r = OPARA_ERR_OUT_OF_MEMORY;
+    if (L) opara__lower_grid_1d(L, count);
+    return L;
+}
+
+/* The scatters start from a copy of the data in the output. */
+static opara_result opara__lower_copy_data(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t st[OPARA_MAX_DIMS];
+    opara__lower_contig_strides(x, st);
+    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), x, st, st, 0, 0);
+}
+
+/* The reduction of a scatter as the kernel's code (the record's order: 0 none .. 4 min); a reduction
+   over a type the kernel does not combine is refused. */
+static opara_result opara__lower_reduction(opara__lower_walk* w, int* code) {
+    opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
+    const opara__node* n = &w->g->nodes[w->node];
+    *code = n->op == OPARA__OP_SCATTER ? 0 : (int)w->params[w->node].u.index.reduction;
+    if (*code && t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64 && t != OPARA_DTYPE_I32 && t != OPARA_DTYPE_I64 &&
+        t != OPARA_DTYPE_I8 && t != OPARA_DTYPE_U8)
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "a reduction needs f32, f64, i8, u8, i32 or i64 data");
+    return OPARA_OK;
+}
+
+/* GatherElements, ScatterElements and Scatter: meta = [ndim, index dims, strides of the data]. */
+static opara_result opara__lower_elements(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *idx = opara__lower_in_shape(w, 1);
+    int gather = w->g->nodes[w->node].op == OPARA__OP_GATHER_ELEMENTS;
+    opara_dtype it = w->dtypes[opara__lower_in(w, 1)], t = w->dtypes[opara__lower_out(w, 0)];
+    int64_t axis = opara__lower_axis(w), meta[1 + 2 * OPARA_MAX_DIMS], count = opara__lower_numel(idx);
+    int32_t d, at;
+    int red = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (axis < 0 || axis >= x->ndim || idx->ndim != x->ndim || !opara__lower_is_index(it))
+        return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis or indices do not fit the data");
+    meta[0] = x->ndim;
+    opara__lower_contig_strides(x, meta + 1 + x->ndim);
+    for (d = 0; d < x->ndim; ++d) meta[1 + d] = idx->dims[d];
+    if (!gather && ((r = opara__lower_reduction(w, &red)) != OPARA_OK || (r = opara__lower_copy_data(w)) != OPARA_OK)) return r;
+    if (count == 0) return OPARA_OK;
+    if ((r = opara__lower_meta_push(w, meta, 1 + 2 * (uint32_t)x->ndim, &at)) != OPARA_OK) return r;
+    if (!gather) count /= idx->dims[axis]; /* one thread per line along the axis */
+    L = opara__lower_index_launch(w, gather ? OPARA__CUK_GATHER_ELEMENTS : OPARA__CUK_SCATTER_ELEMENTS, count, &r);
+    if (!L) return r;
+    if (gather) opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    if (!gather) opara__lower_arg_tensor(L, opara__lower_in(w, 2));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(t));
+    if (!gather) opara__lower_arg_i32(L, (int64_t)t), opara__lower_arg_i32(L, red);
+    opara__lower_arg_i32(L, it == OPARA_DTYPE_I64);
+    opara__lower_arg_i32(L, axis);
+    opara__lower_arg_i32(L, x->dims[axis]);
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    return OPARA_OK;
+}
+
+/* GatherND and ScatterND: meta = [dims, strides] of the k data dims a tuple indexes. */
+static opara_result opara__lower_nd(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *idx = opara__lower_in_shape(w, 1);
+    int gather = w->g->nodes[w->node].op == OPARA__OP_GATHER_ND;
+    opara_dtype it = w->dtypes[opara__lower_in(w, 1)], t = w->dtypes[opara__lower_out(w, 0)];
+    int64_t b = gather ? w->params[w->node].u.index.batch_dims : 0, k, tuples, m, inner = 1, base = 1;
+    int64_t xs[OPARA_MAX_DIMS], meta[2 * OPARA_MAX_DIMS];
+    int32_t d, at;
+    int red = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!w->params[w->node].resolved || idx->ndim < 1 || !opara__lower_is_index(it))
+        return opara__lower_fail(w, OPARA_ERR_SHAPE, "indices do not fit the data");
+    k = idx->dims[idx->ndim - 1];
+    if (k < 1 || b + k > x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "indices do not fit the data");
+    tuples = opara__lower_numel(idx) / k;
+    for (m = 1, d = 0; d < (int32_t)b; ++d) m *= idx->dims[d];
+    m = m ? tuples / m : 1;
+    for (d = (int32_t)b; d < x->ndim; ++d) base *= x->dims[d];
+    for (d = (int32_t)(b + k); d < x->ndim; ++d) inner *= x->dims[d];
+    opara__lower_contig_strides(x, xs);
+    for (d = 0; d < (int32_t)k; ++d) meta[d] = x->dims[b + d], meta[k + d] = xs[b + d];
+    if (!gather && ((r = opara__lower_reduction(w, &red)) != OPARA_OK || (r = opara__lower_copy_data(w)) != OPARA_OK)) return r;
+    if (tuples == 0 || inner == 0) return OPARA_OK;
+    if ((r = opara__lower_meta_push(w, meta, 2 * (uint32_t)k, &at)) != OPARA_OK) return r;
+    if ((r = opara__lower_check_elems(w, base)) != OPARA_OK) return r;
+    L = opara__lower_index_launch(w, gather ? OPARA__CUK_GATHER_ND : OPARA__CUK_SCATTER_ND, gather ? tuples * inner : inner, &r);
+    if (!L) return r;
+    if (gather) opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    if (!gather) opara__lower_arg_tensor(L, opara__lower_in(w, 2));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, gather ? tuples * inner : inner);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(t));
+    if (!gather) opara__lower_arg_i32(L, (int64_t)t), opara__lower_arg_i32(L, red);
+    opara__lower_arg_i32(L, it == OPARA_DTYPE_I64);
+    opara__lower_arg_i32(L, k);
+    if (gather) opara__lower_arg_i32(L, m), opara__lower_arg_i32(L, inner), opara__lower_arg_i64(L, base);
+    else opara__lower_arg_i32(L, tuples);
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    return OPARA_OK;
+}
+
+/* Tile: meta = [ndim, output dims, input dims] (a scalar as [1]). */
+static opara_result opara__lower_tile(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
+    int64_t meta[1 + 2 * OPARA_MAX_DIMS], count = opara__lower_numel(y);
+    int32_t d, nd = y->ndim ? y->ndim : 1, at;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (x->ndim != y->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "input and output ranks differ");
+    if (count == 0) return OPARA_OK;
+    meta[0] = nd;
+    for (d = 0; d < nd; ++d) meta[1 + d] = y->ndim ? y->dims[d] : 1, meta[1 + nd + d] = x->ndim ? x->dims[d] : 1;
+    if ((r = opara__lower_meta_push(w, meta, 1 + 2 * (uint32_t)nd, &at)) != OPARA_OK) return r;
+    if (!(L = opara__lower_index_launch(w, OPARA__CUK_TILE, count, &r))) return r;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(w->dtypes[opara__lower_out(w, 0)]));
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    return OPARA_OK;
+}
+
+/* Trilu and EyeLike over their last two dims. */
+static opara_result opara__lower_trilu_eye(opara__lower_walk* w) {
+    const opara__shape* y = opara__lower_out_shape(w, 0);
+    int eye = w->g->nodes[w->node].op == OPARA__OP_EYE_LIKE;
+    opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
+    const opara__index_params* ip = &w->params[w->node].u.index;
+    int64_t count = opara__lower_numel(y);
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!w->params[w->node].resolved || y->ndim < 2) return opara__lower_fail(w, OPARA_ERR_SHAPE, "needs a matrix");
+    if (count == 0) return OPARA_OK;
+    if (!(L = opara__lower_index_launch(w, eye ? OPARA__CUK_EYE_LIKE : OPARA__CUK_TRILU, count, &r))) return r;
+    if (!eye) opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(t));
+    if (!eye) opara__lower_arg_i32(L, y->dims[y->ndim - 2]);
+    opara__lower_arg_i32(L, y->dims[y->ndim - 1]);
+    opara__lower_arg_i64(L, ip->k);
+    if (eye) opara__lower_arg_i64(L, (int64_t)opara__dtype_one_bits(t));
+    else opara__lower_arg_i32(L, ip->upper);
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_size(opara__lower_walk* w) {
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!(L = opara__lower_index_launch(w, OPARA__CUK_SIZE, 1, &r))) return r;
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i64(L, opara__lower_numel(opara__lower_in_shape(w, 0)));
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_depth_space(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    opara__shape dims;
+    int64_t ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
+    if (!w->params[w->node].resolved || x->ndim != 4) return opara__lower_fail(w, OPARA_ERR_SHAPE, "needs a 4-D input");
+    dims.ndim = 6;
+    opara__depth_space_view(x->dims, w->params[w->node].u.index.blocksize,
+                            w->g->nodes[w->node].op == OPARA__OP_DEPTH_TO_SPACE, w->params[w->node].u.index.crd, dims.dims, ss);
+    opara__lower_contig_strides(&dims, ds);
+    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), &dims, ss, ds, 0, 0);
+}
+
+static opara_result opara__lower_one_hot(opara__lower_walk* w) {
+    const opara__shape *idx = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
+    opara_dtype it = w->dtypes[opara__lower_in(w, 0)], t = w->dtypes[opara__lower_out(w, 0)];
+    int64_t axis = opara__lower_axis(w), inner = 1, count = opara__lower_numel(y);
+    int32_t d;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (axis < 0 || axis > idx->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    if (it == OPARA_DTYPE_BOOL || it == OPARA_DTYPE_F16) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "indices of this type");
+    for (d = (int32_t)axis; d < idx->ndim; ++d) inner *= idx->dims[d];
+    if (count == 0) return OPARA_OK;
+    if (!(L = opara__lower_index_launch(w, OPARA__CUK_ONE_HOT, count, &r))) return r;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(t));
+    opara__lower_arg_i32(L, (int64_t)it);
+    opara__lower_arg_i32(L, y->dims[axis]);
+    opara__lower_arg_i32(L, inner);
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_reverse_sequence(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    const opara__index_params* ip = &w->params[w->node].u.index;
+    opara_dtype lt = w->dtypes[opara__lower_in(w, 1)];
+    int64_t inner = 1, count = opara__lower_numel(x);
+    int32_t d;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!w->params[w->node].resolved || x->ndim < 2 || !opara__lower_is_index(lt))
+        return opara__lower_fail(w, OPARA_ERR_SHAPE, "input or sequence_lens do not fit");
+    for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
+    if (count == 0) return OPARA_OK;
+    if (!(L = opara__lower_index_launch(w, OPARA__CUK_REVERSE_SEQUENCE, count, &r))) return r;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(w->dtypes[opara__lower_out(w, 0)]));
+    opara__lower_arg_i32(L, lt == OPARA_DTYPE_I64);
+    opara__lower_arg_i32(L, x->dims[1]);
+    opara__lower_arg_i32(L, inner);
+    opara__lower_arg_i32(L, ip->time_axis == 0);
+    opara__lower_arg_i32(L, x->dims[ip->time_axis]);
+    return OPARA_OK;
+}
+
 /* The pad kernel's mode (src/cuda/kernels: 0 constant, 1 reflect, 2 edge), -1 where it has none. */
 static int opara__lower_pad_mode(opara__pad_mode mode) {
     switch (mode) {
@@ -21070,6 +22439,14 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_SPLIT: return opara__lower_concat_split(w, 0);
     case OPARA__OP_SLICE: return opara__lower_slice(w);
     case OPARA__OP_GATHER: return opara__lower_gather(w);
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: return opara__lower_elements(w);
+    case OPARA__OP_GATHER_ND: case OPARA__OP_SCATTER_ND: return opara__lower_nd(w);
+    case OPARA__OP_SIZE: return opara__lower_size(w);
+    case OPARA__OP_TRILU: case OPARA__OP_EYE_LIKE: return opara__lower_trilu_eye(w);
+    case OPARA__OP_TILE: return opara__lower_tile(w);
+    case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH: return opara__lower_depth_space(w);
+    case OPARA__OP_ONE_HOT: return opara__lower_one_hot(w);
+    case OPARA__OP_REVERSE_SEQUENCE: return opara__lower_reverse_sequence(w);
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
         return opara__lower_view(w);
     case OPARA__OP_TRANSPOSE: return opara__lower_transpose(w);
@@ -21745,10 +23122,10 @@ OPARA__COLD_BEGIN
 /* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
    16 bytes, what their vectorised kernels load. */
 #define OPARA__CUDA_LIB_ALIGN 16u
-#define OPARA__CUDA_FILES 7
+#define OPARA__CUDA_FILES 8
 
-static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "layout", "norm", "pool",
-                                                                  "quant"};
+static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "gather", "layout", "norm",
+                                                                  "pool", "quant"};
 
 struct opara__cuda_session {
     opara_runtime* rt;
@@ -27333,6 +28710,25 @@ static int opara__eval_shape(opara__imp* im, int32_t v, opara__cv* out) {
     return r;
 }
 
+/* Size of an input whose dims are all known. With the symbolic batch it stays a node: a folded
+   value's batch coefficient serves shape parameters only, not data a kernel or the caller reads. */
+static int opara__eval_size(opara__imp* im, int32_t v, opara__cv* out) {
+    const opara__shape* s = opara__imp_shape(im, v);
+    opara__shape scalar;
+    uint8_t* data;
+    int64_t* coef;
+    int64_t known = 1;
+    int32_t i;
+    int r;
+    if (s->ndim < 0) return OPARA__NOFOLD;
+    for (i = 0; i < s->ndim; ++i)
+        if (s->dims[i] < 0 || !opara__mul_i64(known, s->dims[i], &known)) return OPARA__NOFOLD;
+    scalar.ndim = 0;
+    r = opara__cv_alloc(im, out, OPARA_DTYPE_I64, &scalar, 0, &data, &coef);
+    if (r == OPARA_OK) opara__put_i64(OPARA_DTYPE_I64, data, 0, known);
+    return r;
+}
+
 /* ---- operator parameters: attribute or constant input ------------------------------------------ */
 
 static const char* opara__input_name(opara__imp* im, uint32_t i) {
@@ -27459,6 +28855,7 @@ OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n
     uint32_t i;
     int r;
     if (opara__op_is(n, "Shape")) return n_in >= 1 && in[0] >= 0 ? opara__eval_shape(im, in[0], out) : OPARA__NOFOLD;
+    if (opara__op_is(n, "Size")) return n_in >= 1 && in[0] >= 0 ? opara__eval_size(im, in[0], out) : OPARA__NOFOLD;
     if (n_in == 0 || in[0] < 0) return OPARA__NOFOLD;
     for (i = 0; i < n_in; ++i)
         if (in[i] >= 0 && !opara__is_const(im, in[i])) return OPARA__NOFOLD;
@@ -27551,6 +28948,10 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     opara__free(im->rt, (void*)in);
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
+    if (n->op == OPARA__OP_ONE_HOT && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
+    if (n->op == OPARA__OP_SIZE) dt = OPARA_DTYPE_I64;
+    if (n->op == OPARA__OP_EYE_LIKE && opara__node_attr(n, "dtype"))
+        dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "dtype", 1));
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
     if (n->n_inputs <= 16) { /* the operators with their own output dtype rule (at most 16 inputs) */
@@ -27871,6 +29272,32 @@ static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int
     return opara__node_set_int(im->g, node, "axis", axis);
 }
 
+/* Trilu's k (input 1, optional) and Tile's repeats (input 1) become attributes. */
+static opara_result opara__canon_trilu_tile(opara__imp* im, opara__op op, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    int tile = op == OPARA__OP_TILE;
+    opara_result r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
+    if (r != OPARA_OK) return r;
+    if (tile && !p.present)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Tile): no repeats", im->node_name);
+    if (!tile && p.present && p.n != 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Trilu): k must hold one value", im->node_name);
+    if (tile) return opara__set_ints_param(im, node, "repeats", &p);
+    return p.present ? opara__node_set_int(im->g, node, "k", p.ints[0]) : OPARA_OK;
+}
+
+/* OneHot's depth (input 1, a one-element numeric tensor) becomes an attribute; the node keeps indices
+   and values (opara__emit_node). */
+static opara_result opara__canon_one_hot(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    opara_result r = opara__floats_param(im, in, n_in, 1, &p);
+    if (r != OPARA_OK) return r;
+    if (!p.present || p.n != 1 || !(p.floats[0] >= 1.0f && p.floats[0] < 1e12f))
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (OneHot): depth must be one positive value",
+                           im->node_name);
+    return opara__node_set_int(im->g, node, "depth", (int64_t)p.floats[0]);
+}
+
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
 /* TopK-10+'s K input (one int64) becomes the attribute k that TopK-1 has. */
 static opara_result opara__canon_topk(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
@@ -27907,6 +29334,8 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
     case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
+    case OPARA__OP_TRILU: case OPARA__OP_TILE: r = opara__canon_trilu_tile(im, op, node, in, n_in); break;
+    case OPARA__OP_ONE_HOT: r = opara__canon_one_hot(im, node, in, n_in); break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR:
     case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER:
     case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
@@ -27914,6 +29343,9 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_GATHER_ND:
+    case OPARA__OP_SCATTER_ND: case OPARA__OP_SIZE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
+    case OPARA__OP_EYE_LIKE: case OPARA__OP_REVERSE_SEQUENCE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
     case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
     case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
@@ -27925,11 +29357,16 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
 static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t* in, uint32_t n_in) {
     const opara__onnx_node* n = im->node;
     uint32_t n_out = n->n_outputs, kept = opara__op_info_of(op)->kept_inputs, i;
-    int32_t outs[16], node;
+    int32_t outs[16], node, one_hot_in[2];
+    const int32_t* node_in = in;
     opara_result r;
     while (n_out > 0 && !n->outputs[n_out - 1][0]) --n_out;
     if (kept == 0 || kept > n_in) kept = n_in; /* the rest became attributes (opara__canonicalize) */
     while (kept > 0 && in[kept - 1] < 0) --kept;
+    if (op == OPARA__OP_ONE_HOT && n_in == 3) { /* canonical inputs: indices, values (depth an attribute) */
+        one_hot_in[0] = in[0], one_hot_in[1] = in[2];
+        node_in = one_hot_in, kept = 2;
+    }
     if (n_out == 0 || n_out > 16)
         return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): %u outputs", im->node_name, n->op_type, n_out);
     for (i = 0; i < n_out; ++i) {
@@ -27942,7 +29379,7 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
         r = opara__graph_insert_value(im->g, n->outputs[i], OPARA_DTYPE_UNDEFINED, NULL, &outs[i]);
         if (r != OPARA_OK) return opara__onnx_insert_result(r);
     }
-    r = opara__graph_insert_node(im->g, op, im->node_name, kept, in, n_out, outs, &node);
+    r = opara__graph_insert_node(im->g, op, im->node_name, kept, node_in, n_out, outs, &node);
     if (r != OPARA_OK) return opara__onnx_insert_result(r);
     r = opara__copy_onnx_attrs(im, node);
     if (r == OPARA_OK) r = opara__canonicalize(im, op, node, in, n_in);

@@ -1177,6 +1177,76 @@ OT_TEST(transpose_random_perms) {
     CHECK_EQ(failures, 0);
 }
 
+/* ScatterElements on a 2-D tensor of f32 (with NaN), i32 and i64 under every reduction, duplicate and
+   negative indices applied in order, against the naive loop; max/min keep a NaN of either side. */
+static double scatter_ref(int red, double d, double s) {
+    switch (red) {
+    case 1: return d + s;
+    case 2: return d * s;
+    case 3: return s > d || s != s ? s : d;
+    case 4: return s < d || s != s ? s : d;
+    default: return s;
+    }
+}
+
+static double kt_get(opara_dtype t, const void* p, size_t i) {
+    return t == OPARA_DTYPE_F32 ? ((const float*)p)[i] : t == OPARA_DTYPE_I32 ? ((const int32_t*)p)[i] : (double)((const int64_t*)p)[i];
+}
+
+static void kt_set(opara_dtype t, void* p, size_t i, double v) {
+    if (t == OPARA_DTYPE_F32) ((float*)p)[i] = (float)v;
+    else if (t == OPARA_DTYPE_I32) ((int32_t*)p)[i] = (int32_t)v;
+    else ((int64_t*)p)[i] = (int64_t)v;
+}
+
+OT_TEST(scatter_elements_reductions_match_the_naive_loop) {
+    static const char* const names[5] = {"none", "add", "mul", "max", "min"};
+    static const opara_dtype types[3] = {OPARA_DTYPE_F32, OPARA_DTYPE_I32, OPARA_DTYPE_I64};
+    int t, failures = 0;
+    for (t = 0; t < 45; ++t) {
+        kt k;
+        int red = t % 5, axis = kt_randint(0, 1);
+        opara_dtype dt = types[(t / 5) % 3];
+        int64_t xd[2], id[2];
+        double ref[64];
+        size_t j, nx, ni;
+        xd[0] = kt_randint(1, 4), xd[1] = kt_randint(1, 4);
+        id[0] = kt_randint(1, (int)xd[0]), id[1] = kt_randint(1, (int)xd[1]);
+        id[axis] = kt_randint(1, 6); /* more indices than the axis: duplicates */
+        kt_init(&k, OPARA__OP_SCATTER_ELEMENTS, 3, 1);
+        kt_in(&k, 0, dt, 2, xd);
+        kt_in(&k, 1, OPARA_DTYPE_I64, 2, id);
+        kt_in(&k, 2, dt, 2, id);
+        nx = kt_numel(2, xd), ni = kt_numel(2, id);
+        for (j = 0; j < nx; ++j) kt_set(dt, k.in[0].data, j, dt == OPARA_DTYPE_F32 && j == 1 ? NAN : kt_randint(-3, 3));
+        for (j = 0; j < ni; ++j) {
+            kt_set(dt, k.in[2].data, j, dt == OPARA_DTYPE_F32 && j == 2 ? NAN : kt_randint(-3, 3));
+            ((int64_t*)k.in[1].data)[j] = kt_randint((int)-xd[axis], (int)xd[axis] - 1);
+        }
+        kt_out(&k, 0, dt, 2, xd);
+        kt_int(&k, "axis", axis);
+        kt_str(&k, "reduction", names[red]);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { OT_LOG("scatter %s", k.err); ++failures; kt_free(&k); continue; }
+        for (j = 0; j < nx; ++j) ref[j] = kt_get(dt, k.in[0].data, j);
+        for (j = 0; j < ni; ++j) {
+            int64_t c[2], v = ((int64_t*)k.in[1].data)[j];
+            c[0] = (int64_t)j / id[1], c[1] = (int64_t)j % id[1];
+            c[axis] = v < 0 ? v + xd[axis] : v;
+            ref[c[0] * xd[1] + c[1]] = scatter_ref(red, ref[c[0] * xd[1] + c[1]], kt_get(dt, k.in[2].data, j));
+        }
+        for (j = 0; j < nx; ++j) {
+            double got = kt_get(dt, k.out[0].data, j), want = dt == OPARA_DTYPE_F32 ? (double)(float)ref[j] : ref[j];
+            if (!(got == want || (got != got && want != want))) {
+                OT_LOG("%s %s: [%zu] %g, want %g", opara_dtype_name(dt), names[red], j, got, want);
+                ++failures;
+                break;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
 OT_TEST(gather_axes_negative_indices_and_range_error) {
     int t, failures = 0;
     for (t = 0; t < 60; ++t) {
@@ -2630,7 +2700,7 @@ static const opara_test_case tests[] = {
     OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
     OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(binary_reads_the_resolved_strides), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
     OT_CASE(slice_random_with_negative_steps), OT_CASE(slice_reads_the_resolved_range), OT_CASE(transpose_random_perms),
-    OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(reshape_family_copies),
+    OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(scatter_elements_reductions_match_the_naive_loop), OT_CASE(reshape_family_copies),
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
     OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis),
     OT_CASE(topk_matches_selection_with_ties_and_nan), OT_CASE(grid_sample_identity_bilinear_reference_and_nan),

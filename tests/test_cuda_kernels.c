@@ -125,6 +125,7 @@ static int kx_run(const char* name, unsigned gx, unsigned gy, unsigned gz, unsig
 #include "../src/cuda/kernels/cast.cu"
 #include "../src/cuda/kernels/elementwise.cu"
 #include "../src/cuda/kernels/epilogue.cu"
+#include "../src/cuda/kernels/gather.cu"
 #include "../src/cuda/kernels/layout.cu"
 #include "../src/cuda/kernels/norm.cu"
 #include "../src/cuda/kernels/pool.cu"
@@ -770,6 +771,67 @@ OT_TEST(gather_with_negative_indices) {
     }
 }
 
+/* GatherElements (ONNX's example along axis 1) and an index out of range, which reads nothing and
+   gives zero. */
+OT_TEST(gather_elements_matches_onnx_example_and_zeroes_out_of_range) {
+    float x[4] = {1, 2, 3, 4}, y[4], want[4] = {1, 1, 4, 0};
+    long long idx[4] = {0, 0, 1, -3};
+    int meta[1 + 2 * 2] = {2, 2, 2, 2, 1}, n = 4, es = 4, is64 = 1, axis = 1, axis_len = 2, i;
+    const unsigned char* px = (const unsigned char*)x;
+    const void* pi = idx;
+    unsigned char* py = (unsigned char*)y;
+    const int* pm = meta;
+    void* p[] = KX_ARGS(&px, &pi, &py, &n, &es, &is64, &axis, &axis_len, &pm);
+    REQUIRE(kx_run("opara_gather_elements", 1, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 4; ++i) CHECK_NEAR(want[i], y[i], 0);
+}
+
+/* ScatterElements: ONNX's example with duplicate indices under add, max keeping a NaN, an index out of
+   range skipped (nothing written). The output starts as the data (the lowering copies it first). */
+OT_TEST(scatter_elements_reduces_duplicates_in_order) {
+    float y[5] = {1, 2, 3, 4, 5}, upd[3] = {1.1f, 2.1f, 7};
+    long long idx[3] = {1, 1, 5};
+    int meta[1 + 2 * 2] = {2, 1, 3, 5, 1}, lines = 3, es = 4, dtype = 1, red = 1, is64 = 1, axis = 1, axis_len = 5, i;
+    const void* pi = idx;
+    const unsigned char* pu = (const unsigned char*)upd;
+    unsigned char* py = (unsigned char*)y;
+    const int* pm = meta;
+    void* p[] = KX_ARGS(&pi, &pu, &py, &lines, &es, &dtype, &red, &is64, &axis, &axis_len, &pm);
+    lines = 1; /* the one line along axis 1 */
+    REQUIRE(kx_run("opara_scatter_elements", 1, 1, 1, 8, 1, 1, p) == 0);
+    CHECK_NEAR(1, y[0], 0);
+    CHECK_NEAR(2.0f + 1.1f + 2.1f, y[1], 1e-6);
+    for (i = 2; i < 5; ++i) CHECK_NEAR(i + 1, y[i], 0);
+    upd[0] = NAN, upd[1] = 3, red = 3;
+    REQUIRE(kx_run("opara_scatter_elements", 1, 1, 1, 8, 1, 1, p) == 0);
+    CHECK(y[1] != y[1]);
+}
+
+/* GatherND with batch_dims 1 and ScatterND, ONNX's examples. */
+OT_TEST(gather_nd_and_scatter_nd_match_onnx_examples) {
+    float x[8] = {0, 1, 2, 3, 4, 5, 6, 7}, y[4], want[4] = {2, 3, 4, 5};
+    float data[8] = {1, 2, 3, 4, 5, 6, 7, 8}, upd[4] = {9, 10, 11, 12}, want2[8] = {1, 11, 3, 10, 9, 6, 7, 12};
+    long long idx[2] = {1, 0}, idx2[4] = {4, 3, 1, 7}, base = 4;
+    int meta[2] = {2, 2}, n = 4, es = 4, is64 = 1, k = 1, m = 1, inner = 2, i;
+    const unsigned char* px = (const unsigned char*)x;
+    const void* pi = idx;
+    unsigned char* py = (unsigned char*)y;
+    const int* pm = meta;
+    void* p[] = KX_ARGS(&px, &pi, &py, &n, &es, &is64, &k, &m, &inner, &base, &pm);
+    REQUIRE(kx_run("opara_gather_nd", 1, 1, 1, 8, 1, 1, p) == 0);
+    for (i = 0; i < 4; ++i) CHECK_NEAR(want[i], y[i], 0);
+    {
+        int meta2[2] = {8, 1}, one = 1, dtype = 1, red = 0, tuples = 4;
+        const void* pi2 = idx2;
+        const unsigned char* pu = (const unsigned char*)upd;
+        unsigned char* pd = (unsigned char*)data;
+        const int* pm2 = meta2;
+        void* p2[] = KX_ARGS(&pi2, &pu, &pd, &one, &es, &dtype, &red, &is64, &k, &tuples, &pm2);
+        REQUIRE(kx_run("opara_scatter_nd", 1, 1, 1, 8, 1, 1, p2) == 0);
+        for (i = 0; i < 8; ++i) CHECK_NEAR(want2[i], data[i], 0);
+    }
+}
+
 OT_TEST(pad_constant_reflect_edge_match_onnx_examples) {
     /* ONNX Pad examples: x [[1,1.2],[2.3,3.4],[4.5,5.7]], pads [0,2,0,0] */
     float x[6] = {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f}, y[12];
@@ -931,7 +993,9 @@ OT_TEST(every_kernel_entry_is_registered_once) {
                            "opara_where", "opara_strided_copy", "opara_cast", "opara_cast_float", "opara_pool2d_f32", "opara_softmax_f32",
                            "opara_layer_norm_f32", "opara_reduce_mean_f32", "opara_gather", "opara_pad",
                            "opara_resize_f32", "opara_math_f32", "opara_quantize_linear", "opara_dequantize_linear",
-                           "opara_dynamic_quantize_linear"};
+                           "opara_dynamic_quantize_linear", "opara_gather_elements", "opara_scatter_elements",
+                           "opara_gather_nd", "opara_scatter_nd", "opara_tile", "opara_trilu", "opara_eye_like",
+                           "opara_size", "opara_one_hot", "opara_reverse_sequence"};
     const opara_kernel_entry* e;
     int i, count = 0;
     for (i = 0; i < (int)(sizeof names / sizeof names[0]); ++i) CHECK(kx_find(names[i]) != NULL);
@@ -983,6 +1047,9 @@ static const opara_test_case tests[] = {
     OT_CASE(layer_norm_matches_definition),
     OT_CASE(reduce_mean_any_axes),
     OT_CASE(gather_with_negative_indices),
+    OT_CASE(gather_elements_matches_onnx_example_and_zeroes_out_of_range),
+    OT_CASE(scatter_elements_reduces_duplicates_in_order),
+    OT_CASE(gather_nd_and_scatter_nd_match_onnx_examples),
     OT_CASE(pad_constant_reflect_edge_match_onnx_examples),
     OT_CASE(resize_matches_onnx_examples),
     OT_CASE(every_kernel_entry_is_registered_once),

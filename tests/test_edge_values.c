@@ -98,6 +98,26 @@ static void add_one_op(opara_builder* b, const char* op, int32_t xr, const int64
     } else if (!strcmp(op, "Gather")) {
         opara_builder_add_constant(b, "c1", OPARA_DTYPE_I64, 1, one, idx, 8);
         n_in = 2;
+    } else if (!strcmp(op, "GatherElements") || !strcmp(op, "GatherND") || !strcmp(op, "ScatterElements") ||
+               !strcmp(op, "Scatter") || !strcmp(op, "ScatterND")) {
+        ins[1] = "x"; /* x as indices and updates: refused either way (dtype or zero size), never run */
+        ins[2] = "x";
+        n_in = strncmp(op, "Gather", 6) ? 3 : 2;
+    } else if (!strcmp(op, "Tile")) {
+        static const int64_t rep[4] = {1, 2, 1, 2};
+        a[n_attr++] = attr_ints("repeats", rep, (uint32_t)xr);
+    } else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
+        a[n_attr++] = attr_int("blocksize", 1);
+    } else if (!strcmp(op, "OneHot")) {
+        static const float off_on[2] = {0, 1};
+        static const int64_t two[1] = {2};
+        opara_builder_add_constant(b, "c1", OPARA_DTYPE_F32, 1, two, off_on, sizeof off_on);
+        a[n_attr++] = attr_int("depth", 3);
+        n_in = 2;
+    } else if (!strcmp(op, "ReverseSequence")) {
+        static const int64_t lens[4] = {1, 1, 1, 1};
+        opara_builder_add_constant(b, "c1", OPARA_DTYPE_I64, 1, xr > 1 ? &xd[1] : one, lens, (size_t)(xr > 1 ? xd[1] : 1) * 8);
+        n_in = 2;
     } else if (!strcmp(op, "Reshape")) {
         a[n_attr++] = attr_ints("shape", shape_flat, 2);
     } else if (!strcmp(op, "Transpose")) {
@@ -605,11 +625,14 @@ OT_TEST(max_pool_propagates_nan_in_every_window_position) {
 
 /* ---- Gather index out of range ------------------------------------------------------------------- */
 
-OT_TEST(gather_index_out_of_range_names_node_index_and_axis_size) {
-    static const int64_t xd[2] = {4, 2}, id[1] = {3};
-    const char *ins[2] = {"x", "idx"}, *outs[1] = {"y"};
-    const float x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    const int64_t idx[3] = {1, 7, -2};
+/* The gather/scatter operators and ReverseSequence: an index (or a sequence length) out of range is a
+   run-time data error, OPARA_ERR_BAD_INDEX, naming the node and the value; nothing is read or written
+   out of bounds (the sanitizer build checks that). x is [4, 2] f32; idx (i64) and upd (f32) as given. */
+static void check_index_error(opara_test* T, const char* op, int32_t idx_rank, const int64_t* idx_dims, const int64_t* idx,
+                              int with_updates, uint32_t n_attrs, const opara_attr* attrs, const char* want) {
+    static const int64_t xd[2] = {4, 2};
+    static const float x[8] = {0, 1, 2, 3, 4, 5, 6, 7}, upd[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+    const char *ins[3] = {"x", "idx", "upd"}, *outs[1] = {"y"};
     opara_runtime* rt;
     opara_builder* b;
     opara_model* m = NULL;
@@ -617,37 +640,66 @@ OT_TEST(gather_index_out_of_range_names_node_index_and_axis_size) {
     opara_session* s = NULL;
     opara_tensor in[2];
     opara_result r;
-    const char* msg;
+    int64_t n = numel(idx_rank, idx_dims);
     REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
     REQUIRE(opara_builder_create(rt, &b) == OPARA_OK);
     opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 2, xd);
-    opara_builder_add_input(b, "idx", OPARA_DTYPE_I64, 1, id);
-    opara_builder_add_node(b, "Gather", "lookup", 2, ins, 1, outs, 0, NULL);
+    opara_builder_add_input(b, "idx", OPARA_DTYPE_I64, idx_rank, idx_dims);
+    if (with_updates) {
+        const int64_t* ud = with_updates == 1 ? idx_dims : xd + 1; /* ScatterND: one row of x per tuple */
+        int64_t tuples[2] = {idx_dims[0], 2};
+        if (with_updates == 2) ud = tuples;
+        opara_builder_add_constant(b, "upd", OPARA_DTYPE_F32, with_updates == 1 ? idx_rank : 2, ud, upd,
+                                   (size_t)numel(with_updates == 1 ? idx_rank : 2, ud) * 4);
+    }
+    opara_builder_add_node(b, op, "the_op", with_updates ? 3 : 2, ins, 1, outs, n_attrs, attrs);
     opara_builder_add_output(b, "y");
-    REQUIRE(opara_builder_finish(b, &m) == OPARA_OK);
+    r = opara_builder_finish(b, &m);
+    if (r != OPARA_OK) OT_LOG("%s: %s", op, opara_builder_last_error(b));
+    REQUIRE(r == OPARA_OK);
     opara_builder_destroy(b);
     memset(&d, 0, sizeof d);
     d.backend = OPARA_BACKEND_CPU;
-    d.threads = 1;
+    d.threads = 2;
     REQUIRE(opara_session_create(rt, m, &d, &s) == OPARA_OK);
     memset(in, 0, sizeof in);
     in[0].name = "x", in[0].dtype = OPARA_DTYPE_F32, in[0].rank = 2, in[0].dims[0] = 4, in[0].dims[1] = 2;
     in[0].data = (void*)x;
-    in[1].name = "idx", in[1].dtype = OPARA_DTYPE_I64, in[1].rank = 1, in[1].dims[0] = 3, in[1].data = (void*)idx;
+    in[1].name = "idx", in[1].dtype = OPARA_DTYPE_I64, in[1].rank = idx_rank, in[1].data = (void*)idx;
+    memcpy(in[1].dims, idx_dims, (size_t)idx_rank * sizeof idx_dims[0]);
     r = opara_session_run(s, in, 2, NULL, 0);
+    OT_LOG("%s (%lld indices): %s", op, (long long)n, opara_session_last_error(s));
     CHECK_EQ(r, OPARA_ERR_BAD_INDEX);
-    msg = opara_session_last_error(s);
-    OT_LOG("%s", msg);
-    CHECK(strstr(msg, "'lookup'") != NULL);
-    CHECK(strstr(msg, "index 7") != NULL);
-    CHECK(strstr(msg, "size 4") != NULL);
+    CHECK(strstr(opara_session_last_error(s), "'the_op'") != NULL);
+    CHECK(strstr(opara_session_last_error(s), want) != NULL);
     opara_session_destroy(s);
     opara_model_destroy(m);
     opara_runtime_destroy(rt);
 }
 
+OT_TEST(gather_index_out_of_range_names_node_index_and_axis_size) {
+    static const int64_t id[1] = {3}, idx[3] = {1, 7, -2};
+    check_index_error(T, "Gather", 1, id, idx, 0, 0, NULL, "index 7 (indices element 1) is out of range for axis 0 of size 4");
+}
+
+OT_TEST(gather_scatter_index_out_of_range_is_a_data_error) {
+    static const int64_t d22[2] = {2, 2}, d21[2] = {2, 1}, d2[1] = {2};
+    static const int64_t far[4] = {0, 1, 4, -1}, neg[4] = {0, -5, 1, 1}, tuple[2] = {1, -9}, lens[2] = {2, 5};
+    opara_attr a[2];
+    a[0] = attr_int("axis", 0);
+    check_index_error(T, "GatherElements", 2, d22, far, 0, 1, a, "index 4 (indices element 2) is out of range for axis 0 of size 4");
+    check_index_error(T, "ScatterElements", 2, d22, neg, 1, 1, a, "index -5 (indices element 1)");
+    check_index_error(T, "Scatter", 2, d22, far, 1, 1, a, "index 4");
+    check_index_error(T, "GatherND", 2, d21, tuple, 0, 0, a, "index tuple 1: element 0 = -9 is out of range for data dim 0 of size 4");
+    check_index_error(T, "ScatterND", 2, d21, tuple, 2, 0, a, "index tuple 1");
+    a[0] = attr_int("batch_axis", 1);
+    a[1] = attr_int("time_axis", 0); /* x [4, 2] is [time, batch]: a length of 5 > 4 steps */
+    check_index_error(T, "ReverseSequence", 1, d2, lens, 0, 2, a, "sequence_lens[1] = 5 is outside [0, 4]");
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(zero_sized_input_is_refused_for_every_operator),
+    OT_CASE(gather_scatter_index_out_of_range_is_a_data_error),
     OT_CASE(op_producing_an_empty_tensor_is_refused),
     OT_CASE(empty_constant_input_is_refused),
     OT_CASE(onnx_batch_zero_override_is_refused_at_load),

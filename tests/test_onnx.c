@@ -871,6 +871,98 @@ OT_TEST(pad_axes_input_becomes_the_axes_attribute) {
     opara_runtime_destroy(rt);
 }
 
+/* Trilu's k, Tile's repeats and OneHot's depth (constant inputs) become attributes; OneHot keeps
+   indices and values (docs/FORMAT.md). */
+OT_TEST(trilu_tile_one_hot_inputs_become_attributes) {
+    static const int64_t xd[2] = {3, 4}, one[1] = {1}, two[1] = {2}, reps[2] = {2, 1}, k = -1, depth = 5;
+    static const float values[2] = {0, 1};
+    static const char* const trilu_in[] = {"x", "k", NULL};
+    static const char* const tile_in[] = {"x", "reps", NULL};
+    static const char* const hot_in[] = {"x", "depth", "values", NULL};
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    pbw gr = {0, 0, 0}, m;
+    const int64_t* v;
+    uint32_t n;
+    REQUIRE(rt);
+    pbw_tensor_i64(&gr, 5, "k", NULL, 0, &k);
+    pbw_tensor_i64(&gr, 5, "reps", two, 1, reps);
+    pbw_tensor_i64(&gr, 5, "depth", one, 1, &depth);
+    pbw_tensor_f32(&gr, 5, "values", two, 1, values);
+    pbw_node(&gr, "Trilu", "tri", trilu_in, L("a", NULL, NULL), NULL);
+    pbw_node(&gr, "Tile", "tile", tile_in, L("b", NULL, NULL), NULL);
+    pbw_node(&gr, "OneHot", "hot", hot_in, L("c", NULL, NULL), NULL);
+    pbw_value_info(&gr, 11, "x", 1, xd, 2);
+    pbw_value_info(&gr, 12, "a", 1, NULL, -1);
+    pbw_value_info(&gr, 12, "b", 1, NULL, -1);
+    pbw_value_info(&gr, 12, "c", 1, NULL, -1);
+    m = pbw_model(8, 14, &gr);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    REQUIRE(g.n_nodes == 3);
+    CHECK_EQ(g.nodes[0].n_inputs, 1);
+    CHECK_EQ(opara__attr_int(&g.nodes[0], "k", 0), -1);
+    CHECK_EQ(g.nodes[1].n_inputs, 1);
+    v = opara__attr_ints(&g.nodes[1], "repeats", &n);
+    CHECK(v && n == 2 && v[0] == 2 && v[1] == 1);
+    CHECK_EQ(g.nodes[2].n_inputs, 2);
+    CHECK_EQ(g.nodes[2].inputs[1], opara__graph_find_value(&g, "values"));
+    CHECK_EQ(opara__attr_int(&g.nodes[2], "depth", 0), 5);
+    CHECK_EQ(g.values[opara__graph_find_value(&g, "c")].dtype, OPARA_DTYPE_F32);
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
+/* Size: of x [N, 3] (the symbolic batch) and of x x^T [N, N] it stays a node and runs; of a tensor
+   of known shape (the constant c [4, 3]) it folds at import. A session of batch 2 gives
+   6, 4 and 12. */
+static pbw size_model(void) {
+    static const int64_t xd[2] = {-1, 3}, cd[2] = {4, 3};
+    static const float c[12] = {0};
+    pbw gr = {0, 0, 0};
+    pbw_tensor_f32(&gr, 5, "c", cd, 2, c);
+    pbw_node(&gr, "Transpose", "t", L("x", NULL, NULL), L("xt", NULL, NULL), NULL);
+    pbw_node(&gr, "MatMul", "mm", L("x", "xt", NULL), L("p", NULL, NULL), NULL);
+    pbw_node(&gr, "Size", "size_x", L("x", NULL, NULL), L("y", NULL, NULL), NULL);
+    pbw_node(&gr, "Size", "size_p", L("p", NULL, NULL), L("y2", NULL, NULL), NULL);
+    pbw_node(&gr, "Size", "size_c", L("c", NULL, NULL), L("y3", NULL, NULL), NULL);
+    pbw_value_info(&gr, 11, "x", 1, xd, 2);
+    pbw_value_info(&gr, 12, "y", 7, NULL, -1);
+    pbw_value_info(&gr, 12, "y2", 7, NULL, -1);
+    pbw_value_info(&gr, 12, "y3", 7, NULL, -1);
+    return pbw_model(8, 13, &gr);
+}
+
+OT_TEST(size_folds_when_the_shape_is_known_and_runs_otherwise) {
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    opara_model* model = NULL;
+    opara_session* s = NULL;
+    opara_session_desc d;
+    opara_tensor in;
+    float x[6] = {0};
+    pbw m = size_model();
+    REQUIRE(rt);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    CHECK_EQ(count_op(&g, OPARA__OP_SIZE), 2);
+    opara__graph_free(&g);
+    m = size_model();
+    REQUIRE(opara_model_load_onnx_memory(rt, m.d, m.n, NULL, &model) == OPARA_OK);
+    free(m.d);
+    memset(&d, 0, sizeof d);
+    d.backend = OPARA_BACKEND_CPU;
+    d.batch_size = 2;
+    REQUIRE(opara_session_create(rt, model, &d, &s) == OPARA_OK);
+    memset(&in, 0, sizeof in);
+    in.name = "x", in.dtype = OPARA_DTYPE_F32, in.rank = 2, in.dims[0] = 2, in.dims[1] = 3, in.data = x;
+    REQUIRE(opara_session_run(s, &in, 1, NULL, 0) == OPARA_OK);
+    CHECK_EQ(*(const int64_t*)opara_session_output_data(s, 0), 6);
+    CHECK_EQ(*(const int64_t*)opara_session_output_data(s, 1), 4);
+    CHECK_EQ(*(const int64_t*)opara_session_output_data(s, 2), 12);
+    opara_session_destroy(s);
+    opara_model_destroy(model);
+    opara_runtime_destroy(rt);
+}
+
 /* Runs the one-node graph gr (consumed; input "x" f32 of shape xd, outputs outs) at opset on a CPU
    session. Output k: its first cap floats into ys + k * cap, its shape into shapes[k]. */
 static opara_result run_one_node(opara_runtime* rt, pbw* gr, int64_t opset, int32_t rank, const int64_t* xd,
@@ -1519,6 +1611,8 @@ static const opara_test_case tests[] = {
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
     OT_CASE(f16_model_keeps_f16_io_and_computes_in_f32),
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
+    OT_CASE(trilu_tile_one_hot_inputs_become_attributes),
+    OT_CASE(size_folds_when_the_shape_is_known_and_runs_otherwise),
     OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(split_invalid_num_outputs_is_refused),
     OT_CASE(resize_18_and_19_run_as_resize_13), OT_CASE(resize_19_half_pixel_symmetric_runs),
     OT_CASE(resize_18_features_we_lack_are_refused),

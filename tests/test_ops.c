@@ -414,6 +414,169 @@ static void case_gather(op_case* c) {
     node(c, IN_XW, 1, 1, a);
 }
 
+/* ---- the gather/scatter and index-pattern operators (GatherElements .. ReverseSequence) ---------- */
+
+static const char* const IN_X_IDX[] = {"x", "idx", NULL};
+static const char* const IN_X_IDX_UPD[] = {"x", "idx", "upd", NULL};
+
+/* x (f32, with NaN/Inf) and indices of each variant: along axis 2 (i64), 3 (i32), 0 (i64), negative
+   ones included, a shape no larger than x off the axis. */
+static void elements_inputs(op_case* c, int64_t* axis) {
+    static const int64_t idx[N_VARIANTS][4] = {{1, 4, 3, 6}, {1, 3, 7, 4}, {2, 4, 5, 5}};
+    static const int64_t axes[N_VARIANTS] = {2, 3, 0};
+    int64_t dim;
+    *axis = axes[c->v];
+    dim = X4[c->v][*axis];
+    x4(c);
+    c->in[0].specials = 1;
+    input(c, "idx", c->v == 1 ? OPARA_DTYPE_I32 : OPARA_DTYPE_I64, 4, idx[c->v], (double)-dim, (double)dim - 1);
+}
+
+static void case_gather_elements(op_case* c) {
+    opara_attr a[1];
+    int64_t axis;
+    elements_inputs(c, &axis);
+    a[0] = attr_int("axis", axis);
+    node(c, IN_X_IDX, 1, 1, a);
+}
+
+/* ScatterElements (reductions none, mul, max over duplicate indices) and Scatter (none). */
+static void case_scatter_elements(op_case* c) {
+    static const char* const red[N_VARIANTS] = {"none", "mul", "max"};
+    opara_attr a[2];
+    int64_t axis;
+    uint32_t n = 1;
+    elements_inputs(c, &axis);
+    input(c, "upd", OPARA_DTYPE_F32, 4, c->in[1].dims, -2, 2);
+    c->in[2].specials = 1;
+    a[0] = attr_int("axis", axis);
+    if (strcmp(c->op, "ScatterElements") == 0) a[n++] = attr_str("reduction", red[c->v]);
+    node(c, IN_X_IDX_UPD, 1, n, a);
+}
+
+/* Index tuples of length k into the dims of x from `first` on, each index in range (every other one
+   negative), n tuples. */
+static void nd_indices(op_case* c, int64_t first, int64_t k, int32_t rank, const int64_t* dims) {
+    int64_t n = numel(rank - 1, dims), t, j, v[64];
+    for (t = 0; t < n; ++t)
+        for (j = 0; j < k; ++j) {
+            int64_t dim = X4[c->v][first + j], i = (t * 7 + j * 3 + c->v) % dim;
+            v[t * k + j] = (t + j) % 2 ? i - dim : i;
+        }
+    ints(c, "idx", rank, dims, v);
+}
+
+/* GatherND: tuples of 3 (x [1, 4, 6, 6]), of 4 (x [1, 3, 7, 5]), of 2 after batch_dims 1 (x [3, 4, 5, 5]). */
+static void case_gather_nd(op_case* c) {
+    static const int64_t idx[N_VARIANTS][3] = {{3, 3}, {2, 2, 4}, {3, 2, 2}};
+    static const int32_t rank[N_VARIANTS] = {2, 3, 3};
+    opara_attr a[1];
+    x4(c);
+    c->in[0].specials = 1;
+    nd_indices(c, c->v == 2 ? 1 : 0, idx[c->v][rank[c->v] - 1], rank[c->v], idx[c->v]);
+    a[0] = attr_int("batch_dims", 1);
+    node(c, IN_X_IDX, 1, c->v == 2 ? 1 : 0, a);
+}
+
+/* ScatterND: slices of [6, 6] (none), single elements (add, duplicate tuples), whole batches (mul). */
+static void case_scatter_nd(op_case* c) {
+    static const int64_t idx[N_VARIANTS][2] = {{3, 2}, {9, 4}, {2, 1}};
+    static const int64_t upd[N_VARIANTS][4] = {{3, 6, 6}, {9}, {2, 4, 5, 5}};
+    static const int32_t upd_rank[N_VARIANTS] = {3, 1, 4};
+    static const char* const red[N_VARIANTS] = {"none", "add", "mul"};
+    opara_attr a[1];
+    x4(c);
+    c->in[0].specials = 1;
+    nd_indices(c, 0, idx[c->v][1], 2, idx[c->v]);
+    input(c, "upd", OPARA_DTYPE_F32, upd_rank[c->v], upd[c->v], -2, 2);
+    a[0] = attr_str("reduction", red[c->v]);
+    node(c, IN_X_IDX_UPD, 1, 1, a);
+}
+
+static void case_size(op_case* c) {
+    input(c, "x", c->v == 1 ? OPARA_DTYPE_BOOL : OPARA_DTYPE_F32, 4, X4[c->v], -2, 2);
+    node(c, IN_X, 1, 0, NULL);
+}
+
+/* Trilu: upper (default k), lower with k -1 on i64, upper with k 2 past the diagonal. */
+static void case_trilu(op_case* c) {
+    opara_attr a[2];
+    input(c, "x", c->v == 1 ? OPARA_DTYPE_I64 : OPARA_DTYPE_F32, 4, X4[c->v], -100, 100);
+    c->in[0].specials = c->v != 1;
+    a[0] = attr_int("upper", c->v != 1);
+    a[1] = attr_int("k", c->v == 1 ? -1 : 2);
+    node(c, IN_X, 1, c->v == 0 ? 0 : 2, a);
+}
+
+static void case_tile(op_case* c) {
+    static const int64_t repeats[N_VARIANTS][4] = {{1, 2, 1, 3}, {2, 1, 3, 1}, {1, 1, 2, 2}};
+    static const opara_dtype dt[N_VARIANTS] = {OPARA_DTYPE_F32, OPARA_DTYPE_I32, OPARA_DTYPE_BOOL};
+    opara_attr a[1];
+    input(c, "x", dt[c->v], 4, X4[c->v], -9, 9);
+    c->in[0].specials = c->v == 0;
+    a[0] = attr_ints("repeats", repeats[c->v], 4);
+    node(c, IN_X, 1, 1, a);
+}
+
+/* DepthToSpace (DCR, CRD) and SpaceToDepth: blocksize 2, 3 and 2 on an input it divides. */
+static void case_depth_space(op_case* c) {
+    static const int64_t d2s[N_VARIANTS][4] = {{1, 8, 3, 4}, {1, 9, 2, 3}, {3, 4, 5, 5}};
+    static const int64_t s2d[N_VARIANTS][4] = {{1, 4, 6, 6}, {1, 3, 6, 9}, {3, 2, 4, 6}};
+    static const int64_t bs[N_VARIANTS] = {2, 3, 2};
+    int to_space = strcmp(c->op, "DepthToSpace") == 0;
+    opara_attr a[2];
+    input(c, "x", c->v == 2 ? OPARA_DTYPE_I64 : OPARA_DTYPE_F32, 4, to_space ? d2s[c->v] : s2d[c->v], -9, 9);
+    c->in[0].specials = c->v != 2;
+    a[0] = attr_int("blocksize", bs[c->v]);
+    a[1] = attr_str("mode", c->v == 0 ? "DCR" : "CRD");
+    node(c, IN_X, 1, to_space && c->v > 0 ? 2 : 1, a);
+}
+
+/* EyeLike: square-ish f32, a wide matrix with k -2 into i32, k 3 into bool. */
+static void case_eye_like(op_case* c) {
+    static const int64_t dims[N_VARIANTS][2] = {{4, 6}, {7, 5}, {5, 5}};
+    static const int64_t k[N_VARIANTS] = {0, -2, 3};
+    static const opara_dtype to[N_VARIANTS] = {OPARA_DTYPE_F32, OPARA_DTYPE_I32, OPARA_DTYPE_BOOL};
+    opara_attr a[2];
+    input(c, "x", OPARA_DTYPE_F32, 2, dims[c->v], -2, 2);
+    a[0] = attr_int("k", k[c->v]);
+    a[1] = attr_int("dtype", to[c->v]);
+    node(c, IN_X, 1, c->v == 0 ? 1 : 2, a);
+}
+
+/* OneHot (canonical: indices and values, depth an attribute): indices past depth either way (all off),
+   negative ones; i64 along the last axis, f32 along axis 0, i32 along axis 1. */
+static void case_one_hot(op_case* c) {
+    static const char* const ins[] = {"idx", "values", NULL};
+    static const int64_t dims[N_VARIANTS][3] = {{2, 3}, {4}, {2, 3, 2}}, two[1] = {2};
+    static const int32_t rank[N_VARIANTS] = {2, 1, 3};
+    static const opara_dtype dt[N_VARIANTS] = {OPARA_DTYPE_I64, OPARA_DTYPE_F32, OPARA_DTYPE_I32};
+    static const int64_t axis[N_VARIANTS] = {-1, 0, 1};
+    opara_attr a[2];
+    input(c, "idx", dt[c->v], rank[c->v], dims[c->v], -7, 6);
+    weights(c, "values", 1, two, -3, 3);
+    a[0] = attr_int("depth", 5);
+    a[1] = attr_int("axis", axis[c->v]);
+    node(c, ins, 1, 2, a);
+}
+
+/* ReverseSequence: time-major [4, 3, 5], batch-major [3, 6, 2] with i32 lengths, batch-major 4-D;
+   lengths from 0 to the whole time axis. */
+static void case_reverse_sequence(op_case* c) {
+    static const char* const ins[] = {"x", "lens", NULL};
+    static const int64_t dims[N_VARIANTS][4] = {{4, 3, 5}, {3, 6, 2}, {3, 4, 5, 5}};
+    static const int32_t rank[N_VARIANTS] = {3, 3, 4};
+    int64_t batch_axis = c->v == 0 ? 1 : 0, time_axis = 1 - batch_axis, lens[1];
+    opara_attr a[2];
+    lens[0] = dims[c->v][batch_axis];
+    input(c, "x", OPARA_DTYPE_F32, rank[c->v], dims[c->v], -2, 2);
+    c->in[0].specials = 1;
+    input(c, "lens", c->v == 1 ? OPARA_DTYPE_I32 : OPARA_DTYPE_I64, 1, lens, 0, (double)dims[c->v][time_axis]);
+    a[0] = attr_int("batch_axis", batch_axis);
+    a[1] = attr_int("time_axis", time_axis);
+    node(c, ins, 1, 2, a);
+}
+
 static void case_reshape(op_case* c) {
     static const int64_t shape[N_VARIANTS][3] = {{0, -1, 6}, {105, 1, 0}, {3, 100, 0}};
     static const uint32_t n[N_VARIANTS] = {3, 2, 2};
@@ -649,6 +812,19 @@ static const struct {
     {"Split", case_split},
     {"Slice", case_slice},
     {"Gather", case_gather},
+    {"GatherElements", case_gather_elements},
+    {"ScatterElements", case_scatter_elements},
+    {"Scatter", case_scatter_elements},
+    {"GatherND", case_gather_nd},
+    {"ScatterND", case_scatter_nd},
+    {"Size", case_size},
+    {"Trilu", case_trilu},
+    {"Tile", case_tile},
+    {"DepthToSpace", case_depth_space},
+    {"SpaceToDepth", case_depth_space},
+    {"EyeLike", case_eye_like},
+    {"OneHot", case_one_hot},
+    {"ReverseSequence", case_reverse_sequence},
     {"Reshape", case_reshape},
     {"Flatten", case_flatten},
     {"Transpose", case_transpose},

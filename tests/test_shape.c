@@ -115,6 +115,9 @@ static opara_result run(one* t, opara__op op, uint32_t n_in, const opara__shape*
     one_init(t);
     for (k = 0; k < n_in; ++k) {
         opara_dtype dt = op == OPARA__OP_GATHER && k == 1 ? OPARA_DTYPE_I64 : op == OPARA__OP_WHERE && k == 0 ? OPARA_DTYPE_BOOL : F32;
+        if (k == 1 && (op == OPARA__OP_GATHER_ELEMENTS || op == OPARA__OP_SCATTER_ELEMENTS || op == OPARA__OP_SCATTER ||
+                       op == OPARA__OP_GATHER_ND || op == OPARA__OP_SCATTER_ND || op == OPARA__OP_REVERSE_SEQUENCE))
+            dt = OPARA_DTYPE_I64; /* indices, sequence_lens */
         idx[k] = ins[k].ndim < 0 ? -1 : one_input(t, ins[k], dt);
     }
     one_node(t, op, n_in, idx, n_out);
@@ -1047,6 +1050,126 @@ OT_TEST(det) {
     EXPECT_FAIL(OPARA__OP_DET, vec, NULL);
 }
 
+/* ---- GatherElements .. ReverseSequence --------------------------------------------------------- */
+
+static void a_axis_neg1(one* t) { opara__node_set_int(&t->g, t->node, "axis", -1); }
+static void a_batch_dims1(one* t) { opara__node_set_int(&t->g, t->node, "batch_dims", 1); }
+static void a_reduction_max(one* t) { opara__node_set_string(&t->g, t->node, "reduction", "max"); }
+static void a_reduction_bad(one* t) { opara__node_set_string(&t->g, t->node, "reduction", "avg"); }
+static void a_repeats_2_3(one* t) { set_ints(t, "repeats", 2, 2, 3); }
+static void a_repeats_short(one* t) { set_ints(t, "repeats", 1, 2); }
+static void a_crd2(one* t) {
+    opara__node_set_int(&t->g, t->node, "blocksize", 2);
+    opara__node_set_string(&t->g, t->node, "mode", "CRD");
+}
+static void a_block2(one* t) { opara__node_set_int(&t->g, t->node, "blocksize", 2); }
+static void a_block3(one* t) { opara__node_set_int(&t->g, t->node, "blocksize", 3); }
+static void a_lower_k2(one* t) {
+    opara__node_set_int(&t->g, t->node, "upper", 0);
+    opara__node_set_int(&t->g, t->node, "k", -2);
+}
+static void a_depth10_axis1(one* t) {
+    opara__node_set_int(&t->g, t->node, "depth", 10);
+    opara__node_set_int(&t->g, t->node, "axis", 1);
+}
+static void a_k_huge(one* t) { opara__node_set_int(&t->g, t->node, "k", INT64_MAX); }
+static void a_depth0(one* t) { opara__node_set_int(&t->g, t->node, "depth", 0); }
+static void a_batch0_time1(one* t) {
+    opara__node_set_int(&t->g, t->node, "batch_axis", 0);
+    opara__node_set_int(&t->g, t->node, "time_axis", 1);
+}
+
+OT_TEST(gather_scatter_shapes_follow_onnx) {
+    opara__shape ge[2], se[3], gnd[2], gnd_b[2], snd[3], bad[3];
+    ge[0] = shp(2, 3, 3), ge[1] = shp(2, 2, 3); /* test_gather_elements_1 */
+    EXPECT1(OPARA__OP_GATHER_ELEMENTS, ge, NULL, shp(2, 2, 3));
+    ge[1] = shp(2, 2, 4); /* wider than the data off the axis */
+    EXPECT_FAIL(OPARA__OP_GATHER_ELEMENTS, ge, NULL);
+    ge[1] = shp(1, 3); /* another rank */
+    EXPECT_FAIL(OPARA__OP_GATHER_ELEMENTS, ge, NULL);
+    se[0] = shp(2, 1, 5), se[1] = shp(2, 1, 2), se[2] = shp(2, 1, 2); /* test_scatter_elements_with_axis */
+    EXPECT1(OPARA__OP_SCATTER_ELEMENTS, se, a_axis1, shp(2, 1, 5));
+    EXPECT1(OPARA__OP_SCATTER_ELEMENTS, se, a_reduction_max, shp(2, 1, 5));
+    EXPECT1(OPARA__OP_SCATTER, se, a_axis1, shp(2, 1, 5));
+    EXPECT_FAIL(OPARA__OP_SCATTER_ELEMENTS, se, a_reduction_bad);
+    memcpy(bad, se, sizeof se);
+    bad[2] = shp(2, 1, 3); /* updates not of the indices' shape */
+    EXPECT_FAIL(OPARA__OP_SCATTER_ELEMENTS, bad, NULL);
+    gnd[0] = shp(3, 2, 2, 2), gnd[1] = shp(3, 2, 1, 2); /* test_gathernd_example_float32 */
+    EXPECT1(OPARA__OP_GATHER_ND, gnd, NULL, shp(3, 2, 1, 2));
+    gnd_b[0] = shp(3, 2, 2, 2), gnd_b[1] = shp(2, 2, 1); /* test_gathernd_example_int32_batch_dim1 */
+    EXPECT1(OPARA__OP_GATHER_ND, gnd_b, a_batch_dims1, shp(2, 2, 2));
+    gnd[1] = shp(2, 1, 4); /* tuples longer than the rank */
+    EXPECT_FAIL(OPARA__OP_GATHER_ND, gnd, NULL);
+    snd[0] = shp(3, 4, 4, 4), snd[1] = shp(2, 2, 1), snd[2] = shp(3, 2, 4, 4); /* test_scatternd */
+    EXPECT1(OPARA__OP_SCATTER_ND, snd, NULL, shp(3, 4, 4, 4));
+    snd[2] = shp(3, 2, 4, 3);
+    EXPECT_FAIL(OPARA__OP_SCATTER_ND, snd, NULL);
+}
+
+OT_TEST(index_pattern_shapes_follow_onnx) {
+    opara__shape x[1], img[1], s2d[1], vec[1], hot[2], rs[2], scalar;
+    x[0] = shp(3, 2, 3, 4), img[0] = shp(4, 1, 8, 2, 3), s2d[0] = shp(4, 1, 2, 6, 9), vec[0] = shp(1, 3);
+    scalar.ndim = 0;
+    EXPECT1(OPARA__OP_SIZE, x, NULL, scalar);
+    EXPECT1(OPARA__OP_TRILU, x, a_lower_k2, shp(3, 2, 3, 4));
+    EXPECT_FAIL(OPARA__OP_TRILU, vec, NULL);
+    EXPECT1(OPARA__OP_TILE, vec, a_repeats_short, shp(1, 6));
+    EXPECT_FAIL(OPARA__OP_TILE, x, a_repeats_2_3);
+    EXPECT1(OPARA__OP_DEPTH_TO_SPACE, img, a_crd2, shp(4, 1, 2, 4, 6));
+    EXPECT_FAIL(OPARA__OP_DEPTH_TO_SPACE, img, a_block3); /* 8 channels, not a multiple of 9 */
+    EXPECT1(OPARA__OP_SPACE_TO_DEPTH, s2d, a_block3, shp(4, 1, 18, 2, 3));
+    EXPECT_FAIL(OPARA__OP_SPACE_TO_DEPTH, s2d, a_block2); /* width 9 */
+    EXPECT_FAIL(OPARA__OP_EYE_LIKE, x, NULL);
+    hot[0] = shp(2, 2, 3), hot[1] = shp(1, 2); /* indices, values (canonical form) */
+    EXPECT1(OPARA__OP_ONE_HOT, hot, a_depth10_axis1, shp(3, 2, 10, 3));
+    EXPECT_FAIL(OPARA__OP_ONE_HOT, hot, a_depth0);
+    hot[1] = shp(1, 3);
+    EXPECT_FAIL(OPARA__OP_ONE_HOT, hot, a_depth10_axis1);
+    rs[0] = shp(3, 3, 4, 2), rs[1] = shp(1, 3); /* as test_reversesequence_batch: [batch, time, ...] */
+    EXPECT1(OPARA__OP_REVERSE_SEQUENCE, rs, a_batch0_time1, shp(3, 3, 4, 2));
+    EXPECT_FAIL(OPARA__OP_REVERSE_SEQUENCE, rs, NULL); /* default batch_axis 1: 3 lengths for 4 batches */
+    rs[1] = shp(1, 4);
+    EXPECT1(OPARA__OP_REVERSE_SEQUENCE, rs, NULL, shp(3, 3, 4, 2));
+    EXPECT_FAIL(OPARA__OP_REVERSE_SEQUENCE, rs, a_batch0_time1);
+}
+
+OT_TEST(record_resolves_index_attributes) {
+    opara__shape x = shp(2, 3, 4), img = shp(4, 1, 8, 2, 3), se[3], hot[2], nd[2];
+    opara__node_params p;
+    one t;
+    REQUIRE(record_of(&t, OPARA__OP_TRILU, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.resolved && p.u.index.upper == 1 && p.u.index.k == 0);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_TRILU, 1, &x, a_lower_k2, &p) == OPARA_OK);
+    CHECK(p.u.index.upper == 0 && p.u.index.k == -2);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_EYE_LIKE, 1, &x, a_k_huge, &p) == OPARA_OK);
+    CHECK(p.u.index.k == INT64_C(1) << 40); /* clamped: the kernels add it to indices */
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_DEPTH_TO_SPACE, 1, &img, a_crd2, &p) == OPARA_OK);
+    CHECK(p.u.index.blocksize == 2 && p.u.index.crd == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_DEPTH_TO_SPACE, 1, &img, a_block2, &p) == OPARA_OK);
+    CHECK(p.u.index.crd == 0);
+    one_free(&t);
+    se[0] = shp(2, 3, 4), se[1] = shp(2, 3, 2), se[2] = shp(2, 3, 2);
+    REQUIRE(record_of(&t, OPARA__OP_SCATTER_ELEMENTS, 3, se, a_reduction_max, &p) == OPARA_OK);
+    CHECK(p.u.index.reduction == OPARA__SCATTER_MAX && p.axis == 0);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_GATHER_ELEMENTS, 2, se, a_axis_neg1, &p) == OPARA_OK);
+    CHECK(p.axis == 1); /* -1 of rank 2 */
+    one_free(&t);
+    nd[0] = shp(3, 2, 2, 2), nd[1] = shp(2, 2, 1);
+    REQUIRE(record_of(&t, OPARA__OP_GATHER_ND, 2, nd, a_batch_dims1, &p) == OPARA_OK);
+    CHECK(p.u.index.batch_dims == 1);
+    one_free(&t);
+    hot[0] = shp(1, 4), hot[1] = shp(1, 2);
+    REQUIRE(record_of(&t, OPARA__OP_ONE_HOT, 2, hot, a_depth10_axis1, &p) == OPARA_OK);
+    CHECK(p.axis == 1 && p.u.index.depth == 10);
+    one_free(&t);
+}
+
 OT_TEST(record_resolves_auto_pad_and_defaults) {
     opara__shape conv[2], ct[2], pool = shp(4, 1, 1, 6, 6);
     opara__node_params p;
@@ -1253,7 +1376,7 @@ static opara_result quant_run(one* t, opara__op op, uint32_t n_in, const opara__
 
 static void a_axis_minus3(one* t) { opara__node_set_int(&t->g, t->node, "axis", -3); }
 static void a_out_i8(one* t) { opara__node_set_int(&t->g, t->node, "output_dtype", OPARA_DTYPE_I8); }
-static void a_block2(one* t) { opara__node_set_int(&t->g, t->node, "block_size", 2); }
+static void a_block_size2(one* t) { opara__node_set_int(&t->g, t->node, "block_size", 2); }
 
 OT_TEST(quantize_dequantize_shapes_dtypes_and_record) {
     opara__shape per_axis[] = {shp(4, 1, 3, 4, 4), shp(1, 3), shp(1, 3)}, bad_axis[] = {shp(4, 1, 3, 4, 4), shp(1, 4), shp(1, 4)};
@@ -1283,7 +1406,7 @@ OT_TEST(quantize_dequantize_shapes_dtypes_and_record) {
     one_free(&t);
     CHECK_EQ(quant_run(&t, OPARA__OP_QUANTIZE_LINEAR, 3, one_elem, q_u8, 1, a_out_i8), OPARA_ERR_BAD_DTYPE);
     one_free(&t);
-    CHECK_EQ(quant_run(&t, OPARA__OP_QUANTIZE_LINEAR, 3, one_elem, q_u8, 1, a_block2), OPARA_ERR_UNSUPPORTED);
+    CHECK_EQ(quant_run(&t, OPARA__OP_QUANTIZE_LINEAR, 3, one_elem, q_u8, 1, a_block_size2), OPARA_ERR_UNSUPPORTED);
     CHECK(strstr(opara_runtime_last_error(g_rt), "blocked quantization (block_size 2) is not supported") != NULL);
     one_free(&t);
     REQUIRE(quant_run(&t, OPARA__OP_DEQUANTIZE_LINEAR, 3, one_elem, dq_i32, 1, NULL) == OPARA_OK);
@@ -1389,6 +1512,8 @@ static const opara_test_case tests[] = {
     OT_CASE(strict_mode_checks_what_tolerant_mode_leaves_unknown),
     OT_CASE(record_resolves_auto_pad_and_defaults), OT_CASE(record_resolves_transpose_and_pad),
     OT_CASE(record_resolves_resize), OT_CASE(record_resolves_scalar_attributes),
+    OT_CASE(gather_scatter_shapes_follow_onnx), OT_CASE(index_pattern_shapes_follow_onnx),
+    OT_CASE(record_resolves_index_attributes),
 };
 
 int main(int argc, char** argv) {

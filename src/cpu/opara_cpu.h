@@ -312,6 +312,16 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, c
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap);
+/* opara_cpu_index.c; opara__cpu_index_explain: the data error of one of its kernels */
+OPARA__PRIVATE opara_result opara__cpu_prepare_elements(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_nd(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_size(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_trilu_eye(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_tile(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_one_hot(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reverse_sequence(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE void opara__cpu_index_explain(const opara__cpu_op* op, char* buf, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_depth_space(opara__cpu_op* op, char* err, size_t cap); /* movement.c */
 /* opara_cpu_norm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap);

@@ -64,6 +64,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__cpu_prepare_concat_split(op, err, cap);
     case OPARA__OP_SLICE: return opara__cpu_prepare_slice(op, err, cap);
     case OPARA__OP_GATHER: return opara__cpu_prepare_gather(op, err, cap);
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER:
+        return opara__cpu_prepare_elements(op, err, cap);
+    case OPARA__OP_GATHER_ND: case OPARA__OP_SCATTER_ND: return opara__cpu_prepare_nd(op, err, cap);
+    case OPARA__OP_SIZE: return opara__cpu_prepare_size(op, err, cap);
+    case OPARA__OP_TRILU: case OPARA__OP_EYE_LIKE: return opara__cpu_prepare_trilu_eye(op, err, cap);
+    case OPARA__OP_TILE: return opara__cpu_prepare_tile(op, err, cap);
+    case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH: return opara__cpu_prepare_depth_space(op, err, cap);
+    case OPARA__OP_ONE_HOT: return opara__cpu_prepare_one_hot(op, err, cap);
+    case OPARA__OP_REVERSE_SEQUENCE: return opara__cpu_prepare_reverse_sequence(op, err, cap);
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
         return opara__cpu_prepare_reshape(op, err, cap);
     case OPARA__OP_TRANSPOSE: return opara__cpu_prepare_transpose(op, err, cap);

@@ -235,6 +235,7 @@ static void opara__gather_explain(const opara__cpu_op* op, char* buf, size_t cap
 
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap) {
     if (op->node->op == OPARA__OP_GATHER) opara__gather_explain(op, buf, cap);
+    opara__cpu_index_explain(op, buf, cap);
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
@@ -259,6 +260,27 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* e
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "Gather: indexing an empty axis");
     op->min_items_per_task = 256;
     op->fn = opara__gather_kernel;
+    return OPARA_OK;
+}
+
+/* ---- DepthToSpace, SpaceToDepth: 6-D transposes ---------------------------------------------- */
+
+/* The 6-D strided copy opara__depth_space_view describes. */
+OPARA__PRIVATE opara_result opara__cpu_prepare_depth_space(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int64_t dims[6], strides[1][OPARA_MAX_DIMS];
+    if (!op->params || !op->params->resolved || x->ndim != 4 || y->ndim != 4 || x->dtype != y->dtype ||
+        opara__cpu_numel(x) != opara__cpu_numel(y))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: needs 4-D tensors of one type and size",
+                                 opara__op_name(op->node->op));
+    opara__depth_space_view(x->dims, op->params->u.index.blocksize, op->node->op == OPARA__OP_DEPTH_TO_SPACE,
+                            op->params->u.index.crd, dims, strides[0]);
+    op->p.base = 0;
+    op->p.elem = opara_dtype_size(y->dtype);
+    opara__cpu_bc_collapse(&op->p, 1, 6, dims, strides);
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    op->fn = opara__strided_copy_kernel;
     return OPARA_OK;
 }
 

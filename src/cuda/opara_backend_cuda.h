@@ -100,6 +100,10 @@ typedef enum opara__cuda_binop {
     X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
     X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
+    X(GATHER_ELEMENTS, "opara_gather_elements", "gather") X(SCATTER_ELEMENTS, "opara_scatter_elements", "gather") \
+    X(GATHER_ND, "opara_gather_nd", "gather") X(SCATTER_ND, "opara_scatter_nd", "gather") X(TILE, "opara_tile", "gather") \
+    X(TRILU, "opara_trilu", "gather") X(EYE_LIKE, "opara_eye_like", "gather") X(SIZE, "opara_size", "gather") \
+    X(ONE_HOT, "opara_one_hot", "gather") X(REVERSE_SEQUENCE, "opara_reverse_sequence", "gather") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise") \
     X(QUANTIZE, "opara_quantize_linear", "quant") X(DEQUANTIZE, "opara_dequantize_linear", "quant") \
     X(DYNAMIC_QUANTIZE, "opara_dynamic_quantize_linear", "quant")

@@ -475,6 +475,233 @@ static opara_result opara__lower_gather(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
+/* ---- GatherElements .. ReverseSequence (src/cuda/kernels/gather.cu) ----------------------------- */
+
+static int opara__lower_is_index(opara_dtype t) { return t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_I32; }
+
+/* A launch of one of gather.cu's kernels over count threads (the count checked first). */
+static opara__cuda_launch* opara__lower_index_launch(opara__lower_walk* w, opara__cuda_kernel k, int64_t count,
+                                                     opara_result* r) {
+    opara__cuda_launch* L = NULL;
+    *r = opara__lower_check_elems(w, count);
+    if (*r == OPARA_OK && !(L = opara__lower_launch(w, k))) *r = OPARA_ERR_OUT_OF_MEMORY;
+    if (L) opara__lower_grid_1d(L, count);
+    return L;
+}
+
+/* The scatters start from a copy of the data in the output. */
+static opara_result opara__lower_copy_data(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t st[OPARA_MAX_DIMS];
+    opara__lower_contig_strides(x, st);
+    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), x, st, st, 0, 0);
+}
+
+/* The reduction of a scatter as the kernel's code (the record's order: 0 none .. 4 min); a reduction
+   over a type the kernel does not combine is refused. */
+static opara_result opara__lower_reduction(opara__lower_walk* w, int* code) {
+    opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
+    const opara__node* n = &w->g->nodes[w->node];
+    *code = n->op == OPARA__OP_SCATTER ? 0 : (int)w->params[w->node].u.index.reduction;
+    if (*code && t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64 && t != OPARA_DTYPE_I32 && t != OPARA_DTYPE_I64 &&
+        t != OPARA_DTYPE_I8 && t != OPARA_DTYPE_U8)
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "a reduction needs f32, f64, i8, u8, i32 or i64 data");
+    return OPARA_OK;
+}
+
+/* GatherElements, ScatterElements and Scatter: meta = [ndim, index dims, strides of the data]. */
+static opara_result opara__lower_elements(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *idx = opara__lower_in_shape(w, 1);
+    int gather = w->g->nodes[w->node].op == OPARA__OP_GATHER_ELEMENTS;
+    opara_dtype it = w->dtypes[opara__lower_in(w, 1)], t = w->dtypes[opara__lower_out(w, 0)];
+    int64_t axis = opara__lower_axis(w), meta[1 + 2 * OPARA_MAX_DIMS], count = opara__lower_numel(idx);
+    int32_t d, at;
+    int red = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (axis < 0 || axis >= x->ndim || idx->ndim != x->ndim || !opara__lower_is_index(it))
+        return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis or indices do not fit the data");
+    meta[0] = x->ndim;
+    opara__lower_contig_strides(x, meta + 1 + x->ndim);
+    for (d = 0; d < x->ndim; ++d) meta[1 + d] = idx->dims[d];
+    if (!gather && ((r = opara__lower_reduction(w, &red)) != OPARA_OK || (r = opara__lower_copy_data(w)) != OPARA_OK)) return r;
+    if (count == 0) return OPARA_OK;
+    if ((r = opara__lower_meta_push(w, meta, 1 + 2 * (uint32_t)x->ndim, &at)) != OPARA_OK) return r;
+    if (!gather) count /= idx->dims[axis]; /* one thread per line along the axis */
+    L = opara__lower_index_launch(w, gather ? OPARA__CUK_GATHER_ELEMENTS : OPARA__CUK_SCATTER_ELEMENTS, count, &r);
+    if (!L) return r;
+    if (gather) opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    if (!gather) opara__lower_arg_tensor(L, opara__lower_in(w, 2));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(t));
+    if (!gather) opara__lower_arg_i32(L, (int64_t)t), opara__lower_arg_i32(L, red);
+    opara__lower_arg_i32(L, it == OPARA_DTYPE_I64);
+    opara__lower_arg_i32(L, axis);
+    opara__lower_arg_i32(L, x->dims[axis]);
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    return OPARA_OK;
+}
+
+/* GatherND and ScatterND: meta = [dims, strides] of the k data dims a tuple indexes. */
+static opara_result opara__lower_nd(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *idx = opara__lower_in_shape(w, 1);
+    int gather = w->g->nodes[w->node].op == OPARA__OP_GATHER_ND;
+    opara_dtype it = w->dtypes[opara__lower_in(w, 1)], t = w->dtypes[opara__lower_out(w, 0)];
+    int64_t b = gather ? w->params[w->node].u.index.batch_dims : 0, k, tuples, m, inner = 1, base = 1;
+    int64_t xs[OPARA_MAX_DIMS], meta[2 * OPARA_MAX_DIMS];
+    int32_t d, at;
+    int red = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!w->params[w->node].resolved || idx->ndim < 1 || !opara__lower_is_index(it))
+        return opara__lower_fail(w, OPARA_ERR_SHAPE, "indices do not fit the data");
+    k = idx->dims[idx->ndim - 1];
+    if (k < 1 || b + k > x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "indices do not fit the data");
+    tuples = opara__lower_numel(idx) / k;
+    for (m = 1, d = 0; d < (int32_t)b; ++d) m *= idx->dims[d];
+    m = m ? tuples / m : 1;
+    for (d = (int32_t)b; d < x->ndim; ++d) base *= x->dims[d];
+    for (d = (int32_t)(b + k); d < x->ndim; ++d) inner *= x->dims[d];
+    opara__lower_contig_strides(x, xs);
+    for (d = 0; d < (int32_t)k; ++d) meta[d] = x->dims[b + d], meta[k + d] = xs[b + d];
+    if (!gather && ((r = opara__lower_reduction(w, &red)) != OPARA_OK || (r = opara__lower_copy_data(w)) != OPARA_OK)) return r;
+    if (tuples == 0 || inner == 0) return OPARA_OK;
+    if ((r = opara__lower_meta_push(w, meta, 2 * (uint32_t)k, &at)) != OPARA_OK) return r;
+    if ((r = opara__lower_check_elems(w, base)) != OPARA_OK) return r;
+    L = opara__lower_index_launch(w, gather ? OPARA__CUK_GATHER_ND : OPARA__CUK_SCATTER_ND, gather ? tuples * inner : inner, &r);
+    if (!L) return r;
+    if (gather) opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    if (!gather) opara__lower_arg_tensor(L, opara__lower_in(w, 2));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, gather ? tuples * inner : inner);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(t));
+    if (!gather) opara__lower_arg_i32(L, (int64_t)t), opara__lower_arg_i32(L, red);
+    opara__lower_arg_i32(L, it == OPARA_DTYPE_I64);
+    opara__lower_arg_i32(L, k);
+    if (gather) opara__lower_arg_i32(L, m), opara__lower_arg_i32(L, inner), opara__lower_arg_i64(L, base);
+    else opara__lower_arg_i32(L, tuples);
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    return OPARA_OK;
+}
+
+/* Tile: meta = [ndim, output dims, input dims] (a scalar as [1]). */
+static opara_result opara__lower_tile(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
+    int64_t meta[1 + 2 * OPARA_MAX_DIMS], count = opara__lower_numel(y);
+    int32_t d, nd = y->ndim ? y->ndim : 1, at;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (x->ndim != y->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "input and output ranks differ");
+    if (count == 0) return OPARA_OK;
+    meta[0] = nd;
+    for (d = 0; d < nd; ++d) meta[1 + d] = y->ndim ? y->dims[d] : 1, meta[1 + nd + d] = x->ndim ? x->dims[d] : 1;
+    if ((r = opara__lower_meta_push(w, meta, 1 + 2 * (uint32_t)nd, &at)) != OPARA_OK) return r;
+    if (!(L = opara__lower_index_launch(w, OPARA__CUK_TILE, count, &r))) return r;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(w->dtypes[opara__lower_out(w, 0)]));
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    return OPARA_OK;
+}
+
+/* Trilu and EyeLike over their last two dims. */
+static opara_result opara__lower_trilu_eye(opara__lower_walk* w) {
+    const opara__shape* y = opara__lower_out_shape(w, 0);
+    int eye = w->g->nodes[w->node].op == OPARA__OP_EYE_LIKE;
+    opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
+    const opara__index_params* ip = &w->params[w->node].u.index;
+    int64_t count = opara__lower_numel(y);
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!w->params[w->node].resolved || y->ndim < 2) return opara__lower_fail(w, OPARA_ERR_SHAPE, "needs a matrix");
+    if (count == 0) return OPARA_OK;
+    if (!(L = opara__lower_index_launch(w, eye ? OPARA__CUK_EYE_LIKE : OPARA__CUK_TRILU, count, &r))) return r;
+    if (!eye) opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(t));
+    if (!eye) opara__lower_arg_i32(L, y->dims[y->ndim - 2]);
+    opara__lower_arg_i32(L, y->dims[y->ndim - 1]);
+    opara__lower_arg_i64(L, ip->k);
+    if (eye) opara__lower_arg_i64(L, (int64_t)opara__dtype_one_bits(t));
+    else opara__lower_arg_i32(L, ip->upper);
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_size(opara__lower_walk* w) {
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!(L = opara__lower_index_launch(w, OPARA__CUK_SIZE, 1, &r))) return r;
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i64(L, opara__lower_numel(opara__lower_in_shape(w, 0)));
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_depth_space(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    opara__shape dims;
+    int64_t ss[OPARA_MAX_DIMS], ds[OPARA_MAX_DIMS];
+    if (!w->params[w->node].resolved || x->ndim != 4) return opara__lower_fail(w, OPARA_ERR_SHAPE, "needs a 4-D input");
+    dims.ndim = 6;
+    opara__depth_space_view(x->dims, w->params[w->node].u.index.blocksize,
+                            w->g->nodes[w->node].op == OPARA__OP_DEPTH_TO_SPACE, w->params[w->node].u.index.crd, dims.dims, ss);
+    opara__lower_contig_strides(&dims, ds);
+    return opara__lower_push_copy(w, opara__lower_in(w, 0), opara__lower_out(w, 0), &dims, ss, ds, 0, 0);
+}
+
+static opara_result opara__lower_one_hot(opara__lower_walk* w) {
+    const opara__shape *idx = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
+    opara_dtype it = w->dtypes[opara__lower_in(w, 0)], t = w->dtypes[opara__lower_out(w, 0)];
+    int64_t axis = opara__lower_axis(w), inner = 1, count = opara__lower_numel(y);
+    int32_t d;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (axis < 0 || axis > idx->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    if (it == OPARA_DTYPE_BOOL || it == OPARA_DTYPE_F16) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "indices of this type");
+    for (d = (int32_t)axis; d < idx->ndim; ++d) inner *= idx->dims[d];
+    if (count == 0) return OPARA_OK;
+    if (!(L = opara__lower_index_launch(w, OPARA__CUK_ONE_HOT, count, &r))) return r;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(t));
+    opara__lower_arg_i32(L, (int64_t)it);
+    opara__lower_arg_i32(L, y->dims[axis]);
+    opara__lower_arg_i32(L, inner);
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_reverse_sequence(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    const opara__index_params* ip = &w->params[w->node].u.index;
+    opara_dtype lt = w->dtypes[opara__lower_in(w, 1)];
+    int64_t inner = 1, count = opara__lower_numel(x);
+    int32_t d;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!w->params[w->node].resolved || x->ndim < 2 || !opara__lower_is_index(lt))
+        return opara__lower_fail(w, OPARA_ERR_SHAPE, "input or sequence_lens do not fit");
+    for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
+    if (count == 0) return OPARA_OK;
+    if (!(L = opara__lower_index_launch(w, OPARA__CUK_REVERSE_SEQUENCE, count, &r))) return r;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(w->dtypes[opara__lower_out(w, 0)]));
+    opara__lower_arg_i32(L, lt == OPARA_DTYPE_I64);
+    opara__lower_arg_i32(L, x->dims[1]);
+    opara__lower_arg_i32(L, inner);
+    opara__lower_arg_i32(L, ip->time_axis == 0);
+    opara__lower_arg_i32(L, x->dims[ip->time_axis]);
+    return OPARA_OK;
+}
+
 /* The pad kernel's mode (src/cuda/kernels: 0 constant, 1 reflect, 2 edge), -1 where it has none. */
 static int opara__lower_pad_mode(opara__pad_mode mode) {
     switch (mode) {
@@ -1117,6 +1344,14 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_SPLIT: return opara__lower_concat_split(w, 0);
     case OPARA__OP_SLICE: return opara__lower_slice(w);
     case OPARA__OP_GATHER: return opara__lower_gather(w);
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: return opara__lower_elements(w);
+    case OPARA__OP_GATHER_ND: case OPARA__OP_SCATTER_ND: return opara__lower_nd(w);
+    case OPARA__OP_SIZE: return opara__lower_size(w);
+    case OPARA__OP_TRILU: case OPARA__OP_EYE_LIKE: return opara__lower_trilu_eye(w);
+    case OPARA__OP_TILE: return opara__lower_tile(w);
+    case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH: return opara__lower_depth_space(w);
+    case OPARA__OP_ONE_HOT: return opara__lower_one_hot(w);
+    case OPARA__OP_REVERSE_SEQUENCE: return opara__lower_reverse_sequence(w);
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
         return opara__lower_view(w);
     case OPARA__OP_TRANSPOSE: return opara__lower_transpose(w);

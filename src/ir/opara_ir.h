@@ -60,6 +60,19 @@
     X(SPLIT, "Split", "", 1, 18, 0, 1, 1, OPARA__OP_ANY, 1, ELEMENTWISE, 0, 0)                                        \
     X(SLICE, "Slice", "", 1, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                    \
     X(GATHER, "Gather", "", 1, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                                  \
+    X(GATHER_ELEMENTS, "GatherElements", "", 11, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                \
+    X(SCATTER_ELEMENTS, "ScatterElements", "", 11, 18, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                              \
+    X(SCATTER, "Scatter", "", 9, 11, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                                                \
+    X(GATHER_ND, "GatherND", "", 11, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                                            \
+    X(SCATTER_ND, "ScatterND", "", 11, 18, 0, 3, 3, 1, 0, ELEMENTWISE, 0, 0)                                          \
+    X(SIZE, "Size", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
+    X(TRILU, "Trilu", "", 14, 14, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                   \
+    X(TILE, "Tile", "", 6, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                      \
+    X(DEPTH_TO_SPACE, "DepthToSpace", "", 1, 13, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                      \
+    X(SPACE_TO_DEPTH, "SpaceToDepth", "", 1, 13, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                      \
+    X(EYE_LIKE, "EyeLike", "", 9, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                               \
+    X(ONE_HOT, "OneHot", "", 9, 11, 0, 2, 2, 1, 1, ELEMENTWISE, 0, 0)                                                 \
+    X(REVERSE_SEQUENCE, "ReverseSequence", "", 10, 10, 0, 2, 2, 1, 0, ELEMENTWISE, 0, 0)                              \
     X(RESHAPE, "Reshape", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                       \
     X(FLATTEN, "Flatten", "", 1, 25, 0, 1, 1, 1, 0, VIEW, 0, 0)                                                       \
     X(TRANSPOSE, "Transpose", "", 1, 25, 0, 1, 1, 1, 0, TRANSPOSE, 0, 0)                                              \
@@ -135,7 +148,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 76
+#define OPARA__OP_COUNT_EXPECTED 89
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -324,6 +337,24 @@ typedef struct opara__quant_params {
     int64_t output_dtype;
 } opara__quant_params;
 
+/* The reduction of ScatterElements and ScatterND ('reduction'; Scatter: none). */
+typedef enum opara__scatter_reduction {
+    OPARA__SCATTER_NONE, OPARA__SCATTER_ADD, OPARA__SCATTER_MUL, OPARA__SCATTER_MAX, OPARA__SCATTER_MIN
+} opara__scatter_reduction;
+
+/* The gather/scatter and index-pattern operators, with ONNX's defaults (the axis of GatherElements,
+   ScatterElements, Scatter and OneHot is the record's axis): */
+typedef struct opara__index_params {
+    opara__scatter_reduction reduction; /* ScatterElements, ScatterND */
+    int64_t batch_dims;                 /* GatherND */
+    int upper;                          /* Trilu */
+    int64_t k;                          /* Trilu, EyeLike: the diagonal */
+    int crd;                            /* DepthToSpace: mode "CRD" (else DCR) */
+    int64_t blocksize;                  /* DepthToSpace, SpaceToDepth */
+    int64_t batch_axis, time_axis;      /* ReverseSequence */
+    int64_t depth;                      /* OneHot */
+} opara__index_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
@@ -343,8 +374,18 @@ typedef struct opara__node_params {
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
+        opara__index_params index;         /* GatherElements .. ReverseSequence (the op table's rows after Gather) */
     } u;
 } opara__node_params;
+
+/* DepthToSpace (to_space; crd: mode CRD, else DCR) and SpaceToDepth of a 4-D input x_dims with
+   blocksize b as a 6-D strided copy: the output's elements in order over dims, read from the input at
+   the element strides (opara_shape.c; the CPU and CUDA backends both copy this way). */
+OPARA__PRIVATE void opara__depth_space_view(const int64_t* x_dims, int64_t b, int to_space, int crd, int64_t* dims,
+                                            int64_t* strides);
+/* The bits of the value one in dtype t, little-endian in the type's size (0 for a type without one):
+   EyeLike's diagonal. */
+OPARA__PRIVATE uint64_t opara__dtype_one_bits(opara_dtype t);
 
 /* The auto_pad attribute of Conv, ConvTranspose and the pools, parsed once (INVALID: not one of
    ONNX's four strings). */

@@ -686,6 +686,258 @@ static opara_result opara__shape_gather(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* ---- GatherElements .. ReverseSequence (the gather/scatter and index-pattern operators) ---------- */
+
+/* a * b where either may be unknown (tolerant mode): unknown gives -1. */
+static int64_t opara__dim_times(const opara__shape_ctx* c, int64_t a, int64_t b) {
+    int64_t r;
+    if (opara__unknown(c, a) || opara__unknown(c, b) || !opara__mul_i64(a, b, &r)) return -1;
+    return r;
+}
+
+/* GatherElements, ScatterElements, Scatter: indices (and updates) of the data's rank, no dim larger
+   than the data's off the axis. */
+static opara_result opara__check_elements_indices(opara__shape_ctx* c, const opara__shape* idx, int64_t axis) {
+    const opara__shape* x = c->in[0];
+    int32_t d;
+    opara__sbuf b;
+    if (idx->ndim != x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s must have the rank of data %s", opara__sh(&b, 0, idx),
+                                 opara__sh(&b, 1, x));
+    for (d = 0; d < x->ndim; ++d)
+        if (d != axis && idx->dims[d] > x->dims[d] && !opara__unknown(c, x->dims[d]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s exceed data %s on dim %d", opara__sh(&b, 0, idx),
+                                     opara__sh(&b, 1, x), (int)d);
+    return OPARA_OK;
+}
+
+static opara_result opara__scatter_reduction_arg(opara__shape_ctx* c) {
+    const char* s = opara__attr_string(c->n, "reduction", "none");
+    opara__scatter_reduction red = OPARA__SCATTER_NONE;
+    if (strcmp(s, "add") == 0) red = OPARA__SCATTER_ADD;
+    else if (strcmp(s, "mul") == 0) red = OPARA__SCATTER_MUL;
+    else if (strcmp(s, "max") == 0) red = OPARA__SCATTER_MAX;
+    else if (strcmp(s, "min") == 0) red = OPARA__SCATTER_MIN;
+    else if (strcmp(s, "none") != 0)
+        return opara__shape_fail(c, OPARA_ERR_INVALID_ARGS, "reduction '%s' is not one of none, add, mul, max, min", s);
+    if (c->params) c->params->u.index.reduction = red;
+    return OPARA_OK;
+}
+
+static opara_result opara__shape_gather_elements(opara__shape_ctx* c) {
+    int64_t axis;
+    int scatter = c->n->op != OPARA__OP_GATHER_ELEMENTS;
+    opara__sbuf b;
+    opara_result r = opara__axis_arg(c, "axis", 0, c->in[0]->ndim, &axis);
+    if (r == OPARA_OK) r = opara__check_elements_indices(c, c->in[1], axis);
+    if (r == OPARA_OK && scatter && c->n->op == OPARA__OP_SCATTER_ELEMENTS) r = opara__scatter_reduction_arg(c);
+    if (r != OPARA_OK) return r;
+    if (!scatter) return opara__set_out(c, 0, c->in[1]);
+    if (c->in[2]->ndim != c->in[1]->ndim || (c->mode == OPARA__SHAPE_STRICT && opara__shape_numel(c->in[2]) != opara__shape_numel(c->in[1])))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "updates %s must have the shape of indices %s", opara__sh(&b, 0, c->in[2]),
+                                 opara__sh(&b, 1, c->in[1]));
+    for (axis = 0; axis < c->in[1]->ndim; ++axis)
+        if (opara__dims_differ(c, c->in[1]->dims[axis], c->in[2]->dims[axis]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "updates %s must have the shape of indices %s",
+                                     opara__sh(&b, 0, c->in[2]), opara__sh(&b, 1, c->in[1]));
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* GatherND and ScatterND: the tuple length k (the indices' last dim) and the batch dims b. */
+static opara_result opara__nd_index_arg(opara__shape_ctx* c, int64_t b, int64_t* k) {
+    const opara__shape *x = c->in[0], *idx = c->in[1];
+    int32_t d;
+    opara__sbuf sb;
+    if (idx->ndim < 1 || b < 0 || b >= idx->ndim || b >= x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s and batch_dims %lld do not fit data %s", opara__sh(&sb, 0, idx),
+                                 (long long)b, opara__sh(&sb, 1, x));
+    *k = idx->dims[idx->ndim - 1];
+    if (opara__unknown(c, *k)) return OPARA_ERR_SHAPE; /* tolerant: the output's rank depends on it */
+    if (*k < 1 || *k > x->ndim - b)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "index tuples of length %lld for data %s (batch_dims %lld)", (long long)*k,
+                                 opara__sh(&sb, 0, x), (long long)b);
+    for (d = 0; d < b; ++d)
+        if (opara__dims_differ(c, idx->dims[d], x->dims[d]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "batch dim %d differs between indices %s and data %s", (int)d,
+                                     opara__sh(&sb, 0, idx), opara__sh(&sb, 1, x));
+    return OPARA_OK;
+}
+
+static opara_result opara__shape_gather_nd(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *idx = c->in[1];
+    int64_t b = opara__attr_int(c->n, "batch_dims", 0), k;
+    opara__shape y;
+    int32_t d;
+    opara_result r = opara__nd_index_arg(c, b, &k);
+    if (r != OPARA_OK) return r;
+    if (c->params) c->params->u.index.batch_dims = b;
+    y.ndim = 0;
+    for (d = 0; d < idx->ndim - 1; ++d) y.dims[y.ndim++] = idx->dims[d];
+    for (d = (int32_t)(b + k); d < x->ndim; ++d) y.dims[y.ndim++] = x->dims[d];
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_scatter_nd(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *idx = c->in[1], *upd = c->in[2];
+    int64_t k;
+    int32_t d, n = 0;
+    opara__sbuf b;
+    opara_result r = opara__nd_index_arg(c, 0, &k);
+    if (r == OPARA_OK) r = opara__scatter_reduction_arg(c);
+    if (r != OPARA_OK) return r;
+    if (upd->ndim != idx->ndim - 1 + x->ndim - (int32_t)k) n = -1;
+    for (d = 0; n == 0 && d < upd->ndim; ++d) {
+        int64_t want = d < idx->ndim - 1 ? idx->dims[d] : x->dims[d - (idx->ndim - 1) + k];
+        if (opara__dims_differ(c, upd->dims[d], want)) n = -1;
+    }
+    if (n < 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "updates %s do not fit indices %s and data %s", opara__sh(&b, 0, upd),
+                                 opara__sh(&b, 1, idx), opara__sh(&b, 2, x));
+    return opara__set_out(c, 0, x);
+}
+
+static opara_result opara__shape_size(opara__shape_ctx* c) {
+    opara__shape y;
+    y.ndim = 0;
+    return opara__set_out(c, 0, &y);
+}
+
+/* Trilu's and EyeLike's diagonal k, clamped to +-OPARA__SHAPE_DIM_MAX: past every row and column
+   either way it means the same, and the kernels add it to indices without overflow. */
+static int64_t opara__diagonal_arg(const opara__shape_ctx* c) {
+    int64_t k = opara__attr_int(c->n, "k", 0);
+    return OPARA__MAX(-OPARA__SHAPE_DIM_MAX, OPARA__MIN(k, OPARA__SHAPE_DIM_MAX));
+}
+
+static opara_result opara__shape_trilu(opara__shape_ctx* c) {
+    opara__sbuf b;
+    if (c->in[0]->ndim < 2)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s has rank < 2", opara__sh(&b, 0, c->in[0]));
+    if (c->params) {
+        c->params->u.index.upper = opara__attr_int(c->n, "upper", 1) != 0;
+        c->params->u.index.k = opara__diagonal_arg(c);
+    }
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+static opara_result opara__shape_tile(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    uint32_t n, d;
+    const int64_t* repeats = opara__attr_ints(c->n, "repeats", &n);
+    opara__shape y = *x;
+    opara__sbuf b;
+    if (!repeats || n != (uint32_t)x->ndim)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'repeats' needs one value per dim of input %s", opara__sh(&b, 0, x));
+    for (d = 0; d < n; ++d) {
+        if (repeats[d] < 0 || repeats[d] > OPARA__SHAPE_DIM_MAX)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "repeats[%u] = %lld", d, (long long)repeats[d]);
+        y.dims[d] = opara__dim_times(c, x->dims[d], repeats[d]);
+        if (y.dims[d] < 0 && c->mode == OPARA__SHAPE_STRICT)
+            return opara__shape_fail(c, OPARA_ERR_LIMIT_EXCEEDED, "dim %u times %lld overflows", d, (long long)repeats[d]);
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* DepthToSpace and SpaceToDepth: [N, C, H, W] and a blocksize b; the record gets b and the mode. */
+static opara_result opara__shape_depth_space(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t bs = opara__attr_int(c->n, "blocksize", 0), b2;
+    int to_space = c->n->op == OPARA__OP_DEPTH_TO_SPACE;
+    const char* mode = opara__attr_string(c->n, "mode", "DCR");
+    opara__shape y = *x;
+    opara__sbuf sb;
+    if (x->ndim != 4 || bs < 1 || bs > 65536)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs a 4-D input (not %s) and a blocksize >= 1 (not %lld)",
+                                 opara__sh(&sb, 0, x), (long long)bs);
+    if (to_space && strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+        return opara__shape_fail(c, OPARA_ERR_INVALID_ARGS, "mode '%s' is not DCR or CRD", mode);
+    b2 = bs * bs;
+    if (to_space) {
+        if (!opara__unknown(c, x->dims[1]) && x->dims[1] % b2)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "channels of %s are not a multiple of blocksize^2 = %lld",
+                                     opara__sh(&sb, 0, x), (long long)b2);
+        y.dims[1] = opara__unknown(c, x->dims[1]) ? -1 : x->dims[1] / b2;
+        y.dims[2] = opara__dim_times(c, x->dims[2], bs);
+        y.dims[3] = opara__dim_times(c, x->dims[3], bs);
+    } else {
+        if ((!opara__unknown(c, x->dims[2]) && x->dims[2] % bs) || (!opara__unknown(c, x->dims[3]) && x->dims[3] % bs))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "height and width of %s are not multiples of blocksize %lld",
+                                     opara__sh(&sb, 0, x), (long long)bs);
+        y.dims[1] = opara__dim_times(c, x->dims[1], b2);
+        y.dims[2] = opara__unknown(c, x->dims[2]) ? -1 : x->dims[2] / bs;
+        y.dims[3] = opara__unknown(c, x->dims[3]) ? -1 : x->dims[3] / bs;
+    }
+    if (c->params) c->params->u.index.blocksize = bs, c->params->u.index.crd = to_space && strcmp(mode, "CRD") == 0;
+    return opara__set_out(c, 0, &y);
+}
+
+OPARA__PRIVATE void opara__depth_space_view(const int64_t* x_dims, int64_t b, int to_space, int crd, int64_t* dims,
+                                            int64_t* strides) {
+    int64_t n = x_dims[0], c = x_dims[1], h = x_dims[2], w = x_dims[3], hw = h * w, cp = c / (b * b);
+    if (to_space) { /* [N, C', H, b, W, b] from [N, b, b, C', H, W] (DCR) or [N, C', b, b, H, W] (CRD) */
+        dims[0] = n, dims[1] = cp, dims[2] = h, dims[3] = b, dims[4] = w, dims[5] = b;
+        strides[0] = c * hw, strides[2] = w, strides[4] = 1;
+        strides[1] = crd ? b * b * hw : hw;
+        strides[3] = crd ? b * hw : b * cp * hw;
+        strides[5] = crd ? hw : cp * hw;
+    } else { /* [N, b, b, C, H / b, W / b] from [N, C, H / b, b, W / b, b] */
+        dims[0] = n, dims[1] = b, dims[2] = b, dims[3] = c, dims[4] = h / b, dims[5] = w / b;
+        strides[0] = c * hw, strides[1] = w, strides[2] = 1, strides[3] = hw, strides[4] = b * w, strides[5] = b;
+    }
+}
+
+OPARA__PRIVATE uint64_t opara__dtype_one_bits(opara_dtype t) {
+    switch (t) {
+    case OPARA_DTYPE_F32: return 0x3F800000u;
+    case OPARA_DTYPE_F64: return UINT64_C(0x3FF0000000000000);
+    case OPARA_DTYPE_F16: return 0x3C00u;
+    case OPARA_DTYPE_U8: case OPARA_DTYPE_I8: case OPARA_DTYPE_I32: case OPARA_DTYPE_I64: case OPARA_DTYPE_BOOL: return 1;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_FORCE_U32: break;
+    }
+    return 0;
+}
+
+static opara_result opara__shape_eye_like(opara__shape_ctx* c) {
+    opara__sbuf b;
+    if (c->in[0]->ndim != 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s is not 2-D", opara__sh(&b, 0, c->in[0]));
+    if (c->params) c->params->u.index.k = opara__diagonal_arg(c);
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* OneHot in canonical form: inputs indices and values (2 elements), depth an attribute. */
+static opara_result opara__shape_one_hot(opara__shape_ctx* c) {
+    const opara__shape *idx = c->in[0], *values = c->in[1];
+    int64_t depth = opara__attr_int(c->n, "depth", -1), axis = opara__attr_int(c->n, "axis", -1);
+    opara__shape y;
+    int32_t d;
+    opara__sbuf b;
+    if (depth < 1 || depth > OPARA__SHAPE_DIM_MAX)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "depth %lld is not positive", (long long)depth);
+    if (values->ndim != 1 || opara__dims_differ(c, values->dims[0], 2))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "values %s must hold 2 elements (off, on)", opara__sh(&b, 0, values));
+    if (!opara__norm_axis(axis, idx->ndim + 1, &axis))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis,
+                                 (int)idx->ndim + 1);
+    y.ndim = 0;
+    for (d = 0; d <= idx->ndim; ++d) y.dims[y.ndim++] = d == axis ? depth : idx->dims[d < axis ? d : d - 1];
+    if (c->params) c->params->axis = axis, c->params->u.index.depth = depth;
+    return opara__set_out(c, 0, &y);
+}
+
+static opara_result opara__shape_reverse_sequence(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *lens = c->in[1];
+    int64_t batch_axis = opara__attr_int(c->n, "batch_axis", 1), time_axis = opara__attr_int(c->n, "time_axis", 0);
+    opara__sbuf b;
+    if (x->ndim < 2 || (batch_axis != 0 && batch_axis != 1) || (time_axis != 0 && time_axis != 1) || batch_axis == time_axis)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "needs rank >= 2 (not %s) and batch_axis, time_axis 0 and 1 in some order",
+                                 opara__sh(&b, 0, x));
+    if (lens->ndim != 1 || opara__dims_differ(c, lens->dims[0], x->dims[batch_axis]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "sequence_lens %s must have one length per batch of %s",
+                                 opara__sh(&b, 0, lens), opara__sh(&b, 1, x));
+    if (c->params) c->params->u.index.batch_axis = batch_axis, c->params->u.index.time_axis = time_axis;
+    return opara__set_out(c, 0, x);
+}
+
 /* Tolerant Reshape: the -1 is inferred when the known dims and the symbolic batches of the input
    and the target match up (then it is a number, or the batch itself); otherwise it is unknown. */
 static opara_result opara__reshape_tolerant(opara__shape_ctx* c, const opara__shape* x, opara__shape* y, int infer,
@@ -1243,6 +1495,11 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_GATHER_ND: case OPARA__OP_ONE_HOT: case OPARA__OP_REVERSE_SEQUENCE:
+        a.min_in = a.max_in = 2; break;
+    case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_SCATTER_ND: a.min_in = a.max_in = 3; break;
+    case OPARA__OP_SIZE: case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
+    case OPARA__OP_EYE_LIKE: break; /* one input, one output */
     case OPARA__OP_CONCAT: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
@@ -1296,6 +1553,17 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_SPLIT: return opara__shape_split(c);
     case OPARA__OP_SLICE: return opara__shape_slice(c);
     case OPARA__OP_GATHER: return opara__shape_gather(c);
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER:
+        return opara__shape_gather_elements(c);
+    case OPARA__OP_GATHER_ND: return opara__shape_gather_nd(c);
+    case OPARA__OP_SCATTER_ND: return opara__shape_scatter_nd(c);
+    case OPARA__OP_SIZE: return opara__shape_size(c);
+    case OPARA__OP_TRILU: return opara__shape_trilu(c);
+    case OPARA__OP_TILE: return opara__shape_tile(c);
+    case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH: return opara__shape_depth_space(c);
+    case OPARA__OP_EYE_LIKE: return opara__shape_eye_like(c);
+    case OPARA__OP_ONE_HOT: return opara__shape_one_hot(c);
+    case OPARA__OP_REVERSE_SEQUENCE: return opara__shape_reverse_sequence(c);
     case OPARA__OP_RESHAPE: return opara__shape_reshape(c);
     case OPARA__OP_FLATTEN: return opara__shape_flatten(c);
     case OPARA__OP_TRANSPOSE: return opara__shape_transpose(c);
@@ -1607,6 +1875,34 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
             return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
         break;
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_GATHER_ND: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER:
+    case OPARA__OP_SCATTER_ND:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
+            return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
+        if (n->op != OPARA__OP_GATHER_ELEMENTS && n->op != OPARA__OP_GATHER_ND &&
+            (n->n_inputs < 3 || n->inputs[2] < 0 || dt[n->inputs[2]] != in0))
+            return opara__dtype_fail(rt, g, node, "updates must have the data's type");
+        break;
+    case OPARA__OP_SIZE: out = OPARA_DTYPE_I64; break;
+    case OPARA__OP_EYE_LIKE:
+    {
+        int64_t to = opara__attr_int(n, "dtype", (int64_t)in0);
+        if (to < 1 || to > 64 || opara_dtype_size((opara_dtype)to) == 0)
+            return opara__dtype_fail(rt, g, node, "attribute 'dtype' is not a supported data type");
+        out = (opara_dtype)to;
+    }
+        break;
+    case OPARA__OP_ONE_HOT:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || in0 == OPARA_DTYPE_BOOL)
+            return opara__dtype_fail(rt, g, node, "needs numeric indices and a values input");
+        out = dt[n->inputs[1]];
+        break;
+    case OPARA__OP_REVERSE_SEQUENCE:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
+            return opara__dtype_fail(rt, g, node, "sequence_lens must be i32 or i64");
+        break;
+    case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
+        break; /* the type of input 0 */
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
         for (k = 1; k < n->n_inputs; ++k)
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)

@@ -38,6 +38,10 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     opara__free(im->rt, (void*)in);
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
+    if (n->op == OPARA__OP_ONE_HOT && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
+    if (n->op == OPARA__OP_SIZE) dt = OPARA_DTYPE_I64;
+    if (n->op == OPARA__OP_EYE_LIKE && opara__node_attr(n, "dtype"))
+        dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "dtype", 1));
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
     if (n->n_inputs <= 16) { /* the operators with their own output dtype rule (at most 16 inputs) */
@@ -358,6 +362,32 @@ static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int
     return opara__node_set_int(im->g, node, "axis", axis);
 }
 
+/* Trilu's k (input 1, optional) and Tile's repeats (input 1) become attributes. */
+static opara_result opara__canon_trilu_tile(opara__imp* im, opara__op op, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    int tile = op == OPARA__OP_TILE;
+    opara_result r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
+    if (r != OPARA_OK) return r;
+    if (tile && !p.present)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Tile): no repeats", im->node_name);
+    if (!tile && p.present && p.n != 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Trilu): k must hold one value", im->node_name);
+    if (tile) return opara__set_ints_param(im, node, "repeats", &p);
+    return p.present ? opara__node_set_int(im->g, node, "k", p.ints[0]) : OPARA_OK;
+}
+
+/* OneHot's depth (input 1, a one-element numeric tensor) becomes an attribute; the node keeps indices
+   and values (opara__emit_node). */
+static opara_result opara__canon_one_hot(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    opara_result r = opara__floats_param(im, in, n_in, 1, &p);
+    if (r != OPARA_OK) return r;
+    if (!p.present || p.n != 1 || !(p.floats[0] >= 1.0f && p.floats[0] < 1e12f))
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (OneHot): depth must be one positive value",
+                           im->node_name);
+    return opara__node_set_int(im->g, node, "depth", (int64_t)p.floats[0]);
+}
+
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
 /* TopK-10+'s K input (one int64) becomes the attribute k that TopK-1 has. */
 static opara_result opara__canon_topk(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
@@ -394,6 +424,8 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
     case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
+    case OPARA__OP_TRILU: case OPARA__OP_TILE: r = opara__canon_trilu_tile(im, op, node, in, n_in); break;
+    case OPARA__OP_ONE_HOT: r = opara__canon_one_hot(im, node, in, n_in); break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR:
     case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER:
     case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
@@ -401,6 +433,9 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
+    case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_GATHER_ND:
+    case OPARA__OP_SCATTER_ND: case OPARA__OP_SIZE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
+    case OPARA__OP_EYE_LIKE: case OPARA__OP_REVERSE_SEQUENCE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
     case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
     case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
@@ -412,11 +447,16 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
 static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t* in, uint32_t n_in) {
     const opara__onnx_node* n = im->node;
     uint32_t n_out = n->n_outputs, kept = opara__op_info_of(op)->kept_inputs, i;
-    int32_t outs[16], node;
+    int32_t outs[16], node, one_hot_in[2];
+    const int32_t* node_in = in;
     opara_result r;
     while (n_out > 0 && !n->outputs[n_out - 1][0]) --n_out;
     if (kept == 0 || kept > n_in) kept = n_in; /* the rest became attributes (opara__canonicalize) */
     while (kept > 0 && in[kept - 1] < 0) --kept;
+    if (op == OPARA__OP_ONE_HOT && n_in == 3) { /* canonical inputs: indices, values (depth an attribute) */
+        one_hot_in[0] = in[0], one_hot_in[1] = in[2];
+        node_in = one_hot_in, kept = 2;
+    }
     if (n_out == 0 || n_out > 16)
         return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): %u outputs", im->node_name, n->op_type, n_out);
     for (i = 0; i < n_out; ++i) {
@@ -429,7 +469,7 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
         r = opara__graph_insert_value(im->g, n->outputs[i], OPARA_DTYPE_UNDEFINED, NULL, &outs[i]);
         if (r != OPARA_OK) return opara__onnx_insert_result(r);
     }
-    r = opara__graph_insert_node(im->g, op, im->node_name, kept, in, n_out, outs, &node);
+    r = opara__graph_insert_node(im->g, op, im->node_name, kept, node_in, n_out, outs, &node);
     if (r != OPARA_OK) return opara__onnx_insert_result(r);
     r = opara__copy_onnx_attrs(im, node);
     if (r == OPARA_OK) r = opara__canonicalize(im, op, node, in, n_in);

@@ -767,6 +767,25 @@ static int opara__eval_shape(opara__imp* im, int32_t v, opara__cv* out) {
     return r;
 }
 
+/* Size of an input whose dims are all known. With the symbolic batch it stays a node: a folded
+   value's batch coefficient serves shape parameters only, not data a kernel or the caller reads. */
+static int opara__eval_size(opara__imp* im, int32_t v, opara__cv* out) {
+    const opara__shape* s = opara__imp_shape(im, v);
+    opara__shape scalar;
+    uint8_t* data;
+    int64_t* coef;
+    int64_t known = 1;
+    int32_t i;
+    int r;
+    if (s->ndim < 0) return OPARA__NOFOLD;
+    for (i = 0; i < s->ndim; ++i)
+        if (s->dims[i] < 0 || !opara__mul_i64(known, s->dims[i], &known)) return OPARA__NOFOLD;
+    scalar.ndim = 0;
+    r = opara__cv_alloc(im, out, OPARA_DTYPE_I64, &scalar, 0, &data, &coef);
+    if (r == OPARA_OK) opara__put_i64(OPARA_DTYPE_I64, data, 0, known);
+    return r;
+}
+
 /* ---- operator parameters: attribute or constant input ------------------------------------------ */
 
 static const char* opara__input_name(opara__imp* im, uint32_t i) {
@@ -893,6 +912,7 @@ OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n
     uint32_t i;
     int r;
     if (opara__op_is(n, "Shape")) return n_in >= 1 && in[0] >= 0 ? opara__eval_shape(im, in[0], out) : OPARA__NOFOLD;
+    if (opara__op_is(n, "Size")) return n_in >= 1 && in[0] >= 0 ? opara__eval_size(im, in[0], out) : OPARA__NOFOLD;
     if (n_in == 0 || in[0] < 0) return OPARA__NOFOLD;
     for (i = 0; i < n_in; ++i)
         if (in[i] >= 0 && !opara__is_const(im, in[i])) return OPARA__NOFOLD;

@@ -24,6 +24,7 @@ Add Sub Mul Div Pow Sqrt Erf Gelu
 Neg Abs Exp Log Reciprocal Floor Ceil Round Sign Sin Cos Tan Softplus Softsign
 Elu Selu Celu ThresholdedRelu Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
 Concat Split Slice Gather Reshape Flatten Transpose Squeeze Unsqueeze Expand
+GatherElements ScatterElements Scatter GatherND ScatterND Size Trilu Tile DepthToSpace SpaceToDepth EyeLike OneHot ReverseSequence
 Gemm MatMul Softmax LayerNormalization ReduceMean Where Cast Pad Resize
 Constant Shape Identity Dropout
 """.split())
