@@ -3809,6 +3809,20 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(SOFTMAX, "Softmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                          \
     X(LAYER_NORM, "LayerNormalization", "", 17, 17, 0, 2, 3, 3, 0, ROWS, 5, OPARA__OPF_F32)                           \
     X(REDUCE_MEAN, "ReduceMean", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                   \
+    X(REDUCE_SUM, "ReduceSum", "", 1, 13, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                  \
+    X(REDUCE_MAX, "ReduceMax", "", 1, 20, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                  \
+    X(REDUCE_MIN, "ReduceMin", "", 1, 20, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                  \
+    X(REDUCE_PROD, "ReduceProd", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                \
+    X(REDUCE_L1, "ReduceL1", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                    \
+    X(REDUCE_L2, "ReduceL2", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                    \
+    X(REDUCE_LOG_SUM, "ReduceLogSum", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                           \
+    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 8, 0)                                    \
+    X(REDUCE_SUM_SQUARE, "ReduceSumSquare", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                     \
+    X(ARG_MAX, "ArgMax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 1, 0)                                                        \
+    X(ARG_MIN, "ArgMin", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 1, 0)                                                        \
+    X(LOG_SOFTMAX, "LogSoftmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 8, OPARA__OPF_F32)                                   \
+    X(HARDMAX, "Hardmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                                          \
+    X(CUM_SUM, "CumSum", "", 11, 14, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                       \
     X(WHERE, "Where", "", 9, 16, 0, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                    \
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
     X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                        \
@@ -3870,7 +3884,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 66
+#define OPARA__OP_COUNT_EXPECTED 80
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -3883,6 +3897,23 @@ typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ?
     case OPARA__OP_SELU: case OPARA__OP_CELU: case OPARA__OP_THRESHOLDED_RELU: case OPARA__OP_ASIN:                \
     case OPARA__OP_ACOS: case OPARA__OP_ATAN: case OPARA__OP_SINH: case OPARA__OP_COSH: case OPARA__OP_ASINH:      \
     case OPARA__OP_ACOSH: case OPARA__OP_ATANH
+
+/* The case labels of the reductions ReduceSum .. ReduceSumSquare, which share ReduceMean's shape rule,
+   record (u.reduce), import and kernels (the reduction kind tells them apart); ReduceMean itself is
+   listed beside them. */
+#define OPARA__CASE_REDUCE_KINDS                                                                                   \
+    case OPARA__OP_REDUCE_SUM: case OPARA__OP_REDUCE_MAX: case OPARA__OP_REDUCE_MIN: case OPARA__OP_REDUCE_PROD:   \
+    case OPARA__OP_REDUCE_L1: case OPARA__OP_REDUCE_L2: case OPARA__OP_REDUCE_LOG_SUM:                             \
+    case OPARA__OP_REDUCE_LOG_SUM_EXP: case OPARA__OP_REDUCE_SUM_SQUARE
+
+/* The reduction a Reduce* operator applies, in the op table's order from ReduceMean (the CUDA kernel
+   opara_reduce_f32 takes the same numbers). */
+typedef enum opara__reduce_kind {
+    OPARA__RED_MEAN, OPARA__RED_SUM, OPARA__RED_MAX, OPARA__RED_MIN, OPARA__RED_PROD, OPARA__RED_L1, OPARA__RED_L2,
+    OPARA__RED_LOG_SUM, OPARA__RED_LOG_SUM_EXP, OPARA__RED_SUM_SQUARE
+} opara__reduce_kind;
+/* 1 and the kind when op is one of ReduceMean .. ReduceSumSquare, else 0. */
+OPARA__PRIVATE int opara__reduce_kind_of(opara__op op, opara__reduce_kind* kind);
 
 /* The symbolic batch dimension in declared shapes and in shape-valued attributes (Reshape,
    Expand): replaced by the session's batch size. */
@@ -4029,16 +4060,20 @@ typedef struct opara__activation_params {
     int gelu_tanh;
 } opara__activation_params;
 
-/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims. */
+/* ReduceMean .. ReduceSumSquare: the input dims reduced (axes normalized, noop_with_empty_axes
+   applied), keepdims. ArgMax, ArgMin: keepdims (their axis is the record's axis), select_last_index.
+   CumSum: exclusive, reverse (its axis is the record's axis). */
 typedef struct opara__reduce_params {
     uint8_t axes[OPARA_MAX_DIMS];
     int keepdims;
+    int select_last_index;
+    int exclusive, reverse;
 } opara__reduce_params;
 
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
-    int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
-                     sizes are its outputs' dims along it */
+    int64_t axis; /* Concat, Split, Gather, Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin, CumSum, LayerNormalization,
+                     Flatten: in [0, rank]; Split's sizes are its outputs' dims along it */
     union {
         opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool */
         opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
@@ -4046,7 +4081,7 @@ typedef struct opara__node_params {
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
         opara__resize_params resize;       /* Resize */
-        opara__reduce_params reduce;       /* ReduceMean */
+        opara__reduce_params reduce;       /* ReduceMean .. ReduceSumSquare, ArgMax, ArgMin, CumSum */
         opara__gemm_params gemm;           /* Gemm */
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */
@@ -4199,6 +4234,14 @@ static const opara__op_info opara__op_infos[] = {
 };
 
 OPARA__PRIVATE const opara__op_info* opara__op_info_of(opara__op op) { return &opara__op_infos[op]; }
+
+typedef char opara__reduce_rows_in_order[OPARA__OP_REDUCE_SUM_SQUARE - OPARA__OP_REDUCE_MEAN == OPARA__RED_SUM_SQUARE ? 1 : -1];
+
+OPARA__PRIVATE int opara__reduce_kind_of(opara__op op, opara__reduce_kind* kind) {
+    if (op < OPARA__OP_REDUCE_MEAN || op > OPARA__OP_REDUCE_SUM_SQUARE) return 0;
+    if (kind) *kind = (opara__reduce_kind)(op - OPARA__OP_REDUCE_MEAN);
+    return 1;
+}
 
 OPARA__PRIVATE const char* opara__op_name(opara__op op) {
     return (unsigned)op < OPARA__OP_COUNT ? opara__op_infos[op].name : "?";
@@ -5933,7 +5976,8 @@ static opara_result opara__shape_layer_norm(opara__shape_ctx* c) {
     return r;
 }
 
-static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
+/* ReduceMean .. ReduceSumSquare. */
+static opara_result opara__shape_reduce(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     uint32_t n;
     const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
@@ -5954,6 +5998,32 @@ static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
         if (c->params) c->params->u.reduce.axes[i] = (uint8_t)flags[i];
     }
     return opara__set_out(c, 0, &y);
+}
+
+/* ArgMax, ArgMin: the axis removed, or kept as 1 (keepdims). */
+static opara_result opara__shape_arg_reduce(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t axis;
+    int keep = opara__attr_int(c->n, "keepdims", 1) != 0;
+    int32_t i;
+    opara__shape y;
+    opara_result r = opara__axis_arg(c, "axis", 0, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    y.ndim = 0;
+    for (i = 0; i < x->ndim; ++i) {
+        if (i != axis) y.dims[y.ndim++] = x->dims[i];
+        else if (keep) y.dims[y.ndim++] = 1;
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* CumSum: its (canonical) axis attribute is required; the output has the input's shape. */
+static opara_result opara__shape_cum_sum(opara__shape_ctx* c) {
+    int64_t axis;
+    opara_result r;
+    if (!opara__node_attr(c->n, "axis")) return opara__shape_fail(c, OPARA_ERR_SHAPE, "no 'axis'");
+    r = opara__axis_arg(c, "axis", 0, c->in[0]->ndim, &axis);
+    return r == OPARA_OK ? opara__set_out(c, 0, c->in[0]) : r;
 }
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
@@ -5983,7 +6053,9 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
-    case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
+    case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: case OPARA__OP_ARG_MAX:
+    case OPARA__OP_ARG_MIN: case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: case OPARA__OP_CUM_SUM:
+    case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
     OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
@@ -6032,7 +6104,10 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_MATMUL: return opara__shape_matmul(c);
     case OPARA__OP_SOFTMAX: return opara__shape_softmax(c);
     case OPARA__OP_LAYER_NORM: return opara__shape_layer_norm(c);
-    case OPARA__OP_REDUCE_MEAN: return opara__shape_reduce_mean(c);
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: return opara__shape_reduce(c);
+    case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN: return opara__shape_arg_reduce(c);
+    case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: return opara__shape_softmax(c);
+    case OPARA__OP_CUM_SUM: return opara__shape_cum_sum(c);
     case OPARA__OP_PAD: return opara__shape_pad(c);
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
@@ -6094,7 +6169,15 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     }
     if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
     if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
-    if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+    if (opara__reduce_kind_of(op, NULL)) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+    if (op == OPARA__OP_ARG_MAX || op == OPARA__OP_ARG_MIN) {
+        p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+        p->u.reduce.select_last_index = opara__attr_int(n, "select_last_index", 0) != 0;
+    }
+    if (op == OPARA__OP_CUM_SUM) {
+        p->u.reduce.exclusive = opara__attr_int(n, "exclusive", 0) != 0;
+        p->u.reduce.reverse = opara__attr_int(n, "reverse", 0) != 0;
+    }
     if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
 }
 
@@ -6256,13 +6339,16 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
-    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
-        break; /* the type of input 0 */
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN:
+    case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: case OPARA__OP_CUM_SUM:
+    case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
+        break; /* the type of input 0 (ArgMax, ArgMin: i64, below) */
     }
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
         if (n->op == OPARA__OP_MAX_POOL && k == 1) t = OPARA_DTYPE_I64;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
+        if (n->op == OPARA__OP_ARG_MAX || n->op == OPARA__OP_ARG_MIN) t = OPARA_DTYPE_I64;
         dt[n->outputs[k]] = t;
     }
     return OPARA_OK;
@@ -9047,10 +9133,12 @@ typedef struct opara__cpu_params {
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */
-    int32_t kept_n, red_n; /* ReduceMean: kept and reduced input dims with their input strides */
+    int32_t kept_n, red_n; /* ReduceMean ..: kept and reduced groups of input dims with their input strides */
     int64_t kept_dims[OPARA_MAX_DIMS], kept_strides[OPARA_MAX_DIMS];
     int64_t red_dims[OPARA_MAX_DIMS], red_strides[OPARA_MAX_DIMS];
     size_t elem;           /* element size in bytes for dtype-generic kernels */
+    int select_last;       /* ArgMax, ArgMin: select_last_index */
+    int exclusive, reverse; /* CumSum */
 } opara__cpu_params;
 
 struct opara__cpu_op {
@@ -9141,7 +9229,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
 /* opara_cpu_reduce.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
-OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_arg_reduce(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_log_softmax(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 
@@ -12152,7 +12243,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
 }
 /* ==== END src/cpu/opara_cpu_norm.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_reduce.c ==== */
-/* CPU kernels of the operators that reduce rows or dims: Softmax, GlobalAveragePool and ReduceMean. */
+/* CPU kernels of the operators that reduce rows or dims: Softmax, LogSoftmax, Hardmax, GlobalAveragePool,
+   ReduceMean .. ReduceSumSquare (one kernel parameterised by the reduction kind), ArgMax, ArgMin and
+   CumSum. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #include <math.h>
@@ -12226,70 +12319,453 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, cha
     return OPARA_OK;
 }
 
-/* ---- ReduceMean ------------------------------------------------------------------------------ */
+/* ---- LogSoftmax, Hardmax ---------------------------------------------------------------------- */
 
-static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    const opara__cpu_params* p = &op->p;
-    const float* x = (const float*)op->in[0].data;
-    float* y = (float*)op->out[0].data;
-    int64_t count = opara__cpu_dims_prod(p->red_dims, 0, p->red_n);
-    size_t item;
+/* The index of the largest (is_min: smallest) of n values at stride `stride`, as ONNX Runtime picks it:
+   a strict comparison against the best so far, starting from the first value (>=/<= with
+   select_last_index), so a NaN wins only in first place and is skipped elsewhere. */
+static size_t opara__arg_best(const float* x, size_t n, size_t stride, int is_min, int select_last) {
+    float best = x[0];
+    size_t j, at = 0;
+    for (j = 1; j < n; ++j) {
+        float v = x[j * stride];
+        int better = is_min ? (select_last ? v <= best : v < best) : (select_last ? v >= best : v > best);
+        if (better) best = v, at = j;
+    }
+    return at;
+}
+
+/* y = x - max - log(sum(exp(x - max))) along the axis (the max skips NaN as Softmax's does; a NaN
+   still makes the row NaN through the sum). */
+static opara_result opara__log_softmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t L = (size_t)op->p.mid, in = (size_t)op->p.inner, item, j;
+    int level = opara__cpu_isa_level();
     (void)scratch;
     for (item = begin; item < end; ++item) {
-        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
-        int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
-        size_t rem = item;
-        double sum = 0.0;
-        int32_t d;
-        for (d = p->kept_n - 1; d >= 0; --d) {
-            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
-            rem /= (size_t)p->kept_dims[d];
+        size_t base = (item / in) * L * in + item % in;
+        const float* x = (const float*)op->in[0].data + base;
+        float* y = (float*)op->out[0].data + base;
+        float mx = -HUGE_VALF, sum = 0.0f, shift;
+        for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
+        if (in == 1) {
+            for (j = 0; j < L; ++j) y[j] = x[j] - mx;
+            opara__vec_exp(level, y, y, L);
+            sum = opara__vec_sum(level, y, L);
+        } else {
+            for (j = 0; j < L; ++j) sum += expf(x[j * in] - mx);
         }
-        for (d = 0; d < p->red_n; ++d) idx[d] = 0;
-        for (r = 0; r < count; r += inner) {
-            int64_t off = base, j;
-            float part = 0.0f;
-            for (d = 0; d < p->red_n - 1; ++d) off += idx[d] * p->red_strides[d];
-            for (j = 0; j < inner; ++j) part += x[off + j * is];
-            sum += part;
-            for (d = p->red_n - 2; d >= 0; --d) {
-                if (++idx[d] < p->red_dims[d]) break;
-                idx[d] = 0;
-            }
-        }
-        y[item] = count ? (float)(sum / (double)count) : 0.0f;
+        shift = mx + logf(sum);
+        for (j = 0; j < L; ++j) y[j * in] = x[j * in] - shift;
     }
     return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
+/* 1 at the first largest value along the axis (ArgMax's choice), 0 elsewhere. */
+static opara_result opara__hardmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t L = (size_t)op->p.mid, in = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t base = (item / in) * L * in + item % in, at;
+        float* y = (float*)op->out[0].data + base;
+        at = opara__arg_best((const float*)op->in[0].data + base, L, in, 0, 0);
+        for (j = 0; j < L; ++j) y[j * in] = j == at ? 1.0f : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+/* Softmax's iteration space (rows along the record's axis) with the LogSoftmax or Hardmax kernel. */
+OPARA__PRIVATE opara_result opara__cpu_prepare_log_softmax(opara__cpu_op* op, char* err, size_t cap) {
+    opara_result r = opara__cpu_prepare_softmax(op, err, cap);
+    if (r != OPARA_OK) return r;
+    op->fn = op->node->op == OPARA__OP_HARDMAX ? opara__hardmax_kernel : opara__log_softmax_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ArgMax, ArgMin ---------------------------------------------------------------------------- */
+
+static opara_result opara__arg_reduce_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t L = (size_t)op->p.mid, in = (size_t)op->p.inner, item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (item / in) * L * in + item % in;
+        ((int64_t*)op->out[0].data)[item] = (int64_t)opara__arg_best(x, L, in, op->p.mode, op->p.select_last);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_arg_reduce(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    opara__cpu_params* p = &op->p;
-    int keep, reduce[OPARA_MAX_DIMS];
+    int64_t axis;
+    const char* name = opara__op_name(op->node->op);
+    if (x->dtype != OPARA_DTYPE_F32 || y->dtype != OPARA_DTYPE_I64)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: f32 input and i64 output only", name);
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", name);
+    op->p.mid = x->dims[axis];
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    if ((int64_t)opara__cpu_numel(y) != opara__cpu_dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output shape does not match axis/keepdims", name);
+    op->p.mode = op->node->op == OPARA__OP_ARG_MIN;
+    op->p.select_last = op->params->u.reduce.select_last_index;
+    op->work_items = op->p.mid ? opara__cpu_numel(y) : 0;
+    op->min_items_per_task = 16;
+    op->fn = opara__arg_reduce_kernel;
+    return OPARA_OK;
+}
+
+/* ---- CumSum ------------------------------------------------------------------------------------ */
+
+/* Running sums along the axis of x viewed as [outer, L, stride], over columns [0, n) of one outer
+   index: each row is the previous row of y plus this (exclusive: the previous) row of x, so the
+   inner loop runs along contiguous columns. A is the type the sum is formed in (unsigned for the
+   integers: they wrap instead of overflowing). */
+#define OPARA__DEFINE_CUM_SUM(NAME, T, A)                                                                       \
+    static void NAME(const T* x, T* y, size_t L, size_t stride, size_t n, int exclusive, int reverse) {       \
+        size_t k, j;                                                                                           \
+        for (k = 0; k < L; ++k) {                                                                              \
+            size_t r = reverse ? L - 1 - k : k, prev = reverse ? r + 1 : r - 1;                                \
+            T* yr = y + r * stride;                                                                            \
+            const T *xr = x + r * stride, *yp, *xp;                                                            \
+            if (k == 0) {                                                                                      \
+                for (j = 0; j < n; ++j) yr[j] = exclusive ? (T)0 : xr[j];                                      \
+                continue;                                                                                      \
+            }                                                                                                  \
+            yp = y + prev * stride, xp = exclusive ? x + prev * stride : xr;                                   \
+            for (j = 0; j < n; ++j) yr[j] = (T)((A)yp[j] + (A)xp[j]);                                          \
+        }                                                                                                      \
+    }
+OPARA__DEFINE_CUM_SUM(opara__cum_sum_f32, float, float)
+OPARA__DEFINE_CUM_SUM(opara__cum_sum_f64, double, double)
+OPARA__DEFINE_CUM_SUM(opara__cum_sum_i32, int32_t, uint32_t)
+OPARA__DEFINE_CUM_SUM(opara__cum_sum_i64, int64_t, uint64_t)
+#undef OPARA__DEFINE_CUM_SUM
+
+#define OPARA__CUM_SUM_COLS 4096 /* columns per work item */
+
+/* Work item = (outer index, block of OPARA__CUM_SUM_COLS columns). */
+static opara_result opara__cum_sum_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, in = (size_t)p->inner, blocks = (size_t)p->n_col_blocks, item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t c0 = (item % blocks) * OPARA__CUM_SUM_COLS, off = (item / blocks) * L * in + c0;
+        size_t n = in - c0 < OPARA__CUM_SUM_COLS ? in - c0 : OPARA__CUM_SUM_COLS;
+        const char* x = (const char*)op->in[0].data;
+        char* y = (char*)op->out[0].data;
+        opara_dtype t = op->in[0].dtype; /* prepare admits only these four */
+        if (t == OPARA_DTYPE_F32) opara__cum_sum_f32((const float*)x + off, (float*)y + off, L, in, n, p->exclusive, p->reverse);
+        else if (t == OPARA_DTYPE_F64) opara__cum_sum_f64((const double*)x + off, (double*)y + off, L, in, n, p->exclusive, p->reverse);
+        else if (t == OPARA_DTYPE_I32) opara__cum_sum_i32((const int32_t*)x + off, (int32_t*)y + off, L, in, n, p->exclusive, p->reverse);
+        else opara__cum_sum_i64((const int64_t*)x + off, (int64_t*)y + off, L, in, n, p->exclusive, p->reverse);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara_dtype t = x->dtype;
+    int64_t axis;
+    if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64 && t != OPARA_DTYPE_I32 && t != OPARA_DTYPE_I64)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "CumSum: f32, f64, i32 or i64 only");
+    if (y->dtype != t || !opara__cpu_same_dims(x, y))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "CumSum: the output must have the input's shape and type");
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "CumSum: axis out of range");
+    op->p.mid = x->dims[axis];
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->p.n_col_blocks = (op->p.inner + OPARA__CUM_SUM_COLS - 1) / OPARA__CUM_SUM_COLS;
+    op->p.exclusive = op->params->u.reduce.exclusive;
+    op->p.reverse = op->params->u.reduce.reverse;
+    op->work_items = (size_t)(opara__cpu_dims_prod(x->dims, 0, (int32_t)axis) * op->p.n_col_blocks);
+    if (op->p.mid == 0) op->work_items = 0;
+    op->fn = opara__cum_sum_kernel;
+    return OPARA_OK;
+}
+
+#define OPARA__REDUCE_COLS 1024 /* columns per work item of the column-wise reduction */
+
+/* ---- ReduceMean .. ReduceSumSquare ------------------------------------------------------------- */
+
+/* max/min that keep a NaN on either side (v > a is false for a NaN a, which then stays). */
+static float opara__max_nan_f(float a, float v) { return v > a || v != v ? v : a; }
+static float opara__min_nan_f(float a, float v) { return v < a || v != v ? v : a; }
+static double opara__max_nan_d(double a, double v) { return v > a || v != v ? v : a; }
+static double opara__min_nan_d(double a, double v) { return v < a || v != v ? v : a; }
+
+/* What a kind's accumulator starts from. */
+static double opara__reduce_init(opara__reduce_kind kind) {
+    return kind == OPARA__RED_MAX ? -HUGE_VAL : kind == OPARA__RED_MIN ? HUGE_VAL : kind == OPARA__RED_PROD ? 1.0 : 0.0;
+}
+
+/* One element folded into the accumulator: the kind's transform of v (LogSumExp: exp(v - shift)),
+   then its combination. */
+static double opara__reduce_fold(opara__reduce_kind kind, double acc, double v, double shift) {
+    switch (kind) {
+    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_LOG_SUM: return acc + v;
+    case OPARA__RED_L1: return acc + fabs(v);
+    case OPARA__RED_L2: case OPARA__RED_SUM_SQUARE: return acc + v * v;
+    case OPARA__RED_LOG_SUM_EXP: return acc + exp(v - shift);
+    case OPARA__RED_PROD: return acc * v;
+    case OPARA__RED_MAX: return opara__max_nan_d(acc, v);
+    case OPARA__RED_MIN: return opara__min_nan_d(acc, v);
+    }
+    return acc;
+}
+
+/* Two partial results combined. */
+static double opara__reduce_merge(opara__reduce_kind kind, double a, double b) {
+    if (kind == OPARA__RED_PROD) return a * b;
+    if (kind == OPARA__RED_MAX) return opara__max_nan_d(a, b);
+    if (kind == OPARA__RED_MIN) return opara__min_nan_d(a, b);
+    return a + b;
+}
+
+/* The output from the accumulator of `count` elements (LogSumExp: shift is their max; an infinite
+   max is the result itself, where exp(x - max) would be NaN). */
+static double opara__reduce_finish(opara__reduce_kind kind, double acc, int64_t count, double shift) {
+    switch (kind) {
+    case OPARA__RED_MEAN: return count ? acc / (double)count : 0.0;
+    case OPARA__RED_L2: return sqrt(acc);
+    case OPARA__RED_LOG_SUM: return log(acc);
+    case OPARA__RED_LOG_SUM_EXP: return isinf(shift) ? shift : log(acc) + shift;
+    case OPARA__RED_SUM: case OPARA__RED_L1: case OPARA__RED_SUM_SQUARE: case OPARA__RED_PROD: case OPARA__RED_MAX:
+    case OPARA__RED_MIN: break;
+    }
+    return acc;
+}
+
+/* The kind's reduction of n contiguous floats (LogSumExp: of exp(x - shift)), in 8 lanes the
+   compiler keeps in vector registers; the sums through the vector sum. */
+static double opara__reduce_run_f32(int level, opara__reduce_kind kind, const float* x, size_t n, float shift) {
+    float a[8];
+    size_t i = 0, l;
+    double r;
+    if (kind == OPARA__RED_MEAN || kind == OPARA__RED_SUM || kind == OPARA__RED_LOG_SUM) return opara__vec_sum(level, x, n);
+    for (l = 0; l < 8; ++l) a[l] = (float)opara__reduce_init(kind);
+    switch (kind) {
+    case OPARA__RED_L1: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] += fabsf(x[i + l]); break;
+    case OPARA__RED_L2: case OPARA__RED_SUM_SQUARE:
+        for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] += x[i + l] * x[i + l];
+        break;
+    case OPARA__RED_LOG_SUM_EXP: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] += expf(x[i + l] - shift); break;
+    case OPARA__RED_PROD: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] *= x[i + l]; break;
+    case OPARA__RED_MAX: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] = opara__max_nan_f(a[l], x[i + l]); break;
+    case OPARA__RED_MIN: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] = opara__min_nan_f(a[l], x[i + l]); break;
+    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_LOG_SUM: break; /* above */
+    }
+    r = a[0];
+    for (l = 1; l < 8; ++l) r = opara__reduce_merge(kind, r, a[l]);
+    for (; i < n; ++i) r = opara__reduce_fold(kind, r, x[i], shift);
+    return r;
+}
+
+/* acc[j] combined with the kind's transform of x[j] (LogSumExp: exp(x[j] - shift[j])), j < n: the
+   columns of one reduced row at a time, a loop the compiler vectorises. */
+static void opara__reduce_cols_f32(opara__reduce_kind kind, float* acc, const float* x, size_t n, const float* shift) {
+    size_t j;
+    switch (kind) {
+    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_LOG_SUM: for (j = 0; j < n; ++j) acc[j] += x[j]; break;
+    case OPARA__RED_L1: for (j = 0; j < n; ++j) acc[j] += fabsf(x[j]); break;
+    case OPARA__RED_L2: case OPARA__RED_SUM_SQUARE: for (j = 0; j < n; ++j) acc[j] += x[j] * x[j]; break;
+    case OPARA__RED_LOG_SUM_EXP: for (j = 0; j < n; ++j) acc[j] += expf(x[j] - shift[j]); break;
+    case OPARA__RED_PROD: for (j = 0; j < n; ++j) acc[j] *= x[j]; break;
+    case OPARA__RED_MAX: for (j = 0; j < n; ++j) acc[j] = opara__max_nan_f(acc[j], x[j]); break;
+    case OPARA__RED_MIN: for (j = 0; j < n; ++j) acc[j] = opara__min_nan_f(acc[j], x[j]); break;
+    }
+}
+
+/* The input offset of combination r of n (dim, stride) groups, row-major. */
+static int64_t opara__group_offset(const int64_t* dims, const int64_t* strides, int32_t n, int64_t r) {
+    int64_t off = 0;
+    int32_t d;
+    for (d = n - 1; d >= 0; --d) {
+        off += (r % dims[d]) * strides[d];
+        r /= dims[d];
+    }
+    return off;
+}
+
+/* f32, innermost group reduced: work item = one output; the reduction runs along contiguous runs of
+   p->inner elements, one per combination of the other reduced groups. LogSumExp takes two passes
+   (the max first). */
+static opara_result opara__reduce_rows_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    opara__reduce_kind kind = (opara__reduce_kind)p->mode;
+    int64_t runs = opara__cpu_dims_prod(p->red_dims, 0, p->red_n - 1), count = runs * p->inner, r;
+    int level = opara__cpu_isa_level(), pass;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + opara__group_offset(p->kept_dims, p->kept_strides, p->kept_n, (int64_t)item);
+        double shift = 0.0, acc = 0.0;
+        for (pass = kind == OPARA__RED_LOG_SUM_EXP ? 0 : 1; pass < 2; ++pass) {
+            opara__reduce_kind k = pass == 0 ? OPARA__RED_MAX : kind;
+            acc = opara__reduce_init(k);
+            for (r = 0; r < runs; ++r) {
+                const float* run = x + opara__group_offset(p->red_dims, p->red_strides, p->red_n - 1, r);
+                acc = opara__reduce_merge(k, acc, opara__reduce_run_f32(level, k, run, (size_t)p->inner, (float)shift));
+            }
+            if (pass == 0) shift = acc;
+        }
+        ((float*)op->out[0].data)[item] = (float)opara__reduce_finish(kind, acc, count, shift);
+    }
+    return OPARA_OK;
+}
+
+/* f32, innermost group kept (p->inner columns): work item = (combination of the outer kept groups,
+   block of OPARA__REDUCE_COLS columns); every reduced row of the block is combined into an
+   accumulator in scratch, column-wise (scratch: the accumulator, then LogSumExp's max). */
+static opara_result opara__reduce_cols_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    opara__reduce_kind kind = (opara__reduce_kind)p->mode;
+    size_t blocks = (size_t)p->n_col_blocks, item, j;
+    int64_t rows = opara__cpu_dims_prod(p->red_dims, 0, p->red_n), r;
+    float *acc = scratch, *shift = scratch + OPARA__REDUCE_COLS;
+    int pass;
+    for (item = begin; item < end; ++item) {
+        size_t o = item / blocks, c0 = (item % blocks) * OPARA__REDUCE_COLS;
+        size_t n = (size_t)p->inner - c0 < OPARA__REDUCE_COLS ? (size_t)p->inner - c0 : OPARA__REDUCE_COLS;
+        const float* x = (const float*)op->in[0].data + opara__group_offset(p->kept_dims, p->kept_strides, p->kept_n - 1, (int64_t)o) + c0;
+        float* y = (float*)op->out[0].data + o * (size_t)p->inner + c0;
+        for (pass = kind == OPARA__RED_LOG_SUM_EXP ? 0 : 1; pass < 2; ++pass) {
+            opara__reduce_kind k = pass == 0 ? OPARA__RED_MAX : kind;
+            opara__vec_fill(acc, n, (float)opara__reduce_init(k));
+            for (r = 0; r < rows; ++r)
+                opara__reduce_cols_f32(k, acc, x + opara__group_offset(p->red_dims, p->red_strides, p->red_n, r), n, shift);
+            if (pass == 0) opara__vec_copy(0, shift, acc, n);
+        }
+        for (j = 0; j < n; ++j) y[j] = (float)opara__reduce_finish(kind, acc[j], rows, shift[j]);
+    }
+    return OPARA_OK;
+}
+
+/* The integer kinds on int64 accumulators (unsigned: products and sums wrap as the fixed-width types
+   do instead of overflowing). */
+static uint64_t opara__reduce_fold_int(opara__reduce_kind kind, uint64_t acc, int64_t v) {
+    switch (kind) {
+    case OPARA__RED_L1: return acc + (uint64_t)(v < 0 ? -(uint64_t)v : (uint64_t)v);
+    case OPARA__RED_SUM_SQUARE: return acc + (uint64_t)v * (uint64_t)v;
+    case OPARA__RED_PROD: return acc * (uint64_t)v;
+    case OPARA__RED_MAX: return v > (int64_t)acc ? (uint64_t)v : acc;
+    case OPARA__RED_MIN: return v < (int64_t)acc ? (uint64_t)v : acc;
+    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_L2: case OPARA__RED_LOG_SUM: case OPARA__RED_LOG_SUM_EXP: break;
+    }
+    return acc + (uint64_t)v; /* Sum (prepare refuses the others for integers) */
+}
+
+static uint64_t opara__reduce_init_int(opara__reduce_kind kind) {
+    return kind == OPARA__RED_MAX ? (uint64_t)INT64_MIN : kind == OPARA__RED_MIN ? (uint64_t)INT64_MAX
+           : kind == OPARA__RED_PROD ? 1u : 0u;
+}
+
+/* f64, i32, i64 (not a hot path): work item = one output, element by element over every reduced
+   group, in double (f64) or int64 (integers). */
+static opara_result opara__reduce_generic_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    opara__reduce_kind kind = (opara__reduce_kind)p->mode;
+    opara_dtype t = op->in[0].dtype;
+    int64_t count = opara__cpu_dims_prod(p->red_dims, 0, p->red_n), r;
+    size_t item;
+    int pass;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = opara__group_offset(p->kept_dims, p->kept_strides, p->kept_n, (int64_t)item);
+        if (t == OPARA_DTYPE_F64) {
+            const double* x = (const double*)op->in[0].data + base;
+            double acc = 0.0, shift = 0.0;
+            for (pass = kind == OPARA__RED_LOG_SUM_EXP ? 0 : 1; pass < 2; ++pass) {
+                opara__reduce_kind k = pass == 0 ? OPARA__RED_MAX : kind;
+                acc = opara__reduce_init(k);
+                for (r = 0; r < count; ++r) acc = opara__reduce_fold(k, acc, x[opara__group_offset(p->red_dims, p->red_strides, p->red_n, r)], shift);
+                if (pass == 0) shift = acc;
+            }
+            ((double*)op->out[0].data)[item] = opara__reduce_finish(kind, acc, count, shift);
+        } else {
+            uint64_t acc = opara__reduce_init_int(kind);
+            for (r = 0; r < count; ++r) {
+                int64_t at = base + opara__group_offset(p->red_dims, p->red_strides, p->red_n, r);
+                acc = opara__reduce_fold_int(kind, acc, t == OPARA_DTYPE_I32 ? ((const int32_t*)op->in[0].data)[at]
+                                                                             : ((const int64_t*)op->in[0].data)[at]);
+            }
+            opara__cpu_store_i(op->out[0].data, t, item, (int64_t)acc);
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Which dtypes a kind takes: f32 and f64 all; the integers those whose result stays an integer. */
+static int opara__reduce_dtype_ok(opara__reduce_kind kind, opara_dtype t) {
+    if (t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64) return 1;
+    if (t != OPARA_DTYPE_I32 && t != OPARA_DTYPE_I64) return 0;
+    return kind == OPARA__RED_SUM || kind == OPARA__RED_MAX || kind == OPARA__RED_MIN || kind == OPARA__RED_PROD ||
+           kind == OPARA__RED_L1 || kind == OPARA__RED_SUM_SQUARE;
+}
+
+/* The input's dims as groups: dims of size 1 dropped, neighbours that are both reduced or both kept
+   merged (natural strides keep a merged group evenly strided); at least one reduced group (a
+   reduction over nothing reduces a group of one element). Returns whether the innermost group is
+   reduced. */
+static int opara__reduce_groups(opara__cpu_params* p, const opara__cpu_tensor* x, const int* reduce) {
     int64_t str[OPARA_MAX_DIMS];
-    int32_t d, yd = 0;
-    if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
-    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d]; /* axes as the shape engine resolved them */
-    keep = op->params->u.reduce.keepdims;
+    int32_t d;
+    int last = -1;
     opara__cpu_natural_strides(x, str);
     p->kept_n = p->red_n = 0;
     for (d = 0; d < x->ndim; ++d) {
-        if (reduce[d]) {
-            p->red_dims[p->red_n] = x->dims[d];
-            p->red_strides[p->red_n++] = str[d];
-            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
-        } else {
-            p->kept_dims[p->kept_n] = x->dims[d];
-            p->kept_strides[p->kept_n++] = str[d];
-            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
+        int64_t* dims = reduce[d] ? p->red_dims : p->kept_dims;
+        int64_t* strides = reduce[d] ? p->red_strides : p->kept_strides;
+        int32_t* n = reduce[d] ? &p->red_n : &p->kept_n;
+        if (x->dims[d] == 1) continue;
+        if (reduce[d] == last) {
+            dims[*n - 1] *= x->dims[d];
+            strides[*n - 1] = str[d];
+            continue;
         }
+        dims[*n] = x->dims[d], strides[*n] = str[d], ++*n;
+        last = reduce[d];
     }
-    if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
+    if (p->red_n == 0) {
+        p->red_dims[0] = 1, p->red_strides[0] = 1, p->red_n = 1;
+        last = 1;
+    }
+    return last != 0;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    const char* name = opara__op_name(op->node->op);
+    opara__reduce_kind kind = OPARA__RED_MEAN;
+    int keep, reduce[OPARA_MAX_DIMS], rows_layout;
+    int32_t d, yd = 0;
+    opara__reduce_kind_of(op->node->op, &kind);
+    if (!opara__reduce_dtype_ok(kind, x->dtype)) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: data type not supported", name);
+    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis", name);
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d]; /* axes as the shape engine resolved them */
+    keep = op->params->u.reduce.keepdims;
+    for (d = 0; d < x->ndim; ++d) {
+        if (reduce[d] && keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
+        if (!reduce[d] && (yd >= y->ndim || y->dims[yd++] != x->dims[d])) break;
+    }
+    if (d != x->ndim || yd != y->ndim || y->dtype != x->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output shape does not match axes/keepdims", name);
+    p->mode = (int)kind;
+    rows_layout = opara__reduce_groups(p, x, reduce);
     op->work_items = opara__cpu_numel(y);
     op->min_items_per_task = 64;
-    op->fn = opara__reduce_mean_kernel;
+    if (x->dtype != OPARA_DTYPE_F32) {
+        op->fn = opara__reduce_generic_kernel;
+    } else if (rows_layout) {
+        p->inner = p->red_dims[p->red_n - 1];
+        op->fn = opara__reduce_rows_kernel;
+    } else {
+        p->inner = p->kept_dims[p->kept_n - 1];
+        p->n_col_blocks = (p->inner + OPARA__REDUCE_COLS - 1) / OPARA__REDUCE_COLS;
+        op->work_items = (size_t)(opara__cpu_dims_prod(p->kept_dims, 0, p->kept_n - 1) * p->n_col_blocks);
+        op->min_items_per_task = 1;
+        op->scratch_floats = 2 * OPARA__REDUCE_COLS;
+        op->fn = opara__reduce_cols_kernel;
+    }
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_reduce.c ==== */
@@ -12363,7 +12839,10 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
     case OPARA__OP_SOFTMAX: return opara__cpu_prepare_softmax(op, err, cap);
     case OPARA__OP_LAYER_NORM: return opara__cpu_prepare_layer_norm(op, err, cap);
-    case OPARA__OP_REDUCE_MEAN: return opara__cpu_prepare_reduce_mean(op, err, cap);
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: return opara__cpu_prepare_reduce(op, err, cap);
+    case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN: return opara__cpu_prepare_arg_reduce(op, err, cap);
+    case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: return opara__cpu_prepare_log_softmax(op, err, cap);
+    case OPARA__OP_CUM_SUM: return opara__cpu_prepare_cum_sum(op, err, cap);
     case OPARA__OP_WHERE: return opara__cpu_prepare_where(op, err, cap);
     case OPARA__OP_CAST: return opara__cpu_prepare_cast(op, err, cap);
     case OPARA__OP_PAD: return opara__cpu_prepare_pad(op, err, cap);
@@ -18028,6 +18507,225 @@ static const char opara__ptx_pool[] =
     "8o(:2o(+uH#_t!%{#J3Z!C3Z!$Q0N2z)$|X%#C+ym!;1YKO3!c#J4c##a1#}!,v!$vY$O4!v!I5v!$V.#}!/QT!.m9+{Y!)e<h(7:\nr"
     "et;\n}\n";
 
+static const char opara__ptx_reduce[] =
+    "ho.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_reduce_f32(\n.2u$m .u64>9_<~ _0,+"
+    "GO1,G@2Ge32Gk73\n)\n{\n.reg .pred %p<130>;4m(f32 %f<17738b3o!r<283h(64 %rd<6084h sham!t0.align 4 .b8 _ZZ"
+    "16y#j-E3buf[1024];\nldv$!m%|'%rd284, [f'2R!O5 R!B2R!!Z%g76 P!l03];\ncvta.to.globalY#S1,c$5B;2Bh*5;\nsetp"
+    ".ne.sd#9p[! i#k$8;\nmovj(k&161, 0f0 i3;\n@%p1 bra $L__BB0_67R%%Y#!S%h$263, [[#:]o!$q#k)532, 0;\nshlZ*l 7"
+    "7,Q!l#1;\nor7S8,=k(1;\nmul.wido$ T%!V! El&4;\nadd.sq(X8,|%97o& >']!;9d#*Z!U3,=F1U!:4P$*R!S5,:H2g&$e&v 88"
+    "]t#Q90t#*o!U6,Z# B$y)Slty)A2^'q!@%p2_)S22p(#t' w%j%ctaid.xq#k u64<i d51}$k%79;\nnotx(U80{&k maxn$98c, ;<"
+    "-q$#8'Q$ F);#392|&(R!&7 NSndi#Q26~#n!3, 3W&!l$:pR!#:0b-q!@%p3j&k%17;\nsubd#l!262,R$y 265e!%[!X4:o$=4r%I-"
+    "m.99A G,m.X95m.C9>;1u4 FA4Q-$y!<1S-h 95+e9 p1%z!#l,$f*k d12|'%@U7,Hk)-4294967296[(Reqv#<p}-<7y'C4t5m#;\n"
+    "divs0^17h# s&VloW&X8,K C!])%c!B8c!m*298;\nbra.unih#>7b)R6:o/S32U*>8m#,9&x&#x$#p0#d7#< u;%s$#=!Q$$DA5{,#`"
+    "7$X!H8i2#U!H7:#v!>9Z%A7m-q 258n-,X7:5e,s 258k-!U$$V:k 511h=$m:m 00,G+f8W19u.83ZA.Z.j 301[.t 19]P+p!302,h"
+    "*r 301^$Y0,H`32T#<2S#r 1+-`0q 303S-Y21`0m!304,H7!`0U5,O#`0B5`0D9`0F9h#-_&X5,K C)`0$_&%c!v 305`0@1s8E9a0U"
+    "90z!,9<1|!)a099k(#< ]C*a099~'$DA0a0#a:$X!H3u/:9[!/:#y% z:'g%I:a-<6a-#]+-T($X8&{,D6|KA,HI2h/V29c-D8c-C8V*"
+    "D9c-$s2 H7!c-U6,O#c-C6nDC2d-^21i#,_&;1s,U21C*d-B2c!83~,.d-@3X)F2e-=5{!,9%v<B9e-!l(#<E9v<#iA$D*v<#p9$X!0v"
+    "<#w%H9v<#z%@9v<a13e-V11e-G8e-;1e'$m'Z31y9;3k*<1dX!)^P!$ZQ!#~>1tJV37P.Z12Q.Y13s*Z37Q.;1e:O1%e:$w7=1e:C7Q."
+    "D5f:F5i#-z&B5VJ[37Q.C4c!I1f:@6t)E5Q.;1yDu 37;:<1P#)S.:1VC$>]10l::1mB&H*o::1kB&_!M3n]!a10s:$_!)t:J6_.(t:!"
+    "m+-d(%u:%Y++u:!}Y!(IZ36a.$s_!:2a.+^l!=8<#V,B8V,)Q%V7:e-!]!$jh!<5]!F9pd!&^!p38:\n.pragma \"nounroll\"k$g1"
+    "3$k^!:3oM G+{]!C3tO`18Z3;5{5s 319P^!=3rI%T0+Y3%s/ H7!Y3$g>!P!$vr!C0v&D0^A.j#,u+%l@=2B)Y3Z31y3&kl!-_5/q3 "
+    "^2'[$/q3'W$-:2m^!:1dI$>u 105q3#j*%HC5q3B9_!O8 q30PB;3y4(QB| 21:y>1y^!J4xw!Y23y^!C4y^!%h4 GD2Z!)ql!b32aB;"
+    "2s6v 325p6;2p6<3p.4p6&IC2q6=5v4 X&,PS#D1e5C1gR# {2'r5D:fz!#iG#av!*ws!<7xz!D1yz!*eH;1r##_$(tw!S708.tw!#l7"
+    "!Z!A3h|!i 268Y%4z#+Zx! }')Zx!;7b#!n#7.x!&n!$bF(j-S33s>+ek!S33d-;,F+j-;3j-G3j-B3j-J3j-<3j-H3j-<3p,$jC kC0"
+    "e!=8e!H+j`!;3bY!&g!1n>n 340g!0lT!;4b0%o!J4{o!V42g!0tH&`%%p!D4b1$gG(S`#*n+ '/nH%S7&m}!C1n}!W25z+E6qH#d:!W"
+    "0$`!F5j1&,K7sH-p-b43p-X44p-Z43p-<48F4p-X46p-b45Z)$n[!} 346W)'`)M7W)*}_#%Y6 '0T:E6v'+Rj!@2_T#o 28:V591j7K"
+    "thd#:3hE<1q8TgtYL+]%85f0 j#+k_!H3hj!@2YEn 30:z!#`%;8u8*q891P.Knk$;6j$:4v#+[V!_33v#@3z9v 33:fG;2jl#'vi#;1"
+    "f/)ui#:1S)!;+wi#V11T=r 116;$t$D7zi#U268,VB<,X!B3Q!@8WC)X0$XS!E6V0X71U0D5t0n 53,kq#[51q>;5q>F5q>Y72x!+W8<"
+    "9i$*S&<3pFZ-3~{# Y0k!fFF8~{#&T*E4T8#QP![27|,:2{%,zW!V48gM)8Y50W0C2YH`47b6R74a6]71s_!o 56,r2r d74s_!;5u6O"
+    "5%tl#%ST!=5W>C2W>Z37s_!'[%&k#,_D;5h&$K C)u_!$^C%c!`35wl#@3a@^37^_!$jf!^74^_!@2p((^_!#le!$>t 119^_!#oc!%H"
+    "Y19^_!#P,%_!H2dq!;5;G1;;4n#(lT#a38Pr!;5oZ#a72YM;6p%%XJZ59][!$l.&I!TR!+_0<5_0I1_0$^/O5)^/T82^/+[/Y61{+C8Q"
+    "{#S36h5 H7#[/$qT#'Tu!C2[EY41[/^83j#-w'#C$JD8R{#C4b!y 363k5H8dB@4wv!^41q/$n3_82q/<5h#+q/#{@#>u 124q/#TA%H"
+    "C4q/B8_!O7 q/H6q/$Q1([4a42q/<6`:0nQ#;6n%$`({ 364o/%IF8o/<7o/I2o/:9e,O7)o/U90}=-dz#Y66t+ gs#*r/%RU#7&~=%d"
+    "%'~=,xT#+Pa#^91j#-z'#t!$J&tv#%x'D5r/J8r/`91r/(fa#G4fa##PJ!e#,:b30r/$Tz!;3v-.e>#vl!%HC2e>#|l!%_!O3 e>I3e>"
+    "#z0@3e>J4fa#>6e>1[{#<7f>$ob!L6f>&IH8Y/A3Wl$[7:Sv!$eQ!96gU! t,+a`#@6|Y!^48|Y!$hh#[27Ur#$uU!#W9!bh#)VU!$kT"
+    "!!G,_`$$Y[$%B1Z^$!SY#:[N-vP!C7l=!|W#)w2;7~OO7%vr#<3{n#&wr#C3l`#D5l`#_51l#-~*%Z2>1D){2%Xa#%{2H7zr#@5n)G5X"
+    "`#V34}!-;3XB#a{#$>^13XB#}i!&H+XB$_k!%_!1XB$h40XB;5c4(XB_51Wh!#bb#/Y.A6ac! qa#*Y.$c=F7Ze!Y11bc!b77PQ$<8QQ"
+    "$2cS!;7Qi$<5g!D8V#$[E%II4_Q#![o!$c0+a0Z80~,D1Ya!;8~U!O8%}o#%Uc#=8}o#C3_a#[53a0G3l#,d&<8o/>3D*a0B4e!`38jo"
+    "#@5py#_53a0>9}!,;=4T'*a0$m^!;4z@.vB:4c.$HC3vB$ZP!$_!I4vB$C0vB#X&W14vBa54vBU83y-/w-<8q'$m:C8yo#<1sz#$I!d~"
+    "!0wZ%>2[=-TP!Z85i*D2x_!$qU%!I7#z-$`1 P!$z-+hl#D5}Z%H5l#-g&$_S#V55D*z-B6e!83{V%.z-(qV#F5R[%;1k]#'nk!(;&g$"
+    "+z-#d<$ZMF4]=:4]=%H+]=#VL&_!1]=$;1]=$u!)]=J7z-(u:1sO<8v:%_+,v:$rU!%I![q!/}-W30}-,T{$Z90l*D3T^!$_Z!!I7#}-"
+    "$]+>9y:+a~!c59T{!)l#,g&C9jJ!D*}-B8e!`39y:@6ZU!_59}->9}!,;'g$*}-$XI$uZ!F4y:$^I$HC4y:$V:$_!O5 q]!I5y:#^/@5"
+    "y:J6}X%W93}-0{v#<9|:$Y]!c93r]!<9W4[9;fh##PR!!|]!+~^#$jl!R71Wv# ],+bW#)T2q 61:VN=9}n!.ir#$zT%%W/*ir##o`#%"
+    "f[&P39gr#%u$:fu$ {!!C!ia#%^q#TanA>6A jy!Torhg&!^U!#b!Qp3e1XlpUc#(x!!D,vY&Y38uZ#W68YX&#y2+B85c! q',qn#H4w"
+    "0(]|!~ 29:#ef#7#]!D3d)'xe#/}z#A9d)+bT!$n#%zz#g9]-li#[2:[*!}`# j!3Z*!T_#$@)X*!|J#_!x p20X*@1W*g216W*%Vu$,"
+    "W*C2VJ@3e(X62]}#82Qa#5]}#$R}$_59S:$`5X13tk&;1~E[54}P#81XD7 mt&*wr##tS!$PG W<Sst`v&!s'8[D=]f)s&bar.synca~"
+    "#!So#%a~#m shrqt!$[<#Vd#+RU#;3|e!=3ZD,jt!(`}!T63u,;eyu!$|X!;5P:#~u!C4{o!:6y7(f%S%foY#83SK)W('R$+^P$#zh#%"
+    "b'H9s!#}t!u 160m9!V^!!B l#.a0!}^!%@A5c0!z^!#a!q p42c0X66v!!BO3 f**Q(Y5:q*.X*!'.i_$[44X*D4af&)]F#~R#*['!k"
+    "|&O[ X/C]}-'Q}&*Wa$!rn#5rt&%ae!`61ox&V76W~&(u+$oe% >)t}&:1qm#!@1lb%#ux%!G,mb%A9w}&_39w}&S39^.+mR%<1xv#J9"
+    "y}&%{j!D6[v!$ai#!@0Q~&T39QID8m@C5m@+z4#l_!$ox! p++Xx#G7t,<6R!$h4+Qv#%XP%*q#N7gF@7yR#]70b]$#uc! `#D4hB!y!"
+    ";3y!)T['!b2(eg!]71]X%#bH%^,)}h#>7rv&+vKC9^i$U64Z+(`i$#qq#!=,`i$U66f#!I)=%g0F6X:=79,bi$!W% Y!.jZ%#jL!]!J3"
+    "s%)3$YU$S14]&+x@C8{S'#k^#;4~v$O84P#&k)*gT'V16h)I-v1$j'G8z4;4QP&F6sc'X40wZ%[40UU'#x-#G2VU';4in!]40WU'<4op"
+    "%&r%B8^l!T40~!7%cy#$rg!!P!$xt&+mGD7]y!$R[$*l#+vd!<4tk&$L!D)^l!$yY$%e!a40^U')v2/]y!V69}!,;%ds#C6jg##Sf!$>"
+    "^16^l!#vp#%HC6^l!$QP!$_!H7^l!<6a!0;$_!(PG<7oU'%n'%g%$l_# vz!(d`!T41f'/jT'B5[.I1nd%=4sj&G5Ti%<4qj&$v)D4qj"
+    "&$cW!'I2Wi#!XV!:[r0-UY#<4Yj&%f,C5Zj&;4Zj&O4&Zj&$`d#>4[j&C5Qg#D7V{!_64l#-g&$ap!$L!D*w/B5e!I4_j&A8S9/V{!@7"
+    "}!-;&Q#+w/#k9#>^17UY##er#&H+UY##{@&_!0UY##U&`17UY#$hD@7Pw!I8V{!=4`j&a55UY#<4Te%$|'D4`j&$]G&Ia15tv%o 165}"
+    "-D8}-C8l*[65}-U9,I7#}-%]+&]U'C5|l!D8^U'%vi$)l#,g&%jR%$L!D*}-B7e!`42gQ!@8[8_82}->9}!,;%Uz# de!(}-#{y#$>^1"
+    "7v<#|w#%HC7v<#dz$%_!I8v<;6a!0;#{/*j%1nU'o 421}-/UY#<4av!$|'D4tw!$RB&I[16hX#'yS!2qU'!vB&i.,sU'r 423X+ _B)"
+    "j.<2P+7&i;$Q@>2i;+pg#D8vU'_60l#-S'C5VL D*j.B9e!a42i;(~n!G8bt$%e{#_73j.%r#C6j.$g,#Q9F8i;;8l,=6A)j.B8_!1i;"
+    "$V/1i;#Y]!A8i;J6j.)i;0oR$<4`n&$}'E4Yo&<7T/$j;C7py%;7xc%I5]^&%[}!&Yo&C5ju!@7^[$F8~U';5}!=8`!F5hf!&`!7(QV'"
+    "*]20U`!V86yg!-U`!>2ca!,U`!A2oV'b42pf$;8qO]42pV'r 430t0D8pO$ye$!I7#V4$e1=3wz#C5nq!C9Tv$$v.+l#,n,$nZ$%L[18"
+    "pOC7lc!E4a}%&}!0R`!@9rs!G9mv$%VS$G8YP!K9R`!#]R$$>^18ZC#^P$%HC8ZC#vU(%_!1rT($o4H9ZC$PR!@9ZCZ91R`!Z33R`!D8"
+    "R`!$v{$G4Wx&B4Wx&J4Wx&<4Wx&H4Wx&<4Pg&<7x,4h6&I+Wl&U78i4/mk&]57W5+zj%)o:F9rU'#cQ$^39d|!$i|( r!,d|!+sU'#p~"
+    "# c!,tU'#_M 9.Zz!#Tg#!]!+uU'$px$4|#+Tz!C9uU'#kO$Ul#O8/y!&o!/vU':4Z[#Z28cN=4Z[#$PKC4Vg&;4Zl$!I,p-B4p-J4p-"
+    "<4p-H4p-$tz!T58e!J6e!=8e!0ZU%;4TP$%o!J4iT%n 450g!0uT!%Sl!%o!J5Yq!V52g!1xU'%`%%p!C5QH;8bZ&.p_$$[_)#pV%-R2"
+    ">6=$rg(+]~!@9xU'F9xU';6h#&go#^61o1&,7-xU':4SW!.r-$mP$&r-C5rn%;4zx!^45zU'X45zU'y 455])%mHf56Y)'b)M7Y)+zU'"
+    "U83Z'/]:$pq#(x'+oj!@9zT#C9zU'!tq#3mW$;2V_( `!+zU'%dW#$]%R20Wm#C6o_! rk(/bc((fR!]99{U'#al!]39|U'!vt#Mnm$#"
+    "Rv!:9_j&C6[V!x 117tP)(~z!v 117U:$^T$*yo):2]d(!]b%&rl#:2ae(!<+rl#${'$b=D0<#ZZ!E0{V$$uP([03ql#$do# X!*TV'C"
+    "6hC(v/o 61,sy# j%+T1%ZR#F6w~%Y20rX!,P{#<4oY#$T#/{!$t@F6t@;2U^#%{!*[9#vi!!b%+|&=78,_5$o~!%~}#*j$*_5&}t#%{"
+    "#%Q%.X_!<2Sw% m&D4dG>5]1'd-E8l;#k=]64aY'U84e-'w!W60VQ!)a#<9v3:5}l(+d>!Xa&0xf)$Yx%^20hb!$Vh&&]%,[x%<4_k!O"
+    "6%ZT#<8v'&ZT#D8kY(C2Zz&(a%'m#,}G%`n#$LE2]x%%Rl%$e!a47lY)*pq(F2xy&W20t#-;>6z('Rb!:2{)$>F2zh(:2Ru#&H*zh($V"
+    "3&_!0zh(;9t60_v!;8u!)|Y)I2zy&S47_T#x 210~P!<7sE$~P!,mY&%x.&I]77~`$#rB l0H1l0;6j/O2+j/%{y%r 209h/%Vh&%U,,"
+    "xy%;4zk#O4&Vh&$uW'>4Vh&D8q]*C2YU#`22m#-~'$_-@2D*h/B9e!y 475Q6x 223Q0)m[)F2tU#&w=/ez%%g;Y59ez%$c;$>]21o[)"
+    ";2VU%%H*o[);2U_(%_!N3Q0H1pq!$co*A1mW)J2uU#&ft$`10~/%v6$b:,^r$'~/#(_60~/<4~/I2~/:6p,O4+~/%|{% j>-uP$Z78d-"
+    ",|{%T47X%7&k>%x;'k>D5R0+vP$v 231m#,R($Tp#%LE2}{%C9e!z 480R0a31qx))aU!_29R0>5i#-;K6R0#e<$wd(F1T@$Qa(%H+T@"
+    "Y19_!7 T@H1T@;9Z1*Ry)2cQ$@8T@1cQ$%yd!$i(d48U@$I!U0/i/A7|#E1_Z'#]b#T63u~$D8WU*C4lm)#T.;2|v*.ac#%ig!.mw*<5"
+    "Qu*%{T!,|l&<5TX%$QU!A4`z#a13az#<2oq(r 597Z3%^o&%m.D4`d#%b2 I7#Z3%m(&Xl#D8_})D3hw#_99m#-W+%{/>9D(Z3s 600Z"
+    "3I6q2)tBG3tB$]X$^24yc#c22tB#PQ$$>^22tB$vf(%H+tB#u~#&_!1tB;9a!/ks(#Z&X22tBJ3tB=8t+0]Q#$ok#%|'Z48QX&;2{y!'"
+    "I1Qq$m 255{-.ZA&YL$l*D5Rd$<9n#O9%~-#u#!P!$~-D8~-B8~-<6zW*)m#,h&$~7%L!D*~-B2e!b49q@*U;G8~->5P#-;&t0+~-#x>"
+    "#>^22q@$nz#%H+q@${t'%_!H8c-$k.H7;$u/*k%I9~-U92~-2q@$o4%P([49os!%Xv!%~6I5gd#&nu+!R.,Uq$$in&&o*D6jc$$ul&!I"
+    "7#R.%`+'R;D9[BD1R.G3m#-h&$^n'$L!D*R.+S%a49R;)rg(G1sg(;2~T$!P#-;&w0*R.$Wt)#>*^R!$A#R;%H+R;$}u&%_!H3f-%a!0"
+    ";$_!)R;2ug(o 497R.0U;<9[:$l:D9U;$Uu!%Ib26ua+%To!!R.-np$$y6&p*C7Yd*<5u=O9%V;%cW$=0V;D9_}!b44}y!*m#,Yh#D0V"
+    "]![71S.+t.a50V;X45g)G4S.>5P#-;&S#+S.#^:#>^23V;#{q&&H+V;$Pb#%_!7 xZ!I3V;$W!)V; pj(0lU!!(D-b[%<2WP(S98=/[p"
+    "*A0c<1[y#&o7%[U(J2V]!=5]+J0_Z!)~q$&vl#$s`!^85x^#%R1:7zv(D9VX#)Tl(81Ul((kb#=5S:E7kb#;5RV#$c.`04wQ';6WS$u!"
+    "505]v$<2[^&#m|&D9YP#F5sb&=9sb&#^Q#D9{m!^53S!&tb&#br!E9}b!1mt#)sT(^15[b&#^. v!$](G3v!.~l,!w! i0#T'!oa!#Z'"
+    "!sp&)qe&;8uc&%nn,(:96:l-BBB989D;\nfma.rn= c-${!!``!Sf8TP!Qsarx&%I!h#Y87{! ^u!h!f4B4f#*R$!mU!j#f437CR$!g#"
+    "<m=!ez&#s!!i;Sf8Tw($A!fz&!]t'QfCP#l%7F;\nnegA!fd'Y92e#:4h&s$B8AA3B|%!V,$|%:9&*hx):9]'t%2A57060_!(]'!n,Sf"
+    "9PX#$g{#!wc&p f91ev&:2js$!<W23P!:fi382]Nl,ex2.approx.ftzc#!Pb';9_i!(Q2&;O8'v.84xg'-_!''7(X0u$3:\nabsa!)D"
+    "`4:Qu&^15Ta)#W&$zV% e1,Rb!]59j[$#kI'Vv&D9SU!@6uv,$oh'Y00y%F5aX'#yi+*c%'dX'#Vk+$h! L/bv&)P##FI2y[$A1^'F8^"
+    "l'g03(m$O4#m$$o#:3'O4+m$O5(m$,R-Y5,o!7'a! kQ('p50a!(X!+RJ%qn%&dS$E4no'>1rx#%ne$$qg+,y@g18&he$^10y@A6uC*^"
+    "n$U8,YV%-^n$)Zx'a45Zx'<1[n$ ut# _f$,c22m{+A0`( o{+'c4!X{!]f1cV%I4UZ$O6 k)D2tK%lU#&k!.])%eR!&K#[)D7s4g16("
+    "Z) {]#&jG;1h%'iG'v.@3;-Z&H3Z&^02X+@6SK)Y_'#k3$}q$,f-/^q#W67qi- S!,ZZ#^06rv$@8iO/m##s]%_68m#2k$/w,)[e#X06"
+    "gY(!o`$2]N!qP+5]N:7u(!n):7[_(I9]N:7C*qM!Ts'2]N!YT$5]N!WS$%s!!U&X73]N!yj%!G3]N!pz#Yf7o(!Qj%5]NW79|%!_=C7m"
+    "R!O0!]N@8]'!Vw#p f79]N:1~KY75]N;0as%E9]N$qj- P'2]N!P1Zf8R2#h,$;*h3J7pKF1rV(#nt!'pKD7lq!]12h0Z71pKD7s]!]1"
+    "3pK#U+%]00QHY73BA4PH!_,#e!9pyd&0|G@4|GH7vk(B1nY$]11jKg75'g$O6!g$!Xq(:7q#O6*g$O7(g$O2#dK7)x%O3#dK*KD4dK%|"
+    "v$N3VCZ8,K$VC-];)W/F6kz&W24[b%)l`!#nx!$xS%(gQ$ gv%7-Qj(#Qr$;2`^(2j`(m 72]l+3Qj(92`x%0Qj(${e& @.^3$yb,>2]"
+    "k)[10yC)yi'G1Uj($fd,<2x|%;6h!,k($e^**Wb($ZQ-C7b_(V24X$+uc%#mS(%i'H7s!#ix!x!248]lY(^16jd![11y8D1rn,#Zq',X"
+    "a,,{8E1Ya,G7nd!#_@!TW#v f37}`!#aO$A+{`!!jr$$d!;p|:'f5#oH%{!#D1S4B7h_!/hd!!Uh$7#g$O6 g$$k##mc!g16)g$O7(g$"
+    "+bd!$f!<7q#7%_!C7`d!-_!(V!O: }3+t!N2ks($r3`86ks($zx+)r3,t|+A1ns(w 173os(!rp+70os(-u#=9T5%u#,s_!F8dY!$nj+"
+    "'~X#[12U2!fDn qrtdP!#Pv'q f17kX-%PZ&(}!C1V^#]12Xs,/}2$sf!#~V!T00Qn((u,$aw!$rW!UB0gq(&Q/!S9*J!{!+v/:0|U#x"
+    " 1B8]n(<1WT-$y:!T`(DfU`,;5T].!k_,r&05976081to&#gs'!Kq&-8388608hn#$i_&#Wb(X25i#;fZg-S25S|##`)#[!<fg~*B5kY"
+    "#!Xy!l!0f34Q'*~Y!#Yy!<frz!$Vz!%|].%E#TP! p#m 0fBcv()W#97W#r$E1039Frf!90S_!h$BE0550i^$,s##T_!:0_{!%]#+Yg!"
+    "91k)t&BDF8CDCCd!$^m!%k!#d!C1e$R12e$h!0F29id$,d!$xn!B1d!+R(!uZ(u'fBE2AD8B9d!#R($k!%d!C4d!#ta#u%E4CED0Bd!#"
+    "l/$k!%d!+W(;1W(h!7FFFW/,d!#k&$k!%d!+VZ/:2af!h#EAAAAoW(+d!;2ft!*W(C2W(;2Y,3u-:2k&B2W(%no%%EB4=F3f!#m&+HC0"
+    "t&:2Y(i!F317u[%+d!$ic!$x0;2]#F5nY->2}3k&21390950a}(]12_R/+Ty!!Zd,(_X)1t#$r9<2')`=>9b{!%Y<<4U!)Xd/*gJA4j^"
+    ")=,]#Yp1h}$ nb((p$$xe!a74xw#%Rz.%n%%rw#&`Q#${A=ul$$Y(C8m$/d#<6Td-H6f#,nBO7'nBg29'nB;5r.B9nBC7}'g30%nBC7n"
+    "B!q)C5tt,$Vy' <6nB#wN K3nB=7e!!O*nB$rn$%ep(+nB$~o$C5{1g33#nB;3_U##bJ:3c'Y30nB#ld*!p#4nBf36nBg37#nB#cY!#t"
+    "j+']#,d!O9#nB#d}#&k!$d!+t4g41#nB#V~)&k!#d!Z41d!O3#nB:4R($k!%d!+{{,g45#nB:4W2$k!%d!C5d!O7#nB:4k&$k!%d!+vI"
+    "g49#nB#_R!%k!%d!+W(g51#nB:5k&B5W(C5bW#$p4%=.`%#k3,HC3t&g55$nB$U!$k!$]#G4nB=8}3.nB,Sc!C8nLg56$nBV5,r9S56'"
+    ")n@G4nB<9U!5nB!oS-,nB#Rm!B2]d$'{>#m#)]E |m(-`]085cU!5_[0N1_[0=5ta.+aX';5ov$!c3-gs$$vT#&|w$97aQ#(V|##bs$;"
+    "8dm!*p'{'6:\nret;\n}mi0~ arg&qi0+C7#ui02KI1Ri02KO20KO30KO40KO50KH6ul0]59tl0]70sl0u 169sl0v!132>gj0>3U.3^"
+    ")0mk0 mE7#U!G1pk0 j~#7#T!0ul0!zQ%7#z)0T!O9%T!H4Po07&j&H5T!7&i&O6&Yp0$^u,6Xp0C3Ww'(od#(qf0A2}p*(8(oR.p ma"
+    "dny+>1aa##+&wR.*cr0$J^67Q]!v 1_4k|(!~b!Y69x#!}Q.'c$)Xg%>3s#.{`%#s]'I8[l0^1_ZY#U1_}n#_1_jw,#`c*_68^j0W68Z"
+    "x'(jX/!8A2wY!#ZU'$]j0)Zs+=,o!H1ko&<9p!+P{.%oV/#kq#*bh%%_k/$QV*'p%R9:vr%(tj0%Q*G9WV)#^$/Zn'%Q}'$[w)-ib0U5"
+    ",P#+~[*$Rb)#b!&d^%(e##Tc0D6zW)A,i#-{z(<,E,|Z*B7xz(7 ts+u 17]^X$;,Q6/`q/y!1_25Zg/a71Yg/w 1_1b.V11q)&f|''_"
+    "W-<1_e/C3dd+D5[m'U16[|(C2k3C2k^.&e|)-a'A6it(F6l+$VS(=9k+)]!$Qb'=6k~&(Y!@8x.b67x^,$o#g68-|%)E$iV,'Q(B2~V'"
+    "$`z#%[m,T29d+Tle[t+#kw#<2g}+(lV!#nk!%;!qs+%nd#${5;0zo+=5}v*#E)W'%mc,$(G0x.;3`U(H6d$#w#!R_!D3d$A5;!n#*|s!"
+    "%cg/<5tU$(}$,ei/*_!$Vh.#~8O6!|$$dn'_70|$#Z$#zz#C5|$A7;!m#C4|$=8|$-{($Sl/(xl/'_!*}m.U70|$0h.g71 l%@8QY.,l"
+    "%.SQ$'_p+E3r~#Z25ys.=0l%C3l%%Zx.U0,z%-_!>5^.+f'%l12eQ0$SU.K5a[.91by/'~7J:pQ.'ps*C2m<F4PV&$PW.I4tk+$~N/SS"
+    "'$sV(%Pq-*y:$oV(G7lv.$tZ&=7kk..w*%Tx-G5w*!km!!ze&-w6!c)&;!h)J9^*+w6G9YT.#['.lp/'o4*gT,<0u'G2u'$pP/.rn&$^"
+    "Q($`q),u'$bt..Yk%%|l*$^!0Xk%%Tj/G7Y:!tZ#;faS#,[t!*;!ik,K1T1@1u'_31Wx-/u'A2h7,Y'$zn*/^g1$sq($fQ(+Y'$~w'F8"
+    "m~($|x$$Y'`82Y'$cq%_83Y'!VD=4Uk%1g&A2g&G2pN)cW! ^c(+X6#nS'K7pT-H1ca/V1_Se(91ca/,^s+K6eP!g67 eP!C4q8[36f]"
+    "!5fP!B1Rp+!aR&,W^!O0!iP!<1v}!I0kP!$qC$lP!!ZW$)^!=3tT.$(O8-W&)2E4oP!_35oP!%rt)U13oD<gu,#Rz#I5oP!#~X#@5oP!"
+    "Z47h-$ig.%v}+<8E*^'%i]-7 UH=5[~-G9f$!dG'|s#)f$A5;!p#+yV*$Vk.^67qP!%Sk.(xk.'_!%`S.%mL7 sP!<5~t*_10P%#z_#!"
+    "XP!C5tP!X57;!p#C9P%=4P%,tP!&v^.=,_%'_!%P%%YS.3vP!%i)O1!q)&ao-/X-#]k#:5w)1xP!%;9,N+p%A6qY,0[:)vc.-_!%`.E7"
+    "xP!$u1!d_,/b{*=1=0Zs+ r2(~2.uS*$wR!J4kg+1xP!%kU.2nl,%S@.}a(%va.%Vd.+zCU11eT./Ye.*~P!!`l$.P+&[s1G5P+#P31Q"
+    "Q!#r]-@5QQ!b54f**Y7_54e`+.ZJZ37~4/dT+3QQ!%dS0H3}'%k&J6}'$u|*_17}'C9}'0XQ!<6V~-G1q:#}5#Uc-,lc-#ho$%;!X'K6"
+    "e1*}'G6tY+/}'A8|7-b'$eu/F3[c,%`b.%Wx/,b'%rm+G2uP/B2`Q!!}s$.b'%np+_23b'!g<#`z#K2bQ!%k%#o&O7%bQ!F1S|(K9lOg"
+    "49 lOC9kR#D4nt*4jO,kt*.nZ#7!gO%tr*1eOA4dO-cJ$Qi/<4r{(7-{%)EE6aO+UQ2'uz&#t*_8]^]'=,i{&-V8A3;#WW'*g+$|]+%Q"
+    "|,<8D)V'%PP#N8lF;2_O_49c$#R.!p;D2c$A5;#Xv%)_3$q`+$R(){$#hf2'Yg2Dpkk,%dw,7 WO%Wt+_50x$!j'#Z|$C2VO#xz$%;#s"
+    "^$*x$=5x$+UO%~^2<,U%'Z!%|^$@,P%.w~!%zf27 h%%sP(G1h%#Y,!bNI2}N%;!]$*cX#$ih-d49|N(uc2,[!%z-]49zN%st.O6 kX1"
+    "!=0kX1@1{g2 r73kX1'zNg15&zN$^G2zN%kP!G9wU1)}z1+fA%wS..uNB5tNH5sN%Pr2_55t*#q.1rNA5:!g)J7RB+k6G7}W1-rGZ98c"
+    "4*s'O8 pN=5Pn2,r'%lW,1r'%|j'.r'*iN1zj'%qP*H5z9#hV##PU!+g1(9#yb.2{0)rH_19[Y1.o'A9Y7,S'#PS+F9v-<6v~(0S'$QX"
+    ")/Y~*B6ZNH6YN;3YN^63S'#}Z!#{U#2wS!A9S-/Xv,,i~!E6VN%`k!.t|!O1 WNC3q6C2mv/M8XNA8XN/wX$O8!XN$pw)I8XNA8XNE8l"
+    "|!$wr0#o#g88-|%)Z}#F8Z}#G8XN=4j|!L0d|.I4XNX43;#P|.+h+$u5B6k`#,W'&SZ/6vE;4YN_89d$!s3#hd%D4d$A5;%_P/)sb#W9"
+    ",T()}$&ZX1&Zi1(_!$To0$z)7 ^N%W~+H9b(!~>#Qg%`45`j&%;*hS/*t[1$`5*|$*n[1I2wT/&Wr03c|!A0}r02l%$bN_91l%!oM#YV"
+    "#I4bN%;!]$+SV#$R`1e61a|!%t`1H2_!>6{&,Z}#$l1I8eN#}])!=0hx.@1pU291_Y/,ib.C0eNg40&eN%PU01eN$q`!F6dv#$}e)I9e"
+    "N$Zw)F9eNB9eNH9eN;4eN_95ny.#Yp#2Z}#A5;*Uy.,X|!)w6;4Yl.O1#Yu!$x[3&o4*u'O3 gN^96w^1$n&$g&1hN$Wb)F9hNB9hNH9"
+    "hN%fb,G9Y:#g9$dy%D5mw');!P'3~S#X24u'#~S#O4$~S#$Tc1$h7.s|0$`U1G5ir#%l62P|!<0Ru#0v|0+P|!H0uN%b^3v 103b'#im"
+    "#$th&3o&)qZ$@4bGu 40:eW%%o' r3-_V0)xj)!y,.[S#'el.'zv% [d%#av!S5]]!+iDA4Sb%b3;Pz,+rb%C5cX!H9eS!(pQ%A2pp.<"
+    "7`x4#o!(9C6z#'U],;7[n(*O#xT%#jz(*d^4#wR5;8h!(S!!|1D4d[,$rY/@7z|,'kc$&vo0/T{4w 1_5TY/N2m*A7`v/G2]!%Q'(aAK"
+    "4Wp,(tv(:3xj,1o+:7o+g33$n+1i$%oo-+Z!=0v&/|m,D4d'+p]!>4j%E5s_!;5s)F3hl4#j--b'G8b'G7V3M3U3Y35v~/+Y(L6Y(;3x"
+    "2,RU!%xz2$}^!2[!D7[!(m]5,d),r]5-})%{c2O7!a#J8a#!^/H8t+%rY3O8!u!I9u!%qm%J2[8G6Z8+^w!@7P1O1&wa&|%hardmaxta"
+    "&(@7#qa&/H2na&/HO2-HO3-HH4m_&]38m_&]28m_&^94l_&`93k_&>2Qx50T'1Vz5O7!R!0e_&g40!Q!0b_&g41!Q!0__&!Yo!6z'7'["
+    "|5O7&Z|5O6)Q]&!bW!0Q]&!]T!1Q]&$XE'[Y&b44P]&$I/z}5z!2_29~[&L4|y5M4pD#oQ&B4uw!#su(7'X^&b45X^&a41X^&92ZP5+U"
+    "N>2Y^&92T}4)Z8%m!,p]&=58+p]&&Rf#+p]&&cg% D*R!<8k!+R!<97 D+zY!@3V^&)8<4yX2)f%A3P^&#e`#$Q+L2~]&F5q[#%_Y,3}"
+    "]&#Y]#=5w!']%@6e-_60c#!P'D6oy.W8,g#!sh#(iV$%R_.7$fm5`49yk#@7cm5-_]';,T+*}[#E8XU$'ss+D1y-D6mV'&`c!2{y#${r"
+    "+.de,$Wq#%`p$D5hx0&|q#.^m!=5}+!J1R~!%l|#O4+z%(C$`e/(x-0dY%N9v~!#Y}#H9X}##kZ$C9W}#(eh!#]z$#~V#Y90m|#*rv#%"
+    "US#O4 zZ*G5]x!W14mT*,qo%)uU*#m#G4jm-F8yY$#xd&#>#zr0D1`c,%Sy17 w$%[v+/ca1$kf($vS(+w$A4;!m#G5gl-F8xY$#Up!#"
+    ">Y66Y!1wx#,f%%Q.O7 f%%uX,G7f%=6Sy!w f14a_$%;![$*XX!#sa&F8vY$#S`#=6S{&-Y!=8Y!*Q+$WZ63qY$&T]6G0iW4V2_Qn#92"
+    "Q`52xQ$'_!C8UJ/pY$<9R!0pY$&n]6,T7%jg*#[7+w{#%dj,.w{#$t2%Rv+1Ze+$w{#/Z6$je1H6[6A5:*re1)S*)[6;2V'F9V'(Zv!B"
+    "0T4*Ua&<1n'0gS$#wh+.~>$`R$%S[,1~z&/tP.%R~-=9P{&.n'$dEG6k9%j])4kY$$90yv&#l'#j&$l'G2^P'.l'@1x6-P'#to*.yh#("
+    "k~&/P'$XU,.wG%du&=9g~&.P'E8iy&'P'#Q;G8hY$$`&@1`&>3|3]20dR/[24XY!C4X'E8UNW25kW!(wH&zj.*t~3[2_~v&$[o#=1uP!"
+    ".e!(1$k_/(W%F3lq&@6f}$,bFO9#|U1!lY5.cV(;9vs)*f{%=7nP%K1Rv3$BF0mn%7!s#I7Wj4%Y'I4b$$Yw),|/<5b$K2pv&$B/Qk%7"
+    "!b$+sS#+Tw&4b$T3]yf%-]c#`93p`#=2nk+/b$O2$b$+RT&(yy&0UKW2,E4P%#Ws1_22~[%[93iH$zr62QR'#{X$b92uk3 V0(c0.ZR%"
+    "$Wb&J8s]3(k4'R!<2R!/uz&N3R2g23#h(%tr,)w{&$V..v{&#`<$mR',k^'*d|&,Pn!7(e|&&d|&0[*T9]}f%-WV3D2pr5#x#2i5$yd#"
+    "H8r2;3Sq#1v'O4$v'L5e|&g77%d|&+v'(d|&/v'&qi4.rw$@4v'a83v';8S10rs2.v'N8}8#~c&$BF0do%7!Z'G6Z'#y(L8h{$I8R.(h"
+    "{$0Z'$lh#.R.A8R.J8R.;8R.(t]! vz$-u{##&.hi##Rm#*gW#D3q_!H3nS#)PH-WLC3VLF3YY#(zx1*nT#&RS#J5QS#>6PS#+p|+H6e"
+    "R#A4dR#g47$dR##pE/w{-@7cR#[28cR#;4V!/cR#A4vT#G8e-!8+jC$rv'&ws#+^Z''s|#(wy!I2`~#s 2_7Xq7%uZ%I2jP%H1_r(F5V"
+    "|!!b6C54#pu#'}(/}s&>,k$(P4O7#~3J5TS!90}0D7iu6)tP%*_T!;uY!l 31]~$*nh6@,b!3Z!J2Z!$^a#<2Z!/[($D3w!C3w!)aP$E"
+    "2Vt!<1xP$0kQ0%;/]i7W2_p).Ry0!U.I5Tk(_2_dt+;8O.9K9Z+O8#Z+0Wp##dW#/X}3%|W60Y>%Xe7$~W#,ud4<,DI2^Y$'ua7/Y.#^"
+    "Y$^f8Wp(1S'#t['D5|d+=5z*0]R)!n'G5cX/$[-H9T&$sv($D+T&(hw(-tr0)Ui!*so+F5mj$$f&;4b/G3uU7#h&(|%V4,pm8.ij0!h!"
+    "/tq&$UI1R+$ls&I4R+(ls&,|%)R+b47k%=8k%'a%70[IH1sP$+T_!@4uHO9&ub$~&log_soft!yb$,D7#}b$3L2Rc$3LO21L1v^9^43u"
+    "^9]64cb$G8Pq)g76!s^9b21{#7%x^9'la$4{'1V!O1&V!0yc$g34&U!0}c$g35&U!7(]`97&Ro)B2{K!^=&}]$'qV%#Y=#|=%Se!)ug0"
+    "#es$K7`a$H3uU%;2:!&.t6$P|1&Tt/-~`$#f~$<7P#'QU!#v<$n$/[U.T25p[0)b7A,g#B5vQ!>8zg$,d6=,{y8G3YP+^3_]c$U3_ba%"
+    "Z3_jz3(Tk$'s`%#lAB8yh!#XBT40j#(Q*'S_!*PE<4uY9*j`!$yX3I2QP#%dj!+pw*+wd**_'&n$,|h$_3_Sq!#aP#G8{^!V6,{n64g#"
+    "%x!5ga%+i-A6uR#D3g_.@,D+tg#<2Q[..kn0)Yc$H2sg#T25y^9/gZ&&o]'#uj*-^z3'@B2]z3#e`&!wr%/gm*(t!$t_!0r[#&S[!,W["
+    "9$sp6H3zm%2Vn1@6l,,gZ!>3mGG3ye%U7,mj9,gZ!_3_[,<3aq9-``8@,gh!,]S&&~b!>2{#/rP1#fb!G8lz4*Vc!,ra%A4Vc!,w}7'l"
+    "[!I2i[!%hR77 cj'G3h`$>8ui'1~,@9fj'C6Yz-;,`!fp9kk'$~,,`k&(r_!#]U!5pi'H3w_$E1pi'+mj,@2@+lj,$fr'%gm')x$O9%{"
+    "j'#z]!_80_<>4yW%O2!dm%O9 T^'d38Tm$#j]'&U~4({%>5@ [v!({%#dh$<4jh$)_t)A1v!/ud$#y^!$RQ-7!Pp%1b%%vy7/U:#ZW$#"
+    "U[)_31b%@8@B2b%#i$#l)I8Y:%w!%Rc'-uv%<4qj7,eS$@0xv%#cJ*uk,v 3_7dJ>8o6g1:+bDW8:tR-T46zL*^j! ff!7&|Z!+TT'(^"
+    "V#H6TZ-m 11]|54Vt4J2SZ-$hx2N2[f$'TX0C2{P!_13_T#W85i'E0aZ-#}W!$o|9G1||493Rf%.gX-#zz$#ZP)'f(<8k}!+z4$vY'%X"
+    "]#.o!#U^'M4ua$)`[*+qT5@4@*sl-;2cZ*%kV*7%k]*O5 o*A3y'6sP-'kT#K1YS*'kT#C2TJ@1p/@1`d-)v^$'q[!-v':8YQ-7#~/G]"
+    "v.%mv$F2vs:C2^L Yf!'n]!H5n]!#aa%H5n]!#Yi%$xW)0qQ#E1mf4$nd#2q]!@8wX#7!Y%(j1A4r]!C8R)/Zi!d74t]!=1W%7!k#&{!"
+    "O6+w]!X40P`$O3!UV#O44UV#=2UV#5{T*94^P'&Qi,@4[T**au,e42jc.#jX,4jc.$wq'W1,ou'1jc.%wr'*{!M6jc.#XX,4jc.$tk'W"
+    "5,tp')j|+#mb'e48jc.$eZ-*uW,g51!jc.@5_U*#QW'B5]'#gQ,4jc.@5]'%hy))zk,;5bp')m>#d_#!xg(*gc.#Ul% `_#2fc.$|s)E"
+    "4ZV,!rX%)lt)EfjV5%Zo$%_i).zf!=4Uj*1zq#/zf!A2nn#-y`7@3Vz9>3jq9'n[(<0Y8G3`o$#s:2ee#/cb*+ee#J3oX&B5Ug!`19yg"
+    "24Uf+'[f#/^6$eh%I7^6$gm#G8aY,7&aV&%pt2#jQ)&^6(Yz)+^6N5xx.O6#xx.#Ve)#x!;6_r)1^6#Q.+ny/N6xx.O6#xx.$np5=2tp"
+    "5Yf6xx.'fq53^6T67^q5(e#7#xx.W69|%#&H7VP/3^6@7]''VP/(^6&]v5(^6#iIE5^6#wV% }q)2^6#o^- Wi%+v#$YP/'lP/-]6,hZ"
+    ")0sn%X75xY)&v-'sQ/!v-+k#$oQ/7'p,'YQ/+dT/>9wQ/1j+%SQ/5j+#QR/F8iR/@2[$<8bP/+D>3D#d*C8r@<7rS/(d*#qZ$F7ZS/#["
+    "AM8YS/#v'-wl-%dZ0'iT0+h>#|P&_84aU!)~p&-Rf)B2ce)0i+&hf1B2i+%z]01i+!{y$$C7#i+'g]00[^0#=1i+71[^0+a[0@4[$<8p"
+    "]01e^0(}4X94i+#|;+T]0#^R&!eX(+R]0#]h&M2Q]0<7X_0+v##_$>7|_0_86]Y3$pT4M2us&4}*<9le)+nX!$V`.#mc/.eW-$^X0#E7"
+    "#Q+#b](#dZ.*S+&U[.6ZA&q[.M3W+&s]..zQ!%q}->0[+!wV0,G)Ze.Y70v~-(hu&Zf1xV/'~q&+a+$qU+ _A2b+&Y].K7qU!+g_.+]V"
+    "4$_d,<3g+,qY%>1p6$dR#D3{z!@9f{#g0: V~! h/)_p!/j|!@2]m#&`v+&U|!W33U|!G5jb+93qu%.yt.a10V|!T66jP#0od3#Sm!a6"
+    "6p!#l}&86cf#(y-%{|&;0dd.7!xT#@1XX! qY&4Yz!<5f$.a^!$fz$J5zg)@3ut:93b{%/Z%O38ly!+km)>3~g.4~T.%cT'N3~T.<1Wi"
+    ".'mi.Dp^[,!t|*7 }T.B3yy0%pk0/q|&#az,2yT.=7z|&1wT.#bh&$aY0B0u4=1ol&/sT.X17R!*el.5rT.+el.#Ui#<1cU'(el.&fo."
+    "2rT.$b`&1rT.$`l.4rT.%`l.W2,]#C2xQ.#o~%5rT.%^l.B3d!I4^l.4rT.%Zi.B5d!,^%O8#rT.$sb.%k!$d!+hs.g30#rT.X31`d.$"
+    "d!D3g].O2#rT.%a_.B1d!+zU#g34#rT.%hQ.*W(`34a`.5rT.+m_.%d!C6Xn0B8=/[a._9,H,^y.g40#rT.$]v7$x0%}_.F9vx<<6x3,"
+    "pT.C3Tg#,`,#hb.5nT.%}x7<,L$gb.'o!-mT.$p'O6 lT.#jZ#*lT.${~)A7_5#g'$~`.I2Sh#C3gU)G2Sh##jh$#:+Sh##fm#_73qb!"
+    ";7Rz:-Sh#<6Q{&K3mm7(vn8+]R#d30sl&1Rg#<6V$&p(O9+ff#$]~'$~m&2jy'`54WP#(_v'I2Ps'%XS60S['X43br''w]!%_m.B3]P'"
+    "*Un*=1x!0_[.$^[.a44au,%hu,/pr$$`r&L5`r'/lX)C0g*D4eZ#(TW!^30Yf,Y1,~m9^41e/-sq'K9t[#(Vq'/t[#=9Yo*(g,^32t[#"
+    "T61w-,P#'Pp*.l,7Drm'O2 qm'X45rm'(l,$q8H5l,A6tf8J6qU'S66l,J6kk-%Pq'1V$%yp'-s/$Y9I7V$A8ym'!cz*/W$%t/G8_a'$"
+    "dZ6G2g^'$bv62Vo'$e%3^%A9Wo''^%%S|.H9^%%mg-O8!^%S70pf$G0fS'`76r$$qd-&Qs'1WZ(A1yd-(r$$b~.I1r$B2cg-O9!`i'C1"
+    "Pg5V88QV'/xm!^42qj%C4}g$A3o3O3&VQ&|%cum_sumRQ&(@7#}P&/H2yP&/HO2-HO3-HO4-HO5-H1]t.^27]t..Qb>0Pb>b16[t.'uP"
+    "&0v(1Xt.O2!R!0tQ&g28!Q!0pQ&g29!Q!0oe)(ex.0m)0Q!7#Z&0xs.7$Y&7(us.O2&us.O1)sg)L3sg)N3sg)#xR#'vc)L3sg)#]W!F"
+    "8kP&`4_Ql'#ka%K9sg)L3d`>I9|e)#R#(dy8<5M+m`'<37*m`'U4,yn;0xN)~Y&(ai'(pW),Ys-(ta' s`#+R^'.q^&4qk)>5y(&X`$Y"
+    "4_te)@3sZ(0q^!#Wz&1Zv,A,ju.7#_^&G0_^&$c#0k`!<2_^&0]h*3ad>u 4_1P!#R#I1gc'_4_YZ>%^o;J;Vc*-hn<(ya8)TX$*{Q%B"
+    "5f#I8u^'=5Xk$-bg<)k,I3yc*%tp:,z};'`W'J2aR8I2Qd*Y15Xn*O64S&(L#^q''_.H7^p,%sz.#U_).YNj 157xg'*h[0#ea%#no#,"
+    "dk.=3zx76]|%@5]|%0q]'=5lx%6r]'%~q('wR&&|o,J5Pv%6cz%%as)!Pv%*u_8,[w%/Q$:4TX!B2l~$@2_U&,io(&ZQ9%u!2v^86o$$"
+    "c]!y 41]cW/J0x!W7,E3^%$Pr(B8fg2@0}S&H9|]!-bl-=7Yr24jn'a76Rd&>4gm*y 4_8jn'I3jn'U4_PG+jn'#|r&(|t&X3,kW@/iW"
+    "&0|F<3x`**Y|6@,|>g43Bmd',}77'nd'=2nd'5kZ&!dQ20yS-0ye'&x+H9^6(]6G3pa/1Q);9Q)E2jd*C-vW(>6rV&,j)$hR&4j)#wt$"
+    ",o^-&ZS;7%RV*%gP77#Zb$O24Px,N2~w,A3[Q*/o})'YW*0{T##_x!*s;#xh%%w`&,mg-#h)(}(;8lj6,u`(${^2*}($^(M9}(H7^W(%"
+    "XY#%l})7(pu)*W_4)iT#,}((ts,,gy!)]d)b61y{!#W;.ld3#X''aQ!3`V-'bQ!C1{NF2]c5%cx8.`g*&pY*+t_&E3`LG4Xw@+v<d23e"
+    "R,I8kc,(eR,/`($iR,G9dl*A5z8E9WD)^8g994h%-~i((^)+`h6'hy%#aP!L8yP!$k:*Q2#PY#Y74[T2%gQ,$vP#$z%O7 n_,s!100]^"
+    "!$x8=5cd!0W$:0xg$B4mI$w{%<8}{%*x!B2zU,O7#nT,c2]}U,$`$4W$#dk)B5{A#_W#$ck.J1oU<%`$J7r,%G1v$A3xu;0kP/%~$K7R"
+    ".$G4f%T5]cQ&(]Q!>4a{.+dm1=8T|@5d}%5~d*J2~d*@4pn>H4x{)Y18bQ!O1'aIV19dQ!.^o!#Zu#K3]V/%do!M6aV/%KK4aQ/%G,RY"
+    "+)P}.J2ky.<2qy.7!lR/D1X]!%[q.>1^!0`+`12W6V14W6$kn.g19&d(#RV'J3z}$K8{(C1Ya,-st.%zt./{w!%}p!1fX!%no.z 115{"
+    "((gp.-{(B8{(1{3%we9z 18]Vq.'^!1{(T9]nx*({('gx*!rW/-x]'#{((a(<8a(6go.b68sQ<=1jo./Vp.(go./a(=2{};2a(<2ax!/"
+    "X~./Tp,0R'#ho,gf1'fO.vl3%Y[!.cN@0u|&+aY(+yI/tQ'C1Z)g154c!,ZnA)^K |Y.(bS'<4n|'(iY!$Ro&4iY!#pY$D5eq0*o2/q~"
+    "5%sp01l2$UU$J6j2(us*I2eV$=2_s06qm0B8Xe%@3y]4b34~t*&u!0`[!=9|`'6XU$O9&ul0(Q$V7,mc'O6!VU$3ZS$$~c'O7!gT$O9!"
+    "Zk0C2Q$C9gg30h`(O1!Q$#uP!K3Tj*M2Q$&m]0B4Q$$~)#yR'J0yo$O3!Q$#P6+ah9=8|x'b4;zZ)0uN&yZ)0vZ)p 4_1i3F5uNC2uNO"
+    "2'uNI3ZP##bq!,V5#Pn!5ov!#nT#a57zi*$V5F7rO(}i*/Yk*${_!2nO%jk(.lOA8kOg80!db0B1P,>9U5a41`g*=1t!0{_*#PP!G9s]"
+    "@2R)I4[P#]58[P##Q^!$Zl+M0mj&0k)$_p1J0gj*'hj*,a|#$]R-1r=+`g*-k)'ag*,k))r=I8Vk!$P`(C8r=(WT,O4#hh*O7!hh*H1f"
+    "P/-_P#!_^>+td*&hj&.Q)#a(L2Q)$Xz+2v[,>1Y}=,}w!A2uW,,|T+*wR.-}w!7&xR.O2 wR.@3wR.(Qu!=4sX,!Wf.)u!)xX#J9pR!;"
+    "9xX#O4%oR!F2ap>%|h8J;nr1]70oR!E6[Q!G6eT(,mb$0WY!O6 TQ#'vj-K6VY!>8gk-,VY!A6]g'D1Pd+<1iP,'>72o%(LE5ZQ#g9: "
+    "le0C6]N#tY0#UW'J5hz*R16pM,ls>&bq1N6R}!&UV0Y29h#$aj'#Z`.3ll.%W'3xf!:3r~#-sv,%_k0f29W$*gw0(W$>3vR0-UQ<%sY:"
+    "g30#W$#|B,v6<1yS:a31]~!%_Z:f33v$%Zu!v 33]Qh5$|$,Ri!%sa$J3sS#%n.g34#f%#l]++~S.'br%+ZQ#&]q&0ro1D2{u(+UQ!'y"
+    "r%>4yr%,ca@'vP,7'aJg24 ZQ##zg$,ya2$Tt0&{p!/]u$<1Zc$a36{p!%mb$J3{h#&qz=G3}h#B4t7H3p]!'V_;+h5@1h5,q`9&Zb:'"
+    "x!0`+U41wS,-pY,2d(I5ZQ#$_Z&O6!bd<L7ad<&dj9/~n2,U{9,b!%]|,2rq$$Q~/#HJ2xS<%nd'0wV&U66iX;G]ba&#R)E6Rj<)vV&z"
+    " 146{(=8bX,-Xa,-ZQ#$uR*2wn,$rz/D7^9%s}'%x#/_g-%XY$I5Zu+<1bX$%G,a(%wP>G5or2A5xr>!aY7.a(&Rv#+Pm!#|R'#g(-U^"
+    "#B5TS#c53]w##Sm!'Wm694}x@-]h&#&F5l_%F6sa%C2ZP$@3z!=5lv%";
+
 #if defined(__clang__)
 #  pragma clang diagnostic pop
 #elif defined(__GNUC__) && !defined(__cplusplus)
@@ -18040,6 +18738,7 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 34667},
     {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 11341},
+    {"reduce", opara__ptx_reduce, sizeof opara__ptx_reduce - 1, 72266},
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
@@ -18062,6 +18761,11 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_layer_norm_f32", 26, 1024},
     {"opara_softmax_f32", 28, 1024},
     {"opara_pool2d_f32", 44, 0},
+    {"opara_cum_sum_f32", 40, 0},
+    {"opara_log_softmax_f32", 28, 1024},
+    {"opara_hardmax_f32", 52, 0},
+    {"opara_arg_reduce_f32", 54, 0},
+    {"opara_reduce_f32", 54, 1024},
 };
 
 #endif
@@ -18170,6 +18874,9 @@ typedef enum opara__cuda_binop {
     X(CAST, "opara_cast", "elementwise") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
     X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
+    X(REDUCE, "opara_reduce_f32", "reduce") X(ARG_REDUCE, "opara_arg_reduce_f32", "reduce") \
+    X(HARDMAX, "opara_hardmax_f32", "reduce") X(LOG_SOFTMAX, "opara_log_softmax_f32", "reduce") \
+    X(CUM_SUM, "opara_cum_sum_f32", "reduce") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
@@ -19153,8 +19860,9 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-/* Mean over `red` (a mask of input dims) of x; GlobalAveragePool is the mask of dims 2.. */
-static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red) {
+/* The kind's reduction over `red` (a mask of input dims) of x: the mean through opara_reduce_mean_f32
+   (GlobalAveragePool is the mean over the mask of dims 2..), the others through opara_reduce_f32. */
+static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, opara__reduce_kind kind) {
     const opara__shape* x = opara__lower_in_shape(w, 0);
     int64_t xs[OPARA_MAX_DIMS], meta[2 + 4 * OPARA_MAX_DIMS], kept = 0, nred = 0, outs = 1;
     uint32_t k = 1;
@@ -19181,23 +19889,88 @@ static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red) {
     }
     if (outs == 0) return OPARA_OK;
     if (outs > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many outputs");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if ((r = opara__lower_meta_push(w, meta, k, &at)) != OPARA_OK) return r;
-    if (!(L = opara__lower_launch(w, OPARA__CUK_REDUCE_MEAN))) return OPARA_ERR_OUT_OF_MEMORY;
+    if (!(L = opara__lower_launch(w, kind == OPARA__RED_MEAN ? OPARA__CUK_REDUCE_MEAN : OPARA__CUK_REDUCE)))
+        return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    if (kind != OPARA__RED_MEAN) opara__lower_arg_i32(L, (int64_t)kind);
     L->grid[0] = (uint32_t)outs;
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;
 }
 
-static opara_result opara__lower_reduce_mean(opara__lower_walk* w) {
+/* ReduceMean .. ReduceSumSquare. */
+static opara_result opara__lower_reduce_axes(opara__lower_walk* w) {
     const opara__shape* x = opara__lower_in_shape(w, 0);
     int red[OPARA_MAX_DIMS];
     int32_t d;
+    opara__reduce_kind kind = OPARA__RED_MEAN;
+    opara__reduce_kind_of(w->g->nodes[w->node].op, &kind);
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].u.reduce.axes[d]; /* as the shape engine resolved the axes */
-    return opara__lower_reduce(w, red);
+    return opara__lower_reduce(w, red, kind);
+}
+
+/* The rows along the record's axis of an f32 input as [outer, len, inner] (ArgMax, ArgMin, Hardmax,
+   LogSoftmax, CumSum), each count checked against the kernels' int indices. */
+static opara_result opara__lower_axis_rows(opara__lower_walk* w, int64_t* outer, int64_t* len, int64_t* inner) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t axis = opara__lower_axis(w);
+    int32_t d;
+    if (axis < 0 || axis >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    *outer = *inner = 1;
+    for (d = 0; d < axis; ++d) *outer *= x->dims[d];
+    for (d = (int32_t)axis + 1; d < x->ndim; ++d) *inner *= x->dims[d];
+    *len = x->dims[axis];
+    return opara__lower_check_elems(w, opara__lower_numel(x));
+}
+
+/* ArgMax, ArgMin, Hardmax, CumSum: one thread per row. */
+static opara_result opara__lower_axis_scan(opara__lower_walk* w, opara__cuda_kernel kernel) {
+    const opara__reduce_params* p = &w->params[w->node].u.reduce;
+    opara__op op = w->g->nodes[w->node].op;
+    int64_t outer, len, inner;
+    opara__cuda_launch* L;
+    opara_result r = opara__lower_axis_rows(w, &outer, &len, &inner);
+    if (r != OPARA_OK) return r;
+    if (outer * inner * len == 0) return OPARA_OK;
+    if (!(L = opara__lower_launch(w, kernel))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, outer * inner);
+    opara__lower_arg_i32(L, len);
+    opara__lower_arg_i32(L, inner);
+    if (kernel == OPARA__CUK_ARG_REDUCE) {
+        opara__lower_arg_i32(L, op == OPARA__OP_ARG_MIN);
+        opara__lower_arg_i32(L, p->select_last_index);
+    }
+    if (kernel == OPARA__CUK_CUM_SUM) {
+        opara__lower_arg_i32(L, p->exclusive);
+        opara__lower_arg_i32(L, p->reverse);
+    }
+    opara__lower_grid_1d(L, outer * inner);
+    return OPARA_OK;
+}
+
+/* LogSoftmax: one block per row. */
+static opara_result opara__lower_log_softmax(opara__lower_walk* w) {
+    int64_t outer, len, inner;
+    opara__cuda_launch* L;
+    opara_result r = opara__lower_axis_rows(w, &outer, &len, &inner);
+    if (r != OPARA_OK) return r;
+    if (outer * inner * len == 0) return OPARA_OK;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LOG_SOFTMAX))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, len);
+    opara__lower_arg_i32(L, inner);
+    L->grid[0] = (uint32_t)(outer * inner);
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
 }
 
 static opara_result opara__lower_global_avg(opara__lower_walk* w) {
@@ -19205,7 +19978,7 @@ static opara_result opara__lower_global_avg(opara__lower_walk* w) {
     int red[OPARA_MAX_DIMS];
     int32_t d;
     for (d = 0; d < x->ndim; ++d) red[d] = d >= 2;
-    return opara__lower_reduce(w, red);
+    return opara__lower_reduce(w, red, OPARA__RED_MEAN);
 }
 
 /* ---- pooling and normalisation with constants ------------------------------------------------- */
@@ -19627,7 +20400,11 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_MATMUL: return opara__lower_matmul(w);
     case OPARA__OP_SOFTMAX: return opara__lower_softmax(w);
     case OPARA__OP_LAYER_NORM: return opara__lower_layer_norm(w);
-    case OPARA__OP_REDUCE_MEAN: return opara__lower_reduce_mean(w);
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: return opara__lower_reduce_axes(w);
+    case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN: return opara__lower_axis_scan(w, OPARA__CUK_ARG_REDUCE);
+    case OPARA__OP_LOG_SOFTMAX: return opara__lower_log_softmax(w);
+    case OPARA__OP_HARDMAX: return opara__lower_axis_scan(w, OPARA__CUK_HARDMAX);
+    case OPARA__OP_CUM_SUM: return opara__lower_axis_scan(w, OPARA__CUK_CUM_SUM);
     case OPARA__OP_WHERE: return opara__lower_where(w);
     case OPARA__OP_CAST: return opara__lower_cast(w);
     case OPARA__OP_PAD: return opara__lower_pad(w);
@@ -20293,9 +21070,9 @@ OPARA__COLD_BEGIN
 /* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
    16 bytes, what their vectorised kernels load. */
 #define OPARA__CUDA_LIB_ALIGN 16u
-#define OPARA__CUDA_FILES 5
+#define OPARA__CUDA_FILES 6
 
-static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "pool"};
+static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "reduce", "pool"};
 
 struct opara__cuda_session {
     opara_runtime* rt;
@@ -25943,8 +26720,8 @@ OPARA__COLD_BEGIN
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
 /* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
-   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to'. What the
-   engine cannot infer stays unknown; only running out of memory is a failure. */
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to', ArgMax/ArgMin's
+   i64. What the engine cannot infer stays unknown; only running out of memory is a failure. */
 static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];
     const opara__shape** in;
@@ -25964,6 +26741,7 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
+    if (n->op == OPARA__OP_ARG_MAX || n->op == OPARA__OP_ARG_MIN) dt = OPARA_DTYPE_I64;
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
     return OPARA_OK;
 }
@@ -26184,15 +26962,26 @@ static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t
     return r;
 }
 
+/* Softmax, LogSoftmax, Hardmax. */
 static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int32_t* in) {
     const opara__shape* x = opara__imp_shape(im, in[0]);
     int64_t axis = opara__oattr_int(im->node, "axis", im->opset < 13 ? 1 : -1);
     if (im->opset < 13 && x->ndim >= 0 && opara__onnx_axis(axis, x->ndim) != x->ndim - 1)
         return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
-                           "node '%s' (Softmax, opset %lld): axis %lld of a rank-%d input flattens the trailing dims; "
+                           "node '%s' (%s, opset %lld): axis %lld of a rank-%d input flattens the trailing dims; "
                            "only the last axis is supported before opset 13",
-                           im->node_name, (long long)im->opset, (long long)axis, (int)x->ndim);
+                           im->node_name, im->node->op_type, (long long)im->opset, (long long)axis, (int)x->ndim);
     return opara__node_set_int(im->g, node, "axis", axis);
+}
+
+/* CumSum: its axis input (a constant scalar) becomes the attribute 'axis'. */
+static opara_result opara__canon_cum_sum(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    opara_result r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
+    if (r != OPARA_OK) return r;
+    if (!p.present || p.n != 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (CumSum): 'axis' must be one integer", im->node_name);
+    return opara__node_set_int(im->g, node, "axis", p.ints[0]);
 }
 
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
@@ -26201,7 +26990,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     opara_result r = OPARA_OK;
     switch (op) {
     case OPARA__OP_SPLIT: r = opara__canon_split(im, node, in, n_in); break;
-    case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN:
+    case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS:
         r = opara__ints_param(im, in, n_in, 1, "axes", 0, &p);
         if (r == OPARA_OK) r = opara__set_ints_param(im, node, "axes", &p);
         if (r == OPARA_OK && op == OPARA__OP_UNSQUEEZE && !p.present)
@@ -26217,14 +27006,16 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_RESIZE: r = opara__canon_resize(im, node, in, n_in); break;
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
-    case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_SOFTMAX: case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_CUM_SUM: r = opara__canon_cum_sum(im, node, in, n_in); break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
-    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
+    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN:
+    OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
         break; /* attributes as ONNX has them */
     }
     return r;

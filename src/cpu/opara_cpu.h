@@ -204,10 +204,12 @@ typedef struct opara__cpu_params {
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */
-    int32_t kept_n, red_n; /* ReduceMean: kept and reduced input dims with their input strides */
+    int32_t kept_n, red_n; /* ReduceMean ..: kept and reduced groups of input dims with their input strides */
     int64_t kept_dims[OPARA_MAX_DIMS], kept_strides[OPARA_MAX_DIMS];
     int64_t red_dims[OPARA_MAX_DIMS], red_strides[OPARA_MAX_DIMS];
     size_t elem;           /* element size in bytes for dtype-generic kernels */
+    int select_last;       /* ArgMax, ArgMin: select_last_index */
+    int exclusive, reverse; /* CumSum */
 } opara__cpu_params;
 
 struct opara__cpu_op {
@@ -298,7 +300,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
 /* opara_cpu_reduce.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
-OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_arg_reduce(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_log_softmax(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 

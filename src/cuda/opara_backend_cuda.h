@@ -99,6 +99,9 @@ typedef enum opara__cuda_binop {
     X(CAST, "opara_cast", "elementwise") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
     X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
+    X(REDUCE, "opara_reduce_f32", "reduce") X(ARG_REDUCE, "opara_arg_reduce_f32", "reduce") \
+    X(HARDMAX, "opara_hardmax_f32", "reduce") X(LOG_SOFTMAX, "opara_log_softmax_f32", "reduce") \
+    X(CUM_SUM, "opara_cum_sum_f32", "reduce") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
