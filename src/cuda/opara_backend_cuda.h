@@ -98,7 +98,7 @@ typedef enum opara__cuda_binop {
     X(WHERE, "opara_where", "elementwise") X(STRIDED_COPY, "opara_strided_copy", "elementwise") \
     X(CAST, "opara_cast", "elementwise") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
-    X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
+    X(GATHER, "opara_gather", "layout") \
     X(REDUCE, "opara_reduce_f32", "reduce") X(ARG_REDUCE, "opara_arg_reduce_f32", "reduce") \
     X(HARDMAX, "opara_hardmax_f32", "reduce") X(LOG_SOFTMAX, "opara_log_softmax_f32", "reduce") \
     X(CUM_SUM, "opara_cum_sum_f32", "reduce") \

@@ -595,8 +595,8 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-/* The kind's reduction over `red` (a mask of input dims) of x: the mean through opara_reduce_mean_f32
-   (GlobalAveragePool is the mean over the mask of dims 2..), the others through opara_reduce_f32. */
+/* The kind's reduction over `red` (a mask of input dims) of x (GlobalAveragePool: the mean over the
+   mask of dims 2..). */
 static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, opara__reduce_kind kind) {
     const opara__shape* x = opara__lower_in_shape(w, 0);
     int64_t xs[OPARA_MAX_DIMS], meta[2 + 4 * OPARA_MAX_DIMS], kept = 0, nred = 0, outs = 1;
@@ -626,12 +626,11 @@ static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, op
     if (outs > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many outputs");
     if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if ((r = opara__lower_meta_push(w, meta, k, &at)) != OPARA_OK) return r;
-    if (!(L = opara__lower_launch(w, kind == OPARA__RED_MEAN ? OPARA__CUK_REDUCE_MEAN : OPARA__CUK_REDUCE)))
-        return OPARA_ERR_OUT_OF_MEMORY;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_REDUCE))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg(L, OPARA__CUARG_META, at, 0);
-    if (kind != OPARA__RED_MEAN) opara__lower_arg_i32(L, (int64_t)kind);
+    opara__lower_arg_i32(L, (int64_t)kind);
     L->grid[0] = (uint32_t)outs;
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;

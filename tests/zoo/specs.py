@@ -20,6 +20,8 @@ Neg Abs Exp Log Reciprocal Floor Ceil Round Sign Sin Cos Tan Softplus Softsign
 Elu Selu Celu ThresholdedRelu Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
 Concat Split Slice Gather Reshape Flatten Transpose Squeeze Unsqueeze Expand
 Gemm MatMul Softmax LayerNormalization ReduceMean Where Cast Pad Resize
+ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare
+ArgMax ArgMin LogSoftmax Hardmax CumSum
 Constant Shape Identity Dropout
 """.split())
 

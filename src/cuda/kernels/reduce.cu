@@ -1,11 +1,12 @@
-/* Reductions other than the mean (norm.cu): ReduceSum .. ReduceSumSquare (one kernel parameterised by
- * the reduction kind), ArgMax/ArgMin, LogSoftmax, Hardmax and CumSum. The block kernels need a power of
+/* Reductions: ReduceMean .. ReduceSumSquare and GlobalAveragePool (one kernel parameterised by the
+ * reduction kind), ArgMax/ArgMin, LogSoftmax, Hardmax and CumSum. The block kernels need a power of
  * two blockDim.x <= 256. */
 #include "opara_kernel.h"
 
 #define OPARA__RED_THREADS 256
 
-/* The reduction kinds, numbered as opara__reduce_kind (src/ir/opara_ir.h; the mean, 0, is norm.cu's). */
+/* The reduction kinds, numbered as opara__reduce_kind (src/ir/opara_ir.h). */
+#define OPARA__K_RED_MEAN 0
 #define OPARA__K_RED_SUM 1
 #define OPARA__K_RED_MAX 2
 #define OPARA__K_RED_MIN 3
@@ -68,8 +69,8 @@ OPARA_DEVICE float opara__k_red_block(float* buf, float v, int kind)
     return r;
 }
 
-/* The kind's reduction of the set of output `out` (meta as opara_reduce_mean_f32's: [kept_n, kept
- * dims, kept input strides, red_n, reduced dims, reduced input strides]); LogSumExp's elements are
+/* The kind's reduction of the set of output `out` (meta = [kept_n, kept dims, kept input strides, red_n,
+ * reduced dims, reduced input strides], kept_n may be 0, red_n >= 1); LogSumExp's elements are
  * exp(x - shift). */
 OPARA_DEVICE float opara__k_red_set(const float* x, const int* meta, long long out, int kind, float shift, float* buf)
 {
@@ -96,15 +97,18 @@ OPARA_DEVICE float opara__k_red_set(const float* x, const int* meta, long long o
     return opara__k_red_block(buf, acc, kind);
 }
 
-/* ReduceSum .. ReduceSumSquare with any set of axes: block b computes output element b (meta as above,
- * red_n >= 1). Launch: grid = number of outputs. */
+/* ReduceMean .. ReduceSumSquare with any set of axes: block b computes output element b (meta as
+ * above). Launch: grid = number of outputs. */
 OPARA_KERNEL(opara_reduce_f32, (const float*, x), (float*, y), (const int*, meta), (int, kind))
 {
     OPARA_SHARED(float, buf, OPARA__RED_THREADS);
-    float shift = 0.0f, r;
+    int kept_n = meta[0], red_n = meta[1 + 2 * kept_n], d;
+    float shift = 0.0f, r, count = 1.0f;
+    for (d = 0; d < red_n; ++d) count *= (float)meta[2 + 2 * kept_n + d];
     if (kind == OPARA__K_RED_LOG_SUM_EXP) shift = opara__k_red_set(x, meta, blockIdx.x, OPARA__K_RED_MAX, 0.0f, buf);
     r = opara__k_red_set(x, meta, blockIdx.x, kind, shift, buf);
     if (threadIdx.x != 0) return;
+    if (kind == OPARA__K_RED_MEAN) r = r / count;
     if (kind == OPARA__K_RED_L2) r = sqrtf(r);
     if (kind == OPARA__K_RED_LOG_SUM) r = logf(r);
     if (kind == OPARA__K_RED_LOG_SUM_EXP) r = shift - shift != 0.0f ? shift : logf(r) + shift; /* infinite max: itself */
