@@ -131,6 +131,8 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n);
 /* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the
    SSE/AVX max instructions drop one side's NaN instead). */
 static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
+/* min(acc, v) with the same NaN rule. */
+static OPARA__UNUSED float opara__min_nan(float acc, float v) { return v < acc || v != v ? v : acc; }
 
 /* The bit mask of the first `lanes` of 16 (none for lanes <= 0, all from 16 on): the AVX-512 loops'
    masked tails and edge tiles. */
@@ -152,6 +154,7 @@ OPARA__PRIVATE void opara__vec_window(int level, float* d, const float* s, size_
 OPARA__PRIVATE void opara__vec_copy(int level, float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n);
+OPARA__PRIVATE void opara__vec_min_into(float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n);
 
 /* ---- prepared operators ---------------------------------------------------------------------- */

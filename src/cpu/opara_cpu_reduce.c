@@ -242,8 +242,6 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* 
 /* ---- ReduceMean .. ReduceSumSquare ------------------------------------------------------------- */
 
 /* max/min that keep a NaN on either side (v > a is false for a NaN a, which then stays). */
-static float opara__max_nan_f(float a, float v) { return v > a || v != v ? v : a; }
-static float opara__min_nan_f(float a, float v) { return v < a || v != v ? v : a; }
 static double opara__max_nan_d(double a, double v) { return v > a || v != v ? v : a; }
 static double opara__min_nan_d(double a, double v) { return v < a || v != v ? v : a; }
 
@@ -289,24 +287,33 @@ static double opara__reduce_finish(opara__reduce_kind kind, double acc, int64_t 
     return acc;
 }
 
-/* The kind's reduction of n contiguous floats (LogSumExp: of exp(x - shift)), in 8 lanes the
-   compiler keeps in vector registers; the sums through the vector sum. */
-static double opara__reduce_run_f32(int level, opara__reduce_kind kind, const float* x, size_t n, float shift) {
+/* The kind's reduction of n contiguous floats (LogSumExp: of exp(x - shift), through the vector exp
+   in blocks of tmp's OPARA__REDUCE_COLS floats), in 8 lanes the compiler keeps in vector registers;
+   the sums through the vector sum. */
+static double opara__reduce_run_f32(int level, opara__reduce_kind kind, const float* x, size_t n, float shift, float* tmp) {
     float a[8];
     size_t i = 0, l;
-    double r;
+    double r = 0.0;
     if (kind == OPARA__RED_MEAN || kind == OPARA__RED_SUM || kind == OPARA__RED_LOG_SUM) return opara__vec_sum(level, x, n);
+    if (kind == OPARA__RED_LOG_SUM_EXP) {
+        for (; i < n; i += OPARA__REDUCE_COLS) {
+            size_t m = n - i < OPARA__REDUCE_COLS ? n - i : OPARA__REDUCE_COLS, j;
+            for (j = 0; j < m; ++j) tmp[j] = x[i + j] - shift;
+            opara__vec_exp(level, tmp, tmp, m);
+            r += opara__vec_sum(level, tmp, m);
+        }
+        return r;
+    }
     for (l = 0; l < 8; ++l) a[l] = (float)opara__reduce_init(kind);
     switch (kind) {
     case OPARA__RED_L1: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] += fabsf(x[i + l]); break;
     case OPARA__RED_L2: case OPARA__RED_SUM_SQUARE:
         for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] += x[i + l] * x[i + l];
         break;
-    case OPARA__RED_LOG_SUM_EXP: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] += expf(x[i + l] - shift); break;
     case OPARA__RED_PROD: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] *= x[i + l]; break;
-    case OPARA__RED_MAX: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] = opara__max_nan_f(a[l], x[i + l]); break;
-    case OPARA__RED_MIN: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] = opara__min_nan_f(a[l], x[i + l]); break;
-    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_LOG_SUM: break; /* above */
+    case OPARA__RED_MAX: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] = opara__max_nan(a[l], x[i + l]); break;
+    case OPARA__RED_MIN: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] = opara__min_nan(a[l], x[i + l]); break;
+    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_LOG_SUM: case OPARA__RED_LOG_SUM_EXP: break; /* above */
     }
     r = a[0];
     for (l = 1; l < 8; ++l) r = opara__reduce_merge(kind, r, a[l]);
@@ -314,18 +321,24 @@ static double opara__reduce_run_f32(int level, opara__reduce_kind kind, const fl
     return r;
 }
 
-/* acc[j] combined with the kind's transform of x[j] (LogSumExp: exp(x[j] - shift[j])), j < n: the
-   columns of one reduced row at a time, a loop the compiler vectorises. */
-static void opara__reduce_cols_f32(opara__reduce_kind kind, float* acc, const float* x, size_t n, const float* shift) {
+/* acc[j] combined with the kind's transform of x[j] (LogSumExp: exp(x[j] - shift[j]), through tmp),
+   j < n: the columns of one reduced row at a time, with the vector helpers or loops the compiler
+   vectorises. */
+static void opara__reduce_cols_f32(int level, opara__reduce_kind kind, float* acc, const float* x, size_t n,
+                                   const float* shift, float* tmp) {
     size_t j;
     switch (kind) {
-    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_LOG_SUM: for (j = 0; j < n; ++j) acc[j] += x[j]; break;
+    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_LOG_SUM: opara__vec_add_into(acc, x, 1, n); break;
     case OPARA__RED_L1: for (j = 0; j < n; ++j) acc[j] += fabsf(x[j]); break;
     case OPARA__RED_L2: case OPARA__RED_SUM_SQUARE: for (j = 0; j < n; ++j) acc[j] += x[j] * x[j]; break;
-    case OPARA__RED_LOG_SUM_EXP: for (j = 0; j < n; ++j) acc[j] += expf(x[j] - shift[j]); break;
+    case OPARA__RED_LOG_SUM_EXP:
+        for (j = 0; j < n; ++j) tmp[j] = x[j] - shift[j];
+        opara__vec_exp(level, tmp, tmp, n);
+        opara__vec_add_into(acc, tmp, 1, n);
+        break;
     case OPARA__RED_PROD: for (j = 0; j < n; ++j) acc[j] *= x[j]; break;
-    case OPARA__RED_MAX: for (j = 0; j < n; ++j) acc[j] = opara__max_nan_f(acc[j], x[j]); break;
-    case OPARA__RED_MIN: for (j = 0; j < n; ++j) acc[j] = opara__min_nan_f(acc[j], x[j]); break;
+    case OPARA__RED_MAX: opara__vec_max_into(acc, x, 1, n); break;
+    case OPARA__RED_MIN: opara__vec_min_into(acc, x, n); break;
     }
 }
 
@@ -349,7 +362,6 @@ static opara_result opara__reduce_rows_kernel(const opara__cpu_op* op, size_t be
     int64_t runs = opara__cpu_dims_prod(p->red_dims, 0, p->red_n - 1), count = runs * p->inner, r;
     int level = opara__cpu_isa_level(), pass;
     size_t item;
-    (void)scratch;
     for (item = begin; item < end; ++item) {
         const float* x = (const float*)op->in[0].data + opara__group_offset(p->kept_dims, p->kept_strides, p->kept_n, (int64_t)item);
         double shift = 0.0, acc = 0.0;
@@ -358,7 +370,7 @@ static opara_result opara__reduce_rows_kernel(const opara__cpu_op* op, size_t be
             acc = opara__reduce_init(k);
             for (r = 0; r < runs; ++r) {
                 const float* run = x + opara__group_offset(p->red_dims, p->red_strides, p->red_n - 1, r);
-                acc = opara__reduce_merge(k, acc, opara__reduce_run_f32(level, k, run, (size_t)p->inner, (float)shift));
+                acc = opara__reduce_merge(k, acc, opara__reduce_run_f32(level, k, run, (size_t)p->inner, (float)shift, scratch));
             }
             if (pass == 0) shift = acc;
         }
@@ -369,14 +381,14 @@ static opara_result opara__reduce_rows_kernel(const opara__cpu_op* op, size_t be
 
 /* f32, innermost group kept (p->inner columns): work item = (combination of the outer kept groups,
    block of OPARA__REDUCE_COLS columns); every reduced row of the block is combined into an
-   accumulator in scratch, column-wise (scratch: the accumulator, then LogSumExp's max). */
+   accumulator in scratch, column-wise (scratch: the accumulator, then LogSumExp's max and exp terms). */
 static opara_result opara__reduce_cols_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     opara__reduce_kind kind = (opara__reduce_kind)p->mode;
     size_t blocks = (size_t)p->n_col_blocks, item, j;
     int64_t rows = opara__cpu_dims_prod(p->red_dims, 0, p->red_n), r;
-    float *acc = scratch, *shift = scratch + OPARA__REDUCE_COLS;
-    int pass;
+    float *acc = scratch, *shift = scratch + OPARA__REDUCE_COLS, *tmp = scratch + 2 * OPARA__REDUCE_COLS;
+    int level = opara__cpu_isa_level(), pass;
     for (item = begin; item < end; ++item) {
         size_t o = item / blocks, c0 = (item % blocks) * OPARA__REDUCE_COLS;
         size_t n = (size_t)p->inner - c0 < OPARA__REDUCE_COLS ? (size_t)p->inner - c0 : OPARA__REDUCE_COLS;
@@ -386,7 +398,7 @@ static opara_result opara__reduce_cols_kernel(const opara__cpu_op* op, size_t be
             opara__reduce_kind k = pass == 0 ? OPARA__RED_MAX : kind;
             opara__vec_fill(acc, n, (float)opara__reduce_init(k));
             for (r = 0; r < rows; ++r)
-                opara__reduce_cols_f32(k, acc, x + opara__group_offset(p->red_dims, p->red_strides, p->red_n, r), n, shift);
+                opara__reduce_cols_f32(level, k, acc, x + opara__group_offset(p->red_dims, p->red_strides, p->red_n, r), n, shift, tmp);
             if (pass == 0) opara__vec_copy(0, shift, acc, n);
         }
         for (j = 0; j < n; ++j) y[j] = (float)opara__reduce_finish(kind, acc[j], rows, shift[j]);
@@ -512,13 +524,14 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* e
         op->fn = opara__reduce_generic_kernel;
     } else if (rows_layout) {
         p->inner = p->red_dims[p->red_n - 1];
+        op->scratch_floats = OPARA__REDUCE_COLS; /* LogSumExp's exp terms */
         op->fn = opara__reduce_rows_kernel;
     } else {
         p->inner = p->kept_dims[p->kept_n - 1];
         p->n_col_blocks = (p->inner + OPARA__REDUCE_COLS - 1) / OPARA__REDUCE_COLS;
         op->work_items = (size_t)(opara__cpu_dims_prod(p->kept_dims, 0, p->kept_n - 1) * p->n_col_blocks);
         op->min_items_per_task = 1;
-        op->scratch_floats = 2 * OPARA__REDUCE_COLS;
+        op->scratch_floats = 3 * OPARA__REDUCE_COLS;
         op->fn = opara__reduce_cols_kernel;
     }
     return OPARA_OK;
