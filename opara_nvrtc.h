@@ -670,15 +670,26 @@ static const char opara__source_reduce[] =
     "        y[base + (long long)j * inner] = x[base + (long long)j * inner] - shift;\n}\n\n"
     "/* CumSum along the middle axis of x viewed as [outer, len, inner]: thread i of n runs line\n"
     " * (i / inner, :, i % inner) in order (reverse: backwards), exclusive: without the element itself.\n"
+    " * dtype is ONNX's number: 1 float32, 11 float64, 6 int32, 7 int64 (integers wrap, as on the CPU).\n"
     " * Launch: grid-stride over n. */\n"
-    "OPARA_KERNEL(opara_cum_sum_f32, (const float*, x), (float*, y), (int, n), (int, len), (int, inner), (int, exclusive),\n"
-    "             (int, reverse))\n{\n    int i, k;\n"
+    "OPARA_KERNEL(opara_cum_sum, (const unsigned char*, x), (unsigned char*, y), (int, n), (int, len), (int, inner),\n"
+    "             (int, exclusive), (int, reverse), (int, dtype))\n{\n    int i, k;\n"
     "    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {\n"
-    "        long long base = (long long)(i / inner) * len * inner + i % inner;\n        float sum = 0.0f;\n"
-    "        for (k = 0; k < len; ++k) {\n"
+    "        long long base = (long long)(i / inner) * len * inner + i % inner;\n        float fsum = 0.0f;\n"
+    "        double dsum = 0.0;\n        unsigned long long isum = 0;\n        for (k = 0; k < len; ++k) {\n"
     "            long long at = base + (long long)(reverse ? len - 1 - k : k) * inner;\n"
-    "            float v = x[at];\n            if (!exclusive) sum += v;\n            y[at] = sum;\n"
-    "            if (exclusive) sum += v;\n        }\n    }\n}\n";
+    "            if (dtype == 1) {\n                float v = ((const float*)(const void*)x)[at];\n"
+    "                if (!exclusive) fsum += v;\n                ((float*)(void*)y)[at] = fsum;\n"
+    "                if (exclusive) fsum += v;\n            } else if (dtype == 11) {\n"
+    "                double v = ((const double*)(const void*)x)[at];\n"
+    "                if (!exclusive) dsum += v;\n                ((double*)(void*)y)[at] = dsum;\n"
+    "                if (exclusive) dsum += v;\n            } else {\n"
+    "                unsigned long long v = dtype == 6 ? (unsigned long long)(long long)((const int*)(const void*)x)[at]\n"
+    "                                                  : (unsigned long long)((const long long*)(const void*)x)[at];\n"
+    "                if (!exclusive) isum += v;\n"
+    "                if (dtype == 6) ((int*)(void*)y)[at] = (int)(unsigned int)isum;\n"
+    "                else ((long long*)(void*)y)[at] = (long long)isum;\n"
+    "                if (exclusive) isum += v;\n            }\n        }\n    }\n}\n";
 
 #if defined(__clang__)
 #  pragma clang diagnostic pop

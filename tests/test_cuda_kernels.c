@@ -761,8 +761,9 @@ OT_TEST(arg_reduce_hardmax_log_softmax_cum_sum) {
     }
     for (ex = 0; ex < 2; ++ex)
         for (rev = 0; rev < 2; ++rev) {
-            void* p[] = KX_ARGS(&px, &py, &n, &len, &inner, &ex, &rev);
-            REQUIRE(kx_run("opara_cum_sum_f32", 1, 1, 1, 32, 1, 1, p) == 0);
+            int f32 = 1;
+            void* p[] = KX_ARGS(&px, &py, &n, &len, &inner, &ex, &rev, &f32);
+            REQUIRE(kx_run("opara_cum_sum", 1, 1, 1, 32, 1, 1, p) == 0);
             for (r = 0; r < n; ++r) {
                 int base = (r / inner) * len * inner + r % inner;
                 double sum = 0;
@@ -869,7 +870,7 @@ OT_TEST(every_kernel_entry_is_registered_once) {
                            "opara_where", "opara_strided_copy", "opara_cast", "opara_pool2d_f32", "opara_softmax_f32",
                            "opara_layer_norm_f32", "opara_gather", "opara_pad",
                            "opara_resize_f32", "opara_math_f32", "opara_reduce_f32", "opara_arg_reduce_f32",
-                           "opara_hardmax_f32", "opara_log_softmax_f32", "opara_cum_sum_f32"};
+                           "opara_hardmax_f32", "opara_log_softmax_f32", "opara_cum_sum"};
     const opara_kernel_entry* e;
     int i, count = 0;
     for (i = 0; i < (int)(sizeof names / sizeof names[0]); ++i) CHECK(kx_find(names[i]) != NULL);

@@ -455,14 +455,14 @@ static void case_softmax_like(op_case* c) {
     node(c, IN_X, 1, 1, a);
 }
 
-/* CumSum (its canonical axis attribute): inclusive, exclusive + reverse, reverse. */
+/* CumSum (its canonical axis attribute): inclusive with NaN/Inf, exclusive + reverse, reverse in int64. */
 static void case_cum_sum(op_case* c) {
     opara_attr a[3];
     a[0] = attr_int("axis", c->v == 0 ? 3 : c->v == 1 ? 1 : -2);
     a[1] = attr_int("reverse", c->v != 0);
     a[2] = attr_int("exclusive", c->v == 1);
-    x4(c);
-    c->in[0].specials = c->v == 2;
+    input(c, "x", c->v == 2 ? OPARA_DTYPE_I64 : OPARA_DTYPE_F32, 4, X4[c->v], -100, 100);
+    c->in[0].specials = c->v == 0;
     node(c, IN_X, 1, 3, a);
 }
 

@@ -101,7 +101,7 @@ typedef enum opara__cuda_binop {
     X(GATHER, "opara_gather", "layout") \
     X(REDUCE, "opara_reduce_f32", "reduce") X(ARG_REDUCE, "opara_arg_reduce_f32", "reduce") \
     X(HARDMAX, "opara_hardmax_f32", "reduce") X(LOG_SOFTMAX, "opara_log_softmax_f32", "reduce") \
-    X(CUM_SUM, "opara_cum_sum_f32", "reduce") \
+    X(CUM_SUM, "opara_cum_sum", "reduce") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,

@@ -648,14 +648,18 @@ static opara_result opara__lower_reduce_axes(opara__lower_walk* w) {
     return opara__lower_reduce(w, red, kind);
 }
 
-/* The rows along the record's axis of an f32 input as [outer, len, inner] (ArgMax, ArgMin, Hardmax,
-   LogSoftmax, CumSum), each count checked against the kernels' int indices. */
+/* The rows along the record's axis of the input as [outer, len, inner] (ArgMax, ArgMin, Hardmax,
+   LogSoftmax: float32; CumSum: also float64, int32, int64), each count checked against the kernels'
+   int indices. */
 static opara_result opara__lower_axis_rows(opara__lower_walk* w, int64_t* outer, int64_t* len, int64_t* inner) {
     const opara__shape* x = opara__lower_in_shape(w, 0);
     int64_t axis = opara__lower_axis(w);
     int32_t d;
+    opara_dtype t = w->dtypes[opara__lower_in(w, 0)];
+    int any = w->g->nodes[w->node].op == OPARA__OP_CUM_SUM &&
+              (t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64);
     if (axis < 0 || axis >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
-    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    if (t != OPARA_DTYPE_F32 && !any) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type");
     *outer = *inner = 1;
     for (d = 0; d < axis; ++d) *outer *= x->dims[d];
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) *inner *= x->dims[d];
@@ -685,6 +689,7 @@ static opara_result opara__lower_axis_scan(opara__lower_walk* w, opara__cuda_ker
     if (kernel == OPARA__CUK_CUM_SUM) {
         opara__lower_arg_i32(L, p->exclusive);
         opara__lower_arg_i32(L, p->reverse);
+        opara__lower_arg_i32(L, (int64_t)w->dtypes[opara__lower_in(w, 0)]);
     }
     opara__lower_grid_1d(L, outer * inner);
     return OPARA_OK;

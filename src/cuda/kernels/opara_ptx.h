@@ -1043,35 +1043,30 @@ static const char opara__ptx_reduce[] =
     "%_c9H4WP#(_v'I2Ps'%ub60S['X43br'(i~.$ZY/B3]P'*Un*=1x!0_[.#ks%!pY//au,%hu,/pr$$`r&L5`r'/lX)C0g*D4eZ#(TW!^"
     "30Yf,<1z,G3_w)#e/-sq'K9t[#(Vq'/t[#=9Yo*(g,^32t[#T61w-,P#'Pp*.l,7Drm'O2 qm'X45rm'(l,)ad/,l,%`z6&x!/l,m 66"
     "]Pd/0kk-%Pq'1V$%yp'-s/@8{e/-V$A8ym'!cz*/W$%t/G8_a'`88V9>6^a'J1Vo'$e%3^%A9Wo''^%$fP*#ut#,^%%mg-O8!^%S70pf"
-    "$G0fS'`76r$$qd-&Qs'1WZ(A1yd-(r$$f{.I1r$B2cg-O9!`i',ny3#z($d~8.xm!^42qj%C4}g$A3o3O3&VQ&|%cum_sumRQ&(@7#}P"
-    "&/H2yP&/HO2-HO3-HO4-HO5-H1]t.F2vS@^77ZS&G7[t.J6[t.'uP&0v(1Xt.O2!R!0tQ&g28!Q!0pQ&g29!Q!0oe)(ex.0m)0Q!7#Z&"
-    "0xs.7$Y&7(us.O2&us.O1)sg)L3sg)N3sg)#xR#'vc)L3sg)$xo>.kP&`4_Ql'$ru65gh>._X%;,~*/|e)#R#({X3<5M,db6%7*m`'<4"
-    "6!pk&-xN)~Y&(ai'(pW),Ys-(ta' s`#+R^'.q^&4qk)>5y(&X`$Y4_te)@3sZ(0q^!#Wz&1Zv,A,ju.7#_^&G0_^&$c#0k`!<2_^&0]"
-    "h*a32[h*u 4_1P!$gU61gc'_4_p`>%vv4J;Vc*D1ce'[77r|$^70{Q%B5f#I8u^'=5Xk$-hk<)k,I3yc*$DC1gp)(`W'J2UV8I2Qd*Y1"
-    "5Xn*O64S&(L#^q''_.H7^p,%sz.#U_).YNR15UW9B7W^3#ea%#no#,dk.%V~6O5 ]|%@5]|%0q]'=5lx%6r]'B2eb2$fQ&<4l^&0Pv%6"
-    "cz%%as)!Pv%*io8,[w%/Q$:4TX!B2l~$@2_U&,io(%[n<<9u!2kb86o$$c]!y 41]cW/J0x!W7,E3^%$Pr(A8^%$^+B8sx2)|]!-bl-$"
-    "Xb!N6jn'a76Rd&>4gm*y 4_8jn'I3jn'y!4_34jn'#|r&(|t&<3cb(4iW&0|F<3x`**vP7@,|>g43Bmd',}77'nd'=2nd'5kZ&y 48]y"
-    "S-0ye'&x+H9^6(]6G3pa/1Q);9Q)E2jd*C-vW(>6rV&,j)$hR&4j)#wt$,o^-%sj$O1%RV*%UW77#Zb$O24Px,N2~w,A3[Q*/o})'YW*"
-    "0{T##_x!*s;#xh%%w`&,mg-#h)(}(;8ym6,u`(_48}($^(M9}(H7^W(%XY#%l})7(pu)*Ze4)iT#,}((ts,,gy!)]d)J6~g0:6W;.qY2"
-    "@4qb=94~b%1`V-'bQ!C1{NF2if5%Zj<.`g*&pY*+t_&E3`LF4dQ!C1v<d23eR,I8kc,(eR,/`($iR,G9dl*A5z8E9WD)^8g994h%-~i("
-    "(^)+ei>'hy%#aP!L8yP!$k:*Q2#PY##]^%.mo.$vP#$z%O7 n_,91rv:*^!%y~8&cd!0W$:0xg$B4mI$w{%<8}{%*x!B2zU,O7#nT,c2"
-    "]}U,$`$4W$#dk)B5{A#_W#$ck.J1eY<%`$J7r,%G1v$A3ny;0kP/%~$K7R.$G4f%T5]cQ&(]Q!>4a{._53xc0E8el)(d}%5~d*J2~d*@"
-    "4Q}>I4bt>B8bQ!O1'aIV19dQ!.^o!#Zu#K3]V/%do!M6aV/%KK4aQ/%G,RY+)P}.J2ky.<2qy.7!lR/D1X]!%[q.>1^!0`+$dX1+W6V1"
-    "4W6$kn.g19&d($[_82z}$K8{(C1Ya,-st.%zt./{w!&xT<1{(%y[+c15{((gp.-{(B8{(1{3%w^9z 18]Vq.'^!1{($zP3+{('gx*;fi"
-    "S5*x]'D4dm>#Ts#g83!go.b68iU<&h[AG0Vp.(go./a(%jo.J2_W!$Sp,#HO2'Tp,0R'#ho,!hy,7$fO.~X:%Y[!.cN@0u|&+aY(+yI/"
-    "tQ'C1Z)g154c!(W{!D9^K |Y.(bS'<4n|'(iY!$Ro&4iY!#pY$D5eq0*o2/}R6%sp01l2$UU$J6j2(us*I2eV$=2_s06qm0B8Xe%#ry$"
-    "#]]&b34~t*&u!0`[!=9|`'6XU$O9&ul0(Q$V7,mc'O6!VU$3ZS$$~c'O7!gT$O9!Zk0C2Q$V9,W$3[l*O1!Q$#uP!K3Tj*M2Q$&m]0B4"
-    "Q$$~)#yR'J0yo$O3!Q$#P6H7^`8]80SP#&zZ)0uN&yZ)0vZ)94}T/'V5.uNC2uNO2'uNI3ZP##bq!H8aR;M5ov!#nT#a57zi*$V5F7rO"
-    "(}i*/Yk*${_!2nO%jk(.lOA8kOg80!db0B1P,>9U5a41`g*=1t!0{_*#PP!G9j|@2R)I4[P#]58[P##Q^!$Zl+M0mj&0k)$_p1J0gj*'"
-    "hj*,a|#$]R-1r=+`g*-k)'ag*,k))r=I8Vk!$P`(C8r=(WT,O4#hh*O7!hh*H1fP/-_P# ^{!+_P#'hj&.Q)#a(L2Q)$Xz+2v[,>1~Q>"
-    ",}w!*pR>,|T+*wR.-}w!7&xR.O2 wR.@3wR.(Qu!=4sX,!Wf.)u!)xX#J9pR!;9xX#O4%oR!/Qj8%Sv6J;nr1E7zn9$o^%([Q!G6eT(,"
-    "mb$0WY!O6 TQ#'vj-K6VY!>8gk-,VY!*j`9D1Pd+%rw=>1>72o%(LE5ZQ#g9: le0C6]N#tY0#UW'J5hz*R16pMb59}h1%|%O7!UV0Y2"
-    "9h#$aj'#Z`.3ll.%W'3xf!:3r~#-sv,%_k0f29W$*gw0(W$>3vR0,]d'%pbA%`$4W$#|B,v6$}s0&`$J7t,%G1v$%Zu!Z33qQ!V6,|$,"
-    "Ri!%sa$J3sS#%n.g34#f%#l]++~S.'br%+ZQ#&]q&0ro1D2{u(+UQ!'yr%>4yr%'sw!B3dR!O2'aJg24 ZQ##zg$,ya2<1vh:%}&/Re."
-    "%Zc$a36{p!%mb$J3{h#T13rU//}h#B4t7H3p]!'zb;+h5@1h5b65Ze<>1x!0`+U41wS,-pY,2d(I5ZQ#$_Z&O6!gg<c72fg<%~k'0~n2"
-    "%P|+I3{(%kY$J4rq$%Uh@_14tq$A4vV&!qw%.{(=6^];G]ba&#R),Xp9B1`p*z 146{(W8]yX6g25!ZQ#$uR*2wn,$rz/,jx>%]_@&a("
-    "/_g-%XY$I5Zu+<1bX$b51a(%[b=/]k=$i_@%a(I5qr2&Rv#+Pm!#|R'#g(-U^#B5TS#c53]w##Sm!'id694Q^A-]h&#&F5l_%F6sa%C2"
-    "ZP$@3z!=5lv%";
+    "$G0fS'`76r$$qd-&Qs'1WZ(A1yd-(r$$f{.I1r$B2cg-O9!`i',ny3#z($d~8.xm!^42qj%C4}g$A3o3O3&VQ&x%cum_sum}P&$;7#uP"
+    "&+D2mP&+DO2)DO3)DO4)DO5)DO6)DI7qe)E4_S&]55^S&@6oT@ e,v!fd<7qt.a16Uf)'UP&,a)1ZR&L5N0RR&d23M0yQ&6y#0te)6x#"
+    "0|s.({j),a*0ML7MH6ML8MO7'iU&O5&iU&O4)jh)!Xf!0jh)!iV$1jh)$Xj3=9md)b30jh)$IF3bQ&{ 4_3jt.+v$!Th!7(ag)^31~`'"
+    "b24~`'a24~`'#VV&K5Xk)I2aZ&$}n3%w$)YX!&U|%0cl)&X!:4va#*da'._p9>4mj)94]X)1Pm<-p_'[65Pw$#l~/*Y{$*Pw({!4_18X"
+    "h.'_Z*(fQ!%w`+.R{'*VHg69!}h:b70eg:=1=72g%(LB4bb'94Yg$.Wj%A3[^:'hj!#ZX%C5XZ%,{|(]26cX')iY%U54[|+.uIm 113k"
+    "Y%/}L%X'O6!ef.C1t$@7V]%+zz2(ma.#B'ml%*mM%T)O6!mMK3wd(N1t$%tZ.B3t$#Vw!$X$+m}%)m~$#ie.K1}c(O2!s$#ZR(b41Xi!"
+    "H3jh'%P)$E0b%%uw+!W`.'b%$cz$<0jQ%.pw+(B.b%A6Ux$J6r1$E3P&#mb!_43dj)E6dj.${12hi-#Vw%'gi-*Sw%V4_Rr)>4YT/,zq"
+    "%3yq%v 4_3`j.>2yk'-zx!<7^z#)a'@8RU,/e`($ge(a78YY($a`%'kz+)YY('pa(I2ma(%sa(7!pP,+^8@9r+.y~1$pb1.]8#nm!']!"
+    "-R}.A8~<J8vU0:8w8_45cx%2`)O4 Un'J6w)$Sj$2k_,O9%k_,7+Rc(O04Rc(=2Rc(5kU,!iY,)V]$&p(`46fU,'A-[)*hW(3ie($jT("
+    "_47h^)#[)(p(<3p(0vu+<1um'/n~(;9ZS*7%Y}+,{P)'Y}+/p($^}+F9Wq&A9Wq&g95!oX,_6]bk%#U(C4qb&%]k%'eU*-r()ye+K9^]"
+    "(#j{9_50aT!'j^184r[''Sh(#Xw&%Rw43pe(F3lW#$k0%iU#+m[!#_d'<2t!(~b'>4`#0}Y#=1RQ&,hg&%y[!/Vt*1o5$RX11vo(y 4_"
+    "7ih+!OF1Xi(94^k>(uQ(>9vU!#Qp! x:[d0 'x(3}g(:2zZ2(S'T6,yb!C5cQ-#pu&>5ti'GpT*#e[&,~h,A2nCF2nC%g^'1nC%Ur62n"
+    "C(fV'I3di(=2xb0(T2#h'%lu=&nC#7!TT#!Pe!^fdoCF6nC#V!!nC(]!ap6[k('{e0(n2%Zi+#nC+lt+#w(@5ZU*+~SA$}X5E4Y, Q$."
+    "z^'~ 4_6%n4.Rk(@8t,,~d(u 4_1kV1J9Pj!-Qb&G5Zf&C9{!O14b!(LE1zf!^0:ft'+zo1)ft'0P[,T34k]+/Sy+>9Sy+,[w<)km(O4"
+    "!w^'-i0'iY'2pU'%rV<7 `s*D3`J>4YT//q{3%~V5-YS!(Zo*#^!.[U.*gR)2}J<4ni#1fh&$g%O7 li*C4Rl!$^p$B4ig,'P^**B.s$"
+    "A2~j&2Su(;4oi#I8Sk&$z$1s$@9Sk&-U_$$W$H9qn.(B.s$W4,z$3s$C4bS*+_]&M3s$%cb.D4ck!>2W$`22^b.(B.s$A6w_&3s$=6xx"
+    ")(]j!#f^!-hV)$u52hV)=1<0pr(@4|Q'>4zn.'W1B2tj!O1'sL#fo!#{a!(k8H2k8>3mt+0k8$rb'2|c&=9]y(-gU6A,td&7&oe.*on1"
+    "&zV&2z{%'~X@5pj.C5tk!(j8G2ok3K4j8#RP%)i8I4~t%'lY@0]f$=3Rx)-qf@2`*>5tk!+~Q,C-Zq)(jt',x*@6qp'/x*#Qm$,s]$A5"
+    "eC/kV)+Qe+O4#ua+O04oZ.N2nZ.&pp.+eC'p)`26}T(&@-Z*A6tBJ5tB:6tB_27{h.#Z*+ut'B-jm#)fz)H6]n'%zw6K;bk$,gz)A6tm"
+    "!/~k-.bk$)]!'bk$/o)%iR1.tm!A6tm!g65 V[(C6tm!#k_%<5aZ()vc#'rT($[d.I4ak$=1f#0q)#rm!O3'rm!*gy($}S>(w{,;1ot-"
+    "&Q!A3kU!#r0B6jp%'^s&$cv#0bP+%|g!'cg!>5]s+#d!_p2Rk'#om-E5{U0A0jx!O9'ri-J4~Y,>0VQ.1po' &G6on'94Zf1.sy#@4l'"
+    "b5:zb0O8*zb00_^=&rm= ~L.l#(u_!!|z*0sn-E8zk!%rn-I2qn-@uzy/'sn-'d#J:~S+)lCCbPg0#r}%0pS+%[o/&IJ4|(H8`&(|h#["
+    "28`&6sd,A1w;#jo5.zt) Q_0&ia).k#@9k#D7k#N7{(B8k#J7qg-V08k#'c#C:_(!xW6'b(._(%}T0%g(+_})$a[,H6ir!#cw!${S6G4"
+    "pQ+@4`Y+94i_%(W7@8RT#.{!F3Qd$C3gM(Y&>3n^-";
 
 #if defined(__clang__)
 #  pragma clang diagnostic pop
@@ -1085,7 +1080,7 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 21625},
     {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 11341},
-    {"reduce", opara__ptx_reduce, sizeof opara__ptx_reduce - 1, 73773},
+    {"reduce", opara__ptx_reduce, sizeof opara__ptx_reduce - 1, 71799},
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
@@ -1107,7 +1102,7 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_layer_norm_f32", 26, 1024},
     {"opara_softmax_f32", 28, 1024},
     {"opara_pool2d_f32", 44, 0},
-    {"opara_cum_sum_f32", 40, 0},
+    {"opara_cum_sum", 36, 0},
     {"opara_log_softmax_f32", 28, 1024},
     {"opara_hardmax_f32", 52, 0},
     {"opara_arg_reduce_f32", 54, 0},

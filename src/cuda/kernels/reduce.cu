@@ -172,20 +172,37 @@ OPARA_KERNEL(opara_log_softmax_f32, (const float*, x), (float*, y), (int, len), 
 
 /* CumSum along the middle axis of x viewed as [outer, len, inner]: thread i of n runs line
  * (i / inner, :, i % inner) in order (reverse: backwards), exclusive: without the element itself.
+ * dtype is ONNX's number: 1 float32, 11 float64, 6 int32, 7 int64 (integers wrap, as on the CPU).
  * Launch: grid-stride over n. */
-OPARA_KERNEL(opara_cum_sum_f32, (const float*, x), (float*, y), (int, n), (int, len), (int, inner), (int, exclusive),
-             (int, reverse))
+OPARA_KERNEL(opara_cum_sum, (const unsigned char*, x), (unsigned char*, y), (int, n), (int, len), (int, inner),
+             (int, exclusive), (int, reverse), (int, dtype))
 {
     int i, k;
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
         long long base = (long long)(i / inner) * len * inner + i % inner;
-        float sum = 0.0f;
+        float fsum = 0.0f;
+        double dsum = 0.0;
+        unsigned long long isum = 0;
         for (k = 0; k < len; ++k) {
             long long at = base + (long long)(reverse ? len - 1 - k : k) * inner;
-            float v = x[at];
-            if (!exclusive) sum += v;
-            y[at] = sum;
-            if (exclusive) sum += v;
+            if (dtype == 1) {
+                float v = ((const float*)(const void*)x)[at];
+                if (!exclusive) fsum += v;
+                ((float*)(void*)y)[at] = fsum;
+                if (exclusive) fsum += v;
+            } else if (dtype == 11) {
+                double v = ((const double*)(const void*)x)[at];
+                if (!exclusive) dsum += v;
+                ((double*)(void*)y)[at] = dsum;
+                if (exclusive) dsum += v;
+            } else {
+                unsigned long long v = dtype == 6 ? (unsigned long long)(long long)((const int*)(const void*)x)[at]
+                                                  : (unsigned long long)((const long long*)(const void*)x)[at];
+                if (!exclusive) isum += v;
+                if (dtype == 6) ((int*)(void*)y)[at] = (int)(unsigned int)isum;
+                else ((long long*)(void*)y)[at] = (long long)isum;
+                if (exclusive) isum += v;
+            }
         }
     }
 }
