@@ -3873,6 +3873,20 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(SOFTMAX, "Softmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                          \
     X(LAYER_NORM, "LayerNormalization", "", 17, 17, 0, 2, 3, 3, 0, ROWS, 5, OPARA__OPF_F32)                           \
     X(REDUCE_MEAN, "ReduceMean", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                   \
+    X(REDUCE_SUM, "ReduceSum", "", 1, 13, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                  \
+    X(REDUCE_MAX, "ReduceMax", "", 1, 20, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                  \
+    X(REDUCE_MIN, "ReduceMin", "", 1, 20, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                  \
+    X(REDUCE_PROD, "ReduceProd", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                \
+    X(REDUCE_L1, "ReduceL1", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                    \
+    X(REDUCE_L2, "ReduceL2", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                    \
+    X(REDUCE_LOG_SUM, "ReduceLogSum", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                           \
+    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 8, 0)                                    \
+    X(REDUCE_SUM_SQUARE, "ReduceSumSquare", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                     \
+    X(ARG_MAX, "ArgMax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 1, 0)                                                        \
+    X(ARG_MIN, "ArgMin", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 1, 0)                                                        \
+    X(LOG_SOFTMAX, "LogSoftmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 8, OPARA__OPF_F32)                                   \
+    X(HARDMAX, "Hardmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                                          \
+    X(CUM_SUM, "CumSum", "", 11, 14, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                       \
     X(WHERE, "Where", "", 9, 16, 0, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                    \
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
     X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                        \
@@ -3937,7 +3951,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 89
+#define OPARA__OP_COUNT_EXPECTED 103
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -3950,6 +3964,23 @@ typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ?
     case OPARA__OP_SELU: case OPARA__OP_CELU: case OPARA__OP_THRESHOLDED_RELU: case OPARA__OP_ASIN:                \
     case OPARA__OP_ACOS: case OPARA__OP_ATAN: case OPARA__OP_SINH: case OPARA__OP_COSH: case OPARA__OP_ASINH:      \
     case OPARA__OP_ACOSH: case OPARA__OP_ATANH
+
+/* The case labels of the reductions ReduceSum .. ReduceSumSquare, which share ReduceMean's shape rule,
+   record (u.reduce), import and kernels (the reduction kind tells them apart); ReduceMean itself is
+   listed beside them. */
+#define OPARA__CASE_REDUCE_KINDS                                                                                   \
+    case OPARA__OP_REDUCE_SUM: case OPARA__OP_REDUCE_MAX: case OPARA__OP_REDUCE_MIN: case OPARA__OP_REDUCE_PROD:   \
+    case OPARA__OP_REDUCE_L1: case OPARA__OP_REDUCE_L2: case OPARA__OP_REDUCE_LOG_SUM:                             \
+    case OPARA__OP_REDUCE_LOG_SUM_EXP: case OPARA__OP_REDUCE_SUM_SQUARE
+
+/* The reduction a Reduce* operator applies, in the op table's order from ReduceMean (the CUDA kernel
+   opara_reduce_f32 takes the same numbers). */
+typedef enum opara__reduce_kind {
+    OPARA__RED_MEAN, OPARA__RED_SUM, OPARA__RED_MAX, OPARA__RED_MIN, OPARA__RED_PROD, OPARA__RED_L1, OPARA__RED_L2,
+    OPARA__RED_LOG_SUM, OPARA__RED_LOG_SUM_EXP, OPARA__RED_SUM_SQUARE
+} opara__reduce_kind;
+/* 1 and the kind when op is one of ReduceMean .. ReduceSumSquare, else 0. */
+OPARA__PRIVATE int opara__reduce_kind_of(opara__op op, opara__reduce_kind* kind);
 
 /* The symbolic batch dimension in declared shapes and in shape-valued attributes (Reshape,
    Expand): replaced by the session's batch size. */
@@ -4111,10 +4142,14 @@ typedef struct opara__activation_params {
     int gelu_tanh;
 } opara__activation_params;
 
-/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims. */
+/* ReduceMean .. ReduceSumSquare: the input dims reduced (axes normalized, noop_with_empty_axes
+   applied), keepdims. ArgMax, ArgMin: keepdims (their axis is the record's axis), select_last_index.
+   CumSum: exclusive, reverse (its axis is the record's axis). */
 typedef struct opara__reduce_params {
     uint8_t axes[OPARA_MAX_DIMS];
     int keepdims;
+    int select_last_index;
+    int exclusive, reverse;
 } opara__reduce_params;
 
 /* QuantizeLinear, DequantizeLinear: the scale (and zero point) is one value or, per_axis, one per
@@ -4146,8 +4181,8 @@ typedef struct opara__index_params {
 
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
-    int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
-                     sizes are its outputs' dims along it */
+    int64_t axis; /* Concat, Split, Gather, Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin, CumSum, LayerNormalization,
+                     Flatten: in [0, rank]; Split's sizes are its outputs' dims along it */
     union {
         opara__window_params window;       /* Conv, ConvTranspose, ConvInteger, QLinearConv, MaxPool, AveragePool */
         opara__quant_params quant;         /* QuantizeLinear, DequantizeLinear */
@@ -4158,7 +4193,7 @@ typedef struct opara__node_params {
         opara__topk_params topk;           /* TopK (its axis in axis) */
         opara__grid_sample_params grid;    /* GridSample */
         opara__resize_params resize;       /* Resize */
-        opara__reduce_params reduce;       /* ReduceMean */
+        opara__reduce_params reduce;       /* ReduceMean .. ReduceSumSquare, ArgMax, ArgMin, CumSum */
         opara__gemm_params gemm;           /* Gemm */
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */
@@ -4321,6 +4356,14 @@ static const opara__op_info opara__op_infos[] = {
 };
 
 OPARA__PRIVATE const opara__op_info* opara__op_info_of(opara__op op) { return &opara__op_infos[op]; }
+
+typedef char opara__reduce_rows_in_order[OPARA__OP_REDUCE_SUM_SQUARE - OPARA__OP_REDUCE_MEAN == OPARA__RED_SUM_SQUARE ? 1 : -1];
+
+OPARA__PRIVATE int opara__reduce_kind_of(opara__op op, opara__reduce_kind* kind) {
+    if (op < OPARA__OP_REDUCE_MEAN || op > OPARA__OP_REDUCE_SUM_SQUARE) return 0;
+    if (kind) *kind = (opara__reduce_kind)(op - OPARA__OP_REDUCE_MEAN);
+    return 1;
+}
 
 OPARA__PRIVATE const char* opara__op_name(opara__op op) {
     return (unsigned)op < OPARA__OP_COUNT ? opara__op_infos[op].name : "?";
@@ -6410,7 +6453,8 @@ static opara_result opara__shape_layer_norm(opara__shape_ctx* c) {
     return r;
 }
 
-static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
+/* ReduceMean .. ReduceSumSquare. */
+static opara_result opara__shape_reduce(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     uint32_t n;
     const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
@@ -6503,6 +6547,32 @@ static opara_result opara__shape_det(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* ArgMax, ArgMin: the axis removed, or kept as 1 (keepdims). */
+static opara_result opara__shape_arg_reduce(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t axis;
+    int keep = opara__attr_int(c->n, "keepdims", 1) != 0;
+    int32_t i;
+    opara__shape y;
+    opara_result r = opara__axis_arg(c, "axis", 0, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    y.ndim = 0;
+    for (i = 0; i < x->ndim; ++i) {
+        if (i != axis) y.dims[y.ndim++] = x->dims[i];
+        else if (keep) y.dims[y.ndim++] = 1;
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* CumSum: its (canonical) axis attribute is required; the output has the input's shape. */
+static opara_result opara__shape_cum_sum(opara__shape_ctx* c) {
+    int64_t axis;
+    opara_result r;
+    if (!opara__node_attr(c->n, "axis")) return opara__shape_fail(c, OPARA_ERR_SHAPE, "no 'axis'");
+    r = opara__axis_arg(c, "axis", 0, c->in[0]->ndim, &axis);
+    return r == OPARA_OK ? opara__set_out(c, 0, c->in[0]) : r;
+}
+
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
 typedef struct opara__arity {
@@ -6542,7 +6612,9 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
-    case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
+    case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: case OPARA__OP_ARG_MAX:
+    case OPARA__OP_ARG_MIN: case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: case OPARA__OP_CUM_SUM:
+    case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
     OPARA__CASE_MATH_UNARY: case OPARA__OP_DET: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
@@ -6606,7 +6678,10 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_MATMUL: return opara__shape_matmul(c);
     case OPARA__OP_SOFTMAX: return opara__shape_softmax(c);
     case OPARA__OP_LAYER_NORM: return opara__shape_layer_norm(c);
-    case OPARA__OP_REDUCE_MEAN: return opara__shape_reduce_mean(c);
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: return opara__shape_reduce(c);
+    case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN: return opara__shape_arg_reduce(c);
+    case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: return opara__shape_softmax(c);
+    case OPARA__OP_CUM_SUM: return opara__shape_cum_sum(c);
     case OPARA__OP_PAD: return opara__shape_pad(c);
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_TOPK: return opara__shape_topk(c);
@@ -6675,7 +6750,15 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     }
     if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
     if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
-    if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+    if (opara__reduce_kind_of(op, NULL)) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+    if (op == OPARA__OP_ARG_MAX || op == OPARA__OP_ARG_MIN) {
+        p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+        p->u.reduce.select_last_index = opara__attr_int(n, "select_last_index", 0) != 0;
+    }
+    if (op == OPARA__OP_CUM_SUM) {
+        p->u.reduce.exclusive = opara__attr_int(n, "exclusive", 0) != 0;
+        p->u.reduce.reverse = opara__attr_int(n, "reverse", 0) != 0;
+    }
     if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
 }
 
@@ -6946,15 +7029,18 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
-    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_TOPK:
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN:
+    case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: case OPARA__OP_CUM_SUM:
+    case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_TOPK:
     case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
-        break; /* the type of input 0 */
+        break; /* the type of input 0 (ArgMax, ArgMin: i64, below) */
     }
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
         if ((n->op == OPARA__OP_MAX_POOL || n->op == OPARA__OP_TOPK) && k == 1) t = OPARA_DTYPE_I64;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
         if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR && k == 1) t = OPARA_DTYPE_F32;
+        if (n->op == OPARA__OP_ARG_MAX || n->op == OPARA__OP_ARG_MIN) t = OPARA_DTYPE_I64;
         dt[n->outputs[k]] = t;
     }
     return OPARA_OK;
@@ -9666,6 +9752,8 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n);
 /* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the
    SSE/AVX max instructions drop one side's NaN instead). */
 static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
+/* min(acc, v) with the same NaN rule. */
+static OPARA__UNUSED float opara__min_nan(float acc, float v) { return v < acc || v != v ? v : acc; }
 
 /* The bit mask of the first `lanes` of 16 (none for lanes <= 0, all from 16 on): the AVX-512 loops'
    masked tails and edge tiles. */
@@ -9687,6 +9775,7 @@ OPARA__PRIVATE void opara__vec_window(int level, float* d, const float* s, size_
 OPARA__PRIVATE void opara__vec_copy(int level, float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n);
+OPARA__PRIVATE void opara__vec_min_into(float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n);
 
 /* ---- prepared operators ---------------------------------------------------------------------- */
@@ -9739,11 +9828,13 @@ typedef struct opara__cpu_params {
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */
-    int32_t kept_n, red_n; /* ReduceMean: kept and reduced input dims with their input strides */
+    int32_t kept_n, red_n; /* ReduceMean ..: kept and reduced groups of input dims with their input strides */
     int64_t kept_dims[OPARA_MAX_DIMS], kept_strides[OPARA_MAX_DIMS];
     int64_t red_dims[OPARA_MAX_DIMS], red_strides[OPARA_MAX_DIMS];
     size_t elem;           /* element size in bytes for dtype-generic kernels */
     opara__grid_sample_params grid; /* GridSample */
+    int select_last;       /* ArgMax, ArgMin: select_last_index */
+    int exclusive, reverse; /* CumSum */
 } opara__cpu_params;
 
 struct opara__cpu_op {
@@ -9866,7 +9957,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err
 OPARA__PRIVATE opara_result opara__cpu_prepare_grid_sample(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_det(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
-OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_arg_reduce(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_log_softmax(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 
@@ -10677,6 +10771,23 @@ OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride,
         }
 #endif
     for (; i < n; ++i) d[i] = opara__max_nan(d[i], s[i * stride]);
+}
+
+/* d[i] = opara__min_nan(d[i], s[i]) (the reductions' column-wise min). */
+OPARA__PRIVATE void opara__vec_min_into(float* d, const float* s, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) { /* minps(a, d) is a < d ? a : d (keeps a NaN d); the unordered mask of a adds a NaN a */
+        __m128 a = _mm_loadu_ps(s + i);
+        _mm_storeu_ps(d + i, _mm_or_ps(_mm_min_ps(a, _mm_loadu_ps(d + i)), _mm_cmpunord_ps(a, a)));
+    }
+#elif OPARA__GEMM_NEON
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t a = vld1q_f32(s + i), v = vld1q_f32(d + i);
+        vst1q_f32(d + i, vbslq_f32(vorrq_u32(vcltq_f32(a, v), vmvnq_u32(vceqq_f32(a, a))), a, v));
+    }
+#endif
+    for (; i < n; ++i) d[i] = opara__min_nan(d[i], s[i]);
 }
 
 /* d[i] += s[i * stride]. */
@@ -13440,7 +13551,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
 }
 /* ==== END src/cpu/opara_cpu_norm.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_reduce.c ==== */
-/* CPU kernels of the operators that reduce rows or dims: Softmax, GlobalAveragePool and ReduceMean. */
+/* CPU kernels of the operators that reduce rows or dims: Softmax, LogSoftmax, Hardmax, GlobalAveragePool,
+   ReduceMean .. ReduceSumSquare (one kernel parameterised by the reduction kind), ArgMax, ArgMin and
+   CumSum. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #include <math.h>
@@ -13514,70 +13627,466 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, cha
     return OPARA_OK;
 }
 
-/* ---- ReduceMean ------------------------------------------------------------------------------ */
+/* ---- LogSoftmax, Hardmax ---------------------------------------------------------------------- */
 
-static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
-    const opara__cpu_params* p = &op->p;
-    const float* x = (const float*)op->in[0].data;
-    float* y = (float*)op->out[0].data;
-    int64_t count = opara__cpu_dims_prod(p->red_dims, 0, p->red_n);
-    size_t item;
+/* The index of the largest (is_min: smallest) of n values at stride `stride`, as ONNX Runtime picks it:
+   a strict comparison against the best so far, starting from the first value (>=/<= with
+   select_last_index), so a NaN wins only in first place and is skipped elsewhere. */
+static size_t opara__arg_best(const float* x, size_t n, size_t stride, int is_min, int select_last) {
+    float best = x[0];
+    size_t j, at = 0;
+    for (j = 1; j < n; ++j) {
+        float v = x[j * stride];
+        int better = is_min ? (select_last ? v <= best : v < best) : (select_last ? v >= best : v > best);
+        if (better) best = v, at = j;
+    }
+    return at;
+}
+
+/* y = x - max - log(sum(exp(x - max))) along the axis (the max skips NaN as Softmax's does; a NaN
+   still makes the row NaN through the sum). */
+static opara_result opara__log_softmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t L = (size_t)op->p.mid, in = (size_t)op->p.inner, item, j;
+    int level = opara__cpu_isa_level();
     (void)scratch;
     for (item = begin; item < end; ++item) {
-        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
-        int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
-        size_t rem = item;
-        double sum = 0.0;
-        int32_t d;
-        for (d = p->kept_n - 1; d >= 0; --d) {
-            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
-            rem /= (size_t)p->kept_dims[d];
+        size_t base = (item / in) * L * in + item % in;
+        const float* x = (const float*)op->in[0].data + base;
+        float* y = (float*)op->out[0].data + base;
+        float mx = -HUGE_VALF, sum = 0.0f, shift;
+        for (j = 0; j < L; ++j) mx = x[j * in] > mx ? x[j * in] : mx;
+        if (in == 1) {
+            for (j = 0; j < L; ++j) y[j] = x[j] - mx;
+            opara__vec_exp(level, y, y, L);
+            sum = opara__vec_sum(level, y, L);
+        } else {
+            for (j = 0; j < L; ++j) sum += expf(x[j * in] - mx);
         }
-        for (d = 0; d < p->red_n; ++d) idx[d] = 0;
-        for (r = 0; r < count; r += inner) {
-            int64_t off = base, j;
-            float part = 0.0f;
-            for (d = 0; d < p->red_n - 1; ++d) off += idx[d] * p->red_strides[d];
-            for (j = 0; j < inner; ++j) part += x[off + j * is];
-            sum += part;
-            for (d = p->red_n - 2; d >= 0; --d) {
-                if (++idx[d] < p->red_dims[d]) break;
-                idx[d] = 0;
-            }
-        }
-        y[item] = count ? (float)(sum / (double)count) : 0.0f;
+        shift = mx + logf(sum);
+        for (j = 0; j < L; ++j) y[j * in] = x[j * in] - shift;
     }
     return OPARA_OK;
 }
 
-OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
+/* 1 at the first largest value along the axis (ArgMax's choice), 0 elsewhere. */
+static opara_result opara__hardmax_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t L = (size_t)op->p.mid, in = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t base = (item / in) * L * in + item % in, at;
+        float* y = (float*)op->out[0].data + base;
+        at = opara__arg_best((const float*)op->in[0].data + base, L, in, 0, 0);
+        for (j = 0; j < L; ++j) y[j * in] = j == at ? 1.0f : 0.0f;
+    }
+    return OPARA_OK;
+}
+
+/* Softmax's iteration space (rows along the record's axis) with the LogSoftmax or Hardmax kernel. */
+OPARA__PRIVATE opara_result opara__cpu_prepare_log_softmax(opara__cpu_op* op, char* err, size_t cap) {
+    opara_result r = opara__cpu_prepare_softmax(op, err, cap);
+    if (r != OPARA_OK) return r;
+    op->fn = op->node->op == OPARA__OP_HARDMAX ? opara__hardmax_kernel : opara__log_softmax_kernel;
+    return OPARA_OK;
+}
+
+/* ---- ArgMax, ArgMin ---------------------------------------------------------------------------- */
+
+static opara_result opara__arg_reduce_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t L = (size_t)op->p.mid, in = (size_t)op->p.inner, item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (item / in) * L * in + item % in;
+        ((int64_t*)op->out[0].data)[item] = (int64_t)opara__arg_best(x, L, in, op->p.mode, op->p.select_last);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_arg_reduce(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
-    opara__cpu_params* p = &op->p;
-    int keep, reduce[OPARA_MAX_DIMS];
+    int64_t axis;
+    const char* name = opara__op_name(op->node->op);
+    if (x->dtype != OPARA_DTYPE_F32 || y->dtype != OPARA_DTYPE_I64)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: f32 input and i64 output only", name);
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis out of range", name);
+    op->p.mid = x->dims[axis];
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    if ((int64_t)opara__cpu_numel(y) != opara__cpu_dims_prod(x->dims, 0, (int32_t)axis) * op->p.inner)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output shape does not match axis/keepdims", name);
+    op->p.mode = op->node->op == OPARA__OP_ARG_MIN;
+    op->p.select_last = op->params->u.reduce.select_last_index;
+    op->work_items = op->p.mid ? opara__cpu_numel(y) : 0;
+    op->min_items_per_task = 16;
+    op->fn = opara__arg_reduce_kernel;
+    return OPARA_OK;
+}
+
+/* ---- CumSum ------------------------------------------------------------------------------------ */
+
+/* Running sums along the axis of x viewed as [outer, L, stride], over columns [0, n) of one outer
+   index: each row is the previous row of y plus this (exclusive: the previous) row of x, so the
+   inner loop runs along contiguous columns. A is the type the sum is formed in (unsigned for the
+   integers: they wrap instead of overflowing). */
+#define OPARA__DEFINE_CUM_SUM(NAME, T, A)                                                                       \
+    static void NAME(const T* x, T* y, size_t L, size_t stride, size_t n, int exclusive, int reverse) {       \
+        size_t k, j;                                                                                           \
+        for (k = 0; k < L; ++k) {                                                                              \
+            size_t r = reverse ? L - 1 - k : k, prev = reverse ? r + 1 : r - 1;                                \
+            T* yr = y + r * stride;                                                                            \
+            const T *xr = x + r * stride, *yp, *xp;                                                            \
+            if (k == 0) {                                                                                      \
+                for (j = 0; j < n; ++j) yr[j] = exclusive ? (T)0 : xr[j];                                      \
+                continue;                                                                                      \
+            }                                                                                                  \
+            yp = y + prev * stride, xp = exclusive ? x + prev * stride : xr;                                   \
+            for (j = 0; j < n; ++j) yr[j] = (T)((A)yp[j] + (A)xp[j]);                                          \
+        }                                                                                                      \
+    }
+OPARA__DEFINE_CUM_SUM(opara__cum_sum_f32, float, float)
+OPARA__DEFINE_CUM_SUM(opara__cum_sum_f64, double, double)
+OPARA__DEFINE_CUM_SUM(opara__cum_sum_i32, int32_t, uint32_t)
+OPARA__DEFINE_CUM_SUM(opara__cum_sum_i64, int64_t, uint64_t)
+#undef OPARA__DEFINE_CUM_SUM
+
+#define OPARA__CUM_SUM_COLS 4096 /* columns per work item */
+
+/* Work item = (outer index, block of OPARA__CUM_SUM_COLS columns). */
+static opara_result opara__cum_sum_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t L = (size_t)p->mid, in = (size_t)p->inner, blocks = (size_t)p->n_col_blocks, item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t c0 = (item % blocks) * OPARA__CUM_SUM_COLS, off = (item / blocks) * L * in + c0;
+        size_t n = in - c0 < OPARA__CUM_SUM_COLS ? in - c0 : OPARA__CUM_SUM_COLS;
+        const char* x = (const char*)op->in[0].data;
+        char* y = (char*)op->out[0].data;
+        opara_dtype t = op->in[0].dtype; /* prepare admits only these four */
+        if (t == OPARA_DTYPE_F32) opara__cum_sum_f32((const float*)x + off, (float*)y + off, L, in, n, p->exclusive, p->reverse);
+        else if (t == OPARA_DTYPE_F64) opara__cum_sum_f64((const double*)x + off, (double*)y + off, L, in, n, p->exclusive, p->reverse);
+        else if (t == OPARA_DTYPE_I32) opara__cum_sum_i32((const int32_t*)x + off, (int32_t*)y + off, L, in, n, p->exclusive, p->reverse);
+        else opara__cum_sum_i64((const int64_t*)x + off, (int64_t*)y + off, L, in, n, p->exclusive, p->reverse);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara_dtype t = x->dtype;
+    int64_t axis;
+    if (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64 && t != OPARA_DTYPE_I32 && t != OPARA_DTYPE_I64)
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "CumSum: f32, f64, i32 or i64 only");
+    if (y->dtype != t || !opara__cpu_same_dims(x, y))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "CumSum: the output must have the input's shape and type");
+    if (!opara__cpu_record_axis(op, x->ndim, &axis))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "CumSum: axis out of range");
+    op->p.mid = x->dims[axis];
+    op->p.inner = opara__cpu_dims_prod(x->dims, (int32_t)axis + 1, x->ndim);
+    op->p.n_col_blocks = (op->p.inner + OPARA__CUM_SUM_COLS - 1) / OPARA__CUM_SUM_COLS;
+    op->p.exclusive = op->params->u.reduce.exclusive;
+    op->p.reverse = op->params->u.reduce.reverse;
+    op->work_items = (size_t)(opara__cpu_dims_prod(x->dims, 0, (int32_t)axis) * op->p.n_col_blocks);
+    if (op->p.mid == 0) op->work_items = 0;
+    op->fn = opara__cum_sum_kernel;
+    return OPARA_OK;
+}
+
+#define OPARA__REDUCE_COLS 1024 /* columns per work item of the column-wise reduction */
+
+/* ---- ReduceMean .. ReduceSumSquare ------------------------------------------------------------- */
+
+/* max/min that keep a NaN on either side (v > a is false for a NaN a, which then stays). */
+static double opara__max_nan_d(double a, double v) { return v > a || v != v ? v : a; }
+static double opara__min_nan_d(double a, double v) { return v < a || v != v ? v : a; }
+
+/* What a kind's accumulator starts from. */
+static double opara__reduce_init(opara__reduce_kind kind) {
+    return kind == OPARA__RED_MAX ? -HUGE_VAL : kind == OPARA__RED_MIN ? HUGE_VAL : kind == OPARA__RED_PROD ? 1.0 : 0.0;
+}
+
+/* One element folded into the accumulator: the kind's transform of v (LogSumExp: exp(v - shift)),
+   then its combination. */
+static double opara__reduce_fold(opara__reduce_kind kind, double acc, double v, double shift) {
+    switch (kind) {
+    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_LOG_SUM: return acc + v;
+    case OPARA__RED_L1: return acc + fabs(v);
+    case OPARA__RED_L2: case OPARA__RED_SUM_SQUARE: return acc + v * v;
+    case OPARA__RED_LOG_SUM_EXP: return acc + exp(v - shift);
+    case OPARA__RED_PROD: return acc * v;
+    case OPARA__RED_MAX: return opara__max_nan_d(acc, v);
+    case OPARA__RED_MIN: return opara__min_nan_d(acc, v);
+    }
+    return acc;
+}
+
+/* Two partial results combined. */
+static double opara__reduce_merge(opara__reduce_kind kind, double a, double b) {
+    if (kind == OPARA__RED_PROD) return a * b;
+    if (kind == OPARA__RED_MAX) return opara__max_nan_d(a, b);
+    if (kind == OPARA__RED_MIN) return opara__min_nan_d(a, b);
+    return a + b;
+}
+
+/* The output from the accumulator of `count` elements (LogSumExp: shift is their max; an infinite
+   max is the result itself, where exp(x - max) would be NaN). */
+static double opara__reduce_finish(opara__reduce_kind kind, double acc, int64_t count, double shift) {
+    switch (kind) {
+    case OPARA__RED_MEAN: return count ? acc / (double)count : 0.0;
+    case OPARA__RED_L2: return sqrt(acc);
+    case OPARA__RED_LOG_SUM: return log(acc);
+    case OPARA__RED_LOG_SUM_EXP: return isinf(shift) ? shift : log(acc) + shift;
+    case OPARA__RED_SUM: case OPARA__RED_L1: case OPARA__RED_SUM_SQUARE: case OPARA__RED_PROD: case OPARA__RED_MAX:
+    case OPARA__RED_MIN: break;
+    }
+    return acc;
+}
+
+/* The kind's reduction of n contiguous floats (LogSumExp: of exp(x - shift), through the vector exp
+   in blocks of tmp's OPARA__REDUCE_COLS floats), in 8 lanes the compiler keeps in vector registers;
+   the sums through the vector sum. */
+static double opara__reduce_run_f32(int level, opara__reduce_kind kind, const float* x, size_t n, float shift, float* tmp) {
+    float a[8];
+    size_t i = 0, l;
+    double r = 0.0;
+    if (kind == OPARA__RED_MEAN || kind == OPARA__RED_SUM || kind == OPARA__RED_LOG_SUM) return opara__vec_sum(level, x, n);
+    if (kind == OPARA__RED_LOG_SUM_EXP) {
+        for (; i < n; i += OPARA__REDUCE_COLS) {
+            size_t m = n - i < OPARA__REDUCE_COLS ? n - i : OPARA__REDUCE_COLS, j;
+            for (j = 0; j < m; ++j) tmp[j] = x[i + j] - shift;
+            opara__vec_exp(level, tmp, tmp, m);
+            r += opara__vec_sum(level, tmp, m);
+        }
+        return r;
+    }
+    for (l = 0; l < 8; ++l) a[l] = (float)opara__reduce_init(kind);
+    switch (kind) {
+    case OPARA__RED_L1: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] += fabsf(x[i + l]); break;
+    case OPARA__RED_L2: case OPARA__RED_SUM_SQUARE:
+        for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] += x[i + l] * x[i + l];
+        break;
+    case OPARA__RED_PROD: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] *= x[i + l]; break;
+    case OPARA__RED_MAX: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] = opara__max_nan(a[l], x[i + l]); break;
+    case OPARA__RED_MIN: for (; i + 8 <= n; i += 8) for (l = 0; l < 8; ++l) a[l] = opara__min_nan(a[l], x[i + l]); break;
+    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_LOG_SUM: case OPARA__RED_LOG_SUM_EXP: break; /* above */
+    }
+    r = a[0];
+    for (l = 1; l < 8; ++l) r = opara__reduce_merge(kind, r, a[l]);
+    for (; i < n; ++i) r = opara__reduce_fold(kind, r, x[i], shift);
+    return r;
+}
+
+/* acc[j] combined with the kind's transform of x[j] (LogSumExp: exp(x[j] - shift[j]), through tmp),
+   j < n: the columns of one reduced row at a time, with the vector helpers or loops the compiler
+   vectorises. */
+static void opara__reduce_cols_f32(int level, opara__reduce_kind kind, float* acc, const float* x, size_t n,
+                                   const float* shift, float* tmp) {
+    size_t j;
+    switch (kind) {
+    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_LOG_SUM: opara__vec_add_into(acc, x, 1, n); break;
+    case OPARA__RED_L1: for (j = 0; j < n; ++j) acc[j] += fabsf(x[j]); break;
+    case OPARA__RED_L2: case OPARA__RED_SUM_SQUARE: for (j = 0; j < n; ++j) acc[j] += x[j] * x[j]; break;
+    case OPARA__RED_LOG_SUM_EXP:
+        for (j = 0; j < n; ++j) tmp[j] = x[j] - shift[j];
+        opara__vec_exp(level, tmp, tmp, n);
+        opara__vec_add_into(acc, tmp, 1, n);
+        break;
+    case OPARA__RED_PROD: for (j = 0; j < n; ++j) acc[j] *= x[j]; break;
+    case OPARA__RED_MAX: opara__vec_max_into(acc, x, 1, n); break;
+    case OPARA__RED_MIN: opara__vec_min_into(acc, x, n); break;
+    }
+}
+
+/* The input offset of combination r of n (dim, stride) groups, row-major. */
+static int64_t opara__group_offset(const int64_t* dims, const int64_t* strides, int32_t n, int64_t r) {
+    int64_t off = 0;
+    int32_t d;
+    for (d = n - 1; d >= 0; --d) {
+        off += (r % dims[d]) * strides[d];
+        r /= dims[d];
+    }
+    return off;
+}
+
+/* f32, innermost group reduced: work item = one output; the reduction runs along contiguous runs of
+   p->inner elements, one per combination of the other reduced groups. LogSumExp takes two passes
+   (the max first). */
+static opara_result opara__reduce_rows_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    opara__reduce_kind kind = (opara__reduce_kind)p->mode;
+    int64_t runs = opara__cpu_dims_prod(p->red_dims, 0, p->red_n - 1), count = runs * p->inner, r;
+    int level = opara__cpu_isa_level(), pass;
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + opara__group_offset(p->kept_dims, p->kept_strides, p->kept_n, (int64_t)item);
+        double shift = 0.0, acc = 0.0;
+        for (pass = kind == OPARA__RED_LOG_SUM_EXP ? 0 : 1; pass < 2; ++pass) {
+            opara__reduce_kind k = pass == 0 ? OPARA__RED_MAX : kind;
+            acc = opara__reduce_init(k);
+            for (r = 0; r < runs; ++r) {
+                const float* run = x + opara__group_offset(p->red_dims, p->red_strides, p->red_n - 1, r);
+                acc = opara__reduce_merge(k, acc, opara__reduce_run_f32(level, k, run, (size_t)p->inner, (float)shift, scratch));
+            }
+            if (pass == 0) shift = acc;
+        }
+        ((float*)op->out[0].data)[item] = (float)opara__reduce_finish(kind, acc, count, shift);
+    }
+    return OPARA_OK;
+}
+
+/* f32, innermost group kept (p->inner columns): work item = (combination of the outer kept groups,
+   block of OPARA__REDUCE_COLS columns); every reduced row of the block is combined into an
+   accumulator in scratch, column-wise (scratch: the accumulator, then LogSumExp's max and exp terms). */
+static opara_result opara__reduce_cols_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    opara__reduce_kind kind = (opara__reduce_kind)p->mode;
+    size_t blocks = (size_t)p->n_col_blocks, item, j;
+    int64_t rows = opara__cpu_dims_prod(p->red_dims, 0, p->red_n), r;
+    float *acc = scratch, *shift = scratch + OPARA__REDUCE_COLS, *tmp = scratch + 2 * OPARA__REDUCE_COLS;
+    int level = opara__cpu_isa_level(), pass;
+    for (item = begin; item < end; ++item) {
+        size_t o = item / blocks, c0 = (item % blocks) * OPARA__REDUCE_COLS;
+        size_t n = (size_t)p->inner - c0 < OPARA__REDUCE_COLS ? (size_t)p->inner - c0 : OPARA__REDUCE_COLS;
+        const float* x = (const float*)op->in[0].data + opara__group_offset(p->kept_dims, p->kept_strides, p->kept_n - 1, (int64_t)o) + c0;
+        float* y = (float*)op->out[0].data + o * (size_t)p->inner + c0;
+        for (pass = kind == OPARA__RED_LOG_SUM_EXP ? 0 : 1; pass < 2; ++pass) {
+            opara__reduce_kind k = pass == 0 ? OPARA__RED_MAX : kind;
+            opara__vec_fill(acc, n, (float)opara__reduce_init(k));
+            for (r = 0; r < rows; ++r)
+                opara__reduce_cols_f32(level, k, acc, x + opara__group_offset(p->red_dims, p->red_strides, p->red_n, r), n, shift, tmp);
+            if (pass == 0) opara__vec_copy(0, shift, acc, n);
+        }
+        for (j = 0; j < n; ++j) y[j] = (float)opara__reduce_finish(kind, acc[j], rows, shift[j]);
+    }
+    return OPARA_OK;
+}
+
+/* The integer kinds on int64 accumulators (unsigned: products and sums wrap as the fixed-width types
+   do instead of overflowing). */
+static uint64_t opara__reduce_fold_int(opara__reduce_kind kind, uint64_t acc, int64_t v) {
+    switch (kind) {
+    case OPARA__RED_L1: return acc + (uint64_t)(v < 0 ? -(uint64_t)v : (uint64_t)v);
+    case OPARA__RED_SUM_SQUARE: return acc + (uint64_t)v * (uint64_t)v;
+    case OPARA__RED_PROD: return acc * (uint64_t)v;
+    case OPARA__RED_MAX: return v > (int64_t)acc ? (uint64_t)v : acc;
+    case OPARA__RED_MIN: return v < (int64_t)acc ? (uint64_t)v : acc;
+    case OPARA__RED_MEAN: case OPARA__RED_SUM: case OPARA__RED_L2: case OPARA__RED_LOG_SUM: case OPARA__RED_LOG_SUM_EXP: break;
+    }
+    return acc + (uint64_t)v; /* Sum (prepare refuses the others for integers) */
+}
+
+static uint64_t opara__reduce_init_int(opara__reduce_kind kind) {
+    return kind == OPARA__RED_MAX ? (uint64_t)INT64_MIN : kind == OPARA__RED_MIN ? (uint64_t)INT64_MAX
+           : kind == OPARA__RED_PROD ? 1u : 0u;
+}
+
+/* f64, i32, i64 (not a hot path): work item = one output, element by element over every reduced
+   group, in double (f64) or int64 (integers). */
+static opara_result opara__reduce_generic_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    opara__reduce_kind kind = (opara__reduce_kind)p->mode;
+    opara_dtype t = op->in[0].dtype;
+    int64_t count = opara__cpu_dims_prod(p->red_dims, 0, p->red_n), r;
+    size_t item;
+    int pass;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = opara__group_offset(p->kept_dims, p->kept_strides, p->kept_n, (int64_t)item);
+        if (t == OPARA_DTYPE_F64) {
+            const double* x = (const double*)op->in[0].data + base;
+            double acc = 0.0, shift = 0.0;
+            for (pass = kind == OPARA__RED_LOG_SUM_EXP ? 0 : 1; pass < 2; ++pass) {
+                opara__reduce_kind k = pass == 0 ? OPARA__RED_MAX : kind;
+                acc = opara__reduce_init(k);
+                for (r = 0; r < count; ++r) acc = opara__reduce_fold(k, acc, x[opara__group_offset(p->red_dims, p->red_strides, p->red_n, r)], shift);
+                if (pass == 0) shift = acc;
+            }
+            ((double*)op->out[0].data)[item] = opara__reduce_finish(kind, acc, count, shift);
+        } else {
+            uint64_t acc = opara__reduce_init_int(kind);
+            for (r = 0; r < count; ++r) {
+                int64_t at = base + opara__group_offset(p->red_dims, p->red_strides, p->red_n, r);
+                acc = opara__reduce_fold_int(kind, acc, t == OPARA_DTYPE_I32 ? ((const int32_t*)op->in[0].data)[at]
+                                                                             : ((const int64_t*)op->in[0].data)[at]);
+            }
+            opara__cpu_store_i(op->out[0].data, t, item, (int64_t)acc);
+        }
+    }
+    return OPARA_OK;
+}
+
+/* Which dtypes a kind takes: f32 and f64 all; the integers those whose result stays an integer. */
+static int opara__reduce_dtype_ok(opara__reduce_kind kind, opara_dtype t) {
+    if (t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64) return 1;
+    if (t != OPARA_DTYPE_I32 && t != OPARA_DTYPE_I64) return 0;
+    return kind == OPARA__RED_SUM || kind == OPARA__RED_MAX || kind == OPARA__RED_MIN || kind == OPARA__RED_PROD ||
+           kind == OPARA__RED_L1 || kind == OPARA__RED_SUM_SQUARE;
+}
+
+/* The input's dims as groups: dims of size 1 dropped, neighbours that are both reduced or both kept
+   merged (natural strides keep a merged group evenly strided); at least one reduced group (a
+   reduction over nothing reduces a group of one element). Returns whether the innermost group is
+   reduced. */
+static int opara__reduce_groups(opara__cpu_params* p, const opara__cpu_tensor* x, const int* reduce) {
     int64_t str[OPARA_MAX_DIMS];
-    int32_t d, yd = 0;
-    if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
-    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d]; /* axes as the shape engine resolved them */
-    keep = op->params->u.reduce.keepdims;
+    int32_t d;
+    int last = -1;
     opara__cpu_natural_strides(x, str);
     p->kept_n = p->red_n = 0;
     for (d = 0; d < x->ndim; ++d) {
-        if (reduce[d]) {
-            p->red_dims[p->red_n] = x->dims[d];
-            p->red_strides[p->red_n++] = str[d];
-            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
-        } else {
-            p->kept_dims[p->kept_n] = x->dims[d];
-            p->kept_strides[p->kept_n++] = str[d];
-            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
+        int64_t* dims = reduce[d] ? p->red_dims : p->kept_dims;
+        int64_t* strides = reduce[d] ? p->red_strides : p->kept_strides;
+        int32_t* n = reduce[d] ? &p->red_n : &p->kept_n;
+        if (x->dims[d] == 1) continue;
+        if (reduce[d] == last) {
+            dims[*n - 1] *= x->dims[d];
+            strides[*n - 1] = str[d];
+            continue;
         }
+        dims[*n] = x->dims[d], strides[*n] = str[d], ++*n;
+        last = reduce[d];
     }
-    if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
+    if (p->red_n == 0) {
+        p->red_dims[0] = 1, p->red_strides[0] = 1, p->red_n = 1;
+        last = 1;
+    }
+    return last != 0;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    opara__cpu_params* p = &op->p;
+    const char* name = opara__op_name(op->node->op);
+    opara__reduce_kind kind = OPARA__RED_MEAN;
+    int keep, reduce[OPARA_MAX_DIMS], rows_layout;
+    int32_t d, yd = 0;
+    opara__reduce_kind_of(op->node->op, &kind);
+    if (!opara__reduce_dtype_ok(kind, x->dtype)) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: data type not supported", name);
+    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "%s: axis", name);
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d]; /* axes as the shape engine resolved them */
+    keep = op->params->u.reduce.keepdims;
+    for (d = 0; d < x->ndim; ++d) {
+        if (reduce[d] && keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
+        if (!reduce[d] && (yd >= y->ndim || y->dims[yd++] != x->dims[d])) break;
+    }
+    if (d != x->ndim || yd != y->ndim || y->dtype != x->dtype)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output shape does not match axes/keepdims", name);
+    p->mode = (int)kind;
+    rows_layout = opara__reduce_groups(p, x, reduce);
     op->work_items = opara__cpu_numel(y);
     op->min_items_per_task = 64;
-    op->fn = opara__reduce_mean_kernel;
+    if (x->dtype != OPARA_DTYPE_F32) {
+        op->fn = opara__reduce_generic_kernel;
+    } else if (rows_layout) {
+        p->inner = p->red_dims[p->red_n - 1];
+        op->scratch_floats = OPARA__REDUCE_COLS; /* LogSumExp's exp terms */
+        op->fn = opara__reduce_rows_kernel;
+    } else {
+        p->inner = p->kept_dims[p->kept_n - 1];
+        p->n_col_blocks = (p->inner + OPARA__REDUCE_COLS - 1) / OPARA__REDUCE_COLS;
+        op->work_items = (size_t)(opara__cpu_dims_prod(p->kept_dims, 0, p->kept_n - 1) * p->n_col_blocks);
+        op->min_items_per_task = 1;
+        op->scratch_floats = 3 * OPARA__REDUCE_COLS;
+        op->fn = opara__reduce_cols_kernel;
+    }
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_reduce.c ==== */
@@ -13951,7 +14460,10 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_GRID_SAMPLE: return opara__cpu_prepare_grid_sample(op, err, cap);
     case OPARA__OP_DET: return opara__cpu_prepare_det(op, err, cap);
     case OPARA__OP_LAYER_NORM: return opara__cpu_prepare_layer_norm(op, err, cap);
-    case OPARA__OP_REDUCE_MEAN: return opara__cpu_prepare_reduce_mean(op, err, cap);
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: return opara__cpu_prepare_reduce(op, err, cap);
+    case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN: return opara__cpu_prepare_arg_reduce(op, err, cap);
+    case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: return opara__cpu_prepare_log_softmax(op, err, cap);
+    case OPARA__OP_CUM_SUM: return opara__cpu_prepare_cum_sum(op, err, cap);
     case OPARA__OP_WHERE: return opara__cpu_prepare_where(op, err, cap);
     case OPARA__OP_CAST: return opara__cpu_prepare_cast(op, err, cap);
     case OPARA__OP_PAD: return opara__cpu_prepare_pad(op, err, cap);
@@ -20360,46 +20872,7 @@ static const char opara__ptx_norm[] =
     "00y.$tg'%md')y.*W#A1V4J7h/:0nY'[98]!#SF%l'1a2%U4C0ej#(~i',h'%wi'=7}i'*f#%fb$N0g#![$#h#c3]hj'$fk'!_#6R'%x"
     "a$=1^#1T'U4]yi'-~Y'1US!#nd!J7gn#<0}a$O2!t%<4t%,ql&+Vl'+_(A6_(D5i#$Xn!$g(3i#&_.G6_($Tg'=7[g'6_($q9$g(5_(>"
     "7Sh'(s'&jP'0s'$^<${'3Y%&R/O8!^]'+s'A1S/E1e%$h@${'2i#=1S/.}C&S^'%{]'7 s';1rr%${'4s';1aP&H1rDd72pQ!G6pQ!+s"
-    "`#W37^@O8&{r%|)reduce_mean|r%,D7#}r%3LO11LH2]p%]36]p%]20[p%u 137]p%g30#oX+b21|#7$^p%!Pu&O[$Q'2W!O4&W!J1W"
-    "!O7&W!O2&Sm%![w&7#Tm%Y14tI%~Q*$ad! R#!h_$%ow*p!6, 0tr#;3n^'#yw'YorSQ+ =H1}c##yc% E,TJA4lx*_14Tx'#ww& d#+"
-    "p`*=,=/Xb'H4vW+<5aOG2g&%W7!vQ*(xq%O1!xq%#[m$J1Vp%%X',Tp%92Pu#(~n%=2r%q maxzj* ;H-yj*#wl'CroX$<3Rg*K2jg**"
-    "ip##ob'$Vd%,^Y!%Yd*J3X,)3$im$F6co%92Tf$'Tb+;1ea+#T%O82{!%r!X3:m%=6p&G-|+<9qc*/jg$<4ev%,z.A5|i'!TS'*nD=,F"
-    "*ij'(r~):[B8+g8 }1%z!$St!U59|n)!d)%@$QK Ht)-4294967296e|#%U1I7qn%82^w% y{#&p^+F1h#+wP&;1pw$%K C!]*%c!C2c"
-    "! RQ$+yu!W2_z)[5:}x'd47Tt)$Uz%p 259sP$#W7$w7D7Qo+)[k%!Y{%&{-V51X!_50Qo+#u%`49:#Z]%>1Z%Z6:d,*ww!+Vy'<6c,/"
-    "s|#A8l-+oy#&Ud(%R- US!,v)%V)<6d!,xp!$n)%H`76T#T20pR![+-V/$~r$&u,C0V/%}o$ H7!V/%G&ir!B4V/D8V//h#-_&$_4%KD"
-    "0V/C4v/ w['-V/>9z*E8V/>5lP,,9&`$)V/'yV*#do%+V/#nt%=4Rp%'V/@6X!0wQ,#u%`54:<4hr)&f%I:_-<6_-#Z+-R(%Rt+%~)I6"
-    "rt+J1ph'%a->8a-D8a-C8T*D8a-%d/O8$a-%Yb(&iY%C5cDD1b-F5i#,_&$cb$&KD8b-B6c!81jz#-b-'uw( u#.d-=7{!,9&{&*d-&h"
-    "j% ]!,d-)eT%B5k;#x0#X!I6k;#p.1k;#`P)(k; Qv%/e-V71e-0w9<7w9%}a$+w9<3ua$%w9+WR&({K1iI%~s* P.!w}$(Q.Y73s* ~"
-    "Y()Q.%Pi*O7%c:%|$2Q~+r!2_14Q.$kB)i#-z&B5zH[36Q.B8c!!zk'.Q.@5t)E4Q.$PBF3Vs(&v=A5Q.#_6$vs)-f:)kz$B6f:$t,<3"
-    "rl).oh,#xt#1f:<8ze)'h%2Q.(g:!`+-V(%h:$m{!E7h:%m*=7WR,)S.$zX&:5S.+vh#=7<F0l[&o 2_3Q%E6tw#$tx'I8bW&@2kX%92"
-    "qs%1zr#4o10jh!>9{d!.i~$=8[!,P]!B7kk!`78j3%|h%t 179T]!%|[$%TQ&,|M$a[$!H7!i3$cB=8pm)C9i3B9i3^51h#,a,B8f^*D"
-    "5{M,W4!xw'0Rf!_51~3W20b*F9~3=7d#,92m]!)e_$E6QB#uE$D*QB#T^##X!f70~30QB$bU'(n. to%*e[!@3n]!D4o]!$W`$!F-o]!"
-    "*^j!J8ri!=8x5G5u5$pd$%|)d18u5&IC6Z2'{30]X&D0j4*ub&92ub&'w4E:ex!;1QX'C1|,U81wx!,xx!+]]';3a!C-vv!<38.vv!#]"
-    "t%^73wv!$f#)~x&&s2C1tv!B2yX-T13^]'!m#7.x!&n!F4pR$S19n!-yf!)sa$81Pc$*`d)$h-0va$B9h-J9h-<9h-H9h-<9cU!$q9b9"
-    "6e!=8e!H+`_!<9si(%o^!J8Rk!>0g!/bS!<2SR$$o!y 200g!>2g!0wG%`%%p!Y20uT#<1Uj$>1_B)n+!'/qG#if%#xg)/lW&@2~U& j"
-    "--tG#jh%!V0$`!F4h1&,4Rq&,p-x 203p-;2jz#$k,C0Qq)T208.PP-X20pw%y 205Z)$]~#92]~#4W)&`)M7W)C19=3X'0R:E5v'+wh"
-    "!@2~S! T_*,ex'Kthd#<6tq'%cg,$WT&B6Y%_66qY&92nP&.WH@8z#%kp%=g}<%h|'+{{'@6Sd'-g$<7m_) t#,XU!G2t#@3t9 d}$-S"
-    "-<1rn''qh#<7lV('oh#'y])H-b{&#u>G8ej&[79nh##cV![79nh##pu!:8rj*(OA8vB(]/*}T(Z21my&;2SP'!GI2QV)%A,V1$l{%%Q#"
-    "/z!%d#.U@$TV)%z!*k8<2_'+v'&qDD-n4A1Zt#*e$*l4a15xz%!FJ4Rn-E0}Z'H9|Z'%h5=3U1&d-b3:mb&t 27,_s'@4vw-%rk(%^9Z"
-    "76^#<9v7G3Td&x 2_4vE%~r%[70ca!<2vb#>8e|%(ca!;2da#!H7!ca!;2{,b19xV&r!2_36~s!'[%&k#,v<%u!$KZ75ga!%UY!%dl%H"
-    "2QR#@3jC]36~`!>8{!,9>2n('~`!'g^) ]!,~`!$RX%<3='tS!#n$$X!0ds!$^f%G3:$[!([x! tV%/zD%PQ.`71UP!T22e%$l'D2PR#"
-    "%_.@2yk#1r^-^27gW!#Q0G8^a&4P/%Uu%Z70}.%Se.$n+ v&)}.%cc.O2%{R#%X%>2z`%+n]!Y40}.&dv%'j#-w'A5_w% B*{.B7b!=2"
-    "yf.+Q1 x+-d/@4Wk!z 40:aW.&i,'9&f#*d/&`d-+[S.)Sj%<8='d/#wx%=8{z&4d/0ol.$Zi-(rIb41d/@6Rw)-i(%Pa!$(-mg$&b/$"
-    "`S#y 05;^y%$rc./b/G9sy%4b/U91c=,u{#<2{e.$}*[91e/$d=O2&d=%^0J9ao%r 2_4db#^92j#,z'$]`.$JD9}Z$Z89e/b30e/H9{"
-    "S!@4m9F4yb#(V$,9I2e/#Xn!$XV+-y=$Vx+<3=(e/@5X!6y=I9y=#zx))[%1yb#V23y=0b|#T23z=$U(L3z=%tf.`05{.)T[!d46iy%J"
-    "6iy%s 2_6td!$Vd!:4lQ!.RT/A3@*ot.X5,jS!D3gv.B9Uw.W23ne#a48pi#T08qu.C5k2C3f>#[g%(l2<3o'O4%l2$xW!b35Ry-s!2_"
-    "50QP!G7l#-Q+%~e&>7D)p2[98p2G6X2)ei$F5nAV96|!,:2oA#f##<E9oA#Yz!$D+oz$#Uy%$Y!1pA#:0pA#q!W10`/J5qA<3Rt!H9Rt"
-    "!<3f'$(K3Vd'%IJ3Yv!!fe'$l-.[@Z39^*C1oQ$;2ox-!I7#o-$V)=4S~!C2np![53o-0l#-^g/%W|&>9D(o-q 300e!`24sm#@5oQ#]"
-    "53o-&gX&/|t+%aP&82}X&(ez($|P##>!no,*t-$q{%&HC1w-B5_!1U@;9a!.;$X&!nQ&'v%1z-U42z-2X@$vR.&|'D4wa#%[Z!<4|o'2"
-    "}-%_o)!}-+ol$r 244l*!go))}-$T0O4&n:$f1>4n:+iR$C5pj!v 301l#-g&$ek'%~+!ki.)}-B2e!a24n:(rj!_56}->6}!-;%p:C9"
-    "}-$Z8#~X$^06}-$l,=8A(}-$_t#%_!H9b-;1a!0;#V/A1y:2Qk!W47}-0qi#<4S:$|'D4|:$ze/%Ix 123}-W32}-,ml$;2Pv%&m* qY"
-    "#)~-%`|-O4&}:$^+b50|T.y!2_59pw!*l#,h&%{Y$@9D*~-B4e!I2rX$A6d).rX$&SZ* }!-;%jT!*pH$nU($>^11}:$en#%H+}:$[h#"
-    "%_!6TZ!!ma&.~-$|!(}:C6QY$%|T!!(D-_W+<1{ES96=/[/A5Z<1fv#<5[<%rX0K2e[!%oY*K3oY!)`n$&Xj#%[w#=5z[#Cu|X!!mV,-"
-    "qa. PY!({&Y1:f`#<5y,.c{,<2{W*$w$1mc,%XQ0,bz)$cu,$iu,+x!%zV#%Z`#@7mU&#uw%+YY#v 281Yc- Xa#0i0(_Z% ql(7 Yc#"
-    "7#[! ok,*dz#%dW0G6dz#A9^'H0gW0%]'<0q[&7*`f#G2`f#e1:l(,k(%_j!L2k(&bd#B2k(C1]HA3ux%G2p7=6h$'bf&$ug'!=+Uz! "
-    "h#7&Tn&*_o#$_7#|EI1wg-S35jm-6c`*!Y'/d`*#km,#@.f`*;3zd$=6jV&+QZ#)r)c63Yo-$W'!wj,-[o-w!2_65jm-#Q9Y35da)#dW"
-    "-#R$+W`$$Wv0$fV%H1s!;3Xc)C2z4#xs+#cQ'O3!c((q^!e65ia)%V(f36]o-)V(+rR#@6os!_66la);7ka)7!X-,la),t#=5k)$t#,P"
-    "y!C8x`* t0<fbj!]81wz+#Xj(#|d,6ix&<5n@,Pp0$Vt%/j8%Vt%&tf&2dn'<2^]-)v.'hW'";
+    "`#W37^@=8{r%";
 
 static const char opara__ptx_pool[] =
     "ho.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_pool2d_f32(\n.2u$m .u64>9_<~ _0,+"
@@ -20541,6 +21014,225 @@ static const char opara__ptx_quant[] =
     "]-1U+%P_*.xW+#}9#`p-0U+W42Pj%C5U+@4U+D4eF2Wl)=8i!)U+@4U+@5U+/Tl)'rb*5U+G6U+<4qz),U+@4o!3U+F7U+<6T})0U+#]"
     "j-I7pe'%mY-1U+$xV+^54uf.H5fd(#bv*#;+Uc!=5_V'.:(mf.,me#U6,A/kh-^45hg!C4Xl!@2zh! kV%$Zr$";
 
+static const char opara__ptx_reduce[] =
+    "ho.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_reduce_f32(\n.2u$m .u64>9_<~ _0,+"
+    "GO1,G@2Ge32Gk73\n)\n{\n.reg .pred %p<137>;4m(f32 %f<20438b3n#r<3203h(64 %rd<6124h sham!t0.align 4 .b8 _Z"
+    "Z16y#j-E3buf[1024];\nldv$!m%|'%rd284, [f'2R!O5 R!B2R!!Z%g93 P!l03];\ncvta.to.globalY#S1,c$5B;2B95e#%<!f#"
+    "92g# >k$];\nshlY(l!305,>k#1;\nor8l 94,>i+1;\nmul.wide.s=k#d286,Fl&4;\nadd.sr&X7,}#G6}#k 304}#P87P$j$etp."
+    "lt|!l p1,C j#SovZ,h)183, 0f3F80 k2;\n@%p1 bra $L__BB0_6{#!V#'S%k$2;\nandl%m 290R#A3Q!U968V-1X$!v$9pc% C:"
+    "3W$$](~#88, 0'j$B2j$k$4;\nsubh#$f'!i#!a$76Q#%w!X3:a%T8,i&x 288j*!B H-j*B9j*G8j*T99i*:9m/h .rnc$#~!Rf7d':"
+    "9i##{$l 73,R% B/v!m 100w!b+4y!!e%81[&(z!U5,Q#a74y!>1y!J8y!:6y!B1y!V7,P#I6y!>2y!b12z!:8z!A2z!%k&#R#A8t.$q"
+    ")!'C49T7,'S-4`/;n{*Up3<#b.B3b.>3t,R4:[!Seq[!%h.%[!E4Y3%+p35:\n.pragma \"nounroll\"h$~ 103&g.#T4!I,h.X91h"
+    ". l1/z(%S8b91w(:9~!H4w(%~(M9x(B19#m$!'&Y7&x(D5l'B5l'>5l'[6:[!#j=r!3, 8Q6 g*Sf0 !v!B6v!R73X&n s64W(;3cA*T"
+    "(U3,=F1U!%z<*S!!f% ;H2W#$S!+]*U6,o! D-nAA7qD!d;$]#T36n'B7v%X28^<91UFj%ctaid.xX$k u64=k d51i+k$5;\nnotUBm"
+    " 106w&m maxY/T7,=Z-2t/=8k$!I*=$d7:8_D(V!=99C1xD!Q(:1rC+^D$W7>9_D.w&C8w&B3tCm 92,X$y 295f!%]!X10YCm 110|%"
+    "I-tL#{C!H-q4*ZCY98>;1`5 F*S@$z!<1X=:9}A yO$h/90W$%v*Td1|K%@#|!!Hn*-4294967296;R; Jm p9,O#}'B9}' x!m div}"
+    "0^21i# u&Ulou2:0R&%K C!b)%c!B2c!83XBn%bra.unii#(z>j 12:S0S32[*V11|!-:&P##|$$t1:1e/#>n 111z$$A#PI%HA1[-q "
+    "115_!G4X3#S&w 113;$W!(k;B1[P!q 283Q.,b8;5x/D8j:#|C$r:k 516T]!%>U4,GC2i.)W/![:.l.!rX!9[MG]a+X6,x*-t<q 20,"
+    "H`36T#;2uOt!11+-q0B7d-[21q0U8,H7!q0<1z#<8r0Z10s0D5s0F3k#-b&X9,K[21s0B4c!w 309s0(cN_15s0=6|!-:&P'+s0$q9#S"
+    "A Q#,s0#z>%HB6s0#Z*&_!H9W0$}1H8;#q2A2u=`6:r-T10r-#n+,c($Q6%z's 310^a!A,Ha20t->9t-C8t-%h7%e*C9t-;1U3 H7#t"
+    "-$U+ P!$t-+wk! ]'*t-F5k#-a&%T-=5C*t-B6c!83r9.t-@9Z)F8t-%f0F9t-=2P'*t-$q+$Q;F2i=%v+=3A)t-B5_!1i=$C1i=#XOA"
+    "2i=J9t->5t-H8t-%r';6r'+k:<37$z3+if!@9p@2Z=>7`.!Qi!)a.B7Q+[37a.%c07&V;$j>>1V;+nu!%X7%|,^19k#-|&C9ZKD7a.C8"
+    "c!H1V;V22v)_21a.=6|!-:&P'+a.#^:#>^12V;:2V;%H+V;Y30_!N9T_!I2V;#u!@3V;a22a.@2V;!o+,d(%ST!%o:C2W;<5c.%lCC6c"
+    ".T2,'/cs!U13=$X,+es!A1T%E3gs!;1hs!=5`!F4]f!&,O4'ks!g26$v_!:3w6 G+u_!<3m<$p&H2b3;5hNt 323Z_!%hJ&Y0+a3%x/ "
+    "H7#a3%H'v&+sr! S.*rA.j#-z+%^9&B)_3Z35~3!w0(qg!&d50v3@7v)F6v3U31e#-:3r_!:3`A#>^13XB:3XB%H+XB#`%&_!N4v3H3X"
+    "B%_!(XB| 27:Q@1r_!J8^y!$y8%r_!C8r_!&m4E7r_!Y32s_!a28hBT30V/0t_!%])$c+d33u6&I,v6=5w4/aR#&ss!&n/+kP# fJ'r5"
+    "E:Un#]36Wn#%f.Q413!l8+u!B3p^#q 137Qm#'[y!$vr!%Un#+]y!$`[! _!+mm#>9kk#0P$+qy!Z32qy!)gm#~ 300.z!&p!$qF(t-S"
+    "33m(+vx!S33oF$j*,hl!;3t-G3t-B3t-J3t-<4t-H3t-;4z,$(y 340e!=2e!H+[a!;4QZ!&g!J2g!>4g!0}T!;4h&&o!2sS!V46g!0T"
+    "I'`%%p!,l1$U6.bl#;9o]#2bl##^9!=$V2+SP#A3z+E2}H;2T0&ye#^20p1&,K3}H-p-b47p-X48p-Z47p-;4iC^48p-X50p-a49Z)&m"
+    "If50W)&`)e51W)*9&^62pl#]21v'+qj!@3qU#p 34:`f#!Z2Kt^f#;4|D;9d#SgtdL%oh!&e%:2j#+z_! V5-}I)dE<3to#<g_=#YQ!!"
+    "w8*s881R5c%nm$:6v;;4d&,Qz#0o`!@3wLv 39:rG=5xn#(ok#U416(ok#$_' =,ok#W43]=[14=$6D3pk##y:!8*cB:4ga!E4h`$Z41"
+    "h`$(c0:5XHE6a0A7f|#s 356~0V7,Pt#85Yn!*v!${>F5{>Y72x!*tn!#`'#k$*W&(_'Z-3lz# [n#^fFna$^40c8#sa$D0Y-$Xk##a*"
+    "(RF%oY!D3~X!Z54h0+lH`53r6;7eA]71_`!o 60,S38dP`$)_`!<6rg!7%jn#$RT!!P!$z0+h>Z43_`!'[%&k#,oD;6h&$KZ74a`!$nC"
+    "%c!`36x_!@4q@^43x_!$e!^74x_!V46p((x_!#_A$>t 145x_!;4h6=7A(x_!Y49_!0Tr!;5}3H7S<#x_!@4lU#a44pr!;6jy$a72jM<"
+    "6U)$REC6X`!%l.&IA3m+#hf$<0a0H1a0:4zV!g30)^/T82^/,[/B5{+D8v|#;6a`! H7![/<3T0&vT$C3lE s(([/^83j#-w'#m9$JD8"
+    "v|#Y47b!y 367k5 {v#.q/(cw!^47q/$ZMG8_}#T51h#*q/#v*$>t 150q/:5dn!%HB0q/$}.%_!N3q/`52q/#h1A5[4J8q/<8q/0o/$"
+    "Ru!$`({ 368o/$I }#,o/<2o/I2o/#}=g32)o/U90}=-w{#Y70t+ Ys$)r/$bG!H7#r/$p`!=7~=C3zNC5pa#^91j#,z'$VH$J[90r/C"
+    "9r/b72r/_91r/@5Vb#G5Vb#U55e#-:K6r/$S-#U=F5e>#SM&H+e>Y59_!7 e>I5e>$_!(e>J5Vb#>7e>1^|#<7f>%ji#4f>%IJ5Y/(u_"
+    "!s 53:fv!#~S#:3sp$ t,,fT%([Z!^54[Z!$XT%r 301]U!W75Wy$r 103]U!<7Tl#F5ra$$_b$%p%1n_$=1sa$]04vP!C7l=!Zy$*w2"
+    "${W!O7%is#%_S#=7is#D3{S%,Wa#_55l#-~*%Z2>5D){2'c0$p#0zc!A5n)/s`#$`V!!}!-;3XB;6ez$#x@F6XB:6XB%H+XB#WM&_!1X"
+    "B$g~$0XB$m3@6XB`57fh!3Y.Y80gc!,Y.;8c=^80Y.B1hc!a81rt!%qOb11cS!&^M$d0E8V#$^@&I1oQ#!Qw$$c0+a0Z84~,D1Ya!;8h"
+    "/O8%ip#%Wc#=8ya#,S`#[59a0G7l#-d&%o/>7D*a0B8e!`38Vv!@6zi!_59a0(r#-;%r#+}S$#ZU!$>^16vB$uv!%H+vB#xM&_!1vB$Y"
+    "!0vB$tD@6vBa60vB=8n_$0kQ!<8q'$m:Z87w-%rS$$I!yR%0m]%>2[=-TP!Z89i*D2x_!;9U{$ I7#z-$SU!'Xq%C3jj%D6r]%H5l#,g"
+    "&&zP!>9D)z-%Wr!<5p#0qO@6[HG6t]%$mU!!}!-;%r#B7z-#cS!$>^17]=:7]=%H+]=$eV&%_!1]=;9a!/;#X&W17]=a63z-@9u:1sO;"
+    "9|9$|'[39v:%Ux!$I!is$/}-%Z|#!}-,V|$Z94l*D3T^!;9`7O9&y:$f1't{#C3a~!c65T{!)l#-g&+jJ!D*}-B2e!a39y:(~Y%G6~Y%"
+    "$bS!!}!-;%r#+Q[$#xQ!$>^17y:$~_&%H+y:$tW&%_!7 q]!H7y:$RMA7y:2PZ%W97}-0]w#;9|:$|'z 397r]!$I!hr$+vh##Zc#!|]"
+    "!C4`n#=19 hv# ],+bW#)kp!q 67:VN=9}n!-VN;4by%$]>B9yr##q`#;8zKn!400]u$:f]e& `!!C!ka#%nq#TanA>1A u}&TorgU'!"
+    "[Y##b!Qp4yr#XlpWc#(x!!D+}$%mZ#%( pF&^^$!y2$pP$'J#RS#C4Tp! go#.w0(]|!~ 35:#gf#7$]!,d)'xe#/_{#A3d)+bT!$d)%"
+    "[{# kV'7*ni#s 38:[*:2d)5Z*!su$#@A8X*!ns$#_!8pbT%0X*(W*g266W*%aV%,W*C2VJ@3e(q 68:]Q'O4 m}#;1qu&/}T!<8wZ&A"
+    "7t[':1p`!]18}P#81x_!7 lc'*{r##p::8Q9 ja!Sst_e'!s'8[D=]f)s&bar.synco~#!s`!%o~#m shrqt!#xJ:8Vz#,~x&$Qj$&cp"
+    "%C4jt!@7`}!T69u,;eyu!$Ri#;8vW$#~u!C4{o!:7PI(f%j %f8Ys!r 47]W(=5R$+y~##{`!%b'H5s!#re$v 186m9#j.#&G5l9@7@B"
+    "6l9T8,a!9p^a$'c0A8V!95BO8 f*@8|r!q 71:q*.X*!'.y_$]49X*+VB)Wa!:7~R#*['!Z{&O[ X/C]}-7Gam'<1pe'3bm'S40t2E7u"
+    "a%X40er!~ 401!cm'P40R$'bP'*Ye$!wd!5jz&;1p[$_88bP'J0hQ'$g`$#@/bX%<1`Y$D5W!$`AU42w7$o) pc!)n@+{4#np#:9w1 _"
+    "W'+Yx#^77bX'<1R!#i4C5Rv#`76q#N7hFA7|/E6e]$#jF:9}_')iB#y!%jo')tY'9,X!(w!E7xX%e53aV'=8|k#C5wK wu$(ki$a89[U"
+    "'$sc'!Wn!+R9#Sl!%[U'X90=$^t! D,V!=29+~Z%#u_&`57}Z%$S[! ]!J3s%)3$ZU$%Vp$C5y@B9vU'$}o&#s$~ 3114P#%u!C8`V'7"
+    "%ji%%]]$!s(._6T8,d!-_6B9_6,{V'$i{#!G2|V'T48{6-}V';4rt&'r%B8_l!;4nh&!I7!_l!$hT#!P!$X)+nGD8^y!%qS#)l#+wd!<"
+    "4wl&$L!D*_l!B7e!`41fh$@8^y!G8^y!@9r#-;<5Q#*_l!;9r*#{L]94_l!;9i1=6A(_l!$bb'%_!1rk!$Y!H6;$|!(^W!<8TW'%n'%v"
+    "=$s['C4fi%T41f'/~U'$s*$[.I1o-=4gk&v 55]`*%T+$X/,ek&%`Q$&I2Xi#!vP$:[r0-VY#<4|j&%f,[57w/U8,I7#w/%}#&dv#C5R"
+    "g#D8W{!_68l#-g&$bp!$L!D*w/B9e!I4Pk&@8W{!G8W{!$ir!'sU$&;<2{l'X66w/:2^O$>s 199w/:2dO$H!A(gx%$[M#_!a20jX#;8"
+    "a!0;#~DA0c41W{!=4Qk&a55VY#<4Qk&$|'D4Qk&<1V7%So'J5bT$W65}-+VY#<4lg%%l*C6cT$;4lg&!I7#}-$f1=2q[!C5}l!D8_V'%"
+    "wi$)l#-g&$zY#%Ve#D6cT$%Se#$e!`42aV'@8^_!F8aV';2^[$!}!-;%v<C8}-#`S&$m^!^04}-#vp!%H+}s($xT(%_!0v<;7j.0v<;7"
+    "m0)v<J9}-@5}-H8}-$S:$|'[42|:$fo$%I!yV$72eV'<1ni$!i.,gV'<4Ty!%X+!li$)j.%P+7&i;%H'i;+qg#D9hV'_64l#-S'C9VL["
+    "73j.B3e!`42i;@9Y^!_91j.>9}!,;%gQ! as#(j.#^Q!$>^20i;#_O%HC0i;$pQ'$_!I1i;;4a!0j.$_!(i;I9dt$X43i;0pR$<4{n&$"
+    "}'E4uo&$]c$%I!tw#)Ug#T8,'/n^&U59=$^,+ku!@8`^!F9mV'#yw#>3QX!^60hf!&,7)mV'7&U`!@8Vm(-U`!U32]!,U`!A3[W'b43q"
+    "f$%P[$]43]W'r 434t0D8pO$]u$!I7!V4<6U*&xz#C6nq!C9Uv$<1k^$)l#-n,$a9%n^$D8pOC8lc!E4b}%&}!H8o4(rs!F9nv$W21[$"
+    "-;2R`!;2Y}&#>^21ZC$Rd#%H+ZC$pT'%_!O7 o40ZC;8w5)W/C7R`!$wb$&R`!D8R`!$jU$G4ix&B4ix&J4ix&<4ix&H4ix&<4bg&$`*"
+    "d44h6&I+~k&#^;!'/~k&#SP$)W5+{j%@9[}#F9_V'e63^V' p4#Uo#E6zn'+iHe20^V'g16 ^V'$P+ _!*^V'!eY(N0P$D4P$*_V'X31"
+    "Qi&~ 316.{!'q!/`V':4jy!!q[()j,<4w-$oA-zl!$`y&!I,w-B4w-J4w-<5w-H4w-%^|%$n}$y 450e!=2e!0cU%;4]P$%o!J4qT%n "
+    "454g!0|T!%S{!&o!2aq!V56g!1bV'&`%%p!C6o1$R+E4x_$$s+a13rH#pR%({h([65d-*~+.dV';6|+&~Y&_66w1'-7-fV'<4rY#,v-$"
+    "vW!&v-C5hV';4im$!I,v-A6hV'a45hV'S46hV'} 460^)&f)e61^),9']'0h:E7z'D7z')[])B0jV'92um!3{W$%es!]22jV'%_y!$_%"
+    ";2~Q$[68l#I5i~(A8R$E5mV'c69mV'~ 223 mV'$kl!S22|#-`e)0{d&X10hR)_23_:`64qV'w 226qV':2_g!!=+Um#p 228gb*Z27="
+    "#uy!E2cr)$TKE2br)#fG!X!*qV'Z82yC)P0W5,iy# n%+^1%oR#F6^P&C2^i#[66{!X7,T#/{!$RAF6RA%tg!%{!*iW'd83iW'Y84iW'"
+    "*_#B9v}#)l$C7_#D9}#$|@G7ru)%kw%$Vn#*tG>9f1'j-.u_*#rb$)bs#$U6I7zY'W61nQ!)b#;9dt! _}! Y|),t> Vg'0uh)%v^*/j"
+    "q#$Xx!&^%,tx%<4vk!O7%rT#%f;=7UCD8rAC2sz&(a%'m#,_H%^c&$LE2ux%%kl%$e!a47U[))tr(^12bz&n 230P#-;>1z((jb!$mk!"
+    "#>]23{k%:2sk!&H*{k%:2Pk!&_!0{k%$_Q(H3vv!$rU$)b~'a12dz&S47vT#x 210`Q!%pc%<9b1+uT#=6z1(so#,m0<7m0H1m0:8|a$"
+    "g87+j/%ez%s 209h/C7U,,bz%;4oh&O4&oh&<8H&by!D8rFC3qU#<2bw))m#-~'$T0%r}(-cz%C9e!84dh%0Q6J2eFX32XT*/]V#$|v!"
+    "G2}z%T23^+C7Q0$}-#zp!^35Q0#}p!%HC5Q0B9_!O8 Q00Xr!$l~!A3to)J3^V#U80Q0/~/$~n!%f(z 480~/$I_61~/<9~/I2~/#fOg"
+    "89+~/%~Y# j>-^Q$Z82d-,f|%T48X%7%k>$^[&!P!$Wh*,dW*C3_Q$&Q;)m#-R($g|&$LE2g|%%U_$%R0c84R0a31R0)hU!F3yQ$n 24"
+    "0i#-;J1R0#TR!$>^24T@#Td!&H+T@#Xa%&_!7 T@I4T@#wR#)t}'b13zQ$@8T@1zQ$%Ve!$i(d48U@$Ib61i>*|#E7wZ'#UBT80^P%D9"
+    "pV*C5Wh##uW#!}!H4xc#$~Y%F1_Y%T60ie*%z$D7A$yT!$RU!A4xa%a13xz#S24yd#s 601Z3C8l0D4wd#%[Ng88%Z3%P$=9Z3+WV#Z1"
+    "4^Cv 603m#,W+$S5%L!D(Z3Z60hR!`49SX%!cl((y#/q2>5P#-;3tB$]|(#>F2|[(:2US#&H+tB#WS#&_!/tB$W&H2|[($Z&A2|[(b14"
+    "tBT91t+0~w#$_*%|'Z49yi!T258>2n2/{-U55{-.ZA$rD&l*D5jd$<9U#O3%~-$SBU94~-,cb#[44~-G5m#-h&%D>5D*~-B6e!a49Xx!"
+    "A4df*^44~-%eW)G5md$$[[#Y60Pk*:2Zg%$>F2ZZ(;2Sf%%H+q@#d*&_!H3c-;5a!0;#W/)ni&y 145~-=6~-2q@$o4%P(Z49Pu!;2_n"
+    "&%IJ2b`#<2Xl(!R.,mq$$Ro&&o*D6Rd$$ty$!I7#R.%z.'R;,el#,nh(v 607m#,bZ#<0R;>7D*R.+S%b50R;)yl!/]h(W25t#-;%V0C"
+    "5R.#Y:;5j+.R;#Rb#&H+R;#~a#&_!1R;$Y!1R;$|!*R;1yl!o 501R./sl#T50U;$WG,Rw'<2nz$%hII6|n#o 271R.,Vq$r 503p*C7"
+    "^e*<5sEO0&V;%a+'V;,_}!b50}y!*m#-i&+pZ!!D)S.C1t.J5`d#A5qo#^50S.%Sl#F7}d*T26V;+VI;6wm*#v9.XT(:2tS$&H+V;$tQ"
+    "$%_!7 xZ!0XT($Z&A2XT(81Yk(0lU!!([-1[:$ur!!qU!!=0`/)c<1ly#%o7%dw$b06V]!=5]+J0_Z!)gr$&~l#$h|,]18y^#&kY!:7g"
+    "[#D9VX#*zp! nl((lb#<5S:]11lb#<5^|$$y$G8aR'!ex%:[MF]v$<7s^&:7]$,YP#F5{[)U10]c&;5bu+-cu+G9U!&`c&;6U!-Rc!2z"
+    "t#){o+F5wb&#YE w!$a(G8v!.[l,&vd($X'!Z5#`'!bq&*_f&R06dd&%|m,);!in,k+3BBB989D;\nfma]s,!>#TW'$P#!q-Tf1wa%Qs"
+    "agy&&M:9>+mp,91wf&h 4B4n#+x]-!Uj$j#f437C[$!o#=m>W2,x!!j0 p!#^-%E#Xv, Li 0fCW#m%7F;\nnegC#z&C1[x) js$ z&t"
+    "$B8AA3B_&!pS$&_&;1'C4d!#s'u%2A57060d!*s':1s'%`i$$`|#;6=A2Ty&:2^x#!=W23Q!;fo~+82Ux#l,ex2.approx.ftzi#!sn$"
+    "9fP~+(h|,$g,%=O9(k/ Zi'.a!&'7(a!u$9:\nabsa!)nQ,`0:bv&!tk%-S4@3St&!S4,|b!^65cl*#uI'jw&[10PV!V66bt$;fU!*~2"
+    "^91vY'#Ry,*g%'yY'#X2$h!9p`2-vw&)P##FI7V()Px!]64sm'%s47#m$O9!m$!ZD$h! L7*m$g10(m$,V-Y1,o!7(a!X6:Y6/a!(X!C"
+    ":WT%C9e|#]04Tq'Z11s{#S58rA-gZ,g24(nf$.rAA7qD*{Y$%bS$G1go$)py'`46py'<1xv&86qy' jY-,g2I2ya#A0`( u}+'g4:2g,"
+    "D8S[$I8S[$O2 k)[29e]%%Vn$M8])%yR)&K#[)D8s4g22(Z) x^#'cH$h%'aH&v.$W<J8Z&H7Z&^08X+@1{K)n`'!}!;2_c-,f-]13[;"
+    "W72vi- S!,W[#]12Y;W73cP!.m#;1i!G3m#2k$._(*iV- jV-'X!!f|(2SO$Sd'3RO:9aL!n)#y,%vy)+}N!PT#Yf9nj'!]T#2zN!jr("
+    "5yN!v]!%s!!oAX94uN!pY!!G3sN!^V!Yf9mT!!Zy!6pNW00}%#&+^S!g01#mN@0`'#yZ!Tf1q(%|z$:4z$*kN#qU,!<,kN%}R%M5kN:0"
+    "|A,|S.$n-%=*c,J3~K^17r0C5}KD7sr!^18r0C6{KD7v^!]19zK#fW.%u$0[HY78BA0ZH!Tm!#e!z p78WH@0WH1lx)+vS-]17tKg80&"
+    "g$g81 g$!rW$#e!~ p81)g$g82(g$O8#nKO0(a!O9#nK)K[20nK%Tx$N7aCZ3,K$aC-m|%)zBG6Z|&@6vA)Pa!#^W#$aW%(_b% lU%7-"
+    "qk($d|'$kX'I6Zb(m 89]l+3qk(#}W#0qk($|c!`70qk($|~)!E%V]-,TD)xW)G1uk($Z~)<2gl%;9h!,k(_78Tj($`Q,![r.(_(>7X$"
+    "+oe%#qF$i'$Zr.+s!#yw#S27aR!-x8G7xd!D1y8D1}p,#Y`)+xd!D1{8D1ec,_17xd!#{m!!XS$v f44Xa!#eO$AC5Va!U9,d!;pQ<(f"
+    "5*{!#D1|8)o_(_17rd!#bR!7 g$!oe'3g$!Xv%$d!:pSd-7%g$2aV!+g$,ld!=7`!!q#7&_!,jd!,_!(V!O:!}3*t!N8[u(#r3!'/fo,"
+    "$vP,(r3E2Rr!)r3`79`u(!vT/70`u(-u#=4T5%u#,}_!G9]b,=2U2%U!,U2%aZ('kP!;9fp!$l`!)lMu 82:T#D6X]#D2T3 mp$x!sqr"
+    "tU#)}!G4}!,ca#D1k_)!Z|&,S5U28T% no(%uq((z.W21Cm 4B0[u(&V1:5py!(J!{!+{1:2sX#x 1B8Qr(<1pv.%~<!u2+Qf&:2yR!!"
+    "<r(-105976081Qt.#ie%!Kq&-8388608tq##ie%#R# O*rX!#~/<2X{)*rT/%v-C7[c#:2`]#<4Q'+]]!;2T'$QX##wQ#Y22~_#:2dV!"
+    "!T{'UfBWz()W#98W#r$E1039FRi!92u)h$BE0550Zw%+s#:3vR!$ks!%]#+fa!93fa!u&BDF8CDCCd!#fa!%k!#d!C3me#:3yl/h#E0F"
+    "29kj#,d!#f&$k!%d!+cl!!x_'u'fBE2AD8B9d!#R($k!%d!C5d!#cd#u$E4CED0Vg!:3S1$k!%d!+{*;3W(h!7FFFS*+d!#y~)%k!%d!"
+    "+^t!:4nh!h#EAAAAk-,d!#k&B4W(C4W(;4Y,3u-#TB%k!%d!B3d5Y45=F4f!#m&+HC2t&:4Y(i!F317j`'*d!;2an!$x0;4]#F6v^-$b"
+    "g&!vd+l&13909504l>,Wl%,su#Z48S])1t#$r9S48')`=>7q}!$Y<=3U!)mf/*lLA9_b)=,]#BpdQ.p 188`z!#Pt&#TA/Q{#%vV)%n%"
+    "$QD=7oS#${A=ul$$x,C9m$/d#;8nB,u}+#f#+nBg33'nBg50'nB:6^$(J!{!+}'g51$nBZ33nB!w&C6j_!$Ss& <5nB$_s& K2nB#vw%"
+    "$wa$<2ui&$nB$pP%%w],+nB$fQ%C8w4g54#nB:5Y3:5r(:5V5%iZ-%E#u/f52nBf57nBg58#nB:5z-:5t1%]#+`3g60#nB:6uL%k!#d!"
+    "C6e$g62#nB:6f&%k!$d!+Pu)g64#nB$wS$$k!%d!+RV$g66#nB:6g3$k!%d!+W(g68#nB:6k&$k!%d!+vIg70#nB:7k&B6W(C7W(g72#"
+    "nB$ec0B7W(C7iY#Y74=F3f!#m&+HC5t&g76$nB$v6$k!$]#F5nB$br& }3-nBE3bb!+d,g77$nBV2,r9$S[#*mj!_92nB<5U!5nB!{m&"
+    ",nB#_o!X35f5'{>#m#)]E:9wb+*T~0g51!WP1N1S}0<5{y$C1p['<5|u/F4qP,=5}u/%]!#Xo*(f~#:[H:]w%)oh! qk({$ret;\n}b["
+    "1~ arg&f[1+C7#j[12KI1vZ12KO20KO30KO40KO50KH6j_1]59i_1]70h_1u 169h_1P13h_1-V.![p&7#^)0b^1 od!7#U!G1e^1 k<"
+    "7#T!0j_1!tR-7#z)0T!O9%T!G4T!O7&j&H5T!7&i&O6&}b1g31%|b1C3iR+(tf#'6!{b#&Rq*(8>3ZP(p madml-!q#$c}+!+%dX!Xge"
+    "ha1$J^67~`1v 1_4`Q)!RS!Y69x# tA>nc$)ej%>3s#.Xd%!a$T68`k(B2o#.S{(U1_pg&v 1_8y~':0p!/Ww' U#Z-1_v.&8*ce1#}Y"
+    "(:8Xg#)rT-=,o!H1wr&<9p!+d@%iY0#ps#*nk%$u~($x_&>0p%R9:Sv%(tz'%Q*G9{Y)<5{w&-ZT*@,X#E1^Q&$vx'<4x!'R&W86e#_8"
+    "5e#!AD8wQ(%b^*$dp),p~(<,E,q_*B7m~(/dt$%x]&=1mp1'cZ$;,Q6/i~0u 1_2dq#!}U#'Vf-B8P!H1b.V11q)]18[P'$fm0D3[{(!"
+    "_S!*}Q'#^Z!/Pm.91ay/(a'%h]).iu+A6Rf*F6l+$][(=9k+)]!$yx%=6wR'(Y!@8x.b67nb,$o#g68-|%)E$mv-'Q(B2Zs,#c+<3]f,"
+    "=2Vw%TleQx+!rW!#zt!C6]q!#is!%;!gw+;2B@b`Z1%ql-#]x,[p2e(%ko,$(G0x.;3lz%H6d$#w#!g`!,qt!#sZ!%;!n#C3dZ1W6,T("
+    "*}$'q]1%]%'_!$Rl.$W]&7!|$$gU&_70|$#Z$!xb!C3z~+!ku'&;#sP,0i`1!|$-{('|_1%[%'_!*yq.%rS*J0h.$F2l%@8v].,l%#}("
+    "!kt!C3Tt+#rp!%;%ZU,.X`1!l%C3l%>6R`1%z%-_!>5^.+f'%l12zU0$wg0=5zU0*hx# i2(u2F1ht.${i.&_!+m<F4il+$y[0I4yn+$"
+    "~N/`V'$wh($pi(+qp($sf(F7}P+%Rs,=7ao..w*$Rw0_75w*!pu!`39w6!c)&;!h)J9^*+w6G9[y.#[')T,C1o4/Pm.J1Yv1$lu,F1~q"
+    "&$va(%l{-+u'#[@G7_R/B9u'0we&%nw)G7Y::3Vd$$TU%+u'*;9,N3T1@1u'H3sq./u'A2h7,Y';8~V1.rS!$tZ($_{)+Y'$kX(/ss%$"
+    "Z{$$Y'H8rs%;4T~&_83Y'!VD;4qa&3g&A2g&G2pN)cW!]25s]$#us(4kf.91{j/.w^!>6s!F3j[.$mr+.eP! aM5eP!C4q8,RP0e10fP"
+    "!X10gP!^10^O$bF3iP!$WG#F0]!)lP!'}S2$>%bm*<0rX.O8-W&)2E4oP!_35oP!%`{)U13oDYge`i,I5oP!#fl#@5oP!&gi,$h-Y31n"
+    "x-<8E*^'%Rd-7 UH=5QS.G9f$!dG#`o#D5f$A5;%[l,)kj!W2,V(*P%,hn0*_!%UW.%mL7 sP!%wP*v 110P%>9pR$C5tP!X57;!p#C9"
+    "P%=4P%,tP!%yo0(~q0'_!%P%$x(K1vP!%i)O1!q)<8p%/X-#X~##eu#I5xP!%;!jc,+|=U36p%3xP!$B#uV!,_!%`.E7xP!%dg.J4VP+"
+    "=1=G0|i,@1mR0>1mR0,{h,'xP!g52&xP!$^]/2xP!&S@.Ze(%le.%{g.+zC<1Su!0|Q,B1~P!`11PQ!=5Sx1G5P+#P31QQ!#o_%@5QQ!"
+    "b54f**Y7_54Sm,.ZJZ37~4*}'O5 QQ!$hg%`13}'%k&J6}'%Y`.G7}'C9}'0XQ!<6e`+G1q:#}5=6Pc&)}'A1;!X'K6e1*}'G6kf,/}'"
+    "A8|7-b'$ZX2F3Pg,=1zm21]Q!%g}1!G-bY.*`Q!`12aQ!%je*v 123b'!g<#}Z$K2bQ!%k%#o&O7%bQ!^11`P)3lOg49 lOC9kR#,XX*"
+    "5jOB4Tf,/nZ#7!gO%~s,1eOA4dO-cJ%ww+%^W)7-{%)EE6aO_13aO&Sq.v 28]m_';,C/V8A3;#^Z'*g+$tQ-$Pi/T68D)V'%PP#N8lF"
+    "<2n|*G9c$#R.!p;D2c$A5;#u{%*Z}3W3,R(){$&}e'$X%'Z!%i~'A,Q%1x$<6g~'/x$!j'#lT%,w~-#`V%%;#}j%*x$=5x$+UO#UU(#@"
+    "Y94Z!%n[$@,P%.w~!$cV'7 ~N;2~N_51h%#Y,!bNI2}N%;#]c$*h%=7h%2|N$}U(G6[!&qf0E9zN%Tg0J6q]1=4=0`T2@1[Z3 r7.pU2"
+    "C5zNg15&zN$^G2zN%kP!.Rq2X53_P2+fA%Yu..uNB5tNH5sN%wv2_55t*#q.1rNA5:!g)J7RB+k6G7dv1-rGZ98c4*s'O8 pN#gy(F9["
+    "H%Zg/1lN%bf/.jNB5iNH5hN%}S*H5z9#hV##PU!+g1(9!z&2eV#A9rH%vo&7#dV#X99Y7,S'#Ru(F9v-&~t(0S'<6Xi).gw#*ZN1_s'<"
+    "3p}(F3S'#}Z!#{U#2wS!A9S-/`h',i~!K6`Y00t|!O1 WNC3q6!W`#(_U#5XNA8XN/wX$O8!XN$oR'I8XNA8XN-xm/$}y*$o#g88-|%)"
+    "Z}#F8Z}#G8XN=4j|!/YQ/#Yy#I4XN!T[$&;!^Y#C5h+$u5B6k`#,W'&la/6vE%[R2_89d$@6Us&,d$A5;!n#C6sb#W9,T()}$%pi3(fj"
+    "3'_!$yr0$z)7 ^N%qT2H9b(#Sw&<6Sw&)|$*;!m#+V^4$m_$$`5*|$%Qb3=,[%'_!*wv0L9c|!A0sv02l%$bN_91l%#ZT'#&1bN%;!]$"
+    "+SV#$be3 l%3a|!)|f3-_!>6{&,Z}#$l12h|,$Rx1>5r7+{e!'P`+ ~7.nw4C0eNg40&eNg41 eN%Ze4.dv#$cV*I9eN$|x)F9eNB9eN"
+    "H9eN;4eN_95d}.#Yp#2Z}#A5;%sf/1X|!)w6$hY1g41#Yu!Z24o4*u'O3 gN$VX.F2n>$Qp)I9hN$^R*F9hNB9hNH9hN%Qi,G9Y:#g9$"
+    "`^&,cd/A6;!P'3~S#%q&<8E-{l//u'A5h7.iQ1$Tj3G5ir#%l62P|!<0Ru#/P|!C0P|!H0uN%Ti2v 103b'#im#$cR&3o&)qZ$@4bG `"
+    "W2-eW%%o' r3,um#$cd3%SR#H4[S#'Yl0'zv% [d%#av!S5]]!+iDA4Sb%E3kR5$s9*rb%C5cX!H9eS!(pQ%A2et.#ad$<3o!(9C6z#'"
+    "h`,#v_$B7{$#n_$#o!B7i~)!{'#@*Um!#X`$D4t_,$vY/V79kQ-'kc$<,B/Ug5x 1_5Rp36m*A7Uz/G2]!%Q'(aA4hl-(Ty(:3uk'1o+"
+    ":7o+g33$n+1i$%^~-+Z!=0v&/fq,D4d'+p]!>4j%E5s_!;5s)F3zf5#j--b'G8b'G7V3M3U3A3T3C3sS*$xZ5/Y(;3x2,RU!%xx0$}^!"
+    "2[!D7[!(zm,,d)(|m,$Rx/,f`1@,h#3a#J8a#U2,{!,u!$am0O8!u!I9u!%qm%J2[8G6Z8+^w!@7P1O1&wa&|%hardmaxta&(@7#qa&/"
+    "H2na&/HO2-HO3-HH4m_&^38Wn6E8m_&^94l_&`93k_&!za#6T'1zl6O7!R!0e_&g40!Q!0b_&g41!Q!0__&!Yo!6z'7'Po6O7&~n6O6)"
+    "Q]&!bW!0Q]&d44Q]&$XE'[Y&&Ph(+P]&$I/~l6z!2_29~[&L4rP6M4pD#oQ&B4uw!!zQ!7(X^&b45X^&'w~3B2x$/ai/>2Y^&92dp5)Z"
+    "8%m!,p]&=58+p]&&Rf#+p]&&cg% D*R!<8k!+R!U9,rc3,h^4W13V^&)8<4o]2)f%A3P^&#e`#$Q+L2~]&F5q[#%wf/3}]&#Y]#=5w!'"
+    "]%@6e-_60c#!P'C6Qy#%Uc$$Pe.,}q-$Tf!O8$or5H4hU1W27lr5-}}';,T+*}[#E8XU$'qr1D1y-+qY%%Zy#/sh#)ol3F5ph,$Wq#%`"
+    "p$,]c6'|q#G4i|3>,nh2a53R~!%l|#O4+z%(C$nd1(x-0dY%N9v~!#Y}#H9X}##kZ$C9W}#(eh!#]z$#~V#Y90m|#*rv#%US#0]x!]11"
+    "rv#'^$$xx*1qo%A2;!m#*[Q##`b&F8yY$#xd&#>Y64Y!%`s.A,rz#1w$$nl&G5jz0$]{*#eg'C2w$A4;!m#*T`!#Uy$F8xY$#Up!#>Y6"
+    "6Y!1wx#,f%%Q.O7 f%$R],_57f%=6Sy!w f14a_$%;![$*XX!#sa&F8vY$#S`#=6S{&-Y!=8Y!*Q+;8Rw&2qY$<7<$Q7C7Q7@5W2.lX%"
+    "%Rl#&_!C8UJ/pY$<9R!0pY$:8T%.T7%}q*#[7+w{#$Pp'F9w{#$t2%kn+0l*%cn+/Z6$yi*H6[6A5:%u{#.S*)[6H2yn4#V'(Zv!B0T4"
+    "*Ua&<1n'0gS$:2c~&.gS$$vw&I2n'#Z>d63~z&%n'1[1%[z,/k9;2p~'4kY$$90yv&#l'$nz*<0B-^P'.l'@1x6-P':6}S&.P''k~&/P"
+    "'$Yu+.wG%du&=9g~&5w|*G6Sb#V23jv*I6`&@1`&>3|3]20XV/[24XY!C4X'F8hx7@5kW!(wH&wk)*vk)[2_~v&$[o#=1uP!.e!(1$cS"
+    "1(W%.yp/'fl) Y&,P|(7#qY1!_P6.cV(S92{u)*j,&nP%/W3#h[#H4s#g20$s#I7Sn4%Y'I4b$<7tY(F;d`#$Sv#1pv&$B/Qk%7!b$+s"
+    "S#+Tw&4b$T3]yf%-]c#$iX*,b$#ua!I6b$O2$b$+RT&(yy&0UK%yl47#P%:4P%G2~[%)wz/([/3|W6#{X$'{W6*mr&Y2_k4.ZR%$Wb&J"
+    "8gc4(k4,jX4a18uz&N3R2g23#h(G3Zu7%V..v{&#`<%Sy3+r)*d|&,Pn!7(e|&&d|&0[*#~Z*$`R/^32_'(s.N7i5$yd#H8r2;3Sq#1v"
+    "'O4$v'L5e|&g77%d|&+v'(d|&/v'&gm4.rw$@4v' ^Z*/v';8S1G4~y$.v'N8}8#~c&$BF0do%7!Z'G6Z'#y(L8h{$I8R.(h{$0Z'$lh"
+    "#.R.A8R.J8R.$Ri*@2t]! vz$-u{##&.hi##Rm#*gW#D3q_!H3nS#)PH-WLC3VLF3YY#,Zv8&nT#&RS#J5QS#>6PS#+PP,H6eR#A4dR#"
+    "g47$dR#$}b5.^1)[V6[28cR#;4V!/cR#A4vT#/Z_2#Y!+jC$rv'&ws#+^Z''s|#(wy!I2`~#[2_W|5<0uZ%I2jP%H1_r(F5V|!!b6C54"
+    "#pu#'}(/}s&>,k$(P4O7$w]22TS!90}0+|P!B3tP%*_T!;uY!l 31]~$*~l6@,b!3Z!J2Z!$^a#<2Z!/[($D3w!C3w!)aP$E2Vt!<1xP"
+    "$0XU0(yg/,{}#W2_p)a7:Uk(I5Tk(`2_hy.$O.9K9Z+O8#Z+0Wp#<4R[/,hl3%l]60Y>%^b4$~W#,uu4<,DI2^Y$%nV51Y.#^Y$^f8Wp"
+    "(1S'#t['D5Rg+=5z*0]R)!n'G5o[/%c~30T&&qu20T&(hw(-iv0)Ui!*xq+F5mj$$f&;4b/G3oX8#h&(|%<4|%/Y>#ps&G5tq&$UI1R+"
+    "X46sq&,|%'ls&,|%)R+b47k%=8k%'a%70[IH1sP$+T_!@4uHO9&ub$~&log_soft!yb$,D7#}b$3L2Rc$3LO21L1kP:]43bb$^16jP:G"
+    "8Pq)g76!hP:b21{#7%mP:'la$4{'1V!O1&V!0yc$g34&U!0}c$g35&U!7(QR:7&Ro)C2VZ0A6ib$'qV%$W_7#v}-G5Yk0#es$K7`a$H3"
+    "uU%$[s+#oT%.t6<2_h/$vt/-~`$#f~$<7P#(hX1@9n$/lf.#bV#C3RU!$`#$'B5vQ!>8zg$0qT:#eb!^34Wg$^3_]c$U3_ba%q 3_2cv"
+    "0(Tk$'s`%#lA_88Wt6#:B3wl1>3S_!H2oq6,s`%#ri!a42QP#%dj!1pw*BF]x*@uuS%^88|h$_3_Sq!$W_,/{^!;6Q%7!g#%x!5ga%+i"
+    "-A6uR#D3sb.@,D+tg#$aX'/Vv7C2^W:0Yc$%}o/0Rd&&o]'#V}*-S~3'@B2y[,#e`&!wr%,uQ&B7t!$t_!0r[#&S[!+Rp,$zx!`73zm%"
+    "J8bW1(l,,gZ!>3mGG3ye%;7y.F3gZ!_3_[,#wg!/cX!%pg!1]S&&~b!>2{#/br5#fb!G8b~4*Vc!,ra%A4Vc!D4fV7&l[!I2i[!%dV77"
+    " cj'G3h`$>8ui'1~,@9fj'C6WQ.;,`!fp9kk'$~,,`k&(r_!#]U!5pi'H3w_$E1pi',rl,(@*^o4;1fr'%gm')x$O9%{j'#z]!_80_<>"
+    "4yW%O2!dm%O9 T^'d38Tm$#j]'&zR5({%>5@B3jZ-:1dh$<4jh$)_t)A1v!/ud$#y^!$X[07!Pp%1b%%|Q8/U:#ZW$#U[)H3sZ.@8@B2"
+    "b%#i$#l)I8Y:%w!%Rc'-uv%#i%E2bJ#g~&W80cJ*x}7v 3_7dJ>8o6g1:+bDW8:yT-#kf![88W]- ff!7&|Z!+TT'(^V#H6Y]-m 11]|"
+    "54{w4J2X]-;8na96[f$'}V6C2{P!_13_T#W85i'E0f]-#}W!#rR!_81u|793Rf%-xy,:3zz$#ZP)'f(@8wu0(h0$vY'%X]#.o!#U^'M4"
+    "ua$)`[*+gX5@4@*lj.;2cZ*%kV*7%k]*O5 o*A3y'M2xR-'kT#K1YS*'kT#C2TJ@1p/s 13:xr%#RR!'q[!.}~4#_S-7#~/G]v.*s|+*"
+    "[v:C2^L Yf!'n]!H5n]!#aa%H5n]!#Yi%$xW)0qQ#$]|$([|1#nd#2q]!@8wX#7!Y%(j1A4r]!C8R)/Zi!d74t]!=1W%7!k#&{!O6+w]"
+    "!$aU#$P`$O3!UV#O44UV#=2UV#5{T*94^P'&Qi,@4[T**qS,e42ye.#ft,4ye.$wq'W1,ou'1ye.'Wl-({!M6ye.#Rt,4ye.A4rp-$tp"
+    "')j|+#mb'#rr,1ye.#h['B4yz,g51!ye.@5_U*#QW'B5]'g53!we.@5]'%hy))zk,;5bp')m>#d_#!xg(*qe.#Ul% `_#2oe.$|s).T|"
+    ",#TV,(lt)#Rd,0Zo$%_i).zf!'e[81zq#0vt8)nn#-e_8@3sj: Q5.n[(V0,`W;-`o$#s:2ee#/cb*+ee#J3oX&B5Ug!`19^k24Uf+'["
+    "f#/^6%iz11^6%pY1/UQ07&aV&%up4#jQ)&^6(Yz)+^6e59^6#rq,4^6#Ve)#x!;6_r)1^6#Q.B6r5e63^6#aq,4^6V65ze,!Yh%<fhb8"
+    "$A#xn)M5^6#qo,+}p,g68!^6#`o,$|%#&*Qx,$wp,3^6@7]'!sh%<fhz+$x5#f%B5^6#iI.ly/#wV%M5jy/$US<E1v#@4sS<I2]6,hZ)"
+    "0sn%%Ra2#xY)&v-#}p,#wr,-zq,$bR<O6'p,#Rz.[77j+#]X-#=1j+#fx.e79j+#ex.E8o)!Z:%[$#pc6-l'$i};>6d*C8r@<7Z~;(d*"
+    "&ri5+d*#T= pP)2d*:8v'-Xz,(fU6$_o6+h>#|P&_84aU!)~p&-Rf)B2ce)0i+%eY4Y52i+:8c'I7i+!{y$$C7#i+#rP/]89^b/$id/5"
+    "i+#ge/#[f/2^b/&_e/+pf/@4[$#Rc/-q(#pd/@8}4X94i+#|;X91i+#^R&!eX(*i+#y^( h32i+$kf/-b_-%bf/=,Qh/C8`b&#_P(I0}"
+    "**sf)1}*%tm<C5nX!$wg/#yc..u[-&vf/7'Q+%Ph/]01]k0$aS-N0ZA'Wf/6Zk0%]o0.zQ!$T_0$f$%gi0.G@7GU70tp0(`+'Pi/(a+&"
+    "~q&-ak/#vn&7 `k/$qm/K7qU!'}r0%uo/-Ub3$}[8.dR##th#$zb3G4aq%@3nb;:3]W&5V~!!zb9(_p!/j|!@2]m#&`v+&U|!W33U|!G"
+    "5jb+93qu%.~v.$mm;,V|!#h_&E8cr$$^q*#iT%I6p!#l}&86cf#)Ux0${|&$uq0O1!xT#@1XX! qY&4Yz!<5f$.a^!$fz$J5zg)93Vf,"
+    "'_(0{|.!~}&75ly!+km);3Xy0N3~T.&]}06~T.$v{&(J(rd)*_~05}T.%ej.(ZQ'Ifq|&#az,2yT.=7z|&1wT.#bh&#Sk&Z70s}0&ol&"
+    "/sT.X17R!(nQ17 rT.$iS0%VR1;8yS1+bv.$T.O6 bv.O1 bv.O2#rT.$Vn&$_t&$]#C2{X.#o~%5rT.%]z.B3d!+xQ.g26#rT.%dm.B"
+    "5d!H6]{.5rT.,iz.J0pz.O0$bv.B1U|.$[u.+s(g32#rT.$[g.%k!$d!+zU#g34#rT.$p3B3W(C3W(g36#rT.<3v{.*d!B6W5%yy.=0_"
+    "{.,f!_9,HC2t&g40!rT.%Z^.$x0%f|.E9xv%#iU$ x3,pT.C3Tg#,`,g41!nT.&hb.<,L$c}.'o!-mT.$p'7![v.#jZ#)lT.;1{~)C7k"
+    "T.'av7%aa:+Sh#C3gU)G2Sh##jh$$bP0+kb5#w9G3qb!;7Qn/-Sh#<6Q{&/iU)C9wh'C3]R#d30sl&1Rg#<6V$&p(O9+ff#%nb:H5WP#"
+    "%_c9H4WP#(_v'I2Ps'%ub60S['X43br'(i~.$ZY/B3]P'*Un*=1x!0_[.#ks%!pY//au,%hu,/pr$$`r&L5`r'/lX)C0g*D4eZ#(TW!^"
+    "30Yf,<1z,G3_w)#e/-sq'K9t[#(Vq'/t[#=9Yo*(g,^32t[#T61w-,P#'Pp*.l,7Drm'O2 qm'X45rm'(l,)ad/,l,%`z6&x!/l,m 66"
+    "]Pd/0kk-%Pq'1V$%yp'-s/@8{e/-V$A8ym'!cz*/W$%t/G8_a'`88V9>6^a'J1Vo'$e%3^%A9Wo''^%$fP*#ut#,^%%mg-O8!^%S70pf"
+    "$G0fS'`76r$$qd-&Qs'1WZ(A1yd-(r$$f{.I1r$B2cg-O9!`i',ny3#z($d~8.xm!^42qj%C4}g$A3o3O3&VQ&x%cum_sum}P&$;7#uP"
+    "&+D2mP&+DO2)DO3)DO4)DO5)DO6)DI7qe)E4_S&]55^S&@6oT@ e,v!fd<7qt.a16Uf)'UP&,a)1ZR&L5N0RR&d23M0yQ&6y#0te)6x#"
+    "0|s.({j),a*0ML7MH6ML8MO7'iU&O5&iU&O4)jh)!Xf!0jh)!iV$1jh)$Xj3=9md)b30jh)$IF3bQ&{ 4_3jt.+v$!Th!7(ag)^31~`'"
+    "b24~`'a24~`'#VV&K5Xk)I2aZ&$}n3%w$)YX!&U|%0cl)&X!:4va#*da'._p9>4mj)94]X)1Pm<-p_'[65Pw$#l~/*Y{$*Pw({!4_18X"
+    "h.'_Z*(fQ!%w`+.R{'*VHg69!}h:b70eg:=1=72g%(LB4bb'94Yg$.Wj%A3[^:'hj!#ZX%C5XZ%,{|(]26cX')iY%U54[|+.uIm 113k"
+    "Y%/}L%X'O6!ef.C1t$@7V]%+zz2(ma.#B'ml%*mM%T)O6!mMK3wd(N1t$%tZ.B3t$#Vw!$X$+m}%)m~$#ie.K1}c(O2!s$#ZR(b41Xi!"
+    "H3jh'%P)$E0b%%uw+!W`.'b%$cz$<0jQ%.pw+(B.b%A6Ux$J6r1$E3P&#mb!_43dj)E6dj.${12hi-#Vw%'gi-*Sw%V4_Rr)>4YT/,zq"
+    "%3yq%v 4_3`j.>2yk'-zx!<7^z#)a'@8RU,/e`($ge(a78YY($a`%'kz+)YY('pa(I2ma(%sa(7!pP,+^8@9r+.y~1$pb1.]8#nm!']!"
+    "-R}.A8~<J8vU0:8w8_45cx%2`)O4 Un'J6w)$Sj$2k_,O9%k_,7+Rc(O04Rc(=2Rc(5kU,!iY,)V]$&p(`46fU,'A-[)*hW(3ie($jT("
+    "_47h^)#[)(p(<3p(0vu+<1um'/n~(;9ZS*7%Y}+,{P)'Y}+/p($^}+F9Wq&A9Wq&g95!oX,_6]bk%#U(C4qb&%]k%'eU*-r()ye+K9^]"
+    "(#j{9_50aT!'j^184r[''Sh(#Xw&%Rw43pe(F3lW#$k0%iU#+m[!#_d'<2t!(~b'>4`#0}Y#=1RQ&,hg&%y[!/Vt*1o5$RX11vo(y 4_"
+    "7ih+!OF1Xi(94^k>(uQ(>9vU!#Qp! x:[d0 'x(3}g(:2zZ2(S'T6,yb!C5cQ-#pu&>5ti'GpT*#e[&,~h,A2nCF2nC%g^'1nC%Ur62n"
+    "C(fV'I3di(=2xb0(T2#h'%lu=&nC#7!TT#!Pe!^fdoCF6nC#V!!nC(]!ap6[k('{e0(n2%Zi+#nC+lt+#w(@5ZU*+~SA$}X5E4Y, Q$."
+    "z^'~ 4_6%n4.Rk(@8t,,~d(u 4_1kV1J9Pj!-Qb&G5Zf&C9{!O14b!(LE1zf!^0:ft'+zo1)ft'0P[,T34k]+/Sy+>9Sy+,[w<)km(O4"
+    "!w^'-i0'iY'2pU'%rV<7 `s*D3`J>4YT//q{3%~V5-YS!(Zo*#^!.[U.*gR)2}J<4ni#1fh&$g%O7 li*C4Rl!$^p$B4ig,'P^**B.s$"
+    "A2~j&2Su(;4oi#I8Sk&$z$1s$@9Sk&-U_$$W$H9qn.(B.s$W4,z$3s$C4bS*+_]&M3s$%cb.D4ck!>2W$`22^b.(B.s$A6w_&3s$=6xx"
+    ")(]j!#f^!-hV)$u52hV)=1<0pr(@4|Q'>4zn.'W1B2tj!O1'sL#fo!#{a!(k8H2k8>3mt+0k8$rb'2|c&=9]y(-gU6A,td&7&oe.*on1"
+    "&zV&2z{%'~X@5pj.C5tk!(j8G2ok3K4j8#RP%)i8I4~t%'lY@0]f$=3Rx)-qf@2`*>5tk!+~Q,C-Zq)(jt',x*@6qp'/x*#Qm$,s]$A5"
+    "eC/kV)+Qe+O4#ua+O04oZ.N2nZ.&pp.+eC'p)`26}T(&@-Z*A6tBJ5tB:6tB_27{h.#Z*+ut'B-jm#)fz)H6]n'%zw6K;bk$,gz)A6tm"
+    "!/~k-.bk$)]!'bk$/o)%iR1.tm!A6tm!g65 V[(C6tm!#k_%<5aZ()vc#'rT($[d.I4ak$=1f#0q)#rm!O3'rm!*gy($}S>(w{,;1ot-"
+    "&Q!A3kU!#r0B6jp%'^s&$cv#0bP+%|g!'cg!>5]s+#d!_p2Rk'#om-E5{U0A0jx!O9'ri-J4~Y,>0VQ.1po' &G6on'94Zf1.sy#@4l'"
+    "b5:zb0O8*zb00_^=&rm= ~L.l#(u_!!|z*0sn-E8zk!%rn-I2qn-@uzy/'sn-'d#J:~S+)lCCbPg0#r}%0pS+%[o/&IJ4|(H8`&(|h#["
+    "28`&6sd,A1w;#jo5.zt) Q_0&ia).k#@9k#D7k#N7{(B8k#J7qg-V08k#'c#C:_(!xW6'b(._(%}T0%g(+_})$a[,H6ir!#cw!${S6G4"
+    "pQ+@4`Y+94i_%(W7@8RT#.{!F3Qd$C3gM(Y&>3n^-";
+
 #if defined(__clang__)
 #  pragma clang diagnostic pop
 #elif defined(__GNUC__) && !defined(__cplusplus)
@@ -20553,9 +21245,10 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"gather", opara__ptx_gather, sizeof opara__ptx_gather - 1, 93194},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
-    {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 34667},
+    {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 21625},
     {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 11341},
     {"quant", opara__ptx_quant, sizeof opara__ptx_quant - 1, 32250},
+    {"reduce", opara__ptx_reduce, sizeof opara__ptx_reduce - 1, 71799},
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
@@ -20585,13 +21278,17 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_resize_f32", 31, 0},
     {"opara_pad", 58, 0},
     {"opara_gather", 36, 0},
-    {"opara_reduce_mean_f32", 54, 1024},
     {"opara_layer_norm_f32", 26, 1024},
     {"opara_softmax_f32", 28, 1024},
     {"opara_pool2d_f32", 44, 0},
     {"opara_dynamic_quantize_linear", 23, 2048},
     {"opara_dequantize_linear", 30, 0},
     {"opara_quantize_linear", 28, 0},
+    {"opara_cum_sum", 36, 0},
+    {"opara_log_softmax_f32", 28, 1024},
+    {"opara_hardmax_f32", 52, 0},
+    {"opara_arg_reduce_f32", 54, 0},
+    {"opara_reduce_f32", 58, 1024},
 };
 
 #endif
@@ -20700,7 +21397,10 @@ typedef enum opara__cuda_binop {
     X(CAST, "opara_cast", "cast") \
     X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
-    X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
+    X(GATHER, "opara_gather", "layout") \
+    X(REDUCE, "opara_reduce_f32", "reduce") X(ARG_REDUCE, "opara_arg_reduce_f32", "reduce") \
+    X(HARDMAX, "opara_hardmax_f32", "reduce") X(LOG_SOFTMAX, "opara_log_softmax_f32", "reduce") \
+    X(CUM_SUM, "opara_cum_sum", "reduce") \
     X(GATHER_ELEMENTS, "opara_gather_elements", "gather") X(SCATTER_ELEMENTS, "opara_scatter_elements", "gather") \
     X(GATHER_ND, "opara_gather_nd", "gather") X(SCATTER_ND, "opara_scatter_nd", "gather") X(TILE, "opara_tile", "gather") \
     X(TRILU, "opara_trilu", "gather") X(EYE_LIKE, "opara_eye_like", "gather") X(SIZE, "opara_size", "gather") \
@@ -21968,8 +22668,9 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-/* Mean over `red` (a mask of input dims) of x; GlobalAveragePool is the mask of dims 2.. */
-static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red) {
+/* The kind's reduction over `red` (a mask of input dims) of x (GlobalAveragePool: the mean over the
+   mask of dims 2..). */
+static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, opara__reduce_kind kind) {
     const opara__shape* x = opara__lower_in_shape(w, 0);
     int64_t xs[OPARA_MAX_DIMS], meta[2 + 4 * OPARA_MAX_DIMS], kept = 0, nred = 0, outs = 1;
     uint32_t k = 1;
@@ -21996,23 +22697,92 @@ static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red) {
     }
     if (outs == 0) return OPARA_OK;
     if (outs > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many outputs");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if ((r = opara__lower_meta_push(w, meta, k, &at)) != OPARA_OK) return r;
-    if (!(L = opara__lower_launch(w, OPARA__CUK_REDUCE_MEAN))) return OPARA_ERR_OUT_OF_MEMORY;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_REDUCE))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    opara__lower_arg_i32(L, (int64_t)kind);
     L->grid[0] = (uint32_t)outs;
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;
 }
 
-static opara_result opara__lower_reduce_mean(opara__lower_walk* w) {
+/* ReduceMean .. ReduceSumSquare. */
+static opara_result opara__lower_reduce_axes(opara__lower_walk* w) {
     const opara__shape* x = opara__lower_in_shape(w, 0);
     int red[OPARA_MAX_DIMS];
     int32_t d;
+    opara__reduce_kind kind = OPARA__RED_MEAN;
+    opara__reduce_kind_of(w->g->nodes[w->node].op, &kind);
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].u.reduce.axes[d]; /* as the shape engine resolved the axes */
-    return opara__lower_reduce(w, red);
+    return opara__lower_reduce(w, red, kind);
+}
+
+/* The rows along the record's axis of the input as [outer, len, inner] (ArgMax, ArgMin, Hardmax,
+   LogSoftmax: float32; CumSum: also float64, int32, int64), each count checked against the kernels'
+   int indices. */
+static opara_result opara__lower_axis_rows(opara__lower_walk* w, int64_t* outer, int64_t* len, int64_t* inner) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t axis = opara__lower_axis(w);
+    int32_t d;
+    opara_dtype t = w->dtypes[opara__lower_in(w, 0)];
+    int any = w->g->nodes[w->node].op == OPARA__OP_CUM_SUM &&
+              (t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64);
+    if (axis < 0 || axis >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    if (t != OPARA_DTYPE_F32 && !any) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type");
+    *outer = *inner = 1;
+    for (d = 0; d < axis; ++d) *outer *= x->dims[d];
+    for (d = (int32_t)axis + 1; d < x->ndim; ++d) *inner *= x->dims[d];
+    *len = x->dims[axis];
+    return opara__lower_check_elems(w, opara__lower_numel(x));
+}
+
+/* ArgMax, ArgMin, Hardmax, CumSum: one thread per row. */
+static opara_result opara__lower_axis_scan(opara__lower_walk* w, opara__cuda_kernel kernel) {
+    const opara__reduce_params* p = &w->params[w->node].u.reduce;
+    opara__op op = w->g->nodes[w->node].op;
+    int64_t outer, len, inner;
+    opara__cuda_launch* L;
+    opara_result r = opara__lower_axis_rows(w, &outer, &len, &inner);
+    if (r != OPARA_OK) return r;
+    if (outer * inner * len == 0) return OPARA_OK;
+    if (!(L = opara__lower_launch(w, kernel))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, outer * inner);
+    opara__lower_arg_i32(L, len);
+    opara__lower_arg_i32(L, inner);
+    if (kernel == OPARA__CUK_ARG_REDUCE) {
+        opara__lower_arg_i32(L, op == OPARA__OP_ARG_MIN);
+        opara__lower_arg_i32(L, p->select_last_index);
+    }
+    if (kernel == OPARA__CUK_CUM_SUM) {
+        opara__lower_arg_i32(L, p->exclusive);
+        opara__lower_arg_i32(L, p->reverse);
+        opara__lower_arg_i32(L, (int64_t)w->dtypes[opara__lower_in(w, 0)]);
+    }
+    opara__lower_grid_1d(L, outer * inner);
+    return OPARA_OK;
+}
+
+/* LogSoftmax: one block per row. */
+static opara_result opara__lower_log_softmax(opara__lower_walk* w) {
+    int64_t outer, len, inner;
+    opara__cuda_launch* L;
+    opara_result r = opara__lower_axis_rows(w, &outer, &len, &inner);
+    if (r != OPARA_OK) return r;
+    if (outer * inner * len == 0) return OPARA_OK;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LOG_SOFTMAX))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, len);
+    opara__lower_arg_i32(L, inner);
+    L->grid[0] = (uint32_t)(outer * inner);
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
 }
 
 static opara_result opara__lower_global_avg(opara__lower_walk* w) {
@@ -22020,7 +22790,7 @@ static opara_result opara__lower_global_avg(opara__lower_walk* w) {
     int red[OPARA_MAX_DIMS];
     int32_t d;
     for (d = 0; d < x->ndim; ++d) red[d] = d >= 2;
-    return opara__lower_reduce(w, red);
+    return opara__lower_reduce(w, red, OPARA__RED_MEAN);
 }
 
 /* ---- pooling and normalisation with constants ------------------------------------------------- */
@@ -22455,7 +23225,11 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_MATMUL: return opara__lower_matmul(w);
     case OPARA__OP_SOFTMAX: return opara__lower_softmax(w);
     case OPARA__OP_LAYER_NORM: return opara__lower_layer_norm(w);
-    case OPARA__OP_REDUCE_MEAN: return opara__lower_reduce_mean(w);
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: return opara__lower_reduce_axes(w);
+    case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN: return opara__lower_axis_scan(w, OPARA__CUK_ARG_REDUCE);
+    case OPARA__OP_LOG_SOFTMAX: return opara__lower_log_softmax(w);
+    case OPARA__OP_HARDMAX: return opara__lower_axis_scan(w, OPARA__CUK_HARDMAX);
+    case OPARA__OP_CUM_SUM: return opara__lower_axis_scan(w, OPARA__CUK_CUM_SUM);
     case OPARA__OP_WHERE: return opara__lower_where(w);
     case OPARA__OP_CAST: return opara__lower_cast(w);
     case OPARA__OP_PAD: return opara__lower_pad(w);
@@ -23122,10 +23896,10 @@ OPARA__COLD_BEGIN
 /* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
    16 bytes, what their vectorised kernels load. */
 #define OPARA__CUDA_LIB_ALIGN 16u
-#define OPARA__CUDA_FILES 8
+#define OPARA__CUDA_FILES 9
 
 static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "gather", "layout", "norm",
-                                                                  "pool", "quant"};
+                                                                  "pool", "quant", "reduce"};
 
 struct opara__cuda_session {
     opara_runtime* rt;
@@ -28927,9 +29701,9 @@ OPARA__COLD_BEGIN
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
 /* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
-   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to', the
-   quantized operators' own rule (opara__op_out_dtype). What the
-   engine cannot infer stays unknown; only running out of memory is a failure. */
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to', ArgMax/ArgMin's
+   i64, the operators with their own rule (opara__op_out_dtype). What the engine cannot infer stays
+   unknown; only running out of memory is a failure. */
 static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];
     const opara__shape** in;
@@ -28953,6 +29727,7 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     if (n->op == OPARA__OP_EYE_LIKE && opara__node_attr(n, "dtype"))
         dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "dtype", 1));
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
+    if (n->op == OPARA__OP_ARG_MAX || n->op == OPARA__OP_ARG_MIN) dt = OPARA_DTYPE_I64;
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
     if (n->n_inputs <= 16) { /* the operators with their own output dtype rule (at most 16 inputs) */
         opara_dtype in_dt[16];
@@ -29261,14 +30036,15 @@ static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t
     return r;
 }
 
+/* Softmax, LogSoftmax, Hardmax. */
 static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int32_t* in) {
     const opara__shape* x = opara__imp_shape(im, in[0]);
     int64_t axis = opara__oattr_int(im->node, "axis", im->opset < 13 ? 1 : -1);
     if (im->opset < 13 && x->ndim >= 0 && opara__onnx_axis(axis, x->ndim) != x->ndim - 1)
         return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
-                           "node '%s' (Softmax, opset %lld): axis %lld of a rank-%d input flattens the trailing dims; "
+                           "node '%s' (%s, opset %lld): axis %lld of a rank-%d input flattens the trailing dims; "
                            "only the last axis is supported before opset 13",
-                           im->node_name, (long long)im->opset, (long long)axis, (int)x->ndim);
+                           im->node_name, im->node->op_type, (long long)im->opset, (long long)axis, (int)x->ndim);
     return opara__node_set_int(im->g, node, "axis", axis);
 }
 
@@ -29298,6 +30074,16 @@ static opara_result opara__canon_one_hot(opara__imp* im, int32_t node, const int
     return opara__node_set_int(im->g, node, "depth", (int64_t)p.floats[0]);
 }
 
+/* CumSum: its axis input (a constant scalar) becomes the attribute 'axis'. */
+static opara_result opara__canon_cum_sum(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    opara_result r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
+    if (r != OPARA_OK) return r;
+    if (!p.present || p.n != 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (CumSum): 'axis' must be one integer", im->node_name);
+    return opara__node_set_int(im->g, node, "axis", p.ints[0]);
+}
+
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
 /* TopK-10+'s K input (one int64) becomes the attribute k that TopK-1 has. */
 static opara_result opara__canon_topk(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
@@ -29316,7 +30102,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     opara_result r = OPARA_OK;
     switch (op) {
     case OPARA__OP_SPLIT: r = opara__canon_split(im, node, in, n_in); break;
-    case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN:
+    case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS:
         r = opara__ints_param(im, in, n_in, 1, "axes", 0, &p);
         if (r == OPARA_OK) r = opara__set_ints_param(im, node, "axes", &p);
         if (r == OPARA_OK && op == OPARA__OP_UNSQUEEZE && !p.present)
@@ -29332,7 +30118,8 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_RESIZE: r = opara__canon_resize(im, node, in, n_in); break;
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
-    case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_SOFTMAX: case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_CUM_SUM: r = opara__canon_cum_sum(im, node, in, n_in); break;
     case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
     case OPARA__OP_TRILU: case OPARA__OP_TILE: r = opara__canon_trilu_tile(im, op, node, in, n_in); break;
     case OPARA__OP_ONE_HOT: r = opara__canon_one_hot(im, node, in, n_in); break;
@@ -29347,8 +30134,8 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_SCATTER_ND: case OPARA__OP_SIZE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
     case OPARA__OP_EYE_LIKE: case OPARA__OP_REVERSE_SEQUENCE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
-    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
-    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
+    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN:
+    OPARA__CASE_MATH_UNARY: case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
         break; /* attributes as ONNX has them */
     }
     return r;

@@ -1836,44 +1836,226 @@ OT_TEST(layer_norm_axes_and_stats) {
     CHECK_EQ(failures, 0);
 }
 
-OT_TEST(reduce_mean_axes_keepdims) {
+/* The naive reference of one reduction kind over the n values v (double). */
+static double ref_reduce(opara__reduce_kind kind, const double* v, size_t n) {
+    double acc = kind == OPARA__RED_PROD ? 1 : kind == OPARA__RED_MAX ? -HUGE_VAL : kind == OPARA__RED_MIN ? HUGE_VAL : 0, mx = -HUGE_VAL;
+    size_t i;
+    for (i = 0; i < n; ++i) mx = v[i] > mx ? v[i] : mx;
+    for (i = 0; i < n; ++i) {
+        if (kind == OPARA__RED_PROD) acc *= v[i];
+        else if (kind == OPARA__RED_MAX) acc = v[i] > acc ? v[i] : acc;
+        else if (kind == OPARA__RED_MIN) acc = v[i] < acc ? v[i] : acc;
+        else if (kind == OPARA__RED_L1) acc += fabs(v[i]);
+        else if (kind == OPARA__RED_L2 || kind == OPARA__RED_SUM_SQUARE) acc += v[i] * v[i];
+        else if (kind == OPARA__RED_LOG_SUM_EXP) acc += exp(v[i] - mx);
+        else acc += v[i];
+    }
+    if (kind == OPARA__RED_MEAN) return acc / (double)n;
+    if (kind == OPARA__RED_L2) return sqrt(acc);
+    if (kind == OPARA__RED_LOG_SUM) return log(acc);
+    if (kind == OPARA__RED_LOG_SUM_EXP) return log(acc) + mx;
+    return acc;
+}
+
+/* Every reduction kind (ReduceMean .. ReduceSumSquare) over random shapes, axes (negative ones, none =
+   all) and keepdims, in f32 (both the run-wise and the column-wise path: some shapes have long
+   rows or more than one column block) and f64, against ref_reduce. */
+OT_TEST(reduce_kinds_axes_keepdims) {
     int t, failures = 0;
-    for (t = 0; t < 60; ++t) {
+    for (t = 0; t < 400; ++t) {
         kt k;
+        opara__reduce_kind kind = (opara__reduce_kind)(t % 10);
+        opara_dtype dt = t % 13 == 5 && kind != OPARA__RED_MEAN ? OPARA_DTYPE_F64 : OPARA_DTYPE_F32;
         int r = kt_randint(1, 5), keep = kt_randint(0, 1), i, ry = 0, nax = 0, red[5], all = t % 7 == 0;
         int64_t d[5], yd[5], axes[5], xi[5];
-        size_t j, n;
-        double* sums;
+        size_t j, n, nx;
+        double **vals, *x;
         size_t* cnt;
         for (i = 0; i < r; ++i) {
-            d[i] = kt_randint(1, 5);
+            d[i] = t % 11 == 3 && i == r - 1 ? kt_randint(20, 40) : kt_randint(1, 5);
+            if (t % 17 == 4 && i == r - 1) d[i] = 1500; /* two column blocks when kept */
             red[i] = all || kt_rand() % 2;
             if (red[i] && !all) axes[nax++] = kt_rand() & 1 ? i : i - r;
+        }
+        if (!all && nax == 0) red[0] = 1, axes[nax++] = 0;
+        for (i = 0; i < r; ++i)
             if (!red[i]) yd[ry++] = d[i];
             else if (keep) yd[ry++] = 1;
+        kt_init(&k, (opara__op)(OPARA__OP_REDUCE_MEAN + kind), 1, 1);
+        nx = kt_numel(r, d);
+        kt_in(&k, 0, dt, r, d);
+        x = (double*)malloc(nx * sizeof(double));
+        for (j = 0; j < nx; ++j) {
+            x[j] = kt_randf();
+            if (kind == OPARA__RED_LOG_SUM) x[j] = fabs(x[j]) + 0.1;
+            if (kind == OPARA__RED_PROD) x[j] = x[j] * 0.2 + 1.0; /* products stay in range */
+            x[j] = dt == OPARA_DTYPE_F32 ? (double)(float)x[j] : x[j];
+            if (dt == OPARA_DTYPE_F32) ((float*)k.in[0].data)[j] = (float)x[j];
+            else ((double*)k.in[0].data)[j] = x[j];
         }
-        if (!all && nax == 0) { red[0] = 1; axes[nax++] = 0; ry = 0; for (i = 0; i < r; ++i) if (!red[i]) yd[ry++] = d[i]; else if (keep) yd[ry++] = 1; }
-        kt_init(&k, OPARA__OP_REDUCE_MEAN, 1, 1);
-        kt_in_f32(&k, 0, r, d);
-        kt_out(&k, 0, OPARA_DTYPE_F32, ry, yd);
+        kt_out(&k, 0, dt, ry, yd);
         if (!all) kt_ints(&k, "axes", axes, (uint32_t)nax);
         kt_int(&k, "keepdims", keep);
-        if (kt_run(&k, &builtin_blas) != OPARA_OK) { OT_LOG("reduce t=%d: %s", t, k.err); ++failures; kt_free(&k); continue; }
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) { OT_LOG("reduce t=%d: %s", t, k.err); ++failures; kt_free(&k); free(x); continue; }
         n = kt_numel(ry, yd);
-        sums = (double*)calloc(n + 1, sizeof(double));
-        cnt = (size_t*)calloc(n + 1, sizeof(size_t));
-        for (j = 0; j < kt_numel(r, d); ++j) {
+        vals = (double**)calloc(n, sizeof(double*));
+        cnt = (size_t*)calloc(n, sizeof(size_t));
+        for (j = 0; j < n; ++j) vals[j] = (double*)malloc(nx * sizeof(double));
+        for (j = 0; j < nx; ++j) {
             size_t at = 0;
             kt_unravel(j, r, d, xi);
             for (i = 0; i < r; ++i) if (!red[i]) at = at * (size_t)d[i] + (size_t)xi[i];
-            sums[at] += ((float*)k.in[0].data)[j];
-            cnt[at]++;
+            vals[at][cnt[at]++] = x[j];
         }
-        for (j = 0; j < n; ++j)
-            if (fabs(sums[j] / (double)cnt[j] - ((float*)k.out[0].data)[j]) > 1e-5) { ++failures; break; }
-        free(sums);
+        for (j = 0; j < n; ++j) {
+            double want = ref_reduce(kind, vals[j], cnt[j]);
+            double got = dt == OPARA_DTYPE_F32 ? ((float*)k.out[0].data)[j] : ((double*)k.out[0].data)[j];
+            if (fabs(want - got) > 1e-5 + 1e-4 * fabs(want)) {
+                OT_LOG("reduce t=%d kind %d [%zu]: %.9g, want %.9g", t, (int)kind, j, got, want);
+                ++failures;
+                break;
+            }
+        }
+        for (j = 0; j < n; ++j) free(vals[j]);
+        free(vals);
         free(cnt);
+        free(x);
         kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* The integer reductions exact in i32 and i64 (sums of squares, products, L1 of negative values), and
+   the kinds without an integer result refused. */
+OT_TEST(reduce_integers_exact_and_float_kinds_refused) {
+    static const int64_t d[2] = {2, 3}, yd[1] = {2}, ax[1] = {1};
+    static const int64_t xv[6] = {-3, 4, 5, 7, -1, 2};
+    static const int64_t want[6][2] = {{6, 8}, {5, 7}, {-3, -1}, {-60, -14}, {12, 10}, {50, 54}};
+    static const opara__op ops[6] = {OPARA__OP_REDUCE_SUM, OPARA__OP_REDUCE_MAX, OPARA__OP_REDUCE_MIN, OPARA__OP_REDUCE_PROD,
+                                     OPARA__OP_REDUCE_L1, OPARA__OP_REDUCE_SUM_SQUARE};
+    int o, w, j;
+    for (w = 0; w < 2; ++w) {
+        opara_dtype dt = w ? OPARA_DTYPE_I64 : OPARA_DTYPE_I32;
+        for (o = 0; o < 6; ++o) {
+            kt k;
+            kt_init(&k, ops[o], 1, 1);
+            kt_in(&k, 0, dt, 2, d);
+            for (j = 0; j < 6; ++j)
+                if (w) ((int64_t*)k.in[0].data)[j] = xv[j];
+                else ((int32_t*)k.in[0].data)[j] = (int32_t)xv[j];
+            kt_out(&k, 0, dt, 1, yd);
+            kt_ints(&k, "axes", ax, 1);
+            kt_int(&k, "keepdims", 0);
+            REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+            for (j = 0; j < 2; ++j)
+                CHECK_EQ(w ? ((int64_t*)k.out[0].data)[j] : (int64_t)((int32_t*)k.out[0].data)[j], want[o][j]);
+            kt_free(&k);
+        }
+    }
+    {
+        kt k;
+        kt_init(&k, OPARA__OP_REDUCE_L2, 1, 1);
+        kt_in(&k, 0, OPARA_DTYPE_I64, 2, d);
+        kt_out(&k, 0, OPARA_DTYPE_I64, 1, yd);
+        kt_ints(&k, "axes", ax, 1);
+        kt_int(&k, "keepdims", 0);
+        CHECK_EQ(kt_run(&k, &builtin_blas), OPARA_ERR_BAD_DTYPE);
+        kt_free(&k);
+    }
+}
+
+/* ArgMax/ArgMin (ties both ways, NaN first and elsewhere as ONNX Runtime treats them), Hardmax,
+   LogSoftmax and CumSum (all four modes) along an axis of [outer, L, inner], against naive loops. */
+static int64_t ref_arg(const float* x, int64_t L, int64_t in, int is_min, int last) {
+    int64_t j, at = 0;
+    for (j = 1; j < L; ++j) {
+        float v = x[j * in], b = x[at * in];
+        if (is_min ? (last ? v <= b : v < b) : (last ? v >= b : v > b)) at = j;
+    }
+    return at;
+}
+
+OT_TEST(arg_reduce_hardmax_log_softmax_along_an_axis) {
+    static const int64_t d[3] = {3, 5, 4};
+    int axis, op, failures = 0;
+    for (axis = 0; axis < 3; ++axis) {
+        int64_t L = d[axis], in = 1, outer = 1, o, i, j, yd[3];
+        float* x;
+        for (i = axis + 1; i < 3; ++i) in *= d[i];
+        for (i = 0; i < axis; ++i) outer *= d[i];
+        for (op = 0; op < 6; ++op) {
+            kt k;
+            int is_arg = op < 4, is_min = op & 1, last = (op >> 1) & 1;
+            kt_init(&k, is_arg ? (is_min ? OPARA__OP_ARG_MIN : OPARA__OP_ARG_MAX) : op == 4 ? OPARA__OP_HARDMAX : OPARA__OP_LOG_SOFTMAX, 1, 1);
+            x = kt_in_f32(&k, 0, 3, d);
+            for (i = 0; i < 60; i += 7) x[i] = 0.5f;    /* ties */
+            x[0] = NAN, x[33] = NAN;                     /* a NaN first in its row, one elsewhere */
+            memcpy(yd, d, sizeof yd);
+            yd[axis] = 1;
+            kt_out(&k, 0, is_arg ? OPARA_DTYPE_I64 : OPARA_DTYPE_F32, 3, is_arg ? yd : d);
+            kt_int(&k, "axis", axis - (op & 1) * 3); /* negative axes too */
+            if (is_arg) kt_int(&k, "select_last_index", last);
+            REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+            for (o = 0; o < outer * in; ++o) {
+                const float* row = x + (o / in) * L * in + o % in;
+                int64_t at = ref_arg(row, L, in, is_arg && is_min, is_arg && last), base = (o / in) * L * in + o % in;
+                if (is_arg && ((int64_t*)k.out[0].data)[o] != at) ++failures;
+                for (j = 0; !is_arg && j < L; ++j) {
+                    float got = ((float*)k.out[0].data)[base + j * in];
+                    double want = j == at ? 1.0 : 0.0;
+                    if (op == 5) {
+                        double mx = -HUGE_VAL, sum = 0;
+                        for (i = 0; i < L; ++i) mx = row[i * in] > mx ? row[i * in] : mx;
+                        for (i = 0; i < L; ++i) sum += exp(row[i * in] - mx);
+                        want = row[j * in] - mx - log(sum);
+                    }
+                    if (!(fabs(got - want) <= 1e-5) && !(want != want && got != got)) ++failures;
+                }
+            }
+            kt_free(&k);
+        }
+    }
+    CHECK_EQ(failures, 0);
+}
+
+OT_TEST(cum_sum_modes_and_types) {
+    static const int64_t d[3] = {2, 3, 5000}; /* inner 5000: two column blocks */
+    int axis, mode, w, failures = 0;
+    for (w = 0; w < 3; ++w) {
+        opara_dtype dt = w == 0 ? OPARA_DTYPE_F32 : w == 1 ? OPARA_DTYPE_I32 : OPARA_DTYPE_F64;
+        for (axis = 0; axis < 3; ++axis)
+            for (mode = 0; mode < 4; ++mode) {
+                kt k;
+                int64_t L = d[axis], in = 1, o, j, i, n = 30000;
+                int excl = mode & 1, rev = mode >> 1;
+                for (i = axis + 1; i < 3; ++i) in *= d[i];
+                kt_init(&k, OPARA__OP_CUM_SUM, 1, 1);
+                kt_in(&k, 0, dt, 3, d);
+                for (i = 0; i < n; ++i) {
+                    int v = kt_randint(-9, 9);
+                    if (dt == OPARA_DTYPE_F32) ((float*)k.in[0].data)[i] = (float)v;
+                    else if (dt == OPARA_DTYPE_I32) ((int32_t*)k.in[0].data)[i] = v;
+                    else ((double*)k.in[0].data)[i] = v;
+                }
+                kt_out(&k, 0, dt, 3, d);
+                kt_int(&k, "axis", axis);
+                kt_int(&k, "exclusive", excl);
+                kt_int(&k, "reverse", rev);
+                REQUIRE(kt_run(&k, &builtin_blas) == OPARA_OK);
+                for (o = 0; o < n / L; ++o) {
+                    int64_t base = (o / in) * L * in + o % in;
+                    double sum = 0;
+                    for (j = 0; j < L; ++j) {
+                        int64_t at = base + (rev ? L - 1 - j : j) * in;
+                        double v = dt == OPARA_DTYPE_F32 ? ((float*)k.in[0].data)[at] : dt == OPARA_DTYPE_I32 ? ((int32_t*)k.in[0].data)[at] : ((double*)k.in[0].data)[at];
+                        double got = dt == OPARA_DTYPE_F32 ? ((float*)k.out[0].data)[at] : dt == OPARA_DTYPE_I32 ? ((int32_t*)k.out[0].data)[at] : ((double*)k.out[0].data)[at];
+                        if (!excl) sum += v;
+                        if (got != sum) ++failures;
+                        if (excl) sum += v;
+                    }
+                }
+                kt_free(&k);
+            }
     }
     CHECK_EQ(failures, 0);
 }
@@ -2704,9 +2886,11 @@ static const opara_test_case tests[] = {
     OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
     OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis),
     OT_CASE(topk_matches_selection_with_ties_and_nan), OT_CASE(grid_sample_identity_bilinear_reference_and_nan),
-    OT_CASE(det_matches_leibniz), OT_CASE(layer_norm_axes_and_stats), OT_CASE(reduce_mean_axes_keepdims),
-    OT_CASE(cast_between_types), OT_CASE(cast_f16_rounding_and_every_pattern),
-    OT_CASE(cast_float_to_int_as_onnx_runtime), OT_CASE(pad_modes_and_negative_pads),
+    OT_CASE(det_matches_leibniz), OT_CASE(layer_norm_axes_and_stats), OT_CASE(reduce_kinds_axes_keepdims),
+    OT_CASE(reduce_integers_exact_and_float_kinds_refused), OT_CASE(arg_reduce_hardmax_log_softmax_along_an_axis),
+    OT_CASE(cum_sum_modes_and_types), OT_CASE(cast_between_types),
+    OT_CASE(cast_f16_rounding_and_every_pattern), OT_CASE(cast_float_to_int_as_onnx_runtime),
+    OT_CASE(pad_modes_and_negative_pads),
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
     /* appended last: they draw from the shared random stream */
     OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows), OT_CASE(sgemm_builtin_single_row),

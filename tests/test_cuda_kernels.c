@@ -130,6 +130,7 @@ static int kx_run(const char* name, unsigned gx, unsigned gy, unsigned gz, unsig
 #include "../src/cuda/kernels/norm.cu"
 #include "../src/cuda/kernels/pool.cu"
 #include "../src/cuda/kernels/quant.cu"
+#include "../src/cuda/kernels/reduce.cu"
 
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
@@ -724,8 +725,9 @@ OT_TEST(reduce_mean_any_axes) {
     float *x = rnd_vec(120), y[8], *py = y;
     const float* px = x;
     const int* pm = meta;
-    void* p[] = KX_ARGS(&px, &py, &pm);
-    REQUIRE(kx_run("opara_reduce_mean_f32", 8, 1, 1, 8, 1, 1, p) == 0);
+    int mean = 0; /* the kind */
+    void* p[] = KX_ARGS(&px, &py, &pm, &mean);
+    REQUIRE(kx_run("opara_reduce_f32", 8, 1, 1, 8, 1, 1, p) == 0);
     for (i = 0; i < 2; ++i)
         for (k = 0; k < 4; ++k) {
             double s = 0;
@@ -737,7 +739,7 @@ OT_TEST(reduce_mean_any_axes) {
     {
         int m2[] = {1, 6, 20, 1, 20, 1};
         pm = m2;
-        REQUIRE(kx_run("opara_reduce_mean_f32", 6, 1, 1, 16, 1, 1, p) == 0);
+        REQUIRE(kx_run("opara_reduce_f32", 6, 1, 1, 16, 1, 1, p) == 0);
         for (i = 0; i < 6; ++i) {
             double s = 0;
             for (j = 0; j < 20; ++j) s += x[i * 20 + j];
@@ -745,6 +747,111 @@ OT_TEST(reduce_mean_any_axes) {
         }
     }
     free(x);
+}
+
+/* opara_reduce_f32, every kind but the mean (above), over axes {1, 3} of x [2,3,4,5] (meta as the mean's)
+   against double loops; LogSumExp with an infinite and a NaN set. */
+OT_TEST(reduce_every_kind_any_axes) {
+    int meta[] = {2, 2, 4, 60, 5, 2, 3, 5, 20, 1}, i, j, k, l, kind;
+    float *x = rnd_vec(120), y[8], *py = y;
+    const float* px = x;
+    const int* pm = meta;
+    void* p[] = KX_ARGS(&px, &py, &pm, &kind);
+    for (kind = 1; kind <= 9; ++kind) {
+        REQUIRE(kx_run("opara_reduce_f32", 8, 1, 1, 16, 1, 1, p) == 0);
+        for (i = 0; i < 2; ++i)
+            for (k = 0; k < 4; ++k) {
+                double acc = kind == 4 ? 1 : kind == 2 ? -HUGE_VAL : kind == 3 ? HUGE_VAL : 0, mx = -HUGE_VAL, want;
+                for (j = 0; j < 3; ++j)
+                    for (l = 0; l < 5; ++l) mx = fmax(mx, x[((i * 3 + j) * 4 + k) * 5 + l]);
+                for (j = 0; j < 3; ++j)
+                    for (l = 0; l < 5; ++l) {
+                        double v = x[((i * 3 + j) * 4 + k) * 5 + l];
+                        if (kind == 2) acc = fmax(acc, v);
+                        else if (kind == 3) acc = fmin(acc, v);
+                        else if (kind == 4) acc *= v;
+                        else if (kind == 5) acc += fabs(v);
+                        else if (kind == 6 || kind == 9) acc += v * v;
+                        else if (kind == 8) acc += exp(v - mx);
+                        else acc += v;
+                    }
+                want = kind == 6 ? sqrt(acc) : kind == 7 ? log(acc) : kind == 8 ? log(acc) + mx : acc;
+                if (kind == 7 && acc <= 0) continue; /* log of a negative sum: NaN either way */
+                CHECK_NEAR(want, y[i * 4 + k], 1e-5 + 1e-5 * fabs(want));
+            }
+    }
+    x[0] = INFINITY, x[60] = NAN; /* output 0's set has +inf, output 4's a NaN */
+    kind = 8;
+    REQUIRE(kx_run("opara_reduce_f32", 8, 1, 1, 16, 1, 1, p) == 0);
+    CHECK(y[0] == INFINITY && y[4] != y[4]);
+    kind = 2;
+    REQUIRE(kx_run("opara_reduce_f32", 8, 1, 1, 16, 1, 1, p) == 0);
+    CHECK(y[0] == INFINITY && y[4] != y[4]); /* max keeps the NaN */
+    free(x);
+}
+
+/* ArgMax/ArgMin over the middle axis of [2, 5, 3] with ties and a NaN (first in one row, inside
+   another), Hardmax and LogSoftmax of the same rows, CumSum in its four modes. */
+OT_TEST(arg_reduce_hardmax_log_softmax_cum_sum) {
+    float x[30], y[30], *py = y;
+    long long yi[6], *pyi = yi;
+    const float* px = x;
+    int n = 6, len = 5, inner = 3, is_min, last, r, j, ex, rev;
+    for (j = 0; j < 30; ++j) x[j] = (float)((j * 7) % 5) - 2.0f; /* values repeat: ties */
+    x[0] = NAN, x[3 * 2 + 1] = NAN;
+    for (is_min = 0; is_min < 2; ++is_min)
+        for (last = 0; last < 2; ++last) {
+            void* p[] = KX_ARGS(&px, &pyi, &n, &len, &inner, &is_min, &last);
+            REQUIRE(kx_run("opara_arg_reduce_f32", 1, 1, 1, 32, 1, 1, p) == 0);
+            for (r = 0; r < n; ++r) {
+                const float* row = x + (r / inner) * len * inner + r % inner;
+                int at = 0;
+                for (j = 1; j < len; ++j) {
+                    float v = row[j * inner], b = row[at * inner];
+                    if (is_min ? (last ? v <= b : v < b) : (last ? v >= b : v > b)) at = j;
+                }
+                CHECK_EQ(yi[r], at);
+            }
+        }
+    {
+        void* p[] = KX_ARGS(&px, &py, &n, &len, &inner);
+        REQUIRE(kx_run("opara_hardmax_f32", 1, 1, 1, 32, 1, 1, p) == 0);
+        for (r = 0; r < n; ++r) {
+            const float* row = x + (r / inner) * len * inner + r % inner;
+            int at = 0;
+            for (j = 1; j < len; ++j)
+                if (row[j * inner] > row[at * inner]) at = j;
+            for (j = 0; j < len; ++j) CHECK(y[(r / inner) * len * inner + r % inner + j * inner] == (j == at ? 1.0f : 0.0f));
+        }
+    }
+    x[0] = 0.25f, x[7] = -1.5f;
+    {
+        void* p[] = KX_ARGS(&px, &py, &len, &inner);
+        REQUIRE(kx_run("opara_log_softmax_f32", 6, 1, 1, 8, 1, 1, p) == 0);
+        for (r = 0; r < n; ++r) {
+            int base = (r / inner) * len * inner + r % inner;
+            double mx = -HUGE_VAL, sum = 0;
+            for (j = 0; j < len; ++j) mx = fmax(mx, x[base + j * inner]);
+            for (j = 0; j < len; ++j) sum += exp(x[base + j * inner] - mx);
+            for (j = 0; j < len; ++j) CHECK_NEAR(x[base + j * inner] - mx - log(sum), y[base + j * inner], 1e-5);
+        }
+    }
+    for (ex = 0; ex < 2; ++ex)
+        for (rev = 0; rev < 2; ++rev) {
+            int f32 = 1;
+            void* p[] = KX_ARGS(&px, &py, &n, &len, &inner, &ex, &rev, &f32);
+            REQUIRE(kx_run("opara_cum_sum", 1, 1, 1, 32, 1, 1, p) == 0);
+            for (r = 0; r < n; ++r) {
+                int base = (r / inner) * len * inner + r % inner;
+                double sum = 0;
+                for (j = 0; j < len; ++j) {
+                    int at = base + (rev ? len - 1 - j : j) * inner;
+                    if (!ex) sum += x[at];
+                    CHECK_NEAR(sum, y[at], 1e-6);
+                    if (ex) sum += x[at];
+                }
+            }
+        }
 }
 
 /* ---- gather, pad, resize --------------------------------------------------------------------------- */
@@ -990,12 +1097,13 @@ OT_TEST(dynamic_quantize_matches_onnx_formula) {
 OT_TEST(every_kernel_entry_is_registered_once) {
     const char* names[] = {"opara_unary_f32", "opara_channel_affine_f32", "opara_bias_act_f32", "opara_sgemm_f32",
                            "opara_conv2d_f32", "opara_conv_transpose2d_f32", "opara_binary_f32", "opara_binary_int",
-                           "opara_where", "opara_strided_copy", "opara_cast", "opara_cast_float", "opara_pool2d_f32", "opara_softmax_f32",
-                           "opara_layer_norm_f32", "opara_reduce_mean_f32", "opara_gather", "opara_pad",
+                           "opara_where", "opara_strided_copy", "opara_cast", "opara_cast_float", "opara_pool2d_f32",
+                           "opara_softmax_f32", "opara_layer_norm_f32", "opara_gather", "opara_pad",
                            "opara_resize_f32", "opara_math_f32", "opara_quantize_linear", "opara_dequantize_linear",
                            "opara_dynamic_quantize_linear", "opara_gather_elements", "opara_scatter_elements",
                            "opara_gather_nd", "opara_scatter_nd", "opara_tile", "opara_trilu", "opara_eye_like",
-                           "opara_size", "opara_one_hot", "opara_reverse_sequence"};
+                           "opara_size", "opara_one_hot", "opara_reverse_sequence", "opara_reduce_f32",
+                           "opara_arg_reduce_f32", "opara_hardmax_f32", "opara_log_softmax_f32", "opara_cum_sum"};
     const opara_kernel_entry* e;
     int i, count = 0;
     for (i = 0; i < (int)(sizeof names / sizeof names[0]); ++i) CHECK(kx_find(names[i]) != NULL);
@@ -1046,6 +1154,8 @@ static const opara_test_case tests[] = {
     OT_CASE(softmax_over_any_axis),
     OT_CASE(layer_norm_matches_definition),
     OT_CASE(reduce_mean_any_axes),
+    OT_CASE(reduce_every_kind_any_axes),
+    OT_CASE(arg_reduce_hardmax_log_softmax_cum_sum),
     OT_CASE(gather_with_negative_indices),
     OT_CASE(gather_elements_matches_onnx_example_and_zeroes_out_of_range),
     OT_CASE(scatter_elements_reduces_duplicates_in_order),

@@ -6,9 +6,9 @@
      model got through, creating and running its session must still not raise a signal;
    - NaN and +-Inf through every op that takes a max, min or clamp (Relu, LeakyRelu, Clip,
      HardSigmoid, HardSwish, MaxPool in its several CPU paths, Softmax, fused Conv+Relu and
-     Gemm+Relu, GlobalAveragePool, ReduceMean) against the ONNX reference behaviour (ONNX Runtime
-     and PyTorch): NaN in gives NaN out at every position it reaches; expected values are written
-     here, the MaxPool reference is a naive loop of this file;
+     Gemm+Relu, GlobalAveragePool, ReduceMean, ReduceSum, ReduceMax, ReduceMin) against the ONNX
+     reference behaviour (ONNX Runtime and PyTorch): NaN in gives NaN out at every position it
+     reaches; expected values are written here, the MaxPool reference is a naive loop of this file;
    - an out-of-range Gather index: the error names the node, the index and the axis size. */
 #define _GNU_SOURCE
 #define OPARA_IMPLEMENTATION
@@ -135,6 +135,8 @@ static void add_one_op(opara_builder* b, const char* op, int32_t xr, const int64
         a[n_attr++] = attr_int("axis", -1);
     } else if (!strcmp(op, "ReduceMean")) {
         a[n_attr++] = attr_ints("axes", ax0, 1);
+    } else if (!strcmp(op, "CumSum")) {
+        a[n_attr++] = attr_int("axis", 0);
     } else if (!strcmp(op, "Cast")) {
         a[n_attr++] = attr_int("to", OPARA_DTYPE_F32);
     } else if (!strcmp(op, "GridSample")) {
@@ -488,13 +490,13 @@ static void check_model(opara_test* T, opara_model* m, opara_runtime* rt, const 
 OT_TEST(reductions_propagate_nan) {
     static const int64_t xd[4] = {1, 2, 2, 2}, ax[2] = {2, 3};
     const float x[8] = {1.0f, NAN, 3.0f, 4.0f, 1.0f, 2.0f, 3.0f, 6.0f};
-    const float want[2] = {NAN_F, 3.0f};
-    const char* names[2] = {"GlobalAveragePool", "ReduceMean"};
+    const float want[5][2] = {{NAN_F, 3.0f}, {NAN_F, 3.0f}, {NAN_F, 12.0f}, {NAN_F, 6.0f}, {NAN_F, 1.0f}};
+    const char* names[5] = {"GlobalAveragePool", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"};
     const char *ins[1] = {"x"}, *outs[1] = {"y"};
     opara_runtime* rt;
     int i;
     REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
-    for (i = 0; i < 2; ++i) {
+    for (i = 0; i < 5; ++i) {
         opara_builder* b;
         opara_model* m = NULL;
         opara_attr a = attr_ints("axes", ax, 2);
@@ -504,7 +506,7 @@ OT_TEST(reductions_propagate_nan) {
         opara_builder_add_output(b, "y");
         REQUIRE(opara_builder_finish(b, &m) == OPARA_OK);
         opara_builder_destroy(b);
-        check_model(T, m, rt, names[i], x, want, 2);
+        check_model(T, m, rt, names[i], x, want[i], 2);
         opara_model_destroy(m);
     }
     opara_runtime_destroy(rt);

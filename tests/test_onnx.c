@@ -1004,6 +1004,48 @@ static opara_result run_one_node(opara_runtime* rt, pbw* gr, int64_t opset, int3
     return r;
 }
 
+/* The reductions' axes: an attribute before ReduceSum-13 / the others' opset 18, a constant input
+   since (an empty one with noop_with_empty_axes: the input unchanged); CumSum's axis input becomes
+   its attribute. x = [[1, -2, 3], [4, 5, -6]]. */
+static opara_result run_reduction(opara_runtime* rt, const char* op, int64_t opset, int as_input, const int64_t* axes,
+                                  int n_axes, int noop, float* y, opara_tensor_info* shape) {
+    static const int64_t xd[2] = {2, 3};
+    static const float x[6] = {1, -2, 3, 4, 5, -6};
+    static const char* const outs[] = {"y", NULL};
+    pbw gr = {0, 0, 0}, a = {0, 0, 0};
+    int64_t n = n_axes;
+    if (!as_input && axes) pbw_attr_ints(&a, strcmp(op, "CumSum") ? "axes" : "axis", axes, n_axes);
+    if (strcmp(op, "CumSum") != 0) pbw_attr_int(&a, "keepdims", 0);
+    else pbw_attr_int(&a, "exclusive", 1);
+    if (noop) pbw_attr_int(&a, "noop_with_empty_axes", 1);
+    if (as_input) pbw_tensor_i64(&gr, 5, "axes", &n, strcmp(op, "CumSum") ? 1 : 0, axes);
+    pbw_node(&gr, op, "r", as_input ? L("x", "axes", NULL) : L("x", NULL, NULL), outs, &a);
+    return run_one_node(rt, &gr, opset, 2, xd, x, outs, y, 8, shape);
+}
+
+OT_TEST(reduction_axes_attribute_or_input_and_cum_sum_axis) {
+    static const int64_t ax1[1] = {1}, axneg[1] = {-2};
+    opara_runtime* rt = new_rt();
+    opara_tensor_info sh[1];
+    float y[8];
+    REQUIRE(rt);
+    REQUIRE(run_reduction(rt, "ReduceSum", 11, 0, ax1, 1, 0, y, sh) == OPARA_OK);
+    CHECK(sh[0].rank == 1 && sh[0].dims[0] == 2 && y[0] == 2.0f && y[1] == 3.0f);
+    REQUIRE(run_reduction(rt, "ReduceSum", 13, 1, ax1, 1, 0, y, sh) == OPARA_OK);
+    CHECK(sh[0].rank == 1 && y[0] == 2.0f && y[1] == 3.0f);
+    REQUIRE(run_reduction(rt, "ReduceSum", 13, 1, NULL, 0, 1, y, sh) == OPARA_OK); /* empty axes, noop */
+    CHECK(sh[0].rank == 2 && y[1] == -2.0f && y[5] == -6.0f);
+    REQUIRE(run_reduction(rt, "ReduceMax", 13, 0, axneg, 1, 0, y, sh) == OPARA_OK);
+    CHECK(sh[0].rank == 1 && sh[0].dims[0] == 3 && y[0] == 4.0f && y[1] == 5.0f && y[2] == 3.0f);
+    REQUIRE(run_reduction(rt, "ReduceL1", 18, 1, ax1, 1, 0, y, sh) == OPARA_OK);
+    CHECK(y[0] == 6.0f && y[1] == 15.0f);
+    REQUIRE(run_reduction(rt, "ReduceLogSumExp", 18, 1, NULL, 0, 0, y, sh) == OPARA_OK); /* no axes: all */
+    CHECK(sh[0].rank == 0 && fabsf(y[0] - 5.420327f) < 1e-5f);
+    REQUIRE(run_reduction(rt, "CumSum", 14, 1, ax1, 1, 0, y, sh) == OPARA_OK); /* exclusive along axis 1 */
+    CHECK(sh[0].rank == 2 && y[0] == 0.0f && y[1] == 1.0f && y[2] == -1.0f && y[3] == 0.0f && y[5] == 9.0f);
+    opara_runtime_destroy(rt);
+}
+
 /* A Split node of x (2 x 7, x[i][j] = 10 i + j) along axis -1 into outs, with num_outputs when
    num > 0 and the constant 'split' input when split != NULL. */
 static opara_result run_split(opara_runtime* rt, int64_t opset, int64_t cols, int64_t num, const int64_t* split,
@@ -1613,6 +1655,7 @@ static const opara_test_case tests[] = {
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
     OT_CASE(trilu_tile_one_hot_inputs_become_attributes),
     OT_CASE(size_folds_when_the_shape_is_known_and_runs_otherwise),
+    OT_CASE(reduction_axes_attribute_or_input_and_cum_sum_axis),
     OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(split_invalid_num_outputs_is_refused),
     OT_CASE(resize_18_and_19_run_as_resize_13), OT_CASE(resize_19_half_pixel_symmetric_runs),
     OT_CASE(resize_18_features_we_lack_are_refused),

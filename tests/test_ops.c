@@ -728,6 +728,51 @@ static void case_det(op_case* c) {
     c->cuda_refuses = "operator not supported by the CUDA backend"; /* docs/CUDA-BACKEND.md */
 }
 
+/* ReduceSum .. ReduceSumSquare: rows reduced innermost (variant 0), two groups around a kept one (1),
+   the innermost dim kept (2, the CPU's column-wise path); NaN/Inf among the values in 1 and 2. */
+static void case_reduce(op_case* c) {
+    static const int64_t axes[N_VARIANTS][2] = {{2, 3}, {1, -1}, {0, 2}};
+    int positive = strcmp(c->op, "ReduceLogSum") == 0;
+    opara_attr a[2];
+    a[0] = attr_ints("axes", axes[c->v], 2);
+    a[1] = attr_int("keepdims", c->v != 1);
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], positive ? 0.1 : -2.0, 2.0);
+    c->in[0].specials = c->v != 0;
+    c->atol = 1e-5, c->rtol = 1e-4; /* the CPU and the block reduction sum in different orders */
+    node(c, IN_X, 1, 2, a);
+}
+
+/* ArgMax, ArgMin: ties (the special values repeat) and NaN; select_last_index in variant 2. */
+static void case_arg_reduce(op_case* c) {
+    opara_attr a[3];
+    a[0] = attr_int("axis", c->v == 0 ? 1 : c->v == 1 ? -1 : 0);
+    a[1] = attr_int("keepdims", c->v != 1);
+    a[2] = attr_int("select_last_index", 1);
+    x4(c);
+    c->in[0].specials = 1;
+    node(c, IN_X, 1, c->v == 2 ? 3 : 2, a);
+}
+
+/* LogSoftmax, Hardmax: along the last, the channel and the first axis, NaN/Inf in variant 1. */
+static void case_softmax_like(op_case* c) {
+    opara_attr a[1];
+    a[0] = attr_int("axis", c->v == 0 ? -1 : c->v == 1 ? 1 : 0);
+    x4(c);
+    c->in[0].specials = c->v == 1;
+    node(c, IN_X, 1, 1, a);
+}
+
+/* CumSum (its canonical axis attribute): inclusive with NaN/Inf, exclusive + reverse, reverse in int64. */
+static void case_cum_sum(op_case* c) {
+    opara_attr a[3];
+    a[0] = attr_int("axis", c->v == 0 ? 3 : c->v == 1 ? 1 : -2);
+    a[1] = attr_int("reverse", c->v != 0);
+    a[2] = attr_int("exclusive", c->v == 1);
+    input(c, "x", c->v == 2 ? OPARA_DTYPE_I64 : OPARA_DTYPE_F32, 4, X4[c->v], -100, 100);
+    c->in[0].specials = c->v == 0;
+    node(c, IN_X, 1, 3, a);
+}
+
 static void case_where(op_case* c) {
     static const char* const ins[] = {"cond", "x", "x2", NULL};
     static const int64_t cd[N_VARIANTS][4] = {{1, 4, 6, 6}, {1, 1, 7, 1}, {1, 4, 1, 5}}, one[1] = {1};
@@ -836,6 +881,20 @@ static const struct {
     {"Softmax", case_softmax},
     {"LayerNormalization", case_layer_norm},
     {"ReduceMean", case_reduce_mean},
+    {"ReduceSum", case_reduce},
+    {"ReduceMax", case_reduce},
+    {"ReduceMin", case_reduce},
+    {"ReduceProd", case_reduce},
+    {"ReduceL1", case_reduce},
+    {"ReduceL2", case_reduce},
+    {"ReduceLogSum", case_reduce},
+    {"ReduceLogSumExp", case_reduce},
+    {"ReduceSumSquare", case_reduce},
+    {"ArgMax", case_arg_reduce},
+    {"ArgMin", case_arg_reduce},
+    {"LogSoftmax", case_softmax_like},
+    {"Hardmax", case_softmax_like},
+    {"CumSum", case_cum_sum},
     {"Where", case_where},
     {"Cast", case_cast},
     {"Pad", case_pad},

@@ -629,6 +629,38 @@ OT_TEST(reduce_mean) {
     EXPECT_FAIL(OPARA__OP_REDUCE_MEAN, x, a_rm_dup);
 }
 
+/* The other reductions share ReduceMean's rule; ArgMax/ArgMin drop (or keep) their one axis and
+   give i64; LogSoftmax, Hardmax and CumSum keep the shape; CumSum needs its axis. */
+static void a_axis_neg1(one* t) { opara__node_set_int(&t->g, t->node, "axis", -1); }
+static void a_axis1_nokeep(one* t) { opara__node_set_int(&t->g, t->node, "axis", 1); opara__node_set_int(&t->g, t->node, "keepdims", 0); }
+static void a_axis4(one* t) { opara__node_set_int(&t->g, t->node, "axis", 4); }
+
+OT_TEST(reductions_arg_and_scans) {
+    opara__shape x[] = {shp(3, 3, 2, 2)};
+    one t;
+    opara__op op;
+    for (op = OPARA__OP_REDUCE_SUM; op <= OPARA__OP_REDUCE_SUM_SQUARE; op = (opara__op)(op + 1)) {
+        EXPECT1(op, x, a_rm_axes1_nokeep, shp(2, 3, 2));
+        EXPECT1(op, x, NULL, shp(3, 1, 1, 1));
+        EXPECT1(op, x, a_rm_noop, shp(3, 3, 2, 2));
+        EXPECT1(op, x, a_rm_neg, shp(3, 3, 1, 2));
+        EXPECT_FAIL(op, x, a_rm_dup);
+    }
+    EXPECT1(OPARA__OP_ARG_MAX, x, NULL, shp(3, 1, 2, 2));             /* test_argmax_default_axis_example */
+    EXPECT1(OPARA__OP_ARG_MIN, x, a_axis1_nokeep, shp(2, 3, 2));      /* test_argmin_no_keepdims_example */
+    EXPECT1(OPARA__OP_ARG_MAX, x, a_axis_neg1, shp(3, 3, 2, 1));
+    EXPECT_FAIL(OPARA__OP_ARG_MIN, x, a_axis4);
+    REQUIRE(run(&t, OPARA__OP_ARG_MAX, 1, x, 1, NULL) == OPARA_OK);
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_I64);
+    one_free(&t);
+    EXPECT1(OPARA__OP_LOG_SOFTMAX, x, a_axis_neg1, shp(3, 3, 2, 2));
+    EXPECT1(OPARA__OP_HARDMAX, x, NULL, shp(3, 3, 2, 2));
+    EXPECT_FAIL(OPARA__OP_HARDMAX, x, a_axis4);
+    EXPECT1(OPARA__OP_CUM_SUM, x, a_axis_neg1, shp(3, 3, 2, 2));
+    EXPECT_FAIL(OPARA__OP_CUM_SUM, x, NULL); /* no axis */
+    EXPECT_FAIL(OPARA__OP_CUM_SUM, x, a_axis4);
+}
+
 OT_TEST(where_and_dtypes) {
     one t;
     int32_t idx[3];
@@ -1052,7 +1084,6 @@ OT_TEST(det) {
 
 /* ---- GatherElements .. ReverseSequence --------------------------------------------------------- */
 
-static void a_axis_neg1(one* t) { opara__node_set_int(&t->g, t->node, "axis", -1); }
 static void a_batch_dims1(one* t) { opara__node_set_int(&t->g, t->node, "batch_dims", 1); }
 static void a_reduction_max(one* t) { opara__node_set_string(&t->g, t->node, "reduction", "max"); }
 static void a_reduction_bad(one* t) { opara__node_set_string(&t->g, t->node, "reduction", "avg"); }
@@ -1220,6 +1251,17 @@ static void a_keepdims0_eps(one* t) {
     opara__node_set_float(&t->g, t->node, "epsilon", 0.25f);
 }
 
+static void a_arg_last(one* t) {
+    opara__node_set_int(&t->g, t->node, "axis", -1);
+    opara__node_set_int(&t->g, t->node, "keepdims", 0);
+    opara__node_set_int(&t->g, t->node, "select_last_index", 1);
+}
+static void a_cum_sum_modes(one* t) {
+    opara__node_set_int(&t->g, t->node, "axis", -2);
+    opara__node_set_int(&t->g, t->node, "exclusive", 1);
+    opara__node_set_int(&t->g, t->node, "reverse", 1);
+}
+
 static void a_alpha_half(one* t) { opara__node_set_float(&t->g, t->node, "alpha", 0.5f); }
 OT_TEST(record_resolves_scalar_attributes) {
     opara__shape mat[2], conv[2], x = shp(2, 2, 3), img = shp(4, 1, 1, 4, 4);
@@ -1257,6 +1299,15 @@ OT_TEST(record_resolves_scalar_attributes) {
     one_free(&t);
     REQUIRE(record_of(&t, OPARA__OP_REDUCE_MEAN, 1, &x, a_keepdims0_eps, &p) == OPARA_OK);
     CHECK(p.u.reduce.keepdims == 0 && p.u.reduce.axes[0] == 1 && p.u.reduce.axes[1] == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_REDUCE_LOG_SUM_EXP, 1, &x, a_keepdims0_eps, &p) == OPARA_OK);
+    CHECK(p.u.reduce.keepdims == 0 && p.u.reduce.axes[0] == 1 && p.u.reduce.axes[1] == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_ARG_MIN, 1, &x, a_arg_last, &p) == OPARA_OK);
+    CHECK(p.axis == 1 && p.u.reduce.keepdims == 0 && p.u.reduce.select_last_index == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_CUM_SUM, 1, &x, a_cum_sum_modes, &p) == OPARA_OK);
+    CHECK(p.axis == 0 && p.u.reduce.exclusive == 1 && p.u.reduce.reverse == 1);
     one_free(&t);
     mat[0] = x, mat[1] = shp(1, 3); /* X and Scale */
     REQUIRE(record_of(&t, OPARA__OP_LAYER_NORM, 2, mat, a_keepdims0_eps, &p) == OPARA_OK);
@@ -1498,7 +1549,7 @@ static const opara_test_case tests[] = {
     OT_CASE(gemm),
     OT_CASE(matmul_is_numpy),
     OT_CASE(layer_norm_statistics),
-    OT_CASE(reduce_mean), OT_CASE(topk), OT_CASE(grid_sample), OT_CASE(det),
+    OT_CASE(reduce_mean), OT_CASE(reductions_arg_and_scans), OT_CASE(topk), OT_CASE(grid_sample), OT_CASE(det),
     OT_CASE(where_and_dtypes),
     OT_CASE(cast_type),
     OT_CASE(pad),

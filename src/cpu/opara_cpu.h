@@ -131,6 +131,8 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n);
 /* max(acc, v) as ONNX Runtime computes it: a NaN in either operand gives NaN (C's fmaxf and the
    SSE/AVX max instructions drop one side's NaN instead). */
 static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
+/* min(acc, v) with the same NaN rule. */
+static OPARA__UNUSED float opara__min_nan(float acc, float v) { return v < acc || v != v ? v : acc; }
 
 /* The bit mask of the first `lanes` of 16 (none for lanes <= 0, all from 16 on): the AVX-512 loops'
    masked tails and edge tiles. */
@@ -152,6 +154,7 @@ OPARA__PRIVATE void opara__vec_window(int level, float* d, const float* s, size_
 OPARA__PRIVATE void opara__vec_copy(int level, float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_copy_even(float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride, size_t n);
+OPARA__PRIVATE void opara__vec_min_into(float* d, const float* s, size_t n);
 OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n);
 
 /* ---- prepared operators ---------------------------------------------------------------------- */
@@ -204,11 +207,13 @@ typedef struct opara__cpu_params {
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */
-    int32_t kept_n, red_n; /* ReduceMean: kept and reduced input dims with their input strides */
+    int32_t kept_n, red_n; /* ReduceMean ..: kept and reduced groups of input dims with their input strides */
     int64_t kept_dims[OPARA_MAX_DIMS], kept_strides[OPARA_MAX_DIMS];
     int64_t red_dims[OPARA_MAX_DIMS], red_strides[OPARA_MAX_DIMS];
     size_t elem;           /* element size in bytes for dtype-generic kernels */
     opara__grid_sample_params grid; /* GridSample */
+    int select_last;       /* ArgMax, ArgMin: select_last_index */
+    int exclusive, reverse; /* CumSum */
 } opara__cpu_params;
 
 struct opara__cpu_op {
@@ -331,7 +336,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err
 OPARA__PRIVATE opara_result opara__cpu_prepare_grid_sample(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_det(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
-OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_arg_reduce(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_log_softmax(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 

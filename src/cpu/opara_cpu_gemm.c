@@ -406,6 +406,23 @@ OPARA__PRIVATE void opara__vec_max_into(float* d, const float* s, size_t stride,
     for (; i < n; ++i) d[i] = opara__max_nan(d[i], s[i * stride]);
 }
 
+/* d[i] = opara__min_nan(d[i], s[i]) (the reductions' column-wise min). */
+OPARA__PRIVATE void opara__vec_min_into(float* d, const float* s, size_t n) {
+    size_t i = 0;
+#if OPARA__VEC_SSE
+    for (; i + 4 <= n; i += 4) { /* minps(a, d) is a < d ? a : d (keeps a NaN d); the unordered mask of a adds a NaN a */
+        __m128 a = _mm_loadu_ps(s + i);
+        _mm_storeu_ps(d + i, _mm_or_ps(_mm_min_ps(a, _mm_loadu_ps(d + i)), _mm_cmpunord_ps(a, a)));
+    }
+#elif OPARA__GEMM_NEON
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t a = vld1q_f32(s + i), v = vld1q_f32(d + i);
+        vst1q_f32(d + i, vbslq_f32(vorrq_u32(vcltq_f32(a, v), vmvnq_u32(vceqq_f32(a, a))), a, v));
+    }
+#endif
+    for (; i < n; ++i) d[i] = opara__min_nan(d[i], s[i]);
+}
+
 /* d[i] += s[i * stride]. */
 OPARA__PRIVATE void opara__vec_add_into(float* d, const float* s, size_t stride, size_t n) {
     size_t i = 0;

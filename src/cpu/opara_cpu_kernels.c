@@ -84,7 +84,10 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_GRID_SAMPLE: return opara__cpu_prepare_grid_sample(op, err, cap);
     case OPARA__OP_DET: return opara__cpu_prepare_det(op, err, cap);
     case OPARA__OP_LAYER_NORM: return opara__cpu_prepare_layer_norm(op, err, cap);
-    case OPARA__OP_REDUCE_MEAN: return opara__cpu_prepare_reduce_mean(op, err, cap);
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: return opara__cpu_prepare_reduce(op, err, cap);
+    case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN: return opara__cpu_prepare_arg_reduce(op, err, cap);
+    case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: return opara__cpu_prepare_log_softmax(op, err, cap);
+    case OPARA__OP_CUM_SUM: return opara__cpu_prepare_cum_sum(op, err, cap);
     case OPARA__OP_WHERE: return opara__cpu_prepare_where(op, err, cap);
     case OPARA__OP_CAST: return opara__cpu_prepare_cast(op, err, cap);
     case OPARA__OP_PAD: return opara__cpu_prepare_pad(op, err, cap);

@@ -99,7 +99,10 @@ typedef enum opara__cuda_binop {
     X(CAST, "opara_cast", "cast") \
     X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
-    X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
+    X(GATHER, "opara_gather", "layout") \
+    X(REDUCE, "opara_reduce_f32", "reduce") X(ARG_REDUCE, "opara_arg_reduce_f32", "reduce") \
+    X(HARDMAX, "opara_hardmax_f32", "reduce") X(LOG_SOFTMAX, "opara_log_softmax_f32", "reduce") \
+    X(CUM_SUM, "opara_cum_sum", "reduce") \
     X(GATHER_ELEMENTS, "opara_gather_elements", "gather") X(SCATTER_ELEMENTS, "opara_scatter_elements", "gather") \
     X(GATHER_ND, "opara_gather_nd", "gather") X(SCATTER_ND, "opara_scatter_nd", "gather") X(TILE, "opara_tile", "gather") \
     X(TRILU, "opara_trilu", "gather") X(EYE_LIKE, "opara_eye_like", "gather") X(SIZE, "opara_size", "gather") \

@@ -873,8 +873,9 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-/* Mean over `red` (a mask of input dims) of x; GlobalAveragePool is the mask of dims 2.. */
-static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red) {
+/* The kind's reduction over `red` (a mask of input dims) of x (GlobalAveragePool: the mean over the
+   mask of dims 2..). */
+static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, opara__reduce_kind kind) {
     const opara__shape* x = opara__lower_in_shape(w, 0);
     int64_t xs[OPARA_MAX_DIMS], meta[2 + 4 * OPARA_MAX_DIMS], kept = 0, nred = 0, outs = 1;
     uint32_t k = 1;
@@ -901,23 +902,92 @@ static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red) {
     }
     if (outs == 0) return OPARA_OK;
     if (outs > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many outputs");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if ((r = opara__lower_meta_push(w, meta, k, &at)) != OPARA_OK) return r;
-    if (!(L = opara__lower_launch(w, OPARA__CUK_REDUCE_MEAN))) return OPARA_ERR_OUT_OF_MEMORY;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_REDUCE))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    opara__lower_arg_i32(L, (int64_t)kind);
     L->grid[0] = (uint32_t)outs;
     L->block[0] = OPARA__CUDA_THREADS;
     return OPARA_OK;
 }
 
-static opara_result opara__lower_reduce_mean(opara__lower_walk* w) {
+/* ReduceMean .. ReduceSumSquare. */
+static opara_result opara__lower_reduce_axes(opara__lower_walk* w) {
     const opara__shape* x = opara__lower_in_shape(w, 0);
     int red[OPARA_MAX_DIMS];
     int32_t d;
+    opara__reduce_kind kind = OPARA__RED_MEAN;
+    opara__reduce_kind_of(w->g->nodes[w->node].op, &kind);
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
     for (d = 0; d < x->ndim; ++d) red[d] = w->params[w->node].u.reduce.axes[d]; /* as the shape engine resolved the axes */
-    return opara__lower_reduce(w, red);
+    return opara__lower_reduce(w, red, kind);
+}
+
+/* The rows along the record's axis of the input as [outer, len, inner] (ArgMax, ArgMin, Hardmax,
+   LogSoftmax: float32; CumSum: also float64, int32, int64), each count checked against the kernels'
+   int indices. */
+static opara_result opara__lower_axis_rows(opara__lower_walk* w, int64_t* outer, int64_t* len, int64_t* inner) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t axis = opara__lower_axis(w);
+    int32_t d;
+    opara_dtype t = w->dtypes[opara__lower_in(w, 0)];
+    int any = w->g->nodes[w->node].op == OPARA__OP_CUM_SUM &&
+              (t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64);
+    if (axis < 0 || axis >= x->ndim) return opara__lower_fail(w, OPARA_ERR_SHAPE, "axis out of range");
+    if (t != OPARA_DTYPE_F32 && !any) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type");
+    *outer = *inner = 1;
+    for (d = 0; d < axis; ++d) *outer *= x->dims[d];
+    for (d = (int32_t)axis + 1; d < x->ndim; ++d) *inner *= x->dims[d];
+    *len = x->dims[axis];
+    return opara__lower_check_elems(w, opara__lower_numel(x));
+}
+
+/* ArgMax, ArgMin, Hardmax, CumSum: one thread per row. */
+static opara_result opara__lower_axis_scan(opara__lower_walk* w, opara__cuda_kernel kernel) {
+    const opara__reduce_params* p = &w->params[w->node].u.reduce;
+    opara__op op = w->g->nodes[w->node].op;
+    int64_t outer, len, inner;
+    opara__cuda_launch* L;
+    opara_result r = opara__lower_axis_rows(w, &outer, &len, &inner);
+    if (r != OPARA_OK) return r;
+    if (outer * inner * len == 0) return OPARA_OK;
+    if (!(L = opara__lower_launch(w, kernel))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, outer * inner);
+    opara__lower_arg_i32(L, len);
+    opara__lower_arg_i32(L, inner);
+    if (kernel == OPARA__CUK_ARG_REDUCE) {
+        opara__lower_arg_i32(L, op == OPARA__OP_ARG_MIN);
+        opara__lower_arg_i32(L, p->select_last_index);
+    }
+    if (kernel == OPARA__CUK_CUM_SUM) {
+        opara__lower_arg_i32(L, p->exclusive);
+        opara__lower_arg_i32(L, p->reverse);
+        opara__lower_arg_i32(L, (int64_t)w->dtypes[opara__lower_in(w, 0)]);
+    }
+    opara__lower_grid_1d(L, outer * inner);
+    return OPARA_OK;
+}
+
+/* LogSoftmax: one block per row. */
+static opara_result opara__lower_log_softmax(opara__lower_walk* w) {
+    int64_t outer, len, inner;
+    opara__cuda_launch* L;
+    opara_result r = opara__lower_axis_rows(w, &outer, &len, &inner);
+    if (r != OPARA_OK) return r;
+    if (outer * inner * len == 0) return OPARA_OK;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LOG_SOFTMAX))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, len);
+    opara__lower_arg_i32(L, inner);
+    L->grid[0] = (uint32_t)(outer * inner);
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
 }
 
 static opara_result opara__lower_global_avg(opara__lower_walk* w) {
@@ -925,7 +995,7 @@ static opara_result opara__lower_global_avg(opara__lower_walk* w) {
     int red[OPARA_MAX_DIMS];
     int32_t d;
     for (d = 0; d < x->ndim; ++d) red[d] = d >= 2;
-    return opara__lower_reduce(w, red);
+    return opara__lower_reduce(w, red, OPARA__RED_MEAN);
 }
 
 /* ---- pooling and normalisation with constants ------------------------------------------------- */
@@ -1360,7 +1430,11 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_MATMUL: return opara__lower_matmul(w);
     case OPARA__OP_SOFTMAX: return opara__lower_softmax(w);
     case OPARA__OP_LAYER_NORM: return opara__lower_layer_norm(w);
-    case OPARA__OP_REDUCE_MEAN: return opara__lower_reduce_mean(w);
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: return opara__lower_reduce_axes(w);
+    case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN: return opara__lower_axis_scan(w, OPARA__CUK_ARG_REDUCE);
+    case OPARA__OP_LOG_SOFTMAX: return opara__lower_log_softmax(w);
+    case OPARA__OP_HARDMAX: return opara__lower_axis_scan(w, OPARA__CUK_HARDMAX);
+    case OPARA__OP_CUM_SUM: return opara__lower_axis_scan(w, OPARA__CUK_CUM_SUM);
     case OPARA__OP_WHERE: return opara__lower_where(w);
     case OPARA__OP_CAST: return opara__lower_cast(w);
     case OPARA__OP_PAD: return opara__lower_pad(w);

@@ -10,6 +10,14 @@ static const opara__op_info opara__op_infos[] = {
 
 OPARA__PRIVATE const opara__op_info* opara__op_info_of(opara__op op) { return &opara__op_infos[op]; }
 
+typedef char opara__reduce_rows_in_order[OPARA__OP_REDUCE_SUM_SQUARE - OPARA__OP_REDUCE_MEAN == OPARA__RED_SUM_SQUARE ? 1 : -1];
+
+OPARA__PRIVATE int opara__reduce_kind_of(opara__op op, opara__reduce_kind* kind) {
+    if (op < OPARA__OP_REDUCE_MEAN || op > OPARA__OP_REDUCE_SUM_SQUARE) return 0;
+    if (kind) *kind = (opara__reduce_kind)(op - OPARA__OP_REDUCE_MEAN);
+    return 1;
+}
+
 OPARA__PRIVATE const char* opara__op_name(opara__op op) {
     return (unsigned)op < OPARA__OP_COUNT ? opara__op_infos[op].name : "?";
 }

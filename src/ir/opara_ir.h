@@ -84,6 +84,20 @@
     X(SOFTMAX, "Softmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                          \
     X(LAYER_NORM, "LayerNormalization", "", 17, 17, 0, 2, 3, 3, 0, ROWS, 5, OPARA__OPF_F32)                           \
     X(REDUCE_MEAN, "ReduceMean", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, OPARA__OPF_F32)                                   \
+    X(REDUCE_SUM, "ReduceSum", "", 1, 13, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                  \
+    X(REDUCE_MAX, "ReduceMax", "", 1, 20, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                  \
+    X(REDUCE_MIN, "ReduceMin", "", 1, 20, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                  \
+    X(REDUCE_PROD, "ReduceProd", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                \
+    X(REDUCE_L1, "ReduceL1", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                    \
+    X(REDUCE_L2, "ReduceL2", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                    \
+    X(REDUCE_LOG_SUM, "ReduceLogSum", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                           \
+    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 8, 0)                                    \
+    X(REDUCE_SUM_SQUARE, "ReduceSumSquare", "", 1, 18, 0, 1, 1, 1, 1, ROWS, 1, 0)                                     \
+    X(ARG_MAX, "ArgMax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 1, 0)                                                        \
+    X(ARG_MIN, "ArgMin", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 1, 0)                                                        \
+    X(LOG_SOFTMAX, "LogSoftmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 8, OPARA__OPF_F32)                                   \
+    X(HARDMAX, "Hardmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                                          \
+    X(CUM_SUM, "CumSum", "", 11, 14, 0, 1, 1, 1, 1, ROWS, 1, 0)                                                       \
     X(WHERE, "Where", "", 9, 16, 0, 3, 3, 1, 0, ELEMENTWISE, 1, 0)                                                    \
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
     X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                        \
@@ -148,7 +162,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 89
+#define OPARA__OP_COUNT_EXPECTED 103
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -161,6 +175,23 @@ typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ?
     case OPARA__OP_SELU: case OPARA__OP_CELU: case OPARA__OP_THRESHOLDED_RELU: case OPARA__OP_ASIN:                \
     case OPARA__OP_ACOS: case OPARA__OP_ATAN: case OPARA__OP_SINH: case OPARA__OP_COSH: case OPARA__OP_ASINH:      \
     case OPARA__OP_ACOSH: case OPARA__OP_ATANH
+
+/* The case labels of the reductions ReduceSum .. ReduceSumSquare, which share ReduceMean's shape rule,
+   record (u.reduce), import and kernels (the reduction kind tells them apart); ReduceMean itself is
+   listed beside them. */
+#define OPARA__CASE_REDUCE_KINDS                                                                                   \
+    case OPARA__OP_REDUCE_SUM: case OPARA__OP_REDUCE_MAX: case OPARA__OP_REDUCE_MIN: case OPARA__OP_REDUCE_PROD:   \
+    case OPARA__OP_REDUCE_L1: case OPARA__OP_REDUCE_L2: case OPARA__OP_REDUCE_LOG_SUM:                             \
+    case OPARA__OP_REDUCE_LOG_SUM_EXP: case OPARA__OP_REDUCE_SUM_SQUARE
+
+/* The reduction a Reduce* operator applies, in the op table's order from ReduceMean (the CUDA kernel
+   opara_reduce_f32 takes the same numbers). */
+typedef enum opara__reduce_kind {
+    OPARA__RED_MEAN, OPARA__RED_SUM, OPARA__RED_MAX, OPARA__RED_MIN, OPARA__RED_PROD, OPARA__RED_L1, OPARA__RED_L2,
+    OPARA__RED_LOG_SUM, OPARA__RED_LOG_SUM_EXP, OPARA__RED_SUM_SQUARE
+} opara__reduce_kind;
+/* 1 and the kind when op is one of ReduceMean .. ReduceSumSquare, else 0. */
+OPARA__PRIVATE int opara__reduce_kind_of(opara__op op, opara__reduce_kind* kind);
 
 /* The symbolic batch dimension in declared shapes and in shape-valued attributes (Reshape,
    Expand): replaced by the session's batch size. */
@@ -322,10 +353,14 @@ typedef struct opara__activation_params {
     int gelu_tanh;
 } opara__activation_params;
 
-/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims. */
+/* ReduceMean .. ReduceSumSquare: the input dims reduced (axes normalized, noop_with_empty_axes
+   applied), keepdims. ArgMax, ArgMin: keepdims (their axis is the record's axis), select_last_index.
+   CumSum: exclusive, reverse (its axis is the record's axis). */
 typedef struct opara__reduce_params {
     uint8_t axes[OPARA_MAX_DIMS];
     int keepdims;
+    int select_last_index;
+    int exclusive, reverse;
 } opara__reduce_params;
 
 /* QuantizeLinear, DequantizeLinear: the scale (and zero point) is one value or, per_axis, one per
@@ -357,8 +392,8 @@ typedef struct opara__index_params {
 
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
-    int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
-                     sizes are its outputs' dims along it */
+    int64_t axis; /* Concat, Split, Gather, Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin, CumSum, LayerNormalization,
+                     Flatten: in [0, rank]; Split's sizes are its outputs' dims along it */
     union {
         opara__window_params window;       /* Conv, ConvTranspose, ConvInteger, QLinearConv, MaxPool, AveragePool */
         opara__quant_params quant;         /* QuantizeLinear, DequantizeLinear */
@@ -369,7 +404,7 @@ typedef struct opara__node_params {
         opara__topk_params topk;           /* TopK (its axis in axis) */
         opara__grid_sample_params grid;    /* GridSample */
         opara__resize_params resize;       /* Resize */
-        opara__reduce_params reduce;       /* ReduceMean */
+        opara__reduce_params reduce;       /* ReduceMean .. ReduceSumSquare, ArgMax, ArgMin, CumSum */
         opara__gemm_params gemm;           /* Gemm */
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */

@@ -1378,7 +1378,8 @@ static opara_result opara__shape_layer_norm(opara__shape_ctx* c) {
     return r;
 }
 
-static opara_result opara__shape_reduce_mean(opara__shape_ctx* c) {
+/* ReduceMean .. ReduceSumSquare. */
+static opara_result opara__shape_reduce(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     uint32_t n;
     const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
@@ -1471,6 +1472,32 @@ static opara_result opara__shape_det(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* ArgMax, ArgMin: the axis removed, or kept as 1 (keepdims). */
+static opara_result opara__shape_arg_reduce(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    int64_t axis;
+    int keep = opara__attr_int(c->n, "keepdims", 1) != 0;
+    int32_t i;
+    opara__shape y;
+    opara_result r = opara__axis_arg(c, "axis", 0, x->ndim, &axis);
+    if (r != OPARA_OK) return r;
+    y.ndim = 0;
+    for (i = 0; i < x->ndim; ++i) {
+        if (i != axis) y.dims[y.ndim++] = x->dims[i];
+        else if (keep) y.dims[y.ndim++] = 1;
+    }
+    return opara__set_out(c, 0, &y);
+}
+
+/* CumSum: its (canonical) axis attribute is required; the output has the input's shape. */
+static opara_result opara__shape_cum_sum(opara__shape_ctx* c) {
+    int64_t axis;
+    opara_result r;
+    if (!opara__node_attr(c->n, "axis")) return opara__shape_fail(c, OPARA_ERR_SHAPE, "no 'axis'");
+    r = opara__axis_arg(c, "axis", 0, c->in[0]->ndim, &axis);
+    return r == OPARA_OK ? opara__set_out(c, 0, c->in[0]) : r;
+}
+
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
 typedef struct opara__arity {
@@ -1510,7 +1537,9 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
-    case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
+    case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: case OPARA__OP_ARG_MAX:
+    case OPARA__OP_ARG_MIN: case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: case OPARA__OP_CUM_SUM:
+    case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
     OPARA__CASE_MATH_UNARY: case OPARA__OP_DET: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
@@ -1574,7 +1603,10 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_MATMUL: return opara__shape_matmul(c);
     case OPARA__OP_SOFTMAX: return opara__shape_softmax(c);
     case OPARA__OP_LAYER_NORM: return opara__shape_layer_norm(c);
-    case OPARA__OP_REDUCE_MEAN: return opara__shape_reduce_mean(c);
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: return opara__shape_reduce(c);
+    case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN: return opara__shape_arg_reduce(c);
+    case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: return opara__shape_softmax(c);
+    case OPARA__OP_CUM_SUM: return opara__shape_cum_sum(c);
     case OPARA__OP_PAD: return opara__shape_pad(c);
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_TOPK: return opara__shape_topk(c);
@@ -1643,7 +1675,15 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     }
     if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
     if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
-    if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+    if (opara__reduce_kind_of(op, NULL)) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+    if (op == OPARA__OP_ARG_MAX || op == OPARA__OP_ARG_MIN) {
+        p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
+        p->u.reduce.select_last_index = opara__attr_int(n, "select_last_index", 0) != 0;
+    }
+    if (op == OPARA__OP_CUM_SUM) {
+        p->u.reduce.exclusive = opara__attr_int(n, "exclusive", 0) != 0;
+        p->u.reduce.reverse = opara__attr_int(n, "reverse", 0) != 0;
+    }
     if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
 }
 
@@ -1914,15 +1954,18 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
     case OPARA__OP_EXPAND: case OPARA__OP_GEMM: case OPARA__OP_MATMUL: case OPARA__OP_SOFTMAX: case OPARA__OP_LAYER_NORM:
-    case OPARA__OP_REDUCE_MEAN: case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_TOPK:
+    case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN:
+    case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: case OPARA__OP_CUM_SUM:
+    case OPARA__OP_PAD: case OPARA__OP_RESIZE: OPARA__CASE_MATH_UNARY: case OPARA__OP_TOPK:
     case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
-        break; /* the type of input 0 */
+        break; /* the type of input 0 (ArgMax, ArgMin: i64, below) */
     }
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
         if ((n->op == OPARA__OP_MAX_POOL || n->op == OPARA__OP_TOPK) && k == 1) t = OPARA_DTYPE_I64;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
         if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR && k == 1) t = OPARA_DTYPE_F32;
+        if (n->op == OPARA__OP_ARG_MAX || n->op == OPARA__OP_ARG_MIN) t = OPARA_DTYPE_I64;
         dt[n->outputs[k]] = t;
     }
     return OPARA_OK;

@@ -17,9 +17,9 @@
 /* ---- shape inference while importing (only so that Shape nodes can fold) ---------------------- */
 
 /* Output shapes of an imported node from the shape engine in tolerant mode (unknown dims and the
-   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to', the
-   quantized operators' own rule (opara__op_out_dtype). What the
-   engine cannot infer stays unknown; only running out of memory is a failure. */
+   symbolic batch propagate), and output dtypes: input 0's, Where's input 1, Cast's 'to', ArgMax/ArgMin's
+   i64, the operators with their own rule (opara__op_out_dtype). What the engine cannot infer stays
+   unknown; only running out of memory is a failure. */
 static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     const opara__node* n = &im->g->nodes[node];
     const opara__shape** in;
@@ -43,6 +43,7 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     if (n->op == OPARA__OP_EYE_LIKE && opara__node_attr(n, "dtype"))
         dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "dtype", 1));
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
+    if (n->op == OPARA__OP_ARG_MAX || n->op == OPARA__OP_ARG_MIN) dt = OPARA_DTYPE_I64;
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
     if (n->n_inputs <= 16) { /* the operators with their own output dtype rule (at most 16 inputs) */
         opara_dtype in_dt[16];
@@ -351,14 +352,15 @@ static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t
     return r;
 }
 
+/* Softmax, LogSoftmax, Hardmax. */
 static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int32_t* in) {
     const opara__shape* x = opara__imp_shape(im, in[0]);
     int64_t axis = opara__oattr_int(im->node, "axis", im->opset < 13 ? 1 : -1);
     if (im->opset < 13 && x->ndim >= 0 && opara__onnx_axis(axis, x->ndim) != x->ndim - 1)
         return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
-                           "node '%s' (Softmax, opset %lld): axis %lld of a rank-%d input flattens the trailing dims; "
+                           "node '%s' (%s, opset %lld): axis %lld of a rank-%d input flattens the trailing dims; "
                            "only the last axis is supported before opset 13",
-                           im->node_name, (long long)im->opset, (long long)axis, (int)x->ndim);
+                           im->node_name, im->node->op_type, (long long)im->opset, (long long)axis, (int)x->ndim);
     return opara__node_set_int(im->g, node, "axis", axis);
 }
 
@@ -388,6 +390,16 @@ static opara_result opara__canon_one_hot(opara__imp* im, int32_t node, const int
     return opara__node_set_int(im->g, node, "depth", (int64_t)p.floats[0]);
 }
 
+/* CumSum: its axis input (a constant scalar) becomes the attribute 'axis'. */
+static opara_result opara__canon_cum_sum(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    opara__param p;
+    opara_result r = opara__ints_param(im, in, n_in, 1, NULL, 0, &p);
+    if (r != OPARA_OK) return r;
+    if (!p.present || p.n != 1)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (CumSum): 'axis' must be one integer", im->node_name);
+    return opara__node_set_int(im->g, node, "axis", p.ints[0]);
+}
+
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
 /* TopK-10+'s K input (one int64) becomes the attribute k that TopK-1 has. */
 static opara_result opara__canon_topk(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
@@ -406,7 +418,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     opara_result r = OPARA_OK;
     switch (op) {
     case OPARA__OP_SPLIT: r = opara__canon_split(im, node, in, n_in); break;
-    case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN:
+    case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS:
         r = opara__ints_param(im, in, n_in, 1, "axes", 0, &p);
         if (r == OPARA_OK) r = opara__set_ints_param(im, node, "axes", &p);
         if (r == OPARA_OK && op == OPARA__OP_UNSQUEEZE && !p.present)
@@ -422,7 +434,8 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_RESIZE: r = opara__canon_resize(im, node, in, n_in); break;
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
-    case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_SOFTMAX: case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_CUM_SUM: r = opara__canon_cum_sum(im, node, in, n_in); break;
     case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
     case OPARA__OP_TRILU: case OPARA__OP_TILE: r = opara__canon_trilu_tile(im, op, node, in, n_in); break;
     case OPARA__OP_ONE_HOT: r = opara__canon_one_hot(im, node, in, n_in); break;
@@ -437,8 +450,8 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_SCATTER_ND: case OPARA__OP_SIZE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
     case OPARA__OP_EYE_LIKE: case OPARA__OP_REVERSE_SEQUENCE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
-    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
-    case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
+    case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: case OPARA__OP_ARG_MAX: case OPARA__OP_ARG_MIN:
+    OPARA__CASE_MATH_UNARY: case OPARA__OP_GRID_SAMPLE: case OPARA__OP_DET: case OPARA__OP_COUNT:
         break; /* attributes as ONNX has them */
     }
     return r;

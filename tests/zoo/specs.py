@@ -26,6 +26,8 @@ Elu Selu Celu ThresholdedRelu Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
 Concat Split Slice Gather Reshape Flatten Transpose Squeeze Unsqueeze Expand
 GatherElements ScatterElements Scatter GatherND ScatterND Size Trilu Tile DepthToSpace SpaceToDepth EyeLike OneHot ReverseSequence
 Gemm MatMul Softmax LayerNormalization ReduceMean Where Cast Pad Resize
+ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare
+ArgMax ArgMin LogSoftmax Hardmax CumSum
 Constant Shape Identity Dropout
 """.split())
 

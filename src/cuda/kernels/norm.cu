@@ -1,5 +1,6 @@
-/* Row-wise kernels with a block reduction: Softmax, LayerNormalization and ReduceMean (which also
- * serves GlobalAveragePool). One block per row; blockDim.x must be a power of two <= 256. */
+/* Row-wise kernels with a block reduction: Softmax and LayerNormalization (the reductions over axes,
+ * ReduceMean and GlobalAveragePool among them, are reduce.cu's). One block per row; blockDim.x must be
+ * a power of two <= 256. */
 #include "opara_kernel.h"
 
 #define OPARA__NORM_THREADS 256
@@ -60,34 +61,4 @@ OPARA_KERNEL(opara_layer_norm_f32, (const float*, x), (const float*, scale), (co
     inv = 1.0f / sqrtf(var + eps);
     for (j = (int)threadIdx.x; j < cols; j += (int)blockDim.x)
         out[j] = (row[j] - mean) * inv * scale[j] + (bias ? bias[j] : 0.0f);
-}
-
-/* ReduceMean with any set of axes: block b computes output element b. meta = [kept_n, kept dims,
- * kept input strides, red_n, reduced dims, reduced input strides] (kept_n may be 0, red_n >= 1).
- * Launch: grid = number of outputs. */
-OPARA_KERNEL(opara_reduce_mean_f32, (const float*, x), (float*, y), (const int*, meta))
-{
-    OPARA_SHARED(float, buf, OPARA__NORM_THREADS);
-    int kept_n = meta[0], red_n = meta[1 + 2 * kept_n], d;
-    const int* kdims = meta + 1;
-    const int* kstr = meta + 1 + kept_n;
-    const int* rdims = meta + 2 + 2 * kept_n;
-    const int* rstr = meta + 2 + 2 * kept_n + red_n;
-    long long base = 0, count = 1, rest = blockIdx.x, j;
-    float sum = 0.0f;
-    for (d = kept_n - 1; d >= 0; --d) {
-        base += (rest % kdims[d]) * kstr[d];
-        rest /= kdims[d];
-    }
-    for (d = 0; d < red_n; ++d) count *= rdims[d];
-    for (j = threadIdx.x; j < count; j += blockDim.x) {
-        long long r = j, off = base;
-        for (d = red_n - 1; d >= 0; --d) {
-            off += (r % rdims[d]) * rstr[d];
-            r /= rdims[d];
-        }
-        sum += x[off];
-    }
-    sum = opara__k_block_reduce(buf, sum, 0);
-    if (threadIdx.x == 0) y[blockIdx.x] = sum / (float)count;
 }
