@@ -64,6 +64,7 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_TRANSPOSE: return opara__cpu_prepare_transpose(op, err, cap);
     case OPARA__OP_EXPAND: return opara__cpu_prepare_expand(op, err, cap);
     case OPARA__OP_GEMM: return opara__cpu_prepare_gemm(op, err, cap);
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN: return opara__cpu_prepare_rnn(op, err, cap);
     case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
     case OPARA__OP_SOFTMAX: return opara__cpu_prepare_softmax(op, err, cap);
     case OPARA__OP_LAYER_NORM: return opara__cpu_prepare_layer_norm(op, err, cap);

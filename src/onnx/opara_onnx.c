@@ -258,6 +258,27 @@ static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t
     return r;
 }
 
+/* LSTM, GRU, RNN: the string list 'activations' becomes one string, the names joined by commas
+   (the IR's attributes have no string lists; docs/FORMAT.md). */
+static opara_result opara__canon_rnn(opara__imp* im, int32_t node) {
+    const opara__onnx_attr* a = opara__oattr(im->node, "activations");
+    char buf[256];
+    size_t len = 0;
+    uint32_t i;
+    if (!a || !a->n_strings) return OPARA_OK;
+    for (i = 0; i < a->n_strings; ++i) {
+        size_t n = a->strings[i].size;
+        if (n + 2 > sizeof buf - len || memchr(a->strings[i].data, ',', n) || memchr(a->strings[i].data, 0, n))
+            return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': attribute 'activations' is too long or malformed",
+                               im->node_name);
+        if (i) buf[len++] = ',';
+        if (n) memcpy(buf + len, a->strings[i].data, n);
+        len += n;
+    }
+    buf[len] = 0;
+    return opara__node_set_string(im->g, node, "activations", buf);
+}
+
 static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int32_t* in) {
     const opara__shape* x = opara__imp_shape(im, in[0]);
     int64_t axis = opara__oattr_int(im->node, "axis", im->opset < 13 ? 1 : -1);
@@ -292,6 +313,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN: r = opara__canon_rnn(im, node); break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
@@ -302,6 +324,25 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
         break; /* attributes as ONNX has them */
     }
     return r;
+}
+
+/* Operators whose kernel computes every output anyway (LSTM, GRU, RNN: Y, Y_h and Y_c come from the
+   same recurrence): an omitted output before a present one becomes a value nothing reads. */
+static int opara__outputs_all_computed(opara__op op) {
+    return op == OPARA__OP_LSTM || op == OPARA__OP_GRU || op == OPARA__OP_RNN;
+}
+
+static opara_result opara__insert_unused_output(opara__imp* im, uint32_t k, int32_t* value) {
+    char name[300];
+    uint32_t serial;
+    opara_result r;
+    for (serial = 0; serial < 1000; ++serial) {
+        if (serial) opara__format(name, sizeof name, "%.200s:unused_output_%u_%u", im->node_name, k, serial);
+        else opara__format(name, sizeof name, "%.200s:unused_output_%u", im->node_name, k);
+        if (opara__graph_find_value(im->g, name) < 0) break;
+    }
+    r = opara__graph_insert_value(im->g, name, OPARA_DTYPE_UNDEFINED, NULL, value);
+    return r == OPARA_OK ? OPARA_OK : opara__onnx_insert_result(r);
 }
 
 static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t* in, uint32_t n_in) {
@@ -315,6 +356,11 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
     if (n_out == 0 || n_out > 16)
         return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): %u outputs", im->node_name, n->op_type, n_out);
     for (i = 0; i < n_out; ++i) {
+        if (!n->outputs[i][0] && opara__outputs_all_computed(op)) {
+            r = opara__insert_unused_output(im, i, &outs[i]);
+            if (r != OPARA_OK) return r;
+            continue;
+        }
         if (!n->outputs[i][0])
             return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (%s): omitted output %u is not supported",
                                im->node_name, n->op_type, i);
