@@ -1033,7 +1033,8 @@ static opara_result opara__rnn_activations(opara__shape_ctx* c, opara__rnn_param
         s += len + (s[len] == ',');
     }
     if (n == 0)
-        for (i = 0; i < r->n_acts; ++i) r->act[i] = defaults[kind][i], r->act_alpha[i] = r->act_beta[i] = 0;
+        for (i = 0; i < r->n_acts * r->num_directions; ++i)
+            r->act[i] = defaults[kind][i % r->n_acts], r->act_alpha[i] = r->act_beta[i] = 0;
     else if (n == r->n_acts && r->num_directions == 2)
         for (i = 0; i < r->n_acts; ++i)
             r->act[n + i] = r->act[i], r->act_alpha[n + i] = r->act_alpha[i], r->act_beta[n + i] = r->act_beta[i];
