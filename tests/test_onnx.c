@@ -668,6 +668,67 @@ static opara_result run_one_node(opara_runtime* rt, pbw* gr, int64_t opset, int3
     return r;
 }
 
+/* STRINGS and FLOATS attributes (AttributeProto strings = 9, floats = 7; types 8 and 6). */
+static void pbw_attr_strs(pbw* attrs, const char* name, const char* const* v) {
+    pbw a = {0, 0, 0};
+    pbw_str(&a, 1, name);
+    pbw_int(&a, 20, 8);
+    for (; *v; ++v) pbw_str(&a, 9, *v);
+    pbw_msg(attrs, 5, &a);
+}
+
+static void pbw_attr_floats(pbw* attrs, const char* name, const float* v, int n) {
+    pbw a = {0, 0, 0};
+    int i;
+    pbw_str(&a, 1, name);
+    pbw_int(&a, 20, 6);
+    for (i = 0; i < n; ++i) pbw_float(&a, 7, v[i]);
+    pbw_msg(attrs, 5, &a);
+}
+
+/* RNN's 'activations' (a string list) becomes one comma-joined string with its alpha kept, and an
+   omitted Y before Y_h imports: x = {0.5, -2} through W = 1, R = 0 and LeakyRelu(0.1) gives
+   Y_h = -0.2. */
+OT_TEST(rnn_activations_and_an_omitted_output_import) {
+    static const int64_t xd[3] = {2, 1, 1}, wd[3] = {1, 1, 1};
+    static const float x[2] = {0.5f, -2.0f}, one[1] = {1.0f}, zero[1] = {0.0f}, alpha[1] = {0.1f};
+    static const char* const acts[] = {"LeakyRelu", NULL}, *outs[] = {"", "yh", NULL}, *yh[] = {"yh", NULL};
+    opara_runtime* rt = new_rt();
+    opara_tensor_info shapes[2];
+    float ys[2 * 8];
+    pbw gr = {0, 0, 0}, a = {0, 0, 0};
+    REQUIRE(rt);
+    pbw_tensor_f32(&gr, 5, "w", wd, 3, one);
+    pbw_tensor_f32(&gr, 5, "r", wd, 3, zero);
+    pbw_attr_int(&a, "hidden_size", 1);
+    pbw_attr_strs(&a, "activations", acts);
+    pbw_attr_floats(&a, "activation_alpha", alpha, 1);
+    pbw_node(&gr, "RNN", "rnn", L("x", "w", "r"), outs, &a);
+    CHECK_EQ(run_one_node(rt, &gr, 14, 3, xd, x, yh, ys, 8, shapes), OPARA_OK);
+    CHECK(shapes[0].rank == 3 && shapes[0].dims[0] == 1 && shapes[0].dims[2] == 1);
+    CHECK(fabsf(ys[0] - -0.2f) < 1e-6f);
+    if (fabsf(ys[0] - -0.2f) >= 1e-6f) OT_LOG("Y_h %g: %s", ys[0], opara_runtime_last_error(rt));
+    {
+        static const char* const three[] = {"Sigmoid", "Tanh", "Tanh", NULL};
+        static const int64_t w4[3] = {1, 4, 1}, r4[3] = {1, 4, 1};
+        static const float z4[4] = {0, 0, 0, 0};
+        opara__graph g;
+        pbw m;
+        gr.d = NULL, gr.n = gr.cap = 0;
+        pbw_tensor_f32(&gr, 5, "w", w4, 3, z4);
+        pbw_tensor_f32(&gr, 5, "r", r4, 3, z4);
+        pbw_attr_strs(&a, "activations", three);
+        pbw_node(&gr, "LSTM", "lstm", L("x", "w", "r"), L("y", NULL, NULL), &a);
+        pbw_value_info(&gr, 11, "x", 1, xd, 3);
+        pbw_value_info(&gr, 12, "y", 1, NULL, -1);
+        m = pbw_model(8, 14, &gr);
+        REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+        CHECK_STR(opara__attr_string(&g.nodes[0], "activations", ""), "Sigmoid,Tanh,Tanh");
+        opara__graph_free(&g);
+    }
+    opara_runtime_destroy(rt);
+}
+
 /* A Split node of x (2 x 7, x[i][j] = 10 i + j) along axis -1 into outs, with num_outputs when
    num > 0 and the constant 'split' input when split != NULL. */
 static opara_result run_split(opara_runtime* rt, int64_t opset, int64_t cols, int64_t num, const int64_t* split,
@@ -1272,7 +1333,7 @@ static const opara_test_case tests[] = {
     OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(ops_newer_than_the_model_opset_are_refused),
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
-    OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(split_invalid_num_outputs_is_refused),
+    OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(rnn_activations_and_an_omitted_output_import), OT_CASE(split_invalid_num_outputs_is_refused),
     OT_CASE(resize_18_and_19_run_as_resize_13), OT_CASE(resize_19_half_pixel_symmetric_runs),
     OT_CASE(resize_18_features_we_lack_are_refused),
     OT_CASE(symbolic_dims_need_values),
