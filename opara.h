@@ -25261,6 +25261,8 @@ typedef struct opara__imp_side {
     const int64_t* coef;  /* I64 constants: per-element multiple of the batch, or NULL (all zero) */
     opara__shape shape;   /* inferred shape of activations; dims may be OPARA__DIM_BATCH or -1 (unknown) */
     const char* rename;   /* the graph-output name this value takes in the rebuilt graph */
+    const char* zeros_of; /* zeros of a batch-dependent shape, from the ConstantOfShape node so named (only an
+                             RNN's initial state may read them: it is omitted instead), else NULL */
 } opara__imp_side;
 
 /* The import of one model. */
@@ -26855,9 +26857,71 @@ static opara_result opara__import_alias(opara__imp* im, int32_t src) {
     return OPARA_OK;
 }
 
+/* ConstantOfShape whose value is zero (ONNX's default) and whose shape depends on the batch: what
+   torch.onnx.export writes for an LSTM/GRU/RNN's zero initial state. It has no constant to fold to,
+   so it becomes a value marked as zeros (nothing produces it) that only an RNN's initial state may
+   read, directly or through the shape-only ops opara__zeros_pass_through names. 0: not such a node. */
+static int opara__zero_fill_node(opara__imp* im, const opara__onnx_node* n) {
+    const opara__onnx_attr* a = opara__oattr(n, "value");
+    opara__tensor_data t;
+    uint64_t i;
+    int zero = 1;
+    if (!opara__op_is(n, "ConstantOfShape") || !n->n_outputs || !n->outputs[0][0]) return 0;
+    if (!a || !a->t) return 1;
+    if (opara__onnx_tensor_load(im->rt, a->t, im->base_dir, im->node_name, &t) != OPARA_OK) return 0;
+    for (i = 0; i < t.nbytes; ++i) zero &= ((const uint8_t*)t.data)[i] == 0;
+    opara__tensor_data_free(im->rt, &t);
+    return zero;
+}
+
+static opara_result opara__import_zeros(opara__imp* im, const char* zeros_of) {
+    const char* out = im->node->outputs[0];
+    opara__imp_side* side;
+    int32_t v;
+    opara_result r;
+    if (opara__graph_find_value(im->g, out) >= 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name, out);
+    r = opara__graph_insert_value(im->g, out, OPARA_DTYPE_F32, NULL, &v);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    if (!(side = opara__side(im, v))) return opara__imp_oom(im);
+    side->zeros_of = zeros_of;
+    return OPARA_OK;
+}
+
+/* Ops whose output is zeros when their first input is: they only pick, reorder or reshape it. */
+static int opara__zeros_pass_through(const opara__onnx_node* n) {
+    return opara__op_is(n, "Slice") || opara__op_is(n, "Reshape") || opara__op_is(n, "Squeeze") ||
+           opara__op_is(n, "Unsqueeze") || opara__op_is(n, "Transpose") || opara__op_is(n, "Expand");
+}
+
+static const char* opara__zeros_input(opara__imp* im, int32_t v) {
+    return v >= 0 && (size_t)v < im->side_cap ? im->side[v].zeros_of : NULL;
+}
+
+/* The node's inputs that are marked zeros: passed through (*zeros_of set), an RNN's initial state
+   omitted, anything else refused as the ConstantOfShape it comes from would have been. */
+static opara_result opara__zeros_inputs(opara__imp* im, opara__op op, int32_t* in, const char** zeros_of) {
+    const opara__onnx_node* n = im->node;
+    int rnn = op == OPARA__OP_LSTM || op == OPARA__OP_GRU || op == OPARA__OP_RNN;
+    uint32_t i;
+    *zeros_of = NULL;
+    for (i = 0; i < n->n_inputs; ++i) {
+        const char* z = opara__zeros_input(im, in[i]);
+        if (!z) continue;
+        if (i == 0 && opara__zeros_pass_through(n)) *zeros_of = z;
+        else if (rnn && (i == 5 || i == 6)) in[i] = -1; /* an omitted initial state is zeros */
+        else
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (ConstantOfShape): only supported when it can be "
+                               "evaluated at import time (constant inputs), or as the zero initial state of an RNN "
+                               "(read by node '%s' (%s))", z, im->node_name, n->op_type);
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n, int32_t* in) {
     opara__op op = opara__op_from_name(n->op_type);
     opara__cv folded;
+    const char* zeros_of;
     uint32_t i;
     int r;
     im->node = n;
@@ -26873,6 +26937,8 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     }
     if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
+    if ((r = opara__zeros_inputs(im, op, in, &zeros_of)) != OPARA_OK) return (opara_result)r;
+    if (zeros_of && n->n_outputs && n->outputs[0][0]) return opara__import_zeros(im, zeros_of);
     r = opara__try_fold(im, in, n->n_inputs, &folded);
     if (r == OPARA_OK) {
         if (!n->n_outputs || !n->outputs[0][0])
@@ -26880,6 +26946,7 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
         return opara__imp_const(im, n->outputs[0], folded.dtype, &folded.shape, folded.data, folded.coef, 0);
     }
     if (r != OPARA__NOFOLD) return (opara_result)r;
+    if (opara__zero_fill_node(im, n)) return opara__import_zeros(im, im->node_name);
     if (op == OPARA__OP_COUNT)
         return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
                            "node '%s' (%s): only supported when it can be evaluated at import time (constant inputs%s)",

@@ -15,6 +15,7 @@ ZOO_SRC := $(patsubst %/,%,$(dir $(ZOO_MK)))/../tests/zoo
 
 ZOO_TORCHVISION := googlenet inception_v3 squeezenet resnet50
 ZOO_OWN := nasnet_mobile randwire deepfm bert_base t5_small_encoder
+ZOO_OWN += kws_lstm kws_gru
 ZOO_MODELS := $(ZOO_TORCHVISION) $(ZOO_OWN) ppocr_det
 ZOO_EXPORT_DEPS := $(ZOO_SRC)/export.py $(ZOO_SRC)/zoo_common.py $(ZOO_SRC)/specs.py
 ZOO_ONNX := $(ZOO_MODELS:%=$(ZOO_DIR)/%.onnx)

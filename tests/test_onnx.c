@@ -729,6 +729,57 @@ OT_TEST(rnn_activations_and_an_omitted_output_import) {
     opara_runtime_destroy(rt);
 }
 
+/* torch.onnx.export's zero initial state: ConstantOfShape([batch, 1, 1]) from Shape(x) with a
+   symbolic batch (batch-first, layout 1) has no constant to fold to; read (through a Slice) as an RNN's initial_h it is
+   that input omitted, read by anything else it is refused naming the ConstantOfShape. */
+static opara_result import_zero_state(opara_runtime* rt, const char* consumer, opara__graph* g) {
+    static const int64_t xd[3] = {-1, 2, 1}, wd[3] = {1, 1, 1}, one[1] = {1}, zero[1] = {0};
+    static const int64_t axes1[1] = {1}, ends[1] = {1};
+    static const float w[1] = {1.0f};
+    pbw gr = {0, 0, 0}, a = {0, 0, 0}, m;
+    pbw_tensor_f32(&gr, 5, "w", wd, 3, w);
+    pbw_tensor_i64(&gr, 5, "idx", one, 1, zero);
+    pbw_tensor_i64(&gr, 5, "zero", one, 1, zero);
+    pbw_tensor_i64(&gr, 5, "axes1", one, 1, axes1);
+    pbw_tensor_i64(&gr, 5, "one", one, 1, one);
+    pbw_tensor_i64(&gr, 5, "ends", one, 1, ends);
+    pbw_node(&gr, "Shape", "shape", L("x", NULL, NULL), L("s", NULL, NULL), NULL);
+    pbw_node(&gr, "Gather", "batch", L("s", "idx", NULL), L("b", NULL, NULL), NULL);
+    pbw_node(&gr, "Concat", "dims", L("b", "one", "one"), L("dims", NULL, NULL), (pbw_attr_int(&a, "axis", 0), &a));
+    pbw_node(&gr, "ConstantOfShape", "zeros", L("dims", NULL, NULL), L("z", NULL, NULL), NULL);
+    {
+        static const char* const slice_in[] = {"z", "zero", "ends", "axes1", NULL};
+        pbw_node(&gr, "Slice", "layer0", slice_in, L("h0", NULL, NULL), NULL);
+    }
+    if (strcmp(consumer, "RNN") == 0) {
+        static const char* const ins[] = {"x", "w", "w", "", "", "h0", NULL};
+        pbw_attr_int(&a, "hidden_size", 1);
+        pbw_attr_int(&a, "layout", 1);
+        pbw_node(&gr, "RNN", "rnn", ins, L("", "y", NULL), &a);
+    } else {
+        pbw_node(&gr, consumer, "use", L("x", "h0", NULL), L("y", NULL, NULL), NULL);
+    }
+    pbw_value_info(&gr, 11, "x", 1, xd, 3);
+    pbw_value_info(&gr, 12, "y", 1, NULL, -1);
+    m = pbw_model(8, 14, &gr);
+    return import_pbw(rt, &m, NULL, 0, g);
+}
+
+OT_TEST(rnn_zero_initial_state_of_symbolic_batch_imports) {
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    REQUIRE(rt);
+    CHECK_EQ(import_zero_state(rt, "RNN", &g), OPARA_OK);
+    if (g.n_nodes == 1) CHECK(g.nodes[0].op == OPARA__OP_RNN && g.nodes[0].n_inputs == 3); /* initial_h omitted */
+    else CHECK_STR(opara_runtime_last_error(rt), "");
+    opara__graph_free(&g);
+    CHECK_EQ(import_zero_state(rt, "Add", &g), OPARA_ERR_UNSUPPORTED_OP);
+    CHECK(strstr(opara_runtime_last_error(rt), "'zeros' (ConstantOfShape)") != NULL);
+    CHECK(strstr(opara_runtime_last_error(rt), "initial state of an RNN") != NULL);
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
 /* A Split node of x (2 x 7, x[i][j] = 10 i + j) along axis -1 into outs, with num_outputs when
    num > 0 and the constant 'split' input when split != NULL. */
 static opara_result run_split(opara_runtime* rt, int64_t opset, int64_t cols, int64_t num, const int64_t* split,
@@ -1333,7 +1384,7 @@ static const opara_test_case tests[] = {
     OT_CASE(unsupported_ops_are_listed_in_one_error), OT_CASE(ops_newer_than_the_model_opset_are_refused),
     OT_CASE(ops_changed_after_our_version_are_refused), OT_CASE(type_only_version_bumps_still_import),
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
-    OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(rnn_activations_and_an_omitted_output_import), OT_CASE(split_invalid_num_outputs_is_refused),
+    OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(rnn_activations_and_an_omitted_output_import), OT_CASE(rnn_zero_initial_state_of_symbolic_batch_imports), OT_CASE(split_invalid_num_outputs_is_refused),
     OT_CASE(resize_18_and_19_run_as_resize_13), OT_CASE(resize_19_half_pixel_symmetric_runs),
     OT_CASE(resize_18_features_we_lack_are_refused),
     OT_CASE(symbolic_dims_need_values),

@@ -73,6 +73,8 @@ typedef struct opara__imp_side {
     const int64_t* coef;  /* I64 constants: per-element multiple of the batch, or NULL (all zero) */
     opara__shape shape;   /* inferred shape of activations; dims may be OPARA__DIM_BATCH or -1 (unknown) */
     const char* rename;   /* the graph-output name this value takes in the rebuilt graph */
+    const char* zeros_of; /* zeros of a batch-dependent shape, from the ConstantOfShape node so named (only an
+                             RNN's initial state may read them: it is omitted instead), else NULL */
 } opara__imp_side;
 
 /* The import of one model. */

@@ -7,6 +7,7 @@ import random
 # Models exported with torch.onnx.export, and the one taken as a pretrained file.
 TORCHVISION_MODELS = ["googlenet", "inception_v3", "squeezenet", "resnet50"]
 OWN_MODELS = ["nasnet_mobile", "randwire", "deepfm", "bert_base", "t5_small_encoder"]
+OWN_MODELS += ["kws_lstm", "kws_gru"]  # recurrent: LSTM, GRU
 PRETRAINED_MODELS = ["ppocr_det"]
 ALL_MODELS = TORCHVISION_MODELS + OWN_MODELS + PRETRAINED_MODELS
 
@@ -19,7 +20,7 @@ Add Sub Mul Div Pow Sqrt Erf Gelu
 Neg Abs Exp Log Reciprocal Floor Ceil Round Sign Sin Cos Tan Softplus Softsign
 Elu Selu Celu ThresholdedRelu Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
 Concat Split Slice Gather Reshape Flatten Transpose Squeeze Unsqueeze Expand
-Gemm MatMul Softmax LayerNormalization ReduceMean Where Cast Pad Resize
+Gemm LSTM GRU RNN MatMul Softmax LayerNormalization ReduceMean Where Cast Pad Resize
 Constant Shape Identity Dropout
 """.split())
 
