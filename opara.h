@@ -11008,6 +11008,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
    length keep their state and write zeros to Y. */
 /* #include "opara_cpu.h" (inlined above) */
 
+#include <math.h>
+#include <string.h>
+
 /* The per-worker scratch of one work item: the projection of every step [seq][rows][gates*hidden],
    the projection's bias [gates*hidden] and GRU's recurrent h-bias [hidden], the state h and c
    [rows][hidden], a temporary [rows][hidden] (GRU) and the built-in GEMM's packing space. */

@@ -5,6 +5,9 @@
    length keep their state and write zeros to Y. */
 #include "opara_cpu.h"
 
+#include <math.h>
+#include <string.h>
+
 /* The per-worker scratch of one work item: the projection of every step [seq][rows][gates*hidden],
    the projection's bias [gates*hidden] and GRU's recurrent h-bias [hidden], the state h and c
    [rows][hidden], a temporary [rows][hidden] (GRU) and the built-in GEMM's packing space. */
