@@ -27241,6 +27241,10 @@ static opara_result opara__add_outputs(opara__imp* im) {
         opara_result r;
         if (v < 0)
             return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "graph output '%s' is not produced by any node", name);
+        if (opara__zeros_input(im, v))
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (ConstantOfShape): only supported when it can be "
+                               "evaluated at import time (constant inputs), or as the zero initial state of an RNN (graph "
+                               "output '%s' reads it)", opara__zeros_input(im, v), name);
         if (direct != v) {
             opara__imp_side* side = opara__side(im, v);
             if (!side) return opara__imp_oom(im);
