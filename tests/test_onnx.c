@@ -668,24 +668,6 @@ static opara_result run_one_node(opara_runtime* rt, pbw* gr, int64_t opset, int3
     return r;
 }
 
-/* STRINGS and FLOATS attributes (AttributeProto strings = 9, floats = 7; types 8 and 6). */
-static void pbw_attr_strs(pbw* attrs, const char* name, const char* const* v) {
-    pbw a = {0, 0, 0};
-    pbw_str(&a, 1, name);
-    pbw_int(&a, 20, 8);
-    for (; *v; ++v) pbw_str(&a, 9, *v);
-    pbw_msg(attrs, 5, &a);
-}
-
-static void pbw_attr_floats(pbw* attrs, const char* name, const float* v, int n) {
-    pbw a = {0, 0, 0};
-    int i;
-    pbw_str(&a, 1, name);
-    pbw_int(&a, 20, 6);
-    for (i = 0; i < n; ++i) pbw_float(&a, 7, v[i]);
-    pbw_msg(attrs, 5, &a);
-}
-
 /* RNN's 'activations' (a string list) becomes one comma-joined string with its alpha kept, and an
    omitted Y before Y_h imports: x = {0.5, -2} through W = 1, R = 0 and LeakyRelu(0.1) gives
    Y_h = -0.2. */
