@@ -9311,6 +9311,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
 /* LSTM, GRU, RNN: GEMMs on the SGEMM above and the gates in opara_cpu_rnn.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_rnn(opara__cpu_op* op, char* err, size_t cap);
+/* Packs a constant R into op->packed (the executor allocated op->packed_floats) for the step GEMMs. */
+OPARA__PRIVATE void opara__cpu_rnn_pack(opara__cpu_op* op);
 /* A run that failed on its sequence_lens: which length is out of range. */
 OPARA__PRIVATE void opara__cpu_rnn_explain(const opara__cpu_op* op, char* buf, size_t cap);
 /* opara_cpu_elementwise.c */
@@ -11068,6 +11070,7 @@ typedef struct opara__rnn_item {
     const opara__rnn_params* r;
     size_t dir, b0, rows;
     const float *w, *rw, *bias, *p; /* this direction's W, R, B (NULL: zero) and P (NULL: none) */
+    const float* packed_r;          /* R packed for the built-in GEMM (opara__cpu_rnn_pack), or NULL */
     const int32_t* lens;            /* sequence_lens, or NULL: every row runs seq_length steps */
     const float *init_h, *init_c;
     float *y, *yh, *yc;             /* outputs, NULL when absent */
@@ -11137,6 +11140,45 @@ static void opara__rnn_store_state(const opara__rnn_item* it, const float* state
     for (b = 0; out && b < it->rows; ++b) memcpy(out + opara__rnn_state_at(it, it->b0 + b), state + b * h, h * sizeof *state);
 }
 
+/* R packed once for the built-in GEMM (the step GEMMs read it every step): per direction, the
+   recurrent weights of the gates one GEMM reads together, each part in its own panels (GRU: z and r,
+   then h; the others: all gates). Part `part` of direction d starts at opara__rnn_packed_at. */
+static size_t opara__rnn_part_cols(const opara__rnn_params* r, int part) {
+    size_t h = (size_t)r->hidden_size;
+    return r->gates == 3 ? (part == 0 ? 2 * h : h) : (part == 0 ? (size_t)r->gates * h : 0);
+}
+
+static size_t opara__rnn_packed_dir_floats(const opara__rnn_params* r, size_t nr) {
+    size_t h = (size_t)r->hidden_size;
+    return opara__gemm_packed_floats(h, opara__rnn_part_cols(r, 0), nr) +
+           (opara__rnn_part_cols(r, 1) ? opara__gemm_packed_floats(h, opara__rnn_part_cols(r, 1), nr) : 0);
+}
+
+OPARA__PRIVATE void opara__cpu_rnn_pack(opara__cpu_op* op) {
+    const opara__rnn_params* r = &op->params->u.rnn;
+    size_t h = (size_t)r->hidden_size, gh = (size_t)r->gates * h, nr = op->packed_nr, d;
+    for (d = 0; d < (size_t)r->num_directions; ++d) {
+        const float* rw = (const float*)op->in[2].data + d * gh * h;
+        float* dst = op->packed + d * opara__rnn_packed_dir_floats(r, nr);
+        opara__gemm_pack_b_all(1, rw, h, h, opara__rnn_part_cols(r, 0), nr, dst);
+        if (opara__rnn_part_cols(r, 1))
+            opara__gemm_pack_b_all(1, rw + opara__rnn_part_cols(r, 0) * h, h, h, opara__rnn_part_cols(r, 1), nr,
+                                   dst + opara__gemm_packed_floats(h, opara__rnn_part_cols(r, 0), nr));
+    }
+}
+
+/* The packed panels of part `part` of the item's R, or NULL when R is not packed. */
+static const opara__gemm_packed* opara__rnn_packed(const opara__cpu_op* op, const opara__rnn_item* it, int part,
+                                                   opara__gemm_packed* out) {
+    size_t h = (size_t)it->r->hidden_size, nr = op->packed_nr;
+    if (!it->packed_r) return NULL;
+    out->data = it->packed_r + (part ? opara__gemm_packed_floats(h, opara__rnn_part_cols(it->r, 0), nr) : 0);
+    out->nr = nr;
+    out->np = (opara__rnn_part_cols(it->r, part) + nr - 1) / nr * nr;
+    out->col0 = 0;
+    return out;
+}
+
 /* One RNN row: h = f(g). */
 static void opara__rnn_cell(const opara__rnn_params* r, size_t d, float* g, float* h) {
     opara__rnn_activate(r->act[d], r->act_alpha[d], r->act_beta[d], r->clip, g, (size_t)r->hidden_size);
@@ -11177,19 +11219,23 @@ static void opara__gru_recurrent(const opara__cpu_op* op, const opara__rnn_item*
     const opara__rnn_params* r = it->r;
     size_t n = (size_t)r->hidden_size, gh = 3 * n, b, j, a = it->dir * 2;
     const float* rh = it->rw + 2 * n * n;
-    opara__sgemm_ex(op->blas, 0, 1, it->rows, 2 * n, n, 1.0f, s->h, n, it->rw, n, 1.0f, g, gh, s->gemm, NULL, NULL);
+    opara__gemm_packed pk;
+    opara__sgemm_ex(op->blas, 0, 1, it->rows, 2 * n, n, 1.0f, s->h, n, it->rw, n, 1.0f, g, gh, s->gemm, NULL,
+                    opara__rnn_packed(op, it, 0, &pk));
     for (b = 0; b < it->rows; ++b) opara__rnn_activate(r->act[a], r->act_alpha[a], r->act_beta[a], r->clip, g + b * gh, 2 * n);
     if (!r->linear_before_reset) {
         for (b = 0; b < it->rows; ++b)
             for (j = 0; j < n; ++j) s->tmp[b * n + j] = g[b * gh + n + j] * s->h[b * n + j];
-        opara__sgemm_ex(op->blas, 0, 1, it->rows, n, n, 1.0f, s->tmp, n, rh, n, 1.0f, g + 2 * n, gh, s->gemm, NULL, NULL);
+        opara__sgemm_ex(op->blas, 0, 1, it->rows, n, n, 1.0f, s->tmp, n, rh, n, 1.0f, g + 2 * n, gh, s->gemm, NULL,
+                        opara__rnn_packed(op, it, 1, &pk));
         return;
     }
     {
         opara__gemm_epilogue epi;
         memset(&epi, 0, sizeof epi);
         epi.col_bias = s->rbh;
-        opara__sgemm_ex(op->blas, 0, 1, it->rows, n, n, 1.0f, s->h, n, rh, n, 0.0f, s->tmp, n, s->gemm, &epi, NULL);
+        opara__sgemm_ex(op->blas, 0, 1, it->rows, n, n, 1.0f, s->h, n, rh, n, 0.0f, s->tmp, n, s->gemm, &epi,
+                        opara__rnn_packed(op, it, 1, &pk));
     }
     for (b = 0; b < it->rows; ++b)
         for (j = 0; j < n; ++j) g[b * gh + 2 * n + j] += g[b * gh + n + j] * s->tmp[b * n + j];
@@ -11202,8 +11248,11 @@ static void opara__rnn_step(const opara__cpu_op* op, const opara__rnn_item* it, 
     opara__op kind = op->node->op;
     size_t n = (size_t)r->hidden_size, gh = (size_t)r->gates * n, b;
     float* g = s->proj + t * it->rows * gh;
+    opara__gemm_packed pk;
     if (kind == OPARA__OP_GRU) opara__gru_recurrent(op, it, s, g);
-    else opara__sgemm_ex(op->blas, 0, 1, it->rows, gh, n, 1.0f, s->h, n, it->rw, n, 1.0f, g, gh, s->gemm, NULL, NULL);
+    else
+        opara__sgemm_ex(op->blas, 0, 1, it->rows, gh, n, 1.0f, s->h, n, it->rw, n, 1.0f, g, gh, s->gemm, NULL,
+                        opara__rnn_packed(op, it, 0, &pk));
     for (b = 0; b < it->rows; ++b) {
         int active = !it->lens || (int64_t)t < (int64_t)it->lens[it->b0 + b];
         float* y = it->y ? it->y + opara__rnn_y_at(it, t, it->b0 + b) : NULL;
@@ -11259,6 +11308,7 @@ static opara_result opara__rnn_kernel(const opara__cpu_op* op, size_t begin, siz
         it.rows = OPARA__MIN(block_rows, (size_t)r->batch_size - it.b0);
         it.w = (const float*)op->in[1].data + it.dir * gh * (size_t)r->input_size;
         it.rw = (const float*)op->in[2].data + it.dir * gh * n;
+        it.packed_r = op->packed ? op->packed + it.dir * opara__rnn_packed_dir_floats(r, op->packed_nr) : NULL;
         it.bias = b ? b + it.dir * 2 * gh : NULL;
         it.p = p ? p + it.dir * 3 * n : NULL;
         it.lens = op->n_in > 4 ? (const int32_t*)op->in[4].data : NULL;
@@ -11307,6 +11357,11 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_rnn(opara__cpu_op* op, char* err,
     op->work_items = (size_t)r->num_directions * (size_t)op->p.m_blocks;
     op->scratch_floats = opara__rnn_scratch_floats(r, rows, gemm);
     op->fn = opara__rnn_kernel;
+    /* a constant R is packed once at creation for the built-in GEMM (an external BLAS takes it as is) */
+    if (op->in[2].is_const && !op->keep_weights && gemm) {
+        op->packed_nr = opara__gemm_pack_width();
+        op->packed_floats = (size_t)r->num_directions * opara__rnn_packed_dir_floats(r, op->packed_nr);
+    }
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_rnn.c ==== */
@@ -12918,6 +12973,10 @@ OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
     if (!op->packed) return;
     if (op->node->op == OPARA__OP_CONV) {
         opara__winograd_pack(op);
+        return;
+    }
+    if (op->node->op == OPARA__OP_LSTM || op->node->op == OPARA__OP_GRU || op->node->op == OPARA__OP_RNN) {
+        opara__cpu_rnn_pack(op);
         return;
     }
     opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,

@@ -1597,6 +1597,7 @@ static int rnn_check(opara_test* T, const rnn_case* rc, const opara__blas* blas)
     if (rc->input_forget) kt_int(&k, "input_forget", 1);
     if (rc->lbr) kt_int(&k, "linear_before_reset", 1);
     if (rc->acts) kt_str(&k, "activations", rc->acts), kt_floats(&k, "activation_alpha", rc->alpha, 2);
+    k.in[2].is_const = (kt_rand() & 1) != 0; /* a constant R is packed once, as the executor does */
     rnn_ref_acts_of(rc, na, D, &ac);
     ry = (float*)calloc(ny, sizeof *ry), ryh = (float*)calloc(nh, sizeof *ryh), ryc = (float*)calloc(nh, sizeof *ryc);
     for (d = 0; d < D; ++d)

@@ -120,6 +120,10 @@ OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
         opara__winograd_pack(op);
         return;
     }
+    if (op->node->op == OPARA__OP_LSTM || op->node->op == OPARA__OP_GRU || op->node->op == OPARA__OP_RNN) {
+        opara__cpu_rnn_pack(op);
+        return;
+    }
     opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,
                            (size_t)p->n, op->packed_nr, op->packed);
 }
