@@ -3869,6 +3869,9 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(UNSQUEEZE, "Unsqueeze", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                   \
     X(EXPAND, "Expand", "", 8, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                  \
     X(GEMM, "Gemm", "", 1, 13, 0, 2, 3, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                         \
+    X(LSTM, "LSTM", "", 7, 22, 0, 3, 8, 3, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                         \
+    X(GRU, "GRU", "", 7, 22, 0, 3, 6, 2, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                           \
+    X(RNN, "RNN", "", 7, 22, 0, 3, 6, 2, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                           \
     X(MATMUL, "MatMul", "", 1, 13, 0, 2, 2, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                     \
     X(SOFTMAX, "Softmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                          \
     X(LAYER_NORM, "LayerNormalization", "", 17, 17, 0, 2, 3, 3, 0, ROWS, 5, OPARA__OPF_F32)                           \
@@ -3951,7 +3954,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 103
+#define OPARA__OP_COUNT_EXPECTED 106
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -4135,6 +4138,28 @@ typedef struct opara__gemm_params {
     opara__fused_act activation;
 } opara__gemm_params;
 
+/* The activation functions ONNX's recurrent operators name in 'activations'. */
+typedef enum opara__rnn_act {
+    OPARA__RNN_ACT_RELU, OPARA__RNN_ACT_TANH, OPARA__RNN_ACT_SIGMOID, OPARA__RNN_ACT_AFFINE, OPARA__RNN_ACT_LEAKY_RELU,
+    OPARA__RNN_ACT_THRESHOLDED_RELU, OPARA__RNN_ACT_SCALED_TANH, OPARA__RNN_ACT_HARD_SIGMOID, OPARA__RNN_ACT_ELU,
+    OPARA__RNN_ACT_SOFTSIGN, OPARA__RNN_ACT_SOFTPLUS
+} opara__rnn_act;
+
+#define OPARA__RNN_MAX_ACTS 6 /* LSTM: f, g, h for each of two directions */
+
+/* LSTM, GRU, RNN: the sizes (ONNX's names), the direction (0 forward, 1 reverse, 2 bidirectional),
+   the gates per direction (LSTM 4: i o f c; GRU 3: z r h; RNN 1), clip (HUGE_VALF: none) and the
+   activations of each direction (n_acts per direction: LSTM f g h, GRU f g, RNN f) with their
+   alpha and beta, ONNX's defaults applied. */
+typedef struct opara__rnn_params {
+    int64_t seq_length, batch_size, input_size, hidden_size;
+    int32_t direction, num_directions, gates, n_acts;
+    int layout, input_forget, linear_before_reset;
+    float clip;
+    opara__rnn_act act[OPARA__RNN_MAX_ACTS];
+    float act_alpha[OPARA__RNN_MAX_ACTS], act_beta[OPARA__RNN_MAX_ACTS];
+} opara__rnn_params;
+
 /* LeakyRelu (alpha), HardSigmoid (alpha, beta), Clip (min, max), Gelu (tanh: approximate="tanh"),
    Elu, Celu and ThresholdedRelu (alpha), Selu (alpha, gamma), with ONNX's defaults. */
 typedef struct opara__activation_params {
@@ -4195,6 +4220,7 @@ typedef struct opara__node_params {
         opara__resize_params resize;       /* Resize */
         opara__reduce_params reduce;       /* ReduceMean .. ReduceSumSquare, ArgMax, ArgMin, CumSum */
         opara__gemm_params gemm;           /* Gemm */
+        opara__rnn_params rnn;             /* LSTM, GRU, RNN */
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
@@ -6375,6 +6401,160 @@ static opara_result opara__shape_gemm(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* ---- LSTM, GRU, RNN ------------------------------------------------------------------------- */
+
+/* Case-insensitive equality of an activation name of length len with an ONNX name (ONNX Runtime
+   accepts any case). */
+static char opara__ascii_lower(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch; }
+
+static int opara__rnn_name_is(const char* s, size_t len, const char* name) {
+    size_t i;
+    for (i = 0; i < len; ++i)
+        if (!name[i] || opara__ascii_lower(s[i]) != opara__ascii_lower(name[i])) return 0;
+    return name[len] == 0;
+}
+
+/* One activation name (not NUL-terminated) to its kind and how many of activation_alpha/beta it
+   takes, with ONNX Runtime's defaults for those it does not get; 0 when ONNX defines no such name. */
+static int opara__rnn_parse_act(const char* s, size_t len, opara__rnn_act* act, int* n_args, float* alpha, float* beta) {
+    static const struct { const char* name; opara__rnn_act act; int n_args; float alpha, beta; } acts[] = {
+        {"Relu", OPARA__RNN_ACT_RELU, 0, 0, 0}, {"Tanh", OPARA__RNN_ACT_TANH, 0, 0, 0},
+        {"Sigmoid", OPARA__RNN_ACT_SIGMOID, 0, 0, 0}, {"Affine", OPARA__RNN_ACT_AFFINE, 2, 1.0f, 0.0f},
+        {"LeakyRelu", OPARA__RNN_ACT_LEAKY_RELU, 1, 0.01f, 0}, {"ThresholdedRelu", OPARA__RNN_ACT_THRESHOLDED_RELU, 1, 1.0f, 0},
+        {"ScaledTanh", OPARA__RNN_ACT_SCALED_TANH, 2, 1.0f, 1.0f}, {"HardSigmoid", OPARA__RNN_ACT_HARD_SIGMOID, 2, 0.2f, 0.5f},
+        {"Elu", OPARA__RNN_ACT_ELU, 1, 1.0f, 0}, {"Softsign", OPARA__RNN_ACT_SOFTSIGN, 0, 0, 0},
+        {"Softplus", OPARA__RNN_ACT_SOFTPLUS, 0, 0, 0}};
+    size_t i;
+    for (i = 0; i < OPARA__ARRAY_COUNT(acts); ++i) {
+        if (!opara__rnn_name_is(s, len, acts[i].name)) continue;
+        *act = acts[i].act, *n_args = acts[i].n_args, *alpha = acts[i].alpha, *beta = acts[i].beta;
+        return 1;
+    }
+    return 0;
+}
+
+/* 'activations' (canonical form: the names joined by commas, docs/FORMAT.md) with their
+   activation_alpha/beta consumed in order by the functions that take them; the op's defaults when
+   absent, one direction's list repeated for the other when bidirectional names only one. */
+static opara_result opara__rnn_activations(opara__shape_ctx* c, opara__rnn_params* r) {
+    static const opara__rnn_act defaults[3][3] = {
+        {OPARA__RNN_ACT_SIGMOID, OPARA__RNN_ACT_TANH, OPARA__RNN_ACT_TANH}, /* LSTM f g h */
+        {OPARA__RNN_ACT_SIGMOID, OPARA__RNN_ACT_TANH, OPARA__RNN_ACT_TANH}, /* GRU f g */
+        {OPARA__RNN_ACT_TANH, OPARA__RNN_ACT_TANH, OPARA__RNN_ACT_TANH}};   /* RNN f */
+    const opara__attr* alphas = opara__node_attr(c->n, "activation_alpha");
+    const opara__attr* betas = opara__node_attr(c->n, "activation_beta");
+    const char* s = opara__attr_string(c->n, "activations", "");
+    int kind = c->n->op == OPARA__OP_LSTM ? 0 : c->n->op == OPARA__OP_GRU ? 1 : 2;
+    uint32_t ia = 0, ib = 0;
+    int32_t n = 0, i;
+    while (*s) {
+        size_t len = strcspn(s, ",");
+        int n_args;
+        float alpha, beta;
+        if (n >= OPARA__RNN_MAX_ACTS || !opara__rnn_parse_act(s, len, &r->act[n], &n_args, &alpha, &beta))
+            return opara__shape_fail(c, OPARA_ERR_UNSUPPORTED, "activation '%.*s' is not one ONNX defines for %s (or too many)",
+                                     (int)len, s, opara__op_name(c->n->op));
+        if (n_args >= 1 && alphas && alphas->type == OPARA__ATTR_FLOATS && ia < alphas->count) alpha = alphas->v.floats[ia++];
+        if (n_args >= 2 && betas && betas->type == OPARA__ATTR_FLOATS && ib < betas->count) beta = betas->v.floats[ib++];
+        r->act_alpha[n] = alpha, r->act_beta[n] = beta;
+        n++;
+        s += len + (s[len] == ',');
+    }
+    if (n == 0)
+        for (i = 0; i < r->n_acts * r->num_directions; ++i)
+            r->act[i] = defaults[kind][i % r->n_acts], r->act_alpha[i] = r->act_beta[i] = 0;
+    else if (n == r->n_acts && r->num_directions == 2)
+        for (i = 0; i < r->n_acts; ++i)
+            r->act[n + i] = r->act[i], r->act_alpha[n + i] = r->act_alpha[i], r->act_beta[n + i] = r->act_beta[i];
+    else if (n != r->n_acts * r->num_directions)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%d activations (needs %d per direction, %d directions)", (int)n,
+                                 (int)r->n_acts, (int)r->num_directions);
+    return OPARA_OK;
+}
+
+/* The scalar attributes of LSTM, GRU and RNN into r (sizes come from the inputs). */
+static opara_result opara__rnn_attributes(opara__shape_ctx* c, opara__rnn_params* r) {
+    const char* dir = opara__attr_string(c->n, "direction", "forward");
+    opara__op op = c->n->op;
+    r->direction = strcmp(dir, "forward") == 0 ? 0 : strcmp(dir, "reverse") == 0 ? 1 : strcmp(dir, "bidirectional") == 0 ? 2 : -1;
+    if (r->direction < 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "direction '%s' is not forward, reverse or bidirectional", dir);
+    r->num_directions = r->direction == 2 ? 2 : 1;
+    r->gates = op == OPARA__OP_LSTM ? 4 : op == OPARA__OP_GRU ? 3 : 1;
+    r->n_acts = op == OPARA__OP_LSTM ? 3 : op == OPARA__OP_GRU ? 2 : 1;
+    r->layout = (int)opara__attr_int(c->n, "layout", 0);
+    if (r->layout != 0 && r->layout != 1) return opara__shape_fail(c, OPARA_ERR_SHAPE, "layout %d is not 0 or 1", r->layout);
+    r->input_forget = op == OPARA__OP_LSTM && opara__attr_int(c->n, "input_forget", 0) != 0;
+    r->linear_before_reset = op == OPARA__OP_GRU && opara__attr_int(c->n, "linear_before_reset", 0) != 0;
+    r->clip = opara__node_attr(c->n, "clip") ? opara__attr_float(c->n, "clip", 0) : HUGE_VALF;
+    if (!(r->clip > 0)) return opara__shape_fail(c, OPARA_ERR_SHAPE, "clip %g is not positive", (double)r->clip);
+    return opara__rnn_activations(c, r);
+}
+
+/* An optional input of the given rank and dims (-2: any); 1 when absent or matching. */
+static int opara__rnn_input_ok(const opara__shape_ctx* c, uint32_t k, int32_t rank, const int64_t* dims) {
+    const opara__shape* s = k < c->n->n_inputs ? c->in[k] : NULL;
+    int32_t i;
+    if (!s) return 1;
+    if (s->ndim != rank) return 0;
+    for (i = 0; i < rank; ++i)
+        if (dims[i] != -2 && opara__dims_differ(c, s->dims[i], dims[i])) return 0;
+    return 1;
+}
+
+/* X [seq, batch, input] (layout 1: [batch, seq, input]), W [dirs, gates*hidden, input], R [dirs,
+   gates*hidden, hidden], B [dirs, 2*gates*hidden], sequence_lens [batch], initial_h and initial_c
+   [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]), P [dirs, 3*hidden]; outputs Y [seq, dirs,
+   batch, hidden] (layout 1: [batch, seq, dirs, hidden]), Y_h and Y_c as initial_h. */
+static opara_result opara__shape_rnn(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *w = c->in[1], *rr = c->in[2];
+    opara__rnn_params r;
+    opara__shape y, yh;
+    opara__sbuf b;
+    int64_t gh, state[3], bias[2], lens[1], peep[2];
+    uint32_t k;
+    opara_result res;
+    memset(&r, 0, sizeof r);
+    if ((res = opara__rnn_attributes(c, &r)) != OPARA_OK) return res;
+    if (x->ndim != 3 || w->ndim != 3 || rr->ndim != 3)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "X %s, W %s and R %s must have rank 3", opara__sh(&b, 0, x),
+                                 opara__sh(&b, 1, w), opara__sh(&b, 2, rr));
+    r.seq_length = x->dims[r.layout ? 1 : 0];
+    r.batch_size = x->dims[r.layout ? 0 : 1];
+    r.input_size = x->dims[2];
+    r.hidden_size = opara__attr_int(c->n, "hidden_size", rr->dims[2]);
+    gh = r.hidden_size < 0 ? -1 : r.gates * r.hidden_size;
+    if (r.hidden_size == 0 || opara__dims_differ(c, w->dims[0], r.num_directions) ||
+        opara__dims_differ(c, rr->dims[0], r.num_directions) || opara__dims_differ(c, w->dims[1], gh) ||
+        opara__dims_differ(c, rr->dims[1], gh) || opara__dims_differ(c, w->dims[2], r.input_size) ||
+        opara__dims_differ(c, rr->dims[2], r.hidden_size))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "W %s and R %s do not fit X %s, %d direction(s), %d gates and hidden_size %lld",
+                                 opara__sh(&b, 0, w), opara__sh(&b, 1, rr), opara__sh(&b, 2, x), (int)r.num_directions,
+                                 (int)r.gates, (long long)r.hidden_size);
+    bias[0] = r.num_directions, bias[1] = gh < 0 ? -1 : 2 * gh;
+    lens[0] = r.batch_size;
+    state[0] = r.layout ? r.batch_size : r.num_directions;
+    state[1] = r.layout ? r.num_directions : r.batch_size;
+    state[2] = r.hidden_size;
+    peep[0] = r.num_directions, peep[1] = r.hidden_size < 0 ? -1 : 3 * r.hidden_size;
+    for (k = 3; k < c->n->n_inputs; ++k) {
+        int ok = k == 3 ? opara__rnn_input_ok(c, k, 2, bias) : k == 4 ? opara__rnn_input_ok(c, k, 1, lens) :
+                 k == 7 ? opara__rnn_input_ok(c, k, 2, peep) : opara__rnn_input_ok(c, k, 3, state);
+        if (!ok) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not fit X %s and hidden_size %lld", k,
+                                          opara__sh(&b, 0, c->in[k]), opara__sh(&b, 1, x), (long long)r.hidden_size);
+    }
+    y.ndim = 4;
+    y.dims[0] = r.layout ? r.batch_size : r.seq_length;
+    y.dims[1] = r.layout ? r.seq_length : r.num_directions;
+    y.dims[2] = r.layout ? r.num_directions : r.batch_size;
+    y.dims[3] = r.hidden_size;
+    yh.ndim = 3;
+    memcpy(yh.dims, state, sizeof state);
+    if (c->params) c->params->u.rnn = r;
+    res = opara__set_out(c, 0, &y);
+    for (k = 1; k < c->n->n_outputs && res == OPARA_OK; ++k) res = opara__set_out(c, k, &yh);
+    return res;
+}
+
 /* numpy matmul: 1-D operands get a dim prepended (A) / appended (B) that is removed again. */
 static opara_result opara__shape_matmul_of(opara__shape_ctx* c, const opara__shape* in_a, const opara__shape* in_b) {
     opara__shape a = *in_a, bm = *in_b, ba, bb, batch, y;
@@ -6593,6 +6773,8 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: a.min_in = 2, a.max_in = 4; break;
     case OPARA__OP_QLINEAR_CONV: a.min_in = 8, a.max_in = 9; break;
     case OPARA__OP_QLINEAR_MATMUL: a.min_in = a.max_in = 8; break;
+    case OPARA__OP_LSTM: a.min_in = 3, a.max_in = 8, a.max_out = 3; break;
+    case OPARA__OP_GRU: case OPARA__OP_RNN: a.min_in = 3, a.max_in = 6, a.max_out = 2; break;
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
@@ -6675,6 +6857,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_UNSQUEEZE: return opara__shape_unsqueeze(c);
     case OPARA__OP_EXPAND: return opara__shape_expand(c);
     case OPARA__OP_GEMM: return opara__shape_gemm(c);
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN: return opara__shape_rnn(c);
     case OPARA__OP_MATMUL: return opara__shape_matmul(c);
     case OPARA__OP_SOFTMAX: return opara__shape_softmax(c);
     case OPARA__OP_LAYER_NORM: return opara__shape_layer_norm(c);
@@ -6985,6 +7168,11 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         if (in0 != OPARA_DTYPE_BOOL) return opara__dtype_fail(rt, g, node, "the condition is not bool");
         out = dt[n->inputs[1]];
         if (dt[n->inputs[2]] != out) return opara__dtype_fail(rt, g, node, "inputs 1 and 2 have different types");
+        break;
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN:
+        for (k = 1; k < n->n_inputs; ++k)
+            if (n->inputs[k] >= 0 && dt[n->inputs[k]] != (k == 4 ? OPARA_DTYPE_I32 : in0))
+                return opara__dtype_fail(rt, g, node, k == 4 ? "sequence_lens must be i32" : "inputs have different data types");
         break;
     case OPARA__OP_GATHER:
         if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
@@ -9924,6 +10112,12 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_dequantize(opara__cpu_op* op, cha
 OPARA__PRIVATE opara_result opara__cpu_prepare_dynamic_quantize(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_quant_conv(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_quant_matmul(opara__cpu_op* op, char* err, size_t cap);
+/* LSTM, GRU, RNN: GEMMs on the SGEMM above and the gates in opara_cpu_rnn.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_rnn(opara__cpu_op* op, char* err, size_t cap);
+/* Packs a constant R into op->packed (the executor allocated op->packed_floats) for the step GEMMs. */
+OPARA__PRIVATE void opara__cpu_rnn_pack(opara__cpu_op* op);
+/* A run that failed on its sequence_lens: which length is out of range. */
+OPARA__PRIVATE void opara__cpu_rnn_explain(const opara__cpu_op* op, char* buf, size_t cap);
 /* opara_cpu_elementwise.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);
@@ -11668,6 +11862,369 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* e
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_gemm.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_rnn.c ==== */
+/* LSTM, GRU and RNN on the SGEMM: per direction and block of batch rows, the input projection of
+   every time step is one GEMM (X * W^T + the biases, into scratch), then each step adds the
+   recurrent term H * R^T with one GEMM over the block's rows and applies the gates' non-linearities
+   row by row (the activation chosen once per row, never per element). Rows past their sequence
+   length keep their state and write zeros to Y. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+#include <string.h>
+
+/* The per-worker scratch of one work item: the projection of every step [seq][rows][gates*hidden],
+   the projection's bias [gates*hidden] and GRU's recurrent h-bias [hidden], the state h and c
+   [rows][hidden], a temporary [rows][hidden] (GRU) and the built-in GEMM's packing space. */
+typedef struct opara__rnn_scratch {
+    float *proj, *bias, *rbh, *h, *c, *tmp, *gemm;
+} opara__rnn_scratch;
+
+static size_t opara__rnn_scratch_floats(const opara__rnn_params* r, size_t rows, size_t gemm) {
+    size_t gh = (size_t)(r->gates * r->hidden_size), h = (size_t)r->hidden_size;
+    return (size_t)r->seq_length * rows * gh + gh + h + 3 * rows * h + gemm;
+}
+
+static opara__rnn_scratch opara__rnn_carve(const opara__rnn_params* r, size_t rows, float* scratch) {
+    size_t gh = (size_t)(r->gates * r->hidden_size), h = (size_t)r->hidden_size;
+    opara__rnn_scratch s;
+    s.proj = scratch;
+    s.bias = s.proj + (size_t)r->seq_length * rows * gh;
+    s.rbh = s.bias + gh;
+    s.h = s.rbh + h;
+    s.c = s.h + rows * h;
+    s.tmp = s.c + rows * h;
+    s.gemm = s.tmp + rows * h;
+    return s;
+}
+
+/* x = act(min(max(x, -clip), clip)) over n values: one switch, then a plain loop. */
+static void opara__rnn_activate(opara__rnn_act act, float alpha, float beta, float clip, float* x, size_t n) {
+    size_t i;
+    if (clip < HUGE_VALF)
+        for (i = 0; i < n; ++i) x[i] = x[i] < -clip ? -clip : x[i] > clip ? clip : x[i];
+    switch (act) {
+    case OPARA__RNN_ACT_RELU: for (i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? 0.0f : x[i]; break;
+    case OPARA__RNN_ACT_TANH: for (i = 0; i < n; ++i) x[i] = tanhf(x[i]); break;
+    case OPARA__RNN_ACT_SIGMOID: opara__vec_sigmoid(opara__cpu_isa_level(), x, x, n); break;
+    case OPARA__RNN_ACT_AFFINE: for (i = 0; i < n; ++i) x[i] = alpha * x[i] + beta; break;
+    case OPARA__RNN_ACT_LEAKY_RELU: for (i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? alpha * x[i] : x[i]; break;
+    case OPARA__RNN_ACT_THRESHOLDED_RELU: for (i = 0; i < n; ++i) x[i] = x[i] > alpha ? x[i] : 0.0f; break;
+    case OPARA__RNN_ACT_SCALED_TANH: for (i = 0; i < n; ++i) x[i] = alpha * tanhf(beta * x[i]); break;
+    case OPARA__RNN_ACT_HARD_SIGMOID:
+        for (i = 0; i < n; ++i) {
+            float v = alpha * x[i] + beta;
+            x[i] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; /* NaN stays NaN */
+        }
+        break;
+    case OPARA__RNN_ACT_ELU: for (i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? alpha * (expf(x[i]) - 1.0f) : x[i]; break;
+    case OPARA__RNN_ACT_SOFTSIGN: for (i = 0; i < n; ++i) x[i] = x[i] / (1.0f + fabsf(x[i])); break;
+    case OPARA__RNN_ACT_SOFTPLUS:
+        for (i = 0; i < n; ++i) x[i] = x[i] > 20.0f ? x[i] : log1pf(expf(x[i]));
+        break;
+    }
+}
+
+/* What one work item (a direction and a block of batch rows) reads and writes. */
+typedef struct opara__rnn_item {
+    const opara__rnn_params* r;
+    size_t dir, b0, rows;
+    const float *w, *rw, *bias, *p; /* this direction's W, R, B (NULL: zero) and P (NULL: none) */
+    const float* packed_r;          /* R packed for the built-in GEMM (opara__cpu_rnn_pack), or NULL */
+    const int32_t* lens;            /* sequence_lens, or NULL: every row runs seq_length steps */
+    const float *init_h, *init_c;
+    float *y, *yh, *yc;             /* outputs, NULL when absent */
+} opara__rnn_item;
+
+/* Element offset of row b's state of this direction in initial_h / Y_h ([dirs][batch][H], layout 1
+   [batch][dirs][H]) and of step t's in Y ([seq][dirs][batch][H], layout 1 [batch][seq][dirs][H]). */
+static size_t opara__rnn_state_at(const opara__rnn_item* it, size_t b) {
+    const opara__rnn_params* r = it->r;
+    size_t dirs = (size_t)r->num_directions, batch = (size_t)r->batch_size;
+    return (r->layout ? b * dirs + it->dir : it->dir * batch + b) * (size_t)r->hidden_size;
+}
+
+static size_t opara__rnn_y_at(const opara__rnn_item* it, size_t t, size_t b) {
+    const opara__rnn_params* r = it->r;
+    size_t dirs = (size_t)r->num_directions, batch = (size_t)r->batch_size, seq = (size_t)r->seq_length;
+    return (r->layout ? (b * seq + t) * dirs + it->dir : (t * dirs + it->dir) * batch + b) * (size_t)r->hidden_size;
+}
+
+/* The projection's bias (Wb + Rb per gate; GRU with linear_before_reset keeps Rb of h apart, in rbh,
+   since it is added inside the reset gate's product). */
+static void opara__rnn_biases(const opara__rnn_item* it, const opara__rnn_scratch* s) {
+    const opara__rnn_params* r = it->r;
+    size_t gh = (size_t)(r->gates * r->hidden_size), h = (size_t)r->hidden_size, j;
+    for (j = 0; j < gh; ++j) s->bias[j] = it->bias ? it->bias[j] + it->bias[gh + j] : 0.0f;
+    for (j = 0; j < h; ++j) s->rbh[j] = 0.0f;
+    if (!r->linear_before_reset || !it->bias) return;
+    for (j = 0; j < h; ++j) {
+        s->bias[2 * h + j] = it->bias[2 * h + j];
+        s->rbh[j] = it->bias[gh + 2 * h + j];
+    }
+}
+
+/* proj[t][b] = X[t][b0 + b] * W^T + bias for every step: one GEMM when the rows of all steps are
+   contiguous in X, else one per step (layout 0) or per batch row (layout 1, ldc skipping the block). */
+static void opara__rnn_project(const opara__cpu_op* op, const opara__rnn_item* it, const opara__rnn_scratch* s) {
+    const opara__rnn_params* r = it->r;
+    const float* x = (const float*)op->in[0].data;
+    size_t gh = (size_t)(r->gates * r->hidden_size), in = (size_t)r->input_size, seq = (size_t)r->seq_length;
+    size_t batch = (size_t)r->batch_size, t, b;
+    opara__gemm_epilogue epi;
+    memset(&epi, 0, sizeof epi);
+    epi.col_bias = s->bias;
+    if (!r->layout && it->rows == batch) {
+        opara__sgemm_ex(op->blas, 0, 1, seq * batch, gh, in, 1.0f, x, in, it->w, in, 0.0f, s->proj, gh, s->gemm, &epi, NULL);
+    } else if (!r->layout) {
+        for (t = 0; t < seq; ++t)
+            opara__sgemm_ex(op->blas, 0, 1, it->rows, gh, in, 1.0f, x + (t * batch + it->b0) * in, in, it->w, in, 0.0f,
+                            s->proj + t * it->rows * gh, gh, s->gemm, &epi, NULL);
+    } else {
+        for (b = 0; b < it->rows; ++b)
+            opara__sgemm_ex(op->blas, 0, 1, seq, gh, in, 1.0f, x + (it->b0 + b) * seq * in, in, it->w, in, 0.0f,
+                            s->proj + b * gh, it->rows * gh, s->gemm, &epi, NULL);
+    }
+}
+
+static void opara__rnn_load_state(const opara__rnn_item* it, const float* init, float* state) {
+    size_t h = (size_t)it->r->hidden_size, b;
+    for (b = 0; b < it->rows; ++b) {
+        if (init) memcpy(state + b * h, init + opara__rnn_state_at(it, it->b0 + b), h * sizeof *state);
+        else memset(state + b * h, 0, h * sizeof *state);
+    }
+}
+
+static void opara__rnn_store_state(const opara__rnn_item* it, const float* state, float* out) {
+    size_t h = (size_t)it->r->hidden_size, b;
+    for (b = 0; out && b < it->rows; ++b) memcpy(out + opara__rnn_state_at(it, it->b0 + b), state + b * h, h * sizeof *state);
+}
+
+/* R packed once for the built-in GEMM (the step GEMMs read it every step): per direction, the
+   recurrent weights of the gates one GEMM reads together, each part in its own panels (GRU: z and r,
+   then h; the others: all gates). Part `part` of direction d starts at opara__rnn_packed_at. */
+static size_t opara__rnn_part_cols(const opara__rnn_params* r, int part) {
+    size_t h = (size_t)r->hidden_size;
+    return r->gates == 3 ? (part == 0 ? 2 * h : h) : (part == 0 ? (size_t)r->gates * h : 0);
+}
+
+static size_t opara__rnn_packed_dir_floats(const opara__rnn_params* r, size_t nr) {
+    size_t h = (size_t)r->hidden_size;
+    return opara__gemm_packed_floats(h, opara__rnn_part_cols(r, 0), nr) +
+           (opara__rnn_part_cols(r, 1) ? opara__gemm_packed_floats(h, opara__rnn_part_cols(r, 1), nr) : 0);
+}
+
+OPARA__PRIVATE void opara__cpu_rnn_pack(opara__cpu_op* op) {
+    const opara__rnn_params* r = &op->params->u.rnn;
+    size_t h = (size_t)r->hidden_size, gh = (size_t)r->gates * h, nr = op->packed_nr, d;
+    for (d = 0; d < (size_t)r->num_directions; ++d) {
+        const float* rw = (const float*)op->in[2].data + d * gh * h;
+        float* dst = op->packed + d * opara__rnn_packed_dir_floats(r, nr);
+        opara__gemm_pack_b_all(1, rw, h, h, opara__rnn_part_cols(r, 0), nr, dst);
+        if (opara__rnn_part_cols(r, 1))
+            opara__gemm_pack_b_all(1, rw + opara__rnn_part_cols(r, 0) * h, h, h, opara__rnn_part_cols(r, 1), nr,
+                                   dst + opara__gemm_packed_floats(h, opara__rnn_part_cols(r, 0), nr));
+    }
+}
+
+/* The packed panels of part `part` of the item's R, or NULL when R is not packed. */
+static const opara__gemm_packed* opara__rnn_packed(const opara__cpu_op* op, const opara__rnn_item* it, int part,
+                                                   opara__gemm_packed* out) {
+    size_t h = (size_t)it->r->hidden_size, nr = op->packed_nr;
+    if (!it->packed_r) return NULL;
+    out->data = it->packed_r + (part ? opara__gemm_packed_floats(h, opara__rnn_part_cols(it->r, 0), nr) : 0);
+    out->nr = nr;
+    out->np = (opara__rnn_part_cols(it->r, part) + nr - 1) / nr * nr;
+    out->col0 = 0;
+    return out;
+}
+
+/* One RNN row: h = f(g). */
+static void opara__rnn_cell(const opara__rnn_params* r, size_t d, float* g, float* h) {
+    opara__rnn_activate(r->act[d], r->act_alpha[d], r->act_beta[d], r->clip, g, (size_t)r->hidden_size);
+    memcpy(h, g, (size_t)r->hidden_size * sizeof *h);
+}
+
+/* One LSTM row: g holds i o f c pre-activations (without peepholes), h and c the state. */
+static void opara__lstm_cell(const opara__rnn_params* r, size_t d, const float* p, float* g, float* h, float* c) {
+    size_t n = (size_t)r->hidden_size, j, a = d * 3;
+    float *gi = g, *go = g + n, *gf = g + 2 * n, *gc = g + 3 * n;
+    if (p)
+        for (j = 0; j < n; ++j) gi[j] += p[j] * c[j], gf[j] += p[2 * n + j] * c[j];
+    opara__rnn_activate(r->act[a], r->act_alpha[a], r->act_beta[a], r->clip, gi, n);
+    if (r->input_forget)
+        for (j = 0; j < n; ++j) gf[j] = 1.0f - gi[j];
+    else opara__rnn_activate(r->act[a], r->act_alpha[a], r->act_beta[a], r->clip, gf, n);
+    opara__rnn_activate(r->act[a + 1], r->act_alpha[a + 1], r->act_beta[a + 1], r->clip, gc, n);
+    for (j = 0; j < n; ++j) c[j] = gf[j] * c[j] + gi[j] * gc[j];
+    if (p)
+        for (j = 0; j < n; ++j) go[j] += p[n + j] * c[j];
+    opara__rnn_activate(r->act[a], r->act_alpha[a], r->act_beta[a], r->clip, go, n);
+    memcpy(h, c, n * sizeof *h);
+    opara__rnn_activate(r->act[a + 2], r->act_alpha[a + 2], r->act_beta[a + 2], HUGE_VALF, h, n);
+    for (j = 0; j < n; ++j) h[j] *= go[j];
+}
+
+/* One GRU row after the gates' GEMMs: g holds z r h pre-activations, z and r already activated. */
+static void opara__gru_cell(const opara__rnn_params* r, size_t d, float* g, float* h) {
+    size_t n = (size_t)r->hidden_size, j, a = d * 2;
+    float *gz = g, *gh = g + 2 * n;
+    opara__rnn_activate(r->act[a + 1], r->act_alpha[a + 1], r->act_beta[a + 1], r->clip, gh, n);
+    for (j = 0; j < n; ++j) h[j] = (1.0f - gz[j]) * gh[j] + gz[j] * h[j];
+}
+
+/* GRU's recurrent terms of one step over the block's rows: z and r (one GEMM, then activated), then
+   h's, whose product takes r * H (default) or is multiplied by r afterwards (linear_before_reset). */
+static void opara__gru_recurrent(const opara__cpu_op* op, const opara__rnn_item* it, const opara__rnn_scratch* s, float* g) {
+    const opara__rnn_params* r = it->r;
+    size_t n = (size_t)r->hidden_size, gh = 3 * n, b, j, a = it->dir * 2;
+    const float* rh = it->rw + 2 * n * n;
+    opara__gemm_packed pk;
+    opara__sgemm_ex(op->blas, 0, 1, it->rows, 2 * n, n, 1.0f, s->h, n, it->rw, n, 1.0f, g, gh, s->gemm, NULL,
+                    opara__rnn_packed(op, it, 0, &pk));
+    for (b = 0; b < it->rows; ++b) opara__rnn_activate(r->act[a], r->act_alpha[a], r->act_beta[a], r->clip, g + b * gh, 2 * n);
+    if (!r->linear_before_reset) {
+        for (b = 0; b < it->rows; ++b)
+            for (j = 0; j < n; ++j) s->tmp[b * n + j] = g[b * gh + n + j] * s->h[b * n + j];
+        opara__sgemm_ex(op->blas, 0, 1, it->rows, n, n, 1.0f, s->tmp, n, rh, n, 1.0f, g + 2 * n, gh, s->gemm, NULL,
+                        opara__rnn_packed(op, it, 1, &pk));
+        return;
+    }
+    {
+        opara__gemm_epilogue epi;
+        memset(&epi, 0, sizeof epi);
+        epi.col_bias = s->rbh;
+        opara__sgemm_ex(op->blas, 0, 1, it->rows, n, n, 1.0f, s->h, n, rh, n, 0.0f, s->tmp, n, s->gemm, &epi,
+                        opara__rnn_packed(op, it, 1, &pk));
+    }
+    for (b = 0; b < it->rows; ++b)
+        for (j = 0; j < n; ++j) g[b * gh + 2 * n + j] += g[b * gh + n + j] * s->tmp[b * n + j];
+}
+
+/* Step t for the block's rows: the recurrent GEMM(s) into the step's projection, then each row
+   still inside its sequence updates its state and writes Y; the others write zeros. */
+static void opara__rnn_step(const opara__cpu_op* op, const opara__rnn_item* it, const opara__rnn_scratch* s, size_t t) {
+    const opara__rnn_params* r = it->r;
+    opara__op kind = op->node->op;
+    size_t n = (size_t)r->hidden_size, gh = (size_t)r->gates * n, b;
+    float* g = s->proj + t * it->rows * gh;
+    opara__gemm_packed pk;
+    if (kind == OPARA__OP_GRU) opara__gru_recurrent(op, it, s, g);
+    else
+        opara__sgemm_ex(op->blas, 0, 1, it->rows, gh, n, 1.0f, s->h, n, it->rw, n, 1.0f, g, gh, s->gemm, NULL,
+                        opara__rnn_packed(op, it, 0, &pk));
+    for (b = 0; b < it->rows; ++b) {
+        int active = !it->lens || (int64_t)t < (int64_t)it->lens[it->b0 + b];
+        float* y = it->y ? it->y + opara__rnn_y_at(it, t, it->b0 + b) : NULL;
+        if (!active) {
+            if (y) memset(y, 0, n * sizeof *y);
+            continue;
+        }
+        if (kind == OPARA__OP_LSTM) opara__lstm_cell(r, it->dir, it->p, g + b * gh, s->h + b * n, s->c + b * n);
+        else if (kind == OPARA__OP_GRU) opara__gru_cell(r, it->dir, g + b * gh, s->h + b * n);
+        else opara__rnn_cell(r, it->dir, g + b * gh, s->h + b * n);
+        if (y) memcpy(y, s->h + b * n, n * sizeof *y);
+    }
+}
+
+static const float* opara__rnn_input(const opara__cpu_op* op, uint32_t k) {
+    return k < op->n_in ? (const float*)op->in[k].data : NULL;
+}
+
+static float* opara__rnn_output(const opara__cpu_op* op, uint32_t k) {
+    return k < op->n_out ? (float*)op->out[k].data : NULL;
+}
+
+/* A sequence length outside [0, seq_length]: the row index, or -1 when all are valid. */
+static int64_t opara__rnn_bad_length(const opara__cpu_op* op) {
+    const opara__rnn_params* r = &op->params->u.rnn;
+    const int32_t* lens = op->n_in > 4 ? (const int32_t*)op->in[4].data : NULL;
+    int64_t b;
+    for (b = 0; lens && b < r->batch_size; ++b)
+        if (lens[b] < 0 || lens[b] > r->seq_length) return b;
+    return -1;
+}
+
+OPARA__PRIVATE void opara__cpu_rnn_explain(const opara__cpu_op* op, char* buf, size_t cap) {
+    int64_t b = opara__rnn_bad_length(op);
+    if (b >= 0)
+        opara__format(buf, cap, "%s: sequence_lens[%lld] = %d is outside [0, seq_length %lld]", opara__op_name(op->node->op),
+                      (long long)b, (int)((const int32_t*)op->in[4].data)[b], (long long)op->params->u.rnn.seq_length);
+}
+
+static opara_result opara__rnn_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__rnn_params* r = &op->params->u.rnn;
+    size_t gh = (size_t)(r->gates * r->hidden_size), n = (size_t)r->hidden_size, blocks = (size_t)op->p.m_blocks;
+    size_t block_rows = (size_t)op->p.m, seq = (size_t)r->seq_length, item, s_i;
+    const float* b = opara__rnn_input(op, 3);
+    const float* p = op->node->op == OPARA__OP_LSTM ? opara__rnn_input(op, 7) : NULL;
+    if (opara__rnn_bad_length(op) >= 0) return OPARA_ERR_INVALID_ARGS;
+    for (item = begin; item < end; ++item) {
+        opara__rnn_item it;
+        opara__rnn_scratch s;
+        it.r = r;
+        it.dir = item / blocks;
+        it.b0 = item % blocks * block_rows;
+        it.rows = OPARA__MIN(block_rows, (size_t)r->batch_size - it.b0);
+        it.w = (const float*)op->in[1].data + it.dir * gh * (size_t)r->input_size;
+        it.rw = (const float*)op->in[2].data + it.dir * gh * n;
+        it.packed_r = op->packed ? op->packed + it.dir * opara__rnn_packed_dir_floats(r, op->packed_nr) : NULL;
+        it.bias = b ? b + it.dir * 2 * gh : NULL;
+        it.p = p ? p + it.dir * 3 * n : NULL;
+        it.lens = op->n_in > 4 ? (const int32_t*)op->in[4].data : NULL;
+        it.init_h = opara__rnn_input(op, 5);
+        it.init_c = op->node->op == OPARA__OP_LSTM ? opara__rnn_input(op, 6) : NULL;
+        it.y = opara__rnn_output(op, 0);
+        it.yh = opara__rnn_output(op, 1);
+        it.yc = op->node->op == OPARA__OP_LSTM ? opara__rnn_output(op, 2) : NULL;
+        s = opara__rnn_carve(r, it.rows, scratch);
+        opara__rnn_biases(&it, &s);
+        opara__rnn_project(op, &it, &s);
+        opara__rnn_load_state(&it, it.init_h, s.h);
+        opara__rnn_load_state(&it, it.init_c, s.c);
+        /* reverse runs t = seq-1 .. 0: a row shorter than seq starts at its own last step */
+        for (s_i = 0; s_i < seq; ++s_i) opara__rnn_step(op, &it, &s, r->direction == 1 || it.dir == 1 ? seq - 1 - s_i : s_i);
+        opara__rnn_store_state(&it, s.h, it.yh);
+        opara__rnn_store_state(&it, s.c, it.yc);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_rnn(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__rnn_params* r;
+    const char* name = opara__op_name(op->node->op);
+    size_t gemm = op->blas && op->blas->sgemm ? 0 : OPARA__GEMM_SCRATCH, blocks, rows, workers;
+    uint32_t k;
+    if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_INVALID_STATE, "%s: unresolved", name);
+    r = &op->params->u.rnn;
+    for (k = 1; k < op->n_in; ++k)
+        if (op->in[k].data && op->in[k].dtype != (k == 4 ? OPARA_DTYPE_I32 : OPARA_DTYPE_F32))
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: input %u has the wrong data type", name, k);
+    if (r->batch_size <= 0 || r->seq_length <= 0 || r->hidden_size <= 0 || r->input_size <= 0) {
+        op->work_items = 0; /* zero-sized: nothing to compute */
+        return OPARA_OK;
+    }
+    /* batch blocks only where each keeps a GEMM of several rows: fewer rows per step GEMM cost more
+       than the workers they feed */
+    workers = op->workers ? op->workers : 1;
+    blocks = OPARA__MAX((size_t)1, (workers + (size_t)r->num_directions - 1) / (size_t)r->num_directions);
+    blocks = OPARA__MIN(blocks, OPARA__MAX((size_t)1, (size_t)r->batch_size / 4));
+    rows = ((size_t)r->batch_size + blocks - 1) / blocks;
+    op->p.m = (int64_t)rows;
+    op->p.m_blocks = (int64_t)(((size_t)r->batch_size + rows - 1) / rows);
+    op->p.n = r->gates * r->hidden_size;
+    op->p.k = r->gates * (r->input_size + r->hidden_size); /* multiply-adds per output element */
+    op->work_items = (size_t)r->num_directions * (size_t)op->p.m_blocks;
+    op->scratch_floats = opara__rnn_scratch_floats(r, rows, gemm);
+    op->fn = opara__rnn_kernel;
+    /* a constant R is packed once at creation for the built-in GEMM (an external BLAS takes it as is) */
+    if (op->in[2].is_const && !op->keep_weights && gemm) {
+        op->packed_nr = opara__gemm_pack_width();
+        op->packed_floats = (size_t)r->num_directions * opara__rnn_packed_dir_floats(r, op->packed_nr);
+    }
+    return OPARA_OK;
+}
+/* ==== END src/cpu/opara_cpu_rnn.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_math.c ==== */
 /* Vector row functions of the CPU kernels: exp, erf and sigmoid over rows of floats, with AVX-512
    and AVX2+FMA bodies (libm on the portable path), the row pieces of Softmax and LayerNormalization
@@ -12651,6 +13208,8 @@ static void opara__gather_explain(const opara__cpu_op* op, char* buf, size_t cap
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap) {
     if (op->node->op == OPARA__OP_GATHER) opara__gather_explain(op, buf, cap);
     opara__cpu_index_explain(op, buf, cap);
+    if (op->node->op == OPARA__OP_LSTM || op->node->op == OPARA__OP_GRU || op->node->op == OPARA__OP_RNN)
+        opara__cpu_rnn_explain(op, buf, cap);
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
@@ -14454,6 +15013,7 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_TRANSPOSE: return opara__cpu_prepare_transpose(op, err, cap);
     case OPARA__OP_EXPAND: return opara__cpu_prepare_expand(op, err, cap);
     case OPARA__OP_GEMM: return opara__cpu_prepare_gemm(op, err, cap);
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN: return opara__cpu_prepare_rnn(op, err, cap);
     case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
     case OPARA__OP_SOFTMAX: return opara__cpu_prepare_softmax(op, err, cap);
     case OPARA__OP_TOPK: return opara__cpu_prepare_topk(op, err, cap);
@@ -14513,6 +15073,10 @@ OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
     if (!op->packed) return;
     if (op->node->op == OPARA__OP_CONV) {
         opara__winograd_pack(op);
+        return;
+    }
+    if (op->node->op == OPARA__OP_LSTM || op->node->op == OPARA__OP_GRU || op->node->op == OPARA__OP_RNN) {
+        opara__cpu_rnn_pack(op);
         return;
     }
     opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,
@@ -23222,6 +23786,7 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_TRANSPOSE: return opara__lower_transpose(w);
     case OPARA__OP_EXPAND: return opara__lower_expand(w);
     case OPARA__OP_GEMM: return opara__lower_gemm(w);
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN: break; /* CPU-only (docs/CUDA-BACKEND.md) */
     case OPARA__OP_MATMUL: return opara__lower_matmul(w);
     case OPARA__OP_SOFTMAX: return opara__lower_softmax(w);
     case OPARA__OP_LAYER_NORM: return opara__lower_layer_norm(w);
@@ -28390,6 +28955,8 @@ typedef struct opara__imp_side {
     const char* rename;   /* the graph-output name this value takes in the rebuilt graph */
     int32_t narrow;       /* f16 widening (docs/ARCHITECTURE.md): the f16 value this f32 one widens, else -1 */
     int onnx_f16;         /* f32 here, f16 in the ONNX model (a widened constant, input or Cast) */
+    const char* zeros_of; /* zeros of a batch-dependent shape, from the ConstantOfShape node so named (only an
+                             RNN's initial state may read them: it is omitted instead), else NULL */
 } opara__imp_side;
 
 /* The import of one model. */
@@ -30036,6 +30603,27 @@ static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t
     return r;
 }
 
+/* LSTM, GRU, RNN: the string list 'activations' becomes one string, the names joined by commas
+   (the IR's attributes have no string lists; docs/FORMAT.md). */
+static opara_result opara__canon_rnn(opara__imp* im, int32_t node) {
+    const opara__onnx_attr* a = opara__oattr(im->node, "activations");
+    char buf[256];
+    size_t len = 0;
+    uint32_t i;
+    if (!a || !a->n_strings) return OPARA_OK;
+    for (i = 0; i < a->n_strings; ++i) {
+        size_t n = a->strings[i].size;
+        if (n + 2 > sizeof buf - len || memchr(a->strings[i].data, ',', n) || memchr(a->strings[i].data, 0, n))
+            return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': attribute 'activations' is too long or malformed",
+                               im->node_name);
+        if (i) buf[len++] = ',';
+        if (n) memcpy(buf + len, a->strings[i].data, n);
+        len += n;
+    }
+    buf[len] = 0;
+    return opara__node_set_string(im->g, node, "activations", buf);
+}
+
 /* Softmax, LogSoftmax, Hardmax. */
 static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int32_t* in) {
     const opara__shape* x = opara__imp_shape(im, in[0]);
@@ -30119,6 +30707,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN: r = opara__canon_rnn(im, node); break;
     case OPARA__OP_CUM_SUM: r = opara__canon_cum_sum(im, node, in, n_in); break;
     case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
     case OPARA__OP_TRILU: case OPARA__OP_TILE: r = opara__canon_trilu_tile(im, op, node, in, n_in); break;
@@ -30141,6 +30730,25 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     return r;
 }
 
+/* Operators whose kernel computes every output anyway (LSTM, GRU, RNN: Y, Y_h and Y_c come from the
+   same recurrence): an omitted output before a present one becomes a value nothing reads. */
+static int opara__outputs_all_computed(opara__op op) {
+    return op == OPARA__OP_LSTM || op == OPARA__OP_GRU || op == OPARA__OP_RNN;
+}
+
+static opara_result opara__insert_unused_output(opara__imp* im, uint32_t k, int32_t* value) {
+    char name[300];
+    uint32_t serial;
+    opara_result r;
+    for (serial = 0; serial < 1000; ++serial) {
+        if (serial) opara__format(name, sizeof name, "%.200s:unused_output_%u_%u", im->node_name, k, serial);
+        else opara__format(name, sizeof name, "%.200s:unused_output_%u", im->node_name, k);
+        if (opara__graph_find_value(im->g, name) < 0) break;
+    }
+    r = opara__graph_insert_value(im->g, name, OPARA_DTYPE_UNDEFINED, NULL, value);
+    return r == OPARA_OK ? OPARA_OK : opara__onnx_insert_result(r);
+}
+
 static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t* in, uint32_t n_in) {
     const opara__onnx_node* n = im->node;
     uint32_t n_out = n->n_outputs, kept = opara__op_info_of(op)->kept_inputs, i;
@@ -30157,6 +30765,11 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
     if (n_out == 0 || n_out > 16)
         return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): %u outputs", im->node_name, n->op_type, n_out);
     for (i = 0; i < n_out; ++i) {
+        if (!n->outputs[i][0] && opara__outputs_all_computed(op)) {
+            r = opara__insert_unused_output(im, i, &outs[i]);
+            if (r != OPARA_OK) return r;
+            continue;
+        }
         if (!n->outputs[i][0])
             return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (%s): omitted output %u is not supported",
                                im->node_name, n->op_type, i);
@@ -30230,9 +30843,71 @@ static opara_result opara__import_alias(opara__imp* im, int32_t src) {
 
 static opara_result opara__import_if(opara__imp* im, const int32_t* in);
 
+/* ConstantOfShape whose value is zero (ONNX's default) and whose shape depends on the batch: what
+   torch.onnx.export writes for an LSTM/GRU/RNN's zero initial state. It has no constant to fold to,
+   so it becomes a value marked as zeros (nothing produces it) that only an RNN's initial state may
+   read, directly or through the shape-only ops opara__zeros_pass_through names. 0: not such a node. */
+static int opara__zero_fill_node(opara__imp* im, const opara__onnx_node* n) {
+    const opara__onnx_attr* a = opara__oattr(n, "value");
+    opara__tensor_data t;
+    uint64_t i;
+    int zero = 1;
+    if (!opara__op_is(n, "ConstantOfShape") || !n->n_outputs || !n->outputs[0][0]) return 0;
+    if (!a || !a->t) return 1;
+    if (opara__onnx_tensor_load(im->rt, a->t, im->base_dir, im->node_name, &t) != OPARA_OK) return 0;
+    for (i = 0; i < t.nbytes; ++i) zero &= ((const uint8_t*)t.data)[i] == 0;
+    opara__tensor_data_free(im->rt, &t);
+    return zero;
+}
+
+static opara_result opara__import_zeros(opara__imp* im, const char* zeros_of) {
+    const char* out = im->node->outputs[0];
+    opara__imp_side* side;
+    int32_t v;
+    opara_result r;
+    if (opara__graph_find_value(im->g, out) >= 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name, out);
+    r = opara__graph_insert_value(im->g, out, OPARA_DTYPE_F32, NULL, &v);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    if (!(side = opara__side(im, v))) return opara__imp_oom(im);
+    side->zeros_of = zeros_of;
+    return OPARA_OK;
+}
+
+/* Ops whose output is zeros when their first input is: they only pick, reorder or reshape it. */
+static int opara__zeros_pass_through(const opara__onnx_node* n) {
+    return opara__op_is(n, "Slice") || opara__op_is(n, "Reshape") || opara__op_is(n, "Squeeze") ||
+           opara__op_is(n, "Unsqueeze") || opara__op_is(n, "Transpose") || opara__op_is(n, "Expand");
+}
+
+static const char* opara__zeros_input(opara__imp* im, int32_t v) {
+    return v >= 0 && (size_t)v < im->side_cap ? im->side[v].zeros_of : NULL;
+}
+
+/* The node's inputs that are marked zeros: passed through (*zeros_of set), an RNN's initial state
+   omitted, anything else refused as the ConstantOfShape it comes from would have been. */
+static opara_result opara__zeros_inputs(opara__imp* im, opara__op op, int32_t* in, const char** zeros_of) {
+    const opara__onnx_node* n = im->node;
+    int rnn = op == OPARA__OP_LSTM || op == OPARA__OP_GRU || op == OPARA__OP_RNN;
+    uint32_t i;
+    *zeros_of = NULL;
+    for (i = 0; i < n->n_inputs; ++i) {
+        const char* z = opara__zeros_input(im, in[i]);
+        if (!z) continue;
+        if (i == 0 && opara__zeros_pass_through(n)) *zeros_of = z;
+        else if (rnn && (i == 5 || i == 6)) in[i] = -1; /* an omitted initial state is zeros */
+        else
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (ConstantOfShape): only supported when it can be "
+                               "evaluated at import time (constant inputs), or as the zero initial state of an RNN "
+                               "(read by node '%s' (%s))", z, im->node_name, n->op_type);
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n, int32_t* in) {
     opara__op op = opara__op_from_name(n->op_type);
     opara__cv folded;
+    const char* zeros_of;
     uint32_t i;
     int r;
     im->node = n;
@@ -30248,6 +30923,8 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     }
     if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
+    if ((r = opara__zeros_inputs(im, op, in, &zeros_of)) != OPARA_OK) return (opara_result)r;
+    if (zeros_of && n->n_outputs && n->outputs[0][0]) return opara__import_zeros(im, zeros_of);
     if (opara__op_is(n, "If")) return opara__import_if(im, in);
     if (opara__op_is(n, "CastLike")) return opara__import_castlike(im, in);
     r = opara__try_fold(im, in, n->n_inputs, &folded);
@@ -30257,6 +30934,7 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
         return opara__imp_const(im, n->outputs[0], folded.dtype, &folded.shape, folded.data, folded.coef, 0);
     }
     if (r != OPARA__NOFOLD) return (opara_result)r;
+    if (opara__zero_fill_node(im, n)) return opara__import_zeros(im, im->node_name);
     if (op == OPARA__OP_COUNT)
         return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
                            "node '%s' (%s): only supported when it can be evaluated at import time (constant inputs%s)",
@@ -30673,6 +31351,10 @@ static opara_result opara__add_outputs(opara__imp* im) {
         opara_result r;
         if (v < 0)
             return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "graph output '%s' is not produced by any node", name);
+        if (opara__zeros_input(im, v))
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (ConstantOfShape): only supported when it can be "
+                               "evaluated at import time (constant inputs), or as the zero initial state of an RNN (graph "
+                               "output '%s' reads it)", opara__zeros_input(im, v), name);
         if (!opara__side(im, v)) return opara__imp_oom(im);
         if (opara__onnx_dtype(g->outputs[i].elem_type) == OPARA_DTYPE_F16 &&
             (r = opara__narrow_output(im, name, &v, &direct)) != OPARA_OK)

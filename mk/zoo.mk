@@ -15,6 +15,7 @@ ZOO_SRC := $(patsubst %/,%,$(dir $(ZOO_MK)))/../tests/zoo
 
 ZOO_TORCHVISION := googlenet inception_v3 squeezenet resnet50
 ZOO_OWN := nasnet_mobile randwire deepfm bert_base t5_small_encoder quant_cnn
+ZOO_OWN += kws_lstm kws_gru
 # float16 conversions (tests/zoo/to_fp16.py) of float32 exports: squeezenet_fp16 from squeezenet
 ZOO_FP16 := squeezenet_fp16
 ZOO_MODELS := $(ZOO_TORCHVISION) $(ZOO_OWN) ppocr_det $(ZOO_FP16)

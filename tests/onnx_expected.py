@@ -90,9 +90,16 @@ def zoo(zoo_dir, out):
             if n.op_type == "Shape" or (n.op_type in FOLDABLE and all(i in const for i in ins)):
                 const.update(n.output); continue
             kept.append((n, ins))
+        outputs = {alias.get(o.name, o.name) for o in g.output}
+        # nodes whose outputs only Shape (folded) or nothing reads are dead: the importer drops them
+        while True:
+            read = {i for _, ins in kept for i in ins} | outputs
+            live = [(n, ins) for n, ins in kept if any(o in read for o in n.output)]
+            if len(live) == len(kept):
+                break
+            kept = live
         producer = {}
         uses = {}
-        outputs = {alias.get(o.name, o.name) for o in g.output}
         for n, ins in kept:
             for o in n.output: producer[o] = n.op_type
             for i in ins: uses[i] = uses.get(i, 0) + 1

@@ -155,6 +155,30 @@ static void pbw_attr_graph(pbw* attrs, const char* name, pbw* g) {
     pbw_msg(attrs, 5, &a);
 }
 
+/* STRINGS and FLOATS attributes (AttributeProto strings = 9, floats = 7; types 8 and 6). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((unused))
+#endif
+static void pbw_attr_strs(pbw* attrs, const char* name, const char* const* v) {
+    pbw a = {0, 0, 0};
+    pbw_str(&a, 1, name);
+    pbw_int(&a, 20, 8);
+    for (; *v; ++v) pbw_str(&a, 9, *v);
+    pbw_msg(attrs, 5, &a);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((unused))
+#endif
+static void pbw_attr_floats(pbw* attrs, const char* name, const float* v, int n) {
+    pbw a = {0, 0, 0};
+    int i;
+    pbw_str(&a, 1, name);
+    pbw_int(&a, 20, 6);
+    for (i = 0; i < n; ++i) pbw_float(&a, 7, v[i]);
+    pbw_msg(attrs, 5, &a);
+}
+
 /* ModelProto around graph g (consumed). */
 static pbw pbw_model(int64_t ir, int64_t opset, pbw* g) {
     pbw m = {0, 0, 0}, op = {0, 0, 0};

@@ -1519,6 +1519,200 @@ OT_TEST(gemm_op_random) {
     CHECK_EQ(failures, 0);
 }
 
+/* ---- LSTM, GRU, RNN against a per-step reference ------------------------------------------------- */
+
+typedef struct rnn_case {
+    opara__op op;
+    const char* direction;
+    int seq, batch, input, hidden, layout, lens, init, clip, peep, input_forget, lbr, bias, n_out;
+    const char* acts; /* canonical 'activations' or NULL */
+    float alpha[2];
+} rnn_case;
+
+static double rnn_ref_act(const char* name, float alpha, float beta, double x) {
+    if (strcmp(name, "Sigmoid") == 0) return 1.0 / (1.0 + exp(-x));
+    if (strcmp(name, "Tanh") == 0) return tanh(x);
+    if (strcmp(name, "Relu") == 0) return x > 0 ? x : 0;
+    if (strcmp(name, "HardSigmoid") == 0) return fmin(1.0, fmax(0.0, alpha * x + beta));
+    if (strcmp(name, "Softsign") == 0) return x / (1.0 + fabs(x));
+    if (strcmp(name, "LeakyRelu") == 0) return x < 0 ? alpha * x : x;
+    return NAN;
+}
+
+/* The reference's view of the case's activations: names and their alpha/beta per direction. */
+typedef struct rnn_ref_acts {
+    const char* name[6];
+    float alpha[6], beta[6];
+} rnn_ref_acts;
+
+static void rnn_ref_acts_of(const rnn_case* rc, int n_acts, int dirs, rnn_ref_acts* a) {
+    static const char* const lstm[3] = {"Sigmoid", "Tanh", "Tanh"}, *gru[2] = {"Sigmoid", "Tanh"}, *rnn[1] = {"Tanh"};
+    static char names[128];
+    int i, n = 0, ia = 0;
+    if (rc->acts) {
+        char* s;
+        strcpy(names, rc->acts);
+        for (s = strtok(names, ","); s; s = strtok(NULL, ",")) a->name[n++] = s;
+    } else {
+        for (i = 0; i < n_acts; ++i) a->name[n++] = rc->op == OPARA__OP_LSTM ? lstm[i] : rc->op == OPARA__OP_GRU ? gru[i] : rnn[i];
+    }
+    for (i = 0; i < n; ++i) { /* HardSigmoid takes alpha and beta (given: alpha[], beta 0.5), LeakyRelu alpha */
+        a->alpha[i] = strcmp(a->name[i], "LeakyRelu") == 0 || strcmp(a->name[i], "HardSigmoid") == 0 ? rc->alpha[ia++] : 0;
+        a->beta[i] = strcmp(a->name[i], "HardSigmoid") == 0 ? 0.5f : 0;
+    }
+    for (i = n; i < n_acts * dirs; ++i) a->name[i] = a->name[i - n], a->alpha[i] = a->alpha[i - n], a->beta[i] = a->beta[i - n];
+}
+
+static double rnn_clip(const rnn_case* rc, double v) { return rc->clip ? fmin(fmax(v, -0.7), 0.7) : v; }
+
+/* One direction d of batch row b, step by step in double, into y / yh / yc (ONNX's formulas). */
+static void rnn_reference(const rnn_case* rc, const rnn_ref_acts* ac, int d, int b, const float* x, const float* w,
+                          const float* r, const float* bias, const int32_t* lens, const float* h0, const float* c0,
+                          const float* p, float* y, float* yh, float* yc) {
+    int G = rc->op == OPARA__OP_LSTM ? 4 : rc->op == OPARA__OP_GRU ? 3 : 1, H = rc->hidden, I = rc->input, S = rc->seq;
+    int B = rc->batch, D = strcmp(rc->direction, "bidirectional") == 0 ? 2 : 1, na = rc->op == OPARA__OP_LSTM ? 3 : G == 3 ? 2 : 1;
+    int rev = strcmp(rc->direction, "reverse") == 0 || d == 1, len = lens ? lens[b] : S, s, t, gi, j, k;
+    double h[16], c[16], px[4][16], ph[4][16], nh[16];
+    const float *W = w + (size_t)d * G * H * I, *R = r + (size_t)d * G * H * H, *Bw = bias ? bias + d * 2 * G * H : NULL;
+    const char *f = ac->name[d * na], *g = ac->name[d * na + (na > 1)], *hn = ac->name[d * na + (na > 2 ? 2 : 0)];
+    float fa = ac->alpha[d * na], fb = ac->beta[d * na], ga = ac->alpha[d * na + (na > 1)], gb = ac->beta[d * na + (na > 1)];
+    size_t st = rc->layout ? ((size_t)b * D + d) * H : ((size_t)d * B + b) * H;
+    for (j = 0; j < H; ++j) h[j] = h0 ? h0[st + j] : 0, c[j] = c0 ? c0[st + j] : 0;
+    for (t = 0; t < S; ++t) /* steps past the length stay zero */
+        for (j = 0; j < H; ++j) y[(rc->layout ? ((size_t)b * S + t) * D + d : ((size_t)t * D + d) * B + b) * H + j] = 0;
+    for (s = 0; s < len; ++s) {
+        const float* xt;
+        t = rev ? len - 1 - s : s;
+        xt = x + (rc->layout ? (size_t)b * S + t : (size_t)t * B + b) * I;
+        for (gi = 0; gi < G; ++gi)
+            for (j = 0; j < H; ++j) {
+                double ax = Bw ? Bw[gi * H + j] : 0, ah = Bw ? Bw[G * H + gi * H + j] : 0;
+                for (k = 0; k < I; ++k) ax += (double)xt[k] * W[(gi * H + j) * I + k];
+                for (k = 0; k < H; ++k) ah += h[k] * R[(gi * H + j) * H + k];
+                px[gi][j] = ax, ph[gi][j] = ah;
+            }
+        for (j = 0; j < H; ++j) {
+            if (G == 1) nh[j] = rnn_ref_act(f, fa, fb, rnn_clip(rc, px[0][j] + ph[0][j]));
+            if (G == 4) {
+                const float* pp = p ? p + d * 3 * H : NULL;
+                double i_ = rnn_ref_act(f, fa, fb, rnn_clip(rc, px[0][j] + ph[0][j] + (pp ? pp[j] * c[j] : 0)));
+                double f_ = rc->input_forget ? 1 - i_ : rnn_ref_act(f, fa, fb, rnn_clip(rc, px[2][j] + ph[2][j] + (pp ? pp[2 * H + j] * c[j] : 0)));
+                double c_ = rnn_ref_act(g, ga, gb, rnn_clip(rc, px[3][j] + ph[3][j])), o_;
+                c[j] = f_ * c[j] + i_ * c_;
+                o_ = rnn_ref_act(f, fa, fb, rnn_clip(rc, px[1][j] + ph[1][j] + (pp ? pp[H + j] * c[j] : 0)));
+                nh[j] = o_ * rnn_ref_act(hn, 0, 0, c[j]);
+            }
+        }
+        if (G == 3) {
+            double z[16], rr[16];
+            for (j = 0; j < H; ++j) {
+                z[j] = rnn_ref_act(f, fa, fb, rnn_clip(rc, px[0][j] + ph[0][j]));
+                rr[j] = rnn_ref_act(f, fa, fb, rnn_clip(rc, px[1][j] + ph[1][j]));
+            }
+            for (j = 0; j < H; ++j) {
+                double hh = ph[2][j];
+                if (!rc->lbr) { /* (r * H) * Rh^T + Rbh */
+                    hh = Bw ? Bw[G * H + 2 * H + j] : 0;
+                    for (k = 0; k < H; ++k) hh += rr[k] * h[k] * R[(2 * H + j) * H + k];
+                }
+                hh = rnn_ref_act(g, ga, gb, rnn_clip(rc, px[2][j] + (rc->lbr ? rr[j] * hh : hh)));
+                nh[j] = (1 - z[j]) * hh + z[j] * h[j];
+            }
+        }
+        for (j = 0; j < H; ++j) {
+            h[j] = nh[j];
+            y[(rc->layout ? ((size_t)b * S + t) * D + d : ((size_t)t * D + d) * B + b) * H + j] = (float)h[j];
+        }
+    }
+    for (j = 0; j < H; ++j) {
+        if (yh) yh[st + j] = (float)h[j];
+        if (yc) yc[st + j] = (float)c[j];
+    }
+}
+
+static int rnn_check(opara_test* T, const rnn_case* rc, const opara__blas* blas) {
+    int G = rc->op == OPARA__OP_LSTM ? 4 : rc->op == OPARA__OP_GRU ? 3 : 1, D = strcmp(rc->direction, "bidirectional") == 0 ? 2 : 1;
+    int na = rc->op == OPARA__OP_LSTM ? 3 : G == 3 ? 2 : 1, S = rc->seq, B = rc->batch, H = rc->hidden, d, b, i, ok;
+    int64_t xd[3], wd[3], rd[3], bd[2], ld[1], hd[3], pd[2], yd[4];
+    float *x, *w, *r, *bias = NULL, *h0 = NULL, *c0 = NULL, *p = NULL, *y, *yh = NULL, *yc = NULL;
+    float *ry, *ryh, *ryc;
+    int32_t* lens = NULL;
+    rnn_ref_acts ac;
+    kt k;
+    size_t ny = (size_t)S * D * B * H, nh = (size_t)D * B * H;
+    kt_init(&k, rc->op, rc->op == OPARA__OP_LSTM ? 8 : 6, (uint32_t)rc->n_out);
+    xd[0] = rc->layout ? B : S, xd[1] = rc->layout ? S : B, xd[2] = rc->input;
+    wd[0] = rd[0] = bd[0] = pd[0] = D, wd[1] = rd[1] = G * H, wd[2] = rc->input, rd[2] = H, bd[1] = 2 * G * H, pd[1] = 3 * H;
+    ld[0] = B;
+    hd[0] = rc->layout ? B : D, hd[1] = rc->layout ? D : B, hd[2] = H;
+    yd[0] = rc->layout ? B : S, yd[1] = rc->layout ? S : D, yd[2] = rc->layout ? D : B, yd[3] = H;
+    x = kt_in_f32(&k, 0, 3, xd);
+    w = kt_in_f32(&k, 1, 3, wd);
+    r = kt_in_f32(&k, 2, 3, rd);
+    if (rc->bias) bias = kt_in_f32(&k, 3, 2, bd);
+    if (rc->lens) {
+        lens = (int32_t*)kt_in(&k, 4, OPARA_DTYPE_I32, 1, ld);
+        for (b = 0; b < B; ++b) lens[b] = b == 0 ? S : kt_randint(0, S);
+    }
+    if (rc->init) h0 = kt_in_f32(&k, 5, 3, hd);
+    if (rc->init && rc->op == OPARA__OP_LSTM) c0 = kt_in_f32(&k, 6, 3, hd);
+    if (rc->peep) p = kt_in_f32(&k, 7, 2, pd);
+    y = (float*)kt_out(&k, 0, OPARA_DTYPE_F32, 4, yd);
+    if (rc->n_out > 1) yh = (float*)kt_out(&k, 1, OPARA_DTYPE_F32, 3, hd);
+    if (rc->n_out > 2) yc = (float*)kt_out(&k, 2, OPARA_DTYPE_F32, 3, hd);
+    kt_int(&k, "hidden_size", H);
+    kt_str(&k, "direction", rc->direction);
+    if (rc->layout) kt_int(&k, "layout", 1);
+    if (rc->clip) kt_float(&k, "clip", 0.7f);
+    if (rc->input_forget) kt_int(&k, "input_forget", 1);
+    if (rc->lbr) kt_int(&k, "linear_before_reset", 1);
+    if (rc->acts) kt_str(&k, "activations", rc->acts), kt_floats(&k, "activation_alpha", rc->alpha, 2);
+    k.in[2].is_const = (kt_rand() & 1) != 0; /* a constant R is packed once, as the executor does */
+    rnn_ref_acts_of(rc, na, D, &ac);
+    ry = (float*)calloc(ny, sizeof *ry), ryh = (float*)calloc(nh, sizeof *ryh), ryc = (float*)calloc(nh, sizeof *ryc);
+    for (d = 0; d < D; ++d)
+        for (b = 0; b < B; ++b) rnn_reference(rc, &ac, d, b, x, w, r, bias, lens, h0, c0, p, ry, ryh, ryc);
+    ok = kt_run(&k, blas) == OPARA_OK && kt_maxerr(ry, y, ny) < 1e-4 && (!yh || kt_maxerr(ryh, yh, nh) < 1e-4) &&
+         (!yc || kt_maxerr(ryc, yc, nh) < 1e-4);
+    if (!ok) {
+        OT_LOG("%s %s layout %d: %s; y err %g", opara__op_name(rc->op), rc->direction, rc->layout, k.err, kt_maxerr(ry, y, ny));
+        for (i = 0; i < 6 && (size_t)i < ny; ++i) OT_LOG("  y[%d] ref %g got %g", i, ry[i], y[i]);
+    }
+    free(ry), free(ryh), free(ryc);
+    kt_free(&k);
+    return ok;
+}
+
+/* Every attribute against the step-by-step reference, with the batch split into blocks (4 workers)
+   and not, on the built-in GEMM and the external BLAS path. */
+OT_TEST(rnn_ops_match_a_per_step_reference) {
+    static const rnn_case cases[] = {
+        /* op, direction, seq, batch, input, hidden, layout, lens, init, clip, peep, input_forget, lbr, bias, n_out, acts */
+        {OPARA__OP_LSTM, "bidirectional", 5, 9, 6, 7, 0, 1, 1, 1, 1, 0, 0, 1, 3, NULL, {0, 0}},
+        {OPARA__OP_LSTM, "forward", 4, 3, 5, 6, 1, 0, 0, 0, 0, 1, 0, 0, 2, NULL, {0, 0}},
+        {OPARA__OP_LSTM, "reverse", 6, 2, 3, 5, 1, 1, 1, 0, 1, 0, 0, 1, 3, "Sigmoid,Tanh,Relu", {0, 0}},
+        {OPARA__OP_GRU, "bidirectional", 5, 9, 4, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2, NULL, {0, 0}},
+        {OPARA__OP_GRU, "reverse", 4, 3, 5, 7, 0, 0, 0, 0, 0, 0, 0, 1, 2, "HardSigmoid,Softsign", {0.3f, 0}},
+        {OPARA__OP_GRU, "forward", 3, 5, 2, 4, 0, 1, 1, 0, 0, 0, 0, 1, 1, NULL, {0, 0}},
+        {OPARA__OP_RNN, "bidirectional", 5, 8, 4, 5, 1, 1, 1, 1, 0, 0, 0, 1, 2, NULL, {0, 0}},
+        {OPARA__OP_RNN, "forward", 4, 2, 3, 6, 0, 0, 1, 0, 0, 0, 0, 0, 2, "LeakyRelu", {0.2f, 0}},
+    };
+    uint64_t saved = kt_rng; /* the tests after this one keep their random stream */
+    uint32_t workers = kt_workers;
+    size_t i;
+    int failures = 0, pass;
+    for (pass = 0; pass < 2; ++pass) {
+        kt_workers = pass ? 4 : 1;
+        for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+            if (!rnn_check(T, &cases[i], &builtin_blas)) ++failures;
+            if (system_blas.sgemm && !rnn_check(T, &cases[i], &system_blas)) ++failures;
+        }
+    }
+    kt_workers = workers;
+    kt_rng = saved;
+    CHECK_EQ(failures, 0);
+}
+
 OT_TEST(matmul_batched_broadcast_and_vectors) {
     int t, failures = 0;
     for (t = 0; t < 80; ++t) {
@@ -2882,15 +3076,16 @@ static const opara_test_case tests[] = {
     OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
     OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(binary_reads_the_resolved_strides), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
     OT_CASE(slice_random_with_negative_steps), OT_CASE(slice_reads_the_resolved_range), OT_CASE(transpose_random_perms),
-    OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(scatter_elements_reductions_match_the_naive_loop), OT_CASE(reshape_family_copies),
-    OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference), OT_CASE(gemm_op_random),
+    OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(scatter_elements_reductions_match_the_naive_loop),
+    OT_CASE(reshape_family_copies), OT_CASE(sgemm_builtin_odd_sizes), OT_CASE(sgemm_blas_matches_reference),
+    OT_CASE(gemm_op_random), OT_CASE(rnn_ops_match_a_per_step_reference),
     OT_CASE(matmul_batched_broadcast_and_vectors), OT_CASE(softmax_any_axis),
     OT_CASE(topk_matches_selection_with_ties_and_nan), OT_CASE(grid_sample_identity_bilinear_reference_and_nan),
-    OT_CASE(det_matches_leibniz), OT_CASE(layer_norm_axes_and_stats), OT_CASE(reduce_kinds_axes_keepdims),
-    OT_CASE(reduce_integers_exact_and_float_kinds_refused), OT_CASE(arg_reduce_hardmax_log_softmax_along_an_axis),
-    OT_CASE(cum_sum_modes_and_types), OT_CASE(cast_between_types),
-    OT_CASE(cast_f16_rounding_and_every_pattern), OT_CASE(cast_float_to_int_as_onnx_runtime),
-    OT_CASE(pad_modes_and_negative_pads),
+    OT_CASE(det_matches_leibniz), OT_CASE(layer_norm_axes_and_stats),
+    OT_CASE(reduce_kinds_axes_keepdims), OT_CASE(reduce_integers_exact_and_float_kinds_refused),
+    OT_CASE(arg_reduce_hardmax_log_softmax_along_an_axis), OT_CASE(cum_sum_modes_and_types),
+    OT_CASE(cast_between_types), OT_CASE(cast_f16_rounding_and_every_pattern),
+    OT_CASE(cast_float_to_int_as_onnx_runtime), OT_CASE(pad_modes_and_negative_pads),
     OT_CASE(resize_nearest_and_linear_modes), OT_CASE(blas_loader_reports_choice),
     /* appended last: they draw from the shared random stream */
     OT_CASE(conv_channel_blocks_and_k_slices), OT_CASE(conv_depthwise_wide_rows), OT_CASE(sgemm_builtin_single_row),

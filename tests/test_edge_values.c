@@ -129,6 +129,12 @@ static void add_one_op(opara_builder* b, const char* op, int32_t xr, const int64
     } else if (!strcmp(op, "Gemm") || !strcmp(op, "MatMul")) {
         opara_builder_add_constant(b, "c1", OPARA_DTYPE_F32, 2, dm, ones, (size_t)numel(2, dm) * 4);
         n_in = 2;
+    } else if (!strcmp(op, "LSTM") || !strcmp(op, "GRU") || !strcmp(op, "RNN")) { /* x [seq, batch, input] */
+        int64_t g = !strcmp(op, "LSTM") ? 4 : !strcmp(op, "GRU") ? 3 : 1, wd[3] = {1, 2 * g, xd[2]}, rd[3] = {1, 2 * g, 2};
+        opara_builder_add_constant(b, "c1", OPARA_DTYPE_F32, 3, wd, ones, (size_t)numel(3, wd) * 4);
+        opara_builder_add_constant(b, "c2", OPARA_DTYPE_F32, 3, rd, ones, (size_t)numel(3, rd) * 4);
+        n_in = 3;
+        a[n_attr++] = attr_int("hidden_size", 2);
     } else if (!strcmp(op, "LayerNormalization")) {
         opara_builder_add_constant(b, "c1", OPARA_DTYPE_F32, 1, dl, ones, (size_t)dl[0] * 4);
         n_in = 2;
@@ -194,9 +200,10 @@ OT_TEST(zero_sized_input_is_refused_for_every_operator) {
         OPARA__OPS(TABLE_OP)
 #undef TABLE_OP
     };
-    /* a zero in each position of a 4-D input, and of a 2-D one for the matrix ops */
+    /* a zero in each position of a 4-D input, of a 2-D one for the matrix ops, a 3-D one for the RNNs */
     static const int64_t shapes4[4][4] = {{0, 3, 4, 4}, {1, 0, 4, 4}, {1, 3, 0, 4}, {1, 3, 4, 0}};
     static const int64_t shapes2[2][2] = {{0, 4}, {3, 0}};
+    static const int64_t shapes3[3][3] = {{0, 2, 4}, {3, 0, 4}, {3, 2, 0}}; /* LSTM, GRU, RNN: [seq, batch, input] */
     opara_runtime* rt;
     char why[256], detail[1024];
     int cuda = 0;
@@ -207,12 +214,13 @@ OT_TEST(zero_sized_input_is_refused_for_every_operator) {
     if (!cuda) OT_LOG("CUDA backend not checked: %s", why);
     for (i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
         int is_matrix = !strcmp(ops[i], "Gemm") || !strcmp(ops[i], "MatMul");
-        size_t n_shapes = is_matrix ? 2 : 4;
+        int is_seq = !strcmp(ops[i], "LSTM") || !strcmp(ops[i], "GRU") || !strcmp(ops[i], "RNN");
+        size_t n_shapes = is_matrix ? 2 : is_seq ? 3 : 4;
         for (k = 0; k < n_shapes; ++k) {
             opara_builder* b;
             opara_model* m = NULL;
-            const int64_t* xd = is_matrix ? shapes2[k] : shapes4[k];
-            int32_t xr = is_matrix ? 2 : 4;
+            const int64_t* xd = is_matrix ? shapes2[k] : is_seq ? shapes3[k] : shapes4[k];
+            int32_t xr = is_matrix ? 2 : is_seq ? 3 : 4;
             opara_result r;
             REQUIRE(opara_builder_create(rt, &b) == OPARA_OK);
             opara_builder_add_input(b, "x", OPARA_DTYPE_F32, xr, xd);

@@ -569,7 +569,7 @@ OT_TEST(unsupported_ops_in_subgraphs_are_listed_too) {
     pbw inner_then = {0, 0, 0}, inner_else = {0, 0, 0};
     const char* e;
     REQUIRE(rt);
-    branch_of_one(&then_b, "LSTM", "lstm", "t", NULL);
+    branch_of_one(&then_b, "NonZero", "nz", "t", NULL);
     branch_of_one(&inner_then, "Foo", "foo", "it", NULL);
     branch_of_one(&inner_else, "Relu", "relu", "ie", NULL);
     pbw_attr_graph(&inner_attrs, "then_branch", &inner_then);
@@ -588,7 +588,7 @@ OT_TEST(unsupported_ops_in_subgraphs_are_listed_too) {
     OT_LOG("%s", e);
     CHECK(strstr(e, "2 nodes use unsupported operators (opsets ai.onnx 13)") != NULL);
     CHECK(strstr(e, "If x") == NULL); /* If itself is not a blocker (its condition may fold at import) */
-    CHECK(strstr(e, "LSTM x1 (first: node 'lstm' in If 'if_outer'.then_branch)") != NULL);
+    CHECK(strstr(e, "NonZero x1 (first: node 'nz' in If 'if_outer'.then_branch)") != NULL);
     CHECK(strstr(e, "Foo x1 (first: node 'foo' in If 'if_outer'.else_branch > If 'if_inner'.then_branch)") != NULL);
     CHECK(strstr(e, "Relu") == NULL);
     CHECK_EQ(g.n_nodes, 0);
@@ -1043,6 +1043,100 @@ OT_TEST(reduction_axes_attribute_or_input_and_cum_sum_axis) {
     CHECK(sh[0].rank == 0 && fabsf(y[0] - 5.420327f) < 1e-5f);
     REQUIRE(run_reduction(rt, "CumSum", 14, 1, ax1, 1, 0, y, sh) == OPARA_OK); /* exclusive along axis 1 */
     CHECK(sh[0].rank == 2 && y[0] == 0.0f && y[1] == 1.0f && y[2] == -1.0f && y[3] == 0.0f && y[5] == 9.0f);
+    opara_runtime_destroy(rt);
+}
+
+/* RNN's 'activations' (a string list) becomes one comma-joined string with its alpha kept, and an
+   omitted Y before Y_h imports: x = {0.5, -2} through W = 1, R = 0 and LeakyRelu(0.1) gives
+   Y_h = -0.2. */
+OT_TEST(rnn_activations_and_an_omitted_output_import) {
+    static const int64_t xd[3] = {2, 1, 1}, wd[3] = {1, 1, 1};
+    static const float x[2] = {0.5f, -2.0f}, one[1] = {1.0f}, zero[1] = {0.0f}, alpha[1] = {0.1f};
+    static const char* const acts[] = {"LeakyRelu", NULL}, *outs[] = {"", "yh", NULL}, *yh[] = {"yh", NULL};
+    opara_runtime* rt = new_rt();
+    opara_tensor_info shapes[2];
+    float ys[2 * 8];
+    pbw gr = {0, 0, 0}, a = {0, 0, 0};
+    REQUIRE(rt);
+    pbw_tensor_f32(&gr, 5, "w", wd, 3, one);
+    pbw_tensor_f32(&gr, 5, "r", wd, 3, zero);
+    pbw_attr_int(&a, "hidden_size", 1);
+    pbw_attr_strs(&a, "activations", acts);
+    pbw_attr_floats(&a, "activation_alpha", alpha, 1);
+    pbw_node(&gr, "RNN", "rnn", L("x", "w", "r"), outs, &a);
+    CHECK_EQ(run_one_node(rt, &gr, 14, 3, xd, x, yh, ys, 8, shapes), OPARA_OK);
+    CHECK(shapes[0].rank == 3 && shapes[0].dims[0] == 1 && shapes[0].dims[2] == 1);
+    CHECK(fabsf(ys[0] - -0.2f) < 1e-6f);
+    if (fabsf(ys[0] - -0.2f) >= 1e-6f) OT_LOG("Y_h %g: %s", ys[0], opara_runtime_last_error(rt));
+    {
+        static const char* const three[] = {"Sigmoid", "Tanh", "Tanh", NULL};
+        static const int64_t w4[3] = {1, 4, 1}, r4[3] = {1, 4, 1};
+        static const float z4[4] = {0, 0, 0, 0};
+        opara__graph g;
+        pbw m;
+        gr.d = NULL, gr.n = gr.cap = 0;
+        pbw_tensor_f32(&gr, 5, "w", w4, 3, z4);
+        pbw_tensor_f32(&gr, 5, "r", r4, 3, z4);
+        pbw_attr_strs(&a, "activations", three);
+        pbw_node(&gr, "LSTM", "lstm", L("x", "w", "r"), L("y", NULL, NULL), &a);
+        pbw_value_info(&gr, 11, "x", 1, xd, 3);
+        pbw_value_info(&gr, 12, "y", 1, NULL, -1);
+        m = pbw_model(8, 14, &gr);
+        REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+        CHECK_STR(opara__attr_string(&g.nodes[0], "activations", ""), "Sigmoid,Tanh,Tanh");
+        opara__graph_free(&g);
+    }
+    opara_runtime_destroy(rt);
+}
+
+/* torch.onnx.export's zero initial state: ConstantOfShape([batch, 1, 1]) from Shape(x) with a
+   symbolic batch (batch-first, layout 1) has no constant to fold to; read (through a Slice) as an RNN's initial_h it is
+   that input omitted, read by anything else it is refused naming the ConstantOfShape. */
+static opara_result import_zero_state(opara_runtime* rt, const char* consumer, opara__graph* g) {
+    static const int64_t xd[3] = {-1, 2, 1}, wd[3] = {1, 1, 1}, one[1] = {1}, zero[1] = {0};
+    static const int64_t axes1[1] = {1}, ends[1] = {1};
+    static const float w[1] = {1.0f};
+    pbw gr = {0, 0, 0}, a = {0, 0, 0}, m;
+    pbw_tensor_f32(&gr, 5, "w", wd, 3, w);
+    pbw_tensor_i64(&gr, 5, "idx", one, 1, zero);
+    pbw_tensor_i64(&gr, 5, "zero", one, 1, zero);
+    pbw_tensor_i64(&gr, 5, "axes1", one, 1, axes1);
+    pbw_tensor_i64(&gr, 5, "one", one, 1, one);
+    pbw_tensor_i64(&gr, 5, "ends", one, 1, ends);
+    pbw_node(&gr, "Shape", "shape", L("x", NULL, NULL), L("s", NULL, NULL), NULL);
+    pbw_node(&gr, "Gather", "batch", L("s", "idx", NULL), L("b", NULL, NULL), NULL);
+    pbw_node(&gr, "Concat", "dims", L("b", "one", "one"), L("dims", NULL, NULL), (pbw_attr_int(&a, "axis", 0), &a));
+    pbw_node(&gr, "ConstantOfShape", "zeros", L("dims", NULL, NULL), L("z", NULL, NULL), NULL);
+    {
+        static const char* const slice_in[] = {"z", "zero", "ends", "axes1", NULL};
+        pbw_node(&gr, "Slice", "layer0", slice_in, L("h0", NULL, NULL), NULL);
+    }
+    if (strcmp(consumer, "RNN") == 0) {
+        static const char* const ins[] = {"x", "w", "w", "", "", "h0", NULL};
+        pbw_attr_int(&a, "hidden_size", 1);
+        pbw_attr_int(&a, "layout", 1);
+        pbw_node(&gr, "RNN", "rnn", ins, L("", "y", NULL), &a);
+    } else {
+        pbw_node(&gr, consumer, "use", L("x", "h0", NULL), L("y", NULL, NULL), NULL);
+    }
+    pbw_value_info(&gr, 11, "x", 1, xd, 3);
+    pbw_value_info(&gr, 12, "y", 1, NULL, -1);
+    m = pbw_model(8, 14, &gr);
+    return import_pbw(rt, &m, NULL, 0, g);
+}
+
+OT_TEST(rnn_zero_initial_state_of_symbolic_batch_imports) {
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    REQUIRE(rt);
+    CHECK_EQ(import_zero_state(rt, "RNN", &g), OPARA_OK);
+    if (g.n_nodes == 1) CHECK(g.nodes[0].op == OPARA__OP_RNN && g.nodes[0].n_inputs == 3); /* initial_h omitted */
+    else CHECK_STR(opara_runtime_last_error(rt), "");
+    opara__graph_free(&g);
+    CHECK_EQ(import_zero_state(rt, "Add", &g), OPARA_ERR_UNSUPPORTED_OP);
+    CHECK(strstr(opara_runtime_last_error(rt), "'zeros' (ConstantOfShape)") != NULL);
+    CHECK(strstr(opara_runtime_last_error(rt), "initial state of an RNN") != NULL);
+    opara__graph_free(&g);
     opara_runtime_destroy(rt);
 }
 
@@ -1655,8 +1749,9 @@ static const opara_test_case tests[] = {
     OT_CASE(op_table_opset_ranges_are_well_formed), OT_CASE(pad_axes_input_becomes_the_axes_attribute),
     OT_CASE(trilu_tile_one_hot_inputs_become_attributes),
     OT_CASE(size_folds_when_the_shape_is_known_and_runs_otherwise),
-    OT_CASE(reduction_axes_attribute_or_input_and_cum_sum_axis),
-    OT_CASE(split_num_outputs_makes_ceil_sized_chunks), OT_CASE(split_invalid_num_outputs_is_refused),
+    OT_CASE(reduction_axes_attribute_or_input_and_cum_sum_axis), OT_CASE(split_num_outputs_makes_ceil_sized_chunks),
+    OT_CASE(rnn_activations_and_an_omitted_output_import), OT_CASE(rnn_zero_initial_state_of_symbolic_batch_imports),
+    OT_CASE(split_invalid_num_outputs_is_refused),
     OT_CASE(resize_18_and_19_run_as_resize_13), OT_CASE(resize_19_half_pixel_symmetric_runs),
     OT_CASE(resize_18_features_we_lack_are_refused),
     OT_CASE(symbolic_dims_need_values),

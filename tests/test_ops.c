@@ -648,6 +648,35 @@ static void case_gemm(op_case* c) {
     node(c, ins, 1, 4, a);
 }
 
+/* LSTM, GRU, RNN (CPU-only, docs/CUDA-BACKEND.md): forward with biases; bidirectional at odd sizes
+   with initial_h; reverse over a batch of 3, batch-first (layout 1), with the special values in X
+   (a NaN spreads along its row's recurrence on the CPU; the CUDA session is refused at creation). */
+static void case_rnn(op_case* c) {
+    static const char* const dirs[N_VARIANTS] = {"forward", "bidirectional", "reverse"};
+    static const int64_t seq[N_VARIANTS] = {4, 5, 3}, batch[N_VARIANTS] = {1, 2, 3}, in[N_VARIANTS] = {6, 5, 4},
+                         hid[N_VARIANTS] = {8, 7, 5};
+    const char* ins[7] = {"x", "w", "r", "b", "", NULL, NULL};
+    int64_t nd = c->v == 1 ? 2 : 1, g = strcmp(c->op, "LSTM") == 0 ? 4 : strcmp(c->op, "GRU") == 0 ? 3 : 1;
+    int64_t xd[3], wd[3], rd[3], bd[2], hd[3];
+    opara_attr a[3];
+    xd[0] = c->v == 2 ? batch[c->v] : seq[c->v], xd[1] = c->v == 2 ? seq[c->v] : batch[c->v], xd[2] = in[c->v];
+    wd[0] = rd[0] = bd[0] = hd[0] = nd, wd[1] = rd[1] = g * hid[c->v], wd[2] = in[c->v], rd[2] = hid[c->v];
+    bd[1] = 2 * g * hid[c->v], hd[1] = batch[c->v], hd[2] = hid[c->v];
+    input_f32(c, "x", 3, xd);
+    if (c->v == 2) c->in[0].specials = 1;
+    weights(c, "w", 3, wd, -0.5, 0.5);
+    weights(c, "r", 3, rd, -0.5, 0.5);
+    weights(c, "b", 2, bd, -0.5, 0.5);
+    if (c->v == 1) ins[5] = "h0", input_f32(c, "h0", 3, hd);
+    else ins[4] = NULL;
+    a[0] = attr_int("hidden_size", hid[c->v]);
+    a[1] = attr_str("direction", dirs[c->v]);
+    a[2] = attr_int("layout", c->v == 2);
+    c->cuda_refuses = "operator not supported by the CUDA backend"; /* docs/CUDA-BACKEND.md */
+    c->atol = c->rtol = 1e-4;
+    node(c, ins, 2, 3, a);
+}
+
 static void case_matmul(op_case* c) {
     static const int64_t a0[2] = {6, 10}, b0[2] = {10, 4}, a1[3] = {3, 7, 13}, b1[2] = {13, 5};
     static const int64_t a2[4] = {3, 2, 5, 9}, b2[3] = {2, 9, 7};
@@ -877,6 +906,9 @@ static const struct {
     {"Unsqueeze", case_unsqueeze},
     {"Expand", case_expand},
     {"Gemm", case_gemm},
+    {"LSTM", case_rnn},
+    {"GRU", case_rnn},
+    {"RNN", case_rnn},
     {"MatMul", case_matmul},
     {"Softmax", case_softmax},
     {"LayerNormalization", case_layer_norm},

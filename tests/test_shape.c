@@ -114,7 +114,9 @@ static opara_result run(one* t, opara__op op, uint32_t n_in, const opara__shape*
     uint32_t k;
     one_init(t);
     for (k = 0; k < n_in; ++k) {
-        opara_dtype dt = op == OPARA__OP_GATHER && k == 1 ? OPARA_DTYPE_I64 : op == OPARA__OP_WHERE && k == 0 ? OPARA_DTYPE_BOOL : F32;
+        int seq_lens = (op == OPARA__OP_LSTM || op == OPARA__OP_GRU || op == OPARA__OP_RNN) && k == 4;
+        opara_dtype dt = op == OPARA__OP_GATHER && k == 1 ? OPARA_DTYPE_I64 : op == OPARA__OP_WHERE && k == 0 ? OPARA_DTYPE_BOOL :
+                         seq_lens ? OPARA_DTYPE_I32 : F32;
         if (k == 1 && (op == OPARA__OP_GATHER_ELEMENTS || op == OPARA__OP_SCATTER_ELEMENTS || op == OPARA__OP_SCATTER ||
                        op == OPARA__OP_GATHER_ND || op == OPARA__OP_SCATTER_ND || op == OPARA__OP_REVERSE_SEQUENCE))
             dt = OPARA_DTYPE_I64; /* indices, sequence_lens */
@@ -574,6 +576,69 @@ OT_TEST(gemm) {
     EXPECT1(OPARA__OP_GEMM, cs, NULL, shp(2, 3, 4));
     EXPECT_FAIL(OPARA__OP_GEMM, cbad, NULL);
     EXPECT_FAIL(OPARA__OP_GEMM, kbad, NULL);
+}
+
+static void a_rnn_h2(one* t) { opara__node_set_int(&t->g, t->node, "hidden_size", 2); }
+static void a_rnn_bidi_batch_first(one* t) {
+    opara__node_set_string(&t->g, t->node, "direction", "bidirectional");
+    opara__node_set_int(&t->g, t->node, "layout", 1);
+}
+static void a_rnn_bad_direction(one* t) { opara__node_set_string(&t->g, t->node, "direction", "sideways"); }
+static void a_rnn_bad_activation(one* t) { opara__node_set_string(&t->g, t->node, "activations", "Sigmoid,Gelu"); }
+static void a_rnn_three_activations(one* t) { opara__node_set_string(&t->g, t->node, "activations", "Sigmoid,Tanh,Tanh"); }
+static void a_rnn_hidden3(one* t) { opara__node_set_int(&t->g, t->node, "hidden_size", 3); }
+static void a_rnn_record(one* t) {
+    static const float alpha[2] = {0.25f, 0.75f};
+    a_rnn_bidi_batch_first(t);
+    opara__node_set_string(&t->g, t->node, "activations", "hardsigmoid,Tanh"); /* any case, as ONNX Runtime */
+    opara__node_set_floats(&t->g, t->node, "activation_alpha", alpha, 2);
+    opara__node_set_float(&t->g, t->node, "clip", 3.0f);
+    opara__node_set_int(&t->g, t->node, "linear_before_reset", 1);
+}
+
+static opara_result record_of(one* t, opara__op op, uint32_t n_in, const opara__shape* ins, attrs_fn attrs,
+                              opara__node_params* p);
+
+/* X [seq, batch, input] (layout 1: [batch, seq, input]); Y [seq, dirs, batch, hidden] (layout 1:
+   [batch, seq, dirs, hidden]); the optional inputs checked against them. */
+OT_TEST(rnn_shapes_and_record) {
+    opara__shape lstm[] = {shp(3, 5, 2, 3), shp(3, 1, 8, 3), shp(3, 1, 8, 2)};
+    opara__shape gru[] = {shp(3, 2, 5, 3), shp(3, 2, 6, 3), shp(3, 2, 6, 2)};
+    opara__shape rnn_full[] = {shp(3, 5, 2, 3), shp(3, 1, 2, 3), shp(3, 1, 2, 2), shp(2, 1, 4), shp(1, 2), shp(3, 1, 2, 2)};
+    opara__shape rnn_bad_b[] = {shp(3, 5, 2, 3), shp(3, 1, 2, 3), shp(3, 1, 2, 2), shp(2, 1, 2)};
+    opara__shape rnn_bad_h0[] = {shp(3, 5, 2, 3), shp(3, 1, 2, 3), shp(3, 1, 2, 2), shp(-1), shp(-1), shp(3, 2, 1, 2)};
+    opara__shape lstm_bad_p[] = {shp(3, 5, 2, 3), shp(3, 1, 8, 3), shp(3, 1, 8, 2), shp(-1), shp(-1), shp(-1), shp(-1), shp(2, 1, 4)};
+    opara__shape gru_bad_w[] = {shp(3, 5, 2, 3), shp(3, 1, 8, 3), shp(3, 1, 8, 2)};
+    opara__shape x2d[] = {shp(2, 5, 3), shp(3, 1, 2, 3), shp(3, 1, 2, 2)};
+    opara__node_params p;
+    one t;
+    EXPECT1(OPARA__OP_LSTM, lstm, NULL, shp(4, 5, 1, 2, 2));
+    EXPECT1(OPARA__OP_LSTM, lstm, a_rnn_h2, shp(4, 5, 1, 2, 2));
+    EXPECT1(OPARA__OP_GRU, gru, a_rnn_bidi_batch_first, shp(4, 2, 5, 2, 2));
+    EXPECT1(OPARA__OP_RNN, rnn_full, NULL, shp(4, 5, 1, 2, 2));
+    EXPECT1(OPARA__OP_LSTM, lstm, a_rnn_three_activations, shp(4, 5, 1, 2, 2));
+    EXPECT_FAIL(OPARA__OP_RNN, rnn_bad_b, NULL);
+    EXPECT_FAIL(OPARA__OP_RNN, rnn_bad_h0, NULL);
+    EXPECT_FAIL(OPARA__OP_LSTM, lstm_bad_p, NULL);
+    EXPECT_FAIL(OPARA__OP_GRU, gru_bad_w, NULL); /* 8 rows are not 3 gates */
+    EXPECT_FAIL(OPARA__OP_RNN, x2d, NULL);
+    EXPECT_FAIL(OPARA__OP_LSTM, lstm, a_rnn_bad_direction);
+    EXPECT_FAIL(OPARA__OP_GRU, gru, a_rnn_bad_activation);
+    EXPECT_FAIL(OPARA__OP_LSTM, lstm, a_rnn_hidden3);
+    EXPECT_FAIL(OPARA__OP_GRU, gru, a_rnn_three_activations); /* GRU takes 2 per direction */
+    REQUIRE(record_of(&t, OPARA__OP_GRU, 3, gru, a_rnn_record, &p) == OPARA_OK);
+    CHECK(p.u.rnn.seq_length == 5 && p.u.rnn.batch_size == 2 && p.u.rnn.input_size == 3 && p.u.rnn.hidden_size == 2);
+    CHECK(p.u.rnn.direction == 2 && p.u.rnn.num_directions == 2 && p.u.rnn.gates == 3 && p.u.rnn.n_acts == 2);
+    CHECK(p.u.rnn.layout == 1 && p.u.rnn.linear_before_reset == 1 && p.u.rnn.clip == 3.0f);
+    /* one direction's list serves both; HardSigmoid takes alpha 0.25 and its default beta 0.5 */
+    CHECK(p.u.rnn.act[0] == OPARA__RNN_ACT_HARD_SIGMOID && p.u.rnn.act[1] == OPARA__RNN_ACT_TANH);
+    CHECK(p.u.rnn.act[2] == OPARA__RNN_ACT_HARD_SIGMOID && p.u.rnn.act[3] == OPARA__RNN_ACT_TANH);
+    CHECK(p.u.rnn.act_alpha[0] == 0.25f && p.u.rnn.act_beta[0] == 0.5f && p.u.rnn.act_alpha[2] == 0.25f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_LSTM, 3, lstm, NULL, &p) == OPARA_OK);
+    CHECK(p.u.rnn.direction == 0 && p.u.rnn.gates == 4 && p.u.rnn.clip == HUGE_VALF && p.u.rnn.input_forget == 0);
+    CHECK(p.u.rnn.act[0] == OPARA__RNN_ACT_SIGMOID && p.u.rnn.act[1] == OPARA__RNN_ACT_TANH && p.u.rnn.act[2] == OPARA__RNN_ACT_TANH);
+    one_free(&t);
 }
 
 OT_TEST(matmul_is_numpy) {
@@ -1546,7 +1611,7 @@ static const opara_test_case tests[] = {
     OT_CASE(transpose),
     OT_CASE(squeeze_unsqueeze),
     OT_CASE(expand),
-    OT_CASE(gemm),
+    OT_CASE(gemm), OT_CASE(rnn_shapes_and_record),
     OT_CASE(matmul_is_numpy),
     OT_CASE(layer_norm_statistics),
     OT_CASE(reduce_mean), OT_CASE(reductions_arg_and_scans), OT_CASE(topk), OT_CASE(grid_sample), OT_CASE(det),

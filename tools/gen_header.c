@@ -54,6 +54,7 @@ static const manifest_entry manifest[] = {
     {"src/cpu/opara_blas.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_base.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_gemm.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_rnn.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_math.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_elementwise.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_movement.c", PART_IMPL, CORE},

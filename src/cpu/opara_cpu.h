@@ -303,6 +303,12 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_dequantize(opara__cpu_op* op, cha
 OPARA__PRIVATE opara_result opara__cpu_prepare_dynamic_quantize(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_quant_conv(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_quant_matmul(opara__cpu_op* op, char* err, size_t cap);
+/* LSTM, GRU, RNN: GEMMs on the SGEMM above and the gates in opara_cpu_rnn.c */
+OPARA__PRIVATE opara_result opara__cpu_prepare_rnn(opara__cpu_op* op, char* err, size_t cap);
+/* Packs a constant R into op->packed (the executor allocated op->packed_floats) for the step GEMMs. */
+OPARA__PRIVATE void opara__cpu_rnn_pack(opara__cpu_op* op);
+/* A run that failed on its sequence_lens: which length is out of range. */
+OPARA__PRIVATE void opara__cpu_rnn_explain(const opara__cpu_op* op, char* buf, size_t cap);
 /* opara_cpu_elementwise.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);

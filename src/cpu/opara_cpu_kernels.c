@@ -78,6 +78,7 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_TRANSPOSE: return opara__cpu_prepare_transpose(op, err, cap);
     case OPARA__OP_EXPAND: return opara__cpu_prepare_expand(op, err, cap);
     case OPARA__OP_GEMM: return opara__cpu_prepare_gemm(op, err, cap);
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN: return opara__cpu_prepare_rnn(op, err, cap);
     case OPARA__OP_MATMUL: return opara__cpu_prepare_matmul(op, err, cap);
     case OPARA__OP_SOFTMAX: return opara__cpu_prepare_softmax(op, err, cap);
     case OPARA__OP_TOPK: return opara__cpu_prepare_topk(op, err, cap);
@@ -137,6 +138,10 @@ OPARA__PRIVATE void opara__cpu_pack_weights(opara__cpu_op* op) {
     if (!op->packed) return;
     if (op->node->op == OPARA__OP_CONV) {
         opara__winograd_pack(op);
+        return;
+    }
+    if (op->node->op == OPARA__OP_LSTM || op->node->op == OPARA__OP_GRU || op->node->op == OPARA__OP_RNN) {
+        opara__cpu_rnn_pack(op);
         return;
     }
     opara__gemm_pack_b_all(p->trans_b, (const float*)op->in[1].data, (size_t)(p->trans_b ? p->k : p->n), (size_t)p->k,

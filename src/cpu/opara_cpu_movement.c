@@ -236,6 +236,8 @@ static void opara__gather_explain(const opara__cpu_op* op, char* buf, size_t cap
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap) {
     if (op->node->op == OPARA__OP_GATHER) opara__gather_explain(op, buf, cap);
     opara__cpu_index_explain(op, buf, cap);
+    if (op->node->op == OPARA__OP_LSTM || op->node->op == OPARA__OP_GRU || op->node->op == OPARA__OP_RNN)
+        opara__cpu_rnn_explain(op, buf, cap);
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {

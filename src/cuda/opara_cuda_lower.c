@@ -1427,6 +1427,7 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_TRANSPOSE: return opara__lower_transpose(w);
     case OPARA__OP_EXPAND: return opara__lower_expand(w);
     case OPARA__OP_GEMM: return opara__lower_gemm(w);
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN: break; /* CPU-only (docs/CUDA-BACKEND.md) */
     case OPARA__OP_MATMUL: return opara__lower_matmul(w);
     case OPARA__OP_SOFTMAX: return opara__lower_softmax(w);
     case OPARA__OP_LAYER_NORM: return opara__lower_layer_norm(w);

@@ -80,6 +80,9 @@
     X(UNSQUEEZE, "Unsqueeze", "", 1, 25, 0, 1, 1, 1, 1, VIEW, 0, 0)                                                   \
     X(EXPAND, "Expand", "", 8, 13, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                  \
     X(GEMM, "Gemm", "", 1, 13, 0, 2, 3, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                         \
+    X(LSTM, "LSTM", "", 7, 22, 0, 3, 8, 3, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                         \
+    X(GRU, "GRU", "", 7, 22, 0, 3, 6, 2, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                           \
+    X(RNN, "RNN", "", 7, 22, 0, 3, 6, 2, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                           \
     X(MATMUL, "MatMul", "", 1, 13, 0, 2, 2, 1, 0, MATMUL, 0, OPARA__OPF_F32 | OPARA__OPF_COMPUTE)                     \
     X(SOFTMAX, "Softmax", "", 1, 13, 0, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                                          \
     X(LAYER_NORM, "LayerNormalization", "", 17, 17, 0, 2, 3, 3, 0, ROWS, 5, OPARA__OPF_F32)                           \
@@ -162,7 +165,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 103
+#define OPARA__OP_COUNT_EXPECTED 106
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -346,6 +349,28 @@ typedef struct opara__gemm_params {
     opara__fused_act activation;
 } opara__gemm_params;
 
+/* The activation functions ONNX's recurrent operators name in 'activations'. */
+typedef enum opara__rnn_act {
+    OPARA__RNN_ACT_RELU, OPARA__RNN_ACT_TANH, OPARA__RNN_ACT_SIGMOID, OPARA__RNN_ACT_AFFINE, OPARA__RNN_ACT_LEAKY_RELU,
+    OPARA__RNN_ACT_THRESHOLDED_RELU, OPARA__RNN_ACT_SCALED_TANH, OPARA__RNN_ACT_HARD_SIGMOID, OPARA__RNN_ACT_ELU,
+    OPARA__RNN_ACT_SOFTSIGN, OPARA__RNN_ACT_SOFTPLUS
+} opara__rnn_act;
+
+#define OPARA__RNN_MAX_ACTS 6 /* LSTM: f, g, h for each of two directions */
+
+/* LSTM, GRU, RNN: the sizes (ONNX's names), the direction (0 forward, 1 reverse, 2 bidirectional),
+   the gates per direction (LSTM 4: i o f c; GRU 3: z r h; RNN 1), clip (HUGE_VALF: none) and the
+   activations of each direction (n_acts per direction: LSTM f g h, GRU f g, RNN f) with their
+   alpha and beta, ONNX's defaults applied. */
+typedef struct opara__rnn_params {
+    int64_t seq_length, batch_size, input_size, hidden_size;
+    int32_t direction, num_directions, gates, n_acts;
+    int layout, input_forget, linear_before_reset;
+    float clip;
+    opara__rnn_act act[OPARA__RNN_MAX_ACTS];
+    float act_alpha[OPARA__RNN_MAX_ACTS], act_beta[OPARA__RNN_MAX_ACTS];
+} opara__rnn_params;
+
 /* LeakyRelu (alpha), HardSigmoid (alpha, beta), Clip (min, max), Gelu (tanh: approximate="tanh"),
    Elu, Celu and ThresholdedRelu (alpha), Selu (alpha, gamma), with ONNX's defaults. */
 typedef struct opara__activation_params {
@@ -406,6 +431,7 @@ typedef struct opara__node_params {
         opara__resize_params resize;       /* Resize */
         opara__reduce_params reduce;       /* ReduceMean .. ReduceSumSquare, ArgMax, ArgMin, CumSum */
         opara__gemm_params gemm;           /* Gemm */
+        opara__rnn_params rnn;             /* LSTM, GRU, RNN */
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
         float epsilon;                     /* BatchNormalization, LayerNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */

@@ -1300,6 +1300,160 @@ static opara_result opara__shape_gemm(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &y);
 }
 
+/* ---- LSTM, GRU, RNN ------------------------------------------------------------------------- */
+
+/* Case-insensitive equality of an activation name of length len with an ONNX name (ONNX Runtime
+   accepts any case). */
+static char opara__ascii_lower(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch; }
+
+static int opara__rnn_name_is(const char* s, size_t len, const char* name) {
+    size_t i;
+    for (i = 0; i < len; ++i)
+        if (!name[i] || opara__ascii_lower(s[i]) != opara__ascii_lower(name[i])) return 0;
+    return name[len] == 0;
+}
+
+/* One activation name (not NUL-terminated) to its kind and how many of activation_alpha/beta it
+   takes, with ONNX Runtime's defaults for those it does not get; 0 when ONNX defines no such name. */
+static int opara__rnn_parse_act(const char* s, size_t len, opara__rnn_act* act, int* n_args, float* alpha, float* beta) {
+    static const struct { const char* name; opara__rnn_act act; int n_args; float alpha, beta; } acts[] = {
+        {"Relu", OPARA__RNN_ACT_RELU, 0, 0, 0}, {"Tanh", OPARA__RNN_ACT_TANH, 0, 0, 0},
+        {"Sigmoid", OPARA__RNN_ACT_SIGMOID, 0, 0, 0}, {"Affine", OPARA__RNN_ACT_AFFINE, 2, 1.0f, 0.0f},
+        {"LeakyRelu", OPARA__RNN_ACT_LEAKY_RELU, 1, 0.01f, 0}, {"ThresholdedRelu", OPARA__RNN_ACT_THRESHOLDED_RELU, 1, 1.0f, 0},
+        {"ScaledTanh", OPARA__RNN_ACT_SCALED_TANH, 2, 1.0f, 1.0f}, {"HardSigmoid", OPARA__RNN_ACT_HARD_SIGMOID, 2, 0.2f, 0.5f},
+        {"Elu", OPARA__RNN_ACT_ELU, 1, 1.0f, 0}, {"Softsign", OPARA__RNN_ACT_SOFTSIGN, 0, 0, 0},
+        {"Softplus", OPARA__RNN_ACT_SOFTPLUS, 0, 0, 0}};
+    size_t i;
+    for (i = 0; i < OPARA__ARRAY_COUNT(acts); ++i) {
+        if (!opara__rnn_name_is(s, len, acts[i].name)) continue;
+        *act = acts[i].act, *n_args = acts[i].n_args, *alpha = acts[i].alpha, *beta = acts[i].beta;
+        return 1;
+    }
+    return 0;
+}
+
+/* 'activations' (canonical form: the names joined by commas, docs/FORMAT.md) with their
+   activation_alpha/beta consumed in order by the functions that take them; the op's defaults when
+   absent, one direction's list repeated for the other when bidirectional names only one. */
+static opara_result opara__rnn_activations(opara__shape_ctx* c, opara__rnn_params* r) {
+    static const opara__rnn_act defaults[3][3] = {
+        {OPARA__RNN_ACT_SIGMOID, OPARA__RNN_ACT_TANH, OPARA__RNN_ACT_TANH}, /* LSTM f g h */
+        {OPARA__RNN_ACT_SIGMOID, OPARA__RNN_ACT_TANH, OPARA__RNN_ACT_TANH}, /* GRU f g */
+        {OPARA__RNN_ACT_TANH, OPARA__RNN_ACT_TANH, OPARA__RNN_ACT_TANH}};   /* RNN f */
+    const opara__attr* alphas = opara__node_attr(c->n, "activation_alpha");
+    const opara__attr* betas = opara__node_attr(c->n, "activation_beta");
+    const char* s = opara__attr_string(c->n, "activations", "");
+    int kind = c->n->op == OPARA__OP_LSTM ? 0 : c->n->op == OPARA__OP_GRU ? 1 : 2;
+    uint32_t ia = 0, ib = 0;
+    int32_t n = 0, i;
+    while (*s) {
+        size_t len = strcspn(s, ",");
+        int n_args;
+        float alpha, beta;
+        if (n >= OPARA__RNN_MAX_ACTS || !opara__rnn_parse_act(s, len, &r->act[n], &n_args, &alpha, &beta))
+            return opara__shape_fail(c, OPARA_ERR_UNSUPPORTED, "activation '%.*s' is not one ONNX defines for %s (or too many)",
+                                     (int)len, s, opara__op_name(c->n->op));
+        if (n_args >= 1 && alphas && alphas->type == OPARA__ATTR_FLOATS && ia < alphas->count) alpha = alphas->v.floats[ia++];
+        if (n_args >= 2 && betas && betas->type == OPARA__ATTR_FLOATS && ib < betas->count) beta = betas->v.floats[ib++];
+        r->act_alpha[n] = alpha, r->act_beta[n] = beta;
+        n++;
+        s += len + (s[len] == ',');
+    }
+    if (n == 0)
+        for (i = 0; i < r->n_acts * r->num_directions; ++i)
+            r->act[i] = defaults[kind][i % r->n_acts], r->act_alpha[i] = r->act_beta[i] = 0;
+    else if (n == r->n_acts && r->num_directions == 2)
+        for (i = 0; i < r->n_acts; ++i)
+            r->act[n + i] = r->act[i], r->act_alpha[n + i] = r->act_alpha[i], r->act_beta[n + i] = r->act_beta[i];
+    else if (n != r->n_acts * r->num_directions)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "%d activations (needs %d per direction, %d directions)", (int)n,
+                                 (int)r->n_acts, (int)r->num_directions);
+    return OPARA_OK;
+}
+
+/* The scalar attributes of LSTM, GRU and RNN into r (sizes come from the inputs). */
+static opara_result opara__rnn_attributes(opara__shape_ctx* c, opara__rnn_params* r) {
+    const char* dir = opara__attr_string(c->n, "direction", "forward");
+    opara__op op = c->n->op;
+    r->direction = strcmp(dir, "forward") == 0 ? 0 : strcmp(dir, "reverse") == 0 ? 1 : strcmp(dir, "bidirectional") == 0 ? 2 : -1;
+    if (r->direction < 0) return opara__shape_fail(c, OPARA_ERR_SHAPE, "direction '%s' is not forward, reverse or bidirectional", dir);
+    r->num_directions = r->direction == 2 ? 2 : 1;
+    r->gates = op == OPARA__OP_LSTM ? 4 : op == OPARA__OP_GRU ? 3 : 1;
+    r->n_acts = op == OPARA__OP_LSTM ? 3 : op == OPARA__OP_GRU ? 2 : 1;
+    r->layout = (int)opara__attr_int(c->n, "layout", 0);
+    if (r->layout != 0 && r->layout != 1) return opara__shape_fail(c, OPARA_ERR_SHAPE, "layout %d is not 0 or 1", r->layout);
+    r->input_forget = op == OPARA__OP_LSTM && opara__attr_int(c->n, "input_forget", 0) != 0;
+    r->linear_before_reset = op == OPARA__OP_GRU && opara__attr_int(c->n, "linear_before_reset", 0) != 0;
+    r->clip = opara__node_attr(c->n, "clip") ? opara__attr_float(c->n, "clip", 0) : HUGE_VALF;
+    if (!(r->clip > 0)) return opara__shape_fail(c, OPARA_ERR_SHAPE, "clip %g is not positive", (double)r->clip);
+    return opara__rnn_activations(c, r);
+}
+
+/* An optional input of the given rank and dims (-2: any); 1 when absent or matching. */
+static int opara__rnn_input_ok(const opara__shape_ctx* c, uint32_t k, int32_t rank, const int64_t* dims) {
+    const opara__shape* s = k < c->n->n_inputs ? c->in[k] : NULL;
+    int32_t i;
+    if (!s) return 1;
+    if (s->ndim != rank) return 0;
+    for (i = 0; i < rank; ++i)
+        if (dims[i] != -2 && opara__dims_differ(c, s->dims[i], dims[i])) return 0;
+    return 1;
+}
+
+/* X [seq, batch, input] (layout 1: [batch, seq, input]), W [dirs, gates*hidden, input], R [dirs,
+   gates*hidden, hidden], B [dirs, 2*gates*hidden], sequence_lens [batch], initial_h and initial_c
+   [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]), P [dirs, 3*hidden]; outputs Y [seq, dirs,
+   batch, hidden] (layout 1: [batch, seq, dirs, hidden]), Y_h and Y_c as initial_h. */
+static opara_result opara__shape_rnn(opara__shape_ctx* c) {
+    const opara__shape *x = c->in[0], *w = c->in[1], *rr = c->in[2];
+    opara__rnn_params r;
+    opara__shape y, yh;
+    opara__sbuf b;
+    int64_t gh, state[3], bias[2], lens[1], peep[2];
+    uint32_t k;
+    opara_result res;
+    memset(&r, 0, sizeof r);
+    if ((res = opara__rnn_attributes(c, &r)) != OPARA_OK) return res;
+    if (x->ndim != 3 || w->ndim != 3 || rr->ndim != 3)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "X %s, W %s and R %s must have rank 3", opara__sh(&b, 0, x),
+                                 opara__sh(&b, 1, w), opara__sh(&b, 2, rr));
+    r.seq_length = x->dims[r.layout ? 1 : 0];
+    r.batch_size = x->dims[r.layout ? 0 : 1];
+    r.input_size = x->dims[2];
+    r.hidden_size = opara__attr_int(c->n, "hidden_size", rr->dims[2]);
+    gh = r.hidden_size < 0 ? -1 : r.gates * r.hidden_size;
+    if (r.hidden_size == 0 || opara__dims_differ(c, w->dims[0], r.num_directions) ||
+        opara__dims_differ(c, rr->dims[0], r.num_directions) || opara__dims_differ(c, w->dims[1], gh) ||
+        opara__dims_differ(c, rr->dims[1], gh) || opara__dims_differ(c, w->dims[2], r.input_size) ||
+        opara__dims_differ(c, rr->dims[2], r.hidden_size))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "W %s and R %s do not fit X %s, %d direction(s), %d gates and hidden_size %lld",
+                                 opara__sh(&b, 0, w), opara__sh(&b, 1, rr), opara__sh(&b, 2, x), (int)r.num_directions,
+                                 (int)r.gates, (long long)r.hidden_size);
+    bias[0] = r.num_directions, bias[1] = gh < 0 ? -1 : 2 * gh;
+    lens[0] = r.batch_size;
+    state[0] = r.layout ? r.batch_size : r.num_directions;
+    state[1] = r.layout ? r.num_directions : r.batch_size;
+    state[2] = r.hidden_size;
+    peep[0] = r.num_directions, peep[1] = r.hidden_size < 0 ? -1 : 3 * r.hidden_size;
+    for (k = 3; k < c->n->n_inputs; ++k) {
+        int ok = k == 3 ? opara__rnn_input_ok(c, k, 2, bias) : k == 4 ? opara__rnn_input_ok(c, k, 1, lens) :
+                 k == 7 ? opara__rnn_input_ok(c, k, 2, peep) : opara__rnn_input_ok(c, k, 3, state);
+        if (!ok) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u %s does not fit X %s and hidden_size %lld", k,
+                                          opara__sh(&b, 0, c->in[k]), opara__sh(&b, 1, x), (long long)r.hidden_size);
+    }
+    y.ndim = 4;
+    y.dims[0] = r.layout ? r.batch_size : r.seq_length;
+    y.dims[1] = r.layout ? r.seq_length : r.num_directions;
+    y.dims[2] = r.layout ? r.num_directions : r.batch_size;
+    y.dims[3] = r.hidden_size;
+    yh.ndim = 3;
+    memcpy(yh.dims, state, sizeof state);
+    if (c->params) c->params->u.rnn = r;
+    res = opara__set_out(c, 0, &y);
+    for (k = 1; k < c->n->n_outputs && res == OPARA_OK; ++k) res = opara__set_out(c, k, &yh);
+    return res;
+}
+
 /* numpy matmul: 1-D operands get a dim prepended (A) / appended (B) that is removed again. */
 static opara_result opara__shape_matmul_of(opara__shape_ctx* c, const opara__shape* in_a, const opara__shape* in_b) {
     opara__shape a = *in_a, bm = *in_b, ba, bb, batch, y;
@@ -1518,6 +1672,8 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER: a.min_in = 2, a.max_in = 4; break;
     case OPARA__OP_QLINEAR_CONV: a.min_in = 8, a.max_in = 9; break;
     case OPARA__OP_QLINEAR_MATMUL: a.min_in = a.max_in = 8; break;
+    case OPARA__OP_LSTM: a.min_in = 3, a.max_in = 8, a.max_out = 3; break;
+    case OPARA__OP_GRU: case OPARA__OP_RNN: a.min_in = 3, a.max_in = 6, a.max_out = 2; break;
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
@@ -1600,6 +1756,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_UNSQUEEZE: return opara__shape_unsqueeze(c);
     case OPARA__OP_EXPAND: return opara__shape_expand(c);
     case OPARA__OP_GEMM: return opara__shape_gemm(c);
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN: return opara__shape_rnn(c);
     case OPARA__OP_MATMUL: return opara__shape_matmul(c);
     case OPARA__OP_SOFTMAX: return opara__shape_softmax(c);
     case OPARA__OP_LAYER_NORM: return opara__shape_layer_norm(c);
@@ -1910,6 +2067,11 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         if (in0 != OPARA_DTYPE_BOOL) return opara__dtype_fail(rt, g, node, "the condition is not bool");
         out = dt[n->inputs[1]];
         if (dt[n->inputs[2]] != out) return opara__dtype_fail(rt, g, node, "inputs 1 and 2 have different types");
+        break;
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN:
+        for (k = 1; k < n->n_inputs; ++k)
+            if (n->inputs[k] >= 0 && dt[n->inputs[k]] != (k == 4 ? OPARA_DTYPE_I32 : in0))
+                return opara__dtype_fail(rt, g, node, k == 4 ? "sequence_lens must be i32" : "inputs have different data types");
         break;
     case OPARA__OP_GATHER:
         if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))

@@ -352,6 +352,27 @@ static opara_result opara__canon_pad(opara__imp* im, int32_t node, const int32_t
     return r;
 }
 
+/* LSTM, GRU, RNN: the string list 'activations' becomes one string, the names joined by commas
+   (the IR's attributes have no string lists; docs/FORMAT.md). */
+static opara_result opara__canon_rnn(opara__imp* im, int32_t node) {
+    const opara__onnx_attr* a = opara__oattr(im->node, "activations");
+    char buf[256];
+    size_t len = 0;
+    uint32_t i;
+    if (!a || !a->n_strings) return OPARA_OK;
+    for (i = 0; i < a->n_strings; ++i) {
+        size_t n = a->strings[i].size;
+        if (n + 2 > sizeof buf - len || memchr(a->strings[i].data, ',', n) || memchr(a->strings[i].data, 0, n))
+            return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': attribute 'activations' is too long or malformed",
+                               im->node_name);
+        if (i) buf[len++] = ',';
+        if (n) memcpy(buf + len, a->strings[i].data, n);
+        len += n;
+    }
+    buf[len] = 0;
+    return opara__node_set_string(im->g, node, "activations", buf);
+}
+
 /* Softmax, LogSoftmax, Hardmax. */
 static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int32_t* in) {
     const opara__shape* x = opara__imp_shape(im, in[0]);
@@ -435,6 +456,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_LSTM: case OPARA__OP_GRU: case OPARA__OP_RNN: r = opara__canon_rnn(im, node); break;
     case OPARA__OP_CUM_SUM: r = opara__canon_cum_sum(im, node, in, n_in); break;
     case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
     case OPARA__OP_TRILU: case OPARA__OP_TILE: r = opara__canon_trilu_tile(im, op, node, in, n_in); break;
@@ -457,6 +479,25 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     return r;
 }
 
+/* Operators whose kernel computes every output anyway (LSTM, GRU, RNN: Y, Y_h and Y_c come from the
+   same recurrence): an omitted output before a present one becomes a value nothing reads. */
+static int opara__outputs_all_computed(opara__op op) {
+    return op == OPARA__OP_LSTM || op == OPARA__OP_GRU || op == OPARA__OP_RNN;
+}
+
+static opara_result opara__insert_unused_output(opara__imp* im, uint32_t k, int32_t* value) {
+    char name[300];
+    uint32_t serial;
+    opara_result r;
+    for (serial = 0; serial < 1000; ++serial) {
+        if (serial) opara__format(name, sizeof name, "%.200s:unused_output_%u_%u", im->node_name, k, serial);
+        else opara__format(name, sizeof name, "%.200s:unused_output_%u", im->node_name, k);
+        if (opara__graph_find_value(im->g, name) < 0) break;
+    }
+    r = opara__graph_insert_value(im->g, name, OPARA_DTYPE_UNDEFINED, NULL, value);
+    return r == OPARA_OK ? OPARA_OK : opara__onnx_insert_result(r);
+}
+
 static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t* in, uint32_t n_in) {
     const opara__onnx_node* n = im->node;
     uint32_t n_out = n->n_outputs, kept = opara__op_info_of(op)->kept_inputs, i;
@@ -473,6 +514,11 @@ static opara_result opara__emit_node(opara__imp* im, opara__op op, const int32_t
     if (n_out == 0 || n_out > 16)
         return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (%s): %u outputs", im->node_name, n->op_type, n_out);
     for (i = 0; i < n_out; ++i) {
+        if (!n->outputs[i][0] && opara__outputs_all_computed(op)) {
+            r = opara__insert_unused_output(im, i, &outs[i]);
+            if (r != OPARA_OK) return r;
+            continue;
+        }
         if (!n->outputs[i][0])
             return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (%s): omitted output %u is not supported",
                                im->node_name, n->op_type, i);
@@ -546,9 +592,71 @@ static opara_result opara__import_alias(opara__imp* im, int32_t src) {
 
 static opara_result opara__import_if(opara__imp* im, const int32_t* in);
 
+/* ConstantOfShape whose value is zero (ONNX's default) and whose shape depends on the batch: what
+   torch.onnx.export writes for an LSTM/GRU/RNN's zero initial state. It has no constant to fold to,
+   so it becomes a value marked as zeros (nothing produces it) that only an RNN's initial state may
+   read, directly or through the shape-only ops opara__zeros_pass_through names. 0: not such a node. */
+static int opara__zero_fill_node(opara__imp* im, const opara__onnx_node* n) {
+    const opara__onnx_attr* a = opara__oattr(n, "value");
+    opara__tensor_data t;
+    uint64_t i;
+    int zero = 1;
+    if (!opara__op_is(n, "ConstantOfShape") || !n->n_outputs || !n->outputs[0][0]) return 0;
+    if (!a || !a->t) return 1;
+    if (opara__onnx_tensor_load(im->rt, a->t, im->base_dir, im->node_name, &t) != OPARA_OK) return 0;
+    for (i = 0; i < t.nbytes; ++i) zero &= ((const uint8_t*)t.data)[i] == 0;
+    opara__tensor_data_free(im->rt, &t);
+    return zero;
+}
+
+static opara_result opara__import_zeros(opara__imp* im, const char* zeros_of) {
+    const char* out = im->node->outputs[0];
+    opara__imp_side* side;
+    int32_t v;
+    opara_result r;
+    if (opara__graph_find_value(im->g, out) >= 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s': tensor '%s' is defined twice", im->node_name, out);
+    r = opara__graph_insert_value(im->g, out, OPARA_DTYPE_F32, NULL, &v);
+    if (r != OPARA_OK) return opara__onnx_insert_result(r);
+    if (!(side = opara__side(im, v))) return opara__imp_oom(im);
+    side->zeros_of = zeros_of;
+    return OPARA_OK;
+}
+
+/* Ops whose output is zeros when their first input is: they only pick, reorder or reshape it. */
+static int opara__zeros_pass_through(const opara__onnx_node* n) {
+    return opara__op_is(n, "Slice") || opara__op_is(n, "Reshape") || opara__op_is(n, "Squeeze") ||
+           opara__op_is(n, "Unsqueeze") || opara__op_is(n, "Transpose") || opara__op_is(n, "Expand");
+}
+
+static const char* opara__zeros_input(opara__imp* im, int32_t v) {
+    return v >= 0 && (size_t)v < im->side_cap ? im->side[v].zeros_of : NULL;
+}
+
+/* The node's inputs that are marked zeros: passed through (*zeros_of set), an RNN's initial state
+   omitted, anything else refused as the ConstantOfShape it comes from would have been. */
+static opara_result opara__zeros_inputs(opara__imp* im, opara__op op, int32_t* in, const char** zeros_of) {
+    const opara__onnx_node* n = im->node;
+    int rnn = op == OPARA__OP_LSTM || op == OPARA__OP_GRU || op == OPARA__OP_RNN;
+    uint32_t i;
+    *zeros_of = NULL;
+    for (i = 0; i < n->n_inputs; ++i) {
+        const char* z = opara__zeros_input(im, in[i]);
+        if (!z) continue;
+        if (i == 0 && opara__zeros_pass_through(n)) *zeros_of = z;
+        else if (rnn && (i == 5 || i == 6)) in[i] = -1; /* an omitted initial state is zeros */
+        else
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (ConstantOfShape): only supported when it can be "
+                               "evaluated at import time (constant inputs), or as the zero initial state of an RNN "
+                               "(read by node '%s' (%s))", z, im->node_name, n->op_type);
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n, int32_t* in) {
     opara__op op = opara__op_from_name(n->op_type);
     opara__cv folded;
+    const char* zeros_of;
     uint32_t i;
     int r;
     im->node = n;
@@ -564,6 +672,8 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     }
     if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
+    if ((r = opara__zeros_inputs(im, op, in, &zeros_of)) != OPARA_OK) return (opara_result)r;
+    if (zeros_of && n->n_outputs && n->outputs[0][0]) return opara__import_zeros(im, zeros_of);
     if (opara__op_is(n, "If")) return opara__import_if(im, in);
     if (opara__op_is(n, "CastLike")) return opara__import_castlike(im, in);
     r = opara__try_fold(im, in, n->n_inputs, &folded);
@@ -573,6 +683,7 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
         return opara__imp_const(im, n->outputs[0], folded.dtype, &folded.shape, folded.data, folded.coef, 0);
     }
     if (r != OPARA__NOFOLD) return (opara_result)r;
+    if (opara__zero_fill_node(im, n)) return opara__import_zeros(im, im->node_name);
     if (op == OPARA__OP_COUNT)
         return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP,
                            "node '%s' (%s): only supported when it can be evaluated at import time (constant inputs%s)",
@@ -989,6 +1100,10 @@ static opara_result opara__add_outputs(opara__imp* im) {
         opara_result r;
         if (v < 0)
             return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "graph output '%s' is not produced by any node", name);
+        if (opara__zeros_input(im, v))
+            return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (ConstantOfShape): only supported when it can be "
+                               "evaluated at import time (constant inputs), or as the zero initial state of an RNN (graph "
+                               "output '%s' reads it)", opara__zeros_input(im, v), name);
         if (!opara__side(im, v)) return opara__imp_oom(im);
         if (opara__onnx_dtype(g->outputs[i].elem_type) == OPARA_DTYPE_F16 &&
             (r = opara__narrow_output(im, name, &v, &direct)) != OPARA_OK)

@@ -75,6 +75,8 @@ typedef struct opara__imp_side {
     const char* rename;   /* the graph-output name this value takes in the rebuilt graph */
     int32_t narrow;       /* f16 widening (docs/ARCHITECTURE.md): the f16 value this f32 one widens, else -1 */
     int onnx_f16;         /* f32 here, f16 in the ONNX model (a widened constant, input or Cast) */
+    const char* zeros_of; /* zeros of a batch-dependent shape, from the ConstantOfShape node so named (only an
+                             RNN's initial state may read them: it is omitted instead), else NULL */
 } opara__imp_side;
 
 /* The import of one model. */

@@ -9,6 +9,7 @@ TORCHVISION_MODELS = ["googlenet", "inception_v3", "squeezenet", "resnet50"]
 OWN_MODELS = ["nasnet_mobile", "randwire", "deepfm", "bert_base", "t5_small_encoder"]
 # Models written with python3-onnx directly (their module's write(path)), not exported from torch.
 ONNX_MODELS = ["quant_cnn"]
+OWN_MODELS += ["kws_lstm", "kws_gru"]  # recurrent: LSTM, GRU
 PRETRAINED_MODELS = ["ppocr_det"]
 # float16 conversions of zoo exports (to_fp16.py): name -> the float32 model it is made from.
 FP16_MODELS = {"squeezenet_fp16": "squeezenet"}
@@ -25,7 +26,7 @@ Neg Abs Exp Log Reciprocal Floor Ceil Round Sign Sin Cos Tan Softplus Softsign
 Elu Selu Celu ThresholdedRelu Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
 Concat Split Slice Gather Reshape Flatten Transpose Squeeze Unsqueeze Expand
 GatherElements ScatterElements Scatter GatherND ScatterND Size Trilu Tile DepthToSpace SpaceToDepth EyeLike OneHot ReverseSequence
-Gemm MatMul Softmax LayerNormalization ReduceMean Where Cast Pad Resize
+Gemm LSTM GRU RNN MatMul Softmax LayerNormalization ReduceMean Where Cast Pad Resize
 ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare
 ArgMax ArgMin LogSoftmax Hardmax CumSum
 Constant Shape Identity Dropout
