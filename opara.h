@@ -3791,6 +3791,23 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(MUL, "Mul", "", 1, 14, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
     X(DIV, "Div", "", 1, 14, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
     X(POW, "Pow", "", 1, 15, 0, 2, 2, 1, 0, ELEMENTWISE, 4, OPARA__OPF_INPLACE)                                       \
+    X(EQUAL, "Equal", "", 7, 19, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                   \
+    X(GREATER, "Greater", "", 7, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                               \
+    X(LESS, "Less", "", 7, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                     \
+    X(GREATER_OR_EQUAL, "GreaterOrEqual", "", 12, 16, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)              \
+    X(LESS_OR_EQUAL, "LessOrEqual", "", 12, 16, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                    \
+    X(AND, "And", "", 7, 7, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(OR, "Or", "", 7, 7, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                          \
+    X(XOR, "Xor", "", 7, 7, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(MOD, "Mod", "", 10, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 2, OPARA__OPF_INPLACE)                                      \
+    X(BIT_SHIFT, "BitShift", "", 11, 11, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                           \
+    X(NOT, "Not", "", 1, 1, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(IS_NAN, "IsNaN", "", 9, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 1, 0)                                                  \
+    X(IS_INF, "IsInf", "", 10, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 1, 0)                                                 \
+    X(MAX, "Max", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                         \
+    X(MIN, "Min", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                         \
+    X(MEAN, "Mean", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                       \
+    X(SUM, "Sum", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                         \
     X(SQRT, "Sqrt", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(ERF, "Erf", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(GELU, "Gelu", "", 20, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
@@ -3870,7 +3887,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 66
+#define OPARA__OP_COUNT_EXPECTED 83
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -3883,6 +3900,25 @@ typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ?
     case OPARA__OP_SELU: case OPARA__OP_CELU: case OPARA__OP_THRESHOLDED_RELU: case OPARA__OP_ASIN:                \
     case OPARA__OP_ACOS: case OPARA__OP_ATAN: case OPARA__OP_SINH: case OPARA__OP_COSH: case OPARA__OP_ASINH:      \
     case OPARA__OP_ACOSH: case OPARA__OP_ATANH
+
+/* The case labels of the logic operators' families: the comparisons (two inputs of one type, broadcast,
+   a bool output), the binary logical operators (bool inputs, broadcast), the other broadcasting binary
+   operators with attributes (Mod, BitShift), the unary ones (Not, IsNaN, IsInf: a bool output) and the
+   variadic ones (1..N inputs of one type, multidirectional broadcast). */
+#define OPARA__CASE_COMPARE                                                                                       \
+    case OPARA__OP_EQUAL: case OPARA__OP_GREATER: case OPARA__OP_LESS: case OPARA__OP_GREATER_OR_EQUAL:            \
+    case OPARA__OP_LESS_OR_EQUAL
+#define OPARA__CASE_LOGIC_BINARY case OPARA__OP_AND: case OPARA__OP_OR: case OPARA__OP_XOR
+#define OPARA__CASE_INT_BINARY case OPARA__OP_MOD: case OPARA__OP_BIT_SHIFT
+#define OPARA__CASE_LOGIC_UNARY case OPARA__OP_NOT: case OPARA__OP_IS_NAN: case OPARA__OP_IS_INF
+#define OPARA__CASE_VARIADIC case OPARA__OP_MAX: case OPARA__OP_MIN: case OPARA__OP_MEAN: case OPARA__OP_SUM
+/* The operators whose output is bool whatever their inputs' type: the comparisons, And, Or, Xor, Not,
+   IsNaN, IsInf. */
+#define OPARA__OP_GIVES_BOOL(op)                                                                                  \
+    ((op) == OPARA__OP_EQUAL || (op) == OPARA__OP_GREATER || (op) == OPARA__OP_LESS ||                              \
+     (op) == OPARA__OP_GREATER_OR_EQUAL || (op) == OPARA__OP_LESS_OR_EQUAL || (op) == OPARA__OP_AND ||              \
+     (op) == OPARA__OP_OR || (op) == OPARA__OP_XOR || (op) == OPARA__OP_NOT || (op) == OPARA__OP_IS_NAN ||          \
+     (op) == OPARA__OP_IS_INF)
 
 /* The symbolic batch dimension in declared shapes and in shape-valued attributes (Reshape,
    Expand): replaced by the session's batch size. */
@@ -3960,7 +3996,14 @@ typedef struct opara__window_params {
    where the input is broadcast), from opara__broadcast_shapes. */
 typedef struct opara__broadcast_params {
     int64_t strides[3][OPARA_MAX_DIMS];
+    int fmod;       /* Mod: its attribute (1: C's fmod, the dividend's sign; 0: the divisor's sign) */
+    int shift_left; /* BitShift: direction "LEFT" (else "RIGHT") */
 } opara__broadcast_params;
+
+/* IsInf: which infinities it detects (ONNX's defaults: both). */
+typedef struct opara__is_inf_params {
+    int detect_negative, detect_positive;
+} opara__is_inf_params;
 
 /* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count. */
 typedef struct opara__slice_params {
@@ -4041,7 +4084,9 @@ typedef struct opara__node_params {
                      sizes are its outputs' dims along it */
     union {
         opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool */
-        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
+        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand, the comparisons, And, Or,
+                                              Xor, Mod, BitShift, Max, Min, Mean, Sum (the first 3 inputs) */
+        opara__is_inf_params is_inf;       /* IsInf */
         opara__slice_params slice;         /* Slice */
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
@@ -5974,7 +6019,9 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
+    OPARA__CASE_VARIADIC: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_CONCAT: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
@@ -5984,7 +6031,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
     case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
-    OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT: break; /* one input, one output */
+    OPARA__CASE_LOGIC_UNARY: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -6017,6 +6064,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_VARIADIC:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
     case OPARA__OP_CONCAT: return opara__shape_concat(c);
     case OPARA__OP_SPLIT: return opara__shape_split(c);
@@ -6037,7 +6085,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
-    case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
+    case OPARA__OP_CAST: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_MATH_UNARY:
         return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
     case OPARA__OP_COUNT: break;
     }
@@ -6096,6 +6144,12 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
     if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
     if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
+    if (op == OPARA__OP_MOD) p->u.broadcast.fmod = opara__attr_int(n, "fmod", 0) != 0;
+    if (op == OPARA__OP_BIT_SHIFT) p->u.broadcast.shift_left = strcmp(opara__attr_string(n, "direction", ""), "LEFT") == 0;
+    if (op == OPARA__OP_IS_INF) {
+        p->u.is_inf.detect_negative = opara__attr_int(n, "detect_negative", 1) != 0;
+        p->u.is_inf.detect_positive = opara__attr_int(n, "detect_positive", 1) != 0;
+    }
 }
 
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
@@ -6218,6 +6272,24 @@ static int opara__is_index_type(opara_dtype t) {
     return t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64;
 }
 
+/* The comparisons and the logical operators: inputs of one type (bool for And, Or, Xor and Not; a
+   float type for IsNaN and IsInf), a bool output. */
+static opara_result opara__dtype_logic(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
+    const opara__node* n = &g->nodes[node];
+    opara_dtype in0 = dt[n->inputs[0]];
+    opara__op op = n->op;
+    uint32_t k;
+    for (k = 1; k < n->n_inputs; ++k)
+        if (n->inputs[k] < 0 || dt[n->inputs[k]] != in0) return opara__dtype_fail(rt, g, node, "inputs have different data types");
+    if ((op == OPARA__OP_AND || op == OPARA__OP_OR || op == OPARA__OP_XOR || op == OPARA__OP_NOT) && in0 != OPARA_DTYPE_BOOL)
+        return opara__dtype_fail(rt, g, node, "the inputs are not bool");
+    if ((op == OPARA__OP_IS_NAN || op == OPARA__OP_IS_INF) && in0 != OPARA_DTYPE_F32 && in0 != OPARA_DTYPE_F64 &&
+        in0 != OPARA_DTYPE_F16)
+        return opara__dtype_fail(rt, g, node, "the input is not a floating-point type");
+    for (k = 0; k < n->n_outputs; ++k) dt[n->outputs[k]] = OPARA_DTYPE_BOOL;
+    return OPARA_OK;
+}
+
 /* Output dtypes of one node from its input dtypes (0 = omitted input). */
 static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
     const opara__node* n = &g->nodes[node];
@@ -6246,10 +6318,13 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
             return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
         break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
+    OPARA__CASE_INT_BINARY: OPARA__CASE_VARIADIC:
         for (k = 1; k < n->n_inputs; ++k)
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
                 return opara__dtype_fail(rt, g, node, "inputs have different data types");
         break;
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_LOGIC_UNARY:
+        return opara__dtype_logic(rt, g, node, dt);
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
@@ -9126,6 +9201,15 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
 OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap);
+/* The broadcasting set-up of the element-wise kernels: n_in inputs (at most OPARA__BCAST_MAX_IN) to the
+   output with the strides of the node's record, into op->p's collapsed iteration space and work items. */
+OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                              size_t cap);
+/* opara_cpu_logic.c: the comparisons, And/Or/Xor, Mod, BitShift (broadcast binary); Not, IsNaN, IsInf;
+   Max, Min, Mean, Sum (variadic) */
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_binary(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_unary(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_variadic(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_movement.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap);
@@ -11286,8 +11370,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
 
 /* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
    the output is their broadcast (leading dims of 1 allowed). */
-static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
-                                      size_t cap) {
+OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                              size_t cap) {
     const opara__cpu_tensor* y = &op->out[0];
     const opara__node_params* rec = op->params;
     int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
@@ -11531,6 +11615,334 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_elementwise.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_logic.c ==== */
+/* CPU kernels of the logic operators: the comparisons (a bool output), And/Or/Xor, Mod and BitShift with
+   broadcasting; Not, IsNaN and IsInf; the variadic Max, Min, Mean and Sum (any number of inputs,
+   multidirectional broadcasting). Every dtype ONNX defines them for that opara has: f32, f64, i8, u8, i32,
+   i64 and bool as each operator allows. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* The functions of the broadcast binary kernel (op->p.fn). */
+typedef enum opara__logic_kind {
+    OPARA__LG_EQUAL, OPARA__LG_GREATER, OPARA__LG_LESS, OPARA__LG_GREATER_EQUAL, OPARA__LG_LESS_EQUAL,
+    OPARA__LG_AND, OPARA__LG_OR, OPARA__LG_XOR,
+    OPARA__LG_MOD,  /* integers: the divisor's sign (Python's %) */
+    OPARA__LG_FMOD, /* C's fmod / %: the dividend's sign */
+    OPARA__LG_SHIFT_LEFT, OPARA__LG_SHIFT_RIGHT
+} opara__logic_kind;
+
+/* The variadic kernel's functions. */
+typedef enum opara__variadic_kind { OPARA__VAR_MAX, OPARA__VAR_MIN, OPARA__VAR_MEAN, OPARA__VAR_SUM } opara__variadic_kind;
+
+static int opara__logic_numeric(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 ||
+           t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64;
+}
+
+/* ---- broadcast binary: comparisons, And/Or/Xor, Mod, BitShift --------------------------------- */
+
+/* Integer Mod with the divisor's sign, and with the dividend's (fmod=1). A zero divisor gives 0 (ONNX
+   leaves it undefined; it must not trap), and so does -1 (where INT_MIN % -1 would trap). */
+static int64_t opara__mod_floor(int64_t x, int64_t z) {
+    int64_t r;
+    if (z == 0 || z == -1) return 0;
+    r = x % z;
+    return r != 0 && ((r < 0) != (z < 0)) ? r + z : r;
+}
+
+static int64_t opara__mod_trunc(int64_t x, int64_t z) { return z == 0 || z == -1 ? 0 : x % z; }
+
+/* A shift by the type's width or more gives 0 (C leaves it undefined). */
+static uint64_t opara__shift(uint64_t x, uint64_t z, int left, unsigned bits) {
+    if (z >= bits) return 0;
+    return left ? x << z : x >> z;
+}
+
+#define OPARA__LG_LOOP(T, OUT_T, EXPR)                                                                           \
+    do {                                                                                                         \
+        const T* A = (const T*)a;                                                                                \
+        const T* B = (const T*)b;                                                                                \
+        OUT_T* Y = (OUT_T*)y;                                                                                    \
+        for (i = 0; i < n; ++i) {                                                                                \
+            T x = A[(int64_t)i * sa], z = B[(int64_t)i * sb];                                                    \
+            Y[i] = (OUT_T)(EXPR);                                                                                \
+        }                                                                                                        \
+    } while (0)
+
+/* One comparison kind over a row of T, a bool row out. */
+#define OPARA__CMP_ROW(T)                                                                                        \
+    do {                                                                                                         \
+        if (kind == OPARA__LG_EQUAL) OPARA__LG_LOOP(T, uint8_t, x == z);                                         \
+        else if (kind == OPARA__LG_GREATER) OPARA__LG_LOOP(T, uint8_t, x > z);                                   \
+        else if (kind == OPARA__LG_LESS) OPARA__LG_LOOP(T, uint8_t, x < z);                                      \
+        else if (kind == OPARA__LG_GREATER_EQUAL) OPARA__LG_LOOP(T, uint8_t, x >= z);                            \
+        else OPARA__LG_LOOP(T, uint8_t, x <= z);                                                                 \
+    } while (0)
+
+/* Integer Mod over a row of T (the arithmetic in int64, where every T's values fit). */
+#define OPARA__IMOD_ROW(T)                                                                                       \
+    do {                                                                                                         \
+        if (kind == OPARA__LG_MOD) OPARA__LG_LOOP(T, T, opara__mod_floor((int64_t)x, (int64_t)z));              \
+        else OPARA__LG_LOOP(T, T, opara__mod_trunc((int64_t)x, (int64_t)z));                                    \
+    } while (0)
+
+static void opara__compare_row(opara__logic_kind kind, opara_dtype dt, const void* a, int64_t sa, const void* b,
+                               int64_t sb, void* y, size_t n) {
+    size_t i;
+    switch (dt) {
+    case OPARA_DTYPE_F32: OPARA__CMP_ROW(float); break;
+    case OPARA_DTYPE_F64: OPARA__CMP_ROW(double); break;
+    case OPARA_DTYPE_I8: OPARA__CMP_ROW(int8_t); break;
+    case OPARA_DTYPE_U8: case OPARA_DTYPE_BOOL: OPARA__CMP_ROW(uint8_t); break;
+    case OPARA_DTYPE_I32: OPARA__CMP_ROW(int32_t); break;
+    case OPARA_DTYPE_I64: OPARA__CMP_ROW(int64_t); break;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_F16: case OPARA_DTYPE_FORCE_U32: break; /* refused by prepare */
+    }
+}
+
+static void opara__mod_row(opara__logic_kind kind, opara_dtype dt, const void* a, int64_t sa, const void* b, int64_t sb,
+                           void* y, size_t n) {
+    size_t i;
+    switch (dt) {
+    case OPARA_DTYPE_F32: OPARA__LG_LOOP(float, float, fmodf(x, z)); break;
+    case OPARA_DTYPE_F64: OPARA__LG_LOOP(double, double, fmod(x, z)); break;
+    case OPARA_DTYPE_I8: OPARA__IMOD_ROW(int8_t); break;
+    case OPARA_DTYPE_U8: OPARA__IMOD_ROW(uint8_t); break;
+    case OPARA_DTYPE_I32: OPARA__IMOD_ROW(int32_t); break;
+    case OPARA_DTYPE_I64: OPARA__IMOD_ROW(int64_t); break;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_FORCE_U32: break;
+    }
+}
+
+static void opara__logic_row(opara__logic_kind kind, opara_dtype dt, const void* a, int64_t sa, const void* b, int64_t sb,
+                             void* y, size_t n) {
+    size_t i;
+    if (kind <= OPARA__LG_LESS_EQUAL) opara__compare_row(kind, dt, a, sa, b, sb, y, n);
+    else if (kind == OPARA__LG_AND) OPARA__LG_LOOP(uint8_t, uint8_t, (x != 0) & (z != 0));
+    else if (kind == OPARA__LG_OR) OPARA__LG_LOOP(uint8_t, uint8_t, (x != 0) | (z != 0));
+    else if (kind == OPARA__LG_XOR) OPARA__LG_LOOP(uint8_t, uint8_t, (x != 0) ^ (z != 0));
+    else if (kind == OPARA__LG_MOD || kind == OPARA__LG_FMOD) opara__mod_row(kind, dt, a, sa, b, sb, y, n);
+    else OPARA__LG_LOOP(uint8_t, uint8_t, opara__shift(x, z, kind == OPARA__LG_SHIFT_LEFT, 8));
+}
+
+static opara_result opara__logic_binary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
+    opara_dtype dt = op->in[0].dtype;
+    size_t ea = opara_dtype_size(dt), ey = opara_dtype_size(op->out[0].dtype), item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off[2];
+        opara__cpu_bc_item(p, item, &row, &j0, &n);
+        opara__cpu_bc_offsets(p, 2, row, off);
+        opara__logic_row((opara__logic_kind)p->fn, dt, (const uint8_t*)op->in[0].data + (off[0] + (int64_t)j0 * sa) * (int64_t)ea, sa,
+                         (const uint8_t*)op->in[1].data + (off[1] + (int64_t)j0 * sb) * (int64_t)ea, sb,
+                         (uint8_t*)op->out[0].data + (row * (size_t)p->inner + j0) * ey, n);
+    }
+    return OPARA_OK;
+}
+
+static opara__logic_kind opara__logic_kind_of(const opara__cpu_op* op) {
+    opara__op o = op->node->op;
+    const opara__broadcast_params* bc = &op->params->u.broadcast;
+    if (o == OPARA__OP_EQUAL) return OPARA__LG_EQUAL;
+    if (o == OPARA__OP_GREATER) return OPARA__LG_GREATER;
+    if (o == OPARA__OP_LESS) return OPARA__LG_LESS;
+    if (o == OPARA__OP_GREATER_OR_EQUAL) return OPARA__LG_GREATER_EQUAL;
+    if (o == OPARA__OP_LESS_OR_EQUAL) return OPARA__LG_LESS_EQUAL;
+    if (o == OPARA__OP_AND) return OPARA__LG_AND;
+    if (o == OPARA__OP_OR) return OPARA__LG_OR;
+    if (o == OPARA__OP_XOR) return OPARA__LG_XOR;
+    if (o == OPARA__OP_MOD) return bc->fmod ? OPARA__LG_FMOD : OPARA__LG_MOD;
+    return bc->shift_left ? OPARA__LG_SHIFT_LEFT : OPARA__LG_SHIFT_RIGHT;
+}
+
+/* What the kernel takes: NULL, or why not. */
+static const char* opara__logic_binary_refusal(opara__logic_kind kind, opara_dtype in, opara_dtype out) {
+    if (kind <= OPARA__LG_LESS_EQUAL)
+        return (opara__logic_numeric(in) || in == OPARA_DTYPE_BOOL) && out == OPARA_DTYPE_BOOL
+                   ? NULL : "needs f32, f64, i8, u8, i32, i64 or bool operands of one type and a bool output";
+    if (kind <= OPARA__LG_XOR)
+        return in == OPARA_DTYPE_BOOL && out == OPARA_DTYPE_BOOL ? NULL : "needs bool operands and output";
+    if (kind == OPARA__LG_MOD && (in == OPARA_DTYPE_F32 || in == OPARA_DTYPE_F64))
+        return "floating-point operands need fmod=1 (ONNX)";
+    if (kind == OPARA__LG_MOD || kind == OPARA__LG_FMOD)
+        return opara__logic_numeric(in) && out == in ? NULL : "needs f32, f64, i8, u8, i32 or i64 operands of one type";
+    return in == OPARA_DTYPE_U8 && out == in ? NULL : "needs unsigned operands of one type (u8)";
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_binary(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* ins[2];
+    opara__logic_kind kind;
+    const char* why;
+    if (!op->params || !op->params->resolved)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the node's shapes are not resolved", opara__op_name(op->node->op));
+    kind = opara__logic_kind_of(op);
+    why = op->in[1].dtype != op->in[0].dtype ? "needs operands of one type"
+                                             : opara__logic_binary_refusal(kind, op->in[0].dtype, op->out[0].dtype);
+    if (why) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: %s", opara__op_name(op->node->op), why);
+    ins[0] = &op->in[0];
+    ins[1] = &op->in[1];
+    op->p.fn = (int)kind;
+    op->fn = opara__logic_binary_kernel;
+    return opara__bc_prepare(op, 2, ins, err, cap);
+}
+
+/* ---- Not, IsNaN, IsInf ------------------------------------------------------------------------ */
+
+#define OPARA__IS_INF_NEG 1
+#define OPARA__IS_INF_POS 2
+
+static opara_result opara__logic_unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    int f64 = op->in[0].dtype == OPARA_DTYPE_F64, neg = (p->mode & OPARA__IS_INF_NEG) != 0, pos = (p->mode & OPARA__IS_INF_POS) != 0;
+    const float* xf = (const float*)op->in[0].data;
+    const double* xd = (const double*)op->in[0].data;
+    const uint8_t* xb = (const uint8_t*)op->in[0].data;
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    (void)scratch;
+    if (op->node->op == OPARA__OP_NOT) {
+        for (i = i0; i < i1; ++i) y[i] = xb[i] == 0;
+    } else if (op->node->op == OPARA__OP_IS_NAN) {
+        for (i = i0; i < i1; ++i) y[i] = f64 ? xd[i] != xd[i] : xf[i] != xf[i];
+    } else {
+        for (i = i0; i < i1; ++i) {
+            double v = f64 ? xd[i] : (double)xf[i];
+            y[i] = (uint8_t)((pos && v == HUGE_VAL) || (neg && v == -HUGE_VAL));
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_unary(opara__cpu_op* op, char* err, size_t cap) {
+    opara_dtype in = op->in[0].dtype;
+    int is_not = op->node->op == OPARA__OP_NOT;
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(op->node->op));
+    if (op->out[0].dtype != OPARA_DTYPE_BOOL || (is_not && in != OPARA_DTYPE_BOOL) ||
+        (!is_not && in != OPARA_DTYPE_F32 && in != OPARA_DTYPE_F64))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs a %s input and a bool output",
+                                 opara__op_name(op->node->op), is_not ? "bool" : "f32 or f64");
+    if (op->node->op == OPARA__OP_IS_INF)
+        op->p.mode = (op->params->u.is_inf.detect_negative ? OPARA__IS_INF_NEG : 0) |
+                     (op->params->u.is_inf.detect_positive ? OPARA__IS_INF_POS : 0);
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__logic_unary_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Max, Min, Mean, Sum ---------------------------------------------------------------------- */
+
+/* max and min as numpy's maximum/minimum (ONNX's reference): a NaN in either operand gives NaN. */
+static double opara__max_nan_d(double acc, double v) { return v > acc || v != v ? v : acc; }
+static float opara__min_nan(float acc, float v) { return v < acc || v != v ? v : acc; }
+static double opara__min_nan_d(double acc, double v) { return v < acc || v != v ? v : acc; }
+
+/* Folds n elements of input x (every s-th) into y: the first input is copied, the others combined. */
+#define OPARA__VAR_ROW(T, MAXE, MINE)                                                                            \
+    do {                                                                                                         \
+        const T* X = (const T*)x;                                                                                \
+        T* Y = (T*)y;                                                                                            \
+        if (first) {                                                                                             \
+            for (i = 0; i < n; ++i) Y[i] = X[(int64_t)i * s];                                                    \
+        } else if (kind == OPARA__VAR_MAX) {                                                                     \
+            for (i = 0; i < n; ++i) { T acc = Y[i], v = X[(int64_t)i * s]; Y[i] = (MAXE); }                      \
+        } else if (kind == OPARA__VAR_MIN) {                                                                     \
+            for (i = 0; i < n; ++i) { T acc = Y[i], v = X[(int64_t)i * s]; Y[i] = (MINE); }                      \
+        } else {                                                                                                 \
+            for (i = 0; i < n; ++i) Y[i] = (T)(Y[i] + X[(int64_t)i * s]);                                        \
+        }                                                                                                        \
+    } while (0)
+
+static void opara__variadic_row(opara__variadic_kind kind, opara_dtype dt, int first, const void* x, int64_t s, void* y,
+                                size_t n) {
+    size_t i;
+    switch (dt) {
+    case OPARA_DTYPE_F32: OPARA__VAR_ROW(float, opara__max_nan(acc, v), opara__min_nan(acc, v)); break;
+    case OPARA_DTYPE_F64: OPARA__VAR_ROW(double, opara__max_nan_d(acc, v), opara__min_nan_d(acc, v)); break;
+    case OPARA_DTYPE_I8: OPARA__VAR_ROW(int8_t, v > acc ? v : acc, v < acc ? v : acc); break;
+    case OPARA_DTYPE_U8: OPARA__VAR_ROW(uint8_t, v > acc ? v : acc, v < acc ? v : acc); break;
+    case OPARA_DTYPE_I32: OPARA__VAR_ROW(int32_t, v > acc ? v : acc, v < acc ? v : acc); break;
+    case OPARA_DTYPE_I64: OPARA__VAR_ROW(int64_t, v > acc ? v : acc, v < acc ? v : acc); break;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_FORCE_U32: break;
+    }
+}
+
+/* Element offset of input `in` at the start of output row `row` (the output's dims but the last), and
+   its stride along the last. */
+static int64_t opara__variadic_offset(const opara__cpu_tensor* out, const opara__cpu_tensor* in, size_t row,
+                                      int64_t* last_stride) {
+    int64_t strides[OPARA_MAX_DIMS], off = 0;
+    int32_t d;
+    (void)opara__cpu_bcast_strides(out->ndim, out->dims, in->ndim, in->dims, strides); /* checked by prepare */
+    *last_stride = out->ndim > 0 ? strides[out->ndim - 1] : 0;
+    for (d = out->ndim - 2; d >= 0; --d) {
+        off += (int64_t)(row % (size_t)out->dims[d]) * strides[d];
+        row /= (size_t)out->dims[d];
+    }
+    return off;
+}
+
+static opara_result opara__variadic_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    opara__variadic_kind kind = (opara__variadic_kind)p->fn;
+    opara_dtype dt = op->out[0].dtype;
+    size_t e = opara_dtype_size(dt), item, i;
+    uint32_t k;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        uint8_t* y;
+        opara__cpu_bc_item(p, item, &row, &j0, &n);
+        y = (uint8_t*)op->out[0].data + (row * (size_t)p->inner + j0) * e;
+        for (k = 0; k < op->n_in; ++k) {
+            int64_t s, off = opara__variadic_offset(&op->out[0], &op->in[k], row, &s);
+            opara__variadic_row(kind, dt, k == 0, (const uint8_t*)op->in[k].data + (off + (int64_t)j0 * s) * (int64_t)e, s, y, n);
+        }
+        if (kind != OPARA__VAR_MEAN) continue;
+        if (dt == OPARA_DTYPE_F32)
+            for (i = 0; i < n; ++i) ((float*)y)[i] /= (float)op->n_in; /* ONNX's reference: the sum, then / N */
+        else
+            for (i = 0; i < n; ++i) ((double*)y)[i] /= (double)op->n_in;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_variadic(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* y = &op->out[0];
+    opara__op o = op->node->op;
+    opara__variadic_kind kind = o == OPARA__OP_MAX ? OPARA__VAR_MAX : o == OPARA__OP_MIN ? OPARA__VAR_MIN
+                                : o == OPARA__OP_MEAN ? OPARA__VAR_MEAN : OPARA__VAR_SUM;
+    int any_type = kind == OPARA__VAR_MAX || kind == OPARA__VAR_MIN;
+    int64_t strides[OPARA_MAX_DIMS];
+    uint32_t k;
+    if (!op->params || !op->params->resolved)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the node's shapes are not resolved", opara__op_name(o));
+    if (any_type ? !opara__logic_numeric(y->dtype) : (y->dtype != OPARA_DTYPE_F32 && y->dtype != OPARA_DTYPE_F64))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs %s inputs of one type", opara__op_name(o),
+                                 any_type ? "f32, f64, i8, u8, i32 or i64" : "f32 or f64");
+    for (k = 0; k < op->n_in; ++k) {
+        if (op->in[k].dtype != y->dtype)
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: input %u is %s, the output %s", opara__op_name(o), k,
+                                     opara_dtype_name(op->in[k].dtype), opara_dtype_name(y->dtype));
+        if (!op->in[k].data || !opara__cpu_bcast_strides(y->ndim, y->dims, op->in[k].ndim, op->in[k].dims, strides))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %u does not broadcast to the output", opara__op_name(o), k);
+    }
+    op->p.fn = (int)kind;
+    op->p.inner = y->ndim > 0 ? y->dims[y->ndim - 1] : 1;
+    op->p.tail = op->p.inner > 0 ? (op->p.inner + OPARA__CHUNK - 1) / OPARA__CHUNK : 0;
+    op->p.outer = y->ndim > 0 ? opara__cpu_dims_prod(y->dims, 0, y->ndim - 1) : 1;
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    op->fn = opara__variadic_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/cpu/opara_cpu_logic.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_movement.c ==== */
 /* CPU kernels of the data-movement operators: strided copies (Expand, Transpose, Slice), the
    Reshape family, Concat and Split, Gather, Pad and Resize. */
@@ -12352,6 +12764,9 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MUL: return opara__cpu_prepare_binary(op, OPARA__BIN_MUL, err, cap);
     case OPARA__OP_DIV: return opara__cpu_prepare_binary(op, OPARA__BIN_DIV, err, cap);
     case OPARA__OP_POW: return opara__cpu_prepare_binary(op, OPARA__BIN_POW, err, cap);
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: return opara__cpu_prepare_logic_binary(op, err, cap);
+    OPARA__CASE_LOGIC_UNARY: return opara__cpu_prepare_logic_unary(op, err, cap);
+    OPARA__CASE_VARIADIC: return opara__cpu_prepare_variadic(op, err, cap);
     case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__cpu_prepare_concat_split(op, err, cap);
     case OPARA__OP_SLICE: return opara__cpu_prepare_slice(op, err, cap);
     case OPARA__OP_GATHER: return opara__cpu_prepare_gather(op, err, cap);
@@ -19615,6 +20030,8 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);
     case OPARA__OP_DIV: return opara__lower_binary(w, OPARA__CUDA_BIN_DIV);
     case OPARA__OP_POW: return opara__lower_binary(w, OPARA__CUDA_BIN_POW);
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_VARIADIC:
+        break; /* CPU-only for now */
     case OPARA__OP_CONCAT: return opara__lower_concat_split(w, 1);
     case OPARA__OP_SPLIT: return opara__lower_concat_split(w, 0);
     case OPARA__OP_SLICE: return opara__lower_slice(w);
@@ -25964,6 +26381,7 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
+    if (OPARA__OP_GIVES_BOOL(n->op)) dt = OPARA_DTYPE_BOOL;
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
     return OPARA_OK;
 }
@@ -26222,6 +26640,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_VARIADIC:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
     case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:

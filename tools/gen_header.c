@@ -56,6 +56,7 @@ static const manifest_entry manifest[] = {
     {"src/cpu/opara_cpu_gemm.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_math.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_elementwise.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_logic.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_movement.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_norm.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_reduce.c", PART_IMPL, CORE},

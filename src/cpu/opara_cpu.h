@@ -283,6 +283,15 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
 OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap);
+/* The broadcasting set-up of the element-wise kernels: n_in inputs (at most OPARA__BCAST_MAX_IN) to the
+   output with the strides of the node's record, into op->p's collapsed iteration space and work items. */
+OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                              size_t cap);
+/* opara_cpu_logic.c: the comparisons, And/Or/Xor, Mod, BitShift (broadcast binary); Not, IsNaN, IsInf;
+   Max, Min, Mean, Sum (variadic) */
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_binary(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_unary(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_variadic(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_movement.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap);

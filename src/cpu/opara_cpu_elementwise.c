@@ -184,8 +184,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
 
 /* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
    the output is their broadcast (leading dims of 1 allowed). */
-static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
-                                      size_t cap) {
+OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                              size_t cap) {
     const opara__cpu_tensor* y = &op->out[0];
     const opara__node_params* rec = op->params;
     int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];

@@ -56,6 +56,9 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MUL: return opara__cpu_prepare_binary(op, OPARA__BIN_MUL, err, cap);
     case OPARA__OP_DIV: return opara__cpu_prepare_binary(op, OPARA__BIN_DIV, err, cap);
     case OPARA__OP_POW: return opara__cpu_prepare_binary(op, OPARA__BIN_POW, err, cap);
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: return opara__cpu_prepare_logic_binary(op, err, cap);
+    OPARA__CASE_LOGIC_UNARY: return opara__cpu_prepare_logic_unary(op, err, cap);
+    OPARA__CASE_VARIADIC: return opara__cpu_prepare_variadic(op, err, cap);
     case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__cpu_prepare_concat_split(op, err, cap);
     case OPARA__OP_SLICE: return opara__cpu_prepare_slice(op, err, cap);
     case OPARA__OP_GATHER: return opara__cpu_prepare_gather(op, err, cap);

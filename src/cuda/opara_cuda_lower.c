@@ -1057,6 +1057,8 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);
     case OPARA__OP_DIV: return opara__lower_binary(w, OPARA__CUDA_BIN_DIV);
     case OPARA__OP_POW: return opara__lower_binary(w, OPARA__CUDA_BIN_POW);
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_VARIADIC:
+        break; /* CPU-only for now */
     case OPARA__OP_CONCAT: return opara__lower_concat_split(w, 1);
     case OPARA__OP_SPLIT: return opara__lower_concat_split(w, 0);
     case OPARA__OP_SLICE: return opara__lower_slice(w);

@@ -1068,7 +1068,9 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
+    OPARA__CASE_VARIADIC: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_CONCAT: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
@@ -1078,7 +1080,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SLICE: case OPARA__OP_RESHAPE:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE: case OPARA__OP_EXPAND:
     case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
-    OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT: break; /* one input, one output */
+    OPARA__CASE_LOGIC_UNARY: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -1111,6 +1113,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_VARIADIC:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
     case OPARA__OP_CONCAT: return opara__shape_concat(c);
     case OPARA__OP_SPLIT: return opara__shape_split(c);
@@ -1131,7 +1134,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_RESIZE: return opara__shape_resize(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
-    case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
+    case OPARA__OP_CAST: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_MATH_UNARY:
         return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
     case OPARA__OP_COUNT: break;
     }
@@ -1190,6 +1193,12 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
     if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
     if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
+    if (op == OPARA__OP_MOD) p->u.broadcast.fmod = opara__attr_int(n, "fmod", 0) != 0;
+    if (op == OPARA__OP_BIT_SHIFT) p->u.broadcast.shift_left = strcmp(opara__attr_string(n, "direction", ""), "LEFT") == 0;
+    if (op == OPARA__OP_IS_INF) {
+        p->u.is_inf.detect_negative = opara__attr_int(n, "detect_negative", 1) != 0;
+        p->u.is_inf.detect_positive = opara__attr_int(n, "detect_positive", 1) != 0;
+    }
 }
 
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
@@ -1312,6 +1321,24 @@ static int opara__is_index_type(opara_dtype t) {
     return t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64;
 }
 
+/* The comparisons and the logical operators: inputs of one type (bool for And, Or, Xor and Not; a
+   float type for IsNaN and IsInf), a bool output. */
+static opara_result opara__dtype_logic(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
+    const opara__node* n = &g->nodes[node];
+    opara_dtype in0 = dt[n->inputs[0]];
+    opara__op op = n->op;
+    uint32_t k;
+    for (k = 1; k < n->n_inputs; ++k)
+        if (n->inputs[k] < 0 || dt[n->inputs[k]] != in0) return opara__dtype_fail(rt, g, node, "inputs have different data types");
+    if ((op == OPARA__OP_AND || op == OPARA__OP_OR || op == OPARA__OP_XOR || op == OPARA__OP_NOT) && in0 != OPARA_DTYPE_BOOL)
+        return opara__dtype_fail(rt, g, node, "the inputs are not bool");
+    if ((op == OPARA__OP_IS_NAN || op == OPARA__OP_IS_INF) && in0 != OPARA_DTYPE_F32 && in0 != OPARA_DTYPE_F64 &&
+        in0 != OPARA_DTYPE_F16)
+        return opara__dtype_fail(rt, g, node, "the input is not a floating-point type");
+    for (k = 0; k < n->n_outputs; ++k) dt[n->outputs[k]] = OPARA_DTYPE_BOOL;
+    return OPARA_OK;
+}
+
 /* Output dtypes of one node from its input dtypes (0 = omitted input). */
 static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
     const opara__node* n = &g->nodes[node];
@@ -1340,10 +1367,13 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
             return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
         break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
+    OPARA__CASE_INT_BINARY: OPARA__CASE_VARIADIC:
         for (k = 1; k < n->n_inputs; ++k)
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
                 return opara__dtype_fail(rt, g, node, "inputs have different data types");
         break;
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_LOGIC_UNARY:
+        return opara__dtype_logic(rt, g, node, dt);
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:

@@ -38,6 +38,7 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     dt = im->g->values[n->inputs[0]].dtype;
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
+    if (OPARA__OP_GIVES_BOOL(n->op)) dt = OPARA_DTYPE_BOOL;
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
     return OPARA_OK;
 }
@@ -296,6 +297,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_VARIADIC:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
     case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_GEMM: case OPARA__OP_MATMUL:
     case OPARA__OP_LAYER_NORM: case OPARA__OP_WHERE: case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY: case OPARA__OP_COUNT:
