@@ -265,9 +265,6 @@ static void case_pow(op_case* c) {
     node(c, IN_XY, 1, 0, NULL);
 }
 
-/* The logic operators (CPU-only until their CUDA kernels land: docs/CUDA-BACKEND.md). */
-#define LOGIC_CUDA_REFUSAL "operator not supported by the CUDA backend"
-
 /* Two inputs x, x2 of dtype dt over [lo, hi]: same shapes, against a [1], and batch 3 against [4, 1, 5]. */
 static void typed_pair(op_case* c, opara_dtype dt, double lo, double hi) {
     static const int64_t one[1] = {1}, bc[3] = {4, 1, 5};
@@ -291,13 +288,11 @@ static void case_compare(op_case* c) {
     typed_pair(c, dt, dt == OPARA_DTYPE_U8 || dt == OPARA_DTYPE_BOOL ? 0 : -3, 3);
     if (dt == OPARA_DTYPE_F32) c->in[0].specials = c->in[1].specials = 1;
     node(c, IN_XY, 1, 0, NULL);
-    c->cuda_refuses = LOGIC_CUDA_REFUSAL;
 }
 
 static void case_logic_binary(op_case* c) {
     typed_pair(c, OPARA_DTYPE_BOOL, 0, 1);
     node(c, IN_XY, 1, 0, NULL);
-    c->cuda_refuses = LOGIC_CUDA_REFUSAL;
 }
 
 /* Mod: i32 of mixed signs (the divisor's sign), f32 with fmod=1 against a scalar, i64 with fmod=1
@@ -308,7 +303,6 @@ static void case_mod(op_case* c) {
     a[0] = attr_int("fmod", 1);
     typed_pair(c, dt[c->v], -9, 9);
     node(c, IN_XY, 1, c->v == 0 ? 0 : 1, a);
-    c->cuda_refuses = LOGIC_CUDA_REFUSAL;
 }
 
 /* BitShift on u8: LEFT, RIGHT against a scalar, LEFT broadcast; shifts up to 9 (past the width: 0). */
@@ -321,7 +315,6 @@ static void case_bit_shift(op_case* c) {
     else if (c->v == 1) input(c, "x2", OPARA_DTYPE_U8, 1, one, 3, 3);
     else input(c, "x2", OPARA_DTYPE_U8, 3, bc, 0, 9);
     node(c, IN_XY, 1, 1, a);
-    c->cuda_refuses = LOGIC_CUDA_REFUSAL;
 }
 
 /* Not on bool; IsNaN and IsInf on f32 with the special values (IsInf: variant 1 detects only the
@@ -337,7 +330,6 @@ static void case_logic_unary(op_case* c) {
         c->in[0].specials = 1;
     }
     node(c, IN_X, 1, is_inf && c->v > 0 ? 1 : 0, a);
-    c->cuda_refuses = LOGIC_CUDA_REFUSAL;
 }
 
 /* Max, Min, Mean, Sum: one input; three broadcast against each other (f32 with the special values);
@@ -360,7 +352,6 @@ static void case_variadic(op_case* c) {
         typed_pair(c, ints ? OPARA_DTYPE_I32 : OPARA_DTYPE_F32, -50, 50);
         node(c, IN_XY, 1, 0, NULL);
     }
-    c->cuda_refuses = LOGIC_CUDA_REFUSAL;
 }
 
 static void case_concat(op_case* c) {

@@ -26,9 +26,9 @@
 /* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
    16 bytes, what their vectorised kernels load. */
 #define OPARA__CUDA_LIB_ALIGN 16u
-#define OPARA__CUDA_FILES 5
+#define OPARA__CUDA_FILES 6
 
-static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "norm", "pool"};
+static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"elementwise", "epilogue", "layout", "logic", "norm", "pool"};
 
 struct opara__cuda_session {
     opara_runtime* rt;
