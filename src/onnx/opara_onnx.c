@@ -400,6 +400,8 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     }
     if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
+    if (opara__op_is(n, "Split") && (r = opara__try_fold_split(im, in, n->n_inputs)) != OPARA__NOFOLD)
+        return (opara_result)r;
     r = opara__try_fold(im, in, n->n_inputs, &folded);
     if (r == OPARA_OK) {
         if (!n->n_outputs || !n->outputs[0][0])
