@@ -3830,15 +3830,15 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
     X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                        \
     X(RESIZE, "Resize", "", 10, 19, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                 \
-    X(NEG, "Neg", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
-    X(ABS, "Abs", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(NEG, "Neg", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
+    X(ABS, "Abs", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
     X(EXP, "Exp", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(LOG, "Log", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(RECIPROCAL, "Reciprocal", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)        \
     X(FLOOR, "Floor", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(CEIL, "Ceil", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(ROUND, "Round", "", 11, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                 \
-    X(SIGN, "Sign", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(SIGN, "Sign", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                     \
     X(SIN, "Sin", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(COS, "Cos", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(TAN, "Tan", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
@@ -3890,8 +3890,8 @@ typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #define OPARA__OP_COUNT_EXPECTED 83
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
-/* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
-   shape and dtype, attributes (if any) scalars read into the record's u.activation. For the switches
+/* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input (Neg, Abs, Sign: also
+   f64 and the integer types), one output of its shape and dtype, attributes (if any) scalars read into the record's u.activation. For the switches
    where they all behave alike; those that tell them apart list them one by one. */
 #define OPARA__CASE_MATH_UNARY                                                                                     \
     case OPARA__OP_NEG: case OPARA__OP_ABS: case OPARA__OP_EXP: case OPARA__OP_LOG: case OPARA__OP_RECIPROCAL:      \
@@ -9210,6 +9210,8 @@ OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const
 OPARA__PRIVATE opara_result opara__cpu_prepare_logic_binary(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_logic_unary(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_variadic(opara__cpu_op* op, char* err, size_t cap);
+/* Neg, Abs, Sign (fn): f32 through opara__cpu_prepare_unary, f64 and the integer types here. */
+OPARA__PRIVATE opara_result opara__cpu_prepare_signed(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
 /* opara_cpu_movement.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap);
@@ -11477,6 +11479,31 @@ static void opara__bin_row_i32(opara__cpu_binary kind, const int32_t* a, int64_t
     }
 }
 
+/* i8 and u8 (wrapping; division truncates toward zero, as ONNX Runtime's) and f64. */
+#define OPARA__BIN_ROW_NARROW(NAME, T)                                                                            \
+    static void NAME(opara__cpu_binary kind, const T* a, int64_t sa, const T* b, int64_t sb, T* y, size_t n) {      \
+        size_t i;                                                                                                 \
+        for (i = 0; i < n; ++i) {                                                                                 \
+            int64_t x = a[(int64_t)i * sa], z = b[(int64_t)i * sb];                                               \
+            y[i] = (T)(uint64_t)OPARA__IBIN(kind, x, z);                                                          \
+        }                                                                                                         \
+    }
+OPARA__BIN_ROW_NARROW(opara__bin_row_i8, int8_t)
+OPARA__BIN_ROW_NARROW(opara__bin_row_u8, uint8_t)
+#undef OPARA__BIN_ROW_NARROW
+
+static void opara__bin_row_f64(opara__cpu_binary kind, const double* a, int64_t sa, const double* b, int64_t sb, double* y,
+                               size_t n) {
+    size_t i;
+    switch (kind) {
+    case OPARA__BIN_ADD: OPARA__BIN_ROW(double, x + z); break;
+    case OPARA__BIN_SUB: OPARA__BIN_ROW(double, x - z); break;
+    case OPARA__BIN_MUL: OPARA__BIN_ROW(double, x * z); break;
+    case OPARA__BIN_DIV: OPARA__BIN_ROW(double, x / z); break;
+    case OPARA__BIN_POW: OPARA__BIN_ROW(double, pow(x, z)); break;
+    }
+}
+
 static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
@@ -11499,6 +11526,15 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
         else if (dt == OPARA_DTYPE_I64)
             opara__bin_row_i64(kind, (const int64_t*)op->in[0].data + ao, sa,
                                (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_F64)
+            opara__bin_row_f64(kind, (const double*)op->in[0].data + ao, sa, (const double*)op->in[1].data + bo, sb,
+                               (double*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_I8)
+            opara__bin_row_i8(kind, (const int8_t*)op->in[0].data + ao, sa, (const int8_t*)op->in[1].data + bo, sb,
+                              (int8_t*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_U8)
+            opara__bin_row_u8(kind, (const uint8_t*)op->in[0].data + ao, sa, (const uint8_t*)op->in[1].data + bo, sb,
+                              (uint8_t*)op->out[0].data + yo, n);
         else
             opara__bin_row_i32(kind, (const int32_t*)op->in[0].data + ao, sa,
                                (const int32_t*)op->in[1].data + bo, sb, (int32_t*)op->out[0].data + yo, n);
@@ -11512,8 +11548,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__
     ins[0] = &op->in[0];
     ins[1] = &op->in[1];
     if (op->in[0].dtype != dt || op->in[1].dtype != dt ||
-        (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32))
-        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, i64 or i32 operands of one type",
+        (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32 && dt != OPARA_DTYPE_F64 &&
+         dt != OPARA_DTYPE_I8 && dt != OPARA_DTYPE_U8))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, f64, i64, i32, i8 or u8 operands of one type",
                                  opara__op_name(op->node->op));
     op->p.fn = (int)fn;
     op->fn = opara__binary_kernel;
@@ -11618,8 +11655,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err
 /* ==== BEGIN src/cpu/opara_cpu_logic.c ==== */
 /* CPU kernels of the logic operators: the comparisons (a bool output), And/Or/Xor, Mod and BitShift with
    broadcasting; Not, IsNaN and IsInf; the variadic Max, Min, Mean and Sum (any number of inputs,
-   multidirectional broadcasting). Every dtype ONNX defines them for that opara has: f32, f64, i8, u8, i32,
-   i64 and bool as each operator allows. */
+   multidirectional broadcasting); Neg, Abs and Sign of f64 and the integer types. Every dtype ONNX defines
+   them for that opara has: f32, f64, i8, u8, i32, i64 and bool as each operator allows. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #include <math.h>
@@ -11940,6 +11977,63 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_variadic(opara__cpu_op* op, char*
     op->work_items = (size_t)(op->p.outer * op->p.tail);
     op->min_items_per_task = 1;
     op->fn = opara__variadic_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Neg, Abs, Sign of f64 and the integer types ------------------------------------------------ */
+
+/* Integers wrap (Neg and Abs of the type's minimum give it back, as two's complement does); f64 keeps NaN. */
+#define OPARA__SIGNED_ROW(T, NEG, ABS, SIGN)                                                                     \
+    do {                                                                                                         \
+        const T* X = (const T*)op->in[0].data;                                                                   \
+        T* Y = (T*)op->out[0].data;                                                                              \
+        if (fn == OPARA__UN_NEG) for (i = i0; i < i1; ++i) { T v = X[i]; Y[i] = (NEG); }                         \
+        else if (fn == OPARA__UN_ABS) for (i = i0; i < i1; ++i) { T v = X[i]; Y[i] = (ABS); }                    \
+        else for (i = i0; i < i1; ++i) { T v = X[i]; Y[i] = (SIGN); }                                            \
+    } while (0)
+
+#define OPARA__WRAP_NEG(T, UT, v) ((T)(UT)(0u - (UT)(v)))
+
+static opara_result opara__signed_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    opara__cpu_unary fn = (opara__cpu_unary)op->p.fn;
+    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    switch (op->out[0].dtype) {
+    case OPARA_DTYPE_F64: OPARA__SIGNED_ROW(double, -v, fabs(v), v > 0 ? 1.0 : v < 0 ? -1.0 : v); break;
+    case OPARA_DTYPE_I8:
+        OPARA__SIGNED_ROW(int8_t, OPARA__WRAP_NEG(int8_t, uint8_t, v), v < 0 ? OPARA__WRAP_NEG(int8_t, uint8_t, v) : v,
+                          (int8_t)((v > 0) - (v < 0)));
+        break;
+    case OPARA_DTYPE_I32:
+        OPARA__SIGNED_ROW(int32_t, OPARA__WRAP_NEG(int32_t, uint32_t, v), v < 0 ? OPARA__WRAP_NEG(int32_t, uint32_t, v) : v,
+                          (int32_t)((v > 0) - (v < 0)));
+        break;
+    case OPARA_DTYPE_I64:
+        OPARA__SIGNED_ROW(int64_t, OPARA__WRAP_NEG(int64_t, uint64_t, v), v < 0 ? OPARA__WRAP_NEG(int64_t, uint64_t, v) : v,
+                          (int64_t)((v > 0) - (v < 0)));
+        break;
+    case OPARA_DTYPE_U8: OPARA__SIGNED_ROW(uint8_t, (uint8_t)(0u - v), v, (uint8_t)(v > 0)); break;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_F32: case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_FORCE_U32:
+        break; /* f32: the unary kernel; the others refused by prepare */
+    }
+    return OPARA_OK;
+}
+
+#undef OPARA__SIGNED_ROW
+#undef OPARA__WRAP_NEG
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_signed(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
+    opara_dtype t = op->in[0].dtype;
+    if (t == OPARA_DTYPE_F32) return opara__cpu_prepare_unary(op, fn, err, cap);
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(op->node->op));
+    if (op->out[0].dtype != t || !opara__logic_numeric(t) || (fn == OPARA__UN_NEG && t == OPARA_DTYPE_U8))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, f64, i8, i32 or i64%s", opara__op_name(op->node->op),
+                                 fn == OPARA__UN_NEG ? "" : " or u8");
+    op->p.fn = (int)fn;
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__signed_kernel;
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_logic.c ==== */
@@ -12733,15 +12827,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_SQRT: return opara__cpu_prepare_unary(op, OPARA__UN_SQRT, err, cap);
     case OPARA__OP_ERF: return opara__cpu_prepare_unary(op, OPARA__UN_ERF, err, cap);
     case OPARA__OP_GELU: return opara__cpu_prepare_unary(op, OPARA__UN_GELU, err, cap);
-    case OPARA__OP_NEG: return opara__cpu_prepare_unary(op, OPARA__UN_NEG, err, cap);
-    case OPARA__OP_ABS: return opara__cpu_prepare_unary(op, OPARA__UN_ABS, err, cap);
+    case OPARA__OP_NEG: return opara__cpu_prepare_signed(op, OPARA__UN_NEG, err, cap);
+    case OPARA__OP_ABS: return opara__cpu_prepare_signed(op, OPARA__UN_ABS, err, cap);
     case OPARA__OP_EXP: return opara__cpu_prepare_unary(op, OPARA__UN_EXP, err, cap);
     case OPARA__OP_LOG: return opara__cpu_prepare_unary(op, OPARA__UN_LOG, err, cap);
     case OPARA__OP_RECIPROCAL: return opara__cpu_prepare_unary(op, OPARA__UN_RECIPROCAL, err, cap);
     case OPARA__OP_FLOOR: return opara__cpu_prepare_unary(op, OPARA__UN_FLOOR, err, cap);
     case OPARA__OP_CEIL: return opara__cpu_prepare_unary(op, OPARA__UN_CEIL, err, cap);
     case OPARA__OP_ROUND: return opara__cpu_prepare_unary(op, OPARA__UN_ROUND, err, cap);
-    case OPARA__OP_SIGN: return opara__cpu_prepare_unary(op, OPARA__UN_SIGN, err, cap);
+    case OPARA__OP_SIGN: return opara__cpu_prepare_signed(op, OPARA__UN_SIGN, err, cap);
     case OPARA__OP_SIN: return opara__cpu_prepare_unary(op, OPARA__UN_SIN, err, cap);
     case OPARA__OP_COS: return opara__cpu_prepare_unary(op, OPARA__UN_COS, err, cap);
     case OPARA__OP_TAN: return opara__cpu_prepare_unary(op, OPARA__UN_TAN, err, cap);

@@ -292,6 +292,8 @@ OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const
 OPARA__PRIVATE opara_result opara__cpu_prepare_logic_binary(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_logic_unary(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_variadic(opara__cpu_op* op, char* err, size_t cap);
+/* Neg, Abs, Sign (fn): f32 through opara__cpu_prepare_unary, f64 and the integer types here. */
+OPARA__PRIVATE opara_result opara__cpu_prepare_signed(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
 /* opara_cpu_movement.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap);

@@ -25,15 +25,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_SQRT: return opara__cpu_prepare_unary(op, OPARA__UN_SQRT, err, cap);
     case OPARA__OP_ERF: return opara__cpu_prepare_unary(op, OPARA__UN_ERF, err, cap);
     case OPARA__OP_GELU: return opara__cpu_prepare_unary(op, OPARA__UN_GELU, err, cap);
-    case OPARA__OP_NEG: return opara__cpu_prepare_unary(op, OPARA__UN_NEG, err, cap);
-    case OPARA__OP_ABS: return opara__cpu_prepare_unary(op, OPARA__UN_ABS, err, cap);
+    case OPARA__OP_NEG: return opara__cpu_prepare_signed(op, OPARA__UN_NEG, err, cap);
+    case OPARA__OP_ABS: return opara__cpu_prepare_signed(op, OPARA__UN_ABS, err, cap);
     case OPARA__OP_EXP: return opara__cpu_prepare_unary(op, OPARA__UN_EXP, err, cap);
     case OPARA__OP_LOG: return opara__cpu_prepare_unary(op, OPARA__UN_LOG, err, cap);
     case OPARA__OP_RECIPROCAL: return opara__cpu_prepare_unary(op, OPARA__UN_RECIPROCAL, err, cap);
     case OPARA__OP_FLOOR: return opara__cpu_prepare_unary(op, OPARA__UN_FLOOR, err, cap);
     case OPARA__OP_CEIL: return opara__cpu_prepare_unary(op, OPARA__UN_CEIL, err, cap);
     case OPARA__OP_ROUND: return opara__cpu_prepare_unary(op, OPARA__UN_ROUND, err, cap);
-    case OPARA__OP_SIGN: return opara__cpu_prepare_unary(op, OPARA__UN_SIGN, err, cap);
+    case OPARA__OP_SIGN: return opara__cpu_prepare_signed(op, OPARA__UN_SIGN, err, cap);
     case OPARA__OP_SIN: return opara__cpu_prepare_unary(op, OPARA__UN_SIN, err, cap);
     case OPARA__OP_COS: return opara__cpu_prepare_unary(op, OPARA__UN_COS, err, cap);
     case OPARA__OP_TAN: return opara__cpu_prepare_unary(op, OPARA__UN_TAN, err, cap);

@@ -1,7 +1,7 @@
 /* CPU kernels of the logic operators: the comparisons (a bool output), And/Or/Xor, Mod and BitShift with
    broadcasting; Not, IsNaN and IsInf; the variadic Max, Min, Mean and Sum (any number of inputs,
-   multidirectional broadcasting). Every dtype ONNX defines them for that opara has: f32, f64, i8, u8, i32,
-   i64 and bool as each operator allows. */
+   multidirectional broadcasting); Neg, Abs and Sign of f64 and the integer types. Every dtype ONNX defines
+   them for that opara has: f32, f64, i8, u8, i32, i64 and bool as each operator allows. */
 #include "opara_cpu.h"
 
 #include <math.h>
@@ -322,5 +322,62 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_variadic(opara__cpu_op* op, char*
     op->work_items = (size_t)(op->p.outer * op->p.tail);
     op->min_items_per_task = 1;
     op->fn = opara__variadic_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Neg, Abs, Sign of f64 and the integer types ------------------------------------------------ */
+
+/* Integers wrap (Neg and Abs of the type's minimum give it back, as two's complement does); f64 keeps NaN. */
+#define OPARA__SIGNED_ROW(T, NEG, ABS, SIGN)                                                                     \
+    do {                                                                                                         \
+        const T* X = (const T*)op->in[0].data;                                                                   \
+        T* Y = (T*)op->out[0].data;                                                                              \
+        if (fn == OPARA__UN_NEG) for (i = i0; i < i1; ++i) { T v = X[i]; Y[i] = (NEG); }                         \
+        else if (fn == OPARA__UN_ABS) for (i = i0; i < i1; ++i) { T v = X[i]; Y[i] = (ABS); }                    \
+        else for (i = i0; i < i1; ++i) { T v = X[i]; Y[i] = (SIGN); }                                            \
+    } while (0)
+
+#define OPARA__WRAP_NEG(T, UT, v) ((T)(UT)(0u - (UT)(v)))
+
+static opara_result opara__signed_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    opara__cpu_unary fn = (opara__cpu_unary)op->p.fn;
+    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    switch (op->out[0].dtype) {
+    case OPARA_DTYPE_F64: OPARA__SIGNED_ROW(double, -v, fabs(v), v > 0 ? 1.0 : v < 0 ? -1.0 : v); break;
+    case OPARA_DTYPE_I8:
+        OPARA__SIGNED_ROW(int8_t, OPARA__WRAP_NEG(int8_t, uint8_t, v), v < 0 ? OPARA__WRAP_NEG(int8_t, uint8_t, v) : v,
+                          (int8_t)((v > 0) - (v < 0)));
+        break;
+    case OPARA_DTYPE_I32:
+        OPARA__SIGNED_ROW(int32_t, OPARA__WRAP_NEG(int32_t, uint32_t, v), v < 0 ? OPARA__WRAP_NEG(int32_t, uint32_t, v) : v,
+                          (int32_t)((v > 0) - (v < 0)));
+        break;
+    case OPARA_DTYPE_I64:
+        OPARA__SIGNED_ROW(int64_t, OPARA__WRAP_NEG(int64_t, uint64_t, v), v < 0 ? OPARA__WRAP_NEG(int64_t, uint64_t, v) : v,
+                          (int64_t)((v > 0) - (v < 0)));
+        break;
+    case OPARA_DTYPE_U8: OPARA__SIGNED_ROW(uint8_t, (uint8_t)(0u - v), v, (uint8_t)(v > 0)); break;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_F32: case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_FORCE_U32:
+        break; /* f32: the unary kernel; the others refused by prepare */
+    }
+    return OPARA_OK;
+}
+
+#undef OPARA__SIGNED_ROW
+#undef OPARA__WRAP_NEG
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_signed(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
+    opara_dtype t = op->in[0].dtype;
+    if (t == OPARA_DTYPE_F32) return opara__cpu_prepare_unary(op, fn, err, cap);
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(op->node->op));
+    if (op->out[0].dtype != t || !opara__logic_numeric(t) || (fn == OPARA__UN_NEG && t == OPARA_DTYPE_U8))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, f64, i8, i32 or i64%s", opara__op_name(op->node->op),
+                                 fn == OPARA__UN_NEG ? "" : " or u8");
+    op->p.fn = (int)fn;
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__signed_kernel;
     return OPARA_OK;
 }

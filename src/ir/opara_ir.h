@@ -85,15 +85,15 @@
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
     X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                        \
     X(RESIZE, "Resize", "", 10, 19, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                 \
-    X(NEG, "Neg", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
-    X(ABS, "Abs", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(NEG, "Neg", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
+    X(ABS, "Abs", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
     X(EXP, "Exp", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(LOG, "Log", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(RECIPROCAL, "Reciprocal", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)        \
     X(FLOOR, "Floor", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(CEIL, "Ceil", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(ROUND, "Round", "", 11, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                 \
-    X(SIGN, "Sign", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(SIGN, "Sign", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                     \
     X(SIN, "Sin", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(COS, "Cos", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(TAN, "Tan", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
@@ -145,8 +145,8 @@ typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #define OPARA__OP_COUNT_EXPECTED 83
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
-/* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
-   shape and dtype, attributes (if any) scalars read into the record's u.activation. For the switches
+/* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input (Neg, Abs, Sign: also
+   f64 and the integer types), one output of its shape and dtype, attributes (if any) scalars read into the record's u.activation. For the switches
    where they all behave alike; those that tell them apart list them one by one. */
 #define OPARA__CASE_MATH_UNARY                                                                                     \
     case OPARA__OP_NEG: case OPARA__OP_ABS: case OPARA__OP_EXP: case OPARA__OP_LOG: case OPARA__OP_RECIPROCAL:      \
