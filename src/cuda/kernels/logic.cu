@@ -68,27 +68,9 @@ OPARA_DEVICE long long opara__k_mod(long long x, long long z, int floor_mod)
     return r;
 }
 
-OPARA_DEVICE int opara__k_compare_f(int op, double x, double z)
-{
-    switch (op) {
-    case 0: return x == z;
-    case 1: return x > z;
-    case 2: return x < z;
-    case 3: return x >= z;
-    default: return x <= z;
-    }
-}
-
-OPARA_DEVICE int opara__k_compare_i(int op, long long x, long long z)
-{
-    switch (op) {
-    case 0: return x == z;
-    case 1: return x > z;
-    case 2: return x < z;
-    case 3: return x >= z;
-    default: return x <= z;
-    }
-}
+/* Comparison op (0 ==, 1 >, 2 <, 3 >=, 4 <=) of x and z, of whichever type they are (double, long long). */
+#define OPARA__K_COMPARE(op, x, z) \
+    ((op) == 0 ? (x) == (z) : (op) == 1 ? (x) > (z) : (op) == 2 ? (x) < (z) : (op) == 3 ? (x) >= (z) : (x) <= (z))
 
 /* y[i] = a[.] op b[.]; dtype is the operands' type (the output's: bool for comparisons and And/Or/Xor). */
 OPARA_KERNEL(opara_logic_binary, (const unsigned char*, a), (const unsigned char*, b), (unsigned char*, y), (int, n),
@@ -98,9 +80,11 @@ OPARA_KERNEL(opara_logic_binary, (const unsigned char*, a), (const unsigned char
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
         long long ia = opara__k_logic_offset(i, meta, 0), ib = opara__k_logic_offset(i, meta, 1);
         if (op <= 4 && opara__k_is_float(dtype)) {
-            y[i] = (unsigned char)opara__k_compare_f(op, opara__k_logic_load_f(a, dtype, ia), opara__k_logic_load_f(b, dtype, ib));
+            double x = opara__k_logic_load_f(a, dtype, ia), z = opara__k_logic_load_f(b, dtype, ib);
+            y[i] = (unsigned char)OPARA__K_COMPARE(op, x, z);
         } else if (op <= 4) {
-            y[i] = (unsigned char)opara__k_compare_i(op, opara__k_logic_load_i(a, dtype, ia), opara__k_logic_load_i(b, dtype, ib));
+            long long x = opara__k_logic_load_i(a, dtype, ia), z = opara__k_logic_load_i(b, dtype, ib);
+            y[i] = (unsigned char)OPARA__K_COMPARE(op, x, z);
         } else if (op <= 7) {
             int x = a[ia] != 0, z = b[ib] != 0;
             y[i] = (unsigned char)(op == 5 ? (x & z) : op == 6 ? (x | z) : (x ^ z));
@@ -156,3 +140,5 @@ OPARA_KERNEL(opara_variadic_step, (const unsigned char*, x), (unsigned char*, y)
         }
     }
 }
+
+#undef OPARA__K_COMPARE
