@@ -26694,10 +26694,14 @@ static int opara__fold_view(opara__imp* im, const int32_t* in, uint32_t n_in, co
 }
 
 /* The IR operators folded by their CPU kernel: the comparisons (but Equal, folded above with batch terms),
-   the logical operators, Mod, BitShift, Max, Min, Mean, Sum. */
+   the logical operators, Mod, BitShift, Max, Min, Mean, Sum, and the attribute-free math operators shape
+   arithmetic uses (Neg, Abs, Sign, Floor, Ceil, Round, Reciprocal, Exp, Log). */
 static int opara__folds_by_kernel(opara__op op) {
     return (OPARA__OP_GIVES_BOOL(op) && op != OPARA__OP_EQUAL) || op == OPARA__OP_MOD || op == OPARA__OP_BIT_SHIFT ||
-           op == OPARA__OP_MAX || op == OPARA__OP_MIN || op == OPARA__OP_MEAN || op == OPARA__OP_SUM;
+           op == OPARA__OP_MAX || op == OPARA__OP_MIN || op == OPARA__OP_MEAN || op == OPARA__OP_SUM ||
+           op == OPARA__OP_NEG || op == OPARA__OP_ABS || op == OPARA__OP_SIGN || op == OPARA__OP_FLOOR ||
+           op == OPARA__OP_CEIL || op == OPARA__OP_ROUND || op == OPARA__OP_RECIPROCAL || op == OPARA__OP_EXP ||
+           op == OPARA__OP_LOG;
 }
 
 /* The record the shape engine would give node `kind` with the ONNX node's attributes (the broadcast strides of

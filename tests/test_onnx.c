@@ -720,8 +720,9 @@ OT_TEST(pad_with_pads_from_split_concat_max_folds) {
     opara_runtime_destroy(rt);
 }
 
-/* Comparisons, logical operators and the variadic ones of constants fold into constants with the kernels'
-   values: Greater of f32 with NaN, And/Not of bools, Mod (the divisor's sign), Sum and Mean of f32 in float. */
+/* Comparisons, logical operators, the variadic ones and the math ones of constants fold into constants with
+   the kernels' values: Greater of f32 with NaN, Not of bools, Mod (the divisor's sign), Sum and Mean of f32 in
+   float, Neg of i64, Floor of f32. */
 OT_TEST(logic_and_variadic_ops_of_constants_fold) {
     static const int64_t four[1] = {4};
     static const float a[4] = {1.0f, NAN, -2.0f, 0.1f}, b[4] = {0.5f, 0.0f, -2.0f, 0.2f}, c[4] = {0.7f, 1, 1, 0.3f};
@@ -729,8 +730,8 @@ OT_TEST(logic_and_variadic_ops_of_constants_fold) {
     opara_runtime* rt = new_rt();
     pbw gr = {0, 0, 0}, m;
     opara__graph g;
-    static const char* const names[6] = {"gt", "not_gt", "mod", "sum", "mean", "x_out"};
-    const void* data[6];
+    static const char* const names[8] = {"gt", "not_gt", "mod", "sum", "mean", "neg", "floor", "x_out"};
+    const void* data[7];
     uint32_t k, i;
     REQUIRE(rt);
     pbw_tensor_f32(&gr, 5, "a", four, 1, a);
@@ -743,13 +744,15 @@ OT_TEST(logic_and_variadic_ops_of_constants_fold) {
     pbw_node(&gr, "Mod", "n2", L("xi", "zi", NULL), L("mod", NULL, NULL), NULL);
     pbw_node(&gr, "Sum", "n3", L("a", "b", "c"), L("sum", NULL, NULL), NULL);
     pbw_node(&gr, "Mean", "n4", L("a", "b", "c"), L("mean", NULL, NULL), NULL);
-    pbw_node(&gr, "Relu", "n5", L("x", NULL, NULL), L("x_out", NULL, NULL), NULL);
+    pbw_node(&gr, "Neg", "n5", L("xi", NULL, NULL), L("neg", NULL, NULL), NULL);
+    pbw_node(&gr, "Floor", "n6", L("b", NULL, NULL), L("floor", NULL, NULL), NULL);
+    pbw_node(&gr, "Relu", "n7", L("x", NULL, NULL), L("x_out", NULL, NULL), NULL);
     pbw_value_info(&gr, 11, "x", 1, four, 1);
-    for (k = 0; k < 6; ++k) pbw_value_info(&gr, 12, names[k], 1, NULL, -1);
+    for (k = 0; k < 8; ++k) pbw_value_info(&gr, 12, names[k], 1, NULL, -1);
     m = pbw_model(8, 13, &gr);
     REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
     CHECK_EQ(g.n_nodes, 1); /* all but the Relu folded */
-    for (k = 0; k < 5; ++k) {
+    for (k = 0; k < 7; ++k) {
         int32_t v = opara__graph_find_value(&g, names[k]);
         REQUIRE(v >= 0 && g.values[v].kind == OPARA__VALUE_CONST);
         data[k] = g.values[v].data;
@@ -763,6 +766,8 @@ OT_TEST(logic_and_variadic_ops_of_constants_fold) {
         CHECK_EQ(((const int64_t*)data[2])[i], r);
         CHECK(i == 1 ? ((const float*)data[3])[i] != ((const float*)data[3])[i] : memcmp(&((const float*)data[3])[i], &sum, 4) == 0);
         CHECK(i == 1 ? ((const float*)data[4])[i] != ((const float*)data[4])[i] : memcmp(&((const float*)data[4])[i], &mean, 4) == 0);
+        CHECK_EQ(((const int64_t*)data[5])[i], -xi[i]);
+        CHECK(((const float*)data[6])[i] == floorf(b[i]));
     }
     opara__graph_free(&g);
     opara_runtime_destroy(rt);
