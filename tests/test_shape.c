@@ -671,9 +671,11 @@ static opara_result run_typed(one* t, opara__op op, uint32_t n_in, const opara__
     return one_infer(t, 1);
 }
 
+static void a_left(one* t);
+
 OT_TEST(logic_ops_broadcast_and_give_bool) {
     static const opara_dtype f32x3[3] = {F32, F32, F32}, bools[2] = {OPARA_DTYPE_BOOL, OPARA_DTYPE_BOOL};
-    static const opara_dtype mixed[2] = {F32, OPARA_DTYPE_I64}, i64[1] = {OPARA_DTYPE_I64}, u8s[2] = {OPARA_DTYPE_U8, OPARA_DTYPE_U8};
+    static const opara_dtype mixed[2] = {F32, OPARA_DTYPE_I64}, i64[1] = {OPARA_DTYPE_I64};
     opara__shape cmp[] = {shp(3, 2, 1, 3), shp(2, 4, 1)}, var3[] = {shp(1, 3), shp(2, 2, 1), shp(3, 1, 1, 3)};
     opara__shape omitted[] = {shp(1, 3), shp(-1), shp(1, 3)}, one_in[] = {shp(2, 2, 3)};
     one t;
@@ -694,7 +696,15 @@ OT_TEST(logic_ops_broadcast_and_give_bool) {
     REQUIRE(run_typed(&t, OPARA__OP_IS_INF, 1, one_in, f32x3) == OPARA_OK);
     CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_BOOL);
     one_free(&t);
-    REQUIRE(run_typed(&t, OPARA__OP_BIT_SHIFT, 2, cmp, u8s) == OPARA_OK); /* the operands' type */
+    one_init(&t); /* the operands' type */
+    {
+        int32_t idx[2];
+        idx[0] = one_input(&t, cmp[0], OPARA_DTYPE_U8);
+        idx[1] = one_input(&t, cmp[1], OPARA_DTYPE_U8);
+        one_node(&t, OPARA__OP_BIT_SHIFT, 2, idx, 1);
+        a_left(&t);
+        REQUIRE(one_infer(&t, 1) == OPARA_OK);
+    }
     CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_U8);
     one_free(&t);
     REQUIRE(run_typed(&t, OPARA__OP_MAX, 3, var3, f32x3) == OPARA_OK); /* multidirectional, three inputs */
@@ -727,6 +737,8 @@ OT_TEST(record_resolves_logic_attributes) {
     one_free(&t);
     REQUIRE(record_of(&t, OPARA__OP_BIT_SHIFT, 2, two, a_left, &p) == OPARA_OK);
     CHECK(p.u.broadcast.shift_left == 1);
+    one_free(&t);
+    CHECK(record_of(&t, OPARA__OP_BIT_SHIFT, 2, two, NULL, &p) != OPARA_OK); /* direction is required */
     one_free(&t);
     REQUIRE(record_of(&t, OPARA__OP_IS_INF, 1, &x, NULL, &p) == OPARA_OK);
     CHECK(p.u.is_inf.detect_negative == 1 && p.u.is_inf.detect_positive == 1);

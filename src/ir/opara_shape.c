@@ -215,6 +215,14 @@ static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &acc);
 }
 
+/* BitShift: broadcast, with ONNX's required direction "LEFT" or "RIGHT". */
+static opara_result opara__shape_bit_shift(opara__shape_ctx* c) {
+    const char* dir = opara__attr_string(c->n, "direction", "");
+    if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "direction '%s' is not LEFT or RIGHT", dir);
+    return opara__shape_broadcast(c);
+}
+
 /* ---- convolution and pooling ----------------------------------------------------------------- */
 
 OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n) {
@@ -1113,8 +1121,9 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
-    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_VARIADIC:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: case OPARA__OP_MOD: OPARA__CASE_VARIADIC:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
+    case OPARA__OP_BIT_SHIFT: return opara__shape_bit_shift(c);
     case OPARA__OP_CONCAT: return opara__shape_concat(c);
     case OPARA__OP_SPLIT: return opara__shape_split(c);
     case OPARA__OP_SLICE: return opara__shape_slice(c);
