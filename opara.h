@@ -3842,6 +3842,23 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(MUL, "Mul", "", 1, 14, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
     X(DIV, "Div", "", 1, 14, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
     X(POW, "Pow", "", 1, 15, 0, 2, 2, 1, 0, ELEMENTWISE, 4, OPARA__OPF_INPLACE)                                       \
+    X(EQUAL, "Equal", "", 7, 19, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                   \
+    X(GREATER, "Greater", "", 7, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                               \
+    X(LESS, "Less", "", 7, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                     \
+    X(GREATER_OR_EQUAL, "GreaterOrEqual", "", 12, 16, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)              \
+    X(LESS_OR_EQUAL, "LessOrEqual", "", 12, 16, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                    \
+    X(AND, "And", "", 7, 7, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(OR, "Or", "", 7, 7, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                          \
+    X(XOR, "Xor", "", 7, 7, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(MOD, "Mod", "", 10, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 2, OPARA__OPF_INPLACE)                                      \
+    X(BIT_SHIFT, "BitShift", "", 11, 11, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                           \
+    X(NOT, "Not", "", 1, 1, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(IS_NAN, "IsNaN", "", 9, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 1, 0)                                                  \
+    X(IS_INF, "IsInf", "", 10, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 1, 0)                                                 \
+    X(MAX, "Max", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                         \
+    X(MIN, "Min", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                         \
+    X(MEAN, "Mean", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                       \
+    X(SUM, "Sum", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                         \
     X(SQRT, "Sqrt", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(ERF, "Erf", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(GELU, "Gelu", "", 20, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
@@ -3894,15 +3911,15 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
     X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                        \
     X(RESIZE, "Resize", "", 10, 19, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                 \
-    X(NEG, "Neg", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
-    X(ABS, "Abs", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(NEG, "Neg", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
+    X(ABS, "Abs", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
     X(EXP, "Exp", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(LOG, "Log", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(RECIPROCAL, "Reciprocal", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)        \
     X(FLOOR, "Floor", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(CEIL, "Ceil", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(ROUND, "Round", "", 11, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                 \
-    X(SIGN, "Sign", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(SIGN, "Sign", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                     \
     X(SIN, "Sin", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(COS, "Cos", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(TAN, "Tan", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
@@ -3954,11 +3971,11 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 106
+#define OPARA__OP_COUNT_EXPECTED 123
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
-/* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
-   shape and dtype, attributes (if any) scalars read into the record's u.activation. For the switches
+/* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input (Neg, Abs, Sign: also
+   f64 and the integer types), one output of its shape and dtype, attributes (if any) scalars read into the record's u.activation. For the switches
    where they all behave alike; those that tell them apart list them one by one. */
 #define OPARA__CASE_MATH_UNARY                                                                                     \
     case OPARA__OP_NEG: case OPARA__OP_ABS: case OPARA__OP_EXP: case OPARA__OP_LOG: case OPARA__OP_RECIPROCAL:      \
@@ -3984,6 +4001,25 @@ typedef enum opara__reduce_kind {
 } opara__reduce_kind;
 /* 1 and the kind when op is one of ReduceMean .. ReduceSumSquare, else 0. */
 OPARA__PRIVATE int opara__reduce_kind_of(opara__op op, opara__reduce_kind* kind);
+
+/* The case labels of the logic operators' families: the comparisons (two inputs of one type, broadcast,
+   a bool output), the binary logical operators (bool inputs, broadcast), the other broadcasting binary
+   operators with attributes (Mod, BitShift), the unary ones (Not, IsNaN, IsInf: a bool output) and the
+   variadic ones (1..N inputs of one type, multidirectional broadcast). */
+#define OPARA__CASE_COMPARE                                                                                       \
+    case OPARA__OP_EQUAL: case OPARA__OP_GREATER: case OPARA__OP_LESS: case OPARA__OP_GREATER_OR_EQUAL:            \
+    case OPARA__OP_LESS_OR_EQUAL
+#define OPARA__CASE_LOGIC_BINARY case OPARA__OP_AND: case OPARA__OP_OR: case OPARA__OP_XOR
+#define OPARA__CASE_INT_BINARY case OPARA__OP_MOD: case OPARA__OP_BIT_SHIFT
+#define OPARA__CASE_LOGIC_UNARY case OPARA__OP_NOT: case OPARA__OP_IS_NAN: case OPARA__OP_IS_INF
+#define OPARA__CASE_VARIADIC case OPARA__OP_MAX: case OPARA__OP_MIN: case OPARA__OP_MEAN: case OPARA__OP_SUM
+/* The operators whose output is bool whatever their inputs' type: the comparisons, And, Or, Xor, Not,
+   IsNaN, IsInf. */
+#define OPARA__OP_GIVES_BOOL(op)                                                                                  \
+    ((op) == OPARA__OP_EQUAL || (op) == OPARA__OP_GREATER || (op) == OPARA__OP_LESS ||                              \
+     (op) == OPARA__OP_GREATER_OR_EQUAL || (op) == OPARA__OP_LESS_OR_EQUAL || (op) == OPARA__OP_AND ||              \
+     (op) == OPARA__OP_OR || (op) == OPARA__OP_XOR || (op) == OPARA__OP_NOT || (op) == OPARA__OP_IS_NAN ||          \
+     (op) == OPARA__OP_IS_INF)
 
 /* The symbolic batch dimension in declared shapes and in shape-valued attributes (Reshape,
    Expand): replaced by the session's batch size. */
@@ -4061,7 +4097,14 @@ typedef struct opara__window_params {
    where the input is broadcast), from opara__broadcast_shapes. */
 typedef struct opara__broadcast_params {
     int64_t strides[3][OPARA_MAX_DIMS];
+    int fmod;       /* Mod: its attribute (1: C's fmod, the dividend's sign; 0: the divisor's sign) */
+    int shift_left; /* BitShift: direction "LEFT" (else "RIGHT") */
 } opara__broadcast_params;
+
+/* IsInf: which infinities it detects (ONNX's defaults: both). */
+typedef struct opara__is_inf_params {
+    int detect_negative, detect_positive;
+} opara__is_inf_params;
 
 /* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count. */
 typedef struct opara__slice_params {
@@ -4211,7 +4254,9 @@ typedef struct opara__node_params {
     union {
         opara__window_params window;       /* Conv, ConvTranspose, ConvInteger, QLinearConv, MaxPool, AveragePool */
         opara__quant_params quant;         /* QuantizeLinear, DequantizeLinear */
-        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
+        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand, the comparisons, And, Or,
+                                              Xor, Mod, BitShift, Max, Min, Mean, Sum (the first 3 inputs) */
+        opara__is_inf_params is_inf;       /* IsInf */
         opara__slice_params slice;         /* Slice */
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
@@ -5314,6 +5359,14 @@ static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
     }
     opara__record_broadcast(c, &acc);
     return opara__set_out(c, 0, &acc);
+}
+
+/* BitShift: broadcast, with ONNX's required direction "LEFT" or "RIGHT". */
+static opara_result opara__shape_bit_shift(opara__shape_ctx* c) {
+    const char* dir = opara__attr_string(c->n, "direction", "");
+    if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "direction '%s' is not LEFT or RIGHT", dir);
+    return opara__shape_broadcast(c);
 }
 
 /* ---- convolution and pooling ----------------------------------------------------------------- */
@@ -6778,12 +6831,14 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
     case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_GATHER_ND: case OPARA__OP_ONE_HOT: case OPARA__OP_REVERSE_SEQUENCE:
         a.min_in = a.max_in = 2; break;
     case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_SCATTER_ND: a.min_in = a.max_in = 3; break;
     case OPARA__OP_SIZE: case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
     case OPARA__OP_EYE_LIKE: break; /* one input, one output */
+    OPARA__CASE_VARIADIC: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_CONCAT: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
@@ -6797,7 +6852,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: case OPARA__OP_ARG_MAX:
     case OPARA__OP_ARG_MIN: case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: case OPARA__OP_CUM_SUM:
     case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
-    OPARA__CASE_MATH_UNARY: case OPARA__OP_DET: case OPARA__OP_COUNT: break; /* one input, one output */
+    OPARA__CASE_LOGIC_UNARY: OPARA__CASE_MATH_UNARY: case OPARA__OP_DET: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -6834,7 +6889,9 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: case OPARA__OP_MOD: OPARA__CASE_VARIADIC:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
+    case OPARA__OP_BIT_SHIFT: return opara__shape_bit_shift(c);
     case OPARA__OP_CONCAT: return opara__shape_concat(c);
     case OPARA__OP_SPLIT: return opara__shape_split(c);
     case OPARA__OP_SLICE: return opara__shape_slice(c);
@@ -6872,7 +6929,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_DET: return opara__shape_det(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
-    case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
+    case OPARA__OP_CAST: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_MATH_UNARY:
         return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
     case OPARA__OP_COUNT: break;
     }
@@ -6943,6 +7000,12 @@ static void opara__record_scalars(opara__shape_ctx* c) {
         p->u.reduce.reverse = opara__attr_int(n, "reverse", 0) != 0;
     }
     if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
+    if (op == OPARA__OP_MOD) p->u.broadcast.fmod = opara__attr_int(n, "fmod", 0) != 0;
+    if (op == OPARA__OP_BIT_SHIFT) p->u.broadcast.shift_left = strcmp(opara__attr_string(n, "direction", ""), "LEFT") == 0;
+    if (op == OPARA__OP_IS_INF) {
+        p->u.is_inf.detect_negative = opara__attr_int(n, "detect_negative", 1) != 0;
+        p->u.is_inf.detect_positive = opara__attr_int(n, "detect_positive", 1) != 0;
+    }
 }
 
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
@@ -7135,6 +7198,24 @@ OPARA__PRIVATE int opara__op_out_dtype(const opara__node* n, const opara_dtype* 
     return 1;
 }
 
+/* The comparisons and the logical operators: inputs of one type (bool for And, Or, Xor and Not; a
+   float type for IsNaN and IsInf), a bool output. */
+static opara_result opara__dtype_logic(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
+    const opara__node* n = &g->nodes[node];
+    opara_dtype in0 = dt[n->inputs[0]];
+    opara__op op = n->op;
+    uint32_t k;
+    for (k = 1; k < n->n_inputs; ++k)
+        if (n->inputs[k] < 0 || dt[n->inputs[k]] != in0) return opara__dtype_fail(rt, g, node, "inputs have different data types");
+    if ((op == OPARA__OP_AND || op == OPARA__OP_OR || op == OPARA__OP_XOR || op == OPARA__OP_NOT) && in0 != OPARA_DTYPE_BOOL)
+        return opara__dtype_fail(rt, g, node, "the inputs are not bool");
+    if ((op == OPARA__OP_IS_NAN || op == OPARA__OP_IS_INF) && in0 != OPARA_DTYPE_F32 && in0 != OPARA_DTYPE_F64 &&
+        in0 != OPARA_DTYPE_F16)
+        return opara__dtype_fail(rt, g, node, "the input is not a floating-point type");
+    for (k = 0; k < n->n_outputs; ++k) dt[n->outputs[k]] = OPARA_DTYPE_BOOL;
+    return OPARA_OK;
+}
+
 /* Output dtypes of one node from its input dtypes (0 = omitted input). */
 static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
     const opara__node* n = &g->nodes[node];
@@ -7207,10 +7288,13 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
         break; /* the type of input 0 */
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
+    OPARA__CASE_INT_BINARY: OPARA__CASE_VARIADIC:
         for (k = 1; k < n->n_inputs; ++k)
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
                 return opara__dtype_fail(rt, g, node, "inputs have different data types");
         break;
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_LOGIC_UNARY:
+        return opara__dtype_logic(rt, g, node, dt);
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
@@ -9942,6 +10026,9 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n);
 static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
 /* min(acc, v) with the same NaN rule. */
 static OPARA__UNUSED float opara__min_nan(float acc, float v) { return v < acc || v != v ? v : acc; }
+/* The same for doubles. */
+static OPARA__UNUSED double opara__max_nan_d(double acc, double v) { return v > acc || v != v ? v : acc; }
+static OPARA__UNUSED double opara__min_nan_d(double acc, double v) { return v < acc || v != v ? v : acc; }
 
 /* The bit mask of the first `lanes` of 16 (none for lanes <= 0, all from 16 on): the AVX-512 loops'
    masked tails and edge tiles. */
@@ -10123,6 +10210,17 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
 OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap);
+/* The broadcasting set-up of the element-wise kernels: n_in inputs (at most OPARA__BCAST_MAX_IN) to the
+   output with the strides of the node's record, into op->p's collapsed iteration space and work items. */
+OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                              size_t cap);
+/* opara_cpu_logic.c: the comparisons, And/Or/Xor, Mod, BitShift (broadcast binary); Not, IsNaN, IsInf;
+   Max, Min, Mean, Sum (variadic) */
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_binary(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_unary(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_variadic(opara__cpu_op* op, char* err, size_t cap);
+/* Neg, Abs, Sign (fn): f32 through opara__cpu_prepare_unary, f64 and the integer types here. */
+OPARA__PRIVATE opara_result opara__cpu_prepare_signed(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
 /* opara_cpu_movement.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap);
@@ -12703,8 +12801,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
 
 /* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
    the output is their broadcast (leading dims of 1 allowed). */
-static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
-                                      size_t cap) {
+OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                              size_t cap) {
     const opara__cpu_tensor* y = &op->out[0];
     const opara__node_params* rec = op->params;
     int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
@@ -12810,6 +12908,31 @@ static void opara__bin_row_i32(opara__cpu_binary kind, const int32_t* a, int64_t
     }
 }
 
+/* i8 and u8 (wrapping; division truncates toward zero, as ONNX Runtime's) and f64. */
+#define OPARA__BIN_ROW_NARROW(NAME, T)                                                                            \
+    static void NAME(opara__cpu_binary kind, const T* a, int64_t sa, const T* b, int64_t sb, T* y, size_t n) {      \
+        size_t i;                                                                                                 \
+        for (i = 0; i < n; ++i) {                                                                                 \
+            int64_t x = a[(int64_t)i * sa], z = b[(int64_t)i * sb];                                               \
+            y[i] = (T)(uint64_t)OPARA__IBIN(kind, x, z);                                                          \
+        }                                                                                                         \
+    }
+OPARA__BIN_ROW_NARROW(opara__bin_row_i8, int8_t)
+OPARA__BIN_ROW_NARROW(opara__bin_row_u8, uint8_t)
+#undef OPARA__BIN_ROW_NARROW
+
+static void opara__bin_row_f64(opara__cpu_binary kind, const double* a, int64_t sa, const double* b, int64_t sb, double* y,
+                               size_t n) {
+    size_t i;
+    switch (kind) {
+    case OPARA__BIN_ADD: OPARA__BIN_ROW(double, x + z); break;
+    case OPARA__BIN_SUB: OPARA__BIN_ROW(double, x - z); break;
+    case OPARA__BIN_MUL: OPARA__BIN_ROW(double, x * z); break;
+    case OPARA__BIN_DIV: OPARA__BIN_ROW(double, x / z); break;
+    case OPARA__BIN_POW: OPARA__BIN_ROW(double, pow(x, z)); break;
+    }
+}
+
 static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
@@ -12832,6 +12955,15 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
         else if (dt == OPARA_DTYPE_I64)
             opara__bin_row_i64(kind, (const int64_t*)op->in[0].data + ao, sa,
                                (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_F64)
+            opara__bin_row_f64(kind, (const double*)op->in[0].data + ao, sa, (const double*)op->in[1].data + bo, sb,
+                               (double*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_I8)
+            opara__bin_row_i8(kind, (const int8_t*)op->in[0].data + ao, sa, (const int8_t*)op->in[1].data + bo, sb,
+                              (int8_t*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_U8)
+            opara__bin_row_u8(kind, (const uint8_t*)op->in[0].data + ao, sa, (const uint8_t*)op->in[1].data + bo, sb,
+                              (uint8_t*)op->out[0].data + yo, n);
         else
             opara__bin_row_i32(kind, (const int32_t*)op->in[0].data + ao, sa,
                                (const int32_t*)op->in[1].data + bo, sb, (int32_t*)op->out[0].data + yo, n);
@@ -12845,8 +12977,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__
     ins[0] = &op->in[0];
     ins[1] = &op->in[1];
     if (op->in[0].dtype != dt || op->in[1].dtype != dt ||
-        (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32))
-        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, i64 or i32 operands of one type",
+        (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32 && dt != OPARA_DTYPE_F64 &&
+         dt != OPARA_DTYPE_I8 && dt != OPARA_DTYPE_U8))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, f64, i64, i32, i8 or u8 operands of one type",
                                  opara__op_name(op->node->op));
     op->p.fn = (int)fn;
     op->fn = opara__binary_kernel;
@@ -12969,6 +13102,386 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_elementwise.c ==== */
+/* ==== BEGIN src/cpu/opara_cpu_logic.c ==== */
+/* CPU kernels of the logic operators: the comparisons (a bool output), And/Or/Xor, Mod and BitShift with
+   broadcasting; Not, IsNaN and IsInf; the variadic Max, Min, Mean and Sum (any number of inputs,
+   multidirectional broadcasting); Neg, Abs and Sign of f64 and the integer types. Every dtype ONNX defines
+   them for that opara has: f32, f64, i8, u8, i32, i64 and bool as each operator allows. */
+/* #include "opara_cpu.h" (inlined above) */
+
+#include <math.h>
+
+/* The functions of the broadcast binary kernel (op->p.fn). */
+typedef enum opara__logic_kind {
+    OPARA__LG_EQUAL, OPARA__LG_GREATER, OPARA__LG_LESS, OPARA__LG_GREATER_EQUAL, OPARA__LG_LESS_EQUAL,
+    OPARA__LG_AND, OPARA__LG_OR, OPARA__LG_XOR,
+    OPARA__LG_MOD,  /* integers: the divisor's sign (Python's %) */
+    OPARA__LG_FMOD, /* C's fmod / %: the dividend's sign */
+    OPARA__LG_SHIFT_LEFT, OPARA__LG_SHIFT_RIGHT
+} opara__logic_kind;
+
+/* The variadic kernel's functions. */
+typedef enum opara__variadic_kind { OPARA__VAR_MAX, OPARA__VAR_MIN, OPARA__VAR_MEAN, OPARA__VAR_SUM } opara__variadic_kind;
+
+static int opara__logic_numeric(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 ||
+           t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64;
+}
+
+/* ---- broadcast binary: comparisons, And/Or/Xor, Mod, BitShift --------------------------------- */
+
+/* Integer Mod with the divisor's sign, and with the dividend's (fmod=1). A zero divisor gives 0 (ONNX
+   leaves it undefined; it must not trap), and so does -1 (where INT_MIN % -1 would trap). */
+static int64_t opara__mod_floor(int64_t x, int64_t z) {
+    int64_t r;
+    if (z == 0 || z == -1) return 0;
+    r = x % z;
+    return r != 0 && ((r < 0) != (z < 0)) ? r + z : r;
+}
+
+static int64_t opara__mod_trunc(int64_t x, int64_t z) { return z == 0 || z == -1 ? 0 : x % z; }
+
+/* A shift by the type's width or more gives 0 (C leaves it undefined). */
+static uint64_t opara__shift(uint64_t x, uint64_t z, int left, unsigned bits) {
+    if (z >= bits) return 0;
+    return left ? x << z : x >> z;
+}
+
+#define OPARA__LG_LOOP(T, OUT_T, EXPR)                                                                           \
+    do {                                                                                                         \
+        const T* A = (const T*)a;                                                                                \
+        const T* B = (const T*)b;                                                                                \
+        OUT_T* Y = (OUT_T*)y;                                                                                    \
+        for (i = 0; i < n; ++i) {                                                                                \
+            T x = A[(int64_t)i * sa], z = B[(int64_t)i * sb];                                                    \
+            Y[i] = (OUT_T)(EXPR);                                                                                \
+        }                                                                                                        \
+    } while (0)
+
+/* One comparison kind over a row of T, a bool row out. */
+#define OPARA__CMP_ROW(T)                                                                                        \
+    do {                                                                                                         \
+        if (kind == OPARA__LG_EQUAL) OPARA__LG_LOOP(T, uint8_t, x == z);                                         \
+        else if (kind == OPARA__LG_GREATER) OPARA__LG_LOOP(T, uint8_t, x > z);                                   \
+        else if (kind == OPARA__LG_LESS) OPARA__LG_LOOP(T, uint8_t, x < z);                                      \
+        else if (kind == OPARA__LG_GREATER_EQUAL) OPARA__LG_LOOP(T, uint8_t, x >= z);                            \
+        else OPARA__LG_LOOP(T, uint8_t, x <= z);                                                                 \
+    } while (0)
+
+/* Integer Mod over a row of T (the arithmetic in int64, where every T's values fit). */
+#define OPARA__IMOD_ROW(T)                                                                                       \
+    do {                                                                                                         \
+        if (kind == OPARA__LG_MOD) OPARA__LG_LOOP(T, T, opara__mod_floor((int64_t)x, (int64_t)z));              \
+        else OPARA__LG_LOOP(T, T, opara__mod_trunc((int64_t)x, (int64_t)z));                                    \
+    } while (0)
+
+static void opara__compare_row(opara__logic_kind kind, opara_dtype dt, const void* a, int64_t sa, const void* b,
+                               int64_t sb, void* y, size_t n) {
+    size_t i;
+    switch (dt) {
+    case OPARA_DTYPE_F32: OPARA__CMP_ROW(float); break;
+    case OPARA_DTYPE_F64: OPARA__CMP_ROW(double); break;
+    case OPARA_DTYPE_I8: OPARA__CMP_ROW(int8_t); break;
+    case OPARA_DTYPE_U8: case OPARA_DTYPE_BOOL: OPARA__CMP_ROW(uint8_t); break;
+    case OPARA_DTYPE_I32: OPARA__CMP_ROW(int32_t); break;
+    case OPARA_DTYPE_I64: OPARA__CMP_ROW(int64_t); break;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_F16: case OPARA_DTYPE_FORCE_U32: break; /* refused by prepare */
+    }
+}
+
+static void opara__mod_row(opara__logic_kind kind, opara_dtype dt, const void* a, int64_t sa, const void* b, int64_t sb,
+                           void* y, size_t n) {
+    size_t i;
+    switch (dt) {
+    case OPARA_DTYPE_F32: OPARA__LG_LOOP(float, float, fmodf(x, z)); break;
+    case OPARA_DTYPE_F64: OPARA__LG_LOOP(double, double, fmod(x, z)); break;
+    case OPARA_DTYPE_I8: OPARA__IMOD_ROW(int8_t); break;
+    case OPARA_DTYPE_U8: OPARA__IMOD_ROW(uint8_t); break;
+    case OPARA_DTYPE_I32: OPARA__IMOD_ROW(int32_t); break;
+    case OPARA_DTYPE_I64: OPARA__IMOD_ROW(int64_t); break;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_FORCE_U32: break;
+    }
+}
+
+static void opara__logic_row(opara__logic_kind kind, opara_dtype dt, const void* a, int64_t sa, const void* b, int64_t sb,
+                             void* y, size_t n) {
+    size_t i;
+    if (kind <= OPARA__LG_LESS_EQUAL) opara__compare_row(kind, dt, a, sa, b, sb, y, n);
+    else if (kind == OPARA__LG_AND) OPARA__LG_LOOP(uint8_t, uint8_t, (x != 0) & (z != 0));
+    else if (kind == OPARA__LG_OR) OPARA__LG_LOOP(uint8_t, uint8_t, (x != 0) | (z != 0));
+    else if (kind == OPARA__LG_XOR) OPARA__LG_LOOP(uint8_t, uint8_t, (x != 0) ^ (z != 0));
+    else if (kind == OPARA__LG_MOD || kind == OPARA__LG_FMOD) opara__mod_row(kind, dt, a, sa, b, sb, y, n);
+    else OPARA__LG_LOOP(uint8_t, uint8_t, opara__shift(x, z, kind == OPARA__LG_SHIFT_LEFT, 8));
+}
+
+static opara_result opara__logic_binary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
+    opara_dtype dt = op->in[0].dtype;
+    size_t ea = opara_dtype_size(dt), ey = opara_dtype_size(op->out[0].dtype), item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        int64_t off[2];
+        opara__cpu_bc_item(p, item, &row, &j0, &n);
+        opara__cpu_bc_offsets(p, 2, row, off);
+        opara__logic_row((opara__logic_kind)p->fn, dt, (const uint8_t*)op->in[0].data + (off[0] + (int64_t)j0 * sa) * (int64_t)ea, sa,
+                         (const uint8_t*)op->in[1].data + (off[1] + (int64_t)j0 * sb) * (int64_t)ea, sb,
+                         (uint8_t*)op->out[0].data + (row * (size_t)p->inner + j0) * ey, n);
+    }
+    return OPARA_OK;
+}
+
+static opara__logic_kind opara__logic_kind_of(const opara__cpu_op* op) {
+    opara__op o = op->node->op;
+    const opara__broadcast_params* bc = &op->params->u.broadcast;
+    if (o == OPARA__OP_EQUAL) return OPARA__LG_EQUAL;
+    if (o == OPARA__OP_GREATER) return OPARA__LG_GREATER;
+    if (o == OPARA__OP_LESS) return OPARA__LG_LESS;
+    if (o == OPARA__OP_GREATER_OR_EQUAL) return OPARA__LG_GREATER_EQUAL;
+    if (o == OPARA__OP_LESS_OR_EQUAL) return OPARA__LG_LESS_EQUAL;
+    if (o == OPARA__OP_AND) return OPARA__LG_AND;
+    if (o == OPARA__OP_OR) return OPARA__LG_OR;
+    if (o == OPARA__OP_XOR) return OPARA__LG_XOR;
+    if (o == OPARA__OP_MOD) return bc->fmod ? OPARA__LG_FMOD : OPARA__LG_MOD;
+    return bc->shift_left ? OPARA__LG_SHIFT_LEFT : OPARA__LG_SHIFT_RIGHT;
+}
+
+/* What the kernel takes: NULL, or why not. */
+static const char* opara__logic_binary_refusal(opara__logic_kind kind, opara_dtype in, opara_dtype out) {
+    if (kind <= OPARA__LG_LESS_EQUAL)
+        return (opara__logic_numeric(in) || in == OPARA_DTYPE_BOOL) && out == OPARA_DTYPE_BOOL
+                   ? NULL : "needs f32, f64, i8, u8, i32, i64 or bool operands of one type and a bool output";
+    if (kind <= OPARA__LG_XOR)
+        return in == OPARA_DTYPE_BOOL && out == OPARA_DTYPE_BOOL ? NULL : "needs bool operands and output";
+    if (kind == OPARA__LG_MOD && (in == OPARA_DTYPE_F32 || in == OPARA_DTYPE_F64))
+        return "floating-point operands need fmod=1 (ONNX)";
+    if (kind == OPARA__LG_MOD || kind == OPARA__LG_FMOD)
+        return opara__logic_numeric(in) && out == in ? NULL : "needs f32, f64, i8, u8, i32 or i64 operands of one type";
+    return in == OPARA_DTYPE_U8 && out == in ? NULL : "needs unsigned operands of one type (u8)";
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_binary(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* ins[2];
+    opara__logic_kind kind;
+    const char* why;
+    if (!op->params || !op->params->resolved)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the node's shapes are not resolved", opara__op_name(op->node->op));
+    kind = opara__logic_kind_of(op);
+    why = op->in[1].dtype != op->in[0].dtype ? "needs operands of one type"
+                                             : opara__logic_binary_refusal(kind, op->in[0].dtype, op->out[0].dtype);
+    if (why) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: %s", opara__op_name(op->node->op), why);
+    ins[0] = &op->in[0];
+    ins[1] = &op->in[1];
+    op->p.fn = (int)kind;
+    op->fn = opara__logic_binary_kernel;
+    return opara__bc_prepare(op, 2, ins, err, cap);
+}
+
+/* ---- Not, IsNaN, IsInf ------------------------------------------------------------------------ */
+
+#define OPARA__IS_INF_NEG 1
+#define OPARA__IS_INF_POS 2
+
+static opara_result opara__logic_unary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    int f64 = op->in[0].dtype == OPARA_DTYPE_F64, neg = (p->mode & OPARA__IS_INF_NEG) != 0, pos = (p->mode & OPARA__IS_INF_POS) != 0;
+    const float* xf = (const float*)op->in[0].data;
+    const double* xd = (const double*)op->in[0].data;
+    const uint8_t* xb = (const uint8_t*)op->in[0].data;
+    uint8_t* y = (uint8_t*)op->out[0].data;
+    (void)scratch;
+    if (op->node->op == OPARA__OP_NOT) {
+        for (i = i0; i < i1; ++i) y[i] = xb[i] == 0;
+    } else if (op->node->op == OPARA__OP_IS_NAN) {
+        for (i = i0; i < i1; ++i) y[i] = f64 ? xd[i] != xd[i] : xf[i] != xf[i];
+    } else {
+        for (i = i0; i < i1; ++i) {
+            double v = f64 ? xd[i] : (double)xf[i];
+            y[i] = (uint8_t)((pos && v == HUGE_VAL) || (neg && v == -HUGE_VAL));
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_unary(opara__cpu_op* op, char* err, size_t cap) {
+    opara_dtype in = op->in[0].dtype;
+    int is_not = op->node->op == OPARA__OP_NOT;
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(op->node->op));
+    if (op->out[0].dtype != OPARA_DTYPE_BOOL || (is_not && in != OPARA_DTYPE_BOOL) ||
+        (!is_not && in != OPARA_DTYPE_F32 && in != OPARA_DTYPE_F64))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs a %s input and a bool output",
+                                 opara__op_name(op->node->op), is_not ? "bool" : "f32 or f64");
+    if (op->node->op == OPARA__OP_IS_INF)
+        op->p.mode = (op->params->u.is_inf.detect_negative ? OPARA__IS_INF_NEG : 0) |
+                     (op->params->u.is_inf.detect_positive ? OPARA__IS_INF_POS : 0);
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__logic_unary_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Max, Min, Mean, Sum ---------------------------------------------------------------------- */
+
+/* Folds n elements of input x (every s-th) into y: the first input is copied, the others combined. */
+#define OPARA__VAR_ROW(T, MAXE, MINE)                                                                            \
+    do {                                                                                                         \
+        const T* X = (const T*)x;                                                                                \
+        T* Y = (T*)y;                                                                                            \
+        if (first) {                                                                                             \
+            for (i = 0; i < n; ++i) Y[i] = X[(int64_t)i * s];                                                    \
+        } else if (kind == OPARA__VAR_MAX) {                                                                     \
+            for (i = 0; i < n; ++i) { T acc = Y[i], v = X[(int64_t)i * s]; Y[i] = (MAXE); }                      \
+        } else if (kind == OPARA__VAR_MIN) {                                                                     \
+            for (i = 0; i < n; ++i) { T acc = Y[i], v = X[(int64_t)i * s]; Y[i] = (MINE); }                      \
+        } else {                                                                                                 \
+            for (i = 0; i < n; ++i) Y[i] = (T)(Y[i] + X[(int64_t)i * s]);                                        \
+        }                                                                                                        \
+    } while (0)
+
+static void opara__variadic_row(opara__variadic_kind kind, opara_dtype dt, int first, const void* x, int64_t s, void* y,
+                                size_t n) {
+    size_t i;
+    switch (dt) {
+    case OPARA_DTYPE_F32: OPARA__VAR_ROW(float, opara__max_nan(acc, v), opara__min_nan(acc, v)); break;
+    case OPARA_DTYPE_F64: OPARA__VAR_ROW(double, opara__max_nan_d(acc, v), opara__min_nan_d(acc, v)); break;
+    case OPARA_DTYPE_I8: OPARA__VAR_ROW(int8_t, v > acc ? v : acc, v < acc ? v : acc); break;
+    case OPARA_DTYPE_U8: OPARA__VAR_ROW(uint8_t, v > acc ? v : acc, v < acc ? v : acc); break;
+    case OPARA_DTYPE_I32: OPARA__VAR_ROW(int32_t, v > acc ? v : acc, v < acc ? v : acc); break;
+    case OPARA_DTYPE_I64: OPARA__VAR_ROW(int64_t, v > acc ? v : acc, v < acc ? v : acc); break;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_FORCE_U32: break;
+    }
+}
+
+/* Element offset of input `in` at the start of output row `row` (the output's dims but the last), and
+   its stride along the last. */
+static int64_t opara__variadic_offset(const opara__cpu_tensor* out, const opara__cpu_tensor* in, size_t row,
+                                      int64_t* last_stride) {
+    int64_t strides[OPARA_MAX_DIMS], off = 0;
+    int32_t d;
+    (void)opara__cpu_bcast_strides(out->ndim, out->dims, in->ndim, in->dims, strides); /* checked by prepare */
+    *last_stride = out->ndim > 0 ? strides[out->ndim - 1] : 0;
+    for (d = out->ndim - 2; d >= 0; --d) {
+        off += (int64_t)(row % (size_t)out->dims[d]) * strides[d];
+        row /= (size_t)out->dims[d];
+    }
+    return off;
+}
+
+static opara_result opara__variadic_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    opara__variadic_kind kind = (opara__variadic_kind)p->fn;
+    opara_dtype dt = op->out[0].dtype;
+    size_t e = opara_dtype_size(dt), item, i;
+    uint32_t k;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        size_t row, j0, n;
+        uint8_t* y;
+        opara__cpu_bc_item(p, item, &row, &j0, &n);
+        y = (uint8_t*)op->out[0].data + (row * (size_t)p->inner + j0) * e;
+        for (k = 0; k < op->n_in; ++k) {
+            int64_t s, off = opara__variadic_offset(&op->out[0], &op->in[k], row, &s);
+            opara__variadic_row(kind, dt, k == 0, (const uint8_t*)op->in[k].data + (off + (int64_t)j0 * s) * (int64_t)e, s, y, n);
+        }
+        if (kind != OPARA__VAR_MEAN) continue;
+        if (dt == OPARA_DTYPE_F32)
+            for (i = 0; i < n; ++i) ((float*)y)[i] /= (float)op->n_in; /* ONNX's reference: the sum, then / N */
+        else
+            for (i = 0; i < n; ++i) ((double*)y)[i] /= (double)op->n_in;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_variadic(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* y = &op->out[0];
+    opara__op o = op->node->op;
+    opara__variadic_kind kind = o == OPARA__OP_MAX ? OPARA__VAR_MAX : o == OPARA__OP_MIN ? OPARA__VAR_MIN
+                                : o == OPARA__OP_MEAN ? OPARA__VAR_MEAN : OPARA__VAR_SUM;
+    int any_type = kind == OPARA__VAR_MAX || kind == OPARA__VAR_MIN;
+    int64_t strides[OPARA_MAX_DIMS];
+    uint32_t k;
+    if (!op->params || !op->params->resolved)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: the node's shapes are not resolved", opara__op_name(o));
+    if (any_type ? !opara__logic_numeric(y->dtype) : (y->dtype != OPARA_DTYPE_F32 && y->dtype != OPARA_DTYPE_F64))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs %s inputs of one type", opara__op_name(o),
+                                 any_type ? "f32, f64, i8, u8, i32 or i64" : "f32 or f64");
+    for (k = 0; k < op->n_in; ++k) {
+        if (op->in[k].dtype != y->dtype)
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: input %u is %s, the output %s", opara__op_name(o), k,
+                                     opara_dtype_name(op->in[k].dtype), opara_dtype_name(y->dtype));
+        if (!op->in[k].data || !opara__cpu_bcast_strides(y->ndim, y->dims, op->in[k].ndim, op->in[k].dims, strides))
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input %u does not broadcast to the output", opara__op_name(o), k);
+    }
+    op->p.fn = (int)kind;
+    op->p.inner = y->ndim > 0 ? y->dims[y->ndim - 1] : 1;
+    op->p.tail = op->p.inner > 0 ? (op->p.inner + OPARA__CHUNK - 1) / OPARA__CHUNK : 0;
+    op->p.outer = y->ndim > 0 ? opara__cpu_dims_prod(y->dims, 0, y->ndim - 1) : 1;
+    op->work_items = (size_t)(op->p.outer * op->p.tail);
+    op->min_items_per_task = 1;
+    op->fn = opara__variadic_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Neg, Abs, Sign of f64 and the integer types ------------------------------------------------ */
+
+/* Integers wrap (Neg and Abs of the type's minimum give it back, as two's complement does); f64 keeps NaN. */
+#define OPARA__SIGNED_ROW(T, NEG, ABS, SIGN)                                                                     \
+    do {                                                                                                         \
+        const T* X = (const T*)op->in[0].data;                                                                   \
+        T* Y = (T*)op->out[0].data;                                                                              \
+        if (fn == OPARA__UN_NEG) for (i = i0; i < i1; ++i) { T v = X[i]; Y[i] = (NEG); }                         \
+        else if (fn == OPARA__UN_ABS) for (i = i0; i < i1; ++i) { T v = X[i]; Y[i] = (ABS); }                    \
+        else for (i = i0; i < i1; ++i) { T v = X[i]; Y[i] = (SIGN); }                                            \
+    } while (0)
+
+#define OPARA__WRAP_NEG(T, UT, v) ((T)(UT)(0u - (UT)(v)))
+
+static opara_result opara__signed_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    opara__cpu_unary fn = (opara__cpu_unary)op->p.fn;
+    size_t total = opara__cpu_numel(&op->out[0]), i0 = begin * OPARA__CHUNK, i1 = OPARA__MIN(total, end * OPARA__CHUNK), i;
+    (void)scratch;
+    switch (op->out[0].dtype) {
+    case OPARA_DTYPE_F64: OPARA__SIGNED_ROW(double, -v, fabs(v), v > 0 ? 1.0 : v < 0 ? -1.0 : v); break;
+    case OPARA_DTYPE_I8:
+        OPARA__SIGNED_ROW(int8_t, OPARA__WRAP_NEG(int8_t, uint8_t, v), v < 0 ? OPARA__WRAP_NEG(int8_t, uint8_t, v) : v,
+                          (int8_t)((v > 0) - (v < 0)));
+        break;
+    case OPARA_DTYPE_I32:
+        OPARA__SIGNED_ROW(int32_t, OPARA__WRAP_NEG(int32_t, uint32_t, v), v < 0 ? OPARA__WRAP_NEG(int32_t, uint32_t, v) : v,
+                          (int32_t)((v > 0) - (v < 0)));
+        break;
+    case OPARA_DTYPE_I64:
+        OPARA__SIGNED_ROW(int64_t, OPARA__WRAP_NEG(int64_t, uint64_t, v), v < 0 ? OPARA__WRAP_NEG(int64_t, uint64_t, v) : v,
+                          (int64_t)((v > 0) - (v < 0)));
+        break;
+    case OPARA_DTYPE_U8: OPARA__SIGNED_ROW(uint8_t, (uint8_t)(0u - v), v, (uint8_t)(v > 0)); break;
+    case OPARA_DTYPE_UNDEFINED: case OPARA_DTYPE_F32: case OPARA_DTYPE_BOOL: case OPARA_DTYPE_F16: case OPARA_DTYPE_FORCE_U32:
+        break; /* f32: the unary kernel; the others refused by prepare */
+    }
+    return OPARA_OK;
+}
+
+#undef OPARA__SIGNED_ROW
+#undef OPARA__WRAP_NEG
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_signed(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap) {
+    opara_dtype t = op->in[0].dtype;
+    if (t == OPARA_DTYPE_F32) return opara__cpu_prepare_unary(op, fn, err, cap);
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(&op->in[0], &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: input and output shapes differ", opara__op_name(op->node->op));
+    if (op->out[0].dtype != t || !opara__logic_numeric(t) || (fn == OPARA__UN_NEG && t == OPARA_DTYPE_U8))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, f64, i8, i32 or i64%s", opara__op_name(op->node->op),
+                                 fn == OPARA__UN_NEG ? "" : " or u8");
+    op->p.fn = (int)fn;
+    op->work_items = (opara__cpu_numel(&op->out[0]) + OPARA__CHUNK - 1) / OPARA__CHUNK;
+    op->min_items_per_task = 1;
+    op->fn = opara__signed_kernel;
+    return OPARA_OK;
+}
+/* ==== END src/cpu/opara_cpu_logic.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_movement.c ==== */
 /* CPU kernels of the data-movement operators: strided copies (Expand, Transpose, Slice), the
    Reshape family, Concat and Split, Gather, Pad and Resize. */
@@ -14353,10 +14866,6 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* 
 
 /* ---- ReduceMean .. ReduceSumSquare ------------------------------------------------------------- */
 
-/* max/min that keep a NaN on either side (v > a is false for a NaN a, which then stays). */
-static double opara__max_nan_d(double a, double v) { return v > a || v != v ? v : a; }
-static double opara__min_nan_d(double a, double v) { return v < a || v != v ? v : a; }
-
 /* What a kind's accumulator starts from. */
 static double opara__reduce_init(opara__reduce_kind kind) {
     return kind == OPARA__RED_MAX ? -HUGE_VAL : kind == OPARA__RED_MIN ? HUGE_VAL : kind == OPARA__RED_PROD ? 1.0 : 0.0;
@@ -14965,15 +15474,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_SQRT: return opara__cpu_prepare_unary(op, OPARA__UN_SQRT, err, cap);
     case OPARA__OP_ERF: return opara__cpu_prepare_unary(op, OPARA__UN_ERF, err, cap);
     case OPARA__OP_GELU: return opara__cpu_prepare_unary(op, OPARA__UN_GELU, err, cap);
-    case OPARA__OP_NEG: return opara__cpu_prepare_unary(op, OPARA__UN_NEG, err, cap);
-    case OPARA__OP_ABS: return opara__cpu_prepare_unary(op, OPARA__UN_ABS, err, cap);
+    case OPARA__OP_NEG: return opara__cpu_prepare_signed(op, OPARA__UN_NEG, err, cap);
+    case OPARA__OP_ABS: return opara__cpu_prepare_signed(op, OPARA__UN_ABS, err, cap);
     case OPARA__OP_EXP: return opara__cpu_prepare_unary(op, OPARA__UN_EXP, err, cap);
     case OPARA__OP_LOG: return opara__cpu_prepare_unary(op, OPARA__UN_LOG, err, cap);
     case OPARA__OP_RECIPROCAL: return opara__cpu_prepare_unary(op, OPARA__UN_RECIPROCAL, err, cap);
     case OPARA__OP_FLOOR: return opara__cpu_prepare_unary(op, OPARA__UN_FLOOR, err, cap);
     case OPARA__OP_CEIL: return opara__cpu_prepare_unary(op, OPARA__UN_CEIL, err, cap);
     case OPARA__OP_ROUND: return opara__cpu_prepare_unary(op, OPARA__UN_ROUND, err, cap);
-    case OPARA__OP_SIGN: return opara__cpu_prepare_unary(op, OPARA__UN_SIGN, err, cap);
+    case OPARA__OP_SIGN: return opara__cpu_prepare_signed(op, OPARA__UN_SIGN, err, cap);
     case OPARA__OP_SIN: return opara__cpu_prepare_unary(op, OPARA__UN_SIN, err, cap);
     case OPARA__OP_COS: return opara__cpu_prepare_unary(op, OPARA__UN_COS, err, cap);
     case OPARA__OP_TAN: return opara__cpu_prepare_unary(op, OPARA__UN_TAN, err, cap);
@@ -14996,6 +15505,9 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MUL: return opara__cpu_prepare_binary(op, OPARA__BIN_MUL, err, cap);
     case OPARA__OP_DIV: return opara__cpu_prepare_binary(op, OPARA__BIN_DIV, err, cap);
     case OPARA__OP_POW: return opara__cpu_prepare_binary(op, OPARA__BIN_POW, err, cap);
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: return opara__cpu_prepare_logic_binary(op, err, cap);
+    OPARA__CASE_LOGIC_UNARY: return opara__cpu_prepare_logic_unary(op, err, cap);
+    OPARA__CASE_VARIADIC: return opara__cpu_prepare_variadic(op, err, cap);
     case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__cpu_prepare_concat_split(op, err, cap);
     case OPARA__OP_SLICE: return opara__cpu_prepare_slice(op, err, cap);
     case OPARA__OP_GATHER: return opara__cpu_prepare_gather(op, err, cap);
@@ -21366,6 +21878,172 @@ static const char opara__ptx_layout[] =
     "!V55;&ek0)A<6k##>E5nk##X^->6_i#G5^^##cv&,gR+A3dv/D2e_(%kf*-rNA3v}._31rNW79|g/6SL@7y=w 41:df#C3kV0)|f-;8y"
     "`/,r(E7op#D2qJ(g#=2|`$";
 
+static const char opara__ptx_logic[] =
+    "hq.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_logic_binary(\n.4w$m .u64A9_>~ _0"
+    ",-IO1.I@2Ig32 IO3.IO4.IO5.f$k76\n)\n{\n.reg .pred %p<135>;4m(b16 %rs<143n&f32 %f<6E 1n!r<21X!n(f64 %fd<5"
+    "8G 3j)rd<467>;\nlde$!d$~'%rd182, [ w)I]T!O3#T!J1T!O4#T!B2T!!n%g46#R!H3R!O7#R!H4R!O8#R!J5^%O5#T!m06];\ncv"
+    "ta.to.globalZ!;,o&5B;2BM3B;3BM2B;4Bk$5;\nmov{% l#p$ntid.x6t&49, %cta8l#50, %Oj%ad.lo.si!89S!#Y!!v!j*r50;"
+    "\nsetp.geEo!p17,Kh!6;\n@4q. bra $L__BB0_153c#!d$'|#Vulf#>3^#m(1;\nbra.unik!l 2;\n+l%72:\nshlT1i 288r&l*7"
+    "1, 2;\nadd.s:!`$$V(i 288c+$Q(#i#j%d461, [NY];z!R90n(^37{!:9b+#u*y 290{!;2{!89`2-h%n 100j%p 99:R#o 371~$X"
+    "71Q#Yu8|$P37P#*^!@2a$x 137_!<2_! k4(W$,z##Y.!P!;1Q,Rltw.Rp9T)!F;2g+$i1 U%90c,Z98c,l$05;\noro(m!375,e%#]#"
+    "n#;\nandAU6,Ik)-4294967296P$Reqp$Sp9j+ P!$l#D9l#l$3;\nremr%v 463m#/R*@4m.C4m.U94m.D3p,A5m.X94_)$gA<5n,E5"
+    "k.>6k.-y!B7k.I6y!%g0W97Y+m 76:zE!pDj!tempb* k#9{0!`4i!37},j!j ;\n}g)#e7S38@~+, 2147483647;/w!;9w!D1x!S40"
+    "A72x!h r14c* 7(q$%A 0V2,H Q%O})t!C2t!E1u!V3,I }$<}|<:tx;l!p56,c'u(2146435071FT7,`&)FTorqN85t(#n!i p57d0C"
+    "5Q3_93q/W77s8S3:[5:ei,l!p93,Q'p$0d7FF0 E;NT4,Y&1N m*$q$!R1#P#8pP1 V4C5q$G5q$@9c3m 95:|5$r#O6&q$UlpW185Ep"
+    "!FFF8E;,n3 m!0q#@6S2E7q#W59e&D0 #V-7$p##`*+t9&y:k ltuZ#U60|%!b#.|!#p08@K.n!7-T4S43e082e0k shrjKk 206A~!,"
+    " 200p!U4}q$+p!$l0:4p!!Q&<n~N#o>!f##U'Y61f%R81aN>fl5&~+ Y2+h(7.p$K5b&S14b&:5p$!m>+|&o#6, -5h/t 81:i%T2,_&"
+    "$i%C2i%C3i%@3v-7Ai%K7Z)k 148A/i%$u)E8i%V3:u;m#rd303g')_K:0}G!@q-450359962737049zL:4o;#R!,JZ6;^#=5[%*^#$m"
+    "M @7#^#!}%%R!/^#l sube&n 13,V+m&207;\nnotpE;9=)j'91R`!'q'89X`!=x=#tD EY-1s(#i`!U51u!(wb! a0A2^$R15[_!U52"
+    "^$)v#V4,Eo 29;lIS20[#94qN&qS!#Z/$V&=9Z/C3Z/@5Q,k34:\n.pragma \"nounroll\"j$%o)#t(%[+81yK(}H<2`*70[N;5s4Q"
+    "26Y0$wZ!$T%$_&95T%!gB%Q.r 60,Y. (q p64xT!%>!O+{)$Z, ',g*U09n'^-1R;E5](+vGA8_3Y5:u+:6s`!(u+#w-b56u+#s5#E "
+    "u+&~a!#}##c: G:3}#C6hCB0u0S59X&*W0#R(!=Y-4r#$TA#b'Y16j8:3o# D!}(&n9#q< @C2o!$h!#`f!(V0:1{T! A/V0#c& D$x("
+    "+xq! vn!&,O7*V0O9%V0%p-O9/V0;6lH`27V0;8D.V0]31V099V0B8V0S31|o!V10]-%;X2,D.a%$om!g120a%%h4H8a%;9D0a%Z3,q$"
+    "92a%D9a%$]D O-a%$]k!$D.a%$Po!g150a%;6a%G9a%S70D0a%Z6,q$!XZ![70a%$b*_16a%%R)3T.S30@O80a%$fM`30a%;1D6[='q$"
+    "!lf!!wg!78[=C4:=2s4/[=[72b5D7tS!(ah!s 88:m;T73c8 ~/ `!F3m;&`!Z9:X)7%^6<3f/71^6;8X)H1X);4D/j-D2^6!^$Zp7eF"
+    "S32T$G2^6;2^6K2^6<3@71^6$Sx!`32a%;5D0a%Z3,q$!^6[75a%$k2G2^6;2^6K2^6<3S#70^6S70a%H3a%;6D0a%Z6,q$#^6D6a%$b"
+    "*G2^6%a>L2T.%z!70^6S71a%H4a%;7D0a%Z9,q$#^6C7a%%c9 O,a%%u1$D.a%$c* b17.a%;2a%H5a%;8D/a%%b0%q$!^$[p7tH%w,_"
+    "32a%$R)$D.a%$v+ n(7.a%$ev!H3^]!S79D0a%Z5,q$94a%,tH&T$G5a%$}*$D.a%%@70oa!;7hQ!H3hQ!S80D0a%Z8,q$!oa!D8tH;3"
+    "{. O,a%<4}*K9a%$S#O40[u!;7hQ!H3hQ!S81D/a%Y41|##^$Zp8tHS34{. O-a%$}*$D.a%%z!O30a%$hQ!H3hQ!S82D0a%Z4,q$!z_"
+    "# qU$*a%${. O-a%$}*$D-a%%c*O40{X#;7hQ!H4hQ!S83D0a%Z7,q$!~g# gR#*a%%w,G7a%%R)K8a%$v+O40pM;7pMH4pMS84D/a%r"
+    " 50,q$!pMD8pM;5T$G5pM;5}*K5pM%n+O50pM;7pMH4pMS85D0a%Z3,q$!pMD8pM;5{.G5pM;5}*K5pM%V3O50pM;8pMH4pMS86D0a%Z"
+    "6,q$!pMD8pM%SW!G5pM;5}*4uZ!%j4O50pM;8pMH4pMS87D0a%Z9,q$!pMD8pM%vd!G5pM$vY$%D.a%$c*O60pM;8pMH4pM#ki$!`y$-"
+    "a%Y62|##^$[p8pM$t^$_36pM;6R)K6pM%y;O60pM;8pMH4pM#bm$!l|$5rl!&q$!pMg89.rl!#b-$}Y#>6rU$#l##nn$!>B1av$${m!;"
+    "4rQ$+ey# q#'jk!A:dj#$PU##}#h/92233720368547758xY#,Zh$$S::6u*)[|#K4}~# T$+Sx#Z92z)<8u!*Qt#:4xQ$ >7BQt#;8V"
+    "S![49Qt#$Z<;8]|#(x`# d8 Q:(y`#%f4$~8,=A8hn#.`4W5,u(#@*r-;99#mT!)|#E9vc##R,<1v.;8{_#%^#%P1#r%B9Ua#:1j*!Z#"
+    " Wy!Qcvau$$`#k d36iQ%,pS!;6[< @C5Y|$S36z9&ED5[6<7y1%_$!rH,R,%m@A7e|$t)2:\ncopysigndZ$#&O4%o_$j!103:{%S32"
+    "['n 192Uv$-;&yv$#cw$$a)#}u$$>u 192r'$Ux$A1Re$o 104jU$!u2S10X{!<6[8)vg#Q10z) nR!B8Th$Q10}J#A9prS%)s+V77w!"
+    "_63l%$vA#^p!(X!>8sQ%1X!%m~$E8SV#S10V&$X.D6s$X4,z$E3b,>9k#:0DB4w-<1~W%&KA3c((gl$%T$!|#=4fs#Z10fv#`11y(<6U"
+    "!$kb%[06kS%G9a&<7U!;7U!,rc%D1^_#$Zm#E5bQ%;4rp#$YU%!e$At|h%:[FS],z&0zU%@5id%[11S]%W80S#B5Q#:8f^%g800P#r 0"
+    "9:n%<2n%+c7<4wp#$n%B2l#R32n%g111n%D1n%O1(n%70P#R94~!LrV9@1LF6l.#pR#:4gA9@1+RHH8h:)mP%D8a(M4a(B3a(#hv%!{$"
+    "S32P%$Uj$*z&=f|(83{&gf3'x&C7U$e08V0A7U$Y08i#&V0U7]Y$7$k#:2XAl s64ep%$Q9B9om%$u^$$ae% SP&)Ul%:3{q!,k!$mL8"
+    "2Yl%(X%$`S#Y87^n%$Y+$SM>5qK#V!$b:!|p% q++_[% Z^#'u]$%sj$A5t]$#^l! ;B-R[$#nH:2d;X53;!o$[54U]$#fl![54S]$!T"
+    "&>6~[$&[u##|s#:5z*,j%*mS!W20~$'I;4}~##rU%D1Wq%B8ns$#gG!Q!O7Ha#%V#X5:g&$gg$>2hR!(u+#S&:6xZ!m!wide`,#rS! `"
+    "!,nE%pN;,H+>$]> FH4]P&;1pq%h!192+_/(_z$%PP!$h%Y11y{$$XP!#H7!hy%<2u#<4]Q$C2md!n$7;\ndivX8F7j#%mX&%m#$w|%%"
+    "kX$+hl!;4[Y$&c!1eh%(Wi$E7~U!>5y!,9&{!#x$$a]&#d*!< }n%*b]&#ll!$DA7b.#gt!#X!_60RW!#u%`59:#U!(jBZ8:f,#c&#&+"
+    "{n!;1Y}%!E+bA%s'$AI7S- iW&!T-_8]v)$hS!$j!81pD*[$A,H+c]&$S# R-!R#r 0+-W/<2T]!$x+Y20W/$m5#H7#W/%H&^[&[21TU"
+    "!,X/F9k#+a&$`7&K!]k%(X/E2~$1SZ&A1UR!-Z/$bu!]20Z/%R]&X17Z/#W}!#<%os!'Z/!|2$D*}]%#`j!$X!H5o.:9[!/:#z%A6hi!"
+    "a1:`+<3d-#a+-U($]f&$m'[20a^&%|'%l/1g->8g-D8g-C5W*D8g-U6,H7#g-%k)&]u%C2|l$ sV%)g-^21k#-a&$d<%f/D8g--W.H7g"
+    "-)So!.rq!U67{!,9%r;B9g-#l+#c9-r;#ev!$D*r;#gP!#X!H7r;#w%H6r;#z%A7s1J4g->8g-H8g-$a5&T*+~9$SZ$%HZ27Sf%>2UL1"
+    "rI yV$%R.Z12S.%XY%%hn$C6S.$dg!!H7#S.$Sp&>1k:+px$%zECspP!)k#,|&Y12TI[36S.C4s.I1k:(_e!]16S.U72{!,9<3}!)S.#"
+    "{y$#<E7k:#Xv$$D*k:#br$$X!1k:#A1k:#p!)k:I7S.@1k:!b+-V(%f';4f'+l:<7}'%pu#+T.$j|%:1T.+fy!U24=$y+B4y+(S[!]18"
+    "eo!#xz$&~Z&^25pd!'{#g77#V]!#{Y$_77W]!:2ad% a!+W]!<2z.$f&+Yi!$wi#!F1d3 Qj#:[B,W]!D2lY![49c3%|!O7%c3$`BU18"
+    "Z'+TS#%g/&~1F8k#-[,%a9=8C*c3B9c!82p>.of')Pr!F1c3'{!,9I9Z]!#XS##<[78c3#W~!$D*mj!#kj$#X!`81w2:8[!0:#U!)[%B"
+    "2[]!;2PM$P(+lp#<2h9 F+]]!B5s-J2XZ!;2^f'_56W5<2o9$lBb22W5>2pi',]3;7]3#pR#^27]3.U$;5eF^48_^!&r>$q~!,vP!$ha"
+    "%!H7#_0$W1U25_0+[z! Zb%)_0^30k#-c'$u($KD5vP!$T[%=4n#0[R'@2f>]25_0#_s$!{!,9&}&*_0!t&#<%Qv&'_0!s$$DB3_0@7X"
+    "!G6s/#w%H8^D#z%)kt%a26rC f,#f.2_^!%]7<3Q.K7i.M8i.;9i.#pv%g29)i.V66i.,a_!%x9$Y+D6]Q!$7!H7!i.%HT30i.C3Qz! "
+    "~T&)it'$]e%)k#-T-@3TQ$^29T-=8Z!,9&i%)l~##jW$#<`88`+!U$)k}%a30`+V31`+0W[!&o%$W[!b31`+$@)k^!S31|f##u$A1ka#"
+    " a*#7#l$#Q^%,wK#tU!a92Tb#B6zn&`93Tb##oU#!mU#*Qa#W95Tb#C9do&#T!D5Ub##b}![95Ub##rN`14Wb#$])E6Wb#%yh#)`_#$X"
+    "c!#qa#C3pl!Z47qa#U4,l$g152|!&t)A4_a#U97t&0WT!#e]!I9WT!#So%G9WT!A3pS#[23d7$qN F1WT!;7f9t 238WT!<3s1#j% cW"
+    "!)^6<4e57&^6$kg!>4^6+kg!D3kg!^36k#,a2$bc%%K[77wDB7c!`24o~#@3k@F3kg!$ub( {!,9&}&)wD$se$#=E9XT!$se$%F*ZT!#"
+    "za$$[!`10]T!$VQ'H0^T!#Q&W10_T!Z37_T!$ge%$we(C7Vp%T24{)E2`T!%yI$AI3`T! aQ%9[M/e;$~Y%%k)Z24P0<8z)I5rl($T#;"
+    "8tE^76_S!Y46V,D8tE<4j#O6%f/%w%&yi!C3Wk![39f/F8k#-b&%C=8C*f/B9c!`24b[$A4qD.YG$zn$^d8ZG<1Y]#Z36h/#y=$j;^03"
+    "j/$Z.=5A)k/B7_!1jS!;8a!0;$t0(P4J4[I%^n!b84lS!$~v%%z'92cn!'u-$Z{#%H kV!.V#V94t-,jR!Y51e*!tF(t-$^x%!H7#t-$"
+    "p0=5y}&C3ov! {w%)t-^40k#-a&$hg!$K C)t-C4~$`25Rf$@4lx$_42t-'p#-:%u/*Va!:1aZ#$>^10`<#bZ#&H+a<$Xk'$_!H1b<$p"
+    "t(H1b<$[s(@1b<a43t-V54t-0QV!$~}%%z'[25|Z$%Xy#$IZ93UT#'vR!2Zb#!_B%b.-[b#%~r!$S+!vA*d.$Y;O5&Y;$j8>5Y;+x}!E"
+    "4in!G5l#-Q'B8QJ!D*f.+V/a25[;(kn!F4kn!<1Wv$G0Vb%%y]#Z40g.#d:$qV!F1];#}Q#&H+];$Pk)%_!1];$Y!0];#X&A1yf#J4yn"
+    "!@5];1mb#%eV(%ZKC5^;<1mI%fT&D0xU($Qb#I4ob#U37=$],,T}!(Tx#]47pb#$uA&V{!G3^e!(rc!({w$0j^!$`+w 118l^!;6q5F8"
+    "m^!A6}n$[26}n$<186~n$%mc)E6Po$<2xY$%m0!ud#(~3<6~!7%Qo$%vE>6q(+]w!D5x`$_47l#-h,%s4>7D*~3+p4`26To$)e]%_50~"
+    "3>9}!,;%|b$,u^!#W_#$>t 119~3#PP$%HY19~3#p]#%_!H2fv%#U&a12SC#R/@2QGC5|d%T26^v$J3z^!%lX$G6io$C2Z.1v[!T26mU"
+    "$I2w5$SI%~p#d68w5>9}^!+{3$|G<5ac#^40{3/x0;2mGu 114S`!Z70h-D2_R!%m|!O7%WV$%{H'R|)C4sp$ fI*y0G9l#,j'$ST$%L"
+    "!D)y0C5R%`27YV$A5}X%F4y0%lx'G2bR!=2m3+y0#XD#>*|$$A$h/=6A)y0B8_!H7^0;9a!/;;5R2(kT%a55yDU73}.2X`!%cW*$|'z "
+    "273Q/$I1Q/<2Q/#]W#g42*Q/W32Q/,`a!%gX*%o+D3{R!%k~!7&gX*%eI'gX*C4m|! tP!){c#%|c!)l#.k-(rs&_58k-(]!,;%hs#Y4"
+    "9mc&;3kP*$S+0[o$$i])A3UAJ9o+@7o+0S^!%vS$<5V5L7o+>8o+'x*D:wt%#`{& T4#X^#[44a[&0bX!)]`%=1cb$&g|&$ZL X=$rp%"
+    "D1w!J2VW%(t)81{T$,rS&[15Ya&D1`b&^26`b&=1`b&;1yT&D1ab&^27ab&E1ab&-Tu*D4[|'$rP#/oe*o 386oe*C3fs!&r}*${b%s!"
+    "386]z!M7qe*;3mr#$lr$b87{!%]q*a88^s*@4x*^61n,@5Rq& n,-]j&0u*B6ea&D2ea&O2%Tu*=st$D2Ru*$xT$7 Ru*<sPu*88iX+-"
+    "im&C8P1[10rs*!UV!,im&<9U!%on&,SQ& rf! a<#Wb+!g'9sf$<sbr##:!T, AX25Y# =Rp1er#:s|;/P2)o5F2P*<6h$;1]=+v0H6Z"
+    "P')Vu&]64n5#w='m5C4]&I6d7({KF6vx$#cF'h5D5t~%E2]*[51e5C5{P!]73Z*#YU#'b5C5^GC9`y%f28Pz*B8Pz*`84c3(nX+-Rz*O"
+    "8 Rz*B8Rz*b86{!%nX+g87'nX+v 119`=D8Sq&,]T$!jP!-U!D9vP'-Tb&I2~t&)xf#[12Pw&$x`#1j6Zs8_<[93l6$r]&2l6%_!%{7g"
+    "94(q;E3`'#`[!%p2*ru%O9%h:&dS!s!279]_+O0&i:l 133]+]0]~{*$cj! D%u{$$UP!#UP##y7q 133oz)$WP#)=!w]'$>$m~*$d!!"
+    "WX(<4u]!S16g!:sbn!!Si%!_!#}::4|^'#@s p48V&7'cR';2cR'gs4'bT' _r$*bHL9lm+;3[l+%^J1q~%(}-D0^Je91lm+X39Zj+y "
+    "391{!&k.O2'k.Z12TQ'f39yNB9yN`95ob+T23m#-xNO9 xNB9xN+ue&%z!<4z!2wNA2wV!t 15:WG#pm#Vs2jp'(<S1,WM+oX+#u/$A9"
+    "ptm#7$dHv 116l#O2!l#@3l#>x~_+&l#:3'*vQ!D7vQ!D4x0 U2:uU2 ~$<1Wp'b32zc':4g1O1(ze'[28{,5h1Y40h1+V['#tb,$}*j"
+    " 400RY, h+$;!h-[%fUl*N0}1X40}1v 401b#%g^'`02b#!Se+)iw%^29Vf!#~W#=4_e%D1j}&$n;*{F#]Y#'w_$E1{U&/Vu!${{!)[#"
+    ",ch!1Wq!p 138Sc&>2U%#^b+!bA&f(ad2V<A3P3C4Xu'<4VT+6XU,&i;s!404]})O5'XU,&{:p 405XU,_41g)E5Z',wd!_45a(E8g),"
+    "jP!_49U!E9[#,jP!J4XD)jP!A4U^!$g)%lg,$Wu#J8W4*vh&/sT(=2da!$_Y%,hP&_14~X(=2xO$RU!E2ag,)ih,7@s$_33s$E1s$,]R"
+    "'_36s$E2s$-zu&>8s$7@P1)i]!7A})(kf*7Ag!V50eP,7!g!(_!,R5O6!_CA3_CH4_Ck 406_C7'`P(F6U/#cl$'Wd!c53zj!'R!C4Td"
+    "!C5P<H6R~&@9g*D6}T%g92&Pd!'~j!D9my!~ 293'Pd!(Qs,O3'bj!F7i1[55W'+y:H7sP$A7rk,D5rk,6ay,B9ay,_98wH&n&G9wH!x"
+    "`(,l|(N0uy,X30uy,v 300a#%aQ#`01a# `!HfiG*[w&F3R[,78g6V36~47@e!E8ce,0e!(]!,z4O3!z4A2z4J3z4;3z4)tV!t 52:Wa"
+    "-#`u'7$_c--V|(<7X$)kY)#uy##<F3sa($uo#%G;8Sl(,kW&)p$h$3:\nretPb)7#ys-Ou%xs-Ou-ws-Luvs-,Yq-Ou-us-Ou-ts-Ou-"
+    "ss-)HI5xr-G1xr-g26(xr-^77wr-^11wr-`99vr- q]#N[t(0am-!cR-6~(/go-g36!Q!0or-g37!Q!0nr-g38!Q!0mr- rr$6Q!O5&g"
+    "q-g51%fq-g50*Pp-K0Pp-#|T-0Pp-#Vx$$Vj$!+F1~o-(TR(;3qn#)rY!91]g%,SW!#h6D7do(!a^$7(ip-X42Zc&![M!VZ-)6<56+xP"
+    "*#k$%p$-cQ*$[%)wg&$|x#*qf&$ap##U'*Ux$#9;6h!(S!%|w(/cx((k[!B7q'0dn!!iK>3lg#B8R!F1gs&U1_{r#u 1_1eZ)#eU%3~u"
+    ",T1_zz$)]f&$n++uw%)`Y!H7Zw(#]l' j(+ZX%A9`n!%m_&(b##am!I3QZ%$x*@4v%K8U[,4]Q!#}l-0om,=3hm!*nm,v!1_20l('a_$"
+    " A%yT#Ran`#$hW#Sf1WS!-`!W21V%F9PP-!^/B5ay)>fRj, x!k 0f7j[-.vj,#T/-hY#:6jm,!z}*^65z!=8z!=Fz!)`!#s_,<4y_,("
+    "vX#!R&%R#)P'!kw!4VX#,sr)#zP!V96UX#(~[)B3V5/x.<9gu%1[.%c.*|6%_i'0eT,B0X2Z70z3@8w%F2cT,>1q_) ^!F1~<,T1#}r$"
+    "0T1#lr#+T1^24yh)#ls#H6c!#rq$/]4%~{%#]4O8 aa!F6e2#jW%'e2D7`80R:W25V%H6e2#Uc!2Zc!o!1_27`!E5e2#c](1e2!yR% x"
+    "!7 e2#_Q%.e2!X<#=#pY,+z!=7z!2e2:7u|+<3{|+)e2#Py+<6Vy+'{%,Z`.(h>O3#}c!!w`).Yk#>7|c!*Sm#@,P, nb#-y+%su# vs"
+    "#0^+H9|))]%H9^+!X+J3]{)@1Yj' l!-^+#a~!1^+!_R$ x!7 ^+#Qt$.^+;8zo+&ct++z!=4z!2^+:8t_+<0nh+)^+#u!<3xd+'{%,t"
+    "a$@,e+g31!YS#J1iu#>9XS#*Wp!A,f+O2!Xt#2_+H3]4@3rF&Pn#)_+#au#$fu#.`!(RQ!F3Tw-#jl$2_+;8x!7!_+J9_+:9w)=9V`+*"
+    "z!!oZ$#z!2_+:9r*!gGZ91_+#S].<0vz*'{%+lx!$g5K9_+A4_+2mx!$`b$C1hA%{g(N0_+$U|#!~i$0_+H5})(TE`35_+#^}#$c}#.`"
+    "!@6`!E4_+N9cR!S95x!7 _+K9cR!:9w)!P>F9cR!!V[##z!3_+#dU+!cR!D9cR!#5#R#(cR! bV#)Se'%`p)3_+A5_+1xh#$rs*Gsa`&"
+    "I5bP)'T`*,Yg!#ez&_559U7,@G3YU!L5VT##m`#+]o!C0lS!H2f6A4f6c7:aW+'_P$D0ST!/~i*#os$-kg!@8RIH8XS)1wY!)rU%A8e;"
+    "O9'`f!$zg%${n'!dQ/&p%#yh$;0ad%(ie,%W,@7W,I0vAS98W,O7.Y_!$R_'%Xn&1~%Z97=7&Y_!$om'(x)+jj!@3p1]40[_!$fl'>6u"
+    "Z+O4'^_!#uf%(S-G4kv*#kL,~+*vo%`82W*$[l&+uo%$W*#om%_18W*A9W*I5s|'=1g#/|5%Uq$I9{{'$y$`49js%$re$`85s$#xp%^2"
+    "0s$A2Vl!&Yg.$h#$^z'>4a^).t$$tl!B2tl!_58j..]i*,l)W7,P&2x%$qf!I8u2T7,D-x%)mS!C0n[&<8d~'7!x%$d3C2d<(}l*,_%#"
+    "fJ$f%2_%%mm'H9_%T8,D-_%)^C,]P*$Q^%g88 _%;9{C`25s7L0sAH9sAC9s4O2&sA.rAC9|o!C1r!H1cR#)XU#K0X`$&k9C5j9G1Y8%"
+    "}h*+}'){4_64ru!$hi*:3R|+/RT(#Z!G5Ue'5PZ#<1PZ#(ej! t[&7&PZ##pt#%oD&g:!xU!#tc/#Zi/#mf/C6k->6j-I5wO;9y9O6.n"
+    "DX4,x'I5T'$'O1.xR#C5RP**Qd$ ['(h'E3lD#rQ!&kDg56'jDM2xR#`22|)F5WEe66xR#c67U-A6yk%I6xk%$cw&`68^+!_|!;d&+^+"
+    "(~NC5W<A6kQ, Pa).z+;6cp!,SQ)$`c)%mo)0r$$iI`70r$!Ta!;d&+r$@8r$I8p`)$y$I2g~!;7wi!B8YEM1sE!x(_51Y0$qb'g70 w"
+    "%$jP(!Yd0-w%#ut,$&+w%(cN,}P(q 73,sc*1w%$^h$B9^%&gt+.^%$te&O2 ^%;1|N_74_%$sx/<1',uR!>0b%C6x[&%lQ)O3!b%;5u"
+    "R!H0kf!J3vE^61uEC6sd!g15%tEF4Ri*+xk#C2[h!/nz#I5eZ!$|Q%$r]$G2y6d53PD)Vz$G5R:5~C0}CO6.|C%~|#@1gP!>fpf+!B6U"
+    "^0'Vq*3s]#!Py$#=u p21T#>4T#OF'T#>5iz!)T#!Sy!#Uk.B2h^#!Vk%%u#,RH(v^!!o^'.RHU2]dQ'7+RH#b*$'I5U+$'7.PH#xt%J"
+    "7ha*W1_}Q#E7}G#~t%&}Gg29'}GM1}GH1}GG9qc,M4|GL5ST!A5vy#J5re&(^l*+X-:3x9O2+^/$jn,-X-#q`&#kn.^30T#>3T#7'^/b"
+    "34^/#ds&#_l. kf#'^/!Zt#%u#,Zv#(Yv#C3Tm!A5dw#2}V!;5uv#,Xt*$|l*$_h$1zB$uv#_58w(#nO7)^s0!hn#%](F7i!>9i!OF#i"
+    "!#Wj.$q'A9q':4}!!Z#D4vE(}n!C4Pt($QQ.(g],/r'$uR!+os$5us!'yd'-X7<6Qt*7 v($fo!^60v(:4cm0O4(v(#Sl.#v(^42i!>4"
+    "i!7%v((i/B4w=#vi.#Z#D4i/(Tp#C4i/$eW.g59 v(>6RS'(PR!#nk&0sv!$[~(%rT)O2 [b1_62](<7hV-7']((T0F4T0$n|-O5(](@"
+    "5T0B4T0:5}!#aY1,T0(sy!C5T0$uR)$d(3]($^Y!0qy!K5qy!%QR!(yT!C5{w#)s`#7'ho%x+variadic_stepjo%*B7#lo%1J2no%1J"
+    "O2/JO3/JO4/JO5/JO6/`&H7lq%]78Wq%]18Xq%u 123Yq%^40Yq%x 325Re2>5|c22f*1o_2g54$U!0aq%g27$S!0cq%g28$S!0eq%g2"
+    "9$S!1gq%O0$S!H5S!O1$S!J6j'O5$U!O7'[f2O5'[f2O5'[f2O5*ie2!oQ!0ht%!`T!2ie2$q[#=2pq%&[]'&it%@4Uz):2QZ()Yx#u!"
+    "2_13PT.#x!D0ht%!x>7(ht%W34v[+<4k! u-.~c%;,Q+.t#$z{0&Ur%%Z`$;,<Fpiu(#Zw)E8S!#Xl$!pB*gx-<suk% u#+mU!&W#(S!"
+    "%db!UfdT!+s#=9w$#dj#B9p(F7RP%>2eb& @/uP$=4]S*-cw-<1lv#C3cw-;3Qr#-m_#$s,,~~+%nz*`32dw-$xU)U22Yv&C1Y- os#'"
+    "~|%$Sb0 U#'we+$tj,E5we+$_Y0$]w,+nf1<8kc,+S!&7+we+$nu.0we+#YK]78we+%_')3$wP-_84RL92lT2)|h)U1,m$!Uz)70}!%s"
+    "!X82ye+$cV0K2Rj,#|z#a79ye+<6|_,-ye+A7h}&,|i!$bP$!F1ZW*T90ye+F7ye+$_V%$k%D9Rh-%`V* H7![h)V53rf+0]z#92te1("
+    "^v)_30k#-cV+$_~$%ov*J0m^1%c!v 240p4'r^%92lo1,S|+=0{!,9<1}!*rY,W2,ji,-rY,V3,DB0rY,@4X!G3TU/#w%`82:#|~+)^."
+    "D5re+A1n`$,oj/%bf+!GI2`o$&df+2re+@3qs$-{)%PR2>9Wg+/Qr$&HJ2_/%un*G9re+C5~+,bx,V46ug+7#_/>4kf+G0qh'92wV1)_"
+    "/^10k#-b&%xj%=0C*nV1B1c!w 247_/@8R+.mU.$|*F9bx,%uk)C0Ri,#xg,<6^g,+_/#R.<7=(_/@9X!/V^,$w%`87:#e0@9[%J8ee+"
+    "<8e-2[U*%c`0%sf-,Yy(<1at-$Ib98TW+>7i--ge+B0Y*#Pp$)SW+>1jg+7#j->5af+0U]$92Rc1*j-G2l#-SW+%D>2D*l-B3e!v 252"
+    "l-V91`)F9Ss*@9q#,:&tw1)m-']e,#Pi,*m-#qc$=9ni,'m-$gd,#X!0|;=1jf,.:<3Se,'i%2uV+>3m-1^e+(yw1%Ql+1mP+%~d0,`h"
+    "2%pw*5jv-&^Q+ Y.._e+C5x*-_Q+%nl#O5&u:>6Wf+G0Ri$92eZ3*UJG7l#-R'B7fI-_Q+'R~1%^v+0w:*|).rT.e95^Q+%tW)Y12Z.W"
+    "7,Ro,-Z.V8,D*x:$Ua,<6k`,.mI<7fk,.Z.#Ql,(x:J9sT.@5x:1Qe+=5yT2'vk+)q^&%Xw-&Sb#+ut,%nV+2qv-U57=$~+C7uF(^g!G"
+    "9za($_^!&_!G8hd!(~#g00#r]!%kx*a00PZ'=0Si,-Re+)pQ4D2we$<1fh.$Vj20XT+<8Re+F1Re+C2a0-dh.V63Rg+7#r3>9ze+0wd3"
+    "92jm/*}AG9l#-rZ+%u9>9D*Uw1C0z]!/~Y*Y2_e//kv*%Z])/hh.$cz%-}]!%_T0U02mq,,`d,%yd,&A)`d,B5_!H4c3=9je,-;$Zf+@"
+    "0fb!,o^4%qk+$[S!#yq*)Re+U6,H,Re+B3]Z*b66Re+%cz*`35Re+%xp&>0hf+1x5&IF4vi'<0|3G1ro3$|30QV+&n}*F7d_!%ci0@1k"
+    "g+*QV+>0]h+7!z0@6{e+0mn3 a$+dg,&Y]2)m#-|Q+%}]2(rt/1ua2%cx./cS0:2Vb4(y#/}0>6P#-;&Ue2+}0$[r,=7~r,,}0%Sh,&A"
+    ")QY,B0_!H9b0=1sh,.;=2Uh,(x%2gY+=2S/3We+%lc2>2|k+1V/&I/V/<2V/G2x}'6V/W45V/-Xe+C4s+D4uR!${V%!I7#V/>3Qf+0~i"
+    "3 a$B6Ye+-ik2!m#/p-A7T)G6rR,(_!-;&kp2*[e+%f],M2zr,$_$!UP'(|#2t+@6t+1]e+%jg2&bk+4t+>7t+(}*9:QQ'+S(a10b'(Q"
+    "E!Wn0*Ww*%aS'G4sR5*vP5H8PV)%xd% yg*.QV):1kQ(1W$X11b%+_o0%fj+!W$J3^q*%b2I8^]%A8`q*(f#,a&=2Sf&,Xf!A5Qm*D2i"
+    "Y2;2oi&F8j'$r{3&Y!K3es3(xv#%wQ%$k`%G8zs3:2s^+0k+I4c()^/+xc/$`*%xY0I5lZ*#l_(1lAX15{!*P<([%#|!B1T).x]!#YP&"
+    "J4Yq3:2tQ+ s[%,62k-)V7]20Yb)n 69,~.=dlf%'es%X70BB1S^':7x|#=0kk3(er4Z38{!%mc3.g$X22g$E1p^*g72'g$O3!g$@4TR"
+    "(O2*g$O4'g$ ~m* Yt,,b.I9Y)A8Y!$o~#*j{0#r~'<d~n,+<=3h% Q3$f/!wP%#;^12h/#k%O1)]%$Sa0@fQg3,q(.d'$F#d')X1 `f"
+    "( }o&,W/1_FA2`4%nz.+`&=5ax2 eR!Trnc&!kj&<1Wv)3b&I6g#A6g#.]t&#ZL=3Vr!D7V9V26}#+y&$f-)Q#I6pEa28[$*{4I8s&=7"
+    "s&/^X1 k:![&I7~!)pG!ZW+.VW1 P:&R#(Z!L:Xe-C8hy!*We-.tS%$rZ$*~i$g77(_b$W13XZ!/Vc'7!_b$%tG,_b$$pd!.yy&=7P`-"
+    ")oi%=,=/qY1=0g`-$YQ'+ui!+YY1%^i-A8[b$#oY$F3[b$n 37,zc-G3hP&E3Zb$#uX$E3Zb$%zP&/YY1<1^`)I3X'(2%{{+;4nv++d0"
+    "H8~n-#]u#71y!%o!*[X1$kZ.c18Qb$#Ri)1ZT'<1ni),^|-A6Yf*D1]i-$Vo!6Zi-%Ry0.Yi-<1ic!%Vy!+~a$;1eQ#O1&Xi-%mf#'Xi"
+    "-C1YM+nR$%aT,)j#,c~0$d|!&]U,+}a$&XU,%c!H6TA(`7.lR$&u~--^f!%p]-B8yo)#S^$#<E4}t#$|p)<2='y-$pw,#X!/WS#$u%`4"
+    "2:<7`s)&f%+ZX1$PS#$vS#+ZX1$ph-H1ph-B7m-2ZX1&oh-/xa$<1iQ'%es,-nh-%~s2$Yk+2gX-$wa$.va$<1pQ#%w++va$%m_2O1&e"
+    "g-%aW.'eg-E1Ys!,W/F8k#,`&%[P'U88C*W/C9c!a72ZU!)Pk!.Y/=5{!,9>6Yf,(Y/>7U~)E4|u#=4rd+#=(Y/@9X!H8n.$[!0:$Ux6"
+    ")cV!0Vv!=1Tg-2va$;1p}!%m'D1Sg-<2|'%}X+1Wc#=7f-D8f-B5V*[27f-%P#7%gS$%x~4'ye-E1zg%+f-^90k#-`&$}:%K+t_#&gy6"
+    "%V.I7~S!)y{!.eS$>5{!,9&}!*{s1(ye'E5p;)Yb'B5p;#~]$$X!0p;#w%H5p;$ZP2)[%J4f->8f-0Xr1%|{!%Td,D7cS$%l*H9f{)$h"
+    "Q!#RL2XX1=5Q.,ka$%Qh+%r*C3s^#<1Tk,O8&i:U5,P!$R.,cc!D6i:F5k#,{&Y82QI[35R.B3c!!pa7.R.)Qd!.T`#>5{!,9<6}!*R."
+    "(aQ)E5i:%gR2%=(R.@9X!1i:#v`'0i:#z%A5i:1pa##`o7$R.0ga$;1an(%n'!yh7/{{'%HD3{f!$s_!I7ea$%Q{.'ez(+el$)`s!.`_"
+    "-#|!&{Q1^17nc!-nl(5R]!#UCH6_a$$^n3F6^a$B1pr-!xm3)xj)$hNM8WX1&^n1-WX1D1UX![48c3$}<O8%WX1%vP!>8Z'+ng$,WX1&"
+    "}Z7(k#-[,%`9=7C*c3C8U]!I8uR&(TP#/WX1%hb7/ox1I2W]!%QV2;,Sc2+WV2)uV2*~`$$Ym(#X!H4w2<7bj'.:#_Z'(`/,WX1$gv3<"
+    "doi7,ee2$P=G9WX1)v`$K1YT-<9xk'H5ee2&nz+$d!J2W5$HG7bh3;9]30Vw(L2WX1$tP!F4o`$%~s2%~,D5uP!%g~$g94-ot2J5oU(E"
+    "2WX1%eQ,)k#-c'%SA=9C*d}%B0c!`19RZ#)QZ#/WX1%^h!.uP!%{P/C9gf2$xX2;,Wd2+_0)mY2*``$$jY2#X!H9s/$[!0uT%#~]()QU"
+    "#1]i/!zz+#f.2]^!%V{7%qW,c97i.L8i.#jZ$=8WX1O1)i.V65i.,`_!&|+=9|R)*ig2%S$O9-ig2J0ig2E2WX1&m],(k#-T-*y]#.z`"
+    "#%is(.wO%Qm!B9Vt.%yW2;,tc2.`+#w})(Vl#3WX1V01`+1`d2%]P%&|y21`+%H)s-F3iS-T23zu&G5ua2H2_a*92Sl*'A.^m(<4s!G6"
+    "oW292{y).Ux&G4|e(<6h!G7oQ292vv.)Z[$U03dz(,en!A0kS.!_w2.}Y.<3vx2_20lS.@2hm.92wp*.|p#G4P3<8U%G3|d(92^h*.Y#"
+    "(fx!&jX1+[v2I2WP#D8Y%O7&Y% PS*/Y%0Sb!@4V$D4im8$RR&F7sI&io2$Q|(7 up,`21sj$J4i^+@2yz(92u^**P,M5Q$Y06P,1sp0"
+    "(u'O6&u'b61ZX21u)Duu)W20jd$C6mQ!A7j{+.yb!#xa#'nt1D4eg#.S]'Z43t.C4X6F6Ti.D4g5C4g5F6aV/#mW#'Q5C4|p!,qP7%P_"
+    "2/ns$B2[p$+~^2@u_u7#~'H2~))};D4St$f08m7*[v$g08 kd(X20Zv$]43_{*#{i'/ts$#_W$G4R~192rp1/d40tR!@4w^![46d4&fa"
+    "1-c4A5a(f14|h+v 215c4J7ng+#z$'h-H:}9&|S17&V*C6Vd.&uh2.a%Y24r,J3r5&r,O4'k#*Xo/Hu{$'W!::YW$+ih2;3eE83rx%t "
+    "minkf2*A,s3<6ps'-oq5$U!'qj2<6}m('h63`x.(h6,^a$.dv'[48h6+aFF7qa/[49h6,st'-it2M7h6B8t*I7X~4R22vi* v&0t*)~P"
+    "$`6:Pq)O6/`!,pj-%ye2.q.Y30{$I9f}4~ 230/k#O7D{$D4{$d12x(*Qz4J2Sx(%bU2X13t;/u{0B2yY%C3rE`53xY%1lP')Uw#]52u"
+    "Y%=3^Q)%eZ**[V%W35@H4m`)$tQ),t~$*w!%t`)-_$)}m#]53mY%$~^)6_$N8_$>9Z])g37(_$O9%_$ WY..eY%H5V_%@5W<`51o|$&b"
+    "%.:<5]%'^Y%=6dt+G4wS%!l!7'_(C0WY%E0[(.P'$DD7TY% Qp0.SY%1sP'A5V!H7k&=7wd7*~X%!{*L7|X%!a$0oU%@5R5F5Sk!#ak$"
+    "'yX%C4^N^58xX%$m&E4xX%I5i}%H6sm%)gp#D6f}%'`q4-ZOB9Y8H8r,=9q'/|Y%Q21ik)gf9%_;D5rc!'{t3-_;B7T$I6Zc5S21Zc5@"
+    "3g.F7tw&%lv00P[%K7~Z%$]y0*~Z%D5^]#)iZ$=0v_)";
+
 static const char opara__ptx_norm[] =
     "hp.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_softmax_f32(\n.3v$m .u64@9_=~ _0,"
     ",H@1Hf32HO2-Hk63\n)\n{\n.reg .pred %p<40>;3m(f32 %f<19638b3n!r<952i&64 %rd<7Fh shaj!u0.align 4 .b8 _ZZ17"
@@ -21809,6 +22487,7 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"gather", opara__ptx_gather, sizeof opara__ptx_gather - 1, 93194},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
+    {"logic", opara__ptx_logic, sizeof opara__ptx_logic - 1, 54519},
     {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 21625},
     {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 11341},
     {"quant", opara__ptx_quant, sizeof opara__ptx_quant - 1, 32250},
@@ -21842,6 +22521,9 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_resize_f32", 31, 0},
     {"opara_pad", 58, 0},
     {"opara_gather", 36, 0},
+    {"opara_variadic_step", 44, 0},
+    {"opara_logic_unary", 22, 0},
+    {"opara_logic_binary", 44, 0},
     {"opara_layer_norm_f32", 26, 1024},
     {"opara_softmax_f32", 28, 1024},
     {"opara_pool2d_f32", 44, 0},
@@ -21951,12 +22633,38 @@ typedef enum opara__cuda_binop {
     OPARA__CUDA_BIN_POW = 4
 } opara__cuda_binop;
 
+/* Op codes of src/cuda/kernels/logic.cu: opara_logic_binary's, opara_logic_unary's (IsInf's flags: 1
+   negative, 2 positive) and opara_variadic_step's. */
+typedef enum opara__cuda_logic_op {
+    OPARA__CUDA_LOGIC_EQUAL = 0,
+    OPARA__CUDA_LOGIC_GREATER = 1,
+    OPARA__CUDA_LOGIC_LESS = 2,
+    OPARA__CUDA_LOGIC_GREATER_EQUAL = 3,
+    OPARA__CUDA_LOGIC_LESS_EQUAL = 4,
+    OPARA__CUDA_LOGIC_AND = 5,
+    OPARA__CUDA_LOGIC_OR = 6,
+    OPARA__CUDA_LOGIC_XOR = 7,
+    OPARA__CUDA_LOGIC_MOD = 8,  /* integers: the divisor's sign */
+    OPARA__CUDA_LOGIC_FMOD = 9, /* fmod=1: the dividend's sign */
+    OPARA__CUDA_LOGIC_SHIFT_LEFT = 10,
+    OPARA__CUDA_LOGIC_SHIFT_RIGHT = 11
+} opara__cuda_logic_op;
+typedef enum opara__cuda_logic_unary { OPARA__CUDA_NOT = 0, OPARA__CUDA_IS_NAN = 1, OPARA__CUDA_IS_INF = 2 } opara__cuda_logic_unary;
+typedef enum opara__cuda_variadic {
+    OPARA__CUDA_VAR_MAX = 0,
+    OPARA__CUDA_VAR_MIN = 1,
+    OPARA__CUDA_VAR_MEAN = 2,
+    OPARA__CUDA_VAR_SUM = 3
+} opara__cuda_variadic;
+
 /* X(id, entry point name, kernel file): every kernel the backend launches. */
 #define OPARA__CUDA_KERNELS(X) \
     X(UNARY, "opara_unary_f32", "epilogue") X(CHANNEL_AFFINE, "opara_channel_affine_f32", "epilogue") \
     X(BIAS_ACT, "opara_bias_act_f32", "epilogue") X(SGEMM, "opara_sgemm_f32", "epilogue") \
     X(CONV2D, "opara_conv2d_f32", "epilogue") X(CONV_TRANSPOSE2D, "opara_conv_transpose2d_f32", "epilogue") \
     X(BINARY_F32, "opara_binary_f32", "elementwise") X(BINARY_INT, "opara_binary_int", "elementwise") \
+    X(LOGIC_BINARY, "opara_logic_binary", "logic") X(LOGIC_UNARY, "opara_logic_unary", "logic") \
+    X(VARIADIC_STEP, "opara_variadic_step", "logic") \
     X(WHERE, "opara_where", "elementwise") X(STRIDED_COPY, "opara_strided_copy", "elementwise") \
     X(CAST, "opara_cast", "cast") \
     X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
@@ -22652,6 +23360,101 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     if (t != OPARA_DTYPE_F32) opara__lower_arg_i32(L, t == OPARA_DTYPE_I64);
     opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
     opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* The logic kernels' dtypes: f32, f64, i8, u8, i32, i64 (and bool where the op takes it). */
+static int opara__lower_logic_type_ok(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 ||
+           t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_BOOL;
+}
+
+/* The comparisons, And/Or/Xor, Mod, BitShift: opara_logic_binary with the record's strides; the dtype
+   rules are the shape engine's and the CPU's (a float Mod needs fmod=1, BitShift u8). */
+static opara_result opara__lower_logic_binary(opara__lower_walk* w, opara__cuda_logic_op op) {
+    const opara__shape* y = opara__lower_out_shape(w, 0);
+    const opara__node_params* rec = &w->params[w->node];
+    int64_t count = opara__lower_numel(y);
+    const int64_t* st[2];
+    opara_dtype t = w->dtypes[opara__lower_in(w, 0)];
+    opara__cuda_launch* L;
+    int32_t meta;
+    opara_result r;
+    if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    if (op == OPARA__CUDA_LOGIC_MOD && rec->u.broadcast.fmod) op = OPARA__CUDA_LOGIC_FMOD;
+    if (op == OPARA__CUDA_LOGIC_SHIFT_LEFT && !rec->u.broadcast.shift_left) op = OPARA__CUDA_LOGIC_SHIFT_RIGHT;
+    if (!opara__lower_logic_type_ok(t) || w->dtypes[opara__lower_in(w, 1)] != t ||
+        (op == OPARA__CUDA_LOGIC_MOD && (t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64)) ||
+        (op >= OPARA__CUDA_LOGIC_MOD && t == OPARA_DTYPE_BOOL) || (op >= OPARA__CUDA_LOGIC_SHIFT_LEFT && t != OPARA_DTYPE_U8))
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type (see the CPU's rules for this operator)");
+    st[0] = rec->u.broadcast.strides[0], st[1] = rec->u.broadcast.strides[1];
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__lower_meta_strided(w, y, st, 2, &meta)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LOGIC_BINARY))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, op);
+    opara__lower_arg_i32(L, t);
+    opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* Not, IsNaN, IsInf: opara_logic_unary. */
+static opara_result opara__lower_logic_unary(opara__lower_walk* w, opara__cuda_logic_unary op) {
+    int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    opara_dtype t = w->dtypes[opara__lower_in(w, 0)];
+    const opara__is_inf_params* inf = &w->params[w->node].u.is_inf;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (op == OPARA__CUDA_NOT ? t != OPARA_DTYPE_BOOL : (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64))
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type (Not: bool; IsNaN, IsInf: f32 or f64)");
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LOGIC_UNARY))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, op);
+    opara__lower_arg_i32(L, t);
+    opara__lower_arg_i32(L, op == OPARA__CUDA_IS_INF ? (inf->detect_negative ? 1 : 0) | (inf->detect_positive ? 2 : 0) : 0);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* Max, Min, Mean, Sum: one opara_variadic_step per input into the output, in input order (the CPU's
+   order of the arithmetic); Mean divides in the last step. */
+static opara_result opara__lower_variadic(opara__lower_walk* w, opara__cuda_variadic op) {
+    const opara__node* n = &w->g->nodes[w->node];
+    const opara__shape* y = opara__lower_out_shape(w, 0);
+    int64_t count = opara__lower_numel(y), strides[OPARA_MAX_DIMS];
+    const int64_t* st[1];
+    opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
+    uint32_t k;
+    opara_result r;
+    if (!opara__lower_logic_type_ok(t) || t == OPARA_DTYPE_BOOL ||
+        ((op == OPARA__CUDA_VAR_MEAN || op == OPARA__CUDA_VAR_SUM) && t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64))
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type (Max, Min: f32, f64, i8, u8, i32, i64; Mean, Sum: f32, f64)");
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    st[0] = strides;
+    for (k = 0; k < n->n_inputs; ++k) {
+        opara__cuda_launch* L;
+        int32_t meta;
+        if (w->dtypes[opara__lower_in(w, k)] != t || !opara__broadcast_to(y, opara__lower_in_shape(w, k), strides))
+            return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "an input of another data type or shape");
+        if ((r = opara__lower_meta_strided(w, y, st, 1, &meta)) != OPARA_OK) return r;
+        if (!(L = opara__lower_launch(w, OPARA__CUK_VARIADIC_STEP))) return OPARA_ERR_OUT_OF_MEMORY;
+        opara__lower_arg_tensor(L, opara__lower_in(w, k));
+        opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+        opara__lower_arg_i32(L, count);
+        opara__lower_arg_i32(L, op);
+        opara__lower_arg_i32(L, t);
+        opara__lower_arg_i32(L, k == 0);
+        opara__lower_arg_i32(L, op == OPARA__CUDA_VAR_MEAN && k + 1 == n->n_inputs ? (int64_t)n->n_inputs : 0);
+        opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+        opara__lower_grid_1d(L, count);
+    }
     return OPARA_OK;
 }
 
@@ -23769,6 +24572,23 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);
     case OPARA__OP_DIV: return opara__lower_binary(w, OPARA__CUDA_BIN_DIV);
     case OPARA__OP_POW: return opara__lower_binary(w, OPARA__CUDA_BIN_POW);
+    case OPARA__OP_EQUAL: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_EQUAL);
+    case OPARA__OP_GREATER: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_GREATER);
+    case OPARA__OP_LESS: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_LESS);
+    case OPARA__OP_GREATER_OR_EQUAL: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_GREATER_EQUAL);
+    case OPARA__OP_LESS_OR_EQUAL: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_LESS_EQUAL);
+    case OPARA__OP_AND: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_AND);
+    case OPARA__OP_OR: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_OR);
+    case OPARA__OP_XOR: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_XOR);
+    case OPARA__OP_MOD: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_MOD);
+    case OPARA__OP_BIT_SHIFT: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_SHIFT_LEFT);
+    case OPARA__OP_NOT: return opara__lower_logic_unary(w, OPARA__CUDA_NOT);
+    case OPARA__OP_IS_NAN: return opara__lower_logic_unary(w, OPARA__CUDA_IS_NAN);
+    case OPARA__OP_IS_INF: return opara__lower_logic_unary(w, OPARA__CUDA_IS_INF);
+    case OPARA__OP_MAX: return opara__lower_variadic(w, OPARA__CUDA_VAR_MAX);
+    case OPARA__OP_MIN: return opara__lower_variadic(w, OPARA__CUDA_VAR_MIN);
+    case OPARA__OP_MEAN: return opara__lower_variadic(w, OPARA__CUDA_VAR_MEAN);
+    case OPARA__OP_SUM: return opara__lower_variadic(w, OPARA__CUDA_VAR_SUM);
     case OPARA__OP_CONCAT: return opara__lower_concat_split(w, 1);
     case OPARA__OP_SPLIT: return opara__lower_concat_split(w, 0);
     case OPARA__OP_SLICE: return opara__lower_slice(w);
@@ -24461,10 +25281,10 @@ OPARA__COLD_BEGIN
 /* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
    16 bytes, what their vectorised kernels load. */
 #define OPARA__CUDA_LIB_ALIGN 16u
-#define OPARA__CUDA_FILES 9
+#define OPARA__CUDA_FILES 10
 
-static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "gather", "layout", "norm",
-                                                                  "pool", "quant", "reduce"};
+static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "gather", "layout", "logic",
+                                                                  "norm", "pool", "quant", "reduce"};
 
 struct opara__cuda_session {
     opara_runtime* rt;
@@ -29026,6 +29846,8 @@ OPARA__PRIVATE opara_result opara__floats_param(opara__imp* im, const int32_t* i
 /* Evaluates the node being imported when its inputs allow it: OPARA_OK with *out filled,
    OPARA__NOFOLD, or an error (opara_onnx_fold.c). */
 OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opara__cv* out);
+/* Split of a constant into one constant per output: OPARA_OK (all made), OPARA__NOFOLD or an error. */
+OPARA__PRIVATE int opara__try_fold_split(opara__imp* im, const int32_t* in, uint32_t n_in);
 
 #endif /* OPARA_ONNX_H */
 /* ==== END src/onnx/opara_onnx.h ==== */
@@ -30189,6 +31011,122 @@ static int opara__fold_view(opara__imp* im, const int32_t* in, uint32_t n_in, co
     return opara__eval_view(x, &shape, out);
 }
 
+/* The IR operators folded by their CPU kernel: the comparisons (but Equal, folded above with batch terms),
+   the logical operators, Mod, BitShift, Max, Min, Mean, Sum, and the attribute-free math operators shape
+   arithmetic uses (Neg, Abs, Sign, Floor, Ceil, Round, Reciprocal, Exp, Log). */
+static int opara__folds_by_kernel(opara__op op) {
+    return (OPARA__OP_GIVES_BOOL(op) && op != OPARA__OP_EQUAL) || op == OPARA__OP_MOD || op == OPARA__OP_BIT_SHIFT ||
+           op == OPARA__OP_MAX || op == OPARA__OP_MIN || op == OPARA__OP_MEAN || op == OPARA__OP_SUM ||
+           op == OPARA__OP_NEG || op == OPARA__OP_ABS || op == OPARA__OP_SIGN || op == OPARA__OP_FLOOR ||
+           op == OPARA__OP_CEIL || op == OPARA__OP_ROUND || op == OPARA__OP_RECIPROCAL || op == OPARA__OP_EXP ||
+           op == OPARA__OP_LOG;
+}
+
+/* The record the shape engine would give node `kind` with the ONNX node's attributes (the broadcast strides of
+   the first inputs, Mod's fmod, BitShift's direction, IsInf's detections). */
+static void opara__fold_record(opara__imp* im, opara__op kind, const opara__cv* in, uint32_t n, const opara__shape* y,
+                               opara__node_params* params) {
+    const opara__onnx_attr* dir = opara__oattr(im->node, "direction");
+    uint32_t k;
+    memset(params, 0, sizeof *params);
+    params->resolved = 1;
+    for (k = 0; k < n && k < 3; ++k) (void)opara__broadcast_to(y, &in[k].shape, params->u.broadcast.strides[k]);
+    if (kind == OPARA__OP_MOD) params->u.broadcast.fmod = opara__oattr_int(im->node, "fmod", 0) != 0;
+    if (kind == OPARA__OP_BIT_SHIFT)
+        params->u.broadcast.shift_left = dir && dir->s.size == 4 && memcmp(dir->s.data, "LEFT", 4) == 0;
+    if (kind == OPARA__OP_IS_INF) {
+        params->u.is_inf.detect_negative = opara__oattr_int(im->node, "detect_negative", 1) != 0;
+        params->u.is_inf.detect_positive = opara__oattr_int(im->node, "detect_positive", 1) != 0;
+    }
+}
+
+/* Node `kind` over n constants evaluated by its CPU kernel, so that the folded constant holds the bits a
+   session computes. Inputs with batch terms, and what the kernel refuses, do not fold. */
+static int opara__fold_by_kernel(opara__imp* im, opara__op kind, const opara__cv* in, uint32_t n, opara__cv* out) {
+    const opara__shape** shapes = (const opara__shape**)opara__calloc(im->rt, n, sizeof *shapes);
+    opara__cpu_tensor* t = (opara__cpu_tensor*)opara__calloc(im->rt, (size_t)n + 1, sizeof *t);
+    opara__node node;
+    opara__node_params params;
+    opara__cpu_op op;
+    opara__shape shape;
+    char err[OPARA__DETAIL_MAX];
+    float scratch[1];
+    uint8_t* data;
+    int64_t* coef;
+    uint32_t k;
+    int r = shapes && t ? OPARA_OK : opara__imp_oom(im);
+    for (k = 0; r == OPARA_OK && k < n; ++k) {
+        shapes[k] = &in[k].shape;
+        if (in[k].coef || !opara__dtype_numeric(in[k].dtype)) r = OPARA__NOFOLD;
+    }
+    if (r == OPARA_OK && !opara__broadcast_shapes(shapes, n, OPARA__SHAPE_STRICT, &shape, NULL)) r = OPARA__NOFOLD;
+    if (r == OPARA_OK)
+        r = opara__cv_alloc(im, out, OPARA__OP_GIVES_BOOL(kind) ? OPARA_DTYPE_BOOL : in[0].dtype, &shape, 0, &data, &coef);
+    for (k = 0; r == OPARA_OK && k < n; ++k) { /* aligned copies: constants may sit anywhere in the file's bytes */
+        size_t bytes = (size_t)in[k].count * opara_dtype_size(in[k].dtype);
+        t[k].dtype = in[k].dtype, t[k].ndim = in[k].shape.ndim, t[k].is_const = 1;
+        memcpy(t[k].dims, in[k].shape.dims, sizeof t[k].dims);
+        t[k].data = opara__calloc(im->rt, bytes ? bytes : 1, 1);
+        if (!t[k].data) r = opara__imp_oom(im);
+        else if (bytes) memcpy(t[k].data, in[k].data, bytes);
+    }
+    if (r == OPARA_OK) {
+        memset(&node, 0, sizeof node);
+        memset(&op, 0, sizeof op);
+        node.op = kind, node.n_inputs = n, node.n_outputs = 1;
+        opara__fold_record(im, kind, in, n, &shape, &params);
+        t[n].dtype = out->dtype, t[n].ndim = shape.ndim, t[n].data = data;
+        memcpy(t[n].dims, shape.dims, sizeof t[n].dims);
+        op.node = &node, op.params = &params, op.n_in = n, op.n_out = 1, op.in = t, op.out = t + n, op.workers = 1;
+        if (opara__cpu_prepare(&op, err, sizeof err) != OPARA_OK ||
+            (op.work_items && op.fn(&op, 0, op.work_items, scratch) != OPARA_OK))
+            r = OPARA__NOFOLD;
+    }
+    for (k = 0; t && k < n; ++k) opara__free(im->rt, t[k].data);
+    opara__free(im->rt, t);
+    opara__free(im->rt, (void*)shapes);
+    return r;
+}
+
+/* Split of a constant: one constant per output, the parts along the axis ('split' sizes, or chunks of
+   ceil(dim / outputs) with the last one smaller, as Split-18's num_outputs). OPARA_OK when every output
+   was made, OPARA__NOFOLD, or an error. */
+OPARA__PRIVATE int opara__try_fold_split(opara__imp* im, const int32_t* in, uint32_t n_in) {
+    const opara__onnx_node* n = im->node;
+    int64_t in_strides[OPARA_MAX_DIMS], axis, dim, chunk, at = 0;
+    uint32_t k, n_out = n->n_outputs;
+    opara__param p;
+    opara__cv x;
+    int r;
+    if (n_in == 0 || !opara__is_const(im, in[0]) || n_out == 0) return OPARA__NOFOLD;
+    opara__cv_of(im, in[0], &x);
+    axis = opara__onnx_axis(opara__oattr_int(n, "axis", 0), x.shape.ndim);
+    if (x.shape.ndim == 0 || axis < 0 || axis >= x.shape.ndim) return OPARA__NOFOLD;
+    r = opara__ints_param(im, in, n_in, 1, "split", 0, &p);
+    if (r != OPARA_OK) return r;
+    dim = x.shape.dims[axis];
+    chunk = (dim + (int64_t)n_out - 1) / (int64_t)n_out;
+    if (p.present && p.n != n_out) return OPARA__NOFOLD;
+    for (k = 0; k < n_out; ++k) {
+        int64_t size = p.present ? p.ints[k] : k + 1 < n_out ? chunk : dim - chunk * (int64_t)k;
+        if (size < 0 || size > dim - at) return OPARA__NOFOLD; /* the shape engine names what is wrong */
+        at += size;
+    }
+    if (at != dim) return OPARA__NOFOLD;
+    opara__row_strides(&x.shape, in_strides);
+    for (k = 0, at = 0; k < n_out; ++k) {
+        opara__shape shape = x.shape;
+        opara__cv part;
+        shape.dims[axis] = p.present ? p.ints[k] : k + 1 < n_out ? chunk : dim - chunk * (int64_t)k;
+        r = opara__eval_strided(im, &x, &shape, in_strides, at * in_strides[axis], &part);
+        if (r == OPARA_OK && n->outputs[k][0])
+            r = opara__imp_const(im, n->outputs[k], part.dtype, &part.shape, part.data, part.coef, 0);
+        if (r != OPARA_OK) return r;
+        at += shape.dims[axis];
+    }
+    return OPARA_OK;
+}
+
 /* Evaluates the node when its inputs allow it. OPARA_OK with *out filled, OPARA__NOFOLD, or an error. */
 OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opara__cv* out) {
     const opara__onnx_node* n = im->node;
@@ -30208,6 +31146,14 @@ OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n
             opara__cv_of(im, in[i], &all[i]);
         }
         r = i == n_in ? opara__eval_concat(im, all, n_in, opara__oattr_int(n, "axis", 0), out) : OPARA__NOFOLD;
+        opara__free(im->rt, all);
+        return r;
+    }
+    if (opara__folds_by_kernel(opara__op_from_name(n->op_type))) {
+        opara__cv* all = (opara__cv*)opara__calloc(im->rt, n_in, sizeof(opara__cv));
+        if (!all) return opara__imp_oom(im);
+        for (i = 0; i < n_in && in[i] >= 0; ++i) opara__cv_of(im, in[i], &all[i]);
+        r = i == n_in ? opara__fold_by_kernel(im, opara__op_from_name(n->op_type), all, n_in, out) : OPARA__NOFOLD;
         opara__free(im->rt, all);
         return r;
     }
@@ -30295,6 +31241,7 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
         dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "dtype", 1));
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
     if (n->op == OPARA__OP_ARG_MAX || n->op == OPARA__OP_ARG_MIN) dt = OPARA_DTYPE_I64;
+    if (OPARA__OP_GIVES_BOOL(n->op)) dt = OPARA_DTYPE_BOOL;
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
     if (n->n_inputs <= 16) { /* the operators with their own output dtype rule (at most 16 inputs) */
         opara_dtype in_dt[16];
@@ -30718,6 +31665,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_VARIADIC:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
     case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_GATHER_ND:
     case OPARA__OP_SCATTER_ND: case OPARA__OP_SIZE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
@@ -30927,6 +31875,8 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     if (zeros_of && n->n_outputs && n->outputs[0][0]) return opara__import_zeros(im, zeros_of);
     if (opara__op_is(n, "If")) return opara__import_if(im, in);
     if (opara__op_is(n, "CastLike")) return opara__import_castlike(im, in);
+    if (opara__op_is(n, "Split") && (r = opara__try_fold_split(im, in, n->n_inputs)) != OPARA__NOFOLD)
+        return (opara_result)r;
     r = opara__try_fold(im, in, n->n_inputs, &folded);
     if (r == OPARA_OK) {
         if (!n->n_outputs || !n->outputs[0][0])

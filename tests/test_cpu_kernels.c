@@ -890,6 +890,295 @@ OT_TEST(binary_broadcast_f32_and_int) {
     CHECK_EQ(failures, 0);
 }
 
+/* ---- the logic operators (opara_cpu_logic.c) against naive references ---------------------------- */
+
+static double lg_get(opara_dtype dt, const void* p, size_t i) {
+    switch (dt) {
+    case OPARA_DTYPE_F32: return ((const float*)p)[i];
+    case OPARA_DTYPE_F64: return ((const double*)p)[i];
+    case OPARA_DTYPE_I8: return ((const int8_t*)p)[i];
+    case OPARA_DTYPE_I32: return ((const int32_t*)p)[i];
+    case OPARA_DTYPE_I64: return (double)((const int64_t*)p)[i];
+    default: return ((const uint8_t*)p)[i];
+    }
+}
+
+static void lg_set(opara_dtype dt, void* p, size_t i, double v) {
+    switch (dt) {
+    case OPARA_DTYPE_F32: ((float*)p)[i] = (float)v; break;
+    case OPARA_DTYPE_F64: ((double*)p)[i] = v; break;
+    case OPARA_DTYPE_I8: ((int8_t*)p)[i] = (int8_t)v; break;
+    case OPARA_DTYPE_I32: ((int32_t*)p)[i] = (int32_t)v; break;
+    case OPARA_DTYPE_I64: ((int64_t*)p)[i] = (int64_t)v; break;
+    default: ((uint8_t*)p)[i] = (uint8_t)v; break;
+    }
+}
+
+/* Random values of dt: small integers (so that ties occur), floats with NaN and infinities among them. */
+static void lg_fill(opara_dtype dt, void* p, size_t n, int lo, int hi) {
+    static const double specials[3] = {NAN, INFINITY, -INFINITY};
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        double v = kt_randint(lo, hi);
+        if ((dt == OPARA_DTYPE_F32 || dt == OPARA_DTYPE_F64) && kt_rand() % 7 == 0) v = specials[kt_rand() % 3];
+        else if (dt == OPARA_DTYPE_F32 || dt == OPARA_DTYPE_F64) v += kt_randint(0, 3) * 0.25;
+        lg_set(dt, p, i, v);
+    }
+}
+
+/* The reference of one broadcast binary logic op on values x, z (exact in double for every case here). */
+static double lg_binary_ref(opara__op op, int fmod_attr, int is_float, int left, double x, double z) {
+    switch (op) {
+    case OPARA__OP_EQUAL: return x == z;
+    case OPARA__OP_GREATER: return x > z;
+    case OPARA__OP_LESS: return x < z;
+    case OPARA__OP_GREATER_OR_EQUAL: return x >= z;
+    case OPARA__OP_LESS_OR_EQUAL: return x <= z;
+    case OPARA__OP_AND: return x != 0 && z != 0;
+    case OPARA__OP_OR: return x != 0 || z != 0;
+    case OPARA__OP_XOR: return (x != 0) != (z != 0);
+    case OPARA__OP_MOD:
+        if (z == 0 && !is_float) return 0; /* integers: 0 rather than a trap; floats: C's fmod, NaN */
+        return fmod_attr ? fmod(x, z) : x - z * floor(x / z); /* the divisor's sign: Python's % */
+    default: return z >= 8 ? 0 : left ? (double)(((unsigned)x << (unsigned)z) & 255u) : (double)((unsigned)x >> (unsigned)z);
+    }
+}
+
+OT_TEST(logic_binary_ops_match_a_naive_reference) {
+    static const opara__op ops[] = {OPARA__OP_EQUAL, OPARA__OP_GREATER, OPARA__OP_LESS, OPARA__OP_GREATER_OR_EQUAL,
+                                    OPARA__OP_LESS_OR_EQUAL, OPARA__OP_AND, OPARA__OP_OR, OPARA__OP_XOR,
+                                    OPARA__OP_MOD, OPARA__OP_BIT_SHIFT};
+    static const opara_dtype types[] = {OPARA_DTYPE_F32, OPARA_DTYPE_F64, OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_I32,
+                                        OPARA_DTYPE_I64, OPARA_DTYPE_BOOL};
+    int t, failures = 0;
+    for (t = 0; t < 400; ++t) {
+        kt k;
+        opara__op op = ops[t % 10];
+        opara_dtype dt = op == OPARA__OP_BIT_SHIFT ? OPARA_DTYPE_U8 : (op >= OPARA__OP_AND && op <= OPARA__OP_XOR) ? OPARA_DTYPE_BOOL
+                         : types[(t / 10) % (op == OPARA__OP_MOD ? 6 : 7)];
+        opara_dtype yt = op == OPARA__OP_MOD || op == OPARA__OP_BIT_SHIFT ? dt : OPARA_DTYPE_BOOL;
+        int is_float = dt == OPARA_DTYPE_F32 || dt == OPARA_DTYPE_F64, fmod_attr = is_float || (t / 70) % 2, left = t % 20 < 10;
+        int ra, rb, ry, lo = dt == OPARA_DTYPE_BOOL ? 0 : dt == OPARA_DTYPE_U8 ? 0 : -9, hi = dt == OPARA_DTYPE_BOOL ? 1 : 9;
+        int64_t a[8], b[8], y[8], yi[8];
+        size_t j;
+        random_bcast_shapes(&ra, a, &rb, b, &ry, y);
+        kt_init(&k, op, 2, 1);
+        if (op == OPARA__OP_MOD) kt_int(&k, "fmod", fmod_attr);
+        if (op == OPARA__OP_BIT_SHIFT) kt_str(&k, "direction", left ? "LEFT" : "RIGHT");
+        lg_fill(dt, kt_in(&k, 0, dt, ra, a), kt_numel(ra, a), op == OPARA__OP_BIT_SHIFT ? 0 : lo, op == OPARA__OP_BIT_SHIFT ? 255 : hi);
+        lg_fill(dt, kt_in(&k, 1, dt, rb, b), kt_numel(rb, b), lo, op == OPARA__OP_BIT_SHIFT ? 9 : hi);
+        kt_out(&k, 0, yt, ry, y);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) {
+            OT_LOG("logic t=%d %s %s: %s", t, opara__op_name(op), opara_dtype_name(dt), k.err);
+            ++failures;
+            kt_free(&k);
+            continue;
+        }
+        for (j = 0; j < kt_numel(ry, y); ++j) {
+            double x, z, want, got;
+            kt_unravel(j, ry, y, yi);
+            x = lg_get(dt, k.in[0].data, bcast_offset(yi, ry, a, ra));
+            z = lg_get(dt, k.in[1].data, bcast_offset(yi, ry, b, rb));
+            want = lg_binary_ref(op, fmod_attr, is_float, left, x, z);
+            got = lg_get(yt, k.out[0].data, j);
+            if (!(got == want || (got != got && want != want))) {
+                OT_LOG("logic t=%d %s %s fmod=%d: %g op %g = %g, want %g", t, opara__op_name(op), opara_dtype_name(dt), fmod_attr,
+                       x, z, got, want);
+                ++failures;
+                break;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* A float Mod needs fmod=1 (ONNX), BitShift unsigned operands, And bool ones: refused with the reason. */
+OT_TEST(logic_binary_refuses_what_onnx_does_not_define) {
+    static const int64_t d[1] = {4};
+    kt k;
+    kt_init(&k, OPARA__OP_MOD, 2, 1);
+    kt_in(&k, 0, OPARA_DTYPE_F32, 1, d);
+    kt_in(&k, 1, OPARA_DTYPE_F32, 1, d);
+    kt_out(&k, 0, OPARA_DTYPE_F32, 1, d);
+    CHECK_EQ(kt_prepare(&k, &builtin_blas), OPARA_ERR_BAD_DTYPE);
+    CHECK(strstr(k.err, "fmod=1") != NULL);
+    kt_free(&k);
+    kt_init(&k, OPARA__OP_BIT_SHIFT, 2, 1);
+    kt_str(&k, "direction", "LEFT");
+    kt_in(&k, 0, OPARA_DTYPE_I32, 1, d);
+    kt_in(&k, 1, OPARA_DTYPE_I32, 1, d);
+    kt_out(&k, 0, OPARA_DTYPE_I32, 1, d);
+    CHECK_EQ(kt_prepare(&k, &builtin_blas), OPARA_ERR_BAD_DTYPE);
+    kt_free(&k);
+}
+
+OT_TEST(logic_unary_ops_match_a_naive_reference) {
+    static const int64_t d[2] = {3, 50};
+    int t, failures = 0;
+    for (t = 0; t < 12; ++t) {
+        kt k;
+        opara__op op = t % 3 == 0 ? OPARA__OP_NOT : t % 3 == 1 ? OPARA__OP_IS_NAN : OPARA__OP_IS_INF;
+        opara_dtype dt = op == OPARA__OP_NOT ? OPARA_DTYPE_BOOL : t % 2 ? OPARA_DTYPE_F64 : OPARA_DTYPE_F32;
+        int neg = t / 3 % 2 == 0, pos = t / 6 % 2 == 0;
+        size_t j;
+        kt_init(&k, op, 1, 1);
+        if (op == OPARA__OP_IS_INF && !neg) kt_int(&k, "detect_negative", 0);
+        if (op == OPARA__OP_IS_INF && !pos) kt_int(&k, "detect_positive", 0);
+        lg_fill(dt, kt_in(&k, 0, dt, 2, d), 150, dt == OPARA_DTYPE_BOOL ? 0 : -3, dt == OPARA_DTYPE_BOOL ? 1 : 3);
+        kt_out(&k, 0, OPARA_DTYPE_BOOL, 2, d);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) {
+            ++failures;
+            kt_free(&k);
+            continue;
+        }
+        for (j = 0; j < 150; ++j) {
+            double x = lg_get(dt, k.in[0].data, j);
+            int want = op == OPARA__OP_NOT ? x == 0 : op == OPARA__OP_IS_NAN ? x != x : (isinf(x) && ((x > 0 && pos) || (x < 0 && neg)));
+            if (((uint8_t*)k.out[0].data)[j] != want) {
+                OT_LOG("%s t=%d: x %g gives %d", opara__op_name(op), t, x, ((uint8_t*)k.out[0].data)[j]);
+                ++failures;
+                break;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* Max, Min (NaN propagates), Sum and Mean (in the element type's arithmetic, inputs in order) of 1..4 inputs
+   broadcast against each other. */
+OT_TEST(variadic_ops_match_a_naive_reference) {
+    static const opara__op ops[4] = {OPARA__OP_MAX, OPARA__OP_MIN, OPARA__OP_SUM, OPARA__OP_MEAN};
+    static const opara_dtype types[6] = {OPARA_DTYPE_F32, OPARA_DTYPE_F64, OPARA_DTYPE_I8, OPARA_DTYPE_U8, OPARA_DTYPE_I32,
+                                         OPARA_DTYPE_I64};
+    int t, failures = 0;
+    for (t = 0; t < 200; ++t) {
+        kt k;
+        opara__op op = ops[t % 4];
+        opara_dtype dt = types[(t / 4) % (op == OPARA__OP_MAX || op == OPARA__OP_MIN ? 6 : 2)];
+        uint32_t n = (uint32_t)kt_randint(1, 4), i;
+        int r[4], ry = 0, d;
+        int64_t dims[4][8], y[8], yi[8];
+        size_t j;
+        for (i = 0; i < n; ++i) { /* shapes: random pairs, the output their broadcast */
+            int64_t other[8];
+            int ro;
+            random_bcast_shapes(&r[i], dims[i], &ro, other, &ry, y);
+            (void)other;
+        }
+        for (d = 0; d < ry; ++d) y[d] = 1;
+        for (i = 0; i < n; ++i) {
+            if (r[i] > ry) { /* the widest rank wins; the smaller inputs align right */
+                for (d = ry; d < r[i]; ++d) y[d] = 1;
+                memmove(y + (r[i] - ry), y, (size_t)ry * sizeof y[0]);
+                for (d = 0; d < r[i] - ry; ++d) y[d] = 1;
+                ry = r[i];
+            }
+        }
+        for (i = 0; i < n; ++i)
+            for (d = 0; d < r[i]; ++d) {
+                int64_t* yd = &y[ry - r[i] + d];
+                if (*yd == 1) *yd = dims[i][d];
+                else if (dims[i][d] != 1 && dims[i][d] != *yd) dims[i][d] = 1; /* keep them compatible */
+            }
+        kt_init(&k, op, n, 1);
+        for (i = 0; i < n; ++i) lg_fill(dt, kt_in(&k, (int)i, dt, r[i], dims[i]), kt_numel(r[i], dims[i]), dt == OPARA_DTYPE_U8 ? 0 : -50, 50);
+        kt_out(&k, 0, dt, ry, y);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) {
+            OT_LOG("variadic t=%d %s %s: %s", t, opara__op_name(op), opara_dtype_name(dt), k.err);
+            ++failures;
+            kt_free(&k);
+            continue;
+        }
+        for (j = 0; j < kt_numel(ry, y); ++j) {
+            double acc = 0, got = lg_get(dt, k.out[0].data, j);
+            float accf = 0;
+            kt_unravel(j, ry, y, yi);
+            for (i = 0; i < n; ++i) {
+                double v = lg_get(dt, k.in[i].data, bcast_offset(yi, ry, dims[i], r[i]));
+                if (i == 0) acc = v;
+                else if (op == OPARA__OP_MAX) acc = v != v || acc != acc ? NAN : v > acc ? v : acc;
+                else if (op == OPARA__OP_MIN) acc = v != v || acc != acc ? NAN : v < acc ? v : acc;
+                else acc += v;
+                if (dt == OPARA_DTYPE_F32) accf = i == 0 ? (float)v : op == OPARA__OP_SUM || op == OPARA__OP_MEAN ? accf + (float)v : (float)acc;
+            }
+            if (op == OPARA__OP_MEAN) acc /= n, accf /= (float)n;
+            if (dt == OPARA_DTYPE_F32) acc = accf;
+            if (!(got == acc || (got != got && acc != acc))) {
+                OT_LOG("variadic t=%d %s %s of %u: %.9g, want %.9g", t, opara__op_name(op), opara_dtype_name(dt), n, got, acc);
+                ++failures;
+                break;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
+/* Neg, Abs and Sign of f64 and the integer types (wrapping at the minimum), and Add .. Div of i8, u8 (wrapping,
+   truncating division) and f64. */
+OT_TEST(signed_unary_and_narrow_binary_match_a_naive_reference) {
+    static const opara__op un[3] = {OPARA__OP_NEG, OPARA__OP_ABS, OPARA__OP_SIGN};
+    static const opara__op bin[4] = {OPARA__OP_ADD, OPARA__OP_SUB, OPARA__OP_MUL, OPARA__OP_DIV};
+    static const opara_dtype types[5] = {OPARA_DTYPE_F64, OPARA_DTYPE_I8, OPARA_DTYPE_I32, OPARA_DTYPE_I64, OPARA_DTYPE_U8};
+    static const int64_t d[1] = {40};
+    int t, failures = 0;
+    for (t = 0; t < 15; ++t) {
+        kt k;
+        opara__op op = un[t % 3];
+        opara_dtype dt = types[t / 3];
+        size_t j;
+        if (op == OPARA__OP_NEG && dt == OPARA_DTYPE_U8) continue; /* ONNX's Neg is signed only */
+        kt_init(&k, op, 1, 1);
+        lg_fill(dt, kt_in(&k, 0, dt, 1, d), 40, dt == OPARA_DTYPE_U8 ? 0 : -100, 100);
+        if (dt == OPARA_DTYPE_I8) ((int8_t*)k.in[0].data)[0] = -128;
+        kt_out(&k, 0, dt, 1, d);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) {
+            OT_LOG("%s %s: %s", opara__op_name(op), opara_dtype_name(dt), k.err);
+            ++failures;
+        }
+        for (j = 0; j < 40 && !failures; ++j) {
+            double x = lg_get(dt, k.in[0].data, j), want = op == OPARA__OP_NEG ? -x : op == OPARA__OP_ABS ? fabs(x)
+                                                             : x > 0 ? 1 : x < 0 ? -1 : x, got;
+            if (dt == OPARA_DTYPE_I8 && want == 128) want = -128; /* wraps */
+            got = lg_get(dt, k.out[0].data, j);
+            if (!(got == want || (got != got && want != want))) {
+                OT_LOG("%s %s: %g gives %g", opara__op_name(op), opara_dtype_name(dt), x, got);
+                ++failures;
+            }
+        }
+        kt_free(&k);
+    }
+    for (t = 0; t < 12; ++t) {
+        kt k;
+        opara__op op = bin[t % 4];
+        opara_dtype dt = t / 4 == 0 ? OPARA_DTYPE_I8 : t / 4 == 1 ? OPARA_DTYPE_U8 : OPARA_DTYPE_F64;
+        size_t j;
+        kt_init(&k, op, 2, 1);
+        lg_fill(dt, kt_in(&k, 0, dt, 1, d), 40, dt == OPARA_DTYPE_U8 ? 0 : -120, 120);
+        lg_fill(dt, kt_in(&k, 1, dt, 1, d), 40, 1, 100);
+        kt_out(&k, 0, dt, 1, d);
+        if (kt_run(&k, &builtin_blas) != OPARA_OK) {
+            OT_LOG("%s %s: %s", opara__op_name(op), opara_dtype_name(dt), k.err);
+            ++failures;
+        }
+        for (j = 0; j < 40 && !failures; ++j) {
+            double x = lg_get(dt, k.in[0].data, j), z = lg_get(dt, k.in[1].data, j), got = lg_get(dt, k.out[0].data, j), want;
+            want = op == OPARA__OP_ADD ? x + z : op == OPARA__OP_SUB ? x - z : op == OPARA__OP_MUL ? x * z
+                   : dt == OPARA_DTYPE_F64 ? x / z : trunc(x / z);
+            if (dt == OPARA_DTYPE_I8) want = (double)(int8_t)(uint8_t)(int64_t)want; /* wraps */
+            if (dt == OPARA_DTYPE_U8) want = (double)(uint8_t)(int64_t)want;
+            if (!(got == want || (got != got && want != want))) {
+                OT_LOG("%s %s: %g, %g gives %g, want %g", opara__op_name(op), opara_dtype_name(dt), x, z, got, want);
+                ++failures;
+            }
+        }
+        kt_free(&k);
+    }
+    CHECK_EQ(failures, 0);
+}
+
 /* Pow by a broadcast exponent 2 (T5's RMS norm) is x * x on the vector path: negative bases,
    -0, infinities and NaN included, every result the correctly rounded square. */
 OT_TEST(pow_by_two_is_exact_square) {
@@ -3074,6 +3363,9 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_transpose_random), OT_CASE(pools_random), OT_CASE(global_average_pool_and_batch_norm),
     OT_CASE(unary_ops), OT_CASE(math_ops_match_references),
     OT_CASE(gelu_tanh_approximation), OT_CASE(binary_broadcast_f32_and_int),
+    OT_CASE(logic_binary_ops_match_a_naive_reference), OT_CASE(logic_binary_refuses_what_onnx_does_not_define),
+    OT_CASE(logic_unary_ops_match_a_naive_reference), OT_CASE(variadic_ops_match_a_naive_reference),
+    OT_CASE(signed_unary_and_narrow_binary_match_a_naive_reference),
     OT_CASE(pow_by_two_is_exact_square), OT_CASE(binary_rejects_wrong_output), OT_CASE(binary_reads_the_resolved_strides), OT_CASE(where_and_expand), OT_CASE(concat_split_random_axes),
     OT_CASE(slice_random_with_negative_steps), OT_CASE(slice_reads_the_resolved_range), OT_CASE(transpose_random_perms),
     OT_CASE(gather_axes_negative_indices_and_range_error), OT_CASE(scatter_elements_reductions_match_the_naive_loop),

@@ -127,6 +127,7 @@ static int kx_run(const char* name, unsigned gx, unsigned gy, unsigned gz, unsig
 #include "../src/cuda/kernels/epilogue.cu"
 #include "../src/cuda/kernels/gather.cu"
 #include "../src/cuda/kernels/layout.cu"
+#include "../src/cuda/kernels/logic.cu"
 #include "../src/cuda/kernels/norm.cu"
 #include "../src/cuda/kernels/pool.cu"
 #include "../src/cuda/kernels/quant.cu"
@@ -497,6 +498,82 @@ OT_TEST(binary_int64_and_int32) {
                 CHECK_EQ(want, got);
             }
         }
+}
+
+/* opara_logic_binary: a [2,3] against b [3] (broadcast), every op code on the types that take it. */
+OT_TEST(logic_binary_kernel_matches_a_reference) {
+    int a[6] = {7, -7, 3, 0, 2, -3}, b[3] = {2, 3, -2}, y32[6];
+    float fa[6] = {1.0f, NAN, -2.0f, 0.0f, INFINITY, 0.5f}, fb[3] = {1.0f, 0.0f, 0.5f};
+    unsigned char ba[6] = {0, 1, 1, 0, 1, 0}, bb[3] = {1, 1, 0}, ua[6] = {1, 128, 255, 3, 7, 9}, ub[3] = {1, 0, 8}, y[6];
+    int meta[7] = {2, 2, 3, 3, 1, 0, 1}, n = 6, op, dtype, i;
+    const int* pm = meta;
+    for (op = 0; op <= 11; ++op) {
+        int is_bool = op >= 5 && op <= 7, is_shift = op >= 10, is_mod = op == 8 || op == 9, pass;
+        for (pass = 0; pass < (op <= 4 ? 2 : 1); ++pass) { /* comparisons: i32, then f32 */
+            int is_f = op <= 4 && pass == 1;
+            const unsigned char* pa = is_bool ? ba : is_shift ? ua : is_f ? (const unsigned char*)fa : (const unsigned char*)a;
+            const unsigned char* pb = is_bool ? bb : is_shift ? ub : is_f ? (const unsigned char*)fb : (const unsigned char*)b;
+            unsigned char* py = is_mod ? (unsigned char*)y32 : y;
+            void* p[] = KX_ARGS(&pa, &pb, &py, &n, &op, &dtype, &pm);
+            dtype = is_bool ? 9 : is_shift ? 2 : is_f ? 1 : 6;
+            REQUIRE(kx_run("opara_logic_binary", 1, 1, 1, 8, 1, 1, p) == 0);
+            for (i = 0; i < 6; ++i) {
+                double x = is_f ? fa[i] : a[i], z = is_f ? fb[i % 3] : b[i % 3];
+                long long want, got = is_mod ? y32[i] : y[i];
+                if (op <= 4) want = op == 0 ? x == z : op == 1 ? x > z : op == 2 ? x < z : op == 3 ? x >= z : x <= z;
+                else if (is_bool) want = op == 5 ? (ba[i] && bb[i % 3]) : op == 6 ? (ba[i] || bb[i % 3]) : (!ba[i] != !bb[i % 3]);
+                else if (is_mod) want = op == 9 ? a[i] % b[i % 3] : (long long)(a[i] - b[i % 3] * floor((double)a[i] / b[i % 3]));
+                else want = ub[i % 3] >= 8 ? 0 : op == 10 ? (ua[i] << ub[i % 3]) & 255 : ua[i] >> ub[i % 3];
+                if (want != got) OT_LOG("op %d dtype %d i %d: %lld, want %lld", op, dtype, i, got, want);
+                CHECK_EQ(want, got);
+            }
+        }
+    }
+}
+
+OT_TEST(logic_unary_kernel_matches_a_reference) {
+    float x[6] = {NAN, INFINITY, -INFINITY, 0.0f, -1.0f, 3.0f};
+    unsigned char b[6] = {0, 1, 1, 0, 2, 0}, y[6];
+    int n = 6, op, dtype, flags, i;
+    for (op = 0; op <= 2; ++op)
+        for (flags = 1; flags <= (op == 2 ? 3 : 1); ++flags) {
+            const unsigned char* px = op == 0 ? b : (const unsigned char*)x;
+            unsigned char* py = y;
+            void* p[] = KX_ARGS(&px, &py, &n, &op, &dtype, &flags);
+            dtype = op == 0 ? 9 : 1;
+            REQUIRE(kx_run("opara_logic_unary", 1, 1, 1, 4, 1, 1, p) == 0);
+            for (i = 0; i < 6; ++i) {
+                int want = op == 0 ? b[i] == 0 : op == 1 ? x[i] != x[i]
+                                                          : ((flags & 2) && x[i] == INFINITY) || ((flags & 1) && x[i] == -INFINITY);
+                CHECK_EQ(want, y[i]);
+            }
+        }
+}
+
+/* opara_variadic_step, one launch per input as the lowering makes them: Max with NaN (propagated), Mean
+   (summed in float, divided in the last step) of x [2,3], z [3] and w [2,1]. */
+OT_TEST(variadic_step_kernel_matches_a_reference) {
+    float x[6] = {1, NAN, -2, 0.5f, 4, -1}, z[3] = {0.25f, 3, -5}, w[2] = {2, -0.5f}, y[6];
+    int meta_x[7] = {2, 2, 3, 3, 1}, meta_z[7] = {2, 2, 3, 0, 1}, meta_w[7] = {2, 2, 3, 1, 0};
+    const float* ins[3] = {x, z, w};
+    const int* metas[3] = {meta_x, meta_z, meta_w};
+    int n = 6, op, dtype = 1, k, i;
+    for (op = 0; op <= 3; op += 2) { /* Max, Mean */
+        for (k = 0; k < 3; ++k) {
+            const unsigned char* px = (const unsigned char*)ins[k];
+            unsigned char* py = (unsigned char*)y;
+            const int* pm = metas[k];
+            int first = k == 0, divide_by = op == 2 && k == 2 ? 3 : 0;
+            void* p[] = KX_ARGS(&px, &py, &n, &op, &dtype, &first, &divide_by, &pm);
+            REQUIRE(kx_run("opara_variadic_step", 1, 1, 1, 4, 1, 1, p) == 0);
+        }
+        for (i = 0; i < 6; ++i) {
+            float a = x[i], b = z[i % 3], c = w[i / 3], want;
+            if (op == 0) want = a != a || b != b || c != c ? NAN : fmaxf(fmaxf(a, b), c);
+            else want = ((a + b) + c) / 3.0f;
+            CHECK(want == y[i] || (want != want && y[i] != y[i]));
+        }
+    }
 }
 
 OT_TEST(where_selects_with_broadcast) {
@@ -1103,7 +1180,8 @@ OT_TEST(every_kernel_entry_is_registered_once) {
                            "opara_dynamic_quantize_linear", "opara_gather_elements", "opara_scatter_elements",
                            "opara_gather_nd", "opara_scatter_nd", "opara_tile", "opara_trilu", "opara_eye_like",
                            "opara_size", "opara_one_hot", "opara_reverse_sequence", "opara_reduce_f32",
-                           "opara_arg_reduce_f32", "opara_hardmax_f32", "opara_log_softmax_f32", "opara_cum_sum"};
+                           "opara_arg_reduce_f32", "opara_hardmax_f32", "opara_log_softmax_f32", "opara_cum_sum",
+                           "opara_logic_binary", "opara_logic_unary", "opara_variadic_step"};
     const opara_kernel_entry* e;
     int i, count = 0;
     for (i = 0; i < (int)(sizeof names / sizeof names[0]); ++i) CHECK(kx_find(names[i]) != NULL);
@@ -1147,8 +1225,10 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_transpose_matches_scatter_definition),
     OT_CASE(binary_broadcast_matches_numpy_rules),
     OT_CASE(binary_int64_and_int32),
-    OT_CASE(where_selects_with_broadcast),
-    OT_CASE(cast_between_onnx_types), OT_CASE(cast_f16_every_pattern_and_rounding), OT_CASE(cast_float_to_int_as_onnx_runtime),
+    OT_CASE(where_selects_with_broadcast), OT_CASE(cast_between_onnx_types),
+    OT_CASE(cast_f16_every_pattern_and_rounding), OT_CASE(cast_float_to_int_as_onnx_runtime),
+    OT_CASE(logic_binary_kernel_matches_a_reference), OT_CASE(logic_unary_kernel_matches_a_reference),
+    OT_CASE(variadic_step_kernel_matches_a_reference),
     OT_CASE(strided_copy_transposes_slices_and_concats),
     OT_CASE(pooling_max_and_average_with_padding),
     OT_CASE(softmax_over_any_axis),

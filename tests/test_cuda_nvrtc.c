@@ -370,7 +370,7 @@ typedef struct nvrtc_expect {
 } nvrtc_expect;
 
 /* The kernel files the backend loads (OPARA__CUDA_FILES in src/cuda/opara_backend_cuda.c). */
-#define BACKEND_KERNEL_FILES 9
+#define BACKEND_KERNEL_FILES 10
 
 /* One zoo model: CPU reference, then a CUDA session whose kernels NVRTC compiled, in one mode. */
 static void nvrtc_model(opara_test* T, const char* nvrtc_path, const char* name, opara__cuda_mode mode,

@@ -44,6 +44,15 @@ static const float ones[64] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
 
 /* Adds the node `op` reading x (and constants named c*) writing y, with attributes that make a
    well-formed node for a non-empty x of the same rank. */
+static int is_logic_binary(const char* op) {
+    static const char* const names[] = {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor",
+                                        "Mod", "BitShift", "Max", "Min", "Mean", "Sum"};
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; ++i)
+        if (!strcmp(op, names[i])) return 1;
+    return 0;
+}
+
 static void add_one_op(opara_builder* b, const char* op, int32_t xr, const int64_t* xd) {
     static const int64_t k2[2] = {1, 1}, perm4[4] = {0, 1, 3, 2}, ax0[1] = {0};
     static const int64_t shape_flat[2] = {-1, 4}, expand_to[4] = {0, 3, 4, 4}, split2[2] = {2, 2};
@@ -81,6 +90,11 @@ static void add_one_op(opara_builder* b, const char* op, int32_t xr, const int64
         ins[1] = "x";
         n_in = 2;
         if (!strcmp(op, "Concat")) a[n_attr++] = attr_int("axis", 1);
+    } else if (is_logic_binary(op)) { /* the comparisons, logical, variadic ones, Mod, BitShift: x with itself */
+        ins[1] = "x";
+        n_in = 2;
+        if (!strcmp(op, "Mod")) a[n_attr++] = attr_int("fmod", 1);
+        if (!strcmp(op, "BitShift")) a[n_attr++] = attr_str("direction", "LEFT");
     } else if (!strcmp(op, "Where")) {
         ins[0] = "x";
         ins[1] = "x";

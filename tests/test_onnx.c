@@ -1140,6 +1140,111 @@ OT_TEST(rnn_zero_initial_state_of_symbolic_batch_imports) {
     opara_runtime_destroy(rt);
 }
 
+/* The pads of a TF-exported Pad, computed from an initializer: Split (sizes 1, 1, 2), Concat, Max against a
+   constant, and negatives replaced through Where(Less(m, 0), 0, m). The folder evaluates the whole chain, so
+   the graph is one Pad with constant pads {0, 1, 0, 2}. */
+static pbw tf_pad_graph(void) {
+    static const int64_t four[1] = {4}, three[1] = {3}, one[1] = {1};
+    static const int64_t p[4] = {0, 1, -3, 2}, sizes[3] = {1, 1, 2}, lo[4] = {-5, 0, -9, 1}, zero[1] = {0};
+    pbw gr = {0, 0, 0}, a = {0, 0, 0};
+    pbw_tensor_i64(&gr, 5, "P", four, 1, p);
+    pbw_tensor_i64(&gr, 5, "sizes", three, 1, sizes);
+    pbw_tensor_i64(&gr, 5, "lo", four, 1, lo);
+    pbw_tensor_i64(&gr, 5, "zero", one, 1, zero);
+    pbw_attr_int(&a, "axis", 0);
+    pbw_node(&gr, "Split", "split", L("P", "sizes", NULL), L("s0", "s1", "s2"), &a);
+    pbw_attr_int(&a, "axis", 0);
+    pbw_node(&gr, "Concat", "cat", L("s0", "s1", "s2"), L("cat", NULL, NULL), &a);
+    pbw_node(&gr, "Max", "max", L("cat", "lo", NULL), L("m", NULL, NULL), NULL);
+    pbw_node(&gr, "Less", "less", L("m", "zero", NULL), L("neg", NULL, NULL), NULL);
+    pbw_node(&gr, "Where", "where", L("neg", "zero", "m"), L("pads", NULL, NULL), NULL);
+    pbw_node(&gr, "Pad", "pad", L("x", "pads", NULL), L("y", NULL, NULL), NULL);
+    return gr;
+}
+
+OT_TEST(pad_with_pads_from_split_concat_max_folds) {
+    static const int64_t xd[2] = {2, 3};
+    static const float x[6] = {1, 2, 3, 4, 5, 6};
+    static const float want[12] = {0, 1, 2, 3, 0, 0, 0, 4, 5, 6, 0, 0};
+    static const char* const outs[] = {"y", NULL};
+    opara_runtime* rt = new_rt();
+    opara_tensor_info shape;
+    opara__graph g;
+    pbw gr, m;
+    const int64_t* pads;
+    uint32_t n;
+    float y[16];
+    REQUIRE(rt);
+    gr = tf_pad_graph();
+    pbw_value_info(&gr, 11, "x", 1, xd, 2);
+    pbw_value_info(&gr, 12, "y", 1, NULL, -1);
+    m = pbw_model(8, 13, &gr);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    CHECK_EQ(g.n_nodes, 1);
+    CHECK_EQ(count_op(&g, OPARA__OP_PAD), 1);
+    pads = g.n_nodes ? opara__attr_ints(&g.nodes[0], "pads", &n) : NULL;
+    CHECK(pads && n == 4 && pads[0] == 0 && pads[1] == 1 && pads[2] == 0 && pads[3] == 2);
+    opara__graph_free(&g);
+    gr = tf_pad_graph();
+    REQUIRE(run_one_node(rt, &gr, 13, 2, xd, x, outs, y, 16, &shape) == OPARA_OK);
+    CHECK(shape.rank == 2 && shape.dims[0] == 2 && shape.dims[1] == 6);
+    CHECK(memcmp(y, want, sizeof want) == 0);
+    opara_runtime_destroy(rt);
+}
+
+/* Comparisons, logical operators, the variadic ones and the math ones of constants fold into constants with
+   the kernels' values: Greater of f32 with NaN, Not of bools, Mod (the divisor's sign), Sum and Mean of f32 in
+   float, Neg of i64, Floor of f32. */
+OT_TEST(logic_and_variadic_ops_of_constants_fold) {
+    static const int64_t four[1] = {4};
+    static const float a[4] = {1.0f, NAN, -2.0f, 0.1f}, b[4] = {0.5f, 0.0f, -2.0f, 0.2f}, c[4] = {0.7f, 1, 1, 0.3f};
+    static const int64_t xi[4] = {-7, 7, 5, -4}, zi[4] = {3, -3, -2, 2};
+    opara_runtime* rt = new_rt();
+    pbw gr = {0, 0, 0}, m;
+    opara__graph g;
+    static const char* const names[8] = {"gt", "not_gt", "mod", "sum", "mean", "neg", "floor", "x_out"};
+    const void* data[7];
+    uint32_t k, i;
+    REQUIRE(rt);
+    pbw_tensor_f32(&gr, 5, "a", four, 1, a);
+    pbw_tensor_f32(&gr, 5, "b", four, 1, b);
+    pbw_tensor_f32(&gr, 5, "c", four, 1, c);
+    pbw_tensor_i64(&gr, 5, "xi", four, 1, xi);
+    pbw_tensor_i64(&gr, 5, "zi", four, 1, zi);
+    pbw_node(&gr, "Greater", "n0", L("a", "b", NULL), L("gt", NULL, NULL), NULL);
+    pbw_node(&gr, "Not", "n1", L("gt", NULL, NULL), L("not_gt", NULL, NULL), NULL);
+    pbw_node(&gr, "Mod", "n2", L("xi", "zi", NULL), L("mod", NULL, NULL), NULL);
+    pbw_node(&gr, "Sum", "n3", L("a", "b", "c"), L("sum", NULL, NULL), NULL);
+    pbw_node(&gr, "Mean", "n4", L("a", "b", "c"), L("mean", NULL, NULL), NULL);
+    pbw_node(&gr, "Neg", "n5", L("xi", NULL, NULL), L("neg", NULL, NULL), NULL);
+    pbw_node(&gr, "Floor", "n6", L("b", NULL, NULL), L("floor", NULL, NULL), NULL);
+    pbw_node(&gr, "Relu", "n7", L("x", NULL, NULL), L("x_out", NULL, NULL), NULL);
+    pbw_value_info(&gr, 11, "x", 1, four, 1);
+    for (k = 0; k < 8; ++k) pbw_value_info(&gr, 12, names[k], 1, NULL, -1);
+    m = pbw_model(8, 13, &gr);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    CHECK_EQ(g.n_nodes, 1); /* all but the Relu folded */
+    for (k = 0; k < 7; ++k) {
+        int32_t v = opara__graph_find_value(&g, names[k]);
+        REQUIRE(v >= 0 && g.values[v].kind == OPARA__VALUE_CONST);
+        data[k] = g.values[v].data;
+    }
+    for (i = 0; i < 4; ++i) {
+        float sum = (a[i] + b[i]) + c[i], mean = sum / 3.0f;
+        int64_t r = xi[i] % zi[i];
+        if (r != 0 && ((r < 0) != (zi[i] < 0))) r += zi[i];
+        CHECK_EQ(((const uint8_t*)data[0])[i], (uint8_t)(a[i] > b[i]));
+        CHECK_EQ(((const uint8_t*)data[1])[i], (uint8_t)!(a[i] > b[i]));
+        CHECK_EQ(((const int64_t*)data[2])[i], r);
+        CHECK(i == 1 ? ((const float*)data[3])[i] != ((const float*)data[3])[i] : memcmp(&((const float*)data[3])[i], &sum, 4) == 0);
+        CHECK(i == 1 ? ((const float*)data[4])[i] != ((const float*)data[4])[i] : memcmp(&((const float*)data[4])[i], &mean, 4) == 0);
+        CHECK_EQ(((const int64_t*)data[5])[i], -xi[i]);
+        CHECK(((const float*)data[6])[i] == floorf(b[i]));
+    }
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
 /* A Split node of x (2 x 7, x[i][j] = 10 i + j) along axis -1 into outs, with num_outputs when
    num > 0 and the constant 'split' input when split != NULL. */
 static opara_result run_split(opara_runtime* rt, int64_t opset, int64_t cols, int64_t num, const int64_t* split,
@@ -1751,7 +1856,8 @@ static const opara_test_case tests[] = {
     OT_CASE(size_folds_when_the_shape_is_known_and_runs_otherwise),
     OT_CASE(reduction_axes_attribute_or_input_and_cum_sum_axis), OT_CASE(split_num_outputs_makes_ceil_sized_chunks),
     OT_CASE(rnn_activations_and_an_omitted_output_import), OT_CASE(rnn_zero_initial_state_of_symbolic_batch_imports),
-    OT_CASE(split_invalid_num_outputs_is_refused),
+    OT_CASE(split_invalid_num_outputs_is_refused), OT_CASE(pad_with_pads_from_split_concat_max_folds),
+    OT_CASE(logic_and_variadic_ops_of_constants_fold),
     OT_CASE(resize_18_and_19_run_as_resize_13), OT_CASE(resize_19_half_pixel_symmetric_runs),
     OT_CASE(resize_18_features_we_lack_are_refused),
     OT_CASE(symbolic_dims_need_values),

@@ -370,6 +370,95 @@ static void case_pow(op_case* c) {
     node(c, IN_XY, 1, 0, NULL);
 }
 
+/* Two inputs x, x2 of dtype dt over [lo, hi]: same shapes, against a [1], and batch 3 against [4, 1, 5]. */
+static void typed_pair(op_case* c, opara_dtype dt, double lo, double hi) {
+    static const int64_t one[1] = {1}, bc[3] = {4, 1, 5};
+    input(c, "x", dt, 4, X4[c->v], lo, hi);
+    if (c->v == 0) input(c, "x2", dt, 4, X4[0], lo, hi);
+    else if (c->v == 1) input(c, "x2", dt, 1, one, lo, hi);
+    else input(c, "x2", dt, 3, bc, lo, hi);
+}
+
+/* Comparisons: f32 with NaN/Inf/signed zeros; against a scalar-like bool (Equal), i8 (Greater), u8
+   (Less) or i32; i64 broadcast. Small integers, so that equal values occur. */
+static opara_dtype compare_dtype(const op_case* c) {
+    if (c->v == 0) return OPARA_DTYPE_F32;
+    if (c->v == 2) return OPARA_DTYPE_I64;
+    return strcmp(c->op, "Equal") == 0 ? OPARA_DTYPE_BOOL : strcmp(c->op, "Greater") == 0 ? OPARA_DTYPE_I8
+           : strcmp(c->op, "Less") == 0 ? OPARA_DTYPE_U8 : OPARA_DTYPE_I32;
+}
+
+static void case_compare(op_case* c) {
+    opara_dtype dt = compare_dtype(c);
+    typed_pair(c, dt, dt == OPARA_DTYPE_U8 || dt == OPARA_DTYPE_BOOL ? 0 : -3, 3);
+    if (dt == OPARA_DTYPE_F32) c->in[0].specials = c->in[1].specials = 1;
+    node(c, IN_XY, 1, 0, NULL);
+}
+
+static void case_logic_binary(op_case* c) {
+    typed_pair(c, OPARA_DTYPE_BOOL, 0, 1);
+    node(c, IN_XY, 1, 0, NULL);
+}
+
+/* Mod: i32 of mixed signs (the divisor's sign), f32 with fmod=1 against a scalar, i64 with fmod=1
+   broadcast; divisors include 0 (0 on every backend). */
+static void case_mod(op_case* c) {
+    static const opara_dtype dt[N_VARIANTS] = {OPARA_DTYPE_I32, OPARA_DTYPE_F32, OPARA_DTYPE_I64};
+    opara_attr a[1];
+    a[0] = attr_int("fmod", 1);
+    typed_pair(c, dt[c->v], -9, 9);
+    node(c, IN_XY, 1, c->v == 0 ? 0 : 1, a);
+}
+
+/* BitShift on u8: LEFT, RIGHT against a scalar, LEFT broadcast; shifts up to 9 (past the width: 0). */
+static void case_bit_shift(op_case* c) {
+    opara_attr a[1];
+    static const int64_t one[1] = {1}, bc[3] = {4, 1, 5};
+    a[0] = attr_str("direction", c->v == 1 ? "RIGHT" : "LEFT");
+    input(c, "x", OPARA_DTYPE_U8, 4, X4[c->v], 0, 255);
+    if (c->v == 0) input(c, "x2", OPARA_DTYPE_U8, 4, X4[0], 0, 9);
+    else if (c->v == 1) input(c, "x2", OPARA_DTYPE_U8, 1, one, 3, 3);
+    else input(c, "x2", OPARA_DTYPE_U8, 3, bc, 0, 9);
+    node(c, IN_XY, 1, 1, a);
+}
+
+/* Not on bool; IsNaN and IsInf on f32 with the special values (IsInf: variant 1 detects only the
+   positive infinity, variant 2 only the negative). */
+static void case_logic_unary(op_case* c) {
+    opara_attr a[1];
+    int is_inf = strcmp(c->op, "IsInf") == 0;
+    a[0] = attr_int(c->v == 1 ? "detect_negative" : "detect_positive", 0);
+    if (strcmp(c->op, "Not") == 0) {
+        input(c, "x", OPARA_DTYPE_BOOL, 4, X4[c->v], 0, 1);
+    } else {
+        input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -2, 2);
+        c->in[0].specials = 1;
+    }
+    node(c, IN_X, 1, is_inf && c->v > 0 ? 1 : 0, a);
+}
+
+/* Max, Min, Mean, Sum: one input; three broadcast against each other (f32 with the special values);
+   two of i32 (Max, Min) or f32 (Mean, Sum) broadcast. */
+static void case_variadic(op_case* c) {
+    static const char* const ins[] = {"x", "x2", "x3", NULL};
+    static const int64_t five[1] = {5}, col[4] = {1, 1, 7, 1};
+    int ints = strcmp(c->op, "Max") == 0 || strcmp(c->op, "Min") == 0;
+    if (c->v == 0) {
+        x4(c);
+        c->in[0].specials = 1;
+        node(c, IN_X, 1, 0, NULL);
+    } else if (c->v == 1) {
+        x4(c);
+        input_f32(c, "x2", 1, five);
+        input_f32(c, "x3", 4, col);
+        c->in[0].specials = c->in[1].specials = c->in[2].specials = 1;
+        node(c, ins, 1, 0, NULL);
+    } else {
+        typed_pair(c, ints ? OPARA_DTYPE_I32 : OPARA_DTYPE_F32, -50, 50);
+        node(c, IN_XY, 1, 0, NULL);
+    }
+}
+
 static void case_concat(op_case* c) {
     int64_t d[4];
     opara_attr a[1];
@@ -879,6 +968,23 @@ static const struct {
     {"Mul", case_binary},
     {"Div", case_div},
     {"Pow", case_pow},
+    {"Equal", case_compare},
+    {"Greater", case_compare},
+    {"Less", case_compare},
+    {"GreaterOrEqual", case_compare},
+    {"LessOrEqual", case_compare},
+    {"And", case_logic_binary},
+    {"Or", case_logic_binary},
+    {"Xor", case_logic_binary},
+    {"Mod", case_mod},
+    {"BitShift", case_bit_shift},
+    {"Not", case_logic_unary},
+    {"IsNaN", case_logic_unary},
+    {"IsInf", case_logic_unary},
+    {"Max", case_variadic},
+    {"Min", case_variadic},
+    {"Mean", case_variadic},
+    {"Sum", case_variadic},
     {"Sqrt", case_sqrt},
     {"Erf", case_unary},
     {"Gelu", case_gelu},
@@ -1008,9 +1114,9 @@ static void fill(op_case* c, const case_input* x, void* data) {
             ((uint16_t*)data)[i] = x->specials && i % 7 == 3 ? F16_SPECIALS[(i / 7) % 4]
                                                             : (uint16_t)(rnd(c, 0, 0xF7FF) + (rnd(c, 0, 1) < 0.5 ? 0x8000 : 0));
             break;
-        case OPARA_DTYPE_BOOL: ((uint8_t*)data)[i] = v >= 0.5 * (x->lo + x->hi); break;
         case OPARA_DTYPE_U8: ((uint8_t*)data)[i] = (uint8_t)floor(v + 0.5); break;
         case OPARA_DTYPE_I8: ((int8_t*)data)[i] = (int8_t)floor(v + 0.5); break;
+        case OPARA_DTYPE_BOOL: ((uint8_t*)data)[i] = v >= 0.5 * (x->lo + x->hi); break;
         default: memset((uint8_t*)data + i * (int64_t)opara_dtype_size(x->dtype), 0, opara_dtype_size(x->dtype)); break;
         }
     }

@@ -761,6 +761,93 @@ OT_TEST(where_and_dtypes) {
     one_free(&t);
 }
 
+/* One node op over inputs of the given shapes and dtypes. */
+static opara_result run_typed(one* t, opara__op op, uint32_t n_in, const opara__shape* ins, const opara_dtype* dts) {
+    int32_t idx[8];
+    uint32_t k;
+    one_init(t);
+    for (k = 0; k < n_in; ++k) idx[k] = ins[k].ndim < 0 ? -1 : one_input(t, ins[k], dts[k]);
+    one_node(t, op, n_in, idx, 1);
+    return one_infer(t, 1);
+}
+
+static void a_left(one* t);
+
+OT_TEST(logic_ops_broadcast_and_give_bool) {
+    static const opara_dtype f32x3[3] = {F32, F32, F32}, bools[2] = {OPARA_DTYPE_BOOL, OPARA_DTYPE_BOOL};
+    static const opara_dtype mixed[2] = {F32, OPARA_DTYPE_I64}, i64[1] = {OPARA_DTYPE_I64};
+    opara__shape cmp[] = {shp(3, 2, 1, 3), shp(2, 4, 1)}, var3[] = {shp(1, 3), shp(2, 2, 1), shp(3, 1, 1, 3)};
+    opara__shape omitted[] = {shp(1, 3), shp(-1), shp(1, 3)}, one_in[] = {shp(2, 2, 3)};
+    one t;
+    REQUIRE(run_typed(&t, OPARA__OP_GREATER_OR_EQUAL, 2, cmp, f32x3) == OPARA_OK); /* test_greater_equal_bcast-like */
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(3, 2, 4, 3));
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_BOOL);
+    one_free(&t);
+    REQUIRE(run_typed(&t, OPARA__OP_XOR, 2, cmp, bools) == OPARA_OK);
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_BOOL);
+    one_free(&t);
+    CHECK_EQ(run_typed(&t, OPARA__OP_AND, 2, cmp, f32x3), OPARA_ERR_BAD_DTYPE); /* And takes bool only */
+    CHECK(strstr(opara_runtime_last_error(g_rt), "'n0' (And)") != NULL);
+    one_free(&t);
+    CHECK_EQ(run_typed(&t, OPARA__OP_LESS, 2, cmp, mixed), OPARA_ERR_BAD_DTYPE); /* operands of one type */
+    one_free(&t);
+    CHECK_EQ(run_typed(&t, OPARA__OP_IS_NAN, 1, one_in, i64), OPARA_ERR_BAD_DTYPE); /* a float type */
+    one_free(&t);
+    REQUIRE(run_typed(&t, OPARA__OP_IS_INF, 1, one_in, f32x3) == OPARA_OK);
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_BOOL);
+    one_free(&t);
+    one_init(&t); /* the operands' type */
+    {
+        int32_t idx[2];
+        idx[0] = one_input(&t, cmp[0], OPARA_DTYPE_U8);
+        idx[1] = one_input(&t, cmp[1], OPARA_DTYPE_U8);
+        one_node(&t, OPARA__OP_BIT_SHIFT, 2, idx, 1);
+        a_left(&t);
+        REQUIRE(one_infer(&t, 1) == OPARA_OK);
+    }
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_U8);
+    one_free(&t);
+    REQUIRE(run_typed(&t, OPARA__OP_MAX, 3, var3, f32x3) == OPARA_OK); /* multidirectional, three inputs */
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(3, 1, 2, 3));
+    CHECK_EQ(t.dtypes[t.outs[0]], F32);
+    one_free(&t);
+    REQUIRE(run_typed(&t, OPARA__OP_SUM, 1, one_in, f32x3) == OPARA_OK); /* a single input */
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(2, 2, 3));
+    one_free(&t);
+    CHECK(run_typed(&t, OPARA__OP_MEAN, 3, omitted, f32x3) != OPARA_OK); /* no input may be omitted */
+    one_free(&t);
+}
+
+static opara_result record_of(one* t, opara__op op, uint32_t n_in, const opara__shape* ins, attrs_fn attrs,
+                              opara__node_params* p);
+static void a_fmod(one* t) { opara__node_set_int(&t->g, t->node, "fmod", 1); }
+static void a_left(one* t) { opara__node_set_string(&t->g, t->node, "direction", "LEFT"); }
+static void a_no_negative(one* t) { opara__node_set_int(&t->g, t->node, "detect_negative", 0); }
+
+OT_TEST(record_resolves_logic_attributes) {
+    opara__shape two[2], x = shp(2, 2, 3);
+    opara__node_params p;
+    one t;
+    two[0] = shp(2, 2, 3), two[1] = shp(1, 3);
+    REQUIRE(record_of(&t, OPARA__OP_MOD, 2, two, NULL, &p) == OPARA_OK);
+    CHECK(p.u.broadcast.fmod == 0 && p.u.broadcast.strides[1][0] == 0 && p.u.broadcast.strides[1][1] == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_MOD, 2, two, a_fmod, &p) == OPARA_OK);
+    CHECK(p.u.broadcast.fmod == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_BIT_SHIFT, 2, two, a_left, &p) == OPARA_OK);
+    CHECK(p.u.broadcast.shift_left == 1);
+    one_free(&t);
+    CHECK(record_of(&t, OPARA__OP_BIT_SHIFT, 2, two, NULL, &p) != OPARA_OK); /* direction is required */
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_IS_INF, 1, &x, NULL, &p) == OPARA_OK);
+    CHECK(p.u.is_inf.detect_negative == 1 && p.u.is_inf.detect_positive == 1);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_IS_INF, 1, &x, a_no_negative, &p) == OPARA_OK);
+    CHECK(p.u.is_inf.detect_negative == 0 && p.u.is_inf.detect_positive == 1);
+    one_free(&t);
+}
+
 static int64_t cast_to;
 static void a_cast(one* t) { opara__node_set_int(&t->g, t->node, "to", cast_to); }
 
@@ -1615,7 +1702,7 @@ static const opara_test_case tests[] = {
     OT_CASE(matmul_is_numpy),
     OT_CASE(layer_norm_statistics),
     OT_CASE(reduce_mean), OT_CASE(reductions_arg_and_scans), OT_CASE(topk), OT_CASE(grid_sample), OT_CASE(det),
-    OT_CASE(where_and_dtypes),
+    OT_CASE(where_and_dtypes), OT_CASE(logic_ops_broadcast_and_give_bool), OT_CASE(record_resolves_logic_attributes),
     OT_CASE(cast_type),
     OT_CASE(pad),
     OT_CASE(resize),

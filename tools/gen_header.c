@@ -57,6 +57,7 @@ static const manifest_entry manifest[] = {
     {"src/cpu/opara_cpu_rnn.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_math.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_elementwise.c", PART_IMPL, CORE},
+    {"src/cpu/opara_cpu_logic.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_movement.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_index.c", PART_IMPL, CORE},
     {"src/cpu/opara_cpu_norm.c", PART_IMPL, CORE},

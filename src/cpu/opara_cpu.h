@@ -133,6 +133,9 @@ OPARA__PRIVATE float opara__vec_sum(int level, const float* x, size_t n);
 static OPARA__UNUSED float opara__max_nan(float acc, float v) { return v > acc || v != v ? v : acc; }
 /* min(acc, v) with the same NaN rule. */
 static OPARA__UNUSED float opara__min_nan(float acc, float v) { return v < acc || v != v ? v : acc; }
+/* The same for doubles. */
+static OPARA__UNUSED double opara__max_nan_d(double acc, double v) { return v > acc || v != v ? v : acc; }
+static OPARA__UNUSED double opara__min_nan_d(double acc, double v) { return v < acc || v != v ? v : acc; }
 
 /* The bit mask of the first `lanes` of 16 (none for lanes <= 0, all from 16 on): the AVX-512 loops'
    masked tails and edge tiles. */
@@ -314,6 +317,17 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
 OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__cpu_binary fn, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_where(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_cast(opara__cpu_op* op, char* err, size_t cap);
+/* The broadcasting set-up of the element-wise kernels: n_in inputs (at most OPARA__BCAST_MAX_IN) to the
+   output with the strides of the node's record, into op->p's collapsed iteration space and work items. */
+OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                              size_t cap);
+/* opara_cpu_logic.c: the comparisons, And/Or/Xor, Mod, BitShift (broadcast binary); Not, IsNaN, IsInf;
+   Max, Min, Mean, Sum (variadic) */
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_binary(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_logic_unary(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_variadic(opara__cpu_op* op, char* err, size_t cap);
+/* Neg, Abs, Sign (fn): f32 through opara__cpu_prepare_unary, f64 and the integer types here. */
+OPARA__PRIVATE opara_result opara__cpu_prepare_signed(opara__cpu_op* op, opara__cpu_unary fn, char* err, size_t cap);
 /* opara_cpu_movement.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_expand(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_transpose(opara__cpu_op* op, char* err, size_t cap);

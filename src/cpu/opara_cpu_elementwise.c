@@ -184,8 +184,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
 
 /* Sets up broadcasting of n_in inputs to the output with the strides of the node's record; checks
    the output is their broadcast (leading dims of 1 allowed). */
-static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
-                                      size_t cap) {
+OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__cpu_tensor* const* ins, char* err,
+                                              size_t cap) {
     const opara__cpu_tensor* y = &op->out[0];
     const opara__node_params* rec = op->params;
     int64_t strides[OPARA__BCAST_MAX_IN][OPARA_MAX_DIMS];
@@ -291,6 +291,31 @@ static void opara__bin_row_i32(opara__cpu_binary kind, const int32_t* a, int64_t
     }
 }
 
+/* i8 and u8 (wrapping; division truncates toward zero, as ONNX Runtime's) and f64. */
+#define OPARA__BIN_ROW_NARROW(NAME, T)                                                                            \
+    static void NAME(opara__cpu_binary kind, const T* a, int64_t sa, const T* b, int64_t sb, T* y, size_t n) {      \
+        size_t i;                                                                                                 \
+        for (i = 0; i < n; ++i) {                                                                                 \
+            int64_t x = a[(int64_t)i * sa], z = b[(int64_t)i * sb];                                               \
+            y[i] = (T)(uint64_t)OPARA__IBIN(kind, x, z);                                                          \
+        }                                                                                                         \
+    }
+OPARA__BIN_ROW_NARROW(opara__bin_row_i8, int8_t)
+OPARA__BIN_ROW_NARROW(opara__bin_row_u8, uint8_t)
+#undef OPARA__BIN_ROW_NARROW
+
+static void opara__bin_row_f64(opara__cpu_binary kind, const double* a, int64_t sa, const double* b, int64_t sb, double* y,
+                               size_t n) {
+    size_t i;
+    switch (kind) {
+    case OPARA__BIN_ADD: OPARA__BIN_ROW(double, x + z); break;
+    case OPARA__BIN_SUB: OPARA__BIN_ROW(double, x - z); break;
+    case OPARA__BIN_MUL: OPARA__BIN_ROW(double, x * z); break;
+    case OPARA__BIN_DIV: OPARA__BIN_ROW(double, x / z); break;
+    case OPARA__BIN_POW: OPARA__BIN_ROW(double, pow(x, z)); break;
+    }
+}
+
 static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
@@ -313,6 +338,15 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
         else if (dt == OPARA_DTYPE_I64)
             opara__bin_row_i64(kind, (const int64_t*)op->in[0].data + ao, sa,
                                (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_F64)
+            opara__bin_row_f64(kind, (const double*)op->in[0].data + ao, sa, (const double*)op->in[1].data + bo, sb,
+                               (double*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_I8)
+            opara__bin_row_i8(kind, (const int8_t*)op->in[0].data + ao, sa, (const int8_t*)op->in[1].data + bo, sb,
+                              (int8_t*)op->out[0].data + yo, n);
+        else if (dt == OPARA_DTYPE_U8)
+            opara__bin_row_u8(kind, (const uint8_t*)op->in[0].data + ao, sa, (const uint8_t*)op->in[1].data + bo, sb,
+                              (uint8_t*)op->out[0].data + yo, n);
         else
             opara__bin_row_i32(kind, (const int32_t*)op->in[0].data + ao, sa,
                                (const int32_t*)op->in[1].data + bo, sb, (int32_t*)op->out[0].data + yo, n);
@@ -326,8 +360,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__
     ins[0] = &op->in[0];
     ins[1] = &op->in[1];
     if (op->in[0].dtype != dt || op->in[1].dtype != dt ||
-        (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32))
-        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, i64 or i32 operands of one type",
+        (dt != OPARA_DTYPE_F32 && dt != OPARA_DTYPE_I64 && dt != OPARA_DTYPE_I32 && dt != OPARA_DTYPE_F64 &&
+         dt != OPARA_DTYPE_I8 && dt != OPARA_DTYPE_U8))
+        return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, f64, i64, i32, i8 or u8 operands of one type",
                                  opara__op_name(op->node->op));
     op->p.fn = (int)fn;
     op->fn = opara__binary_kernel;

@@ -30,15 +30,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_SQRT: return opara__cpu_prepare_unary(op, OPARA__UN_SQRT, err, cap);
     case OPARA__OP_ERF: return opara__cpu_prepare_unary(op, OPARA__UN_ERF, err, cap);
     case OPARA__OP_GELU: return opara__cpu_prepare_unary(op, OPARA__UN_GELU, err, cap);
-    case OPARA__OP_NEG: return opara__cpu_prepare_unary(op, OPARA__UN_NEG, err, cap);
-    case OPARA__OP_ABS: return opara__cpu_prepare_unary(op, OPARA__UN_ABS, err, cap);
+    case OPARA__OP_NEG: return opara__cpu_prepare_signed(op, OPARA__UN_NEG, err, cap);
+    case OPARA__OP_ABS: return opara__cpu_prepare_signed(op, OPARA__UN_ABS, err, cap);
     case OPARA__OP_EXP: return opara__cpu_prepare_unary(op, OPARA__UN_EXP, err, cap);
     case OPARA__OP_LOG: return opara__cpu_prepare_unary(op, OPARA__UN_LOG, err, cap);
     case OPARA__OP_RECIPROCAL: return opara__cpu_prepare_unary(op, OPARA__UN_RECIPROCAL, err, cap);
     case OPARA__OP_FLOOR: return opara__cpu_prepare_unary(op, OPARA__UN_FLOOR, err, cap);
     case OPARA__OP_CEIL: return opara__cpu_prepare_unary(op, OPARA__UN_CEIL, err, cap);
     case OPARA__OP_ROUND: return opara__cpu_prepare_unary(op, OPARA__UN_ROUND, err, cap);
-    case OPARA__OP_SIGN: return opara__cpu_prepare_unary(op, OPARA__UN_SIGN, err, cap);
+    case OPARA__OP_SIGN: return opara__cpu_prepare_signed(op, OPARA__UN_SIGN, err, cap);
     case OPARA__OP_SIN: return opara__cpu_prepare_unary(op, OPARA__UN_SIN, err, cap);
     case OPARA__OP_COS: return opara__cpu_prepare_unary(op, OPARA__UN_COS, err, cap);
     case OPARA__OP_TAN: return opara__cpu_prepare_unary(op, OPARA__UN_TAN, err, cap);
@@ -61,6 +61,9 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MUL: return opara__cpu_prepare_binary(op, OPARA__BIN_MUL, err, cap);
     case OPARA__OP_DIV: return opara__cpu_prepare_binary(op, OPARA__BIN_DIV, err, cap);
     case OPARA__OP_POW: return opara__cpu_prepare_binary(op, OPARA__BIN_POW, err, cap);
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: return opara__cpu_prepare_logic_binary(op, err, cap);
+    OPARA__CASE_LOGIC_UNARY: return opara__cpu_prepare_logic_unary(op, err, cap);
+    OPARA__CASE_VARIADIC: return opara__cpu_prepare_variadic(op, err, cap);
     case OPARA__OP_CONCAT: case OPARA__OP_SPLIT: return opara__cpu_prepare_concat_split(op, err, cap);
     case OPARA__OP_SLICE: return opara__cpu_prepare_slice(op, err, cap);
     case OPARA__OP_GATHER: return opara__cpu_prepare_gather(op, err, cap);

@@ -241,10 +241,6 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* 
 
 /* ---- ReduceMean .. ReduceSumSquare ------------------------------------------------------------- */
 
-/* max/min that keep a NaN on either side (v > a is false for a NaN a, which then stays). */
-static double opara__max_nan_d(double a, double v) { return v > a || v != v ? v : a; }
-static double opara__min_nan_d(double a, double v) { return v < a || v != v ? v : a; }
-
 /* What a kind's accumulator starts from. */
 static double opara__reduce_init(opara__reduce_kind kind) {
     return kind == OPARA__RED_MAX ? -HUGE_VAL : kind == OPARA__RED_MIN ? HUGE_VAL : kind == OPARA__RED_PROD ? 1.0 : 0.0;

@@ -26,10 +26,10 @@
 /* Alignment of every pointer handed to cuBLAS/cuDNN (and of Concat slices, for vectorised kernels):
    16 bytes, what their vectorised kernels load. */
 #define OPARA__CUDA_LIB_ALIGN 16u
-#define OPARA__CUDA_FILES 9
+#define OPARA__CUDA_FILES 10
 
-static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "gather", "layout", "norm",
-                                                                  "pool", "quant", "reduce"};
+static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "gather", "layout", "logic",
+                                                                  "norm", "pool", "quant", "reduce"};
 
 struct opara__cuda_session {
     opara_runtime* rt;

@@ -89,12 +89,38 @@ typedef enum opara__cuda_binop {
     OPARA__CUDA_BIN_POW = 4
 } opara__cuda_binop;
 
+/* Op codes of src/cuda/kernels/logic.cu: opara_logic_binary's, opara_logic_unary's (IsInf's flags: 1
+   negative, 2 positive) and opara_variadic_step's. */
+typedef enum opara__cuda_logic_op {
+    OPARA__CUDA_LOGIC_EQUAL = 0,
+    OPARA__CUDA_LOGIC_GREATER = 1,
+    OPARA__CUDA_LOGIC_LESS = 2,
+    OPARA__CUDA_LOGIC_GREATER_EQUAL = 3,
+    OPARA__CUDA_LOGIC_LESS_EQUAL = 4,
+    OPARA__CUDA_LOGIC_AND = 5,
+    OPARA__CUDA_LOGIC_OR = 6,
+    OPARA__CUDA_LOGIC_XOR = 7,
+    OPARA__CUDA_LOGIC_MOD = 8,  /* integers: the divisor's sign */
+    OPARA__CUDA_LOGIC_FMOD = 9, /* fmod=1: the dividend's sign */
+    OPARA__CUDA_LOGIC_SHIFT_LEFT = 10,
+    OPARA__CUDA_LOGIC_SHIFT_RIGHT = 11
+} opara__cuda_logic_op;
+typedef enum opara__cuda_logic_unary { OPARA__CUDA_NOT = 0, OPARA__CUDA_IS_NAN = 1, OPARA__CUDA_IS_INF = 2 } opara__cuda_logic_unary;
+typedef enum opara__cuda_variadic {
+    OPARA__CUDA_VAR_MAX = 0,
+    OPARA__CUDA_VAR_MIN = 1,
+    OPARA__CUDA_VAR_MEAN = 2,
+    OPARA__CUDA_VAR_SUM = 3
+} opara__cuda_variadic;
+
 /* X(id, entry point name, kernel file): every kernel the backend launches. */
 #define OPARA__CUDA_KERNELS(X) \
     X(UNARY, "opara_unary_f32", "epilogue") X(CHANNEL_AFFINE, "opara_channel_affine_f32", "epilogue") \
     X(BIAS_ACT, "opara_bias_act_f32", "epilogue") X(SGEMM, "opara_sgemm_f32", "epilogue") \
     X(CONV2D, "opara_conv2d_f32", "epilogue") X(CONV_TRANSPOSE2D, "opara_conv_transpose2d_f32", "epilogue") \
     X(BINARY_F32, "opara_binary_f32", "elementwise") X(BINARY_INT, "opara_binary_int", "elementwise") \
+    X(LOGIC_BINARY, "opara_logic_binary", "logic") X(LOGIC_UNARY, "opara_logic_unary", "logic") \
+    X(VARIADIC_STEP, "opara_variadic_step", "logic") \
     X(WHERE, "opara_where", "elementwise") X(STRIDED_COPY, "opara_strided_copy", "elementwise") \
     X(CAST, "opara_cast", "cast") \
     X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \

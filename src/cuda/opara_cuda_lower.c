@@ -296,6 +296,101 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     return OPARA_OK;
 }
 
+/* The logic kernels' dtypes: f32, f64, i8, u8, i32, i64 (and bool where the op takes it). */
+static int opara__lower_logic_type_ok(opara_dtype t) {
+    return t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64 || t == OPARA_DTYPE_I8 || t == OPARA_DTYPE_U8 ||
+           t == OPARA_DTYPE_I32 || t == OPARA_DTYPE_I64 || t == OPARA_DTYPE_BOOL;
+}
+
+/* The comparisons, And/Or/Xor, Mod, BitShift: opara_logic_binary with the record's strides; the dtype
+   rules are the shape engine's and the CPU's (a float Mod needs fmod=1, BitShift u8). */
+static opara_result opara__lower_logic_binary(opara__lower_walk* w, opara__cuda_logic_op op) {
+    const opara__shape* y = opara__lower_out_shape(w, 0);
+    const opara__node_params* rec = &w->params[w->node];
+    int64_t count = opara__lower_numel(y);
+    const int64_t* st[2];
+    opara_dtype t = w->dtypes[opara__lower_in(w, 0)];
+    opara__cuda_launch* L;
+    int32_t meta;
+    opara_result r;
+    if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
+    if (op == OPARA__CUDA_LOGIC_MOD && rec->u.broadcast.fmod) op = OPARA__CUDA_LOGIC_FMOD;
+    if (op == OPARA__CUDA_LOGIC_SHIFT_LEFT && !rec->u.broadcast.shift_left) op = OPARA__CUDA_LOGIC_SHIFT_RIGHT;
+    if (!opara__lower_logic_type_ok(t) || w->dtypes[opara__lower_in(w, 1)] != t ||
+        (op == OPARA__CUDA_LOGIC_MOD && (t == OPARA_DTYPE_F32 || t == OPARA_DTYPE_F64)) ||
+        (op >= OPARA__CUDA_LOGIC_MOD && t == OPARA_DTYPE_BOOL) || (op >= OPARA__CUDA_LOGIC_SHIFT_LEFT && t != OPARA_DTYPE_U8))
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type (see the CPU's rules for this operator)");
+    st[0] = rec->u.broadcast.strides[0], st[1] = rec->u.broadcast.strides[1];
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__lower_meta_strided(w, y, st, 2, &meta)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LOGIC_BINARY))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, op);
+    opara__lower_arg_i32(L, t);
+    opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* Not, IsNaN, IsInf: opara_logic_unary. */
+static opara_result opara__lower_logic_unary(opara__lower_walk* w, opara__cuda_logic_unary op) {
+    int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    opara_dtype t = w->dtypes[opara__lower_in(w, 0)];
+    const opara__is_inf_params* inf = &w->params[w->node].u.is_inf;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (op == OPARA__CUDA_NOT ? t != OPARA_DTYPE_BOOL : (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64))
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type (Not: bool; IsNaN, IsInf: f32 or f64)");
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LOGIC_UNARY))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, op);
+    opara__lower_arg_i32(L, t);
+    opara__lower_arg_i32(L, op == OPARA__CUDA_IS_INF ? (inf->detect_negative ? 1 : 0) | (inf->detect_positive ? 2 : 0) : 0);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* Max, Min, Mean, Sum: one opara_variadic_step per input into the output, in input order (the CPU's
+   order of the arithmetic); Mean divides in the last step. */
+static opara_result opara__lower_variadic(opara__lower_walk* w, opara__cuda_variadic op) {
+    const opara__node* n = &w->g->nodes[w->node];
+    const opara__shape* y = opara__lower_out_shape(w, 0);
+    int64_t count = opara__lower_numel(y), strides[OPARA_MAX_DIMS];
+    const int64_t* st[1];
+    opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
+    uint32_t k;
+    opara_result r;
+    if (!opara__lower_logic_type_ok(t) || t == OPARA_DTYPE_BOOL ||
+        ((op == OPARA__CUDA_VAR_MEAN || op == OPARA__CUDA_VAR_SUM) && t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64))
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "data type (Max, Min: f32, f64, i8, u8, i32, i64; Mean, Sum: f32, f64)");
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    st[0] = strides;
+    for (k = 0; k < n->n_inputs; ++k) {
+        opara__cuda_launch* L;
+        int32_t meta;
+        if (w->dtypes[opara__lower_in(w, k)] != t || !opara__broadcast_to(y, opara__lower_in_shape(w, k), strides))
+            return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "an input of another data type or shape");
+        if ((r = opara__lower_meta_strided(w, y, st, 1, &meta)) != OPARA_OK) return r;
+        if (!(L = opara__lower_launch(w, OPARA__CUK_VARIADIC_STEP))) return OPARA_ERR_OUT_OF_MEMORY;
+        opara__lower_arg_tensor(L, opara__lower_in(w, k));
+        opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+        opara__lower_arg_i32(L, count);
+        opara__lower_arg_i32(L, op);
+        opara__lower_arg_i32(L, t);
+        opara__lower_arg_i32(L, k == 0);
+        opara__lower_arg_i32(L, op == OPARA__CUDA_VAR_MEAN && k + 1 == n->n_inputs ? (int64_t)n->n_inputs : 0);
+        opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+        opara__lower_grid_1d(L, count);
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_where(opara__lower_walk* w) {
     const opara__shape* y = opara__lower_out_shape(w, 0);
     int64_t count = opara__lower_numel(y);
@@ -1410,6 +1505,23 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_MUL: return opara__lower_binary(w, OPARA__CUDA_BIN_MUL);
     case OPARA__OP_DIV: return opara__lower_binary(w, OPARA__CUDA_BIN_DIV);
     case OPARA__OP_POW: return opara__lower_binary(w, OPARA__CUDA_BIN_POW);
+    case OPARA__OP_EQUAL: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_EQUAL);
+    case OPARA__OP_GREATER: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_GREATER);
+    case OPARA__OP_LESS: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_LESS);
+    case OPARA__OP_GREATER_OR_EQUAL: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_GREATER_EQUAL);
+    case OPARA__OP_LESS_OR_EQUAL: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_LESS_EQUAL);
+    case OPARA__OP_AND: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_AND);
+    case OPARA__OP_OR: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_OR);
+    case OPARA__OP_XOR: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_XOR);
+    case OPARA__OP_MOD: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_MOD);
+    case OPARA__OP_BIT_SHIFT: return opara__lower_logic_binary(w, OPARA__CUDA_LOGIC_SHIFT_LEFT);
+    case OPARA__OP_NOT: return opara__lower_logic_unary(w, OPARA__CUDA_NOT);
+    case OPARA__OP_IS_NAN: return opara__lower_logic_unary(w, OPARA__CUDA_IS_NAN);
+    case OPARA__OP_IS_INF: return opara__lower_logic_unary(w, OPARA__CUDA_IS_INF);
+    case OPARA__OP_MAX: return opara__lower_variadic(w, OPARA__CUDA_VAR_MAX);
+    case OPARA__OP_MIN: return opara__lower_variadic(w, OPARA__CUDA_VAR_MIN);
+    case OPARA__OP_MEAN: return opara__lower_variadic(w, OPARA__CUDA_VAR_MEAN);
+    case OPARA__OP_SUM: return opara__lower_variadic(w, OPARA__CUDA_VAR_SUM);
     case OPARA__OP_CONCAT: return opara__lower_concat_split(w, 1);
     case OPARA__OP_SPLIT: return opara__lower_concat_split(w, 0);
     case OPARA__OP_SLICE: return opara__lower_slice(w);

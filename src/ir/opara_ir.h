@@ -53,6 +53,23 @@
     X(MUL, "Mul", "", 1, 14, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
     X(DIV, "Div", "", 1, 14, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
     X(POW, "Pow", "", 1, 15, 0, 2, 2, 1, 0, ELEMENTWISE, 4, OPARA__OPF_INPLACE)                                       \
+    X(EQUAL, "Equal", "", 7, 19, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                   \
+    X(GREATER, "Greater", "", 7, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                               \
+    X(LESS, "Less", "", 7, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                     \
+    X(GREATER_OR_EQUAL, "GreaterOrEqual", "", 12, 16, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)              \
+    X(LESS_OR_EQUAL, "LessOrEqual", "", 12, 16, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                    \
+    X(AND, "And", "", 7, 7, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(OR, "Or", "", 7, 7, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                          \
+    X(XOR, "Xor", "", 7, 7, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(MOD, "Mod", "", 10, 13, 0, 2, 2, 1, 0, ELEMENTWISE, 2, OPARA__OPF_INPLACE)                                      \
+    X(BIT_SHIFT, "BitShift", "", 11, 11, 0, 2, 2, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                           \
+    X(NOT, "Not", "", 1, 1, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                        \
+    X(IS_NAN, "IsNaN", "", 9, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 1, 0)                                                  \
+    X(IS_INF, "IsInf", "", 10, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 1, 0)                                                 \
+    X(MAX, "Max", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                         \
+    X(MIN, "Min", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                         \
+    X(MEAN, "Mean", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                       \
+    X(SUM, "Sum", "", 6, 13, 0, 1, OPARA__OP_ANY, 1, 0, ELEMENTWISE, 1, OPARA__OPF_NO_OMITTED)                         \
     X(SQRT, "Sqrt", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(ERF, "Erf", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(GELU, "Gelu", "", 20, 20, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
@@ -105,15 +122,15 @@
     X(CAST, "Cast", "", 1, 25, 0, 1, 1, 1, 0, ELEMENTWISE, 0, 0)                                                      \
     X(PAD, "Pad", "", 1, 25, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                        \
     X(RESIZE, "Resize", "", 10, 19, 0, 1, 1, 1, 1, ELEMENTWISE, 0, 0)                                                 \
-    X(NEG, "Neg", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
-    X(ABS, "Abs", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
+    X(NEG, "Neg", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
+    X(ABS, "Abs", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                       \
     X(EXP, "Exp", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(LOG, "Log", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(RECIPROCAL, "Reciprocal", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)        \
     X(FLOOR, "Floor", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                  \
     X(CEIL, "Ceil", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(ROUND, "Round", "", 11, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                 \
-    X(SIGN, "Sign", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
+    X(SIGN, "Sign", "", 9, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_INPLACE)                                     \
     X(SIN, "Sin", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(COS, "Cos", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
     X(TAN, "Tan", "", 7, 22, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                      \
@@ -165,11 +182,11 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 106
+#define OPARA__OP_COUNT_EXPECTED 123
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
-/* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
-   shape and dtype, attributes (if any) scalars read into the record's u.activation. For the switches
+/* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input (Neg, Abs, Sign: also
+   f64 and the integer types), one output of its shape and dtype, attributes (if any) scalars read into the record's u.activation. For the switches
    where they all behave alike; those that tell them apart list them one by one. */
 #define OPARA__CASE_MATH_UNARY                                                                                     \
     case OPARA__OP_NEG: case OPARA__OP_ABS: case OPARA__OP_EXP: case OPARA__OP_LOG: case OPARA__OP_RECIPROCAL:      \
@@ -195,6 +212,25 @@ typedef enum opara__reduce_kind {
 } opara__reduce_kind;
 /* 1 and the kind when op is one of ReduceMean .. ReduceSumSquare, else 0. */
 OPARA__PRIVATE int opara__reduce_kind_of(opara__op op, opara__reduce_kind* kind);
+
+/* The case labels of the logic operators' families: the comparisons (two inputs of one type, broadcast,
+   a bool output), the binary logical operators (bool inputs, broadcast), the other broadcasting binary
+   operators with attributes (Mod, BitShift), the unary ones (Not, IsNaN, IsInf: a bool output) and the
+   variadic ones (1..N inputs of one type, multidirectional broadcast). */
+#define OPARA__CASE_COMPARE                                                                                       \
+    case OPARA__OP_EQUAL: case OPARA__OP_GREATER: case OPARA__OP_LESS: case OPARA__OP_GREATER_OR_EQUAL:            \
+    case OPARA__OP_LESS_OR_EQUAL
+#define OPARA__CASE_LOGIC_BINARY case OPARA__OP_AND: case OPARA__OP_OR: case OPARA__OP_XOR
+#define OPARA__CASE_INT_BINARY case OPARA__OP_MOD: case OPARA__OP_BIT_SHIFT
+#define OPARA__CASE_LOGIC_UNARY case OPARA__OP_NOT: case OPARA__OP_IS_NAN: case OPARA__OP_IS_INF
+#define OPARA__CASE_VARIADIC case OPARA__OP_MAX: case OPARA__OP_MIN: case OPARA__OP_MEAN: case OPARA__OP_SUM
+/* The operators whose output is bool whatever their inputs' type: the comparisons, And, Or, Xor, Not,
+   IsNaN, IsInf. */
+#define OPARA__OP_GIVES_BOOL(op)                                                                                  \
+    ((op) == OPARA__OP_EQUAL || (op) == OPARA__OP_GREATER || (op) == OPARA__OP_LESS ||                              \
+     (op) == OPARA__OP_GREATER_OR_EQUAL || (op) == OPARA__OP_LESS_OR_EQUAL || (op) == OPARA__OP_AND ||              \
+     (op) == OPARA__OP_OR || (op) == OPARA__OP_XOR || (op) == OPARA__OP_NOT || (op) == OPARA__OP_IS_NAN ||          \
+     (op) == OPARA__OP_IS_INF)
 
 /* The symbolic batch dimension in declared shapes and in shape-valued attributes (Reshape,
    Expand): replaced by the session's batch size. */
@@ -272,7 +308,14 @@ typedef struct opara__window_params {
    where the input is broadcast), from opara__broadcast_shapes. */
 typedef struct opara__broadcast_params {
     int64_t strides[3][OPARA_MAX_DIMS];
+    int fmod;       /* Mod: its attribute (1: C's fmod, the dividend's sign; 0: the divisor's sign) */
+    int shift_left; /* BitShift: direction "LEFT" (else "RIGHT") */
 } opara__broadcast_params;
+
+/* IsInf: which infinities it detects (ONNX's defaults: both). */
+typedef struct opara__is_inf_params {
+    int detect_negative, detect_positive;
+} opara__is_inf_params;
 
 /* Slice, per input dim (untouched ones 0, 1, the dim): first index after ONNX's clamping, step, count. */
 typedef struct opara__slice_params {
@@ -422,7 +465,9 @@ typedef struct opara__node_params {
     union {
         opara__window_params window;       /* Conv, ConvTranspose, ConvInteger, QLinearConv, MaxPool, AveragePool */
         opara__quant_params quant;         /* QuantizeLinear, DequantizeLinear */
-        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
+        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand, the comparisons, And, Or,
+                                              Xor, Mod, BitShift, Max, Min, Mean, Sum (the first 3 inputs) */
+        opara__is_inf_params is_inf;       /* IsInf */
         opara__slice_params slice;         /* Slice */
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */

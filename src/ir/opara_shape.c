@@ -215,6 +215,14 @@ static opara_result opara__shape_broadcast(opara__shape_ctx* c) {
     return opara__set_out(c, 0, &acc);
 }
 
+/* BitShift: broadcast, with ONNX's required direction "LEFT" or "RIGHT". */
+static opara_result opara__shape_bit_shift(opara__shape_ctx* c) {
+    const char* dir = opara__attr_string(c->n, "direction", "");
+    if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "direction '%s' is not LEFT or RIGHT", dir);
+    return opara__shape_broadcast(c);
+}
+
 /* ---- convolution and pooling ----------------------------------------------------------------- */
 
 OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n) {
@@ -1677,12 +1685,14 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
     case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_GATHER_ND: case OPARA__OP_ONE_HOT: case OPARA__OP_REVERSE_SEQUENCE:
         a.min_in = a.max_in = 2; break;
     case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_SCATTER_ND: a.min_in = a.max_in = 3; break;
     case OPARA__OP_SIZE: case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
     case OPARA__OP_EYE_LIKE: break; /* one input, one output */
+    OPARA__CASE_VARIADIC: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_CONCAT: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
     case OPARA__OP_SPLIT: a.max_out = OPARA__ANY; break;
     case OPARA__OP_LAYER_NORM: a.min_in = 2, a.max_in = 3, a.max_out = 3; break;
@@ -1696,7 +1706,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_SOFTMAX: case OPARA__OP_REDUCE_MEAN: OPARA__CASE_REDUCE_KINDS: case OPARA__OP_ARG_MAX:
     case OPARA__OP_ARG_MIN: case OPARA__OP_LOG_SOFTMAX: case OPARA__OP_HARDMAX: case OPARA__OP_CUM_SUM:
     case OPARA__OP_CAST: case OPARA__OP_PAD: case OPARA__OP_RESIZE:
-    OPARA__CASE_MATH_UNARY: case OPARA__OP_DET: case OPARA__OP_COUNT: break; /* one input, one output */
+    OPARA__CASE_LOGIC_UNARY: OPARA__CASE_MATH_UNARY: case OPARA__OP_DET: case OPARA__OP_COUNT: break; /* one input, one output */
     }
     return a;
 }
@@ -1733,7 +1743,9 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: case OPARA__OP_MOD: OPARA__CASE_VARIADIC:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
+    case OPARA__OP_BIT_SHIFT: return opara__shape_bit_shift(c);
     case OPARA__OP_CONCAT: return opara__shape_concat(c);
     case OPARA__OP_SPLIT: return opara__shape_split(c);
     case OPARA__OP_SLICE: return opara__shape_slice(c);
@@ -1771,7 +1783,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_DET: return opara__shape_det(c);
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU: case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID:
     case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU:
-    case OPARA__OP_CAST: OPARA__CASE_MATH_UNARY:
+    case OPARA__OP_CAST: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_MATH_UNARY:
         return opara__set_out(c, 0, c->in[0]); /* elementwise: the shape of input 0 */
     case OPARA__OP_COUNT: break;
     }
@@ -1842,6 +1854,12 @@ static void opara__record_scalars(opara__shape_ctx* c) {
         p->u.reduce.reverse = opara__attr_int(n, "reverse", 0) != 0;
     }
     if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
+    if (op == OPARA__OP_MOD) p->u.broadcast.fmod = opara__attr_int(n, "fmod", 0) != 0;
+    if (op == OPARA__OP_BIT_SHIFT) p->u.broadcast.shift_left = strcmp(opara__attr_string(n, "direction", ""), "LEFT") == 0;
+    if (op == OPARA__OP_IS_INF) {
+        p->u.is_inf.detect_negative = opara__attr_int(n, "detect_negative", 1) != 0;
+        p->u.is_inf.detect_positive = opara__attr_int(n, "detect_positive", 1) != 0;
+    }
 }
 
 OPARA__PRIVATE opara_result opara__infer_node_shapes(opara_runtime* rt, const opara__graph* g, uint32_t node,
@@ -2034,6 +2052,24 @@ OPARA__PRIVATE int opara__op_out_dtype(const opara__node* n, const opara_dtype* 
     return 1;
 }
 
+/* The comparisons and the logical operators: inputs of one type (bool for And, Or, Xor and Not; a
+   float type for IsNaN and IsInf), a bool output. */
+static opara_result opara__dtype_logic(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
+    const opara__node* n = &g->nodes[node];
+    opara_dtype in0 = dt[n->inputs[0]];
+    opara__op op = n->op;
+    uint32_t k;
+    for (k = 1; k < n->n_inputs; ++k)
+        if (n->inputs[k] < 0 || dt[n->inputs[k]] != in0) return opara__dtype_fail(rt, g, node, "inputs have different data types");
+    if ((op == OPARA__OP_AND || op == OPARA__OP_OR || op == OPARA__OP_XOR || op == OPARA__OP_NOT) && in0 != OPARA_DTYPE_BOOL)
+        return opara__dtype_fail(rt, g, node, "the inputs are not bool");
+    if ((op == OPARA__OP_IS_NAN || op == OPARA__OP_IS_INF) && in0 != OPARA_DTYPE_F32 && in0 != OPARA_DTYPE_F64 &&
+        in0 != OPARA_DTYPE_F16)
+        return opara__dtype_fail(rt, g, node, "the input is not a floating-point type");
+    for (k = 0; k < n->n_outputs; ++k) dt[n->outputs[k]] = OPARA_DTYPE_BOOL;
+    return OPARA_OK;
+}
+
 /* Output dtypes of one node from its input dtypes (0 = omitted input). */
 static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, uint32_t node, opara_dtype* dt) {
     const opara__node* n = &g->nodes[node];
@@ -2106,10 +2142,13 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
         break; /* the type of input 0 */
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
+    OPARA__CASE_INT_BINARY: OPARA__CASE_VARIADIC:
         for (k = 1; k < n->n_inputs; ++k)
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
                 return opara__dtype_fail(rt, g, node, "inputs have different data types");
         break;
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_LOGIC_UNARY:
+        return opara__dtype_logic(rt, g, node, dt);
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:

@@ -44,6 +44,7 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
         dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "dtype", 1));
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
     if (n->op == OPARA__OP_ARG_MAX || n->op == OPARA__OP_ARG_MIN) dt = OPARA_DTYPE_I64;
+    if (OPARA__OP_GIVES_BOOL(n->op)) dt = OPARA_DTYPE_BOOL;
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
     if (n->n_inputs <= 16) { /* the operators with their own output dtype rule (at most 16 inputs) */
         opara_dtype in_dt[16];
@@ -467,6 +468,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
+    OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_VARIADIC:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
     case OPARA__OP_GATHER_ELEMENTS: case OPARA__OP_SCATTER_ELEMENTS: case OPARA__OP_SCATTER: case OPARA__OP_GATHER_ND:
     case OPARA__OP_SCATTER_ND: case OPARA__OP_SIZE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
@@ -676,6 +678,8 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     if (zeros_of && n->n_outputs && n->outputs[0][0]) return opara__import_zeros(im, zeros_of);
     if (opara__op_is(n, "If")) return opara__import_if(im, in);
     if (opara__op_is(n, "CastLike")) return opara__import_castlike(im, in);
+    if (opara__op_is(n, "Split") && (r = opara__try_fold_split(im, in, n->n_inputs)) != OPARA__NOFOLD)
+        return (opara_result)r;
     r = opara__try_fold(im, in, n->n_inputs, &folded);
     if (r == OPARA_OK) {
         if (!n->n_outputs || !n->outputs[0][0])

@@ -146,5 +146,7 @@ OPARA__PRIVATE opara_result opara__floats_param(opara__imp* im, const int32_t* i
 /* Evaluates the node being imported when its inputs allow it: OPARA_OK with *out filled,
    OPARA__NOFOLD, or an error (opara_onnx_fold.c). */
 OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opara__cv* out);
+/* Split of a constant into one constant per output: OPARA_OK (all made), OPARA__NOFOLD or an error. */
+OPARA__PRIVATE int opara__try_fold_split(opara__imp* im, const int32_t* in, uint32_t n_in);
 
 #endif /* OPARA_ONNX_H */

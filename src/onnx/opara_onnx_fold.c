@@ -905,6 +905,122 @@ static int opara__fold_view(opara__imp* im, const int32_t* in, uint32_t n_in, co
     return opara__eval_view(x, &shape, out);
 }
 
+/* The IR operators folded by their CPU kernel: the comparisons (but Equal, folded above with batch terms),
+   the logical operators, Mod, BitShift, Max, Min, Mean, Sum, and the attribute-free math operators shape
+   arithmetic uses (Neg, Abs, Sign, Floor, Ceil, Round, Reciprocal, Exp, Log). */
+static int opara__folds_by_kernel(opara__op op) {
+    return (OPARA__OP_GIVES_BOOL(op) && op != OPARA__OP_EQUAL) || op == OPARA__OP_MOD || op == OPARA__OP_BIT_SHIFT ||
+           op == OPARA__OP_MAX || op == OPARA__OP_MIN || op == OPARA__OP_MEAN || op == OPARA__OP_SUM ||
+           op == OPARA__OP_NEG || op == OPARA__OP_ABS || op == OPARA__OP_SIGN || op == OPARA__OP_FLOOR ||
+           op == OPARA__OP_CEIL || op == OPARA__OP_ROUND || op == OPARA__OP_RECIPROCAL || op == OPARA__OP_EXP ||
+           op == OPARA__OP_LOG;
+}
+
+/* The record the shape engine would give node `kind` with the ONNX node's attributes (the broadcast strides of
+   the first inputs, Mod's fmod, BitShift's direction, IsInf's detections). */
+static void opara__fold_record(opara__imp* im, opara__op kind, const opara__cv* in, uint32_t n, const opara__shape* y,
+                               opara__node_params* params) {
+    const opara__onnx_attr* dir = opara__oattr(im->node, "direction");
+    uint32_t k;
+    memset(params, 0, sizeof *params);
+    params->resolved = 1;
+    for (k = 0; k < n && k < 3; ++k) (void)opara__broadcast_to(y, &in[k].shape, params->u.broadcast.strides[k]);
+    if (kind == OPARA__OP_MOD) params->u.broadcast.fmod = opara__oattr_int(im->node, "fmod", 0) != 0;
+    if (kind == OPARA__OP_BIT_SHIFT)
+        params->u.broadcast.shift_left = dir && dir->s.size == 4 && memcmp(dir->s.data, "LEFT", 4) == 0;
+    if (kind == OPARA__OP_IS_INF) {
+        params->u.is_inf.detect_negative = opara__oattr_int(im->node, "detect_negative", 1) != 0;
+        params->u.is_inf.detect_positive = opara__oattr_int(im->node, "detect_positive", 1) != 0;
+    }
+}
+
+/* Node `kind` over n constants evaluated by its CPU kernel, so that the folded constant holds the bits a
+   session computes. Inputs with batch terms, and what the kernel refuses, do not fold. */
+static int opara__fold_by_kernel(opara__imp* im, opara__op kind, const opara__cv* in, uint32_t n, opara__cv* out) {
+    const opara__shape** shapes = (const opara__shape**)opara__calloc(im->rt, n, sizeof *shapes);
+    opara__cpu_tensor* t = (opara__cpu_tensor*)opara__calloc(im->rt, (size_t)n + 1, sizeof *t);
+    opara__node node;
+    opara__node_params params;
+    opara__cpu_op op;
+    opara__shape shape;
+    char err[OPARA__DETAIL_MAX];
+    float scratch[1];
+    uint8_t* data;
+    int64_t* coef;
+    uint32_t k;
+    int r = shapes && t ? OPARA_OK : opara__imp_oom(im);
+    for (k = 0; r == OPARA_OK && k < n; ++k) {
+        shapes[k] = &in[k].shape;
+        if (in[k].coef || !opara__dtype_numeric(in[k].dtype)) r = OPARA__NOFOLD;
+    }
+    if (r == OPARA_OK && !opara__broadcast_shapes(shapes, n, OPARA__SHAPE_STRICT, &shape, NULL)) r = OPARA__NOFOLD;
+    if (r == OPARA_OK)
+        r = opara__cv_alloc(im, out, OPARA__OP_GIVES_BOOL(kind) ? OPARA_DTYPE_BOOL : in[0].dtype, &shape, 0, &data, &coef);
+    for (k = 0; r == OPARA_OK && k < n; ++k) { /* aligned copies: constants may sit anywhere in the file's bytes */
+        size_t bytes = (size_t)in[k].count * opara_dtype_size(in[k].dtype);
+        t[k].dtype = in[k].dtype, t[k].ndim = in[k].shape.ndim, t[k].is_const = 1;
+        memcpy(t[k].dims, in[k].shape.dims, sizeof t[k].dims);
+        t[k].data = opara__calloc(im->rt, bytes ? bytes : 1, 1);
+        if (!t[k].data) r = opara__imp_oom(im);
+        else if (bytes) memcpy(t[k].data, in[k].data, bytes);
+    }
+    if (r == OPARA_OK) {
+        memset(&node, 0, sizeof node);
+        memset(&op, 0, sizeof op);
+        node.op = kind, node.n_inputs = n, node.n_outputs = 1;
+        opara__fold_record(im, kind, in, n, &shape, &params);
+        t[n].dtype = out->dtype, t[n].ndim = shape.ndim, t[n].data = data;
+        memcpy(t[n].dims, shape.dims, sizeof t[n].dims);
+        op.node = &node, op.params = &params, op.n_in = n, op.n_out = 1, op.in = t, op.out = t + n, op.workers = 1;
+        if (opara__cpu_prepare(&op, err, sizeof err) != OPARA_OK ||
+            (op.work_items && op.fn(&op, 0, op.work_items, scratch) != OPARA_OK))
+            r = OPARA__NOFOLD;
+    }
+    for (k = 0; t && k < n; ++k) opara__free(im->rt, t[k].data);
+    opara__free(im->rt, t);
+    opara__free(im->rt, (void*)shapes);
+    return r;
+}
+
+/* Split of a constant: one constant per output, the parts along the axis ('split' sizes, or chunks of
+   ceil(dim / outputs) with the last one smaller, as Split-18's num_outputs). OPARA_OK when every output
+   was made, OPARA__NOFOLD, or an error. */
+OPARA__PRIVATE int opara__try_fold_split(opara__imp* im, const int32_t* in, uint32_t n_in) {
+    const opara__onnx_node* n = im->node;
+    int64_t in_strides[OPARA_MAX_DIMS], axis, dim, chunk, at = 0;
+    uint32_t k, n_out = n->n_outputs;
+    opara__param p;
+    opara__cv x;
+    int r;
+    if (n_in == 0 || !opara__is_const(im, in[0]) || n_out == 0) return OPARA__NOFOLD;
+    opara__cv_of(im, in[0], &x);
+    axis = opara__onnx_axis(opara__oattr_int(n, "axis", 0), x.shape.ndim);
+    if (x.shape.ndim == 0 || axis < 0 || axis >= x.shape.ndim) return OPARA__NOFOLD;
+    r = opara__ints_param(im, in, n_in, 1, "split", 0, &p);
+    if (r != OPARA_OK) return r;
+    dim = x.shape.dims[axis];
+    chunk = (dim + (int64_t)n_out - 1) / (int64_t)n_out;
+    if (p.present && p.n != n_out) return OPARA__NOFOLD;
+    for (k = 0; k < n_out; ++k) {
+        int64_t size = p.present ? p.ints[k] : k + 1 < n_out ? chunk : dim - chunk * (int64_t)k;
+        if (size < 0 || size > dim - at) return OPARA__NOFOLD; /* the shape engine names what is wrong */
+        at += size;
+    }
+    if (at != dim) return OPARA__NOFOLD;
+    opara__row_strides(&x.shape, in_strides);
+    for (k = 0, at = 0; k < n_out; ++k) {
+        opara__shape shape = x.shape;
+        opara__cv part;
+        shape.dims[axis] = p.present ? p.ints[k] : k + 1 < n_out ? chunk : dim - chunk * (int64_t)k;
+        r = opara__eval_strided(im, &x, &shape, in_strides, at * in_strides[axis], &part);
+        if (r == OPARA_OK && n->outputs[k][0])
+            r = opara__imp_const(im, n->outputs[k], part.dtype, &part.shape, part.data, part.coef, 0);
+        if (r != OPARA_OK) return r;
+        at += shape.dims[axis];
+    }
+    return OPARA_OK;
+}
+
 /* Evaluates the node when its inputs allow it. OPARA_OK with *out filled, OPARA__NOFOLD, or an error. */
 OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n_in, opara__cv* out) {
     const opara__onnx_node* n = im->node;
@@ -924,6 +1040,14 @@ OPARA__PRIVATE int opara__try_fold(opara__imp* im, const int32_t* in, uint32_t n
             opara__cv_of(im, in[i], &all[i]);
         }
         r = i == n_in ? opara__eval_concat(im, all, n_in, opara__oattr_int(n, "axis", 0), out) : OPARA__NOFOLD;
+        opara__free(im->rt, all);
+        return r;
+    }
+    if (opara__folds_by_kernel(opara__op_from_name(n->op_type))) {
+        opara__cv* all = (opara__cv*)opara__calloc(im->rt, n_in, sizeof(opara__cv));
+        if (!all) return opara__imp_oom(im);
+        for (i = 0; i < n_in && in[i] >= 0; ++i) opara__cv_of(im, in[i], &all[i]);
+        r = i == n_in ? opara__fold_by_kernel(im, opara__op_from_name(n->op_type), all, n_in, out) : OPARA__NOFOLD;
         opara__free(im->rt, all);
         return r;
     }

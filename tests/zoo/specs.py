@@ -22,6 +22,8 @@ Conv ConvTranspose QuantizeLinear DequantizeLinear DynamicQuantizeLinear ConvInt
 QLinearConv QLinearMatMul MaxPool AveragePool GlobalAveragePool BatchNormalization
 Relu LeakyRelu Sigmoid Tanh HardSigmoid HardSwish Clip
 Add Sub Mul Div Pow Sqrt Erf Gelu
+Equal Greater Less GreaterOrEqual LessOrEqual And Or Xor Mod BitShift Not IsNaN IsInf
+Max Min Mean Sum
 Neg Abs Exp Log Reciprocal Floor Ceil Round Sign Sin Cos Tan Softplus Softsign
 Elu Selu Celu ThresholdedRelu Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
 Concat Split Slice Gather Reshape Flatten Transpose Squeeze Unsqueeze Expand
