@@ -3779,6 +3779,14 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(AVERAGE_POOL, "AveragePool", "", 1, 22, 0, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                 \
     X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                    \
     X(BATCH_NORM, "BatchNormalization", "", 1, 15, 0, 5, 5, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
+    X(PRELU, "PRelu", "", 1, 16, 0, 2, 2, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
+    X(INSTANCE_NORM, "InstanceNormalization", "", 1, 22, 0, 3, 3, 1, 0, ROWS, 5, OPARA__OPF_F32)                     \
+    X(LRN, "LRN", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32)                                           \
+    X(MVN, "MeanVarianceNormalization", "", 9, 13, 0, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                           \
+    X(SHRINK, "Shrink", "", 9, 9, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                 \
+    X(GLOBAL_MAX_POOL, "GlobalMaxPool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                            \
+    X(MAX_UNPOOL, "MaxUnpool", "", 9, 22, 0, 2, 2, 1, 2, ELEMENTWISE, 0, OPARA__OPF_F32)                              \
+    X(DROPOUT, "Dropout", "", 1, 22, 0, 1, 1, 2, 1, ELEMENTWISE, 0, 0)                                                \
     X(RELU, "Relu", "", 1, 14, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(LEAKY_RELU, "LeakyRelu", "", 1, 16, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
     X(SIGMOID, "Sigmoid", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)              \
@@ -3870,7 +3878,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 66
+#define OPARA__OP_COUNT_EXPECTED 74
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -4029,7 +4037,14 @@ typedef struct opara__activation_params {
     int gelu_tanh;
 } opara__activation_params;
 
-/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims. */
+/* LRN: its attributes with ONNX's defaults (size is required). */
+typedef struct opara__lrn_params {
+    float alpha, beta, bias;
+    int64_t size;
+} opara__lrn_params;
+
+/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims;
+   MeanVarianceNormalization: the dims its moments run over (default 0, 2, 3). */
 typedef struct opara__reduce_params {
     uint8_t axes[OPARA_MAX_DIMS];
     int keepdims;
@@ -4040,16 +4055,18 @@ typedef struct opara__node_params {
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
                      sizes are its outputs' dims along it */
     union {
-        opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool */
-        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
+        opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool, MaxUnpool */
+        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand, PRelu */
         opara__slice_params slice;         /* Slice */
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
         opara__resize_params resize;       /* Resize */
-        opara__reduce_params reduce;       /* ReduceMean */
+        opara__reduce_params reduce;       /* ReduceMean, MeanVarianceNormalization */
+        opara__lrn_params lrn;             /* LRN */
         opara__gemm_params gemm;           /* Gemm */
-        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
-        float epsilon;                     /* BatchNormalization, LayerNormalization */
+        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu,
+                                                Shrink (alpha: lambd, beta: bias) */
+        float epsilon;                     /* BatchNormalization, LayerNormalization, InstanceNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
     } u;
 } opara__node_params;
@@ -5386,6 +5403,106 @@ static opara_result opara__shape_batch_norm(opara__shape_ctx* c) {
     return OPARA_OK;
 }
 
+/* Two shapes that must agree dim by dim (tolerant: unknown dims agree with anything). */
+static int opara__shapes_differ(const opara__shape_ctx* c, const opara__shape* a, const opara__shape* b) {
+    int32_t d;
+    if (a->ndim != b->ndim) return 1;
+    for (d = 0; d < a->ndim; ++d)
+        if (opara__dims_differ(c, a->dims[d], b->dims[d])) return 1;
+    return 0;
+}
+
+/* PRelu: slope broadcasts to X (unidirectionally); the output is X's shape. */
+static opara_result opara__shape_prelu(opara__shape_ctx* c) {
+    opara__shape y;
+    opara__sbuf b;
+    if (!opara__broadcast(c, c->in[0], c->in[1], &y) || opara__shapes_differ(c, &y, c->in[0]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "slope %s does not broadcast to X %s", opara__sh(&b, 0, c->in[1]),
+                                 opara__sh(&b, 1, c->in[0]));
+    opara__record_broadcast(c, c->in[0]);
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* InstanceNormalization: X [N, C, spatial...], scale and B [C]. */
+static opara_result opara__shape_instance_norm(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__sbuf b;
+    uint32_t k = 0, i;
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r != OPARA_OK) return r;
+    for (i = 1; i < 3; ++i)
+        if (c->in[i]->ndim != 1 || opara__dims_differ(c, c->in[i]->dims[0], x->dims[1]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is %s, expected [%lld] for input %s", i,
+                                     opara__sh(&b, 0, c->in[i]), (long long)x->dims[1], opara__sh(&b, 1, x));
+    return opara__set_out(c, 0, x);
+}
+
+/* LRN: X [N, C, ...], size required and >= 1. */
+static opara_result opara__shape_lrn(opara__shape_ctx* c) {
+    opara__sbuf b;
+    if (c->in[0]->ndim < 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 2", opara__sh(&b, 0, c->in[0]));
+    if (!opara__node_attr(c->n, "size") || opara__attr_int(c->n, "size", 0) < 1)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'size' is required and must be >= 1");
+    if (c->params) {
+        c->params->u.lrn.size = opara__attr_int(c->n, "size", 1);
+        c->params->u.lrn.alpha = opara__attr_float(c->n, "alpha", 1e-4f);
+        c->params->u.lrn.beta = opara__attr_float(c->n, "beta", 0.75f);
+        c->params->u.lrn.bias = opara__attr_float(c->n, "bias", 1.0f);
+    }
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* MaxUnpool: X and I [N, C, spatial...] alike; the output is output_shape (the canonical attribute)
+   or, without it, (in - 1) * stride + kernel - pads per spatial dim. */
+static opara_result opara__shape_max_unpool(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__window w;
+    opara__shape y;
+    opara__sbuf b;
+    uint32_t k = 0, i, n_os = 0;
+    const int64_t* os = opara__attr_ints(c->n, "output_shape", &n_os);
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r == OPARA_OK) r = opara__read_window(c, k, 1, &w);
+    if (r != OPARA_OK) return r;
+    if (opara__shapes_differ(c, c->in[1], x))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s and input %s differ", opara__sh(&b, 0, c->in[1]),
+                                 opara__sh(&b, 1, x));
+    if (os && (n_os != (uint32_t)x->ndim || opara__dims_differ(c, os[0], x->dims[0]) || opara__dims_differ(c, os[1], x->dims[1])))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape has %u values or other N, C than input %s", n_os,
+                                 opara__sh(&b, 0, x));
+    y = *x;
+    for (i = 0; i < k; ++i) {
+        int64_t full;
+        if (os) {
+            if (os[2 + i] < 1 || os[2 + i] > OPARA__SHAPE_DIM_MAX)
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape[%u] = %lld", 2 + i, (long long)os[2 + i]);
+            y.dims[2 + i] = os[2 + i];
+            continue;
+        }
+        if (opara__unknown(c, x->dims[2 + i])) {
+            y.dims[2 + i] = -1;
+            continue;
+        }
+        if (!opara__mul_i64(x->dims[2 + i] - 1, w.strides[i], &full) || full > OPARA__SHAPE_DIM_MAX ||
+            full + w.kernel[i] - w.pads[i] - w.pads[k + i] < 1)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u of input %s gives no output", i, opara__sh(&b, 0, x));
+        y.dims[2 + i] = full + w.kernel[i] - w.pads[i] - w.pads[k + i];
+    }
+    w.auto_pad = OPARA__AUTO_PAD_NOTSET; /* MaxUnpool has none */
+    opara__record_window(c, &w, k, x, 0, NULL);
+    return opara__set_out(c, 0, &y);
+}
+
+/* Dropout (inference, with its mask): Y and the mask have X's shape. */
+static opara_result opara__shape_dropout(opara__shape_ctx* c) {
+    uint32_t k;
+    for (k = 0; k < c->n->n_outputs; ++k) {
+        opara_result r = opara__set_out(c, k, c->in[0]);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
 /* ---- data movement --------------------------------------------------------------------------- */
 
 static opara_result opara__shape_concat(opara__shape_ctx* c) {
@@ -5644,6 +5761,21 @@ static int opara__axes_flags(const int64_t* axes, uint32_t n, int64_t rank, int*
         flags[a] = 1;
     }
     return 1;
+}
+
+/* MeanVarianceNormalization: the moments over 'axes' (default 0, 2, 3), the output X's shape. */
+static opara_result opara__shape_mvn(opara__shape_ctx* c) {
+    static const int64_t default_axes[3] = {0, 2, 3};
+    const opara__shape* x = c->in[0];
+    uint32_t n = 3, i;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
+    int flags[OPARA_MAX_DIMS];
+    opara__sbuf b;
+    if (!axes) axes = default_axes, n = 3;
+    if (!opara__axes_flags(axes, n, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    for (i = 0; c->params && i < (uint32_t)x->ndim; ++i) c->params->u.reduce.axes[i] = (uint8_t)flags[i];
+    return opara__set_out(c, 0, x);
 }
 
 static opara_result opara__shape_squeeze(opara__shape_ctx* c) {
@@ -5973,6 +6105,10 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: a.min_in = 2, a.max_in = 3; break;
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
+    case OPARA__OP_PRELU: case OPARA__OP_MAX_UNPOOL: a.min_in = a.max_in = 2; break;
+    case OPARA__OP_INSTANCE_NORM: a.min_in = a.max_in = 3; break;
+    case OPARA__OP_DROPOUT: a.max_out = 2; break;
+    case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
     case OPARA__OP_CONCAT: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
@@ -6016,6 +6152,14 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__shape_pool(c);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
+    case OPARA__OP_PRELU: return opara__shape_prelu(c);
+    case OPARA__OP_INSTANCE_NORM: return opara__shape_instance_norm(c);
+    case OPARA__OP_LRN: return opara__shape_lrn(c);
+    case OPARA__OP_MVN: return opara__shape_mvn(c);
+    case OPARA__OP_SHRINK: return opara__set_out(c, 0, c->in[0]);
+    case OPARA__OP_GLOBAL_MAX_POOL: return opara__shape_global_pool(c);
+    case OPARA__OP_MAX_UNPOOL: return opara__shape_max_unpool(c);
+    case OPARA__OP_DROPOUT: return opara__shape_dropout(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
     case OPARA__OP_CONCAT: return opara__shape_concat(c);
@@ -6093,7 +6237,12 @@ static void opara__record_scalars(opara__shape_ctx* c) {
         p->u.activation.gamma = opara__attr_float(n, "gamma", 1.05070102214813232421875f);
     }
     if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
-    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM || op == OPARA__OP_INSTANCE_NORM)
+        p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_SHRINK) {
+        p->u.activation.alpha = opara__attr_float(n, "lambd", 0.5f);
+        p->u.activation.beta = opara__attr_float(n, "bias", 0.0f);
+    }
     if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
     if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
 }
@@ -6245,13 +6394,23 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
             return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
         break;
+    case OPARA__OP_PRELU:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || dt[n->inputs[1]] != in0)
+            return opara__dtype_fail(rt, g, node, "X and slope have different data types");
+        break;
+    case OPARA__OP_MAX_UNPOOL:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || dt[n->inputs[1]] != OPARA_DTYPE_I64)
+            return opara__dtype_fail(rt, g, node, "indices must be i64");
+        break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
         for (k = 1; k < n->n_inputs; ++k)
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
                 return opara__dtype_fail(rt, g, node, "inputs have different data types");
         break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_INSTANCE_NORM: case OPARA__OP_LRN:
+    case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT:
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
@@ -6262,6 +6421,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
         if (n->op == OPARA__OP_MAX_POOL && k == 1) t = OPARA_DTYPE_I64;
+        if (n->op == OPARA__OP_DROPOUT && k == 1) t = OPARA_DTYPE_BOOL;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
         dt[n->outputs[k]] = t;
     }
@@ -9014,12 +9174,14 @@ typedef enum opara__cpu_unary {
     OPARA__UN_NEG, OPARA__UN_ABS, OPARA__UN_EXP, OPARA__UN_LOG, OPARA__UN_RECIPROCAL, OPARA__UN_FLOOR,
     OPARA__UN_CEIL, OPARA__UN_ROUND, OPARA__UN_SIGN, OPARA__UN_SIN, OPARA__UN_COS, OPARA__UN_TAN, OPARA__UN_SOFTPLUS,
     OPARA__UN_SOFTSIGN, OPARA__UN_ELU, OPARA__UN_SELU, OPARA__UN_CELU, OPARA__UN_THRESHOLDED_RELU, OPARA__UN_ASIN,
-    OPARA__UN_ACOS, OPARA__UN_ATAN, OPARA__UN_SINH, OPARA__UN_COSH, OPARA__UN_ASINH, OPARA__UN_ACOSH, OPARA__UN_ATANH
+    OPARA__UN_ACOS, OPARA__UN_ATAN, OPARA__UN_SINH, OPARA__UN_COSH, OPARA__UN_ASINH, OPARA__UN_ACOSH, OPARA__UN_ATANH,
+    OPARA__UN_SHRINK /* alpha: lambd, beta: bias */
 } opara__cpu_unary;
 
 /* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
 typedef enum opara__cpu_binary {
-    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
+    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW,
+    OPARA__BIN_PRELU /* x < 0 ? x * slope : x */
 } opara__cpu_binary;
 
 #define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
@@ -9119,6 +9281,8 @@ OPARA__PRIVATE int64_t opara__cpu_f_to_i(double v);
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_conv.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_max_unpool(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE void opara__max_unpool_explain(const opara__cpu_op* op, char* buf, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_gemm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_elementwise.c */
@@ -9133,14 +9297,18 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_slice(opara__cpu_op* op, char* er
 OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_dropout(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_norm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_instance_norm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_lrn(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_reduce.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
-OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap); /* and GlobalMaxPool */
+OPARA__PRIVATE opara_result opara__cpu_prepare_mvn(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
@@ -11173,6 +11341,7 @@ static void opara__unary_math(const opara__cpu_params* p, float* y, const float*
     case OPARA__UN_ASINH: OPARA__MAP(asinhf(v));
     case OPARA__UN_ACOSH: OPARA__MAP(acoshf(v));
     case OPARA__UN_ATANH: OPARA__MAP(atanhf(v));
+    case OPARA__UN_SHRINK: OPARA__MAP(v < -a ? v + g : (v > a ? v - g : 0.0f)); /* NaN: 0, as ONNX Runtime */
     case OPARA__UN_RELU: case OPARA__UN_LEAKY_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH:
     case OPARA__UN_HARD_SIGMOID: case OPARA__UN_HARD_SWISH: case OPARA__UN_CLIP: case OPARA__UN_SQRT:
     case OPARA__UN_ERF: case OPARA__UN_GELU: case OPARA__UN_EXP:
@@ -11238,6 +11407,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     case OPARA__UN_TAN: case OPARA__UN_SOFTPLUS: case OPARA__UN_SOFTSIGN: case OPARA__UN_ELU: case OPARA__UN_SELU:
     case OPARA__UN_CELU: case OPARA__UN_THRESHOLDED_RELU: case OPARA__UN_ASIN: case OPARA__UN_ACOS: case OPARA__UN_ATAN:
     case OPARA__UN_SINH: case OPARA__UN_COSH: case OPARA__UN_ASINH: case OPARA__UN_ACOSH: case OPARA__UN_ATANH:
+    case OPARA__UN_SHRINK:
         if (i1 > i0) opara__unary_math(p, y + i0, x + i0, i1 - i0);
         break;
     }
@@ -11267,6 +11437,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
     case OPARA__UN_SELU:
         p->alpha = a->alpha;
         p->beta = a->gamma;
+        break;
+    case OPARA__UN_SHRINK:
+        p->alpha = a->alpha;
+        p->beta = a->beta;
         break;
     case OPARA__UN_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH: case OPARA__UN_HARD_SWISH: case OPARA__UN_SQRT:
     case OPARA__UN_ERF: case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_EXP: case OPARA__UN_LOG:
@@ -11336,7 +11510,7 @@ static opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const opara__
 static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a, int64_t sa, const float* b,
                                int64_t sb, float* y, size_t n) {
     size_t i;
-    if (kind != OPARA__BIN_POW && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
+    if (kind <= OPARA__BIN_DIV && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
         opara__vec_binary_f32(level, (int)kind, a, (int)sa, b, (int)sb, y, n);
         return;
     }
@@ -11350,6 +11524,7 @@ static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a
     case OPARA__BIN_MUL: OPARA__BIN_ROW(float, x * z); break;
     case OPARA__BIN_DIV: OPARA__BIN_ROW(float, x / z); break;
     case OPARA__BIN_POW: OPARA__BIN_ROW(float, powf(x, z)); break;
+    case OPARA__BIN_PRELU: OPARA__BIN_ROW(float, x < 0.0f ? x * z : x); break;
     }
 }
 
@@ -11376,6 +11551,7 @@ static int64_t opara__ipow(int64_t x, int64_t e) {
      : (kind) == OPARA__BIN_SUB ? (int64_t)((uint64_t)(x) - (uint64_t)(z))                          \
      : (kind) == OPARA__BIN_MUL ? (int64_t)((uint64_t)(x) * (uint64_t)(z))                          \
      : (kind) == OPARA__BIN_DIV ? opara__idiv((x), (z))                                             \
+     : (kind) == OPARA__BIN_PRELU ? ((x) < 0 ? (int64_t)((uint64_t)(x) * (uint64_t)(z)) : (x))         \
                                 : opara__ipow((x), (z)))
 
 static void opara__bin_row_i64(opara__cpu_binary kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb,
@@ -11659,6 +11835,26 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* 
     return OPARA_OK;
 }
 
+/* ---- Dropout (inference): Y = X, the mask all true -------------------------------------------- */
+
+static opara_result opara__dropout_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t n = opara__cpu_numel(&op->out[0]), b0 = begin * 65536, b1 = OPARA__MIN(n, end * 65536);
+    opara_result r = opara__copy_kernel(op, begin, end, scratch);
+    if (op->n_out > 1 && op->out[1].data && b1 > b0) memset((uint8_t*)op->out[1].data + b0, 1, b1 - b0);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_dropout(opara__cpu_op* op, char* err, size_t cap) {
+    opara_result r = opara__cpu_prepare_reshape(op, err, cap);
+    if (r != OPARA_OK) return r;
+    if (op->n_out > 1 && op->out[1].data &&
+        (op->out[1].dtype != OPARA_DTYPE_BOOL || !opara__cpu_same_dims(&op->out[1], &op->out[0])))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Dropout: the mask must be bool shaped like Y");
+    /* items of 65536 bytes of Y (the copy's) cover at least as many mask bytes as Y has elements */
+    op->fn = opara__dropout_kernel;
+    return OPARA_OK;
+}
+
 /* ---- Concat and Split ------------------------------------------------------------------------ */
 
 static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -11769,6 +11965,7 @@ static void opara__gather_explain(const opara__cpu_op* op, char* buf, size_t cap
 
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap) {
     if (op->node->op == OPARA__OP_GATHER) opara__gather_explain(op, buf, cap);
+    if (op->node->op == OPARA__OP_MAX_UNPOOL) opara__max_unpool_explain(op, buf, cap);
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
@@ -12150,6 +12347,86 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
     op->fn = opara__batch_norm_kernel;
     return OPARA_OK;
 }
+
+/* ---- InstanceNormalization ------------------------------------------------------------------- */
+
+/* One (n, c) plane per item: its mean and variance (in double), then scale and bias of channel c. */
+static opara_result opara__instance_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t C = (size_t)op->p.cin, HW = (size_t)op->p.inner, item, j;
+    int level = opara__cpu_isa_level();
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float* y = (float*)op->out[0].data + item * HW;
+        size_t c = item % C;
+        double mean, var;
+        float k, off;
+        opara__row_moments(level, x, HW, &mean, &var);
+        k = (float)(1.0 / sqrt(var + (double)op->p.eps)) * ((const float*)op->in[1].data)[c];
+        off = ((const float*)op->in[2].data)[c] - (float)mean * k;
+        for (j = 0; j < HW; ++j) y[j] = x[j] * k + off;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_instance_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    uint32_t k;
+    if (!op->params || !op->params->resolved || op->n_in < 3 || x->ndim < 3 || !opara__cpu_same_dims(x, &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "InstanceNormalization: needs 3 inputs and X/Y of rank >= 3");
+    for (k = 1; k < 3; ++k)
+        if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "InstanceNormalization: input %u must have C elements", k);
+    op->p.eps = op->params->u.epsilon;
+    op->p.cin = x->dims[1];
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__instance_norm_kernel;
+    return OPARA_OK;
+}
+
+/* ---- LRN ------------------------------------------------------------------------------------- */
+
+/* One (n, c) plane per item: y = x / (bias + alpha / size * sum of x^2 over the channels
+   [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] that exist) ^ beta. */
+static opara_result opara__lrn_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t C = p->cin, HW = p->inner, size = p->k, lo_off = (size - 1) / 2, hi_off = size - 1 - lo_off;
+    float coef = p->alpha / (float)size;
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        int64_t c = (int64_t)(item % (size_t)C), plane0 = (int64_t)item - c, lo = c - lo_off, hi = c + hi_off, cc, j;
+        const float* x = (const float*)op->in[0].data;
+        float* y = (float*)op->out[0].data + (int64_t)item * HW;
+        if (lo < 0) lo = 0;
+        if (hi > C - 1) hi = C - 1;
+        for (j = 0; j < HW; ++j) scratch[j] = 0.0f;
+        for (cc = lo; cc <= hi; ++cc) {
+            const float* xc = x + (plane0 + cc) * HW;
+            for (j = 0; j < HW; ++j) scratch[j] += xc[j] * xc[j];
+        }
+        for (j = 0; j < HW; ++j) y[j] = x[(int64_t)item * HW + j] / powf(p->value + coef * scratch[j], p->beta);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_lrn(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    if (!op->params || !op->params->resolved || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LRN: needs X/Y of rank >= 2 alike");
+    op->p.alpha = op->params->u.lrn.alpha;
+    op->p.beta = op->params->u.lrn.beta;
+    op->p.value = op->params->u.lrn.bias;
+    op->p.k = op->params->u.lrn.size;
+    op->p.cin = x->dims[1];
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->scratch_floats = (size_t)op->p.inner;
+    op->fn = opara__lrn_kernel;
+    return OPARA_OK;
+}
 /* ==== END src/cpu/opara_cpu_norm.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_reduce.c ==== */
 /* CPU kernels of the operators that reduce rows or dims: Softmax, GlobalAveragePool and ReduceMean. */
@@ -12201,6 +12478,18 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* 
 
 /* ---- GlobalAveragePool ----------------------------------------------------------------------- */
 
+static opara_result opara__global_max_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float best = HW ? x[0] : 0.0f;
+        for (j = 1; j < HW; ++j) best = opara__max_nan(best, x[j]);
+        ((float*)op->out[0].data)[item] = best;
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     size_t HW = (size_t)op->p.inner, item;
     int level = opara__cpu_isa_level();
@@ -12215,18 +12504,58 @@ static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t beg
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     int32_t i;
+    const char* name = opara__op_name(op->node->op);
     if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output must be [N, C, 1, ...]", name);
     for (i = 2; i < y->ndim; ++i)
-        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output must be [N, C, 1, ...]", name);
     op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 4;
-    op->fn = opara__global_avg_kernel;
+    op->fn = op->node->op == OPARA__OP_GLOBAL_MAX_POOL ? opara__global_max_kernel : opara__global_avg_kernel;
     return OPARA_OK;
 }
 
 /* ---- ReduceMean ------------------------------------------------------------------------------ */
+
+/* The input dims into p's kept and reduced lists (flags from the node's record), with their strides. */
+static void opara__reduce_split(opara__cpu_params* p, const opara__cpu_tensor* x, const uint8_t* flags) {
+    int64_t str[OPARA_MAX_DIMS];
+    int32_t d;
+    opara__cpu_natural_strides(x, str);
+    p->kept_n = p->red_n = 0;
+    for (d = 0; d < x->ndim; ++d) {
+        if (flags[d]) {
+            p->red_dims[p->red_n] = x->dims[d];
+            p->red_strides[p->red_n++] = str[d];
+        } else {
+            p->kept_dims[p->kept_n] = x->dims[d];
+            p->kept_strides[p->kept_n++] = str[d];
+        }
+    }
+}
+
+/* The element offset of kept item `item` (the first element of its reduced group). */
+static int64_t opara__kept_base(const opara__cpu_params* p, size_t item) {
+    int64_t base = 0;
+    int32_t d;
+    for (d = p->kept_n - 1; d >= 0; --d) {
+        base += (int64_t)(item % (size_t)p->kept_dims[d]) * p->kept_strides[d];
+        item /= (size_t)p->kept_dims[d];
+    }
+    return base;
+}
+
+/* The offset of the r-th element of a reduced group from its base. */
+static int64_t opara__reduced_offset(const opara__cpu_params* p, int64_t r) {
+    int64_t off = 0;
+    int32_t d;
+    for (d = p->red_n - 1; d >= 0; --d) {
+        off += (r % p->red_dims[d]) * p->red_strides[d];
+        r /= p->red_dims[d];
+    }
+    return off;
+}
 
 static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -12236,15 +12565,10 @@ static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t be
     size_t item;
     (void)scratch;
     for (item = begin; item < end; ++item) {
-        int64_t base = 0, idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
+        int64_t base = opara__kept_base(p, item), idx[OPARA_MAX_DIMS], r, inner = p->red_n ? p->red_dims[p->red_n - 1] : 1;
         int64_t is = p->red_n ? p->red_strides[p->red_n - 1] : 0;
-        size_t rem = item;
         double sum = 0.0;
         int32_t d;
-        for (d = p->kept_n - 1; d >= 0; --d) {
-            base += (int64_t)(rem % (size_t)p->kept_dims[d]) * p->kept_strides[d];
-            rem /= (size_t)p->kept_dims[d];
-        }
         for (d = 0; d < p->red_n; ++d) idx[d] = 0;
         for (r = 0; r < count; r += inner) {
             int64_t off = base, j;
@@ -12262,28 +12586,61 @@ static opara_result opara__reduce_mean_kernel(const opara__cpu_op* op, size_t be
     return OPARA_OK;
 }
 
+/* MeanVarianceNormalization, one kept group per item: y = (x - mean) / (sqrt(E[x^2] - mean^2) + 1e-9),
+   ONNX's function body (its epsilon is added to the standard deviation). */
+static opara_result opara__mvn_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    int64_t count = opara__cpu_dims_prod(p->red_dims, 0, p->red_n), r;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = opara__kept_base(p, item);
+        double sum = 0.0, sq = 0.0, mean, var;
+        float m, inv;
+        for (r = 0; r < count; ++r) {
+            double v = x[base + opara__reduced_offset(p, r)];
+            sum += v;
+            sq += v * v;
+        }
+        mean = sum / (double)count;
+        var = sq / (double)count - mean * mean;
+        m = (float)mean;
+        inv = (float)(1.0 / (sqrt(var > 0.0 ? var : 0.0) + 1e-9));
+        for (r = 0; r < count; ++r) {
+            int64_t at = base + opara__reduced_offset(p, r);
+            y[at] = (x[at] - m) * inv;
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_mvn(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MeanVarianceNormalization: needs f32 X/Y alike");
+    opara__reduce_split(&op->p, x, op->params->u.reduce.axes);
+    op->work_items = opara__cpu_numel(x) ? (size_t)opara__cpu_dims_prod(op->p.kept_dims, 0, op->p.kept_n) : 0;
+    op->min_items_per_task = 1;
+    op->fn = opara__mvn_kernel;
+    return OPARA_OK;
+}
+
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     opara__cpu_params* p = &op->p;
-    int keep, reduce[OPARA_MAX_DIMS];
-    int64_t str[OPARA_MAX_DIMS];
+    const uint8_t* reduce;
+    int keep;
     int32_t d, yd = 0;
     if (x->dtype != OPARA_DTYPE_F32) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "ReduceMean: f32 only");
     if (!op->params || !op->params->resolved) return opara__cpu_reject(err, cap, OPARA_ERR_BAD_INDEX, "ReduceMean: axis");
-    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d]; /* axes as the shape engine resolved them */
+    reduce = op->params->u.reduce.axes; /* axes as the shape engine resolved them */
     keep = op->params->u.reduce.keepdims;
-    opara__cpu_natural_strides(x, str);
-    p->kept_n = p->red_n = 0;
+    opara__reduce_split(p, x, reduce);
     for (d = 0; d < x->ndim; ++d) {
-        if (reduce[d]) {
-            p->red_dims[p->red_n] = x->dims[d];
-            p->red_strides[p->red_n++] = str[d];
-            if (keep && (yd >= y->ndim || y->dims[yd++] != 1)) break;
-        } else {
-            p->kept_dims[p->kept_n] = x->dims[d];
-            p->kept_strides[p->kept_n++] = str[d];
-            if (yd >= y->ndim || y->dims[yd++] != x->dims[d]) break;
-        }
+        if (reduce[d] ? keep && (yd >= y->ndim || y->dims[yd++] != 1) : (yd >= y->ndim || y->dims[yd++] != x->dims[d]))
+            break;
     }
     if (d != x->ndim || yd != y->ndim || y->dtype != OPARA_DTYPE_F32)
         return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "ReduceMean: output shape does not match axes/keepdims");
@@ -12311,6 +12668,14 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
     case OPARA__OP_BATCH_NORM: return opara__cpu_prepare_batch_norm(op, err, cap);
+    case OPARA__OP_PRELU: return opara__cpu_prepare_binary(op, OPARA__BIN_PRELU, err, cap);
+    case OPARA__OP_INSTANCE_NORM: return opara__cpu_prepare_instance_norm(op, err, cap);
+    case OPARA__OP_LRN: return opara__cpu_prepare_lrn(op, err, cap);
+    case OPARA__OP_MVN: return opara__cpu_prepare_mvn(op, err, cap);
+    case OPARA__OP_SHRINK: return opara__cpu_prepare_unary(op, OPARA__UN_SHRINK, err, cap);
+    case OPARA__OP_GLOBAL_MAX_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
+    case OPARA__OP_MAX_UNPOOL: return opara__cpu_prepare_max_unpool(op, err, cap);
+    case OPARA__OP_DROPOUT: return opara__cpu_prepare_dropout(op, err, cap);
     case OPARA__OP_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_RELU, err, cap);
     case OPARA__OP_LEAKY_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
     case OPARA__OP_SIGMOID: return opara__cpu_prepare_unary(op, OPARA__UN_SIGMOID, err, cap);
@@ -13178,6 +13543,82 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
             op->scratch_floats = opara__pool_flat_scratch(p);
         }
     }
+    return OPARA_OK;
+}
+
+/* ---- MaxUnpool ----------------------------------------------------------------------------- */
+
+/* One (n, c) plane per item: zeros, then each X value where its index points. An index is
+   flattened (as MaxPool's Indices) over the unpooled shape the window gives, (in - 1) * stride +
+   kernel - pads per spatial dim; with output_shape that shape's elements keep their coordinates in
+   the (larger) output, as ONNX's reference places them. It must fall in the item's own plane, as
+   MaxPool's indices always do; another is refused (OPARA_ERR_BAD_INDEX), so the planes stay
+   independent across workers. */
+static int opara__unpool_target(const opara__cpu_params* p, size_t item, int64_t idx, int64_t* at) {
+    int64_t plane = opara__prod3(p->in_sp), lo = (int64_t)item * plane, r, c0, c1, c2;
+    if (idx < lo || idx - lo >= plane) return 0;
+    r = idx - lo;
+    c2 = r % p->in_sp[2];
+    c1 = r / p->in_sp[2] % p->in_sp[1];
+    c0 = r / p->in_sp[2] / p->in_sp[1];
+    if (c0 >= p->out_sp[0] || c1 >= p->out_sp[1] || c2 >= p->out_sp[2]) return 0;
+    *at = (c0 * p->out_sp[1] + c1) * p->out_sp[2] + c2;
+    return 1;
+}
+
+static opara_result opara__max_unpool_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t Pin = p->inner, Pout = opara__prod3(p->out_sp), j, at;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        const int64_t* idx = (const int64_t*)op->in[1].data + (int64_t)item * Pin;
+        float* y = (float*)op->out[0].data + (int64_t)item * Pout;
+        opara__vec_fill(y, (size_t)Pout, 0.0f);
+        for (j = 0; j < Pin; ++j) {
+            if (!opara__unpool_target(p, item, idx[j], &at)) return OPARA_ERR_BAD_INDEX;
+            y[at] = x[j];
+        }
+    }
+    return OPARA_OK;
+}
+
+/* The first index outside its plane, for the error message. */
+OPARA__PRIVATE void opara__max_unpool_explain(const opara__cpu_op* op, char* buf, size_t cap) {
+    int64_t Pin = op->p.inner, total = (int64_t)opara__cpu_numel(&op->in[1]), j, at;
+    const int64_t* idx = (const int64_t*)op->in[1].data;
+    for (j = 0; j < total; ++j) {
+        if (!opara__unpool_target(&op->p, (size_t)(j / Pin), idx[j], &at)) {
+            opara__format(buf, cap, "index %lld (I element %lld) is outside its (N, C) plane of the unpooled output",
+                          (long long)idx[j], (long long)j);
+            return;
+        }
+    }
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_max_unpool(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    const opara__window_params* w;
+    opara__cpu_params* p = &op->p;
+    int32_t k, d;
+    if (!op->params || !op->params->resolved || x->ndim < 3 || x->ndim > 5 || y->ndim != x->ndim ||
+        y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] || op->in[1].dtype != OPARA_DTYPE_I64 ||
+        !opara__cpu_same_dims(&op->in[1], x))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxUnpool: X, I (i64) and Y must be [N, C, 1 to 3 spatial dims] alike");
+    w = &op->params->u.window;
+    k = x->ndim - 2;
+    for (d = 0; d < 3; ++d) p->in_sp[d] = p->out_sp[d] = 1;
+    for (d = 0; d < k; ++d) {
+        p->in_sp[3 - k + d] = (x->dims[2 + d] - 1) * w->strides[d] + w->kernel[d] - w->pads[d] - w->pads[k + d];
+        p->out_sp[3 - k + d] = y->dims[2 + d];
+    }
+    for (d = 0; d < 3; ++d)
+        if (p->in_sp[d] < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxUnpool: the window unpools to an empty shape");
+    p->inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__max_unpool_kernel;
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_conv.c ==== */
@@ -19571,6 +20012,9 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_AVERAGE_POOL: return opara__lower_pool(w, 0);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
     case OPARA__OP_BATCH_NORM: return opara__lower_batch_norm(w);
+    case OPARA__OP_PRELU: case OPARA__OP_INSTANCE_NORM: case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK:
+    case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_MAX_UNPOOL: case OPARA__OP_DROPOUT:
+        break; /* CPU only */
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
     case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);
@@ -25965,6 +26409,9 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
     if (n->op == OPARA__OP_WHERE && n->n_inputs > 1 && n->inputs[1] >= 0) dt = im->g->values[n->inputs[1]].dtype;
     if (n->op == OPARA__OP_CAST) dt = opara__onnx_dtype((int32_t)opara__attr_int(n, "to", 1));
     for (k = 0; k < n->n_outputs; ++k) im->g->values[n->outputs[k]].dtype = dt;
+    /* MaxPool's Indices, Dropout's mask */
+    if (n->op == OPARA__OP_MAX_POOL && n->n_outputs > 1) im->g->values[n->outputs[1]].dtype = OPARA_DTYPE_I64;
+    if (n->op == OPARA__OP_DROPOUT && n->n_outputs > 1) im->g->values[n->outputs[1]].dtype = OPARA_DTYPE_BOOL;
     return OPARA_OK;
 }
 
@@ -26130,10 +26577,29 @@ static opara_result opara__resize_check_18(opara__imp* im, const opara__node* n,
     return OPARA_OK;
 }
 
+/* Upsample as Resize: asymmetric coordinates and, for nearest, rounding down; its scales (an
+   attribute before opset 9, then input 1) are Resize's canonical 'scales' already or moved there. */
+static opara_result opara__canon_upsample(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    const char* mode = opara__attr_string(&im->g->nodes[node], "mode", "nearest");
+    opara__param scales;
+    opara_result r;
+    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Upsample): mode '%s' is not supported "
+                           "(nearest or linear)", im->node_name, mode);
+    r = opara__floats_param(im, in, n_in, 1, &scales);
+    if (r == OPARA_OK && scales.present) r = opara__node_set_floats(im->g, node, "scales", scales.floats, scales.n);
+    if (r == OPARA_OK && !opara__node_attr(&im->g->nodes[node], "scales"))
+        r = opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Upsample): no scales", im->node_name);
+    if (r == OPARA_OK) r = opara__node_set_string(im->g, node, "coordinate_transformation_mode", "asymmetric");
+    if (r == OPARA_OK) r = opara__node_set_string(im->g, node, "nearest_mode", "floor");
+    return r;
+}
+
 static opara_result opara__canon_resize(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
     opara__param scales, sizes, roi;
     opara_result r;
     uint32_t si = im->opset < 11 ? 1 : 2;
+    if (opara__op_is(im->node, "Upsample")) return opara__canon_upsample(im, node, in, n_in);
     r = opara__floats_param(im, in, n_in, si, &scales);
     if (r == OPARA_OK && im->opset >= 11) r = opara__ints_param(im, in, n_in, 3, NULL, 0, &sizes);
     else memset(&sizes, 0, sizeof sizes);
@@ -26195,6 +26661,29 @@ static opara_result opara__canon_softmax(opara__imp* im, int32_t node, const int
     return opara__node_set_int(im->g, node, "axis", axis);
 }
 
+/* PRelu before opset 7 applies a slope of C values per channel (dim 1); from 7 on the slope
+   broadcasts numpy-style from the right. A constant [C] slope becomes [C, 1, ...] (a new constant,
+   shared by the nodes that use the same slope). */
+static opara_result opara__canon_prelu(opara__imp* im, int32_t node, const int32_t* in) {
+    const opara__shape* x = opara__imp_shape(im, in[0]);
+    opara__shape shape;
+    opara__cv slope;
+    char name[256];
+    int32_t v, d;
+    opara_result r = OPARA_OK;
+    if (im->opset >= 7 || in[1] < 0 || !opara__is_const(im, in[1]) || x->ndim < 3) return OPARA_OK;
+    opara__cv_of(im, in[1], &slope);
+    if (slope.shape.ndim != 1 || slope.count < 2 || (int64_t)slope.count != x->dims[1]) return OPARA_OK;
+    opara__format(name, sizeof name, "%s:per_channel", im->g->values[in[1]].name);
+    shape.ndim = x->ndim - 1;
+    shape.dims[0] = (int64_t)slope.count;
+    for (d = 1; d < shape.ndim; ++d) shape.dims[d] = 1;
+    if (opara__graph_find_value(im->g, name) < 0) r = opara__imp_const(im, name, slope.dtype, &shape, slope.data, NULL, 1);
+    v = opara__graph_find_value(im->g, name);
+    if (r == OPARA_OK) im->g->nodes[node].inputs[1] = v;
+    return r;
+}
+
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
 static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t node, const int32_t* in, uint32_t n_in) {
     opara__param p;
@@ -26218,8 +26707,15 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CLIP: r = opara__canon_clip(im, node, in, n_in); break;
     case OPARA__OP_PAD: r = opara__canon_pad(im, node, in, n_in); break;
     case OPARA__OP_SOFTMAX: r = opara__canon_softmax(im, node, in); break;
+    case OPARA__OP_PRELU: r = opara__canon_prelu(im, node, in); break;
+    case OPARA__OP_MAX_UNPOOL:
+        r = opara__ints_param(im, in, n_in, 2, NULL, 0, &p);
+        if (r == OPARA_OK) r = opara__set_ints_param(im, node, "output_shape", &p);
+        break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_INSTANCE_NORM:
+    case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT:
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_CONCAT: case OPARA__OP_GATHER:
@@ -26306,6 +26802,16 @@ static opara_result opara__import_alias(opara__imp* im, int32_t src) {
     return OPARA_OK;
 }
 
+/* Dropout with its mask output (an IR Dropout node; without it Dropout is an alias of its input). */
+static int opara__dropout_mask(const opara__onnx_node* n) { return n->n_outputs > 1 && n->outputs[1][0]; }
+
+/* Upsample (opset 7-9; deprecated in 10) is a Resize node (opara__canon_upsample). */
+static opara_result opara__import_upsample(opara__imp* im, const int32_t* in) {
+    if (im->node->n_inputs == 0 || in[0] < 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Upsample): missing first input", im->node_name);
+    return opara__emit_node(im, OPARA__OP_RESIZE, in, im->node->n_inputs);
+}
+
 static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n, int32_t* in) {
     opara__op op = opara__op_from_name(n->op_type);
     opara__cv folded;
@@ -26322,8 +26828,9 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
             return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Dropout): training mode is not supported",
                                im->node_name);
     }
-    if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
+    if (opara__op_is(n, "Identity") || (opara__op_is(n, "Dropout") && !opara__dropout_mask(n)))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
+    if (opara__op_is(n, "Upsample")) return opara__import_upsample(im, in);
     r = opara__try_fold(im, in, n->n_inputs, &folded);
     if (r == OPARA_OK) {
         if (!n->n_outputs || !n->outputs[0][0])
@@ -26364,15 +26871,15 @@ static void opara__changed_label(const opara__op_info* info, int64_t opset, char
 }
 
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
-    static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
+    static const char* const fold_only[] = {"Constant", "Shape", "Identity", "ConstantOfShape", "Range",
                                             "Equal"};
     opara__op op = opara__op_from_name(n->op_type);
     const char* domain = strcmp(n->domain, "ai.onnx") == 0 ? "" : n->domain; /* the table's "" */
     uint32_t i, extra_outputs = 0;
     if (strcmp(domain, op != OPARA__OP_COUNT ? opara__op_info_of(op)->domain : "") != 0) return 0;
     for (i = 1; i < n->n_outputs; ++i) extra_outputs += n->outputs[i][0] != 0;
-    if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
-        return 0;
+    if (op == OPARA__OP_BATCH_NORM && extra_outputs) return 0;
+    if (strcmp(n->op_type, "Upsample") == 0 && strcmp(domain, "") == 0) return opset >= 7;
     if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;
     if (op != OPARA__OP_COUNT) return !opara__op_too_new(op, opset) && !opara__op_changed(op, opset);
     for (i = 0; i < OPARA__ARRAY_COUNT(fold_only); ++i)
@@ -26382,8 +26889,7 @@ static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
 
 static void opara__unsupported_label(const opara__onnx_node* n, int64_t opset, char* buf, size_t cap) {
     opara__op op = opara__op_from_name(n->op_type);
-    const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : op == OPARA__OP_MAX_POOL ? " (with Indices)" :
-                       strcmp(n->op_type, "Dropout") == 0 ? " (with mask)" : "";
+    const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : "";
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) opara__format(buf, cap, "%s.%s", n->domain, n->op_type);
     else if (opara__op_too_new(op, opset))
         opara__format(buf, cap, "%s (opset %d+, the model's is %lld)", n->op_type, (int)opara__op_info_of(op)->since,

@@ -125,6 +125,26 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* 
     return OPARA_OK;
 }
 
+/* ---- Dropout (inference): Y = X, the mask all true -------------------------------------------- */
+
+static opara_result opara__dropout_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t n = opara__cpu_numel(&op->out[0]), b0 = begin * 65536, b1 = OPARA__MIN(n, end * 65536);
+    opara_result r = opara__copy_kernel(op, begin, end, scratch);
+    if (op->n_out > 1 && op->out[1].data && b1 > b0) memset((uint8_t*)op->out[1].data + b0, 1, b1 - b0);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_dropout(opara__cpu_op* op, char* err, size_t cap) {
+    opara_result r = opara__cpu_prepare_reshape(op, err, cap);
+    if (r != OPARA_OK) return r;
+    if (op->n_out > 1 && op->out[1].data &&
+        (op->out[1].dtype != OPARA_DTYPE_BOOL || !opara__cpu_same_dims(&op->out[1], &op->out[0])))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Dropout: the mask must be bool shaped like Y");
+    /* items of 65536 bytes of Y (the copy's) cover at least as many mask bytes as Y has elements */
+    op->fn = opara__dropout_kernel;
+    return OPARA_OK;
+}
+
 /* ---- Concat and Split ------------------------------------------------------------------------ */
 
 static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -235,6 +255,7 @@ static void opara__gather_explain(const opara__cpu_op* op, char* buf, size_t cap
 
 OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf, size_t cap) {
     if (op->node->op == OPARA__OP_GATHER) opara__gather_explain(op, buf, cap);
+    if (op->node->op == OPARA__OP_MAX_UNPOOL) opara__max_unpool_explain(op, buf, cap);
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {

@@ -1013,6 +1013,9 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_AVERAGE_POOL: return opara__lower_pool(w, 0);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
     case OPARA__OP_BATCH_NORM: return opara__lower_batch_norm(w);
+    case OPARA__OP_PRELU: case OPARA__OP_INSTANCE_NORM: case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK:
+    case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_MAX_UNPOOL: case OPARA__OP_DROPOUT:
+        break; /* CPU only */
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
     case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);

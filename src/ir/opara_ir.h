@@ -34,6 +34,14 @@
     X(AVERAGE_POOL, "AveragePool", "", 1, 22, 0, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                 \
     X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                    \
     X(BATCH_NORM, "BatchNormalization", "", 1, 15, 0, 5, 5, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
+    X(PRELU, "PRelu", "", 1, 16, 0, 2, 2, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
+    X(INSTANCE_NORM, "InstanceNormalization", "", 1, 22, 0, 3, 3, 1, 0, ROWS, 5, OPARA__OPF_F32)                     \
+    X(LRN, "LRN", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32)                                           \
+    X(MVN, "MeanVarianceNormalization", "", 9, 13, 0, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                           \
+    X(SHRINK, "Shrink", "", 9, 9, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                 \
+    X(GLOBAL_MAX_POOL, "GlobalMaxPool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                            \
+    X(MAX_UNPOOL, "MaxUnpool", "", 9, 22, 0, 2, 2, 1, 2, ELEMENTWISE, 0, OPARA__OPF_F32)                              \
+    X(DROPOUT, "Dropout", "", 1, 22, 0, 1, 1, 2, 1, ELEMENTWISE, 0, 0)                                                \
     X(RELU, "Relu", "", 1, 14, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(LEAKY_RELU, "LeakyRelu", "", 1, 16, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
     X(SIGMOID, "Sigmoid", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)              \
@@ -125,7 +133,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 66
+#define OPARA__OP_COUNT_EXPECTED 74
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -284,7 +292,14 @@ typedef struct opara__activation_params {
     int gelu_tanh;
 } opara__activation_params;
 
-/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims. */
+/* LRN: its attributes with ONNX's defaults (size is required). */
+typedef struct opara__lrn_params {
+    float alpha, beta, bias;
+    int64_t size;
+} opara__lrn_params;
+
+/* ReduceMean: the input dims reduced (axes normalized, noop_with_empty_axes applied), keepdims;
+   MeanVarianceNormalization: the dims its moments run over (default 0, 2, 3). */
 typedef struct opara__reduce_params {
     uint8_t axes[OPARA_MAX_DIMS];
     int keepdims;
@@ -295,16 +310,18 @@ typedef struct opara__node_params {
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
                      sizes are its outputs' dims along it */
     union {
-        opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool */
-        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand */
+        opara__window_params window;       /* Conv, ConvTranspose, MaxPool, AveragePool, MaxUnpool */
+        opara__broadcast_params broadcast; /* Add, Sub, Mul, Div, Pow, Where, Expand, PRelu */
         opara__slice_params slice;         /* Slice */
         opara__pad_params pad;             /* Pad */
         opara__transpose_params transpose; /* Transpose */
         opara__resize_params resize;       /* Resize */
-        opara__reduce_params reduce;       /* ReduceMean */
+        opara__reduce_params reduce;       /* ReduceMean, MeanVarianceNormalization */
+        opara__lrn_params lrn;             /* LRN */
         opara__gemm_params gemm;           /* Gemm */
-        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
-        float epsilon;                     /* BatchNormalization, LayerNormalization */
+        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu,
+                                                Shrink (alpha: lambd, beta: bias) */
+        float epsilon;                     /* BatchNormalization, LayerNormalization, InstanceNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
     } u;
 } opara__node_params;

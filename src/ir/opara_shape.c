@@ -480,6 +480,106 @@ static opara_result opara__shape_batch_norm(opara__shape_ctx* c) {
     return OPARA_OK;
 }
 
+/* Two shapes that must agree dim by dim (tolerant: unknown dims agree with anything). */
+static int opara__shapes_differ(const opara__shape_ctx* c, const opara__shape* a, const opara__shape* b) {
+    int32_t d;
+    if (a->ndim != b->ndim) return 1;
+    for (d = 0; d < a->ndim; ++d)
+        if (opara__dims_differ(c, a->dims[d], b->dims[d])) return 1;
+    return 0;
+}
+
+/* PRelu: slope broadcasts to X (unidirectionally); the output is X's shape. */
+static opara_result opara__shape_prelu(opara__shape_ctx* c) {
+    opara__shape y;
+    opara__sbuf b;
+    if (!opara__broadcast(c, c->in[0], c->in[1], &y) || opara__shapes_differ(c, &y, c->in[0]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "slope %s does not broadcast to X %s", opara__sh(&b, 0, c->in[1]),
+                                 opara__sh(&b, 1, c->in[0]));
+    opara__record_broadcast(c, c->in[0]);
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* InstanceNormalization: X [N, C, spatial...], scale and B [C]. */
+static opara_result opara__shape_instance_norm(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__sbuf b;
+    uint32_t k = 0, i;
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r != OPARA_OK) return r;
+    for (i = 1; i < 3; ++i)
+        if (c->in[i]->ndim != 1 || opara__dims_differ(c, c->in[i]->dims[0], x->dims[1]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is %s, expected [%lld] for input %s", i,
+                                     opara__sh(&b, 0, c->in[i]), (long long)x->dims[1], opara__sh(&b, 1, x));
+    return opara__set_out(c, 0, x);
+}
+
+/* LRN: X [N, C, ...], size required and >= 1. */
+static opara_result opara__shape_lrn(opara__shape_ctx* c) {
+    opara__sbuf b;
+    if (c->in[0]->ndim < 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 2", opara__sh(&b, 0, c->in[0]));
+    if (!opara__node_attr(c->n, "size") || opara__attr_int(c->n, "size", 0) < 1)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'size' is required and must be >= 1");
+    if (c->params) {
+        c->params->u.lrn.size = opara__attr_int(c->n, "size", 1);
+        c->params->u.lrn.alpha = opara__attr_float(c->n, "alpha", 1e-4f);
+        c->params->u.lrn.beta = opara__attr_float(c->n, "beta", 0.75f);
+        c->params->u.lrn.bias = opara__attr_float(c->n, "bias", 1.0f);
+    }
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* MaxUnpool: X and I [N, C, spatial...] alike; the output is output_shape (the canonical attribute)
+   or, without it, (in - 1) * stride + kernel - pads per spatial dim. */
+static opara_result opara__shape_max_unpool(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__window w;
+    opara__shape y;
+    opara__sbuf b;
+    uint32_t k = 0, i, n_os = 0;
+    const int64_t* os = opara__attr_ints(c->n, "output_shape", &n_os);
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r == OPARA_OK) r = opara__read_window(c, k, 1, &w);
+    if (r != OPARA_OK) return r;
+    if (opara__shapes_differ(c, c->in[1], x))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s and input %s differ", opara__sh(&b, 0, c->in[1]),
+                                 opara__sh(&b, 1, x));
+    if (os && (n_os != (uint32_t)x->ndim || opara__dims_differ(c, os[0], x->dims[0]) || opara__dims_differ(c, os[1], x->dims[1])))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape has %u values or other N, C than input %s", n_os,
+                                 opara__sh(&b, 0, x));
+    y = *x;
+    for (i = 0; i < k; ++i) {
+        int64_t full;
+        if (os) {
+            if (os[2 + i] < 1 || os[2 + i] > OPARA__SHAPE_DIM_MAX)
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape[%u] = %lld", 2 + i, (long long)os[2 + i]);
+            y.dims[2 + i] = os[2 + i];
+            continue;
+        }
+        if (opara__unknown(c, x->dims[2 + i])) {
+            y.dims[2 + i] = -1;
+            continue;
+        }
+        if (!opara__mul_i64(x->dims[2 + i] - 1, w.strides[i], &full) || full > OPARA__SHAPE_DIM_MAX ||
+            full + w.kernel[i] - w.pads[i] - w.pads[k + i] < 1)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u of input %s gives no output", i, opara__sh(&b, 0, x));
+        y.dims[2 + i] = full + w.kernel[i] - w.pads[i] - w.pads[k + i];
+    }
+    w.auto_pad = OPARA__AUTO_PAD_NOTSET; /* MaxUnpool has none */
+    opara__record_window(c, &w, k, x, 0, NULL);
+    return opara__set_out(c, 0, &y);
+}
+
+/* Dropout (inference, with its mask): Y and the mask have X's shape. */
+static opara_result opara__shape_dropout(opara__shape_ctx* c) {
+    uint32_t k;
+    for (k = 0; k < c->n->n_outputs; ++k) {
+        opara_result r = opara__set_out(c, k, c->in[0]);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
 /* ---- data movement --------------------------------------------------------------------------- */
 
 static opara_result opara__shape_concat(opara__shape_ctx* c) {
@@ -738,6 +838,21 @@ static int opara__axes_flags(const int64_t* axes, uint32_t n, int64_t rank, int*
         flags[a] = 1;
     }
     return 1;
+}
+
+/* MeanVarianceNormalization: the moments over 'axes' (default 0, 2, 3), the output X's shape. */
+static opara_result opara__shape_mvn(opara__shape_ctx* c) {
+    static const int64_t default_axes[3] = {0, 2, 3};
+    const opara__shape* x = c->in[0];
+    uint32_t n = 3, i;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
+    int flags[OPARA_MAX_DIMS];
+    opara__sbuf b;
+    if (!axes) axes = default_axes, n = 3;
+    if (!opara__axes_flags(axes, n, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    for (i = 0; c->params && i < (uint32_t)x->ndim; ++i) c->params->u.reduce.axes[i] = (uint8_t)flags[i];
+    return opara__set_out(c, 0, x);
 }
 
 static opara_result opara__shape_squeeze(opara__shape_ctx* c) {
@@ -1067,6 +1182,10 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_GEMM: a.min_in = 2, a.max_in = 3; break;
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
+    case OPARA__OP_PRELU: case OPARA__OP_MAX_UNPOOL: a.min_in = a.max_in = 2; break;
+    case OPARA__OP_INSTANCE_NORM: a.min_in = a.max_in = 3; break;
+    case OPARA__OP_DROPOUT: a.max_out = 2; break;
+    case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
     case OPARA__OP_CONCAT: a.max_in = OPARA__ANY, a.none_omitted = 1; break;
@@ -1110,6 +1229,14 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__shape_pool(c);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
+    case OPARA__OP_PRELU: return opara__shape_prelu(c);
+    case OPARA__OP_INSTANCE_NORM: return opara__shape_instance_norm(c);
+    case OPARA__OP_LRN: return opara__shape_lrn(c);
+    case OPARA__OP_MVN: return opara__shape_mvn(c);
+    case OPARA__OP_SHRINK: return opara__set_out(c, 0, c->in[0]);
+    case OPARA__OP_GLOBAL_MAX_POOL: return opara__shape_global_pool(c);
+    case OPARA__OP_MAX_UNPOOL: return opara__shape_max_unpool(c);
+    case OPARA__OP_DROPOUT: return opara__shape_dropout(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
     case OPARA__OP_CONCAT: return opara__shape_concat(c);
@@ -1187,7 +1314,12 @@ static void opara__record_scalars(opara__shape_ctx* c) {
         p->u.activation.gamma = opara__attr_float(n, "gamma", 1.05070102214813232421875f);
     }
     if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
-    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM || op == OPARA__OP_INSTANCE_NORM)
+        p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_SHRINK) {
+        p->u.activation.alpha = opara__attr_float(n, "lambd", 0.5f);
+        p->u.activation.beta = opara__attr_float(n, "bias", 0.0f);
+    }
     if (op == OPARA__OP_REDUCE_MEAN) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
     if (op == OPARA__OP_CAST) p->u.cast_to = opara__attr_int(n, "to", -1);
 }
@@ -1339,13 +1471,23 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         if (n->n_inputs < 2 || n->inputs[1] < 0 || !opara__is_index_type(dt[n->inputs[1]]))
             return opara__dtype_fail(rt, g, node, "indices must be i32 or i64");
         break;
+    case OPARA__OP_PRELU:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || dt[n->inputs[1]] != in0)
+            return opara__dtype_fail(rt, g, node, "X and slope have different data types");
+        break;
+    case OPARA__OP_MAX_UNPOOL:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || dt[n->inputs[1]] != OPARA_DTYPE_I64)
+            return opara__dtype_fail(rt, g, node, "indices must be i64");
+        break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
         for (k = 1; k < n->n_inputs; ++k)
             if (n->inputs[k] >= 0 && dt[n->inputs[k]] != in0)
                 return opara__dtype_fail(rt, g, node, "inputs have different data types");
         break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_INSTANCE_NORM: case OPARA__OP_LRN:
+    case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT:
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
@@ -1356,6 +1498,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
         if (n->op == OPARA__OP_MAX_POOL && k == 1) t = OPARA_DTYPE_I64;
+        if (n->op == OPARA__OP_DROPOUT && k == 1) t = OPARA_DTYPE_BOOL;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
         dt[n->outputs[k]] = t;
     }
