@@ -461,6 +461,77 @@ static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, 
     return 1;
 }
 
+/* The cubic convolution kernel of ONNX's Resize (Keys, with a = cubic_coeff_a) at distance t. */
+static double opara__cubic_weight(double t, double a) {
+    t = fabs(t);
+    if (t <= 1.0) return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    if (t < 2.0) return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
+    return 0.0;
+}
+
+/* Cubic taps of one output index: the four input indices floor(c) - 1 .. floor(c) + 2 (clamped to
+   the edges, as ONNX's reference pads them) and their weights; with exclude_outside the taps that
+   fall outside the input weigh 0 and the rest are renormalized. 0 if extrapolated. */
+static int opara__cubic_taps(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out, int64_t* idx,
+                             float* w) {
+    double c = opara__resize_coord(p, d, x, in, out), f = floor(c), r = c - f, wd[4], sum = 0.0;
+    int k;
+    if (p->coord_mode == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return 0;
+    for (k = 0; k < 4; ++k) {
+        int64_t i = (int64_t)f - 1 + k;
+        wd[k] = opara__cubic_weight(r + 1.0 - (double)k, (double)p->alpha);
+        if (p->approx && (i < 0 || i >= in)) wd[k] = 0.0; /* exclude_outside */
+        sum += wd[k];
+        idx[k] = i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
+    }
+    for (k = 0; k < 4; ++k) w[k] = (float)(p->approx && sum != 0.0 ? wd[k] / sum : wd[k]);
+    return 1;
+}
+
+/* Bicubic over the last two dims (the others are not resized): the column taps once per call in
+   scratch (4 indices as int32, then 4 weights, per output column; a column of -1 extrapolates). */
+static opara_result opara__resize_cubic_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim;
+    int64_t H = x->dims[nd - 2], Wi = x->dims[nd - 1], OH = y->dims[nd - 2], OW = y->dims[nd - 1], j, col[4];
+    int32_t* cols = (int32_t*)(void*)scratch;
+    float* cw = scratch + 4 * OW;
+    size_t row;
+    float fill;
+    memcpy(&fill, p->fill, 4);
+    for (j = 0; j < OW; ++j) {
+        int k, ok = opara__cubic_taps(p, nd - 1, j, Wi, OW, col, cw + 4 * j);
+        for (k = 0; k < 4; ++k) cols[4 * j + k] = ok ? (int32_t)col[k] : -1;
+    }
+    for (row = begin; row < end; ++row) {
+        size_t plane = row / (size_t)OH;
+        int64_t oh = (int64_t)(row % (size_t)OH), rows[4];
+        float wh[4];
+        const float* src = (const float*)x->data + plane * (size_t)(H * Wi);
+        float* dst = (float*)y->data + row * (size_t)OW;
+        int row_ok = opara__cubic_taps(p, nd - 2, oh, H, OH, rows, wh);
+        for (j = 0; j < OW; ++j) {
+            const int32_t* cj = cols + 4 * j;
+            const float* wj = cw + 4 * j;
+            float acc = 0.0f;
+            int a, b;
+            if (!row_ok || cj[0] < 0) {
+                dst[j] = fill;
+                continue;
+            }
+            for (a = 0; a < 4; ++a) {
+                const float* s = src + rows[a] * Wi;
+                float part = 0.0f;
+                for (b = 0; b < 4; ++b) part += s[cj[b]] * wj[b];
+                acc += part * wh[a];
+            }
+            dst[j] = acc;
+        }
+    }
+    return OPARA_OK;
+}
+
 /* Bilinear over the last two dims (the others are not resized). */
 static opara_result opara__resize_linear_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -528,14 +599,20 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* e
         op->scratch_floats = (size_t)y->dims[y->ndim - 1]; /* the source columns, int32 */
         return OPARA_OK;
     }
-    if (rp->mode != OPARA__RESIZE_LINEAR)
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode 'cubic' is not supported");
     if (y->dtype != OPARA_DTYPE_F32 || x->ndim < 2)
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear needs f32 of rank >= 2");
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear and cubic need f32 of rank >= 2");
     for (d = 0; d < x->ndim - 2; ++d)
         if (x->dims[d] != y->dims[d])
-            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear only over the last two dims");
-    p->mode = OPARA__RESIZE_LINEAR;
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear and cubic only over the last two dims");
+    p->mode = (int)rp->mode;
     op->fn = opara__resize_linear_kernel;
+    if (rp->mode == OPARA__RESIZE_CUBIC) {
+        if (y->dims[y->ndim - 1] > INT32_MAX / 4 || x->dims[x->ndim - 1] > INT32_MAX)
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: a last dimension above 2^29");
+        p->alpha = rp->cubic_coeff_a;
+        p->approx = rp->exclude_outside;
+        op->scratch_floats = 8 * (size_t)y->dims[y->ndim - 1]; /* the column taps */
+        op->fn = opara__resize_cubic_kernel;
+    }
     return OPARA_OK;
 }

@@ -275,6 +275,8 @@ typedef struct opara__resize_params {
     opara__resize_nearest_mode nearest;
     int antialias;
     float extrapolation_value;
+    float cubic_coeff_a; /* cubic: the kernel's a (default -0.75) */
+    int exclude_outside; /* cubic: taps outside the input get weight 0, the rest renormalized */
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
 } opara__resize_params;
 

@@ -989,6 +989,8 @@ static opara_result opara__resize_modes(opara__shape_ctx* c, opara__resize_param
     rp->nearest = k < 0 ? OPARA__NEAREST_UNKNOWN : (opara__resize_nearest_mode)k;
     rp->antialias = opara__attr_int(c->n, "antialias", 0) != 0;
     rp->extrapolation_value = opara__attr_float(c->n, "extrapolation_value", 0.0f);
+    rp->cubic_coeff_a = opara__attr_float(c->n, "cubic_coeff_a", -0.75f);
+    rp->exclude_outside = opara__attr_int(c->n, "exclude_outside", 0) != 0;
     return OPARA_OK;
 }
 
