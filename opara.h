@@ -18470,46 +18470,195 @@ static const char opara__ptx_norm[] =
     "00y.$tg'%md')y.*W#A1V4J7h/:0nY'[98]!#SF%l'1a2%U4C0ej#(~i',h'%wi'=7}i'*f#%fb$N0g#![$#h#c3]hj'$fk'!_#6R'%x"
     "a$=1^#1T'U4]yi'-~Y'1US!#nd!J7gn#<0}a$O2!t%<4t%,ql&+Vl'+_(A6_(D5i#$Xn!$g(3i#&_.G6_($Tg'=7[g'6_($q9$g(5_(>"
     "7Sh'(s'&jP'0s'$^<${'3Y%&R/O8!^]'+s'A1S/E1e%$h@${'2i#=1S/.}C&S^'%{]'7 s';1rr%${'4s';1aP&H1rDd72pQ!G6pQ!+s"
-    "`#W37^@O8&{r%|)reduce_mean|r%,D7#}r%3LO11LH2]p%]36]p%]20[p%u 137]p%g30#oX+b21|#7$^p%!Pu&O[$Q'2W!O4&W!J1W"
-    "!O7&W!O2&Sm%![w&7#Tm%Y14tI%~Q*$ad! R#!h_$%ow*p!6, 0tr#;3n^'#yw'YorSQ+ =H1}c##yc% E,TJA4lx*_14Tx'#ww& d#+"
-    "p`*=,=/Xb'H4vW+<5aOG2g&%W7!vQ*(xq%O1!xq%#[m$J1Vp%%X',Tp%92Pu#(~n%=2r%q maxzj* ;H-yj*#wl'CroX$<3Rg*K2jg**"
-    "ip##ob'$Vd%,^Y!%Yd*J3X,)3$im$F6co%92Tf$'Tb+;1ea+#T%O82{!%r!X3:m%=6p&G-|+<9qc*/jg$<4ev%,z.A5|i'!TS'*nD=,F"
-    "*ij'(r~):[B8+g8 }1%z!$St!U59|n)!d)%@$QK Ht)-4294967296e|#%U1I7qn%82^w% y{#&p^+F1h#+wP&;1pw$%K C!]*%c!C2c"
-    "! RQ$+yu!W2_z)[5:}x'd47Tt)$Uz%p 259sP$#W7$w7D7Qo+)[k%!Y{%&{-V51X!_50Qo+#u%`49:#Z]%>1Z%Z6:d,*ww!+Vy'<6c,/"
-    "s|#A8l-+oy#&Ud(%R- US!,v)%V)<6d!,xp!$n)%H`76T#T20pR![+-V/$~r$&u,C0V/%}o$ H7!V/%G&ir!B4V/D8V//h#-_&$_4%KD"
-    "0V/C4v/ w['-V/>9z*E8V/>5lP,,9&`$)V/'yV*#do%+V/#nt%=4Rp%'V/@6X!0wQ,#u%`54:<4hr)&f%I:_-<6_-#Z+-R(%Rt+%~)I6"
-    "rt+J1ph'%a->8a-D8a-C8T*D8a-%d/O8$a-%Yb(&iY%C5cDD1b-F5i#,_&$cb$&KD8b-B6c!81jz#-b-'uw( u#.d-=7{!,9&{&*d-&h"
-    "j% ]!,d-)eT%B5k;#x0#X!I6k;#p.1k;#`P)(k; Qv%/e-V71e-0w9<7w9%}a$+w9<3ua$%w9+WR&({K1iI%~s* P.!w}$(Q.Y73s* ~"
-    "Y()Q.%Pi*O7%c:%|$2Q~+r!2_14Q.$kB)i#-z&B5zH[36Q.B8c!!zk'.Q.@5t)E4Q.$PBF3Vs(&v=A5Q.#_6$vs)-f:)kz$B6f:$t,<3"
-    "rl).oh,#xt#1f:<8ze)'h%2Q.(g:!`+-V(%h:$m{!E7h:%m*=7WR,)S.$zX&:5S.+vh#=7<F0l[&o 2_3Q%E6tw#$tx'I8bW&@2kX%92"
-    "qs%1zr#4o10jh!>9{d!.i~$=8[!,P]!B7kk!`78j3%|h%t 179T]!%|[$%TQ&,|M$a[$!H7!i3$cB=8pm)C9i3B9i3^51h#,a,B8f^*D"
-    "5{M,W4!xw'0Rf!_51~3W20b*F9~3=7d#,92m]!)e_$E6QB#uE$D*QB#T^##X!f70~30QB$bU'(n. to%*e[!@3n]!D4o]!$W`$!F-o]!"
-    "*^j!J8ri!=8x5G5u5$pd$%|)d18u5&IC6Z2'{30]X&D0j4*ub&92ub&'w4E:ex!;1QX'C1|,U81wx!,xx!+]]';3a!C-vv!<38.vv!#]"
-    "t%^73wv!$f#)~x&&s2C1tv!B2yX-T13^]'!m#7.x!&n!F4pR$S19n!-yf!)sa$81Pc$*`d)$h-0va$B9h-J9h-<9h-H9h-<9cU!$q9b9"
-    "6e!=8e!H+`_!<9si(%o^!J8Rk!>0g!/bS!<2SR$$o!y 200g!>2g!0wG%`%%p!Y20uT#<1Uj$>1_B)n+!'/qG#if%#xg)/lW&@2~U& j"
-    "--tG#jh%!V0$`!F4h1&,4Rq&,p-x 203p-;2jz#$k,C0Qq)T208.PP-X20pw%y 205Z)$]~#92]~#4W)&`)M7W)C19=3X'0R:E5v'+wh"
-    "!@2~S! T_*,ex'Kthd#<6tq'%cg,$WT&B6Y%_66qY&92nP&.WH@8z#%kp%=g}<%h|'+{{'@6Sd'-g$<7m_) t#,XU!G2t#@3t9 d}$-S"
-    "-<1rn''qh#<7lV('oh#'y])H-b{&#u>G8ej&[79nh##cV![79nh##pu!:8rj*(OA8vB(]/*}T(Z21my&;2SP'!GI2QV)%A,V1$l{%%Q#"
-    "/z!%d#.U@$TV)%z!*k8<2_'+v'&qDD-n4A1Zt#*e$*l4a15xz%!FJ4Rn-E0}Z'H9|Z'%h5=3U1&d-b3:mb&t 27,_s'@4vw-%rk(%^9Z"
-    "76^#<9v7G3Td&x 2_4vE%~r%[70ca!<2vb#>8e|%(ca!;2da#!H7!ca!;2{,b19xV&r!2_36~s!'[%&k#,v<%u!$KZ75ga!%UY!%dl%H"
-    "2QR#@3jC]36~`!>8{!,9>2n('~`!'g^) ]!,~`!$RX%<3='tS!#n$$X!0ds!$^f%G3:$[!([x! tV%/zD%PQ.`71UP!T22e%$l'D2PR#"
-    "%_.@2yk#1r^-^27gW!#Q0G8^a&4P/%Uu%Z70}.%Se.$n+ v&)}.%cc.O2%{R#%X%>2z`%+n]!Y40}.&dv%'j#-w'A5_w% B*{.B7b!=2"
-    "yf.+Q1 x+-d/@4Wk!z 40:aW.&i,'9&f#*d/&`d-+[S.)Sj%<8='d/#wx%=8{z&4d/0ol.$Zi-(rIb41d/@6Rw)-i(%Pa!$(-mg$&b/$"
-    "`S#y 05;^y%$rc./b/G9sy%4b/U91c=,u{#<2{e.$}*[91e/$d=O2&d=%^0J9ao%r 2_4db#^92j#,z'$]`.$JD9}Z$Z89e/b30e/H9{"
-    "S!@4m9F4yb#(V$,9I2e/#Xn!$XV+-y=$Vx+<3=(e/@5X!6y=I9y=#zx))[%1yb#V23y=0b|#T23z=$U(L3z=%tf.`05{.)T[!d46iy%J"
-    "6iy%s 2_6td!$Vd!:4lQ!.RT/A3@*ot.X5,jS!D3gv.B9Uw.W23ne#a48pi#T08qu.C5k2C3f>#[g%(l2<3o'O4%l2$xW!b35Ry-s!2_"
-    "50QP!G7l#-Q+%~e&>7D)p2[98p2G6X2)ei$F5nAV96|!,:2oA#f##<E9oA#Yz!$D+oz$#Uy%$Y!1pA#:0pA#q!W10`/J5qA<3Rt!H9Rt"
-    "!<3f'$(K3Vd'%IJ3Yv!!fe'$l-.[@Z39^*C1oQ$;2ox-!I7#o-$V)=4S~!C2np![53o-0l#-^g/%W|&>9D(o-q 300e!`24sm#@5oQ#]"
-    "53o-&gX&/|t+%aP&82}X&(ez($|P##>!no,*t-$q{%&HC1w-B5_!1U@;9a!.;$X&!nQ&'v%1z-U42z-2X@$vR.&|'D4wa#%[Z!<4|o'2"
-    "}-%_o)!}-+ol$r 244l*!go))}-$T0O4&n:$f1>4n:+iR$C5pj!v 301l#-g&$ek'%~+!ki.)}-B2e!a24n:(rj!_56}->6}!-;%p:C9"
-    "}-$Z8#~X$^06}-$l,=8A(}-$_t#%_!H9b-;1a!0;#V/A1y:2Qk!W47}-0qi#<4S:$|'D4|:$ze/%Ix 123}-W32}-,ml$;2Pv%&m* qY"
-    "#)~-%`|-O4&}:$^+b50|T.y!2_59pw!*l#,h&%{Y$@9D*~-B4e!I2rX$A6d).rX$&SZ* }!-;%jT!*pH$nU($>^11}:$en#%H+}:$[h#"
-    "%_!6TZ!!ma&.~-$|!(}:C6QY$%|T!!(D-_W+<1{ES96=/[/A5Z<1fv#<5[<%rX0K2e[!%oY*K3oY!)`n$&Xj#%[w#=5z[#Cu|X!!mV,-"
-    "qa. PY!({&Y1:f`#<5y,.c{,<2{W*$w$1mc,%XQ0,bz)$cu,$iu,+x!%zV#%Z`#@7mU&#uw%+YY#v 281Yc- Xa#0i0(_Z% ql(7 Yc#"
-    "7#[! ok,*dz#%dW0G6dz#A9^'H0gW0%]'<0q[&7*`f#G2`f#e1:l(,k(%_j!L2k(&bd#B2k(C1]HA3ux%G2p7=6h$'bf&$ug'!=+Uz! "
-    "h#7&Tn&*_o#$_7#|EI1wg-S35jm-6c`*!Y'/d`*#km,#@.f`*;3zd$=6jV&+QZ#)r)c63Yo-$W'!wj,-[o-w!2_65jm-#Q9Y35da)#dW"
-    "-#R$+W`$$Wv0$fV%H1s!;3Xc)C2z4#xs+#cQ'O3!c((q^!e65ia)%V(f36]o-)V(+rR#@6os!_66la);7ka)7!X-,la),t#=5k)$t#,P"
-    "y!C8x`* t0<fbj!]81wz+#Xj(#|d,6ix&<5n@,Pp0$Vt%/j8%Vt%&tf&2dn'<2^]-)v.'hW'";
+    "`#W37^@O8&{r%|)reduce_mean|r%,D7#}r%3LO11LH2]p%]36]p%]20[p%u 133]p%:2SY+5]p%J1|#7$^p%!xt&O[$Q'2W!O3&W!J1"
+    "W!O6&W!O2&Sm%C1rh%+bW+-WS+#vS+7%em%!Py&'s2$[g$$W]*;]`#%]y*#eZ$0Pk%#V~',{j%P2_bj*'yj##Rc' qW&^ax|W+B-yk!#"
+    "~T&<1yW+'9#l%E9xQ*<07*]k#;1fS!'hj$'QT!%WU+J3{%)wX*<4|$(H$g^%F2kj%92]a$']]+#TQ$#}$=1V[+7@a#%W#`3:Tb$$ok(E"
+    "4kR!)gW#Y15g='rk%!tU$9]sV*%xh'%k#>5Yh% h(%>$Qh$ >t)-4294967296]v#%k#I2ih%82Uq% qu#%sU+$w!(g#+ny%;1ic%%J;"
+    "7y(%a!B3a!!mS'+oo!n 2_6S([5:sr'=4k#,8&]$)hy##a`'#<[41uh+)~t* ='h,$}~%<2|B.uh+#:H3:<3ZQ&&e%A:u1Z6,k-.x,<4"
+    "x|%,d_!B4x,H4x,!dZ'!ZH ]>-u)$|y!%hl%D5ZS!%jd$$Ha69T#$U~!s!6+-4R/B7w+!Ro&)S/$QQ! H7!S/%jj$&mv)B4S/D8S/F4h"
+    "#-^&$b^#%zn%D6U/C5c! WP%-U/>9z*F8U/L7dR($QS&q 252V/U9,<[47V/)Ws%X47V/V51X!`50k.#X-H9:$Zp%'Z%a9:X+<0^-#Z+"
+    ",R(<6b9%lW(+iV!$g{+%H+Tq$%Qy#=4`-C8`-Y62S*!i{%(`-%ty$ H7!`-%`$<3`-C5}BD1a-F6i#-^&%T.=6C*a-D7Q.G4a-@1lC]1"
+    "1c-%^>E4c-&f=*Sf$'R^*#lu%+c-#k+=4Zv%'c-@6X!0PX,$A1U<<7px)'h%2d->5d-H8d-%x(%l2+u9$hq+&HC3zz%=4s=I-e<$jt% "
+    "~-!jw$)P.B7r* ]k$*P.$a:O6%a:$ep!a68Z{%s!2_14P.F1i#-y&B9wH[32P.B9c!!hk'.P.(_E^14P.=7{!,9%d:B6P.&]q% ]!,P."
+    ")Y[%B5d:#u6#X!I6d:#A1d:#Vo#(d:a15P.@7e:!`+,V(<7y($ur!,uX$<2`o'$I+gb#$[Y!!']-4ib#=7<F0_U&o 2_3Q%E6gq#$gr'"
+    "I5TQ&#eb!(c|#O2&pN;7_W%-pNY26qNa72^!L3x[!;2k>%_!)g%7(|u$%bf#$n|!92UZ%(Z4%ta$$|0!sb%(Z4%b{(!~t&7 Z4%l*&S("
+    "C9S(B0Z4%go*(h#-R-A6dc* B)X4Z68q]!b76xd! jK-p4@2d0]20p4%{s%E9p4&aE*]^!)aX%]63p4>6dX%!yz$'p4@7X!M6p4H6]C%"
+    "uc$([%J1p4<7r+0TO%|f$%j>d77m4>8g[!0i0!(K-v/!(Z-4x5=5}30QR&D0l4*j[& W1(]&A2[r&$}Q&!at! u0(Zj$$Y{+.}3$ir%F"
+    "8}c!$Rg$$|3`80lz!%uV%!]o$,[z!@1uq&)Z/ W2G1qV&92hb%)]x!&kP%0Ul# 7&t',gW&@7wx!$m!'qo+0z#+`x!D2`x!&hc%!X$*v"
+    "*<6e(O2.b#&W#^5:ai#%p!1bf%#Vh$_72T**}x!I8n^!<1yh$v 186n1<8}|,$};b87e!=9e!H+V3$ri$%o!b18|m!V91g!0_V!;9}i!"
+    "%o! Vd$0g!>3g!0uJ&`%&p!,XW!$z1(]1*k+a27oJ%S,&hy&C1Q~!@2QS!F2rJ;1qY!'Yh&G4g1'c,X3,o$0Rk'#si$.z,=9qk',V:B7"
+    "}I'ui$O2*{o%&P#$}`!} 273S)'[)J5u#!(,U)=9V'0{<E5t'+rk!A2{<]9:Su'Jt~g#=7cn'%Qd,$uP&B6[%H7`V&H2]w$@2|i(92[k"
+    "%&y!'st,!l8/Ur+=7fl(-k`*#Pg$,xP$%yn(${MY96f`'@6gb'-]&<3Q^) j%,yY!0op!A3]d#W4:sk#=7R_%'tk#'tZ)H-]y&#|2_78"
+    "ah&E7vk#$`V*-vk##vI;8nh*&UA$z~##Wp'C5q_,0wQ'%U/D7qQ&H2sq$#gu$ T$,rm#]94ak#=3xa$*Y#$ck!Z77N#lx%G6aZ&o 2_4"
+    "VV#_36zw%$Z(,hf!B0i,Z79io-$Sb$!G2Xn%%AH3|6&zd%Z0+j_#;2oa$%~%Y81|`!;2d`$!H7!|`!;2|_!b05vP&92jy$)Zt!%zi%(k"
+    "#,X:$i`$%KZ81Qa!%Rj%%~)`06k1)g).o_#$d!F8p[,%Pj%X79i`!'eW) ]!,i`!$PR%<3='x0#SN$X!0pQ#$V_'0vm##f$@8eFr 39:"
+    "X-X7,y8-X-$tNF0t{-$oM%X-I8c_#%uj$`88]O;2bg$&f)a09qk%&HI9jS#W90j|%(^/$}d(%}+ n_%)^/$~d'!H7#^/%Ue.J2p[-s 2"
+    "_4ja#%z+(k#-_&$m'$K!^u-)^/B3c!`21R|#@4y@F4ja#$mY!^90^/<7}!*^/&W^-+S|-)zc%<8='^/#[W!=8st&.r.#x/0gf.#z%@9Z"
+    "@I4ja#o 214`w%-R($P9%j'D1{n%$S&$H2_]!U98q;,^z#<2`N%T*D8d-%Q#O6%d-%].'q_-+mg!D4}`#%W}%(k#-a&$s4$K C*d-B5c"
+    "!92la(-d-(f7F4}`#U91{!,9%v0*cz##sv%$~|*-r;$|o+<3=(d-@5X!1r;$[!0:#[!)[%J5d-'x90dz#<2oE%m'b19k^%%IB9bw&&wM"
+    "L0Pn#%_t+!T.+R{#<2P9<8Xc%+dX$<2]-O2&j:%ez.J2dS&P2_dS$)U.%]H)l#-P'B3YI!D*W.B7e!a22l:(}b!^47W.>6|!,:&~!*X."
+    "#vs+#og*-m:#}r%$D+{y!#zl%$Y!0n:;7]!0Y.#T_!A0o:I8Z.V24Z.0r:<2p4$p%,YS)T29Q(%~k%C5[.$eS#I1is!$vk#b31tP& kZ"
+    "!(T%F9t`&#^|$'YV!+rl!H6dh!%li!,{[!%R|.%b`)+Ue'<2U|.e26Q_&%b02S~!=1t]&E8P]!&f}.&TY&,W3$[1 I7#W3$vB'jr!C2S"
+    "p!%ug$&q1G9l#,|+<3X9(D)W3C9g^!`23ml#@5hs#]52W3&tQ&F1ol#%nx%,V]!$lv%$>!{h,*]3$~t%&HC1`3B5_!1lA;9a!/;$y{,@"
+    "0nAZ53b]!$W^$c72n-$Z}.^23_g(X12X^#x 232d]!<3rX#I2r[#T23lx&$w)c33_5&IF4dy)<7c3G1l`,#c3/z0%uf) hj&*x0Z35g-"
+    "D2WQ!%gR/ I7#x0$c2![k+/zW.T2_Z^$&Q&G1l#-g'%a_'>1D*x0B2e!w 237x0(Zx#_56x0>6}!-;%SD,x0#T_#;0tAF6x0$g/=8A(x"
+    "0$rv#%_!0[D$}q.H0]D#X&W11]Da57]DU38|.0z.%ab'%U1L8z.N9z.<9z.G2s}-5z.%t^. v>-U`!Z40l+D3PR!${d%!I7#ii%$i!>4"
+    "}s,+yz! ej$n remT&G3l#.Zh%(~u#F6PZ$&tU*F3kP!%iU)82l]! j#$h-$Un#$vQ$&dW.)l+$C(QAI6cX$n 242j91V]!%kg.%Q&c4"
+    "2o+&I(Rm#Z62|==4a:'dY$)}=$cW.!I,Z#A4iz+x 245nc&$hn#D4U~)#lo'$jl,,_n#Y7,a`#)~a&#e,Z1,JG5ZY-92Pb'.x+(Y) da"
+    ",7 `c#7$[!%l]$%f|#%R~//Tg(A9}`'I1PR'%e~#!PR'7.ff#G6ff#$VI0l(,k(%`r#L6k(%bq!&JG5dq( d#(y-G3P3'qk((Rd$$cw#"
+    "E1[c/!_f(7&Ue&*R[&$v3#ps#I1rX/;3rU)N9dV*!l]!/eV*<1P#H7gV*$<>3sS&+`y!)vn$c64Zf-$W'!dh,-]f-b2_kd-#i7C3eW)$"
+    "dg'!R$C2wP$#]a&$`%H9s!;3YY)C0z4#yj+#dw&O3!c(){8M6jW)@1i'4^f-)V(+`h!A6V#G7mW);7lW)7!X-,mW),t#'U/$t#,ui!C9"
+    "yV* t0n f15S2+xq+#Ya(#}Z,6o]+%_}%[43z><8rj(-x>$lL$Z!82uv!/[P'l!249]et+'V%7&i}&~#group$fq++C7#g}&2KO10KO2"
+    "0KO30KI4br+2KO50KI6^s+2KH7PS'F7o[1]63PS'u 250PS'~ 589*^s++{#7%s[1>9Rq+3h+1V!!|v$7#{)2^#O2%V!O4'~Z1Y91pA,"
+    "zR'7 h[1_92tV%$wU!C2bR'| 524bR'I2bR'93{o%,sX!:5Th!+a~-&St0&Vg$'kQ*H-cq%<2^w%(cH%Yq%1Si.E2Tg$$[]15{R']63X"
+    "e$%f&(Wq+<3R[+,eR'D3eR'$Vu!#jR'g360y!%p!0}Q':2Zc#!M1}Q'%_+O6/}Q';2`W!$~),}Q'T29SQ)O7*}Q'!O/}Q'D3}Q'^50g#"
+    ",Yd!;9[r)%S^$*[v!;5z]$%a!^29eX&>3}Q'G3}Q'$`m%.}Q'<6Sk+*bX&*Rs%E4ps%V7,DB4ps%(p|)`67}1L7[t%$w%V68Y%*}Q'#W"
+    "r%'T-.hs(#wl#d69}Q'$yS1I0w^'} 301}Q';3Z^#%_)x 301}Q'&Hg243}Q';3^t$%w+,}Q';3Ss$!H7(}Q'!O/}Q'D3}Q'u 509h#-"
+    "^&%i,I9}Q';5Xi$%c!v 305U/>9z*.^r$%ju,.tw!<7mT&A7V/)^Y([70V/$ZW%<2='V/$Ue%#X!H3k.<9Y[.-:$pZ+>4Z%1}Q'<3uS$"
+    "3}Q'<3y6$j'x 306}Q'%H75}Q'=3i7I9}Q';37!H7(}Q'!O/}Q'E3}Q'u 511i#-ok1$p,%zs$D4a-B2c!v 310a-@1lC/}Q'%Pl%.}Q"
+    "'&bc&*pb#$`n+<6di%+c-(bm-B7`V2${[+<6nb%.w,<1Tu+.:#T/(n12}Q'~ 311#}Q'<3e'$(D3qR#%gs1%gZ#*ty%%l=#ym#74}Q';"
+    "3Vz$%r*,}Q'<3ep'g13*}Q'b31ry1E3}Q'%{G)i#-y&B5wH,}Q';5]$&c!H1b:'}Q'H3}Q'%gd%.}Q'$ZV%Y51]m&%l]%%}d++d}$)a^"
+    "%*d:@8Tb-e83jZ!I8d:<4x^%'h%2P.O6$}Q'T31f:%{*,}u.<281fd)$tX!!'4}Q'!</}Q'>3}Q'M3}Q'(~{#F8Qb!(Vv%O5&pN#p[#F"
+    "8iZ!X51l_2x 318^!L9x[!q 518_!)j677}Q'D5UT$q 320|0,}Q'T32X2O0*}Q'!O/}Q'L3}Q')h#,R-g22!}Q's 523x4C2Ze!%^60"
+    "qB'}Q'H3}Q'd86}Q'a87]^!7_Uc%%p40]CD2Uc%K3}Q'<3tS-95uz)-j(%n{,%pc2K3m4&I3i0!(K-v/!(+}Q'$Pq!!'5}Q'(l4*}Q'@"
+    "3}Q'E3}Q'>3xv!&}Q'B9d~&-}3=2P}/+U%X32Tx*a32k|(%Td2e27}Q'E4}Q'85eW$0}Q'D3}Q'$xY$[14}Q'$fT$O4 }Q'[93}Q'!v^"
+    "$N0z#+xw!D2xw!<8c#!X$*Pn#&|i&O2.b#&W#*}Q'#cg%;1sA0xb*;3v[0.R=<3at$;,H1nP!%ts$`33]F<3l[-$gKb33e!=5e!0Zu$;"
+    "3cq$=3Zu2J5g!>7g!0_V!%ol2&o!J7g!>9g!0uJ'`%%p!C9[4$ZED9wx&$k+!'5}Q'!=0}Q'@3}Q'N3}Q'!m00}Q'D3}Q'%mT#0T~)%]"
+    "g%2}Q'U34wf%,V:B2}IA4v=7/}I<3uh,} 528S)&[)b41u#F5TZ'$m6#to$4}Q')t'+rk!A2{<*}Q'![Y#3p{&U56jl%2~Q'&e%,bj$U"
+    "34x}!.~j+)y`*v 342ZS'H3ZS'@3ZS'O3 ZS'J4ZS'&t{)-xZ3;4e=2]b3%W,*d=!Y^#5ZS'<4ns%-ZS'H3ZS'@3ZS'D3ZS'$cu% _$'"
+    "Tl#${e%!<+Vl#%{c%=4pd%)<'Pf%+bS''Ye%+^l#=6af%+dS'@7yf%B2dV2f57}l$n 532w,&V&5fS'F5]n#E4wn)$lQ%[14Z#%VA+bE"
+    "#R/_27fS'@3fS'I3fS'$hX',U5Y34]v&[80g1$b>G4]v&B1V91]v&T82dp+,ev%;3_^$%~%D8pu!<5x8O9+fS'!P!0fS'E3fS';5Wi%)"
+    "k#,^F%Vc($KD8ru!Y36c!a35b6)g)G8hf%'p#-:&d$+gf%$^0=5Qu%,gf%%Qg%&A)av%B8_!0dS#$gj$H0ko#U36Sg%'u%*cX%<3nw)J"
+    "3f-$`Z)!GJ2nQ'$A2SQ!<5n[&I9RQ!%[[.%jOa54em+&HJ4bv&@1RP,(k/%yZ.>3og+*k/$ny!g56+sS'!P!0sS'E3sS';5bt%)k#-_&"
+    "$kJ%kq3D1k/B8c!v 358k/@4cA/sS'%zt*_91jh%%}MB5k/$[e!%zs%E9k/&Ti%&A)Su%A3_!H1~T#$nc*0fj%$W&(fj%K3QT'<3lt,H"
+    "8yp!%xt0%qZ!a59vc+%HI9e~#%c]+^81a|#%}o-%b*,s}!$or)!H7)QT'!P!0QT'E3QT'u 539k#-a&$W}!$KD9w}!Y40c!w 363q-(~"
+    "_!/QT'%]c%G9oc&%re#Z37q-%Vb%$yT%.q-B7~b%+^<Y18_!1^<$]p30^<$Ys!)`x!2_T'V36d:1t|#%ba$$z'y 364a`+%IC9ar*$`u"
+    "4f41_T'>7b.,V]#Y66R+!yB*c.%z*O6+_T'!P!0_T'E3_T''UR!(l#-P'B8RJ#ez1)e.B2e!a36W;)z)G7e.(r#,;%[c#C3]a&;2yd(="
+    "0ji%+f.;2Pk)=1A.tw*%_!1_{$$Rh%H2X;;4|!)X;J8f.>9f.0gw!$[a$%{'D3d^);5YV!%Ir 106g.#Y[!g42 jT'!=0jT'@3jT'O3 "
+    "jT'J6jT'K3jT'J8P^!D7zv&C8jP!%_j!G7zv&+hq#K7ns&=0k`,-T^!Z73Q0C2^R(<3Uw3g73+jT'>3vg/C2cq!,jT'v 544l#-|+%d9"
+    "(D*c3+k_!`37zS$@5w.0jT'@2}!-;3X^!$gm!%yj).yA%mV)=6A)c3B8_!0yA%gl31yA=5ya)'v%+X^!B7]_5/n-$c=G7Yb'+yi#J7_["
+    "#=7lu&I7[^!$R^'%w)D3fV-'_5>9]^!2jT'J6jT'M3jT'A9gp,(x0[80g-,pQ!%Vq)g80+jT'!P!0jT'E3jT';5tm&*l#,g'$zT(%L!D"
+    "*x0B7e!w 382x0@7^,/jT'V29}!,;=3T'*x0%[r'=0cq)+x0%kZ&=1A(x0$ca&%~Q(0]D$a_+I3]D$fq#)d51jT'U38hc'G7z.$V~'%y"
+    "'z 383z.&IL9jT'J6jT'5z.%~n# v>-n`!Z85l+D3[R!%Pv)g85+jT'!P!0jT'E3jT'<5t_0)l#.vj%(kx#0jT'%UAG3uP!=3n%*jT'$"
+    "{w!$ox!`34l+$Vi-(tJ2jT'=3_{)b27b]!<8x%%S5L7o+>8o+'x*+|==8a:'P]$)}=%hx!F8[}&Y39Xj#O9!|X0Z39Vd0$nq.B7}X0,^"
+    "a#$(d74jT''JG0jT'H3jT'@3^S'D3jT'-ed#7$[!*js!*_S'!di17._f#H1_f#*_S')a',[w#&m&L1`'%{e$&JG0_S'X3_r90_S'%mP#"
+    "B6Yj3;1iy!]37`S' zd!7%ee&*zZ&${=$TQ$I8zz&T3]~|.3_S'!^5/^S'$Tf'f34]S'!C0]S'@3]S'O3 ]S'#U'v 243]S'J3]S':2["
+    "6Z33]S'%Tq!E3]S'$kg6$|y#H1s!#kQ!~ 142$pi05a(A2n76]S'$U(!'4]S')V(+Rg!@6}[%=6Qv/<e}5G5PT$2Ya07%y-7!vY0!{R'"
+    ">7o1*zR'>8Pa0G7uo4*wY0D3fu%I0Vv*V43co&)d+#V_!$|'&Uw$;1S_!c44Ww$$eS(G4Sn$A9c_5`39em!%g#G4l$=3jR6$jQ7*eX$$"
+    "Sx1,kk-$U_!<1TW!&[T(&wZ$%Y|6&wZ$(oH#xs2&{y1+sk!H7tv#)U=Y71lX$=4f~6(lX$$aU! <,lX$$|a1$Ux$+qY)$Wy5)b^1)wx,"
+    "E4Ud/%j|$D9lX$%nU$#d[,O0#q-)]CH5]Cc72k_3^39lX$^68lX$&m**Z#$ou!Z51N<5an,-da3o 3_8yQ!^73lX$$Qv,]24b/B8{,!u"
+    "w2*~O$nQ!G9kf0C5o02t|*%Y{#s 153mz!;4hw-W55[o,(t[!=4zu-7&`a($yi1>0`a(+U`!D7}w&%{]1)l#-ju5$}Q!%w^,D5j]&%a~"
+    "#%ba1H0sj!A7p).Tx&<1qR5F5l]&%|P-q 553sj!$a~5$|~5E5o~%$o)&H*r~%$ow,&_!0u~%%C0`k!$hQ1@5xCY76o]!<4qR.%t9,o-"
+    "=4lx-/zk.A6af$a40qk#T40ta,`61nz!<4`s%<5zx-,kz,%Po3%Ib68mx&=3x/,v/C7e, d[!*v/%iZ.7&mz,%yX.'nz,+lk!D7kh$&f"
+    "g1(l#-d&$oe!&n`,D3v/+R%`40yW')Uh&G7mh$&mu,G3v/&g$+v/#jB#>&~]3(v/#jB%HC5v/B9_!0ay%%;0Q[#%u!)j%1Uy&m 410y-"
+    "/w-%ht&$y'E4zT.$nm#%IK1hx!%gj/ q<,hx!<4tn&%i*C7zf$<4iS0O1%X{,%y`6=1eX!C4|l!D8zf$%Wf$)l#-g&%g=>8D*z-+l.`4"
+    "1aW%@8|f$G8|f$$y`$!}!-;%Z)C6nl6$rv+#c;F6r<$im0%H+r<#]h'&_!1r<;8a!0;#Z/)l`!b82z-(u:0y{!<4ce%$|'[41v:<7zh0"
+    "D6[o,)bO!'3^Y$W79i.D8i.D7W+D9i.%p#7&e;%oq2'e;+Vn!D8rg$&wR!(l#-R'C9QLD7Qf#&g,%i$0e;@8tg$G8tg$%hR1G7Qf#%d`"
+    "$Z58i.#u8#>!xU-,i.$W-=7A)i.B9_!1e;$z/0e;%q/)ui'1ug$o 420i./`Y$T42_^!$P8[20w[2$^(<2Sp,,wg$$qv%I5`Y$%yr!&k"
+    "]*C4~w!@7dP#F8fP&$d|-&na%C4ls!`99`v+I0r^!r 422r^![90s|6$`>_22~[)*RQ!b23xQ,%qg)E9fg%[42U[!C9gg%;4|S$g42%}"
+    "j+%Yn6'sd*C4tt!%Qy)&h*G3l#-}+%fS!(D*e3+R%w 426ow'({|%^89e3&^n3/jg%K7r^!$d}%$vQ,.ww'%tU-%H+~A#la$&_!0~A<6"
+    "a!0;$_!)Px'C0r^!Z27r^!.o-%m2G7o-B9o-1i[!=4UV$I9ng%=4UT#%U`3K9a5&IE8Z_#$cZ3&gq&^46e30nn+&~l)+th%=4Ti#%Pp+"
+    ",yQ!${m#g43%S[%%_{6'm^)C4o]$[93y0G5l#-g'$n1%rR5D0yQ!C6k1`43U[%A9_,/Sk#@7}!-;&Q#+y0#gC#>F1_{'$nM&H+`D$vV,"
+    "%_!0`D$]f11f{'$hE)ad!a94`DU34|.0z.%W)$lX!d34z.N5z.<8z.#bY$g48+z.>9w>-x`!%`R&&l+,_R!<3U.7%n[%%gg3=3n[%C4l"
+    "|! X~))bY$_67l#.h-(Yr$G9XZ%%cz+G0xP!%sz' iO(bY$$d~2$q[4`80l+#c-)Rb!b98l+>8j91g]!%{n%<6|'L8o+>9o+'x*+}==4"
+    "a:2bY$<4Vi!$m,*]!@2bY$~ 441!gx7g42#hx7+kk1)bw7&nm1*Pc3%tF%[d/E6uS$%Qt'C5uS$D5Tz!0tW#(wf+93qr))su2e04by&<"
+    "5vS#$tr'0dn5=3Pi7,`~7#^b8&Qi7'h`0>,>O40~h#H0~h#A0][$#n(<6Wc2*g(%s'M0g(%uY$Z50nb$+uC@7Q(a10mb2$XQ$^60lb2,"
+    "{V$!U]+)Ui'L1SY$$X]'B1bi't 102QX$$m`#%QX$#ux,E5i#1W[3J8RX$;8xo!E6RX$#Vv$$RX$I8s!$Xp8C8ob3$|~2#tQ$O9 RX$B"
+    "4s(O4 SX$=6g$.SX$U53<$d2D3s&)av(;0vi#*|U$&qy3F0xh4!Vr+7#sv)_6]Q'O48VY$,sh5'i|2F5[V+#s$>2fm-[54Y&F7Rl4O5&"
+    "Q{)![}'*fg2$i~2*oh6)ZP3 pk#*Qh2T61P}2'Y7#X~2<8Xw7(qz7<2{^8/`;A8`*#aY%*gP*g50&e%1xs4g50&|S*0r_:!gy+7#U!G5"
+    "zs4g53)w((f7!pd!&YS*){K#a1#be!;2Rd%1~r4<4xf()vb$%jr4$ha$F8}o/=4q_8$S^!_44rk8#R/!sx2+q,&pk85zV3P44V'*r0$u"
+    ",&nk85g%%oj(-kL$`O%|u4%nv4)PY3&b..]$<9]$+gd1$Q/&im8(~.I:[l$D4[S*O2 [o'${x,;2Uk%1e^*@1cr+'Sb)_0:cn$%T`%-v"
+    "^*$al8)XB#Se!$[Z9'vn$$RS,b88vn$;4Wg$/c[1C4{g8G4{R#T21}!0ub*&X)!kh8-Wx4$xb4D4Zp.%^u,$ua#u 451lc4$pC<9Ts!D"
+    "5|^) yE(nm$%fV#B9om$$}l(G9]v'U92S#!I/pk4!D,V!=39*pm$'bj4.lc*$]{#G9nc*F8aj.W57im$ ]&+^R!D1zj(%ez/;,ey/72P"
+    "#'W//cl$$[x,-f*q 455f*!Rx,)Pc!%fx#/cd7X22]X*a45Ve*!rr,:[N-o^#%hX$%jc/ cd()un!%km#7&YX0&H&Uq#[58{x),dl$%s"
+    "v2)m#-q}8$wi!V72D)u|!%Ul&$e!`45]p!p 116s)/fl$'Sy,._p!<9k[4*Sl)%w_.$nt(F9Th&;9c/=6A(w|!#Rw$&_!0[|!$|_#H9T"
+    "h&$p`#)yt![11gl$$[T$&c7-s-%zp#F6to!B2{w(a46{w(<4h[3J2fv(<4zh#${)]46V#%8$IJ8`{-%~Q#[22z/%hi#%h,D3_{$<6`n5"
+    "7%km#%TU$=6km#[59z/,hl$H7m#-e&$mKV74D*z/B5e!x 466z/*o8/jl$%xg#F3b{$<2gR%B7~l-:2^R%$>]19Vg&$ec.$HY19Vg&$d"
+    "c.$_!`20Rm##W&'y`#);#V}#A0Xw)J1kl$U67}-0{-$]P#<7`+,ii/%eP#%_q/2lV)&]c, y<-q[#%Zq3%l*D4kz#%qn$O6%Sc($`4!P"
+    "!$uX*,Qh)D2ll$_76m#-li9$`E%fX,D4lz#Y77e!I4ak%!Pe'(y#F:c-(t#-;%S0+S~3#aR%$>F2Yc($[d.&HC4~-B8_!1z<$Y!1z<$|"
+    "!)z<J2ol$@7}:1W`#&sD$v`!K7P|+%I'zd''gW!$'2ol$<2fh4!m.,ol$&~8%Vl0D0m.%fQ67%m;%]B'WU0[61m.,pl$-x-H5Zw9C6^L"
+    "D5lc'%RY'$Ia47m;)gd)v 124m.>9P#,;%[b(B7]z$$il.$>F2[b($jl.%H+[b($ij.%_!1[b(;7R#1m;#n+)[b(b12sl$W77m.0sl$<"
+    "7p;%T.,Xw&<8y~9$p;+is4$z]!!'/sl$$Zu+>4tt0,q]#+W%.ul$#VL=5pt%_63Zf!-V_!J6mh!<4xs-%V_!C6sY3T48r=.jz&Y26bQ!"
+    "I8}g(<2pk%t 262V_!%^x#%Y0-rk%<8{!7%{[$%da$([x5,}X#D2wl$_83m#,R,%DV83D)l3%s^'%V_!H8|[$A1uj)^12yl$<2bn+/uk"
+    "%%cs.,V_!%tx!$lq).Vh($rx!&H+ZB$_R(%_!0ZB;8`40ZB$Rk#)Vh([13zl$&ud.L0s-$q=G8y]-B7Wy!2RY0<4Ys3x 270V_!%Ym*<"
+    "8f,K6h5&I.~^$=6R^6#ux!_65j3/Q1&eG[62~0C8l-D7ZR!<8lt67%Qi+%hc$=8Ri+E6T|!,|l$%}j')m#,i'$za'%L!D*~0B6e!a49V"
+    "i+A3yV+_33~0>9P#,;%oj(B8~l$$lu.$>F2oj($lu.%H+oj(%^z!$_!1oj($SU+1oj(%Xg#)d@J3Pm$%fa)v 270P/$uz-=5|{*K1P/&"
+    "I/P/<7P/#Pm$g67+P/%~]4 R@-_a!%d{3&^W/,pR!<9~R77&Tj+%R%'Uj+,Z}!D3Rm$&~3(m#/m-*Q9.Tm$&rS#G8ZQ!%yd(B8Tm$$pr"
+    ".$>`22gv'#_$X22e~!J3Um$'Zf0J0|]!%~t3$T&E4Zp:&t+>6t+(}*+Y>=9l:3Vm$%lo3F9U[%;4[s!%t`1O8 Qw5^49r_3#Zv5@6[w5"
+    "E6bi$%|g#>7T#0lb9:0j_3D5e1%[o!%yv1F1ef$,C%ef$E6j{!)qJg40'[a-!d$O_!Pi=+C7$[a-1K2Vi=2K1q_3^28q_3E9p[-_34p_"
+    "3O6+n[-*y#7%n_3'ch=3y&0U!O9%T!0tX$g16%T!7(f_3+Y|-O7'e_30Yq6$cy)/qn,>,>]d2s^-7 cy7&q!,R]-G4by7>4by7O4+by7"
+    "${o)+hw#>,9F6ay7B1]e7$iz!H,ay7$pS=M0ay7[30ky6!vc12Tc=$[r(.]]-H4_y7$wR*+_v%*iV1I2]o;F1YV'%ci/$_~$/PV$%{d3"
+    "O46]%%S%7.Ps4%{o1c25xb=#a}3c28wb=$P~3O3+wb=X28r!)ub=(X%B3[n=*g'%tI*V!<0p+4ub=a30Rh,>4Q{7O43ub=I4Q{7[8,P{"
+    "7H4P{7#ii!-hu4+ui3+a-%dU-.wT&*gn.1fn.%uu%K8~`=$aW=K8}`=$pa.O4,}`=X15s!0|`=%V{)$~_51ve9%|n%4|`=$bg:L5|`=="
+    "1g`:7,|`=$x`4=6et$,|`=H2P/$VW!=,@,j/%^d&6{%$ys%!ii.1|`=$Z^8L7|`=$@O8.|`=$mw.=8Rf4,|`=%vg!0b%%p{05b%%Zw&e"
+    "21|`=<0vt.3|`=#}~<O0.|`=X28v!/{`=$X*%ri=1{`=A3XH*nX+G4QT8>4QT8C4QT8-c@&Q!)t_,$oY0-wV,g5,&RS!/~S8$fe!O4 p"
+    "|6N2}S8b26Up%W33ss)1{`=b33fP+@4]a-z 4_9f`=$c!/Tt*94We-._w(2kS8#Rr&E3Qy(=2rh2#hi+.o!#~P#d28e`=$s{=L1e`=1d"
+    "|=7!e`=+v!7 e`=$W*@3x-M1{r%#{)f33e`=({)+oG@9R#e2:t_=7!u.7$X~.$xW*I,Vf;94db-4k[%$fS1,rZ05v|.@,U!c23s|.;]^"
+    "W&'q#7'Xo9NrS{4$;7$yn9grn'~k!+DO2)DO3)DO4)DJ5Qo9*DO6)DO7)DI8cp!G9cp9E1dp!^76dp!w 32>Vo!(To9Or(l}4L3N1nw%"
+    "L9M1^W@L0M0en9d31MH4M5u%0`z%M2x#H6M5x#H7M5x#O8'et!O3%fP/F1zr!%uE(xh!A3mu!,Qp)%OWadkS.@1uc&%m[)+eq8>1Wa.^"
+    "29pt!Z5_oP.$y]@%vg;'Y@$W`@Z, ns-%l]@;,fX5 S!(`Q/U37|t%*lC,px;!fc&Wziue:'tn>-[_9'on>'d|%$Pi><1}j>n absPP*"
+    "#cT*(Z( iI>nt(*dx4A,rX5%XN=fWw!$Q%+jQ>+](.Vx$U5_sN95Ri-3Rb7G7ub-)zY*I2ks7:,y$,X!B0wS/(p#1]V*&Zd-!eb!.yD;"
+    "3ra<c14]^.!'I6t#$'H6mQ6#fq4._]!F8v/*}v*95j~-.j(@3y%9:Qh&${}.#[u!*hX;%d_!1[U-%<*c^$=8a^/%ps**PS9$uV!-|m:@"
+    "2Wd!B7yg5#xn@*gX->,80w%(v%s 14:^/$gn!D2fp6+E<7c}!m 0f7Yc!(ag!#ps!#yk!G7Y_*_5_rS2@5rb.95{T.%|*>fjh+.m2)Xm"
+    "9@2WY00Sz<!U[,>xwv3'Tz<i%1390950uQ6 r[!Hbs]/%r[!'h^#'v]/u(2147483647i6#Z(#k:=8Y('W#@8^_/!|m!%V9>bo_<#X^/"
+    ".p/@0j'a5:v`<K8o*>9e+LBE$cp!C5e+ f&%hc!#Q{!#[r>0hi!#f$$iD<ux!I2T.,P%#]R#-zi!(r!'k$H3k()SX=<9p!)oy!*Ya6#d"
+    "z!;2ft$q rmink<C1ki!'`%]4,A'S##])R7F ']g<!{i!7#w*]3:kR!O7#gT!-di/;7aa#!_l$(bT*$dM$[W1*mV@G0x^/$~T*F1R9#U"
+    "t'$Ta,*Wk&$Vq5#un#UinQa+=,W!^69p]*'gr!-]s<G9{d*+h8$PX'){i@B1pW5#nP'H8q$$|o8!Y$0`t5'lj-'~Z4$yt:0Xt#$cy).j"
+    "n:N9Xj:<2r$,al/q 5_8S$@6Y'D1gW!)]s:;3vH0[|3#S&.[z-A1kg<1vn==3lk)/ip6@9c~91gp6*}%0wQ#<5m'F1me/-l&>8fm//l&"
+    "(qp57!l&#xR!/xy/)}{+H1PV=%a^/e17l&>2&C1x^#'g&J2_[:=1_r1O6 g&$zn:3g&*oZ@7 g&<8rx$I4go#$g&O8 [T(e19g&>3&6g"
+    "&(lP!A8gq*_52e5%Yn5%a40iz#J5jz##f7.^_4%}g!'T#O4!](V73V($J@1wJH0Ub!#~).e{7A2^^)I2po:@4qm#*i(#s[:%_[(+h(*{"
+    "V#=2P~<5nd(^22P#(pd($&I5g|/f22~!%Uv#.^g7%Y^@(&J7|Y#M3~!<4rs#L4j.)rU:H3oj4$&3pU;.Sf!U8,A^13le/@5ph:=5Z|/)"
+    "df'5U4#Zp#/qm!B2ap07#W|1/ig7#de!>,u&!Pi/'ts!<3p_!+Ra!>9jc!U00Xf$'Wt'>2AY4Bv]!/`T(#ZU$+{X$$Pf@91]V=*zj($M"
+    "-~{>,aS:&~{>q)-1060439283Vi'&wk:r%-838860d=V8,TV6)[j<#q|'<rYg**Tm!#{I+RV@$`i@<4kG0`i@$w}'<7nX((RP(<9YX:)"
+    "na!({z+>0AB3nn$4qc! T](/lh@<1lh@(|!)p|'*}n7#}~<%Si@*:(Y_@Y53fV:>5p!B5SS#)qx9 Zo*'Sb!$qP,-aQ=%kx9(s!$TP%'"
+    "D@9ZX:G8lw(q&3B52E7DB:#Qe!t%A2C32E4TP)(jk9$Q[@+gc+!U1~&3C93BB73!Pm9I5j^@#p*t%DF6384F_!(Vo>$_!D5W&$Y_9<6z"
+    "j((|!O8#wa@>9_*T68]X((UU9>0_c:E6|`:#o^9)_!E7y0$R]@(t_@B7xl=T73sh=t 5E3P)@7r-%t^@*~W9<5nd9x#0f404o3'z]@%z"
+    "#F7Y#>7Wf9$`#$vW#,Z^@#h' Pr&(^_@A9ag9'T|+#RX9<8`[@(vT@$V[@-R!>2|]9%ym4'=>3p!B2zp(%oV92tY@%R!%sV9+D#Wa)@2"
+    "D<5p;)Wt!$QZ@*Q6$iU9A3cU9*nY@<6qT9'm+#wyAq&3AAF85ED:#Y4t%91FCB8Eik8&^y8&b{8*Y4;9Y4z$1D9856nX@@2_!*Y4;9Y4"
+    "t#6357B[2$eW@@4_!*dV5:9bBz%E75FDECho8@6_!*qC;9pz=i 317Tn&,hc8>0VX@$`!._t:&gW@'F&pj- `r#<st*#fo6#fa@+gw$>"
+    "0nd@)aa#'VY# e* wd(k$097152eKc10qy:r(2130706432TX@&Yx1)dj8X3,[%G2Qs:;5pd=(}j1&yx1#as6/]Z@+Yg>&QZ@$`m8*}R"
+    "!#Zm8d83vW%;0Xp>W18{[#&uS!#PU!`83u'(ym8)XR!'u]#1hX%B4[n8#jX%F1[`#>3l]#'_M-mw/)y^#ZtuhW%,Yk#-jw/95WP;(`'B"
+    "5[[#(q!I5fb#-gr/#q!.al#@4y_!$Ua&(g]!>0nk#@2xk!!ZS;(po$&ye9,po$)jg%]27kd)%_o8&m20`p$I8`n87%Zz#G7Zz#+Tr!)t"
+    "y#O3&Qr$|#preluSr$&=7#Ur$-FO1+F2Yr$-FO3+l!H4[o$F1o`=.~wCG6Yo$w 156Zo$(wg#.y&0]o$f71P!1rm8f72P!0bo$f14O1u"
+    "l2f73P!B4th)c15ui$b16vj$!^Z#1^j$$]s+#y^#<6na&0_j$=6zR#,_j$} 6_3sT%>7td34ro$$gP.N7Ta=<1_k-&vd$v 6_2i~%;,V"
+    "f;3eq:/b_7%f_.'aV@.pw&(eq:-p{#:,A7!Si$96lg-4Q';8Wb./Qc)&~v:C8Rg)!`],,Rg)%zV$)Pg)<4sf&.Sc)@3P!,ls#96hY0)~"
+    "b);,eX7'Rs#<5Vh&H-Uh&$[k'/R~%]20pj%<27*Xi&<6g~%.qb)<4oz%J3z&)3$cz*F1ws#Z6_ae'n 63,R%.ni&U83h&-o^&<4V&,hh"
+    "#$ug*<7Qh:/qb6$ZR1-_#&bv%0sm:$V{/+n_&%jl:/n_&$wl/%x#O72k'%b'H6{^'%P{*!QmC'^f'%|~6$g!+Yp4%hl:7+_^2J8^^2D6"
+    "nj2<1m_/'d#+zz&%kQ7=3h[&(Rt'q 140`!/Qt'>6}r%G6jj2${l&.wo4<2l`.+fh(&is.$hl6*us'#]k&<7=(rs'@9X!/oa+$r%0g{."
+    "$v%@2Y%1vS)&rX7G3Th(%}V7$d'J9uv2%Fg55!tv2t 137ar'$`r'&u*+uv2(vn:7(b]2J9a]2E6bj2$q}-*f#,Y&%to-=1B*V-B2b!_"
+    "95V-@1fF/`j2M3sv2=3`$*}V'>2Zz#E3z}+$pS&=2mT%'ppD@4X!H3n,A1VT%*:<2`h%'h%1Z-&X+2_}5<9h~+$pR&2rv2O9*qv2!]-+"
+    "`R)&{l-'es2)]-$y)7%a9%cU01t^2E6ni2$qp@*f#,Xk7<0XZ+=3C*^-C4}-H0f9'zV%H6ni2M3ov2%iAg41#fPE7NP}D$w%I3i9#k.("
+    "i93mk8W01`-0`r7D0ji,J0pv2&ko5H3me<7'nv2!{--ox8&Zm-%mW2+de8&_n:7%^:%ze:I4ij296ed=*dGF6i#-y&B5vF,pv2Z14c!a"
+    "10a:@8t).y^(M4pv2%w/B4ek(=4}P%$QW.*vx%)yr9G0~}$$X!0a:#w%e42`_.A4a:a8:XV!!(D-uu2&sM;8<7 Xg6!]/1{y8%kb3[46"
+    "fV0(eU!(I+^T&$qZ#2yy8=9;D2vV!'eQ;,Qp2>6[z396lR#1as=3td2#kd!-XmDb65a]!'m{>/ci><9_W%J4pq:%yZ<,]Z7%z' G2o~-"
+    "&Ui/-ii7(li5$yc)+R5&co=7%ra)&zp>J2Ro=96SP&)T5^50k#,p,=1l[:&C)T5C5~$G1ZZ7@6XR&96SW&,j4'o#3sx9+p[!%Sx9;,an"
+    "D+T5)wx9G6vS%$X!/Tw2$w%H4qC%eT%([%0Yj.$id%2[v<=4ru<+wx'&}o;.Zj!%zcB%aq;3`j6@8Vs>-h*$hY!%P*c18Y6&IF5kW=;2"
+    "{30Vp2#{3.W$<5|c,/SY:%rt'&o[,+}0%}f-7&gX3%W/'hX3C1uz![26}0F2k#,e'%ie->5RjB*}0+n1G1Wc&@6pXB96ri2,Yn9'z]B2"
+    "_|9!wk.(sn9(d^%E5^m6*c|9+h]%@5X!H4c0$]t>0:&z|9'h%1US!&SX33YY:%xm0%m',UX3&k.&I/k.;4k.G2kw#4k.%o]1G4_Z:Y25"
+    "[+D6_Z:%|t!O2%nW0%jj:'_|0C1Sz!C3nW0=1{y.'k#-V-@3g~!F3mW0$de+G6{X:>7Zu.'Ra)'[vC#lV:.b+<4eR%'s#2b+>7b+0g^!"
+    "%q{#%w%,xlB'b+>8b+'l*+PU6%hq!/`j+<1R`!%uj0H3tj%&el!%Wl.&Rh#$%(lU! bu)*o#&mx,-m#%Rv(%_v!3oi=:3`q'*nr,!Rd$"
+    "CnwR)'P|4<1_Z#1|q#U6,{T:F6Th##>+}q#+v{!(^y!O3']t'}$shrinkoyF&>7$nyF-G3myF-GI2rp'.GO3,G2aR$O6)Qc))2%Qc)I5"
+    "lq'(TxF.~&O]$nr'/Y'0bQ$O3 P!H2Pm'7 OG3O7!~!7'Ro5g12&Rn'O1)Rn'!}A1[T$L5sS$=2{U3%Uc)J5rS$W27Wx%)U_!Y7_cW%#"
+    "|u&/{V$3gi'B3qe)-fr3^3,ee3@1_h#G3i{#_18Q{#$aV2*]^#>4nw#0nz(J4TU3)S{#+[e)(Ps1*T'0~a)$[T+.qm&A2f[>`13[i,${"
+    "&J4ZW&&X!%o#O3-xb)@4yW&+_z$#q|%(kq0(qB#b]&-Y|$=4;B2Ps,+S!&qz$#re%-}}%+cU'=8TE!b^'7&Qe((y*B7|,0x[&&TwC0Z("
+    "B3<)W,2h[4,Y~1B5X,(s)E4We)%`v'F3Sq#!h33YaA)qU=87RR$3}z&O29}z&@9|z&+b,#eQ=.b,#P_%J9c,=8;C2rp<+T!(}^'%_~$+"
+    "f,,UhF$g[%&_R%ap7Zj)'eu)0xO$dYCI3j{&O1 Z_A&`j)c7]sa&/n2)Ui)K3ze%G1r2$vv'0t2'Pg)+`'D1``%>8X]-#[_)J9eo)=6U"
+    "&0b'$ZW%H8ii$G7~=(qd)J3Qn)O7 f(E9Rn)DlZf%/s.(_c)0g(>2=*g([21W!'xU)0Y_(1_PG@3PS(<2uf%0]n)O8!h(v 20]rzA$^i"
+    "2H3S;A1Sp)2RpAE4qk)'}'>3nf(M1Xg(L3ZRG/f/$ug(0f/'hQG,}'1`U*$q#B7`v)+UQ'O0#}''hh).RC;4}',fd!G5qR!+dA>6l>O7"
+    "&ed!x%dropoutbd!$;7#_d!+DO1)D2hf%+DO3)D1Rd!@2oe%p$16 %rsfd!$Sd!G4f_H!mS7.X~6'Pa!,p&1WP7L3NO1%V_H,U'0oV)L"
+    "7M0qU)d28MO4Hy^HO3%eU=B2SP7(Yb!{ 28;ys*(6L9US)L0Re!$Wx/U9,^T=J0Re!$SP(.Qe!98Tw3,`l2&cf'/bo*7#s}(B2Rg*)}{"
+    "7)um#(`p$$TV$*Vr(<4Xp$1_V)-fVE>5vU)+R##t{!-gy*<8~e$F3od!u!8_27Wz1(pg1,se%`8_gb,<4yY$)dT7A0zS&/cWE0|s#B5k"
+    "YHI4XuA'hn$&x*3Uf!+`,)`vGF7ge%Z8_Ph588b8%ZQ5B8sS)Ru86!au7n rs1|#E6eSB(|^(^28ma!T8_V2#u:$mW(-]#R60]#>2]#^"
+    "8:m{G&w-/`)%_R41w(%'2Q}AH8zz*&Rp15zz*2|e<W8_a*J9zz*I5`P(@8_]4B8}bB(ts'*X+B8`!0gU;`25v/+S_9G5a,@3yr'0ojH&"
+    "Y!.p*R27p*@3_%J2e`B*~,C9_%/~2a28_%)_x+C2W.K4W.;2e0(Q* uP%)sv9*X.,y>&zx;'V~4C0R%L6fhH,rT!A3t};+Tm##b)%Vq5"
+    "[1]Q}5)Vu1H0z%#jd8o rs5z%.b5'XP<&c)C1_DH1wlHI3a%)XR#Y33d)K6d)#Wo#o rs6h$*m6%wl83d)(j^5%d),nB/md5$PR3I4Um"
+    "H%]y4/d)@7TmH/ijH'`nH/z%$v1>7z%F2V6W13a%G8|_$=8mQ8)a%I8a%)x1C3x1L8d)$x1@8h$B2d)>5d$/d)>4`j&%d)+eE0{H$y]2"
+    "I5QvG1st>#d)%~u.,x1B4e[-1x1;4x1@9z%F4d)@5a%G8gg!v 8_2Z6$WV!,a%)x1C4x1c10e);4y1'ke(98Ph$-iH&rs$1SP$*[Y!+]"
+    "F/We7+gE^27dU%C7PHC1vFe32{T%,^T!*~)0d~+0_T!B6`,(b; k`-7)rS!G1jIC1kI+qb6$uS!%xmBI1vS!;6k-@1wS! cb$7,kQ!$m"
+    "f$=2`{%/U&(ou=7-PQ!#_}!(P*+WJ@2[1F3vn2#fy!&UQ!f20VQ!G3RgHF1l(C2dDN3r]D,ovGA7k+1j]!$et%x 47]jUD=2Z!/c3;8a"
+    "*)c%*go6O2#sM$V_#*|%+_E0g}I$ZY.I3fzG'tW=.|%)fzG/x~C'q{G/Vc!;1|%(XV! aT-3|Z#/|%>3lT#%|%+zE0d|-%}w21dRD%Z^"
+    "G0|%-dRD+s^%=2Z!/|%%_=(oW!&VT-(Q[6K2uF$v%)uFC2uFH4n_F<5{q&/]PD%Pj10|%D5[PD2xtF1[O;5[O@1_<H4Z9K2]C]25]CC2"
+    "aG@3v, Uo5$z^#";
 
 static const char opara__ptx_pool[] =
     "ho.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_pool2d_f32(\n.2u$m .u64>9_<~ _0,+"
@@ -18547,8 +18696,71 @@ static const char opara__ptx_pool[] =
     " ^!A6^/Y6:[.@0pb$/Yv#^06j|$Z10lQ!H8^$(nx#[2:VP%#ft##|t$;6j#(V$Z18V$l notT>$j>C1R!;2yQ%$s}$:9z($Ua%>,C,W!"
     "#Vd#!l+'ey$S18S!:1fy$*W.#U. C#W,+rd#@4q(v2:\n.pragma \"nounroll\"^3L9]3#bw$$^3E9z#$ht!>9Q1$Wo#*ah$){/![x"
     "!H;s,Q10t,~ 41;#h,)TZ$=9m&^-1Rq!,Z',j^!'Z'%w_!&q^$;7k)#UW!J7tZ%)u'#bJ!s'%H^6:G#Sc$1n(@2n(]11o(M8o(O2#o(J"
-    "8o(:2o(+uH#_t!%{#J3Z!C3Z!$Q0N2z)$|X%#C+ym!;1YKO3!c#J4c##a1#}!,v!$vY$O4!v!I5v!$V.#}!/QT!.m9+{Y!)e<h(7:\nr"
-    "et;\n}\n";
+    "8o(:2o(+uH#_t!%{#J3Z!C3Z!$Q0N2z)$|X%#C+ym!;1YKO3!c#J4c##a1#}!,v!$vY$O4!v!I5v!$V.#}!/QT!.m9+{Y!)e<{'7:\nr"
+    "et;\n}k`&k maxgD| idxr`&.F7#y`&5NO13N2xW&5NO33NO43NO53NO63NO73NO83NO93N3cb&6OO14O74w*O14x*O14y*O14z*a16m"
+    "a&]14ma&G4ma&^66ma&`83ma&>1Qj%6p30ua&g15(X!I1X!O6(X!1vX&g20(X!I3X!O1(X!1VZ&g22(X!1~l%g23(X!1vb&O2)a)1}b&"
+    "O2)a)1Uc&O2)a)1ys%g29)s+1k*O3)k*I1l*O3)c)!zj!7#nb&$hS%6ob&$ux$0A$VNF5ys%)QK81kU$0dc&%FO4*dc&!_k#1dc&!_k#"
+    "1dc&;2ba!#kl#=2jw%1h[%%M#ye!)]k!y!1_56fc&&|O/l}!$_R!.9;5~b!/dY!@6dS!#B(y%O7 xc&)s%E7xc&%V[&&n~#Y16q%.zc&"
+    ">1zc&81zc&(ia&'Vb&+ia&X3,>'`!X8:}R&W57s(M4ZU#]57v_&#{e#>6]U#+pZ%=1Z$*eu!N3k}%t 236k}%#Xi#R23W~!Z21P,A2dm"
+    "&%^Y$!TU$'[_$$VY$ j#*Rj&;1b^#%AC0n!=4Ue&)T!=3n!$T!-y6O9*y61a^&O9)qB!pa&(h*#W]$%]2 ^5(g]&;6_R#=2v1)c(D8Xh"
+    "&7#s)$a)F8Z*/6$i. 6%T* dW&*T2&mf$$ZZ#+wr&%tf$>2dm&'R#$vr$/if$ ].1_U&(f['7 vS!.uS&#s%$c=C9h`&#Yz%%ua%-[!)"
+    "eT&]22|Q&%ul!&^s!Y22l0 {Y$+g'$yx%%w*C4`y&@3T,82VD,_!A2{e$C9~V$$iz&;9_!F2_!=0X1+P9;0gq#=0r1)x!$[g#=9x!'n4"
+    "%Xd&$n4)W!$Pn!=5W!(=$US&d93o$%^a#'v-.xt$<1ia#+`d$X71Sv%.km&X72UCC7{!$cl&$c$D7j(#Un$$o%-=$W.J7=#o$$}),Ph&"
+    "$n1&m3*lV&W73[!&qE'w@$bd&H3lV&#i#%S0*QP%%wy%!&.Te&%c%=5`1([!#tu%$a{%#^1B7^1_17nE#~/D2yy##tR!;9cy#+yy#T4,"
+    "D,yy#A5yy#G4yy#%U[$F5Zn#$`w&(l=&Vy#:7g9 e%C9e%G6oq%!Ul#!^Dv f32k!$Ub'K1j!'ys%#c!%h!-X#>3>+x|##ws%:2^y%(^"
+    "-X6:ur#$WB&VK#ur#Z7;E@7l+#.0F#Sn%$*)B'hE&`%&B'c,*k0@4r3/k0%To&-hf%#V%#z/F3hf%%|%H1z/#y$$iz%#vP!Y38y)0nZ!"
+    "$_T&C3rP&#hr%%z/C6z/#ok$ D,z/A9z/G8z/;6z/F9z/f40z/=8z/Z40e%/nZ$g42!z/=8~q#K2j!&z/:4Wl$4z/U44>C6z/U8,g|%V"
+    "44m,#n_%7&z/J8z/Y31z/O8'z/H8z/A6z/(US!C2g@@5PC/z/$lZ$E7Qk&V47z/F4[j$B4xD+z/$n~%<8ZP& y)+a:G2v>$]}%C2hk##"
+    "lz%$z/Y50z/;5_j$E1z/W53z/ Rc!-z/$Qk&^53z/f51z/=9z/C5[=G2v>g53!z/&oz#c53j!'hx%![/L9z/!Uo%#>C9z/T9,_!o p55"
+    "m,7+v>K9v>B9z/O9'z/H9z/A9z/@9]$+v>)^Q!/z/#}c$!GG0TT&#z/F5Rz!X59VS!+z/V60QP& Tj% jT$+a:H3fy!$]T!C6s.A5z/C"
+    "4z/$Wp&F5z/A7z/G6z/;1Vk%^57{/$fm!0{/ Y`!${/D6hd!0ZV&O4 {/U10lZ$K4j!&{/!xx%!u$2|/!}x%$@B1c)!X#$b!!ax%'W#7"
+    ")~/c10~/A7~/.F-~/`10~/W12P0@1d_!Y32|Y&%ax'E2|Y&%uB;1dx'2tc!I0=$V4$z>-=$i@J8=)j&.=$r3J6=A5[a!-=$b1I4=$P2 "
+    "',Qj!>7Pi(=2`j&'yh$$~g!&R]!D6Sc!(zY#^33|Y&<8gY#$_!+gT!G5ov'E9qt!.jQ(O8-[S#)uS()j[#u 189i#$z($AC8_!@5mx'H"
+    "1v^&D9[k!*vg#$St!X54{W#X85ph%$[X&4{m!;7fc(E8YZ&#]_&<9~X&,`~%>2v!,g>$XT&$aZ&#wq$+bHC3^|&$xV(<5Wl%-S@%pW(+"
+    "{=A9S@B8S@;6Ru&E9S@W61S@`60S@:7S@^61S@$iU!1S@=1S@C7Zo#&np%(T[&O7!S@&}~(c77j!'_^&!fl'd17S@!a($@C1U~';1]X&"
+    "%XW&'W#7*S@I1S@B9ym!.E.R@I1R@A7R@@1]$F9i}%&Vn(#S)^80}6(V.A0u/B3zy%$bg(#C/Z2$p~%L8X[&O9#X[&%Wo%+[27'Z[&r "
+    "1_4Zy&X81h$/]2$j;C8[[&A6TP#C6TP##s{%!D,]2)TP#H6TP#;2{p'G6UP#f87]2=2]2C8q0_44U]&O9!]2&rBc89j!'S}%!b|%#^Y("
+    "0]2!bY&$@Z20]2!y.T90dY&'W#7*]2I2]2$m*&^2O2'^2H2^2%c%&C'U--^2T92^2#w`&g92$^2A9x/,_2V2,D/_2$Z}#]82[]&>5_2F"
+    "9zQ#$y~#I0~q!%W]&%h^& U%O7#U%$^~(e09_2=6wx()W1)hR#C6hR##XP!!D,_2)hR#H6hR#;2eb#G6iR#N9eb# tt#$_2C9s0`50X^"
+    "&7!fb#V13yT&K1l!'Yl(:0}-5ib##qV&$AC2lb#:1RP(;0io!(nb#g50*e2K3e2*vr!.F.e2I3e2)ob#A1^$Y1:x^!=3`R$0z`&A4}R$"
+    "$vo#Z10Rk!)we!_52z`&O9*av$H6Ra&U70T[!+cq#;7]{&#aX*I0Tn%q 71]P+(h_&'{b&1j]&v 1_5~i$<7V;-~i$;7x#$UU#/Z!=4i"
+    "h$(W%#w8&_!G4Po$)hP#u 54:y!=5y!,U$#Xx!;7er&/U$=7a%0U$$_!(sn#^55p##sKD2YQ)#}a!!=+]9#Q_!$_~$C7g]##zP!%s#A9"
+    "z* v~$!z*R9]E+jZ$A1vg!L5qb&+v{$C0Uw$H8T)(mx!.qb&#mc$@4g`&+vQ!Z39W$(rb&$hj(,Ve!X41~t)X40rb&#eA#CH5ie)D6rb"
+    "&;2^|$`42rb&%h'=6a1,TQ!(l[!3tb&(Rr$g43$k{$>1kg)+e/$n^)=6n^).}[&L9w6$s^)=3s^)(zS%%cd)'_-$Z792gc& B/^#U21^"
+    "#I8uV)>2uV).Z/k 22]bb)7$Z/);=6^)/de&]18{)+Yz!(tA.fe&#m'=6Vs)J9v]%*j>$ir)0~&;8;(~u#B6iW%g45$|+$TD]45|+$Q^"
+    ")=6Q^).n)M5|+@6|+ QF)|+M6|+;6|+0i&e27|+A8|+J7|+:8|+,`U(D4|+)m'$b65m'=9hx(+m'$Yp(=6Yp()`u'W1,U'I7k&V31k&/"
+    "{p($S&I8{%;3y0,sh'W49`%+{%%t|(K9{%%xZ(F0{%)j,C3cD%{Z(O1!{%K5{%$r!O2!{%;6{%I4]R)#`%,{%@2W~(M4i~'^52{%)e<,"
+    "`K%l~'O5!{%J9{%$_P($S&2{%S40{%1s:$`%.~I^20}IC2f}!(hIg56)Sr&h _unTY!7!Pr&(C7&|q&/KO10K5}g&/KO30KO40KO50KO"
+    "60KO70KO80KO90K`10^k&F4z{+E6[k&u 105[k&w 188]k&B6h`&0|,0Pj&(tw'3|$1U!O8%U!0ga&+fa&0k-/T!+kh&0t-0T!O4%T!0"
+    "vj&+ch&0W.0T!7&u(0nj&O2&t(0jj&O2&s(0fj&+ej&1|.7&|g&C6Wr+2Ye&!dE0Xe&!pD2lw+$xn%#]D*V[)'eb!%ku*$fX!(Y>@2Ys"
+    "#+kx+$dg)F3lx+92pi#-oO%st*(y$O3 Wd&>3t$*xo(#rK&n#(9@5Z$A3Qj!$UQ#H5PP&<4~t%'{i!(vo%G3zT+D4yi!$c|*H8wi!&u~"
+    "*/lz+P2_cu#3`,>6k]#3x}!!{%,~s'$dv!$^!d70hx+#Z!3l#$`P#H6mj!>7t+,ko'$Yz!$^!d72^o&@3mc!82Sf!7%Po!X39Y./s-<9"
+    "aq(.o$>3]W+G2U~!A4SQ#*oQ)%n&:5Td#l 175Xc$*_T(%X&)Qd( B;pVw'C0q|%!;X5,c!*ha##U]*$kT(,YR(92h[# Qn#*ZS#%^W("
+    "$~.$<=7oR#o)-4294967296[/!}#$F&pk$B7b#;7a)%]+D7c#,X($in*$HC2i'%>=0vS#+vP#W2_d,:7XV#k u32f)=4h#,8$cb$*c~!"
+    "#w}!#;E4QT'#p{!$D*yy+#dR&$X!$fP'k u64w!%p%`42:#c7>4X%F8X%%k[+.zd*#^!#Rr!F8x%%U~!/yY)=,@D2wa%;,x!_p9UY,#k"
+    "-.uh$%R1_6]x`#<9a$+s+$^^#$^9/pU)V81[&/Tb#$>G8nc*#]z#/fa,#u_$&b!/iY'V85h')e#$ug!$a!+U~*;8^r!.U~*A8xz#J8ma"
+    "(98bj!Vf1z+ ^x&)uS$C3UF0ZA%(J4]>%(*^q,$Wj,J8aU#C1fEC1yL(m/^11aU#;2vG$aU#/RM3S^##WB4~i'=0tD-mAK0|@X21~r(@"
+    "0w$A3sV#$S{*6pC#l^#G4]_'$R#$'M2~W#H0_W#M9nH$kX#$V&`92yDX93of+'_=;2Sn%$VFE1xD<1WY#0yD$oj(>2bj+(a7#Ux+<3[x"
+    "+-^m'p!2_19~DC9n!*~D;9j$O4$~D#ud#!N0Pk'92tl&*RED9f#,Z*%b2I9RE$|9%z'G6REW17c-F6z@L8TE=9Vb#'TE#nX#$mX#-Z]-"
+    "$w~!<0='TE#zT#$fU#H1iD#:G0:#v%W52Y%._I%YY&c79mS,#A/VE;5tQ!G8RV,#}j#H4WE@9vT,G8]m##u-3^7#i]'-]k$;9`).l|$;"
+    "9Qa%$kl$1^k$#]3_99SG$Pa-/TG#^j$&`u#!|v).^!>2_(*b^)$w(%A`01^!K4]G$m`$(g!0o|#V06r)*m#%fV!%f!+P($Xj$#I,xV)B"
+    "1e[,b09oR)$w`))`.F9`.=5et#'XF#nX&#;A3sc!#nX&#@0QA#oh#/_~'#Ue%&RA0Y]&#gl#a56`w*%WV,1]d!<1T[&D3c@$Ph#$tk-u"
+    " d11e@%qT$1e@%o$1e@!].#`!!da,-Uq'p!2_25e@<1m^)1f@<1c_)!lz$7 h@$a],!P!#i@C2xr! eH)i@[81i#-r)$['$I-j@Y2,R("
+    "G5k@V23P. ry&,P.4k@U59YQ+(Td$#U=#v=-k@#Xw%$D*k@#Th%#X!H6k@;8[!0:#~e$(Z2]23Y%$oi%!Wj%1vm'L6k@<6k@4Pj,H6k@"
+    "@2T`'%sm'F6{-4mY#$ZL,l@$q})!m3-j8$~n!$Z!} 117dm'<1xV.*t;L1vf!<1g3%Y4/yf!$}P*Edmq%<1wA%A0my+$mt(0q@%~7&g!"
+    "H3_!>5x)*m#$p&&f!+Vg!<1se,/_f,$^{-%q@L2xw)#[g!)p2F5f.C5lX$#}0#nz*/q@#vf%M6q@${u$/q@$y`$$p(H4sk'#ab,I6bt*"
+    "O3#q@X31et*'v8%yv!$w]$'ze&'q@T7,J/q@W8,g!,q@,ev,-S{'92sz&(q@Y32o!+q@;3v6 F7!q@$}'!P!$jc#+Ty! ~#*q@D3i#-r"
+    ")%Y8J3q@Y4,R(H4q@@9P..YP#L6q@$`e#B4q@#hf##;E6q@$Sv+<0='q@#Te##X!I7q@#Tn,1q@!w%A7q@.|Q!<7q@.^](#{-L7q@<7g"
+    "(/l}'#]n+0q@$W~,A1^~,F3{-4q@$xI-q@$Xh$/R^($YU.&Z!!i^).bY-$q@`37q@#sr#0q@o 39,Z[+H1}~%<1|k+,PP&<1Sa#%A0l^"
+    "+$[`%0q@$uc('g!H2_!(x)*m#%ua*%f!+df'${w$#I,V(A4RV-!pq,1{d*:8Uc*'f. ha',[-=5ka+({v.#Wj+/q@#Ze#M7q@#gq!G7q"
+    "@%ps!'Zy'-[!#s2D6Rh*X0,]e+2r@%{p,r 150s@%^q!<5a'E9s@%xY,H4s@$n/$g!+s@#VT&$[b-#iR!C3iR!Y37s@%^P(I4s@%Wv!O"
+    "5&s@$c,>5s@+Rt#[34s@D5i#,t)&jw!J5s@Y6,R(0s@W35R.F4R.4s@>7pv''s@#l|!#;E7s@#Y_!$D*s@$YZ,!X!I8s@:5[!0:$Y|+("
+    "Y%.~Q!<8s@.Z^(#W:L8s@<8g(.i~'#w:H8s@$Re-<8Xe--xi(#{-4s@K5s@%S~'/s@%T~'$Z!I1W~'%`W$I5s@M5s@$xj!$a1!Pn,.nV"
+    "/>0e()Z$%[c'%AH5s@M6s@%ti!&g!0s@@6x)*m#$p&&f!,s@$Us&!I,V(B6s@K6s@:6s@)p2.i^#%e5+Ve-#oT#<8t@,dm(G1]q$C4hu"
+    "# ol&-n5A4|#.Su-B4Us$G4cv($Sv#&mr$O8!oj/>1nr$B8Tz#%op.%X#(:@8t#B1pr$#l~#B8{g%$Q_+#^],*ao+#W~!%xV/*U!$}m%"
+    "-bo+$_f'2ao+'ej/$b|(+wT!H4Yn$| 169Vr$Y87^-0Wm$$jd'@3_i+{!2_41cq+&m)d92jP&i 187xn%+]u)+gU$c13l$$(`62yl'!'"
+    "/{T$]44l'C4l'(pX$]42}T$$]}(&~T$g45(~T$$Rk-,l'H4|o+7!}z$)^|'!rd/(g(M3g(#]z&]r9c]$%dl#$a{$K5_!C2_!(fZ,-u)("
+    "bW($B-f#%Zv#O2$f#I3f#A6yv',y!$}=$R#5y!H4y!$Z%%Re*4iX.+k9+mU!)lp$ jj'$S|%";
 
 #if defined(__clang__)
 #  pragma clang diagnostic pop
@@ -18560,8 +18772,8 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 142316},
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
-    {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 34667},
-    {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 11341},
+    {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 85975},
+    {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 33889},
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
@@ -18580,9 +18792,17 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_resize_f32", 31, 0},
     {"opara_pad", 58, 0},
     {"opara_gather", 36, 0},
-    {"opara_reduce_mean_f32", 54, 1024},
+    {"opara_dropout", 20, 0},
+    {"opara_shrink_f32", 18, 0},
+    {"opara_prelu_f32", 36, 0},
+    {"opara_lrn_f32", 45, 0},
+    {"opara_global_max_f32", 22, 1024},
+    {"opara_group_norm_f32", 50, 1024},
+    {"opara_reduce_mean_f32", 46, 1024},
     {"opara_layer_norm_f32", 26, 1024},
     {"opara_softmax_f32", 28, 1024},
+    {"opara_max_unpool_f32", 32, 0},
+    {"opara_maxpool2d_idx_f32", 34, 0},
     {"opara_pool2d_f32", 44, 0},
 };
 
@@ -18691,7 +18911,11 @@ typedef enum opara__cuda_binop {
     X(WHERE, "opara_where", "elementwise") X(STRIDED_COPY, "opara_strided_copy", "elementwise") \
     X(CAST, "opara_cast", "elementwise") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
-    X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
+    X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") \
+    X(GROUP_NORM, "opara_group_norm_f32", "norm") X(GLOBAL_MAX, "opara_global_max_f32", "norm") \
+    X(LRN, "opara_lrn_f32", "norm") X(PRELU, "opara_prelu_f32", "norm") X(SHRINK, "opara_shrink_f32", "norm") \
+    X(DROPOUT, "opara_dropout", "norm") X(MAXPOOL_IDX, "opara_maxpool2d_idx_f32", "pool") \
+    X(MAX_UNPOOL, "opara_max_unpool_f32", "pool") X(GATHER, "opara_gather", "layout") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
@@ -19675,14 +19899,13 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-/* Mean over `red` (a mask of input dims) of x; GlobalAveragePool is the mask of dims 2.. */
-static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red) {
-    const opara__shape* x = opara__lower_in_shape(w, 0);
+/* The groups of a reduction over `red` (a mask of x's dims) as the kernels' meta (norm.cu's
+   opara__k_group_base), pushed at *at; *outs: the number of groups (0: nothing to launch). */
+static opara_result opara__lower_group_meta(opara__lower_walk* w, const opara__shape* x, const int* red, int32_t* at,
+                                            int64_t* outs_out) {
     int64_t xs[OPARA_MAX_DIMS], meta[2 + 4 * OPARA_MAX_DIMS], kept = 0, nred = 0, outs = 1;
     uint32_t k = 1;
-    int32_t d, at;
-    opara__cuda_launch* L;
-    opara_result r;
+    int32_t d;
     opara__lower_contig_strides(x, xs);
     for (d = 0; d < x->ndim; ++d)
         if (!red[d]) kept++, outs *= x->dims[d];
@@ -19701,9 +19924,19 @@ static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red) {
         for (d = 0; d < x->ndim; ++d)
             if (red[d]) meta[k++] = xs[d];
     }
+    *outs_out = outs;
     if (outs == 0) return OPARA_OK;
     if (outs > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many outputs");
-    if ((r = opara__lower_meta_push(w, meta, k, &at)) != OPARA_OK) return r;
+    return opara__lower_meta_push(w, meta, k, at);
+}
+
+/* Mean over `red` (a mask of input dims) of x; GlobalAveragePool is the mask of dims 2.. */
+static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red) {
+    int64_t outs = 0;
+    int32_t at = 0;
+    opara__cuda_launch* L;
+    opara_result r = opara__lower_group_meta(w, opara__lower_in_shape(w, 0), red, &at, &outs);
+    if (r != OPARA_OK || outs == 0) return r;
     if (!(L = opara__lower_launch(w, OPARA__CUK_REDUCE_MEAN))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
@@ -19755,6 +19988,22 @@ static opara_result opara__lower_win2_read(opara__lower_walk* w, const opara__sh
     return OPARA_OK;
 }
 
+/* MaxPool with its Indices output (pool.cu's opara_maxpool2d_idx_f32). */
+static opara_result opara__lower_maxpool_idx(opara__lower_walk* w, const opara__lower_win2* v, int64_t planes, int64_t count) {
+    opara__cuda_launch* L = opara__lower_launch(w, OPARA__CUK_MAXPOOL_IDX);
+    if (!L) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 1));
+    opara__lower_arg_i32(L, planes);
+    opara__lower_arg_i32(L, v->H), opara__lower_arg_i32(L, v->W), opara__lower_arg_i32(L, v->OH), opara__lower_arg_i32(L, v->OW);
+    opara__lower_arg_i32(L, v->kh), opara__lower_arg_i32(L, v->kw), opara__lower_arg_i32(L, v->sh), opara__lower_arg_i32(L, v->sw);
+    opara__lower_arg_i32(L, v->ph), opara__lower_arg_i32(L, v->pw), opara__lower_arg_i32(L, v->dh), opara__lower_arg_i32(L, v->dw);
+    opara__lower_arg_i32(L, w->params[w->node].u.window.storage_order);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
@@ -19763,12 +20012,13 @@ static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
     opara_result r;
-    if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
+    int with_idx = n->n_outputs > 1 && n->outputs[1] >= 0;
     if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (k < 1 || k > 2) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
     r = opara__lower_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (with_idx) return opara__lower_maxpool_idx(w, &v, x->dims[0] * x->dims[1], count);
     if (!(L = opara__lower_launch(w, OPARA__CUK_POOL2D))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
@@ -19829,6 +20079,162 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
     opara__lower_arg_i32(L, OPARA__CUDA_ACT_NONE);
     opara__lower_arg_f32(L, 0.0f), opara__lower_arg_f32(L, 0.0f);
     opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* InstanceNormalization (mode 0: groups are the (n, c) planes) and MeanVarianceNormalization (mode 1:
+   groups over the record's axes) by norm.cu's opara_group_norm_f32. */
+static opara_result opara__lower_group_norm(opara__lower_walk* w, int mode) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int red[OPARA_MAX_DIMS];
+    int64_t groups = 0;
+    int32_t d, at = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved axes");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    for (d = 0; d < x->ndim; ++d) red[d] = mode == 0 ? d >= 2 : w->params[w->node].u.reduce.axes[d];
+    if ((r = opara__lower_check_elems(w, opara__lower_numel(x))) != OPARA_OK) return r;
+    if ((r = opara__lower_group_meta(w, x, red, &at, &groups)) != OPARA_OK || groups == 0) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_GROUP_NORM))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, mode == 0 ? opara__lower_in(w, 1) : -1);
+    opara__lower_arg_tensor(L, mode == 0 ? opara__lower_in(w, 2) : -1);
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    opara__lower_arg_i32(L, x->ndim >= 2 && x->dims[1] > 0 ? x->dims[1] : 1);
+    opara__lower_arg_i32(L, mode);
+    opara__lower_arg_f32(L, mode == 0 ? w->params[w->node].u.epsilon : 1e-9f);
+    L->grid[0] = (uint32_t)groups;
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_global_max(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t planes = x->ndim >= 2 ? x->dims[0] * x->dims[1] : 1, inner = 1;
+    int32_t d;
+    opara__cuda_launch* L;
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
+    if (planes == 0 || inner == 0) return OPARA_OK;
+    if (opara__lower_check_elems(w, opara__lower_numel(x)) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_GLOBAL_MAX))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, inner);
+    L->grid[0] = (uint32_t)planes;
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_lrn(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    const opara__lrn_params* p = &w->params[w->node].u.lrn;
+    int64_t count = opara__lower_numel(x), inner = 1;
+    int32_t d;
+    opara__cuda_launch* L;
+    if (!w->params[w->node].resolved || x->ndim < 2) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved LRN");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
+    if (count == 0) return OPARA_OK;
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LRN))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, x->dims[1]);
+    opara__lower_arg_i32(L, inner);
+    opara__lower_arg_i32(L, p->size);
+    opara__lower_arg_f32(L, p->alpha), opara__lower_arg_f32(L, p->beta), opara__lower_arg_f32(L, p->bias);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_prelu(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t count = opara__lower_numel(x), xs[OPARA_MAX_DIMS];
+    const int64_t* st[2];
+    opara__cuda_launch* L;
+    int32_t meta;
+    opara_result r;
+    if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "slope does not broadcast to X");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32 || w->dtypes[opara__lower_in(w, 1)] != OPARA_DTYPE_F32)
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    opara__lower_contig_strides(x, xs);
+    st[0] = xs, st[1] = w->params[w->node].u.broadcast.strides[1];
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__lower_meta_strided(w, x, st, 2, &meta)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_PRELU))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_shrink(opara__lower_walk* w) {
+    int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    const opara__activation_params* a = &w->params[w->node].u.activation;
+    opara__cuda_launch* L;
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_SHRINK))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_f32(L, a->alpha), opara__lower_arg_f32(L, a->beta);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* Dropout (inference): Y a byte copy of X, the mask (if any) all true. */
+static opara_result opara__lower_dropout(opara__lower_walk* w) {
+    const opara__node* n = &w->g->nodes[w->node];
+    int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    int64_t bytes = count * (int64_t)opara_dtype_size(w->dtypes[opara__lower_out(w, 0)]);
+    opara__cuda_launch* L;
+    if (count == 0) return OPARA_OK;
+    if (opara__lower_check_elems(w, bytes) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_DROPOUT))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_tensor(L, n->n_outputs > 1 ? n->outputs[1] : -1);
+    opara__lower_arg_i32(L, bytes);
+    opara__lower_arg_i32(L, count);
+    opara__lower_grid_1d(L, bytes);
+    return OPARA_OK;
+}
+
+/* MaxUnpool (1-D or 2-D windows): zero the output, then scatter X by its indices (pool.cu). */
+static opara_result opara__lower_max_unpool(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
+    const opara__window_params* p = &w->params[w->node].u.window;
+    int32_t k = x->ndim - 2, phase;
+    int64_t uh = 1, uw, n_in = opara__lower_numel(x), n_out = opara__lower_numel(y);
+    if (!w->params[w->node].resolved || k < 1 || k > 2 || p->n_spatial != k)
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    if (k == 2) uh = (x->dims[2] - 1) * p->strides[0] + p->kernel[0] - p->pads[0] - p->pads[2];
+    uw = (x->dims[1 + k] - 1) * p->strides[k - 1] + p->kernel[k - 1] - p->pads[k - 1] - p->pads[2 * k - 1];
+    if (uh < 1 || uw < 1) return opara__lower_fail(w, OPARA_ERR_SHAPE, "the window unpools to an empty shape");
+    if (opara__lower_check_elems(w, n_out) != OPARA_OK || opara__lower_check_elems(w, n_in) != OPARA_OK)
+        return OPARA_ERR_LIMIT_EXCEEDED;
+    for (phase = 0; phase < 2 && n_out > 0; ++phase) {
+        opara__cuda_launch* L = opara__lower_launch(w, OPARA__CUK_MAX_UNPOOL);
+        if (!L) return OPARA_ERR_OUT_OF_MEMORY;
+        opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+        opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+        opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+        opara__lower_arg_i32(L, phase);
+        opara__lower_arg_i32(L, n_in), opara__lower_arg_i32(L, n_out);
+        opara__lower_arg_i32(L, opara__lower_numel(x) / (x->dims[0] * x->dims[1] > 0 ? x->dims[0] * x->dims[1] : 1));
+        opara__lower_arg_i32(L, uh), opara__lower_arg_i32(L, uw);
+        opara__lower_arg_i32(L, k == 2 ? y->dims[2] : 1), opara__lower_arg_i32(L, y->dims[1 + k]);
+        opara__lower_grid_1d(L, phase == 0 ? n_out : n_in);
+    }
     return OPARA_OK;
 }
 
@@ -20093,9 +20499,14 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_AVERAGE_POOL: return opara__lower_pool(w, 0);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
     case OPARA__OP_BATCH_NORM: return opara__lower_batch_norm(w);
-    case OPARA__OP_PRELU: case OPARA__OP_INSTANCE_NORM: case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK:
-    case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_MAX_UNPOOL: case OPARA__OP_DROPOUT:
-        break; /* CPU only */
+    case OPARA__OP_PRELU: return opara__lower_prelu(w);
+    case OPARA__OP_INSTANCE_NORM: return opara__lower_group_norm(w, 0);
+    case OPARA__OP_LRN: return opara__lower_lrn(w);
+    case OPARA__OP_MVN: return opara__lower_group_norm(w, 1);
+    case OPARA__OP_SHRINK: return opara__lower_shrink(w);
+    case OPARA__OP_GLOBAL_MAX_POOL: return opara__lower_global_max(w);
+    case OPARA__OP_MAX_UNPOOL: return opara__lower_max_unpool(w);
+    case OPARA__OP_DROPOUT: return opara__lower_dropout(w);
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
     case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);

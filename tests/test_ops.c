@@ -176,8 +176,6 @@ static void case_batch_norm(op_case* c) {
     node(c, ins, 1, 1, a);
 }
 
-#define CPU_ONLY "operator not supported by the CUDA backend" /* docs/CUDA-BACKEND.md */
-
 /* PRelu: slope per channel [C, 1, 1], a single value, and along the last dim; NaN/Inf in x. */
 static void case_prelu(op_case* c) {
     int64_t ch[3] = {X4[c->v][1], 1, 1}, one[1] = {1}, last[1] = {X4[c->v][3]};
@@ -187,7 +185,6 @@ static void case_prelu(op_case* c) {
     else if (c->v == 1) weights(c, "w", 1, one, 0.1, 0.3);
     else input(c, "w", OPARA_DTYPE_F32, 1, last, -1, 1);
     node(c, IN_XW, 1, 0, NULL);
-    c->cuda_refuses = CPU_ONLY;
 }
 
 static void case_instance_norm(op_case* c) {
@@ -201,7 +198,6 @@ static void case_instance_norm(op_case* c) {
     a[0] = attr_float("epsilon", 1e-3f);
     c->atol = c->rtol = 1e-4;
     node(c, ins, 1, c->v == 1 ? 1 : 0, a);
-    c->cuda_refuses = CPU_ONLY;
 }
 
 /* LRN: windows of 3 (default alpha, beta, bias), 5 and 2 (even: one more channel after than before). */
@@ -215,7 +211,6 @@ static void case_lrn(op_case* c) {
     input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
     c->atol = c->rtol = 1e-5;
     node(c, IN_X, 1, c->v == 0 ? 1 : 4, a);
-    c->cuda_refuses = CPU_ONLY;
 }
 
 /* MeanVarianceNormalization: the default axes (0, 2, 3), [2, 3] and [1, 2, 3]. */
@@ -226,7 +221,6 @@ static void case_mvn(op_case* c) {
     input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
     c->atol = c->rtol = 1e-4;
     node(c, IN_X, 1, c->v == 0 ? 0 : 1, a);
-    c->cuda_refuses = CPU_ONLY;
 }
 
 /* Shrink: ONNX's defaults, then lambd and bias; NaN/Inf in x. */
@@ -237,14 +231,12 @@ static void case_shrink(op_case* c) {
     input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
     c->in[0].specials = 1;
     node(c, IN_X, 1, c->v == 0 ? 0 : 2, a);
-    c->cuda_refuses = CPU_ONLY;
 }
 
 static void case_global_max_pool(op_case* c) {
     input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
     c->in[0].specials = c->v == 1; /* a NaN in a window gives NaN */
     node(c, IN_X, 1, 0, NULL);
-    c->cuda_refuses = CPU_ONLY;
 }
 
 /* MaxUnpool of X4 with a 2x2 window, stride 2, indices one element of each window (as MaxPool's),
@@ -267,7 +259,6 @@ static void case_max_unpool(op_case* c) {
     a[1] = attr_ints("strides", k, 2);
     a[2] = attr_ints("output_shape", os, 4);
     node(c, IN_XW, 1, c->v == 1 ? 3 : 2, a);
-    c->cuda_refuses = CPU_ONLY;
 }
 
 /* Dropout (inference) with its mask; NaN/Inf pass through. */
@@ -275,7 +266,6 @@ static void case_dropout(op_case* c) {
     input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
     c->in[0].specials = 1;
     node(c, IN_X, 2, 0, NULL);
-    c->cuda_refuses = CPU_ONLY;
 }
 
 /* The element-wise activations with their default attributes, and the few that take more. */

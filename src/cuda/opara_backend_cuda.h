@@ -98,7 +98,11 @@ typedef enum opara__cuda_binop {
     X(WHERE, "opara_where", "elementwise") X(STRIDED_COPY, "opara_strided_copy", "elementwise") \
     X(CAST, "opara_cast", "elementwise") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
-    X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") X(GATHER, "opara_gather", "layout") \
+    X(REDUCE_MEAN, "opara_reduce_mean_f32", "norm") \
+    X(GROUP_NORM, "opara_group_norm_f32", "norm") X(GLOBAL_MAX, "opara_global_max_f32", "norm") \
+    X(LRN, "opara_lrn_f32", "norm") X(PRELU, "opara_prelu_f32", "norm") X(SHRINK, "opara_shrink_f32", "norm") \
+    X(DROPOUT, "opara_dropout", "norm") X(MAXPOOL_IDX, "opara_maxpool2d_idx_f32", "pool") \
+    X(MAX_UNPOOL, "opara_max_unpool_f32", "pool") X(GATHER, "opara_gather", "layout") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
